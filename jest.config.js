@@ -1,0 +1,14 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    // isolatedModules: type-checking is `npm run typecheck`'s job; per-file transpiling keeps the suite fast.
+    '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
+  },
+  globalSetup: '<rootDir>/test/global-setup.js',
+  // Synthesizing CDK apps is memory-hungry; two workers match the 2-core CI machines.
+  maxWorkers: 2,
+  testTimeout: 120000,
+};
