@@ -1,0 +1,57 @@
+/**
+ * What a serving construct (SageMaker endpoint, EKS ALB routing) tells the reconciler about itself:
+ * where the weights live and which capacity class sits behind each weight. Plain data, so it can be passed
+ * to a Lambda function as configuration and read there without aws-cdk-lib.
+ */
+
+/** The facts of one capacity class that routing decisions need. */
+export interface RoutedClassFacts {
+  /** Capacity class name (RFC 1123 label, unique per service). */
+  readonly name: string;
+  /** Preference rank: 0 is the most preferred class of the service. */
+  readonly preferenceRank: number;
+  /** Measured sustainable output tokens per second of one replica at the SLO (from the envelope). */
+  readonly tokensPerSecondPerReplica: number;
+  /** Measured safe in-flight requests of one replica at the SLO (from the envelope). */
+  readonly safeConcurrency: number;
+  /** Price of one replica-hour in USD (instance price divided by replicas per instance). */
+  readonly usdPerReplicaHour: number;
+  /** Whether the class may receive requests marked sensitive. */
+  readonly allowSensitive: boolean;
+  /** Upper bound on replicas (quota). */
+  readonly maxReplicas: number;
+  /** Instance type the class runs on. */
+  readonly instanceType: string;
+}
+
+/** A SageMaker real-time endpoint: weights are production-variant weights. */
+export interface SageMakerRoutingFacts {
+  readonly kind: 'sagemaker';
+  readonly endpointName: string;
+  readonly endpointArn: string;
+  readonly variants: ReadonlyArray<{
+    readonly variantName: string;
+    /** Classes in this variant, in pool priority order (pool priority 1 first). */
+    readonly classes: readonly RoutedClassFacts[];
+  }>;
+}
+
+/** An ALB listener on EKS: weights are the forward action's target-group weights, one target group per class. */
+export interface AlbRoutingFacts {
+  readonly kind: 'alb';
+  readonly listenerArn: string;
+  /** `app/<name>/<id>`, the `LoadBalancer` dimension of AWS/ApplicationELB metrics. */
+  readonly loadBalancerFullName: string;
+  readonly targets: ReadonlyArray<{
+    readonly class: RoutedClassFacts;
+    readonly targetGroupArn: string;
+    /** `targetgroup/<name>/<id>`, the `TargetGroup` dimension of AWS/ApplicationELB metrics. */
+    readonly targetGroupFullName: string;
+    /** Kubernetes namespace, Deployment and Karpenter NodePool serving this class. */
+    readonly namespace: string;
+    readonly deploymentName: string;
+    readonly nodePoolName: string;
+  }>;
+}
+
+export type RoutingFacts = SageMakerRoutingFacts | AlbRoutingFacts;
