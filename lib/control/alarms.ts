@@ -5,8 +5,11 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { ADMISSION_DECISIONS, Metrics } from '../core/metrics';
-import { metricId, serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
+import { ADMISSION_DECISIONS, CAPACITY_ERROR_OUTCOMES, Metrics } from '../core/metrics';
+
+/** CloudWatch: a metric-math alarm reads at most 10 metrics. */
+const MAX_ALARM_METRICS = 10;
+import { metricId, observedClasses, serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
 
 /** Common shape of every alarm's options. */
 export interface AlarmToggle {
@@ -266,8 +269,18 @@ export class InferenceAlarms extends Construct {
 }
 
 /** Every problem of the alarm options. */
-export function alarmOptionProblems(props: InferenceAlarmOptions & Pick<ServiceObservabilityProps, 'period'>): string[] {
+export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<ServiceObservabilityProps>): string[] {
   const problems: string[] = [];
+  if (props.facts && props.preferredCapacityErrors?.enabled !== false) {
+    const ranks = observedClasses(props.facts).map((c) => c.facts.preferenceRank);
+    const best = ranks.filter((r) => r === Math.min(...ranks)).length;
+    // One metric per error outcome per preferred class; a CloudWatch metric-math alarm reads at most 10 metrics.
+    if (best * CAPACITY_ERROR_OUTCOMES.length > MAX_ALARM_METRICS) {
+      problems.push(`prop facts: ${best} classes share the best preference rank; the preferred-class capacity error alarm reads `
+        + `${CAPACITY_ERROR_OUTCOMES.length} metrics per class and an alarm at most ${MAX_ALARM_METRICS}; allowed: at most `
+        + `${Math.floor(MAX_ALARM_METRICS / CAPACITY_ERROR_OUTCOMES.length)} classes of the best rank, or preferredCapacityErrors.enabled: false`);
+    }
+  }
   const period = props.period?.toSeconds() ?? 60;
   const duration = (prop: string, d: Duration | undefined) => {
     if (d === undefined) return;

@@ -231,7 +231,8 @@ function usd(value: number): string {
   return Number(value.toFixed(6)).toString();
 }
 
-function observedClasses(facts: RoutingFacts): Array<Omit<ObservedClass, 'index'>> {
+/** The classes of the facts with the dimensions of their AWS serving metrics, in declaration order. */
+export function observedClasses(facts: RoutingFacts): Array<Omit<ObservedClass, 'index'>> {
   if (facts.kind === 'sagemaker') {
     return facts.variants.flatMap((v) =>
       v.classes.map((cls) => ({
