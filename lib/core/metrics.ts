@@ -6,6 +6,7 @@
  * Pure TypeScript (no aws-cdk-lib): the reconciler Lambda and model-server sidecars import it to emit, the
  * constructs import it to read.
  */
+import { duplicates } from './names';
 
 /** CloudWatch units used by the contract. */
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'Percent' | 'None' | 'Count/Second';
@@ -265,6 +266,7 @@ export function emfRecord(
     problems.push(...dimensionProblems(spec, dimensions).filter((p) => !p.includes('not a dimension set')));
     if (!Number.isFinite(value)) problems.push(`${spec.name}: value ${value} is not a finite number`);
   }
+  for (const name of duplicates(values.map((v) => v.spec.name))) problems.push(`${name}: appears more than once; an EMF record holds one value per metric`);
   if (values.length === 0) problems.push('an EMF record needs at least one metric');
   if (values.length > 100) problems.push(`an EMF record holds at most 100 metrics; got ${values.length}`);
   if (problems.length > 0) throw new MetricContractError([...new Set(problems)]);
