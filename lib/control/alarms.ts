@@ -57,7 +57,7 @@ export interface CapacityErrorAlarmOptions extends AlarmToggle {
   readonly duration?: Duration;
 }
 
-/** A class with desired > ready replicas for too long. */
+/** A routed class (ALB target group, SageMaker variant) with desired > ready replicas for too long. */
 export interface ReplicaShortageAlarmOptions extends AlarmToggle {
   /**
    * @default Duration.minutes(5) - the policy's default provisioning grace (and the shortest SageMaker instance
@@ -85,7 +85,7 @@ export interface InferenceAlarmOptions {
   readonly deadlineExhaustion?: DeadlineExhaustionAlarmOptions;
   /** @default - enabled with the defaults of `CapacityErrorAlarmOptions` */
   readonly preferredCapacityErrors?: CapacityErrorAlarmOptions;
-  /** @default - enabled with the defaults of `ReplicaShortageAlarmOptions`, one alarm per class */
+  /** @default - enabled with the defaults of `ReplicaShortageAlarmOptions`, one alarm per routed class */
   readonly replicaShortage?: ReplicaShortageAlarmOptions;
   /** @default - enabled with the defaults of `ReconcilerHeartbeatAlarmOptions` */
   readonly reconcilerHeartbeat?: ReconcilerHeartbeatAlarmOptions;
@@ -117,7 +117,7 @@ export class InferenceAlarms extends Construct {
   readonly fallbackShareAlarm?: cloudwatch.Alarm;
   readonly deadlineExhaustionAlarm?: cloudwatch.Alarm;
   readonly preferredCapacityErrorsAlarm?: cloudwatch.Alarm;
-  /** One per class, in preference order. */
+  /** One per routed class (ALB target group or SageMaker variant), in preference order. */
   readonly replicaShortageAlarms: readonly cloudwatch.Alarm[];
   readonly reconcilerHeartbeatAlarm?: cloudwatch.Alarm;
   /** The alarms that signal a capacity problem: the reconciler subscribes to their state changes. */
@@ -158,18 +158,19 @@ export class InferenceAlarms extends Construct {
     const periods = (d: Duration) => Math.round(d.toSeconds() / m.period.toSeconds());
     const svc = props.service;
 
-    if (fallback.enabled !== false) {
-      const spec = fallback.basis === 'requests' ? Metrics.fallbackShareRequests : Metrics.fallbackShareTokens;
+    // A service without fallback classes has no fallback share to watch.
+    if (fallback.enabled !== false && m.fallback.length > 0) {
       this.fallbackShareAlarm = new cloudwatch.Alarm(this, 'FallbackShare', {
-        metric: m.perService(spec, { statistic: 'Average' }),
+        metric: m.fallbackShare(fallback.basis, 'fs'),
         threshold: fallback.thresholdPercent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: periods(fallback.duration),
         datapointsToAlarm: periods(fallback.duration),
-        // A missing share means the reconciler did not run; the heartbeat alarm says so.
+        // No datapoint means no traffic in the period: nothing is on fallback.
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `${svc}: more than ${fallback.thresholdPercent}% of the load (by ${fallback.basis}) has been on fallback classes for `
-          + `${fallback.duration.toHumanString()}. The preferred class is short of capacity or unhealthy. Runbook: README "Observability and runbook", FallbackShare.`,
+        alarmDescription: `${svc}: more than ${fallback.thresholdPercent}% of the load (by ${fallback.basis}) has been served by fallback classes `
+          + `for ${fallback.duration.toHumanString()}. The preferred class is short of capacity or unhealthy. `
+          + 'Runbook: README "Observability and runbook", FallbackShare.',
       });
     }
 
@@ -220,14 +221,15 @@ export class InferenceAlarms extends Construct {
 
     const shortages: cloudwatch.Alarm[] = [];
     if (shortage.enabled !== false) {
-      for (const c of m.classes) {
-        const d = metricId('d', c.index);
-        const r = metricId('r', c.index);
-        shortages.push(new cloudwatch.Alarm(this, `ReplicaShortage${c.index}`, {
+      for (const route of m.routes) {
+        const d = metricId('d', route.index);
+        const r = metricId('r', route.index);
+        const what = route.classes.map((c) => `${c.facts.name} on ${c.facts.instanceType}`).join(', ');
+        shortages.push(new cloudwatch.Alarm(this, `ReplicaShortage${route.index}`, {
           metric: new cloudwatch.MathExpression({
             expression: `${d} - ${r}`,
-            usingMetrics: { [d]: m.perClass(Metrics.desiredReplicas, c), [r]: m.perClass(Metrics.readyReplicas, c) },
-            label: `${c.facts.name} desired - ready replicas`,
+            usingMetrics: { [d]: m.perRoute(Metrics.desiredReplicas, route), [r]: m.perRoute(Metrics.readyReplicas, route) },
+            label: `${route.name} desired - ready replicas`,
             period: m.period,
           }),
           threshold: 1,
@@ -235,7 +237,7 @@ export class InferenceAlarms extends Construct {
           evaluationPeriods: periods(shortage.duration),
           datapointsToAlarm: periods(shortage.duration),
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          alarmDescription: `${svc}: class ${c.facts.name} (${c.facts.instanceType}) has wanted more replicas than are ready for `
+          alarmDescription: `${svc}: ${route.name} (${what}) has wanted more replicas than are ready for `
             + `${shortage.duration.toHumanString()}: capacity is not arriving. Runbook: README "Observability and runbook", ReplicaShortage.`,
         }));
       }
@@ -271,6 +273,13 @@ export class InferenceAlarms extends Construct {
 /** Every problem of the alarm options. */
 export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<ServiceObservabilityProps>): string[] {
   const problems: string[] = [];
+  if (props.facts && props.fallbackShare?.enabled !== false) {
+    const n = observedClasses(props.facts).length;
+    if (n > MAX_ALARM_METRICS) {
+      problems.push(`prop facts: ${n} capacity classes; the fallback share alarm reads one metric per class and an alarm at most `
+        + `${MAX_ALARM_METRICS}; allowed: at most ${MAX_ALARM_METRICS} classes, or fallbackShare.enabled: false`);
+    }
+  }
   if (props.facts && props.preferredCapacityErrors?.enabled !== false) {
     const ranks = observedClasses(props.facts).map((c) => c.facts.preferenceRank);
     const best = ranks.filter((r) => r === Math.min(...ranks)).length;

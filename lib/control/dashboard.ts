@@ -116,8 +116,9 @@ export function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): clou
     }),
     graph('Fallback share: requests vs tokens (%)', 8, {
       left: [
-        m.perService(Metrics.fallbackShareRequests, { label: 'by requests' }),
-        m.perService(Metrics.fallbackShareTokens, { label: 'by tokens' }),
+        m.fallbackShare('requests', 'fr'),
+        m.fallbackShare('tokens', 'ft'),
+        m.perService(Metrics.fallbackShareRequests, { label: 'planned by the reconciler (weights)' }),
       ],
       leftYAxis: PERCENT_AXIS,
       leftAnnotations: fallbackAnnotations,
@@ -137,18 +138,21 @@ export function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): clou
   });
   rows.push(...wrap([...latency, queue]));
 
-  // Replicas desired vs ready per class (quota drawn as a line), then how long a new replica takes to be ready.
-  const replicas = classes.map((c) =>
-    graph(`Replicas ${c.facts.name}: desired vs ready`, share(classes.length + 1), {
+  // Replicas desired vs ready per routed class (quota drawn as a line; a SageMaker variant's pools drawn too),
+  // then how long a new replica takes to be ready.
+  const perRow = m.routes.length + 1;
+  const replicas = m.routes.map((route) =>
+    graph(`Replicas ${route.name}: desired vs ready`, share(perRow), {
       left: [
-        m.perClass(Metrics.desiredReplicas, c, { label: 'desired' }),
-        m.perClass(Metrics.readyReplicas, c, { label: 'ready' }),
+        m.perRoute(Metrics.desiredReplicas, route, { label: 'desired' }),
+        m.perRoute(Metrics.readyReplicas, route, { label: 'ready' }),
+        ...(route.classes.length > 1 ? route.classes.map((c) => m.perClass(Metrics.readyReplicas, c, { label: `ready ${c.facts.name}` })) : []),
       ],
       leftYAxis: ZERO_AXIS('replicas'),
-      leftAnnotations: [{ value: c.facts.maxReplicas, label: 'max replicas (quota)', color: cloudwatch.Color.GREY }],
+      leftAnnotations: [{ value: route.maxReplicas, label: 'max replicas (quota)', color: cloudwatch.Color.GREY }],
     }),
   );
-  const readyTime = graph('Replica ready time p95 per class (s)', share(classes.length + 1), {
+  const readyTime = graph('Replica ready time p95 per class (s)', share(perRow), {
     left: classes.map((c) => m.perClass(Metrics.replicaReadyTime, c)),
     leftYAxis: ZERO_AXIS('s'),
   });
@@ -176,7 +180,7 @@ export function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): clou
   // Control: the mode timeline with the weights it produced, and why.
   rows.push([
     graph('Mode (0 cost, 1 capacity) and route weights (%)', 12, {
-      left: classes.map((c) => m.perClass(Metrics.routeWeight, c)),
+      left: m.routes.map((r) => m.perRoute(Metrics.routeWeight, r)),
       stacked: true,
       leftYAxis: PERCENT_AXIS,
       right: [m.perService(Metrics.policyMode, { label: 'mode' })],

@@ -42,6 +42,24 @@ export interface ObservedClass {
   readonly awsDimensions: Record<string, string>;
 }
 
+/**
+ * A routed class: what one weight of the router points at and what the reconciler decides on. On an ALB it is one
+ * capacity class (its target group); on SageMaker it is one production variant, whose instance pools are classes.
+ * The reconciler's per-weight metrics (RouteWeight, DesiredReplicas, ReadyReplicas) carry its name in the
+ * `CapacityClass` dimension.
+ */
+export interface ObservedRoute {
+  readonly name: string;
+  /** Index in preference order; also the suffix of its math-expression ids. */
+  readonly index: number;
+  /** Its classes in preference order (one on an ALB; the variant's pools on SageMaker). */
+  readonly classes: readonly ObservedClass[];
+  /** The best rank among its classes. */
+  readonly preferenceRank: number;
+  /** Sum of its classes' quotas. */
+  readonly maxReplicas: number;
+}
+
 /** Math-expression ids must start with a lower-case letter; class names may hold '-', so ids use indices. */
 export function metricId(prefix: string, index: number): string {
   return `${prefix}${index}`;
@@ -57,6 +75,8 @@ export class ServiceMetrics {
   readonly classes: readonly ObservedClass[];
   /** The classes with the lowest preference rank. */
   readonly preferred: readonly ObservedClass[];
+  /** Routed classes in preference order (by their best class). */
+  readonly routes: readonly ObservedRoute[];
   readonly period: Duration;
 
   constructor(
@@ -69,6 +89,15 @@ export class ServiceMetrics {
     this.classes = [...observed].sort((a, b) => a.facts.preferenceRank - b.facts.preferenceRank).map((c, index) => ({ ...c, index }));
     const best = Math.min(...this.classes.map((c) => c.facts.preferenceRank));
     this.preferred = this.classes.filter((c) => c.facts.preferenceRank === best);
+    const byName = new Map(this.classes.map((c) => [c.facts.name, c]));
+    this.routes = routeMembers(facts)
+      .map(({ name, classNames }) => {
+        const classes = classNames.map((n) => byName.get(n)!).sort((a, b) => a.index - b.index);
+        const maxReplicas = classes.reduce((sum, c) => sum + c.facts.maxReplicas, 0);
+        return { name, classes, preferenceRank: classes[0].facts.preferenceRank, maxReplicas };
+      })
+      .sort((a, b) => a.classes[0].index - b.classes[0].index)
+      .map((r, index) => ({ ...r, index }));
   }
 
   // ----- the library's own metrics -------------------------------------------------------------------------------
@@ -87,6 +116,11 @@ export class ServiceMetrics {
 
   perClass(spec: MetricSpec, cls: ObservedClass, options: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.own(spec, classDimensions(this.service, cls.facts.name), { label: cls.facts.name, ...options });
+  }
+
+  /** A reconciler metric of one routed class (RouteWeight, DesiredReplicas, ReadyReplicas). */
+  perRoute(spec: MetricSpec, route: ObservedRoute, options: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.own(spec, classDimensions(this.service, route.name), { label: route.name, ...options });
   }
 
   perService(spec: MetricSpec, options: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
@@ -172,6 +206,28 @@ export class ServiceMetrics {
     }));
   }
 
+  /** The classes that are not preferred (rank above the best). */
+  get fallback(): readonly ObservedClass[] {
+    return this.classes.filter((c) => !this.preferred.includes(c));
+  }
+
+  /**
+   * The observed share (%) of the load served by non-preferred classes: by generated tokens (model-server metric) or
+   * by requests (SageMaker Invocations / ALB RequestCount). No datapoint in a period without traffic.
+   */
+  fallbackShare(basis: 'tokens' | 'requests', idPrefix: string): cloudwatch.MathExpression {
+    const metricOf = (c: ObservedClass) => (basis === 'tokens' ? this.perClass(Metrics.generatedTokens, c) : this.requests(c));
+    const using = Object.fromEntries(this.classes.map((c) => [metricId(idPrefix, c.index), metricOf(c)]));
+    const ids = (cs: readonly ObservedClass[]) => cs.map((c) => metricId(idPrefix, c.index)).join(', ');
+    const fallback = this.fallback;
+    return new cloudwatch.MathExpression({
+      expression: fallback.length > 0 ? `100 * SUM([${ids(fallback)}]) / SUM([${ids(this.classes)}])` : `0 * SUM([${ids(this.classes)}])`,
+      usingMetrics: using,
+      label: `observed, by ${basis}`,
+      period: this.period,
+    });
+  }
+
   /** Output tokens per second of the class: GeneratedTokens Sum over the period / period seconds. */
   classTokensPerSecond(cls: ObservedClass): cloudwatch.MathExpression {
     const id = metricId('gt', cls.index);
@@ -231,6 +287,13 @@ function usd(value: number): string {
   return Number(value.toFixed(6)).toString();
 }
 
+/** The routed classes of the facts and the names of the capacity classes behind each. */
+export function routeMembers(facts: RoutingFacts): Array<{ name: string; classNames: string[] }> {
+  return facts.kind === 'sagemaker'
+    ? facts.variants.map((v) => ({ name: v.variantName, classNames: v.classes.map((c) => c.name) }))
+    : facts.targets.map((t) => ({ name: t.class.name, classNames: [t.class.name] }));
+}
+
 /** The classes of the facts with the dimensions of their AWS serving metrics, in declaration order. */
 export function observedClasses(facts: RoutingFacts): Array<Omit<ObservedClass, 'index'>> {
   if (facts.kind === 'sagemaker') {
@@ -267,6 +330,18 @@ export function serviceObservabilityProblems(props: ServiceObservabilityProps): 
   if (classes.length === 0) problems.push('prop facts: has no capacity classes; allowed: at least one class');
   for (const name of duplicates(classes.map((c) => c.name))) {
     problems.push(`prop facts: class name '${name}' occurs more than once; allowed: unique class names`);
+  }
+  // A routed class and a capacity class share the CapacityClass dimension: the same name must mean the same replicas.
+  const classNames = new Set(classes.map((c) => c.name));
+  for (const r of routeMembers(props.facts)) {
+    if (r.classNames.length === 0) problems.push(`prop facts: routed class '${r.name}' has no capacity class; allowed: at least one`);
+    if (classNames.has(r.name) && !(r.classNames.length === 1 && r.classNames[0] === r.name)) {
+      problems.push(`prop facts: variant '${r.name}' has the name of a capacity class it is not exactly; allowed: a variant name that is no `
+        + 'class name, or the name of its only class');
+    }
+  }
+  for (const name of props.facts.kind === 'sagemaker' ? duplicates(routeMembers(props.facts).map((r) => r.name)) : []) {
+    problems.push(`prop facts: routed class name '${name}' occurs more than once; allowed: unique variant / target names`);
   }
   for (const c of classes) {
     if (!(c.usdPerReplicaHour >= 0) || !Number.isFinite(c.usdPerReplicaHour)) {

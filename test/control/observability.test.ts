@@ -175,12 +175,13 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     ]);
   });
 
-  test('fallback share graph shows both bases and the alarm threshold', () => {
+  test('fallback share graph: observed share by requests and by tokens, the planned share, and the alarm threshold', () => {
     const w = widget(widgets, 'Fallback share: requests vs tokens (%)');
-    expect(metricKeys(w)).toEqual([
-      'CapacityAwareInference FallbackShareRequests Service=llama3-chat Average',
-      'CapacityAwareInference FallbackShareTokens Service=llama3-chat Average',
-    ]);
+    expect(expressions(w)).toEqual(['100 * SUM([fr1, fr2]) / SUM([fr0, fr1, fr2])', '100 * SUM([ft1, ft2]) / SUM([ft0, ft1, ft2])']);
+    const keys = metricKeys(w);
+    expect(keys).toContain('AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=preferred Sum');
+    expect(keys).toContain('CapacityAwareInference GeneratedTokens CapacityClass=inf2 Service=llama3-chat Sum');
+    expect(keys[keys.length - 1]).toBe('CapacityAwareInference FallbackShareRequests Service=llama3-chat Average');
     expect((w.properties.annotations as { horizontal: Array<{ value: number }> }).horizontal.map((a) => a.value)).toEqual([50]);
   });
 
@@ -195,15 +196,18 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     );
   });
 
-  test('replicas desired vs ready per class, with the quota as a line', () => {
-    const w = widget(widgets, 'Replicas inf2: desired vs ready');
+  test('replicas desired vs ready per routed class (a variant), its pools drawn too, with the summed quota as a line', () => {
+    const w = widget(widgets, 'Replicas fallback: desired vs ready');
     expect(metricKeys(w)).toEqual([
-      'CapacityAwareInference DesiredReplicas CapacityClass=inf2 Service=llama3-chat Maximum',
+      'CapacityAwareInference DesiredReplicas CapacityClass=fallback Service=llama3-chat Maximum',
+      'CapacityAwareInference ReadyReplicas CapacityClass=fallback Service=llama3-chat Minimum',
+      'CapacityAwareInference ReadyReplicas CapacityClass=a10g Service=llama3-chat Minimum',
       'CapacityAwareInference ReadyReplicas CapacityClass=inf2 Service=llama3-chat Minimum',
     ]);
     expect((w.properties.annotations as { horizontal: Array<{ value: number; label: string }> }).horizontal).toEqual([
-      expect.objectContaining({ value: 24, label: 'max replicas (quota)' }),
+      expect.objectContaining({ value: 48, label: 'max replicas (quota)' }),
     ]);
+    expect(metricKeys(widget(widgets, 'Replicas preferred: desired vs ready'))).toHaveLength(2);
     expect(metricKeys(widget(widgets, 'Replica ready time p95 per class (s)'))).toHaveLength(3);
   });
 
@@ -234,10 +238,10 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     const w = widget(widgets, 'Mode (0 cost, 1 capacity) and route weights (%)');
     const keys = metricKeys(w);
     expect(keys).toEqual([
-      ...['l40s', 'a10g', 'inf2'].map((c) => `CapacityAwareInference RouteWeight CapacityClass=${c} Service=llama3-chat Average`),
+      ...['preferred', 'fallback'].map((c) => `CapacityAwareInference RouteWeight CapacityClass=${c} Service=llama3-chat Average`),
       'CapacityAwareInference PolicyMode Service=llama3-chat Maximum',
     ]);
-    const modeRow = rows(w)[3];
+    const modeRow = rows(w)[2];
     expect(modeRow[modeRow.length - 1]).toEqual(expect.objectContaining({ yAxis: 'right' }));
     expect(w.properties.yAxis).toEqual(expect.objectContaining({ right: { min: 0, max: 1, label: 'mode', showUnits: false } }));
   });
@@ -280,14 +284,16 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     expect((w.properties.alarms as unknown[]).length).toBe(obs.alarms.alarms.length);
   });
 
-  test('fallback share alarm: token share above 50% for 15 one-minute periods, missing data not breaching', () => {
-    const a = oneAlarm(template, 'on fallback classes');
+  test('fallback share alarm: observed token share above 50% for 15 one-minute periods, missing data not breaching', () => {
+    const a = oneAlarm(template, 'served by fallback classes');
+    const { expression, metrics } = mathOf(a);
+    expect(expression).toBe('100 * SUM([fs1, fs2]) / SUM([fs0, fs1, fs2])');
+    expect(metrics).toEqual(['l40s', 'a10g', 'inf2'].map(
+      (c, i) => `fs${i} CapacityAwareInference GeneratedTokens CapacityClass=${c} Service=llama3-chat Sum`,
+    ));
+    const periods = (a.Metrics ?? []).flatMap((q) => (q.MetricStat ? [(q.MetricStat as { Period: number }).Period] : []));
+    expect(new Set(periods)).toEqual(new Set([60]));
     expect(a).toEqual(expect.objectContaining({
-      Namespace: 'CapacityAwareInference',
-      MetricName: 'FallbackShareTokens',
-      Dimensions: [{ Name: 'Service', Value: 'llama3-chat' }],
-      Statistic: 'Average',
-      Period: 60,
       Threshold: ALARM_DEFAULTS.fallbackShare.thresholdPercent,
       EvaluationPeriods: 15,
       DatapointsToAlarm: 15,
@@ -320,17 +326,17 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     }));
   });
 
-  test('one replica shortage alarm per class: desired - ready >= 1 for 5 minutes', () => {
+  test('one replica shortage alarm per routed class (variant): desired - ready >= 1 for 5 minutes', () => {
     const found = alarmsByDescription(template, 'wanted more replicas than are ready');
-    expect(found).toHaveLength(3);
-    const a10g = found.find((a) => a.AlarmDescription.includes('class a10g'))!;
-    const { expression, metrics } = mathOf(a10g);
+    expect(found).toHaveLength(2);
+    const fallback = found.find((a) => a.AlarmDescription.includes('fallback (a10g on ml.g5.xlarge, inf2 on ml.inf2.xlarge)'))!;
+    const { expression, metrics } = mathOf(fallback);
     expect(expression).toBe('d1 - r1');
     expect(metrics).toEqual([
-      'd1 CapacityAwareInference DesiredReplicas CapacityClass=a10g Service=llama3-chat Maximum',
-      'r1 CapacityAwareInference ReadyReplicas CapacityClass=a10g Service=llama3-chat Minimum',
+      'd1 CapacityAwareInference DesiredReplicas CapacityClass=fallback Service=llama3-chat Maximum',
+      'r1 CapacityAwareInference ReadyReplicas CapacityClass=fallback Service=llama3-chat Minimum',
     ]);
-    expect(a10g).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 5 }));
+    expect(fallback).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 5 }));
   });
 
   test('the reconciler heartbeat alarm breaches on missing Decisions for 10 minutes', () => {
@@ -347,7 +353,7 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
   });
 
   test('capacityAlarms are the preferred-class error alarm and the replica shortage alarms, nothing else', () => {
-    expect(obs.capacityAlarms).toHaveLength(4);
+    expect(obs.capacityAlarms).toHaveLength(3);
     expect(obs.capacityAlarms[0]).toBe(obs.alarms.preferredCapacityErrorsAlarm);
     expect(obs.capacityAlarms.slice(1)).toEqual(obs.alarms.replicaShortageAlarms);
     expect(obs.capacityAlarms).not.toContain(obs.alarms.fallbackShareAlarm);
@@ -357,7 +363,7 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
   test('every alarm notifies the topic on ALARM and OK', () => {
     const topicRef = { Ref: stack.getLogicalId(obs.alarms.topic.node.defaultChild as sns.CfnTopic) };
     const all = template.findResources('AWS::CloudWatch::Alarm');
-    expect(Object.keys(all)).toHaveLength(7);
+    expect(Object.keys(all)).toHaveLength(6);
     for (const r of Object.values(all)) {
       expect(r.Properties.AlarmActions).toEqual([topicRef]);
       expect(r.Properties.OKActions).toEqual([topicRef]);
@@ -432,9 +438,11 @@ describe('InferenceDashboard and InferenceAlarms on an ALB, with options', () =>
   });
 
   test('user thresholds and durations replace the defaults', () => {
-    expect(oneAlarm(template, 'on fallback classes')).toEqual(expect.objectContaining({
-      MetricName: 'FallbackShareRequests', Threshold: 30, EvaluationPeriods: 20, DatapointsToAlarm: 20,
-    }));
+    const fallback = oneAlarm(template, 'served by fallback classes');
+    expect(fallback).toEqual(expect.objectContaining({ Threshold: 30, EvaluationPeriods: 20, DatapointsToAlarm: 20 }));
+    expect(mathOf(fallback).metrics[0]).toBe(
+      'fs0 AWS/ApplicationELB RequestCount LoadBalancer=app/llama/50dc6c495c0c9188 TargetGroup=targetgroup/l40s/6d0ecf831eec9f00 Sum',
+    );
     for (const a of alarmsByDescription(template, 'wanted more replicas')) expect(a.EvaluationPeriods).toBe(8);
     expect(oneAlarm(template, 'recorded no decision').EvaluationPeriods).toBe(3);
   });
