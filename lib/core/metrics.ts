@@ -42,7 +42,12 @@ export interface MetricSpec {
 /** Namespace of the library's own metrics. */
 export const METRIC_NAMESPACE = 'CapacityAwareInference';
 
-/** Dimension names. */
+/**
+ * Dimension names. `CapacityClass` holds a capacity class name, or for the reconciler's per-weight metrics
+ * (RouteWeight, DesiredReplicas, ReadyReplicas) the name of the routed class the weight points at: the capacity class
+ * behind an ALB target group, or a SageMaker production variant (whose instance pools are classes). A variant may bear
+ * a class name only when that class is its only pool, so one value never means two sets of replicas.
+ */
 export const Dim = {
   SERVICE: 'Service',
   CLASS: 'CapacityClass',
@@ -97,16 +102,21 @@ export const Metrics = {
   generatedTokens: own('GeneratedTokens', 'Count', [S, C], 'Sum', 'model-server',
     'Output tokens generated (Sum over a period / period seconds = class tokens per second, however many replicas emit)',
     [[S]]),
-  readyReplicas: own('ReadyReplicas', 'Count', [S, C], 'Minimum', 'reconciler', 'Replicas with the model loaded and passing readiness'),
-  desiredReplicas: own('DesiredReplicas', 'Count', [S, C], 'Maximum', 'reconciler', 'Replicas the autoscaler wants'),
+  readyReplicas: own('ReadyReplicas', 'Count', [S, C], 'Minimum', 'reconciler',
+    'Replicas with the model loaded and passing readiness, per routed class; on SageMaker also per instance pool (class) '
+    + 'from DescribeEndpoint InstancePools[].CurrentInstanceCount, which cost per class needs'),
+  desiredReplicas: own('DesiredReplicas', 'Count', [S, C], 'Maximum', 'reconciler', 'Replicas the autoscaler wants, per routed class'),
   fallbackShareRequests: own('FallbackShareRequests', 'Percent', [S], 'Average', 'reconciler',
-    'Share of routed requests going to non-preferred classes'),
+    'Planned share (0..100) of requests the weights send to routed classes other than the preferred one'),
   fallbackShareTokens: own('FallbackShareTokens', 'Percent', [S], 'Average', 'reconciler',
-    'Share of routed token capacity on non-preferred classes'),
+    'Planned share (0..100) of routed token capacity (weight x envelope tokens/s) on routed classes other than the preferred one'),
   deadlineExhaustions: own('DeadlineExhaustions', 'Count', [S, C], 'Sum', 'model-server',
     'Requests rejected or cut because their deadline ran out', [[S]]),
   policyMode: own('PolicyMode', 'None', [S], 'Maximum', 'reconciler', 'Routing policy mode: 0 = cost, 1 = capacity'),
-  routeWeight: own('RouteWeight', 'Percent', [S, C], 'Average', 'reconciler', 'Share of traffic the router sends to a class'),
+  policyRamping: own('PolicyRamping', 'None', [S], 'Maximum', 'reconciler',
+    '1 while the weights ramp back toward the cost plan, else 0 (read back by the reconciler to rebuild its state)'),
+  routeWeight: own('RouteWeight', 'Percent', [S, C], 'Average', 'reconciler',
+    'Share (0..100) of traffic the router sends to a routed class (weights normalized to their sum)'),
   decisions: own('Decisions', 'Count', [S, Dim.REASON], 'Sum', 'reconciler',
     'Reconciler decisions, by reason (the [Service] rollup counts every run: its absence means the reconciler is not running)',
     [[S]]),
