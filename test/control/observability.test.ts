@@ -521,6 +521,17 @@ describe('validation', () => {
     expect(() => new InferenceAlarms(stack, 'Off', { service: 's', facts: four, preferredCapacityErrors: { enabled: false } })).not.toThrow();
   });
 
+  test('fails when a multi-pool variant bears the name of a class, and accepts a single-pool variant named after its class', () => {
+    const { stack } = testStack();
+    const clash: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [SAGEMAKER.variants[0], { ...SAGEMAKER.variants[1], variantName: 'a10g' }] };
+    expect(() => new InferenceDashboard(stack, 'Clash', { service: 's', facts: clash })).toThrow(
+      "  - prop facts: variant 'a10g' has the name of a capacity class it is not exactly; allowed: a variant name that is no class name, "
+      + 'or the name of its only class',
+    );
+    const same: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [{ ...SAGEMAKER.variants[0], variantName: 'l40s' }, SAGEMAKER.variants[1]] };
+    expect(() => new InferenceDashboard(stack, 'Same', { service: 's', facts: same })).not.toThrow();
+  });
+
   test('accepts the boundaries: 99.9% share, one-period durations, a 1-day heartbeat', () => {
     const { stack } = testStack();
     expect(() => new InferenceAlarms(stack, 'Alarms', {
