@@ -100,7 +100,7 @@ function summary(m: ServiceMetrics): cloudwatch.TextWidget {
 }
 
 /** Every row of the dashboard, top to bottom. */
-export function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.IWidget[][] {
+function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.IWidget[][] {
   const classes = m.classes;
   const rows: cloudwatch.IWidget[][] = [[summary(m)]];
 

@@ -4,9 +4,20 @@ import { alarmOptionProblems, type InferenceAlarmOptions, InferenceAlarms } from
 import { type InferenceDashboardOptions, InferenceDashboard } from './dashboard';
 import { serviceObservabilityProblems, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
 
-export * from './alarms';
-export * from './dashboard';
-export * from './service-metrics';
+export {
+  ALARM_DEFAULTS,
+  type AlarmToggle,
+  type CapacityErrorAlarmOptions,
+  type DeadlineExhaustionAlarmOptions,
+  type FallbackShareAlarmOptions,
+  type InferenceAlarmOptions,
+  InferenceAlarms,
+  type InferenceAlarmsProps,
+  type ReconcilerHeartbeatAlarmOptions,
+  type ReplicaShortageAlarmOptions,
+} from './alarms';
+export { InferenceDashboard, type InferenceDashboardOptions, type InferenceDashboardProps } from './dashboard';
+export { type ObservedClass, type ObservedRoute, ServiceMetrics, type ServiceObservabilityProps } from './service-metrics';
 
 export interface InferenceObservabilityProps extends ServiceObservabilityProps, InferenceAlarmOptions, Omit<InferenceDashboardOptions, 'alarms'> {}
 
