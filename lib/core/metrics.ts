@@ -133,6 +133,7 @@ export const AwsDim = {
   CLUSTER_NAME: 'ClusterName',
   NAMESPACE: 'Namespace',
   DEPLOYMENT: 'Deployment',
+  POD_NAME: 'PodName',
 } as const;
 
 /** AWS-owned metrics the library reads (names as AWS publishes them). */
@@ -173,6 +174,9 @@ export const AwsMetrics = {
     /** Dimensions: ClusterName, Namespace, Deployment (EKS enhanced observability). */
     deploymentReplicasAvailable: 'kube_deployment_status_replicas_available',
     deploymentSpecReplicas: 'kube_deployment_spec_replicas',
+    /** Workload metrics of enhanced observability; dimensions ClusterName, Namespace, PodName (the workload's name). */
+    replicasDesired: 'replicas_desired',
+    replicasReady: 'replicas_ready',
   },
 } as const;
 
