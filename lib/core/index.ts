@@ -1,2 +1,3 @@
 export * from './tokens';
 export * from './routing-facts';
+export * from './policy';
