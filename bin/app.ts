@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+/**
+ * The example app: `npm run synth` synthesizes every example offline, with cdk-nag AwsSolutions checking each
+ * stack (an unacknowledged finding fails the synth).
+ */
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { EXAMPLE_ENV } from '../examples/env';
+// Example stacks: one import and one `new` line per example.
+
+const app = new App();
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+void EXAMPLE_ENV;
+
+app.synth();

@@ -1,0 +1,157 @@
+import { type AcceleratorTarget, type HardwareProfile } from './hardware';
+
+/** Model data pinned by content and object version. */
+export interface ModelDataArtifact {
+  /** `s3://bucket/key` of the model archive or prefix. */
+  readonly uri: string;
+  /** SHA-256 of the object's content, 64 lower-case hex characters. */
+  readonly sha256: string;
+  /**
+   * S3 object version (the bucket must be versioned).
+   * @default - not pinned to a version; the digest still is
+   */
+  readonly versionId?: string;
+}
+
+/** What a class runs: its image by digest, its model data by digest, and who signed them. */
+export interface ClassArtifact {
+  /** Container image by digest: `<registry>/<repository>@sha256:<64 hex>`. Mutable tags are rejected. */
+  readonly image: string;
+  /**
+   * Model data. Omit when the weights are baked into the image (whose digest then pins them).
+   * @default - weights in the image
+   */
+  readonly modelData?: ModelDataArtifact;
+  /**
+   * Name of the AWS Signer profile that must have signed the image.
+   * @default - the service's trust configuration decides
+   */
+  readonly signingProfileName?: string;
+}
+
+/** Facts of the model artifact that decide whether it fits a piece of hardware. */
+export interface ModelFootprint {
+  /** Size of the weights in accelerator memory, GiB (after quantization). */
+  readonly weightsGiB: number;
+  /** Runtime workspace (activations, CUDA graphs, compiler buffers), GiB. */
+  readonly workspaceGiB: number;
+  /** KV-cache bytes per token (2 x layers x KV heads x head dim x bytes per value). 0 for models without a KV cache. */
+  readonly kvCacheBytesPerToken: number;
+  /** Longest sequence (prompt + output) the runtime admits, in tokens. */
+  readonly maxSequenceTokens: number;
+  /** Tensor-parallel degree the artifact was built for, in tensor-parallel units (GPUs, or NeuronCores). */
+  readonly tensorParallelDegree: number;
+  /** e.g. `bf16`, `fp8`, `int4-awq`. */
+  readonly quantization: string;
+  /** Model revision (e.g. the upstream commit), for audit. */
+  readonly revision: string;
+  /** What the artifact was compiled for. */
+  readonly acceleratorTarget: AcceleratorTarget;
+}
+
+/** How the model server runs on this class. Batch settings belong to the class: a smaller GPU needs smaller batches. */
+export interface RuntimeSettings {
+  /** e.g. `vllm`, `tgi`, `triton`, `neuronx-distributed-inference`, `djl-lmi`. */
+  readonly engine: string;
+  /** Sequences decoded together (vLLM `max_num_seqs`): sizes the KV cache. */
+  readonly maxConcurrentSequences: number;
+  /**
+   * Tokens per batch step (vLLM `max_num_batched_tokens`).
+   * @default - the engine's default
+   */
+  readonly maxBatchTokens?: number;
+  /** Longest a request may wait in the server's queue before it is rejected, in milliseconds. */
+  readonly maxQueueDelayMs: number;
+  /**
+   * Extra engine arguments.
+   * @default - none
+   */
+  readonly args?: readonly string[];
+  /**
+   * Extra container environment.
+   * @default - none
+   */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Performance of one replica of this class, measured by a load test at the SLO: never guessed. */
+export interface PerformanceEnvelope {
+  /** Sustainable generated tokens per second of one replica while meeting the SLO. */
+  readonly tokensPerSecondPerReplica: number;
+  /** In-flight requests one replica holds while meeting the SLO. */
+  readonly safeConcurrency: number;
+  /** p95 time to first token at that point, in milliseconds. */
+  readonly ttftP95Ms: number;
+  /**
+   * p95 inter-token latency at that point, in milliseconds.
+   * @default - not measured (models that do not stream tokens)
+   */
+  readonly itlP95Ms?: number;
+  /** When it was measured, `YYYY-MM-DD`. */
+  readonly measuredOn: string;
+  /** What workload it was measured with (tool, prompt/output distribution, trace). */
+  readonly workload: string;
+}
+
+/** Where a class may serve. */
+export interface PlacementPolicy {
+  /**
+   * Whether requests or data marked sensitive may go to this class (e.g. false for a fallback in another
+   * account or zone).
+   * @default true
+   */
+  readonly allowSensitive?: boolean;
+  /**
+   * Availability zones the class may run in.
+   * @default - any zone of the region
+   */
+  readonly zones?: readonly string[];
+}
+
+/** How much accelerator memory the model server may use. */
+export interface MemoryPolicy {
+  /** Fraction of accelerator memory the server may claim (vLLM `gpu_memory_utilization`). @default 0.9 */
+  readonly utilizationCap?: number;
+  /** Safety margin on top of weights, workspace and KV cache, GiB. @default 1 */
+  readonly marginGiB?: number;
+}
+
+/** A capacity class as declared by the user. */
+export interface CapacityClassSpec {
+  /** Unique within the service; an RFC 1123 label (it names Kubernetes objects and SageMaker resources). */
+  readonly name: string;
+  /** The instance type it runs on (`g6e.xlarge` on EKS, `ml.g6e.xlarge` on SageMaker). */
+  readonly instanceType: string;
+  readonly artifact: ClassArtifact;
+  readonly footprint: ModelFootprint;
+  readonly runtime: RuntimeSettings;
+  /** Measured performance. Required: a class without an envelope cannot take routed traffic. */
+  readonly envelope: PerformanceEnvelope;
+  /** Most replicas this class may run (the account's quota for the type, converted to replicas). */
+  readonly maxReplicas: number;
+  /**
+   * Price in USD per instance-hour.
+   * @default - the hardware catalog's on-demand price; a type without a known price is an error
+   */
+  readonly usdPerHour?: number;
+  /** @default - sensitive requests allowed, any zone */
+  readonly placement?: PlacementPolicy;
+  /** @default - utilization cap 0.9, margin 1 GiB */
+  readonly memory?: MemoryPolicy;
+}
+
+/** A checked class with its hardware and derived facts. */
+export interface CapacityClass extends CapacityClassSpec {
+  /** 0 for the most preferred class of the service. */
+  readonly preferenceRank: number;
+  readonly hardware: HardwareProfile;
+  /** Price per instance-hour actually used for planning. */
+  readonly usdPerHour: number;
+  /** Model server replicas one instance holds (tensor-parallel units / degree on EC2; 1 on SageMaker). */
+  readonly replicasPerInstance: number;
+  readonly usdPerReplicaHour: number;
+  readonly placement: Required<Pick<PlacementPolicy, 'allowSensitive'>> & PlacementPolicy;
+  readonly memory: Required<MemoryPolicy>;
+}
+
+export const DEFAULT_MEMORY_POLICY: Required<MemoryPolicy> = { utilizationCap: 0.9, marginGiB: 1 };

@@ -1,0 +1,271 @@
+import { type CapacityClass, type CapacityClassSpec, DEFAULT_MEMORY_POLICY } from './capacity-class';
+import { type ServiceContract } from './contract';
+import { HardwareCatalog, type HardwareProfile, type Platform } from './hardware';
+import { duplicates, rfc1123LabelProblem } from './names';
+import { memoryBreakdown } from './sizing';
+import { isUnresolved } from './tokens';
+
+/** One thing wrong with a declared class. */
+export interface ClassProblem {
+  /** The class, or undefined for problems of the set (e.g. duplicate names). */
+  readonly className?: string;
+  /** Dotted path of the offending field, e.g. `runtime.maxConcurrentSequences`. */
+  readonly field: string;
+  /** Says what the value is and what is allowed. */
+  readonly message: string;
+}
+
+export interface CheckOptions {
+  /** @default HardwareCatalog.builtIn() */
+  readonly catalog?: HardwareCatalog;
+  /** When given, envelopes are checked against its SLO and queue delays against its deadline. */
+  readonly contract?: ServiceContract;
+  /** When given, every instance type must be offered there (`ml.` types on SageMaker). */
+  readonly platform?: Platform;
+}
+
+/** Thrown with every problem of a set of classes at once. */
+export class CapacityClassError extends Error {
+  constructor(
+    public readonly problems: readonly ClassProblem[],
+    context = 'Invalid capacity classes',
+  ) {
+    super(`${context} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map(formatProblem).join('\n')}`);
+    this.name = 'CapacityClassError';
+  }
+}
+
+export function formatProblem(p: ClassProblem): string {
+  return `  - ${p.className === undefined ? '' : `class '${p.className}' `}${p.field}: ${p.message}`;
+}
+
+const DIGEST_REF = /^[^\s@]+@sha256:[0-9a-f]{64}$/;
+const SHA256 = /^[0-9a-f]{64}$/;
+const S3_URI = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/.+$/;
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * Checks a set of classes (in preference order) and returns the resolved classes with every problem found.
+ * Values that are CDK tokens are skipped: they are resolved at deploy time.
+ */
+export function checkCapacityClasses(
+  specs: readonly CapacityClassSpec[],
+  options: CheckOptions = {},
+): { readonly classes: CapacityClass[]; readonly problems: ClassProblem[] } {
+  const catalog = options.catalog ?? HardwareCatalog.builtIn();
+  const problems: ClassProblem[] = [];
+  if (specs.length === 0) problems.push({ field: 'classes', message: 'no capacity classes were declared; at least one is required' });
+  for (const name of duplicates(specs.map((s) => s.name))) {
+    problems.push({ field: 'name', message: `'${name}' is used by more than one class; class names must be unique within a service` });
+  }
+  const classes: CapacityClass[] = [];
+  specs.forEach((spec, rank) => {
+    const own: ClassProblem[] = [];
+    const add = (field: string, message: string) => own.push({ className: spec.name, field, message });
+    const hardware = catalog.find(spec.instanceType);
+    checkName(spec, add);
+    if (!hardware) {
+      add('instanceType', `'${spec.instanceType}' is not in the hardware catalog; register it with HardwareCatalog.with({...})`);
+    } else {
+      checkHardwareFit(spec, hardware, options.platform, add);
+    }
+    checkArtifact(spec, add);
+    checkFootprintAndRuntime(spec, options.contract, add);
+    checkEnvelope(spec, options.contract, add);
+    checkPositiveInteger(spec.maxReplicas, 'maxReplicas', add);
+    const usdPerHour = spec.usdPerHour ?? hardware?.onDemandUsdPerHour;
+    if (hardware && usdPerHour === undefined) {
+      add('usdPerHour', `no price is known for '${spec.instanceType}'; set usdPerHour (USD per instance-hour) on the class`);
+    } else if (usdPerHour !== undefined && !isUnresolved(usdPerHour) && !(usdPerHour > 0)) {
+      add('usdPerHour', `is ${usdPerHour}; it must be a positive number of USD per instance-hour`);
+    }
+    problems.push(...own);
+    if (own.length === 0 && hardware && usdPerHour !== undefined) classes.push(resolve(spec, rank, hardware, usdPerHour));
+  });
+  return { classes, problems };
+}
+
+/** Checks and resolves classes, throwing one CapacityClassError that lists every problem. */
+export function defineCapacityClasses(specs: readonly CapacityClassSpec[], options: CheckOptions = {}): CapacityClass[] {
+  const { classes, problems } = checkCapacityClasses(specs, options);
+  if (problems.length > 0) throw new CapacityClassError(problems);
+  return classes;
+}
+
+function resolve(spec: CapacityClassSpec, rank: number, hardware: HardwareProfile, usdPerHour: number): CapacityClass {
+  // SageMaker runs one model container per instance: its envelope is measured per instance.
+  const replicasPerInstance =
+    hardware.platform === 'sagemaker' ? 1 : Math.max(1, Math.floor(hardware.tensorParallelUnits / spec.footprint.tensorParallelDegree));
+  return {
+    ...spec,
+    preferenceRank: rank,
+    hardware,
+    usdPerHour,
+    replicasPerInstance,
+    usdPerReplicaHour: usdPerHour / replicasPerInstance,
+    placement: { ...spec.placement, allowSensitive: spec.placement?.allowSensitive ?? true },
+    memory: { ...DEFAULT_MEMORY_POLICY, ...spec.memory },
+  };
+}
+
+type Add = (field: string, message: string) => void;
+
+function checkName(spec: CapacityClassSpec, add: Add): void {
+  if (isUnresolved(spec.name)) {
+    add('name', 'is a CDK token; class names name resources and must be literal strings');
+    return;
+  }
+  const problem = rfc1123LabelProblem(spec.name);
+  if (problem) add('name', `'${spec.name}' ${problem}`);
+}
+
+function checkHardwareFit(spec: CapacityClassSpec, hw: HardwareProfile, platform: Platform | undefined, add: Add): void {
+  if (platform && hw.platform !== platform) {
+    const allowed = platform === 'sagemaker' ? "a SageMaker 'ml.' instance type" : "an EC2 instance type (without the 'ml.' prefix)";
+    add('instanceType', `'${spec.instanceType}' is a ${hw.platform} type; this service runs on ${platform} and needs ${allowed}`);
+  }
+  const target = spec.footprint.acceleratorTarget;
+  if (target !== hw.acceleratorTarget) {
+    add(
+      'footprint.acceleratorTarget',
+      `the artifact targets '${target}' but ${spec.instanceType} carries ${hw.acceleratorName} (${hw.acceleratorTarget}); ` +
+        `a ${target === 'neuron' ? 'Neuron-compiled artifact runs only on Inferentia/Trainium' : 'CUDA artifact runs only on NVIDIA GPUs'}`,
+    );
+  }
+  const tp = spec.footprint.tensorParallelDegree;
+  if (isUnresolved(tp) || !Number.isInteger(tp) || tp < 1) return; // reported by checkFootprintAndRuntime
+  const units = hw.tensorParallelUnits;
+  const unitName = hw.acceleratorKind === 'neuron' ? 'NeuronCores' : 'GPUs';
+  if (tp > units || units % tp !== 0) {
+    const divisors = Array.from({ length: units }, (_, i) => i + 1).filter((d) => units % d === 0);
+    add(
+      'footprint.tensorParallelDegree',
+      `${tp} does not divide the ${units} ${unitName} of ${spec.instanceType}; allowed: ${divisors.join(', ')}`,
+    );
+    return;
+  }
+  if (![spec.runtime.maxConcurrentSequences, spec.footprint.weightsGiB, spec.footprint.kvCacheBytesPerToken].every(isFiniteLiteral)) return;
+  const m = memoryBreakdown(spec, hw);
+  if (m.shortfallGiB > 0) {
+    const gib = (v: number) => `${v.toFixed(1)} GiB`;
+    const fix =
+      m.maxConcurrentSequencesThatFit > 0
+        ? `lower runtime.maxConcurrentSequences to at most ${m.maxConcurrentSequencesThatFit}, or use a larger instance`
+        : 'the weights alone do not fit; use a larger instance, a higher tensor-parallel degree or a smaller quantization';
+    add(
+      'memory',
+      `${spec.instanceType} cannot hold this model: needs ${gib(m.requiredGiB)} (weights ${gib(m.weightsGiB)} + workspace ${gib(m.workspaceGiB)} + ` +
+        `KV cache ${gib(m.kvCacheGiB)} for ${spec.runtime.maxConcurrentSequences} x ${spec.footprint.maxSequenceTokens} tokens + ` +
+        `margin ${gib(m.marginGiB)}) but ${m.tensorParallelDegree} x ${gib(m.memoryPerUnitGiB)} x ${m.utilizationCap} = ${gib(m.usableGiB)} ` +
+        `is usable; short by ${gib(m.shortfallGiB)}. Fix: ${fix}`,
+    );
+  }
+}
+
+function checkArtifact(spec: CapacityClassSpec, add: Add): void {
+  const { image, modelData } = spec.artifact;
+  if (!isUnresolved(image) && !DIGEST_REF.test(image)) {
+    add(
+      'artifact.image',
+      `'${image}' is not pinned by digest; use <registry>/<repository>@sha256:<64 hex characters> (a mutable tag can change under a running fleet)`,
+    );
+  }
+  if (!modelData) return;
+  if (!isUnresolved(modelData.uri) && !S3_URI.test(modelData.uri)) {
+    add('artifact.modelData.uri', `'${modelData.uri}' is not an S3 URI; use s3://<bucket>/<key>`);
+  }
+  if (!isUnresolved(modelData.sha256) && !SHA256.test(modelData.sha256)) {
+    add('artifact.modelData.sha256', `'${modelData.sha256}' is not a SHA-256 digest; use 64 lower-case hex characters`);
+  }
+  if (modelData.versionId !== undefined && !isUnresolved(modelData.versionId) && modelData.versionId.trim() === '') {
+    add('artifact.modelData.versionId', 'is empty; give the S3 object version or omit it');
+  }
+}
+
+function checkFootprintAndRuntime(spec: CapacityClassSpec, contract: ServiceContract | undefined, add: Add): void {
+  const f = spec.footprint;
+  checkPositive(f.weightsGiB, 'footprint.weightsGiB', add);
+  checkNonNegative(f.workspaceGiB, 'footprint.workspaceGiB', add);
+  checkNonNegative(f.kvCacheBytesPerToken, 'footprint.kvCacheBytesPerToken', add);
+  checkPositiveInteger(f.maxSequenceTokens, 'footprint.maxSequenceTokens', add);
+  checkPositiveInteger(f.tensorParallelDegree, 'footprint.tensorParallelDegree', add);
+  if (f.acceleratorTarget !== 'cuda' && f.acceleratorTarget !== 'neuron') {
+    add('footprint.acceleratorTarget', `is '${f.acceleratorTarget}'; allowed: 'cuda', 'neuron'`);
+  }
+  const r = spec.runtime;
+  checkPositiveInteger(r.maxConcurrentSequences, 'runtime.maxConcurrentSequences', add);
+  if (r.maxBatchTokens !== undefined) checkPositiveInteger(r.maxBatchTokens, 'runtime.maxBatchTokens', add);
+  checkNonNegative(r.maxQueueDelayMs, 'runtime.maxQueueDelayMs', add);
+  if (contract && isFiniteLiteral(r.maxQueueDelayMs) && r.maxQueueDelayMs >= contract.slo.deadlineMs) {
+    add(
+      'runtime.maxQueueDelayMs',
+      `${r.maxQueueDelayMs} ms is not below the service deadline of ${contract.slo.deadlineMs} ms; a request that waits that long cannot be answered in time`,
+    );
+  }
+  const m = spec.memory ?? {};
+  if (m.utilizationCap !== undefined && !isUnresolved(m.utilizationCap) && !(m.utilizationCap > 0 && m.utilizationCap <= 1)) {
+    add('memory.utilizationCap', `is ${m.utilizationCap}; allowed: greater than 0 and at most 1`);
+  }
+  if (m.marginGiB !== undefined) checkNonNegative(m.marginGiB, 'memory.marginGiB', add);
+}
+
+function checkEnvelope(spec: CapacityClassSpec, contract: ServiceContract | undefined, add: Add): void {
+  const e = spec.envelope;
+  if (!e) {
+    add('envelope', 'is missing; a class without a measured performance envelope cannot take routed traffic (measure one with a load test at the SLO)');
+    return;
+  }
+  checkPositive(e.tokensPerSecondPerReplica, 'envelope.tokensPerSecondPerReplica', add);
+  checkPositive(e.safeConcurrency, 'envelope.safeConcurrency', add);
+  checkPositive(e.ttftP95Ms, 'envelope.ttftP95Ms', add);
+  if (e.itlP95Ms !== undefined) checkPositive(e.itlP95Ms, 'envelope.itlP95Ms', add);
+  if (!ISO_DATE.test(e.measuredOn ?? '')) add('envelope.measuredOn', `'${e.measuredOn}' is not a date; use YYYY-MM-DD`);
+  if (!e.workload || e.workload.trim() === '') add('envelope.workload', 'is empty; say which workload the envelope was measured with');
+
+  const lit = [e.tokensPerSecondPerReplica, e.safeConcurrency].every((v) => isFiniteLiteral(v) && v > 0);
+  if (lit && e.itlP95Ms !== undefined && isFiniteLiteral(e.itlP95Ms) && e.itlP95Ms > 0) {
+    // With C sequences decoding at once, each gets X/C tokens/s: a mean inter-token latency of 1000*C/X ms.
+    // Batched decoding stalls behind prefills, so p95 can sit several times above the mean; a mean more than 8x
+    // faster than the p95 is no longer a tail: the envelope counts prompt tokens or understates its concurrency.
+    const impliedMeanItlMs = (1000 * e.safeConcurrency) / e.tokensPerSecondPerReplica;
+    if (impliedMeanItlMs < e.itlP95Ms / 8) {
+      add(
+        'envelope',
+        `${e.tokensPerSecondPerReplica} tokens/s at a safe concurrency of ${e.safeConcurrency} implies a mean inter-token latency of ` +
+          `${impliedMeanItlMs.toFixed(1)} ms, implausibly far below the measured p95 of ${e.itlP95Ms} ms; ` +
+          'tokensPerSecondPerReplica must count generated tokens only, at that concurrency',
+      );
+    }
+  }
+  const batch = spec.runtime.maxConcurrentSequences;
+  if (isFiniteLiteral(e.safeConcurrency) && isFiniteLiteral(batch) && e.safeConcurrency > batch) {
+    add(
+      'runtime.maxConcurrentSequences',
+      `${spec.runtime.maxConcurrentSequences} is below the envelope's safe concurrency of ${e.safeConcurrency}: ` +
+        'the envelope was measured with larger batches than this class runs; re-measure it or raise the batch size',
+    );
+  }
+  if (!contract) return;
+  if (isFiniteLiteral(e.ttftP95Ms) && e.ttftP95Ms > contract.slo.ttftP95Ms) {
+    add('envelope.ttftP95Ms', `${e.ttftP95Ms} ms exceeds the SLO's p95 time to first token of ${contract.slo.ttftP95Ms} ms; the envelope must be measured at the SLO`);
+  }
+  if (e.itlP95Ms !== undefined && contract.slo.itlP95Ms !== undefined && isFiniteLiteral(e.itlP95Ms) && e.itlP95Ms > contract.slo.itlP95Ms) {
+    add('envelope.itlP95Ms', `${e.itlP95Ms} ms exceeds the SLO's p95 inter-token latency of ${contract.slo.itlP95Ms} ms; the envelope must be measured at the SLO`);
+  }
+}
+
+function isFiniteLiteral(value: number): boolean {
+  return !isUnresolved(value) && Number.isFinite(value);
+}
+
+function checkPositive(value: number, field: string, add: Add): void {
+  if (!isUnresolved(value) && !(Number.isFinite(value) && value > 0)) add(field, `is ${value}; it must be a positive number`);
+}
+
+function checkNonNegative(value: number, field: string, add: Add): void {
+  if (!isUnresolved(value) && !(Number.isFinite(value) && value >= 0)) add(field, `is ${value}; it must be zero or a positive number`);
+}
+
+function checkPositiveInteger(value: number, field: string, add: Add): void {
+  if (!isUnresolved(value) && !(Number.isInteger(value) && value >= 1)) add(field, `is ${value}; it must be a whole number of at least 1`);
+}

@@ -1,0 +1,42 @@
+/** What the model service promises its callers. */
+export interface LatencySlo {
+  /** p95 time to first token, in milliseconds. */
+  readonly ttftP95Ms: number;
+  /**
+   * p95 inter-token latency, in milliseconds.
+   * @default - not checked (models that do not stream tokens, e.g. image generation)
+   */
+  readonly itlP95Ms?: number;
+  /** End-to-end deadline of one request, in milliseconds: past it, an answer is worthless. */
+  readonly deadlineMs: number;
+}
+
+/** The average request, from production traffic or the benchmark workload. */
+export interface RequestShape {
+  readonly meanPromptTokens: number;
+  /** Mean generated tokens per request. For models that do not generate tokens, count one per request. */
+  readonly meanOutputTokens: number;
+}
+
+/** The service contract: SLO, request shape and peak demand of one model service. */
+export interface ServiceContract {
+  /** Service name, used in resource names and metric dimensions (RFC 1123 label). */
+  readonly name: string;
+  readonly slo: LatencySlo;
+  readonly requestShape: RequestShape;
+  /** Peak demand in requests per second that the fleet is planned for. */
+  readonly peakRequestsPerSecond: number;
+  /**
+   * Capacity planned above peak, as a fraction (0.2 = 20 %). Also sets scaling targets below the envelope
+   * so that target tracking keeps the same margin.
+   * @default 0.2
+   */
+  readonly headroom?: number;
+}
+
+export const DEFAULT_HEADROOM = 0.2;
+
+/** Peak demand in generated tokens per second. */
+export function peakTokensPerSecond(contract: ServiceContract): number {
+  return contract.peakRequestsPerSecond * contract.requestShape.meanOutputTokens;
+}
