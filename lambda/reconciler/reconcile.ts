@@ -106,8 +106,7 @@ export async function reconcile(config: ReconcilerConfig, clients: Clients, opti
     }),
   );
   const modeWindow = windows.get(batch.index.find((e) => e.signal === 'mode')!.id)!;
-  const rampWindow = windows.get(batch.index.find((e) => e.signal === 'ramping')!.id)!;
-  const previous = rebuildState(modeWindow, rampWindow, target.weights, frame, now);
+  const previous = rebuildState(modeWindow, target.weights, frame, now, policy);
   const input: PolicyInput = { now, classes, signals, demandTokensPerSecond: cut(all.demand), config: config.policy };
   const { decision, state } = decide(input, previous);
 
@@ -127,7 +126,8 @@ export async function reconcile(config: ReconcilerConfig, clients: Clients, opti
   // Record what is in force: the new weights if written, the old ones otherwise (the next run reads them back).
   const inForce = { ...decision, weights: result.weights ?? decision.weights };
   const recorded = result.action === 'applied' || result.action === 'unchanged' ? state : { ...state, weights: target.weights };
-  for (const record of decisionEmf(inForce, recorded, config.decisionNamespace, config.service, options.nowMs, target.replicas)) options.log(record);
+  const emf = decisionEmf(inForce, config.service, options.nowMs, policy.weightTotal, result.action === 'applied', target.replicas);
+  for (const record of emf) options.log(record);
   options.log(auditLine(input, previous, decision, recorded, { action: result.action, detail: result.detail }));
   return result;
 }

@@ -4,6 +4,5 @@ export * from './defaults';
 export * from './decide';
 export * from './from-facts';
 export * from './reconciler-config';
-export * from './decision-metrics';
 export * from './signal-sources';
 export * from './reconcile-io';

@@ -3,11 +3,11 @@
  * state rebuilt from the reconciler's own decision metrics, and the EMF record and audit line to print. Kept out of
  * the handler so they are unit-tested without mocks and shared with anything else that replays decisions.
  */
-import { DECISION_DIMENSIONS, DECISION_METRICS } from './decision-metrics';
+import { Dim, Metrics, POLICY_MODE_VALUE } from '../metrics';
 import { initialPolicyState } from './decide';
 import { type SignalPlan, type ClassSignalSources } from './signal-sources';
 import { type SignalSource } from './reconciler-config';
-import { type ClassSignals, type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from './types';
+import { type ClassSignals, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from './types';
 
 /** The shape of a GetMetricData `MetricDataQuery` (structurally compatible with the SDK's type). */
 export interface MetricQuery {
@@ -41,7 +41,7 @@ export interface QueryIndexEntry {
   readonly id: string;
   /** Routed class the query belongs to; absent for the reconciler's own state metrics. */
   readonly className?: string;
-  readonly signal: SignalName | 'mode' | 'ramping';
+  readonly signal: SignalName | 'mode';
   readonly scale: number;
 }
 
@@ -76,7 +76,6 @@ export function buildQueryBatch(plan: SignalPlan, periodSeconds: number): QueryB
     }
   }
   add(plan.own.mode, 'mode');
-  add(plan.own.ramping, 'ramping');
   return { queries, index };
 }
 
@@ -134,73 +133,78 @@ export function assembleSignals(
 }
 
 /**
- * The policy state as the last runs left it: mode from the newest `PolicyMode` datapoint, entered when that value's
- * trailing run began, ramping from `PolicyRamping`; weights are those the target holds now. Without any decision
- * history (first run, metric outage) it falls back to `initialPolicyState`, which only errs toward capacity.
+ * The policy state as the last runs left it: the mode from the newest `PolicyMode` datapoint, entered when that
+ * value's trailing run began; the weights the target holds now. A return ramp needs at most 1 / rampStepShare ticks,
+ * so cost mode entered less than twice that long ago (slack for ticks that could not write) counts as still ramping;
+ * a ramp that already reached the plan ends at once. Without any decision history (first run, metric outage) it
+ * falls back to `initialPolicyState`, which errs toward capacity, never toward availability.
  */
 export function rebuildState(
   mode: SignalWindow,
-  ramping: SignalWindow,
   weights: Readonly<Record<string, number>>,
   frame: WindowFrame,
   now: number,
+  config: PolicyConfig,
 ): PolicyState {
+  const isCapacity = (v: number) => v >= (POLICY_MODE_VALUE.cost + POLICY_MODE_VALUE.capacity) / 2;
   let last = -1;
-  for (let i = mode.length - 1; i >= 0; i--) {
-    if (mode[i] !== null) {
-      last = i;
-      break;
-    }
-  }
+  for (let i = mode.length - 1; i >= 0 && last < 0; i--) if (mode[i] !== null) last = i;
   if (last < 0) return initialPolicyState(weights, now);
-  const value = mode[last]! >= 0.5 ? 1 : 0;
+  const capacity = isCapacity(mode[last]!);
   let first = last;
-  while (first > 0 && (mode[first - 1] === null || (mode[first - 1]! >= 0.5 ? 1 : 0) === value)) first--;
-  // A run reaching the start of the window is at least that old.
+  // Gaps inside the run do not end it; a run reaching the start of the window is at least that old.
+  while (first > 0 && (mode[first - 1] === null || isCapacity(mode[first - 1]!) === capacity)) first--;
+  const modeSince = frame.start + first * frame.periodSeconds;
+  const rampTicks = Math.ceil(1 / config.rampStepShare);
   return {
-    mode: value === 1 ? 'capacity' : 'cost',
+    mode: capacity ? 'capacity' : 'cost',
     weights,
-    modeSince: frame.start + first * frame.periodSeconds,
-    ramping: value === 0 && (ramping[last] ?? 0) >= 0.5,
+    modeSince,
+    // Only a visible capacity-to-cost transition starts a ramp; a cost run filling the whole window is older than it.
+    ramping: !capacity && first > 0 && now - modeSince < 2 * rampTicks * config.periodSeconds,
   };
 }
 
-/** The EMF record of one decision: one JSON log line that CloudWatch turns into the decision metrics. */
+/**
+ * The EMF records of one decision (metric names and dimensions from the metric contract, lib/core/metrics.ts): one
+ * JSON log line each, which CloudWatch turns into metrics. Weights and fallback share are percentages.
+ */
 export function decisionEmf(
   decision: PolicyDecision,
-  next: PolicyState,
-  namespace: string,
   service: string,
   timestampMs: number,
+  weightTotal: number,
+  written: boolean,
   observedReplicas: Readonly<Record<string, { ready: number; desired: number }>> = {},
 ): Array<Record<string, unknown>> {
-  const { service: S, class: C, reason: R } = DECISION_DIMENSIONS;
-  const base = (dimensions: string[][], metrics: string[], fields: Record<string, unknown>) => ({
+  const record = (dimensions: string[], metrics: Array<{ name: string; unit: string; value: number }>, fields: Record<string, string> = {}) => ({
     _aws: {
       Timestamp: timestampMs,
-      CloudWatchMetrics: [{ Namespace: namespace, Dimensions: dimensions, Metrics: metrics.map((Name) => ({ Name, Unit: 'None' })) }],
+      CloudWatchMetrics: [{
+        Namespace: Metrics.policyMode.namespace,
+        Dimensions: [dimensions],
+        Metrics: metrics.map((m) => ({ Name: m.name, Unit: m.unit })),
+      }],
     },
-    [S]: service,
+    [Dim.SERVICE]: service,
     ...fields,
+    ...Object.fromEntries(metrics.map((m) => [m.name, m.value])),
   });
+  const metric = (spec: { name: string; unit: string }, value: number) => ({ name: spec.name, unit: spec.unit, value });
   const records: Array<Record<string, unknown>> = [
-    base([[S]], [DECISION_METRICS.mode, DECISION_METRICS.ramping, DECISION_METRICS.fallbackShare], {
-      [DECISION_METRICS.mode]: decision.mode === 'capacity' ? 1 : 0,
-      [DECISION_METRICS.ramping]: next.ramping ? 1 : 0,
-      [DECISION_METRICS.fallbackShare]: decision.fallbackShare,
-    }),
-    base([[S, R]], [DECISION_METRICS.decisions], { [R]: decision.reason.code, [DECISION_METRICS.decisions]: 1 }),
+    record([Dim.SERVICE], [
+      metric(Metrics.policyMode, POLICY_MODE_VALUE[decision.mode]),
+      metric(Metrics.fallbackShareRequests, decision.fallbackShare * 100),
+      metric(Metrics.weightChanges, written ? 1 : 0),
+    ]),
+    record([Dim.SERVICE, Dim.REASON], [metric(Metrics.decisions, 1)], { [Dim.REASON]: decision.reason.code }),
   ];
   for (const [className, weight] of Object.entries(decision.weights)) {
     const observed = observedReplicas[className];
-    const metrics: string[] = [DECISION_METRICS.routeWeight];
-    const fields: Record<string, unknown> = { [C]: className, [DECISION_METRICS.routeWeight]: weight };
-    if (observed) {
-      metrics.push(DECISION_METRICS.readyReplicas, DECISION_METRICS.desiredReplicas);
-      fields[DECISION_METRICS.readyReplicas] = observed.ready;
-      fields[DECISION_METRICS.desiredReplicas] = observed.desired;
-    }
-    records.push(base([[S, C]], metrics, fields));
+    records.push(record([Dim.SERVICE, Dim.CLASS], [
+      metric(Metrics.routeWeight, (weight / weightTotal) * 100),
+      ...(observed ? [metric(Metrics.readyReplicas, observed.ready), metric(Metrics.desiredReplicas, observed.desired)] : []),
+    ], { [Dim.CLASS]: className }));
   }
   return records;
 }

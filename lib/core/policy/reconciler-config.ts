@@ -30,8 +30,7 @@ export interface ReconcilerConfig {
   readonly placement: PlacementOptions;
   /** Overrides of DEFAULT_POLICY_CONFIG. */
   readonly policy: Partial<PolicyConfig>;
-  /** Namespace and `Service` dimension of the reconciler's own decision metrics. */
-  readonly decisionNamespace: string;
+  /** `Service` dimension of the metric contract (lib/core/metrics.ts) on every metric the reconciler emits or reads. */
   readonly service: string;
   /** Mean output tokens per request: converts request counts into token demand. */
   readonly tokensPerRequest: number;

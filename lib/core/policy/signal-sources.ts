@@ -3,7 +3,7 @@
  * "Reconciler and routing policy". Pure: the construct uses it to validate and document, the Lambda to build its one
  * GetMetricData batch.
  */
-import { DECISION_DIMENSIONS, DECISION_METRICS } from './decision-metrics';
+import { AwsMetrics, Dim, type MetricSpec, Metrics } from '../metrics';
 import { type ReconcilerConfig, type SignalSource } from './reconciler-config';
 
 /** CloudWatch sources of one routed class's signals. An absent entry is read from the target API, or is off. */
@@ -19,8 +19,8 @@ export interface ClassSignalSources {
 /** Every CloudWatch source the reconciler reads, by routed class name, plus its own state metrics. */
 export interface SignalPlan {
   readonly classes: Readonly<Record<string, ClassSignalSources>>;
-  /** The reconciler's own history, read back to rebuild state. */
-  readonly own: { readonly mode: SignalSource; readonly ramping: SignalSource };
+  /** The reconciler's own mode history, read back to rebuild the policy state. */
+  readonly own: { readonly mode: SignalSource };
 }
 
 function quote(value: string): string {
@@ -28,8 +28,8 @@ function quote(value: string): string {
 }
 
 export function signalPlan(config: ReconcilerConfig, periodSeconds: number): SignalPlan {
-  const own = (metricName: string, dimensions: Record<string, string>, stat = 'Maximum'): SignalSource => ({
-    metric: { namespace: config.decisionNamespace, metricName, dimensions: { [DECISION_DIMENSIONS.service]: config.service, ...dimensions }, stat },
+  const own = (spec: MetricSpec, dimensions: Record<string, string>): SignalSource => ({
+    metric: { namespace: spec.namespace, metricName: spec.name, dimensions: { [Dim.SERVICE]: config.service, ...dimensions }, stat: spec.statistic },
   });
   const perRequest = config.tokensPerRequest / periodSeconds;
   const capacityErrors = (name: string): SignalSource | undefined => {
@@ -42,43 +42,44 @@ export function signalPlan(config: ReconcilerConfig, periodSeconds: number): Sig
     for (const v of facts.variants) {
       // With instance pools every endpoint metric carries an InstanceType dimension: aggregate over it.
       const search = (metricName: string, stat: string) =>
-        `SEARCH('{AWS/SageMaker,EndpointName,InstanceType,VariantName} MetricName=${quote(metricName)} ` +
+        `SEARCH('{${AwsMetrics.sageMaker.namespace},EndpointName,InstanceType,VariantName} MetricName=${quote(metricName)} ` +
         `EndpointName=${quote(facts.endpointName)} VariantName=${quote(v.variantName)}', '${stat}', ${periodSeconds})`;
       classes[v.variantName] = {
         // History of what DescribeEndpoint showed on earlier runs; the newest value comes from DescribeEndpoint itself.
-        readyReplicas: own(DECISION_METRICS.readyReplicas, { [DECISION_DIMENSIONS.class]: v.variantName }),
-        desiredReplicas: own(DECISION_METRICS.desiredReplicas, { [DECISION_DIMENSIONS.class]: v.variantName }),
+        readyReplicas: own(Metrics.readyReplicas, { [Dim.CLASS]: v.variantName }),
+        desiredReplicas: own(Metrics.desiredReplicas, { [Dim.CLASS]: v.variantName }),
         capacityErrors: capacityErrors(v.variantName),
         // The slowest instance type's p95 stands for the variant (percentiles do not add up); microseconds to ms.
-        latencyP95Ms: { expression: `MAX(${search('ModelLatency', 'p95')})`, scale: 1 / 1000 },
-        servedTokensPerSecond: { expression: `SUM(${search('Invocations', 'Sum')})`, scale: perRequest },
-        rejectedTokensPerSecond: { expression: `SUM(${search('Invocation5XXErrors', 'Sum')})`, scale: perRequest },
+        latencyP95Ms: { expression: `MAX(${search(AwsMetrics.sageMaker.modelLatency, 'p95')})`, scale: 1 / 1000 },
+        servedTokensPerSecond: { expression: `SUM(${search(AwsMetrics.sageMaker.invocations, 'Sum')})`, scale: perRequest },
+        rejectedTokensPerSecond: { expression: `SUM(${search(AwsMetrics.sageMaker.invocation5xxErrors, 'Sum')})`, scale: perRequest },
       };
     }
   } else {
     for (const t of facts.targets) {
       const alb = (metricName: string, stat: string) => ({
-        namespace: 'AWS/ApplicationELB',
+        namespace: AwsMetrics.alb.namespace,
         metricName,
         dimensions: { TargetGroup: t.targetGroupFullName, LoadBalancer: facts.loadBalancerFullName },
         stat,
       });
       const workload = (metricName: string) => ({
-        namespace: 'ContainerInsights',
+        namespace: AwsMetrics.containerInsights.namespace,
         metricName,
-        dimensions: { ClusterName: config.clusterName ?? '', Namespace: t.namespace, PodName: t.deploymentName },
+        dimensions: { ClusterName: config.clusterName ?? '', Namespace: t.namespace, Deployment: t.deploymentName },
         stat: 'Maximum',
       });
       classes[t.class.name] = {
         // Pods are registered by TargetGroupBinding; healthy targets are pods whose readiness probe (model loaded) passes.
-        readyReplicas: { metric: alb('HealthyHostCount', 'Minimum') },
-        desiredReplicas: { metric: workload('replicas_desired') },
+        readyReplicas: { metric: alb(AwsMetrics.alb.healthyHostCount, 'Minimum') },
+        desiredReplicas: { metric: workload(AwsMetrics.containerInsights.deploymentSpecReplicas) },
         capacityErrors: capacityErrors(t.class.name),
-        latencyP95Ms: { metric: alb('TargetResponseTime', 'p95'), scale: 1000 },
-        servedTokensPerSecond: { metric: alb('RequestCount', 'Sum'), scale: perRequest },
-        rejectedTokensPerSecond: { metric: alb('HTTPCode_Target_5XX_Count', 'Sum'), scale: perRequest },
+        // Seconds to milliseconds.
+        latencyP95Ms: { metric: alb(AwsMetrics.alb.targetResponseTime, 'p95'), scale: 1000 },
+        servedTokensPerSecond: { metric: alb(AwsMetrics.alb.requestCount, 'Sum'), scale: perRequest },
+        rejectedTokensPerSecond: { metric: alb(AwsMetrics.alb.target5xx, 'Sum'), scale: perRequest },
       };
     }
   }
-  return { classes, own: { mode: own(DECISION_METRICS.mode, {}), ramping: own(DECISION_METRICS.ramping, {}) } };
+  return { classes, own: { mode: own(Metrics.policyMode, {}) } };
 }
