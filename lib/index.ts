@@ -1,3 +1,3 @@
 export * from './core';
 export * from './trust';
-export * from './control/observability';
+export * from './control';
