@@ -6,29 +6,42 @@
  * class's Model or Deployment, which depends on this resource, is never created. Delete always succeeds: removing
  * a gate must never block removing a stack.
  */
-import { DescribeImageSigningStatusCommand, ECRClient } from '@aws-sdk/client-ecr';
+import { createHash } from 'node:crypto';
+import {
+  BatchGetImageCommand,
+  DescribeImageSigningStatusCommand,
+  ECRClient,
+  GetDownloadUrlForLayerCommand,
+  type ImageReferrer,
+  ListImageReferrersCommand,
+} from '@aws-sdk/client-ecr';
 import { KMSClient, VerifyCommand } from '@aws-sdk/client-kms';
 import { GetObjectTaggingCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { GetSigningProfileCommand, SignerClient } from '@aws-sdk/client-signer';
+import { GetRevocationStatusCommand, GetSigningProfileCommand, SignerClient } from '@aws-sdk/client-signer';
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
 import {
   type ApprovedArtifacts,
   type ApprovedModelData,
+  type EcrImageReference,
   type ImageSigningEvidence,
   type ModelObjectEvidence,
   type ModelSignatureEvidence,
   type MultipartDigestPolicy,
   type RetryOptions,
+  type SignatureRevocationEvidence,
   type SigningProfileEvidence,
   type VerificationVerdict,
   MODEL_SHA256_METADATA,
   MODEL_SIGNATURE_TAG,
   MODEL_SIGNING_ALGORITHM,
+  NOTATION_PLATFORM_ID,
+  isVersionOfProfile,
   modelDigestMessage,
   parseEcrImage,
   verifyArtifacts,
   withRetries,
 } from '../../lib/core/artifact-verification';
+import { NOTATION_SIGNATURE_ARTIFACT_TYPE, parseNotationEnvelope } from './envelope';
 
 /** ResourceProperties as CloudFormation delivers them (every scalar is a string). */
 interface VerifierProperties {
@@ -85,14 +98,15 @@ export async function verifyClass(props: VerifierProperties): Promise<Verificati
   const image = parseEcrImage(approved.image);
   if (!image) return { passed: false, failures: [`image '${approved.image}' is not a private ECR image pinned by digest`] };
   const model = approved.modelData;
-  const [imageSigning, signingProfile, modelEvidence] = await Promise.all([
+  const [imageSigning, signingProfile, signatureRevocation, modelEvidence] = await Promise.all([
     imageSigningEvidence(image.registryId, image.region, image.repositoryName, image.digest, retry),
     signingProfileEvidence(approved.signingProfileArn, retry),
+    signatureRevocationEvidence(image, approved.signingProfileArn, retry),
     model ? modelEvidenceFor(model, props.ModelSigningKeyArn, retry) : Promise.resolve(undefined),
   ]);
   return verifyArtifacts(
     approved,
-    { imageSigning, signingProfile, modelObject: modelEvidence?.object, modelSignature: modelEvidence?.signature },
+    { imageSigning, signingProfile, signatureRevocation, modelObject: modelEvidence?.object, modelSignature: modelEvidence?.signature },
     { modelSigningKeyArn: props.ModelSigningKeyArn, multipartDigest },
   );
 }
@@ -108,6 +122,100 @@ async function imageSigningEvidence(
   const command = new DescribeImageSigningStatusCommand({ registryId, repositoryName, imageId: { imageDigest } });
   const out = await withRetries(() => ecr.send(command), retry);
   return { statuses: out.signingStatuses ?? [] };
+}
+
+/** Most signature referrers read per image: a bound on work, far above what signing on push produces. */
+const MAX_SIGNATURES = 20;
+
+/**
+ * Reads the image's Notation signatures from ECR (referrers API, then the envelope blob) and asks AWS Signer whether
+ * the signing job, profile version or certificates of each signature by the approved profile are revoked.
+ */
+async function signatureRevocationEvidence(image: EcrImageReference, profileArn: string, retry: RetryOptions): Promise<SignatureRevocationEvidence> {
+  const ecr = new ECRClient({ region: image.region, maxAttempts: 1 });
+  const repo = { registryId: image.registryId, repositoryName: image.repositoryName };
+  const referrers: ImageReferrer[] = [];
+  let nextToken: string | undefined;
+  do {
+    const page = await withRetries(
+      () =>
+        ecr.send(
+          new ListImageReferrersCommand({
+            ...repo,
+            subjectId: { imageDigest: image.digest },
+            filter: { artifactTypes: [NOTATION_SIGNATURE_ARTIFACT_TYPE] },
+            nextToken,
+          }),
+        ),
+      retry,
+    );
+    referrers.push(...(page.referrers ?? []));
+    nextToken = page.nextToken;
+  } while (nextToken && referrers.length < MAX_SIGNATURES);
+
+  const signer = new SignerClient({ region: arnRegion(profileArn), maxAttempts: 1 });
+  const signatures: SignatureRevocationEvidence['signatures'][number][] = [];
+  const unreadable: string[] = [];
+  for (const referrer of referrers.slice(0, MAX_SIGNATURES)) {
+    const signatureDigest = referrer.digest ?? '?';
+    let facts;
+    try {
+      const blob = await signatureBlob(ecr, repo, signatureDigest, retry);
+      facts = parseNotationEnvelope(blob.mediaType, blob.bytes);
+    } catch (err) {
+      // A signature we cannot read proves nothing either way; it only counts against the image if no readable one remains.
+      unreadable.push(`${signatureDigest}: ${describeError(err)}`);
+      continue;
+    }
+    if (!isVersionOfProfile(facts.profileVersionArn, profileArn)) continue;
+    const out = await withRetries(
+      () =>
+        signer.send(
+          new GetRevocationStatusCommand({
+            signatureTimestamp: facts.signingTime,
+            platformId: NOTATION_PLATFORM_ID,
+            profileVersionArn: facts.profileVersionArn,
+            jobArn: facts.jobArn,
+            certificateHashes: facts.certificateHashes,
+          }),
+        ),
+      retry,
+    );
+    signatures.push({ signatureDigest, ...facts, revokedEntities: out.revokedEntities ?? [] });
+  }
+  return { signatures, unreadable };
+}
+
+/** The envelope blob of one signature manifest, checked against its digest. */
+async function signatureBlob(
+  ecr: ECRClient,
+  repo: { registryId: string; repositoryName: string },
+  manifestDigest: string,
+  retry: RetryOptions,
+): Promise<{ mediaType: string; bytes: Uint8Array }> {
+  const got = await withRetries(
+    () =>
+      ecr.send(
+        new BatchGetImageCommand({ ...repo, imageIds: [{ imageDigest: manifestDigest }], acceptedMediaTypes: ['application/vnd.oci.image.manifest.v1+json'] }),
+      ),
+    retry,
+  );
+  const manifestText = got.images?.[0]?.imageManifest;
+  if (!manifestText) throw new Error(`signature manifest not returned (${got.failures?.[0]?.failureReason ?? 'no reason given'})`);
+  const layer = (JSON.parse(manifestText) as { layers?: { mediaType?: string; digest?: string }[] }).layers?.[0];
+  if (!layer?.digest || !layer.mediaType) throw new Error('signature manifest has no envelope layer');
+  const layerDigest = layer.digest;
+  const url = await withRetries(() => ecr.send(new GetDownloadUrlForLayerCommand({ ...repo, layerDigest })), retry);
+  if (!url.downloadUrl) throw new Error('ECR returned no download URL for the signature envelope');
+  const downloadUrl = url.downloadUrl;
+  const bytes = await withRetries(async () => {
+    const res = await fetch(downloadUrl);
+    if (!res.ok) throw Object.assign(new Error(`envelope download failed: HTTP ${res.status}`), { $metadata: { httpStatusCode: res.status } });
+    return new Uint8Array(await res.arrayBuffer());
+  }, retry);
+  const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  if (actual !== layerDigest) throw new Error(`envelope digest is ${actual}, manifest says ${layerDigest}`);
+  return { mediaType: layer.mediaType, bytes };
 }
 
 async function signingProfileEvidence(profileArn: string, retry: RetryOptions): Promise<SigningProfileEvidence> {

@@ -172,6 +172,21 @@ export interface SigningProfileEvidence {
   readonly revocationRecord?: { readonly revocationEffectiveFrom?: Date; readonly revokedAt?: Date; readonly revokedBy?: string };
 }
 
+/** The image's Notation signatures (ECR referrers) and what AWS Signer `GetRevocationStatus` said about each. */
+export interface SignatureRevocationEvidence {
+  readonly signatures: readonly {
+    /** Digest of the signature manifest in the repository. */
+    readonly signatureDigest: string;
+    readonly targetDigest: string;
+    readonly profileVersionArn: string;
+    readonly jobArn: string;
+    /** `revokedEntities`: job, profile version or certificate hashes Signer reports revoked. */
+    readonly revokedEntities: readonly string[];
+  }[];
+  /** Signatures that could not be read, with the reason. */
+  readonly unreadable?: readonly string[];
+}
+
 /** S3 `HeadObject` (checksum mode enabled) and the object's tags, for the pinned version. */
 export interface ModelObjectEvidence {
   readonly versionId?: string;
@@ -220,6 +235,35 @@ export function imageSignatureFailures(approved: ApprovedArtifacts, evidence: Im
       ? `image ${approved.image}: signing by ${approved.signingProfileArn} FAILED (${s.failureCode ?? '?'}: ${s.failureReason ?? '?'})`
       : `image ${approved.image}: signing by ${approved.signingProfileArn} is ${s.status ?? 'in an unknown state'}, not COMPLETE`,
   );
+}
+
+/** Whether a signing profile version ARN (`.../signing-profiles/<name>/<version>`) belongs to the profile ARN. */
+export function isVersionOfProfile(profileVersionArn: string, profileArn: string): boolean {
+  const cut = profileVersionArn.lastIndexOf('/');
+  return cut > 0 && profileVersionArn.slice(0, cut).toLowerCase() === profileArn.toLowerCase();
+}
+
+/**
+ * Failures of signature revocation: the image must carry at least one signature by the approved profile that covers
+ * its digest, and no signature by that profile may be revoked (a revocation signals a compromise: a second,
+ * unrevoked signature does not outvote it).
+ */
+export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDigest: string, evidence: SignatureRevocationEvidence): string[] {
+  const mine = evidence.signatures.filter((s) => isVersionOfProfile(s.profileVersionArn, approved.signingProfileArn));
+  const failures: string[] = [];
+  if (mine.length === 0) {
+    const why = evidence.unreadable?.length ? `; unreadable signatures: ${evidence.unreadable.join('; ')}` : '';
+    failures.push(`image ${approved.image}: no Notation signature by ${approved.signingProfileArn} found among its referrers${why}`);
+  }
+  for (const s of mine) {
+    if (s.targetDigest !== imageDigest) {
+      failures.push(`image ${approved.image}: signature ${s.signatureDigest} covers ${s.targetDigest}, not ${imageDigest}`);
+    }
+    if (s.revokedEntities.length > 0) {
+      failures.push(`image ${approved.image}: signature ${s.signatureDigest} (job ${s.jobArn}) is revoked: ${s.revokedEntities.join(', ')}`);
+    }
+  }
+  return failures;
 }
 
 /** Failures of the signing profile: it must be the approved one, active, Notation, and never revoked. */
@@ -303,6 +347,7 @@ export function modelDigestMessage(sha256Hex: string): Uint8Array {
 export interface VerificationEvidence {
   readonly imageSigning?: ImageSigningEvidence;
   readonly signingProfile?: SigningProfileEvidence;
+  readonly signatureRevocation?: SignatureRevocationEvidence;
   readonly modelObject?: ModelObjectEvidence;
   readonly modelSignature?: ModelSignatureEvidence;
 }
@@ -324,6 +369,10 @@ export function verifyArtifacts(
   else missing('the image signature');
   if (evidence.signingProfile) failures.push(...signingProfileFailures(approved, evidence.signingProfile));
   else missing('the signing profile');
+  const digest = parseEcrImage(approved.image)?.digest;
+  if (!digest) failures.push(`image '${approved.image}' is not a private ECR image pinned by digest`);
+  else if (evidence.signatureRevocation) failures.push(...signatureRevocationFailures(approved, digest, evidence.signatureRevocation));
+  else missing('signature revocation');
   const model = approved.modelData;
   if (model) {
     if (evidence.modelObject) failures.push(...modelObjectFailures(model, evidence.modelObject, options.multipartDigest));

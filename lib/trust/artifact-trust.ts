@@ -1,4 +1,4 @@
-import { CustomResource, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CustomResource, Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -111,6 +111,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
   private readonly gates = new Map<string, { readonly resource: CustomResource; readonly image: string; readonly signature: string }>();
   private readonly problems: string[] = [];
+  private readonly revocationPolicy: iam.Policy;
   private readonly props: ArtifactTrustProps;
 
   constructor(scope: Construct, id: string, props: ArtifactTrustProps = {}) {
@@ -159,6 +160,14 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     });
     this.verifierLogGroup.grantWrite(role);
     this.modelSigningKey.grant(role, 'kms:Verify');
+    const revocation = (this.revocationPolicy = new iam.Policy(this, 'VerifierRevocationPolicy', {
+      roles: [role],
+      statements: [new iam.PolicyStatement({ actions: ['signer:GetRevocationStatus'], resources: ['*'] })],
+    }));
+    Validations.of(revocation).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'signer:GetRevocationStatus supports no resource-level permissions; it only reads revocation state of the job, profile and certificates passed in',
+    });
     this.verifier = new lambda.Function(this, 'Verifier', {
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
@@ -271,7 +280,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       },
     });
     // The verifier must hold its read permissions before CloudFormation invokes it.
-    resource.node.addDependency(this.verifier.role!);
+    resource.node.addDependency(this.verifier.role!, this.revocationPolicy);
     this.records.set(cls.name, record);
     this.gates.set(cls.name, { resource, image: cls.artifact.image, signature: JSON.stringify(stack.resolve(record)) });
     return resource;
@@ -290,7 +299,13 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
 
   private grantVerifierRead(record: ApprovedArtifacts, repositoryArns: string[]): void {
     const role = this.verifier.role!;
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:DescribeImageSigningStatus'], resources: repositoryArns }));
+    // ListImageReferrers is authorized by ecr:BatchGetImage; the envelope blob needs GetDownloadUrlForLayer.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['ecr:DescribeImageSigningStatus', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
+        resources: repositoryArns,
+      }),
+    );
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['signer:GetSigningProfile'], resources: [record.signingProfileArn] }));
     const model = record.modelData;
     if (model) {
