@@ -123,8 +123,8 @@ export class SageMakerLlmStack extends Stack {
 
     new CfnOutput(this, 'EndpointName', { value: this.endpoint.endpointName });
     new CfnOutput(this, 'PlannedUsdPerHour', {
-      value: String(this.endpoint.capacityPlan.steadyUsdPerHour),
-      description: 'Hourly cost of the planned fleet: preferred class at planned peak plus the fallback standby',
+      value: String(this.endpoint.plannedCost.steadyUsdPerHour),
+      description: 'Hourly cost of the planned fleet: the preferred variant at planned peak plus the fallback standby',
     });
   }
 }

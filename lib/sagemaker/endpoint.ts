@@ -26,7 +26,7 @@ import { type IClassArtifactGate } from '../trust';
 import { ClassModel, ecrRepositoryOf } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
 import { admissionProblems, classEnvironment } from './runtime-env';
-import { type PlannedVariant, planVariants, type VariantSpec } from './variants';
+import { type FleetCost, fleetCost, type PlannedVariant, planVariants, type VariantSpec } from './variants';
 
 /** What `addVariant()` takes: a routing group of classes, one instance pool each. */
 export interface EndpointVariantOptions extends Omit<VariantSpec, 'provisionTimeoutSeconds'> {
@@ -327,6 +327,11 @@ export class SageMakerCapacityEndpoint extends Construct {
   /** The variants as planned (pools, ranges, targets, initial weights) from the classes and variants declared so far. */
   public get plannedVariants(): readonly PlannedVariant[] {
     return this.resolve().variants;
+  }
+
+  /** Hourly and monthly cost of the planned fleet: every variant at its scaling minimum, including fallback standby. */
+  public get plannedCost(): FleetCost {
+    return fleetCost(this.resolve().variants);
   }
 
   /**

@@ -287,3 +287,51 @@ function withInitialWeights(
 function round4(value: number): number {
   return Math.round(value * 1e4) / 1e4;
 }
+
+/** Hourly cost of the planned fleet of one variant. */
+export interface VariantCost {
+  readonly variant: string;
+  readonly role: 'preferred' | 'fallback';
+  /** Instances kept in steady state (the scaling minimum), on the priority-1 pool type. */
+  readonly steadyInstances: number;
+  readonly instanceType: string;
+  readonly steadyUsdPerHour: number;
+  /** Cost at the scaling maximum on the variant's most expensive pool type: the ceiling of a shortage. */
+  readonly maxUsdPerHour: number;
+}
+
+/** Hourly and monthly cost of the endpoint's planned fleet. */
+export interface FleetCost {
+  readonly variants: readonly VariantCost[];
+  /** Every variant at its scaling minimum on its priority-1 pool type: preferred fleet plus fallback standby. */
+  readonly steadyUsdPerHour: number;
+  /** The part of the steady cost that is fallback standby. */
+  readonly standbyUsdPerHour: number;
+  readonly steadyUsdPerMonth: number;
+}
+
+/**
+ * Cost of the fleet SageMaker actually runs. Unlike `planCapacity()`'s standby (one warm replica per fallback class),
+ * a lower-priority pool inside a variant has no instances until the pools above it are short, so only fallback
+ * *variants* pay for standby.
+ */
+export function fleetCost(variants: readonly PlannedVariant[], hoursPerMonth = 730): FleetCost {
+  const costs = variants.map((v): VariantCost => {
+    const first = v.pools[0].capacityClass;
+    return {
+      variant: v.name,
+      role: v.role,
+      steadyInstances: v.minInstances,
+      instanceType: first.instanceType,
+      steadyUsdPerHour: round4(v.minInstances * first.usdPerHour),
+      maxUsdPerHour: round4(v.maxInstances * Math.max(...v.pools.map((p) => p.capacityClass.usdPerHour))),
+    };
+  });
+  const steady = costs.reduce((sum, c) => sum + c.steadyUsdPerHour, 0);
+  return {
+    variants: costs,
+    steadyUsdPerHour: round4(steady),
+    standbyUsdPerHour: round4(costs.filter((c) => c.role === 'fallback').reduce((sum, c) => sum + c.steadyUsdPerHour, 0)),
+    steadyUsdPerMonth: Math.round(steady * hoursPerMonth * 100) / 100,
+  };
+}
