@@ -107,7 +107,7 @@ export const ALARM_DEFAULTS = {
  * class, replica shortage per class, and the reconciler's heartbeat. Every alarm notifies `topic` on ALARM and OK.
  *
  * `capacityAlarms` (capacity errors and replica shortages) are the ones that should trigger the reconciler at once:
- * pass them to the reconciler construct (`reconciler.triggerOnAlarms(alarms.capacityAlarms)`).
+ * pass them to the reconciler construct (`new Reconciler(scope, id, { ..., capacityAlarms: alarms.capacityAlarms })`).
  */
 export class InferenceAlarms extends Construct {
   /** The topic every alarm notifies. */

@@ -23,7 +23,7 @@ export interface InferenceObservabilityProps extends ServiceObservabilityProps, 
 
 /**
  * The dashboard and the alarms of one inference service, wired together: alarm thresholds drawn on the graphs, an
- * alarm status row, and `capacityAlarms` ready for the reconciler (`reconciler.triggerOnAlarms(obs.capacityAlarms)`).
+ * alarm status row, and `capacityAlarms` ready for the reconciler (`new Reconciler(..., { capacityAlarms: obs.capacityAlarms })`).
  */
 export class InferenceObservability extends Construct {
   readonly alarms: InferenceAlarms;
