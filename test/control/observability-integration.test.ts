@@ -1,7 +1,7 @@
 import { type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { InferenceObservability, Reconciler } from '../../lib/control';
-import { emfRecord, Metrics, serviceDimensions } from '../../lib/core';
+import { decisionEmf, Dim, Metrics, type PolicyDecision } from '../../lib/core';
 import { endpointStack } from '../sagemaker/fixtures';
 import { nagFindings } from '../util';
 
@@ -47,10 +47,18 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
     expect(resources).toEqual(expect.arrayContaining(arns));
   });
 
-  test('the heartbeat reads the Service rollup of Decisions, which an emfRecord of a decision publishes', () => {
-    const rec = emfRecord(0, { ...serviceDimensions('llama3-chat'), Reason: 'cost-plan' }, [{ spec: Metrics.decisions, value: 1 }]);
-    const sets = (rec._aws as { CloudWatchMetrics: Array<{ Dimensions: string[][] }> }).CloudWatchMetrics[0].Dimensions;
-    expect(sets).toContainEqual(['Service']);
+  test('the heartbeat reads the Service rollup of Decisions, which the reconciler publishes on every run', () => {
+    const decision: PolicyDecision = {
+      mode: 'cost', weights: { preferred: 98, fallback: 2 }, weightsChanged: false, modeChanged: false,
+      reason: { code: 'cost-plan', triggers: [], message: 'cost plan' },
+      fallbackShare: 0.02, requiredTokensPerSecond: 6000, readyTokensPerSecond: 9000, preferredClass: 'preferred',
+    };
+    const records = decisionEmf(decision, 'llama3-chat', 0, 100, false);
+    type Directive = { Dimensions: string[][]; Metrics: Array<{ Name: string }> };
+    const sets = records.flatMap((r) => (r._aws as { CloudWatchMetrics: Directive[] }).CloudWatchMetrics)
+      .filter((d) => d.Metrics.some((m) => m.Name === Metrics.decisions.name))
+      .flatMap((d) => d.Dimensions);
+    expect(sets).toContainEqual([Dim.SERVICE]);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'Decisions',
       Dimensions: [{ Name: 'Service', Value: 'llama3-chat' }],

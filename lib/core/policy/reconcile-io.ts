@@ -3,7 +3,7 @@
  * state rebuilt from the reconciler's own decision metrics, and the EMF record and audit line to print. Kept out of
  * the handler so they are unit-tested without mocks and shared with anything else that replays decisions.
  */
-import { Dim, Metrics, POLICY_MODE_VALUE } from '../metrics';
+import { Dim, emfRecord, Metrics, POLICY_MODE_VALUE } from '../metrics';
 import { initialPolicyState } from './decide';
 import { type SignalPlan, type ClassSignalSources } from './signal-sources';
 import { type SignalSource } from './reconciler-config';
@@ -197,7 +197,8 @@ export function decisionEmf(
       metric(Metrics.fallbackShareRequests, decision.fallbackShare * 100),
       metric(Metrics.weightChanges, written ? 1 : 0),
     ]),
-    record([Dim.SERVICE, Dim.REASON], [metric(Metrics.decisions, 1)], { [Dim.REASON]: decision.reason.code }),
+    // Also under [Service] alone (the contract's rollup): the observability heartbeat alarm counts every run there.
+    emfRecord(timestampMs, { [Dim.SERVICE]: service, [Dim.REASON]: decision.reason.code }, [{ spec: Metrics.decisions, value: 1 }]),
   ];
   for (const [className, weight] of Object.entries(decision.weights)) {
     const observed = observedReplicas[className];
