@@ -329,7 +329,8 @@ async function respond(
     LogicalResourceId: event.LogicalResourceId,
     Data: data,
   });
-  const res = await fetch(event.ResponseURL, { method: 'PUT', body, headers: { 'content-type': '', 'content-length': String(Buffer.byteLength(body)) } });
+  // The pre-signed response URL is signed without a content type.
+  const res = await fetch(event.ResponseURL, { method: 'PUT', body, headers: { 'content-type': '' } });
   if (!res.ok) throw new Error(`CloudFormation response was not accepted: HTTP ${res.status}`);
 }
 
