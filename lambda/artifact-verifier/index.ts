@@ -219,7 +219,7 @@ async function signatureBlob(
 }
 
 async function signingProfileEvidence(profileArn: string, retry: RetryOptions): Promise<SigningProfileEvidence> {
-  const m = /^arn:[^:]+:signer:([^:]+):(\d{12}):\/signing-profiles\/([^/]+)$/.exec(profileArn);
+  const m = /^arn:[^:]+:signer:([^:]+):(\d{12}):\/?signing-profiles\/([^/]+)$/.exec(profileArn);
   if (!m) throw new Error(`'${profileArn}' is not a signing profile ARN`);
   const signer = new SignerClient({ region: m[1], maxAttempts: 1 });
   const out = await withRetries(() => signer.send(new GetSigningProfileCommand({ profileName: m[3], profileOwner: m[2] })), retry);

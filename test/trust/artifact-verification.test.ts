@@ -10,6 +10,7 @@ import {
   modelObjectFailures,
   parseEcrImage,
   parseS3Object,
+  sameSigningProfile,
   verifyArtifacts,
   withRetries,
 } from '../../lib/core';
@@ -58,6 +59,12 @@ describe('references', () => {
     expect(parseS3Object('s3://models-bucket/llama/bf16.tar')).toEqual({ bucket: 'models-bucket', key: 'llama/bf16.tar' });
     expect(parseS3Object('s3://models-bucket/llama/')).toBeUndefined();
     expect(parseS3Object('https://models-bucket.s3.amazonaws.com/x')).toBeUndefined();
+  });
+
+  test('profile ARNs compare with or without the slash Signer puts before signing-profiles, names exactly', () => {
+    expect(sameSigningProfile(PROFILE, 'arn:aws:signer:us-east-1:123456789012:signing-profiles/serving')).toBe(true);
+    expect(sameSigningProfile(PROFILE, 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/Serving')).toBe(false);
+    expect(sameSigningProfile(PROFILE, 'arn:aws:signer:us-east-1:210987654321:/signing-profiles/serving')).toBe(false);
   });
 
   test('profile versions belong to their profile only', () => {
