@@ -201,6 +201,18 @@ describe('SageMakerCapacityEndpoint', () => {
       t.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
     });
 
+    test('no key is created when nothing would use it (GPU pools with instance storage, no data capture)', () => {
+      const { stack } = testStack();
+      const e = new SageMakerCapacityEndpoint(stack, 'Gpu', {
+        contract: LLAMA_CONTRACT,
+        classes: smClasses().slice(0, 2),
+        variants: [{ name: 'gpu', classes: ['l40s', 'a10g'] }],
+      });
+      const t = Template.fromStack(stack);
+      t.resourceCountIs('AWS::KMS::Key', 0);
+      expect(e.encryptionKey).toBeUndefined();
+    });
+
     test('the endpoint keeps live weights and instance counts across deployments (the reconciler and autoscaling own them)', () => {
       template.hasResource('AWS::SageMaker::Endpoint', {
         Properties: {
