@@ -190,6 +190,18 @@ describe('SageMakerCapacityEndpoint validation', () => {
     );
   });
 
+  test('fails when an explicit endpoint name is not a SageMaker name', () => {
+    expect(errorOf({ endpointName: 'llama3-chat' })).toBe('');
+    expect(errorOf({ endpointName: 'llama3_chat' })).toContain("endpointName: 'llama3_chat' is not a SageMaker endpoint name");
+  });
+
+  test('fails when a variant added later with addVariant() takes a class that is already routed', () => {
+    const { stack } = testStack();
+    const e = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS });
+    e.addVariant({ name: 'extra', classes: ['inf2'] });
+    expect(synthError(stack)).toContain("variants['extra'].classes: class 'inf2' is already in variant 'fallback'");
+  });
+
   test('fails when duplicate class names are declared', () => {
     expect(errorOf({ classes: [...smClasses(), smClasses()[2]] })).toContain(
       "name: 'inf2' is used by more than one class; class names must be unique within a service",
