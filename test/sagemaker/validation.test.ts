@@ -114,7 +114,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
       'provisionTimeout: is 299 s; VariantInstanceProvisionTimeoutInSeconds allows whole seconds from 300 to 3600',
     );
     expect(errorOf({ variants: [{ ...TWO_VARIANTS[0], provisionTimeout: Duration.seconds(3601) }, TWO_VARIANTS[1]] })).toContain(
-      "variants['preferred'].provisionTimeoutSeconds: is 3601 s",
+      "variants['preferred'].provisionTimeout: is 3601 s",
     );
   });
 
