@@ -448,11 +448,19 @@ export class SageMakerCapacityEndpoint extends Construct {
     for (const cls of classes) {
       problems.push(...admissionProblems(cls, this.contract), ...classEnvironment(cls, this.contract).problems);
       const image = cls.artifact.image;
-      if (!Token.isUnresolved(image) && !ecrRepositoryOf(image)) {
+      const repo = Token.isUnresolved(image) ? undefined : ecrRepositoryOf(image);
+      const region = Stack.of(this).region;
+      if (!Token.isUnresolved(image) && !repo) {
         problems.push({
           className: cls.name,
           field: 'artifact.image',
           message: `'${image}' is not an Amazon ECR image (<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<digest>); SageMaker hosting pulls from ECR`,
+        });
+      } else if (repo && !Token.isUnresolved(region) && repo.region !== region) {
+        problems.push({
+          className: cls.name,
+          field: 'artifact.image',
+          message: `is in ${repo.region} but the endpoint is in ${region}; SageMaker pulls model images from ECR in the endpoint's own region (replicate the repository)`,
         });
       }
     }

@@ -143,6 +143,13 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(msg).toContain('SageMaker hosting pulls from ECR');
   });
 
+  test("fails when an image is in another region's ECR", () => {
+    const image = `123456789012.dkr.ecr.eu-west-1.amazonaws.com/vllm@sha256:${'a'.repeat(64)}`;
+    expect(errorOf({ classes: withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, image } })) })).toContain(
+      "class 'l40s' artifact.image: is in eu-west-1 but the endpoint is in us-east-1",
+    );
+  });
+
   test('fails when the autoscaling range contradicts the plan or the quota', () => {
     const scaled = (scaling: EndpointVariantOptions['scaling'], name: 'preferred' | 'fallback' = 'preferred') =>
       errorOf({ variants: TWO_VARIANTS.map((v) => (v.name === name ? { ...v, scaling } : v)) });
