@@ -262,7 +262,7 @@ export class SageMakerCapacityEndpoint extends Construct {
     const resolved = this.checkClasses().classes.find((c) => c.name === spec.name && c.preferenceRank === this.specs.length - 1);
     if (!resolved) return this; // invalid class: its problems are reported at synth
     const { environment } = classEnvironment(resolved, this.contract);
-    const capture = this.props.dataCapture;
+    const capture = this.captureOptions();
     const classModel = new ClassModel(this, `Class-${spec.name}`, {
       capacityClass: resolved,
       environment,
@@ -272,7 +272,7 @@ export class SageMakerCapacityEndpoint extends Construct {
       subnetIds: this.subnetIds,
       securityGroupIds: this.securityGroups.map((sg) => sg.securityGroupId),
       modelDataEncryptionKey: this.props.modelDataEncryptionKey,
-      dataCapture: capture ? { bucket: capture.bucket, prefix: this.captureOptions()!.prefix, key: this.ensureKey() } : undefined,
+      dataCapture: capture ? { bucket: capture.bucket, prefix: capture.prefix, key: this.ensureKey() } : undefined,
     });
     if (this.props.artifactGate) classModel.model.node.addDependency(this.props.artifactGate.gateFor(this, resolved));
     this.classModels.set(spec.name, classModel);
