@@ -1,0 +1,101 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import type * as eks from 'aws-cdk-lib/aws-eks-v2';
+import { HelmChart } from 'aws-cdk-lib/aws-eks-v2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import { acknowledgeWildcardResources } from './nag';
+import { PodIdentityRole } from './pod-identity';
+import { type ChartSpec, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
+
+export const LOAD_BALANCER_CONTROLLER_NAMESPACE = 'kube-system';
+export const LOAD_BALANCER_CONTROLLER_SERVICE_ACCOUNT = 'aws-load-balancer-controller';
+
+export interface LoadBalancerControllerProps {
+  readonly cluster: eks.ICluster;
+  readonly clusterName: string;
+  readonly vpcId: string;
+  /** The target groups the controller may register pods in (and no others). */
+  readonly targetGroupArns: readonly string[];
+  /** @default LOAD_BALANCER_CONTROLLER_CHART */
+  readonly chart?: ChartSpec;
+}
+
+/**
+ * The AWS Load Balancer Controller (pinned chart), used here only for TargetGroupBindings to target groups the CDK app
+ * owns. Its policy is therefore narrower than the upstream one: it reads ELB and EC2 state and registers targets only in
+ * the target groups it is given. It cannot create load balancers or change security groups.
+ */
+export class LoadBalancerController extends Construct {
+  public readonly role: iam.Role;
+  public readonly policy: iam.Policy;
+  /** Installs the TargetGroupBinding CRD. */
+  public readonly chart: HelmChart;
+
+  constructor(scope: Construct, id: string, props: LoadBalancerControllerProps) {
+    super(scope, id);
+    const chart = props.chart ?? LOAD_BALANCER_CONTROLLER_CHART;
+    const identity = new PodIdentityRole(this, 'Controller', {
+      cluster: props.cluster,
+      namespace: LOAD_BALANCER_CONTROLLER_NAMESPACE,
+      serviceAccountName: LOAD_BALANCER_CONTROLLER_SERVICE_ACCOUNT,
+      description: 'AWS Load Balancer Controller: registers pods in CDK-owned target groups',
+    });
+    this.role = identity.role;
+    this.policy = new iam.Policy(this, 'ControllerPolicy', {
+      statements: [
+        new iam.PolicyStatement({
+          sid: 'ReadLoadBalancingAndNetworkState',
+          actions: [
+            'elasticloadbalancing:DescribeLoadBalancers',
+            'elasticloadbalancing:DescribeListeners',
+            'elasticloadbalancing:DescribeRules',
+            'elasticloadbalancing:DescribeTags',
+            'elasticloadbalancing:DescribeTargetGroups',
+            'elasticloadbalancing:DescribeTargetGroupAttributes',
+            'elasticloadbalancing:DescribeTargetHealth',
+            'ec2:DescribeAvailabilityZones',
+            'ec2:DescribeInstances',
+            'ec2:DescribeNetworkInterfaces',
+            'ec2:DescribeSecurityGroups',
+            'ec2:DescribeSubnets',
+            'ec2:DescribeVpcs',
+          ],
+          resources: ['*'],
+          conditions: { StringEquals: { 'aws:RequestedRegion': Stack.of(this).region } },
+        }),
+        new iam.PolicyStatement({
+          sid: 'RegisterPodsInOwnedTargetGroups',
+          actions: ['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets'],
+          resources: [...props.targetGroupArns],
+        }),
+      ],
+    });
+    this.policy.attachToRole(this.role);
+    acknowledgeWildcardResources(
+      this.policy,
+      'ELB and EC2 Describe* actions have no resource-level permissions (restricted to this region); target registration is scoped to the ' +
+        "service's own target group ARNs.",
+    );
+    this.chart = new HelmChart(this, 'Chart', {
+      cluster: props.cluster,
+      chart: chart.chart,
+      repository: chart.repository,
+      version: chart.version,
+      release: 'aws-load-balancer-controller',
+      namespace: LOAD_BALANCER_CONTROLLER_NAMESPACE,
+      createNamespace: false,
+      wait: true,
+      atomic: true,
+      timeout: Duration.minutes(10),
+      values: {
+        clusterName: props.clusterName,
+        region: Stack.of(this).region,
+        vpcId: props.vpcId,
+        serviceAccount: { create: true, name: LOAD_BALANCER_CONTROLLER_SERVICE_ACCOUNT },
+        // Only TargetGroupBindings are used: no Service of type LoadBalancer is mutated into an NLB.
+        enableServiceMutatorWebhook: false,
+      },
+    });
+    this.chart.node.addDependency(identity, this.policy);
+  }
+}
