@@ -193,6 +193,8 @@ export class EksInferenceService extends Construct {
   /** Namespace, service account and TriggerAuthentication. */
   public readonly namespaceManifest: eks.KubernetesManifest;
   public readonly triggerAuthenticationManifest: eks.KubernetesManifest;
+  /** The typed objects shared by the classes (namespace, service account, TriggerAuthentication), as applied. */
+  public readonly sharedObjects: readonly m.KubernetesObject[];
   /** Role the model servers assume (pod identity) to read their model data; undefined when no class has model data. */
   public readonly servingRole?: iam.Role;
   public readonly units: readonly EksClassUnit[];
@@ -327,16 +329,13 @@ export class EksInferenceService extends Construct {
 
     // ---- Namespace, identity, KEDA authentication -----------------------------------------------------------
     const commonLabels = { 'app.kubernetes.io/part-of': service, 'app.kubernetes.io/managed-by': MANAGED_BY };
-    this.namespaceManifest = new eks.KubernetesManifest(this, 'Namespace', {
-      cluster: this.cluster,
-      manifest: [
-        m.namespace(this.namespace, { ...commonLabels, 'elbv2.k8s.aws/pod-readiness-gate-inject': 'enabled' }) as unknown as Record<string, unknown>,
-        m.serviceAccount(SERVING_SERVICE_ACCOUNT, this.namespace, commonLabels) as unknown as Record<string, unknown>,
-      ],
-    });
+    const ns = m.namespace(this.namespace, { ...commonLabels, 'elbv2.k8s.aws/pod-readiness-gate-inject': 'enabled' });
+    const sa = m.serviceAccount(SERVING_SERVICE_ACCOUNT, this.namespace, commonLabels);
+    this.namespaceManifest = this.apply('Namespace', [ns, sa]);
     this.servingRole = servingRole(this, this.cluster, this.namespace, this.classes);
     const triggerAuth = m.triggerAuthentication(`${service}-cloudwatch`, this.namespace, commonLabels);
     this.triggerAuthenticationManifest = this.apply('TriggerAuthentication', [triggerAuth], this.namespaceManifest, this.keda.chart);
+    this.sharedObjects = [ns, sa, triggerAuth];
 
     // ---- One serving unit per class ---------------------------------------------------------------------------
     const scaling = props.scaling ?? {};
@@ -423,7 +422,7 @@ export class EksInferenceService extends Construct {
       cluster: this.cluster,
       manifest: objects.map((o) => o as unknown as Record<string, unknown>),
     });
-    manifest.node.addDependency(...dependencies);
+    if (dependencies.length > 0) manifest.node.addDependency(...dependencies);
     return manifest;
   }
 
