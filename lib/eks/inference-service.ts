@@ -720,11 +720,9 @@ function servingRole(scope: EksInferenceService, cluster: eks.ICluster, ns: stri
     namespace: ns,
     serviceAccountName: SERVING_SERVICE_ACCOUNT,
     description: 'Model servers: read their pinned model data',
+    statements: [new iam.PolicyStatement({ sid: 'ReadPinnedModelData', actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [...new Set(objects)] })],
+    wildcardReason: 'Model data given as an S3 prefix (trailing /): the servers read the objects under that prefix only.',
   });
-  acknowledgeWildcardResources(identity, 'Model data given as an S3 prefix (trailing /): the servers read the objects under that prefix only.');
-  identity.role.addToPrincipalPolicy(
-    new iam.PolicyStatement({ sid: 'ReadPinnedModelData', actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [...new Set(objects)] }),
-  );
   return identity.role;
 }
 

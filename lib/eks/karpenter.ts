@@ -5,8 +5,8 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { acknowledgeManagedPolicies, acknowledgeRule, acknowledgeWildcardResources } from './nag';
-import { PodIdentityRole } from './pod-identity';
+import { acknowledgeManagedPolicies, acknowledgeRule } from './nag';
+import { controllerChart, PodIdentityRole } from './pod-identity';
 import { type ChartSpec, KARPENTER_CHART } from './versions';
 
 /**
@@ -50,7 +50,6 @@ export class Karpenter extends Construct {
   constructor(scope: Construct, id: string, props: KarpenterProps) {
     super(scope, id);
     const { cluster, clusterName } = props;
-    const chart = props.chart ?? KARPENTER_CHART;
 
     this.nodeRole = new iam.Role(this, 'NodeRole', {
       assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
@@ -85,23 +84,18 @@ export class Karpenter extends Construct {
       namespace: KARPENTER_NAMESPACE,
       serviceAccountName: KARPENTER_SERVICE_ACCOUNT,
       description: `Karpenter controller of EKS cluster ${clusterName}`,
+      statements: karpenterControllerStatements(Stack.of(this), clusterName, this.nodeRole, this.interruptionQueue),
+      wildcardReason:
+        'Karpenter creates and terminates instances, fleets, launch templates, volumes, network interfaces and instance profiles whose ids do ' +
+        'not exist before launch: every statement on them is conditioned on the cluster-owned and karpenter.sh/nodepool (or ec2nodeclass) tags, ' +
+        'as in the upstream reference. EC2 Describe* (restricted to this region), pricing:GetProducts and iam:ListInstanceProfiles have no ' +
+        'resource-level permissions; AMI, snapshot and SSM public-parameter ARNs are AWS-owned.',
     });
     this.controllerRole = identity.role;
-    const policy = new iam.Policy(this, 'ControllerPolicy', {
-      statements: karpenterControllerStatements(Stack.of(this), clusterName, this.nodeRole, this.interruptionQueue),
-    });
-    policy.attachToRole(this.controllerRole);
     acknowledgeManagedPolicies(
       this.nodeRole,
       'Karpenter nodes are EKS worker nodes: AmazonEKSWorkerNodePolicy (kubelet), AmazonEKS_CNI_Policy (the VPC CNI assigns pod IPs ' +
         'from the node) and AmazonEC2ContainerRegistryPullOnly (image pulls) are the AWS-maintained minimum of a node, as in the Karpenter reference.',
-    );
-    acknowledgeWildcardResources(
-      policy,
-      'Karpenter creates and terminates instances, fleets, launch templates, volumes, network interfaces and instance profiles whose ids do ' +
-        'not exist before launch: every statement on them is conditioned on the cluster-owned and karpenter.sh/nodepool (or ec2nodeclass) tags, ' +
-        'as in the upstream reference. EC2 Describe* (restricted to this region), pricing:GetProducts and iam:ListInstanceProfiles have no ' +
-        'resource-level permissions; AMI, snapshot and SSM public-parameter ARNs are AWS-owned.',
     );
     acknowledgeRule(
       this.interruptionQueue,
@@ -110,16 +104,12 @@ export class Karpenter extends Construct {
         'would keep stale notices nobody acts on.',
     );
 
-    this.chart = new eks.HelmChart(this, 'Chart', {
+    this.chart = controllerChart(this, 'Chart', {
       cluster,
-      chart: chart.chart,
-      repository: chart.repository,
-      version: chart.version,
+      chart: props.chart ?? KARPENTER_CHART,
       release: 'karpenter',
       namespace: KARPENTER_NAMESPACE,
       createNamespace: false,
-      wait: true,
-      atomic: true,
       timeout: Duration.minutes(15),
       values: {
         settings: { clusterName, interruptionQueue: this.interruptionQueue.queueName },
@@ -127,9 +117,9 @@ export class Karpenter extends Construct {
         replicas: 2,
         controller: { resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } } },
       },
+      // Credentials and node access must exist before the controller starts launching nodes.
+      dependsOn: [identity, this.nodeAccessEntry],
     });
-    // Credentials and node access must exist before the controller starts launching nodes.
-    this.chart.node.addDependency(identity, policy, this.nodeAccessEntry);
   }
 }
 

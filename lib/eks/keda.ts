@@ -1,10 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
-import { HelmChart } from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { acknowledgeWildcardResources } from './nag';
-import { PodIdentityRole } from './pod-identity';
+import { controllerChart, PodIdentityRole } from './pod-identity';
 import { type ChartSpec, KEDA_CHART } from './versions';
 
 export const KEDA_NAMESPACE = 'keda';
@@ -21,37 +19,28 @@ export interface KedaProps {
 export class Keda extends Construct {
   public readonly operatorRole: iam.Role;
   /** Installs the ScaledObject and TriggerAuthentication CRDs. */
-  public readonly chart: HelmChart;
+  public readonly chart: eks.HelmChart;
 
   constructor(scope: Construct, id: string, props: KedaProps) {
     super(scope, id);
-    const chart = props.chart ?? KEDA_CHART;
     const identity = new PodIdentityRole(this, 'Operator', {
       cluster: props.cluster,
       namespace: KEDA_NAMESPACE,
       serviceAccountName: KEDA_OPERATOR_SERVICE_ACCOUNT,
       description: 'KEDA operator: reads CloudWatch metrics for ScaledObjects',
+      statements: [new iam.PolicyStatement({ sid: 'ReadScalingMetrics', actions: ['cloudwatch:GetMetricData'], resources: ['*'] })],
+      wildcardReason: 'cloudwatch:GetMetricData has no resource-level permissions; it is the only action the KEDA operator may call.',
     });
     this.operatorRole = identity.role;
-    // GetMetricData has no resource-level permissions: '*' is the only valid resource.
-    const policy = new iam.Policy(this, 'OperatorPolicy', {
-      statements: [new iam.PolicyStatement({ sid: 'ReadScalingMetrics', actions: ['cloudwatch:GetMetricData'], resources: ['*'] })],
-    });
-    policy.attachToRole(this.operatorRole);
-    acknowledgeWildcardResources(policy, 'cloudwatch:GetMetricData has no resource-level permissions; it is the only action the KEDA operator may call.');
-    this.chart = new HelmChart(this, 'Chart', {
+    this.chart = controllerChart(this, 'Chart', {
       cluster: props.cluster,
-      chart: chart.chart,
-      repository: chart.repository,
-      version: chart.version,
+      chart: props.chart ?? KEDA_CHART,
       release: 'keda',
       namespace: KEDA_NAMESPACE,
       createNamespace: true,
-      wait: true,
-      atomic: true,
       timeout: Duration.minutes(10),
       values: { podIdentity: { aws: { irsa: { enabled: false } } } },
+      dependsOn: [identity],
     });
-    this.chart.node.addDependency(identity, policy);
   }
 }

@@ -1,10 +1,8 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
-import { HelmChart } from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { acknowledgeWildcardResources } from './nag';
-import { PodIdentityRole } from './pod-identity';
+import { controllerChart, PodIdentityRole } from './pod-identity';
 import { type ChartSpec, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
 
 export const LOAD_BALANCER_CONTROLLER_NAMESPACE = 'kube-system';
@@ -29,19 +27,15 @@ export class LoadBalancerController extends Construct {
   public readonly role: iam.Role;
   public readonly policy: iam.Policy;
   /** Installs the TargetGroupBinding CRD. */
-  public readonly chart: HelmChart;
+  public readonly chart: eks.HelmChart;
 
   constructor(scope: Construct, id: string, props: LoadBalancerControllerProps) {
     super(scope, id);
-    const chart = props.chart ?? LOAD_BALANCER_CONTROLLER_CHART;
     const identity = new PodIdentityRole(this, 'Controller', {
       cluster: props.cluster,
       namespace: LOAD_BALANCER_CONTROLLER_NAMESPACE,
       serviceAccountName: LOAD_BALANCER_CONTROLLER_SERVICE_ACCOUNT,
       description: 'AWS Load Balancer Controller: registers pods in CDK-owned target groups',
-    });
-    this.role = identity.role;
-    this.policy = new iam.Policy(this, 'ControllerPolicy', {
       statements: [
         new iam.PolicyStatement({
           sid: 'ReadLoadBalancingAndNetworkState',
@@ -69,23 +63,18 @@ export class LoadBalancerController extends Construct {
           resources: [...props.targetGroupArns],
         }),
       ],
+      wildcardReason:
+        'ELB and EC2 Describe* actions have no resource-level permissions (restricted to this region); target registration is scoped to ' +
+        "the service's own target group ARNs.",
     });
-    this.policy.attachToRole(this.role);
-    acknowledgeWildcardResources(
-      this.policy,
-      'ELB and EC2 Describe* actions have no resource-level permissions (restricted to this region); target registration is scoped to the ' +
-        "service's own target group ARNs.",
-    );
-    this.chart = new HelmChart(this, 'Chart', {
+    this.role = identity.role;
+    this.policy = identity.policy;
+    this.chart = controllerChart(this, 'Chart', {
       cluster: props.cluster,
-      chart: chart.chart,
-      repository: chart.repository,
-      version: chart.version,
+      chart: props.chart ?? LOAD_BALANCER_CONTROLLER_CHART,
       release: 'aws-load-balancer-controller',
       namespace: LOAD_BALANCER_CONTROLLER_NAMESPACE,
       createNamespace: false,
-      wait: true,
-      atomic: true,
       timeout: Duration.minutes(10),
       values: {
         clusterName: props.clusterName,
@@ -95,7 +84,7 @@ export class LoadBalancerController extends Construct {
         // Only TargetGroupBindings are used: no Service of type LoadBalancer is mutated into an NLB.
         enableServiceMutatorWebhook: false,
       },
+      dependsOn: [identity],
     });
-    this.chart.node.addDependency(identity, this.policy);
   }
 }
