@@ -1,0 +1,5 @@
+// plan.ts and signals.ts stay internal: their helper names are generic and the public surface is decide() and its types.
+export * from './types';
+export * from './defaults';
+export * from './decide';
+export * from './from-facts';
