@@ -26,8 +26,13 @@ export interface SimClass extends RoutedClassFacts {
 export interface ServiceModel {
   /** Time-to-first-token budget, seconds: part of every request's deadline. */
   readonly ttftSeconds: number;
-  /** Inter-token latency budget, seconds per output token: deadline = ttft + output tokens x itl. */
+  /** Inter-token latency budget, seconds per output token (0 for models that do not stream tokens). */
   readonly itlSeconds: number;
+  /**
+   * End-to-end deadline, seconds. A request's own deadline is min(deadline, ttft + output tokens x itl) when
+   * itlSeconds > 0, else the deadline: a long answer may take longer than a short one, never longer than this.
+   */
+  readonly deadlineSeconds: number;
   /** Cost of one prompt token relative to one output token (prefill is much cheaper per token than decode). */
   readonly prefillWeight: number;
   /**
@@ -97,6 +102,7 @@ export interface ClassDatapoint {
   readonly routedTokens: number;
   readonly admitted: number;
   readonly rejected: number;
+  readonly rejectedTokens: number;
   readonly completed: number;
   readonly servedTokens: number;
   readonly sloMetRequests: number;

@@ -105,6 +105,8 @@ export interface RunSeries {
   readonly routedTokens: Float64Array;
   readonly admitted: Float64Array;
   readonly rejected: Float64Array;
+  /** Output tokens of the rejected requests (admission, queue timeout or lost with a replica). */
+  readonly rejectedTokens: Float64Array;
   readonly completed: Float64Array;
   readonly servedTokens: Float64Array;
   readonly sloMetRequests: Float64Array;
@@ -198,6 +200,7 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
     routedTokens: new Float64Array(cells),
     admitted: new Float64Array(cells),
     rejected: new Float64Array(cells),
+    rejectedTokens: new Float64Array(cells),
     completed: new Float64Array(cells),
     servedTokens: new Float64Array(cells),
     sloMetRequests: new Float64Array(cells),
@@ -252,6 +255,7 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
     const cell = minuteOf(now) * k + ci;
     if (!served) {
       s.rejected[cell]++;
+      s.rejectedTokens[cell] += trace.output[req];
       return;
     }
     s.completed[cell]++;
@@ -346,7 +350,7 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
       const tokens = initialDemandTokens * capacityShares[ci];
       const requests = tokens / meanOut;
       out.push({
-        minute: m, routedRequests: requests, routedTokens: tokens, admitted: requests, rejected: 0, completed: requests,
+        minute: m, routedRequests: requests, routedTokens: tokens, admitted: requests, rejected: 0, rejectedTokens: 0, completed: requests,
         servedTokens: tokens, sloMetRequests: requests, latencyP95Seconds: 0, readyReplicas: cs.readyCount,
         desiredReplicas: cs.desired, pendingReplicas: 0, capacityErrors: 0, interruptionNotices: 0,
       });
@@ -390,7 +394,7 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
         history[ci].push(ok ? {
           minute: m,
           routedRequests: s.routedRequests[cell], routedTokens: s.routedTokens[cell], admitted: s.admitted[cell],
-          rejected: s.rejected[cell], completed: s.completed[cell], servedTokens: s.servedTokens[cell],
+          rejected: s.rejected[cell], rejectedTokens: s.rejectedTokens[cell], completed: s.completed[cell], servedTokens: s.servedTokens[cell],
           sloMetRequests: s.sloMetRequests[cell], latencyP95Seconds: histogramPercentile(s.latency.subarray(cell * LATENCY_BUCKETS), 0, 0.95),
           readyReplicas: s.readyReplicas[cell], desiredReplicas: s.desiredReplicas[cell], pendingReplicas: s.pendingReplicas[cell],
           capacityErrors: s.capacityErrors[cell], interruptionNotices: s.interruptionNotices[cell],
@@ -518,10 +522,13 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
       s.routedTokens[cell] += out;
       reqClass[req] = ci;
       reqWork[req] = (out + service.prefillWeight * trace.prompt[req]) * workNorm;
-      const deadline = service.ttftSeconds + out * service.itlSeconds;
+      const deadline = service.itlSeconds > 0
+        ? Math.min(service.deadlineSeconds, service.ttftSeconds + out * service.itlSeconds)
+        : service.deadlineSeconds;
       reqDeadline[req] = deadline;
       if (cs.readyCount === 0) {
         s.rejected[cell]++;
+        s.rejectedTokens[cell] += out;
         continue;
       }
       // Least outstanding requests among ready replicas with a free slot.
@@ -535,6 +542,7 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
         const projectedWait = ((cs.qLen + 1) * cs.meanNominal) / (cs.readyCount * slots);
         if (projectedWait + nominal > deadline) {
           s.rejected[cell]++;
+          s.rejectedTokens[cell] += out;
           continue;
         }
       }

@@ -15,7 +15,7 @@ export function mmcScenario(servers: number, rho: number, arrivals: number): Sce
       initialReplicas: servers, targetTokensPerSecondPerReplica: 1000, autoscaler: { kind: 'keda' },
     }],
     workload: { pattern: 'poisson', meanRatePerSecond: rate, promptTokens: { fixed: 0 }, outputTokens: { exponentialMean: 1000 } },
-    service: { ttftSeconds: Infinity, itlSeconds: 0, prefillWeight: 0, envelopeUtilization: 1 },
+    service: { ttftSeconds: Infinity, itlSeconds: 0, deadlineSeconds: Infinity, prefillWeight: 0, envelopeUtilization: 1 },
   };
 }
 
