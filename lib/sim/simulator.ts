@@ -35,7 +35,10 @@ interface Replica {
   state: number;
   busy: number;
   doomed: boolean;
-  readonly inflight: Set<number>;
+  /** Request in each slot, -1 when free; `free` is a stack of free slot indices. */
+  readonly slots: Int32Array;
+  readonly free: Int32Array;
+  freeTop: number;
 }
 
 class ClassState {
@@ -187,6 +190,7 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
   const n = trace.count;
   const reqClass = new Int32Array(n);
   const reqReplica = new Int32Array(n).fill(-1);
+  const reqSlot = new Int32Array(n);
   const reqWork = new Float64Array(n);
   const reqDeadline = new Float64Array(n);
   const waits = options.recordWaits ? new Float64Array(n) : undefined;
@@ -230,7 +234,11 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
   const inUse = (cs: ClassState): number => cs.alive;
   const launch = (ci: number, now: number, instant: boolean): void => {
     const cs = states[ci];
-    const r: Replica = { id: replicas.length, cls: ci, state: PENDING, busy: 0, doomed: false, inflight: new Set() };
+    const c = cs.spec.safeConcurrency;
+    const r: Replica = {
+      id: replicas.length, cls: ci, state: PENDING, busy: 0, doomed: false,
+      slots: new Int32Array(c).fill(-1), free: Int32Array.from({ length: c }, (_, i) => c - 1 - i), freeTop: c,
+    };
     replicas.push(r);
     cs.replicas.push(r);
     cs.changeAlive(now, 1);
@@ -271,7 +279,9 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
   const start = (req: number, r: Replica, now: number): void => {
     const cs = states[r.cls];
     r.busy++;
-    r.inflight.add(req);
+    const slot = r.free[--r.freeTop];
+    r.slots[slot] = req;
+    reqSlot[req] = slot;
     reqReplica[req] = r.id;
     if (waits) waits[waitCount++] = now - trace.time[req];
     heap.push(now + reqWork[req] / (cs.slotRate * cs.speed), EV_COMPLETE, req);
@@ -299,11 +309,13 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
   };
 
   const kill = (r: Replica, now: number): void => {
-    for (const req of r.inflight) {
+    for (let i = 0; i < r.slots.length; i++) {
+      const req = r.slots[i];
+      if (req < 0) continue;
       reqReplica[req] = -2;
       recordEnd(req, now, false);
+      r.slots[i] = -1;
     }
-    r.inflight.clear();
     r.busy = 0;
     removeReplica(r, now);
   };
@@ -534,7 +546,9 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
       // Least outstanding requests among ready replicas with a free slot.
       let best: Replica | undefined;
       const slots = cs.spec.safeConcurrency;
-      for (const r of cs.replicas) {
+      const reps = cs.replicas;
+      for (let i = 0; i < reps.length; i++) {
+        const r = reps[i];
         if (r.state === READY && r.busy < slots && (!best || r.busy < best.busy)) best = r;
       }
       const nominal = reqWork[req] / cs.slotRate;
@@ -562,7 +576,9 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
       if (rid < 0) continue; // lost with its replica
       const r = replicas[rid];
       r.busy--;
-      r.inflight.delete(payload);
+      const slot = reqSlot[payload];
+      r.slots[slot] = -1;
+      r.free[r.freeTop++] = slot;
       recordEnd(payload, now, true);
       if (r.state === READY) pull(r, now);
       else if (r.state === DRAINING && r.busy === 0) removeReplica(r, now);
