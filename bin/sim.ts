@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { erlangCMeanWait, erlangCWaitQuantile } from '../lib/sim/erlang';
 import { runJobs } from '../lib/sim/parallel';
@@ -100,6 +100,8 @@ async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?
   // Longest jobs first (P1 runs a day and a half) so the pool ends together.
   const order = jobs.map((_, i) => i).sort((a, b) => Number(jobs[b].scenarioId === 'P1') - Number(jobs[a].scenarioId === 'P1') || a - b);
   const started = Date.now();
+  const cpuStart = process.cpuUsage();
+  const load = loadavg()[0];
   console.error(`Running ${scenarioIds.length} scenario(s) x ${seeds.length} seeds x ${policies.length} policies on ${workers} worker thread(s)...`);
   const ordered = await runJobs(order.map((i) => jobs[i]), {
     concurrency: workers,
@@ -112,11 +114,13 @@ async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?
     },
   });
   const wallSeconds = (Date.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const results = order.map((_, k) => ordered[order.indexOf(k)]);
   const summaries: ScenarioSummary[] = scenarioIds.map((id) => summarise(results.filter((_, i) => jobs[i].scenarioId === id), policies));
   const descriptions = Object.fromEntries(scenarioIds.map((id) => [id, loadScenario({ scenarioId: id, scenarioFile }).description]));
   const command = `cdk-capacity-sim ${process.argv.slice(2).join(' ')}`;
-  const report: SuiteReport = { command, seeds, wallSeconds, workers, scenarios: summaries, descriptions };
+  const report: SuiteReport = { command, seeds, wallSeconds, cpuSeconds, loadAverage: load, workers, scenarios: summaries, descriptions };
 
   for (const s of summaries) console.log(`\n${terminalTable(s)}`);
   const checks = summaries.flatMap(checkTargets);
@@ -131,7 +135,8 @@ async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?
   writeFileSync(join(out, 'index.html'), htmlReport(report));
   writeFileSync(join(out, 'results.md'), markdownReport(report));
   writeFileSync(join(out, 'results.json'), JSON.stringify({ ...report, scenarios: summaries.map((s) => ({ ...s, charts: undefined })) }, null, 1));
-  console.log(`\nWall time ${fmtDuration(wallSeconds)} (${wallSeconds.toFixed(1)} s) on ${workers} worker thread(s). ` +
+  console.log(`\nWall time ${fmtDuration(wallSeconds)} (${wallSeconds.toFixed(1)} s) on ${workers} worker thread(s), ` +
+    `CPU time ${cpuSeconds.toFixed(0)} s, load average ${load.toFixed(1)} at start on ${cpus().length} CPUs. ` +
     `Report: ${join(out, 'index.html')}, tables: ${join(out, 'results.md')}`);
 }
 

@@ -149,6 +149,10 @@ export interface SuiteReport {
   readonly command: string;
   readonly seeds: readonly number[];
   readonly wallSeconds: number;
+  /** CPU time of the process, all worker threads included: comparable across machine load. */
+  readonly cpuSeconds: number;
+  /** 1-minute load average when the run started. */
+  readonly loadAverage: number;
   readonly workers: number;
   readonly scenarios: readonly ScenarioSummary[];
   readonly descriptions: Readonly<Record<string, string>>;
@@ -165,7 +169,8 @@ export function markdownReport(r: SuiteReport): string {
   const head = [
     `Command: \`${r.command}\``,
     `Seeds: ${r.seeds.join(', ')} (paired: every policy runs on the same trace and scenario draw per seed).`,
-    `Wall time: ${r.wallSeconds.toFixed(0)} s on ${r.workers} worker threads.`,
+    `Wall time: ${r.wallSeconds.toFixed(0)} s on ${r.workers} worker threads; CPU time ${r.cpuSeconds.toFixed(0)} s ` +
+      `(load average ${r.loadAverage.toFixed(1)} when it started).`,
     'Intervals are 95% (Student t over seeds). "never": seeds where the fallback never carried 90% of the deficit or cost never came back within 5%.',
     '',
     '## Targets of the library\'s policy',
@@ -193,5 +198,5 @@ export function htmlReport(r: SuiteReport): string {
 body{font-family:sans-serif;margin:24px;max-width:1500px}table{border-collapse:collapse;font-size:12px;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
 td:first-child,th:first-child{text-align:left}tr.lib{background:#eef5ff;font-weight:bold}tr.miss{background:#fdecea}tr.ok{background:#eefbea}.charts svg{margin:4px;border:1px solid #eee}
 </style></head><body><h1>Capacity-aware routing: benchmark report</h1><p>Command: <code>${escape(r.command)}</code>. Seeds: ${r.seeds.join(', ')} (paired).
-Wall time ${r.wallSeconds.toFixed(0)} s on ${r.workers} worker threads. Intervals: 95% over seeds.</p>${targets}${sections.join('\n')}</body></html>\n`;
+Wall time ${r.wallSeconds.toFixed(0)} s on ${r.workers} worker threads, CPU time ${r.cpuSeconds.toFixed(0)} s. Intervals: 95% over seeds.</p>${targets}${sections.join('\n')}</body></html>\n`;
 }

@@ -17,16 +17,11 @@ describe('Erlang C closed forms', () => {
   });
 });
 
-describe('queueing core against Erlang C at 1M arrivals', () => {
-  // The spec's tolerance is 2% on the mean and 3% on p99. One 1M-arrival sample has a standard error of 1-2% at
-  // c <= 8 and 3-6% at c = 32, rho = 0.9 (waits are strongly autocorrelated), so the bound is the larger of the spec's
-  // and 3 standard errors measured by batch means. `npx ts-node bin/sim.ts validate` runs 10M arrivals per row
-  // against the plain 2%/3% bound.
-  test.each(REFERENCE)('M/M/$c at rho $rho: mean wait and p99 wait', ({ c, rho, pWait, meanWait, p99 }) => {
-    const r = simulateMmc(c, rho, 1_000_000, 1);
-    expect(r.arrivals).toBeGreaterThan(990_000);
-    expect(Math.abs(r.waited - pWait)).toBeLessThan(0.01);
-    expect(Math.abs(r.meanWait / meanWait - 1)).toBeLessThanOrEqual(Math.max(0.02, (3 * r.meanWaitStdError) / meanWait));
-    expect(Math.abs(r.p99Wait / p99 - 1)).toBeLessThanOrEqual(Math.max(0.03, (3 * r.p99WaitStdError) / p99));
+describe('queueing core, small sample in process', () => {
+  // 100k arrivals: a looser bound (standard error about 5% at c = 4); the 1M check is erlang-1m.test.ts.
+  test('M/M/4 at rho 0.8 waits as Erlang C says, within 3 standard errors', () => {
+    const r = simulateMmc(4, 0.8, 100_000, 3);
+    expect(Math.abs(r.waited - 0.5964)).toBeLessThan(0.02);
+    expect(Math.abs(r.meanWait - 0.7455)).toBeLessThanOrEqual(Math.max(0.02 * 0.7455, 3 * r.meanWaitStdError));
   });
 });
