@@ -1,7 +1,7 @@
 import { type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { InferenceObservability, Reconciler } from '../../lib/control';
-import { decisionEmf, Dim, Metrics, type PolicyDecision } from '../../lib/core';
+import { decisionEmf, Dim, initialPolicyState, Metrics, type PolicyDecision, type PolicyInput } from '../../lib/core';
 import { endpointStack } from '../sagemaker/fixtures';
 import { nagFindings } from '../util';
 
@@ -53,7 +53,9 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
       reason: { code: 'cost-plan', triggers: [], message: 'cost plan' },
       fallbackShare: 0.02, requiredTokensPerSecond: 6000, readyTokensPerSecond: 9000, preferredClass: 'preferred',
     };
-    const records = decisionEmf(decision, 'llama3-chat', 0, 100, false);
+    const next = { ...initialPolicyState(decision.weights, 0), mode: 'cost' as const };
+    const input = { classes: [] } as unknown as PolicyInput; // only its classes' envelopes are read, for token shares
+    const records = decisionEmf(decision, next, input, 'llama3-chat', 0, 100, false);
     type Directive = { Dimensions: string[][]; Metrics: Array<{ Name: string }> };
     const sets = records.flatMap((r) => (r._aws as { CloudWatchMetrics: Directive[] }).CloudWatchMetrics)
       .filter((d) => d.Metrics.some((m) => m.Name === Metrics.decisions.name))
