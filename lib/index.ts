@@ -1,3 +1,4 @@
 export * from './core';
 export * from './trust';
+export * from './control';
 export * from './sagemaker';

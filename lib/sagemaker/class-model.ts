@@ -5,12 +5,12 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
-import { type CapacityClass, isUnresolved } from '../core';
+import { AwsMetrics, type CapacityClass, isUnresolved } from '../core';
 
 /** Reason for statements whose actions support no resource-level permission or are bound by a condition key instead. */
 const WILDCARD_ONLY =
   'Resource * only where IAM offers nothing narrower: ecr:GetAuthorizationToken and ec2:Describe* support no resource-level permissions; ' +
-  'cloudwatch:PutMetricData is bound to the /aws/sagemaker/Endpoints namespace by the cloudwatch:namespace condition.';
+  `cloudwatch:PutMetricData is bound to the ${AwsMetrics.sageMakerEndpointInstances.namespace} namespace by the cloudwatch:namespace condition.`;
 
 /** A resolved CloudFormation value as cdk-nag spells it in granular finding ids (`<AWS::Partition>`, `<Res.Attr>`). */
 function nagString(value: unknown): string {
@@ -93,7 +93,7 @@ export class ClassModel extends Construct {
         sid: 'EndpointInstanceMetrics',
         actions: ['cloudwatch:PutMetricData'],
         resources: ['*'],
-        conditions: { StringEquals: { 'cloudwatch:namespace': '/aws/sagemaker/Endpoints' } },
+        conditions: { StringEquals: { 'cloudwatch:namespace': AwsMetrics.sageMakerEndpointInstances.namespace } },
       },
       WILDCARD_ONLY,
     );
