@@ -12,6 +12,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { type Construct } from 'constructs';
 import { type CapacityClassSpec, type ModelFootprint, type ServiceContract } from '../../lib/core';
+import { InferenceObservability, Reconciler } from '../../lib/control';
 import { EksInferenceService } from '../../lib/eks';
 
 /** Breaking points (requests per 60 s period at 900 ms) and on-demand prices (USD/hour) from the paper. */
@@ -78,6 +79,8 @@ export function sd21Classes(): CapacityClassSpec[] {
 
 export class EksStableDiffusionStack extends Stack {
   public readonly service: EksInferenceService;
+  public readonly observability: InferenceObservability;
+  public readonly reconciler: Reconciler;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -103,6 +106,18 @@ export class EksStableDiffusionStack extends Stack {
       vpc,
       classOptions: Object.fromEntries(SD21_UNITS.map((u) => [u.name, probes])),
       loadBalancer: { internetFacing: false },
+    });
+
+    // The control loop: one dashboard and the alarms for the service, and the reconciler that moves the listener's
+    // target-group weights every minute and at once when a capacity alarm changes state.
+    const facts = this.service.routingFacts();
+    this.observability = new InferenceObservability(this, 'Observability', { service: SD21_CONTRACT.name, facts });
+    this.reconciler = new Reconciler(this, 'Reconciler', {
+      service: SD21_CONTRACT.name,
+      facts,
+      tokensPerRequest: SD21_CONTRACT.requestShape.meanOutputTokens,
+      clusterName: this.service.clusterName,
+      capacityAlarms: this.observability.capacityAlarms,
     });
   }
 }

@@ -13,7 +13,14 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type Construct } from 'constructs';
-import { type CapacityClassSpec, type ModelFootprint, SageMakerCapacityEndpoint, type ServiceContract } from '../../lib';
+import {
+  type CapacityClassSpec,
+  InferenceObservability,
+  type ModelFootprint,
+  Reconciler,
+  SageMakerCapacityEndpoint,
+  type ServiceContract,
+} from '../../lib';
 
 const LLAMA3_8B: ModelFootprint = {
   weightsGiB: 15,
@@ -81,6 +88,8 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
 
 export class SageMakerLlmStack extends Stack {
   public readonly endpoint: SageMakerCapacityEndpoint;
+  public readonly observability: InferenceObservability;
+  public readonly reconciler: Reconciler;
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
     super(scope, id, { description: 'Capacity-aware SageMaker endpoint for a Llama-3-8B-class chat service (cdk-capacity-aware-inference example)', ...props });
@@ -120,6 +129,17 @@ export class SageMakerLlmStack extends Stack {
     // Whoever calls the model: here a role that the account's own principals may assume.
     const invoker = new iam.Role(this, 'Invoker', { assumedBy: new iam.AccountRootPrincipal(), description: 'Calls the llama3-chat endpoint' });
     this.endpoint.grantInvoke(invoker);
+
+    // The control loop: one dashboard and the alarms for the service, and the reconciler that moves the variant
+    // weights every minute and at once when a capacity alarm changes state.
+    const facts = this.endpoint.routingFacts();
+    this.observability = new InferenceObservability(this, 'Observability', { service: LLAMA_CHAT_CONTRACT.name, facts });
+    this.reconciler = new Reconciler(this, 'Reconciler', {
+      service: LLAMA_CHAT_CONTRACT.name,
+      facts,
+      tokensPerRequest: LLAMA_CHAT_CONTRACT.requestShape.meanOutputTokens,
+      capacityAlarms: this.observability.capacityAlarms,
+    });
 
     new CfnOutput(this, 'EndpointName', { value: this.endpoint.endpointName });
     new CfnOutput(this, 'PlannedUsdPerHour', {
