@@ -1,3 +1,6 @@
 export * from './core';
 export * from './trust';
+export * from './control';
+export * from './sagemaker';
+export * from './eks';
 export * from './sim';

@@ -8,3 +8,4 @@ export * from './sizing';
 export * from './routing-facts';
 export * from './metrics';
 export * from './policy';
+export * from './artifact-verification';

@@ -20,7 +20,7 @@ export {
 export { libraryPolicy } from './library-policy';
 export { runSimulation, type RunOptions, type RunResult, type RunSeries } from './simulator';
 export { computeMetrics, type RunMetrics } from './metrics';
-export { llamaChatService, sd21Service, type ServiceDefinition } from './services';
+export { llamaChatService, llamaChatSpecs, sd21Service, sd21Specs, type ServiceDefinition } from './services';
 export {
   buildScenario, capBetween, defineScenario, findScenario, P1, S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, type ScenarioBuilder,
   type ScenarioDefinition, type ScenarioOptions, type ScenarioParams, SCENARIOS,

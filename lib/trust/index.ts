@@ -1,1 +1,3 @@
 export * from './gate';
+export * from './artifact-trust';
+export * from './admission-policy';

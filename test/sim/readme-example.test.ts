@@ -1,6 +1,6 @@
 // The README's "define your own scenario" example, compiled and run (keep the two in sync).
 import {
-  AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, buildScenario, capBetween, defineCapacityClasses, defineScenario, llamaChatSpecsForExample,
+  AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, buildScenario, capBetween, defineCapacityClasses, defineScenario, llamaChatSpecs,
   planCapacity, runJob, type ServiceContract,
 } from './readme-example-imports';
 
@@ -10,7 +10,7 @@ const contract: ServiceContract = {
   requestShape: { meanPromptTokens: 1155, meanOutputTokens: 215 },
   peakRequestsPerSecond: 12,
 };
-const classes = defineCapacityClasses(llamaChatSpecsForExample(), { contract, platform: 'ec2' });
+const classes = defineCapacityClasses(llamaChatSpecs(), { contract, platform: 'ec2' });
 
 export const scenario = defineScenario('my-shortage', 'My preferred class runs dry', 'L40S capped at 2 instances for 20 minutes.',
   { capMinutes: 20 }, (_seed, p) => buildScenario({

@@ -3,3 +3,6 @@ export * from './types';
 export * from './defaults';
 export * from './decide';
 export * from './from-facts';
+export * from './reconciler-config';
+export * from './signal-sources';
+export * from './reconcile-io';

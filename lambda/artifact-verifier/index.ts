@@ -1,0 +1,340 @@
+/**
+ * Deploy-time verifier of one capacity class's artifacts (a CloudFormation custom resource).
+ *
+ * Create and Update gather evidence from ECR, AWS Signer, S3 and KMS and report SUCCESS only when
+ * `verifyArtifacts()` (lib/core) passes. Every error, exhausted retry or approaching timeout reports FAILED, so the
+ * class's Model or Deployment, which depends on this resource, is never created. Delete always succeeds: removing
+ * a gate must never block removing a stack.
+ */
+import { createHash } from 'node:crypto';
+import {
+  BatchGetImageCommand,
+  DescribeImageSigningStatusCommand,
+  ECRClient,
+  GetDownloadUrlForLayerCommand,
+  type ImageReferrer,
+  ListImageReferrersCommand,
+} from '@aws-sdk/client-ecr';
+import { KMSClient, VerifyCommand } from '@aws-sdk/client-kms';
+import { GetObjectTaggingCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetRevocationStatusCommand, GetSigningProfileCommand, SignerClient } from '@aws-sdk/client-signer';
+import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
+import {
+  type ApprovedArtifacts,
+  type ApprovedModelData,
+  type EcrImageReference,
+  type ImageSigningEvidence,
+  type ModelObjectEvidence,
+  type ModelSignatureEvidence,
+  type MultipartDigestPolicy,
+  type RetryOptions,
+  type SignatureRevocationEvidence,
+  type SigningProfileEvidence,
+  type VerificationVerdict,
+  MODEL_SHA256_METADATA,
+  MODEL_SIGNATURE_TAG,
+  MODEL_SIGNING_ALGORITHM,
+  NOTATION_PLATFORM_ID,
+  isVersionOfProfile,
+  modelDigestMessage,
+  parseEcrImage,
+  verifyArtifacts,
+  withRetries,
+} from '../../lib/core/artifact-verification';
+import { NOTATION_SIGNATURE_ARTIFACT_TYPE, parseNotationEnvelope } from './envelope';
+
+/** ResourceProperties as CloudFormation delivers them (every scalar is a string). */
+interface VerifierProperties {
+  readonly Record: {
+    readonly className: string;
+    readonly image: string;
+    readonly signingProfileArn: string;
+    readonly modelData?: { readonly bucket: string; readonly key: string; readonly versionId: string; readonly sha256: string };
+  };
+  readonly ModelSigningKeyArn: string;
+  readonly MultipartDigest: string;
+  readonly MaxAttempts: string;
+  readonly BaseDelayMs: string;
+  readonly MaxDelayMs: string;
+}
+
+/** Time kept back from the Lambda timeout to send FAILED before CloudFormation would wait an hour for an answer. */
+const RESPONSE_RESERVE_MS = 15_000;
+/** CloudFormation rejects responses over 4 KiB; the reason is the only long field. */
+const MAX_REASON_CHARS = 3000;
+
+export async function handler(event: CloudFormationCustomResourceEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<void> {
+  const props = event.ResourceProperties as unknown as VerifierProperties;
+  const physicalId = event.RequestType === 'Create' ? `artifact-gate/${props.Record?.className ?? 'unknown'}` : event.PhysicalResourceId;
+  if (event.RequestType === 'Delete') {
+    await respond(event, physicalId, 'SUCCESS', 'nothing to verify on delete');
+    return;
+  }
+  let verdict: VerificationVerdict;
+  try {
+    verdict = await withDeadline(verifyClass(props), context.getRemainingTimeInMillis() - RESPONSE_RESERVE_MS);
+  } catch (err) {
+    // Fail closed: an error is never a pass.
+    verdict = { passed: false, failures: [`verification could not complete: ${describeError(err)}`] };
+  }
+  const record = props.Record;
+  log({ className: record?.className, image: record?.image, passed: verdict.passed, failures: verdict.failures });
+  if (verdict.passed) {
+    await respond(event, physicalId, 'SUCCESS', 'artifacts verified', {
+      ImageDigest: parseEcrImage(record.image)?.digest ?? '',
+      ModelSha256: record.modelData?.sha256 ?? '',
+    });
+  } else {
+    const reason = `class '${record?.className ?? '?'}' artifacts rejected: ${verdict.failures.join('; ')}`;
+    await respond(event, physicalId, 'FAILED', reason);
+  }
+}
+
+/** Gathers all evidence for one class and judges it. Throws when AWS cannot be asked. */
+export async function verifyClass(props: VerifierProperties): Promise<VerificationVerdict> {
+  const approved = approvedFrom(props);
+  const retry = retryOptions(props);
+  const multipartDigest: MultipartDigestPolicy = props.MultipartDigest === 'metadata' ? 'metadata' : 'reject';
+  const image = parseEcrImage(approved.image);
+  if (!image) return { passed: false, failures: [`image '${approved.image}' is not a private ECR image pinned by digest`] };
+  const model = approved.modelData;
+  const [imageSigning, signingProfile, signatureRevocation, modelEvidence] = await Promise.all([
+    imageSigningEvidence(image.registryId, image.region, image.repositoryName, image.digest, retry),
+    signingProfileEvidence(approved.signingProfileArn, retry),
+    signatureRevocationEvidence(image, approved.signingProfileArn, retry),
+    model ? modelEvidenceFor(model, props.ModelSigningKeyArn, retry) : Promise.resolve(undefined),
+  ]);
+  return verifyArtifacts(
+    approved,
+    { imageSigning, signingProfile, signatureRevocation, modelObject: modelEvidence?.object, modelSignature: modelEvidence?.signature },
+    { modelSigningKeyArn: props.ModelSigningKeyArn, multipartDigest },
+  );
+}
+
+async function imageSigningEvidence(
+  registryId: string,
+  region: string,
+  repositoryName: string,
+  imageDigest: string,
+  retry: RetryOptions,
+): Promise<ImageSigningEvidence> {
+  const ecr = new ECRClient({ region, maxAttempts: 1 });
+  const command = new DescribeImageSigningStatusCommand({ registryId, repositoryName, imageId: { imageDigest } });
+  const out = await withRetries(() => ecr.send(command), retry);
+  return { statuses: out.signingStatuses ?? [] };
+}
+
+/** Most signature referrers read per image: a bound on work, far above what signing on push produces. */
+const MAX_SIGNATURES = 20;
+
+/**
+ * Reads the image's Notation signatures from ECR (referrers API, then the envelope blob) and asks AWS Signer whether
+ * the signing job, profile version or certificates of each signature by the approved profile are revoked.
+ */
+async function signatureRevocationEvidence(image: EcrImageReference, profileArn: string, retry: RetryOptions): Promise<SignatureRevocationEvidence> {
+  const ecr = new ECRClient({ region: image.region, maxAttempts: 1 });
+  const repo = { registryId: image.registryId, repositoryName: image.repositoryName };
+  const referrers: ImageReferrer[] = [];
+  let nextToken: string | undefined;
+  do {
+    const page = await withRetries(
+      () =>
+        ecr.send(
+          new ListImageReferrersCommand({
+            ...repo,
+            subjectId: { imageDigest: image.digest },
+            filter: { artifactTypes: [NOTATION_SIGNATURE_ARTIFACT_TYPE] },
+            nextToken,
+          }),
+        ),
+      retry,
+    );
+    referrers.push(...(page.referrers ?? []));
+    nextToken = page.nextToken;
+  } while (nextToken && referrers.length < MAX_SIGNATURES);
+
+  const signer = new SignerClient({ region: arnRegion(profileArn), maxAttempts: 1 });
+  const signatures: SignatureRevocationEvidence['signatures'][number][] = [];
+  const unreadable: string[] = [];
+  for (const referrer of referrers.slice(0, MAX_SIGNATURES)) {
+    const signatureDigest = referrer.digest ?? '?';
+    let facts;
+    try {
+      const blob = await signatureBlob(ecr, repo, signatureDigest, retry);
+      facts = parseNotationEnvelope(blob.mediaType, blob.bytes);
+    } catch (err) {
+      // A signature we cannot read proves nothing either way; it only counts against the image if no readable one remains.
+      unreadable.push(`${signatureDigest}: ${describeError(err)}`);
+      continue;
+    }
+    if (!isVersionOfProfile(facts.profileVersionArn, profileArn)) continue;
+    const out = await withRetries(
+      () =>
+        signer.send(
+          new GetRevocationStatusCommand({
+            signatureTimestamp: facts.signingTime,
+            platformId: NOTATION_PLATFORM_ID,
+            profileVersionArn: facts.profileVersionArn,
+            jobArn: facts.jobArn,
+            certificateHashes: facts.certificateHashes,
+          }),
+        ),
+      retry,
+    );
+    signatures.push({ signatureDigest, ...facts, revokedEntities: out.revokedEntities ?? [] });
+  }
+  return { signatures, unreadable };
+}
+
+/** The envelope blob of one signature manifest, checked against its digest. */
+async function signatureBlob(
+  ecr: ECRClient,
+  repo: { registryId: string; repositoryName: string },
+  manifestDigest: string,
+  retry: RetryOptions,
+): Promise<{ mediaType: string; bytes: Uint8Array }> {
+  const got = await withRetries(
+    () =>
+      ecr.send(
+        new BatchGetImageCommand({ ...repo, imageIds: [{ imageDigest: manifestDigest }], acceptedMediaTypes: ['application/vnd.oci.image.manifest.v1+json'] }),
+      ),
+    retry,
+  );
+  const manifestText = got.images?.[0]?.imageManifest;
+  if (!manifestText) throw new Error(`signature manifest not returned (${got.failures?.[0]?.failureReason ?? 'no reason given'})`);
+  const layer = (JSON.parse(manifestText) as { layers?: { mediaType?: string; digest?: string }[] }).layers?.[0];
+  if (!layer?.digest || !layer.mediaType) throw new Error('signature manifest has no envelope layer');
+  const layerDigest = layer.digest;
+  const url = await withRetries(() => ecr.send(new GetDownloadUrlForLayerCommand({ ...repo, layerDigest })), retry);
+  if (!url.downloadUrl) throw new Error('ECR returned no download URL for the signature envelope');
+  const downloadUrl = url.downloadUrl;
+  const bytes = await withRetries(async () => {
+    const res = await fetch(downloadUrl);
+    if (!res.ok) throw Object.assign(new Error(`envelope download failed: HTTP ${res.status}`), { $metadata: { httpStatusCode: res.status } });
+    return new Uint8Array(await res.arrayBuffer());
+  }, retry);
+  const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  if (actual !== layerDigest) throw new Error(`envelope digest is ${actual}, manifest says ${layerDigest}`);
+  return { mediaType: layer.mediaType, bytes };
+}
+
+async function signingProfileEvidence(profileArn: string, retry: RetryOptions): Promise<SigningProfileEvidence> {
+  const m = /^arn:[^:]+:signer:([^:]+):(\d{12}):\/?signing-profiles\/([^/]+)$/.exec(profileArn);
+  if (!m) throw new Error(`'${profileArn}' is not a signing profile ARN`);
+  const signer = new SignerClient({ region: m[1], maxAttempts: 1 });
+  const out = await withRetries(() => signer.send(new GetSigningProfileCommand({ profileName: m[3], profileOwner: m[2] })), retry);
+  return { arn: out.arn, status: out.status, platformId: out.platformId, revocationRecord: out.revocationRecord };
+}
+
+async function modelEvidenceFor(
+  model: ApprovedModelData,
+  keyArn: string,
+  retry: RetryOptions,
+): Promise<{ object: ModelObjectEvidence; signature: ModelSignatureEvidence }> {
+  const s3 = new S3Client({ followRegionRedirects: true, maxAttempts: 1 });
+  const version = model.versionId ? { VersionId: model.versionId } : {};
+  const head = await withRetries(
+    () => s3.send(new HeadObjectCommand({ Bucket: model.bucket, Key: model.key, ChecksumMode: 'ENABLED', ...version })),
+    retry,
+  );
+  const object: ModelObjectEvidence = {
+    versionId: head.VersionId,
+    deleteMarker: head.DeleteMarker,
+    checksumSha256: head.ChecksumSHA256,
+    checksumType: head.ChecksumType,
+    metadataSha256: head.Metadata?.[MODEL_SHA256_METADATA],
+  };
+  const tags = await withRetries(() => s3.send(new GetObjectTaggingCommand({ Bucket: model.bucket, Key: model.key, ...version })), retry);
+  const signatureB64 = tags.TagSet?.find((t) => t.Key === MODEL_SIGNATURE_TAG)?.Value;
+  if (signatureB64 === undefined) return { object, signature: { signaturePresent: false, signatureValid: false } };
+  const kms = new KMSClient({ region: arnRegion(keyArn), maxAttempts: 1 });
+  const signatureValid = await withRetries(async () => {
+    try {
+      const out = await kms.send(
+        new VerifyCommand({
+          KeyId: keyArn,
+          Message: modelDigestMessage(model.sha256),
+          MessageType: 'DIGEST',
+          Signature: Uint8Array.from(Buffer.from(signatureB64, 'base64')),
+          SigningAlgorithm: MODEL_SIGNING_ALGORITHM,
+        }),
+      );
+      return out.SignatureValid === true;
+    } catch (err) {
+      // KMS answers an invalid signature with this error, not with SignatureValid: false.
+      if ((err as { name?: string }).name === 'KMSInvalidSignatureException') return false;
+      throw err;
+    }
+  }, retry);
+  return { object, signature: { signaturePresent: true, signatureValid } };
+}
+
+function approvedFrom(props: VerifierProperties): ApprovedArtifacts {
+  const r = props.Record;
+  if (!r || !r.className || !r.image || !r.signingProfileArn || !props.ModelSigningKeyArn) {
+    throw new Error('the custom resource is missing Record.className, Record.image, Record.signingProfileArn or ModelSigningKeyArn');
+  }
+  const modelData = r.modelData ? { bucket: r.modelData.bucket, key: r.modelData.key, versionId: r.modelData.versionId ?? '', sha256: r.modelData.sha256 } : undefined;
+  return { className: r.className, image: r.image, signingProfileArn: r.signingProfileArn, modelData };
+}
+
+function retryOptions(props: VerifierProperties): RetryOptions {
+  const int = (value: string | undefined, fallback: number) => {
+    const n = Number(value);
+    return Number.isFinite(n) && n >= 0 ? n : fallback;
+  };
+  return {
+    maxAttempts: Math.max(1, int(props.MaxAttempts, 5)),
+    baseDelayMs: int(props.BaseDelayMs, 500),
+    maxDelayMs: int(props.MaxDelayMs, 8000),
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    random: Math.random,
+  };
+}
+
+function arnRegion(arn: string): string | undefined {
+  return /^arn:[^:]+:[^:]+:([^:]+):/.exec(arn)?.[1] || undefined;
+}
+
+async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`verification did not finish within ${Math.max(0, ms)} ms`)), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`;
+  return String(err);
+}
+
+async function respond(
+  event: CloudFormationCustomResourceEvent,
+  physicalResourceId: string,
+  status: 'SUCCESS' | 'FAILED',
+  reason: string,
+  data?: Record<string, string>,
+): Promise<void> {
+  const body = JSON.stringify({
+    Status: status,
+    Reason: reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS)}... (see the verifier's log)` : reason,
+    PhysicalResourceId: physicalResourceId,
+    StackId: event.StackId,
+    RequestId: event.RequestId,
+    LogicalResourceId: event.LogicalResourceId,
+    Data: data,
+  });
+  // The pre-signed response URL is signed without a content type.
+  const res = await fetch(event.ResponseURL, { method: 'PUT', body, headers: { 'content-type': '' } });
+  if (!res.ok) throw new Error(`CloudFormation response was not accepted: HTTP ${res.status}`);
+}
+
+function log(entry: Record<string, unknown>): void {
+  // One structured line per verdict: the audit trail of what was approved or rejected and why.
+  console.log(JSON.stringify({ event: 'artifact-verification', ...entry }));
+}

@@ -1,0 +1,450 @@
+/**
+ * What counts as a verified class artifact: the rules the deploy-time verifier applies, the class record it checks
+ * against, and the retry policy it calls AWS with. Pure: no AWS SDK and no aws-cdk-lib imports, so the verifier
+ * Lambda, the signing CLI and the constructs share one definition of "approved".
+ */
+import { type CapacityClassSpec } from './capacity-class';
+import { isUnresolved } from './tokens';
+
+// ---------------------------------------------------------------------------------------------------------------
+// References
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A private ECR image pinned by digest. */
+export interface EcrImageReference {
+  /** The registry's account id. */
+  readonly registryId: string;
+  readonly region: string;
+  readonly repositoryName: string;
+  /** `sha256:<64 hex>`. */
+  readonly digest: string;
+}
+
+// Repository names follow ECR's own pattern; the registry host covers the commercial, FIPS and China endpoints.
+const ECR_HOST = String.raw`(\d{12})\.dkr\.ecr(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com(?:\.cn)?`;
+const ECR_REPOSITORY = String.raw`((?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-z0-9]+)*)`;
+const ECR_IMAGE = new RegExp(`^${ECR_HOST}\\/${ECR_REPOSITORY}@(sha256:[0-9a-f]{64})$`);
+
+/** Parses `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>`; undefined for anything else (tags included). */
+export function parseEcrImage(image: string): EcrImageReference | undefined {
+  const m = ECR_IMAGE.exec(image);
+  if (!m) return undefined;
+  return { registryId: m[1], region: m[2], repositoryName: m[3], digest: m[4] };
+}
+
+/** One S3 object. */
+export interface S3ObjectReference {
+  readonly bucket: string;
+  readonly key: string;
+}
+
+/** Parses `s3://bucket/key` of a single object; undefined for a prefix (`.../`) or anything else. */
+export function parseS3Object(uri: string): S3ObjectReference | undefined {
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.+)$/.exec(uri);
+  if (!m || m[2].endsWith('/')) return undefined;
+  return { bucket: m[1], key: m[2] };
+}
+
+/** AWS Signer profile names: letters, digits and underscores only (no hyphens), 2..64 characters. */
+export const SIGNING_PROFILE_NAME = /^[a-zA-Z0-9_]{2,64}$/;
+
+/** The ARN of a signing profile, as ECR `DescribeImageSigningStatus` reports it (note the `/` before `signing-profiles`). */
+export function signingProfileArn(partition: string, region: string, account: string, profileName: string): string {
+  return `arn:${partition}:signer:${region}:${account}:/signing-profiles/${profileName}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The class record
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Model data approved for a class: the exact object version and its content digest. */
+export interface ApprovedModelData {
+  readonly bucket: string;
+  readonly key: string;
+  /** S3 object version. */
+  readonly versionId: string;
+  /** SHA-256 of the whole object, 64 lower-case hex characters. */
+  readonly sha256: string;
+}
+
+/**
+ * What one class may run, bound together: the image digest, the signer that must have signed it, and the model
+ * data's digest and object version. No mutable tag appears anywhere in it.
+ */
+export interface ApprovedArtifacts {
+  readonly className: string;
+  /** The image reference exactly as the class deploys it (`...@sha256:...`). */
+  readonly image: string;
+  /** ARN of the AWS Signer profile that must have signed the image. */
+  readonly signingProfileArn: string;
+  /** @default - weights are in the image */
+  readonly modelData?: ApprovedModelData;
+}
+
+/** How the trust construct resolves a class's signer and what it requires. */
+export interface ArtifactRecordOptions {
+  /** ARN of the Signer profile used when a class names none. */
+  readonly defaultSigningProfileArn: string;
+  readonly partition: string;
+  readonly region: string;
+  readonly account: string;
+  /** Whether model data must pin an S3 object version. */
+  readonly requireModelVersion: boolean;
+}
+
+/**
+ * The approved-artifact record of a class, or every reason it cannot be built. Values that are CDK tokens are not
+ * read: their record fields are left as given and the verifier checks them at deploy time.
+ */
+export function approvedArtifactsFor(
+  cls: CapacityClassSpec,
+  options: ArtifactRecordOptions,
+): { readonly record?: ApprovedArtifacts; readonly problems: string[] } {
+  const problems: string[] = [];
+  const where = `class '${cls.name}'`;
+  const { image, modelData } = cls.artifact;
+  if (!isUnresolved(image) && !parseEcrImage(image)) {
+    problems.push(
+      `${where}: artifact.image '${image}' is not a private ECR image pinned by digest; ` +
+        'the verifier needs <account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>',
+    );
+  }
+  const profileName = cls.artifact.signingProfileName;
+  if (profileName !== undefined && !isUnresolved(profileName) && !SIGNING_PROFILE_NAME.test(profileName)) {
+    problems.push(`${where}: artifact.signingProfileName '${profileName}' is not an AWS Signer profile name (2..64 of [A-Za-z0-9_])`);
+  }
+  let approvedModel: ApprovedModelData | undefined;
+  if (modelData) {
+    const object = isUnresolved(modelData.uri) ? { bucket: modelData.uri, key: modelData.uri } : parseS3Object(modelData.uri);
+    if (!object) {
+      problems.push(
+        `${where}: artifact.modelData.uri '${modelData.uri}' is not one S3 object (s3://bucket/key); ` +
+          'a prefix cannot be pinned by one digest: archive it (e.g. model.tar) and sign the archive',
+      );
+    }
+    if (!isUnresolved(modelData.sha256) && !/^[0-9a-f]{64}$/.test(modelData.sha256)) {
+      problems.push(`${where}: artifact.modelData.sha256 '${modelData.sha256}' is not 64 lower-case hex characters`);
+    }
+    if (modelData.versionId === undefined && options.requireModelVersion) {
+      problems.push(
+        `${where}: artifact.modelData.versionId is missing; the verifier pins model data by object version ` +
+          '(enable bucket versioning and give the version id, or set requireModelVersion: false)',
+      );
+    } else if (modelData.versionId !== undefined && !isUnresolved(modelData.versionId) && !/^[\x21-\x7e]{1,1024}$/.test(modelData.versionId)) {
+      problems.push(`${where}: artifact.modelData.versionId '${modelData.versionId}' is not an S3 version id`);
+    }
+    if (object) approvedModel = { ...object, versionId: modelData.versionId ?? '', sha256: modelData.sha256 };
+  }
+  if (problems.length > 0) return { problems };
+  return {
+    problems,
+    record: {
+      className: cls.name,
+      image,
+      signingProfileArn:
+        profileName === undefined
+          ? options.defaultSigningProfileArn
+          : signingProfileArn(options.partition, options.region, options.account, profileName),
+      modelData: approvedModel,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Evidence and rules
+// ---------------------------------------------------------------------------------------------------------------
+
+/** ECR `DescribeImageSigningStatus` for the class's image digest. */
+export interface ImageSigningEvidence {
+  readonly statuses: readonly {
+    readonly signingProfileArn?: string;
+    readonly status?: string;
+    readonly failureCode?: string;
+    readonly failureReason?: string;
+  }[];
+}
+
+/** AWS Signer `GetSigningProfile` of the approved profile. */
+export interface SigningProfileEvidence {
+  readonly arn?: string;
+  readonly status?: string;
+  readonly platformId?: string;
+  readonly revocationRecord?: { readonly revocationEffectiveFrom?: Date; readonly revokedAt?: Date; readonly revokedBy?: string };
+}
+
+/** The image's Notation signatures (ECR referrers) and what AWS Signer `GetRevocationStatus` said about each. */
+export interface SignatureRevocationEvidence {
+  readonly signatures: readonly {
+    /** Digest of the signature manifest in the repository. */
+    readonly signatureDigest: string;
+    readonly targetDigest: string;
+    readonly profileVersionArn: string;
+    readonly jobArn: string;
+    /** `revokedEntities`: job, profile version or certificate hashes Signer reports revoked. */
+    readonly revokedEntities: readonly string[];
+  }[];
+  /** Signatures that could not be read, with the reason. */
+  readonly unreadable?: readonly string[];
+}
+
+/** S3 `HeadObject` (checksum mode enabled) and the object's tags, for the pinned version. */
+export interface ModelObjectEvidence {
+  readonly versionId?: string;
+  readonly deleteMarker?: boolean;
+  /** Base64; `<base64>-<parts>` for a composite checksum of a multipart upload. */
+  readonly checksumSha256?: string;
+  /** `FULL_OBJECT` or `COMPOSITE`. */
+  readonly checksumType?: string;
+  /** User metadata `sha256` written at upload (immutable for the version). */
+  readonly metadataSha256?: string;
+}
+
+/** KMS `Verify` of the model digest's signature. */
+export interface ModelSignatureEvidence {
+  /** The signature found on the object version (tag `MODEL_SIGNATURE_TAG`). */
+  readonly signaturePresent: boolean;
+  readonly signatureValid: boolean;
+}
+
+/** Platform of the Signer profiles that sign OCI images for ECR managed signing. */
+export const NOTATION_PLATFORM_ID = 'Notation-OCI-SHA384-ECDSA';
+/** Object tag that carries the base64 KMS signature of the model data's SHA-256. */
+export const MODEL_SIGNATURE_TAG = 'cai:model-sha256-signature';
+/** Object metadata (x-amz-meta-sha256) that carries the whole object's SHA-256 in hex. */
+export const MODEL_SHA256_METADATA = 'sha256';
+/** KMS key spec and algorithm: a P-256 ECDSA signature of a 32-byte SHA-256 digest fits in one object tag. */
+export const MODEL_SIGNING_KEY_SPEC = 'ECC_NIST_P256';
+export const MODEL_SIGNING_ALGORITHM = 'ECDSA_SHA_256';
+
+/** How the verifier accepts a model digest when S3 holds no full-object SHA-256 (multipart uploads). */
+export type MultipartDigestPolicy = 'metadata' | 'reject';
+
+/** Failures of the image signature: signed by the approved profile, signing complete. */
+export function imageSignatureFailures(approved: ApprovedArtifacts, evidence: ImageSigningEvidence): string[] {
+  const approvedBy = (s: { readonly signingProfileArn?: string }) =>
+    s.signingProfileArn !== undefined && sameSigningProfile(s.signingProfileArn, approved.signingProfileArn);
+  const mine = evidence.statuses.filter(approvedBy);
+  if (mine.length === 0) {
+    const others = evidence.statuses.map((s) => s.signingProfileArn ?? '?');
+    return [
+      `image ${approved.image} has no signature by the approved profile ${approved.signingProfileArn}` +
+        (others.length > 0 ? ` (signed only by ${others.join(', ')})` : ' (it is not signed)'),
+    ];
+  }
+  if (mine.some((s) => s.status === 'COMPLETE')) return [];
+  return mine.map((s) =>
+    s.status === 'FAILED'
+      ? `image ${approved.image}: signing by ${approved.signingProfileArn} FAILED (${s.failureCode ?? '?'}: ${s.failureReason ?? '?'})`
+      : `image ${approved.image}: signing by ${approved.signingProfileArn} is ${s.status ?? 'in an unknown state'}, not COMPLETE`,
+  );
+}
+
+/**
+ * Whether two signing profile ARNs name the same profile. Signer writes `...:/signing-profiles/<name>`; some
+ * documents drop the slash after the account. Names compare exactly: an approval check does not fold case.
+ */
+export function sameSigningProfile(a: string, b: string): boolean {
+  const norm = (arn: string) => arn.replace(/:(\d{12}):signing-profiles\//, ':$1:/signing-profiles/');
+  return norm(a) === norm(b);
+}
+
+/** Whether a signing profile version ARN (`.../signing-profiles/<name>/<version>`) belongs to the profile ARN. */
+export function isVersionOfProfile(profileVersionArn: string, profileArn: string): boolean {
+  const cut = profileVersionArn.lastIndexOf('/');
+  return cut > 0 && sameSigningProfile(profileVersionArn.slice(0, cut), profileArn);
+}
+
+/**
+ * Failures of signature revocation: the image must carry at least one signature by the approved profile that covers
+ * its digest, and no signature by that profile may be revoked (a revocation signals a compromise: a second,
+ * unrevoked signature does not outvote it).
+ */
+export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDigest: string, evidence: SignatureRevocationEvidence): string[] {
+  const mine = evidence.signatures.filter((s) => isVersionOfProfile(s.profileVersionArn, approved.signingProfileArn));
+  const failures: string[] = [];
+  if (mine.length === 0) {
+    const why = evidence.unreadable?.length ? `; unreadable signatures: ${evidence.unreadable.join('; ')}` : '';
+    failures.push(`image ${approved.image}: no Notation signature by ${approved.signingProfileArn} found among its referrers${why}`);
+  }
+  for (const s of mine) {
+    if (s.targetDigest !== imageDigest) {
+      failures.push(`image ${approved.image}: signature ${s.signatureDigest} covers ${s.targetDigest}, not ${imageDigest}`);
+    }
+    if (s.revokedEntities.length > 0) {
+      failures.push(`image ${approved.image}: signature ${s.signatureDigest} (job ${s.jobArn}) is revoked: ${s.revokedEntities.join(', ')}`);
+    }
+  }
+  return failures;
+}
+
+/** Failures of the signing profile: it must be the approved one, active, Notation, and never revoked. */
+export function signingProfileFailures(approved: ApprovedArtifacts, evidence: SigningProfileEvidence): string[] {
+  const failures: string[] = [];
+  const profile = approved.signingProfileArn;
+  if (evidence.arn !== undefined && !sameSigningProfile(evidence.arn, profile)) failures.push(`signing profile is ${evidence.arn}, expected ${profile}`);
+  if (evidence.status !== 'Active') failures.push(`signing profile ${profile} is ${evidence.status ?? 'in an unknown state'}, not Active`);
+  if (evidence.revocationRecord) {
+    const r = evidence.revocationRecord;
+    failures.push(
+      `signing profile ${profile} was revoked (effective from ${r.revocationEffectiveFrom?.toISOString() ?? '?'} by ${r.revokedBy ?? '?'}): ` +
+        'its signatures are no longer trusted',
+    );
+  }
+  if (evidence.platformId !== NOTATION_PLATFORM_ID) {
+    failures.push(`signing profile ${profile} has platform ${evidence.platformId ?? '?'}, expected ${NOTATION_PLATFORM_ID}`);
+  }
+  return failures;
+}
+
+/** Hex of a base64 value, or undefined when it is not 32 bytes of base64. */
+export function base64Sha256ToHex(value: string): string | undefined {
+  if (!/^[A-Za-z0-9+/]{43}=$/.test(value)) return undefined;
+  return Buffer.from(value, 'base64').toString('hex');
+}
+
+/** Whether S3's checksum is of the whole object (a composite checksum of parts ends with `-<parts>`). */
+export function isFullObjectChecksum(checksum: string, checksumType: string | undefined): boolean {
+  return checksumType !== 'COMPOSITE' && !/-\d+$/.test(checksum);
+}
+
+/**
+ * Failures of the model object version. S3 proves the content digest itself when it holds a full-object SHA-256
+ * (single-part uploads with `--checksum-algorithm SHA256`). For multipart uploads S3 keeps only a checksum of the
+ * parts' checksums, which cannot be compared with the whole object's SHA-256 without reading the object; under the
+ * `metadata` policy the verifier then accepts the `x-amz-meta-sha256` written at upload (immutable for a pinned
+ * version, and the digest it names must still carry a valid KMS signature), under `reject` it fails.
+ */
+export function modelObjectFailures(model: ApprovedModelData, evidence: ModelObjectEvidence, multipart: MultipartDigestPolicy): string[] {
+  const where = `model data s3://${model.bucket}/${model.key}`;
+  if (evidence.deleteMarker) return [`${where}: version ${model.versionId || '(latest)'} is a delete marker`];
+  const failures: string[] = [];
+  if (model.versionId && evidence.versionId !== model.versionId) {
+    failures.push(`${where}: object version is ${evidence.versionId ?? '(unversioned)'}, approved ${model.versionId}`);
+  }
+  const checksum = evidence.checksumSha256;
+  if (checksum !== undefined && isFullObjectChecksum(checksum, evidence.checksumType)) {
+    const hex = base64Sha256ToHex(checksum);
+    if (hex !== model.sha256) failures.push(`${where}: S3 SHA-256 is ${hex ?? `unreadable (${checksum})`}, approved ${model.sha256}`);
+    return failures;
+  }
+  const why = checksum === undefined ? 'S3 holds no SHA-256 checksum for it' : `S3 holds only a composite checksum (${checksum})`;
+  if (multipart === 'reject') {
+    failures.push(`${where}: ${why}, and the policy requires a full-object SHA-256 (upload with one PUT and --checksum-algorithm SHA256)`);
+  } else if (!model.versionId) {
+    failures.push(`${where}: ${why}; its metadata digest is only trusted for a pinned object version, and none is approved`);
+  } else if (evidence.metadataSha256 === undefined) {
+    failures.push(`${where}: ${why} and no x-amz-meta-${MODEL_SHA256_METADATA}; record the digest at upload (bin/sign-model.ts prints how)`);
+  } else if (evidence.metadataSha256.toLowerCase() !== model.sha256) {
+    failures.push(`${where}: x-amz-meta-${MODEL_SHA256_METADATA} is ${evidence.metadataSha256}, approved ${model.sha256}`);
+  }
+  return failures;
+}
+
+/** Failures of the model digest's KMS signature. */
+export function modelSignatureFailures(model: ApprovedModelData, evidence: ModelSignatureEvidence, keyArn: string): string[] {
+  const where = `model data s3://${model.bucket}/${model.key}`;
+  if (!evidence.signaturePresent) return [`${where}: no ${MODEL_SIGNATURE_TAG} tag on version ${model.versionId || '(latest)'}; sign it with bin/sign-model.ts`];
+  if (!evidence.signatureValid) return [`${where}: the signature of SHA-256 ${model.sha256} does not verify with KMS key ${keyArn}`];
+  return [];
+}
+
+/** The 32 bytes KMS signs and verifies (`MessageType: DIGEST`) for a model's hex SHA-256. */
+export function modelDigestMessage(sha256Hex: string): Uint8Array {
+  if (!/^[0-9a-f]{64}$/.test(sha256Hex)) throw new Error(`'${sha256Hex}' is not a SHA-256 digest in lower-case hex`);
+  return Uint8Array.from(Buffer.from(sha256Hex, 'hex'));
+}
+
+/** Everything the verifier found about one class. A check that did not run is absent, and absence never passes. */
+export interface VerificationEvidence {
+  readonly imageSigning?: ImageSigningEvidence;
+  readonly signingProfile?: SigningProfileEvidence;
+  readonly signatureRevocation?: SignatureRevocationEvidence;
+  readonly modelObject?: ModelObjectEvidence;
+  readonly modelSignature?: ModelSignatureEvidence;
+}
+
+export interface VerificationVerdict {
+  readonly passed: boolean;
+  readonly failures: readonly string[];
+}
+
+/** The verdict on one class: passes only when every required check ran and found nothing. */
+export function verifyArtifacts(
+  approved: ApprovedArtifacts,
+  evidence: VerificationEvidence,
+  options: { readonly modelSigningKeyArn: string; readonly multipartDigest: MultipartDigestPolicy },
+): VerificationVerdict {
+  const failures: string[] = [];
+  const missing = (what: string) => failures.push(`${what} was not checked`);
+  if (evidence.imageSigning) failures.push(...imageSignatureFailures(approved, evidence.imageSigning));
+  else missing('the image signature');
+  if (evidence.signingProfile) failures.push(...signingProfileFailures(approved, evidence.signingProfile));
+  else missing('the signing profile');
+  const digest = parseEcrImage(approved.image)?.digest;
+  if (!digest) failures.push(`image '${approved.image}' is not a private ECR image pinned by digest`);
+  else if (evidence.signatureRevocation) failures.push(...signatureRevocationFailures(approved, digest, evidence.signatureRevocation));
+  else missing('signature revocation');
+  const model = approved.modelData;
+  if (model) {
+    if (evidence.modelObject) failures.push(...modelObjectFailures(model, evidence.modelObject, options.multipartDigest));
+    else missing('the model object');
+    if (evidence.modelSignature) failures.push(...modelSignatureFailures(model, evidence.modelSignature, options.modelSigningKeyArn));
+    else missing('the model signature');
+  }
+  return { passed: failures.length === 0, failures };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Retries
+// ---------------------------------------------------------------------------------------------------------------
+
+const RETRYABLE_NAMES = new Set([
+  'ThrottlingException',
+  'Throttling',
+  'TooManyRequestsException',
+  'RequestLimitExceeded',
+  'SlowDown',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'InternalServerException',
+  'InternalFailure',
+  'KMSInternalException',
+]);
+
+/** Whether an AWS error is worth another attempt: throttling or a server-side fault, never a denial or a missing object. */
+export function isRetryableError(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { name?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number } };
+  if (e.name !== undefined && RETRYABLE_NAMES.has(e.name)) return true;
+  if (e.$retryable) return true;
+  const status = e.$metadata?.httpStatusCode;
+  return status === 429 || (status !== undefined && status >= 500);
+}
+
+export interface RetryOptions {
+  /** Attempts in total, at least 1. */
+  readonly maxAttempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly sleep: (ms: number) => Promise<void>;
+  /** In [0, 1): jitter source (inject a seeded one in tests). */
+  readonly random: () => number;
+}
+
+/** Backoff before attempt `attempt + 1` (attempt counts from 1): exponential, capped, with half jitter. */
+export function backoffDelayMs(attempt: number, options: Pick<RetryOptions, 'baseDelayMs' | 'maxDelayMs' | 'random'>): number {
+  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(ceiling / 2 + (ceiling / 2) * options.random());
+}
+
+/** Runs `op`, retrying retryable errors with backoff; rethrows the last error when the attempts run out. */
+export async function withRetries<T>(op: () => Promise<T>, options: RetryOptions): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await op();
+    } catch (err) {
+      if (attempt >= options.maxAttempts || !isRetryableError(err)) throw err;
+      await options.sleep(backoffDelayMs(attempt, options));
+    }
+  }
+}

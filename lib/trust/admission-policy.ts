@@ -1,0 +1,181 @@
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import { Construct } from 'constructs';
+import { duplicates, isUnresolved, rfc1123LabelProblem } from '../core';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Typed manifests (admissionregistration.k8s.io/v1, GA since Kubernetes 1.30)
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface ObjectMetadata {
+  readonly name: string;
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+export interface ResourceRule {
+  readonly apiGroups: readonly string[];
+  readonly apiVersions: readonly string[];
+  readonly operations: readonly ('CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT' | '*')[];
+  readonly resources: readonly string[];
+}
+
+export interface LabelSelector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+}
+
+export interface AdmissionValidation {
+  readonly expression: string;
+  readonly messageExpression?: string;
+  readonly message?: string;
+  readonly reason?: string;
+}
+
+export interface ValidatingAdmissionPolicy {
+  readonly apiVersion: 'admissionregistration.k8s.io/v1';
+  readonly kind: 'ValidatingAdmissionPolicy';
+  readonly metadata: ObjectMetadata;
+  readonly spec: {
+    readonly failurePolicy: 'Fail' | 'Ignore';
+    readonly matchConstraints: { readonly resourceRules: readonly ResourceRule[] };
+    readonly variables: readonly { readonly name: string; readonly expression: string }[];
+    readonly validations: readonly AdmissionValidation[];
+  };
+}
+
+export interface ValidatingAdmissionPolicyBinding {
+  readonly apiVersion: 'admissionregistration.k8s.io/v1';
+  readonly kind: 'ValidatingAdmissionPolicyBinding';
+  readonly metadata: ObjectMetadata;
+  readonly spec: {
+    readonly policyName: string;
+    readonly validationActions: readonly ('Deny' | 'Warn' | 'Audit')[];
+    readonly matchResources: { readonly namespaceSelector: LabelSelector };
+  };
+}
+
+/** What the approved-images policy is made of. */
+export interface ApprovedImagesPolicyOptions {
+  /** Name of the ValidatingAdmissionPolicy; the binding is `<name>-binding`. */
+  readonly name: string;
+  /** The serving namespace the binding applies to. */
+  readonly namespace: string;
+  /** Every image a pod in the namespace may run, each pinned by digest (`...@sha256:<64 hex>`). */
+  readonly images: readonly string[];
+}
+
+const DIGEST_REF = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:\.[a-z0-9-]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)+@sha256:[0-9a-f]{64}$/;
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'cdk-capacity-aware-inference' };
+
+/** Every problem of the options, as `<prop>: '<value>' <why>` strings. */
+export function approvedImagesPolicyProblems(options: ApprovedImagesPolicyOptions): string[] {
+  const problems: string[] = [];
+  if (!isUnresolved(options.name) && (!SUBDOMAIN.test(options.name) || options.name.length > 245)) {
+    problems.push(`name: '${options.name}' is not a DNS subdomain of at most 245 characters (the binding adds '-binding')`);
+  }
+  const ns = isUnresolved(options.namespace) ? undefined : rfc1123LabelProblem(options.namespace);
+  if (ns) problems.push(`namespace: '${options.namespace}' ${ns}`);
+  if (options.images.length === 0) problems.push('images: is empty; a policy that allows nothing would reject every serving pod');
+  for (const image of options.images) {
+    if (isUnresolved(image)) {
+      problems.push('images: an image is an unresolved token; the policy embeds literal digests in its CEL expression');
+    } else if (!DIGEST_REF.test(image)) {
+      problems.push(`images: '${image}' is not pinned by digest (<registry>/<repository>@sha256:<64 hex>); tags are mutable`);
+    }
+  }
+  for (const d of duplicates(options.images)) problems.push(`images: '${d}' is listed twice`);
+  return problems;
+}
+
+/**
+ * A ValidatingAdmissionPolicy that denies a pod unless every image of its containers, init containers and
+ * ephemeral containers is one of the approved digests. It matches pod creation, update and the
+ * `pods/ephemeralcontainers` subresource (so `kubectl debug` cannot inject an unapproved image).
+ */
+export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): ValidatingAdmissionPolicy {
+  const problems = approvedImagesPolicyProblems(options);
+  if (problems.length > 0) throw new Error(`Invalid approved-images policy (${problems.length} problem(s)):\n${problems.join('\n')}`);
+  // JSON string literals are valid CEL string literals for image references (no escapes needed).
+  const allowed = `[${options.images.map((i) => JSON.stringify(i)).join(', ')}]`;
+  const imagesOf = (field: string) => `(has(object.spec.${field}) ? object.spec.${field}.map(c, c.image) : [])`;
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: options.name, labels: MANAGED_BY },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods', 'pods/ephemeralcontainers'] }],
+      },
+      variables: [
+        { name: 'allowed', expression: allowed },
+        { name: 'images', expression: `object.spec.containers.map(c, c.image) + ${imagesOf('initContainers')} + ${imagesOf('ephemeralContainers')}` },
+      ],
+      validations: [
+        {
+          expression: 'variables.images.all(i, i in variables.allowed)',
+          messageExpression: "'images not among the approved digests of this namespace: ' + variables.images.filter(i, !(i in variables.allowed)).join(', ')",
+          reason: 'Forbidden',
+        },
+      ],
+    },
+  };
+}
+
+/** Binds the policy to the serving namespace with `Deny`. */
+export function approvedImagesPolicyBinding(options: ApprovedImagesPolicyOptions): ValidatingAdmissionPolicyBinding {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: `${options.name}-binding`, labels: MANAGED_BY },
+    spec: {
+      policyName: options.name,
+      validationActions: ['Deny'],
+      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': options.namespace } } },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Construct
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface ApprovedImagesAdmissionProps {
+  /** The cluster (Kubernetes 1.30 or newer: ValidatingAdmissionPolicy v1). */
+  readonly cluster: eks.ICluster;
+  /** The serving namespace. */
+  readonly namespace: string;
+  /** The approved image digests: every class's `artifact.image` (`ArtifactTrust.approvedImages`), plus any sidecar the namespace runs. */
+  readonly images: readonly string[];
+  /**
+   * Name of the ValidatingAdmissionPolicy.
+   * @default `approved-images-<namespace>`
+   */
+  readonly policyName?: string;
+}
+
+/**
+ * Applies the approved-images ValidatingAdmissionPolicy and its binding to an EKS cluster: pods in the serving
+ * namespace whose images are not the approved digests are rejected by the API server.
+ */
+export class ApprovedImagesAdmission extends Construct {
+  public readonly policy: ValidatingAdmissionPolicy;
+  public readonly binding: ValidatingAdmissionPolicyBinding;
+  public readonly manifest: eks.KubernetesManifest;
+
+  constructor(scope: Construct, id: string, props: ApprovedImagesAdmissionProps) {
+    super(scope, id);
+    const options = { name: props.policyName ?? `approved-images-${props.namespace}`, namespace: props.namespace, images: props.images };
+    const problems = approvedImagesPolicyProblems(options);
+    if (problems.length > 0) {
+      throw new Error(`${this.node.path}: invalid ApprovedImagesAdmission (${problems.length} problem(s)):\n${problems.join('\n')}`);
+    }
+    this.policy = approvedImagesPolicy(options);
+    this.binding = approvedImagesPolicyBinding(options);
+    this.manifest = new eks.KubernetesManifest(this, 'Manifest', {
+      cluster: props.cluster,
+      // The policy before its binding: a binding to a missing policy is ignored until the policy exists.
+      manifest: [this.policy, this.binding] as unknown as Record<string, unknown>[],
+      overwrite: true,
+    });
+  }
+}

@@ -1,0 +1,91 @@
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import {
+  ApprovedImagesAdmission,
+  approvedImagesPolicy,
+  approvedImagesPolicyBinding,
+  approvedImagesPolicyProblems,
+} from '../../lib/trust';
+import { expectValidManifests, imageRef, testStack, testWithSchemas } from '../util';
+
+const IMAGES = [imageRef('vllm', 'a'), imageRef('vllm', 'b'), imageRef('neuron', 'c')];
+const OPTIONS = { name: 'approved-images-serving', namespace: 'serving', images: IMAGES };
+
+describe('approved-images admission policy', () => {
+  const policy = approvedImagesPolicy(OPTIONS);
+  const binding = approvedImagesPolicyBinding(OPTIONS);
+
+  testWithSchemas('the policy and its binding validate against the Kubernetes 1.33 schemas', () => {
+    expectValidManifests([{ ...policy }, { ...binding }]);
+  });
+
+  testWithSchemas('the schema check catches a misspelt field (the validator is strict)', () => {
+    expect(() => expectValidManifests([{ ...binding, spec: { ...binding.spec, validationAction: ['Deny'] } }])).toThrow();
+  });
+
+  test('matches pods and the ephemeral-containers subresource on create and update, failing closed', () => {
+    expect(policy.spec.failurePolicy).toBe('Fail');
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods', 'pods/ephemeralcontainers'] },
+    ]);
+  });
+
+  test('the CEL covers containers, initContainers and ephemeralContainers and lists every approved digest', () => {
+    const vars = Object.fromEntries(policy.spec.variables.map((v) => [v.name, v.expression]));
+    expect(vars.images).toBe(
+      'object.spec.containers.map(c, c.image) + (has(object.spec.initContainers) ? object.spec.initContainers.map(c, c.image) : []) + ' +
+        '(has(object.spec.ephemeralContainers) ? object.spec.ephemeralContainers.map(c, c.image) : [])',
+    );
+    expect(vars.allowed).toBe(`[${IMAGES.map((i) => `"${i}"`).join(', ')}]`);
+    expect(policy.spec.validations[0].expression).toBe('variables.images.all(i, i in variables.allowed)');
+  });
+
+  test('the binding denies in the serving namespace only', () => {
+    expect(binding.spec).toEqual({
+      policyName: 'approved-images-serving',
+      validationActions: ['Deny'],
+      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'serving' } } },
+    });
+  });
+
+  test('fails when images are tagged, duplicated or missing, and names are invalid, listing every problem', () => {
+    expect(
+      approvedImagesPolicyProblems({ name: 'Bad_Name', namespace: 'Serving', images: ['123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest', IMAGES[0], IMAGES[0]] }),
+    ).toEqual([
+      "name: 'Bad_Name' is not a DNS subdomain of at most 245 characters (the binding adds '-binding')",
+      "namespace: 'Serving' must be an RFC 1123 label: lower-case letters, digits and \"-\", starting and ending with a letter or digit",
+      "images: '123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest' is not pinned by digest (<registry>/<repository>@sha256:<64 hex>); tags are mutable",
+      `images: '${IMAGES[0]}' is listed twice`,
+    ]);
+    expect(() => approvedImagesPolicy({ ...OPTIONS, images: [] })).toThrow(/images: is empty/);
+  });
+});
+
+describe('ApprovedImagesAdmission', () => {
+  const { stack } = testStack();
+  const cluster = new eks.Cluster(stack, 'Cluster', {
+    version: eks.KubernetesVersion.V1_33,
+    kubectlProviderOptions: { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') },
+  });
+  const admission = new ApprovedImagesAdmission(stack, 'Admission', { cluster, namespace: 'serving', images: IMAGES });
+  const template = Template.fromStack(stack);
+
+  test('applies the policy and then the binding through one KubernetesManifest', () => {
+    const resources = template.findResources('Custom::AWSCDK-EKS-KubernetesResource');
+    const manifests = Object.values(resources).map((r) => JSON.stringify(r.Properties.Manifest));
+    expect(manifests).toHaveLength(1);
+    const applied = JSON.parse(JSON.parse(manifests[0]));
+    expect(applied.map((m: { kind: string }) => m.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    expect(applied[0].metadata.name).toBe('approved-images-serving');
+    expect(admission.binding.spec.policyName).toBe(admission.policy.metadata.name);
+  });
+
+  test('fails when an image is not pinned by digest', () => {
+    const { stack: s } = testStack('Bad');
+    const imported = eks.Cluster.fromClusterAttributes(s, 'Imported', { clusterName: 'c' });
+    expect(() => new ApprovedImagesAdmission(s, 'Admission', { cluster: imported, namespace: 'serving', images: ['public.ecr.aws/x/y:1'] })).toThrow(
+      /Bad\/Admission: invalid ApprovedImagesAdmission \(1 problem\(s\)\):\nimages: 'public.ecr.aws\/x\/y:1' is not pinned by digest/,
+    );
+  });
+});

@@ -1,0 +1,218 @@
+import { CfnResource, Duration, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { type CapacityClass, type CapacityClassSpec, defineCapacityClasses } from '../../lib/core';
+import { ArtifactTrust } from '../../lib/trust';
+import { LLAMA_CONTRACT, imageRef, llamaClasses, nagFindings, testStack } from '../util';
+
+/** The fixture classes with every model version pinned (the gate requires it by default). */
+function pinnedClasses(edit: (spec: CapacityClassSpec) => CapacityClassSpec = (s) => s): CapacityClass[] {
+  const specs = llamaClasses().map((c) => ({
+    ...c,
+    artifact: { ...c.artifact, modelData: c.artifact.modelData && { versionId: `${c.name}-v1`, ...c.artifact.modelData } },
+  }));
+  return defineCapacityClasses(specs.map(edit), { contract: LLAMA_CONTRACT });
+}
+
+function gatedStack(id = 'Test') {
+  const { app, stack } = testStack(id);
+  const ci = new iam.Role(stack, 'CiRole', { assumedBy: new iam.AccountRootPrincipal() });
+  const trust = new ArtifactTrust(stack, 'Trust', { repositoryNames: ['vllm', 'neuron'], publishers: [ci] });
+  const classes = pinnedClasses();
+  // A stand-in for a serving construct's Model: it must wait for the gate.
+  const models = classes.map((cls) => {
+    const model = new CfnResource(stack, `Model-${cls.name}`, { type: 'AWS::SageMaker::Model', properties: {} });
+    model.node.addDependency(trust.gateFor(stack, cls));
+    return model;
+  });
+  return { app, stack, trust, classes, models, ci };
+}
+
+describe('ArtifactTrust', () => {
+  const { stack, trust, classes, ci } = gatedStack();
+  const template = Template.fromStack(stack);
+  const verifications = template.findResources('Custom::ClassArtifactVerification');
+
+  test('repositories have immutable tags, scan on push and customer-managed KMS encryption', () => {
+    template.resourceCountIs('AWS::ECR::Repository', 2);
+    for (const name of ['vllm', 'neuron']) {
+      template.hasResourceProperties('AWS::ECR::Repository', {
+        RepositoryName: name,
+        ImageTagMutability: 'IMMUTABLE',
+        ImageScanningConfiguration: { ScanOnPush: true },
+        EncryptionConfiguration: { EncryptionType: 'KMS', KmsKey: { 'Fn::GetAtt': [Match.stringLikeRegexp('TrustRepositoryKey'), 'Arn'] } },
+      });
+    }
+    template.hasResourceProperties('AWS::KMS::Key', { Description: Match.stringLikeRegexp('ECR repositories'), EnableKeyRotation: true });
+  });
+
+  test('a Notation signing profile signs the class repositories on push', () => {
+    template.hasResourceProperties('AWS::Signer::SigningProfile', { PlatformId: 'Notation-OCI-SHA384-ECDSA' });
+    template.hasResourceProperties('AWS::ECR::SigningConfiguration', {
+      Rules: [
+        {
+          SigningProfileArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('TrustSigningProfile'), 'Arn'] },
+          RepositoryFilters: [
+            { Filter: 'vllm', FilterType: 'WILDCARD_MATCH' },
+            { Filter: 'neuron', FilterType: 'WILDCARD_MATCH' },
+          ],
+        },
+      ],
+    });
+  });
+
+  test('model digests are signed with an asymmetric P-256 key', () => {
+    template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' });
+  });
+
+  test('one verification per class binds image digest, signer, model digest and object version', () => {
+    expect(Object.keys(verifications)).toHaveLength(3);
+    template.hasResourceProperties('Custom::ClassArtifactVerification', {
+      ServiceToken: { 'Fn::GetAtt': [Match.stringLikeRegexp('TrustVerifier'), 'Arn'] },
+      Record: {
+        className: 'l40s',
+        image: imageRef('vllm', 'a'),
+        signingProfileArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('TrustSigningProfile'), 'Arn'] },
+        modelData: { bucket: 'models-bucket', key: 'llama3-8b/bf16.tar', versionId: 'v1', sha256: 'a'.repeat(64) },
+      },
+      ModelSigningKeyArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('TrustModelSigningKey'), 'Arn'] },
+      MultipartDigest: 'metadata',
+      MaxAttempts: '5',
+      BaseDelayMs: '500',
+      MaxDelayMs: '8000',
+    });
+    expect([...trust.records.keys()]).toEqual(['l40s', 'a10g', 'inf2']);
+    expect(trust.approvedImages).toEqual(classes.map((c) => c.artifact.image));
+  });
+
+  test("each class's Model depends on its own verification", () => {
+    for (const cls of classes) {
+      const [logicalId] = Object.entries(verifications).find(([, r]) => r.Properties.Record.className === cls.name)!;
+      const model = Object.values(template.findResources('AWS::SageMaker::Model')).find((r) => r.DependsOn?.includes(logicalId));
+      expect(model).toBeDefined();
+    }
+  });
+
+  test('gating the same class twice returns the same verification', () => {
+    expect(trust.gateFor(stack, classes[0])).toBe(trust.gateFor(stack, classes[0]));
+  });
+
+  test('the verifier reads only the class repositories, profile, model objects and key', () => {
+    const policies = template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: Match.stringLikeRegexp('TrustVerifierRole') }] } });
+    const statements = Object.values(policies).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const byAction = (action: string) => statements.filter((s) => [s.Action].flat().includes(action)).map((s) => s.Resource);
+    expect(byAction('ecr:DescribeImageSigningStatus')).toEqual([
+      { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ecr:us-east-1:123456789012:repository/vllm']] },
+      { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ecr:us-east-1:123456789012:repository/neuron']] },
+    ]);
+    expect(byAction('s3:GetObjectVersion')).toHaveLength(3);
+    expect(JSON.stringify(byAction('s3:GetObjectVersion'))).toContain(':s3:::models-bucket/llama3-8b/neuron-tp2.tar');
+    expect(byAction('kms:Verify')).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/TrustModelSigningKey/), 'Arn'] }]);
+    expect(byAction('signer:GetRevocationStatus')).toEqual(['*']);
+    const actions = statements.flatMap((s) => [s.Action].flat());
+    expect(actions.filter((a: string) => a.endsWith('*'))).toEqual([]);
+    expect(actions).not.toContain('kms:Sign');
+  });
+
+  test('publishers may push, have images signed and sign model digests', () => {
+    const policy = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: stack.getLogicalId(ci.node.defaultChild as CfnResource) }] } }))[0];
+    const statements = policy.Properties.PolicyDocument.Statement;
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Action: ['signer:SignPayload', 'signer:GetSigningProfile'], Resource: { 'Fn::GetAtt': [expect.stringMatching(/TrustSigningProfile/), 'Arn'] } }),
+        expect.objectContaining({ Action: ['kms:Sign', 'kms:GetPublicKey', 'kms:DescribeKey'] }),
+        expect.objectContaining({ Action: expect.arrayContaining(['ecr:PutImage']) }),
+      ]),
+    );
+  });
+
+  test('the verifier runs on the newest Node.js runtime with an explicit log group', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Timeout: 300,
+      LoggingConfig: { LogGroup: { Ref: Match.stringLikeRegexp('TrustVerifierLogs') } },
+    });
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 365 });
+  });
+
+  test('cdk-nag finds nothing once the CI role acknowledges ecr:GetAuthorizationToken', () => {
+    const { stack: s, ci: role } = gatedStack('Nag');
+    // The acknowledgement really suppresses: the finding is there before it and gone after it.
+    expect(nagFindings(s)).toEqual([expect.stringMatching(/^AwsSolutions-IAM5\[Resource::\*\]/)]);
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'ecr:GetAuthorizationToken has no resource-level permissions; pushes stay scoped to the class repositories',
+    });
+    expect(nagFindings(s)).toEqual([]);
+  });
+});
+
+describe('ArtifactTrust options', () => {
+  test('a class naming its own signing profile is verified against that profile', () => {
+    const { stack } = testStack();
+    const trust = new ArtifactTrust(stack, 'Trust');
+    const [cls] = pinnedClasses((s) => ({ ...s, artifact: { ...s.artifact, signingProfileName: 'fallback_account_profile' } }));
+    trust.gateFor(stack, cls);
+    Template.fromStack(stack).hasResourceProperties('Custom::ClassArtifactVerification', {
+      Record: { signingProfileArn: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':signer:us-east-1:123456789012:/signing-profiles/fallback_account_profile']] } },
+    });
+    // Without repositories, the construct does not take over the registry's signing configuration.
+    Template.fromStack(stack).resourceCountIs('AWS::ECR::SigningConfiguration', 0);
+  });
+
+  test('retry, multipart policy and version requirement are configurable', () => {
+    const { app, stack } = testStack();
+    const trust = new ArtifactTrust(stack, 'Trust', {
+      requireModelVersion: false,
+      multipartModelDigest: 'reject',
+      verifierRetry: { maxAttempts: 3, baseDelay: Duration.millis(200), maxDelay: Duration.seconds(2) },
+    });
+    const [cls] = defineCapacityClasses(llamaClasses().slice(2), { contract: LLAMA_CONTRACT }); // inf2: no versionId
+    trust.gateFor(stack, cls);
+    app.synth();
+    Template.fromStack(stack).hasResourceProperties('Custom::ClassArtifactVerification', {
+      Record: { modelData: { versionId: '' } },
+      MultipartDigest: 'reject',
+      MaxAttempts: '3',
+      BaseDelayMs: '200',
+      MaxDelayMs: '2000',
+    });
+  });
+
+  test('fails when class artifacts cannot be pinned, listing every problem with the construct path', () => {
+    const { app, stack } = testStack();
+    const trust = new ArtifactTrust(stack, 'Trust', { signingProfileName: 'has-hyphens', verifierRetry: { maxAttempts: 0 }, verifierTimeout: Duration.minutes(20) });
+    const [l40s, a10g, inf2] = pinnedClasses();
+    trust.gateFor(stack, { ...l40s, artifact: { ...l40s.artifact, image: 'ghcr.io/vllm/vllm@sha256:' + 'a'.repeat(64) } });
+    trust.gateFor(stack, { ...a10g, artifact: { ...a10g.artifact, modelData: { uri: 's3://models-bucket/llama3-8b/', sha256: 'B'.repeat(64), versionId: 'v1' } } });
+    trust.gateFor(stack, { ...inf2, artifact: { ...inf2.artifact, signingProfileName: 'x', modelData: { uri: 's3://models-bucket/m.tar', sha256: 'c'.repeat(64) } } });
+    let message = '';
+    try {
+      app.synth();
+    } catch (err) {
+      message = String(err);
+    }
+    for (const expected of [
+      "Test/Trust: signingProfileName: 'has-hyphens' is not an AWS Signer profile name; allowed: 2..64 of [A-Za-z0-9_] (no hyphens)",
+      'Test/Trust: verifierRetry.maxAttempts: 0 is not an integer in 1..10',
+      'Test/Trust: verifierTimeout: 20 minutes is outside 1..15 minutes',
+      "Test/Trust: class 'l40s': artifact.image 'ghcr.io/vllm/vllm@sha256:aaaa",
+      "Test/Trust: class 'a10g': artifact.modelData.uri 's3://models-bucket/llama3-8b/' is not one S3 object",
+      "Test/Trust: class 'a10g': artifact.modelData.sha256 'BBBB",
+      "Test/Trust: class 'inf2': artifact.signingProfileName 'x' is not an AWS Signer profile name",
+      "Test/Trust: class 'inf2': artifact.modelData.versionId is missing",
+    ]) {
+      expect(message).toContain(expected);
+    }
+  });
+
+  test('fails when one class name is gated with two different artifacts', () => {
+    const { app, stack } = testStack();
+    const trust = new ArtifactTrust(stack, 'Trust');
+    const [l40s] = pinnedClasses();
+    trust.gateFor(stack, l40s);
+    trust.gateFor(stack, { ...l40s, artifact: { ...l40s.artifact, image: imageRef('vllm', 'f') } });
+    expect(() => app.synth()).toThrow(/class 'l40s' was gated twice with different artifacts/);
+  });
+});

@@ -1,0 +1,362 @@
+import { createHash } from 'node:crypto';
+import {
+  BatchGetImageCommand,
+  DescribeImageSigningStatusCommand,
+  ECRClient,
+  GetDownloadUrlForLayerCommand,
+  ListImageReferrersCommand,
+} from '@aws-sdk/client-ecr';
+import { KMSClient, KMSInvalidSignatureException, VerifyCommand } from '@aws-sdk/client-kms';
+import { GetObjectTaggingCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetRevocationStatusCommand, GetSigningProfileCommand, SignerClient } from '@aws-sdk/client-signer';
+import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { handler } from '../../lambda/artifact-verifier';
+import { MODEL_SIGNATURE_TAG } from '../../lib/core';
+import { CHAIN_HASHES, coseEnvelope, jwsEnvelope } from './envelope-fixtures';
+
+// GIVEN an approved record: image vllm@sha256:aaa..., signed by profile `serving`, model data v1 with a known digest.
+const DIGEST = `sha256:${'a'.repeat(64)}`;
+const IMAGE = `123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm@${DIGEST}`;
+const PROFILE = 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/serving';
+const PROFILE_VERSION = `${PROFILE}/v1abc`;
+const OTHER_PROFILE = 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/someone_else';
+const JOB = 'arn:aws:signer:us-east-1:123456789012:/signing-jobs/5808635f-05de-4207-a891-c95f827b50f4';
+const KEY = 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+const MODEL_SHA = 'b'.repeat(64);
+const MODEL_SHA_B64 = Buffer.from(MODEL_SHA, 'hex').toString('base64');
+const SIGNATURE_MANIFEST = `sha256:${'c'.repeat(64)}`;
+const SIGNED_AT = new Date('2026-10-01T12:00:00Z');
+const RESPONSE_URL = 'https://cloudformation-custom-resource-response.example/response';
+const ENVELOPE_URL = 'https://prod-us-east-1-starport-layer-bucket.example/envelope';
+
+const ecr = mockClient(ECRClient);
+const signer = mockClient(SignerClient);
+const s3 = mockClient(S3Client);
+const kms = mockClient(KMSClient);
+
+let responses: { Status: string; Reason: string; PhysicalResourceId: string; Data?: Record<string, string> }[];
+let envelope: { mediaType: string; bytes: Buffer };
+
+function event(type: 'Create' | 'Update' | 'Delete', overrides: Record<string, unknown> = {}): CloudFormationCustomResourceEvent {
+  const ResourceProperties = {
+    ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:verifier',
+    Record: {
+      className: 'l40s',
+      image: IMAGE,
+      signingProfileArn: PROFILE,
+      modelData: { bucket: 'models-bucket', key: 'llama3-8b/bf16.tar', versionId: 'v1', sha256: MODEL_SHA },
+    },
+    ModelSigningKeyArn: KEY,
+    MultipartDigest: 'metadata',
+    MaxAttempts: '4',
+    BaseDelayMs: '1',
+    MaxDelayMs: '2',
+    ...overrides,
+  };
+  const base = {
+    ServiceToken: ResourceProperties.ServiceToken,
+    ResponseURL: RESPONSE_URL,
+    StackId: 'arn:aws:cloudformation:us-east-1:123456789012:stack/test/1',
+    RequestId: 'req-1',
+    LogicalResourceId: 'VerifyL40s',
+    ResourceType: 'Custom::ClassArtifactVerification',
+    ResourceProperties,
+  };
+  if (type === 'Create') return { ...base, RequestType: 'Create' };
+  if (type === 'Update') return { ...base, RequestType: 'Update', PhysicalResourceId: 'artifact-gate/l40s', OldResourceProperties: ResourceProperties };
+  return { ...base, RequestType: 'Delete', PhysicalResourceId: 'artifact-gate/l40s' };
+}
+
+/** The input of the first call of `command` on a mocked client (fails the test when there was none). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function firstInput(mock: { commandCalls: (c: any) => { args: [{ input: unknown }] }[] }, command: unknown): unknown {
+  const calls = mock.commandCalls(command);
+  expect(calls.length).toBeGreaterThan(0);
+  return calls[0].args[0].input;
+}
+
+const context = (ms = 300_000) => ({ getRemainingTimeInMillis: () => ms });
+
+function setAllGood(): void {
+  ecr.on(DescribeImageSigningStatusCommand).resolves({ signingStatuses: [{ signingProfileArn: PROFILE, status: 'COMPLETE' }] });
+  ecr.on(ListImageReferrersCommand).resolves({
+    referrers: [{ digest: SIGNATURE_MANIFEST, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.cncf.notary.signature', size: 700 }],
+  });
+  envelope = { mediaType: 'application/jose+json', bytes: jwsEnvelope({ targetDigest: DIGEST, profileVersionArn: PROFILE_VERSION, jobArn: JOB, signingTime: SIGNED_AT }) };
+  ecr.on(BatchGetImageCommand).callsFake(() => ({
+    images: [
+      {
+        imageManifest: JSON.stringify({
+          schemaVersion: 2,
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          artifactType: 'application/vnd.cncf.notary.signature',
+          layers: [{ mediaType: envelope.mediaType, digest: `sha256:${createHash('sha256').update(envelope.bytes).digest('hex')}`, size: envelope.bytes.length }],
+          subject: { digest: DIGEST },
+        }),
+      },
+    ],
+  }));
+  ecr.on(GetDownloadUrlForLayerCommand).resolves({ downloadUrl: ENVELOPE_URL });
+  signer.on(GetSigningProfileCommand).resolves({ arn: PROFILE, status: 'Active', platformId: 'Notation-OCI-SHA384-ECDSA', profileVersionArn: PROFILE_VERSION });
+  signer.on(GetRevocationStatusCommand).resolves({ revokedEntities: [] });
+  s3.on(HeadObjectCommand).resolves({ VersionId: 'v1', ChecksumSHA256: MODEL_SHA_B64, ChecksumType: 'FULL_OBJECT' });
+  s3.on(GetObjectTaggingCommand).resolves({ TagSet: [{ Key: MODEL_SIGNATURE_TAG, Value: Buffer.from('der-signature').toString('base64') }] });
+  kms.on(VerifyCommand).resolves({ SignatureValid: true, KeyId: KEY, SigningAlgorithm: 'ECDSA_SHA_256' });
+}
+
+beforeEach(() => {
+  ecr.reset();
+  signer.reset();
+  s3.reset();
+  kms.reset();
+  responses = [];
+  jest.spyOn(console, 'log').mockImplementation(() => undefined);
+  jest.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+    const url = String(input);
+    if (url === RESPONSE_URL) {
+      responses.push(JSON.parse(String(init?.body)));
+      return new Response('', { status: 200 });
+    }
+    if (url === ENVELOPE_URL) return new Response(envelope.bytes, { status: 200 });
+    throw new Error(`unexpected fetch ${url}`);
+  });
+  setAllGood();
+});
+
+afterEach(() => jest.restoreAllMocks());
+
+/** Runs the handler and returns its single response; a failure test asserts it is FAILED (never SUCCESS). */
+async function run(e: CloudFormationCustomResourceEvent = event('Create'), ms?: number) {
+  await handler(e, context(ms));
+  expect(responses).toHaveLength(1);
+  return responses[0];
+}
+
+async function expectRejected(reason: RegExp, e?: CloudFormationCustomResourceEvent) {
+  const res = await run(e);
+  expect(res.Status).toBe('FAILED');
+  expect(res.Data).toBeUndefined();
+  expect(res.Reason).toMatch(reason);
+  return res;
+}
+
+describe('artifact verifier', () => {
+  test('reports SUCCESS when image, signer, revocation, model object and model signature all check out', async () => {
+    const res = await run();
+    expect(res).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: 'artifact-gate/l40s', Data: { ImageDigest: DIGEST, ModelSha256: MODEL_SHA } });
+    expect(firstInput(ecr, DescribeImageSigningStatusCommand)).toMatchObject({ registryId: '123456789012', repositoryName: 'vllm', imageId: { imageDigest: DIGEST } });
+    expect(firstInput(ecr, ListImageReferrersCommand)).toMatchObject({
+      subjectId: { imageDigest: DIGEST },
+      filter: { artifactTypes: ['application/vnd.cncf.notary.signature'] },
+    });
+    expect(firstInput(signer, GetSigningProfileCommand)).toMatchObject({ profileName: 'serving', profileOwner: '123456789012' });
+    expect(firstInput(signer, GetRevocationStatusCommand)).toMatchObject({
+      signatureTimestamp: SIGNED_AT,
+      platformId: 'Notation-OCI-SHA384-ECDSA',
+      profileVersionArn: PROFILE_VERSION,
+      jobArn: JOB,
+      certificateHashes: CHAIN_HASHES,
+    });
+    expect(firstInput(s3, HeadObjectCommand)).toMatchObject({ Bucket: 'models-bucket', Key: 'llama3-8b/bf16.tar', VersionId: 'v1', ChecksumMode: 'ENABLED' });
+    expect(firstInput(s3, GetObjectTaggingCommand)).toMatchObject({ Bucket: 'models-bucket', Key: 'llama3-8b/bf16.tar', VersionId: 'v1' });
+    const verify = kms.commandCalls(VerifyCommand)[0].args[0].input;
+    expect(verify).toMatchObject({ KeyId: KEY, MessageType: 'DIGEST', SigningAlgorithm: 'ECDSA_SHA_256' });
+    expect(Buffer.from(verify.Message!).toString('hex')).toBe(MODEL_SHA);
+    expect(Buffer.from(verify.Signature!).toString()).toBe('der-signature');
+  });
+
+  test('reads COSE envelopes as well as JWS', async () => {
+    envelope = { mediaType: 'application/cose', bytes: coseEnvelope({ targetDigest: DIGEST, profileVersionArn: PROFILE_VERSION, jobArn: JOB, signingTime: SIGNED_AT }) };
+    expect((await run()).Status).toBe('SUCCESS');
+    expect(firstInput(signer, GetRevocationStatusCommand)).toMatchObject({ certificateHashes: CHAIN_HASHES, signatureTimestamp: SIGNED_AT });
+  });
+
+  test('Update re-verifies and keeps the physical id', async () => {
+    expect(await run(event('Update'))).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: 'artifact-gate/l40s' });
+    expect(ecr.commandCalls(DescribeImageSigningStatusCommand).length).toBeGreaterThan(0);
+  });
+
+  test('Delete always succeeds and calls nothing', async () => {
+    ecr.on(DescribeImageSigningStatusCommand).rejects(new Error('must not be called'));
+    expect((await run(event('Delete'))).Status).toBe('SUCCESS');
+    expect(ecr.calls()).toHaveLength(0);
+    expect(s3.calls()).toHaveLength(0);
+  });
+
+  test('fails when the image is not signed', async () => {
+    ecr.on(DescribeImageSigningStatusCommand).resolves({ signingStatuses: [] });
+    await expectRejected(/class 'l40s' artifacts rejected: .*has no signature by the approved profile .*serving \(it is not signed\)/);
+  });
+
+  test('fails when the image is signed by another profile only', async () => {
+    ecr.on(DescribeImageSigningStatusCommand).resolves({ signingStatuses: [{ signingProfileArn: OTHER_PROFILE, status: 'COMPLETE' }] });
+    envelope = {
+      mediaType: 'application/jose+json',
+      bytes: jwsEnvelope({ targetDigest: DIGEST, profileVersionArn: `${OTHER_PROFILE}/x1`, jobArn: JOB, signingTime: SIGNED_AT }),
+    };
+    const res = await expectRejected(/signed only by .*someone_else/);
+    expect(res.Reason).toMatch(/no Notation signature by .*serving found/);
+    expect(signer.commandCalls(GetRevocationStatusCommand)).toHaveLength(0);
+  });
+
+  test('fails when signing by the approved profile is still in progress or failed', async () => {
+    ecr.on(DescribeImageSigningStatusCommand).resolves({
+      signingStatuses: [{ signingProfileArn: PROFILE, status: 'FAILED', failureCode: 'SIGNING_FAILED', failureReason: 'profile canceled' }],
+    });
+    await expectRejected(/signing by .*serving FAILED \(SIGNING_FAILED: profile canceled\)/);
+  });
+
+  test('fails when the signature is revoked', async () => {
+    signer.on(GetRevocationStatusCommand).resolves({ revokedEntities: [JOB] });
+    await expectRejected(new RegExp(`signature ${SIGNATURE_MANIFEST} \\(job .*\\) is revoked: ${JOB}`));
+  });
+
+  test('fails when a certificate of the chain is revoked', async () => {
+    signer.on(GetRevocationStatusCommand).resolves({ revokedEntities: [CHAIN_HASHES[0]] });
+    await expectRejected(/is revoked: [0-9a-f]{192}/);
+  });
+
+  test('fails when the signing profile is revoked', async () => {
+    signer.on(GetSigningProfileCommand).resolves({
+      arn: PROFILE,
+      status: 'Revoked',
+      platformId: 'Notation-OCI-SHA384-ECDSA',
+      revocationRecord: { revocationEffectiveFrom: new Date('2026-09-01T00:00:00Z'), revokedBy: 'security-team' },
+    });
+    const res = await expectRejected(/profile .*serving is Revoked, not Active/);
+    expect(res.Reason).toMatch(/signing profile .*serving was revoked \(effective from 2026-09-01T00:00:00.000Z by security-team\)/);
+  });
+
+  test('fails when the signature covers another digest', async () => {
+    const bytes = jwsEnvelope({ targetDigest: `sha256:${'d'.repeat(64)}`, profileVersionArn: PROFILE_VERSION, jobArn: JOB, signingTime: SIGNED_AT });
+    envelope = { mediaType: 'application/jose+json', bytes };
+    await expectRejected(/covers sha256:d{64}, not sha256:a{64}/);
+  });
+
+  test('fails when the signature envelope does not match its manifest digest (tampered blob)', async () => {
+    const good = envelope.bytes;
+    ecr.on(BatchGetImageCommand).resolves({
+      images: [{ imageManifest: JSON.stringify({ layers: [{ mediaType: 'application/jose+json', digest: `sha256:${createHash('sha256').update(good).digest('hex')}` }] }) }],
+    });
+    envelope = { mediaType: 'application/jose+json', bytes: Buffer.concat([good, Buffer.from(' ')]) };
+    await expectRejected(/no Notation signature .* unreadable signatures: .*envelope digest is sha256:/);
+  });
+
+  test('fails when the model object digest does not match', async () => {
+    s3.on(HeadObjectCommand).resolves({ VersionId: 'v1', ChecksumSHA256: Buffer.from('e'.repeat(64), 'hex').toString('base64'), ChecksumType: 'FULL_OBJECT' });
+    await expectRejected(new RegExp(`S3 SHA-256 is e{64}, approved ${MODEL_SHA}`));
+  });
+
+  test('fails when the model object version is not the approved one', async () => {
+    s3.on(HeadObjectCommand).resolves({ VersionId: 'v2', ChecksumSHA256: MODEL_SHA_B64, ChecksumType: 'FULL_OBJECT' });
+    await expectRejected(/object version is v2, approved v1/);
+  });
+
+  test('fails when the pinned version is a delete marker', async () => {
+    s3.on(HeadObjectCommand).resolves({ DeleteMarker: true, VersionId: 'v1' });
+    await expectRejected(/version v1 is a delete marker/);
+  });
+
+  test('fails when the KMS signature does not verify (KMSInvalidSignatureException)', async () => {
+    kms.on(VerifyCommand).rejects(new KMSInvalidSignatureException({ message: 'invalid', $metadata: {} }));
+    await expectRejected(new RegExp(`signature of SHA-256 ${MODEL_SHA} does not verify with KMS key ${KEY}`));
+    expect(kms.commandCalls(VerifyCommand)).toHaveLength(1);
+  });
+
+  test('fails when KMS answers SignatureValid: false', async () => {
+    kms.on(VerifyCommand).resolves({ SignatureValid: false });
+    await expectRejected(/does not verify with KMS key/);
+  });
+
+  test('fails when the model object carries no signature tag', async () => {
+    s3.on(GetObjectTaggingCommand).resolves({ TagSet: [{ Key: 'owner', Value: 'ml' }] });
+    await expectRejected(new RegExp(`no ${MODEL_SIGNATURE_TAG} tag on version v1`));
+    expect(kms.commandCalls(VerifyCommand)).toHaveLength(0);
+  });
+
+  describe('multipart uploads (composite checksum)', () => {
+    beforeEach(() => {
+      s3.on(HeadObjectCommand).resolves({ VersionId: 'v1', ChecksumSHA256: `${MODEL_SHA_B64.slice(0, -1)}A=-12`, ChecksumType: 'COMPOSITE', Metadata: { sha256: MODEL_SHA } });
+    });
+
+    test('passes on the version metadata digest under the metadata policy', async () => {
+      expect((await run()).Status).toBe('SUCCESS');
+    });
+
+    test('fails when the metadata digest differs', async () => {
+      s3.on(HeadObjectCommand).resolves({ VersionId: 'v1', ChecksumSHA256: 'abc=-3', ChecksumType: 'COMPOSITE', Metadata: { sha256: 'f'.repeat(64) } });
+      await expectRejected(/x-amz-meta-sha256 is f{64}, approved b{64}/);
+    });
+
+    test('fails when the metadata digest is missing', async () => {
+      s3.on(HeadObjectCommand).resolves({ VersionId: 'v1', ChecksumSHA256: 'abc=-3', ChecksumType: 'COMPOSITE' });
+      await expectRejected(/only a composite checksum \(abc=-3\) and no x-amz-meta-sha256/);
+    });
+
+    test('fails under the reject policy', async () => {
+      await expectRejected(/policy requires a full-object SHA-256/, event('Create', { MultipartDigest: 'reject' }));
+    });
+
+    test('an unknown policy value is treated as reject', async () => {
+      await expectRejected(/policy requires a full-object SHA-256/, event('Create', { MultipartDigest: 'lenient' }));
+    });
+  });
+
+  describe('faults', () => {
+    const throttle = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+
+    test('fails when throttled on every attempt: retries exactly MaxAttempts times, then FAILED', async () => {
+      ecr.on(DescribeImageSigningStatusCommand).rejects(throttle());
+      await expectRejected(/verification could not complete: ThrottlingException: Rate exceeded/);
+      expect(ecr.commandCalls(DescribeImageSigningStatusCommand)).toHaveLength(4);
+    });
+
+    test('recovers when throttling stops before the attempts run out', async () => {
+      ecr.on(DescribeImageSigningStatusCommand).rejectsOnce(throttle()).rejectsOnce(throttle())
+        .resolves({ signingStatuses: [{ signingProfileArn: PROFILE, status: 'COMPLETE' }] });
+      expect((await run()).Status).toBe('SUCCESS');
+      expect(ecr.commandCalls(DescribeImageSigningStatusCommand)).toHaveLength(3);
+    });
+
+    test('fails when KMS is throttled on every attempt (the signature is not assumed valid)', async () => {
+      kms.on(VerifyCommand).rejects(Object.assign(new Error('slow down'), { name: 'ThrottlingException' }));
+      await expectRejected(/could not complete: ThrottlingException/);
+      expect(kms.commandCalls(VerifyCommand)).toHaveLength(4);
+    });
+
+    test('fails without retrying on access denied', async () => {
+      s3.on(HeadObjectCommand).rejects(Object.assign(new Error('Forbidden'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
+      await expectRejected(/could not complete: AccessDenied: Forbidden/);
+      expect(s3.commandCalls(HeadObjectCommand)).toHaveLength(1);
+    });
+
+    test('fails when the image does not exist', async () => {
+      ecr.on(DescribeImageSigningStatusCommand).rejects(Object.assign(new Error('not found'), { name: 'ImageNotFoundException' }));
+      await expectRejected(/ImageNotFoundException/);
+    });
+
+    test('fails before the Lambda timeout when AWS does not answer', async () => {
+      signer.on(GetSigningProfileCommand).callsFake(() => new Promise(() => undefined));
+      const res = await run(event('Create'), 15_050);
+      expect(res.Status).toBe('FAILED');
+      expect(res.Reason).toMatch(/did not finish within 50 ms/);
+    });
+
+    test('fails when the record is incomplete', async () => {
+      await expectRejected(/missing Record.className/, event('Create', { Record: { className: 'l40s' } }));
+    });
+
+    test('fails when the image is referenced by tag', async () => {
+      await expectRejected(/not a private ECR image pinned by digest/, event('Create', { Record: { className: 'x', image: '123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest', signingProfileArn: PROFILE } }));
+      expect(ecr.calls()).toHaveLength(0);
+    });
+  });
+
+  test('a class without model data is verified on its image alone', async () => {
+    const res = await run(event('Create', { Record: { className: 'baked', image: IMAGE, signingProfileArn: PROFILE } }));
+    expect(res.Status).toBe('SUCCESS');
+    expect(s3.calls()).toHaveLength(0);
+    expect(kms.calls()).toHaveLength(0);
+  });
+});
