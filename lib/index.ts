@@ -3,3 +3,4 @@ export * from './trust';
 export * from './control';
 export * from './sagemaker';
 export * from './eks';
+export * from './sim';

@@ -147,28 +147,33 @@ function preferredShortage(p: ScenarioParams, rng: Rng) {
 
 const COMMON = { durationMinutes: 180, onsetMinute: 60, meanRate: LLAMA_MEAN_RATE, sagemakerAutoscaler: 0 };
 
-type Builder = (seed: number, p: ScenarioParams, rng: Rng) => ScenarioInstance;
+/** Builds a concrete scenario for a seed from the merged parameters and a random stream of its own. */
+export type ScenarioBuilder = (seed: number, params: ScenarioParams, rng: Rng) => ScenarioInstance;
 
-function define(id: string, title: string, description: string, defaults: ScenarioParams, build: Builder): ScenarioDefinition {
+/**
+ * Defines a named, parameterised scenario (how the built-in ones are made): `build` receives the defaults merged with
+ * the caller's overrides, and an RNG derived from the seed and the id for per-seed draws.
+ */
+export function defineScenario(id: string, title: string, description: string, defaults: ScenarioParams, build: ScenarioBuilder): ScenarioDefinition {
   return {
     id, title, description, defaults,
     build: (seed, params) => build(seed, { ...defaults, ...params }, Rng.derive(seed, `scenario-${id}`)),
   };
 }
 
-export const S0 = define('S0', 'Steady state', 'Constant demand, all capacity available. Expect zero mode changes.', COMMON,
+export const S0 = defineScenario('S0', 'Steady state', 'Constant demand, all capacity available. Expect zero mode changes.', COMMON,
   (_seed, p) => llm({ id: 'S0', title: 'Steady state', p }));
 
 const SHORTAGE = { ...COMMON, shortageMinutes: NaN, surge: 1.8, preferredInstancesDuringShortage: 5 };
 
-export const S1 = define('S1', 'Preferred shortage',
+export const S1 = defineScenario('S1', 'Preferred shortage',
   'Demand rises 80% at onset while the preferred class (L40S) cannot scale out for 30-90 min (drawn per seed); its existing replicas stay.',
   SHORTAGE, (_seed, p, rng) => {
     const s = preferredShortage(p, rng);
     return llm({ id: 'S1', title: 'Preferred shortage', p, profile: ramp(s.onset, p.surge), availability: s.availability, events: s.events });
   });
 
-export const S2 = define('S2', 'Partial fallback',
+export const S2 = defineScenario('S2', 'Partial fallback',
   'Demand doubles during a preferred shortage and the fallbacks are capped (inf2 2, a10g 1 instances): some shedding is unavoidable, no more should happen.',
   { ...SHORTAGE, surge: 2, inf2Cap: 2, a10gCap: 1 }, (_seed, p, rng) => {
     const s = preferredShortage(p, rng);
@@ -179,7 +184,7 @@ export const S2 = define('S2', 'Partial fallback',
     });
   });
 
-export const S3 = define('S3', 'Slow fallback download',
+export const S3 = defineScenario('S3', 'Slow fallback download',
   'A preferred shortage while fallback replicas take 2 to 20 minutes to become ready (model download).',
   SHORTAGE, (_seed, p, rng) => {
     const s = preferredShortage(p, rng);
@@ -189,7 +194,7 @@ export const S3 = define('S3', 'Slow fallback download',
     });
   });
 
-export const S4 = define('S4', 'Slow fallback',
+export const S4 = defineScenario('S4', 'Slow fallback',
   'A preferred shortage while the fallbacks run 20-40% slower than their measured envelopes (drawn per seed).',
   { ...SHORTAGE, slowdown: NaN }, (_seed, p, rng) => {
     const s = preferredShortage(p, rng);
@@ -200,7 +205,7 @@ export const S4 = define('S4', 'Slow fallback',
     });
   });
 
-export const S5 = define('S5', 'Preferred returns under load',
+export const S5 = defineScenario('S5', 'Preferred returns under load',
   'Demand doubles and overloads the capped fallbacks (queues full); then the preferred class returns after 30-60 min. Measures the return.',
   { ...SHORTAGE, surge: 2, inf2Cap: 2, a10gCap: 2 }, (_seed, p, rng) => {
     const onset = p.onsetMinute * MIN;
@@ -218,7 +223,7 @@ export const S5 = define('S5', 'Preferred returns under load',
 
 const FLAP_PERIODS = [1, 2, 5, 10];
 
-export const S6 = define('S6', 'Flapping availability',
+export const S6 = defineScenario('S6', 'Flapping availability',
   'For 90 minutes the preferred class alternates between no capacity and capacity, with a period of 1, 2, 5 or 10 minutes (by seed), while demand is 80% up.',
   { ...SHORTAGE, flapPeriodMinutes: NaN, flapMinutes: 90 }, (seed, p) => {
     const onset = p.onsetMinute * MIN;
@@ -232,7 +237,7 @@ export const S6 = define('S6', 'Flapping availability',
     return llm({ id: 'S6', title: 'Flapping availability', p, profile: ramp(onset, p.surge), availability: { l40s: steps }, events: [{ className: 'l40s', onset, restoration: end }] });
   });
 
-export const S7 = define('S7', 'Metric outage',
+export const S7 = defineScenario('S7', 'Metric outage',
   'A preferred shortage during which no metric datapoints are published for 1-10 periods (drawn per seed), starting 5 minutes after onset.',
   { ...SHORTAGE, outagePeriods: NaN }, (_seed, p, rng) => {
     const s = preferredShortage(p, rng);
@@ -244,7 +249,7 @@ export const S7 = define('S7', 'Metric outage',
     });
   });
 
-export const S8 = define('S8', 'Demand spike during shortage',
+export const S8 = defineScenario('S8', 'Demand spike during shortage',
   'A preferred shortage with a 4x demand spike for one minute 20 minutes after onset (diurnal=1: the diurnal peak instead).',
   { ...SHORTAGE, spike: 4, diurnal: 0 }, (_seed, p, rng) => {
     const s = preferredShortage(p, rng);
@@ -258,7 +263,7 @@ export const S8 = define('S8', 'Demand spike during shortage',
     return llm({ id: 'S8', title: 'Demand spike during shortage', p, profile, availability: s.availability, events: s.events });
   });
 
-export const S9 = define('S9', 'Spot-like interruption',
+export const S9 = defineScenario('S9', 'Spot-like interruption',
   'At onset 3 of the 5 preferred replicas are lost after a 2-minute notice, and the preferred class has no capacity for 30-90 minutes (drawn per seed).',
   { ...COMMON, shortageMinutes: NaN, lostReplicas: 3 }, (_seed, p, rng) => {
     const onset = p.onsetMinute * MIN;
@@ -272,7 +277,7 @@ export const S9 = define('S9', 'Spot-like interruption',
     });
   });
 
-export const P1 = define('P1', 'Reference experiment (SD2.1, five classes)',
+export const P1 = defineScenario('P1', 'Reference experiment (SD2.1, five classes)',
   'Stable Diffusion 2.1 on the five deployment units of arXiv 2503.20074 with their breaking points and prices; cosine load over a day ' +
     '(peak 16 images/s, trough 20% of it); inf2 capped at 3 instances for 24 hours from hour 3, then recovery.',
   { durationHours: 30, shortageStartHour: 3, shortageHours: 24, inf2DuringShortage: 3, peakRate: SD21_PEAK_RATE, troughShare: 0.2 },

@@ -34,7 +34,8 @@ function niceMax(v: number): number {
 }
 
 function fmt(v: number): string {
-  return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(0) : v.toFixed(v === Math.round(v) ? 0 : 1);
+  if (Math.abs(v) >= 10 || v === Math.round(v)) return v.toFixed(0);
+  return String(Number(v.toFixed(Math.abs(v) >= 1 ? 1 : 2)));
 }
 
 /** Averages consecutive values into at most `points` bins (NaN ignored). */

@@ -1,0 +1,5 @@
+// What the README example imports from 'cdk-capacity-aware-inference', resolved inside the repository.
+export { defineCapacityClasses, planCapacity, type ServiceContract } from '../../lib/core';
+export {
+  AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, buildScenario, capBetween, defineScenario, llamaChatSpecs, runJob,
+} from '../../lib/sim';
