@@ -69,6 +69,13 @@ export interface ArtifactTrustProps {
    * @default 'metadata'
    */
   readonly multipartModelDigest?: MultipartDigestPolicy;
+  /**
+   * A value whose change re-runs every class's verification on the next deployment (e.g. a release id): CloudFormation
+   * only calls the verifier when a class's record changes, so a signature revoked after the last change is caught
+   * at the next deployment only if this changes too.
+   * @default - verification runs when a class's approved artifacts change
+   */
+  readonly verificationNonce?: string;
   /** @default - 5 attempts, 500 ms doubling to at most 8 s */
   readonly verifierRetry?: VerifierRetryOptions;
   /**
@@ -278,6 +285,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
         MaxAttempts: String(retry.maxAttempts ?? 5),
         BaseDelayMs: String((retry.baseDelay ?? Duration.millis(500)).toMilliseconds()),
         MaxDelayMs: String((retry.maxDelay ?? Duration.seconds(8)).toMilliseconds()),
+        ...(this.props.verificationNonce === undefined ? {} : { Nonce: this.props.verificationNonce }),
       },
     });
     // The verifier must hold its read permissions before CloudFormation invokes it.

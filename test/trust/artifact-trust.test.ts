@@ -80,6 +80,7 @@ describe('ArtifactTrust', () => {
       MaxAttempts: '5',
       BaseDelayMs: '500',
       MaxDelayMs: '8000',
+      Nonce: Match.absent(),
     });
     expect([...trust.records.keys()]).toEqual(['l40s', 'a10g', 'inf2']);
     expect(trust.approvedImages).toEqual(classes.map((c) => c.artifact.image));
@@ -167,6 +168,7 @@ describe('ArtifactTrust options', () => {
       requireModelVersion: false,
       multipartModelDigest: 'reject',
       verifierRetry: { maxAttempts: 3, baseDelay: Duration.millis(200), maxDelay: Duration.seconds(2) },
+      verificationNonce: 'release-42',
     });
     const [cls] = defineCapacityClasses(llamaClasses().slice(2), { contract: LLAMA_CONTRACT }); // inf2: no versionId
     trust.gateFor(stack, cls);
@@ -177,6 +179,7 @@ describe('ArtifactTrust options', () => {
       MaxAttempts: '3',
       BaseDelayMs: '200',
       MaxDelayMs: '2000',
+      Nonce: 'release-42',
     });
   });
 
