@@ -1,6 +1,7 @@
 import { CfnResource, Duration, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type CapacityClass, type CapacityClassSpec, defineCapacityClasses } from '../../lib/core';
 import { ArtifactTrust } from '../../lib/trust';
 import { LLAMA_CONTRACT, imageRef, llamaClasses, nagFindings, testStack } from '../util';
@@ -208,6 +209,27 @@ describe('ArtifactTrust options', () => {
     ]) {
       expect(message).toContain(expected);
     }
+  });
+
+  test('a model bucket given as a token stays a token in the record and the verifier policy', () => {
+    const { stack } = testStack();
+    const bucket = new s3.Bucket(stack, 'Models', { versioned: true });
+    const trust = new ArtifactTrust(stack, 'Trust');
+    const [l40s] = pinnedClasses();
+    const cls = { ...l40s, artifact: { ...l40s.artifact, modelData: { uri: `s3://${bucket.bucketName}/m.tar`, sha256: 'a'.repeat(64), versionId: 'v1' } } };
+    trust.gateFor(stack, cls);
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('Custom::ClassArtifactVerification', { Record: { modelData: { bucket: { Ref: Match.stringLikeRegexp('Models') }, key: 'm.tar' } } });
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: ['s3:GetObject', 's3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging'],
+            Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { Ref: Match.stringLikeRegexp('Models') }, '/m.tar']] },
+          }),
+        ]),
+      },
+    });
   });
 
   test('fails when one class name is gated with two different artifacts', () => {
