@@ -116,6 +116,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   public readonly records = new Map<string, ApprovedArtifacts>();
 
   private readonly repos: ecr.Repository[] = [];
+  private readonly publishers: iam.IGrantable[] = [];
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
   private readonly gates = new Map<string, { readonly resource: CustomResource; readonly image: string; readonly signature: string }>();
   private readonly problems: string[] = [];
@@ -213,15 +214,17 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN,
     });
     this.repos.push(repo);
+    for (const publisher of this.publishers) repo.grantPullPush(publisher);
     this.repositoryFilters.push({ filter: repositoryName, filterType: 'WILDCARD_MATCH' });
     return repo;
   }
 
   /**
    * Lets `grantee` push images to the repositories and have them signed on push (ECR managed signing signs with
-   * the pusher's identity, which needs `signer:SignPayload` on the profile).
+   * the pusher's identity, which needs `signer:SignPayload` on the profile). Covers repositories added later too.
    */
   public grantPublish(grantee: iam.IGrantable): iam.Grant {
+    this.publishers.push(grantee);
     for (const repo of this.repos) repo.grantPullPush(grantee);
     return iam.Grant.addToPrincipal({
       grantee,

@@ -128,6 +128,19 @@ describe('ArtifactTrust', () => {
     );
   });
 
+  test('repositories added after a publisher was granted are granted to it too', () => {
+    const { stack: s } = testStack('Late');
+    const role = new iam.Role(s, 'Ci', { assumedBy: new iam.AccountRootPrincipal() });
+    const late = new ArtifactTrust(s, 'Trust', { publishers: [role] });
+    late.addRepository('triton');
+    const statements = Object.values(Template.fromStack(s).findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Action: expect.arrayContaining(['ecr:PutImage']), Resource: { 'Fn::GetAtt': [expect.stringMatching(/TrustRepository0/), 'Arn'] } }),
+      ]),
+    );
+  });
+
   test('the verifier runs on the newest Node.js runtime with an explicit log group', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs24.x',
