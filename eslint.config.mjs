@@ -3,7 +3,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', 'assets/', 'reports/', '**/*.js', '**/*.d.ts', '!scripts/*.mjs'] },
+  { ignores: ['node_modules/', 'dist/', 'cdk.out/', 'assets/', 'reports/', '.readme-check/', '**/*.js', '**/*.d.ts', '!scripts/*.mjs'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // TypeScript sources win over any stray compiled .js beside them.
+  moduleFileExtensions: ['ts', 'js', 'json'],
   transform: {
     // isolatedModules: type-checking is `npm run typecheck`'s job; per-file transpiling keeps the suite fast.
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],

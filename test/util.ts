@@ -147,12 +147,15 @@ function strict(schema: unknown): unknown {
   return out;
 }
 
-function loadCrds(): Map<string, object> {
-  if (crdSchemas) return crdSchemas;
-  crdSchemas = new Map();
+/** Parses CRDs lazily: the ScaledJob CRD alone is 667 KB, and most test files need two or three kinds. */
+function loadCrds(wanted: string): Map<string, object> {
+  crdSchemas ??= new Map();
+  if (crdSchemas.has(wanted)) return crdSchemas;
+  const [group] = wanted.split('/');
   for (const folder of CRD_FOLDERS) {
     const dir = join(SCHEMA_DIR, folder);
-    for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
+    // CRD files are named <group>_<plural>.yaml.
+    for (const file of readdirSync(dir).filter((f) => f.startsWith(`${group}_`) && f.endsWith('.yaml'))) {
       const crd = parseYaml(readFileSync(join(dir, file), 'utf8'));
       for (const version of crd.spec.versions) {
         const schema = strict(version.schema.openAPIV3Schema) as Record<string, unknown>;
@@ -160,6 +163,7 @@ function loadCrds(): Map<string, object> {
         const props = { ...(schema.properties as object), metadata: { type: 'object' } };
         crdSchemas.set(`${crd.spec.group}/${version.name}/${crd.spec.names.kind}`, { ...schema, properties: props });
       }
+      if (crdSchemas.has(wanted)) return crdSchemas;
     }
   }
   return crdSchemas;
@@ -175,7 +179,7 @@ function validatorFor(apiVersion: string, kind: string): ValidateFunction {
   const key = `${apiVersion}/${kind}`;
   const cached = compiled.get(key);
   if (cached) return cached;
-  let schema = loadCrds().get(key);
+  let schema = loadCrds(key).get(key);
   if (schema === undefined) {
     const file = coreSchemaFile(apiVersion, kind);
     if (!existsSync(file)) throw new Error(`no schema for ${apiVersion} ${kind} (looked for a CRD and for ${file})`);

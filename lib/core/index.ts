@@ -7,4 +7,5 @@ export * from './checks';
 export * from './sizing';
 export * from './routing-facts';
 export * from './metrics';
+export * from './policy';
 export * from './artifact-verification';

@@ -1,0 +1,130 @@
+/**
+ * A Llama-3-8B-class chat service on a SageMaker real-time endpoint that survives a shortage of its preferred GPU.
+ *
+ * Three capacity classes in preference order: L40S (ml.g6e, bf16, vLLM), A10G (ml.g5, AWQ int4, vLLM) and
+ * Inferentia2 (ml.inf2, Neuron-compiled for tensor parallelism 2, DJL LMI NeuronX). Two routing groups: `preferred`
+ * holds the GPU pools (g6e first, g5 when g6e is short), `fallback` the Inferentia2 pool with a warm standby.
+ *
+ * Replace the image digests, model-data URIs and digests with your own (the trust constructs sign and verify them),
+ * the envelopes with your load-test results, and the prices with your region's.
+ */
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { type Construct } from 'constructs';
+import { type CapacityClassSpec, type ModelFootprint, SageMakerCapacityEndpoint, type ServiceContract } from '../../lib';
+
+const LLAMA3_8B: ModelFootprint = {
+  weightsGiB: 15,
+  workspaceGiB: 2,
+  kvCacheBytesPerToken: 131072, // 2 x 32 layers x 8 KV heads x 128 dims x 2 bytes
+  maxSequenceTokens: 8192,
+  tensorParallelDegree: 1,
+  quantization: 'bf16',
+  revision: 'meta-llama/Meta-Llama-3-8B-Instruct@5f0b02c',
+  acceleratorTarget: 'cuda',
+};
+
+export const LLAMA_CHAT_CONTRACT: ServiceContract = {
+  name: 'llama3-chat',
+  slo: { ttftP95Ms: 1500, itlP95Ms: 60, deadlineMs: 30000 },
+  requestShape: { meanPromptTokens: 1000, meanOutputTokens: 250 },
+  peakRequestsPerSecond: 20,
+  headroom: 0.2,
+};
+
+/** The classes in preference order, for an account and region (images live in that account's ECR). */
+export function llamaChatClasses(account: string, region: string): CapacityClassSpec[] {
+  const ecr = `${account}.dkr.ecr.${region}.amazonaws.com`;
+  const measured = { measuredOn: '2026-10-01', workload: 'llmperf, azure-conv-2023 prompt/output distribution' };
+  return [
+    {
+      name: 'l40s',
+      instanceType: 'ml.g6e.xlarge',
+      artifact: {
+        image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
+        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/bf16/`, sha256: '2'.repeat(64) },
+      },
+      footprint: LLAMA3_8B,
+      runtime: { engine: 'vllm', maxConcurrentSequences: 16, maxBatchTokens: 8192, maxQueueDelayMs: 2000, args: ['--enable-prefix-caching'] },
+      envelope: { tokensPerSecondPerReplica: 1200, safeConcurrency: 16, ttftP95Ms: 900, itlP95Ms: 35, ...measured },
+      maxReplicas: 8,
+      usdPerHour: 2.61, // placeholder: the built-in catalog has no sourced SageMaker price for ml.g6e.xlarge
+    },
+    {
+      name: 'a10g',
+      instanceType: 'ml.g5.xlarge',
+      artifact: {
+        image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
+        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/awq-int4/`, sha256: '3'.repeat(64) },
+      },
+      footprint: { ...LLAMA3_8B, weightsGiB: 5.7, quantization: 'int4-awq' },
+      runtime: { engine: 'vllm', maxConcurrentSequences: 8, maxQueueDelayMs: 2000, args: ['--quantization', 'awq'] },
+      envelope: { tokensPerSecondPerReplica: 400, safeConcurrency: 8, ttftP95Ms: 1200, itlP95Ms: 45, ...measured },
+      maxReplicas: 24,
+    },
+    {
+      name: 'inf2',
+      instanceType: 'ml.inf2.xlarge',
+      artifact: {
+        image: `${ecr}/inference/djl-lmi-neuronx@sha256:${'4'.repeat(64)}`,
+        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/neuron-tp2-seq8192.tar.gz`, sha256: '5'.repeat(64), versionId: 'example-version-id' },
+      },
+      footprint: { ...LLAMA3_8B, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
+      runtime: { engine: 'djl-lmi', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
+      envelope: { tokensPerSecondPerReplica: 300, safeConcurrency: 4, ttftP95Ms: 1100, itlP95Ms: 25, ...measured },
+      maxReplicas: 24,
+    },
+  ];
+}
+
+export class SageMakerLlmStack extends Stack {
+  public readonly endpoint: SageMakerCapacityEndpoint;
+
+  constructor(scope: Construct, id: string, props: StackProps = {}) {
+    super(scope, id, { description: 'Capacity-aware SageMaker endpoint for a Llama-3-8B-class chat service (cdk-capacity-aware-inference example)', ...props });
+
+    const key = new kms.Key(this, 'Key', { enableKeyRotation: true, description: 'Data capture of the llama3-chat endpoint' });
+    const accessLogs = new s3.Bucket(this, 'AccessLogs', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      lifecycleRules: [{ expiration: Duration.days(365) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const capture = new s3.Bucket(this, 'DataCapture', {
+      encryption: s3.BucketEncryption.KMS,
+      encryptionKey: key,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      versioned: true,
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'data-capture/',
+      lifecycleRules: [{ expiration: Duration.days(90), noncurrentVersionExpiration: Duration.days(7) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.endpoint = new SageMakerCapacityEndpoint(this, 'LlamaChat', {
+      contract: LLAMA_CHAT_CONTRACT,
+      classes: llamaChatClasses(this.account, this.region),
+      variants: [
+        { name: 'preferred', classes: ['l40s', 'a10g'] },
+        { name: 'fallback', classes: ['inf2'] },
+      ],
+      encryptionKey: key,
+      dataCapture: { bucket: capture, samplingPercentage: 5 },
+      provisionTimeout: Duration.minutes(15),
+    });
+
+    // Whoever calls the model: here a role that the account's own principals may assume.
+    const invoker = new iam.Role(this, 'Invoker', { assumedBy: new iam.AccountRootPrincipal(), description: 'Calls the llama3-chat endpoint' });
+    this.endpoint.grantInvoke(invoker);
+
+    new CfnOutput(this, 'EndpointName', { value: this.endpoint.endpointName });
+    new CfnOutput(this, 'PlannedUsdPerHour', {
+      value: String(this.endpoint.plannedCost.steadyUsdPerHour),
+      description: 'Hourly cost of the planned fleet: the preferred variant at planned peak plus the fallback standby',
+    });
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * One reconciler run: read the target and one GetMetricData batch, call decide(), write weights only when they
+ * changed, print EMF metrics and one audit line. Clients and the clock are injected so tests drive it with mocks.
+ */
+import { type CloudWatchClient, GetMetricDataCommand, type MetricDataQuery, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import { type ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { type SageMakerClient } from '@aws-sdk/client-sagemaker';
+import {
+  assembleSignals,
+  auditLine,
+  buildQueryBatch,
+  decide,
+  decisionEmf,
+  type RouteObservation,
+  type PolicyInput,
+  policyClassesFromFacts,
+  policyWindowPeriods,
+  rebuildState,
+  type ReconcilerConfig,
+  resolvePolicyConfig,
+  signalPlan,
+  type WindowFrame,
+  windowsFromResults,
+} from '../../lib/core/policy';
+import { withRetry, type RetryOptions } from './retry';
+import { type TargetState } from './target-state';
+
+export interface Clients {
+  readonly cloudwatch: CloudWatchClient;
+  /** Present for a SageMaker target. */
+  readonly sagemaker?: SageMakerClient;
+  /** Present for an ALB target. */
+  readonly elbv2?: ElasticLoadBalancingV2Client;
+}
+
+export interface RunOptions {
+  readonly nowMs: number;
+  readonly log: (line: Record<string, unknown>) => void;
+  readonly retry?: Partial<RetryOptions>;
+}
+
+export interface RunResult {
+  /**
+   * `applied`: weights written; `unchanged`: nothing to write; `skipped`: a write was due but not possible now;
+   * `failed`: an AWS call failed after retries (weights unchanged).
+   */
+  readonly action: 'applied' | 'unchanged' | 'skipped' | 'failed';
+  readonly detail?: string;
+  readonly weights?: Readonly<Record<string, number>>;
+}
+
+/** Reads and writes one kind of target. Loaded on demand: each pulls in only its own SDK client's commands. */
+interface TargetIo {
+  readTarget(config: ReconcilerConfig, clients: Clients): Promise<TargetState>;
+  writeWeights(config: ReconcilerConfig, clients: Clients, target: TargetState, weights: Readonly<Record<string, number>>): Promise<void>;
+}
+
+function targetIo(config: ReconcilerConfig): Promise<TargetIo> {
+  return config.facts.kind === 'sagemaker' ? import('./sagemaker-target') : import('./alb-target');
+}
+
+export async function reconcile(config: ReconcilerConfig, clients: Clients, options: RunOptions): Promise<RunResult> {
+  const policy = resolvePolicyConfig(config.policy);
+  const period = policy.periodSeconds;
+  const retry = (name: string) => ({ ...options.retry, name });
+  const now = Math.floor(options.nowMs / 1000 / period) * period;
+
+  let target: TargetState;
+  let results: MetricDataResult[];
+  const slots = policyWindowPeriods(policy);
+  const signalsEnd = Math.floor((options.nowMs / 1000 - config.metricDelaySeconds) / period) * period;
+  const start = signalsEnd - slots * period;
+  // One frame up to now: external signals use its first `slots` periods, the reconciler's own history all of it.
+  const frame: WindowFrame = { start, periodSeconds: period, slots: (now - start) / period };
+  const batch = buildQueryBatch(signalPlan(config, period), period);
+  const io = await targetIo(config);
+  try {
+    target = await withRetry(() => io.readTarget(config, clients), retry('read target'));
+    results = await withRetry(() => getMetricData(clients.cloudwatch, batch.queries as MetricDataQuery[], start, now), retry('GetMetricData'));
+  } catch (error) {
+    const detail = `weights unchanged: ${(error as Error).name}: ${(error as Error).message}`;
+    options.log({ audit: 'routing-decision', now: new Date(now * 1000).toISOString(), apply: { action: 'failed', detail } });
+    return { action: 'failed', detail };
+  }
+
+  const classes = policyClassesFromFacts(config.facts, config.placement, target.pools);
+  const windows = windowsFromResults(results, batch, frame);
+  const names = classes.map((c) => c.name);
+  const all = assembleSignals(windows, batch, names, frame.slots);
+  // External signals end `metricDelaySeconds` ago; cut them there so a not-yet-published period is not read as missing.
+  const cut = (w: ReadonlyArray<number | null> | undefined) => (w ?? []).slice(0, slots);
+  const signals: PolicyInput['signals'] = Object.fromEntries(
+    names.map((n) => {
+      const s = all.signals[n];
+      const observed = target.replicas[n];
+      // SageMaker: the newest replica counts come from DescribeEndpoint, the history from our own metrics.
+      const withNow = (w: ReadonlyArray<number | null>, value: number | undefined) =>
+        value === undefined ? cut(w) : [...cut(w).slice(1), value];
+      return [n, {
+        readyReplicas: withNow(s.readyReplicas, observed?.ready),
+        desiredReplicas: withNow(s.desiredReplicas, observed?.desired),
+        capacityErrors: cut(s.capacityErrors),
+        latencyP95Ms: cut(s.latencyP95Ms),
+        servedTokensPerSecond: cut(s.servedTokensPerSecond),
+        rejectedTokensPerSecond: cut(s.rejectedTokensPerSecond),
+      }];
+    }),
+  );
+  const own = (signal: 'mode' | 'ramping') => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
+  const previous = rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy);
+  const input: PolicyInput = { now, classes, signals, demandTokensPerSecond: cut(all.demand), config: config.policy };
+  const { decision, state } = decide(input, previous);
+
+  let result: RunResult;
+  if (!decision.weightsChanged) {
+    result = { action: 'unchanged', weights: decision.weights };
+  } else if (target.notWritable) {
+    result = { action: 'skipped', detail: target.notWritable, weights: target.weights };
+  } else {
+    try {
+      await withRetry(() => io.writeWeights(config, clients, target, decision.weights), retry('write weights'));
+      result = { action: 'applied', weights: decision.weights };
+    } catch (error) {
+      result = { action: 'failed', detail: `weights unchanged: ${(error as Error).name}: ${(error as Error).message}`, weights: target.weights };
+    }
+  }
+  // Record what is in force: the new weights if written, the old ones otherwise (the next run reads them back).
+  const inForce = { ...decision, weights: result.weights ?? decision.weights };
+  const recorded = result.action === 'applied' || result.action === 'unchanged' ? state : { ...state, weights: target.weights };
+  const written = result.action === 'applied';
+  const emf = decisionEmf(inForce, recorded, input, config.service, options.nowMs, policy.weightTotal, written, observed(config, target));
+  for (const record of emf) options.log(record);
+  options.log(auditLine(input, previous, decision, recorded, { action: result.action, detail: result.detail }));
+  return result;
+}
+
+/** SageMaker: what DescribeEndpoint showed per variant, with ready instances per pool named by the pool's class. */
+function observed(config: ReconcilerConfig, target: TargetState): Record<string, RouteObservation> {
+  if (config.facts.kind !== 'sagemaker') return {};
+  const out: Record<string, RouteObservation> = {};
+  for (const v of config.facts.variants) {
+    const replicas = target.replicas[v.variantName];
+    if (!replicas) continue;
+    const counts = target.pools[v.variantName] ?? {};
+    out[v.variantName] = { ...replicas, pools: Object.fromEntries(v.classes.map((c) => [c.name, counts[c.instanceType] ?? 0])) };
+  }
+  return out;
+}
+
+async function getMetricData(cloudwatch: CloudWatchClient, queries: MetricDataQuery[], start: number, end: number): Promise<MetricDataResult[]> {
+  const byId = new Map<string, MetricDataResult>();
+  let nextToken: string | undefined;
+  // One batch; NextToken only appears past 100,800 datapoints, but follow it rather than silently truncate.
+  do {
+    const page = await cloudwatch.send(new GetMetricDataCommand({
+      MetricDataQueries: queries,
+      StartTime: new Date(start * 1000),
+      EndTime: new Date(end * 1000),
+      ScanBy: 'TimestampAscending',
+      NextToken: nextToken,
+    }));
+    for (const r of page.MetricDataResults ?? []) {
+      const prior = byId.get(r.Id!);
+      byId.set(r.Id!, prior
+        ? { ...prior, Timestamps: [...(prior.Timestamps ?? []), ...(r.Timestamps ?? [])], Values: [...(prior.Values ?? []), ...(r.Values ?? [])] }
+        : r);
+    }
+    nextToken = page.NextToken;
+  } while (nextToken);
+  return [...byId.values()];
+}
+

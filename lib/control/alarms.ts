@@ -1,0 +1,324 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import { ADMISSION_DECISIONS, CAPACITY_ERROR_OUTCOMES, Metrics } from '../core/metrics';
+
+/** CloudWatch: a metric-math alarm reads at most 10 metrics. */
+const MAX_ALARM_METRICS = 10;
+import { metricId, observedClasses, serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
+
+/** Common shape of every alarm's options. */
+export interface AlarmToggle {
+  /**
+   * Whether the alarm is created.
+   * @default true
+   */
+  readonly enabled?: boolean;
+}
+
+/** Fallback share above a threshold for a while: the preferred class is not carrying the load. */
+export interface FallbackShareAlarmOptions extends AlarmToggle {
+  /** @default 50 - half the load on fallback classes */
+  readonly thresholdPercent?: number;
+  /**
+   * How long the share must stay above the threshold (every period of it).
+   * @default Duration.minutes(15) - longer than a scale-out of the preferred class, shorter than an on-call's patience
+   */
+  readonly duration?: Duration;
+  /**
+   * Which share: LLM load is token-shaped (a long answer costs more than a short one), so tokens is the default.
+   * @default 'tokens'
+   */
+  readonly basis?: 'tokens' | 'requests';
+}
+
+/** Deadline exhaustions as a share of arriving requests. */
+export interface DeadlineExhaustionAlarmOptions extends AlarmToggle {
+  /** @default 1 - one request in a hundred ran out of deadline */
+  readonly thresholdPercent?: number;
+  /** @default Duration.minutes(5) */
+  readonly duration?: Duration;
+  /**
+   * Periods with fewer arriving requests than this count as 0% (one unlucky request in a quiet minute is not an incident).
+   * @default 20
+   */
+  readonly minRequestsPerPeriod?: number;
+}
+
+/** Capacity errors (insufficient capacity, quota exceeded, launch error) on the preferred class. */
+export interface CapacityErrorAlarmOptions extends AlarmToggle {
+  /** @default 1 - any capacity error; the reconciler must react at once */
+  readonly threshold?: number;
+  /** @default Duration.minutes(1) */
+  readonly duration?: Duration;
+}
+
+/** A routed class (ALB target group, SageMaker variant) with desired > ready replicas for too long. */
+export interface ReplicaShortageAlarmOptions extends AlarmToggle {
+  /**
+   * @default Duration.minutes(5) - the policy's default provisioning grace (and the shortest SageMaker instance
+   * provisioning timeout); the reconciler reads the same condition when this alarm triggers it
+   */
+  readonly duration?: Duration;
+}
+
+/** The reconciler itself failing or not running: no decision metric for a while. */
+export interface ReconcilerHeartbeatAlarmOptions extends AlarmToggle {
+  /** @default Duration.minutes(10) - ten missed one-minute ticks; one late EMF batch does not page anyone */
+  readonly duration?: Duration;
+}
+
+export interface InferenceAlarmOptions {
+  /**
+   * Where every alarm sends its ALARM and OK notifications.
+   * @default - a new SNS topic encrypted with a new customer managed KMS key (rotation on; CloudWatch may use it) that
+   * accepts only TLS publishers
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /** @default - enabled with the defaults of `FallbackShareAlarmOptions` */
+  readonly fallbackShare?: FallbackShareAlarmOptions;
+  /** @default - enabled with the defaults of `DeadlineExhaustionAlarmOptions` */
+  readonly deadlineExhaustion?: DeadlineExhaustionAlarmOptions;
+  /** @default - enabled with the defaults of `CapacityErrorAlarmOptions` */
+  readonly preferredCapacityErrors?: CapacityErrorAlarmOptions;
+  /** @default - enabled with the defaults of `ReplicaShortageAlarmOptions`, one alarm per routed class */
+  readonly replicaShortage?: ReplicaShortageAlarmOptions;
+  /** @default - enabled with the defaults of `ReconcilerHeartbeatAlarmOptions` */
+  readonly reconcilerHeartbeat?: ReconcilerHeartbeatAlarmOptions;
+}
+
+export interface InferenceAlarmsProps extends ServiceObservabilityProps, InferenceAlarmOptions {}
+
+/** The documented defaults, in one place (README and tests read them from here). */
+export const ALARM_DEFAULTS = {
+  fallbackShare: { thresholdPercent: 50, duration: Duration.minutes(15), basis: 'tokens' as const },
+  deadlineExhaustion: { thresholdPercent: 1, duration: Duration.minutes(5), minRequestsPerPeriod: 20 },
+  preferredCapacityErrors: { threshold: 1, duration: Duration.minutes(1) },
+  replicaShortage: { duration: Duration.minutes(5) },
+  reconcilerHeartbeat: { duration: Duration.minutes(10) },
+} as const;
+
+/**
+ * The alarms of one inference service: fallback share, deadline exhaustion rate, capacity errors on the preferred
+ * class, replica shortage per class, and the reconciler's heartbeat. Every alarm notifies `topic` on ALARM and OK.
+ *
+ * `capacityAlarms` (capacity errors and replica shortages) are the ones that should trigger the reconciler at once:
+ * pass them to the reconciler construct (`new Reconciler(scope, id, { ..., capacityAlarms: alarms.capacityAlarms })`).
+ */
+export class InferenceAlarms extends Construct {
+  /** The topic every alarm notifies. */
+  readonly topic: sns.ITopic;
+  /** The key of the topic, when this construct created it. */
+  readonly topicKey?: kms.IKey;
+  readonly fallbackShareAlarm?: cloudwatch.Alarm;
+  readonly deadlineExhaustionAlarm?: cloudwatch.Alarm;
+  readonly preferredCapacityErrorsAlarm?: cloudwatch.Alarm;
+  /** One per routed class (ALB target group or SageMaker variant), in preference order. */
+  readonly replicaShortageAlarms: readonly cloudwatch.Alarm[];
+  readonly reconcilerHeartbeatAlarm?: cloudwatch.Alarm;
+  /** The alarms that signal a capacity problem: the reconciler subscribes to their state changes. */
+  readonly capacityAlarms: cloudwatch.IAlarm[];
+  /** Every alarm this construct made. */
+  readonly alarms: cloudwatch.IAlarm[];
+  /** The metrics the alarms read (shared with the dashboard). */
+  readonly metrics: ServiceMetrics;
+
+  constructor(scope: Construct, id: string, props: InferenceAlarmsProps) {
+    super(scope, id);
+    throwIfProblems('InferenceAlarms', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props)]);
+    const m = new ServiceMetrics(props.service, props.facts, props.period);
+    this.metrics = m;
+
+    if (props.alarmTopic) {
+      this.topic = props.alarmTopic;
+    } else {
+      const key = new kms.Key(this, 'TopicKey', {
+        description: `Encrypts the alarm topic of inference service ${props.service}`,
+        enableKeyRotation: true,
+      });
+      // CloudWatch publishes alarm notifications to an encrypted topic only if the key lets it (the AWS managed SNS key does not).
+      key.addToResourcePolicy(new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+      }));
+      this.topicKey = key;
+      this.topic = new sns.Topic(this, 'Topic', { masterKey: key, enforceSSL: true, displayName: `Inference alarms: ${props.service}` });
+    }
+
+    const fallback = { ...ALARM_DEFAULTS.fallbackShare, ...props.fallbackShare };
+    const deadline = { ...ALARM_DEFAULTS.deadlineExhaustion, ...props.deadlineExhaustion };
+    const capacity = { ...ALARM_DEFAULTS.preferredCapacityErrors, ...props.preferredCapacityErrors };
+    const shortage = { ...ALARM_DEFAULTS.replicaShortage, ...props.replicaShortage };
+    const heartbeat = { ...ALARM_DEFAULTS.reconcilerHeartbeat, ...props.reconcilerHeartbeat };
+    const periods = (d: Duration) => Math.round(d.toSeconds() / m.period.toSeconds());
+    const svc = props.service;
+
+    // A service without fallback classes has no fallback share to watch.
+    if (fallback.enabled !== false && m.fallback.length > 0) {
+      this.fallbackShareAlarm = new cloudwatch.Alarm(this, 'FallbackShare', {
+        metric: m.fallbackShare(fallback.basis, 'fs'),
+        threshold: fallback.thresholdPercent,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: periods(fallback.duration),
+        datapointsToAlarm: periods(fallback.duration),
+        // No datapoint means no traffic in the period: nothing is on fallback.
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription: `${svc}: more than ${fallback.thresholdPercent}% of the load (by ${fallback.basis}) has been served by fallback classes `
+          + `for ${fallback.duration.toHumanString()}. The preferred class is short of capacity or unhealthy. `
+          + 'Runbook: README "Observability and runbook", FallbackShare.',
+      });
+    }
+
+    if (deadline.enabled !== false) {
+      const using: Record<string, cloudwatch.IMetric> = { ex: m.perService(Metrics.deadlineExhaustions) };
+      ADMISSION_DECISIONS.forEach((d, i) => { using[metricId('ad', i)] = m.serviceAdmissions(d); });
+      const arrivals = ADMISSION_DECISIONS.map((_, i) => metricId('ad', i)).join(' + ');
+      this.deadlineExhaustionAlarm = new cloudwatch.Alarm(this, 'DeadlineExhaustion', {
+        metric: new cloudwatch.MathExpression({
+          expression: `IF((${arrivals}) >= ${deadline.minRequestsPerPeriod}, 100 * ex / (${arrivals}), 0)`,
+          usingMetrics: using,
+          label: 'deadline exhaustions (% of arriving requests)',
+          period: m.period,
+        }),
+        threshold: deadline.thresholdPercent,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: periods(deadline.duration),
+        datapointsToAlarm: periods(deadline.duration),
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription: `${svc}: more than ${deadline.thresholdPercent}% of arriving requests ran out of deadline for ${deadline.duration.toHumanString()}. `
+          + 'No class can meet the contract for the current load: the service is shedding. Runbook: README "Observability and runbook", DeadlineExhaustion.',
+      });
+    }
+
+    const capacityAlarms: cloudwatch.Alarm[] = [];
+    if (capacity.enabled !== false) {
+      const errors = m.preferred.map((c) => m.capacityErrors(c));
+      const using: Record<string, cloudwatch.IMetric> = {};
+      for (const e of errors) Object.assign(using, e.usingMetrics);
+      const names = m.preferred.map((c) => c.facts.name).join(', ');
+      this.preferredCapacityErrorsAlarm = new cloudwatch.Alarm(this, 'PreferredCapacityErrors', {
+        metric: new cloudwatch.MathExpression({
+          expression: errors.map((e) => `(${e.expression})`).join(' + '),
+          usingMetrics: using,
+          label: `capacity errors on ${names}`,
+          period: m.period,
+        }),
+        threshold: capacity.threshold,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: periods(capacity.duration),
+        datapointsToAlarm: periods(capacity.duration),
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription: `${svc}: the preferred class (${names}) reported capacity errors (insufficient capacity, quota exceeded or launch error). `
+          + 'The reconciler is triggered to move load to fallback classes. Runbook: README "Observability and runbook", PreferredCapacityErrors.',
+      });
+      capacityAlarms.push(this.preferredCapacityErrorsAlarm);
+    }
+
+    const shortages: cloudwatch.Alarm[] = [];
+    if (shortage.enabled !== false) {
+      for (const route of m.routes) {
+        const d = metricId('d', route.index);
+        const r = metricId('r', route.index);
+        const what = route.classes.map((c) => `${c.facts.name} on ${c.facts.instanceType}`).join(', ');
+        shortages.push(new cloudwatch.Alarm(this, `ReplicaShortage${route.index}`, {
+          metric: new cloudwatch.MathExpression({
+            expression: `${d} - ${r}`,
+            usingMetrics: { [d]: m.perRoute(Metrics.desiredReplicas, route), [r]: m.perRoute(Metrics.readyReplicas, route) },
+            label: `${route.name} desired - ready replicas`,
+            period: m.period,
+          }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: periods(shortage.duration),
+          datapointsToAlarm: periods(shortage.duration),
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          alarmDescription: `${svc}: ${route.name} (${what}) has wanted more replicas than are ready for `
+            + `${shortage.duration.toHumanString()}: capacity is not arriving. Runbook: README "Observability and runbook", ReplicaShortage.`,
+        }));
+      }
+      capacityAlarms.push(...shortages);
+    }
+    this.replicaShortageAlarms = shortages;
+
+    if (heartbeat.enabled !== false) {
+      this.reconcilerHeartbeatAlarm = new cloudwatch.Alarm(this, 'ReconcilerHeartbeat', {
+        metric: m.perService(Metrics.decisions, { statistic: 'SampleCount' }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        evaluationPeriods: periods(heartbeat.duration),
+        datapointsToAlarm: periods(heartbeat.duration),
+        // No datapoint is the symptom: the reconciler did not run, or failed before it decided.
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+        alarmDescription: `${svc}: the reconciler has recorded no decision for ${heartbeat.duration.toHumanString()}; weights are frozen. `
+          + 'Runbook: README "Observability and runbook", ReconcilerHeartbeat.',
+      });
+    }
+
+    this.capacityAlarms = capacityAlarms;
+    this.alarms = [this.fallbackShareAlarm, this.deadlineExhaustionAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm]
+      .filter((a): a is cloudwatch.Alarm => a !== undefined);
+    const action = new actions.SnsAction(this.topic);
+    for (const alarm of this.alarms as cloudwatch.Alarm[]) {
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
+    }
+  }
+}
+
+/** Every problem of the alarm options. */
+export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<ServiceObservabilityProps>): string[] {
+  const problems: string[] = [];
+  if (props.facts && props.fallbackShare?.enabled !== false) {
+    const n = observedClasses(props.facts).length;
+    if (n > MAX_ALARM_METRICS) {
+      problems.push(`prop facts: ${n} capacity classes; the fallback share alarm reads one metric per class and an alarm at most `
+        + `${MAX_ALARM_METRICS}; allowed: at most ${MAX_ALARM_METRICS} classes, or fallbackShare.enabled: false`);
+    }
+  }
+  if (props.facts && props.preferredCapacityErrors?.enabled !== false) {
+    const ranks = observedClasses(props.facts).map((c) => c.facts.preferenceRank);
+    const best = ranks.filter((r) => r === Math.min(...ranks)).length;
+    // One metric per error outcome per preferred class; a CloudWatch metric-math alarm reads at most 10 metrics.
+    if (best * CAPACITY_ERROR_OUTCOMES.length > MAX_ALARM_METRICS) {
+      problems.push(`prop facts: ${best} classes share the best preference rank; the preferred-class capacity error alarm reads `
+        + `${CAPACITY_ERROR_OUTCOMES.length} metrics per class and an alarm at most ${MAX_ALARM_METRICS}; allowed: at most `
+        + `${Math.floor(MAX_ALARM_METRICS / CAPACITY_ERROR_OUTCOMES.length)} classes of the best rank, or preferredCapacityErrors.enabled: false`);
+    }
+  }
+  const period = props.period?.toSeconds() ?? 60;
+  const duration = (prop: string, d: Duration | undefined) => {
+    if (d === undefined) return;
+    const s = d.toSeconds();
+    if (s < period || s % period !== 0 || s > 86400) {
+      problems.push(`prop ${prop}: got ${d.toHumanString()}; allowed: a whole number of periods (${period} s), at least one, at most 1 day`);
+    }
+  };
+  const percent = (prop: string, v: number | undefined) => {
+    if (v !== undefined && !(v > 0 && v < 100)) problems.push(`prop ${prop}: got ${v}; allowed: a percentage above 0 and below 100`);
+  };
+  percent('fallbackShare.thresholdPercent', props.fallbackShare?.thresholdPercent);
+  duration('fallbackShare.duration', props.fallbackShare?.duration);
+  const basis = props.fallbackShare?.basis;
+  if (basis !== undefined && basis !== 'tokens' && basis !== 'requests') {
+    problems.push(`prop fallbackShare.basis: got '${basis}'; allowed: 'tokens' or 'requests'`);
+  }
+  percent('deadlineExhaustion.thresholdPercent', props.deadlineExhaustion?.thresholdPercent);
+  duration('deadlineExhaustion.duration', props.deadlineExhaustion?.duration);
+  const min = props.deadlineExhaustion?.minRequestsPerPeriod;
+  if (min !== undefined && !(Number.isInteger(min) && min >= 1)) {
+    problems.push(`prop deadlineExhaustion.minRequestsPerPeriod: got ${min}; allowed: an integer >= 1`);
+  }
+  const threshold = props.preferredCapacityErrors?.threshold;
+  if (threshold !== undefined && !(Number.isInteger(threshold) && threshold >= 1)) {
+    problems.push(`prop preferredCapacityErrors.threshold: got ${threshold}; allowed: an integer >= 1 (errors per period)`);
+  }
+  duration('preferredCapacityErrors.duration', props.preferredCapacityErrors?.duration);
+  duration('replicaShortage.duration', props.replicaShortage?.duration);
+  duration('reconcilerHeartbeat.duration', props.reconcilerHeartbeat?.duration);
+  return problems;
+}

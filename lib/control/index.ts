@@ -1,0 +1,2 @@
+export * from './reconciler';
+export * from './observability';

@@ -1,0 +1,338 @@
+import { Duration, Lazy, Stack, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { Dim, Metrics } from '../core/metrics';
+import {
+  type MetricStatSource,
+  type PolicyConfig,
+  policyClassesFromFacts,
+  policyClassProblems,
+  policyConfigProblems,
+  RECONCILER_CONFIG_ENV,
+  type ReconcilerConfig,
+  resolvePolicyConfig,
+} from '../core/policy';
+import { type RoutingFacts } from '../core/routing-facts';
+import { isUnresolved } from '../core/tokens';
+import { lambdaCode } from '../util/lambda-code';
+
+/** Tunables of the routing policy. Every default is explained in lib/core/policy/defaults.ts. */
+export interface RoutingPolicyOptions {
+  /** Length of one CloudWatch period and of one reconciler tick. @default Duration.minutes(1) */
+  readonly period?: Duration;
+  /** Cost mode plans for demand x (1 + headroom). @default 0.2 */
+  readonly headroom?: number;
+  /** Share of traffic every compatible ready class keeps in cost mode. @default 0.02 */
+  readonly warmFloorShare?: number;
+  /** Integer weights sum to this total (ALB accepts at most 999 per target group). @default 100 */
+  readonly weightTotal?: number;
+  /** A capacity error of the preferred class this recent triggers capacity mode. @default Duration.minutes(3) */
+  readonly capacityErrorLookback?: Duration;
+  /** Desired above ready on the preferred class for this long triggers capacity mode. @default Duration.minutes(5) */
+  readonly provisioningGrace?: Duration;
+  /** p95 latency SLO of the preferred class. @default - the latency trigger is off */
+  readonly latencySloP95?: Duration;
+  /** Consecutive periods above the latency SLO that trigger capacity mode. @default 3 */
+  readonly latencyBreachPeriods?: number;
+  /** How long the preferred class must be healthy before traffic returns to cost mode. @default Duration.minutes(10) */
+  readonly stabilizationWindow?: Duration;
+  /** Largest weight move per tick while returning to cost mode, as a share of the total. @default 0.1 */
+  readonly rampStepShare?: number;
+  /** Dead band of steady cost mode, as a share of the total. @default 0.03 */
+  readonly minWeightChangeShare?: number;
+}
+
+export interface ReconcilerProps {
+  /** Where the weights live and which class sits behind each: handed over by the SageMaker or EKS construct. */
+  readonly facts: RoutingFacts;
+  /** The `Service` dimension of every metric the reconciler emits and reads (lib/core/metrics.ts). */
+  readonly service: string;
+  /** Mean output tokens per request (from the service contract's request shape): turns request counts into token demand. */
+  readonly tokensPerRequest: number;
+  /** The service's requests are sensitive: classes with `allowSensitive: false` never get weight. @default false */
+  readonly sensitive?: boolean;
+  readonly policy?: RoutingPolicyOptions;
+  /**
+   * EKS: the cluster name, the `ClusterName` dimension of Container Insights metrics (desired replicas per Deployment).
+   * Required for an ALB target.
+   * @default - none (SageMaker)
+   */
+  readonly clusterName?: string;
+  /**
+   * Capacity errors per routed class name (ALB: class name; SageMaker: variant name), from a real source such as
+   * Karpenter's controller logs or metrics delivered to CloudWatch. Each gets an alarm whose state changes trigger the
+   * reconciler at once.
+   * @default - no capacity-error signal: shortages are seen as desired > ready after `provisioningGrace`
+   */
+  readonly capacityErrorMetrics?: Readonly<Record<string, cloudwatch.IMetric>>;
+  /** More alarms whose state changes trigger a run at once. @default - only the capacity-error alarms */
+  readonly capacityAlarms?: readonly cloudwatch.IAlarm[];
+  /** CloudWatch publishes a period late: the newest period read ends at least this long ago. @default Duration.minutes(2) */
+  readonly metricDelay?: Duration;
+  /** Retention of the reconciler's log group (EMF metrics and one audit line per decision). @default RetentionDays.THREE_MONTHS */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+/** Lambda's limit on the total size of a function's environment variables. */
+const ENVIRONMENT_LIMIT_BYTES = 4096;
+/** What one unresolved token (an ARN, a generated name) may grow to once CloudFormation resolves it. */
+const TOKEN_ALLOWANCE_BYTES = 128;
+
+/**
+ * The reconciler: a Lambda function, run every period and at once on capacity alarm state changes, that reads the
+ * routing target and one GetMetricData batch, calls the core policy `decide()`, writes weights only when they change
+ * (SageMaker UpdateEndpointWeightsAndCapacities or ELBv2 ModifyListener), and logs EMF decision metrics and an audit
+ * line. Reserved concurrency 1: two runs never race on the same weights.
+ */
+export class Reconciler extends Construct {
+  public readonly function: lambda.Function;
+  public readonly role: iam.Role;
+  public readonly logGroup: logs.LogGroup;
+  public readonly scheduleRule: events.Rule;
+  /** The rule that runs the reconciler on capacity alarm state changes (absent until there is an alarm). */
+  public alarmRule?: events.Rule;
+  /** One alarm per capacity-error metric. */
+  public readonly capacityErrorAlarms: readonly cloudwatch.Alarm[];
+  /** The configuration the function receives. */
+  public readonly config: ReconcilerConfig;
+  private readonly service: string;
+  private readonly trigger: targets.LambdaFunction;
+  private readonly alarmArns: string[] = [];
+
+  constructor(scope: Construct, id: string, props: ReconcilerProps) {
+    super(scope, id);
+    const policy = policyConfigFromOptions(props.policy ?? {});
+    const problems = this.validate(props, policy);
+    const capacityErrors = capacityErrorSources(props.capacityErrorMetrics ?? {}, problems);
+    this.config = {
+      facts: props.facts,
+      placement: { sensitive: props.sensitive ?? false },
+      policy,
+      service: props.service,
+      tokensPerRequest: props.tokensPerRequest,
+      metricDelaySeconds: (props.metricDelay ?? Duration.minutes(2)).toSeconds(),
+      ...(props.clusterName ? { clusterName: props.clusterName } : {}),
+      ...(Object.keys(capacityErrors).length > 0 ? { capacityErrors } : {}),
+    };
+    const environment = Stack.of(this).toJsonString(this.config);
+    const estimated = JSON.stringify(this.config).length + countTokens(this.config) * TOKEN_ALLOWANCE_BYTES;
+    if (estimated > ENVIRONMENT_LIMIT_BYTES - RECONCILER_CONFIG_ENV.length) {
+      problems.push(`facts: the configuration needs about ${estimated} bytes of environment (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
+        'route fewer classes per reconciler (e.g. one reconciler per endpoint or listener)');
+    }
+    if (problems.length > 0) {
+      throw new Error(`Reconciler ${this.node.path}: invalid props:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    }
+    this.service = props.service;
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS });
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Routing reconciler of ${props.service}: reads signals, writes routing weights`,
+    });
+    this.grantTargetAccess(props.facts);
+
+    this.function = new lambda.Function(this, 'Function', {
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      handler: 'index.handler',
+      code: lambdaCode('reconciler'),
+      role: this.role,
+      logGroup: this.logGroup,
+      memorySize: 256,
+      // Worst case: three calls, each retried 3 times with backoff capped at 3 s; a run normally takes well under 1 s.
+      timeout: Duration.seconds(30),
+      reservedConcurrentExecutions: 1,
+      // The next tick is the retry: a stale run must not write weights after a newer one.
+      retryAttempts: 0,
+      environment: { [RECONCILER_CONFIG_ENV]: environment },
+      description: `Capacity-aware routing reconciler for ${props.service}`,
+    });
+    this.role.addToPolicy(new iam.PolicyStatement({
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      resources: [`${this.logGroup.logGroupArn}:*`],
+    }));
+
+    const period = Duration.seconds(policy.periodSeconds ?? 60);
+    // A stale event is worthless (each run reads the present), and a failed run is retried by the next tick.
+    this.trigger = new targets.LambdaFunction(this.function, { retryAttempts: 0, maxEventAge: Duration.seconds(Math.max(60, period.toSeconds())) });
+    this.scheduleRule = new events.Rule(this, 'Schedule', {
+      schedule: events.Schedule.rate(period),
+      description: `Runs the routing reconciler of ${props.service} every period`,
+      targets: [this.trigger],
+    });
+
+    this.capacityErrorAlarms = Object.entries(props.capacityErrorMetrics ?? {}).map(
+      ([className, metric]) =>
+        new cloudwatch.Alarm(this, `CapacityErrors-${className}`, {
+          metric,
+          threshold: 1,
+          evaluationPeriods: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          alarmDescription: `Capacity errors on class ${className} of ${props.service}; state changes run the reconciler at once`,
+        }),
+    );
+    this.triggerOnAlarms([...this.capacityErrorAlarms, ...(props.capacityAlarms ?? [])]);
+  }
+
+  /**
+   * Runs the reconciler at once whenever one of these alarms changes state (e.g. `InferenceObservability`'s
+   * `capacityAlarms`), on top of the schedule. Can be called more than once; one rule matches every alarm.
+   */
+  public triggerOnAlarms(alarms: readonly cloudwatch.IAlarm[]): void {
+    if (alarms.length === 0) return;
+    this.alarmArns.push(...alarms.map((a) => a.alarmArn));
+    this.alarmRule ??= new events.Rule(this, 'AlarmStateChange', {
+      description: `Runs the routing reconciler of ${this.service} when a capacity alarm changes state`,
+      eventPattern: {
+        source: ['aws.cloudwatch'],
+        detailType: ['CloudWatch Alarm State Change'],
+        // Rendered at synth, so alarms added after construction are matched too.
+        resources: Lazy.list({ produce: () => [...new Set(this.alarmArns)] }),
+      },
+      targets: [this.trigger],
+    });
+  }
+
+  /** The routing mode: 0 = cost, 1 = capacity. */
+  public metricPolicyMode(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.contractMetric(Metrics.policyMode, {}, props);
+  }
+
+  /** Percentage of requests routed away from the preferred class. */
+  public metricFallbackShare(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.contractMetric(Metrics.fallbackShareRequests, {}, props);
+  }
+
+  /** Percentage of requests routed to one class (ALB: class name; SageMaker: variant name). */
+  public metricRouteWeight(className: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.contractMetric(Metrics.routeWeight, { [Dim.CLASS]: className }, props);
+  }
+
+  /** Reconciler decisions with one reason code (e.g. `enter-capacity`, `missing-data`). */
+  public metricDecisions(reason: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.contractMetric(Metrics.decisions, { [Dim.REASON]: reason }, props);
+  }
+
+  private contractMetric(
+    spec: { namespace: string; name: string; statistic: string },
+    dimensions: Record<string, string>,
+    props?: cloudwatch.MetricOptions,
+  ): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: spec.namespace,
+      metricName: spec.name,
+      dimensionsMap: { [Dim.SERVICE]: this.service, ...dimensions },
+      statistic: spec.statistic,
+      period: Duration.minutes(1),
+      ...props,
+    });
+  }
+
+  /** Only the calls the reconciler makes, on the one endpoint or listener it routes. */
+  private grantTargetAccess(facts: RoutingFacts): void {
+    this.role.addToPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
+    const acknowledgements = [{
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'cloudwatch:GetMetricData supports no resource-level permissions (the Service Authorization Reference lists no ' +
+        'resource type for it), so it needs "*"; it only reads metrics.' +
+        (facts.kind === 'alb' ? ' elasticloadbalancing:DescribeListeners likewise has no resource type and only reads.' : ''),
+    }, {
+      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.logGroup.node.defaultChild as logs.CfnLogGroup)}.Arn>:*]`,
+      reason: 'Log streams of the reconciler\'s own log group: stream names are generated by Lambda per execution environment.',
+    }];
+    if (facts.kind === 'sagemaker') {
+      this.role.addToPolicy(new iam.PolicyStatement({
+        actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'],
+        resources: [facts.endpointArn],
+      }));
+    } else {
+      this.role.addToPolicy(new iam.PolicyStatement({ actions: ['elasticloadbalancing:DescribeListeners'], resources: ['*'] }));
+      this.role.addToPolicy(new iam.PolicyStatement({ actions: ['elasticloadbalancing:ModifyListener'], resources: [facts.listenerArn] }));
+    }
+    for (const a of acknowledgements) Validations.of(this.role).acknowledge(a);
+  }
+
+  private validate(props: ReconcilerProps, policy: Partial<PolicyConfig>): string[] {
+    const problems: string[] = [];
+    const resolved = resolvePolicyConfig(policy);
+    problems.push(...policyConfigProblems(resolved).map((p) => `policy: ${p}`));
+    const facts = props.facts;
+    const classes = policyClassesFromFacts(facts, { sensitive: props.sensitive });
+    problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`));
+    if (facts.kind === 'alb') {
+      if (facts.targets.length < 1 || facts.targets.length > 5) {
+        problems.push(`facts.targets: ${facts.targets.length} target groups (an ALB forward action takes 1..5)`);
+      }
+      if (!props.clusterName) problems.push('clusterName: undefined (required for an ALB target: desired replicas come from Container Insights)');
+    } else {
+      if (facts.variants.length < 1 || facts.variants.length > 10) {
+        problems.push(`facts.variants: ${facts.variants.length} variants (a SageMaker endpoint takes 1..10)`);
+      }
+      for (const v of facts.variants) if (v.classes.length === 0) problems.push(`facts.variants['${v.variantName}'].classes: none (at least one pool)`);
+    }
+    const names = new Set(classes.map((c) => c.name));
+    for (const name of Object.keys(props.capacityErrorMetrics ?? {})) {
+      if (!names.has(name)) problems.push(`capacityErrorMetrics: '${name}' is not a routed class (allowed: ${[...names].join(', ')})`);
+    }
+    if (!isUnresolved(props.service) && !/^[\w.\-:/]{1,255}$/.test(props.service)) {
+      problems.push(`service: '${props.service}' (1..255 characters of letters, digits and . - _ : /)`);
+    }
+    if (!isUnresolved(props.tokensPerRequest) && !(Number.isFinite(props.tokensPerRequest) && props.tokensPerRequest > 0)) {
+      problems.push(`tokensPerRequest: ${props.tokensPerRequest} (the mean output tokens per request, > 0)`);
+    }
+    const delay = props.metricDelay?.toSeconds() ?? 120;
+    if (delay < 0 || delay > 900) problems.push(`metricDelay: ${delay} s (0..900 s)`);
+    return problems;
+  }
+}
+
+/** Construct options (Durations) to the policy's plain configuration (seconds); unset fields keep the core defaults. */
+function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig> {
+  const seconds = (d?: Duration) => (d === undefined ? undefined : d.toSeconds());
+  const entries: Partial<Record<keyof PolicyConfig, number | undefined>> = {
+    periodSeconds: seconds(o.period),
+    headroom: o.headroom,
+    warmFloorShare: o.warmFloorShare,
+    weightTotal: o.weightTotal,
+    capacityErrorLookbackSeconds: seconds(o.capacityErrorLookback),
+    provisioningGraceSeconds: seconds(o.provisioningGrace),
+    latencySloP95Ms: o.latencySloP95?.toMilliseconds(),
+    latencyBreachPeriods: o.latencyBreachPeriods,
+    stabilizationWindowSeconds: seconds(o.stabilizationWindow),
+    rampStepShare: o.rampStepShare,
+    minWeightChangeShare: o.minWeightChangeShare,
+  };
+  return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Partial<PolicyConfig>;
+}
+
+function capacityErrorSources(metrics: Readonly<Record<string, cloudwatch.IMetric>>, problems: string[]): Record<string, MetricStatSource> {
+  const out: Record<string, MetricStatSource> = {};
+  for (const [name, metric] of Object.entries(metrics)) {
+    const stat = metric.toMetricConfig().metricStat;
+    if (!stat) {
+      problems.push(`capacityErrorMetrics['${name}']: a math expression (a plain metric is required)`);
+      continue;
+    }
+    out[name] = {
+      namespace: stat.namespace,
+      metricName: stat.metricName,
+      dimensions: Object.fromEntries((stat.dimensions ?? []).map((d) => [d.name, String(d.value)])),
+      stat: stat.statistic,
+    };
+  }
+  return out;
+}
+
+function countTokens(value: unknown): number {
+  if (typeof value === 'string' || typeof value === 'number') return isUnresolved(value) ? 1 : 0;
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + countTokens(v), 0);
+  if (value && typeof value === 'object') return Object.values(value).reduce((n: number, v) => n + countTokens(v), 0);
+  return 0;
+}

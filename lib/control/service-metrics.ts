@@ -1,0 +1,364 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  ADMISSION_REJECTIONS,
+  type AdmissionDecision,
+  AWS_LATENCY_TO_MS,
+  AwsDim,
+  AwsMetrics,
+  CAPACITY_ERROR_OUTCOMES,
+  type CapacityOutcome,
+  classDimensions,
+  Dim,
+  dimensionMap,
+  METRIC_PERIOD_SECONDS,
+  type MetricSpec,
+  Metrics,
+  serviceDimensions,
+} from '../core/metrics';
+import { duplicates } from '../core/names';
+import { type RoutedClassFacts, type RoutingFacts } from '../core/routing-facts';
+import { isUnresolved } from '../core/tokens';
+
+/** What the dashboard and the alarms are built from: plain data, so neither depends on a serving construct. */
+export interface ServiceObservabilityProps {
+  /** The `Service` dimension value the reconciler and the model servers emit under. */
+  readonly service: string;
+  /** From the serving construct's `routingFacts()`: where the classes are and what they cost. */
+  readonly facts: RoutingFacts;
+  /**
+   * Period of every metric on the dashboard and of every alarm.
+   * @default Duration.minutes(1) - the reconciler's tick
+   */
+  readonly period?: Duration;
+}
+
+/** A class with where its AWS serving metrics live. */
+export interface ObservedClass {
+  readonly facts: RoutedClassFacts;
+  /** Index in preference order; also the suffix of its math-expression ids. */
+  readonly index: number;
+  /** Dimensions of its AWS-owned request and latency metrics. */
+  readonly awsDimensions: Record<string, string>;
+}
+
+/**
+ * A routed class: what one weight of the router points at and what the reconciler decides on. On an ALB it is one
+ * capacity class (its target group); on SageMaker it is one production variant, whose instance pools are classes.
+ * The reconciler's per-weight metrics (RouteWeight, DesiredReplicas, ReadyReplicas) carry its name in the
+ * `CapacityClass` dimension.
+ */
+export interface ObservedRoute {
+  readonly name: string;
+  /** Index in preference order; also the suffix of its math-expression ids. */
+  readonly index: number;
+  /** Its classes in preference order (one on an ALB; the variant's pools on SageMaker). */
+  readonly classes: readonly ObservedClass[];
+  /** The best rank among its classes. */
+  readonly preferenceRank: number;
+  /** Sum of its classes' quotas. */
+  readonly maxReplicas: number;
+}
+
+/** Math-expression ids must start with a lower-case letter; class names may hold '-', so ids use indices. */
+export function metricId(prefix: string, index: number): string {
+  return `${prefix}${index}`;
+}
+
+/**
+ * Builds every CloudWatch metric of one service from the metric contract: the library's own metrics by service and
+ * class, the AWS-owned serving metrics of each class (SageMaker variant / instance pool, or ALB target group), and
+ * the metric-math derived series (shares, cost per 1M tokens) the dashboard and the alarms share.
+ */
+export class ServiceMetrics {
+  /** Classes in preference order (rank, then declaration order). */
+  readonly classes: readonly ObservedClass[];
+  /** The classes with the lowest preference rank. */
+  readonly preferred: readonly ObservedClass[];
+  /** Routed classes in preference order (by their best class). */
+  readonly routes: readonly ObservedRoute[];
+  readonly period: Duration;
+
+  constructor(
+    readonly service: string,
+    readonly facts: RoutingFacts,
+    period: Duration = Duration.seconds(METRIC_PERIOD_SECONDS),
+  ) {
+    this.period = period;
+    const observed = observedClasses(facts);
+    this.classes = [...observed].sort((a, b) => a.facts.preferenceRank - b.facts.preferenceRank).map((c, index) => ({ ...c, index }));
+    const best = Math.min(...this.classes.map((c) => c.facts.preferenceRank));
+    this.preferred = this.classes.filter((c) => c.facts.preferenceRank === best);
+    const byName = new Map(this.classes.map((c) => [c.facts.name, c]));
+    this.routes = routeMembers(facts)
+      .map(({ name, classNames }) => {
+        const classes = classNames.map((n) => byName.get(n)!).sort((a, b) => a.index - b.index);
+        const maxReplicas = classes.reduce((sum, c) => sum + c.facts.maxReplicas, 0);
+        return { name, classes, preferenceRank: classes[0].facts.preferenceRank, maxReplicas };
+      })
+      .sort((a, b) => a.classes[0].index - b.classes[0].index)
+      .map((r, index) => ({ ...r, index }));
+  }
+
+  // ----- the library's own metrics -------------------------------------------------------------------------------
+
+  /** A contract metric; `dims` must be one of its dimension sets (checked by the contract). */
+  own(spec: MetricSpec, dims: Record<string, string>, options: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: spec.namespace,
+      metricName: spec.name,
+      dimensionsMap: dimensionMap(spec, dims),
+      statistic: spec.statistic,
+      period: this.period,
+      ...options,
+    });
+  }
+
+  perClass(spec: MetricSpec, cls: ObservedClass, options: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.own(spec, classDimensions(this.service, cls.facts.name), { label: cls.facts.name, ...options });
+  }
+
+  /** A reconciler metric of one routed class (RouteWeight, DesiredReplicas, ReadyReplicas). */
+  perRoute(spec: MetricSpec, route: ObservedRoute, options: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.own(spec, classDimensions(this.service, route.name), { label: route.name, ...options });
+  }
+
+  perService(spec: MetricSpec, options: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.own(spec, serviceDimensions(this.service), options);
+  }
+
+  capacityAttempts(cls: ObservedClass, outcome: CapacityOutcome): cloudwatch.Metric {
+    return this.own(Metrics.capacityAttempts, { ...classDimensions(this.service, cls.facts.name), [Dim.OUTCOME]: outcome }, {
+      label: `${cls.facts.name} ${outcome}`,
+    });
+  }
+
+  admissions(cls: ObservedClass, decision: AdmissionDecision): cloudwatch.Metric {
+    return this.own(Metrics.admissions, { ...classDimensions(this.service, cls.facts.name), [Dim.DECISION]: decision }, {
+      label: `${cls.facts.name} ${decision}`,
+    });
+  }
+
+  /** Service-wide admissions of one decision (the contract's [Service, Decision] rollup). */
+  serviceAdmissions(decision: AdmissionDecision): cloudwatch.Metric {
+    return this.own(Metrics.admissions, { ...serviceDimensions(this.service), [Dim.DECISION]: decision }, { label: decision });
+  }
+
+  /** Capacity errors of a class: every outcome but `launched`, summed. */
+  capacityErrors(cls: ObservedClass, idPrefix = 'ce'): cloudwatch.MathExpression {
+    const using = Object.fromEntries(CAPACITY_ERROR_OUTCOMES.map((o, i) => [`${metricId(idPrefix, cls.index)}_${i}`, this.capacityAttempts(cls, o)]));
+    return new cloudwatch.MathExpression({
+      expression: Object.keys(using).join(' + '),
+      usingMetrics: using,
+      label: `${cls.facts.name} capacity errors`,
+      period: this.period,
+    });
+  }
+
+  /** Requests a class turned away (every decision but `admitted`), summed. */
+  rejections(cls: ObservedClass): cloudwatch.MathExpression {
+    const using = Object.fromEntries(ADMISSION_REJECTIONS.map((d, i) => [`${metricId('rj', cls.index)}_${i}`, this.admissions(cls, d)]));
+    return new cloudwatch.MathExpression({
+      expression: Object.keys(using).join(' + '),
+      usingMetrics: using,
+      label: `${cls.facts.name} rejected`,
+      period: this.period,
+    });
+  }
+
+  // ----- AWS-owned serving metrics -------------------------------------------------------------------------------
+
+  /** Requests that reached the class: SageMaker Invocations or ALB RequestCount, Sum. */
+  requests(cls: ObservedClass): cloudwatch.Metric {
+    const f = this.facts;
+    const [namespace, metricName] = f.kind === 'sagemaker'
+      ? [AwsMetrics.sageMaker.namespace, AwsMetrics.sageMaker.invocations]
+      : [AwsMetrics.alb.namespace, AwsMetrics.alb.requestCount];
+    return new cloudwatch.Metric({ namespace, metricName, dimensionsMap: cls.awsDimensions, statistic: 'Sum', period: this.period, label: cls.facts.name });
+  }
+
+  /** Latency of the class at `statistic` (e.g. 'p95') in milliseconds: SageMaker ModelLatency or ALB TargetResponseTime. */
+  latencyMs(cls: ObservedClass, statistic: string, id: string): cloudwatch.MathExpression {
+    const f = this.facts;
+    const [namespace, metricName, factor] = f.kind === 'sagemaker'
+      ? [AwsMetrics.sageMaker.namespace, AwsMetrics.sageMaker.modelLatency, AWS_LATENCY_TO_MS.sageMaker]
+      : [AwsMetrics.alb.namespace, AwsMetrics.alb.targetResponseTime, AWS_LATENCY_TO_MS.alb];
+    const raw = new cloudwatch.Metric({ namespace, metricName, dimensionsMap: cls.awsDimensions, statistic, period: this.period });
+    return new cloudwatch.MathExpression({
+      expression: `${id}_raw * ${factor}`,
+      usingMetrics: { [`${id}_raw`]: raw },
+      label: `${cls.facts.name} ${statistic}`,
+      period: this.period,
+    });
+  }
+
+  // ----- derived series --------------------------------------------------------------------------------------------
+
+  /** Each class's share (%) of the service total of `metricOf`, one expression per class. */
+  shares(prefix: string, metricOf: (cls: ObservedClass) => cloudwatch.IMetric): cloudwatch.MathExpression[] {
+    const using = Object.fromEntries(this.classes.map((c) => [metricId(prefix, c.index), metricOf(c)]));
+    const total = `SUM([${Object.keys(using).join(', ')}])`;
+    return this.classes.map((c) => new cloudwatch.MathExpression({
+      expression: `100 * ${metricId(prefix, c.index)} / ${total}`,
+      usingMetrics: using,
+      label: c.facts.name,
+      period: this.period,
+    }));
+  }
+
+  /** The classes that are not preferred (rank above the best). */
+  get fallback(): readonly ObservedClass[] {
+    return this.classes.filter((c) => !this.preferred.includes(c));
+  }
+
+  /**
+   * The observed share (%) of the load served by non-preferred classes: by generated tokens (model-server metric) or
+   * by requests (SageMaker Invocations / ALB RequestCount). No datapoint in a period without traffic.
+   */
+  fallbackShare(basis: 'tokens' | 'requests', idPrefix: string): cloudwatch.MathExpression {
+    const metricOf = (c: ObservedClass) => (basis === 'tokens' ? this.perClass(Metrics.generatedTokens, c) : this.requests(c));
+    const using = Object.fromEntries(this.classes.map((c) => [metricId(idPrefix, c.index), metricOf(c)]));
+    const ids = (cs: readonly ObservedClass[]) => cs.map((c) => metricId(idPrefix, c.index)).join(', ');
+    const fallback = this.fallback;
+    return new cloudwatch.MathExpression({
+      expression: fallback.length > 0 ? `100 * SUM([${ids(fallback)}]) / SUM([${ids(this.classes)}])` : `0 * SUM([${ids(this.classes)}])`,
+      usingMetrics: using,
+      label: `observed, by ${basis}`,
+      period: this.period,
+    });
+  }
+
+  /** Output tokens per second of the class: GeneratedTokens Sum over the period / period seconds. */
+  classTokensPerSecond(cls: ObservedClass): cloudwatch.MathExpression {
+    const id = metricId('gt', cls.index);
+    return new cloudwatch.MathExpression({
+      expression: `${id} / PERIOD(${id})`,
+      usingMetrics: { [id]: this.perClass(Metrics.generatedTokens, cls) },
+      label: cls.facts.name,
+      period: this.period,
+    });
+  }
+
+  /**
+   * USD per 1M output tokens the class actually served: what its ready replicas cost over the period divided by the
+   * tokens it generated in that period. No datapoint when the class generated no tokens.
+   */
+  costPerMillionTokens(cls: ObservedClass): cloudwatch.MathExpression {
+    const r = metricId('cr', cls.index);
+    const t = metricId('ct', cls.index);
+    return new cloudwatch.MathExpression({
+      expression: `${usd(cls.facts.usdPerReplicaHour)} * ${r} * PERIOD(${t}) / 3600 / ${t} * 1000000`,
+      usingMetrics: {
+        [r]: this.perClass(Metrics.readyReplicas, cls, { statistic: 'Average' }),
+        [t]: this.perClass(Metrics.generatedTokens, cls),
+      },
+      label: `${cls.facts.name} USD / 1M tokens`,
+      period: this.period,
+    });
+  }
+
+  /**
+   * USD per 1M output tokens of the whole service: every class's ready replicas (including the warm standby of
+   * fallback classes that serve little or nothing) over every token served.
+   */
+  serviceCostPerMillionTokens(): cloudwatch.MathExpression {
+    const using: Record<string, cloudwatch.IMetric> = {};
+    const dollars: string[] = [];
+    const tokens: string[] = [];
+    for (const c of this.classes) {
+      const r = metricId('sr', c.index);
+      const t = metricId('st', c.index);
+      using[r] = this.perClass(Metrics.readyReplicas, c, { statistic: 'Average' });
+      using[t] = this.perClass(Metrics.generatedTokens, c);
+      dollars.push(`${usd(c.facts.usdPerReplicaHour)} * ${r}`);
+      tokens.push(t);
+    }
+    return new cloudwatch.MathExpression({
+      expression: `(${dollars.join(' + ')}) * PERIOD(${tokens[0]}) / 3600 / (${tokens.join(' + ')}) * 1000000`,
+      usingMetrics: using,
+      label: 'service USD / 1M tokens (incl. warm standby)',
+      period: this.period,
+    });
+  }
+}
+
+/** Price literal for metric math: finite, no exponent notation. */
+function usd(value: number): string {
+  return Number(value.toFixed(6)).toString();
+}
+
+/** The routed classes of the facts and the names of the capacity classes behind each. */
+export function routeMembers(facts: RoutingFacts): Array<{ name: string; classNames: string[] }> {
+  return facts.kind === 'sagemaker'
+    ? facts.variants.map((v) => ({ name: v.variantName, classNames: v.classes.map((c) => c.name) }))
+    : facts.targets.map((t) => ({ name: t.class.name, classNames: [t.class.name] }));
+}
+
+/** The classes of the facts with the dimensions of their AWS serving metrics, in declaration order. */
+export function observedClasses(facts: RoutingFacts): Array<Omit<ObservedClass, 'index'>> {
+  if (facts.kind === 'sagemaker') {
+    return facts.variants.flatMap((v) =>
+      v.classes.map((cls) => ({
+        facts: cls,
+        // With several instance pools in a variant, SageMaker adds an InstanceType dimension; a single-class variant
+        // is addressed by its variant alone.
+        awsDimensions: {
+          [AwsDim.ENDPOINT_NAME]: facts.endpointName,
+          [AwsDim.VARIANT_NAME]: v.variantName,
+          ...(v.classes.length > 1 ? { [AwsDim.INSTANCE_TYPE]: cls.instanceType } : {}),
+        },
+      })),
+    );
+  }
+  return facts.targets.map((t) => ({
+    facts: t.class,
+    awsDimensions: { [AwsDim.LOAD_BALANCER]: facts.loadBalancerFullName, [AwsDim.TARGET_GROUP]: t.targetGroupFullName },
+  }));
+}
+
+/** Every problem of the shared props, as `prop <name>: <what is wrong>; allowed: <what is>` lines. */
+export function serviceObservabilityProblems(props: ServiceObservabilityProps): string[] {
+  const problems: string[] = [];
+  if (!isUnresolved(props.service) && (props.service.length === 0 || props.service.length > 1024)) {
+    problems.push(`prop service: got '${props.service}' (${props.service.length} characters); allowed: 1..1024 characters (a CloudWatch dimension value)`);
+  }
+  const period = props.period?.toSeconds();
+  if (period !== undefined && !(period === 10 || period === 30 || (period >= 60 && period % 60 === 0))) {
+    problems.push(`prop period: got ${period} s; allowed: 10 s, 30 s or a multiple of 60 s (CloudWatch periods)`);
+  }
+  const classes = observedClasses(props.facts).map((c) => c.facts);
+  if (classes.length === 0) problems.push('prop facts: has no capacity classes; allowed: at least one class');
+  for (const name of duplicates(classes.map((c) => c.name))) {
+    problems.push(`prop facts: class name '${name}' occurs more than once; allowed: unique class names`);
+  }
+  // A routed class and a capacity class share the CapacityClass dimension: the same name must mean the same replicas.
+  const classNames = new Set(classes.map((c) => c.name));
+  for (const r of routeMembers(props.facts)) {
+    if (r.classNames.length === 0) problems.push(`prop facts: routed class '${r.name}' has no capacity class; allowed: at least one`);
+    if (classNames.has(r.name) && !(r.classNames.length === 1 && r.classNames[0] === r.name)) {
+      problems.push(`prop facts: variant '${r.name}' has the name of a capacity class it is not exactly; allowed: a variant name that is no `
+        + 'class name, or the name of its only class');
+    }
+  }
+  for (const name of props.facts.kind === 'sagemaker' ? duplicates(routeMembers(props.facts).map((r) => r.name)) : []) {
+    problems.push(`prop facts: routed class name '${name}' occurs more than once; allowed: unique variant / target names`);
+  }
+  for (const c of classes) {
+    if (!(c.usdPerReplicaHour >= 0) || !Number.isFinite(c.usdPerReplicaHour)) {
+      problems.push(`prop facts: class '${c.name}' usdPerReplicaHour is ${c.usdPerReplicaHour}; allowed: a finite number >= 0`);
+    }
+    if (!(c.tokensPerSecondPerReplica > 0) || !Number.isFinite(c.tokensPerSecondPerReplica)) {
+      problems.push(`prop facts: class '${c.name}' tokensPerSecondPerReplica is ${c.tokensPerSecondPerReplica}; allowed: a finite number > 0`);
+    }
+    if (!Number.isInteger(c.preferenceRank) || c.preferenceRank < 0) {
+      problems.push(`prop facts: class '${c.name}' preferenceRank is ${c.preferenceRank}; allowed: an integer >= 0`);
+    }
+  }
+  return problems;
+}
+
+/** Throws one error listing every problem, naming the construct and its path. */
+export function throwIfProblems(kind: string, path: string, problems: readonly string[]): void {
+  if (problems.length === 0) return;
+  throw new Error(`${kind} at '${path}' has ${problems.length} invalid prop${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+}

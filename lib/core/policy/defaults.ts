@@ -1,0 +1,124 @@
+import { type PolicyClass, type PolicyConfig } from './types';
+
+/**
+ * Defaults of the routing policy, each chosen from the behavior of the systems around it.
+ */
+export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
+  /**
+   * 60 s: CloudWatch's standard-resolution period. SageMaker, ALB and Container Insights metrics all arrive at
+   * 1-minute granularity, so a faster tick would only re-read the same datapoint.
+   */
+  periodSeconds: 60,
+  /**
+   * 20%: one minute of ordinary demand noise (the Azure LLM conversation trace has an inter-arrival CV of about 1)
+   * fits in the spare ready capacity before the next tick reacts; bursts beyond that are the autoscaler's job.
+   */
+  headroom: 0.2,
+  /**
+   * 2%: every compatible ready class keeps a trickle of real traffic so its path (image, model, load balancer
+   * target) is proven warm before it is needed, at a cost bounded by 2% of requests per class.
+   */
+  warmFloorShare: 0.02,
+  /**
+   * 100: weights read as percentages. ALB forward actions accept 0..999 per target group; SageMaker accepts any
+   * non-negative variant weight. 100 gives 1% resolution, finer than the warm floor.
+   */
+  weightTotal: 100,
+  /**
+   * 180 s: Karpenter caches an unavailable offering for 3 minutes before retrying it, so a single capacity-error
+   * datapoint means "short" for the next three periods.
+   */
+  capacityErrorLookbackSeconds: 180,
+  /**
+   * 300 s: the shortest SageMaker instance provisioning timeout (VariantInstanceProvisionTimeoutInSeconds minimum)
+   * and HPA's default scale-down stabilization window. Desired above ready in every period of the last 5 minutes is
+   * a shortage, not a scale-out in progress. Raise it when a class's measured replica-ready time is longer.
+   */
+  provisioningGraceSeconds: 300,
+  latencySloP95Ms: undefined,
+  /**
+   * 3 periods: the common CloudWatch alarm shape (3 of 3 datapoints); one slow minute is noise, three are a trend.
+   */
+  latencyBreachPeriods: 3,
+  /**
+   * 600 s: more than three of Karpenter's 3-minute capacity-error retry cycles pass without an error, and twice
+   * HPA's 300 s scale-down window, so the fallback replicas that absorbed the shortage are still up if the preferred
+   * class relapses during the return. Also bounds mode changes to at most 2 x 60 / 10 = 12 per hour.
+   */
+  stabilizationWindowSeconds: 600,
+  /**
+   * 10% per tick: a full swing back to the preferred class takes 10 minutes, about the time a cold replica takes to
+   * fill its KV cache and batch, and no class sees more than a 10-point jump in one minute (no return storm).
+   */
+  rampStepShare: 0.1,
+  /**
+   * 3%: in steady cost mode, demand noise moves the plan by a point or two every minute; rewriting weights for that
+   * costs an API write per minute and churns connections. Safety changes (a class losing its ready replicas) ignore
+   * this dead band.
+   */
+  minWeightChangeShare: 0.03,
+};
+
+/** Merges overrides onto the defaults; undefined fields keep the default. */
+export function resolvePolicyConfig(overrides?: Partial<PolicyConfig>): PolicyConfig {
+  const merged: Record<string, unknown> = { ...DEFAULT_POLICY_CONFIG };
+  for (const [key, value] of Object.entries(overrides ?? {})) if (value !== undefined) merged[key] = value;
+  return merged as unknown as PolicyConfig;
+}
+
+/** Every problem with a configuration, as `<field>: <value> (<what is allowed>)`. Empty when valid. */
+export function policyConfigProblems(config: PolicyConfig): string[] {
+  const problems: string[] = [];
+  const check = (field: keyof PolicyConfig, ok: boolean, allowed: string) => {
+    if (!ok) problems.push(`${field}: ${String(config[field])} (${allowed})`);
+  };
+  const isInt = (v: number) => Number.isInteger(v);
+  check('periodSeconds', isInt(config.periodSeconds) && config.periodSeconds >= 10 && config.periodSeconds % 10 === 0,
+    'a multiple of 10 seconds, at least 10');
+  check('headroom', config.headroom >= 0 && config.headroom <= 4, '0..4');
+  check('warmFloorShare', config.warmFloorShare >= 0 && config.warmFloorShare <= 0.2, '0..0.2');
+  check('weightTotal', isInt(config.weightTotal) && config.weightTotal >= 10 && config.weightTotal <= 999,
+    'an integer 10..999 (ALB accepts at most 999 per target group)');
+  for (const field of ['capacityErrorLookbackSeconds', 'provisioningGraceSeconds', 'stabilizationWindowSeconds'] as const) {
+    check(field, isInt(config[field]) && config[field] >= config.periodSeconds && config[field] % config.periodSeconds === 0,
+      `a whole number of periods (${config.periodSeconds} s), at least one`);
+  }
+  check('latencySloP95Ms', config.latencySloP95Ms === undefined || config.latencySloP95Ms > 0, 'undefined or > 0');
+  check('latencyBreachPeriods', isInt(config.latencyBreachPeriods) && config.latencyBreachPeriods >= 1 && config.latencyBreachPeriods <= 60,
+    'an integer 1..60');
+  check('rampStepShare', config.rampStepShare * config.weightTotal >= 2 && config.rampStepShare <= 1,
+    'at most 1, and at least 2 weight units per tick (rampStepShare x weightTotal >= 2)');
+  check('minWeightChangeShare', config.minWeightChangeShare >= 0 && config.minWeightChangeShare < config.rampStepShare,
+    'at least 0 and below rampStepShare');
+  return problems;
+}
+
+/** Every problem with a set of classes. Empty when valid. */
+export function policyClassProblems(classes: readonly PolicyClass[]): string[] {
+  const problems: string[] = [];
+  if (classes.length === 0) problems.push('classes: none (at least one routed class is required)');
+  const seen = new Set<string>();
+  for (const c of classes) {
+    if (seen.has(c.name)) problems.push(`classes: '${c.name}' appears twice (names must be unique)`);
+    seen.add(c.name);
+    if (!(c.tokensPerSecondPerReplica > 0)) {
+      problems.push(`classes['${c.name}'].tokensPerSecondPerReplica: ${c.tokensPerSecondPerReplica} (must be > 0, from the measured envelope)`);
+    }
+    if (!(c.usdPerReplicaHour >= 0)) problems.push(`classes['${c.name}'].usdPerReplicaHour: ${c.usdPerReplicaHour} (must be >= 0)`);
+  }
+  if (classes.length > 0 && !classes.some((c) => c.placementAllowed)) {
+    problems.push('classes: every class is forbidden by the placement policy (at least one must be allowed)');
+  }
+  return problems;
+}
+
+/** Minimum number of datapoints per window that lets every rule of `config` see its full history. */
+export function policyWindowPeriods(config: PolicyConfig): number {
+  const periods = (seconds: number) => Math.ceil(seconds / config.periodSeconds);
+  return Math.max(
+    periods(config.stabilizationWindowSeconds),
+    periods(config.provisioningGraceSeconds),
+    periods(config.capacityErrorLookbackSeconds),
+    config.latencyBreachPeriods,
+  );
+}

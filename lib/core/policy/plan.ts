@@ -1,0 +1,156 @@
+import { type PolicyClass, type PolicyConfig } from './types';
+
+/** A class as seen this tick: its ready token capacity and whether it may take traffic. */
+export interface ClassView {
+  readonly cls: PolicyClass;
+  /** Ready replicas in the newest period (0 when unknown). */
+  readonly ready: number;
+  /** Ready token capacity, tokens/s: ready replicas x envelope. */
+  readonly capacity: number;
+  /** Placement allowed and at least one ready replica. */
+  readonly eligible: boolean;
+}
+
+/** Shares (0..1, summing to 1) by class name. */
+export type Shares = Map<string, number>;
+
+/** USD per output token at the envelope: price per hour / (3600 x tokens/s). */
+export function usdPerToken(cls: PolicyClass): number {
+  return cls.usdPerReplicaHour / (3600 * cls.tokensPerSecondPerReplica);
+}
+
+/** Cheapest per token first; preference rank, then name, break ties so the order is total and deterministic. */
+export function byCost(a: PolicyClass, b: PolicyClass): number {
+  const pa = usdPerToken(a);
+  const pb = usdPerToken(b);
+  // Prices equal up to float noise (0.8 / 200 vs 1.0 / 250) are a tie, decided by preference.
+  const cost = Math.abs(pa - pb) <= 1e-9 * Math.max(pa, pb) ? 0 : pa - pb;
+  return cost || a.preferenceRank - b.preferenceRank || a.name.localeCompare(b.name);
+}
+
+export function byPreference(a: PolicyClass, b: PolicyClass): number {
+  return a.preferenceRank - b.preferenceRank || a.name.localeCompare(b.name);
+}
+
+/**
+ * Cost mode: `covered` says whether ready capacity reaches demand x (1 + headroom); if not, the caller switches to
+ * capacity mode. Traffic is assigned cheapest per token first, each class up to its ready envelope capacity (the
+ * measured sustainable rate at the SLO); shares are proportional to the tokens assigned, then every eligible class is
+ * lifted to its warm floor.
+ *
+ * Why each class is filled to its envelope and not to envelope / (1 + headroom): autoscalers target
+ * envelope / (1 + headroom) per replica (lib/core/sizing.ts). Capping the cheap class at that target would hold it
+ * exactly at its target, so it would never scale out and the dearer class would carry the overflow for good. Filled to
+ * its envelope it runs above its target, scales out, and the overflow drains back to it as replicas become ready.
+ */
+export function costPlan(eligible: readonly ClassView[], demand: number, config: PolicyConfig): { shares: Shares; covered: boolean } {
+  const required = demand * (1 + config.headroom);
+  const ordered = [...eligible].sort((a, b) => byCost(a.cls, b.cls));
+  const assigned = new Map<string, number>();
+  let remaining = demand;
+  for (const view of ordered) {
+    const take = Math.min(view.capacity, Math.max(remaining, 0));
+    assigned.set(view.cls.name, take);
+    remaining -= take;
+  }
+  // Relative tolerance: float sums of capacities must not flip the mode.
+  const readyTotal = eligible.reduce((sum, v) => sum + v.capacity, 0);
+  const covered = readyTotal >= required * (1 - 1e-9);
+  const total = [...assigned.values()].reduce((s, v) => s + v, 0);
+  const shares: Shares = new Map();
+  for (const view of ordered) {
+    // No demand: the cheapest class carries the (absent) traffic, the others keep their floor.
+    shares.set(view.cls.name, total > 0 ? assigned.get(view.cls.name)! / total : view === ordered[0] ? 1 : 0);
+  }
+  return { shares: withWarmFloor(shares, eligible, demand, config), covered };
+}
+
+/** Capacity mode: shares proportional to ready token capacity (replicas x envelope), not to replica count. */
+export function capacityShares(eligible: readonly ClassView[]): Shares {
+  const total = eligible.reduce((s, v) => s + v.capacity, 0);
+  return new Map(eligible.map((v) => [v.cls.name, v.capacity / total]));
+}
+
+/**
+ * Lifts every eligible class to its warm floor, taking the difference from the classes above their floor in proportion
+ * to their excess. A floor never asks a class for more than its ready capacity, and all floors together never take
+ * more than half the traffic.
+ */
+function withWarmFloor(shares: Shares, eligible: readonly ClassView[], demand: number, config: PolicyConfig): Shares {
+  if (config.warmFloorShare <= 0 || eligible.length < 2) return shares;
+  const floorOf = (v: ClassView) => (demand > 0 ? Math.min(config.warmFloorShare, v.capacity / demand) : config.warmFloorShare);
+  const floors = new Map(eligible.map((v) => [v.cls.name, floorOf(v)]));
+  const floorSum = [...floors.values()].reduce((s, v) => s + v, 0);
+  if (floorSum > 0.5) for (const [name, f] of floors) floors.set(name, (f * 0.5) / floorSum);
+  let deficit = 0;
+  let excess = 0;
+  for (const [name, share] of shares) {
+    const floor = floors.get(name)!;
+    if (share < floor) deficit += floor - share;
+    else excess += share - floor;
+  }
+  if (deficit <= 0 || excess <= 0) return shares;
+  const out: Shares = new Map();
+  for (const [name, share] of shares) {
+    const floor = floors.get(name)!;
+    out.set(name, share < floor ? floor : share - ((share - floor) * deficit) / excess);
+  }
+  return out;
+}
+
+/**
+ * Integer weights summing exactly to `total` (largest remainder). Ties go to the more preferred class, so equal
+ * inputs always give equal weights.
+ */
+export function apportion(shares: Shares, classes: readonly PolicyClass[], total: number): Record<string, number> {
+  const ordered = [...classes].sort(byPreference);
+  const sum = ordered.reduce((s, c) => s + Math.max(shares.get(c.name) ?? 0, 0), 0);
+  const exact = ordered.map((c) => (sum > 0 ? (Math.max(shares.get(c.name) ?? 0, 0) / sum) * total : 0));
+  const weights = exact.map(Math.floor);
+  let left = total - weights.reduce((s, w) => s + w, 0);
+  const byRemainder = exact
+    .map((x, i) => ({ i, rem: x - Math.floor(x) }))
+    .filter((r) => r.rem > 1e-9)
+    .sort((a, b) => b.rem - a.rem || a.i - b.i);
+  for (const r of byRemainder) {
+    if (left <= 0) break;
+    weights[r.i] += 1;
+    left -= 1;
+  }
+  const out: Record<string, number> = {};
+  ordered.forEach((c, i) => (out[c.name] = weights[i]));
+  return out;
+}
+
+/** Shares from (possibly unnormalized) weights; empty when they sum to zero. */
+export function sharesOf(weights: Readonly<Record<string, number>>, classes: readonly PolicyClass[]): Shares {
+  const sum = classes.reduce((s, c) => s + Math.max(weights[c.name] ?? 0, 0), 0);
+  if (!(sum > 0)) return new Map();
+  return new Map(classes.map((c) => [c.name, Math.max(weights[c.name] ?? 0, 0) / sum]));
+}
+
+/** Largest absolute difference between two share maps over `classes`. */
+export function maxShareDelta(a: Shares, b: Shares, classes: readonly PolicyClass[]): number {
+  return classes.reduce((m, c) => Math.max(m, Math.abs((a.get(c.name) ?? 0) - (b.get(c.name) ?? 0))), 0);
+}
+
+/**
+ * One bounded step from `from` toward `to` (pass integer-apportioned shares for both, so the bound holds after
+ * rounding): a convex combination, so the step keeps shares summing to 1 and no class
+ * ever carries more than it did in `from` or will in `to` (both of which respect ready capacity).
+ */
+export function rampToward(
+  from: Shares,
+  to: Shares,
+  classes: readonly PolicyClass[],
+  step: number,
+  total: number,
+): { shares: Shares; reached: boolean } {
+  // A whole number of weight units: from integer weights, a move of at most k units rounds to at most k units.
+  const units = Math.floor(step * total + 1e-9) / total;
+  const delta = maxShareDelta(from, to, classes);
+  if (delta <= units + 1e-12) return { shares: to, reached: true };
+  const alpha = units / delta;
+  const shares: Shares = new Map(classes.map((c) => [c.name, (from.get(c.name) ?? 0) + alpha * ((to.get(c.name) ?? 0) - (from.get(c.name) ?? 0))]));
+  return { shares, reached: false };
+}

@@ -1,0 +1,253 @@
+/**
+ * The pure parts of a reconciler run: the GetMetricData batch to send, the signal windows its answer gives, the policy
+ * state rebuilt from the reconciler's own decision metrics, and the EMF record and audit line to print. Kept out of
+ * the handler so they are unit-tested without mocks and shared with anything else that replays decisions.
+ */
+import { classDimensions, Dim, emfRecord, Metrics, POLICY_MODE_VALUE, serviceDimensions } from '../metrics';
+import { initialPolicyState } from './decide';
+import { type SignalPlan, type ClassSignalSources } from './signal-sources';
+import { type SignalSource } from './reconciler-config';
+import { type ClassSignals, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from './types';
+
+/** The shape of a GetMetricData `MetricDataQuery` (structurally compatible with the SDK's type). */
+export interface MetricQuery {
+  readonly Id: string;
+  readonly ReturnData: boolean;
+  readonly Expression?: string;
+  readonly Period?: number;
+  readonly MetricStat?: {
+    readonly Metric: { readonly Namespace: string; readonly MetricName: string; readonly Dimensions: Array<{ Name: string; Value: string }> };
+    readonly Period: number;
+    readonly Stat: string;
+  };
+}
+
+/** The shape of one GetMetricData `MetricDataResult`. */
+export interface MetricResult {
+  readonly Id?: string;
+  readonly Timestamps?: Date[];
+  readonly Values?: number[];
+}
+
+type SignalName = keyof ClassSignalSources;
+
+/** Which query answers which signal. */
+export interface QueryBatch {
+  readonly queries: MetricQuery[];
+  readonly index: ReadonlyArray<QueryIndexEntry>;
+}
+
+export interface QueryIndexEntry {
+  readonly id: string;
+  /** Routed class the query belongs to; absent for the reconciler's own state metrics. */
+  readonly className?: string;
+  readonly signal: SignalName | 'mode' | 'ramping';
+  readonly scale: number;
+}
+
+export function buildQueryBatch(plan: SignalPlan, periodSeconds: number): QueryBatch {
+  const queries: MetricQuery[] = [];
+  const index: QueryIndexEntry[] = [];
+  const add = (source: SignalSource, signal: QueryIndexEntry['signal'], className?: string) => {
+    const id = `q${queries.length}`;
+    if ('expression' in source) {
+      queries.push({ Id: id, Expression: source.expression, Period: periodSeconds, ReturnData: true });
+    } else {
+      const m = source.metric;
+      queries.push({
+        Id: id,
+        ReturnData: true,
+        MetricStat: {
+          Metric: {
+            Namespace: m.namespace,
+            MetricName: m.metricName,
+            Dimensions: Object.entries(m.dimensions).map(([Name, Value]) => ({ Name, Value })),
+          },
+          Period: periodSeconds,
+          Stat: m.stat,
+        },
+      });
+    }
+    index.push({ id, className, signal, scale: source.scale ?? 1 });
+  };
+  for (const [className, sources] of Object.entries(plan.classes)) {
+    for (const [signal, source] of Object.entries(sources) as Array<[SignalName, SignalSource | undefined]>) {
+      if (source) add(source, signal, className);
+    }
+  }
+  add(plan.own.mode, 'mode');
+  add(plan.own.ramping, 'ramping');
+  return { queries, index };
+}
+
+/** Slots of a window: `slots` periods, the first starting at `start` (epoch seconds). */
+export interface WindowFrame {
+  readonly start: number;
+  readonly periodSeconds: number;
+  readonly slots: number;
+}
+
+/** One window per query id, datapoints placed in their period's slot (missing ones stay null), scaled. */
+export function windowsFromResults(results: readonly MetricResult[], batch: QueryBatch, frame: WindowFrame): Map<string, Array<number | null>> {
+  const out = new Map<string, Array<number | null>>();
+  for (const { id } of batch.index) out.set(id, Array.from({ length: frame.slots }, () => null));
+  const scales = new Map(batch.index.map((e) => [e.id, e.scale]));
+  for (const r of results) {
+    const window = r.Id ? out.get(r.Id) : undefined;
+    if (!window) continue;
+    (r.Timestamps ?? []).forEach((ts, i) => {
+      const slot = Math.floor((ts.getTime() / 1000 - frame.start) / frame.periodSeconds);
+      const value = r.Values?.[i];
+      if (slot >= 0 && slot < frame.slots && typeof value === 'number' && Number.isFinite(value)) window[slot] = value * scales.get(r.Id!)!;
+    });
+  }
+  return out;
+}
+
+/** Per-class signal windows, plus total demand (served + rejected; a period with no datapoint from any class is missing). */
+export function assembleSignals(
+  windows: Map<string, Array<number | null>>,
+  batch: QueryBatch,
+  classNames: readonly string[],
+  slots: number,
+): { signals: Record<string, ClassSignals>; demand: SignalWindow } {
+  const signals: Record<string, Record<string, SignalWindow>> = Object.fromEntries(classNames.map((n) => [n, {}]));
+  for (const e of batch.index) {
+    if (e.className && signals[e.className]) signals[e.className][e.signal] = windows.get(e.id)!;
+  }
+  const demand: Array<number | null> = [];
+  for (let s = 0; s < slots; s++) {
+    let sum: number | null = null;
+    for (const n of classNames) {
+      for (const key of ['servedTokensPerSecond', 'rejectedTokensPerSecond']) {
+        const v = signals[n][key]?.[s];
+        if (typeof v === 'number') sum = (sum ?? 0) + v;
+      }
+    }
+    demand.push(sum);
+  }
+  const typed: Record<string, ClassSignals> = {};
+  for (const n of classNames) {
+    typed[n] = { readyReplicas: [], desiredReplicas: [], ...signals[n] } as ClassSignals;
+  }
+  return { signals: typed, demand };
+}
+
+/**
+ * The policy state as the last runs left it: the mode from the newest `PolicyMode` datapoint, entered when that
+ * value's trailing run began; the ramp from `PolicyRamping` at the same period; the weights the target holds now.
+ * Without a ramp datapoint, a return ramp needs at most 1 / rampStepShare ticks, so cost mode entered less than twice
+ * that long ago (slack for ticks that could not write) counts as still ramping; a ramp already at the plan ends at once.
+ * Without any decision history (first run, metric outage) it falls back to `initialPolicyState`: capacity mode, which
+ * may cost more for one stabilization window but never risks availability.
+ */
+export function rebuildState(
+  mode: SignalWindow,
+  ramping: SignalWindow,
+  weights: Readonly<Record<string, number>>,
+  frame: WindowFrame,
+  now: number,
+  config: PolicyConfig,
+): PolicyState {
+  const isCapacity = (v: number) => v >= (POLICY_MODE_VALUE.cost + POLICY_MODE_VALUE.capacity) / 2;
+  let last = -1;
+  for (let i = mode.length - 1; i >= 0 && last < 0; i--) if (mode[i] !== null) last = i;
+  if (last < 0) return initialPolicyState(weights, now);
+  const capacity = isCapacity(mode[last]!);
+  let first = last;
+  // Gaps inside the run do not end it; a run reaching the start of the window is at least that old.
+  while (first > 0 && (mode[first - 1] === null || isCapacity(mode[first - 1]!) === capacity)) first--;
+  const modeSince = frame.start + first * frame.periodSeconds;
+  const rampTicks = Math.ceil(1 / config.rampStepShare);
+  return {
+    mode: capacity ? 'capacity' : 'cost',
+    weights,
+    modeSince,
+    ramping: !capacity && (ramping[last] !== null && ramping[last] !== undefined
+      ? ramping[last]! >= 0.5
+      // Without the ramp flag: only a visible capacity-to-cost transition starts a ramp; a cost run filling the whole
+      // window is older than any ramp.
+      : first > 0 && now - modeSince < 2 * rampTicks * config.periodSeconds),
+  };
+}
+
+/** What the reconciler saw of one routed class this run, for the EMF records. */
+export interface RouteObservation {
+  /** Ready and desired replicas (SageMaker: instances of the variant, from DescribeEndpoint). */
+  readonly ready: number;
+  readonly desired: number;
+  /** SageMaker: ready instances per instance pool, by the pool's capacity class name. */
+  readonly pools?: Readonly<Record<string, number>>;
+}
+
+/**
+ * The EMF records of one decision, built with the metric contract's `emfRecord` (lib/core/metrics.ts): mode, ramp,
+ * planned fallback shares and weight changes per service; the decision by reason; weight (and, where the reconciler
+ * observed them, replicas) per routed class; on SageMaker also ready instances per pool class.
+ */
+export function decisionEmf(
+  decision: PolicyDecision,
+  next: PolicyState,
+  input: PolicyInput,
+  service: string,
+  timestampMs: number,
+  weightTotal: number,
+  written: boolean,
+  observed: Readonly<Record<string, RouteObservation>> = {},
+): Array<Record<string, unknown>> {
+  const total = Object.values(decision.weights).reduce((a, b) => a + b, 0) || weightTotal;
+  const tps = new Map(input.classes.map((c) => [c.name, c.tokensPerSecondPerReplica]));
+  const tokenWeight = (name: string) => (decision.weights[name] ?? 0) * (tps.get(name) ?? 0);
+  const tokenTotal = Object.keys(decision.weights).reduce((a, n) => a + tokenWeight(n), 0);
+  const preferred = decision.preferredClass;
+  const records: Array<Record<string, unknown>> = [
+    emfRecord(timestampMs, serviceDimensions(service), [
+      { spec: Metrics.policyMode, value: POLICY_MODE_VALUE[decision.mode] },
+      { spec: Metrics.policyRamping, value: next.ramping ? 1 : 0 },
+      { spec: Metrics.fallbackShareRequests, value: ((total - (decision.weights[preferred] ?? 0)) / total) * 100 },
+      { spec: Metrics.fallbackShareTokens, value: tokenTotal > 0 ? (1 - tokenWeight(preferred) / tokenTotal) * 100 : 0 },
+      { spec: Metrics.weightChanges, value: written ? 1 : 0 },
+    ]),
+    emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: decision.reason.code }, [
+      { spec: Metrics.decisions, value: 1 },
+    ]),
+  ];
+  for (const [className, weight] of Object.entries(decision.weights)) {
+    const seen = observed[className];
+    records.push(emfRecord(timestampMs, classDimensions(service, className), [
+      { spec: Metrics.routeWeight, value: (weight / total) * 100 },
+      ...(seen ? [{ spec: Metrics.readyReplicas, value: seen.ready }, { spec: Metrics.desiredReplicas, value: seen.desired }] : []),
+    ]));
+    for (const [poolClass, ready] of Object.entries(seen?.pools ?? {})) {
+      // A variant named like its only pool class is the same replicas: one series, not two.
+      if (poolClass === className) continue;
+      records.push(emfRecord(timestampMs, classDimensions(service, poolClass), [{ spec: Metrics.readyReplicas, value: ready }]));
+    }
+  }
+  return records;
+}
+
+/** The structured audit line of one decision: what was seen, what was decided, why. */
+export function auditLine(
+  input: PolicyInput,
+  previous: PolicyState,
+  decision: PolicyDecision,
+  next: PolicyState,
+  applied: { readonly action: 'applied' | 'unchanged' | 'skipped' | 'failed'; readonly detail?: string },
+): Record<string, unknown> {
+  return {
+    audit: 'routing-decision',
+    now: new Date(input.now * 1000).toISOString(),
+    mode: decision.mode,
+    weights: decision.weights,
+    reason: decision.reason,
+    fallbackShare: decision.fallbackShare,
+    requiredTokensPerSecond: decision.requiredTokensPerSecond,
+    readyTokensPerSecond: decision.readyTokensPerSecond,
+    preferredClass: decision.preferredClass,
+    apply: applied,
+    previous,
+    next,
+    inputs: { classes: input.classes, signals: input.signals, demandTokensPerSecond: input.demandTokensPerSecond },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Where each policy signal comes from on each path: the executable form of the table in the README section
+ * "Reconciler and routing policy". Pure: the construct uses it to validate and document, the Lambda to build its one
+ * GetMetricData batch.
+ */
+import { AwsMetrics, Dim, type MetricSpec, Metrics } from '../metrics';
+import { type ReconcilerConfig, type SignalSource } from './reconciler-config';
+
+/** CloudWatch sources of one routed class's signals. An absent entry is read from the target API, or is off. */
+export interface ClassSignalSources {
+  readonly readyReplicas?: SignalSource;
+  readonly desiredReplicas?: SignalSource;
+  readonly capacityErrors?: SignalSource;
+  readonly latencyP95Ms?: SignalSource;
+  readonly servedTokensPerSecond?: SignalSource;
+  readonly rejectedTokensPerSecond?: SignalSource;
+}
+
+/** Every CloudWatch source the reconciler reads, by routed class name, plus its own state metrics. */
+export interface SignalPlan {
+  readonly classes: Readonly<Record<string, ClassSignalSources>>;
+  /** The reconciler's own mode and ramp history, read back to rebuild the policy state. */
+  readonly own: { readonly mode: SignalSource; readonly ramping: SignalSource };
+}
+
+function quote(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+export function signalPlan(config: ReconcilerConfig, periodSeconds: number): SignalPlan {
+  const own = (spec: MetricSpec, dimensions: Record<string, string>): SignalSource => ({
+    metric: { namespace: spec.namespace, metricName: spec.name, dimensions: { [Dim.SERVICE]: config.service, ...dimensions }, stat: spec.statistic },
+  });
+  const perRequest = config.tokensPerRequest / periodSeconds;
+  const capacityErrors = (name: string): SignalSource | undefined => {
+    const metric = config.capacityErrors?.[name];
+    return metric ? { metric } : undefined;
+  };
+  const classes: Record<string, ClassSignalSources> = {};
+  const facts = config.facts;
+  if (facts.kind === 'sagemaker') {
+    for (const v of facts.variants) {
+      // With instance pools every endpoint metric carries an InstanceType dimension: aggregate over it.
+      const search = (metricName: string, stat: string) =>
+        `SEARCH('{${AwsMetrics.sageMaker.namespace},EndpointName,InstanceType,VariantName} MetricName=${quote(metricName)} ` +
+        `EndpointName=${quote(facts.endpointName)} VariantName=${quote(v.variantName)}', '${stat}', ${periodSeconds})`;
+      classes[v.variantName] = {
+        // History of what DescribeEndpoint showed on earlier runs; the newest value comes from DescribeEndpoint itself.
+        readyReplicas: own(Metrics.readyReplicas, { [Dim.CLASS]: v.variantName }),
+        desiredReplicas: own(Metrics.desiredReplicas, { [Dim.CLASS]: v.variantName }),
+        capacityErrors: capacityErrors(v.variantName),
+        // The slowest instance type's p95 stands for the variant (percentiles do not add up); microseconds to ms.
+        latencyP95Ms: { expression: `MAX(${search(AwsMetrics.sageMaker.modelLatency, 'p95')})`, scale: 1 / 1000 },
+        servedTokensPerSecond: { expression: `SUM(${search(AwsMetrics.sageMaker.invocations, 'Sum')})`, scale: perRequest },
+        rejectedTokensPerSecond: { expression: `SUM(${search(AwsMetrics.sageMaker.invocation5xxErrors, 'Sum')})`, scale: perRequest },
+      };
+    }
+  } else {
+    for (const t of facts.targets) {
+      const alb = (metricName: string, stat: string) => ({
+        namespace: AwsMetrics.alb.namespace,
+        metricName,
+        dimensions: { TargetGroup: t.targetGroupFullName, LoadBalancer: facts.loadBalancerFullName },
+        stat,
+      });
+      const workload = (metricName: string) => ({
+        namespace: AwsMetrics.containerInsights.namespace,
+        metricName,
+        dimensions: { ClusterName: config.clusterName ?? '', Namespace: t.namespace, Deployment: t.deploymentName },
+        stat: 'Maximum',
+      });
+      classes[t.class.name] = {
+        // Pods are registered by TargetGroupBinding; healthy targets are pods whose readiness probe (model loaded) passes.
+        readyReplicas: { metric: alb(AwsMetrics.alb.healthyHostCount, 'Minimum') },
+        desiredReplicas: { metric: workload(AwsMetrics.containerInsights.deploymentSpecReplicas) },
+        capacityErrors: capacityErrors(t.class.name),
+        // Seconds to milliseconds.
+        latencyP95Ms: { metric: alb(AwsMetrics.alb.targetResponseTime, 'p95'), scale: 1000 },
+        servedTokensPerSecond: { metric: alb(AwsMetrics.alb.requestCount, 'Sum'), scale: perRequest },
+        rejectedTokensPerSecond: { metric: alb(AwsMetrics.alb.target5xx, 'Sum'), scale: perRequest },
+      };
+    }
+  }
+  return { classes, own: { mode: own(Metrics.policyMode, {}), ramping: own(Metrics.policyRamping, {}) } };
+}

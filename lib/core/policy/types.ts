@@ -1,0 +1,141 @@
+/**
+ * Types of the routing policy. Everything here is plain JSON-serializable data: the reconciler Lambda rebuilds the
+ * state on every run, the simulator keeps it between simulated minutes, and the audit log prints it verbatim.
+ */
+
+/** `cost`: fill demand with the cheapest ready tokens. `capacity`: spread demand over all ready token capacity. */
+export type RoutingMode = 'cost' | 'capacity';
+
+/**
+ * The minimal view of one routed class (one weight) the policy needs. Derived from `RoutedClassFacts`
+ * (see `policyClassesFromFacts`); never a construct type.
+ */
+export interface PolicyClass {
+  /** Unique name; the key of the class in weights and signals. */
+  readonly name: string;
+  /** 0 is the most preferred class. The lowest rank among placement-allowed classes is "the preferred class". */
+  readonly preferenceRank: number;
+  /** Envelope: sustainable output tokens per second of one ready replica at the SLO. Must be > 0. */
+  readonly tokensPerSecondPerReplica: number;
+  /** Price of one replica-hour in USD. Must be >= 0. */
+  readonly usdPerReplicaHour: number;
+  /** False when the placement policy forbids routing this service's traffic to the class (it then never gets weight). */
+  readonly placementAllowed: boolean;
+}
+
+/**
+ * A window of datapoints, one per policy period, oldest first; the last element is the newest complete period.
+ * `null` (or a shorter array) means the datapoint is missing.
+ */
+export type SignalWindow = ReadonlyArray<number | null>;
+
+/** What CloudWatch (and the target's describe call) said about one class over the window. */
+export interface ClassSignals {
+  /** Replicas that are Ready (model loaded, serving). */
+  readonly readyReplicas: SignalWindow;
+  /** Replicas the autoscaler wants. */
+  readonly desiredReplicas: SignalWindow;
+  /** Capacity errors (insufficient capacity at launch) reported in each period. Missing counts as none. */
+  readonly capacityErrors?: SignalWindow;
+  /** p95 latency in milliseconds (the one the SLO is stated on). Missing counts as no breach (no traffic, no datapoint). */
+  readonly latencyP95Ms?: SignalWindow;
+  /** Tokens (or requests x tokens per request) served per second; informational, echoed in the audit line. */
+  readonly servedTokensPerSecond?: SignalWindow;
+  /** Tokens (or requests x tokens per request) rejected per second; informational, echoed in the audit line. */
+  readonly rejectedTokensPerSecond?: SignalWindow;
+}
+
+/** Tunables of the policy. Every field has a documented default in `DEFAULT_POLICY_CONFIG`. */
+export interface PolicyConfig {
+  /** Length of one datapoint and of one decision tick, in seconds. */
+  readonly periodSeconds: number;
+  /** Cost mode plans for demand x (1 + headroom). */
+  readonly headroom: number;
+  /** Share of the weight total every compatible ready class keeps in cost mode (warm floor). */
+  readonly warmFloorShare: number;
+  /** Integer weights sum to this total. */
+  readonly weightTotal: number;
+  /** A capacity error of the preferred class in this many trailing seconds triggers capacity mode. */
+  readonly capacityErrorLookbackSeconds: number;
+  /** Desired > ready on the preferred class in every period of a trailing span this long triggers capacity mode. */
+  readonly provisioningGraceSeconds: number;
+  /** p95 latency SLO in milliseconds; when undefined the latency trigger is off. */
+  readonly latencySloP95Ms?: number;
+  /** Consecutive periods above the latency SLO that trigger capacity mode. */
+  readonly latencyBreachPeriods: number;
+  /** The preferred class must be healthy this long (and capacity mode must have lasted this long) before returning to cost mode. */
+  readonly stabilizationWindowSeconds: number;
+  /** On the way back to cost mode, no weight moves by more than this share of the total per tick. */
+  readonly rampStepShare: number;
+  /** In steady cost mode, weights are rewritten only when some weight moves by at least this share of the total. */
+  readonly minWeightChangeShare: number;
+}
+
+/** The policy's memory between ticks. All fields are serializable; the Lambda reconstructs them every run. */
+export interface PolicyState {
+  readonly mode: RoutingMode;
+  /** Weights currently applied at the target, by class name. Need not sum to the total (they are normalized). */
+  readonly weights: Readonly<Record<string, number>>;
+  /** Epoch seconds when `mode` was entered. */
+  readonly modeSince: number;
+  /** True while weights ramp from capacity-mode weights toward the cost plan. */
+  readonly ramping: boolean;
+}
+
+/** Everything `decide()` reads in one tick. */
+export interface PolicyInput {
+  /** Epoch seconds at the end of the newest period in the windows. */
+  readonly now: number;
+  readonly classes: readonly PolicyClass[];
+  /** Signal windows by class name. A class without an entry counts as missing data. */
+  readonly signals: Readonly<Record<string, ClassSignals>>;
+  /** Total demand in output tokens per second (served + rejected), one datapoint per period. */
+  readonly demandTokensPerSecond: SignalWindow;
+  /** Overrides of `DEFAULT_POLICY_CONFIG`. */
+  readonly config?: Partial<PolicyConfig>;
+}
+
+/** Machine-readable reasons. Triggers name why capacity mode was entered or is kept. */
+export type TriggerCode = 'insufficient-capacity' | 'capacity-errors' | 'replicas-not-ready' | 'latency-breach';
+
+export type ReasonCode =
+  | 'cost-plan'
+  | 'enter-capacity'
+  | 'hold-capacity'
+  | 'stabilizing'
+  | 'return-to-cost'
+  | 'ramping'
+  | 'missing-data'
+  | 'nothing-ready';
+
+export interface DecisionReason {
+  readonly code: ReasonCode;
+  /** The triggers that are active this tick (empty when none). */
+  readonly triggers: readonly TriggerCode[];
+  /** One human sentence, for the audit log. */
+  readonly message: string;
+}
+
+/** What `decide()` returns besides the next state. */
+export interface PolicyDecision {
+  readonly mode: RoutingMode;
+  /** Non-negative integers summing to `weightTotal`, by class name (every class present). */
+  readonly weights: Readonly<Record<string, number>>;
+  /** True when `weights` differ from the (normalized) previous weights: the target must be written. */
+  readonly weightsChanged: boolean;
+  readonly modeChanged: boolean;
+  readonly reason: DecisionReason;
+  /** Share of the weight not on the preferred class, 0..1. */
+  readonly fallbackShare: number;
+  /** demand x (1 + headroom), tokens/s; null when demand is missing. */
+  readonly requiredTokensPerSecond: number | null;
+  /** Ready token capacity over eligible classes (ready replicas x envelope), tokens/s. */
+  readonly readyTokensPerSecond: number;
+  /** The name of the preferred class (lowest rank among placement-allowed classes). */
+  readonly preferredClass: string;
+}
+
+export interface PolicyStep {
+  readonly decision: PolicyDecision;
+  readonly state: PolicyState;
+}

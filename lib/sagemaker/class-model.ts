@@ -1,0 +1,199 @@
+import { ArnFormat, Aws, Stack, Validations } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
+import { Construct } from 'constructs';
+import { AwsMetrics, type CapacityClass, isUnresolved } from '../core';
+
+/** Reason for statements whose actions support no resource-level permission or are bound by a condition key instead. */
+const WILDCARD_ONLY =
+  'Resource * only where IAM offers nothing narrower: ecr:GetAuthorizationToken and ec2:Describe* support no resource-level permissions; ' +
+  'cloudwatch:PutMetricData is bound to the /aws/sagemaker/Endpoints namespace by the cloudwatch:namespace condition.';
+
+/** A resolved CloudFormation value as cdk-nag spells it in granular finding ids (`<AWS::Partition>`, `<Res.Attr>`). */
+function nagString(value: unknown): string {
+  if (typeof value === 'string') return value.replace(/\$\{/g, '<').replace(/\}/g, '>');
+  if (value && typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    if (Array.isArray(v['Fn::Join'])) {
+      const [delimiter, items] = v['Fn::Join'] as [string, unknown[]];
+      return items.map(nagString).join(delimiter);
+    }
+    if (v.Ref !== undefined) return `<${nagString(v.Ref)}>`;
+    if (Array.isArray(v['Fn::GetAtt'])) return `<${(v['Fn::GetAtt'] as unknown[]).map(nagString).join('.')}>`;
+  }
+  return JSON.stringify(value);
+}
+
+/** `<account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>@sha256:<digest>` */
+const ECR_IMAGE = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?\/([a-z0-9._/-]+)@sha256:[0-9a-f]{64}$/;
+
+/** Where an ECR image lives, or undefined for an image outside ECR. */
+export function ecrRepositoryOf(image: string): { account: string; region: string; repository: string } | undefined {
+  const m = ECR_IMAGE.exec(image);
+  return m ? { account: m[1], region: m[2], repository: m[4] } : undefined;
+}
+
+/** How SageMaker should fetch model data from `uri`: a prefix of uncompressed files, a .tar.gz archive, or one object. */
+export function modelDataSource(uri: string): sagemaker.CfnModel.S3DataSourceProperty {
+  if (uri.endsWith('/')) return { s3Uri: uri, s3DataType: 'S3Prefix', compressionType: 'None' };
+  const gzip = uri.endsWith('.tar.gz') || uri.endsWith('.tgz');
+  return { s3Uri: uri, s3DataType: 'S3Object', compressionType: gzip ? 'Gzip' : 'None' };
+}
+
+export interface ClassModelProps {
+  readonly capacityClass: CapacityClass;
+  readonly environment: Record<string, string>;
+  /** Name of the endpoint: its log group is the only one the model may write to. */
+  readonly endpointName: string;
+  readonly networkIsolation: boolean;
+  readonly vpc?: ec2.IVpc;
+  readonly subnetIds?: string[];
+  readonly securityGroupIds?: string[];
+  readonly modelDataEncryptionKey?: kms.IKey;
+  readonly dataCapture?: { readonly bucket: s3.IBucket; readonly prefix: string; readonly key?: kms.IKey };
+}
+
+/**
+ * One capacity class as a SageMaker Model with its own execution role: it may pull only its own image and read
+ * only its own model data.
+ */
+export class ClassModel extends Construct {
+  public readonly role: iam.Role;
+  public readonly model: sagemaker.CfnModel;
+
+  constructor(scope: Construct, id: string, props: ClassModelProps) {
+    super(scope, id);
+    const cls = props.capacityClass;
+    const stack = Stack.of(this);
+    this.role = new iam.Role(this, 'ExecutionRole', {
+      assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } } }),
+      description: `SageMaker execution role of capacity class ${cls.name}: pulls its image and reads its model data only`,
+    });
+    this.grantImagePull(cls.artifact.image);
+    if (cls.artifact.modelData) this.grantModelDataRead(cls.artifact.modelData.uri, cls.artifact.modelData.versionId, props.modelDataEncryptionKey);
+    const logGroupArn = stack.formatArn({
+      service: 'logs',
+      resource: 'log-group',
+      resourceName: `/aws/sagemaker/Endpoints/${props.endpointName}`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    this.allow(
+      {
+        sid: 'EndpointLogs',
+        actions: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
+        resources: [logGroupArn, `${logGroupArn}:log-stream:*`],
+      },
+      "Log streams of the endpoint's own log group: SageMaker names one stream per instance at run time.",
+    );
+    this.allow(
+      {
+        sid: 'EndpointInstanceMetrics',
+        actions: ['cloudwatch:PutMetricData'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'cloudwatch:namespace': AwsMetrics.sageMakerEndpointInstances.namespace } },
+      },
+      WILDCARD_ONLY,
+    );
+    if (props.dataCapture) this.grantDataCaptureWrite(props.dataCapture);
+    if (props.vpc) this.grantVpcAccess(props.vpc);
+
+    const data = cls.artifact.modelData;
+    this.model = new sagemaker.CfnModel(this, 'Model', {
+      executionRoleArn: this.role.roleArn,
+      enableNetworkIsolation: props.networkIsolation,
+      primaryContainer: {
+        image: cls.artifact.image,
+        mode: 'SingleModel',
+        environment: props.environment,
+        modelDataSource: data ? { s3DataSource: modelDataSource(data.uri) } : undefined,
+      },
+      vpcConfig: props.vpc ? { subnets: props.subnetIds ?? [], securityGroupIds: props.securityGroupIds ?? [] } : undefined,
+    });
+    // SageMaker checks the role when it creates the model: the policies must exist first.
+    this.model.node.addDependency(this.role);
+  }
+
+  /**
+   * Adds a statement; every wildcard resource in it is acknowledged for cdk-nag (AwsSolutions-IAM5) with `why`, one
+   * granular finding id per resource, so that a wildcard added later without a reason still fails the nag check.
+   */
+  private allow(statement: iam.PolicyStatementProps, why?: string): void {
+    const st = new iam.PolicyStatement(statement);
+    this.role.addToPolicy(st);
+    for (const resource of statement.resources ?? []) {
+      if (!nagString(Stack.of(this).resolve(resource)).includes('*')) continue;
+      if (!why) throw new Error(`internal: wildcard resource ${resource} in statement ${statement.sid} needs a reason`);
+      Validations.of(this.role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${nagString(Stack.of(this).resolve(resource))}]`, reason: why });
+    }
+  }
+
+  private grantImagePull(image: string): void {
+    const repo = isUnresolved(image) ? undefined : ecrRepositoryOf(image);
+    // An image given as a token (e.g. from an asset) is in this account and region; its repository name is not known here.
+    const repositoryArn = repo
+      ? `arn:${Aws.PARTITION}:ecr:${repo.region}:${repo.account}:repository/${repo.repository}`
+      : Stack.of(this).formatArn({ service: 'ecr', resource: 'repository', resourceName: '*' });
+    this.allow(
+      { sid: 'PullOwnImage', actions: ['ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchCheckLayerAvailability'], resources: [repositoryArn] },
+      "The class's image is a CDK token (e.g. an asset), so its repository name is unknown at synth; the pull stays in this account and region.",
+    );
+    this.allow({ sid: 'EcrLogin', actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }, WILDCARD_ONLY);
+  }
+
+  private grantModelDataRead(uri: string, versionId: string | undefined, key: kms.IKey | undefined): void {
+    const m = /^s3:\/\/([^/]+)\/(.*)$/.exec(uri);
+    if (!m) return; // reported by the class checks
+    const [, bucket, objectKey] = m;
+    const bucketArn = `arn:${Aws.PARTITION}:s3:::${bucket}`;
+    if (uri.endsWith('/')) {
+      const why = "Objects under the class's own model-data prefix (uncompressed weights are many files).";
+      this.allow({ sid: 'ReadOwnModelData', actions: ['s3:GetObject'], resources: [`${bucketArn}/${objectKey}*`] }, why);
+      this.allow({ sid: 'ListOwnModelData', actions: ['s3:ListBucket'], resources: [bucketArn], conditions: { StringLike: { 's3:prefix': [`${objectKey}*`] } } });
+    } else {
+      // GetObjectVersion as well when the class pins a version, so that a loader may fetch exactly that version.
+      const actions = versionId ? ['s3:GetObject', 's3:GetObjectVersion'] : ['s3:GetObject'];
+      this.allow({ sid: 'ReadOwnModelData', actions, resources: [`${bucketArn}/${objectKey}`] });
+    }
+    if (key) {
+      this.allow({
+        sid: 'DecryptOwnModelData',
+        actions: ['kms:Decrypt'],
+        resources: [key.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.amazonaws.com` } },
+      });
+    }
+  }
+
+  private grantDataCaptureWrite(capture: NonNullable<ClassModelProps['dataCapture']>): void {
+    this.allow(
+      { sid: 'WriteDataCapture', actions: ['s3:PutObject'], resources: [capture.bucket.arnForObjects(`${capture.prefix}*`)] },
+      "Objects under the endpoint's own data-capture prefix: SageMaker names them by time and instance.",
+    );
+    if (capture.key) this.allow({ sid: 'EncryptDataCapture', actions: ['kms:GenerateDataKey', 'kms:Encrypt'], resources: [capture.key.keyArn] });
+  }
+
+  private grantVpcAccess(vpc: ec2.IVpc): void {
+    // SageMaker attaches the model's network interfaces with the execution role (CreateModel VpcConfig).
+    this.allow(
+      {
+        sid: 'DescribeNetwork',
+        actions: ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeDhcpOptions'],
+        resources: ['*'],
+      },
+      WILDCARD_ONLY,
+    );
+    const stack = Stack.of(this);
+    this.allow(
+      {
+        sid: 'ManageOwnNetworkInterfaces',
+        actions: ['ec2:CreateNetworkInterface', 'ec2:CreateNetworkInterfacePermission', 'ec2:DeleteNetworkInterface', 'ec2:DeleteNetworkInterfacePermission'],
+        resources: ['network-interface', 'subnet', 'security-group'].map((resource) => stack.formatArn({ service: 'ec2', resource, resourceName: '*' })),
+        conditions: { ArnEquals: { 'ec2:Vpc': stack.formatArn({ service: 'ec2', resource: 'vpc', resourceName: vpc.vpcId }) } },
+      },
+      "Network interfaces SageMaker creates at run time for the model's instances, bound to the endpoint's own VPC by the ec2:Vpc condition.",
+    );
+  }
+}

@@ -1,0 +1,575 @@
+import { Duration, Lazy, Names, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
+import { Construct } from 'constructs';
+import {
+  AwsMetrics,
+  type CapacityClass,
+  CapacityClassError,
+  type CapacityClassSpec,
+  type CapacityPlan,
+  type ClassProblem,
+  checkCapacityClasses,
+  type HardwareCatalog,
+  planCapacity,
+  type RoutedClassFacts,
+  type SageMakerRoutingFacts,
+  type ServiceContract,
+} from '../core';
+import { type IClassArtifactGate } from '../trust';
+import { ClassModel, ecrRepositoryOf } from './class-model';
+import { hasInstanceStorage } from './instance-storage';
+import { admissionProblems, classEnvironment } from './runtime-env';
+import { type FleetCost, fleetCost, type PlannedVariant, planVariants, type VariantSpec } from './variants';
+
+/** What `addVariant()` takes: a routing group of classes, one instance pool each. */
+export interface EndpointVariantOptions extends Omit<VariantSpec, 'provisionTimeoutSeconds'> {
+  /**
+   * How long SageMaker tries to provision the variant's instances across all its pools before the operation fails
+   * (300 to 3600 seconds).
+   * @default - the endpoint's provisionTimeout
+   */
+  readonly provisionTimeout?: Duration;
+}
+
+/** Model monitor data capture of the endpoint. */
+export interface EndpointDataCaptureOptions {
+  /** Bucket that receives captured requests and responses (encrypted with the endpoint's key). */
+  readonly bucket: s3.IBucket;
+  /** @default 'data-capture/' */
+  readonly prefix?: string;
+  /** Percentage of requests captured, 1 to 100. @default 5 */
+  readonly samplingPercentage?: number;
+}
+
+/** Properties of a {@link SageMakerCapacityEndpoint}. */
+export interface SageMakerCapacityEndpointProps {
+  /** The service contract: SLO, request shape and peak demand. Scaling targets, weights and admission limits derive from it. */
+  readonly contract: ServiceContract;
+  /**
+   * Capacity classes in preference order (the first is preferred). More can be added with `addClass()`.
+   * @default - none; add them with addClass()
+   */
+  readonly classes?: readonly CapacityClassSpec[];
+  /**
+   * Production variants (routing groups). More can be added with `addVariant()`. Every class must be in exactly one.
+   * @default - none; add them with addVariant()
+   */
+  readonly variants?: readonly EndpointVariantOptions[];
+  /** @default HardwareCatalog.builtIn() */
+  readonly catalog?: HardwareCatalog;
+  /**
+   * Verifies each class's artifacts before its model is created; each class's Model depends on `gateFor(this, class)`.
+   * @default - no deploy-time verification
+   */
+  readonly artifactGate?: IClassArtifactGate;
+  /**
+   * Default `VariantInstanceProvisionTimeoutInSeconds`: total time SageMaker tries the pools of a variant (300 to
+   * 3600 seconds). Capacity provisioning only; model download and container start come on top.
+   * @default Duration.minutes(15)
+   */
+  readonly provisionTimeout?: Duration;
+  /** Time the container has to pass its health check after start (model load). @default Duration.minutes(20) */
+  readonly containerStartupHealthCheckTimeout?: Duration;
+  /** Time SageMaker has to download the model data to an instance. @default Duration.minutes(20) */
+  readonly modelDataDownloadTimeout?: Duration;
+  /** Instances each fallback variant keeps warm (the plan's standby). @default 1 */
+  readonly standbyInstances?: number;
+  /** Largest initial traffic share of a fallback variant (its warm floor), below 1. @default 0.05 */
+  readonly warmFloorShare?: number;
+  /** Cooldown after a scale-out: short, so that a burst gets capacity fast. @default Duration.minutes(1) */
+  readonly scaleOutCooldown?: Duration;
+  /** Cooldown after a scale-in: long, so that a lull does not drop warm capacity. @default Duration.minutes(15) */
+  readonly scaleInCooldown?: Duration;
+  /**
+   * Key for data capture and for the instances' storage volumes. Volume encryption applies only when no pool type has
+   * local instance storage (those volumes are hardware-encrypted and CreateEndpointConfig rejects a KmsKeyId).
+   * @default - a new key with rotation enabled, created only when something uses it (data capture, or a class on an
+   * instance type without instance storage)
+   */
+  readonly encryptionKey?: kms.IKey;
+  /**
+   * Key of the model-data bucket when it uses SSE-KMS; each class's role may decrypt through S3 only.
+   * @default - model data is not KMS-encrypted with a customer key
+   */
+  readonly modelDataEncryptionKey?: kms.IKey;
+  /** @default - no data capture */
+  readonly dataCapture?: EndpointDataCaptureOptions;
+  /**
+   * VPC for the model containers.
+   * @default - SageMaker-managed network
+   */
+  readonly vpc?: ec2.IVpc;
+  /** @default - the VPC's private subnets */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /** @default - a new security group without ingress rules */
+  readonly securityGroups?: ec2.ISecurityGroup[];
+  /**
+   * Network isolation of the model containers (no outbound network calls; SageMaker fetches the model data).
+   * @default true
+   */
+  readonly networkIsolation?: boolean;
+  /**
+   * Endpoint name (letters, digits and '-', at most 63 characters).
+   * @default - a name generated from the construct path
+   */
+  readonly endpointName?: string;
+  /** Retention of the endpoint's log group `/aws/sagemaker/Endpoints/<name>`. @default logs.RetentionDays.THREE_MONTHS */
+  readonly logRetention?: logs.RetentionDays;
+  /**
+   * Keep the live variant weights and instance counts when a deployment updates the endpoint
+   * (`RetainAllVariantProperties`). Without it, every deployment that changes the endpoint configuration resets the
+   * weights the reconciler set and the instance counts autoscaling reached to their initial values.
+   * @default true
+   */
+  readonly retainVariantPropertiesOnUpdate?: boolean;
+}
+
+/** Options of the metric helpers. */
+export interface SageMakerVariantMetricOptions extends cloudwatch.MetricOptions {
+  /**
+   * Only the instances of this type (metrics of variants with instance pools carry an `InstanceType` dimension).
+   * @default - the whole variant
+   */
+  readonly instanceType?: string;
+}
+
+const SCALABLE_DIMENSION = 'sagemaker:variant:DesiredInstanceCount';
+/** Service-linked role Application Auto Scaling uses for SageMaker variants (created on first use). */
+const SCALING_SERVICE_LINKED_ROLE =
+  'aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint';
+const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
+
+interface Resolved {
+  readonly classes: CapacityClass[];
+  readonly plan: CapacityPlan;
+  readonly variants: PlannedVariant[];
+  readonly problems: ClassProblem[];
+}
+
+/**
+ * A SageMaker real-time endpoint that survives a shortage of its preferred instance type.
+ *
+ * Each capacity class becomes a SageMaker Model (own image by digest, own model data, own least-privilege role, runtime
+ * settings and admission limits as container environment). Classes are grouped into production variants; each class
+ * is one instance pool of its variant (priority 1 to 5, `ModelNameOverride` to its model), so SageMaker falls back pool
+ * by pool on insufficient capacity. Variants are the routing groups whose weights the reconciler moves with
+ * UpdateEndpointWeightsAndCapacities; each variant scales with target tracking on concurrent requests per instance,
+ * with its target and range from the capacity plan.
+ *
+ * Why `ConcurrentRequestsPerModel` (the high-resolution predefined metric) and not `InvocationsPerInstance`: LLM
+ * requests last seconds to minutes, so invocations per minute mixes the arrival rate with the request length, and the
+ * same rate can be idle or saturated. The envelope measures safe *concurrency*; by Little's law concurrency is what
+ * fills the KV cache and sets queueing, and target tracking on it keeps each instance at `safeConcurrency / (1 +
+ * headroom)`. Its 10-second resolution also lets scale-out react within a minute.
+ */
+export class SageMakerCapacityEndpoint extends Construct {
+  /** The endpoint name (also the `EndpointName` dimension of its metrics). */
+  public readonly endpointName: string;
+  /** The endpoint ARN. */
+  public readonly endpointArn: string;
+  public readonly endpoint: sagemaker.CfnEndpoint;
+  public readonly endpointConfig: sagemaker.CfnEndpointConfig;
+  /** Key for data capture and (where the instance types allow) storage volumes; undefined while nothing needs one. */
+  public get encryptionKey(): kms.IKey | undefined {
+    return this.key;
+  }
+  /** Log group the model containers write to. */
+  public readonly logGroup: logs.LogGroup;
+  /** The service contract. */
+  public readonly contract: ServiceContract;
+
+  private readonly props: SageMakerCapacityEndpointProps;
+  private readonly specs: CapacityClassSpec[] = [];
+  private readonly variantSpecs: EndpointVariantOptions[] = [];
+  private readonly classModels = new Map<string, ClassModel>();
+  private readonly scalableTargets = new Map<string, appscaling.ScalableTarget>();
+  private readonly securityGroups: ec2.ISecurityGroup[] = [];
+  private readonly subnetIds: string[] = [];
+  private readonly scalingRole: iam.IRole;
+  private cached?: Resolved;
+  private key?: kms.IKey;
+
+  constructor(scope: Construct, id: string, props: SageMakerCapacityEndpointProps) {
+    super(scope, id);
+    this.props = props;
+    this.contract = props.contract;
+    this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-', allowedSpecialCharacters: '-' });
+    this.endpointArn = Stack.of(this).formatArn({
+      service: 'sagemaker',
+      resource: 'endpoint',
+      // SageMaker lower-cases names in ARNs.
+      resourceName: Token.isUnresolved(this.endpointName) ? this.endpointName : this.endpointName.toLowerCase(),
+    });
+    this.key = props.encryptionKey;
+    if (props.dataCapture) this.ensureKey();
+    if (props.vpc) {
+      this.subnetIds.push(...props.vpc.selectSubnets(props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds);
+      this.securityGroups.push(
+        ...(props.securityGroups ?? [
+          new ec2.SecurityGroup(this, 'SecurityGroup', {
+            vpc: props.vpc,
+            description: `Model containers of SageMaker endpoint ${this.endpointName}`,
+            allowAllOutbound: true,
+          }),
+        ]),
+      );
+    }
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      logGroupName: `/aws/sagemaker/Endpoints/${this.endpointName}`,
+      retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.scalingRole = iam.Role.fromRoleArn(
+      this,
+      'ScalingRole',
+      Stack.of(this).formatArn({ service: 'iam', region: '', resource: 'role', resourceName: SCALING_SERVICE_LINKED_ROLE }),
+      { mutable: false },
+    );
+
+    this.endpointConfig = new sagemaker.CfnEndpointConfig(this, 'Config', {
+      productionVariants: Lazy.any({ produce: () => this.renderVariants() }),
+      kmsKeyId: Lazy.string({ produce: () => (this.volumesTakeKey() ? this.key?.keyArn : undefined) }),
+      dataCaptureConfig: this.renderDataCapture(),
+    });
+    const retain = props.retainVariantPropertiesOnUpdate ?? true;
+    this.endpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
+      endpointName: this.endpointName,
+      endpointConfigName: this.endpointConfig.attrEndpointConfigName,
+      retainAllVariantProperties: retain,
+      // Data capture settings come from the template; weights and instance counts stay with the reconciler and autoscaling.
+      excludeRetainedVariantProperties: retain ? [{ variantPropertyType: 'DataCaptureConfig' }] : undefined,
+    });
+    this.endpoint.node.addDependency(this.logGroup);
+
+    for (const spec of props.classes ?? []) this.addClass(spec);
+    for (const variant of props.variants ?? []) this.addVariant(variant);
+    this.node.addValidation({ validate: () => this.validationErrors() });
+  }
+
+  /** Adds a capacity class, after the ones declared so far in preference order, and creates its Model and role. */
+  public addClass(spec: CapacityClassSpec): this {
+    this.specs.push(spec);
+    this.cached = undefined;
+    if (this.classModels.has(spec.name)) return this; // duplicate name: reported at synth
+    if (!hasInstanceStorage(spec.instanceType)) this.ensureKey();
+    const resolved = this.checkClasses().classes.find((c) => c.name === spec.name && c.preferenceRank === this.specs.length - 1);
+    if (!resolved) return this; // invalid class: its problems are reported at synth
+    const { environment } = classEnvironment(resolved, this.contract);
+    const capture = this.captureOptions();
+    const classModel = new ClassModel(this, `Class-${spec.name}`, {
+      capacityClass: resolved,
+      environment,
+      endpointName: this.endpointName,
+      networkIsolation: this.props.networkIsolation ?? true,
+      vpc: this.props.vpc,
+      subnetIds: this.subnetIds,
+      securityGroupIds: this.securityGroups.map((sg) => sg.securityGroupId),
+      modelDataEncryptionKey: this.props.modelDataEncryptionKey,
+      dataCapture: capture ? { bucket: capture.bucket, prefix: capture.prefix, key: this.ensureKey() } : undefined,
+    });
+    if (this.props.artifactGate) classModel.model.node.addDependency(this.props.artifactGate.gateFor(this, resolved));
+    this.classModels.set(spec.name, classModel);
+    return this;
+  }
+
+  /** Adds a production variant (routing group) and its target-tracking autoscaling. */
+  public addVariant(options: EndpointVariantOptions): this {
+    this.variantSpecs.push(options);
+    this.cached = undefined;
+    if (this.scalableTargets.has(options.name)) return this; // duplicate name: reported at synth
+    const name = options.name;
+    const target = new appscaling.ScalableTarget(this, `Scaling-${name}`, {
+      serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
+      resourceId: `endpoint/${this.endpointName}/variant/${name}`,
+      scalableDimension: SCALABLE_DIMENSION,
+      minCapacity: Lazy.number({ produce: () => this.plannedVariant(name)?.minInstances ?? 1 }),
+      maxCapacity: Lazy.number({ produce: () => this.plannedVariant(name)?.maxInstances ?? 1 }),
+      role: this.scalingRole,
+    });
+    // The variant exists only once the endpoint does.
+    target.node.addDependency(this.endpoint);
+    target.scaleToTrackMetric('ConcurrencyPerInstance', {
+      predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
+      targetValue: Lazy.number({ produce: () => this.plannedVariant(name)?.targetConcurrencyPerInstance ?? 1 }),
+      scaleOutCooldown: this.props.scaleOutCooldown ?? Duration.minutes(1),
+      scaleInCooldown: this.props.scaleInCooldown ?? Duration.minutes(15),
+    });
+    this.scalableTargets.set(name, target);
+    return this;
+  }
+
+  /** The SageMaker Model of a class (undefined for an unknown or invalid class). */
+  public modelFor(className: string): sagemaker.CfnModel | undefined {
+    return this.classModels.get(className)?.model;
+  }
+
+  /** The execution role of a class's model. */
+  public roleFor(className: string): iam.IRole | undefined {
+    return this.classModels.get(className)?.role;
+  }
+
+  /** The scalable target of a variant. */
+  public scalableTargetFor(variantName: string): appscaling.ScalableTarget | undefined {
+    return this.scalableTargets.get(variantName);
+  }
+
+  /** The capacity plan of the valid classes declared so far. */
+  public get capacityPlan(): CapacityPlan {
+    return this.resolve().plan;
+  }
+
+  /** The variants as planned (pools, ranges, targets, initial weights) from the classes and variants declared so far. */
+  public get plannedVariants(): readonly PlannedVariant[] {
+    return this.resolve().variants;
+  }
+
+  /** Hourly and monthly cost of the planned fleet: every variant at its scaling minimum, including fallback standby. */
+  public get plannedCost(): FleetCost {
+    return fleetCost(this.resolve().variants);
+  }
+
+  /**
+   * What the reconciler and dashboards need: endpoint name and ARN, variants, the classes in each variant (pool
+   * priority order) with their envelopes. Call it after the last `addClass()` / `addVariant()`.
+   */
+  public routingFacts(): SageMakerRoutingFacts {
+    return {
+      kind: 'sagemaker',
+      endpointName: this.endpointName,
+      endpointArn: this.endpointArn,
+      variants: this.resolve().variants.map((v) => ({
+        variantName: v.name,
+        classes: v.pools.map((p): RoutedClassFacts => {
+          const c = p.capacityClass;
+          return {
+            name: c.name,
+            preferenceRank: c.preferenceRank,
+            tokensPerSecondPerReplica: c.envelope.tokensPerSecondPerReplica,
+            safeConcurrency: c.envelope.safeConcurrency,
+            usdPerReplicaHour: c.usdPerReplicaHour,
+            allowSensitive: c.placement.allowSensitive,
+            maxReplicas: c.maxReplicas,
+            instanceType: c.instanceType,
+          };
+        }),
+      })),
+    };
+  }
+
+  /** Lets `grantee` call the endpoint (InvokeEndpoint and its response-streaming form). */
+  public grantInvoke(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'],
+      resourceArns: [this.endpointArn],
+    });
+  }
+
+  /** Lets `grantee` (the reconciler) read the endpoint and set its variant weights. */
+  public grantUpdateWeights(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'],
+      resourceArns: [this.endpointArn],
+    });
+  }
+
+  /** Any AWS/SageMaker endpoint metric of a variant, optionally of one instance type of its pools. */
+  public metric(metricName: string, variantName: string, options: SageMakerVariantMetricOptions = {}): cloudwatch.Metric {
+    const { instanceType, ...props } = options;
+    return new cloudwatch.Metric({
+      namespace: AwsMetrics.sageMaker.namespace,
+      metricName,
+      period: Duration.minutes(1),
+      ...props,
+      dimensionsMap: {
+        EndpointName: this.endpointName,
+        VariantName: variantName,
+        ...(instanceType ? { InstanceType: instanceType } : {}),
+        ...props.dimensionsMap,
+      },
+    });
+  }
+
+  /** In-flight requests per model container (the autoscaling metric). Average over 1 minute. */
+  public metricConcurrentRequestsPerModel(variantName: string, options: SageMakerVariantMetricOptions = {}): cloudwatch.Metric {
+    return this.metric(AwsMetrics.sageMaker.concurrentRequestsPerModel, variantName, { statistic: 'Average', ...options });
+  }
+
+  /** Requests sent to the variant. Sum over 1 minute. */
+  public metricInvocations(variantName: string, options: SageMakerVariantMetricOptions = {}): cloudwatch.Metric {
+    return this.metric(AwsMetrics.sageMaker.invocations, variantName, { statistic: 'Sum', ...options });
+  }
+
+  /** Requests per instance. Sum over 1 minute. */
+  public metricInvocationsPerInstance(variantName: string, options: SageMakerVariantMetricOptions = {}): cloudwatch.Metric {
+    return this.metric(AwsMetrics.sageMaker.invocationsPerInstance, variantName, { statistic: 'Sum', ...options });
+  }
+
+  /** Time the model container takes to answer, in microseconds. p95 over 1 minute. */
+  public metricModelLatency(variantName: string, options: SageMakerVariantMetricOptions = {}): cloudwatch.Metric {
+    return this.metric(AwsMetrics.sageMaker.modelLatency, variantName, { statistic: 'p95', ...options });
+  }
+
+  /** Time SageMaker adds around the model, in microseconds. p95 over 1 minute. */
+  public metricOverheadLatency(variantName: string, options: SageMakerVariantMetricOptions = {}): cloudwatch.Metric {
+    return this.metric(AwsMetrics.sageMaker.overheadLatency, variantName, { statistic: 'p95', ...options });
+  }
+
+  /** Requests answered with 4xx (including sheds at the admission limit). Sum over 1 minute. */
+  public metricInvocation4xxErrors(variantName: string, options: SageMakerVariantMetricOptions = {}): cloudwatch.Metric {
+    return this.metric(AwsMetrics.sageMaker.invocation4xxErrors, variantName, { statistic: 'Sum', ...options });
+  }
+
+  /** Requests answered with 5xx. Sum over 1 minute. */
+  public metricInvocation5xxErrors(variantName: string, options: SageMakerVariantMetricOptions = {}): cloudwatch.Metric {
+    return this.metric(AwsMetrics.sageMaker.invocation5xxErrors, variantName, { statistic: 'Sum', ...options });
+  }
+
+  /** Time to set up a new instance's model (download, load), in microseconds. Maximum over 1 minute. */
+  public metricModelSetupTime(variantName: string, options: SageMakerVariantMetricOptions = {}): cloudwatch.Metric {
+    return this.metric(AwsMetrics.sageMaker.modelSetupTime, variantName, { statistic: 'Maximum', ...options });
+  }
+
+  private checkClasses() {
+    return checkCapacityClasses(this.specs, { catalog: this.props.catalog, contract: this.contract, platform: 'sagemaker' });
+  }
+
+  private resolve(): Resolved {
+    if (this.cached) return this.cached;
+    const { classes, problems } = this.checkClasses();
+    for (const cls of classes) {
+      problems.push(...admissionProblems(cls, this.contract), ...classEnvironment(cls, this.contract).problems);
+      const image = cls.artifact.image;
+      const repo = Token.isUnresolved(image) ? undefined : ecrRepositoryOf(image);
+      const region = Stack.of(this).region;
+      if (!Token.isUnresolved(image) && !repo) {
+        problems.push({
+          className: cls.name,
+          field: 'artifact.image',
+          message: `'${image}' is not an Amazon ECR image (<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<digest>); SageMaker hosting pulls from ECR`,
+        });
+      } else if (repo && !Token.isUnresolved(region) && repo.region !== region) {
+        problems.push({
+          className: cls.name,
+          field: 'artifact.image',
+          message: `is in ${repo.region} but the endpoint is in ${region}; SageMaker pulls model images from ECR in the endpoint's own region (replicate the repository)`,
+        });
+      }
+    }
+    const plan = planCapacity(this.contract, classes, { standbyReplicas: this.props.standbyInstances ?? 1 });
+    const layout = planVariants(classes, this.specs.map((s) => s.name), plan, this.variantSpecs.map((v) => this.toVariantSpec(v)), {
+      provisionTimeoutSeconds: (this.props.provisionTimeout ?? Duration.minutes(15)).toSeconds({ integral: false }),
+      warmFloorShare: this.props.warmFloorShare ?? 0.05,
+    });
+    problems.push(...layout.problems);
+    if (this.variantSpecs.length === 0) {
+      problems.push({
+        field: 'variants',
+        message: "no variants are declared; group the classes into production variants with addVariant() (for example 'preferred' and 'fallback', or one per class)",
+      });
+    }
+    problems.push(...this.otherProblems());
+    this.cached = { classes, plan, variants: layout.variants, problems };
+    return this.cached;
+  }
+
+  private toVariantSpec(v: EndpointVariantOptions): VariantSpec {
+    const { provisionTimeout, ...rest } = v;
+    return { ...rest, provisionTimeoutSeconds: provisionTimeout?.toSeconds({ integral: false }) };
+  }
+
+  private otherProblems(): ClassProblem[] {
+    const problems: ClassProblem[] = [];
+    const name = this.endpointName;
+    if (!Token.isUnresolved(name) && !ENDPOINT_NAME.test(name)) {
+      problems.push({ field: 'endpointName', message: `'${name}' is not a SageMaker endpoint name; use 1 to 63 letters, digits and '-', starting and ending with a letter or digit` });
+    }
+    const sampling = this.captureOptions()?.samplingPercentage;
+    if (sampling !== undefined && !(Number.isInteger(sampling) && sampling >= 1 && sampling <= 100)) {
+      problems.push({ field: 'dataCapture.samplingPercentage', message: `is ${sampling}; allowed: a whole number from 1 to 100` });
+    }
+    const standby = this.props.standbyInstances;
+    if (standby !== undefined && !(Number.isInteger(standby) && standby >= 1)) {
+      problems.push({ field: 'standbyInstances', message: `is ${standby}; a fallback variant keeps at least 1 instance warm (SageMaker variants cannot scale to 0)` });
+    }
+    for (const [field, duration] of [
+      ['containerStartupHealthCheckTimeout', this.props.containerStartupHealthCheckTimeout],
+      ['modelDataDownloadTimeout', this.props.modelDataDownloadTimeout],
+    ] as const) {
+      const seconds = duration?.toSeconds({ integral: false });
+      if (seconds !== undefined && !(Number.isInteger(seconds) && seconds >= 60 && seconds <= 3600)) {
+        problems.push({ field, message: `is ${seconds} s; allowed: whole seconds from 60 to 3600` });
+      }
+    }
+    return problems;
+  }
+
+  private validationErrors(): string[] {
+    const { problems } = this.resolve();
+    if (problems.length === 0) return [];
+    return [new CapacityClassError(problems, `${this.node.path}: invalid SageMaker capacity endpoint for service '${this.contract.name}'`).message];
+  }
+
+  private plannedVariant(name: string): PlannedVariant | undefined {
+    return this.resolve().variants.find((v) => v.name === name);
+  }
+
+  private ensureKey(): kms.IKey {
+    this.key ??= new kms.Key(this, 'Key', {
+      enableKeyRotation: true,
+      description: `Data capture and volume encryption of SageMaker endpoint ${this.endpointName}`,
+    });
+    return this.key;
+  }
+
+  private volumesTakeKey(): boolean {
+    return this.resolve().variants.every((v) => v.pools.every((p) => !hasInstanceStorage(p.capacityClass.instanceType)));
+  }
+
+  private captureOptions(): Required<EndpointDataCaptureOptions> | undefined {
+    const c = this.props.dataCapture;
+    return c ? { bucket: c.bucket, prefix: c.prefix ?? 'data-capture/', samplingPercentage: c.samplingPercentage ?? 5 } : undefined;
+  }
+
+  private renderDataCapture(): sagemaker.CfnEndpointConfig.DataCaptureConfigProperty | undefined {
+    const c = this.captureOptions();
+    if (!c) return undefined;
+    return {
+      enableCapture: true,
+      initialSamplingPercentage: c.samplingPercentage,
+      destinationS3Uri: `s3://${c.bucket.bucketName}/${c.prefix}`,
+      kmsKeyId: this.ensureKey().keyArn,
+      captureOptions: [{ captureMode: 'Input' }, { captureMode: 'Output' }],
+      captureContentTypeHeader: { jsonContentTypes: ['application/json'] },
+    };
+  }
+
+  private renderVariants(): sagemaker.CfnEndpointConfig.ProductionVariantProperty[] {
+    const startup = (this.props.containerStartupHealthCheckTimeout ?? Duration.minutes(20)).toSeconds();
+    const download = (this.props.modelDataDownloadTimeout ?? Duration.minutes(20)).toSeconds();
+    return this.resolve().variants.map((v) => ({
+      variantName: v.name,
+      // The variant's model is its priority-1 pool's; every pool names its own model explicitly.
+      modelName: this.classModels.get(v.pools[0].capacityClass.name)!.model.attrModelName,
+      instancePools: v.pools.map((p) => ({
+        instanceType: p.capacityClass.instanceType,
+        priority: p.priority,
+        modelNameOverride: this.classModels.get(p.capacityClass.name)!.model.attrModelName,
+      })),
+      variantInstanceProvisionTimeoutInSeconds: v.provisionTimeoutSeconds,
+      initialInstanceCount: v.minInstances,
+      initialVariantWeight: v.initialWeight,
+      routingConfig: { routingStrategy: 'LEAST_OUTSTANDING_REQUESTS' },
+      containerStartupHealthCheckTimeoutInSeconds: startup,
+      modelDataDownloadTimeoutInSeconds: download,
+    }));
+  }
+}

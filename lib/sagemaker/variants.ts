@@ -1,0 +1,337 @@
+/**
+ * How capacity classes become SageMaker production variants with instance pools: pool priorities, scaling ranges,
+ * scaling targets and initial weights, all derived from the capacity plan. Pure (no aws-cdk-lib): the construct
+ * renders the result, tests and the README's cost table compute it directly.
+ */
+import { type CapacityClass, type CapacityPlan, type ClassPlan, type ClassProblem, duplicates, isUnresolved } from '../core';
+
+/** Limits of `AWS::SageMaker::EndpointConfig` (CreateEndpointConfig). */
+export const SAGEMAKER_ENDPOINT_LIMITS = {
+  /** Instance pools per production variant. */
+  maxPoolsPerVariant: 5,
+  /** Production variants per endpoint configuration. */
+  maxVariants: 10,
+  /** `VariantInstanceProvisionTimeoutInSeconds` bounds. */
+  minProvisionTimeoutSeconds: 300,
+  maxProvisionTimeoutSeconds: 3600,
+} as const;
+
+/** SageMaker's VariantName pattern. */
+const VARIANT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
+
+/** One pool of a variant: a class and, optionally, an explicit priority. */
+export interface VariantPoolOptions {
+  /** Name of a capacity class of the endpoint. */
+  readonly className: string;
+  /**
+   * Provisioning priority, 1 (tried first) to 5.
+   * @default - the pool's position in the variant's class list (1 for the first)
+   */
+  readonly priority?: number;
+}
+
+/** Autoscaling of one variant. */
+export interface VariantScalingOptions {
+  /**
+   * Fewest instances. Application Auto Scaling never goes below it.
+   * @default - the largest minReplicas of the variant's classes in the capacity plan (the preferred class's
+   * steady fleet for the preferred variant, the warm standby for a fallback variant)
+   */
+  readonly minInstances?: number;
+  /**
+   * Most instances. Must not exceed the quota of the variant's pool types added up (classes' maxReplicas).
+   * @default - the largest maxReplicas of the variant's classes in the capacity plan (replicas for planned peak on
+   * the slowest pool type, bounded by its quota)
+   */
+  readonly maxInstances?: number;
+  /**
+   * Target of `ConcurrentRequestsPerModel` per instance.
+   * @default - the smallest planned target concurrency of the variant's classes (safe concurrency / (1 + headroom))
+   */
+  readonly targetConcurrencyPerInstance?: number;
+}
+
+/** A routing group of classes, one instance pool each (the construct's `EndpointVariantOptions`, timeouts in seconds). */
+export interface VariantSpec {
+  /** Production variant name (SageMaker VariantName: letters, digits and '-'; unique in the endpoint). */
+  readonly name: string;
+  /**
+   * The classes of this variant, one instance pool each, in provisioning priority order (the first is tried first
+   * at create and scale-out; the last is removed first at scale-in).
+   */
+  readonly classes: ReadonlyArray<string | VariantPoolOptions>;
+  /**
+   * How long SageMaker tries to provision instances across all pools of the variant before failing, in seconds.
+   * @default - the endpoint's provisionTimeout
+   */
+  readonly provisionTimeoutSeconds?: number;
+  /** @default - range and target from the capacity plan */
+  readonly scaling?: VariantScalingOptions;
+  /**
+   * Initial variant weight (relative to the other variants).
+   * @default - from the cost plan: fallback variants get a warm floor their standby can carry, the preferred
+   * variant the rest
+   */
+  readonly initialWeight?: number;
+}
+
+/** One instance pool, resolved. */
+export interface PlannedPool {
+  readonly priority: number;
+  readonly capacityClass: CapacityClass;
+  readonly plan: ClassPlan;
+}
+
+/** One production variant, resolved from the capacity plan. */
+export interface PlannedVariant {
+  readonly name: string;
+  /** 'preferred' when it holds the service's most preferred class. */
+  readonly role: 'preferred' | 'fallback';
+  /** Pools in priority order (priority 1 first). */
+  readonly pools: readonly PlannedPool[];
+  readonly provisionTimeoutSeconds: number;
+  readonly minInstances: number;
+  readonly maxInstances: number;
+  /** ConcurrentRequestsPerModel target per instance. */
+  readonly targetConcurrencyPerInstance: number;
+  readonly initialWeight: number;
+}
+
+export interface VariantPlanOptions {
+  /** Provision timeout of variants that do not set their own, in seconds. */
+  readonly provisionTimeoutSeconds: number;
+  /** Largest share of traffic a fallback variant gets in the cost plan (further bounded by what its standby carries). */
+  readonly warmFloorShare: number;
+}
+
+/** Lays the classes out as variants and checks every SageMaker limit and every contradiction with the plan. */
+export function planVariants(
+  classes: readonly CapacityClass[],
+  declaredClassNames: readonly string[],
+  plan: CapacityPlan,
+  specs: readonly VariantSpec[],
+  options: VariantPlanOptions,
+): { readonly variants: PlannedVariant[]; readonly problems: ClassProblem[] } {
+  const problems: ClassProblem[] = [];
+  const L = SAGEMAKER_ENDPOINT_LIMITS;
+  const add = (field: string, message: string) => problems.push({ field, message });
+
+  if (specs.length > L.maxVariants) {
+    add('variants', `${specs.length} variants are declared; an endpoint allows at most ${L.maxVariants} production variants`);
+  }
+  for (const name of duplicates(specs.map((s) => s.name))) {
+    add('variants', `variant name '${name}' is used more than once; variant names must be unique in the endpoint`);
+  }
+  const byName = new Map(classes.map((c) => [c.name, c]));
+  const placed = new Map<string, string>();
+  checkProvisionTimeout(options.provisionTimeoutSeconds, 'provisionTimeout', add);
+  if (!(options.warmFloorShare >= 0 && options.warmFloorShare < 1)) {
+    add('warmFloorShare', `is ${options.warmFloorShare}; allowed: at least 0 and below 1`);
+  }
+
+  const variants: PlannedVariant[] = [];
+  for (const spec of specs) {
+    const field = `variants['${spec.name}']`;
+    const before = problems.length;
+    if (!VARIANT_NAME.test(spec.name)) {
+      add(`${field}.name`, `'${spec.name}' is not a SageMaker variant name; use 1 to 63 letters, digits and '-', starting and ending with a letter or digit`);
+    }
+    if (spec.classes.length === 0) {
+      add(`${field}.classes`, 'is empty; a variant needs at least one class (one instance pool)');
+    }
+    if (spec.classes.length > L.maxPoolsPerVariant) {
+      add(`${field}.classes`, `has ${spec.classes.length} classes; a variant holds at most ${L.maxPoolsPerVariant} instance pools. Split them over more variants`);
+    }
+    const pools = spec.classes.map((p, i) =>
+      typeof p === 'string' || p.priority === undefined
+        ? { className: typeof p === 'string' ? p : p.className, priority: i + 1, explicit: false }
+        : { className: p.className, priority: p.priority, explicit: true },
+    );
+    // Positions past 5 are reported once, by the pool count above.
+    for (const pool of pools.filter((p) => p.explicit)) {
+      if (!Number.isInteger(pool.priority) || pool.priority < 1 || pool.priority > L.maxPoolsPerVariant) {
+        add(`${field}.classes['${pool.className}'].priority`, `is ${pool.priority}; allowed: a whole number from 1 (tried first) to ${L.maxPoolsPerVariant}`);
+      }
+    }
+    for (const priority of duplicates(pools.map((p) => p.priority))) {
+      const holders = pools.filter((p) => p.priority === priority).map((p) => `'${p.className}'`);
+      add(`${field}.classes`, `priority ${priority} is given to ${holders.join(', ')}; each pool of a variant needs its own priority`);
+    }
+    for (const pool of pools) {
+      const other = placed.get(pool.className);
+      if (other !== undefined) {
+        add(`${field}.classes`, `class '${pool.className}' is already in variant '${other}'; each class serves from exactly one variant so that its weight is unambiguous`);
+      } else {
+        placed.set(pool.className, spec.name);
+      }
+      if (!declaredClassNames.includes(pool.className)) {
+        add(`${field}.classes`, `'${pool.className}' is not a class of this endpoint; declared classes: ${declaredClassNames.map((n) => `'${n}'`).join(', ') || 'none'}`);
+      }
+    }
+    const resolved = pools
+      .filter((p) => byName.has(p.className))
+      .map((p) => ({ priority: p.priority, capacityClass: byName.get(p.className)!, plan: plan.classes.find((c) => c.name === p.className)! }))
+      .sort((a, b) => a.priority - b.priority);
+    for (const type of duplicates(resolved.map((p) => p.capacityClass.instanceType))) {
+      const holders = resolved.filter((p) => p.capacityClass.instanceType === type).map((p) => `'${p.capacityClass.name}'`);
+      add(`${field}.classes`, `${holders.join(' and ')} both run on ${type}; the pools of a variant need distinct instance types. Put them in separate variants`);
+    }
+    const timeout = spec.provisionTimeoutSeconds ?? options.provisionTimeoutSeconds;
+    if (spec.provisionTimeoutSeconds !== undefined) checkProvisionTimeout(timeout, `${field}.provisionTimeout`, add);
+    // Classes that failed their own checks are missing from `resolved`; their problems are already reported.
+    if (problems.length > before || resolved.length !== pools.length || resolved.length === 0) continue;
+    const variant = resolveScaling(spec, resolved, timeout, field, add);
+    if (variant) variants.push(variant);
+  }
+  for (const name of declaredClassNames.filter((n) => !placed.has(n))) {
+    add('variants', `class '${name}' is in no variant; add it to one with addVariant(), or remove the class`);
+  }
+  return { variants: withInitialWeights(variants, specs, plan, options.warmFloorShare, add), problems };
+}
+
+function checkProvisionTimeout(seconds: number, field: string, add: (field: string, message: string) => void): void {
+  const L = SAGEMAKER_ENDPOINT_LIMITS;
+  if (isUnresolved(seconds)) return;
+  if (!Number.isInteger(seconds) || seconds < L.minProvisionTimeoutSeconds || seconds > L.maxProvisionTimeoutSeconds) {
+    add(
+      field,
+      `is ${seconds} s; VariantInstanceProvisionTimeoutInSeconds allows whole seconds from ${L.minProvisionTimeoutSeconds} to ${L.maxProvisionTimeoutSeconds}`,
+    );
+  }
+}
+
+function resolveScaling(
+  spec: VariantSpec,
+  pools: PlannedPool[],
+  provisionTimeoutSeconds: number,
+  field: string,
+  add: (field: string, message: string) => void,
+): PlannedVariant | undefined {
+  const role = pools.some((p) => p.capacityClass.preferenceRank === 0) ? 'preferred' : 'fallback';
+  const quota = pools.reduce((sum, p) => sum + p.capacityClass.maxReplicas, 0);
+  const plannedMin = Math.max(...pools.map((p) => p.plan.minReplicas));
+  const plannedMax = Math.max(...pools.map((p) => p.plan.maxReplicas));
+  const s = spec.scaling ?? {};
+  const minInstances = s.minInstances ?? plannedMin;
+  const maxInstances = s.maxInstances ?? plannedMax;
+  const before = { count: 0 };
+  const report = (f: string, m: string) => {
+    before.count++;
+    add(`${field}.scaling.${f}`, m);
+  };
+  if (!Number.isInteger(minInstances) || minInstances < 1) {
+    report('minInstances', `is ${minInstances}; an instance-based variant needs a whole number of at least 1 instance`);
+  }
+  if (!Number.isInteger(maxInstances) || maxInstances < 1) {
+    report('maxInstances', `is ${maxInstances}; it must be a whole number of at least 1`);
+  } else if (maxInstances < minInstances) {
+    report('maxInstances', `${maxInstances} is below minInstances ${minInstances}`);
+  }
+  if (maxInstances > quota) {
+    const parts = pools.map((p) => `${p.capacityClass.name} ${p.capacityClass.maxReplicas}`).join(' + ');
+    report('maxInstances', `${maxInstances} exceeds the quota of the variant's pool types (${parts} = ${quota}); scale-out past it would fail. Raise the classes' maxReplicas after a quota increase`);
+  }
+  const preferred = pools.find((p) => p.capacityClass.preferenceRank === 0);
+  if (preferred && maxInstances < preferred.plan.maxReplicas) {
+    report(
+      'maxInstances',
+      `${maxInstances} is below the ${preferred.plan.maxReplicas} instances of '${preferred.capacityClass.name}' the capacity plan needs for ` +
+        'planned peak with headroom; the preferred variant could not carry the planned load',
+    );
+  }
+  const safest = Math.min(...pools.map((p) => p.capacityClass.envelope.safeConcurrency));
+  const plannedTarget = Math.min(...pools.map((p) => p.plan.targetConcurrencyPerReplica));
+  const target = s.targetConcurrencyPerInstance ?? plannedTarget;
+  if (!(target > 0) || target > safest) {
+    report(
+      'targetConcurrencyPerInstance',
+      `is ${target}; allowed: above 0 and at most ${safest}, the smallest safe concurrency of the variant's pool types ` +
+        '(least-outstanding-requests routing gives every instance about the same concurrency, so the slowest type sets the limit)',
+    );
+  }
+  if (before.count > 0) return undefined;
+  const targetConcurrencyPerInstance = target;
+  return { name: spec.name, role, pools, provisionTimeoutSeconds, minInstances, maxInstances, targetConcurrencyPerInstance, initialWeight: 0 };
+}
+
+/**
+ * Initial weights of the cost plan: every fallback variant gets a warm floor (at most `warmFloorShare`, and at most
+ * what its standby instances carry at their scaling target), the preferred variant the rest.
+ */
+function withInitialWeights(
+  variants: PlannedVariant[],
+  specs: readonly VariantSpec[],
+  plan: CapacityPlan,
+  warmFloorShare: number,
+  add: (field: string, message: string) => void,
+): PlannedVariant[] {
+  const explicit = new Map(specs.filter((s) => s.initialWeight !== undefined).map((s) => [s.name, s.initialWeight!]));
+  for (const [name, weight] of explicit) {
+    if (!(Number.isFinite(weight) && weight >= 0)) add(`variants['${name}'].initialWeight`, `is ${weight}; it must be zero or a positive number`);
+  }
+  const floorOf = (v: PlannedVariant) => {
+    const carried = v.minInstances * v.pools[0].plan.targetTokensPerSecondPerReplica;
+    return plan.plannedTokensPerSecond > 0 ? Math.min(warmFloorShare, carried / plan.plannedTokensPerSecond) : warmFloorShare;
+  };
+  const fallbackShare = variants.filter((v) => v.role === 'fallback').reduce((sum, v) => sum + (explicit.get(v.name) ?? floorOf(v)), 0);
+  const weighted = variants.map((v) => ({
+    ...v,
+    initialWeight: round4(explicit.get(v.name) ?? (v.role === 'fallback' ? floorOf(v) : Math.max(0, 1 - fallbackShare))),
+  }));
+  if (weighted.length > 0 && weighted.every((v) => v.initialWeight === 0)) {
+    add('variants', 'every variant has an initial weight of 0; at least one variant must take traffic');
+  }
+  return weighted;
+}
+
+function round4(value: number): number {
+  return Math.round(value * 1e4) / 1e4;
+}
+
+/** Hourly cost of the planned fleet of one variant. */
+export interface VariantCost {
+  readonly variant: string;
+  readonly role: 'preferred' | 'fallback';
+  /** Instances kept in steady state (the scaling minimum), on the priority-1 pool type. */
+  readonly steadyInstances: number;
+  readonly instanceType: string;
+  readonly steadyUsdPerHour: number;
+  /** Cost at the scaling maximum on the variant's most expensive pool type: the ceiling of a shortage. */
+  readonly maxUsdPerHour: number;
+}
+
+/** Hourly and monthly cost of the endpoint's planned fleet. */
+export interface FleetCost {
+  readonly variants: readonly VariantCost[];
+  /** Every variant at its scaling minimum on its priority-1 pool type: preferred fleet plus fallback standby. */
+  readonly steadyUsdPerHour: number;
+  /** The part of the steady cost that is fallback standby. */
+  readonly standbyUsdPerHour: number;
+  readonly steadyUsdPerMonth: number;
+}
+
+/**
+ * Cost of the fleet SageMaker actually runs. Unlike `planCapacity()`'s standby (one warm replica per fallback class),
+ * a lower-priority pool inside a variant has no instances until the pools above it are short, so only fallback
+ * *variants* pay for standby.
+ */
+export function fleetCost(variants: readonly PlannedVariant[], hoursPerMonth = 730): FleetCost {
+  const costs = variants.map((v): VariantCost => {
+    const first = v.pools[0].capacityClass;
+    return {
+      variant: v.name,
+      role: v.role,
+      steadyInstances: v.minInstances,
+      instanceType: first.instanceType,
+      steadyUsdPerHour: round4(v.minInstances * first.usdPerHour),
+      maxUsdPerHour: round4(v.maxInstances * Math.max(...v.pools.map((p) => p.capacityClass.usdPerHour))),
+    };
+  });
+  const steady = costs.reduce((sum, c) => sum + c.steadyUsdPerHour, 0);
+  return {
+    variants: costs,
+    steadyUsdPerHour: round4(steady),
+    standbyUsdPerHour: round4(costs.filter((c) => c.role === 'fallback').reduce((sum, c) => sum + c.steadyUsdPerHour, 0)),
+    steadyUsdPerMonth: Math.round(steady * hoursPerMonth * 100) / 100,
+  };
+}

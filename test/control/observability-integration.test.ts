@@ -1,0 +1,74 @@
+import { type Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { InferenceObservability, Reconciler } from '../../lib/control';
+import { decisionEmf, Dim, initialPolicyState, Metrics, type PolicyDecision, type PolicyInput } from '../../lib/core';
+import { endpointStack } from '../sagemaker/fixtures';
+import { nagFindings } from '../util';
+
+/**
+ * The observability constructs on the real SageMaker endpoint's routing facts, wired to the real reconciler: the
+ * capacity alarms trigger it at once.
+ */
+describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler', () => {
+  let stack: Stack;
+  let template: Template;
+  let obs: InferenceObservability;
+  let reconciler: Reconciler;
+
+  beforeAll(() => {
+    const built = endpointStack();
+    stack = built.stack;
+    const facts = built.endpoint.routingFacts();
+    obs = new InferenceObservability(stack, 'Observability', { service: 'llama3-chat', facts });
+    reconciler = new Reconciler(stack, 'Reconciler', {
+      service: 'llama3-chat',
+      facts,
+      tokensPerRequest: 250,
+      capacityAlarms: obs.capacityAlarms,
+    });
+    template = Template.fromStack(stack);
+  });
+
+  test('one replica shortage alarm per variant, and the preferred class is the rank-0 pool', () => {
+    const facts = obs.alarms.metrics.facts;
+    expect(facts.kind).toBe('sagemaker');
+    expect(obs.alarms.metrics.routes.map((r) => r.name)).toEqual(['preferred', 'fallback']);
+    expect(obs.alarms.replicaShortageAlarms).toHaveLength(2);
+    expect(obs.alarms.metrics.preferred.map((c) => c.facts.name)).toEqual(['l40s']);
+  });
+
+  test('the reconciler runs when a capacity alarm changes state', () => {
+    expect(reconciler.alarmRule).toBeDefined();
+    const rules = Object.values(template.findResources('AWS::Events::Rule'))
+      .filter((r) => r.Properties.EventPattern?.['detail-type']?.includes('CloudWatch Alarm State Change'));
+    expect(rules).toHaveLength(1);
+    const resources = stack.resolve(rules[0].Properties.EventPattern.resources) as unknown[];
+    const arns = obs.capacityAlarms.map((a) => stack.resolve(a.alarmArn));
+    expect(resources).toEqual(expect.arrayContaining(arns));
+  });
+
+  test('the heartbeat reads the Service rollup of Decisions, which the reconciler publishes on every run', () => {
+    const decision: PolicyDecision = {
+      mode: 'cost', weights: { preferred: 98, fallback: 2 }, weightsChanged: false, modeChanged: false,
+      reason: { code: 'cost-plan', triggers: [], message: 'cost plan' },
+      fallbackShare: 0.02, requiredTokensPerSecond: 6000, readyTokensPerSecond: 9000, preferredClass: 'preferred',
+    };
+    const next = { ...initialPolicyState(decision.weights, 0), mode: 'cost' as const };
+    const input = { classes: [] } as unknown as PolicyInput; // only its classes' envelopes are read, for token shares
+    const records = decisionEmf(decision, next, input, 'llama3-chat', 0, 100, false);
+    type Directive = { Dimensions: string[][]; Metrics: Array<{ Name: string }> };
+    const sets = records.flatMap((r) => (r._aws as { CloudWatchMetrics: Directive[] }).CloudWatchMetrics)
+      .filter((d) => d.Metrics.some((m) => m.Name === Metrics.decisions.name))
+      .flatMap((d) => d.Dimensions);
+    expect(sets).toContainEqual([Dim.SERVICE]);
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Decisions',
+      Dimensions: [{ Name: 'Service', Value: 'llama3-chat' }],
+      TreatMissingData: 'breaching',
+    });
+  });
+
+  test('the whole stack is cdk-nag clean', () => {
+    expect(nagFindings(stack)).toEqual([]);
+  });
+});

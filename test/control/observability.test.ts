@@ -1,0 +1,544 @@
+import { Duration, type Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { type AlbRoutingFacts, type CapacityClass, checkCapacityClasses, type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core';
+import { ALARM_DEFAULTS, InferenceAlarms, InferenceDashboard, InferenceObservability } from '../../lib/control/observability';
+import { llamaClasses, nagFindings, testStack } from '../util';
+
+// ---------------------------------------------------------------------------------------------------------------
+// GIVEN: the llama classes resolved by the real checks, as a SageMaker endpoint (one preferred variant, one fallback
+// variant with two instance pools) and as an ALB on EKS (one target group per class)
+// ---------------------------------------------------------------------------------------------------------------
+
+function resolved(prefix: string): CapacityClass[] {
+  const { classes, problems } = checkCapacityClasses(llamaClasses(prefix), { platform: prefix ? 'sagemaker' : 'ec2' });
+  expect(problems).toEqual([]);
+  return classes;
+}
+
+function routed(c: CapacityClass): RoutedClassFacts {
+  return {
+    name: c.name,
+    preferenceRank: c.preferenceRank,
+    tokensPerSecondPerReplica: c.envelope.tokensPerSecondPerReplica,
+    safeConcurrency: c.envelope.safeConcurrency,
+    usdPerReplicaHour: c.usdPerReplicaHour,
+    allowSensitive: c.placement.allowSensitive,
+    maxReplicas: c.maxReplicas,
+    instanceType: c.instanceType,
+  };
+}
+
+const SM_CLASSES = resolved('ml.').map(routed);
+const SAGEMAKER: SageMakerRoutingFacts = {
+  kind: 'sagemaker',
+  endpointName: 'llama3-chat',
+  endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llama3-chat',
+  variants: [
+    { variantName: 'preferred', classes: [SM_CLASSES[0]] },
+    { variantName: 'fallback', classes: [SM_CLASSES[1], SM_CLASSES[2]] },
+  ],
+};
+
+const EC2_CLASSES = resolved('').map(routed);
+const ALB: AlbRoutingFacts = {
+  kind: 'alb',
+  listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llama/50dc6c495c0c9188/f2f7dc8efc522ab2',
+  loadBalancerFullName: 'app/llama/50dc6c495c0c9188',
+  targets: EC2_CLASSES.map((c, i) => ({
+    class: c,
+    targetGroupArn: `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${c.name}/6d0ecf831eec9f0${i}`,
+    targetGroupFullName: `targetgroup/${c.name}/6d0ecf831eec9f0${i}`,
+    namespace: 'llama',
+    deploymentName: `llama-${c.name}`,
+    nodePoolName: `llama-${c.name}`,
+  })),
+};
+
+type Widget = { type: string; x: number; y: number; width: number; height: number; properties: Record<string, unknown> & { title?: string } };
+type MetricRow = unknown[];
+
+/** The dashboard body with CloudFormation references (region, alarm ARNs) replaced by placeholders, parsed. */
+function dashboardWidgets(stack: Stack, template: Template): Widget[] {
+  const dashboards = template.findResources('AWS::CloudWatch::Dashboard');
+  expect(Object.keys(dashboards)).toHaveLength(1);
+  const body = stack.resolve(Object.values(dashboards)[0].Properties.DashboardBody);
+  const text = typeof body === 'string' ? body : (body['Fn::Join'][1] as unknown[]).map((p) => (typeof p === 'string' ? p : 'REF')).join('');
+  return JSON.parse(text).widgets;
+}
+
+function widget(widgets: Widget[], title: string): Widget {
+  const found = widgets.find((w) => w.properties.title === title);
+  if (!found) throw new Error(`no widget '${title}'; titles: ${widgets.map((w) => w.properties.title).join(' | ')}`);
+  return found;
+}
+
+function rows(w: Widget): MetricRow[] {
+  return w.properties.metrics as MetricRow[];
+}
+
+/** The expressions of a graph, in order. */
+function expressions(w: Widget): string[] {
+  return rows(w).flatMap((r) => (r.length === 1 && typeof r[0] === 'object' ? [(r[0] as { expression: string }).expression] : []));
+}
+
+/** A metric row as `namespace name dim=value... stat`, dimensions sorted, options reduced to the statistic. */
+function metricKeys(w: Widget): string[] {
+  return rows(w)
+    .filter((r) => typeof r[0] === 'string')
+    .map((r) => {
+      const opts = (typeof r[r.length - 1] === 'object' ? r[r.length - 1] : {}) as { stat?: string };
+      const parts = r.filter((p) => typeof p === 'string') as string[];
+      const dims: string[] = [];
+      for (let i = 2; i < parts.length; i += 2) dims.push(`${parts[i]}=${parts[i + 1]}`);
+      return `${parts[0]} ${parts[1]} ${dims.sort().join(' ')} ${opts.stat ?? 'Average'}`;
+    });
+}
+
+type AlarmProps = Record<string, unknown> & { Metrics?: Array<Record<string, unknown>>; AlarmDescription: string };
+
+function alarmsByDescription(template: Template, fragment: string): AlarmProps[] {
+  return Object.values(template.findResources('AWS::CloudWatch::Alarm'))
+    .map((r) => r.Properties as AlarmProps)
+    .filter((p) => p.AlarmDescription.includes(fragment));
+}
+
+function oneAlarm(template: Template, fragment: string): AlarmProps {
+  const found = alarmsByDescription(template, fragment);
+  expect(found).toHaveLength(1);
+  return found[0];
+}
+
+function mathOf(alarm: AlarmProps): { expression: string; metrics: string[] } {
+  const metrics = alarm.Metrics ?? [];
+  const expr = metrics.find((q) => q.Expression !== undefined);
+  const stats = metrics.filter((q) => q.MetricStat !== undefined).map((q) => {
+    type Dimension = { Name: string; Value: string };
+    const ms = q.MetricStat as { Metric: { Namespace: string; MetricName: string; Dimensions: Dimension[] }; Stat: string };
+    const dims = ms.Metric.Dimensions.map((d) => `${d.Name}=${d.Value}`).sort().join(' ');
+    return `${q.Id} ${ms.Metric.Namespace} ${ms.Metric.MetricName} ${dims} ${ms.Stat}`;
+  });
+  return { expression: expr?.Expression as string, metrics: stats };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// SageMaker: the full construct with defaults
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
+  let stack: Stack;
+  let template: Template;
+  let widgets: Widget[];
+  let obs: InferenceObservability;
+
+  beforeAll(() => {
+    ({ stack } = testStack());
+    obs = new InferenceObservability(stack, 'Obs', { service: 'llama3-chat', facts: SAGEMAKER });
+    template = Template.fromStack(stack);
+    widgets = dashboardWidgets(stack, template);
+  });
+
+  test('the summary names the endpoint and every class with price, envelope and cost at the envelope, in preference order', () => {
+    const md = widgets[0].properties.markdown as string;
+    expect(md).toContain('SageMaker endpoint `llama3-chat`');
+    const lines = md.split('\n').filter((l) => /^\| \d/.test(l));
+    expect(lines.map((l) => l.split('|')[2].trim())).toEqual(['l40s', 'a10g', 'inf2']);
+    // l40s: 2.61 USD/h on ml.g6e.xlarge, 1200 tokens/s -> 2.61 / (3600 x 1200) x 1e6 = 0.60 USD per 1M tokens
+    expect(lines[0]).toContain('| 0 | l40s | ml.g6e.xlarge | 2.610 | 1200 | 0.60 | 8 |');
+  });
+
+  test('request share per class comes from SageMaker Invocations, by variant and by instance type inside a multi-pool variant', () => {
+    const w = widget(widgets, 'Request share per class (%)');
+    expect(expressions(w)).toEqual([
+      '100 * rq0 / SUM([rq0, rq1, rq2])',
+      '100 * rq1 / SUM([rq0, rq1, rq2])',
+      '100 * rq2 / SUM([rq0, rq1, rq2])',
+    ]);
+    expect(metricKeys(w)).toEqual([
+      'AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=preferred Sum',
+      'AWS/SageMaker Invocations EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=fallback Sum',
+      'AWS/SageMaker Invocations EndpointName=llama3-chat InstanceType=ml.inf2.xlarge VariantName=fallback Sum',
+    ]);
+    expect(w.properties.stacked).toBe(true);
+    expect(w.properties.yAxis).toEqual({ left: { min: 0, max: 100, label: '%', showUnits: false } });
+  });
+
+  test('token share sits next to request share and reads GeneratedTokens per class', () => {
+    const req = widget(widgets, 'Request share per class (%)');
+    const tok = widget(widgets, 'Token share per class (%)');
+    expect(tok.y).toBe(req.y);
+    expect(tok.x).toBe(req.x + req.width);
+    expect(metricKeys(tok)).toEqual([
+      'CapacityAwareInference GeneratedTokens CapacityClass=l40s Service=llama3-chat Sum',
+      'CapacityAwareInference GeneratedTokens CapacityClass=a10g Service=llama3-chat Sum',
+      'CapacityAwareInference GeneratedTokens CapacityClass=inf2 Service=llama3-chat Sum',
+    ]);
+  });
+
+  test('fallback share graph: observed share by requests and by tokens, the planned share, and the alarm threshold', () => {
+    const w = widget(widgets, 'Fallback share: requests vs tokens (%)');
+    expect(expressions(w)).toEqual(['100 * SUM([fr1, fr2]) / SUM([fr0, fr1, fr2])', '100 * SUM([ft1, ft2]) / SUM([ft0, ft1, ft2])']);
+    const keys = metricKeys(w);
+    expect(keys).toContain('AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=preferred Sum');
+    expect(keys).toContain('CapacityAwareInference GeneratedTokens CapacityClass=inf2 Service=llama3-chat Sum');
+    expect(keys[keys.length - 1]).toBe('CapacityAwareInference FallbackShareRequests Service=llama3-chat Average');
+    expect((w.properties.annotations as { horizontal: Array<{ value: number }> }).horizontal.map((a) => a.value)).toEqual([50]);
+  });
+
+  test('latency percentiles per class are SageMaker ModelLatency converted from microseconds to milliseconds', () => {
+    const w = widget(widgets, 'Latency a10g (ms)');
+    expect(expressions(w)).toEqual(['p50_1_raw * 0.001', 'p95_1_raw * 0.001', 'p99_1_raw * 0.001']);
+    expect(metricKeys(w)).toEqual(['p50', 'p95', 'p99'].map(
+      (p) => `AWS/SageMaker ModelLatency EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=fallback ${p}`,
+    ));
+    expect(metricKeys(widget(widgets, 'Queue wait p95 per class (ms)'))).toEqual(
+      ['l40s', 'a10g', 'inf2'].map((c) => `CapacityAwareInference QueueWait CapacityClass=${c} Service=llama3-chat p95`),
+    );
+  });
+
+  test('replicas desired vs ready per routed class (a variant), its pools drawn too, with the summed quota as a line', () => {
+    const w = widget(widgets, 'Replicas fallback: desired vs ready');
+    expect(metricKeys(w)).toEqual([
+      'CapacityAwareInference DesiredReplicas CapacityClass=fallback Service=llama3-chat Maximum',
+      'CapacityAwareInference ReadyReplicas CapacityClass=fallback Service=llama3-chat Minimum',
+      'CapacityAwareInference ReadyReplicas CapacityClass=a10g Service=llama3-chat Minimum',
+      'CapacityAwareInference ReadyReplicas CapacityClass=inf2 Service=llama3-chat Minimum',
+    ]);
+    expect((w.properties.annotations as { horizontal: Array<{ value: number; label: string }> }).horizontal).toEqual([
+      expect.objectContaining({ value: 48, label: 'max replicas (quota)' }),
+    ]);
+    expect(metricKeys(widget(widgets, 'Replicas preferred: desired vs ready'))).toHaveLength(2);
+    expect(metricKeys(widget(widgets, 'Replica ready time p95 per class (s)'))).toHaveLength(3);
+  });
+
+  test('capacity errors per class sum every outcome but launched', () => {
+    const w = widget(widgets, 'Capacity errors per class');
+    expect(expressions(w)).toEqual(['ce0_0 + ce0_1 + ce0_2', 'ce1_0 + ce1_1 + ce1_2', 'ce2_0 + ce2_1 + ce2_2']);
+    expect(metricKeys(w).slice(0, 3)).toEqual(['insufficient-capacity', 'quota-exceeded', 'error'].map(
+      (o) => `CapacityAwareInference CapacityAttempts CapacityClass=l40s Outcome=${o} Service=llama3-chat Sum`,
+    ));
+    expect(metricKeys(widget(widgets, 'Capacity launches per class'))[0]).toBe(
+      'CapacityAwareInference CapacityAttempts CapacityClass=l40s Outcome=launched Service=llama3-chat Sum',
+    );
+  });
+
+  test('rejections and deadline exhaustions per class, with the exhaustion rate and its threshold on the right axis', () => {
+    expect(expressions(widget(widgets, 'Rejected requests per class'))).toEqual(['rj0_0 + rj0_1', 'rj1_0 + rj1_1', 'rj2_0 + rj2_1']);
+    const w = widget(widgets, 'Deadline exhaustions per class');
+    expect(metricKeys(w).slice(0, 3)).toEqual(
+      ['l40s', 'a10g', 'inf2'].map((c) => `CapacityAwareInference DeadlineExhaustions CapacityClass=${c} Service=llama3-chat Sum`),
+    );
+    expect(expressions(w)).toEqual(['IF((ad0 + ad1 + ad2) >= 20, 100 * ex / (ad0 + ad1 + ad2), 0)']);
+    expect((w.properties.annotations as { horizontal: Array<{ value: number; yAxis: string }> }).horizontal).toEqual([
+      expect.objectContaining({ value: 1, yAxis: 'right' }),
+    ]);
+  });
+
+  test('the mode timeline puts the policy mode on the right axis next to the stacked route weights', () => {
+    const w = widget(widgets, 'Mode (0 cost, 1 capacity) and route weights (%)');
+    const keys = metricKeys(w);
+    expect(keys).toEqual([
+      ...['preferred', 'fallback'].map((c) => `CapacityAwareInference RouteWeight CapacityClass=${c} Service=llama3-chat Average`),
+      'CapacityAwareInference PolicyMode Service=llama3-chat Maximum',
+    ]);
+    const modeRow = rows(w)[2];
+    expect(modeRow[modeRow.length - 1]).toEqual(expect.objectContaining({ yAxis: 'right' }));
+    expect(w.properties.yAxis).toEqual(expect.objectContaining({ right: { min: 0, max: 1, label: 'mode', showUnits: false } }));
+  });
+
+  test('decisions by reason are found by a search on the service, one line per reason', () => {
+    const w = widget(widgets, 'Reconciler decisions by reason');
+    expect(expressions(w)).toEqual([
+      'SEARCH(\'{CapacityAwareInference,Service,Reason} MetricName="Decisions" Service="llama3-chat"\', \'Sum\', 60)',
+    ]);
+    expect(rows(w)[0][0]).toEqual(expect.objectContaining({ label: "${PROP('Dim.Reason')}" }));
+  });
+
+  test('cost per 1M tokens per class is price x ready replicas over tokens, and the service line counts warm standby', () => {
+    const w = widget(widgets, 'Cost per 1M output tokens (USD)');
+    const exprs = expressions(w);
+    expect(exprs.slice(0, 3)).toEqual([
+      '2.61 * cr0 * PERIOD(ct0) / 3600 / ct0 * 1000000',
+      '1.4084 * cr1 * PERIOD(ct1) / 3600 / ct1 * 1000000',
+      '0.99 * cr2 * PERIOD(ct2) / 3600 / ct2 * 1000000',
+    ]);
+    // Every class's ready replicas are paid for, including fallback classes that serve nothing (warm standby).
+    expect(exprs[3]).toBe('(2.61 * sr0 + 1.4084 * sr1 + 0.99 * sr2) * PERIOD(st0) / 3600 / (st0 + st1 + st2) * 1000000');
+    expect(metricKeys(w)).toContain('CapacityAwareInference ReadyReplicas CapacityClass=inf2 Service=llama3-chat Average');
+  });
+
+  test('tokens per replica are drawn against each class envelope', () => {
+    const w = widget(widgets, 'Tokens/s per replica vs envelope');
+    expect((w.properties.annotations as { horizontal: Array<{ value: number; label: string }> }).horizontal.map((a) => [a.label, a.value])).toEqual([
+      ['l40s envelope', 1200], ['a10g envelope', 400], ['inf2 envelope', 300],
+    ]);
+  });
+
+  test('no widget is wider than the grid and no row overflows', () => {
+    for (const w of widgets) expect(w.x + w.width).toBeLessThanOrEqual(24);
+  });
+
+  test('the last row shows the state of every alarm', () => {
+    const w = widgets[widgets.length - 1];
+    expect(w.type).toBe('alarm');
+    expect((w.properties.alarms as unknown[]).length).toBe(obs.alarms.alarms.length);
+  });
+
+  test('fallback share alarm: observed token share above 50% for 15 one-minute periods, missing data not breaching', () => {
+    const a = oneAlarm(template, 'served by fallback classes');
+    const { expression, metrics } = mathOf(a);
+    expect(expression).toBe('100 * SUM([fs1, fs2]) / SUM([fs0, fs1, fs2])');
+    expect(metrics).toEqual(['l40s', 'a10g', 'inf2'].map(
+      (c, i) => `fs${i} CapacityAwareInference GeneratedTokens CapacityClass=${c} Service=llama3-chat Sum`,
+    ));
+    const periods = (a.Metrics ?? []).flatMap((q) => (q.MetricStat ? [(q.MetricStat as { Period: number }).Period] : []));
+    expect(new Set(periods)).toEqual(new Set([60]));
+    expect(a).toEqual(expect.objectContaining({
+      Threshold: ALARM_DEFAULTS.fallbackShare.thresholdPercent,
+      EvaluationPeriods: 15,
+      DatapointsToAlarm: 15,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+    }));
+  });
+
+  test('deadline exhaustion alarm: service rollups, rate above 1% for 5 minutes, quiet minutes ignored', () => {
+    const a = oneAlarm(template, 'ran out of deadline');
+    const { expression, metrics } = mathOf(a);
+    expect(expression).toBe('IF((ad0 + ad1 + ad2) >= 20, 100 * ex / (ad0 + ad1 + ad2), 0)');
+    expect(metrics).toEqual([
+      'ex CapacityAwareInference DeadlineExhaustions Service=llama3-chat Sum',
+      'ad0 CapacityAwareInference Admissions Decision=admitted Service=llama3-chat Sum',
+      'ad1 CapacityAwareInference Admissions Decision=rejected-deadline Service=llama3-chat Sum',
+      'ad2 CapacityAwareInference Admissions Decision=rejected-queue-full Service=llama3-chat Sum',
+    ]);
+    expect(a).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 5, ComparisonOperator: 'GreaterThanThreshold' }));
+  });
+
+  test('capacity error alarm watches only the preferred class and fires on the first error', () => {
+    const a = oneAlarm(template, 'reported capacity errors');
+    const { expression, metrics } = mathOf(a);
+    expect(expression).toBe('(ce0_0 + ce0_1 + ce0_2)');
+    expect(metrics.every((m) => m.includes('CapacityClass=l40s'))).toBe(true);
+    expect(metrics).toHaveLength(3);
+    expect(a).toEqual(expect.objectContaining({
+      Threshold: 1, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching',
+    }));
+  });
+
+  test('one replica shortage alarm per routed class (variant): desired - ready >= 1 for 5 minutes', () => {
+    const found = alarmsByDescription(template, 'wanted more replicas than are ready');
+    expect(found).toHaveLength(2);
+    const fallback = found.find((a) => a.AlarmDescription.includes('fallback (a10g on ml.g5.xlarge, inf2 on ml.inf2.xlarge)'))!;
+    const { expression, metrics } = mathOf(fallback);
+    expect(expression).toBe('d1 - r1');
+    expect(metrics).toEqual([
+      'd1 CapacityAwareInference DesiredReplicas CapacityClass=fallback Service=llama3-chat Maximum',
+      'r1 CapacityAwareInference ReadyReplicas CapacityClass=fallback Service=llama3-chat Minimum',
+    ]);
+    expect(fallback).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 5 }));
+  });
+
+  test('the reconciler heartbeat alarm breaches on missing Decisions for 10 minutes', () => {
+    const a = oneAlarm(template, 'recorded no decision');
+    expect(a).toEqual(expect.objectContaining({
+      MetricName: 'Decisions',
+      Dimensions: [{ Name: 'Service', Value: 'llama3-chat' }],
+      Statistic: 'SampleCount',
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      EvaluationPeriods: 10,
+      TreatMissingData: 'breaching',
+    }));
+  });
+
+  test('capacityAlarms are the preferred-class error alarm and the replica shortage alarms, nothing else', () => {
+    expect(obs.capacityAlarms).toHaveLength(3);
+    expect(obs.capacityAlarms[0]).toBe(obs.alarms.preferredCapacityErrorsAlarm);
+    expect(obs.capacityAlarms.slice(1)).toEqual(obs.alarms.replicaShortageAlarms);
+    expect(obs.capacityAlarms).not.toContain(obs.alarms.fallbackShareAlarm);
+    expect(obs.capacityAlarms).not.toContain(obs.alarms.reconcilerHeartbeatAlarm);
+  });
+
+  test('every alarm notifies the topic on ALARM and OK', () => {
+    const topicRef = { Ref: stack.getLogicalId(obs.alarms.topic.node.defaultChild as sns.CfnTopic) };
+    const all = template.findResources('AWS::CloudWatch::Alarm');
+    expect(Object.keys(all)).toHaveLength(6);
+    for (const r of Object.values(all)) {
+      expect(r.Properties.AlarmActions).toEqual([topicRef]);
+      expect(r.Properties.OKActions).toEqual([topicRef]);
+    }
+  });
+
+  test('the topic it creates is encrypted with a rotating key CloudWatch may use, and refuses plain HTTP', () => {
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [Match.anyValue(), 'Arn'] } });
+    template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      KeyPolicy: {
+        Statement: Match.arrayWith([Match.objectLike({
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        })]),
+      },
+    });
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+      },
+    });
+  });
+
+  test('is cdk-nag clean', () => {
+    expect(nagFindings(stack)).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// EKS (ALB): the dashboard alone and the alarms alone, with user options
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('InferenceDashboard and InferenceAlarms on an ALB, with options', () => {
+  let stack: Stack;
+  let template: Template;
+  let widgets: Widget[];
+  let alarms: InferenceAlarms;
+  let topic: sns.Topic;
+
+  beforeAll(() => {
+    ({ stack } = testStack());
+    topic = new sns.Topic(stack, 'OnCall', { enforceSSL: true });
+    alarms = new InferenceAlarms(stack, 'Alarms', {
+      service: 'llama-eks',
+      facts: ALB,
+      alarmTopic: topic,
+      fallbackShare: { thresholdPercent: 30, duration: Duration.minutes(20), basis: 'requests' },
+      deadlineExhaustion: { enabled: false },
+      replicaShortage: { duration: Duration.minutes(8) },
+      reconcilerHeartbeat: { duration: Duration.minutes(3) },
+    });
+    new InferenceDashboard(stack, 'Dashboard', { service: 'llama-eks', facts: ALB, dashboardName: 'llama-eks' });
+    template = Template.fromStack(stack);
+    widgets = dashboardWidgets(stack, template);
+  });
+
+  test('request share and latency come from the class target groups; latency converted from seconds to ms', () => {
+    expect(metricKeys(widget(widgets, 'Request share per class (%)'))[1]).toBe(
+      'AWS/ApplicationELB RequestCount LoadBalancer=app/llama/50dc6c495c0c9188 TargetGroup=targetgroup/a10g/6d0ecf831eec9f01 Sum',
+    );
+    const w = widget(widgets, 'Latency inf2 (ms)');
+    expect(expressions(w)).toEqual(['p50_2_raw * 1000', 'p95_2_raw * 1000', 'p99_2_raw * 1000']);
+    expect(metricKeys(w)[1]).toBe('AWS/ApplicationELB TargetResponseTime LoadBalancer=app/llama/50dc6c495c0c9188 TargetGroup=targetgroup/inf2/6d0ecf831eec9f02 p95');
+    expect(widgets[0].properties.markdown).toContain('ALB `app/llama/50dc6c495c0c9188` (EKS)');
+  });
+
+  test('without alarms the dashboard has no threshold lines and no alarm row', () => {
+    expect(widget(widgets, 'Fallback share: requests vs tokens (%)').properties.annotations).toBeUndefined();
+    expect(widgets.some((w) => w.type === 'alarm')).toBe(false);
+    template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'llama-eks' });
+  });
+
+  test('user thresholds and durations replace the defaults', () => {
+    const fallback = oneAlarm(template, 'served by fallback classes');
+    expect(fallback).toEqual(expect.objectContaining({ Threshold: 30, EvaluationPeriods: 20, DatapointsToAlarm: 20 }));
+    expect(mathOf(fallback).metrics[0]).toBe(
+      'fs0 AWS/ApplicationELB RequestCount LoadBalancer=app/llama/50dc6c495c0c9188 TargetGroup=targetgroup/l40s/6d0ecf831eec9f00 Sum',
+    );
+    for (const a of alarmsByDescription(template, 'wanted more replicas')) expect(a.EvaluationPeriods).toBe(8);
+    expect(oneAlarm(template, 'recorded no decision').EvaluationPeriods).toBe(3);
+  });
+
+  test('a disabled alarm is not created and not listed', () => {
+    expect(alarmsByDescription(template, 'ran out of deadline')).toEqual([]);
+    expect(alarms.deadlineExhaustionAlarm).toBeUndefined();
+    expect(alarms.alarms).toHaveLength(6);
+  });
+
+  test('the user topic is used and no topic or key is created', () => {
+    expect(alarms.topic).toBe(topic);
+    expect(alarms.topicKey).toBeUndefined();
+    template.resourceCountIs('AWS::SNS::Topic', 1);
+    template.resourceCountIs('AWS::KMS::Key', 0);
+    for (const r of Object.values(template.findResources('AWS::CloudWatch::Alarm'))) {
+      expect(r.Properties.AlarmActions).toEqual([{ Ref: stack.getLogicalId(topic.node.defaultChild as sns.CfnTopic) }]);
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bad input
+// ---------------------------------------------------------------------------------------------------------------
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    return (e as Error).message;
+  }
+  throw new Error('expected an error');
+}
+
+describe('validation', () => {
+  test('fails when props are out of range, listing every problem with the construct path', () => {
+    const { stack } = testStack();
+    const bad: AlbRoutingFacts = { ...ALB, targets: [ALB.targets[0], { ...ALB.targets[1], class: { ...ALB.targets[1].class, name: 'l40s', usdPerReplicaHour: -1 } }] };
+    const message = errorOf(() => new InferenceObservability(stack, 'Obs', {
+      service: '',
+      facts: bad,
+      period: Duration.seconds(90),
+      fallbackShare: { thresholdPercent: 150, duration: Duration.seconds(30) },
+      deadlineExhaustion: { minRequestsPerPeriod: 0 },
+      preferredCapacityErrors: { threshold: 0.5 },
+      reconcilerHeartbeat: { duration: Duration.days(2) },
+    }));
+    expect(message.split('\n')).toEqual([
+      "InferenceObservability at 'Test/Obs' has 9 invalid props:",
+      "  - prop service: got '' (0 characters); allowed: 1..1024 characters (a CloudWatch dimension value)",
+      '  - prop period: got 90 s; allowed: 10 s, 30 s or a multiple of 60 s (CloudWatch periods)',
+      "  - prop facts: class name 'l40s' occurs more than once; allowed: unique class names",
+      "  - prop facts: class 'l40s' usdPerReplicaHour is -1; allowed: a finite number >= 0",
+      '  - prop fallbackShare.thresholdPercent: got 150; allowed: a percentage above 0 and below 100',
+      '  - prop fallbackShare.duration: got 30 seconds; allowed: a whole number of periods (90 s), at least one, at most 1 day',
+      '  - prop deadlineExhaustion.minRequestsPerPeriod: got 0; allowed: an integer >= 1',
+      '  - prop preferredCapacityErrors.threshold: got 0.5; allowed: an integer >= 1 (errors per period)',
+      '  - prop reconcilerHeartbeat.duration: got 2 days; allowed: a whole number of periods (90 s), at least one, at most 1 day',
+    ]);
+  });
+
+  test('fails when facts hold no class', () => {
+    const { stack } = testStack();
+    expect(() => new InferenceDashboard(stack, 'Dash', { service: 's', facts: { ...ALB, targets: [] } }))
+      .toThrow("InferenceDashboard at 'Test/Dash' has 1 invalid prop:\n  - prop facts: has no capacity classes; allowed: at least one class");
+  });
+
+  test('fails when more preferred classes share rank 0 than one alarm can read (3 metrics each, 10 at most)', () => {
+    const { stack } = testStack();
+    const four: AlbRoutingFacts = { ...ALB, targets: [0, 1, 2, 3].map((i) => ({ ...ALB.targets[0], class: { ...ALB.targets[0].class, name: `c${i}` } })) };
+    expect(() => new InferenceAlarms(stack, 'Alarms', { service: 's', facts: four })).toThrow(
+      '  - prop facts: 4 classes share the best preference rank; the preferred-class capacity error alarm reads 3 metrics per class and an alarm at most 10; '
+      + 'allowed: at most 3 classes of the best rank, or preferredCapacityErrors.enabled: false',
+    );
+    expect(() => new InferenceAlarms(stack, 'Three', { service: 's', facts: { ...four, targets: four.targets.slice(0, 3) } })).not.toThrow();
+    expect(() => new InferenceAlarms(stack, 'Off', { service: 's', facts: four, preferredCapacityErrors: { enabled: false } })).not.toThrow();
+  });
+
+  test('fails when a multi-pool variant bears the name of a class, and accepts a single-pool variant named after its class', () => {
+    const { stack } = testStack();
+    const clash: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [SAGEMAKER.variants[0], { ...SAGEMAKER.variants[1], variantName: 'a10g' }] };
+    expect(() => new InferenceDashboard(stack, 'Clash', { service: 's', facts: clash })).toThrow(
+      "  - prop facts: variant 'a10g' has the name of a capacity class it is not exactly; allowed: a variant name that is no class name, "
+      + 'or the name of its only class',
+    );
+    const same: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [{ ...SAGEMAKER.variants[0], variantName: 'l40s' }, SAGEMAKER.variants[1]] };
+    expect(() => new InferenceDashboard(stack, 'Same', { service: 's', facts: same })).not.toThrow();
+  });
+
+  test('accepts the boundaries: 99.9% share, one-period durations, a 1-day heartbeat', () => {
+    const { stack } = testStack();
+    expect(() => new InferenceAlarms(stack, 'Alarms', {
+      service: 's',
+      facts: ALB,
+      fallbackShare: { thresholdPercent: 99.9, duration: Duration.minutes(1) },
+      reconcilerHeartbeat: { duration: Duration.days(1) },
+    })).not.toThrow();
+  });
+});

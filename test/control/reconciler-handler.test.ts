@@ -1,0 +1,413 @@
+import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
+import { DescribeListenersCommand, ElasticLoadBalancingV2Client, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { DescribeEndpointCommand, type DescribeEndpointCommandOutput, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
+import { mockClient } from 'aws-sdk-client-mock';
+import { buildQueryBatch, type ReconcilerConfig, type RoutedClassFacts, signalPlan } from '../../lib/core';
+import { handler } from '../../lambda/reconciler';
+import { reconcile } from '../../lambda/reconciler/reconcile';
+
+const cw = mockClient(CloudWatchClient);
+const sm = mockClient(SageMakerClient);
+const elb = mockClient(ElasticLoadBalancingV2Client);
+const clients = { cloudwatch: new CloudWatchClient({}), sagemaker: new SageMakerClient({}), elbv2: new ElasticLoadBalancingV2Client({}) };
+
+const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number): RoutedClassFacts => ({
+  name, preferenceRank: rank, tokensPerSecondPerReplica: tps, safeConcurrency: 8, usdPerReplicaHour: usd, allowSensitive: true,
+  maxReplicas: 10, instanceType,
+});
+
+// GIVEN a SageMaker endpoint with a preferred (inf2, 300 tok/s) and a fallback (g5, 250 tok/s) variant.
+const SM: ReconcilerConfig = {
+  facts: {
+    kind: 'sagemaker',
+    endpointName: 'llm',
+    endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+    variants: [
+      { variantName: 'preferred', classes: [cls('inf2', 0, 'ml.inf2.xlarge', 300, 0.76)] },
+      { variantName: 'fallback', classes: [cls('g5', 1, 'ml.g5.xlarge', 250, 1.0)] },
+    ],
+  },
+  placement: {},
+  policy: { latencySloP95Ms: 1000 },
+  service: 'chat',
+  tokensPerRequest: 200,
+  metricDelaySeconds: 120,
+};
+
+// 12:00:30 UTC: signals end at 11:58 (2-minute delay), the window starts at 11:48, the own history runs to 12:00.
+const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);
+const START = Date.UTC(2026, 10, 30, 11, 48) / 1000;
+const SLOTS = 12;
+/** Invocations per minute that make `tokens` tokens/s at 200 tokens per request. */
+const perMinute = (tokens: number) => (tokens * 60) / 200;
+const fill = (value: number | null, n = SLOTS) => Array.from({ length: n }, () => value);
+
+type Series = Array<number | null>;
+interface World {
+  mode?: Series;
+  ramping?: Series;
+  classes: Record<string, Partial<Record<'readyReplicas' | 'desiredReplicas' | 'capacityErrors' | 'latencyP95Ms' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond', Series>>>;
+}
+
+/** Answers GetMetricData from per-class series (raw metric values, one per minute from START). */
+function serveMetrics(config: ReconcilerConfig, world: World) {
+  const batch = buildQueryBatch(signalPlan(config, 60), 60);
+  cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => {
+    expect(input.MetricDataQueries).toEqual(batch.queries);
+    return {
+      MetricDataResults: batch.index.map((e) => {
+        const own = e.signal === 'mode' ? world.mode : e.signal === 'ramping' ? world.ramping : undefined;
+        const series: Series | undefined = e.className && e.signal !== 'mode' && e.signal !== 'ramping' ? world.classes[e.className]?.[e.signal] : own;
+        const points = (series ?? []).map((v, i) => ({ v, ts: new Date((START + i * 60) * 1000) })).filter((p) => p.v !== null);
+        return { Id: e.id, Timestamps: points.map((p) => p.ts), Values: points.map((p) => p.v as number), StatusCode: 'Complete' };
+      }),
+    };
+  });
+}
+
+type VariantState = { name: string; weight: number; ready: number; desired: number; type: string };
+function endpoint(status: string, variants: VariantState[]): DescribeEndpointCommandOutput {
+  return {
+    $metadata: {},
+    EndpointName: 'llm',
+    EndpointArn: SM.facts.kind === 'sagemaker' ? SM.facts.endpointArn : '',
+    EndpointStatus: status as 'InService',
+    CreationTime: new Date(0),
+    LastModifiedTime: new Date(0),
+    ProductionVariants: variants.map((v) => ({
+      VariantName: v.name,
+      CurrentWeight: v.weight,
+      DesiredWeight: v.weight,
+      CurrentInstanceCount: v.ready,
+      DesiredInstanceCount: v.desired,
+      InstancePools: [{ InstanceType: v.type as 'ml.g5.xlarge', CurrentInstanceCount: v.ready }],
+    })),
+  };
+}
+
+const healthyHistory = (ready: number) => ({ readyReplicas: fill(ready), desiredReplicas: fill(ready) });
+/** Preferred variant healthy at 3 instances, serving `tokens` tokens/s. */
+const busy = (tokens: number) => ({ ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(tokens)) });
+const fastRetry = { sleep: jest.fn(async () => undefined), random: () => 1 };
+
+function run(config: ReconcilerConfig = SM) {
+  const lines: Array<Record<string, unknown>> = [];
+  return reconcile(config, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry }).then((result) => ({ result, lines }));
+}
+const audit = (lines: Array<Record<string, unknown>>) => lines.find((l) => l.audit === 'routing-decision') as Record<string, unknown>;
+
+beforeEach(() => {
+  cw.reset();
+  sm.reset();
+  elb.reset();
+  fastRetry.sleep.mockClear();
+});
+
+describe('reconciler run, SageMaker endpoint', () => {
+  test('steady state: cost plan already in force, one GetMetricData batch, no write', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 98, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, {
+      mode: fill(0),
+      classes: {
+        preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(490)), latencyP95Ms: fill(400_000) },
+        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(10)) },
+      },
+    });
+    const { result, lines } = await run();
+    expect(result).toEqual({ action: 'unchanged', weights: { preferred: 98, fallback: 2 } });
+    expect(cw.commandCalls(GetMetricDataCommand)).toHaveLength(1);
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    expect(audit(lines)).toMatchObject({ mode: 'cost', reason: { code: 'cost-plan' }, apply: { action: 'unchanged' } });
+    // The GetMetricData window: 10 one-minute periods for the signals, the own mode history up to now.
+    const input = cw.commandCalls(GetMetricDataCommand)[0].args[0].input;
+    expect(input.StartTime).toEqual(new Date(START * 1000));
+    expect(input.EndTime).toEqual(new Date(NOW_MS - 30_000));
+  });
+
+  test('shortage: demand beyond ready capacity switches to capacity mode in the same tick and writes weights once', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 98, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, {
+      mode: fill(0),
+      classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(1200)) }, fallback: healthyHistory(1) },
+    });
+    const { result, lines } = await run();
+    // 900 : 250 ready tokens/s.
+    expect(result).toEqual({ action: 'applied', weights: { preferred: 78, fallback: 22 } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map((c) => c.args[0].input)).toEqual([{
+      EndpointName: 'llm',
+      DesiredWeightsAndCapacities: [{ VariantName: 'preferred', DesiredWeight: 78 }, { VariantName: 'fallback', DesiredWeight: 22 }],
+    }]);
+    expect(audit(lines)).toMatchObject({ mode: 'capacity', reason: { code: 'enter-capacity', triggers: ['insufficient-capacity'] } });
+    const emfMode = lines.find((l) => 'PolicyMode' in l)!;
+    // 22% of requests, and 250 x 22 / (300 x 78 + 250 x 22) = 19% of routed token capacity, off the preferred variant.
+    expect(emfMode).toMatchObject({ PolicyMode: 1, PolicyRamping: 0, Service: 'chat', WeightChanges: 1, FallbackShareRequests: 22 });
+    expect(emfMode.FallbackShareTokens).toBeCloseTo(19.03, 1);
+    expect(lines.find((l) => l.CapacityClass === 'preferred')).toMatchObject({ RouteWeight: 78, ReadyReplicas: 3, DesiredReplicas: 6 });
+    // Ready instances per pool, named by the pool's capacity class (cost per class needs them).
+    expect(lines.find((l) => l.CapacityClass === 'inf2')).toMatchObject({ ReadyReplicas: 3 });
+    const decisions = lines.find((l) => l.Reason)!;
+    expect(decisions).toMatchObject({ Reason: 'enter-capacity', Decisions: 1 });
+    // The [Service] rollup counts every run (the heartbeat alarm watches it).
+    expect((decisions._aws as { CloudWatchMetrics: Array<{ Dimensions: string[][] }> }).CloudWatchMetrics[0].Dimensions).toEqual([['Service', 'Reason'], ['Service']]);
+  });
+
+  test('recovery: no return before the stabilization window, then a bounded ramp back', async () => {
+    const capacityWeights = [
+      { name: 'preferred', weight: 78, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 22, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ];
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', capacityWeights));
+    // Preferred was short (desired 6 > ready 3) until 5 minutes before the newest signal period.
+    const desired = fill(3).map((v, i) => (i < 5 ? 6 : v));
+    serveMetrics(SM, {
+      mode: fill(1),
+      classes: {
+        preferred: { readyReplicas: fill(3), desiredReplicas: desired, servedTokensPerSecond: fill(perMinute(500)) },
+        fallback: healthyHistory(1),
+      },
+    });
+    const early = await run();
+    expect(early.result.action).toBe('unchanged');
+    expect(audit(early.lines)).toMatchObject({ mode: 'capacity', reason: { code: 'stabilizing' } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+
+    // Healthy for the whole window: return, moving at most 10 points.
+    cw.reset();
+    serveMetrics(SM, {
+      mode: fill(1),
+      classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) }, fallback: healthyHistory(1) },
+    });
+    const back = await run();
+    expect(back.result).toEqual({ action: 'applied', weights: { preferred: 88, fallback: 12 } });
+    expect(audit(back.lines)).toMatchObject({ mode: 'cost', reason: { code: 'return-to-cost' } });
+
+    // Next tick: the mode history now ends in cost, the target holds 88/12: the ramp finishes at the plan.
+    cw.reset();
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { ...capacityWeights[0], weight: 88 },
+      { ...capacityWeights[1], weight: 12 },
+    ]));
+    serveMetrics(SM, {
+      mode: [...fill(1, SLOTS - 1), 0],
+      ramping: [...fill(0, SLOTS - 1), 1],
+      classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) }, fallback: healthyHistory(1) },
+    });
+    const done = await run();
+    expect(done.result).toEqual({ action: 'applied', weights: { preferred: 98, fallback: 2 } });
+    expect(audit(done.lines)).toMatchObject({ reason: { code: 'ramping' }, previous: { mode: 'cost', ramping: true }, next: { ramping: false } });
+    expect(back.lines.find((l) => 'PolicyRamping' in l)).toMatchObject({ PolicyRamping: 1, PolicyMode: 0 });
+    expect(done.lines.find((l) => 'PolicyRamping' in l)).toMatchObject({ PolicyRamping: 0 });
+  });
+
+  test('endpoint Updating: the decision is logged, the write is skipped and says why', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('Updating', [
+      { name: 'preferred', weight: 98, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, { mode: fill(0), classes: { preferred: busy(1200), fallback: healthyHistory(1) } });
+    const { result, lines } = await run();
+    expect(result).toEqual({
+      action: 'skipped', detail: 'endpoint llm is Updating; weights are written on a later tick', weights: { preferred: 98, fallback: 2 },
+    });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    expect(audit(lines)).toMatchObject({ mode: 'capacity', apply: { action: 'skipped' } });
+    // What is recorded as in force is what the endpoint holds.
+    expect(lines.find((l) => l.CapacityClass === 'preferred')).toMatchObject({ RouteWeight: 98 });
+  });
+
+  test('throttling is retried with backoff within the run', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 98, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    const throttled = Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+    serveMetrics(SM, { mode: fill(0), classes: { preferred: busy(1200), fallback: healthyHistory(1) } });
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejectsOnce(throttled).rejectsOnce(throttled).resolves({ EndpointArn: 'arn' });
+    const { result } = await run();
+    expect(result.action).toBe('applied');
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(3);
+    // Exponential: 200 ms, then 400 ms (jitter pinned to its maximum).
+    expect(fastRetry.sleep.mock.calls).toEqual([[200], [400]]);
+  });
+
+  test('persistent throttling leaves the weights unchanged and fails the run', async () => {
+    const throttled = Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 98, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    cw.on(GetMetricDataCommand).rejects(throttled);
+    const { result, lines } = await run();
+    expect(result).toEqual({ action: 'failed', detail: 'weights unchanged: ThrottlingException: Rate exceeded' });
+    expect(cw.commandCalls(GetMetricDataCommand)).toHaveLength(4);
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    expect(audit(lines)).toMatchObject({ apply: { action: 'failed' } });
+  });
+
+  test('an error that is not transient is not retried', async () => {
+    sm.on(DescribeEndpointCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 403 } }));
+    const { result } = await run();
+    expect(result.action).toBe('failed');
+    expect(sm.commandCalls(DescribeEndpointCommand)).toHaveLength(1);
+  });
+
+  test('missing datapoints hold the current weights', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 60, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 40, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    // No invocation datapoints for the newest signal periods: demand is unknown.
+    const gap = { ...healthyHistory(3), servedTokensPerSecond: [...fill(perMinute(500), 8), null, null, null, null] };
+    serveMetrics(SM, { mode: fill(0), classes: { preferred: gap, fallback: healthyHistory(1) } });
+    const { result, lines } = await run();
+    expect(result).toEqual({ action: 'unchanged', weights: { preferred: 60, fallback: 40 } });
+    expect(audit(lines)).toMatchObject({ reason: { code: 'missing-data' } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+
+  test('a variant with zero ready instances loses its weight', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 98, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 0, desired: 0, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, { mode: fill(0), classes: { preferred: busy(300), fallback: healthyHistory(1) } });
+    const { result } = await run();
+    expect(result).toEqual({ action: 'applied', weights: { preferred: 100, fallback: 0 } });
+  });
+
+  test('without any decision history it starts in capacity mode (fails toward availability)', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 50, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 50, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, { classes: { preferred: busy(300), fallback: healthyHistory(1) } });
+    const { result, lines } = await run();
+    expect(audit(lines)).toMatchObject({ mode: 'capacity', reason: { code: 'stabilizing' } });
+    expect(result).toEqual({ action: 'applied', weights: { preferred: 78, fallback: 22 } });
+  });
+});
+
+describe('reconciler run, ALB listener', () => {
+  const target = (name: string, rank: number, tps: number, usd: number, n: number) => ({
+    class: cls(name, rank, `${name}.xlarge`, tps, usd),
+    targetGroupArn: `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/000${n}`,
+    targetGroupFullName: `targetgroup/${name}/000${n}`,
+    namespace: 'serving',
+    deploymentName: name,
+    nodePoolName: name,
+  });
+  const ALB: ReconcilerConfig = {
+    facts: {
+      kind: 'alb',
+      listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
+      loadBalancerFullName: 'app/llm/abc',
+      targets: [target('inf2', 0, 300, 0.76, 1), target('g6', 1, 200, 0.8, 2)],
+    },
+    placement: {},
+    policy: {},
+    service: 'chat',
+    tokensPerRequest: 200,
+    metricDelaySeconds: 120,
+    clusterName: 'prod',
+    capacityErrors: { inf2: { namespace: 'Karpenter', metricName: 'InsufficientCapacityErrors', dimensions: { NodePool: 'inf2' }, stat: 'Sum' } },
+  };
+  const oidc = { Issuer: 'https://idp', AuthorizationEndpoint: 'https://idp/a', TokenEndpoint: 'https://idp/t', UserInfoEndpoint: 'https://idp/u', ClientId: 'c' };
+  const auth = { Type: 'authenticate-oidc' as const, Order: 1, AuthenticateOidcConfig: oidc };
+  const listener = (w1: number, w2: number) => ({
+    Listeners: [{
+      ListenerArn: ALB.facts.kind === 'alb' ? ALB.facts.listenerArn : '',
+      DefaultActions: [auth, {
+        Type: 'forward' as const,
+        Order: 2,
+        ForwardConfig: {
+          TargetGroups: [
+            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/inf2/0001', Weight: w1 },
+            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/g6/0002', Weight: w2 },
+          ],
+          TargetGroupStickinessConfig: { Enabled: false },
+        },
+      }],
+    }],
+  });
+
+  test('reads ready targets from HealthyHostCount, desired from Container Insights; a capacity error enters capacity mode', async () => {
+    elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+    serveMetrics(ALB, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), capacityErrors: [...fill(0, 9), 2], servedTokensPerSecond: fill(perMinute(400)) },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
+      },
+    });
+    const { result, lines } = await run(ALB);
+    // 900 : 400 ready tokens/s.
+    expect(result).toEqual({ action: 'applied', weights: { inf2: 69, g6: 31 } });
+    expect(audit(lines)).toMatchObject({ reason: { code: 'enter-capacity', triggers: ['capacity-errors'] } });
+    expect(elb.commandCalls(ModifyListenerCommand).map((c) => c.args[0].input)).toEqual([{
+      ListenerArn: ALB.facts.kind === 'alb' ? ALB.facts.listenerArn : '',
+      DefaultActions: [auth, {
+        Type: 'forward',
+        Order: 2,
+        ForwardConfig: {
+          TargetGroups: [
+            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/inf2/0001', Weight: 69 },
+            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/g6/0002', Weight: 31 },
+          ],
+          TargetGroupStickinessConfig: { Enabled: false },
+        },
+      }],
+    }]);
+    const queries = cw.commandCalls(GetMetricDataCommand)[0].args[0].input.MetricDataQueries!;
+    expect(queries).toEqual(expect.arrayContaining([
+      expect.objectContaining({
+        MetricStat: expect.objectContaining({ Metric: expect.objectContaining({ Namespace: 'AWS/ApplicationELB', MetricName: 'HealthyHostCount' }) }),
+      }),
+      expect.objectContaining({
+        MetricStat: expect.objectContaining({
+          Metric: { Namespace: 'ContainerInsights', MetricName: 'kube_deployment_spec_replicas', Dimensions: [
+            { Name: 'ClusterName', Value: 'prod' }, { Name: 'Namespace', Value: 'serving' }, { Name: 'Deployment', Value: 'inf2' },
+          ] },
+        }),
+      }),
+    ]));
+  });
+
+  test('steady state makes no ModifyListener call', async () => {
+    elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+    serveMetrics(ALB, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(400)) },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
+      },
+    });
+    const { result } = await run(ALB);
+    expect(result.action).toBe('unchanged');
+    expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
+  });
+});
+
+describe('handler', () => {
+  const env = process.env.RECONCILER_CONFIG;
+  afterEach(() => {
+    if (env === undefined) delete process.env.RECONCILER_CONFIG;
+    else process.env.RECONCILER_CONFIG = env;
+  });
+
+  test('fails the invocation when an AWS call failed, so the Errors metric shows it', async () => {
+    process.env.RECONCILER_CONFIG = JSON.stringify(SM);
+    sm.on(DescribeEndpointCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    await expect(handler({ 'detail-type': 'Scheduled Event' })).rejects.toThrow(
+      'reconciler: weights unchanged: AccessDeniedException: denied',
+    );
+    expect(JSON.parse(log.mock.calls[0][0] as string)).toMatchObject({ trigger: 'Scheduled Event', apply: { action: 'failed' } });
+    log.mockRestore();
+  });
+});

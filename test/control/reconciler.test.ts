@@ -1,0 +1,252 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type App, Duration, type Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core';
+import { Reconciler } from '../../lib/control';
+import { nagFindings, testStack } from '../util';
+
+const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true): RoutedClassFacts => ({
+  name, preferenceRank: rank, tokensPerSecondPerReplica: tps, safeConcurrency: 8, usdPerReplicaHour: usd, allowSensitive,
+  maxReplicas: 10, instanceType,
+});
+
+const SAGEMAKER: RoutingFacts = {
+  kind: 'sagemaker',
+  endpointName: 'llm',
+  endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+  variants: [
+    { variantName: 'preferred', classes: [cls('l40s', 0, 'ml.g6e.xlarge', 1200, 2.6), cls('a10g', 1, 'ml.g5.xlarge', 400, 1.4)] },
+    { variantName: 'fallback', classes: [cls('inf2', 2, 'ml.inf2.xlarge', 300, 0.99)] },
+  ],
+};
+const LISTENER = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/50dc6c495c0c9188/f2f7dc8efc522ab2';
+const tg = (name: string, id: string) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/${id}`;
+const ALB: RoutingFacts = {
+  kind: 'alb',
+  listenerArn: LISTENER,
+  loadBalancerFullName: 'app/llm/50dc6c495c0c9188',
+  targets: [
+    { class: cls('l40s', 0, 'g6e.xlarge', 1200, 2.6), targetGroupArn: tg('l40s', '73e2d6bc24d8a067'), targetGroupFullName: 'targetgroup/l40s/73e2d6bc24d8a067',
+      namespace: 'serving', deploymentName: 'l40s', nodePoolName: 'l40s' },
+    { class: cls('inf2', 1, 'inf2.xlarge', 300, 0.76), targetGroupArn: tg('inf2', '1234567890abcdef'), targetGroupFullName: 'targetgroup/inf2/1234567890abcdef',
+      namespace: 'serving', deploymentName: 'inf2', nodePoolName: 'inf2' },
+  ],
+};
+const karpenterErrors = (nodePool: string) =>
+  new cloudwatch.Metric({ namespace: 'Karpenter', metricName: 'InsufficientCapacityErrors', dimensionsMap: { NodePool: nodePool }, statistic: 'Sum', period: Duration.minutes(1) });
+
+describe('Reconciler on a SageMaker endpoint', () => {
+  let stack: Stack;
+  let template: Template;
+  let reconciler: Reconciler;
+  beforeAll(() => {
+    ({ stack } = testStack());
+    const external = new cloudwatch.Alarm(stack, 'External', { metric: karpenterErrors('x'), threshold: 1, evaluationPeriods: 1 });
+    reconciler = new Reconciler(stack, 'Reconciler', {
+      facts: SAGEMAKER,
+      service: 'llama3-chat',
+      tokensPerRequest: 250,
+      policy: { latencySloP95: Duration.millis(1500), stabilizationWindow: Duration.minutes(15) },
+      capacityAlarms: [external],
+    });
+    template = Template.fromStack(stack);
+  });
+
+  test('runs every minute, with reserved concurrency 1, no async retries, on the newest Node.js runtime', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('ReconcilerFunction'), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 } })],
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs24.x',
+      Handler: 'index.handler',
+      ReservedConcurrentExecutions: 1,
+      Timeout: 30,
+      Architectures: ['arm64'],
+      LoggingConfig: { LogGroup: { Ref: Match.stringLikeRegexp('ReconcilerLogs') } },
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumRetryAttempts: 0 });
+  });
+
+  test('triggerOnAlarms adds alarms to the same rule', () => {
+    const { stack: s2 } = testStack('Later');
+    const r = new Reconciler(s2, 'R', { facts: SAGEMAKER, service: 'svc', tokensPerRequest: 100 });
+    expect(r.alarmRule).toBeUndefined();
+    const a = new cloudwatch.Alarm(s2, 'A', { metric: karpenterErrors('a'), threshold: 1, evaluationPeriods: 1 });
+    const b = new cloudwatch.Alarm(s2, 'B', { metric: karpenterErrors('b'), threshold: 1, evaluationPeriods: 1 });
+    r.triggerOnAlarms([a]);
+    r.triggerOnAlarms([b, a]);
+    const t = Template.fromStack(s2);
+    t.resourcePropertiesCountIs('AWS::Events::Rule', { EventPattern: Match.anyValue() }, 1);
+    const rule = Object.values(t.findResources('AWS::Events::Rule')).find((x) => x.Properties.EventPattern)!;
+    expect(rule.Properties.EventPattern.resources).toEqual([
+      { 'Fn::GetAtt': [expect.stringMatching(/^A/), 'Arn'] },
+      { 'Fn::GetAtt': [expect.stringMatching(/^B/), 'Arn'] },
+    ]);
+  });
+
+  test('runs at once when a capacity alarm changes state', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.cloudwatch'],
+        'detail-type': ['CloudWatch Alarm State Change'],
+        resources: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('External'), 'Arn'] }],
+      },
+    });
+  });
+
+  test('IAM: only DescribeEndpoint and UpdateEndpointWeightsAndCapacities on the endpoint, GetMetricData, its own log streams', () => {
+    const policies = template.findResources('AWS::IAM::Policy');
+    const statements = Object.values(policies).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(statements).toEqual([
+      { Action: 'cloudwatch:GetMetricData', Effect: 'Allow', Resource: '*' },
+      {
+        Action: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'],
+        Effect: 'Allow',
+        Resource: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+      },
+      {
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Effect: 'Allow',
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^ReconcilerLogs/), 'Arn'] }, ':*']] },
+      },
+    ]);
+    template.hasResourceProperties('AWS::IAM::Role', { ManagedPolicyArns: Match.absent() });
+  });
+
+  test('keeps its logs (EMF metrics and audit lines) for three months', () => {
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
+  });
+
+  test('passes the routing facts and the policy (in seconds) as its configuration', () => {
+    const fn = Object.values(template.findResources('AWS::Lambda::Function'))[0];
+    const config = JSON.parse(fn.Properties.Environment.Variables.RECONCILER_CONFIG);
+    expect(config).toEqual({
+      facts: SAGEMAKER,
+      placement: { sensitive: false },
+      policy: { latencySloP95Ms: 1500, stabilizationWindowSeconds: 900 },
+      service: 'llama3-chat',
+      tokensPerRequest: 250,
+      metricDelaySeconds: 120,
+    });
+  });
+
+  test('deploys the prebuilt bundle from assets/lambda/reconciler (no Docker, no esbuild at synth)', () => {
+    const fn = Object.values(template.findResources('AWS::Lambda::Function'))[0];
+    expect(fn.Properties.Code.S3Key).toMatch(/^[0-9a-f]{64}\.zip$/);
+    const hash = (fn.Properties.Code.S3Key as string).replace('.zip', '');
+    const dir = join((stack.node.root as App).synth().directory, `asset.${hash}`);
+    const bundle = join(__dirname, '..', '..', 'assets', 'lambda', 'reconciler', 'index.js');
+    expect(readFileSync(join(dir, 'index.js')).equals(readFileSync(bundle))).toBe(true);
+    expect(existsSync(join(dir, 'index.ts'))).toBe(false);
+  });
+
+  test('has no unacknowledged cdk-nag AwsSolutions findings', () => {
+    expect(nagFindings(stack)).toEqual([]);
+  });
+
+  test('the same statements without the acknowledgements are findings (the acknowledgements do suppress)', () => {
+    const { stack: bare } = testStack('Bare');
+    const role = new iam.Role(bare, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
+    expect(nagFindings(bare).some((f) => f.startsWith('AwsSolutions-IAM5'))).toBe(true);
+  });
+
+  test('exposes its decision metrics from the metric contract', () => {
+    expect(stack.resolve(reconciler.metricPolicyMode().toMetricConfig().metricStat)).toMatchObject({
+      namespace: 'CapacityAwareInference', metricName: 'PolicyMode', dimensions: [{ name: 'Service', value: 'llama3-chat' }], statistic: 'Maximum',
+    });
+    expect(reconciler.metricRouteWeight('fallback').dimensions).toEqual({ Service: 'llama3-chat', CapacityClass: 'fallback' });
+    expect(reconciler.metricFallbackShare().metricName).toBe('FallbackShareRequests');
+    expect(reconciler.metricDecisions('enter-capacity').dimensions).toEqual({ Service: 'llama3-chat', Reason: 'enter-capacity' });
+  });
+});
+
+describe('Reconciler on an ALB listener', () => {
+  let stack: Stack;
+  let template: Template;
+  beforeAll(() => {
+    ({ stack } = testStack());
+    new Reconciler(stack, 'Reconciler', {
+      facts: ALB,
+      service: 'llama3-chat',
+      tokensPerRequest: 250,
+      clusterName: 'prod',
+      capacityErrorMetrics: { l40s: karpenterErrors('l40s') },
+    });
+    template = Template.fromStack(stack);
+  });
+
+  test('IAM: ModifyListener on the listener only; DescribeListeners and GetMetricData cannot be scoped', () => {
+    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(statements).toEqual(expect.arrayContaining([
+      { Action: 'elasticloadbalancing:DescribeListeners', Effect: 'Allow', Resource: '*' },
+      { Action: 'elasticloadbalancing:ModifyListener', Effect: 'Allow', Resource: LISTENER },
+    ]));
+    expect(statements).toHaveLength(4);
+    expect(JSON.stringify(statements)).not.toContain('sagemaker');
+  });
+
+  test('alarms on each capacity-error metric and runs at once on its state changes', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Karpenter', MetricName: 'InsufficientCapacityErrors', Dimensions: [{ Name: 'NodePool', Value: 'l40s' }],
+      Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching',
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: Match.objectLike({ resources: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('CapacityErrorsl40s'), 'Arn'] }] }),
+    });
+    const fn = Object.values(template.findResources('AWS::Lambda::Function'))[0];
+    const config = JSON.parse(fn.Properties.Environment.Variables.RECONCILER_CONFIG);
+    expect(config.capacityErrors).toEqual({ l40s: { namespace: 'Karpenter', metricName: 'InsufficientCapacityErrors', dimensions: { NodePool: 'l40s' }, stat: 'Sum' } });
+    expect(config.clusterName).toBe('prod');
+  });
+
+  test('has no unacknowledged cdk-nag AwsSolutions findings', () => {
+    expect(nagFindings(stack)).toEqual([]);
+  });
+});
+
+describe('Reconciler validation', () => {
+  test('fails when props are invalid, listing every problem with the construct path, the value and what is allowed', () => {
+    const { stack } = testStack();
+    expect(() => new Reconciler(stack, 'Bad', {
+      facts: ALB,
+      service: 'llama3 chat',
+      tokensPerRequest: 0,
+      policy: { stabilizationWindow: Duration.seconds(90), weightTotal: 1000 },
+      capacityErrorMetrics: { h100: karpenterErrors('h100') },
+    })).toThrow([
+      'Reconciler Test/Bad: invalid props:',
+      '  - policy: weightTotal: 1000 (an integer 10..999 (ALB accepts at most 999 per target group))',
+      '  - policy: stabilizationWindowSeconds: 90 (a whole number of periods (60 s), at least one)',
+      '  - clusterName: undefined (required for an ALB target: desired replicas come from Container Insights)',
+      "  - capacityErrorMetrics: 'h100' is not a routed class (allowed: l40s, inf2)",
+      "  - service: 'llama3 chat' (1..255 characters of letters, digits and . - _ : /)",
+      '  - tokensPerRequest: 0 (the mean output tokens per request, > 0)',
+    ].join('\n'));
+  });
+
+  test('fails when placement forbids every class', () => {
+    const { stack } = testStack();
+    const variants = SAGEMAKER.variants.map((v) => ({ ...v, classes: v.classes.map((c) => ({ ...c, allowSensitive: false })) }));
+    const facts: RoutingFacts = { ...SAGEMAKER, variants };
+    expect(() => new Reconciler(stack, 'Sensitive', { facts, service: 's', tokensPerRequest: 100, sensitive: true })).toThrow(
+      'facts: classes: every class is forbidden by the placement policy (at least one must be allowed)',
+    );
+  });
+
+  test('fails when the configuration would not fit in the Lambda environment', () => {
+    const { stack } = testStack();
+    const many = Array.from({ length: 10 }, (_, v) => ({
+      variantName: `variant-${v}`,
+      classes: Array.from({ length: 5 }, (_, p) => cls(`class-${v}-${p}-with-a-long-descriptive-name`, v * 5 + p, 'ml.g5.12xlarge', 100, 7)),
+    }));
+    expect(() => new Reconciler(stack, 'Huge', { facts: { ...SAGEMAKER, variants: many }, service: 's', tokensPerRequest: 100 })).toThrow(
+      /facts: the configuration needs about \d+ bytes of environment \(Lambda allows 4096\)/,
+    );
+  });
+});

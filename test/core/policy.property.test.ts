@@ -1,0 +1,237 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  type ClassSignals,
+  decide,
+  DEFAULT_POLICY_CONFIG,
+  type PolicyClass,
+  type PolicyDecision,
+  type PolicyState,
+  policyWindowPeriods,
+} from '../../lib/core';
+
+// Seeded so a failure reproduces; fast-check prints the counterexample and the seed. Inner loops use node:assert
+// (jest's expect is ~50x slower per call, and these properties make tens of thousands of checks).
+const RUNS = { numRuns: 100, seed: 20261130 };
+const W = policyWindowPeriods(DEFAULT_POLICY_CONFIG);
+const TOTAL = DEFAULT_POLICY_CONFIG.weightTotal;
+const STEP = DEFAULT_POLICY_CONFIG.rampStepShare * TOTAL;
+const T0 = 1_800_000_000;
+
+/** One period of one class. */
+interface Tick {
+  ready: number | null;
+  desired: number | null;
+  errors: number | null;
+  latency: number | null;
+}
+
+const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { freq: 8, nil: null });
+const tickArb: fc.Arbitrary<Tick> = fc.record({
+  ready: maybe(fc.integer({ min: 0, max: 6 })),
+  desired: maybe(fc.integer({ min: 0, max: 8 })),
+  errors: maybe(fc.constantFrom(0, 0, 0, 0, 1, 3)),
+  latency: maybe(fc.integer({ min: 100, max: 2000 })),
+});
+
+const classesArb: fc.Arbitrary<PolicyClass[]> = fc
+  .array(
+    fc.record({
+      tokensPerSecondPerReplica: fc.integer({ min: 10, max: 2000 }),
+      usdPerReplicaHour: fc.double({ min: 0, max: 50, noNaN: true }),
+      placementAllowed: fc.boolean(),
+    }),
+    { minLength: 1, maxLength: 5 },
+  )
+  .chain((specs) =>
+    fc.nat({ max: specs.length - 1 }).map((allowedIndex) =>
+      specs.map((s, i) => ({ ...s, name: `c${i}`, preferenceRank: i, placementAllowed: s.placementAllowed || i === allowedIndex })),
+    ),
+  );
+
+/** Random weights to start from: arbitrary, possibly forbidden-heavy or all zero. */
+const startArb = (classes: PolicyClass[]) =>
+  fc.record({
+    mode: fc.constantFrom<'cost' | 'capacity'>('cost', 'capacity'),
+    weights: fc.tuple(...classes.map(() => fc.integer({ min: 0, max: 100 }))).map((ws) => Object.fromEntries(ws.map((w, i) => [`c${i}`, w]))),
+    modeSinceAgo: fc.integer({ min: 0, max: 3600 }),
+    ramping: fc.boolean(),
+  });
+
+const historyArb = fc.integer({ min: 20, max: 70 }).chain((length) =>
+  classesArb.chain((classes) =>
+    fc.record({
+      classes: fc.constant(classes),
+      start: startArb(classes),
+      ticks: fc.array(fc.tuple(...classes.map(() => tickArb)), { minLength: length, maxLength: length }),
+      demand: fc.array(maybe(fc.integer({ min: 0, max: 6000 })), { minLength: length, maxLength: length }),
+      slo: fc.constantFrom(undefined, 800),
+    }),
+  ),
+);
+
+type History = { classes: PolicyClass[]; ticks: Tick[][]; demand: Array<number | null>; slo: number | undefined };
+
+/** Windows ending at tick `t`, at most W periods long. */
+function windowsAt(h: History, t: number): { signals: Record<string, ClassSignals>; demand: Array<number | null> } {
+  const from = Math.max(0, t - W + 1);
+  const slice = h.ticks.slice(from, t + 1);
+  const signals: Record<string, ClassSignals> = {};
+  h.classes.forEach((c, i) => {
+    signals[c.name] = {
+      readyReplicas: slice.map((row) => row[i].ready),
+      desiredReplicas: slice.map((row) => row[i].desired),
+      capacityErrors: slice.map((row) => row[i].errors),
+      latencyP95Ms: slice.map((row) => row[i].latency),
+    };
+  });
+  return { signals, demand: h.demand.slice(from, t + 1) };
+}
+
+/** Runs decide() over a history, one call per period, feeding each state to the next call. */
+function run(h: History, start: PolicyState): Array<{ decision: PolicyDecision; previous: PolicyState; t: number }> {
+  const out: Array<{ decision: PolicyDecision; previous: PolicyState; t: number }> = [];
+  let state = start;
+  for (let t = 0; t < h.ticks.length; t++) {
+    const { signals, demand } = windowsAt(h, t);
+    const config = { latencySloP95Ms: h.slo };
+    const stepped = decide({ now: T0 + t * 60, classes: h.classes, signals, demandTokensPerSecond: demand, config }, state);
+    out.push({ decision: stepped.decision, previous: state, t });
+    assert.deepEqual(stepped.state.weights, stepped.decision.weights);
+    assert.equal(stepped.state.mode, stepped.decision.mode);
+    state = stepped.state;
+  }
+  return out;
+}
+
+const startState = (s: { mode: 'cost' | 'capacity'; weights: Record<string, number>; modeSinceAgo: number; ramping: boolean }): PolicyState => ({
+  mode: s.mode,
+  weights: s.weights,
+  modeSince: T0 - s.modeSinceAgo,
+  ramping: s.ramping,
+});
+
+describe('decide() invariants over random signal histories', () => {
+  test('weights are non-negative integers summing to the total (never all zero), and safety rules always hold', () => {
+    fc.assert(
+      fc.property(historyArb, (h) => {
+        for (const { decision, previous, t } of run(h, startState(h.start))) {
+          const ws = h.classes.map((c) => decision.weights[c.name]);
+          assert.equal(ws.every((w) => Number.isInteger(w) && w >= 0), true);
+          assert.equal(ws.reduce((a, b) => a + b, 0), TOTAL);
+          // A forbidden placement never gets weight (at least one class is always allowed).
+          for (const c of h.classes) if (!c.placementAllowed) assert.equal(decision.weights[c.name], 0);
+          const latestReady = (i: number) => h.ticks[t][i].ready;
+          const anyAllowedReady = h.classes.some((c, i) => c.placementAllowed && (latestReady(i) ?? 0) > 0);
+          if (decision.reason.code === 'missing-data') {
+            // Missing data holds the weights in force (from t = 1 they are decide()'s own, so nothing is stripped).
+            if (t > 0) assert.deepEqual(decision.weights, previous.weights);
+            assert.equal(decision.mode, previous.mode);
+          } else if (anyAllowedReady) {
+            // A class with no ready replicas gets no weight while another class is ready.
+            h.classes.forEach((c, i) => {
+              if (latestReady(i) === 0) assert.equal(decision.weights[c.name], 0);
+            });
+          } else {
+            assert.equal(decision.reason.code, 'nothing-ready');
+          }
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  test('on the way back to cost mode no weight moves by more than the ramp step per tick', () => {
+    fc.assert(
+      fc.property(historyArb, (h) => {
+        for (const { decision, previous, t } of run(h, startState(h.start))) {
+          if (t === 0 || !['return-to-cost', 'ramping'].includes(decision.reason.code)) continue;
+          // Classes that lost eligibility drop to zero at once; the ramp bounds everything else.
+          const eligible = (i: number) => h.classes[i].placementAllowed && (h.ticks[t][i].ready ?? 0) > 0;
+          const anyDropped = h.classes.some((c, i) => !eligible(i) && previous.weights[c.name] > 0);
+          if (anyDropped) continue;
+          for (const c of h.classes) {
+            const move = Math.abs(decision.weights[c.name] - previous.weights[c.name]);
+            assert.ok(move <= STEP, `${c.name} moved ${move} > ${STEP}`);
+          }
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  test('mode changes stay bounded: at most 2 x 60 / window + 1 in any hour', () => {
+    const bound = 2 * Math.ceil(60 / W) + 1;
+    fc.assert(
+      fc.property(historyArb, (h) => {
+        const changes = run(h, startState(h.start)).map((r) => (r.decision.modeChanged ? 1 : 0));
+        for (let t = 0; t < changes.length; t++) {
+          const inHour = changes.slice(t, t + 60).reduce<number>((a, b) => a + b, 0);
+          assert.ok(inHour <= bound, `${inHour} mode changes in an hour > ${bound}`);
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  test('under constant inputs the decision reaches a fixed point', () => {
+    fc.assert(
+      fc.property(
+        classesArb.chain((classes) =>
+          fc.record({
+            classes: fc.constant(classes),
+            start: startArb(classes),
+            row: fc.tuple(...classes.map(() => tickArb)),
+            demand: maybe(fc.integer({ min: 0, max: 6000 })),
+            slo: fc.constantFrom(undefined, 800),
+          }),
+        ),
+        ({ classes, start, row, demand, slo }) => {
+          // Long enough for a full stabilization window plus a full ramp (1 / step ticks).
+          const length = W + Math.ceil(TOTAL / STEP) + 12;
+          const h: History = { classes, ticks: Array(length).fill(row), demand: Array(length).fill(demand), slo };
+          const tail = run(h, startState(start)).slice(-10);
+          for (const { decision } of tail) {
+            assert.deepEqual(decision.weights, tail[0].decision.weights);
+            assert.equal(decision.mode, tail[0].decision.mode);
+            assert.equal(decision.weightsChanged, false);
+            assert.equal(decision.modeChanged, false);
+          }
+        },
+      ),
+      RUNS,
+    );
+  });
+
+  test('with availability flapping faster than the stabilization window, the mode changes at most once', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          halfPeriod: fc.integer({ min: 1, max: Math.floor((W - 1) / 2) }),
+          phase: fc.nat({ max: 10 }),
+          fallbackReady: fc.integer({ min: 1, max: 6 }),
+          demand: fc.integer({ min: 0, max: 800 }),
+        }),
+        ({ halfPeriod, phase, fallbackReady, demand }) => {
+          const classes: PolicyClass[] = [
+            { name: 'c0', preferenceRank: 0, tokensPerSecondPerReplica: 300, usdPerReplicaHour: 0.76, placementAllowed: true },
+            { name: 'c1', preferenceRank: 1, tokensPerSecondPerReplica: 200, usdPerReplicaHour: 0.8, placementAllowed: true },
+          ];
+          const length = 120;
+          const ticks = Array.from({ length }, (_, t) => {
+            const up = Math.floor((t + phase) / halfPeriod) % 2 === 0;
+            const preferred: Tick = up
+              ? { ready: 4, desired: 4, errors: 0, latency: 300 }
+              : { ready: 2, desired: 4, errors: 1, latency: 300 };
+            return [preferred, { ready: fallbackReady, desired: fallbackReady, errors: 0, latency: 300 }];
+          });
+          const h: History = { classes, ticks, demand: Array(length).fill(demand), slo: 1000 };
+          const changes = run(h, { mode: 'cost', weights: { c0: 98, c1: 2 }, modeSince: T0 - 3600, ramping: false })
+            .filter((r) => r.decision.modeChanged).length;
+          assert.ok(changes <= 1, `${changes} mode changes`);
+        },
+      ),
+      RUNS,
+    );
+  });
+});

@@ -1,0 +1,298 @@
+import {
+  type ClassSignals,
+  decide,
+  DEFAULT_POLICY_CONFIG,
+  initialPolicyState,
+  type PolicyClass,
+  policyClassesFromFacts,
+  policyClassProblems,
+  policyConfigProblems,
+  type PolicyInput,
+  type PolicyState,
+  policyWindowPeriods,
+  resolvePolicyConfig,
+  type RoutingFacts,
+} from '../../lib/core';
+
+// GIVEN three classes in preference order; the preferred one is also the cheapest per token.
+// inf2: 0.76 USD/h / 300 tok/s; g6: 0.80 / 200; g5: 1.00 / 250 (g6 and g5 cost the same per token, g6 ranks first).
+const CLASSES: PolicyClass[] = [
+  { name: 'inf2', preferenceRank: 0, tokensPerSecondPerReplica: 300, usdPerReplicaHour: 0.76, placementAllowed: true },
+  { name: 'g6', preferenceRank: 1, tokensPerSecondPerReplica: 200, usdPerReplicaHour: 0.8, placementAllowed: true },
+  { name: 'g5', preferenceRank: 2, tokensPerSecondPerReplica: 250, usdPerReplicaHour: 1.0, placementAllowed: true },
+];
+const W = policyWindowPeriods(DEFAULT_POLICY_CONFIG);
+const NOW = 1_800_000_000;
+
+/** A window of `n` equal datapoints. */
+const flat = (value: number | null, n = W) => Array.from({ length: n }, () => value);
+
+function healthy(ready: number, n = W): ClassSignals {
+  return { readyReplicas: flat(ready, n), desiredReplicas: flat(ready, n), capacityErrors: flat(0, n), latencyP95Ms: flat(400, n) };
+}
+
+function input(signals: Record<string, ClassSignals>, demand: number | null, extra: Partial<PolicyInput> = {}): PolicyInput {
+  return { now: NOW, classes: CLASSES, signals, demandTokensPerSecond: flat(demand), config: { latencySloP95Ms: 1000 }, ...extra };
+}
+
+const costState = (weights: Record<string, number>, modeSince = NOW - 3600): PolicyState => ({ mode: 'cost', weights, modeSince, ramping: false });
+const BASE = { inf2: healthy(3), g6: healthy(1), g5: healthy(1) };
+
+describe('decide(): cost mode', () => {
+  test('fills demand plus headroom cheapest first and keeps a warm floor on every compatible ready class', () => {
+    // demand 500 -> 600 tokens/s needed; inf2 has 900 ready.
+    const { decision, state } = decide(input(BASE, 500), costState({ inf2: 100, g6: 0, g5: 0 }));
+    expect(decision.mode).toBe('cost');
+    expect(decision.weights).toEqual({ inf2: 96, g6: 2, g5: 2 });
+    expect(decision.reason.code).toBe('cost-plan');
+    expect(decision.requiredTokensPerSecond).toBeCloseTo(600);
+    expect(decision.readyTokensPerSecond).toBe(1350);
+    expect(decision.fallbackShare).toBeCloseTo(0.04);
+    expect(state).toEqual({ mode: 'cost', weights: decision.weights, modeSince: NOW - 3600, ramping: false });
+  });
+
+  test('spills to the next cheapest class, each class filled up to its envelope, in proportion to the tokens assigned', () => {
+    // demand 1000 (1200 with headroom <= 1350 ready: covered): inf2 900, then g6 (ties with g5 per token, ranks first)
+    // 100, g5 nothing but its floor, taken from the others in proportion to what they carry above theirs.
+    const { decision } = decide(input(BASE, 1000), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(decision.mode).toBe('cost');
+    expect(decision.weights).toEqual({ inf2: 88, g6: 10, g5: 2 });
+  });
+
+  test('does not rewrite weights for a change inside the dead band', () => {
+    const { decision } = decide(input(BASE, 500), costState({ inf2: 95, g6: 3, g5: 2 }));
+    expect(decision.weights).toEqual({ inf2: 95, g6: 3, g5: 2 });
+    expect(decision.weightsChanged).toBe(false);
+  });
+
+  test('takes weight off a class that lost its ready replicas at once, dead band or not', () => {
+    const { decision } = decide(input({ ...BASE, g5: healthy(0) }, 500), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(decision.weights.g5).toBe(0);
+    expect(decision.weightsChanged).toBe(true);
+  });
+
+  test('with no demand, the cheapest class carries the weight and the others keep their floor', () => {
+    const { decision } = decide(input(BASE, 0), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(decision.weights).toEqual({ inf2: 96, g6: 2, g5: 2 });
+  });
+});
+
+describe('decide(): entering capacity mode', () => {
+  test('enters at once when ready capacity cannot cover demand plus headroom, weighting by ready tokens, not replicas', () => {
+    // demand 1200 -> 1440 needed > 1350 ready. Capacity shares 900 : 200 : 250.
+    const { decision, state } = decide(input(BASE, 1200), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(decision.mode).toBe('capacity');
+    expect(decision.modeChanged).toBe(true);
+    expect(decision.reason).toMatchObject({ code: 'enter-capacity', triggers: ['insufficient-capacity'] });
+    expect(decision.weights).toEqual({ inf2: 67, g6: 15, g5: 18 });
+    expect(state).toMatchObject({ mode: 'capacity', modeSince: NOW, ramping: false });
+  });
+
+  test('enters when the preferred class reports a capacity error within the lookback, not after it', () => {
+    const errorsAt = (ago: number) => ({ ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((_, i) => (i === W - 1 - ago ? 2 : 0)) } });
+    const lookback = DEFAULT_POLICY_CONFIG.capacityErrorLookbackSeconds / 60;
+    const inside = decide(input(errorsAt(lookback - 1), 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(inside.mode).toBe('capacity');
+    expect(inside.reason.triggers).toEqual(['capacity-errors']);
+    const outside = decide(input(errorsAt(lookback), 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(outside.mode).toBe('cost');
+  });
+
+  test('enters when desired exceeds ready on the preferred class for the whole grace period, not before', () => {
+    const grace = DEFAULT_POLICY_CONFIG.provisioningGraceSeconds / 60;
+    const shortFor = (periods: number) => ({
+      ...BASE,
+      inf2: { ...healthy(3), desiredReplicas: flat(3).map((_, i) => (i >= W - periods ? 5 : 3)) },
+    });
+    expect(decide(input(shortFor(grace - 1), 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision.mode).toBe('cost');
+    const after = decide(input(shortFor(grace), 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(after.mode).toBe('capacity');
+    expect(after.reason.triggers).toEqual(['replicas-not-ready']);
+  });
+
+  test('enters when the preferred class breaches the latency SLO for consecutive periods, not for fewer', () => {
+    const slowFor = (periods: number) => ({
+      ...BASE,
+      inf2: { ...healthy(3), latencyP95Ms: flat(400).map((_, i) => (i >= W - periods ? 1500 : 400)) },
+    });
+    expect(decide(input(slowFor(2), 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision.mode).toBe('cost');
+    const breach = decide(input(slowFor(3), 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(breach.reason.triggers).toEqual(['latency-breach']);
+    // Without an SLO configured the latency trigger is off.
+    expect(decide(input(slowFor(3), 500, { config: {} }), costState({ inf2: 96, g6: 2, g5: 2 })).decision.mode).toBe('cost');
+  });
+
+  test('a missing latency datapoint is not a breach', () => {
+    const gaps = { ...BASE, inf2: { ...healthy(3), latencyP95Ms: [...flat(1500, W - 1), null] } };
+    expect(decide(input(gaps, 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision.mode).toBe('cost');
+  });
+});
+
+describe('decide(): returning to cost mode', () => {
+  const capacityState = (since: number): PolicyState => ({
+    mode: 'capacity', weights: { inf2: 67, g6: 15, g5: 18 }, modeSince: since, ramping: false,
+  });
+
+  test('stays in capacity mode until the preferred class has been healthy for the stabilization window', () => {
+    // Healthy now, but a capacity error 4 periods ago: inside the 10-period window.
+    const recent = { ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((_, i) => (i === W - 5 ? 1 : 0)) } };
+    const { decision } = decide(input(recent, 500), capacityState(NOW - 3600));
+    expect(decision.mode).toBe('capacity');
+    expect(decision.reason.code).toBe('stabilizing');
+    expect(decision.weights).toEqual({ inf2: 67, g6: 15, g5: 18 });
+  });
+
+  test('stays in capacity mode until the mode itself has lasted the stabilization window', () => {
+    const { decision } = decide(input(BASE, 500), capacityState(NOW - 540));
+    expect(decision.reason.code).toBe('stabilizing');
+  });
+
+  test('a window too short to prove health is not health', () => {
+    const short = { inf2: healthy(3, 4), g6: healthy(1, 4), g5: healthy(1, 4) };
+    expect(decide(input(short, 500), capacityState(NOW - 3600)).decision.reason.code).toBe('stabilizing');
+  });
+
+  test('then returns and ramps by at most the step per tick until the cost plan is reached', () => {
+    let state = capacityState(NOW - 600);
+    const seen: Array<Record<string, number>> = [];
+    const codes: string[] = [];
+    for (let tick = 0; tick < 8; tick++) {
+      const step = decide(input(BASE, 500, { now: NOW + tick * 60 }), state);
+      for (const c of CLASSES) expect(Math.abs(step.decision.weights[c.name] - state.weights[c.name])).toBeLessThanOrEqual(10);
+      seen.push(step.decision.weights);
+      codes.push(step.decision.reason.code);
+      state = step.state;
+    }
+    // 67 -> 96 on inf2 is 29 points: 10, 10, then the last 9.
+    expect(codes.slice(0, 4)).toEqual(['return-to-cost', 'ramping', 'ramping', 'cost-plan']);
+    expect(seen[0]).toEqual({ inf2: 77, g6: 11, g5: 12 });
+    expect(seen[1]).toEqual({ inf2: 87, g6: 6, g5: 7 });
+    expect(seen[2]).toEqual({ inf2: 96, g6: 2, g5: 2 });
+    expect(seen.slice(3)).toEqual(Array(5).fill({ inf2: 96, g6: 2, g5: 2 }));
+    expect(state.ramping).toBe(false);
+  });
+
+  test('re-enters capacity mode at once if the preferred class relapses during the ramp', () => {
+    const ramping: PolicyState = { mode: 'cost', weights: { inf2: 77, g6: 11, g5: 12 }, modeSince: NOW - 60, ramping: true };
+    const relapse = { ...BASE, inf2: { ...healthy(3), capacityErrors: [...flat(0, W - 1), 1] } };
+    const { decision } = decide(input(relapse, 500), ramping);
+    expect(decision).toMatchObject({ mode: 'capacity', modeChanged: true, weights: { inf2: 67, g6: 15, g5: 18 } });
+  });
+});
+
+describe('decide(): safety', () => {
+  test('missing demand holds the current weights and mode', () => {
+    const held = { inf2: 80, g6: 10, g5: 10 };
+    const { decision, state } = decide(input(BASE, null), costState(held));
+    expect(decision).toMatchObject({ weights: held, weightsChanged: false, mode: 'cost', reason: { code: 'missing-data' } });
+    expect(decision.reason.message).toContain('demand');
+    expect(state.weights).toEqual(held);
+  });
+
+  test('a missing ready-replica datapoint of an allowed class holds the current weights', () => {
+    const gap = { ...BASE, g6: { ...healthy(1), readyReplicas: [...flat(1, W - 1), null] } };
+    const { decision } = decide(input(gap, 5000), costState({ inf2: 80, g6: 10, g5: 10 }));
+    expect(decision.reason.code).toBe('missing-data');
+    expect(decision.reason.message).toContain('ready replicas of g6');
+    expect(decision.weights).toEqual({ inf2: 80, g6: 10, g5: 10 });
+  });
+
+  test('a class with zero ready replicas gets no weight, in either mode', () => {
+    const signals = { ...BASE, inf2: { ...healthy(0), capacityErrors: [...flat(0, W - 1), 3] } };
+    const { decision } = decide(input(signals, 300), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(decision.mode).toBe('capacity');
+    expect(decision.weights).toEqual({ inf2: 0, g6: 44, g5: 56 });
+    expect(decision.fallbackShare).toBe(1);
+  });
+
+  test('when no allowed class is ready, weights stay on the allowed classes they were on, never all zero', () => {
+    const none = { inf2: healthy(0), g6: healthy(0), g5: healthy(0) };
+    const { decision } = decide(input(none, 300), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(decision.reason.code).toBe('nothing-ready');
+    expect(decision.weights).toEqual({ inf2: 96, g6: 2, g5: 2 });
+    const fromZero = decide(input(none, 300), costState({ inf2: 0, g6: 0, g5: 0 })).decision;
+    expect(fromZero.weights).toEqual({ inf2: 100, g6: 0, g5: 0 });
+  });
+
+  test('a class forbidden by placement never gets weight, and the preferred class is the best allowed one', () => {
+    const classes = CLASSES.map((c) => (c.name === 'inf2' ? { ...c, placementAllowed: false } : c));
+    const { decision } = decide(input(BASE, 100, { classes }), costState({ inf2: 90, g6: 5, g5: 5 }));
+    expect(decision.weights.inf2).toBe(0);
+    expect(decision.preferredClass).toBe('g6');
+    expect(decision.weights).toEqual({ inf2: 0, g6: 98, g5: 2 });
+  });
+
+  test('fails loudly on classes it cannot reason about', () => {
+    const bad = [{ ...CLASSES[0], tokensPerSecondPerReplica: 0 }, { ...CLASSES[0] }];
+    expect(() => decide(input(BASE, 1, { classes: bad }), costState({}))).toThrow(
+      /tokensPerSecondPerReplica: 0 \(must be > 0.*'inf2' appears twice/,
+    );
+  });
+});
+
+describe('configuration', () => {
+  test('defaults are valid and need ten one-minute datapoints', () => {
+    expect(policyConfigProblems(DEFAULT_POLICY_CONFIG)).toEqual([]);
+    expect(W).toBe(10);
+  });
+
+  test('fails when fields are out of range, naming every one with what is allowed', () => {
+    const config = resolvePolicyConfig({ periodSeconds: 45, weightTotal: 1000, headroom: -1, stabilizationWindowSeconds: 100 });
+    const problems = policyConfigProblems(config);
+    expect(problems).toEqual(expect.arrayContaining([
+      'periodSeconds: 45 (a multiple of 10 seconds, at least 10)',
+      'weightTotal: 1000 (an integer 10..999 (ALB accepts at most 999 per target group))',
+      'headroom: -1 (0..4)',
+      'stabilizationWindowSeconds: 100 (a whole number of periods (45 s), at least one)',
+    ]));
+  });
+
+  test('fails when every class is forbidden by placement', () => {
+    expect(policyClassProblems(CLASSES.map((c) => ({ ...c, placementAllowed: false })))).toEqual([
+      'classes: every class is forbidden by the placement policy (at least one must be allowed)',
+    ]);
+  });
+
+  test('the initial state is capacity mode, so cost mode needs a full window of evidence first', () => {
+    const start = initialPolicyState({ inf2: 34, g6: 33, g5: 33 }, NOW);
+    expect(decide(input(BASE, 500), start).decision.reason.code).toBe('stabilizing');
+  });
+});
+
+describe('policyClassesFromFacts', () => {
+  const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true) => ({
+    name, preferenceRank: rank, tokensPerSecondPerReplica: tps, safeConcurrency: 8, usdPerReplicaHour: usd, allowSensitive,
+    maxReplicas: 10, instanceType,
+  });
+
+  test('one class per ALB target group, placement from the class', () => {
+    const k8s = { namespace: 'n', deploymentName: 'd', nodePoolName: 'p' };
+    const facts: RoutingFacts = {
+      kind: 'alb', listenerArn: 'arn', loadBalancerFullName: 'app/x/1',
+      targets: [
+        { class: cls('inf2', 0, 'inf2.xlarge', 300, 0.76), targetGroupArn: 'tg1', targetGroupFullName: 'targetgroup/a/1', ...k8s },
+        { class: cls('g6', 1, 'g6.xlarge', 200, 0.8, false), targetGroupArn: 'tg2', targetGroupFullName: 'targetgroup/b/2', ...k8s },
+      ],
+    };
+    expect(policyClassesFromFacts(facts, { sensitive: true })).toEqual([
+      { name: 'inf2', preferenceRank: 0, tokensPerSecondPerReplica: 300, usdPerReplicaHour: 0.76, placementAllowed: true },
+      { name: 'g6', preferenceRank: 1, tokensPerSecondPerReplica: 200, usdPerReplicaHour: 0.8, placementAllowed: false },
+    ]);
+  });
+
+  test('one class per SageMaker variant, envelope and price weighted by the instances each pool runs', () => {
+    const facts: RoutingFacts = {
+      kind: 'sagemaker', endpointName: 'e', endpointArn: 'arn',
+      variants: [
+        { variantName: 'preferred', classes: [cls('p4', 0, 'ml.p4d.24xlarge', 1000, 40), cls('g6e', 1, 'ml.g6e.12xlarge', 500, 10)] },
+        { variantName: 'fallback', classes: [cls('g5', 2, 'ml.g5.12xlarge', 250, 7, false)] },
+      ],
+    };
+    const [preferred, fallback] = policyClassesFromFacts(facts, {}, { preferred: { 'ml.p4d.24xlarge': 1, 'ml.g6e.12xlarge': 3 } });
+    expect(preferred).toEqual({
+      name: 'preferred', preferenceRank: 0, tokensPerSecondPerReplica: 625, usdPerReplicaHour: 17.5, placementAllowed: true,
+    });
+    expect(fallback).toMatchObject({ name: 'fallback', tokensPerSecondPerReplica: 250, usdPerReplicaHour: 7, placementAllowed: true });
+    expect(policyClassesFromFacts(facts, { sensitive: true })[1].placementAllowed).toBe(false);
+  });
+});

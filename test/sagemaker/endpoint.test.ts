@@ -1,0 +1,467 @@
+import { CfnWaitConditionHandle, Duration } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { type Construct, type IDependable } from 'constructs';
+import { type CapacityClass } from '../../lib/core';
+import { SageMakerCapacityEndpoint } from '../../lib/sagemaker';
+import { type IClassArtifactGate } from '../../lib/trust';
+import { LLAMA_CONTRACT, nagFindings, testStack } from '../util';
+import { endpointStack, smClasses, TWO_VARIANTS } from './fixtures';
+
+/** A gate that records its calls and hands out one CloudFormation resource per class. */
+class FakeGate implements IClassArtifactGate {
+  public readonly calls: CapacityClass[] = [];
+  gateFor(scope: Construct, cls: CapacityClass): IDependable {
+    this.calls.push(cls);
+    return new CfnWaitConditionHandle(scope, `Gate-${cls.name}`);
+  }
+}
+
+const modelId = (t: Template, cls: string) => Object.keys(t.findResources('AWS::SageMaker::Model')).find((id) => id.startsWith(`LlamaClass${cls}Model`))!;
+const roleId = (t: Template, cls: string) => Object.keys(t.findResources('AWS::IAM::Role')).find((id) => id.startsWith(`LlamaClass${cls}ExecutionRole`))!;
+const policyOf = (t: Template, cls: string) => {
+  const policies = t.findResources('AWS::IAM::Policy');
+  const id = Object.keys(policies).find((k) => k.startsWith(`LlamaClass${cls}ExecutionRoleDefaultPolicy`))!;
+  return JSON.stringify(policies[id].Properties.PolicyDocument);
+};
+
+describe('SageMakerCapacityEndpoint', () => {
+  let template: Template;
+  let endpoint: SageMakerCapacityEndpoint;
+  let gate: FakeGate;
+
+  beforeAll(() => {
+    gate = new FakeGate();
+    const built = endpointStack({ artifactGate: gate });
+    endpoint = built.endpoint;
+    template = Template.fromStack(built.stack);
+  });
+
+  describe('models', () => {
+    test('one Model per class: image by digest, model data from S3, own execution role, network isolation', () => {
+      template.resourceCountIs('AWS::SageMaker::Model', 3);
+      for (const cls of smClasses()) {
+        template.hasResource('AWS::SageMaker::Model', {
+          Properties: {
+            ExecutionRoleArn: { 'Fn::GetAtt': [roleId(template, cls.name), 'Arn'] },
+            EnableNetworkIsolation: true,
+            PrimaryContainer: {
+              Image: cls.artifact.image,
+              Mode: 'SingleModel',
+              ModelDataSource: { S3DataSource: { S3Uri: cls.artifact.modelData!.uri, S3DataType: 'S3Object', CompressionType: 'None' } },
+            },
+          },
+        });
+      }
+    });
+
+    test('runtime settings and admission limits are container environment, derived per class', () => {
+      // l40s: 1200 tok/s / 250 tokens = 4.8 req/s; queue budget min(2000, 30000 - (900 + 250 x 35)) = 2000 ms -> 9 slots + 16.
+      template.hasResourceProperties('AWS::SageMaker::Model', {
+        PrimaryContainer: {
+          Environment: Match.objectEquals({
+            CAI_SERVICE: 'llama3-chat',
+            CAI_CLASS: 'l40s',
+            CAI_ENGINE: 'vllm',
+            CAI_MAX_CONCURRENT_REQUESTS: '25',
+            CAI_MAX_QUEUE_DELAY_MS: '2000',
+            CAI_DEADLINE_MS: '30000',
+            CAI_MAX_CONCURRENT_SEQUENCES: '16',
+            CAI_TENSOR_PARALLEL_DEGREE: '1',
+            CAI_MAX_SEQUENCE_TOKENS: '8192',
+            CAI_MODEL_REVISION: 'meta-llama/Meta-Llama-3-8B-Instruct@5f0b02c',
+            CAI_MODEL_DATA_SHA256: 'a'.repeat(64),
+            CAI_MODEL_DATA_VERSION_ID: 'v1',
+            SM_VLLM_MAX_NUM_SEQS: '16',
+            SM_VLLM_TENSOR_PARALLEL_SIZE: '1',
+            SM_VLLM_MAX_MODEL_LEN: '8192',
+            SM_VLLM_GPU_MEMORY_UTILIZATION: '0.9',
+          }),
+        },
+      });
+      // The A10G class runs smaller batches than the L40S: its own value, not the preferred class's.
+      template.hasResourceProperties('AWS::SageMaker::Model', {
+        PrimaryContainer: { Environment: Match.objectLike({ CAI_CLASS: 'a10g', SM_VLLM_MAX_NUM_SEQS: '8', CAI_MAX_CONCURRENT_REQUESTS: '11' }) },
+      });
+      template.hasResourceProperties('AWS::SageMaker::Model', {
+        PrimaryContainer: { Environment: Match.objectLike({ CAI_CLASS: 'inf2', CAI_TENSOR_PARALLEL_DEGREE: '2', CAI_MAX_CONCURRENT_REQUESTS: '6' }) },
+      });
+    });
+
+    test('each Model depends on its execution role policy and on the artifact gate of its own class', () => {
+      expect(gate.calls.map((c) => [c.name, c.preferenceRank, c.hardware.platform])).toEqual([
+        ['l40s', 0, 'sagemaker'],
+        ['a10g', 1, 'sagemaker'],
+        ['inf2', 2, 'sagemaker'],
+      ]);
+      for (const cls of ['l40s', 'a10g', 'inf2']) {
+        const gateId = Object.keys(template.findResources('AWS::CloudFormation::WaitConditionHandle')).find((id) => id.startsWith(`LlamaGate${cls}`))!;
+        const deps: string[] = template.toJSON().Resources[modelId(template, cls)].DependsOn;
+        expect(deps).toContain(gateId);
+        expect(deps).toContain(roleId(template, cls));
+        expect(deps.filter((d) => d.startsWith('LlamaGate'))).toEqual([gateId]);
+      }
+    });
+  });
+
+  describe('least-privilege roles', () => {
+    test('a role per class, assumed by SageMaker of this account only, with no managed policies', () => {
+      template.resourceCountIs('AWS::IAM::Role', 3);
+      template.allResourcesProperties('AWS::IAM::Role', {
+        AssumeRolePolicyDocument: {
+          Statement: [
+            { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'sagemaker.amazonaws.com' }, Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } } },
+          ],
+        },
+        ManagedPolicyArns: Match.absent(),
+      });
+      expect(JSON.stringify(template.toJSON())).not.toMatch(/FullAccess/);
+    });
+
+    test('each role pulls only its own image repository and reads only its own model data object', () => {
+      const l40s = policyOf(template, 'l40s');
+      expect(l40s).toContain(':ecr:us-east-1:123456789012:repository/vllm"');
+      expect(l40s).toContain(':s3:::models-bucket/llama3-8b/bf16.tar"');
+      expect(l40s).not.toContain('awq.tar');
+      expect(l40s).not.toContain('repository/neuron');
+      const inf2 = policyOf(template, 'inf2');
+      expect(inf2).toContain(':ecr:us-east-1:123456789012:repository/neuron"');
+      expect(inf2).toContain(':s3:::models-bucket/llama3-8b/neuron-tp2.tar"');
+      expect(inf2).not.toContain('bf16.tar');
+      // Only the class with a pinned version may read versions.
+      expect(l40s).toContain('s3:GetObjectVersion');
+      expect(inf2).not.toContain('s3:GetObjectVersion');
+    });
+
+    test('model data under a prefix: read objects and list only that prefix; SSE-KMS decrypt only through S3', () => {
+      const { stack } = testStack();
+      const modelKey = new kms.Key(stack, 'ModelKey', { enableKeyRotation: true });
+      const classes = smClasses().map((c) => ({ ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri: `s3://models-bucket/${c.name}/` } } }));
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS, modelDataEncryptionKey: modelKey });
+      const t = Template.fromStack(stack);
+      const keyId = Object.keys(t.findResources('AWS::KMS::Key')).find((id) => id.startsWith('ModelKey'))!;
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Sid: 'ReadOwnModelData', Action: 's3:GetObject', Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::models-bucket/inf2/*']] } }),
+            Match.objectLike({ Sid: 'ListOwnModelData', Action: 's3:ListBucket', Condition: { StringLike: { 's3:prefix': ['inf2/*'] } } }),
+            Match.objectLike({
+              Sid: 'DecryptOwnModelData',
+              Action: 'kms:Decrypt',
+              Resource: { 'Fn::GetAtt': [keyId, 'Arn'] },
+              Condition: { StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['s3.', { Ref: 'AWS::Region' }, '.amazonaws.com']] } } },
+            }),
+          ]),
+        },
+      });
+      t.hasResourceProperties('AWS::SageMaker::Model', {
+        PrimaryContainer: Match.objectLike({ ModelDataSource: { S3DataSource: { S3Uri: 's3://models-bucket/inf2/', S3DataType: 'S3Prefix', CompressionType: 'None' } } }),
+      });
+      expect(nagFindings(stack)).toEqual([]);
+    });
+
+    test('logs only to the endpoint log group; metrics only to the SageMaker endpoint namespace', () => {
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Sid: 'EndpointLogs',
+              Resource: [
+                { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/${endpoint.endpointName}`]] },
+                Match.anyValue(),
+              ],
+            }),
+            Match.objectLike({ Sid: 'EndpointInstanceMetrics', Action: 'cloudwatch:PutMetricData', Condition: { StringEquals: { 'cloudwatch:namespace': '/aws/sagemaker/Endpoints' } } }),
+          ]),
+        },
+      });
+      template.hasResourceProperties('AWS::Logs::LogGroup', { LogGroupName: `/aws/sagemaker/Endpoints/${endpoint.endpointName}`, RetentionInDays: 90 });
+    });
+  });
+
+  describe('endpoint configuration', () => {
+    test('production variants use instance pools in the given order, each pool naming its class model', () => {
+      const pool = (type: string, priority: number, cls: string) => ({
+        InstanceType: type,
+        Priority: priority,
+        ModelNameOverride: { 'Fn::GetAtt': [modelId(template, cls), 'ModelName'] },
+      });
+      template.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+        ProductionVariants: [
+          Match.objectLike({
+            VariantName: 'preferred',
+            InstancePools: [pool('ml.g6e.xlarge', 1, 'l40s'), pool('ml.g5.xlarge', 2, 'a10g')],
+            ModelName: { 'Fn::GetAtt': [modelId(template, 'l40s'), 'ModelName'] },
+            InstanceType: Match.absent(),
+            VariantInstanceProvisionTimeoutInSeconds: 900,
+            RoutingConfig: { RoutingStrategy: 'LEAST_OUTSTANDING_REQUESTS' },
+            ContainerStartupHealthCheckTimeoutInSeconds: 1200,
+            ModelDataDownloadTimeoutInSeconds: 1200,
+          }),
+          Match.objectLike({ VariantName: 'fallback', InstancePools: [pool('ml.inf2.xlarge', 1, 'inf2')] }),
+        ],
+      });
+    });
+
+    test('initial counts and weights come from the cost plan: preferred carries the traffic, fallback a warm floor', () => {
+      // Planned 20 req/s x 250 tokens x 1.2 = 6000 tok/s: 5 x l40s. The inf2 standby carries 250/6000 = 4.17 % (< 5 % floor).
+      template.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+        ProductionVariants: [
+          Match.objectLike({ VariantName: 'preferred', InitialInstanceCount: 5, InitialVariantWeight: 0.9583 }),
+          Match.objectLike({ VariantName: 'fallback', InitialInstanceCount: 1, InitialVariantWeight: 0.0417 }),
+        ],
+      });
+    });
+
+    test('no volume KMS key when a pool type has instance storage (CreateEndpointConfig would reject it)', () => {
+      template.hasResourceProperties('AWS::SageMaker::EndpointConfig', { KmsKeyId: Match.absent() });
+    });
+
+    test('volumes are encrypted with the key when every pool type is EBS-backed', () => {
+      const { stack } = testStack();
+      new SageMakerCapacityEndpoint(stack, 'Inf', { contract: LLAMA_CONTRACT, classes: [smClasses()[2]], variants: [{ name: 'only', classes: ['inf2'] }] });
+      const t = Template.fromStack(stack);
+      const keyId = Object.keys(t.findResources('AWS::KMS::Key'))[0];
+      t.hasResourceProperties('AWS::SageMaker::EndpointConfig', { KmsKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] } });
+      t.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    });
+
+    test('no key is created when nothing would use it (GPU pools with instance storage, no data capture)', () => {
+      const { stack } = testStack();
+      const e = new SageMakerCapacityEndpoint(stack, 'Gpu', {
+        contract: LLAMA_CONTRACT,
+        classes: smClasses().slice(0, 2),
+        variants: [{ name: 'gpu', classes: ['l40s', 'a10g'] }],
+      });
+      const t = Template.fromStack(stack);
+      t.resourceCountIs('AWS::KMS::Key', 0);
+      expect(e.encryptionKey).toBeUndefined();
+    });
+
+    test('the endpoint keeps live weights and instance counts across deployments (the reconciler and autoscaling own them)', () => {
+      template.hasResource('AWS::SageMaker::Endpoint', {
+        Properties: {
+          EndpointName: endpoint.endpointName,
+          RetainAllVariantProperties: true,
+          ExcludeRetainedVariantProperties: [{ VariantPropertyType: 'DataCaptureConfig' }],
+        },
+        DependsOn: [Match.stringLikeRegexp('^LlamaLogs')],
+      });
+    });
+
+    test('retainVariantPropertiesOnUpdate: false lets deployments reset weights and counts', () => {
+      const { stack } = endpointStack({ retainVariantPropertiesOnUpdate: false });
+      Template.fromStack(stack).hasResourceProperties('AWS::SageMaker::Endpoint', {
+        RetainAllVariantProperties: false,
+        ExcludeRetainedVariantProperties: Match.absent(),
+      });
+    });
+
+    test('data capture is encrypted with the key and written by the class roles under the prefix only', () => {
+      const { stack: s2 } = testStack();
+      const bucket = s3.Bucket.fromBucketName(s2, 'Capture', 'capture-bucket');
+      const e2 = new SageMakerCapacityEndpoint(s2, 'Llama', {
+        contract: LLAMA_CONTRACT,
+        classes: smClasses(),
+        variants: TWO_VARIANTS,
+        dataCapture: { bucket, samplingPercentage: 10 },
+      });
+      const t = Template.fromStack(s2);
+      const keyId = Object.keys(t.findResources('AWS::KMS::Key'))[0];
+      t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+        DataCaptureConfig: {
+          EnableCapture: true,
+          InitialSamplingPercentage: 10,
+          DestinationS3Uri: 's3://capture-bucket/data-capture/',
+          KmsKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] },
+          CaptureOptions: [{ CaptureMode: 'Input' }, { CaptureMode: 'Output' }],
+          CaptureContentTypeHeader: { JsonContentTypes: ['application/json'] },
+        },
+      });
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Sid: 'WriteDataCapture',
+              Action: 's3:PutObject',
+              Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::capture-bucket/data-capture/*']] },
+            }),
+          ]),
+        },
+      });
+      expect(nagFindings(s2)).toEqual([]);
+      expect(e2.endpointName).toMatch(/^[a-zA-Z0-9-]+$/);
+    });
+
+    test('VPC: models run in the private subnets with their own security group; the role manages interfaces in that VPC only', () => {
+      const { stack } = testStack();
+      const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 1 });
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, vpc });
+      const t = Template.fromStack(stack);
+      const sg = Object.keys(t.findResources('AWS::EC2::SecurityGroup')).find((id) => id.startsWith('LlamaSecurityGroup'))!;
+      t.hasResourceProperties('AWS::SageMaker::Model', {
+        VpcConfig: { SecurityGroupIds: [{ 'Fn::GetAtt': [sg, 'GroupId'] }], Subnets: [{ Ref: Match.stringLikeRegexp('PrivateSubnet1') }, { Ref: Match.stringLikeRegexp('PrivateSubnet2') }] },
+      });
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Sid: 'ManageOwnNetworkInterfaces',
+              Condition: { ArnEquals: { 'ec2:Vpc': { 'Fn::Join': ['', Match.arrayWith([Match.objectLike({ Ref: Match.stringLikeRegexp('^Vpc') })])] } } },
+            }),
+          ]),
+        },
+      });
+    });
+  });
+
+  describe('autoscaling', () => {
+    test('one scalable target per variant, range from the capacity plan, through the service-linked role, after the endpoint', () => {
+      const endpointId = Object.keys(template.findResources('AWS::SageMaker::Endpoint'))[0];
+      const target = (variant: string, min: number, max: number) =>
+        template.hasResource('AWS::ApplicationAutoScaling::ScalableTarget', {
+          Properties: {
+            ServiceNamespace: 'sagemaker',
+            ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+            ResourceId: `endpoint/${endpoint.endpointName}/variant/${variant}`,
+            MinCapacity: min,
+            MaxCapacity: max,
+            RoleARN: {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':iam::123456789012:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint',
+                ],
+              ],
+            },
+          },
+          DependsOn: [endpointId],
+        });
+      // preferred: min = l40s steady fleet 5; max = a10g needs ceil(6000/400) = 15 (within its quota of 24).
+      target('preferred', 5, 15);
+      // fallback: warm standby of 1; ceil(6000/300) = 20 inf2 within the quota of 24.
+      target('fallback', 1, 20);
+    });
+
+    test('target tracking on concurrent requests per model, target from the slowest pool envelope, fast out and slow in', () => {
+      const policy = (target: number) =>
+        template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+          PolicyType: 'TargetTrackingScaling',
+          TargetTrackingScalingPolicyConfiguration: {
+            PredefinedMetricSpecification: { PredefinedMetricType: 'SageMakerVariantConcurrentRequestsPerModelHighResolution' },
+            TargetValue: target,
+            ScaleOutCooldown: 60,
+            ScaleInCooldown: 900,
+          },
+        });
+      policy(6.67); // min(16, 8) / 1.2
+      policy(3.33); // 4 / 1.2
+      template.resourceCountIs('AWS::ApplicationAutoScaling::ScalingPolicy', 2);
+    });
+
+    test('scaling overrides within the plan are applied', () => {
+      const { stack } = endpointStack({
+        variants: [{ name: 'preferred', classes: ['l40s', 'a10g'], scaling: { minInstances: 3, maxInstances: 30, targetConcurrencyPerInstance: 5 } }, TWO_VARIANTS[1]],
+        scaleOutCooldown: Duration.seconds(30),
+      });
+      const t = Template.fromStack(stack);
+      t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { ResourceId: Match.stringLikeRegexp('/variant/preferred$'), MinCapacity: 3, MaxCapacity: 30 });
+      t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+        TargetTrackingScalingPolicyConfiguration: Match.objectLike({ TargetValue: 5, ScaleOutCooldown: 30 }),
+      });
+    });
+  });
+
+  describe('routing facts, metrics and grants', () => {
+    test('routingFacts names the endpoint, its variants and their classes in pool priority order with envelopes', () => {
+      const facts = endpoint.routingFacts();
+      expect(facts.kind).toBe('sagemaker');
+      expect(facts.endpointName).toBe(endpoint.endpointName);
+      expect(facts.variants.map((v) => [v.variantName, v.classes.map((c) => c.name)])).toEqual([
+        ['preferred', ['l40s', 'a10g']],
+        ['fallback', ['inf2']],
+      ]);
+      expect(facts.variants[0].classes[1]).toEqual({
+        name: 'a10g',
+        preferenceRank: 1,
+        tokensPerSecondPerReplica: 400,
+        safeConcurrency: 8,
+        usdPerReplicaHour: 1.4084,
+        allowSensitive: true,
+        maxReplicas: 24,
+        instanceType: 'ml.g5.xlarge',
+      });
+      expect(facts.endpointArn).toContain(`:sagemaker:us-east-1:123456789012:endpoint/${endpoint.endpointName.toLowerCase()}`);
+    });
+
+    test('metric helpers: AWS/SageMaker per variant, and per instance type of its pools', () => {
+      const m = endpoint.metricConcurrentRequestsPerModel('preferred');
+      expect([m.namespace, m.metricName, m.statistic, m.period.toSeconds()]).toEqual(['AWS/SageMaker', 'ConcurrentRequestsPerModel', 'Average', 60]);
+      expect(m.dimensions).toEqual({ EndpointName: endpoint.endpointName, VariantName: 'preferred' });
+      const perType = endpoint.metricInvocations('preferred', { instanceType: 'ml.g5.xlarge', period: Duration.minutes(5) });
+      expect(perType.dimensions).toEqual({ EndpointName: endpoint.endpointName, VariantName: 'preferred', InstanceType: 'ml.g5.xlarge' });
+      expect([perType.statistic, perType.period.toMinutes()]).toEqual(['Sum', 5]);
+      expect(endpoint.metricModelLatency('fallback').statistic).toBe('p95');
+      expect(endpoint.metricInvocation5xxErrors('fallback').metricName).toBe('Invocation5XXErrors');
+      expect(endpoint.metricInvocation4xxErrors('fallback').metricName).toBe('Invocation4XXErrors');
+      expect(endpoint.metricInvocationsPerInstance('fallback').metricName).toBe('InvocationsPerInstance');
+      expect(endpoint.metricOverheadLatency('fallback').metricName).toBe('OverheadLatency');
+      expect(endpoint.metricModelSetupTime('fallback').metricName).toBe('ModelSetupTime');
+    });
+
+    test('grantInvoke and grantUpdateWeights allow exactly their actions on this endpoint', () => {
+      const { stack, endpoint: e } = endpointStack();
+      const caller = new iam.Role(stack, 'Caller', { assumedBy: new iam.AccountRootPrincipal() });
+      const reconciler = new iam.Role(stack, 'Reconciler', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+      e.grantInvoke(caller);
+      e.grantUpdateWeights(reconciler);
+      const t = Template.fromStack(stack);
+      const arn = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:sagemaker:us-east-1:123456789012:endpoint/${e.endpointName.toLowerCase()}`]] };
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: Match.stringLikeRegexp('^Caller') }],
+        PolicyDocument: { Statement: [{ Effect: 'Allow', Action: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'], Resource: arn }] },
+      });
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: Match.stringLikeRegexp('^Reconciler') }],
+        PolicyDocument: { Statement: [{ Effect: 'Allow', Action: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'], Resource: arn }] },
+      });
+    });
+  });
+
+  describe('addClass() and addVariant()', () => {
+    test('building with addClass()/addVariant() gives the same template as props', () => {
+      const { stack } = testStack();
+      const e = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, artifactGate: new FakeGate(), provisionTimeout: Duration.minutes(15) });
+      for (const v of TWO_VARIANTS) e.addVariant(v);
+      for (const c of smClasses()) e.addClass(c);
+      expect(Template.fromStack(stack).toJSON()).toEqual(template.toJSON());
+      expect(e.plannedVariants.map((v) => [v.name, v.role])).toEqual([
+        ['preferred', 'preferred'],
+        ['fallback', 'fallback'],
+      ]);
+    });
+  });
+
+  describe('cdk-nag', () => {
+    test('AwsSolutions finds nothing unacknowledged', () => {
+      const { stack } = endpointStack();
+      expect(nagFindings(stack)).toEqual([]);
+    });
+
+    test('acknowledgements are granular: a new wildcard on a class role is still reported', () => {
+      const { stack, endpoint: e } = endpointStack();
+      e.roleFor('l40s')!.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: ['arn:aws:s3:::other-bucket/*'] }));
+      expect(nagFindings(stack)).toEqual([expect.stringContaining('AwsSolutions-IAM5[Resource::arn:aws:s3:::other-bucket/*]')]);
+    });
+  });
+
+  test('snapshot', () => {
+    const json = JSON.stringify(template.toJSON(), null, 1).replace(/[0-9a-f]{64}\.(zip|json)/g, '<asset>');
+    expect(JSON.parse(json)).toMatchSnapshot();
+  });
+});

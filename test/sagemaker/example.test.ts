@@ -1,0 +1,34 @@
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
+import { nagFindings } from '../util';
+
+describe('examples/sagemaker-llm', () => {
+  test('synthesizes with the built-in CloudFormation validation on, cdk-nag AwsSolutions clean', () => {
+    // The one synth of this example with validation on (it costs seconds); other tests switch it off.
+    const app = new App();
+    const stack = new SageMakerLlmStack(app, 'SageMakerLlm', { env: { account: '111111111111', region: 'us-east-1' } });
+    const template = Template.fromStack(stack);
+    expect(nagFindings(stack)).toEqual([]);
+
+    template.resourceCountIs('AWS::SageMaker::Model', 3);
+    template.hasResourceProperties('AWS::SageMaker::Model', {
+      PrimaryContainer: Match.objectLike({
+        Image: Match.stringLikeRegexp('^111111111111\\.dkr\\.ecr\\.us-east-1\\.amazonaws\\.com/inference/djl-lmi-neuronx@sha256:[0-9a-f]{64}$'),
+        ModelDataSource: { S3DataSource: { S3Uri: Match.stringLikeRegexp('neuron-tp2-seq8192\\.tar\\.gz$'), S3DataType: 'S3Object', CompressionType: 'Gzip' } },
+        Environment: Match.objectLike({ OPTION_TENSOR_PARALLEL_DEGREE: '2', OPTION_N_POSITIONS: '8192' }),
+      }),
+    });
+    template.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+      ProductionVariants: [
+        Match.objectLike({ VariantName: 'preferred', InstancePools: [Match.objectLike({ InstanceType: 'ml.g6e.xlarge' }), Match.objectLike({ InstanceType: 'ml.g5.xlarge' })] }),
+        Match.objectLike({ VariantName: 'fallback', InstancePools: [Match.objectLike({ InstanceType: 'ml.inf2.xlarge' })] }),
+      ],
+      DataCaptureConfig: Match.objectLike({ EnableCapture: true, InitialSamplingPercentage: 5 }),
+    });
+    // 5 x ml.g6e.xlarge at 2.61 + 1 x ml.inf2.xlarge at 0.99 standby.
+    const cost = stack.endpoint.plannedCost;
+    expect([cost.steadyUsdPerHour, cost.standbyUsdPerHour, cost.steadyUsdPerMonth]).toEqual([14.04, 0.99, 10249.2]);
+    template.hasOutput('PlannedUsdPerHour', { Value: '14.04' });
+  });
+});

@@ -1,0 +1,163 @@
+import fc from 'fast-check';
+import { type CapacityClass, defineCapacityClasses, planCapacity } from '../../lib/core';
+import { admissionLimits, classEnvironment, fleetCost, hasInstanceStorage, modelDataSource, planVariants, type VariantSpec } from '../../lib/sagemaker';
+import { LLAMA_CONTRACT } from '../util';
+import { smClasses, TWO_VARIANTS } from './fixtures';
+
+const OPTIONS = { provisionTimeoutSeconds: 900, warmFloorShare: 0.05 };
+
+function resolved(): CapacityClass[] {
+  return defineCapacityClasses(smClasses(), { contract: LLAMA_CONTRACT, platform: 'sagemaker' });
+}
+
+function layout(specs: VariantSpec[], classes = resolved(), contract = LLAMA_CONTRACT, options = OPTIONS) {
+  const plan = planCapacity(contract, classes);
+  return planVariants(classes, classes.map((c) => c.name), plan, specs, options);
+}
+
+describe('admission limits', () => {
+  test('queue slots are what the replica drains within the queue budget at its measured rate', () => {
+    const [l40s, a10g, inf2] = resolved();
+    expect(admissionLimits(l40s, LLAMA_CONTRACT)).toEqual({ serviceTimeMs: 9650, queueBudgetMs: 2000, queueSlots: 9, maxConcurrentRequests: 25 });
+    // 400 tok/s / 250 = 1.6 req/s x 2 s = 3 slots (floor of 3.2) + 8.
+    expect(admissionLimits(a10g, LLAMA_CONTRACT).maxConcurrentRequests).toBe(11);
+    // 300 / 250 = 1.2 req/s x 2 s = 2 slots + 4.
+    expect(admissionLimits(inf2, LLAMA_CONTRACT).maxConcurrentRequests).toBe(6);
+  });
+
+  test('the deadline shortens the queue budget below maxQueueDelayMs', () => {
+    const [l40s] = resolved();
+    // Service time 9650 ms; a 10.65 s deadline leaves 1000 ms of queueing: 4.8 req/s -> 4 slots.
+    const tight = { ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs: 10650 } };
+    expect(admissionLimits(l40s, tight)).toEqual({ serviceTimeMs: 9650, queueBudgetMs: 1000, queueSlots: 4, maxConcurrentRequests: 20 });
+  });
+
+  test('property: admission never drops below safe concurrency and never grows with a tighter deadline', () => {
+    const [l40s] = resolved();
+    fc.assert(
+      fc.property(fc.integer({ min: 1000, max: 120000 }), fc.integer({ min: 0, max: 60000 }), (deadline, shorter) => {
+        const a = admissionLimits(l40s, { ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs: deadline } });
+        const b = admissionLimits(l40s, { ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs: Math.max(1, deadline - shorter) } });
+        return a.maxConcurrentRequests >= l40s.envelope.safeConcurrency && b.maxConcurrentRequests <= a.maxConcurrentRequests && a.queueBudgetMs >= 0;
+      }),
+      { seed: 42 },
+    );
+  });
+});
+
+describe('engine environment', () => {
+  test('TGI gets its admission limit natively; DJL LMI on Neuron gets positions instead of a GPU memory fraction', () => {
+    const [l40s, , inf2] = resolved();
+    const tgi = classEnvironment({ ...l40s, runtime: { ...l40s.runtime, engine: 'tgi', maxBatchTokens: 8192 } }, LLAMA_CONTRACT).environment;
+    expect(tgi).toMatchObject({ MAX_CONCURRENT_REQUESTS: '25', MAX_TOTAL_TOKENS: '8192', MAX_BATCH_PREFILL_TOKENS: '8192', SM_NUM_GPUS: '1', CUDA_MEMORY_FRACTION: '0.9' });
+    const lmi = classEnvironment({ ...inf2, runtime: { ...inf2.runtime, engine: 'djl-lmi' } }, LLAMA_CONTRACT).environment;
+    expect(lmi).toMatchObject({ OPTION_MAX_ROLLING_BATCH_SIZE: '4', OPTION_TENSOR_PARALLEL_DEGREE: '2', OPTION_N_POSITIONS: '8192' });
+    expect(lmi.OPTION_GPU_MEMORY_UTILIZATION).toBeUndefined();
+  });
+
+  test('vLLM flags become SM_VLLM_* variables; other engines get them verbatim', () => {
+    const [l40s, , inf2] = resolved();
+    const vllm = classEnvironment({ ...l40s, runtime: { ...l40s.runtime, args: ['--enable-prefix-caching', '--kv-cache-dtype', 'fp8', '--swap-space=4'] } }, LLAMA_CONTRACT);
+    expect(vllm.problems).toEqual([]);
+    expect(vllm.environment).toMatchObject({ SM_VLLM_ENABLE_PREFIX_CACHING: 'true', SM_VLLM_KV_CACHE_DTYPE: 'fp8', SM_VLLM_SWAP_SPACE: '4' });
+    expect(vllm.environment.CAI_ENGINE_ARGS).toBeUndefined();
+    const nxd = classEnvironment({ ...inf2, runtime: { ...inf2.runtime, args: ['--on-device-sampling'] } }, LLAMA_CONTRACT).environment;
+    expect(nxd.CAI_ENGINE_ARGS).toBe('--on-device-sampling');
+  });
+
+  test('a vLLM flag that would override a derived setting is a problem', () => {
+    const [l40s] = resolved();
+    const { problems } = classEnvironment({ ...l40s, runtime: { ...l40s.runtime, args: ['--max-num-seqs', '64'] } }, LLAMA_CONTRACT);
+    expect(problems.map((p) => p.message)).toEqual([expect.stringContaining('sets SM_VLLM_MAX_NUM_SEQS, which the library derives')]);
+  });
+});
+
+describe('variant planning', () => {
+  test('the reference layout', () => {
+    const { variants, problems } = layout(TWO_VARIANTS);
+    expect(problems).toEqual([]);
+    expect(variants.map((v) => [v.name, v.role, v.minInstances, v.maxInstances, v.targetConcurrencyPerInstance, v.initialWeight])).toEqual([
+      ['preferred', 'preferred', 5, 15, 6.67, 0.9583],
+      ['fallback', 'fallback', 1, 20, 3.33, 0.0417],
+    ]);
+  });
+
+  test('one variant per class: each fallback gets at most the warm floor', () => {
+    const { variants, problems } = layout(['l40s', 'a10g', 'inf2'].map((c) => ({ name: c, classes: [c] })));
+    expect(problems).toEqual([]);
+    // a10g standby 1 x 333.33 tok/s = 5.6 % of 6000 -> capped at the 5 % floor; inf2 4.17 %.
+    expect(variants.map((v) => [v.name, v.initialWeight])).toEqual([
+      ['l40s', 0.9083],
+      ['a10g', 0.05],
+      ['inf2', 0.0417],
+    ]);
+  });
+
+  test('explicit weights are kept; all-zero weights are a problem', () => {
+    const explicit = layout([{ ...TWO_VARIANTS[0], initialWeight: 3 }, { ...TWO_VARIANTS[1], initialWeight: 1 }]);
+    expect(explicit.variants.map((v) => v.initialWeight)).toEqual([3, 1]);
+    expect(layout([{ ...TWO_VARIANTS[0], initialWeight: 0 }, { ...TWO_VARIANTS[1], initialWeight: 0 }]).problems.map((p) => p.message)).toEqual([
+      'every variant has an initial weight of 0; at least one variant must take traffic',
+    ]);
+  });
+
+  test('property: for any peak and floor, weights are non-negative, sum to 1, and no fallback exceeds the floor or its standby', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0.5, max: 500, noNaN: true }), fc.double({ min: 0, max: 0.3, noNaN: true }), (peak, floor) => {
+        const contract = { ...LLAMA_CONTRACT, peakRequestsPerSecond: peak };
+        const classes = defineCapacityClasses(smClasses(), { contract, platform: 'sagemaker' });
+        const plan = planCapacity(contract, classes);
+        const options = { provisionTimeoutSeconds: 900, warmFloorShare: floor };
+        const { variants, problems } = planVariants(classes, classes.map((c) => c.name), plan, TWO_VARIANTS, options);
+        if (problems.length > 0) return false;
+        const sum = variants.reduce((s, v) => s + v.initialWeight, 0);
+        const fallback = variants[1];
+        const carried = (fallback.minInstances * fallback.pools[0].plan.targetTokensPerSecondPerReplica) / plan.plannedTokensPerSecond;
+        return (
+          variants.every((v) => v.initialWeight >= 0 && v.minInstances >= 1 && v.minInstances <= v.maxInstances) &&
+          Math.abs(sum - 1) <= 1e-3 &&
+          fallback.initialWeight <= Math.min(floor, carried) + 1e-4
+        );
+      }),
+      { seed: 7, numRuns: 200 },
+    );
+  });
+
+  test('property: the scaling target never exceeds the safe concurrency of any pool of the variant', () => {
+    const classes = resolved();
+    fc.assert(
+      fc.property(fc.shuffledSubarray(['l40s', 'a10g', 'inf2'], { minLength: 1 }), (names) => {
+        const rest = ['l40s', 'a10g', 'inf2'].filter((n) => !names.includes(n));
+        const specs: VariantSpec[] = [{ name: 'a', classes: names }, ...(rest.length ? [{ name: 'b', classes: rest }] : [])];
+        const { variants } = layout(specs, classes);
+        return variants.every((v) => v.pools.every((p) => v.targetConcurrencyPerInstance <= p.capacityClass.envelope.safeConcurrency));
+      }),
+      { seed: 3 },
+    );
+  });
+});
+
+describe('model data and instance storage', () => {
+  test('a prefix is uncompressed files, a .tar.gz is an archive, anything else one object', () => {
+    expect(modelDataSource('s3://b/llama/bf16/')).toEqual({ s3Uri: 's3://b/llama/bf16/', s3DataType: 'S3Prefix', compressionType: 'None' });
+    expect(modelDataSource('s3://b/llama/model.tar.gz').compressionType).toBe('Gzip');
+    expect(modelDataSource('s3://b/llama/model.tar')).toEqual({ s3Uri: 's3://b/llama/model.tar', s3DataType: 'S3Object', compressionType: 'None' });
+  });
+
+  test('instance storage: GPU families with NVMe have it, Inferentia2 does not', () => {
+    expect(['ml.g5.xlarge', 'ml.g6e.xlarge', 'ml.p4d.24xlarge', 'ml.trn1.2xlarge'].map(hasInstanceStorage)).toEqual([true, true, true, true]);
+    expect(['ml.inf2.xlarge', 'ml.inf2.48xlarge'].map(hasInstanceStorage)).toEqual([false, false]);
+  });
+});
+
+describe('fleet cost', () => {
+  test('only fallback variants pay for standby; lower-priority pools inside a variant cost nothing until used', () => {
+    const cost = fleetCost(layout(TWO_VARIANTS).variants);
+    // 5 x ml.g6e.xlarge at 2.61 + 1 x ml.inf2.xlarge at 0.99.
+    expect(cost.variants.map((v) => [v.variant, v.steadyInstances, v.instanceType, v.steadyUsdPerHour, v.maxUsdPerHour])).toEqual([
+      ['preferred', 5, 'ml.g6e.xlarge', 13.05, 39.15],
+      ['fallback', 1, 'ml.inf2.xlarge', 0.99, 19.8],
+    ]);
+    expect([cost.steadyUsdPerHour, cost.standbyUsdPerHour, cost.steadyUsdPerMonth]).toEqual([14.04, 0.99, 10249.2]);
+  });
+});

@@ -1,0 +1,251 @@
+import { Duration } from 'aws-cdk-lib';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { type CapacityClassSpec } from '../../lib/core';
+import { type EndpointVariantOptions, SageMakerCapacityEndpoint, type SageMakerCapacityEndpointProps } from '../../lib/sagemaker';
+import { LLAMA_CONTRACT, testStack } from '../util';
+import { a10gOn, smClasses, synthError, TWO_VARIANTS } from './fixtures';
+
+const PATH = 'Test/Llama';
+
+function errorOf(props: Partial<SageMakerCapacityEndpointProps>): string {
+  const { stack } = testStack();
+  new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, ...props });
+  return synthError(stack);
+}
+
+function withClass(index: number, patch: (c: CapacityClassSpec) => CapacityClassSpec): CapacityClassSpec[] {
+  return smClasses().map((c, i) => (i === index ? patch(c) : c));
+}
+
+/** Six GPU classes on distinct SageMaker types, for pool-count tests. */
+function sixClasses(): CapacityClassSpec[] {
+  const [l40s, a10g] = smClasses();
+  return [
+    l40s,
+    a10g,
+    a10gOn('l4', 'ml.g6.2xlarge'),
+    a10gOn('a10g-2x', 'ml.g5.2xlarge'),
+    a10gOn('l40s-2x', 'ml.g6e.2xlarge', 3.1),
+    a10gOn('l4-4x', 'ml.g6.12xlarge'),
+  ];
+}
+
+describe('SageMakerCapacityEndpoint validation', () => {
+  test('valid input synthesizes', () => {
+    expect(errorOf({})).toBe('');
+  });
+
+  test('the message names the construct path and the service, and lists every problem at once', () => {
+    const msg = errorOf({
+      provisionTimeout: Duration.seconds(100),
+      variants: [{ name: 'preferred', classes: ['l40s', 'a10g'] }, { name: 'empty', classes: [] }],
+    });
+    expect(msg).toContain(`${PATH}: invalid SageMaker capacity endpoint for service 'llama3-chat' (3 problems):`);
+    expect(msg).toContain('provisionTimeout: is 100 s');
+    expect(msg).toContain("variants['empty'].classes: is empty");
+    expect(msg).toContain("variants: class 'inf2' is in no variant");
+  });
+
+  test('fails when a variant has more than 5 pools; 5 pass', () => {
+    const six = sixClasses();
+    const ok = errorOf({ classes: six, variants: [{ name: 'gpu', classes: six.slice(0, 5).map((c) => c.name) }, { name: 'rest', classes: ['l4-4x'] }] });
+    expect(ok).toBe('');
+    const msg = errorOf({ classes: six, variants: [{ name: 'gpu', classes: six.map((c) => c.name) }] });
+    expect(msg).toContain("variants['gpu'].classes: has 6 classes; a variant holds at most 5 instance pools. Split them over more variants");
+  });
+
+  test('fails when a pool added later with addClass() makes 6 (validation runs at synth)', () => {
+    const six = sixClasses();
+    const { stack } = testStack();
+    const e = new SageMakerCapacityEndpoint(stack, 'Llama', {
+      contract: LLAMA_CONTRACT,
+      classes: six.slice(0, 5),
+      variants: [{ name: 'gpu', classes: six.map((c) => c.name) }],
+    });
+    e.addClass(six[5]);
+    const msg = synthError(stack);
+    expect(msg).toContain("variants['gpu'].classes: has 6 classes");
+    expect(msg).not.toContain('is not a class of this endpoint');
+  });
+
+  test('fails when two pools of a variant have the same priority, or a priority outside 1..5', () => {
+    const msg = errorOf({
+      variants: [
+        { name: 'preferred', classes: [{ className: 'l40s', priority: 2 }, { className: 'a10g', priority: 2 }] },
+        { name: 'fallback', classes: [{ className: 'inf2', priority: 6 }] },
+      ],
+    });
+    expect(msg).toContain("variants['preferred'].classes: priority 2 is given to 'l40s', 'a10g'; each pool of a variant needs its own priority");
+    expect(msg).toContain("variants['fallback'].classes['inf2'].priority: is 6; allowed: a whole number from 1 (tried first) to 5");
+  });
+
+  test('explicit priorities order the pools', () => {
+    const { stack } = testStack();
+    const e = new SageMakerCapacityEndpoint(stack, 'Llama', {
+      contract: LLAMA_CONTRACT,
+      classes: smClasses(),
+      variants: [{ name: 'preferred', classes: [{ className: 'a10g', priority: 3 }, { className: 'l40s', priority: 1 }] }, TWO_VARIANTS[1]],
+    });
+    expect(synthError(stack)).toBe('');
+    expect(e.plannedVariants[0].pools.map((p) => [p.priority, p.capacityClass.name])).toEqual([
+      [1, 'l40s'],
+      [3, 'a10g'],
+    ]);
+  });
+
+  test('fails when two classes of a variant run on the same instance type', () => {
+    const classes = [...smClasses(), a10gOn('a10g-awq-b', 'ml.g5.xlarge')];
+    const msg = errorOf({ classes, variants: [{ name: 'preferred', classes: ['l40s', 'a10g', 'a10g-awq-b'] }, TWO_VARIANTS[1]] });
+    expect(msg).toContain("variants['preferred'].classes: 'a10g' and 'a10g-awq-b' both run on ml.g5.xlarge; the pools of a variant need distinct instance types");
+  });
+
+  test('fails when more than 10 variants are declared; 10 pass', () => {
+    const names = Array.from({ length: 11 }, (_, i) => `c${i}`);
+    const classes = names.map((n, i) => (i === 0 ? { ...smClasses()[0], name: n } : { ...smClasses()[2], name: n }));
+    const variants = (n: number): EndpointVariantOptions[] => names.slice(0, n).map((c) => ({ name: `v-${c}`, classes: [c] }));
+    expect(errorOf({ classes: classes.slice(0, 10), variants: variants(10) })).toBe('');
+    expect(errorOf({ classes, variants: variants(11) })).toContain('variants: 11 variants are declared; an endpoint allows at most 10 production variants');
+  });
+
+  test('fails when the provision timeout is outside 300..3600 s; both bounds pass', () => {
+    expect(errorOf({ provisionTimeout: Duration.seconds(300) })).toBe('');
+    expect(errorOf({ provisionTimeout: Duration.seconds(3600) })).toBe('');
+    expect(errorOf({ provisionTimeout: Duration.seconds(299) })).toContain(
+      'provisionTimeout: is 299 s; VariantInstanceProvisionTimeoutInSeconds allows whole seconds from 300 to 3600',
+    );
+    expect(errorOf({ variants: [{ ...TWO_VARIANTS[0], provisionTimeout: Duration.seconds(3601) }, TWO_VARIANTS[1]] })).toContain(
+      "variants['preferred'].provisionTimeout: is 3601 s",
+    );
+  });
+
+  test("fails when a class's hardware is not a SageMaker ml. type", () => {
+    const msg = errorOf({ classes: withClass(1, (c) => ({ ...c, instanceType: 'g5.xlarge' })) });
+    expect(msg).toContain(
+      "class 'a10g' instanceType: 'g5.xlarge' is a ec2 type; this service runs on sagemaker and needs a SageMaker 'ml.' instance type",
+    );
+  });
+
+  test('fails when a class fails the domain checks: memory, tensor-parallel degree, digest pinning', () => {
+    const classes = smClasses().map((c) => {
+      if (c.name === 'l40s') return { ...c, runtime: { ...c.runtime, maxConcurrentSequences: 64 }, envelope: { ...c.envelope } };
+      if (c.name === 'inf2') return { ...c, footprint: { ...c.footprint, tensorParallelDegree: 3 } };
+      return { ...c, artifact: { ...c.artifact, image: '123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest' } };
+    });
+    const msg = errorOf({ classes });
+    expect(msg).toContain("class 'l40s' memory: ml.g6e.xlarge cannot hold this model");
+    expect(msg).toContain("class 'inf2' footprint.tensorParallelDegree: 3 does not divide the 2 NeuronCores of ml.inf2.xlarge; allowed: 1, 2");
+    expect(msg).toContain("class 'a10g' artifact.image: '123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest' is not pinned by digest");
+  });
+
+  test('fails when an image is not in Amazon ECR', () => {
+    const msg = errorOf({ classes: withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, image: `ghcr.io/vllm/vllm@sha256:${'a'.repeat(64)}` } })) });
+    expect(msg).toContain("class 'l40s' artifact.image: 'ghcr.io/vllm/vllm@sha256:");
+    expect(msg).toContain('SageMaker hosting pulls from ECR');
+  });
+
+  test("fails when an image is in another region's ECR", () => {
+    const image = `123456789012.dkr.ecr.eu-west-1.amazonaws.com/vllm@sha256:${'a'.repeat(64)}`;
+    expect(errorOf({ classes: withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, image } })) })).toContain(
+      "class 'l40s' artifact.image: is in eu-west-1 but the endpoint is in us-east-1",
+    );
+  });
+
+  test('fails when the autoscaling range contradicts the plan or the quota', () => {
+    const scaled = (scaling: EndpointVariantOptions['scaling'], name: 'preferred' | 'fallback' = 'preferred') =>
+      errorOf({ variants: TWO_VARIANTS.map((v) => (v.name === name ? { ...v, scaling } : v)) });
+    // Quota: l40s 8 + a10g 24 = 32 instances.
+    expect(scaled({ maxInstances: 32 })).toBe('');
+    expect(scaled({ maxInstances: 33 })).toContain(
+      "variants['preferred'].scaling.maxInstances: 33 exceeds the quota of the variant's pool types (l40s 8 + a10g 24 = 32); scale-out past it would fail",
+    );
+    expect(scaled({ maxInstances: 4 })).toContain(
+      "variants['preferred'].scaling.maxInstances: 4 is below the 5 instances of 'l40s' the capacity plan needs for planned peak with headroom",
+    );
+    expect(scaled({ minInstances: 3, maxInstances: 2 }, 'fallback')).toContain("variants['fallback'].scaling.maxInstances: 2 is below minInstances 3");
+    expect(scaled({ minInstances: 0 }, 'fallback')).toContain("variants['fallback'].scaling.minInstances: is 0; an instance-based variant needs a whole number of at least 1");
+  });
+
+  test('fails when the scaling target exceeds the safe concurrency of the slowest pool type', () => {
+    expect(errorOf({ variants: [{ ...TWO_VARIANTS[0], scaling: { targetConcurrencyPerInstance: 8 } }, TWO_VARIANTS[1]] })).toBe('');
+    expect(errorOf({ variants: [{ ...TWO_VARIANTS[0], scaling: { targetConcurrencyPerInstance: 9 } }, TWO_VARIANTS[1]] })).toContain(
+      "variants['preferred'].scaling.targetConcurrencyPerInstance: is 9; allowed: above 0 and at most 8",
+    );
+  });
+
+  test('fails when a variant has no classes', () => {
+    expect(errorOf({ variants: [...TWO_VARIANTS, { name: 'spare', classes: [] }] })).toContain(
+      "variants['spare'].classes: is empty; a variant needs at least one class (one instance pool)",
+    );
+  });
+
+  test('fails when no variants are declared', () => {
+    expect(errorOf({ variants: [] })).toContain('variants: no variants are declared; group the classes into production variants with addVariant()');
+  });
+
+  test('fails when a class is in no variant, in two variants, or a variant names an unknown class', () => {
+    const msg = errorOf({ variants: [{ name: 'preferred', classes: ['l40s', 'a10g'] }, { name: 'fallback', classes: ['a10g', 'h100'] }] });
+    expect(msg).toContain("variants['fallback'].classes: class 'a10g' is already in variant 'preferred'");
+    expect(msg).toContain("variants['fallback'].classes: 'h100' is not a class of this endpoint; declared classes: 'l40s', 'a10g', 'inf2'");
+    expect(msg).toContain("variants: class 'inf2' is in no variant");
+  });
+
+  test('fails when variant names repeat or are not SageMaker names', () => {
+    const msg = errorOf({ variants: [{ name: 'preferred', classes: ['l40s', 'a10g'] }, { name: 'preferred', classes: ['inf2'] }] });
+    expect(msg).toContain("variants: variant name 'preferred' is used more than once");
+    expect(errorOf({ variants: [TWO_VARIANTS[0], { name: 'fall_back', classes: ['inf2'] }] })).toContain(
+      "variants['fall_back'].name: 'fall_back' is not a SageMaker variant name",
+    );
+  });
+
+  test('fails when an explicit endpoint name is not a SageMaker name', () => {
+    expect(errorOf({ endpointName: 'llama3-chat' })).toBe('');
+    expect(errorOf({ endpointName: 'llama3_chat' })).toContain("endpointName: 'llama3_chat' is not a SageMaker endpoint name");
+  });
+
+  test('fails when a variant added later with addVariant() takes a class that is already routed', () => {
+    const { stack } = testStack();
+    const e = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS });
+    e.addVariant({ name: 'extra', classes: ['inf2'] });
+    expect(synthError(stack)).toContain("variants['extra'].classes: class 'inf2' is already in variant 'fallback'");
+  });
+
+  test('fails when duplicate class names are declared', () => {
+    expect(errorOf({ classes: [...smClasses(), smClasses()[2]] })).toContain(
+      "name: 'inf2' is used by more than one class; class names must be unique within a service",
+    );
+  });
+
+  test('fails when runtime.env overrides a derived setting, or runtime.args are not flags', () => {
+    const msg = errorOf({
+      classes: withClass(0, (c) => ({ ...c, runtime: { ...c.runtime, env: { SM_VLLM_MAX_NUM_SEQS: '64', HF_HUB_OFFLINE: '1' }, args: ['serve'] } })),
+    });
+    expect(msg).toContain("class 'l40s' runtime.env.SM_VLLM_MAX_NUM_SEQS: is set by the library");
+    expect(msg).not.toContain('HF_HUB_OFFLINE');
+    expect(msg).toContain("class 'l40s' runtime.args[0]: 'serve' is not a vLLM flag");
+  });
+
+  test('fails when a class cannot answer a mean request before the deadline', () => {
+    const slow = withClass(2, (c) => ({ ...c, envelope: { ...c.envelope, itlP95Ms: 60, ttftP95Ms: 1500 } }));
+    const msg = errorOf({ classes: slow, contract: { ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs: 16000 } } });
+    expect(msg).toContain("class 'inf2' envelope: a mean request needs 16500 ms on this class");
+  });
+
+  test('fails when the warm floor, standby, data capture sampling or container timeouts are out of range', () => {
+    const { stack } = testStack();
+    const bucket = new s3.Bucket(stack, 'B');
+    new SageMakerCapacityEndpoint(stack, 'Llama', {
+      contract: LLAMA_CONTRACT,
+      classes: smClasses(),
+      variants: TWO_VARIANTS,
+      warmFloorShare: 1,
+      standbyInstances: 0,
+      dataCapture: { bucket, samplingPercentage: 0 },
+      containerStartupHealthCheckTimeout: Duration.hours(2),
+    });
+    const msg = synthError(stack);
+    expect(msg).toContain('warmFloorShare: is 1; allowed: at least 0 and below 1');
+    expect(msg).toContain('standbyInstances: is 0; a fallback variant keeps at least 1 instance warm');
+    expect(msg).toContain('dataCapture.samplingPercentage: is 0; allowed: a whole number from 1 to 100');
+    expect(msg).toContain('containerStartupHealthCheckTimeout: is 7200 s; allowed: whole seconds from 60 to 3600');
+  });
+});
