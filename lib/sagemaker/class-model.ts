@@ -10,7 +10,7 @@ import { AwsMetrics, type CapacityClass, isUnresolved } from '../core';
 /** Reason for statements whose actions support no resource-level permission or are bound by a condition key instead. */
 const WILDCARD_ONLY =
   'Resource * only where IAM offers nothing narrower: ecr:GetAuthorizationToken and ec2:Describe* support no resource-level permissions; ' +
-  'cloudwatch:PutMetricData is bound to the /aws/sagemaker/Endpoints namespace by the cloudwatch:namespace condition.';
+  `cloudwatch:PutMetricData is bound to the ${AwsMetrics.sageMakerEndpointInstances.namespace} namespace by the cloudwatch:namespace condition.`;
 
 /** A resolved CloudFormation value as cdk-nag spells it in granular finding ids (`<AWS::Partition>`, `<Res.Attr>`). */
 function nagString(value: unknown): string {

@@ -7,7 +7,8 @@ import * as library from '../../lib';
 import { ALL_METRICS } from '../../lib/core/metrics';
 
 const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-const SECTION = README.slice(README.indexOf('## Observability and runbook'));
+// The section runs to the next top-level heading.
+const SECTION = README.slice(README.indexOf('## Observability and runbook')).split(/\n(?=## )/)[0];
 
 function blockAfter(marker: string): string {
   const at = SECTION.indexOf(`<!-- ${marker} -->`);
