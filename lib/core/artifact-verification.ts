@@ -115,7 +115,9 @@ export function approvedArtifactsFor(
   }
   let approvedModel: ApprovedModelData | undefined;
   if (modelData) {
-    const object = isUnresolved(modelData.uri) ? { bucket: modelData.uri, key: modelData.uri } : parseS3Object(modelData.uri);
+    // A bucket given as a token (`s3://${bucket.bucketName}/key`) stays a token inside the record and the IAM ARN.
+    const tokenObject = /^s3:\/\/([^/]+)\/(.*[^/])$/.exec(modelData.uri);
+    const object = isUnresolved(modelData.uri) ? tokenObject && { bucket: tokenObject[1], key: tokenObject[2] } : parseS3Object(modelData.uri);
     if (!object) {
       problems.push(
         `${where}: artifact.modelData.uri '${modelData.uri}' is not one S3 object (s3://bucket/key); ` +

@@ -69,6 +69,13 @@ export interface ArtifactTrustProps {
    * @default 'metadata'
    */
   readonly multipartModelDigest?: MultipartDigestPolicy;
+  /**
+   * A value whose change re-runs every class's verification on the next deployment (e.g. a release id): CloudFormation
+   * only calls the verifier when a class's record changes, so a signature revoked after the last change is caught
+   * at the next deployment only if this changes too.
+   * @default - verification runs when a class's approved artifacts change
+   */
+  readonly verificationNonce?: string;
   /** @default - 5 attempts, 500 ms doubling to at most 8 s */
   readonly verifierRetry?: VerifierRetryOptions;
   /**
@@ -109,6 +116,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   public readonly records = new Map<string, ApprovedArtifacts>();
 
   private readonly repos: ecr.Repository[] = [];
+  private readonly publishers: iam.IGrantable[] = [];
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
   private readonly gates = new Map<string, { readonly resource: CustomResource; readonly image: string; readonly signature: string }>();
   private readonly problems: string[] = [];
@@ -206,15 +214,17 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN,
     });
     this.repos.push(repo);
+    for (const publisher of this.publishers) repo.grantPullPush(publisher);
     this.repositoryFilters.push({ filter: repositoryName, filterType: 'WILDCARD_MATCH' });
     return repo;
   }
 
   /**
    * Lets `grantee` push images to the repositories and have them signed on push (ECR managed signing signs with
-   * the pusher's identity, which needs `signer:SignPayload` on the profile).
+   * the pusher's identity, which needs `signer:SignPayload` on the profile). Covers repositories added later too.
    */
   public grantPublish(grantee: iam.IGrantable): iam.Grant {
+    this.publishers.push(grantee);
     for (const repo of this.repos) repo.grantPullPush(grantee);
     return iam.Grant.addToPrincipal({
       grantee,
@@ -278,6 +288,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
         MaxAttempts: String(retry.maxAttempts ?? 5),
         BaseDelayMs: String((retry.baseDelay ?? Duration.millis(500)).toMilliseconds()),
         MaxDelayMs: String((retry.maxDelay ?? Duration.seconds(8)).toMilliseconds()),
+        ...(this.props.verificationNonce === undefined ? {} : { Nonce: this.props.verificationNonce }),
       },
     });
     // The verifier must hold its read permissions before CloudFormation invokes it.

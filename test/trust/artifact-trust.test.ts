@@ -1,6 +1,7 @@
 import { CfnResource, Duration, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type CapacityClass, type CapacityClassSpec, defineCapacityClasses } from '../../lib/core';
 import { ArtifactTrust } from '../../lib/trust';
 import { LLAMA_CONTRACT, imageRef, llamaClasses, nagFindings, testStack } from '../util';
@@ -80,6 +81,7 @@ describe('ArtifactTrust', () => {
       MaxAttempts: '5',
       BaseDelayMs: '500',
       MaxDelayMs: '8000',
+      Nonce: Match.absent(),
     });
     expect([...trust.records.keys()]).toEqual(['l40s', 'a10g', 'inf2']);
     expect(trust.approvedImages).toEqual(classes.map((c) => c.artifact.image));
@@ -126,6 +128,19 @@ describe('ArtifactTrust', () => {
     );
   });
 
+  test('repositories added after a publisher was granted are granted to it too', () => {
+    const { stack: s } = testStack('Late');
+    const role = new iam.Role(s, 'Ci', { assumedBy: new iam.AccountRootPrincipal() });
+    const late = new ArtifactTrust(s, 'Trust', { publishers: [role] });
+    late.addRepository('triton');
+    const statements = Object.values(Template.fromStack(s).findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Action: expect.arrayContaining(['ecr:PutImage']), Resource: { 'Fn::GetAtt': [expect.stringMatching(/TrustRepository0/), 'Arn'] } }),
+      ]),
+    );
+  });
+
   test('the verifier runs on the newest Node.js runtime with an explicit log group', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs24.x',
@@ -167,6 +182,7 @@ describe('ArtifactTrust options', () => {
       requireModelVersion: false,
       multipartModelDigest: 'reject',
       verifierRetry: { maxAttempts: 3, baseDelay: Duration.millis(200), maxDelay: Duration.seconds(2) },
+      verificationNonce: 'release-42',
     });
     const [cls] = defineCapacityClasses(llamaClasses().slice(2), { contract: LLAMA_CONTRACT }); // inf2: no versionId
     trust.gateFor(stack, cls);
@@ -177,6 +193,7 @@ describe('ArtifactTrust options', () => {
       MaxAttempts: '3',
       BaseDelayMs: '200',
       MaxDelayMs: '2000',
+      Nonce: 'release-42',
     });
   });
 
@@ -205,6 +222,27 @@ describe('ArtifactTrust options', () => {
     ]) {
       expect(message).toContain(expected);
     }
+  });
+
+  test('a model bucket given as a token stays a token in the record and the verifier policy', () => {
+    const { stack } = testStack();
+    const bucket = new s3.Bucket(stack, 'Models', { versioned: true });
+    const trust = new ArtifactTrust(stack, 'Trust');
+    const [l40s] = pinnedClasses();
+    const cls = { ...l40s, artifact: { ...l40s.artifact, modelData: { uri: `s3://${bucket.bucketName}/m.tar`, sha256: 'a'.repeat(64), versionId: 'v1' } } };
+    trust.gateFor(stack, cls);
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('Custom::ClassArtifactVerification', { Record: { modelData: { bucket: { Ref: Match.stringLikeRegexp('Models') }, key: 'm.tar' } } });
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: ['s3:GetObject', 's3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging'],
+            Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { Ref: Match.stringLikeRegexp('Models') }, '/m.tar']] },
+          }),
+        ]),
+      },
+    });
   });
 
   test('fails when one class name is gated with two different artifacts', () => {

@@ -360,3 +360,9 @@ describe('artifact verifier', () => {
     expect(kms.calls()).toHaveLength(0);
   });
 });
+
+test('the prebuilt bundle that the construct deploys loads and exports the handler', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const bundle = require('../../assets/lambda/artifact-verifier/index.js') as { handler?: unknown };
+  expect(typeof bundle.handler).toBe('function');
+});
