@@ -1,11 +1,11 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
-import { Reconciler } from '../../lib/control';
+import { type Reconciler } from '../../lib/control';
 import { nagFindings } from '../util';
 
-// GIVEN the SageMaker example's endpoint, WHEN its routing facts are handed to the reconciler, THEN the reconciler
-// routes its variants, with the endpoint's deploy-time name and ARN resolved by CloudFormation.
+// GIVEN the SageMaker example, whose reconciler is fed by its endpoint's routing facts, THEN the reconciler routes its
+// variants, with the endpoint's deploy-time name and ARN resolved by CloudFormation.
 describe('Reconciler fed by SageMakerCapacityEndpoint.routingFacts()', () => {
   let stack: SageMakerLlmStack;
   let template: Template;
@@ -13,11 +13,8 @@ describe('Reconciler fed by SageMakerCapacityEndpoint.routingFacts()', () => {
   beforeAll(() => {
     const app = new App({ builtinCloudFormationValidation: false });
     stack = new SageMakerLlmStack(app, 'Llm', { env: { account: '123456789012', region: 'us-east-1' } });
-    reconciler = new Reconciler(stack, 'Reconciler', {
-      facts: stack.endpoint.routingFacts(),
-      service: LLAMA_CHAT_CONTRACT.name,
-      tokensPerRequest: LLAMA_CHAT_CONTRACT.requestShape.meanOutputTokens,
-    });
+    reconciler = stack.reconciler;
+    expect(reconciler.config.service).toBe(LLAMA_CHAT_CONTRACT.name);
     template = Template.fromStack(stack);
   });
 
