@@ -21,6 +21,7 @@ import {
   type WindowFrame,
   windowsFromResults,
 } from '../../lib/core/policy';
+import { poolReadyReplicaRecords } from '../../lib/core/metrics';
 import { withRetry, type RetryOptions } from './retry';
 import { type TargetState } from './target-state';
 
@@ -126,7 +127,15 @@ export async function reconcile(config: ReconcilerConfig, clients: Clients, opti
   // Record what is in force: the new weights if written, the old ones otherwise (the next run reads them back).
   const inForce = { ...decision, weights: result.weights ?? decision.weights };
   const recorded = result.action === 'applied' || result.action === 'unchanged' ? state : { ...state, weights: target.weights };
-  const emf = decisionEmf(inForce, config.service, options.nowMs, policy.weightTotal, result.action === 'applied', target.replicas);
+  // Replicas as seen this run (SageMaker: DescribeEndpoint; EKS: the newest datapoints read), for dashboards and alarms.
+  const observedNow = Object.fromEntries(names.flatMap((n) => {
+    const [ready, desired] = [signals[n].readyReplicas.at(-1), signals[n].desiredReplicas.at(-1)];
+    return typeof ready === 'number' && typeof desired === 'number' ? [[n, { ready, desired }]] : [];
+  }));
+  const emf = [
+    ...decisionEmf(inForce, config.service, options.nowMs, policy.weightTotal, result.action === 'applied', observedNow),
+    ...poolReadyReplicaRecords(config.facts, target.pools, config.service, options.nowMs),
+  ];
   for (const record of emf) options.log(record);
   options.log(auditLine(input, previous, decision, recorded, { action: result.action, detail: result.detail }));
   return result;
