@@ -5,13 +5,14 @@
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { EksStableDiffusionStack } from '../examples/eks-stable-diffusion';
 import { EXAMPLE_ENV } from '../examples/env';
 import { SageMakerLlmStack } from '../examples/sagemaker-llm/stack';
 // Example stacks: one import and one `new` line per example.
 
 const app = new App();
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-void EXAMPLE_ENV;
 new SageMakerLlmStack(app, 'SageMakerLlm', { env: EXAMPLE_ENV });
+new EksStableDiffusionStack(app, 'EksStableDiffusion', { env: EXAMPLE_ENV });
 
 app.synth();

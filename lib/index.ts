@@ -2,3 +2,4 @@ export * from './core';
 export * from './trust';
 export * from './control';
 export * from './sagemaker';
+export * from './eks';

@@ -219,7 +219,7 @@ async function signatureBlob(
 }
 
 async function signingProfileEvidence(profileArn: string, retry: RetryOptions): Promise<SigningProfileEvidence> {
-  const m = /^arn:[^:]+:signer:([^:]+):(\d{12}):\/signing-profiles\/([^/]+)$/.exec(profileArn);
+  const m = /^arn:[^:]+:signer:([^:]+):(\d{12}):\/?signing-profiles\/([^/]+)$/.exec(profileArn);
   if (!m) throw new Error(`'${profileArn}' is not a signing profile ARN`);
   const signer = new SignerClient({ region: m[1], maxAttempts: 1 });
   const out = await withRetries(() => signer.send(new GetSigningProfileCommand({ profileName: m[3], profileOwner: m[2] })), retry);
@@ -329,7 +329,8 @@ async function respond(
     LogicalResourceId: event.LogicalResourceId,
     Data: data,
   });
-  const res = await fetch(event.ResponseURL, { method: 'PUT', body, headers: { 'content-type': '', 'content-length': String(Buffer.byteLength(body)) } });
+  // The pre-signed response URL is signed without a content type.
+  const res = await fetch(event.ResponseURL, { method: 'PUT', body, headers: { 'content-type': '' } });
   if (!res.ok) throw new Error(`CloudFormation response was not accepted: HTTP ${res.status}`);
 }
 

@@ -11,6 +11,7 @@ import {
   buildQueryBatch,
   decide,
   decisionEmf,
+  type RouteObservation,
   type PolicyInput,
   policyClassesFromFacts,
   policyWindowPeriods,
@@ -21,7 +22,6 @@ import {
   type WindowFrame,
   windowsFromResults,
 } from '../../lib/core/policy';
-import { poolReadyReplicaRecords } from '../../lib/core/metrics';
 import { withRetry, type RetryOptions } from './retry';
 import { type TargetState } from './target-state';
 
@@ -106,8 +106,8 @@ export async function reconcile(config: ReconcilerConfig, clients: Clients, opti
       }];
     }),
   );
-  const modeWindow = windows.get(batch.index.find((e) => e.signal === 'mode')!.id)!;
-  const previous = rebuildState(modeWindow, target.weights, frame, now, policy);
+  const own = (signal: 'mode' | 'ramping') => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
+  const previous = rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy);
   const input: PolicyInput = { now, classes, signals, demandTokensPerSecond: cut(all.demand), config: config.policy };
   const { decision, state } = decide(input, previous);
 
@@ -127,18 +127,24 @@ export async function reconcile(config: ReconcilerConfig, clients: Clients, opti
   // Record what is in force: the new weights if written, the old ones otherwise (the next run reads them back).
   const inForce = { ...decision, weights: result.weights ?? decision.weights };
   const recorded = result.action === 'applied' || result.action === 'unchanged' ? state : { ...state, weights: target.weights };
-  // Replicas as seen this run (SageMaker: DescribeEndpoint; EKS: the newest datapoints read), for dashboards and alarms.
-  const observedNow = Object.fromEntries(names.flatMap((n) => {
-    const [ready, desired] = [signals[n].readyReplicas.at(-1), signals[n].desiredReplicas.at(-1)];
-    return typeof ready === 'number' && typeof desired === 'number' ? [[n, { ready, desired }]] : [];
-  }));
-  const emf = [
-    ...decisionEmf(inForce, config.service, options.nowMs, policy.weightTotal, result.action === 'applied', observedNow),
-    ...poolReadyReplicaRecords(config.facts, target.pools, config.service, options.nowMs),
-  ];
+  const written = result.action === 'applied';
+  const emf = decisionEmf(inForce, recorded, input, config.service, options.nowMs, policy.weightTotal, written, observed(config, target));
   for (const record of emf) options.log(record);
   options.log(auditLine(input, previous, decision, recorded, { action: result.action, detail: result.detail }));
   return result;
+}
+
+/** SageMaker: what DescribeEndpoint showed per variant, with ready instances per pool named by the pool's class. */
+function observed(config: ReconcilerConfig, target: TargetState): Record<string, RouteObservation> {
+  if (config.facts.kind !== 'sagemaker') return {};
+  const out: Record<string, RouteObservation> = {};
+  for (const v of config.facts.variants) {
+    const replicas = target.replicas[v.variantName];
+    if (!replicas) continue;
+    const counts = target.pools[v.variantName] ?? {};
+    out[v.variantName] = { ...replicas, pools: Object.fromEntries(v.classes.map((c) => [c.name, counts[c.instanceType] ?? 0])) };
+  }
+  return out;
 }
 
 async function getMetricData(cloudwatch: CloudWatchClient, queries: MetricDataQuery[], start: number, end: number): Promise<MetricDataResult[]> {

@@ -1,4 +1,4 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -94,13 +94,15 @@ export class Reconciler extends Construct {
   public readonly role: iam.Role;
   public readonly logGroup: logs.LogGroup;
   public readonly scheduleRule: events.Rule;
-  /** The rule that runs the reconciler on capacity alarm state changes (absent without alarms). */
-  public readonly alarmRule?: events.Rule;
+  /** The rule that runs the reconciler on capacity alarm state changes (absent until there is an alarm). */
+  public alarmRule?: events.Rule;
   /** One alarm per capacity-error metric. */
   public readonly capacityErrorAlarms: readonly cloudwatch.Alarm[];
   /** The configuration the function receives. */
   public readonly config: ReconcilerConfig;
   private readonly service: string;
+  private readonly trigger: targets.LambdaFunction;
+  private readonly alarmArns: string[] = [];
 
   constructor(scope: Construct, id: string, props: ReconcilerProps) {
     super(scope, id);
@@ -157,11 +159,12 @@ export class Reconciler extends Construct {
     }));
 
     const period = Duration.seconds(policy.periodSeconds ?? 60);
-    const target = new targets.LambdaFunction(this.function, { retryAttempts: 0, maxEventAge: Duration.seconds(Math.max(60, period.toSeconds())) });
+    // A stale event is worthless (each run reads the present), and a failed run is retried by the next tick.
+    this.trigger = new targets.LambdaFunction(this.function, { retryAttempts: 0, maxEventAge: Duration.seconds(Math.max(60, period.toSeconds())) });
     this.scheduleRule = new events.Rule(this, 'Schedule', {
       schedule: events.Schedule.rate(period),
       description: `Runs the routing reconciler of ${props.service} every period`,
-      targets: [target],
+      targets: [this.trigger],
     });
 
     this.capacityErrorAlarms = Object.entries(props.capacityErrorMetrics ?? {}).map(
@@ -175,18 +178,26 @@ export class Reconciler extends Construct {
           alarmDescription: `Capacity errors on class ${className} of ${props.service}; state changes run the reconciler at once`,
         }),
     );
-    const alarms = [...this.capacityErrorAlarms, ...(props.capacityAlarms ?? [])];
-    if (alarms.length > 0) {
-      this.alarmRule = new events.Rule(this, 'AlarmStateChange', {
-        description: `Runs the routing reconciler of ${props.service} when a capacity alarm changes state`,
-        eventPattern: {
-          source: ['aws.cloudwatch'],
-          detailType: ['CloudWatch Alarm State Change'],
-          resources: alarms.map((a) => a.alarmArn),
-        },
-        targets: [target],
-      });
-    }
+    this.triggerOnAlarms([...this.capacityErrorAlarms, ...(props.capacityAlarms ?? [])]);
+  }
+
+  /**
+   * Runs the reconciler at once whenever one of these alarms changes state (e.g. `InferenceObservability`'s
+   * `capacityAlarms`), on top of the schedule. Can be called more than once; one rule matches every alarm.
+   */
+  public triggerOnAlarms(alarms: readonly cloudwatch.IAlarm[]): void {
+    if (alarms.length === 0) return;
+    this.alarmArns.push(...alarms.map((a) => a.alarmArn));
+    this.alarmRule ??= new events.Rule(this, 'AlarmStateChange', {
+      description: `Runs the routing reconciler of ${this.service} when a capacity alarm changes state`,
+      eventPattern: {
+        source: ['aws.cloudwatch'],
+        detailType: ['CloudWatch Alarm State Change'],
+        // Rendered at synth, so alarms added after construction are matched too.
+        resources: Lazy.list({ produce: () => [...new Set(this.alarmArns)] }),
+      },
+      targets: [this.trigger],
+    });
   }
 
   /** The routing mode: 0 = cost, 1 = capacity. */

@@ -221,7 +221,9 @@ export type MultipartDigestPolicy = 'metadata' | 'reject';
 
 /** Failures of the image signature: signed by the approved profile, signing complete. */
 export function imageSignatureFailures(approved: ApprovedArtifacts, evidence: ImageSigningEvidence): string[] {
-  const mine = evidence.statuses.filter((s) => s.signingProfileArn === approved.signingProfileArn);
+  const approvedBy = (s: { readonly signingProfileArn?: string }) =>
+    s.signingProfileArn !== undefined && sameSigningProfile(s.signingProfileArn, approved.signingProfileArn);
+  const mine = evidence.statuses.filter(approvedBy);
   if (mine.length === 0) {
     const others = evidence.statuses.map((s) => s.signingProfileArn ?? '?');
     return [
@@ -237,10 +239,19 @@ export function imageSignatureFailures(approved: ApprovedArtifacts, evidence: Im
   );
 }
 
+/**
+ * Whether two signing profile ARNs name the same profile. Signer writes `...:/signing-profiles/<name>`; some
+ * documents drop the slash after the account. Names compare exactly: an approval check does not fold case.
+ */
+export function sameSigningProfile(a: string, b: string): boolean {
+  const norm = (arn: string) => arn.replace(/:(\d{12}):signing-profiles\//, ':$1:/signing-profiles/');
+  return norm(a) === norm(b);
+}
+
 /** Whether a signing profile version ARN (`.../signing-profiles/<name>/<version>`) belongs to the profile ARN. */
 export function isVersionOfProfile(profileVersionArn: string, profileArn: string): boolean {
   const cut = profileVersionArn.lastIndexOf('/');
-  return cut > 0 && profileVersionArn.slice(0, cut).toLowerCase() === profileArn.toLowerCase();
+  return cut > 0 && sameSigningProfile(profileVersionArn.slice(0, cut), profileArn);
 }
 
 /**
@@ -270,7 +281,7 @@ export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDi
 export function signingProfileFailures(approved: ApprovedArtifacts, evidence: SigningProfileEvidence): string[] {
   const failures: string[] = [];
   const profile = approved.signingProfileArn;
-  if (evidence.arn !== undefined && evidence.arn !== profile) failures.push(`signing profile is ${evidence.arn}, expected ${profile}`);
+  if (evidence.arn !== undefined && !sameSigningProfile(evidence.arn, profile)) failures.push(`signing profile is ${evidence.arn}, expected ${profile}`);
   if (evidence.status !== 'Active') failures.push(`signing profile ${profile} is ${evidence.status ?? 'in an unknown state'}, not Active`);
   if (evidence.revocationRecord) {
     const r = evidence.revocationRecord;

@@ -7,7 +7,6 @@
  * constructs import it to read.
  */
 import { duplicates } from './names';
-import { type RoutingFacts } from './routing-facts';
 
 /** CloudWatch units used by the contract. */
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'Percent' | 'None' | 'Count/Second';
@@ -306,26 +305,4 @@ export function emfRecord(
 /** The metrics a given emitter publishes (for documentation and emitter tests). */
 export function metricsEmittedBy(emitter: MetricEmitter): MetricSpec[] {
   return ALL_METRICS.filter((m) => m.emittedBy === emitter);
-}
-
-/**
- * EMF records of the ready replicas of each capacity class inside SageMaker variants, from DescribeEndpoint's
- * `InstancePools[].CurrentInstanceCount` (`instancesPerPool`: variant name -> instance type -> count). Cost per class
- * needs them: the reconciler's own ReadyReplicas are per variant. A class named like its variant (its only pool) is
- * already counted under that name and is skipped. Nothing for an ALB: there a routed class is a capacity class.
- */
-export function poolReadyReplicaRecords(
-  facts: RoutingFacts,
-  instancesPerPool: Readonly<Record<string, Readonly<Record<string, number>>>>,
-  service: string,
-  timestampMs: number,
-): Array<Record<string, unknown>> {
-  if (facts.kind !== 'sagemaker') return [];
-  return facts.variants.flatMap((v) =>
-    v.classes
-      .filter((c) => c.name !== v.variantName && instancesPerPool[v.variantName]?.[c.instanceType] !== undefined)
-      .map((c) => emfRecord(timestampMs, classDimensions(service, c.name), [
-        { spec: Metrics.readyReplicas, value: instancesPerPool[v.variantName][c.instanceType] },
-      ])),
-  );
 }

@@ -90,7 +90,8 @@ export interface SageMakerCapacityEndpointProps {
   /**
    * Key for data capture and for the instances' storage volumes. Volume encryption applies only when no pool type has
    * local instance storage (those volumes are hardware-encrypted and CreateEndpointConfig rejects a KmsKeyId).
-   * @default - a new key with rotation enabled
+   * @default - a new key with rotation enabled, created only when something uses it (data capture, or a class on an
+   * instance type without instance storage)
    */
   readonly encryptionKey?: kms.IKey;
   /**
@@ -175,8 +176,10 @@ export class SageMakerCapacityEndpoint extends Construct {
   public readonly endpointArn: string;
   public readonly endpoint: sagemaker.CfnEndpoint;
   public readonly endpointConfig: sagemaker.CfnEndpointConfig;
-  /** Key for data capture and (where the instance types allow) storage volumes. */
-  public readonly encryptionKey: kms.IKey;
+  /** Key for data capture and (where the instance types allow) storage volumes; undefined while nothing needs one. */
+  public get encryptionKey(): kms.IKey | undefined {
+    return this.key;
+  }
   /** Log group the model containers write to. */
   public readonly logGroup: logs.LogGroup;
   /** The service contract. */
@@ -191,6 +194,7 @@ export class SageMakerCapacityEndpoint extends Construct {
   private readonly subnetIds: string[] = [];
   private readonly scalingRole: iam.IRole;
   private cached?: Resolved;
+  private key?: kms.IKey;
 
   constructor(scope: Construct, id: string, props: SageMakerCapacityEndpointProps) {
     super(scope, id);
@@ -203,12 +207,8 @@ export class SageMakerCapacityEndpoint extends Construct {
       // SageMaker lower-cases names in ARNs.
       resourceName: Token.isUnresolved(this.endpointName) ? this.endpointName : this.endpointName.toLowerCase(),
     });
-    this.encryptionKey =
-      props.encryptionKey ??
-      new kms.Key(this, 'Key', {
-        enableKeyRotation: true,
-        description: `Data capture and volume encryption of SageMaker endpoint ${this.endpointName}`,
-      });
+    this.key = props.encryptionKey;
+    if (props.dataCapture) this.ensureKey();
     if (props.vpc) {
       this.subnetIds.push(...props.vpc.selectSubnets(props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds);
       this.securityGroups.push(
@@ -235,7 +235,7 @@ export class SageMakerCapacityEndpoint extends Construct {
 
     this.endpointConfig = new sagemaker.CfnEndpointConfig(this, 'Config', {
       productionVariants: Lazy.any({ produce: () => this.renderVariants() }),
-      kmsKeyId: Lazy.string({ produce: () => (this.volumesTakeKey() ? this.encryptionKey.keyArn : undefined) }),
+      kmsKeyId: Lazy.string({ produce: () => (this.volumesTakeKey() ? this.key?.keyArn : undefined) }),
       dataCaptureConfig: this.renderDataCapture(),
     });
     const retain = props.retainVariantPropertiesOnUpdate ?? true;
@@ -258,10 +258,11 @@ export class SageMakerCapacityEndpoint extends Construct {
     this.specs.push(spec);
     this.cached = undefined;
     if (this.classModels.has(spec.name)) return this; // duplicate name: reported at synth
+    if (!hasInstanceStorage(spec.instanceType)) this.ensureKey();
     const resolved = this.checkClasses().classes.find((c) => c.name === spec.name && c.preferenceRank === this.specs.length - 1);
     if (!resolved) return this; // invalid class: its problems are reported at synth
     const { environment } = classEnvironment(resolved, this.contract);
-    const capture = this.props.dataCapture;
+    const capture = this.captureOptions();
     const classModel = new ClassModel(this, `Class-${spec.name}`, {
       capacityClass: resolved,
       environment,
@@ -271,7 +272,7 @@ export class SageMakerCapacityEndpoint extends Construct {
       subnetIds: this.subnetIds,
       securityGroupIds: this.securityGroups.map((sg) => sg.securityGroupId),
       modelDataEncryptionKey: this.props.modelDataEncryptionKey,
-      dataCapture: capture ? { bucket: capture.bucket, prefix: this.captureOptions()!.prefix, key: this.encryptionKey } : undefined,
+      dataCapture: capture ? { bucket: capture.bucket, prefix: capture.prefix, key: this.ensureKey() } : undefined,
     });
     if (this.props.artifactGate) classModel.model.node.addDependency(this.props.artifactGate.gateFor(this, resolved));
     this.classModels.set(spec.name, classModel);
@@ -447,11 +448,19 @@ export class SageMakerCapacityEndpoint extends Construct {
     for (const cls of classes) {
       problems.push(...admissionProblems(cls, this.contract), ...classEnvironment(cls, this.contract).problems);
       const image = cls.artifact.image;
-      if (!Token.isUnresolved(image) && !ecrRepositoryOf(image)) {
+      const repo = Token.isUnresolved(image) ? undefined : ecrRepositoryOf(image);
+      const region = Stack.of(this).region;
+      if (!Token.isUnresolved(image) && !repo) {
         problems.push({
           className: cls.name,
           field: 'artifact.image',
           message: `'${image}' is not an Amazon ECR image (<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<digest>); SageMaker hosting pulls from ECR`,
+        });
+      } else if (repo && !Token.isUnresolved(region) && repo.region !== region) {
+        problems.push({
+          className: cls.name,
+          field: 'artifact.image',
+          message: `is in ${repo.region} but the endpoint is in ${region}; SageMaker pulls model images from ECR in the endpoint's own region (replicate the repository)`,
         });
       }
     }
@@ -513,6 +522,14 @@ export class SageMakerCapacityEndpoint extends Construct {
     return this.resolve().variants.find((v) => v.name === name);
   }
 
+  private ensureKey(): kms.IKey {
+    this.key ??= new kms.Key(this, 'Key', {
+      enableKeyRotation: true,
+      description: `Data capture and volume encryption of SageMaker endpoint ${this.endpointName}`,
+    });
+    return this.key;
+  }
+
   private volumesTakeKey(): boolean {
     return this.resolve().variants.every((v) => v.pools.every((p) => !hasInstanceStorage(p.capacityClass.instanceType)));
   }
@@ -529,7 +546,7 @@ export class SageMakerCapacityEndpoint extends Construct {
       enableCapture: true,
       initialSamplingPercentage: c.samplingPercentage,
       destinationS3Uri: `s3://${c.bucket.bucketName}/${c.prefix}`,
-      kmsKeyId: this.encryptionKey.keyArn,
+      kmsKeyId: this.ensureKey().keyArn,
       captureOptions: [{ captureMode: 'Input' }, { captureMode: 'Output' }],
       captureContentTypeHeader: { jsonContentTypes: ['application/json'] },
     };

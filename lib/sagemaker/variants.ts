@@ -177,7 +177,7 @@ export function planVariants(
       add(`${field}.classes`, `${holders.join(' and ')} both run on ${type}; the pools of a variant need distinct instance types. Put them in separate variants`);
     }
     const timeout = spec.provisionTimeoutSeconds ?? options.provisionTimeoutSeconds;
-    if (spec.provisionTimeoutSeconds !== undefined) checkProvisionTimeout(timeout, `${field}.provisionTimeoutSeconds`, add);
+    if (spec.provisionTimeoutSeconds !== undefined) checkProvisionTimeout(timeout, `${field}.provisionTimeout`, add);
     // Classes that failed their own checks are missing from `resolved`; their problems are already reported.
     if (problems.length > before || resolved.length !== pools.length || resolved.length === 0) continue;
     const variant = resolveScaling(spec, resolved, timeout, field, add);

@@ -47,7 +47,8 @@ export interface ArtifactTrustProps {
   /**
    * Whether to create the registry's ECR signing configuration (signing on push for this construct's repositories).
    * A registry has exactly one signing configuration: set false when another stack owns it, and add a rule for
-   * these repositories and this profile there.
+   * these repositories and this profile there. Without repositories, a managed configuration's rule has no filter
+   * and signs every repository of the registry.
    * @default true when the construct creates repositories
    */
   readonly manageRegistrySigningConfiguration?: boolean;

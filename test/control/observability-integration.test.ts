@@ -1,7 +1,7 @@
 import { type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { InferenceObservability, Reconciler } from '../../lib/control';
-import { decisionEmf, Dim, Metrics, type PolicyDecision } from '../../lib/core';
+import { decisionEmf, Dim, initialPolicyState, Metrics, type PolicyDecision, type PolicyInput } from '../../lib/core';
 import { endpointStack } from '../sagemaker/fixtures';
 import { nagFindings } from '../util';
 
@@ -53,7 +53,8 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
       reason: { code: 'cost-plan', triggers: [], message: 'cost plan' },
       fallbackShare: 0.02, requiredTokensPerSecond: 6000, readyTokensPerSecond: 9000, preferredClass: 'preferred',
     };
-    const records = decisionEmf(decision, 'llama3-chat', 0, 100, false);
+    const input: PolicyInput = { now: 0, classes: [], signals: {}, demandTokensPerSecond: [] };
+    const records = decisionEmf(decision, initialPolicyState(decision.weights, 0), input, 'llama3-chat', 0, 100, false);
     type Directive = { Dimensions: string[][]; Metrics: Array<{ Name: string }> };
     const sets = records.flatMap((r) => (r._aws as { CloudWatchMetrics: Directive[] }).CloudWatchMetrics)
       .filter((d) => d.Metrics.some((m) => m.Name === Metrics.decisions.name))

@@ -45,6 +45,7 @@ const fill = (value: number | null, n = SLOTS) => Array.from({ length: n }, () =
 type Series = Array<number | null>;
 interface World {
   mode?: Series;
+  ramping?: Series;
   classes: Record<string, Partial<Record<'readyReplicas' | 'desiredReplicas' | 'capacityErrors' | 'latencyP95Ms' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond', Series>>>;
 }
 
@@ -55,7 +56,8 @@ function serveMetrics(config: ReconcilerConfig, world: World) {
     expect(input.MetricDataQueries).toEqual(batch.queries);
     return {
       MetricDataResults: batch.index.map((e) => {
-        const series = e.signal === 'mode' ? world.mode : e.className ? world.classes[e.className]?.[e.signal] : undefined;
+        const own = e.signal === 'mode' ? world.mode : e.signal === 'ramping' ? world.ramping : undefined;
+        const series: Series | undefined = e.className && e.signal !== 'mode' && e.signal !== 'ramping' ? world.classes[e.className]?.[e.signal] : own;
         const points = (series ?? []).map((v, i) => ({ v, ts: new Date((START + i * 60) * 1000) })).filter((p) => p.v !== null);
         return { Id: e.id, Timestamps: points.map((p) => p.ts), Values: points.map((p) => p.v as number), StatusCode: 'Complete' };
       }),
@@ -143,9 +145,16 @@ describe('reconciler run, SageMaker endpoint', () => {
     }]);
     expect(audit(lines)).toMatchObject({ mode: 'capacity', reason: { code: 'enter-capacity', triggers: ['insufficient-capacity'] } });
     const emfMode = lines.find((l) => 'PolicyMode' in l)!;
-    expect(emfMode).toMatchObject({ PolicyMode: 1, Service: 'chat', WeightChanges: 1 });
+    // 22% of requests, and 250 x 22 / (300 x 78 + 250 x 22) = 19% of routed token capacity, off the preferred variant.
+    expect(emfMode).toMatchObject({ PolicyMode: 1, PolicyRamping: 0, Service: 'chat', WeightChanges: 1, FallbackShareRequests: 22 });
+    expect(emfMode.FallbackShareTokens).toBeCloseTo(19.03, 1);
     expect(lines.find((l) => l.CapacityClass === 'preferred')).toMatchObject({ RouteWeight: 78, ReadyReplicas: 3, DesiredReplicas: 6 });
-    expect(lines.find((l) => l.Reason)).toMatchObject({ Reason: 'enter-capacity', Decisions: 1 });
+    // Ready instances per pool, named by the pool's capacity class (cost per class needs them).
+    expect(lines.find((l) => l.CapacityClass === 'inf2')).toMatchObject({ ReadyReplicas: 3 });
+    const decisions = lines.find((l) => l.Reason)!;
+    expect(decisions).toMatchObject({ Reason: 'enter-capacity', Decisions: 1 });
+    // The [Service] rollup counts every run (the heartbeat alarm watches it).
+    expect((decisions._aws as { CloudWatchMetrics: Array<{ Dimensions: string[][] }> }).CloudWatchMetrics[0].Dimensions).toEqual([['Service', 'Reason'], ['Service']]);
   });
 
   test('recovery: no return before the stabilization window, then a bounded ramp back', async () => {
@@ -186,11 +195,14 @@ describe('reconciler run, SageMaker endpoint', () => {
     ]));
     serveMetrics(SM, {
       mode: [...fill(1, SLOTS - 1), 0],
+      ramping: [...fill(0, SLOTS - 1), 1],
       classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) }, fallback: healthyHistory(1) },
     });
     const done = await run();
     expect(done.result).toEqual({ action: 'applied', weights: { preferred: 98, fallback: 2 } });
-    expect(audit(done.lines)).toMatchObject({ reason: { code: 'ramping' } });
+    expect(audit(done.lines)).toMatchObject({ reason: { code: 'ramping' }, previous: { mode: 'cost', ramping: true }, next: { ramping: false } });
+    expect(back.lines.find((l) => 'PolicyRamping' in l)).toMatchObject({ PolicyRamping: 1, PolicyMode: 0 });
+    expect(done.lines.find((l) => 'PolicyRamping' in l)).toMatchObject({ PolicyRamping: 0 });
   });
 
   test('endpoint Updating: the decision is logged, the write is skipped and says why', async () => {

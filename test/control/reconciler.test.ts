@@ -72,6 +72,23 @@ describe('Reconciler on a SageMaker endpoint', () => {
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumRetryAttempts: 0 });
   });
 
+  test('triggerOnAlarms adds alarms to the same rule', () => {
+    const { stack: s2 } = testStack('Later');
+    const r = new Reconciler(s2, 'R', { facts: SAGEMAKER, service: 'svc', tokensPerRequest: 100 });
+    expect(r.alarmRule).toBeUndefined();
+    const a = new cloudwatch.Alarm(s2, 'A', { metric: karpenterErrors('a'), threshold: 1, evaluationPeriods: 1 });
+    const b = new cloudwatch.Alarm(s2, 'B', { metric: karpenterErrors('b'), threshold: 1, evaluationPeriods: 1 });
+    r.triggerOnAlarms([a]);
+    r.triggerOnAlarms([b, a]);
+    const t = Template.fromStack(s2);
+    t.resourcePropertiesCountIs('AWS::Events::Rule', { EventPattern: Match.anyValue() }, 1);
+    const rule = Object.values(t.findResources('AWS::Events::Rule')).find((x) => x.Properties.EventPattern)!;
+    expect(rule.Properties.EventPattern.resources).toEqual([
+      { 'Fn::GetAtt': [expect.stringMatching(/^A/), 'Arn'] },
+      { 'Fn::GetAtt': [expect.stringMatching(/^B/), 'Arn'] },
+    ]);
+  });
+
   test('runs at once when a capacity alarm changes state', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {

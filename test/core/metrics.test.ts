@@ -16,10 +16,8 @@ import {
   MetricContractError,
   Metrics,
   metricsEmittedBy,
-  poolReadyReplicaRecords,
   serviceDimensions,
 } from '../../lib/core/metrics';
-import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core/routing-facts';
 
 const S = Dim.SERVICE;
 const C = Dim.CLASS;
@@ -183,32 +181,5 @@ describe('emfRecord', () => {
         expect(directives.flatMap((d) => d.Metrics.map((m) => m.Name)).sort()).toEqual(specs.map((s) => s.name).sort());
       },
     ), { seed: 7, numRuns: 200 });
-  });
-});
-
-describe('poolReadyReplicaRecords', () => {
-  const cls = (name: string, instanceType: string): RoutedClassFacts => ({
-    name, instanceType, preferenceRank: 0, tokensPerSecondPerReplica: 100, safeConcurrency: 4, usdPerReplicaHour: 1,
-    allowSensitive: true, maxReplicas: 4,
-  });
-  const facts: SageMakerRoutingFacts = {
-    kind: 'sagemaker',
-    endpointName: 'ep',
-    endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/ep',
-    variants: [
-      { variantName: 'preferred', classes: [cls('l40s', 'ml.g6e.xlarge'), cls('a10g', 'ml.g5.xlarge')] },
-      { variantName: 'inf2', classes: [cls('inf2', 'ml.inf2.xlarge')] },
-    ],
-  };
-
-  test('one ReadyReplicas record per pool class, from the instance counts; a class named like its variant is skipped', () => {
-    const records = poolReadyReplicaRecords(facts, { preferred: { 'ml.g6e.xlarge': 0, 'ml.g5.xlarge': 3 }, inf2: { 'ml.inf2.xlarge': 2 } }, 'svc', 5);
-    expect(records.map((r) => [r.CapacityClass, r.ReadyReplicas])).toEqual([['l40s', 0], ['a10g', 3]]);
-    expect(records[0]).toEqual(expect.objectContaining({ Service: 'svc', _aws: expect.objectContaining({ Timestamp: 5 }) }));
-  });
-
-  test('a pool DescribeEndpoint did not report is not emitted, and an ALB has no pools', () => {
-    expect(poolReadyReplicaRecords(facts, { preferred: { 'ml.g5.xlarge': 1 } }, 'svc', 0).map((r) => r.CapacityClass)).toEqual(['a10g']);
-    expect(poolReadyReplicaRecords({ kind: 'alb', listenerArn: 'l', loadBalancerFullName: 'app/x/1', targets: [] }, {}, 'svc', 0)).toEqual([]);
   });
 });

@@ -51,11 +51,12 @@ describe('decide(): cost mode', () => {
     expect(state).toEqual({ mode: 'cost', weights: decision.weights, modeSince: NOW - 3600, ramping: false });
   });
 
-  test('spills to the next cheapest class, in proportion to the tokens assigned', () => {
-    // demand 1000 -> 1200 needed: inf2 900, then g6 (ties with g5 on price per token, ranks first) 200, then g5 100.
+  test('spills to the next cheapest class, each class filled up to its envelope, in proportion to the tokens assigned', () => {
+    // demand 1000 (1200 with headroom <= 1350 ready: covered): inf2 900, then g6 (ties with g5 per token, ranks first)
+    // 100, g5 nothing but its floor, taken from the others in proportion to what they carry above theirs.
     const { decision } = decide(input(BASE, 1000), costState({ inf2: 96, g6: 2, g5: 2 }));
     expect(decision.mode).toBe('cost');
-    expect(decision.weights).toEqual({ inf2: 75, g6: 17, g5: 8 });
+    expect(decision.weights).toEqual({ inf2: 88, g6: 10, g5: 2 });
   });
 
   test('does not rewrite weights for a change inside the dead band', () => {

@@ -2,6 +2,7 @@ import { CfnWaitConditionHandle, Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type Construct, type IDependable } from 'constructs';
 import { type CapacityClass } from '../../lib/core';
@@ -135,6 +136,33 @@ describe('SageMakerCapacityEndpoint', () => {
       expect(inf2).not.toContain('s3:GetObjectVersion');
     });
 
+    test('model data under a prefix: read objects and list only that prefix; SSE-KMS decrypt only through S3', () => {
+      const { stack } = testStack();
+      const modelKey = new kms.Key(stack, 'ModelKey', { enableKeyRotation: true });
+      const classes = smClasses().map((c) => ({ ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri: `s3://models-bucket/${c.name}/` } } }));
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS, modelDataEncryptionKey: modelKey });
+      const t = Template.fromStack(stack);
+      const keyId = Object.keys(t.findResources('AWS::KMS::Key')).find((id) => id.startsWith('ModelKey'))!;
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Sid: 'ReadOwnModelData', Action: 's3:GetObject', Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::models-bucket/inf2/*']] } }),
+            Match.objectLike({ Sid: 'ListOwnModelData', Action: 's3:ListBucket', Condition: { StringLike: { 's3:prefix': ['inf2/*'] } } }),
+            Match.objectLike({
+              Sid: 'DecryptOwnModelData',
+              Action: 'kms:Decrypt',
+              Resource: { 'Fn::GetAtt': [keyId, 'Arn'] },
+              Condition: { StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['s3.', { Ref: 'AWS::Region' }, '.amazonaws.com']] } } },
+            }),
+          ]),
+        },
+      });
+      t.hasResourceProperties('AWS::SageMaker::Model', {
+        PrimaryContainer: Match.objectLike({ ModelDataSource: { S3DataSource: { S3Uri: 's3://models-bucket/inf2/', S3DataType: 'S3Prefix', CompressionType: 'None' } } }),
+      });
+      expect(nagFindings(stack)).toEqual([]);
+    });
+
     test('logs only to the endpoint log group; metrics only to the SageMaker endpoint namespace', () => {
       template.hasResourceProperties('AWS::IAM::Policy', {
         PolicyDocument: {
@@ -199,6 +227,18 @@ describe('SageMakerCapacityEndpoint', () => {
       const keyId = Object.keys(t.findResources('AWS::KMS::Key'))[0];
       t.hasResourceProperties('AWS::SageMaker::EndpointConfig', { KmsKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] } });
       t.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    });
+
+    test('no key is created when nothing would use it (GPU pools with instance storage, no data capture)', () => {
+      const { stack } = testStack();
+      const e = new SageMakerCapacityEndpoint(stack, 'Gpu', {
+        contract: LLAMA_CONTRACT,
+        classes: smClasses().slice(0, 2),
+        variants: [{ name: 'gpu', classes: ['l40s', 'a10g'] }],
+      });
+      const t = Template.fromStack(stack);
+      t.resourceCountIs('AWS::KMS::Key', 0);
+      expect(e.encryptionKey).toBeUndefined();
     });
 
     test('the endpoint keeps live weights and instance counts across deployments (the reconciler and autoscaling own them)', () => {

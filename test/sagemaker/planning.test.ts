@@ -94,7 +94,8 @@ describe('variant planning', () => {
   });
 
   test('explicit weights are kept; all-zero weights are a problem', () => {
-    expect(layout([{ ...TWO_VARIANTS[0], initialWeight: 3 }, { ...TWO_VARIANTS[1], initialWeight: 1 }]).variants.map((v) => v.initialWeight)).toEqual([3, 1]);
+    const explicit = layout([{ ...TWO_VARIANTS[0], initialWeight: 3 }, { ...TWO_VARIANTS[1], initialWeight: 1 }]);
+    expect(explicit.variants.map((v) => v.initialWeight)).toEqual([3, 1]);
     expect(layout([{ ...TWO_VARIANTS[0], initialWeight: 0 }, { ...TWO_VARIANTS[1], initialWeight: 0 }]).problems.map((p) => p.message)).toEqual([
       'every variant has an initial weight of 0; at least one variant must take traffic',
     ]);
@@ -106,7 +107,8 @@ describe('variant planning', () => {
         const contract = { ...LLAMA_CONTRACT, peakRequestsPerSecond: peak };
         const classes = defineCapacityClasses(smClasses(), { contract, platform: 'sagemaker' });
         const plan = planCapacity(contract, classes);
-        const { variants, problems } = planVariants(classes, classes.map((c) => c.name), plan, TWO_VARIANTS, { provisionTimeoutSeconds: 900, warmFloorShare: floor });
+        const options = { provisionTimeoutSeconds: 900, warmFloorShare: floor };
+        const { variants, problems } = planVariants(classes, classes.map((c) => c.name), plan, TWO_VARIANTS, options);
         if (problems.length > 0) return false;
         const sum = variants.reduce((s, v) => s + v.initialWeight, 0);
         const fallback = variants[1];

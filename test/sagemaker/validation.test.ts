@@ -114,7 +114,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
       'provisionTimeout: is 299 s; VariantInstanceProvisionTimeoutInSeconds allows whole seconds from 300 to 3600',
     );
     expect(errorOf({ variants: [{ ...TWO_VARIANTS[0], provisionTimeout: Duration.seconds(3601) }, TWO_VARIANTS[1]] })).toContain(
-      "variants['preferred'].provisionTimeoutSeconds: is 3601 s",
+      "variants['preferred'].provisionTimeout: is 3601 s",
     );
   });
 
@@ -141,6 +141,13 @@ describe('SageMakerCapacityEndpoint validation', () => {
     const msg = errorOf({ classes: withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, image: `ghcr.io/vllm/vllm@sha256:${'a'.repeat(64)}` } })) });
     expect(msg).toContain("class 'l40s' artifact.image: 'ghcr.io/vllm/vllm@sha256:");
     expect(msg).toContain('SageMaker hosting pulls from ECR');
+  });
+
+  test("fails when an image is in another region's ECR", () => {
+    const image = `123456789012.dkr.ecr.eu-west-1.amazonaws.com/vllm@sha256:${'a'.repeat(64)}`;
+    expect(errorOf({ classes: withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, image } })) })).toContain(
+      "class 'l40s' artifact.image: is in eu-west-1 but the endpoint is in us-east-1",
+    );
   });
 
   test('fails when the autoscaling range contradicts the plan or the quota', () => {
@@ -188,6 +195,18 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(errorOf({ variants: [TWO_VARIANTS[0], { name: 'fall_back', classes: ['inf2'] }] })).toContain(
       "variants['fall_back'].name: 'fall_back' is not a SageMaker variant name",
     );
+  });
+
+  test('fails when an explicit endpoint name is not a SageMaker name', () => {
+    expect(errorOf({ endpointName: 'llama3-chat' })).toBe('');
+    expect(errorOf({ endpointName: 'llama3_chat' })).toContain("endpointName: 'llama3_chat' is not a SageMaker endpoint name");
+  });
+
+  test('fails when a variant added later with addVariant() takes a class that is already routed', () => {
+    const { stack } = testStack();
+    const e = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS });
+    e.addVariant({ name: 'extra', classes: ['inf2'] });
+    expect(synthError(stack)).toContain("variants['extra'].classes: class 'inf2' is already in variant 'fallback'");
   });
 
   test('fails when duplicate class names are declared', () => {

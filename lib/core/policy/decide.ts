@@ -14,8 +14,9 @@
  * stateless caller only needs windows at least `policyWindowPeriods(config)` periods long.
  *
  * Rules (ARCHITECTURE.md 3.4):
- * - cost mode fills demand x (1 + headroom) with ready token capacity, cheapest per token first, and keeps a warm
- *   floor on every compatible ready class;
+ * - cost mode holds while ready token capacity covers demand x (1 + headroom); it assigns demand cheapest per token
+ *   first, each class up to its envelope (so the cheap class runs above its autoscaling target and grows; see
+ *   `costPlan`), and keeps a warm floor on every compatible ready class;
  * - capacity mode weights eligible classes by ready token capacity (replicas x envelope tokens/s);
  * - capacity mode is entered at once on any trigger: the cost plan cannot cover demand with headroom, the preferred
  *   class reports capacity errors, has desired > ready for the whole grace period, or breaches the latency SLO for
@@ -149,8 +150,8 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   return step(ctx, 'cost', previous.modeSince, false, sameSet && small ? previousWeights : target, {
     code: 'cost-plan',
     triggers: [],
-    message: `Cost plan covers ${round(demand * (1 + config.headroom))} tokens/s (demand + ${config.headroom * 100}% headroom) ` +
-      `with ${round(ready)} ready tokens/s, cheapest first.`,
+    message: `Ready capacity ${round(ready)} tokens/s covers ${round(demand * (1 + config.headroom))} tokens/s ` +
+      `(demand + ${Math.round(config.headroom * 100)}% headroom); demand goes to the cheapest classes first.`,
   }, figures);
 }
 

@@ -33,22 +33,29 @@ export function byPreference(a: PolicyClass, b: PolicyClass): number {
 }
 
 /**
- * Cost mode: fill `required` tokens/s with ready capacity, cheapest per token first; shares are proportional to the
- * tokens assigned, then every eligible class is lifted to its warm floor. `covered` says whether ready capacity
- * reaches `required`.
+ * Cost mode: `covered` says whether ready capacity reaches demand x (1 + headroom); if not, the caller switches to
+ * capacity mode. Traffic is assigned cheapest per token first, each class up to its ready envelope capacity (the
+ * measured sustainable rate at the SLO); shares are proportional to the tokens assigned, then every eligible class is
+ * lifted to its warm floor.
+ *
+ * Why each class is filled to its envelope and not to envelope / (1 + headroom): autoscalers target
+ * envelope / (1 + headroom) per replica (lib/core/sizing.ts). Capping the cheap class at that target would hold it
+ * exactly at its target, so it would never scale out and the dearer class would carry the overflow for good. Filled to
+ * its envelope it runs above its target, scales out, and the overflow drains back to it as replicas become ready.
  */
 export function costPlan(eligible: readonly ClassView[], demand: number, config: PolicyConfig): { shares: Shares; covered: boolean } {
   const required = demand * (1 + config.headroom);
   const ordered = [...eligible].sort((a, b) => byCost(a.cls, b.cls));
   const assigned = new Map<string, number>();
-  let remaining = required;
+  let remaining = demand;
   for (const view of ordered) {
     const take = Math.min(view.capacity, Math.max(remaining, 0));
     assigned.set(view.cls.name, take);
     remaining -= take;
   }
   // Relative tolerance: float sums of capacities must not flip the mode.
-  const covered = remaining <= required * 1e-9;
+  const readyTotal = eligible.reduce((sum, v) => sum + v.capacity, 0);
+  const covered = readyTotal >= required * (1 - 1e-9);
   const total = [...assigned.values()].reduce((s, v) => s + v, 0);
   const shares: Shares = new Map();
   for (const view of ordered) {

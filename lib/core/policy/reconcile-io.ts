@@ -3,7 +3,7 @@
  * state rebuilt from the reconciler's own decision metrics, and the EMF record and audit line to print. Kept out of
  * the handler so they are unit-tested without mocks and shared with anything else that replays decisions.
  */
-import { Dim, emfRecord, Metrics, POLICY_MODE_VALUE } from '../metrics';
+import { classDimensions, Dim, emfRecord, Metrics, POLICY_MODE_VALUE, serviceDimensions } from '../metrics';
 import { initialPolicyState } from './decide';
 import { type SignalPlan, type ClassSignalSources } from './signal-sources';
 import { type SignalSource } from './reconciler-config';
@@ -41,7 +41,7 @@ export interface QueryIndexEntry {
   readonly id: string;
   /** Routed class the query belongs to; absent for the reconciler's own state metrics. */
   readonly className?: string;
-  readonly signal: SignalName | 'mode';
+  readonly signal: SignalName | 'mode' | 'ramping';
   readonly scale: number;
 }
 
@@ -76,6 +76,7 @@ export function buildQueryBatch(plan: SignalPlan, periodSeconds: number): QueryB
     }
   }
   add(plan.own.mode, 'mode');
+  add(plan.own.ramping, 'ramping');
   return { queries, index };
 }
 
@@ -134,13 +135,15 @@ export function assembleSignals(
 
 /**
  * The policy state as the last runs left it: the mode from the newest `PolicyMode` datapoint, entered when that
- * value's trailing run began; the weights the target holds now. A return ramp needs at most 1 / rampStepShare ticks,
- * so cost mode entered less than twice that long ago (slack for ticks that could not write) counts as still ramping;
- * a ramp that already reached the plan ends at once. Without any decision history (first run, metric outage) it
- * falls back to `initialPolicyState`, which errs toward capacity, never toward availability.
+ * value's trailing run began; the ramp from `PolicyRamping` at the same period; the weights the target holds now.
+ * Without a ramp datapoint, a return ramp needs at most 1 / rampStepShare ticks, so cost mode entered less than twice
+ * that long ago (slack for ticks that could not write) counts as still ramping; a ramp already at the plan ends at once.
+ * Without any decision history (first run, metric outage) it falls back to `initialPolicyState`: capacity mode, which
+ * may cost more for one stabilization window but never risks availability.
  */
 export function rebuildState(
   mode: SignalWindow,
+  ramping: SignalWindow,
   weights: Readonly<Record<string, number>>,
   frame: WindowFrame,
   now: number,
@@ -160,52 +163,66 @@ export function rebuildState(
     mode: capacity ? 'capacity' : 'cost',
     weights,
     modeSince,
-    // Only a visible capacity-to-cost transition starts a ramp; a cost run filling the whole window is older than it.
-    ramping: !capacity && first > 0 && now - modeSince < 2 * rampTicks * config.periodSeconds,
+    ramping: !capacity && (ramping[last] !== null && ramping[last] !== undefined
+      ? ramping[last]! >= 0.5
+      // Without the ramp flag: only a visible capacity-to-cost transition starts a ramp; a cost run filling the whole
+      // window is older than any ramp.
+      : first > 0 && now - modeSince < 2 * rampTicks * config.periodSeconds),
   };
 }
 
+/** What the reconciler saw of one routed class this run, for the EMF records. */
+export interface RouteObservation {
+  /** Ready and desired replicas (SageMaker: instances of the variant, from DescribeEndpoint). */
+  readonly ready: number;
+  readonly desired: number;
+  /** SageMaker: ready instances per instance pool, by the pool's capacity class name. */
+  readonly pools?: Readonly<Record<string, number>>;
+}
+
 /**
- * The EMF records of one decision (metric names and dimensions from the metric contract, lib/core/metrics.ts): one
- * JSON log line each, which CloudWatch turns into metrics. Weights and fallback share are percentages.
+ * The EMF records of one decision, built with the metric contract's `emfRecord` (lib/core/metrics.ts): mode, ramp,
+ * planned fallback shares and weight changes per service; the decision by reason; weight (and, where the reconciler
+ * observed them, replicas) per routed class; on SageMaker also ready instances per pool class.
  */
 export function decisionEmf(
   decision: PolicyDecision,
+  next: PolicyState,
+  input: PolicyInput,
   service: string,
   timestampMs: number,
   weightTotal: number,
   written: boolean,
-  observedReplicas: Readonly<Record<string, { ready: number; desired: number }>> = {},
+  observed: Readonly<Record<string, RouteObservation>> = {},
 ): Array<Record<string, unknown>> {
-  const record = (dimensions: string[], metrics: Array<{ name: string; unit: string; value: number }>, fields: Record<string, string> = {}) => ({
-    _aws: {
-      Timestamp: timestampMs,
-      CloudWatchMetrics: [{
-        Namespace: Metrics.policyMode.namespace,
-        Dimensions: [dimensions],
-        Metrics: metrics.map((m) => ({ Name: m.name, Unit: m.unit })),
-      }],
-    },
-    [Dim.SERVICE]: service,
-    ...fields,
-    ...Object.fromEntries(metrics.map((m) => [m.name, m.value])),
-  });
-  const metric = (spec: { name: string; unit: string }, value: number) => ({ name: spec.name, unit: spec.unit, value });
+  const total = Object.values(decision.weights).reduce((a, b) => a + b, 0) || weightTotal;
+  const tps = new Map(input.classes.map((c) => [c.name, c.tokensPerSecondPerReplica]));
+  const tokenWeight = (name: string) => (decision.weights[name] ?? 0) * (tps.get(name) ?? 0);
+  const tokenTotal = Object.keys(decision.weights).reduce((a, n) => a + tokenWeight(n), 0);
+  const preferred = decision.preferredClass;
   const records: Array<Record<string, unknown>> = [
-    record([Dim.SERVICE], [
-      metric(Metrics.policyMode, POLICY_MODE_VALUE[decision.mode]),
-      metric(Metrics.fallbackShareRequests, decision.fallbackShare * 100),
-      metric(Metrics.weightChanges, written ? 1 : 0),
+    emfRecord(timestampMs, serviceDimensions(service), [
+      { spec: Metrics.policyMode, value: POLICY_MODE_VALUE[decision.mode] },
+      { spec: Metrics.policyRamping, value: next.ramping ? 1 : 0 },
+      { spec: Metrics.fallbackShareRequests, value: ((total - (decision.weights[preferred] ?? 0)) / total) * 100 },
+      { spec: Metrics.fallbackShareTokens, value: tokenTotal > 0 ? (1 - tokenWeight(preferred) / tokenTotal) * 100 : 0 },
+      { spec: Metrics.weightChanges, value: written ? 1 : 0 },
     ]),
-    // Also under [Service] alone (the contract's rollup): the observability heartbeat alarm counts every run there.
-    emfRecord(timestampMs, { [Dim.SERVICE]: service, [Dim.REASON]: decision.reason.code }, [{ spec: Metrics.decisions, value: 1 }]),
+    emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: decision.reason.code }, [
+      { spec: Metrics.decisions, value: 1 },
+    ]),
   ];
   for (const [className, weight] of Object.entries(decision.weights)) {
-    const observed = observedReplicas[className];
-    records.push(record([Dim.SERVICE, Dim.CLASS], [
-      metric(Metrics.routeWeight, (weight / weightTotal) * 100),
-      ...(observed ? [metric(Metrics.readyReplicas, observed.ready), metric(Metrics.desiredReplicas, observed.desired)] : []),
-    ], { [Dim.CLASS]: className }));
+    const seen = observed[className];
+    records.push(emfRecord(timestampMs, classDimensions(service, className), [
+      { spec: Metrics.routeWeight, value: (weight / total) * 100 },
+      ...(seen ? [{ spec: Metrics.readyReplicas, value: seen.ready }, { spec: Metrics.desiredReplicas, value: seen.desired }] : []),
+    ]));
+    for (const [poolClass, ready] of Object.entries(seen?.pools ?? {})) {
+      // A variant named like its only pool class is the same replicas: one series, not two.
+      if (poolClass === className) continue;
+      records.push(emfRecord(timestampMs, classDimensions(service, poolClass), [{ spec: Metrics.readyReplicas, value: ready }]));
+    }
   }
   return records;
 }

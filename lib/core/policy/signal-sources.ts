@@ -19,8 +19,8 @@ export interface ClassSignalSources {
 /** Every CloudWatch source the reconciler reads, by routed class name, plus its own state metrics. */
 export interface SignalPlan {
   readonly classes: Readonly<Record<string, ClassSignalSources>>;
-  /** The reconciler's own mode history, read back to rebuild the policy state. */
-  readonly own: { readonly mode: SignalSource };
+  /** The reconciler's own mode and ramp history, read back to rebuild the policy state. */
+  readonly own: { readonly mode: SignalSource; readonly ramping: SignalSource };
 }
 
 function quote(value: string): string {
@@ -81,5 +81,5 @@ export function signalPlan(config: ReconcilerConfig, periodSeconds: number): Sig
       };
     }
   }
-  return { classes, own: { mode: own(Metrics.policyMode, {}) } };
+  return { classes, own: { mode: own(Metrics.policyMode, {}), ramping: own(Metrics.policyRamping, {}) } };
 }

@@ -1,0 +1,228 @@
+#!/usr/bin/env node
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { erlangCMeanWait, erlangCWaitQuantile } from '../lib/sim/erlang';
+import { runJobs } from '../lib/sim/parallel';
+import { degradationReport, formatDegradationReport } from '../lib/sim/planning';
+import {
+  checkTargets, htmlReport, markdownReport, scenarioCharts, type SuiteReport, terminalTable,
+} from '../lib/sim/report';
+import { SCENARIOS, type ScenarioParams } from '../lib/sim/scenarios';
+import { llamaChatService, sd21Service, type ServiceDefinition } from '../lib/sim/services';
+import {
+  describeScenario, type Job, loadScenario, POLICY_NAMES, type ScenarioSummary, summarise,
+} from '../lib/sim/suite';
+import { simulateMmc } from '../lib/sim/validation';
+
+const USAGE = `cdk-capacity-sim: simulate capacity shortages and compare routing policies (seeded, offline)
+
+Usage:
+  cdk-capacity-sim list                              scenarios, their parameters, and the policies
+  cdk-capacity-sim run <scenario> [options]          one scenario (S0..S9, P1), every policy, N seeds
+  cdk-capacity-sim bench [options]                   the whole suite (S0..S9 and P1)
+  cdk-capacity-sim plan [--service llama3-chat|sd21] [--file <module>] [--peak <req/s>]
+                                                     capacity plan, cost and how the service degrades
+  cdk-capacity-sim validate [--arrivals <n>] [--seed <n>] [--json]
+                                                     queueing core against Erlang C (default 10,000,000 arrivals)
+
+Options:
+  --seeds <n|a-b|a,b,c>    seeds (default 10: seeds 1-10); comparisons are paired by seed
+  --policies <a,b,...>     policies (default all: ${POLICY_NAMES.join(', ')})
+  --scenarios <a,b,...>    bench only: a subset of scenarios
+  --param <key=value>      override a scenario parameter (repeatable; see 'list')
+  --scenario-file <module> run a user-defined scenario (a module exporting a ScenarioDefinition)
+  --workers <n>            worker threads (default: number of CPUs)
+  --out <dir>              where the HTML report, SVG charts, Markdown and JSON go (default reports)
+  --chart-seed <n>         seed whose runs are charted (default: the first)
+  --library-config <k=v>   override a PolicyConfig field of the library's policy (repeatable), e.g. headroom=0.1
+`;
+
+interface Args {
+  readonly positional: string[];
+  readonly flags: Map<string, string[]>;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const positional: string[] = [];
+  const flags = new Map<string, string[]>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith('--')) {
+      const [key, inline] = a.slice(2).split('=', 2);
+      const value = inline ?? (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--') ? argv[++i] : 'true');
+      flags.set(key, [...(flags.get(key) ?? []), value]);
+    } else {
+      positional.push(a);
+    }
+  }
+  return { positional, flags };
+}
+
+const flag = (args: Args, key: string): string | undefined => args.flags.get(key)?.at(-1);
+
+function parseSeeds(spec: string | undefined): number[] {
+  if (!spec) return Array.from({ length: 10 }, (_, i) => i + 1);
+  if (/^\d+$/.test(spec)) return Array.from({ length: Number(spec) }, (_, i) => i + 1);
+  const range = /^(\d+)-(\d+)$/.exec(spec);
+  if (range) return Array.from({ length: Number(range[2]) - Number(range[1]) + 1 }, (_, i) => Number(range[1]) + i);
+  const list = spec.split(',').map(Number);
+  if (list.some((n) => !Number.isInteger(n))) throw new Error(`--seeds '${spec}': use a count (10), a range (1-10) or a list (1,2,3)`);
+  return list;
+}
+
+function parseParams(args: Args, key = 'param'): ScenarioParams {
+  const out: Record<string, number> = {};
+  for (const p of args.flags.get(key) ?? []) {
+    const [k, v] = p.split('=', 2);
+    if (!k || v === undefined || Number.isNaN(Number(v))) throw new Error(`--param '${p}': use key=number`);
+    out[k] = Number(v);
+  }
+  return out;
+}
+
+function fmtDuration(seconds: number): string {
+  return seconds >= 90 ? `${Math.floor(seconds / 60)}m${String(Math.round(seconds % 60)).padStart(2, '0')}s` : `${seconds.toFixed(0)}s`;
+}
+
+async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?: string): Promise<void> {
+  const seeds = parseSeeds(flag(args, 'seeds'));
+  const policies = flag(args, 'policies')?.split(',') ?? [...POLICY_NAMES];
+  for (const p of policies) if (!POLICY_NAMES.includes(p)) throw new Error(`Unknown policy '${p}'. Known: ${POLICY_NAMES.join(', ')}`);
+  const params = parseParams(args);
+  const libraryConfig = parseParams(args, 'library-config');
+  const workers = Number(flag(args, 'workers') ?? cpus().length);
+  const out = resolve(flag(args, 'out') ?? 'reports');
+  const chartSeed = Number(flag(args, 'chart-seed') ?? seeds[0]);
+  const jobs: Job[] = scenarioIds.flatMap((scenarioId) => seeds.map((seed) => ({
+    scenarioId, scenarioFile, params, seed, policies, charts: seed === chartSeed, libraryConfig,
+  })));
+  // Longest jobs first (P1 runs a day and a half) so the pool ends together.
+  const order = jobs.map((_, i) => i).sort((a, b) => Number(jobs[b].scenarioId === 'P1') - Number(jobs[a].scenarioId === 'P1') || a - b);
+  const started = Date.now();
+  const cpuStart = process.cpuUsage();
+  const load = loadavg()[0];
+  console.error(`Running ${scenarioIds.length} scenario(s) x ${seeds.length} seeds x ${policies.length} policies on ${workers} worker thread(s)...`);
+  const ordered = await runJobs(order.map((i) => jobs[i]), {
+    concurrency: workers,
+    onProgress: (done, total, last) => {
+      const elapsed = (Date.now() - started) / 1000;
+      const eta = (elapsed / done) * (total - done);
+      console.error(`[${String(done).padStart(String(total).length)}/${total}] ${last.scenarioId} seed ${last.seed}: ` +
+        `${last.arrivals.toLocaleString('en-US')} arrivals x ${policies.length} policies in ${last.wallSeconds.toFixed(1)} s ` +
+        `(elapsed ${fmtDuration(elapsed)}, eta ${fmtDuration(eta)})`);
+    },
+  });
+  const wallSeconds = (Date.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  const results = order.map((_, k) => ordered[order.indexOf(k)]);
+  const summaries: ScenarioSummary[] = scenarioIds.map((id) => summarise(results.filter((_, i) => jobs[i].scenarioId === id), policies));
+  const descriptions = Object.fromEntries(scenarioIds.map((id) => [id, loadScenario({ scenarioId: id, scenarioFile }).description]));
+  const command = `cdk-capacity-sim ${process.argv.slice(2).join(' ')}`;
+  const report: SuiteReport = { command, seeds, wallSeconds, cpuSeconds, loadAverage: load, workers, scenarios: summaries, descriptions };
+
+  for (const s of summaries) console.log(`\n${terminalTable(s)}`);
+  const checks = summaries.flatMap(checkTargets);
+  if (checks.length > 0) {
+    console.log('\nTargets of the library\'s policy:');
+    for (const c of checks) console.log(`  ${c.met ? 'met   ' : 'MISSED'} ${c.scenarioId} ${c.target}: ${c.value}${c.miss ? ` (${c.miss})` : ''}`);
+  }
+  mkdirSync(out, { recursive: true });
+  for (const s of summaries) {
+    for (const [name, svg] of Object.entries(scenarioCharts(s))) writeFileSync(join(out, `${s.scenarioId}-${name}.svg`), svg);
+  }
+  writeFileSync(join(out, 'index.html'), htmlReport(report));
+  writeFileSync(join(out, 'results.md'), markdownReport(report));
+  writeFileSync(join(out, 'results.json'), JSON.stringify({ ...report, scenarios: summaries.map((s) => ({ ...s, charts: undefined })) }, null, 1));
+  console.log(`\nWall time ${fmtDuration(wallSeconds)} (${wallSeconds.toFixed(1)} s) on ${workers} worker thread(s), ` +
+    `CPU time ${cpuSeconds.toFixed(0)} s, load average ${load.toFixed(1)} at start on ${cpus().length} CPUs. ` +
+    `Report: ${join(out, 'index.html')}, tables: ${join(out, 'results.md')}`);
+}
+
+function plan(args: Args): void {
+  const file = flag(args, 'file');
+  let service: Pick<ServiceDefinition, 'contract' | 'classes'>;
+  if (file) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require(resolve(file)) as { default?: ServiceDefinition; service?: ServiceDefinition };
+    const def = mod.service ?? mod.default;
+    if (!def?.contract || !def.classes) throw new Error(`${file} must export { contract, classes } (a ServiceDefinition) as 'service' or default`);
+    service = def;
+  } else {
+    const name = flag(args, 'service') ?? 'llama3-chat';
+    const services: Record<string, () => ServiceDefinition> = { 'llama3-chat': llamaChatService, 'sd21': sd21Service };
+    if (!services[name]) throw new Error(`--service '${name}': known services are ${Object.keys(services).join(', ')}; or pass --file`);
+    service = services[name]();
+  }
+  const peak = flag(args, 'peak');
+  const contract = peak ? { ...service.contract, peakRequestsPerSecond: Number(peak) } : service.contract;
+  console.log(formatDegradationReport(contract, service.classes, degradationReport(contract, service.classes)));
+}
+
+function validate(args: Args): void {
+  const arrivals = Number(flag(args, 'arrivals') ?? 10_000_000);
+  const seed = Number(flag(args, 'seed') ?? 1);
+  const json = flag(args, 'json') === 'true';
+  if (!json) console.log(`M/M/c through the simulator core, ${arrivals.toLocaleString('en-US')} arrivals per row, seed ${seed} (mu = 1):`);
+  let ok = true;
+  const rows = [];
+  for (const [c, rho] of [[1, 0.8], [4, 0.8], [8, 0.8], [32, 0.9]]) {
+    const t = Date.now();
+    const r = simulateMmc(c, rho, arrivals, seed);
+    rows.push({ c, rho, ...r, referenceMeanWait: erlangCMeanWait(c, rho), referenceP99Wait: erlangCWaitQuantile(c, rho, 0.99) });
+    if (json) continue;
+    const mean = erlangCMeanWait(c, rho);
+    const p99 = erlangCWaitQuantile(c, rho, 0.99);
+    const dMean = r.meanWait / mean - 1;
+    const dP99 = r.p99Wait / p99 - 1;
+    const pass = Math.abs(dMean) <= 0.02 && Math.abs(dP99) <= 0.03;
+    ok &&= pass;
+    console.log(`  c=${String(c).padStart(2)} rho=${rho}: E[Wq] ${r.meanWait.toFixed(4)} vs ${mean.toFixed(4)} (${(dMean * 100).toFixed(2)}%, ` +
+      `se ${(r.meanWaitStdError / mean * 100).toFixed(2)}%), p99 ${r.p99Wait.toFixed(3)} vs ${p99.toFixed(3)} (${(dP99 * 100).toFixed(2)}%) ` +
+      `${pass ? 'within 2%/3%' : 'OUTSIDE 2%/3%'} [${((Date.now() - t) / 1000).toFixed(1)} s]`);
+  }
+  if (json) console.log(JSON.stringify(rows));
+  else if (!ok) process.exitCode = 1;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const [command, target] = args.positional;
+  switch (command) {
+    case 'list':
+      for (const s of SCENARIOS) console.log(describeScenario(s));
+      console.log(`\nPolicies: ${POLICY_NAMES.join(', ')}`);
+      return;
+    case 'run': {
+      const file = flag(args, 'scenario-file');
+      if (file) {
+        const abs = resolve(file);
+        await compare(args, [loadScenario({ scenarioId: '', scenarioFile: abs }).id], abs);
+        return;
+      }
+      if (!target) throw new Error('run: which scenario? (S0..S9, P1; see list)');
+      await compare(args, [SCENARIOS.find((s) => s.id.toLowerCase() === target.toLowerCase())?.id ?? target]);
+      return;
+    }
+    case 'bench': {
+      const only = flag(args, 'scenarios')?.split(',').map((s) => s.toUpperCase());
+      await compare(args, SCENARIOS.map((s) => s.id).filter((id) => !only || only.includes(id)));
+      return;
+    }
+    case 'plan':
+      plan(args);
+      return;
+    case 'validate':
+      validate(args);
+      return;
+    default:
+      console.log(USAGE);
+      if (command && command !== 'help') process.exitCode = 2;
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : String(e));
+  process.exitCode = 1;
+});

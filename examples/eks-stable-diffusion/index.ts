@@ -1,0 +1,108 @@
+/**
+ * The reference experiment (Biran & Kissos, arXiv 2503.20074; aws-samples/scalable-hw-agnostic-inference) as capacity
+ * classes: Stable Diffusion 2.1 on five deployment units (g5 CUDA, g5 Triton, g6 Triton, inf2, trn1) on EKS.
+ *
+ * Stable Diffusion generates images, not tokens. Each image counts as one "token" (requestShape.meanOutputTokens = 1),
+ * so tokens/s per replica = images/s per replica. The paper measured each unit's breaking point as requests per
+ * 60 s CloudWatch period at 900 ms latency; the envelope is that figure / 60 s, and its safe concurrency follows from
+ * Little's law at 900 ms (rate x 0.9 s, rounded up).
+ */
+import { Duration, Stack, type StackProps, Token } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { type Construct } from 'constructs';
+import { type CapacityClassSpec, type ModelFootprint, type ServiceContract } from '../../lib/core';
+import { EksInferenceService } from '../../lib/eks';
+
+/** Breaking points (requests per 60 s period at 900 ms) and on-demand prices (USD/hour) from the paper. */
+export const SD21_UNITS = [
+  { name: 'inf2', instanceType: 'inf2.xlarge', target: 'neuron', engine: 'neuronx', breakingPoint: 105, usdPerHour: 0.7582, maxReplicas: 8 },
+  { name: 'trn1', instanceType: 'trn1.2xlarge', target: 'neuron', engine: 'neuronx', breakingPoint: 130, usdPerHour: 1.3438, maxReplicas: 4 },
+  { name: 'a10g-triton', instanceType: 'g5.xlarge', target: 'cuda', engine: 'triton', breakingPoint: 90, usdPerHour: 1.006, maxReplicas: 8 },
+  { name: 'l4-triton', instanceType: 'g6.xlarge', target: 'cuda', engine: 'triton', breakingPoint: 61, usdPerHour: 0.8048, maxReplicas: 8 },
+  { name: 'a10g-cuda', instanceType: 'g5.xlarge', target: 'cuda', engine: 'diffusers-cuda', breakingPoint: 60, usdPerHour: 1.006, maxReplicas: 8 },
+] as const;
+
+const PERIOD_SECONDS = 60;
+const LATENCY_MS = 900;
+
+export const SD21_CONTRACT: ServiceContract = {
+  name: 'sd21',
+  // For an image model, time to first "token" is the whole generation: the paper's 900 ms latency bound.
+  slo: { ttftP95Ms: LATENCY_MS, deadlineMs: 10_000 },
+  requestShape: { meanPromptTokens: 77, meanOutputTokens: 1 },
+  peakRequestsPerSecond: 6,
+  headroom: 0.2,
+};
+
+/** Replace with the digests of your own images (these are well-formed placeholders). */
+function image(engine: string, seed: string): string {
+  return `123456789012.dkr.ecr.us-east-1.amazonaws.com/sd21-${engine}@sha256:${seed.repeat(64).slice(0, 64)}`;
+}
+
+function footprint(target: 'cuda' | 'neuron'): ModelFootprint {
+  return {
+    weightsGiB: 2.6, // fp16 UNet + VAE + text encoder
+    workspaceGiB: 5,
+    kvCacheBytesPerToken: 0, // no KV cache: one denoising batch per request
+    maxSequenceTokens: 77,
+    // Neuron units span both NeuronCores of the chip; a GPU unit is one GPU.
+    tensorParallelDegree: target === 'neuron' ? 2 : 1,
+    quantization: 'fp16',
+    revision: 'stabilityai/stable-diffusion-2-1@5cae40e',
+    acceleratorTarget: target,
+  };
+}
+
+export function sd21Classes(): CapacityClassSpec[] {
+  return SD21_UNITS.map((u, i) => {
+    const imagesPerSecond = u.breakingPoint / PERIOD_SECONDS;
+    return {
+      name: u.name,
+      instanceType: u.instanceType,
+      artifact: { image: image(u.engine, 'abcdef'[i]) },
+      footprint: footprint(u.target),
+      runtime: { engine: u.engine, maxConcurrentSequences: 2, maxQueueDelayMs: 2000 },
+      envelope: {
+        tokensPerSecondPerReplica: Number(imagesPerSecond.toFixed(4)),
+        safeConcurrency: Math.ceil(imagesPerSecond * (LATENCY_MS / 1000)),
+        ttftP95Ms: LATENCY_MS,
+        measuredOn: '2025-03-26',
+        workload: `arXiv 2503.20074 breaking point: ${u.breakingPoint} requests per ${PERIOD_SECONDS} s period at ${LATENCY_MS} ms`,
+      },
+      maxReplicas: u.maxReplicas,
+      usdPerHour: u.usdPerHour,
+    };
+  });
+}
+
+export class EksStableDiffusionStack extends Stack {
+  public readonly service: EksInferenceService;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+    // Explicit zones keep the synth offline: seeding the context the availability-zone lookup would fill means no AWS
+    // call at synth. Use zones of your region that offer the accelerator types.
+    const zones = ['a', 'b', 'c'].map((z) => `${this.region}${z}`);
+    if (!Token.isUnresolved(this.account) && !Token.isUnresolved(this.region)) {
+      this.node.setContext(`availability-zones:account=${this.account}:region=${this.region}`, zones);
+    }
+    const vpc = new ec2.Vpc(this, 'Vpc', {
+      availabilityZones: zones,
+      natGateways: 1,
+      subnetConfiguration: [
+        { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
+        { name: 'nodes', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 18 },
+      ],
+      flowLogs: { all: { destination: ec2.FlowLogDestination.toCloudWatchLogs(new logs.LogGroup(this, 'FlowLogs', { retention: logs.RetentionDays.THREE_MONTHS })) } },
+    });
+    const probes = { healthPath: '/health', readyPath: '/readiness', warmup: { path: '/warmup', maxLatency: Duration.seconds(2) } };
+    this.service = new EksInferenceService(this, 'Sd21', {
+      contract: SD21_CONTRACT,
+      classes: sd21Classes(),
+      vpc,
+      classOptions: Object.fromEntries(SD21_UNITS.map((u) => [u.name, probes])),
+      loadBalancer: { internetFacing: false },
+    });
+  }
+}

@@ -1,0 +1,53 @@
+import { type Duration, type Size } from 'aws-cdk-lib';
+
+/** How one capacity class is served on EKS. Every field has a default derived from the class and the capacity plan. */
+export interface EksClassOptions {
+  /**
+   * Name of the class's Karpenter NodePool and EC2NodeClass (an RFC 1123 label, unique in the cluster).
+   * @default - `<service>-<class>`
+   */
+  readonly nodePoolName?: string;
+  /**
+   * More instance types the NodePool may launch besides the class's own. Each must carry the accelerator the artifact
+   * targets, have enough tensor-parallel units for one replica, and hold the model in memory.
+   * @default - only the class's instance type
+   */
+  readonly additionalInstanceTypes?: readonly string[];
+  /**
+   * EC2 purchase options. Spot suits fallback classes whose standby may be interrupted.
+   * @default ['on-demand']
+   */
+  readonly capacityTypes?: ReadonlyArray<'on-demand' | 'spot' | 'reserved'>;
+  /**
+   * Fewest replicas KEDA keeps.
+   * @default - the capacity plan's minReplicas (the preferred class's steady fleet, a fallback's warm standby)
+   */
+  readonly minReplicas?: number;
+  /**
+   * Most replicas KEDA may run; at most the class's quota (`maxReplicas` of the class).
+   * @default - the capacity plan's maxReplicas (replicas for peak, bounded by quota)
+   */
+  readonly maxReplicas?: number;
+  /**
+   * Scaling target: ALB requests per target per metric period that one replica takes while holding its SLO.
+   * @default - the plan's targetRequestsPerSecondPerReplica (envelope / (1 + headroom)) x the metric period
+   */
+  readonly targetRequestsPerReplicaPerPeriod?: number;
+  /** Container port of the model server. @default 8080 */
+  readonly port?: number;
+  /** Liveness/startup path (process up). @default '/health' */
+  readonly healthPath?: string;
+  /** Readiness path: answers 200 only once the model is loaded. Also the target group's health check. @default '/ready' */
+  readonly readyPath?: string;
+  /**
+   * A warm-up request that must answer within `maxLatency` (twice in a row) before the pod turns Ready.
+   * @default - readiness is the model-ready endpoint alone
+   */
+  readonly warmup?: { readonly path: string; readonly maxLatency: Duration };
+  /** Longest the server may take to download weights and start. @default Duration.minutes(30) */
+  readonly startupTimeout?: Duration;
+  /** Scratch space for weights downloaded at start. @default - 2 x weights, at least 20 GiB */
+  readonly modelCacheSize?: Size;
+  /** Node volume (images and weights). @default - modelCacheSize + 100 GiB */
+  readonly nodeVolumeSize?: Size;
+}

@@ -1,0 +1,734 @@
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { Annotations, Duration, Names, RemovalPolicy, Stack, Tags, Token } from 'aws-cdk-lib';
+import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import {
+  type AlbRoutingFacts,
+  AwsMetrics,
+  type CapacityClass,
+  type CapacityClassSpec,
+  type CapacityPlan,
+  type ClassPlan,
+  checkCapacityClasses,
+  type ClassProblem,
+  formatProblem,
+  HardwareCatalog,
+  planCapacity,
+  type RoutedClassFacts,
+  type ServiceContract,
+} from '../core';
+import { type IClassArtifactGate } from '../trust/gate';
+import { classObjectName, eksProblems } from './checks';
+import { type EksClassOptions } from './class-options';
+import { Karpenter } from './karpenter';
+import { Keda } from './keda';
+import { LoadBalancerController } from './load-balancer-controller';
+import * as m from './manifests';
+import { acknowledgeManagedPolicies, acknowledgeRule, acknowledgeWildcardResources } from './nag';
+import { PodIdentityRole } from './pod-identity';
+import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
+
+/** Chart versions to use instead of the pinned ones (exact semantic versions). */
+export interface ChartVersions {
+  /** @default KARPENTER_CHART.version */
+  readonly karpenter?: string;
+  /** @default KEDA_CHART.version */
+  readonly keda?: string;
+  /** @default LOAD_BALANCER_CONTROLLER_CHART.version */
+  readonly loadBalancerController?: string;
+}
+
+/** The cluster this construct creates when none is given. */
+export interface NewClusterOptions {
+  /** @default eks.KubernetesVersion.V1_33 */
+  readonly version?: eks.KubernetesVersion;
+  /**
+   * API server endpoint. Private by default: the kubectl handler runs in the VPC's private subnets.
+   * @default eks.EndpointAccess.PRIVATE
+   */
+  readonly endpointAccess?: eks.EndpointAccess;
+  /** Nodes for the controllers (Karpenter cannot run on nodes it manages). @default m7i.large */
+  readonly systemNodeInstanceType?: ec2.InstanceType;
+  /** @default 2 */
+  readonly systemNodeCount?: number;
+  /** Key that encrypts Kubernetes secrets. @default - a new key with rotation */
+  readonly secretsEncryptionKey?: kms.IKey;
+}
+
+/** The ALB in front of the classes. */
+export interface LoadBalancerOptions {
+  /** @default false (internal) */
+  readonly internetFacing?: boolean;
+  /** Serve HTTPS on 443 with this certificate. @default - HTTP on port 80 */
+  readonly certificate?: acm.ICertificate;
+  /** Client CIDRs the ALB accepts. @default - the VPC CIDR when internal, anywhere when internet-facing */
+  readonly allowedCidrs?: readonly string[];
+  /**
+   * How long a deregistering pod keeps receiving in-flight traffic. Also each pod's preStop drain.
+   * @default Duration.seconds(30)
+   */
+  readonly deregistrationDelay?: Duration;
+  /** Bucket for ALB access logs. @default - a new encrypted bucket that enforces TLS */
+  readonly accessLogBucket?: s3.IBucket;
+}
+
+/** How KEDA reads the load metric and how fast replicas may change. */
+export interface ScalingOptions {
+  /** CloudWatch period of the load metric. @default Duration.minutes(1) */
+  readonly metricPeriod?: Duration;
+  /** How far back KEDA reads datapoints. @default 3 x metricPeriod */
+  readonly metricCollectionTime?: Duration;
+  /** The recommendation must stay lower this long before pods are removed. @default Duration.minutes(10) */
+  readonly scaleDownStabilization?: Duration;
+  /** Most pods added per scale-up period (no cold-start stampede). @default 2 */
+  readonly maxScaleUpPods?: number;
+  /** @default Duration.minutes(2) */
+  readonly scaleUpPeriod?: Duration;
+  /** @default Duration.seconds(30) */
+  readonly pollingInterval?: Duration;
+}
+
+export interface EksInferenceServiceProps {
+  /** The service's SLO, request shape and peak demand. */
+  readonly contract: ServiceContract;
+  /** Capacity classes in preference order (EC2 instance types). */
+  readonly classes: readonly CapacityClassSpec[];
+  /** @default HardwareCatalog.builtIn() */
+  readonly catalog?: HardwareCatalog;
+  /** Per-class EKS settings, by class name. @default - derived from each class and the plan */
+  readonly classOptions?: Readonly<Record<string, EksClassOptions>>;
+  /**
+   * An existing cluster (`eks.Cluster.fromClusterAttributes` with vpc, clusterSecurityGroupId and a kubectl provider).
+   * It must run the EKS Pod Identity agent.
+   * @default - a new cluster
+   */
+  readonly cluster?: eks.ICluster;
+  /**
+   * Literal cluster name (IAM conditions and Karpenter discovery tags need it at synth).
+   * @default - the imported cluster's name, or a name generated from the construct path
+   */
+  readonly clusterName?: string;
+  /** Settings of the new cluster (ignored with `cluster`). @default - see NewClusterOptions */
+  readonly clusterOptions?: NewClusterOptions;
+  /** VPC of a new cluster. @default - a new VPC with 3 AZs, NAT and flow logs */
+  readonly vpc?: ec2.IVpc;
+  /** Kubectl layer of a new cluster. @default - KubectlV34Layer */
+  readonly kubectlLayer?: lambda.ILayerVersion;
+  /** Namespace of the serving objects. @default - contract.name */
+  readonly namespace?: string;
+  /** @default - internal ALB, HTTP, 30 s deregistration delay */
+  readonly loadBalancer?: LoadBalancerOptions;
+  /** @default - see ScalingOptions */
+  readonly scaling?: ScalingOptions;
+  /**
+   * Karpenter AMI alias of the GPU and Neuron nodes. Pin a version in production (`bottlerocket@v1.x.y`).
+   * Bottlerocket's NVIDIA variants ship the NVIDIA device plugin.
+   * @default 'bottlerocket@latest'
+   */
+  readonly amiAlias?: string;
+  /** @default - the pinned versions in versions.ts */
+  readonly chartVersions?: ChartVersions;
+  /** Verifies each class's artifacts before its Deployment is applied. @default - no gate */
+  readonly artifactGate?: IClassArtifactGate;
+}
+
+/** Everything synthesized for one class. */
+export interface EksClassUnit {
+  readonly cls: CapacityClass;
+  readonly plan: ClassPlan;
+  readonly nodePoolName: string;
+  readonly deploymentName: string;
+  readonly targetGroup: elbv2.ApplicationTargetGroup;
+  /** The typed Kubernetes objects of the class, as applied. */
+  readonly objects: {
+    readonly nodeClass: m.EC2NodeClass;
+    readonly nodePool: m.NodePool;
+    readonly priorityClass: m.PriorityClass;
+    readonly deployment: m.Deployment;
+    readonly service: m.Service;
+    readonly podDisruptionBudget: m.PodDisruptionBudget;
+    readonly scaledObject: m.ScaledObject;
+    readonly targetGroupBinding: m.TargetGroupBinding;
+  };
+  readonly manifests: {
+    readonly capacity: eks.KubernetesManifest;
+    readonly workload: eks.KubernetesManifest;
+    readonly scaler: eks.KubernetesManifest;
+    readonly binding: eks.KubernetesManifest;
+  };
+}
+
+const DEFAULT_PORT = 8080;
+const SERVICE_PORT = 80;
+const MANAGED_BY = 'cdk-capacity-aware-inference';
+export const CLASS_LABEL = 'capacity-aware-inference/class';
+const SERVING_SERVICE_ACCOUNT = 'model-server';
+
+/**
+ * A heterogeneous inference service on EKS: one serving unit per capacity class (Karpenter NodePool + EC2NodeClass,
+ * Deployment, Service, PDB, priority class, KEDA ScaledObject and TargetGroupBinding), behind one ALB listener whose
+ * weighted target groups (one per class) a reconciler re-weights. Invalid input fails at synth with every problem.
+ */
+export class EksInferenceService extends Construct {
+  public readonly cluster: eks.ICluster;
+  public readonly clusterName: string;
+  public readonly vpc: ec2.IVpc;
+  public readonly plan: CapacityPlan;
+  public readonly classes: readonly CapacityClass[];
+  public readonly namespace: string;
+  public readonly karpenter: Karpenter;
+  public readonly keda: Keda;
+  public readonly loadBalancerController: LoadBalancerController;
+  public readonly loadBalancer: elbv2.ApplicationLoadBalancer;
+  public readonly listener: elbv2.ApplicationListener;
+  /** Namespace, service account and TriggerAuthentication. */
+  public readonly namespaceManifest: eks.KubernetesManifest;
+  public readonly triggerAuthenticationManifest: eks.KubernetesManifest;
+  /** The typed objects shared by the classes (namespace, service account, TriggerAuthentication), as applied. */
+  public readonly sharedObjects: readonly m.KubernetesObject[];
+  /** Role the model servers assume (pod identity) to read their model data; undefined when no class has model data. */
+  public readonly servingRole?: iam.Role;
+  public readonly units: readonly EksClassUnit[];
+  /** Initial listener weights by class name (share of the plan's steady token capacity, in percent). */
+  public readonly initialWeights: Readonly<Record<string, number>>;
+  private readonly catalog: HardwareCatalog;
+  /** Seconds an admitted request may still need: the service deadline. */
+  private readonly deadlineSeconds: number;
+
+  constructor(scope: Construct, id: string, props: EksInferenceServiceProps) {
+    super(scope, id);
+    const catalog = props.catalog ?? HardwareCatalog.builtIn();
+    this.catalog = catalog;
+    this.deadlineSeconds = Math.ceil(props.contract.slo.deadlineMs / 1000);
+    const service = props.contract.name;
+    this.namespace = props.namespace ?? service;
+    const classOptions = props.classOptions ?? {};
+    this.clusterName =
+      props.clusterName ?? props.cluster?.clusterName ?? Names.uniqueResourceName(this, { maxLength: 100, separator: '-', allowedSpecialCharacters: '-' });
+
+    // ---- Validation: every problem, once ------------------------------------------------------------------------
+    const checked = checkCapacityClasses(props.classes, { catalog, contract: props.contract, platform: 'ec2' });
+    const problems: ClassProblem[] = [
+      ...checked.problems,
+      ...eksProblems({
+        service,
+        namespace: this.namespace,
+        specs: props.classes,
+        classes: checked.classes,
+        catalog,
+        classOptions,
+        clusterName: this.clusterName,
+        chartVersions: { ...props.chartVersions },
+      }),
+    ];
+    if (problems.length > 0) {
+      throw new Error(
+        `EksInferenceService '${this.node.path}' is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n` +
+          problems.map(formatProblem).join('\n'),
+      );
+    }
+    this.classes = checked.classes;
+    this.plan = planCapacity(props.contract, this.classes);
+    const charts = {
+      karpenter: withVersion(KARPENTER_CHART, props.chartVersions?.karpenter),
+      keda: withVersion(KEDA_CHART, props.chartVersions?.keda),
+      loadBalancerController: withVersion(LOAD_BALANCER_CONTROLLER_CHART, props.chartVersions?.loadBalancerController),
+    };
+
+    // ---- Cluster ----------------------------------------------------------------------------------------------
+    if (props.cluster) {
+      this.cluster = props.cluster;
+      this.vpc = props.cluster.vpc;
+    } else {
+      this.vpc = props.vpc ?? newVpc(this);
+      this.cluster = newCluster(this, this.clusterName, this.vpc, props.clusterOptions ?? {}, props.kubectlLayer);
+    }
+    tagNodeSubnets(this, this.vpc, this.clusterName);
+
+    // ---- Routing: ALB, one target group per class -------------------------------------------------------------
+    const lbOpts = props.loadBalancer ?? {};
+    const deregistrationDelay = lbOpts.deregistrationDelay ?? Duration.seconds(30);
+    this.loadBalancer = new elbv2.ApplicationLoadBalancer(this, 'LoadBalancer', {
+      vpc: this.vpc,
+      internetFacing: lbOpts.internetFacing ?? false,
+      vpcSubnets: { subnetType: lbOpts.internetFacing ? ec2.SubnetType.PUBLIC : ec2.SubnetType.PRIVATE_WITH_EGRESS },
+      dropInvalidHeaderFields: true,
+    });
+    this.loadBalancer.logAccessLogs(lbOpts.accessLogBucket ?? newAccessLogBucket(this));
+    acknowledgeRule(
+      this.loadBalancer,
+      'AwsSolutions-EC23',
+      lbOpts.internetFacing
+        ? 'An internet-facing inference endpoint is the user\'s explicit choice (loadBalancer.internetFacing); loadBalancer.allowedCidrs narrows it.'
+        : 'Internal ALB: ingress is limited to the VPC CIDR (a token at synth, which cdk-nag cannot verify) or to loadBalancer.allowedCidrs.',
+    );
+    const weights = initialWeights(this.plan, this.classes);
+    this.initialWeights = weights;
+    const targetGroups = this.classes.map((cls) => {
+      const o = classOptions[cls.name] ?? {};
+      return new elbv2.ApplicationTargetGroup(this, `TargetGroup-${cls.name}`, {
+        vpc: this.vpc,
+        targetType: elbv2.TargetType.IP,
+        protocol: elbv2.ApplicationProtocol.HTTP,
+        port: o.port ?? DEFAULT_PORT,
+        deregistrationDelay,
+        loadBalancingAlgorithmType: elbv2.TargetGroupLoadBalancingAlgorithmType.LEAST_OUTSTANDING_REQUESTS,
+        healthCheck: {
+          path: o.readyPath ?? '/ready',
+          healthyHttpCodes: '200',
+          interval: Duration.seconds(10),
+          timeout: Duration.seconds(5),
+          healthyThresholdCount: 2,
+          unhealthyThresholdCount: 2,
+        },
+      });
+    });
+    this.listener = this.loadBalancer.addListener('Listener', {
+      ...(lbOpts.certificate
+        ? { protocol: elbv2.ApplicationProtocol.HTTPS, port: 443, certificates: [lbOpts.certificate], sslPolicy: elbv2.SslPolicy.RECOMMENDED_TLS }
+        : { protocol: elbv2.ApplicationProtocol.HTTP, port: 80 }),
+      open: false,
+      defaultAction: elbv2.ListenerAction.weightedForward(
+        this.classes.map((cls, i) => ({ targetGroup: targetGroups[i], weight: weights[cls.name] })),
+      ),
+    });
+    const clientCidrs = lbOpts.allowedCidrs ?? (lbOpts.internetFacing ? ['0.0.0.0/0'] : [this.vpc.vpcCidrBlock]);
+    for (const cidr of clientCidrs) {
+      this.loadBalancer.connections.allowFrom(ec2.Peer.ipv4(cidr), ec2.Port.tcp(lbOpts.certificate ? 443 : 80), 'Clients of the inference service');
+    }
+    if (lbOpts.internetFacing && !lbOpts.certificate) {
+      Annotations.of(this).addWarningV2(
+        'cdk-capacity-aware-inference:eks-plain-http',
+        'The internet-facing ALB serves plain HTTP; set loadBalancer.certificate to serve HTTPS.',
+      );
+    }
+    // The app opens ALB -> pod ports itself, so the load balancer controller needs no security-group permissions.
+    for (const port of new Set(this.classes.map((cls) => classOptions[cls.name]?.port ?? DEFAULT_PORT))) {
+      this.loadBalancer.connections.allowTo(this.cluster.clusterSecurityGroup, ec2.Port.tcp(port), 'ALB to model servers');
+    }
+
+    // ---- Controllers ------------------------------------------------------------------------------------------
+    this.karpenter = new Karpenter(this, 'Karpenter', { cluster: this.cluster, clusterName: this.clusterName, chart: charts.karpenter });
+    this.keda = new Keda(this, 'Keda', { cluster: this.cluster, chart: charts.keda });
+    this.loadBalancerController = new LoadBalancerController(this, 'LoadBalancerController', {
+      cluster: this.cluster,
+      clusterName: this.clusterName,
+      vpcId: this.vpc.vpcId,
+      targetGroupArns: targetGroups.map((tg) => tg.targetGroupArn),
+      chart: charts.loadBalancerController,
+    });
+
+    // ---- Namespace, identity, KEDA authentication -----------------------------------------------------------
+    const commonLabels = { 'app.kubernetes.io/part-of': service, 'app.kubernetes.io/managed-by': MANAGED_BY };
+    const ns = m.namespace(this.namespace, { ...commonLabels, 'elbv2.k8s.aws/pod-readiness-gate-inject': 'enabled' });
+    const sa = m.serviceAccount(SERVING_SERVICE_ACCOUNT, this.namespace, commonLabels);
+    this.namespaceManifest = this.apply('Namespace', [ns, sa]);
+    this.servingRole = servingRole(this, this.cluster, this.namespace, this.classes);
+    const triggerAuth = m.triggerAuthentication(`${service}-cloudwatch`, this.namespace, commonLabels);
+    this.triggerAuthenticationManifest = this.apply('TriggerAuthentication', [triggerAuth], this.namespaceManifest, this.keda.chart);
+    this.sharedObjects = [ns, sa, triggerAuth];
+
+    // ---- One serving unit per class ---------------------------------------------------------------------------
+    const scaling = props.scaling ?? {};
+    const period = scaling.metricPeriod ?? Duration.minutes(1);
+    this.units = this.classes.map((cls, rank) =>
+      this.addClassUnit({
+        cls,
+        rank,
+        plan: this.plan.classes[rank],
+        opts: classOptions[cls.name] ?? {},
+        targetGroup: targetGroups[rank],
+        labels: commonLabels,
+        triggerAuthName: triggerAuth.metadata.name,
+        amiAlias: props.amiAlias ?? 'bottlerocket@latest',
+        deregistrationDelay,
+        period,
+        scaling,
+        gate: props.artifactGate,
+      }),
+    );
+  }
+
+  /** The facts the reconciler needs to re-weight the listener, and the dashboards to find each class's metrics. */
+  public routingFacts(): AlbRoutingFacts {
+    return {
+      kind: 'alb',
+      listenerArn: this.listener.listenerArn,
+      loadBalancerFullName: this.loadBalancer.loadBalancerFullName,
+      targets: this.units.map((u) => ({
+        class: routedClassFacts(u.cls, u.plan),
+        targetGroupArn: u.targetGroup.targetGroupArn,
+        targetGroupFullName: u.targetGroup.targetGroupFullName,
+        namespace: this.namespace,
+        deploymentName: u.deploymentName,
+        nodePoolName: u.nodePoolName,
+      })),
+    };
+  }
+
+  /** Healthy (model-ready) targets of a class. */
+  public metricHealthyHosts(className: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.albMetric(className, AwsMetrics.alb.healthyHostCount, 'Minimum', props);
+  }
+
+  /** Requests per target (replica) of a class. */
+  public metricRequestCountPerTarget(className: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.albMetric(className, AwsMetrics.alb.requestCountPerTarget, 'Sum', props);
+  }
+
+  /** Target response time of a class (p95 by default). */
+  public metricTargetResponseTime(className: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.albMetric(className, AwsMetrics.alb.targetResponseTime, 'p95', props);
+  }
+
+  /** 5XX responses returned by a class's model servers. */
+  public metricTarget5xx(className: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.albMetric(className, AwsMetrics.alb.target5xx, 'Sum', props);
+  }
+
+  private albMetric(className: string, metricName: string, statistic: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    const unit = this.unit(className);
+    return new cloudwatch.Metric({
+      namespace: AwsMetrics.alb.namespace,
+      metricName,
+      statistic,
+      period: Duration.minutes(1),
+      ...props,
+      dimensionsMap: {
+        LoadBalancer: this.loadBalancer.loadBalancerFullName,
+        TargetGroup: unit.targetGroup.targetGroupFullName,
+        ...props?.dimensionsMap,
+      },
+    });
+  }
+
+  private unit(className: string): EksClassUnit {
+    const unit = this.units.find((u) => u.cls.name === className);
+    if (!unit) throw new Error(`EksInferenceService '${this.node.path}' has no class '${className}'; classes: ${this.units.map((u) => u.cls.name).join(', ')}`);
+    return unit;
+  }
+
+  private apply(id: string, objects: readonly m.KubernetesObject[], ...dependencies: Construct[]): eks.KubernetesManifest {
+    const manifest = new eks.KubernetesManifest(this, id, {
+      cluster: this.cluster,
+      manifest: objects.map((o) => o as unknown as Record<string, unknown>),
+    });
+    if (dependencies.length > 0) manifest.node.addDependency(...dependencies);
+    return manifest;
+  }
+
+  private addClassUnit(u: {
+    cls: CapacityClass;
+    rank: number;
+    plan: ClassPlan;
+    opts: EksClassOptions;
+    targetGroup: elbv2.ApplicationTargetGroup;
+    labels: Record<string, string>;
+    triggerAuthName: string;
+    amiAlias: string;
+    deregistrationDelay: Duration;
+    period: Duration;
+    scaling: ScalingOptions;
+    gate?: IClassArtifactGate;
+  }): EksClassUnit {
+    const { cls, opts, plan } = u;
+    const hw = cls.hardware;
+    const service = this.plan.service;
+    const name = classObjectName(service, cls.name);
+    const nodePoolName = opts.nodePoolName ?? name;
+    const selector = { 'app.kubernetes.io/name': 'model-server', 'app.kubernetes.io/instance': name };
+    const labels = { ...u.labels, ...selector, [CLASS_LABEL]: cls.name };
+    const nodeLabels = { ...u.labels, [CLASS_LABEL]: cls.name };
+    const port = opts.port ?? DEFAULT_PORT;
+    const instanceTypes = [cls.instanceType, ...(opts.additionalInstanceTypes ?? [])];
+    const tp = cls.footprint.tensorParallelDegree;
+    const minReplicas = opts.minReplicas ?? plan.minReplicas;
+    const maxReplicas = Math.max(minReplicas, opts.maxReplicas ?? plan.maxReplicas);
+    const maxInstances = Math.ceil(cls.maxReplicas / cls.replicasPerInstance);
+    const cacheGiB = opts.modelCacheSize?.toGibibytes() ?? Math.max(20, Math.ceil(2 * cls.footprint.weightsGiB));
+    const volumeGiB = opts.nodeVolumeSize?.toGibibytes() ?? cacheGiB * cls.replicasPerInstance + 100;
+    const deadlineSeconds = this.deadlineSeconds;
+
+    const nodeClass = m.ec2NodeClass({
+      name: nodePoolName,
+      roleName: this.karpenter.nodeRole.roleName,
+      amiAlias: u.amiAlias,
+      subnetTags: { [DISCOVERY_TAG]: this.clusterName },
+      securityGroupTags: { 'aws:eks:cluster-name': this.clusterName },
+      volumeSizeGiB: volumeGiB,
+      labels: nodeLabels,
+      tags: { 'capacity-aware-inference:service': service, 'capacity-aware-inference:class': cls.name },
+    });
+    const nodePool = m.nodePool({
+      name: nodePoolName,
+      nodeClassName: nodePoolName,
+      instanceTypes,
+      capacityTypes: opts.capacityTypes ?? ['on-demand'],
+      acceleratorKind: hw.acceleratorKind,
+      acceleratorResource: hw.kubernetesResourceName,
+      acceleratorLimit: cls.maxReplicas * tp,
+      cpuLimit: maxInstances * Math.max(...instanceTypes.map((t) => this.vcpuOf(t, cls))),
+      weight: Math.max(1, 100 - 10 * u.rank),
+      labels: nodeLabels,
+      zones: cls.placement.zones,
+      consolidateAfter: '10m',
+      expireAfter: '720h',
+      terminationGracePeriod: `${u.deregistrationDelay.toSeconds() + deadlineSeconds + 60}s`,
+    });
+    const capacity = this.apply(`Capacity-${cls.name}`, [nodeClass, nodePool], this.karpenter.chart);
+
+    const priorityClass = m.priorityClass(name, 100000 - 1000 * u.rank, `Model servers of capacity class ${cls.name} (preference rank ${u.rank})`, labels);
+    const env: Record<string, string> = {
+      ...cls.runtime.env,
+      CAI_SERVICE: service,
+      CAI_CAPACITY_CLASS: cls.name,
+      CAI_PORT: String(port),
+      CAI_MAX_CONCURRENT_SEQUENCES: String(cls.runtime.maxConcurrentSequences),
+      CAI_MAX_QUEUE_DELAY_MS: String(cls.runtime.maxQueueDelayMs),
+      CAI_TENSOR_PARALLEL_DEGREE: String(tp),
+      CAI_MODEL_CACHE_DIR: '/models',
+      ...(cls.runtime.maxBatchTokens !== undefined ? { CAI_MAX_BATCH_TOKENS: String(cls.runtime.maxBatchTokens) } : {}),
+      ...(cls.artifact.modelData
+        ? {
+            CAI_MODEL_DATA_URI: cls.artifact.modelData.uri,
+            CAI_MODEL_DATA_SHA256: cls.artifact.modelData.sha256,
+            ...(cls.artifact.modelData.versionId ? { CAI_MODEL_DATA_VERSION_ID: cls.artifact.modelData.versionId } : {}),
+          }
+        : {}),
+    };
+    const perReplicaCpu = Math.max(1, Math.floor((hw.vcpu * 0.75) / cls.replicasPerInstance));
+    const perReplicaMemGiB = Math.max(2, Math.floor((hw.memoryGiB * 0.75) / cls.replicasPerInstance));
+    const deployment = m.deployment({
+      name,
+      namespace: this.namespace,
+      labels,
+      selector,
+      image: cls.artifact.image,
+      args: cls.runtime.args,
+      env,
+      port,
+      acceleratorKind: hw.acceleratorKind,
+      acceleratorResource: hw.kubernetesResourceName,
+      acceleratorCount: tp,
+      cpu: String(perReplicaCpu),
+      memory: `${perReplicaMemGiB}Gi`,
+      modelCacheSize: `${cacheGiB}Gi`,
+      nodePoolName,
+      priorityClassName: name,
+      serviceAccountName: SERVING_SERVICE_ACCOUNT,
+      readiness: {
+        healthPath: opts.healthPath ?? '/health',
+        readyPath: opts.readyPath ?? '/ready',
+        warmup: opts.warmup ? { path: opts.warmup.path, maxLatencySeconds: opts.warmup.maxLatency.toSeconds({ integral: false }) } : undefined,
+        startupTimeoutSeconds: (opts.startupTimeout ?? Duration.minutes(30)).toSeconds(),
+      },
+      drainSeconds: u.deregistrationDelay.toSeconds(),
+      inFlightSeconds: deadlineSeconds,
+    });
+    const svc = m.service(name, this.namespace, labels, selector, SERVICE_PORT);
+    const pdb = m.podDisruptionBudget(name, this.namespace, labels, selector);
+    const workload = this.apply(
+      `Workload-${cls.name}`,
+      [priorityClass, deployment, svc, pdb],
+      this.namespaceManifest,
+      capacity,
+      // The readiness-gate webhook must exist before the pods, so they turn Ready only once healthy in the target group.
+      this.loadBalancerController.chart,
+    );
+    if (this.servingRole) workload.node.addDependency(this.servingRole);
+    if (u.gate) workload.node.addDependency(u.gate.gateFor(this, cls));
+
+    const periodSeconds = u.period.toSeconds();
+    const target = opts.targetRequestsPerReplicaPerPeriod ?? plan.targetRequestsPerSecondPerReplica * periodSeconds;
+    const scaledObject = m.scaledObject({
+      name,
+      namespace: this.namespace,
+      labels,
+      deploymentName: name,
+      triggerAuthenticationName: u.triggerAuthName,
+      metric: {
+        namespace: AwsMetrics.alb.namespace,
+        metricName: AwsMetrics.alb.requestCount,
+        dimensionName: 'LoadBalancer;TargetGroup',
+        dimensionValue: `${this.loadBalancer.loadBalancerFullName};${u.targetGroup.targetGroupFullName}`,
+        statistic: 'Sum',
+        region: Stack.of(this).region,
+      },
+      target,
+      minReplicas,
+      maxReplicas,
+      fallbackReplicas: Math.min(maxReplicas, Math.max(minReplicas, plan.steadyReplicas)),
+      periodSeconds,
+      collectionSeconds: (u.scaling.metricCollectionTime ?? Duration.seconds(3 * periodSeconds)).toSeconds(),
+      endTimeOffsetSeconds: periodSeconds,
+      scaleDownStabilizationSeconds: (u.scaling.scaleDownStabilization ?? Duration.minutes(10)).toSeconds(),
+      scaleUpPods: u.scaling.maxScaleUpPods ?? 2,
+      scaleUpPeriodSeconds: (u.scaling.scaleUpPeriod ?? Duration.minutes(2)).toSeconds(),
+      pollingIntervalSeconds: (u.scaling.pollingInterval ?? Duration.seconds(30)).toSeconds(),
+    });
+    const scaler = this.apply(`Scaler-${cls.name}`, [scaledObject], this.keda.chart, this.triggerAuthenticationManifest, workload);
+    const tgb = m.targetGroupBinding(name, this.namespace, labels, {
+      targetGroupArn: u.targetGroup.targetGroupArn,
+      serviceName: name,
+      servicePort: SERVICE_PORT,
+      vpcId: this.vpc.vpcId,
+    });
+    const binding = this.apply(`Binding-${cls.name}`, [tgb], this.loadBalancerController.chart, workload);
+    return {
+      cls,
+      plan,
+      nodePoolName,
+      deploymentName: name,
+      targetGroup: u.targetGroup,
+      objects: { nodeClass, nodePool, priorityClass, deployment, service: svc, podDisruptionBudget: pdb, scaledObject, targetGroupBinding: tgb },
+      manifests: { capacity, workload, scaler, binding },
+    };
+  }
+
+  private vcpuOf(instanceType: string, cls: CapacityClass): number {
+    return this.catalog.find(instanceType)?.vcpu ?? cls.hardware.vcpu;
+  }
+}
+
+/** Subnet tag Karpenter's EC2NodeClasses select node subnets by. */
+export const DISCOVERY_TAG = 'karpenter.sh/discovery';
+
+function withVersion(chart: ChartSpec, version: string | undefined): ChartSpec {
+  return version === undefined ? chart : { ...chart, version };
+}
+
+/**
+ * Initial listener weights: each class's share of the plan's steady token capacity (steady replicas x envelope
+ * tokens/s), in whole percent. The preferred class carries peak; fallbacks get the share their warm standby can take,
+ * which keeps the fallback path exercised. Every class with steady replicas gets at least 1.
+ */
+export function initialWeights(plan: CapacityPlan, classes: readonly CapacityClass[]): Record<string, number> {
+  const capacity = plan.classes.map((p, i) => p.steadyReplicas * classes[i].envelope.tokensPerSecondPerReplica);
+  const total = capacity.reduce((a, b) => a + b, 0);
+  const weight = (i: number) => (total === 0 ? (i === 0 ? 100 : 0) : Math.max(capacity[i] > 0 ? 1 : 0, Math.round((100 * capacity[i]) / total)));
+  return Object.fromEntries(plan.classes.map((p, i) => [p.name, weight(i)]));
+}
+
+/** The facts of a class that routing decisions need. */
+export function routedClassFacts(cls: CapacityClass, plan: ClassPlan): RoutedClassFacts {
+  return {
+    name: cls.name,
+    preferenceRank: cls.preferenceRank,
+    tokensPerSecondPerReplica: cls.envelope.tokensPerSecondPerReplica,
+    safeConcurrency: cls.envelope.safeConcurrency,
+    usdPerReplicaHour: cls.usdPerReplicaHour,
+    allowSensitive: cls.placement.allowSensitive,
+    maxReplicas: plan.maxReplicas,
+    instanceType: cls.instanceType,
+  };
+}
+
+function newVpc(scope: Construct): ec2.Vpc {
+  const vpc = new ec2.Vpc(scope, 'Vpc', {
+    maxAzs: 3,
+    natGateways: 1,
+    subnetConfiguration: [
+      { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
+      { name: 'nodes', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 18 },
+    ],
+  });
+  const logGroup = new logs.LogGroup(scope, 'VpcFlowLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
+  vpc.addFlowLog('FlowLog', { destination: ec2.FlowLogDestination.toCloudWatchLogs(logGroup) });
+  return vpc;
+}
+
+function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: NewClusterOptions, kubectlLayer?: lambda.ILayerVersion): eks.Cluster {
+  const key = o.secretsEncryptionKey ?? new kms.Key(scope, 'SecretsKey', { enableKeyRotation: true, description: `Secrets of EKS cluster ${clusterName}` });
+  const cluster = new eks.Cluster(scope, 'Cluster', {
+    clusterName,
+    vpc,
+    vpcSubnets: [{ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }],
+    version: o.version ?? eks.KubernetesVersion.V1_33,
+    endpointAccess: o.endpointAccess ?? eks.EndpointAccess.PRIVATE,
+    secretsEncryptionKey: key,
+    clusterLogging: [
+      eks.ClusterLoggingTypes.API,
+      eks.ClusterLoggingTypes.AUDIT,
+      eks.ClusterLoggingTypes.AUTHENTICATOR,
+      eks.ClusterLoggingTypes.CONTROLLER_MANAGER,
+      eks.ClusterLoggingTypes.SCHEDULER,
+    ],
+    defaultCapacityType: eks.DefaultCapacityType.NODEGROUP,
+    defaultCapacity: o.systemNodeCount ?? 2,
+    defaultCapacityInstance: o.systemNodeInstanceType ?? ec2.InstanceType.of(ec2.InstanceClass.M7I, ec2.InstanceSize.LARGE),
+    kubectlProviderOptions: { kubectlLayer: kubectlLayer ?? new KubectlV34Layer(scope, 'KubectlLayer') },
+  });
+  acknowledgeManagedPolicies(
+    cluster,
+    'Roles aws-eks-v2 creates for the cluster: AmazonEKSClusterPolicy (control plane), the worker-node policies of the system node group ' +
+      'and the Lambda basic/VPC execution policies (plus public ECR read) of the kubectl handler. AWS maintains them for exactly these roles.',
+  );
+  // aws-eks-v2 writes EncryptionConfig.Resources, which the CloudFormation schema marks deprecated but still requires.
+  acknowledgeRule(cluster, 'CloudFormation-Validate::W9009', 'EncryptionConfig.Resources is how aws-eks-v2 enables envelope encryption of secrets.');
+  const kubectl = cluster.node.tryFindChild('KubectlProvider');
+  if (kubectl) {
+    acknowledgeWildcardResources(
+      kubectl,
+      "The kubectl provider framework invokes its handler function's versions (<handler ARN>:*), as aws-eks-v2 generates it.",
+      (r) => r.endsWith('.Arn>:*'),
+    );
+    acknowledgeRule(kubectl, 'AwsSolutions-L1', 'The kubectl handler runtime is fixed by aws-eks-v2 to match its kubectl/helm layer; it is not configurable.');
+  }
+  return cluster;
+}
+
+function tagNodeSubnets(scope: Construct, vpc: ec2.IVpc, clusterName: string): void {
+  for (const subnet of vpc.privateSubnets) {
+    if (subnet instanceof ec2.Subnet) {
+      Tags.of(subnet).add(DISCOVERY_TAG, clusterName);
+    } else {
+      Annotations.of(scope).addWarningV2(
+        'cdk-capacity-aware-inference:eks-untagged-subnet',
+        `Tag the node subnet ${Token.isUnresolved(subnet.subnetId) ? '' : subnet.subnetId} with ${DISCOVERY_TAG}=${clusterName}: Karpenter selects node subnets by that tag.`,
+      );
+    }
+  }
+}
+
+function newAccessLogBucket(scope: Construct): s3.Bucket {
+  const bucket = new s3.Bucket(scope, 'AccessLogs', {
+    encryption: s3.BucketEncryption.S3_MANAGED,
+    enforceSSL: true,
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+    objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    lifecycleRules: [{ expiration: Duration.days(90) }],
+  });
+  acknowledgeRule(bucket, 'AwsSolutions-S1', 'This bucket receives ALB access logs; logging access to the log bucket itself would need another bucket without end.');
+  return bucket;
+}
+
+/** Read access to exactly the model data objects of the classes, for the model servers' service account. */
+function servingRole(scope: EksInferenceService, cluster: eks.ICluster, ns: string, classes: readonly CapacityClass[]): iam.Role | undefined {
+  const objects = classes.flatMap((c) => (c.artifact.modelData ? [s3ObjectArn(Stack.of(scope), c.artifact.modelData.uri)] : []));
+  if (objects.length === 0) return undefined;
+  const identity = new PodIdentityRole(scope, 'ModelServer', {
+    cluster,
+    namespace: ns,
+    serviceAccountName: SERVING_SERVICE_ACCOUNT,
+    description: 'Model servers: read their pinned model data',
+    statements: [new iam.PolicyStatement({ sid: 'ReadPinnedModelData', actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [...new Set(objects)] })],
+    wildcardReason: 'Model data given as an S3 prefix (trailing /): the servers read the objects under that prefix only.',
+  });
+  return identity.role;
+}
+
+function s3ObjectArn(stack: Stack, uri: string): string {
+  const path = uri.replace(/^s3:\/\//, '');
+  // A prefix (trailing '/') covers the objects under it; a key names one object.
+  return `arn:${stack.partition}:s3:::${path}${path.endsWith('/') ? '*' : ''}`;
+}
+

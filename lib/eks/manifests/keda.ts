@@ -1,0 +1,121 @@
+import { type AwsCloudWatchTriggerMetadata, type ScaledObject, type TriggerAuthentication } from './types';
+
+/** KEDA authenticates to CloudWatch with the operator's own pod identity: workloads get no AWS permissions. */
+export function triggerAuthentication(name: string, ns: string, labels: Readonly<Record<string, string>>): TriggerAuthentication {
+  return {
+    apiVersion: 'keda.sh/v1alpha1',
+    kind: 'TriggerAuthentication',
+    metadata: { name, namespace: ns, labels },
+    spec: { podIdentity: { provider: 'aws', identityOwner: 'keda' } },
+  };
+}
+
+/**
+ * The CloudWatch metric a class scales on: the class's total load (e.g. the target group's request count). The HPA
+ * divides it by the replica count (`AverageValue`), so the target is a per-replica load.
+ */
+export interface LoadMetric {
+  readonly namespace: string;
+  readonly metricName: string;
+  readonly dimensionName: string;
+  readonly dimensionValue: string;
+  readonly statistic: 'Sum' | 'Average' | 'Maximum';
+  readonly region: string;
+}
+
+export interface ScaledObjectInput {
+  readonly name: string;
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly deploymentName: string;
+  readonly triggerAuthenticationName: string;
+  readonly metric: LoadMetric;
+  /** Per-replica value at which the class holds its SLO with headroom (from the envelope, via the capacity plan). */
+  readonly target: number;
+  readonly minReplicas: number;
+  readonly maxReplicas: number;
+  /** Replicas to hold when the metric cannot be read (KEDA fallback). */
+  readonly fallbackReplicas: number;
+  /** CloudWatch period of the metric, seconds. */
+  readonly periodSeconds: number;
+  /** How far back KEDA looks for datapoints, seconds (at least one period). */
+  readonly collectionSeconds: number;
+  /** Skip the newest, still-filling period, seconds. */
+  readonly endTimeOffsetSeconds: number;
+  /** How long the recommendation must stay lower before replicas are removed, seconds. */
+  readonly scaleDownStabilizationSeconds: number;
+  /** Most pods added per `scaleUpPeriodSeconds`. */
+  readonly scaleUpPods: number;
+  readonly scaleUpPeriodSeconds: number;
+  readonly pollingIntervalSeconds: number;
+}
+
+/**
+ * A ScaledObject on one CloudWatch load metric with `metricType: AverageValue`: desired replicas =
+ * ceil(load / per-replica target), Little's law at the envelope (and the metric type KEDA's fallback supports).
+ * Scale-up is rate-limited: one alarm must not start a
+ * stampede of cold model containers that compete for the same registry and storage bandwidth. Scale-down waits out a
+ * stabilization window, and removes one pod per period.
+ */
+export function scaledObject(input: ScaledObjectInput): ScaledObject {
+  const metadata: AwsCloudWatchTriggerMetadata = {
+    namespace: input.metric.namespace,
+    metricName: input.metric.metricName,
+    dimensionName: input.metric.dimensionName,
+    dimensionValue: input.metric.dimensionValue,
+    metricStat: input.metric.statistic,
+    metricStatPeriod: String(input.periodSeconds),
+    metricCollectionTime: String(input.collectionSeconds),
+    metricEndTimeOffset: String(input.endTimeOffsetSeconds),
+    targetMetricValue: formatNumber(input.target),
+    // Scaling to zero is not allowed (minReplicas >= 1), so activation only matters for the trigger's active flag.
+    activationTargetMetricValue: '0',
+    // No requests means no datapoints on ALB metrics: read that as zero load, not as a metric failure.
+    minMetricValue: '0',
+    awsRegion: input.metric.region,
+  };
+  return {
+    apiVersion: 'keda.sh/v1alpha1',
+    kind: 'ScaledObject',
+    metadata: { name: input.name, namespace: input.namespace, labels: input.labels },
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: input.deploymentName },
+      pollingInterval: input.pollingIntervalSeconds,
+      cooldownPeriod: input.scaleDownStabilizationSeconds,
+      minReplicaCount: input.minReplicas,
+      maxReplicaCount: input.maxReplicas,
+      fallback: { failureThreshold: 3, replicas: input.fallbackReplicas, behavior: 'currentReplicasIfHigher' },
+      advanced: {
+        restoreToOriginalReplicaCount: false,
+        horizontalPodAutoscalerConfig: {
+          behavior: {
+            scaleUp: {
+              stabilizationWindowSeconds: 0,
+              selectPolicy: 'Min',
+              policies: [{ type: 'Pods', value: input.scaleUpPods, periodSeconds: input.scaleUpPeriodSeconds }],
+            },
+            scaleDown: {
+              stabilizationWindowSeconds: input.scaleDownStabilizationSeconds,
+              selectPolicy: 'Min',
+              policies: [{ type: 'Pods', value: 1, periodSeconds: 120 }],
+            },
+          },
+        },
+      },
+      triggers: [
+        {
+          type: 'aws-cloudwatch',
+          name: 'per-replica-load',
+          metricType: 'AverageValue',
+          metadata,
+          authenticationRef: { kind: 'TriggerAuthentication', name: input.triggerAuthenticationName },
+        },
+      ],
+    },
+  };
+}
+
+/** Numbers as KEDA parses them: plain decimals, no exponent, at most 4 decimals. */
+function formatNumber(value: number): string {
+  return String(Math.round(value * 1e4) / 1e4);
+}

@@ -1,0 +1,101 @@
+import { CfnResource, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { type IConstruct } from 'constructs';
+
+/**
+ * cdk-nag acknowledgements for resources this library owns. cdk-nag 3 reports IAM findings with granular ids
+ * (`AwsSolutions-IAM5[Resource::<arn>]`) that must be acknowledged one by one; their ARNs only settle once the
+ * template resolves, so the ids are computed during validation, from the same rendering cdk-nag uses.
+ */
+
+/** Acknowledges one plain rule (e.g. `AwsSolutions-SQS3`) on `scope`. */
+export function acknowledgeRule(scope: IConstruct, id: string, reason: string): void {
+  Validations.of(scope).acknowledge({ id, reason });
+}
+
+/**
+ * Acknowledges every wildcard-resource finding (`AwsSolutions-IAM5[Resource::...]`) of the IAM policies under
+ * `scope` whose rendered resource passes `accept` (default: all of them), with `reason`.
+ */
+export function acknowledgeWildcardResources(scope: IConstruct, reason: string, accept: (resource: string) => boolean = () => true): void {
+  lazily(
+    scope,
+    () =>
+      policyDocuments(scope)
+        .flatMap((doc) => statementsOf(doc))
+        .filter((s) => s.Effect === 'Allow')
+        .flatMap((s) => toArray(s.Resource).map(flatten))
+        .filter((r) => r.includes('*') && accept(r))
+        .map((r) => `AwsSolutions-IAM5[Resource::${r}]`),
+    reason,
+  );
+}
+
+/** Acknowledges the AWS-managed-policy findings (`AwsSolutions-IAM4[Policy::...]`) of the roles under `scope`. */
+export function acknowledgeManagedPolicies(scope: IConstruct, reason: string): void {
+  lazily(
+    scope,
+    () =>
+      scope.node
+        .findAll()
+        .filter((c): c is iam.CfnRole => c instanceof iam.CfnRole)
+        .flatMap((role) => toArray(Stack.of(role).resolve(role.managedPolicyArns)).map((p) => flatten(Stack.of(role).resolve(p))))
+        .filter((p) => p.includes(':iam::aws:'))
+        .map((p) => `AwsSolutions-IAM4[Policy::${p}]`),
+    reason,
+  );
+}
+
+function lazily(scope: IConstruct, ids: () => string[], reason: string): void {
+  scope.node.addValidation({
+    validate: () => {
+      for (const id of new Set(ids())) Validations.of(scope).acknowledge({ id, reason });
+      return [];
+    },
+  });
+}
+
+interface Statement {
+  readonly Effect?: string;
+  readonly Resource?: unknown;
+}
+
+function policyDocuments(scope: IConstruct): unknown[] {
+  return scope.node.findAll().flatMap((c) => {
+    if (!(c instanceof CfnResource)) return [];
+    const stack = Stack.of(c);
+    if (c instanceof iam.CfnPolicy || c instanceof iam.CfnManagedPolicy) return [stack.resolve(c.policyDocument)];
+    if (c instanceof iam.CfnRole) {
+      return toArray(stack.resolve(c.policies)).map((p) => stack.resolve((p as { policyDocument?: unknown }).policyDocument));
+    }
+    return [];
+  });
+}
+
+function statementsOf(doc: unknown): Statement[] {
+  return toArray((doc as { Statement?: unknown } | undefined)?.Statement) as Statement[];
+}
+
+function toArray(value: unknown): unknown[] {
+  if (value === undefined || value === null) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+/** Renders a CloudFormation value the way cdk-nag names it in finding ids. */
+function flatten(node: unknown): string {
+  if (node === undefined) return '';
+  if (typeof node === 'string') return node.replace(/\${/g, '<').replace(/}/g, '>');
+  const o = node as Record<string, unknown>;
+  if (o['Fn::Join']) {
+    const [delimiter, items] = o['Fn::Join'] as [string, unknown[]];
+    return items.map(flatten).join(delimiter);
+  }
+  if (o['Fn::Sub']) return flatten(o['Fn::Sub']);
+  if (o['Fn::GetAtt']) {
+    const [resource, attribute] = o['Fn::GetAtt'] as [unknown, unknown];
+    return `<${flatten(resource)}.${flatten(attribute)}>`;
+  }
+  if (o['Fn::ImportValue']) return flatten(o['Fn::ImportValue']);
+  if (o.Ref) return `<${flatten(o.Ref)}>`;
+  return JSON.stringify(node);
+}

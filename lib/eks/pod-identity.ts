@@ -1,0 +1,82 @@
+import { type Duration } from 'aws-cdk-lib';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct, type IDependable } from 'constructs';
+import { acknowledgeWildcardResources } from './nag';
+import { type ChartSpec } from './versions';
+
+export interface PodIdentityRoleProps {
+  readonly cluster: eks.ICluster;
+  readonly namespace: string;
+  readonly serviceAccountName: string;
+  readonly description: string;
+  /** What the pods may do. */
+  readonly statements: readonly iam.PolicyStatement[];
+  /**
+   * Why the statements' wildcard resources (if any) are needed: recorded as the cdk-nag acknowledgement.
+   * @default - no wildcard is expected (cdk-nag reports any)
+   */
+  readonly wildcardReason?: string;
+}
+
+/**
+ * An IAM role that one Kubernetes service account assumes through EKS Pod Identity, with its policy and association
+ * (the service account itself belongs to the Helm chart or manifest that runs the pods). The trust policy admits only
+ * the Pod Identity service, with session tags.
+ */
+export class PodIdentityRole extends Construct {
+  public readonly role: iam.Role;
+  public readonly policy: iam.Policy;
+  public readonly association: eks.CfnPodIdentityAssociation;
+
+  constructor(scope: Construct, id: string, props: PodIdentityRoleProps) {
+    super(scope, id);
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.SessionTagsPrincipal(new iam.ServicePrincipal('pods.eks.amazonaws.com')),
+      description: props.description,
+    });
+    this.policy = new iam.Policy(this, 'Policy', { statements: [...props.statements] });
+    this.policy.attachToRole(this.role);
+    if (props.wildcardReason) acknowledgeWildcardResources(this.policy, props.wildcardReason);
+    this.association = new eks.CfnPodIdentityAssociation(this, 'Association', {
+      clusterName: props.cluster.clusterName,
+      namespace: props.namespace,
+      serviceAccount: props.serviceAccountName,
+      roleArn: this.role.roleArn,
+    });
+    // A new cluster gets the Pod Identity agent add-on; an imported one must already run it.
+    const agent = props.cluster.eksPodIdentityAgent;
+    if (agent) this.association.node.addDependency(agent);
+  }
+}
+
+export interface ControllerChartProps {
+  readonly cluster: eks.ICluster;
+  readonly chart: ChartSpec;
+  readonly release: string;
+  readonly namespace: string;
+  readonly createNamespace: boolean;
+  readonly timeout: Duration;
+  readonly values: Record<string, unknown>;
+  /** What the controller needs before it starts (its identity, node access). */
+  readonly dependsOn: readonly IDependable[];
+}
+
+/** A pinned controller chart, installed with `wait` and `atomic` so that dependents see a working controller or nothing. */
+export function controllerChart(scope: Construct, id: string, props: ControllerChartProps): eks.HelmChart {
+  const chart = new eks.HelmChart(scope, id, {
+    cluster: props.cluster,
+    chart: props.chart.chart,
+    repository: props.chart.repository,
+    version: props.chart.version,
+    release: props.release,
+    namespace: props.namespace,
+    createNamespace: props.createNamespace,
+    wait: true,
+    atomic: true,
+    timeout: props.timeout,
+    values: props.values,
+  });
+  chart.node.addDependency(...props.dependsOn);
+  return chart;
+}

@@ -1,0 +1,63 @@
+import { type CapacityClass } from '../core/capacity-class';
+import { type ServiceContract } from '../core/contract';
+import { type CapacityPlan } from '../core/sizing';
+import { type AutoscalerSpec, type ServiceModel, type SimClass } from './model';
+
+/** How one class behaves at run time, beyond what the capacity-class declaration says. */
+export interface ClassRuntimeBehavior {
+  /** Seconds from launch to ready (instance boot + image pull + weight load + warm-up); a range draws per replica. */
+  readonly provisioningSeconds: number | readonly [number, number];
+  /** @default { kind: 'keda' } (HPA behavior: scale-up immediate, scale-down stabilization 300 s) */
+  readonly autoscaler?: AutoscalerSpec;
+  /** Autoscaling lower bound. @default the plan's warm standby for fallbacks; 1 for the preferred class */
+  readonly minReplicas?: number;
+  /** Ready replicas at time 0. @default minReplicas */
+  readonly initialReplicas?: number;
+}
+
+/**
+ * The simulator's classes from the library's own capacity classes and capacity plan: envelope, price and quota
+ * come from the declaration, scaling targets and warm standby from `planCapacity` (the same numbers the constructs
+ * deploy). The preferred class autoscales from `minReplicas` up to the plan's bound rather than running the plan's
+ * peak fleet all day, so that a shortage of scale-out capacity matters.
+ */
+export function simClassesFromPlan(
+  classes: readonly CapacityClass[],
+  plan: CapacityPlan,
+  behavior: Readonly<Record<string, ClassRuntimeBehavior>>,
+): SimClass[] {
+  return classes.map((cls) => {
+    const p = plan.classes.find((x) => x.name === cls.name);
+    const b = behavior[cls.name];
+    if (!p) throw new Error(`The capacity plan has no entry for class '${cls.name}'`);
+    if (!b) throw new Error(`No run-time behavior (provisioning delay) given for class '${cls.name}'`);
+    const minReplicas = b.minReplicas ?? (p.role === 'preferred' ? 1 : p.minReplicas);
+    return {
+      name: cls.name,
+      preferenceRank: cls.preferenceRank,
+      tokensPerSecondPerReplica: cls.envelope.tokensPerSecondPerReplica,
+      safeConcurrency: cls.envelope.safeConcurrency,
+      usdPerReplicaHour: cls.usdPerReplicaHour,
+      allowSensitive: cls.placement.allowSensitive,
+      maxReplicas: p.maxReplicas,
+      instanceType: cls.instanceType,
+      provisioningSeconds: b.provisioningSeconds,
+      minReplicas,
+      initialReplicas: b.initialReplicas ?? minReplicas,
+      targetTokensPerSecondPerReplica: p.targetTokensPerSecondPerReplica,
+      autoscaler: b.autoscaler ?? { kind: 'keda' },
+    };
+  });
+}
+
+/** The per-request deadline model from a service contract. */
+export function serviceModelFromContract(contract: ServiceContract, prefillWeight: number, envelopeUtilization = 0.85): ServiceModel {
+  return {
+    ttftSeconds: contract.slo.ttftP95Ms / 1000,
+    itlSeconds: (contract.slo.itlP95Ms ?? 0) / 1000,
+    deadlineSeconds: contract.slo.deadlineMs / 1000,
+    prefillWeight,
+    envelopeUtilization,
+  };
+}
+

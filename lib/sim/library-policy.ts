@@ -1,0 +1,79 @@
+import { decide } from '../core/policy/decide';
+import {
+  type ClassSignals, type PolicyClass, type PolicyConfig, type PolicyInput, type PolicyState,
+} from '../core/policy/types';
+import { type ClassDatapoint } from './model';
+import { type PolicyFactory, type RoutingPolicy } from './policy';
+
+/** Epoch of simulated time 0: decide() reads epoch seconds. */
+const EPOCH = 1_767_225_600; // 2026-01-01T00:00:00Z
+
+/**
+ * The library's own `decide()` behind the simulator's RoutingPolicy interface: the same function the reconciler
+ * Lambda runs, fed the same kind of signal windows (published 60 s datapoints only, with gaps where CloudWatch has
+ * none), with its state carried between ticks exactly as returned.
+ *
+ * Configuration a user would set for this service: the latency SLO (the contract's end-to-end deadline, since the
+ * simulator measures end-to-end latency) and a provisioning grace period covering the preferred class's slowest
+ * replica start plus one metric delay, so that an ordinary scale-out is not mistaken for a shortage.
+ */
+export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFactory {
+  return ({ scenario }): RoutingPolicy => {
+    const classes: PolicyClass[] = scenario.classes.map((c) => ({
+      name: c.name,
+      preferenceRank: c.preferenceRank,
+      tokensPerSecondPerReplica: c.tokensPerSecondPerReplica,
+      usdPerReplicaHour: c.usdPerReplicaHour,
+      placementAllowed: true,
+    }));
+    const preferred = scenario.classes.reduce((a, b) => (b.preferenceRank < a.preferenceRank ? b : a));
+    const p = preferred.provisioningSeconds;
+    const slowestStart = typeof p === 'number' ? p : p[1];
+    const grace = Math.max(300, Math.ceil((slowestStart + (scenario.metricDelaySeconds ?? 60)) / 60) * 60);
+    const config: Partial<PolicyConfig> = {
+      latencySloP95Ms: scenario.service.deadlineSeconds * 1000,
+      provisioningGraceSeconds: grace,
+      ...overrides,
+    };
+    let state: PolicyState | undefined;
+    return {
+      name: 'library',
+      decide: (o) => {
+        const signals: Record<string, ClassSignals> = {};
+        const series = (w: ReadonlyArray<ClassDatapoint | undefined>, f: (d: ClassDatapoint) => number) => w.map((d) => (d ? f(d) : null));
+        scenario.classes.forEach((c, i) => {
+          const w = o.windows[i];
+          signals[c.name] = {
+            readyReplicas: series(w, (d) => d.readyReplicas),
+            desiredReplicas: series(w, (d) => d.desiredReplicas),
+            capacityErrors: series(w, (d) => d.capacityErrors),
+            latencyP95Ms: series(w, (d) => (Number.isNaN(d.latencyP95Seconds) ? NaN : d.latencyP95Seconds * 1000)),
+            servedTokensPerSecond: series(w, (d) => d.servedTokens / 60),
+            rejectedTokensPerSecond: series(w, (d) => d.rejectedTokens / 60),
+          };
+        });
+        const input: PolicyInput = {
+          now: EPOCH + o.now,
+          classes,
+          signals,
+          demandTokensPerSecond: o.demand.map((d) => (d ? d.tokens / 60 : null)),
+          config,
+        };
+        // The run starts in steady operation: the reconciler has been in cost mode for an hour with the weights in force.
+        const previous: PolicyState = state ?? {
+          mode: 'cost',
+          weights: Object.fromEntries(scenario.classes.map((c, i) => [c.name, o.weights[i]])),
+          modeSince: EPOCH + o.now - 3600,
+          ramping: false,
+        };
+        const step = decide(input, previous);
+        state = step.state;
+        return {
+          weights: scenario.classes.map((c) => step.decision.weights[c.name] ?? 0),
+          mode: step.decision.mode,
+          reason: step.decision.reason.message,
+        };
+      },
+    };
+  };
+}

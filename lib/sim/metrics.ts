@@ -1,0 +1,195 @@
+import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
+import { availabilityAt, type ScenarioInstance } from './model';
+import { type RunResult } from './simulator';
+
+/** The metrics of BENCHMARK.md for one run. Times in seconds, shares in 0..1, costs in USD. */
+export interface RunMetrics {
+  readonly arrivals: number;
+  /** SLO-meeting requests over all arrivals (rejections count as misses). */
+  readonly sloAttainment: number;
+  /** SLO-meeting requests over admitted requests. */
+  readonly sloAttainmentAdmitted: number;
+  /** SLO-meeting output tokens per second. */
+  readonly goodputTokensPerSecond: number;
+  readonly costUsd: number;
+  /** Of which fallback classes (standby included). */
+  readonly fallbackCostUsd: number;
+  readonly usdPerMillionTokensServed: number;
+  readonly usdPerMillionSloTokens: number;
+  readonly rejectedShare: number;
+  /** Rejections above the unavoidable share max(0, 1 - capacity/demand), per 5-minute window, over all arrivals. */
+  readonly excessRejectedShare: number;
+  /** Per capacity event: onset until the fallback carries 90% of the deficit (NaN: no deficit arose, or never). */
+  readonly timeToFallbackSeconds: number;
+  /** Metric period + metric delay + control period + fallback provisioning: nothing can react faster. */
+  readonly physicalFloorSeconds: number;
+  /** Restoration until cost per token is within 5% of the pre-event level (NaN: never within the run). */
+  readonly timeToReturnSeconds: number;
+  readonly modeChanges: number;
+  readonly modeChangesPerEvent: number;
+  /** Sum over ticks of half the L1 distance between consecutive weight vectors. */
+  readonly totalWeightVariation: number;
+  readonly latencyP50Seconds: number;
+  readonly latencyP95Seconds: number;
+  readonly latencyP99Seconds: number;
+  /** Largest relative deviation from Little's law over classes with traffic. */
+  readonly littleLawMaxError: number;
+}
+
+const WINDOW_MINUTES = 5;
+
+function sum(a: Float64Array, from = 0, to = a.length): number {
+  let s = 0;
+  for (let i = from; i < to; i++) s += a[i];
+  return s;
+}
+
+/** Sum over classes of one minute. */
+function minuteTotal(a: Float64Array, k: number, m: number, only?: (ci: number) => boolean): number {
+  let s = 0;
+  for (let ci = 0; ci < k; ci++) if (!only || only(ci)) s += a[m * k + ci];
+  return s;
+}
+
+export function computeMetrics(run: RunResult, scenario: ScenarioInstance): RunMetrics {
+  const s = run.series;
+  const k = s.classCount;
+  const minutes = s.minutes;
+  const classes = scenario.classes;
+  const arrivals = sum(s.demandRequests);
+  const admitted = sum(s.admitted);
+  const sloMet = sum(s.sloMetRequests);
+  const sloTokens = sum(s.sloMetTokens);
+  const served = sum(s.servedTokens);
+  const rejected = sum(s.rejected);
+  const costOf = (only?: (ci: number) => boolean) => {
+    let c = 0;
+    for (let m = 0; m < minutes; m++) {
+      for (let ci = 0; ci < k; ci++) if (!only || only(ci)) c += (s.replicaSeconds[m * k + ci] * classes[ci].usdPerReplicaHour) / 3600;
+    }
+    return c;
+  };
+  const cost = costOf();
+  const preferred = classes.reduce((best, c, i) => (c.preferenceRank < classes[best].preferenceRank ? i : best), 0);
+  const fallbackCost = costOf((ci) => ci !== preferred);
+
+  // Unavoidable rejection per window: what every class could carry at its envelope with all the capacity the cloud
+  // would hand out, against the window's demand.
+  let excess = 0;
+  for (let w = 0; w * WINDOW_MINUTES < minutes; w++) {
+    const from = w * WINDOW_MINUTES;
+    const to = Math.min(minutes, from + WINDOW_MINUTES);
+    const demandTokens = sum(s.demandTokens, from, to) / ((to - from) * 60);
+    let capacity = 0;
+    classes.forEach((c) => {
+      let instances = c.maxReplicas;
+      for (let m = from; m < to; m++) instances = Math.min(instances, availabilityAt(scenario.availability?.[c.name], m * 60));
+      capacity += instances * c.tokensPerSecondPerReplica * (scenario.speedFactors?.[c.name] ?? 1);
+    });
+    const unavoidable = demandTokens > 0 ? Math.max(0, 1 - capacity / demandTokens) : 0;
+    const windowArrivals = sum(s.demandRequests, from, to);
+    let windowRejected = 0;
+    for (let m = from; m < to; m++) windowRejected += minuteTotal(s.rejected, k, m);
+    if (windowArrivals > 0) excess += Math.max(0, windowRejected / windowArrivals - unavoidable) * windowArrivals;
+  }
+
+  // Reaction to capacity events.
+  const events = scenario.capacityEvents ?? [];
+  const ttf: number[] = [];
+  const ttr: number[] = [];
+  let floor = NaN;
+  const delay = scenario.metricDelaySeconds ?? 60;
+  for (const ev of events) {
+    const ci = classes.findIndex((c) => c.name === ev.className);
+    if (ci < 0) continue;
+    const fallbacks = classes.map((_, i) => i).filter((i) => i !== ci);
+    const provisioning = Math.min(...fallbacks.map((i) => {
+      const p = classes[i].provisioningSeconds;
+      return typeof p === 'number' ? p : (p[0] + p[1]) / 2;
+    }));
+    floor = 60 + delay + 60 + provisioning;
+    const start = Math.floor(ev.onset / 60);
+    const end = Math.min(minutes, Math.ceil(ev.restoration / 60));
+    let sawDeficit = false;
+    let reached = NaN;
+    for (let m = start; m < end; m++) {
+      const demand = s.demandTokens[m];
+      const preferredCapacity = s.readyReplicas[m * k + ci] * classes[ci].tokensPerSecondPerReplica * 60;
+      const deficit = demand - preferredCapacity;
+      if (deficit <= 0.02 * demand) continue;
+      sawDeficit = true;
+      const carried = minuteTotal(s.servedTokens, k, m, (i) => i !== ci);
+      if (carried >= 0.9 * deficit) {
+        reached = (m + 1) * 60 - ev.onset;
+        break;
+      }
+    }
+    ttf.push(sawDeficit ? (Number.isNaN(reached) ? Infinity : reached) : NaN);
+
+    // Time to return: pre-event cost per token over the 30 minutes before onset, then rolling 5-minute cost per token.
+    const costPerToken = (from: number, to: number) => {
+      let c = 0;
+      let t = 0;
+      for (let m = Math.max(0, from); m < Math.min(minutes, to); m++) {
+        for (let i = 0; i < k; i++) c += (s.replicaSeconds[m * k + i] * classes[i].usdPerReplicaHour) / 3600;
+        t += minuteTotal(s.servedTokens, k, m);
+      }
+      return t > 0 ? c / t : NaN;
+    };
+    const pre = costPerToken(start - 30, start);
+    let back = NaN;
+    for (let m = Math.ceil(ev.restoration / 60) + WINDOW_MINUTES - 1; m < minutes; m++) {
+      if (costPerToken(m - WINDOW_MINUTES + 1, m + 1) <= pre * 1.05) {
+        back = (m + 1) * 60 - ev.restoration;
+        break;
+      }
+    }
+    ttr.push(back);
+  }
+  const mean = (xs: number[]) => {
+    const ok = xs.filter((x) => !Number.isNaN(x));
+    return ok.length > 0 ? ok.reduce((a, b) => a + b, 0) / ok.length : NaN;
+  };
+
+  let modeChanges = 0;
+  let variation = 0;
+  for (let m = 1; m < minutes; m++) {
+    if (s.modes[m] !== s.modes[m - 1]) modeChanges++;
+    let d = 0;
+    for (let ci = 0; ci < k; ci++) d += Math.abs(s.weights[m * k + ci] - s.weights[(m - 1) * k + ci]);
+    variation += d / 2;
+  }
+
+  const all = new Float64Array(LATENCY_BUCKETS);
+  for (let cell = 0; cell < minutes * k; cell++) for (let b = 0; b < LATENCY_BUCKETS; b++) all[b] += s.latency[cell * LATENCY_BUCKETS + b];
+
+  let little = 0;
+  for (const l of run.little) {
+    if (l.arrivalRate === 0) continue;
+    const predicted = l.arrivalRate * l.meanTimeInSystem;
+    little = Math.max(little, Math.abs(l.inSystem - predicted) / Math.max(predicted, 1e-12));
+  }
+
+  return {
+    arrivals,
+    sloAttainment: arrivals > 0 ? sloMet / arrivals : 1,
+    sloAttainmentAdmitted: admitted > 0 ? sloMet / admitted : 1,
+    goodputTokensPerSecond: sloTokens / scenario.durationSeconds,
+    costUsd: cost,
+    fallbackCostUsd: fallbackCost,
+    usdPerMillionTokensServed: served > 0 ? (cost / served) * 1e6 : NaN,
+    usdPerMillionSloTokens: sloTokens > 0 ? (cost / sloTokens) * 1e6 : NaN,
+    rejectedShare: arrivals > 0 ? rejected / arrivals : 0,
+    excessRejectedShare: arrivals > 0 ? excess / arrivals : 0,
+    timeToFallbackSeconds: mean(ttf),
+    physicalFloorSeconds: floor,
+    timeToReturnSeconds: mean(ttr),
+    modeChanges,
+    modeChangesPerEvent: modeChanges / Math.max(1, events.length),
+    totalWeightVariation: variation,
+    latencyP50Seconds: histogramPercentile(all, 0, 0.5),
+    latencyP95Seconds: histogramPercentile(all, 0, 0.95),
+    latencyP99Seconds: histogramPercentile(all, 0, 0.99),
+    littleLawMaxError: little,
+  };
+}

@@ -1,0 +1,124 @@
+import { type RoutedClassFacts } from '../core/routing-facts';
+import { type WorkloadSpec } from './workload';
+
+/**
+ * How a class's autoscaler behaves. `keda`: KEDA/HPA (scale-up immediate, scale-down to the highest
+ * recommendation of a stabilization window). `sagemaker`: Application Auto Scaling target tracking (cooldowns).
+ */
+export type AutoscalerSpec =
+  | { readonly kind: 'keda'; readonly scaleDownStabilizationSeconds?: number }
+  | { readonly kind: 'sagemaker'; readonly scaleOutCooldownSeconds?: number; readonly scaleInCooldownSeconds?: number };
+
+/** One capacity class as the simulator runs it: the routing facts plus how it provisions and scales. */
+export interface SimClass extends RoutedClassFacts {
+  /** Seconds from launch to ready (instance boot + image pull + weight load + warm-up); a range draws per replica. */
+  readonly provisioningSeconds: number | readonly [number, number];
+  /** Replicas kept even without traffic (warm standby). */
+  readonly minReplicas: number;
+  /** Ready replicas at time 0. */
+  readonly initialReplicas: number;
+  /** Output tokens/s per replica the autoscaler aims for (the class's scaling target from the capacity plan). */
+  readonly targetTokensPerSecondPerReplica: number;
+  readonly autoscaler: AutoscalerSpec;
+}
+
+/** What a request is promised and how a replica turns tokens into time. */
+export interface ServiceModel {
+  /** Time-to-first-token budget, seconds: part of every request's deadline. */
+  readonly ttftSeconds: number;
+  /** Inter-token latency budget, seconds per output token (0 for models that do not stream tokens). */
+  readonly itlSeconds: number;
+  /**
+   * End-to-end deadline, seconds. A request's own deadline is min(deadline, ttft + output tokens x itl) when
+   * itlSeconds > 0, else the deadline: a long answer may take longer than a short one, never longer than this.
+   */
+  readonly deadlineSeconds: number;
+  /** Cost of one prompt token relative to one output token (prefill is much cheaper per token than decode). */
+  readonly prefillWeight: number;
+  /**
+   * The envelope's tokens/s is what a replica sustains while meeting the SLO, below saturation: a replica's
+   * saturation throughput is envelope / envelopeUtilization. @default 0.85
+   */
+  readonly envelopeUtilization?: number;
+}
+
+/** How many instances of a class the cloud will hand out in total, from `at` on (Infinity = no limit). */
+export interface AvailabilityStep {
+  readonly at: number;
+  readonly instances: number;
+}
+
+/** Loss of replicas with notice (spot-like interruption). */
+export interface Interruption {
+  readonly className: string;
+  /** When the replicas are lost, seconds. */
+  readonly at: number;
+  readonly replicas: number;
+  readonly noticeSeconds: number;
+}
+
+/** A capacity event the metrics measure reaction to: onset and restoration of a class's shortage. */
+export interface CapacityEvent {
+  readonly className: string;
+  readonly onset: number;
+  readonly restoration: number;
+}
+
+/** A scenario made concrete for one seed: everything a run needs. */
+export interface ScenarioInstance {
+  readonly id: string;
+  readonly title: string;
+  readonly durationSeconds: number;
+  /** In preference order (preferenceRank 0 first). */
+  readonly classes: readonly SimClass[];
+  readonly workload: WorkloadSpec;
+  readonly service: ServiceModel;
+  readonly availability?: Readonly<Record<string, readonly AvailabilityStep[]>>;
+  readonly interruptions?: readonly Interruption[];
+  /** Actual speed / envelope speed per class (S4: a fallback slower than its measured envelope). */
+  readonly speedFactors?: Readonly<Record<string, number>>;
+  /** Intervals during which no metric datapoints are published. */
+  readonly metricOutages?: ReadonlyArray<{ readonly from: number; readonly to: number }>;
+  /** CloudWatch publication delay of a 60 s datapoint, seconds. @default 60 */
+  readonly metricDelaySeconds?: number;
+  readonly capacityEvents?: readonly CapacityEvent[];
+}
+
+export function availabilityAt(steps: readonly AvailabilityStep[] | undefined, t: number): number {
+  if (!steps) return Infinity;
+  let v = Infinity;
+  for (const s of steps) {
+    if (s.at <= t) v = s.instances;
+    else break;
+  }
+  return v;
+}
+
+/** One class's 60 s datapoint, as the metrics pipeline publishes it. */
+export interface ClassDatapoint {
+  readonly minute: number;
+  readonly routedRequests: number;
+  /** Output tokens of the requests routed to the class (its demand). */
+  readonly routedTokens: number;
+  readonly admitted: number;
+  readonly rejected: number;
+  readonly rejectedTokens: number;
+  readonly completed: number;
+  readonly servedTokens: number;
+  readonly sloMetRequests: number;
+  readonly latencyP95Seconds: number;
+  readonly readyReplicas: number;
+  readonly desiredReplicas: number;
+  readonly pendingReplicas: number;
+  /** Launch attempts that failed with insufficient capacity in this minute. */
+  readonly capacityErrors: number;
+  /** Replicas under an interruption notice. */
+  readonly interruptionNotices: number;
+}
+
+/** The whole service's 60 s datapoint. */
+export interface DemandDatapoint {
+  readonly minute: number;
+  readonly requests: number;
+  readonly tokens: number;
+}

@@ -1,0 +1,303 @@
+import { serviceModelFromContract, simClassesFromPlan } from './classes';
+import {
+  type AvailabilityStep, type CapacityEvent, type Interruption, type ScenarioInstance,
+} from './model';
+import { Rng } from './rng';
+import { LLAMA_MEAN_RATE, llamaChatService, SD21_PEAK_RATE, sd21Service, type ServiceDefinition } from './services';
+import {
+  type ArrivalPattern, AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, diurnalProfile, type RateProfile,
+  type TokenDistribution,
+} from './workload';
+
+/** Scenario parameters: plain numbers, so the CLI can override them (`--param shortageMinutes=45`). */
+export type ScenarioParams = Readonly<Record<string, number>>;
+
+/** A named, parameterised scenario; `build` makes it concrete for one seed. */
+export interface ScenarioDefinition {
+  readonly id: string;
+  readonly title: string;
+  /** What happens and what a good policy does. */
+  readonly description: string;
+  /** Every parameter with its default; NaN means "drawn per seed" (see the description). */
+  readonly defaults: ScenarioParams;
+  build(seed: number, params?: ScenarioParams): ScenarioInstance;
+}
+
+/** Everything a scenario says about a service under stress; the shape users fill to define their own. */
+export interface ScenarioOptions {
+  readonly id: string;
+  readonly title: string;
+  readonly service: ServiceDefinition;
+  readonly durationSeconds: number;
+  readonly workload: {
+    readonly pattern: ArrivalPattern;
+    readonly meanRatePerSecond: number;
+    readonly rateProfile?: RateProfile;
+    readonly promptTokens: TokenDistribution;
+    readonly outputTokens: TokenDistribution;
+  };
+  /** Ready replicas per class at time 0 (defaults: enough of the preferred class for the initial demand; standby). */
+  readonly initialReplicas?: Readonly<Record<string, number>>;
+  readonly availability?: Readonly<Record<string, readonly AvailabilityStep[]>>;
+  readonly interruptions?: readonly Interruption[];
+  readonly speedFactors?: Readonly<Record<string, number>>;
+  /** Replace the provisioning delay of some classes. */
+  readonly provisioningSeconds?: Readonly<Record<string, number | readonly [number, number]>>;
+  readonly metricOutages?: ReadonlyArray<{ readonly from: number; readonly to: number }>;
+  readonly metricDelaySeconds?: number;
+  readonly capacityEvents?: readonly CapacityEvent[];
+  /** Override every class's autoscaler behavior. */
+  readonly autoscaler?: 'keda' | 'sagemaker';
+}
+
+/** Builds a concrete scenario from a service declared with the library's capacity classes and plan. */
+export function buildScenario(o: ScenarioOptions): ScenarioInstance {
+  const svc = o.service;
+  const behavior = Object.fromEntries(svc.classes.map((c) => {
+    const b = svc.behavior[c.name];
+    return [c.name, {
+      ...b,
+      provisioningSeconds: o.provisioningSeconds?.[c.name] ?? b?.provisioningSeconds ?? 300,
+      autoscaler: o.autoscaler ? (o.autoscaler === 'keda' ? { kind: 'keda' as const } : { kind: 'sagemaker' as const }) : b?.autoscaler,
+      initialReplicas: o.initialReplicas?.[c.name] ?? b?.initialReplicas,
+    }];
+  }));
+  return {
+    id: o.id,
+    title: o.title,
+    durationSeconds: o.durationSeconds,
+    classes: simClassesFromPlan(svc.classes, svc.plan, behavior),
+    workload: o.workload,
+    service: serviceModelFromContract(svc.contract, svc.prefillWeight),
+    availability: o.availability,
+    interruptions: o.interruptions,
+    speedFactors: o.speedFactors,
+    metricOutages: o.metricOutages,
+    metricDelaySeconds: o.metricDelaySeconds,
+    capacityEvents: o.capacityEvents,
+  };
+}
+
+const MIN = 60;
+
+/** Availability limited to `instances` between `from` and `to` (unlimited outside). */
+export function capBetween(from: number, to: number, instances: number): AvailabilityStep[] {
+  return [{ at: 0, instances: Infinity }, { at: from, instances }, { at: to, instances: Infinity }];
+}
+
+/** Piecewise-linear demand: 1 until `at`, ramping to `to` over `rampMinutes`. */
+function ramp(at: number, to: number, rampMinutes = 10): RateProfile {
+  return [{ at: 0, multiplier: 1 }, { at, multiplier: 1 }, { at: at + rampMinutes * MIN, multiplier: to }];
+}
+
+interface LlmOptions {
+  readonly id: string;
+  readonly title: string;
+  readonly p: ScenarioParams;
+  readonly profile?: RateProfile;
+  readonly availability?: Readonly<Record<string, readonly AvailabilityStep[]>>;
+  readonly events?: readonly CapacityEvent[];
+  readonly interruptions?: readonly Interruption[];
+  readonly speedFactors?: Readonly<Record<string, number>>;
+  readonly provisioningSeconds?: Readonly<Record<string, number | readonly [number, number]>>;
+  readonly metricOutages?: ReadonlyArray<{ readonly from: number; readonly to: number }>;
+}
+
+function llm(o: LlmOptions): ScenarioInstance {
+  const service = llamaChatService();
+  const rate = o.p.meanRate ?? LLAMA_MEAN_RATE;
+  const preferred = service.plan.classes[0];
+  const initialTokens = rate * service.contract.requestShape.meanOutputTokens;
+  return buildScenario({
+    id: o.id,
+    title: o.title,
+    service,
+    durationSeconds: (o.p.durationMinutes ?? 180) * MIN,
+    workload: { pattern: 'near-poisson', meanRatePerSecond: rate, rateProfile: o.profile, promptTokens: AZURE_CONVERSATION_PROMPT, outputTokens: AZURE_CONVERSATION_OUTPUT },
+    initialReplicas: { [preferred.name]: Math.ceil(initialTokens / preferred.targetTokensPerSecondPerReplica) },
+    availability: o.availability,
+    interruptions: o.interruptions,
+    speedFactors: o.speedFactors,
+    provisioningSeconds: o.provisioningSeconds,
+    metricOutages: o.metricOutages,
+    capacityEvents: o.events,
+    autoscaler: o.p.sagemakerAutoscaler === 1 ? 'sagemaker' : undefined,
+  });
+}
+
+/** A value drawn per seed when the parameter is NaN (the default), else the parameter. */
+function drawn(p: ScenarioParams, key: string, draw: () => number): number {
+  const v = p[key];
+  return v === undefined || Number.isNaN(v) ? draw() : v;
+}
+
+/** The preferred class of the LLM service cannot grow past its fleet at onset (5 replicas) for a while. */
+function preferredShortage(p: ScenarioParams, rng: Rng) {
+  const onset = (p.onsetMinute ?? 60) * MIN;
+  const minutes = drawn(p, 'shortageMinutes', () => rng.int(30, 90));
+  const restoration = onset + minutes * MIN;
+  const held = p.preferredInstancesDuringShortage ?? 5;
+  return {
+    onset,
+    restoration,
+    availability: { l40s: capBetween(onset, restoration, held) },
+    events: [{ className: 'l40s', onset, restoration }],
+  };
+}
+
+const COMMON = { durationMinutes: 180, onsetMinute: 60, meanRate: LLAMA_MEAN_RATE, sagemakerAutoscaler: 0 };
+
+type Builder = (seed: number, p: ScenarioParams, rng: Rng) => ScenarioInstance;
+
+function define(id: string, title: string, description: string, defaults: ScenarioParams, build: Builder): ScenarioDefinition {
+  return {
+    id, title, description, defaults,
+    build: (seed, params) => build(seed, { ...defaults, ...params }, Rng.derive(seed, `scenario-${id}`)),
+  };
+}
+
+export const S0 = define('S0', 'Steady state', 'Constant demand, all capacity available. Expect zero mode changes.', COMMON,
+  (_seed, p) => llm({ id: 'S0', title: 'Steady state', p }));
+
+const SHORTAGE = { ...COMMON, shortageMinutes: NaN, surge: 1.8, preferredInstancesDuringShortage: 5 };
+
+export const S1 = define('S1', 'Preferred shortage',
+  'Demand rises 80% at onset while the preferred class (L40S) cannot scale out for 30-90 min (drawn per seed); its existing replicas stay.',
+  SHORTAGE, (_seed, p, rng) => {
+    const s = preferredShortage(p, rng);
+    return llm({ id: 'S1', title: 'Preferred shortage', p, profile: ramp(s.onset, p.surge), availability: s.availability, events: s.events });
+  });
+
+export const S2 = define('S2', 'Partial fallback',
+  'Demand doubles during a preferred shortage and the fallbacks are capped (inf2 2, a10g 1 instances): some shedding is unavoidable, no more should happen.',
+  { ...SHORTAGE, surge: 2, inf2Cap: 2, a10gCap: 1 }, (_seed, p, rng) => {
+    const s = preferredShortage(p, rng);
+    const cap = (n: number) => capBetween(s.onset, s.restoration, n);
+    return llm({
+      id: 'S2', title: 'Partial fallback', p, profile: ramp(s.onset, p.surge), events: s.events,
+      availability: { ...s.availability, inf2: cap(p.inf2Cap), a10g: cap(p.a10gCap) },
+    });
+  });
+
+export const S3 = define('S3', 'Slow fallback download',
+  'A preferred shortage while fallback replicas take 2 to 20 minutes to become ready (model download).',
+  SHORTAGE, (_seed, p, rng) => {
+    const s = preferredShortage(p, rng);
+    return llm({
+      id: 'S3', title: 'Slow fallback download', p, profile: ramp(s.onset, p.surge), availability: s.availability, events: s.events,
+      provisioningSeconds: { inf2: [120, 1200], a10g: [120, 1200] },
+    });
+  });
+
+export const S4 = define('S4', 'Slow fallback',
+  'A preferred shortage while the fallbacks run 20-40% slower than their measured envelopes (drawn per seed).',
+  { ...SHORTAGE, slowdown: NaN }, (_seed, p, rng) => {
+    const s = preferredShortage(p, rng);
+    const slowdown = drawn(p, 'slowdown', () => rng.uniform(1.2, 1.4));
+    return llm({
+      id: 'S4', title: 'Slow fallback', p, profile: ramp(s.onset, p.surge), availability: s.availability, events: s.events,
+      speedFactors: { inf2: 1 / slowdown, a10g: 1 / slowdown },
+    });
+  });
+
+export const S5 = define('S5', 'Preferred returns under load',
+  'Demand doubles and overloads the capped fallbacks (queues full); then the preferred class returns after 30-60 min. Measures the return.',
+  { ...SHORTAGE, surge: 2, inf2Cap: 2, a10gCap: 2 }, (_seed, p, rng) => {
+    const onset = p.onsetMinute * MIN;
+    const restoration = onset + drawn(p, 'shortageMinutes', () => rng.int(30, 60)) * MIN;
+    const cap = (n: number) => [{ at: 0, instances: Infinity }, { at: onset, instances: n }];
+    return llm({
+      id: 'S5', title: 'Preferred returns under load', p, profile: ramp(onset, p.surge),
+      availability: {
+        l40s: capBetween(onset, restoration, p.preferredInstancesDuringShortage),
+        inf2: cap(p.inf2Cap), a10g: cap(p.a10gCap),
+      },
+      events: [{ className: 'l40s', onset, restoration }],
+    });
+  });
+
+const FLAP_PERIODS = [1, 2, 5, 10];
+
+export const S6 = define('S6', 'Flapping availability',
+  'For 90 minutes the preferred class alternates between no capacity and capacity, with a period of 1, 2, 5 or 10 minutes (by seed), while demand is 80% up.',
+  { ...SHORTAGE, flapPeriodMinutes: NaN, flapMinutes: 90 }, (seed, p) => {
+    const onset = p.onsetMinute * MIN;
+    const period = drawn(p, 'flapPeriodMinutes', () => FLAP_PERIODS[seed % FLAP_PERIODS.length]) * MIN;
+    const end = onset + p.flapMinutes * MIN;
+    const steps: AvailabilityStep[] = [{ at: 0, instances: Infinity }];
+    for (let t = onset, on = false; t < end; t += period / 2, on = !on) {
+      steps.push({ at: t, instances: on ? Infinity : p.preferredInstancesDuringShortage });
+    }
+    steps.push({ at: end, instances: Infinity });
+    return llm({ id: 'S6', title: 'Flapping availability', p, profile: ramp(onset, p.surge), availability: { l40s: steps }, events: [{ className: 'l40s', onset, restoration: end }] });
+  });
+
+export const S7 = define('S7', 'Metric outage',
+  'A preferred shortage during which no metric datapoints are published for 1-10 periods (drawn per seed), starting 5 minutes after onset.',
+  { ...SHORTAGE, outagePeriods: NaN }, (_seed, p, rng) => {
+    const s = preferredShortage(p, rng);
+    const periods = drawn(p, 'outagePeriods', () => rng.int(1, 10));
+    const from = s.onset + 5 * MIN;
+    return llm({
+      id: 'S7', title: 'Metric outage', p, profile: ramp(s.onset, p.surge), availability: s.availability, events: s.events,
+      metricOutages: [{ from, to: from + periods * MIN }],
+    });
+  });
+
+export const S8 = define('S8', 'Demand spike during shortage',
+  'A preferred shortage with a 4x demand spike for one minute 20 minutes after onset (diurnal=1: the diurnal peak instead).',
+  { ...SHORTAGE, spike: 4, diurnal: 0 }, (_seed, p, rng) => {
+    const s = preferredShortage(p, rng);
+    const spikeAt = s.onset + 20 * MIN;
+    const profile: RateProfile = p.diurnal === 1
+      // 20x night/day swing; the run starts at the morning ramp and peaks 90 minutes in (mid-shortage), 1.8x the mean.
+      ? diurnalProfile({ fromSeconds: 0, toSeconds: p.durationMinutes * MIN, peakAtSeconds: s.onset + 30 * MIN, swing: 20 })
+        .map((x) => ({ at: x.at, multiplier: x.multiplier * 1.8 }))
+      : [...ramp(s.onset, p.surge), { at: spikeAt - 1, multiplier: p.surge }, { at: spikeAt, multiplier: p.surge * p.spike },
+        { at: spikeAt + MIN, multiplier: p.surge * p.spike }, { at: spikeAt + MIN + 1, multiplier: p.surge }];
+    return llm({ id: 'S8', title: 'Demand spike during shortage', p, profile, availability: s.availability, events: s.events });
+  });
+
+export const S9 = define('S9', 'Spot-like interruption',
+  'At onset 3 of the 5 preferred replicas are lost after a 2-minute notice, and the preferred class has no capacity for 30-90 minutes (drawn per seed).',
+  { ...COMMON, shortageMinutes: NaN, lostReplicas: 3 }, (_seed, p, rng) => {
+    const onset = p.onsetMinute * MIN;
+    const notice = 120;
+    const restoration = onset + drawn(p, 'shortageMinutes', () => rng.int(30, 90)) * MIN;
+    return llm({
+      id: 'S9', title: 'Spot-like interruption', p,
+      availability: { l40s: capBetween(onset - notice, restoration, 5 - p.lostReplicas) },
+      interruptions: [{ className: 'l40s', at: onset, replicas: p.lostReplicas, noticeSeconds: notice }],
+      events: [{ className: 'l40s', onset: onset - notice, restoration }],
+    });
+  });
+
+export const P1 = define('P1', 'Reference experiment (SD2.1, five classes)',
+  'Stable Diffusion 2.1 on the five deployment units of arXiv 2503.20074 with their breaking points and prices; cosine load over a day ' +
+    '(peak 16 images/s, trough 20% of it); inf2 capped at 3 instances for 24 hours from hour 3, then recovery.',
+  { durationHours: 30, shortageStartHour: 3, shortageHours: 24, inf2DuringShortage: 3, peakRate: SD21_PEAK_RATE, troughShare: 0.2 },
+  (_seed, p) => {
+    const service = sd21Service();
+    const onset = p.shortageStartHour * 3600;
+    const restoration = onset + p.shortageHours * 3600;
+    const duration = p.durationHours * 3600;
+    const profile = diurnalProfile({ fromSeconds: 0, toSeconds: duration, peakAtSeconds: 15 * 3600, swing: 1 / p.troughShare });
+    const atStart = profile[0].multiplier * p.peakRate;
+    const inf2 = service.plan.classes[0];
+    return buildScenario({
+      id: 'P1', title: 'Reference experiment (SD2.1, five classes)', service, durationSeconds: duration,
+      workload: { pattern: 'near-poisson', meanRatePerSecond: p.peakRate, rateProfile: profile, promptTokens: { fixed: 0 }, outputTokens: { fixed: 1 } },
+      initialReplicas: { [inf2.name]: Math.ceil(atStart / inf2.targetTokensPerSecondPerReplica) },
+      availability: { inf2: capBetween(onset, restoration, p.inf2DuringShortage) },
+      capacityEvents: [{ className: 'inf2', onset, restoration }],
+    });
+  });
+
+/** Every built-in scenario, in suite order. */
+export const SCENARIOS: readonly ScenarioDefinition[] = [S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, P1];
+
+export function findScenario(id: string): ScenarioDefinition {
+  const s = SCENARIOS.find((x) => x.id.toLowerCase() === id.toLowerCase());
+  if (!s) throw new Error(`Unknown scenario '${id}'. Known: ${SCENARIOS.map((x) => x.id).join(', ')}`);
+  return s;
+}

@@ -1,0 +1,85 @@
+import {
+  assembleSignals,
+  buildQueryBatch,
+  DEFAULT_POLICY_CONFIG,
+  type ReconcilerConfig,
+  rebuildState,
+  signalPlan,
+  windowsFromResults,
+} from '../../lib/core';
+
+const FRAME = { start: 1_800_000_000, periodSeconds: 60, slots: 12 };
+const NOW = FRAME.start + 12 * 60;
+const W = { a: 60, b: 40 };
+const cls = (name: string, rank: number) => ({
+  name, preferenceRank: rank, tokensPerSecondPerReplica: 100, safeConcurrency: 4, usdPerReplicaHour: 1, allowSensitive: true, maxReplicas: 4,
+  instanceType: 'ml.g5.xlarge',
+});
+const CONFIG: ReconcilerConfig = {
+  facts: {
+    kind: 'sagemaker', endpointName: 'my"endpoint', endpointArn: 'arn',
+    variants: [{ variantName: 'a', classes: [cls('a', 0)] }, { variantName: 'b', classes: [cls('b', 1)] }],
+  },
+  placement: {}, policy: {}, service: 'svc', tokensPerRequest: 120, metricDelaySeconds: 120,
+};
+
+describe('rebuildState: the policy state from the reconciler\'s own decision metrics', () => {
+  const none = Array(12).fill(null);
+
+  test('without history: capacity mode entered now (costs one window, never availability)', () => {
+    expect(rebuildState(none, none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG)).toEqual({ mode: 'capacity', weights: W, modeSince: NOW, ramping: false });
+  });
+
+  test('the mode of the newest datapoint, entered where its trailing run began; gaps do not end a run', () => {
+    const mode = [0, 0, 0, 1, 1, null, 1, 1, null, null, null, null];
+    expect(rebuildState(mode, none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG)).toEqual({
+      mode: 'capacity', weights: W, modeSince: FRAME.start + 3 * 60, ramping: false,
+    });
+  });
+
+  test('the ramp flag comes from PolicyRamping at the same period', () => {
+    const mode = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0];
+    const ramping = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0];
+    expect(rebuildState(mode, ramping, W, FRAME, NOW, DEFAULT_POLICY_CONFIG).ramping).toBe(false);
+    expect(rebuildState(mode, [...ramping.slice(0, 11), 1], W, FRAME, NOW, DEFAULT_POLICY_CONFIG).ramping).toBe(true);
+  });
+
+  test('without the ramp flag, a recent capacity-to-cost transition counts as ramping, a window-long cost run does not', () => {
+    expect(rebuildState([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0], none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG).ramping).toBe(true);
+    expect(rebuildState(Array(12).fill(0), none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG)).toMatchObject({ mode: 'cost', ramping: false });
+  });
+});
+
+describe('the GetMetricData batch and its answer', () => {
+  const plan = signalPlan(CONFIG, 60);
+  const batch = buildQueryBatch(plan, 60);
+
+  test('SageMaker signals aggregate over the InstanceType dimension, with names quoted safely', () => {
+    expect(plan.classes.a.servedTokensPerSecond).toEqual({
+      expression: 'SUM(SEARCH(\'{AWS/SageMaker,EndpointName,InstanceType,VariantName} MetricName="Invocations" '
+        + 'EndpointName="my\\"endpoint" VariantName="a"\', \'Sum\', 60))',
+      scale: 2,
+    });
+    expect(batch.queries.map((q) => q.Id)).toEqual(batch.index.map((e) => e.id));
+    expect(new Set(batch.queries.map((q) => q.Id)).size).toBe(batch.queries.length);
+    expect(batch.queries.every((q) => /^[a-z][a-zA-Z0-9_]*$/.test(q.Id))).toBe(true);
+  });
+
+  test('datapoints land in their period, scaled; out-of-frame and non-finite values are dropped', () => {
+    const served = batch.index.find((e) => e.className === 'a' && e.signal === 'servedTokensPerSecond')!;
+    const at = (slot: number) => new Date((FRAME.start + slot * 60 + 5) * 1000);
+    const windows = windowsFromResults([
+      { Id: served.id, Timestamps: [at(0), at(3), at(-1), at(12), at(4)], Values: [10, 20, 99, 99, Number.NaN] },
+    ], batch, FRAME);
+    expect(windows.get(served.id)).toEqual([20, null, null, 40, null, null, null, null, null, null, null, null]);
+  });
+
+  test('demand is served + rejected over classes; a period with no datapoint from any class is missing', () => {
+    const id = (className: string, signal: string) => batch.index.find((e) => e.className === className && e.signal === signal)!.id;
+    const windows = new Map<string, Array<number | null>>(batch.index.map((e) => [e.id, Array(3).fill(null)]));
+    windows.set(id('a', 'servedTokensPerSecond'), [100, null, null]);
+    windows.set(id('b', 'servedTokensPerSecond'), [50, 25, null]);
+    windows.set(id('b', 'rejectedTokensPerSecond'), [5, null, null]);
+    expect(assembleSignals(windows, batch, ['a', 'b'], 3).demand).toEqual([155, 25, null]);
+  });
+});

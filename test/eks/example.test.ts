@@ -1,0 +1,55 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { EksStableDiffusionStack, SD21_UNITS } from '../../examples/eks-stable-diffusion';
+import { EXAMPLE_ENV } from '../../examples/env';
+import { nagFindings } from '../util';
+
+describe('examples/eks-stable-diffusion', () => {
+  let app: App;
+  let stack: EksStableDiffusionStack;
+
+  beforeAll(() => {
+    // The one synth of this example with the built-in CloudFormation validation on, as `cdk synth` runs it.
+    app = new App();
+    stack = new EksStableDiffusionStack(app, 'EksStableDiffusion', { env: EXAMPLE_ENV });
+    app.synth();
+  });
+
+  test('synthesizes offline with validation on and no unacknowledged cdk-nag finding', () => {
+    expect(nagFindings(stack)).toEqual([]);
+    Template.fromStack(stack).resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
+  });
+
+  test('the five deployment units of the paper, envelopes from their breaking points (1 token = 1 image)', () => {
+    const units = stack.service.units;
+    expect(units.map((u) => [u.cls.name, u.cls.instanceType])).toEqual(SD21_UNITS.map((u) => [u.name, u.instanceType]));
+    // inf2: 105 requests per 60 s period at 900 ms -> 1.75 images/s, 1.575 in flight -> safe concurrency 2.
+    expect(units[0].cls.envelope).toMatchObject({ tokensPerSecondPerReplica: 1.75, safeConcurrency: 2, ttftP95Ms: 900 });
+    expect(units.map((u) => u.objects.deployment.spec.template.spec.containers[0].resources.limits)).toEqual([
+      expect.objectContaining({ 'aws.amazon.com/neuroncore': '2' }),
+      expect.objectContaining({ 'aws.amazon.com/neuroncore': '2' }),
+      expect.objectContaining({ 'nvidia.com/gpu': '1' }),
+      expect.objectContaining({ 'nvidia.com/gpu': '1' }),
+      expect.objectContaining({ 'nvidia.com/gpu': '1' }),
+    ]);
+  });
+
+  test('KEDA targets are the breaking points less the 20 % headroom, in requests per 60 s', () => {
+    const targets = stack.service.units.map((u) => Number(u.objects.scaledObject.spec.triggers[0].metadata.targetMetricValue));
+    SD21_UNITS.forEach((u, i) => expect(targets[i]).toBeCloseTo(u.breakingPoint / 1.2, 1));
+  });
+
+  test('the cheapest class per image (inf2) is preferred and carries the peak; fallbacks keep one warm replica', () => {
+    const plan = stack.service.plan;
+    expect(plan.classes.map((c) => [c.name, c.role, c.minReplicas])).toEqual([
+      ['inf2', 'preferred', 5],
+      ['trn1', 'fallback', 1],
+      ['a10g-triton', 'fallback', 1],
+      ['l4-triton', 'fallback', 1],
+      ['a10g-cuda', 'fallback', 1],
+    ]);
+    const usdPerMillion = plan.classes.map((c) => c.usdPerMillionTokens);
+    expect([...usdPerMillion].sort((a, b) => a - b)).toEqual(usdPerMillion);
+    expect(stack.service.initialWeights.inf2).toBeGreaterThan(50);
+  });
+});

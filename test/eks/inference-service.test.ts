@@ -1,0 +1,369 @@
+import { CfnResource, Duration, type Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { type IConstruct, type IDependable, Construct } from 'constructs';
+import { type CapacityClass } from '../../lib/core';
+import {
+  EksInferenceService,
+  type EksInferenceServiceProps,
+  KARPENTER_CHART,
+  KARPENTER_INTERRUPTION_EVENTS,
+  KEDA_CHART,
+  LOAD_BALANCER_CONTROLLER_CHART,
+} from '../../lib/eks';
+import { type IClassArtifactGate } from '../../lib/trust/gate';
+import { expectValidManifests, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack, testWithSchemas } from '../util';
+
+/** A gate that records the classes it was asked about and hands out one marker construct per class. */
+class RecordingGate implements IClassArtifactGate {
+  public readonly gated: string[] = [];
+  public readonly markers = new Map<string, Construct>();
+  gateFor(scope: Construct, cls: CapacityClass): IDependable {
+    this.gated.push(cls.name);
+    const marker = new Construct(scope, `Gate-${cls.name}`);
+    new CfnResource(marker, 'Resource', { type: 'AWS::CloudFormation::WaitConditionHandle' });
+    this.markers.set(cls.name, marker);
+    return marker;
+  }
+}
+
+function build(overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; service: EksInferenceService } {
+  const { stack } = testStack();
+  const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), ...overrides });
+  return { stack, service };
+}
+
+/** A manifest as CloudFormation will render it, with every intrinsic (always inside a JSON string) replaced by a placeholder. */
+function renderWithPlaceholders(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  if (!join) return 'resolved-at-deploy';
+  return join[1].map(renderWithPlaceholders).join(join[0]);
+}
+
+function logicalIdOf(scope: IConstruct): string {
+  const cfn = scope.node.findAll().find((c): c is CfnResource => c instanceof CfnResource);
+  if (!cfn) throw new Error(`no CfnResource under ${scope.node.path}`);
+  return cfn.stack.resolve(cfn.logicalId) as string;
+}
+
+describe('EksInferenceService', () => {
+  let stack: Stack;
+  let service: EksInferenceService;
+  let template: Template;
+  let gate: RecordingGate;
+
+  beforeAll(() => {
+    gate = new RecordingGate();
+    ({ stack, service } = build({ artifactGate: gate, classOptions: { a10g: { capacityTypes: ['on-demand', 'spot'] } } }));
+    template = Template.fromStack(stack);
+  });
+
+  describe('cluster', () => {
+    test('a new cluster has private endpoint access, every control-plane log type and envelope-encrypted secrets', () => {
+      template.hasResourceProperties('AWS::EKS::Cluster', {
+        ResourcesVpcConfig: Match.objectLike({ EndpointPrivateAccess: true, EndpointPublicAccess: false }),
+        Logging: { ClusterLogging: { EnabledTypes: ['api', 'audit', 'authenticator', 'controllerManager', 'scheduler'].map((type) => ({ Type: type })) } },
+        EncryptionConfig: [Match.objectLike({ Resources: ['secrets'] })],
+      });
+      template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    });
+
+    test('the cluster name is literal so that IAM conditions and discovery tags can name it', () => {
+      expect(service.clusterName).toMatch(/^[A-Za-z0-9][A-Za-z0-9-]*$/);
+      template.hasResourceProperties('AWS::EKS::Cluster', { Name: service.clusterName });
+      template.hasResourceProperties('AWS::EC2::Subnet', { Tags: Match.arrayWith([{ Key: 'karpenter.sh/discovery', Value: service.clusterName }]) });
+    });
+  });
+
+  describe('charts', () => {
+    test.each([
+      ['karpenter', KARPENTER_CHART, 'kube-system'],
+      ['keda', KEDA_CHART, 'keda'],
+      ['aws-load-balancer-controller', LOAD_BALANCER_CONTROLLER_CHART, 'kube-system'],
+    ])('%s is installed from its pinned chart with wait and atomic', (release, chart, namespace) => {
+      template.hasResourceProperties('Custom::AWSCDK-EKS-HelmChart', {
+        Release: release,
+        Chart: chart.chart,
+        Repository: chart.repository,
+        Version: chart.version,
+        Namespace: namespace,
+        Wait: true,
+        Atomic: true,
+      });
+    });
+
+    test('the pins are the reviewed versions', () => {
+      expect([KARPENTER_CHART.version, KEDA_CHART.version, LOAD_BALANCER_CONTROLLER_CHART.version]).toEqual(['1.14.1', '2.20.2', '3.5.0']);
+      expect(KARPENTER_CHART.repository).toBe('oci://public.ecr.aws/karpenter/karpenter');
+    });
+  });
+
+  describe('Karpenter', () => {
+    test('interruption queue: SQS-managed SSE, 5-minute retention and a TLS-only policy', () => {
+      template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true, MessageRetentionPeriod: 300 });
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            // Tighter than the upstream reference: each rule may send, by its own ARN.
+            Match.objectLike({
+              Effect: 'Allow',
+              Action: Match.arrayWith(['sqs:SendMessage']),
+              Principal: { Service: 'events.amazonaws.com' },
+              Condition: { ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [Match.stringLikeRegexp('SpotInterruptionRule'), 'Arn'] } } },
+            }),
+          ]),
+        },
+      });
+    });
+
+    test.each([
+      ['aws.health', 'AWS Health Event'],
+      ['aws.ec2', 'EC2 Spot Instance Interruption Warning'],
+      ['aws.ec2', 'EC2 Instance Rebalance Recommendation'],
+      ['aws.ec2', 'EC2 Instance State-change Notification'],
+      ['aws.ec2', 'EC2 Capacity Reservation Instance Interruption Warning'],
+    ])('a rule sends %s "%s" to the interruption queue', (source, detailType) => {
+      template.hasResourceProperties('AWS::Events::Rule', {
+        EventPattern: { source: [source], 'detail-type': [detailType] },
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('InterruptionQueue'), 'Arn'] } })],
+      });
+    });
+
+    test('exactly the five upstream rules exist', () => {
+      template.resourceCountIs('AWS::Events::Rule', 5);
+      expect(KARPENTER_INTERRUPTION_EVENTS).toHaveLength(5);
+    });
+
+    test('the controller may launch only cluster-owned, nodepool-tagged resources and pass only the node role', () => {
+      const owned = { [`aws:ResourceTag/kubernetes.io/cluster/${service.clusterName}`]: 'owned' };
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: Match.stringLikeRegexp('KarpenterControllerRole') }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Sid: 'AllowScopedDeletion',
+              Action: ['ec2:TerminateInstances', 'ec2:DeleteLaunchTemplate'],
+              Condition: { StringEquals: owned, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } },
+            }),
+            Match.objectLike({
+              Sid: 'AllowPassingInstanceRole',
+              Action: 'iam:PassRole',
+              Resource: { 'Fn::GetAtt': [Match.stringLikeRegexp('KarpenterNodeRole'), 'Arn'] },
+              Condition: { StringEquals: { 'iam:PassedToService': ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'] } },
+            }),
+            Match.objectLike({
+              Sid: 'AllowInterruptionQueueActions',
+              Action: ['sqs:DeleteMessage', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'],
+              Resource: { 'Fn::GetAtt': [Match.stringLikeRegexp('InterruptionQueue'), 'Arn'] },
+            }),
+            Match.objectLike({ Sid: 'AllowRegionalReadActions', Condition: { StringEquals: { 'aws:RequestedRegion': 'us-east-1' } } }),
+          ]),
+        },
+      });
+    });
+
+    test('the controller and node roles are wired: pod identity for the controller, an EC2_LINUX access entry for nodes', () => {
+      template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', { Namespace: 'kube-system', ServiceAccount: 'karpenter' });
+      template.hasResourceProperties('AWS::EKS::AccessEntry', { Type: 'EC2_LINUX', PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('KarpenterNodeRole'), 'Arn'] } });
+      template.hasResourceProperties('AWS::IAM::Role', {
+        AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Action: ['sts:AssumeRole', 'sts:TagSession'], Principal: { Service: 'pods.eks.amazonaws.com' } })] },
+      });
+    });
+  });
+
+  describe('KEDA and the load balancer controller', () => {
+    test('the KEDA operator can call cloudwatch:GetMetricData and nothing else', () => {
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: Match.stringLikeRegexp('KedaOperatorRole') }],
+        PolicyDocument: { Statement: [{ Sid: 'ReadScalingMetrics', Effect: 'Allow', Action: 'cloudwatch:GetMetricData', Resource: '*' }] },
+      });
+      template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', { Namespace: 'keda', ServiceAccount: 'keda-operator' });
+    });
+
+    test('the load balancer controller registers targets only in the service target groups', () => {
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: Match.stringLikeRegexp('LoadBalancerControllerRole') }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            {
+              Sid: 'RegisterPodsInOwnedTargetGroups',
+              Effect: 'Allow',
+              Action: ['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets'],
+              Resource: ['l40s', 'a10g', 'inf2'].map((c) => ({ Ref: Match.stringLikeRegexp(`TargetGroup${c}`) })),
+            },
+          ]),
+        },
+      });
+    });
+  });
+
+  describe('routing', () => {
+    test('an internal ALB whose listener forwards to one weighted target group per class, weights from the plan', () => {
+      template.hasResourceProperties('AWS::ElasticLoadBalancingV2::LoadBalancer', { Scheme: 'internal' });
+      const weights = Object.values(service.initialWeights);
+      expect(weights.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(99);
+      expect(service.initialWeights.l40s).toBeGreaterThan(service.initialWeights.a10g);
+      template.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', {
+        Protocol: 'HTTP',
+        DefaultActions: [
+          {
+            Type: 'forward',
+            ForwardConfig: {
+              TargetGroups: ['l40s', 'a10g', 'inf2'].map((c) => ({
+                TargetGroupArn: { Ref: Match.stringLikeRegexp(`TargetGroup${c}`) },
+                Weight: service.initialWeights[c],
+              })),
+            },
+          },
+        ],
+      });
+    });
+
+    test('target groups health-check the model-ready path and deregister within the pod drain time', () => {
+      template.resourceCountIs('AWS::ElasticLoadBalancingV2::TargetGroup', 3);
+      template.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', {
+        TargetType: 'ip',
+        HealthCheckPath: '/ready',
+        TargetGroupAttributes: Match.arrayWith([{ Key: 'deregistration_delay.timeout_seconds', Value: '30' }]),
+      });
+      for (const u of service.units) {
+        expect(u.objects.deployment.spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds).toBe(30);
+      }
+    });
+
+    test('routingFacts() names the listener, each class target group and its envelope', () => {
+      const facts = service.routingFacts();
+      expect(facts.kind).toBe('alb');
+      expect(stack.resolve(facts.listenerArn)).toEqual({ Ref: expect.stringMatching(/Listener/) });
+      expect(facts.targets.map((t) => [t.class.name, t.class.preferenceRank, t.nodePoolName, t.deploymentName])).toEqual([
+        ['l40s', 0, 'llama3-chat-l40s', 'llama3-chat-l40s'],
+        ['a10g', 1, 'llama3-chat-a10g', 'llama3-chat-a10g'],
+        ['inf2', 2, 'llama3-chat-inf2', 'llama3-chat-inf2'],
+      ]);
+      expect(facts.targets[0].class.tokensPerSecondPerReplica).toBe(1200);
+      expect(stack.resolve(facts.targets[1].targetGroupFullName)).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/TargetGroupa10g/), 'TargetGroupFullName'] });
+    });
+
+    test('metric helpers use the ALB per-target-group dimensions', () => {
+      const m = service.metricRequestCountPerTarget('inf2');
+      expect(m.namespace).toBe('AWS/ApplicationELB');
+      expect(m.metricName).toBe('RequestCountPerTarget');
+      expect(Object.keys(m.dimensions ?? {})).toEqual(['LoadBalancer', 'TargetGroup']);
+      expect(service.metricHealthyHosts('inf2').metricName).toBe('HealthyHostCount');
+      expect(service.metricTargetResponseTime('inf2').metricName).toBe('TargetResponseTime');
+      expect(service.metricTarget5xx('inf2').metricName).toBe('HTTPCode_Target_5XX_Count');
+      expect(() => service.metricHealthyHosts('h100')).toThrow(/has no class 'h100'; classes: l40s, a10g, inf2/);
+    });
+  });
+
+  describe('serving units', () => {
+    test('each class runs on its own NodePool with its instance type, capacity types and quota limits', () => {
+      const [l40s, a10g, inf2] = service.units;
+      expect(l40s.objects.nodePool.spec.limits).toEqual({ cpu: '32', 'nvidia.com/gpu': '8' });
+      expect(a10g.objects.nodePool.spec.template.spec.requirements).toContainEqual({ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand', 'spot'] });
+      // inf2.xlarge: 2 NeuronCores, TP 2 -> one replica per node; 24 replicas -> 48 NeuronCores.
+      expect(inf2.objects.nodePool.spec.limits['aws.amazon.com/neuroncore']).toBe('48');
+      expect(inf2.objects.deployment.spec.template.spec.containers[0].resources.limits['aws.amazon.com/neuroncore']).toBe('2');
+      expect(inf2.objects.deployment.spec.template.spec.nodeSelector).toEqual({ 'karpenter.sh/nodepool': 'llama3-chat-inf2' });
+    });
+
+    test('KEDA targets come from the envelope via the plan; min/max from the plan and quota', () => {
+      for (const u of service.units) {
+        const spec = u.objects.scaledObject.spec;
+        expect(Number(spec.triggers[0].metadata.targetMetricValue)).toBeCloseTo(u.plan.targetRequestsPerSecondPerReplica * 60, 3);
+        expect(spec.minReplicaCount).toBe(u.plan.minReplicas);
+        expect(spec.maxReplicaCount).toBe(u.plan.maxReplicas);
+        expect(spec.maxReplicaCount).toBeLessThanOrEqual(u.cls.maxReplicas);
+      }
+      // l40s: 1200 tokens/s / 1.2 headroom / 250 tokens per request = 4 req/s = 240 per 60 s period.
+      expect(service.units[0].objects.scaledObject.spec.triggers[0].metadata.targetMetricValue).toBe('240');
+    });
+
+    test('every custom resource depends on the chart that installs its CRD, and namespaced objects on the namespace', () => {
+      const resources = template.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
+      const dependsOn = (scope: IConstruct) => resources[logicalIdOf(scope)].DependsOn ?? [];
+      const karpenter = logicalIdOf(service.karpenter.chart);
+      const keda = logicalIdOf(service.keda.chart);
+      const lbc = logicalIdOf(service.loadBalancerController.chart);
+      const ns = logicalIdOf(service.namespaceManifest);
+      expect(dependsOn(service.triggerAuthenticationManifest)).toEqual(expect.arrayContaining([keda, ns]));
+      for (const u of service.units) {
+        expect(dependsOn(u.manifests.capacity)).toContain(karpenter);
+        expect(dependsOn(u.manifests.workload)).toEqual(expect.arrayContaining([ns, logicalIdOf(u.manifests.capacity)]));
+        expect(dependsOn(u.manifests.scaler)).toEqual(expect.arrayContaining([keda, logicalIdOf(service.triggerAuthenticationManifest)]));
+        expect(dependsOn(u.manifests.binding)).toContain(lbc);
+      }
+    });
+
+    test('each Deployment depends on its class artifact gate', () => {
+      expect(gate.gated).toEqual(['l40s', 'a10g', 'inf2']);
+      const resources = template.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
+      for (const u of service.units) {
+        expect(resources[logicalIdOf(u.manifests.workload)].DependsOn).toContain(logicalIdOf(gate.markers.get(u.cls.name)!));
+      }
+    });
+
+    test('model servers may read exactly their pinned model data objects', () => {
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: [
+            Match.objectLike({
+              Sid: 'ReadPinnedModelData',
+              Action: ['s3:GetObject', 's3:GetObjectVersion'],
+              Resource: ['llama3-8b/bf16.tar', 'llama3-8b/awq.tar', 'llama3-8b/neuron-tp2.tar'].map((k) => ({
+                'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:s3:::models-bucket/${k}`]],
+              })),
+            }),
+          ],
+        },
+      });
+    });
+
+    testWithSchemas('every synthesized Kubernetes object validates against the real schemas', () => {
+      const objects = [...service.sharedObjects, ...service.units.flatMap((u) => Object.values(u.objects))];
+      expect(objects.map((o) => o.kind).sort()).toEqual(
+        [
+          'Namespace',
+          'ServiceAccount',
+          'TriggerAuthentication',
+          ...['EC2NodeClass', 'NodePool', 'PriorityClass', 'Deployment', 'Service', 'PodDisruptionBudget', 'ScaledObject', 'TargetGroupBinding'].flatMap(
+            (k) => [k, k, k],
+          ),
+        ].sort(),
+      );
+      expectValidManifests(JSON.parse(JSON.stringify(objects)) as KubernetesObject[]);
+    });
+  });
+
+  testWithSchemas('the manifests in the template (what kubectl applies, with prune labels) validate too', () => {
+    const applied = Object.values(template.findResources('Custom::AWSCDK-EKS-KubernetesResource')).flatMap((r) =>
+      JSON.parse(renderWithPlaceholders(r.Properties.Manifest)) as KubernetesObject[],
+    );
+    // Namespace + ServiceAccount, TriggerAuthentication, and 8 objects per class.
+    expect(applied).toHaveLength(3 + 8 * 3);
+    expectValidManifests(applied);
+  });
+
+  test('cdk-nag finds nothing unacknowledged', () => {
+    expect(nagFindings(stack)).toEqual([]);
+  });
+});
+
+describe('EksInferenceService options', () => {
+  test('an internet-facing ALB with a certificate serves HTTPS on 443', () => {
+    const { stack } = testStack();
+    const certificate = { certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc' } as never;
+    new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT,
+      classes: llamaClasses().slice(0, 1),
+      loadBalancer: { internetFacing: true, certificate, deregistrationDelay: Duration.seconds(45) },
+    });
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties('AWS::ElasticLoadBalancingV2::LoadBalancer', { Scheme: 'internet-facing' });
+    t.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', { Protocol: 'HTTPS', Port: 443 });
+    t.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', {
+      TargetGroupAttributes: Match.arrayWith([{ Key: 'deregistration_delay.timeout_seconds', Value: '45' }]),
+    });
+  });
+});

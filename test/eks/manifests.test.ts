@@ -1,0 +1,161 @@
+import { eksManifests as m } from '../../lib/eks';
+import { expectValidManifests, type KubernetesObject, manifestErrors, testWithSchemas } from '../util';
+
+/** What kubectl receives: the objects as JSON. */
+const asJson = (objects: readonly object[]): KubernetesObject[] => JSON.parse(JSON.stringify(objects));
+
+const labels = { 'app.kubernetes.io/part-of': 'svc' };
+const selector = { 'app.kubernetes.io/name': 'model-server', 'app.kubernetes.io/instance': 'svc-l40s' };
+
+function deploymentInput(overrides: Partial<m.DeploymentInput> = {}): m.DeploymentInput {
+  return {
+    name: 'svc-l40s',
+    namespace: 'svc',
+    labels: { ...labels, ...selector },
+    selector,
+    image: `123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm@sha256:${'a'.repeat(64)}`,
+    args: ['--max-num-seqs', '16'],
+    env: { B: '2', A: '1' },
+    port: 8080,
+    acceleratorKind: 'gpu',
+    acceleratorResource: 'nvidia.com/gpu',
+    acceleratorCount: 1,
+    cpu: '3',
+    memory: '24Gi',
+    modelCacheSize: '40Gi',
+    nodePoolName: 'svc-l40s',
+    priorityClassName: 'svc-l40s',
+    serviceAccountName: 'model-server',
+    readiness: { healthPath: '/health', readyPath: '/ready', startupTimeoutSeconds: 1800 },
+    drainSeconds: 30,
+    inFlightSeconds: 60,
+    ...overrides,
+  };
+}
+
+const nodePoolInput: m.NodePoolInput = {
+  name: 'svc-inf2',
+  nodeClassName: 'svc-inf2',
+  instanceTypes: ['inf2.xlarge', 'inf2.8xlarge'],
+  capacityTypes: ['on-demand'],
+  acceleratorKind: 'neuron',
+  acceleratorResource: 'aws.amazon.com/neuroncore',
+  acceleratorLimit: 48,
+  cpuLimit: 96,
+  weight: 80,
+  labels,
+  zones: ['us-east-1a'],
+  consolidateAfter: '10m',
+  expireAfter: '720h',
+  terminationGracePeriod: '150s',
+};
+
+describe('typed manifest builders', () => {
+  test('GIVEN a GPU class WHEN building its Deployment THEN it is pinned, probed on model readiness, drained and locked down', () => {
+    const d = m.deployment(deploymentInput());
+    const pod = d.spec.template.spec;
+    const c = pod.containers[0];
+    expect(d.spec).not.toHaveProperty('replicas'); // KEDA owns the count
+    expect(pod.nodeSelector).toEqual({ 'karpenter.sh/nodepool': 'svc-l40s' });
+    expect(pod.tolerations).toEqual([{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }]);
+    expect(c.resources.limits['nvidia.com/gpu']).toBe('1');
+    expect(c.readinessProbe.httpGet.path).toBe('/ready');
+    // 1800 s of weight download at a 10 s period.
+    expect(c.startupProbe).toMatchObject({ httpGet: { path: '/health' }, periodSeconds: 10, failureThreshold: 180 });
+    expect(c.lifecycle.preStop.sleep.seconds).toBe(30);
+    expect(pod.terminationGracePeriodSeconds).toBe(90);
+    expect(c.securityContext).toMatchObject({ runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
+    expect(c.env.map((e) => e.name)).toEqual(['A', 'B']);
+    expect(pod.automountServiceAccountToken).toBe(false);
+  });
+
+  test('GIVEN a warm-up WHEN building the Deployment THEN readiness runs it with the latency floor as timeout, twice in a row', () => {
+    const d = m.deployment(deploymentInput({ readiness: { healthPath: '/h', readyPath: '/r', warmup: { path: '/warmup', maxLatencySeconds: 1.2 }, startupTimeoutSeconds: 600 } }));
+    expect(d.spec.template.spec.containers[0].readinessProbe).toMatchObject({ httpGet: { path: '/warmup' }, timeoutSeconds: 2, successThreshold: 2 });
+  });
+
+  test('GIVEN a Neuron class WHEN building its NodePool THEN it carries the Neuron taint, its quota as limits and never consolidates warm servers', () => {
+    const p = m.nodePool(nodePoolInput);
+    expect(p.spec.template.spec.taints).toEqual([{ key: 'aws.amazon.com/neuron', value: 'true', effect: 'NoSchedule' }]);
+    expect(p.spec.limits).toEqual({ cpu: '96', 'aws.amazon.com/neuroncore': '48' });
+    expect(p.spec.disruption.consolidationPolicy).toBe('WhenEmpty');
+    expect(p.spec.disruption.budgets).toContainEqual({ nodes: '0', reasons: ['Underutilized'] });
+    expect(p.spec.template.spec.requirements).toContainEqual({ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['inf2.xlarge', 'inf2.8xlarge'] });
+    expect(p.spec.template.spec.requirements).toContainEqual({ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] });
+  });
+
+  test('GIVEN a ScaledObject input WHEN building it THEN the CloudWatch window, HPA behavior and fallback are explicit', () => {
+    const so = scaledObject();
+    const t = so.spec.triggers[0];
+    expect(t).toMatchObject({ type: 'aws-cloudwatch', metricType: 'AverageValue', authenticationRef: { kind: 'TriggerAuthentication', name: 'svc-cloudwatch' } });
+    expect(t.metadata).toMatchObject({ metricStatPeriod: '60', metricCollectionTime: '180', metricEndTimeOffset: '60', targetMetricValue: '87.5', minMetricValue: '0' });
+    expect(so.spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleUp.policies).toEqual([{ type: 'Pods', value: 2, periodSeconds: 120 }]);
+    expect(so.spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleDown.stabilizationWindowSeconds).toBe(600);
+    expect(so.spec.fallback).toEqual({ failureThreshold: 3, replicas: 2, behavior: 'currentReplicasIfHigher' });
+  });
+
+  testWithSchemas('every builder output validates against the real Kubernetes and CRD schemas', () => {
+    expectValidManifests(asJson([
+      m.namespace('svc', labels),
+      m.serviceAccount('model-server', 'svc', labels),
+      m.priorityClass('svc-l40s', 100000, 'preferred', labels),
+      m.deployment(deploymentInput()),
+      m.deployment(deploymentInput({ readiness: { healthPath: '/h', readyPath: '/r', warmup: { path: '/w', maxLatencySeconds: 2 }, startupTimeoutSeconds: 60 } })),
+      m.service('svc-l40s', 'svc', labels, selector, 80),
+      m.podDisruptionBudget('svc-l40s', 'svc', labels, selector),
+      m.nodePool(nodePoolInput),
+      m.ec2NodeClass({
+        name: 'svc-inf2',
+        roleName: 'node-role',
+        amiAlias: 'bottlerocket@latest',
+        subnetTags: { 'karpenter.sh/discovery': 'c' },
+        securityGroupTags: { 'aws:eks:cluster-name': 'c' },
+        volumeSizeGiB: 200,
+        labels,
+        tags: { a: 'b' },
+      }),
+      scaledObject(),
+      m.triggerAuthentication('svc-cloudwatch', 'svc', labels),
+      m.targetGroupBinding('svc-l40s', 'svc', labels, {
+        targetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/tg/0123456789abcdef',
+        serviceName: 'svc-l40s',
+        servicePort: 80,
+        vpcId: 'vpc-0123',
+      }),
+    ]));
+  });
+
+  testWithSchemas('the schema check catches a typo (the validator is strict)', () => {
+    const bad = { ...m.podDisruptionBudget('x', 'svc', labels, selector), spec: { maxUnavailabe: 1 } };
+    expect(manifestErrors(bad).join('\n')).toMatch(/additional/i);
+  });
+});
+
+function scaledObject(): m.ScaledObject {
+  return m.scaledObject({
+    name: 'svc-inf2',
+    namespace: 'svc',
+    labels,
+    deploymentName: 'svc-inf2',
+    triggerAuthenticationName: 'svc-cloudwatch',
+    metric: {
+      namespace: 'AWS/ApplicationELB',
+      metricName: 'RequestCount',
+      dimensionName: 'LoadBalancer;TargetGroup',
+      dimensionValue: 'app/lb/1;targetgroup/tg/2',
+      statistic: 'Sum',
+      region: 'us-east-1',
+    },
+    target: 87.5,
+    minReplicas: 1,
+    maxReplicas: 8,
+    fallbackReplicas: 2,
+    periodSeconds: 60,
+    collectionSeconds: 180,
+    endTimeOffsetSeconds: 60,
+    scaleDownStabilizationSeconds: 600,
+    scaleUpPods: 2,
+    scaleUpPeriodSeconds: 120,
+    pollingIntervalSeconds: 30,
+  });
+}

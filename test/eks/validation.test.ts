@@ -1,0 +1,96 @@
+import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks';
+import { LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
+
+/** Constructing the service validates its input; nothing is synthesized when it throws. */
+function construct(overrides: Partial<EksInferenceServiceProps> = {}): () => EksInferenceService {
+  return () => {
+    const { stack } = testStack();
+    return new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), ...overrides });
+  };
+}
+
+describe('EksInferenceService input checks', () => {
+  test('fails when a class artifact targets Neuron but its instance type carries a GPU', () => {
+    const classes = llamaClasses();
+    classes[2] = { ...classes[2], instanceType: 'g5.xlarge' };
+    expect(construct({ classes })).toThrow(
+      /class 'inf2' footprint.acceleratorTarget: the artifact targets 'neuron' but g5.xlarge carries NVIDIA A10G/,
+    );
+  });
+
+  test('fails when a class lists additional instance types without an accelerator of the artifact kind', () => {
+    const build = construct({ classOptions: { inf2: { additionalInstanceTypes: ['g6.xlarge', 'm5.large'] } } });
+    expect(build).toThrow(
+      /classOptions.additionalInstanceTypes: 'g6.xlarge' carries NVIDIA L4 \(cuda\) but the artifact targets 'neuron'; it has no accelerator/,
+    );
+    expect(build).toThrow(/class 'inf2' classOptions.additionalInstanceTypes: 'm5.large' is not in the hardware catalog, so it has no known/);
+  });
+
+  test('accepts additional instance types that carry the right accelerator and hold the model', () => {
+    const { stack } = testStack();
+    const svc = new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT,
+      classes: llamaClasses(),
+      classOptions: { inf2: { additionalInstanceTypes: ['inf2.8xlarge'] } },
+    });
+    expect(svc.units[2].objects.nodePool.spec.template.spec.requirements[0].values).toEqual(['inf2.xlarge', 'inf2.8xlarge']);
+  });
+
+  test('fails when two classes share a NodePool name', () => {
+    expect(construct({ classOptions: { l40s: { nodePoolName: 'gpu' }, a10g: { nodePoolName: 'gpu' } } })).toThrow(
+      /nodePoolName: 'gpu' is the NodePool of more than one class \(l40s, a10g\); NodePool names must be unique in the cluster/,
+    );
+  });
+
+  test('fails when a Kubernetes name is invalid', () => {
+    expect(construct({ namespace: 'Serving_NS', classOptions: { l40s: { nodePoolName: 'Pool.1' } } })).toThrow(
+      /namespace: 'Serving_NS' must be an RFC 1123 label[\s\S]*class 'l40s' classOptions.nodePoolName: 'Pool.1' must be an RFC 1123 label/,
+    );
+  });
+
+  test.each([0, -5, Number.NaN])('fails when the KEDA target is %p (not positive)', (target) => {
+    expect(construct({ classOptions: { a10g: { targetRequestsPerReplicaPerPeriod: target } } })).toThrow(
+      new RegExp(`class 'a10g' classOptions.targetRequestsPerReplicaPerPeriod: is ${target}; the KEDA target must be a positive number of requests`),
+    );
+  });
+
+  test('fails when max replicas are above the class quota, and accepts the quota itself', () => {
+    expect(construct({ classOptions: { l40s: { maxReplicas: 9 } } })).toThrow(
+      /class 'l40s' classOptions.maxReplicas: 9 is above the class quota of 8 replicas/,
+    );
+    expect(construct({ classOptions: { l40s: { maxReplicas: 8 } } })).not.toThrow();
+  });
+
+  test.each(['latest', '^1.14.1', 'v1.14.1', '1.14'])('fails when a chart version override is %p', (version) => {
+    expect(construct({ chartVersions: { karpenter: version } })).toThrow(
+      new RegExp(`chartVersions.karpenter: '${version.replace(/[.^]/g, '\\$&')}' is not a chart version; use an exact semantic version`),
+    );
+  });
+
+  test('accepts an exact chart version override and installs it', () => {
+    const svc = construct({ chartVersions: { keda: '2.20.3' } })();
+    expect(svc.keda.chart.version).toBe('2.20.3');
+  });
+
+  test('fails when an image uses a mutable tag', () => {
+    const classes = llamaClasses();
+    classes[0] = { ...classes[0], artifact: { ...classes[0].artifact, image: '123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest' } };
+    expect(construct({ classes })).toThrow(/class 'l40s' artifact.image: '.*vllm:latest' is not pinned by digest/);
+  });
+
+  test('fails once, naming the construct path and every problem', () => {
+    const classes = llamaClasses();
+    classes[0] = { ...classes[0], artifact: { ...classes[0].artifact, image: 'vllm:0.6' } };
+    let message = '';
+    try {
+      construct({ classes, chartVersions: { loadBalancerController: 'latest' }, classOptions: { a10g: { maxReplicas: 100 }, h100: {} } })();
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/^EksInferenceService 'Test\/Llama' is invalid \(4 problems\):/);
+    expect(message).toContain("class 'l40s' artifact.image");
+    expect(message).toContain('chartVersions.loadBalancerController');
+    expect(message).toContain("class 'a10g' classOptions.maxReplicas: 100 is above the class quota of 24 replicas");
+    expect(message).toContain('classOptions.h100: names no declared class; known classes: l40s, a10g, inf2');
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * The library works when consumed from npm: `npm pack` (which runs `prepack` = `npm run build`) in a temp copy of the
+ * repository, install the tarball offline into a scratch consumer app whose aws-cdk-lib and constructs are symlinks to
+ * the ones already installed (no registry access), and synthesize a stack with the reconciler from the package alone.
+ * This proves the prebuilt handler bundle ships in the tarball and is found from an installed package.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '..', '..');
+const SOURCES = ['lib', 'lambda', 'scripts', 'bin', 'package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json'];
+const LINKED = ['aws-cdk-lib', 'constructs', '@aws-cdk/lambda-layer-kubectl-v34'];
+
+const CONSUMER_APP = `
+const { App, Stack } = require('aws-cdk-lib');
+const { Reconciler } = require('cdk-capacity-aware-inference');
+const app = new App({ outdir: 'cdk.out', builtinCloudFormationValidation: false });
+const stack = new Stack(app, 'Consumer', { env: { account: '123456789012', region: 'us-east-1' } });
+const cls = (name, rank, instanceType) => ({
+  name, preferenceRank: rank, tokensPerSecondPerReplica: 300, safeConcurrency: 8, usdPerReplicaHour: 1,
+  allowSensitive: true, maxReplicas: 4, instanceType,
+});
+new Reconciler(stack, 'Reconciler', {
+  service: 'consumer',
+  tokensPerRequest: 200,
+  facts: {
+    kind: 'sagemaker', endpointName: 'llm', endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+    variants: [{ variantName: 'a', classes: [cls('a', 0, 'ml.inf2.xlarge')] }, { variantName: 'b', classes: [cls('b', 1, 'ml.g5.xlarge')] }],
+  },
+});
+const template = app.synth().getStackByName('Consumer').template;
+const fn = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::Function');
+console.log(JSON.stringify({ s3Key: fn.Properties.Code.S3Key, resolvedFrom: require.resolve('cdk-capacity-aware-inference') }));
+`;
+
+describe('npm package', () => {
+  let work: string;
+  let tarball: string;
+  let files: string[];
+  let synth: { s3Key: string; resolvedFrom: string };
+  let consumer: string;
+  const timings: Record<string, number> = {};
+  const timed = <T>(name: string, fn: () => T): T => {
+    const start = Date.now();
+    const result = fn();
+    timings[name] = Date.now() - start;
+    return result;
+  };
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'cai-pack-'));
+    const copy = join(work, 'src');
+    mkdirSync(copy);
+    for (const entry of SOURCES) if (existsSync(join(ROOT, entry))) cpSync(join(ROOT, entry), join(copy, entry), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    const quiet = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+    // `npm pack` runs prepack (`npm run build`: tsc, then the Lambda bundles) exactly as publishing does.
+    const name = timed('pack', () =>
+      execFileSync('npm', ['pack', '--offline', '--silent', '--pack-destination', work], { cwd: copy, env: quiet, encoding: 'utf8' }).trim(),
+    );
+    tarball = join(work, name.split('\n').pop()!);
+    files = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean);
+
+    consumer = join(work, 'consumer');
+    mkdirSync(join(consumer, 'node_modules', '@aws-cdk'), { recursive: true });
+    writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, version: '0.0.0' }));
+    for (const dep of LINKED) symlinkSync(join(ROOT, 'node_modules', dep), join(consumer, 'node_modules', dep), 'dir');
+    timed('install', () =>
+      execFileSync('npm', ['install', '--offline', '--no-package-lock', '--no-save', '--ignore-scripts', tarball], { cwd: consumer, env: quiet, stdio: 'pipe' }),
+    );
+    writeFileSync(join(consumer, 'app.js'), CONSUMER_APP);
+    synth = timed('synth', () => JSON.parse(execFileSync(process.execPath, ['app.js'], { cwd: consumer, encoding: 'utf8' }).trim().split('\n').pop()!));
+  }, 300_000);
+
+  afterAll(() => {
+    // Printed so the cost of this test stays visible in CI logs.
+    process.stdout.write(`npm package test timings (ms): ${JSON.stringify(timings)}\n`);
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  test('the tarball ships the compiled library and the prebuilt reconciler bundle, not sources or tests', () => {
+    expect(files).toEqual(expect.arrayContaining([
+      'package/package.json',
+      'package/dist/lib/index.js',
+      'package/dist/lib/index.d.ts',
+      'package/dist/lib/control/reconciler.js',
+      'package/assets/lambda/reconciler/index.js',
+    ]));
+    expect(files.filter((f) => /^package\/(lambda|test|lib)\//.test(f) || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+  });
+
+  test('a consumer app resolves the installed package and synthesizes the reconciler with the shipped handler', () => {
+    expect(synth.resolvedFrom).toBe(join(consumer, 'node_modules', 'cdk-capacity-aware-inference', 'dist', 'lib', 'index.js'));
+    const asset = join(consumer, 'cdk.out', `asset.${synth.s3Key.replace('.zip', '')}`, 'index.js');
+    const shipped = join(consumer, 'node_modules', 'cdk-capacity-aware-inference', 'assets', 'lambda', 'reconciler', 'index.js');
+    expect(readFileSync(asset).equals(readFileSync(shipped))).toBe(true);
+    // The bundle is the real handler (exports `handler`), loadable without the repository around it.
+    const loaded = execFileSync(process.execPath, ['-e', `console.log(typeof require(${JSON.stringify(asset)}).handler)`], { encoding: 'utf8' });
+    expect(loaded.trim()).toBe('function');
+  });
+});

@@ -1,0 +1,102 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { degradationReport, formatDegradationReport } from '../../lib/sim/planning';
+import { checkTargets, markdownTable } from '../../lib/sim/report';
+import { llamaChatService } from '../../lib/sim/services';
+import { estimate, pairedDifference } from '../../lib/sim/stats';
+import { type JobResult, runJob, summarise } from '../../lib/sim/suite';
+
+describe('capacity planning report', () => {
+  const svc = llamaChatService();
+  const r = degradationReport(svc.contract, svc.classes);
+
+  test('reuses the domain plan: replicas, targets and cost come from planCapacity', () => {
+    expect(r.plan.classes.map((c) => c.name)).toEqual(['l40s', 'inf2', 'a10g']);
+    expect(r.plan.classes[0].targetTokensPerSecondPerReplica).toBeCloseTo(1200 / 1.2, 6);
+    expect(r.plan.standbyUsdPerHour).toBeCloseTo(0.7582 + 1.006, 4);
+  });
+
+  test('each class saturates at its autoscaling maximum times its envelope, cumulatively in preference order', () => {
+    const expected = r.plan.classes.map((p, i) => p.maxReplicas * svc.classes[i].envelope.tokensPerSecondPerReplica);
+    expect(r.saturation.map((s) => s.tokensPerSecond)).toEqual(expected);
+    expect(r.saturation[2].cumulativeTokensPerSecond).toBeCloseTo(r.saturation.reduce((a, s) => a + s.tokensPerSecond, 0), 6);
+  });
+
+  test('beyond what the fallbacks absorb, the rest is shed', () => {
+    const threeX = r.withoutPreferred.find((s) => s.multipleOfPeak === 3)!;
+    const fallbackCapacity = r.saturation[1].tokensPerSecond + r.saturation[2].tokensPerSecond;
+    expect(threeX.carried.l40s).toBe(0);
+    expect(threeX.shedShare).toBeCloseTo(1 - fallbackCapacity / threeX.demandTokensPerSecond, 6);
+    const atPeak = r.withPreferred.find((s) => s.multipleOfPeak === 1)!;
+    expect(atPeak.shedShare).toBe(0);
+    expect(atPeak.fallbackShare).toBe(0);
+  });
+
+  test('prints the plan, standby cost and the degradation ladders', () => {
+    const text = formatDegradationReport(svc.contract, svc.classes, r);
+    expect(text).toContain('Capacity plan for llama3-chat');
+    expect(text).toMatch(/of which warm standby of fallbacks \$1\.76\/h/);
+    expect(text).toContain('Degradation with no capacity for l40s');
+  });
+});
+
+describe('statistics', () => {
+  test('95% interval uses the t distribution over seeds', () => {
+    const e = estimate([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(e.mean).toBe(5.5);
+    expect(e.ci95).toBeCloseTo(2.262 * Math.sqrt(9.1666667 / 10), 4);
+    expect(estimate([1, Infinity, 3]).infinite).toBe(1);
+  });
+
+  test('paired differences cancel the seed effect', () => {
+    const d = pairedDifference([10, 20, 30], [9, 19, 29]);
+    expect(d.mean).toBe(1);
+    expect(d.ci95).toBe(0);
+  });
+});
+
+describe('suite summary and targets', () => {
+  let results: JobResult[];
+  beforeAll(() => {
+    const params = { durationMinutes: 40, onsetMinute: 10, shortageMinutes: 15, meanRate: 6 };
+    results = [1, 2].map((seed) => runJob({ scenarioId: 'S1', params, seed, policies: ['library', 'retry-on-preferred', 'oracle'], charts: seed === 1 }));
+  });
+
+  test('summarises per policy with paired regret against the oracle', () => {
+    const s = summarise(results, ['library', 'retry-on-preferred', 'oracle']);
+    expect(s.seeds).toEqual([1, 2]);
+    const oracle = s.policies.find((p) => p.policy === 'oracle')!;
+    expect(oracle.regret.mean).toBe(0);
+    const lib = s.policies.find((p) => p.policy === 'library')!;
+    const expected = lib.values.usdPerMillionSloTokens.map((c, i) => c / oracle.values.usdPerMillionSloTokens[i] - 1);
+    expect(lib.regret.mean).toBeCloseTo((expected[0] + expected[1]) / 2, 12);
+    expect(s.charts?.library.share.length).toBe(40);
+    expect(markdownTable(s)).toContain('| retry-on-preferred |');
+    const targets = checkTargets(s);
+    expect(targets.map((t) => t.target)).toEqual(expect.arrayContaining(['SLO attainment >= oracle - 1 pt', 'cost per 1M SLO tokens <= oracle + 10%']));
+  });
+});
+
+describe('CLI', () => {
+  const root = join(__dirname, '..', '..');
+  const cli = (args: string[]) => execFileSync(process.execPath, ['--require', 'ts-node/register/transpile-only', join(root, 'bin', 'sim.ts'), ...args],
+    { cwd: root, encoding: 'utf8', env: { ...process.env, TS_NODE_PROJECT: join(root, 'tsconfig.json') }, stdio: ['ignore', 'pipe', 'pipe'] });
+
+  test('run writes the HTML report, SVG charts and Markdown, and prints the comparison', () => {
+    const out = mkdtempSync(join(tmpdir(), 'sim-'));
+    const stdout = cli(['run', 'S1', '--seeds', '2', '--workers', '2', '--policies', 'library,two-state-switch,oracle', '--out', out,
+      '--param', 'durationMinutes=30', '--param', 'onsetMinute=10', '--param', 'shortageMinutes=10', '--param', 'meanRate=4']);
+    expect(stdout).toContain('S1 Preferred shortage (2 seeds');
+    expect(stdout).toMatch(/^library\s+\d/m);
+    const html = readFileSync(join(out, 'index.html'), 'utf8');
+    expect(html).toContain('<svg');
+    for (const chart of ['traffic-share', 'latency', 'replicas', 'modes']) expect(existsSync(join(out, `S1-${chart}.svg`))).toBe(true);
+    expect(readFileSync(join(out, 'results.md'), 'utf8')).toContain('| policy |');
+  });
+
+  test('plan prints the capacity plan of a built-in service', () => {
+    expect(cli(['plan', '--service', 'sd21'])).toContain('Capacity plan for sd21');
+  });
+});

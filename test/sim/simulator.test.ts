@@ -1,0 +1,97 @@
+import { costOnly, oracle, retryOnPreferred } from '../../lib/sim/baselines';
+import { libraryPolicy } from '../../lib/sim/library-policy';
+import { computeMetrics } from '../../lib/sim/metrics';
+import { type ScenarioInstance } from '../../lib/sim/model';
+import { type PolicyFactory } from '../../lib/sim/policy';
+import { S1, S7, S9, SCENARIOS } from '../../lib/sim/scenarios';
+import { runSimulation } from '../../lib/sim/simulator';
+import { runJob } from '../../lib/sim/suite';
+
+// Scenarios shortened so each run takes well under a second: the same mechanics, less time before and after.
+const SHORT_LLM = { durationMinutes: 100, onsetMinute: 30, shortageMinutes: 40, meanRate: 10, preferredInstancesDuringShortage: 2, flapMinutes: 40 };
+const SHORT_P1 = { durationHours: 4, shortageStartHour: 1, shortageHours: 2, peakRate: 6 };
+
+describe("Little's law per class in every scenario", () => {
+  test.each(SCENARIOS.map((s) => s.id))('%s', (id) => {
+    const result = runJob({ scenarioId: id, params: id === 'P1' ? SHORT_P1 : SHORT_LLM, seed: 5, policies: ['library', 'retry-on-preferred'], charts: false });
+    for (const [policy, m] of Object.entries(result.metrics)) {
+      expect({ policy, error: m.littleLawMaxError < 1e-9 }).toEqual({ policy, error: true });
+      expect(m.arrivals).toBe(result.arrivals);
+      expect(m.sloAttainment).toBeGreaterThan(0.3);
+      expect(m.sloAttainment).toBeLessThanOrEqual(m.sloAttainmentAdmitted + 1e-12);
+    }
+  });
+});
+
+describe('simulator mechanics', () => {
+  const scenario = S1.build(3, SHORT_LLM);
+
+  test('is deterministic for a seed', () => {
+    const a = computeMetrics(runSimulation(scenario, libraryPolicy(), { seed: 3 }), scenario);
+    const b = computeMetrics(runSimulation(scenario, libraryPolicy(), { seed: 3 }), scenario);
+    expect(a).toEqual(b);
+  });
+
+  test('retry-on-preferred never routes to a fallback and sheds during the shortage', () => {
+    const surge = S1.build(3, { ...SHORT_LLM, surge: 2.5 });
+    const run = runSimulation(surge, retryOnPreferred, { seed: 3 });
+    const s = run.series;
+    for (let m = 0; m < s.minutes; m++) for (let c = 1; c < s.classCount; c++) expect(s.routedRequests[m * s.classCount + c]).toBe(0);
+    const m = computeMetrics(run, surge);
+    expect(m.rejectedShare).toBeGreaterThan(0.02);
+    expect(m.timeToFallbackSeconds).toBe(Infinity);
+  });
+
+  test('the preferred class gets capacity errors, retried no more often than every 3 minutes, while it is held', () => {
+    const run = runSimulation(scenario, retryOnPreferred, { seed: 3 });
+    const s = run.series;
+    const errorMinutes: number[] = [];
+    for (let m = 0; m < s.minutes; m++) if (s.capacityErrors[m * s.classCount] > 0) errorMinutes.push(m);
+    expect(errorMinutes.length).toBeGreaterThan(3);
+    for (let i = 1; i < errorMinutes.length; i++) expect(errorMinutes[i] - errorMinutes[i - 1]).toBeGreaterThanOrEqual(3);
+    const onset = 30;
+    const restoration = 70;
+    expect(errorMinutes.every((m) => m >= onset && m <= restoration)).toBe(true);
+    for (let m = onset + 1; m < restoration; m++) expect(s.readyReplicas[m * s.classCount]).toBeLessThanOrEqual(3);
+  });
+
+  test('the oracle is the cheapest per SLO-meeting token and provisions without delay', () => {
+    const costs = ([['oracle', oracle], ['cost-only', costOnly], ['library', libraryPolicy()]] as Array<[string, PolicyFactory]>)
+      .map(([name, f]) => [name, computeMetrics(runSimulation(scenario, f, { seed: 3 }), scenario).usdPerMillionSloTokens] as const);
+    const oracleCost = costs[0][1];
+    for (const [, c] of costs.slice(1)) expect(oracleCost).toBeLessThan(c);
+  });
+
+  test('a request is rejected at once when its class has no ready replica', () => {
+    const classes = scenario.classes.map((c, i) => (i === 1 ? { ...c, initialReplicas: 0, minReplicas: 0 } : c));
+    const noReplicas: ScenarioInstance = { ...scenario, classes };
+    const toInf2: PolicyFactory = () => ({ name: 'inf2', decide: () => ({ weights: [0, 1, 0], mode: 'x', reason: '' }) });
+    const run = runSimulation({ ...noReplicas, durationSeconds: 120 }, toInf2, { seed: 1 });
+    const s = run.series;
+    expect(s.routedRequests[1]).toBeGreaterThan(0);
+    expect(s.rejected[1]).toBe(s.routedRequests[1]);
+  });
+
+  test('an interruption loses the in-flight requests of the interrupted replicas, after a notice', () => {
+    const s9 = S9.build(2, SHORT_LLM);
+    const run = runSimulation(s9, retryOnPreferred, { seed: 2 });
+    const k = run.series.classCount;
+    const notice = (30 * 60 - 120) / 60;
+    expect(run.series.interruptionNotices[notice * k]).toBe(3);
+    expect(run.series.readyReplicas[30 * k]).toBeLessThanOrEqual(run.series.readyReplicas[(notice - 1) * k] - 3);
+    expect(computeMetrics(run, s9).littleLawMaxError).toBeLessThan(1e-9);
+  });
+
+  test('during a metric outage the library policy holds its weights (never acts on missing data)', () => {
+    const s7 = S7.build(4, { ...SHORT_LLM, outagePeriods: 4 });
+    const run = runSimulation(s7, libraryPolicy(), { seed: 4 });
+    const s = run.series;
+    const from = s7.metricOutages![0].from / 60;
+    const held = s.reasons.slice(from + 2, from + 4);
+    expect(held.every((r) => r.startsWith('Holding the current weights'))).toBe(true);
+    const k = s.classCount;
+    for (let m = from + 2; m < from + 4; m++) {
+      for (let c = 0; c < k; c++) expect(s.weights[m * k + c]).toBeCloseTo(s.weights[(from + 1) * k + c], 12);
+    }
+  });
+});

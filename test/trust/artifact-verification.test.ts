@@ -1,0 +1,209 @@
+import fc from 'fast-check';
+import {
+  type ApprovedArtifacts,
+  type VerificationEvidence,
+  approvedArtifactsFor,
+  backoffDelayMs,
+  defineCapacityClasses,
+  isRetryableError,
+  isVersionOfProfile,
+  modelObjectFailures,
+  parseEcrImage,
+  parseS3Object,
+  sameSigningProfile,
+  verifyArtifacts,
+  withRetries,
+} from '../../lib/core';
+import { LLAMA_CONTRACT, llamaClasses } from '../util';
+
+const DIGEST = `sha256:${'a'.repeat(64)}`;
+const PROFILE = 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/serving';
+const MODEL = { bucket: 'models-bucket', key: 'm.tar', versionId: 'v1', sha256: 'b'.repeat(64) };
+const APPROVED: ApprovedArtifacts = {
+  className: 'l40s',
+  image: `123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm@${DIGEST}`,
+  signingProfileArn: PROFILE,
+  modelData: MODEL,
+};
+const GOOD: Required<VerificationEvidence> = {
+  imageSigning: { statuses: [{ signingProfileArn: PROFILE, status: 'COMPLETE' }] },
+  signingProfile: { arn: PROFILE, status: 'Active', platformId: 'Notation-OCI-SHA384-ECDSA' },
+  signatureRevocation: { signatures: [{ signatureDigest: 'sha256:s', targetDigest: DIGEST, profileVersionArn: `${PROFILE}/v1`, jobArn: 'job', revokedEntities: [] }] },
+  modelObject: { versionId: 'v1', checksumSha256: Buffer.from(MODEL.sha256, 'hex').toString('base64'), checksumType: 'FULL_OBJECT' },
+  modelSignature: { signaturePresent: true, signatureValid: true },
+};
+/** Deterministic property runs. */
+const SEEDED = { seed: 20261130, numRuns: 200 };
+const OPTIONS = { modelSigningKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/k', multipartDigest: 'metadata' as const };
+
+describe('references', () => {
+  test.each([
+    ['123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm@' + DIGEST, { registryId: '123456789012', region: 'us-east-1', repositoryName: 'vllm', digest: DIGEST }],
+    ['123456789012.dkr.ecr-fips.us-gov-west-1.amazonaws.com/team/vllm-openai@' + DIGEST, { region: 'us-gov-west-1', repositoryName: 'team/vllm-openai' }],
+    ['123456789012.dkr.ecr.cn-north-1.amazonaws.com.cn/vllm@' + DIGEST, { region: 'cn-north-1' }],
+  ])('parses %s', (image, expected) => {
+    expect(parseEcrImage(image)).toMatchObject(expected);
+  });
+
+  test.each([
+    '123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest',
+    '123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:v1@' + DIGEST,
+    'public.ecr.aws/vllm/vllm@' + DIGEST,
+    '123456789012.dkr.ecr.us-east-1.amazonaws.com/VLLM@' + DIGEST,
+    '123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm@sha256:' + 'a'.repeat(63),
+  ])('rejects %s', (image) => {
+    expect(parseEcrImage(image)).toBeUndefined();
+  });
+
+  test('S3 objects, not prefixes', () => {
+    expect(parseS3Object('s3://models-bucket/llama/bf16.tar')).toEqual({ bucket: 'models-bucket', key: 'llama/bf16.tar' });
+    expect(parseS3Object('s3://models-bucket/llama/')).toBeUndefined();
+    expect(parseS3Object('https://models-bucket.s3.amazonaws.com/x')).toBeUndefined();
+  });
+
+  test('profile ARNs compare with or without the slash Signer puts before signing-profiles, names exactly', () => {
+    expect(sameSigningProfile(PROFILE, 'arn:aws:signer:us-east-1:123456789012:signing-profiles/serving')).toBe(true);
+    expect(sameSigningProfile(PROFILE, 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/Serving')).toBe(false);
+    expect(sameSigningProfile(PROFILE, 'arn:aws:signer:us-east-1:210987654321:/signing-profiles/serving')).toBe(false);
+  });
+
+  test('profile versions belong to their profile only', () => {
+    expect(isVersionOfProfile(`${PROFILE}/abc123`, PROFILE)).toBe(true);
+    expect(isVersionOfProfile(`${PROFILE}_evil/abc123`, PROFILE)).toBe(false);
+    expect(isVersionOfProfile(PROFILE, PROFILE)).toBe(false);
+  });
+});
+
+describe('approvedArtifactsFor', () => {
+  const [l40s] = defineCapacityClasses(llamaClasses(), { contract: LLAMA_CONTRACT });
+  const options = { defaultSigningProfileArn: PROFILE, partition: 'aws', region: 'us-east-1', account: '123456789012', requireModelVersion: true };
+
+  test('binds image, signer, model digest and version into one record', () => {
+    expect(approvedArtifactsFor(l40s, options)).toEqual({
+      problems: [],
+      record: {
+        className: 'l40s',
+        image: l40s.artifact.image,
+        signingProfileArn: PROFILE,
+        modelData: { bucket: 'models-bucket', key: 'llama3-8b/bf16.tar', versionId: 'v1', sha256: 'a'.repeat(64) },
+      },
+    });
+  });
+
+  test('fails when the model version is missing and required', () => {
+    const spec = { ...l40s, artifact: { ...l40s.artifact, modelData: { uri: 's3://models-bucket/m.tar', sha256: 'a'.repeat(64) } } };
+    expect(approvedArtifactsFor(spec, options).problems).toEqual([expect.stringMatching(/^class 'l40s': artifact.modelData.versionId is missing/)]);
+    expect(approvedArtifactsFor(spec, { ...options, requireModelVersion: false }).problems).toEqual([]);
+  });
+});
+
+describe('verifyArtifacts', () => {
+  test('passes when every check ran and found nothing', () => {
+    expect(verifyArtifacts(APPROVED, GOOD, OPTIONS)).toEqual({ passed: true, failures: [] });
+  });
+
+  test('never passes when any required evidence is missing', () => {
+    fc.assert(
+      fc.property(fc.subarray(Object.keys(GOOD) as (keyof VerificationEvidence)[], { minLength: 1 }), (dropped) => {
+        const evidence = Object.fromEntries(Object.entries(GOOD).filter(([k]) => !dropped.includes(k as keyof VerificationEvidence)));
+        const verdict = verifyArtifacts(APPROVED, evidence, OPTIONS);
+        expect(verdict.passed).toBe(false);
+        expect(verdict.failures.length).toBeGreaterThanOrEqual(dropped.length);
+      }),
+      SEEDED,
+    );
+  });
+
+  test('never passes when the image signature is not a COMPLETE one by the approved profile', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            signingProfileArn: fc.constantFrom(PROFILE, `${PROFILE}x`, 'arn:aws:signer:us-east-1:210987654321:/signing-profiles/serving'),
+            status: fc.constantFrom('COMPLETE', 'FAILED', 'IN_PROGRESS', undefined),
+          }),
+          { maxLength: 4 },
+        ),
+        (statuses) => {
+          const ok = statuses.some((s) => s.signingProfileArn === PROFILE && s.status === 'COMPLETE');
+          expect(verifyArtifacts(APPROVED, { ...GOOD, imageSigning: { statuses } }, OPTIONS).passed).toBe(ok);
+        },
+      ),
+      SEEDED,
+    );
+  });
+
+  test('a revoked signature by the approved profile fails even next to an unrevoked one', () => {
+    const revoked = { ...GOOD.signatureRevocation.signatures[0], signatureDigest: 'sha256:r', revokedEntities: ['job'] };
+    const signatureRevocation = { signatures: [...GOOD.signatureRevocation.signatures, revoked] };
+    const verdict = verifyArtifacts(APPROVED, { ...GOOD, signatureRevocation }, OPTIONS);
+    expect(verdict.failures).toEqual([`image ${APPROVED.image}: signature sha256:r (job job) is revoked: job`]);
+  });
+
+  test('a class without model data needs no model evidence', () => {
+    const imageOnly = { ...GOOD, modelObject: undefined, modelSignature: undefined };
+    expect(verifyArtifacts({ ...APPROVED, modelData: undefined }, imageOnly, OPTIONS).passed).toBe(true);
+  });
+});
+
+describe('modelObjectFailures', () => {
+  test('a composite checksum is never compared with the whole-object digest', () => {
+    // The base64 part happens to be the approved digest's, but a checksum of part checksums proves nothing about it.
+    const composite = `${Buffer.from(MODEL.sha256, 'hex').toString('base64')}-4`;
+    expect(modelObjectFailures(MODEL, { versionId: 'v1', checksumSha256: composite }, 'reject')).toEqual([
+      expect.stringContaining('S3 holds only a composite checksum'),
+    ]);
+  });
+
+  test('the metadata digest is only trusted for a pinned version', () => {
+    expect(modelObjectFailures({ ...MODEL, versionId: '' }, { metadataSha256: MODEL.sha256 }, 'metadata')).toEqual([
+      expect.stringContaining('only trusted for a pinned object version'),
+    ]);
+  });
+});
+
+describe('retries', () => {
+  test('classifies throttling and server faults as retryable, denials and missing objects as final', () => {
+    expect(isRetryableError({ name: 'ThrottlingException' })).toBe(true);
+    expect(isRetryableError({ name: 'TooManyRequestsException' })).toBe(true);
+    expect(isRetryableError({ name: 'X', $metadata: { httpStatusCode: 503 } })).toBe(true);
+    expect(isRetryableError({ name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } })).toBe(false);
+    expect(isRetryableError({ name: 'NoSuchKey', $metadata: { httpStatusCode: 404 } })).toBe(false);
+    expect(isRetryableError(undefined)).toBe(false);
+  });
+
+  test('makes at most maxAttempts calls, sleeps between them within the cap, and rethrows the last error', async () => {
+    const attempts = fc.integer({ min: 1, max: 8 });
+    const failuresBeforeSuccess = fc.integer({ min: 0, max: 12 });
+    const baseDelay = fc.integer({ min: 1, max: 1000 });
+    await fc.assert(
+      fc.asyncProperty(attempts, failuresBeforeSuccess, baseDelay, async (maxAttempts, failures, base) => {
+        let calls = 0;
+        const sleeps: number[] = [];
+        const op = async () => {
+          calls++;
+          if (calls <= failures) throw Object.assign(new Error(`throttled ${calls}`), { name: 'ThrottlingException' });
+          return 'ok';
+        };
+        const sleep = async (ms: number) => void sleeps.push(ms);
+        const result = withRetries(op, { maxAttempts, baseDelayMs: base, maxDelayMs: 4 * base, sleep, random: () => 0.5 });
+        if (failures < maxAttempts) {
+          await expect(result).resolves.toBe('ok');
+          expect(calls).toBe(failures + 1);
+        } else {
+          await expect(result).rejects.toThrow(`throttled ${maxAttempts}`);
+          expect(calls).toBe(maxAttempts);
+        }
+        expect(sleeps).toHaveLength(calls - 1);
+        for (const ms of sleeps) expect(ms).toBeLessThanOrEqual(4 * base);
+      }),
+      SEEDED,
+    );
+  });
+
+  test('backoff doubles up to the cap with half jitter', () => {
+    const o = { baseDelayMs: 100, maxDelayMs: 1000 };
+    expect([1, 2, 3, 4, 5].map((a) => backoffDelayMs(a, { ...o, random: () => 0 }))).toEqual([50, 100, 200, 400, 500]);
+    expect(backoffDelayMs(3, { ...o, random: () => 0.999999 })).toBe(400);
+  });
+});
