@@ -1,9 +1,13 @@
 import { type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { InferenceObservability, Reconciler } from '../../lib/control';
 import { decisionEmf, Dim, initialPolicyState, Metrics, type PolicyDecision, type PolicyInput } from '../../lib/core';
 import { endpointStack } from '../sagemaker/fixtures';
-import { nagFindings } from '../util';
+import { EksInferenceService } from '../../lib/eks';
+import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
 
 /**
  * The observability constructs on the real SageMaker endpoint's routing facts, wired to the real reconciler: the
@@ -53,9 +57,8 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
       reason: { code: 'cost-plan', triggers: [], message: 'cost plan' },
       fallbackShare: 0.02, requiredTokensPerSecond: 6000, readyTokensPerSecond: 9000, preferredClass: 'preferred',
     };
-    const next = { ...initialPolicyState(decision.weights, 0), mode: 'cost' as const };
-    const input = { classes: [] } as unknown as PolicyInput; // only its classes' envelopes are read, for token shares
-    const records = decisionEmf(decision, next, input, 'llama3-chat', 0, 100, false);
+    const input: PolicyInput = { now: 0, classes: [], signals: {}, demandTokensPerSecond: [] };
+    const records = decisionEmf(decision, initialPolicyState(decision.weights, 0), input, 'llama3-chat', 0, 100, false);
     type Directive = { Dimensions: string[][]; Metrics: Array<{ Name: string }> };
     const sets = records.flatMap((r) => (r._aws as { CloudWatchMetrics: Directive[] }).CloudWatchMetrics)
       .filter((d) => d.Metrics.some((m) => m.Name === Metrics.decisions.name))
@@ -70,5 +73,28 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
 
   test('the whole stack is cdk-nag clean', () => {
     expect(nagFindings(stack)).toEqual([]);
+  });
+});
+
+describe('InferenceObservability with EksInferenceService (ALB target groups)', () => {
+  test('builds from the service routing facts: one shortage alarm per target group, latency per target group', () => {
+    const { stack } = testStack();
+    const cluster = eks.Cluster.fromClusterAttributes(stack, 'Imported', {
+      clusterName: 'prod-inference',
+      clusterSecurityGroupId: 'sg-0123456789abcdef0',
+      vpc: ec2.Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: 'vpc-0123456789abcdef0', vpcCidrBlock: '10.0.0.0/16', availabilityZones: ['us-east-1a', 'us-east-1b'],
+        privateSubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'] }),
+      kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(stack, 'Kubectl', {
+        serviceToken: 'arn:aws:lambda:us-east-1:123456789012:function:kubectl-provider',
+      }),
+    });
+    const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster });
+    const obs = new InferenceObservability(stack, 'Observability', { service: 'llama3-chat', facts: service.routingFacts() });
+    expect(obs.alarms.metrics.routes.map((r) => r.name)).toEqual(['l40s', 'a10g', 'inf2']);
+    expect(obs.capacityAlarms).toHaveLength(4);
+    const latency = obs.alarms.metrics.latencyMs(obs.alarms.metrics.classes[1], 'p95', 'x');
+    const raw = Object.values(latency.usingMetrics)[0] as cloudwatch.Metric;
+    expect(Object.keys(raw.dimensions ?? {}).sort()).toEqual(['LoadBalancer', 'TargetGroup']);
+    Template.fromStack(stack).resourceCountIs('AWS::CloudWatch::Alarm', 7);
   });
 });

@@ -7,8 +7,9 @@ import * as library from '../../lib';
 import { ALL_METRICS } from '../../lib/core/metrics';
 
 const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-// The section runs to the next top-level heading.
-const SECTION = README.slice(README.indexOf('## Observability and runbook')).split(/\n(?=## )/)[0];
+const START = README.indexOf('## Observability and runbook');
+const NEXT = README.indexOf('\n## ', START + 1);
+const SECTION = README.slice(START, NEXT < 0 ? undefined : NEXT);
 
 function blockAfter(marker: string): string {
   const at = SECTION.indexOf(`<!-- ${marker} -->`);
