@@ -4,6 +4,8 @@
  * to a Lambda function as configuration and read there without aws-cdk-lib.
  */
 
+import { type CapacityClass } from './capacity-class';
+
 /** The facts of one capacity class that routing decisions need. */
 export interface RoutedClassFacts {
   /** Capacity class name (RFC 1123 label, unique per service). */
@@ -55,3 +57,17 @@ export interface AlbRoutingFacts {
 }
 
 export type RoutingFacts = SageMakerRoutingFacts | AlbRoutingFacts;
+
+/** The routing facts of a checked class; `maxReplicas` defaults to its quota (a capacity plan may bound it lower). */
+export function routedClassFacts(cls: CapacityClass, maxReplicas: number = cls.maxReplicas): RoutedClassFacts {
+  return {
+    name: cls.name,
+    preferenceRank: cls.preferenceRank,
+    tokensPerSecondPerReplica: cls.envelope.tokensPerSecondPerReplica,
+    safeConcurrency: cls.envelope.safeConcurrency,
+    usdPerReplicaHour: cls.usdPerReplicaHour,
+    allowSensitive: cls.placement.allowSensitive,
+    maxReplicas,
+    instanceType: cls.instanceType,
+  };
+}

@@ -23,7 +23,7 @@ import {
   formatProblem,
   HardwareCatalog,
   planCapacity,
-  type RoutedClassFacts,
+  routedClassFacts,
   type ServiceContract,
 } from '../core';
 import { type IClassArtifactGate } from '../trust/gate';
@@ -365,7 +365,7 @@ export class EksInferenceService extends Construct {
       listenerArn: this.listener.listenerArn,
       loadBalancerFullName: this.loadBalancer.loadBalancerFullName,
       targets: this.units.map((u) => ({
-        class: routedClassFacts(u.cls, u.plan),
+        class: routedClassFacts(u.cls, u.plan.maxReplicas),
         targetGroupArn: u.targetGroup.targetGroupArn,
         targetGroupFullName: u.targetGroup.targetGroupFullName,
         namespace: this.namespace,
@@ -618,19 +618,6 @@ export function initialWeights(plan: CapacityPlan, classes: readonly CapacityCla
   return Object.fromEntries(plan.classes.map((p, i) => [p.name, weight(i)]));
 }
 
-/** The facts of a class that routing decisions need. */
-export function routedClassFacts(cls: CapacityClass, plan: ClassPlan): RoutedClassFacts {
-  return {
-    name: cls.name,
-    preferenceRank: cls.preferenceRank,
-    tokensPerSecondPerReplica: cls.envelope.tokensPerSecondPerReplica,
-    safeConcurrency: cls.envelope.safeConcurrency,
-    usdPerReplicaHour: cls.usdPerReplicaHour,
-    allowSensitive: cls.placement.allowSensitive,
-    maxReplicas: plan.maxReplicas,
-    instanceType: cls.instanceType,
-  };
-}
 
 function newVpc(scope: Construct): ec2.Vpc {
   const vpc = new ec2.Vpc(scope, 'Vpc', {

@@ -18,7 +18,7 @@ import {
   checkCapacityClasses,
   type HardwareCatalog,
   planCapacity,
-  type RoutedClassFacts,
+  routedClassFacts,
   type SageMakerRoutingFacts,
   type ServiceContract,
 } from '../core';
@@ -346,19 +346,7 @@ export class SageMakerCapacityEndpoint extends Construct {
       endpointArn: this.endpointArn,
       variants: this.resolve().variants.map((v) => ({
         variantName: v.name,
-        classes: v.pools.map((p): RoutedClassFacts => {
-          const c = p.capacityClass;
-          return {
-            name: c.name,
-            preferenceRank: c.preferenceRank,
-            tokensPerSecondPerReplica: c.envelope.tokensPerSecondPerReplica,
-            safeConcurrency: c.envelope.safeConcurrency,
-            usdPerReplicaHour: c.usdPerReplicaHour,
-            allowSensitive: c.placement.allowSensitive,
-            maxReplicas: c.maxReplicas,
-            instanceType: c.instanceType,
-          };
-        }),
+        classes: v.pools.map((p) => routedClassFacts(p.capacityClass)),
       })),
     };
   }

@@ -1,5 +1,6 @@
 import { type CapacityClass } from '../core/capacity-class';
 import { type ServiceContract } from '../core/contract';
+import { routedClassFacts } from '../core/routing-facts';
 import { type CapacityPlan } from '../core/sizing';
 import { type AutoscalerSpec, type ServiceModel, type SimClass } from './model';
 
@@ -33,14 +34,7 @@ export function simClassesFromPlan(
     if (!b) throw new Error(`No run-time behavior (provisioning delay) given for class '${cls.name}'`);
     const minReplicas = b.minReplicas ?? (p.role === 'preferred' ? 1 : p.minReplicas);
     return {
-      name: cls.name,
-      preferenceRank: cls.preferenceRank,
-      tokensPerSecondPerReplica: cls.envelope.tokensPerSecondPerReplica,
-      safeConcurrency: cls.envelope.safeConcurrency,
-      usdPerReplicaHour: cls.usdPerReplicaHour,
-      allowSensitive: cls.placement.allowSensitive,
-      maxReplicas: p.maxReplicas,
-      instanceType: cls.instanceType,
+      ...routedClassFacts(cls, p.maxReplicas),
       provisioningSeconds: b.provisioningSeconds,
       minReplicas,
       initialReplicas: b.initialReplicas ?? minReplicas,
