@@ -22,6 +22,7 @@ import {
   type WindowFrame,
   windowsFromResults,
 } from '../../lib/core/policy';
+import { latest } from '../../lib/core/policy/signals';
 import { withRetry, type RetryOptions } from './retry';
 import { type TargetState } from './target-state';
 
@@ -128,16 +129,26 @@ export async function reconcile(config: ReconcilerConfig, clients: Clients, opti
   const inForce = { ...decision, weights: result.weights ?? decision.weights };
   const recorded = result.action === 'applied' || result.action === 'unchanged' ? state : { ...state, weights: target.weights };
   const written = result.action === 'applied';
-  const emf = decisionEmf(inForce, recorded, input, config.service, options.nowMs, policy.weightTotal, written, observed(config, target));
+  const emf = decisionEmf(inForce, recorded, input, config.service, options.nowMs, policy.weightTotal, written, observed(config, target, signals));
   for (const record of emf) options.log(record);
   options.log(auditLine(input, previous, decision, recorded, { action: result.action, detail: result.detail }));
   return result;
 }
 
 /** SageMaker: what DescribeEndpoint showed per variant, with ready instances per pool named by the pool's class. */
-function observed(config: ReconcilerConfig, target: TargetState): Record<string, RouteObservation> {
-  if (config.facts.kind !== 'sagemaker') return {};
+function observed(config: ReconcilerConfig, target: TargetState, signals: PolicyInput['signals']): Record<string, RouteObservation> {
   const out: Record<string, RouteObservation> = {};
+  if (config.facts.kind === 'alb') {
+    // EKS: the replica counts are the newest datapoints just read (ALB healthy hosts, Container Insights desired);
+    // republishing them gives the contract's ReadyReplicas/DesiredReplicas one source on both paths (dashboards,
+    // replica-shortage alarms).
+    for (const { class: cls } of config.facts.targets) {
+      const ready = latest(signals[cls.name]?.readyReplicas);
+      const desired = latest(signals[cls.name]?.desiredReplicas);
+      if (ready !== null && desired !== null) out[cls.name] = { ready, desired };
+    }
+    return out;
+  }
   for (const v of config.facts.variants) {
     const replicas = target.replicas[v.variantName];
     if (!replicas) continue;

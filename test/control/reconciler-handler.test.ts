@@ -2,7 +2,7 @@ import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput 
 import { DescribeListenersCommand, ElasticLoadBalancingV2Client, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, type DescribeEndpointCommandOutput, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { mockClient } from 'aws-sdk-client-mock';
-import { buildQueryBatch, type ReconcilerConfig, type RoutedClassFacts, signalPlan } from '../../lib/core';
+import { buildQueryBatch, Dim, type ReconcilerConfig, type RoutedClassFacts, signalPlan } from '../../lib/core';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
 
@@ -390,6 +390,22 @@ describe('reconciler run, ALB listener', () => {
     const { result } = await run(ALB);
     expect(result.action).toBe('unchanged');
     expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
+  });
+
+  test('republishes the newest ready and desired replicas per class, so EKS dashboards and shortage alarms have data', async () => {
+    elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+    serveMetrics(ALB, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: [...fill(3, 9), 2], desiredReplicas: [...fill(3, 9), 4], servedTokensPerSecond: fill(perMinute(400)) },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
+      },
+    });
+    const { lines } = await run(ALB);
+    const replicas = lines
+      .filter((l) => l.ReadyReplicas !== undefined)
+      .map((l) => [l[Dim.CLASS], l.ReadyReplicas, l.DesiredReplicas]);
+    expect(replicas).toEqual([['inf2', 2, 4], ['g6', 2, 2]]);
   });
 });
 
