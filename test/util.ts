@@ -9,7 +9,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { type IConstruct } from 'constructs';
 import { parse as parseYaml } from 'yaml';
-import { type CapacityClassSpec, type ServiceContract } from '../lib/core';
+import { type CapacityClassSpec, LLAMA_3_8B_BF16, type ServiceContract } from '../lib/core';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Fixtures
@@ -31,16 +31,6 @@ export const LLAMA_CONTRACT: ServiceContract = {
   headroom: 0.2,
 };
 
-const LLAMA_BF16 = {
-  weightsGiB: 15,
-  workspaceGiB: 2,
-  kvCacheBytesPerToken: 131072, // 2 x 32 layers x 8 KV heads x 128 dims x 2 bytes
-  maxSequenceTokens: 8192,
-  tensorParallelDegree: 1,
-  quantization: 'bf16',
-  revision: 'meta-llama/Meta-Llama-3-8B-Instruct@5f0b02c',
-  acceleratorTarget: 'cuda' as const,
-};
 
 /** Three EC2 classes in preference order: L40S (bf16), A10G (AWQ int4), Inferentia2 (Neuron, TP 2). */
 export function llamaClasses(prefix = ''): CapacityClassSpec[] {
@@ -49,7 +39,7 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
       name: 'l40s',
       instanceType: `${prefix}g6e.xlarge`,
       artifact: { image: imageRef('vllm', 'a'), modelData: { uri: 's3://models-bucket/llama3-8b/bf16.tar', sha256: SHA_A, versionId: 'v1' } },
-      footprint: LLAMA_BF16,
+      footprint: LLAMA_3_8B_BF16,
       runtime: { engine: 'vllm', maxConcurrentSequences: 16, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 1200, safeConcurrency: 16, ttftP95Ms: 900, itlP95Ms: 35, measuredOn: '2026-10-01', workload: 'azure-conv-2023' },
       maxReplicas: 8,
@@ -59,7 +49,7 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
       name: 'a10g',
       instanceType: `${prefix}g5.xlarge`,
       artifact: { image: imageRef('vllm', 'b'), modelData: { uri: 's3://models-bucket/llama3-8b/awq.tar', sha256: 'b'.repeat(64), versionId: 'v1' } },
-      footprint: { ...LLAMA_BF16, weightsGiB: 5.7, quantization: 'int4-awq' },
+      footprint: { ...LLAMA_3_8B_BF16, weightsGiB: 5.7, quantization: 'int4-awq' },
       runtime: { engine: 'vllm', maxConcurrentSequences: 8, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 400, safeConcurrency: 8, ttftP95Ms: 1200, itlP95Ms: 45, measuredOn: '2026-10-01', workload: 'azure-conv-2023' },
       maxReplicas: 24,
@@ -68,7 +58,7 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
       name: 'inf2',
       instanceType: `${prefix}inf2.xlarge`,
       artifact: { image: imageRef('neuron', 'c'), modelData: { uri: 's3://models-bucket/llama3-8b/neuron-tp2.tar', sha256: 'c'.repeat(64) } },
-      footprint: { ...LLAMA_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
+      footprint: { ...LLAMA_3_8B_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
       runtime: { engine: 'neuronx-distributed-inference', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 300, safeConcurrency: 4, ttftP95Ms: 1100, itlP95Ms: 25, measuredOn: '2026-10-01', workload: 'azure-conv-2023' },
       maxReplicas: 24,

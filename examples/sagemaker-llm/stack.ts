@@ -16,22 +16,12 @@ import { type Construct } from 'constructs';
 import {
   type CapacityClassSpec,
   InferenceObservability,
-  type ModelFootprint,
+  LLAMA_3_8B_BF16,
   Reconciler,
   SageMakerCapacityEndpoint,
   type ServiceContract,
 } from '../../lib';
 
-const LLAMA3_8B: ModelFootprint = {
-  weightsGiB: 15,
-  workspaceGiB: 2,
-  kvCacheBytesPerToken: 131072, // 2 x 32 layers x 8 KV heads x 128 dims x 2 bytes
-  maxSequenceTokens: 8192,
-  tensorParallelDegree: 1,
-  quantization: 'bf16',
-  revision: 'meta-llama/Meta-Llama-3-8B-Instruct@5f0b02c',
-  acceleratorTarget: 'cuda',
-};
 
 export const LLAMA_CHAT_CONTRACT: ServiceContract = {
   name: 'llama3-chat',
@@ -53,7 +43,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
         image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
         modelData: { uri: `s3://models-${account}-${region}/llama3-8b/bf16/`, sha256: '2'.repeat(64) },
       },
-      footprint: LLAMA3_8B,
+      footprint: LLAMA_3_8B_BF16,
       runtime: { engine: 'vllm', maxConcurrentSequences: 16, maxBatchTokens: 8192, maxQueueDelayMs: 2000, args: ['--enable-prefix-caching'] },
       envelope: { tokensPerSecondPerReplica: 1200, safeConcurrency: 16, ttftP95Ms: 900, itlP95Ms: 35, ...measured },
       maxReplicas: 8,
@@ -66,7 +56,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
         image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
         modelData: { uri: `s3://models-${account}-${region}/llama3-8b/awq-int4/`, sha256: '3'.repeat(64) },
       },
-      footprint: { ...LLAMA3_8B, weightsGiB: 5.7, quantization: 'int4-awq' },
+      footprint: { ...LLAMA_3_8B_BF16, weightsGiB: 5.7, quantization: 'int4-awq' },
       runtime: { engine: 'vllm', maxConcurrentSequences: 8, maxQueueDelayMs: 2000, args: ['--quantization', 'awq'] },
       envelope: { tokensPerSecondPerReplica: 400, safeConcurrency: 8, ttftP95Ms: 1200, itlP95Ms: 45, ...measured },
       maxReplicas: 24,
@@ -78,7 +68,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
         image: `${ecr}/inference/djl-lmi-neuronx@sha256:${'4'.repeat(64)}`,
         modelData: { uri: `s3://models-${account}-${region}/llama3-8b/neuron-tp2-seq8192.tar.gz`, sha256: '5'.repeat(64), versionId: 'example-version-id' },
       },
-      footprint: { ...LLAMA3_8B, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
+      footprint: { ...LLAMA_3_8B_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
       runtime: { engine: 'djl-lmi', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 300, safeConcurrency: 4, ttftP95Ms: 1100, itlP95Ms: 25, ...measured },
       maxReplicas: 24,

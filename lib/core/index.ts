@@ -9,3 +9,4 @@ export * from './routing-facts';
 export * from './metrics';
 export * from './policy';
 export * from './artifact-verification';
+export * from './footprints';

@@ -1,6 +1,7 @@
 import { type CapacityClass, type CapacityClassSpec } from '../core/capacity-class';
 import { defineCapacityClasses } from '../core/checks';
 import { type ServiceContract } from '../core/contract';
+import { LLAMA_3_8B_BF16 } from '../core/footprints';
 import { type CapacityPlan, planCapacity } from '../core/sizing';
 import { type ClassRuntimeBehavior } from './classes';
 import { AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, tokenTableMean } from './workload';
@@ -21,16 +22,6 @@ export interface ServiceDefinition {
 const digest = (seed: string) => seed.repeat(64).slice(0, 64);
 const image = (repo: string, seed: string) => `123456789012.dkr.ecr.us-east-1.amazonaws.com/${repo}@sha256:${digest(seed)}`;
 
-const LLAMA_8B = {
-  weightsGiB: 15,
-  workspaceGiB: 2,
-  kvCacheBytesPerToken: 131072, // 2 x 32 layers x 8 KV heads x 128 dims x 2 bytes
-  maxSequenceTokens: 8192,
-  tensorParallelDegree: 1,
-  quantization: 'bf16',
-  revision: 'meta-llama/Meta-Llama-3-8B-Instruct@5f0b02c',
-  acceleratorTarget: 'cuda' as const,
-};
 
 /** Llama-3-8B chat on L40S (preferred), Inferentia2 and A10G: the LLM scenarios' service. */
 export function llamaChatSpecs(): CapacityClassSpec[] {
@@ -42,7 +33,7 @@ export function llamaChatSpecs(): CapacityClassSpec[] {
       name: 'l40s',
       instanceType: 'g6e.xlarge',
       artifact: { image: image('vllm', 'a'), modelData: { uri: 's3://models/llama3-8b/bf16.tar', sha256: digest('a'), versionId: 'v1' } },
-      footprint: LLAMA_8B,
+      footprint: LLAMA_3_8B_BF16,
       runtime: { engine: 'vllm', maxConcurrentSequences: 16, maxQueueDelayMs: 2000 },
       envelope: envelope(1200, 16, 900, 35),
       maxReplicas: 12,
@@ -51,7 +42,7 @@ export function llamaChatSpecs(): CapacityClassSpec[] {
       name: 'inf2',
       instanceType: 'inf2.xlarge',
       artifact: { image: image('neuron', 'c'), modelData: { uri: 's3://models/llama3-8b/neuron-tp2.tar', sha256: digest('c') } },
-      footprint: { ...LLAMA_8B, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
+      footprint: { ...LLAMA_3_8B_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
       runtime: { engine: 'neuronx-distributed-inference', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
       envelope: envelope(300, 4, 1100, 25),
       maxReplicas: 24,
@@ -60,7 +51,7 @@ export function llamaChatSpecs(): CapacityClassSpec[] {
       name: 'a10g',
       instanceType: 'g5.xlarge',
       artifact: { image: image('vllm', 'b'), modelData: { uri: 's3://models/llama3-8b/awq.tar', sha256: digest('b'), versionId: 'v1' } },
-      footprint: { ...LLAMA_8B, weightsGiB: 5.7, quantization: 'int4-awq' },
+      footprint: { ...LLAMA_3_8B_BF16, weightsGiB: 5.7, quantization: 'int4-awq' },
       runtime: { engine: 'vllm', maxConcurrentSequences: 8, maxQueueDelayMs: 2000 },
       envelope: envelope(400, 8, 1200, 45),
       maxReplicas: 24,
