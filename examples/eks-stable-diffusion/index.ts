@@ -1,3 +1,4 @@
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 /**
  * The reference experiment (Biran & Kissos, arXiv 2503.20074; aws-samples/scalable-hw-agnostic-inference) as capacity
  * classes: Stable Diffusion 2.1 on five deployment units (g5 CUDA, g5 Triton, g6 Triton, inf2, trn1) on EKS.
@@ -104,6 +105,7 @@ export class EksStableDiffusionStack extends Stack {
       contract: SD21_CONTRACT,
       classes: sd21Classes(),
       vpc,
+      kubectlLayer: new KubectlV34Layer(this, 'KubectlLayer'),
       classOptions: Object.fromEntries(SD21_UNITS.map((u) => [u.name, probes])),
       loadBalancer: { internetFacing: false },
     });

@@ -1,4 +1,3 @@
-import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Annotations, Duration, Names, RemovalPolicy, Stack, Tags, Token } from 'aws-cdk-lib';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -121,7 +120,12 @@ export interface EksInferenceServiceProps {
   readonly clusterOptions?: NewClusterOptions;
   /** VPC of a new cluster. @default - a new VPC with 3 AZs, NAT and flow logs */
   readonly vpc?: ec2.IVpc;
-  /** Kubectl layer of a new cluster. @default - KubectlV34Layer */
+  /**
+   * The kubectl/helm Lambda layer of a new cluster, matching its Kubernetes version, e.g.
+   * `new KubectlV34Layer(this, 'Kubectl')` from `@aws-cdk/lambda-layer-kubectl-v34` (as aws-eks-v2's own
+   * `kubectlProviderOptions.kubectlLayer`). Required without `cluster`; ignored with it. Not bundled, so that a
+   * SageMaker-only user does not install the 36 MB layer.
+   */
   readonly kubectlLayer?: lambda.ILayerVersion;
   /** Namespace of the serving objects. @default - contract.name */
   readonly namespace?: string;
@@ -229,6 +233,10 @@ export class EksInferenceService extends Construct {
         clusterName: this.clusterName,
         chartVersions: { ...props.chartVersions },
       }),
+      ...(props.cluster || props.kubectlLayer ? [] : [{
+        field: 'kubectlLayer',
+        message: "is required for a new cluster (no 'cluster' given): pass new KubectlV34Layer(this, 'Kubectl') from @aws-cdk/lambda-layer-kubectl-v34, matching clusterOptions.version",
+      }]),
     ];
     if (problems.length > 0) {
       throw new Error(
@@ -250,7 +258,7 @@ export class EksInferenceService extends Construct {
       this.vpc = props.cluster.vpc;
     } else {
       this.vpc = props.vpc ?? newVpc(this);
-      this.cluster = newCluster(this, this.clusterName, this.vpc, props.clusterOptions ?? {}, props.kubectlLayer);
+      this.cluster = newCluster(this, this.clusterName, this.vpc, props.clusterOptions ?? {}, props.kubectlLayer!);
     }
     tagNodeSubnets(this, this.vpc, this.clusterName);
 
@@ -633,7 +641,7 @@ function newVpc(scope: Construct): ec2.Vpc {
   return vpc;
 }
 
-function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: NewClusterOptions, kubectlLayer?: lambda.ILayerVersion): eks.Cluster {
+function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: NewClusterOptions, kubectlLayer: lambda.ILayerVersion): eks.Cluster {
   const key = o.secretsEncryptionKey ?? new kms.Key(scope, 'SecretsKey', { enableKeyRotation: true, description: `Secrets of EKS cluster ${clusterName}` });
   const cluster = new eks.Cluster(scope, 'Cluster', {
     clusterName,
@@ -652,7 +660,7 @@ function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: New
     defaultCapacityType: eks.DefaultCapacityType.NODEGROUP,
     defaultCapacity: o.systemNodeCount ?? 2,
     defaultCapacityInstance: o.systemNodeInstanceType ?? ec2.InstanceType.of(ec2.InstanceClass.M7I, ec2.InstanceSize.LARGE),
-    kubectlProviderOptions: { kubectlLayer: kubectlLayer ?? new KubectlV34Layer(scope, 'KubectlLayer') },
+    kubectlProviderOptions: { kubectlLayer },
   });
   acknowledgeManagedPolicies(
     cluster,

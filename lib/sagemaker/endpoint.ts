@@ -1,4 +1,4 @@
-import { Duration, Lazy, Names, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { Duration, Lazy, Names, RemovalPolicy, Resource, Stack, Token } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -7,7 +7,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
-import { Construct } from 'constructs';
+import { type Construct } from 'constructs';
 import {
   AwsMetrics,
   type CapacityClass,
@@ -169,7 +169,7 @@ interface Resolved {
  * fills the KV cache and sets queueing, and target tracking on it keeps each instance at `safeConcurrency / (1 +
  * headroom)`. Its 10-second resolution also lets scale-out react within a minute.
  */
-export class SageMakerCapacityEndpoint extends Construct {
+export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEndpoint {
   /** The endpoint name (also the `EndpointName` dimension of its metrics). */
   public readonly endpointName: string;
   /** The endpoint ARN. */
@@ -349,6 +349,22 @@ export class SageMakerCapacityEndpoint extends Construct {
         classes: v.pools.map((p) => routedClassFacts(p.capacityClass)),
       })),
     };
+  }
+
+  /** The reference aws-cdk-lib's `sagemaker.IEndpointRef` consumers read. */
+  public get endpointRef(): { readonly endpointArn: string } {
+    return { endpointArn: this.endpointArn };
+  }
+
+  /**
+   * Applies `policy` to the endpoint, its configuration and every class's Model (the resources that make up the
+   * endpoint; roles, keys and log groups keep their own policies). `Resource`'s default would need a single
+   * default child, and this construct has several.
+   */
+  public override applyRemovalPolicy(policy: RemovalPolicy): void {
+    this.endpoint.applyRemovalPolicy(policy);
+    this.endpointConfig.applyRemovalPolicy(policy);
+    for (const m of this.classModels.values()) m.model.applyRemovalPolicy(policy);
   }
 
   /** Lets `grantee` call the endpoint (InvokeEndpoint and its response-streaming form). */

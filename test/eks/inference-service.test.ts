@@ -1,3 +1,4 @@
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { CfnResource, Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { type IConstruct, type IDependable, Construct } from 'constructs';
@@ -28,7 +29,7 @@ class RecordingGate implements IClassArtifactGate {
 
 function build(overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; service: EksInferenceService } {
   const { stack } = testStack();
-  const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), ...overrides });
+  const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), ...overrides });
   return { stack, service };
 }
 
@@ -356,6 +357,7 @@ describe('EksInferenceService options', () => {
     const certificate = { certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc' } as never;
     new EksInferenceService(stack, 'Llama', {
       contract: LLAMA_CONTRACT,
+      kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
       classes: llamaClasses().slice(0, 1),
       loadBalancer: { internetFacing: true, certificate, deregistrationDelay: Duration.seconds(45) },
     });

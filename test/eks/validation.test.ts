@@ -1,3 +1,4 @@
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks';
 import { LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
@@ -5,7 +6,7 @@ import { LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 function construct(overrides: Partial<EksInferenceServiceProps> = {}): () => EksInferenceService {
   return () => {
     const { stack } = testStack();
-    return new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), ...overrides });
+    return new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), ...overrides });
   };
 }
 
@@ -30,10 +31,17 @@ describe('EksInferenceService input checks', () => {
     const { stack } = testStack();
     const svc = new EksInferenceService(stack, 'Llama', {
       contract: LLAMA_CONTRACT,
+      kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
       classes: llamaClasses(),
       classOptions: { inf2: { additionalInstanceTypes: ['inf2.8xlarge'] } },
     });
     expect(svc.units[2].objects.nodePool.spec.template.spec.requirements[0].values).toEqual(['inf2.xlarge', 'inf2.8xlarge']);
+  });
+
+  test('a new cluster needs the kubectl layer the user installs (the library does not bundle it)', () => {
+    expect(construct({ kubectlLayer: undefined })).toThrow(
+      /EksInferenceService 'Test\/Llama' is invalid \(1 problem\):\n.*kubectlLayer: is required for a new cluster \(no 'cluster' given\): pass new KubectlV34Layer/,
+    );
   });
 
   test('fails when two classes share a NodePool name', () => {

@@ -1,9 +1,10 @@
-import { CfnWaitConditionHandle, Duration } from 'aws-cdk-lib';
+import { CfnWaitConditionHandle, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct, type IDependable } from 'constructs';
 import { type CapacityClass } from '../../lib/core';
 import { SageMakerCapacityEndpoint } from '../../lib/sagemaker';
@@ -430,6 +431,29 @@ describe('SageMakerCapacityEndpoint', () => {
         Roles: [{ Ref: Match.stringLikeRegexp('^Reconciler') }],
         PolicyDocument: { Statement: [{ Effect: 'Allow', Action: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'], Resource: arn }] },
       });
+    });
+  });
+
+  describe('as aws-cdk-lib sagemaker.IEndpoint', () => {
+    test('is usable wherever CDK takes an endpoint: name, ARN, reference, grantInvoke, stack and env', () => {
+      const { stack, endpoint: e } = endpointStack();
+      const asCdk: sagemaker.IEndpoint = e;
+      expect(asCdk.endpointRef.endpointArn).toBe(e.endpointArn);
+      expect([asCdk.stack, asCdk.env.account, asCdk.env.region]).toEqual([stack, '123456789012', 'us-east-1']);
+      const caller = new iam.Role(stack, 'Caller', { assumedBy: new iam.AccountRootPrincipal() });
+      asCdk.grantInvoke(caller);
+      expect(JSON.stringify(Template.fromStack(stack).findResources('AWS::IAM::Policy'))).toContain('sagemaker:InvokeEndpoint');
+    });
+
+    test('applyRemovalPolicy reaches the endpoint, its configuration and every class Model', () => {
+      const { stack, endpoint: e } = endpointStack();
+      e.applyRemovalPolicy(RemovalPolicy.RETAIN);
+      const t = Template.fromStack(stack);
+      for (const type of ['AWS::SageMaker::Endpoint', 'AWS::SageMaker::EndpointConfig', 'AWS::SageMaker::Model']) {
+        const resources = Object.values(t.findResources(type));
+        expect(resources.length).toBeGreaterThan(0);
+        for (const r of resources) expect([type, r.DeletionPolicy]).toEqual([type, 'Retain']);
+      }
     });
   });
 
