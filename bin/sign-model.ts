@@ -38,7 +38,9 @@ Upload so the verifier can prove the digest:
   of the pinned, immutable version, whose digest must carry a valid KMS signature.)
 `;
 
-export class UsageError extends Error {}
+import { parseCommandLine, UsageError } from './args';
+
+export { UsageError };
 
 export type Command =
   | { readonly command: 'help' }
@@ -58,20 +60,17 @@ export function parseArgs(argv: readonly string[]): Command {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
   if (command === 'digest') {
-    if (rest.length !== 1 || rest[0].startsWith('--')) throw new UsageError('digest takes exactly one file');
-    return { command: 'digest', file: rest[0] };
+    const { positionals } = parseCommandLine('digest', rest, {}, 1);
+    if (positionals.length !== 1) throw new UsageError('digest takes exactly one file');
+    return { command: 'digest', file: positionals[0] };
   }
   if (command !== 'sign') throw new UsageError(`unknown command '${command}'; expected digest or sign`);
-  const flags = new Map<string, string>();
-  const problems: string[] = [];
-  for (let i = 0; i < rest.length; i += 2) {
-    const flag = rest[i];
-    const value = rest[i + 1];
-    if (!['--key', '--file', '--sha256', '--s3', '--version-id', '--region'].includes(flag)) problems.push(`unknown option '${flag}'`);
-    else if (value === undefined || value.startsWith('--')) problems.push(`${flag} needs a value`);
-    else if (flags.has(flag)) problems.push(`${flag} is given twice`);
-    else flags.set(flag, value);
-  }
+  const { values, repeated } = parseCommandLine('sign', rest, {
+    key: { type: 'string' }, file: { type: 'string' }, sha256: { type: 'string' }, s3: { type: 'string' },
+    'version-id': { type: 'string' }, region: { type: 'string' },
+  });
+  const flags = new Map(Object.entries(values).map(([k, v]) => [`--${k}`, v as string]));
+  const problems: string[] = repeated.map((flag) => `${flag} is given twice`);
   const keyArn = flags.get('--key');
   if (!keyArn) problems.push('--key <kms-key-arn> is required');
   else if (!/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/.+$/.test(keyArn)) problems.push(`--key '${keyArn}' is not a KMS key or alias ARN`);

@@ -14,6 +14,7 @@ import {
   describeScenario, type Job, loadScenario, POLICY_NAMES, type ScenarioSummary, summarise,
 } from '../lib/sim/suite';
 import { simulateMmc } from '../lib/sim/validation';
+import { type OptionSpec, parseCommandLine, UsageError } from './args';
 
 const USAGE = `cdk-capacity-sim: simulate capacity shortages and compare routing policies (seeded, offline)
 
@@ -43,20 +44,37 @@ interface Args {
   readonly flags: Map<string, string[]>;
 }
 
+const RUN_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  seeds: { type: 'string' },
+  policies: { type: 'string' },
+  param: { type: 'string', multiple: true },
+  'scenario-file': { type: 'string' },
+  workers: { type: 'string' },
+  out: { type: 'string' },
+  'chart-seed': { type: 'string' },
+  'library-config': { type: 'string', multiple: true },
+};
+/** The options each command takes, and how many positional arguments after the command. */
+const COMMANDS: Readonly<Record<string, { readonly options: Readonly<Record<string, OptionSpec>>; readonly positionals: number }>> = {
+  list: { options: {}, positionals: 0 },
+  run: { options: RUN_OPTIONS, positionals: 1 },
+  bench: { options: { ...RUN_OPTIONS, scenarios: { type: 'string' } }, positionals: 0 },
+  plan: { options: { service: { type: 'string' }, file: { type: 'string' }, peak: { type: 'string' } }, positionals: 0 },
+  validate: { options: { arrivals: { type: 'string' }, seed: { type: 'string' }, json: { type: 'boolean' } }, positionals: 0 },
+};
+
+/** Strict: an option the command does not take (a typo, or another command's option) fails with a UsageError. */
 function parseArgs(argv: readonly string[]): Args {
-  const positional: string[] = [];
+  const [command, ...rest] = argv;
+  const spec = command === undefined ? undefined : COMMANDS[command];
+  if (!spec) return { positional: command === undefined ? [] : [command], flags: new Map() };
+  const { values, positionals, repeated } = parseCommandLine(command, rest, spec.options, spec.positionals);
+  if (repeated.length > 0) throw new UsageError(`${command}: ${repeated.join(', ')} given more than once`);
   const flags = new Map<string, string[]>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a.startsWith('--')) {
-      const [key, inline] = a.slice(2).split('=', 2);
-      const value = inline ?? (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--') ? argv[++i] : 'true');
-      flags.set(key, [...(flags.get(key) ?? []), value]);
-    } else {
-      positional.push(a);
-    }
+  for (const [key, value] of Object.entries(values)) {
+    if (value !== undefined) flags.set(key, Array.isArray(value) ? value.map(String) : [String(value)]);
   }
-  return { positional, flags };
+  return { positional: [command, ...positionals], flags };
 }
 
 const flag = (args: Args, key: string): string | undefined => args.flags.get(key)?.at(-1);

@@ -44,10 +44,9 @@ describe('parseArgs', () => {
   });
 
   test('fails when the sign options are wrong, naming every problem', () => {
-    expect(() => parseArgs(['sign', '--key', 'my-key', '--file', 'a', '--sha256', 'XYZ', '--s3', 's3://b/prefix/', '--bogus', '1'])).toThrow(
+    expect(() => parseArgs(['sign', '--key', 'my-key', '--file', 'a', '--sha256', 'XYZ', '--s3', 's3://b/prefix/'])).toThrow(
       new UsageError(
         [
-          "unknown option '--bogus'",
           "--key 'my-key' is not a KMS key or alias ARN",
           'give exactly one of --file <path> and --sha256 <hex>',
           "--sha256 'XYZ' is not 64 lower-case hex characters",
@@ -56,9 +55,18 @@ describe('parseArgs', () => {
       ),
     );
     expect(() => parseArgs(['sign', '--key', KEY, '--sha256', SHA, '--version-id', 'v1'])).toThrow('--version-id needs --s3');
-    expect(() => parseArgs(['sign', '--key'])).toThrow('--key needs a value');
+    expect(() => parseArgs(['sign', '--key'])).toThrow(new UsageError("sign: Option '--key <value>' argument missing; sign takes --key, --file, --sha256, --s3, --version-id, --region"));
+    expect(() => parseArgs(['sign', '--key', KEY, '--key', KEY, '--sha256', SHA])).toThrow(new UsageError('--key is given twice'));
     expect(() => parseArgs(['verify'])).toThrow("unknown command 'verify'");
     expect(() => parseArgs(['digest'])).toThrow('digest takes exactly one file');
+    expect(() => parseArgs(['digest', 'a.tar', 'b.tar'])).toThrow("digest: unexpected argument 'b.tar'; digest takes no options");
+  });
+
+  test('a misspelt option fails at once, naming it and the options the command takes (strict util.parseArgs)', () => {
+    expect(() => parseArgs(['sign', '--key', KEY, '--sha256', SHA, '--regoin', 'us-east-1'])).toThrow(
+      new UsageError("sign: Unknown option '--regoin'; sign takes --key, --file, --sha256, --s3, --version-id, --region"),
+    );
+    expect(() => parseArgs(['digest', '--sha', 'model.tar'])).toThrow(new UsageError("digest: Unknown option '--sha'; digest takes no options"));
   });
 });
 
