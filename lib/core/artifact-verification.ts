@@ -4,33 +4,15 @@
  * Lambda, the signing CLI and the constructs share one definition of "approved".
  */
 import { type CapacityClassSpec } from './capacity-class';
+import { parseEcrImage } from './image-reference';
 import { isUnresolved } from './tokens';
 
 // ---------------------------------------------------------------------------------------------------------------
 // References
 // ---------------------------------------------------------------------------------------------------------------
 
-/** A private ECR image pinned by digest. */
-export interface EcrImageReference {
-  /** The registry's account id. */
-  readonly registryId: string;
-  readonly region: string;
-  readonly repositoryName: string;
-  /** `sha256:<64 hex>`. */
-  readonly digest: string;
-}
-
-// Repository names follow ECR's own pattern; the registry host covers the commercial, FIPS and China endpoints.
-const ECR_HOST = String.raw`(\d{12})\.dkr\.ecr(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com(?:\.cn)?`;
-const ECR_REPOSITORY = String.raw`((?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-z0-9]+)*)`;
-const ECR_IMAGE = new RegExp(`^${ECR_HOST}\\/${ECR_REPOSITORY}@(sha256:[0-9a-f]{64})$`);
-
-/** Parses `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>`; undefined for anything else (tags included). */
-export function parseEcrImage(image: string): EcrImageReference | undefined {
-  const m = ECR_IMAGE.exec(image);
-  if (!m) return undefined;
-  return { registryId: m[1], region: m[2], repositoryName: m[3], digest: m[4] };
-}
+// The image reference parser lives in image-reference.ts (one parser for every caller); re-exported for this module's users.
+export { type EcrImageReference, parseEcrImage } from './image-reference';
 
 /** One S3 object. */
 export interface S3ObjectReference {

@@ -3,6 +3,7 @@ import { type ServiceContract } from './contract';
 import { HardwareCatalog, type HardwareProfile, type Platform } from './hardware';
 import { duplicates, rfc1123LabelProblem } from './names';
 import { memoryBreakdown } from './sizing';
+import { isDigestPinnedImage } from './image-reference';
 import { isUnresolved } from './tokens';
 
 /** One thing wrong with a declared class. */
@@ -39,7 +40,6 @@ export function formatProblem(p: ClassProblem): string {
   return `  - ${p.className === undefined ? '' : `class '${p.className}' `}${p.field}: ${p.message}`;
 }
 
-const DIGEST_REF = /^[^\s@]+@sha256:[0-9a-f]{64}$/;
 const SHA256 = /^[0-9a-f]{64}$/;
 const S3_URI = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/.+$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -164,7 +164,7 @@ function checkHardwareFit(spec: CapacityClassSpec, hw: HardwareProfile, platform
 
 function checkArtifact(spec: CapacityClassSpec, add: Add): void {
   const { image, modelData } = spec.artifact;
-  if (!isUnresolved(image) && !DIGEST_REF.test(image)) {
+  if (!isUnresolved(image) && !isDigestPinnedImage(image)) {
     add(
       'artifact.image',
       `'${image}' is not pinned by digest; use <registry>/<repository>@sha256:<64 hex characters> (a mutable tag can change under a running fleet)`,

@@ -8,5 +8,6 @@ export * from './sizing';
 export * from './routing-facts';
 export * from './metrics';
 export * from './policy';
+export * from './image-reference';
 export * from './artifact-verification';
 export * from './footprints';

@@ -5,7 +5,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
-import { AwsMetrics, type CapacityClass, isUnresolved } from '../core';
+import { AwsMetrics, type CapacityClass, isUnresolved, parseEcrImage } from '../core';
 
 /** Reason for statements whose actions support no resource-level permission or are bound by a condition key instead. */
 const WILDCARD_ONLY =
@@ -25,15 +25,6 @@ function nagString(value: unknown): string {
     if (Array.isArray(v['Fn::GetAtt'])) return `<${(v['Fn::GetAtt'] as unknown[]).map(nagString).join('.')}>`;
   }
   return JSON.stringify(value);
-}
-
-/** `<account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>@sha256:<digest>` */
-const ECR_IMAGE = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?\/([a-z0-9._/-]+)@sha256:[0-9a-f]{64}$/;
-
-/** Where an ECR image lives, or undefined for an image outside ECR. */
-export function ecrRepositoryOf(image: string): { account: string; region: string; repository: string } | undefined {
-  const m = ECR_IMAGE.exec(image);
-  return m ? { account: m[1], region: m[2], repository: m[4] } : undefined;
 }
 
 /** How SageMaker should fetch model data from `uri`: a prefix of uncompressed files, a .tar.gz archive, or one object. */
@@ -131,10 +122,10 @@ export class ClassModel extends Construct {
   }
 
   private grantImagePull(image: string): void {
-    const repo = isUnresolved(image) ? undefined : ecrRepositoryOf(image);
+    const repo = isUnresolved(image) ? undefined : parseEcrImage(image);
     // An image given as a token (e.g. from an asset) is in this account and region; its repository name is not known here.
     const repositoryArn = repo
-      ? `arn:${Aws.PARTITION}:ecr:${repo.region}:${repo.account}:repository/${repo.repository}`
+      ? `arn:${Aws.PARTITION}:ecr:${repo.region}:${repo.registryId}:repository/${repo.repositoryName}`
       : Stack.of(this).formatArn({ service: 'ecr', resource: 'repository', resourceName: '*' });
     this.allow(
       { sid: 'PullOwnImage', actions: ['ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchCheckLayerAvailability'], resources: [repositoryArn] },

@@ -17,13 +17,14 @@ import {
   type ClassProblem,
   checkCapacityClasses,
   type HardwareCatalog,
+  parseEcrImage,
   planCapacity,
   routedClassFacts,
   type SageMakerRoutingFacts,
   type ServiceContract,
 } from '../core';
 import { type IClassArtifactGate } from '../trust';
-import { ClassModel, ecrRepositoryOf } from './class-model';
+import { ClassModel } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
 import { admissionProblems, classEnvironment } from './runtime-env';
 import { type FleetCost, fleetCost, type PlannedVariant, planVariants, type VariantSpec } from './variants';
@@ -452,7 +453,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     for (const cls of classes) {
       problems.push(...admissionProblems(cls, this.contract), ...classEnvironment(cls, this.contract).problems);
       const image = cls.artifact.image;
-      const repo = Token.isUnresolved(image) ? undefined : ecrRepositoryOf(image);
+      const repo = Token.isUnresolved(image) ? undefined : parseEcrImage(image);
       const region = Stack.of(this).region;
       if (!Token.isUnresolved(image) && !repo) {
         problems.push({

@@ -1,6 +1,6 @@
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { Construct } from 'constructs';
-import { duplicates, isUnresolved, rfc1123LabelProblem } from '../core';
+import { duplicates, isDigestPinnedImage, isUnresolved, rfc1123LabelProblem } from '../core';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Typed manifests (admissionregistration.k8s.io/v1, GA since Kubernetes 1.30)
@@ -62,7 +62,6 @@ export interface ApprovedImagesPolicyOptions {
   readonly images: readonly string[];
 }
 
-const DIGEST_REF = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:\.[a-z0-9-]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)+@sha256:[0-9a-f]{64}$/;
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'cdk-capacity-aware-inference' };
 
@@ -78,7 +77,7 @@ export function approvedImagesPolicyProblems(options: ApprovedImagesPolicyOption
   for (const image of options.images) {
     if (isUnresolved(image)) {
       problems.push('images: an image is an unresolved token; the policy embeds literal digests in its CEL expression');
-    } else if (!DIGEST_REF.test(image)) {
+    } else if (!isDigestPinnedImage(image)) {
       problems.push(`images: '${image}' is not pinned by digest (<registry>/<repository>@sha256:<64 hex>); tags are mutable`);
     }
   }

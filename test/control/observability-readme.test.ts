@@ -5,6 +5,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as ts from 'typescript';
 import * as library from '../../lib';
 import { ALL_METRICS } from '../../lib/core/metrics';
+import { UNIT_TEST_APP_PROPS } from '../util';
 
 const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
 const START = README.indexOf('## Observability and runbook');
@@ -31,7 +32,7 @@ describe('README: Observability and runbook', () => {
         // Record the stack the example makes; keep the unit-test app settings (no WASM validation).
         return { ...cdk, App: class extends cdk.App {
           constructor() {
-            super({ builtinCloudFormationValidation: false });
+            super(UNIT_TEST_APP_PROPS);
           }
         }, Stack: class extends cdk.Stack {
           constructor(...args: ConstructorParameters<typeof cdk.Stack>) {

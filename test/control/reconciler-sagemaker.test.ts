@@ -2,7 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { type Reconciler } from '../../lib/control';
-import { nagFindings } from '../util';
+import { nagFindings, UNIT_TEST_APP_PROPS } from '../util';
 
 // GIVEN the SageMaker example, whose reconciler is fed by its endpoint's routing facts, THEN the reconciler routes its
 // variants, with the endpoint's deploy-time name and ARN resolved by CloudFormation.
@@ -11,7 +11,7 @@ describe('Reconciler fed by SageMakerCapacityEndpoint.routingFacts()', () => {
   let template: Template;
   let reconciler: Reconciler;
   beforeAll(() => {
-    const app = new App({ builtinCloudFormationValidation: false });
+    const app = new App(UNIT_TEST_APP_PROPS);
     stack = new SageMakerLlmStack(app, 'Llm', { env: { account: '123456789012', region: 'us-east-1' } });
     reconciler = stack.reconciler;
     expect(reconciler.config.service).toBe(LLAMA_CHAT_CONTRACT.name);

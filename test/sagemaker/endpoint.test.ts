@@ -4,7 +4,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
+import type * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct, type IDependable } from 'constructs';
 import { type CapacityClass } from '../../lib/core';
 import { SageMakerCapacityEndpoint } from '../../lib/sagemaker';

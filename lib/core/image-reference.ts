@@ -1,0 +1,39 @@
+/**
+ * Container image references: the one place that says what "pinned by digest" and "an Amazon ECR image" mean. The
+ * class checks, the admission policy, the SageMaker models' pull permissions and the artifact verifier all call it.
+ * Pure: no AWS SDK and no aws-cdk-lib imports.
+ */
+
+/**
+ * `<registry host>[:port]/<repository path>@sha256:<64 hex>`, as the OCI distribution spec names repositories
+ * (lower-case path components separated by `.`, `_`, `-`; https://github.com/opencontainers/distribution-spec/blob/main/spec.md#pulling-manifests).
+ */
+const DIGEST_REFERENCE = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:\.[a-z0-9-]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)+@sha256:[0-9a-f]{64}$/;
+
+/** Whether `image` names a registry, a repository and a sha256 digest (no tag: a tag can move under a running fleet). */
+export function isDigestPinnedImage(image: string): boolean {
+  return DIGEST_REFERENCE.test(image);
+}
+
+/** A private ECR image pinned by digest. */
+export interface EcrImageReference {
+  /** The registry's account id. */
+  readonly registryId: string;
+  readonly region: string;
+  readonly repositoryName: string;
+  /** `sha256:<64 hex>`. */
+  readonly digest: string;
+}
+
+// Repository names follow ECR's own pattern; the registry host covers the commercial, FIPS and China endpoints
+// (https://docs.aws.amazon.com/AmazonECR/latest/userguide/Registries.html).
+const ECR_HOST = String.raw`(\d{12})\.dkr\.ecr(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com(?:\.cn)?`;
+const ECR_REPOSITORY = String.raw`((?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-z0-9]+)*)`;
+const ECR_IMAGE = new RegExp(`^${ECR_HOST}\\/${ECR_REPOSITORY}@(sha256:[0-9a-f]{64})$`);
+
+/** Parses `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>`; undefined for anything else (tags included). */
+export function parseEcrImage(image: string): EcrImageReference | undefined {
+  const m = ECR_IMAGE.exec(image);
+  if (!m) return undefined;
+  return { registryId: m[1], region: m[2], repositoryName: m[3], digest: m[4] };
+}
