@@ -1,4 +1,4 @@
-import { Duration, Lazy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -20,6 +20,7 @@ import {
 import { type RoutingFacts } from '../core/routing-facts';
 import { isUnresolved } from '../core/tokens';
 import { lambdaCode } from '../util/lambda-code';
+import { acknowledgeRule } from '../util/nag';
 
 /** Tunables of the routing policy. Every default is explained in lib/core/policy/defaults.ts. */
 export interface RoutingPolicyOptions {
@@ -256,7 +257,7 @@ export class Reconciler extends Construct {
       this.role.addToPolicy(new iam.PolicyStatement({ actions: ['elasticloadbalancing:DescribeListeners'], resources: ['*'] }));
       this.role.addToPolicy(new iam.PolicyStatement({ actions: ['elasticloadbalancing:ModifyListener'], resources: [facts.listenerArn] }));
     }
-    for (const a of acknowledgements) Validations.of(this.role).acknowledge(a);
+    for (const a of acknowledgements) acknowledgeRule(this.role, a.id, a.reason);
   }
 
   private validate(props: ReconcilerProps, policy: Partial<PolicyConfig>): string[] {

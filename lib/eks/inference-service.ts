@@ -32,7 +32,7 @@ import { Karpenter } from './karpenter';
 import { Keda } from './keda';
 import { LoadBalancerController } from './load-balancer-controller';
 import * as m from './manifests';
-import { acknowledgeManagedPolicies, acknowledgeRule, acknowledgeWildcardResources } from './nag';
+import { acknowledgeManagedPolicies, acknowledgeRule, acknowledgeWildcardResources } from '../util/nag';
 import { PodIdentityRole } from './pod-identity';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
 

@@ -5,7 +5,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { acknowledgeManagedPolicies, acknowledgeRule } from './nag';
+import { acknowledgeManagedPolicies, acknowledgeRule } from '../util/nag';
 import { controllerChart, PodIdentityRole } from './pod-identity';
 import { type ChartSpec, KARPENTER_CHART } from './versions';
 

@@ -2,7 +2,7 @@ import { type Duration } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct, type IDependable } from 'constructs';
-import { acknowledgeWildcardResources } from './nag';
+import { acknowledgeWildcardResources } from '../util/nag';
 import { type ChartSpec } from './versions';
 
 export interface PodIdentityRoleProps {

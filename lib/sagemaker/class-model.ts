@@ -1,4 +1,4 @@
-import { ArnFormat, Aws, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Aws, Stack } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -6,26 +6,12 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
 import { AwsMetrics, type CapacityClass, isUnresolved, parseEcrImage } from '../core';
+import { acknowledgeRule, nagRendering } from '../util/nag';
 
 /** Reason for statements whose actions support no resource-level permission or are bound by a condition key instead. */
 const WILDCARD_ONLY =
   'Resource * only where IAM offers nothing narrower: ecr:GetAuthorizationToken and ec2:Describe* support no resource-level permissions; ' +
   `cloudwatch:PutMetricData is bound to the ${AwsMetrics.sageMakerEndpointInstances.namespace} namespace by the cloudwatch:namespace condition.`;
-
-/** A resolved CloudFormation value as cdk-nag spells it in granular finding ids (`<AWS::Partition>`, `<Res.Attr>`). */
-function nagString(value: unknown): string {
-  if (typeof value === 'string') return value.replace(/\$\{/g, '<').replace(/\}/g, '>');
-  if (value && typeof value === 'object') {
-    const v = value as Record<string, unknown>;
-    if (Array.isArray(v['Fn::Join'])) {
-      const [delimiter, items] = v['Fn::Join'] as [string, unknown[]];
-      return items.map(nagString).join(delimiter);
-    }
-    if (v.Ref !== undefined) return `<${nagString(v.Ref)}>`;
-    if (Array.isArray(v['Fn::GetAtt'])) return `<${(v['Fn::GetAtt'] as unknown[]).map(nagString).join('.')}>`;
-  }
-  return JSON.stringify(value);
-}
 
 /** How SageMaker should fetch model data from `uri`: a prefix of uncompressed files, a .tar.gz archive, or one object. */
 export function modelDataSource(uri: string): sagemaker.CfnModel.S3DataSourceProperty {
@@ -115,9 +101,10 @@ export class ClassModel extends Construct {
     const st = new iam.PolicyStatement(statement);
     this.role.addToPolicy(st);
     for (const resource of statement.resources ?? []) {
-      if (!nagString(Stack.of(this).resolve(resource)).includes('*')) continue;
+      const rendered = nagRendering(Stack.of(this).resolve(resource));
+      if (!rendered.includes('*')) continue;
       if (!why) throw new Error(`internal: wildcard resource ${resource} in statement ${statement.sid} needs a reason`);
-      Validations.of(this.role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${nagString(Stack.of(this).resolve(resource))}]`, reason: why });
+      acknowledgeRule(this.role, `AwsSolutions-IAM5[Resource::${rendered}]`, why);
     }
   }
 

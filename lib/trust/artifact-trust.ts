@@ -1,4 +1,4 @@
-import { CustomResource, Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CustomResource, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -15,6 +15,7 @@ import {
   parseEcrImage,
 } from '../core';
 import { lambdaCode } from '../util/lambda-code';
+import { acknowledgeRule } from '../util/nag';
 import { type IClassArtifactGate } from './gate';
 
 /** How the verifier retries throttled or failing AWS calls before it fails the deployment. */
@@ -173,10 +174,11 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       roles: [role],
       statements: [new iam.PolicyStatement({ actions: ['signer:GetRevocationStatus'], resources: ['*'] })],
     }));
-    Validations.of(revocation).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'signer:GetRevocationStatus supports no resource-level permissions; it only reads revocation state of the job, profile and certificates passed in',
-    });
+    acknowledgeRule(
+      revocation,
+      'AwsSolutions-IAM5[Resource::*]',
+      'signer:GetRevocationStatus supports no resource-level permissions; it only reads revocation state of the job, profile and certificates passed in',
+    );
     this.verifier = new lambda.Function(this, 'Verifier', {
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,

@@ -1,5 +1,5 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { acknowledgeManagedPolicies, acknowledgeWildcardResources } from '../../lib/eks/nag';
+import { acknowledgeManagedPolicies, acknowledgeWildcardResources } from '../../lib/util/nag';
 import { nagFindings, testStack } from '../util';
 
 function wildcardRole(id: string, resources: string[]) {

@@ -3,9 +3,10 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { type IConstruct } from 'constructs';
 
 /**
- * cdk-nag acknowledgements for resources this library owns. cdk-nag 3 reports IAM findings with granular ids
- * (`AwsSolutions-IAM5[Resource::<arn>]`) that must be acknowledged one by one; their ARNs only settle once the
- * template resolves, so the ids are computed during validation, from the same rendering cdk-nag uses.
+ * cdk-nag acknowledgements for resources this library owns: the one module every construct acknowledges through.
+ * cdk-nag 3 reports IAM findings with granular ids (`AwsSolutions-IAM5[Resource::<arn>]`) that must be acknowledged
+ * one by one; their ARNs only settle once the template resolves, so the ids are computed during validation, from the
+ * same rendering cdk-nag uses.
  */
 
 /** Acknowledges one plain rule (e.g. `AwsSolutions-SQS3`) on `scope`. */
@@ -81,7 +82,11 @@ function toArray(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [value];
 }
 
-/** Renders a CloudFormation value the way cdk-nag names it in finding ids. */
+/** Renders a resolved CloudFormation value the way cdk-nag names it in granular finding ids (`<AWS::Partition>`, `<Res.Attr>`). */
+export function nagRendering(node: unknown): string {
+  return flatten(node);
+}
+
 function flatten(node: unknown): string {
   if (node === undefined) return '';
   if (typeof node === 'string') return node.replace(/\${/g, '<').replace(/}/g, '>');
