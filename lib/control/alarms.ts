@@ -93,7 +93,7 @@ export interface InferenceAlarmOptions {
 
 export interface InferenceAlarmsProps extends ServiceObservabilityProps, InferenceAlarmOptions {}
 
-/** The documented defaults, in one place (README and tests read them from here). */
+/** The documented defaults, in one place (docs/observability.md and the tests read them from here). */
 export const ALARM_DEFAULTS = {
   fallbackShare: { thresholdPercent: 50, duration: Duration.minutes(15), basis: 'tokens' as const },
   deadlineExhaustion: { thresholdPercent: 1, duration: Duration.minutes(5), minRequestsPerPeriod: 20 },
@@ -170,7 +170,7 @@ export class InferenceAlarms extends Construct {
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         alarmDescription: `${svc}: more than ${fallback.thresholdPercent}% of the load (by ${fallback.basis}) has been served by fallback classes `
           + `for ${fallback.duration.toHumanString()}. The preferred class is short of capacity or unhealthy. `
-          + 'Runbook: README "Observability and runbook", FallbackShare.',
+          + 'Runbook: docs/observability.md (cdk-capacity-aware-inference), FallbackShare.',
       });
     }
 
@@ -191,7 +191,7 @@ export class InferenceAlarms extends Construct {
         datapointsToAlarm: periods(deadline.duration),
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         alarmDescription: `${svc}: more than ${deadline.thresholdPercent}% of arriving requests ran out of deadline for ${deadline.duration.toHumanString()}. `
-          + 'No class can meet the contract for the current load: the service is shedding. Runbook: README "Observability and runbook", DeadlineExhaustion.',
+          + 'No class can meet the contract for the current load: the service is shedding. Runbook: docs/observability.md (cdk-capacity-aware-inference), DeadlineExhaustion.',
       });
     }
 
@@ -214,7 +214,7 @@ export class InferenceAlarms extends Construct {
         datapointsToAlarm: periods(capacity.duration),
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         alarmDescription: `${svc}: the preferred class (${names}) reported capacity errors (insufficient capacity, quota exceeded or launch error). `
-          + 'The reconciler is triggered to move load to fallback classes. Runbook: README "Observability and runbook", PreferredCapacityErrors.',
+          + 'The reconciler is triggered to move load to fallback classes. Runbook: docs/observability.md (cdk-capacity-aware-inference), PreferredCapacityErrors.',
       });
       capacityAlarms.push(this.preferredCapacityErrorsAlarm);
     }
@@ -238,7 +238,7 @@ export class InferenceAlarms extends Construct {
           datapointsToAlarm: periods(shortage.duration),
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
           alarmDescription: `${svc}: ${route.name} (${what}) has wanted more replicas than are ready for `
-            + `${shortage.duration.toHumanString()}: capacity is not arriving. Runbook: README "Observability and runbook", ReplicaShortage.`,
+            + `${shortage.duration.toHumanString()}: capacity is not arriving. Runbook: docs/observability.md (cdk-capacity-aware-inference), ReplicaShortage.`,
         }));
       }
       capacityAlarms.push(...shortages);
@@ -255,7 +255,7 @@ export class InferenceAlarms extends Construct {
         // No datapoint is the symptom: the reconciler did not run, or failed before it decided.
         treatMissingData: cloudwatch.TreatMissingData.BREACHING,
         alarmDescription: `${svc}: the reconciler has recorded no decision for ${heartbeat.duration.toHumanString()}; weights are frozen. `
-          + 'Runbook: README "Observability and runbook", ReconcilerHeartbeat.',
+          + 'Runbook: docs/observability.md (cdk-capacity-aware-inference), ReconcilerHeartbeat.',
       });
     }
 

@@ -28,7 +28,7 @@ const HEIGHT = 6;
  * ready replicas, replica ready time), the serving side (request and token share, latency percentiles, queue wait,
  * rejections, deadline exhaustions) and the control side (mode, weights, decisions), with cost per 1M tokens.
  * Rows top to bottom: summary, traffic, latency, replicas, capacity and admission, control, throughput and cost,
- * alarms. The layout is described in the README ("Observability and runbook").
+ * alarms. The layout is described in docs/observability.md ("Dashboard layout").
  */
 export class InferenceDashboard extends Construct {
   readonly dashboard: cloudwatch.Dashboard;

@@ -1,7 +1,7 @@
 /**
  * How capacity classes become SageMaker production variants with instance pools: pool priorities, scaling ranges,
  * scaling targets and initial weights, all derived from the capacity plan. Pure (no aws-cdk-lib): the construct
- * renders the result, tests and the README's cost table compute it directly.
+ * renders the result, tests and the cost table of docs/sagemaker-endpoint.md compute it directly.
  */
 import { type CapacityClass, type CapacityPlan, type ClassPlan, type ClassProblem, duplicates, isUnresolved } from '../core';
 

@@ -7,22 +7,19 @@ import * as library from '../../lib';
 import { ALL_METRICS } from '../../lib/core/metrics';
 import { UNIT_TEST_APP_PROPS } from '../util';
 
-const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-const START = README.indexOf('## Observability and runbook');
-const NEXT = README.indexOf('\n## ', START + 1);
-const SECTION = README.slice(START, NEXT < 0 ? undefined : NEXT);
+const SECTION = readFileSync(join(__dirname, '..', '..', 'docs', 'observability.md'), 'utf8');
 
 function blockAfter(marker: string): string {
   const at = SECTION.indexOf(`<!-- ${marker} -->`);
-  if (at < 0) throw new Error(`README has no <!-- ${marker} --> marker`);
+  if (at < 0) throw new Error(`docs/observability.md has no <!-- ${marker} --> marker`);
   const match = /```\w*\n([\s\S]*?)```/.exec(SECTION.slice(at));
   if (!match) throw new Error(`no code block after ${marker}`);
   return match[1];
 }
 
-describe('README: Observability and runbook', () => {
+describe('docs/observability.md', () => {
   test('the example runs against this checkout and builds the dashboard and the alarms it describes', () => {
-    const js = ts.transpileModule(blockAfter('readme-example: observability'), {
+    const js = ts.transpileModule(blockAfter('docs-example: observability'), {
       compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
     }).outputText;
     const stacks: cdk.Stack[] = [];

@@ -4,17 +4,18 @@ import * as ts from 'typescript';
 import * as library from '../../lib';
 
 const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+const CLASSES_PAGE = readFileSync(join(__dirname, '..', '..', 'docs', 'capacity-classes.md'), 'utf8');
 
-/** The first fenced block after `<!-- marker -->`. */
+/** The first fenced block after `<!-- marker -->` in docs/capacity-classes.md. */
 function blockAfter(marker: string): string {
-  const at = README.indexOf(`<!-- ${marker} -->`);
-  if (at < 0) throw new Error(`README has no <!-- ${marker} --> marker`);
-  const match = /```\w*\n([\s\S]*?)```/.exec(README.slice(at));
+  const at = CLASSES_PAGE.indexOf(`<!-- ${marker} -->`);
+  if (at < 0) throw new Error(`docs/capacity-classes.md has no <!-- ${marker} --> marker`);
+  const match = /```\w*\n([\s\S]*?)```/.exec(CLASSES_PAGE.slice(at));
   if (!match) throw new Error(`no code block after ${marker}`);
   return match[1];
 }
 
-/** Runs a README TypeScript example with 'cdk-capacity-aware-inference' bound to this checkout's lib/. */
+/** Runs a docs TypeScript example with 'cdk-capacity-aware-inference' bound to this checkout's lib/. */
 function run(code: string): void {
   const js = ts.transpileModule(code, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } }).outputText;
   const requireShim = (name: string) => {
@@ -24,8 +25,8 @@ function run(code: string): void {
   new Function('require', 'exports', js)(requireShim, {});
 }
 
-describe('README', () => {
-  test('the rejected-class example fails with exactly the message the README shows', () => {
+describe('README and docs/capacity-classes.md', () => {
+  test('the rejected-class example fails with exactly the message the page shows', () => {
     let printed = '';
     try {
       run(blockAfter('readme-example: rejected-class'));

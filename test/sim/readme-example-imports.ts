@@ -1,4 +1,4 @@
-// What the README example imports from 'cdk-capacity-aware-inference', resolved inside the repository.
+// What the docs/simulator.md example imports from the package, resolved inside the repository.
 export { defineCapacityClasses, planCapacity, type ServiceContract } from '../../lib/core';
 export {
   AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, buildScenario, capBetween, defineScenario, llamaChatSpecs, runJob,

@@ -1,4 +1,4 @@
-// The README's "define your own scenario" example, compiled and run (keep the two in sync).
+// The "define your own scenario" example of docs/simulator.md, compiled and run (keep the two in sync).
 import {
   AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, buildScenario, capBetween, defineCapacityClasses, defineScenario, llamaChatSpecs,
   planCapacity, runJob, type ServiceContract,

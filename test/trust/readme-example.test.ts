@@ -1,4 +1,4 @@
-/** The README's "Signed artifacts and the trust model" example, compiled and run. */
+/** The example of docs/artifact-trust.md, compiled and run. */
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
