@@ -76,6 +76,18 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
  */
 export const UNIT_TEST_APP_PROPS: AppProps & { readonly builtinCloudFormationValidation?: boolean } = { builtinCloudFormationValidation: false };
 
+/**
+ * Turns aws-cdk-lib's built-in CloudFormation validation on (test/setup-env.js turns it off for unit tests); returns
+ * the function that turns it off again. For the one validated synth of each example.
+ */
+export function builtinValidationOn(): () => void {
+  const before = process.env.CDK_VALIDATION;
+  process.env.CDK_VALIDATION = 'true';
+  return () => {
+    process.env.CDK_VALIDATION = before;
+  };
+}
+
 /** An app and stack for unit tests (UNIT_TEST_APP_PROPS). */
 export function testStack(id = 'Test'): { app: App; stack: Stack } {
   const app = new App(UNIT_TEST_APP_PROPS);

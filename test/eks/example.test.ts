@@ -2,7 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EksStableDiffusionStack, SD21_UNITS } from '../../examples/eks-stable-diffusion';
 import { EXAMPLE_ENV } from '../../examples/env';
-import { nagFindings } from '../util';
+import { builtinValidationOn, nagFindings } from '../util';
 
 describe('examples/eks-stable-diffusion', () => {
   let app: App;
@@ -12,7 +12,12 @@ describe('examples/eks-stable-diffusion', () => {
     // The one synth of this example with the built-in CloudFormation validation on, as `cdk synth` runs it.
     app = new App();
     stack = new EksStableDiffusionStack(app, 'EksStableDiffusion', { env: EXAMPLE_ENV });
-    app.synth();
+    const validationOff = builtinValidationOn();
+    try {
+      app.synth();
+    } finally {
+      validationOff();
+    }
   });
 
   test('synthesizes offline with validation on and no unacknowledged cdk-nag finding', () => {

@@ -1,14 +1,20 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
-import { nagFindings } from '../util';
+import { builtinValidationOn, nagFindings } from '../util';
 
 describe('examples/sagemaker-llm', () => {
   test('synthesizes with the built-in CloudFormation validation on, cdk-nag AwsSolutions clean', () => {
     // The one synth of this example with validation on (it costs seconds); other tests switch it off.
     const app = new App();
     const stack = new SageMakerLlmStack(app, 'SageMakerLlm', { env: { account: '111111111111', region: 'us-east-1' } });
-    const template = Template.fromStack(stack);
+    const validationOff = builtinValidationOn();
+    let template: Template;
+    try {
+      template = Template.fromStack(stack);
+    } finally {
+      validationOff();
+    }
     expect(nagFindings(stack)).toEqual([]);
 
     template.resourceCountIs('AWS::SageMaker::Model', 3);
