@@ -221,7 +221,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
     });
     expect(msg).toContain("class 'l40s' runtime.env.SM_VLLM_MAX_NUM_SEQS: is set by the library");
     expect(msg).not.toContain('HF_HUB_OFFLINE');
-    expect(msg).toContain("class 'l40s' runtime.args[0]: 'serve' is not a vLLM flag");
+    expect(msg).toContain("class 'l40s' runtime.args[0]: 'serve' is not a flag");
   });
 
   test('fails when a class cannot answer a mean request before the deadline', () => {
