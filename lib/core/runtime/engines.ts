@@ -70,8 +70,9 @@ export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
   'djl-lmi': {
     name: 'djl-lmi',
     // serving/docs/lmi/deployment_guide/configurations.md: OPTION_<NAME> overrides option.<name>; option.n_positions
-    // (NeuronX) since 0.26.0 (serving/docs/lmi/configurations_large_model_inference_containers.md).
-    minimumVersion: '0.26.0',
+    // (NeuronX) since 0.26.0 (serving/docs/lmi/configurations_large_model_inference_containers.md);
+    // option.gpu_memory_utilization and option.max_model_len (vLLM backend) since 0.27.0 (user_guides/vllm_user_guide.md).
+    minimumVersion: '0.27.0',
     // job_queue_size ("after this limit is reached, requests will be rejected"), overridable as SERVING_JOB_QUEUE_SIZE
     // (serving/docs/configurations_global.md, DJL Serving 0.27.0). A full queue answers 503 WlmCapacityException
     // ("Worker queue capacity exceeded for model").
