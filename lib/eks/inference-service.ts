@@ -607,7 +607,17 @@ export class EksInferenceService extends Construct {
       nodePoolName,
       deploymentName: name,
       targetGroup: u.targetGroup,
-      objects: { ...(serviceAccount ? { serviceAccount } : {}), nodeClass, nodePool, priorityClass, deployment, service: svc, podDisruptionBudget: pdb, scaledObject, targetGroupBinding: tgb },
+      objects: {
+        ...(serviceAccount ? { serviceAccount } : {}),
+        nodeClass,
+        nodePool,
+        priorityClass,
+        deployment,
+        service: svc,
+        podDisruptionBudget: pdb,
+        scaledObject,
+        targetGroupBinding: tgb,
+      },
       manifests: { capacity, workload, scaler, binding },
     };
   }

@@ -126,7 +126,7 @@ describe('vLLM', () => {
     const bigger = (seqs: number) => (s: CapacityClassSpec) =>
       s.name === 'l40s' ? { ...s, memory: { utilizationCap: 0.85 }, runtime: { ...s.runtime, maxConcurrentSequences: seqs } } : s;
     // At a 0.85 cap the memory check admits 19 sequences on the L40S, not 20: the server gets the cap it checked.
-    expect(() => classes('', bigger(20))).toThrow("lower runtime.maxConcurrentSequences to at most 19");
+    expect(() => classes('', bigger(20))).toThrow('lower runtime.maxConcurrentSequences to at most 19');
     const [l40s] = classes('', bigger(18));
     const f = flagsOf(eks(l40s).args);
     expect(f['gpu-memory-utilization']).toBe('0.85');

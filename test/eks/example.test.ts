@@ -20,6 +20,18 @@ describe('examples/eks-stable-diffusion', () => {
     Template.fromStack(stack).resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
   });
 
+  test('trust is wired: every class gated, only the approved digests admitted, the policy before the workloads', () => {
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('Custom::ClassArtifactVerification', 5);
+    template.resourceCountIs('AWS::ECR::Repository', 3);
+    expect([...stack.admission.policy.spec.variables].find((v) => v.name === 'allowed')?.expression).toEqual(
+      expect.stringContaining(stack.service.units[0].cls.artifact.image),
+    );
+    for (const unit of stack.service.units) {
+      expect(unit.manifests.workload.node.dependencies).toContain(stack.admission);
+    }
+  });
+
   test('the five deployment units of the paper, envelopes from their breaking points (1 token = 1 image)', () => {
     const units = stack.service.units;
     expect(units.map((u) => [u.cls.name, u.cls.instanceType])).toEqual(SD21_UNITS.map((u) => [u.name, u.instanceType]));

@@ -187,7 +187,7 @@ function runFetch(object: Buffer | undefined, sha256: string, key: string) {
     encoding: 'utf8',
   });
   const model = join(volume, 'model');
-  let files: string[] = [];
+  let files: string[];
   try {
     files = readdirSync(model);
   } catch {

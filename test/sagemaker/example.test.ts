@@ -30,5 +30,19 @@ describe('examples/sagemaker-llm', () => {
     const cost = stack.endpoint.plannedCost;
     expect([cost.steadyUsdPerHour, cost.standbyUsdPerHour, cost.steadyUsdPerMonth]).toEqual([14.04, 0.99, 10249.2]);
     template.hasOutput('PlannedUsdPerHour', { Value: '14.04' });
+
+    // Signed artifacts: every class's Model waits for the verifier to approve its image digest and model data version.
+    template.resourceCountIs('Custom::ClassArtifactVerification', 3);
+    template.resourceCountIs('AWS::ECR::Repository', 2);
+    for (const [id, model] of Object.entries(template.findResources('AWS::SageMaker::Model'))) {
+      expect([id, (model.DependsOn as string[]).some((d) => d.startsWith('TrustVerify'))]).toEqual([id, true]);
+    }
+    // The servers bound their own queues: vLLM's in-flight limit, DJL's job queue.
+    template.hasResourceProperties('AWS::SageMaker::Model', {
+      PrimaryContainer: Match.objectLike({ Environment: Match.objectLike({ CAI_CLASS: 'l40s', SM_VLLM_MAX_NUM_QUEUED_REQS: Match.anyValue() }) }),
+    });
+    template.hasResourceProperties('AWS::SageMaker::Model', {
+      PrimaryContainer: Match.objectLike({ Environment: Match.objectLike({ CAI_CLASS: 'inf2', SERVING_JOB_QUEUE_SIZE: Match.anyValue() }) }),
+    });
   });
 });

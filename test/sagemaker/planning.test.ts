@@ -18,7 +18,13 @@ function layout(specs: VariantSpec[], classes = resolved(), contract = LLAMA_CON
 describe('admission limits', () => {
   test('queue slots are what the replica drains within the queue budget at its measured rate', () => {
     const [l40s, a10g, inf2] = resolved();
-    expect(admissionLimits(l40s, LLAMA_CONTRACT)).toEqual({ serviceTimeMs: 9650, queueBudgetMs: 2000, queueSlots: 9, concurrencyLimit: 16, maxConcurrentRequests: 25 });
+    expect(admissionLimits(l40s, LLAMA_CONTRACT)).toEqual({
+      serviceTimeMs: 9650,
+      queueBudgetMs: 2000,
+      queueSlots: 9,
+      concurrencyLimit: 16,
+      maxConcurrentRequests: 25,
+    });
     // 400 tok/s / 250 = 1.6 req/s x 2 s = 3 slots (floor of 3.2) + 8.
     expect(admissionLimits(a10g, LLAMA_CONTRACT).maxConcurrentRequests).toBe(11);
     // 300 / 250 = 1.2 req/s x 2 s = 2 slots + 4.
@@ -29,7 +35,13 @@ describe('admission limits', () => {
     const [l40s] = resolved();
     // Service time 9650 ms; a 10.65 s deadline leaves 1000 ms of queueing: 4.8 req/s -> 4 slots.
     const tight = { ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs: 10650 } };
-    expect(admissionLimits(l40s, tight)).toEqual({ serviceTimeMs: 9650, queueBudgetMs: 1000, queueSlots: 4, concurrencyLimit: 16, maxConcurrentRequests: 20 });
+    expect(admissionLimits(l40s, tight)).toEqual({
+      serviceTimeMs: 9650,
+      queueBudgetMs: 1000,
+      queueSlots: 4,
+      concurrencyLimit: 16,
+      maxConcurrentRequests: 20,
+    });
   });
 
   test('property: admission never drops below safe concurrency and never grows with a tighter deadline', () => {
