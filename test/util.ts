@@ -57,7 +57,7 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
     {
       name: 'inf2',
       instanceType: `${prefix}inf2.xlarge`,
-      artifact: { image: imageRef('neuron', 'c'), modelData: { uri: 's3://models-bucket/llama3-8b/neuron-tp2.tar', sha256: 'c'.repeat(64), versionId: 'v1' } },
+      artifact: { image: imageRef('neuron', 'c'), modelData: { uri: 's3://models-bucket/llama3-8b/neuron-tp2.tar', sha256: 'c'.repeat(64) } },
       footprint: { ...LLAMA_3_8B_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
       runtime: { engine: 'djl-lmi', engineVersion: '0.30.0', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 300, safeConcurrency: 4, ttftP95Ms: 1100, itlP95Ms: 25, measuredOn: '2026-10-01', workload: 'azure-conv-2023' },

@@ -728,24 +728,27 @@ function newAccessLogBucket(scope: Construct): s3.Bucket {
 
 /** Read access to exactly the model data objects of the classes, for the model servers' service account. */
 /**
- * The pod identity of one class with model data: it may read exactly the pinned version of its own object
- * (s3:GetObjectVersion bound by the s3:VersionId condition key), nothing else.
+ * The pod identity of one class with model data: it may read its own object only, and with a pinned version only
+ * that version (s3:GetObjectVersion bound by the s3:VersionId condition key).
  */
 function modelDataRole(scope: EksInferenceService, cluster: eks.ICluster, ns: string, cls: CapacityClass): iam.Role | undefined {
   const data = cls.artifact.modelData;
-  if (!data || data.versionId === undefined) return undefined;
+  if (!data) return undefined;
+  const object = `arn:${Stack.of(scope).partition}:s3:::${data.uri.replace(/^s3:\/\//, '')}`;
   const identity = new PodIdentityRole(scope, `ModelData-${cls.name}`, {
     cluster,
     namespace: ns,
     serviceAccountName: classObjectName(scope.plan.service, cls.name),
-    description: `Model server of class ${cls.name}: reads its pinned model data version only`,
+    description: `Model server of class ${cls.name}: reads its pinned model data only`,
     statements: [
-      new iam.PolicyStatement({
-        sid: 'ReadPinnedModelDataVersion',
-        actions: ['s3:GetObjectVersion'],
-        resources: [`arn:${Stack.of(scope).partition}:s3:::${data.uri.replace(/^s3:\/\//, '')}`],
-        conditions: { StringEquals: { 's3:VersionId': data.versionId } },
-      }),
+      data.versionId === undefined
+        ? new iam.PolicyStatement({ sid: 'ReadPinnedModelData', actions: ['s3:GetObject'], resources: [object] })
+        : new iam.PolicyStatement({
+            sid: 'ReadPinnedModelDataVersion',
+            actions: ['s3:GetObjectVersion'],
+            resources: [object],
+            conditions: { StringEquals: { 's3:VersionId': data.versionId } },
+          }),
     ],
   });
   return identity.role;

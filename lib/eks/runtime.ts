@@ -20,8 +20,9 @@ export function s3Location(uri: string): { bucket: string; key: string } | undef
 }
 
 /**
- * What a pod needs to fetch a class's model data: one object (one digest pins one object, not a prefix), one
- * version of it (the serving identity may read exactly that version), and an image that can fetch it.
+ * What a pod needs to fetch a class's model data: one object (one digest pins one object, not a prefix) and an image
+ * that can fetch it. A pinned version is not required here: the digest pins the content either way, and ArtifactTrust
+ * (requireModelVersion) is where a deployment insists on versions.
  */
 export function modelDataProblems(cls: CapacityClass, fetcherImage: string | undefined): ClassProblem[] {
   const data = cls.artifact.modelData;
@@ -42,13 +43,6 @@ export function modelDataProblems(cls: CapacityClass, fetcherImage: string | und
       add('artifact.modelData.uri', `'${data.uri}' is not an s3://<bucket>/<key> URI`);
     }
   }
-  if (data.versionId === undefined) {
-    add(
-      'artifact.modelData.versionId',
-      'is not set; on EKS the init container fetches exactly one object version and the serving identity may read only that version; ' +
-        'allowed: the S3 version id of the object (the bucket must be versioned)',
-    );
-  }
   return problems;
 }
 
@@ -62,6 +56,6 @@ export function fetcherImageProblems(image: string | undefined): ClassProblem[] 
 export function modelFetchOf(cls: CapacityClass, image: string | undefined): ModelFetch | undefined {
   const data = cls.artifact.modelData;
   const location = data ? s3Location(data.uri) : undefined;
-  if (!data || !location || !image || data.versionId === undefined) return undefined;
+  if (!data || !location || !image) return undefined;
   return { image, bucket: location.bucket, key: location.key, versionId: data.versionId, sha256: data.sha256, unpack: unpackOf(location.key) };
 }

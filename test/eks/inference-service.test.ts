@@ -305,8 +305,9 @@ describe('EksInferenceService', () => {
       }
     });
 
-    test('the pods of each class may read exactly the pinned version of their own model data object', () => {
-      for (const [cls, key] of [['l40s', 'llama3-8b/bf16.tar'], ['a10g', 'llama3-8b/awq.tar'], ['inf2', 'llama3-8b/neuron-tp2.tar']]) {
+    test('the pods of each class may read only their own model data object, and only its pinned version', () => {
+      const object = (key: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:s3:::models-bucket/${key}`]] });
+      for (const [cls, key] of [['l40s', 'llama3-8b/bf16.tar'], ['a10g', 'llama3-8b/awq.tar']]) {
         template.hasResourceProperties('AWS::IAM::Policy', {
           PolicyDocument: {
             Statement: [
@@ -314,13 +315,19 @@ describe('EksInferenceService', () => {
                 Sid: 'ReadPinnedModelDataVersion',
                 Effect: 'Allow',
                 Action: 's3:GetObjectVersion',
-                Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:s3:::models-bucket/${key}`]] },
+                Resource: object(key),
                 Condition: { StringEquals: { 's3:VersionId': 'v1' } },
               },
             ],
           },
         });
         template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', { Namespace: 'llama3-chat', ServiceAccount: `llama3-chat-${cls}` });
+      }
+      // inf2 pins no version: its own object only (the init container still checks the digest).
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: { Statement: [{ Sid: 'ReadPinnedModelData', Effect: 'Allow', Action: 's3:GetObject', Resource: object('llama3-8b/neuron-tp2.tar') }] },
+      });
+      for (const cls of ['l40s', 'a10g', 'inf2']) {
         const unit = service.units.find((u) => u.cls.name === cls)!;
         expect(unit.objects.deployment.spec.template.spec.serviceAccountName).toBe(`llama3-chat-${cls}`);
         expect(unit.objects.serviceAccount?.metadata.name).toBe(`llama3-chat-${cls}`);

@@ -137,14 +137,18 @@ describe('model data in the pod', () => {
     );
   });
 
-  test('fails when the fetcher image is a tag, the model data a prefix, or its version is not pinned', () => {
+  test('without a pinned version the init container fetches the current object, and the digest still has to match', () => {
+    const [init] = pod(build(), 'inf2').initContainers ?? [];
+    expect(init.env.map((e) => e.name)).not.toContain('CAI_FETCH_VERSION_ID');
+    expect(init.env).toContainEqual({ name: 'CAI_FETCH_SHA256', value: 'c'.repeat(64) });
+  });
+
+  test('fails when the fetcher image is a tag or the model data a prefix', () => {
     const classes = llamaClasses();
     classes[0] = { ...classes[0], artifact: { ...classes[0].artifact, modelData: { uri: 's3://models-bucket/llama3-8b/bf16/', sha256: 'a'.repeat(64), versionId: 'v1' } } };
-    classes[1] = { ...classes[1], artifact: { ...classes[1].artifact, modelData: { uri: 's3://models-bucket/llama3-8b/awq.tar', sha256: 'b'.repeat(64) } } };
     const make = () => new EksInferenceService(testStack().stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: 'public.ecr.aws/aws-cli/aws-cli:latest' });
     expect(make).toThrow("modelDataFetcherImage: 'public.ecr.aws/aws-cli/aws-cli:latest' is not pinned by digest; allowed: <registry>/<repository>@sha256:<64 hex>");
     expect(make).toThrow("class 'l40s' artifact.modelData.uri: 's3://models-bucket/llama3-8b/bf16/' is a prefix; on EKS the model data must be one object");
-    expect(make).toThrow("class 'a10g' artifact.modelData.versionId: is not set; on EKS the init container fetches exactly one object version");
   });
 
   test('fails when an engine is unknown or the engine version has no bounded queue, naming the construct', () => {
@@ -159,7 +163,8 @@ describe('model data in the pod', () => {
 });
 
 /** Runs the init container's script with a stand-in `aws` that serves `object` (or fails), as the pod would. */
-function runFetch(object: Buffer | undefined, sha256: string, key: string) {
+function runFetch(object: Buffer | undefined, sha256: string, key: string, pinned = true) {
+  const versionId = pinned ? 'v9' : undefined;
   const dir = mkdtempSync(join(tmpdir(), 'cai-fetch-'));
   const bin = join(dir, 'bin');
   const volume = join(dir, 'models');
@@ -172,13 +177,13 @@ function runFetch(object: Buffer | undefined, sha256: string, key: string) {
     object ? `#!/bin/sh\nfor last; do :; done\ncp "${join(dir, 'served')}" "$last"\necho "$*" > "${join(dir, 'call')}"\n` : '#!/bin/sh\necho "An error occurred (AccessDenied)" >&2\nexit 254\n',
     { mode: 0o755 },
   );
-  const script = modelFetchContainer({ image: FETCHER_IMAGE, bucket: 'b', key, versionId: 'v9', sha256, unpack: key.endsWith('.tar') ? 'tar' : 'none' }).command[2];
+  const script = modelFetchContainer({ image: FETCHER_IMAGE, bucket: 'b', key, versionId, sha256, unpack: key.endsWith('.tar') ? 'tar' : 'none' }).command[2];
   const result = spawnSync('/bin/sh', ['-c', script], {
     env: {
       PATH: `${bin}:${process.env.PATH}`,
       CAI_FETCH_BUCKET: 'b',
       CAI_FETCH_KEY: key,
-      CAI_FETCH_VERSION_ID: 'v9',
+      ...(versionId ? { CAI_FETCH_VERSION_ID: versionId } : {}),
       CAI_FETCH_SHA256: sha256,
       CAI_FETCH_UNPACK: key.endsWith('.tar') ? 'tar' : 'none',
       CAI_MODEL_VOLUME: volume,
@@ -206,6 +211,12 @@ describe('the fetch script fails closed', () => {
     expect(r.files).toEqual(['model.safetensors']);
     expect(readFileSync(join(r.model, 'model.safetensors'), 'utf8')).toBe('weights');
     expect(readFileSync(join(r.dir, 'call'), 'utf8')).toContain('s3api get-object --bucket b --key llama/model.safetensors --version-id v9');
+  });
+
+  test('without a version id it fetches the current object (and still checks the digest)', () => {
+    const r = runFetch(weights, digest(weights), 'llama/model.safetensors', false);
+    expect(r.status).toBe(0);
+    expect(readFileSync(join(r.dir, 'call'), 'utf8').trim()).toMatch(/get-object --bucket b --key llama\/model\.safetensors \S+object$/);
   });
 
   test('a tar archive is unpacked after its digest matched', () => {

@@ -25,7 +25,8 @@ export interface ModelFetch {
   readonly image: string;
   readonly bucket: string;
   readonly key: string;
-  readonly versionId: string;
+  /** The S3 version to fetch. @default - the current version (the digest still has to match) */
+  readonly versionId?: string;
   readonly sha256: string;
   /** How the object is unpacked into the model directory. */
   readonly unpack: 'tar' | 'tar.gz' | 'none';
@@ -47,9 +48,14 @@ const FETCH_SCRIPT = [
   'fail() { echo "model-data: $*" >&2; exit 1; }',
   'dest="$CAI_MODEL_DIR"; tmp="$CAI_MODEL_VOLUME/.download"; object="$tmp/object"',
   'rm -rf "$dest" "$tmp" && mkdir -p "$dest" "$tmp" || fail "cannot prepare $dest"',
-  'echo "model-data: fetching s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY version $CAI_FETCH_VERSION_ID"',
-  'aws s3api get-object --bucket "$CAI_FETCH_BUCKET" --key "$CAI_FETCH_KEY" --version-id "$CAI_FETCH_VERSION_ID" "$object" ' +
-    '|| fail "download of s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY version $CAI_FETCH_VERSION_ID failed"',
+  'version="${CAI_FETCH_VERSION_ID:-}"',
+  'echo "model-data: fetching s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY version ${version:-current}"',
+  'if [ -n "$version" ]; then',
+  '  aws s3api get-object --bucket "$CAI_FETCH_BUCKET" --key "$CAI_FETCH_KEY" --version-id "$version" "$object" ' +
+    '|| fail "download of s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY version $version failed"',
+  'else',
+  '  aws s3api get-object --bucket "$CAI_FETCH_BUCKET" --key "$CAI_FETCH_KEY" "$object" || fail "download of s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY failed"',
+  'fi',
   'actual="$(sha256sum "$object" | cut -d " " -f 1)" || fail "cannot hash $object"',
   '[ "$actual" = "$CAI_FETCH_SHA256" ] || { rm -f "$object"; fail "SHA-256 mismatch: expected $CAI_FETCH_SHA256, got $actual"; }',
   'case "$CAI_FETCH_UNPACK" in',
@@ -73,10 +79,10 @@ const RESTRICTED: Container['securityContext'] = {
 
 /** The init container that fetches and verifies a class's model data into the model volume. */
 export function modelFetchContainer(fetch: ModelFetch): InitContainer {
-  const env: Record<string, string> = {
+  const env: Record<string, string | undefined> = {
     CAI_FETCH_BUCKET: fetch.bucket,
     CAI_FETCH_KEY: fetch.key,
-    CAI_FETCH_VERSION_ID: fetch.versionId,
+    ...(fetch.versionId ? { CAI_FETCH_VERSION_ID: fetch.versionId } : {}),
     CAI_FETCH_SHA256: fetch.sha256,
     CAI_FETCH_UNPACK: fetch.unpack,
     CAI_MODEL_VOLUME: MODEL_VOLUME_PATH,
@@ -90,7 +96,7 @@ export function modelFetchContainer(fetch: ModelFetch): InitContainer {
     imagePullPolicy: 'IfNotPresent',
     // The AWS CLI image's entrypoint is `aws`; the fetch needs a shell around it.
     command: ['/bin/sh', '-c', FETCH_SCRIPT],
-    env: Object.entries(env).map(([name, value]) => ({ name, value })),
+    env: Object.entries(env).flatMap(([name, value]) => (value === undefined ? [] : [{ name, value }])),
     resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { memory: '2Gi' } },
     securityContext: RESTRICTED,
     volumeMounts: [
