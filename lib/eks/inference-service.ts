@@ -256,8 +256,9 @@ export class EksInferenceService extends Construct {
     this.classes = checked.classes;
     this.plan = planCapacity(props.contract, this.classes);
     const runtimes = new Map(this.classes.map((cls) => [cls.name, eksRuntime(cls, props.contract, classOptions[cls.name]?.port ?? DEFAULT_PORT)]));
-    for (const warning of [...runtimes.values()].flatMap((r) => r.warnings)) {
-      Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:runtime', warning);
+    for (const [name, runtime] of runtimes) {
+      // One id per class, so that acknowledging one class's accepted risk does not hide another's.
+      for (const warning of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:unbounded-queue-${name}`, warning);
     }
     const charts = {
       karpenter: withVersion(KARPENTER_CHART, props.chartVersions?.karpenter),

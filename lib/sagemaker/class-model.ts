@@ -83,7 +83,7 @@ export class ClassModel extends Construct {
     super(scope, id);
     const cls = props.capacityClass;
     const stack = Stack.of(this);
-    for (const warning of props.warnings ?? []) Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:runtime', warning);
+    for (const warning of props.warnings ?? []) Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:unbounded-queue', warning);
     this.role = new iam.Role(this, 'ExecutionRole', {
       assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } } }),
       description: `SageMaker execution role of capacity class ${cls.name}: pulls its image and reads its model data only`,
