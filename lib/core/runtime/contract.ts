@@ -179,7 +179,7 @@ function queueBoundProblem(
       ? "Triton's bounded queue is max_queue_size in each model's config.pbtxt, which no command-line flag sets"
       : engine === 'custom'
         ? `a custom engine's queue is whatever the image enforces (it gets ${ENV_PREFIX}MAX_CONCURRENT_REQUESTS)`
-        : `${engine} ${cls.runtime.engineVersion ?? ''} has no bounded queue (it exists from ${facts.boundedQueueSince})`.replace('  ', ' ');
+        : `${[engine, cls.runtime.engineVersion].filter(Boolean).join(' ')} has no bounded queue (it exists from ${facts.boundedQueueSince})`;
   const consequence =
     `requests past the admission limit of ${limits.maxConcurrentRequests} in flight per replica ` +
     `(${limits.concurrencyLimit} serving + ${limits.queueSlots} queued) are not rejected by the server but queue past the deadline`;
