@@ -11,3 +11,4 @@ export * from './policy';
 export * from './image-reference';
 export * from './artifact-verification';
 export * from './footprints';
+export * from './runtime';
