@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { type CapacityClassSpec } from '../../lib/core';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks';
@@ -15,7 +16,9 @@ import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTR
 
 function build(overrides: Partial<EksInferenceServiceProps> = {}): EksInferenceService {
   const { stack } = testStack();
-  return new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, ...overrides });
+  return new EksInferenceService(stack, 'Llama', {
+    contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), ...overrides,
+  });
 }
 
 function pod(service: EksInferenceService, className: string) {
@@ -82,7 +85,7 @@ describe('the vLLM server in the Deployment', () => {
   test("warns at synth with the consequence when a class accepts an unbounded queue ('best-effort')", () => {
     const { stack } = testStack();
     const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, runtime: { ...c.runtime, engineVersion: '0.20.0', queueBound: 'best-effort' as const } } : c));
-    new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE });
+    new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
     Annotations.fromStack(stack).hasWarning(
       '/Test/Llama',
       Match.stringLikeRegexp("class 'l40s': vllm 0\\.20\\.0 has no bounded queue \\(it exists from 0\\.29\\.0\\); requests past the admission limit of 25"),
