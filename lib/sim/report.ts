@@ -25,6 +25,7 @@ export const COLUMNS: ReadonlyArray<{ readonly head: string; readonly cell: (p: 
   { head: '$/1M tok', cell: (p) => num(p.metrics.usdPerMillionTokensServed.mean, 3) },
   { head: '$/1M SLO tok', cell: (p) => withCi(p.metrics.usdPerMillionSloTokens, 1, 3) },
   { head: 'regret %', cell: (p) => (p.policy === 'oracle' ? '0' : withCi(p.regret, 100, 1)) },
+  { head: 'fleet regret %', cell: (p) => (p.policy === 'fleet-oracle' ? '0' : withCi(p.fleetRegret, 100, 1)) },
   { head: 'rejected %', cell: (p) => withCi(p.metrics.rejectedShare, 100, 2) },
   { head: 'excess rej %', cell: (p) => withCi(p.metrics.excessRejectedShare, 100, 2) },
   { head: 'to fallback s', cell: (p) => withCi(p.metrics.timeToFallbackSeconds, 1, 0) },

@@ -66,7 +66,7 @@ export function buildScenario(o: ScenarioOptions): ScenarioInstance {
     id: o.id,
     title: o.title,
     durationSeconds: o.durationSeconds,
-    classes: simClassesFromPlan(svc.classes, svc.plan, behavior),
+    classes: simClassesFromPlan(svc.classes, svc.plan, behavior, svc.contract),
     workload: o.workload,
     service: serviceModelFromContract(svc.contract, svc.prefillWeight),
     availability: o.availability,

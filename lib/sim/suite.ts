@@ -131,6 +131,8 @@ export interface PolicySummary {
   readonly values: Record<MetricKey, number[]>;
   /** (cost per 1M SLO-meeting tokens - oracle's) / oracle's, paired by seed. */
   readonly regret: Estimate;
+  /** The same against the fleet-structure oracle (same standby and headroom as the plan): the policy's own regret. */
+  readonly fleetRegret: Estimate;
   /** Seeds where SLO attainment was at least the oracle's (regret is a pure cost gap there). */
   readonly seedsAtOrAboveOracleSlo: number;
   /** Paired differences to the library's policy (this - library). */
@@ -160,11 +162,14 @@ export function summarise(results: readonly JobResult[], policies: readonly stri
     const oracleCost = hasOracle ? valuesOf('oracle', 'usdPerMillionSloTokens') : [];
     const oracleSlo = hasOracle ? valuesOf('oracle', 'sloAttainment') : [];
     const regret = hasOracle ? estimate(values.usdPerMillionSloTokens.map((c, i) => c / oracleCost[i] - 1)) : estimate([]);
+    const fleetCost = policies.includes('fleet-oracle') ? valuesOf('fleet-oracle', 'usdPerMillionSloTokens') : [];
+    const fleetRegret = fleetCost.length > 0 ? estimate(values.usdPerMillionSloTokens.map((c, i) => c / fleetCost[i] - 1)) : estimate([]);
     return {
       policy,
       metrics,
       values,
       regret,
+      fleetRegret,
       seedsAtOrAboveOracleSlo: hasOracle ? values.sloAttainment.filter((v, i) => v >= oracleSlo[i]).length : 0,
       vsLibrary: policies.includes('library') && policy !== 'library' ? {
         sloAttainment: pairedDifference(values.sloAttainment, valuesOf('library', 'sloAttainment')),

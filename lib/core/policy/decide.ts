@@ -93,17 +93,21 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const evidence = new Map(classes.map((c) => [c.name, shortageEvidence(input.signals[c.name], config)]));
   const preferredEvidence = evidence.get(preferred.name)!;
   const preferredCapacity = views.find((v) => v.cls.name === preferred.name)!.capacity;
-  // The preferred class alone cannot carry the planned demand: only then does its shortage call for a change.
-  const preferredShort = demand > preferredCapacity * (1 + 1e-9);
+  // The preferred class alone cannot carry the planned demand with the plan's headroom: only then does its shortage
+  // call for a change (a capacity error on a scale-out it does not need is no reason to move traffic).
+  const preferredShort = demand * (1 + config.headroom) > preferredCapacity * (1 + 1e-9);
   const sustained = sustainedDeficit(input.demandTokensPerSecond,
     allowed.map((c) => ({ tokensPerSecond: c.tokensPerSecondPerReplica, signals: input.signals[c.name] })), config);
   const active: TriggerCode[] = [...(sustained ? (['sustained-deficit'] as const) : []), ...preferredEvidence];
   const entering = active.filter((t) => t === 'sustained-deficit' || t === 'latency-breach' || preferredShort);
 
-  // Growing is what a latency breach calls for; capacity errors or stuck replicas mean the class cannot grow now.
-  const canGrow = (c: PolicyClass) => evidence.get(c.name)!.every((t) => t === 'latency-breach');
+
+  // Growing is what a latency breach calls for; capacity errors or stuck replicas mean a class cannot grow now. For the
+  // preferred class that judgement is the mode's (with its hysteresis), not one datapoint's.
+  const canGrow = (c: PolicyClass, mode: RoutingMode) =>
+    c.name === preferred.name ? mode === 'cost' : evidence.get(c.name)!.every((t) => t === 'latency-breach');
   const planFor = (mode: RoutingMode) => routingPlan(eligible, demand,
-    new Set(eligible.map((v) => v.cls).filter((c) => canGrow(c) && !(mode === 'capacity' && c.name === preferred.name)).map((c) => c.name)), config);
+    new Set(eligible.map((v) => v.cls).filter((c) => canGrow(c, mode)).map((c) => c.name)), config);
   const from = restrict(heldShares, eligible.map((v) => v.cls));
   const figures = (plan: { deficit: number }) => ({ demand, ready, deficit: plan.deficit });
   const describe = (ts: readonly TriggerCode[]) => ts.map((t) => describeTrigger(t, preferred)).join('; ');
@@ -115,7 +119,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
         code: 'enter-capacity',
         triggers: entering,
         message: `Entering capacity mode: ${describe(entering)}` +
-          (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s goes to ${plan.receiver} so it grows.` : '.'),
+          (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s goes to ${plan.receiver} so its autoscaler grows it.` : '.'),
       }, figures(plan));
   }
 
@@ -166,7 +170,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
     triggers: [],
     message: `Planned demand ${round(demand)} tokens/s (p${Math.round(config.demandQuantile * 100)} of ${config.demandWindowPeriods} periods) ` +
       `against ready capacity ${round(ready)} tokens/s; cheapest classes first` +
-      (plan.receiver ? `, the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.'),
+      (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.'),
   }, figures(plan));
 }
 
