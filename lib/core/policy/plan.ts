@@ -66,8 +66,17 @@ export function routingPlan(
   }
   // Relative tolerance: float sums of capacities must not create a deficit of rounding noise.
   const deficit = remaining > 1e-9 * Math.max(demand, 1) ? remaining : 0;
-  const receiver = deficit > 0 ? ordered.find((v) => growable.has(v.cls.name))?.cls.name : undefined;
-  if (receiver) assigned.set(receiver, assigned.get(receiver)! + deficit);
+  const receiverView = deficit > 0 ? ordered.find((v) => growable.has(v.cls.name)) : undefined;
+  const receiver = receiverView?.cls.name;
+  // The receiver takes at most its own ready capacity again (it runs at up to twice its envelope, so its autoscaler
+  // asks for 2 x (1 + headroom) times its replicas per scale-out); the rest of the deficit is spread over every
+  // eligible class in proportion to ready capacity, where the engines' queues absorb what they can and the
+  // admission limits shed the rest. Piling all of it on a one-replica fallback would shed most of it there.
+  const toReceiver = receiverView ? Math.min(deficit, receiverView.capacity) : 0;
+  if (receiver) assigned.set(receiver, assigned.get(receiver)! + toReceiver);
+  const spread = deficit - toReceiver;
+  const readyTotal = eligible.reduce((s, v) => s + v.capacity, 0);
+  if (spread > 0 && readyTotal > 0) for (const v of ordered) assigned.set(v.cls.name, assigned.get(v.cls.name)! + (spread * v.capacity) / readyTotal);
   const total = [...assigned.values()].reduce((s, v) => s + v, 0);
   const shares: Shares = new Map();
   for (const view of ordered) {
