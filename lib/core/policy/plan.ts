@@ -60,7 +60,7 @@ export function routingPlan(
   const assigned = new Map<string, number>();
   let remaining = Math.max(demand, 0);
   for (const view of ordered) {
-    const take = Math.min(fillLimit(view, growable.has(view.cls.name), config), remaining);
+    const take = Math.min(view.capacity, remaining);
     assigned.set(view.cls.name, take);
     remaining -= take;
   }
@@ -84,20 +84,6 @@ export function routingPlan(
     shares.set(view.cls.name, total > 0 ? assigned.get(view.cls.name)! / total : view === ordered[0] ? 1 : 0);
   }
   return { shares: withWarmFloor(shares, eligible, demand, config), deficit, receiver };
-}
-
-/**
- * Tokens/s a class is given before the plan moves on down the cost order. A class that can grow is filled to its ready
- * envelope: above its scaling target, so its autoscaler adds replicas. A class that cannot grow keeps the plan's
- * headroom against noise, since no replica will come to absorb it: it is filled to its scaling target
- * (envelope / (1 + headroom)) plus half a replica's target, so its autoscaler still asks for one more replica. That
- * request is the probe: it keeps failing (capacity errors, the evidence that holds capacity mode) while the class is
- * short, and is served as soon as capacity is back.
- */
-function fillLimit(view: ClassView, growable: boolean, config: PolicyConfig): number {
-  if (growable) return view.capacity;
-  const target = view.cls.tokensPerSecondPerReplica / (1 + config.headroom);
-  return Math.min(view.capacity, (view.ready + 0.5) * target);
 }
 
 /**
