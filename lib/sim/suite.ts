@@ -56,6 +56,8 @@ export interface JobResult {
   readonly capacityEvents: ScenarioInstance['capacityEvents'];
   readonly arrivals: number;
   readonly wallSeconds: number;
+  /** The service's end-to-end deadline, seconds (the SLO line on latency charts). */
+  readonly deadlineSeconds: number;
 }
 
 export function loadScenario(job: Pick<Job, 'scenarioId' | 'scenarioFile'>): ScenarioDefinition {
@@ -119,6 +121,7 @@ export function runJob(job: Job): JobResult {
     capacityEvents: scenario.capacityEvents,
     arrivals: trace.count,
     wallSeconds: (Date.now() - started) / 1000,
+    deadlineSeconds: scenario.service.deadlineSeconds,
   };
 }
 
@@ -148,6 +151,7 @@ export interface ScenarioSummary {
   readonly charts?: Record<string, ChartSeries>;
   readonly chartSeed?: number;
   readonly capacityEvents: ScenarioInstance['capacityEvents'];
+  readonly deadlineSeconds: number;
 }
 
 /** Aggregates the jobs of one scenario over seeds. */
@@ -187,6 +191,7 @@ export function summarise(results: readonly JobResult[], policies: readonly stri
     charts: withCharts?.charts,
     chartSeed: withCharts?.seed,
     capacityEvents: sorted[0].capacityEvents,
+    deadlineSeconds: sorted[0].deadlineSeconds,
   };
 }
 
