@@ -208,7 +208,8 @@ async function main(): Promise<void> {
     case 'bench': {
       const only = flag(args, 'scenarios')?.split(',').map((s) => s.toUpperCase());
       // The held-out traces run only when named (they are not part of the suite the policy is tuned on).
-      await compare(args, [...SCENARIOS, ...HELD_OUT].map((s) => s.id).filter((id) => (only ? only.includes(id) : SCENARIOS.some((s) => s.id === id))));
+      const ids = [...SCENARIOS, ...HELD_OUT].map((s) => s.id);
+      await compare(args, ids.filter((id) => (only ? only.includes(id) : SCENARIOS.some((s) => s.id === id))));
       return;
     }
     case 'plan':

@@ -165,7 +165,8 @@ function clairvoyant(name: string, fleetStructure: boolean): PolicyFactory {
         for (let t = from; t < from + ORACLE_WINDOW_SECONDS; t += 60) cap = Math.min(cap, availabilityAt(scenario.availability?.[c.name], t));
         // Interrupted replicas are lost: the oracle keeps no more than survive.
         for (const it of scenario.interruptions ?? []) {
-          if (it.className === c.name && it.at - it.noticeSeconds < from + ORACLE_WINDOW_SECONDS && it.at >= from) cap = Math.max(0, cap - it.replicas);
+          const overlaps = it.at - it.noticeSeconds < from + ORACLE_WINDOW_SECONDS && it.at >= from;
+          if (it.className === c.name && overlaps) cap = Math.max(0, cap - it.replicas);
         }
         const speed = scenario.speedFactors?.[c.name] ?? 1;
         const perReplica = (fleetStructure ? c.targetTokensPerSecondPerReplica : c.tokensPerSecondPerReplica) * speed;

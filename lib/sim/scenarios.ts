@@ -315,7 +315,9 @@ export const H2 = defineScenario('H2', 'Held out: flapping at other periods',
     const period = drawn(p, 'flapPeriodMinutes', () => [6, 8, 14][seed % 3]) * MIN;
     const end = onset + p.flapMinutes * MIN;
     const steps: AvailabilityStep[] = [{ at: 0, instances: Infinity }];
-    for (let t = onset, on = false; t < end; t += period / 2, on = !on) steps.push({ at: t, instances: on ? Infinity : p.preferredInstancesDuringShortage });
+    for (let t = onset, on = false; t < end; t += period / 2, on = !on) {
+      steps.push({ at: t, instances: on ? Infinity : p.preferredInstancesDuringShortage });
+    }
     steps.push({ at: end, instances: Infinity });
     return llm({ id: 'H2', title: 'Held out: flapping at other periods', p, profile: ramp(onset - 10 * MIN, p.surge), availability: { l40s: steps },
       events: [{ className: 'l40s', onset, restoration: end }] });
