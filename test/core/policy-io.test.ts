@@ -45,8 +45,8 @@ describe('rebuildState: the policy state from the reconciler\'s own decision met
   test('a ramp decision already recorded in the current period marks its step as taken; an older one does not', () => {
     const slots = FRAME.slots;
     const current = FRAME.start + (slots - 1) * 60;
-    const mode = Array.from({ length: slots }, (_, i) => (i < slots - 2 ? 1 : 0));
-    const rampNow = Array.from({ length: slots }, (_, i) => (i >= slots - 2 ? 1 : null));
+    const mode: Array<number | null> = Array.from({ length: slots }, (_, i) => (i < slots - 2 ? 1 : 0));
+    const rampNow: Array<number | null> = Array.from({ length: slots }, (_, i) => (i >= slots - 2 ? 1 : null));
     const frameNow = rebuildState(mode, rampNow, W, FRAME, current, DEFAULT_POLICY_CONFIG);
     expect(frameNow).toMatchObject({ mode: 'cost', ramping: true, lastStepAt: current });
     const earlier = rebuildState(mode.slice(0, slots - 1).concat([null]), rampNow.slice(0, slots - 1).concat([null]), W, FRAME, current,
