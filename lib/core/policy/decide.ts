@@ -99,7 +99,12 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const sustained = sustainedDeficit(input.demandTokensPerSecond,
     allowed.map((c) => ({ tokensPerSecond: c.tokensPerSecondPerReplica, signals: input.signals[c.name] })), config);
   const active: TriggerCode[] = [...(sustained ? (['sustained-deficit'] as const) : []), ...preferredEvidence];
-  const entering = active.filter((t) => t === 'sustained-deficit' || t === 'latency-breach' || preferredShort);
+  // Hysteresis on the way in as well: within the re-entry memory after a return, capacity evidence re-enters only
+  // when the preferred class cannot carry the planned demand at all (not merely without headroom). A class that
+  // flaps around its need would otherwise re-enter on every dip.
+  const returnedRecently = previous.mode === 'cost' && entries.length > 0;
+  const short = returnedRecently ? demand > preferredCapacity * (1 + 1e-9) : preferredShort;
+  const entering = active.filter((t) => t === 'sustained-deficit' || t === 'latency-breach' || short);
 
 
   // Growing is what a latency breach calls for; capacity errors or stuck replicas mean a class cannot grow now. For the
