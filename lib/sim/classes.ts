@@ -2,8 +2,8 @@ import { type CapacityClass } from '../core/capacity-class';
 import { type ServiceContract } from '../core/contract';
 import { routedClassFacts } from '../core/routing-facts';
 import { type CapacityPlan } from '../core/sizing';
-// The deployed servers' admission limits (issue 12): the simulator admits exactly what the rendered engine settings admit.
-import { admissionLimits } from '../sagemaker/runtime-env';
+// The deployed servers' admission limits (the runtime contract): the simulator admits exactly what the engines are told.
+import { admissionLimits } from '../core/runtime/admission';
 import { type AutoscalerSpec, type ServiceModel, type SimClass } from './model';
 
 /** How one class behaves at run time, beyond what the capacity-class declaration says. */

@@ -6,7 +6,7 @@ import { join, relative, resolve } from 'node:path';
  * The sources whose behavior BENCHMARKS.md reports: the policy, the simulator, and the module that computes the
  * deployed admission limits the simulator enforces. A change to any of them without a rerun makes BENCHMARKS.md stale.
  */
-export const BENCHMARK_SOURCES: readonly string[] = ['lib/core/policy', 'lib/sim', 'lib/sagemaker/runtime-env.ts'];
+export const BENCHMARK_SOURCES: readonly string[] = ['lib/core/policy', 'lib/sim', 'lib/core/runtime/admission.ts'];
 
 /**
  * SHA-256 over the benchmark sources (repository-relative paths and contents, in path order). A development tool: it
