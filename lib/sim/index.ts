@@ -1,10 +1,5 @@
-/**
- * The simulator: define services and scenarios with the library's own capacity classes, run them against the
- * library's policy and the baselines, and report. See docs/simulator.md.
- *
- * @packageDocumentation
- * @module cdk-capacity-aware-inference/sim
- */
+// Public API of the simulator: define services and scenarios with the library's own capacity classes, run them
+// against the library's policy and the baselines, and report. See README "Simulator and benchmark".
 export { Rng } from './rng';
 export {
   AZURE_CODE_OUTPUT, AZURE_CODE_PROMPT, AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, type ArrivalPattern, diurnalProfile,

@@ -1,6 +1,6 @@
 /**
- * Where each policy signal comes from on each path: the executable form of the table "Where each signal comes from"
- * in docs/reconciler.md. Pure: the construct uses it to validate and document, the Lambda to build its one
+ * Where each policy signal comes from on each path: the executable form of the table in the README section
+ * "Reconciler and routing policy". Pure: the construct uses it to validate and document, the Lambda to build its one
  * GetMetricData batch.
  */
 import { AwsMetrics, Dim, type MetricSpec, Metrics } from '../metrics';
