@@ -17,6 +17,7 @@ import {
   resolvePolicyConfig,
 } from '../core/policy';
 import { type RoutingFacts } from '../core/routing-facts';
+import { karpenterCapacityErrorMetric } from '../core/karpenter-capacity';
 import { type ClassSignalProducers, type IInferenceServing, servingProblems } from '../core/serving';
 import { isUnresolved } from '../core/tokens';
 import { lambdaCode } from '../util/lambda-code';
@@ -99,6 +100,7 @@ export class Reconciler extends Construct {
     const problems = this.validate(props, serving, policy);
     // Per routed class: the class itself on an ALB; on SageMaker a variant's producers are those of its only class.
     const signals = routedSignals(serving);
+    const { compact, karpenter } = compactSignals(serving, signals);
     this.config = {
       facts: serving.routing,
       placement: { sensitive: props.sensitive ?? false },
@@ -107,7 +109,8 @@ export class Reconciler extends Construct {
       tokensPerRequest: serving.tokensPerRequest,
       metricDelaySeconds: (props.metricDelay ?? Duration.minutes(2)).toSeconds(),
       ...(serving.signals.containerInsightsClusterName ? { clusterName: serving.signals.containerInsightsClusterName } : {}),
-      ...(Object.keys(signals).length > 0 ? { signals } : {}),
+      ...(Object.keys(compact).length > 0 ? { signals: compact } : {}),
+      ...(karpenter ? { karpenterCapacityErrors: true } : {}),
     };
     const environment = Stack.of(this).toJsonString(this.config);
     const estimated = JSON.stringify(this.config).length + countTokens(this.config) * TOKEN_ALLOWANCE_BYTES;
@@ -315,6 +318,22 @@ function routedSignals(serving: ReturnType<IInferenceServing['servingDescription
     }
   }
   return out;
+}
+
+/** The signals with the Karpenter filter metrics left out when every ALB target has exactly its NodePool's one. */
+function compactSignals(
+  serving: ReturnType<IInferenceServing['servingDescription']>,
+  signals: Record<string, ClassSignalProducers>,
+): { compact: Record<string, ClassSignalProducers>; karpenter: boolean } {
+  const r = serving.routing;
+  const cluster = serving.signals.containerInsightsClusterName;
+  if (r.kind !== 'alb' || !cluster) return { compact: signals, karpenter: false };
+  const derived = (t: (typeof r.targets)[number]) => JSON.stringify(karpenterCapacityErrorMetric(cluster, t.nodePoolName));
+  const karpenter = r.targets.every((t) => JSON.stringify(signals[t.class.name]?.capacityErrors) === derived(t));
+  if (!karpenter) return { compact: signals, karpenter: false };
+  const compact: Record<string, ClassSignalProducers> = {};
+  for (const [name, { capacityErrors: _, ...rest }] of Object.entries(signals)) if (Object.keys(rest).length > 0) compact[name] = rest;
+  return { compact, karpenter: true };
 }
 
 function countTokens(value: unknown): number {

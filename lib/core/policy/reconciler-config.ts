@@ -38,6 +38,12 @@ export interface ReconcilerConfig {
    * errors (e.g. the Karpenter log metric filter) and served tokens where the model server counts them.
    */
   readonly signals?: Readonly<Record<string, ClassSignalProducers>>;
+  /**
+   * EKS: every target's capacity errors are the Karpenter log metric filter of its NodePool
+   * (`karpenterCapacityErrorMetric(clusterName, nodePoolName)`), derived here rather than spelt out per class to keep
+   * the configuration within Lambda's 4 KB environment.
+   */
+  readonly karpenterCapacityErrors?: boolean;
 }
 
 /** The name of the environment variable that carries the JSON `ReconcilerConfig`. */

@@ -4,6 +4,7 @@
  * GetMetricData batch.
  */
 import { AwsMetrics, Dim, type MetricSpec, Metrics } from '../metrics';
+import { karpenterCapacityErrorMetric } from '../karpenter-capacity';
 import { deploymentReplicasMetric } from '../signals';
 import { type ReconcilerConfig, type SignalSource } from './reconciler-config';
 
@@ -77,7 +78,8 @@ export function signalPlan(config: ReconcilerConfig, periodSeconds: number): Sig
         desiredReplicas: {
           metric: deploymentReplicasMetric(AwsMetrics.containerInsights.replicasDesired, config.clusterName ?? '', t.namespace, t.deploymentName),
         },
-        capacityErrors: capacityErrors(t.class.name),
+        capacityErrors: capacityErrors(t.class.name)
+          ?? (config.karpenterCapacityErrors ? { metric: karpenterCapacityErrorMetric(config.clusterName ?? '', t.nodePoolName) } : undefined),
         // Seconds to milliseconds.
         latencyP95Ms: { metric: alb(AwsMetrics.alb.targetResponseTime, 'p95'), scale: 1000 },
         servedTokensPerSecond: servedTokens(t.class.name, { metric: alb(AwsMetrics.alb.requestCount, 'Sum'), scale: perRequest }),
