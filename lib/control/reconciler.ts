@@ -161,7 +161,8 @@ export class Reconciler extends Construct {
       targets: [this.trigger],
     });
 
-    this.capacityErrorAlarms = Object.entries(signals).flatMap(([className, s]) => (s.capacityErrors ? [[className, s.capacityErrors] as const] : [])).map(
+    const errorSources = Object.entries(signals).flatMap(([className, s]) => (s.capacityErrors ? [[className, s.capacityErrors] as const] : []));
+    this.capacityErrorAlarms = errorSources.map(
       ([className, source]) =>
         new cloudwatch.Alarm(this, `CapacityErrors-${className}`, {
           metric: new cloudwatch.Metric({

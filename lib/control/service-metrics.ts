@@ -157,7 +157,12 @@ export class ServiceMetrics {
 
   private produced(source: MetricStatSource, label: string): cloudwatch.Metric {
     return new cloudwatch.Metric({
-      namespace: source.namespace, metricName: source.metricName, dimensionsMap: { ...source.dimensions }, statistic: source.stat, period: this.period, label,
+      namespace: source.namespace,
+      metricName: source.metricName,
+      dimensionsMap: { ...source.dimensions },
+      statistic: source.stat,
+      period: this.period,
+      label,
     });
   }
 

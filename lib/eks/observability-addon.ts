@@ -89,7 +89,8 @@ export function observabilityProblems(o: ObservabilityOptions): string[] {
       problems.push('observability.existingAddon.configurationValues.containerInsights.enabled: false (the reconciler reads replicas_desired of '
         + 'Container Insights; allowed: true or unset)');
     }
-    const agentConfig = (values.agent as { config?: { logs?: { metrics_collected?: { kubernetes?: { enhanced_container_insights?: unknown } } } } } | undefined)?.config;
+    type AgentConfig = { logs?: { metrics_collected?: { kubernetes?: { enhanced_container_insights?: unknown } } } };
+    const agentConfig = (values.agent as { config?: AgentConfig } | undefined)?.config;
     if (agentConfig && agentConfig.logs?.metrics_collected?.kubernetes?.enhanced_container_insights !== true) {
       problems.push('observability.existingAddon.configurationValues.agent.config: no logs.metrics_collected.kubernetes.enhanced_container_insights: true '
         + '(replicas_desired exists only with enhanced observability)');
@@ -231,7 +232,12 @@ function newLogKey(scope: Construct, clusterName: string): kms.Key {
  * publishes replicas_desired) and a single-replica Deployment agent that scrapes the model servers once, each
  * configured with the chart's `agents[]` keys (each entry merges over `agent`).
  */
-function addonConfiguration(clusterName: string, service: string, jobs: ReadonlyArray<Record<string, unknown>>, specs: readonly MetricSpec[]): Record<string, unknown> {
+function addonConfiguration(
+  clusterName: string,
+  service: string,
+  jobs: ReadonlyArray<Record<string, unknown>>,
+  specs: readonly MetricSpec[],
+): Record<string, unknown> {
   const agents: Array<Record<string, unknown>> = [{ name: OBSERVABILITY_SERVICE_ACCOUNT }];
   if (jobs.length > 0) {
     agents.push({

@@ -8,6 +8,7 @@ import { decisionEmf, Dim, initialPolicyState, Metrics, type PolicyDecision, typ
 import { endpointStack } from '../sagemaker/fixtures';
 import { EksInferenceService } from '../../lib/eks';
 import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
+import { servingOf } from './serving-fixture';
 
 /**
  * The observability constructs on the real SageMaker endpoint's routing facts, wired to the real reconciler: the
@@ -23,11 +24,9 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
     const built = endpointStack();
     stack = built.stack;
     const facts = built.endpoint.routingFacts();
-    obs = new InferenceObservability(stack, 'Observability', { service: 'llama3-chat', facts });
+    obs = new InferenceObservability(stack, 'Observability', { serving: servingOf(facts, 'llama3-chat') });
     reconciler = new Reconciler(stack, 'Reconciler', {
-      service: 'llama3-chat',
-      facts,
-      tokensPerRequest: 250,
+      serving: servingOf(facts, 'llama3-chat', 250),
       capacityAlarms: obs.capacityAlarms,
     });
     template = Template.fromStack(stack);
@@ -89,7 +88,7 @@ describe('InferenceObservability with EksInferenceService (ALB target groups)', 
       }),
     });
     const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster });
-    const obs = new InferenceObservability(stack, 'Observability', { service: 'llama3-chat', facts: service.routingFacts() });
+    const obs = new InferenceObservability(stack, 'Observability', { serving: servingOf(service.routingFacts(), 'llama3-chat') });
     expect(obs.alarms.metrics.routes.map((r) => r.name)).toEqual(['l40s', 'a10g', 'inf2']);
     expect(obs.capacityAlarms).toHaveLength(4);
     const latency = obs.alarms.metrics.latencyMs(obs.alarms.metrics.classes[1], 'p95', 'x');

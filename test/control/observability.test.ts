@@ -4,6 +4,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { type AlbRoutingFacts, type CapacityClass, checkCapacityClasses, type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core';
 import { ALARM_DEFAULTS, InferenceAlarms, InferenceDashboard, InferenceObservability } from '../../lib/control/observability';
 import { llamaClasses, nagFindings, testStack } from '../util';
+import { servingOf } from './serving-fixture';
 
 // ---------------------------------------------------------------------------------------------------------------
 // GIVEN: the llama classes resolved by the real checks, as a SageMaker endpoint (one preferred variant, one fallback
@@ -133,7 +134,7 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
 
   beforeAll(() => {
     ({ stack } = testStack());
-    obs = new InferenceObservability(stack, 'Obs', { service: 'llama3-chat', facts: SAGEMAKER });
+    obs = new InferenceObservability(stack, 'Obs', { serving: servingOf(SAGEMAKER, 'llama3-chat') });
     template = Template.fromStack(stack);
     widgets = dashboardWidgets(stack, template);
   });
@@ -408,15 +409,14 @@ describe('InferenceDashboard and InferenceAlarms on an ALB, with options', () =>
     ({ stack } = testStack());
     topic = new sns.Topic(stack, 'OnCall', { enforceSSL: true });
     alarms = new InferenceAlarms(stack, 'Alarms', {
-      service: 'llama-eks',
-      facts: ALB,
+      serving: servingOf(ALB, 'llama-eks'),
       alarmTopic: topic,
       fallbackShare: { thresholdPercent: 30, duration: Duration.minutes(20), basis: 'requests' },
       deadlineExhaustion: { enabled: false },
       replicaShortage: { duration: Duration.minutes(8) },
       reconcilerHeartbeat: { duration: Duration.minutes(3) },
     });
-    new InferenceDashboard(stack, 'Dashboard', { service: 'llama-eks', facts: ALB, dashboardName: 'llama-eks' });
+    new InferenceDashboard(stack, 'Dashboard', { serving: servingOf(ALB, 'llama-eks'), dashboardName: 'llama-eks' });
     template = Template.fromStack(stack);
     widgets = dashboardWidgets(stack, template);
   });
@@ -482,8 +482,7 @@ describe('validation', () => {
     const { stack } = testStack();
     const bad: AlbRoutingFacts = { ...ALB, targets: [ALB.targets[0], { ...ALB.targets[1], class: { ...ALB.targets[1].class, name: 'l40s', usdPerReplicaHour: -1 } }] };
     const message = errorOf(() => new InferenceObservability(stack, 'Obs', {
-      service: '',
-      facts: bad,
+      serving: servingOf(bad, ''),
       period: Duration.seconds(90),
       fallbackShare: { thresholdPercent: 150, duration: Duration.seconds(30) },
       deadlineExhaustion: { minRequestsPerPeriod: 0 },
@@ -506,37 +505,36 @@ describe('validation', () => {
 
   test('fails when facts hold no class', () => {
     const { stack } = testStack();
-    expect(() => new InferenceDashboard(stack, 'Dash', { service: 's', facts: { ...ALB, targets: [] } }))
+    expect(() => new InferenceDashboard(stack, 'Dash', { serving: servingOf({ ...ALB, targets: [] }, 's') }))
       .toThrow("InferenceDashboard at 'Test/Dash' has 1 invalid prop:\n  - prop facts: has no capacity classes; allowed: at least one class");
   });
 
   test('fails when more preferred classes share rank 0 than one alarm can read (3 metrics each, 10 at most)', () => {
     const { stack } = testStack();
     const four: AlbRoutingFacts = { ...ALB, targets: [0, 1, 2, 3].map((i) => ({ ...ALB.targets[0], class: { ...ALB.targets[0].class, name: `c${i}` } })) };
-    expect(() => new InferenceAlarms(stack, 'Alarms', { service: 's', facts: four })).toThrow(
+    expect(() => new InferenceAlarms(stack, 'Alarms', { serving: servingOf(four, 's') })).toThrow(
       '  - prop facts: 4 classes share the best preference rank; the preferred-class capacity error alarm reads 3 metrics per class and an alarm at most 10; '
       + 'allowed: at most 3 classes of the best rank, or preferredCapacityErrors.enabled: false',
     );
-    expect(() => new InferenceAlarms(stack, 'Three', { service: 's', facts: { ...four, targets: four.targets.slice(0, 3) } })).not.toThrow();
-    expect(() => new InferenceAlarms(stack, 'Off', { service: 's', facts: four, preferredCapacityErrors: { enabled: false } })).not.toThrow();
+    expect(() => new InferenceAlarms(stack, 'Three', { serving: servingOf({ ...four, targets: four.targets.slice(0, 3) }, 's') })).not.toThrow();
+    expect(() => new InferenceAlarms(stack, 'Off', { serving: servingOf(four, 's'), preferredCapacityErrors: { enabled: false } })).not.toThrow();
   });
 
   test('fails when a multi-pool variant bears the name of a class, and accepts a single-pool variant named after its class', () => {
     const { stack } = testStack();
     const clash: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [SAGEMAKER.variants[0], { ...SAGEMAKER.variants[1], variantName: 'a10g' }] };
-    expect(() => new InferenceDashboard(stack, 'Clash', { service: 's', facts: clash })).toThrow(
+    expect(() => new InferenceDashboard(stack, 'Clash', { serving: servingOf(clash, 's') })).toThrow(
       "  - prop facts: variant 'a10g' has the name of a capacity class it is not exactly; allowed: a variant name that is no class name, "
       + 'or the name of its only class',
     );
     const same: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [{ ...SAGEMAKER.variants[0], variantName: 'l40s' }, SAGEMAKER.variants[1]] };
-    expect(() => new InferenceDashboard(stack, 'Same', { service: 's', facts: same })).not.toThrow();
+    expect(() => new InferenceDashboard(stack, 'Same', { serving: servingOf(same, 's') })).not.toThrow();
   });
 
   test('accepts the boundaries: 99.9% share, one-period durations, a 1-day heartbeat', () => {
     const { stack } = testStack();
     expect(() => new InferenceAlarms(stack, 'Alarms', {
-      service: 's',
-      facts: ALB,
+      serving: servingOf(ALB, 's'),
       fallbackShare: { thresholdPercent: 99.9, duration: Duration.minutes(1) },
       reconcilerHeartbeat: { duration: Duration.days(1) },
     })).not.toThrow();

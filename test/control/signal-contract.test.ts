@@ -1,3 +1,4 @@
+/* eslint-disable max-len -- the expected problem lines are asserted whole */
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EksStableDiffusionStack } from '../../examples/eks-stable-diffusion';
