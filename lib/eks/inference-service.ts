@@ -15,6 +15,7 @@ import {
   type AlbRoutingFacts,
   AwsMetrics,
   type CapacityClass,
+  classDimensions,
   type CapacityClassSpec,
   type CapacityPlan,
   type ClassPlan,
@@ -22,6 +23,7 @@ import {
   type ClassProblem,
   formatProblem,
   HardwareCatalog,
+  Metrics,
   planCapacity,
   routedClassFacts,
   type ServiceContract,
@@ -401,10 +403,10 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         classes: Object.fromEntries(this.units.map((u) => {
           const specs = scraped[u.cls.name] ?? [];
           const own = (spec: (typeof specs)[number], stat: string) => ({
-            namespace: spec.namespace, metricName: spec.name, dimensions: { Service: this.contract.name, CapacityClass: u.cls.name }, stat,
+            namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(this.contract.name, u.cls.name), stat,
           });
-          const tokens = specs.find((s) => s.name === 'GeneratedTokens');
-          const waiting = specs.find((s) => s.name === 'RequestsWaiting');
+          const tokens = specs.find((s) => s === Metrics.generatedTokens);
+          const waiting = specs.find((s) => s === Metrics.requestsWaiting);
           return [u.cls.name, {
             capacityErrors: this.observability.capacityErrorMetrics[u.cls.name],
             ...(tokens ? { generatedTokens: own(tokens, 'Sum') } : {}),

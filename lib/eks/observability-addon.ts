@@ -11,7 +11,7 @@ import {
   prometheusLogGroupName,
 } from '../core/karpenter-capacity';
 import { emfMetricDeclarations, enginePrometheusMetrics, SCRAPED_METRIC_NAMESPACE, scrapeJob, type ScrapeTarget } from '../core/model-server-metrics';
-import { type MetricSpec } from '../core/metrics';
+import { AwsMetrics, type MetricSpec } from '../core/metrics';
 import { EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_ADDON_NAME } from '../core/signal-contract';
 import { type MetricStatSource } from '../core/signals';
 import { acknowledgeManagedPolicies } from './nag';
@@ -23,6 +23,8 @@ import { acknowledgeManagedPolicies } from './nag';
  * charts/amazon-cloudwatch-observability values.yaml (chart 6.4.0), which the add-on packages.
  */
 export const OBSERVABILITY_ADDON_VERSION = 'v6.4.0-eksbuild.1';
+const DESIRED = AwsMetrics.containerInsights.replicasDesired;
+
 /** Namespace and service account of the add-on's agent (and Fluent Bit): the pod identity association's subject. */
 export const OBSERVABILITY_NAMESPACE = 'amazon-cloudwatch';
 export const OBSERVABILITY_SERVICE_ACCOUNT = 'cloudwatch-agent';
@@ -86,14 +88,14 @@ export function observabilityProblems(o: ObservabilityOptions): string[] {
         + 'application logs Fluent Bit ships; allowed: true or unset)');
     }
     if ((values.containerInsights as { enabled?: unknown } | undefined)?.enabled === false) {
-      problems.push('observability.existingAddon.configurationValues.containerInsights.enabled: false (the reconciler reads replicas_desired of '
+      problems.push(`observability.existingAddon.configurationValues.containerInsights.enabled: false (the reconciler reads ${DESIRED} of `
         + 'Container Insights; allowed: true or unset)');
     }
     type AgentConfig = { logs?: { metrics_collected?: { kubernetes?: { enhanced_container_insights?: unknown } } } };
     const agentConfig = (values.agent as { config?: AgentConfig } | undefined)?.config;
     if (agentConfig && agentConfig.logs?.metrics_collected?.kubernetes?.enhanced_container_insights !== true) {
       problems.push('observability.existingAddon.configurationValues.agent.config: no logs.metrics_collected.kubernetes.enhanced_container_insights: true '
-        + '(replicas_desired exists only with enhanced observability)');
+        + `(${DESIRED} exists only with enhanced observability)`);
     }
   }
   return problems;
