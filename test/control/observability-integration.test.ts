@@ -8,7 +8,6 @@ import { decisionEmf, Dim, initialPolicyState, Metrics, type PolicyDecision, typ
 import { endpointStack } from '../sagemaker/fixtures';
 import { EksInferenceService } from '../../lib/eks';
 import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
-import { servingOf } from './serving-fixture';
 
 /**
  * The observability constructs on the real SageMaker endpoint's routing facts, wired to the real reconciler: the
@@ -23,10 +22,9 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
   beforeAll(() => {
     const built = endpointStack();
     stack = built.stack;
-    const facts = built.endpoint.routingFacts();
-    obs = new InferenceObservability(stack, 'Observability', { serving: servingOf(facts, 'llama3-chat') });
+    obs = new InferenceObservability(stack, 'Observability', { serving: built.endpoint });
     reconciler = new Reconciler(stack, 'Reconciler', {
-      serving: servingOf(facts, 'llama3-chat', 250),
+      serving: built.endpoint,
       capacityAlarms: obs.capacityAlarms,
     });
     template = Template.fromStack(stack);
@@ -88,12 +86,14 @@ describe('InferenceObservability with EksInferenceService (ALB target groups)', 
       }),
     });
     const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster });
-    const obs = new InferenceObservability(stack, 'Observability', { serving: servingOf(service.routingFacts(), 'llama3-chat') });
+    const obs = new InferenceObservability(stack, 'Observability', { serving: service });
     expect(obs.alarms.metrics.routes.map((r) => r.name)).toEqual(['l40s', 'a10g', 'inf2']);
+    // The preferred class's Karpenter capacity-error filter and one replica shortage per target group.
     expect(obs.capacityAlarms).toHaveLength(4);
     const latency = obs.alarms.metrics.latencyMs(obs.alarms.metrics.classes[1], 'p95', 'x');
     const raw = Object.values(latency.usingMetrics)[0] as cloudwatch.Metric;
     expect(Object.keys(raw.dimensions ?? {}).sort()).toEqual(['LoadBalancer', 'TargetGroup']);
-    Template.fromStack(stack).resourceCountIs('AWS::CloudWatch::Alarm', 7);
+    // fallback share, preferred capacity errors, 3 replica shortages, heartbeat (no deadline producer)
+    Template.fromStack(stack).resourceCountIs('AWS::CloudWatch::Alarm', 6);
   });
 });
