@@ -19,6 +19,8 @@ export const OBSERVABILITY_ADDON_NAME = 'amazon-cloudwatch-observability';
  * (e.g. a cluster that already runs the add-on, with the settings the loop needs).
  */
 export const EXTERNAL_PRODUCERS_METADATA = 'cdk-capacity-aware-inference:external-producers';
+/** Template metadata key holding agent entries (as in the add-on's `agents[]`) merged into an add-on run elsewhere. */
+export const EXTERNAL_AGENTS_METADATA = 'cdk-capacity-aware-inference:external-agents';
 
 export interface MetricRead {
   readonly namespace: string;
@@ -129,8 +131,14 @@ interface AddonProducers {
 /** What the add-on's configuration produces: Container Insights (unless turned off) and the agents' Prometheus EMF. */
 function addonProducers(id: string, p: Record<string, Json>): AddonProducers {
   const config = (p.ConfigurationValues === undefined ? {} : parseJson(p.ConfigurationValues) ?? {}) as Record<string, Json>;
-  const producers: MetricProducer[] = [];
+  const containerInsights = (config.containerInsights as Record<string, Json> | undefined)?.enabled !== false;
   const agents = (config.agents as Array<Record<string, Json>> | undefined) ?? [];
+  return { producers: agentProducers(id, agents), prerequisites: containerInsights ? [OBSERVABILITY_ADDON_NAME] : [] };
+}
+
+/** The Prometheus EMF declarations of the agents' configurations. */
+function agentProducers(id: string, agents: ReadonlyArray<Record<string, Json>>): MetricProducer[] {
+  const producers: MetricProducer[] = [];
   for (const agent of agents) {
     const prom = ((((agent.config as Record<string, Json> | undefined)?.logs as Record<string, Json> | undefined)
       ?.metrics_collected as Record<string, Json> | undefined)?.prometheus as Record<string, Json> | undefined);
@@ -147,8 +155,7 @@ function addonProducers(id: string, p: Record<string, Json>): AddonProducers {
       }
     }
   }
-  const containerInsights = (config.containerInsights as Record<string, Json> | undefined)?.enabled !== false;
-  return { producers, prerequisites: containerInsights ? [OBSERVABILITY_ADDON_NAME] : [] };
+  return producers;
 }
 
 /** Every read and every producer of a template. */
@@ -158,6 +165,8 @@ export function templateSignals(template: CfnTemplate): { reads: MetricRead[]; p
   const prerequisites = new Set<PublishedMetricPrerequisite>(
     ((template.Metadata?.[EXTERNAL_PRODUCERS_METADATA] as PublishedMetricPrerequisite[] | undefined) ?? []),
   );
+  const external = (template.Metadata?.[EXTERNAL_AGENTS_METADATA] as Array<Record<string, Json>> | undefined) ?? [];
+  producers.push(...agentProducers('template metadata (an add-on run elsewhere)', external));
   for (const [id, r] of Object.entries(template.Resources ?? {})) {
     const p = r.Properties ?? {};
     if (r.Type === 'AWS::CloudWatch::Alarm') reads.push(...alarmReads(id, p));

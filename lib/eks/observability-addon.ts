@@ -12,7 +12,7 @@ import {
 } from '../core/karpenter-capacity';
 import { emfMetricDeclarations, enginePrometheusMetrics, SCRAPED_METRIC_NAMESPACE, scrapeJob, type ScrapeTarget } from '../core/model-server-metrics';
 import { AwsMetrics, type MetricSpec } from '../core/metrics';
-import { EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_ADDON_NAME } from '../core/signal-contract';
+import { EXTERNAL_AGENTS_METADATA, EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_ADDON_NAME } from '../core/signal-contract';
 import { type MetricStatSource } from '../core/signals';
 import { acknowledgeManagedPolicies } from './nag';
 
@@ -45,6 +45,12 @@ export interface ExistingObservabilityAddon {
    * @default true
    */
   readonly applicationLogGroupExists?: boolean;
+  /**
+   * You merged this construct's model-server scraper agent (`EksObservability.configurationValues.agents`, the
+   * `cai-model-server-scraper` entry) into that add-on's configuration: the loop then reads the scraped metrics.
+   * @default false - served tokens are estimated as requests x the contract's mean output tokens
+   */
+  readonly modelServerScrape?: boolean;
 }
 
 export interface ObservabilityOptions {
@@ -122,6 +128,7 @@ export class EksObservability extends Construct {
   public readonly capacityErrorMetrics: Readonly<Record<string, MetricStatSource>>;
   /** Contract metrics the scrape publishes, per class. */
   public readonly scrapedMetrics: Readonly<Record<string, readonly MetricSpec[]>>;
+
   /** The add-on configuration values (what to merge into an add-on you run yourself). */
   public readonly configurationValues: Record<string, unknown>;
 
@@ -169,17 +176,22 @@ export class EksObservability extends Construct {
       const e = enginePrometheusMetrics(c.engine);
       if (e) scraped[c.className] = Object.values(e.metrics);
     }
-    this.scrapedMetrics = scraped;
     const service = props.classes[0]?.service ?? '';
     this.configurationValues = addonConfiguration(props.clusterName, service, jobs, Object.values(scraped).flat());
 
     if (existing) {
-      Stack.of(this).templateOptions.metadata = {
-        ...Stack.of(this).templateOptions.metadata,
+      // What runs outside the template, recorded for the signal contract check (lib/core/signal-contract.ts).
+      const scraper = (this.configurationValues.agents as Array<Record<string, unknown>>).find((a) => a.name === SCRAPER_AGENT_NAME);
+      const template = Stack.of(this).templateOptions;
+      template.metadata = {
+        ...template.metadata,
         [EXTERNAL_PRODUCERS_METADATA]: [OBSERVABILITY_ADDON_NAME],
+        ...(existing.modelServerScrape && scraper ? { [EXTERNAL_AGENTS_METADATA]: [scraper] } : {}),
       };
+      this.scrapedMetrics = existing.modelServerScrape ? scraped : {};
       return;
     }
+    this.scrapedMetrics = scraped;
 
     this.prometheusLogGroup = new logs.LogGroup(this, 'PrometheusLogs', {
       logGroupName: prometheusLogGroupName(props.clusterName),
