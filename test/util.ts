@@ -1,6 +1,6 @@
 /**
  * Shared test fixtures and helpers: sample capacity classes, a validator of Kubernetes manifests against the
- * real schemas in ../shared/schemas, and a cdk-nag helper.
+ * real schemas vendored in test/schemas, and a cdk-nag helper.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -90,25 +90,15 @@ export function nagFindings(scope: IConstruct): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Kubernetes schema validation against ../shared/schemas
+// Kubernetes schema validation against the vendored schemas in test/schemas
 // ---------------------------------------------------------------------------------------------------------------
 
-export const SCHEMA_DIR = process.env.CAI_SCHEMAS_DIR ?? resolve(__dirname, '..', '..', 'shared', 'schemas');
-export const KUBERNETES_VERSION = 'v1.33.0';
-export const SCHEMAS_AVAILABLE = existsSync(SCHEMA_DIR);
-
 /**
- * `test` when the shared schemas exist; otherwise the test is skipped, except under CI=true, where a missing schema
- * folder is a failure (a green CI must mean the manifests were validated).
+ * The vendored copies (see test/schemas/SOURCES.md; `npm test` checks their digests first). CAI_SCHEMAS_DIR is an
+ * explicit override for trying other schema versions; a folder without the needed files fails the tests, never skips.
  */
-export const testWithSchemas: jest.It = SCHEMAS_AVAILABLE
-  ? test
-  : process.env.CI === 'true'
-    ? ((name: string) =>
-        test(name, () => {
-          throw new Error(`schema folder ${SCHEMA_DIR} is missing under CI=true; the manifest tests cannot run`);
-        })) as unknown as jest.It
-    : test.skip;
+export const SCHEMA_DIR = process.env.CAI_SCHEMAS_DIR || resolve(__dirname, 'schemas');
+export const KUBERNETES_VERSION = 'v1.33.0';
 
 const CRD_FOLDERS = ['karpenter', 'keda', 'aws-load-balancer-controller'];
 let ajv: Ajv | undefined;

@@ -11,7 +11,7 @@ import {
   LOAD_BALANCER_CONTROLLER_CHART,
 } from '../../lib/eks';
 import { type IClassArtifactGate } from '../../lib/trust/gate';
-import { expectValidManifests, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack, testWithSchemas } from '../util';
+import { expectValidManifests, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
 
 /** A gate that records the classes it was asked about and hands out one marker construct per class. */
 class RecordingGate implements IClassArtifactGate {
@@ -320,7 +320,7 @@ describe('EksInferenceService', () => {
       });
     });
 
-    testWithSchemas('every synthesized Kubernetes object validates against the real schemas', () => {
+    test('every synthesized Kubernetes object validates against the real schemas', () => {
       const objects = [...service.sharedObjects, ...service.units.flatMap((u) => Object.values(u.objects))];
       expect(objects.map((o) => o.kind).sort()).toEqual(
         [
@@ -336,7 +336,7 @@ describe('EksInferenceService', () => {
     });
   });
 
-  testWithSchemas('the manifests in the template (what kubectl applies, with prune labels) validate too', () => {
+  test('the manifests in the template (what kubectl applies, with prune labels) validate too', () => {
     const applied = Object.values(template.findResources('Custom::AWSCDK-EKS-KubernetesResource')).flatMap((r) =>
       JSON.parse(renderWithPlaceholders(r.Properties.Manifest)) as KubernetesObject[],
     );
