@@ -387,8 +387,6 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         nodePoolName: u.nodePoolName,
       })),
     });
-    // The scrape and the capacity-error filters must see the serving objects' labels and Karpenter's logs.
-    if (this.observability.addon) for (const u of this.units) u.manifests.workload.node.addDependency(this.observability.addon);
   }
 
   /** Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. */

@@ -207,7 +207,8 @@ export class EksObservability extends Construct {
     acknowledgeManagedPolicies(
       this.agentRole,
       'CloudWatchAgentServerPolicy is the policy AWS documents for the amazon-cloudwatch-observability add-on\'s agent and Fluent Bit '
-        + '(https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/install-CloudWatch-Observability-EKS-addon.html); AWS keeps it in step '
+        + '(https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-setup-EKS-addon.html, pod identity from add-on 3.1.0; '
+        + 'Application Signals is turned off, so AWSXrayWriteOnlyAccess is not attached); AWS keeps it in step '
         + 'with what new agent versions call (EMF to Logs, PutMetricData, EC2/EBS describe for host metadata).',
     );
     this.addon = new eks.Addon(this, 'Addon', {
@@ -273,5 +274,6 @@ function addonConfiguration(
       prometheus: { config: { global: { scrape_interval: '1m', scrape_timeout: '10s' }, scrape_configs: jobs } },
     });
   }
-  return { containerLogs: { enabled: true }, containerInsights: { enabled: true }, agents };
+  // Application Signals (on by default) would need X-Ray write permissions and bills per request; the loop reads none of it.
+  return { containerLogs: { enabled: true }, containerInsights: { enabled: true }, applicationSignals: { enabled: false }, agents };
 }

@@ -68,6 +68,7 @@ describe('EKS signal producers', () => {
     const config = addonConfig(template);
     expect(config.containerLogs).toEqual({ enabled: true });
     expect(config.containerInsights).toEqual({ enabled: true });
+    expect(config.applicationSignals).toEqual({ enabled: false });
     expect(config.agents[0]).toEqual({ name: 'cloudwatch-agent' });
     const scraper = config.agents[1];
     expect(scraper).toEqual(expect.objectContaining({ name: 'cai-model-server-scraper', mode: 'deployment', replicas: 1 }));
