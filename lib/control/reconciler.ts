@@ -18,6 +18,8 @@ import {
 } from '../core/policy';
 import { type RoutingFacts } from '../core/routing-facts';
 import { karpenterCapacityErrorMetric } from '../core/karpenter-capacity';
+import { signalPlan } from '../core/policy/signal-sources';
+import { findPublishedMetric } from '../core/signals';
 import { type ClassSignalProducers, type IInferenceServing, servingProblems } from '../core/serving';
 import { isUnresolved } from '../core/tokens';
 import { lambdaCode } from '../util/lambda-code';
@@ -65,6 +67,29 @@ export interface ReconcilerProps {
   readonly metricDelay?: Duration;
   /** Retention of the reconciler's log group (EMF metrics and one audit line per decision). @default RetentionDays.THREE_MONTHS */
   readonly logRetention?: logs.RetentionDays;
+}
+
+/** Template metadata key of the reconciler function: one line per signal it reads, with its producer. */
+export const SIGNAL_SOURCES_METADATA = 'cdk-capacity-aware-inference:signal-sources';
+
+function signalSourceLines(config: ReconcilerConfig): string[] {
+  const period = config.policy.periodSeconds ?? 60;
+  const plan = signalPlan(config, period);
+  const lines: string[] = [];
+  for (const [route, sources] of Object.entries(plan.classes)) {
+    for (const [signal, source] of Object.entries(sources)) {
+      if (!source) continue;
+      if ('expression' in source) {
+        lines.push(`${route} ${signal}: ${source.expression} (AWS-published, lib/core/signals.ts)`);
+        continue;
+      }
+      const m = source.metric;
+      const published = findPublishedMetric(m.namespace, m.metricName, Object.keys(m.dimensions));
+      lines.push(`${route} ${signal}: ${m.namespace} ${m.metricName} [${Object.keys(m.dimensions).join(', ')}] `
+        + `(${published ? `AWS, ${published.source}` : 'produced in this app: docs/signals.md'})`);
+    }
+  }
+  return lines;
 }
 
 /** Lambda's limit on the total size of a function's environment variables. */
@@ -147,6 +172,8 @@ export class Reconciler extends Construct {
       environment: { [RECONCILER_CONFIG_ENV]: environment },
       description: `Capacity-aware routing reconciler for ${serving.service}`,
     });
+    // For the operator reading the synthesized template: what each signal is read from, and who publishes it.
+    (this.function.node.defaultChild as lambda.CfnFunction).addMetadata(SIGNAL_SOURCES_METADATA, signalSourceLines(this.config));
     this.role.addToPolicy(new iam.PolicyStatement({
       actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
       resources: [`${this.logGroup.logGroupArn}:*`],

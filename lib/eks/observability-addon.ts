@@ -159,13 +159,17 @@ export class EksObservability extends Construct {
     this.capacityErrorFilters = props.classes.map((c) => {
       const metric = karpenterCapacityErrorMetric(props.clusterName, c.nodePoolName);
       metrics[c.className] = metric;
-      return new logs.MetricFilter(this, `CapacityErrors-${c.className}`, {
+      const filter = new logs.MetricFilter(this, `CapacityErrors-${c.className}`, {
         logGroup: this.applicationLogGroup,
         filterPattern: logs.FilterPattern.literal(karpenterCapacityErrorPattern(c.nodePoolName, pools)),
         metricNamespace: metric.namespace,
         metricName: metric.metricName,
         metricValue: '1',
       });
+      (filter.node.defaultChild as logs.CfnMetricFilter).addMetadata('cdk-capacity-aware-inference:produces',
+        `CapacityErrors of class ${c.className}: Karpenter's "failed launching nodeclaim" insufficient-capacity lines for NodePool ${c.nodePoolName} `
+        + '(kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/launch.go)');
+      return filter;
     });
     this.capacityErrorMetrics = metrics;
 

@@ -133,3 +133,15 @@ describe('EKS signal producers on a cluster that already runs the add-on', () =>
     })).toThrow(/observability: observability\.addonVersion: 'latest' \(an exact add-on version such as 'v[\d.]+-eksbuild\.\d+'\)[\s\S]*containerLogs\.enabled: false[\s\S]*containerInsights\.enabled: false[\s\S]*enhanced_container_insights: true/);
   });
 });
+
+test('the synthesized template tells the operator where each reconciler signal comes from', () => {
+  const { template } = build();
+  const fn = Object.values(template.findResources('AWS::Lambda::Function', { Metadata: { 'cdk-capacity-aware-inference:signal-sources': Match.anyValue() } }))[0];
+  const lines: string[] = fn.Metadata['cdk-capacity-aware-inference:signal-sources'];
+  expect(lines).toEqual(expect.arrayContaining([
+    expect.stringMatching(/^l40s desiredReplicas: ContainerInsights replicas_desired \[ClusterName, Namespace, PodName\] \(AWS, https:\/\/docs\.aws\.amazon\.com\/AmazonCloudWatch/),
+    'l40s capacityErrors: CapacityAwareInference/Karpenter InsufficientCapacity/prod/llama3-chat-l40s [] (produced in this app: docs/signals.md)',
+    'l40s servedTokensPerSecond: CapacityAwareInference GeneratedTokens [Service, CapacityClass] (produced in this app: docs/signals.md)',
+  ]));
+  template.hasResource('AWS::Logs::MetricFilter', { Metadata: { 'cdk-capacity-aware-inference:produces': Match.stringLikeRegexp('^CapacityErrors of class l40s') } });
+});
