@@ -40,7 +40,7 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
       instanceType: `${prefix}g6e.xlarge`,
       artifact: { image: imageRef('vllm', 'a'), modelData: { uri: 's3://models-bucket/llama3-8b/bf16.tar', sha256: SHA_A, versionId: 'v1' } },
       footprint: LLAMA_3_8B_BF16,
-      runtime: { engine: 'vllm', maxConcurrentSequences: 16, maxQueueDelayMs: 2000 },
+      runtime: { engine: 'vllm', engineVersion: '0.29.0', maxConcurrentSequences: 16, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 1200, safeConcurrency: 16, ttftP95Ms: 900, itlP95Ms: 35, measuredOn: '2026-10-01', workload: 'azure-conv-2023' },
       maxReplicas: 8,
       usdPerHour: prefix ? 2.61 : undefined,
@@ -50,7 +50,7 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
       instanceType: `${prefix}g5.xlarge`,
       artifact: { image: imageRef('vllm', 'b'), modelData: { uri: 's3://models-bucket/llama3-8b/awq.tar', sha256: 'b'.repeat(64), versionId: 'v1' } },
       footprint: { ...LLAMA_3_8B_BF16, weightsGiB: 5.7, quantization: 'int4-awq' },
-      runtime: { engine: 'vllm', maxConcurrentSequences: 8, maxQueueDelayMs: 2000 },
+      runtime: { engine: 'vllm', engineVersion: '0.29.0', maxConcurrentSequences: 8, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 400, safeConcurrency: 8, ttftP95Ms: 1200, itlP95Ms: 45, measuredOn: '2026-10-01', workload: 'azure-conv-2023' },
       maxReplicas: 24,
     },
@@ -59,12 +59,18 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
       instanceType: `${prefix}inf2.xlarge`,
       artifact: { image: imageRef('neuron', 'c'), modelData: { uri: 's3://models-bucket/llama3-8b/neuron-tp2.tar', sha256: 'c'.repeat(64) } },
       footprint: { ...LLAMA_3_8B_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
-      runtime: { engine: 'neuronx-distributed-inference', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
+      runtime: { engine: 'djl-lmi', engineVersion: '0.30.0', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 300, safeConcurrency: 4, ttftP95Ms: 1100, itlP95Ms: 25, measuredOn: '2026-10-01', workload: 'azure-conv-2023' },
       maxReplicas: 24,
     },
   ];
 }
+
+/**
+ * The AWS CLI v2 image as the model-data fetcher (a well-formed placeholder digest: pin the real one,
+ * `public.ecr.aws/aws-cli/aws-cli@sha256:...`, or your ECR mirror of it).
+ */
+export const FETCHER_IMAGE = `public.ecr.aws/aws-cli/aws-cli@sha256:${'f'.repeat(64)}`;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Apps

@@ -16,3 +16,4 @@ export * from './karpenter-capacity';
 export * from './model-server-metrics';
 export * from './signal-contract';
 export * from './filter-pattern';
+export * from './runtime';

@@ -10,6 +10,7 @@ import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
 import { type IInferenceServing, type ServingDescription } from '../core/serving';
 import {
+  admissionProblems,
   AwsMetrics,
   type CapacityClass,
   CapacityClassError,
@@ -24,9 +25,8 @@ import {
   type ServiceContract,
 } from '../core';
 import { type IClassArtifactGate } from '../trust';
-import { ClassModel, ecrRepositoryOf } from './class-model';
+import { ClassModel, ecrRepositoryOf, sageMakerRuntime } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
-import { admissionProblems, classEnvironment } from './runtime-env';
 import { type FleetCost, fleetCost, type PlannedVariant, planVariants, type VariantSpec } from './variants';
 
 /** What `addVariant()` takes: a routing group of classes, one instance pool each. */
@@ -289,11 +289,12 @@ export class SageMakerCapacityEndpoint extends Construct implements IInferenceSe
     if (!hasInstanceStorage(spec.instanceType)) this.ensureKey();
     const resolved = this.checkClasses().classes.find((c) => c.name === spec.name && c.preferenceRank === this.specs.length - 1);
     if (!resolved) return this; // invalid class: its problems are reported at synth
-    const { environment } = classEnvironment(resolved, this.contract);
+    const runtime = sageMakerRuntime(resolved, this.contract);
     const capture = this.captureOptions();
     const classModel = new ClassModel(this, `Class-${spec.name}`, {
       capacityClass: resolved,
-      environment,
+      environment: { ...runtime.env },
+      warnings: runtime.warnings,
       endpointName: this.endpointName,
       networkIsolation: this.props.networkIsolation ?? true,
       vpc: this.props.vpc,
@@ -476,7 +477,7 @@ export class SageMakerCapacityEndpoint extends Construct implements IInferenceSe
     if (this.cached) return this.cached;
     const { classes, problems } = this.checkClasses();
     for (const cls of classes) {
-      problems.push(...admissionProblems(cls, this.contract), ...classEnvironment(cls, this.contract).problems);
+      problems.push(...admissionProblems(cls, this.contract), ...sageMakerRuntime(cls, this.contract).problems);
       const image = cls.artifact.image;
       const repo = Token.isUnresolved(image) ? undefined : ecrRepositoryOf(image);
       const region = Stack.of(this).region;
