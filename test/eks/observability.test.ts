@@ -5,11 +5,11 @@ import { Reconciler } from '../../lib/control';
 import { karpenterCapacityErrorPattern, matchesFilterPattern, signalContractProblems } from '../../lib/core';
 import { EksInferenceService, type EksInferenceServiceProps, OBSERVABILITY_ADDON_VERSION } from '../../lib/eks';
 import { InferenceObservability } from '../../lib/control/observability';
-import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
+import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
 
 function build(overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; service: EksInferenceService; template: Template } {
   const { stack } = testStack();
-  const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), clusterName: 'prod', ...overrides });
+  const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), clusterName: 'prod', modelDataFetcherImage: FETCHER_IMAGE, ...overrides });
   const obs = new InferenceObservability(stack, 'Observability', { serving: service });
   new Reconciler(stack, 'Reconciler', { serving: service, capacityAlarms: obs.capacityAlarms });
   return { stack, service, template: Template.fromStack(stack) };
