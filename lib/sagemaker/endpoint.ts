@@ -8,6 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct } from 'constructs';
+import { type IInferenceServing, type ServingDescription } from '../core/serving';
 import {
   admissionProblems,
   AwsMetrics,
@@ -50,6 +51,19 @@ export interface EndpointDataCaptureOptions {
 }
 
 /** Properties of a {@link SageMakerCapacityEndpoint}. */
+/** `AWS::SageMaker::EndpointConfig.MetricsConfig`. */
+export interface EndpointMetricsOptions {
+  /** @default true */
+  readonly enhancedMetrics?: boolean;
+  /** 10, 30, 60, 120, 180, 240 or 300 seconds. @default Duration.minutes(1) - the reconciler's period */
+  readonly publishFrequency?: Duration;
+  /** @default false */
+  readonly detailedObservability?: boolean;
+}
+
+/** MetricPublishFrequencyInSeconds values CloudFormation accepts (aws-properties-sagemaker-endpointconfig-metricsconfig). */
+const METRIC_PUBLISH_FREQUENCIES = [10, 30, 60, 120, 180, 240, 300];
+
 export interface SageMakerCapacityEndpointProps {
   /** The service contract: SLO, request shape and peak demand. Scaling targets, weights and admission limits derive from it. */
   readonly contract: ServiceContract;
@@ -102,6 +116,15 @@ export interface SageMakerCapacityEndpointProps {
   readonly modelDataEncryptionKey?: kms.IKey;
   /** @default - no data capture */
   readonly dataCapture?: EndpointDataCaptureOptions;
+  /**
+   * The endpoint configuration's `MetricsConfig`. Enhanced metrics (instance-level invocation and utilization metrics,
+   * https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch-enhanced-metrics.html) are on by default,
+   * published every `publishFrequency`. Detailed observability is off by default: its container metrics (token rates,
+   * engine queue) are OpenTelemetry metrics read with PromQL, not with the GetMetricData the reconciler and CloudWatch
+   * alarms use, so the control loop would not read them (see docs/signals.md).
+   * @default - { enhancedMetrics: true, publishFrequency: Duration.minutes(1), detailedObservability: false }
+   */
+  readonly metrics?: EndpointMetricsOptions;
   /**
    * VPC for the model containers.
    * @default - SageMaker-managed network
@@ -170,7 +193,7 @@ interface Resolved {
  * fills the KV cache and sets queueing, and target tracking on it keeps each instance at `safeConcurrency / (1 +
  * headroom)`. Its 10-second resolution also lets scale-out react within a minute.
  */
-export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEndpoint {
+export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEndpoint, IInferenceServing {
   /** The endpoint name (also the `EndpointName` dimension of its metrics). */
   public readonly endpointName: string;
   /** The endpoint ARN. */
@@ -238,6 +261,11 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       productionVariants: Lazy.any({ produce: () => this.renderVariants() }),
       kmsKeyId: Lazy.string({ produce: () => (this.volumesTakeKey() ? this.key?.keyArn : undefined) }),
       dataCaptureConfig: this.renderDataCapture(),
+      metricsConfig: {
+        enableEnhancedMetrics: props.metrics?.enhancedMetrics ?? true,
+        metricPublishFrequencyInSeconds: props.metrics?.publishFrequency?.toSeconds() ?? 60,
+        enableDetailedObservability: props.metrics?.detailedObservability ?? false,
+      },
     });
     const retain = props.retainVariantPropertiesOnUpdate ?? true;
     this.endpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
@@ -341,6 +369,20 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
    * What the reconciler and dashboards need: endpoint name and ARN, variants, the classes in each variant (pool
    * priority order) with their envelopes. Call it after the last `addClass()` / `addVariant()`.
    */
+  /**
+   * Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. SageMaker publishes
+   * no capacity-error or token metric readable with GetMetricData: the loop sees shortages as desired > ready
+   * instances (DescribeEndpoint) and estimates tokens as invocations x the contract's mean output tokens.
+   */
+  public servingDescription(): ServingDescription {
+    return {
+      service: this.contract.name,
+      tokensPerRequest: this.contract.requestShape.meanOutputTokens,
+      routing: this.routingFacts(),
+      signals: { classes: {} },
+    };
+  }
+
   public routingFacts(): SageMakerRoutingFacts {
     return {
       kind: 'sagemaker',
@@ -501,6 +543,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     const sampling = this.captureOptions()?.samplingPercentage;
     if (sampling !== undefined && !(Number.isInteger(sampling) && sampling >= 1 && sampling <= 100)) {
       problems.push({ field: 'dataCapture.samplingPercentage', message: `is ${sampling}; allowed: a whole number from 1 to 100` });
+    }
+    const frequency = this.props.metrics?.publishFrequency?.toSeconds();
+    if (frequency !== undefined && !METRIC_PUBLISH_FREQUENCIES.includes(frequency)) {
+      problems.push({ field: 'metrics.publishFrequency', message: `is ${frequency} s; allowed: ${METRIC_PUBLISH_FREQUENCIES.join(', ')} seconds` });
     }
     const standby = this.props.standbyInstances;
     if (standby !== undefined && !(Number.isInteger(standby) && standby >= 1)) {

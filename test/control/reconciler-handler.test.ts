@@ -350,7 +350,7 @@ describe('reconciler run, ALB listener', () => {
     tokensPerRequest: 200,
     metricDelaySeconds: 120,
     clusterName: 'prod',
-    capacityErrors: { inf2: { namespace: 'Karpenter', metricName: 'InsufficientCapacityErrors', dimensions: { NodePool: 'inf2' }, stat: 'Sum' } },
+    signals: { inf2: { capacityErrors: { namespace: 'CapacityAwareInference/Karpenter', metricName: 'InsufficientCapacity/prod/inf2', dimensions: {}, stat: 'Sum' } } },
   };
   const oidc = { Issuer: 'https://idp', AuthorizationEndpoint: 'https://idp/a', TokenEndpoint: 'https://idp/t', UserInfoEndpoint: 'https://idp/u', ClientId: 'c' };
   const auth = { Type: 'authenticate-oidc' as const, Order: 1, AuthenticateOidcConfig: oidc };
@@ -405,8 +405,9 @@ describe('reconciler run, ALB listener', () => {
       }),
       expect.objectContaining({
         MetricStat: expect.objectContaining({
-          Metric: { Namespace: 'ContainerInsights', MetricName: 'kube_deployment_spec_replicas', Dimensions: [
-            { Name: 'ClusterName', Value: 'prod' }, { Name: 'Namespace', Value: 'serving' }, { Name: 'Deployment', Value: 'inf2' },
+          // Container Insights enhanced observability: PodName holds the Deployment's name.
+          Metric: { Namespace: 'ContainerInsights', MetricName: 'replicas_desired', Dimensions: [
+            { Name: 'ClusterName', Value: 'prod' }, { Name: 'Namespace', Value: 'serving' }, { Name: 'PodName', Value: 'inf2' },
           ] },
         }),
       }),

@@ -83,7 +83,8 @@ describe('the metric contract', () => {
         'WeightChanges'],
     );
     expect(byEmitter('model-server')).toEqual(
-      ['Admissions', 'DeadlineExhaustions', 'GeneratedTokens', 'QueueWait', 'ReplicaReadyTime', 'TokensPerSecond'],
+      ['Admissions', 'DeadlineExhaustions', 'GeneratedTokens', 'KvCacheUsage', 'PromptTokens', 'QueueWait', 'ReplicaReadyTime',
+        'RequestsRunning', 'RequestsWaiting', 'TokensPerSecond'],
     );
     expect(byEmitter('provisioning')).toEqual(['CapacityAttempts']);
   });

@@ -36,6 +36,21 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(errorOf({})).toBe('');
   });
 
+  test('metrics.publishFrequency must be one CloudFormation accepts', () => {
+    expect(errorOf({ metrics: { publishFrequency: Duration.seconds(45) } })).toContain('metrics.publishFrequency: is 45 s; allowed: 10, 30, 60, 120, 180, 240, 300 seconds');
+    expect(errorOf({ metrics: { publishFrequency: Duration.seconds(10), enhancedMetrics: false } })).toBe('');
+  });
+
+  test('enhanced metrics are on by default at the reconciler period; detailed observability (PromQL-only) is off', () => {
+    const { stack } = testStack();
+    const endpoint = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS });
+    expect(stack.resolve(endpoint.endpointConfig.metricsConfig)).toEqual({
+      enableEnhancedMetrics: true, metricPublishFrequencyInSeconds: 60, enableDetailedObservability: false,
+    });
+    expect(endpoint.servingDescription().signals).toEqual({ classes: {} });
+    expect(endpoint.servingDescription().tokensPerRequest).toBe(LLAMA_CONTRACT.requestShape.meanOutputTokens);
+  });
+
   test('the message names the construct path and the service, and lists every problem at once', () => {
     const msg = errorOf({
       provisionTimeout: Duration.seconds(100),
