@@ -1,4 +1,5 @@
 /* eslint-disable max-len -- expected messages are asserted whole */
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Reconciler } from '../../lib/control';
@@ -9,7 +10,10 @@ import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } f
 
 function build(overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; service: EksInferenceService; template: Template } {
   const { stack } = testStack();
-  const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), clusterName: 'prod', modelDataFetcherImage: FETCHER_IMAGE, ...overrides });
+  const service = new EksInferenceService(stack, 'Llama', {
+    contract: LLAMA_CONTRACT, classes: llamaClasses(), clusterName: 'prod', modelDataFetcherImage: FETCHER_IMAGE,
+    kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), ...overrides,
+  });
   const obs = new InferenceObservability(stack, 'Observability', { serving: service });
   new Reconciler(stack, 'Reconciler', { serving: service, capacityAlarms: obs.capacityAlarms });
   return { stack, service, template: Template.fromStack(stack) };
