@@ -1,4 +1,6 @@
 export * from './tokens';
+export * from './validation';
+export * from './validation-rules';
 export * from './names';
 export * from './hardware';
 export * from './contract';
