@@ -96,8 +96,8 @@ export const SAGEMAKER_RULES = {
   modelDataDownloadTimeout: numberRule({ integer: true, min: 60, max: 3600, unit: 's' }),
   standbyInstances: numberRule({ integer: true, min: 1, why: 'SageMaker variants cannot scale to 0' }),
   warmFloorShare: numberRule({ min: 0, below: 1 }),
-  scaleOutCooldown: numberRule({ integer: true, min: 0, unit: 's' }),
-  scaleInCooldown: numberRule({ integer: true, min: 0, unit: 's' }),
+  scaleOutCooldown: numberRule({ integer: true, min: 0, unit: 's', tokens: 'carry' }),
+  scaleInCooldown: numberRule({ integer: true, min: 0, unit: 's', tokens: 'carry' }),
   'dataCapture.samplingPercentage': numberRule({ integer: true, min: 1, max: 100, tokens: 'carry' }),
 } as const;
 

@@ -140,7 +140,8 @@ export function tokenMessage(rule: Rule): string {
 /** The message for a value that breaks `rule`. */
 export function ruleMessage(rule: Rule, value: unknown, detail?: string): string {
   const why = rule.why ? ` (${rule.why})` : '';
-  return `is ${show(value)}${detail ? ` (${detail})` : ''}; allowed: ${describeRule(rule)}${why}`;
+  const unit = rule.kind === 'number' && rule.unit && typeof value === 'number' && Number.isFinite(value) ? ` ${rule.unit}` : '';
+  return `is ${show(value)}${unit}${detail ? ` (${detail})` : ''}; allowed: ${describeRule(rule)}${why}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -105,7 +105,7 @@ describe('capacity class checks', () => {
     const missing = withClass((c) => ({ ...c, envelope: undefined as never }));
     expect(problemsOf(missing).join()).toContain('a class without a measured performance envelope cannot take routed traffic');
     const zero = withClass((c) => ({ ...c, envelope: { ...c.envelope, tokensPerSecondPerReplica: 0 } }));
-    expect(problemsOf(zero)).toContain('l40s envelope.tokensPerSecondPerReplica: is 0; allowed: a finite number above 0 tokens/s');
+    expect(problemsOf(zero)).toContain('l40s envelope.tokensPerSecondPerReplica: is 0 tokens/s; allowed: a finite number above 0 tokens/s');
     // 16 sequences at 10000 tokens/s means 1.6 ms per token, far below a 35 ms p95: prompt tokens were counted.
     const implausible = withClass((c) => ({ ...c, envelope: { ...c.envelope, tokensPerSecondPerReplica: 10000 } }));
     expect(problemsOf(implausible).join()).toContain('implies a mean inter-token latency of 1.6 ms, implausibly far below the measured p95 of 35 ms');
