@@ -7,6 +7,9 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics';
+import { Checker } from '../core/validation';
+import { RECONCILER_RULES } from '../core/validation-rules';
+import { durationMillis, durationSeconds } from '../util/duration';
 import {
   type MetricStatSource,
   type PolicyConfig,
@@ -106,8 +109,8 @@ export class Reconciler extends Construct {
 
   constructor(scope: Construct, id: string, props: ReconcilerProps) {
     super(scope, id);
+    const problems = this.validate(props);
     const policy = policyConfigFromOptions(props.policy ?? {});
-    const problems = this.validate(props, policy);
     const capacityErrors = capacityErrorSources(props.capacityErrorMetrics ?? {}, problems);
     this.config = {
       facts: props.facts,
@@ -115,7 +118,7 @@ export class Reconciler extends Construct {
       policy,
       service: props.service,
       tokensPerRequest: props.tokensPerRequest,
-      metricDelaySeconds: (props.metricDelay ?? Duration.minutes(2)).toSeconds(),
+      metricDelaySeconds: durationSeconds(props.metricDelay) ?? 120,
       ...(props.clusterName ? { clusterName: props.clusterName } : {}),
       ...(Object.keys(capacityErrors).length > 0 ? { capacityErrors } : {}),
     };
@@ -259,10 +262,36 @@ export class Reconciler extends Construct {
     for (const a of acknowledgements) Validations.of(this.role).acknowledge(a);
   }
 
-  private validate(props: ReconcilerProps, policy: Partial<PolicyConfig>): string[] {
+  private validate(props: ReconcilerProps): string[] {
     const problems: string[] = [];
-    const resolved = resolvePolicyConfig(policy);
-    problems.push(...policyConfigProblems(resolved).map((p) => `policy: ${p}`));
+    const rules = new Checker(RECONCILER_RULES);
+    const o = props.policy ?? {};
+    // Each option against its own rule; the policy's rules between fields only for fields that passed their own.
+    const fields: Array<[keyof RoutingPolicyOptions, keyof typeof RECONCILER_RULES, keyof PolicyConfig, unknown]> = [
+      ['period', 'policy.period', 'periodSeconds', durationSeconds(o.period)],
+      ['headroom', 'policy.headroom', 'headroom', o.headroom],
+      ['warmFloorShare', 'policy.warmFloorShare', 'warmFloorShare', o.warmFloorShare],
+      ['weightTotal', 'policy.weightTotal', 'weightTotal', o.weightTotal],
+      ['capacityErrorLookback', 'policy.capacityErrorLookback', 'capacityErrorLookbackSeconds', durationSeconds(o.capacityErrorLookback)],
+      ['provisioningGrace', 'policy.provisioningGrace', 'provisioningGraceSeconds', durationSeconds(o.provisioningGrace)],
+      ['stabilizationWindow', 'policy.stabilizationWindow', 'stabilizationWindowSeconds', durationSeconds(o.stabilizationWindow)],
+      ['latencySloP95', 'policy.latencySloP95', 'latencySloP95Ms', durationMillis(o.latencySloP95)],
+      ['latencyBreachPeriods', 'policy.latencyBreachPeriods', 'latencyBreachPeriods', o.latencyBreachPeriods],
+      ['rampStepShare', 'policy.rampStepShare', 'rampStepShare', o.rampStepShare],
+      ['minWeightChangeShare', 'policy.minWeightChangeShare', 'minWeightChangeShare', o.minWeightChangeShare],
+    ];
+    const failed = new Set<string>();
+    for (const [, rule, key, value] of fields) {
+      if (!rules.optional(rule as 'policy.headroom', value)) failed.add(key);
+    }
+    rules.check('tokensPerRequest', props.tokensPerRequest);
+    rules.optional('metricDelay', durationSeconds(props.metricDelay));
+    problems.push(...rules.problems.map((p) => `${p.field}: ${p.message}`));
+    if (!failed.has('periodSeconds')) {
+      const defaults = Object.fromEntries(fields.filter(([, , key]) => failed.has(key)).map(([, , key]) => [key, undefined]));
+      const cross = policyConfigProblems(resolvePolicyConfig({ ...policyConfigFromOptions(o), ...defaults }));
+      problems.push(...cross.filter((p) => !failed.has(p.split(':')[0])).map((p) => `policy: ${p}`));
+    }
     const facts = props.facts;
     const classes = policyClassesFromFacts(facts, { sensitive: props.sensitive });
     problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`));
@@ -284,18 +313,13 @@ export class Reconciler extends Construct {
     if (!isUnresolved(props.service) && !/^[\w.\-:/]{1,255}$/.test(props.service)) {
       problems.push(`service: '${props.service}' (1..255 characters of letters, digits and . - _ : /)`);
     }
-    if (!isUnresolved(props.tokensPerRequest) && !(Number.isFinite(props.tokensPerRequest) && props.tokensPerRequest > 0)) {
-      problems.push(`tokensPerRequest: ${props.tokensPerRequest} (the mean output tokens per request, > 0)`);
-    }
-    const delay = props.metricDelay?.toSeconds() ?? 120;
-    if (delay < 0 || delay > 900) problems.push(`metricDelay: ${delay} s (0..900 s)`);
     return problems;
   }
 }
 
 /** Construct options (Durations) to the policy's plain configuration (seconds); unset fields keep the core defaults. */
 function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig> {
-  const seconds = (d?: Duration) => (d === undefined ? undefined : d.toSeconds());
+  const seconds = durationSeconds;
   const entries: Partial<Record<keyof PolicyConfig, number | undefined>> = {
     periodSeconds: seconds(o.period),
     headroom: o.headroom,
@@ -303,7 +327,7 @@ function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig>
     weightTotal: o.weightTotal,
     capacityErrorLookbackSeconds: seconds(o.capacityErrorLookback),
     provisioningGraceSeconds: seconds(o.provisioningGrace),
-    latencySloP95Ms: o.latencySloP95?.toMilliseconds(),
+    latencySloP95Ms: durationMillis(o.latencySloP95),
     latencyBreachPeriods: o.latencyBreachPeriods,
     stabilizationWindowSeconds: seconds(o.stabilizationWindow),
     rampStepShare: o.rampStepShare,

@@ -227,7 +227,12 @@ export class EksInferenceService extends Construct {
         catalog,
         classOptions,
         clusterName: this.clusterName,
+        newCluster: props.cluster === undefined,
         chartVersions: { ...props.chartVersions },
+        scaling: props.scaling,
+        loadBalancer: props.loadBalancer,
+        systemNodeCount: props.clusterOptions?.systemNodeCount,
+        amiAlias: props.amiAlias,
       }),
     ];
     if (problems.length > 0) {

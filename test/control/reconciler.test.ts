@@ -221,12 +221,12 @@ describe('Reconciler validation', () => {
       capacityErrorMetrics: { h100: karpenterErrors('h100') },
     })).toThrow([
       'Reconciler Test/Bad: invalid props:',
-      '  - policy: weightTotal: 1000 (an integer 10..999 (ALB accepts at most 999 per target group))',
+      '  - policy.weightTotal: is 1000; allowed: a whole number from 10 to 999 (ALB accepts at most 999 per target group)',
+      '  - tokensPerRequest: is 0 tokens; allowed: a finite number above 0 tokens',
       '  - policy: stabilizationWindowSeconds: 90 (a whole number of periods (60 s), at least one)',
       '  - clusterName: undefined (required for an ALB target: desired replicas come from Container Insights)',
       "  - capacityErrorMetrics: 'h100' is not a routed class (allowed: l40s, inf2)",
       "  - service: 'llama3 chat' (1..255 characters of letters, digits and . - _ : /)",
-      '  - tokensPerRequest: 0 (the mean output tokens per request, > 0)',
     ].join('\n'));
   });
 
