@@ -132,7 +132,7 @@ export const OBSERVABILITY_RULES = {
   'fallbackShare.thresholdPercent': numberRule({ above: 0, below: 100, unit: '%' }),
   'deadlineExhaustion.thresholdPercent': numberRule({ above: 0, below: 100, unit: '%' }),
   'deadlineExhaustion.minRequestsPerPeriod': numberRule({ integer: true, min: 1 }),
-  'preferredCapacityErrors.threshold': numberRule({ integer: true, min: 1, unit: 'errors per period' }),
+  'preferredCapacityErrors.threshold': numberRule({ integer: true, min: 1, why: 'capacity errors per period' }),
   dashboardName: nameRule('cloudWatchDashboard', { tokens: 'carry' }),
 } as const;
 
