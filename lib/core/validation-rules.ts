@@ -144,7 +144,7 @@ export const TRUST_RULES = {
   verifierTimeout: numberRule({ integer: true, min: 60, max: 900, unit: 's', why: 'the verifier keeps 15 s to answer CloudFormation; Lambda allows 900 s' }),
   signatureValidity: numberRule({ integer: true, min: 1, unit: 'days' }),
   'admission.policyName': crossRule('a DNS-1123 subdomain of at most 245 characters (the binding adds "-binding")'),
-  'admission.namespace': nameRule('dns1123Label'),
+  'admission.namespace': nameRule('dns1123Label', { tokens: 'carry' }),
   'admission.images': crossRule('a non-empty list of distinct images pinned by digest (<registry>/<repository>@sha256:<64 hex>)'),
 } as const;
 
