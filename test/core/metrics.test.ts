@@ -80,7 +80,7 @@ describe('the metric contract', () => {
     const byEmitter = (e: Parameters<typeof metricsEmittedBy>[0]) => metricsEmittedBy(e).map((m) => m.name).sort();
     expect(byEmitter('reconciler')).toEqual(
       ['Decisions', 'DesiredReplicas', 'FallbackShareRequests', 'FallbackShareTokens', 'PolicyMode', 'PolicyRamping', 'ReadyReplicas', 'RouteWeight',
-        'WeightChanges'],
+        'WeightChanges', 'ReconcilerFailures'],
     );
     expect(byEmitter('model-server')).toEqual(
       ['Admissions', 'DeadlineExhaustions', 'GeneratedTokens', 'QueueWait', 'ReplicaReadyTime', 'TokensPerSecond'],

@@ -1,5 +1,5 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { run } from '@bufbuild/cel';
+import { type CelInput, run } from '@bufbuild/cel';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import {
@@ -40,8 +40,9 @@ describe('approved-images admission policy', () => {
    */
   function admits(object: Record<string, unknown>): boolean {
     const variables: Record<string, unknown> = {};
-    for (const v of policy.spec.variables) variables[v.name] = run(v.expression, { object, variables });
-    return run(policy.spec.validations[0].expression, { object, variables }) === true;
+    const bindings = () => ({ object, variables }) as unknown as Record<string, CelInput>;
+    for (const v of policy.spec.variables) variables[v.name] = run(v.expression, bindings());
+    return run(policy.spec.validations[0].expression, bindings()) === true;
   }
   const podSpec = (image: string, extra: Record<string, unknown> = {}) => ({ containers: [{ name: 'server', image }], ...extra });
   const template = (image: string, extra?: Record<string, unknown>) => ({ template: { spec: podSpec(image, extra) } });
