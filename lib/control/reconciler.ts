@@ -17,6 +17,7 @@ import {
   policyClassProblems,
   policyConfigProblems,
   RECONCILER_CONFIG_ENV,
+  RECONCILER_SERVICE_ENV,
   type ReconcilerConfig,
   resolvePolicyConfig,
 } from '../core/policy';
@@ -101,6 +102,12 @@ export class Reconciler extends Construct {
   public alarmRule?: events.Rule;
   /** One alarm per capacity-error metric. */
   public readonly capacityErrorAlarms: readonly cloudwatch.Alarm[];
+  /**
+   * Failed runs (`ReconcilerFailures`) in 2 of 3 periods: the weights are frozen while runs fail (invalid configuration,
+   * facts that no longer match the endpoint or listener, AWS errors). One failed run alone (a throttled call) is retried
+   * by the next tick and does not alarm. Add an action to page someone.
+   */
+  public readonly failureAlarm: cloudwatch.Alarm;
   /** The configuration the function receives. */
   public readonly config: ReconcilerConfig;
   private readonly service: string;
@@ -124,7 +131,7 @@ export class Reconciler extends Construct {
     };
     const environment = Stack.of(this).toJsonString(this.config);
     const estimated = JSON.stringify(this.config).length + countTokens(this.config) * TOKEN_ALLOWANCE_BYTES;
-    if (estimated > ENVIRONMENT_LIMIT_BYTES - RECONCILER_CONFIG_ENV.length) {
+    if (estimated > ENVIRONMENT_LIMIT_BYTES - RECONCILER_CONFIG_ENV.length - RECONCILER_SERVICE_ENV.length - props.service.length) {
       problems.push(`facts: the configuration needs about ${estimated} bytes of environment (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
         'route fewer classes per reconciler (e.g. one reconciler per endpoint or listener)');
     }
@@ -153,7 +160,7 @@ export class Reconciler extends Construct {
       reservedConcurrentExecutions: 1,
       // The next tick is the retry: a stale run must not write weights after a newer one.
       retryAttempts: 0,
-      environment: { [RECONCILER_CONFIG_ENV]: environment },
+      environment: { [RECONCILER_CONFIG_ENV]: environment, [RECONCILER_SERVICE_ENV]: props.service },
       description: `Capacity-aware routing reconciler for ${props.service}`,
     });
     this.role.addToPolicy(new iam.PolicyStatement({
@@ -182,6 +189,23 @@ export class Reconciler extends Construct {
         }),
     );
     this.triggerOnAlarms([...this.capacityErrorAlarms, ...(props.capacityAlarms ?? [])]);
+
+    this.failureAlarm = new cloudwatch.Alarm(this, 'Failures', {
+      metric: this.metricFailures({ period }),
+      threshold: 1,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      // No datapoint: no failed run. A reconciler that does not run at all is the heartbeat alarm's job.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${props.service}: reconciler runs are failing (see the Reason dimension of ${Metrics.reconcilerFailures.name} and the audit lines ` +
+        'in the reconciler log group); routing weights are frozen until they succeed.',
+    });
+  }
+
+  /** Failed runs (all reasons, Sum). The `failureAlarm` watches it. */
+  public metricFailures(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.contractMetric(Metrics.reconcilerFailures, {}, props);
   }
 
   /**
