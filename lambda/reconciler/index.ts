@@ -45,7 +45,7 @@ export async function handler(event: { 'detail-type'?: string; source?: string }
     const detail = `weights unchanged: cannot start: ${(error as Error).name}: ${(error as Error).message}`;
     log(failureEmf(process.env[RECONCILER_SERVICE_ENV] || 'unknown', 'invalid-config', nowMs));
     log(failureAuditLine(Math.floor(nowMs / 1000), 'invalid-config', detail));
-    throw new Error(`reconciler: ${detail}`);
+    throw new Error(`reconciler: ${detail}`, { cause: error });
   }
   const result = await reconcile(config, clients, { nowMs, log });
   if (result.action === 'failed') throw new Error(`reconciler: ${result.detail}`);

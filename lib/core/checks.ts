@@ -178,7 +178,12 @@ function checkArtifact(spec: CapacityClassSpec, add: Add): void {
   }
 }
 
-function checkFootprintAndRuntime(spec: CapacityClassSpec, contract: ServiceContract | undefined, rules: Checker<typeof CLASS_RULES>, add: Add): void {
+function checkFootprintAndRuntime(
+  spec: CapacityClassSpec,
+  contract: ServiceContract | undefined,
+  rules: Checker<typeof CLASS_RULES>,
+  add: Add,
+): void {
   const f = spec.footprint ?? ({} as CapacityClassSpec['footprint']);
   rules.check('footprint.weightsGiB', f.weightsGiB);
   rules.check('footprint.workspaceGiB', f.workspaceGiB);

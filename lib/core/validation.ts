@@ -104,17 +104,15 @@ export function describeRule(rule: Rule): string {
   if (rule.kind === 'name') return NAME_FORMATS[rule.format].allowed;
   const what = rule.integer ? 'a whole number' : 'a finite number';
   const unit = rule.unit ? ` ${rule.unit}` : '';
-  const lower = rule.min !== undefined ? { text: fmt(rule.min), incl: true } : rule.above !== undefined ? { text: fmt(rule.above), incl: false } : undefined;
-  const upper = rule.max !== undefined ? { text: fmt(rule.max), incl: true } : rule.below !== undefined ? { text: fmt(rule.below), incl: false } : undefined;
-  let range = '';
-  if (lower && upper && lower.incl && upper.incl) range = ` from ${lower.text} to ${upper.text}`;
-  else {
-    const parts = [
-      ...(lower ? [lower.incl ? `at least ${lower.text}` : `above ${lower.text}`] : []),
-      ...(upper ? [upper.incl ? `at most ${upper.text}` : `below ${upper.text}`] : []),
-    ];
-    range = parts.length > 0 ? ` ${parts.join(' and ')}` : '';
-  }
+  const bound = (inclusive: number | undefined, exclusive: number | undefined) =>
+    inclusive !== undefined ? { text: fmt(inclusive), incl: true } : exclusive !== undefined ? { text: fmt(exclusive), incl: false } : undefined;
+  const lower = bound(rule.min, rule.above);
+  const upper = bound(rule.max, rule.below);
+  const parts = [
+    ...(lower ? [lower.incl ? `at least ${lower.text}` : `above ${lower.text}`] : []),
+    ...(upper ? [upper.incl ? `at most ${upper.text}` : `below ${upper.text}`] : []),
+  ];
+  const range = lower?.incl && upper?.incl ? ` from ${lower.text} to ${upper.text}` : parts.length > 0 ? ` ${parts.join(' and ')}` : '';
   const step = rule.multipleOf !== undefined ? `, a multiple of ${fmt(rule.multipleOf)}` : '';
   return `${what}${range}${unit}${step}`;
 }

@@ -181,7 +181,10 @@ describe('reconciler run, SageMaker endpoint', () => {
     cw.reset();
     serveMetrics(SM, {
       mode: fill(1),
-      classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) }, fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(100)) } },
+      classes: {
+        preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) },
+        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(100)) },
+      },
     });
     const back = await run();
     expect(back.result).toEqual({ action: 'applied', weights: { preferred: 88, fallback: 12 } });
@@ -196,7 +199,10 @@ describe('reconciler run, SageMaker endpoint', () => {
     serveMetrics(SM, {
       mode: [...fill(1, SLOTS - 1), 0],
       ramping: [...fill(0, SLOTS - 1), 1],
-      classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) }, fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(60)) } },
+      classes: {
+        preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) },
+        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(60)) },
+      },
     });
     const done = await run();
     expect(done.result).toEqual({ action: 'applied', weights: { preferred: 98, fallback: 2 } });

@@ -97,7 +97,7 @@ describe('capacity class checks', () => {
     expect(problemsOf([{ ...a, name: 'L40S_Pool' }])).toContain(
       "L40S_Pool name: is 'L40S_Pool'; allowed: a DNS-1123 label: 1 to 63 lower-case letters, digits and \"-\", starting and ending with a letter or digit (it names Kubernetes objects and SageMaker resources)",
     );
-    expect(problemsOf([{ ...a, name: 'x'.repeat(64) }]).join()).toContain("(64 characters); allowed: a DNS-1123 label: 1 to 63");
+    expect(problemsOf([{ ...a, name: 'x'.repeat(64) }]).join()).toContain('(64 characters); allowed: a DNS-1123 label: 1 to 63');
     expect(problemsOf([{ ...a, name: 'x'.repeat(63) }])).toEqual([]);
   });
 
@@ -178,7 +178,10 @@ describe('capacity class checks', () => {
     }));
     const problems = problemsOf(specs);
     expect(problems).toHaveLength(2);
-    expect(problems[0]).toMatch(/^l40s runtime.maxConcurrentSequences: is a CDK token, which is only resolved at deploy time; allowed: a literal value at synth \(a whole number at least 1\)/);
+    expect(problems[0]).toContain(
+      'l40s runtime.maxConcurrentSequences: is a CDK token, which is only resolved at deploy time; ' +
+        'allowed: a literal value at synth (a whole number at least 1)',
+    );
     expect(problems[1]).toMatch(/^l40s maxReplicas: is a CDK token/);
     expect(problemsOf(withClass((c) => ({ ...c, name: '${Token[TOKEN.1]}' })))[0]).toContain('is a CDK token');
   });
