@@ -12,3 +12,4 @@ export * from './metrics';
 export * from './policy';
 export * from './artifact-verification';
 export * from './footprints';
+export * from './validation-doc';

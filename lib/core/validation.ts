@@ -229,7 +229,7 @@ const NAME_FORMATS: Record<NameFormat, NameFormatSpec> = {
   },
   availabilityZone: {
     allowed: "an availability zone name such as 'us-east-1a' (or a Local Zone such as 'us-west-2-lax-1a')",
-    test: (v) => /^[a-z]{2}(-[a-z]+)+-\d+[a-z](-[a-z]+-\d+[a-z])?$/.test(v),
+    test: (v) => /^[a-z]{2}(-[a-z]+)+-\d+([a-z]|-[a-z]+-\d+[a-z])$/.test(v),
   },
   karpenterAmiAlias: {
     allowed: "a Karpenter AMI alias 'family@version' of at most 30 characters, family one of al2, al2023, bottlerocket, " +
