@@ -228,43 +228,44 @@ function checkEnvelope(spec: CapacityClassSpec, contract: ServiceContract | unde
     add('envelope', 'is missing; a class without a measured performance envelope cannot take routed traffic (measure one with a load test at the SLO)');
     return;
   }
-  rules.check('envelope.tokensPerSecondPerReplica', e.tokensPerSecondPerReplica);
-  rules.check('envelope.safeConcurrency', e.safeConcurrency);
+  const tpsOk = rules.check('envelope.tokensPerSecondPerReplica', e.tokensPerSecondPerReplica);
+  const concurrencyOk = rules.check('envelope.safeConcurrency', e.safeConcurrency);
   const ttftOk = rules.check('envelope.ttftP95Ms', e.ttftP95Ms);
   const itlOk = rules.optional('envelope.itlP95Ms', e.itlP95Ms);
   if (!ISO_DATE.test(e.measuredOn ?? '')) add('envelope.measuredOn', `'${e.measuredOn}' is not a date; use YYYY-MM-DD`);
   if (!e.workload || e.workload.trim() === '') add('envelope.workload', 'is empty; say which workload the envelope was measured with');
 
-  const lit = [e.tokensPerSecondPerReplica, e.safeConcurrency].every((v) => isFiniteLiteral(v) && v > 0);
-  if (lit && e.itlP95Ms !== undefined && isFiniteLiteral(e.itlP95Ms) && e.itlP95Ms > 0) {
+  if (tpsOk && concurrencyOk && itlOk && e.itlP95Ms !== undefined) {
     // With C sequences decoding at once, each gets X/C tokens/s: a mean inter-token latency of 1000*C/X ms.
     // Batched decoding stalls behind prefills, so p95 can sit several times above the mean; a mean more than 8x
     // faster than the p95 is no longer a tail: the envelope counts prompt tokens or understates its concurrency.
     const impliedMeanItlMs = (1000 * e.safeConcurrency) / e.tokensPerSecondPerReplica;
     if (impliedMeanItlMs < e.itlP95Ms / 8) {
-      add(
-        'envelope',
+      rules.fail(
+        'envelope.plausible',
         `${e.tokensPerSecondPerReplica} tokens/s at a safe concurrency of ${e.safeConcurrency} implies a mean inter-token latency of ` +
           `${impliedMeanItlMs.toFixed(1)} ms, implausibly far below the measured p95 of ${e.itlP95Ms} ms; ` +
           'tokensPerSecondPerReplica must count generated tokens only, at that concurrency',
+        'envelope',
       );
     }
   }
-  const batch = spec.runtime.maxConcurrentSequences;
-  if (isFiniteLiteral(e.safeConcurrency) && isFiniteLiteral(batch) && e.safeConcurrency > batch) {
-    add(
+  const batch = spec.runtime?.maxConcurrentSequences;
+  const batchOk = Number.isInteger(batch) && isFiniteLiteral(batch) && batch >= 1;
+  if (concurrencyOk && batchOk && e.safeConcurrency > batch) {
+    rules.fail(
+      'runtime.maxConcurrentSequences>=safeConcurrency',
+      `${batch} is below the envelope's safe concurrency of ${e.safeConcurrency}`,
       'runtime.maxConcurrentSequences',
-      `${spec.runtime.maxConcurrentSequences} is below the envelope's safe concurrency of ${e.safeConcurrency}: ` +
-        'the envelope was measured with larger batches than this class runs; re-measure it or raise the batch size',
     );
   }
   if (!contract) return;
   checkServiceTime(e, contract, ttftOk && itlOk, rules);
-  if (isFiniteLiteral(e.ttftP95Ms) && isFiniteLiteral(contract.slo?.ttftP95Ms) && e.ttftP95Ms > contract.slo.ttftP95Ms) {
-    add('envelope.ttftP95Ms', `${e.ttftP95Ms} ms exceeds the SLO's p95 time to first token of ${contract.slo.ttftP95Ms} ms; the envelope must be measured at the SLO`);
+  if (ttftOk && isFiniteLiteral(contract.slo?.ttftP95Ms) && e.ttftP95Ms > contract.slo.ttftP95Ms) {
+    rules.fail('envelope.latency<=slo', `${e.ttftP95Ms} ms exceeds the SLO's p95 time to first token of ${contract.slo.ttftP95Ms} ms`, 'envelope.ttftP95Ms');
   }
-  if (isFiniteLiteral(e.itlP95Ms) && isFiniteLiteral(contract.slo?.itlP95Ms) && e.itlP95Ms > contract.slo.itlP95Ms) {
-    add('envelope.itlP95Ms', `${e.itlP95Ms} ms exceeds the SLO's p95 inter-token latency of ${contract.slo.itlP95Ms} ms; the envelope must be measured at the SLO`);
+  if (itlOk && isFiniteLiteral(e.itlP95Ms) && isFiniteLiteral(contract.slo?.itlP95Ms) && e.itlP95Ms > contract.slo.itlP95Ms) {
+    rules.fail('envelope.latency<=slo', `${e.itlP95Ms} ms exceeds the SLO's p95 inter-token latency of ${contract.slo.itlP95Ms} ms`, 'envelope.itlP95Ms');
   }
 }
 

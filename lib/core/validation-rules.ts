@@ -40,6 +40,12 @@ export const CLASS_RULES = {
     'p95 TTFT + mean output tokens x p95 ITL below the service deadline (the same rule on EKS and SageMaker)',
     'a mean request that needs the whole deadline on an idle replica can never be answered in time',
   ),
+  'envelope.plausible': crossRule('generated tokens only: tokens/s at the safe concurrency may not imply a mean inter-token latency more than 8x below the p95'),
+  'envelope.latency<=slo': crossRule('at most the SLO of the contract (the envelope must be measured at the SLO)'),
+  'runtime.maxConcurrentSequences>=safeConcurrency': crossRule(
+    "at least the envelope's safe concurrency",
+    'the envelope was measured with larger batches than this class runs; re-measure it or raise the batch size',
+  ),
   'memory.utilizationCap': numberRule({ above: 0, max: 1 }),
   'memory.marginGiB': numberRule({ min: 0, unit: 'GiB' }),
   'placement.zones': nameRule('availabilityZone'),

@@ -538,6 +538,9 @@ export class SageMakerCapacityEndpoint extends Construct {
   private renderVariants(): sagemaker.CfnEndpointConfig.ProductionVariantProperty[] {
     const startup = durationSeconds(this.props.containerStartupHealthCheckTimeout) ?? 1200;
     const download = durationSeconds(this.props.modelDataDownloadTimeout) ?? 1200;
+    // With problems, synth fails on validation; render nothing computed from invalid input meanwhile (token resolution
+    // runs before validation, and a number computed from a token's encoding does not resolve).
+    if (this.resolve().problems.length > 0) return [];
     return this.resolve().variants.map((v) => ({
       variantName: v.name,
       // The variant's model is its priority-1 pool's; every pool names its own model explicitly.

@@ -253,10 +253,12 @@ function withInitialWeights(
   warmFloorShare: number,
   add: (field: string, message: string) => void,
 ): PlannedVariant[] {
-  const explicit = new Map(specs.filter((s) => s.initialWeight !== undefined).map((s) => [s.name, s.initialWeight!]));
-  for (const [name, weight] of explicit) {
-    const problem = ruleProblem(SAGEMAKER_RULES['variants[].initialWeight'], weight);
-    if (problem) add(`variants['${name}'].initialWeight`, problem);
+  const explicit = new Map<string, number>();
+  for (const s of specs.filter((v) => v.initialWeight !== undefined)) {
+    const problem = ruleProblem(SAGEMAKER_RULES['variants[].initialWeight'], s.initialWeight);
+    // An invalid weight is reported and never computed with (a token's encoding would be rounded into garbage).
+    if (problem) add(`variants['${s.name}'].initialWeight`, problem);
+    else explicit.set(s.name, s.initialWeight!);
   }
   const floorOf = (v: PlannedVariant) => {
     const carried = v.minInstances * v.pools[0].plan.targetTokensPerSecondPerReplica;

@@ -111,8 +111,10 @@ describe('capacity class checks', () => {
     expect(problemsOf(implausible).join()).toContain('implies a mean inter-token latency of 1.6 ms, implausibly far below the measured p95 of 35 ms');
     const slow = withClass((c) => ({ ...c, envelope: { ...c.envelope, ttftP95Ms: 1600, itlP95Ms: 61 } }));
     expect(problemsOf(slow)).toEqual([
-      "l40s envelope.ttftP95Ms: 1600 ms exceeds the SLO's p95 time to first token of 1500 ms; the envelope must be measured at the SLO",
-      "l40s envelope.itlP95Ms: 61 ms exceeds the SLO's p95 inter-token latency of 60 ms; the envelope must be measured at the SLO",
+      "l40s envelope.ttftP95Ms: 1600 ms exceeds the SLO's p95 time to first token of 1500 ms; allowed: at most the SLO of the contract " +
+        '(the envelope must be measured at the SLO)',
+      "l40s envelope.itlP95Ms: 61 ms exceeds the SLO's p95 inter-token latency of 60 ms; allowed: at most the SLO of the contract " +
+        '(the envelope must be measured at the SLO)',
     ]);
     const atSlo = withClass((c) => ({ ...c, envelope: { ...c.envelope, ttftP95Ms: 1500, itlP95Ms: 60 } }));
     expect(problemsOf(atSlo)).toEqual([]);
@@ -126,8 +128,8 @@ describe('capacity class checks', () => {
   test('fails when the batch size of this class is below the concurrency its envelope was measured at', () => {
     const copied = withClass((c) => ({ ...c, runtime: { ...c.runtime, maxConcurrentSequences: 4 } }), 1);
     expect(problemsOf(copied)).toContain(
-      "a10g runtime.maxConcurrentSequences: 4 is below the envelope's safe concurrency of 8: the envelope was measured with larger batches " +
-        'than this class runs; re-measure it or raise the batch size',
+      "a10g runtime.maxConcurrentSequences: 4 is below the envelope's safe concurrency of 8; allowed: at least the envelope's safe concurrency " +
+        '(the envelope was measured with larger batches than this class runs; re-measure it or raise the batch size)',
     );
   });
 
