@@ -18,7 +18,8 @@ import { LLAMA_CONTRACT, llamaClasses } from '../util';
 const TOKEN = -1.8881545897087626e289;
 
 describe('validation matrix document', () => {
-  test('docs/validation.md is generated from the rule tables the checks read (regenerate: npx ts-node --transpile-only scripts/gen-validation-doc.ts)', () => {
+  // Regenerate with: node scripts/gen-validation-doc.mjs
+  test('docs/validation.md is generated from the rule tables the checks read', () => {
     const committed = readFileSync(join(__dirname, '..', '..', 'docs', 'validation.md'), 'utf8');
     expect(committed).toBe(validationMatrixMarkdown());
   });
@@ -70,7 +71,8 @@ describe('service contract', () => {
   test('the fixture contract is valid', () => expect(serviceContractProblems(LLAMA_CONTRACT)).toEqual([]));
 
   test('fails when the peak is 0 or the mean output is 0 (it would plan one instance, or render Infinity)', () => {
-    const problems = serviceContractProblems({ ...LLAMA_CONTRACT, peakRequestsPerSecond: 0, requestShape: { meanPromptTokens: 10, meanOutputTokens: 0 } });
+    const zero = { ...LLAMA_CONTRACT, peakRequestsPerSecond: 0, requestShape: { meanPromptTokens: 10, meanOutputTokens: 0 } };
+    const problems = serviceContractProblems(zero);
     expect(problems.map((p) => `${p.field}: ${p.message}`)).toEqual([
       'contract.requestShape.meanOutputTokens: is 0 tokens; allowed: a finite number above 0 tokens (demand in tokens/s and admission ' +
         'limits divide by it; count 1 per request for models that do not generate tokens)',
@@ -91,8 +93,11 @@ describe('service contract', () => {
   });
 
   test('property: NaN, Infinity, negatives and tokens in any contract number are rejected, naming the field', () => {
-    const fields = ['peakRequestsPerSecond', 'headroom', 'slo.ttftP95Ms', 'slo.deadlineMs', 'slo.itlP95Ms', 'requestShape.meanOutputTokens', 'requestShape.meanPromptTokens'];
-    fc.assert(fc.property(fc.constantFrom(...fields), fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -1, TOKEN), (field, value) => {
+    const fields = [
+      'peakRequestsPerSecond', 'headroom', 'slo.ttftP95Ms', 'slo.deadlineMs', 'slo.itlP95Ms', 'requestShape.meanOutputTokens', 'requestShape.meanPromptTokens',
+    ];
+    const bad = fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -1, TOKEN);
+    fc.assert(fc.property(fc.constantFrom(...fields), bad, (field, value) => {
       const [a, b] = field.split('.');
       const contract = b === undefined
         ? { ...LLAMA_CONTRACT, [a]: value }
