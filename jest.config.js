@@ -10,6 +10,8 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
   },
   globalSetup: '<rootDir>/test/global-setup.js',
+  // Fails the run when any test was skipped (see the file).
+  reporters: ['default', '<rootDir>/test/no-skipped-tests.js'],
   // Synthesizing CDK apps is memory-hungry; two workers match the 2-core CI machines.
   maxWorkers: 2,
   testTimeout: 120000,

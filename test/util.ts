@@ -1,6 +1,6 @@
 /**
  * Shared test fixtures and helpers: sample capacity classes, a validator of Kubernetes manifests against the
- * real schemas in ../shared/schemas, and a cdk-nag helper.
+ * real schemas vendored in test/schemas, and a cdk-nag helper.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -40,7 +40,7 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
       instanceType: `${prefix}g6e.xlarge`,
       artifact: { image: imageRef('vllm', 'a'), modelData: { uri: 's3://models-bucket/llama3-8b/bf16.tar', sha256: SHA_A, versionId: 'v1' } },
       footprint: LLAMA_3_8B_BF16,
-      runtime: { engine: 'vllm', maxConcurrentSequences: 16, maxQueueDelayMs: 2000 },
+      runtime: { engine: 'vllm', engineVersion: '0.29.0', maxConcurrentSequences: 16, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 1200, safeConcurrency: 16, ttftP95Ms: 900, itlP95Ms: 35, measuredOn: '2026-10-01', workload: 'azure-conv-2023' },
       maxReplicas: 8,
       usdPerHour: prefix ? 2.61 : undefined,
@@ -50,7 +50,7 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
       instanceType: `${prefix}g5.xlarge`,
       artifact: { image: imageRef('vllm', 'b'), modelData: { uri: 's3://models-bucket/llama3-8b/awq.tar', sha256: 'b'.repeat(64), versionId: 'v1' } },
       footprint: { ...LLAMA_3_8B_BF16, weightsGiB: 5.7, quantization: 'int4-awq' },
-      runtime: { engine: 'vllm', maxConcurrentSequences: 8, maxQueueDelayMs: 2000 },
+      runtime: { engine: 'vllm', engineVersion: '0.29.0', maxConcurrentSequences: 8, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 400, safeConcurrency: 8, ttftP95Ms: 1200, itlP95Ms: 45, measuredOn: '2026-10-01', workload: 'azure-conv-2023' },
       maxReplicas: 24,
     },
@@ -59,12 +59,18 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
       instanceType: `${prefix}inf2.xlarge`,
       artifact: { image: imageRef('neuron', 'c'), modelData: { uri: 's3://models-bucket/llama3-8b/neuron-tp2.tar', sha256: 'c'.repeat(64) } },
       footprint: { ...LLAMA_3_8B_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
-      runtime: { engine: 'neuronx-distributed-inference', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
+      runtime: { engine: 'djl-lmi', engineVersion: '0.30.0', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 300, safeConcurrency: 4, ttftP95Ms: 1100, itlP95Ms: 25, measuredOn: '2026-10-01', workload: 'azure-conv-2023' },
       maxReplicas: 24,
     },
   ];
 }
+
+/**
+ * The AWS CLI v2 image as the model-data fetcher (a well-formed placeholder digest: pin the real one,
+ * `public.ecr.aws/aws-cli/aws-cli@sha256:...`, or your ECR mirror of it).
+ */
+export const FETCHER_IMAGE = `public.ecr.aws/aws-cli/aws-cli@sha256:${'f'.repeat(64)}`;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Apps
@@ -90,25 +96,15 @@ export function nagFindings(scope: IConstruct): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Kubernetes schema validation against ../shared/schemas
+// Kubernetes schema validation against the vendored schemas in test/schemas
 // ---------------------------------------------------------------------------------------------------------------
 
-export const SCHEMA_DIR = process.env.CAI_SCHEMAS_DIR ?? resolve(__dirname, '..', '..', 'shared', 'schemas');
-export const KUBERNETES_VERSION = 'v1.33.0';
-export const SCHEMAS_AVAILABLE = existsSync(SCHEMA_DIR);
-
 /**
- * `test` when the shared schemas exist; otherwise the test is skipped, except under CI=true, where a missing schema
- * folder is a failure (a green CI must mean the manifests were validated).
+ * The vendored copies (see test/schemas/SOURCES.md; `npm test` checks their digests first). CAI_SCHEMAS_DIR is an
+ * explicit override for trying other schema versions; a folder without the needed files fails the tests, never skips.
  */
-export const testWithSchemas: jest.It = SCHEMAS_AVAILABLE
-  ? test
-  : process.env.CI === 'true'
-    ? ((name: string) =>
-        test(name, () => {
-          throw new Error(`schema folder ${SCHEMA_DIR} is missing under CI=true; the manifest tests cannot run`);
-        })) as unknown as jest.It
-    : test.skip;
+export const SCHEMA_DIR = process.env.CAI_SCHEMAS_DIR || resolve(__dirname, 'schemas');
+export const KUBERNETES_VERSION = 'v1.33.0';
 
 const CRD_FOLDERS = ['karpenter', 'keda', 'aws-load-balancer-controller'];
 let ajv: Ajv | undefined;

@@ -14,15 +14,23 @@ import { type Construct } from 'constructs';
 import { type CapacityClassSpec, type ModelFootprint, type ServiceContract } from '../../lib/core';
 import { InferenceObservability, Reconciler } from '../../lib/control';
 import { EksInferenceService } from '../../lib/eks';
+import { ApprovedImagesAdmission, ArtifactTrust } from '../../lib/trust';
 
-/** Breaking points (requests per 60 s period at 900 ms) and on-demand prices (USD/hour) from the paper. */
+/**
+ * Breaking points (requests per 60 s period at 900 ms) and on-demand prices (USD/hour) from the paper. The paper's
+ * Neuron and CUDA units are its own diffusers servers (`custom` engines: they read the CAI_* variables); the Triton
+ * units run NVIDIA Triton with the model repository baked into the image.
+ */
 export const SD21_UNITS = [
-  { name: 'inf2', instanceType: 'inf2.xlarge', target: 'neuron', engine: 'neuronx', breakingPoint: 105, usdPerHour: 0.7582, maxReplicas: 8 },
-  { name: 'trn1', instanceType: 'trn1.2xlarge', target: 'neuron', engine: 'neuronx', breakingPoint: 130, usdPerHour: 1.3438, maxReplicas: 4 },
-  { name: 'a10g-triton', instanceType: 'g5.xlarge', target: 'cuda', engine: 'triton', breakingPoint: 90, usdPerHour: 1.006, maxReplicas: 8 },
-  { name: 'l4-triton', instanceType: 'g6.xlarge', target: 'cuda', engine: 'triton', breakingPoint: 61, usdPerHour: 0.8048, maxReplicas: 8 },
-  { name: 'a10g-cuda', instanceType: 'g5.xlarge', target: 'cuda', engine: 'diffusers-cuda', breakingPoint: 60, usdPerHour: 1.006, maxReplicas: 8 },
+  { name: 'inf2', instanceType: 'inf2.xlarge', target: 'neuron', engine: 'custom', server: 'neuronx', breakingPoint: 105, usdPerHour: 0.7582, maxReplicas: 8 },
+  { name: 'trn1', instanceType: 'trn1.2xlarge', target: 'neuron', engine: 'custom', server: 'neuronx', breakingPoint: 130, usdPerHour: 1.3438, maxReplicas: 4 },
+  { name: 'a10g-triton', instanceType: 'g5.xlarge', target: 'cuda', engine: 'triton', server: 'triton', breakingPoint: 90, usdPerHour: 1.006, maxReplicas: 8 },
+  { name: 'l4-triton', instanceType: 'g6.xlarge', target: 'cuda', engine: 'triton', server: 'triton', breakingPoint: 61, usdPerHour: 0.8048, maxReplicas: 8 },
+  { name: 'a10g-cuda', instanceType: 'g5.xlarge', target: 'cuda', engine: 'custom', server: 'diffusers-cuda', breakingPoint: 60, usdPerHour: 1.006, maxReplicas: 8 },
 ] as const;
+
+/** The ECR repositories of the example's images (created by ArtifactTrust: immutable, scanned, signed on push). */
+export const SD21_REPOSITORIES = [...new Set(SD21_UNITS.map((u) => `sd21/${u.server}`))];
 
 const PERIOD_SECONDS = 60;
 const LATENCY_MS = 900;
@@ -37,8 +45,8 @@ export const SD21_CONTRACT: ServiceContract = {
 };
 
 /** Replace with the digests of your own images (these are well-formed placeholders). */
-function image(engine: string, seed: string): string {
-  return `123456789012.dkr.ecr.us-east-1.amazonaws.com/sd21-${engine}@sha256:${seed.repeat(64).slice(0, 64)}`;
+function image(account: string, region: string, server: string, seed: string): string {
+  return `${account}.dkr.ecr.${region}.amazonaws.com/sd21/${server}@sha256:${seed.repeat(64).slice(0, 64)}`;
 }
 
 function footprint(target: 'cuda' | 'neuron'): ModelFootprint {
@@ -55,15 +63,24 @@ function footprint(target: 'cuda' | 'neuron'): ModelFootprint {
   };
 }
 
-export function sd21Classes(): CapacityClassSpec[] {
+/** The classes in preference order, for an account and region (images live in that account's ECR). */
+export function sd21Classes(account: string, region: string): CapacityClassSpec[] {
   return SD21_UNITS.map((u, i) => {
     const imagesPerSecond = u.breakingPoint / PERIOD_SECONDS;
     return {
       name: u.name,
       instanceType: u.instanceType,
-      artifact: { image: image(u.engine, 'abcdef'[i]) },
+      artifact: { image: image(account, region, u.server, 'abcdef'[i]) },
       footprint: footprint(u.target),
-      runtime: { engine: u.engine, maxConcurrentSequences: 2, maxQueueDelayMs: 2000 },
+      runtime: {
+        engine: u.engine,
+        maxConcurrentSequences: 2,
+        maxQueueDelayMs: 2000,
+        // Neither a custom server nor Triton (max_queue_size lives in config.pbtxt) takes a queue bound from the
+        // library: the servers must enforce CAI_MAX_CONCURRENT_REQUESTS themselves. Accepted here; a synth warning says so.
+        queueBound: 'best-effort',
+        ...(u.engine === 'triton' ? { modelPath: '/opt/tritonserver/model_repository' } : {}),
+      },
       envelope: {
         tokensPerSecondPerReplica: Number(imagesPerSecond.toFixed(4)),
         safeConcurrency: Math.ceil(imagesPerSecond * (LATENCY_MS / 1000)),
@@ -79,6 +96,8 @@ export function sd21Classes(): CapacityClassSpec[] {
 
 export class EksStableDiffusionStack extends Stack {
   public readonly service: EksInferenceService;
+  public readonly trust: ArtifactTrust;
+  public readonly admission: ApprovedImagesAdmission;
   public readonly observability: InferenceObservability;
   public readonly reconciler: Reconciler;
 
@@ -100,13 +119,26 @@ export class EksStableDiffusionStack extends Stack {
       flowLogs: { all: { destination: ec2.FlowLogDestination.toCloudWatchLogs(new logs.LogGroup(this, 'FlowLogs', { retention: logs.RetentionDays.THREE_MONTHS })) } },
     });
     const probes = { healthPath: '/health', readyPath: '/readiness', warmup: { path: '/warmup', maxLatency: Duration.seconds(2) } };
+    // Signed artifacts: the images live in repositories that sign on push; every class's Deployment waits for the
+    // verifier to approve exactly its image digest.
+    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: SD21_REPOSITORIES });
     this.service = new EksInferenceService(this, 'Sd21', {
       contract: SD21_CONTRACT,
-      classes: sd21Classes(),
+      classes: sd21Classes(this.account, this.region),
+      artifactGate: this.trust,
       vpc,
       classOptions: Object.fromEntries(SD21_UNITS.map((u) => [u.name, probes])),
       loadBalancer: { internetFacing: false },
     });
+
+    // Only the approved digests run in the serving namespace (ValidatingAdmissionPolicy, Deny).
+    this.admission = new ApprovedImagesAdmission(this, 'Admission', {
+      cluster: this.service.cluster,
+      namespace: this.service.namespace,
+      images: this.trust.approvedImages,
+    });
+    // The policy is in force before any serving pod is created.
+    for (const unit of this.service.units) unit.manifests.workload.node.addDependency(this.admission);
 
     // The control loop: one dashboard and the alarms for the service, and the reconciler that moves the listener's
     // target-group weights every minute and at once when a capacity alarm changes state.

@@ -15,6 +15,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type Construct } from 'constructs';
 import {
   type CapacityClassSpec,
+  ArtifactTrust,
   InferenceObservability,
   LLAMA_3_8B_BF16,
   Reconciler,
@@ -31,6 +32,9 @@ export const LLAMA_CHAT_CONTRACT: ServiceContract = {
   headroom: 0.2,
 };
 
+/** The ECR repositories of the example's images (created by ArtifactTrust: immutable, scanned, signed on push). */
+export const LLAMA_CHAT_REPOSITORIES = ['inference/vllm-sagemaker', 'inference/djl-lmi-neuronx'];
+
 /** The classes in preference order, for an account and region (images live in that account's ECR). */
 export function llamaChatClasses(account: string, region: string): CapacityClassSpec[] {
   const ecr = `${account}.dkr.ecr.${region}.amazonaws.com`;
@@ -41,10 +45,11 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
       instanceType: 'ml.g6e.xlarge',
       artifact: {
         image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
-        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/bf16/`, sha256: '2'.repeat(64) },
+        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/bf16.tar.gz`, sha256: '2'.repeat(64), versionId: 'example-version-bf16' },
       },
       footprint: LLAMA_3_8B_BF16,
-      runtime: { engine: 'vllm', maxConcurrentSequences: 16, maxBatchTokens: 8192, maxQueueDelayMs: 2000, args: ['--enable-prefix-caching'] },
+      // The vLLM DLC's release: --max-num-queued-reqs (the server's own bounded queue) exists from vLLM 0.29.0.
+      runtime: { engine: 'vllm', engineVersion: '0.29.0', maxConcurrentSequences: 16, maxBatchTokens: 8192, maxQueueDelayMs: 2000, args: ['--enable-prefix-caching'] },
       envelope: { tokensPerSecondPerReplica: 1200, safeConcurrency: 16, ttftP95Ms: 900, itlP95Ms: 35, ...measured },
       maxReplicas: 8,
       usdPerHour: 2.61, // placeholder: the built-in catalog has no sourced SageMaker price for ml.g6e.xlarge
@@ -54,10 +59,10 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
       instanceType: 'ml.g5.xlarge',
       artifact: {
         image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
-        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/awq-int4/`, sha256: '3'.repeat(64) },
+        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/awq-int4.tar.gz`, sha256: '3'.repeat(64), versionId: 'example-version-awq' },
       },
       footprint: { ...LLAMA_3_8B_BF16, weightsGiB: 5.7, quantization: 'int4-awq' },
-      runtime: { engine: 'vllm', maxConcurrentSequences: 8, maxQueueDelayMs: 2000, args: ['--quantization', 'awq'] },
+      runtime: { engine: 'vllm', engineVersion: '0.29.0', maxConcurrentSequences: 8, maxQueueDelayMs: 2000, args: ['--quantization', 'awq'] },
       envelope: { tokensPerSecondPerReplica: 400, safeConcurrency: 8, ttftP95Ms: 1200, itlP95Ms: 45, ...measured },
       maxReplicas: 24,
     },
@@ -69,7 +74,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
         modelData: { uri: `s3://models-${account}-${region}/llama3-8b/neuron-tp2-seq8192.tar.gz`, sha256: '5'.repeat(64), versionId: 'example-version-id' },
       },
       footprint: { ...LLAMA_3_8B_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
-      runtime: { engine: 'djl-lmi', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
+      runtime: { engine: 'djl-lmi', engineVersion: '0.30.0', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
       envelope: { tokensPerSecondPerReplica: 300, safeConcurrency: 4, ttftP95Ms: 1100, itlP95Ms: 25, ...measured },
       maxReplicas: 24,
     },
@@ -78,6 +83,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
 
 export class SageMakerLlmStack extends Stack {
   public readonly endpoint: SageMakerCapacityEndpoint;
+  public readonly trust: ArtifactTrust;
   public readonly observability: InferenceObservability;
   public readonly reconciler: Reconciler;
 
@@ -104,7 +110,11 @@ export class SageMakerLlmStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
+    // Signed artifacts: images in repositories that sign on push, model digests signed with a KMS key; each class's
+    // Model waits for the verifier to approve exactly its image digest and model data version.
+    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: LLAMA_CHAT_REPOSITORIES });
     this.endpoint = new SageMakerCapacityEndpoint(this, 'LlamaChat', {
+      artifactGate: this.trust,
       contract: LLAMA_CHAT_CONTRACT,
       classes: llamaChatClasses(this.account, this.region),
       variants: [

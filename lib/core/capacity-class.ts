@@ -49,10 +49,42 @@ export interface ModelFootprint {
   readonly acceleratorTarget: AcceleratorTarget;
 }
 
+/**
+ * The model servers the library binds (see lib/core/runtime/engines.ts for the flags of each and their version
+ * ranges). `custom` is an image the library cannot configure: it gets the engine-neutral `CAI_*` variables only, so
+ * nothing checks that it honours the batch, memory and admission settings.
+ */
+export type RuntimeEngine = 'vllm' | 'tgi' | 'djl-lmi' | 'triton' | 'custom';
+
+/**
+ * What happens when the declared engine (version) has no bounded queue the library can set: `required` fails the
+ * synth, `best-effort` accepts a server that queues past the deadline and warns at synth.
+ */
+export type QueueBoundPolicy = 'required' | 'best-effort';
+
 /** How the model server runs on this class. Batch settings belong to the class: a smaller GPU needs smaller batches. */
 export interface RuntimeSettings {
-  /** e.g. `vllm`, `tgi`, `triton`, `neuronx-distributed-inference`, `djl-lmi`. */
-  readonly engine: string;
+  /**
+   * The model server of the image. Any other value is a synth error (the library would not know its flags).
+   * `(string & {})` keeps values from configuration files assignable; they are checked at synth.
+   */
+  readonly engine: RuntimeEngine | (string & Record<never, never>);
+  /**
+   * Release of the engine in the image (e.g. `0.29.0`). Required for vLLM, whose bounded queue depends on it;
+   * checked against the oldest release whose flag names the library renders for the other engines.
+   * @default - not stated (an error for vLLM)
+   */
+  readonly engineVersion?: string;
+  /**
+   * Whether the server must bound its own queue at the class's admission limit.
+   * @default 'required'
+   */
+  readonly queueBound?: QueueBoundPolicy;
+  /**
+   * Where the model is inside the image, when the weights are baked into it (no `artifact.modelData`).
+   * @default - the model data's path (SageMaker /opt/ml/model; on EKS where the init container unpacks it)
+   */
+  readonly modelPath?: string;
   /** Sequences decoded together (vLLM `max_num_seqs`): sizes the KV cache. */
   readonly maxConcurrentSequences: number;
   /**

@@ -2,6 +2,7 @@ import { type CapacityClass, type CapacityClassSpec, DEFAULT_MEMORY_POLICY } fro
 import { type ServiceContract, serviceContractProblems } from './contract';
 import { HardwareCatalog, type HardwareProfile, type Platform } from './hardware';
 import { duplicates } from './names';
+import { meanServiceTimeMs } from './runtime/admission';
 import { memoryBreakdown } from './sizing';
 import { isUnresolved } from './tokens';
 import { Checker, isFiniteLiteral } from './validation';
@@ -278,7 +279,7 @@ function checkServiceTime(e: CapacityClassSpec['envelope'], contract: ServiceCon
   const deadline = contract.slo?.deadlineMs;
   if (!envelopeOk || !isFiniteLiteral(out) || !isFiniteLiteral(deadline) || !isFiniteLiteral(e.ttftP95Ms)) return;
   const itl = e.itlP95Ms ?? 0;
-  const serviceTimeMs = e.ttftP95Ms + out * itl;
+  const serviceTimeMs = meanServiceTimeMs(e, out);
   if (serviceTimeMs < deadline) return;
   rules.fail(
     'envelope.serviceTime<deadline',

@@ -13,3 +13,4 @@ export * from './policy';
 export * from './artifact-verification';
 export * from './footprints';
 export * from './validation-doc';
+export * from './runtime';

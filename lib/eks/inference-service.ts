@@ -23,6 +23,7 @@ import {
   formatProblem,
   HardwareCatalog,
   planCapacity,
+  type RuntimeBinding,
   routedClassFacts,
   type ServiceContract,
 } from '../core';
@@ -35,6 +36,7 @@ import { LoadBalancerController } from './load-balancer-controller';
 import * as m from './manifests';
 import { acknowledgeManagedPolicies, acknowledgeRule, acknowledgeWildcardResources } from './nag';
 import { PodIdentityRole } from './pod-identity';
+import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
 
 /** Chart versions to use instead of the pinned ones (exact semantic versions). */
@@ -139,6 +141,14 @@ export interface EksInferenceServiceProps {
   readonly chartVersions?: ChartVersions;
   /** Verifies each class's artifacts before its Deployment is applied. @default - no gate */
   readonly artifactGate?: IClassArtifactGate;
+  /**
+   * Image of the init container that fetches a class's model data (one S3 object version) into the pod and checks
+   * its SHA-256 before the server starts. Needs `/bin/sh`, the AWS CLI v2, `sha256sum` and `tar`; give it by digest.
+   * The AWS CLI image `public.ecr.aws/aws-cli/aws-cli@sha256:<digest>` (Amazon Linux 2 based) fits; mirror it into
+   * your own ECR repository (e.g. with an ECR pull-through cache rule for `public.ecr.aws`) and pin the digest.
+   * @default - none: a synth error when a class has `artifact.modelData`
+   */
+  readonly modelDataFetcherImage?: string;
 }
 
 /** Everything synthesized for one class. */
@@ -150,6 +160,8 @@ export interface EksClassUnit {
   readonly targetGroup: elbv2.ApplicationTargetGroup;
   /** The typed Kubernetes objects of the class, as applied. */
   readonly objects: {
+    /** The class's own service account, when it reads model data (its pod identity reads only that object). */
+    readonly serviceAccount?: m.ServiceAccount;
     readonly nodeClass: m.EC2NodeClass;
     readonly nodePool: m.NodePool;
     readonly priorityClass: m.PriorityClass;
@@ -195,8 +207,8 @@ export class EksInferenceService extends Construct {
   public readonly triggerAuthenticationManifest: eks.KubernetesManifest;
   /** The typed objects shared by the classes (namespace, service account, TriggerAuthentication), as applied. */
   public readonly sharedObjects: readonly m.KubernetesObject[];
-  /** Role the model servers assume (pod identity) to read their model data; undefined when no class has model data. */
-  public readonly servingRole?: iam.Role;
+  /** Per class with model data: the role its pods assume (pod identity) to read exactly that model data version. */
+  public readonly servingRoles: Readonly<Record<string, iam.Role>>;
   public readonly units: readonly EksClassUnit[];
   /** Initial listener weights by class name (share of the plan's steady token capacity, in percent). */
   public readonly initialWeights: Readonly<Record<string, number>>;
@@ -234,6 +246,11 @@ export class EksInferenceService extends Construct {
         systemNodeCount: props.clusterOptions?.systemNodeCount,
         amiAlias: props.amiAlias,
       }),
+      ...fetcherImageProblems(props.modelDataFetcherImage),
+      ...checked.classes.flatMap((cls) => [
+        ...eksRuntime(cls, props.contract, classOptions[cls.name]?.port ?? DEFAULT_PORT).problems,
+        ...modelDataProblems(cls, props.modelDataFetcherImage),
+      ]),
     ];
     if (problems.length > 0) {
       throw new Error(
@@ -243,6 +260,11 @@ export class EksInferenceService extends Construct {
     }
     this.classes = checked.classes;
     this.plan = planCapacity(props.contract, this.classes);
+    const runtimes = new Map(this.classes.map((cls) => [cls.name, eksRuntime(cls, props.contract, classOptions[cls.name]?.port ?? DEFAULT_PORT)]));
+    for (const [name, runtime] of runtimes) {
+      // One id per class, so that acknowledging one class's accepted risk does not hide another's.
+      for (const warning of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:unbounded-queue-${name}`, warning);
+    }
     const charts = {
       karpenter: withVersion(KARPENTER_CHART, props.chartVersions?.karpenter),
       keda: withVersion(KEDA_CHART, props.chartVersions?.keda),
@@ -288,7 +310,7 @@ export class EksInferenceService extends Construct {
         deregistrationDelay,
         loadBalancingAlgorithmType: elbv2.TargetGroupLoadBalancingAlgorithmType.LEAST_OUTSTANDING_REQUESTS,
         healthCheck: {
-          path: o.readyPath ?? '/ready',
+          path: o.readyPath ?? runtimes.get(cls.name)!.readyPath,
           healthyHttpCodes: '200',
           interval: Duration.seconds(10),
           timeout: Duration.seconds(5),
@@ -337,7 +359,12 @@ export class EksInferenceService extends Construct {
     const ns = m.namespace(this.namespace, { ...commonLabels, 'elbv2.k8s.aws/pod-readiness-gate-inject': 'enabled' });
     const sa = m.serviceAccount(SERVING_SERVICE_ACCOUNT, this.namespace, commonLabels);
     this.namespaceManifest = this.apply('Namespace', [ns, sa]);
-    this.servingRole = servingRole(this, this.cluster, this.namespace, this.classes);
+    this.servingRoles = Object.fromEntries(
+      this.classes.flatMap((cls) => {
+        const role = modelDataRole(this, this.cluster, this.namespace, cls);
+        return role ? [[cls.name, role]] : [];
+      }),
+    );
     const triggerAuth = m.triggerAuthentication(`${service}-cloudwatch`, this.namespace, commonLabels);
     this.triggerAuthenticationManifest = this.apply('TriggerAuthentication', [triggerAuth], this.namespaceManifest, this.keda.chart);
     this.sharedObjects = [ns, sa, triggerAuth];
@@ -359,6 +386,8 @@ export class EksInferenceService extends Construct {
         period,
         scaling,
         gate: props.artifactGate,
+        runtime: runtimes.get(cls.name)!,
+        fetcherImage: props.modelDataFetcherImage,
       }),
     );
   }
@@ -444,6 +473,8 @@ export class EksInferenceService extends Construct {
     period: Duration;
     scaling: ScalingOptions;
     gate?: IClassArtifactGate;
+    runtime: RuntimeBinding;
+    fetcherImage?: string;
   }): EksClassUnit {
     const { cls, opts, plan } = u;
     const hw = cls.hardware;
@@ -492,24 +523,10 @@ export class EksInferenceService extends Construct {
     const capacity = this.apply(`Capacity-${cls.name}`, [nodeClass, nodePool], this.karpenter.chart);
 
     const priorityClass = m.priorityClass(name, 100000 - 1000 * u.rank, `Model servers of capacity class ${cls.name} (preference rank ${u.rank})`, labels);
-    const env: Record<string, string> = {
-      ...cls.runtime.env,
-      CAI_SERVICE: service,
-      CAI_CAPACITY_CLASS: cls.name,
-      CAI_PORT: String(port),
-      CAI_MAX_CONCURRENT_SEQUENCES: String(cls.runtime.maxConcurrentSequences),
-      CAI_MAX_QUEUE_DELAY_MS: String(cls.runtime.maxQueueDelayMs),
-      CAI_TENSOR_PARALLEL_DEGREE: String(tp),
-      CAI_MODEL_CACHE_DIR: '/models',
-      ...(cls.runtime.maxBatchTokens !== undefined ? { CAI_MAX_BATCH_TOKENS: String(cls.runtime.maxBatchTokens) } : {}),
-      ...(cls.artifact.modelData
-        ? {
-            CAI_MODEL_DATA_URI: cls.artifact.modelData.uri,
-            CAI_MODEL_DATA_SHA256: cls.artifact.modelData.sha256,
-            ...(cls.artifact.modelData.versionId ? { CAI_MODEL_DATA_VERSION_ID: cls.artifact.modelData.versionId } : {}),
-          }
-        : {}),
-    };
+    const runtime = u.runtime;
+    const modelFetch = modelFetchOf(cls, u.fetcherImage);
+    // A class that reads model data gets its own service account, so that its pod identity reads only its own object.
+    const serviceAccount = modelFetch ? m.serviceAccount(name, this.namespace, labels) : undefined;
     const perReplicaCpu = Math.max(1, Math.floor((hw.vcpu * 0.75) / cls.replicasPerInstance));
     const perReplicaMemGiB = Math.max(2, Math.floor((hw.memoryGiB * 0.75) / cls.replicasPerInstance));
     const deployment = m.deployment({
@@ -518,8 +535,8 @@ export class EksInferenceService extends Construct {
       labels,
       selector,
       image: cls.artifact.image,
-      args: cls.runtime.args,
-      env,
+      args: runtime.args,
+      env: runtime.env,
       port,
       acceleratorKind: hw.acceleratorKind,
       acceleratorResource: hw.kubernetesResourceName,
@@ -527,12 +544,13 @@ export class EksInferenceService extends Construct {
       cpu: String(perReplicaCpu),
       memory: `${perReplicaMemGiB}Gi`,
       modelCacheSize: `${cacheGiB}Gi`,
+      modelFetch,
       nodePoolName,
       priorityClassName: name,
-      serviceAccountName: SERVING_SERVICE_ACCOUNT,
+      serviceAccountName: serviceAccount?.metadata.name ?? SERVING_SERVICE_ACCOUNT,
       readiness: {
-        healthPath: opts.healthPath ?? '/health',
-        readyPath: opts.readyPath ?? '/ready',
+        healthPath: opts.healthPath ?? runtime.healthPath,
+        readyPath: opts.readyPath ?? runtime.readyPath,
         warmup: opts.warmup ? { path: opts.warmup.path, maxLatencySeconds: opts.warmup.maxLatency.toSeconds({ integral: false }) } : undefined,
         startupTimeoutSeconds: (opts.startupTimeout ?? Duration.minutes(30)).toSeconds(),
       },
@@ -543,13 +561,14 @@ export class EksInferenceService extends Construct {
     const pdb = m.podDisruptionBudget(name, this.namespace, labels, selector);
     const workload = this.apply(
       `Workload-${cls.name}`,
-      [priorityClass, deployment, svc, pdb],
+      [...(serviceAccount ? [serviceAccount] : []), priorityClass, deployment, svc, pdb],
       this.namespaceManifest,
       capacity,
       // The readiness-gate webhook must exist before the pods, so they turn Ready only once healthy in the target group.
       this.loadBalancerController.chart,
     );
-    if (this.servingRole) workload.node.addDependency(this.servingRole);
+    const role = this.servingRoles[cls.name];
+    if (role) workload.node.addDependency(role);
     if (u.gate) workload.node.addDependency(u.gate.gateFor(this, cls));
 
     const periodSeconds = u.period.toSeconds();
@@ -594,7 +613,17 @@ export class EksInferenceService extends Construct {
       nodePoolName,
       deploymentName: name,
       targetGroup: u.targetGroup,
-      objects: { nodeClass, nodePool, priorityClass, deployment, service: svc, podDisruptionBudget: pdb, scaledObject, targetGroupBinding: tgb },
+      objects: {
+        ...(serviceAccount ? { serviceAccount } : {}),
+        nodeClass,
+        nodePool,
+        priorityClass,
+        deployment,
+        service: svc,
+        podDisruptionBudget: pdb,
+        scaledObject,
+        targetGroupBinding: tgb,
+      },
       manifests: { capacity, workload, scaler, binding },
     };
   }
@@ -704,23 +733,30 @@ function newAccessLogBucket(scope: Construct): s3.Bucket {
 }
 
 /** Read access to exactly the model data objects of the classes, for the model servers' service account. */
-function servingRole(scope: EksInferenceService, cluster: eks.ICluster, ns: string, classes: readonly CapacityClass[]): iam.Role | undefined {
-  const objects = classes.flatMap((c) => (c.artifact.modelData ? [s3ObjectArn(Stack.of(scope), c.artifact.modelData.uri)] : []));
-  if (objects.length === 0) return undefined;
-  const identity = new PodIdentityRole(scope, 'ModelServer', {
+/**
+ * The pod identity of one class with model data: it may read its own object only, and with a pinned version only
+ * that version (s3:GetObjectVersion bound by the s3:VersionId condition key).
+ */
+function modelDataRole(scope: EksInferenceService, cluster: eks.ICluster, ns: string, cls: CapacityClass): iam.Role | undefined {
+  const data = cls.artifact.modelData;
+  if (!data) return undefined;
+  const object = `arn:${Stack.of(scope).partition}:s3:::${data.uri.replace(/^s3:\/\//, '')}`;
+  const identity = new PodIdentityRole(scope, `ModelData-${cls.name}`, {
     cluster,
     namespace: ns,
-    serviceAccountName: SERVING_SERVICE_ACCOUNT,
-    description: 'Model servers: read their pinned model data',
-    statements: [new iam.PolicyStatement({ sid: 'ReadPinnedModelData', actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [...new Set(objects)] })],
-    wildcardReason: 'Model data given as an S3 prefix (trailing /): the servers read the objects under that prefix only.',
+    serviceAccountName: classObjectName(scope.plan.service, cls.name),
+    description: `Model server of class ${cls.name}: reads its pinned model data only`,
+    statements: [
+      data.versionId === undefined
+        ? new iam.PolicyStatement({ sid: 'ReadPinnedModelData', actions: ['s3:GetObject'], resources: [object] })
+        : new iam.PolicyStatement({
+            sid: 'ReadPinnedModelDataVersion',
+            actions: ['s3:GetObjectVersion'],
+            resources: [object],
+            conditions: { StringEquals: { 's3:VersionId': data.versionId } },
+          }),
+    ],
   });
   return identity.role;
-}
-
-function s3ObjectArn(stack: Stack, uri: string): string {
-  const path = uri.replace(/^s3:\/\//, '');
-  // A prefix (trailing '/') covers the objects under it; a key names one object.
-  return `arn:${stack.partition}:s3:::${path}${path.endsWith('/') ? '*' : ''}`;
 }
 

@@ -1,11 +1,24 @@
-import { ArnFormat, Aws, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Aws, Stack, Validations } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
-import { AwsMetrics, type CapacityClass, isUnresolved } from '../core';
+import {
+  AwsMetrics,
+  bindRuntime,
+  type CapacityClass,
+  isUnresolved,
+  type RuntimeBinding,
+  SAGEMAKER_PORT,
+  type ServiceContract,
+} from '../core';
+
+/** The class's model server on SageMaker: the engine's own variables (no arguments: SageMaker starts the entrypoint). */
+export function sageMakerRuntime(cls: CapacityClass, contract: ServiceContract): RuntimeBinding {
+  return bindRuntime(cls, contract, { platform: 'sagemaker', port: SAGEMAKER_PORT });
+}
 
 /** Reason for statements whose actions support no resource-level permission or are bound by a condition key instead. */
 const WILDCARD_ONLY =
@@ -46,6 +59,8 @@ export function modelDataSource(uri: string): sagemaker.CfnModel.S3DataSourcePro
 export interface ClassModelProps {
   readonly capacityClass: CapacityClass;
   readonly environment: Record<string, string>;
+  /** Consequences the user accepted for this class's runtime (e.g. an unbounded queue), shown as synth warnings. @default - none */
+  readonly warnings?: readonly string[];
   /** Name of the endpoint: its log group is the only one the model may write to. */
   readonly endpointName: string;
   readonly networkIsolation: boolean;
@@ -68,6 +83,7 @@ export class ClassModel extends Construct {
     super(scope, id);
     const cls = props.capacityClass;
     const stack = Stack.of(this);
+    for (const warning of props.warnings ?? []) Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:unbounded-queue', warning);
     this.role = new iam.Role(this, 'ExecutionRole', {
       assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } } }),
       description: `SageMaker execution role of capacity class ${cls.name}: pulls its image and reads its model data only`,

@@ -27,9 +27,8 @@ import {
 } from '../core';
 import { durationSeconds } from '../util/duration';
 import { type IClassArtifactGate } from '../trust';
-import { ClassModel, ecrRepositoryOf } from './class-model';
+import { ClassModel, ecrRepositoryOf, sageMakerRuntime } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
-import { classEnvironment } from './runtime-env';
 import { type FleetCost, fleetCost, type PlannedVariant, planVariants, type VariantSpec } from './variants';
 
 /** What `addVariant()` takes: a routing group of classes, one instance pool each. */
@@ -264,11 +263,12 @@ export class SageMakerCapacityEndpoint extends Construct {
     if (!hasInstanceStorage(spec.instanceType)) this.ensureKey();
     const resolved = this.checkClasses().classes.find((c) => c.name === spec.name && c.preferenceRank === this.specs.length - 1);
     if (!resolved) return this; // invalid class: its problems are reported at synth
-    const { environment } = classEnvironment(resolved, this.contract);
+    const runtime = sageMakerRuntime(resolved, this.contract);
     const capture = this.captureOptions();
     const classModel = new ClassModel(this, `Class-${spec.name}`, {
       capacityClass: resolved,
-      environment,
+      environment: { ...runtime.env },
+      warnings: runtime.warnings,
       endpointName: this.endpointName,
       networkIsolation: this.props.networkIsolation ?? true,
       vpc: this.props.vpc,
@@ -439,7 +439,7 @@ export class SageMakerCapacityEndpoint extends Construct {
     const { classes, problems } = this.checkClasses();
     // The deadline rule (envelope vs deadline) is a core class check now, the same on EKS.
     for (const cls of classes) {
-      problems.push(...classEnvironment(cls, this.contract).problems);
+      problems.push(...sageMakerRuntime(cls, this.contract).problems);
       const image = cls.artifact.image;
       const repo = Token.isUnresolved(image) ? undefined : ecrRepositoryOf(image);
       const region = Stack.of(this).region;

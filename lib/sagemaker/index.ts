@@ -1,5 +1,4 @@
 export * from './endpoint';
 export * from './variants';
-export * from './runtime-env';
 export { ClassModel, type ClassModelProps, ecrRepositoryOf, modelDataSource } from './class-model';
 export { hasInstanceStorage } from './instance-storage';

@@ -7,7 +7,7 @@ import { InferenceObservability, Reconciler } from '../../lib/control';
 import { decisionEmf, Dim, initialPolicyState, Metrics, type PolicyDecision, type PolicyInput } from '../../lib/core';
 import { endpointStack } from '../sagemaker/fixtures';
 import { EksInferenceService } from '../../lib/eks';
-import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
+import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack, FETCHER_IMAGE } from '../util';
 
 /**
  * The observability constructs on the real SageMaker endpoint's routing facts, wired to the real reconciler: the
@@ -88,7 +88,7 @@ describe('InferenceObservability with EksInferenceService (ALB target groups)', 
         serviceToken: 'arn:aws:lambda:us-east-1:123456789012:function:kubectl-provider',
       }),
     });
-    const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster });
+    const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
     const obs = new InferenceObservability(stack, 'Observability', { service: 'llama3-chat', facts: service.routingFacts() });
     expect(obs.alarms.metrics.routes.map((r) => r.name)).toEqual(['l40s', 'a10g', 'inf2']);
     expect(obs.capacityAlarms).toHaveLength(4);

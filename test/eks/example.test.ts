@@ -1,6 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { EksStableDiffusionStack, SD21_UNITS } from '../../examples/eks-stable-diffusion';
+import { EksStableDiffusionStack, SD21_CONTRACT, SD21_UNITS } from '../../examples/eks-stable-diffusion';
+import { admissionLimits } from '../../lib/core';
 import { EXAMPLE_ENV } from '../../examples/env';
 import { nagFindings } from '../util';
 
@@ -18,6 +19,31 @@ describe('examples/eks-stable-diffusion', () => {
   test('synthesizes offline with validation on and no unacknowledged cdk-nag finding', () => {
     expect(nagFindings(stack)).toEqual([]);
     Template.fromStack(stack).resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
+  });
+
+  test('every class gets the admission limits of admissionLimits() (the function the simulator admits with)', () => {
+    for (const unit of stack.service.units) {
+      const limits = admissionLimits(unit.cls, SD21_CONTRACT);
+      const env = Object.fromEntries(unit.objects.deployment.spec.template.spec.containers[0].env.map((e) => [e.name, e.value]));
+      expect([unit.cls.name, env.CAI_MAX_CONCURRENT_REQUESTS, env.CAI_QUEUE_SLOTS, env.CAI_CONCURRENCY_LIMIT]).toEqual([
+        unit.cls.name,
+        String(limits.maxConcurrentRequests),
+        String(limits.queueSlots),
+        String(limits.concurrencyLimit),
+      ]);
+    }
+  });
+
+  test('trust is wired: every class gated, only the approved digests admitted, the policy before the workloads', () => {
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('Custom::ClassArtifactVerification', 5);
+    template.resourceCountIs('AWS::ECR::Repository', 3);
+    expect([...stack.admission.policy.spec.variables].find((v) => v.name === 'allowed')?.expression).toEqual(
+      expect.stringContaining(stack.service.units[0].cls.artifact.image),
+    );
+    for (const unit of stack.service.units) {
+      expect(unit.manifests.workload.node.dependencies).toContain(stack.admission);
+    }
   });
 
   test('the five deployment units of the paper, envelopes from their breaking points (1 token = 1 image)', () => {

@@ -3,7 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { EksInferenceService } from '../../lib/eks';
-import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
+import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack, FETCHER_IMAGE } from '../util';
 
 function importCluster(stack: Stack, clusterName: string): eks.ICluster {
   const vpc = new ec2.Vpc(stack, 'Vpc', {
@@ -29,7 +29,7 @@ describe('EksInferenceService on an imported cluster', () => {
   beforeAll(() => {
     ({ stack } = testStack());
     const cluster = importCluster(stack, 'prod-inference');
-    new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses().slice(0, 2), cluster });
+    new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses().slice(0, 2), cluster, modelDataFetcherImage: FETCHER_IMAGE });
     template = Template.fromStack(stack);
   });
 
@@ -64,7 +64,7 @@ describe('EksInferenceService on an imported cluster', () => {
   test('fails when the imported cluster name is a token', () => {
     const { stack: other } = testStack();
     const cluster = importCluster(other, Fn.importValue('ClusterName'));
-    expect(() => new EksInferenceService(other, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster })).toThrow(
+    expect(() => new EksInferenceService(other, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE })).toThrow(
       /clusterName: is a CDK token; pass the literal cluster name/,
     );
   });

@@ -11,7 +11,7 @@ import {
   LOAD_BALANCER_CONTROLLER_CHART,
 } from '../../lib/eks';
 import { type IClassArtifactGate } from '../../lib/trust/gate';
-import { expectValidManifests, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack, testWithSchemas } from '../util';
+import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
 
 /** A gate that records the classes it was asked about and hands out one marker construct per class. */
 class RecordingGate implements IClassArtifactGate {
@@ -28,7 +28,7 @@ class RecordingGate implements IClassArtifactGate {
 
 function build(overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; service: EksInferenceService } {
   const { stack } = testStack();
-  const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), ...overrides });
+  const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, ...overrides });
   return { stack, service };
 }
 
@@ -224,7 +224,8 @@ describe('EksInferenceService', () => {
       template.resourceCountIs('AWS::ElasticLoadBalancingV2::TargetGroup', 3);
       template.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', {
         TargetType: 'ip',
-        HealthCheckPath: '/ready',
+        // The engine's own readiness path: vLLM answers /health once the model is loaded.
+        HealthCheckPath: '/health',
         TargetGroupAttributes: Match.arrayWith([{ Key: 'deregistration_delay.timeout_seconds', Value: '30' }]),
       });
       for (const u of service.units) {
@@ -304,29 +305,49 @@ describe('EksInferenceService', () => {
       }
     });
 
-    test('model servers may read exactly their pinned model data objects', () => {
+    test('the pods of each class may read only their own model data object, and only its pinned version', () => {
+      const object = (key: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:s3:::models-bucket/${key}`]] });
+      for (const [cls, key] of [['l40s', 'llama3-8b/bf16.tar'], ['a10g', 'llama3-8b/awq.tar']]) {
+        template.hasResourceProperties('AWS::IAM::Policy', {
+          PolicyDocument: {
+            Statement: [
+              {
+                Sid: 'ReadPinnedModelDataVersion',
+                Effect: 'Allow',
+                Action: 's3:GetObjectVersion',
+                Resource: object(key),
+                Condition: { StringEquals: { 's3:VersionId': 'v1' } },
+              },
+            ],
+          },
+        });
+        template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', { Namespace: 'llama3-chat', ServiceAccount: `llama3-chat-${cls}` });
+      }
+      // inf2 pins no version: its own object only (the init container still checks the digest).
       template.hasResourceProperties('AWS::IAM::Policy', {
-        PolicyDocument: {
-          Statement: [
-            Match.objectLike({
-              Sid: 'ReadPinnedModelData',
-              Action: ['s3:GetObject', 's3:GetObjectVersion'],
-              Resource: ['llama3-8b/bf16.tar', 'llama3-8b/awq.tar', 'llama3-8b/neuron-tp2.tar'].map((k) => ({
-                'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:s3:::models-bucket/${k}`]],
-              })),
-            }),
-          ],
-        },
+        PolicyDocument: { Statement: [{ Sid: 'ReadPinnedModelData', Effect: 'Allow', Action: 's3:GetObject', Resource: object('llama3-8b/neuron-tp2.tar') }] },
       });
+      for (const cls of ['l40s', 'a10g', 'inf2']) {
+        const unit = service.units.find((u) => u.cls.name === cls)!;
+        expect(unit.objects.deployment.spec.template.spec.serviceAccountName).toBe(`llama3-chat-${cls}`);
+        expect(unit.objects.serviceAccount?.metadata.name).toBe(`llama3-chat-${cls}`);
+      }
+      // No statement anywhere grants another S3 read.
+      const reads = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((p) =>
+        (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).filter((st) => [st.Action].flat().some((a) => a.startsWith('s3:Get'))),
+      );
+      expect(reads).toHaveLength(3);
     });
 
-    testWithSchemas('every synthesized Kubernetes object validates against the real schemas', () => {
+    test('every synthesized Kubernetes object validates against the real schemas', () => {
       const objects = [...service.sharedObjects, ...service.units.flatMap((u) => Object.values(u.objects))];
       expect(objects.map((o) => o.kind).sort()).toEqual(
         [
           'Namespace',
           'ServiceAccount',
           'TriggerAuthentication',
+          // One per class: each class reads its own model data.
+          ...['ServiceAccount', 'ServiceAccount', 'ServiceAccount'],
           ...['EC2NodeClass', 'NodePool', 'PriorityClass', 'Deployment', 'Service', 'PodDisruptionBudget', 'ScaledObject', 'TargetGroupBinding'].flatMap(
             (k) => [k, k, k],
           ),
@@ -336,12 +357,12 @@ describe('EksInferenceService', () => {
     });
   });
 
-  testWithSchemas('the manifests in the template (what kubectl applies, with prune labels) validate too', () => {
+  test('the manifests in the template (what kubectl applies, with prune labels) validate too', () => {
     const applied = Object.values(template.findResources('Custom::AWSCDK-EKS-KubernetesResource')).flatMap((r) =>
       JSON.parse(renderWithPlaceholders(r.Properties.Manifest)) as KubernetesObject[],
     );
-    // Namespace + ServiceAccount, TriggerAuthentication, and 8 objects per class.
-    expect(applied).toHaveLength(3 + 8 * 3);
+    // Namespace + ServiceAccount, TriggerAuthentication, and 9 objects per class (its own ServiceAccount included).
+    expect(applied).toHaveLength(3 + 9 * 3);
     expectValidManifests(applied);
   });
 
@@ -356,6 +377,7 @@ describe('EksInferenceService options', () => {
     const certificate = { certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc' } as never;
     new EksInferenceService(stack, 'Llama', {
       contract: LLAMA_CONTRACT,
+      modelDataFetcherImage: FETCHER_IMAGE,
       classes: llamaClasses().slice(0, 1),
       loadBalancer: { internetFacing: true, certificate, deregistrationDelay: Duration.seconds(45) },
     });

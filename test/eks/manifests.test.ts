@@ -1,5 +1,5 @@
 import { eksManifests as m } from '../../lib/eks';
-import { expectValidManifests, type KubernetesObject, manifestErrors, testWithSchemas } from '../util';
+import { expectValidManifests, type KubernetesObject, manifestErrors } from '../util';
 
 /** What kubectl receives: the objects as JSON. */
 const asJson = (objects: readonly object[]): KubernetesObject[] => JSON.parse(JSON.stringify(objects));
@@ -94,7 +94,7 @@ describe('typed manifest builders', () => {
     expect(so.spec.fallback).toEqual({ failureThreshold: 3, replicas: 2, behavior: 'currentReplicasIfHigher' });
   });
 
-  testWithSchemas('every builder output validates against the real Kubernetes and CRD schemas', () => {
+  test('every builder output validates against the real Kubernetes and CRD schemas', () => {
     expectValidManifests(asJson([
       m.namespace('svc', labels),
       m.serviceAccount('model-server', 'svc', labels),
@@ -125,7 +125,7 @@ describe('typed manifest builders', () => {
     ]));
   });
 
-  testWithSchemas('the schema check catches a typo (the validator is strict)', () => {
+  test('the schema check catches a typo (the validator is strict)', () => {
     const bad = { ...m.podDisruptionBudget('x', 'svc', labels, selector), spec: { maxUnavailabe: 1 } };
     expect(manifestErrors(bad).join('\n')).toMatch(/additional/i);
   });

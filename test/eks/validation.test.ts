@@ -1,11 +1,11 @@
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks';
-import { LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
+import { LLAMA_CONTRACT, llamaClasses, testStack, FETCHER_IMAGE } from '../util';
 
 /** Constructing the service validates its input; nothing is synthesized when it throws. */
 function construct(overrides: Partial<EksInferenceServiceProps> = {}): () => EksInferenceService {
   return () => {
     const { stack } = testStack();
-    return new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), ...overrides });
+    return new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, ...overrides });
   };
 }
 
@@ -30,6 +30,7 @@ describe('EksInferenceService input checks', () => {
     const { stack } = testStack();
     const svc = new EksInferenceService(stack, 'Llama', {
       contract: LLAMA_CONTRACT,
+      modelDataFetcherImage: FETCHER_IMAGE,
       classes: llamaClasses(),
       classOptions: { inf2: { additionalInstanceTypes: ['inf2.8xlarge'] } },
     });

@@ -1,6 +1,7 @@
+import { join } from 'node:path';
 import { type Stack, Validations } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { manifestErrors, nagFindings, SCHEMA_DIR, testStack, testWithSchemas } from '../util';
+import { manifestErrors, nagFindings, SCHEMA_DIR, testStack } from '../util';
 
 const deployment = {
   apiVersion: 'apps/v1',
@@ -27,32 +28,32 @@ const nodePool = {
   },
 };
 
-describe('manifest validator (real schemas from shared/schemas)', () => {
-  test('knows where the schemas are', () => {
-    expect(SCHEMA_DIR).toMatch(/schemas$/);
+describe('manifest validator (real schemas vendored in test/schemas)', () => {
+  test('reads the vendored copies unless CAI_SCHEMAS_DIR overrides them explicitly', () => {
+    expect(SCHEMA_DIR).toBe(process.env.CAI_SCHEMAS_DIR || join(__dirname, '..', 'schemas'));
   });
 
-  testWithSchemas('accepts a valid core object and a valid custom resource', () => {
+  test('accepts a valid core object and a valid custom resource', () => {
     expect(manifestErrors(deployment)).toEqual([]);
     expect(manifestErrors(nodePool)).toEqual([]);
   });
 
-  testWithSchemas('rejects a misspelled field of a core kind, as the API server would', () => {
+  test('rejects a misspelled field of a core kind, as the API server would', () => {
     const typo = { ...deployment, spec: { ...deployment.spec, replica: 1 } };
     expect(manifestErrors(typo).join()).toContain('must NOT have additional properties');
   });
 
-  testWithSchemas('rejects a misspelled field of a CRD, which the raw CRD schema would let through', () => {
+  test('rejects a misspelled field of a CRD, which the raw CRD schema would let through', () => {
     const typo = { ...nodePool, spec: { ...nodePool.spec, disruptionn: {} } };
     expect(manifestErrors(typo).join()).toContain('must NOT have additional properties');
   });
 
-  testWithSchemas('rejects a wrong type and a missing required field', () => {
+  test('rejects a wrong type and a missing required field', () => {
     expect(manifestErrors({ ...deployment, spec: { ...deployment.spec, replicas: 'one' } }).join()).toContain('/spec/replicas');
     expect(manifestErrors({ ...nodePool, spec: { template: { spec: {} } } }).join()).toContain("must have required property 'nodeClassRef'");
   });
 
-  testWithSchemas('fails loudly for a kind it has no schema for', () => {
+  test('fails loudly for a kind it has no schema for', () => {
     expect(() => manifestErrors({ apiVersion: 'example.com/v1', kind: 'Widget' })).toThrow('no schema for example.com/v1 Widget');
   });
 });

@@ -63,22 +63,33 @@ describe('SageMakerCapacityEndpoint', () => {
       template.hasResourceProperties('AWS::SageMaker::Model', {
         PrimaryContainer: {
           Environment: Match.objectEquals({
+            // The engine-neutral set (lib/core/runtime/contract.ts), the same names and values as on EKS.
             CAI_SERVICE: 'llama3-chat',
             CAI_CLASS: 'l40s',
             CAI_ENGINE: 'vllm',
+            CAI_ENGINE_VERSION: '0.29.0',
+            CAI_PORT: '8080',
+            CAI_MODEL_PATH: '/opt/ml/model',
+            CAI_CONCURRENCY_LIMIT: '16',
+            CAI_QUEUE_SLOTS: '9',
             CAI_MAX_CONCURRENT_REQUESTS: '25',
-            CAI_MAX_QUEUE_DELAY_MS: '2000',
+            CAI_QUEUE_BUDGET_MS: '2000',
             CAI_DEADLINE_MS: '30000',
             CAI_MAX_CONCURRENT_SEQUENCES: '16',
             CAI_TENSOR_PARALLEL_DEGREE: '1',
             CAI_MAX_SEQUENCE_TOKENS: '8192',
+            CAI_MEMORY_UTILIZATION_CAP: '0.9',
             CAI_MODEL_REVISION: 'meta-llama/Meta-Llama-3-8B-Instruct@5f0b02c',
+            CAI_MODEL_DATA_URI: 's3://models-bucket/llama3-8b/bf16.tar',
             CAI_MODEL_DATA_SHA256: 'a'.repeat(64),
             CAI_MODEL_DATA_VERSION_ID: 'v1',
+            // The SageMaker vLLM DLC turns SM_VLLM_<FLAG> into --<flag>.
+            SM_VLLM_MODEL: '/opt/ml/model',
             SM_VLLM_MAX_NUM_SEQS: '16',
             SM_VLLM_TENSOR_PARALLEL_SIZE: '1',
             SM_VLLM_MAX_MODEL_LEN: '8192',
             SM_VLLM_GPU_MEMORY_UTILIZATION: '0.9',
+            SM_VLLM_MAX_NUM_QUEUED_REQS: '25',
           }),
         },
       });
@@ -86,8 +97,11 @@ describe('SageMakerCapacityEndpoint', () => {
       template.hasResourceProperties('AWS::SageMaker::Model', {
         PrimaryContainer: { Environment: Match.objectLike({ CAI_CLASS: 'a10g', SM_VLLM_MAX_NUM_SEQS: '8', CAI_MAX_CONCURRENT_REQUESTS: '11' }) },
       });
+      // DJL LMI NeuronX: its job queue holds the in-flight limit (6 = 4 serving + 2 queued).
       template.hasResourceProperties('AWS::SageMaker::Model', {
-        PrimaryContainer: { Environment: Match.objectLike({ CAI_CLASS: 'inf2', CAI_TENSOR_PARALLEL_DEGREE: '2', CAI_MAX_CONCURRENT_REQUESTS: '6' }) },
+        PrimaryContainer: {
+          Environment: Match.objectLike({ CAI_CLASS: 'inf2', CAI_TENSOR_PARALLEL_DEGREE: '2', CAI_MAX_CONCURRENT_REQUESTS: '6', SERVING_JOB_QUEUE_SIZE: '6' }),
+        },
       });
     });
 
@@ -131,9 +145,12 @@ describe('SageMakerCapacityEndpoint', () => {
       expect(inf2).toContain(':ecr:us-east-1:123456789012:repository/neuron"');
       expect(inf2).toContain(':s3:::models-bucket/llama3-8b/neuron-tp2.tar"');
       expect(inf2).not.toContain('bf16.tar');
-      // Only the class with a pinned version may read versions.
+      // Only a class with a pinned version may read versions.
       expect(l40s).toContain('s3:GetObjectVersion');
-      expect(inf2).not.toContain('s3:GetObjectVersion');
+      const { stack } = testStack();
+      const unpinned = smClasses().map((c) => (c.name === 'inf2' ? { ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, versionId: undefined } } } : c));
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: unpinned, variants: TWO_VARIANTS });
+      expect(policyOf(Template.fromStack(stack), 'inf2')).not.toContain('s3:GetObjectVersion');
     });
 
     test('model data under a prefix: read objects and list only that prefix; SSE-KMS decrypt only through S3', () => {

@@ -1,6 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
+import { LLAMA_CHAT_CONTRACT, llamaChatClasses, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
+import { admissionLimits, defineCapacityClasses } from '../../lib/core';
 import { nagFindings } from '../util';
 
 describe('examples/sagemaker-llm', () => {
@@ -30,5 +31,24 @@ describe('examples/sagemaker-llm', () => {
     const cost = stack.endpoint.plannedCost;
     expect([cost.steadyUsdPerHour, cost.standbyUsdPerHour, cost.steadyUsdPerMonth]).toEqual([14.04, 0.99, 10249.2]);
     template.hasOutput('PlannedUsdPerHour', { Value: '14.04' });
+
+    // Signed artifacts: every class's Model waits for the verifier to approve its image digest and model data version.
+    template.resourceCountIs('Custom::ClassArtifactVerification', 3);
+    template.resourceCountIs('AWS::ECR::Repository', 2);
+    for (const [id, model] of Object.entries(template.findResources('AWS::SageMaker::Model'))) {
+      expect([id, (model.DependsOn as string[]).some((d) => d.startsWith('TrustVerify'))]).toEqual([id, true]);
+    }
+    // The servers bound their own queues at admissionLimits() (the function the simulator admits with): vLLM's
+    // in-flight limit, DJL's job queue.
+    const classes = defineCapacityClasses(llamaChatClasses('111111111111', 'us-east-1'), { contract: LLAMA_CHAT_CONTRACT, platform: 'sagemaker' });
+    const limit = (name: string) => String(admissionLimits(classes.find((c) => c.name === name)!, LLAMA_CHAT_CONTRACT).maxConcurrentRequests);
+    for (const name of ['l40s', 'a10g']) {
+      template.hasResourceProperties('AWS::SageMaker::Model', {
+        PrimaryContainer: Match.objectLike({ Environment: Match.objectLike({ CAI_CLASS: name, SM_VLLM_MAX_NUM_QUEUED_REQS: limit(name) }) }),
+      });
+    }
+    template.hasResourceProperties('AWS::SageMaker::Model', {
+      PrimaryContainer: Match.objectLike({ Environment: Match.objectLike({ CAI_CLASS: 'inf2', SERVING_JOB_QUEUE_SIZE: limit('inf2') }) }),
+    });
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { type CapacityClass, defineCapacityClasses, planCapacity } from '../../lib/core';
-import { admissionLimits, classEnvironment, fleetCost, hasInstanceStorage, modelDataSource, planVariants, type VariantSpec } from '../../lib/sagemaker';
+import { admissionLimits, type CapacityClass, defineCapacityClasses, planCapacity } from '../../lib/core';
+import { fleetCost, hasInstanceStorage, modelDataSource, planVariants, type VariantSpec } from '../../lib/sagemaker';
 import { LLAMA_CONTRACT } from '../util';
 import { smClasses, TWO_VARIANTS } from './fixtures';
 
@@ -18,7 +18,13 @@ function layout(specs: VariantSpec[], classes = resolved(), contract = LLAMA_CON
 describe('admission limits', () => {
   test('queue slots are what the replica drains within the queue budget at its measured rate', () => {
     const [l40s, a10g, inf2] = resolved();
-    expect(admissionLimits(l40s, LLAMA_CONTRACT)).toEqual({ serviceTimeMs: 9650, queueBudgetMs: 2000, queueSlots: 9, maxConcurrentRequests: 25 });
+    expect(admissionLimits(l40s, LLAMA_CONTRACT)).toEqual({
+      serviceTimeMs: 9650,
+      queueBudgetMs: 2000,
+      queueSlots: 9,
+      concurrencyLimit: 16,
+      maxConcurrentRequests: 25,
+    });
     // 400 tok/s / 250 = 1.6 req/s x 2 s = 3 slots (floor of 3.2) + 8.
     expect(admissionLimits(a10g, LLAMA_CONTRACT).maxConcurrentRequests).toBe(11);
     // 300 / 250 = 1.2 req/s x 2 s = 2 slots + 4.
@@ -29,7 +35,13 @@ describe('admission limits', () => {
     const [l40s] = resolved();
     // Service time 9650 ms; a 10.65 s deadline leaves 1000 ms of queueing: 4.8 req/s -> 4 slots.
     const tight = { ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs: 10650 } };
-    expect(admissionLimits(l40s, tight)).toEqual({ serviceTimeMs: 9650, queueBudgetMs: 1000, queueSlots: 4, maxConcurrentRequests: 20 });
+    expect(admissionLimits(l40s, tight)).toEqual({
+      serviceTimeMs: 9650,
+      queueBudgetMs: 1000,
+      queueSlots: 4,
+      concurrencyLimit: 16,
+      maxConcurrentRequests: 20,
+    });
   });
 
   test('property: admission never drops below safe concurrency and never grows with a tighter deadline', () => {
@@ -42,33 +54,6 @@ describe('admission limits', () => {
       }),
       { seed: 42 },
     );
-  });
-});
-
-describe('engine environment', () => {
-  test('TGI gets its admission limit natively; DJL LMI on Neuron gets positions instead of a GPU memory fraction', () => {
-    const [l40s, , inf2] = resolved();
-    const tgi = classEnvironment({ ...l40s, runtime: { ...l40s.runtime, engine: 'tgi', maxBatchTokens: 8192 } }, LLAMA_CONTRACT).environment;
-    expect(tgi).toMatchObject({ MAX_CONCURRENT_REQUESTS: '25', MAX_TOTAL_TOKENS: '8192', MAX_BATCH_PREFILL_TOKENS: '8192', SM_NUM_GPUS: '1', CUDA_MEMORY_FRACTION: '0.9' });
-    const lmi = classEnvironment({ ...inf2, runtime: { ...inf2.runtime, engine: 'djl-lmi' } }, LLAMA_CONTRACT).environment;
-    expect(lmi).toMatchObject({ OPTION_MAX_ROLLING_BATCH_SIZE: '4', OPTION_TENSOR_PARALLEL_DEGREE: '2', OPTION_N_POSITIONS: '8192' });
-    expect(lmi.OPTION_GPU_MEMORY_UTILIZATION).toBeUndefined();
-  });
-
-  test('vLLM flags become SM_VLLM_* variables; other engines get them verbatim', () => {
-    const [l40s, , inf2] = resolved();
-    const vllm = classEnvironment({ ...l40s, runtime: { ...l40s.runtime, args: ['--enable-prefix-caching', '--kv-cache-dtype', 'fp8', '--swap-space=4'] } }, LLAMA_CONTRACT);
-    expect(vllm.problems).toEqual([]);
-    expect(vllm.environment).toMatchObject({ SM_VLLM_ENABLE_PREFIX_CACHING: 'true', SM_VLLM_KV_CACHE_DTYPE: 'fp8', SM_VLLM_SWAP_SPACE: '4' });
-    expect(vllm.environment.CAI_ENGINE_ARGS).toBeUndefined();
-    const nxd = classEnvironment({ ...inf2, runtime: { ...inf2.runtime, args: ['--on-device-sampling'] } }, LLAMA_CONTRACT).environment;
-    expect(nxd.CAI_ENGINE_ARGS).toBe('--on-device-sampling');
-  });
-
-  test('a vLLM flag that would override a derived setting is a problem', () => {
-    const [l40s] = resolved();
-    const { problems } = classEnvironment({ ...l40s, runtime: { ...l40s.runtime, args: ['--max-num-seqs', '64'] } }, LLAMA_CONTRACT);
-    expect(problems.map((p) => p.message)).toEqual([expect.stringContaining('sets SM_VLLM_MAX_NUM_SEQS, which the library derives')]);
   });
 });
 

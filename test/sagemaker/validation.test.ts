@@ -1,4 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type CapacityClassSpec } from '../../lib/core';
 import { type EndpointVariantOptions, SageMakerCapacityEndpoint, type SageMakerCapacityEndpointProps } from '../../lib/sagemaker';
@@ -221,7 +222,28 @@ describe('SageMakerCapacityEndpoint validation', () => {
     });
     expect(msg).toContain("class 'l40s' runtime.env.SM_VLLM_MAX_NUM_SEQS: is set by the library");
     expect(msg).not.toContain('HF_HUB_OFFLINE');
-    expect(msg).toContain("class 'l40s' runtime.args[0]: 'serve' is not a vLLM flag");
+    expect(msg).toContain("class 'l40s' runtime.args[0]: 'serve' is not a flag");
+  });
+
+  test('fails when an engine is unknown or its release has no bounded queue, naming the value and what is allowed', () => {
+    const msg = errorOf({
+      classes: withClass(0, (c) => ({ ...c, runtime: { ...c.runtime, engine: 'sglang' } })).map((c) =>
+        c.name === 'a10g' ? { ...c, runtime: { ...c.runtime, engineVersion: '0.11.0' } } : c,
+      ),
+    });
+    expect(msg).toContain('invalid SageMaker capacity endpoint');
+    expect(msg).toContain("class 'l40s' runtime.engine: 'sglang' is not an engine the library can bind; allowed: vllm, tgi, djl-lmi, triton, custom");
+    expect(msg).toContain("class 'a10g' runtime.queueBound: is 'required' but vllm 0.11.0 has no bounded queue (it exists from 0.29.0)");
+  });
+
+  test("warns with the consequence when a class accepts an unbounded queue ('best-effort')", () => {
+    const { stack } = testStack();
+    const classes = withClass(1, (c) => ({ ...c, runtime: { ...c.runtime, engineVersion: '0.11.0', queueBound: 'best-effort' } }));
+    new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS });
+    Annotations.fromStack(stack).hasWarning(
+      '/Test/Llama/Class-a10g',
+      Match.stringLikeRegexp("class 'a10g': vllm 0\\.11\\.0 has no bounded queue .* are not rejected by the server but queue past the deadline"),
+    );
   });
 
   test('fails when a class cannot answer a mean request before the deadline', () => {

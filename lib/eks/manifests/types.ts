@@ -97,6 +97,7 @@ export interface ContainerSecurityContext {
 export interface VolumeMount {
   readonly name: string;
   readonly mountPath: string;
+  readonly readOnly?: boolean;
 }
 
 export interface Container {
@@ -111,6 +112,18 @@ export interface Container {
   readonly readinessProbe: Probe;
   readonly livenessProbe: Probe;
   readonly lifecycle: { readonly preStop: { readonly sleep: { readonly seconds: number } } };
+  readonly securityContext: ContainerSecurityContext;
+  readonly volumeMounts: readonly VolumeMount[];
+}
+
+/** An init container: runs to completion before the server starts; a non-zero exit keeps the pod un-Ready. */
+export interface InitContainer {
+  readonly name: string;
+  readonly image: string;
+  readonly imagePullPolicy: 'IfNotPresent';
+  readonly command: readonly string[];
+  readonly env: readonly EnvVar[];
+  readonly resources: ResourceRequirements;
   readonly securityContext: ContainerSecurityContext;
   readonly volumeMounts: readonly VolumeMount[];
 }
@@ -136,6 +149,7 @@ export interface PodSpec {
   readonly topologySpreadConstraints: readonly TopologySpreadConstraint[];
   readonly terminationGracePeriodSeconds: number;
   readonly securityContext: { readonly runAsNonRoot: true; readonly fsGroup: number; readonly seccompProfile: { readonly type: 'RuntimeDefault' } };
+  readonly initContainers?: readonly InitContainer[];
   readonly containers: readonly Container[];
   readonly volumes: readonly Volume[];
 }

@@ -2,6 +2,7 @@ import { ACCELERATOR_TAINTS } from './karpenter';
 import {
   type Container,
   type Deployment,
+  type InitContainer,
   type Namespace,
   type PodDisruptionBudget,
   type PriorityClass,
@@ -12,6 +13,98 @@ import {
 
 /** UID/GID the model server runs as: not root (the namespace enforces the `restricted` Pod Security Standard). */
 export const SERVER_UID = 1000;
+
+/** Mount point of the model volume (an emptyDir) in every container of the pod. */
+export const MODEL_VOLUME_PATH = '/models';
+/** Where the init container leaves the verified model: the server's model path. */
+export const MODEL_DATA_DIR = `${MODEL_VOLUME_PATH}/model`;
+
+/** One S3 object version to fetch into the model volume and verify before the server starts. */
+export interface ModelFetch {
+  /** Image with `/bin/sh`, the AWS CLI v2 (`aws`), `sha256sum` and, for archives, `tar`; by digest. */
+  readonly image: string;
+  readonly bucket: string;
+  readonly key: string;
+  /** The S3 version to fetch. @default - the current version (the digest still has to match) */
+  readonly versionId?: string;
+  readonly sha256: string;
+  /** How the object is unpacked into the model directory. */
+  readonly unpack: 'tar' | 'tar.gz' | 'none';
+}
+
+/** How an object key unpacks: tar archives are extracted, anything else is placed as one file. */
+export function unpackOf(key: string): ModelFetch['unpack'] {
+  if (key.endsWith('.tar.gz') || key.endsWith('.tgz')) return 'tar.gz';
+  return key.endsWith('.tar') ? 'tar' : 'none';
+}
+
+/**
+ * The init container's script. Inputs come as environment variables (never spliced into the script), and every
+ * failure exits non-zero with the reason on stderr: the kubelet retries the init container and the server never
+ * starts on unverified weights (fail closed).
+ */
+const FETCH_SCRIPT = [
+  'set -eu',
+  'fail() { echo "model-data: $*" >&2; exit 1; }',
+  'dest="$CAI_MODEL_DIR"; tmp="$CAI_MODEL_VOLUME/.download"; object="$tmp/object"',
+  'rm -rf "$dest" "$tmp" && mkdir -p "$dest" "$tmp" || fail "cannot prepare $dest"',
+  'version="${CAI_FETCH_VERSION_ID:-}"',
+  'echo "model-data: fetching s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY version ${version:-current}"',
+  'if [ -n "$version" ]; then',
+  '  aws s3api get-object --bucket "$CAI_FETCH_BUCKET" --key "$CAI_FETCH_KEY" --version-id "$version" "$object" ' +
+    '|| fail "download of s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY version $version failed"',
+  'else',
+  '  aws s3api get-object --bucket "$CAI_FETCH_BUCKET" --key "$CAI_FETCH_KEY" "$object" || fail "download of s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY failed"',
+  'fi',
+  'actual="$(sha256sum "$object" | cut -d " " -f 1)" || fail "cannot hash $object"',
+  '[ "$actual" = "$CAI_FETCH_SHA256" ] || { rm -f "$object"; fail "SHA-256 mismatch: expected $CAI_FETCH_SHA256, got $actual"; }',
+  'case "$CAI_FETCH_UNPACK" in',
+  '  tar) command -v tar >/dev/null || fail "the fetcher image has no tar"; tar -xf "$object" -C "$dest" || fail "cannot unpack the archive" ;;',
+  '  tar.gz) command -v tar >/dev/null || fail "the fetcher image has no tar"; tar -xzf "$object" -C "$dest" || fail "cannot unpack the archive" ;;',
+  '  *) mv "$object" "$dest/$(basename "$CAI_FETCH_KEY")" || fail "cannot place the object" ;;',
+  'esac',
+  'rm -rf "$tmp"',
+  'echo "model-data: verified sha256 $actual into $dest"',
+].join('\n');
+
+const RESTRICTED: Container['securityContext'] = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  runAsUser: SERVER_UID,
+  runAsGroup: SERVER_UID,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+/** The init container that fetches and verifies a class's model data into the model volume. */
+export function modelFetchContainer(fetch: ModelFetch): InitContainer {
+  const env: Record<string, string | undefined> = {
+    CAI_FETCH_BUCKET: fetch.bucket,
+    CAI_FETCH_KEY: fetch.key,
+    ...(fetch.versionId ? { CAI_FETCH_VERSION_ID: fetch.versionId } : {}),
+    CAI_FETCH_SHA256: fetch.sha256,
+    CAI_FETCH_UNPACK: fetch.unpack,
+    CAI_MODEL_VOLUME: MODEL_VOLUME_PATH,
+    CAI_MODEL_DIR: MODEL_DATA_DIR,
+    // The root file system is read-only: the AWS CLI keeps its cache under HOME.
+    HOME: '/tmp',
+  };
+  return {
+    name: 'fetch-model-data',
+    image: fetch.image,
+    imagePullPolicy: 'IfNotPresent',
+    // The AWS CLI image's entrypoint is `aws`; the fetch needs a shell around it.
+    command: ['/bin/sh', '-c', FETCH_SCRIPT],
+    env: Object.entries(env).flatMap(([name, value]) => (value === undefined ? [] : [{ name, value }])),
+    resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { memory: '2Gi' } },
+    securityContext: RESTRICTED,
+    volumeMounts: [
+      { name: 'model-cache', mountPath: MODEL_VOLUME_PATH },
+      { name: 'tmp', mountPath: '/tmp' },
+    ],
+  };
+}
 
 export function namespace(name: string, labels: Readonly<Record<string, string>>): Namespace {
   return {
@@ -71,6 +164,8 @@ export interface DeploymentInput {
   readonly memory: string;
   /** Size of the emptyDir that receives the model weights. */
   readonly modelCacheSize: string;
+  /** Model data to fetch and verify before the server starts. @default - weights in the image */
+  readonly modelFetch?: ModelFetch;
   readonly nodePoolName: string;
   readonly priorityClassName: string;
   readonly serviceAccountName: string;
@@ -120,17 +215,9 @@ export function deployment(input: DeploymentInput): Deployment {
     readinessProbe,
     livenessProbe: probe(r.healthPath, { failureThreshold: 6, timeoutSeconds: 10 }),
     lifecycle: { preStop: { sleep: { seconds: input.drainSeconds } } },
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      runAsNonRoot: true,
-      runAsUser: SERVER_UID,
-      runAsGroup: SERVER_UID,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
-    },
+    securityContext: RESTRICTED,
     volumeMounts: [
-      { name: 'model-cache', mountPath: '/models' },
+      { name: 'model-cache', mountPath: MODEL_VOLUME_PATH },
       { name: 'tmp', mountPath: '/tmp' },
       { name: 'dshm', mountPath: '/dev/shm' },
     ],
@@ -159,6 +246,7 @@ export function deployment(input: DeploymentInput): Deployment {
           ],
           terminationGracePeriodSeconds: input.drainSeconds + input.inFlightSeconds,
           securityContext: { runAsNonRoot: true, fsGroup: SERVER_UID, seccompProfile: { type: 'RuntimeDefault' } },
+          ...(input.modelFetch ? { initContainers: [modelFetchContainer(input.modelFetch)] } : {}),
           containers: [container],
           volumes: [
             { name: 'model-cache', emptyDir: { sizeLimit: input.modelCacheSize } },

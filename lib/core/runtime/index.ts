@@ -1,0 +1,3 @@
+export * from './admission';
+export * from './contract';
+export * from './engines';

@@ -1,0 +1,246 @@
+/**
+ * The model server of each class in its pod: the engine's own flags in the Deployment (so the memory check binds
+ * what runs), and verified model data fetched by an init container that fails closed.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { type CapacityClassSpec } from '../../lib/core';
+import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks';
+import { modelFetchContainer } from '../../lib/eks/manifests/workload';
+import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
+
+function build(overrides: Partial<EksInferenceServiceProps> = {}): EksInferenceService {
+  const { stack } = testStack();
+  return new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, ...overrides });
+}
+
+function pod(service: EksInferenceService, className: string) {
+  return service.units.find((u) => u.cls.name === className)!.objects.deployment.spec.template.spec;
+}
+
+function flags(args: readonly string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  const a = args ?? [];
+  for (let i = 0; i < a.length; i++) if (a[i].startsWith('--')) out[a[i].slice(2)] = a[i + 1]?.startsWith('--') === false ? a[++i] : '';
+  return out;
+}
+
+describe('the vLLM server in the Deployment', () => {
+  test('its args carry the class batch, batch tokens, tensor parallelism, max length, memory cap and queue limit', () => {
+    const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, runtime: { ...c.runtime, maxBatchTokens: 4096 } } : c));
+    const server = pod(build({ classes }), 'l40s').containers[0];
+    expect(server.args?.[0]).toBe('/models/model'); // what the init container wrote
+    expect(flags(server.args)).toEqual({
+      port: '8080',
+      'max-num-seqs': '16',
+      'max-num-batched-tokens': '4096',
+      'tensor-parallel-size': '1',
+      'max-model-len': '8192',
+      'gpu-memory-utilization': '0.9',
+      'max-num-queued-reqs': '25',
+    });
+    // The A10G class runs its own, smaller batch and queue.
+    expect(flags(pod(build({ classes }), 'a10g').containers[0].args)).toMatchObject({ 'max-num-seqs': '8', 'max-num-queued-reqs': '11' });
+  });
+
+  test('changing the class changes the args', () => {
+    const changed = llamaClasses().map((c): CapacityClassSpec =>
+      c.name === 'l40s'
+        ? {
+            ...c,
+            memory: { utilizationCap: 0.8 },
+            footprint: { ...c.footprint, maxSequenceTokens: 4096 },
+            runtime: { ...c.runtime, maxConcurrentSequences: 24, maxQueueDelayMs: 1000 },
+            envelope: { ...c.envelope, safeConcurrency: 20 },
+          }
+        : c,
+    );
+    expect(flags(pod(build({ classes: changed }), 'l40s').containers[0].args)).toEqual({
+      port: '8080',
+      'max-num-seqs': '24',
+      'tensor-parallel-size': '1',
+      'max-model-len': '4096',
+      'gpu-memory-utilization': '0.8',
+      'max-num-queued-reqs': '24', // 20 serving + 4.8 req/s x 1 s = 4 queued
+    });
+  });
+
+  test('the probes and the target group health check use the engine readiness path, on the class port', () => {
+    const service = build({ classOptions: { l40s: { port: 9000 } } });
+    const server = pod(service, 'l40s').containers[0];
+    expect(server.readinessProbe.httpGet.path).toBe('/health');
+    expect(server.ports[0].containerPort).toBe(9000);
+    expect(flags(server.args).port).toBe('9000');
+    expect(pod(service, 'inf2').containers[0].readinessProbe.httpGet.path).toBe('/ping'); // DJL LMI
+    expect(pod(service, 'inf2').containers[0].env).toContainEqual({ name: 'SERVING_INFERENCE_ADDRESS', value: 'http://0.0.0.0:8080' });
+  });
+
+  test("warns at synth with the consequence when a class accepts an unbounded queue ('best-effort')", () => {
+    const { stack } = testStack();
+    const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, runtime: { ...c.runtime, engineVersion: '0.20.0', queueBound: 'best-effort' as const } } : c));
+    new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE });
+    Annotations.fromStack(stack).hasWarning(
+      '/Test/Llama',
+      Match.stringLikeRegexp("class 'l40s': vllm 0\\.20\\.0 has no bounded queue \\(it exists from 0\\.29\\.0\\); requests past the admission limit of 25"),
+    );
+  });
+});
+
+describe('model data in the pod', () => {
+  test('an init container fetches exactly the pinned object version, verifies its SHA-256 and unpacks it for the server', () => {
+    const spec = pod(build(), 'l40s');
+    const [init] = spec.initContainers ?? [];
+    expect(init.image).toBe(FETCHER_IMAGE);
+    expect(init.command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+    expect(Object.fromEntries(init.env.map((e) => [e.name, e.value]))).toEqual({
+      CAI_FETCH_BUCKET: 'models-bucket',
+      CAI_FETCH_KEY: 'llama3-8b/bf16.tar',
+      CAI_FETCH_VERSION_ID: 'v1',
+      CAI_FETCH_SHA256: 'a'.repeat(64),
+      CAI_FETCH_UNPACK: 'tar',
+      CAI_MODEL_VOLUME: '/models',
+      CAI_MODEL_DIR: '/models/model',
+      HOME: '/tmp',
+    });
+    expect(init.volumeMounts).toContainEqual({ name: 'model-cache', mountPath: '/models' });
+    expect(spec.containers[0].volumeMounts).toContainEqual({ name: 'model-cache', mountPath: '/models' });
+    expect(spec.containers[0].env).toContainEqual({ name: 'CAI_MODEL_PATH', value: '/models/model' });
+  });
+
+  test('the init container meets the restricted Pod Security profile', () => {
+    const [init] = pod(build(), 'inf2').initContainers ?? [];
+    expect(init.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+  });
+
+  test('the Deployment with its init container validates against the real schemas', () => {
+    const service = build();
+    expectValidManifests(JSON.parse(JSON.stringify(service.units.map((u) => u.objects.deployment))) as KubernetesObject[]);
+  });
+
+  test('fails when a class has modelData and the service has no fetcher image', () => {
+    const { stack } = testStack();
+    expect(() => new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses() })).toThrow(
+      "class 'l40s' artifact.modelData: is set but the service has no modelDataFetcherImage; on EKS an init container fetches and verifies the model data, " +
+        'so give an image with sh, the AWS CLI v2, sha256sum and tar by digest (e.g. public.ecr.aws/aws-cli/aws-cli@sha256:<digest>)',
+    );
+  });
+
+  test('without a pinned version the init container fetches the current object, and the digest still has to match', () => {
+    const [init] = pod(build(), 'inf2').initContainers ?? [];
+    expect(init.env.map((e) => e.name)).not.toContain('CAI_FETCH_VERSION_ID');
+    expect(init.env).toContainEqual({ name: 'CAI_FETCH_SHA256', value: 'c'.repeat(64) });
+  });
+
+  test('fails when the fetcher image is a tag or the model data a prefix', () => {
+    const classes = llamaClasses();
+    classes[0] = { ...classes[0], artifact: { ...classes[0].artifact, modelData: { uri: 's3://models-bucket/llama3-8b/bf16/', sha256: 'a'.repeat(64), versionId: 'v1' } } };
+    const make = () => new EksInferenceService(testStack().stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: 'public.ecr.aws/aws-cli/aws-cli:latest' });
+    expect(make).toThrow("modelDataFetcherImage: 'public.ecr.aws/aws-cli/aws-cli:latest' is not pinned by digest; allowed: <registry>/<repository>@sha256:<64 hex>");
+    expect(make).toThrow("class 'l40s' artifact.modelData.uri: 's3://models-bucket/llama3-8b/bf16/' is a prefix; on EKS the model data must be one object");
+  });
+
+  test('fails when an engine is unknown or the engine version has no bounded queue, naming the construct', () => {
+    const classes = llamaClasses();
+    classes[0] = { ...classes[0], runtime: { ...classes[0].runtime, engine: 'vllm-neuron' } };
+    classes[1] = { ...classes[1], runtime: { ...classes[1].runtime, engineVersion: '0.28.0' } };
+    const make = () => new EksInferenceService(testStack().stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE });
+    expect(make).toThrow("EksInferenceService 'Test/Llama' is invalid");
+    expect(make).toThrow("class 'l40s' runtime.engine: 'vllm-neuron' is not an engine the library can bind; allowed: vllm, tgi, djl-lmi, triton, custom");
+    expect(make).toThrow("class 'a10g' runtime.queueBound: is 'required' but vllm 0.28.0 has no bounded queue (it exists from 0.29.0)");
+  });
+});
+
+/** Runs the init container's script with a stand-in `aws` that serves `object` (or fails), as the pod would. */
+function runFetch(object: Buffer | undefined, sha256: string, key: string, pinned = true) {
+  const versionId = pinned ? 'v9' : undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'cai-fetch-'));
+  const bin = join(dir, 'bin');
+  const volume = join(dir, 'models');
+  mkdirSync(bin);
+  mkdirSync(volume);
+  if (object) writeFileSync(join(dir, 'served'), object);
+  // The real CLI writes the object to its last argument; the stand-in copies the fixture there, or fails like S3 would.
+  writeFileSync(
+    join(bin, 'aws'),
+    object ? `#!/bin/sh\nfor last; do :; done\ncp "${join(dir, 'served')}" "$last"\necho "$*" > "${join(dir, 'call')}"\n` : '#!/bin/sh\necho "An error occurred (AccessDenied)" >&2\nexit 254\n',
+    { mode: 0o755 },
+  );
+  const script = modelFetchContainer({ image: FETCHER_IMAGE, bucket: 'b', key, versionId, sha256, unpack: key.endsWith('.tar') ? 'tar' : 'none' }).command[2];
+  const result = spawnSync('/bin/sh', ['-c', script], {
+    env: {
+      PATH: `${bin}:${process.env.PATH}`,
+      CAI_FETCH_BUCKET: 'b',
+      CAI_FETCH_KEY: key,
+      ...(versionId ? { CAI_FETCH_VERSION_ID: versionId } : {}),
+      CAI_FETCH_SHA256: sha256,
+      CAI_FETCH_UNPACK: key.endsWith('.tar') ? 'tar' : 'none',
+      CAI_MODEL_VOLUME: volume,
+      CAI_MODEL_DIR: join(volume, 'model'),
+    },
+    encoding: 'utf8',
+  });
+  const model = join(volume, 'model');
+  let files: string[];
+  try {
+    files = readdirSync(model);
+  } catch {
+    files = [];
+  }
+  return { status: result.status, stderr: result.stderr, files, model, dir };
+}
+
+describe('the fetch script fails closed', () => {
+  const weights = Buffer.from('weights');
+  const digest = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+  test('a matching object is placed where the server loads it, fetched by its version id', () => {
+    const r = runFetch(weights, digest(weights), 'llama/model.safetensors');
+    expect(r.status).toBe(0);
+    expect(r.files).toEqual(['model.safetensors']);
+    expect(readFileSync(join(r.model, 'model.safetensors'), 'utf8')).toBe('weights');
+    expect(readFileSync(join(r.dir, 'call'), 'utf8')).toContain('s3api get-object --bucket b --key llama/model.safetensors --version-id v9');
+  });
+
+  test('without a version id it fetches the current object (and still checks the digest)', () => {
+    const r = runFetch(weights, digest(weights), 'llama/model.safetensors', false);
+    expect(r.status).toBe(0);
+    expect(readFileSync(join(r.dir, 'call'), 'utf8').trim()).toMatch(/get-object --bucket b --key llama\/model\.safetensors \S+object$/);
+  });
+
+  test('a tar archive is unpacked after its digest matched', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cai-tar-'));
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src', 'config.json'), '{}');
+    execFileSync('tar', ['-cf', join(dir, 'm.tar'), '-C', join(dir, 'src'), 'config.json']);
+    const archive = readFileSync(join(dir, 'm.tar'));
+    const r = runFetch(archive, digest(archive), 'llama/m.tar');
+    expect(r.status).toBe(0);
+    expect(r.files).toEqual(['config.json']);
+  });
+
+  test('a digest mismatch exits non-zero, says why and leaves no model for the server', () => {
+    const r = runFetch(weights, 'f'.repeat(64), 'llama/model.safetensors');
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`model-data: SHA-256 mismatch: expected ${'f'.repeat(64)}, got ${digest(weights)}`);
+    expect(r.files).toEqual([]);
+  });
+
+  test('a failed download exits non-zero and says which object version failed', () => {
+    const r = runFetch(undefined, digest(weights), 'llama/model.safetensors');
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('model-data: download of s3://b/llama/model.safetensors version v9 failed');
+    expect(r.files).toEqual([]);
+  });
+});
