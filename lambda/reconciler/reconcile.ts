@@ -106,13 +106,15 @@ async function reconcileChecked(config: ReconcilerConfig, clients: Clients, opti
   const slots = policyWindowPeriods(policy);
   const signalsEnd = Math.floor((options.nowMs / 1000 - config.metricDelaySeconds) / period) * period;
   const start = signalsEnd - slots * period;
-  // One frame up to now: external signals use its first `slots` periods, the reconciler's own history all of it.
-  const frame: WindowFrame = { start, periodSeconds: period, slots: (now - start) / period };
+  // One frame up to the end of the current period: external signals use its first `slots` periods, the reconciler's
+  // own history all of it, including a decision an earlier run already recorded in this period (the ramp bound is per
+  // period, however many runs share it).
+  const frame: WindowFrame = { start, periodSeconds: period, slots: (now - start) / period + 1 };
   const batch = buildQueryBatch(signalPlan(config, period), period);
   const io = await targetIo(config);
   try {
     target = await withRetry(() => io.readTarget(config, clients), retry('read target'));
-    results = await withRetry(() => getMetricData(clients.cloudwatch, batch.queries as MetricDataQuery[], start, now), retry('GetMetricData'));
+    results = await withRetry(() => getMetricData(clients.cloudwatch, batch.queries as MetricDataQuery[], start, now + period), retry('GetMetricData'));
   } catch (error) {
     return fail('aws-error', `weights unchanged: ${describe(error)}`);
   }

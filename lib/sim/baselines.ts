@@ -137,48 +137,58 @@ const ORACLE_WINDOW_SECONDS = 300;
 /**
  * Oracle: knows future demand and availability, provisions with zero delay, and runs the cheapest feasible mix per
  * 5-minute window sized for the window's peak minute at the envelope. Its cost is the reference lower bound.
+ *
+ * With `fleetStructure`, the same clairvoyance pays what every autoscaled fleet of the plan pays: replicas sized at
+ * the scaling target (envelope / (1 + headroom)), never fewer than each class's autoscaling floor (the fallbacks'
+ * warm standby). Regret against it is the cost of the policy's decisions alone, not of the fleet's structure.
  */
-export const oracle: PolicyFactory = ({ scenario, trace }) => {
-  const classes = scenario.classes;
-  const windows = Math.ceil(scenario.durationSeconds / ORACLE_WINDOW_SECONDS);
-  const minutePeak = new Float64Array(windows);
-  const minuteTokens = new Float64Array(Math.ceil(scenario.durationSeconds / 60) + 1);
-  for (let i = 0; i < trace.count; i++) minuteTokens[Math.floor(trace.time[i] / 60)] += trace.output[i];
-  minuteTokens.forEach((tokens, m) => {
-    const w = Math.floor((m * 60) / ORACLE_WINDOW_SECONDS);
-    if (w < windows) minutePeak[w] = Math.max(minutePeak[w], tokens / 60);
-  });
-  const order = costOrder(classes);
-  const plans = Array.from({ length: windows }, (_, w) => {
-    const from = w * ORACLE_WINDOW_SECONDS;
-    const replicas = classes.map(() => 0);
-    const assigned = classes.map(() => 0);
-    let left = minutePeak[w];
-    for (const i of order) {
-      const c = classes[i];
-      let cap = c.maxReplicas;
-      for (let t = from; t < from + ORACLE_WINDOW_SECONDS; t += 60) cap = Math.min(cap, availabilityAt(scenario.availability?.[c.name], t));
-      // Interrupted replicas are lost: the oracle keeps no more than survive.
-      for (const it of scenario.interruptions ?? []) {
-        if (it.className === c.name && it.at - it.noticeSeconds < from + ORACLE_WINDOW_SECONDS && it.at >= from) cap = Math.max(0, cap - it.replicas);
+function clairvoyant(name: string, fleetStructure: boolean): PolicyFactory {
+  return ({ scenario, trace }) => {
+    const classes = scenario.classes;
+    const windows = Math.ceil(scenario.durationSeconds / ORACLE_WINDOW_SECONDS);
+    const minutePeak = new Float64Array(windows);
+    const minuteTokens = new Float64Array(Math.ceil(scenario.durationSeconds / 60) + 1);
+    for (let i = 0; i < trace.count; i++) minuteTokens[Math.floor(trace.time[i] / 60)] += trace.output[i];
+    minuteTokens.forEach((tokens, m) => {
+      const w = Math.floor((m * 60) / ORACLE_WINDOW_SECONDS);
+      if (w < windows) minutePeak[w] = Math.max(minutePeak[w], tokens / 60);
+    });
+    const order = costOrder(classes);
+    const plans = Array.from({ length: windows }, (_, w) => {
+      const from = w * ORACLE_WINDOW_SECONDS;
+      const replicas = classes.map(() => 0);
+      const assigned = classes.map(() => 0);
+      let left = minutePeak[w];
+      for (const i of order) {
+        const c = classes[i];
+        let cap = c.maxReplicas;
+        for (let t = from; t < from + ORACLE_WINDOW_SECONDS; t += 60) cap = Math.min(cap, availabilityAt(scenario.availability?.[c.name], t));
+        // Interrupted replicas are lost: the oracle keeps no more than survive.
+        for (const it of scenario.interruptions ?? []) {
+          const overlaps = it.at - it.noticeSeconds < from + ORACLE_WINDOW_SECONDS && it.at >= from;
+          if (it.className === c.name && overlaps) cap = Math.max(0, cap - it.replicas);
+        }
+        const speed = scenario.speedFactors?.[c.name] ?? 1;
+        const perReplica = (fleetStructure ? c.targetTokensPerSecondPerReplica : c.tokensPerSecondPerReplica) * speed;
+        const n = Math.max(fleetStructure ? Math.min(cap, c.minReplicas) : 0, Math.min(cap, Math.ceil(left / perReplica - 1e-9)));
+        replicas[i] = n;
+        assigned[i] = Math.min(left, n * c.tokensPerSecondPerReplica * speed);
+        left -= assigned[i];
       }
-      const speed = scenario.speedFactors?.[c.name] ?? 1;
-      const perReplica = c.tokensPerSecondPerReplica * speed;
-      const n = Math.max(0, Math.min(cap, Math.ceil(left / perReplica - 1e-9)));
-      replicas[i] = n;
-      assigned[i] = Math.min(left, n * perReplica);
-      left -= assigned[i];
-    }
-    return { replicas, weights: assigned };
-  });
-  return {
-    name: 'oracle',
-    decide: (o) => {
-      const plan = plans[Math.min(windows - 1, Math.floor(o.now / ORACLE_WINDOW_SECONDS))];
-      return { weights: plan.weights, replicas: plan.replicas, mode: 'oracle', reason: 'cheapest feasible mix for the known future' };
-    },
+      return { replicas, weights: assigned };
+    });
+    return {
+      name,
+      decide: (o) => {
+        const plan = plans[Math.min(windows - 1, Math.floor(o.now / ORACLE_WINDOW_SECONDS))];
+        return { weights: plan.weights, replicas: plan.replicas, mode: 'oracle', reason: 'cheapest feasible mix for the known future' };
+      },
+    };
   };
-};
+}
+
+export const oracle: PolicyFactory = clairvoyant('oracle', false);
+export const fleetOracle: PolicyFactory = clairvoyant('fleet-oracle', true);
 
 /** Every policy the suite compares, in table order; the library's own is added by `suitePolicies()`. */
 export const BASELINES: ReadonlyArray<{ readonly name: string; readonly factory: PolicyFactory }> = [
@@ -188,5 +198,6 @@ export const BASELINES: ReadonlyArray<{ readonly name: string; readonly factory:
   { name: 'cost-only', factory: costOnly },
   { name: 'capacity-only', factory: capacityOnly },
   { name: 'two-state-switch', factory: twoStateSwitch },
+  { name: 'fleet-oracle', factory: fleetOracle },
   { name: 'oracle', factory: oracle },
 ];

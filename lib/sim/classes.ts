@@ -2,6 +2,8 @@ import { type CapacityClass } from '../core/capacity-class';
 import { type ServiceContract } from '../core/contract';
 import { routedClassFacts } from '../core/routing-facts';
 import { type CapacityPlan } from '../core/sizing';
+// The deployed servers' admission limits (the runtime contract): the simulator admits exactly what the engines are told.
+import { admissionLimits } from '../core/runtime/admission';
 import { type AutoscalerSpec, type ServiceModel, type SimClass } from './model';
 
 /** How one class behaves at run time, beyond what the capacity-class declaration says. */
@@ -26,6 +28,7 @@ export function simClassesFromPlan(
   classes: readonly CapacityClass[],
   plan: CapacityPlan,
   behavior: Readonly<Record<string, ClassRuntimeBehavior>>,
+  contract: ServiceContract,
 ): SimClass[] {
   return classes.map((cls) => {
     const p = plan.classes.find((x) => x.name === cls.name);
@@ -40,6 +43,7 @@ export function simClassesFromPlan(
       initialReplicas: b.initialReplicas ?? minReplicas,
       targetTokensPerSecondPerReplica: p.targetTokensPerSecondPerReplica,
       autoscaler: b.autoscaler ?? { kind: 'keda' },
+      maxConcurrentRequests: admissionLimits(cls, contract).maxConcurrentRequests,
     };
   });
 }

@@ -19,7 +19,10 @@ export interface RunMetrics {
   readonly rejectedShare: number;
   /** Rejections above the unavoidable share max(0, 1 - capacity/demand), per 5-minute window, over all arrivals. */
   readonly excessRejectedShare: number;
-  /** Per capacity event: onset until the fallback carries 90% of the deficit (NaN: no deficit arose, or never). */
+  /**
+   * Per capacity event: from the first minute with a deficit (onset at the earliest) until the fallbacks carry 90% of
+   * it, on trailing 3-minute means (NaN: no deficit arose; Infinity: never within the event).
+   */
   readonly timeToFallbackSeconds: number;
   /** Metric period + metric delay + control period + fallback provisioning: nothing can react faster. */
   readonly physicalFloorSeconds: number;
@@ -37,6 +40,8 @@ export interface RunMetrics {
 }
 
 const WINDOW_MINUTES = 5;
+/** Minutes of the trailing means on which time to fallback judges demand, deficit and what the fallbacks carry. */
+const DEFICIT_SMOOTHING_MINUTES = 3;
 
 function sum(a: Float64Array, from = 0, to = a.length): number {
   let s = 0;
@@ -110,17 +115,28 @@ export function computeMetrics(run: RunResult, scenario: ScenarioInstance): RunM
     floor = 60 + delay + 60 + provisioning;
     const start = Math.floor(ev.onset / 60);
     const end = Math.min(minutes, Math.ceil(ev.restoration / 60));
+    // The deficit is judged on trailing 3-minute means (a single noisy minute is not a deficit, for the policy or for
+    // this metric), and the clock starts when a deficit first exists: onset, or later when demand only grows into the
+    // shortage (P1's inf2 cap bites hours after the cap is set). Until then nothing needs to fall back.
+    const mean3 = (f: (m: number) => number, m: number) => {
+      let sum = 0;
+      let n = 0;
+      for (let j = Math.max(start, m - DEFICIT_SMOOTHING_MINUTES + 1); j <= m; j++, n++) sum += f(j);
+      return n > 0 ? sum / n : 0;
+    };
     let sawDeficit = false;
+    let clock = ev.onset;
     let reached = NaN;
     for (let m = start; m < end; m++) {
-      const demand = s.demandTokens[m];
-      const preferredCapacity = s.readyReplicas[m * k + ci] * classes[ci].tokensPerSecondPerReplica * 60;
+      const demand = mean3((j) => s.demandTokens[j], m);
+      const preferredCapacity = mean3((j) => s.readyReplicas[j * k + ci] * classes[ci].tokensPerSecondPerReplica * 60, m);
       const deficit = demand - preferredCapacity;
       if (deficit <= 0.02 * demand) continue;
+      if (!sawDeficit) clock = Math.max(ev.onset, (m - DEFICIT_SMOOTHING_MINUTES + 1) * 60);
       sawDeficit = true;
-      const carried = minuteTotal(s.servedTokens, k, m, (i) => i !== ci);
+      const carried = mean3((j) => minuteTotal(s.servedTokens, k, j, (i) => i !== ci), m);
       if (carried >= 0.9 * deficit) {
-        reached = (m + 1) * 60 - ev.onset;
+        reached = (m + 1) * 60 - clock;
         break;
       }
     }

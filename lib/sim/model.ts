@@ -20,6 +20,11 @@ export interface SimClass extends RoutedClassFacts {
   /** Output tokens/s per replica the autoscaler aims for (the class's scaling target from the capacity plan). */
   readonly targetTokensPerSecondPerReplica: number;
   readonly autoscaler: AutoscalerSpec;
+  /**
+   * In-flight requests one ready replica admits (running + queued) before it sheds: `admissionLimits()`'s
+   * `maxConcurrentRequests`, the same number the constructs render into the engine's settings. Unset: unbounded queue.
+   */
+  readonly maxConcurrentRequests?: number;
 }
 
 /** What a request is promised and how a replica turns tokens into time. */

@@ -25,6 +25,7 @@ export const COLUMNS: ReadonlyArray<{ readonly head: string; readonly cell: (p: 
   { head: '$/1M tok', cell: (p) => num(p.metrics.usdPerMillionTokensServed.mean, 3) },
   { head: '$/1M SLO tok', cell: (p) => withCi(p.metrics.usdPerMillionSloTokens, 1, 3) },
   { head: 'regret %', cell: (p) => (p.policy === 'oracle' ? '0' : withCi(p.regret, 100, 1)) },
+  { head: 'fleet regret %', cell: (p) => (p.policy === 'fleet-oracle' ? '0' : withCi(p.fleetRegret, 100, 1)) },
   { head: 'rejected %', cell: (p) => withCi(p.metrics.rejectedShare, 100, 2) },
   { head: 'excess rej %', cell: (p) => withCi(p.metrics.excessRejectedShare, 100, 2) },
   { head: 'to fallback s', cell: (p) => withCi(p.metrics.timeToFallbackSeconds, 1, 0) },
@@ -48,7 +49,7 @@ export function markdownTable(s: ScenarioSummary): string {
   return [`| ${COLUMNS.map((c) => c.head).join(' | ')} |`, `|${COLUMNS.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows].join('\n');
 }
 
-/** One target of the library's policy (ISSUE 8): met or missed, and by how much. */
+/** One target of the library's policy (BENCHMARK.md, issue 13): met or missed, and by how much. */
 export interface TargetCheck {
   readonly scenarioId: string;
   readonly target: string;
@@ -57,36 +58,132 @@ export interface TargetCheck {
   readonly miss: string;
 }
 
+/** Policies that know the future: references, not competitors. */
+export const REFERENCE_POLICIES: readonly string[] = ['oracle', 'fleet-oracle'];
+
+/** Scenarios (built-in and held-out) where nothing is short: any mode change there is a false alarm. */
+const NO_SHORTAGE = /^(S0|H1)$/;
+/** Scenarios whose capacity event is flapping availability. */
+const FLAPPING = /^(S6|H2)$/;
+
+/** Baselines better than the library on both SLO attainment and cost per 1M SLO tokens (paired means). */
+export function dominating(s: ScenarioSummary): PolicySummary[] {
+  const lib = s.policies.find((p) => p.policy === 'library');
+  if (!lib) return [];
+  return s.policies.filter((p) => p.policy !== 'library' && !REFERENCE_POLICIES.includes(p.policy) &&
+    p.metrics.sloAttainment.mean > lib.metrics.sloAttainment.mean && p.metrics.usdPerMillionSloTokens.mean < lib.metrics.usdPerMillionSloTokens.mean);
+}
+
+function bestReal(s: ScenarioSummary): PolicySummary | undefined {
+  return s.policies.filter((p) => p.policy !== 'library' && !REFERENCE_POLICIES.includes(p.policy))
+    .reduce<PolicySummary | undefined>((best, p) => (!best || p.metrics.sloAttainment.mean > best.metrics.sloAttainment.mean ? p : best), undefined);
+}
+
 export function checkTargets(s: ScenarioSummary): TargetCheck[] {
   const lib = s.policies.find((p) => p.policy === 'library');
-  const oracle = s.policies.find((p) => p.policy === 'oracle');
   if (!lib) return [];
   const out: TargetCheck[] = [];
   const id = s.scenarioId;
-  if (id === 'S0') {
+  const add = (target: string, value: string, met: boolean, miss: string) => out.push({ scenarioId: id, target, value, met, miss: met ? '' : miss });
+  if (NO_SHORTAGE.test(id)) {
     const m = lib.metrics.modeChanges.mean;
-    out.push({ scenarioId: id, target: 'zero mode changes', value: `${m.toFixed(1)} per run`, met: m === 0, miss: m === 0 ? '' : `${m.toFixed(1)} changes` });
-    return out;
+    add('zero mode changes', `${m.toFixed(1)} per run`, m === 0, `${m.toFixed(1)} changes`);
   }
-  if (!/^S[1-9]$/.test(id)) return out;
-  if (oracle) {
-    const gap = (lib.metrics.sloAttainment.mean - oracle.metrics.sloAttainment.mean) * 100;
-    out.push({ scenarioId: id, target: 'SLO attainment >= oracle - 1 pt', value: `${gap >= 0 ? '+' : ''}${gap.toFixed(2)} pt`, met: gap >= -1,
-      miss: gap >= -1 ? '' : `${(-1 - gap).toFixed(2)} pt short` });
-    const regret = lib.regret.mean * 100;
-    out.push({ scenarioId: id, target: 'cost per 1M SLO tokens <= oracle + 10%', value: `${regret >= 0 ? '+' : ''}${regret.toFixed(1)}%`, met: regret <= 10,
-      miss: regret <= 10 ? '' : `${(regret - 10).toFixed(1)} pt over` });
-  }
-  if (id === 'S6') {
+  if (FLAPPING.test(id)) {
     const m = lib.metrics.modeChangesPerEvent.mean;
-    out.push({ scenarioId: id, target: '<= 2 mode changes per capacity event', value: m.toFixed(1), met: m <= 2, miss: m <= 2 ? '' : `${(m - 2).toFixed(1)} over` });
+    add('<= 2 mode changes per capacity event', m.toFixed(1), m <= 2, `${(m - 2).toFixed(1)} over`);
+  }
+  if (s.policies.length > 1) {
+    const dom = dominating(s);
+    add('no baseline better on both SLO and cost', dom.length === 0 ? 'none' : dom.map((p) => p.policy).join(', '), dom.length === 0,
+      dom.map((p) => `${p.policy} ${(p.metrics.sloAttainment.mean * 100).toFixed(2)}% at ${p.metrics.usdPerMillionSloTokens.mean.toFixed(3)}`).join('; '));
+    const best = bestReal(s);
+    if (best) {
+      const gap = (lib.metrics.sloAttainment.mean - best.metrics.sloAttainment.mean) * 100;
+      add('SLO within 0.2 pt of the best real baseline', `${gap >= 0 ? '+' : ''}${gap.toFixed(2)} pt vs ${best.policy}`, gap >= -0.2,
+        `${(-0.2 - gap).toFixed(2)} pt short of ${best.policy}`);
+    }
+  }
+  const costOnly = s.policies.find((p) => p.policy === 'cost-only');
+  if (NO_SHORTAGE.test(id) && costOnly) {
+    const d = (lib.metrics.usdPerMillionSloTokens.mean / costOnly.metrics.usdPerMillionSloTokens.mean - 1) * 100;
+    add('cost within 3% of cost-only', `${d >= 0 ? '+' : ''}${d.toFixed(1)}%`, d <= 3, `${(d - 3).toFixed(1)} pt over`);
+  }
+  if (lib.fleetRegret.n > 0) {
+    const r = lib.fleetRegret.mean * 100;
+    add('regret vs fleet-structure oracle <= 5%', `${r >= 0 ? '+' : ''}${r.toFixed(1)}%`, r <= 5, `${(r - 5).toFixed(1)} pt over`);
   }
   const ttf = lib.metrics.timeToFallbackSeconds;
   const floor = lib.metrics.physicalFloorSeconds.mean;
   if (Number.isFinite(floor) && (ttf.n > 0 || ttf.infinite > 0)) {
     const ok = ttf.infinite === 0 && ttf.mean <= floor + 120;
-    out.push({ scenarioId: id, target: 'time to fallback <= floor + 2 control periods', value: `${num(ttf.mean, 0)} s (floor ${floor.toFixed(0)} s)`, met: ok,
-      miss: ok ? '' : ttf.infinite > 0 ? `${ttf.infinite} seeds never` : `${(ttf.mean - floor - 120).toFixed(0)} s over` });
+    add('time to fallback <= floor + 2 control periods', `${num(ttf.mean, 0)} s (floor ${floor.toFixed(0)} s)`, ok,
+      ttf.infinite > 0 ? `${ttf.infinite} seeds never` : `${(ttf.mean - floor - 120).toFixed(0)} s over`);
+  }
+  return out;
+}
+
+const pct = (v: number) => `${(v * 100).toFixed(2)}%`;
+
+/**
+ * The written takeaway of one scenario, generated from its results: what happened to the library's policy, who won
+ * on SLO and on cost, and why (where the misses came from, what the cost is made of).
+ */
+export function takeaway(s: ScenarioSummary): string[] {
+  const lib = s.policies.find((p) => p.policy === 'library');
+  if (!lib) return [];
+  const m = lib.metrics;
+  const real = s.policies.filter((p) => !REFERENCE_POLICIES.includes(p.policy));
+  const bySlo = [...real].sort((a, b) => b.metrics.sloAttainment.mean - a.metrics.sloAttainment.mean);
+  const byCost = [...real].sort((a, b) => a.metrics.usdPerMillionSloTokens.mean - b.metrics.usdPerMillionSloTokens.mean);
+  const events = (s.capacityEvents ?? []).length;
+  const lines: string[] = [];
+  const ttf = m.timeToFallbackSeconds;
+  lines.push(`What happened: ${events === 0 ? 'no capacity event' : `${events} capacity event${events > 1 ? 's' : ''}`}; the library's policy changed mode ` +
+    `${m.modeChanges.mean.toFixed(1)} times per run (${m.modeChangesPerEvent.mean.toFixed(1)} per event)` +
+    (ttf.n > 0 || ttf.infinite > 0 ? `, its fallbacks carried 90% of the deficit after ${num(ttf.mean, 0)} s (physical floor ${num(m.physicalFloorSeconds.mean, 0)} s)` : '') +
+    `; ${pct(m.sloAttainment.mean)} of requests met the SLO at $${m.usdPerMillionSloTokens.mean.toFixed(3)} per 1M SLO-meeting tokens.`);
+  const dom = dominating(s);
+  const rank = (list: PolicySummary[]) => list.findIndex((p) => p.policy === 'library') + 1;
+  lines.push(`Who won: best SLO ${bySlo[0].policy} (${pct(bySlo[0].metrics.sloAttainment.mean)}), cheapest ${byCost[0].policy} ` +
+    `($${byCost[0].metrics.usdPerMillionSloTokens.mean.toFixed(3)}); the library ranks ${rank(bySlo)} of ${real.length} on SLO and ${rank(byCost)} on cost. ` +
+    (dom.length === 0 ? 'No baseline beats it on both.' : `Better on both: ${dom.map((p) => p.policy).join(', ')}.`));
+  const why: string[] = [];
+  why.push(`rejections ${pct(m.rejectedShare.mean)} of arrivals, of which ${pct(m.excessRejectedShare.mean)} above the unavoidable share`);
+  why.push(`late answers ${pct(Math.max(0, 1 - m.sloAttainmentAdmitted.mean))} of admitted requests`);
+  if (m.costUsd.mean > 0) why.push(`fallback classes ${(100 * m.fallbackCostUsd.mean / m.costUsd.mean).toFixed(0)}% of the cost (warm standby included)`);
+  if (lib.fleetRegret.n > 0) why.push(`${(lib.fleetRegret.mean * 100).toFixed(1)}% dearer than the fleet-structure oracle (same standby and headroom, perfect foresight)`);
+  lines.push(`Why: ${why.join('; ')}.`);
+  return lines;
+}
+
+/** What each column means, printed beside the tables. */
+export const METRIC_DEFINITIONS: ReadonlyArray<readonly [string, string]> = [
+  ['SLO % (all)', 'requests answered within their deadline over all arrivals; a rejection counts as a miss'],
+  ['SLO % (admitted)', 'the same over admitted requests only'],
+  ['goodput tok/s', 'output tokens of SLO-meeting answers per second'],
+  ['$/1M tok, $/1M SLO tok', 'replica-hours paid (pending, ready and draining, warm standby included) per million tokens served / per million SLO-meeting tokens'],
+  ['regret %', 'cost per 1M SLO tokens above the clairvoyant oracle (zero delay, no standby, sized at the envelope): a lower bound'],
+  ['fleet regret %', 'the same against the fleet-structure oracle, which also knows the future but pays the plan\'s warm standby and scaling headroom: the policy\'s own regret'],
+  ['rejected %, excess rej %', 'rejected arrivals; excess = above the unavoidable share max(0, 1 - capacity / demand) per 5-minute window'],
+  ['to fallback s', 'from the first minute with a deficit (demand minus the preferred class\'s ready envelope; event onset at the earliest) until the fallbacks serve 90% of it, on trailing 3-minute means'],
+  ['floor s', 'metric period + metric delay + control period + fallback provisioning: nothing reacts faster'],
+  ['to return s', 'restoration until the rolling 5-minute cost per token is within 5% of the 30 minutes before onset'],
+  ['modes/event', 'changes of the policy\'s mode label per capacity event (per run when there is none)'],
+  ['weight var', 'sum over ticks of half the L1 distance between consecutive weight vectors'],
+  ['p95 s', 'p95 end-to-end latency of completed requests'],
+  ['±', '95% interval over seeds (Student t), paired: every policy runs on the same trace per seed'],
+];
+
+/** Warnings for intervals that rest on fewer than 5 seeds (too few for a trustworthy interval). */
+export function fewSeedWarnings(s: ScenarioSummary): string[] {
+  const out: string[] = [];
+  for (const p of s.policies) {
+    for (const [key, e] of Object.entries(p.metrics) as Array<[string, Estimate]>) {
+      if ((e.n > 0 || e.infinite > 0) && e.n < 5 && ['sloAttainment', 'usdPerMillionSloTokens', 'timeToFallbackSeconds', 'timeToReturnSeconds', 'modeChangesPerEvent'].includes(key)) {
+        out.push(`${p.policy} ${key}: interval rests on ${e.n} seed${e.n === 1 ? '' : 's'}`);
+      }
+    }
   }
   return out;
 }
@@ -116,7 +213,8 @@ export function scenarioCharts(s: ScenarioSummary): Record<string, string> {
   const lat = [0, 1, 2].map((q) => downsample(lib.latency.map((r) => r[q]), POINTS));
   const others = ['retry-on-preferred', 'oracle'].filter((p) => charts[p]);
   out.latency = lineChart({
-    title: `${s.scenarioId} latency of completed requests (seed ${s.chartSeed})`, yLabel: 'seconds', minutesPerPoint: lat[0].factor, events,
+    title: `${s.scenarioId} latency of completed requests (seed ${s.chartSeed})`, yLabel: 'end-to-end latency, seconds', minutesPerPoint: lat[0].factor, events,
+    references: [{ name: `SLO deadline ${s.deadlineSeconds} s`, value: s.deadlineSeconds, color: '#000' }],
     lines: [
       { name: `${libName} p50`, values: lat[0].values, color: '#2ca02c' },
       { name: `${libName} p95`, values: lat[1].values, color: '#1f77b4' },
@@ -176,20 +274,36 @@ export function markdownReport(r: SuiteReport): string {
     '## Targets of the library\'s policy',
     '',
     targetsMarkdown(r),
+    '',
+    '## What the columns mean',
+    '',
+    ...METRIC_DEFINITIONS.map(([k, v]) => `- **${k}**: ${v}`),
   ];
-  const body = r.scenarios.map((s) => [`## ${s.scenarioId} ${s.title}`, '', r.descriptions[s.scenarioId] ?? '', '',
-    `${s.seeds.length} seeds, ${Math.round(s.arrivalsPerRun).toLocaleString('en-US')} arrivals per run.`, '', markdownTable(s)].join('\n'));
+  const body = r.scenarios.map((s) => {
+    const warnings = fewSeedWarnings(s);
+    return [`## ${s.scenarioId} ${s.title}`, '', r.descriptions[s.scenarioId] ?? '', '',
+      ...takeaway(s).map((t) => `- ${t}`), '',
+      `${s.seeds.length} seeds, ${Math.round(s.arrivalsPerRun).toLocaleString('en-US')} arrivals per run.`, '',
+      ...(warnings.length > 0 ? [`> Warning: ${warnings.join('; ')}.`, ''] : []),
+      markdownTable(s)].join('\n');
+  });
   return [...head, '', ...body].join('\n') + '\n';
 }
 
 export function htmlReport(r: SuiteReport): string {
+  const definitions = `<details open><summary>What the columns mean</summary><dl>${METRIC_DEFINITIONS.map(([k, v]) =>
+    `<dt>${escape(k)}</dt><dd>${escape(v)}</dd>`).join('')}</dl></details>`;
   const sections = r.scenarios.map((s) => {
     const charts = scenarioCharts(s);
     const table = `<table><tr>${COLUMNS.map((c) => `<th>${escape(c.head)}</th>`).join('')}</tr>${s.policies.map((p) =>
       `<tr${p.policy === 'library' ? ' class="lib"' : ''}>${COLUMNS.map((c) => `<td>${escape(c.cell(p))}</td>`).join('')}</tr>`).join('')}</table>`;
+    const warnings = fewSeedWarnings(s);
+    const warn = warnings.length > 0 ? `<p class="warn">Warning: ${escape(warnings.join('; '))}. Fewer than 5 seeds: read these intervals as indicative only.</p>` : '';
     return `<section><h2>${escape(s.scenarioId)} ${escape(s.title)}</h2><p>${escape(r.descriptions[s.scenarioId] ?? '')}</p>` +
+      `<div class="takeaway"><ul>${takeaway(s).map((t) => `<li>${escape(t)}</li>`).join('')}</ul></div>` +
       `<p>${s.seeds.length} seeds, ${Math.round(s.arrivalsPerRun).toLocaleString('en-US')} arrivals per run; charts from seed ${s.chartSeed ?? '-'}; ` +
-      'shaded: capacity event.</p>' + `${table}<div class="charts">${Object.values(charts).join('\n')}</div></section>`;
+      'red shading: capacity shortage; dashed lines: baselines and the SLO.</p>' + warn +
+      `<div class="tablewrap">${table}${definitions}</div><div class="charts">${Object.values(charts).join('\n')}</div></section>`;
   });
   const checks = r.scenarios.flatMap(checkTargets);
   const targets = checks.length === 0 ? '' : `<h2>Targets of the library's policy</h2><table><tr><th>scenario</th><th>target</th><th>library</th><th>met</th><th>miss</th></tr>${
@@ -197,6 +311,7 @@ export function htmlReport(r: SuiteReport): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>cdk-capacity-aware-inference benchmark</title><style>
 body{font-family:sans-serif;margin:24px;max-width:1500px}table{border-collapse:collapse;font-size:12px;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
 td:first-child,th:first-child{text-align:left}tr.lib{background:#eef5ff;font-weight:bold}tr.miss{background:#fdecea}tr.ok{background:#eefbea}.charts svg{margin:4px;border:1px solid #eee}
+.takeaway{background:#f7f7f2;border-left:4px solid #1f77b4;padding:2px 12px}.warn{color:#a00;font-weight:bold}dl{font-size:12px;columns:2}dt{font-weight:bold}dd{margin:0 0 4px 0}
 </style></head><body><h1>Capacity-aware routing: benchmark report</h1><p>Command: <code>${escape(r.command)}</code>. Seeds: ${r.seeds.join(', ')} (paired).
 Wall time ${r.wallSeconds.toFixed(0)} s on ${r.workers} worker threads, CPU time ${r.cpuSeconds.toFixed(0)} s. Intervals: 95% over seeds.</p>${targets}${sections.join('\n')}</body></html>\n`;
 }

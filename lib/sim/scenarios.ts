@@ -66,7 +66,7 @@ export function buildScenario(o: ScenarioOptions): ScenarioInstance {
     id: o.id,
     title: o.title,
     durationSeconds: o.durationSeconds,
-    classes: simClassesFromPlan(svc.classes, svc.plan, behavior),
+    classes: simClassesFromPlan(svc.classes, svc.plan, behavior, svc.contract),
     workload: o.workload,
     service: serviceModelFromContract(svc.contract, svc.prefillWeight),
     availability: o.availability,
@@ -301,8 +301,33 @@ export const P1 = defineScenario('P1', 'Reference experiment (SD2.1, five classe
 /** Every built-in scenario, in suite order. */
 export const SCENARIOS: readonly ScenarioDefinition[] = [S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, P1];
 
+export const H1 = defineScenario('H1', 'Held out: bursty steady state',
+  'Two hours without any shortage under the Azure code trace\'s burstiness (12 of 57 minutes empty, peak minute 4x the mean). Expect zero mode changes.',
+  { durationMinutes: 120, meanRate: LLAMA_MEAN_RATE, sagemakerAutoscaler: 0 }, (_seed, p) => {
+    const s = llm({ id: 'H1', title: 'Held out: bursty steady state', p });
+    return { ...s, workload: { ...s.workload, pattern: 'bursty' } };
+  });
+
+export const H2 = defineScenario('H2', 'Held out: flapping at other periods',
+  'For two hours the preferred class toggles between no capacity and capacity every 3, 4 or 7 minutes (by seed), at steady demand 30% up.',
+  { ...COMMON, durationMinutes: 180, flapMinutes: 120, surge: 1.3, preferredInstancesDuringShortage: 5, flapPeriodMinutes: NaN }, (seed, p) => {
+    const onset = p.onsetMinute * MIN;
+    const period = drawn(p, 'flapPeriodMinutes', () => [6, 8, 14][seed % 3]) * MIN;
+    const end = onset + p.flapMinutes * MIN;
+    const steps: AvailabilityStep[] = [{ at: 0, instances: Infinity }];
+    for (let t = onset, on = false; t < end; t += period / 2, on = !on) {
+      steps.push({ at: t, instances: on ? Infinity : p.preferredInstancesDuringShortage });
+    }
+    steps.push({ at: end, instances: Infinity });
+    return llm({ id: 'H2', title: 'Held out: flapping at other periods', p, profile: ramp(onset - 10 * MIN, p.surge), availability: { l40s: steps },
+      events: [{ className: 'l40s', onset, restoration: end }] });
+  });
+
+/** Traces kept out of the suite the policy was tuned on: run with `bench --scenarios H1,H2`. */
+export const HELD_OUT: readonly ScenarioDefinition[] = [H1, H2];
+
 export function findScenario(id: string): ScenarioDefinition {
-  const s = SCENARIOS.find((x) => x.id.toLowerCase() === id.toLowerCase());
-  if (!s) throw new Error(`Unknown scenario '${id}'. Known: ${SCENARIOS.map((x) => x.id).join(', ')}`);
+  const s = [...SCENARIOS, ...HELD_OUT].find((x) => x.id.toLowerCase() === id.toLowerCase());
+  if (!s) throw new Error(`Unknown scenario '${id}'. Known: ${[...SCENARIOS, ...HELD_OUT].map((x) => x.id).join(', ')}`);
   return s;
 }

@@ -65,8 +65,13 @@ class ClassState {
   replicaSeconds = 0;
   readyCount = 0;
 
-  constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number, readonly meanNominal: number) {
+  /** Queued requests one ready replica admits beyond its busy slots (admission limit minus slots). */
+  readonly queueSlotsPerReplica: number;
+
+  constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number) {
     this.desired = spec.initialReplicas;
+    this.queueSlotsPerReplica = spec.maxConcurrentRequests === undefined ? Infinity
+      : Math.max(0, spec.maxConcurrentRequests - Math.floor(spec.safeConcurrency));
   }
 
   enqueue(req: number): void {
@@ -184,7 +189,7 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
   const states = classes.map((spec) => {
     const slotRate = spec.tokensPerSecondPerReplica / (envelopeUtilization * spec.safeConcurrency);
     const speed = scenario.speedFactors?.[spec.name] ?? 1;
-    return new ClassState(spec, slotRate, speed, meanOut / slotRate);
+    return new ClassState(spec, slotRate, speed);
   });
 
   const n = trace.count;
@@ -551,14 +556,12 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
         const r = reps[i];
         if (r.state === READY && r.busy < slots && (!best || r.busy < best.busy)) best = r;
       }
-      const nominal = reqWork[req] / cs.slotRate;
-      if (!best) {
-        const projectedWait = ((cs.qLen + 1) * cs.meanNominal) / (cs.readyCount * slots);
-        if (projectedWait + nominal > deadline) {
-          s.rejected[cell]++;
-          s.rejectedTokens[cell] += out;
-          continue;
-        }
+      // Admission as deployed: every ready replica holds at most maxConcurrentRequests (its slots plus its queue
+      // slots); past that the engine sheds at once (429/503) rather than queue past the deadline.
+      if (!best && cs.qLen >= cs.readyCount * cs.queueSlotsPerReplica) {
+        s.rejected[cell]++;
+        s.rejectedTokens[cell] += out;
+        continue;
       }
       s.admitted[cell]++;
       cs.admittedTotal++;

@@ -56,6 +56,8 @@ export interface JobResult {
   readonly capacityEvents: ScenarioInstance['capacityEvents'];
   readonly arrivals: number;
   readonly wallSeconds: number;
+  /** The service's end-to-end deadline, seconds (the SLO line on latency charts). */
+  readonly deadlineSeconds: number;
 }
 
 export function loadScenario(job: Pick<Job, 'scenarioId' | 'scenarioFile'>): ScenarioDefinition {
@@ -119,6 +121,7 @@ export function runJob(job: Job): JobResult {
     capacityEvents: scenario.capacityEvents,
     arrivals: trace.count,
     wallSeconds: (Date.now() - started) / 1000,
+    deadlineSeconds: scenario.service.deadlineSeconds,
   };
 }
 
@@ -131,6 +134,8 @@ export interface PolicySummary {
   readonly values: Record<MetricKey, number[]>;
   /** (cost per 1M SLO-meeting tokens - oracle's) / oracle's, paired by seed. */
   readonly regret: Estimate;
+  /** The same against the fleet-structure oracle (same standby and headroom as the plan): the policy's own regret. */
+  readonly fleetRegret: Estimate;
   /** Seeds where SLO attainment was at least the oracle's (regret is a pure cost gap there). */
   readonly seedsAtOrAboveOracleSlo: number;
   /** Paired differences to the library's policy (this - library). */
@@ -146,6 +151,7 @@ export interface ScenarioSummary {
   readonly charts?: Record<string, ChartSeries>;
   readonly chartSeed?: number;
   readonly capacityEvents: ScenarioInstance['capacityEvents'];
+  readonly deadlineSeconds: number;
 }
 
 /** Aggregates the jobs of one scenario over seeds. */
@@ -160,11 +166,14 @@ export function summarise(results: readonly JobResult[], policies: readonly stri
     const oracleCost = hasOracle ? valuesOf('oracle', 'usdPerMillionSloTokens') : [];
     const oracleSlo = hasOracle ? valuesOf('oracle', 'sloAttainment') : [];
     const regret = hasOracle ? estimate(values.usdPerMillionSloTokens.map((c, i) => c / oracleCost[i] - 1)) : estimate([]);
+    const fleetCost = policies.includes('fleet-oracle') ? valuesOf('fleet-oracle', 'usdPerMillionSloTokens') : [];
+    const fleetRegret = fleetCost.length > 0 ? estimate(values.usdPerMillionSloTokens.map((c, i) => c / fleetCost[i] - 1)) : estimate([]);
     return {
       policy,
       metrics,
       values,
       regret,
+      fleetRegret,
       seedsAtOrAboveOracleSlo: hasOracle ? values.sloAttainment.filter((v, i) => v >= oracleSlo[i]).length : 0,
       vsLibrary: policies.includes('library') && policy !== 'library' ? {
         sloAttainment: pairedDifference(values.sloAttainment, valuesOf('library', 'sloAttainment')),
@@ -182,6 +191,7 @@ export function summarise(results: readonly JobResult[], policies: readonly stri
     charts: withCharts?.charts,
     chartSeed: withCharts?.seed,
     capacityEvents: sorted[0].capacityEvents,
+    deadlineSeconds: sorted[0].deadlineSeconds,
   };
 }
 

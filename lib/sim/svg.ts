@@ -18,8 +18,12 @@ export interface ChartOptions {
   /** Stack the lines as areas (shares). */
   readonly stacked?: boolean;
   readonly yMax?: number;
-  /** Shaded intervals, minutes. */
+  /** Shaded intervals, minutes (capacity shortages). */
   readonly events?: ReadonlyArray<{ readonly from: number; readonly to: number }>;
+  /** Horizontal reference lines (e.g. the SLO), drawn dashed and named in the legend. */
+  readonly references?: ReadonlyArray<{ readonly name: string; readonly value: number; readonly color?: string }>;
+  /** Title of the x axis. @default 'time since start of run' */
+  readonly xLabel?: string;
   readonly width?: number;
   readonly height?: number;
 }
@@ -55,10 +59,11 @@ export function lineChart(o: ChartOptions): string {
   const left = 56;
   const right = 150;
   const top = 28;
-  const bottom = 36;
+  const bottom = 44;
   const w = width - left - right;
   const h = height - top - bottom;
   const n = Math.max(1, ...o.lines.map((l) => l.values.length));
+  const refs = o.references ?? [];
   const totalMinutes = n * o.minutesPerPoint;
   const stackedTop: number[] = new Array(n).fill(0);
   let maxV = 0;
@@ -68,6 +73,7 @@ export function lineChart(o: ChartOptions): string {
   } else {
     for (const l of o.lines) for (const v of l.values) if (Number.isFinite(v)) maxV = Math.max(maxV, v);
   }
+  for (const r of refs) maxV = Math.max(maxV, r.value * 1.1);
   const yMax = o.yMax ?? niceMax(maxV);
   const x = (i: number) => left + (w * (i * o.minutesPerPoint)) / totalMinutes;
   const y = (v: number) => top + h - (h * Math.min(v, yMax)) / yMax;
@@ -78,7 +84,7 @@ export function lineChart(o: ChartOptions): string {
   for (const e of o.events ?? []) {
     const x0 = left + (w * Math.max(0, e.from)) / totalMinutes;
     const x1 = left + (w * Math.min(totalMinutes, e.to)) / totalMinutes;
-    parts.push(`<rect x="${x0.toFixed(1)}" y="${top}" width="${Math.max(0, x1 - x0).toFixed(1)}" height="${h}" fill="#f3e0e0"/>`);
+    parts.push(`<rect x="${x0.toFixed(1)}" y="${top}" width="${Math.max(0, x1 - x0).toFixed(1)}" height="${h}" fill="#f4b6b6" fill-opacity="0.45"/>`);
   }
   for (let t = 0; t <= 4; t++) {
     const v = (yMax * t) / 4;
@@ -93,7 +99,17 @@ export function lineChart(o: ChartOptions): string {
     parts.push(`<text x="${xx.toFixed(1)}" y="${top + h + 16}" text-anchor="middle">${hours ? `${t / 60}h` : `${t}m`}</text>`);
   }
   parts.push(`<text x="14" y="${top + h / 2}" transform="rotate(-90 14 ${top + h / 2})" text-anchor="middle">${esc(o.yLabel)}</text>`);
+  parts.push(`<text x="${left + w / 2}" y="${top + h + 32}" text-anchor="middle">${esc(o.xLabel ?? 'time since start of run')}</text>`);
   const base: number[] = new Array(n).fill(0);
+  let legendRow = 0;
+  /** A legend entry: a swatch for areas, a line sample (dashed when the series is) for lines. */
+  const legend = (name: string, color: string, kind: 'area' | 'line' | 'dashed' | 'shade') => {
+    const ly = top + legendRow++ * 16;
+    if (kind === 'area') parts.push(`<rect x="${left + w + 10}" y="${ly}" width="14" height="10" fill="${color}"/>`);
+    else if (kind === 'shade') parts.push(`<rect x="${left + w + 10}" y="${ly}" width="14" height="10" fill="${color}" fill-opacity="0.45"/>`);
+    else parts.push(`<line x1="${left + w + 8}" x2="${left + w + 26}" y1="${ly + 5}" y2="${ly + 5}" stroke="${color}" stroke-width="2"${kind === 'dashed' ? ' stroke-dasharray="4 3"' : ''}/>`);
+    parts.push(`<text x="${left + w + 30}" y="${ly + 9}">${esc(name)}</text>`);
+  };
   o.lines.forEach((l, li) => {
     const color = l.color ?? PALETTE[li % PALETTE.length];
     if (o.stacked) {
@@ -115,9 +131,14 @@ export function lineChart(o: ChartOptions): string {
       });
       parts.push(`<path d="${d}" fill="none" stroke="${color}" stroke-width="1.5"${l.dashed ? ' stroke-dasharray="4 3"' : ''}/>`);
     }
-    parts.push(`<rect x="${left + w + 10}" y="${top + li * 16}" width="10" height="10" fill="${color}"/>`);
-    parts.push(`<text x="${left + w + 24}" y="${top + li * 16 + 9}">${esc(l.name)}</text>`);
+    legend(l.name, color, o.stacked ? 'area' : l.dashed ? 'dashed' : 'line');
   });
+  for (const r of refs) {
+    const color = r.color ?? '#000';
+    parts.push(`<line x1="${left}" x2="${left + w}" y1="${y(r.value).toFixed(1)}" y2="${y(r.value).toFixed(1)}" stroke="${color}" stroke-width="1.5" stroke-dasharray="8 4"/>`);
+    legend(r.name, color, 'dashed');
+  }
+  if ((o.events ?? []).length > 0) legend('capacity shortage', '#f4b6b6', 'shade');
   parts.push(`<rect x="${left}" y="${top}" width="${w}" height="${h}" fill="none" stroke="#333"/>`);
   parts.push('</svg>');
   return parts.join('\n');
@@ -142,7 +163,7 @@ export function modeTimeline(title: string, rows: ReadonlyArray<{ readonly name:
   for (const e of events) {
     const x0 = left + (w * Math.max(0, e.from)) / n;
     const x1 = left + (w * Math.min(n, e.to)) / n;
-    parts.push(`<rect x="${x0.toFixed(1)}" y="${top - 4}" width="${Math.max(0, x1 - x0).toFixed(1)}" height="${rows.length * (rowH + 6) + 4}" fill="#f3e0e0"/>`);
+    parts.push(`<rect x="${x0.toFixed(1)}" y="${top - 4}" width="${Math.max(0, x1 - x0).toFixed(1)}" height="${rows.length * (rowH + 6) + 4}" fill="#f4b6b6" fill-opacity="0.45"/>`);
   }
   rows.forEach((r, ri) => {
     const yy = top + ri * (rowH + 6);
@@ -161,8 +182,13 @@ export function modeTimeline(title: string, rows: ReadonlyArray<{ readonly name:
     parts.push(`<rect x="${left + w + 10}" y="${top + i * 16}" width="10" height="10" fill="${color(m)}"/>`);
     parts.push(`<text x="${left + w + 24}" y="${top + i * 16 + 9}">${esc(m)}</text>`);
   });
+  if (events.length > 0) {
+    const ly = top + modeNames.length * 16;
+    parts.push(`<rect x="${left + w + 10}" y="${ly}" width="10" height="10" fill="#f4b6b6" fill-opacity="0.45"/><text x="${left + w + 24}" y="${ly + 9}">capacity shortage</text>`);
+  }
   const hours = n > 360;
-  parts.push(`<text x="${left}" y="${height - 8}">0</text><text x="${left + w}" y="${height - 8}" text-anchor="end">${hours ? `${(n / 60).toFixed(0)}h` : `${n}m`}</text>`);
+  parts.push(`<text x="${left}" y="${height - 8}">0</text><text x="${left + w / 2}" y="${height - 8}" text-anchor="middle">time since start of run</text>` +
+    `<text x="${left + w}" y="${height - 8}" text-anchor="end">${hours ? `${(n / 60).toFixed(0)}h` : `${n}m`}</text>`);
   parts.push('</svg>');
   return parts.join('\n');
 }

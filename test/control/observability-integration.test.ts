@@ -55,7 +55,7 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
     const decision: PolicyDecision = {
       mode: 'cost', weights: { preferred: 98, fallback: 2 }, weightsChanged: false, modeChanged: false,
       reason: { code: 'cost-plan', triggers: [], message: 'cost plan' },
-      fallbackShare: 0.02, requiredTokensPerSecond: 6000, readyTokensPerSecond: 9000, preferredClass: 'preferred',
+      fallbackShare: 0.02, requiredTokensPerSecond: 6000, deficitTokensPerSecond: 0, readyTokensPerSecond: 9000, preferredClass: 'preferred',
     };
     const input: PolicyInput = { now: 0, classes: [], signals: {}, demandTokensPerSecond: [] };
     const records = decisionEmf(decision, initialPolicyState(decision.weights, 0), input, 'llama3-chat', 0, 100, false);

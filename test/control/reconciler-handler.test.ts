@@ -34,7 +34,8 @@ const SM: ReconcilerConfig = {
   metricDelaySeconds: 120,
 };
 
-// 12:00:30 UTC: signals end at 11:58 (2-minute delay), the window starts at 11:48, the own history runs to 12:00.
+// 12:00:30 UTC: signals end at 11:58 (2-minute delay), the window starts at 11:48, the own history runs to the end of the
+// current period (12:01), so a decision an earlier run recorded at 12:00 is seen.
 const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);
 const START = Date.UTC(2026, 10, 30, 11, 48) / 1000;
 const SLOTS = 12;
@@ -124,10 +125,10 @@ describe('reconciler run, SageMaker endpoint', () => {
     // The GetMetricData window: 10 one-minute periods for the signals, the own mode history up to now.
     const input = cw.commandCalls(GetMetricDataCommand)[0].args[0].input;
     expect(input.StartTime).toEqual(new Date(START * 1000));
-    expect(input.EndTime).toEqual(new Date(NOW_MS - 30_000));
+    expect(input.EndTime).toEqual(new Date(NOW_MS - 30_000 + 60_000));
   });
 
-  test('shortage: demand beyond ready capacity switches to capacity mode in the same tick and writes weights once', async () => {
+  test('shortage: a deficit autoscaling did not fix within the grace period switches to capacity mode and writes weights once', async () => {
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
       { name: 'preferred', weight: 98, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
       { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
@@ -137,18 +138,19 @@ describe('reconciler run, SageMaker endpoint', () => {
       classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(1200)) }, fallback: healthyHistory(1) },
     });
     const { result, lines } = await run();
-    // 900 : 250 ready tokens/s.
-    expect(result).toEqual({ action: 'applied', weights: { preferred: 78, fallback: 22 } });
+    // 1200 tokens/s against 900 + 250 ready: the preferred variant is filled to its 900, the fallback to its 250, and the
+    // 50 tokens/s deficit goes to the fallback (it can grow; the preferred is not counted on in capacity mode): 900 : 300.
+    expect(result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map((c) => c.args[0].input)).toEqual([{
       EndpointName: 'llm',
-      DesiredWeightsAndCapacities: [{ VariantName: 'preferred', DesiredWeight: 78 }, { VariantName: 'fallback', DesiredWeight: 22 }],
+      DesiredWeightsAndCapacities: [{ VariantName: 'preferred', DesiredWeight: 75 }, { VariantName: 'fallback', DesiredWeight: 25 }],
     }]);
-    expect(audit(lines)).toMatchObject({ mode: 'capacity', reason: { code: 'enter-capacity', triggers: ['insufficient-capacity'] } });
+    expect(audit(lines)).toMatchObject({ mode: 'capacity', reason: { code: 'enter-capacity', triggers: ['sustained-deficit'] } });
     const emfMode = lines.find((l) => 'PolicyMode' in l)!;
-    // 22% of requests, and 250 x 22 / (300 x 78 + 250 x 22) = 19% of routed token capacity, off the preferred variant.
-    expect(emfMode).toMatchObject({ PolicyMode: 1, PolicyRamping: 0, Service: 'chat', WeightChanges: 1, FallbackShareRequests: 22 });
-    expect(emfMode.FallbackShareTokens).toBeCloseTo(19.03, 1);
-    expect(lines.find((l) => l.CapacityClass === 'preferred')).toMatchObject({ RouteWeight: 78, ReadyReplicas: 3, DesiredReplicas: 6 });
+    // 25% of requests, and 250 x 25 / (300 x 75 + 250 x 25) = 21.7% of routed token capacity, off the preferred variant.
+    expect(emfMode).toMatchObject({ PolicyMode: 1, PolicyRamping: 0, Service: 'chat', WeightChanges: 1, FallbackShareRequests: 25 });
+    expect(emfMode.FallbackShareTokens).toBeCloseTo(21.74, 1);
+    expect(lines.find((l) => l.CapacityClass === 'preferred')).toMatchObject({ RouteWeight: 75, ReadyReplicas: 3, DesiredReplicas: 6 });
     // Ready instances per pool, named by the pool's capacity class (cost per class needs them).
     expect(lines.find((l) => l.CapacityClass === 'inf2')).toMatchObject({ ReadyReplicas: 3 });
     const decisions = lines.find((l) => l.Reason)!;
@@ -173,9 +175,11 @@ describe('reconciler run, SageMaker endpoint', () => {
       },
     });
     const early = await run();
-    expect(early.result.action).toBe('unchanged');
+    // Still capacity mode; without a deficit the plan is the same in both modes (the preferred variant has room).
     expect(audit(early.lines)).toMatchObject({ mode: 'capacity', reason: { code: 'stabilizing' } });
-    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    expect(early.result).toEqual({ action: 'applied', weights: { preferred: 98, fallback: 2 } });
+    sm.reset();
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', capacityWeights));
 
     // Healthy for the whole window: return, moving at most 10 points.
     cw.reset();
@@ -295,7 +299,38 @@ describe('reconciler run, SageMaker endpoint', () => {
     serveMetrics(SM, { classes: { preferred: busy(300), fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(300)) } } });
     const { result, lines } = await run();
     expect(audit(lines)).toMatchObject({ mode: 'capacity', reason: { code: 'stabilizing' } });
-    expect(result).toEqual({ action: 'applied', weights: { preferred: 78, fallback: 22 } });
+    // Capacity mode does not count on the preferred variant to grow, but 300 tokens/s fit its 900 ready.
+    expect(result).toEqual({ action: 'applied', weights: { preferred: 98, fallback: 2 } });
+  });
+
+  test('two runs in the same minute (an alarm run beside the scheduled one) take one ramp step between them', async () => {
+    const capacityWeights = [
+      { name: 'preferred', weight: 78, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 22, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ];
+    const classes = { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) }, fallback: healthyHistory(1) };
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', capacityWeights));
+    serveMetrics(SM, { mode: fill(1), classes });
+    const lines: Array<Record<string, unknown>> = [];
+    const first = await reconcile(SM, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry });
+    expect(first).toEqual({ action: 'applied', weights: { preferred: 88, fallback: 12 } });
+    const emf = lines.find((l) => 'PolicyMode' in l)!;
+    expect(emf).toMatchObject({ PolicyMode: 0, PolicyRamping: 1 });
+
+    // 20 s later, same period: the target holds 88/12 and CloudWatch has the first run's decision at 12:00.
+    cw.reset();
+    sm.reset();
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [{ ...capacityWeights[0], weight: 88 }, { ...capacityWeights[1], weight: 12 }]));
+    serveMetrics(SM, { mode: [...fill(1), emf.PolicyMode as number], ramping: [...fill(null), emf.PolicyRamping as number], classes });
+    const second = await reconcile(SM, clients, { nowMs: NOW_MS + 20_000, log: () => undefined, retry: fastRetry });
+    expect(second).toEqual({ action: 'unchanged', weights: { preferred: 88, fallback: 12 } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+
+    // The next period takes the next step.
+    cw.reset();
+    serveMetrics(SM, { mode: [...fill(1), 0], ramping: [...fill(null), 1], classes });
+    const third = await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: () => undefined, retry: fastRetry });
+    expect(third).toEqual({ action: 'applied', weights: { preferred: 98, fallback: 2 } });
   });
 });
 
@@ -347,13 +382,13 @@ describe('reconciler run, ALB listener', () => {
     serveMetrics(ALB, {
       mode: fill(0),
       classes: {
-        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), capacityErrors: [...fill(0, 9), 2], servedTokensPerSecond: fill(perMinute(400)) },
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), capacityErrors: [...fill(0, 9), 2], servedTokensPerSecond: fill(perMinute(1200)) },
         g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
       },
     });
     const { result, lines } = await run(ALB);
-    // 900 : 400 ready tokens/s.
-    expect(result).toEqual({ action: 'applied', weights: { inf2: 69, g6: 31 } });
+    // 1200 tokens/s x 1.2 headroom > 900 on inf2, which reports capacity errors: inf2 filled to 900, g6 carries 300.
+    expect(result).toEqual({ action: 'applied', weights: { inf2: 75, g6: 25 } });
     expect(audit(lines)).toMatchObject({ reason: { code: 'enter-capacity', triggers: ['capacity-errors'] } });
     expect(elb.commandCalls(ModifyListenerCommand).map((c) => c.args[0].input)).toEqual([{
       ListenerArn: ALB.facts.kind === 'alb' ? ALB.facts.listenerArn : '',
@@ -362,8 +397,8 @@ describe('reconciler run, ALB listener', () => {
         Order: 2,
         ForwardConfig: {
           TargetGroups: [
-            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/inf2/0001', Weight: 69 },
-            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/g6/0002', Weight: 31 },
+            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/inf2/0001', Weight: 75 },
+            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/g6/0002', Weight: 25 },
           ],
           TargetGroupStickinessConfig: { Enabled: false },
         },

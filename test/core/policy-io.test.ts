@@ -33,8 +33,26 @@ describe('rebuildState: the policy state from the reconciler\'s own decision met
   test('the mode of the newest datapoint, entered where its trailing run began; gaps do not end a run', () => {
     const mode = [0, 0, 0, 1, 1, null, 1, 1, null, null, null, null];
     expect(rebuildState(mode, none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG)).toEqual({
-      mode: 'capacity', weights: W, modeSince: FRAME.start + 3 * 60, ramping: false,
+      mode: 'capacity', weights: W, modeSince: FRAME.start + 3 * 60, ramping: false, entries: [FRAME.start + 3 * 60],
     });
+  });
+
+  test('every visible cost-to-capacity transition is an entry, so the return hold grows across Lambda runs', () => {
+    const mode = [0, 1, 1, 0, 0, 1, 1, 1, null, null, null, null];
+    expect(rebuildState(mode, none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG).entries).toEqual([FRAME.start + 60, FRAME.start + 5 * 60]);
+  });
+
+  test('a ramp decision already recorded in the current period marks its step as taken; an older one does not', () => {
+    const slots = FRAME.slots;
+    const current = FRAME.start + (slots - 1) * 60;
+    const mode: Array<number | null> = Array.from({ length: slots }, (_, i) => (i < slots - 2 ? 1 : 0));
+    const rampNow: Array<number | null> = Array.from({ length: slots }, (_, i) => (i >= slots - 2 ? 1 : null));
+    const frameNow = rebuildState(mode, rampNow, W, FRAME, current, DEFAULT_POLICY_CONFIG);
+    expect(frameNow).toMatchObject({ mode: 'cost', ramping: true, lastStepAt: current });
+    const earlier = rebuildState(mode.slice(0, slots - 1).concat([null]), rampNow.slice(0, slots - 1).concat([null]), W, FRAME, current,
+      DEFAULT_POLICY_CONFIG);
+    expect(earlier).toMatchObject({ mode: 'cost', ramping: true });
+    expect(earlier.lastStepAt).toBeUndefined();
   });
 
   test('the ramp flag comes from PolicyRamping at the same period', () => {

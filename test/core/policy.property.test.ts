@@ -160,6 +160,55 @@ describe('decide() invariants over random signal histories', () => {
     );
   });
 
+  test('the ramp bound holds per wall-clock period, however many runs share the period', () => {
+    fc.assert(
+      fc.property(historyArb, fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 70, maxLength: 70 }), (h, runsPerPeriod) => {
+        let state = startState(h.start);
+        for (let t = 0; t < h.ticks.length; t++) {
+          const { signals, demand } = windowsAt(h, t);
+          const atStart = state;
+          for (let k = 0; k < runsPerPeriod[t]; k++) {
+            const stepped = decide({ now: T0 + t * 60 + k * 15, classes: h.classes, signals, demandTokensPerSecond: demand,
+              config: { latencySloP95Ms: h.slo } }, state);
+            state = stepped.state;
+            const d = stepped.decision;
+            if (t === 0 || atStart.mode !== 'capacity' && !atStart.ramping) continue;
+            if (!['return-to-cost', 'ramping'].includes(d.reason.code)) continue;
+            const eligible = (i: number) => h.classes[i].placementAllowed && (h.ticks[t][i].ready ?? 0) > 0;
+            if (h.classes.some((c, i) => !eligible(i) && atStart.weights[c.name] > 0)) continue;
+            for (const c of h.classes) {
+              const move = Math.abs(d.weights[c.name] - atStart.weights[c.name]);
+              assert.ok(move <= STEP, `${c.name} moved ${move} > ${STEP} within one period (${runsPerPeriod[t]} runs)`);
+            }
+          }
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  test('demand noise alone never changes the mode: no capacity evidence, no mode change', () => {
+    fc.assert(
+      fc.property(
+        classesArb,
+        fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 5, maxLength: 5 }),
+        fc.double({ min: 0.05, max: 0.8, noNaN: true }),
+        fc.array(fc.tuple(fc.double({ min: 0, max: 2, noNaN: true }), fc.boolean()), { minLength: 90, maxLength: 90 }),
+        (classes, replicas, load, noise) => {
+          const ready = classes.map((_, i) => replicas[i]);
+          const capacity = classes.reduce((s, c, i) => s + (c.placementAllowed ? ready[i] * c.tokensPerSecondPerReplica : 0), 0);
+          // Noisy demand around `load` x capacity, with spikes up to 3x the mean in isolated minutes (never two in a row).
+          const demand = noise.map(([n, spike], t) => capacity * load * (spike && t % 2 === 0 ? 1 + n : 0.5 + n / 4));
+          const row = classes.map((_, i) => ({ ready: ready[i], desired: ready[i], errors: 0, latency: 300 }));
+          const h: History = { classes, ticks: Array(noise.length).fill(row), demand, slo: 800 };
+          const start: PolicyState = { mode: 'cost', weights: Object.fromEntries(classes.map((c) => [c.name, 1])), modeSince: T0 - 3600, ramping: false };
+          for (const { decision } of run(h, start)) assert.equal(decision.mode, 'cost', decision.reason.message);
+        },
+      ),
+      RUNS,
+    );
+  });
+
   test('mode changes stay bounded: at most 2 x 60 / window + 1 in any hour', () => {
     const bound = 2 * Math.ceil(60 / W) + 1;
     fc.assert(

@@ -39,13 +39,14 @@ const costState = (weights: Record<string, number>, modeSince = NOW - 3600): Pol
 const BASE = { inf2: healthy(3), g6: healthy(1), g5: healthy(1) };
 
 describe('decide(): cost mode', () => {
-  test('fills demand plus headroom cheapest first and keeps a warm floor on every compatible ready class', () => {
-    // demand 500 -> 600 tokens/s needed; inf2 has 900 ready.
+  test('fills the planned demand cheapest first and keeps a warm floor on every compatible ready class', () => {
+    // demand 500; inf2 has 900 ready.
     const { decision, state } = decide(input(BASE, 500), costState({ inf2: 100, g6: 0, g5: 0 }));
     expect(decision.mode).toBe('cost');
     expect(decision.weights).toEqual({ inf2: 96, g6: 2, g5: 2 });
     expect(decision.reason.code).toBe('cost-plan');
-    expect(decision.requiredTokensPerSecond).toBeCloseTo(600);
+    expect(decision.requiredTokensPerSecond).toBeCloseTo(500);
+    expect(decision.deficitTokensPerSecond).toBe(0);
     expect(decision.readyTokensPerSecond).toBe(1350);
     expect(decision.fallbackShare).toBeCloseTo(0.04);
     expect(state).toEqual({ mode: 'cost', weights: decision.weights, modeSince: NOW - 3600, ramping: false });
@@ -78,24 +79,47 @@ describe('decide(): cost mode', () => {
 });
 
 describe('decide(): entering capacity mode', () => {
-  test('enters at once when ready capacity cannot cover demand plus headroom, weighting by ready tokens, not replicas', () => {
-    // demand 1200 -> 1440 needed > 1350 ready. Capacity shares 900 : 200 : 250.
-    const { decision, state } = decide(input(BASE, 1200), costState({ inf2: 96, g6: 2, g5: 2 }));
-    expect(decision.mode).toBe('capacity');
-    expect(decision.modeChanged).toBe(true);
-    expect(decision.reason).toMatchObject({ code: 'enter-capacity', triggers: ['insufficient-capacity'] });
-    expect(decision.weights).toEqual({ inf2: 67, g6: 15, g5: 18 });
-    expect(state).toMatchObject({ mode: 'capacity', modeSince: NOW, ramping: false });
+  test('demand above ready capacity is not capacity evidence: cost mode holds and the deficit goes to the class that can grow', () => {
+    // Two minutes at 1600 after three at 1000: the planned demand (p90 of 5) is 1600 > 1350 ready, a deficit of 250.
+    // The autoscaler has not had the grace period to fix it, so the mode stays; inf2 (cheapest, may grow) takes it.
+    const demand = [...flat(1000, W - 2), 1600, 1600];
+    const { decision } = decide(input(BASE, null, { demandTokensPerSecond: demand }), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(decision.mode).toBe('cost');
+    expect(decision.deficitTokensPerSecond).toBeCloseTo(250);
+    expect(decision.weights).toEqual({ inf2: 72, g6: 12, g5: 16 });
+  });
+
+  test('one noisy minute is smoothed (a high quantile of several periods) and never changes the mode', () => {
+    const noisy = [...flat(500, W - 1), 1400];
+    const { decision } = decide(input(BASE, null, { demandTokensPerSecond: noisy }), costState({ inf2: 96, g6: 2, g5: 2 }));
+    // p90 of [500, 500, 500, 500, 1400] = 1040.
+    expect(decision.requiredTokensPerSecond).toBeCloseTo(1040);
+    expect(decision).toMatchObject({ mode: 'cost', modeChanged: false, deficitTokensPerSecond: 0 });
+  });
+
+  test('enters on a deficit autoscaling had the whole grace period to fix and did not, giving it to a fallback that can grow', () => {
+    // 1500 > 1350 ready in every period, ready capacity flat: the preferred class is not growing.
+    const { decision, state } = decide(input(BASE, 1500), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(decision).toMatchObject({ mode: 'capacity', modeChanged: true, reason: { code: 'enter-capacity', triggers: ['sustained-deficit'] } });
+    // In capacity mode the preferred class is not counted on to grow: the 150 tokens/s deficit goes to g6.
+    expect(decision.weights).toEqual({ inf2: 60, g6: 23, g5: 17 });
+    expect(state).toMatchObject({ mode: 'capacity', modeSince: NOW, ramping: false, entries: [NOW] });
   });
 
   test('enters when the preferred class reports a capacity error within the lookback, not after it', () => {
     const errorsAt = (ago: number) => ({ ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((_, i) => (i === W - 1 - ago ? 2 : 0)) } });
     const lookback = DEFAULT_POLICY_CONFIG.capacityErrorLookbackSeconds / 60;
-    const inside = decide(input(errorsAt(lookback - 1), 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    // demand 800 x 1.2 headroom > 900 ready on inf2: the preferred class alone cannot carry the plan.
+    const inside = decide(input(errorsAt(lookback - 1), 800), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
     expect(inside.mode).toBe('capacity');
     expect(inside.reason.triggers).toEqual(['capacity-errors']);
-    const outside = decide(input(errorsAt(lookback), 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    const outside = decide(input(errorsAt(lookback), 800), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
     expect(outside.mode).toBe('cost');
+  });
+
+  test('a capacity error on a scale-out the preferred class does not need for the plan changes nothing', () => {
+    const errors = { ...BASE, inf2: { ...healthy(3), capacityErrors: [...flat(0, W - 1), 1] } };
+    expect(decide(input(errors, 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision).toMatchObject({ mode: 'cost', weightsChanged: false });
   });
 
   test('enters when desired exceeds ready on the preferred class for the whole grace period, not before', () => {
@@ -104,10 +128,20 @@ describe('decide(): entering capacity mode', () => {
       ...BASE,
       inf2: { ...healthy(3), desiredReplicas: flat(3).map((_, i) => (i >= W - periods ? 5 : 3)) },
     });
-    expect(decide(input(shortFor(grace - 1), 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision.mode).toBe('cost');
-    const after = decide(input(shortFor(grace), 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(decide(input(shortFor(grace - 1), 800), costState({ inf2: 96, g6: 2, g5: 2 })).decision.mode).toBe('cost');
+    const after = decide(input(shortFor(grace), 800), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
     expect(after.mode).toBe('capacity');
     expect(after.reason.triggers).toEqual(['replicas-not-ready']);
+  });
+
+  test('desired above ready is a scale-out in progress, not a shortage, while ready replicas keep arriving', () => {
+    const grace = DEFAULT_POLICY_CONFIG.provisioningGraceSeconds / 60;
+    const growing = { ...BASE, inf2: {
+      ...healthy(3),
+      readyReplicas: flat(3).map((_, i) => (i >= W - 2 ? 4 : 3)),
+      desiredReplicas: flat(3).map((_, i) => (i >= W - grace ? 6 : 3)),
+    } };
+    expect(decide(input(growing, 800), costState({ inf2: 96, g6: 2, g5: 2 })).decision.mode).toBe('cost');
   });
 
   test('enters when the preferred class breaches the latency SLO for consecutive periods, not for fewer', () => {
@@ -139,7 +173,29 @@ describe('decide(): returning to cost mode', () => {
     const { decision } = decide(input(recent, 500), capacityState(NOW - 3600));
     expect(decision.mode).toBe('capacity');
     expect(decision.reason.code).toBe('stabilizing');
-    expect(decision.weights).toEqual({ inf2: 67, g6: 15, g5: 18 });
+    // Without a deficit the plan is the same in both modes: the preferred class carries what it has capacity for.
+    expect(decision.weights).toEqual({ inf2: 96, g6: 2, g5: 2 });
+  });
+
+  test('the return hold doubles with each re-entry within the hour and decays as entries age out', () => {
+    const since = NOW - 1500;
+    const withEntries = (entries: number[]): PolicyState => ({ ...capacityState(since), entries });
+    // One entry: the 600 s window. Two: 1200 s. Three: 2400 s (the cap), so 1500 s is not enough.
+    expect(decide(input(BASE, 500), withEntries([since])).decision.reason.code).toBe('return-to-cost');
+    expect(decide(input(BASE, 500), withEntries([NOW - 3000, since])).decision.reason.code).toBe('return-to-cost');
+    expect(decide(input(BASE, 500), withEntries([NOW - 3200, NOW - 3000, since])).decision.reason.code).toBe('stabilizing');
+    // An entry older than an hour is forgotten.
+    expect(decide(input(BASE, 500), withEntries([NOW - 4000, NOW - 3700, since])).decision.reason.code).toBe('return-to-cost');
+  });
+
+  test('a second run in the same period takes no second ramp step', () => {
+    const first = decide(input(BASE, 500, { now: NOW }), capacityState(NOW - 600));
+    expect(first.decision.reason.code).toBe('return-to-cost');
+    expect(first.state.lastStepAt).toBe(NOW);
+    const again = decide(input(BASE, 500, { now: NOW + 30 }), first.state);
+    expect(again.decision).toMatchObject({ reason: { code: 'ramping' }, weightsChanged: false, weights: first.decision.weights });
+    const next = decide(input(BASE, 500, { now: NOW + 60 }), again.state);
+    expect(next.decision.weightsChanged).toBe(true);
   });
 
   test('stays in capacity mode until the mode itself has lasted the stabilization window', () => {
@@ -175,8 +231,8 @@ describe('decide(): returning to cost mode', () => {
   test('re-enters capacity mode at once if the preferred class relapses during the ramp', () => {
     const ramping: PolicyState = { mode: 'cost', weights: { inf2: 77, g6: 11, g5: 12 }, modeSince: NOW - 60, ramping: true };
     const relapse = { ...BASE, inf2: { ...healthy(3), capacityErrors: [...flat(0, W - 1), 1] } };
-    const { decision } = decide(input(relapse, 500), ramping);
-    expect(decision).toMatchObject({ mode: 'capacity', modeChanged: true, weights: { inf2: 67, g6: 15, g5: 18 } });
+    const { decision } = decide(input(relapse, 800), ramping);
+    expect(decision).toMatchObject({ mode: 'capacity', modeChanged: true, weights: { inf2: 96, g6: 2, g5: 2 } });
   });
 });
 
@@ -201,7 +257,8 @@ describe('decide(): safety', () => {
     const signals = { ...BASE, inf2: { ...healthy(0), capacityErrors: [...flat(0, W - 1), 3] } };
     const { decision } = decide(input(signals, 300), costState({ inf2: 96, g6: 2, g5: 2 }));
     expect(decision.mode).toBe('capacity');
-    expect(decision.weights).toEqual({ inf2: 0, g6: 44, g5: 56 });
+    // Cost order among the ready: g6 and g5 cost the same per token, g6 ranks first and is filled to its envelope.
+    expect(decision.weights).toEqual({ inf2: 0, g6: 67, g5: 33 });
     expect(decision.fallbackShare).toBe(1);
   });
 

@@ -9,38 +9,31 @@
  * Pure and deterministic: no clock, no randomness, no I/O. Call it once per period (60 s by default) with the signal
  * windows ending at `input.now` and the state returned by the previous call (or the state the reconciler Lambda
  * rebuilds from its own decision metrics and the target's current weights; see `initialPolicyState`). Every piece
- * of memory (mode, when it was entered, whether a return ramp is under way, the weights in force) is in `PolicyState`;
- * timers over signals (grace periods, consecutive breaches, stabilization) are read from the windows themselves, so a
- * stateless caller only needs windows at least `policyWindowPeriods(config)` periods long.
+ * of memory (mode, when it was entered, recent entries, whether a return ramp is under way and when it last stepped,
+ * the weights in force) is in `PolicyState`; timers over signals (grace periods, consecutive breaches, stabilization)
+ * are read from the windows themselves.
  *
  * Rules (ARCHITECTURE.md 3.4):
- * - cost mode holds while ready token capacity covers demand x (1 + headroom); it assigns demand cheapest per token
- *   first, each class up to its envelope (so the cheap class runs above its autoscaling target and grows; see
- *   `costPlan`), and keeps a warm floor on every compatible ready class;
- * - capacity mode weights eligible classes by ready token capacity (replicas x envelope tokens/s);
- * - capacity mode is entered at once on any trigger: the cost plan cannot cover demand with headroom, the preferred
- *   class reports capacity errors, has desired > ready for the whole grace period, or breaches the latency SLO for
- *   consecutive periods;
- * - cost mode returns only when no trigger is active, the preferred class has been healthy for the whole stabilization
- *   window, and capacity mode has lasted that long; weights then ramp toward the cost plan by a bounded step per tick.
+ * - one plan in both modes (`routingPlan`): the planned demand (a high quantile of several periods, not one minute)
+ *   goes cheapest per token first, each class up to its ready envelope; the deficit beyond every ready envelope goes to
+ *   the cheapest class that can grow, so its autoscaler sees the load; every compatible ready class keeps a warm floor;
+ * - the mode says whether the preferred class may be counted on to grow. Capacity mode is entered on capacity
+ *   evidence (capacity errors, desired > ready beyond the grace period without progress) while the preferred class
+ *   alone cannot carry the planned demand, on a latency breach, or on a deficit that autoscaling had the whole grace
+ *   period to fix and did not. Demand noise and autoscaling lag are not evidence: overflow spills down the cost order
+ *   in either mode and the engines' admission limits shed what nothing can carry;
+ * - cost mode returns only when no evidence is left, the preferred class has been healthy for the stabilization
+ *   window, and capacity mode has lasted the return hold, which doubles with each re-entry within the hour (decaying
+ *   as entries age out); weights then ramp toward the plan by a bounded step per wall-clock period, however many
+ *   times the reconciler runs in that period.
  *
  * Safety, whatever the mode: a class whose placement is forbidden never gets weight; a class without ready replicas
  * gets no weight unless no allowed class is ready (then weights stay on allowed classes, where capacity is coming);
  * missing data (demand, or ready replicas of an allowed class) holds the current weights; weights are never all zero.
  */
 import { policyClassProblems, resolvePolicyConfig } from './defaults';
-import {
-  apportion,
-  byPreference,
-  capacityShares,
-  type ClassView,
-  costPlan,
-  maxShareDelta,
-  rampToward,
-  type Shares,
-  sharesOf,
-} from './plan';
-import { healthyThroughout, latest, preferredClassTriggers, windowPeriods } from './signals';
+import { apportion, byPreference, type ClassView, maxShareDelta, rampToward, routingPlan, type Shares, sharesOf } from './plan';
+import { healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, windowPeriods } from './signals';
 import {
   type DecisionReason,
   type PolicyClass,
@@ -60,23 +53,27 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const allowed = classes.filter((c) => c.placementAllowed);
   const preferred = allowed[0];
   const total = config.weightTotal;
+  const now = input.now;
+  const period = Math.floor(now / config.periodSeconds) * config.periodSeconds;
+  const entries = (previous.entries ?? []).filter((t) => t > now - config.reentryMemorySeconds && t <= now);
 
   // The weights in force, minus anything placement forbids; all on the preferred class if nothing usable is left.
   const heldShares = restrict(sharesOf(previous.weights, classes), allowed);
   const held = heldShares.size > 0 ? heldShares : new Map([[preferred.name, 1]]);
   const previousWeights = apportion(sharesOf(previous.weights, classes), classes, total);
-  const ctx: Context = { input, previous, config, classes, preferred, previousWeights };
+  const ctx: Context = { input, previous, config, classes, preferred, previousWeights, entries };
+  const keep = { modeSince: previous.modeSince, ramping: previous.ramping, lastStepAt: previous.lastStepAt };
 
-  const demand = latest(input.demandTokensPerSecond);
   const unknownReady = allowed.filter((c) => latest(input.signals[c.name]?.readyReplicas) === null).map((c) => c.name);
-  if (demand === null || unknownReady.length > 0) {
-    const what = [...(demand === null ? ['demand'] : []), ...unknownReady.map((n) => `ready replicas of ${n}`)];
-    return step(ctx, previous.mode, previous.modeSince, previous.ramping, apportion(held, classes, total), {
+  if (latest(input.demandTokensPerSecond) === null || unknownReady.length > 0) {
+    const what = [...(latest(input.demandTokensPerSecond) === null ? ['demand'] : []), ...unknownReady.map((n) => `ready replicas of ${n}`)];
+    return step(ctx, previous.mode, keep, apportion(held, classes, total), {
       code: 'missing-data',
       triggers: [],
       message: `Holding the current weights: no datapoint for ${what.join(', ')} in the newest period.`,
-    }, { demand: null, ready: 0 });
+    }, { demand: null, ready: 0, deficit: 0 });
   }
+  const demand = plannedDemand(input.demandTokensPerSecond, config)!;
 
   const views: ClassView[] = classes.map((cls) => {
     const ready = Math.max(0, latest(input.signals[cls.name]?.readyReplicas) ?? 0);
@@ -84,75 +81,102 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   });
   const eligible = views.filter((v) => v.eligible);
   const ready = eligible.reduce((s, v) => s + v.capacity, 0);
-  const figures = { demand, ready };
 
   if (eligible.length === 0) {
-    return step(ctx, previous.mode, previous.modeSince, previous.ramping, apportion(held, classes, total), {
+    return step(ctx, previous.mode, keep, apportion(held, classes, total), {
       code: 'nothing-ready',
-      triggers: ['insufficient-capacity'],
+      triggers: [],
       message: 'No allowed class has a ready replica: keeping traffic on the allowed classes it was on (never all zero).',
-    }, figures);
+    }, { demand, ready: 0, deficit: demand });
   }
 
-  const plan = costPlan(eligible, demand, config);
-  const triggers: TriggerCode[] = [
-    ...(plan.covered ? [] : (['insufficient-capacity'] as const)),
-    ...preferredClassTriggers(input.signals[preferred.name], config),
-  ];
-  const capacity = capacityShares(eligible);
-  const costTarget = sharesOf(apportion(plan.shares, classes, total), classes);
-  const from = restrict(heldShares, eligible.map((v) => v.cls));
+  const evidence = new Map(classes.map((c) => [c.name, shortageEvidence(input.signals[c.name], config)]));
+  const preferredEvidence = evidence.get(preferred.name)!;
+  const preferredCapacity = views.find((v) => v.cls.name === preferred.name)!.capacity;
+  // The preferred class alone cannot carry the planned demand with the plan's headroom: only then does its shortage
+  // call for a change (a capacity error on a scale-out it does not need is no reason to move traffic).
+  const preferredShort = demand * (1 + config.headroom) > preferredCapacity * (1 + 1e-9);
+  const sustained = sustainedDeficit(input.demandTokensPerSecond,
+    allowed.map((c) => ({ tokensPerSecond: c.tokensPerSecondPerReplica, signals: input.signals[c.name] })), config);
+  const active: TriggerCode[] = [...(sustained ? (['sustained-deficit'] as const) : []), ...preferredEvidence];
+  // Hysteresis on the way in as well: within the re-entry memory after a return, capacity evidence re-enters only
+  // when the preferred class cannot carry the planned demand at all (not merely without headroom). A class that
+  // flaps around its need would otherwise re-enter on every dip.
+  const returnedRecently = previous.mode === 'cost' && entries.length > 0;
+  const short = returnedRecently ? demand > preferredCapacity * (1 + 1e-9) : preferredShort;
+  const entering = active.filter((t) => t === 'sustained-deficit' || t === 'latency-breach' || short);
 
-  if (triggers.length > 0) {
-    const entering = previous.mode !== 'capacity';
-    return step(ctx, 'capacity', entering ? input.now : previous.modeSince, false, apportion(capacity, classes, total), {
-      code: entering ? 'enter-capacity' : 'hold-capacity',
-      triggers,
-      message: `${entering ? 'Entering' : 'Staying in'} capacity mode: ${triggers.map((t) => describeTrigger(t, preferred)).join('; ')}.`,
-    }, figures);
+
+  // Growing is what a latency breach calls for; capacity errors or stuck replicas mean a class cannot grow now. For the
+  // preferred class that judgement is the mode's (with its hysteresis), not one datapoint's.
+  const canGrow = (c: PolicyClass, mode: RoutingMode) =>
+    c.name === preferred.name ? mode === 'cost' : evidence.get(c.name)!.every((t) => t === 'latency-breach');
+  const planFor = (mode: RoutingMode) => routingPlan(eligible, demand,
+    new Set(eligible.map((v) => v.cls).filter((c) => canGrow(c, mode)).map((c) => c.name)), config);
+  const from = restrict(heldShares, eligible.map((v) => v.cls));
+  const figures = (plan: { deficit: number }) => ({ demand, ready, deficit: plan.deficit });
+  const describe = (ts: readonly TriggerCode[]) => ts.map((t) => describeTrigger(t, preferred)).join('; ');
+
+  if (previous.mode !== 'capacity' && entering.length > 0) {
+    const plan = planFor('capacity');
+    return step(ctx, 'capacity', { modeSince: now, ramping: false, lastStepAt: previous.lastStepAt, entries: [...entries, now] },
+      apportion(plan.shares, classes, total), {
+        code: 'enter-capacity',
+        triggers: entering,
+        message: `Entering capacity mode: ${describe(entering)}` +
+          (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s goes to ${plan.receiver} so its autoscaler grows it.` : '.'),
+      }, figures(plan));
   }
 
   if (previous.mode === 'capacity') {
-    const window = windowPeriods(config.stabilizationWindowSeconds, config);
-    const healthy = healthyThroughout(input.signals[preferred.name], window, config);
-    const dwelt = input.now - previous.modeSince >= config.stabilizationWindowSeconds;
+    const plan = planFor('capacity');
+    const weights = steady(ctx, apportion(plan.shares, classes, total));
+    const hold = returnHold(entries, config);
+    if (active.length > 0) {
+      return step(ctx, 'capacity', keep, weights, {
+        code: 'hold-capacity',
+        triggers: active,
+        message: `Staying in capacity mode: ${describe(active)}.`,
+      }, figures(plan));
+    }
+    const healthy = healthyThroughout(input.signals[preferred.name], windowPeriods(config.stabilizationWindowSeconds, config), config);
+    const dwelt = now - previous.modeSince >= hold;
     if (!healthy || !dwelt) {
-      return step(ctx, 'capacity', previous.modeSince, false, apportion(capacity, classes, total), {
+      return step(ctx, 'capacity', keep, weights, {
         code: 'stabilizing',
         triggers: [],
-        message: `Staying in capacity mode until ${preferred.name} has been healthy for ${config.stabilizationWindowSeconds} s` +
-          ` (${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${input.now - previous.modeSince} s).`,
-      }, figures);
+        message: `Staying in capacity mode until ${preferred.name} has been healthy for ${config.stabilizationWindowSeconds} s ` +
+          `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} within ` +
+          `${config.reentryMemorySeconds} s; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s).`,
+      }, figures(plan));
     }
-    const ramp = from.size > 0 ? rampToward(from, costTarget, classes, config.rampStepShare, total) : { shares: costTarget, reached: true };
-    return step(ctx, 'cost', input.now, !ramp.reached, apportion(ramp.shares, classes, total), {
+    const costPlan = planFor('cost');
+    const ramp = rampFrom(ctx, from, costPlan.shares, period);
+    return step(ctx, 'cost', { modeSince: now, ramping: !ramp.reached, lastStepAt: ramp.lastStepAt }, ramp.weights, {
       code: 'return-to-cost',
       triggers: [],
-      message: `Returning to cost mode: ${preferred.name} healthy for ${config.stabilizationWindowSeconds} s; ` +
-        (ramp.reached ? 'cost plan reached.' : `ramping at most ${Math.round(config.rampStepShare * 100)}% per tick.`),
-    }, figures);
+      message: `Returning to cost mode: ${preferred.name} healthy for ${config.stabilizationWindowSeconds} s after a hold of ${hold} s; ` +
+        (ramp.reached ? 'plan reached.' : `ramping at most ${Math.round(config.rampStepShare * 100)}% per period.`),
+    }, figures(costPlan));
   }
 
+  const plan = planFor('cost');
   if (previous.ramping && from.size > 0) {
-    const ramp = rampToward(from, costTarget, classes, config.rampStepShare, total);
-    return step(ctx, 'cost', previous.modeSince, !ramp.reached, apportion(ramp.shares, classes, total), {
+    const ramp = rampFrom(ctx, from, plan.shares, period);
+    return step(ctx, 'cost', { modeSince: previous.modeSince, ramping: !ramp.reached, lastStepAt: ramp.lastStepAt }, ramp.weights, {
       code: 'ramping',
       triggers: [],
-      message: ramp.reached ? 'Ramp finished: weights follow the cost plan.' : 'Ramping toward the cost plan.',
-    }, figures);
+      message: ramp.held ? `Ramp step already taken in this period (since ${ramp.lastStepAt}): holding the weights.`
+        : ramp.reached ? 'Ramp finished: weights follow the plan.' : 'Ramping toward the plan.',
+    }, figures(plan));
   }
-
-  // Steady cost mode, with a dead band against demand noise. It never delays a safety change: a class losing its
-  // ready replicas, or the set of weighted classes changing, is written at once.
-  const target = apportion(costTarget, classes, total);
-  const sameSet = classes.every((c) => (previousWeights[c.name] > 0) === (target[c.name] > 0));
-  const small = maxShareDelta(sharesOf(previousWeights, classes), sharesOf(target, classes), classes) < config.minWeightChangeShare;
-  return step(ctx, 'cost', previous.modeSince, false, sameSet && small ? previousWeights : target, {
+  return step(ctx, 'cost', keep, steady(ctx, apportion(plan.shares, classes, total)), {
     code: 'cost-plan',
     triggers: [],
-    message: `Ready capacity ${round(ready)} tokens/s covers ${round(demand * (1 + config.headroom))} tokens/s ` +
-      `(demand + ${Math.round(config.headroom * 100)}% headroom); demand goes to the cheapest classes first.`,
-  }, figures);
+    message: `Planned demand ${round(demand)} tokens/s (p${Math.round(config.demandQuantile * 100)} of ${config.demandWindowPeriods} periods) ` +
+      `against ready capacity ${round(ready)} tokens/s; cheapest classes first` +
+      (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.'),
+  }, figures(plan));
 }
 
 /**
@@ -164,6 +188,16 @@ export function initialPolicyState(weights: Readonly<Record<string, number>>, no
   return { mode: 'capacity', weights, modeSince: now, ramping: false };
 }
 
+/**
+ * How long capacity mode lasts at least before a return: the stabilization window, doubled for every further entry
+ * within `reentryMemorySeconds`, at most `maxReturnHoldSeconds`. Flapping capacity thus costs a bounded number of
+ * mode changes per hour, and the hold decays back as entries age out.
+ */
+export function returnHold(entries: readonly number[], config: PolicyConfig): number {
+  const doublings = Math.max(0, entries.length - 1);
+  return Math.min(config.maxReturnHoldSeconds, config.stabilizationWindowSeconds * Math.pow(2, Math.min(doublings, 30)));
+}
+
 interface Context {
   readonly input: PolicyInput;
   readonly previous: PolicyState;
@@ -171,18 +205,47 @@ interface Context {
   readonly classes: readonly PolicyClass[];
   readonly preferred: PolicyClass;
   readonly previousWeights: Record<string, number>;
+  readonly entries: readonly number[];
+}
+
+/**
+ * Keeps the weights in force when the target differs by less than the dead band and weights the same classes: demand
+ * noise must not cost an API write per minute. A safety change (a class losing its ready replicas) is written at once.
+ */
+function steady(ctx: Context, target: Record<string, number>): Record<string, number> {
+  const { classes, previousWeights, config } = ctx;
+  const sameSet = classes.every((c) => (previousWeights[c.name] > 0) === (target[c.name] > 0));
+  const small = maxShareDelta(sharesOf(previousWeights, classes), sharesOf(target, classes), classes) < config.minWeightChangeShare;
+  return sameSet && small ? previousWeights : target;
+}
+
+/**
+ * One bounded ramp step from the weights in force toward `to`, at most one per wall-clock period: when a step was
+ * already written in this period, the weights in force are kept (minus classes no longer eligible).
+ */
+function rampFrom(ctx: Context, from: Shares, to: Shares, period: number):
+  { weights: Record<string, number>; reached: boolean; held: boolean; lastStepAt: number | undefined } {
+  const { classes, config, previous } = ctx;
+  const total = config.weightTotal;
+  const target = sharesOf(apportion(to, classes, total), classes);
+  if (from.size === 0) return { weights: apportion(target, classes, total), reached: true, held: false, lastStepAt: period };
+  if (previous.lastStepAt !== undefined && previous.lastStepAt >= period) {
+    return { weights: apportion(from, classes, total), reached: false, held: true, lastStepAt: previous.lastStepAt };
+  }
+  const ramp = rampToward(from, target, classes, config.rampStepShare, total);
+  return { weights: apportion(ramp.shares, classes, total), reached: ramp.reached, held: false, lastStepAt: period };
 }
 
 function step(
   ctx: Context,
   mode: RoutingMode,
-  modeSince: number,
-  ramping: boolean,
+  next: { modeSince: number; ramping: boolean; lastStepAt?: number; entries?: readonly number[] },
   weights: Record<string, number>,
   reason: DecisionReason,
-  figures: { demand: number | null; ready: number },
+  figures: { demand: number | null; ready: number; deficit: number },
 ): PolicyStep {
   const weightsChanged = ctx.classes.some((c) => weights[c.name] !== ctx.previousWeights[c.name]);
+  const entries = next.entries ?? ctx.entries;
   return {
     decision: {
       mode,
@@ -191,11 +254,19 @@ function step(
       modeChanged: mode !== ctx.previous.mode,
       reason,
       fallbackShare: 1 - weights[ctx.preferred.name] / ctx.config.weightTotal,
-      requiredTokensPerSecond: figures.demand === null ? null : figures.demand * (1 + ctx.config.headroom),
+      requiredTokensPerSecond: figures.demand,
+      deficitTokensPerSecond: figures.deficit,
       readyTokensPerSecond: figures.ready,
       preferredClass: ctx.preferred.name,
     },
-    state: { mode, weights, modeSince, ramping },
+    state: {
+      mode,
+      weights,
+      modeSince: next.modeSince,
+      ramping: next.ramping,
+      ...(entries.length > 0 ? { entries } : {}),
+      ...(next.lastStepAt !== undefined ? { lastStepAt: next.lastStepAt } : {}),
+    },
   };
 }
 
@@ -209,12 +280,12 @@ function restrict(shares: Shares, keep: readonly PolicyClass[]): Shares {
 
 function describeTrigger(trigger: TriggerCode, preferred: PolicyClass): string {
   switch (trigger) {
-    case 'insufficient-capacity':
-      return 'ready capacity cannot cover demand plus headroom in cost order';
+    case 'sustained-deficit':
+      return 'demand exceeded every ready class\'s capacity for the whole grace period and autoscaling made no progress';
     case 'capacity-errors':
       return `${preferred.name} reports capacity errors`;
     case 'replicas-not-ready':
-      return `${preferred.name} has fewer ready replicas than desired beyond the grace period`;
+      return `${preferred.name} has fewer ready replicas than desired beyond the grace period, without progress`;
     case 'latency-breach':
       return `${preferred.name} breaches the p95 latency SLO for consecutive periods`;
   }

@@ -15,6 +15,16 @@ export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
    */
   headroom: 0.2,
   /**
+   * 5 periods: at least one scale-out's provisioning time (4-6 minutes for a GPU replica), so the plan neither chases a
+   * noisy minute nor forgets a burst before the capacity it called for is ready.
+   */
+  demandWindowPeriods: 5,
+  /**
+   * 0.9: the plan follows a rise within a period or two (the high quantile of 5 points sits near their maximum) and
+   * lets one quiet minute pass; a median would plan for the typical minute and under-provision every burst.
+   */
+  demandQuantile: 0.9,
+  /**
    * 2%: every compatible ready class keeps a trickle of real traffic so its path (image, model, load balancer
    * target) is proven warm before it is needed, at a cost bounded by 2% of requests per class.
    */
@@ -47,6 +57,17 @@ export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
    */
   stabilizationWindowSeconds: 600,
   /**
+   * 3600 s: a capacity shortage that comes back within the hour is the same event (flapping availability); each
+   * re-entry within it doubles the return hold, and an hour without one resets it.
+   */
+  reentryMemorySeconds: 3600,
+  /**
+   * 2400 s: four stabilization windows. With the hold doubling per re-entry (10, 20, 40 minutes), a source that
+   * flaps for an hour costs at most four mode changes, and a class that really recovered is back in cost mode within
+   * 40 minutes.
+   */
+  maxReturnHoldSeconds: 2400,
+  /**
    * 10% per tick: a full swing back to the preferred class takes 10 minutes, about the time a cold replica takes to
    * fill its KV cache and batch, and no class sees more than a 10-point jump in one minute (no return storm).
    */
@@ -76,6 +97,12 @@ export function policyConfigProblems(config: PolicyConfig): string[] {
   check('periodSeconds', isInt(config.periodSeconds) && config.periodSeconds >= 10 && config.periodSeconds % 10 === 0,
     'a multiple of 10 seconds, at least 10');
   check('headroom', config.headroom >= 0 && config.headroom <= 4, '0..4');
+  check('demandWindowPeriods', isInt(config.demandWindowPeriods) && config.demandWindowPeriods >= 1 && config.demandWindowPeriods <= 60,
+    'an integer 1..60');
+  check('demandQuantile', config.demandQuantile >= 0 && config.demandQuantile <= 1, '0..1');
+  check('reentryMemorySeconds', isInt(config.reentryMemorySeconds) && config.reentryMemorySeconds >= 0, 'a whole number of seconds, at least 0');
+  check('maxReturnHoldSeconds', isInt(config.maxReturnHoldSeconds) && config.maxReturnHoldSeconds >= config.stabilizationWindowSeconds,
+    `a whole number of seconds, at least stabilizationWindowSeconds (${config.stabilizationWindowSeconds})`);
   check('warmFloorShare', config.warmFloorShare >= 0 && config.warmFloorShare <= 0.2, '0..0.2');
   check('weightTotal', isInt(config.weightTotal) && config.weightTotal >= 10 && config.weightTotal <= 999,
     'an integer 10..999 (ALB accepts at most 999 per target group)');
@@ -120,5 +147,6 @@ export function policyWindowPeriods(config: PolicyConfig): number {
     periods(config.provisioningGraceSeconds),
     periods(config.capacityErrorLookbackSeconds),
     config.latencyBreachPeriods,
+    config.demandWindowPeriods,
   );
 }

@@ -33,42 +33,57 @@ export function byPreference(a: PolicyClass, b: PolicyClass): number {
 }
 
 /**
- * Cost mode: `covered` says whether ready capacity reaches demand x (1 + headroom); if not, the caller switches to
- * capacity mode. Traffic is assigned cheapest per token first, each class up to its ready envelope capacity (the
- * measured sustainable rate at the SLO); shares are proportional to the tokens assigned, then every eligible class is
- * lifted to its warm floor.
+ * The routing plan, the same in both modes: `demand` (the planned high quantile) is assigned cheapest per token first,
+ * each class up to its ready envelope capacity (the measured sustainable rate at the SLO). What no ready capacity can
+ * carry (the deficit) is given to the cheapest class that can grow: its autoscaler must *see* the load to add the
+ * replicas that will carry it. A class that cannot grow (capacity evidence, or the preferred class in capacity mode)
+ * gets no more than its ready capacity. When no class can grow, the deficit stays unassigned and the engines'
+ * admission limits shed it where it lands (shares are then proportional to ready capacity). Every eligible class is
+ * then lifted to its warm floor.
  *
  * Why each class is filled to its envelope and not to envelope / (1 + headroom): autoscalers target
  * envelope / (1 + headroom) per replica (lib/core/sizing.ts). Capping the cheap class at that target would hold it
  * exactly at its target, so it would never scale out and the dearer class would carry the overflow for good. Filled to
  * its envelope it runs above its target, scales out, and the overflow drains back to it as replicas become ready.
+ *
+ * Why the deficit goes to one class and not in proportion to ready capacity: a one-replica fallback given a share
+ * proportional to its one replica sees load at its target and never grows (the P1 reference experiment took 25
+ * minutes to fall back that way).
  */
-export function costPlan(eligible: readonly ClassView[], demand: number, config: PolicyConfig): { shares: Shares; covered: boolean } {
-  const required = demand * (1 + config.headroom);
+export function routingPlan(
+  eligible: readonly ClassView[],
+  demand: number,
+  growable: ReadonlySet<string>,
+  config: PolicyConfig,
+): { shares: Shares; deficit: number; receiver?: string } {
   const ordered = [...eligible].sort((a, b) => byCost(a.cls, b.cls));
   const assigned = new Map<string, number>();
-  let remaining = demand;
+  let remaining = Math.max(demand, 0);
   for (const view of ordered) {
-    const take = Math.min(view.capacity, Math.max(remaining, 0));
+    const take = Math.min(view.capacity, remaining);
     assigned.set(view.cls.name, take);
     remaining -= take;
   }
-  // Relative tolerance: float sums of capacities must not flip the mode.
-  const readyTotal = eligible.reduce((sum, v) => sum + v.capacity, 0);
-  const covered = readyTotal >= required * (1 - 1e-9);
+  // Relative tolerance: float sums of capacities must not create a deficit of rounding noise.
+  const deficit = remaining > 1e-9 * Math.max(demand, 1) ? remaining : 0;
+  const receiverView = deficit > 0 ? ordered.find((v) => growable.has(v.cls.name)) : undefined;
+  const receiver = receiverView?.cls.name;
+  // The receiver takes at most its own ready capacity again (it runs at up to twice its envelope, so its autoscaler
+  // asks for 2 x (1 + headroom) times its replicas per scale-out); the rest of the deficit is spread over every
+  // eligible class in proportion to ready capacity, where the engines' queues absorb what they can and the
+  // admission limits shed the rest. Piling all of it on a one-replica fallback would shed most of it there.
+  const toReceiver = receiverView ? Math.min(deficit, receiverView.capacity) : 0;
+  if (receiver) assigned.set(receiver, assigned.get(receiver)! + toReceiver);
+  const spread = deficit - toReceiver;
+  const readyTotal = eligible.reduce((s, v) => s + v.capacity, 0);
+  if (spread > 0 && readyTotal > 0) for (const v of ordered) assigned.set(v.cls.name, assigned.get(v.cls.name)! + (spread * v.capacity) / readyTotal);
   const total = [...assigned.values()].reduce((s, v) => s + v, 0);
   const shares: Shares = new Map();
   for (const view of ordered) {
     // No demand: the cheapest class carries the (absent) traffic, the others keep their floor.
     shares.set(view.cls.name, total > 0 ? assigned.get(view.cls.name)! / total : view === ordered[0] ? 1 : 0);
   }
-  return { shares: withWarmFloor(shares, eligible, demand, config), covered };
-}
-
-/** Capacity mode: shares proportional to ready token capacity (replicas x envelope), not to replica count. */
-export function capacityShares(eligible: readonly ClassView[]): Shares {
-  const total = eligible.reduce((s, v) => s + v.capacity, 0);
-  return new Map(eligible.map((v) => [v.cls.name, v.capacity / total]));
+  return { shares: withWarmFloor(shares, eligible, demand, config), deficit, receiver };
 }
 
 /**

@@ -190,15 +190,31 @@ export function rebuildState(
   while (first > 0 && (mode[first - 1] === null || isCapacity(mode[first - 1]!) === capacity)) first--;
   const modeSince = frame.start + first * frame.periodSeconds;
   const rampTicks = Math.ceil(1 / config.rampStepShare);
+  const isRamping = !capacity && (ramping[last] !== null && ramping[last] !== undefined
+    ? ramping[last]! >= 0.5
+    // Without the ramp flag: only a visible capacity-to-cost transition starts a ramp; a cost run filling the whole
+    // window is older than any ramp.
+    : first > 0 && now - modeSince < 2 * rampTicks * config.periodSeconds);
+  // A frame may reach into the current period: a decision already recorded there (an earlier run in the same
+  // period) took this period's ramp step, so this run must not take another.
+  const lastSlotStart = frame.start + last * frame.periodSeconds;
+  const lastStepAt = isRamping && lastSlotStart >= now ? lastSlotStart : undefined;
+  // Capacity-mode entries visible in the window (cost-to-capacity transitions): the return hold grows with them.
+  const entries: number[] = [];
+  let previousValue: boolean | undefined;
+  mode.forEach((v, i) => {
+    if (v === null) return;
+    const c = isCapacity(v);
+    if (c && previousValue === false) entries.push(frame.start + i * frame.periodSeconds);
+    previousValue = c;
+  });
   return {
     mode: capacity ? 'capacity' : 'cost',
     weights,
     modeSince,
-    ramping: !capacity && (ramping[last] !== null && ramping[last] !== undefined
-      ? ramping[last]! >= 0.5
-      // Without the ramp flag: only a visible capacity-to-cost transition starts a ramp; a cost run filling the whole
-      // window is older than any ramp.
-      : first > 0 && now - modeSince < 2 * rampTicks * config.periodSeconds),
+    ramping: isRamping,
+    ...(entries.length > 0 ? { entries } : {}),
+    ...(lastStepAt !== undefined ? { lastStepAt } : {}),
   };
 }
 

@@ -23,10 +23,14 @@ function periods(seconds: number, config: PolicyConfig): number {
 }
 
 /**
- * The triggers the preferred class raises by itself (capacity errors, replicas not ready beyond the grace period,
- * latency above the SLO for consecutive periods). Missing datapoints never raise a trigger.
+ * Evidence that a class cannot get capacity (ARCHITECTURE.md 3.4), from its own signals:
+ * - `capacity-errors`: a launch failed for lack of capacity within the lookback;
+ * - `replicas-not-ready`: desired above ready in every period of the grace window *and no progress* (ready did not
+ *   grow over the window): a scale-out in progress makes replicas ready, a shortage does not;
+ * - `latency-breach`: p95 above the SLO for consecutive periods.
+ * Missing datapoints never raise evidence. Demand above ready capacity is *not* evidence: that is autoscaling lag.
  */
-export function preferredClassTriggers(signals: ClassSignals | undefined, config: PolicyConfig): TriggerCode[] {
+export function shortageEvidence(signals: ClassSignals | undefined, config: PolicyConfig): TriggerCode[] {
   const triggers: TriggerCode[] = [];
   if (tail(signals?.capacityErrors, periods(config.capacityErrorLookbackSeconds, config)).some((v) => v !== null && v > 0)) {
     triggers.push('capacity-errors');
@@ -34,12 +38,55 @@ export function preferredClassTriggers(signals: ClassSignals | undefined, config
   const grace = periods(config.provisioningGraceSeconds, config);
   const ready = tail(signals?.readyReplicas, grace);
   const desired = tail(signals?.desiredReplicas, grace);
-  if (ready.every((r, i) => r !== null && desired[i] !== null && desired[i]! > r)) triggers.push('replicas-not-ready');
+  const behind = ready.every((r, i) => r !== null && desired[i] !== null && desired[i]! > r);
+  if (behind && ready[ready.length - 1]! <= ready[0]!) triggers.push('replicas-not-ready');
   const slo = config.latencySloP95Ms;
   if (slo !== undefined && tail(signals?.latencyP95Ms, config.latencyBreachPeriods).every((v) => v !== null && v > slo)) {
     triggers.push('latency-breach');
   }
   return triggers;
+}
+
+/**
+ * The demand the plan is made for: the `demandQuantile` of the newest `demandWindowPeriods` datapoints (missing ones
+ * skipped; linear interpolation between order statistics). Null when none of them is known.
+ */
+export function plannedDemand(demand: SignalWindow, config: PolicyConfig): number | null {
+  const known = tail(demand, config.demandWindowPeriods).filter((v): v is number => v !== null).map((v) => Math.max(0, v));
+  if (known.length === 0) return null;
+  known.sort((a, b) => a - b);
+  const pos = config.demandQuantile * (known.length - 1);
+  const lo = Math.floor(pos);
+  const hi = Math.min(known.length - 1, lo + 1);
+  return known[lo] + (known[hi] - known[lo]) * (pos - lo);
+}
+
+/**
+ * A deficit autoscaling had time to fix and has not: in every period of the grace window, demand exceeded the ready
+ * token capacity of `classes` (ready replicas x envelope) and that capacity did not grow over the window.
+ */
+export function sustainedDeficit(
+  demand: SignalWindow,
+  classes: ReadonlyArray<{ readonly tokensPerSecond: number; readonly signals: ClassSignals | undefined }>,
+  config: PolicyConfig,
+): boolean {
+  const grace = periods(config.provisioningGraceSeconds, config);
+  const d = tail(demand, grace);
+  const readyTails = classes.map((c) => tail(c.signals?.readyReplicas, grace));
+  const capacity = (i: number): number | null => {
+    let sum = 0;
+    for (let c = 0; c < classes.length; c++) {
+      const r = readyTails[c][i];
+      if (r === null) return null;
+      sum += r * classes[c].tokensPerSecond;
+    }
+    return sum;
+  };
+  for (let i = 0; i < grace; i++) {
+    const cap = capacity(i);
+    if (d[i] === null || cap === null || !(d[i]! > cap)) return false;
+  }
+  return capacity(grace - 1)! <= capacity(0)!;
 }
 
 /**

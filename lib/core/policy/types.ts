@@ -51,6 +51,13 @@ export interface PolicyConfig {
   readonly periodSeconds: number;
   /** Cost mode plans for demand x (1 + headroom). */
   readonly headroom: number;
+  /**
+   * Demand is planned on a high quantile of this many trailing periods, not on one minute: a noisy minute must not
+   * move traffic or the mode.
+   */
+  readonly demandWindowPeriods: number;
+  /** The quantile (0..1) of the trailing demand datapoints the plan is made for. */
+  readonly demandQuantile: number;
   /** Share of the weight total every compatible ready class keeps in cost mode (warm floor). */
   readonly warmFloorShare: number;
   /** Integer weights sum to this total. */
@@ -65,7 +72,14 @@ export interface PolicyConfig {
   readonly latencyBreachPeriods: number;
   /** The preferred class must be healthy this long (and capacity mode must have lasted this long) before returning to cost mode. */
   readonly stabilizationWindowSeconds: number;
-  /** On the way back to cost mode, no weight moves by more than this share of the total per tick. */
+  /**
+   * Each capacity-mode entry within this many trailing seconds doubles the return hold (the first entry holds for the
+   * stabilization window). Entries older than this are forgotten, so the hold decays back.
+   */
+  readonly reentryMemorySeconds: number;
+  /** Upper bound of the growing return hold, seconds. */
+  readonly maxReturnHoldSeconds: number;
+  /** On the way back to cost mode, no weight moves by more than this share of the total per wall-clock period. */
   readonly rampStepShare: number;
   /** In steady cost mode, weights are rewritten only when some weight moves by at least this share of the total. */
   readonly minWeightChangeShare: number;
@@ -80,6 +94,16 @@ export interface PolicyState {
   readonly modeSince: number;
   /** True while weights ramp from capacity-mode weights toward the cost plan. */
   readonly ramping: boolean;
+  /**
+   * Epoch seconds of the capacity-mode entries within `reentryMemorySeconds` (oldest first): the return hold grows with
+   * them. Absent: none known.
+   */
+  readonly entries?: readonly number[];
+  /**
+   * Start (epoch seconds) of the period in which the last ramp step was written. A second run in the same period
+   * (an alarm run beside the scheduled one) holds the weights: the ramp bound is per period, not per invocation.
+   */
+  readonly lastStepAt?: number;
 }
 
 /** Everything `decide()` reads in one tick. */
@@ -96,7 +120,7 @@ export interface PolicyInput {
 }
 
 /** Machine-readable reasons. Triggers name why capacity mode was entered or is kept. */
-export type TriggerCode = 'insufficient-capacity' | 'capacity-errors' | 'replicas-not-ready' | 'latency-breach';
+export type TriggerCode = 'sustained-deficit' | 'capacity-errors' | 'replicas-not-ready' | 'latency-breach';
 
 export type ReasonCode =
   | 'cost-plan'
@@ -127,8 +151,10 @@ export interface PolicyDecision {
   readonly reason: DecisionReason;
   /** Share of the weight not on the preferred class, 0..1. */
   readonly fallbackShare: number;
-  /** demand x (1 + headroom), tokens/s; null when demand is missing. */
+  /** The planned demand (the `demandQuantile` of the trailing `demandWindowPeriods`), tokens/s; null when demand is missing. */
   readonly requiredTokensPerSecond: number | null;
+  /** Planned demand beyond the ready capacity of every eligible class, tokens/s: what the growable classes are given to grow. */
+  readonly deficitTokensPerSecond: number;
   /** Ready token capacity over eligible classes (ready replicas x envelope), tokens/s. */
   readonly readyTokensPerSecond: number;
   /** The name of the preferred class (lowest rank among placement-allowed classes). */
