@@ -11,11 +11,6 @@ import {
   buildQueryBatch,
   decide,
   decisionEmf,
-  failureAuditLine,
-  failureEmf,
-  type FailureReason,
-  missingTargets,
-  reconcilerConfigProblems,
   type RouteObservation,
   type PolicyInput,
   policyClassesFromFacts,
@@ -25,9 +20,17 @@ import {
   resolvePolicyConfig,
   signalPlan,
   type WindowFrame,
-  weightInvariantProblems,
   windowsFromResults,
 } from '../../lib/core/policy';
+import {
+  demandWindow,
+  failureAuditLine,
+  failureEmf,
+  type FailureReason,
+  missingTargets,
+  reconcilerConfigProblems,
+  weightInvariantProblems,
+} from '../../lib/core/reconciler-faults';
 import { latest } from '../../lib/core/policy/signals';
 import { withRetry, type RetryOptions } from './retry';
 import { type TargetState } from './target-state';
@@ -130,7 +133,9 @@ async function reconcileChecked(config: ReconcilerConfig, clients: Clients, opti
   const classes = policyClassesFromFacts(config.facts, config.placement, target.pools);
   const windows = windowsFromResults(results, batch, frame);
   const names = classes.map((c) => c.name);
-  const all = assembleSignals(windows, batch, names, frame.slots, target.weights);
+  const all = assembleSignals(windows, batch, names, frame.slots);
+  // A class holding weight that reports no demand while others do is missing data, not low demand.
+  const demand = demandWindow(all.signals, names, frame.slots, target.weights);
   // External signals end `metricDelaySeconds` ago; cut them there so a not-yet-published period is not read as missing.
   const cut = (w: ReadonlyArray<number | null> | undefined) => (w ?? []).slice(0, slots);
   const signals: PolicyInput['signals'] = Object.fromEntries(
@@ -152,7 +157,7 @@ async function reconcileChecked(config: ReconcilerConfig, clients: Clients, opti
   );
   const own = (signal: 'mode' | 'ramping') => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
   const previous = rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy);
-  const input: PolicyInput = { now, classes, signals, demandTokensPerSecond: cut(all.demand), config: config.policy };
+  const input: PolicyInput = { now, classes, signals, demandTokensPerSecond: cut(demand), config: config.policy };
   const { decision, state } = decide(input, previous);
 
   const broken = weightInvariantProblems(decision.weights, classes);

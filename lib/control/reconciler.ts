@@ -7,6 +7,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics';
+import { nonFiniteFactProblems, RECONCILER_SERVICE_ENV } from '../core/reconciler-faults';
 import { Checker } from '../core/validation';
 import { RECONCILER_RULES } from '../core/validation-rules';
 import { durationMillis, durationSeconds } from '../util/duration';
@@ -17,7 +18,6 @@ import {
   policyClassProblems,
   policyConfigProblems,
   RECONCILER_CONFIG_ENV,
-  RECONCILER_SERVICE_ENV,
   type ReconcilerConfig,
   resolvePolicyConfig,
 } from '../core/policy';
@@ -318,7 +318,7 @@ export class Reconciler extends Construct {
     }
     const facts = props.facts;
     const classes = policyClassesFromFacts(facts, { sensitive: props.sensitive });
-    problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`));
+    problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`), ...nonFiniteFactProblems(facts));
     if (facts.kind === 'alb') {
       if (facts.targets.length < 1 || facts.targets.length > 5) {
         problems.push(`facts.targets: ${facts.targets.length} target groups (an ALB forward action takes 1..5)`);

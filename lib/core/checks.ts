@@ -2,7 +2,6 @@ import { type CapacityClass, type CapacityClassSpec, DEFAULT_MEMORY_POLICY } fro
 import { type ServiceContract, serviceContractProblems } from './contract';
 import { HardwareCatalog, type HardwareProfile, type Platform } from './hardware';
 import { duplicates } from './names';
-import { meanServiceTimeMs } from './runtime/admission';
 import { memoryBreakdown } from './sizing';
 import { isUnresolved } from './tokens';
 import { Checker, isFiniteLiteral } from './validation';
@@ -279,7 +278,8 @@ function checkServiceTime(e: CapacityClassSpec['envelope'], contract: ServiceCon
   const deadline = contract.slo?.deadlineMs;
   if (!envelopeOk || !isFiniteLiteral(out) || !isFiniteLiteral(deadline) || !isFiniteLiteral(e.ttftP95Ms)) return;
   const itl = e.itlP95Ms ?? 0;
-  const serviceTimeMs = meanServiceTimeMs(e, out);
+  // The same formula as admissionLimits().serviceTimeMs (lib/core/runtime/admission.ts), which needs a resolved class.
+  const serviceTimeMs = e.ttftP95Ms + out * itl;
   if (serviceTimeMs < deadline) return;
   rules.fail(
     'envelope.serviceTime<deadline',

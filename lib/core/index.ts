@@ -14,3 +14,4 @@ export * from './artifact-verification';
 export * from './footprints';
 export * from './validation-doc';
 export * from './runtime';
+export * from './reconciler-faults';

@@ -308,7 +308,11 @@ describe('reconciler run, SageMaker endpoint', () => {
       { name: 'preferred', weight: 78, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
       { name: 'fallback', weight: 22, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
     ];
-    const classes = { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) }, fallback: healthyHistory(1) };
+    // The fallback holds 22 % of the weight, so it reports demand too (a silent weighted class is missing data).
+    const classes = {
+      preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) },
+      fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(100)) },
+    };
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', capacityWeights));
     serveMetrics(SM, { mode: fill(1), classes });
     const lines: Array<Record<string, unknown>> = [];

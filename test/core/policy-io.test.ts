@@ -92,19 +92,12 @@ describe('the GetMetricData batch and its answer', () => {
     expect(windows.get(served.id)).toEqual([20, null, null, 40, null, null, null, null, null, null, null, null]);
   });
 
-  test('demand is served + rejected over classes; a period with no datapoint, or a silent class holding weight, is missing', () => {
+  test('demand is served + rejected over classes; a period with no datapoint from any class is missing', () => {
     const id = (className: string, signal: string) => batch.index.find((e) => e.className === className && e.signal === signal)!.id;
     const windows = new Map<string, Array<number | null>>(batch.index.map((e) => [e.id, Array(3).fill(null)]));
     windows.set(id('a', 'servedTokensPerSecond'), [100, null, null]);
     windows.set(id('b', 'servedTokensPerSecond'), [50, 25, null]);
     windows.set(id('b', 'rejectedTokensPerSecond'), [5, null, null]);
-    // 'a' holds no weight: its silence in the second period is no demand.
-    expect(assembleSignals(windows, batch, ['a', 'b'], 3, { a: 0, b: 100 }).demand).toEqual([155, 25, null]);
-    // 'a' holds half the weight: its silence while 'b' reports is missing data, not low demand.
-    expect(assembleSignals(windows, batch, ['a', 'b'], 3, { a: 50, b: 50 }).demand).toEqual([155, null, null]);
-    // A warm floor (at most SILENT_WEIGHT_SHARE of the weight) may be silent.
-    expect(assembleSignals(windows, batch, ['a', 'b'], 3, { a: 5, b: 95 }).demand).toEqual([155, 25, null]);
-    // Without the weights in force, any silent class makes the period missing.
-    expect(assembleSignals(windows, batch, ['a', 'b'], 3).demand).toEqual([155, null, null]);
+    expect(assembleSignals(windows, batch, ['a', 'b'], 3).demand).toEqual([155, 25, null]);
   });
 });

@@ -110,7 +110,7 @@ export function policyConfigProblems(config: PolicyConfig): string[] {
     check(field, isInt(config[field]) && config[field] >= config.periodSeconds && config[field] % config.periodSeconds === 0,
       `a whole number of periods (${config.periodSeconds} s), at least one`);
   }
-  check('latencySloP95Ms', config.latencySloP95Ms === undefined || (Number.isFinite(config.latencySloP95Ms) && config.latencySloP95Ms > 0), 'undefined or > 0');
+  check('latencySloP95Ms', config.latencySloP95Ms === undefined || config.latencySloP95Ms > 0, 'undefined or > 0');
   check('latencyBreachPeriods', isInt(config.latencyBreachPeriods) && config.latencyBreachPeriods >= 1 && config.latencyBreachPeriods <= 60,
     'an integer 1..60');
   check('rampStepShare', config.rampStepShare * config.weightTotal >= 2 && config.rampStepShare <= 1,
@@ -128,10 +128,10 @@ export function policyClassProblems(classes: readonly PolicyClass[]): string[] {
   for (const c of classes) {
     if (seen.has(c.name)) problems.push(`classes: '${c.name}' appears twice (names must be unique)`);
     seen.add(c.name);
-    if (!(Number.isFinite(c.tokensPerSecondPerReplica) && c.tokensPerSecondPerReplica > 0)) {
+    if (!(c.tokensPerSecondPerReplica > 0)) {
       problems.push(`classes['${c.name}'].tokensPerSecondPerReplica: ${c.tokensPerSecondPerReplica} (must be > 0, from the measured envelope)`);
     }
-    if (!(Number.isFinite(c.usdPerReplicaHour) && c.usdPerReplicaHour >= 0)) problems.push(`classes['${c.name}'].usdPerReplicaHour: ${c.usdPerReplicaHour} (must be >= 0)`);
+    if (!(c.usdPerReplicaHour >= 0)) problems.push(`classes['${c.name}'].usdPerReplicaHour: ${c.usdPerReplicaHour} (must be >= 0)`);
   }
   if (classes.length > 0 && !classes.some((c) => c.placementAllowed)) {
     problems.push('classes: every class is forbidden by the placement policy (at least one must be allowed)');

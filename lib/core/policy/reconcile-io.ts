@@ -4,13 +4,10 @@
  * the handler so they are unit-tested without mocks and shared with anything else that replays decisions.
  */
 import { classDimensions, Dim, emfRecord, Metrics, POLICY_MODE_VALUE, serviceDimensions } from '../metrics';
-import { type RoutingFacts } from '../routing-facts';
 import { initialPolicyState } from './decide';
-import { policyClassProblems, policyConfigProblems, resolvePolicyConfig } from './defaults';
-import { policyClassesFromFacts } from './from-facts';
 import { type SignalPlan, type ClassSignalSources } from './signal-sources';
-import { type ReconcilerConfig, type SignalSource } from './reconciler-config';
-import { type ClassSignals, type PolicyClass, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from './types';
+import { type SignalSource } from './reconciler-config';
+import { type ClassSignals, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from './types';
 
 /** The shape of a GetMetricData `MetricDataQuery` (structurally compatible with the SDK's type). */
 export interface MetricQuery {
@@ -107,55 +104,27 @@ export function windowsFromResults(results: readonly MetricResult[], batch: Quer
   return out;
 }
 
-/**
- * Classes holding at most this share of the weights in force may have no demand datapoint in a period (a warm-floor
- * class can see no request in a quiet minute): their demand counts as 0. A period in which classes holding more of the
- * weight are silent while others report is missing, not low: reading it as low demand would keep cost mode during a
- * shortage.
- */
-export const SILENT_WEIGHT_SHARE = 0.05;
-
-/**
- * Per-class signal windows, plus total demand (served + rejected). A period with no datapoint from any class is
- * missing; so is one where classes holding more than `SILENT_WEIGHT_SHARE` of `weights` (the weights in force) have
- * no datapoint while others have one. Without `weights`, any silent class makes the period missing.
- */
+/** Per-class signal windows, plus total demand (served + rejected; a period with no datapoint from any class is missing). */
 export function assembleSignals(
   windows: Map<string, Array<number | null>>,
   batch: QueryBatch,
   classNames: readonly string[],
   slots: number,
-  weights?: Readonly<Record<string, number>>,
 ): { signals: Record<string, ClassSignals>; demand: SignalWindow } {
   const signals: Record<string, Record<string, SignalWindow>> = Object.fromEntries(classNames.map((n) => [n, {}]));
   for (const e of batch.index) {
     if (e.className && signals[e.className]) signals[e.className][e.signal] = windows.get(e.id)!;
   }
-  const demandKeys = ['servedTokensPerSecond', 'rejectedTokensPerSecond'];
-  // Only classes with a demand query can report demand; the others are never "silent".
-  const reporting = classNames.filter((n) => demandKeys.some((k) => signals[n][k] !== undefined));
-  const totalWeight = reporting.reduce((a, n) => a + Math.max(0, weights?.[n] ?? 0), 0);
   const demand: Array<number | null> = [];
   for (let s = 0; s < slots; s++) {
     let sum: number | null = null;
-    let silentWeight = 0;
-    let silent = 0;
-    for (const n of reporting) {
-      let reported = false;
-      for (const key of demandKeys) {
+    for (const n of classNames) {
+      for (const key of ['servedTokensPerSecond', 'rejectedTokensPerSecond']) {
         const v = signals[n][key]?.[s];
-        if (typeof v === 'number') {
-          sum = (sum ?? 0) + v;
-          reported = true;
-        }
-      }
-      if (!reported) {
-        silent++;
-        silentWeight += Math.max(0, weights?.[n] ?? 0);
+        if (typeof v === 'number') sum = (sum ?? 0) + v;
       }
     }
-    const tooSilent = weights === undefined || totalWeight <= 0 ? silent > 0 : silentWeight / totalWeight > SILENT_WEIGHT_SHARE;
-    demand.push(sum !== null && tooSilent ? null : sum);
+    demand.push(sum);
   }
   const typed: Record<string, ClassSignals> = {};
   for (const n of classNames) {
@@ -297,89 +266,4 @@ export function auditLine(
     next,
     inputs: { classes: input.classes, signals: input.signals, demandTokensPerSecond: input.demandTokensPerSecond },
   };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Faults: what a run checks before it trusts its inputs, and what a failed run records
-// ---------------------------------------------------------------------------------------------------------------
-
-/** Why a run failed: the `Reason` dimension of `ReconcilerFailures`. */
-export type FailureReason = 'aws-error' | 'invalid-config' | 'target-mismatch' | 'internal-error';
-
-/**
- * Every problem of the configuration the function received (the construct validated it at synth, but the
- * environment can be edited, and JSON turns NaN and Infinity into null): finite facts, valid policy, a service name.
- */
-export function reconcilerConfigProblems(config: ReconcilerConfig): string[] {
-  const problems: string[] = [];
-  if (!config || typeof config !== 'object' || !config.facts) return ['configuration: missing or without routing facts'];
-  if (typeof config.service !== 'string' || config.service.length === 0) problems.push(`service: ${String(config.service)} (a non-empty string)`);
-  if (!(Number.isFinite(config.tokensPerRequest) && config.tokensPerRequest > 0)) {
-    problems.push(`tokensPerRequest: ${String(config.tokensPerRequest)} (a finite number > 0)`);
-  }
-  if (!(Number.isFinite(config.metricDelaySeconds) && config.metricDelaySeconds >= 0)) {
-    problems.push(`metricDelaySeconds: ${String(config.metricDelaySeconds)} (a finite number >= 0)`);
-  }
-  problems.push(...policyConfigProblems(resolvePolicyConfig(config.policy)).map((p) => `policy: ${p}`));
-  const facts = config.facts;
-  const routed = facts.kind === 'alb' ? facts.targets : facts.kind === 'sagemaker' ? facts.variants : undefined;
-  if (!Array.isArray(routed) || routed.length === 0) {
-    problems.push('facts: no routed targets');
-    return problems;
-  }
-  if (facts.kind === 'sagemaker' && facts.variants.some((v) => !Array.isArray(v.classes) || v.classes.length === 0)) {
-    problems.push('facts: a variant without pools');
-    return problems;
-  }
-  problems.push(...policyClassProblems(policyClassesFromFacts(facts, config.placement)).map((p) => `facts: ${p}`));
-  return problems;
-}
-
-/** The routed names (ALB: class names; SageMaker: variant names) of the facts. */
-export function routedNames(facts: RoutingFacts): string[] {
-  return facts.kind === 'alb' ? facts.targets.map((t) => t.class.name) : facts.variants.map((v) => v.variantName);
-}
-
-/**
- * The routed targets of the facts that the live target does not hold (a renamed or removed SageMaker variant, a
- * target group no longer in the listener's forward action). Writing a weight for one would fail or, worse, route to
- * something that does not exist: the run must hold and say so.
- */
-export function missingTargets(facts: RoutingFacts, present: readonly string[]): string[] {
-  const have = new Set(present);
-  return routedNames(facts).filter((n) => !have.has(n));
-}
-
-/** The EMF record of a failed run: `ReconcilerFailures` by reason and in the service rollup. No `Decisions`: none was made. */
-export function failureEmf(service: string, reason: FailureReason, timestampMs: number): Record<string, unknown> {
-  return emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: reason }, [{ spec: Metrics.reconcilerFailures, value: 1 }]);
-}
-
-/** The audit line of a run that failed before (or instead of) applying a decision. */
-export function failureAuditLine(
-  nowSeconds: number,
-  reason: FailureReason,
-  detail: string,
-  context: Readonly<Record<string, unknown>> = {},
-): Record<string, unknown> {
-  const now = Number.isFinite(nowSeconds) ? new Date(nowSeconds * 1000).toISOString() : String(nowSeconds);
-  return { audit: 'routing-decision', now, apply: { action: 'failed', reason, detail }, ...context };
-}
-
-/**
- * The invariants a write must keep, whatever decide() returned: a finite, non-negative weight for exactly the routed
- * classes, not all zero, and zero for every class the placement policy forbids. A run that would break one writes
- * nothing and fails loudly instead.
- */
-export function weightInvariantProblems(weights: Readonly<Record<string, number>>, classes: readonly PolicyClass[]): string[] {
-  const problems: string[] = [];
-  const names = new Set(classes.map((c) => c.name));
-  for (const name of Object.keys(weights)) if (!names.has(name)) problems.push(`a weight for '${name}', which is no routed target`);
-  for (const c of classes) {
-    const w = weights[c.name];
-    if (!(typeof w === 'number' && Number.isFinite(w) && w >= 0)) problems.push(`weight of '${c.name}' is ${String(w)}`);
-    else if (w > 0 && !c.placementAllowed) problems.push(`weight ${w} for '${c.name}', which the placement policy forbids`);
-  }
-  if (classes.every((c) => !(weights[c.name] > 0))) problems.push('every weight is 0');
-  return problems;
 }

@@ -44,9 +44,3 @@ export interface ReconcilerConfig {
 
 /** The name of the environment variable that carries the JSON `ReconcilerConfig`. */
 export const RECONCILER_CONFIG_ENV = 'RECONCILER_CONFIG';
-
-/**
- * The service name on its own, so that a run whose configuration cannot even be parsed still reports its failure
- * under the right `Service` dimension.
- */
-export const RECONCILER_SERVICE_ENV = 'RECONCILER_SERVICE';

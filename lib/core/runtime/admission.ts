@@ -1,4 +1,5 @@
-import { type CapacityClass, type PerformanceEnvelope } from '../capacity-class';
+import { type CapacityClass } from '../capacity-class';
+import { type ClassProblem } from '../checks';
 import { type ServiceContract } from '../contract';
 
 /**
@@ -28,7 +29,7 @@ export interface AdmissionLimits {
 export function admissionLimits(cls: CapacityClass, contract: ServiceContract): AdmissionLimits {
   const e = cls.envelope;
   const meanOutput = contract.requestShape.meanOutputTokens;
-  const serviceTimeMs = meanServiceTimeMs(e, meanOutput);
+  const serviceTimeMs = e.ttftP95Ms + meanOutput * (e.itlP95Ms ?? 0);
   const queueBudgetMs = Math.max(0, Math.min(cls.runtime.maxQueueDelayMs, contract.slo.deadlineMs - serviceTimeMs));
   const requestsPerSecond = e.tokensPerSecondPerReplica / meanOutput;
   // toFixed before floor: 1.6 req/s x 2 s is 3.2000000000000006 in floating point, and 4.8 x 1 s must not become 4.79.
@@ -37,10 +38,18 @@ export function admissionLimits(cls: CapacityClass, contract: ServiceContract): 
   return { serviceTimeMs, queueBudgetMs, queueSlots, concurrencyLimit, maxConcurrentRequests: concurrencyLimit + queueSlots };
 }
 
-/**
- * Time a mean request needs on an idle replica once admitted: p95 TTFT + mean output tokens x p95 ITL, in ms. The class
- * checks (`checkCapacityClasses`, on both platforms) reject a class whose mean request does not fit the deadline.
- */
-export function meanServiceTimeMs(envelope: Pick<PerformanceEnvelope, 'ttftP95Ms' | 'itlP95Ms'>, meanOutputTokens: number): number {
-  return envelope.ttftP95Ms + meanOutputTokens * (envelope.itlP95Ms ?? 0);
+/** Problems of a class's admission limits against the deadline (the class can never answer in time). */
+export function admissionProblems(cls: CapacityClass, contract: ServiceContract): ClassProblem[] {
+  const limits = admissionLimits(cls, contract);
+  if (limits.serviceTimeMs < contract.slo.deadlineMs) return [];
+  return [
+    {
+      className: cls.name,
+      field: 'envelope',
+      message:
+        `a mean request needs ${limits.serviceTimeMs} ms on this class (p95 TTFT ${cls.envelope.ttftP95Ms} ms + ` +
+        `${contract.requestShape.meanOutputTokens} tokens x p95 ITL ${cls.envelope.itlP95Ms ?? 0} ms), not below the ` +
+        `service deadline of ${contract.slo.deadlineMs} ms; it cannot answer in time even with an empty queue`,
+    },
+  ];
 }
