@@ -6,6 +6,9 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { ADMISSION_DECISIONS, Metrics } from '../core/metrics';
+import { numberProblem } from '../core/validation';
+import { OBSERVABILITY_RULES } from '../core/validation-rules';
+import { durationSeconds } from '../util/duration';
 
 /** CloudWatch: a metric-math alarm reads at most 10 metrics. */
 const MAX_ALARM_METRICS = 10;
@@ -163,7 +166,7 @@ export class InferenceAlarms extends Construct {
     const capacity = { ...ALARM_DEFAULTS.preferredCapacityErrors, ...props.preferredCapacityErrors };
     const shortage = { ...ALARM_DEFAULTS.replicaShortage, ...props.replicaShortage };
     const heartbeat = { ...ALARM_DEFAULTS.reconcilerHeartbeat, ...props.reconcilerHeartbeat };
-    const periods = (d: Duration) => Math.round(d.toSeconds() / m.period.toSeconds());
+    const periods = (d: Duration) => Math.round(durationSeconds(d)! / m.period.toSeconds());
 
     // A service without fallback classes has no fallback share to watch.
     if (fallback.enabled !== false && m.fallback.length > 0) {
@@ -302,17 +305,21 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
         + 'or preferredCapacityErrors.enabled: false');
     }
   }
-  const period = props.period?.toSeconds() ?? 60;
+  const period = durationSeconds(props.period) ?? 60;
   const duration = (prop: string, d: Duration | undefined) => {
     if (d === undefined) return;
-    const s = d.toSeconds();
-    if (s < period || s % period !== 0 || s > 86400) {
-      problems.push(`prop ${prop}: got ${d.toHumanString()}; allowed: a whole number of periods (${period} s), at least one, at most 1 day`);
+    const s = durationSeconds(d)!;
+    if (!(Number.isFinite(s) && s >= period && s % period === 0 && s <= 86400)) {
+      const got = d.isUnresolved() ? 'a CDK token' : d.toHumanString();
+      problems.push(`prop ${prop}: got ${got}; allowed: ${OBSERVABILITY_RULES['alarm.duration'].allowed.replace('periods', `periods (${period} s)`)}`);
     }
   };
-  const percent = (prop: string, v: number | undefined) => {
-    if (v !== undefined && !(v > 0 && v < 100)) problems.push(`prop ${prop}: got ${v}; allowed: a percentage above 0 and below 100`);
+  const numeric = (prop: keyof typeof OBSERVABILITY_RULES & ('fallbackShare.thresholdPercent' | 'deadlineExhaustion.thresholdPercent'
+    | 'deadlineExhaustion.minRequestsPerPeriod' | 'preferredCapacityErrors.threshold'), v: number | undefined) => {
+    const problem = v === undefined ? undefined : numberProblem(OBSERVABILITY_RULES[prop], v);
+    if (problem) problems.push(`prop ${prop}: ${problem}`);
   };
+  const percent = numeric;
   percent('fallbackShare.thresholdPercent', props.fallbackShare?.thresholdPercent);
   duration('fallbackShare.duration', props.fallbackShare?.duration);
   const basis = props.fallbackShare?.basis;
@@ -321,14 +328,8 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
   }
   percent('deadlineExhaustion.thresholdPercent', props.deadlineExhaustion?.thresholdPercent);
   duration('deadlineExhaustion.duration', props.deadlineExhaustion?.duration);
-  const min = props.deadlineExhaustion?.minRequestsPerPeriod;
-  if (min !== undefined && !(Number.isInteger(min) && min >= 1)) {
-    problems.push(`prop deadlineExhaustion.minRequestsPerPeriod: got ${min}; allowed: an integer >= 1`);
-  }
-  const threshold = props.preferredCapacityErrors?.threshold;
-  if (threshold !== undefined && !(Number.isInteger(threshold) && threshold >= 1)) {
-    problems.push(`prop preferredCapacityErrors.threshold: got ${threshold}; allowed: an integer >= 1 (errors per period)`);
-  }
+  numeric('deadlineExhaustion.minRequestsPerPeriod', props.deadlineExhaustion?.minRequestsPerPeriod);
+  numeric('preferredCapacityErrors.threshold', props.preferredCapacityErrors?.threshold);
   duration('preferredCapacityErrors.duration', props.preferredCapacityErrors?.duration);
   duration('replicaShortage.duration', props.replicaShortage?.duration);
   duration('reconcilerHeartbeat.duration', props.reconcilerHeartbeat?.duration);

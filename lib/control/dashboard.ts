@@ -1,6 +1,8 @@
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics';
+import { nameProblem } from '../core/validation';
+import { OBSERVABILITY_RULES } from '../core/validation-rules';
 import { type InferenceAlarms } from './alarms';
 import { serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
 
@@ -37,7 +39,7 @@ export class InferenceDashboard extends Construct {
 
   constructor(scope: Construct, id: string, props: InferenceDashboardProps) {
     super(scope, id);
-    throwIfProblems('InferenceDashboard', this.node.path, serviceObservabilityProblems(props));
+    throwIfProblems('InferenceDashboard', this.node.path, [...serviceObservabilityProblems(props), ...dashboardProblems(props)]);
     const m = new ServiceMetrics(props.serving.servingDescription(), props.period);
     this.metrics = m;
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
@@ -46,6 +48,12 @@ export class InferenceDashboard extends Construct {
     });
     for (const row of dashboardRows(m, props.alarms)) this.dashboard.addWidgets(...row);
   }
+}
+
+/** Problems of the dashboard's own props. */
+export function dashboardProblems(props: InferenceDashboardOptions): string[] {
+  const problem = props.dashboardName === undefined ? undefined : nameProblem(OBSERVABILITY_RULES.dashboardName, props.dashboardName);
+  return problem ? [`prop dashboardName: ${problem}`] : [];
 }
 
 /** Widgets left to right, wrapped into rows no wider than the grid (a CDK Row does not wrap by itself). */

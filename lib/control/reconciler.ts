@@ -7,6 +7,10 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics';
+import { nonFiniteFactProblems, RECONCILER_SERVICE_ENV } from '../core/reconciler-faults';
+import { Checker } from '../core/validation';
+import { RECONCILER_RULES } from '../core/validation-rules';
+import { durationMillis, durationSeconds } from '../util/duration';
 import {
   type PolicyConfig,
   policyClassesFromFacts,
@@ -113,6 +117,12 @@ export class Reconciler extends Construct {
   public alarmRule?: events.Rule;
   /** One alarm per capacity-error metric. */
   public readonly capacityErrorAlarms: readonly cloudwatch.Alarm[];
+  /**
+   * Failed runs (`ReconcilerFailures`) in 2 of 3 periods: the weights are frozen while runs fail (invalid configuration,
+   * facts that no longer match the endpoint or listener, AWS errors). One failed run alone (a throttled call) is retried
+   * by the next tick and does not alarm. Add an action to page someone.
+   */
+  public readonly failureAlarm: cloudwatch.Alarm;
   /** The configuration the function receives. */
   public readonly config: ReconcilerConfig;
   private readonly service: string;
@@ -133,14 +143,14 @@ export class Reconciler extends Construct {
       policy,
       service: serving.service,
       tokensPerRequest: serving.tokensPerRequest,
-      metricDelaySeconds: (props.metricDelay ?? Duration.minutes(2)).toSeconds(),
+      metricDelaySeconds: durationSeconds(props.metricDelay) ?? 120,
       ...(serving.signals.containerInsightsClusterName ? { clusterName: serving.signals.containerInsightsClusterName } : {}),
       ...(Object.keys(compact).length > 0 ? { signals: compact } : {}),
       ...(karpenter ? { karpenterCapacityErrors: true } : {}),
     };
     const environment = Stack.of(this).toJsonString(this.config);
     const estimated = JSON.stringify(this.config).length + countTokens(this.config) * TOKEN_ALLOWANCE_BYTES;
-    if (estimated > ENVIRONMENT_LIMIT_BYTES - RECONCILER_CONFIG_ENV.length) {
+    if (estimated > ENVIRONMENT_LIMIT_BYTES - RECONCILER_CONFIG_ENV.length - RECONCILER_SERVICE_ENV.length - serving.service.length) {
       problems.push(`facts: the configuration needs about ${estimated} bytes of environment (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
         'route fewer classes per reconciler (e.g. one reconciler per endpoint or listener)');
     }
@@ -170,7 +180,7 @@ export class Reconciler extends Construct {
       reservedConcurrentExecutions: 1,
       // The next tick is the retry: a stale run must not write weights after a newer one.
       retryAttempts: 0,
-      environment: { [RECONCILER_CONFIG_ENV]: environment },
+      environment: { [RECONCILER_CONFIG_ENV]: environment, [RECONCILER_SERVICE_ENV]: serving.service },
       description: `Capacity-aware routing reconciler for ${serving.service}`,
     });
     // For the operator reading the synthesized template: what each signal is read from, and who publishes it.
@@ -204,6 +214,23 @@ export class Reconciler extends Construct {
         }),
     );
     this.triggerOnAlarms([...this.capacityErrorAlarms, ...(props.capacityAlarms ?? [])]);
+
+    this.failureAlarm = new cloudwatch.Alarm(this, 'Failures', {
+      metric: this.metricFailures({ period }),
+      threshold: 1,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      // No datapoint: no failed run. A reconciler that does not run at all is the heartbeat alarm's job.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${serving.service}: reconciler runs are failing (see the Reason dimension of ${Metrics.reconcilerFailures.name} and the audit lines ` +
+        'in the reconciler log group); routing weights are frozen until they succeed.',
+    });
+  }
+
+  /** Failed runs (all reasons, Sum). The `failureAlarm` watches it. */
+  public metricFailures(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.contractMetric(Metrics.reconcilerFailures, {}, props);
   }
 
   /**
@@ -286,11 +313,36 @@ export class Reconciler extends Construct {
 
   private validate(props: ReconcilerProps, serving: ReturnType<IInferenceServing['servingDescription']>, policy: Partial<PolicyConfig>): string[] {
     const problems: string[] = [...servingProblems(serving)];
-    const resolved = resolvePolicyConfig(policy);
-    problems.push(...policyConfigProblems(resolved).map((p) => `policy: ${p}`));
+    const rules = new Checker(RECONCILER_RULES);
+    const o = props.policy ?? {};
+    // Each option against its own rule; the policy's rules between fields only for fields that passed their own.
+    const fields: Array<[keyof RoutingPolicyOptions, keyof typeof RECONCILER_RULES, keyof PolicyConfig, unknown]> = [
+      ['period', 'policy.period', 'periodSeconds', durationSeconds(o.period)],
+      ['headroom', 'policy.headroom', 'headroom', o.headroom],
+      ['warmFloorShare', 'policy.warmFloorShare', 'warmFloorShare', o.warmFloorShare],
+      ['weightTotal', 'policy.weightTotal', 'weightTotal', o.weightTotal],
+      ['capacityErrorLookback', 'policy.capacityErrorLookback', 'capacityErrorLookbackSeconds', durationSeconds(o.capacityErrorLookback)],
+      ['provisioningGrace', 'policy.provisioningGrace', 'provisioningGraceSeconds', durationSeconds(o.provisioningGrace)],
+      ['stabilizationWindow', 'policy.stabilizationWindow', 'stabilizationWindowSeconds', durationSeconds(o.stabilizationWindow)],
+      ['latencySloP95', 'policy.latencySloP95', 'latencySloP95Ms', durationMillis(o.latencySloP95)],
+      ['latencyBreachPeriods', 'policy.latencyBreachPeriods', 'latencyBreachPeriods', o.latencyBreachPeriods],
+      ['rampStepShare', 'policy.rampStepShare', 'rampStepShare', o.rampStepShare],
+      ['minWeightChangeShare', 'policy.minWeightChangeShare', 'minWeightChangeShare', o.minWeightChangeShare],
+    ];
+    const failed = new Set<string>();
+    for (const [, rule, key, value] of fields) {
+      if (!rules.optional(rule as 'policy.headroom', value)) failed.add(key);
+    }
+    rules.optional('metricDelay', durationSeconds(props.metricDelay));
+    problems.push(...rules.problems.map((p) => `${p.field}: ${p.message}`));
+    if (!failed.has('periodSeconds')) {
+      const defaults = Object.fromEntries(fields.filter(([, , key]) => failed.has(key)).map(([, , key]) => [key, undefined]));
+      const cross = policyConfigProblems(resolvePolicyConfig({ ...policy, ...defaults }));
+      problems.push(...cross.filter((p) => !failed.has(p.split(':')[0])).map((p) => `policy: ${p}`));
+    }
     const facts = serving.routing;
     const classes = policyClassesFromFacts(facts, { sensitive: props.sensitive });
-    problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`));
+    problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`), ...nonFiniteFactProblems(facts));
     if (facts.kind === 'alb') {
       if (facts.targets.length < 1 || facts.targets.length > 5) {
         problems.push(`facts.targets: ${facts.targets.length} target groups (an ALB forward action takes 1..5)`);
@@ -307,15 +359,13 @@ export class Reconciler extends Construct {
     if (!isUnresolved(serving.service) && !/^[\w.\-:/]{1,255}$/.test(serving.service)) {
       problems.push(`serving.service: '${serving.service}' (1..255 characters of letters, digits and . - _ : /)`);
     }
-    const delay = props.metricDelay?.toSeconds() ?? 120;
-    if (delay < 0 || delay > 900) problems.push(`metricDelay: ${delay} s (0..900 s)`);
     return problems;
   }
 }
 
 /** Construct options (Durations) to the policy's plain configuration (seconds); unset fields keep the core defaults. */
 function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig> {
-  const seconds = (d?: Duration) => (d === undefined ? undefined : d.toSeconds());
+  const seconds = durationSeconds;
   const entries: Partial<Record<keyof PolicyConfig, number | undefined>> = {
     periodSeconds: seconds(o.period),
     headroom: o.headroom,
@@ -323,7 +373,7 @@ function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig>
     weightTotal: o.weightTotal,
     capacityErrorLookbackSeconds: seconds(o.capacityErrorLookback),
     provisioningGraceSeconds: seconds(o.provisioningGrace),
-    latencySloP95Ms: o.latencySloP95?.toMilliseconds(),
+    latencySloP95Ms: durationMillis(o.latencySloP95),
     latencyBreachPeriods: o.latencyBreachPeriods,
     stabilizationWindowSeconds: seconds(o.stabilizationWindow),
     rampStepShare: o.rampStepShare,

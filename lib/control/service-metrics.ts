@@ -1,3 +1,4 @@
+import { durationSeconds } from '../util/duration';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import {
@@ -386,9 +387,10 @@ export function serviceObservabilityProblems(props: ServiceObservabilityProps): 
   if (!isUnresolved(service) && (service.length === 0 || service.length > 1024)) {
     problems.push(`prop serving.service: got '${service}' (${service.length} characters); allowed: 1..1024 characters (a CloudWatch dimension value)`);
   }
-  const period = props.period?.toSeconds();
-  if (period !== undefined && !(period === 10 || period === 30 || (period >= 60 && period % 60 === 0))) {
-    problems.push(`prop period: got ${period} s; allowed: 10 s, 30 s or a multiple of 60 s (CloudWatch periods)`);
+  const period = durationSeconds(props.period);
+  if (period !== undefined && !(period === 10 || period === 30 || (Number.isInteger(period) && period >= 60 && period % 60 === 0))) {
+    const got = isUnresolved(period) ? 'a CDK token' : `${period} s`;
+    problems.push(`prop period: got ${got}; allowed: 10 s, 30 s or a multiple of 60 s (CloudWatch periods)`);
   }
   const classes = observedClasses(facts).map((c) => c.facts);
   if (classes.length === 0) problems.push('prop facts: has no capacity classes; allowed: at least one class');

@@ -1,4 +1,6 @@
 export * from './tokens';
+export * from './validation';
+export * from './validation-rules';
 export * from './names';
 export * from './hardware';
 export * from './contract';
@@ -17,4 +19,6 @@ export * from './karpenter-capacity';
 export * from './model-server-metrics';
 export * from './signal-contract';
 export * from './filter-pattern';
+export * from './validation-doc';
 export * from './runtime';
+export * from './reconciler-faults';

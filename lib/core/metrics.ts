@@ -130,6 +130,9 @@ export const Metrics = {
     'Reconciler decisions, by reason (the [Service] rollup counts every run: its absence means the reconciler is not running)',
     [[S]]),
   weightChanges: own('WeightChanges', 'Count', [S], 'Sum', 'reconciler', 'Reconciler runs that changed the weights'),
+  reconcilerFailures: own('ReconcilerFailures', 'Count', [S, Dim.REASON], 'Sum', 'reconciler',
+    'Reconciler runs that failed (weights left unchanged), by reason: aws-error, invalid-config, target-mismatch, internal-error',
+    [[S]]),
 } as const satisfies Record<string, MetricSpec>;
 
 /** Dimension names of the AWS-owned metrics. */

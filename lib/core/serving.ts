@@ -5,6 +5,8 @@
  */
 import { type RoutingFacts } from './routing-facts';
 import { type MetricStatSource } from './signals';
+import { numberProblem } from './validation';
+import { RECONCILER_RULES } from './validation-rules';
 
 /** Signals of one capacity class that the platform produces (beyond the AWS-published ones every class has). */
 export interface ClassSignalProducers {
@@ -49,8 +51,7 @@ export function servingProblems(d: ServingDescription): string[] {
   for (const name of Object.keys(d.signals.classes)) {
     if (!names.has(name)) problems.push(`serving.signals.classes['${name}'] is not a capacity class of the routing facts (allowed: ${[...names].join(', ')})`);
   }
-  if (!(Number.isFinite(d.tokensPerRequest) && d.tokensPerRequest > 0)) {
-    problems.push(`serving.tokensPerRequest: ${d.tokensPerRequest} (the mean output tokens per request, > 0)`);
-  }
+  const tokens = numberProblem(RECONCILER_RULES.tokensPerRequest, d.tokensPerRequest);
+  if (tokens) problems.push(`serving.tokensPerRequest: ${tokens}`);
   return problems;
 }

@@ -257,7 +257,12 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         catalog,
         classOptions,
         clusterName: this.clusterName,
+        newCluster: props.cluster === undefined,
         chartVersions: { ...props.chartVersions },
+        scaling: props.scaling,
+        loadBalancer: props.loadBalancer,
+        systemNodeCount: props.clusterOptions?.systemNodeCount,
+        amiAlias: props.amiAlias,
       }),
       ...fetcherImageProblems(props.modelDataFetcherImage),
       ...checked.classes.flatMap((cls) => [

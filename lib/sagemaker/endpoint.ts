@@ -10,7 +10,6 @@ import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct } from 'constructs';
 import { type IInferenceServing, type ServingDescription } from '../core/serving';
 import {
-  admissionProblems,
   AwsMetrics,
   type CapacityClass,
   CapacityClassError,
@@ -18,13 +17,17 @@ import {
   type CapacityPlan,
   type ClassProblem,
   checkCapacityClasses,
+  Checker,
   type HardwareCatalog,
+  isPlannableContract,
   parseEcrImage,
   planCapacity,
   routedClassFacts,
   type SageMakerRoutingFacts,
+  SAGEMAKER_RULES,
   type ServiceContract,
 } from '../core';
+import { durationSeconds } from '../util/duration';
 import { type IClassArtifactGate } from '../trust';
 import { ClassModel, sageMakerRuntime } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
@@ -168,7 +171,6 @@ const SCALABLE_DIMENSION = 'sagemaker:variant:DesiredInstanceCount';
 /** Service-linked role Application Auto Scaling uses for SageMaker variants (created on first use). */
 const SCALING_SERVICE_LINKED_ROLE =
   'aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint';
-const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
 
 interface Resolved {
   readonly classes: CapacityClass[];
@@ -328,8 +330,9 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     target.scaleToTrackMetric('ConcurrencyPerInstance', {
       predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
       targetValue: Lazy.number({ produce: () => this.plannedVariant(name)?.targetConcurrencyPerInstance ?? 1 }),
-      scaleOutCooldown: this.props.scaleOutCooldown ?? Duration.minutes(1),
-      scaleInCooldown: this.props.scaleInCooldown ?? Duration.minutes(15),
+      // A cooldown that is no whole number of seconds is reported at synth; aws-cdk-lib would throw first without a path.
+      scaleOutCooldown: wholeSeconds(this.props.scaleOutCooldown) ?? Duration.minutes(1),
+      scaleInCooldown: wholeSeconds(this.props.scaleInCooldown) ?? Duration.minutes(15),
     });
     this.scalableTargets.set(name, target);
     return this;
@@ -493,8 +496,9 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   private resolve(): Resolved {
     if (this.cached) return this.cached;
     const { classes, problems } = this.checkClasses();
+    // The deadline rule (envelope vs deadline) is a core class check now, the same on EKS.
     for (const cls of classes) {
-      problems.push(...admissionProblems(cls, this.contract), ...sageMakerRuntime(cls, this.contract).problems);
+      problems.push(...sageMakerRuntime(cls, this.contract).problems);
       const image = cls.artifact.image;
       const repo = Token.isUnresolved(image) ? undefined : parseEcrImage(image);
       const region = Stack.of(this).region;
@@ -512,9 +516,12 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
         });
       }
     }
-    const plan = planCapacity(this.contract, classes, { standbyReplicas: this.props.standbyInstances ?? 1 });
-    const layout = planVariants(classes, this.specs.map((s) => s.name), plan, this.variantSpecs.map((v) => this.toVariantSpec(v)), {
-      provisionTimeoutSeconds: (this.props.provisionTimeout ?? Duration.minutes(15)).toSeconds({ integral: false }),
+    // Never plan with numbers that failed their checks (an infinite peak, a token): the problems are reported instead.
+    const standby = this.props.standbyInstances ?? 1;
+    const plannable = isPlannableContract(this.contract) && Number.isInteger(standby) && standby >= 1 ? classes : [];
+    const plan = planCapacity(this.contract, plannable, { standbyReplicas: plannable.length > 0 ? standby : 1 });
+    const layout = planVariants(plannable, this.specs.map((s) => s.name), plan, this.variantSpecs.map((v) => this.toVariantSpec(v)), {
+      provisionTimeoutSeconds: durationSeconds(this.props.provisionTimeout) ?? 900,
       warmFloorShare: this.props.warmFloorShare ?? 0.05,
     });
     problems.push(...layout.problems);
@@ -531,37 +538,22 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
 
   private toVariantSpec(v: EndpointVariantOptions): VariantSpec {
     const { provisionTimeout, ...rest } = v;
-    return { ...rest, provisionTimeoutSeconds: provisionTimeout?.toSeconds({ integral: false }) };
+    return { ...rest, provisionTimeoutSeconds: durationSeconds(provisionTimeout) };
   }
 
   private otherProblems(): ClassProblem[] {
-    const problems: ClassProblem[] = [];
-    const name = this.endpointName;
-    if (!Token.isUnresolved(name) && !ENDPOINT_NAME.test(name)) {
-      problems.push({ field: 'endpointName', message: `'${name}' is not a SageMaker endpoint name; use 1 to 63 letters, digits and '-', starting and ending with a letter or digit` });
-    }
-    const sampling = this.captureOptions()?.samplingPercentage;
-    if (sampling !== undefined && !(Number.isInteger(sampling) && sampling >= 1 && sampling <= 100)) {
-      problems.push({ field: 'dataCapture.samplingPercentage', message: `is ${sampling}; allowed: a whole number from 1 to 100` });
-    }
-    const frequency = this.props.metrics?.publishFrequency?.toSeconds();
-    if (frequency !== undefined && !METRIC_PUBLISH_FREQUENCIES.includes(frequency)) {
-      problems.push({ field: 'metrics.publishFrequency', message: `is ${frequency} s; allowed: ${METRIC_PUBLISH_FREQUENCIES.join(', ')} seconds` });
-    }
-    const standby = this.props.standbyInstances;
-    if (standby !== undefined && !(Number.isInteger(standby) && standby >= 1)) {
-      problems.push({ field: 'standbyInstances', message: `is ${standby}; a fallback variant keeps at least 1 instance warm (SageMaker variants cannot scale to 0)` });
-    }
-    for (const [field, duration] of [
-      ['containerStartupHealthCheckTimeout', this.props.containerStartupHealthCheckTimeout],
-      ['modelDataDownloadTimeout', this.props.modelDataDownloadTimeout],
-    ] as const) {
-      const seconds = duration?.toSeconds({ integral: false });
-      if (seconds !== undefined && !(Number.isInteger(seconds) && seconds >= 60 && seconds <= 3600)) {
-        problems.push({ field, message: `is ${seconds} s; allowed: whole seconds from 60 to 3600` });
-      }
-    }
-    return problems;
+    const c = new Checker(SAGEMAKER_RULES);
+    const p = this.props;
+    c.check('endpointName', this.endpointName);
+    c.optional('dataCapture.samplingPercentage', this.captureOptions()?.samplingPercentage);
+    c.optional('standbyInstances', p.standbyInstances);
+    c.optional('containerStartupHealthCheckTimeout', durationSeconds(p.containerStartupHealthCheckTimeout));
+    c.optional('modelDataDownloadTimeout', durationSeconds(p.modelDataDownloadTimeout));
+    c.optional('scaleOutCooldown', durationSeconds(p.scaleOutCooldown));
+    c.optional('scaleInCooldown', durationSeconds(p.scaleInCooldown));
+    const frequency = durationSeconds(p.metrics?.publishFrequency);
+    if (frequency !== undefined && !METRIC_PUBLISH_FREQUENCIES.includes(frequency)) c.fail('metrics.publishFrequency', `is ${frequency} s`);
+    return c.problems;
   }
 
   private validationErrors(): string[] {
@@ -605,8 +597,11 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   }
 
   private renderVariants(): sagemaker.CfnEndpointConfig.ProductionVariantProperty[] {
-    const startup = (this.props.containerStartupHealthCheckTimeout ?? Duration.minutes(20)).toSeconds();
-    const download = (this.props.modelDataDownloadTimeout ?? Duration.minutes(20)).toSeconds();
+    const startup = durationSeconds(this.props.containerStartupHealthCheckTimeout) ?? 1200;
+    const download = durationSeconds(this.props.modelDataDownloadTimeout) ?? 1200;
+    // With problems, synth fails on validation; render nothing computed from invalid input meanwhile (token resolution
+    // runs before validation, and a number computed from a token's encoding does not resolve).
+    if (this.resolve().problems.length > 0) return [];
     return this.resolve().variants.map((v) => ({
       variantName: v.name,
       // The variant's model is its priority-1 pool's; every pool names its own model explicitly.
@@ -624,4 +619,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       modelDataDownloadTimeoutInSeconds: download,
     }));
   }
+}
+
+/** The Duration when it is a whole number of seconds (or a token), else undefined: the rule reports it at synth. */
+function wholeSeconds(d: Duration | undefined): Duration | undefined {
+  const seconds = durationSeconds(d);
+  return seconds === undefined || Number.isInteger(seconds) ? d : undefined;
 }

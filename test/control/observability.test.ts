@@ -492,10 +492,10 @@ describe('validation', () => {
       '  - prop period: got 90 s; allowed: 10 s, 30 s or a multiple of 60 s (CloudWatch periods)',
       "  - prop facts: class name 'l40s' occurs more than once; allowed: unique class names",
       "  - prop facts: class 'l40s' usdPerReplicaHour is -1; allowed: a finite number >= 0",
-      '  - prop fallbackShare.thresholdPercent: got 150; allowed: a percentage above 0 and below 100',
+      '  - prop fallbackShare.thresholdPercent: is 150 %; allowed: a finite number above 0 and below 100 %',
       '  - prop fallbackShare.duration: got 30 seconds; allowed: a whole number of periods (90 s), at least one, at most 1 day',
-      '  - prop deadlineExhaustion.minRequestsPerPeriod: got 0; allowed: an integer >= 1',
-      '  - prop preferredCapacityErrors.threshold: got 0.5; allowed: an integer >= 1 (errors per period)',
+      '  - prop deadlineExhaustion.minRequestsPerPeriod: is 0; allowed: a whole number at least 1',
+      '  - prop preferredCapacityErrors.threshold: is 0.5; allowed: a whole number at least 1 (capacity errors per period)',
       '  - prop reconcilerHeartbeat.duration: got 2 days; allowed: a whole number of periods (90 s), at least one, at most 1 day',
     ]);
   });

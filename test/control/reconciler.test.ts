@@ -217,8 +217,8 @@ describe('Reconciler validation', () => {
     })).toThrow([
       'Reconciler Test/Bad: invalid props:',
       "  - serving.signals.classes['h100'] is not a capacity class of the routing facts (allowed: l40s, inf2)",
-      '  - serving.tokensPerRequest: 0 (the mean output tokens per request, > 0)',
-      '  - policy: weightTotal: 1000 (an integer 10..999 (ALB accepts at most 999 per target group))',
+      '  - serving.tokensPerRequest: is 0 tokens; allowed: a finite number above 0 tokens',
+      '  - policy.weightTotal: is 1000; allowed: a whole number from 10 to 999 (ALB accepts at most 999 per target group)',
       '  - policy: stabilizationWindowSeconds: 90 (a whole number of periods (60 s), at least one)',
       '  - serving.signals.containerInsightsClusterName: undefined (required for an ALB target: desired replicas come from Container Insights)',
       "  - serving.service: 'llama3 chat' (1..255 characters of letters, digits and . - _ : /)",
