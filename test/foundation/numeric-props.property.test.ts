@@ -6,6 +6,7 @@
  */
 import { CfnParameter, Duration, Lazy, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as fc from 'fast-check';
 import {
   CLASS_RULES,
@@ -78,7 +79,12 @@ const set = <T extends object>(o: T, path: string, value: unknown): T => {
 // ---------------------------------------------------------------------------------------------------------------
 
 const eks = (stack: Stack, props: Record<string, unknown>) =>
-  errorOf(() => new EksInferenceService(stack, 'Svc', { contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, ...props }));
+  errorOf(() => new EksInferenceService(stack, 'Svc', {
+    contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE,
+    // An imported layer: the checks under test do not depend on it, and it costs no asset per property run.
+    kubectlLayer: lambda.LayerVersion.fromLayerVersionArn(stack, 'Kubectl', 'arn:aws:lambda:us-east-1:123456789012:layer:kubectl:1'),
+    ...props,
+  }));
 const sagemaker = (stack: Stack, props: Record<string, unknown>) =>
   errorOf(() => {
     new SageMakerCapacityEndpoint(stack, 'Svc', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, ...props });
