@@ -33,7 +33,7 @@
  */
 import { policyClassProblems, resolvePolicyConfig } from './defaults';
 import { apportion, byPreference, type ClassView, maxShareDelta, rampToward, routingPlan, type Shares, sharesOf } from './plan';
-import { healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, windowPeriods } from './signals';
+import { flapStability, healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, windowPeriods } from './signals';
 import {
   type DecisionReason,
   type PolicyClass,
@@ -141,13 +141,19 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
     }
     const healthy = healthyThroughout(input.signals[preferred.name], windowPeriods(config.stabilizationWindowSeconds, config), config);
     const dwelt = now - previous.modeSince >= hold;
-    if (!healthy || !dwelt) {
+    // A class that lost capacity, regained it and lost it again within the memory is not back until it has stayed
+    // loss-free for longer than it did between its losses: one quiet stretch of a flap looks like a recovery.
+    const flap = flapStability(input.signals[preferred.name], config);
+    const stable = flap.quietSeconds >= flap.requiredQuietSeconds;
+    if (!healthy || !dwelt || !stable) {
       return step(ctx, 'capacity', keep, weights, {
         code: 'stabilizing',
         triggers: [],
         message: `Staying in capacity mode until ${preferred.name} has been healthy for ${config.stabilizationWindowSeconds} s ` +
           `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} within ` +
-          `${config.reentryMemorySeconds} s; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s).`,
+          `${config.reentryMemorySeconds} s; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
+          (flap.episodes >= 2 ? `, and free of capacity loss for ${flap.requiredQuietSeconds} s: it lost capacity ${flap.episodes} times within ` +
+            `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.'),
       }, figures(plan));
     }
     const costPlan = planFor('cost');
