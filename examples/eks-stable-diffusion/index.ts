@@ -141,14 +141,12 @@ export class EksStableDiffusionStack extends Stack {
     for (const unit of this.service.units) unit.manifests.workload.node.addDependency(this.admission);
 
     // The control loop: one dashboard and the alarms for the service, and the reconciler that moves the listener's
-    // target-group weights every minute and at once when a capacity alarm changes state.
-    const facts = this.service.routingFacts();
-    this.observability = new InferenceObservability(this, 'Observability', { service: SD21_CONTRACT.name, facts });
+    // target-group weights every minute and at once when a capacity alarm changes state. Its signals come from the
+    // service's producers: ALB metrics, Container Insights replicas_desired (the amazon-cloudwatch-observability
+    // add-on the service installs), a Karpenter capacity-error metric filter per NodePool and the Triton scrape.
+    this.observability = new InferenceObservability(this, 'Observability', { serving: this.service });
     this.reconciler = new Reconciler(this, 'Reconciler', {
-      service: SD21_CONTRACT.name,
-      facts,
-      tokensPerRequest: SD21_CONTRACT.requestShape.meanOutputTokens,
-      clusterName: this.service.clusterName,
+      serving: this.service,
       capacityAlarms: this.observability.capacityAlarms,
     });
   }

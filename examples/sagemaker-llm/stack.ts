@@ -132,12 +132,9 @@ export class SageMakerLlmStack extends Stack {
 
     // The control loop: one dashboard and the alarms for the service, and the reconciler that moves the variant
     // weights every minute and at once when a capacity alarm changes state.
-    const facts = this.endpoint.routingFacts();
-    this.observability = new InferenceObservability(this, 'Observability', { service: LLAMA_CHAT_CONTRACT.name, facts });
+    this.observability = new InferenceObservability(this, 'Observability', { serving: this.endpoint });
     this.reconciler = new Reconciler(this, 'Reconciler', {
-      service: LLAMA_CHAT_CONTRACT.name,
-      facts,
-      tokensPerRequest: LLAMA_CHAT_CONTRACT.requestShape.meanOutputTokens,
+      serving: this.endpoint,
       capacityAlarms: this.observability.capacityAlarms,
     });
 

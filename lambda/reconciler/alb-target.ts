@@ -14,7 +14,8 @@ export async function readTarget(config: ReconcilerConfig, clients: Clients): Pr
   if (!forward?.ForwardConfig && forward?.TargetGroupArn) byArn.set(forward.TargetGroupArn, 1);
   const weights = Object.fromEntries(facts.targets.map((t) => [t.class.name, byArn.get(t.targetGroupArn) ?? 0]));
   const notWritable = forward ? undefined : `listener ${facts.listenerArn} has no forward default action`;
-  return { weights, pools: {}, replicas: {}, actions, notWritable };
+  const present = facts.targets.filter((t) => byArn.has(t.targetGroupArn)).map((t) => t.class.name);
+  return { weights, pools: {}, replicas: {}, actions, notWritable, present };
 }
 
 /**

@@ -4,6 +4,7 @@
  * function's Errors metric shows it) when an AWS call failed after retries. Weights are left unchanged in that case.
  */
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/policy/reconciler-config';
+import { failureAuditLine, failureEmf, RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler-faults';
 import { type Clients, reconcile, type RunResult } from './reconcile';
 
 // Our own retry layer (retry.ts) is the only one: one SDK attempt per call.
@@ -33,13 +34,20 @@ async function makeClients(c: ReconcilerConfig): Promise<Clients> {
 }
 
 export async function handler(event: { 'detail-type'?: string; source?: string } = {}): Promise<RunResult> {
-  config ??= loadConfig();
-  clients ??= await makeClients(config);
   const trigger = event['detail-type'] ?? 'manual';
-  const result = await reconcile(config, clients, {
-    nowMs: Date.now(),
-    log: (line) => console.log(JSON.stringify({ trigger, ...line })),
-  });
+  const log = (line: Record<string, unknown>) => console.log(JSON.stringify({ trigger, ...line }));
+  const nowMs = Date.now();
+  try {
+    config ??= loadConfig();
+    clients ??= await makeClients(config);
+  } catch (error) {
+    // Even a run that cannot start leaves its audit line and the failure datapoint the failure alarm watches.
+    const detail = `weights unchanged: cannot start: ${(error as Error).name}: ${(error as Error).message}`;
+    log(failureEmf(process.env[RECONCILER_SERVICE_ENV] || 'unknown', 'invalid-config', nowMs));
+    log(failureAuditLine(Math.floor(nowMs / 1000), 'invalid-config', detail));
+    throw new Error(`reconciler: ${detail}`, { cause: error });
+  }
+  const result = await reconcile(config, clients, { nowMs, log });
   if (result.action === 'failed') throw new Error(`reconciler: ${result.detail}`);
   return result;
 }

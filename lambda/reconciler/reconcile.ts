@@ -22,6 +22,15 @@ import {
   type WindowFrame,
   windowsFromResults,
 } from '../../lib/core/policy';
+import {
+  demandWindow,
+  failureAuditLine,
+  failureEmf,
+  type FailureReason,
+  missingTargets,
+  reconcilerConfigProblems,
+  weightInvariantProblems,
+} from '../../lib/core/reconciler-faults';
 import { latest } from '../../lib/core/policy/signals';
 import { withRetry, type RetryOptions } from './retry';
 import { type TargetState } from './target-state';
@@ -46,6 +55,8 @@ export interface RunResult {
    * `failed`: an AWS call failed after retries (weights unchanged).
    */
   readonly action: 'applied' | 'unchanged' | 'skipped' | 'failed';
+  /** Why a run failed (the `Reason` of its `ReconcilerFailures` datapoint). */
+  readonly reason?: FailureReason;
   readonly detail?: string;
   readonly weights?: Readonly<Record<string, number>>;
 }
@@ -60,7 +71,34 @@ function targetIo(config: ReconcilerConfig): Promise<TargetIo> {
   return config.facts.kind === 'sagemaker' ? import('./sagemaker-target') : import('./alb-target');
 }
 
+/**
+ * One run. Whatever goes wrong (an invalid configuration, facts that no longer match the target, an AWS error, a bug),
+ * the run writes no weight it cannot stand behind, prints an audit line and a `ReconcilerFailures` EMF datapoint (which
+ * the construct's failure alarm watches), and returns `failed`; it never throws before its audit line.
+ */
 export async function reconcile(config: ReconcilerConfig, clients: Clients, options: RunOptions): Promise<RunResult> {
+  const service = typeof config?.service === 'string' && config.service.length > 0 ? config.service : 'unknown';
+  const fail = (reason: FailureReason, detail: string, context: Record<string, unknown> = {}): RunResult => {
+    options.log(failureEmf(service, reason, options.nowMs));
+    options.log(failureAuditLine(Math.floor(options.nowMs / 1000), reason, detail, context));
+    return { action: 'failed', reason, detail };
+  };
+  const problems = reconcilerConfigProblems(config);
+  if (problems.length > 0) return fail('invalid-config', `weights unchanged: invalid configuration: ${problems.join('; ')}`);
+  try {
+    return await reconcileChecked(config, clients, options, fail);
+  } catch (error) {
+    return fail('internal-error', `weights unchanged: ${describe(error)}`);
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+type Fail = (reason: FailureReason, detail: string, context?: Record<string, unknown>) => RunResult;
+
+async function reconcileChecked(config: ReconcilerConfig, clients: Clients, options: RunOptions, fail: Fail): Promise<RunResult> {
   const policy = resolvePolicyConfig(config.policy);
   const period = policy.periodSeconds;
   const retry = (name: string) => ({ ...options.retry, name });
@@ -81,15 +119,23 @@ export async function reconcile(config: ReconcilerConfig, clients: Clients, opti
     target = await withRetry(() => io.readTarget(config, clients), retry('read target'));
     results = await withRetry(() => getMetricData(clients.cloudwatch, batch.queries as MetricDataQuery[], start, now + period), retry('GetMetricData'));
   } catch (error) {
-    const detail = `weights unchanged: ${(error as Error).name}: ${(error as Error).message}`;
-    options.log({ audit: 'routing-decision', now: new Date(now * 1000).toISOString(), apply: { action: 'failed', detail } });
-    return { action: 'failed', detail };
+    return fail('aws-error', `weights unchanged: ${describe(error)}`);
+  }
+  const missing = missingTargets(config.facts, target.present);
+  if (missing.length > 0) {
+    const what = config.facts.kind === 'sagemaker' ? `variant(s) of endpoint ${config.facts.endpointName}` : `target group(s) of listener ${config.facts.listenerArn}`;
+    return fail('target-mismatch',
+      `weights unchanged: the routing facts name ${missing.map((m) => `'${m}'`).join(', ')}, not among the ${what} ` +
+        `(it holds: ${target.present.map((m) => `'${m}'`).join(', ') || 'none'}); redeploy the construct so facts and target match`,
+      { weights: target.weights });
   }
 
   const classes = policyClassesFromFacts(config.facts, config.placement, target.pools);
   const windows = windowsFromResults(results, batch, frame);
   const names = classes.map((c) => c.name);
   const all = assembleSignals(windows, batch, names, frame.slots);
+  // A class holding weight that reports no demand while others do is missing data, not low demand.
+  const demand = demandWindow(all.signals, names, frame.slots, target.weights);
   // External signals end `metricDelaySeconds` ago; cut them there so a not-yet-published period is not read as missing.
   const cut = (w: ReadonlyArray<number | null> | undefined) => (w ?? []).slice(0, slots);
   const signals: PolicyInput['signals'] = Object.fromEntries(
@@ -111,8 +157,11 @@ export async function reconcile(config: ReconcilerConfig, clients: Clients, opti
   );
   const own = (signal: 'mode' | 'ramping') => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
   const previous = rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy);
-  const input: PolicyInput = { now, classes, signals, demandTokensPerSecond: cut(all.demand), config: config.policy };
+  const input: PolicyInput = { now, classes, signals, demandTokensPerSecond: cut(demand), config: config.policy };
   const { decision, state } = decide(input, previous);
+
+  const broken = weightInvariantProblems(decision.weights, classes);
+  if (broken.length > 0) return fail('internal-error', `weights unchanged: the decision breaks a routing invariant: ${broken.join('; ')}`);
 
   let result: RunResult;
   if (!decision.weightsChanged) {
@@ -124,7 +173,7 @@ export async function reconcile(config: ReconcilerConfig, clients: Clients, opti
       await withRetry(() => io.writeWeights(config, clients, target, decision.weights), retry('write weights'));
       result = { action: 'applied', weights: decision.weights };
     } catch (error) {
-      result = { action: 'failed', detail: `weights unchanged: ${(error as Error).name}: ${(error as Error).message}`, weights: target.weights };
+      result = { action: 'failed', reason: 'aws-error', detail: `weights unchanged: ${describe(error)}`, weights: target.weights };
     }
   }
   // Record what is in force: the new weights if written, the old ones otherwise (the next run reads them back).
@@ -133,6 +182,7 @@ export async function reconcile(config: ReconcilerConfig, clients: Clients, opti
   const written = result.action === 'applied';
   const emf = decisionEmf(inForce, recorded, input, config.service, options.nowMs, policy.weightTotal, written, observed(config, target, signals));
   for (const record of emf) options.log(record);
+  if (result.reason) options.log(failureEmf(config.service, result.reason, options.nowMs));
   options.log(auditLine(input, previous, decision, recorded, { action: result.action, detail: result.detail }));
   return result;
 }

@@ -20,7 +20,7 @@ export async function readTarget(config: ReconcilerConfig, clients: Clients): Pr
   const status = endpoint.EndpointStatus;
   // Updating (a deployment, or our own previous write): SageMaker rejects a second update; the next tick retries.
   const notWritable = status === 'InService' ? undefined : `endpoint ${facts.endpointName} is ${status}; weights are written on a later tick`;
-  return { weights, pools, replicas, notWritable };
+  return { weights, pools, replicas, notWritable, present: Object.keys(weights) };
 }
 
 /** UpdateEndpointWeightsAndCapacities with every variant's weight (capacities stay with the autoscaler). */

@@ -8,6 +8,8 @@ export interface TargetState {
   readonly pools: Record<string, Record<string, number>>;
   /** SageMaker only: ready (current) and desired instances per variant. */
   readonly replicas: Record<string, { ready: number; desired: number }>;
+  /** Routed names (ALB: class names; SageMaker: variant names) the live target actually holds. */
+  readonly present: readonly string[];
   /** Why weights cannot be written now (SageMaker endpoint not InService, listener without a forward action). */
   readonly notWritable?: string;
   /** ALB only: the listener's default actions as read, written back with new weights. */

@@ -5,7 +5,10 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { ADMISSION_DECISIONS, CAPACITY_ERROR_OUTCOMES, Metrics } from '../core/metrics';
+import { ADMISSION_DECISIONS, Metrics } from '../core/metrics';
+import { numberProblem } from '../core/validation';
+import { OBSERVABILITY_RULES } from '../core/validation-rules';
+import { durationSeconds } from '../util/duration';
 
 /** CloudWatch: a metric-math alarm reads at most 10 metrics. */
 const MAX_ALARM_METRICS = 10;
@@ -81,9 +84,16 @@ export interface InferenceAlarmOptions {
   readonly alarmTopic?: sns.ITopic;
   /** @default - enabled with the defaults of `FallbackShareAlarmOptions` */
   readonly fallbackShare?: FallbackShareAlarmOptions;
-  /** @default - enabled with the defaults of `DeadlineExhaustionAlarmOptions` */
+  /**
+   * Off unless `enabled: true`: it reads the contract's DeadlineExhaustions and Admissions, which no model server the
+   * library scrapes publishes (emit them as EMF from your server, then turn it on).
+   * @default - not created
+   */
   readonly deadlineExhaustion?: DeadlineExhaustionAlarmOptions;
-  /** @default - enabled with the defaults of `CapacityErrorAlarmOptions` */
+  /**
+   * @default - enabled with the defaults of `CapacityErrorAlarmOptions` when the serving platform produces capacity
+   * errors for a preferred class (EKS: the Karpenter log metric filter); not created otherwise
+   */
   readonly preferredCapacityErrors?: CapacityErrorAlarmOptions;
   /** @default - enabled with the defaults of `ReplicaShortageAlarmOptions`, one alarm per routed class */
   readonly replicaShortage?: ReplicaShortageAlarmOptions;
@@ -130,14 +140,15 @@ export class InferenceAlarms extends Construct {
   constructor(scope: Construct, id: string, props: InferenceAlarmsProps) {
     super(scope, id);
     throwIfProblems('InferenceAlarms', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props)]);
-    const m = new ServiceMetrics(props.service, props.facts, props.period);
+    const m = new ServiceMetrics(props.serving.servingDescription(), props.period);
     this.metrics = m;
+    const svc = m.service;
 
     if (props.alarmTopic) {
       this.topic = props.alarmTopic;
     } else {
       const key = new kms.Key(this, 'TopicKey', {
-        description: `Encrypts the alarm topic of inference service ${props.service}`,
+        description: `Encrypts the alarm topic of inference service ${svc}`,
         enableKeyRotation: true,
       });
       // CloudWatch publishes alarm notifications to an encrypted topic only if the key lets it (the AWS managed SNS key does not).
@@ -147,7 +158,7 @@ export class InferenceAlarms extends Construct {
         resources: ['*'],
       }));
       this.topicKey = key;
-      this.topic = new sns.Topic(this, 'Topic', { masterKey: key, enforceSSL: true, displayName: `Inference alarms: ${props.service}` });
+      this.topic = new sns.Topic(this, 'Topic', { masterKey: key, enforceSSL: true, displayName: `Inference alarms: ${svc}` });
     }
 
     const fallback = { ...ALARM_DEFAULTS.fallbackShare, ...props.fallbackShare };
@@ -155,8 +166,7 @@ export class InferenceAlarms extends Construct {
     const capacity = { ...ALARM_DEFAULTS.preferredCapacityErrors, ...props.preferredCapacityErrors };
     const shortage = { ...ALARM_DEFAULTS.replicaShortage, ...props.replicaShortage };
     const heartbeat = { ...ALARM_DEFAULTS.reconcilerHeartbeat, ...props.reconcilerHeartbeat };
-    const periods = (d: Duration) => Math.round(d.toSeconds() / m.period.toSeconds());
-    const svc = props.service;
+    const periods = (d: Duration) => Math.round(durationSeconds(d)! / m.period.toSeconds());
 
     // A service without fallback classes has no fallback share to watch.
     if (fallback.enabled !== false && m.fallback.length > 0) {
@@ -174,7 +184,9 @@ export class InferenceAlarms extends Construct {
       });
     }
 
-    if (deadline.enabled !== false) {
+    // No model server the library scrapes counts deadline exhaustions or admissions: the alarm reads them only when
+    // asked to (your server emits the contract's DeadlineExhaustions and Admissions EMF).
+    if (deadline.enabled === true) {
       const using: Record<string, cloudwatch.IMetric> = { ex: m.perService(Metrics.deadlineExhaustions) };
       ADMISSION_DECISIONS.forEach((d, i) => { using[metricId('ad', i)] = m.serviceAdmissions(d); });
       const arrivals = ADMISSION_DECISIONS.map((_, i) => metricId('ad', i)).join(' + ');
@@ -196,14 +208,16 @@ export class InferenceAlarms extends Construct {
     }
 
     const capacityAlarms: cloudwatch.Alarm[] = [];
-    if (capacity.enabled !== false) {
-      const errors = m.preferred.map((c) => m.capacityErrors(c));
-      const using: Record<string, cloudwatch.IMetric> = {};
-      for (const e of errors) Object.assign(using, e.usingMetrics);
-      const names = m.preferred.map((c) => c.facts.name).join(', ');
+    // Only classes whose platform produces capacity errors (EKS: Karpenter's log line); SageMaker shortages show as
+    // replica shortages.
+    const producing = m.preferred.filter((c) => m.capacityErrors(c) !== undefined);
+    if (capacity.enabled !== false && producing.length > 0) {
+      const using: Record<string, cloudwatch.IMetric> = Object.fromEntries(producing.map((c) => [metricId('ce', c.index), m.capacityErrors(c)!]));
+      const names = producing.map((c) => c.facts.name).join(', ');
       this.preferredCapacityErrorsAlarm = new cloudwatch.Alarm(this, 'PreferredCapacityErrors', {
         metric: new cloudwatch.MathExpression({
-          expression: errors.map((e) => `(${e.expression})`).join(' + '),
+          // FILL: a period without a matching log line has no datapoint.
+          expression: Object.keys(using).map((id) => `FILL(${id}, 0)`).join(' + '),
           usingMetrics: using,
           label: `capacity errors on ${names}`,
           period: m.period,
@@ -213,7 +227,7 @@ export class InferenceAlarms extends Construct {
         evaluationPeriods: periods(capacity.duration),
         datapointsToAlarm: periods(capacity.duration),
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `${svc}: the preferred class (${names}) reported capacity errors (insufficient capacity, quota exceeded or launch error). `
+        alarmDescription: `${svc}: the preferred class (${names}) reported capacity errors (Karpenter could not launch a node: insufficient capacity). `
           + 'The reconciler is triggered to move load to fallback classes. Runbook: README "Observability and runbook", PreferredCapacityErrors.',
       });
       capacityAlarms.push(this.preferredCapacityErrorsAlarm);
@@ -273,34 +287,39 @@ export class InferenceAlarms extends Construct {
 /** Every problem of the alarm options. */
 export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<ServiceObservabilityProps>): string[] {
   const problems: string[] = [];
-  if (props.facts && props.fallbackShare?.enabled !== false) {
-    const n = observedClasses(props.facts).length;
+  const facts = props.serving?.servingDescription().routing;
+  if (facts && props.fallbackShare?.enabled !== false) {
+    const n = observedClasses(facts).length;
     if (n > MAX_ALARM_METRICS) {
-      problems.push(`prop facts: ${n} capacity classes; the fallback share alarm reads one metric per class and an alarm at most `
+      problems.push(`prop serving: ${n} capacity classes; the fallback share alarm reads one metric per class and an alarm at most `
         + `${MAX_ALARM_METRICS}; allowed: at most ${MAX_ALARM_METRICS} classes, or fallbackShare.enabled: false`);
     }
   }
-  if (props.facts && props.preferredCapacityErrors?.enabled !== false) {
-    const ranks = observedClasses(props.facts).map((c) => c.facts.preferenceRank);
+  if (facts && props.preferredCapacityErrors?.enabled !== false) {
+    const ranks = observedClasses(facts).map((c) => c.facts.preferenceRank);
     const best = ranks.filter((r) => r === Math.min(...ranks)).length;
-    // One metric per error outcome per preferred class; a CloudWatch metric-math alarm reads at most 10 metrics.
-    if (best * CAPACITY_ERROR_OUTCOMES.length > MAX_ALARM_METRICS) {
-      problems.push(`prop facts: ${best} classes share the best preference rank; the preferred-class capacity error alarm reads `
-        + `${CAPACITY_ERROR_OUTCOMES.length} metrics per class and an alarm at most ${MAX_ALARM_METRICS}; allowed: at most `
-        + `${Math.floor(MAX_ALARM_METRICS / CAPACITY_ERROR_OUTCOMES.length)} classes of the best rank, or preferredCapacityErrors.enabled: false`);
+    // One metric per preferred class; a CloudWatch metric-math alarm reads at most 10 metrics.
+    if (best > MAX_ALARM_METRICS) {
+      problems.push(`prop serving: ${best} classes share the best preference rank; the preferred-class capacity error alarm reads `
+        + `one metric per class and an alarm at most ${MAX_ALARM_METRICS}; allowed: at most ${MAX_ALARM_METRICS} classes of the best rank, `
+        + 'or preferredCapacityErrors.enabled: false');
     }
   }
-  const period = props.period?.toSeconds() ?? 60;
+  const period = durationSeconds(props.period) ?? 60;
   const duration = (prop: string, d: Duration | undefined) => {
     if (d === undefined) return;
-    const s = d.toSeconds();
-    if (s < period || s % period !== 0 || s > 86400) {
-      problems.push(`prop ${prop}: got ${d.toHumanString()}; allowed: a whole number of periods (${period} s), at least one, at most 1 day`);
+    const s = durationSeconds(d)!;
+    if (!(Number.isFinite(s) && s >= period && s % period === 0 && s <= 86400)) {
+      const got = d.isUnresolved() ? 'a CDK token' : d.toHumanString();
+      problems.push(`prop ${prop}: got ${got}; allowed: ${OBSERVABILITY_RULES['alarm.duration'].allowed.replace('periods', `periods (${period} s)`)}`);
     }
   };
-  const percent = (prop: string, v: number | undefined) => {
-    if (v !== undefined && !(v > 0 && v < 100)) problems.push(`prop ${prop}: got ${v}; allowed: a percentage above 0 and below 100`);
+  const numeric = (prop: keyof typeof OBSERVABILITY_RULES & ('fallbackShare.thresholdPercent' | 'deadlineExhaustion.thresholdPercent'
+    | 'deadlineExhaustion.minRequestsPerPeriod' | 'preferredCapacityErrors.threshold'), v: number | undefined) => {
+    const problem = v === undefined ? undefined : numberProblem(OBSERVABILITY_RULES[prop], v);
+    if (problem) problems.push(`prop ${prop}: ${problem}`);
   };
+  const percent = numeric;
   percent('fallbackShare.thresholdPercent', props.fallbackShare?.thresholdPercent);
   duration('fallbackShare.duration', props.fallbackShare?.duration);
   const basis = props.fallbackShare?.basis;
@@ -309,14 +328,8 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
   }
   percent('deadlineExhaustion.thresholdPercent', props.deadlineExhaustion?.thresholdPercent);
   duration('deadlineExhaustion.duration', props.deadlineExhaustion?.duration);
-  const min = props.deadlineExhaustion?.minRequestsPerPeriod;
-  if (min !== undefined && !(Number.isInteger(min) && min >= 1)) {
-    problems.push(`prop deadlineExhaustion.minRequestsPerPeriod: got ${min}; allowed: an integer >= 1`);
-  }
-  const threshold = props.preferredCapacityErrors?.threshold;
-  if (threshold !== undefined && !(Number.isInteger(threshold) && threshold >= 1)) {
-    problems.push(`prop preferredCapacityErrors.threshold: got ${threshold}; allowed: an integer >= 1 (errors per period)`);
-  }
+  numeric('deadlineExhaustion.minRequestsPerPeriod', props.deadlineExhaustion?.minRequestsPerPeriod);
+  numeric('preferredCapacityErrors.threshold', props.preferredCapacityErrors?.threshold);
   duration('preferredCapacityErrors.duration', props.preferredCapacityErrors?.duration);
   duration('replicaShortage.duration', props.replicaShortage?.duration);
   duration('reconcilerHeartbeat.duration', props.reconcilerHeartbeat?.duration);

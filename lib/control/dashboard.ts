@@ -1,6 +1,8 @@
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics';
+import { nameProblem } from '../core/validation';
+import { OBSERVABILITY_RULES } from '../core/validation-rules';
 import { type InferenceAlarms } from './alarms';
 import { serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
 
@@ -37,8 +39,8 @@ export class InferenceDashboard extends Construct {
 
   constructor(scope: Construct, id: string, props: InferenceDashboardProps) {
     super(scope, id);
-    throwIfProblems('InferenceDashboard', this.node.path, serviceObservabilityProblems(props));
-    const m = new ServiceMetrics(props.service, props.facts, props.period);
+    throwIfProblems('InferenceDashboard', this.node.path, [...serviceObservabilityProblems(props), ...dashboardProblems(props)]);
+    const m = new ServiceMetrics(props.serving.servingDescription(), props.period);
     this.metrics = m;
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: props.dashboardName,
@@ -46,6 +48,12 @@ export class InferenceDashboard extends Construct {
     });
     for (const row of dashboardRows(m, props.alarms)) this.dashboard.addWidgets(...row);
   }
+}
+
+/** Problems of the dashboard's own props. */
+export function dashboardProblems(props: InferenceDashboardOptions): string[] {
+  const problem = props.dashboardName === undefined ? undefined : nameProblem(OBSERVABILITY_RULES.dashboardName, props.dashboardName);
+  return problem ? [`prop dashboardName: ${problem}`] : [];
 }
 
 /** Widgets left to right, wrapped into rows no wider than the grid (a CDK Row does not wrap by itself). */
@@ -110,7 +118,8 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
   rows.push([
     graph('Request share per class (%)', 8, { left: m.shares('rq', (c) => m.requests(c)), stacked: true, leftYAxis: PERCENT_AXIS }),
     graph('Token share per class (%)', 8, {
-      left: m.shares('tk', (c) => m.perClass(Metrics.generatedTokens, c)),
+      // Counted by the model server where scraped, else requests x the contract's mean output tokens.
+      left: m.shares('tk', (c) => m.tokens(c, 'tkx')),
       stacked: true,
       leftYAxis: PERCENT_AXIS,
     }),
@@ -132,15 +141,16 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
       leftYAxis: ZERO_AXIS('ms'),
     }),
   );
-  const queue = graph('Queue wait p95 per class (ms)', share(classes.length + 1), {
-    left: classes.map((c) => m.perClass(Metrics.queueWait, c)),
-    leftYAxis: ZERO_AXIS('ms'),
-  });
-  rows.push(...wrap([...latency, queue]));
+  // Queue depth from the scraped engine metrics stands in for queue time (the agent drops the engines' histograms).
+  const waiting = classes.flatMap((c) => m.requestsWaiting(c) ?? []);
+  const queue = waiting.length > 0
+    ? [graph('Requests waiting per class (engine queue)', share(classes.length + 1), { left: waiting, leftYAxis: ZERO_AXIS('requests') })]
+    : [];
+  rows.push(...wrap([...latency, ...queue]));
 
   // Replicas desired vs ready per routed class (quota drawn as a line; a SageMaker variant's pools drawn too),
   // then how long a new replica takes to be ready.
-  const perRow = m.routes.length + 1;
+  const perRow = m.routes.length;
   const replicas = m.routes.map((route) =>
     graph(`Replicas ${route.name}: desired vs ready`, share(perRow), {
       left: [
@@ -152,30 +162,19 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
       leftAnnotations: [{ value: route.maxReplicas, label: 'max replicas (quota)', color: cloudwatch.Color.GREY }],
     }),
   );
-  const readyTime = graph('Replica ready time p95 per class (s)', share(perRow), {
-    left: classes.map((c) => m.perClass(Metrics.replicaReadyTime, c)),
-    leftYAxis: ZERO_AXIS('s'),
-  });
-  rows.push(...wrap([...replicas, readyTime]));
+  rows.push(...wrap(replicas));
 
-  // Provisioning and admission: capacity errors vs launches, rejections, deadline exhaustions.
+  // Provisioning and errors: capacity errors where the platform produces them (EKS: Karpenter's log line), server
+  // errors (engine rejections answer 5XX), and deadline exhaustions when their alarm reads a producer you run.
   const deadlineRate = alarms?.deadlineExhaustionAlarm;
-  rows.push([
-    graph('Capacity errors per class', 6, { left: classes.map((c) => m.capacityErrors(c)), leftYAxis: ZERO_AXIS('attempts') }),
-    graph('Capacity launches per class', 6, {
-      left: classes.map((c) => m.capacityAttempts(c, 'launched')),
-      leftYAxis: ZERO_AXIS('attempts'),
-    }),
-    graph('Rejected requests per class', 6, { left: classes.map((c) => m.rejections(c)), stacked: true, leftYAxis: ZERO_AXIS('requests') }),
-    graph('Deadline exhaustions per class', 6, {
-      left: classes.map((c) => m.perClass(Metrics.deadlineExhaustions, c)),
-      stacked: true,
-      leftYAxis: ZERO_AXIS('requests'),
-      right: deadlineRate ? [deadlineRate.metric] : [],
-      rightAnnotations: deadlineRate ? [deadlineRate.toAnnotation()] : [],
-      rightYAxis: deadlineRate ? ZERO_AXIS('% of arrivals') : undefined,
-    }),
-  ]);
+  const errors = classes.flatMap((c) => m.capacityErrors(c) ?? []);
+  rows.push(wrap([
+    ...(errors.length > 0 ? [graph('Capacity errors per class (Karpenter insufficient capacity)', 8, { left: errors, leftYAxis: ZERO_AXIS('launch failures') })] : []),
+    graph('Server errors (5XX) per class', 8, { left: classes.map((c) => m.serverErrors(c)), stacked: true, leftYAxis: ZERO_AXIS('requests') }),
+    ...(deadlineRate
+      ? [graph('Deadline exhaustions (% of arrivals)', 8, { left: [deadlineRate.metric], leftAnnotations: [deadlineRate.toAnnotation()], leftYAxis: ZERO_AXIS('%') })]
+      : []),
+  ]).flat());
 
   // Control: the mode timeline with the weights it produced, and why.
   rows.push([
@@ -205,8 +204,8 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
   // Throughput and cost.
   rows.push([
     graph('Output tokens/s per class', 8, { left: classes.map((c) => m.classTokensPerSecond(c)), stacked: true, leftYAxis: ZERO_AXIS('tokens/s') }),
-    graph('Tokens/s per replica vs envelope', 8, {
-      left: classes.map((c) => m.perClass(Metrics.tokensPerSecond, c)),
+    graph('Tokens/s per ready replica vs envelope', 8, {
+      left: classes.map((c) => m.tokensPerReadyReplica(c)),
       leftYAxis: ZERO_AXIS('tokens/s'),
       leftAnnotations: classes.map((c) => ({ value: c.facts.tokensPerSecondPerReplica, label: `${c.facts.name} envelope` })),
     }),

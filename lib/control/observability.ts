@@ -1,7 +1,7 @@
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { alarmOptionProblems, type InferenceAlarmOptions, InferenceAlarms } from './alarms';
-import { type InferenceDashboardOptions, InferenceDashboard } from './dashboard';
+import { dashboardProblems, type InferenceDashboardOptions, InferenceDashboard } from './dashboard';
 import { serviceObservabilityProblems, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
 
 export {
@@ -32,7 +32,7 @@ export class InferenceObservability extends Construct {
   constructor(scope: Construct, id: string, props: InferenceObservabilityProps) {
     super(scope, id);
     // Check everything up front so one error lists every problem, whichever child would have found it.
-    throwIfProblems('InferenceObservability', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props)]);
+    throwIfProblems('InferenceObservability', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props), ...dashboardProblems(props)]);
     this.alarms = new InferenceAlarms(this, 'Alarms', props);
     this.dashboard = new InferenceDashboard(this, 'Dashboard', { ...props, alarms: this.alarms });
   }

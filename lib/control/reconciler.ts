@@ -7,8 +7,11 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics';
+import { nonFiniteFactProblems, RECONCILER_SERVICE_ENV } from '../core/reconciler-faults';
+import { Checker } from '../core/validation';
+import { RECONCILER_RULES } from '../core/validation-rules';
+import { durationMillis, durationSeconds } from '../util/duration';
 import {
-  type MetricStatSource,
   type PolicyConfig,
   policyClassesFromFacts,
   policyClassProblems,
@@ -18,6 +21,10 @@ import {
   resolvePolicyConfig,
 } from '../core/policy';
 import { type RoutingFacts } from '../core/routing-facts';
+import { karpenterCapacityErrorMetric } from '../core/karpenter-capacity';
+import { signalPlan } from '../core/policy/signal-sources';
+import { findPublishedMetric } from '../core/signals';
+import { type ClassSignalProducers, type IInferenceServing, servingProblems } from '../core/serving';
 import { isUnresolved } from '../core/tokens';
 import { lambdaCode } from '../util/lambda-code';
 
@@ -48,34 +55,45 @@ export interface RoutingPolicyOptions {
 }
 
 export interface ReconcilerProps {
-  /** Where the weights live and which class sits behind each: handed over by the SageMaker or EKS construct. */
-  readonly facts: RoutingFacts;
-  /** The `Service` dimension of every metric the reconciler emits and reads (lib/core/metrics.ts). */
-  readonly service: string;
-  /** Mean output tokens per request (from the service contract's request shape): turns request counts into token demand. */
-  readonly tokensPerRequest: number;
+  /**
+   * The serving construct (SageMakerCapacityEndpoint, EksInferenceService, or anything implementing
+   * IInferenceServing): where the weights live, which class sits behind each, the service name and request shape, and
+   * the signals its platform produces. Each capacity-error producer (EKS: the Karpenter log metric filter of a
+   * NodePool) is read by the reconciler and gets an alarm whose state changes run it at once.
+   */
+  readonly serving: IInferenceServing;
   /** The service's requests are sensitive: classes with `allowSensitive: false` never get weight. @default false */
   readonly sensitive?: boolean;
   readonly policy?: RoutingPolicyOptions;
-  /**
-   * EKS: the cluster name, the `ClusterName` dimension of Container Insights metrics (desired replicas per Deployment).
-   * Required for an ALB target.
-   * @default - none (SageMaker)
-   */
-  readonly clusterName?: string;
-  /**
-   * Capacity errors per routed class name (ALB: class name; SageMaker: variant name), from a real source such as
-   * Karpenter's controller logs or metrics delivered to CloudWatch. Each gets an alarm whose state changes trigger the
-   * reconciler at once.
-   * @default - no capacity-error signal: shortages are seen as desired > ready after `provisioningGrace`
-   */
-  readonly capacityErrorMetrics?: Readonly<Record<string, cloudwatch.IMetric>>;
   /** More alarms whose state changes trigger a run at once. @default - only the capacity-error alarms */
   readonly capacityAlarms?: readonly cloudwatch.IAlarm[];
   /** CloudWatch publishes a period late: the newest period read ends at least this long ago. @default Duration.minutes(2) */
   readonly metricDelay?: Duration;
   /** Retention of the reconciler's log group (EMF metrics and one audit line per decision). @default RetentionDays.THREE_MONTHS */
   readonly logRetention?: logs.RetentionDays;
+}
+
+/** Template metadata key of the reconciler function: one line per signal it reads, with its producer. */
+export const SIGNAL_SOURCES_METADATA = 'cdk-capacity-aware-inference:signal-sources';
+
+function signalSourceLines(config: ReconcilerConfig): string[] {
+  const period = config.policy.periodSeconds ?? 60;
+  const plan = signalPlan(config, period);
+  const lines: string[] = [];
+  for (const [route, sources] of Object.entries(plan.classes)) {
+    for (const [signal, source] of Object.entries(sources)) {
+      if (!source) continue;
+      if ('expression' in source) {
+        lines.push(`${route} ${signal}: ${source.expression} (AWS-published, lib/core/signals.ts)`);
+        continue;
+      }
+      const m = source.metric;
+      const published = findPublishedMetric(m.namespace, m.metricName, Object.keys(m.dimensions));
+      lines.push(`${route} ${signal}: ${m.namespace} ${m.metricName} [${Object.keys(m.dimensions).join(', ')}] `
+        + `(${published ? `AWS, ${published.source}` : 'produced in this app: docs/signals.md'})`);
+    }
+  }
+  return lines;
 }
 
 /** Lambda's limit on the total size of a function's environment variables. */
@@ -98,6 +116,12 @@ export class Reconciler extends Construct {
   public alarmRule?: events.Rule;
   /** One alarm per capacity-error metric. */
   public readonly capacityErrorAlarms: readonly cloudwatch.Alarm[];
+  /**
+   * Failed runs (`ReconcilerFailures`) in 2 of 3 periods: the weights are frozen while runs fail (invalid configuration,
+   * facts that no longer match the endpoint or listener, AWS errors). One failed run alone (a throttled call) is retried
+   * by the next tick and does not alarm. Add an action to page someone.
+   */
+  public readonly failureAlarm: cloudwatch.Alarm;
   /** The configuration the function receives. */
   public readonly config: ReconcilerConfig;
   private readonly service: string;
@@ -106,36 +130,41 @@ export class Reconciler extends Construct {
 
   constructor(scope: Construct, id: string, props: ReconcilerProps) {
     super(scope, id);
+    const serving = props.serving.servingDescription();
     const policy = policyConfigFromOptions(props.policy ?? {});
-    const problems = this.validate(props, policy);
-    const capacityErrors = capacityErrorSources(props.capacityErrorMetrics ?? {}, problems);
+    const problems = this.validate(props, serving, policy);
+    // Per routed class: the class itself on an ALB; on SageMaker a variant's producers are those of its only class.
+    const signals = routedSignals(serving);
+    const { compact, karpenter } = compactSignals(serving, signals);
     this.config = {
-      facts: props.facts,
+      facts: serving.routing,
       placement: { sensitive: props.sensitive ?? false },
       policy,
-      service: props.service,
-      tokensPerRequest: props.tokensPerRequest,
-      metricDelaySeconds: (props.metricDelay ?? Duration.minutes(2)).toSeconds(),
-      ...(props.clusterName ? { clusterName: props.clusterName } : {}),
-      ...(Object.keys(capacityErrors).length > 0 ? { capacityErrors } : {}),
+      service: serving.service,
+      tokensPerRequest: serving.tokensPerRequest,
+      metricDelaySeconds: durationSeconds(props.metricDelay) ?? 120,
+      ...(serving.signals.containerInsightsClusterName ? { clusterName: serving.signals.containerInsightsClusterName } : {}),
+      ...(Object.keys(compact).length > 0 ? { signals: compact } : {}),
+      ...(karpenter ? { karpenterCapacityErrors: true } : {}),
     };
     const environment = Stack.of(this).toJsonString(this.config);
     const estimated = JSON.stringify(this.config).length + countTokens(this.config) * TOKEN_ALLOWANCE_BYTES;
-    if (estimated > ENVIRONMENT_LIMIT_BYTES - RECONCILER_CONFIG_ENV.length) {
+    if (estimated > ENVIRONMENT_LIMIT_BYTES - RECONCILER_CONFIG_ENV.length - RECONCILER_SERVICE_ENV.length - serving.service.length) {
       problems.push(`facts: the configuration needs about ${estimated} bytes of environment (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
         'route fewer classes per reconciler (e.g. one reconciler per endpoint or listener)');
     }
     if (problems.length > 0) {
       throw new Error(`Reconciler ${this.node.path}: invalid props:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     }
-    this.service = props.service;
+    this.service = serving.service;
+    const facts = serving.routing;
 
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS });
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `Routing reconciler of ${props.service}: reads signals, writes routing weights`,
+      description: `Routing reconciler of ${serving.service}: reads signals, writes routing weights`,
     });
-    this.grantTargetAccess(props.facts);
+    this.grantTargetAccess(facts);
 
     this.function = new lambda.Function(this, 'Function', {
       runtime: lambda.Runtime.NODEJS_24_X,
@@ -150,9 +179,11 @@ export class Reconciler extends Construct {
       reservedConcurrentExecutions: 1,
       // The next tick is the retry: a stale run must not write weights after a newer one.
       retryAttempts: 0,
-      environment: { [RECONCILER_CONFIG_ENV]: environment },
-      description: `Capacity-aware routing reconciler for ${props.service}`,
+      environment: { [RECONCILER_CONFIG_ENV]: environment, [RECONCILER_SERVICE_ENV]: serving.service },
+      description: `Capacity-aware routing reconciler for ${serving.service}`,
     });
+    // For the operator reading the synthesized template: what each signal is read from, and who publishes it.
+    (this.function.node.defaultChild as lambda.CfnFunction).addMetadata(SIGNAL_SOURCES_METADATA, signalSourceLines(this.config));
     this.role.addToPolicy(new iam.PolicyStatement({
       actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
       resources: [`${this.logGroup.logGroupArn}:*`],
@@ -163,22 +194,42 @@ export class Reconciler extends Construct {
     this.trigger = new targets.LambdaFunction(this.function, { retryAttempts: 0, maxEventAge: Duration.seconds(Math.max(60, period.toSeconds())) });
     this.scheduleRule = new events.Rule(this, 'Schedule', {
       schedule: events.Schedule.rate(period),
-      description: `Runs the routing reconciler of ${props.service} every period`,
+      description: `Runs the routing reconciler of ${serving.service} every period`,
       targets: [this.trigger],
     });
 
-    this.capacityErrorAlarms = Object.entries(props.capacityErrorMetrics ?? {}).map(
-      ([className, metric]) =>
+    const errorSources = Object.entries(signals).flatMap(([className, s]) => (s.capacityErrors ? [[className, s.capacityErrors] as const] : []));
+    this.capacityErrorAlarms = errorSources.map(
+      ([className, source]) =>
         new cloudwatch.Alarm(this, `CapacityErrors-${className}`, {
-          metric,
+          metric: new cloudwatch.Metric({
+            namespace: source.namespace, metricName: source.metricName, dimensionsMap: { ...source.dimensions }, statistic: source.stat, period,
+          }),
           threshold: 1,
           evaluationPeriods: 1,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          alarmDescription: `Capacity errors on class ${className} of ${props.service}; state changes run the reconciler at once`,
+          alarmDescription: `Capacity errors on class ${className} of ${serving.service}; state changes run the reconciler at once`,
         }),
     );
     this.triggerOnAlarms([...this.capacityErrorAlarms, ...(props.capacityAlarms ?? [])]);
+
+    this.failureAlarm = new cloudwatch.Alarm(this, 'Failures', {
+      metric: this.metricFailures({ period }),
+      threshold: 1,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      // No datapoint: no failed run. A reconciler that does not run at all is the heartbeat alarm's job.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${serving.service}: reconciler runs are failing (see the Reason dimension of ${Metrics.reconcilerFailures.name} and the audit lines ` +
+        'in the reconciler log group); routing weights are frozen until they succeed.',
+    });
+  }
+
+  /** Failed runs (all reasons, Sum). The `failureAlarm` watches it. */
+  public metricFailures(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.contractMetric(Metrics.reconcilerFailures, {}, props);
   }
 
   /**
@@ -259,43 +310,61 @@ export class Reconciler extends Construct {
     for (const a of acknowledgements) Validations.of(this.role).acknowledge(a);
   }
 
-  private validate(props: ReconcilerProps, policy: Partial<PolicyConfig>): string[] {
-    const problems: string[] = [];
-    const resolved = resolvePolicyConfig(policy);
-    problems.push(...policyConfigProblems(resolved).map((p) => `policy: ${p}`));
-    const facts = props.facts;
+  private validate(props: ReconcilerProps, serving: ReturnType<IInferenceServing['servingDescription']>, policy: Partial<PolicyConfig>): string[] {
+    const problems: string[] = [...servingProblems(serving)];
+    const rules = new Checker(RECONCILER_RULES);
+    const o = props.policy ?? {};
+    // Each option against its own rule; the policy's rules between fields only for fields that passed their own.
+    const fields: Array<[keyof RoutingPolicyOptions, keyof typeof RECONCILER_RULES, keyof PolicyConfig, unknown]> = [
+      ['period', 'policy.period', 'periodSeconds', durationSeconds(o.period)],
+      ['headroom', 'policy.headroom', 'headroom', o.headroom],
+      ['warmFloorShare', 'policy.warmFloorShare', 'warmFloorShare', o.warmFloorShare],
+      ['weightTotal', 'policy.weightTotal', 'weightTotal', o.weightTotal],
+      ['capacityErrorLookback', 'policy.capacityErrorLookback', 'capacityErrorLookbackSeconds', durationSeconds(o.capacityErrorLookback)],
+      ['provisioningGrace', 'policy.provisioningGrace', 'provisioningGraceSeconds', durationSeconds(o.provisioningGrace)],
+      ['stabilizationWindow', 'policy.stabilizationWindow', 'stabilizationWindowSeconds', durationSeconds(o.stabilizationWindow)],
+      ['latencySloP95', 'policy.latencySloP95', 'latencySloP95Ms', durationMillis(o.latencySloP95)],
+      ['latencyBreachPeriods', 'policy.latencyBreachPeriods', 'latencyBreachPeriods', o.latencyBreachPeriods],
+      ['rampStepShare', 'policy.rampStepShare', 'rampStepShare', o.rampStepShare],
+      ['minWeightChangeShare', 'policy.minWeightChangeShare', 'minWeightChangeShare', o.minWeightChangeShare],
+    ];
+    const failed = new Set<string>();
+    for (const [, rule, key, value] of fields) {
+      if (!rules.optional(rule as 'policy.headroom', value)) failed.add(key);
+    }
+    rules.optional('metricDelay', durationSeconds(props.metricDelay));
+    problems.push(...rules.problems.map((p) => `${p.field}: ${p.message}`));
+    if (!failed.has('periodSeconds')) {
+      const defaults = Object.fromEntries(fields.filter(([, , key]) => failed.has(key)).map(([, , key]) => [key, undefined]));
+      const cross = policyConfigProblems(resolvePolicyConfig({ ...policy, ...defaults }));
+      problems.push(...cross.filter((p) => !failed.has(p.split(':')[0])).map((p) => `policy: ${p}`));
+    }
+    const facts = serving.routing;
     const classes = policyClassesFromFacts(facts, { sensitive: props.sensitive });
-    problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`));
+    problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`), ...nonFiniteFactProblems(facts));
     if (facts.kind === 'alb') {
       if (facts.targets.length < 1 || facts.targets.length > 5) {
         problems.push(`facts.targets: ${facts.targets.length} target groups (an ALB forward action takes 1..5)`);
       }
-      if (!props.clusterName) problems.push('clusterName: undefined (required for an ALB target: desired replicas come from Container Insights)');
+      if (!serving.signals.containerInsightsClusterName) {
+        problems.push('serving.signals.containerInsightsClusterName: undefined (required for an ALB target: desired replicas come from Container Insights)');
+      }
     } else {
       if (facts.variants.length < 1 || facts.variants.length > 10) {
         problems.push(`facts.variants: ${facts.variants.length} variants (a SageMaker endpoint takes 1..10)`);
       }
       for (const v of facts.variants) if (v.classes.length === 0) problems.push(`facts.variants['${v.variantName}'].classes: none (at least one pool)`);
     }
-    const names = new Set(classes.map((c) => c.name));
-    for (const name of Object.keys(props.capacityErrorMetrics ?? {})) {
-      if (!names.has(name)) problems.push(`capacityErrorMetrics: '${name}' is not a routed class (allowed: ${[...names].join(', ')})`);
+    if (!isUnresolved(serving.service) && !/^[\w.\-:/]{1,255}$/.test(serving.service)) {
+      problems.push(`serving.service: '${serving.service}' (1..255 characters of letters, digits and . - _ : /)`);
     }
-    if (!isUnresolved(props.service) && !/^[\w.\-:/]{1,255}$/.test(props.service)) {
-      problems.push(`service: '${props.service}' (1..255 characters of letters, digits and . - _ : /)`);
-    }
-    if (!isUnresolved(props.tokensPerRequest) && !(Number.isFinite(props.tokensPerRequest) && props.tokensPerRequest > 0)) {
-      problems.push(`tokensPerRequest: ${props.tokensPerRequest} (the mean output tokens per request, > 0)`);
-    }
-    const delay = props.metricDelay?.toSeconds() ?? 120;
-    if (delay < 0 || delay > 900) problems.push(`metricDelay: ${delay} s (0..900 s)`);
     return problems;
   }
 }
 
 /** Construct options (Durations) to the policy's plain configuration (seconds); unset fields keep the core defaults. */
 function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig> {
-  const seconds = (d?: Duration) => (d === undefined ? undefined : d.toSeconds());
+  const seconds = durationSeconds;
   const entries: Partial<Record<keyof PolicyConfig, number | undefined>> = {
     periodSeconds: seconds(o.period),
     headroom: o.headroom,
@@ -303,7 +372,7 @@ function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig>
     weightTotal: o.weightTotal,
     capacityErrorLookbackSeconds: seconds(o.capacityErrorLookback),
     provisioningGraceSeconds: seconds(o.provisioningGrace),
-    latencySloP95Ms: o.latencySloP95?.toMilliseconds(),
+    latencySloP95Ms: durationMillis(o.latencySloP95),
     latencyBreachPeriods: o.latencyBreachPeriods,
     stabilizationWindowSeconds: seconds(o.stabilizationWindow),
     rampStepShare: o.rampStepShare,
@@ -312,22 +381,37 @@ function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig>
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Partial<PolicyConfig>;
 }
 
-function capacityErrorSources(metrics: Readonly<Record<string, cloudwatch.IMetric>>, problems: string[]): Record<string, MetricStatSource> {
-  const out: Record<string, MetricStatSource> = {};
-  for (const [name, metric] of Object.entries(metrics)) {
-    const stat = metric.toMetricConfig().metricStat;
-    if (!stat) {
-      problems.push(`capacityErrorMetrics['${name}']: a math expression (a plain metric is required)`);
-      continue;
+/** The serving platform's signal producers by routed class: an ALB target's class, a SageMaker variant's only class. */
+function routedSignals(serving: ReturnType<IInferenceServing['servingDescription']>): Record<string, ClassSignalProducers> {
+  const out: Record<string, ClassSignalProducers> = {};
+  const r = serving.routing;
+  const routes = r.kind === 'alb' ? r.targets.map((t) => ({ name: t.class.name, classes: [t.class.name] })) : r.variants.map((v) => ({ name: v.variantName, classes: v.classes.map((c) => c.name) }));
+  for (const route of routes) {
+    const producers = route.classes.length === 1 ? serving.signals.classes[route.classes[0]] : undefined;
+    if (producers && (producers.capacityErrors || producers.generatedTokens)) {
+      out[route.name] = {
+        ...(producers.capacityErrors ? { capacityErrors: producers.capacityErrors } : {}),
+        ...(producers.generatedTokens ? { generatedTokens: producers.generatedTokens } : {}),
+      };
     }
-    out[name] = {
-      namespace: stat.namespace,
-      metricName: stat.metricName,
-      dimensions: Object.fromEntries((stat.dimensions ?? []).map((d) => [d.name, String(d.value)])),
-      stat: stat.statistic,
-    };
   }
   return out;
+}
+
+/** The signals with the Karpenter filter metrics left out when every ALB target has exactly its NodePool's one. */
+function compactSignals(
+  serving: ReturnType<IInferenceServing['servingDescription']>,
+  signals: Record<string, ClassSignalProducers>,
+): { compact: Record<string, ClassSignalProducers>; karpenter: boolean } {
+  const r = serving.routing;
+  const cluster = serving.signals.containerInsightsClusterName;
+  if (r.kind !== 'alb' || !cluster) return { compact: signals, karpenter: false };
+  const derived = (t: (typeof r.targets)[number]) => JSON.stringify(karpenterCapacityErrorMetric(cluster, t.nodePoolName));
+  const karpenter = r.targets.every((t) => JSON.stringify(signals[t.class.name]?.capacityErrors) === derived(t));
+  if (!karpenter) return { compact: signals, karpenter: false };
+  const compact: Record<string, ClassSignalProducers> = {};
+  for (const [name, { capacityErrors: _, ...rest }] of Object.entries(signals)) if (Object.keys(rest).length > 0) compact[name] = rest;
+  return { compact, karpenter: true };
 }
 
 function countTokens(value: unknown): number {

@@ -1,3 +1,4 @@
+import { durationSeconds } from '../util/duration';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import {
@@ -6,7 +7,6 @@ import {
   AWS_LATENCY_TO_MS,
   AwsDim,
   AwsMetrics,
-  CAPACITY_ERROR_OUTCOMES,
   type CapacityOutcome,
   classDimensions,
   Dim,
@@ -18,14 +18,17 @@ import {
 } from '../core/metrics';
 import { duplicates } from '../core/names';
 import { type RoutedClassFacts, type RoutingFacts } from '../core/routing-facts';
+import { type ClassSignalProducers, type IInferenceServing, type ServingDescription, servingProblems } from '../core/serving';
+import { type MetricStatSource } from '../core/signals';
 import { isUnresolved } from '../core/tokens';
 
-/** What the dashboard and the alarms are built from: plain data, so neither depends on a serving construct. */
+/** What the dashboard and the alarms are built from. */
 export interface ServiceObservabilityProps {
-  /** The `Service` dimension value the reconciler and the model servers emit under. */
-  readonly service: string;
-  /** From the serving construct's `routingFacts()`: where the classes are and what they cost. */
-  readonly facts: RoutingFacts;
+  /**
+   * The serving construct (SageMakerCapacityEndpoint, EksInferenceService, or anything implementing
+   * IInferenceServing): its service name, routing facts and the signals its platform produces.
+   */
+  readonly serving: IInferenceServing;
   /**
    * Period of every metric on the dashboard and of every alarm.
    * @default Duration.minutes(1) - the reconciler's tick
@@ -78,13 +81,17 @@ export class ServiceMetrics {
   /** Routed classes in preference order (by their best class). */
   readonly routes: readonly ObservedRoute[];
   readonly period: Duration;
+  readonly service: string;
+  readonly facts: RoutingFacts;
 
   constructor(
-    readonly service: string,
-    readonly facts: RoutingFacts,
+    readonly serving: ServingDescription,
     period: Duration = Duration.seconds(METRIC_PERIOD_SECONDS),
   ) {
     this.period = period;
+    this.service = serving.service;
+    this.facts = serving.routing;
+    const facts = this.facts;
     const observed = observedClasses(facts);
     this.classes = [...observed].sort((a, b) => a.facts.preferenceRank - b.facts.preferenceRank).map((c, index) => ({ ...c, index }));
     const best = Math.min(...this.classes.map((c) => c.facts.preferenceRank));
@@ -144,15 +151,59 @@ export class ServiceMetrics {
     return this.own(Metrics.admissions, { ...serviceDimensions(this.service), [Dim.DECISION]: decision }, { label: decision });
   }
 
-  /** Capacity errors of a class: every outcome but `launched`, summed. */
-  capacityErrors(cls: ObservedClass, idPrefix = 'ce'): cloudwatch.MathExpression {
-    const using = Object.fromEntries(CAPACITY_ERROR_OUTCOMES.map((o, i) => [`${metricId(idPrefix, cls.index)}_${i}`, this.capacityAttempts(cls, o)]));
+  /** The signals the platform produces for a class (none when it produces none). */
+  producers(cls: ObservedClass): ClassSignalProducers {
+    return this.serving.signals.classes[cls.facts.name] ?? {};
+  }
+
+  private produced(source: MetricStatSource, label: string): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: source.namespace,
+      metricName: source.metricName,
+      dimensionsMap: { ...source.dimensions },
+      statistic: source.stat,
+      period: this.period,
+      label,
+    });
+  }
+
+  /**
+   * Capacity errors of a class, from the platform's producer (EKS: the Karpenter log metric filter of its NodePool).
+   * Undefined when the platform produces none (SageMaker: shortages show as desired > ready replicas).
+   */
+  capacityErrors(cls: ObservedClass): cloudwatch.Metric | undefined {
+    const source = this.producers(cls).capacityErrors;
+    return source ? this.produced(source, `${cls.facts.name} capacity errors`) : undefined;
+  }
+
+  /** Requests waiting in the engine queue of a class, where the model server's metrics are scraped. */
+  requestsWaiting(cls: ObservedClass): cloudwatch.Metric | undefined {
+    const source = this.producers(cls).requestsWaiting;
+    return source ? this.produced(source, cls.facts.name) : undefined;
+  }
+
+  /**
+   * Output tokens of a class per period: what the model server counted where its metrics are scraped, else requests x
+   * the contract's mean output tokens.
+   */
+  tokens(cls: ObservedClass, idPrefix = 'tk'): cloudwatch.IMetric {
+    const source = this.producers(cls).generatedTokens;
+    if (source) return this.produced(source, cls.facts.name);
+    const id = metricId(`${idPrefix}r`, cls.index);
     return new cloudwatch.MathExpression({
-      expression: Object.keys(using).join(' + '),
-      usingMetrics: using,
-      label: `${cls.facts.name} capacity errors`,
+      expression: `${id} * ${this.serving.tokensPerRequest}`,
+      usingMetrics: { [id]: this.requests(cls) },
+      label: `${cls.facts.name} (requests x ${this.serving.tokensPerRequest} tokens)`,
       period: this.period,
     });
+  }
+
+  /** Requests the class answered with a server error (SageMaker Invocation5XXErrors, ALB HTTPCode_Target_5XX_Count). */
+  serverErrors(cls: ObservedClass): cloudwatch.Metric {
+    const [namespace, metricName] = this.facts.kind === 'sagemaker'
+      ? [AwsMetrics.sageMaker.namespace, AwsMetrics.sageMaker.invocation5xxErrors]
+      : [AwsMetrics.alb.namespace, AwsMetrics.alb.target5xx];
+    return new cloudwatch.Metric({ namespace, metricName, dimensionsMap: cls.awsDimensions, statistic: 'Sum', period: this.period, label: cls.facts.name });
   }
 
   /** Requests a class turned away (every decision but `admitted`), summed. */
@@ -216,7 +267,7 @@ export class ServiceMetrics {
    * by requests (SageMaker Invocations / ALB RequestCount). No datapoint in a period without traffic.
    */
   fallbackShare(basis: 'tokens' | 'requests', idPrefix: string): cloudwatch.MathExpression {
-    const metricOf = (c: ObservedClass) => (basis === 'tokens' ? this.perClass(Metrics.generatedTokens, c) : this.requests(c));
+    const metricOf = (c: ObservedClass) => (basis === 'tokens' ? this.tokens(c, `${idPrefix}t`) : this.requests(c));
     const using = Object.fromEntries(this.classes.map((c) => [metricId(idPrefix, c.index), metricOf(c)]));
     const ids = (cs: readonly ObservedClass[]) => cs.map((c) => metricId(idPrefix, c.index)).join(', ');
     const fallback = this.fallback;
@@ -228,12 +279,24 @@ export class ServiceMetrics {
     });
   }
 
-  /** Output tokens per second of the class: GeneratedTokens Sum over the period / period seconds. */
+  /** Output tokens per second of the class: tokens over the period / period seconds. */
   classTokensPerSecond(cls: ObservedClass): cloudwatch.MathExpression {
     const id = metricId('gt', cls.index);
     return new cloudwatch.MathExpression({
-      expression: `${id} / PERIOD(${id})`,
-      usingMetrics: { [id]: this.perClass(Metrics.generatedTokens, cls) },
+      expression: `${id} / ${this.period.toSeconds()}`,
+      usingMetrics: { [id]: this.tokens(cls, 'gx') },
+      label: cls.facts.name,
+      period: this.period,
+    });
+  }
+
+  /** Output tokens per second per ready replica of the class (compare with its envelope). */
+  tokensPerReadyReplica(cls: ObservedClass): cloudwatch.MathExpression {
+    const t = metricId('pt', cls.index);
+    const r = metricId('pr', cls.index);
+    return new cloudwatch.MathExpression({
+      expression: `${t} / ${this.period.toSeconds()} / ${r}`,
+      usingMetrics: { [t]: this.tokens(cls, 'px'), [r]: this.perClass(Metrics.readyReplicas, cls, { statistic: 'Average' }) },
       label: cls.facts.name,
       period: this.period,
     });
@@ -247,10 +310,10 @@ export class ServiceMetrics {
     const r = metricId('cr', cls.index);
     const t = metricId('ct', cls.index);
     return new cloudwatch.MathExpression({
-      expression: `${usd(cls.facts.usdPerReplicaHour)} * ${r} * PERIOD(${t}) / 3600 / ${t} * 1000000`,
+      expression: `${usd(cls.facts.usdPerReplicaHour)} * ${r} * ${this.period.toSeconds()} / 3600 / ${t} * 1000000`,
       usingMetrics: {
         [r]: this.perClass(Metrics.readyReplicas, cls, { statistic: 'Average' }),
-        [t]: this.perClass(Metrics.generatedTokens, cls),
+        [t]: this.tokens(cls, 'cx'),
       },
       label: `${cls.facts.name} USD / 1M tokens`,
       period: this.period,
@@ -269,12 +332,12 @@ export class ServiceMetrics {
       const r = metricId('sr', c.index);
       const t = metricId('st', c.index);
       using[r] = this.perClass(Metrics.readyReplicas, c, { statistic: 'Average' });
-      using[t] = this.perClass(Metrics.generatedTokens, c);
+      using[t] = this.tokens(c, 'sx');
       dollars.push(`${usd(c.facts.usdPerReplicaHour)} * ${r}`);
       tokens.push(t);
     }
     return new cloudwatch.MathExpression({
-      expression: `(${dollars.join(' + ')}) * PERIOD(${tokens[0]}) / 3600 / (${tokens.join(' + ')}) * 1000000`,
+      expression: `(${dollars.join(' + ')}) * ${this.period.toSeconds()} / 3600 / (${tokens.join(' + ')}) * 1000000`,
       usingMetrics: using,
       label: 'service USD / 1M tokens (incl. warm standby)',
       period: this.period,
@@ -318,29 +381,32 @@ export function observedClasses(facts: RoutingFacts): Array<Omit<ObservedClass, 
 
 /** Every problem of the shared props, as `prop <name>: <what is wrong>; allowed: <what is>` lines. */
 export function serviceObservabilityProblems(props: ServiceObservabilityProps): string[] {
-  const problems: string[] = [];
-  if (!isUnresolved(props.service) && (props.service.length === 0 || props.service.length > 1024)) {
-    problems.push(`prop service: got '${props.service}' (${props.service.length} characters); allowed: 1..1024 characters (a CloudWatch dimension value)`);
+  const serving = props.serving.servingDescription();
+  const problems: string[] = servingProblems(serving).map((p) => `prop ${p}`);
+  const { service, routing: facts } = serving;
+  if (!isUnresolved(service) && (service.length === 0 || service.length > 1024)) {
+    problems.push(`prop serving.service: got '${service}' (${service.length} characters); allowed: 1..1024 characters (a CloudWatch dimension value)`);
   }
-  const period = props.period?.toSeconds();
-  if (period !== undefined && !(period === 10 || period === 30 || (period >= 60 && period % 60 === 0))) {
-    problems.push(`prop period: got ${period} s; allowed: 10 s, 30 s or a multiple of 60 s (CloudWatch periods)`);
+  const period = durationSeconds(props.period);
+  if (period !== undefined && !(period === 10 || period === 30 || (Number.isInteger(period) && period >= 60 && period % 60 === 0))) {
+    const got = isUnresolved(period) ? 'a CDK token' : `${period} s`;
+    problems.push(`prop period: got ${got}; allowed: 10 s, 30 s or a multiple of 60 s (CloudWatch periods)`);
   }
-  const classes = observedClasses(props.facts).map((c) => c.facts);
+  const classes = observedClasses(facts).map((c) => c.facts);
   if (classes.length === 0) problems.push('prop facts: has no capacity classes; allowed: at least one class');
   for (const name of duplicates(classes.map((c) => c.name))) {
     problems.push(`prop facts: class name '${name}' occurs more than once; allowed: unique class names`);
   }
   // A routed class and a capacity class share the CapacityClass dimension: the same name must mean the same replicas.
   const classNames = new Set(classes.map((c) => c.name));
-  for (const r of routeMembers(props.facts)) {
+  for (const r of routeMembers(facts)) {
     if (r.classNames.length === 0) problems.push(`prop facts: routed class '${r.name}' has no capacity class; allowed: at least one`);
     if (classNames.has(r.name) && !(r.classNames.length === 1 && r.classNames[0] === r.name)) {
       problems.push(`prop facts: variant '${r.name}' has the name of a capacity class it is not exactly; allowed: a variant name that is no `
         + 'class name, or the name of its only class');
     }
   }
-  for (const name of props.facts.kind === 'sagemaker' ? duplicates(routeMembers(props.facts).map((r) => r.name)) : []) {
+  for (const name of facts.kind === 'sagemaker' ? duplicates(routeMembers(facts).map((r) => r.name)) : []) {
     problems.push(`prop facts: routed class name '${name}' occurs more than once; allowed: unique variant / target names`);
   }
   for (const c of classes) {

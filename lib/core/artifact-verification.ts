@@ -90,6 +90,12 @@ export interface ArtifactRecordOptions {
   readonly account: string;
   /** Whether model data must pin an S3 object version. */
   readonly requireModelVersion: boolean;
+  /**
+   * ARNs of profiles the caller created, by profile name: a class that names one of them gets the resource's own ARN
+   * attribute, never an ARN rebuilt from the name (the deployed name may differ, e.g. when CloudFormation generated it).
+   * @default - none
+   */
+  readonly knownProfileArns?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -146,7 +152,7 @@ export function approvedArtifactsFor(
       signingProfileArn:
         profileName === undefined
           ? options.defaultSigningProfileArn
-          : signingProfileArn(options.partition, options.region, options.account, profileName),
+          : (options.knownProfileArns?.[profileName] ?? signingProfileArn(options.partition, options.region, options.account, profileName)),
       modelData: approvedModel,
     },
   };

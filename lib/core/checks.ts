@@ -1,9 +1,11 @@
 import { type CapacityClass, type CapacityClassSpec, DEFAULT_MEMORY_POLICY } from './capacity-class';
-import { type ServiceContract } from './contract';
+import { type ServiceContract, serviceContractProblems } from './contract';
 import { HardwareCatalog, type HardwareProfile, type Platform } from './hardware';
-import { duplicates, rfc1123LabelProblem } from './names';
+import { duplicates } from './names';
 import { memoryBreakdown } from './sizing';
 import { isUnresolved } from './tokens';
+import { Checker, isFiniteLiteral } from './validation';
+import { CLASS_RULES } from './validation-rules';
 
 /** One thing wrong with a declared class. */
 export interface ClassProblem {
@@ -53,7 +55,7 @@ export function checkCapacityClasses(
   options: CheckOptions = {},
 ): { readonly classes: CapacityClass[]; readonly problems: ClassProblem[] } {
   const catalog = options.catalog ?? HardwareCatalog.builtIn();
-  const problems: ClassProblem[] = [];
+  const problems: ClassProblem[] = options.contract ? serviceContractProblems(options.contract) : [];
   if (specs.length === 0) problems.push({ field: 'classes', message: 'no capacity classes were declared; at least one is required' });
   for (const name of duplicates(specs.map((s) => s.name))) {
     problems.push({ field: 'name', message: `'${name}' is used by more than one class; class names must be unique within a service` });
@@ -62,23 +64,26 @@ export function checkCapacityClasses(
   specs.forEach((spec, rank) => {
     const own: ClassProblem[] = [];
     const add = (field: string, message: string) => own.push({ className: spec.name, field, message });
+    const rules = new Checker(CLASS_RULES);
     const hardware = catalog.find(spec.instanceType);
-    checkName(spec, add);
+    rules.check('name', spec.name);
     if (!hardware) {
       add('instanceType', `'${spec.instanceType}' is not in the hardware catalog; register it with HardwareCatalog.with({...})`);
     } else {
       checkHardwareFit(spec, hardware, options.platform, add);
     }
     checkArtifact(spec, add);
-    checkFootprintAndRuntime(spec, options.contract, add);
-    checkEnvelope(spec, options.contract, add);
-    checkPositiveInteger(spec.maxReplicas, 'maxReplicas', add);
+    checkFootprintAndRuntime(spec, options.contract, rules, add);
+    checkEnvelope(spec, options.contract, rules, add);
+    checkPlacement(spec, options.platform, rules);
+    rules.check('maxReplicas', spec.maxReplicas);
     const usdPerHour = spec.usdPerHour ?? hardware?.onDemandUsdPerHour;
     if (hardware && usdPerHour === undefined) {
       add('usdPerHour', `no price is known for '${spec.instanceType}'; set usdPerHour (USD per instance-hour) on the class`);
-    } else if (usdPerHour !== undefined && !isUnresolved(usdPerHour) && !(usdPerHour > 0)) {
-      add('usdPerHour', `is ${usdPerHour}; it must be a positive number of USD per instance-hour`);
+    } else if (usdPerHour !== undefined) {
+      rules.check('usdPerHour', usdPerHour);
     }
+    for (const p of rules.problems) add(p.field, p.message);
     problems.push(...own);
     if (own.length === 0 && hardware && usdPerHour !== undefined) classes.push(resolve(spec, rank, hardware, usdPerHour));
   });
@@ -109,15 +114,6 @@ function resolve(spec: CapacityClassSpec, rank: number, hardware: HardwareProfil
 }
 
 type Add = (field: string, message: string) => void;
-
-function checkName(spec: CapacityClassSpec, add: Add): void {
-  if (isUnresolved(spec.name)) {
-    add('name', 'is a CDK token; class names name resources and must be literal strings');
-    return;
-  }
-  const problem = rfc1123LabelProblem(spec.name);
-  if (problem) add('name', `'${spec.name}' ${problem}`);
-}
 
 function checkHardwareFit(spec: CapacityClassSpec, hw: HardwareProfile, platform: Platform | undefined, add: Add): void {
   if (platform && hw.platform !== platform) {
@@ -182,90 +178,113 @@ function checkArtifact(spec: CapacityClassSpec, add: Add): void {
   }
 }
 
-function checkFootprintAndRuntime(spec: CapacityClassSpec, contract: ServiceContract | undefined, add: Add): void {
-  const f = spec.footprint;
-  checkPositive(f.weightsGiB, 'footprint.weightsGiB', add);
-  checkNonNegative(f.workspaceGiB, 'footprint.workspaceGiB', add);
-  checkNonNegative(f.kvCacheBytesPerToken, 'footprint.kvCacheBytesPerToken', add);
-  checkPositiveInteger(f.maxSequenceTokens, 'footprint.maxSequenceTokens', add);
-  checkPositiveInteger(f.tensorParallelDegree, 'footprint.tensorParallelDegree', add);
+function checkFootprintAndRuntime(
+  spec: CapacityClassSpec,
+  contract: ServiceContract | undefined,
+  rules: Checker<typeof CLASS_RULES>,
+  add: Add,
+): void {
+  const f = spec.footprint ?? ({} as CapacityClassSpec['footprint']);
+  rules.check('footprint.weightsGiB', f.weightsGiB);
+  rules.check('footprint.workspaceGiB', f.workspaceGiB);
+  rules.check('footprint.kvCacheBytesPerToken', f.kvCacheBytesPerToken);
+  rules.check('footprint.maxSequenceTokens', f.maxSequenceTokens);
+  rules.check('footprint.tensorParallelDegree', f.tensorParallelDegree);
   if (f.acceleratorTarget !== 'cuda' && f.acceleratorTarget !== 'neuron') {
     add('footprint.acceleratorTarget', `is '${f.acceleratorTarget}'; allowed: 'cuda', 'neuron'`);
   }
-  const r = spec.runtime;
-  checkPositiveInteger(r.maxConcurrentSequences, 'runtime.maxConcurrentSequences', add);
-  if (r.maxBatchTokens !== undefined) checkPositiveInteger(r.maxBatchTokens, 'runtime.maxBatchTokens', add);
-  checkNonNegative(r.maxQueueDelayMs, 'runtime.maxQueueDelayMs', add);
-  if (contract && isFiniteLiteral(r.maxQueueDelayMs) && r.maxQueueDelayMs >= contract.slo.deadlineMs) {
-    add(
+  const r = spec.runtime ?? ({} as CapacityClassSpec['runtime']);
+  rules.check('runtime.maxConcurrentSequences', r.maxConcurrentSequences);
+  rules.optional('runtime.maxBatchTokens', r.maxBatchTokens);
+  const delayOk = rules.check('runtime.maxQueueDelayMs', r.maxQueueDelayMs);
+  const deadline = contract?.slo?.deadlineMs;
+  if (delayOk && isFiniteLiteral(deadline) && r.maxQueueDelayMs >= deadline) {
+    rules.fail(
+      'runtime.maxQueueDelayMs<deadline',
+      `is ${r.maxQueueDelayMs} ms, not below the service deadline of ${deadline} ms; a request that waits that long cannot be answered in time`,
       'runtime.maxQueueDelayMs',
-      `${r.maxQueueDelayMs} ms is not below the service deadline of ${contract.slo.deadlineMs} ms; a request that waits that long cannot be answered in time`,
     );
   }
   const m = spec.memory ?? {};
-  if (m.utilizationCap !== undefined && !isUnresolved(m.utilizationCap) && !(m.utilizationCap > 0 && m.utilizationCap <= 1)) {
-    add('memory.utilizationCap', `is ${m.utilizationCap}; allowed: greater than 0 and at most 1`);
-  }
-  if (m.marginGiB !== undefined) checkNonNegative(m.marginGiB, 'memory.marginGiB', add);
+  rules.optional('memory.utilizationCap', m.utilizationCap);
+  rules.optional('memory.marginGiB', m.marginGiB);
 }
 
-function checkEnvelope(spec: CapacityClassSpec, contract: ServiceContract | undefined, add: Add): void {
+/** Zones are Karpenter requirements on EKS; SageMaker has no zone setting, so they would be dropped without a word. */
+function checkPlacement(spec: CapacityClassSpec, platform: Platform | undefined, rules: Checker<typeof CLASS_RULES>): void {
+  const zones = spec.placement?.zones;
+  if (zones === undefined) return;
+  if (platform === 'sagemaker') {
+    rules.fail('placement.zones@sagemaker', `is [${zones.join(', ')}]`, 'placement.zones');
+    return;
+  }
+  zones.forEach((zone, i) => rules.check('placement.zones', zone, `placement.zones[${i}]`));
+  for (const zone of duplicates(zones)) rules.fail('placement.zones', `'${zone}' is listed twice`, 'placement.zones');
+}
+
+function checkEnvelope(spec: CapacityClassSpec, contract: ServiceContract | undefined, rules: Checker<typeof CLASS_RULES>, add: Add): void {
   const e = spec.envelope;
   if (!e) {
     add('envelope', 'is missing; a class without a measured performance envelope cannot take routed traffic (measure one with a load test at the SLO)');
     return;
   }
-  checkPositive(e.tokensPerSecondPerReplica, 'envelope.tokensPerSecondPerReplica', add);
-  checkPositive(e.safeConcurrency, 'envelope.safeConcurrency', add);
-  checkPositive(e.ttftP95Ms, 'envelope.ttftP95Ms', add);
-  if (e.itlP95Ms !== undefined) checkPositive(e.itlP95Ms, 'envelope.itlP95Ms', add);
+  const tpsOk = rules.check('envelope.tokensPerSecondPerReplica', e.tokensPerSecondPerReplica);
+  const concurrencyOk = rules.check('envelope.safeConcurrency', e.safeConcurrency);
+  const ttftOk = rules.check('envelope.ttftP95Ms', e.ttftP95Ms);
+  const itlOk = rules.optional('envelope.itlP95Ms', e.itlP95Ms);
   if (!ISO_DATE.test(e.measuredOn ?? '')) add('envelope.measuredOn', `'${e.measuredOn}' is not a date; use YYYY-MM-DD`);
   if (!e.workload || e.workload.trim() === '') add('envelope.workload', 'is empty; say which workload the envelope was measured with');
 
-  const lit = [e.tokensPerSecondPerReplica, e.safeConcurrency].every((v) => isFiniteLiteral(v) && v > 0);
-  if (lit && e.itlP95Ms !== undefined && isFiniteLiteral(e.itlP95Ms) && e.itlP95Ms > 0) {
+  if (tpsOk && concurrencyOk && itlOk && e.itlP95Ms !== undefined) {
     // With C sequences decoding at once, each gets X/C tokens/s: a mean inter-token latency of 1000*C/X ms.
     // Batched decoding stalls behind prefills, so p95 can sit several times above the mean; a mean more than 8x
     // faster than the p95 is no longer a tail: the envelope counts prompt tokens or understates its concurrency.
     const impliedMeanItlMs = (1000 * e.safeConcurrency) / e.tokensPerSecondPerReplica;
     if (impliedMeanItlMs < e.itlP95Ms / 8) {
-      add(
-        'envelope',
+      rules.fail(
+        'envelope.plausible',
         `${e.tokensPerSecondPerReplica} tokens/s at a safe concurrency of ${e.safeConcurrency} implies a mean inter-token latency of ` +
           `${impliedMeanItlMs.toFixed(1)} ms, implausibly far below the measured p95 of ${e.itlP95Ms} ms; ` +
           'tokensPerSecondPerReplica must count generated tokens only, at that concurrency',
+        'envelope',
       );
     }
   }
-  const batch = spec.runtime.maxConcurrentSequences;
-  if (isFiniteLiteral(e.safeConcurrency) && isFiniteLiteral(batch) && e.safeConcurrency > batch) {
-    add(
+  const batch = spec.runtime?.maxConcurrentSequences;
+  const batchOk = Number.isInteger(batch) && isFiniteLiteral(batch) && batch >= 1;
+  if (concurrencyOk && batchOk && e.safeConcurrency > batch) {
+    rules.fail(
+      'runtime.maxConcurrentSequences>=safeConcurrency',
+      `${batch} is below the envelope's safe concurrency of ${e.safeConcurrency}`,
       'runtime.maxConcurrentSequences',
-      `${spec.runtime.maxConcurrentSequences} is below the envelope's safe concurrency of ${e.safeConcurrency}: ` +
-        'the envelope was measured with larger batches than this class runs; re-measure it or raise the batch size',
     );
   }
   if (!contract) return;
-  if (isFiniteLiteral(e.ttftP95Ms) && e.ttftP95Ms > contract.slo.ttftP95Ms) {
-    add('envelope.ttftP95Ms', `${e.ttftP95Ms} ms exceeds the SLO's p95 time to first token of ${contract.slo.ttftP95Ms} ms; the envelope must be measured at the SLO`);
+  checkServiceTime(e, contract, ttftOk && itlOk, rules);
+  if (ttftOk && isFiniteLiteral(contract.slo?.ttftP95Ms) && e.ttftP95Ms > contract.slo.ttftP95Ms) {
+    rules.fail('envelope.latency<=slo', `${e.ttftP95Ms} ms exceeds the SLO's p95 time to first token of ${contract.slo.ttftP95Ms} ms`, 'envelope.ttftP95Ms');
   }
-  if (e.itlP95Ms !== undefined && contract.slo.itlP95Ms !== undefined && isFiniteLiteral(e.itlP95Ms) && e.itlP95Ms > contract.slo.itlP95Ms) {
-    add('envelope.itlP95Ms', `${e.itlP95Ms} ms exceeds the SLO's p95 inter-token latency of ${contract.slo.itlP95Ms} ms; the envelope must be measured at the SLO`);
+  if (itlOk && isFiniteLiteral(e.itlP95Ms) && isFiniteLiteral(contract.slo?.itlP95Ms) && e.itlP95Ms > contract.slo.itlP95Ms) {
+    rules.fail('envelope.latency<=slo', `${e.itlP95Ms} ms exceeds the SLO's p95 inter-token latency of ${contract.slo.itlP95Ms} ms`, 'envelope.itlP95Ms');
   }
 }
 
-function isFiniteLiteral(value: number): boolean {
-  return !isUnresolved(value) && Number.isFinite(value);
-}
-
-function checkPositive(value: number, field: string, add: Add): void {
-  if (!isUnresolved(value) && !(Number.isFinite(value) && value > 0)) add(field, `is ${value}; it must be a positive number`);
-}
-
-function checkNonNegative(value: number, field: string, add: Add): void {
-  if (!isUnresolved(value) && !(Number.isFinite(value) && value >= 0)) add(field, `is ${value}; it must be zero or a positive number`);
-}
-
-function checkPositiveInteger(value: number, field: string, add: Add): void {
-  if (!isUnresolved(value) && !(Number.isInteger(value) && value >= 1)) add(field, `is ${value}; it must be a whole number of at least 1`);
+/**
+ * The deadline rule both platforms share: a mean request needs p95 TTFT + mean output tokens x p95 ITL on an idle
+ * replica; if that is not below the deadline, the class can never answer in time (queueing only adds to it).
+ */
+function checkServiceTime(e: CapacityClassSpec['envelope'], contract: ServiceContract, envelopeOk: boolean, rules: Checker<typeof CLASS_RULES>): void {
+  const out = contract.requestShape?.meanOutputTokens;
+  const deadline = contract.slo?.deadlineMs;
+  if (!envelopeOk || !isFiniteLiteral(out) || !isFiniteLiteral(deadline) || !isFiniteLiteral(e.ttftP95Ms)) return;
+  const itl = e.itlP95Ms ?? 0;
+  // The same formula as admissionLimits().serviceTimeMs (lib/core/runtime/admission.ts), which needs a resolved class.
+  const serviceTimeMs = e.ttftP95Ms + out * itl;
+  if (serviceTimeMs < deadline) return;
+  rules.fail(
+    'envelope.serviceTime<deadline',
+    `a mean request needs ${serviceTimeMs} ms on this class (p95 TTFT ${e.ttftP95Ms} ms + ${out} tokens x p95 ITL ${itl} ms), ` +
+      `not below the service deadline of ${deadline} ms; it cannot answer in time even with an empty queue`,
+    'envelope',
+  );
 }

@@ -1,3 +1,6 @@
+import { Checker, type FieldProblem } from './validation';
+import { CONTRACT_RULES } from './validation-rules';
+
 /** What the model service promises its callers. */
 export interface LatencySlo {
   /** p95 time to first token, in milliseconds. */
@@ -39,4 +42,34 @@ export const DEFAULT_HEADROOM = 0.2;
 /** Peak demand in generated tokens per second. */
 export function peakTokensPerSecond(contract: ServiceContract): number {
   return contract.peakRequestsPerSecond * contract.requestShape.meanOutputTokens;
+}
+
+/**
+ * Every problem of a service contract: finite numbers in range, a literal (non-token) value wherever the plan computes
+ * with it, a DNS-1123 name, a deadline above the first-token SLO. Fields are prefixed `contract.`.
+ */
+export function serviceContractProblems(contract: ServiceContract): FieldProblem[] {
+  const c = new Checker(CONTRACT_RULES, 'contract.');
+  if (contract === undefined || contract === null || typeof contract !== 'object') {
+    return [{ field: 'contract', message: `is ${String(contract)}; allowed: a service contract (name, slo, requestShape, peakRequestsPerSecond)` }];
+  }
+  c.check('name', contract.name);
+  const slo = contract.slo ?? ({} as Partial<LatencySlo>);
+  const shape = contract.requestShape ?? ({} as Partial<RequestShape>);
+  const ttftOk = c.check('slo.ttftP95Ms', slo.ttftP95Ms);
+  c.optional('slo.itlP95Ms', slo.itlP95Ms);
+  const deadlineOk = c.check('slo.deadlineMs', slo.deadlineMs);
+  if (ttftOk && deadlineOk && slo.deadlineMs! <= slo.ttftP95Ms!) {
+    c.fail('slo.deadlineMs>ttft', `is ${slo.deadlineMs} ms, not above slo.ttftP95Ms ${slo.ttftP95Ms} ms`, 'slo.deadlineMs');
+  }
+  c.check('requestShape.meanPromptTokens', shape.meanPromptTokens);
+  c.check('requestShape.meanOutputTokens', shape.meanOutputTokens);
+  c.check('peakRequestsPerSecond', contract.peakRequestsPerSecond);
+  c.optional('headroom', contract.headroom);
+  return c.problems;
+}
+
+/** Whether the contract's numbers can be planned with (no problem at all). */
+export function isPlannableContract(contract: ServiceContract): boolean {
+  return serviceContractProblems(contract).length === 0;
 }

@@ -112,6 +112,15 @@ export const Metrics = {
     'Planned share (0..100) of routed token capacity (weight x envelope tokens/s) on routed classes other than the preferred one'),
   deadlineExhaustions: own('DeadlineExhaustions', 'Count', [S, C], 'Sum', 'model-server',
     'Requests rejected or cut because their deadline ran out', [[S]]),
+  // Scraped from the model server's Prometheus endpoint by the CloudWatch agent (lib/core/model-server-metrics.ts).
+  requestsRunning: own('RequestsRunning', 'Count', [S, C], 'Average', 'model-server',
+    'Requests the engine is decoding now (a gauge; one datapoint per replica per scrape)'),
+  requestsWaiting: own('RequestsWaiting', 'Count', [S, C], 'Average', 'model-server',
+    'Requests waiting in the engine queue (a gauge; one datapoint per replica per scrape)'),
+  kvCacheUsage: own('KvCacheUsage', 'None', [S, C], 'Maximum', 'model-server',
+    'Share (0..1) of the KV cache in use (a gauge; one datapoint per replica per scrape)'),
+  promptTokens: own('PromptTokens', 'Count', [S, C], 'Sum', 'model-server',
+    'Prompt tokens processed (per-scrape deltas of the engine counter)', [[S]]),
   policyMode: own('PolicyMode', 'None', [S], 'Maximum', 'reconciler', 'Routing policy mode: 0 = cost, 1 = capacity'),
   policyRamping: own('PolicyRamping', 'None', [S], 'Maximum', 'reconciler',
     '1 while the weights ramp back toward the cost plan, else 0 (read back by the reconciler to rebuild its state)'),
@@ -121,6 +130,9 @@ export const Metrics = {
     'Reconciler decisions, by reason (the [Service] rollup counts every run: its absence means the reconciler is not running)',
     [[S]]),
   weightChanges: own('WeightChanges', 'Count', [S], 'Sum', 'reconciler', 'Reconciler runs that changed the weights'),
+  reconcilerFailures: own('ReconcilerFailures', 'Count', [S, Dim.REASON], 'Sum', 'reconciler',
+    'Reconciler runs that failed (weights left unchanged), by reason: aws-error, invalid-config, target-mismatch, internal-error',
+    [[S]]),
 } as const satisfies Record<string, MetricSpec>;
 
 /** Dimension names of the AWS-owned metrics. */
@@ -132,7 +144,6 @@ export const AwsDim = {
   TARGET_GROUP: 'TargetGroup',
   CLUSTER_NAME: 'ClusterName',
   NAMESPACE: 'Namespace',
-  DEPLOYMENT: 'Deployment',
   POD_NAME: 'PodName',
 } as const;
 
@@ -171,10 +182,10 @@ export const AwsMetrics = {
   },
   containerInsights: {
     namespace: 'ContainerInsights',
-    /** Dimensions: ClusterName, Namespace, Deployment (EKS enhanced observability). */
-    deploymentReplicasAvailable: 'kube_deployment_status_replicas_available',
-    deploymentSpecReplicas: 'kube_deployment_spec_replicas',
-    /** Workload metrics of enhanced observability; dimensions ClusterName, Namespace, PodName (the workload's name). */
+    /**
+     * Deployment metrics of Container Insights with enhanced observability (the amazon-cloudwatch-observability add-on);
+     * dimensions ClusterName, Namespace, PodName (PodName holds the Deployment's name). See lib/core/signals.ts.
+     */
     replicasDesired: 'replicas_desired',
     replicasReady: 'replicas_ready',
   },

@@ -7,7 +7,8 @@
  */
 export function isUnresolved(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('${Token[') || value.includes('#{Token[');
-  if (typeof value === 'number') return value < -1e289;
+  // -Infinity is not a token: it is an invalid number that the checks must report as such.
+  if (typeof value === 'number') return Number.isFinite(value) && value < -1e289;
   if (Array.isArray(value)) return value.some(isUnresolved);
   return false;
 }

@@ -1,13 +1,17 @@
+import { type Duration } from 'aws-cdk-lib';
 import {
   type CapacityClass,
   type CapacityClassSpec,
+  Checker,
   type ClassProblem,
   duplicates,
+  EKS_RULES,
   type HardwareCatalog,
+  isFiniteLiteral,
   isUnresolved,
   memoryBreakdown,
-  rfc1123LabelProblem,
 } from '../core';
+import { durationSeconds, sizeGibibytes } from '../util/duration';
 import { type EksClassOptions } from './class-options';
 import { chartVersionProblem } from './versions';
 
@@ -26,28 +30,60 @@ export interface EksCheckInput {
   readonly classOptions: Readonly<Record<string, EksClassOptions>>;
   readonly chartVersions: Readonly<Record<string, string | undefined>>;
   readonly clusterName: string;
+  /** Whether the construct creates the cluster (its name is then ours to check). */
+  readonly newCluster?: boolean;
+  readonly scaling?: EksScalingInput;
+  readonly loadBalancer?: { readonly deregistrationDelay?: Duration; readonly allowedCidrs?: readonly string[] };
+  readonly systemNodeCount?: number;
+  readonly amiAlias?: string;
 }
 
-/** Problems specific to serving on EKS (the core checks run separately). Tokens are skipped. */
+/** The scaling options as the checks read them (the construct's `ScalingOptions`). */
+export interface EksScalingInput {
+  readonly metricPeriod?: Duration;
+  readonly metricCollectionTime?: Duration;
+  readonly scaleDownStabilization?: Duration;
+  readonly maxScaleUpPods?: number;
+  readonly scaleUpPeriod?: Duration;
+  readonly pollingInterval?: Duration;
+}
+
+/** Most target groups one ALB forward action takes (not adjustable): https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html */
+export const MAX_TARGET_GROUPS_PER_ACTION = 5;
+
+const IPV4_CIDR = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}\/(3[0-2]|[12]?\d)$/;
+
+/** Problems specific to serving on EKS (the core checks run separately). Tokens follow the rules' token policy. */
 export function eksProblems(input: EksCheckInput): ClassProblem[] {
   const problems: ClassProblem[] = [];
   const add = (field: string, message: string, className?: string) => problems.push({ className, field, message });
+  const rules = new Checker(EKS_RULES);
 
-  for (const [field, value] of [
-    ['contract.name', input.service],
-    ['namespace', input.namespace],
-  ] as const) {
-    const p = rfc1123LabelProblem(value);
-    if (p) add(field, `'${value}' ${p} (it names Kubernetes objects)`);
-  }
+  rules.check('contract.name', input.service);
+  rules.check('namespace', input.namespace);
   if (isUnresolved(input.clusterName)) {
     add('clusterName', 'is a CDK token; pass the literal cluster name (it appears in IAM condition keys and Karpenter discovery tags)');
+  } else if (input.newCluster) {
+    rules.check('clusterName', input.clusterName);
+  }
+  if (input.specs.length > MAX_TARGET_GROUPS_PER_ACTION) {
+    rules.fail('classes', `${input.specs.length} classes are declared (${input.specs.map((s) => s.name).join(', ')})`);
   }
   for (const [chart, version] of Object.entries(input.chartVersions)) {
     if (version === undefined) continue;
     const p = chartVersionProblem(version);
     if (p) add(`chartVersions.${chart}`, p);
   }
+  checkScaling(input.scaling ?? {}, rules);
+  const lb = input.loadBalancer ?? {};
+  rules.optional('loadBalancer.deregistrationDelay', durationSeconds(lb.deregistrationDelay));
+  (lb.allowedCidrs ?? []).forEach((cidr, i) => {
+    if (!isUnresolved(cidr) && !IPV4_CIDR.test(cidr)) rules.fail('loadBalancer.allowedCidrs', `is '${cidr}'`, `loadBalancer.allowedCidrs[${i}]`);
+  });
+  rules.optional('clusterOptions.systemNodeCount', input.systemNodeCount);
+  rules.optional('amiAlias', input.amiAlias);
+  for (const p of rules.problems) add(p.field, p.message);
+
   const known = new Set(input.specs.map((s) => s.name));
   for (const name of Object.keys(input.classOptions)) {
     if (!known.has(name)) add(`classOptions.${name}`, `names no declared class; known classes: ${[...known].join(', ')}`);
@@ -58,47 +94,68 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
     const owners = input.specs.filter((_, i) => nodePoolNames[i] === name).map((s) => s.name);
     add('nodePoolName', `'${name}' is the NodePool of more than one class (${owners.join(', ')}); NodePool names must be unique in the cluster`);
   }
-  input.specs.forEach((spec, i) => {
-    const own = (field: string, message: string) => add(field, message, spec.name);
+  for (const spec of input.specs) {
+    const own = new Checker(EKS_RULES);
     const opts = input.classOptions[spec.name] ?? {};
     const objectName = classObjectName(input.service, spec.name);
-    const p = rfc1123LabelProblem(objectName);
-    if (p && !rfc1123LabelProblem(spec.name)) own('name', `the derived object name '${objectName}' ${p}; shorten the service or class name`);
-    if (opts.nodePoolName !== undefined) {
-      const np = rfc1123LabelProblem(nodePoolNames[i]);
-      if (np) own('classOptions.nodePoolName', `'${nodePoolNames[i]}' ${np}`);
-    }
-    const cls = input.classes.find((c) => c.name === spec.name);
+    // Only when both parts are valid on their own: otherwise the part's own problem says it better.
+    if (isNameLike(input.service) && isNameLike(spec.name)) own.check('class.objectName', objectName, 'name');
+    own.optional('classOptions.nodePoolName', opts.nodePoolName);
     checkReplicas(spec, opts, own);
-    if (opts.targetRequestsPerReplicaPerPeriod !== undefined && !isUnresolved(opts.targetRequestsPerReplicaPerPeriod)) {
-      const t = opts.targetRequestsPerReplicaPerPeriod;
-      if (!(Number.isFinite(t) && t > 0)) own('classOptions.targetRequestsPerReplicaPerPeriod', `is ${t}; the KEDA target must be a positive number of requests`);
+    own.optional('classOptions.targetRequestsPerReplicaPerPeriod', opts.targetRequestsPerReplicaPerPeriod);
+    own.optional('classOptions.port', opts.port);
+    for (const [field, path] of [['healthPath', opts.healthPath], ['readyPath', opts.readyPath], ['warmup.path', opts.warmup?.path]] as const) {
+      if (path !== undefined && !isUnresolved(path) && !(path.startsWith('/') && path.length <= 1024)) own.fail('classOptions.path', `is '${path}'`, `classOptions.${field}`);
     }
-    if (opts.port !== undefined && !(Number.isInteger(opts.port) && opts.port >= 1024 && opts.port <= 65535)) {
-      own('classOptions.port', `is ${opts.port}; allowed: a whole number from 1024 to 65535 (the server runs as non-root)`);
+    if (opts.warmup) own.check('classOptions.warmup.maxLatency', durationSeconds(opts.warmup.maxLatency));
+    own.optional('classOptions.startupTimeout', durationSeconds(opts.startupTimeout));
+    own.optional('classOptions.modelCacheSize', sizeGibibytes(opts.modelCacheSize));
+    own.optional('classOptions.nodeVolumeSize', sizeGibibytes(opts.nodeVolumeSize));
+    const types = opts.capacityTypes;
+    if (types !== undefined && (types.length === 0 || types.some((t) => !['on-demand', 'spot', 'reserved'].includes(t)))) {
+      own.fail('classOptions.capacityTypes', `is [${types.join(', ')}]`);
     }
-    for (const field of ['healthPath', 'readyPath'] as const) {
-      const path = opts[field];
-      if (path !== undefined && !path.startsWith('/')) own(`classOptions.${field}`, `'${path}' must start with '/'`);
-    }
-    if (cls) checkInstanceTypes(spec, cls, opts, input.catalog, own);
-  });
+    for (const p of own.problems) add(p.field, p.message, spec.name);
+    const cls = input.classes.find((c) => c.name === spec.name);
+    if (cls) checkInstanceTypes(spec, cls, opts, input.catalog, (field, message) => add(field, message, spec.name));
+  }
   return problems;
+}
+
+function isNameLike(value: string): boolean {
+  return typeof value === 'string' && !isUnresolved(value) && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value);
 }
 
 type Add = (field: string, message: string) => void;
 
-function checkReplicas(spec: CapacityClassSpec, opts: EksClassOptions, add: Add): void {
+function checkScaling(s: EksScalingInput, rules: Checker<typeof EKS_RULES>): void {
+  const period = durationSeconds(s.metricPeriod);
+  const periodOk = rules.optional('scaling.metricPeriod', period);
+  const collection = durationSeconds(s.metricCollectionTime);
+  if (rules.optional('scaling.metricCollectionTime', collection) && collection !== undefined && periodOk && isFiniteLiteral(collection)) {
+    const p = period ?? 60;
+    if (collection % p !== 0 || collection < p) {
+      rules.fail('scaling.metricCollectionTime%period', `is ${collection} s with a metric period of ${p} s`, 'scaling.metricCollectionTime');
+    }
+  }
+  rules.optional('scaling.scaleDownStabilization', durationSeconds(s.scaleDownStabilization));
+  rules.optional('scaling.maxScaleUpPods', s.maxScaleUpPods);
+  rules.optional('scaling.scaleUpPeriod', durationSeconds(s.scaleUpPeriod));
+  rules.optional('scaling.pollingInterval', durationSeconds(s.pollingInterval));
+}
+
+function checkReplicas(spec: CapacityClassSpec, opts: EksClassOptions, rules: Checker<typeof EKS_RULES>): void {
   const quota = spec.maxReplicas;
   const { minReplicas: min, maxReplicas: max } = opts;
-  if (max !== undefined && !isUnresolved(max)) {
-    if (!(Number.isInteger(max) && max >= 1)) add('classOptions.maxReplicas', `is ${max}; it must be a whole number of at least 1`);
-    else if (!isUnresolved(quota) && max > quota) add('classOptions.maxReplicas', `${max} is above the class quota of ${quota} replicas (maxReplicas of the class)`);
+  const maxOk = rules.optional('classOptions.maxReplicas', max);
+  const minOk = rules.optional('classOptions.minReplicas', min);
+  const quotaKnown = isFiniteLiteral(quota);
+  if (max !== undefined && maxOk && quotaKnown && max > quota) {
+    rules.fail('classOptions.replicaRange', `${max} is above the class quota of ${quota} replicas (maxReplicas of the class)`, 'classOptions.maxReplicas');
   }
-  if (min !== undefined && !isUnresolved(min)) {
-    if (!(Number.isInteger(min) && min >= 1)) add('classOptions.minReplicas', `is ${min}; it must be a whole number of at least 1 (a warm replica keeps the class routable)`);
-    else if (max !== undefined && min > max) add('classOptions.minReplicas', `${min} is above classOptions.maxReplicas ${max}`);
-    else if (!isUnresolved(quota) && min > quota) add('classOptions.minReplicas', `${min} is above the class quota of ${quota} replicas`);
+  if (min !== undefined && minOk) {
+    if (max !== undefined && maxOk && min > max) rules.fail('classOptions.replicaRange', `${min} is above classOptions.maxReplicas ${max}`, 'classOptions.minReplicas');
+    else if (quotaKnown && min > quota) rules.fail('classOptions.replicaRange', `${min} is above the class quota of ${quota} replicas`, 'classOptions.minReplicas');
   }
 }
 

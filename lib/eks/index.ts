@@ -18,3 +18,4 @@ export {
   DISCOVERY_TAG as KARPENTER_DISCOVERY_TAG,
   CLASS_LABEL as EKS_CLASS_LABEL,
 } from './inference-service';
+export * from './observability-addon';

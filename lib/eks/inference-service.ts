@@ -15,6 +15,7 @@ import {
   type AlbRoutingFacts,
   AwsMetrics,
   type CapacityClass,
+  classDimensions,
   type CapacityClassSpec,
   type CapacityPlan,
   type ClassPlan,
@@ -22,17 +23,20 @@ import {
   type ClassProblem,
   formatProblem,
   HardwareCatalog,
+  Metrics,
   planCapacity,
   type RuntimeBinding,
   routedClassFacts,
   type ServiceContract,
 } from '../core';
+import { type IInferenceServing, type ServingDescription } from '../core/serving';
 import { type IClassArtifactGate } from '../trust/gate';
 import { classObjectName, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';
 import { Karpenter } from './karpenter';
 import { Keda } from './keda';
 import { LoadBalancerController } from './load-balancer-controller';
+import { EksObservability, type ObservabilityOptions, observabilityProblems } from './observability-addon';
 import * as m from './manifests';
 import { acknowledgeManagedPolicies, acknowledgeRule, acknowledgeWildcardResources } from './nag';
 import { PodIdentityRole } from './pod-identity';
@@ -142,6 +146,12 @@ export interface EksInferenceServiceProps {
   /** Verifies each class's artifacts before its Deployment is applied. @default - no gate */
   readonly artifactGate?: IClassArtifactGate;
   /**
+   * The producers of the control loop's signals: the amazon-cloudwatch-observability add-on (or one you already run),
+   * its log groups, a Karpenter capacity-error metric filter per NodePool and the model-server scrape.
+   * @default - install the add-on with the defaults of ObservabilityOptions
+   */
+  readonly observability?: ObservabilityOptions;
+  /**
    * Image of the init container that fetches a class's model data (one S3 object version) into the pod and checks
    * its SHA-256 before the server starts. Needs `/bin/sh`, the AWS CLI v2, `sha256sum` and `tar`; give it by digest.
    * The AWS CLI image `public.ecr.aws/aws-cli/aws-cli@sha256:<digest>` (Amazon Linux 2 based) fits; mirror it into
@@ -190,7 +200,7 @@ const SERVING_SERVICE_ACCOUNT = 'model-server';
  * Deployment, Service, PDB, priority class, KEDA ScaledObject and TargetGroupBinding), behind one ALB listener whose
  * weighted target groups (one per class) a reconciler re-weights. Invalid input fails at synth with every problem.
  */
-export class EksInferenceService extends Construct {
+export class EksInferenceService extends Construct implements IInferenceServing {
   public readonly cluster: eks.ICluster;
   public readonly clusterName: string;
   public readonly vpc: ec2.IVpc;
@@ -212,6 +222,9 @@ export class EksInferenceService extends Construct {
   public readonly units: readonly EksClassUnit[];
   /** Initial listener weights by class name (share of the plan's steady token capacity, in percent). */
   public readonly initialWeights: Readonly<Record<string, number>>;
+  /** The producers of the control loop's EKS signals (add-on, log groups, metric filters, scrape). */
+  public readonly observability: EksObservability;
+  private readonly contract: ServiceContract;
   private readonly catalog: HardwareCatalog;
   /** Seconds an admitted request may still need: the service deadline. */
   private readonly deadlineSeconds: number;
@@ -220,6 +233,7 @@ export class EksInferenceService extends Construct {
     super(scope, id);
     const catalog = props.catalog ?? HardwareCatalog.builtIn();
     this.catalog = catalog;
+    this.contract = props.contract;
     this.deadlineSeconds = Math.ceil(props.contract.slo.deadlineMs / 1000);
     const service = props.contract.name;
     this.namespace = props.namespace ?? service;
@@ -239,13 +253,19 @@ export class EksInferenceService extends Construct {
         catalog,
         classOptions,
         clusterName: this.clusterName,
+        newCluster: props.cluster === undefined,
         chartVersions: { ...props.chartVersions },
+        scaling: props.scaling,
+        loadBalancer: props.loadBalancer,
+        systemNodeCount: props.clusterOptions?.systemNodeCount,
+        amiAlias: props.amiAlias,
       }),
       ...fetcherImageProblems(props.modelDataFetcherImage),
       ...checked.classes.flatMap((cls) => [
         ...eksRuntime(cls, props.contract, classOptions[cls.name]?.port ?? DEFAULT_PORT).problems,
         ...modelDataProblems(cls, props.modelDataFetcherImage),
       ]),
+      ...observabilityProblems(props.observability ?? {}).map((message) => ({ field: 'observability', message })),
     ];
     if (problems.length > 0) {
       throw new Error(
@@ -385,6 +405,48 @@ export class EksInferenceService extends Construct {
         fetcherImage: props.modelDataFetcherImage,
       }),
     );
+
+    // ---- Signal producers of the control loop ---------------------------------------------------------------
+    this.observability = new EksObservability(this, 'Observability', {
+      ...props.observability,
+      cluster: this.cluster,
+      clusterName: this.clusterName,
+      classes: this.units.map((u) => ({
+        service,
+        className: u.cls.name,
+        namespace: this.namespace,
+        engine: u.cls.runtime.engine,
+        port: classOptions[u.cls.name]?.port ?? DEFAULT_PORT,
+        classLabel: CLASS_LABEL,
+        nodePoolName: u.nodePoolName,
+      })),
+    });
+  }
+
+  /** Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. */
+  public servingDescription(): ServingDescription {
+    const scraped = this.observability.scrapedMetrics;
+    return {
+      service: this.contract.name,
+      tokensPerRequest: this.contract.requestShape.meanOutputTokens,
+      routing: this.routingFacts(),
+      signals: {
+        containerInsightsClusterName: this.clusterName,
+        classes: Object.fromEntries(this.units.map((u) => {
+          const specs = scraped[u.cls.name] ?? [];
+          const own = (spec: (typeof specs)[number], stat: string) => ({
+            namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(this.contract.name, u.cls.name), stat,
+          });
+          const tokens = specs.find((s) => s === Metrics.generatedTokens);
+          const waiting = specs.find((s) => s === Metrics.requestsWaiting);
+          return [u.cls.name, {
+            capacityErrors: this.observability.capacityErrorMetrics[u.cls.name],
+            ...(tokens ? { generatedTokens: own(tokens, 'Sum') } : {}),
+            ...(waiting ? { requestsWaiting: own(waiting, 'Average') } : {}),
+          }];
+        })),
+      },
+    };
   }
 
   /** The facts the reconciler needs to re-weight the listener, and the dashboards to find each class's metrics. */

@@ -8,8 +8,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
+import { type IInferenceServing, type ServingDescription } from '../core/serving';
 import {
-  admissionProblems,
   AwsMetrics,
   type CapacityClass,
   CapacityClassError,
@@ -17,12 +17,16 @@ import {
   type CapacityPlan,
   type ClassProblem,
   checkCapacityClasses,
+  Checker,
   type HardwareCatalog,
+  isPlannableContract,
   planCapacity,
   routedClassFacts,
   type SageMakerRoutingFacts,
+  SAGEMAKER_RULES,
   type ServiceContract,
 } from '../core';
+import { durationSeconds } from '../util/duration';
 import { type IClassArtifactGate } from '../trust';
 import { ClassModel, ecrRepositoryOf, sageMakerRuntime } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
@@ -49,6 +53,19 @@ export interface EndpointDataCaptureOptions {
 }
 
 /** Properties of a {@link SageMakerCapacityEndpoint}. */
+/** `AWS::SageMaker::EndpointConfig.MetricsConfig`. */
+export interface EndpointMetricsOptions {
+  /** @default true */
+  readonly enhancedMetrics?: boolean;
+  /** 10, 30, 60, 120, 180, 240 or 300 seconds. @default Duration.minutes(1) - the reconciler's period */
+  readonly publishFrequency?: Duration;
+  /** @default false */
+  readonly detailedObservability?: boolean;
+}
+
+/** MetricPublishFrequencyInSeconds values CloudFormation accepts (aws-properties-sagemaker-endpointconfig-metricsconfig). */
+const METRIC_PUBLISH_FREQUENCIES = [10, 30, 60, 120, 180, 240, 300];
+
 export interface SageMakerCapacityEndpointProps {
   /** The service contract: SLO, request shape and peak demand. Scaling targets, weights and admission limits derive from it. */
   readonly contract: ServiceContract;
@@ -102,6 +119,15 @@ export interface SageMakerCapacityEndpointProps {
   /** @default - no data capture */
   readonly dataCapture?: EndpointDataCaptureOptions;
   /**
+   * The endpoint configuration's `MetricsConfig`. Enhanced metrics (instance-level invocation and utilization metrics,
+   * https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch-enhanced-metrics.html) are on by default,
+   * published every `publishFrequency`. Detailed observability is off by default: its container metrics (token rates,
+   * engine queue) are OpenTelemetry metrics read with PromQL, not with the GetMetricData the reconciler and CloudWatch
+   * alarms use, so the control loop would not read them (see docs/signals.md).
+   * @default - { enhancedMetrics: true, publishFrequency: Duration.minutes(1), detailedObservability: false }
+   */
+  readonly metrics?: EndpointMetricsOptions;
+  /**
    * VPC for the model containers.
    * @default - SageMaker-managed network
    */
@@ -144,7 +170,6 @@ const SCALABLE_DIMENSION = 'sagemaker:variant:DesiredInstanceCount';
 /** Service-linked role Application Auto Scaling uses for SageMaker variants (created on first use). */
 const SCALING_SERVICE_LINKED_ROLE =
   'aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint';
-const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
 
 interface Resolved {
   readonly classes: CapacityClass[];
@@ -169,7 +194,7 @@ interface Resolved {
  * fills the KV cache and sets queueing, and target tracking on it keeps each instance at `safeConcurrency / (1 +
  * headroom)`. Its 10-second resolution also lets scale-out react within a minute.
  */
-export class SageMakerCapacityEndpoint extends Construct {
+export class SageMakerCapacityEndpoint extends Construct implements IInferenceServing {
   /** The endpoint name (also the `EndpointName` dimension of its metrics). */
   public readonly endpointName: string;
   /** The endpoint ARN. */
@@ -237,6 +262,11 @@ export class SageMakerCapacityEndpoint extends Construct {
       productionVariants: Lazy.any({ produce: () => this.renderVariants() }),
       kmsKeyId: Lazy.string({ produce: () => (this.volumesTakeKey() ? this.key?.keyArn : undefined) }),
       dataCaptureConfig: this.renderDataCapture(),
+      metricsConfig: {
+        enableEnhancedMetrics: props.metrics?.enhancedMetrics ?? true,
+        metricPublishFrequencyInSeconds: props.metrics?.publishFrequency?.toSeconds() ?? 60,
+        enableDetailedObservability: props.metrics?.detailedObservability ?? false,
+      },
     });
     const retain = props.retainVariantPropertiesOnUpdate ?? true;
     this.endpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
@@ -299,8 +329,9 @@ export class SageMakerCapacityEndpoint extends Construct {
     target.scaleToTrackMetric('ConcurrencyPerInstance', {
       predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
       targetValue: Lazy.number({ produce: () => this.plannedVariant(name)?.targetConcurrencyPerInstance ?? 1 }),
-      scaleOutCooldown: this.props.scaleOutCooldown ?? Duration.minutes(1),
-      scaleInCooldown: this.props.scaleInCooldown ?? Duration.minutes(15),
+      // A cooldown that is no whole number of seconds is reported at synth; aws-cdk-lib would throw first without a path.
+      scaleOutCooldown: wholeSeconds(this.props.scaleOutCooldown) ?? Duration.minutes(1),
+      scaleInCooldown: wholeSeconds(this.props.scaleInCooldown) ?? Duration.minutes(15),
     });
     this.scalableTargets.set(name, target);
     return this;
@@ -340,6 +371,20 @@ export class SageMakerCapacityEndpoint extends Construct {
    * What the reconciler and dashboards need: endpoint name and ARN, variants, the classes in each variant (pool
    * priority order) with their envelopes. Call it after the last `addClass()` / `addVariant()`.
    */
+  /**
+   * Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. SageMaker publishes
+   * no capacity-error or token metric readable with GetMetricData: the loop sees shortages as desired > ready
+   * instances (DescribeEndpoint) and estimates tokens as invocations x the contract's mean output tokens.
+   */
+  public servingDescription(): ServingDescription {
+    return {
+      service: this.contract.name,
+      tokensPerRequest: this.contract.requestShape.meanOutputTokens,
+      routing: this.routingFacts(),
+      signals: { classes: {} },
+    };
+  }
+
   public routingFacts(): SageMakerRoutingFacts {
     return {
       kind: 'sagemaker',
@@ -434,8 +479,9 @@ export class SageMakerCapacityEndpoint extends Construct {
   private resolve(): Resolved {
     if (this.cached) return this.cached;
     const { classes, problems } = this.checkClasses();
+    // The deadline rule (envelope vs deadline) is a core class check now, the same on EKS.
     for (const cls of classes) {
-      problems.push(...admissionProblems(cls, this.contract), ...sageMakerRuntime(cls, this.contract).problems);
+      problems.push(...sageMakerRuntime(cls, this.contract).problems);
       const image = cls.artifact.image;
       const repo = Token.isUnresolved(image) ? undefined : ecrRepositoryOf(image);
       const region = Stack.of(this).region;
@@ -453,9 +499,12 @@ export class SageMakerCapacityEndpoint extends Construct {
         });
       }
     }
-    const plan = planCapacity(this.contract, classes, { standbyReplicas: this.props.standbyInstances ?? 1 });
-    const layout = planVariants(classes, this.specs.map((s) => s.name), plan, this.variantSpecs.map((v) => this.toVariantSpec(v)), {
-      provisionTimeoutSeconds: (this.props.provisionTimeout ?? Duration.minutes(15)).toSeconds({ integral: false }),
+    // Never plan with numbers that failed their checks (an infinite peak, a token): the problems are reported instead.
+    const standby = this.props.standbyInstances ?? 1;
+    const plannable = isPlannableContract(this.contract) && Number.isInteger(standby) && standby >= 1 ? classes : [];
+    const plan = planCapacity(this.contract, plannable, { standbyReplicas: plannable.length > 0 ? standby : 1 });
+    const layout = planVariants(plannable, this.specs.map((s) => s.name), plan, this.variantSpecs.map((v) => this.toVariantSpec(v)), {
+      provisionTimeoutSeconds: durationSeconds(this.props.provisionTimeout) ?? 900,
       warmFloorShare: this.props.warmFloorShare ?? 0.05,
     });
     problems.push(...layout.problems);
@@ -472,33 +521,22 @@ export class SageMakerCapacityEndpoint extends Construct {
 
   private toVariantSpec(v: EndpointVariantOptions): VariantSpec {
     const { provisionTimeout, ...rest } = v;
-    return { ...rest, provisionTimeoutSeconds: provisionTimeout?.toSeconds({ integral: false }) };
+    return { ...rest, provisionTimeoutSeconds: durationSeconds(provisionTimeout) };
   }
 
   private otherProblems(): ClassProblem[] {
-    const problems: ClassProblem[] = [];
-    const name = this.endpointName;
-    if (!Token.isUnresolved(name) && !ENDPOINT_NAME.test(name)) {
-      problems.push({ field: 'endpointName', message: `'${name}' is not a SageMaker endpoint name; use 1 to 63 letters, digits and '-', starting and ending with a letter or digit` });
-    }
-    const sampling = this.captureOptions()?.samplingPercentage;
-    if (sampling !== undefined && !(Number.isInteger(sampling) && sampling >= 1 && sampling <= 100)) {
-      problems.push({ field: 'dataCapture.samplingPercentage', message: `is ${sampling}; allowed: a whole number from 1 to 100` });
-    }
-    const standby = this.props.standbyInstances;
-    if (standby !== undefined && !(Number.isInteger(standby) && standby >= 1)) {
-      problems.push({ field: 'standbyInstances', message: `is ${standby}; a fallback variant keeps at least 1 instance warm (SageMaker variants cannot scale to 0)` });
-    }
-    for (const [field, duration] of [
-      ['containerStartupHealthCheckTimeout', this.props.containerStartupHealthCheckTimeout],
-      ['modelDataDownloadTimeout', this.props.modelDataDownloadTimeout],
-    ] as const) {
-      const seconds = duration?.toSeconds({ integral: false });
-      if (seconds !== undefined && !(Number.isInteger(seconds) && seconds >= 60 && seconds <= 3600)) {
-        problems.push({ field, message: `is ${seconds} s; allowed: whole seconds from 60 to 3600` });
-      }
-    }
-    return problems;
+    const c = new Checker(SAGEMAKER_RULES);
+    const p = this.props;
+    c.check('endpointName', this.endpointName);
+    c.optional('dataCapture.samplingPercentage', this.captureOptions()?.samplingPercentage);
+    c.optional('standbyInstances', p.standbyInstances);
+    c.optional('containerStartupHealthCheckTimeout', durationSeconds(p.containerStartupHealthCheckTimeout));
+    c.optional('modelDataDownloadTimeout', durationSeconds(p.modelDataDownloadTimeout));
+    c.optional('scaleOutCooldown', durationSeconds(p.scaleOutCooldown));
+    c.optional('scaleInCooldown', durationSeconds(p.scaleInCooldown));
+    const frequency = durationSeconds(p.metrics?.publishFrequency);
+    if (frequency !== undefined && !METRIC_PUBLISH_FREQUENCIES.includes(frequency)) c.fail('metrics.publishFrequency', `is ${frequency} s`);
+    return c.problems;
   }
 
   private validationErrors(): string[] {
@@ -542,8 +580,11 @@ export class SageMakerCapacityEndpoint extends Construct {
   }
 
   private renderVariants(): sagemaker.CfnEndpointConfig.ProductionVariantProperty[] {
-    const startup = (this.props.containerStartupHealthCheckTimeout ?? Duration.minutes(20)).toSeconds();
-    const download = (this.props.modelDataDownloadTimeout ?? Duration.minutes(20)).toSeconds();
+    const startup = durationSeconds(this.props.containerStartupHealthCheckTimeout) ?? 1200;
+    const download = durationSeconds(this.props.modelDataDownloadTimeout) ?? 1200;
+    // With problems, synth fails on validation; render nothing computed from invalid input meanwhile (token resolution
+    // runs before validation, and a number computed from a token's encoding does not resolve).
+    if (this.resolve().problems.length > 0) return [];
     return this.resolve().variants.map((v) => ({
       variantName: v.name,
       // The variant's model is its priority-1 pool's; every pool names its own model explicitly.
@@ -561,4 +602,10 @@ export class SageMakerCapacityEndpoint extends Construct {
       modelDataDownloadTimeoutInSeconds: download,
     }));
   }
+}
+
+/** The Duration when it is a whole number of seconds (or a token), else undefined: the rule reports it at synth. */
+function wholeSeconds(d: Duration | undefined): Duration | undefined {
+  const seconds = durationSeconds(d);
+  return seconds === undefined || Number.isInteger(seconds) ? d : undefined;
 }

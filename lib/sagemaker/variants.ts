@@ -3,7 +3,7 @@
  * scaling targets and initial weights, all derived from the capacity plan. Pure (no aws-cdk-lib): the construct
  * renders the result, tests and the README's cost table compute it directly.
  */
-import { type CapacityClass, type CapacityPlan, type ClassPlan, type ClassProblem, duplicates, isUnresolved } from '../core';
+import { type CapacityClass, type CapacityPlan, type ClassPlan, type ClassProblem, duplicates, ruleProblem, SAGEMAKER_RULES } from '../core';
 
 /** Limits of `AWS::SageMaker::EndpointConfig` (CreateEndpointConfig). */
 export const SAGEMAKER_ENDPOINT_LIMITS = {
@@ -15,9 +15,6 @@ export const SAGEMAKER_ENDPOINT_LIMITS = {
   minProvisionTimeoutSeconds: 300,
   maxProvisionTimeoutSeconds: 3600,
 } as const;
-
-/** SageMaker's VariantName pattern. */
-const VARIANT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
 
 /** One pool of a variant: a class and, optionally, an explicit priority. */
 export interface VariantPoolOptions {
@@ -115,6 +112,13 @@ export function planVariants(
   const problems: ClassProblem[] = [];
   const L = SAGEMAKER_ENDPOINT_LIMITS;
   const add = (field: string, message: string) => problems.push({ field, message });
+  /** Checks `value` against the SAGEMAKER_RULES row `rule`; true when it holds. */
+  const rule = (key: keyof typeof SAGEMAKER_RULES, value: unknown, field: string): boolean => {
+    const r = SAGEMAKER_RULES[key] as (typeof SAGEMAKER_RULES)[keyof typeof SAGEMAKER_RULES];
+    const problem = r.kind === 'number' || r.kind === 'name' ? ruleProblem(r, value) : undefined;
+    if (problem) add(field, problem);
+    return problem === undefined;
+  };
 
   if (specs.length > L.maxVariants) {
     add('variants', `${specs.length} variants are declared; an endpoint allows at most ${L.maxVariants} production variants`);
@@ -124,18 +128,14 @@ export function planVariants(
   }
   const byName = new Map(classes.map((c) => [c.name, c]));
   const placed = new Map<string, string>();
-  checkProvisionTimeout(options.provisionTimeoutSeconds, 'provisionTimeout', add);
-  if (!(options.warmFloorShare >= 0 && options.warmFloorShare < 1)) {
-    add('warmFloorShare', `is ${options.warmFloorShare}; allowed: at least 0 and below 1`);
-  }
+  rule('provisionTimeout', options.provisionTimeoutSeconds, 'provisionTimeout');
+  rule('warmFloorShare', options.warmFloorShare, 'warmFloorShare');
 
   const variants: PlannedVariant[] = [];
   for (const spec of specs) {
     const field = `variants['${spec.name}']`;
     const before = problems.length;
-    if (!VARIANT_NAME.test(spec.name)) {
-      add(`${field}.name`, `'${spec.name}' is not a SageMaker variant name; use 1 to 63 letters, digits and '-', starting and ending with a letter or digit`);
-    }
+    rule('variants[].name', spec.name, `${field}.name`);
     if (spec.classes.length === 0) {
       add(`${field}.classes`, 'is empty; a variant needs at least one class (one instance pool)');
     }
@@ -148,11 +148,7 @@ export function planVariants(
         : { className: p.className, priority: p.priority, explicit: true },
     );
     // Positions past 5 are reported once, by the pool count above.
-    for (const pool of pools.filter((p) => p.explicit)) {
-      if (!Number.isInteger(pool.priority) || pool.priority < 1 || pool.priority > L.maxPoolsPerVariant) {
-        add(`${field}.classes['${pool.className}'].priority`, `is ${pool.priority}; allowed: a whole number from 1 (tried first) to ${L.maxPoolsPerVariant}`);
-      }
-    }
+    for (const pool of pools.filter((p) => p.explicit)) rule('variants[].classes[].priority', pool.priority, `${field}.classes['${pool.className}'].priority`);
     for (const priority of duplicates(pools.map((p) => p.priority))) {
       const holders = pools.filter((p) => p.priority === priority).map((p) => `'${p.className}'`);
       add(`${field}.classes`, `priority ${priority} is given to ${holders.join(', ')}; each pool of a variant needs its own priority`);
@@ -177,7 +173,7 @@ export function planVariants(
       add(`${field}.classes`, `${holders.join(' and ')} both run on ${type}; the pools of a variant need distinct instance types. Put them in separate variants`);
     }
     const timeout = spec.provisionTimeoutSeconds ?? options.provisionTimeoutSeconds;
-    if (spec.provisionTimeoutSeconds !== undefined) checkProvisionTimeout(timeout, `${field}.provisionTimeout`, add);
+    if (spec.provisionTimeoutSeconds !== undefined) rule('variants[].provisionTimeout', timeout, `${field}.provisionTimeout`);
     // Classes that failed their own checks are missing from `resolved`; their problems are already reported.
     if (problems.length > before || resolved.length !== pools.length || resolved.length === 0) continue;
     const variant = resolveScaling(spec, resolved, timeout, field, add);
@@ -187,17 +183,6 @@ export function planVariants(
     add('variants', `class '${name}' is in no variant; add it to one with addVariant(), or remove the class`);
   }
   return { variants: withInitialWeights(variants, specs, plan, options.warmFloorShare, add), problems };
-}
-
-function checkProvisionTimeout(seconds: number, field: string, add: (field: string, message: string) => void): void {
-  const L = SAGEMAKER_ENDPOINT_LIMITS;
-  if (isUnresolved(seconds)) return;
-  if (!Number.isInteger(seconds) || seconds < L.minProvisionTimeoutSeconds || seconds > L.maxProvisionTimeoutSeconds) {
-    add(
-      field,
-      `is ${seconds} s; VariantInstanceProvisionTimeoutInSeconds allows whole seconds from ${L.minProvisionTimeoutSeconds} to ${L.maxProvisionTimeoutSeconds}`,
-    );
-  }
 }
 
 function resolveScaling(
@@ -219,20 +204,23 @@ function resolveScaling(
     before.count++;
     add(`${field}.scaling.${f}`, m);
   };
-  if (!Number.isInteger(minInstances) || minInstances < 1) {
-    report('minInstances', `is ${minInstances}; an instance-based variant needs a whole number of at least 1 instance`);
-  }
-  if (!Number.isInteger(maxInstances) || maxInstances < 1) {
-    report('maxInstances', `is ${maxInstances}; it must be a whole number of at least 1`);
-  } else if (maxInstances < minInstances) {
+  const check = (key: 'minInstances' | 'maxInstances' | 'targetConcurrencyPerInstance', value: unknown) => {
+    const r = SAGEMAKER_RULES[`variants[].scaling.${key}`];
+    const problem = ruleProblem(r, value);
+    if (problem) report(key, problem);
+    return problem === undefined;
+  };
+  const minOk = check('minInstances', minInstances);
+  const maxOk = check('maxInstances', maxInstances);
+  if (minOk && maxOk && maxInstances < minInstances) {
     report('maxInstances', `${maxInstances} is below minInstances ${minInstances}`);
   }
-  if (maxInstances > quota) {
+  if (maxOk && maxInstances > quota) {
     const parts = pools.map((p) => `${p.capacityClass.name} ${p.capacityClass.maxReplicas}`).join(' + ');
     report('maxInstances', `${maxInstances} exceeds the quota of the variant's pool types (${parts} = ${quota}); scale-out past it would fail. Raise the classes' maxReplicas after a quota increase`);
   }
   const preferred = pools.find((p) => p.capacityClass.preferenceRank === 0);
-  if (preferred && maxInstances < preferred.plan.maxReplicas) {
+  if (maxOk && preferred && maxInstances < preferred.plan.maxReplicas) {
     report(
       'maxInstances',
       `${maxInstances} is below the ${preferred.plan.maxReplicas} instances of '${preferred.capacityClass.name}' the capacity plan needs for ` +
@@ -242,7 +230,7 @@ function resolveScaling(
   const safest = Math.min(...pools.map((p) => p.capacityClass.envelope.safeConcurrency));
   const plannedTarget = Math.min(...pools.map((p) => p.plan.targetConcurrencyPerReplica));
   const target = s.targetConcurrencyPerInstance ?? plannedTarget;
-  if (!(target > 0) || target > safest) {
+  if (check('targetConcurrencyPerInstance', target) && target > safest) {
     report(
       'targetConcurrencyPerInstance',
       `is ${target}; allowed: above 0 and at most ${safest}, the smallest safe concurrency of the variant's pool types ` +
@@ -265,9 +253,12 @@ function withInitialWeights(
   warmFloorShare: number,
   add: (field: string, message: string) => void,
 ): PlannedVariant[] {
-  const explicit = new Map(specs.filter((s) => s.initialWeight !== undefined).map((s) => [s.name, s.initialWeight!]));
-  for (const [name, weight] of explicit) {
-    if (!(Number.isFinite(weight) && weight >= 0)) add(`variants['${name}'].initialWeight`, `is ${weight}; it must be zero or a positive number`);
+  const explicit = new Map<string, number>();
+  for (const s of specs.filter((v) => v.initialWeight !== undefined)) {
+    const problem = ruleProblem(SAGEMAKER_RULES['variants[].initialWeight'], s.initialWeight);
+    // An invalid weight is reported and never computed with (a token's encoding would be rounded into garbage).
+    if (problem) add(`variants['${s.name}'].initialWeight`, problem);
+    else explicit.set(s.name, s.initialWeight!);
   }
   const floorOf = (v: PlannedVariant) => {
     const carried = v.minInstances * v.pools[0].plan.targetTokensPerSecondPerReplica;

@@ -1,6 +1,6 @@
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { Construct } from 'constructs';
-import { duplicates, isUnresolved, rfc1123LabelProblem } from '../core';
+import { duplicates, isUnresolved, nameProblem, TRUST_RULES } from '../core';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Typed manifests (admissionregistration.k8s.io/v1, GA since Kubernetes 1.30)
@@ -69,11 +69,13 @@ const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'cdk-capacity-aware-inferen
 /** Every problem of the options, as `<prop>: '<value>' <why>` strings. */
 export function approvedImagesPolicyProblems(options: ApprovedImagesPolicyOptions): string[] {
   const problems: string[] = [];
-  if (!isUnresolved(options.name) && (!SUBDOMAIN.test(options.name) || options.name.length > 245)) {
+  if (isUnresolved(options.name)) {
+    problems.push('name: is a CDK token; the policy name must be a literal (the binding refers to it by name)');
+  } else if (!SUBDOMAIN.test(options.name) || options.name.length > 245) {
     problems.push(`name: '${options.name}' is not a DNS subdomain of at most 245 characters (the binding adds '-binding')`);
   }
-  const ns = isUnresolved(options.namespace) ? undefined : rfc1123LabelProblem(options.namespace);
-  if (ns) problems.push(`namespace: '${options.namespace}' ${ns}`);
+  const ns = nameProblem(TRUST_RULES['admission.namespace'], options.namespace);
+  if (ns) problems.push(`namespace: ${ns}`);
   if (options.images.length === 0) problems.push('images: is empty; a policy that allows nothing would reject every serving pod');
   for (const image of options.images) {
     if (isUnresolved(image)) {
@@ -87,16 +89,29 @@ export function approvedImagesPolicyProblems(options: ApprovedImagesPolicyOption
 }
 
 /**
- * A ValidatingAdmissionPolicy that denies a pod unless every image of its containers, init containers and
- * ephemeral containers is one of the approved digests. It matches pod creation, update and the
- * `pods/ephemeralcontainers` subresource (so `kubectl debug` cannot inject an unapproved image).
+ * The kinds whose pod template the policy checks besides Pods themselves, so that an unapproved image is rejected when
+ * the Deployment (or Job, ...) is applied, not later when its controller's Pods fail to be created and the rollout
+ * stalls. Pod template paths: `spec.template.spec` (apps/v1 Deployment, ReplicaSet, StatefulSet, DaemonSet; batch/v1
+ * Job) and `spec.jobTemplate.spec.template.spec` (batch/v1 CronJob); https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/
+ */
+export const POD_TEMPLATE_OWNERS: readonly ResourceRule[] = [
+  { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'] },
+  { apiGroups: ['batch'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['jobs', 'cronjobs'] },
+];
+
+/**
+ * A ValidatingAdmissionPolicy that denies a pod, or any pod-template owner (Deployment, ReplicaSet, StatefulSet,
+ * DaemonSet, Job, CronJob), unless every image of its containers, init containers and ephemeral containers is one of
+ * the approved digests. It matches creation and update, and the `pods/ephemeralcontainers` subresource (so
+ * `kubectl debug` cannot inject an unapproved image). Scale and status subresources are not matched: scaling a
+ * Deployment never needs an image check.
  */
 export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): ValidatingAdmissionPolicy {
   const problems = approvedImagesPolicyProblems(options);
   if (problems.length > 0) throw new Error(`Invalid approved-images policy (${problems.length} problem(s)):\n${problems.join('\n')}`);
   // JSON string literals are valid CEL string literals for image references (no escapes needed).
   const allowed = `[${options.images.map((i) => JSON.stringify(i)).join(', ')}]`;
-  const imagesOf = (field: string) => `(has(object.spec.${field}) ? object.spec.${field}.map(c, c.image) : [])`;
+  const imagesOf = (field: string) => `(has(variables.podSpec.${field}) ? variables.podSpec.${field}.map(c, c.image) : [])`;
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
@@ -104,16 +119,26 @@ export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): Vali
     spec: {
       failurePolicy: 'Fail',
       matchConstraints: {
-        resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods', 'pods/ephemeralcontainers'] }],
+        resourceRules: [
+          { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods', 'pods/ephemeralcontainers'] },
+          ...POD_TEMPLATE_OWNERS,
+        ],
       },
       variables: [
         { name: 'allowed', expression: allowed },
-        { name: 'images', expression: `object.spec.containers.map(c, c.image) + ${imagesOf('initContainers')} + ${imagesOf('ephemeralContainers')}` },
+        {
+          name: 'podSpec',
+          expression:
+            "object.kind == 'Pod' ? object.spec : (object.kind == 'CronJob' ? object.spec.jobTemplate.spec.template.spec : object.spec.template.spec)",
+        },
+        { name: 'images', expression: `variables.podSpec.containers.map(c, c.image) + ${imagesOf('initContainers')} + ${imagesOf('ephemeralContainers')}` },
       ],
       validations: [
         {
           expression: 'variables.images.all(i, i in variables.allowed)',
-          messageExpression: "'images not among the approved digests of this namespace: ' + variables.images.filter(i, !(i in variables.allowed)).join(', ')",
+          messageExpression:
+            "object.kind + ' ' + object.metadata.name + ': images not among the approved digests of this namespace: ' + " +
+            "variables.images.filter(i, !(i in variables.allowed)).join(', ')",
           reason: 'Forbidden',
         },
       ],
@@ -154,8 +179,9 @@ export interface ApprovedImagesAdmissionProps {
 }
 
 /**
- * Applies the approved-images ValidatingAdmissionPolicy and its binding to an EKS cluster: pods in the serving
- * namespace whose images are not the approved digests are rejected by the API server.
+ * Applies the approved-images ValidatingAdmissionPolicy and its binding to an EKS cluster: pods, and Deployments,
+ * ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs, in the serving namespace whose images are not the approved
+ * digests are rejected by the API server when they are applied.
  */
 export class ApprovedImagesAdmission extends Construct {
   public readonly policy: ValidatingAdmissionPolicy;

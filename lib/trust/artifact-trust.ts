@@ -11,9 +11,11 @@ import {
   type CapacityClass,
   type MultipartDigestPolicy,
   approvedArtifactsFor,
-  isUnresolved,
   parseEcrImage,
 } from '../core';
+import { Checker, nameProblem, numberProblem } from '../core/validation';
+import { TRUST_RULES } from '../core/validation-rules';
+import { durationDays, durationSeconds } from '../util/duration';
 import { lambdaCode } from '../util/lambda-code';
 import { type IClassArtifactGate } from './gate';
 
@@ -129,11 +131,19 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.checkProps(props);
 
+    const profileName = this.validName(props.signingProfileName);
     this.signingProfile = new signer.SigningProfile(this, 'SigningProfile', {
       platform: signer.Platform.NOTATION_OCI_SHA384_ECDSA,
-      signingProfileName: props.signingProfileName,
-      signatureValidity: props.signatureValidity,
+      signingProfileName: profileName,
+      // Only a whole number of days: aws-cdk-lib converts with toDays() and would throw without our path (reported at synth).
+      signatureValidity: Number.isInteger(durationDays(props.signatureValidity)) ? props.signatureValidity : undefined,
     });
+    if (profileName !== undefined) {
+      // aws-cdk-lib passes the name to CloudFormation only under the app's feature flag
+      // `@aws-cdk/aws-signer:signingProfileNamePassedToCfn` (aws-signer/lib/signing-profile.ts): set it on the L1 so the
+      // deployed profile has the name the user gave whatever flags the app sets.
+      (this.signingProfile.node.defaultChild as signer.CfnSigningProfile).profileName = profileName;
+    }
     this.repositoryKey = new kms.Key(this, 'RepositoryKey', {
       description: 'Encrypts the ECR repositories of the capacity classes',
       enableKeyRotation: true,
@@ -183,7 +193,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       handler: 'index.handler',
       code: lambdaCode('artifact-verifier'),
       role,
-      timeout: props.verifierTimeout ?? Duration.minutes(5),
+      // An out-of-range timeout is reported at synth; aws-cdk-lib would throw first, without our construct path.
+      timeout: (props.verifierTimeout && this.timeoutValid(props.verifierTimeout) ? props.verifierTimeout : undefined) ?? Duration.minutes(5),
       memorySize: 256,
       logGroup: this.verifierLogGroup,
       description: 'Fails a capacity class deployment unless its image and model data are the approved, signed ones',
@@ -202,11 +213,11 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
 
   /** Adds a class image repository: immutable tags, scan on push, KMS encryption, signed on push. */
   public addRepository(repositoryName: string): ecr.Repository {
-    if (!isUnresolved(repositoryName) && !/^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-z0-9]+)*$/.test(repositoryName)) {
-      this.problems.push(`repositoryNames: '${repositoryName}' is not an ECR repository name (lower-case [a-z0-9._-/] segments)`);
-    }
+    const problem = nameProblem(TRUST_RULES.repositoryNames, repositoryName);
+    if (problem) this.problems.push(`repositoryNames[${this.repos.length}]: ${problem}`);
     const repo = new ecr.Repository(this, `Repository${this.repos.length}`, {
-      repositoryName,
+      // An invalid name is reported at synth; aws-cdk-lib would throw its own error first, without our construct path.
+      repositoryName: problem ? undefined : repositoryName,
       imageTagMutability: ecr.TagMutability.IMMUTABLE,
       imageScanOnPush: true,
       encryption: ecr.RepositoryEncryption.KMS,
@@ -252,6 +263,9 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     const stack = Stack.of(this);
     const { record, problems } = approvedArtifactsFor(cls, {
       defaultSigningProfileArn: this.signingProfile.signingProfileArn,
+      knownProfileArns: this.validName(this.props.signingProfileName) === undefined
+        ? {}
+        : { [this.props.signingProfileName!]: this.signingProfile.signingProfileArn },
       partition: stack.partition,
       region: stack.region,
       account: stack.account,
@@ -330,19 +344,21 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     }
   }
 
+  private validName(name: string | undefined): string | undefined {
+    return name !== undefined && nameProblem(TRUST_RULES.signingProfileName, name) === undefined ? name : undefined;
+  }
+
+  private timeoutValid(timeout: Duration): boolean {
+    return numberProblem(TRUST_RULES.verifierTimeout, durationSeconds(timeout)) === undefined;
+  }
+
   private checkProps(props: ArtifactTrustProps): void {
-    const name = props.signingProfileName;
-    if (name !== undefined && !isUnresolved(name) && !/^[a-zA-Z0-9_]{2,64}$/.test(name)) {
-      this.problems.push(`signingProfileName: '${name}' is not an AWS Signer profile name; allowed: 2..64 of [A-Za-z0-9_] (no hyphens)`);
-    }
-    const attempts = props.verifierRetry?.maxAttempts;
-    if (attempts !== undefined && (!Number.isInteger(attempts) || attempts < 1 || attempts > 10)) {
-      this.problems.push(`verifierRetry.maxAttempts: ${attempts} is not an integer in 1..10`);
-    }
-    const timeout = props.verifierTimeout;
-    if (timeout !== undefined && !timeout.isUnresolved() && (timeout.toSeconds() < 60 || timeout.toSeconds() > 900)) {
-      this.problems.push(`verifierTimeout: ${timeout.toHumanString()} is outside 1..15 minutes (the verifier keeps 15 s to answer CloudFormation)`);
-    }
+    const c = new Checker(TRUST_RULES);
+    c.optional('signingProfileName', props.signingProfileName);
+    c.optional('verifierRetry.maxAttempts', props.verifierRetry?.maxAttempts);
+    c.optional('verifierTimeout', durationSeconds(props.verifierTimeout));
+    c.optional('signatureValidity', durationDays(props.signatureValidity));
+    this.problems.push(...c.problems.map((p) => `${p.field}: ${p.message}`));
     if (props.multipartModelDigest !== undefined && !['metadata', 'reject'].includes(props.multipartModelDigest)) {
       this.problems.push(`multipartModelDigest: '${props.multipartModelDigest}' is not 'metadata' or 'reject'`);
     }

@@ -22,12 +22,9 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
   beforeAll(() => {
     const built = endpointStack();
     stack = built.stack;
-    const facts = built.endpoint.routingFacts();
-    obs = new InferenceObservability(stack, 'Observability', { service: 'llama3-chat', facts });
+    obs = new InferenceObservability(stack, 'Observability', { serving: built.endpoint });
     reconciler = new Reconciler(stack, 'Reconciler', {
-      service: 'llama3-chat',
-      facts,
-      tokensPerRequest: 250,
+      serving: built.endpoint,
       capacityAlarms: obs.capacityAlarms,
     });
     template = Template.fromStack(stack);
@@ -89,12 +86,14 @@ describe('InferenceObservability with EksInferenceService (ALB target groups)', 
       }),
     });
     const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
-    const obs = new InferenceObservability(stack, 'Observability', { service: 'llama3-chat', facts: service.routingFacts() });
+    const obs = new InferenceObservability(stack, 'Observability', { serving: service });
     expect(obs.alarms.metrics.routes.map((r) => r.name)).toEqual(['l40s', 'a10g', 'inf2']);
+    // The preferred class's Karpenter capacity-error filter and one replica shortage per target group.
     expect(obs.capacityAlarms).toHaveLength(4);
     const latency = obs.alarms.metrics.latencyMs(obs.alarms.metrics.classes[1], 'p95', 'x');
     const raw = Object.values(latency.usingMetrics)[0] as cloudwatch.Metric;
     expect(Object.keys(raw.dimensions ?? {}).sort()).toEqual(['LoadBalancer', 'TargetGroup']);
-    Template.fromStack(stack).resourceCountIs('AWS::CloudWatch::Alarm', 7);
+    // fallback share, preferred capacity errors, 3 replica shortages, heartbeat (no deadline producer)
+    Template.fromStack(stack).resourceCountIs('AWS::CloudWatch::Alarm', 6);
   });
 });

@@ -4,6 +4,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { type AlbRoutingFacts, type CapacityClass, checkCapacityClasses, type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core';
 import { ALARM_DEFAULTS, InferenceAlarms, InferenceDashboard, InferenceObservability } from '../../lib/control/observability';
 import { llamaClasses, nagFindings, testStack } from '../util';
+import { servingOf } from './serving-fixture';
 
 // ---------------------------------------------------------------------------------------------------------------
 // GIVEN: the llama classes resolved by the real checks, as a SageMaker endpoint (one preferred variant, one fallback
@@ -115,7 +116,7 @@ function mathOf(alarm: AlarmProps): { expression: string; metrics: string[] } {
   const stats = metrics.filter((q) => q.MetricStat !== undefined).map((q) => {
     type Dimension = { Name: string; Value: string };
     const ms = q.MetricStat as { Metric: { Namespace: string; MetricName: string; Dimensions: Dimension[] }; Stat: string };
-    const dims = ms.Metric.Dimensions.map((d) => `${d.Name}=${d.Value}`).sort().join(' ');
+    const dims = (ms.Metric.Dimensions ?? []).map((d) => `${d.Name}=${d.Value}`).sort().join(' ');
     return `${q.Id} ${ms.Metric.Namespace} ${ms.Metric.MetricName} ${dims} ${ms.Stat}`;
   });
   return { expression: expr?.Expression as string, metrics: stats };
@@ -133,7 +134,7 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
 
   beforeAll(() => {
     ({ stack } = testStack());
-    obs = new InferenceObservability(stack, 'Obs', { service: 'llama3-chat', facts: SAGEMAKER });
+    obs = new InferenceObservability(stack, 'Obs', { serving: servingOf(SAGEMAKER, 'llama3-chat') });
     template = Template.fromStack(stack);
     widgets = dashboardWidgets(stack, template);
   });
@@ -163,24 +164,22 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     expect(w.properties.yAxis).toEqual({ left: { min: 0, max: 100, label: '%', showUnits: false } });
   });
 
-  test('token share sits next to request share and reads GeneratedTokens per class', () => {
+  test('token share sits next to request share: SageMaker counts no tokens, so requests x the mean output tokens', () => {
     const req = widget(widgets, 'Request share per class (%)');
     const tok = widget(widgets, 'Token share per class (%)');
     expect(tok.y).toBe(req.y);
     expect(tok.x).toBe(req.x + req.width);
-    expect(metricKeys(tok)).toEqual([
-      'CapacityAwareInference GeneratedTokens CapacityClass=l40s Service=llama3-chat Sum',
-      'CapacityAwareInference GeneratedTokens CapacityClass=a10g Service=llama3-chat Sum',
-      'CapacityAwareInference GeneratedTokens CapacityClass=inf2 Service=llama3-chat Sum',
-    ]);
+    expect(expressions(tok)).toEqual(expect.arrayContaining(['tkxr0 * 250', 'tkxr1 * 250', 'tkxr2 * 250', '100 * tk0 / SUM([tk0, tk1, tk2])']));
+    expect(metricKeys(tok)).toEqual(metricKeys(req));
+    expect(JSON.stringify(tok)).not.toContain('GeneratedTokens');
   });
 
   test('fallback share graph: observed share by requests and by tokens, the planned share, and the alarm threshold', () => {
     const w = widget(widgets, 'Fallback share: requests vs tokens (%)');
-    expect(expressions(w)).toEqual(['100 * SUM([fr1, fr2]) / SUM([fr0, fr1, fr2])', '100 * SUM([ft1, ft2]) / SUM([ft0, ft1, ft2])']);
+    expect(expressions(w).filter((e) => e.startsWith('100'))).toEqual(['100 * SUM([fr1, fr2]) / SUM([fr0, fr1, fr2])', '100 * SUM([ft1, ft2]) / SUM([ft0, ft1, ft2])']);
     const keys = metricKeys(w);
     expect(keys).toContain('AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=preferred Sum');
-    expect(keys).toContain('CapacityAwareInference GeneratedTokens CapacityClass=inf2 Service=llama3-chat Sum');
+    expect(expressions(w)).toContain('ftt' + 'r2 * 250');
     expect(keys[keys.length - 1]).toBe('CapacityAwareInference FallbackShareRequests Service=llama3-chat Average');
     expect((w.properties.annotations as { horizontal: Array<{ value: number }> }).horizontal.map((a) => a.value)).toEqual([50]);
   });
@@ -191,9 +190,8 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     expect(metricKeys(w)).toEqual(['p50', 'p95', 'p99'].map(
       (p) => `AWS/SageMaker ModelLatency EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=fallback ${p}`,
     ));
-    expect(metricKeys(widget(widgets, 'Queue wait p95 per class (ms)'))).toEqual(
-      ['l40s', 'a10g', 'inf2'].map((c) => `CapacityAwareInference QueueWait CapacityClass=${c} Service=llama3-chat p95`),
-    );
+    // No engine metrics are scraped on SageMaker (detailed observability is PromQL-only): no queue widget.
+    expect(widgets.map((w) => w.properties.title)).not.toContain('Requests waiting per class (engine queue)');
   });
 
   test('replicas desired vs ready per routed class (a variant), its pools drawn too, with the summed quota as a line', () => {
@@ -208,29 +206,15 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
       expect.objectContaining({ value: 48, label: 'max replicas (quota)' }),
     ]);
     expect(metricKeys(widget(widgets, 'Replicas preferred: desired vs ready'))).toHaveLength(2);
-    expect(metricKeys(widget(widgets, 'Replica ready time p95 per class (s)'))).toHaveLength(3);
   });
 
-  test('capacity errors per class sum every outcome but launched', () => {
-    const w = widget(widgets, 'Capacity errors per class');
-    expect(expressions(w)).toEqual(['ce0_0 + ce0_1 + ce0_2', 'ce1_0 + ce1_1 + ce1_2', 'ce2_0 + ce2_1 + ce2_2']);
-    expect(metricKeys(w).slice(0, 3)).toEqual(['insufficient-capacity', 'quota-exceeded', 'error'].map(
-      (o) => `CapacityAwareInference CapacityAttempts CapacityClass=l40s Outcome=${o} Service=llama3-chat Sum`,
-    ));
-    expect(metricKeys(widget(widgets, 'Capacity launches per class'))[0]).toBe(
-      'CapacityAwareInference CapacityAttempts CapacityClass=l40s Outcome=launched Service=llama3-chat Sum',
-    );
-  });
-
-  test('rejections and deadline exhaustions per class, with the exhaustion rate and its threshold on the right axis', () => {
-    expect(expressions(widget(widgets, 'Rejected requests per class'))).toEqual(['rj0_0 + rj0_1', 'rj1_0 + rj1_1', 'rj2_0 + rj2_1']);
-    const w = widget(widgets, 'Deadline exhaustions per class');
-    expect(metricKeys(w).slice(0, 3)).toEqual(
-      ['l40s', 'a10g', 'inf2'].map((c) => `CapacityAwareInference DeadlineExhaustions CapacityClass=${c} Service=llama3-chat Sum`),
-    );
-    expect(expressions(w)).toEqual(['IF((ad0 + ad1 + ad2) >= 20, 100 * ex / (ad0 + ad1 + ad2), 0)']);
-    expect((w.properties.annotations as { horizontal: Array<{ value: number; yAxis: string }> }).horizontal).toEqual([
-      expect.objectContaining({ value: 1, yAxis: 'right' }),
+  test('SageMaker produces no capacity-error or deadline metric: no such widget; server errors per class instead', () => {
+    const titles = widgets.map((w) => w.properties.title);
+    expect(titles.filter((t) => /Capacity|Deadline|Replica ready time/.test(String(t)))).toEqual([]);
+    expect(metricKeys(widget(widgets, 'Server errors (5XX) per class'))).toEqual([
+      'AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat VariantName=preferred Sum',
+      'AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=fallback Sum',
+      'AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat InstanceType=ml.inf2.xlarge VariantName=fallback Sum',
     ]);
   });
 
@@ -257,18 +241,19 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
   test('cost per 1M tokens per class is price x ready replicas over tokens, and the service line counts warm standby', () => {
     const w = widget(widgets, 'Cost per 1M output tokens (USD)');
     const exprs = expressions(w);
-    expect(exprs.slice(0, 3)).toEqual([
-      '2.61 * cr0 * PERIOD(ct0) / 3600 / ct0 * 1000000',
-      '1.4084 * cr1 * PERIOD(ct1) / 3600 / ct1 * 1000000',
-      '0.99 * cr2 * PERIOD(ct2) / 3600 / ct2 * 1000000',
+    expect(exprs.filter((e) => /^\d/.test(e))).toEqual([
+      '2.61 * cr0 * 60 / 3600 / ct0 * 1000000',
+      '1.4084 * cr1 * 60 / 3600 / ct1 * 1000000',
+      '0.99 * cr2 * 60 / 3600 / ct2 * 1000000',
     ]);
     // Every class's ready replicas are paid for, including fallback classes that serve nothing (warm standby).
-    expect(exprs[3]).toBe('(2.61 * sr0 + 1.4084 * sr1 + 0.99 * sr2) * PERIOD(st0) / 3600 / (st0 + st1 + st2) * 1000000');
+    expect(exprs).toContain('(2.61 * sr0 + 1.4084 * sr1 + 0.99 * sr2) * 60 / 3600 / (st0 + st1 + st2) * 1000000');
     expect(metricKeys(w)).toContain('CapacityAwareInference ReadyReplicas CapacityClass=inf2 Service=llama3-chat Average');
   });
 
   test('tokens per replica are drawn against each class envelope', () => {
-    const w = widget(widgets, 'Tokens/s per replica vs envelope');
+    const w = widget(widgets, 'Tokens/s per ready replica vs envelope');
+    expect(expressions(w)).toContain('pt0 / 60 / pr0');
     expect((w.properties.annotations as { horizontal: Array<{ value: number; label: string }> }).horizontal.map((a) => [a.label, a.value])).toEqual([
       ['l40s envelope', 1200], ['a10g envelope', 400], ['inf2 envelope', 300],
     ]);
@@ -288,9 +273,9 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     const a = oneAlarm(template, 'served by fallback classes');
     const { expression, metrics } = mathOf(a);
     expect(expression).toBe('100 * SUM([fs1, fs2]) / SUM([fs0, fs1, fs2])');
-    expect(metrics).toEqual(['l40s', 'a10g', 'inf2'].map(
-      (c, i) => `fs${i} CapacityAwareInference GeneratedTokens CapacityClass=${c} Service=llama3-chat Sum`,
-    ));
+    // Tokens as requests x the contract's mean output tokens: SageMaker counts no tokens.
+    expect((a.Metrics ?? []).map((q) => q.Expression).filter(Boolean)).toEqual(expect.arrayContaining(['fstr0 * 250', 'fstr1 * 250', 'fstr2 * 250']));
+    expect(metrics.map((m) => m.split(' ').slice(1, 3).join(' '))).toEqual(Array(3).fill('AWS/SageMaker Invocations'));
     const periods = (a.Metrics ?? []).flatMap((q) => (q.MetricStat ? [(q.MetricStat as { Period: number }).Period] : []));
     expect(new Set(periods)).toEqual(new Set([60]));
     expect(a).toEqual(expect.objectContaining({
@@ -302,8 +287,17 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     }));
   });
 
-  test('deadline exhaustion alarm: service rollups, rate above 1% for 5 minutes, quiet minutes ignored', () => {
-    const a = oneAlarm(template, 'ran out of deadline');
+  test('no deadline exhaustion alarm by default (nothing produces DeadlineExhaustions), nor a capacity-error alarm on SageMaker', () => {
+    expect(alarmsByDescription(template, 'ran out of deadline')).toEqual([]);
+    expect(alarmsByDescription(template, 'reported capacity errors')).toEqual([]);
+    expect(obs.alarms.deadlineExhaustionAlarm).toBeUndefined();
+    expect(obs.alarms.preferredCapacityErrorsAlarm).toBeUndefined();
+  });
+
+  test('deadline exhaustion alarm when enabled for a server that emits them: service rollups, rate above 1% for 5 minutes', () => {
+    const { stack: s2 } = testStack();
+    new InferenceAlarms(s2, 'A', { serving: servingOf(SAGEMAKER, 'llama3-chat'), deadlineExhaustion: { enabled: true } });
+    const a = oneAlarm(Template.fromStack(s2), 'ran out of deadline');
     const { expression, metrics } = mathOf(a);
     expect(expression).toBe('IF((ad0 + ad1 + ad2) >= 20, 100 * ex / (ad0 + ad1 + ad2), 0)');
     expect(metrics).toEqual([
@@ -315,12 +309,16 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     expect(a).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 5, ComparisonOperator: 'GreaterThanThreshold' }));
   });
 
-  test('capacity error alarm watches only the preferred class and fires on the first error', () => {
-    const a = oneAlarm(template, 'reported capacity errors');
+  test('capacity error alarm watches only the preferred class\'s produced metric and fires on the first error', () => {
+    const { stack: s2 } = testStack();
+    const errors = (pool: string) => ({ namespace: 'CapacityAwareInference/Karpenter', metricName: `InsufficientCapacity/prod/${pool}`, dimensions: {}, stat: 'Sum' });
+    new InferenceAlarms(s2, 'A', {
+      serving: servingOf(ALB, 'llama-eks', 250, { classes: { l40s: { capacityErrors: errors('llama-l40s') }, inf2: { capacityErrors: errors('llama-inf2') } } }),
+    });
+    const a = oneAlarm(Template.fromStack(s2), 'reported capacity errors');
     const { expression, metrics } = mathOf(a);
-    expect(expression).toBe('(ce0_0 + ce0_1 + ce0_2)');
-    expect(metrics.every((m) => m.includes('CapacityClass=l40s'))).toBe(true);
-    expect(metrics).toHaveLength(3);
+    expect(expression).toBe('FILL(ce0, 0)');
+    expect(metrics).toEqual(['ce0 CapacityAwareInference/Karpenter InsufficientCapacity/prod/llama-l40s  Sum']);
     expect(a).toEqual(expect.objectContaining({
       Threshold: 1, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching',
     }));
@@ -352,10 +350,9 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     }));
   });
 
-  test('capacityAlarms are the preferred-class error alarm and the replica shortage alarms, nothing else', () => {
-    expect(obs.capacityAlarms).toHaveLength(3);
-    expect(obs.capacityAlarms[0]).toBe(obs.alarms.preferredCapacityErrorsAlarm);
-    expect(obs.capacityAlarms.slice(1)).toEqual(obs.alarms.replicaShortageAlarms);
+  test('capacityAlarms are the replica shortage alarms (SageMaker produces no capacity-error metric), nothing else', () => {
+    expect(obs.capacityAlarms).toHaveLength(2);
+    expect(obs.capacityAlarms).toEqual(obs.alarms.replicaShortageAlarms);
     expect(obs.capacityAlarms).not.toContain(obs.alarms.fallbackShareAlarm);
     expect(obs.capacityAlarms).not.toContain(obs.alarms.reconcilerHeartbeatAlarm);
   });
@@ -363,7 +360,7 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
   test('every alarm notifies the topic on ALARM and OK', () => {
     const topicRef = { Ref: stack.getLogicalId(obs.alarms.topic.node.defaultChild as sns.CfnTopic) };
     const all = template.findResources('AWS::CloudWatch::Alarm');
-    expect(Object.keys(all)).toHaveLength(6);
+    expect(Object.keys(all)).toHaveLength(4);
     for (const r of Object.values(all)) {
       expect(r.Properties.AlarmActions).toEqual([topicRef]);
       expect(r.Properties.OKActions).toEqual([topicRef]);
@@ -408,15 +405,14 @@ describe('InferenceDashboard and InferenceAlarms on an ALB, with options', () =>
     ({ stack } = testStack());
     topic = new sns.Topic(stack, 'OnCall', { enforceSSL: true });
     alarms = new InferenceAlarms(stack, 'Alarms', {
-      service: 'llama-eks',
-      facts: ALB,
+      serving: servingOf(ALB, 'llama-eks'),
       alarmTopic: topic,
       fallbackShare: { thresholdPercent: 30, duration: Duration.minutes(20), basis: 'requests' },
       deadlineExhaustion: { enabled: false },
       replicaShortage: { duration: Duration.minutes(8) },
       reconcilerHeartbeat: { duration: Duration.minutes(3) },
     });
-    new InferenceDashboard(stack, 'Dashboard', { service: 'llama-eks', facts: ALB, dashboardName: 'llama-eks' });
+    new InferenceDashboard(stack, 'Dashboard', { serving: servingOf(ALB, 'llama-eks'), dashboardName: 'llama-eks' });
     template = Template.fromStack(stack);
     widgets = dashboardWidgets(stack, template);
   });
@@ -450,7 +446,8 @@ describe('InferenceDashboard and InferenceAlarms on an ALB, with options', () =>
   test('a disabled alarm is not created and not listed', () => {
     expect(alarmsByDescription(template, 'ran out of deadline')).toEqual([]);
     expect(alarms.deadlineExhaustionAlarm).toBeUndefined();
-    expect(alarms.alarms).toHaveLength(6);
+    // fallback share, 3 replica shortages, heartbeat (no capacity-error producer in these facts, deadline disabled)
+    expect(alarms.alarms).toHaveLength(5);
   });
 
   test('the user topic is used and no topic or key is created', () => {
@@ -482,8 +479,7 @@ describe('validation', () => {
     const { stack } = testStack();
     const bad: AlbRoutingFacts = { ...ALB, targets: [ALB.targets[0], { ...ALB.targets[1], class: { ...ALB.targets[1].class, name: 'l40s', usdPerReplicaHour: -1 } }] };
     const message = errorOf(() => new InferenceObservability(stack, 'Obs', {
-      service: '',
-      facts: bad,
+      serving: servingOf(bad, ''),
       period: Duration.seconds(90),
       fallbackShare: { thresholdPercent: 150, duration: Duration.seconds(30) },
       deadlineExhaustion: { minRequestsPerPeriod: 0 },
@@ -492,51 +488,54 @@ describe('validation', () => {
     }));
     expect(message.split('\n')).toEqual([
       "InferenceObservability at 'Test/Obs' has 9 invalid props:",
-      "  - prop service: got '' (0 characters); allowed: 1..1024 characters (a CloudWatch dimension value)",
+      "  - prop serving.service: got '' (0 characters); allowed: 1..1024 characters (a CloudWatch dimension value)",
       '  - prop period: got 90 s; allowed: 10 s, 30 s or a multiple of 60 s (CloudWatch periods)',
       "  - prop facts: class name 'l40s' occurs more than once; allowed: unique class names",
       "  - prop facts: class 'l40s' usdPerReplicaHour is -1; allowed: a finite number >= 0",
-      '  - prop fallbackShare.thresholdPercent: got 150; allowed: a percentage above 0 and below 100',
+      '  - prop fallbackShare.thresholdPercent: is 150 %; allowed: a finite number above 0 and below 100 %',
       '  - prop fallbackShare.duration: got 30 seconds; allowed: a whole number of periods (90 s), at least one, at most 1 day',
-      '  - prop deadlineExhaustion.minRequestsPerPeriod: got 0; allowed: an integer >= 1',
-      '  - prop preferredCapacityErrors.threshold: got 0.5; allowed: an integer >= 1 (errors per period)',
+      '  - prop deadlineExhaustion.minRequestsPerPeriod: is 0; allowed: a whole number at least 1',
+      '  - prop preferredCapacityErrors.threshold: is 0.5; allowed: a whole number at least 1 (capacity errors per period)',
       '  - prop reconcilerHeartbeat.duration: got 2 days; allowed: a whole number of periods (90 s), at least one, at most 1 day',
     ]);
   });
 
   test('fails when facts hold no class', () => {
     const { stack } = testStack();
-    expect(() => new InferenceDashboard(stack, 'Dash', { service: 's', facts: { ...ALB, targets: [] } }))
+    expect(() => new InferenceDashboard(stack, 'Dash', { serving: servingOf({ ...ALB, targets: [] }, 's') }))
       .toThrow("InferenceDashboard at 'Test/Dash' has 1 invalid prop:\n  - prop facts: has no capacity classes; allowed: at least one class");
   });
 
-  test('fails when more preferred classes share rank 0 than one alarm can read (3 metrics each, 10 at most)', () => {
+  test('fails when more preferred classes share rank 0 than one alarm can read (one metric each, 10 at most)', () => {
     const { stack } = testStack();
-    const four: AlbRoutingFacts = { ...ALB, targets: [0, 1, 2, 3].map((i) => ({ ...ALB.targets[0], class: { ...ALB.targets[0].class, name: `c${i}` } })) };
-    expect(() => new InferenceAlarms(stack, 'Alarms', { service: 's', facts: four })).toThrow(
-      '  - prop facts: 4 classes share the best preference rank; the preferred-class capacity error alarm reads 3 metrics per class and an alarm at most 10; '
-      + 'allowed: at most 3 classes of the best rank, or preferredCapacityErrors.enabled: false',
+    const many = (n: number): AlbRoutingFacts => ({
+      ...ALB, targets: Array.from({ length: n }, (_, i) => ({ ...ALB.targets[0], class: { ...ALB.targets[0].class, name: `c${i}` } })),
+    });
+    const noFallback = { fallbackShare: { enabled: false } };
+    expect(() => new InferenceAlarms(stack, 'Alarms', { serving: servingOf(many(11), 's'), ...noFallback })).toThrow(
+      '  - prop serving: 11 classes share the best preference rank; the preferred-class capacity error alarm reads one metric per class and an alarm '
+      + 'at most 10; allowed: at most 10 classes of the best rank, or preferredCapacityErrors.enabled: false',
     );
-    expect(() => new InferenceAlarms(stack, 'Three', { service: 's', facts: { ...four, targets: four.targets.slice(0, 3) } })).not.toThrow();
-    expect(() => new InferenceAlarms(stack, 'Off', { service: 's', facts: four, preferredCapacityErrors: { enabled: false } })).not.toThrow();
+    expect(() => new InferenceAlarms(stack, 'Ten', { serving: servingOf(many(10), 's'), ...noFallback })).not.toThrow();
+    expect(() => new InferenceAlarms(stack, 'Off', { serving: servingOf(many(11), 's'), ...noFallback, preferredCapacityErrors: { enabled: false } }))
+      .not.toThrow();
   });
 
   test('fails when a multi-pool variant bears the name of a class, and accepts a single-pool variant named after its class', () => {
     const { stack } = testStack();
     const clash: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [SAGEMAKER.variants[0], { ...SAGEMAKER.variants[1], variantName: 'a10g' }] };
-    expect(() => new InferenceDashboard(stack, 'Clash', { service: 's', facts: clash })).toThrow(
+    expect(() => new InferenceDashboard(stack, 'Clash', { serving: servingOf(clash, 's') })).toThrow(
       "  - prop facts: variant 'a10g' has the name of a capacity class it is not exactly; allowed: a variant name that is no class name, "
       + 'or the name of its only class',
     );
     const same: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [{ ...SAGEMAKER.variants[0], variantName: 'l40s' }, SAGEMAKER.variants[1]] };
-    expect(() => new InferenceDashboard(stack, 'Same', { service: 's', facts: same })).not.toThrow();
+    expect(() => new InferenceDashboard(stack, 'Same', { serving: servingOf(same, 's') })).not.toThrow();
   });
 
   test('accepts the boundaries: 99.9% share, one-period durations, a 1-day heartbeat', () => {
     const { stack } = testStack();
     expect(() => new InferenceAlarms(stack, 'Alarms', {
-      service: 's',
-      facts: ALB,
+      serving: servingOf(ALB, 's'),
       fallbackShare: { thresholdPercent: 99.9, duration: Duration.minutes(1) },
       reconcilerHeartbeat: { duration: Duration.days(1) },
     })).not.toThrow();

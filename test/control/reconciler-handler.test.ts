@@ -171,7 +171,7 @@ describe('reconciler run, SageMaker endpoint', () => {
       mode: fill(1),
       classes: {
         preferred: { readyReplicas: fill(3), desiredReplicas: desired, servedTokensPerSecond: fill(perMinute(500)) },
-        fallback: healthyHistory(1),
+        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(100)) },
       },
     });
     const early = await run();
@@ -185,7 +185,10 @@ describe('reconciler run, SageMaker endpoint', () => {
     cw.reset();
     serveMetrics(SM, {
       mode: fill(1),
-      classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) }, fallback: healthyHistory(1) },
+      classes: {
+        preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) },
+        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(100)) },
+      },
     });
     const back = await run();
     expect(back.result).toEqual({ action: 'applied', weights: { preferred: 88, fallback: 12 } });
@@ -200,7 +203,10 @@ describe('reconciler run, SageMaker endpoint', () => {
     serveMetrics(SM, {
       mode: [...fill(1, SLOTS - 1), 0],
       ramping: [...fill(0, SLOTS - 1), 1],
-      classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) }, fallback: healthyHistory(1) },
+      classes: {
+        preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) },
+        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(60)) },
+      },
     });
     const done = await run();
     expect(done.result).toEqual({ action: 'applied', weights: { preferred: 98, fallback: 2 } });
@@ -248,7 +254,7 @@ describe('reconciler run, SageMaker endpoint', () => {
     ]));
     cw.on(GetMetricDataCommand).rejects(throttled);
     const { result, lines } = await run();
-    expect(result).toEqual({ action: 'failed', detail: 'weights unchanged: ThrottlingException: Rate exceeded' });
+    expect(result).toEqual({ action: 'failed', reason: 'aws-error', detail: 'weights unchanged: ThrottlingException: Rate exceeded' });
     expect(cw.commandCalls(GetMetricDataCommand)).toHaveLength(4);
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
     expect(audit(lines)).toMatchObject({ apply: { action: 'failed' } });
@@ -290,7 +296,7 @@ describe('reconciler run, SageMaker endpoint', () => {
       { name: 'preferred', weight: 50, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
       { name: 'fallback', weight: 50, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
     ]));
-    serveMetrics(SM, { classes: { preferred: busy(300), fallback: healthyHistory(1) } });
+    serveMetrics(SM, { classes: { preferred: busy(300), fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(300)) } } });
     const { result, lines } = await run();
     expect(audit(lines)).toMatchObject({ mode: 'capacity', reason: { code: 'stabilizing' } });
     // Capacity mode does not count on the preferred variant to grow, but 300 tokens/s fit its 900 ready.
@@ -302,7 +308,11 @@ describe('reconciler run, SageMaker endpoint', () => {
       { name: 'preferred', weight: 78, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
       { name: 'fallback', weight: 22, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
     ];
-    const classes = { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) }, fallback: healthyHistory(1) };
+    // The fallback holds 22 % of the weight, so it reports demand too (a silent weighted class is missing data).
+    const classes = {
+      preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(500)) },
+      fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(100)) },
+    };
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', capacityWeights));
     serveMetrics(SM, { mode: fill(1), classes });
     const lines: Array<Record<string, unknown>> = [];
@@ -350,7 +360,7 @@ describe('reconciler run, ALB listener', () => {
     tokensPerRequest: 200,
     metricDelaySeconds: 120,
     clusterName: 'prod',
-    capacityErrors: { inf2: { namespace: 'Karpenter', metricName: 'InsufficientCapacityErrors', dimensions: { NodePool: 'inf2' }, stat: 'Sum' } },
+    signals: { inf2: { capacityErrors: { namespace: 'CapacityAwareInference/Karpenter', metricName: 'InsufficientCapacity/prod/inf2', dimensions: {}, stat: 'Sum' } } },
   };
   const oidc = { Issuer: 'https://idp', AuthorizationEndpoint: 'https://idp/a', TokenEndpoint: 'https://idp/t', UserInfoEndpoint: 'https://idp/u', ClientId: 'c' };
   const auth = { Type: 'authenticate-oidc' as const, Order: 1, AuthenticateOidcConfig: oidc };
@@ -405,8 +415,9 @@ describe('reconciler run, ALB listener', () => {
       }),
       expect.objectContaining({
         MetricStat: expect.objectContaining({
-          Metric: { Namespace: 'ContainerInsights', MetricName: 'kube_deployment_spec_replicas', Dimensions: [
-            { Name: 'ClusterName', Value: 'prod' }, { Name: 'Namespace', Value: 'serving' }, { Name: 'Deployment', Value: 'inf2' },
+          // Container Insights enhanced observability: PodName holds the Deployment's name.
+          Metric: { Namespace: 'ContainerInsights', MetricName: 'replicas_desired', Dimensions: [
+            { Name: 'ClusterName', Value: 'prod' }, { Name: 'Namespace', Value: 'serving' }, { Name: 'PodName', Value: 'inf2' },
           ] },
         }),
       }),
@@ -458,7 +469,9 @@ describe('handler', () => {
     await expect(handler({ 'detail-type': 'Scheduled Event' })).rejects.toThrow(
       'reconciler: weights unchanged: AccessDeniedException: denied',
     );
-    expect(JSON.parse(log.mock.calls[0][0] as string)).toMatchObject({ trigger: 'Scheduled Event', apply: { action: 'failed' } });
+    const lines = log.mock.calls.map((c) => JSON.parse(c[0] as string));
+    expect(lines.find((l) => l.audit)).toMatchObject({ trigger: 'Scheduled Event', apply: { action: 'failed', reason: 'aws-error' } });
+    expect(lines.find((l) => l._aws)).toMatchObject({ trigger: 'Scheduled Event', ReconcilerFailures: 1, Reason: 'aws-error' });
     log.mockRestore();
   });
 });

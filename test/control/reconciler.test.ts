@@ -7,6 +7,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core';
 import { Reconciler } from '../../lib/control';
 import { nagFindings, testStack } from '../util';
+import { servingOf } from './serving-fixture';
 
 const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true): RoutedClassFacts => ({
   name, preferenceRank: rank, tokensPerSecondPerReplica: tps, safeConcurrency: 8, usdPerReplicaHour: usd, allowSensitive,
@@ -46,9 +47,7 @@ describe('Reconciler on a SageMaker endpoint', () => {
     ({ stack } = testStack());
     const external = new cloudwatch.Alarm(stack, 'External', { metric: karpenterErrors('x'), threshold: 1, evaluationPeriods: 1 });
     reconciler = new Reconciler(stack, 'Reconciler', {
-      facts: SAGEMAKER,
-      service: 'llama3-chat',
-      tokensPerRequest: 250,
+      serving: servingOf(SAGEMAKER, 'llama3-chat', 250),
       policy: { latencySloP95: Duration.millis(1500), stabilizationWindow: Duration.minutes(15) },
       capacityAlarms: [external],
     });
@@ -74,7 +73,7 @@ describe('Reconciler on a SageMaker endpoint', () => {
 
   test('triggerOnAlarms adds alarms to the same rule', () => {
     const { stack: s2 } = testStack('Later');
-    const r = new Reconciler(s2, 'R', { facts: SAGEMAKER, service: 'svc', tokensPerRequest: 100 });
+    const r = new Reconciler(s2, 'R', { serving: servingOf(SAGEMAKER, 'svc', 100) });
     expect(r.alarmRule).toBeUndefined();
     const a = new cloudwatch.Alarm(s2, 'A', { metric: karpenterErrors('a'), threshold: 1, evaluationPeriods: 1 });
     const b = new cloudwatch.Alarm(s2, 'B', { metric: karpenterErrors('b'), threshold: 1, evaluationPeriods: 1 });
@@ -172,11 +171,10 @@ describe('Reconciler on an ALB listener', () => {
   beforeAll(() => {
     ({ stack } = testStack());
     new Reconciler(stack, 'Reconciler', {
-      facts: ALB,
-      service: 'llama3-chat',
-      tokensPerRequest: 250,
-      clusterName: 'prod',
-      capacityErrorMetrics: { l40s: karpenterErrors('l40s') },
+      serving: servingOf(ALB, 'llama3-chat', 250, {
+        containerInsightsClusterName: 'prod',
+        classes: { l40s: { capacityErrors: { namespace: 'Karpenter', metricName: 'InsufficientCapacityErrors', dimensions: { NodePool: 'l40s' }, stat: 'Sum' } } },
+      }),
     });
     template = Template.fromStack(stack);
   });
@@ -201,7 +199,7 @@ describe('Reconciler on an ALB listener', () => {
     });
     const fn = Object.values(template.findResources('AWS::Lambda::Function'))[0];
     const config = JSON.parse(fn.Properties.Environment.Variables.RECONCILER_CONFIG);
-    expect(config.capacityErrors).toEqual({ l40s: { namespace: 'Karpenter', metricName: 'InsufficientCapacityErrors', dimensions: { NodePool: 'l40s' }, stat: 'Sum' } });
+    expect(config.signals).toEqual({ l40s: { capacityErrors: { namespace: 'Karpenter', metricName: 'InsufficientCapacityErrors', dimensions: { NodePool: 'l40s' }, stat: 'Sum' } } });
     expect(config.clusterName).toBe('prod');
   });
 
@@ -214,19 +212,16 @@ describe('Reconciler validation', () => {
   test('fails when props are invalid, listing every problem with the construct path, the value and what is allowed', () => {
     const { stack } = testStack();
     expect(() => new Reconciler(stack, 'Bad', {
-      facts: ALB,
-      service: 'llama3 chat',
-      tokensPerRequest: 0,
+      serving: servingOf(ALB, 'llama3 chat', 0, { classes: { h100: {} } }),
       policy: { stabilizationWindow: Duration.seconds(90), weightTotal: 1000 },
-      capacityErrorMetrics: { h100: karpenterErrors('h100') },
     })).toThrow([
       'Reconciler Test/Bad: invalid props:',
-      '  - policy: weightTotal: 1000 (an integer 10..999 (ALB accepts at most 999 per target group))',
+      "  - serving.signals.classes['h100'] is not a capacity class of the routing facts (allowed: l40s, inf2)",
+      '  - serving.tokensPerRequest: is 0 tokens; allowed: a finite number above 0 tokens',
+      '  - policy.weightTotal: is 1000; allowed: a whole number from 10 to 999 (ALB accepts at most 999 per target group)',
       '  - policy: stabilizationWindowSeconds: 90 (a whole number of periods (60 s), at least one)',
-      '  - clusterName: undefined (required for an ALB target: desired replicas come from Container Insights)',
-      "  - capacityErrorMetrics: 'h100' is not a routed class (allowed: l40s, inf2)",
-      "  - service: 'llama3 chat' (1..255 characters of letters, digits and . - _ : /)",
-      '  - tokensPerRequest: 0 (the mean output tokens per request, > 0)',
+      '  - serving.signals.containerInsightsClusterName: undefined (required for an ALB target: desired replicas come from Container Insights)',
+      "  - serving.service: 'llama3 chat' (1..255 characters of letters, digits and . - _ : /)",
     ].join('\n'));
   });
 
@@ -234,7 +229,7 @@ describe('Reconciler validation', () => {
     const { stack } = testStack();
     const variants = SAGEMAKER.variants.map((v) => ({ ...v, classes: v.classes.map((c) => ({ ...c, allowSensitive: false })) }));
     const facts: RoutingFacts = { ...SAGEMAKER, variants };
-    expect(() => new Reconciler(stack, 'Sensitive', { facts, service: 's', tokensPerRequest: 100, sensitive: true })).toThrow(
+    expect(() => new Reconciler(stack, 'Sensitive', { serving: servingOf(facts, 's', 100), sensitive: true })).toThrow(
       'facts: classes: every class is forbidden by the placement policy (at least one must be allowed)',
     );
   });
@@ -245,7 +240,7 @@ describe('Reconciler validation', () => {
       variantName: `variant-${v}`,
       classes: Array.from({ length: 5 }, (_, p) => cls(`class-${v}-${p}-with-a-long-descriptive-name`, v * 5 + p, 'ml.g5.12xlarge', 100, 7)),
     }));
-    expect(() => new Reconciler(stack, 'Huge', { facts: { ...SAGEMAKER, variants: many }, service: 's', tokensPerRequest: 100 })).toThrow(
+    expect(() => new Reconciler(stack, 'Huge', { serving: servingOf({ ...SAGEMAKER, variants: many }, 's', 100) })).toThrow(
       /facts: the configuration needs about \d+ bytes of environment \(Lambda allows 4096\)/,
     );
   });

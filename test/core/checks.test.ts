@@ -95,9 +95,9 @@ describe('capacity class checks', () => {
       " name: 'l40s' is used by more than one class; class names must be unique within a service",
     );
     expect(problemsOf([{ ...a, name: 'L40S_Pool' }])).toContain(
-      "L40S_Pool name: 'L40S_Pool' must be an RFC 1123 label: lower-case letters, digits and \"-\", starting and ending with a letter or digit",
+      "L40S_Pool name: is 'L40S_Pool'; allowed: a DNS-1123 label: 1 to 63 lower-case letters, digits and \"-\", starting and ending with a letter or digit (it names Kubernetes objects and SageMaker resources)",
     );
-    expect(problemsOf([{ ...a, name: 'x'.repeat(64) }]).join()).toContain('is 64 characters long; at most 63 are allowed');
+    expect(problemsOf([{ ...a, name: 'x'.repeat(64) }]).join()).toContain('(64 characters); allowed: a DNS-1123 label: 1 to 63');
     expect(problemsOf([{ ...a, name: 'x'.repeat(63) }])).toEqual([]);
   });
 
@@ -105,14 +105,16 @@ describe('capacity class checks', () => {
     const missing = withClass((c) => ({ ...c, envelope: undefined as never }));
     expect(problemsOf(missing).join()).toContain('a class without a measured performance envelope cannot take routed traffic');
     const zero = withClass((c) => ({ ...c, envelope: { ...c.envelope, tokensPerSecondPerReplica: 0 } }));
-    expect(problemsOf(zero)).toContain('l40s envelope.tokensPerSecondPerReplica: is 0; it must be a positive number');
+    expect(problemsOf(zero)).toContain('l40s envelope.tokensPerSecondPerReplica: is 0 tokens/s; allowed: a finite number above 0 tokens/s');
     // 16 sequences at 10000 tokens/s means 1.6 ms per token, far below a 35 ms p95: prompt tokens were counted.
     const implausible = withClass((c) => ({ ...c, envelope: { ...c.envelope, tokensPerSecondPerReplica: 10000 } }));
     expect(problemsOf(implausible).join()).toContain('implies a mean inter-token latency of 1.6 ms, implausibly far below the measured p95 of 35 ms');
     const slow = withClass((c) => ({ ...c, envelope: { ...c.envelope, ttftP95Ms: 1600, itlP95Ms: 61 } }));
     expect(problemsOf(slow)).toEqual([
-      "l40s envelope.ttftP95Ms: 1600 ms exceeds the SLO's p95 time to first token of 1500 ms; the envelope must be measured at the SLO",
-      "l40s envelope.itlP95Ms: 61 ms exceeds the SLO's p95 inter-token latency of 60 ms; the envelope must be measured at the SLO",
+      "l40s envelope.ttftP95Ms: 1600 ms exceeds the SLO's p95 time to first token of 1500 ms; allowed: at most the SLO of the contract " +
+        '(the envelope must be measured at the SLO)',
+      "l40s envelope.itlP95Ms: 61 ms exceeds the SLO's p95 inter-token latency of 60 ms; allowed: at most the SLO of the contract " +
+        '(the envelope must be measured at the SLO)',
     ]);
     const atSlo = withClass((c) => ({ ...c, envelope: { ...c.envelope, ttftP95Ms: 1500, itlP95Ms: 60 } }));
     expect(problemsOf(atSlo)).toEqual([]);
@@ -126,14 +128,14 @@ describe('capacity class checks', () => {
   test('fails when the batch size of this class is below the concurrency its envelope was measured at', () => {
     const copied = withClass((c) => ({ ...c, runtime: { ...c.runtime, maxConcurrentSequences: 4 } }), 1);
     expect(problemsOf(copied)).toContain(
-      "a10g runtime.maxConcurrentSequences: 4 is below the envelope's safe concurrency of 8: the envelope was measured with larger batches " +
-        'than this class runs; re-measure it or raise the batch size',
+      "a10g runtime.maxConcurrentSequences: 4 is below the envelope's safe concurrency of 8; allowed: at least the envelope's safe concurrency " +
+        '(the envelope was measured with larger batches than this class runs; re-measure it or raise the batch size)',
     );
   });
 
   test('fails when the queue delay is not below the deadline', () => {
     const at = (ms: number) => withClass((c) => ({ ...c, runtime: { ...c.runtime, maxQueueDelayMs: ms } }));
-    expect(problemsOf(at(30000)).join()).toContain('30000 ms is not below the service deadline of 30000 ms');
+    expect(problemsOf(at(30000)).join()).toContain('runtime.maxQueueDelayMs: is 30000 ms, not below the service deadline of 30000 ms');
     expect(problemsOf(at(29999))).toEqual([]);
   });
 
@@ -168,7 +170,7 @@ describe('capacity class checks', () => {
     expect(error.message).toMatch(/^Invalid capacity classes \(6 problems\):\n {2}- class 'l40s' artifact.image/);
   });
 
-  test('skips values that are CDK tokens instead of misreading them', () => {
+  test('rejects number tokens the plan would compute with, and carries a string token image through', () => {
     const token = -1.8881545897087626e289;
     const specs = withClass((c) => ({
       ...c,
@@ -176,7 +178,13 @@ describe('capacity class checks', () => {
       runtime: { ...c.runtime, maxConcurrentSequences: token },
       artifact: { image: '${Token[TOKEN.123]}' },
     }));
-    expect(problemsOf(specs)).toEqual([]);
+    const problems = problemsOf(specs);
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toContain(
+      'l40s runtime.maxConcurrentSequences: is a CDK token, which is only resolved at deploy time; ' +
+        'allowed: a literal value at synth (a whole number at least 1)',
+    );
+    expect(problems[1]).toMatch(/^l40s maxReplicas: is a CDK token/);
     expect(problemsOf(withClass((c) => ({ ...c, name: '${Token[TOKEN.1]}' })))[0]).toContain('is a CDK token');
   });
 });

@@ -79,11 +79,12 @@ describe('the metric contract', () => {
   test('every metric has exactly one emitter, and the split matches the design', () => {
     const byEmitter = (e: Parameters<typeof metricsEmittedBy>[0]) => metricsEmittedBy(e).map((m) => m.name).sort();
     expect(byEmitter('reconciler')).toEqual(
-      ['Decisions', 'DesiredReplicas', 'FallbackShareRequests', 'FallbackShareTokens', 'PolicyMode', 'PolicyRamping', 'ReadyReplicas', 'RouteWeight',
+      ['Decisions', 'DesiredReplicas', 'FallbackShareRequests', 'FallbackShareTokens', 'PolicyMode', 'PolicyRamping', 'ReadyReplicas', 'ReconcilerFailures', 'RouteWeight',
         'WeightChanges'],
     );
     expect(byEmitter('model-server')).toEqual(
-      ['Admissions', 'DeadlineExhaustions', 'GeneratedTokens', 'QueueWait', 'ReplicaReadyTime', 'TokensPerSecond'],
+      ['Admissions', 'DeadlineExhaustions', 'GeneratedTokens', 'KvCacheUsage', 'PromptTokens', 'QueueWait', 'ReplicaReadyTime',
+        'RequestsRunning', 'RequestsWaiting', 'TokensPerSecond'],
     );
     expect(byEmitter('provisioning')).toEqual(['CapacityAttempts']);
   });

@@ -101,3 +101,37 @@ describe('the GetMetricData batch and its answer', () => {
     expect(assembleSignals(windows, batch, ['a', 'b'], 3).demand).toEqual([155, 25, null]);
   });
 });
+
+describe('EKS signal plan: the producers the EKS construct deploys', () => {
+  const target = (name: string, rank: number) => ({
+    class: cls(name, rank), targetGroupArn: `arn:tg/${name}`, targetGroupFullName: `targetgroup/${name}/1`,
+    namespace: 'serving', deploymentName: `svc-${name}`, nodePoolName: `svc-${name}`,
+  });
+  const ALB_CONFIG: ReconcilerConfig = {
+    facts: { kind: 'alb', listenerArn: 'arn:listener', loadBalancerFullName: 'app/lb/1', targets: [target('a', 0), target('b', 1)] },
+    placement: {}, policy: {}, service: 'svc', tokensPerRequest: 120, metricDelaySeconds: 120, clusterName: 'prod',
+    karpenterCapacityErrors: true,
+    signals: { a: { generatedTokens: { namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'svc', CapacityClass: 'a' }, stat: 'Sum' } } },
+  };
+  const plan = signalPlan(ALB_CONFIG, 60);
+
+  test('desired replicas are Container Insights replicas_desired of the Deployment (PodName holds its name)', () => {
+    expect(plan.classes.b.desiredReplicas).toEqual({ metric: {
+      namespace: 'ContainerInsights', metricName: 'replicas_desired', dimensions: { ClusterName: 'prod', Namespace: 'serving', PodName: 'svc-b' }, stat: 'Maximum',
+    } });
+  });
+
+  test('capacity errors are the Karpenter log metric filter of each NodePool', () => {
+    expect(plan.classes.b.capacityErrors).toEqual({ metric: {
+      namespace: 'CapacityAwareInference/Karpenter', metricName: 'InsufficientCapacity/prod/svc-b', dimensions: {}, stat: 'Sum',
+    } });
+  });
+
+  test('served tokens are the tokens the server counted where it counts them, requests x mean tokens elsewhere', () => {
+    expect(plan.classes.a.servedTokensPerSecond).toEqual({ metric: ALB_CONFIG.signals!.a.generatedTokens, scale: 1 / 60 });
+    expect(plan.classes.b.servedTokensPerSecond).toEqual({
+      metric: { namespace: 'AWS/ApplicationELB', metricName: 'RequestCount', dimensions: { TargetGroup: 'targetgroup/b/1', LoadBalancer: 'app/lb/1' }, stat: 'Sum' },
+      scale: 2,
+    });
+  });
+});

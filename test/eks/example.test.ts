@@ -21,6 +21,17 @@ describe('examples/eks-stable-diffusion', () => {
     Template.fromStack(stack).resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
   });
 
+  test('deploys the loop\'s signal producers: the add-on with pod identity, the log group, a filter per class, the Triton scrape', () => {
+    const t = Template.fromStack(stack);
+    const addon = Object.values(t.findResources('AWS::EKS::Addon', { Properties: { AddonName: 'amazon-cloudwatch-observability' } }));
+    expect(addon).toHaveLength(1);
+    expect(addon[0].Properties.PodIdentityAssociations).toEqual([expect.objectContaining({ ServiceAccount: 'cloudwatch-agent' })]);
+    t.hasResourceProperties('AWS::Logs::LogGroup', { LogGroupName: `/aws/containerinsights/${stack.service.clusterName}/application` });
+    t.resourceCountIs('AWS::Logs::MetricFilter', SD21_UNITS.length);
+    const scraper = JSON.parse(addon[0].Properties.ConfigurationValues).agents.find((a: { name: string }) => a.name === 'cai-model-server-scraper');
+    expect(scraper.prometheus.config.scrape_configs.map((j: { job_name: string }) => j.job_name)).toEqual(['cai-sd21-a10g-triton', 'cai-sd21-l4-triton']);
+  });
+
   test('every class gets the admission limits of admissionLimits() (the function the simulator admits with)', () => {
     for (const unit of stack.service.units) {
       const limits = admissionLimits(unit.cls, SD21_CONTRACT);

@@ -45,13 +45,13 @@ describe('EksInferenceService input checks', () => {
 
   test('fails when a Kubernetes name is invalid', () => {
     expect(construct({ namespace: 'Serving_NS', classOptions: { l40s: { nodePoolName: 'Pool.1' } } })).toThrow(
-      /namespace: 'Serving_NS' must be an RFC 1123 label[\s\S]*class 'l40s' classOptions.nodePoolName: 'Pool.1' must be an RFC 1123 label/,
+      /namespace: is 'Serving_NS'; allowed: a DNS-1123 label[\s\S]*class 'l40s' classOptions.nodePoolName: is 'Pool.1'; allowed: a DNS-1123 label/,
     );
   });
 
   test.each([0, -5, Number.NaN])('fails when the KEDA target is %p (not positive)', (target) => {
     expect(construct({ classOptions: { a10g: { targetRequestsPerReplicaPerPeriod: target } } })).toThrow(
-      new RegExp(`class 'a10g' classOptions.targetRequestsPerReplicaPerPeriod: is ${target}; the KEDA target must be a positive number of requests`),
+      new RegExp(`class 'a10g' classOptions.targetRequestsPerReplicaPerPeriod: is ${target}( requests per period)?; allowed: a finite number above 0 requests per period`),
     );
   });
 

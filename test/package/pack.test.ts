@@ -24,13 +24,12 @@ const cls = (name, rank, instanceType) => ({
   name, preferenceRank: rank, tokensPerSecondPerReplica: 300, safeConcurrency: 8, usdPerReplicaHour: 1,
   allowSensitive: true, maxReplicas: 4, instanceType,
 });
+const routing = {
+  kind: 'sagemaker', endpointName: 'llm', endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+  variants: [{ variantName: 'a', classes: [cls('a', 0, 'ml.inf2.xlarge')] }, { variantName: 'b', classes: [cls('b', 1, 'ml.g5.xlarge')] }],
+};
 new Reconciler(stack, 'Reconciler', {
-  service: 'consumer',
-  tokensPerRequest: 200,
-  facts: {
-    kind: 'sagemaker', endpointName: 'llm', endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
-    variants: [{ variantName: 'a', classes: [cls('a', 0, 'ml.inf2.xlarge')] }, { variantName: 'b', classes: [cls('b', 1, 'ml.g5.xlarge')] }],
-  },
+  serving: { servingDescription: () => ({ service: 'consumer', tokensPerRequest: 200, routing, signals: { classes: {} } }) },
 });
 const template = app.synth().getStackByName('Consumer').template;
 const fn = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::Function');

@@ -36,6 +36,21 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(errorOf({})).toBe('');
   });
 
+  test('metrics.publishFrequency must be one CloudFormation accepts', () => {
+    expect(errorOf({ metrics: { publishFrequency: Duration.seconds(45) } })).toContain('metrics.publishFrequency: is 45 s; allowed: 10, 30, 60, 120, 180, 240 or 300 seconds');
+    expect(errorOf({ metrics: { publishFrequency: Duration.seconds(10), enhancedMetrics: false } })).toBe('');
+  });
+
+  test('enhanced metrics are on by default at the reconciler period; detailed observability (PromQL-only) is off', () => {
+    const { stack } = testStack();
+    const endpoint = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS });
+    expect(stack.resolve(endpoint.endpointConfig.metricsConfig)).toEqual({
+      enableEnhancedMetrics: true, metricPublishFrequencyInSeconds: 60, enableDetailedObservability: false,
+    });
+    expect(endpoint.servingDescription().signals).toEqual({ classes: {} });
+    expect(endpoint.servingDescription().tokensPerRequest).toBe(LLAMA_CONTRACT.requestShape.meanOutputTokens);
+  });
+
   test('the message names the construct path and the service, and lists every problem at once', () => {
     const msg = errorOf({
       provisionTimeout: Duration.seconds(100),
@@ -77,7 +92,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
       ],
     });
     expect(msg).toContain("variants['preferred'].classes: priority 2 is given to 'l40s', 'a10g'; each pool of a variant needs its own priority");
-    expect(msg).toContain("variants['fallback'].classes['inf2'].priority: is 6; allowed: a whole number from 1 (tried first) to 5");
+    expect(msg).toContain("variants['fallback'].classes['inf2'].priority: is 6; allowed: a whole number from 1 to 5");
   });
 
   test('explicit priorities order the pools', () => {
@@ -112,7 +127,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(errorOf({ provisionTimeout: Duration.seconds(300) })).toBe('');
     expect(errorOf({ provisionTimeout: Duration.seconds(3600) })).toBe('');
     expect(errorOf({ provisionTimeout: Duration.seconds(299) })).toContain(
-      'provisionTimeout: is 299 s; VariantInstanceProvisionTimeoutInSeconds allows whole seconds from 300 to 3600',
+      'provisionTimeout: is 299 s; allowed: a whole number from 300 to 3600 s (VariantInstanceProvisionTimeoutInSeconds)',
     );
     expect(errorOf({ variants: [{ ...TWO_VARIANTS[0], provisionTimeout: Duration.seconds(3601) }, TWO_VARIANTS[1]] })).toContain(
       "variants['preferred'].provisionTimeout: is 3601 s",
@@ -163,7 +178,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
       "variants['preferred'].scaling.maxInstances: 4 is below the 5 instances of 'l40s' the capacity plan needs for planned peak with headroom",
     );
     expect(scaled({ minInstances: 3, maxInstances: 2 }, 'fallback')).toContain("variants['fallback'].scaling.maxInstances: 2 is below minInstances 3");
-    expect(scaled({ minInstances: 0 }, 'fallback')).toContain("variants['fallback'].scaling.minInstances: is 0; an instance-based variant needs a whole number of at least 1");
+    expect(scaled({ minInstances: 0 }, 'fallback')).toContain("variants['fallback'].scaling.minInstances: is 0; allowed: a whole number at least 1 (an instance-based variant cannot scale to 0)");
   });
 
   test('fails when the scaling target exceeds the safe concurrency of the slowest pool type', () => {
@@ -194,13 +209,13 @@ describe('SageMakerCapacityEndpoint validation', () => {
     const msg = errorOf({ variants: [{ name: 'preferred', classes: ['l40s', 'a10g'] }, { name: 'preferred', classes: ['inf2'] }] });
     expect(msg).toContain("variants: variant name 'preferred' is used more than once");
     expect(errorOf({ variants: [TWO_VARIANTS[0], { name: 'fall_back', classes: ['inf2'] }] })).toContain(
-      "variants['fall_back'].name: 'fall_back' is not a SageMaker variant name",
+      "variants['fall_back'].name: is 'fall_back'; allowed: a SageMaker name: 1 to 63 letters, digits and '-'",
     );
   });
 
   test('fails when an explicit endpoint name is not a SageMaker name', () => {
     expect(errorOf({ endpointName: 'llama3-chat' })).toBe('');
-    expect(errorOf({ endpointName: 'llama3_chat' })).toContain("endpointName: 'llama3_chat' is not a SageMaker endpoint name");
+    expect(errorOf({ endpointName: 'llama3_chat' })).toContain("endpointName: is 'llama3_chat'; allowed: a SageMaker name");
   });
 
   test('fails when a variant added later with addVariant() takes a class that is already routed', () => {
@@ -265,9 +280,9 @@ describe('SageMakerCapacityEndpoint validation', () => {
       containerStartupHealthCheckTimeout: Duration.hours(2),
     });
     const msg = synthError(stack);
-    expect(msg).toContain('warmFloorShare: is 1; allowed: at least 0 and below 1');
-    expect(msg).toContain('standbyInstances: is 0; a fallback variant keeps at least 1 instance warm');
+    expect(msg).toContain('warmFloorShare: is 1; allowed: a finite number at least 0 and below 1');
+    expect(msg).toContain('standbyInstances: is 0; allowed: a whole number at least 1 (SageMaker variants cannot scale to 0)');
     expect(msg).toContain('dataCapture.samplingPercentage: is 0; allowed: a whole number from 1 to 100');
-    expect(msg).toContain('containerStartupHealthCheckTimeout: is 7200 s; allowed: whole seconds from 60 to 3600');
+    expect(msg).toContain('containerStartupHealthCheckTimeout: is 7200 s; allowed: a whole number from 60 to 3600 s');
   });
 });

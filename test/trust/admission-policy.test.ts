@@ -1,4 +1,5 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { type CelInput, run } from '@bufbuild/cel';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import {
@@ -24,19 +25,48 @@ describe('approved-images admission policy', () => {
     expect(() => expectValidManifests([{ ...binding, spec: { ...binding.spec, validationAction: ['Deny'] } }])).toThrow();
   });
 
-  test('matches pods and the ephemeral-containers subresource on create and update, failing closed', () => {
+  test('matches pods, the ephemeral-containers subresource and every pod-template owner on create and update, failing closed', () => {
     expect(policy.spec.failurePolicy).toBe('Fail');
     expect(policy.spec.matchConstraints.resourceRules).toEqual([
       { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods', 'pods/ephemeralcontainers'] },
+      { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'] },
+      { apiGroups: ['batch'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['jobs', 'cronjobs'] },
     ]);
   });
 
-  test('the CEL covers containers, initContainers and ephemeralContainers and lists every approved digest', () => {
+  /**
+   * Evaluates the policy as the API server does (variables in order, then the validation) with a real CEL engine.
+   * An expression that fails to evaluate counts as a denial (failurePolicy: Fail), never as admitted.
+   */
+  function admits(object: Record<string, unknown>): boolean {
+    const variables: Record<string, unknown> = {};
+    const bindings = () => ({ object, variables }) as unknown as Record<string, CelInput>;
+    for (const v of policy.spec.variables) variables[v.name] = run(v.expression, bindings());
+    return run(policy.spec.validations[0].expression, bindings()) === true;
+  }
+  const podSpec = (image: string, extra: Record<string, unknown> = {}) => ({ containers: [{ name: 'server', image }], ...extra });
+  const template = (image: string, extra?: Record<string, unknown>) => ({ template: { spec: podSpec(image, extra) } });
+  const kinds: Array<[string, (image: string, extra?: Record<string, unknown>) => Record<string, unknown>]> = [
+    ['Pod', (image, extra) => podSpec(image, extra)],
+    ['Deployment', template],
+    ['ReplicaSet', template],
+    ['StatefulSet', template],
+    ['DaemonSet', template],
+    ['Job', template],
+    ['CronJob', (image, extra) => ({ schedule: '* * * * *', jobTemplate: { spec: template(image, extra) } })],
+  ];
+
+  test.each(kinds)('admits a %s whose every image is approved, and rejects one with an unapproved image', (kind, spec) => {
+    const object = (s: Record<string, unknown>) => ({ apiVersion: 'v1', kind, metadata: { name: 'x', namespace: 'serving' }, spec: s });
+    expect(admits(object(spec(IMAGES[0])))).toBe(true);
+    expect(admits(object(spec(IMAGES[0], { initContainers: [{ name: 'init', image: IMAGES[2] }] })))).toBe(true);
+    expect(admits(object(spec('public.ecr.aws/unapproved/vllm:latest')))).toBe(false);
+    expect(admits(object(spec(IMAGES[0], { initContainers: [{ name: 'init', image: 'busybox' }] })))).toBe(false);
+    expect(admits(object(spec(IMAGES[0], { ephemeralContainers: [{ name: 'debug', image: 'busybox' }] })))).toBe(false);
+  });
+
+  test('lists every approved digest in the CEL', () => {
     const vars = Object.fromEntries(policy.spec.variables.map((v) => [v.name, v.expression]));
-    expect(vars.images).toBe(
-      'object.spec.containers.map(c, c.image) + (has(object.spec.initContainers) ? object.spec.initContainers.map(c, c.image) : []) + ' +
-        '(has(object.spec.ephemeralContainers) ? object.spec.ephemeralContainers.map(c, c.image) : [])',
-    );
     expect(vars.allowed).toBe(`[${IMAGES.map((i) => `"${i}"`).join(', ')}]`);
     expect(policy.spec.validations[0].expression).toBe('variables.images.all(i, i in variables.allowed)');
   });
@@ -54,7 +84,7 @@ describe('approved-images admission policy', () => {
       approvedImagesPolicyProblems({ name: 'Bad_Name', namespace: 'Serving', images: ['123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest', IMAGES[0], IMAGES[0]] }),
     ).toEqual([
       "name: 'Bad_Name' is not a DNS subdomain of at most 245 characters (the binding adds '-binding')",
-      "namespace: 'Serving' must be an RFC 1123 label: lower-case letters, digits and \"-\", starting and ending with a letter or digit",
+      "namespace: is 'Serving'; allowed: a DNS-1123 label: 1 to 63 lower-case letters, digits and \"-\", starting and ending with a letter or digit",
       "images: '123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest' is not pinned by digest (<registry>/<repository>@sha256:<64 hex>); tags are mutable",
       `images: '${IMAGES[0]}' is listed twice`,
     ]);

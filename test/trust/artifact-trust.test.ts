@@ -1,4 +1,4 @@
-import { CfnResource, Duration, Validations } from 'aws-cdk-lib';
+import { App, CfnResource, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -176,6 +176,26 @@ describe('ArtifactTrust options', () => {
     Template.fromStack(stack).resourceCountIs('AWS::ECR::SigningConfiguration', 0);
   });
 
+  test.each([
+    ['without the feature flag', {}],
+    ['with @aws-cdk/aws-signer:signingProfileNamePassedToCfn', { '@aws-cdk/aws-signer:signingProfileNamePassedToCfn': true }],
+    ['with the flag explicitly off', { '@aws-cdk/aws-signer:signingProfileNamePassedToCfn': false }],
+  ])('a named profile is deployed with that name and approved by its own ARN attribute, %s', (_, context) => {
+    const app = new App({ builtinCloudFormationValidation: false, context });
+    const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'us-east-1' } });
+    const trust = new ArtifactTrust(stack, 'Trust', { signingProfileName: 'release_signing' });
+    // One class names the trust's own profile explicitly, one relies on the default.
+    const [l40s, a10g] = pinnedClasses((s) => (s.name === 'l40s' ? { ...s, artifact: { ...s.artifact, signingProfileName: 'release_signing' } } : s));
+    trust.gateFor(stack, l40s);
+    trust.gateFor(stack, a10g);
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::Signer::SigningProfile', { ProfileName: 'release_signing' });
+    const profileId = Object.keys(template.findResources('AWS::Signer::SigningProfile'))[0];
+    // Both records point at the profile this stack deploys (its Arn attribute), never at an ARN rebuilt from a name.
+    const records = Object.values(template.findResources('Custom::ClassArtifactVerification')).map((r) => r.Properties.Record.signingProfileArn);
+    expect(records).toEqual([{ 'Fn::GetAtt': [profileId, 'Arn'] }, { 'Fn::GetAtt': [profileId, 'Arn'] }]);
+  });
+
   test('retry, multipart policy and version requirement are configurable', () => {
     const { app, stack } = testStack();
     const trust = new ArtifactTrust(stack, 'Trust', {
@@ -211,9 +231,9 @@ describe('ArtifactTrust options', () => {
       message = String(err);
     }
     for (const expected of [
-      "Test/Trust: signingProfileName: 'has-hyphens' is not an AWS Signer profile name; allowed: 2..64 of [A-Za-z0-9_] (no hyphens)",
-      'Test/Trust: verifierRetry.maxAttempts: 0 is not an integer in 1..10',
-      'Test/Trust: verifierTimeout: 20 minutes is outside 1..15 minutes',
+      "Test/Trust: signingProfileName: is 'has-hyphens'; allowed: an AWS Signer profile name: 2 to 64 of [A-Za-z0-9_] (no hyphens)",
+      'Test/Trust: verifierRetry.maxAttempts: is 0; allowed: a whole number from 1 to 10',
+      'Test/Trust: verifierTimeout: is 1200 s; allowed: a whole number from 60 to 900 s',
       "Test/Trust: class 'l40s': artifact.image 'ghcr.io/vllm/vllm@sha256:aaaa",
       "Test/Trust: class 'a10g': artifact.modelData.uri 's3://models-bucket/llama3-8b/' is not one S3 object",
       "Test/Trust: class 'a10g': artifact.modelData.sha256 'BBBB",

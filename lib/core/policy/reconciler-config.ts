@@ -3,17 +3,12 @@
  * plain data, no aws-cdk-lib. The construct builds and validates it at synth; the handler trusts its shape.
  */
 import { type RoutingFacts } from '../routing-facts';
+import { type ClassSignalProducers } from '../serving';
+import { type MetricStatSource } from '../signals';
+
+export { type MetricStatSource } from '../signals';
 import { type PlacementOptions } from './from-facts';
 import { type PolicyConfig } from './types';
-
-/** One CloudWatch metric, as the `MetricStat` of a GetMetricData query. */
-export interface MetricStatSource {
-  readonly namespace: string;
-  readonly metricName: string;
-  readonly dimensions: Readonly<Record<string, string>>;
-  /** `Sum`, `Average`, `Minimum`, `Maximum` or a percentile such as `p95`. */
-  readonly stat: string;
-}
 
 /**
  * Where one signal of one class comes from: a metric, or a metric-math expression (a `SEARCH` over the `InstanceType`
@@ -38,8 +33,17 @@ export interface ReconcilerConfig {
   readonly metricDelaySeconds: number;
   /** EKS: the cluster name, the `ClusterName` dimension of Container Insights metrics. */
   readonly clusterName?: string;
-  /** Capacity-error metric per routed class name (e.g. from Karpenter's logs or metrics delivered to CloudWatch). */
-  readonly capacityErrors?: Readonly<Record<string, MetricStatSource>>;
+  /**
+   * The signals the serving platform produces, per routed class name (EKS: the class; SageMaker: the variant): capacity
+   * errors (e.g. the Karpenter log metric filter) and served tokens where the model server counts them.
+   */
+  readonly signals?: Readonly<Record<string, ClassSignalProducers>>;
+  /**
+   * EKS: every target's capacity errors are the Karpenter log metric filter of its NodePool
+   * (`karpenterCapacityErrorMetric(clusterName, nodePoolName)`), derived here rather than spelt out per class to keep
+   * the configuration within Lambda's 4 KB environment.
+   */
+  readonly karpenterCapacityErrors?: boolean;
 }
 
 /** The name of the environment variable that carries the JSON `ReconcilerConfig`. */

@@ -4,6 +4,8 @@
  * GetMetricData batch.
  */
 import { AwsMetrics, Dim, type MetricSpec, Metrics } from '../metrics';
+import { karpenterCapacityErrorMetric } from '../karpenter-capacity';
+import { deploymentReplicasMetric } from '../signals';
 import { type ReconcilerConfig, type SignalSource } from './reconciler-config';
 
 /** CloudWatch sources of one routed class's signals. An absent entry is read from the target API, or is off. */
@@ -33,8 +35,13 @@ export function signalPlan(config: ReconcilerConfig, periodSeconds: number): Sig
   });
   const perRequest = config.tokensPerRequest / periodSeconds;
   const capacityErrors = (name: string): SignalSource | undefined => {
-    const metric = config.capacityErrors?.[name];
+    const metric = config.signals?.[name]?.capacityErrors;
     return metric ? { metric } : undefined;
+  };
+  // Tokens the server counted (Sum per period) to tokens per second; without them, requests x mean tokens.
+  const servedTokens = (name: string, requests: SignalSource): SignalSource => {
+    const metric = config.signals?.[name]?.generatedTokens;
+    return metric ? { metric, scale: 1 / periodSeconds } : requests;
   };
   const classes: Record<string, ClassSignalSources> = {};
   const facts = config.facts;
@@ -51,7 +58,7 @@ export function signalPlan(config: ReconcilerConfig, periodSeconds: number): Sig
         capacityErrors: capacityErrors(v.variantName),
         // The slowest instance type's p95 stands for the variant (percentiles do not add up); microseconds to ms.
         latencyP95Ms: { expression: `MAX(${search(AwsMetrics.sageMaker.modelLatency, 'p95')})`, scale: 1 / 1000 },
-        servedTokensPerSecond: { expression: `SUM(${search(AwsMetrics.sageMaker.invocations, 'Sum')})`, scale: perRequest },
+        servedTokensPerSecond: servedTokens(v.variantName, { expression: `SUM(${search(AwsMetrics.sageMaker.invocations, 'Sum')})`, scale: perRequest }),
         rejectedTokensPerSecond: { expression: `SUM(${search(AwsMetrics.sageMaker.invocation5xxErrors, 'Sum')})`, scale: perRequest },
       };
     }
@@ -63,20 +70,19 @@ export function signalPlan(config: ReconcilerConfig, periodSeconds: number): Sig
         dimensions: { TargetGroup: t.targetGroupFullName, LoadBalancer: facts.loadBalancerFullName },
         stat,
       });
-      const workload = (metricName: string) => ({
-        namespace: AwsMetrics.containerInsights.namespace,
-        metricName,
-        dimensions: { ClusterName: config.clusterName ?? '', Namespace: t.namespace, Deployment: t.deploymentName },
-        stat: 'Maximum',
-      });
       classes[t.class.name] = {
         // Pods are registered by TargetGroupBinding; healthy targets are pods whose readiness probe (model loaded) passes.
         readyReplicas: { metric: alb(AwsMetrics.alb.healthyHostCount, 'Minimum') },
-        desiredReplicas: { metric: workload(AwsMetrics.containerInsights.deploymentSpecReplicas) },
-        capacityErrors: capacityErrors(t.class.name),
+        // Container Insights enhanced observability (the amazon-cloudwatch-observability add-on): PodName holds the
+        // Deployment's name (lib/core/signals.ts).
+        desiredReplicas: {
+          metric: deploymentReplicasMetric(AwsMetrics.containerInsights.replicasDesired, config.clusterName ?? '', t.namespace, t.deploymentName),
+        },
+        capacityErrors: capacityErrors(t.class.name)
+          ?? (config.karpenterCapacityErrors ? { metric: karpenterCapacityErrorMetric(config.clusterName ?? '', t.nodePoolName) } : undefined),
         // Seconds to milliseconds.
         latencyP95Ms: { metric: alb(AwsMetrics.alb.targetResponseTime, 'p95'), scale: 1000 },
-        servedTokensPerSecond: { metric: alb(AwsMetrics.alb.requestCount, 'Sum'), scale: perRequest },
+        servedTokensPerSecond: servedTokens(t.class.name, { metric: alb(AwsMetrics.alb.requestCount, 'Sum'), scale: perRequest }),
         rejectedTokensPerSecond: { metric: alb(AwsMetrics.alb.target5xx, 'Sum'), scale: perRequest },
       };
     }

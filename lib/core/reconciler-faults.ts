@@ -1,0 +1,164 @@
+/**
+ * The pure fault handling of a reconciler run: what a run checks before it trusts its configuration and the live
+ * target, the demand rule for classes without a datapoint, the invariants every write keeps, and what a failed run
+ * records. Kept beside (not inside) lib/core/policy: BENCHMARKS.md is generated from that folder's sources, and none
+ * of this changes what the simulator measures.
+ */
+import { Dim, emfRecord, Metrics, serviceDimensions } from './metrics';
+import { policyClassProblems, policyConfigProblems, resolvePolicyConfig } from './policy/defaults';
+import { policyClassesFromFacts } from './policy/from-facts';
+import { type ReconcilerConfig } from './policy/reconciler-config';
+import { type ClassSignals, type PolicyClass, type SignalWindow } from './policy/types';
+import { type RoutingFacts } from './routing-facts';
+
+/**
+ * The service name on its own, so that a run whose configuration cannot even be parsed still reports its failure
+ * under the right `Service` dimension.
+ */
+export const RECONCILER_SERVICE_ENV = 'RECONCILER_SERVICE';
+
+/**
+ * Classes holding at most this share of the weights in force may have no demand datapoint in a period (a warm-floor
+ * class can see no request in a quiet minute): their demand counts as 0. A period in which classes holding more of the
+ * weight are silent while others report is missing, not low: reading it as low demand would keep cost mode during a
+ * shortage.
+ */
+export const SILENT_WEIGHT_SHARE = 0.05;
+
+/**
+ * Total demand (served + rejected tokens/s) per period from per-class windows. A period with no datapoint from any
+ * class is missing; so is one where classes holding more than `SILENT_WEIGHT_SHARE` of `weights` (the weights in force)
+ * have no datapoint while others have one. Without `weights`, any silent class makes the period missing.
+ */
+export function demandWindow(
+  signals: Readonly<Record<string, ClassSignals>>,
+  classNames: readonly string[],
+  slots: number,
+  weights?: Readonly<Record<string, number>>,
+): SignalWindow {
+  const demandKeys = ['servedTokensPerSecond', 'rejectedTokensPerSecond'] as const;
+  // Only classes with a demand query can report demand; the others are never "silent".
+  const reporting = classNames.filter((n) => demandKeys.some((k) => signals[n]?.[k] !== undefined));
+  const totalWeight = reporting.reduce((a, n) => a + Math.max(0, weights?.[n] ?? 0), 0);
+  const demand: Array<number | null> = [];
+  for (let s = 0; s < slots; s++) {
+    let sum: number | null = null;
+    let silentWeight = 0;
+    let silent = 0;
+    for (const n of reporting) {
+      let reported = false;
+      for (const key of demandKeys) {
+        const v = signals[n][key]?.[s];
+        if (typeof v === 'number' && Number.isFinite(v)) {
+          sum = (sum ?? 0) + v;
+          reported = true;
+        }
+      }
+      if (!reported) {
+        silent++;
+        silentWeight += Math.max(0, weights?.[n] ?? 0);
+      }
+    }
+    const tooSilent = weights === undefined || totalWeight <= 0 ? silent > 0 : silentWeight / totalWeight > SILENT_WEIGHT_SHARE;
+    demand.push(sum !== null && tooSilent ? null : sum);
+  }
+  return demand;
+}
+
+/** Why a run failed: the `Reason` dimension of `ReconcilerFailures`. */
+export type FailureReason = 'aws-error' | 'invalid-config' | 'target-mismatch' | 'internal-error';
+
+/**
+ * Every problem of the configuration the function received (the construct validated it at synth, but the
+ * environment can be edited, and JSON turns NaN and Infinity into null): finite facts, valid policy, a service name.
+ */
+export function reconcilerConfigProblems(config: ReconcilerConfig): string[] {
+  const problems: string[] = [];
+  if (!config || typeof config !== 'object' || !config.facts) return ['configuration: missing or without routing facts'];
+  if (typeof config.service !== 'string' || config.service.length === 0) problems.push(`service: ${String(config.service)} (a non-empty string)`);
+  if (!(Number.isFinite(config.tokensPerRequest) && config.tokensPerRequest > 0)) {
+    problems.push(`tokensPerRequest: ${String(config.tokensPerRequest)} (a finite number > 0)`);
+  }
+  if (!(Number.isFinite(config.metricDelaySeconds) && config.metricDelaySeconds >= 0)) {
+    problems.push(`metricDelaySeconds: ${String(config.metricDelaySeconds)} (a finite number >= 0)`);
+  }
+  const policy = resolvePolicyConfig(config.policy);
+  problems.push(...policyConfigProblems(policy).map((p) => `policy: ${p}`));
+  if (policy.latencySloP95Ms !== undefined && !Number.isFinite(policy.latencySloP95Ms)) {
+    problems.push(`policy: latencySloP95Ms: ${String(policy.latencySloP95Ms)} (a finite number > 0)`);
+  }
+  const facts = config.facts;
+  const routed = facts.kind === 'alb' ? facts.targets : facts.kind === 'sagemaker' ? facts.variants : undefined;
+  if (!Array.isArray(routed) || routed.length === 0) {
+    problems.push('facts: no routed targets');
+    return problems;
+  }
+  if (facts.kind === 'sagemaker' && facts.variants.some((v) => !Array.isArray(v.classes) || v.classes.length === 0)) {
+    problems.push('facts: a variant without pools');
+    return problems;
+  }
+  problems.push(...policyClassProblems(policyClassesFromFacts(facts, config.placement)).map((p) => `facts: ${p}`));
+  problems.push(...nonFiniteFactProblems(facts));
+  return problems;
+}
+
+/** Facts whose numbers are not finite (JSON turns NaN and Infinity into null; a hand edit can put anything there). */
+export function nonFiniteFactProblems(facts: RoutingFacts): string[] {
+  const classes = facts.kind === 'alb' ? facts.targets.map((t) => t.class) : facts.variants.flatMap((v) => v.classes);
+  const problems: string[] = [];
+  for (const c of classes) {
+    for (const key of ['tokensPerSecondPerReplica', 'usdPerReplicaHour', 'preferenceRank', 'safeConcurrency', 'maxReplicas'] as const) {
+      if (!Number.isFinite(c[key])) problems.push(`facts: class '${c.name}' ${key}: ${String(c[key])} (a finite number)`);
+    }
+  }
+  return problems;
+}
+
+/** The routed names (ALB: class names; SageMaker: variant names) of the facts. */
+export function routedNames(facts: RoutingFacts): string[] {
+  return facts.kind === 'alb' ? facts.targets.map((t) => t.class.name) : facts.variants.map((v) => v.variantName);
+}
+
+/**
+ * The routed targets of the facts that the live target does not hold (a renamed or removed SageMaker variant, a
+ * target group no longer in the listener's forward action). Writing a weight for one would fail or, worse, route to
+ * something that does not exist: the run must hold and say so.
+ */
+export function missingTargets(facts: RoutingFacts, present: readonly string[]): string[] {
+  const have = new Set(present);
+  return routedNames(facts).filter((n) => !have.has(n));
+}
+
+/** The EMF record of a failed run: `ReconcilerFailures` by reason and in the service rollup. No `Decisions`: none was made. */
+export function failureEmf(service: string, reason: FailureReason, timestampMs: number): Record<string, unknown> {
+  return emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: reason }, [{ spec: Metrics.reconcilerFailures, value: 1 }]);
+}
+
+/** The audit line of a run that failed before (or instead of) applying a decision. */
+export function failureAuditLine(
+  nowSeconds: number,
+  reason: FailureReason,
+  detail: string,
+  context: Readonly<Record<string, unknown>> = {},
+): Record<string, unknown> {
+  const now = Number.isFinite(nowSeconds) ? new Date(nowSeconds * 1000).toISOString() : String(nowSeconds);
+  return { audit: 'routing-decision', now, apply: { action: 'failed', reason, detail }, ...context };
+}
+
+/**
+ * The invariants a write must keep, whatever decide() returned: a finite, non-negative weight for exactly the routed
+ * classes, not all zero, and zero for every class the placement policy forbids. A run that would break one writes
+ * nothing and fails loudly instead.
+ */
+export function weightInvariantProblems(weights: Readonly<Record<string, number>>, classes: readonly PolicyClass[]): string[] {
+  const problems: string[] = [];
+  const names = new Set(classes.map((c) => c.name));
+  for (const name of Object.keys(weights)) if (!names.has(name)) problems.push(`a weight for '${name}', which is no routed target`);
+  for (const c of classes) {
+    const w = weights[c.name];
+    if (!(typeof w === 'number' && Number.isFinite(w) && w >= 0)) problems.push(`weight of '${c.name}' is ${String(w)}`);
+    else if (w > 0 && !c.placementAllowed) problems.push(`weight ${w} for '${c.name}', which the placement policy forbids`);
+  }
+  if (classes.every((c) => !(weights[c.name] > 0))) problems.push('every weight is 0');
+  return problems;
+}

@@ -1,0 +1,57 @@
+/**
+ * What a serving construct (SageMakerCapacityEndpoint, EksInferenceService) hands the reconciler and the
+ * observability constructs: its contract facts, its routing facts and where each of its signals is produced. Plain
+ * data (no aws-cdk-lib), so the reconciler can pass it to its Lambda function.
+ */
+import { type RoutingFacts } from './routing-facts';
+import { type MetricStatSource } from './signals';
+import { numberProblem } from './validation';
+import { RECONCILER_RULES } from './validation-rules';
+
+/** Signals of one capacity class that the platform produces (beyond the AWS-published ones every class has). */
+export interface ClassSignalProducers {
+  /** Capacity errors (Sum per period; > 0 means the class could not get capacity). @default - none on this platform */
+  readonly capacityErrors?: MetricStatSource;
+  /**
+   * Output tokens the class generated (Sum per period), where the model server counts them.
+   * @default - none: demand is estimated as requests x the contract's mean output tokens
+   */
+  readonly generatedTokens?: MetricStatSource;
+  /** Requests waiting in the engine queue (Average). @default - none */
+  readonly requestsWaiting?: MetricStatSource;
+}
+
+export interface ServingSignals {
+  /** By capacity class name. A class without an entry produces none of these signals. */
+  readonly classes: Readonly<Record<string, ClassSignalProducers>>;
+  /** EKS: the `ClusterName` dimension of the Container Insights replica metrics the platform's add-on publishes. */
+  readonly containerInsightsClusterName?: string;
+}
+
+/** Everything the control loop needs from the serving construct. */
+export interface ServingDescription {
+  /** The `Service` dimension of every contract metric (the service contract's name). */
+  readonly service: string;
+  /** Mean output tokens per request (the contract's request shape): turns request counts into token demand. */
+  readonly tokensPerRequest: number;
+  readonly routing: RoutingFacts;
+  readonly signals: ServingSignals;
+}
+
+/** A serving construct, as the reconciler and the observability constructs take it. */
+export interface IInferenceServing {
+  /** The serving facts, computed once the construct is complete. */
+  servingDescription(): ServingDescription;
+}
+
+/** Whether every class's produced signals name a class of the routing facts. */
+export function servingProblems(d: ServingDescription): string[] {
+  const names = new Set(d.routing.kind === 'sagemaker' ? d.routing.variants.flatMap((v) => v.classes.map((c) => c.name)) : d.routing.targets.map((t) => t.class.name));
+  const problems: string[] = [];
+  for (const name of Object.keys(d.signals.classes)) {
+    if (!names.has(name)) problems.push(`serving.signals.classes['${name}'] is not a capacity class of the routing facts (allowed: ${[...names].join(', ')})`);
+  }
+  const tokens = numberProblem(RECONCILER_RULES.tokensPerRequest, d.tokensPerRequest);
+  if (tokens) problems.push(`serving.tokensPerRequest: ${tokens}`);
+  return problems;
+}

@@ -1,0 +1,225 @@
+/**
+ * The signal contract check: every metric that the reconciler's GetMetricData batch, an alarm or a dashboard widget
+ * of a synthesized template reads must be either AWS-published (the table in signals.ts, with what it requires
+ * installed) or produced by something in the same template: a CloudWatch Logs metric filter, the CloudWatch agent's
+ * Prometheus EMF declarations in the amazon-cloudwatch-observability add-on configuration, or the reconciler's own
+ * EMF. Pure: takes the template as JSON.
+ */
+import { ENGINE_PROMETHEUS_METRICS } from './model-server-metrics';
+import { dimensionSets, metricsEmittedBy } from './metrics';
+import { buildQueryBatch } from './policy/reconcile-io';
+import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from './policy/reconciler-config';
+import { signalPlan } from './policy/signal-sources';
+import { AWS_PUBLISHED_METRICS, type PublishedMetricPrerequisite } from './signals';
+
+/** The add-on whose agent and Fluent Bit produce Container Insights metrics and application logs. */
+export const OBSERVABILITY_ADDON_NAME = 'amazon-cloudwatch-observability';
+/**
+ * Template metadata key listing producers that run outside the template but that the construct was told about
+ * (e.g. a cluster that already runs the add-on, with the settings the loop needs).
+ */
+export const EXTERNAL_PRODUCERS_METADATA = 'cdk-capacity-aware-inference:external-producers';
+/** Template metadata key holding agent entries (as in the add-on's `agents[]`) merged into an add-on run elsewhere. */
+export const EXTERNAL_AGENTS_METADATA = 'cdk-capacity-aware-inference:external-agents';
+
+export interface MetricRead {
+  readonly namespace: string;
+  readonly name: string;
+  readonly dimensions: readonly string[];
+  /** Who reads it: `<logical id> (<resource type>)`. */
+  readonly reader: string;
+}
+
+export interface MetricProducer {
+  readonly namespace: string;
+  /** Exact name, or a regular expression (agent metric selectors). */
+  readonly name: string | RegExp;
+  readonly dimensionSets: ReadonlyArray<readonly string[]>;
+  readonly producer: string;
+}
+
+type Json = unknown;
+type Resource = { Type: string; Properties?: Record<string, Json>; Metadata?: Record<string, Json> };
+export interface CfnTemplate {
+  readonly Resources?: Record<string, Resource>;
+  readonly Metadata?: Record<string, Json>;
+}
+
+/** A CloudFormation value as text: intrinsic functions become `{token}` so JSON inside a Fn::Join still parses. */
+function text(value: Json): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object') {
+    const join = (value as Record<string, Json>)['Fn::Join'];
+    if (Array.isArray(join)) return (join[1] as Json[]).map(text).join(String(join[0]));
+  }
+  return '{token}';
+}
+
+function parseJson(value: Json): Json | undefined {
+  try {
+    return JSON.parse(text(value));
+  } catch {
+    return undefined;
+  }
+}
+
+/** `SEARCH('{Namespace,Dim1,Dim2} MetricName="X" ...', ...)` expressions: the schema and metric name they read. */
+function searchReads(expression: string, reader: string): MetricRead[] {
+  const out: MetricRead[] = [];
+  for (const m of expression.matchAll(/SEARCH\('\{([^}]*)\}\s*MetricName=\\?"([^"\\]+)\\?"/g)) {
+    const [namespace, ...dimensions] = m[1].split(',').map((s) => s.trim().replace(/^"|"$/g, ''));
+    out.push({ namespace, name: m[2], dimensions, reader });
+  }
+  return out;
+}
+
+function alarmReads(id: string, p: Record<string, Json>): MetricRead[] {
+  const reader = `${id} (AWS::CloudWatch::Alarm)`;
+  const dims = (d: Json) => (Array.isArray(d) ? d.map((x) => String((x as Record<string, Json>).Name)) : []);
+  if (typeof p.MetricName === 'string') return [{ namespace: String(p.Namespace), name: p.MetricName, dimensions: dims(p.Dimensions), reader }];
+  const out: MetricRead[] = [];
+  for (const q of (p.Metrics as Array<Record<string, Json>> | undefined) ?? []) {
+    const stat = q.MetricStat as Record<string, Json> | undefined;
+    const metric = stat?.Metric as Record<string, Json> | undefined;
+    if (metric) out.push({ namespace: String(metric.Namespace), name: String(metric.MetricName), dimensions: dims(metric.Dimensions), reader });
+    if (typeof q.Expression === 'string') out.push(...searchReads(q.Expression, reader));
+  }
+  return out;
+}
+
+function dashboardReads(id: string, p: Record<string, Json>): MetricRead[] {
+  const body = parseJson(p.DashboardBody) as { widgets?: Array<{ properties?: Record<string, Json> }> } | undefined;
+  const out: MetricRead[] = [];
+  for (const [i, w] of (body?.widgets ?? []).entries()) {
+    const title = typeof w.properties?.title === 'string' ? w.properties.title : `widget ${i}`;
+    const reader = `${id} (AWS::CloudWatch::Dashboard) widget '${title}'`;
+    for (const row of (w.properties?.metrics as Json[][] | undefined) ?? []) {
+      const options = row.find((x) => x && typeof x === 'object') as Record<string, Json> | undefined;
+      if (typeof options?.expression === 'string') {
+        out.push(...searchReads(options.expression, reader));
+        continue;
+      }
+      const plain = row.filter((x) => typeof x === 'string') as string[];
+      if (plain.length < 2) continue;
+      const [namespace, name, ...rest] = plain;
+      out.push({ namespace, name, dimensions: rest.filter((_, k) => k % 2 === 0), reader });
+    }
+  }
+  return out;
+}
+
+function reconcilerConfig(p: Record<string, Json>): ReconcilerConfig | undefined {
+  const env = (p.Environment as { Variables?: Record<string, Json> } | undefined)?.Variables?.[RECONCILER_CONFIG_ENV];
+  return env === undefined ? undefined : (parseJson(env) as ReconcilerConfig | undefined);
+}
+
+function reconcilerReads(id: string, config: ReconcilerConfig): MetricRead[] {
+  const period = config.policy?.periodSeconds ?? 60;
+  const reader = `${id} (reconciler GetMetricData)`;
+  return buildQueryBatch(signalPlan(config, period), period).queries.flatMap((q): MetricRead[] => {
+    if (q.Expression) return searchReads(q.Expression, reader);
+    const m = q.MetricStat!.Metric;
+    return [{ namespace: m.Namespace, name: m.MetricName, dimensions: m.Dimensions.map((d) => d.Name), reader }];
+  });
+}
+
+interface AddonProducers {
+  readonly producers: MetricProducer[];
+  readonly prerequisites: PublishedMetricPrerequisite[];
+}
+
+/** What the add-on's configuration produces: Container Insights (unless turned off) and the agents' Prometheus EMF. */
+function addonProducers(id: string, p: Record<string, Json>): AddonProducers {
+  const config = (p.ConfigurationValues === undefined ? {} : parseJson(p.ConfigurationValues) ?? {}) as Record<string, Json>;
+  const containerInsights = (config.containerInsights as Record<string, Json> | undefined)?.enabled !== false;
+  const agents = (config.agents as Array<Record<string, Json>> | undefined) ?? [];
+  return { producers: agentProducers(id, agents), prerequisites: containerInsights ? [OBSERVABILITY_ADDON_NAME] : [] };
+}
+
+/** The Prometheus EMF declarations of the agents' configurations. */
+function agentProducers(id: string, agents: ReadonlyArray<Record<string, Json>>): MetricProducer[] {
+  const producers: MetricProducer[] = [];
+  for (const agent of agents) {
+    const prom = ((((agent.config as Record<string, Json> | undefined)?.logs as Record<string, Json> | undefined)
+      ?.metrics_collected as Record<string, Json> | undefined)?.prometheus as Record<string, Json> | undefined);
+    const emf = prom?.emf_processor as Record<string, Json> | undefined;
+    const namespace = typeof emf?.metric_namespace === 'string' ? emf.metric_namespace : 'ContainerInsights/Prometheus';
+    for (const d of (emf?.metric_declaration as Array<Record<string, Json>> | undefined) ?? []) {
+      for (const selector of (d.metric_selectors as string[] | undefined) ?? []) {
+        producers.push({
+          namespace,
+          name: new RegExp(selector),
+          dimensionSets: (d.dimensions as string[][] | undefined) ?? [],
+          producer: `${id} (add-on agent '${String(agent.name)}' Prometheus EMF)`,
+        });
+      }
+    }
+  }
+  return producers;
+}
+
+/** Every read and every producer of a template. */
+export function templateSignals(template: CfnTemplate): { reads: MetricRead[]; producers: MetricProducer[] } {
+  const reads: MetricRead[] = [];
+  const producers: MetricProducer[] = [];
+  const prerequisites = new Set<PublishedMetricPrerequisite>(
+    ((template.Metadata?.[EXTERNAL_PRODUCERS_METADATA] as PublishedMetricPrerequisite[] | undefined) ?? []),
+  );
+  const external = (template.Metadata?.[EXTERNAL_AGENTS_METADATA] as Array<Record<string, Json>> | undefined) ?? [];
+  producers.push(...agentProducers('template metadata (an add-on run elsewhere)', external));
+  for (const [id, r] of Object.entries(template.Resources ?? {})) {
+    const p = r.Properties ?? {};
+    if (r.Type === 'AWS::CloudWatch::Alarm') reads.push(...alarmReads(id, p));
+    if (r.Type === 'AWS::CloudWatch::Dashboard') reads.push(...dashboardReads(id, p));
+    if (r.Type === 'AWS::Lambda::Function') {
+      const config = reconcilerConfig(p);
+      if (config) {
+        reads.push(...reconcilerReads(id, config));
+        for (const spec of metricsEmittedBy('reconciler')) {
+          producers.push({ namespace: spec.namespace, name: spec.name, dimensionSets: dimensionSets(spec), producer: `${id} (reconciler EMF)` });
+        }
+      }
+    }
+    if (r.Type === 'AWS::Logs::MetricFilter') {
+      for (const t of (p.MetricTransformations as Array<Record<string, Json>> | undefined) ?? []) {
+        const keys = ((t.Dimensions as Array<Record<string, Json>> | undefined) ?? []).map((d) => String(d.Key));
+        producers.push({ namespace: String(t.MetricNamespace), name: String(t.MetricName), dimensionSets: [keys], producer: `${id} (AWS::Logs::MetricFilter)` });
+      }
+    }
+    if (r.Type === 'AWS::EKS::Addon' && p.AddonName === OBSERVABILITY_ADDON_NAME) {
+      const a = addonProducers(id, p);
+      producers.push(...a.producers);
+      a.prerequisites.forEach((x) => prerequisites.add(x));
+    }
+  }
+  for (const m of AWS_PUBLISHED_METRICS) {
+    if (m.requires === undefined || prerequisites.has(m.requires)) {
+      producers.push({ namespace: m.namespace, name: m.name, dimensionSets: m.dimensionSets, producer: `AWS (${m.source})` });
+    }
+  }
+  return { reads, producers };
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((d) => b.includes(d));
+}
+
+/** The producer of one read, if any. */
+export function producerOf(read: MetricRead, producers: readonly MetricProducer[]): MetricProducer | undefined {
+  return producers.find((p) => p.namespace === read.namespace
+    && (typeof p.name === 'string' ? p.name === read.name : p.name.test(read.name))
+    && p.dimensionSets.some((set) => sameSet(set, read.dimensions)));
+}
+
+/** One line per metric read that nothing produces, naming the metric and its reader (empty when the loop is closed). */
+export function signalContractProblems(template: CfnTemplate): string[] {
+  const { reads, producers } = templateSignals(template);
+  const problems = reads
+    .filter((r) => !producerOf(r, producers))
+    .map((r) => `${r.namespace} ${r.name} [${r.dimensions.join(', ')}] read by ${r.reader} has no producer in the template and is not an AWS-published metric `
+      + 'of lib/core/signals.ts (or what publishes it is not installed)');
+  return [...new Set(problems)];
+}
+
+/** Engines whose Prometheus metrics the agent scrape can publish (for documentation). */
+export const SCRAPED_ENGINES: readonly string[] = ENGINE_PROMETHEUS_METRICS.map((e) => e.engine);

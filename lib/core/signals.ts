@@ -1,0 +1,91 @@
+/**
+ * The one table of AWS-published metrics the library reads: namespace, name, the dimension sets AWS publishes it
+ * under, and the documentation (or source) that defines it. The signal contract check (signal-contract.ts) accepts a
+ * read of an AWS namespace only when it is in this table; everything else must be produced by the same app.
+ *
+ * Pure TypeScript (no aws-cdk-lib).
+ */
+import { AwsDim, AwsMetrics } from './metrics';
+
+/** Something that must run for an AWS-published metric to exist (nothing is published without it). */
+export type PublishedMetricPrerequisite = 'amazon-cloudwatch-observability';
+
+export interface AwsPublishedMetric {
+  readonly namespace: string;
+  readonly name: string;
+  /** Every dimension set AWS publishes the metric under (order does not matter). */
+  readonly dimensionSets: ReadonlyArray<readonly string[]>;
+  /** Where AWS defines the metric. */
+  readonly source: string;
+  /** What must be installed for the metric to exist. @default - always published by the service */
+  readonly requires?: PublishedMetricPrerequisite;
+}
+
+/** One CloudWatch metric, as the `MetricStat` of a GetMetricData query or of an alarm. */
+export interface MetricStatSource {
+  readonly namespace: string;
+  readonly metricName: string;
+  readonly dimensions: Readonly<Record<string, string>>;
+  /** `Sum`, `Average`, `Minimum`, `Maximum` or a percentile such as `p95`. */
+  readonly stat: string;
+}
+
+const SAGEMAKER_DOC = 'https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html';
+const ALB_DOC = 'https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html';
+// The Deployment metrics exist only with enhanced observability; PodName carries the Deployment's name. Source:
+// aws/amazon-cloudwatch-agent translator/translate/otel/exporter/awsemf/kubernetes.go getDeploymentMetricDeclarations
+// (dimension sets [PodName, Namespace, ClusterName] and [ClusterName]) and
+// https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-metrics-enhanced-EKS.html
+const CI_SOURCE = 'https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-metrics-enhanced-EKS.html '
+  + '(aws/amazon-cloudwatch-agent translator/translate/otel/exporter/awsemf/kubernetes.go)';
+
+const sm = AwsMetrics.sageMaker;
+const E = AwsDim.ENDPOINT_NAME;
+const V = AwsDim.VARIANT_NAME;
+// With instance pools (several instance types in one variant) SageMaker adds InstanceType to the endpoint metrics.
+const SM_SETS = [[E, V], [E, V, AwsDim.INSTANCE_TYPE]] as const;
+const ALB_SETS = [[AwsDim.LOAD_BALANCER, AwsDim.TARGET_GROUP]] as const;
+
+export const AWS_PUBLISHED_METRICS: readonly AwsPublishedMetric[] = [
+  ...[sm.invocations, sm.invocationsPerInstance, sm.modelLatency, sm.overheadLatency, sm.invocation4xxErrors,
+    sm.invocation5xxErrors, sm.modelSetupTime, sm.concurrentRequestsPerModel]
+    .map((name) => ({ namespace: sm.namespace, name, dimensionSets: SM_SETS, source: SAGEMAKER_DOC })),
+  ...[AwsMetrics.sageMakerEndpointInstances.gpuUtilization, AwsMetrics.sageMakerEndpointInstances.gpuMemoryUtilization]
+    .map((name) => ({ namespace: AwsMetrics.sageMakerEndpointInstances.namespace, name, dimensionSets: [[E, V]], source: SAGEMAKER_DOC })),
+  ...[AwsMetrics.alb.requestCount, AwsMetrics.alb.requestCountPerTarget, AwsMetrics.alb.healthyHostCount,
+    AwsMetrics.alb.unhealthyHostCount, AwsMetrics.alb.targetResponseTime, AwsMetrics.alb.target5xx]
+    .map((name) => ({ namespace: AwsMetrics.alb.namespace, name, dimensionSets: ALB_SETS, source: ALB_DOC })),
+  ...[AwsMetrics.containerInsights.replicasDesired, AwsMetrics.containerInsights.replicasReady]
+    .map((name) => ({
+      namespace: AwsMetrics.containerInsights.namespace,
+      name,
+      dimensionSets: [[AwsDim.CLUSTER_NAME, AwsDim.NAMESPACE, AwsDim.POD_NAME], [AwsDim.CLUSTER_NAME]],
+      source: CI_SOURCE,
+      requires: 'amazon-cloudwatch-observability' as const,
+    })),
+];
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((d) => b.includes(d));
+}
+
+/** The table entry for a metric read with these dimension names, if AWS publishes it so. */
+export function findPublishedMetric(namespace: string, name: string, dimensionNames: readonly string[]): AwsPublishedMetric | undefined {
+  return AWS_PUBLISHED_METRICS.find((m) => m.namespace === namespace && m.name === name
+    && m.dimensionSets.some((set) => sameSet(set, dimensionNames)));
+}
+
+/** Container Insights desired replicas of one Deployment (enhanced observability; PodName holds the Deployment name). */
+export function deploymentReplicasMetric(
+  metricName: typeof AwsMetrics.containerInsights.replicasDesired | typeof AwsMetrics.containerInsights.replicasReady,
+  clusterName: string,
+  namespace: string,
+  deploymentName: string,
+): MetricStatSource {
+  return {
+    namespace: AwsMetrics.containerInsights.namespace,
+    metricName,
+    dimensions: { [AwsDim.CLUSTER_NAME]: clusterName, [AwsDim.NAMESPACE]: namespace, [AwsDim.POD_NAME]: deploymentName },
+    stat: 'Maximum',
+  };
+}

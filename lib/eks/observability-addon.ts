@@ -1,0 +1,283 @@
+import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import {
+  applicationLogGroupName,
+  karpenterCapacityErrorMetric,
+  karpenterCapacityErrorPattern,
+  prometheusLogGroupName,
+} from '../core/karpenter-capacity';
+import { emfMetricDeclarations, enginePrometheusMetrics, SCRAPED_METRIC_NAMESPACE, scrapeJob, type ScrapeTarget } from '../core/model-server-metrics';
+import { AwsMetrics, type MetricSpec } from '../core/metrics';
+import { EXTERNAL_AGENTS_METADATA, EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_ADDON_NAME } from '../core/signal-contract';
+import { type MetricStatSource } from '../core/signals';
+import { acknowledgeManagedPolicies } from './nag';
+
+/**
+ * Pinned add-on version. Check it against your cluster version with
+ * `aws eks describe-addon-versions --addon-name amazon-cloudwatch-observability --kubernetes-version 1.33`.
+ * The configuration keys used below are those of aws-observability/helm-charts
+ * charts/amazon-cloudwatch-observability values.yaml (chart 6.4.0), which the add-on packages.
+ */
+export const OBSERVABILITY_ADDON_VERSION = 'v6.4.0-eksbuild.1';
+const DESIRED = AwsMetrics.containerInsights.replicasDesired;
+
+/** Namespace and service account of the add-on's agent (and Fluent Bit): the pod identity association's subject. */
+export const OBSERVABILITY_NAMESPACE = 'amazon-cloudwatch';
+export const OBSERVABILITY_SERVICE_ACCOUNT = 'cloudwatch-agent';
+/** The dedicated agent that scrapes the model servers once (a Deployment, not the per-node DaemonSet). */
+export const SCRAPER_AGENT_NAME = 'cai-model-server-scraper';
+
+/** The cluster already runs the add-on (installed elsewhere). */
+export interface ExistingObservabilityAddon {
+  /**
+   * The add-on's current configuration values, when you can pass them: the construct checks the settings the loop
+   * needs (container logs on, Container Insights on) and fails at synth naming what is missing.
+   * @default - not checked: you assert container logs and Container Insights (enhanced) are on
+   */
+  readonly configurationValues?: Record<string, unknown>;
+  /**
+   * The application log group exists already (Fluent Bit creates it on first write): the metric filters attach to it
+   * by name. Set false to have this construct create it (it must not exist yet).
+   * @default true
+   */
+  readonly applicationLogGroupExists?: boolean;
+  /**
+   * You merged this construct's model-server scraper agent (`EksObservability.configurationValues.agents`, the
+   * `cai-model-server-scraper` entry) into that add-on's configuration: the loop then reads the scraped metrics.
+   * @default false - served tokens are estimated as requests x the contract's mean output tokens
+   */
+  readonly modelServerScrape?: boolean;
+}
+
+export interface ObservabilityOptions {
+  /** @default OBSERVABILITY_ADDON_VERSION */
+  readonly addonVersion?: string;
+  /** Retention of the application and Prometheus log groups. @default logs.RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+  /** Key that encrypts those log groups. @default - a new key with rotation */
+  readonly logEncryptionKey?: kms.IKey;
+  /** Period of the model-server scrape. @default Duration.minutes(1) */
+  readonly scrapeInterval?: Duration;
+  /** The cluster already runs the add-on: do not install it. @default - install it */
+  readonly existingAddon?: ExistingObservabilityAddon;
+}
+
+export interface ObservabilityClass extends ScrapeTarget {
+  readonly nodePoolName: string;
+}
+
+export interface EksObservabilityProps extends ObservabilityOptions {
+  readonly cluster: eks.ICluster;
+  readonly clusterName: string;
+  /** The classes whose NodePools get a capacity-error filter and whose pods are scraped. */
+  readonly classes: readonly ObservabilityClass[];
+}
+
+/** Every problem of the options, as `<prop>: <value> (<allowed>)` lines. */
+export function observabilityProblems(o: ObservabilityOptions): string[] {
+  const problems: string[] = [];
+  if (o.addonVersion !== undefined && !/^v\d+\.\d+\.\d+-eksbuild\.\d+$/.test(o.addonVersion)) {
+    problems.push(`observability.addonVersion: '${o.addonVersion}' (an exact add-on version such as '${OBSERVABILITY_ADDON_VERSION}')`);
+  }
+  const scrape = o.scrapeInterval?.toSeconds();
+  if (scrape !== undefined && !(Number.isInteger(scrape) && scrape >= 10 && scrape <= 300)) {
+    problems.push(`observability.scrapeInterval: ${scrape} s (a whole number of seconds, 10..300)`);
+  }
+  const values = o.existingAddon?.configurationValues;
+  if (values) {
+    if ((values.containerLogs as { enabled?: unknown } | undefined)?.enabled === false) {
+      problems.push('observability.existingAddon.configurationValues.containerLogs.enabled: false (the Karpenter capacity-error filters need the '
+        + 'application logs Fluent Bit ships; allowed: true or unset)');
+    }
+    if ((values.containerInsights as { enabled?: unknown } | undefined)?.enabled === false) {
+      problems.push(`observability.existingAddon.configurationValues.containerInsights.enabled: false (the reconciler reads ${DESIRED} of `
+        + 'Container Insights; allowed: true or unset)');
+    }
+    type AgentConfig = { logs?: { metrics_collected?: { kubernetes?: { enhanced_container_insights?: unknown } } } };
+    const agentConfig = (values.agent as { config?: AgentConfig } | undefined)?.config;
+    if (agentConfig && agentConfig.logs?.metrics_collected?.kubernetes?.enhanced_container_insights !== true) {
+      problems.push('observability.existingAddon.configurationValues.agent.config: no logs.metrics_collected.kubernetes.enhanced_container_insights: true '
+        + `(${DESIRED} exists only with enhanced observability)`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * The producers of the EKS control loop's signals: the `amazon-cloudwatch-observability` EKS add-on (CloudWatch agent
+ * with Container Insights enhanced observability, Fluent Bit container logs) with a pod identity for its agent; the
+ * application and Prometheus log groups it writes to, created first with retention and encryption; a capacity-error
+ * metric filter per Karpenter NodePool on the application log group; and a dedicated agent that scrapes each class's
+ * model servers and publishes their metrics under the contract's names.
+ *
+ * Cost (us-east-1 list prices, see https://aws.amazon.com/cloudwatch/pricing/): Container Insights with enhanced
+ * observability is billed per observation; the application logs at the Logs ingestion price per GB; every metric
+ * filter metric and every scraped (metric, dimension set) is a custom metric (about USD 0.30 per metric-month).
+ */
+export class EksObservability extends Construct {
+  public readonly addon?: eks.Addon;
+  public readonly agentRole?: iam.Role;
+  public readonly applicationLogGroup: logs.ILogGroup;
+  public readonly prometheusLogGroup?: logs.LogGroup;
+  public readonly capacityErrorFilters: readonly logs.MetricFilter[];
+  /** Capacity-error metric of each class (by class name). */
+  public readonly capacityErrorMetrics: Readonly<Record<string, MetricStatSource>>;
+  /** Contract metrics the scrape publishes, per class. */
+  public readonly scrapedMetrics: Readonly<Record<string, readonly MetricSpec[]>>;
+
+  /** The add-on configuration values (what to merge into an add-on you run yourself). */
+  public readonly configurationValues: Record<string, unknown>;
+
+  constructor(scope: Construct, id: string, props: EksObservabilityProps) {
+    super(scope, id);
+    if (Token.isUnresolved(props.clusterName)) throw new Error(`EksObservability at '${this.node.path}': clusterName is a token; allowed: a literal (log group and metric names)`);
+    const problems = observabilityProblems(props);
+    if (problems.length > 0) throw new Error(`EksObservability at '${this.node.path}' is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    const existing = props.existingAddon;
+    const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    const key = existing && existing.applicationLogGroupExists !== false
+      ? undefined
+      : props.logEncryptionKey ?? newLogKey(this, props.clusterName);
+
+    // Created before the add-on: Fluent Bit's auto_create_group would otherwise make it without retention or key,
+    // and the metric filters need it at deploy time.
+    this.applicationLogGroup = existing && existing.applicationLogGroupExists !== false
+      ? logs.LogGroup.fromLogGroupName(this, 'ApplicationLogs', applicationLogGroupName(props.clusterName))
+      : new logs.LogGroup(this, 'ApplicationLogs', {
+        logGroupName: applicationLogGroupName(props.clusterName),
+        retention,
+        encryptionKey: key,
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+
+    const pools = props.classes.map((c) => c.nodePoolName);
+    const metrics: Record<string, MetricStatSource> = {};
+    this.capacityErrorFilters = props.classes.map((c) => {
+      const metric = karpenterCapacityErrorMetric(props.clusterName, c.nodePoolName);
+      metrics[c.className] = metric;
+      const filter = new logs.MetricFilter(this, `CapacityErrors-${c.className}`, {
+        logGroup: this.applicationLogGroup,
+        filterPattern: logs.FilterPattern.literal(karpenterCapacityErrorPattern(c.nodePoolName, pools)),
+        metricNamespace: metric.namespace,
+        metricName: metric.metricName,
+        metricValue: '1',
+      });
+      (filter.node.defaultChild as logs.CfnMetricFilter).addMetadata('cdk-capacity-aware-inference:produces',
+        `CapacityErrors of class ${c.className}: Karpenter's "failed launching nodeclaim" insufficient-capacity lines for NodePool ${c.nodePoolName} `
+        + '(kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/launch.go)');
+      return filter;
+    });
+    this.capacityErrorMetrics = metrics;
+
+    const interval = (props.scrapeInterval ?? Duration.minutes(1)).toSeconds();
+    const jobs = props.classes.flatMap((c): Array<Record<string, unknown>> => { const job = scrapeJob(c, interval); return job ? [job] : []; });
+    const scraped: Record<string, MetricSpec[]> = {};
+    for (const c of props.classes) {
+      const e = enginePrometheusMetrics(c.engine);
+      if (e) scraped[c.className] = Object.values(e.metrics);
+    }
+    const service = props.classes[0]?.service ?? '';
+    this.configurationValues = addonConfiguration(props.clusterName, service, jobs, Object.values(scraped).flat());
+
+    if (existing) {
+      // What runs outside the template, recorded for the signal contract check (lib/core/signal-contract.ts).
+      const scraper = (this.configurationValues.agents as Array<Record<string, unknown>>).find((a) => a.name === SCRAPER_AGENT_NAME);
+      const template = Stack.of(this).templateOptions;
+      template.metadata = {
+        ...template.metadata,
+        [EXTERNAL_PRODUCERS_METADATA]: [OBSERVABILITY_ADDON_NAME],
+        ...(existing.modelServerScrape && scraper ? { [EXTERNAL_AGENTS_METADATA]: [scraper] } : {}),
+      };
+      this.scrapedMetrics = existing.modelServerScrape ? scraped : {};
+      return;
+    }
+    this.scrapedMetrics = scraped;
+
+    this.prometheusLogGroup = new logs.LogGroup(this, 'PrometheusLogs', {
+      logGroupName: prometheusLogGroupName(props.clusterName),
+      retention,
+      encryptionKey: key,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.agentRole = new iam.Role(this, 'AgentRole', {
+      assumedBy: new iam.SessionTagsPrincipal(new iam.ServicePrincipal('pods.eks.amazonaws.com')),
+      description: `CloudWatch agent and Fluent Bit of the ${OBSERVABILITY_ADDON_NAME} add-on on ${props.clusterName}`,
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('CloudWatchAgentServerPolicy')],
+    });
+    acknowledgeManagedPolicies(
+      this.agentRole,
+      'CloudWatchAgentServerPolicy is the policy AWS documents for the amazon-cloudwatch-observability add-on\'s agent and Fluent Bit '
+        + '(https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-setup-EKS-addon.html, pod identity from add-on 3.1.0; '
+        + 'Application Signals is turned off, so AWSXrayWriteOnlyAccess is not attached); AWS keeps it in step '
+        + 'with what new agent versions call (EMF to Logs, PutMetricData, EC2/EBS describe for host metadata).',
+    );
+    this.addon = new eks.Addon(this, 'Addon', {
+      cluster: props.cluster,
+      addonName: OBSERVABILITY_ADDON_NAME,
+      addonVersion: props.addonVersion ?? OBSERVABILITY_ADDON_VERSION,
+      configurationValues: this.configurationValues,
+      preserveOnDelete: false,
+    });
+    const cfn = this.addon.node.defaultChild as eks.CfnAddon;
+    cfn.podIdentityAssociations = [{ serviceAccount: OBSERVABILITY_SERVICE_ACCOUNT, roleArn: this.agentRole.roleArn }];
+    this.addon.node.addDependency(this.applicationLogGroup, this.prometheusLogGroup);
+    const agent = props.cluster.eksPodIdentityAgent;
+    if (agent) this.addon.node.addDependency(agent);
+  }
+}
+
+function newLogKey(scope: Construct, clusterName: string): kms.Key {
+  const key = new kms.Key(scope, 'LogKey', { enableKeyRotation: true, description: `Container Insights log groups of ${clusterName}` });
+  // CloudWatch Logs encrypts with the key only if its policy lets the service use it for these log groups.
+  // https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html
+  const stack = Stack.of(scope);
+  key.addToResourcePolicy(new iam.PolicyStatement({
+    principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
+    actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+    resources: ['*'],
+    conditions: {
+      ArnLike: { 'kms:EncryptionContext:aws:logs:arn': `arn:${stack.partition}:logs:${stack.region}:${stack.account}:log-group:/aws/containerinsights/${clusterName}/*` },
+    },
+  }));
+  return key;
+}
+
+/**
+ * The add-on configuration: the default DaemonSet agent (Container Insights with enhanced observability, which
+ * publishes replicas_desired) and a single-replica Deployment agent that scrapes the model servers once, each
+ * configured with the chart's `agents[]` keys (each entry merges over `agent`).
+ */
+function addonConfiguration(
+  clusterName: string,
+  service: string,
+  jobs: ReadonlyArray<Record<string, unknown>>,
+  specs: readonly MetricSpec[],
+): Record<string, unknown> {
+  const agents: Array<Record<string, unknown>> = [{ name: OBSERVABILITY_SERVICE_ACCOUNT }];
+  if (jobs.length > 0) {
+    agents.push({
+      name: SCRAPER_AGENT_NAME,
+      mode: 'deployment',
+      replicas: 1,
+      // The chart defaults every agent's service account to cloudwatch-agent: the same pod identity applies.
+      config: {
+        logs: {
+          metrics_collected: {
+            prometheus: {
+              cluster_name: clusterName,
+              log_group_name: prometheusLogGroupName(clusterName),
+              emf_processor: { metric_namespace: SCRAPED_METRIC_NAMESPACE, metric_declaration: emfMetricDeclarations(service, specs) },
+            },
+          },
+        },
+      },
+      prometheus: { config: { global: { scrape_interval: '1m', scrape_timeout: '10s' }, scrape_configs: jobs } },
+    });
+  }
+  // Application Signals (on by default) would need X-Ray write permissions and bills per request; the loop reads none of it.
+  return { containerLogs: { enabled: true }, containerInsights: { enabled: true }, applicationSignals: { enabled: false }, agents };
+}

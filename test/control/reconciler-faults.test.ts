@@ -1,0 +1,368 @@
+/**
+ * The reconciler under injected AWS faults and facts that no longer match the world. Invariants, whatever happens:
+ * every run leaves exactly one audit line; a failed run also leaves a ReconcilerFailures datapoint; no write ever
+ * carries all-zero weights, a weight for a placement-forbidden class, or a weight for a target that does not exist;
+ * in steady state at most one write per period.
+ */
+import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
+import { DescribeListenersCommand, ElasticLoadBalancingV2Client, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { DescribeEndpointCommand, type DescribeEndpointCommandOutput, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
+import { mockClient } from 'aws-sdk-client-mock';
+import * as fc from 'fast-check';
+import { buildQueryBatch, type ReconcilerConfig, type RoutedClassFacts, signalPlan } from '../../lib/core';
+import { handler } from '../../lambda/reconciler';
+import { reconcile } from '../../lambda/reconciler/reconcile';
+
+const cw = mockClient(CloudWatchClient);
+const sm = mockClient(SageMakerClient);
+const elb = mockClient(ElasticLoadBalancingV2Client);
+const clients = { cloudwatch: new CloudWatchClient({}), sagemaker: new SageMakerClient({}), elbv2: new ElasticLoadBalancingV2Client({}) };
+
+const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true): RoutedClassFacts => ({
+  name, preferenceRank: rank, tokensPerSecondPerReplica: tps, safeConcurrency: 8, usdPerReplicaHour: usd, allowSensitive, maxReplicas: 10,
+  instanceType,
+});
+
+const SM: ReconcilerConfig = {
+  facts: {
+    kind: 'sagemaker',
+    endpointName: 'llm',
+    endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+    variants: [
+      { variantName: 'preferred', classes: [cls('inf2', 0, 'ml.inf2.xlarge', 300, 0.76)] },
+      { variantName: 'fallback', classes: [cls('g5', 1, 'ml.g5.xlarge', 250, 1.0)] },
+    ],
+  },
+  placement: {},
+  policy: {},
+  service: 'chat',
+  tokensPerRequest: 200,
+  metricDelaySeconds: 120,
+};
+
+const tg = (name: string) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/0001`;
+const albTarget = (name: string, rank: number, tps: number, usd: number, allowSensitive = true) => ({
+  class: cls(name, rank, `${name}.xlarge`, tps, usd, allowSensitive),
+  targetGroupArn: tg(name),
+  targetGroupFullName: `targetgroup/${name}/0001`,
+  namespace: 'serving',
+  deploymentName: name,
+  nodePoolName: name,
+});
+const ALB: ReconcilerConfig = {
+  facts: {
+    kind: 'alb',
+    listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
+    loadBalancerFullName: 'app/llm/abc',
+    targets: [albTarget('inf2', 0, 300, 0.76), albTarget('g6', 1, 200, 0.8)],
+  },
+  placement: {},
+  policy: {},
+  service: 'chat',
+  tokensPerRequest: 200,
+  metricDelaySeconds: 120,
+  clusterName: 'prod',
+};
+
+const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);
+const START = Date.UTC(2026, 10, 30, 11, 48) / 1000;
+const SLOTS = 12;
+const perMinute = (tokens: number) => (tokens * 60) / 200;
+const fill = (value: number | null, n = SLOTS) => Array.from({ length: n }, () => value);
+type Series = Array<number | null>;
+type Signals = Partial<Record<'readyReplicas' | 'desiredReplicas' | 'capacityErrors' | 'latencyP95Ms' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond', Series>>;
+
+function serveMetrics(config: ReconcilerConfig, world: { mode?: Series; classes: Record<string, Signals> }) {
+  const batch = buildQueryBatch(signalPlan(config, 60), 60);
+  cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => {
+    expect(input.MetricDataQueries).toEqual(batch.queries);
+    return {
+      MetricDataResults: batch.index.map((e) => {
+        const series = e.signal === 'mode' ? world.mode : e.className && e.signal !== 'ramping' ? world.classes[e.className]?.[e.signal] : undefined;
+        const points = (series ?? []).map((v, i) => ({ v, ts: new Date((START + i * 60) * 1000) })).filter((p) => p.v !== null);
+        return { Id: e.id, Timestamps: points.map((p) => p.ts), Values: points.map((p) => p.v as number), StatusCode: 'Complete' };
+      }),
+    };
+  });
+}
+
+type Variant = { name: string; weight: number; ready: number; desired: number; type: string };
+function endpoint(status: string, variants: Variant[]): DescribeEndpointCommandOutput {
+  return {
+    $metadata: {},
+    EndpointName: 'llm',
+    EndpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+    EndpointStatus: status as 'InService',
+    CreationTime: new Date(0),
+    LastModifiedTime: new Date(0),
+    ProductionVariants: variants.map((v) => ({
+      VariantName: v.name,
+      CurrentWeight: v.weight,
+      DesiredWeight: v.weight,
+      CurrentInstanceCount: v.ready,
+      DesiredInstanceCount: v.desired,
+      InstancePools: [{ InstanceType: v.type as 'ml.g5.xlarge', CurrentInstanceCount: v.ready }],
+    })),
+  };
+}
+const listener = (weights: Record<string, number>) => ({
+  Listeners: [{
+    ListenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
+    DefaultActions: [{ Type: 'forward' as const, ForwardConfig: { TargetGroups: Object.entries(weights).map(([n, w]) => ({ TargetGroupArn: tg(n), Weight: w })) } }],
+  }],
+});
+
+const fastRetry = { sleep: async () => undefined, random: () => 1 };
+async function run(config: ReconcilerConfig, nowMs = NOW_MS) {
+  const lines: Array<Record<string, unknown>> = [];
+  const result = await reconcile(config, clients, { nowMs, log: (l) => lines.push(l), retry: fastRetry });
+  return { result, lines };
+}
+const audits = (lines: Array<Record<string, unknown>>) => lines.filter((l) => l.audit === 'routing-decision');
+const failures = (lines: Array<Record<string, unknown>>) => lines.filter((l) => 'ReconcilerFailures' in l);
+
+beforeEach(() => {
+  cw.reset();
+  sm.reset();
+  elb.reset();
+});
+
+describe('facts that no longer match the target', () => {
+  test('a renamed SageMaker variant: no write to a variant that does not exist, an audit line and a failure datapoint', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 50, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
+      { name: 'fallback-v2', weight: 50, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, {
+      mode: fill(0),
+      classes: { preferred: { readyReplicas: fill(3), desiredReplicas: fill(6), servedTokensPerSecond: fill(perMinute(1200)) } },
+    });
+    const { result, lines } = await run(SM);
+    expect(result).toMatchObject({ action: 'failed', reason: 'target-mismatch' });
+    expect(result.detail).toContain("the routing facts name 'fallback', not among the variant(s) of endpoint llm (it holds: 'preferred', 'fallback-v2')");
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    expect(audits(lines)).toHaveLength(1);
+    expect(audits(lines)[0]).toMatchObject({ apply: { action: 'failed', reason: 'target-mismatch' } });
+    expect(failures(lines)).toEqual([expect.objectContaining({ Service: 'chat', Reason: 'target-mismatch', ReconcilerFailures: 1 })]);
+    // No decision metric: the heartbeat must not count a run that decided nothing.
+    expect(lines.some((l) => 'Decisions' in l)).toBe(false);
+  });
+
+  test('a target group missing from the listener: no ModifyListener, an audit line and a failure datapoint', async () => {
+    elb.on(DescribeListenersCommand).resolves(listener({ inf2: 100 }));
+    serveMetrics(ALB, {
+      mode: fill(0),
+      classes: { inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(400)) } },
+    });
+    const { result, lines } = await run(ALB);
+    expect(result).toMatchObject({ action: 'failed', reason: 'target-mismatch' });
+    expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
+    expect(audits(lines)).toHaveLength(1);
+    expect(failures(lines)).toHaveLength(1);
+  });
+});
+
+describe('non-finite or invalid facts', () => {
+  // JSON (the function's environment) turns NaN and Infinity into null.
+  const broken = (edit: (c: RoutedClassFacts) => RoutedClassFacts): ReconcilerConfig => JSON.parse(JSON.stringify({
+    ...SM,
+    facts: { ...SM.facts, variants: (SM.facts.kind === 'sagemaker' ? SM.facts.variants : []).map((v, i) => (i === 1 ? { ...v, classes: v.classes.map(edit) } : v)) },
+  }));
+
+  test.each([
+    ['NaN envelope', broken((c) => ({ ...c, tokensPerSecondPerReplica: Number.NaN }))],
+    ['Infinity price', broken((c) => ({ ...c, usdPerReplicaHour: Number.POSITIVE_INFINITY }))],
+    ['no tokens per request', { ...SM, tokensPerRequest: Number.NaN }],
+    ['a policy out of range', { ...SM, policy: { weightTotal: 5000 } }],
+  ])('%s: the run does not throw, calls no AWS API, and leaves an audit line and a failure datapoint', async (_, config) => {
+    const { result, lines } = await run(config as ReconcilerConfig);
+    expect(result).toMatchObject({ action: 'failed', reason: 'invalid-config' });
+    expect(sm.calls()).toHaveLength(0);
+    expect(cw.calls()).toHaveLength(0);
+    expect(audits(lines)).toEqual([expect.objectContaining({ apply: expect.objectContaining({ action: 'failed', reason: 'invalid-config' }) })]);
+    expect(failures(lines)).toEqual([expect.objectContaining({ Reason: 'invalid-config' })]);
+  });
+
+  test('the handler reports a configuration it cannot parse under the service name, then fails the invocation', async () => {
+    const saved = { config: process.env.RECONCILER_CONFIG, service: process.env.RECONCILER_SERVICE };
+    process.env.RECONCILER_CONFIG = '{not json';
+    process.env.RECONCILER_SERVICE = 'chat';
+    // This file calls the handler only here: its configuration cache is empty.
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      await expect(handler({ 'detail-type': 'Scheduled Event' })).rejects.toThrow(/reconciler: weights unchanged: cannot start: SyntaxError/);
+      const lines = log.mock.calls.map((c) => JSON.parse(c[0] as string));
+      expect(lines.find((l) => l.audit)).toMatchObject({ apply: { action: 'failed', reason: 'invalid-config' } });
+      expect(lines.find((l) => 'ReconcilerFailures' in l)).toMatchObject({ Service: 'chat', Reason: 'invalid-config' });
+    } finally {
+      log.mockRestore();
+      for (const [key, value] of [['RECONCILER_CONFIG', saved.config], ['RECONCILER_SERVICE', saved.service]] as const) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+  });
+});
+
+describe('missing demand datapoints', () => {
+  test('a class holding weight that reports no demand while the other does is missing data: hold, never read it as low demand', async () => {
+    // Capacity mode at 60/40; the preferred variant's invocations are missing in the newest period, the fallback reports.
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 60, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 40, ready: 2, desired: 2, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, {
+      mode: fill(1),
+      classes: {
+        preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: [...fill(perMinute(900), 9), null] },
+        fallback: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(100)) },
+      },
+    });
+    const { result, lines } = await run(SM);
+    expect(result.action).toBe('unchanged');
+    expect(audits(lines)[0]).toMatchObject({ reason: { code: 'missing-data' }, inputs: { demandTokensPerSecond: expect.arrayContaining([null]) } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+
+  test('a warm-floor class without requests in a quiet minute still counts as no demand', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 98, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, {
+      mode: fill(0),
+      classes: { preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(490)) } },
+    });
+    const { result, lines } = await run(SM);
+    expect(result.action).toBe('unchanged');
+    expect(audits(lines)[0]).toMatchObject({ reason: { code: 'cost-plan' } });
+  });
+});
+
+describe('steady state and placement', () => {
+  test('two runs in the same period (schedule and alarm) write at most once', async () => {
+    let weights = { inf2: 50, g6: 50 };
+    elb.on(DescribeListenersCommand).callsFake(() => listener(weights));
+    elb.on(ModifyListenerCommand).callsFake((input) => {
+      const groups = input.DefaultActions[0].ForwardConfig.TargetGroups as Array<{ TargetGroupArn: string; Weight: number }>;
+      weights = { inf2: groups.find((g) => g.TargetGroupArn === tg('inf2'))!.Weight, g6: groups.find((g) => g.TargetGroupArn === tg('g6'))!.Weight };
+      return {};
+    });
+    const world = {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(300)) },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(300)) },
+      },
+    };
+    serveMetrics(ALB, world);
+    const first = await run(ALB);
+    const second = await run(ALB, NOW_MS + 20_000);
+    expect(first.result.action).toBe('applied');
+    expect(second.result.action).toBe('unchanged');
+    expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(1);
+  });
+
+  test('sensitive traffic never gets weight on a class the placement policy forbids, even in a shortage', async () => {
+    const config: ReconcilerConfig = {
+      ...ALB,
+      placement: { sensitive: true },
+      facts: { ...ALB.facts, kind: 'alb', targets: [albTarget('inf2', 0, 300, 0.76), albTarget('g6', 1, 200, 0.8, false)] } as ReconcilerConfig['facts'],
+    };
+    elb.on(DescribeListenersCommand).resolves(listener({ inf2: 98, g6: 2 }));
+    serveMetrics(config, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(8), capacityErrors: fill(3), servedTokensPerSecond: fill(perMinute(2000)) },
+        g6: { readyReplicas: fill(4), desiredReplicas: fill(4) },
+      },
+    });
+    const { lines } = await run(config);
+    for (const call of elb.commandCalls(ModifyListenerCommand)) {
+      const groups = call.args[0].input.DefaultActions![0].ForwardConfig!.TargetGroups!;
+      expect(groups.find((g) => g.TargetGroupArn === tg('g6'))!.Weight).toBe(0);
+    }
+    expect(audits(lines)).toHaveLength(1);
+    expect((audits(lines)[0].weights as Record<string, number>).g6).toBe(0);
+  });
+});
+
+describe('property: whatever AWS answers, the invariants hold', () => {
+  const value = fc.oneof(
+    fc.constant(null), fc.constant(Number.NaN), fc.constant(Number.POSITIVE_INFINITY), fc.constant(-1),
+    fc.double({ min: 0, max: 5000, noNaN: true }), fc.integer({ min: 0, max: 20 }),
+  );
+  const series = fc.option(fc.array(value, { minLength: 0, maxLength: SLOTS }), { nil: undefined });
+  const signals = fc.record({ readyReplicas: series, desiredReplicas: series, capacityErrors: series, servedTokensPerSecond: series });
+  const variantAnswer = (name: string) => fc.record({
+    name: fc.constantFrom(name, name, name, `${name}-renamed`),
+    weight: fc.oneof(fc.integer({ min: 0, max: 100 }), fc.constant(0)),
+    ready: fc.integer({ min: 0, max: 8 }),
+    desired: fc.integer({ min: 0, max: 8 }),
+    type: fc.constantFrom('ml.inf2.xlarge', 'ml.g5.xlarge'),
+  });
+  const fault = fc.constantFrom('none', 'none', 'none', 'describe-throttled', 'metrics-throttled', 'update-fails', 'metrics-garbage');
+
+  test('never throws; one audit line per run; failures leave a datapoint; writes only valid weights for existing variants', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          status: fc.constantFrom('InService', 'InService', 'Updating'),
+          variants: fc.tuple(variantAnswer('preferred'), variantAnswer('fallback')),
+          mode: series,
+          preferred: signals,
+          fallback: signals,
+          fault,
+          sensitive: fc.boolean(),
+        }),
+        async (w) => {
+          cw.reset();
+          sm.reset();
+          const facts = SM.facts.kind === 'sagemaker' ? SM.facts : undefined!;
+          const config: ReconcilerConfig = w.sensitive
+            ? {
+              ...SM,
+              placement: { sensitive: true },
+              facts: {
+                ...facts,
+                variants: [facts.variants[0], { ...facts.variants[1], classes: [{ ...facts.variants[1].classes[0], allowSensitive: false }] }],
+              },
+            }
+            : SM;
+          const answer = endpoint(w.status, w.variants);
+          if (w.fault === 'describe-throttled') sm.on(DescribeEndpointCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
+          else sm.on(DescribeEndpointCommand).resolves(answer);
+          if (w.fault === 'update-fails') sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(Object.assign(new Error('no'), { name: 'ValidationException' }));
+          if (w.fault === 'metrics-throttled') cw.on(GetMetricDataCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
+          else if (w.fault === 'metrics-garbage') cw.on(GetMetricDataCommand).resolves({ MetricDataResults: [{ Id: 'nope', Values: [Number.NaN], Timestamps: [new Date(0)] }] });
+          else {
+            const clean = (s?: Series) => s?.map((v) => (typeof v === 'number' && Number.isFinite(v) ? v : null));
+            serveMetrics(config, {
+              mode: clean(w.mode),
+              classes: {
+                preferred: Object.fromEntries(Object.entries(w.preferred).map(([k, v]) => [k, clean(v)])),
+                fallback: Object.fromEntries(Object.entries(w.fallback).map(([k, v]) => [k, clean(v)])),
+              },
+            });
+          }
+          const { result, lines } = await run(config);
+          expect(audits(lines)).toHaveLength(1);
+          if (result.action === 'failed') expect(failures(lines)).toHaveLength(1);
+          else expect(failures(lines)).toHaveLength(0);
+          const writes = sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand);
+          expect(writes.length).toBeLessThanOrEqual(1);
+          const existing = new Set(w.variants.map((v) => v.name));
+          for (const call of writes) {
+            const desired = call.args[0].input.DesiredWeightsAndCapacities!;
+            expect(desired.every((d) => existing.has(d.VariantName!))).toBe(true);
+            expect(desired.every((d) => Number.isFinite(d.DesiredWeight) && d.DesiredWeight! >= 0)).toBe(true);
+            expect(desired.some((d) => d.DesiredWeight! > 0)).toBe(true);
+            if (w.sensitive) expect(desired.find((d) => d.VariantName === 'fallback')!.DesiredWeight).toBe(0);
+            expect(w.status).toBe('InService');
+          }
+        },
+      ),
+      { numRuns: 150, seed: 15 },
+    );
+  });
+});

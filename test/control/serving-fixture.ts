@@ -1,0 +1,12 @@
+import { type RoutingFacts } from '../../lib/core/routing-facts';
+import { type IInferenceServing, type ServingSignals } from '../../lib/core/serving';
+
+/** A serving construct stand-in: the facts a SageMaker or EKS construct would hand over. */
+export function servingOf(
+  facts: RoutingFacts,
+  service: string,
+  tokensPerRequest = 250,
+  signals: ServingSignals = { classes: {} },
+): IInferenceServing {
+  return { servingDescription: () => ({ service, tokensPerRequest, routing: facts, signals }) };
+}

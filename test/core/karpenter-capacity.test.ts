@@ -1,0 +1,95 @@
+import { filterPatternProblems, matchesFilterPattern } from '../../lib/core/filter-pattern';
+import { karpenterCapacityErrorMetric, karpenterCapacityErrorPattern } from '../../lib/core/karpenter-capacity';
+
+/**
+ * The Karpenter capacity-error metric filter against log lines in Karpenter 1.14's real format, as Fluent Bit of the
+ * amazon-cloudwatch-observability add-on ships them (the JSON line parsed under `log_processed`).
+ *
+ * The line: kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/launch.go
+ * (`log.FromContext(ctx).Error(err, "failed launching nodeclaim")`), zap JSON encoder keys from
+ * pkg/operator/logging/logging.go (level, time, logger, message; CapitalLevelEncoder, ISO8601 time), the
+ * controller-runtime reconciler context (controller, controllerGroup, controllerKind, NodeClaim, namespace, name,
+ * reconcileID) and the error texts of pkg/cloudprovider/types.go and karpenter-provider-aws v1.14.1
+ * pkg/cloudprovider/cloudprovider.go / pkg/providers/instance/instance.go.
+ *
+ * The matcher is this library's re-implementation of the subset of CloudWatch's filter-pattern syntax it writes,
+ * not CloudWatch itself: it proves the pattern's logic, not CloudWatch's parser.
+ */
+function karpenterLine(nodeClaim: string, error: string, message = 'failed launching nodeclaim', level = 'ERROR'): string {
+  const line = {
+    level,
+    time: '2026-11-30T14:03:12.512Z',
+    logger: 'controller',
+    message,
+    commit: '1a2b3c4',
+    controller: 'nodeclaim.lifecycle',
+    controllerGroup: 'karpenter.sh',
+    controllerKind: 'NodeClaim',
+    NodeClaim: { name: nodeClaim },
+    namespace: '',
+    name: nodeClaim,
+    reconcileID: '6f1c1c4e-2a0c-4d3e-9d55-0b9f0b7c2e11',
+    error,
+  };
+  // What Fluent Bit writes to the application log group: the raw line under `log`, parsed under `log_processed`.
+  return JSON.stringify({
+    time: '2026-11-30T14:03:12.512901234Z',
+    stream: 'stderr',
+    _p: 'F',
+    log: JSON.stringify(line),
+    log_processed: line,
+    kubernetes: { pod_name: 'karpenter-7d9f8c5b6-abcde', namespace_name: 'kube-system', container_name: 'controller' },
+  });
+}
+
+const FLEET_ICE = 'creating instance, insufficient capacity, with fleet error(s), InsufficientInstanceCapacity: We currently do not have '
+  + 'sufficient g5.xlarge capacity in the Availability Zone you requested (us-east-1a).';
+const ALL_UNAVAILABLE = 'creating instance, insufficient capacity, all requested instance types were unavailable during launch';
+const NODECLASS_MISSING = 'insufficient capacity, resolving nodeclass, ec2nodeclasses.karpenter.k8s.aws "sd21-inf2" not found';
+
+describe('Karpenter capacity-error filter', () => {
+  const pools = ['sd21-a10g', 'sd21-a10g-triton', 'sd21-inf2'];
+  const a10g = karpenterCapacityErrorPattern('sd21-a10g', pools);
+  const triton = karpenterCapacityErrorPattern('sd21-a10g-triton', pools);
+
+  test('the pattern is within the subset the matcher (and the library) uses', () => {
+    expect(filterPatternProblems(a10g)).toEqual([]);
+    expect(a10g).toBe('{ ($.log_processed.message = "failed launching nodeclaim") && (($.log_processed.error = "insufficient capacity*") || '
+      + '($.log_processed.error = "creating instance, insufficient capacity*")) && ($.log_processed.NodeClaim.name = "sd21-a10g-*") && '
+      + '($.log_processed.NodeClaim.name != "sd21-a10g-triton-*") }');
+  });
+
+  test.each([
+    ['an EC2 fleet insufficient-capacity error', FLEET_ICE],
+    ['every offering unavailable', ALL_UNAVAILABLE],
+    ['a missing NodeClass (Karpenter treats it as insufficient capacity)', NODECLASS_MISSING],
+  ])('matches %s of its own NodeClaim', (_, error) => {
+    expect(matchesFilterPattern(a10g, karpenterLine('sd21-a10g-x7k2p', error))).toBe(true);
+  });
+
+  test('does not match another NodePool, even one whose name extends its own', () => {
+    expect(matchesFilterPattern(a10g, karpenterLine('sd21-inf2-q8w4z', FLEET_ICE))).toBe(false);
+    expect(matchesFilterPattern(a10g, karpenterLine('sd21-a10g-triton-m2n6b', FLEET_ICE))).toBe(false);
+    expect(matchesFilterPattern(triton, karpenterLine('sd21-a10g-triton-m2n6b', FLEET_ICE))).toBe(true);
+    expect(matchesFilterPattern(triton, karpenterLine('sd21-a10g-x7k2p', FLEET_ICE))).toBe(false);
+  });
+
+  test('does not match other launch failures or other lines of its own NodeClaims', () => {
+    expect(matchesFilterPattern(a10g, karpenterLine('sd21-a10g-x7k2p', 'NodeClassRef not ready, EC2NodeClass is not ready'))).toBe(false);
+    expect(matchesFilterPattern(a10g, karpenterLine('sd21-a10g-x7k2p', 'launching nodeclaim, creating instance, UnauthorizedOperation',
+      'Reconciler error'))).toBe(false);
+    expect(matchesFilterPattern(a10g, karpenterLine('sd21-a10g-x7k2p', '', 'launched nodeclaim', 'INFO'))).toBe(false);
+    expect(matchesFilterPattern(a10g, 'failed launching nodeclaim insufficient capacity sd21-a10g-x7k2p')).toBe(false);
+  });
+
+  test('names one metric per NodePool, without dimensions (a filter dimension can only take a log field)', () => {
+    expect(karpenterCapacityErrorMetric('prod', 'sd21-a10g')).toEqual({
+      namespace: 'CapacityAwareInference/Karpenter', metricName: 'InsufficientCapacity/prod/sd21-a10g', dimensions: {}, stat: 'Sum',
+    });
+  });
+
+  test('the matcher rejects syntax outside its subset instead of guessing', () => {
+    expect(filterPatternProblems('{ $.latency > 100 }')).toEqual(["unsupported syntax at '> 100 }'"]);
+    expect(filterPatternProblems('ERROR')).not.toEqual([]);
+  });
+});

@@ -1,0 +1,147 @@
+/* eslint-disable max-len -- expected messages are asserted whole */
+import { type Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Reconciler } from '../../lib/control';
+import { karpenterCapacityErrorPattern, matchesFilterPattern, signalContractProblems } from '../../lib/core';
+import { EksInferenceService, type EksInferenceServiceProps, OBSERVABILITY_ADDON_VERSION } from '../../lib/eks';
+import { InferenceObservability } from '../../lib/control/observability';
+import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
+
+function build(overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; service: EksInferenceService; template: Template } {
+  const { stack } = testStack();
+  const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), clusterName: 'prod', modelDataFetcherImage: FETCHER_IMAGE, ...overrides });
+  const obs = new InferenceObservability(stack, 'Observability', { serving: service });
+  new Reconciler(stack, 'Reconciler', { serving: service, capacityAlarms: obs.capacityAlarms });
+  return { stack, service, template: Template.fromStack(stack) };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed add-on configuration, asserted field by field
+function addonConfig(template: Template): Record<string, any> {
+  const addon = Object.values(template.findResources('AWS::EKS::Addon', { Properties: { AddonName: 'amazon-cloudwatch-observability' } }))[0];
+  return JSON.parse(addon.Properties.ConfigurationValues);
+}
+
+describe('EKS signal producers', () => {
+  let stack: Stack;
+  let service: EksInferenceService;
+  let template: Template;
+  beforeAll(() => ({ stack, service, template } = build()));
+
+  test('installs the pinned amazon-cloudwatch-observability add-on with a pod identity for its agent', () => {
+    template.hasResourceProperties('AWS::EKS::Addon', {
+      AddonName: 'amazon-cloudwatch-observability',
+      AddonVersion: OBSERVABILITY_ADDON_VERSION,
+      PodIdentityAssociations: [{ ServiceAccount: 'cloudwatch-agent', RoleArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('AgentRole'), 'Arn'] } }],
+    });
+    template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Action: ['sts:AssumeRole', 'sts:TagSession'], Principal: { Service: 'pods.eks.amazonaws.com' } })] },
+      ManagedPolicyArns: [{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/CloudWatchAgentServerPolicy']] }],
+    });
+  });
+
+  test('creates the application and Prometheus log groups, encrypted and retained, before the add-on', () => {
+    const groups = template.findResources('AWS::Logs::LogGroup', { Properties: { LogGroupName: Match.stringLikeRegexp('^/aws/containerinsights/prod/') } });
+    expect(Object.values(groups).map((g) => g.Properties.LogGroupName).sort()).toEqual(['/aws/containerinsights/prod/application', '/aws/containerinsights/prod/prometheus']);
+    for (const g of Object.values(groups)) {
+      expect(g.Properties).toEqual(expect.objectContaining({ RetentionInDays: 30, KmsKeyId: { 'Fn::GetAtt': [expect.stringMatching(/LogKey/), 'Arn'] } }));
+      expect(g.DeletionPolicy).toBe('Retain');
+    }
+    const addon = Object.values(template.findResources('AWS::EKS::Addon', { Properties: { AddonName: 'amazon-cloudwatch-observability' } }))[0];
+    expect(addon.DependsOn).toEqual(expect.arrayContaining(Object.keys(groups)));
+  });
+
+  test('one capacity-error metric filter per class NodePool on the application log group, matching Karpenter 1.14 lines', () => {
+    const filters = Object.values(template.findResources('AWS::Logs::MetricFilter'));
+    expect(filters).toHaveLength(3);
+    const pools = service.units.map((u) => u.nodePoolName);
+    for (const u of service.units) {
+      const f = filters.find((x) => x.Properties.MetricTransformations[0].MetricName === `InsufficientCapacity/prod/${u.nodePoolName}`)!;
+      expect(f.Properties.FilterPattern).toBe(karpenterCapacityErrorPattern(u.nodePoolName, pools));
+      expect(f.Properties.MetricTransformations[0]).toEqual({ MetricName: `InsufficientCapacity/prod/${u.nodePoolName}`, MetricNamespace: 'CapacityAwareInference/Karpenter', MetricValue: '1' });
+      const line = JSON.stringify({ log_processed: { message: 'failed launching nodeclaim', NodeClaim: { name: `${u.nodePoolName}-a1b2c` },
+        error: 'creating instance, insufficient capacity, with fleet error(s), InsufficientInstanceCapacity: ...' } });
+      expect(matchesFilterPattern(f.Properties.FilterPattern, line)).toBe(true);
+    }
+  });
+
+  test('a dedicated deployment-mode agent scrapes the vLLM classes by their pod labels and publishes contract names with Service and CapacityClass', () => {
+    const config = addonConfig(template);
+    expect(config.containerLogs).toEqual({ enabled: true });
+    expect(config.containerInsights).toEqual({ enabled: true });
+    expect(config.applicationSignals).toEqual({ enabled: false });
+    expect(config.agents[0]).toEqual({ name: 'cloudwatch-agent' });
+    const scraper = config.agents[1];
+    expect(scraper).toEqual(expect.objectContaining({ name: 'cai-model-server-scraper', mode: 'deployment', replicas: 1 }));
+    const jobs = scraper.prometheus.config.scrape_configs;
+    // l40s and a10g run vLLM; inf2 runs an engine whose metrics the library does not know.
+    expect(jobs.map((j: { job_name: string }) => j.job_name)).toEqual(['cai-llama3-chat-l40s', 'cai-llama3-chat-a10g']);
+    expect(jobs[0].relabel_configs[0]).toEqual({ source_labels: ['__meta_kubernetes_pod_label_capacity_aware_inference_class'], regex: 'l40s', action: 'keep' });
+    expect(jobs[0].metric_relabel_configs).toEqual(expect.arrayContaining([
+      { source_labels: ['__name__'], regex: 'vllm:generation_tokens_total', target_label: '__name__', replacement: 'GeneratedTokens', action: 'replace' },
+    ]));
+    const emf = scraper.config.logs.metrics_collected.prometheus.emf_processor;
+    expect(emf.metric_namespace).toBe('CapacityAwareInference');
+    expect(emf.metric_declaration).toEqual(expect.arrayContaining([
+      expect.objectContaining({ source_labels: ['Service'], label_matcher: '^llama3-chat$', dimensions: [['Service', 'CapacityClass'], ['Service']],
+        metric_selectors: expect.arrayContaining(['^GeneratedTokens$', '^PromptTokens$']) }),
+    ]));
+  });
+
+  test('the reconciler reads served tokens from the scrape where vLLM counts them, requests x mean tokens elsewhere', () => {
+    const fn = Object.values(template.findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { RECONCILER_CONFIG: Match.anyValue() } } } }))[0];
+    const raw = fn.Properties.Environment.Variables.RECONCILER_CONFIG;
+    const text = typeof raw === 'string' ? raw : raw['Fn::Join'][1].map((p: unknown) => (typeof p === 'string' ? p : 'TOKEN')).join('');
+    const config = JSON.parse(text);
+    expect(config.karpenterCapacityErrors).toBe(true);
+    expect(Object.keys(config.signals)).toEqual(['l40s', 'a10g']);
+    expect(config.signals.l40s.generatedTokens).toEqual({
+      namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'llama3-chat', CapacityClass: 'l40s' }, stat: 'Sum',
+    });
+  });
+
+  test('closes the loop: every metric read has a producer, and no cdk-nag finding is left', () => {
+    expect(signalContractProblems(template.toJSON())).toEqual([]);
+    expect(nagFindings(stack)).toEqual([]);
+  });
+});
+
+describe('EKS signal producers on a cluster that already runs the add-on', () => {
+  test('does not install it, attaches the filters to the existing log group and records the external producer', () => {
+    const { template } = build({ observability: { existingAddon: { configurationValues: { containerLogs: { enabled: true } } } } });
+    template.resourcePropertiesCountIs('AWS::EKS::Addon', { AddonName: 'amazon-cloudwatch-observability' }, 0);
+    template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { LogGroupName: '/aws/containerinsights/prod/application' }, 0);
+    template.resourcePropertiesCountIs('AWS::Logs::MetricFilter', { LogGroupName: '/aws/containerinsights/prod/application' }, 3);
+    expect(template.toJSON().Metadata['cdk-capacity-aware-inference:external-producers']).toEqual(['amazon-cloudwatch-observability']);
+    // Without the scraper merged into that add-on, tokens are requests x mean tokens: nothing reads a scraped metric.
+    expect(signalContractProblems(template.toJSON())).toEqual([]);
+    expect(JSON.stringify(template.toJSON())).not.toContain('GeneratedTokens');
+  });
+
+  test('with the scraper merged into that add-on (modelServerScrape), the scraped metrics are read and accounted for', () => {
+    const { template } = build({ observability: { existingAddon: { modelServerScrape: true } } });
+    expect(template.toJSON().Metadata['cdk-capacity-aware-inference:external-agents'][0].name).toBe('cai-model-server-scraper');
+    expect(JSON.stringify(template.toJSON())).toContain('GeneratedTokens');
+    expect(signalContractProblems(template.toJSON())).toEqual([]);
+  });
+
+  test('fails at synth on told settings the loop cannot work with, and on invalid options', () => {
+    expect(() => build({
+      observability: {
+        addonVersion: 'latest',
+        existingAddon: { configurationValues: { containerLogs: { enabled: false }, containerInsights: { enabled: false }, agent: { config: { logs: {} } } } },
+      },
+    })).toThrow(/observability: observability\.addonVersion: 'latest' \(an exact add-on version such as 'v[\d.]+-eksbuild\.\d+'\)[\s\S]*containerLogs\.enabled: false[\s\S]*containerInsights\.enabled: false[\s\S]*enhanced_container_insights: true/);
+  });
+});
+
+test('the synthesized template tells the operator where each reconciler signal comes from', () => {
+  const { template } = build();
+  const fn = Object.values(template.findResources('AWS::Lambda::Function', { Metadata: { 'cdk-capacity-aware-inference:signal-sources': Match.anyValue() } }))[0];
+  const lines: string[] = fn.Metadata['cdk-capacity-aware-inference:signal-sources'];
+  expect(lines).toEqual(expect.arrayContaining([
+    expect.stringMatching(/^l40s desiredReplicas: ContainerInsights replicas_desired \[ClusterName, Namespace, PodName\] \(AWS, https:\/\/docs\.aws\.amazon\.com\/AmazonCloudWatch/),
+    'l40s capacityErrors: CapacityAwareInference/Karpenter InsufficientCapacity/prod/llama3-chat-l40s [] (produced in this app: docs/signals.md)',
+    'l40s servedTokensPerSecond: CapacityAwareInference GeneratedTokens [Service, CapacityClass] (produced in this app: docs/signals.md)',
+  ]));
+  template.hasResource('AWS::Logs::MetricFilter', { Metadata: { 'cdk-capacity-aware-inference:produces': Match.stringLikeRegexp('^CapacityErrors of class l40s') } });
+});
