@@ -24,8 +24,9 @@
  *   in either mode and the engines' admission limits shed what nothing can carry;
  * - cost mode returns only when no evidence is left, the preferred class has been healthy for the stabilization
  *   window, and capacity mode has lasted the return hold, which doubles with each re-entry within the hour (decaying
- *   as entries age out); weights then ramp toward the plan by a bounded step per wall-clock period, however many
- *   times the reconciler runs in that period.
+ *   as entries age out). A class that lost capacity, regained it and lost it again within the hour (`flapStability`)
+ *   must also have stayed loss-free for twice its longest loss-free gap; weights then ramp toward the plan by a
+ *   bounded step per wall-clock period, however many times the reconciler runs in that period.
  *
  * Safety, whatever the mode: a class whose placement is forbidden never gets weight; a class without ready replicas
  * gets no weight unless no allowed class is ready (then weights stay on allowed classes, where capacity is coming);
