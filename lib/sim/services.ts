@@ -43,7 +43,9 @@ export function llamaChatSpecs(): CapacityClassSpec[] {
       instanceType: 'inf2.xlarge',
       artifact: { image: image('neuron', 'c'), modelData: { uri: 's3://models/llama3-8b/neuron-tp2.tar', sha256: digest('c') } },
       footprint: { ...LLAMA_3_8B_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
-      runtime: { engine: 'neuronx-distributed-inference', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
+      // The runtime contract binds Neuron classes through DJL LMI (lib/core/runtime/engines.ts); 0.30.0 as in
+      // examples/sagemaker-llm/stack.ts.
+      runtime: { engine: 'djl-lmi', engineVersion: '0.30.0', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
       envelope: envelope(300, 4, 1100, 25),
       maxReplicas: 24,
     },

@@ -24,8 +24,11 @@ const READY = 1;
 const DRAINING = 2;
 const GONE = 3;
 
-/** Minutes of published history each observation carries. */
-const WINDOW_MINUTES = 10;
+/**
+ * Minutes of published history each observation carries: the library's longest lookback (its re-entry memory, within
+ * which it recognizes a flapping class; `policyWindowPeriods` of the defaults). Baselines read the newest datapoint.
+ */
+const WINDOW_MINUTES = 60;
 /** Karpenter does not retry a capacity-unavailable offering for 3 minutes. */
 const CAPACITY_RETRY_SECONDS = 180;
 

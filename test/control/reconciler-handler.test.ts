@@ -2,7 +2,7 @@ import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput 
 import { DescribeListenersCommand, ElasticLoadBalancingV2Client, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, type DescribeEndpointCommandOutput, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { mockClient } from 'aws-sdk-client-mock';
-import { buildQueryBatch, Dim, type ReconcilerConfig, type RoutedClassFacts, signalPlan } from '../../lib/core';
+import { buildQueryBatch, Dim, DEFAULT_POLICY_CONFIG, policyWindowPeriods, type ReconcilerConfig, type RoutedClassFacts, signalPlan } from '../../lib/core';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
 
@@ -122,9 +122,10 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(cw.commandCalls(GetMetricDataCommand)).toHaveLength(1);
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
     expect(audit(lines)).toMatchObject({ mode: 'cost', reason: { code: 'cost-plan' }, apply: { action: 'unchanged' } });
-    // The GetMetricData window: 10 one-minute periods for the signals, the own mode history up to now.
+    // The GetMetricData window: the policy's window (an hour: its re-entry memory, where a flapping class shows) of
+    // one-minute periods for the signals ending at 11:58, the own mode history up to now.
     const input = cw.commandCalls(GetMetricDataCommand)[0].args[0].input;
-    expect(input.StartTime).toEqual(new Date(START * 1000));
+    expect(input.StartTime).toEqual(new Date((START + 10 * 60 - policyWindowPeriods(DEFAULT_POLICY_CONFIG) * 60) * 1000));
     expect(input.EndTime).toEqual(new Date(NOW_MS - 30_000 + 60_000));
   });
 

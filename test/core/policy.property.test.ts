@@ -14,6 +14,8 @@ import {
 // (jest's expect is ~50x slower per call, and these properties make tens of thousands of checks).
 const RUNS = { numRuns: 100, seed: 20261130 };
 const W = policyWindowPeriods(DEFAULT_POLICY_CONFIG);
+/** Periods of the default stabilization window. */
+const STABILIZATION = DEFAULT_POLICY_CONFIG.stabilizationWindowSeconds / DEFAULT_POLICY_CONFIG.periodSeconds;
 const TOTAL = DEFAULT_POLICY_CONFIG.weightTotal;
 const STEP = DEFAULT_POLICY_CONFIG.rampStepShare * TOTAL;
 const T0 = 1_800_000_000;
@@ -252,11 +254,46 @@ describe('decide() invariants over random signal histories', () => {
     );
   });
 
+  test('with availability flapping slower than the stabilization window (within the hour), at most one return', () => {
+    // One quiet stretch longer than the stabilization window looks like a recovery (one return); once the class has
+    // lost capacity again, it must stay loss-free for twice its longest quiet gap, which a flap never does.
+    fc.assert(
+      fc.property(
+        fc.record({
+          // Two losses and the quiet gap between them fit in the re-entry memory (60 periods) for periods up to 30.
+          halfPeriod: fc.integer({ min: STABILIZATION, max: 15 }),
+          phase: fc.nat({ max: 20 }),
+          fallbackReady: fc.integer({ min: 1, max: 6 }),
+          demand: fc.integer({ min: 700, max: 1100 }),
+        }),
+        ({ halfPeriod, phase, fallbackReady, demand }) => {
+          const classes: PolicyClass[] = [
+            { name: 'c0', preferenceRank: 0, tokensPerSecondPerReplica: 300, usdPerReplicaHour: 0.76, placementAllowed: true },
+            { name: 'c1', preferenceRank: 1, tokensPerSecondPerReplica: 200, usdPerReplicaHour: 0.8, placementAllowed: true },
+          ];
+          const length = 180;
+          const ticks = Array.from({ length }, (_, t) => {
+            const up = Math.floor((t + phase) / halfPeriod) % 2 === 0;
+            const preferred: Tick = up
+              ? { ready: 4, desired: 4, errors: 0, latency: 300 }
+              : { ready: 2, desired: 4, errors: 1, latency: 300 };
+            return [preferred, { ready: fallbackReady, desired: fallbackReady, errors: 0, latency: 300 }];
+          });
+          const h: History = { classes, ticks, demand: Array(length).fill(demand), slo: 1000 };
+          const changes = run(h, { mode: 'cost', weights: { c0: 98, c1: 2 }, modeSince: T0 - 3600, ramping: false })
+            .filter((r) => r.decision.modeChanged).length;
+          assert.ok(changes <= 3, `${changes} mode changes`);
+        },
+      ),
+      RUNS,
+    );
+  });
+
   test('with availability flapping faster than the stabilization window, the mode changes at most once', () => {
     fc.assert(
       fc.property(
         fc.record({
-          halfPeriod: fc.integer({ min: 1, max: Math.floor((W - 1) / 2) }),
+          halfPeriod: fc.integer({ min: 1, max: Math.floor((STABILIZATION - 1) / 2) }),
           phase: fc.nat({ max: 10 }),
           fallbackReady: fc.integer({ min: 1, max: 6 }),
           demand: fc.integer({ min: 0, max: 800 }),

@@ -188,6 +188,23 @@ describe('decide(): returning to cost mode', () => {
     expect(decide(input(BASE, 500), withEntries([NOW - 4000, NOW - 3700, since])).decision.reason.code).toBe('return-to-cost');
   });
 
+  test('a class that lost capacity, regained it and lost it again must stay loss-free longer than between its losses', () => {
+    // Capacity errors in periods W-45..W-41 and W-25..W-21 of the hour: two losses 15 quiet periods apart. Twenty
+    // loss-free periods (twice the stabilization window) are not enough: it needs 2 x 15 = 30.
+    const errorsAt = (...ranges: Array<[number, number]>) =>
+      flat(0).map((_, i) => (ranges.some(([a, b]) => i >= a && i <= b) ? 1 : 0));
+    const twice = { ...BASE, inf2: { ...healthy(3), capacityErrors: errorsAt([W - 45, W - 41], [W - 25, W - 21]) } };
+    const held = decide(input(twice, 500), capacityState(NOW - 3600)).decision;
+    expect(held.reason.code).toBe('stabilizing');
+    expect(held.reason.message).toContain('lost capacity 2 times');
+    // The same losses further back (31 quiet periods since the newest): back to cost mode.
+    const longAgo = { ...BASE, inf2: { ...healthy(3), capacityErrors: errorsAt([W - 56, W - 52], [W - 36, W - 32]) } };
+    expect(decide(input(longAgo, 500), capacityState(NOW - 3600)).decision.reason.code).toBe('return-to-cost');
+    // One long shortage (Karpenter retrying every 3 minutes) is one loss: the stabilization window is enough.
+    const steady = { ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((_, i) => (i < W - 10 && i % 3 === 0 ? 1 : 0)) } };
+    expect(decide(input(steady, 500), capacityState(NOW - 3600)).decision.reason.code).toBe('return-to-cost');
+  });
+
   test('a second run in the same period takes no second ramp step', () => {
     const first = decide(input(BASE, 500, { now: NOW }), capacityState(NOW - 600));
     expect(first.decision.reason.code).toBe('return-to-cost');
@@ -288,9 +305,9 @@ describe('decide(): safety', () => {
 });
 
 describe('configuration', () => {
-  test('defaults are valid and need ten one-minute datapoints', () => {
+  test('defaults are valid and need sixty one-minute datapoints (the re-entry memory, where a flapping class shows)', () => {
     expect(policyConfigProblems(DEFAULT_POLICY_CONFIG)).toEqual([]);
-    expect(W).toBe(10);
+    expect(W).toBe(60);
   });
 
   test('fails when fields are out of range, naming every one with what is allowed', () => {

@@ -24,8 +24,9 @@
  *   in either mode and the engines' admission limits shed what nothing can carry;
  * - cost mode returns only when no evidence is left, the preferred class has been healthy for the stabilization
  *   window, and capacity mode has lasted the return hold, which doubles with each re-entry within the hour (decaying
- *   as entries age out); weights then ramp toward the plan by a bounded step per wall-clock period, however many
- *   times the reconciler runs in that period.
+ *   as entries age out). A class that lost capacity, regained it and lost it again within the hour (`flapStability`)
+ *   must also have stayed loss-free for twice its longest loss-free gap; weights then ramp toward the plan by a
+ *   bounded step per wall-clock period, however many times the reconciler runs in that period.
  *
  * Safety, whatever the mode: a class whose placement is forbidden never gets weight; a class without ready replicas
  * gets no weight unless no allowed class is ready (then weights stay on allowed classes, where capacity is coming);
@@ -33,7 +34,7 @@
  */
 import { policyClassProblems, resolvePolicyConfig } from './defaults';
 import { apportion, byPreference, type ClassView, maxShareDelta, rampToward, routingPlan, type Shares, sharesOf } from './plan';
-import { healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, windowPeriods } from './signals';
+import { flapStability, healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, windowPeriods } from './signals';
 import {
   type DecisionReason,
   type PolicyClass,
@@ -141,13 +142,19 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
     }
     const healthy = healthyThroughout(input.signals[preferred.name], windowPeriods(config.stabilizationWindowSeconds, config), config);
     const dwelt = now - previous.modeSince >= hold;
-    if (!healthy || !dwelt) {
+    // A class that lost capacity, regained it and lost it again within the memory is not back until it has stayed
+    // loss-free for longer than it did between its losses: one quiet stretch of a flap looks like a recovery.
+    const flap = flapStability(input.signals[preferred.name], config);
+    const stable = flap.quietSeconds >= flap.requiredQuietSeconds;
+    if (!healthy || !dwelt || !stable) {
       return step(ctx, 'capacity', keep, weights, {
         code: 'stabilizing',
         triggers: [],
         message: `Staying in capacity mode until ${preferred.name} has been healthy for ${config.stabilizationWindowSeconds} s ` +
           `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} within ` +
-          `${config.reentryMemorySeconds} s; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s).`,
+          `${config.reentryMemorySeconds} s; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
+          (flap.episodes >= 2 ? `, and free of capacity loss for ${flap.requiredQuietSeconds} s: it lost capacity ${flap.episodes} times within ` +
+            `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.'),
       }, figures(plan));
     }
     const costPlan = planFor('cost');

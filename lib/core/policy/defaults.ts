@@ -148,5 +148,6 @@ export function policyWindowPeriods(config: PolicyConfig): number {
     periods(config.capacityErrorLookbackSeconds),
     config.latencyBreachPeriods,
     config.demandWindowPeriods,
+    periods(config.reentryMemorySeconds),
   );
 }

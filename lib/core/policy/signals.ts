@@ -111,3 +111,55 @@ export function healthyThroughout(signals: ClassSignals | undefined, n: number, 
 export function windowPeriods(seconds: number, config: PolicyConfig): number {
   return periods(seconds, config);
 }
+
+/**
+ * Periods in which a class showed it could not get capacity: a capacity error in that period, or desired above ready
+ * in every period of the grace window ending there without progress (the per-period form of `shortageEvidence`'s
+ * capacity triggers; latency is left out: a slow minute is not a lost offering). Missing data is not a loss.
+ */
+function lostPeriods(signals: ClassSignals | undefined, n: number, config: PolicyConfig): boolean[] {
+  const grace = periods(config.provisioningGraceSeconds, config);
+  const errors = tail(signals?.capacityErrors, n);
+  const ready = tail(signals?.readyReplicas, n + grace - 1);
+  const desired = tail(signals?.desiredReplicas, n + grace - 1);
+  return errors.map((e, i) => {
+    if (e !== null && e > 0) return true;
+    const from = i;
+    const to = i + grace - 1;
+    for (let j = from; j <= to; j++) if (ready[j] === null || desired[j] === null || !(desired[j]! > ready[j]!)) return false;
+    return ready[to]! <= ready[from]!;
+  });
+}
+
+/**
+ * How long a class must have shown no capacity loss before a return to cost mode counts on it, judged on the newest
+ * `reentryMemorySeconds` of its own signals. Losses closer together than the capacity-error lookback are one episode
+ * (Karpenter retries an unavailable offering every 3 minutes, so a steady shortage is one long episode). One episode,
+ * or none: the stabilization window. Two or more (capacity lost, regained, lost again) mean the class flaps: it must
+ * stay loss-free for longer than it ever stayed loss-free between losses (twice the longest quiet gap, so one more
+ * quiet stretch of the same length is not mistaken for recovery), and at least one stabilization window per episode
+ * doubling, at most `maxReturnHoldSeconds`. Also returns the periods since the newest loss.
+ */
+export function flapStability(signals: ClassSignals | undefined, config: PolicyConfig):
+  { episodes: number; requiredQuietSeconds: number; quietSeconds: number } {
+  const n = periods(config.reentryMemorySeconds, config);
+  const lost = lostPeriods(signals, n, config);
+  const merge = periods(config.capacityErrorLookbackSeconds, config);
+  let episodes = 0;
+  let longestGap = 0;
+  let last = -1;
+  lost.forEach((l, i) => {
+    if (!l) return;
+    const gap = last < 0 ? Infinity : i - last - 1;
+    if (gap > merge) {
+      episodes++;
+      if (last >= 0) longestGap = Math.max(longestGap, gap);
+    }
+    last = i;
+  });
+  const quietSeconds = (last < 0 ? n : n - 1 - last) * config.periodSeconds;
+  const base = config.stabilizationWindowSeconds;
+  const requiredQuietSeconds = episodes < 2 ? base : Math.min(config.maxReturnHoldSeconds,
+    Math.max(base * Math.pow(2, Math.min(episodes - 1, 30)), 2 * longestGap * config.periodSeconds));
+  return { episodes, requiredQuietSeconds, quietSeconds };
+}
