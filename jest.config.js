@@ -1,6 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // jest's node environment with a temporary folder per test file, removed when the file ends (see the file).
+  testEnvironment: '<rootDir>/test/environment.js',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // TypeScript sources win over any stray compiled .js beside them.

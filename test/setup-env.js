@@ -3,3 +3,12 @@
 // AppProps.builtinCloudFormationValidation there). The example tests turn it back on for their one synth
 // (builtinValidationOn() in test/util.ts).
 process.env.CDK_VALIDATION = 'false';
+
+// Assets are fingerprinted but not copied into each synth's cloud assembly (aws-cdk-lib's DISABLE_ASSET_STAGING
+// context, the one SAM uses): the EKS layers alone are ~60 MB a synth, and the suite synthesizes hundreds of apps.
+// A test that reads a staged asset turns staging back on for its app with
+// `postCliContext: { 'aws:cdk:disable-asset-staging': false }`, which wins over this environment context.
+process.env.CDK_CONTEXT_JSON = JSON.stringify({
+  ...JSON.parse(process.env.CDK_CONTEXT_JSON ?? '{}'),
+  'aws:cdk:disable-asset-staging': true,
+});

@@ -94,9 +94,15 @@ export function builtinValidationOn(): () => void {
   };
 }
 
-/** An app and stack for unit tests (UNIT_TEST_APP_PROPS). */
-export function testStack(id = 'Test'): { app: App; stack: Stack } {
-  const app = new App(UNIT_TEST_APP_PROPS);
+/**
+ * An app and stack for unit tests (UNIT_TEST_APP_PROPS). Assets are not staged into the assembly (test/setup-env.js)
+ * unless `stageAssets` is set, for the tests that read a staged asset.
+ */
+export function testStack(id = 'Test', options: { stageAssets?: boolean } = {}): { app: App; stack: Stack } {
+  const app = new App({
+    ...UNIT_TEST_APP_PROPS,
+    ...(options.stageAssets ? { postCliContext: { 'aws:cdk:disable-asset-staging': false } } : {}),
+  });
   const stack = new Stack(app, id, { env: { account: '123456789012', region: 'us-east-1' } });
   return { app, stack };
 }

@@ -44,7 +44,7 @@ describe('Reconciler on a SageMaker endpoint', () => {
   let template: Template;
   let reconciler: Reconciler;
   beforeAll(() => {
-    ({ stack } = testStack());
+    ({ stack } = testStack('Test', { stageAssets: true }));
     const external = new cloudwatch.Alarm(stack, 'External', { metric: karpenterErrors('x'), threshold: 1, evaluationPeriods: 1 });
     reconciler = new Reconciler(stack, 'Reconciler', {
       serving: servingOf(SAGEMAKER, 'llama3-chat', 250),
