@@ -8,6 +8,7 @@ import { type SageMakerClient } from '@aws-sdk/client-sagemaker';
 import {
   assembleSignals,
   auditLine,
+  capacitiesToRaise,
   buildQueryBatch,
   decide,
   decisionEmf,
@@ -64,7 +65,9 @@ export interface RunResult {
 /** Reads and writes one kind of target. Loaded on demand: each pulls in only its own SDK client's commands. */
 interface TargetIo {
   readTarget(config: ReconcilerConfig, clients: Clients): Promise<TargetState>;
-  writeWeights(config: ReconcilerConfig, clients: Clients, target: TargetState, weights: Readonly<Record<string, number>>): Promise<void>;
+  /** `capacities`: desired instance counts to raise (SageMaker variants); the ALB target has none. */
+  writeWeights(config: ReconcilerConfig, clients: Clients, target: TargetState, weights: Readonly<Record<string, number>>,
+    capacities: Readonly<Record<string, number>>): Promise<void>;
 }
 
 function targetIo(config: ReconcilerConfig): Promise<TargetIo> {
@@ -163,15 +166,18 @@ async function reconcileChecked(config: ReconcilerConfig, clients: Clients, opti
   const broken = weightInvariantProblems(decision.weights, classes);
   if (broken.length > 0) return fail('internal-error', `weights unchanged: the decision breaks a routing invariant: ${broken.join('; ')}`);
 
+  // SageMaker: replica floors raise desired instance counts in the same write (EKS: KEDA reads the ReplicaFloor metric).
+  const capacities = capacitiesToRaise(decision.replicaFloors, target.replicas);
+  const raised = Object.entries(capacities).map(([n, c]) => `${n} to ${c} instances`).join(', ');
   let result: RunResult;
-  if (!decision.weightsChanged) {
+  if (!decision.weightsChanged && raised === '') {
     result = { action: 'unchanged', weights: decision.weights };
   } else if (target.notWritable) {
     result = { action: 'skipped', detail: target.notWritable, weights: target.weights };
   } else {
     try {
-      await withRetry(() => io.writeWeights(config, clients, target, decision.weights), retry('write weights'));
-      result = { action: 'applied', weights: decision.weights };
+      await withRetry(() => io.writeWeights(config, clients, target, decision.weights, capacities), retry('write weights'));
+      result = { action: 'applied', weights: decision.weights, ...(raised ? { detail: `desired capacity raised: ${raised}` } : {}) };
     } catch (error) {
       result = { action: 'failed', reason: 'aws-error', detail: `weights unchanged: ${describe(error)}`, weights: target.weights };
     }

@@ -23,17 +23,26 @@ export async function readTarget(config: ReconcilerConfig, clients: Clients): Pr
   return { weights, pools, replicas, notWritable, present: Object.keys(weights) };
 }
 
-/** UpdateEndpointWeightsAndCapacities with every variant's weight (capacities stay with the autoscaler). */
+/**
+ * UpdateEndpointWeightsAndCapacities with every variant's weight, and a desired instance count only for the variants
+ * whose replica floor is above it (`capacitiesToRaise`); every other count stays with Application Auto Scaling.
+ * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateEndpointWeightsAndCapacities.html
+ */
 export async function writeWeights(
   config: ReconcilerConfig,
   clients: Clients,
   _target: TargetState,
   weights: Readonly<Record<string, number>>,
+  capacities: Readonly<Record<string, number>> = {},
 ): Promise<void> {
   if (config.facts.kind !== 'sagemaker') throw new Error('not a SageMaker target');
   const facts = config.facts;
   await clients.sagemaker!.send(new UpdateEndpointWeightsAndCapacitiesCommand({
     EndpointName: facts.endpointName,
-    DesiredWeightsAndCapacities: facts.variants.map((v) => ({ VariantName: v.variantName, DesiredWeight: weights[v.variantName] })),
+    DesiredWeightsAndCapacities: facts.variants.map((v) => ({
+      VariantName: v.variantName,
+      DesiredWeight: weights[v.variantName],
+      ...(capacities[v.variantName] !== undefined ? { DesiredInstanceCount: capacities[v.variantName] } : {}),
+    })),
   }));
 }

@@ -106,6 +106,10 @@ export const Metrics = {
     'Replicas with the model loaded and passing readiness, per routed class; on SageMaker also per instance pool (class) '
     + 'from DescribeEndpoint InstancePools[].CurrentInstanceCount, which cost per class needs'),
   desiredReplicas: own('DesiredReplicas', 'Count', [S, C], 'Maximum', 'reconciler', 'Replicas the autoscaler wants, per routed class'),
+  replicaFloor: own('ReplicaFloor', 'Count', [S, C], 'Maximum', 'reconciler',
+    'Replicas the policy asks a routed class to run at least (capacity mode: its part of the deficit; 0: no floor). '
+    + 'On EKS the class\'s ScaledObject scales on it as a second trigger; on SageMaker the reconciler raises the variant\'s '
+    + 'desired instance count to it'),
   fallbackShareRequests: own('FallbackShareRequests', 'Percent', [S], 'Average', 'reconciler',
     'Planned share (0..100) of requests the weights send to routed classes other than the preferred one'),
   fallbackShareTokens: own('FallbackShareTokens', 'Percent', [S], 'Average', 'reconciler',

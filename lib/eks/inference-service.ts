@@ -663,6 +663,14 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       scaleUpPods: u.scaling.maxScaleUpPods ?? 2,
       scaleUpPeriodSeconds: (u.scaling.scaleUpPeriod ?? Duration.minutes(2)).toSeconds(),
       pollingIntervalSeconds: (u.scaling.pollingInterval ?? Duration.seconds(30)).toSeconds(),
+      // The floor a Reconciler publishes for this class in capacity mode (0 otherwise; without a Reconciler, no
+      // datapoints, read as 0): the policy's replica floor reaches the HPA as one more metric.
+      floor: {
+        namespace: Metrics.replicaFloor.namespace,
+        metricName: Metrics.replicaFloor.name,
+        dimensions: classDimensions(this.contract.name, cls.name),
+        region: Stack.of(this).region,
+      },
     });
     const scaler = this.apply(`Scaler-${cls.name}`, [scaledObject], this.keda.chart, this.triggerAuthenticationManifest, workload);
     const tgb = m.targetGroupBinding(name, this.namespace, labels, {

@@ -25,6 +25,7 @@ export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFact
       tokensPerSecondPerReplica: c.tokensPerSecondPerReplica,
       usdPerReplicaHour: c.usdPerReplicaHour,
       placementAllowed: true,
+      maxReplicas: c.maxReplicas,
     }));
     const preferred = scenario.classes.reduce((a, b) => (b.preferenceRank < a.preferenceRank ? b : a));
     const p = preferred.provisioningSeconds;
@@ -36,6 +37,7 @@ export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFact
       ...overrides,
     };
     let state: PolicyState | undefined;
+    let floors: number[] = scenario.classes.map(() => 0);
     return {
       name: 'library',
       decide: (o) => {
@@ -72,6 +74,8 @@ export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFact
           weights: scenario.classes.map((c) => step.decision.weights[c.name] ?? 0),
           mode: step.decision.mode,
           reason: step.decision.reason.message,
+          // Null holds the floors in force, as the reconciler leaves the platform's minimums as they are.
+          minReplicas: step.decision.replicaFloors === null ? floors : (floors = scenario.classes.map((c) => step.decision.replicaFloors![c.name] ?? 0)),
         };
       },
     };

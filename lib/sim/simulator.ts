@@ -56,6 +56,8 @@ class ClassState {
   readonly recommendations: Array<{ at: number; value: number }> = [];
   capacityErrors = 0;
   policyFloor = 0;
+  /** Floors the policy wrote, in the order they reach the autoscaler (see where they are pushed). */
+  readonly floorsInFlight: Array<{ at: number; value: number }> = [];
   // Little's law bookkeeping.
   inSystem = 0;
   lastChange = 0;
@@ -432,7 +434,13 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
     const m = minuteOf(now);
     s.modes[m] = decision.mode;
     s.reasons[m] = decision.reason;
-    states.forEach((cs, ci) => (cs.policyFloor = decision.minReplicas?.[ci] ?? 0));
+    // A floor reaches KEDA as a CloudWatch metric the reconciler publishes: one publication delay plus the period its
+    // trigger skips (metricEndTimeOffset). A SageMaker scalable target's new minimum applies when it is registered.
+    states.forEach((cs, ci) => {
+      const lag = cs.spec.autoscaler.kind === 'keda' ? metricDelay + 60 : 0;
+      cs.floorsInFlight.push({ at: now + lag, value: decision.minReplicas?.[ci] ?? 0 });
+      while (cs.floorsInFlight.length > 0 && cs.floorsInFlight[0].at <= now) cs.policyFloor = cs.floorsInFlight.shift()!.value;
+    });
 
     // Interruptions: notice, then loss.
     for (const it of interruptions) {

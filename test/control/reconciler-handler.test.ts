@@ -141,11 +141,19 @@ describe('reconciler run, SageMaker endpoint', () => {
     const { result, lines } = await run();
     // 1200 tokens/s against 900 + 250 ready: the preferred variant is filled to its 900, the fallback to its 250, and the
     // 50 tokens/s deficit goes to the fallback (it can grow; the preferred is not counted on in capacity mode): 900 : 300.
-    expect(result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
+    // Its replica floor: 300 tokens/s at its scaling target 250 / 1.2 = 208.3 per instance is 2 instances, above its
+    // desired 1, so the same write raises its desired instance count (the preferred variant's stays with the autoscaler).
+    expect(result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 }, detail: 'desired capacity raised: fallback to 2 instances' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map((c) => c.args[0].input)).toEqual([{
       EndpointName: 'llm',
-      DesiredWeightsAndCapacities: [{ VariantName: 'preferred', DesiredWeight: 75 }, { VariantName: 'fallback', DesiredWeight: 25 }],
+      DesiredWeightsAndCapacities: [
+        { VariantName: 'preferred', DesiredWeight: 75 },
+        { VariantName: 'fallback', DesiredWeight: 25, DesiredInstanceCount: 2 },
+      ],
     }]);
+    expect(lines.find((l) => l.CapacityClass === 'fallback' && 'RouteWeight' in l)).toMatchObject({ ReplicaFloor: 2 });
+    expect(lines.find((l) => l.CapacityClass === 'preferred' && 'RouteWeight' in l)).toMatchObject({ ReplicaFloor: 0 });
+    expect(audit(lines)).toMatchObject({ replicaFloors: { preferred: 0, fallback: 2 } });
     expect(audit(lines)).toMatchObject({ mode: 'capacity', reason: { code: 'enter-capacity', triggers: ['sustained-deficit'] } });
     const emfMode = lines.find((l) => 'PolicyMode' in l)!;
     // 25% of requests, and 250 x 25 / (300 x 75 + 250 x 25) = 21.7% of routed token capacity, off the preferred variant.

@@ -143,6 +143,32 @@ describe('decide() invariants over random signal histories', () => {
     );
   });
 
+  test('replica floors: none in cost mode, never on the preferred class in capacity mode, never above maxReplicas', () => {
+    const bounded = historyArb.chain((h) => fc.tuple(...h.classes.map(() => fc.integer({ min: 1, max: 8 })))
+      .map((max) => ({ ...h, classes: h.classes.map((c, i) => ({ ...c, maxReplicas: max[i] })) })));
+    fc.assert(
+      fc.property(bounded, (h) => {
+        for (const { decision, t } of run(h, startState(h.start))) {
+          const floors = decision.replicaFloors;
+          if (decision.reason.code === 'missing-data' || decision.reason.code === 'nothing-ready') {
+            // Holding everything: the floors in force stay as they are.
+            assert.equal(floors, null);
+            continue;
+          }
+          assert.notEqual(floors, null);
+          h.classes.forEach((c, i) => {
+            const f = floors![c.name];
+            assert.equal(Number.isInteger(f) && f >= 0 && f <= c.maxReplicas!, true);
+            if (decision.mode === 'cost' || c.name === decision.preferredClass || !c.placementAllowed) assert.equal(f, 0);
+            // A floor never asks a class to shrink below the replicas it has ready.
+            if (f > 0) assert.equal(f >= Math.min(c.maxReplicas!, h.ticks[t][i].ready ?? 0), true);
+          });
+        }
+      }),
+      RUNS,
+    );
+  });
+
   test('on the way back to cost mode no weight moves by more than the ramp step per tick', () => {
     fc.assert(
       fc.property(historyArb, (h) => {

@@ -13,6 +13,7 @@ import {
   resolvePolicyConfig,
   type RoutingFacts,
 } from '../../lib/core';
+import { replicaFloors } from '../../lib/core/policy/plan';
 
 // GIVEN three classes in preference order; the preferred one is also the cheapest per token.
 // inf2: 0.76 USD/h / 300 tok/s; g6: 0.80 / 200; g5: 1.00 / 250 (g6 and g5 cost the same per token, g6 ranks first).
@@ -101,8 +102,12 @@ describe('decide(): entering capacity mode', () => {
     // 1500 > 1350 ready in every period, ready capacity flat: the preferred class is not growing.
     const { decision, state } = decide(input(BASE, 1500), costState({ inf2: 96, g6: 2, g5: 2 }));
     expect(decision).toMatchObject({ mode: 'capacity', modeChanged: true, reason: { code: 'enter-capacity', triggers: ['sustained-deficit'] } });
-    // In capacity mode the preferred class is not counted on to grow: the 150 tokens/s deficit goes to g6.
-    expect(decision.weights).toEqual({ inf2: 60, g6: 23, g5: 17 });
+    // In capacity mode the preferred class is not counted on to grow: the 150 tokens/s deficit is g6's to grow into,
+    // with a replica floor of ceil((200 + 150) / (200 / 1.2)) = 3. With the floor written, g6 is routed only
+    // 200 x 0.2 = 40 tokens/s above its envelope; the other 110 are spread by ready capacity (900 : 200 : 250), where
+    // they shed least: 973 : 256 : 270 of 1500.
+    expect(decision.weights).toEqual({ inf2: 65, g6: 17, g5: 18 });
+    expect(decision.replicaFloors).toEqual({ inf2: 0, g6: 3, g5: 0 });
     expect(state).toMatchObject({ mode: 'capacity', modeSince: NOW, ramping: false, entries: [NOW] });
   });
 
@@ -333,6 +338,32 @@ describe('configuration', () => {
   });
 });
 
+describe('replicaFloors', () => {
+  const view = (cls: PolicyClass, ready: number) => ({ cls, ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: ready > 0 });
+  const [inf2, g6, g5] = CLASSES;
+
+  test('the deficit beyond every ready envelope goes to the cheapest growable class, at its scaling target', () => {
+    // 900 + 200 + 250 ready, 1500 planned: 150 short. g6 (cheaper than g5 per token) carries 200 + 150 at
+    // 200 / 1.2 per replica: 3 replicas. g5 is not needed, inf2 cannot grow.
+    const floors = replicaFloors([view(inf2, 3), view(g6, 1), view(g5, 1)], 1500, new Set(['g6', 'g5']), DEFAULT_POLICY_CONFIG);
+    expect(Object.fromEntries(floors)).toEqual({ inf2: 0, g6: 3, g5: 0 });
+  });
+
+  test('a class at its maxReplicas passes the rest of the deficit to the next one', () => {
+    const capped = { ...g6, maxReplicas: 2 };
+    // g6 holds at most 2 x 166.7 = 333 tokens/s: 133 of the 450 short; g5 takes the other 317 at 208.3 per replica.
+    const floors = replicaFloors([view(inf2, 3), view(capped, 1), view(g5, 1)], 1800, new Set(['g6', 'g5']), DEFAULT_POLICY_CONFIG);
+    expect(Object.fromEntries(floors)).toEqual({ inf2: 0, g6: 2, g5: 3 });
+  });
+
+  test('no deficit, no floor; a class not ready yet still gets one', () => {
+    expect([...replicaFloors([view(inf2, 3), view(g6, 1)], 800, new Set(['g6']), DEFAULT_POLICY_CONFIG).values()]).toEqual([0, 0]);
+    // g6 has no ready replica: all 300 short are its to carry, 2 replicas at 166.7.
+    expect(Object.fromEntries(replicaFloors([view(inf2, 3), view(g6, 0)], 1200, new Set(['g6']), DEFAULT_POLICY_CONFIG)))
+      .toEqual({ inf2: 0, g6: 2 });
+  });
+});
+
 describe('policyClassesFromFacts', () => {
   const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true) => ({
     name, preferenceRank: rank, tokensPerSecondPerReplica: tps, safeConcurrency: 8, usdPerReplicaHour: usd, allowSensitive,
@@ -349,8 +380,8 @@ describe('policyClassesFromFacts', () => {
       ],
     };
     expect(policyClassesFromFacts(facts, { sensitive: true })).toEqual([
-      { name: 'inf2', preferenceRank: 0, tokensPerSecondPerReplica: 300, usdPerReplicaHour: 0.76, placementAllowed: true },
-      { name: 'g6', preferenceRank: 1, tokensPerSecondPerReplica: 200, usdPerReplicaHour: 0.8, placementAllowed: false },
+      { name: 'inf2', preferenceRank: 0, tokensPerSecondPerReplica: 300, usdPerReplicaHour: 0.76, placementAllowed: true, maxReplicas: 10 },
+      { name: 'g6', preferenceRank: 1, tokensPerSecondPerReplica: 200, usdPerReplicaHour: 0.8, placementAllowed: false, maxReplicas: 10 },
     ]);
   });
 
@@ -365,6 +396,8 @@ describe('policyClassesFromFacts', () => {
     const [preferred, fallback] = policyClassesFromFacts(facts, {}, { preferred: { 'ml.p4d.24xlarge': 1, 'ml.g6e.12xlarge': 3 } });
     expect(preferred).toEqual({
       name: 'preferred', preferenceRank: 0, tokensPerSecondPerReplica: 625, usdPerReplicaHour: 17.5, placementAllowed: true,
+      // Instances of both pools, each bounded by its own quota.
+      maxReplicas: 20,
     });
     expect(fallback).toMatchObject({ name: 'fallback', tokensPerSecondPerReplica: 250, usdPerReplicaHour: 7, placementAllowed: true });
     expect(policyClassesFromFacts(facts, { sensitive: true })[1].placementAllowed).toBe(false);

@@ -2,7 +2,7 @@ import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { CfnResource, Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { type IConstruct, type IDependable, Construct } from 'constructs';
-import { type CapacityClass } from '../../lib/core';
+import { type CapacityClass, Metrics } from '../../lib/core';
 import {
   EksInferenceService,
   type EksInferenceServiceProps,
@@ -280,6 +280,18 @@ describe('EksInferenceService', () => {
       }
       // l40s: 1200 tokens/s / 1.2 headroom / 250 tokens per request = 4 req/s = 240 per 60 s period.
       expect(service.units[0].objects.scaledObject.spec.triggers[0].metadata.targetMetricValue).toBe('240');
+    });
+
+    test('a second trigger reads the replica floor the reconciler publishes for the class (the HPA takes the higher)', () => {
+      for (const u of service.units) {
+        const floor = u.objects.scaledObject.spec.triggers[1];
+        expect(floor).toMatchObject({ name: 'replica-floor', metricType: 'AverageValue', authenticationRef: { name: u.objects.scaledObject.spec.triggers[0].authenticationRef.name } });
+        // The exact series decisionEmf() writes: namespace, name and the [Service, CapacityClass] dimension set.
+        expect(floor.metadata).toMatchObject({
+          namespace: Metrics.replicaFloor.namespace, metricName: 'ReplicaFloor', dimensionName: 'Service;CapacityClass',
+          dimensionValue: `llama3-chat;${u.cls.name}`, metricStat: 'Maximum', targetMetricValue: '1', minMetricValue: '0',
+        });
+      }
     });
 
     test('every custom resource depends on the chart that installs its CRD, and namespaced objects on the namespace', () => {

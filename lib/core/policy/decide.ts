@@ -17,6 +17,11 @@
  * - one plan in both modes (`routingPlan`): the planned demand (a high quantile of several periods, not one minute)
  *   goes cheapest per token first, each class up to its ready envelope; the deficit beyond every ready envelope goes to
  *   the cheapest class that can grow, so its autoscaler sees the load; every compatible ready class keeps a warm floor;
+ * - in capacity mode the decision also carries replica floors (`replicaFloors`): the replicas each growable fallback
+ *   needs for its part of the deficit, which the reconciler hands to the platform's autoscaler (SageMaker: the
+ *   variant's desired instance count, raised only; EKS: a ScaledObject trigger on the published floor). The fallbacks
+ *   then grow at once instead of after shedding the load that shows them short, so the plan routes the receiver only
+ *   its headroom above its envelope and spreads the rest of the deficit by ready capacity, where it sheds least;
  * - the mode says whether the preferred class may be counted on to grow. Capacity mode is entered on capacity
  *   evidence (capacity errors, desired > ready beyond the grace period without progress) while the preferred class
  *   alone cannot carry the planned demand, on a latency breach, or on a deficit that autoscaling had the whole grace
@@ -33,7 +38,7 @@
  * missing data (demand, or ready replicas of an allowed class) holds the current weights; weights are never all zero.
  */
 import { policyClassProblems, resolvePolicyConfig } from './defaults';
-import { apportion, byPreference, type ClassView, maxShareDelta, rampToward, routingPlan, type Shares, sharesOf } from './plan';
+import { apportion, byPreference, type ClassView, maxShareDelta, rampToward, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
 import { flapStability, healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, windowPeriods } from './signals';
 import {
   type DecisionReason,
@@ -72,7 +77,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
       code: 'missing-data',
       triggers: [],
       message: `Holding the current weights: no datapoint for ${what.join(', ')} in the newest period.`,
-    }, { demand: null, ready: 0, deficit: 0 });
+    }, { demand: null, ready: 0, deficit: 0, floors: null });
   }
   const demand = plannedDemand(input.demandTokensPerSecond, config)!;
 
@@ -88,7 +93,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
       code: 'nothing-ready',
       triggers: [],
       message: 'No allowed class has a ready replica: keeping traffic on the allowed classes it was on (never all zero).',
-    }, { demand, ready: 0, deficit: demand });
+    }, { demand, ready: 0, deficit: demand, floors: null });
   }
 
   const evidence = new Map(classes.map((c) => [c.name, shortageEvidence(input.signals[c.name], config)]));
@@ -112,10 +117,16 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   // preferred class that judgement is the mode's (with its hysteresis), not one datapoint's.
   const canGrow = (c: PolicyClass, mode: RoutingMode) =>
     c.name === preferred.name ? mode === 'cost' : evidence.get(c.name)!.every((t) => t === 'latency-breach');
-  const planFor = (mode: RoutingMode) => routingPlan(eligible, demand,
-    new Set(eligible.map((v) => v.cls).filter((c) => canGrow(c, mode)).map((c) => c.name)), config);
+  const growable = (mode: RoutingMode) => new Set(classes.filter((c) => canGrow(c, mode)).map((c) => c.name));
+  const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, mode === 'capacity');
+  // Floors only in capacity mode: in cost mode the cheapest class's own autoscaler sees its overflow, and a floor
+  // computed from noisy demand would be a second controller fighting it.
+  const floorsFor = (mode: RoutingMode): Record<string, number> => {
+    const floors = mode === 'capacity' ? replicaFloors(views.filter((v) => v.cls.placementAllowed), demand, growable(mode), config) : new Map();
+    return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
+  };
   const from = restrict(heldShares, eligible.map((v) => v.cls));
-  const figures = (plan: { deficit: number }) => ({ demand, ready, deficit: plan.deficit });
+  const figures = (plan: { deficit: number }, mode: RoutingMode) => ({ demand, ready, deficit: plan.deficit, floors: floorsFor(mode) });
   const describe = (ts: readonly TriggerCode[]) => ts.map((t) => describeTrigger(t, preferred)).join('; ');
 
   if (previous.mode !== 'capacity' && entering.length > 0) {
@@ -126,7 +137,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
         triggers: entering,
         message: `Entering capacity mode: ${describe(entering)}` +
           (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s goes to ${plan.receiver} so its autoscaler grows it.` : '.'),
-      }, figures(plan));
+      }, figures(plan, 'capacity'));
   }
 
   if (previous.mode === 'capacity') {
@@ -138,7 +149,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
         code: 'hold-capacity',
         triggers: active,
         message: `Staying in capacity mode: ${describe(active)}.`,
-      }, figures(plan));
+      }, figures(plan, 'capacity'));
     }
     const healthy = healthyThroughout(input.signals[preferred.name], windowPeriods(config.stabilizationWindowSeconds, config), config);
     const dwelt = now - previous.modeSince >= hold;
@@ -155,7 +166,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
           `${config.reentryMemorySeconds} s; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
           (flap.episodes >= 2 ? `, and free of capacity loss for ${flap.requiredQuietSeconds} s: it lost capacity ${flap.episodes} times within ` +
             `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.'),
-      }, figures(plan));
+      }, figures(plan, 'capacity'));
     }
     const costPlan = planFor('cost');
     const ramp = rampFrom(ctx, from, costPlan.shares, period);
@@ -164,7 +175,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
       triggers: [],
       message: `Returning to cost mode: ${preferred.name} healthy for ${config.stabilizationWindowSeconds} s after a hold of ${hold} s; ` +
         (ramp.reached ? 'plan reached.' : `ramping at most ${Math.round(config.rampStepShare * 100)}% per period.`),
-    }, figures(costPlan));
+    }, figures(costPlan, 'cost'));
   }
 
   const plan = planFor('cost');
@@ -175,7 +186,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
       triggers: [],
       message: ramp.held ? `Ramp step already taken in this period (since ${ramp.lastStepAt}): holding the weights.`
         : ramp.reached ? 'Ramp finished: weights follow the plan.' : 'Ramping toward the plan.',
-    }, figures(plan));
+    }, figures(plan, 'cost'));
   }
   return step(ctx, 'cost', keep, steady(ctx, apportion(plan.shares, classes, total)), {
     code: 'cost-plan',
@@ -183,7 +194,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
     message: `Planned demand ${round(demand)} tokens/s (p${Math.round(config.demandQuantile * 100)} of ${config.demandWindowPeriods} periods) ` +
       `against ready capacity ${round(ready)} tokens/s; cheapest classes first` +
       (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.'),
-  }, figures(plan));
+  }, figures(plan, 'cost'));
 }
 
 /**
@@ -249,7 +260,7 @@ function step(
   next: { modeSince: number; ramping: boolean; lastStepAt?: number; entries?: readonly number[] },
   weights: Record<string, number>,
   reason: DecisionReason,
-  figures: { demand: number | null; ready: number; deficit: number },
+  figures: { demand: number | null; ready: number; deficit: number; floors: Record<string, number> | null },
 ): PolicyStep {
   const weightsChanged = ctx.classes.some((c) => weights[c.name] !== ctx.previousWeights[c.name]);
   const entries = next.entries ?? ctx.entries;
@@ -265,6 +276,7 @@ function step(
       deficitTokensPerSecond: figures.deficit,
       readyTokensPerSecond: figures.ready,
       preferredClass: ctx.preferred.name,
+      replicaFloors: figures.floors,
     },
     state: {
       mode,

@@ -28,6 +28,7 @@ function fromClass(c: RoutedClassFacts, placement: PlacementOptions): PolicyClas
     tokensPerSecondPerReplica: c.tokensPerSecondPerReplica,
     usdPerReplicaHour: c.usdPerReplicaHour,
     placementAllowed: placementAllows(c, placement),
+    maxReplicas: c.maxReplicas,
   };
 }
 
@@ -56,5 +57,7 @@ function variantClass(
     tokensPerSecondPerReplica: mean((c) => c.tokensPerSecondPerReplica),
     usdPerReplicaHour: mean((c) => c.usdPerReplicaHour),
     placementAllowed: pools.every((c) => placementAllows(c, placement)),
+    // The variant's instances are those of all its pools, and each pool is bounded by its own quota.
+    maxReplicas: pools.reduce((s, c) => s + c.maxReplicas, 0),
   };
 }

@@ -55,6 +55,7 @@ export function routingPlan(
   demand: number,
   growable: ReadonlySet<string>,
   config: PolicyConfig,
+  floorsWritten = false,
 ): { shares: Shares; deficit: number; receiver?: string } {
   const ordered = [...eligible].sort((a, b) => byCost(a.cls, b.cls));
   const assigned = new Map<string, number>();
@@ -68,11 +69,14 @@ export function routingPlan(
   const deficit = remaining > 1e-9 * Math.max(demand, 1) ? remaining : 0;
   const receiverView = deficit > 0 ? ordered.find((v) => growable.has(v.cls.name)) : undefined;
   const receiver = receiverView?.cls.name;
-  // The receiver takes at most its own ready capacity again (it runs at up to twice its envelope, so its autoscaler
-  // asks for 2 x (1 + headroom) times its replicas per scale-out); the rest of the deficit is spread over every
-  // eligible class in proportion to ready capacity, where the engines' queues absorb what they can and the
-  // admission limits shed the rest. Piling all of it on a one-replica fallback would shed most of it there.
-  const toReceiver = receiverView ? Math.min(deficit, receiverView.capacity) : 0;
+  // Without replica floors the receiver takes up to its own ready capacity again: it runs at up to twice its envelope,
+  // so its autoscaler asks for 2 x (1 + headroom) times its replicas per scale-out. With floors written (capacity
+  // mode, `replicaFloors`) the replicas are already asked for, so the receiver needs only enough load to keep its
+  // autoscaler agreeing with the floor and its new replicas busy the moment they are ready: its ready capacity x
+  // headroom. Either way, the rest of the deficit is spread over every eligible class in proportion to ready capacity,
+  // where the engines' queues absorb what they can and the admission limits shed the rest (the least shedding: each
+  // class over its envelope by the same fraction). Piling it all on a one-replica fallback would shed most of it there.
+  const toReceiver = receiverView ? Math.min(deficit, receiverView.capacity * (floorsWritten ? config.headroom : 1)) : 0;
   if (receiver) assigned.set(receiver, assigned.get(receiver)! + toReceiver);
   const spread = deficit - toReceiver;
   const readyTotal = eligible.reduce((s, v) => s + v.capacity, 0);
@@ -84,6 +88,44 @@ export function routingPlan(
     shares.set(view.cls.name, total > 0 ? assigned.get(view.cls.name)! / total : view === ordered[0] ? 1 : 0);
   }
   return { shares: withWarmFloor(shares, eligible, demand, config), deficit, receiver };
+}
+
+/**
+ * Replica floors of capacity mode: how many replicas each class that can grow needs so that, once they are ready, the
+ * planned demand fits. Every class first carries up to its ready envelope, cheapest per token first (as in
+ * `routingPlan`); what is left goes to the classes that can grow, cheapest first, each up to `maxReplicas` at its
+ * scaling target (envelope / (1 + headroom), the per-replica value its autoscaler aims for). A floor is what that
+ * autoscaler would ask for if it already saw the load, so writing it skips the detection lag (a fallback otherwise
+ * grows only after shedding the load that shows it is short) without asking for more than the load needs. Classes
+ * without a part of the deficit get 0 (no floor). Considers every placement-allowed class, ready or not.
+ */
+export function replicaFloors(
+  allowed: readonly ClassView[],
+  demand: number,
+  growable: ReadonlySet<string>,
+  config: PolicyConfig,
+): Map<string, number> {
+  const ordered = [...allowed].sort((a, b) => byCost(a.cls, b.cls));
+  const carried = new Map<string, number>();
+  let remaining = Math.max(demand, 0);
+  for (const v of ordered) {
+    const take = Math.min(v.capacity, remaining);
+    carried.set(v.cls.name, take);
+    remaining -= take;
+  }
+  const floors = new Map(ordered.map((v) => [v.cls.name, 0]));
+  for (const v of ordered) {
+    if (remaining <= 1e-9 * Math.max(demand, 1)) break;
+    if (!growable.has(v.cls.name)) continue;
+    const target = v.cls.tokensPerSecondPerReplica / (1 + config.headroom);
+    const room = Math.max(0, (v.cls.maxReplicas ?? Infinity) * target - carried.get(v.cls.name)!);
+    const extra = Math.min(remaining, room);
+    if (extra <= 0) continue;
+    remaining -= extra;
+    const replicas = Math.ceil((carried.get(v.cls.name)! + extra) / target - 1e-9);
+    floors.set(v.cls.name, Math.min(v.cls.maxReplicas ?? Infinity, Math.max(v.ready, replicas)));
+  }
+  return floors;
 }
 
 /**

@@ -232,6 +232,8 @@ export function decisionEmf(
     const seen = observed[className];
     records.push(emfRecord(timestampMs, classDimensions(service, className), [
       { spec: Metrics.routeWeight, value: (weight / total) * 100 },
+      // Published every run (0 = no floor), so a KEDA trigger reading it never lacks a datapoint while the loop runs.
+      ...(decision.replicaFloors ? [{ spec: Metrics.replicaFloor, value: decision.replicaFloors[className] ?? 0 }] : []),
       ...(seen ? [{ spec: Metrics.readyReplicas, value: seen.ready }, { spec: Metrics.desiredReplicas, value: seen.desired }] : []),
     ]));
     for (const [poolClass, ready] of Object.entries(seen?.pools ?? {})) {
@@ -241,6 +243,24 @@ export function decisionEmf(
     }
   }
   return records;
+}
+
+/**
+ * SageMaker: the variants whose desired instance count must be raised to the decision's replica floor (written with the
+ * weights in UpdateEndpointWeightsAndCapacities). Only ever raised: lowering is Application Auto Scaling's job, which
+ * scales in when the load falls (a floor that lowered counts would be a second controller fighting it). The
+ * reconciler re-raises every run while the floor holds, so a scale-in below it lasts at most one period.
+ */
+export function capacitiesToRaise(
+  floors: Readonly<Record<string, number>> | null,
+  replicas: Readonly<Record<string, { readonly desired: number }>>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, floor] of Object.entries(floors ?? {})) {
+    const desired = replicas[name]?.desired;
+    if (desired !== undefined && Number.isInteger(floor) && floor > desired) out[name] = floor;
+  }
+  return out;
 }
 
 /** The structured audit line of one decision: what was seen, what was decided, why. */
@@ -261,6 +281,7 @@ export function auditLine(
     requiredTokensPerSecond: decision.requiredTokensPerSecond,
     readyTokensPerSecond: decision.readyTokensPerSecond,
     preferredClass: decision.preferredClass,
+    replicaFloors: decision.replicaFloors,
     apply: applied,
     previous,
     next,

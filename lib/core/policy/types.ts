@@ -21,6 +21,8 @@ export interface PolicyClass {
   readonly usdPerReplicaHour: number;
   /** False when the placement policy forbids routing this service's traffic to the class (it then never gets weight). */
   readonly placementAllowed: boolean;
+  /** Most replicas the class may run (its quota or plan bound): replica floors never ask for more. Absent: unbounded. */
+  readonly maxReplicas?: number;
 }
 
 /**
@@ -159,6 +161,13 @@ export interface PolicyDecision {
   readonly readyTokensPerSecond: number;
   /** The name of the preferred class (lowest rank among placement-allowed classes). */
   readonly preferredClass: string;
+  /**
+   * Replica floors by class name (every class present), for the platform's autoscaler: in capacity mode, the replicas
+   * each growable fallback needs to carry its part of the deficit at its scaling target; 0 is no floor (the
+   * autoscaler's own minimum). `null` when the tick holds everything as it is (missing data, nothing ready): keep the
+   * floors in force.
+   */
+  readonly replicaFloors: Readonly<Record<string, number>> | null;
 }
 
 export interface PolicyStep {

@@ -48,6 +48,12 @@ export interface ScaledObjectInput {
   readonly scaleUpPods: number;
   readonly scaleUpPeriodSeconds: number;
   readonly pollingIntervalSeconds: number;
+  /**
+   * The replica floor the reconciler publishes for this class (its `ReplicaFloor` metric, lib/core/metrics.ts): a second
+   * trigger with target 1, so the HPA, which takes the highest recommendation of its metrics, runs at least that many
+   * replicas. One controller (the HPA) decides; the floor is one more input to it. Absent: load only.
+   */
+  readonly floor?: { readonly namespace: string; readonly metricName: string; readonly dimensions: Readonly<Record<string, string>>; readonly region: string };
 }
 
 /**
@@ -110,8 +116,37 @@ export function scaledObject(input: ScaledObjectInput): ScaledObject {
           metadata,
           authenticationRef: { kind: 'TriggerAuthentication', name: input.triggerAuthenticationName },
         },
+        ...(input.floor ? [floorTrigger(input.floor, input.triggerAuthenticationName)] : []),
       ],
     },
+  };
+}
+
+/**
+ * `AverageValue` with target 1: desired replicas = ceil(floor / 1). The reconciler publishes a datapoint every run
+ * (0 when there is no floor), Maximum over 60 s; KEDA reads the newest within 3 periods, so one missed run keeps the
+ * floor, and a missing metric reads as 0 (no floor), never as a failure that would trip KEDA's fallback.
+ */
+function floorTrigger(floor: NonNullable<ScaledObjectInput['floor']>, authName: string): ScaledObject['spec']['triggers'][number] {
+  return {
+    type: 'aws-cloudwatch',
+    name: 'replica-floor',
+    metricType: 'AverageValue',
+    metadata: {
+      namespace: floor.namespace,
+      metricName: floor.metricName,
+      dimensionName: Object.keys(floor.dimensions).join(';'),
+      dimensionValue: Object.values(floor.dimensions).join(';'),
+      metricStat: 'Maximum',
+      metricStatPeriod: '60',
+      metricCollectionTime: '180',
+      metricEndTimeOffset: '0',
+      targetMetricValue: '1',
+      activationTargetMetricValue: '0',
+      minMetricValue: '0',
+      awsRegion: floor.region,
+    },
+    authenticationRef: { kind: 'TriggerAuthentication', name: authName },
   };
 }
 
