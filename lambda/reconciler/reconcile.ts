@@ -65,9 +65,9 @@ export interface RunResult {
 /** Reads and writes one kind of target. Loaded on demand: each pulls in only its own SDK client's commands. */
 interface TargetIo {
   readTarget(config: ReconcilerConfig, clients: Clients): Promise<TargetState>;
-  /** `capacities`: desired instance counts to raise (SageMaker variants); the ALB target has none. */
-  writeWeights(config: ReconcilerConfig, clients: Clients, target: TargetState, weights: Readonly<Record<string, number>>,
-    capacities: Readonly<Record<string, number>>): Promise<void>;
+  writeWeights(config: ReconcilerConfig, clients: Clients, target: TargetState, weights: Readonly<Record<string, number>>): Promise<void>;
+  /** SageMaker only (the ALB target reports no desired counts, so nothing is ever raised there). */
+  raiseCapacity?(config: ReconcilerConfig, clients: Clients, variantName: string, instances: number): Promise<void>;
 }
 
 function targetIo(config: ReconcilerConfig): Promise<TargetIo> {
@@ -166,26 +166,35 @@ async function reconcileChecked(config: ReconcilerConfig, clients: Clients, opti
   const broken = weightInvariantProblems(decision.weights, classes);
   if (broken.length > 0) return fail('internal-error', `weights unchanged: the decision breaks a routing invariant: ${broken.join('; ')}`);
 
-  // SageMaker: replica floors raise desired instance counts in the same write (EKS: KEDA reads the ReplicaFloor metric).
-  const capacities = capacitiesToRaise(decision.replicaFloors, target.replicas);
-  const raised = Object.entries(capacities).map(([n, c]) => `${n} to ${c} instances`).join(', ');
+  // SageMaker: a replica floor raises a variant's desired instance count (EKS: KEDA reads the ReplicaFloor metric).
+  // UpdateEndpointWeightsAndCapacities changes the weights of any variants *or* the capacity of one, and leaves the
+  // endpoint Updating: weights go first (routing is the fast lever), one capacity per run after them.
+  const raise = capacitiesToRaise(decision.replicaFloors, target.replicas)[0];
   let result: RunResult;
-  if (!decision.weightsChanged && raised === '') {
+  if (!decision.weightsChanged && !raise) {
     result = { action: 'unchanged', weights: decision.weights };
   } else if (target.notWritable) {
     result = { action: 'skipped', detail: target.notWritable, weights: target.weights };
-  } else {
+  } else if (decision.weightsChanged) {
     try {
-      await withRetry(() => io.writeWeights(config, clients, target, decision.weights, capacities), retry('write weights'));
-      result = { action: 'applied', weights: decision.weights, ...(raised ? { detail: `desired capacity raised: ${raised}` } : {}) };
+      await withRetry(() => io.writeWeights(config, clients, target, decision.weights), retry('write weights'));
+      result = { action: 'applied', weights: decision.weights };
     } catch (error) {
       result = { action: 'failed', reason: 'aws-error', detail: `weights unchanged: ${describe(error)}`, weights: target.weights };
+    }
+  } else {
+    const detail = `desired instances of ${raise.name} raised from ${raise.from} to its replica floor ${raise.to}`;
+    try {
+      await withRetry(() => io.raiseCapacity!(config, clients, raise.name, raise.to), retry('raise capacity'));
+      result = { action: 'applied', detail, weights: decision.weights };
+    } catch (error) {
+      result = { action: 'failed', reason: 'aws-error', detail: `${detail} failed: ${describe(error)}`, weights: target.weights };
     }
   }
   // Record what is in force: the new weights if written, the old ones otherwise (the next run reads them back).
   const inForce = { ...decision, weights: result.weights ?? decision.weights };
   const recorded = result.action === 'applied' || result.action === 'unchanged' ? state : { ...state, weights: target.weights };
-  const written = result.action === 'applied';
+  const written = result.action === 'applied' && decision.weightsChanged;
   const emf = decisionEmf(inForce, recorded, input, config.service, options.nowMs, policy.weightTotal, written, observed(config, target, signals));
   for (const record of emf) options.log(record);
   if (result.reason) options.log(failureEmf(config.service, result.reason, options.nowMs));

@@ -24,8 +24,7 @@ export async function readTarget(config: ReconcilerConfig, clients: Clients): Pr
 }
 
 /**
- * UpdateEndpointWeightsAndCapacities with every variant's weight, and a desired instance count only for the variants
- * whose replica floor is above it (`capacitiesToRaise`); every other count stays with Application Auto Scaling.
+ * UpdateEndpointWeightsAndCapacities with every variant's weight (capacities stay with Application Auto Scaling).
  * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateEndpointWeightsAndCapacities.html
  */
 export async function writeWeights(
@@ -33,16 +32,23 @@ export async function writeWeights(
   clients: Clients,
   _target: TargetState,
   weights: Readonly<Record<string, number>>,
-  capacities: Readonly<Record<string, number>> = {},
 ): Promise<void> {
   if (config.facts.kind !== 'sagemaker') throw new Error('not a SageMaker target');
   const facts = config.facts;
   await clients.sagemaker!.send(new UpdateEndpointWeightsAndCapacitiesCommand({
     EndpointName: facts.endpointName,
-    DesiredWeightsAndCapacities: facts.variants.map((v) => ({
-      VariantName: v.variantName,
-      DesiredWeight: weights[v.variantName],
-      ...(capacities[v.variantName] !== undefined ? { DesiredInstanceCount: capacities[v.variantName] } : {}),
-    })),
+    DesiredWeightsAndCapacities: facts.variants.map((v) => ({ VariantName: v.variantName, DesiredWeight: weights[v.variantName] })),
+  }));
+}
+
+/**
+ * The same call with one variant's desired instance count and no weights: the API updates the weights of any variants
+ * or the capacity of one (page above). Application Auto Scaling keeps scaling that variant from the new count.
+ */
+export async function raiseCapacity(config: ReconcilerConfig, clients: Clients, variantName: string, instances: number): Promise<void> {
+  if (config.facts.kind !== 'sagemaker') throw new Error('not a SageMaker target');
+  await clients.sagemaker!.send(new UpdateEndpointWeightsAndCapacitiesCommand({
+    EndpointName: config.facts.endpointName,
+    DesiredWeightsAndCapacities: [{ VariantName: variantName, DesiredInstanceCount: instances }],
   }));
 }

@@ -434,10 +434,11 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
     const m = minuteOf(now);
     s.modes[m] = decision.mode;
     s.reasons[m] = decision.reason;
-    // A floor reaches KEDA as a CloudWatch metric the reconciler publishes: one publication delay plus the period its
-    // trigger skips (metricEndTimeOffset). A SageMaker scalable target's new minimum applies when it is registered.
+    // A floor reaches the autoscaler about two periods after the decision, on both platforms: on EKS as a CloudWatch
+    // metric the reconciler publishes (one publication delay) that KEDA polls; on SageMaker as a desired instance
+    // count, written on the run after the weights (one capacity write per run, the endpoint Updating in between).
     states.forEach((cs, ci) => {
-      const lag = cs.spec.autoscaler.kind === 'keda' ? metricDelay + 60 : 0;
+      const lag = metricDelay + 60;
       cs.floorsInFlight.push({ at: now + lag, value: decision.minReplicas?.[ci] ?? 0 });
       while (cs.floorsInFlight.length > 0 && cs.floorsInFlight[0].at <= now) cs.policyFloor = cs.floorsInFlight.shift()!.value;
     });

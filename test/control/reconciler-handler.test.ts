@@ -142,14 +142,11 @@ describe('reconciler run, SageMaker endpoint', () => {
     // 1200 tokens/s against 900 + 250 ready: the preferred variant is filled to its 900, the fallback to its 250, and the
     // 50 tokens/s deficit goes to the fallback (it can grow; the preferred is not counted on in capacity mode): 900 : 300.
     // Its replica floor: 300 tokens/s at its scaling target 250 / 1.2 = 208.3 per instance is 2 instances, above its
-    // desired 1, so the same write raises its desired instance count (the preferred variant's stays with the autoscaler).
-    expect(result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 }, detail: 'desired capacity raised: fallback to 2 instances' });
+    // desired 1. The weights go first: the API writes weights or one capacity per call, and the endpoint is Updating after.
+    expect(result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map((c) => c.args[0].input)).toEqual([{
       EndpointName: 'llm',
-      DesiredWeightsAndCapacities: [
-        { VariantName: 'preferred', DesiredWeight: 75 },
-        { VariantName: 'fallback', DesiredWeight: 25, DesiredInstanceCount: 2 },
-      ],
+      DesiredWeightsAndCapacities: [{ VariantName: 'preferred', DesiredWeight: 75 }, { VariantName: 'fallback', DesiredWeight: 25 }],
     }]);
     expect(lines.find((l) => l.CapacityClass === 'fallback' && 'RouteWeight' in l)).toMatchObject({ ReplicaFloor: 2 });
     expect(lines.find((l) => l.CapacityClass === 'preferred' && 'RouteWeight' in l)).toMatchObject({ ReplicaFloor: 0 });
@@ -166,6 +163,47 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(decisions).toMatchObject({ Reason: 'enter-capacity', Decisions: 1 });
     // The [Service] rollup counts every run (the heartbeat alarm watches it).
     expect((decisions._aws as { CloudWatchMetrics: Array<{ Dimensions: string[][] }> }).CloudWatchMetrics[0].Dimensions).toEqual([['Service', 'Reason'], ['Service']]);
+  });
+
+  test('the next run, weights in force: the fallback\'s desired instance count is raised to its replica floor, alone', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 75, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 25, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    // Both variants hold weight, so both report the demand they serve (950 + 250 = 1200 tokens/s).
+    serveMetrics(SM, {
+      mode: fill(1),
+      classes: {
+        preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(950)) },
+        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(250)) },
+      },
+    });
+    const { result, lines } = await run();
+    expect(result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 }, detail: 'desired instances of fallback raised from 1 to its replica floor 2' });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map((c) => c.args[0].input)).toEqual([{
+      EndpointName: 'llm', DesiredWeightsAndCapacities: [{ VariantName: 'fallback', DesiredInstanceCount: 2 }],
+    }]);
+    // A capacity write is not a weight change.
+    expect(lines.find((l) => 'PolicyMode' in l)).toMatchObject({ PolicyMode: 1, WeightChanges: 0 });
+  });
+
+  test('a floor at or below the desired count writes nothing: counts are only ever raised', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 75, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 25, ready: 1, desired: 3, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, {
+      mode: fill(1),
+      classes: {
+        preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(950)) },
+        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(250)) },
+      },
+    });
+    const { result, lines } = await run();
+    // The decision holds capacity mode with the same floor of 2 (so the test is not vacuous), but 3 are already desired.
+    expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
+    expect(result).toEqual({ action: 'unchanged', weights: { preferred: 75, fallback: 25 } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
   });
 
   test('recovery: no return before the stabilization window, then a bounded ramp back', async () => {

@@ -246,21 +246,19 @@ export function decisionEmf(
 }
 
 /**
- * SageMaker: the variants whose desired instance count must be raised to the decision's replica floor (written with the
- * weights in UpdateEndpointWeightsAndCapacities). Only ever raised: lowering is Application Auto Scaling's job, which
- * scales in when the load falls (a floor that lowered counts would be a second controller fighting it). The
- * reconciler re-raises every run while the floor holds, so a scale-in below it lasts at most one period.
+ * SageMaker: the variants whose desired instance count is below the decision's replica floor, furthest below first
+ * (then by name). Counts are only ever raised: lowering is Application Auto Scaling's job, which scales in when the load
+ * falls (a floor that lowered counts would be a second controller fighting it). The reconciler re-raises on later
+ * runs while the floor holds, so a scale-in below it lasts only until the next write.
  */
 export function capacitiesToRaise(
   floors: Readonly<Record<string, number>> | null,
   replicas: Readonly<Record<string, { readonly desired: number }>>,
-): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [name, floor] of Object.entries(floors ?? {})) {
-    const desired = replicas[name]?.desired;
-    if (desired !== undefined && Number.isInteger(floor) && floor > desired) out[name] = floor;
-  }
-  return out;
+): Array<{ name: string; from: number; to: number }> {
+  return Object.entries(floors ?? {})
+    .filter(([name, floor]) => replicas[name] !== undefined && Number.isInteger(floor) && floor > replicas[name].desired)
+    .map(([name, to]) => ({ name, from: replicas[name].desired, to }))
+    .sort((a, b) => b.to - b.from - (a.to - a.from) || a.name.localeCompare(b.name));
 }
 
 /** The structured audit line of one decision: what was seen, what was decided, why. */
