@@ -53,6 +53,17 @@ export interface RoutingPolicyOptions {
   readonly rampStepShare?: number;
   /** Dead band of steady cost mode, as a share of the total. @default 0.03 */
   readonly minWeightChangeShare?: number;
+  /** Demand is planned on a high quantile of this many trailing periods, not on one minute. @default 5 */
+  readonly demandWindowPeriods?: number;
+  /** The quantile (0..1) of those periods' demand the plan is made for. @default 0.9 */
+  readonly demandQuantile?: number;
+  /**
+   * Each return to capacity mode within this span doubles the return hold; older entries are forgotten, so the hold
+   * decays back. @default Duration.hours(1)
+   */
+  readonly reentryMemory?: Duration;
+  /** Upper bound of the growing return hold (at least `stabilizationWindow`). @default Duration.minutes(40) */
+  readonly maxReturnHold?: Duration;
 }
 
 export interface ReconcilerProps {
@@ -328,6 +339,10 @@ export class Reconciler extends Construct {
       ['latencyBreachPeriods', 'policy.latencyBreachPeriods', 'latencyBreachPeriods', o.latencyBreachPeriods],
       ['rampStepShare', 'policy.rampStepShare', 'rampStepShare', o.rampStepShare],
       ['minWeightChangeShare', 'policy.minWeightChangeShare', 'minWeightChangeShare', o.minWeightChangeShare],
+      ['demandWindowPeriods', 'policy.demandWindowPeriods', 'demandWindowPeriods', o.demandWindowPeriods],
+      ['demandQuantile', 'policy.demandQuantile', 'demandQuantile', o.demandQuantile],
+      ['reentryMemory', 'policy.reentryMemory', 'reentryMemorySeconds', durationSeconds(o.reentryMemory)],
+      ['maxReturnHold', 'policy.maxReturnHold', 'maxReturnHoldSeconds', durationSeconds(o.maxReturnHold)],
     ];
     const failed = new Set<string>();
     for (const [, rule, key, value] of fields) {
@@ -378,6 +393,10 @@ function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig>
     stabilizationWindowSeconds: seconds(o.stabilizationWindow),
     rampStepShare: o.rampStepShare,
     minWeightChangeShare: o.minWeightChangeShare,
+    demandWindowPeriods: o.demandWindowPeriods,
+    demandQuantile: o.demandQuantile,
+    reentryMemorySeconds: seconds(o.reentryMemory),
+    maxReturnHoldSeconds: seconds(o.maxReturnHold),
   };
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Partial<PolicyConfig>;
 }

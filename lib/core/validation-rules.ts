@@ -127,6 +127,11 @@ export const RECONCILER_RULES = {
   'policy.rampStep>=2': crossRule('at least 2 weight units per tick (rampStepShare x weightTotal >= 2)'),
   'policy.minWeightChangeShare': numberRule({ min: 0, below: 1 }),
   'policy.minWeightChange<ramp': crossRule('below rampStepShare'),
+  'policy.demandWindowPeriods': numberRule({ integer: true, min: 1, max: 60 }),
+  'policy.demandQuantile': numberRule({ min: 0, max: 1 }),
+  'policy.reentryMemory': numberRule({ integer: true, min: 0, unit: 's' }),
+  'policy.maxReturnHold': numberRule({ integer: true, min: 1, unit: 's' }),
+  'policy.maxReturnHold>=stabilization': crossRule('at least stabilizationWindow'),
   metricDelay: numberRule({ integer: true, min: 0, max: 900, unit: 's' }),
   capacityErrorMetrics: crossRule('one plain metric (no math expression) per routed class name'),
 } as const;

@@ -225,6 +225,23 @@ describe('Reconciler validation', () => {
     ].join('\n'));
   });
 
+  test('the demand quantile, its window and the return hold\'s memory and bound reach the policy, and are checked', () => {
+    const { stack } = testStack();
+    const r = new Reconciler(stack, 'Tuned', {
+      serving: servingOf(SAGEMAKER, 'svc', 100),
+      policy: { demandWindowPeriods: 10, demandQuantile: 0.95, reentryMemory: Duration.hours(2), maxReturnHold: Duration.hours(1) },
+    });
+    const fn = Template.fromStack(stack).findResources('AWS::Lambda::Function');
+    const config = JSON.parse(Object.values(fn)[0].Properties.Environment.Variables.RECONCILER_CONFIG);
+    expect(config.policy).toMatchObject({ demandWindowPeriods: 10, demandQuantile: 0.95, reentryMemorySeconds: 7200, maxReturnHoldSeconds: 3600 });
+    expect(r).toBeDefined();
+    const { stack: bad } = testStack('Bad');
+    expect(() => new Reconciler(bad, 'R', {
+      serving: servingOf(SAGEMAKER, 'svc', 100),
+      policy: { demandQuantile: 1.5, maxReturnHold: Duration.minutes(5) },
+    })).toThrow(/policy\.demandQuantile: is 1\.5; allowed: .*\n.*maxReturnHoldSeconds: 300 \(a whole number of seconds, at least stabilizationWindowSeconds \(600\)\)/);
+  });
+
   test('fails when placement forbids every class', () => {
     const { stack } = testStack();
     const variants = SAGEMAKER.variants.map((v) => ({ ...v, classes: v.classes.map((c) => ({ ...c, allowSensitive: false })) }));

@@ -176,12 +176,15 @@ const CONSTRUCTS: Record<string, { path: string; props: NumericProp[] }> = {
     path: 'Test/Svc',
     props: [
       { field: 'serving.tokensPerRequest', rule: RECONCILER_RULES.tokensPerRequest, build: (s, v) => reconciler(s, {}, v) },
-      ...(['headroom', 'warmFloorShare', 'weightTotal', 'latencyBreachPeriods', 'rampStepShare', 'minWeightChangeShare'] as const).map((f): NumericProp => ({
+      ...(['headroom', 'warmFloorShare', 'weightTotal', 'latencyBreachPeriods', 'rampStepShare', 'minWeightChangeShare',
+        'demandWindowPeriods', 'demandQuantile'] as const).map((f): NumericProp => ({
         field: `policy.${f}`,
         rule: RECONCILER_RULES[`policy.${f}`],
         build: (s, v) => reconciler(s, { policy: { [f]: v } }),
       })),
       durationProp('policy.period', RECONCILER_RULES['policy.period'], (s, d) => reconciler(s, { policy: { period: d } })),
+      durationProp('policy.reentryMemory', RECONCILER_RULES['policy.reentryMemory'], (s, d) => reconciler(s, { policy: { reentryMemory: d } })),
+      durationProp('policy.maxReturnHold', RECONCILER_RULES['policy.maxReturnHold'], (s, d) => reconciler(s, { policy: { maxReturnHold: d } })),
       durationProp('metricDelay', RECONCILER_RULES.metricDelay, (s, d) => reconciler(s, { metricDelay: d })),
     ],
   },
