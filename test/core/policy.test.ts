@@ -14,6 +14,7 @@ import {
   type RoutingFacts,
 } from '../../lib/core';
 import { replicaFloors } from '../../lib/core/policy/plan';
+import { plannedDemand, sustainedDemand } from '../../lib/core/policy/signals';
 
 // GIVEN three classes in preference order; the preferred one is also the cheapest per token.
 // inf2: 0.76 USD/h / 300 tok/s; g6: 0.80 / 200; g5: 1.00 / 250 (g6 and g5 cost the same per token, g6 ranks first).
@@ -361,6 +362,21 @@ describe('replicaFloors', () => {
     // g6 has no ready replica: all 300 short are its to carry, 2 replicas at 166.7.
     expect(Object.fromEntries(replicaFloors([view(inf2, 3), view(g6, 0)], 1200, new Set(['g6']), DEFAULT_POLICY_CONFIG)))
       .toEqual({ inf2: 0, g6: 2 });
+  });
+});
+
+describe('sustainedDemand: what replica floors are sized on', () => {
+  const c = DEFAULT_POLICY_CONFIG;
+  test('a one-minute spike moves the plan but not the floors', () => {
+    const spike = [1000, 1000, 4000, 1000, 1000];
+    expect(plannedDemand(spike, c)).toBeCloseTo(2800, 6);
+    expect(sustainedDemand(spike, c)).toBe(1000);
+  });
+  test('a rise that lasts two periods is sustained; it never exceeds the plan; missing points are skipped', () => {
+    expect(sustainedDemand([1000, 1000, 1000, 1800, 1800], c)).toBe(1800);
+    expect(sustainedDemand([1800, 1800, 1800, 1800, 1800], c)).toBe(1800);
+    expect(sustainedDemand([null, null, null, null, 700], c)).toBe(700);
+    expect(sustainedDemand([null, null, null, null, null], c)).toBeNull();
   });
 });
 

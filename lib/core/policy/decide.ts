@@ -39,7 +39,7 @@
  */
 import { policyClassProblems, resolvePolicyConfig } from './defaults';
 import { apportion, byPreference, type ClassView, maxShareDelta, rampToward, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
-import { flapStability, healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, windowPeriods } from './signals';
+import { flapStability, healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, sustainedDemand, windowPeriods } from './signals';
 import {
   type DecisionReason,
   type PolicyClass,
@@ -122,7 +122,9 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   // Floors only in capacity mode: in cost mode the cheapest class's own autoscaler sees its overflow, and a floor
   // computed from noisy demand would be a second controller fighting it.
   const floorsFor = (mode: RoutingMode): Record<string, number> => {
-    const floors = mode === 'capacity' ? replicaFloors(views.filter((v) => v.cls.placementAllowed), demand, growable(mode), config) : new Map();
+    const floors = mode === 'capacity'
+      ? replicaFloors(views.filter((v) => v.cls.placementAllowed), sustainedDemand(input.demandTokensPerSecond, config)!, growable(mode), config)
+      : new Map();
     return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
   };
   const from = restrict(heldShares, eligible.map((v) => v.cls));

@@ -62,6 +62,20 @@ export function plannedDemand(demand: SignalWindow, config: PolicyConfig): numbe
 }
 
 /**
+ * Demand that lasted at least two periods of the planning window: its second-highest known datapoint (the only one when
+ * just one is known), never above the planned demand. Replica floors are sized on it: replicas arrive minutes after
+ * they are asked for, so a one-minute spike, which the engines' queues absorb or their admission limits shed, must not
+ * buy replicas that come up after it has passed; a rise that lasts is seen one period later than the plan sees it.
+ */
+export function sustainedDemand(demand: SignalWindow, config: PolicyConfig): number | null {
+  const planned = plannedDemand(demand, config);
+  if (planned === null) return null;
+  const known = tail(demand, config.demandWindowPeriods).filter((v): v is number => v !== null).map((v) => Math.max(0, v));
+  known.sort((a, b) => b - a);
+  return Math.min(planned, known[Math.min(1, known.length - 1)]);
+}
+
+/**
  * A deficit autoscaling had time to fix and has not: in every period of the grace window, demand exceeded the ready
  * token capacity of `classes` (ready replicas x envelope) and that capacity did not grow over the window.
  */
