@@ -13,6 +13,7 @@ import {
 } from '../core';
 import { durationSeconds, sizeGibibytes } from '../util/duration';
 import { type EksClassOptions } from './class-options';
+import { type ScalingOptions } from './scaling-options';
 import { chartVersionProblem } from './versions';
 
 /** The name every EKS object of a class derives from: `<service>-<class>` unless the NodePool name is overridden. */
@@ -32,20 +33,10 @@ export interface EksCheckInput {
   readonly clusterName: string;
   /** Whether the construct creates the cluster (its name is then ours to check). */
   readonly newCluster?: boolean;
-  readonly scaling?: EksScalingInput;
+  readonly scaling?: ScalingOptions;
   readonly loadBalancer?: { readonly deregistrationDelay?: Duration; readonly allowedCidrs?: readonly string[] };
   readonly systemNodeCount?: number;
   readonly amiAlias?: string;
-}
-
-/** The scaling options as the checks read them (the construct's `ScalingOptions`). */
-export interface EksScalingInput {
-  readonly metricPeriod?: Duration;
-  readonly metricCollectionTime?: Duration;
-  readonly scaleDownStabilization?: Duration;
-  readonly maxScaleUpPods?: number;
-  readonly scaleUpPeriod?: Duration;
-  readonly pollingInterval?: Duration;
 }
 
 /** Most target groups one ALB forward action takes (not adjustable): https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html */
@@ -128,7 +119,7 @@ function isNameLike(value: string): boolean {
 
 type Add = (field: string, message: string) => void;
 
-function checkScaling(s: EksScalingInput, rules: Checker<typeof EKS_RULES>): void {
+function checkScaling(s: ScalingOptions, rules: Checker<typeof EKS_RULES>): void {
   const period = durationSeconds(s.metricPeriod);
   const periodOk = rules.optional('scaling.metricPeriod', period);
   const collection = durationSeconds(s.metricCollectionTime);

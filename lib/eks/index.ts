@@ -2,6 +2,7 @@ export * from './versions';
 /** Typed Kubernetes manifest builders (NodePool, EC2NodeClass, Deployment, ScaledObject, TargetGroupBinding, ...). */
 export * as eksManifests from './manifests';
 export type { EksClassOptions } from './class-options';
+export type { ScalingOptions } from './scaling-options';
 export { eksProblems, type EksCheckInput } from './checks';
 export { PodIdentityRole, type PodIdentityRoleProps } from './pod-identity';
 export * from './karpenter';
@@ -14,7 +15,6 @@ export {
   type ChartVersions,
   type NewClusterOptions,
   type LoadBalancerOptions,
-  type ScalingOptions,
   DISCOVERY_TAG as KARPENTER_DISCOVERY_TAG,
   CLASS_LABEL as EKS_CLASS_LABEL,
 } from './inference-service';

@@ -32,6 +32,7 @@ import { type IInferenceServing, type ServingDescription } from '../core/serving
 import { type IClassArtifactGate } from '../trust/gate';
 import { classObjectName, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';
+import { type ScalingOptions } from './scaling-options';
 import { Karpenter } from './karpenter';
 import { Keda } from './keda';
 import { LoadBalancerController } from './load-balancer-controller';
@@ -84,22 +85,6 @@ export interface LoadBalancerOptions {
   readonly deregistrationDelay?: Duration;
   /** Bucket for ALB access logs. @default - a new encrypted bucket that enforces TLS */
   readonly accessLogBucket?: s3.IBucket;
-}
-
-/** How KEDA reads the load metric and how fast replicas may change. */
-export interface ScalingOptions {
-  /** CloudWatch period of the load metric. @default Duration.minutes(1) */
-  readonly metricPeriod?: Duration;
-  /** How far back KEDA reads datapoints. @default 3 x metricPeriod */
-  readonly metricCollectionTime?: Duration;
-  /** The recommendation must stay lower this long before pods are removed. @default Duration.minutes(10) */
-  readonly scaleDownStabilization?: Duration;
-  /** Most pods added per scale-up period (no cold-start stampede). @default 2 */
-  readonly maxScaleUpPods?: number;
-  /** @default Duration.minutes(2) */
-  readonly scaleUpPeriod?: Duration;
-  /** @default Duration.seconds(30) */
-  readonly pollingInterval?: Duration;
 }
 
 export interface EksInferenceServiceProps {
