@@ -70,12 +70,14 @@ export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFact
         };
         const step = decide(input, previous);
         state = step.state;
+        // Null holds the floors in force, as the reconciler leaves the platform's minimums as they are.
+        const decided = step.decision.replicaFloors;
+        if (decided !== null) floors = scenario.classes.map((c) => decided[c.name] ?? 0);
         return {
           weights: scenario.classes.map((c) => step.decision.weights[c.name] ?? 0),
           mode: step.decision.mode,
           reason: step.decision.reason.message,
-          // Null holds the floors in force, as the reconciler leaves the platform's minimums as they are.
-          minReplicas: step.decision.replicaFloors === null ? floors : (floors = scenario.classes.map((c) => step.decision.replicaFloors![c.name] ?? 0)),
+          minReplicas: floors,
         };
       },
     };

@@ -239,7 +239,8 @@ describe('Reconciler validation', () => {
     expect(() => new Reconciler(bad, 'R', {
       serving: servingOf(SAGEMAKER, 'svc', 100),
       policy: { demandQuantile: 1.5, maxReturnHold: Duration.minutes(5) },
-    })).toThrow(/policy\.demandQuantile: is 1\.5; allowed: .*\n.*maxReturnHoldSeconds: 300 \(a whole number of seconds, at least stabilizationWindowSeconds \(600\)\)/);
+    })).toThrow(new RegExp('policy\\.demandQuantile: is 1\\.5; allowed: .*\\n.*maxReturnHoldSeconds: 300 '
+      + '\\(a whole number of seconds, at least stabilizationWindowSeconds \\(600\\)\\)'));
   });
 
   test('fails when placement forbids every class', () => {

@@ -53,7 +53,12 @@ export interface ScaledObjectInput {
    * trigger with target 1, so the HPA, which takes the highest recommendation of its metrics, runs at least that many
    * replicas. One controller (the HPA) decides; the floor is one more input to it. Absent: load only.
    */
-  readonly floor?: { readonly namespace: string; readonly metricName: string; readonly dimensions: Readonly<Record<string, string>>; readonly region: string };
+  readonly floor?: {
+    readonly namespace: string;
+    readonly metricName: string;
+    readonly dimensions: Readonly<Record<string, string>>;
+    readonly region: string;
+  };
 }
 
 /**
