@@ -143,7 +143,10 @@ export class Reconciler extends Construct {
   constructor(scope: Construct, id: string, props: ReconcilerProps) {
     super(scope, id);
     const serving = props.serving.servingDescription();
-    const policy = policyConfigFromOptions(props.policy ?? {});
+    // Replica floors reach the autoscaler only where the serving construct binds them (EKS: a ScaledObject trigger on
+    // the floor this reconciler publishes; SageMaker: desired instance counts it writes itself).
+    const floorsBound = typeof props.serving.enableReplicaFloors === 'function';
+    const policy = { ...policyConfigFromOptions(props.policy ?? {}), ...(floorsBound ? {} : { replicaFloorsApplied: false }) };
     const problems = this.validate(props, serving, policy);
     // Per routed class: the class itself on an ALB; on SageMaker a variant's producers are those of its only class.
     const signals = routedSignals(serving);
@@ -168,6 +171,7 @@ export class Reconciler extends Construct {
     if (problems.length > 0) {
       throw new Error(`Reconciler ${this.node.path}: invalid props:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     }
+    props.serving.enableReplicaFloors?.();
     this.service = serving.service;
     const facts = serving.routing;
 

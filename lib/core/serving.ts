@@ -42,6 +42,13 @@ export interface ServingDescription {
 export interface IInferenceServing {
   /** The serving facts, computed once the construct is complete. */
   servingDescription(): ServingDescription;
+  /**
+   * Called once by each Reconciler on this serving: make the platform's autoscaler honour the replica floors the
+   * reconciler produces in capacity mode (EKS: a ScaledObject trigger on the published floor; SageMaker: nothing to
+   * deploy, the reconciler raises desired instance counts itself). A serving without it gets no floors: the policy then
+   * grows fallbacks by the load it routes to them alone (`PolicyConfig.replicaFloorsApplied: false`).
+   */
+  enableReplicaFloors?(): unknown;
 }
 
 /** Whether every class's produced signals name a class of the routing facts. */

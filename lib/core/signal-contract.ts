@@ -108,6 +108,32 @@ function dashboardReads(id: string, p: Record<string, Json>): MetricRead[] {
   return out;
 }
 
+/**
+ * KEDA `aws-cloudwatch` triggers in the Kubernetes objects a template applies (KubernetesManifest `Manifest`) or patches
+ * in (KubernetesPatch `ApplyPatchJson`, e.g. the replica-floor trigger): the autoscalers read CloudWatch too.
+ */
+function kedaReads(id: string, type: string, p: Record<string, Json>): MetricRead[] {
+  const source = type === 'Custom::AWSCDK-EKS-KubernetesResource' ? p.Manifest : type === 'Custom::AWSCDK-EKS-KubernetesPatch' ? p.ApplyPatchJson : undefined;
+  const parsed = source === undefined ? undefined : parseJson(source);
+  const out: MetricRead[] = [];
+  const walk = (node: Json) => {
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (!node || typeof node !== 'object') return;
+    const o = node as Record<string, Json>;
+    if (o.type === 'aws-cloudwatch' && o.metadata && typeof o.metadata === 'object') {
+      const m = o.metadata as Record<string, Json>;
+      out.push({
+        namespace: String(m.namespace), name: String(m.metricName), dimensions: String(m.dimensionName).split(';'),
+        reader: `${id} (KEDA trigger ${String(o.name)})`,
+      });
+      return;
+    }
+    Object.values(o).forEach(walk);
+  };
+  walk(parsed);
+  return out;
+}
+
 function reconcilerConfig(p: Record<string, Json>): ReconcilerConfig | undefined {
   const env = (p.Environment as { Variables?: Record<string, Json> } | undefined)?.Variables?.[RECONCILER_CONFIG_ENV];
   return env === undefined ? undefined : (parseJson(env) as ReconcilerConfig | undefined);
@@ -171,6 +197,7 @@ export function templateSignals(template: CfnTemplate): { reads: MetricRead[]; p
     const p = r.Properties ?? {};
     if (r.Type === 'AWS::CloudWatch::Alarm') reads.push(...alarmReads(id, p));
     if (r.Type === 'AWS::CloudWatch::Dashboard') reads.push(...dashboardReads(id, p));
+    reads.push(...kedaReads(id, r.Type, p));
     if (r.Type === 'AWS::Lambda::Function') {
       const config = reconcilerConfig(p);
       if (config) {

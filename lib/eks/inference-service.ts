@@ -209,6 +209,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   /** Per class with model data: the role its pods assume (pod identity) to read exactly that model data version. */
   public readonly servingRoles: Readonly<Record<string, iam.Role>>;
   public readonly units: readonly EksClassUnit[];
+  private floorPatches?: readonly eks.KubernetesPatch[];
   /** Initial listener weights by class name (share of the plan's steady token capacity, in percent). */
   public readonly initialWeights: Readonly<Record<string, number>>;
   /** The producers of the control loop's EKS signals (add-on, log groups, metric filters, scrape). */
@@ -414,6 +415,37 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         nodePoolName: u.nodePoolName,
       })),
     });
+  }
+
+  /**
+   * Called by a Reconciler on this service: adds to each class's ScaledObject a second trigger on the `ReplicaFloor`
+   * the reconciler publishes, so the HPA runs at least the policy's floor (it takes the highest of its metrics).
+   * Applied as a merge patch after the ScaledObject (triggers are replaced as a whole: the load trigger and the floor);
+   * the patch repeats the load trigger, so a change to it re-applies the patch. Without a Reconciler nothing reads a
+   * metric nothing publishes. Idempotent. Returns the patches, one per class.
+   */
+  public enableReplicaFloors(): readonly eks.KubernetesPatch[] {
+    if (this.floorPatches) return this.floorPatches;
+    this.floorPatches = this.units.map((u) => {
+      const so = u.objects.scaledObject;
+      const floor = m.replicaFloorTrigger({
+        namespace: Metrics.replicaFloor.namespace,
+        metricName: Metrics.replicaFloor.name,
+        dimensions: classDimensions(this.contract.name, u.cls.name),
+        region: Stack.of(this).region,
+      }, so.spec.triggers[0].authenticationRef.name);
+      const patch = new eks.KubernetesPatch(this, `FloorTrigger-${u.cls.name}`, {
+        cluster: this.cluster,
+        resourceName: `scaledobject.keda.sh/${so.metadata.name}`,
+        resourceNamespace: this.namespace,
+        applyPatch: { spec: { triggers: [...so.spec.triggers, floor] } },
+        restorePatch: { spec: { triggers: so.spec.triggers } },
+        patchType: eks.PatchType.MERGE,
+      });
+      patch.node.addDependency(u.manifests.scaler);
+      return patch;
+    });
+    return this.floorPatches;
   }
 
   /** Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. */
@@ -648,14 +680,6 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       scaleUpPods: u.scaling.maxScaleUpPods ?? 2,
       scaleUpPeriodSeconds: (u.scaling.scaleUpPeriod ?? Duration.minutes(2)).toSeconds(),
       pollingIntervalSeconds: (u.scaling.pollingInterval ?? Duration.seconds(30)).toSeconds(),
-      // The floor a Reconciler publishes for this class in capacity mode (0 otherwise; without a Reconciler, no
-      // datapoints, read as 0): the policy's replica floor reaches the HPA as one more metric.
-      floor: {
-        namespace: Metrics.replicaFloor.namespace,
-        metricName: Metrics.replicaFloor.name,
-        dimensions: classDimensions(this.contract.name, cls.name),
-        region: Stack.of(this).region,
-      },
     });
     const scaler = this.apply(`Scaler-${cls.name}`, [scaledObject], this.keda.chart, this.triggerAuthenticationManifest, workload);
     const tgb = m.targetGroupBinding(name, this.namespace, labels, {

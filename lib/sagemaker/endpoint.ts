@@ -369,13 +369,18 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   }
 
   /**
-   * What the reconciler and dashboards need: endpoint name and ARN, variants, the classes in each variant (pool
-   * priority order) with their envelopes. Call it after the last `addClass()` / `addVariant()`.
+   * Called by a Reconciler on this endpoint. Nothing to deploy: the reconciler raises a variant's desired instance
+   * count to its replica floor itself, with the UpdateEndpointWeightsAndCapacities permission it has for the weights.
    */
+  public enableReplicaFloors(): void {
+    // Intentionally empty: see above.
+  }
+
   /**
    * Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. SageMaker publishes
    * no capacity-error or token metric readable with GetMetricData: the loop sees shortages as desired > ready
-   * instances (DescribeEndpoint) and estimates tokens as invocations x the contract's mean output tokens.
+   * instances (DescribeEndpoint) and estimates tokens as invocations x the contract's mean output tokens. Call it
+   * after the last `addClass()` / `addVariant()`.
    */
   public servingDescription(): ServingDescription {
     return {

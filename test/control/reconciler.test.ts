@@ -243,6 +243,20 @@ describe('Reconciler validation', () => {
       + '\\(a whole number of seconds, at least stabilizationWindowSeconds \\(600\\)\\)'));
   });
 
+  test('binds replica floors through the serving; a serving that cannot gets a policy that grows fallbacks by load alone', () => {
+    const { stack } = testStack();
+    let calls = 0;
+    const binding = { ...servingOf(SAGEMAKER, 'svc', 100), enableReplicaFloors: () => (calls += 1) };
+    new Reconciler(stack, 'Bound', { serving: binding });
+    expect(calls).toBe(1);
+    const { servingDescription } = servingOf(SAGEMAKER, 'svc2', 100);
+    new Reconciler(stack, 'Unbound', { serving: { servingDescription } });
+    const configs = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'))
+      .map((f) => JSON.parse(f.Properties.Environment.Variables.RECONCILER_CONFIG));
+    expect(configs.find((c) => c.service === 'svc').policy).toEqual({});
+    expect(configs.find((c) => c.service === 'svc2').policy).toEqual({ replicaFloorsApplied: false });
+  });
+
   test('fails when placement forbids every class', () => {
     const { stack } = testStack();
     const variants = SAGEMAKER.variants.map((v) => ({ ...v, classes: v.classes.map((c) => ({ ...c, allowSensitive: false })) }));

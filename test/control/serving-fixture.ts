@@ -8,5 +8,6 @@ export function servingOf(
   tokensPerRequest = 250,
   signals: ServingSignals = { classes: {} },
 ): IInferenceServing {
-  return { servingDescription: () => ({ service, tokensPerRequest, routing: facts, signals }) };
+  // Like both serving constructs, it binds replica floors (SageMaker's binding deploys nothing).
+  return { servingDescription: () => ({ service, tokensPerRequest, routing: facts, signals }), enableReplicaFloors: () => undefined };
 }

@@ -46,6 +46,20 @@ describe('signal contract', () => {
     expect(problems.some((p) => /read by ObservabilityDashboard\w+ \(AWS::CloudWatch::Dashboard\) widget 'Capacity errors per class/.test(p))).toBe(true);
   });
 
+  test('the KEDA triggers read CloudWatch too: the load metric (AWS-published) and the reconciler\'s replica floor', () => {
+    const keda = templateSignals(eks).reads.filter((r) => r.reader.includes('KEDA trigger'));
+    const classes = Object.values(eks.Resources ?? {}).filter((r) => r.Type === 'Custom::AWSCDK-EKS-KubernetesPatch').length;
+    expect(classes).toBeGreaterThanOrEqual(2);
+    expect(keda.filter((r) => r.reader.includes('replica-floor'))).toHaveLength(classes);
+    expect(keda.filter((r) => r.reader.includes('replica-floor')).every((r) => r.name === 'ReplicaFloor')).toBe(true);
+    expect(keda.filter((r) => r.reader.includes('per-replica-load')).every((r) => r.namespace === 'AWS/ApplicationELB')).toBe(true);
+    // Without the reconciler (its EMF), the floor the patched triggers read has no producer.
+    const problems = signalContractProblems(without(eks, (type, p) => type === 'AWS::Lambda::Function' && JSON.stringify(p).includes('RECONCILER_CONFIG')));
+    expect(problems).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^CapacityAwareInference ReplicaFloor \[Service, CapacityClass\] read by \w*FloorTrigger\w+ \(KEDA trigger replica-floor\) has no producer/),
+    ]));
+  });
+
   test('without the scrape declaration, the Triton queue-depth widget is an orphan', () => {
     const stripped = JSON.parse(JSON.stringify(eks)) as CfnTemplate;
     for (const r of Object.values(stripped.Resources ?? {})) {

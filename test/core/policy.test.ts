@@ -110,6 +110,9 @@ describe('decide(): entering capacity mode', () => {
     expect(decision.weights).toEqual({ inf2: 65, g6: 17, g5: 18 });
     expect(decision.replicaFloors).toEqual({ inf2: 0, g6: 3, g5: 0 });
     expect(state).toMatchObject({ mode: 'capacity', modeSince: NOW, ramping: false, entries: [NOW] });
+    // Where nothing applies the floors, g6 must see the load to grow: it takes all 150 (up to its ready 200 again).
+    const unbound = decide(input(BASE, 1500, { config: { latencySloP95Ms: 1000, replicaFloorsApplied: false } }), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(unbound.decision.weights).toEqual({ inf2: 60, g6: 23, g5: 17 });
   });
 
   test('enters when the preferred class reports a capacity error within the lookback, not after it', () => {

@@ -282,15 +282,36 @@ describe('EksInferenceService', () => {
       expect(service.units[0].objects.scaledObject.spec.triggers[0].metadata.targetMetricValue).toBe('240');
     });
 
-    test('a second trigger reads the replica floor the reconciler publishes for the class (the HPA takes the higher)', () => {
-      for (const u of service.units) {
-        const floor = u.objects.scaledObject.spec.triggers[1];
-        expect(floor).toMatchObject({ name: 'replica-floor', metricType: 'AverageValue', authenticationRef: { name: u.objects.scaledObject.spec.triggers[0].authenticationRef.name } });
+    test('enableReplicaFloors (a Reconciler calls it) patches a second trigger on the published replica floor into each ScaledObject', () => {
+      // No Reconciler, no floor trigger: nothing reads a metric nothing publishes.
+      expect(template.findResources('Custom::AWSCDK-EKS-KubernetesPatch')).toEqual({});
+      const { stack: s2, service: floored } = build();
+      const patches = floored.enableReplicaFloors();
+      expect(floored.enableReplicaFloors()).toBe(patches);
+      expect(patches).toHaveLength(floored.units.length);
+      const t2 = Template.fromStack(s2);
+      const byName = Object.values(t2.findResources('Custom::AWSCDK-EKS-KubernetesPatch'));
+      const applied = (kind: string, name: string) => Object.values(t2.findResources('Custom::AWSCDK-EKS-KubernetesResource'))
+        .flatMap((r) => JSON.parse(renderWithPlaceholders(r.Properties.Manifest)) as KubernetesObject[])
+        .find((o) => o.kind === kind && (o.metadata as { name: string }).name === name) as unknown as { spec: { triggers: unknown[] } };
+      expect(byName).toHaveLength(floored.units.length);
+      for (const u of floored.units) {
+        const so = u.objects.scaledObject;
+        const patch = byName.find((r) => r.Properties.ResourceName === `scaledobject.keda.sh/${so.metadata.name}`)!;
+        expect(patch.Properties).toMatchObject({ ResourceNamespace: so.metadata.namespace, PatchType: 'merge' });
+        const patched = JSON.parse(renderWithPlaceholders(patch.Properties.ApplyPatchJson));
+        const deployed = applied('ScaledObject', so.metadata.name).spec.triggers;
+        // A merge patch replaces the list: the load trigger as deployed, then the floor.
+        expect(patched.spec.triggers[0]).toEqual(deployed[0]);
+        expect(patched.spec.triggers[1]).toMatchObject({ name: 'replica-floor', metricType: 'AverageValue', authenticationRef: so.spec.triggers[0].authenticationRef });
         // The exact series decisionEmf() writes: namespace, name and the [Service, CapacityClass] dimension set.
-        expect(floor.metadata).toMatchObject({
+        expect(patched.spec.triggers[1].metadata).toMatchObject({
           namespace: Metrics.replicaFloor.namespace, metricName: 'ReplicaFloor', dimensionName: 'Service;CapacityClass',
           dimensionValue: `llama3-chat;${u.cls.name}`, metricStat: 'Maximum', targetMetricValue: '1', minMetricValue: '0',
         });
+        expect(JSON.parse(renderWithPlaceholders(patch.Properties.RestorePatchJson)).spec.triggers).toEqual(deployed);
+        // The patched ScaledObject is still valid against KEDA's CRD schema.
+        expectValidManifests([JSON.parse(JSON.stringify({ ...so, spec: { ...so.spec, triggers: patched.spec.triggers } })) as KubernetesObject]);
       }
     });
 

@@ -118,7 +118,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const canGrow = (c: PolicyClass, mode: RoutingMode) =>
     c.name === preferred.name ? mode === 'cost' : evidence.get(c.name)!.every((t) => t === 'latency-breach');
   const growable = (mode: RoutingMode) => new Set(classes.filter((c) => canGrow(c, mode)).map((c) => c.name));
-  const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, mode === 'capacity');
+  const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, mode === 'capacity' && config.replicaFloorsApplied);
   // Floors only in capacity mode: in cost mode the cheapest class's own autoscaler sees its overflow, and a floor
   // computed from noisy demand would be a second controller fighting it.
   const floorsFor = (mode: RoutingMode): Record<string, number> => {

@@ -78,6 +78,11 @@ export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
    * this dead band.
    */
   minWeightChangeShare: 0.03,
+  /**
+   * True: both serving constructs apply them (SageMaker: desired instance counts; EKS: a ScaledObject trigger on the
+   * published floor), and the simulator models that. A custom serving without `enableReplicaFloors` turns it off.
+   */
+  replicaFloorsApplied: true,
 };
 
 /** Merges overrides onto the defaults; undefined fields keep the default. */
@@ -117,6 +122,7 @@ export function policyConfigProblems(config: PolicyConfig): string[] {
     'at most 1, and at least 2 weight units per tick (rampStepShare x weightTotal >= 2)');
   check('minWeightChangeShare', config.minWeightChangeShare >= 0 && config.minWeightChangeShare < config.rampStepShare,
     'at least 0 and below rampStepShare');
+  check('replicaFloorsApplied', typeof config.replicaFloorsApplied === 'boolean', 'true or false');
   return problems;
 }
 

@@ -85,6 +85,12 @@ export interface PolicyConfig {
   readonly rampStepShare: number;
   /** In steady cost mode, weights are rewritten only when some weight moves by at least this share of the total. */
   readonly minWeightChangeShare: number;
+  /**
+   * Whether the platform applies the decision's replica floors (a Reconciler sets it from its serving construct).
+   * True: in capacity mode the receiving fallback is routed only its headroom above its envelope, the floors grow it.
+   * False: it is routed up to its ready capacity again above its envelope, so its autoscaler sees the load.
+   */
+  readonly replicaFloorsApplied: boolean;
 }
 
 /** The policy's memory between ticks. All fields are serializable; the Lambda reconstructs them every run. */

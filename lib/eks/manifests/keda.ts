@@ -48,17 +48,6 @@ export interface ScaledObjectInput {
   readonly scaleUpPods: number;
   readonly scaleUpPeriodSeconds: number;
   readonly pollingIntervalSeconds: number;
-  /**
-   * The replica floor the reconciler publishes for this class (its `ReplicaFloor` metric, lib/core/metrics.ts): a second
-   * trigger with target 1, so the HPA, which takes the highest recommendation of its metrics, runs at least that many
-   * replicas. One controller (the HPA) decides; the floor is one more input to it. Absent: load only.
-   */
-  readonly floor?: {
-    readonly namespace: string;
-    readonly metricName: string;
-    readonly dimensions: Readonly<Record<string, string>>;
-    readonly region: string;
-  };
 }
 
 /**
@@ -121,18 +110,27 @@ export function scaledObject(input: ScaledObjectInput): ScaledObject {
           metadata,
           authenticationRef: { kind: 'TriggerAuthentication', name: input.triggerAuthenticationName },
         },
-        ...(input.floor ? [floorTrigger(input.floor, input.triggerAuthenticationName)] : []),
       ],
     },
   };
 }
 
+/** The replica floor a Reconciler publishes for one class (its `ReplicaFloor` metric, lib/core/metrics.ts). */
+export interface ReplicaFloorMetric {
+  readonly namespace: string;
+  readonly metricName: string;
+  readonly dimensions: Readonly<Record<string, string>>;
+  readonly region: string;
+}
+
 /**
+ * A second ScaledObject trigger on the replica floor: the HPA takes the highest recommendation of its metrics, so it
+ * runs at least that many replicas; one controller (the HPA) decides, the floor is one more input to it.
  * `AverageValue` with target 1: desired replicas = ceil(floor / 1). The reconciler publishes a datapoint every run
  * (0 when there is no floor), Maximum over 60 s; KEDA reads the newest within 3 periods, so one missed run keeps the
  * floor, and a missing metric reads as 0 (no floor), never as a failure that would trip KEDA's fallback.
  */
-function floorTrigger(floor: NonNullable<ScaledObjectInput['floor']>, authName: string): ScaledObject['spec']['triggers'][number] {
+export function replicaFloorTrigger(floor: ReplicaFloorMetric, authName: string): ScaledObject['spec']['triggers'][number] {
   return {
     type: 'aws-cloudwatch',
     name: 'replica-floor',
