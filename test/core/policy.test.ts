@@ -111,7 +111,8 @@ describe('decide(): entering capacity mode', () => {
     expect(decision.replicaFloors).toEqual({ inf2: 0, g6: 3, g5: 0 });
     expect(state).toMatchObject({ mode: 'capacity', modeSince: NOW, ramping: false, entries: [NOW] });
     // Where nothing applies the floors, g6 must see the load to grow: it takes all 150 (up to its ready 200 again).
-    const unbound = decide(input(BASE, 1500, { config: { latencySloP95Ms: 1000, replicaFloorsApplied: false } }), costState({ inf2: 96, g6: 2, g5: 2 }));
+    const unboundConfig = { latencySloP95Ms: 1000, replicaFloorsApplied: false };
+    const unbound = decide(input(BASE, 1500, { config: unboundConfig }), costState({ inf2: 96, g6: 2, g5: 2 }));
     expect(unbound.decision.weights).toEqual({ inf2: 60, g6: 23, g5: 17 });
   });
 
