@@ -412,12 +412,14 @@ function routedSignals(serving: ReturnType<IInferenceServing['servingDescription
   const routes = r.kind === 'alb' ? r.targets.map((t) => ({ name: t.class.name, classes: [t.class.name] })) : r.variants.map((v) => ({ name: v.variantName, classes: v.classes.map((c) => c.name) }));
   for (const route of routes) {
     const producers = route.classes.length === 1 ? serving.signals.classes[route.classes[0]] : undefined;
-    if (producers && (producers.capacityErrors || producers.generatedTokens)) {
-      out[route.name] = {
-        ...(producers.capacityErrors ? { capacityErrors: producers.capacityErrors } : {}),
-        ...(producers.generatedTokens ? { generatedTokens: producers.generatedTokens } : {}),
-      };
-    }
+    // A variant's pools may run different engines: 4XX is read only when every pool sheds with it (else 5XX, the default).
+    const rejects4xx = route.classes.every((c) => serving.signals.classes[c]?.rejectionStatus === '4xx');
+    const entry: ClassSignalProducers = {
+      ...(producers?.capacityErrors ? { capacityErrors: producers.capacityErrors } : {}),
+      ...(producers?.generatedTokens ? { generatedTokens: producers.generatedTokens } : {}),
+      ...(rejects4xx ? { rejectionStatus: '4xx' as const } : {}),
+    };
+    if (Object.keys(entry).length > 0) out[route.name] = entry;
   }
   return out;
 }

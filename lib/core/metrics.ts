@@ -181,6 +181,7 @@ export const AwsMetrics = {
     unhealthyHostCount: 'UnHealthyHostCount',
     /** Seconds. */
     targetResponseTime: 'TargetResponseTime',
+    target4xx: 'HTTPCode_Target_4XX_Count',
     target5xx: 'HTTPCode_Target_5XX_Count',
     elb5xx: 'HTTPCode_ELB_5XX_Count',
   },

@@ -19,6 +19,12 @@ export interface ClassSignalProducers {
   readonly generatedTokens?: MetricStatSource;
   /** Requests waiting in the engine queue (Average). @default - none */
   readonly requestsWaiting?: MetricStatSource;
+  /**
+   * The HTTP status class the class's model server sheds overload with (`rejectionStatusClass` of its engine: 429 for
+   * TGI, 503 for vLLM, DJL LMI and Triton): the platform metric (4XX or 5XX) the reconciler counts as rejected demand.
+   * @default '5xx'
+   */
+  readonly rejectionStatus?: '4xx' | '5xx';
 }
 
 export interface ServingSignals {

@@ -53,7 +53,7 @@ export const AWS_PUBLISHED_METRICS: readonly AwsPublishedMetric[] = [
   ...[AwsMetrics.sageMakerEndpointInstances.gpuUtilization, AwsMetrics.sageMakerEndpointInstances.gpuMemoryUtilization]
     .map((name) => ({ namespace: AwsMetrics.sageMakerEndpointInstances.namespace, name, dimensionSets: [[E, V]], source: SAGEMAKER_DOC })),
   ...[AwsMetrics.alb.requestCount, AwsMetrics.alb.requestCountPerTarget, AwsMetrics.alb.healthyHostCount,
-    AwsMetrics.alb.unhealthyHostCount, AwsMetrics.alb.targetResponseTime, AwsMetrics.alb.target5xx]
+    AwsMetrics.alb.unhealthyHostCount, AwsMetrics.alb.targetResponseTime, AwsMetrics.alb.target4xx, AwsMetrics.alb.target5xx]
     .map((name) => ({ namespace: AwsMetrics.alb.namespace, name, dimensionSets: ALB_SETS, source: ALB_DOC })),
   ...[AwsMetrics.containerInsights.replicasDesired, AwsMetrics.containerInsights.replicasReady]
     .map((name) => ({

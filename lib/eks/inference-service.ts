@@ -27,6 +27,7 @@ import {
   type RuntimeBinding,
   routedClassFacts,
   type ServiceContract,
+  rejectionStatusClass,
 } from '../core';
 import { type IInferenceServing, type ServingDescription } from '../core/serving';
 import { type IClassArtifactGate } from '../trust/gate';
@@ -464,10 +465,12 @@ export class EksInferenceService extends Construct implements IInferenceServing 
           });
           const tokens = specs.find((s) => s === Metrics.generatedTokens);
           const waiting = specs.find((s) => s === Metrics.requestsWaiting);
+          const rejectionStatus = rejectionStatusClass(u.cls.runtime.engine);
           return [u.cls.name, {
             capacityErrors: this.observability.capacityErrorMetrics[u.cls.name],
             ...(tokens ? { generatedTokens: own(tokens, 'Sum') } : {}),
             ...(waiting ? { requestsWaiting: own(waiting, 'Average') } : {}),
+            ...(rejectionStatus ? { rejectionStatus } : {}),
           }];
         })),
       },

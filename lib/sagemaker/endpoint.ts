@@ -26,6 +26,7 @@ import {
   type SageMakerRoutingFacts,
   SAGEMAKER_RULES,
   type ServiceContract,
+  rejectionStatusClass,
 } from '../core';
 import { durationSeconds } from '../util/duration';
 import { type IClassArtifactGate } from '../trust';
@@ -387,7 +388,14 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       service: this.contract.name,
       tokensPerRequest: this.contract.requestShape.meanOutputTokens,
       routing: this.routingFacts(),
-      signals: { classes: {} },
+      // Only what the server sheds overload with: SageMaker publishes no capacity-error or token metric to read.
+      signals: {
+        classes: Object.fromEntries(this.resolve().variants.flatMap((v) => v.pools.map((p) => p.capacityClass))
+          .flatMap((c) => {
+            const rejectionStatus = rejectionStatusClass(c.runtime.engine);
+            return rejectionStatus ? [[c.name, { rejectionStatus }]] : [];
+          })),
+      },
     };
   }
 

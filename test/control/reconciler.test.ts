@@ -208,6 +208,27 @@ describe('Reconciler on an ALB listener', () => {
   });
 });
 
+describe('Reconciler: the rejected-demand signal follows each engine', () => {
+  test('a class whose server sheds with 429 (TGI) is read on the 4XX metric; a variant only when all its pools do', () => {
+    const { stack } = testStack();
+    new Reconciler(stack, 'Alb', {
+      serving: servingOf(ALB, 'chat', 250, { containerInsightsClusterName: 'prod', classes: { inf2: { rejectionStatus: '4xx' }, l40s: { rejectionStatus: '5xx' } } }),
+    });
+    const mixed: RoutingFacts = { ...SAGEMAKER, variants: [SAGEMAKER.variants[0], { ...SAGEMAKER.variants[1], classes: [...SAGEMAKER.variants[1].classes, cls('g6', 2, 'ml.g6.xlarge', 400, 1.2)] }] };
+    const poolNames = mixed.variants.map((v) => v.classes.map((c) => c.name));
+    new Reconciler(stack, 'Sm', {
+      serving: servingOf(mixed, 'chat-sm', 250, { classes: Object.fromEntries([...poolNames[0], poolNames[1][0]].map((n) => [n, { rejectionStatus: '4xx' as const }])) }),
+    });
+    const configs = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'))
+      .map((f) => JSON.parse(f.Properties.Environment.Variables.RECONCILER_CONFIG));
+    const alb = configs.find((c) => c.service === 'chat');
+    expect(alb.signals).toEqual({ inf2: { rejectionStatus: '4xx' } });
+    const sm = configs.find((c) => c.service === 'chat-sm');
+    // The first variant's pools all shed with 429; the second mixes a 429 pool with a 503 one: 5XX (the default).
+    expect(sm.signals).toEqual({ [mixed.variants[0].variantName]: { rejectionStatus: '4xx' } });
+  });
+});
+
 describe('Reconciler validation', () => {
   test('fails when props are invalid, listing every problem with the construct path, the value and what is allowed', () => {
     const { stack } = testStack();

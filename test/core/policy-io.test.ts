@@ -127,6 +127,18 @@ describe('EKS signal plan: the producers the EKS construct deploys', () => {
     } });
   });
 
+  test('rejected demand is read in the status class each engine sheds with: 4XX for TGI (429), 5XX otherwise', () => {
+    const tgi = signalPlan({ ...ALB_CONFIG, signals: { ...ALB_CONFIG.signals, b: { rejectionStatus: '4xx' } } }, 60);
+    expect(tgi.classes.b.rejectedTokensPerSecond).toEqual({
+      metric: { namespace: 'AWS/ApplicationELB', metricName: 'HTTPCode_Target_4XX_Count', dimensions: { TargetGroup: 'targetgroup/b/1', LoadBalancer: 'app/lb/1' }, stat: 'Sum' },
+      scale: 2,
+    });
+    expect((tgi.classes.a.rejectedTokensPerSecond as { metric: { metricName: string } }).metric.metricName).toBe('HTTPCode_Target_5XX_Count');
+    const sm = signalPlan({ ...CONFIG, signals: { a: { rejectionStatus: '4xx' } } }, 60);
+    expect((sm.classes.a.rejectedTokensPerSecond as { expression: string }).expression).toContain('MetricName="Invocation4XXErrors"');
+    expect((sm.classes.b.rejectedTokensPerSecond as { expression: string }).expression).toContain('MetricName="Invocation5XXErrors"');
+  });
+
   test('served tokens are the tokens the server counted where it counts them, requests x mean tokens elsewhere', () => {
     expect(plan.classes.a.servedTokensPerSecond).toEqual({ metric: ALB_CONFIG.signals!.a.generatedTokens, scale: 1 / 60 });
     expect(plan.classes.b.servedTokensPerSecond).toEqual({

@@ -2,7 +2,7 @@ import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { CfnResource, Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { type IConstruct, type IDependable, Construct } from 'constructs';
-import { type CapacityClass, Metrics } from '../../lib/core';
+import { type CapacityClass, Metrics, rejectionStatusClass } from '../../lib/core';
 import {
   EksInferenceService,
   type EksInferenceServiceProps,
@@ -280,6 +280,12 @@ describe('EksInferenceService', () => {
       }
       // l40s: 1200 tokens/s / 1.2 headroom / 250 tokens per request = 4 req/s = 240 per 60 s period.
       expect(service.units[0].objects.scaledObject.spec.triggers[0].metadata.targetMetricValue).toBe('240');
+    });
+
+    test('the serving description names the status class each engine sheds overload with (the reconciler reads it)', () => {
+      const classes = service.servingDescription().signals.classes;
+      for (const u of service.units) expect(classes[u.cls.name].rejectionStatus).toBe(rejectionStatusClass(u.cls.runtime.engine));
+      expect(service.units.map((u) => classes[u.cls.name].rejectionStatus)).toContain('5xx');
     });
 
     test('enableReplicaFloors (a Reconciler calls it) patches a second trigger on the published replica floor into each ScaledObject', () => {

@@ -47,7 +47,10 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(stack.resolve(endpoint.endpointConfig.metricsConfig)).toEqual({
       enableEnhancedMetrics: true, metricPublishFrequencyInSeconds: 60, enableDetailedObservability: false,
     });
-    expect(endpoint.servingDescription().signals).toEqual({ classes: {} });
+    // No capacity-error or token producer on SageMaker: only the status class each pool's engine sheds with.
+    expect(endpoint.servingDescription().signals).toEqual({
+      classes: { a10g: { rejectionStatus: '5xx' }, inf2: { rejectionStatus: '5xx' }, l40s: { rejectionStatus: '5xx' } },
+    });
     expect(endpoint.servingDescription().tokensPerRequest).toBe(LLAMA_CONTRACT.requestShape.meanOutputTokens);
   });
 

@@ -43,6 +43,9 @@ export function signalPlan(config: ReconcilerConfig, periodSeconds: number): Sig
     const metric = config.signals?.[name]?.generatedTokens;
     return metric ? { metric, scale: 1 / periodSeconds } : requests;
   };
+  // Rejected demand is what the server sheds: in the status class its engine answers overload with (TGI 429, the others
+  // 503), counted by the platform's 4XX or 5XX metric. Demand = served + rejected, so the wrong class hides overload.
+  const rejectedStatus = (name: string) => config.signals?.[name]?.rejectionStatus ?? '5xx';
   const classes: Record<string, ClassSignalSources> = {};
   const facts = config.facts;
   if (facts.kind === 'sagemaker') {
@@ -59,7 +62,10 @@ export function signalPlan(config: ReconcilerConfig, periodSeconds: number): Sig
         // The slowest instance type's p95 stands for the variant (percentiles do not add up); microseconds to ms.
         latencyP95Ms: { expression: `MAX(${search(AwsMetrics.sageMaker.modelLatency, 'p95')})`, scale: 1 / 1000 },
         servedTokensPerSecond: servedTokens(v.variantName, { expression: `SUM(${search(AwsMetrics.sageMaker.invocations, 'Sum')})`, scale: perRequest }),
-        rejectedTokensPerSecond: { expression: `SUM(${search(AwsMetrics.sageMaker.invocation5xxErrors, 'Sum')})`, scale: perRequest },
+        rejectedTokensPerSecond: {
+          expression: `SUM(${search(rejectedStatus(v.variantName) === '4xx' ? AwsMetrics.sageMaker.invocation4xxErrors : AwsMetrics.sageMaker.invocation5xxErrors, 'Sum')})`,
+          scale: perRequest,
+        },
       };
     }
   } else {
@@ -83,7 +89,7 @@ export function signalPlan(config: ReconcilerConfig, periodSeconds: number): Sig
         // Seconds to milliseconds.
         latencyP95Ms: { metric: alb(AwsMetrics.alb.targetResponseTime, 'p95'), scale: 1000 },
         servedTokensPerSecond: servedTokens(t.class.name, { metric: alb(AwsMetrics.alb.requestCount, 'Sum'), scale: perRequest }),
-        rejectedTokensPerSecond: { metric: alb(AwsMetrics.alb.target5xx, 'Sum'), scale: perRequest },
+        rejectedTokensPerSecond: { metric: alb(rejectedStatus(t.class.name) === '4xx' ? AwsMetrics.alb.target4xx : AwsMetrics.alb.target5xx, 'Sum'), scale: perRequest },
       };
     }
   }
