@@ -27,7 +27,6 @@ import {
   type ModelObjectEvidence,
   type ModelSignatureEvidence,
   type MultipartDigestPolicy,
-  type RetryOptions,
   type SignatureRevocationEvidence,
   type SigningProfileEvidence,
   type VerificationVerdict,
@@ -39,8 +38,8 @@ import {
   modelDigestMessage,
   parseEcrImage,
   verifyArtifacts,
-  withRetries,
 } from '../../lib/core/artifact-verification';
+import { type RetryOptions, withRetries } from '../../lib/core/retry';
 import { NOTATION_SIGNATURE_ARTIFACT_TYPE, parseNotationEnvelope } from './envelope';
 
 /** ResourceProperties as CloudFormation delivers them (every scalar is a string). */

@@ -33,7 +33,7 @@ import {
   weightInvariantProblems,
 } from '../../lib/core/reconciler-faults';
 import { latest } from '../../lib/core/policy/signals';
-import { withRetry, type RetryOptions } from './retry';
+import { DEFAULT_RETRY, type RetryOptions, withRetries } from '../../lib/core/retry';
 import { type TargetState } from './target-state';
 
 export interface Clients {
@@ -104,7 +104,7 @@ type Fail = (reason: FailureReason, detail: string, context?: Record<string, unk
 async function reconcileChecked(config: ReconcilerConfig, clients: Clients, options: RunOptions, fail: Fail): Promise<RunResult> {
   const policy = resolvePolicyConfig(config.policy);
   const period = policy.periodSeconds;
-  const retry = (name: string) => ({ ...options.retry, name });
+  const retry: RetryOptions = { ...DEFAULT_RETRY, ...options.retry };
   const now = Math.floor(options.nowMs / 1000 / period) * period;
 
   let target: TargetState;
@@ -119,8 +119,8 @@ async function reconcileChecked(config: ReconcilerConfig, clients: Clients, opti
   const batch = buildQueryBatch(signalPlan(config, period), period);
   const io = await targetIo(config);
   try {
-    target = await withRetry(() => io.readTarget(config, clients), retry('read target'));
-    results = await withRetry(() => getMetricData(clients.cloudwatch, batch.queries as MetricDataQuery[], start, now + period), retry('GetMetricData'));
+    target = await withRetries(() => io.readTarget(config, clients), retry);
+    results = await withRetries(() => getMetricData(clients.cloudwatch, batch.queries as MetricDataQuery[], start, now + period), retry);
   } catch (error) {
     return fail('aws-error', `weights unchanged: ${describe(error)}`);
   }
@@ -177,7 +177,7 @@ async function reconcileChecked(config: ReconcilerConfig, clients: Clients, opti
     result = { action: 'skipped', detail: target.notWritable, weights: target.weights };
   } else if (decision.weightsChanged) {
     try {
-      await withRetry(() => io.writeWeights(config, clients, target, decision.weights), retry('write weights'));
+      await withRetries(() => io.writeWeights(config, clients, target, decision.weights), retry);
       result = { action: 'applied', weights: decision.weights };
     } catch (error) {
       result = { action: 'failed', reason: 'aws-error', detail: `weights unchanged: ${describe(error)}`, weights: target.weights };
@@ -185,7 +185,7 @@ async function reconcileChecked(config: ReconcilerConfig, clients: Clients, opti
   } else {
     const detail = `desired instances of ${raise.name} raised from ${raise.from} to its replica floor ${raise.to}`;
     try {
-      await withRetry(() => io.raiseCapacity!(config, clients, raise.name, raise.to), retry('raise capacity'));
+      await withRetries(() => io.raiseCapacity!(config, clients, raise.name, raise.to), retry);
       result = { action: 'applied', detail, weights: decision.weights };
     } catch (error) {
       result = { action: 'failed', reason: 'aws-error', detail: `${detail} failed: ${describe(error)}`, weights: target.weights };

@@ -1,7 +1,7 @@
 /**
- * What counts as a verified class artifact: the rules the deploy-time verifier applies, the class record it checks
- * against, and the retry policy it calls AWS with. Pure: no AWS SDK and no aws-cdk-lib imports, so the verifier
- * Lambda, the signing CLI and the constructs share one definition of "approved".
+ * What counts as a verified class artifact: the rules the deploy-time verifier applies and the class record it checks
+ * against (its AWS calls retry with the one policy in lib/core/retry.ts). Pure: no AWS SDK and no aws-cdk-lib imports,
+ * so the verifier Lambda, the signing CLI and the constructs share one definition of "approved".
  */
 import { type CapacityClassSpec } from './capacity-class';
 import { parseEcrImage } from './image-reference';
@@ -384,57 +384,3 @@ export function verifyArtifacts(
   return { passed: failures.length === 0, failures };
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Retries
-// ---------------------------------------------------------------------------------------------------------------
-
-const RETRYABLE_NAMES = new Set([
-  'ThrottlingException',
-  'Throttling',
-  'TooManyRequestsException',
-  'RequestLimitExceeded',
-  'SlowDown',
-  'ServiceUnavailable',
-  'ServiceUnavailableException',
-  'InternalServerException',
-  'InternalFailure',
-  'KMSInternalException',
-]);
-
-/** Whether an AWS error is worth another attempt: throttling or a server-side fault, never a denial or a missing object. */
-export function isRetryableError(err: unknown): boolean {
-  if (!err || typeof err !== 'object') return false;
-  const e = err as { name?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number } };
-  if (e.name !== undefined && RETRYABLE_NAMES.has(e.name)) return true;
-  if (e.$retryable) return true;
-  const status = e.$metadata?.httpStatusCode;
-  return status === 429 || (status !== undefined && status >= 500);
-}
-
-export interface RetryOptions {
-  /** Attempts in total, at least 1. */
-  readonly maxAttempts: number;
-  readonly baseDelayMs: number;
-  readonly maxDelayMs: number;
-  readonly sleep: (ms: number) => Promise<void>;
-  /** In [0, 1): jitter source (inject a seeded one in tests). */
-  readonly random: () => number;
-}
-
-/** Backoff before attempt `attempt + 1` (attempt counts from 1): exponential, capped, with half jitter. */
-export function backoffDelayMs(attempt: number, options: Pick<RetryOptions, 'baseDelayMs' | 'maxDelayMs' | 'random'>): number {
-  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (attempt - 1));
-  return Math.round(ceiling / 2 + (ceiling / 2) * options.random());
-}
-
-/** Runs `op`, retrying retryable errors with backoff; rethrows the last error when the attempts run out. */
-export async function withRetries<T>(op: () => Promise<T>, options: RetryOptions): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await op();
-    } catch (err) {
-      if (attempt >= options.maxAttempts || !isRetryableError(err)) throw err;
-      await options.sleep(backoffDelayMs(attempt, options));
-    }
-  }
-}

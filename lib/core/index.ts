@@ -12,6 +12,7 @@ export * from './metrics';
 export * from './policy';
 export * from './image-reference';
 export * from './artifact-verification';
+export * from './retry';
 export * from './footprints';
 export * from './signals';
 export * from './serving';

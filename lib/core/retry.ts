@@ -1,0 +1,80 @@
+/**
+ * The one retry policy of the library's Lambda functions (the reconciler and the artifact verifier): retry throttling,
+ * server-side faults and network failures with capped exponential backoff and jitter; never a denial, a validation
+ * error or a missing object. The SDK clients are built with `maxAttempts: 1`, so this is the only retry layer and a
+ * run's time budget stays predictable. Pure: the sleep and the jitter source are injected (seeded in tests).
+ */
+
+/** Error names (the SDK's `name`) and Node.js network codes (`code`) worth another attempt. */
+const RETRYABLE_NAMES = new Set([
+  'ThrottlingException',
+  'Throttling',
+  'ThrottledException',
+  'TooManyRequestsException',
+  'RequestLimitExceeded',
+  'LimitExceededException',
+  'SlowDown',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'InternalServerException',
+  'InternalServerError',
+  'InternalServiceError',
+  'InternalFailure',
+  'KMSInternalException',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'TimeoutError',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+]);
+
+/** Whether an AWS error is worth another attempt: throttling, a server-side fault (429, 5xx) or a network failure. */
+export function isRetryableError(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { name?: string; code?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number } };
+  if ((e.name !== undefined && RETRYABLE_NAMES.has(e.name)) || (e.code !== undefined && RETRYABLE_NAMES.has(e.code))) return true;
+  if (e.$retryable) return true;
+  const status = e.$metadata?.httpStatusCode;
+  return status === 429 || (status !== undefined && status >= 500);
+}
+
+export interface RetryOptions {
+  /** Attempts in total, at least 1. */
+  readonly maxAttempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly sleep: (ms: number) => Promise<void>;
+  /** In [0, 1): jitter source (inject a seeded one in tests). */
+  readonly random: () => number;
+}
+
+/** Four attempts, 200 ms doubling to at most 3 s: about 5 s of waiting at worst, well inside a one-minute run. */
+export const DEFAULT_RETRY: RetryOptions = {
+  maxAttempts: 4,
+  baseDelayMs: 200,
+  maxDelayMs: 3000,
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  random: Math.random,
+};
+
+/**
+ * Backoff before attempt `attempt + 1` (attempt counts from 1): exponential, capped, with half jitter (at least half
+ * the ceiling, so a retry never fires at once; the other half random, so concurrent callers spread out).
+ */
+export function backoffDelayMs(attempt: number, options: Pick<RetryOptions, 'baseDelayMs' | 'maxDelayMs' | 'random'>): number {
+  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(ceiling / 2 + (ceiling / 2) * options.random());
+}
+
+/** Runs `op`, retrying retryable errors with backoff; rethrows the last error when the attempts run out. */
+export async function withRetries<T>(op: () => Promise<T>, options: RetryOptions = DEFAULT_RETRY): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await op();
+    } catch (err) {
+      if (attempt >= options.maxAttempts || !isRetryableError(err)) throw err;
+      await options.sleep(backoffDelayMs(attempt, options));
+    }
+  }
+}
