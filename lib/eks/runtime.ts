@@ -2,21 +2,14 @@
  * The EKS side of the runtime contract: a class's server arguments and environment (from lib/core's bindRuntime),
  * the init container that fetches its model data, and the checks that only a pod needs.
  */
-import { bindRuntime, type CapacityClass, type ClassProblem, isUnresolved, type RuntimeBinding, type ServiceContract } from '../core';
+import {
+  bindRuntime, type CapacityClass, type ClassProblem, isDigestPinnedImage, isUnresolved, parseS3Object, type RuntimeBinding, type ServiceContract,
+} from '../core';
 import { MODEL_DATA_DIR, type ModelFetch, unpackOf } from './manifests/workload';
 
 /** The class's model server in a pod listening on `port`; model data (if any) is where the init container leaves it. */
 export function eksRuntime(cls: CapacityClass, contract: ServiceContract, port: number): RuntimeBinding {
   return bindRuntime(cls, contract, { platform: 'eks', port, modelDataPath: MODEL_DATA_DIR });
-}
-
-const DIGEST_IMAGE = /^[^\s@:]+(?::\d+)?(?:\/[^\s@:]+)*@sha256:[0-9a-f]{64}$/;
-const S3_OBJECT = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.+)$/;
-
-/** Bucket and key of an `s3://bucket/key` URI. */
-export function s3Location(uri: string): { bucket: string; key: string } | undefined {
-  const m = S3_OBJECT.exec(uri);
-  return m ? { bucket: m[1], key: m[2] } : undefined;
 }
 
 /**
@@ -39,7 +32,7 @@ export function modelDataProblems(cls: CapacityClass, fetcherImage: string | und
   if (!isUnresolved(data.uri)) {
     if (data.uri.endsWith('/')) {
       add('artifact.modelData.uri', `'${data.uri}' is a prefix; on EKS the model data must be one object (a .tar, .tar.gz or single file) so that its SHA-256 pins all of it`);
-    } else if (!s3Location(data.uri)) {
+    } else if (!parseS3Object(data.uri)) {
       add('artifact.modelData.uri', `'${data.uri}' is not an s3://<bucket>/<key> URI`);
     }
   }
@@ -48,14 +41,14 @@ export function modelDataProblems(cls: CapacityClass, fetcherImage: string | und
 
 /** Problems of the fetcher image itself (once per service). */
 export function fetcherImageProblems(image: string | undefined): ClassProblem[] {
-  if (image === undefined || isUnresolved(image) || DIGEST_IMAGE.test(image)) return [];
+  if (image === undefined || isUnresolved(image) || isDigestPinnedImage(image)) return [];
   return [{ field: 'modelDataFetcherImage', message: `'${image}' is not pinned by digest; allowed: <registry>/<repository>@sha256:<64 hex> (tags are mutable)` }];
 }
 
 /** The init container's inputs for a checked class, or undefined when the weights are in the image. */
 export function modelFetchOf(cls: CapacityClass, image: string | undefined): ModelFetch | undefined {
   const data = cls.artifact.modelData;
-  const location = data ? s3Location(data.uri) : undefined;
+  const location = data ? parseS3Object(data.uri) : undefined;
   if (!data || !location || !image) return undefined;
   return { image, bucket: location.bucket, key: location.key, versionId: data.versionId, sha256: data.sha256, unpack: unpackOf(location.key) };
 }
