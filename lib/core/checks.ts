@@ -4,6 +4,7 @@ import { HardwareCatalog, type HardwareProfile, type Platform } from './hardware
 import { duplicates } from './names';
 import { memoryBreakdown } from './sizing';
 import { isDigestPinnedImage } from './image-reference';
+import { meanServiceTimeMs } from './runtime/admission';
 import { isUnresolved } from './tokens';
 import { Checker, isFiniteLiteral } from './validation';
 import { CLASS_RULES } from './validation-rules';
@@ -278,8 +279,7 @@ function checkServiceTime(e: CapacityClassSpec['envelope'], contract: ServiceCon
   const deadline = contract.slo?.deadlineMs;
   if (!envelopeOk || !isFiniteLiteral(out) || !isFiniteLiteral(deadline) || !isFiniteLiteral(e.ttftP95Ms)) return;
   const itl = e.itlP95Ms ?? 0;
-  // The same formula as admissionLimits().serviceTimeMs (lib/core/runtime/admission.ts), which needs a resolved class.
-  const serviceTimeMs = e.ttftP95Ms + out * itl;
+  const serviceTimeMs = meanServiceTimeMs(e, out);
   if (serviceTimeMs < deadline) return;
   rules.fail(
     'envelope.serviceTime<deadline',

@@ -1,5 +1,4 @@
 import { type CapacityClass } from '../capacity-class';
-import { type ClassProblem } from '../checks';
 import { type ServiceContract } from '../contract';
 
 /**
@@ -26,30 +25,22 @@ export interface AdmissionLimits {
  *
  * Stable API: the constructs render these numbers into the engines' flags and the simulator admits with them.
  */
+/**
+ * Time a mean request needs once decoding starts: p95 TTFT + mean output tokens x p95 ITL (0 when not measured), in
+ * ms. The class checks compare it with the deadline; the admission limits budget the queue with what is left.
+ */
+export function meanServiceTimeMs(envelope: { readonly ttftP95Ms: number; readonly itlP95Ms?: number }, meanOutputTokens: number): number {
+  return envelope.ttftP95Ms + meanOutputTokens * (envelope.itlP95Ms ?? 0);
+}
+
 export function admissionLimits(cls: CapacityClass, contract: ServiceContract): AdmissionLimits {
   const e = cls.envelope;
   const meanOutput = contract.requestShape.meanOutputTokens;
-  const serviceTimeMs = e.ttftP95Ms + meanOutput * (e.itlP95Ms ?? 0);
+  const serviceTimeMs = meanServiceTimeMs(e, meanOutput);
   const queueBudgetMs = Math.max(0, Math.min(cls.runtime.maxQueueDelayMs, contract.slo.deadlineMs - serviceTimeMs));
   const requestsPerSecond = e.tokensPerSecondPerReplica / meanOutput;
   // toFixed before floor: 1.6 req/s x 2 s is 3.2000000000000006 in floating point, and 4.8 x 1 s must not become 4.79.
   const queueSlots = Math.floor(Number(((requestsPerSecond * queueBudgetMs) / 1000).toFixed(9)));
   const concurrencyLimit = Math.floor(e.safeConcurrency);
   return { serviceTimeMs, queueBudgetMs, queueSlots, concurrencyLimit, maxConcurrentRequests: concurrencyLimit + queueSlots };
-}
-
-/** Problems of a class's admission limits against the deadline (the class can never answer in time). */
-export function admissionProblems(cls: CapacityClass, contract: ServiceContract): ClassProblem[] {
-  const limits = admissionLimits(cls, contract);
-  if (limits.serviceTimeMs < contract.slo.deadlineMs) return [];
-  return [
-    {
-      className: cls.name,
-      field: 'envelope',
-      message:
-        `a mean request needs ${limits.serviceTimeMs} ms on this class (p95 TTFT ${cls.envelope.ttftP95Ms} ms + ` +
-        `${contract.requestShape.meanOutputTokens} tokens x p95 ITL ${cls.envelope.itlP95Ms ?? 0} ms), not below the ` +
-        `service deadline of ${contract.slo.deadlineMs} ms; it cannot answer in time even with an empty queue`,
-    },
-  ];
 }
