@@ -136,7 +136,7 @@ async function reconcileChecked(config: ReconcilerConfig, clients: Clients, opti
   const classes = policyClassesFromFacts(config.facts, config.placement, target.pools);
   const windows = windowsFromResults(results, batch, frame);
   const names = classes.map((c) => c.name);
-  const all = assembleSignals(windows, batch, names, frame.slots);
+  const all = assembleSignals(windows, batch, names);
   // A class holding weight that reports no demand while others do is missing data, not low demand.
   const demand = demandWindow(all.signals, names, frame.slots, target.weights);
   // External signals end `metricDelaySeconds` ago; cut them there so a not-yet-published period is not read as missing.

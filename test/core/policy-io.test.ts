@@ -7,6 +7,7 @@ import {
   signalPlan,
   windowsFromResults,
 } from '../../lib/core';
+import { demandWindow } from '../../lib/core/reconciler-faults';
 
 const FRAME = { start: 1_800_000_000, periodSeconds: 60, slots: 12 };
 const NOW = FRAME.start + 12 * 60;
@@ -92,13 +93,16 @@ describe('the GetMetricData batch and its answer', () => {
     expect(windows.get(served.id)).toEqual([20, null, null, 40, null, null, null, null, null, null, null, null]);
   });
 
-  test('demand is served + rejected over classes; a period with no datapoint from any class is missing', () => {
+  test('demand is served + rejected over classes; a period where a class holding weight is silent is missing', () => {
     const id = (className: string, signal: string) => batch.index.find((e) => e.className === className && e.signal === signal)!.id;
     const windows = new Map<string, Array<number | null>>(batch.index.map((e) => [e.id, Array(3).fill(null)]));
     windows.set(id('a', 'servedTokensPerSecond'), [100, null, null]);
     windows.set(id('b', 'servedTokensPerSecond'), [50, 25, null]);
     windows.set(id('b', 'rejectedTokensPerSecond'), [5, null, null]);
-    expect(assembleSignals(windows, batch, ['a', 'b'], 3).demand).toEqual([155, 25, null]);
+    const { signals } = assembleSignals(windows, batch, ['a', 'b']);
+    // Period 2: a is silent. Unweighted, any silent class makes the period missing; with a holding no weight, b's 25 is the demand.
+    expect(demandWindow(signals, ['a', 'b'], 3)).toEqual([155, null, null]);
+    expect(demandWindow(signals, ['a', 'b'], 3, { a: 0, b: 100 })).toEqual([155, 25, null]);
   });
 });
 

@@ -104,33 +104,24 @@ export function windowsFromResults(results: readonly MetricResult[], batch: Quer
   return out;
 }
 
-/** Per-class signal windows, plus total demand (served + rejected; a period with no datapoint from any class is missing). */
+/**
+ * Per-class signal windows from one GetMetricData answer. Total demand is `demandWindow()` (lib/core/reconciler-faults.ts),
+ * which also tells a silent class holding weight from a quiet one.
+ */
 export function assembleSignals(
   windows: Map<string, Array<number | null>>,
   batch: QueryBatch,
   classNames: readonly string[],
-  slots: number,
-): { signals: Record<string, ClassSignals>; demand: SignalWindow } {
+): { signals: Record<string, ClassSignals> } {
   const signals: Record<string, Record<string, SignalWindow>> = Object.fromEntries(classNames.map((n) => [n, {}]));
   for (const e of batch.index) {
     if (e.className && signals[e.className]) signals[e.className][e.signal] = windows.get(e.id)!;
-  }
-  const demand: Array<number | null> = [];
-  for (let s = 0; s < slots; s++) {
-    let sum: number | null = null;
-    for (const n of classNames) {
-      for (const key of ['servedTokensPerSecond', 'rejectedTokensPerSecond']) {
-        const v = signals[n][key]?.[s];
-        if (typeof v === 'number') sum = (sum ?? 0) + v;
-      }
-    }
-    demand.push(sum);
   }
   const typed: Record<string, ClassSignals> = {};
   for (const n of classNames) {
     typed[n] = { readyReplicas: [], desiredReplicas: [], ...signals[n] } as ClassSignals;
   }
-  return { signals: typed, demand };
+  return { signals: typed };
 }
 
 /**
