@@ -35,6 +35,11 @@ export interface SageMakerRoutingFacts {
     readonly variantName: string;
     /** Classes in this variant, in pool priority order (pool priority 1 first). */
     readonly classes: readonly RoutedClassFacts[];
+    /**
+     * The variant's scaling maximum (its scalable target's MaxCapacity): replica floors never ask for more.
+     * @default - the sum of its pools' maxReplicas
+     */
+    readonly maxInstances?: number;
   }>;
 }
 

@@ -407,6 +407,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       variants: this.resolve().variants.map((v) => ({
         variantName: v.name,
         classes: v.pools.map((p) => routedClassFacts(p.capacityClass)),
+        // A floor above the scalable target's MaxCapacity would be undone by Application Auto Scaling.
+        ...(Token.isUnresolved(v.maxInstances) ? {} : { maxInstances: v.maxInstances }),
       })),
     };
   }

@@ -420,6 +420,9 @@ describe('policyClassesFromFacts', () => {
       maxReplicas: 20,
     });
     expect(fallback).toMatchObject({ name: 'fallback', tokensPerSecondPerReplica: 250, usdPerReplicaHour: 7, placementAllowed: true });
+    // The variant's scaling maximum bounds it below the pools' quotas (a floor above it would be scaled back in).
+    const bounded: RoutingFacts = { ...facts, variants: [{ ...facts.variants[0], maxInstances: 12 }, facts.variants[1]] };
+    expect(policyClassesFromFacts(bounded)[0].maxReplicas).toBe(12);
     expect(policyClassesFromFacts(facts, { sensitive: true })[1].placementAllowed).toBe(false);
   });
 });

@@ -415,6 +415,12 @@ describe('SageMakerCapacityEndpoint', () => {
         instanceType: 'ml.g5.xlarge',
       });
       expect(facts.endpointArn).toContain(`:sagemaker:us-east-1:123456789012:endpoint/${endpoint.endpointName.toLowerCase()}`);
+      // Each variant's scaling maximum, the MaxCapacity of its scalable target (replica floors stay below it).
+      const targets = Object.values(template.findResources('AWS::ApplicationAutoScaling::ScalableTarget'));
+      for (const v of facts.variants) {
+        const target = targets.find((t) => JSON.stringify(t.Properties.ResourceId).includes(`variant/${v.variantName}`));
+        expect(v.maxInstances).toBe(target?.Properties.MaxCapacity);
+      }
     });
 
     test('metric helpers: AWS/SageMaker per variant, and per instance type of its pools', () => {

@@ -57,7 +57,8 @@ function variantClass(
     tokensPerSecondPerReplica: mean((c) => c.tokensPerSecondPerReplica),
     usdPerReplicaHour: mean((c) => c.usdPerReplicaHour),
     placementAllowed: pools.every((c) => placementAllows(c, placement)),
-    // The variant's instances are those of all its pools, and each pool is bounded by its own quota.
-    maxReplicas: pools.reduce((s, c) => s + c.maxReplicas, 0),
+    // The variant's instances are those of all its pools, each bounded by its own quota, and all of them by the
+    // variant's scaling maximum where the facts name it.
+    maxReplicas: Math.min(variant.maxInstances ?? Infinity, pools.reduce((s, c) => s + c.maxReplicas, 0)),
   };
 }
