@@ -4,35 +4,19 @@
  * carries all-zero weights, a weight for a placement-forbidden class, or a weight for a target that does not exist;
  * in steady state at most one write per period.
  */
-import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
-import { DescribeListenersCommand, ElasticLoadBalancingV2Client, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { DescribeEndpointCommand, type DescribeEndpointCommandOutput, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
-import { mockClient } from 'aws-sdk-client-mock';
+import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { DescribeListenersCommand, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import * as fc from 'fast-check';
-import { buildQueryBatch, type ReconcilerConfig, type RoutedClassFacts, signalPlan } from '../../lib/core';
+import { type ReconcilerConfig, type RoutedClassFacts } from '../../lib/core';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
-
-const cw = mockClient(CloudWatchClient);
-const sm = mockClient(SageMakerClient);
-const elb = mockClient(ElasticLoadBalancingV2Client);
-const clients = { cloudwatch: new CloudWatchClient({}), sagemaker: new SageMakerClient({}), elbv2: new ElasticLoadBalancingV2Client({}) };
-
-const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true): RoutedClassFacts => ({
-  name, preferenceRank: rank, tokensPerSecondPerReplica: tps, safeConcurrency: 8, usdPerReplicaHour: usd, allowSensitive, maxReplicas: 10,
-  instanceType,
-});
+import {
+  clients, cls, cw, elb, endpoint, ENDPOINT, fill, NOW_MS, perMinute, resetWorld, type Series, serveMetrics, sm, SLOTS,
+} from './reconciler-world';
 
 const SM: ReconcilerConfig = {
-  facts: {
-    kind: 'sagemaker',
-    endpointName: 'llm',
-    endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
-    variants: [
-      { variantName: 'preferred', classes: [cls('inf2', 0, 'ml.inf2.xlarge', 300, 0.76)] },
-      { variantName: 'fallback', classes: [cls('g5', 1, 'ml.g5.xlarge', 250, 1.0)] },
-    ],
-  },
+  facts: ENDPOINT,
   placement: {},
   policy: {},
   service: 'chat',
@@ -64,47 +48,6 @@ const ALB: ReconcilerConfig = {
   clusterName: 'prod',
 };
 
-const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);
-const START = Date.UTC(2026, 10, 30, 11, 48) / 1000;
-const SLOTS = 12;
-const perMinute = (tokens: number) => (tokens * 60) / 200;
-const fill = (value: number | null, n = SLOTS) => Array.from({ length: n }, () => value);
-type Series = Array<number | null>;
-type Signals = Partial<Record<'readyReplicas' | 'desiredReplicas' | 'capacityErrors' | 'latencyP95Ms' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond', Series>>;
-
-function serveMetrics(config: ReconcilerConfig, world: { mode?: Series; classes: Record<string, Signals> }) {
-  const batch = buildQueryBatch(signalPlan(config, 60), 60);
-  cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => {
-    expect(input.MetricDataQueries).toEqual(batch.queries);
-    return {
-      MetricDataResults: batch.index.map((e) => {
-        const series = e.signal === 'mode' ? world.mode : e.className && e.signal !== 'ramping' ? world.classes[e.className]?.[e.signal] : undefined;
-        const points = (series ?? []).map((v, i) => ({ v, ts: new Date((START + i * 60) * 1000) })).filter((p) => p.v !== null);
-        return { Id: e.id, Timestamps: points.map((p) => p.ts), Values: points.map((p) => p.v as number), StatusCode: 'Complete' };
-      }),
-    };
-  });
-}
-
-type Variant = { name: string; weight: number; ready: number; desired: number; type: string };
-function endpoint(status: string, variants: Variant[]): DescribeEndpointCommandOutput {
-  return {
-    $metadata: {},
-    EndpointName: 'llm',
-    EndpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
-    EndpointStatus: status as 'InService',
-    CreationTime: new Date(0),
-    LastModifiedTime: new Date(0),
-    ProductionVariants: variants.map((v) => ({
-      VariantName: v.name,
-      CurrentWeight: v.weight,
-      DesiredWeight: v.weight,
-      CurrentInstanceCount: v.ready,
-      DesiredInstanceCount: v.desired,
-      InstancePools: [{ InstanceType: v.type as 'ml.g5.xlarge', CurrentInstanceCount: v.ready }],
-    })),
-  };
-}
 const listener = (weights: Record<string, number>) => ({
   Listeners: [{
     ListenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
@@ -121,11 +64,7 @@ async function run(config: ReconcilerConfig, nowMs = NOW_MS) {
 const audits = (lines: Array<Record<string, unknown>>) => lines.filter((l) => l.audit === 'routing-decision');
 const failures = (lines: Array<Record<string, unknown>>) => lines.filter((l) => 'ReconcilerFailures' in l);
 
-beforeEach(() => {
-  cw.reset();
-  sm.reset();
-  elb.reset();
-});
+beforeEach(resetWorld);
 
 describe('facts that no longer match the target', () => {
   test('a renamed SageMaker variant: no write to a variant that does not exist, an audit line and a failure datapoint', async () => {

@@ -1,92 +1,24 @@
-import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
-import { DescribeListenersCommand, ElasticLoadBalancingV2Client, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { DescribeEndpointCommand, type DescribeEndpointCommandOutput, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
-import { mockClient } from 'aws-sdk-client-mock';
-import { buildQueryBatch, Dim, DEFAULT_POLICY_CONFIG, policyWindowPeriods, type ReconcilerConfig, type RoutedClassFacts, signalPlan } from '../../lib/core';
+import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { DescribeListenersCommand, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
+import { Dim, DEFAULT_POLICY_CONFIG, policyWindowPeriods, type ReconcilerConfig } from '../../lib/core';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
-
-const cw = mockClient(CloudWatchClient);
-const sm = mockClient(SageMakerClient);
-const elb = mockClient(ElasticLoadBalancingV2Client);
-const clients = { cloudwatch: new CloudWatchClient({}), sagemaker: new SageMakerClient({}), elbv2: new ElasticLoadBalancingV2Client({}) };
-
-const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number): RoutedClassFacts => ({
-  name, preferenceRank: rank, tokensPerSecondPerReplica: tps, safeConcurrency: 8, usdPerReplicaHour: usd, allowSensitive: true,
-  maxReplicas: 10, instanceType,
-});
+import {
+  clients, cls, cw, elb, endpoint, ENDPOINT, fill, healthyHistory, NOW_MS, perMinute, resetWorld, serveMetrics, sm, SLOTS, START,
+} from './reconciler-world';
 
 // GIVEN a SageMaker endpoint with a preferred (inf2, 300 tok/s) and a fallback (g5, 250 tok/s) variant.
 const SM: ReconcilerConfig = {
-  facts: {
-    kind: 'sagemaker',
-    endpointName: 'llm',
-    endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
-    variants: [
-      { variantName: 'preferred', classes: [cls('inf2', 0, 'ml.inf2.xlarge', 300, 0.76)] },
-      { variantName: 'fallback', classes: [cls('g5', 1, 'ml.g5.xlarge', 250, 1.0)] },
-    ],
-  },
+  facts: ENDPOINT,
   placement: {},
-  policy: { latencySloP95Ms: 1000 },
+  policy: {},
   service: 'chat',
   tokensPerRequest: 200,
   metricDelaySeconds: 120,
+  clusterName: 'prod',
 };
 
-// 12:00:30 UTC: signals end at 11:58 (2-minute delay), the window starts at 11:48, the own history runs to the end of the
-// current period (12:01), so a decision an earlier run recorded at 12:00 is seen.
-const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);
-const START = Date.UTC(2026, 10, 30, 11, 48) / 1000;
-const SLOTS = 12;
-/** Invocations per minute that make `tokens` tokens/s at 200 tokens per request. */
-const perMinute = (tokens: number) => (tokens * 60) / 200;
-const fill = (value: number | null, n = SLOTS) => Array.from({ length: n }, () => value);
-
-type Series = Array<number | null>;
-interface World {
-  mode?: Series;
-  ramping?: Series;
-  classes: Record<string, Partial<Record<'readyReplicas' | 'desiredReplicas' | 'capacityErrors' | 'latencyP95Ms' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond', Series>>>;
-}
-
-/** Answers GetMetricData from per-class series (raw metric values, one per minute from START). */
-function serveMetrics(config: ReconcilerConfig, world: World) {
-  const batch = buildQueryBatch(signalPlan(config, 60), 60);
-  cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => {
-    expect(input.MetricDataQueries).toEqual(batch.queries);
-    return {
-      MetricDataResults: batch.index.map((e) => {
-        const own = e.signal === 'mode' ? world.mode : e.signal === 'ramping' ? world.ramping : undefined;
-        const series: Series | undefined = e.className && e.signal !== 'mode' && e.signal !== 'ramping' ? world.classes[e.className]?.[e.signal] : own;
-        const points = (series ?? []).map((v, i) => ({ v, ts: new Date((START + i * 60) * 1000) })).filter((p) => p.v !== null);
-        return { Id: e.id, Timestamps: points.map((p) => p.ts), Values: points.map((p) => p.v as number), StatusCode: 'Complete' };
-      }),
-    };
-  });
-}
-
-type VariantState = { name: string; weight: number; ready: number; desired: number; type: string };
-function endpoint(status: string, variants: VariantState[]): DescribeEndpointCommandOutput {
-  return {
-    $metadata: {},
-    EndpointName: 'llm',
-    EndpointArn: SM.facts.kind === 'sagemaker' ? SM.facts.endpointArn : '',
-    EndpointStatus: status as 'InService',
-    CreationTime: new Date(0),
-    LastModifiedTime: new Date(0),
-    ProductionVariants: variants.map((v) => ({
-      VariantName: v.name,
-      CurrentWeight: v.weight,
-      DesiredWeight: v.weight,
-      CurrentInstanceCount: v.ready,
-      DesiredInstanceCount: v.desired,
-      InstancePools: [{ InstanceType: v.type as 'ml.g5.xlarge', CurrentInstanceCount: v.ready }],
-    })),
-  };
-}
-
-const healthyHistory = (ready: number) => ({ readyReplicas: fill(ready), desiredReplicas: fill(ready) });
 /** Preferred variant healthy at 3 instances, serving `tokens` tokens/s. */
 const busy = (tokens: number) => ({ ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(tokens)) });
 const fastRetry = { sleep: jest.fn(async () => undefined), random: () => 1 };
@@ -98,9 +30,7 @@ function run(config: ReconcilerConfig = SM) {
 const audit = (lines: Array<Record<string, unknown>>) => lines.find((l) => l.audit === 'routing-decision') as Record<string, unknown>;
 
 beforeEach(() => {
-  cw.reset();
-  sm.reset();
-  elb.reset();
+  resetWorld();
   fastRetry.sleep.mockClear();
 });
 

@@ -1,0 +1,95 @@
+/**
+ * The AWS world both reconciler handler suites run against (reconciler-handler.test.ts, reconciler-faults.test.ts):
+ * aws-sdk-client-mock clients, a fixed clock, GetMetricData answered from per-class series, and DescribeEndpoint
+ * answers. Each test file gets its own instances (jest isolates modules per file).
+ */
+import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
+import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { type DescribeEndpointCommandOutput, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { mockClient } from 'aws-sdk-client-mock';
+import { buildQueryBatch, type ReconcilerConfig, type RoutedClassFacts, type SageMakerRoutingFacts, signalPlan } from '../../lib/core';
+
+export const cw = mockClient(CloudWatchClient);
+export const sm = mockClient(SageMakerClient);
+export const elb = mockClient(ElasticLoadBalancingV2Client);
+export const clients = { cloudwatch: new CloudWatchClient({}), sagemaker: new SageMakerClient({}), elbv2: new ElasticLoadBalancingV2Client({}) };
+
+/** Resets every mock (call in beforeEach). */
+export function resetWorld(): void {
+  cw.reset();
+  sm.reset();
+  elb.reset();
+}
+
+export const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true): RoutedClassFacts => ({
+  name, preferenceRank: rank, tokensPerSecondPerReplica: tps, safeConcurrency: 8, usdPerReplicaHour: usd, allowSensitive, maxReplicas: 10,
+  instanceType,
+});
+
+/** A SageMaker endpoint with a preferred (inf2, 300 tok/s) and a fallback (g5, 250 tok/s) variant. */
+export const ENDPOINT: SageMakerRoutingFacts = {
+  kind: 'sagemaker',
+  endpointName: 'llm',
+  endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+  variants: [
+    { variantName: 'preferred', classes: [cls('inf2', 0, 'ml.inf2.xlarge', 300, 0.76)] },
+    { variantName: 'fallback', classes: [cls('g5', 1, 'ml.g5.xlarge', 250, 1.0)] },
+  ],
+};
+
+// 12:00:30 UTC: signals end at 11:58 (2-minute delay), the window starts at 11:48, the own history runs to the end of the
+// current period (12:01), so a decision an earlier run recorded at 12:00 is seen.
+export const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);
+export const START = Date.UTC(2026, 10, 30, 11, 48) / 1000;
+export const SLOTS = 12;
+/** Invocations per minute that make `tokens` tokens/s at 200 tokens per request. */
+export const perMinute = (tokens: number) => (tokens * 60) / 200;
+export const fill = (value: number | null, n = SLOTS) => Array.from({ length: n }, () => value);
+
+export type Series = Array<number | null>;
+export type ClassSeries = Partial<Record<'readyReplicas' | 'desiredReplicas' | 'capacityErrors' | 'latencyP95Ms' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond', Series>>;
+export interface World {
+  mode?: Series;
+  ramping?: Series;
+  classes: Record<string, ClassSeries>;
+}
+
+/** Answers GetMetricData from per-class series (raw metric values, one per minute from START), checking the batch asked. */
+export function serveMetrics(config: ReconcilerConfig, world: World): void {
+  const batch = buildQueryBatch(signalPlan(config, 60), 60);
+  cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => {
+    expect(input.MetricDataQueries).toEqual(batch.queries);
+    return {
+      MetricDataResults: batch.index.map((e) => {
+        const own = e.signal === 'mode' ? world.mode : e.signal === 'ramping' ? world.ramping : undefined;
+        const series: Series | undefined = e.className && e.signal !== 'mode' && e.signal !== 'ramping' ? world.classes[e.className]?.[e.signal] : own;
+        const points = (series ?? []).map((v, i) => ({ v, ts: new Date((START + i * 60) * 1000) })).filter((p) => p.v !== null);
+        return { Id: e.id, Timestamps: points.map((p) => p.ts), Values: points.map((p) => p.v as number), StatusCode: 'Complete' };
+      }),
+    };
+  });
+}
+
+export type VariantState = { name: string; weight: number; ready: number; desired: number; type: string };
+
+/** A DescribeEndpoint answer for ENDPOINT with these variants. */
+export function endpoint(status: string, variants: VariantState[]): DescribeEndpointCommandOutput {
+  return {
+    $metadata: {},
+    EndpointName: ENDPOINT.endpointName,
+    EndpointArn: ENDPOINT.endpointArn,
+    EndpointStatus: status as 'InService',
+    CreationTime: new Date(0),
+    LastModifiedTime: new Date(0),
+    ProductionVariants: variants.map((v) => ({
+      VariantName: v.name,
+      CurrentWeight: v.weight,
+      DesiredWeight: v.weight,
+      CurrentInstanceCount: v.ready,
+      DesiredInstanceCount: v.desired,
+      InstancePools: [{ InstanceType: v.type as 'ml.g5.xlarge', CurrentInstanceCount: v.ready }],
+    })),
+  };
+}
+
+export const healthyHistory = (ready: number) => ({ readyReplicas: fill(ready), desiredReplicas: fill(ready) });
