@@ -312,6 +312,13 @@ describe('decide(): safety', () => {
       /tokensPerSecondPerReplica: 0 \(must be > 0.*'inf2' appears twice/,
     );
   });
+
+  test('a class bound (maxReplicas) must be a whole number of at least 1 when given', () => {
+    expect(policyClassProblems([{ ...CLASSES[0], maxReplicas: 0 }, { ...CLASSES[1], maxReplicas: 2.5 }, { ...CLASSES[2], maxReplicas: 4 }])).toEqual([
+      "classes['inf2'].maxReplicas: 0 (a whole number, at least 1, or absent for no bound)",
+      "classes['g6'].maxReplicas: 2.5 (a whole number, at least 1, or absent for no bound)",
+    ]);
+  });
 });
 
 describe('configuration', () => {

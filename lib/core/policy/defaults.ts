@@ -138,6 +138,9 @@ export function policyClassProblems(classes: readonly PolicyClass[]): string[] {
       problems.push(`classes['${c.name}'].tokensPerSecondPerReplica: ${c.tokensPerSecondPerReplica} (must be > 0, from the measured envelope)`);
     }
     if (!(c.usdPerReplicaHour >= 0)) problems.push(`classes['${c.name}'].usdPerReplicaHour: ${c.usdPerReplicaHour} (must be >= 0)`);
+    if (c.maxReplicas !== undefined && !(Number.isInteger(c.maxReplicas) && c.maxReplicas >= 1)) {
+      problems.push(`classes['${c.name}'].maxReplicas: ${c.maxReplicas} (a whole number, at least 1, or absent for no bound)`);
+    }
   }
   if (classes.length > 0 && !classes.some((c) => c.placementAllowed)) {
     problems.push('classes: every class is forbidden by the placement policy (at least one must be allowed)');
