@@ -57,16 +57,7 @@ export function routingPlan(
   config: PolicyConfig,
   floorsWritten = false,
 ): { shares: Shares; deficit: number; receiver?: string } {
-  const ordered = [...eligible].sort((a, b) => byCost(a.cls, b.cls));
-  const assigned = new Map<string, number>();
-  let remaining = Math.max(demand, 0);
-  for (const view of ordered) {
-    const take = Math.min(view.capacity, remaining);
-    assigned.set(view.cls.name, take);
-    remaining -= take;
-  }
-  // Relative tolerance: float sums of capacities must not create a deficit of rounding noise.
-  const deficit = remaining > 1e-9 * Math.max(demand, 1) ? remaining : 0;
+  const { ordered, carried: assigned, deficit } = fillReadyCheapestFirst(eligible, demand);
   const receiverView = deficit > 0 ? ordered.find((v) => growable.has(v.cls.name)) : undefined;
   const receiver = receiverView?.cls.name;
   // Without replica floors the receiver takes up to its own ready capacity again: it runs at up to twice its envelope,
@@ -91,6 +82,24 @@ export function routingPlan(
 }
 
 /**
+ * Demand filled cheapest per token first, each class up to its ready envelope: the views in that order, what each
+ * carries, and the deficit no ready capacity carries. The first step of both the routing plan and the replica floors.
+ */
+function fillReadyCheapestFirst(views: readonly ClassView[], demand: number):
+  { ordered: ClassView[]; carried: Map<string, number>; deficit: number } {
+  const ordered = [...views].sort((a, b) => byCost(a.cls, b.cls));
+  const carried = new Map<string, number>();
+  let remaining = Math.max(demand, 0);
+  for (const view of ordered) {
+    const take = Math.min(view.capacity, remaining);
+    carried.set(view.cls.name, take);
+    remaining -= take;
+  }
+  // Relative tolerance: float sums of capacities must not create a deficit of rounding noise.
+  return { ordered, carried, deficit: remaining > 1e-9 * Math.max(demand, 1) ? remaining : 0 };
+}
+
+/**
  * Replica floors of capacity mode: how many replicas each class that can grow needs so that, once they are ready, the
  * planned demand fits. Every class first carries up to its ready envelope, cheapest per token first (as in
  * `routingPlan`); what is left goes to the classes that can grow, cheapest first, each up to `maxReplicas` at its
@@ -105,14 +114,8 @@ export function replicaFloors(
   growable: ReadonlySet<string>,
   config: PolicyConfig,
 ): Map<string, number> {
-  const ordered = [...allowed].sort((a, b) => byCost(a.cls, b.cls));
-  const carried = new Map<string, number>();
-  let remaining = Math.max(demand, 0);
-  for (const v of ordered) {
-    const take = Math.min(v.capacity, remaining);
-    carried.set(v.cls.name, take);
-    remaining -= take;
-  }
+  const { ordered, carried, deficit } = fillReadyCheapestFirst(allowed, demand);
+  let remaining = deficit;
   const floors = new Map(ordered.map((v) => [v.cls.name, 0]));
   for (const v of ordered) {
     if (remaining <= 1e-9 * Math.max(demand, 1)) break;

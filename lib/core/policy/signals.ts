@@ -47,12 +47,17 @@ export function shortageEvidence(signals: ClassSignals | undefined, config: Poli
   return triggers;
 }
 
+/** The known datapoints of the planning window (missing ones dropped, negatives read as 0). */
+function knownDemand(demand: SignalWindow, config: PolicyConfig): number[] {
+  return tail(demand, config.demandWindowPeriods).filter((v): v is number => v !== null).map((v) => Math.max(0, v));
+}
+
 /**
  * The demand the plan is made for: the `demandQuantile` of the newest `demandWindowPeriods` datapoints (missing ones
  * skipped; linear interpolation between order statistics). Null when none of them is known.
  */
 export function plannedDemand(demand: SignalWindow, config: PolicyConfig): number | null {
-  const known = tail(demand, config.demandWindowPeriods).filter((v): v is number => v !== null).map((v) => Math.max(0, v));
+  const known = knownDemand(demand, config);
   if (known.length === 0) return null;
   known.sort((a, b) => a - b);
   const pos = config.demandQuantile * (known.length - 1);
@@ -70,8 +75,7 @@ export function plannedDemand(demand: SignalWindow, config: PolicyConfig): numbe
 export function sustainedDemand(demand: SignalWindow, config: PolicyConfig): number | null {
   const planned = plannedDemand(demand, config);
   if (planned === null) return null;
-  const known = tail(demand, config.demandWindowPeriods).filter((v): v is number => v !== null).map((v) => Math.max(0, v));
-  known.sort((a, b) => b - a);
+  const known = knownDemand(demand, config).sort((a, b) => b - a);
   return Math.min(planned, known[Math.min(1, known.length - 1)]);
 }
 
