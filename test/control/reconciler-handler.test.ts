@@ -95,12 +95,15 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect((decisions._aws as { CloudWatchMetrics: Array<{ Dimensions: string[][] }> }).CloudWatchMetrics[0].Dimensions).toEqual([['Service', 'Reason'], ['Service']]);
   });
 
-  test('the next run, weights in force: the fallback\'s desired instance count is raised to its replica floor, alone', async () => {
+  /**
+   * The run after the shortage test's entry: capacity mode, weights 75/25 in force, 1200 tokens/s demand (both variants
+   * hold weight, so both report what they serve: 950 + 250), the fallback's floor 2; `fallbackDesired` as described.
+   */
+  function inCapacityModeWithFallbackDesired(fallbackDesired: number) {
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
       { name: 'preferred', weight: 75, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
-      { name: 'fallback', weight: 25, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+      { name: 'fallback', weight: 25, ready: 1, desired: fallbackDesired, type: 'ml.g5.xlarge' },
     ]));
-    // Both variants hold weight, so both report the demand they serve (950 + 250 = 1200 tokens/s).
     serveMetrics(SM, {
       mode: fill(1),
       classes: {
@@ -108,6 +111,10 @@ describe('reconciler run, SageMaker endpoint', () => {
         fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(250)) },
       },
     });
+  }
+
+  test('the next run, weights in force: the fallback\'s desired instance count is raised to its replica floor, alone', async () => {
+    inCapacityModeWithFallbackDesired(1);
     const { result, lines } = await run();
     expect(result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 }, detail: 'desired instances of fallback raised from 1 to its replica floor 2' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map((c) => c.args[0].input)).toEqual([{
@@ -118,17 +125,7 @@ describe('reconciler run, SageMaker endpoint', () => {
   });
 
   test('a floor at or below the desired count writes nothing: counts are only ever raised', async () => {
-    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
-      { name: 'preferred', weight: 75, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
-      { name: 'fallback', weight: 25, ready: 1, desired: 3, type: 'ml.g5.xlarge' },
-    ]));
-    serveMetrics(SM, {
-      mode: fill(1),
-      classes: {
-        preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(950)) },
-        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(250)) },
-      },
-    });
+    inCapacityModeWithFallbackDesired(3);
     const { result, lines } = await run();
     // The decision holds capacity mode with the same floor of 2 (so the test is not vacuous), but 3 are already desired.
     expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
