@@ -280,6 +280,27 @@ describe('decide() invariants over random signal histories', () => {
     );
   });
 
+  /**
+   * Mode changes over `length` periods, starting in cost mode, while the preferred class (c0) toggles every `halfPeriod`
+   * periods between 4 ready and 2 ready of 4 desired with a capacity error; the fallback (c1) stays at `fallbackReady`.
+   */
+  function flapModeChanges(f: { halfPeriod: number; phase: number; fallbackReady: number; demand: number }, length: number): number {
+    const classes: PolicyClass[] = [
+      { name: 'c0', preferenceRank: 0, tokensPerSecondPerReplica: 300, usdPerReplicaHour: 0.76, placementAllowed: true },
+      { name: 'c1', preferenceRank: 1, tokensPerSecondPerReplica: 200, usdPerReplicaHour: 0.8, placementAllowed: true },
+    ];
+    const ticks = Array.from({ length }, (_, t) => {
+      const up = Math.floor((t + f.phase) / f.halfPeriod) % 2 === 0;
+      const preferred: Tick = up
+        ? { ready: 4, desired: 4, errors: 0, latency: 300 }
+        : { ready: 2, desired: 4, errors: 1, latency: 300 };
+      return [preferred, { ready: f.fallbackReady, desired: f.fallbackReady, errors: 0, latency: 300 }];
+    });
+    const h: History = { classes, ticks, demand: Array(length).fill(f.demand), slo: 1000 };
+    return run(h, { mode: 'cost', weights: { c0: 98, c1: 2 }, modeSince: T0 - 3600, ramping: false })
+      .filter((r) => r.decision.modeChanged).length;
+  }
+
   test('with availability flapping slower than the stabilization window (within the hour), at most one return', () => {
     // One quiet stretch longer than the stabilization window looks like a recovery (one return); once the class has
     // lost capacity again, it must stay loss-free for twice its longest quiet gap, which a flap never does.
@@ -293,21 +314,7 @@ describe('decide() invariants over random signal histories', () => {
           demand: fc.integer({ min: 700, max: 1100 }),
         }),
         ({ halfPeriod, phase, fallbackReady, demand }) => {
-          const classes: PolicyClass[] = [
-            { name: 'c0', preferenceRank: 0, tokensPerSecondPerReplica: 300, usdPerReplicaHour: 0.76, placementAllowed: true },
-            { name: 'c1', preferenceRank: 1, tokensPerSecondPerReplica: 200, usdPerReplicaHour: 0.8, placementAllowed: true },
-          ];
-          const length = 180;
-          const ticks = Array.from({ length }, (_, t) => {
-            const up = Math.floor((t + phase) / halfPeriod) % 2 === 0;
-            const preferred: Tick = up
-              ? { ready: 4, desired: 4, errors: 0, latency: 300 }
-              : { ready: 2, desired: 4, errors: 1, latency: 300 };
-            return [preferred, { ready: fallbackReady, desired: fallbackReady, errors: 0, latency: 300 }];
-          });
-          const h: History = { classes, ticks, demand: Array(length).fill(demand), slo: 1000 };
-          const changes = run(h, { mode: 'cost', weights: { c0: 98, c1: 2 }, modeSince: T0 - 3600, ramping: false })
-            .filter((r) => r.decision.modeChanged).length;
+          const changes = flapModeChanges({ halfPeriod, phase, fallbackReady, demand }, 180);
           assert.ok(changes <= 3, `${changes} mode changes`);
         },
       ),
@@ -325,21 +332,7 @@ describe('decide() invariants over random signal histories', () => {
           demand: fc.integer({ min: 0, max: 800 }),
         }),
         ({ halfPeriod, phase, fallbackReady, demand }) => {
-          const classes: PolicyClass[] = [
-            { name: 'c0', preferenceRank: 0, tokensPerSecondPerReplica: 300, usdPerReplicaHour: 0.76, placementAllowed: true },
-            { name: 'c1', preferenceRank: 1, tokensPerSecondPerReplica: 200, usdPerReplicaHour: 0.8, placementAllowed: true },
-          ];
-          const length = 120;
-          const ticks = Array.from({ length }, (_, t) => {
-            const up = Math.floor((t + phase) / halfPeriod) % 2 === 0;
-            const preferred: Tick = up
-              ? { ready: 4, desired: 4, errors: 0, latency: 300 }
-              : { ready: 2, desired: 4, errors: 1, latency: 300 };
-            return [preferred, { ready: fallbackReady, desired: fallbackReady, errors: 0, latency: 300 }];
-          });
-          const h: History = { classes, ticks, demand: Array(length).fill(demand), slo: 1000 };
-          const changes = run(h, { mode: 'cost', weights: { c0: 98, c1: 2 }, modeSince: T0 - 3600, ramping: false })
-            .filter((r) => r.decision.modeChanged).length;
+          const changes = flapModeChanges({ halfPeriod, phase, fallbackReady, demand }, 120);
           assert.ok(changes <= 1, `${changes} mode changes`);
         },
       ),
