@@ -58,22 +58,6 @@ export interface ScaledObjectInput {
  * stabilization window, and removes one pod per period.
  */
 export function scaledObject(input: ScaledObjectInput): ScaledObject {
-  const metadata: AwsCloudWatchTriggerMetadata = {
-    namespace: input.metric.namespace,
-    metricName: input.metric.metricName,
-    dimensionName: input.metric.dimensionName,
-    dimensionValue: input.metric.dimensionValue,
-    metricStat: input.metric.statistic,
-    metricStatPeriod: String(input.periodSeconds),
-    metricCollectionTime: String(input.collectionSeconds),
-    metricEndTimeOffset: String(input.endTimeOffsetSeconds),
-    targetMetricValue: formatNumber(input.target),
-    // Scaling to zero is not allowed (minReplicas >= 1), so activation only matters for the trigger's active flag.
-    activationTargetMetricValue: '0',
-    // No requests means no datapoints on ALB metrics: read that as zero load, not as a metric failure.
-    minMetricValue: '0',
-    awsRegion: input.metric.region,
-  };
   return {
     apiVersion: 'keda.sh/v1alpha1',
     kind: 'ScaledObject',
@@ -103,13 +87,12 @@ export function scaledObject(input: ScaledObjectInput): ScaledObject {
         },
       },
       triggers: [
-        {
-          type: 'aws-cloudwatch',
-          name: 'per-replica-load',
-          metricType: 'AverageValue',
-          metadata,
-          authenticationRef: { kind: 'TriggerAuthentication', name: input.triggerAuthenticationName },
-        },
+        cloudWatchTrigger('per-replica-load', input.metric, {
+          periodSeconds: input.periodSeconds,
+          collectionSeconds: input.collectionSeconds,
+          endTimeOffsetSeconds: input.endTimeOffsetSeconds,
+          target: input.target,
+        }, input.triggerAuthenticationName),
       ],
     },
   };
@@ -131,26 +114,44 @@ export interface ReplicaFloorMetric {
  * floor, and a missing metric reads as 0 (no floor), never as a failure that would trip KEDA's fallback.
  */
 export function replicaFloorTrigger(floor: ReplicaFloorMetric, authName: string): ScaledObject['spec']['triggers'][number] {
-  return {
-    type: 'aws-cloudwatch',
-    name: 'replica-floor',
-    metricType: 'AverageValue',
-    metadata: {
-      namespace: floor.namespace,
-      metricName: floor.metricName,
-      dimensionName: Object.keys(floor.dimensions).join(';'),
-      dimensionValue: Object.values(floor.dimensions).join(';'),
-      metricStat: 'Maximum',
-      metricStatPeriod: '60',
-      metricCollectionTime: '180',
-      metricEndTimeOffset: '0',
-      targetMetricValue: '1',
-      activationTargetMetricValue: '0',
-      minMetricValue: '0',
-      awsRegion: floor.region,
-    },
-    authenticationRef: { kind: 'TriggerAuthentication', name: authName },
+  const metric: LoadMetric = {
+    namespace: floor.namespace,
+    metricName: floor.metricName,
+    dimensionName: Object.keys(floor.dimensions).join(';'),
+    dimensionValue: Object.values(floor.dimensions).join(';'),
+    statistic: 'Maximum',
+    region: floor.region,
   };
+  return cloudWatchTrigger('replica-floor', metric, { periodSeconds: 60, collectionSeconds: 180, endTimeOffsetSeconds: 0, target: 1 }, authName);
+}
+
+/**
+ * One KEDA `aws-cloudwatch` trigger with `metricType: AverageValue` (desired replicas = ceil(value / target)), the
+ * shape of both the load trigger and the replica-floor trigger.
+ */
+function cloudWatchTrigger(
+  name: string,
+  metric: LoadMetric,
+  t: { readonly periodSeconds: number; readonly collectionSeconds: number; readonly endTimeOffsetSeconds: number; readonly target: number },
+  authName: string,
+): ScaledObject['spec']['triggers'][number] {
+  const metadata: AwsCloudWatchTriggerMetadata = {
+    namespace: metric.namespace,
+    metricName: metric.metricName,
+    dimensionName: metric.dimensionName,
+    dimensionValue: metric.dimensionValue,
+    metricStat: metric.statistic,
+    metricStatPeriod: String(t.periodSeconds),
+    metricCollectionTime: String(t.collectionSeconds),
+    metricEndTimeOffset: String(t.endTimeOffsetSeconds),
+    targetMetricValue: formatNumber(t.target),
+    // Scaling to zero is not allowed (minReplicas >= 1), so activation only matters for the trigger's active flag.
+    activationTargetMetricValue: '0',
+    // No datapoints (no requests on ALB metrics, no floor published) read as zero, not as a metric failure.
+    minMetricValue: '0',
+    awsRegion: metric.region,
+  };
+  return { type: 'aws-cloudwatch', name, metricType: 'AverageValue', metadata, authenticationRef: { kind: 'TriggerAuthentication', name: authName } };
 }
 
 /** Numbers as KEDA parses them: plain decimals, no exponent, at most 4 decimals. */
