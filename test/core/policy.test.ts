@@ -338,6 +338,11 @@ describe('configuration', () => {
     ]));
   });
 
+  test('fails when replicaFloorsApplied is not a boolean (a JSON config that says "true")', () => {
+    const config = resolvePolicyConfig({ replicaFloorsApplied: 'true' as unknown as boolean });
+    expect(policyConfigProblems(config)).toEqual(['replicaFloorsApplied: "true" (true or false)']);
+  });
+
   test('fails when every class is forbidden by placement', () => {
     expect(policyClassProblems(CLASSES.map((c) => ({ ...c, placementAllowed: false })))).toEqual([
       'classes: every class is forbidden by the placement policy (at least one must be allowed)',

@@ -122,7 +122,10 @@ export function policyConfigProblems(config: PolicyConfig): string[] {
     'at most 1, and at least 2 weight units per tick (rampStepShare x weightTotal >= 2)');
   check('minWeightChangeShare', config.minWeightChangeShare >= 0 && config.minWeightChangeShare < config.rampStepShare,
     'at least 0 and below rampStepShare');
-  check('replicaFloorsApplied', typeof config.replicaFloorsApplied === 'boolean', 'true or false');
+  // JSON-quoted: a string "true" from a hand-written config must not print like the boolean it is not.
+  if (typeof config.replicaFloorsApplied !== 'boolean') {
+    problems.push(`replicaFloorsApplied: ${JSON.stringify(config.replicaFloorsApplied)} (true or false)`);
+  }
   return problems;
 }
 
