@@ -1,35 +1,82 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import * as ts from 'typescript';
 
 /**
- * The sources whose behavior BENCHMARKS.md reports: the policy, the simulator, and the module that computes the
- * deployed admission limits the simulator enforces. A change to any of them without a rerun makes BENCHMARKS.md stale.
+ * The entry points whose behaviour BENCHMARKS.md reports: the benchmark command and the worker module it loads by path
+ * (parallel.ts starts it as a thread, so no import reaches it). Everything they import, transitively, is covered: the
+ * policy, the simulator, the admission limits, the catalog prices the scenarios use.
  */
-export const BENCHMARK_SOURCES: readonly string[] = ['lib/core/policy', 'lib/sim', 'lib/core/runtime/admission.ts'];
+export const BENCHMARK_ENTRY_POINTS: readonly string[] = ['bin/sim.ts', 'lib/sim/worker.ts'];
 
 /**
- * SHA-256 over the benchmark sources (repository-relative paths and contents, in path order). A development tool: it
- * reads the TypeScript sources from a checkout, so it works from the repository, not from an installed package.
+ * SHA-256 over the behaviour of the benchmark's import closure. A development tool: it reads the TypeScript sources
+ * from a checkout (and needs the `typescript` devDependency), so it works from the repository, not from an installed
+ * package.
+ *
+ * What is hashed is each module's code with comments, whitespace and import/re-export lines removed, the modules
+ * sorted, without their paths: moving a file, renaming a folder or fixing a comment keeps BENCHMARKS.md fresh, while
+ * any change to what the code does (a price in the catalog data, a policy constant) makes it stale.
  */
-export function benchmarkSourceHash(root: string = resolve(__dirname, '..', '..')): string {
-  const files: string[] = [];
-  const walk = (path: string) => {
-    if (statSync(path).isDirectory()) for (const entry of readdirSync(path).sort()) walk(join(path, entry));
-    else if (path.endsWith('.ts')) files.push(path);
-  };
-  for (const source of BENCHMARK_SOURCES) walk(join(root, source));
+export function benchmarkSourceHash(
+  root: string = resolve(__dirname, '..', '..'), entryPoints: readonly string[] = BENCHMARK_ENTRY_POINTS,
+): string {
+  const bodies = importClosure(root, entryPoints).map((file) => behaviourOf(readFileSync(file, 'utf8')));
   const hash = createHash('sha256');
-  for (const file of files.sort()) {
-    hash.update(relative(root, file).split('\\').join('/'));
-    hash.update('\0');
-    hash.update(readFileSync(file));
+  for (const body of bodies.sort()) {
+    hash.update(body);
     hash.update('\0');
   }
   return hash.digest('hex');
 }
 
+/** The repository-relative files of the closure, sorted (for messages; the hash does not depend on paths). */
+export function benchmarkSources(
+  root: string = resolve(__dirname, '..', '..'), entryPoints: readonly string[] = BENCHMARK_ENTRY_POINTS,
+): string[] {
+  return importClosure(root, entryPoints).map((file) => relative(root, file).split('\\').join('/')).sort();
+}
+
 /** The line BENCHMARKS.md carries, and the test looks for. */
 export function sourceHashLine(hash: string): string {
-  return `Generated from sources sha256:${hash} (${BENCHMARK_SOURCES.join(', ')}).`;
+  return `Generated from sources sha256:${hash} (the import closure of ${BENCHMARK_ENTRY_POINTS.join(', ')}).`;
+}
+
+function importClosure(root: string, entryPoints: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const pending = entryPoints.map((entry) => join(root, entry));
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const specifier of relativeSpecifiers(readFileSync(file, 'utf8'))) pending.push(resolveModule(file, specifier));
+  }
+  return [...seen];
+}
+
+/** Every relative module the file imports or re-exports, type-only imports included (they are part of the closure). */
+function relativeSpecifiers(text: string): string[] {
+  return ts.preProcessFile(text, true, true).importedFiles.map((ref) => ref.fileName).filter((name) => name.startsWith('.'));
+}
+
+function resolveModule(from: string, specifier: string): string {
+  const base = resolve(dirname(from), specifier);
+  const candidate = [`${base}.ts`, join(base, 'index.ts')].find((path) => existsSync(path));
+  if (candidate === undefined) throw new Error(`benchmarkSourceHash: cannot resolve '${specifier}' imported by ${from}`);
+  return candidate;
+}
+
+/**
+ * The module's code as the TypeScript printer writes it back without comments (so layout and comments do not count),
+ * skipping import declarations and `export ... from` lines (paths are not behaviour; the closure covers their targets).
+ */
+function behaviourOf(text: string): string {
+  const source = ts.createSourceFile('module.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const printer = ts.createPrinter({ removeComments: true });
+  return source.statements
+    .filter((statement) => !ts.isImportDeclaration(statement) && !ts.isImportEqualsDeclaration(statement))
+    .filter((statement) => !(ts.isExportDeclaration(statement) && statement.moduleSpecifier !== undefined))
+    .map((statement) => printer.printNode(ts.EmitHint.Unspecified, statement, source))
+    .join('\n');
 }
