@@ -20,7 +20,7 @@ import {
   isFullObjectChecksum,
   modelDigestMessage,
   parseS3Object,
-} from '../lib/core/artifact-verification';
+} from '../lib/core/trust/artifact-verification';
 
 export const USAGE = `Usage:
   sign-model digest <file>

@@ -1,4 +1,4 @@
-// Writes docs/validation.md from the validation rule tables (lib/core/validation-rules.ts):
+// Writes docs/validation.md from the validation rule tables (lib/core/validation/rules.ts):
 //   node scripts/gen-validation-doc.mjs
 // test/core/validation.test.ts fails when the committed document differs from what this writes.
 import { writeFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 require('ts-node').register({ transpileOnly: true, compilerOptions: { module: 'commonjs' } });
-const { validationMatrixMarkdown } = require('../lib/core/validation-doc.ts');
+const { validationMatrixMarkdown } = require('../lib/core/validation/doc.ts');
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 writeFileSync(join(root, 'docs', 'validation.md'), validationMatrixMarkdown());

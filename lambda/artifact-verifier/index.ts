@@ -38,8 +38,8 @@ import {
   modelDigestMessage,
   parseEcrImage,
   verifyArtifacts,
-} from '../../lib/core/artifact-verification';
-import { type RetryOptions, withRetries } from '../../lib/core/retry';
+} from '../../lib/core/trust/artifact-verification';
+import { type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
 import { NOTATION_SIGNATURE_ARTIFACT_TYPE, parseNotationEnvelope } from './envelope';
 
 /** ResourceProperties as CloudFormation delivers them (every scalar is a string). */

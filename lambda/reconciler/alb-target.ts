@@ -1,5 +1,5 @@
 import { type Action, DescribeListenersCommand, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { type ReconcilerConfig } from '../../lib/core/policy/reconciler-config';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { type Clients } from './reconcile';
 import { type TargetState } from './target-state';
 

@@ -3,8 +3,8 @@
  * Thin: read the configuration the construct validated at synth, run one reconciliation, fail the invocation (so the
  * function's Errors metric shows it) when an AWS call failed after retries. Weights are left unchanged in that case.
  */
-import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/policy/reconciler-config';
-import { failureAuditLine, failureEmf, RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler-faults';
+import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { failureAuditLine, failureEmf, RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler/faults';
 import { type Clients, reconcile, type RunResult } from './reconcile';
 
 // Our own retry layer (retry.ts) is the only one: one SDK attempt per call.

@@ -5,24 +5,13 @@
 import { type CloudWatchClient, GetMetricDataCommand, type MetricDataQuery, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
 import { type ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { type SageMakerClient } from '@aws-sdk/client-sagemaker';
-import {
-  assembleSignals,
-  auditLine,
-  capacitiesToRaise,
-  buildQueryBatch,
-  decide,
-  decisionEmf,
-  type RouteObservation,
-  type PolicyInput,
-  policyClassesFromFacts,
-  policyWindowPeriods,
-  rebuildState,
-  type ReconcilerConfig,
-  resolvePolicyConfig,
-  signalPlan,
-  type WindowFrame,
-  windowsFromResults,
-} from '../../lib/core/policy';
+import { decide } from '../../lib/core/policy/decide';
+import { policyWindowPeriods, resolvePolicyConfig } from '../../lib/core/policy/defaults';
+import { type PolicyInput } from '../../lib/core/policy/types';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { policyClassesFromFacts } from '../../lib/core/reconciler/from-facts';
+import { assembleSignals, auditLine, capacitiesToRaise, buildQueryBatch, decisionEmf, type RouteObservation, rebuildState, type WindowFrame, windowsFromResults } from '../../lib/core/reconciler/io';
+import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import {
   demandWindow,
   failureAuditLine,
@@ -31,9 +20,9 @@ import {
   missingTargets,
   reconcilerConfigProblems,
   weightInvariantProblems,
-} from '../../lib/core/reconciler-faults';
-import { latest } from '../../lib/core/policy/signals';
-import { DEFAULT_RETRY, type RetryOptions, withRetries } from '../../lib/core/retry';
+} from '../../lib/core/reconciler/faults';
+import { latest } from '../../lib/core/policy/evidence';
+import { DEFAULT_RETRY, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
 import { type TargetState } from './target-state';
 
 export interface Clients {

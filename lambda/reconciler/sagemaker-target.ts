@@ -1,5 +1,5 @@
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
-import { type ReconcilerConfig } from '../../lib/core/policy/reconciler-config';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { type Clients } from './reconcile';
 import { type TargetState } from './target-state';
 

@@ -5,9 +5,9 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { ADMISSION_DECISIONS, Metrics } from '../core/metrics';
-import { numberProblem } from '../core/validation';
-import { OBSERVABILITY_RULES } from '../core/validation-rules';
+import { ADMISSION_DECISIONS, Metrics } from '../core/metrics/contract';
+import { numberProblem } from '../core/validation/checker';
+import { OBSERVABILITY_RULES } from '../core/validation/rules';
 import { durationSeconds } from '../util/duration';
 
 /** CloudWatch: a metric-math alarm reads at most 10 metrics. */

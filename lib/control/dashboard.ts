@@ -1,8 +1,8 @@
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import { Dim, Metrics } from '../core/metrics';
-import { nameProblem } from '../core/validation';
-import { OBSERVABILITY_RULES } from '../core/validation-rules';
+import { Dim, Metrics } from '../core/metrics/contract';
+import { nameProblem } from '../core/validation/checker';
+import { OBSERVABILITY_RULES } from '../core/validation/rules';
 import { type InferenceAlarms } from './alarms';
 import { serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
 

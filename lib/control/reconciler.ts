@@ -6,26 +6,21 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { Dim, Metrics } from '../core/metrics';
-import { nonFiniteFactProblems, RECONCILER_SERVICE_ENV } from '../core/reconciler-faults';
-import { Checker } from '../core/validation';
-import { RECONCILER_RULES } from '../core/validation-rules';
+import { Dim, Metrics } from '../core/metrics/contract';
+import { nonFiniteFactProblems, RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
+import { Checker } from '../core/validation/checker';
+import { RECONCILER_RULES } from '../core/validation/rules';
 import { durationMillis, durationSeconds } from '../util/duration';
-import {
-  type PolicyConfig,
-  policyClassesFromFacts,
-  policyClassProblems,
-  policyConfigProblems,
-  RECONCILER_CONFIG_ENV,
-  type ReconcilerConfig,
-  resolvePolicyConfig,
-} from '../core/policy';
-import { type RoutingFacts } from '../core/routing-facts';
-import { karpenterCapacityErrorMetric } from '../core/karpenter-capacity';
-import { signalPlan } from '../core/policy/signal-sources';
-import { findPublishedMetric } from '../core/signals';
-import { type ClassSignalProducers, type IInferenceServing, servingProblems } from '../core/serving';
-import { isUnresolved } from '../core/tokens';
+import { policyClassProblems, policyConfigProblems, resolvePolicyConfig } from '../core/policy/defaults';
+import { type PolicyConfig } from '../core/policy/types';
+import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../core/reconciler/config';
+import { policyClassesFromFacts } from '../core/reconciler/from-facts';
+import { type RoutingFacts } from '../core/reconciler/routing-facts';
+import { karpenterCapacityErrorMetric } from '../core/metrics/karpenter-capacity';
+import { signalPlan } from '../core/reconciler/signal-sources';
+import { findPublishedMetric } from '../core/metrics/aws-published';
+import { type ClassSignalProducers, type IInferenceServing, servingProblems } from '../core/reconciler/serving';
+import { isUnresolved } from '../core/validation/tokens';
 import { lambdaCode } from '../util/lambda-code';
 import { acknowledgeRule } from '../util/nag';
 
@@ -96,7 +91,7 @@ function signalSourceLines(config: ReconcilerConfig): string[] {
     for (const [signal, source] of Object.entries(sources)) {
       if (!source) continue;
       if ('expression' in source) {
-        lines.push(`${route} ${signal}: ${source.expression} (AWS-published, lib/core/signals.ts)`);
+        lines.push(`${route} ${signal}: ${source.expression} (AWS-published, lib/core/metrics/aws-published.ts)`);
         continue;
       }
       const m = source.metric;

@@ -15,12 +15,12 @@ import {
   type MetricSpec,
   Metrics,
   serviceDimensions,
-} from '../core/metrics';
-import { duplicates } from '../core/names';
-import { type RoutedClassFacts, type RoutingFacts } from '../core/routing-facts';
-import { type ClassSignalProducers, type IInferenceServing, type ServingDescription, servingProblems } from '../core/serving';
-import { type MetricStatSource } from '../core/signals';
-import { isUnresolved } from '../core/tokens';
+} from '../core/metrics/contract';
+import { duplicates } from '../core/validation/names';
+import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
+import { type ClassSignalProducers, type IInferenceServing, type ServingDescription, servingProblems } from '../core/reconciler/serving';
+import { type MetricStatSource } from '../core/metrics/aws-published';
+import { isUnresolved } from '../core/validation/tokens';
 
 /** What the dashboard and the alarms are built from. */
 export interface ServiceObservabilityProps {

@@ -1,25 +1,18 @@
-export * from './tokens';
-export * from './validation';
-export * from './validation-rules';
-export * from './names';
+// The pure domain logic (no aws-cdk-lib, no AWS SDK), one folder per concept.
+
+// ---- service: contract, capacity classes, checks, capacity plan
+export * from './service';
+// ---- hardware: instance profiles and the catalog
 export * from './hardware';
-export * from './contract';
-export * from './capacity-class';
-export * from './checks';
-export * from './sizing';
-export * from './routing-facts';
-export * from './metrics';
-export * from './policy';
-export * from './image-reference';
-export * from './artifact-verification';
-export * from './retry';
-export * from './footprints';
-export * from './signals';
-export * from './serving';
-export * from './karpenter-capacity';
-export * from './model-server-metrics';
-export * from './signal-contract';
-export * from './filter-pattern';
-export * from './validation-doc';
+// ---- runtime: engines, runtime binding, admission, engine metrics
 export * from './runtime';
-export * from './reconciler-faults';
+// ---- metrics: the metric contract and where each metric comes from
+export * from './metrics';
+// ---- policy: decide()
+export * from './policy';
+// ---- reconciler: serving description, routing facts, configuration, signal plan, faults
+export * from './reconciler';
+// ---- trust: image and model-data rules
+export * from './trust';
+// ---- validation: the shared checker and rule tables
+export * from './validation';

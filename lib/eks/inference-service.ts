@@ -29,7 +29,7 @@ import {
   type ServiceContract,
   rejectionStatusClass,
 } from '../core';
-import { type IInferenceServing, type ServingDescription } from '../core/serving';
+import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
 import { type IClassArtifactGate } from '../trust/gate';
 import { classObjectName, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';

@@ -9,11 +9,11 @@ import {
   karpenterCapacityErrorMetric,
   karpenterCapacityErrorPattern,
   prometheusLogGroupName,
-} from '../core/karpenter-capacity';
-import { emfMetricDeclarations, enginePrometheusMetrics, SCRAPED_METRIC_NAMESPACE, scrapeJob, type ScrapeTarget } from '../core/model-server-metrics';
-import { AwsMetrics, type MetricSpec } from '../core/metrics';
-import { EXTERNAL_AGENTS_METADATA, EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_ADDON_NAME } from '../core/signal-contract';
-import { type MetricStatSource } from '../core/signals';
+} from '../core/metrics/karpenter-capacity';
+import { emfMetricDeclarations, enginePrometheusMetrics, SCRAPED_METRIC_NAMESPACE, scrapeJob, type ScrapeTarget } from '../core/runtime/engine-metrics';
+import { AwsMetrics, type MetricSpec } from '../core/metrics/contract';
+import { EXTERNAL_AGENTS_METADATA, EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_ADDON_NAME } from '../core/metrics/template-check';
+import { type MetricStatSource } from '../core/metrics/aws-published';
 import { acknowledgeManagedPolicies } from '../util/nag';
 
 /**
@@ -184,7 +184,7 @@ export class EksObservability extends Construct {
     this.configurationValues = addonConfiguration(props.clusterName, service, jobs, Object.values(scraped).flat());
 
     if (existing) {
-      // What runs outside the template, recorded for the signal contract check (lib/core/signal-contract.ts).
+      // What runs outside the template, recorded for the signal contract check (lib/core/metrics/template-check.ts).
       const scraper = (this.configurationValues.agents as Array<Record<string, unknown>>).find((a) => a.name === SCRAPER_AGENT_NAME);
       const template = Stack.of(this).templateOptions;
       template.metadata = {

@@ -8,7 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct } from 'constructs';
-import { type IInferenceServing, type ServingDescription } from '../core/serving';
+import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
 import {
   AwsMetrics,
   type CapacityClass,

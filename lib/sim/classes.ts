@@ -1,7 +1,7 @@
-import { type CapacityClass } from '../core/capacity-class';
-import { type ServiceContract } from '../core/contract';
-import { routedClassFacts } from '../core/routing-facts';
-import { type CapacityPlan } from '../core/sizing';
+import { type CapacityClass } from '../core/service/capacity-class';
+import { type ServiceContract } from '../core/service/contract';
+import { routedClassFacts } from '../core/reconciler/routing-facts';
+import { type CapacityPlan } from '../core/service/sizing';
 // The deployed servers' admission limits (the runtime contract): the simulator admits exactly what the engines are told.
 import { admissionLimits } from '../core/runtime/admission';
 import { type AutoscalerSpec, type ServiceModel, type SimClass } from './model';

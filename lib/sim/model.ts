@@ -1,4 +1,4 @@
-import { type RoutedClassFacts } from '../core/routing-facts';
+import { type RoutedClassFacts } from '../core/reconciler/routing-facts';
 import { type WorkloadSpec } from './workload';
 
 /**

@@ -1,6 +1,6 @@
-import { type CapacityClass } from '../core/capacity-class';
-import { type ServiceContract } from '../core/contract';
-import { type CapacityPlan, HOURS_PER_MONTH, planCapacity, type PlanOptions } from '../core/sizing';
+import { type CapacityClass } from '../core/service/capacity-class';
+import { type ServiceContract } from '../core/service/contract';
+import { type CapacityPlan, HOURS_PER_MONTH, planCapacity, type PlanOptions } from '../core/service/sizing';
 
 /** How the service degrades at one demand level, if the fleet scales to its bounds. */
 export interface DegradationStep {

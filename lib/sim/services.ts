@@ -1,8 +1,8 @@
-import { type CapacityClass, type CapacityClassSpec } from '../core/capacity-class';
-import { defineCapacityClasses } from '../core/checks';
-import { type ServiceContract } from '../core/contract';
-import { LLAMA_3_8B_BF16 } from '../core/footprints';
-import { type CapacityPlan, planCapacity } from '../core/sizing';
+import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
+import { defineCapacityClasses } from '../core/service/checks';
+import { type ServiceContract } from '../core/service/contract';
+import { LLAMA_3_8B_BF16 } from '../core/service/footprints';
+import { type CapacityPlan, planCapacity } from '../core/service/sizing';
 import { type ClassRuntimeBehavior } from './classes';
 import { AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, tokenTableMean } from './workload';
 

@@ -15,16 +15,17 @@ export const BENCHMARK_ENTRY_POINTS: readonly string[] = ['bin/sim.ts', 'lib/sim
  * from a checkout (and needs the `typescript` devDependency), so it works from the repository, not from an installed
  * package.
  *
- * What is hashed is each module's code with comments, whitespace and import/re-export lines removed, the modules
- * sorted, without their paths: moving a file, renaming a folder or fixing a comment keeps BENCHMARKS.md fresh, while
- * any change to what the code does (a price in the catalog data, a policy constant) makes it stale.
+ * What is hashed is each top-level statement of each module, printed without comments and layout, import/re-export
+ * lines left out, all statements sorted, without their paths: moving a file, splitting a module, renaming a folder or
+ * fixing a comment keeps BENCHMARKS.md fresh, while any change to what the code does (a price in the catalog data, a
+ * policy constant) makes it stale.
  */
 export function benchmarkSourceHash(
   root: string = resolve(__dirname, '..', '..'), entryPoints: readonly string[] = BENCHMARK_ENTRY_POINTS,
 ): string {
-  const bodies = importClosure(root, entryPoints).map((file) => behaviourOf(readFileSync(file, 'utf8')));
+  const statements = importClosure(root, entryPoints).flatMap((file) => behaviourOf(readFileSync(file, 'utf8')));
   const hash = createHash('sha256');
-  for (const body of bodies.sort()) {
+  for (const body of statements.sort()) {
     hash.update(body);
     hash.update('\0');
   }
@@ -68,15 +69,14 @@ function resolveModule(from: string, specifier: string): string {
 }
 
 /**
- * The module's code as the TypeScript printer writes it back without comments (so layout and comments do not count),
+ * The module's statements as the TypeScript printer writes them back without comments (layout and comments do not count),
  * skipping import declarations and `export ... from` lines (paths are not behaviour; the closure covers their targets).
  */
-function behaviourOf(text: string): string {
+function behaviourOf(text: string): string[] {
   const source = ts.createSourceFile('module.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const printer = ts.createPrinter({ removeComments: true });
   return source.statements
     .filter((statement) => !ts.isImportDeclaration(statement) && !ts.isImportEqualsDeclaration(statement))
     .filter((statement) => !(ts.isExportDeclaration(statement) && statement.moduleSpecifier !== undefined))
-    .map((statement) => printer.printNode(ts.EmitHint.Unspecified, statement, source))
-    .join('\n');
+    .map((statement) => printer.printNode(ts.EmitHint.Unspecified, statement, source));
 }

@@ -13,8 +13,8 @@ import {
   approvedArtifactsFor,
   parseEcrImage,
 } from '../core';
-import { Checker, nameProblem, numberProblem } from '../core/validation';
-import { TRUST_RULES } from '../core/validation-rules';
+import { Checker, nameProblem, numberProblem } from '../core/validation/checker';
+import { TRUST_RULES } from '../core/validation/rules';
 import { durationDays, durationSeconds } from '../util/duration';
 import { lambdaCode } from '../util/lambda-code';
 import { acknowledgeRule } from '../util/nag';

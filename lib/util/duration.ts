@@ -1,5 +1,5 @@
 import { type Duration, type Size, SizeRoundingBehavior } from 'aws-cdk-lib';
-import { UNRESOLVED_DURATION } from '../core/validation';
+import { UNRESOLVED_DURATION } from '../core/validation/checker';
 
 /**
  * A Duration in seconds for checking: fractional seconds stay fractional (so a rule can say "whole seconds" with our

@@ -1,15 +1,15 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import * as ts from 'typescript';
-import { ALL_METRIC_NAMES, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics';
+import { ALL_METRIC_NAMES, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics/contract';
 
 /**
  * Every metric name and namespace used anywhere comes from the contract module: a string literal in lib/ or lambda/
- * (outside lib/core/metrics.ts) that is, or contains as a whole word, a contract metric name or namespace fails.
+ * (outside lib/core/metrics/contract.ts) that is, or contains as a whole word, a contract metric name or namespace fails.
  */
 
 const ROOT = resolve(__dirname, '..', '..');
-const CONTRACT_FILE = join('lib', 'core', 'metrics.ts');
+const CONTRACT_FILE = join('lib', 'core', 'metrics', 'contract.ts');
 const NAMES = new Set<string>(ALL_METRIC_NAMES);
 const NAMESPACES: readonly string[] = [METRIC_NAMESPACE, ...Object.values(AwsMetrics).map((g) => g.namespace)];
 

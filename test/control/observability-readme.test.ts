@@ -4,7 +4,7 @@ import * as cdk from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as ts from 'typescript';
 import * as library from '../../lib';
-import { ALL_METRICS } from '../../lib/core/metrics';
+import { ALL_METRICS } from '../../lib/core/metrics/contract';
 import { UNIT_TEST_APP_PROPS } from '../util';
 
 const SECTION = readFileSync(join(__dirname, '..', '..', 'docs', 'observability.md'), 'utf8');

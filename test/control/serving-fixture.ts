@@ -1,5 +1,5 @@
-import { type RoutingFacts } from '../../lib/core/routing-facts';
-import { type IInferenceServing, type ServingSignals } from '../../lib/core/serving';
+import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
+import { type IInferenceServing, type ServingSignals } from '../../lib/core/reconciler/serving';
 
 /** A serving construct stand-in: the facts a SageMaker or EKS construct would hand over. */
 export function servingOf(

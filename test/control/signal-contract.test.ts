@@ -3,11 +3,11 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EksStableDiffusionStack } from '../../examples/eks-stable-diffusion';
 import { SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
-import { type CfnTemplate, signalContractProblems, templateSignals } from '../../lib/core/signal-contract';
+import { type CfnTemplate, signalContractProblems, templateSignals } from '../../lib/core/metrics/template-check';
 
 /**
  * The signal contract: every metric the reconciler, the alarms and the dashboard of an example read has a producer in
- * the same template or is AWS-published (lib/core/signals.ts); removing a producer makes the check name the orphans.
+ * the same template or is AWS-published (lib/core/metrics/aws-published.ts); removing a producer makes the check name the orphans.
  */
 const env = { account: '123456789012', region: 'us-east-1' };
 let eks: CfnTemplate;
@@ -89,7 +89,7 @@ describe('signal contract', () => {
     expect(stack).toBeDefined();
     expect(signalContractProblems(t)).toEqual([
       'ContainerInsights kube_deployment_spec_replicas [ClusterName, Deployment] read by A (AWS::CloudWatch::Alarm) has no producer in the template '
-        + 'and is not an AWS-published metric of lib/core/signals.ts (or what publishes it is not installed)',
+        + 'and is not an AWS-published metric of lib/core/metrics/aws-published.ts (or what publishes it is not installed)',
     ]);
   });
 });

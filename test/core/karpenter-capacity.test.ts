@@ -1,5 +1,5 @@
-import { filterPatternProblems, matchesFilterPattern } from '../../lib/core/filter-pattern';
-import { karpenterCapacityErrorMetric, karpenterCapacityErrorPattern } from '../../lib/core/karpenter-capacity';
+import { filterPatternProblems, matchesFilterPattern } from '../../lib/core/metrics/filter-pattern';
+import { karpenterCapacityErrorMetric, karpenterCapacityErrorPattern } from '../../lib/core/metrics/karpenter-capacity';
 
 /**
  * The Karpenter capacity-error metric filter against log lines in Karpenter 1.14's real format, as Fluent Bit of the

@@ -17,7 +17,7 @@ import {
   Metrics,
   metricsEmittedBy,
   serviceDimensions,
-} from '../../lib/core/metrics';
+} from '../../lib/core/metrics/contract';
 
 const S = Dim.SERVICE;
 const C = Dim.CLASS;

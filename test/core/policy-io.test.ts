@@ -7,7 +7,7 @@ import {
   signalPlan,
   windowsFromResults,
 } from '../../lib/core';
-import { demandWindow } from '../../lib/core/reconciler-faults';
+import { demandWindow } from '../../lib/core/reconciler/faults';
 
 const FRAME = { start: 1_800_000_000, periodSeconds: 60, slots: 12 };
 const NOW = FRAME.start + 12 * 60;

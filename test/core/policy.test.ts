@@ -14,7 +14,7 @@ import {
   type RoutingFacts,
 } from '../../lib/core';
 import { replicaFloors } from '../../lib/core/policy/plan';
-import { plannedDemand, sustainedDemand } from '../../lib/core/policy/signals';
+import { plannedDemand, sustainedDemand } from '../../lib/core/policy/evidence';
 
 // GIVEN three classes in preference order; the preferred one is also the cheapest per token.
 // inf2: 0.76 USD/h / 300 tok/s; g6: 0.80 / 200; g5: 1.00 / 250 (g6 and g5 cost the same per token, g6 ranks first).

@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY, isRetryableError, withRetries } from '../../lib/core/retry';
+import { DEFAULT_RETRY, isRetryableError, withRetries } from '../../lib/core/reconciler/retry';
 
 // The one retry policy of both Lambda functions (the reconciler and the artifact verifier).
 describe('retry policy', () => {

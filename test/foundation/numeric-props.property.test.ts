@@ -21,7 +21,7 @@ import {
   type ServiceContract,
   TRUST_RULES,
 } from '../../lib/core';
-import { type IInferenceServing } from '../../lib/core/serving';
+import { type IInferenceServing } from '../../lib/core/reconciler/serving';
 import { InferenceObservability, Reconciler } from '../../lib/control';
 import { EksInferenceService } from '../../lib/eks';
 import { SageMakerCapacityEndpoint } from '../../lib/sagemaker';

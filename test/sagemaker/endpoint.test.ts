@@ -64,7 +64,7 @@ describe('SageMakerCapacityEndpoint', () => {
       template.hasResourceProperties('AWS::SageMaker::Model', {
         PrimaryContainer: {
           Environment: Match.objectEquals({
-            // The engine-neutral set (lib/core/runtime/contract.ts), the same names and values as on EKS.
+            // The engine-neutral set (lib/core/runtime/binding.ts), the same names and values as on EKS.
             CAI_SERVICE: 'llama3-chat',
             CAI_CLASS: 'l40s',
             CAI_ENGINE: 'vllm',

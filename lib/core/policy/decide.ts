@@ -39,7 +39,7 @@
  */
 import { policyClassProblems, resolvePolicyConfig } from './defaults';
 import { apportion, byPreference, type ClassView, maxShareDelta, rampToward, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
-import { flapStability, healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, sustainedDemand, windowPeriods } from './signals';
+import { flapStability, healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, sustainedDemand, windowPeriods } from './evidence';
 import {
   type DecisionReason,
   type PolicyClass,

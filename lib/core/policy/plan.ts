@@ -42,7 +42,7 @@ export function byPreference(a: PolicyClass, b: PolicyClass): number {
  * then lifted to its warm floor.
  *
  * Why each class is filled to its envelope and not to envelope / (1 + headroom): autoscalers target
- * envelope / (1 + headroom) per replica (lib/core/sizing.ts). Capping the cheap class at that target would hold it
+ * envelope / (1 + headroom) per replica (lib/core/service/sizing.ts). Capping the cheap class at that target would hold it
  * exactly at its target, so it would never scale out and the dearer class would carry the overflow for good. Filled to
  * its envelope it runs above its target, scales out, and the overflow drains back to it as replicas become ready.
  *

@@ -1,5 +1,5 @@
-import { type CapacityClass } from '../capacity-class';
-import { type ServiceContract } from '../contract';
+import { type CapacityClass } from '../service/capacity-class';
+import { type ServiceContract } from '../service/contract';
 
 /**
  * How many requests one replica of a class holds before it must reject. The model servers get these numbers

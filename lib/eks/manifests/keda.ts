@@ -98,7 +98,7 @@ export function scaledObject(input: ScaledObjectInput): ScaledObject {
   };
 }
 
-/** The replica floor a Reconciler publishes for one class (its `ReplicaFloor` metric, lib/core/metrics.ts). */
+/** The replica floor a Reconciler publishes for one class (its `ReplicaFloor` metric, lib/core/metrics/contract.ts). */
 export interface ReplicaFloorMetric {
   readonly namespace: string;
   readonly metricName: string;

@@ -4,9 +4,9 @@
  * data (no aws-cdk-lib), so the reconciler can pass it to its Lambda function.
  */
 import { type RoutingFacts } from './routing-facts';
-import { type MetricStatSource } from './signals';
-import { numberProblem } from './validation';
-import { RECONCILER_RULES } from './validation-rules';
+import { type MetricStatSource } from '../metrics/aws-published';
+import { numberProblem } from '../validation/checker';
+import { RECONCILER_RULES } from '../validation/rules';
 
 /** Signals of one capacity class that the platform produces (beyond the AWS-published ones every class has). */
 export interface ClassSignalProducers {

@@ -6,7 +6,7 @@
  * Pure TypeScript (no aws-cdk-lib): the reconciler Lambda and model-server sidecars import it to emit, the
  * constructs import it to read.
  */
-import { duplicates } from './names';
+import { duplicates } from '../validation/names';
 
 /** CloudWatch units used by the contract. */
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'Percent' | 'None' | 'Count/Second';
@@ -116,7 +116,7 @@ export const Metrics = {
     'Planned share (0..100) of routed token capacity (weight x envelope tokens/s) on routed classes other than the preferred one'),
   deadlineExhaustions: own('DeadlineExhaustions', 'Count', [S, C], 'Sum', 'model-server',
     'Requests rejected or cut because their deadline ran out', [[S]]),
-  // Scraped from the model server's Prometheus endpoint by the CloudWatch agent (lib/core/model-server-metrics.ts).
+  // Scraped from the model server's Prometheus endpoint by the CloudWatch agent (lib/core/runtime/engine-metrics.ts).
   requestsRunning: own('RequestsRunning', 'Count', [S, C], 'Average', 'model-server',
     'Requests the engine is decoding now (a gauge; one datapoint per replica per scrape)'),
   requestsWaiting: own('RequestsWaiting', 'Count', [S, C], 'Average', 'model-server',
@@ -189,7 +189,7 @@ export const AwsMetrics = {
     namespace: 'ContainerInsights',
     /**
      * Deployment metrics of Container Insights with enhanced observability (the amazon-cloudwatch-observability add-on);
-     * dimensions ClusterName, Namespace, PodName (PodName holds the Deployment's name). See lib/core/signals.ts.
+     * dimensions ClusterName, Namespace, PodName (PodName holds the Deployment's name). See lib/core/metrics/aws-published.ts.
      */
     replicasDesired: 'replicas_desired',
     replicasReady: 'replicas_ready',

@@ -5,12 +5,12 @@
  * Prometheus EMF declarations in the amazon-cloudwatch-observability add-on configuration, or the reconciler's own
  * EMF. Pure: takes the template as JSON.
  */
-import { ENGINE_PROMETHEUS_METRICS } from './model-server-metrics';
-import { dimensionSets, metricsEmittedBy } from './metrics';
-import { buildQueryBatch } from './policy/reconcile-io';
-import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from './policy/reconciler-config';
-import { signalPlan } from './policy/signal-sources';
-import { AWS_PUBLISHED_METRICS, type PublishedMetricPrerequisite } from './signals';
+import { ENGINE_PROMETHEUS_METRICS } from '../runtime/engine-metrics';
+import { dimensionSets, metricsEmittedBy } from './contract';
+import { buildQueryBatch } from '../reconciler/io';
+import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../reconciler/config';
+import { signalPlan } from '../reconciler/signal-sources';
+import { AWS_PUBLISHED_METRICS, type PublishedMetricPrerequisite } from './aws-published';
 
 /** The add-on whose agent and Fluent Bit produce Container Insights metrics and application logs. */
 export const OBSERVABILITY_ADDON_NAME = 'amazon-cloudwatch-observability';
@@ -244,7 +244,7 @@ export function signalContractProblems(template: CfnTemplate): string[] {
   const problems = reads
     .filter((r) => !producerOf(r, producers))
     .map((r) => `${r.namespace} ${r.name} [${r.dimensions.join(', ')}] read by ${r.reader} has no producer in the template and is not an AWS-published metric `
-      + 'of lib/core/signals.ts (or what publishes it is not installed)');
+      + 'of lib/core/metrics/aws-published.ts (or what publishes it is not installed)');
   return [...new Set(problems)];
 }
 

@@ -4,10 +4,10 @@
  * approved are the settings the server runs with. Pure (no aws-cdk-lib): the constructs, the tests and the simulator
  * call it alike.
  */
-import { type CapacityClass } from '../capacity-class';
-import { type ClassProblem } from '../checks';
-import { type ServiceContract } from '../contract';
-import { isUnresolved } from '../tokens';
+import { type CapacityClass } from '../service/capacity-class';
+import { type ClassProblem } from '../service/checks';
+import { type ServiceContract } from '../service/contract';
+import { isUnresolved } from '../validation/tokens';
 import { type AdmissionLimits, admissionLimits } from './admission';
 import { compareVersions, ENGINE_FACTS, ENGINES, type EngineName, isEngineName, parseVersion, type RejectionStatus } from './engines';
 

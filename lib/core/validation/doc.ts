@@ -3,8 +3,8 @@
  * the code does not enforce. `test/core/validation-doc.test.ts` fails when the committed file differs; regenerate it
  * with `node scripts/gen-validation-doc.mjs`.
  */
-import { describeRule, describeTokens, type Rule } from './validation';
-import { VALIDATION_MATRIX } from './validation-rules';
+import { describeRule, describeTokens, type Rule } from './checker';
+import { VALIDATION_MATRIX } from './rules';
 
 function cell(text: string): string {
   return text.replace(/\|/g, '\\|');
@@ -22,7 +22,7 @@ export function validationMatrixMarkdown(): string {
   const lines = [
     '# Validation matrix',
     '',
-    '<!-- Generated from lib/core/validation-rules.ts by scripts/gen-validation-doc.mjs; do not edit by hand. -->',
+    '<!-- Generated from lib/core/validation/rules.ts by scripts/gen-validation-doc.mjs; do not edit by hand. -->',
     '',
     'Every prop the constructs check, the rule it must satisfy and the message a broken rule produces. Every construct',
     'collects all problems and reports them at once, each line as `<construct path>: <field>: <message>`. Numbers must',

@@ -3,7 +3,7 @@
  * `Checker` over one of these tables), and `docs/validation.md` is generated from `VALIDATION_MATRIX`: what the
  * document says is what the code enforces.
  */
-import { crossRule, nameRule, numberRule } from './validation';
+import { crossRule, nameRule, numberRule } from './checker';
 
 /** The service contract (`contract` of every serving construct, and `defineCapacityClasses({ contract })`). */
 export const CONTRACT_RULES = {

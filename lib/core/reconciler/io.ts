@@ -3,11 +3,11 @@
  * state rebuilt from the reconciler's own decision metrics, and the EMF record and audit line to print. Kept out of
  * the handler so they are unit-tested without mocks and shared with anything else that replays decisions.
  */
-import { classDimensions, Dim, emfRecord, Metrics, POLICY_MODE_VALUE, serviceDimensions } from '../metrics';
-import { initialPolicyState } from './decide';
+import { classDimensions, Dim, emfRecord, Metrics, POLICY_MODE_VALUE, serviceDimensions } from '../metrics/contract';
+import { initialPolicyState } from '../policy/decide';
 import { type SignalPlan, type ClassSignalSources } from './signal-sources';
-import { type SignalSource } from './reconciler-config';
-import { type ClassSignals, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from './types';
+import { type SignalSource } from './config';
+import { type ClassSignals, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from '../policy/types';
 
 /** The shape of a GetMetricData `MetricDataQuery` (structurally compatible with the SDK's type). */
 export interface MetricQuery {
@@ -105,7 +105,7 @@ export function windowsFromResults(results: readonly MetricResult[], batch: Quer
 }
 
 /**
- * Per-class signal windows from one GetMetricData answer. Total demand is `demandWindow()` (lib/core/reconciler-faults.ts),
+ * Per-class signal windows from one GetMetricData answer. Total demand is `demandWindow()` (lib/core/reconciler/faults.ts),
  * which also tells a silent class holding weight from a quiet one.
  */
 export function assembleSignals(
@@ -188,7 +188,7 @@ export interface RouteObservation {
 }
 
 /**
- * The EMF records of one decision, built with the metric contract's `emfRecord` (lib/core/metrics.ts): mode, ramp,
+ * The EMF records of one decision, built with the metric contract's `emfRecord` (lib/core/metrics/contract.ts): mode, ramp,
  * planned fallback shares and weight changes per service; the decision by reason; weight (and, where the reconciler
  * observed them, replicas) per routed class; on SageMaker also ready instances per pool class.
  */

@@ -2,13 +2,13 @@
  * What the reconciler construct hands its Lambda function (one JSON environment variable) and the Lambda reads back:
  * plain data, no aws-cdk-lib. The construct builds and validates it at synth; the handler trusts its shape.
  */
-import { type RoutingFacts } from '../routing-facts';
-import { type ClassSignalProducers } from '../serving';
-import { type MetricStatSource } from '../signals';
+import { type RoutingFacts } from './routing-facts';
+import { type ClassSignalProducers } from './serving';
+import { type MetricStatSource } from '../metrics/aws-published';
 
-export { type MetricStatSource } from '../signals';
+export { type MetricStatSource } from '../metrics/aws-published';
 import { type PlacementOptions } from './from-facts';
-import { type PolicyConfig } from './types';
+import { type PolicyConfig } from '../policy/types';
 
 /**
  * Where one signal of one class comes from: a metric, or a metric-math expression (a `SEARCH` over the `InstanceType`
@@ -25,7 +25,7 @@ export interface ReconcilerConfig {
   readonly placement: PlacementOptions;
   /** Overrides of DEFAULT_POLICY_CONFIG. */
   readonly policy: Partial<PolicyConfig>;
-  /** `Service` dimension of the metric contract (lib/core/metrics.ts) on every metric the reconciler emits or reads. */
+  /** `Service` dimension of the metric contract (lib/core/metrics/contract.ts) on every metric the reconciler emits or reads. */
   readonly service: string;
   /** Mean output tokens per request: converts request counts into token demand. */
   readonly tokensPerRequest: number;

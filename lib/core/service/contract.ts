@@ -1,5 +1,5 @@
-import { Checker, type FieldProblem } from './validation';
-import { CONTRACT_RULES } from './validation-rules';
+import { Checker, type FieldProblem } from '../validation/checker';
+import { CONTRACT_RULES } from '../validation/rules';
 
 /** What the model service promises its callers. */
 export interface LatencySlo {

@@ -1,11 +1,11 @@
 /**
  * What counts as a verified class artifact: the rules the deploy-time verifier applies and the class record it checks
- * against (its AWS calls retry with the one policy in lib/core/retry.ts). Pure: no AWS SDK and no aws-cdk-lib imports,
+ * against (its AWS calls retry with the one policy in lib/core/reconciler/retry.ts). Pure: no AWS SDK and no aws-cdk-lib imports,
  * so the verifier Lambda, the signing CLI and the constructs share one definition of "approved".
  */
-import { type CapacityClassSpec } from './capacity-class';
+import { type CapacityClassSpec } from '../service/capacity-class';
 import { parseEcrImage } from './image-reference';
-import { isUnresolved } from './tokens';
+import { isUnresolved } from '../validation/tokens';
 
 // ---------------------------------------------------------------------------------------------------------------
 // References

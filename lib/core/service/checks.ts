@@ -1,13 +1,14 @@
 import { type CapacityClass, type CapacityClassSpec, DEFAULT_MEMORY_POLICY } from './capacity-class';
 import { type ServiceContract, serviceContractProblems } from './contract';
-import { HardwareCatalog, type HardwareProfile, type Platform } from './hardware';
-import { duplicates } from './names';
+import { HardwareCatalog } from '../hardware/catalog';
+import { type HardwareProfile, type Platform } from '../hardware/profile';
+import { duplicates } from '../validation/names';
 import { memoryBreakdown } from './sizing';
-import { isDigestPinnedImage } from './image-reference';
-import { meanServiceTimeMs } from './runtime/admission';
-import { isUnresolved } from './tokens';
-import { Checker, isFiniteLiteral } from './validation';
-import { CLASS_RULES } from './validation-rules';
+import { isDigestPinnedImage } from '../trust/image-reference';
+import { meanServiceTimeMs } from '../runtime/admission';
+import { isUnresolved } from '../validation/tokens';
+import { Checker, isFiniteLiteral } from '../validation/checker';
+import { CLASS_RULES } from '../validation/rules';
 
 /** One thing wrong with a declared class. */
 export interface ClassProblem {

@@ -4,11 +4,11 @@
  * records. Kept beside (not inside) lib/core/policy: BENCHMARKS.md is generated from that folder's sources, and none
  * of this changes what the simulator measures.
  */
-import { Dim, emfRecord, Metrics, serviceDimensions } from './metrics';
-import { policyClassProblems, policyConfigProblems, resolvePolicyConfig } from './policy/defaults';
-import { policyClassesFromFacts } from './policy/from-facts';
-import { type ReconcilerConfig } from './policy/reconciler-config';
-import { type ClassSignals, type PolicyClass, type SignalWindow } from './policy/types';
+import { Dim, emfRecord, Metrics, serviceDimensions } from '../metrics/contract';
+import { policyClassProblems, policyConfigProblems, resolvePolicyConfig } from '../policy/defaults';
+import { policyClassesFromFacts } from './from-facts';
+import { type ReconcilerConfig } from './config';
+import { type ClassSignals, type PolicyClass, type SignalWindow } from '../policy/types';
 import { type RoutingFacts } from './routing-facts';
 
 /**

@@ -5,7 +5,7 @@
  *
  * Pure TypeScript (no aws-cdk-lib).
  */
-import { AwsDim, AwsMetrics } from './metrics';
+import { AwsDim, AwsMetrics } from './contract';
 
 /** Something that must run for an AWS-published metric to exist (nothing is published without it). */
 export type PublishedMetricPrerequisite = 'amazon-cloudwatch-observability';

@@ -21,8 +21,8 @@
  * Karpenter does not retry an offering that failed for a while (an unavailable-offerings cache), so log lines
  * undercount a sustained shortage; the reconciler pairs them with desired > ready replicas.
  */
-import { METRIC_NAMESPACE } from './metrics';
-import { type MetricStatSource } from './signals';
+import { METRIC_NAMESPACE } from './contract';
+import { type MetricStatSource } from './aws-published';
 
 /** Namespace of the per-NodePool capacity-error metrics of the metric filters. */
 export const KARPENTER_CAPACITY_NAMESPACE = `${METRIC_NAMESPACE}/Karpenter`;

@@ -14,7 +14,7 @@
  * - a `__name__` rewrite in `metric_relabel_configs` keeps the metric's type (metrics_type_handler.go looks the type up
  *   by the name before relabelling), which is how the contract names are set.
  */
-import { Dim, METRIC_NAMESPACE, type MetricSpec, Metrics } from './metrics';
+import { Dim, METRIC_NAMESPACE, type MetricSpec, Metrics } from '../metrics/contract';
 
 /** What one engine exposes on its Prometheus endpoint, in contract terms. */
 export interface EnginePrometheusMetrics {

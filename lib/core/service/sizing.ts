@@ -1,6 +1,6 @@
 import { type CapacityClass, type CapacityClassSpec, DEFAULT_MEMORY_POLICY } from './capacity-class';
 import { DEFAULT_HEADROOM, peakTokensPerSecond, type ServiceContract } from './contract';
-import { type HardwareProfile } from './hardware';
+import { type HardwareProfile } from '../hardware/profile';
 
 const GIB = 1024 ** 3;
 export const HOURS_PER_MONTH = 730;

@@ -4,7 +4,7 @@
  * to a Lambda function as configuration and read there without aws-cdk-lib.
  */
 
-import { type CapacityClass } from './capacity-class';
+import { type CapacityClass } from '../service/capacity-class';
 
 /** The facts of one capacity class that routing decisions need. */
 export interface RoutedClassFacts {

@@ -3,10 +3,10 @@
  * "Reconciler and routing policy". Pure: the construct uses it to validate and document, the Lambda to build its one
  * GetMetricData batch.
  */
-import { AwsMetrics, Dim, type MetricSpec, Metrics } from '../metrics';
-import { karpenterCapacityErrorMetric } from '../karpenter-capacity';
-import { deploymentReplicasMetric } from '../signals';
-import { type ReconcilerConfig, type SignalSource } from './reconciler-config';
+import { AwsMetrics, Dim, type MetricSpec, Metrics } from '../metrics/contract';
+import { karpenterCapacityErrorMetric } from '../metrics/karpenter-capacity';
+import { deploymentReplicasMetric } from '../metrics/aws-published';
+import { type ReconcilerConfig, type SignalSource } from './config';
 
 /** CloudWatch sources of one routed class's signals. An absent entry is read from the target API, or is off. */
 export interface ClassSignalSources {
@@ -80,7 +80,7 @@ export function signalPlan(config: ReconcilerConfig, periodSeconds: number): Sig
         // Pods are registered by TargetGroupBinding; healthy targets are pods whose readiness probe (model loaded) passes.
         readyReplicas: { metric: alb(AwsMetrics.alb.healthyHostCount, 'Minimum') },
         // Container Insights enhanced observability (the amazon-cloudwatch-observability add-on): PodName holds the
-        // Deployment's name (lib/core/signals.ts).
+        // Deployment's name (lib/core/metrics/aws-published.ts).
         desiredReplicas: {
           metric: deploymentReplicasMetric(AwsMetrics.containerInsights.replicasDesired, config.clusterName ?? '', t.namespace, t.deploymentName),
         },

@@ -1,4 +1,4 @@
-import { type AcceleratorTarget, type HardwareProfile } from './hardware';
+import { type AcceleratorTarget, type HardwareProfile } from '../hardware/profile';
 
 /** Model data pinned by content and object version. */
 export interface ModelDataArtifact {

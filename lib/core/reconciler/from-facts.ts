@@ -1,5 +1,5 @@
-import { type RoutedClassFacts, type RoutingFacts, type SageMakerRoutingFacts } from '../routing-facts';
-import { type PolicyClass } from './types';
+import { type RoutedClassFacts, type RoutingFacts, type SageMakerRoutingFacts } from './routing-facts';
+import { type PolicyClass } from '../policy/types';
 
 /** Placement options of the service whose traffic is routed. */
 export interface PlacementOptions {
