@@ -1,7 +1,8 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, llamaChatClasses, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
-import { admissionLimits, defineCapacityClasses } from '../../lib/core';
+import { admissionLimits } from '../../lib/core/runtime/admission';
+import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { builtinValidationOn, nagFindings } from '../util';
 
 describe('examples/sagemaker-llm', () => {
