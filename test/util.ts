@@ -9,9 +9,7 @@ import { App, type AppProps, Stack } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { type IConstruct } from 'constructs';
 import { parse as parseYaml } from 'yaml';
-import { type CapacityClassSpec } from '../lib/core/service/capacity-class';
-import { type ServiceContract } from '../lib/core/service/contract';
-import { LLAMA_3_8B_BF16 } from '../lib/core/service/footprints';
+import { type CapacityClassSpec, LLAMA_3_8B_BF16, type ServiceContract } from '../lib/core';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Fixtures

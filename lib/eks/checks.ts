@@ -1,12 +1,16 @@
 import { type Duration } from 'aws-cdk-lib';
-import { type HardwareCatalog } from '../core/hardware/catalog';
-import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
-import { type ClassProblem } from '../core/service/checks';
-import { memoryBreakdown } from '../core/service/sizing';
-import { Checker, isFiniteLiteral } from '../core/validation/checker';
-import { duplicates } from '../core/validation/names';
-import { EKS_RULES } from '../core/validation/rules';
-import { isUnresolved } from '../core/validation/tokens';
+import {
+  type CapacityClass,
+  type CapacityClassSpec,
+  Checker,
+  type ClassProblem,
+  duplicates,
+  EKS_RULES,
+  type HardwareCatalog,
+  isFiniteLiteral,
+  isUnresolved,
+  memoryBreakdown,
+} from '../core';
 import { durationSeconds, sizeGibibytes } from '../util/duration';
 import { type EksClassOptions } from './class-options';
 import { type ScalingOptions } from './scaling-options';

@@ -1,10 +1,11 @@
-export { KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, type ChartSpec } from './versions';
+export * from './versions';
 /** Typed Kubernetes manifest builders (NodePool, EC2NodeClass, Deployment, ScaledObject, TargetGroupBinding, ...). */
 export * as eksManifests from './manifests';
 export type { EksClassOptions } from './class-options';
 export type { ScalingOptions } from './scaling-options';
+export { eksProblems, type EksCheckInput } from './checks';
 export { PodIdentityRole, type PodIdentityRoleProps } from './pod-identity';
-export { Karpenter, type KarpenterProps, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT } from './karpenter';
+export * from './karpenter';
 export * from './keda';
 export * from './load-balancer-controller';
 export {
@@ -17,7 +18,4 @@ export {
   DISCOVERY_TAG as KARPENTER_DISCOVERY_TAG,
   CLASS_LABEL as EKS_CLASS_LABEL,
 } from './inference-service';
-export {
-  EksObservability, type EksObservabilityProps, type ObservabilityOptions, type ObservabilityClass, type ExistingObservabilityAddon,
-  OBSERVABILITY_ADDON_VERSION, OBSERVABILITY_NAMESPACE, OBSERVABILITY_SERVICE_ACCOUNT,
-} from './observability-addon';
+export * from './observability-addon';

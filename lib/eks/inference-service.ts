@@ -10,15 +10,25 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { HardwareCatalog } from '../core/hardware/catalog';
-import { AwsMetrics, classDimensions, Metrics } from '../core/metrics/contract';
-import { type AlbRoutingFacts, routedClassFacts } from '../core/reconciler/routing-facts';
-import { type RuntimeBinding } from '../core/runtime/binding';
-import { rejectionStatusClass } from '../core/runtime/engines';
-import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
-import { checkCapacityClasses, type ClassProblem, formatProblem } from '../core/service/checks';
-import { type ServiceContract } from '../core/service/contract';
-import { type CapacityPlan, type ClassPlan, planCapacity } from '../core/service/sizing';
+import {
+  type AlbRoutingFacts,
+  AwsMetrics,
+  type CapacityClass,
+  classDimensions,
+  type CapacityClassSpec,
+  type CapacityPlan,
+  type ClassPlan,
+  checkCapacityClasses,
+  type ClassProblem,
+  formatProblem,
+  HardwareCatalog,
+  Metrics,
+  planCapacity,
+  type RuntimeBinding,
+  routedClassFacts,
+  type ServiceContract,
+  rejectionStatusClass,
+} from '../core';
 import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
 import { type IClassArtifactGate } from '../trust/gate';
 import { classObjectName, eksProblems } from './checks';

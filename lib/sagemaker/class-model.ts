@@ -5,12 +5,16 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
-import { AwsMetrics } from '../core/metrics/contract';
-import { bindRuntime, type RuntimeBinding, SAGEMAKER_PORT } from '../core/runtime/binding';
-import { type CapacityClass } from '../core/service/capacity-class';
-import { type ServiceContract } from '../core/service/contract';
-import { parseEcrImage } from '../core/trust/image-reference';
-import { isUnresolved } from '../core/validation/tokens';
+import {
+  AwsMetrics,
+  bindRuntime,
+  type CapacityClass,
+  isUnresolved,
+  parseEcrImage,
+  type RuntimeBinding,
+  SAGEMAKER_PORT,
+  type ServiceContract,
+} from '../core';
 import { acknowledgeRule, nagRendering } from '../util/nag';
 
 /** The class's model server on SageMaker: the engine's own variables (no arguments: SageMaker starts the entrypoint). */

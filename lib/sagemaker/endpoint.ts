@@ -9,19 +9,27 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct } from 'constructs';
 import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
-import { type HardwareCatalog } from '../core/hardware/catalog';
-import { AwsMetrics } from '../core/metrics/contract';
-import { routedClassFacts, type SageMakerRoutingFacts } from '../core/reconciler/routing-facts';
-import { rejectionStatusClass } from '../core/runtime/engines';
-import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
-import { CapacityClassError, type ClassProblem, checkCapacityClasses } from '../core/service/checks';
-import { isPlannableContract, type ServiceContract } from '../core/service/contract';
-import { type CapacityPlan, planCapacity } from '../core/service/sizing';
-import { parseEcrImage } from '../core/trust/image-reference';
-import { Checker } from '../core/validation/checker';
-import { SAGEMAKER_RULES } from '../core/validation/rules';
+import {
+  AwsMetrics,
+  type CapacityClass,
+  CapacityClassError,
+  type CapacityClassSpec,
+  type CapacityPlan,
+  type ClassProblem,
+  checkCapacityClasses,
+  Checker,
+  type HardwareCatalog,
+  isPlannableContract,
+  parseEcrImage,
+  planCapacity,
+  routedClassFacts,
+  type SageMakerRoutingFacts,
+  SAGEMAKER_RULES,
+  type ServiceContract,
+  rejectionStatusClass,
+} from '../core';
 import { durationSeconds } from '../util/duration';
-import { type IClassArtifactGate } from '../trust/gate';
+import { type IClassArtifactGate } from '../trust';
 import { ClassModel, sageMakerRuntime } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
 import { type FleetCost, fleetCost, type PlannedVariant, planVariants, type VariantSpec } from './variants';

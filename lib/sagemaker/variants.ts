@@ -3,12 +3,7 @@
  * scaling targets and initial weights, all derived from the capacity plan. Pure (no aws-cdk-lib): the construct
  * renders the result, tests and the cost table of docs/sagemaker-endpoint.md compute it directly.
  */
-import { type CapacityClass } from '../core/service/capacity-class';
-import { type ClassProblem } from '../core/service/checks';
-import { type CapacityPlan, type ClassPlan } from '../core/service/sizing';
-import { ruleProblem } from '../core/validation/checker';
-import { duplicates } from '../core/validation/names';
-import { SAGEMAKER_RULES } from '../core/validation/rules';
+import { type CapacityClass, type CapacityPlan, type ClassPlan, type ClassProblem, duplicates, ruleProblem, SAGEMAKER_RULES } from '../core';
 
 /** Limits of `AWS::SageMaker::EndpointConfig` (CreateEndpointConfig). */
 export const SAGEMAKER_ENDPOINT_LIMITS = {

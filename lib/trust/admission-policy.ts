@@ -1,10 +1,6 @@
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { Construct } from 'constructs';
-import { isDigestPinnedImage } from '../core/trust/image-reference';
-import { nameProblem } from '../core/validation/checker';
-import { duplicates } from '../core/validation/names';
-import { TRUST_RULES } from '../core/validation/rules';
-import { isUnresolved } from '../core/validation/tokens';
+import { duplicates, isDigestPinnedImage, isUnresolved, nameProblem, TRUST_RULES } from '../core';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Typed manifests (admissionregistration.k8s.io/v1, GA since Kubernetes 1.30)

@@ -1,13 +1,7 @@
 import { Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import {
-  type AlbRoutingFacts,
-  type RoutedClassFacts,
-  type SageMakerRoutingFacts,
-} from '../../lib/core/reconciler/routing-facts';
-import { type CapacityClass } from '../../lib/core/service/capacity-class';
-import { checkCapacityClasses } from '../../lib/core/service/checks';
+import { type AlbRoutingFacts, type CapacityClass, checkCapacityClasses, type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core';
 import { ALARM_DEFAULTS, InferenceAlarms, InferenceDashboard, InferenceObservability } from '../../lib/control/observability';
 import { llamaClasses, nagFindings, testStack } from '../util';
 import { servingOf } from './serving-fixture';

@@ -8,8 +8,7 @@ import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { DescribeListenersCommand, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import * as fc from 'fast-check';
-import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
-import { type RoutedClassFacts } from '../../lib/core/reconciler/routing-facts';
+import { type ReconcilerConfig, type RoutedClassFacts } from '../../lib/core';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
 import {

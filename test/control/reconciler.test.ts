@@ -4,8 +4,8 @@ import { type App, Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
-import { Reconciler } from '../../lib/control/reconciler';
+import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core';
+import { Reconciler } from '../../lib/control';
 import { nagFindings, testStack } from '../util';
 import { servingOf } from './serving-fixture';
 

@@ -1,6 +1,10 @@
-import { HardwareCatalog } from '../../lib/core/hardware/catalog';
-import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
-import { CapacityClassError, checkCapacityClasses, defineCapacityClasses } from '../../lib/core/service/checks';
+import {
+  CapacityClassError,
+  type CapacityClassSpec,
+  checkCapacityClasses,
+  defineCapacityClasses,
+  HardwareCatalog,
+} from '../../lib/core';
 import { imageRef, LLAMA_CONTRACT, llamaClasses } from '../util';
 
 function problemsOf(specs: CapacityClassSpec[], options: Parameters<typeof checkCapacityClasses>[1] = {}): string[] {

@@ -3,11 +3,17 @@
  * exactly the engine's own flags or variables, each a real name of the declared release (lists below, with sources).
  */
 import fc from 'fast-check';
-import { admissionLimits } from '../../lib/core/runtime/admission';
-import { bindRuntime, type RuntimeBinding } from '../../lib/core/runtime/binding';
-import { ENGINE_FACTS, ENGINES, rejectionStatusClass } from '../../lib/core/runtime/engines';
-import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
-import { defineCapacityClasses } from '../../lib/core/service/checks';
+import {
+  admissionLimits,
+  bindRuntime,
+  type CapacityClass,
+  type CapacityClassSpec,
+  defineCapacityClasses,
+  ENGINE_FACTS,
+  ENGINES,
+  rejectionStatusClass,
+  type RuntimeBinding,
+} from '../../lib/core';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
 
 /**

@@ -2,12 +2,15 @@ import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { CfnResource, Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { type IConstruct, type IDependable, Construct } from 'constructs';
-import { Metrics } from '../../lib/core/metrics/contract';
-import { rejectionStatusClass } from '../../lib/core/runtime/engines';
-import { type CapacityClass } from '../../lib/core/service/capacity-class';
-import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
-import { KARPENTER_INTERRUPTION_EVENTS } from '../../lib/eks/karpenter';
-import { KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from '../../lib/eks/versions';
+import { type CapacityClass, Metrics, rejectionStatusClass } from '../../lib/core';
+import {
+  EksInferenceService,
+  type EksInferenceServiceProps,
+  KARPENTER_CHART,
+  KARPENTER_INTERRUPTION_EVENTS,
+  KEDA_CHART,
+  LOAD_BALANCER_CONTROLLER_CHART,
+} from '../../lib/eks';
 import { type IClassArtifactGate } from '../../lib/trust/gate';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
 

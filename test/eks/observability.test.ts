@@ -2,12 +2,9 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { Reconciler } from '../../lib/control/reconciler';
-import { matchesFilterPattern } from '../../lib/core/metrics/filter-pattern';
-import { karpenterCapacityErrorPattern } from '../../lib/core/metrics/karpenter-capacity';
-import { signalContractProblems } from '../../lib/core/metrics/template-check';
-import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
-import { OBSERVABILITY_ADDON_VERSION } from '../../lib/eks/observability-addon';
+import { Reconciler } from '../../lib/control';
+import { karpenterCapacityErrorPattern, matchesFilterPattern, signalContractProblems } from '../../lib/core';
+import { EksInferenceService, type EksInferenceServiceProps, OBSERVABILITY_ADDON_VERSION } from '../../lib/eks';
 import { InferenceObservability } from '../../lib/control/observability';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
 

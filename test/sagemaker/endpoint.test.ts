@@ -6,9 +6,9 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct, type IDependable } from 'constructs';
-import { type CapacityClass } from '../../lib/core/service/capacity-class';
-import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
-import { type IClassArtifactGate } from '../../lib/trust/gate';
+import { type CapacityClass } from '../../lib/core';
+import { SageMakerCapacityEndpoint } from '../../lib/sagemaker';
+import { type IClassArtifactGate } from '../../lib/trust';
 import { LLAMA_CONTRACT, nagFindings, testStack } from '../util';
 import { endpointStack, smClasses, TWO_VARIANTS } from './fixtures';
 

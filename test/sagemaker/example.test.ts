@@ -1,8 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, llamaChatClasses, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
-import { admissionLimits } from '../../lib/core/runtime/admission';
-import { defineCapacityClasses } from '../../lib/core/service/checks';
+import { admissionLimits, defineCapacityClasses } from '../../lib/core';
 import { builtinValidationOn, nagFindings } from '../util';
 
 describe('examples/sagemaker-llm', () => {

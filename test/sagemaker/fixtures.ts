@@ -1,11 +1,7 @@
 import { type App, Duration, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
-import {
-  type EndpointVariantOptions,
-  SageMakerCapacityEndpoint,
-  type SageMakerCapacityEndpointProps,
-} from '../../lib/sagemaker/endpoint';
+import { type CapacityClassSpec } from '../../lib/core';
+import { type EndpointVariantOptions, SageMakerCapacityEndpoint, type SageMakerCapacityEndpointProps } from '../../lib/sagemaker';
 import { LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
 /** The three SageMaker classes of test/util (l40s on ml.g6e, a10g on ml.g5, inf2 on ml.inf2), in preference order. */

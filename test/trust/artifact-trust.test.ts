@@ -2,9 +2,8 @@ import { App, CfnResource, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
-import { defineCapacityClasses } from '../../lib/core/service/checks';
-import { ArtifactTrust } from '../../lib/trust/artifact-trust';
+import { type CapacityClass, type CapacityClassSpec, defineCapacityClasses } from '../../lib/core';
+import { ArtifactTrust } from '../../lib/trust';
 import { LLAMA_CONTRACT, imageRef, llamaClasses, nagFindings, testStack, UNIT_TEST_APP_PROPS } from '../util';
 
 /** The fixture classes with every model version pinned (the gate requires it by default). */
