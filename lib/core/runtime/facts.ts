@@ -199,7 +199,7 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
 
   // ----- Triton -------------------------------------------------------------------------------------------------------
   f({ id: 'triton.flag.model-repository', subject: 'triton', kind: 'flag', name: 'model-repository', platforms: eksOnly, statement: 'Model repository path.', source: 'triton-inference-server/server@v2.71.0 src/command_line_parser.cc', status: 'source' }),
-  f({ id: 'triton.flag.http-port', subject: 'triton', kind: 'flag', name: 'http-port', platforms: eksOnly, statement: 'HTTP port.', source: 'triton-inference-server/server@v2.71.0 src/command_line_parser.cc', status: 'source' }),
+  f({ id: 'triton.flag.http-port', subject: 'triton', kind: 'flag', name: 'http-port', platforms: eksOnly, statement: 'HTTP port of the inference API.', source: 'triton-inference-server/server@v2.71.0 src/command_line_parser.cc', status: 'source' }),
   f({ id: 'triton.behaviour.queue', subject: 'triton', kind: 'behaviour', name: 'max_queue_size', statement:
     'The bounded queue is max_queue_size in each model config.pbtxt (0 = unbounded); no flag sets it, so the library cannot bound it.', source: 'triton-inference-server/server@v2.71.0 docs/user_guide/batcher.md:183; core RequestQueue::Enqueue', status: 'source' }),
   f({ id: 'triton.status.queue-full', subject: 'triton', kind: 'status', name: 'queue-full', value: 503, statement: '"Exceeds maximum queue size" is UNAVAILABLE, answered 503 over HTTP.', source: 'triton-inference-server/server@v2.71.0 src/http_server.cc:111-112; core RequestQueue::Enqueue', status: 'source' }),
