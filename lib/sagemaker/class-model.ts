@@ -28,33 +28,26 @@ export function sageMakerRuntime(cls: CapacityClass, contract: ServiceContract):
 }
 
 /**
- * SageMaker model data must be immutable by construction. SageMaker downloads the current object at every scale-out:
- * S3ModelDataSource has no VersionId (boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json; its
- * ETag member is not in CloudFormation and not documented as enforced; fact sagemaker.behaviour.model-data-version), so
- * a pinned version would be a promise SageMaker does not keep: it is refused. The key must name its content instead
- * (contain the SHA-256 the gate verifies), so a new model is a new key and a new SageMaker Model, never an overwrite.
+ * SageMaker model data must be immutable by construction. SageMaker downloads the current object at the key at every
+ * scale-out: S3ModelDataSource has no VersionId (boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json;
+ * its ETag member is not in CloudFormation and not documented as enforced; fact sagemaker.behaviour.model-data-version).
+ * A pinned `versionId` therefore pins what the artifact gate verifies, not what SageMaker serves; what makes the served
+ * bytes the verified ones is a key that names its content (contains the SHA-256 the gate verifies), so a new model is a
+ * new key and a new SageMaker Model, never an overwrite. A key that does not name its content is refused.
  */
 export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
   const data = cls.artifact.modelData;
-  if (!data) return [];
-  const problems: ClassProblem[] = [];
-  const add = (field: string, message: string) => problems.push({ className: cls.name, field, message });
-  if (data.versionId !== undefined) {
-    add(
-      'artifact.modelData.versionId',
-      `is '${data.versionId}' but SageMaker cannot pin an S3 object version (S3ModelDataSource has no VersionId): every scale-out ` +
-        'downloads the current object, which may differ from the version the artifact gate verified; allowed: no versionId with a ' +
-        'content-addressed key (the key contains the SHA-256), ideally in a bucket with S3 Object Lock, or EKS, which fetches and verifies the pinned version',
-    );
-  }
-  if (!isUnresolved(data.uri) && !isUnresolved(data.sha256) && !data.uri.toLowerCase().includes(data.sha256.toLowerCase())) {
-    add(
-      'artifact.modelData.uri',
-      `'${data.uri}' does not contain the model data's SHA-256 (${data.sha256}); SageMaker downloads whatever the key holds at each ` +
-        'scale-out, so the key must name its content; allowed: a key that contains the SHA-256, e.g. s3://<bucket>/<model>/<sha256>.tar.gz',
-    );
-  }
-  return problems;
+  if (!data || isUnresolved(data.uri) || isUnresolved(data.sha256)) return [];
+  if (data.uri.toLowerCase().includes(data.sha256.toLowerCase())) return [];
+  return [{
+    className: cls.name,
+    field: 'artifact.modelData.uri',
+    message:
+      `'${data.uri}' does not contain the model data's SHA-256 (${data.sha256}); SageMaker cannot pin an S3 object version ` +
+      '(S3ModelDataSource has no VersionId) and downloads whatever the key holds at each scale-out, so the key must name its content ' +
+      `(a versionId${data.versionId === undefined ? '' : ` such as '${data.versionId}'`} only pins what the artifact gate verifies); ` +
+      'allowed: a key that contains the SHA-256, e.g. s3://<bucket>/<model>/<sha256>.tar.gz, never overwritten, or EKS, which fetches and verifies the pinned version',
+  }];
 }
 
 /** Reason for statements whose actions support no resource-level permission or are bound by a condition key instead. */
