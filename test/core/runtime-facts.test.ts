@@ -216,7 +216,10 @@ describe('admission as the server enforces it', () => {
     const burst = prompts.map((promptTokens) => ({ promptTokens }));
     const ttftSloMs = LLAMA_CONTRACT.slo.ttftP95Ms + limits.queueBudgetMs;
     const count = admitBurst({ maxInFlight: limits.maxConcurrentRequests, prefillTokensPerSecond: limits.prefillTokensPerSecond }, burst);
-    const tokens = admitBurst({ maxInFlight: limits.maxConcurrentRequests, maxQueuedPromptTokens: limits.maxQueuedPromptTokens, prefillTokensPerSecond: limits.prefillTokensPerSecond }, burst);
+    const caps = {
+      maxInFlight: limits.maxConcurrentRequests, maxQueuedPromptTokens: limits.maxQueuedPromptTokens, prefillTokensPerSecond: limits.prefillTokensPerSecond,
+    };
+    const tokens = admitBurst(caps, burst);
     const summary = (x: ReturnType<typeof admitBurst>) => ({
       admitted: x.admitted.filter(Boolean).length,
       inTime: x.projectedTtftMs.filter((t) => t !== undefined && t <= ttftSloMs).length,
@@ -231,7 +234,8 @@ describe('admission as the server enforces it', () => {
   });
 
   test('a request asking for n sequences takes n slots of the count cap', () => {
-    const r = admitBurst({ maxInFlight: 4, prefillTokensPerSecond: 1000 }, [{ promptTokens: 10, n: 3 }, { promptTokens: 10, n: 2 }, { promptTokens: 10 }]);
+    const burst = [{ promptTokens: 10, n: 3 }, { promptTokens: 10, n: 2 }, { promptTokens: 10 }];
+    const r = admitBurst({ maxInFlight: 4, prefillTokensPerSecond: 1000 }, burst);
     expect(r.admitted).toEqual([true, false, true]);
   });
 });

@@ -155,7 +155,8 @@ export function serverAdmission(cls: CapacityClass, contract: ServiceContract): 
       return { maxInFlight: limits.maxConcurrentRequests, holdsUnderBursts: true, countsSequences: false, rejectionStatus: status };
     case 'djl-job-queue': {
       const jobQueueSize = Math.max(1, limits.maxConcurrentRequests - bound.rollingBatch);
-      return { maxInFlight: bound.rollingBatch + jobQueueSize, jobQueueSize, holdsUnderBursts: true, countsSequences: false, rejectionStatus: status };
+      const maxInFlight = bound.rollingBatch + jobQueueSize;
+      return { maxInFlight, jobQueueSize, holdsUnderBursts: true, countsSequences: false, rejectionStatus: status };
     }
     case 'none':
       return { holdsUnderBursts: false, countsSequences: false };

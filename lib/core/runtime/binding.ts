@@ -255,7 +255,8 @@ function engineSettings(
     case 'tgi': {
       // text-generation-launcher fields, each `#[clap(long, env)]`: the variable is the field name in upper case.
       const maxInputTokens = f.maxSequenceTokens - 1; // must be < MAX_TOTAL_TOKENS (tgi.variable.MAX_INPUT_TOKENS)
-      if (r.maxBatchTokens !== undefined && !isUnresolved(r.maxBatchTokens) && !isUnresolved(f.maxSequenceTokens) && r.maxBatchTokens < maxInputTokens) {
+      const prefill = r.maxBatchTokens;
+      if (prefill !== undefined && !isUnresolved(prefill) && !isUnresolved(f.maxSequenceTokens) && prefill < maxInputTokens) {
         problem(
           'runtime.maxBatchTokens',
           `is ${r.maxBatchTokens}, below the longest prompt TGI admits (MAX_INPUT_TOKENS = footprint.maxSequenceTokens - 1 = ${maxInputTokens}); ` +
@@ -355,7 +356,8 @@ function render(engine: EngineName, target: RuntimeTarget, settings: readonly Se
   const sm = target.platform === 'sagemaker';
   const flags = new Set(own.map((s) => s.name));
   if (engine === 'vllm') {
-    if (sm) return { args: [], env: { ...variables, ...stringify(Object.fromEntries(own.map((s) => [sageMakerVllmVariable(s.name), s.value]))) }, flags };
+    const dlc = stringify(Object.fromEntries(own.map((s) => [sageMakerVllmVariable(s.name), s.value])));
+    if (sm) return { args: [], env: { ...variables, ...dlc }, flags };
     return { args: own.flatMap((s) => [`--${s.name}`, String(s.value)]), env: variables, flags };
   }
   if (engine === 'triton') {
