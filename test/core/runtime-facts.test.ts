@@ -216,9 +216,8 @@ describe('admission as the server enforces it', () => {
     const burst = prompts.map((promptTokens) => ({ promptTokens }));
     const ttftSloMs = LLAMA_CONTRACT.slo.ttftP95Ms + limits.queueBudgetMs;
     const count = admitBurst({ maxInFlight: limits.maxConcurrentRequests, prefillTokensPerSecond: limits.prefillTokensPerSecond }, burst);
-    const caps = {
-      maxInFlight: limits.maxConcurrentRequests, maxQueuedPromptTokens: limits.maxQueuedPromptTokens, prefillTokensPerSecond: limits.prefillTokensPerSecond,
-    };
+    const { maxConcurrentRequests: maxInFlight, maxQueuedPromptTokens, prefillTokensPerSecond } = limits;
+    const caps = { maxInFlight, maxQueuedPromptTokens, prefillTokensPerSecond };
     const tokens = admitBurst(caps, burst);
     const summary = (x: ReturnType<typeof admitBurst>) => ({
       admitted: x.admitted.filter(Boolean).length,
