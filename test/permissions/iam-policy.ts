@@ -66,7 +66,7 @@ export function iamRequests(call: CapturedCall, reply: Reply): IamRequest[] {
     case 's3:HeadObject':
     case 's3:GetObject': {
       const object = `arn:aws:s3:::${i.Bucket}/${i.Key}`;
-      const version = i.VersionId ? { 's3:versionid': i.VersionId } : {};
+      const version: Record<string, string> = i.VersionId ? { 's3:versionid': i.VersionId } : {};
       const out = [req('s3:GetObject', object, version)];
       if (i.VersionId) out.push(req('s3:GetObjectVersion', object, version));
       const key = 'headers' in reply ? reply.headers?.['x-amz-server-side-encryption-aws-kms-key-id'] : undefined;
@@ -78,7 +78,7 @@ export function iamRequests(call: CapturedCall, reply: Reply): IamRequest[] {
     case 's3:PutObjectTagging': {
       const object = `arn:aws:s3:::${i.Bucket}/${i.Key}`;
       const verb = call.operation.startsWith('Get') ? 'Get' : 'Put';
-      const version = i.VersionId ? { 's3:versionid': i.VersionId } : {};
+      const version: Record<string, string> = i.VersionId ? { 's3:versionid': i.VersionId } : {};
       return [
         req(`s3:${verb}ObjectTagging`, object, version),
         ...(i.VersionId ? [req(`s3:${verb}ObjectVersionTagging`, object, version)] : []),
@@ -101,7 +101,10 @@ export interface Statement {
   readonly Condition?: Record<string, Record<string, string | string[]>>;
 }
 
-type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
+/** A synthesized template (`Template.toJSON()`). */
+export type Template = { [key: string]: unknown };
+type Resources = Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+const resourcesOf = (t: Template) => (t.Resources ?? {}) as Resources;
 
 /**
  * Resolves the intrinsic functions of a template value the way a deployment in ACCOUNT / REGION would, with made-up
@@ -109,8 +112,9 @@ type Template = { Resources: Record<string, { Type: string; Properties?: Record<
  * ARNs come from the same resolution.
  */
 export function resolver(template: Template): (value: unknown) => unknown {
+  const resources = resourcesOf(template);
   const physical = (id: string): string => {
-    const r = template.Resources[id];
+    const r = resources[id];
     if (!r) throw new Error(`Ref to unknown resource ${id}`);
     const p = r.Properties ?? {};
     switch (r.Type) {
@@ -123,7 +127,7 @@ export function resolver(template: Template): (value: unknown) => unknown {
     }
   };
   const attribute = (id: string, attr: string): string => {
-    const r = template.Resources[id];
+    const r = resources[id];
     if (!r) throw new Error(`GetAtt of unknown resource ${id}`);
     const name = physical(id);
     switch (`${r.Type}.${attr}`) {
@@ -189,11 +193,12 @@ export function resolver(template: Template): (value: unknown) => unknown {
 /** The statements of every identity policy of a role (its inline policies and the AWS::IAM::Policy resources attached to it). */
 export function roleStatements(template: Template, roleLogicalId: string): Statement[] {
   const resolve = resolver(template);
-  const role = template.Resources[roleLogicalId];
+  const resources = resourcesOf(template);
+  const role = resources[roleLogicalId];
   if (role?.Type !== 'AWS::IAM::Role') throw new Error(`${roleLogicalId} is not a role`);
   if (((role.Properties?.ManagedPolicyArns as unknown[]) ?? []).length > 0) throw new Error(`${roleLogicalId} has managed policies: judge them too`);
   const docs: unknown[] = ((role.Properties?.Policies as Array<{ PolicyDocument: unknown }>) ?? []).map((p) => p.PolicyDocument);
-  for (const r of Object.values(template.Resources)) {
+  for (const r of Object.values(resources)) {
     if (r.Type !== 'AWS::IAM::Policy') continue;
     const roles = (r.Properties?.Roles as unknown[]) ?? [];
     if (roles.some((x) => (x as { Ref?: string }).Ref === roleLogicalId)) docs.push(r.Properties!.PolicyDocument);
