@@ -272,7 +272,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   /**
    * Lets `grantee` run the publisher workflow of bin/sign-model.ts: `kms:Sign` with the model signing key (the only KMS
    * call it makes) and, for `sign --s3` on objects under `modelDataLocations`, HeadObject with checksum mode
-   * (s3:GetObject, plus s3:GetObjectVersion for `--version-id`), GetObjectTagging and PutObjectTagging of the object
+   * (s3:GetObject, or s3:GetObjectVersion with `--version-id`), GetObjectTagging and PutObjectTagging of the object
    * version (each with its version action: the S3 API reference says a versionId "also" needs
    * s3:GetObjectVersionTagging / s3:PutObjectVersionTagging), and decrypting through S3 with `modelDataEncryptionKey`.
    */
@@ -405,9 +405,11 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     }));
     const model = record.modelData;
     if (model) {
-      // HeadObject and GetObjectTagging of the pinned version: each version request needs the version action as well
-      // (HeadObject "the relevant read object (or version) permission"; GetObjectTagging "also" s3:GetObjectVersionTagging).
-      const actions = model.versionId ? ['s3:GetObject', 's3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging'] : ['s3:GetObject', 's3:GetObjectTagging'];
+      // HeadObject and GetObjectTagging of the pinned version (S3 API reference): a read of a version needs
+      // s3:GetObjectVersion and not s3:GetObject (GetObject: "The s3:GetObject permission is not required in this
+      // scenario"; HEAD has "the same options as a GET"); GetObjectTagging of a version "also" needs
+      // s3:GetObjectVersionTagging, so both tagging actions are granted.
+      const actions = model.versionId ? ['s3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging'] : ['s3:GetObject', 's3:GetObjectTagging'];
       role.addToPrincipalPolicy(
         new iam.PolicyStatement({ actions, resources: [`arn:${Stack.of(this).partition}:s3:::${model.bucket}/${model.key}`] }),
       );

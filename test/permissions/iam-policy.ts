@@ -28,9 +28,10 @@ const SAR = 'https://docs.aws.amazon.com/service-authorization/latest/reference/
  * list_elasticloadbalancingv2.html (DescribeListeners: none; ModifyListener: listener/app*),
  * list_amazonelasticcontainerregistry.html (repository*), list_awssigner.html (GetSigningProfile: signing-profile*;
  * GetRevocationStatus: signing-job* and signing-profile*), list_awskeymanagementservice.html (key*, kms:ViaService),
- * list_amazons3.html (object; the *Version* actions with s3:versionid) and the S3 API reference (HeadObject needs
- * s3:GetObject "and the relevant read version permission"; GetObjectTagging / PutObjectTagging of a version "also"
- * need s3:GetObjectVersionTagging / s3:PutObjectVersionTagging; HeadObject with ChecksumMode ENABLED on an SSE-KMS
+ * list_amazons3.html (object; the *Version* actions with s3:versionid) and the S3 API reference (a GetObject or
+ * HeadObject of a version needs s3:GetObjectVersion instead of s3:GetObject; GetObjectTagging / PutObjectTagging of a
+ * version "also" need s3:GetObjectVersionTagging / s3:PutObjectVersionTagging, read as both being required, the
+ * reading that cannot under-grant; HeadObject with ChecksumMode ENABLED on an SSE-KMS
  * object needs kms:Decrypt, which S3 asks on the caller's behalf: kms:ViaService s3.<region>.amazonaws.com).
  */
 export function iamRequests(call: CapturedCall, reply: Reply): IamRequest[] {
@@ -67,8 +68,9 @@ export function iamRequests(call: CapturedCall, reply: Reply): IamRequest[] {
     case 's3:GetObject': {
       const object = `arn:aws:s3:::${i.Bucket}/${i.Key}`;
       const version: Record<string, string> = i.VersionId ? { 's3:versionid': i.VersionId } : {};
-      const out = [req('s3:GetObject', object, version)];
-      if (i.VersionId) out.push(req('s3:GetObjectVersion', object, version));
+      // "If you include a versionId ... you must have the s3:GetObjectVersion permission ... The s3:GetObject permission
+      // is not required in this scenario" (GetObject); a HEAD "has the same options as a GET".
+      const out = [req(i.VersionId ? 's3:GetObjectVersion' : 's3:GetObject', object, version)];
       const key = 'headers' in reply ? reply.headers?.['x-amz-server-side-encryption-aws-kms-key-id'] : undefined;
       const reads = call.operation === 'GetObject' || i.ChecksumMode === 'ENABLED';
       if (key && reads) out.push(req('kms:Decrypt', key, { 'kms:ViaService': `s3.${call.region}.amazonaws.com` }));

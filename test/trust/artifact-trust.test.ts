@@ -317,7 +317,7 @@ describe('ArtifactTrust options', () => {
       PolicyDocument: {
         Statement: Match.arrayWith([
           Match.objectLike({
-            Action: ['s3:GetObject', 's3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging'],
+            Action: ['s3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging'],
             Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { Ref: Match.stringLikeRegexp('Models') }, '/m.tar']] },
           }),
         ]),
