@@ -136,6 +136,8 @@ export class SageMakerLlmStack extends Stack {
     this.reconciler = new Reconciler(this, 'Reconciler', {
       serving: this.endpoint,
       capacityAlarms: this.observability.capacityAlarms,
+      // Every alarm of the service pages through one encrypted topic: subscribe your on-call to it.
+      alarmTopic: this.observability.alarms.topic,
     });
 
     new CfnOutput(this, 'EndpointName', { value: this.endpoint.endpointName });
