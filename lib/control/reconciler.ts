@@ -262,14 +262,14 @@ export class Reconciler extends Construct {
       alarmDescription: `${serving.service}: reconciler runs are failing (see the Reason dimension of ${Metrics.reconcilerFailures.name} and the audit lines ` +
         'in the reconciler log group); routing weights are frozen until they succeed.',
     });
-    this.errorsAlarm = new cloudwatch.Alarm(this, 'Errors', {
+    this.errorsAlarm = new cloudwatch.Alarm(this, 'FunctionErrors', {
       metric: this.function.metricErrors({ period, statistic: 'Sum' }),
       threshold: 1,
       evaluationPeriods: 3,
       datapointsToAlarm: 2,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      alarmDescription: `${serving.service}: reconciler invocations are failing (Lambda Errors: a crash, a timeout or a denied write); ` +
+      alarmDescription: `${serving.service}: reconciler invocations are failing (the function's error count: a crash, a timeout or a denied write); ` +
         'routing weights are frozen until runs succeed. See the reconciler log group.',
     });
     this.alarmTopic = props.alarmTopic ?? encryptedAlarmTopic(this, 'AlarmTopic', serving.service).topic;

@@ -162,7 +162,7 @@ describe('Reconciler on a SageMaker endpoint', () => {
     const topic = { Ref: stack.getLogicalId(reconciler.alarmTopic.node.defaultChild as sns.CfnTopic) };
     const alarms = template.findResources('AWS::CloudWatch::Alarm', { Properties: { AlarmName: Match.absent() } });
     const own = Object.entries(alarms).filter(([id]) => id.startsWith('Reconciler'));
-    expect(own.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['ReconcilerErrors', 'ReconcilerFailures']);
+    expect(own.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['ReconcilerFailures', 'ReconcilerFunctionErrors']);
     for (const [, alarm] of own) {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);
