@@ -47,7 +47,8 @@ export interface PlainRequest {
 }
 
 export class RecordingEndpoint {
-  public readonly calls: CapturedCall[] = [];
+  /** Every AWS call with the answer it got, in order. */
+  public readonly exchanges: Array<{ readonly call: CapturedCall; readonly reply: Reply }> = [];
   public readonly plain: PlainRequest[] = [];
   private server?: Server;
   private restoreLookup?: () => void;
@@ -60,6 +61,10 @@ export class RecordingEndpoint {
   /** Replaces the world (a scenario's next phase). */
   public answerWith(world: World): void {
     this.world = world;
+  }
+
+  public get calls(): CapturedCall[] {
+    return this.exchanges.map((e) => e.call);
   }
 
   public get url(): string {
@@ -114,8 +119,9 @@ export class RecordingEndpoint {
     }
     const [, region, service] = scope;
     const call = decode(service, region, req, body);
-    this.calls.push(call);
-    encode(service, call, this.world(call), res);
+    const reply = this.world(call);
+    this.exchanges.push({ call, reply });
+    encode(service, call, reply, res);
   }
 }
 
