@@ -830,7 +830,9 @@ function newAccessLogBucket(scope: Construct): s3.Bucket {
  * The pod identity of one class with model data: it may read its own object only, and with a pinned version only
  * that version (s3:GetObjectVersion bound by the s3:VersionId condition key).
  */
-function modelDataRole(scope: EksInferenceService, cluster: eks.ICluster, ns: string, cls: CapacityClass, key: kms.IKey | undefined): iam.Role | undefined {
+function modelDataRole(
+  scope: EksInferenceService, cluster: eks.ICluster, ns: string, cls: CapacityClass, key: kms.IKey | undefined,
+): iam.Role | undefined {
   const data = cls.artifact.modelData;
   if (!data) return undefined;
   const object = `arn:${Stack.of(scope).partition}:s3:::${data.uri.replace(/^s3:\/\//, '')}`;

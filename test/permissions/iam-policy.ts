@@ -143,6 +143,9 @@ export function resolver(template: Template): (value: unknown) => unknown {
       case 'AWS::IAM::Role.Arn': return `arn:aws:iam::${ACCOUNT}:role/${id}`;
       case 'AWS::CloudWatch::Alarm.Arn': return `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:${id}`;
       case 'AWS::EC2::SecurityGroup.GroupId': return id;
+      case 'AWS::ElasticLoadBalancingV2::TargetGroup.TargetGroupFullName': return `targetgroup/${id}/0123456789abcdef`;
+      case 'AWS::ElasticLoadBalancingV2::TargetGroup.TargetGroupName': return id;
+      case 'AWS::ElasticLoadBalancingV2::LoadBalancer.LoadBalancerFullName': return `app/lb-${id}/0123456789abcdef`;
       case 'AWS::SageMaker::Model.ModelName': return id.toLowerCase();
       case 'AWS::SageMaker::EndpointConfig.EndpointConfigName': return id.toLowerCase();
       default: throw new Error(`no made-up value for ${r.Type}.${attr}`);
