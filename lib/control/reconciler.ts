@@ -25,7 +25,7 @@ import { type ClassSignalProducers, type IInferenceServing, servingProblems } fr
 import { isUnresolved } from '../core/validation/tokens';
 import { lambdaCode } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
-import { acknowledgeRule } from '../util/nag';
+import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
 
 /** Tunables of the routing policy. Every default is explained in lib/core/policy/defaults.ts. */
@@ -274,6 +274,13 @@ export class Reconciler extends Construct {
     });
     this.alarmTopic = props.alarmTopic ?? encryptedAlarmTopic(this, 'AlarmTopic', serving.service).topic;
     notifyOnAlarmAndOk(this.alarmTopic, [this.failureAlarm, this.errorsAlarm, ...this.capacityErrorAlarms]);
+    acknowledgeNistRules(this, {
+      IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
+      LambdaDLQ: 'Scheduled and alarm events are not retried (retryAttempts 0: the next tick is the retry, a stale event is worthless) and every ' +
+        'failed run is recorded (ReconcilerFailures, Lambda Errors, both alarmed); a dead-letter queue would hold stale events nobody replays.',
+      LambdaInsideVPC: 'The function calls AWS APIs only (CloudWatch, SageMaker or Elastic Load Balancing) and reaches no resource in a VPC; ' +
+        'in a VPC it would need NAT or interface endpoints for each of them.',
+    });
   }
 
   /** Failed runs (all reasons, Sum). The `failureAlarm` watches it. */

@@ -16,7 +16,7 @@ import { emfMetricDeclarations, enginePrometheusMetrics, SCRAPED_METRIC_NAMESPAC
 import { AwsMetrics, type MetricSpec } from '../core/metrics/contract';
 import { EXTERNAL_AGENTS_METADATA, EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_ADDON_NAME } from '../core/metrics/template-check';
 import { type MetricStatSource } from '../core/metrics/aws-published';
-import { acknowledgeWildcardResources } from '../util/nag';
+import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
 
 /**
  * Pinned add-on version. Check it against your cluster version with
@@ -216,6 +216,7 @@ export class EksObservability extends Construct {
       description: `CloudWatch agent and Fluent Bit of the ${OBSERVABILITY_ADDON_NAME} add-on on ${props.clusterName}`,
     });
     for (const statement of agentStatements(this, props.clusterName)) this.agentRole.addToPolicy(statement);
+    acknowledgeNistRules(this.agentRole, { IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY });
     acknowledgeWildcardResources(
       this.agentRole,
       'The add-on writes only the Container Insights log groups of this cluster (application, dataplane and host from Fluent Bit, ' +

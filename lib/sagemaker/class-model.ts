@@ -16,7 +16,7 @@ import {
   type ServiceContract,
 } from '../core';
 import { modelDataDecryptStatement } from '../trust/model-data-key';
-import { acknowledgeRule, nagRendering } from '../util/nag';
+import { acknowledgeNistRules, acknowledgeRule, nagRendering, NIST_ONE_ROLE_POLICY } from '../util/nag';
 
 /** The class's model server on SageMaker: the engine's own variables (no arguments: SageMaker starts the entrypoint). */
 export function sageMakerRuntime(cls: CapacityClass, contract: ServiceContract): RuntimeBinding {
@@ -67,6 +67,7 @@ export class ClassModel extends Construct {
       assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } } }),
       description: `SageMaker execution role of capacity class ${cls.name}: pulls its image and reads its model data only`,
     });
+    acknowledgeNistRules(this.role, { IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY });
     this.grantImagePull(cls.artifact.image);
     if (cls.artifact.modelData) this.grantModelDataRead(cls.artifact.modelData.uri, props.modelDataEncryptionKey);
     const logGroupArn = stack.formatArn({

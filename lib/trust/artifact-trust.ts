@@ -18,7 +18,8 @@ import { TRUST_RULES } from '../core/validation/rules';
 import { isUnresolved } from '../core/validation/tokens';
 import { durationDays, durationSeconds } from '../util/duration';
 import { lambdaCode } from '../util/lambda-code';
-import { acknowledgeWildcardResources } from '../util/nag';
+import { newLogGroupKey } from '../util/log-encryption';
+import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { type IClassArtifactGate } from './gate';
 import { modelDataDecryptStatement } from './model-data-key';
 
@@ -108,6 +109,11 @@ export interface ArtifactTrustProps {
   /** @default logs.RetentionDays.ONE_YEAR */
   readonly logRetention?: logs.RetentionDays;
   /**
+   * Key that encrypts the verifier's log group: the audit trail of every verdict.
+   * @default - a new key with rotation, usable by CloudWatch Logs for this account's log groups
+   */
+  readonly logEncryptionKey?: kms.IKey;
+  /**
    * Removal policy of the repositories and keys.
    * @default RemovalPolicy.RETAIN - images and the keys that verify signatures outlive the stack
    */
@@ -134,6 +140,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   /** The verifier custom-resource handler. */
   public readonly verifier: lambda.Function;
   public readonly verifierLogGroup: logs.LogGroup;
+  /** The key of the verifier's log group. */
+  public readonly verifierLogKey: kms.IKey;
   /** The approved-artifact record of every class gated so far, by class name. */
   public readonly records = new Map<string, ApprovedArtifacts>();
 
@@ -188,8 +196,10 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       });
     }
 
+    this.verifierLogKey = props.logEncryptionKey ?? newLogGroupKey(this, 'VerifierLogKey', 'Audit trail (log group) of the capacity-class artifact verifier');
     this.verifierLogGroup = new logs.LogGroup(this, 'VerifierLogs', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_YEAR,
+      encryptionKey: this.verifierLogKey,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const role = new iam.Role(this, 'VerifierRole', {
@@ -217,6 +227,16 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       memorySize: 256,
       logGroup: this.verifierLogGroup,
       description: 'Fails a capacity class deployment unless its image and model data are the approved, signed ones',
+    });
+    acknowledgeNistRules(this, {
+      IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
+      LambdaDLQ: 'CloudFormation invokes the verifier for a custom resource and waits for its answer; every failure is answered FAILED ' +
+        '(the deployment stops) and logged, and a crash fails the resource at its ServiceTimeout: a dead-letter queue would hold requests ' +
+        'CloudFormation no longer waits for.',
+      LambdaInsideVPC: 'The verifier calls AWS APIs only (ECR, Signer, S3, KMS) plus the ECR layer download URL and the CloudFormation ' +
+        'response URL; it reaches no resource in a VPC and would need NAT or interface endpoints for each of them.',
+      LambdaConcurrency: 'The verifier runs only during deployments, once per class, in parallel; a reservation would take from the ' +
+        "account's unreserved concurrency and would queue a deployment's verifications past their ServiceTimeout.",
     });
     for (const publisher of props.publishers ?? []) {
       this.grantPublish(publisher);

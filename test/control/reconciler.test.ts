@@ -9,7 +9,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core';
 import { Reconciler } from '../../lib/control';
-import { nagFindings, testStack } from '../util';
+import { nagFindings, nistFindings, testStack } from '../util';
 import { servingOf } from './serving-fixture';
 
 const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true): RoutedClassFacts => ({
@@ -147,8 +147,9 @@ describe('Reconciler on a SageMaker endpoint', () => {
     expect(existsSync(join(dir, 'index.ts'))).toBe(false);
   });
 
-  test('has no unacknowledged cdk-nag AwsSolutions findings', () => {
+  test('has no unacknowledged cdk-nag AwsSolutions or NIST 800-53 rev 5 findings', () => {
     expect(nagFindings(stack)).toEqual([]);
+    expect(nistFindings(reconciler)).toEqual([]); // the fixture alarm External is the test's own
   });
 
   test('the same statements without the acknowledgements are findings (the acknowledgements do suppress)', () => {
@@ -253,8 +254,9 @@ describe('Reconciler on an ALB listener', () => {
     }
   });
 
-  test('has no unacknowledged cdk-nag AwsSolutions findings', () => {
+  test('has no unacknowledged cdk-nag AwsSolutions or NIST 800-53 rev 5 findings', () => {
     expect(nagFindings(stack)).toEqual([]);
+    expect(nistFindings(stack)).toEqual([]);
   });
 });
 

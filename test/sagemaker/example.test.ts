@@ -2,7 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, llamaChatClasses, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { admissionLimits, defineCapacityClasses } from '../../lib/core';
-import { builtinValidationOn, nagFindings } from '../util';
+import { builtinValidationOn, nagFindings, nistFindings } from '../util';
 
 describe('examples/sagemaker-llm', () => {
   test('synthesizes with the built-in CloudFormation validation on, cdk-nag AwsSolutions clean', () => {
@@ -17,6 +17,8 @@ describe('examples/sagemaker-llm', () => {
       validationOff();
     }
     expect(nagFindings(stack)).toEqual([]);
+    // NIST 800-53 rev 5 beside AwsSolutions: every finding fixed or acknowledged with its reason.
+    expect(nistFindings(stack)).toEqual([]);
 
     template.resourceCountIs('AWS::SageMaker::Model', 3);
     template.hasResourceProperties('AWS::SageMaker::Model', {
