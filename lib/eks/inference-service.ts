@@ -31,6 +31,7 @@ import {
 } from '../core';
 import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
 import { type IClassArtifactGate } from '../trust/gate';
+import { modelDataDecryptStatement } from '../trust/model-data-key';
 import { classObjectName, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';
 import { type ScalingOptions } from './scaling-options';
@@ -149,6 +150,13 @@ export interface EksInferenceServiceProps {
    * @default - none: a synth error when a class has `artifact.modelData`
    */
   readonly modelDataFetcherImage?: string;
+  /**
+   * Key of the model-data bucket when it uses SSE-KMS (the same `modelDataEncryptionKey` as the other constructs take,
+   * see lib/trust/model-data-key.ts): each class's model-data pod identity may decrypt with it through S3 only, which
+   * the init container's GetObject of an SSE-KMS object needs.
+   * @default - model data is not KMS-encrypted with a customer key
+   */
+  readonly modelDataEncryptionKey?: kms.IKey;
 }
 
 /** Everything synthesized for one class. */
@@ -371,7 +379,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.namespaceManifest = this.apply('Namespace', [ns, sa]);
     this.servingRoles = Object.fromEntries(
       this.classes.flatMap((cls) => {
-        const role = modelDataRole(this, this.cluster, this.namespace, cls);
+        const role = modelDataRole(this, this.cluster, this.namespace, cls, props.modelDataEncryptionKey);
         return role ? [[cls.name, role]] : [];
       }),
     );
@@ -822,7 +830,9 @@ function newAccessLogBucket(scope: Construct): s3.Bucket {
  * The pod identity of one class with model data: it may read its own object only, and with a pinned version only
  * that version (s3:GetObjectVersion bound by the s3:VersionId condition key).
  */
-function modelDataRole(scope: EksInferenceService, cluster: eks.ICluster, ns: string, cls: CapacityClass): iam.Role | undefined {
+function modelDataRole(
+  scope: EksInferenceService, cluster: eks.ICluster, ns: string, cls: CapacityClass, key: kms.IKey | undefined,
+): iam.Role | undefined {
   const data = cls.artifact.modelData;
   if (!data) return undefined;
   const object = `arn:${Stack.of(scope).partition}:s3:::${data.uri.replace(/^s3:\/\//, '')}`;
@@ -840,6 +850,7 @@ function modelDataRole(scope: EksInferenceService, cluster: eks.ICluster, ns: st
             resources: [object],
             conditions: { StringEquals: { 's3:VersionId': data.versionId } },
           }),
+      ...(key ? [modelDataDecryptStatement(scope, key)] : []),
     ],
   });
   return identity.role;
