@@ -11,6 +11,7 @@ import { compareVersions, ENGINE_FACTS, type EngineName } from '../../lib/core/r
 import { ENGINE_FACT_TABLE, engineFact, type EngineFact } from '../../lib/core/runtime/facts';
 import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
+import { OBSERVABILITY_ADDON_VERSION } from '../../lib/eks/observability-addon';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
 
 /** One engine release on one kind of hardware, as a checked class on each platform. */
@@ -165,6 +166,12 @@ describe('scraped metrics and the CloudWatch agent', () => {
         expect({ name, type: fact?.metricType }).toEqual({ name, type: expect.stringMatching(/^(counter|gauge)$/) });
       }
     }
+  });
+
+  test('the agent the facts were read at is the one the pinned add-on runs', () => {
+    // amazon-cloudwatch-observability v6.4.0 (chart 6.4.0) runs cloudwatch-agent 1.300070.0b1586.
+    expect(OBSERVABILITY_ADDON_VERSION).toMatch(/^v6\.4\.0-eksbuild\.\d+$/);
+    expect(engineFact('cloudwatch-agent.version').statement).toContain('add-on v6.4.0 runs agent 1.300070.0');
   });
 
   test('every job asks for the protocol under which a renamed counter keeps its type', () => {
