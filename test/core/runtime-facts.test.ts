@@ -239,6 +239,13 @@ describe('admission as the server enforces it', () => {
     expect(tokens.admitted.map((a, i) => (a ? 0 : prompts[i])).filter((p) => p > 0)).toEqual([15000, 13000, 9000]);
   });
 
+  test('the prompt-token cap never shuts out one longest prompt on an idle replica', () => {
+    const slow = { ...l40s, envelope: { ...l40s.envelope, safeConcurrency: 1, ttftP95Ms: 2000 }, runtime: { ...l40s.runtime, maxQueueDelayMs: 0 } };
+    const limits = admissionLimits(slow, LLAMA_CONTRACT);
+    // 1 x 1000 tokens in 2 s over 0 + 2 s would be 1000 tokens: below one 8192-token sequence.
+    expect(limits.maxQueuedPromptTokens).toBe(slow.footprint.maxSequenceTokens);
+  });
+
   test('a request asking for n sequences takes n slots of the count cap', () => {
     const burst = [{ promptTokens: 10, n: 3 }, { promptTokens: 10, n: 2 }, { promptTokens: 10 }];
     const r = admitBurst({ maxInFlight: 4, prefillTokensPerSecond: 1000 }, burst);
