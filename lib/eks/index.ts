@@ -3,19 +3,30 @@ export * from './versions';
 export * as eksManifests from './manifests';
 export type { EksClassOptions } from './class-options';
 export type { ScalingOptions } from './scaling-options';
-export { eksProblems, type EksCheckInput } from './checks';
+export { eksProblems, clusterProblems, type EksCheckInput, type ClusterCheckInput } from './checks';
 export { PodIdentityRole, type PodIdentityRoleProps } from './pod-identity';
 export * from './karpenter';
 export * from './keda';
 export * from './load-balancer-controller';
 export {
+  EksInferenceCluster,
+  type EksInferenceClusterProps,
+  type ExistingControllers,
+  type ExistingKarpenter,
+  type ExistingLoadBalancerController,
+  type ClusterTenant,
+  type ClusterAttachment,
+  type ChartVersions,
+  type NewClusterOptions,
+  DISCOVERY_TAG as KARPENTER_DISCOVERY_TAG,
+} from './cluster';
+export {
   EksInferenceService,
   type EksInferenceServiceProps,
   type EksClassUnit,
-  type ChartVersions,
-  type NewClusterOptions,
-  type LoadBalancerOptions,
-  DISCOVERY_TAG as KARPENTER_DISCOVERY_TAG,
   CLASS_LABEL as EKS_CLASS_LABEL,
 } from './inference-service';
+export { type LoadBalancerOptions } from './routing';
+export { SCALED_OBJECT_NAME_MAX, NODE_POOL_NAME_MAX } from './name-limits';
+export { AWS_CLI_IMAGE_REPOSITORIES } from './model-data-fetch';
 export * from './observability-addon';

@@ -78,7 +78,7 @@ describe('EksInferenceService input checks', () => {
 
   test('accepts an exact chart version override and installs it', () => {
     const svc = construct({ chartVersions: { keda: '2.20.3' } })();
-    expect(svc.keda.chart.version).toBe('2.20.3');
+    expect(svc.keda!.chart.version).toBe('2.20.3');
   });
 
   test('fails when an image uses a mutable tag', () => {
