@@ -16,6 +16,7 @@ import { checkCapacityClasses, type ClassProblem, formatProblem } from '../core/
 import { type ServiceContract } from '../core/service/contract';
 import { type CapacityPlan, planCapacity } from '../core/service/sizing';
 import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
+import { type ApprovedImagesAdmission } from '../trust/admission-policy';
 import { type IClassArtifactGate } from '../trust/gate';
 import { classObjectName, clusterProblems, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';
@@ -150,6 +151,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   public readonly initialWeights: Readonly<Record<string, number>>;
   /** This service's signal producers: a capacity-error filter per NodePool and the scraped metrics. */
   public readonly signalProducers: ServiceSignalProducers;
+  /** The namespace's approved-images policy, when the cluster admits only approved images (its workloads wait for it). */
+  public readonly admission?: ApprovedImagesAdmission;
   private readonly contract: ServiceContract;
   private readonly scaledObjectInputs = new Map<string, m.ScaledObjectInput>();
   private floorsEnabled = false;
@@ -192,6 +195,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       ],
     });
 
+    this.admission = attachment.admission;
     this.initialWeights = initialWeights(this.plan, classes);
     const routing = albRouting(this, {
       vpc: this.vpc,
