@@ -93,6 +93,14 @@ export interface EksInferenceServiceProps {
    * @default - none: a synth error when a class has `artifact.modelData`
    */
   readonly modelDataFetcherImage?: string;
+  /**
+   * Upgrading a stack deployed with a version that added the replica floor as a `KubernetesPatch` per class
+   * (`FloorTrigger-<class>`): keep those resources for one deployment, with their restore patch equal to the floored
+   * triggers, so that CloudFormation's later removal of them cannot strip the floor from the live ScaledObjects (a
+   * deleted patch applies its restore patch). Deploy once with `true`, then remove it.
+   * @default false
+   */
+  readonly retainFloorPatches?: boolean;
 }
 
 /** Everything synthesized for one class. */
@@ -156,10 +164,12 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   private readonly contract: ServiceContract;
   private readonly scaledObjectInputs = new Map<string, m.ScaledObjectInput>();
   private floorsEnabled = false;
+  private readonly retainFloorPatches: boolean;
 
   constructor(scope: Construct, id: string, props: EksInferenceServiceProps) {
     super(scope, id);
     this.contract = props.contract;
+    this.retainFloorPatches = props.retainFloorPatches ?? false;
     this.namespace = props.namespace ?? props.contract.name;
     const shared = props.cluster instanceof EksInferenceCluster ? props.cluster : undefined;
     const imported = shared ? undefined : (props.cluster as eks.ICluster | undefined);
@@ -294,9 +304,24 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         });
         // The same object is in the Scaler manifest, which CloudFormation receives as JSON rendered at synth.
         (u.objects.scaledObject.spec as { triggers: m.ScaledObject['spec']['triggers'] }).triggers = floored.spec.triggers;
+        if (this.retainFloorPatches) this.retainFloorPatch(u, floored);
       }
     }
     return this.units.map((u) => u.objects.scaledObject);
+  }
+
+  /** The migration resource of `retainFloorPatches`: apply and restore both carry the floored triggers (harmless either way). */
+  private retainFloorPatch(u: EksClassUnit, floored: m.ScaledObject): void {
+    const triggers = { spec: { triggers: floored.spec.triggers } };
+    const patch = new eks.KubernetesPatch(this, `FloorTrigger-${u.cls.name}`, {
+      cluster: this.cluster,
+      resourceName: `scaledobject.keda.sh/${floored.metadata.name}`,
+      resourceNamespace: this.namespace,
+      applyPatch: triggers,
+      restorePatch: triggers,
+      patchType: eks.PatchType.MERGE,
+    });
+    patch.node.addDependency(u.manifests.scaler);
   }
 
   /** Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. */

@@ -73,4 +73,24 @@ describe('replica floor across an update (kubectl apply of the ScaledObject, a t
     const { result } = kubectlApply(live, deployedScaledObject({}, true));
     expect(triggerNames(result)).toEqual(['per-replica-load', 'replica-floor']);
   });
+
+  test('retainFloorPatches: the old FloorTrigger patches stay for one deployment, and their removal keeps the floor', () => {
+    const { stack } = testStack();
+    const service = new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+      retainFloorPatches: true,
+    });
+    service.enableReplicaFloors();
+    const patches = Template.fromStack(stack).findResources('Custom::AWSCDK-EKS-KubernetesPatch');
+    // The logical ids the previous release gave these patches (read from its synthesized template): updated in place.
+    expect(Object.keys(patches).sort()).toEqual(['LlamaFloorTriggera10g12592957', 'LlamaFloorTriggerinf2D2848451', 'LlamaFloorTriggerl40s894A3B56']);
+    const live = created(deployedScaledObject({}, true), KEDA_STATUS);
+    for (const r of Object.values(patches)) {
+      expect(r.Properties.RestorePatchJson).toEqual(r.Properties.ApplyPatchJson);
+    }
+    const a10g = Object.values(patches).find((r) => r.Properties.ResourceName === 'scaledobject.keda.sh/llama3-chat-a10g')!;
+    // Deleting the patch resource later runs its restore patch: the floor stays.
+    const restored = kubectlMergePatch(live, JSON.parse(renderWithPlaceholders(a10g.Properties.RestorePatchJson)) as JsonObject);
+    expect(triggerNames(restored)).toEqual(['per-replica-load', 'replica-floor']);
+  });
 });
