@@ -11,7 +11,7 @@ import { isUnresolved } from '../core/validation/tokens';
 import { durationSeconds, sizeGibibytes } from '../util/duration';
 import { type EksClassOptions } from './class-options';
 import { type ScalingOptions } from './scaling-options';
-import { nodePoolNameProblem, scaledObjectNameProblem, serviceNameProblem } from './name-limits';
+import { nodePoolNameProblem, scaledObjectNameProblem } from './name-limits';
 import { observabilityProblems, type ObservabilityOptions } from './observability-addon';
 import { chartVersionProblem } from './versions';
 
@@ -166,14 +166,13 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
 }
 
 /**
- * The controllers' own limits on `<service>-<class>` (ScaledObject, Service, NodePool unless overridden), each with a
- * problem naming the limit: lib/eks/name-limits.ts cites where each comes from.
+ * The controllers' own limits on `<service>-<class>` (ScaledObject, NodePool unless overridden), each with a problem
+ * naming the limit: lib/eks/name-limits.ts cites where each comes from. The Service name (an RFC 1035 label) is the
+ * `class.objectName` rule itself.
  */
 function checkNameLimits(objectName: string, nodePoolOverride: string | undefined, add: Add): void {
   const scaled = scaledObjectNameProblem(objectName);
   if (scaled) add('class.objectName', `ScaledObject ${scaled}`);
-  const service = serviceNameProblem(objectName);
-  if (service) add('class.objectName', `Service ${service}`);
   const pool = nodePoolOverride === undefined ? nodePoolNameProblem(objectName) : undefined;
   if (pool) add('class.objectName', `NodePool ${pool}`);
 }

@@ -68,7 +68,7 @@ export function modelCacheGiB(cls: CapacityClass, fetch: ModelFetch | undefined,
 export function modelCacheProblems(cls: CapacityClass, fetch: ModelFetch | undefined, option: number | undefined): ClassProblem[] {
   const required = requiredModelCacheGiB(cls, fetch);
   if (option === undefined || required === undefined || option >= required) return [];
-  const what = fetch!.unpack === 'none' ? 'the model file' : 'the archive and the tree unpacked from it, which coexist during the fetch';
+  const what = fetch!.unpack === 'none' ? 'the model file' : 'the archive and the tree unpacked from it, which coexist during the fetch,';
   return [{
     className: cls.name,
     field: 'classOptions.modelCacheSize',

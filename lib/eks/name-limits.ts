@@ -1,6 +1,8 @@
 /**
- * The limits the controllers put on the names of a class's Kubernetes objects, beyond the API server's own 63-character
- * label rule. Each is enforced (or silently breaks something) after `cdk deploy`, so the construct checks them at synth.
+ * The limits the controllers put on the names of a class's Kubernetes objects, beyond the API server's own rules (a
+ * Service name is an RFC 1035 label: kubernetes pkg/apis/core/validation/validation.go `ValidateServiceName =
+ * apimachineryvalidation.NameIsDNS1035Label`, the `class.objectName` rule). Each is enforced (or silently breaks
+ * something) after `cdk deploy`, so the construct checks them at synth.
  */
 
 /**
@@ -19,14 +21,6 @@ export const SCALED_OBJECT_NAME_MAX = 63 - 'keda-hpa-'.length;
  */
 export const NODE_POOL_NAME_MAX = 63 - 5 - '-'.length;
 
-/**
- * A Service name is an RFC 1035 label: lower-case letters, digits and '-', starting with a letter, ending with a
- * letter or digit, at most 63 characters (kubernetes pkg/apis/core/validation/validation.go:
- * `ValidateServiceName = apimachineryvalidation.NameIsDNS1035Label`).
- */
-const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const LABEL_MAX = 63;
-
 /** Why `name` cannot be a ScaledObject's name, or undefined. */
 export function scaledObjectNameProblem(name: string): string | undefined {
   return name.length > SCALED_OBJECT_NAME_MAX
@@ -39,10 +33,4 @@ export function nodePoolNameProblem(name: string): string | undefined {
   return name.length > NODE_POOL_NAME_MAX
     ? `'${name}' is ${name.length} characters; Karpenter's NodeClaim generateName '<pool>-' is cut to 58 characters, so at most ${NODE_POOL_NAME_MAX} keep NodeClaims matchable by the capacity-error filter: set classOptions.nodePoolName or shorten the names`
     : undefined;
-}
-
-/** Why `name` cannot be a Kubernetes Service's name, or undefined. */
-export function serviceNameProblem(name: string): string | undefined {
-  if (name.length <= LABEL_MAX && DNS_1035_LABEL.test(name)) return undefined;
-  return `'${name}' is not an RFC 1035 label (a Service name: lower-case letters, digits and '-', starting with a letter, at most ${LABEL_MAX} characters)`;
 }
