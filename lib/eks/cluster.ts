@@ -12,7 +12,7 @@ import { acknowledgeManagedPolicies, acknowledgeRule, acknowledgeWildcardResourc
 import { clusterProblems } from './checks';
 import { Karpenter } from './karpenter';
 import { Keda } from './keda';
-import { LoadBalancerController, targetRegistrationStatement } from './load-balancer-controller';
+import { LoadBalancerController } from './load-balancer-controller';
 import { EksObservability, type ObservabilityOptions } from './observability-addon';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
 
@@ -249,7 +249,7 @@ export class EksInferenceCluster extends Construct {
       if (this.lbcRegistration) {
         this.lbcRegistration.addResources(...targetGroupArns);
       } else {
-        this.lbcRegistration = targetRegistrationStatement(targetGroupArns);
+        this.lbcRegistration = LoadBalancerController.targetRegistrationStatement(targetGroupArns);
         new iam.Policy(this, 'LoadBalancerControllerTargets', { roles: [this.existingLbcRole], statements: [this.lbcRegistration] });
       }
     }

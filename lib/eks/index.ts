@@ -3,7 +3,7 @@ export * from './versions';
 export * as eksManifests from './manifests';
 export type { EksClassOptions } from './class-options';
 export type { ScalingOptions } from './scaling-options';
-export { eksProblems, clusterProblems, type EksCheckInput, type ClusterCheckInput } from './checks';
+export { eksProblems, type EksCheckInput } from './checks';
 export { PodIdentityRole, type PodIdentityRoleProps } from './pod-identity';
 export * from './karpenter';
 export * from './keda';
@@ -27,6 +27,4 @@ export {
   CLASS_LABEL as EKS_CLASS_LABEL,
 } from './inference-service';
 export { type LoadBalancerOptions } from './routing';
-export { SCALED_OBJECT_NAME_MAX, NODE_POOL_NAME_MAX } from './name-limits';
-export { AWS_CLI_IMAGE_REPOSITORIES } from './model-data-fetch';
 export * from './observability-addon';

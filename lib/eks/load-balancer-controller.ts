@@ -89,22 +89,22 @@ export class LoadBalancerController extends Construct {
     });
   }
 
+  /** Register and deregister pods in exactly these target groups (also for a controller this construct did not install). */
+  public static targetRegistrationStatement(targetGroupArns: readonly string[]): iam.PolicyStatement {
+    return new iam.PolicyStatement({
+      sid: 'RegisterPodsInOwnedTargetGroups',
+      actions: ['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets'],
+      resources: [...targetGroupArns],
+    });
+  }
+
   /** Lets the controller register pods in these target groups (one statement for all services on the cluster). */
   public allowTargetGroups(targetGroupArns: readonly string[]): void {
     if (this.registration) {
       this.registration.addResources(...targetGroupArns);
       return;
     }
-    this.registration = targetRegistrationStatement(targetGroupArns);
+    this.registration = LoadBalancerController.targetRegistrationStatement(targetGroupArns);
     this.policy.addStatements(this.registration);
   }
-}
-
-/** Register and deregister pods in exactly these target groups. */
-export function targetRegistrationStatement(targetGroupArns: readonly string[]): iam.PolicyStatement {
-  return new iam.PolicyStatement({
-    sid: 'RegisterPodsInOwnedTargetGroups',
-    actions: ['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets'],
-    resources: [...targetGroupArns],
-  });
 }
