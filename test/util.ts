@@ -67,10 +67,10 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
 }
 
 /**
- * The AWS CLI v2 image as the model-data fetcher (a well-formed placeholder digest: pin the real one,
- * `public.ecr.aws/aws-cli/aws-cli@sha256:...`, or your ECR mirror of it).
+ * A model-data fetcher with everything the fetch script runs: an image built FROM the AWS CLI v2 image with tar and
+ * gzip added (the CLI image has no tar, lib/eks/model-data-fetch.ts), mirrored in ECR (a well-formed placeholder digest).
  */
-export const FETCHER_IMAGE = `public.ecr.aws/aws-cli/aws-cli@sha256:${'f'.repeat(64)}`;
+export const FETCHER_IMAGE = `123456789012.dkr.ecr.us-east-1.amazonaws.com/model-fetcher@sha256:${'f'.repeat(64)}`;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Apps

@@ -390,9 +390,12 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     return resource;
   }
 
-  /** Images of every class gated so far: what the EKS admission policy should allow. */
+  /**
+   * Images of every class gated so far, each once: what the EKS admission policy should allow (classes that share an
+   * engine image on two accelerator types list it once; ApprovedImagesAdmission rejects duplicates).
+   */
   public get approvedImages(): string[] {
-    return [...this.records.values()].map((r) => r.image);
+    return [...new Set([...this.records.values()].map((r) => r.image))];
   }
 
   private imageRepositoryArns(record: ApprovedArtifacts): string[] {

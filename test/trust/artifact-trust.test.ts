@@ -1,10 +1,12 @@
 import { App, CfnResource, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type CapacityClass, type CapacityClassSpec, defineCapacityClasses } from '../../lib/core';
-import { ArtifactTrust } from '../../lib/trust';
+import { ApprovedImagesAdmission } from '../../lib/trust/admission-policy';
+import { ArtifactTrust } from '../../lib/trust/artifact-trust';
 import { LLAMA_CONTRACT, imageRef, llamaClasses, nagFindings, nistFindings, testStack, UNIT_TEST_APP_PROPS } from '../util';
 
 /** The fixture classes with every model version pinned (the gate requires it by default). */
@@ -86,6 +88,30 @@ describe('ArtifactTrust', () => {
     });
     expect([...trust.records.keys()]).toEqual(['l40s', 'a10g', 'inf2']);
     expect(trust.approvedImages).toEqual(classes.map((c) => c.artifact.image));
+  });
+
+  test('approvedImages lists an image two classes share once, so the documented admission wiring accepts it', () => {
+    const { stack: s2 } = testStack('Shared');
+    const shared = new ArtifactTrust(s2, 'Trust', { repositoryNames: ['vllm', 'neuron'] });
+    // One engine image on two GPU types: the common case.
+    const twins = pinnedClasses((spec) => (spec.name === 'a10g' ? { ...spec, artifact: { ...spec.artifact, image: imageRef('vllm', 'a') } } : spec));
+    for (const cls of twins) shared.gateFor(s2, cls);
+    expect(shared.approvedImages).toEqual([imageRef('vllm', 'a'), imageRef('neuron', 'c')]);
+    const cluster = eks.Cluster.fromClusterAttributes(s2, 'Cluster', {
+      clusterName: 'c',
+      kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(s2, 'Kubectl', { serviceToken: 'arn:aws:lambda:us-east-1:123456789012:function:k' }),
+    });
+    expect(() => new ApprovedImagesAdmission(s2, 'Admission', { cluster, namespace: 'llama3-chat', images: shared.approvedImages })).not.toThrow();
+  });
+
+  test('fails when an image is listed twice in ApprovedImagesAdmission (it refuses duplicates it is given directly)', () => {
+    const { stack: s2 } = testStack('Dup');
+    const cluster = eks.Cluster.fromClusterAttributes(s2, 'Cluster', {
+      clusterName: 'c',
+      kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(s2, 'Kubectl', { serviceToken: 'arn:aws:lambda:us-east-1:123456789012:function:k' }),
+    });
+    const image = imageRef('vllm', 'a');
+    expect(() => new ApprovedImagesAdmission(s2, 'Admission', { cluster, namespace: 'llama3-chat', images: [image, image] })).toThrow(`images: '${image}' is listed twice`);
   });
 
   test("each class's Model depends on its own verification", () => {
