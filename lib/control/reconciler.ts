@@ -277,7 +277,8 @@ export class Reconciler extends Construct {
     acknowledgeNistRules(this, {
       IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
       LambdaDLQ: 'Scheduled and alarm events are not retried (retryAttempts 0: the next tick is the retry, a stale event is worthless) and every ' +
-        'failed run is recorded (ReconcilerFailures, Lambda Errors, both alarmed); a dead-letter queue would hold stale events nobody replays.',
+        `failed run is recorded (${Metrics.reconcilerFailures.name} and the function's error count, both alarmed); a dead-letter queue would ` +
+        'hold stale events nobody replays.',
       LambdaInsideVPC: 'The function calls AWS APIs only (CloudWatch, SageMaker or Elastic Load Balancing) and reaches no resource in a VPC; ' +
         'in a VPC it would need NAT or interface endpoints for each of them.',
     });
