@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Ajv, { type ValidateFunction } from 'ajv';
 import { App, type AppProps, Stack } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, NIST80053R5Checks } from 'cdk-nag';
 import { type IConstruct } from 'constructs';
 import { parse as parseYaml } from 'yaml';
 import { type CapacityClassSpec, LLAMA_3_8B_BF16, type ServiceContract } from '../lib/core';
@@ -117,6 +117,12 @@ export function nagFindings(scope: IConstruct): string[] {
   return report.violations.flatMap((v) =>
     v.violatingResources.map((r) => `${v.ruleName} ${r.resourceLogicalId ?? ''} ${r.locations?.join(',') ?? ''}`.trim()),
   );
+}
+
+/** Unacknowledged NIST 800-53 rev 5 findings under `scope` (cdk-nag's NIST80053R5Checks), in the same form. */
+export function nistFindings(scope: IConstruct): string[] {
+  const report = new NIST80053R5Checks().validateScope(scope);
+  return report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${(r as { constructPath?: string }).constructPath ?? ''}`.trim()));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -165,6 +165,8 @@ export class EksStableDiffusionStack extends Stack {
     this.reconciler = new Reconciler(this, 'Reconciler', {
       serving: this.service,
       capacityAlarms: this.observability.capacityAlarms,
+      // Every alarm of the service pages through one encrypted topic: subscribe your on-call to it.
+      alarmTopic: this.observability.alarms.topic,
     });
     this.chatObservability = new InferenceObservability(this, 'ChatObservability', { serving: this.chat });
     this.chatReconciler = new Reconciler(this, 'ChatReconciler', {

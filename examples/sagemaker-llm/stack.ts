@@ -8,7 +8,7 @@
  * Replace the image digests, model-data URIs and digests with your own (the trust constructs sign and verify them),
  * the envelopes with your load-test results, and the prices with your region's.
  */
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -45,7 +45,8 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
       instanceType: 'ml.g6e.xlarge',
       artifact: {
         image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
-        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/bf16.tar.gz`, sha256: '2'.repeat(64), versionId: 'example-version-bf16' },
+        // SageMaker downloads the current object at the key at every scale-out: the key names its content (its SHA-256).
+        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/bf16-${'2'.repeat(64)}.tar.gz`, sha256: '2'.repeat(64), versionId: 'example-version-bf16' },
       },
       footprint: LLAMA_3_8B_BF16,
       // The vLLM DLC's release: --max-num-queued-reqs (the server's own bounded queue) exists from vLLM 0.29.0.
@@ -59,7 +60,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
       instanceType: 'ml.g5.xlarge',
       artifact: {
         image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
-        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/awq-int4.tar.gz`, sha256: '3'.repeat(64), versionId: 'example-version-awq' },
+        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/awq-int4-${'3'.repeat(64)}.tar.gz`, sha256: '3'.repeat(64), versionId: 'example-version-awq' },
       },
       footprint: { ...LLAMA_3_8B_BF16, weightsGiB: 5.7, quantization: 'int4-awq' },
       runtime: { engine: 'vllm', engineVersion: '0.29.0', maxConcurrentSequences: 8, maxQueueDelayMs: 2000, args: ['--quantization', 'awq'] },
@@ -71,7 +72,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
       instanceType: 'ml.inf2.xlarge',
       artifact: {
         image: `${ecr}/inference/djl-lmi-neuronx@sha256:${'4'.repeat(64)}`,
-        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/neuron-tp2-seq8192.tar.gz`, sha256: '5'.repeat(64), versionId: 'example-version-id' },
+        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/neuron-tp2-seq8192-${'5'.repeat(64)}.tar.gz`, sha256: '5'.repeat(64), versionId: 'example-version-id' },
       },
       footprint: { ...LLAMA_3_8B_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
       runtime: { engine: 'djl-lmi', engineVersion: '0.30.0', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
@@ -130,12 +131,26 @@ export class SageMakerLlmStack extends Stack {
     const invoker = new iam.Role(this, 'Invoker', { assumedBy: new iam.AccountRootPrincipal(), description: 'Calls the llama3-chat endpoint' });
     this.endpoint.grantInvoke(invoker);
 
+    // cdk-nag NIST 800-53 rev 5: what this example's own resources leave to you, each with why (the library's
+    // constructs acknowledge their own findings).
+    Validations.of(invoker).acknowledge({ id: 'NIST.800.53.R5-IAMNoInlinePolicy', reason: 'One role, one purpose: InvokeEndpoint on this endpoint only.' });
+    Validations.of(accessLogs).acknowledge(
+      { id: 'NIST.800.53.R5-S3DefaultEncryptionKMS', reason: 'S3 server access logs are delivered only to buckets encrypted with SSE-S3, not SSE-KMS.' },
+      { id: 'NIST.800.53.R5-S3BucketVersioningEnabled', reason: 'Access logs are written once and expire after a year; nothing overwrites them.' },
+      { id: 'NIST.800.53.R5-S3BucketReplicationEnabled', reason: 'A single-region example: add replication if your recovery plan keeps logs in a second region.' },
+    );
+    Validations.of(capture).acknowledge({
+      id: 'NIST.800.53.R5-S3BucketReplicationEnabled', reason: 'A single-region example: add replication if your recovery plan keeps data capture in a second region.',
+    });
+
     // The control loop: one dashboard and the alarms for the service, and the reconciler that moves the variant
     // weights every minute and at once when a capacity alarm changes state.
     this.observability = new InferenceObservability(this, 'Observability', { serving: this.endpoint });
     this.reconciler = new Reconciler(this, 'Reconciler', {
       serving: this.endpoint,
       capacityAlarms: this.observability.capacityAlarms,
+      // Every alarm of the service pages through one encrypted topic: subscribe your on-call to it.
+      alarmTopic: this.observability.alarms.topic,
     });
 
     new CfnOutput(this, 'EndpointName', { value: this.endpoint.endpointName });

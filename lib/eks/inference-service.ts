@@ -4,6 +4,7 @@ import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import type * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct, type IDependable } from 'constructs';
 import { HardwareCatalog } from '../core/hardware/catalog';
@@ -19,6 +20,7 @@ import { type IInferenceServing, type ServingDescription } from '../core/reconci
 import { type ApprovedImagesAdmission } from '../trust/admission-policy';
 import { type IClassArtifactGate } from '../trust/gate';
 import { classObjectName, clusterProblems, eksProblems } from './checks';
+import { modelDataDecryptStatement } from '../trust/model-data-key';
 import { type EksClassOptions } from './class-options';
 import { CLASS_LABEL, type ClassObjects, classUnitObjects, DEFAULT_PORT, SERVING_SERVICE_ACCOUNT } from './class-unit';
 import { type ChartVersions, DISCOVERY_TAG, EksInferenceCluster, type NewClusterOptions } from './cluster';
@@ -101,6 +103,13 @@ export interface EksInferenceServiceProps {
    * @default false
    */
   readonly retainFloorPatches?: boolean;
+  /**
+   * Key of the model-data bucket when it uses SSE-KMS (the same `modelDataEncryptionKey` as the other constructs take,
+   * see lib/trust/model-data-key.ts): each class's model-data pod identity may decrypt with it through S3 only, which
+   * the init container's GetObject of an SSE-KMS object needs.
+   * @default - model data is not KMS-encrypted with a customer key
+   */
+  readonly modelDataEncryptionKey?: kms.IKey;
 }
 
 /** Everything synthesized for one class. */
@@ -227,7 +236,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.triggerAuthenticationManifest = namespaced.triggerAuthenticationManifest;
     this.sharedObjects = namespaced.objects;
     this.servingRoles = Object.fromEntries(classes.flatMap((cls) => {
-      const role = modelDataRole(this, this.cluster, this.namespace, cls);
+      const role = modelDataRole(this, this.cluster, this.namespace, cls, props.modelDataEncryptionKey);
       return role ? [[cls.name, role]] : [];
     }));
 
@@ -572,7 +581,9 @@ export function initialWeights(plan: CapacityPlan, classes: readonly CapacityCla
  * The pod identity of one class with model data: it may read its own object only, and with a pinned version only
  * that version (s3:GetObjectVersion bound by the s3:VersionId condition key).
  */
-function modelDataRole(scope: EksInferenceService, cluster: eks.ICluster, ns: string, cls: CapacityClass): iam.Role | undefined {
+function modelDataRole(
+  scope: EksInferenceService, cluster: eks.ICluster, ns: string, cls: CapacityClass, key: kms.IKey | undefined,
+): iam.Role | undefined {
   const data = cls.artifact.modelData;
   if (!data) return undefined;
   const object = `arn:${Stack.of(scope).partition}:s3:::${data.uri.replace(/^s3:\/\//, '')}`;
@@ -590,6 +601,7 @@ function modelDataRole(scope: EksInferenceService, cluster: eks.ICluster, ns: st
             resources: [object],
             conditions: { StringEquals: { 's3:VersionId': data.versionId } },
           }),
+      ...(key ? [modelDataDecryptStatement(scope, key)] : []),
     ],
   });
   return identity.role;

@@ -6,6 +6,7 @@ import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { parseS3Object } from '../core/trust/artifact-verification';
 import { type ModelFetch, unpackOf } from './manifests/workload';
+import { modelVolumeNeedGiB } from './runtime';
 
 /**
  * Repositories of the AWS CLI v2 image. Its Dockerfile installs only `less groff findutils jq` on Amazon Linux 2023
@@ -64,10 +65,13 @@ export function modelCacheGiB(cls: CapacityClass, fetch: ModelFetch | undefined,
   return Math.max(20, required ?? 0, Math.ceil(2 * cls.footprint.weightsGiB));
 }
 
-/** A modelCacheSize too small for what the fetch puts in it. */
+/**
+ * A modelCacheSize too small for what the fetch puts in it. A size below what the running server needs (weights and
+ * the engine's caches, `modelVolumeNeedGiB`) is reported by the EKS checks already, so not here again.
+ */
 export function modelCacheProblems(cls: CapacityClass, fetch: ModelFetch | undefined, option: number | undefined): ClassProblem[] {
   const required = requiredModelCacheGiB(cls, fetch);
-  if (option === undefined || required === undefined || option >= required) return [];
+  if (option === undefined || required === undefined || option >= required || option < modelVolumeNeedGiB(cls)) return [];
   const what = fetch!.unpack === 'none' ? 'the model file' : 'the archive and the tree unpacked from it, which coexist during the fetch,';
   return [{
     className: cls.name,

@@ -1,4 +1,4 @@
-import { Duration, Lazy, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -8,13 +8,15 @@ import {
   applicationLogGroupName,
   karpenterCapacityErrorMetric,
   karpenterCapacityErrorPattern,
+  type KarpenterPods,
   prometheusLogGroupName,
 } from '../core/metrics/karpenter-capacity';
+import { KARPENTER_NAMESPACE } from './karpenter';
 import { emfMetricDeclarations, enginePrometheusMetrics, SCRAPED_METRIC_NAMESPACE, scrapeJob, type ScrapeTarget } from '../core/runtime/engine-metrics';
 import { AwsMetrics, type MetricSpec } from '../core/metrics/contract';
 import { EXTERNAL_AGENTS_METADATA, EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_ADDON_NAME } from '../core/metrics/template-check';
 import { type MetricStatSource } from '../core/metrics/aws-published';
-import { acknowledgeManagedPolicies } from '../util/nag';
+import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
 
 /**
  * Pinned add-on version. Check it against your cluster version with
@@ -24,6 +26,12 @@ import { acknowledgeManagedPolicies } from '../util/nag';
  */
 export const OBSERVABILITY_ADDON_VERSION = 'v6.4.0-eksbuild.1';
 const DESIRED = AwsMetrics.containerInsights.replicasDesired;
+
+/**
+ * Karpenter's pods as this library installs it (lib/eks/karpenter.ts: release `karpenter` of the `karpenter` chart in
+ * KARPENTER_NAMESPACE, so the Deployment and its pods are named `karpenter-...`): the only pods whose lines count.
+ */
+export const KARPENTER_PODS: KarpenterPods = { namespace: KARPENTER_NAMESPACE, podNamePrefix: 'karpenter-' };
 
 /** Namespace and service account of the add-on's agent (and Fluent Bit): the pod identity association's subject. */
 export const OBSERVABILITY_NAMESPACE = 'amazon-cloudwatch';
@@ -212,14 +220,15 @@ export class EksObservability extends Construct {
     this.agentRole = new iam.Role(this, 'AgentRole', {
       assumedBy: new iam.SessionTagsPrincipal(new iam.ServicePrincipal('pods.eks.amazonaws.com')),
       description: `CloudWatch agent and Fluent Bit of the ${OBSERVABILITY_ADDON_NAME} add-on on ${props.clusterName}`,
-      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('CloudWatchAgentServerPolicy')],
     });
-    acknowledgeManagedPolicies(
+    for (const statement of agentStatements(this, props.clusterName)) this.agentRole.addToPolicy(statement);
+    acknowledgeNistRules(this.agentRole, { IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY });
+    acknowledgeWildcardResources(
       this.agentRole,
-      'CloudWatchAgentServerPolicy is the policy AWS documents for the amazon-cloudwatch-observability add-on\'s agent and Fluent Bit '
-        + '(https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-setup-EKS-addon.html, pod identity from add-on 3.1.0; '
-        + 'Application Signals is turned off, so AWSXrayWriteOnlyAccess is not attached); AWS keeps it in step '
-        + 'with what new agent versions call (EMF to Logs, PutMetricData, EC2/EBS describe for host metadata).',
+      'The add-on writes only the Container Insights log groups of this cluster (application, dataplane and host from Fluent Bit, ' +
+        'performance and prometheus from the agent; chart 6.4.0 values.yaml), in streams it names per node at run time; ' +
+        'ec2:DescribeVolumes and ec2:DescribeTags have no resource-level permissions (host metadata); cloudwatch:PutMetricData has no ' +
+        'resource type and is bound to the ContainerInsights namespace by the cloudwatch:namespace condition.',
     );
     this.addon = new eks.Addon(this, 'Addon', {
       cluster: props.cluster,
@@ -246,7 +255,7 @@ export class EksObservability extends Construct {
     const metrics: Record<string, MetricStatSource> = {};
     // Rendered at synth: services attached later add NodePools each pattern must tell apart.
     const pattern = (pool: string) =>
-      logs.FilterPattern.literal(Lazy.string({ produce: () => karpenterCapacityErrorPattern(pool, this.nodePoolNames()) }));
+      logs.FilterPattern.literal(Lazy.string({ produce: () => karpenterCapacityErrorPattern(pool, KARPENTER_PODS, this.nodePoolNames()) }));
     const filters = classes.map((c) => {
       const metric = karpenterCapacityErrorMetric(this.clusterName, c.nodePoolName);
       metrics[c.className] = metric;
@@ -296,6 +305,49 @@ export class EksObservability extends Construct {
     const scraper = (this.configurationValues.agents as Array<Record<string, unknown>>).find((a) => a.name === SCRAPER_AGENT_NAME);
     return scraper ? [scraper] : undefined;
   }
+}
+
+/** Log groups the add-on writes on a cluster: Fluent Bit's three (chart 6.4.0 values.yaml cloudwatch_logs outputs) and the agent's two. */
+export function containerInsightsLogGroupNames(clusterName: string): string[] {
+  const fluentBit = ['application', 'dataplane', 'host'].map((g) => `/aws/containerinsights/${clusterName}/${g}`);
+  return [...fluentBit, `/aws/containerinsights/${clusterName}/performance`, prometheusLogGroupName(clusterName)];
+}
+
+/**
+ * What the agent's pod identity may do, instead of CloudWatchAgentServerPolicy (PutMetricData in every namespace and
+ * writes to every log group: a pod with the identity could forge the contract's ReplicaFloor, PolicyMode, capacity
+ * errors and audit lines). Container Insights (enhanced) and the model-server scrape publish by EMF in these log
+ * groups, not by PutMetricData: the agent configuration the chart renders has no `metrics` section
+ * (aws-observability/helm-charts amazon-cloudwatch-observability-6.4.0 templates/_helpers.tpl). PutMetricData stays
+ * allowed in the ContainerInsights namespace only, so that no metric of this library's namespace can be put with it.
+ * No PutRetentionPolicy: a writer must not shorten the retention this construct sets. No X-Ray (Application Signals
+ * is off), no SSM (the configuration comes from the add-on). Residual risk, documented: EMF lines in these log groups
+ * may name any namespace; only pods running as the amazon-cloudwatch/cloudwatch-agent service account get the role.
+ */
+function agentStatements(scope: Construct, clusterName: string): iam.PolicyStatement[] {
+  const stack = Stack.of(scope);
+  const group = (name: string) => stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+  const names = containerInsightsLogGroupNames(clusterName);
+  return [
+    // Fluent Bit's auto_create_group and the agent create their group when it is missing (this construct creates two first).
+    new iam.PolicyStatement({
+      sid: 'ContainerInsightsLogGroups',
+      actions: ['logs:CreateLogGroup', 'logs:DescribeLogStreams'],
+      resources: names.flatMap((n) => [group(n), `${group(n)}:*`]),
+    }),
+    new iam.PolicyStatement({
+      sid: 'ContainerInsightsLogStreams',
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      resources: names.map((n) => `${group(n)}:log-stream:*`),
+    }),
+    new iam.PolicyStatement({ sid: 'HostMetadata', actions: ['ec2:DescribeVolumes', 'ec2:DescribeTags'], resources: ['*'] }),
+    new iam.PolicyStatement({
+      sid: 'ContainerInsightsMetricsOnly',
+      actions: ['cloudwatch:PutMetricData'],
+      resources: ['*'],
+      conditions: { StringEquals: { 'cloudwatch:namespace': AwsMetrics.containerInsights.namespace } },
+    }),
+  ];
 }
 
 function newLogKey(scope: Construct, clusterName: string): kms.Key {

@@ -15,11 +15,40 @@ import {
   SAGEMAKER_PORT,
   type ServiceContract,
 } from '../core';
-import { acknowledgeRule, nagRendering } from '../util/nag';
+import { type ClassProblem } from '../core/service/checks';
+import { modelDataDecryptStatement } from '../trust/model-data-key';
+import { acknowledgeNistRules, acknowledgeRule, nagRendering, NIST_ONE_ROLE_POLICY } from '../util/nag';
 
-/** The class's model server on SageMaker: the engine's own variables (no arguments: SageMaker starts the entrypoint). */
+/**
+ * The class's model server on SageMaker: the engine's own variables (no arguments: SageMaker starts the entrypoint), and
+ * what SageMaker cannot do with its model data.
+ */
 export function sageMakerRuntime(cls: CapacityClass, contract: ServiceContract): RuntimeBinding {
-  return bindRuntime(cls, contract, { platform: 'sagemaker', port: SAGEMAKER_PORT });
+  const binding = bindRuntime(cls, contract, { platform: 'sagemaker', port: SAGEMAKER_PORT });
+  return { ...binding, problems: [...binding.problems, ...sageMakerModelDataProblems(cls)] };
+}
+
+/**
+ * SageMaker model data must be immutable by construction. SageMaker downloads the current object at the key at every
+ * scale-out: S3ModelDataSource has no VersionId (boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json;
+ * its ETag member is not in CloudFormation and not documented as enforced; fact sagemaker.behaviour.model-data-version).
+ * A pinned `versionId` therefore pins what the artifact gate verifies, not what SageMaker serves; what makes the served
+ * bytes the verified ones is a key that names its content (contains the SHA-256 the gate verifies), so a new model is a
+ * new key and a new SageMaker Model, never an overwrite. A key that does not name its content is refused.
+ */
+export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
+  const data = cls.artifact.modelData;
+  if (!data || isUnresolved(data.uri) || isUnresolved(data.sha256)) return [];
+  if (data.uri.toLowerCase().includes(data.sha256.toLowerCase())) return [];
+  return [{
+    className: cls.name,
+    field: 'artifact.modelData.uri',
+    message:
+      `'${data.uri}' does not contain the model data's SHA-256 (${data.sha256}); SageMaker cannot pin an S3 object version ` +
+      '(S3ModelDataSource has no VersionId) and downloads whatever the key holds at each scale-out, so the key must name its content ' +
+      `(a versionId${data.versionId === undefined ? '' : ` such as '${data.versionId}'`} only pins what the artifact gate verifies); ` +
+      'allowed: a key that contains the SHA-256, e.g. s3://<bucket>/<model>/<sha256>.tar.gz, never overwritten, or EKS, which fetches and verifies the pinned version',
+  }];
 }
 
 /** Reason for statements whose actions support no resource-level permission or are bound by a condition key instead. */
@@ -37,7 +66,10 @@ export function modelDataSource(uri: string): sagemaker.CfnModel.S3DataSourcePro
 export interface ClassModelProps {
   readonly capacityClass: CapacityClass;
   readonly environment: Record<string, string>;
-  /** Consequences the user accepted for this class's runtime (e.g. an unbounded queue), shown as synth warnings. @default - none */
+  /**
+   * Consequences the user accepted for this class's runtime (e.g. an unbounded queue) and what its image must do that
+   * the library cannot check, shown as synth warnings. @default - none
+   */
   readonly warnings?: readonly string[];
   /** Name of the endpoint: its log group is the only one the model may write to. */
   readonly endpointName: string;
@@ -61,13 +93,14 @@ export class ClassModel extends Construct {
     super(scope, id);
     const cls = props.capacityClass;
     const stack = Stack.of(this);
-    for (const warning of props.warnings ?? []) Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:unbounded-queue', warning);
+    for (const warning of props.warnings ?? []) Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:runtime', warning);
     this.role = new iam.Role(this, 'ExecutionRole', {
       assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } } }),
       description: `SageMaker execution role of capacity class ${cls.name}: pulls its image and reads its model data only`,
     });
+    acknowledgeNistRules(this.role, { IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY });
     this.grantImagePull(cls.artifact.image);
-    if (cls.artifact.modelData) this.grantModelDataRead(cls.artifact.modelData.uri, cls.artifact.modelData.versionId, props.modelDataEncryptionKey);
+    if (cls.artifact.modelData) this.grantModelDataRead(cls.artifact.modelData.uri, props.modelDataEncryptionKey);
     const logGroupArn = stack.formatArn({
       service: 'logs',
       resource: 'log-group',
@@ -92,7 +125,7 @@ export class ClassModel extends Construct {
       WILDCARD_ONLY,
     );
     if (props.dataCapture) this.grantDataCaptureWrite(props.dataCapture);
-    if (props.vpc) this.grantVpcAccess(props.vpc);
+    if (props.vpc) this.grantVpcAccess(props.vpc, props.subnetIds ?? [], props.securityGroupIds ?? []);
 
     const data = cls.artifact.modelData;
     this.model = new sagemaker.CfnModel(this, 'Model', {
@@ -138,7 +171,7 @@ export class ClassModel extends Construct {
     this.allow({ sid: 'EcrLogin', actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }, WILDCARD_ONLY);
   }
 
-  private grantModelDataRead(uri: string, versionId: string | undefined, key: kms.IKey | undefined): void {
+  private grantModelDataRead(uri: string, key: kms.IKey | undefined): void {
     const m = /^s3:\/\/([^/]+)\/(.*)$/.exec(uri);
     if (!m) return; // reported by the class checks
     const [, bucket, objectKey] = m;
@@ -148,18 +181,12 @@ export class ClassModel extends Construct {
       this.allow({ sid: 'ReadOwnModelData', actions: ['s3:GetObject'], resources: [`${bucketArn}/${objectKey}*`] }, why);
       this.allow({ sid: 'ListOwnModelData', actions: ['s3:ListBucket'], resources: [bucketArn], conditions: { StringLike: { 's3:prefix': [`${objectKey}*`] } } });
     } else {
-      // GetObjectVersion as well when the class pins a version, so that a loader may fetch exactly that version.
-      const actions = versionId ? ['s3:GetObject', 's3:GetObjectVersion'] : ['s3:GetObject'];
-      this.allow({ sid: 'ReadOwnModelData', actions, resources: [`${bucketArn}/${objectKey}`] });
+      // s3:GetObject only: CreateModel's S3DataSource names no object version (S3Uri, S3DataType, CompressionType, ...
+      // in the SageMaker API model), so SageMaker reads the current version and never asks for s3:GetObjectVersion.
+      // A pinned version is held by ArtifactTrust's verifier, which checks that the current version is the approved one.
+      this.allow({ sid: 'ReadOwnModelData', actions: ['s3:GetObject'], resources: [`${bucketArn}/${objectKey}`] });
     }
-    if (key) {
-      this.allow({
-        sid: 'DecryptOwnModelData',
-        actions: ['kms:Decrypt'],
-        resources: [key.keyArn],
-        conditions: { StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.amazonaws.com` } },
-      });
-    }
+    if (key) this.role.addToPolicy(modelDataDecryptStatement(this, key));
   }
 
   private grantDataCaptureWrite(capture: NonNullable<ClassModelProps['dataCapture']>): void {
@@ -170,8 +197,13 @@ export class ClassModel extends Construct {
     if (capture.key) this.allow({ sid: 'EncryptDataCapture', actions: ['kms:GenerateDataKey', 'kms:Encrypt'], resources: [capture.key.keyArn] });
   }
 
-  private grantVpcAccess(vpc: ec2.IVpc): void {
-    // SageMaker attaches the model's network interfaces with the execution role (CreateModel VpcConfig).
+  private grantVpcAccess(vpc: ec2.IVpc, subnetIds: readonly string[], securityGroupIds: readonly string[]): void {
+    // SageMaker attaches the model's network interfaces with the execution role (CreateModel VpcConfig). Each resource
+    // of each action is scoped only with the condition keys the Service Authorization Reference lists for it
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html): for
+    // ec2:CreateNetworkInterface the network-interface resource carries aws:RequestTag, aws:TagKeys and
+    // ec2:NetworkInterfaceID only (no ec2:Vpc), the subnet and security-group resources carry ec2:Vpc; the permission and
+    // delete actions carry ec2:Vpc on the network interface. A condition on a key the request lacks denies it.
     this.allow(
       {
         sid: 'DescribeNetwork',
@@ -181,12 +213,23 @@ export class ClassModel extends Construct {
       WILDCARD_ONLY,
     );
     const stack = Stack.of(this);
+    const arn = (resource: string, resourceName: string) => stack.formatArn({ service: 'ec2', resource, resourceName });
+    this.allow(
+      { sid: 'CreateNetworkInterfaces', actions: ['ec2:CreateNetworkInterface'], resources: [arn('network-interface', '*')] },
+      'The network interface SageMaker creates has no id before it exists; where it is created is bound by the subnet and ' +
+        'security-group resources of the same action (statement CreateNetworkInterfacesInOwnSubnets).',
+    );
+    this.allow({
+      sid: 'CreateNetworkInterfacesInOwnSubnets',
+      actions: ['ec2:CreateNetworkInterface'],
+      resources: [...subnetIds.map((id) => arn('subnet', id)), ...securityGroupIds.map((id) => arn('security-group', id))],
+    });
     this.allow(
       {
         sid: 'ManageOwnNetworkInterfaces',
-        actions: ['ec2:CreateNetworkInterface', 'ec2:CreateNetworkInterfacePermission', 'ec2:DeleteNetworkInterface', 'ec2:DeleteNetworkInterfacePermission'],
-        resources: ['network-interface', 'subnet', 'security-group'].map((resource) => stack.formatArn({ service: 'ec2', resource, resourceName: '*' })),
-        conditions: { ArnEquals: { 'ec2:Vpc': stack.formatArn({ service: 'ec2', resource: 'vpc', resourceName: vpc.vpcId }) } },
+        actions: ['ec2:CreateNetworkInterfacePermission', 'ec2:DeleteNetworkInterface', 'ec2:DeleteNetworkInterfacePermission'],
+        resources: [arn('network-interface', '*')],
+        conditions: { ArnEquals: { 'ec2:Vpc': arn('vpc', vpc.vpcId) } },
       },
       "Network interfaces SageMaker creates at run time for the model's instances, bound to the endpoint's own VPC by the ec2:Vpc condition.",
     );

@@ -1,6 +1,7 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { CfnResource, Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import { type IConstruct, type IDependable, Construct } from 'constructs';
 import { type CapacityClass, Metrics, rejectionStatusClass } from '../../lib/core';
 import {
@@ -340,6 +341,24 @@ describe('EksInferenceService', () => {
       const resources = template.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
       for (const u of service.units) {
         expect(resources[logicalIdOf(u.manifests.workload)].DependsOn).toContain(logicalIdOf(gate.markers.get(u.cls.name)!));
+      }
+    });
+
+    test('with modelDataEncryptionKey each model-data pod identity may decrypt through S3 only (the one model-data key concept)', () => {
+      const { stack: keyed } = testStack('Keyed');
+      const key = new kms.Key(keyed, 'ModelKey', { enableKeyRotation: true });
+      new EksInferenceService(keyed, 'Llama', {
+        contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(keyed, 'Kubectl'), modelDataEncryptionKey: key,
+      });
+      const t = Template.fromStack(keyed);
+      const keyId = Object.keys(t.findResources('AWS::KMS::Key')).find((id) => id.startsWith('ModelKey'))!;
+      const decrypting = Object.values(t.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p).includes('DecryptModelData'));
+      // One per class with model data (all three fixture classes), each beside its own read statement.
+      expect(decrypting).toHaveLength(3);
+      for (const p of decrypting) {
+        expect(p.Properties.PolicyDocument.Statement).toEqual(expect.arrayContaining([
+          expect.objectContaining({ Sid: 'DecryptModelData', Action: 'kms:Decrypt', Resource: { 'Fn::GetAtt': [keyId, 'Arn'] }, Condition: { StringEquals: { 'kms:ViaService': expect.anything() } } }),
+        ]));
       }
     });
 

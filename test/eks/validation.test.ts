@@ -66,6 +66,15 @@ describe('EksInferenceService input checks', () => {
     );
   });
 
+  test("fails when the model volume cannot hold the weights and the engine's caches, and accepts weights + 10 GiB", () => {
+    // l40s: 15 GiB of weights + 10 GiB reserved for HOME, XDG_CACHE_HOME and compile caches (fact any.behaviour.cache-size).
+    expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(20) } } })).toThrow(
+      "class 'l40s' classOptions.modelCacheSize: is 20 GiB but the model volume holds the weights (15 GiB) and the engine's caches; allowed: at least 25 GiB",
+    );
+    // 25 GiB holds the running server; its .tar model data needs 33 GiB while archive and tree coexist (next test).
+    expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(25) } } })).not.toThrow(/engine's caches/);
+  });
+
   test('fails when max replicas are above the class quota, and accepts the quota itself', () => {
     expect(construct({ classOptions: { l40s: { maxReplicas: 9 } } })).toThrow(
       /class 'l40s' classOptions.maxReplicas: 9 is above the class quota of 8 replicas/,

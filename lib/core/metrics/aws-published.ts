@@ -30,6 +30,7 @@ export interface MetricStatSource {
   readonly stat: string;
 }
 
+const LAMBDA_DOC = 'https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html';
 const SAGEMAKER_DOC = 'https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html';
 const ALB_DOC = 'https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html';
 // The Deployment metrics exist only with enhanced observability; PodName carries the Deployment's name. Source:
@@ -48,7 +49,7 @@ const ALB_SETS = [[AwsDim.LOAD_BALANCER, AwsDim.TARGET_GROUP]] as const;
 
 export const AWS_PUBLISHED_METRICS: readonly AwsPublishedMetric[] = [
   ...[sm.invocations, sm.invocationsPerInstance, sm.modelLatency, sm.overheadLatency, sm.invocation4xxErrors,
-    sm.invocation5xxErrors, sm.modelSetupTime, sm.concurrentRequestsPerModel]
+    sm.invocation5xxErrors, sm.concurrentRequestsPerModel]
     .map((name) => ({ namespace: sm.namespace, name, dimensionSets: SM_SETS, source: SAGEMAKER_DOC })),
   ...[AwsMetrics.sageMakerEndpointInstances.gpuUtilization, AwsMetrics.sageMakerEndpointInstances.gpuMemoryUtilization]
     .map((name) => ({ namespace: AwsMetrics.sageMakerEndpointInstances.namespace, name, dimensionSets: [[E, V]], source: SAGEMAKER_DOC })),
@@ -63,6 +64,7 @@ export const AWS_PUBLISHED_METRICS: readonly AwsPublishedMetric[] = [
       source: CI_SOURCE,
       requires: 'amazon-cloudwatch-observability' as const,
     })),
+  { namespace: AwsMetrics.lambda.namespace, name: AwsMetrics.lambda.errors, dimensionSets: [[AwsDim.FUNCTION_NAME]], source: LAMBDA_DOC },
 ];
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
