@@ -80,6 +80,19 @@ function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
+/**
+ * `op` raced against the run's deadline: the SDK aborts a request whose signal fires, and this makes sure the run moves
+ * on even when something under it does not (a stubbed client, a hung socket callback).
+ */
+function beforeDeadline<T>(op: () => Promise<T>, signal: AbortSignal): () => Promise<T> {
+  return () => new Promise<T>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    op().then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /** An AbortSignal that fires at the run's deadline (never, without one). */
 function deadlineSignal(options: RunOptions): { signal: AbortSignal; clear: () => void } {
   const controller = new AbortController();
@@ -107,9 +120,10 @@ async function reconcileChecked(
   let read: Awaited<ReturnType<TargetIo['read']>>;
   let results: MetricDataResult[];
   try {
-    read = await withRetries(() => io.read(config, clients, signal), retry);
+    read = await withRetries(beforeDeadline(() => io.read(config, clients, signal), signal), retry);
     const queries = query.batch.queries as MetricDataQuery[];
-    results = await withRetries(() => getMetricData(clients.cloudwatch, queries, query.startTime, query.endTime, signal), retry);
+    const metrics = () => getMetricData(clients.cloudwatch, queries, query.startTime, query.endTime, signal);
+    results = await withRetries(beforeDeadline(metrics, signal), retry);
   } catch (error) {
     const f = awsFailure(error);
     return fail(f.reason, `weights unchanged: ${f.detail}`);
@@ -123,7 +137,7 @@ async function reconcileChecked(
   } else {
     const write = s.plan.write;
     try {
-      await withRetries(() => io.write(config, clients, write, read.context, signal), retry);
+      await withRetries(beforeDeadline(() => io.write(config, clients, write, read.context, signal), signal), retry);
       outcome = { action: 'applied', ...(s.plan.detail ? { detail: s.plan.detail } : {}) };
     } catch (error) {
       const f = awsFailure(error);
