@@ -232,6 +232,60 @@ describe('Reconciler: the rejected-demand signal follows each engine', () => {
   });
 });
 
+describe('Reconciler: the serving construct grants the routing writes', () => {
+  const statementsOf = (stack: Stack) => Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy'))
+    .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
+
+  test('fails when the Reconciler writes a routing-target statement itself: its role holds what grantRouting gave, nothing more', () => {
+    const { stack } = testStack();
+    const granted: iam.IGrantable[] = [];
+    const serving = {
+      ...servingOf(SAGEMAKER, 'svc', 100),
+      // A serving that grants only a read, to tell its statement from anything the Reconciler might add.
+      grantRouting: (grantee: iam.IGrantable) => {
+        granted.push(grantee);
+        return iam.Grant.addToPrincipal({ grantee, actions: ['sagemaker:DescribeEndpoint'], resourceArns: [SAGEMAKER.endpointArn] });
+      },
+    };
+    const r = new Reconciler(stack, 'R', { serving });
+    expect(granted).toEqual([r.role]);
+    const actions = statementsOf(stack).flatMap((st) => [st.Action].flat());
+    expect(actions).toEqual(['cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint', 'logs:CreateLogStream', 'logs:PutLogEvents']);
+  });
+});
+
+describe('Reconciler: longer periods and the contract\'s SLO', () => {
+  const configOf = (stack: Stack, service: string) => Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'))
+    .map((f) => JSON.parse(f.Properties.Environment.Variables.RECONCILER_CONFIG))
+    .find((c) => c.service === service);
+
+  test('fails when a 2- or 5-minute period is refused: the default windows are rounded up to whole periods', () => {
+    const { stack } = testStack();
+    new Reconciler(stack, 'Two', { serving: servingOf(SAGEMAKER, 'two', 100), policy: { period: Duration.minutes(2) } });
+    new Reconciler(stack, 'Five', { serving: servingOf(ALB, 'five', 100, { classes: {}, containerInsightsClusterName: 'prod' }), policy: { period: Duration.minutes(5) } });
+    expect(configOf(stack, 'two').policy).toEqual({ periodSeconds: 120, capacityErrorLookbackSeconds: 240, provisioningGraceSeconds: 360 });
+    expect(configOf(stack, 'five').policy).toEqual({ periodSeconds: 300, capacityErrorLookbackSeconds: 300 });
+    Template.fromStack(stack).hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
+    // A window the user sets is theirs: still checked against the period.
+    const { stack: bad } = testStack('Bad');
+    expect(() => new Reconciler(bad, 'R', {
+      serving: servingOf(SAGEMAKER, 'svc', 100), policy: { period: Duration.minutes(2), capacityErrorLookback: Duration.minutes(3) },
+    })).toThrow(/capacityErrorLookbackSeconds: 180 \(a whole number of periods \(120 s\), at least one\)/);
+  });
+
+  test('fails when the latency trigger is off by default: it watches the serving\'s SLO unless the policy names its own', () => {
+    const { stack } = testStack();
+    const withSlo = (service: string) => {
+      const base = servingOf(SAGEMAKER, service, 100);
+      return { ...base, servingDescription: () => ({ ...base.servingDescription(), latencySloP95Ms: 30_000 }) };
+    };
+    new Reconciler(stack, 'Contract', { serving: withSlo('contract') });
+    new Reconciler(stack, 'Own', { serving: withSlo('own'), policy: { latencySloP95: Duration.seconds(5) } });
+    expect(configOf(stack, 'contract').policy).toEqual({ latencySloP95Ms: 30_000 });
+    expect(configOf(stack, 'own').policy).toEqual({ latencySloP95Ms: 5_000 });
+  });
+});
+
 describe('Reconciler validation', () => {
   test('fails when props are invalid, listing every problem with the construct path, the value and what is allowed', () => {
     const { stack } = testStack();
