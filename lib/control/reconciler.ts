@@ -13,7 +13,9 @@ import { RECONCILER_RULES } from '../core/validation/rules';
 import { durationMillis, durationSeconds } from '../util/duration';
 import { DEFAULT_POLICY_CONFIG, policyClassProblems, policyConfigProblems, resolvePolicyConfig } from '../core/policy/defaults';
 import { type PolicyConfig } from '../core/policy/types';
-import { RECONCILER_CONFIG_ENV, type ReconcilerConfig, windowDefaultsForPeriod } from '../core/reconciler/config';
+import {
+  ENVIRONMENT_LIMIT_BYTES, environmentBytes, RECONCILER_CONFIG_ENV, type ReconcilerConfig, windowDefaultsForPeriod,
+} from '../core/reconciler/config';
 import { policyClassesFromFacts } from '../core/reconciler/from-facts';
 import { signalPlan } from '../core/reconciler/signal-sources';
 import { findPublishedMetric } from '../core/metrics/aws-published';
@@ -102,11 +104,6 @@ function signalSourceLines(config: ReconcilerConfig): string[] {
   return lines;
 }
 
-/** Lambda's limit on the total size of a function's environment variables. */
-const ENVIRONMENT_LIMIT_BYTES = 4096;
-/** What one unresolved token (an ARN, a generated name) may grow to once CloudFormation resolves it. */
-const TOKEN_ALLOWANCE_BYTES = 128;
-
 /**
  * The reconciler: a Lambda function, run every period and at once on capacity alarm state changes, that reads the
  * routing target and one GetMetricData batch, calls the core policy `decide()`, writes weights only when they change
@@ -165,9 +162,9 @@ export class Reconciler extends Construct {
       ...(karpenter ? { karpenterCapacityErrors: true } : {}),
     };
     const environment = Stack.of(this).toJsonString(this.config);
-    const estimated = JSON.stringify(this.config).length + countTokens(this.config) * TOKEN_ALLOWANCE_BYTES;
-    if (estimated > ENVIRONMENT_LIMIT_BYTES - RECONCILER_CONFIG_ENV.length - RECONCILER_SERVICE_ENV.length - serving.service.length) {
-      problems.push(`facts: the configuration needs about ${estimated} bytes of environment (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
+    const bytes = environmentBytes(this.config, RECONCILER_CONFIG_ENV, RECONCILER_SERVICE_ENV);
+    if (bytes > ENVIRONMENT_LIMIT_BYTES) {
+      problems.push(`facts: the configuration needs up to ${bytes} bytes of environment once resolved (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
         'route fewer classes per reconciler (e.g. one reconciler per endpoint or listener)');
     }
     if (problems.length > 0) {
@@ -393,11 +390,4 @@ function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig>
     maxReturnHoldSeconds: seconds(o.maxReturnHold),
   };
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Partial<PolicyConfig>;
-}
-
-function countTokens(value: unknown): number {
-  if (typeof value === 'string' || typeof value === 'number') return isUnresolved(value) ? 1 : 0;
-  if (Array.isArray(value)) return value.reduce((n: number, v) => n + countTokens(v), 0);
-  if (value && typeof value === 'object') return Object.values(value).reduce((n: number, v) => n + countTokens(v), 0);
-  return 0;
 }

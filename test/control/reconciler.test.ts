@@ -1,10 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type App, Duration, type Stack } from 'aws-cdk-lib';
+import { type App, Duration, Lazy, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core';
+import { environmentBytes, RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
+import { RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler/faults';
 import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { Reconciler } from '../../lib/control';
 import { nagFindings, testStack } from '../util';
@@ -344,6 +346,33 @@ describe('Reconciler validation', () => {
     );
   });
 
+  test('fails when five vLLM classes on EKS are refused: the environment is counted with each token at its longest resolved value', () => {
+    const { stack } = testStack();
+    // As EksInferenceService hands them over: ARNs and full names are tokens, each class counts its generated tokens.
+    const lazy = (value: string) => Lazy.string({ produce: () => value });
+    const names = ['h100-vllm', 'l40s-vllm', 'a10g-vllm', 'l4-vllm', 'inf2-vllm'];
+    const facts: RoutingFacts = {
+      kind: 'alb',
+      listenerArn: lazy(`${LISTENER}`),
+      loadBalancerFullName: lazy('app/llm/50dc6c495c0c9188'),
+      targets: names.map((n, i) => ({
+        class: cls(n, i, 'g6e.xlarge', 1200 - 100 * i, 2.6 - 0.3 * i),
+        targetGroupArn: lazy(tg(`llama3-chat-${n}`, '73e2d6bc24d8a067')),
+        targetGroupFullName: lazy(`targetgroup/llama3-chat-${n}/73e2d6bc24d8a067`),
+        namespace: 'llama3-chat', deploymentName: `llama3-chat-${n}`, nodePoolName: `llama3-chat-${n}`,
+      })),
+    };
+    const tokens = (n: string) => ({ namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'llama3-chat', CapacityClass: n }, stat: 'Sum' });
+    const signals = { containerInsightsClusterName: 'llama3-cluster', classes: Object.fromEntries(names.map((n) => [n, { generatedTokens: tokens(n), rejectionStatus: '5xx' as const }])) };
+    const r = new Reconciler(stack, 'Five', { serving: servingOf(facts, 'llama3-chat', 250, signals) });
+    const variables = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'))[0].Properties.Environment.Variables as Record<string, string>;
+    const resolved = Object.entries(variables).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+    const bound = environmentBytes(r.config, RECONCILER_CONFIG_ENV, RECONCILER_SERVICE_ENV);
+    // An upper bound of what CloudFormation resolves, within Lambda's 4 KB.
+    expect(resolved).toBeLessThanOrEqual(bound);
+    expect(bound).toBeLessThanOrEqual(4096);
+  });
+
   test('fails when the configuration would not fit in the Lambda environment', () => {
     const { stack } = testStack();
     const many = Array.from({ length: 10 }, (_, v) => ({
@@ -351,7 +380,7 @@ describe('Reconciler validation', () => {
       classes: Array.from({ length: 5 }, (_, p) => cls(`class-${v}-${p}-with-a-long-descriptive-name`, v * 5 + p, 'ml.g5.12xlarge', 100, 7)),
     }));
     expect(() => new Reconciler(stack, 'Huge', { serving: servingOf({ ...SAGEMAKER, variants: many }, 's', 100) })).toThrow(
-      /facts: the configuration needs about \d+ bytes of environment \(Lambda allows 4096\)/,
+      /facts: the configuration needs up to \d+ bytes of environment once resolved \(Lambda allows 4096\)/,
     );
   });
 });
