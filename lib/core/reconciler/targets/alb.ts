@@ -3,7 +3,7 @@
  * capacity class. Replica floors are published: the `ReplicaFloor` metric, which each class's KEDA ScaledObject reads
  * through a second trigger (lib/eks).
  */
-import { AwsMetrics } from '../../metrics/contract';
+import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics } from '../../metrics/contract';
 import { deploymentReplicasMetric } from '../../metrics/aws-published';
 import { karpenterCapacityErrorMetric } from '../../metrics/karpenter-capacity';
 import { type AlbRoutingFacts } from '../routing-facts';
@@ -85,6 +85,19 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   floors: 'published',
   routes,
   describeRoutes: (facts) => `target group(s) of listener ${facts.listenerArn}`,
+  describeTarget: (facts) => `ALB \`${facts.loadBalancerFullName}\` (EKS)`,
+  servingMetrics: {
+    namespace: AwsMetrics.alb.namespace,
+    requests: AwsMetrics.alb.requestCount,
+    serverErrors: AwsMetrics.alb.target5xx,
+    latency: AwsMetrics.alb.targetResponseTime,
+    latencyToMs: AWS_LATENCY_TO_MS.alb,
+  },
+  observedClasses: (facts) => facts.targets.map((t) => ({
+    facts: t.class,
+    awsDimensions: { [AwsDim.LOAD_BALANCER]: facts.loadBalancerFullName, [AwsDim.TARGET_GROUP]: t.targetGroupFullName },
+  })),
+  uniqueRouteNames: false,
   policyClasses: (facts, placement) => facts.targets.map((t) => policyClassOf(t.class.name, t.class, placement)),
   signalSources,
   factProblems: (facts) => {

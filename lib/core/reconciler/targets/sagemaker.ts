@@ -3,7 +3,7 @@
  * instance pools (capacity classes). Replica floors are capacity writes: the reconciler raises a variant's desired
  * instance count itself (UpdateEndpointWeightsAndCapacities), after its weights.
  */
-import { AwsMetrics, Dim, Metrics } from '../../metrics/contract';
+import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, Dim, Metrics } from '../../metrics/contract';
 import { type PolicyClass } from '../../policy/types';
 import { type PlacementOptions, type SignalSource } from '../config';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
@@ -107,6 +107,25 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   floors: 'capacity-writes',
   routes,
   describeRoutes: (facts) => `variant(s) of endpoint ${facts.endpointName}`,
+  describeTarget: (facts) => `SageMaker endpoint \`${facts.endpointName}\``,
+  servingMetrics: {
+    namespace: AwsMetrics.sageMaker.namespace,
+    requests: AwsMetrics.sageMaker.invocations,
+    serverErrors: AwsMetrics.sageMaker.invocation5xxErrors,
+    latency: AwsMetrics.sageMaker.modelLatency,
+    latencyToMs: AWS_LATENCY_TO_MS.sageMaker,
+  },
+  observedClasses: (facts) => facts.variants.flatMap((v) => v.classes.map((cls) => ({
+    facts: cls,
+    // With several instance pools in a variant, SageMaker adds an InstanceType dimension; a single-class variant is
+    // addressed by its variant alone.
+    awsDimensions: {
+      [AwsDim.ENDPOINT_NAME]: facts.endpointName,
+      [AwsDim.VARIANT_NAME]: v.variantName,
+      ...(v.classes.length > 1 ? { [AwsDim.INSTANCE_TYPE]: cls.instanceType } : {}),
+    },
+  }))),
+  uniqueRouteNames: true,
   policyClasses: (facts, placement, target) => routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {})),
   signalSources,
   factProblems: (facts) => {
