@@ -481,6 +481,9 @@ export class EksInferenceService extends Construct implements IInferenceServing 
           return [u.cls.name, {
             capacityErrors: this.observability.capacityErrorMetrics[u.cls.name],
             ...(tokens ? { generatedTokens: own(tokens, 'Sum') } : {}),
+            // Scraped less often than every minute: the reconciler reads the counter over whole periods spanning it.
+            ...(tokens && this.observability.scrapeIntervalSeconds > 60
+              ? { generatedTokensIntervalSeconds: this.observability.scrapeIntervalSeconds } : {}),
             ...(waiting ? { requestsWaiting: own(waiting, 'Average') } : {}),
             ...(rejectionStatus ? { rejectionStatus } : {}),
           }];

@@ -128,6 +128,8 @@ export class EksObservability extends Construct {
   public readonly capacityErrorMetrics: Readonly<Record<string, MetricStatSource>>;
   /** Contract metrics the scrape publishes, per class. */
   public readonly scrapedMetrics: Readonly<Record<string, readonly MetricSpec[]>>;
+  /** How often the model servers' metrics are scraped (and their counters published), in seconds. */
+  public readonly scrapeIntervalSeconds: number;
 
   /** The add-on configuration values (what to merge into an add-on you run yourself). */
   public readonly configurationValues: Record<string, unknown>;
@@ -174,6 +176,7 @@ export class EksObservability extends Construct {
     this.capacityErrorMetrics = metrics;
 
     const interval = (props.scrapeInterval ?? Duration.minutes(1)).toSeconds();
+    this.scrapeIntervalSeconds = interval;
     const jobs = props.classes.flatMap((c): Array<Record<string, unknown>> => { const job = scrapeJob(c, interval); return job ? [job] : []; });
     const scraped: Record<string, MetricSpec[]> = {};
     for (const c of props.classes) {

@@ -434,6 +434,13 @@ describe('EksInferenceService options', () => {
     expect(d.routing.targets.find((t) => t.class.name === 'a10g')?.class.maxReplicas).toBe(3);
   });
 
+  test('a token counter scraped every 2 minutes is handed over with its interval (the reconciler reads it over whole periods)', () => {
+    const { service } = build({ observability: { scrapeInterval: Duration.minutes(2) } });
+    const classes = Object.values(service.servingDescription().signals.classes).filter((c) => c.generatedTokens);
+    expect(classes.length).toBeGreaterThan(0);
+    for (const c of classes) expect(c.generatedTokensIntervalSeconds).toBe(120);
+  });
+
   test('an internet-facing ALB with a certificate serves HTTPS on 443', () => {
     const { stack } = testStack();
     const certificate = { certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc' } as never;

@@ -23,8 +23,18 @@ export interface PlacementOptions {
  * requests per period to tokens per second).
  */
 export type SignalSource =
-  | { readonly metric: MetricStatSource; readonly scale?: number }
-  | { readonly expression: string; readonly scale?: number };
+  | { readonly metric: MetricStatSource; readonly scale?: number; readonly periodSeconds?: number }
+  | { readonly expression: string; readonly scale?: number; readonly periodSeconds?: number };
+
+/**
+ * The source of a counter published every `intervalSeconds` (e.g. a Prometheus scrape) read per second: summed over
+ * the least whole number of reconciler periods that spans the interval, so every period gets a value (each datapoint
+ * then stands for all the periods its query period covers).
+ */
+export function counterPerSecond(metric: MetricStatSource, periodSeconds: number, intervalSeconds = periodSeconds): SignalSource {
+  const queryPeriod = Math.max(1, Math.ceil(intervalSeconds / periodSeconds)) * periodSeconds;
+  return { metric, scale: 1 / queryPeriod, ...(queryPeriod !== periodSeconds ? { periodSeconds: queryPeriod } : {}) };
+}
 
 export interface ReconcilerConfig {
   /** The routing facts the serving construct produced. */

@@ -6,6 +6,7 @@
 import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics } from '../../metrics/contract';
 import { deploymentReplicasMetric } from '../../metrics/aws-published';
 import { karpenterCapacityErrorMetric } from '../../metrics/karpenter-capacity';
+import { counterPerSecond } from '../config';
 import { type AlbRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RouteObservation } from './kind';
@@ -51,7 +52,7 @@ function signalSources(config: Parameters<RoutingTarget<AlbRoutingFacts>['signal
       // (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html):
       // the 4XX/5XX a target answered are already in it, so demand must not add them again.
       ...(producers?.generatedTokens
-        ? { servedTokensPerSecond: { metric: producers.generatedTokens, scale: 1 / periodSeconds } }
+        ? { servedTokensPerSecond: counterPerSecond(producers.generatedTokens, periodSeconds, producers.generatedTokensIntervalSeconds) }
         : { servedTokensPerSecond: { metric: alb(AwsMetrics.alb.requestCount, 'Sum'), scale: perRequest }, servedIncludesRejected: true }),
       rejectedTokensPerSecond: status === 'mixed'
         ? [rejected(AwsMetrics.alb.target4xx), rejected(AwsMetrics.alb.target5xx)]
@@ -115,6 +116,7 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
       const entry: ClassSignalProducers = {
         ...(p?.capacityErrors ? { capacityErrors: p.capacityErrors } : {}),
         ...(p?.generatedTokens ? { generatedTokens: p.generatedTokens } : {}),
+        ...(p?.generatedTokens && p.generatedTokensIntervalSeconds ? { generatedTokensIntervalSeconds: p.generatedTokensIntervalSeconds } : {}),
         ...(p?.rejectionStatus === '4xx' ? { rejectionStatus: '4xx' as const } : {}),
       };
       if (Object.keys(entry).length > 0) signals[t.class.name] = entry;

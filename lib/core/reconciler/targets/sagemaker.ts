@@ -5,7 +5,7 @@
  */
 import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, Dim, Metrics } from '../../metrics/contract';
 import { type PolicyClass } from '../../policy/types';
-import { type PlacementOptions, type SignalSource } from '../config';
+import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite } from './kind';
@@ -78,7 +78,7 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
       latencyP95Ms: { expression: `MAX(${search(AwsMetrics.sageMaker.modelLatency, 'p95')})`, scale: 1 / 1000 },
       // Tokens the server counted (Sum per period) to tokens per second; without them, invocations x mean tokens.
       servedTokensPerSecond: producers?.generatedTokens
-        ? { metric: producers.generatedTokens, scale: 1 / periodSeconds }
+        ? counterPerSecond(producers.generatedTokens, periodSeconds, producers.generatedTokensIntervalSeconds)
         : count(AwsMetrics.sageMaker.invocations),
       rejectedTokensPerSecond: rejected.length === 1 ? rejected[0] : rejected,
     };
@@ -150,6 +150,7 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
       const entry: ClassSignalProducers = {
         ...(producers?.capacityErrors ? { capacityErrors: producers.capacityErrors } : {}),
         ...(producers?.generatedTokens ? { generatedTokens: producers.generatedTokens } : {}),
+        ...(producers?.generatedTokensIntervalSeconds ? { generatedTokensIntervalSeconds: producers.generatedTokensIntervalSeconds } : {}),
         ...(rejectionStatus ? { rejectionStatus } : {}),
       };
       if (Object.keys(entry).length > 0) out[v.variantName] = entry;
