@@ -325,6 +325,9 @@ export class Reconciler extends Construct {
 
   private validate(props: ReconcilerProps, serving: ServingDescription, policy: Partial<PolicyConfig>): string[] {
     const problems: string[] = [...servingProblems(serving)];
+    if (typeof props.serving.grantRouting !== 'function') {
+      problems.push('serving.grantRouting: undefined (a function: the construct that owns the routing target grants the routing writes on it)');
+    }
     if (!isKnownTargetKind(serving.routing)) return problems;
     const kind = routingTarget(serving.routing);
     const rules = new Checker(RECONCILER_RULES);

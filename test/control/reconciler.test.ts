@@ -9,6 +9,7 @@ import { environmentBytes, RECONCILER_CONFIG_ENV } from '../../lib/core/reconcil
 import { RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler/faults';
 import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { Reconciler } from '../../lib/control';
+import { type IInferenceServing } from '../../lib/control/serving';
 import { nagFindings, testStack } from '../util';
 import { servingOf } from './serving-fixture';
 
@@ -253,6 +254,14 @@ describe('Reconciler: the serving construct grants the routing writes', () => {
     expect(granted).toEqual([r.role]);
     const actions = statementsOf(stack).flatMap((st) => [st.Action].flat());
     expect(actions).toEqual(['cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint', 'logs:CreateLogStream', 'logs:PutLogEvents']);
+  });
+
+  test('fails when a serving of your own grants nothing (plain JavaScript, no grantRouting): a synth error, not a TypeError', () => {
+    const { stack } = testStack();
+    const { servingDescription } = servingOf(SAGEMAKER, 'svc', 100);
+    expect(() => new Reconciler(stack, 'R', { serving: { servingDescription } as unknown as IInferenceServing })).toThrow(
+      /serving\.grantRouting: undefined \(a function: the construct that owns the routing target grants the routing writes on it\)/,
+    );
   });
 });
 
