@@ -149,7 +149,7 @@ export class Reconciler extends Construct {
       throw new Error(`Reconciler ${this.node.path}: invalid props:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     }
     // The platform's signal producers per routed name (an ALB target's class, a SageMaker variant's only class).
-    const { signals: compact, karpenterCapacityErrors: karpenter } = routingTarget(serving.routing).routedProducers(serving);
+    const { signals: compact, karpenterCapacityErrors: karpenter, contractTokenCounters } = routingTarget(serving.routing).routedProducers(serving);
     this.config = {
       facts: serving.routing,
       placement: { sensitive: props.sensitive ?? false },
@@ -160,6 +160,7 @@ export class Reconciler extends Construct {
       ...(serving.signals.containerInsightsClusterName ? { clusterName: serving.signals.containerInsightsClusterName } : {}),
       ...(Object.keys(compact).length > 0 ? { signals: compact } : {}),
       ...(karpenter ? { karpenterCapacityErrors: true } : {}),
+      ...(contractTokenCounters ? { contractTokenCounters } : {}),
     };
     const environment = Stack.of(this).toJsonString(this.config);
     const bytes = environmentBytes(this.config, RECONCILER_CONFIG_ENV, RECONCILER_SERVICE_ENV);

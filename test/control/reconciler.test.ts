@@ -380,6 +380,10 @@ describe('Reconciler validation', () => {
     // An upper bound of what CloudFormation resolves, within Lambda's 4 KB.
     expect(resolved).toBeLessThanOrEqual(bound);
     expect(bound).toBeLessThanOrEqual(4096);
+    // The contract's token counters are derived, not spelt out: the same sources, fewer bytes.
+    expect(r.config.contractTokenCounters).toEqual(names);
+    expect(r.config.signals).toBeUndefined();
+    for (const n of names) expect(signalPlan(r.config, 60).classes[n].servedTokensPerSecond).toEqual({ metric: tokens(n), scale: 1 / 60 });
   });
 
   test('fails when the configuration would not fit in the Lambda environment', () => {

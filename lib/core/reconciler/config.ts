@@ -61,6 +61,11 @@ export interface ReconcilerConfig {
    * the configuration within Lambda's 4 KB environment.
    */
   readonly karpenterCapacityErrors?: boolean;
+  /**
+   * Routes whose generated tokens are the metric contract's `GeneratedTokens` (Service, CapacityClass), as the EKS
+   * construct's scrape publishes them: derived here rather than spelt out per class, like `karpenterCapacityErrors`.
+   */
+  readonly contractTokenCounters?: readonly string[];
 }
 
 /** The name of the environment variable that carries the JSON `ReconcilerConfig`. */

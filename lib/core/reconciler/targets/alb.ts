@@ -3,7 +3,8 @@
  * capacity class. Replica floors are published: the `ReplicaFloor` metric, which each class's KEDA ScaledObject reads
  * through a second trigger (lib/eks).
  */
-import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics } from '../../metrics/contract';
+import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, classDimensions, Metrics } from '../../metrics/contract';
+import { type MetricStatSource } from '../../metrics/aws-published';
 import { deploymentReplicasMetric } from '../../metrics/aws-published';
 import { karpenterCapacityErrorMetric } from '../../metrics/karpenter-capacity';
 import { counterPerSecond } from '../config';
@@ -11,6 +12,12 @@ import { type AlbRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RouteObservation } from './kind';
 import { policyClassOf, rejectionStatusOf } from './shared';
+
+/** The metric contract's token counter of one class, as the EKS construct's scrape publishes it. */
+function contractTokens(service: string, className: string): MetricStatSource {
+  const spec = Metrics.generatedTokens;
+  return { namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(service, className), stat: spec.statistic };
+}
 
 /** An ALB listener rule or default action forwards to at most 5 target groups (not adjustable). */
 const MAX_TARGET_GROUPS = 5;
@@ -25,7 +32,8 @@ function signalSources(config: Parameters<RoutingTarget<AlbRoutingFacts>['signal
   const out: Record<string, ClassSignalSources> = {};
   for (const t of facts.targets) {
     const name = t.class.name;
-    const producers = config.signals?.[name];
+    const derivedTokens = config.contractTokenCounters?.includes(name) ? { generatedTokens: contractTokens(config.service, name) } : {};
+    const producers = { ...config.signals?.[name], ...derivedTokens };
     const alb = (metricName: string, stat: string) => ({
       namespace: AwsMetrics.alb.namespace,
       metricName,
@@ -127,10 +135,20 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
     const derived = (t: AlbRoutingFacts['targets'][number]) => JSON.stringify(karpenterCapacityErrorMetric(cluster ?? '', t.nodePoolName));
     const karpenter = cluster !== undefined
       && serving.routing.targets.every((t) => JSON.stringify(signals[t.class.name]?.capacityErrors) === derived(t));
-    if (!karpenter) return { signals };
+    // Likewise the token counters that are exactly the contract's metric of their class.
+    const counters = Object.entries(signals)
+      .filter(([name, p]) => p.generatedTokens && JSON.stringify(p.generatedTokens) === JSON.stringify(contractTokens(serving.service, name)))
+      .map(([name]) => name);
     const compact: Record<string, ClassSignalProducers> = {};
-    for (const [name, { capacityErrors: _, ...rest }] of Object.entries(signals)) if (Object.keys(rest).length > 0) compact[name] = rest;
-    return { signals: compact, karpenterCapacityErrors: true };
+    for (const [name, { capacityErrors, generatedTokens, ...rest }] of Object.entries(signals)) {
+      const entry = {
+        ...(capacityErrors && !karpenter ? { capacityErrors } : {}),
+        ...(generatedTokens && !counters.includes(name) ? { generatedTokens } : {}),
+        ...rest,
+      };
+      if (Object.keys(entry).length > 0) compact[name] = entry;
+    }
+    return { signals: compact, ...(karpenter ? { karpenterCapacityErrors: true } : {}), ...(counters.length > 0 ? { contractTokenCounters: counters } : {}) };
   },
   observations: (facts, _target, latest) => {
     // EKS: the replica counts are the newest datapoints just read (ALB healthy hosts, Container Insights desired);

@@ -81,6 +81,8 @@ export interface RoutedProducers {
   readonly signals: Readonly<Record<string, ClassSignalProducers>>;
   /** EKS: the capacity errors are the Karpenter filter metric of each NodePool, derived rather than spelt out. */
   readonly karpenterCapacityErrors?: boolean;
+  /** Routes whose generated tokens are the contract's `GeneratedTokens` metric, derived rather than spelt out. */
+  readonly contractTokenCounters?: readonly string[];
 }
 
 /** The AWS-published metrics that tell what each class of a target kind serves, for dashboards and alarms. */
