@@ -99,7 +99,9 @@ export function scaledObject(input: ScaledObjectInput): ScaledObject {
           endTimeOffsetSeconds: input.endTimeOffsetSeconds,
           target: input.target,
         }, input.triggerAuthenticationName),
-        ...(input.replicaFloor ? [replicaFloorTrigger(input.replicaFloor, input.triggerAuthenticationName, input.replicaFloor.reconcilerPeriodSeconds)] : []),
+        ...(input.replicaFloor
+          ? [replicaFloorTrigger(input.replicaFloor, input.triggerAuthenticationName, input.replicaFloor.reconcilerPeriodSeconds)]
+          : []),
       ],
     },
   };
