@@ -148,7 +148,11 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
       };
       if (Object.keys(entry).length > 0) compact[name] = entry;
     }
-    return { signals: compact, ...(karpenter ? { karpenterCapacityErrors: true } : {}), ...(counters.length > 0 ? { contractTokenCounters: counters } : {}) };
+    return {
+      signals: compact,
+      ...(karpenter ? { karpenterCapacityErrors: true } : {}),
+      ...(counters.length > 0 ? { contractTokenCounters: counters } : {}),
+    };
   },
   observations: (facts, _target, latest) => {
     // EKS: the replica counts are the newest datapoints just read (ALB healthy hosts, Container Insights desired);
