@@ -1,3 +1,4 @@
+import { type HpaAutoscaler, type TargetTracking } from './autoscaler';
 import { type SimClass } from './model';
 
 /** Replica lifecycle: launched (paying, not serving), serving, finishing its requests before removal, removed. */
@@ -25,14 +26,17 @@ export class ClassState {
   queue: Int32Array = new Int32Array(1024);
   qHead = 0;
   qLen = 0;
+  /** Replicas the platform wants (the Deployment's replicas, the variant's desired instance count). */
   desired: number;
+  /** No launch is retried before this time after a capacity error. */
   retryAt = 0;
-  lastScaleOut = -Infinity;
-  lastScaleIn = -Infinity;
-  readonly recommendations: Array<{ at: number; value: number }> = [];
-  policyFloor = 0;
-  /** Floors the policy wrote, in the order they reach the autoscaler (see where they are pushed). */
-  readonly floorsInFlight: Array<{ at: number; value: number }> = [];
+  /** EKS: the class's HPA; SageMaker: its variant's target tracking. */
+  hpa?: HpaAutoscaler;
+  tracking?: TargetTracking;
+  /** EKS: the replica floors the Reconciler published, oldest first (`at`: the run; lost in a metric outage). */
+  readonly floorPoints: Array<{ readonly at: number; readonly value: number }> = [];
+  /** Little's-law area at the start of the current minute (the minute's mean in-flight requests is the difference). */
+  areaAtMinuteStart = 0;
   // Little's law bookkeeping.
   inSystem = 0;
   lastChange = 0;

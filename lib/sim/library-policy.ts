@@ -3,7 +3,8 @@ import {
   type ClassSignals, type PolicyClass, type PolicyConfig, type PolicyInput, type PolicyState,
 } from '../core/policy/types';
 import { type ClassDatapoint } from './model';
-import { type PolicyFactory, type RoutingPolicy } from './policy';
+import { platformModel } from './platform';
+import { normalise, type PolicyFactory, type RoutingPolicy } from './policy';
 
 /** Epoch of simulated time 0: decide() reads epoch seconds. */
 const EPOCH = 1_767_225_600; // 2026-01-01T00:00:00Z
@@ -30,7 +31,10 @@ export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFact
     const preferred = scenario.classes.reduce((a, b) => (b.preferenceRank < a.preferenceRank ? b : a));
     const p = preferred.provisioningSeconds;
     const slowestStart = typeof p === 'number' ? p : p[1];
-    const grace = Math.max(300, Math.ceil((slowestStart + (scenario.metricDelaySeconds ?? 60)) / 60) * 60);
+    const platform = platformModel(scenario.platform ?? 'eks');
+    const delay = Math.max(scenario.metricDelaySeconds ?? 60, platform.reconciler.metricDelaySeconds);
+    const grace = Math.max(300, Math.ceil((slowestStart + delay) / 60) * 60);
+    const perRequest = (scenario.tokensPerRequest ?? 1) / 60;
     const config: Partial<PolicyConfig> = {
       latencySloP95Ms: scenario.service.deadlineSeconds * 1000,
       provisioningGraceSeconds: grace,
@@ -38,6 +42,10 @@ export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFact
     };
     let state: PolicyState | undefined;
     let floors: number[] = scenario.classes.map(() => 0);
+    // The weights last decided and last known in force: the deployed Reconciler reads the target's weights every run,
+    // so a write the platform did not take (SageMaker Updating) is not remembered as made.
+    let decided: Record<string, number> | undefined;
+    let inForce: Record<string, number> | undefined;
     return {
       name: 'library',
       decide: (o) => {
@@ -45,13 +53,17 @@ export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFact
         const series = (w: ReadonlyArray<ClassDatapoint | undefined>, f: (d: ClassDatapoint) => number) => w.map((d) => (d ? f(d) : null));
         scenario.classes.forEach((c, i) => {
           const w = o.windows[i];
+          const live = o.live?.[i];
+          // SageMaker: the newest replica counts come from DescribeEndpoint, the history from the Reconciler's own metrics.
+          const withNow = (history: Array<number | null>, value: number | undefined) =>
+            (value === undefined ? history : [...history.slice(1), value]);
           signals[c.name] = {
-            readyReplicas: series(w, (d) => d.readyReplicas),
-            desiredReplicas: series(w, (d) => d.desiredReplicas),
-            capacityErrors: series(w, (d) => d.capacityErrors),
+            readyReplicas: withNow(series(w, (d) => d.readyReplicas), live?.ready),
+            desiredReplicas: withNow(series(w, (d) => d.desiredReplicas), live?.desired),
+            ...(o.capacityErrorSignal === false ? {} : { capacityErrors: series(w, (d) => d.capacityErrors) }),
             latencyP95Ms: series(w, (d) => (Number.isNaN(d.latencyP95Seconds) ? NaN : d.latencyP95Seconds * 1000)),
-            servedTokensPerSecond: series(w, (d) => d.servedTokens / 60),
-            rejectedTokensPerSecond: series(w, (d) => d.rejectedTokens / 60),
+            servedTokensPerSecond: series(w, (d) => d.targetedRequests * perRequest),
+            rejectedTokensPerSecond: series(w, (d) => d.serverRejected * perRequest),
           };
         });
         const input: PolicyInput = {
@@ -68,11 +80,15 @@ export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFact
           modeSince: EPOCH + o.now - 3600,
           ramping: false,
         };
-        const step = decide(input, previous);
+        if (decided && sameShares(o.weights, scenario.classes.map((c) => decided![c.name] ?? 0))) inForce = decided;
+        const weightsInForce = inForce ?? previous.weights;
+        const step = decide(input, { ...previous, weights: weightsInForce });
         state = step.state;
+        decided = step.decision.weights;
+        if (!inForce) inForce = weightsInForce;
         // Null holds the floors in force, as the reconciler leaves the platform's minimums as they are.
-        const decided = step.decision.replicaFloors;
-        if (decided !== null) floors = scenario.classes.map((c) => decided[c.name] ?? 0);
+        const decidedFloors = step.decision.replicaFloors;
+        if (decidedFloors !== null) floors = scenario.classes.map((c) => decidedFloors[c.name] ?? 0);
         return {
           weights: scenario.classes.map((c) => step.decision.weights[c.name] ?? 0),
           mode: step.decision.mode,
@@ -82,4 +98,10 @@ export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFact
       },
     };
   };
+}
+
+/** Whether weights in force (normalised) are the normalisation of `weights`. */
+function sameShares(applied: readonly number[], weights: readonly number[]): boolean {
+  const shares = normalise(weights);
+  return applied.every((w, i) => Math.abs(w - shares[i]) <= 1e-12);
 }

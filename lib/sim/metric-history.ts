@@ -10,75 +10,99 @@ import { type RunSeries } from './run-series';
  */
 export const WINDOW_MINUTES = 60;
 
+/** When CloudWatch publishes: each 60 s datapoint `delaySeconds` after its minute ends, none during an outage. */
+export class Publication {
+  constructor(readonly delaySeconds: number, private readonly outages: ReadonlyArray<{ readonly from: number; readonly to: number }>) {}
+
+  /** Whether a datapoint that becomes visible at `at` is published at all (a gap, not a zero, during an outage). */
+  survives(at: number): boolean {
+    return !this.outages.some((o) => at >= o.from && at < o.to);
+  }
+
+  /** Whether minute `m`'s datapoint can be read at `now`. */
+  readable(m: number, now: number): boolean {
+    const at = (m + 1) * 60 + this.delaySeconds;
+    return at <= now && this.survives(at);
+  }
+}
+
 /**
- * The metrics pipeline: 60 s datapoints of each class and of the whole service, published `metricDelay` seconds after
- * their minute ends, none during a metric outage (a gap, not a zero). Before time 0 it holds an hour of synthetic
- * steady-state history, so policies and autoscalers start from steady operation.
+ * The Reconciler's view of the metrics: 60 s datapoints of each class and of the service's demand, as CloudWatch
+ * publishes them, of periods that ended at least the Reconciler's metric delay ago (`cutSeconds`). Demand is what the
+ * deployed Reconciler measures: requests the load balancer counted plus those the servers rejected, over every class,
+ * x the declared tokens per request. Before time 0 it holds an hour of synthetic steady-state history, so policies and
+ * autoscalers start from steady operation.
  */
 export class MetricHistory {
   /** Per class, the published datapoints of the last `WINDOW_MINUTES` minutes, oldest first. */
   readonly classes: Array<Array<ClassDatapoint | undefined>>;
   readonly demand: Array<DemandDatapoint | undefined> = [];
+  /** Per class, requests per minute before time 0 (steady state). */
+  readonly initialRequests: number[];
   private publishedUpTo = -1;
 
   constructor(
     private readonly series: RunSeries,
-    private readonly metricDelay: number,
-    private readonly outages: ReadonlyArray<{ readonly from: number; readonly to: number }>,
+    private readonly publication: Publication,
+    private readonly cutSeconds: number,
+    private readonly tokensPerRequest: number,
     states: readonly ClassState[],
     initialDemandTokens: number,
     meanOut: number,
   ) {
     const capacityShares = normalise(states.map((cs) => cs.readyCount * cs.spec.tokensPerSecondPerReplica));
+    this.initialRequests = capacityShares.map((share) => (initialDemandTokens * share) / meanOut);
     this.classes = states.map((cs, ci) => {
       const out: Array<ClassDatapoint | undefined> = [];
       for (let m = -WINDOW_MINUTES; m < 0; m++) {
         const tokens = initialDemandTokens * capacityShares[ci];
         const requests = tokens / meanOut;
         out.push({
-          minute: m, routedRequests: requests, routedTokens: tokens, admitted: requests, rejected: 0, rejectedTokens: 0, completed: requests,
-          servedTokens: tokens, sloMetRequests: requests, latencyP95Seconds: 0, readyReplicas: cs.readyCount,
-          desiredReplicas: cs.desired, pendingReplicas: 0, capacityErrors: 0, interruptionNotices: 0,
+          minute: m, routedRequests: requests, targetedRequests: requests, serverRejected: 0, routedTokens: tokens, admitted: requests,
+          rejected: 0, rejectedTokens: 0, completed: requests, servedTokens: tokens, sloMetRequests: requests, latencyP95Seconds: 0,
+          readyReplicas: cs.readyCount, desiredReplicas: cs.desired, pendingReplicas: 0, capacityErrors: 0, interruptionNotices: 0,
         });
       }
       return out;
     });
-    for (let m = -WINDOW_MINUTES; m < 0; m++) this.demand.push({ minute: m, requests: initialDemandTokens / meanOut, tokens: initialDemandTokens });
+    const requests = initialDemandTokens / meanOut;
+    for (let m = -WINDOW_MINUTES; m < 0; m++) this.demand.push({ minute: m, requests, tokens: requests * tokensPerRequest });
   }
 
-  /** Publishes the datapoints whose delay has elapsed by `now`. */
+  /** Publishes the datapoints of the periods that ended at least `cutSeconds` (and their publication delay) ago. */
   publish(now: number): void {
     const s = this.series;
     const k = s.classCount;
-    const visibleUpTo = Math.floor((now - this.metricDelay) / 60) - 1;
+    const visibleUpTo = Math.floor((now - Math.max(this.cutSeconds, this.publication.delaySeconds)) / 60) - 1;
     for (let m = this.publishedUpTo + 1; m <= Math.min(visibleUpTo, s.minutes - 1); m++) {
-      const ok = this.published(m);
+      const ok = this.publication.survives((m + 1) * 60 + this.publication.delaySeconds);
+      let requests = 0;
       this.classes.forEach((window, ci) => {
         const cell = m * k + ci;
+        const targeted = s.routedRequests[cell] - s.unroutable[cell];
+        const serverRejected = s.rejected[cell] - s.unroutable[cell];
+        requests += targeted + serverRejected;
         window.push(ok ? {
           minute: m,
-          routedRequests: s.routedRequests[cell], routedTokens: s.routedTokens[cell], admitted: s.admitted[cell],
-          rejected: s.rejected[cell], rejectedTokens: s.rejectedTokens[cell], completed: s.completed[cell], servedTokens: s.servedTokens[cell],
-          sloMetRequests: s.sloMetRequests[cell], latencyP95Seconds: histogramPercentile(s.latency.subarray(cell * LATENCY_BUCKETS), 0, 0.95),
+          routedRequests: s.routedRequests[cell], targetedRequests: targeted, serverRejected, routedTokens: s.routedTokens[cell],
+          admitted: s.admitted[cell], rejected: s.rejected[cell], rejectedTokens: s.rejectedTokens[cell], completed: s.completed[cell],
+          servedTokens: s.servedTokens[cell], sloMetRequests: s.sloMetRequests[cell],
+          latencyP95Seconds: histogramPercentile(s.latency.subarray(cell * LATENCY_BUCKETS), 0, 0.95),
           readyReplicas: s.readyReplicas[cell], desiredReplicas: s.desiredReplicas[cell], pendingReplicas: s.pendingReplicas[cell],
           capacityErrors: s.capacityErrors[cell], interruptionNotices: s.interruptionNotices[cell],
         } : undefined);
         if (window.length > WINDOW_MINUTES) window.shift();
       });
-      this.demand.push(ok ? { minute: m, requests: s.demandRequests[m], tokens: s.demandTokens[m] } : undefined);
+      this.demand.push(ok ? { minute: m, requests, tokens: requests * this.tokensPerRequest } : undefined);
       if (this.demand.length > WINDOW_MINUTES) this.demand.shift();
       this.publishedUpTo = m;
     }
   }
 
-  /** The newest published datapoint of a class (undefined in an outage). */
-  newest(ci: number): ClassDatapoint | undefined {
-    const w = this.classes[ci];
-    return w[w.length - 1];
-  }
-
-  private published(m: number): boolean {
-    const at = (m + 1) * 60 + this.metricDelay;
-    return !this.outages.some((o) => at >= o.from && at < o.to);
+  /** Requests that reached class `ci`'s replicas in minute `m` (steady state before time 0). */
+  targetedRequests(ci: number, m: number): number {
+    if (m < 0) return this.initialRequests[ci];
+    const cell = m * this.series.classCount + ci;
+    return this.series.routedRequests[cell] - this.series.unroutable[cell];
   }
 }

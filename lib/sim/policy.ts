@@ -11,6 +11,10 @@ export interface Observation {
   readonly demand: ReadonlyArray<DemandDatapoint | undefined>;
   /** Weights currently applied, one per class. */
   readonly weights: readonly number[];
+  /** Ready and desired replicas per class now, where the target reports them live (SageMaker DescribeEndpoint). */
+  readonly live?: ReadonlyArray<{ readonly ready: number; readonly desired: number }>;
+  /** Whether the platform reports capacity errors (EKS: Karpenter's log metric filter; SageMaker: none by default). */
+  readonly capacityErrorSignal?: boolean;
 }
 
 export interface Decision {

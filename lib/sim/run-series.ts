@@ -6,6 +6,8 @@ export interface RunSeries {
   readonly classCount: number;
   readonly routedRequests: Float64Array;
   readonly routedTokens: Float64Array;
+  /** Routed requests rejected because the class had no ready replica (the load balancer answers; no server counts them). */
+  readonly unroutable: Float64Array;
   readonly admitted: Float64Array;
   readonly rejected: Float64Array;
   /** Output tokens of the rejected requests (admission, queue timeout or lost with a replica). */
@@ -21,6 +23,8 @@ export interface RunSeries {
   readonly interruptionNotices: Float64Array;
   /** Replica-seconds paid in the minute (pending, ready and draining instances). */
   readonly replicaSeconds: Float64Array;
+  /** Mean requests in flight (queued or in service) over the minute: SageMaker's ConcurrentRequestsPerModel x instances. */
+  readonly inFlight: Float64Array;
   /** Latency histograms of completed requests (index = (minute * classes + class) * LATENCY_BUCKETS + bucket). */
   readonly latency: Uint32Array;
   /** Per minute: requests and output tokens arriving at the service. */
@@ -42,6 +46,7 @@ export function createRunSeries(minutes: number, k: number): RunSeries {
     classCount: k,
     routedRequests: perCell(),
     routedTokens: perCell(),
+    unroutable: perCell(),
     admitted: perCell(),
     rejected: perCell(),
     rejectedTokens: perCell(),
@@ -55,6 +60,7 @@ export function createRunSeries(minutes: number, k: number): RunSeries {
     capacityErrors: perCell(),
     interruptionNotices: perCell(),
     replicaSeconds: perCell(),
+    inFlight: perCell(),
     latency: new Uint32Array(cells * LATENCY_BUCKETS),
     demandRequests: new Float64Array(minutes),
     demandTokens: new Float64Array(minutes),

@@ -1,9 +1,11 @@
-import { autoscale } from './autoscaler';
+import { capacitiesToRaise } from '../core/reconciler/io';
+import { HpaAutoscaler, TargetTracking } from './autoscaler';
 import { ClassState, DRAINING, GONE, PENDING, READY, type Replica } from './class-state';
 import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
-import { MetricHistory } from './metric-history';
+import { MetricHistory, Publication } from './metric-history';
 import { availabilityAt, type ScenarioInstance, type SimClass } from './model';
+import { type HpaModel, type PlatformModel, platformModel } from './platform';
 import { type Decision, type PolicyFactory, type RoutingPolicy, normalise } from './policy';
 import { Rng } from './rng';
 import { createRunSeries, type RunSeries } from './run-series';
@@ -12,16 +14,19 @@ import { type Trace, generateTrace, rateMultiplierAt, tokenDistributionMean } fr
 export { type RunSeries } from './run-series';
 
 /**
- * Discrete-event simulation of one service under one routing policy: arrivals from a seeded trace, a weighted
- * router, one FIFO queue per class with deadline admission, replicas with `safeConcurrency` slots each, per-class
- * autoscalers, provisioning delays and cloud availability, a 60 s metrics pipeline with publication delay, and a
- * reconciler that calls the policy every 60 s. Events are requests' completions, replica readiness and minute
- * ticks, kept in one typed-array heap; no per-token events.
+ * Discrete-event simulation of one service under one routing policy on one platform: arrivals from a seeded trace, a
+ * weighted router, one FIFO queue per class with deadline admission, replicas with `safeConcurrency` slots each, the
+ * platform's autoscalers (EKS: the HPA of each class's ScaledObject every 15 s; SageMaker: target tracking every
+ * minute), provisioning delays and cloud availability, a 60 s metrics pipeline with publication delay, and a
+ * reconciler that calls the policy every 60 s on periods older than its metric delay and writes as the deployed one
+ * does. Events are requests' completions, replica readiness, HPA syncs and minute ticks, kept in one typed-array heap;
+ * no per-token events.
  */
 
 const EV_COMPLETE = 0;
 const EV_READY = 1;
 const EV_TICK = 2;
+const EV_SYNC = 3;
 
 /** Karpenter does not retry a capacity-unavailable offering for 3 minutes. */
 const CAPACITY_RETRY_SECONDS = 180;
@@ -86,6 +91,12 @@ class Simulation {
   private readonly policy: RoutingPolicy;
   private weights: number[];
   private readonly cumulative: Float64Array;
+  private readonly platform: PlatformModel;
+  private readonly publication: Publication;
+  /** SageMaker: the endpoint accepts no update before this time (it is Updating). */
+  private updatingUntil = -Infinity;
+  /** The oracle sets replicas itself; the platform's autoscalers then stand aside. */
+  private oracle = false;
 
   constructor(private readonly scenario: ScenarioInstance, policyFactory: PolicyFactory, private readonly options: RunOptions) {
     const seed = options.seed;
@@ -114,15 +125,20 @@ class Simulation {
     this.waits = options.recordWaits ? new Float64Array(n) : undefined;
     this.s = createRunSeries(this.minutes, this.k);
 
+    this.platform = platformModel(scenario.platform ?? 'eks');
+    this.publication = new Publication(scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? []);
     // Initial state: steady operation at time 0.
     this.states.forEach((cs, ci) => {
       const count = Math.min(cs.spec.initialReplicas, availabilityAt(scenario.availability?.[cs.spec.name], 0));
       for (let i = 0; i < count; i++) this.launch(ci, 0, true);
       cs.desired = count;
+      const autoscaler = this.platform.autoscaler;
+      if (autoscaler.kind === 'hpa') cs.hpa = new HpaAutoscaler(autoscaler, count);
+      else cs.tracking = new TargetTracking(autoscaler);
     });
     const initialDemandTokens = scenario.workload.meanRatePerSecond * rateMultiplierAt(scenario.workload.rateProfile, 0) * meanOut * 60;
-    this.history = new MetricHistory(this.s, scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? [], this.states,
-      initialDemandTokens, meanOut);
+    this.history = new MetricHistory(this.s, this.publication, this.platform.reconciler.metricDelaySeconds, scenario.tokensPerRequest ?? meanOut,
+      this.states, initialDemandTokens, meanOut);
     this.policy = policyFactory({ scenario, trace: this.trace });
     this.cumulative = new Float64Array(this.k);
     this.weights = normalise(this.states.map(() => 1));
@@ -148,6 +164,7 @@ class Simulation {
       heap.pop();
       if (kind === EV_COMPLETE) this.complete(payload, tEvent);
       else if (kind === EV_READY) this.makeReady(this.replicas[payload], tEvent);
+      else if (kind === EV_SYNC) this.syncAutoscalers(tEvent);
       else this.tick(payload, tEvent);
     }
     return this.result();
@@ -176,6 +193,7 @@ class Simulation {
       ? Math.min(service.deadlineSeconds, service.ttftSeconds + out * service.itlSeconds)
       : service.deadlineSeconds;
     if (cs.readyCount === 0) {
+      s.unroutable[cell]++;
       s.rejected[cell]++;
       s.rejectedTokens[cell] += out;
       return;
@@ -265,7 +283,8 @@ class Simulation {
 
   // ---- Replicas ---------------------------------------------------------------------------------------------
 
-  private launch(ci: number, now: number, instant: boolean): void {
+  /** Launches one replica; returns when it will be ready. */
+  private launch(ci: number, now: number, instant: boolean): number {
     const cs = this.states[ci];
     const c = cs.spec.safeConcurrency;
     const r: Replica = {
@@ -275,8 +294,13 @@ class Simulation {
     this.replicas.push(r);
     cs.replicas.push(r);
     cs.changeAlive(now, 1);
-    if (instant) this.makeReady(r, now);
-    else this.heap.push(now + this.drawProvisioning(cs.spec), EV_READY, r.id);
+    if (instant) {
+      this.makeReady(r, now);
+      return now;
+    }
+    const readyAt = now + this.drawProvisioning(cs.spec);
+    this.heap.push(readyAt, EV_READY, r.id);
+    return readyAt;
   }
 
   private drawProvisioning(spec: SimClass): number {
@@ -339,47 +363,142 @@ class Simulation {
     if (tick < this.minutes) {
       this.control(now);
       this.heap.push((tick + 1) * 60, EV_TICK, tick + 1);
+      const autoscaler = this.platform.autoscaler;
+      if (autoscaler.kind === 'hpa') for (let t = now + autoscaler.syncSeconds; t < now + 60; t += autoscaler.syncSeconds) this.heap.push(t, EV_SYNC, 0);
     }
   }
 
+  /** One Reconciler run, then the autoscalers' evaluation of this instant and the provisioning they call for. */
   private control(now: number): void {
     this.history.publish(now);
+    const live = this.platform.liveReplicaCounts ? this.states.map((cs) => ({ ready: cs.readyCount, desired: cs.desired })) : undefined;
     const decision = this.policy.decide({
-      now, classes: this.classes, windows: this.history.classes, demand: this.history.demand, weights: this.weights,
+      now, classes: this.classes, windows: this.history.classes, demand: this.history.demand, weights: this.weights, live,
+      capacityErrorSignal: this.platform.capacityErrorSignal,
     });
-    this.applyWeights(decision.weights);
     const m = this.minuteOf(now);
     this.s.modes[m] = decision.mode;
     this.s.reasons[m] = decision.reason;
-    this.forwardFloors(decision, now);
+    this.oracle = decision.replicas !== undefined;
     this.interrupt(now, m);
-    this.states.forEach((cs, ci) => this.provision(cs, ci, decision, now, m));
+    if (this.oracle) {
+      this.applyWeights(decision.weights);
+      this.states.forEach((cs, ci) => {
+        cs.desired = Math.max(0, Math.min(cs.spec.maxReplicas, Math.round(decision.replicas![ci])));
+        this.provision(cs, ci, now, m, true);
+      });
+      return;
+    }
+    if (this.platform.floors === 'metric') this.writeRoutingAndPublishFloors(decision, now);
+    else this.writeEndpoint(decision, now, m);
+    if (this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
+    else this.trackTargets(now, m);
   }
 
-  private applyWeights(w: readonly number[]): void {
-    const k = this.k;
-    let next = normalise(w.map((x, i) => (Number.isFinite(x) && x > 0 && i < k ? x : 0)));
-    // A router never drops everything: all-zero weights route to the preferred class.
-    if (next.every((x) => x === 0)) next = this.states.map((_, i) => (i === 0 ? 1 : 0));
-    this.weights = next;
-    let c = 0;
-    for (let i = 0; i < k; i++) {
-      c += next[i];
-      this.cumulative[i] = c;
-    }
+  /** EKS: listener weights are written at once; the floors go out as a metric the HPA reads a publication later. */
+  private writeRoutingAndPublishFloors(decision: Decision, now: number): void {
+    this.applyWeights(decision.weights);
+    const visibleAt = now + this.platform.floorPublicationSeconds;
+    if (!this.publication.survives(visibleAt)) return;
+    this.states.forEach((cs, ci) => {
+      cs.floorPoints.push({ at: now, value: decision.minReplicas?.[ci] ?? 0 });
+      if (cs.floorPoints.length > 8) cs.floorPoints.shift();
+    });
   }
 
   /**
-   * A floor reaches the autoscaler about two periods after the decision, on both platforms: on EKS as a CloudWatch
-   * metric the reconciler publishes (one publication delay) that KEDA polls; on SageMaker as a desired instance
-   * count, written on the run after the weights (one capacity write per run, the endpoint Updating in between).
+   * SageMaker, as the deployed Reconciler writes (lambda/reconciler/reconcile.ts): nothing while the endpoint is
+   * Updating; changed weights first; otherwise the one largest floor raise (`capacitiesToRaise`), which leaves the
+   * endpoint Updating until the instances are in service.
    */
-  private forwardFloors(decision: Decision, now: number): void {
-    const lag = (this.scenario.metricDelaySeconds ?? 60) + 60;
+  private writeEndpoint(decision: Decision, now: number, m: number): void {
+    const update = this.platform.endpointUpdate!;
+    if (now < this.updatingUntil) return;
+    const next = this.routedWeights(decision.weights);
+    if (next.some((w, i) => w !== this.weights[i])) {
+      this.applyWeights(decision.weights);
+      this.updatingUntil = now + update.weightsSeconds;
+      return;
+    }
+    const floors = Object.fromEntries(this.classes.map((c, ci) => [c.name, decision.minReplicas?.[ci] ?? 0]));
+    const replicas = Object.fromEntries(this.states.map((cs) => [cs.spec.name, { desired: cs.desired }]));
+    const raise = capacitiesToRaise(floors, replicas)[0];
+    if (!raise) return;
+    const ci = this.classes.findIndex((c) => c.name === raise.name);
+    const cs = this.states[ci];
+    cs.desired = Math.min(cs.spec.maxReplicas, raise.to);
+    this.updatingUntil = Math.max(this.updatingUntil, this.provision(cs, ci, now, m, false));
+  }
+
+  /** EKS: every class's HPA sync at `now` (the minute's own at the tick, after the Reconciler's run). */
+  private syncAutoscalers(now: number): void {
+    if (this.oracle) return;
+    const model = this.platform.autoscaler as HpaModel;
+    const m = this.minuteOf(now);
     this.states.forEach((cs, ci) => {
-      cs.floorsInFlight.push({ at: now + lag, value: decision.minReplicas?.[ci] ?? 0 });
-      while (cs.floorsInFlight.length > 0 && cs.floorsInFlight[0].at <= now) cs.policyFloor = cs.floorsInFlight.shift()!.value;
+      const spec = cs.spec;
+      const load = { value: this.loadMetric(ci, now, model), target: spec.targetRequestsPerSecondPerReplica * model.metricPeriodSeconds };
+      const floor = { value: this.floorMetric(cs, now, model), target: model.floor.target };
+      cs.desired = cs.hpa!.evaluate(now, [load, floor], { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas });
+      this.provision(cs, ci, now, m, false);
     });
+  }
+
+  /** The newest RequestCount datapoint KEDA reads at `now` (skipping the newest period); none reads as 0. */
+  private loadMetric(ci: number, now: number, model: HpaModel): number {
+    const end = now - model.endTimeOffsetSeconds;
+    for (let m = Math.ceil(end / 60) - 1; m * 60 >= end - model.collectionSeconds; m--) {
+      if (m < 0) return this.history.targetedRequests(ci, m);
+      if (this.publication.readable(m, now)) return this.history.targetedRequests(ci, m);
+    }
+    return 0;
+  }
+
+  /** The newest ReplicaFloor datapoint KEDA reads at `now`; none reads as 0 (no floor). */
+  private floorMetric(cs: ClassState, now: number, model: HpaModel): number {
+    const end = now - model.floor.endTimeOffsetSeconds;
+    for (let i = cs.floorPoints.length - 1; i >= 0; i--) {
+      const p = cs.floorPoints[i];
+      if (p.at >= end - model.floor.collectionSeconds && p.at < end && p.at + this.platform.floorPublicationSeconds <= now) return p.value;
+    }
+    return 0;
+  }
+
+  /** SageMaker: each variant's target tracking on the newest minute's in-flight requests, unless the endpoint is Updating. */
+  private trackTargets(now: number, m: number): void {
+    this.states.forEach((cs, ci) => {
+      const spec = cs.spec;
+      const last = m - 1;
+      if (last >= 0 && now >= this.updatingUntil && this.publication.survives(now)) {
+        const wanted = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], spec.targetConcurrencyPerReplica,
+          { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas });
+        if (wanted !== cs.desired) {
+          const shrink = wanted < cs.desired;
+          cs.desired = wanted;
+          const until = this.provision(cs, ci, now, m, false);
+          this.updatingUntil = Math.max(this.updatingUntil, shrink ? now + this.platform.endpointUpdate!.scaleInSeconds : until);
+          return;
+        }
+      }
+      this.provision(cs, ci, now, m, false);
+    });
+  }
+
+  /** Weights as the router applies them: finite, non-negative, normalised; all-zero routes to the preferred class. */
+  private routedWeights(w: readonly number[]): number[] {
+    const k = this.k;
+    const next = normalise(w.map((x, i) => (Number.isFinite(x) && x > 0 && i < k ? x : 0)));
+    return next.every((x) => x === 0) ? this.states.map((_, i) => (i === 0 ? 1 : 0)) : next;
+  }
+
+  private applyWeights(w: readonly number[]): void {
+    const next = this.routedWeights(w);
+    this.weights = next;
+    let c = 0;
+    for (let i = 0; i < this.k; i++) {
+      c += next[i];
+      this.cumulative[i] = c;
+    }
   }
 
   /** Interruptions: notice, then loss. */
@@ -405,29 +524,29 @@ class Simulation {
     }
   }
 
-  /** The class's autoscaler (or the oracle's instant replicas), then launches within availability or scales down. */
-  private provision(cs: ClassState, ci: number, decision: Decision, now: number, m: number): void {
-    const spec = cs.spec;
-    if (decision.replicas) {
-      cs.desired = Math.max(0, Math.min(spec.maxReplicas, Math.round(decision.replicas[ci])));
-    } else {
-      const floor = Math.min(spec.maxReplicas, Math.max(spec.minReplicas, cs.policyFloor));
-      cs.desired = autoscale(cs, this.history.newest(ci), floor, now);
-    }
+  /**
+   * Brings the class to its desired count: launches within the cloud's availability (a shortfall is a capacity error,
+   * retried after `CAPACITY_RETRY_SECONDS`) or scales down. Returns when the launched replicas will be ready (`now`
+   * when none were launched; the retry time when some could not be).
+   */
+  private provision(cs: ClassState, ci: number, now: number, m: number, instant: boolean): number {
     const have = cs.counted();
+    let done = now;
     if (cs.desired > have) {
-      if (decision.replicas || now >= cs.retryAt) {
-        const room = Math.max(0, availabilityAt(this.scenario.availability?.[spec.name], now) - cs.alive);
+      if (instant || now >= cs.retryAt) {
+        const room = Math.max(0, availabilityAt(this.scenario.availability?.[cs.spec.name], now) - cs.alive);
         const count = Math.min(cs.desired - have, room);
-        for (let i = 0; i < count; i++) this.launch(ci, now, decision.replicas !== undefined);
+        for (let i = 0; i < count; i++) done = Math.max(done, this.launch(ci, now, instant));
         if (count < cs.desired - have) {
           this.s.capacityErrors[m * this.k + ci]++;
           cs.retryAt = now + CAPACITY_RETRY_SECONDS;
+          done = Math.max(done, now + (this.platform.endpointUpdate?.capacityFailureSeconds ?? 0));
         }
       }
     } else if (cs.desired < have) {
       this.scaleDown(cs, have - cs.desired, now);
     }
+    return done;
   }
 
   private closeMinute(m: number, now: number): void {
@@ -435,6 +554,9 @@ class Simulation {
     this.states.forEach((cs, ci) => {
       const cell = m * this.k + ci;
       cs.changeAlive(now, 0);
+      cs.changeInSystem(now, 0);
+      s.inFlight[cell] = (cs.area - cs.areaAtMinuteStart) / 60;
+      cs.areaAtMinuteStart = cs.area;
       s.replicaSeconds[cell] = cs.replicaSeconds;
       cs.replicaSeconds = 0;
       s.readyReplicas[cell] = cs.readyCount;
