@@ -7,6 +7,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
+import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
 import { nonFiniteFactProblems, RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
 import { Checker } from '../core/validation/checker';
 import { RECONCILER_RULES } from '../core/validation/rules';
@@ -152,7 +153,7 @@ export class Reconciler extends Construct {
       policy,
       service: serving.service,
       tokensPerRequest: serving.tokensPerRequest,
-      metricDelaySeconds: durationSeconds(props.metricDelay) ?? 120,
+      metricDelaySeconds: durationSeconds(props.metricDelay) ?? RECONCILER_TIMING_DEFAULTS.metricDelaySeconds,
       ...(serving.signals.containerInsightsClusterName ? { clusterName: serving.signals.containerInsightsClusterName } : {}),
       ...(Object.keys(compact).length > 0 ? { signals: compact } : {}),
       ...(karpenter ? { karpenterCapacityErrors: true } : {}),

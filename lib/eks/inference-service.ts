@@ -29,6 +29,7 @@ import {
   type ServiceContract,
   rejectionStatusClass,
 } from '../core';
+import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
 import { type IClassArtifactGate } from '../trust/gate';
 import { classObjectName, eksProblems } from './checks';
@@ -381,7 +382,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
 
     // ---- One serving unit per class ---------------------------------------------------------------------------
     const scaling = props.scaling ?? {};
-    const period = scaling.metricPeriod ?? Duration.minutes(1);
+    const period = scaling.metricPeriod ?? Duration.seconds(EKS_SCALING_DEFAULTS.metricPeriodSeconds);
     this.units = this.classes.map((cls, rank) =>
       this.addClassUnit({
         cls,
@@ -677,12 +678,13 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       maxReplicas,
       fallbackReplicas: Math.min(maxReplicas, Math.max(minReplicas, plan.steadyReplicas)),
       periodSeconds,
-      collectionSeconds: (u.scaling.metricCollectionTime ?? Duration.seconds(3 * periodSeconds)).toSeconds(),
-      endTimeOffsetSeconds: periodSeconds,
-      scaleDownStabilizationSeconds: (u.scaling.scaleDownStabilization ?? Duration.minutes(10)).toSeconds(),
-      scaleUpPods: u.scaling.maxScaleUpPods ?? 2,
-      scaleUpPeriodSeconds: (u.scaling.scaleUpPeriod ?? Duration.minutes(2)).toSeconds(),
-      pollingIntervalSeconds: (u.scaling.pollingInterval ?? Duration.seconds(30)).toSeconds(),
+      // Defaults shared with the simulator's EKS model (lib/core/platform/control-loop.ts).
+      collectionSeconds: u.scaling.metricCollectionTime?.toSeconds() ?? EKS_SCALING_DEFAULTS.metricCollectionPeriods * periodSeconds,
+      endTimeOffsetSeconds: EKS_SCALING_DEFAULTS.metricEndTimeOffsetPeriods * periodSeconds,
+      scaleDownStabilizationSeconds: u.scaling.scaleDownStabilization?.toSeconds() ?? EKS_SCALING_DEFAULTS.scaleDownStabilizationSeconds,
+      scaleUpPods: u.scaling.maxScaleUpPods ?? EKS_SCALING_DEFAULTS.maxScaleUpPods,
+      scaleUpPeriodSeconds: u.scaling.scaleUpPeriod?.toSeconds() ?? EKS_SCALING_DEFAULTS.scaleUpPeriodSeconds,
+      pollingIntervalSeconds: u.scaling.pollingInterval?.toSeconds() ?? EKS_SCALING_DEFAULTS.pollingIntervalSeconds,
     });
     const scaler = this.apply(`Scaler-${cls.name}`, [scaledObject], this.keda.chart, this.triggerAuthenticationManifest, workload);
     const tgb = m.targetGroupBinding(name, this.namespace, labels, {
