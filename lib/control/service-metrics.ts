@@ -18,7 +18,9 @@ import {
 } from '../core/metrics/contract';
 import { duplicates } from '../core/validation/names';
 import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
-import { type ClassSignalProducers, type IInferenceServing, type ServingDescription, servingProblems } from '../core/reconciler/serving';
+import { servingProblems } from '../core/reconciler/faults';
+import { type ClassSignalProducers, type ServingDescription } from '../core/reconciler/serving';
+import { type IInferenceServing } from './serving';
 import { type MetricStatSource } from '../core/metrics/aws-published';
 import { isUnresolved } from '../core/validation/tokens';
 

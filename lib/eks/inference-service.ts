@@ -30,7 +30,8 @@ import {
   rejectionStatusClass,
 } from '../core';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
-import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
+import { type ServingDescription } from '../core/reconciler/serving';
+import { type IInferenceServing, type ReplicaFloorOptions } from '../control/serving';
 import { type IClassArtifactGate } from '../trust/gate';
 import { classObjectName, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';
@@ -424,9 +425,10 @@ export class EksInferenceService extends Construct implements IInferenceServing 
    * the reconciler publishes, so the HPA runs at least the policy's floor (it takes the highest of its metrics).
    * Applied as a merge patch after the ScaledObject (triggers are replaced as a whole: the load trigger and the floor);
    * the patch repeats the load trigger, so a change to it re-applies the patch. Without a Reconciler nothing reads a
-   * metric nothing publishes. Idempotent. Returns the patches, one per class.
+   * metric nothing publishes. Idempotent. Returns the patches, one per class. The trigger reads the floor over three of
+   * the reconciler's periods, so a floor published once per period (and one missed run) never lapses to zero.
    */
-  public enableReplicaFloors(): readonly eks.KubernetesPatch[] {
+  public enableReplicaFloors(options: ReplicaFloorOptions = { periodSeconds: 60 }): readonly eks.KubernetesPatch[] {
     if (this.floorPatches) return this.floorPatches;
     this.floorPatches = this.units.map((u) => {
       const so = u.objects.scaledObject;
@@ -435,7 +437,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         metricName: Metrics.replicaFloor.name,
         dimensions: classDimensions(this.contract.name, u.cls.name),
         region: Stack.of(this).region,
-      }, so.spec.triggers[0].authenticationRef.name);
+      }, so.spec.triggers[0].authenticationRef.name, options.periodSeconds);
       const patch = new eks.KubernetesPatch(this, `FloorTrigger-${u.cls.name}`, {
         cluster: this.cluster,
         resourceName: `scaledobject.keda.sh/${so.metadata.name}`,
@@ -450,12 +452,22 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     return this.floorPatches;
   }
 
+  /**
+   * The reconciler's routing writes on this service's listener: ModifyListener on the listener, and DescribeListeners,
+   * which supports no resource-level permissions (the Service Authorization Reference lists no resource type for it).
+   */
+  public grantRouting(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:DescribeListeners'], resourceArns: ['*'] })
+      .combine(iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:ModifyListener'], resourceArns: [this.listener.listenerArn] }));
+  }
+
   /** Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. */
   public servingDescription(): ServingDescription {
     const scraped = this.observability.scrapedMetrics;
     return {
       service: this.contract.name,
       tokensPerRequest: this.contract.requestShape.meanOutputTokens,
+      latencySloP95Ms: this.contract.slo.deadlineMs,
       routing: this.routingFacts(),
       signals: {
         containerInsightsClusterName: this.clusterName,
@@ -485,7 +497,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       listenerArn: this.listener.listenerArn,
       loadBalancerFullName: this.loadBalancer.loadBalancerFullName,
       targets: this.units.map((u) => ({
-        class: routedClassFacts(u.cls, u.plan.maxReplicas),
+        // Floors never ask for more than the ScaledObject may run (its maxReplicaCount: classOptions.maxReplicas or the plan's).
+        class: routedClassFacts(u.cls, u.objects.scaledObject.spec.maxReplicaCount),
         targetGroupArn: u.targetGroup.targetGroupArn,
         targetGroupFullName: u.targetGroup.targetGroupFullName,
         namespace: this.namespace,

@@ -90,7 +90,7 @@ export function platformModel(kind: PlatformKind): PlatformModel {
         scaleDownPods: k.maxScaleDownPods,
         scaleDownPeriodSeconds: k.scaleDownPeriodSeconds,
         floor: {
-          collectionSeconds: REPLICA_FLOOR_TRIGGER.collectionSeconds,
+          collectionSeconds: REPLICA_FLOOR_TRIGGER.collectionPeriods * Math.max(60, reconciler.periodSeconds),
           endTimeOffsetSeconds: REPLICA_FLOOR_TRIGGER.endTimeOffsetSeconds,
           target: REPLICA_FLOOR_TRIGGER.target,
         },

@@ -11,6 +11,7 @@ import * as fc from 'fast-check';
 import { type ReconcilerConfig, type RoutedClassFacts } from '../../lib/core';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
+import { type RunMemory } from '../../lib/core/reconciler/memory';
 import {
   clients, cls, cw, elb, endpoint, ENDPOINT, fill, NOW_MS, perMinute, resetWorld, type Series, serveMetrics, sm, SLOTS,
 } from './reconciler-world';
@@ -56,10 +57,10 @@ const listener = (weights: Record<string, number>) => ({
 });
 
 const fastRetry = { sleep: async () => undefined, random: () => 1 };
-async function run(config: ReconcilerConfig, nowMs = NOW_MS) {
+async function run(config: ReconcilerConfig, nowMs = NOW_MS, memory?: RunMemory) {
   const lines: Array<Record<string, unknown>> = [];
-  const result = await reconcile(config, clients, { nowMs, log: (l) => lines.push(l), retry: fastRetry });
-  return { result, lines };
+  const { memory: next, ...result } = await reconcile(config, clients, { nowMs, log: (l) => lines.push(l), retry: fastRetry, memory });
+  return { result, lines, memory: next };
 }
 const audits = (lines: Array<Record<string, unknown>>) => lines.filter((l) => l.audit === 'routing-decision');
 const failures = (lines: Array<Record<string, unknown>>) => lines.filter((l) => 'ReconcilerFailures' in l);

@@ -5,6 +5,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core';
+import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { Reconciler } from '../../lib/control';
 import { nagFindings, testStack } from '../util';
 import { servingOf } from './serving-fixture';
@@ -209,7 +210,7 @@ describe('Reconciler on an ALB listener', () => {
 });
 
 describe('Reconciler: the rejected-demand signal follows each engine', () => {
-  test('a class whose server sheds with 429 (TGI) is read on the 4XX metric; a variant only when all its pools do', () => {
+  test('a class whose server sheds with 429 (TGI) is read on the 4XX metric; a variant mixing 429 and 503 pools reads both (fails when it reads only 5XX)', () => {
     const { stack } = testStack();
     new Reconciler(stack, 'Alb', {
       serving: servingOf(ALB, 'chat', 250, { containerInsightsClusterName: 'prod', classes: { inf2: { rejectionStatus: '4xx' }, l40s: { rejectionStatus: '5xx' } } }),
@@ -224,8 +225,10 @@ describe('Reconciler: the rejected-demand signal follows each engine', () => {
     const alb = configs.find((c) => c.service === 'chat');
     expect(alb.signals).toEqual({ inf2: { rejectionStatus: '4xx' } });
     const sm = configs.find((c) => c.service === 'chat-sm');
-    // The first variant's pools all shed with 429; the second mixes a 429 pool with a 503 one: 5XX (the default).
-    expect(sm.signals).toEqual({ [mixed.variants[0].variantName]: { rejectionStatus: '4xx' } });
+    // The first variant's pools all shed with 429; the second mixes a 429 pool with a 503 one: both status classes.
+    expect(sm.signals).toEqual({ [mixed.variants[0].variantName]: { rejectionStatus: '4xx' }, [mixed.variants[1].variantName]: { rejectionStatus: 'mixed' } });
+    const rejected = signalPlan(sm, 60).classes[mixed.variants[1].variantName].rejectedTokensPerSecond;
+    expect([rejected].flat().map((q) => ('expression' in q! ? /MetricName="(\w+)"/.exec(q.expression)![1] : ''))).toEqual(['Invocation4XXErrors', 'Invocation5XXErrors']);
   });
 });
 
@@ -270,8 +273,8 @@ describe('Reconciler validation', () => {
     const binding = { ...servingOf(SAGEMAKER, 'svc', 100), enableReplicaFloors: () => (calls += 1) };
     new Reconciler(stack, 'Bound', { serving: binding });
     expect(calls).toBe(1);
-    const { servingDescription } = servingOf(SAGEMAKER, 'svc2', 100);
-    new Reconciler(stack, 'Unbound', { serving: { servingDescription } });
+    const { servingDescription, grantRouting } = servingOf(SAGEMAKER, 'svc2', 100);
+    new Reconciler(stack, 'Unbound', { serving: { servingDescription, grantRouting } });
     const configs = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'))
       .map((f) => JSON.parse(f.Properties.Environment.Variables.RECONCILER_CONFIG));
     expect(configs.find((c) => c.service === 'svc').policy).toEqual({});

@@ -31,11 +31,12 @@ export const EKS_SCALING_DEFAULTS = {
 
 /**
  * The replica-floor trigger a Reconciler adds to each ScaledObject: the newest `ReplicaFloor` datapoint (Maximum per
- * 60 s) within three periods, target 1 per replica; no datapoint reads as 0 (no floor).
+ * 60 s) within `collectionPeriods` reconciler periods (at least a minute each), target 1 per replica; no datapoint
+ * reads as 0 (no floor).
  */
 export const REPLICA_FLOOR_TRIGGER = {
   periodSeconds: 60,
-  collectionSeconds: 180,
+  collectionPeriods: 3,
   endTimeOffsetSeconds: 0,
   target: 1,
 } as const;

@@ -7,8 +7,14 @@ import { type ClassSignalProducers } from './serving';
 import { type MetricStatSource } from '../metrics/aws-published';
 
 export { type MetricStatSource } from '../metrics/aws-published';
-import { type PlacementOptions } from './from-facts';
+import { DEFAULT_POLICY_CONFIG } from '../policy/defaults';
 import { type PolicyConfig } from '../policy/types';
+
+/** Placement options of the service whose traffic is routed. */
+export interface PlacementOptions {
+  /** The service's requests are marked sensitive: classes with `allowSensitive: false` are forbidden. @default false */
+  readonly sensitive?: boolean;
+}
 
 /**
  * Where one signal of one class comes from: a metric, or a metric-math expression (a `SEARCH` over the `InstanceType`
@@ -48,3 +54,23 @@ export interface ReconcilerConfig {
 
 /** The name of the environment variable that carries the JSON `ReconcilerConfig`. */
 export const RECONCILER_CONFIG_ENV = 'RECONCILER_CONFIG';
+
+/** The policy windows that must be a whole number of periods (`policyConfigProblems`). */
+const PERIOD_WINDOWS = ['capacityErrorLookbackSeconds', 'provisioningGraceSeconds', 'stabilizationWindowSeconds'] as const;
+
+/**
+ * The default windows for a reconciler period: each default that is not a whole number of periods is rounded up to the
+ * next one (a 2-minute period: capacity-error lookback 180 s -> 240 s, provisioning grace 300 s -> 360 s; a 5-minute
+ * period: 180 s -> 300 s). Up, never down: a shorter grace would read an ordinary scale-out as a shortage, a shorter
+ * lookback would forget a capacity error before Karpenter retries the offering. Empty for the default period or an
+ * invalid one (which the period's own rule reports).
+ */
+export function windowDefaultsForPeriod(periodSeconds: number | undefined): Partial<PolicyConfig> {
+  if (periodSeconds === undefined || !Number.isInteger(periodSeconds) || periodSeconds <= 0) return {};
+  const out: Partial<Record<(typeof PERIOD_WINDOWS)[number], number>> = {};
+  for (const key of PERIOD_WINDOWS) {
+    const d = DEFAULT_POLICY_CONFIG[key];
+    if (d % periodSeconds !== 0) out[key] = Math.ceil(d / periodSeconds) * periodSeconds;
+  }
+  return out;
+}
