@@ -39,6 +39,8 @@ export class MetricHistory {
   readonly demand: Array<DemandDatapoint | undefined> = [];
   /** Per class, requests per minute before time 0 (steady state). */
   readonly initialRequests: number[];
+  /** Per class, a datapoint of the steady state before time 0. */
+  readonly steady: ClassDatapoint[];
   private publishedUpTo = -1;
 
   constructor(
@@ -66,6 +68,7 @@ export class MetricHistory {
       return out;
     });
     const requests = initialDemandTokens / meanOut;
+    this.steady = this.classes.map((w) => w[w.length - 1]!);
     for (let m = -WINDOW_MINUTES; m < 0; m++) this.demand.push({ minute: m, requests, tokens: requests * tokensPerRequest });
   }
 

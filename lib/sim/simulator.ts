@@ -6,7 +6,7 @@ import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
 import { availabilityAt, type ScenarioInstance, type SimClass } from './model';
 import { type HpaModel, type PlatformModel, platformModel } from './platform';
-import { type Decision, type PolicyFactory, type RoutingPolicy, normalise } from './policy';
+import { type Decision, type PolicyFactory, type PublishedMetrics, type RoutingPolicy, normalise } from './policy';
 import { Rng } from './rng';
 import { createRunSeries, type RunSeries } from './run-series';
 import { type Trace, generateTrace, rateMultiplierAt, tokenDistributionMean } from './workload';
@@ -97,6 +97,8 @@ class Simulation {
   private updatingUntil = -Infinity;
   /** The oracle sets replicas itself; the platform's autoscalers then stand aside. */
   private oracle = false;
+  /** The simulated CloudWatch a policy may query itself. */
+  private readonly published: PublishedMetrics;
 
   constructor(private readonly scenario: ScenarioInstance, policyFactory: PolicyFactory, private readonly options: RunOptions) {
     const seed = options.seed;
@@ -139,6 +141,11 @@ class Simulation {
     const initialDemandTokens = scenario.workload.meanRatePerSecond * rateMultiplierAt(scenario.workload.rateProfile, 0) * meanOut * 60;
     this.history = new MetricHistory(this.s, this.publication, this.platform.reconciler.metricDelaySeconds, scenario.tokensPerRequest ?? meanOut,
       this.states, initialDemandTokens, meanOut);
+    this.published = {
+      series: this.s,
+      readable: (m, at) => this.publication.readable(m, at),
+      steady: (ci) => this.history.steady[ci],
+    };
     this.policy = policyFactory({ scenario, trace: this.trace });
     this.cumulative = new Float64Array(this.k);
     this.weights = normalise(this.states.map(() => 1));
@@ -374,7 +381,7 @@ class Simulation {
     const live = this.platform.liveReplicaCounts ? this.states.map((cs) => ({ ready: cs.readyCount, desired: cs.desired })) : undefined;
     const decision = this.policy.decide({
       now, classes: this.classes, windows: this.history.classes, demand: this.history.demand, weights: this.weights, live,
-      capacityErrorSignal: this.platform.capacityErrorSignal,
+      capacityErrorSignal: this.platform.capacityErrorSignal, updating: now < this.updatingUntil, metrics: this.published,
     });
     const m = this.minuteOf(now);
     this.s.modes[m] = decision.mode;
@@ -390,6 +397,7 @@ class Simulation {
       return;
     }
     if (this.platform.floors === 'metric') this.writeRoutingAndPublishFloors(decision, now);
+    else if (decision.deployedWrite) this.applyEndpointWrite(decision, now, m);
     else this.writeEndpoint(decision, now, m);
     if (this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
     else this.trackTargets(now, m);
@@ -428,6 +436,21 @@ class Simulation {
     const cs = this.states[ci];
     cs.desired = Math.min(cs.spec.maxReplicas, raise.to);
     this.updatingUntil = Math.max(this.updatingUntil, this.provision(cs, ci, now, m, false));
+  }
+
+  /** SageMaker, the write the deployed reconciler step planned (it already held back while the endpoint was Updating). */
+  private applyEndpointWrite(decision: Decision, now: number, m: number): void {
+    const update = this.platform.endpointUpdate!;
+    const next = this.routedWeights(decision.weights);
+    if (next.some((w, i) => w !== this.weights[i])) {
+      this.applyWeights(decision.weights);
+      this.updatingUntil = now + update.weightsSeconds;
+    }
+    const raise = decision.capacityWrite;
+    if (!raise || raise.classIndex < 0) return;
+    const cs = this.states[raise.classIndex];
+    cs.desired = Math.min(cs.spec.maxReplicas, raise.desired);
+    this.updatingUntil = Math.max(this.updatingUntil, this.provision(cs, raise.classIndex, now, m, false));
   }
 
   /** EKS: every class's HPA sync at `now` (the minute's own at the tick, after the Reconciler's run). */
