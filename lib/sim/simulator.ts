@@ -467,19 +467,23 @@ class Simulation {
     });
   }
 
-  /** The newest RequestCount datapoint KEDA reads at `now` (skipping the newest period); none reads as 0. */
+  /**
+   * The newest RequestCount datapoint KEDA reads at `now`: periods starting in [end - collection, end), end = now minus
+   * the offset truncated to the period (kedacore/keda@v2.20.2 pkg/scalers/aws_cloudwatch_scaler.go:185-188, 200, 305);
+   * none reads as 0 (minMetricValue).
+   */
   private loadMetric(ci: number, now: number, model: HpaModel): number {
-    const end = now - model.endTimeOffsetSeconds;
-    for (let m = Math.ceil(end / 60) - 1; m * 60 >= end - model.collectionSeconds; m--) {
+    const end = Math.floor((now - model.endTimeOffsetSeconds) / model.metricPeriodSeconds) * model.metricPeriodSeconds;
+    for (let m = end / 60 - 1; m * 60 >= end - model.collectionSeconds; m--) {
       if (m < 0) return this.history.targetedRequests(ci, m);
       if (this.publication.readable(m, now)) return this.history.targetedRequests(ci, m);
     }
     return 0;
   }
 
-  /** The newest ReplicaFloor datapoint KEDA reads at `now`; none reads as 0 (no floor). */
+  /** The newest ReplicaFloor datapoint KEDA reads at `now` (the same truncated window); none reads as 0 (no floor). */
   private floorMetric(cs: ClassState, now: number, model: HpaModel): number {
-    const end = now - model.floor.endTimeOffsetSeconds;
+    const end = Math.floor((now - model.floor.endTimeOffsetSeconds) / 60) * 60;
     for (let i = cs.floorPoints.length - 1; i >= 0; i--) {
       const p = cs.floorPoints[i];
       if (p.at >= end - model.floor.collectionSeconds && p.at < end && p.at + this.platform.floorPublicationSeconds <= now) return p.value;
