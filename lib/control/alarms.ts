@@ -5,7 +5,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { ADMISSION_DECISIONS, Metrics } from '../core/metrics/contract';
+import { Metrics } from '../core/metrics/contract';
 import { numberProblem } from '../core/validation/checker';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
 import { durationSeconds } from '../util/duration';
@@ -39,9 +39,12 @@ export interface FallbackShareAlarmOptions extends AlarmToggle {
   readonly basis?: 'tokens' | 'requests';
 }
 
-/** Deadline exhaustions as a share of arriving requests. */
+/**
+ * Requests shed to protect the deadline, as a share of arriving requests: what every class's server rejected with its
+ * engine's rejection status (its admission limit is sized from the deadline), over the requests that reached the classes.
+ */
 export interface DeadlineExhaustionAlarmOptions extends AlarmToggle {
-  /** @default 1 - one request in a hundred ran out of deadline */
+  /** @default 1 - one request in a hundred was shed */
   readonly thresholdPercent?: number;
   /** @default Duration.minutes(5) */
   readonly duration?: Duration;
@@ -85,9 +88,10 @@ export interface InferenceAlarmOptions {
   /** @default - enabled with the defaults of `FallbackShareAlarmOptions` */
   readonly fallbackShare?: FallbackShareAlarmOptions;
   /**
-   * Off unless `enabled: true`: it reads the contract's DeadlineExhaustions and Admissions, which no model server the
-   * library scrapes publishes (emit them as EMF from your server, then turn it on).
-   * @default - not created
+   * Reads what the platform counts for every class: requests its server shed (SageMaker Invocation4XX/5XXErrors, ALB
+   * HTTPCode_Target_4XX/5XX_Count, by the class's rejection status) over requests that reached it (Invocations,
+   * RequestCount). Two metrics per class: at most 5 classes.
+   * @default - enabled with the defaults of `DeadlineExhaustionAlarmOptions`
    */
   readonly deadlineExhaustion?: DeadlineExhaustionAlarmOptions;
   /**
@@ -184,17 +188,20 @@ export class InferenceAlarms extends Construct {
       });
     }
 
-    // No model server the library scrapes counts deadline exhaustions or admissions: the alarm reads them only when
-    // asked to (your server emits the contract's DeadlineExhaustions and Admissions EMF).
-    if (deadline.enabled === true) {
-      const using: Record<string, cloudwatch.IMetric> = { ex: m.perService(Metrics.deadlineExhaustions) };
-      ADMISSION_DECISIONS.forEach((d, i) => { using[metricId('ad', i)] = m.serviceAdmissions(d); });
-      const arrivals = ADMISSION_DECISIONS.map((_, i) => metricId('ad', i)).join(' + ');
+    // The producer is the platform: each class's server sheds what its deadline-sized admission limit cannot serve in
+    // time, with its engine's status, and SageMaker or the ALB counts it (ServiceMetrics.shedRequests).
+    if (deadline.enabled !== false) {
+      const using: Record<string, cloudwatch.IMetric> = {};
+      for (const c of m.classes) {
+        using[metricId('sh', c.index)] = m.shedRequests(c);
+        using[metricId('rq', c.index)] = m.requests(c);
+      }
+      const sum = (prefix: string) => m.classes.map((c) => `FILL(${metricId(prefix, c.index)}, 0)`).join(' + ');
       this.deadlineExhaustionAlarm = new cloudwatch.Alarm(this, 'DeadlineExhaustion', {
         metric: new cloudwatch.MathExpression({
-          expression: `IF((${arrivals}) >= ${deadline.minRequestsPerPeriod}, 100 * ex / (${arrivals}), 0)`,
+          expression: `IF((${sum('rq')}) >= ${deadline.minRequestsPerPeriod}, 100 * (${sum('sh')}) / (${sum('rq')}), 0)`,
           usingMetrics: using,
-          label: 'deadline exhaustions (% of arriving requests)',
+          label: 'requests shed to protect the deadline (% of arriving requests)',
           period: m.period,
         }),
         threshold: deadline.thresholdPercent,
@@ -202,7 +209,7 @@ export class InferenceAlarms extends Construct {
         evaluationPeriods: periods(deadline.duration),
         datapointsToAlarm: periods(deadline.duration),
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `${svc}: more than ${deadline.thresholdPercent}% of arriving requests ran out of deadline for ${deadline.duration.toHumanString()}. `
+        alarmDescription: `${svc}: the model servers shed more than ${deadline.thresholdPercent}% of arriving requests to protect the deadline for ${deadline.duration.toHumanString()}. `
           + 'No class can meet the contract for the current load: the service is shedding. Runbook: docs/observability.md (cdk-capacity-aware-inference), DeadlineExhaustion.',
       });
     }
@@ -293,6 +300,13 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
     if (n > MAX_ALARM_METRICS) {
       problems.push(`prop serving: ${n} capacity classes; the fallback share alarm reads one metric per class and an alarm at most `
         + `${MAX_ALARM_METRICS}; allowed: at most ${MAX_ALARM_METRICS} classes, or fallbackShare.enabled: false`);
+    }
+  }
+  if (facts && props.deadlineExhaustion?.enabled !== false) {
+    const n = observedClasses(facts).length;
+    if (2 * n > MAX_ALARM_METRICS) {
+      problems.push(`prop serving: ${n} capacity classes; the deadline exhaustion alarm reads two metrics per class (shed and arriving requests) `
+        + `and an alarm at most ${MAX_ALARM_METRICS}; allowed: at most ${MAX_ALARM_METRICS / 2} classes, or deadlineExhaustion.enabled: false`);
     }
   }
   if (facts && props.preferredCapacityErrors?.enabled !== false) {
