@@ -5,8 +5,9 @@ import { join, resolve } from 'node:path';
 import { erlangCMeanWait, erlangCWaitQuantile } from '../lib/sim/erlang';
 import { runJobs } from '../lib/sim/parallel';
 import { degradationReport, formatDegradationReport } from '../lib/sim/planning';
+import { type PlatformKind, PLATFORMS } from '../lib/sim/platform';
 import {
-  checkTargets, htmlReport, markdownReport, scenarioCharts, type SuiteReport, terminalTable,
+  htmlReport, markdownReport, PLATFORM_LABELS, reportChecks, scenarioCharts, type SuiteReport, terminalTable, verdict,
 } from '../lib/sim/report';
 import { HELD_OUT, SCENARIOS, type ScenarioParams } from '../lib/sim/scenarios';
 import { llamaChatService, sd21Service, type ServiceDefinition } from '../lib/sim/services';
@@ -20,8 +21,8 @@ const USAGE = `cdk-capacity-sim: simulate capacity shortages and compare routing
 
 Usage:
   cdk-capacity-sim list                              scenarios, their parameters, and the policies
-  cdk-capacity-sim run <scenario> [options]          one scenario (S0..S9, P1), every policy, N seeds
-  cdk-capacity-sim bench [options]                   the whole suite (S0..S9 and P1)
+  cdk-capacity-sim run <scenario> [options]          one scenario (S0..S9, P1, H1..H8), every policy, N seeds
+  cdk-capacity-sim bench [options]                   the whole suite (S0..S9, P1 and the held-out traces H1..H8)
   cdk-capacity-sim plan [--service llama3-chat|sd21] [--file <module>] [--peak <req/s>]
                                                      capacity plan, cost and how the service degrades
   cdk-capacity-sim validate [--arrivals <n>] [--seed <n>] [--json]
@@ -31,12 +32,14 @@ Options:
   --seeds <n|a-b|a,b,c>    seeds (default 10: seeds 1-10); comparisons are paired by seed
   --policies <a,b,...>     policies (default all: ${POLICY_NAMES.join(', ')})
   --scenarios <a,b,...>    bench only: a subset of scenarios
+  --platforms <a,b>        eks, sagemaker or both (default both): what each construct deploys by default
   --param <key=value>      override a scenario parameter (repeatable; see 'list')
   --scenario-file <module> run a user-defined scenario (a module exporting a ScenarioDefinition)
   --workers <n>            worker threads (default: number of CPUs)
   --out <dir>              where the HTML report, SVG charts, Markdown and JSON go (default reports)
   --chart-seed <n>         seed whose runs are charted (default: the first)
   --library-config <k=v>   override a PolicyConfig field of the library's policy (repeatable), e.g. headroom=0.1
+  -h, --help               this text
 `;
 
 interface Args {
@@ -53,6 +56,7 @@ const RUN_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   out: { type: 'string' },
   'chart-seed': { type: 'string' },
   'library-config': { type: 'string', multiple: true },
+  platforms: { type: 'string' },
 };
 /** The options each command takes, and how many positional arguments after the command. */
 const COMMANDS: Readonly<Record<string, { readonly options: Readonly<Record<string, OptionSpec>>; readonly positionals: number }>> = {
@@ -99,11 +103,29 @@ function parseParams(args: Args, key = 'param'): ScenarioParams {
   return out;
 }
 
+function parsePlatforms(spec: string | undefined): PlatformKind[] {
+  if (!spec) return [...PLATFORMS];
+  const list = spec.split(',').map((p) => p.trim().toLowerCase());
+  const unknown = list.filter((p) => !(PLATFORMS as readonly string[]).includes(p));
+  if (unknown.length > 0) throw new Error(`--platforms '${spec}': known platforms are ${PLATFORMS.join(', ')}`);
+  return list as PlatformKind[];
+}
+
+/**
+ * Relative CPU of a job, for the ETA: arrivals (duration x mean rate) x policies. P1 runs a day and a half, so jobs
+ * differ twentyfold and a count of jobs would mislead.
+ */
+function jobWeight(job: Job): number {
+  const scenario = loadScenario(job).build(job.seed, job.params);
+  return (scenario.durationSeconds * scenario.workload.meanRatePerSecond + 1) * job.policies.length;
+}
+
 function fmtDuration(seconds: number): string {
   return seconds >= 90 ? `${Math.floor(seconds / 60)}m${String(Math.round(seconds % 60)).padStart(2, '0')}s` : `${seconds.toFixed(0)}s`;
 }
 
 async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?: string): Promise<void> {
+  const platforms = parsePlatforms(flag(args, 'platforms'));
   const seeds = parseSeeds(flag(args, 'seeds'));
   const policies = flag(args, 'policies')?.split(',') ?? [...POLICY_NAMES];
   for (const p of policies) if (!POLICY_NAMES.includes(p)) throw new Error(`Unknown policy '${p}'. Known: ${POLICY_NAMES.join(', ')}`);
@@ -112,21 +134,27 @@ async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?
   const workers = Number(flag(args, 'workers') ?? cpus().length);
   const out = resolve(flag(args, 'out') ?? 'reports');
   const chartSeed = Number(flag(args, 'chart-seed') ?? seeds[0]);
-  const jobs: Job[] = scenarioIds.flatMap((scenarioId) => seeds.map((seed) => ({
-    scenarioId, scenarioFile, params, seed, policies, charts: seed === chartSeed, libraryConfig,
-  })));
+  const jobs: Job[] = scenarioIds.flatMap((scenarioId) => platforms.flatMap((platform) => seeds.map((seed) => ({
+    scenarioId, scenarioFile, params, seed, policies, charts: seed === chartSeed, libraryConfig, platform,
+  }))));
+  const weights = jobs.map(jobWeight);
+  const totalWeight = weights.reduce((a, b) => a + b, 0);
   // Longest jobs first (P1 runs a day and a half) so the pool ends together.
-  const order = jobs.map((_, i) => i).sort((a, b) => Number(jobs[b].scenarioId === 'P1') - Number(jobs[a].scenarioId === 'P1') || a - b);
+  const order = jobs.map((_, i) => i).sort((a, b) => weights[b] - weights[a] || a - b);
   const started = Date.now();
   const cpuStart = process.cpuUsage();
   const load = loadavg()[0];
-  console.error(`Running ${scenarioIds.length} scenario(s) x ${seeds.length} seeds x ${policies.length} policies on ${workers} worker thread(s)...`);
+  console.error(`Running ${scenarioIds.length} scenario(s) x ${platforms.length} platform(s) x ${seeds.length} seeds x ${policies.length} policies ` +
+    `on ${workers} worker thread(s)...`);
+  let doneWeight = 0;
   const ordered = await runJobs(order.map((i) => jobs[i]), {
     concurrency: workers,
-    onProgress: (done, total, last) => {
+    onProgress: (done, total, last, index) => {
       const elapsed = (Date.now() - started) / 1000;
-      const eta = (elapsed / done) * (total - done);
-      console.error(`[${String(done).padStart(String(total).length)}/${total}] ${last.scenarioId} seed ${last.seed}: ` +
+      // Weighted by job size: the work done so far predicts the work left, not the count of jobs.
+      doneWeight += weights[order[index]];
+      const eta = (elapsed / doneWeight) * (totalWeight - doneWeight);
+      console.error(`[${String(done).padStart(String(total).length)}/${total}] ${last.scenarioId} ${PLATFORM_LABELS[last.platform]} seed ${last.seed}: ` +
         `${last.arrivals.toLocaleString('en-US')} arrivals x ${policies.length} policies in ${last.wallSeconds.toFixed(1)} s ` +
         `(elapsed ${fmtDuration(elapsed)}, eta ${fmtDuration(eta)})`);
     },
@@ -135,20 +163,28 @@ async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?
   const cpu = process.cpuUsage(cpuStart);
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const results = order.map((_, k) => ordered[order.indexOf(k)]);
-  const summaries: ScenarioSummary[] = scenarioIds.map((id) => summarise(results.filter((_, i) => jobs[i].scenarioId === id), policies));
+  const summaries: ScenarioSummary[] = scenarioIds.flatMap((id) => platforms.map((platform) =>
+    summarise(results.filter((_, i) => jobs[i].scenarioId === id && jobs[i].platform === platform), policies)));
   const descriptions = Object.fromEntries(scenarioIds.map((id) => [id, loadScenario({ scenarioId: id, scenarioFile }).description]));
   const command = `cdk-capacity-sim ${process.argv.slice(2).join(' ')}`;
-  const report: SuiteReport = { command, seeds, wallSeconds, cpuSeconds, loadAverage: load, workers, scenarios: summaries, descriptions };
+  // A user's scenario file is reported, not graded against the library's own targets.
+  const report: SuiteReport = {
+    command, seeds, wallSeconds, cpuSeconds, loadAverage: load, workers, scenarios: summaries, descriptions,
+    libraryTargets: scenarioFile === undefined,
+  };
 
   for (const s of summaries) console.log(`\n${terminalTable(s)}`);
-  const checks = summaries.flatMap(checkTargets);
+  const checks = reportChecks(report);
   if (checks.length > 0) {
     console.log('\nTargets of the library\'s policy:');
-    for (const c of checks) console.log(`  ${c.met ? 'met   ' : 'MISSED'} ${c.scenarioId} ${c.target}: ${c.value}${c.miss ? ` (${c.miss})` : ''}`);
+    for (const c of checks) {
+      console.log(`  ${c.met ? 'met   ' : 'MISSED'} ${c.scenarioId} ${PLATFORM_LABELS[c.platform]} ${c.target}: ${c.value}${c.miss ? ` (${c.miss})` : ''}`);
+    }
   }
+  console.log(`\n${verdict(report)}`);
   mkdirSync(out, { recursive: true });
   for (const s of summaries) {
-    for (const [name, svg] of Object.entries(scenarioCharts(s))) writeFileSync(join(out, `${s.scenarioId}-${name}.svg`), svg);
+    for (const [name, svg] of Object.entries(scenarioCharts(s))) writeFileSync(join(out, `${s.scenarioId}-${s.platform}-${name}.svg`), svg);
   }
   writeFileSync(join(out, 'index.html'), htmlReport(report));
   writeFileSync(join(out, 'results.md'), markdownReport(report));
@@ -205,11 +241,17 @@ function validate(args: Args): void {
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  // Help is an answer, not an error: exit 0 wherever it is asked for.
+  if (argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help') {
+    console.log(USAGE);
+    return;
+  }
+  const args = parseArgs(argv);
   const [command, target] = args.positional;
   switch (command) {
     case 'list':
-      for (const s of SCENARIOS) console.log(describeScenario(s));
+      for (const s of [...SCENARIOS, ...HELD_OUT]) console.log(describeScenario(s));
       console.log(`\nPolicies: ${POLICY_NAMES.join(', ')}`);
       return;
     case 'run': {
@@ -219,15 +261,15 @@ async function main(): Promise<void> {
         await compare(args, [loadScenario({ scenarioId: '', scenarioFile: abs }).id], abs);
         return;
       }
-      if (!target) throw new Error('run: which scenario? (S0..S9, P1; see list)');
-      await compare(args, [SCENARIOS.find((s) => s.id.toLowerCase() === target.toLowerCase())?.id ?? target]);
+      if (!target) throw new Error('run: which scenario? (S0..S9, P1, H1..H8; see list)');
+      await compare(args, [[...SCENARIOS, ...HELD_OUT].find((s) => s.id.toLowerCase() === target.toLowerCase())?.id ?? target]);
       return;
     }
     case 'bench': {
       const only = flag(args, 'scenarios')?.split(',').map((s) => s.toUpperCase());
-      // The held-out traces run only when named (they are not part of the suite the policy is tuned on).
+      // The suite and the held-out traces (run with it, never tuned on).
       const ids = [...SCENARIOS, ...HELD_OUT].map((s) => s.id);
-      await compare(args, ids.filter((id) => (only ? only.includes(id) : SCENARIOS.some((s) => s.id === id))));
+      await compare(args, ids.filter((id) => !only || only.includes(id)));
       return;
     }
     case 'plan':
@@ -238,7 +280,7 @@ async function main(): Promise<void> {
       return;
     default:
       console.log(USAGE);
-      if (command && command !== 'help') process.exitCode = 2;
+      if (command) process.exitCode = 2;
   }
 }
 

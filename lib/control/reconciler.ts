@@ -9,6 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
+import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
 import { nonFiniteFactProblems, RECONCILER_SERVICE_ENV, servingProblems } from '../core/reconciler/faults';
 import { Checker } from '../core/validation/checker';
 import { RECONCILER_RULES } from '../core/validation/rules';
@@ -181,7 +182,7 @@ export class Reconciler extends Construct {
       policy,
       service: serving.service,
       tokensPerRequest: serving.tokensPerRequest,
-      metricDelaySeconds: durationSeconds(props.metricDelay) ?? 120,
+      metricDelaySeconds: durationSeconds(props.metricDelay) ?? RECONCILER_TIMING_DEFAULTS.metricDelaySeconds,
       ...(serving.signals.containerInsightsClusterName ? { clusterName: serving.signals.containerInsightsClusterName } : {}),
       ...(Object.keys(compact).length > 0 ? { signals: compact } : {}),
       ...(karpenter ? { karpenterCapacityErrors: true } : {}),

@@ -15,6 +15,7 @@ import * as m from './manifests';
 import { modelCacheGiB } from './model-data-fetch';
 import { modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
+import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
 
 export const DEFAULT_PORT = 8080;
 export const SERVICE_PORT = 80;
@@ -229,11 +230,12 @@ function scaledObjectInputOf(u: ClassUnitInput, name: string, labels: Labels): m
     maxReplicas,
     fallbackReplicas: Math.min(maxReplicas, Math.max(minReplicas, plan.steadyReplicas)),
     periodSeconds: p,
-    collectionSeconds: scaling.metricCollectionTime?.toSeconds() ?? 3 * p,
-    endTimeOffsetSeconds: p,
-    scaleDownStabilizationSeconds: scaling.scaleDownStabilization?.toSeconds() ?? 600,
-    scaleUpPods: scaling.maxScaleUpPods ?? 2,
-    scaleUpPeriodSeconds: scaling.scaleUpPeriod?.toSeconds() ?? 120,
-    pollingIntervalSeconds: scaling.pollingInterval?.toSeconds() ?? 30,
+    // Defaults shared with the simulator's EKS model (lib/core/platform/control-loop.ts).
+    collectionSeconds: scaling.metricCollectionTime?.toSeconds() ?? EKS_SCALING_DEFAULTS.metricCollectionPeriods * p,
+    endTimeOffsetSeconds: EKS_SCALING_DEFAULTS.metricEndTimeOffsetPeriods * p,
+    scaleDownStabilizationSeconds: scaling.scaleDownStabilization?.toSeconds() ?? EKS_SCALING_DEFAULTS.scaleDownStabilizationSeconds,
+    scaleUpPods: scaling.maxScaleUpPods ?? EKS_SCALING_DEFAULTS.maxScaleUpPods,
+    scaleUpPeriodSeconds: scaling.scaleUpPeriod?.toSeconds() ?? EKS_SCALING_DEFAULTS.scaleUpPeriodSeconds,
+    pollingIntervalSeconds: scaling.pollingInterval?.toSeconds() ?? EKS_SCALING_DEFAULTS.pollingIntervalSeconds,
   };
 }

@@ -35,6 +35,7 @@ import { PodIdentityRole } from './pod-identity';
 import { albRouting, type LoadBalancerOptions } from './routing';
 import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
+import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
 
 export { CLASS_LABEL } from './class-unit';
 export { DISCOVERY_TAG, type ChartVersions, type NewClusterOptions } from './cluster';
@@ -544,7 +545,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       discoveryTag: DISCOVERY_TAG,
       deregistrationDelaySeconds: u.deregistrationDelay.toSeconds(),
       deadlineSeconds: Math.ceil(this.contract.slo.deadlineMs / 1000),
-      periodSeconds: (u.scaling.metricPeriod ?? Duration.minutes(1)).toSeconds(),
+      periodSeconds: (u.scaling.metricPeriod ?? Duration.seconds(EKS_SCALING_DEFAULTS.metricPeriodSeconds)).toSeconds(),
       load: {
         loadBalancerFullName: this.loadBalancer.loadBalancerFullName,
         targetGroupFullName: u.targetGroup.targetGroupFullName,

@@ -8,6 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct } from 'constructs';
+import { SAGEMAKER_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { type IInferenceServing } from '../control/serving';
 import {
@@ -356,8 +357,9 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
       targetValue: Lazy.number({ produce: () => this.plannedVariant(name)?.targetConcurrencyPerInstance ?? 1 }),
       // A cooldown that is no whole number of seconds is reported at synth; aws-cdk-lib would throw first without a path.
-      scaleOutCooldown: wholeSeconds(this.props.scaleOutCooldown) ?? Duration.minutes(1),
-      scaleInCooldown: wholeSeconds(this.props.scaleInCooldown) ?? Duration.minutes(15),
+      // Defaults shared with the simulator's SageMaker model (lib/core/platform/control-loop.ts).
+      scaleOutCooldown: wholeSeconds(this.props.scaleOutCooldown) ?? Duration.seconds(SAGEMAKER_SCALING_DEFAULTS.scaleOutCooldownSeconds),
+      scaleInCooldown: wholeSeconds(this.props.scaleInCooldown) ?? Duration.seconds(SAGEMAKER_SCALING_DEFAULTS.scaleInCooldownSeconds),
     });
     this.scalableTargets.set(name, target);
     return this;

@@ -20,7 +20,7 @@ export function costOrder(classes: readonly SimClass[]): number[] {
 
 /** Ready replicas per class from the latest published datapoints (undefined when a class has none published). */
 export function readyReplicas(o: Observation): Array<number | undefined> {
-  return o.windows.map((w) => latest(w)?.readyReplicas);
+  return o.windows.map((w, i) => o.live?.[i]?.ready ?? latest(w)?.readyReplicas);
 }
 
 /** Demand in output tokens/s from the latest published datapoint. */
@@ -123,7 +123,8 @@ export const twoStateSwitch: PolicyFactory = ({ scenario }) => {
       const dp = latest(o.windows[p]);
       const demand = demandTokensPerSecond(o);
       if (!dp || demand === undefined) return hold(o, o.weights[p] === 1 ? 'preferred' : 'fallback', 'missing metrics: hold');
-      const short = dp.capacityErrors > 0 || dp.latencyP95Seconds > slo * 4 || demand > dp.readyReplicas * classes[p].tokensPerSecondPerReplica;
+      const errors = o.capacityErrorSignal !== false && dp.capacityErrors > 0;
+      const short = errors || dp.latencyP95Seconds > slo * 4 || demand > dp.readyReplicas * classes[p].tokensPerSecondPerReplica;
       return short
         ? { weights: split, mode: 'fallback', reason: 'preferred short: fixed split' }
         : { weights: classes.map((_, i) => (i === p ? 1 : 0)), mode: 'preferred', reason: 'preferred healthy' };

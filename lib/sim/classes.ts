@@ -4,14 +4,12 @@ import { routedClassFacts } from '../core/reconciler/routing-facts';
 import { type CapacityPlan } from '../core/service/sizing';
 // The deployed servers' admission limits (the runtime contract): the simulator admits exactly what the engines are told.
 import { admissionLimits } from '../core/runtime/admission';
-import { type AutoscalerSpec, type ServiceModel, type SimClass } from './model';
+import { type ServiceModel, type SimClass } from './model';
 
 /** How one class behaves at run time, beyond what the capacity-class declaration says. */
 export interface ClassRuntimeBehavior {
   /** Seconds from launch to ready (instance boot + image pull + weight load + warm-up); a range draws per replica. */
   readonly provisioningSeconds: number | readonly [number, number];
-  /** @default { kind: 'keda' } (HPA behavior: scale-up immediate, scale-down stabilization 300 s) */
-  readonly autoscaler?: AutoscalerSpec;
   /** Autoscaling lower bound. @default the plan's warm standby for fallbacks; 1 for the preferred class */
   readonly minReplicas?: number;
   /** Ready replicas at time 0. @default minReplicas */
@@ -42,7 +40,8 @@ export function simClassesFromPlan(
       minReplicas,
       initialReplicas: b.initialReplicas ?? minReplicas,
       targetTokensPerSecondPerReplica: p.targetTokensPerSecondPerReplica,
-      autoscaler: b.autoscaler ?? { kind: 'keda' },
+      targetRequestsPerSecondPerReplica: p.targetRequestsPerSecondPerReplica,
+      targetConcurrencyPerReplica: p.targetConcurrencyPerReplica,
       maxConcurrentRequests: admissionLimits(cls, contract).maxConcurrentRequests,
     };
   });

@@ -6,10 +6,11 @@ export {
   generateTrace, type RateProfile, type TokenDistribution, type TokenTable, type Trace, traceStatistics, type WorkloadSpec,
 } from './workload';
 export {
-  type AutoscalerSpec, type AvailabilityStep, type CapacityEvent, type ClassDatapoint, type DemandDatapoint, type Interruption,
+  type AvailabilityStep, type CapacityEvent, type ClassDatapoint, type DemandDatapoint, type Interruption,
   type ScenarioInstance, type ServiceModel, type SimClass,
 } from './model';
 export { type ClassRuntimeBehavior, serviceModelFromContract, simClassesFromPlan } from './classes';
+export { type HpaModel, type PlatformKind, type PlatformModel, platformModel, PLATFORMS, type TargetTrackingModel } from './platform';
 export {
   type Decision as SimDecision, type Observation as SimObservation, type PolicyContext as SimPolicyContext,
   type PolicyFactory as SimPolicyFactory, type RoutingPolicy,

@@ -1,85 +1,200 @@
-import { decide } from '../core/policy/decide';
-import {
-  type ClassSignals, type PolicyClass, type PolicyConfig, type PolicyInput, type PolicyState,
-} from '../core/policy/types';
-import { type ClassDatapoint } from './model';
-import { type PolicyFactory, type RoutingPolicy } from './policy';
+import { type PolicyConfig, type PolicyState } from '../core/policy/types';
+import { type ReconcilerConfig } from '../core/reconciler/config';
+import { type MetricResult } from '../core/reconciler/io';
+import { type RunMemory } from '../core/reconciler/memory';
+import { metricQuery } from '../core/reconciler/observe';
+import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
+import { rememberRun, step } from '../core/reconciler/step';
+import { type TargetState } from '../core/reconciler/targets/kind';
+import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
+import { type ScenarioInstance, type SimClass } from './model';
+import { platformModel } from './platform';
+import { type Decision, type Observation, type PolicyFactory, type RoutingPolicy } from './policy';
 
-/** Epoch of simulated time 0: decide() reads epoch seconds. */
-const EPOCH = 1_767_225_600; // 2026-01-01T00:00:00Z
+/** Epoch of simulated time 0: the reconciler reads epoch seconds. */
+export const EPOCH = 1_767_225_600; // 2026-01-01T00:00:00Z
 
 /**
- * The library's own `decide()` behind the simulator's RoutingPolicy interface: the same function the reconciler
- * Lambda runs, fed the same kind of signal windows (published 60 s datapoints only, with gaps where CloudWatch has
- * none), with its state carried between ticks exactly as returned.
+ * The library's policy as deployed: every minute the Reconciler Lambda's pure step (`step()` in
+ * lib/core/reconciler/step.ts, which calls `observe()` and `decide()`) on the GetMetricData answer CloudWatch would
+ * give (`metricQuery()`'s queries, answered from the simulated minutes that are published by then: the publication
+ * delay, outages as missing datapoints, the Reconciler's own metric delay), the routing target as the target API
+ * would describe it, and the run memory the previous run left. The write it plans is the write the simulator makes.
  *
  * Configuration a user would set for this service: the latency SLO (the contract's end-to-end deadline, since the
  * simulator measures end-to-end latency) and a provisioning grace period covering the preferred class's slowest
- * replica start plus one metric delay, so that an ordinary scale-out is not mistaken for a shortage.
+ * replica start plus the metric delay, as docs/policy.md advises from a measured replica-ready time.
  */
 export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFactory {
-  return ({ scenario }): RoutingPolicy => {
-    const classes: PolicyClass[] = scenario.classes.map((c) => ({
-      name: c.name,
-      preferenceRank: c.preferenceRank,
-      tokensPerSecondPerReplica: c.tokensPerSecondPerReplica,
-      usdPerReplicaHour: c.usdPerReplicaHour,
-      placementAllowed: true,
-      maxReplicas: c.maxReplicas,
-    }));
+  return ({ scenario }): RoutingPolicy => new DeployedReconciler(scenario, overrides);
+}
+
+/** What the routing target is called in the simulated account (facts need ARNs and names; nothing is called). */
+function routingFacts(scenario: ScenarioInstance): RoutingFacts {
+  const facts = (c: SimClass): RoutedClassFacts => ({
+    name: c.name, preferenceRank: c.preferenceRank, tokensPerSecondPerReplica: c.tokensPerSecondPerReplica, safeConcurrency: c.safeConcurrency,
+    usdPerReplicaHour: c.usdPerReplicaHour, allowSensitive: c.allowSensitive, maxReplicas: c.maxReplicas, instanceType: c.instanceType,
+  });
+  if ((scenario.platform ?? 'eks') === 'sagemaker') {
+    return {
+      kind: 'sagemaker',
+      endpointName: 'sim',
+      endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/sim',
+      variants: scenario.classes.map((c) => ({ variantName: c.name, classes: [facts(c)], maxInstances: c.maxReplicas })),
+    };
+  }
+  return {
+    kind: 'alb',
+    listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/sim/0123456789abcdef/0123456789abcdef',
+    loadBalancerFullName: 'app/sim/0123456789abcdef',
+    targets: scenario.classes.map((c) => ({
+      class: facts(c),
+      targetGroupArn: `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${c.name}/0123456789abcdef`,
+      targetGroupFullName: `targetgroup/${c.name}/0123456789abcdef`,
+      namespace: 'sim',
+      deploymentName: c.name,
+      nodePoolName: c.name,
+    })),
+  };
+}
+
+class DeployedReconciler implements RoutingPolicy {
+  readonly name = 'library';
+  private readonly config: ReconcilerConfig;
+  private memory: RunMemory | undefined;
+  /** Integer weights in force at the target, by class (what DescribeEndpoint / DescribeRules would return). */
+  private inForce: Record<string, number> | undefined;
+  /** Physical values of closed minutes, cached: a minute's datapoint never changes once the minute is over. */
+  private readonly cache = new Map<string, number>();
+
+  constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>) {
+    const platform = platformModel(scenario.platform ?? 'eks');
     const preferred = scenario.classes.reduce((a, b) => (b.preferenceRank < a.preferenceRank ? b : a));
     const p = preferred.provisioningSeconds;
     const slowestStart = typeof p === 'number' ? p : p[1];
-    const grace = Math.max(300, Math.ceil((slowestStart + (scenario.metricDelaySeconds ?? 60)) / 60) * 60);
-    const config: Partial<PolicyConfig> = {
-      latencySloP95Ms: scenario.service.deadlineSeconds * 1000,
-      provisioningGraceSeconds: grace,
-      ...overrides,
-    };
-    let state: PolicyState | undefined;
-    let floors: number[] = scenario.classes.map(() => 0);
-    return {
-      name: 'library',
-      decide: (o) => {
-        const signals: Record<string, ClassSignals> = {};
-        const series = (w: ReadonlyArray<ClassDatapoint | undefined>, f: (d: ClassDatapoint) => number) => w.map((d) => (d ? f(d) : null));
-        scenario.classes.forEach((c, i) => {
-          const w = o.windows[i];
-          signals[c.name] = {
-            readyReplicas: series(w, (d) => d.readyReplicas),
-            desiredReplicas: series(w, (d) => d.desiredReplicas),
-            capacityErrors: series(w, (d) => d.capacityErrors),
-            latencyP95Ms: series(w, (d) => (Number.isNaN(d.latencyP95Seconds) ? NaN : d.latencyP95Seconds * 1000)),
-            servedTokensPerSecond: series(w, (d) => d.servedTokens / 60),
-            rejectedTokensPerSecond: series(w, (d) => d.rejectedTokens / 60),
-          };
-        });
-        const input: PolicyInput = {
-          now: EPOCH + o.now,
-          classes,
-          signals,
-          demandTokensPerSecond: o.demand.map((d) => (d ? d.tokens / 60 : null)),
-          config,
-        };
-        // The run starts in steady operation: the reconciler has been in cost mode for an hour with the weights in force.
-        const previous: PolicyState = state ?? {
-          mode: 'cost',
-          weights: Object.fromEntries(scenario.classes.map((c, i) => [c.name, o.weights[i]])),
-          modeSince: EPOCH + o.now - 3600,
-          ramping: false,
-        };
-        const step = decide(input, previous);
-        state = step.state;
-        // Null holds the floors in force, as the reconciler leaves the platform's minimums as they are.
-        const decided = step.decision.replicaFloors;
-        if (decided !== null) floors = scenario.classes.map((c) => decided[c.name] ?? 0);
-        return {
-          weights: scenario.classes.map((c) => step.decision.weights[c.name] ?? 0),
-          mode: step.decision.mode,
-          reason: step.decision.reason.message,
-          minReplicas: floors,
-        };
+    const delay = Math.max(scenario.metricDelaySeconds ?? 60, platform.reconciler.metricDelaySeconds);
+    this.config = {
+      facts: routingFacts(scenario),
+      placement: { sensitive: false },
+      policy: {
+        latencySloP95Ms: scenario.service.deadlineSeconds * 1000,
+        provisioningGraceSeconds: Math.max(300, Math.ceil((slowestStart + delay) / 60) * 60),
+        ...overrides,
       },
+      service: scenario.id,
+      tokensPerRequest: scenario.tokensPerRequest ?? 1,
+      metricDelaySeconds: platform.reconciler.metricDelaySeconds,
+      ...(platform.kind === 'eks' ? { clusterName: 'sim', karpenterCapacityErrors: platform.capacityErrorSignal } : {}),
     };
-  };
+  }
+
+  decide(o: Observation): Decision {
+    const classes = this.scenario.classes;
+    const nowMs = (EPOCH + o.now) * 1000;
+    const weightTotal = 100;
+    // The run starts in steady operation: the reconciler has been in cost mode for an hour with the weights in force.
+    this.inForce ??= Object.fromEntries(classes.map((c, i) => [c.name, Math.round(o.weights[i] * weightTotal)]));
+    if (!this.memory) {
+      const state: PolicyState = { mode: 'cost', weights: this.inForce, modeSince: EPOCH + o.now - 3600, ramping: false };
+      this.memory = { period: EPOCH + o.now - 60, state, floors: null };
+    }
+    const target = this.target(o);
+    const s = step(this.config, target, this.answer(o, nowMs), nowMs, this.memory);
+    if (!s.ok) throw new Error(`simulated reconciler run failed: ${s.reason}: ${s.detail}`);
+    const plan = s.plan;
+    const outcome = plan.action === 'write' ? 'applied' : plan.action;
+    this.memory = rememberRun(s, { action: outcome }, this.memory);
+    let capacity: Decision['capacityWrite'];
+    if (plan.action === 'write' && plan.write.kind === 'weights') this.inForce = { ...plan.write.weights };
+    if (plan.action === 'write' && plan.write.kind === 'capacity') {
+      const route = plan.write.route;
+      capacity = { classIndex: classes.findIndex((c) => c.name === route), desired: plan.write.to };
+    }
+    const floors = s.floors;
+    return {
+      weights: classes.map((c) => this.inForce![c.name] ?? 0),
+      mode: s.decision.mode,
+      reason: s.decision.reason.message,
+      minReplicas: classes.map((c) => floors?.[c.name] ?? 0),
+      deployedWrite: true,
+      capacityWrite: capacity,
+    };
+  }
+
+  /** The routing target as its describe call shows it now. */
+  private target(o: Observation): TargetState {
+    const classes = this.scenario.classes;
+    const live = o.live;
+    return {
+      weights: { ...this.inForce! },
+      pools: live ? Object.fromEntries(classes.map((c, i) => [c.name, { [c.instanceType]: live[i].ready }])) : {},
+      replicas: live ? Object.fromEntries(classes.map((c, i) => [c.name, { ready: live[i].ready, desired: live[i].desired }])) : {},
+      present: classes.map((c) => c.name),
+      ...(o.updating ? { notWritable: 'endpoint sim is Updating; weights are written on a later tick' } : {}),
+    };
+  }
+
+  /** The GetMetricData answer: every queried signal, one datapoint per published minute of the query's range. */
+  private answer(o: Observation, nowMs: number): MetricResult[] {
+    const q = metricQuery(this.config, nowMs);
+    const metrics = o.metrics!;
+    const classIndex = new Map(this.scenario.classes.map((c, i) => [c.name, i]));
+    const answered = new Set<string>();
+    const results: MetricResult[] = [];
+    const first = Math.floor((q.startTime - EPOCH) / 60);
+    const last = Math.floor((q.endTime - EPOCH) / 60) - 1;
+    for (const e of q.batch.index) {
+      const ci = e.className === undefined ? undefined : classIndex.get(e.className);
+      // The reconciler's own history (mode, ramp, floors) comes from its run memory in a warm environment.
+      if (ci === undefined || e.signal === 'mode' || e.signal === 'ramping' || e.signal === 'floor') continue;
+      // A second source of a signal (4XX and 5XX of a mixed-engine variant) would count the same rejections twice.
+      const key = `${ci}:${e.signal}`;
+      if (answered.has(key)) continue;
+      answered.add(key);
+      const timestamps: Date[] = [];
+      const values: number[] = [];
+      for (let m = first; m <= last; m++) {
+        const v = m < 0 || metrics.readable(m, o.now) ? this.physical(o, ci, m, e.signal) : undefined;
+        if (v === undefined || !Number.isFinite(v)) continue;
+        timestamps.push(new Date((EPOCH + m * 60) * 1000));
+        values.push(v / e.scale);
+      }
+      results.push({ Id: e.id, Timestamps: timestamps, Values: values });
+    }
+    return results;
+  }
+
+  /** A signal's value for class `ci` in minute `m`, in the policy's units (tokens/s, milliseconds, replicas). */
+  private physical(o: Observation, ci: number, m: number, signal: string): number | undefined {
+    const key = `${ci}:${m}:${signal}`;
+    const cached = this.cache.get(key);
+    if (cached !== undefined) return cached;
+    const s = o.metrics!.series;
+    const cell = m * s.classCount + ci;
+    // Before time 0: the steady state the run starts in.
+    const d = m < 0 ? o.metrics!.steady(ci) : undefined;
+    const perRequest = (this.scenario.tokensPerRequest ?? 1) / 60;
+    const targeted = d ? d.targetedRequests : s.routedRequests[cell] - s.unroutable[cell];
+    const serverRejected = d ? d.serverRejected : s.rejected[cell] - s.unroutable[cell];
+    const eks = (this.scenario.platform ?? 'eks') === 'eks';
+    let v: number | undefined;
+    switch (signal) {
+      case 'readyReplicas': v = d ? d.readyReplicas : s.readyReplicas[cell]; break;
+      case 'desiredReplicas': v = d ? d.desiredReplicas : s.desiredReplicas[cell]; break;
+      case 'capacityErrors': v = d ? 0 : s.capacityErrors[cell]; break;
+      // No completions, no latency datapoint (CloudWatch publishes none for an idle target).
+      case 'latencyP95Ms': {
+        const p95 = d ? d.latencyP95Seconds : histogramPercentile(s.latency.subarray(cell * LATENCY_BUCKETS), 0, 0.95);
+        v = Number.isFinite(p95) ? p95 * 1000 : undefined;
+        break;
+      }
+      // ALB RequestCount counts every request a target answered, rejections included; SageMaker Invocations (assumed)
+      // the ones its model accepted.
+      case 'servedTokensPerSecond': v = (eks ? targeted : targeted - serverRejected) * perRequest; break;
+      case 'rejectedTokensPerSecond': v = serverRejected * perRequest; break;
+      default: v = undefined;
+    }
+    if (v !== undefined) this.cache.set(key, v);
+    return v;
+  }
 }

@@ -1,5 +1,6 @@
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { availabilityAt, type ScenarioInstance } from './model';
+import { platformModel } from './platform';
 import { type RunResult } from './simulator';
 
 /** The metrics of one run (BENCHMARKS.md, "What the columns mean"). Times in seconds, shares in 0..1, costs in USD. */
@@ -103,7 +104,8 @@ export function computeMetrics(run: RunResult, scenario: ScenarioInstance): RunM
   const ttf: number[] = [];
   const ttr: number[] = [];
   let floor = NaN;
-  const delay = scenario.metricDelaySeconds ?? 60;
+  // The Reconciler reads no period newer than its metric delay (or CloudWatch's own, if later).
+  const delay = Math.max(scenario.metricDelaySeconds ?? 60, platformModel(scenario.platform ?? 'eks').reconciler.metricDelaySeconds);
   for (const ev of events) {
     const ci = classes.findIndex((c) => c.name === ev.className);
     if (ci < 0) continue;

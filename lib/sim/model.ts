@@ -1,13 +1,6 @@
 import { type RoutedClassFacts } from '../core/reconciler/routing-facts';
+import { type PlatformKind } from './platform';
 import { type WorkloadSpec } from './workload';
-
-/**
- * How a class's autoscaler behaves. `keda`: KEDA/HPA (scale-up immediate, scale-down to the highest
- * recommendation of a stabilization window). `sagemaker`: Application Auto Scaling target tracking (cooldowns).
- */
-export type AutoscalerSpec =
-  | { readonly kind: 'keda'; readonly scaleDownStabilizationSeconds?: number }
-  | { readonly kind: 'sagemaker'; readonly scaleOutCooldownSeconds?: number; readonly scaleInCooldownSeconds?: number };
 
 /** One capacity class as the simulator runs it: the routing facts plus how it provisions and scales. */
 export interface SimClass extends RoutedClassFacts {
@@ -17,9 +10,12 @@ export interface SimClass extends RoutedClassFacts {
   readonly minReplicas: number;
   /** Ready replicas at time 0. */
   readonly initialReplicas: number;
-  /** Output tokens/s per replica the autoscaler aims for (the class's scaling target from the capacity plan). */
+  /** Output tokens/s per replica at the class's scaling target (the capacity plan's; what the fleet oracle sizes with). */
   readonly targetTokensPerSecondPerReplica: number;
-  readonly autoscaler: AutoscalerSpec;
+  /** Requests/s per replica the EKS ScaledObject targets (ALB RequestCount per period / period), from the plan. */
+  readonly targetRequestsPerSecondPerReplica: number;
+  /** In-flight requests per instance SageMaker target tracking aims for (ConcurrentRequestsPerModel), from the plan. */
+  readonly targetConcurrencyPerReplica: number;
   /**
    * In-flight requests one ready replica admits (running + queued) before it sheds: `admissionLimits()`'s
    * `maxConcurrentRequests`, the same number the constructs render into the engine's settings. Unset: unbounded queue.
@@ -84,8 +80,18 @@ export interface ScenarioInstance {
   readonly speedFactors?: Readonly<Record<string, number>>;
   /** Intervals during which no metric datapoints are published. */
   readonly metricOutages?: ReadonlyArray<{ readonly from: number; readonly to: number }>;
-  /** CloudWatch publication delay of a 60 s datapoint, seconds. @default 60 */
+  /**
+   * CloudWatch's actual publication delay of a 60 s datapoint, seconds. The Reconciler reads no period newer than its
+   * own `metricDelay` (the platform model's), whichever is later. @default 60
+   */
   readonly metricDelaySeconds?: number;
+  /** The construct the service runs on: its autoscaler, signals and write sequencing (`platformModel`). @default 'eks' */
+  readonly platform?: PlatformKind;
+  /**
+   * Output tokens per request the service declares (its contract's mean): where the engine does not count tokens, the
+   * Reconciler measures demand as requests x this. @default the workload's mean output length
+   */
+  readonly tokensPerRequest?: number;
   readonly capacityEvents?: readonly CapacityEvent[];
 }
 
@@ -103,6 +109,10 @@ export function availabilityAt(steps: readonly AvailabilityStep[] | undefined, t
 export interface ClassDatapoint {
   readonly minute: number;
   readonly routedRequests: number;
+  /** Requests that reached a ready replica (what the load balancer counts: ALB RequestCount, SageMaker Invocations). */
+  readonly targetedRequests: number;
+  /** Requests a replica's server rejected or dropped (its 5XX count). */
+  readonly serverRejected: number;
   /** Output tokens of the requests routed to the class (its demand). */
   readonly routedTokens: number;
   readonly admitted: number;
@@ -121,7 +131,10 @@ export interface ClassDatapoint {
   readonly interruptionNotices: number;
 }
 
-/** The whole service's 60 s datapoint. */
+/**
+ * The whole service's 60 s demand datapoint as the deployed Reconciler measures it: requests the load balancer
+ * counted plus those the servers rejected, over every class, and that times the declared tokens per request.
+ */
 export interface DemandDatapoint {
   readonly minute: number;
   readonly requests: number;

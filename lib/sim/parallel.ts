@@ -7,8 +7,8 @@ import { type Job, type JobResult, runJob } from './suite';
 export interface RunJobsOptions {
   /** Worker threads; 1 runs in this thread. @default the number of CPUs */
   readonly concurrency?: number;
-  /** Called after each job, e.g. to print progress. */
-  readonly onProgress?: (done: number, total: number, last: JobResult) => void;
+  /** Called after each job, e.g. to print progress; `index` is the finished job's position in `jobs`. */
+  readonly onProgress?: (done: number, total: number, last: JobResult, index: number) => void;
 }
 
 /**
@@ -22,7 +22,7 @@ export async function runJobs(jobs: readonly Job[], options: RunJobsOptions = {}
   if (concurrency === 1) {
     jobs.forEach((job, i) => {
       results[i] = runJob(job);
-      options.onProgress?.(++done, jobs.length, results[i]);
+      options.onProgress?.(++done, jobs.length, results[i], i);
     });
     return results;
   }
@@ -53,7 +53,7 @@ export async function runJobs(jobs: readonly Job[], options: RunJobsOptions = {}
           return;
         }
         results[current] = msg.result;
-        options.onProgress?.(++done, jobs.length, msg.result);
+        options.onProgress?.(++done, jobs.length, msg.result, current);
         feed();
       });
       worker.on('error', rejectPool);

@@ -1,4 +1,5 @@
 import { type ClassDatapoint, type DemandDatapoint, type ScenarioInstance, type SimClass } from './model';
+import { type RunSeries } from './run-series';
 import { type Trace } from './workload';
 
 /** What a routing policy sees on each reconciler tick: only published metrics, like the reconciler Lambda. */
@@ -11,6 +12,23 @@ export interface Observation {
   readonly demand: ReadonlyArray<DemandDatapoint | undefined>;
   /** Weights currently applied, one per class. */
   readonly weights: readonly number[];
+  /** Ready and desired replicas per class now, where the target reports them live (SageMaker DescribeEndpoint). */
+  readonly live?: ReadonlyArray<{ readonly ready: number; readonly desired: number }>;
+  /** Whether the platform reports capacity errors (EKS: Karpenter's log metric filter; SageMaker: none by default). */
+  readonly capacityErrorSignal?: boolean;
+  /** SageMaker: the endpoint is Updating and accepts no write this run. */
+  readonly updating?: boolean;
+  /** The raw minutes behind the windows, for a policy that queries CloudWatch itself (the deployed reconciler step). */
+  readonly metrics?: PublishedMetrics;
+}
+
+/** The simulated CloudWatch: every closed minute's series, which of them are published at a time, and the steady state before time 0. */
+export interface PublishedMetrics {
+  readonly series: RunSeries;
+  /** Whether minute `m`'s datapoints can be read at `now` (published, not lost in an outage). */
+  readable(m: number, now: number): boolean;
+  /** Class `ci`'s datapoint of a steady-state minute before time 0. */
+  steady(ci: number): ClassDatapoint;
 }
 
 export interface Decision {
@@ -23,6 +41,13 @@ export interface Decision {
   readonly minReplicas?: readonly number[];
   /** Replicas per class set instantly, bypassing autoscalers and provisioning delay (the oracle only). */
   readonly replicas?: readonly number[];
+  /**
+   * The decision comes from the deployed reconciler step, which already sequenced its writes: `weights` are the weights
+   * in force after the run, `capacityWrite` the one capacity write it made (SageMaker), `minReplicas` the floors it
+   * published (EKS). Without it the simulator sequences the writes itself.
+   */
+  readonly deployedWrite?: boolean;
+  readonly capacityWrite?: { readonly classIndex: number; readonly desired: number };
 }
 
 /** A routing policy: called every control period with what the reconciler would see. Stateful per run. */

@@ -1,3 +1,4 @@
+import { type PlatformKind } from './platform';
 import { type Estimate } from './stats';
 import { type ChartSeries, type PolicySummary, type ScenarioSummary } from './suite';
 import { downsample, lineChart, modeTimeline } from './svg';
@@ -36,12 +37,43 @@ export const COLUMNS: ReadonlyArray<{ readonly head: string; readonly cell: (p: 
   { head: 'p95 s', cell: (p) => num(p.metrics.latencyP95Seconds.mean, 2) },
 ];
 
+export const PLATFORM_LABELS: Readonly<Record<PlatformKind, string>> = { eks: 'EKS', sagemaker: 'SageMaker' };
+
+/** The columns shown side by side for each platform. */
+const PLATFORM_COLUMNS: ReadonlyArray<{ readonly head: string; readonly cell: (p: PolicySummary) => string }> = [
+  { head: 'SLO %', cell: (p) => withCi(p.metrics.sloAttainment, 100, 2) },
+  { head: '$/1M SLO tok', cell: (p) => withCi(p.metrics.usdPerMillionSloTokens, 1, 3) },
+  { head: 'fleet regret %', cell: (p) => (p.policy === 'fleet-oracle' ? '0' : withCi(p.fleetRegret, 100, 1)) },
+  { head: 'to fallback s', cell: (p) => withCi(p.metrics.timeToFallbackSeconds, 1, 0) },
+  { head: 'modes/event', cell: (p) => withCi(p.metrics.modeChangesPerEvent, 1, 1) },
+];
+
 export function terminalTable(s: ScenarioSummary): string {
   const rows = [COLUMNS.map((c) => c.head), ...s.policies.map((p) => COLUMNS.map((c) => c.cell(p)))];
   const widths = COLUMNS.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [`${s.scenarioId} ${s.title} (${s.seeds.length} seeds, ${Math.round(s.arrivalsPerRun).toLocaleString('en-US')} arrivals per run)`,
-    ...rows.map(line)].join('\n');
+  return [`${s.scenarioId} ${s.title} on ${PLATFORM_LABELS[s.platform]} (${s.seeds.length} seeds, ` +
+    `${Math.round(s.arrivalsPerRun).toLocaleString('en-US')} arrivals per run)`, ...rows.map(line)].join('\n');
+}
+
+/** One scenario's key columns with one column per platform each (the summaries of one scenario, one per platform). */
+export function platformTable(group: readonly ScenarioSummary[]): string {
+  const heads = PLATFORM_COLUMNS.flatMap((c) => group.map((s) => `${c.head} ${PLATFORM_LABELS[s.platform]}`));
+  const rows = group[0].policies.map((p0) => {
+    const cells = PLATFORM_COLUMNS.flatMap((c) => group.map((s) => {
+      const p = s.policies.find((x) => x.policy === p0.policy);
+      return p ? c.cell(p) : '-';
+    }));
+    return `| ${p0.policy} | ${cells.join(' | ')} |`;
+  });
+  return [`| policy | ${heads.join(' | ')} |`, `|---|${heads.map(() => '---:').join('|')}|`, ...rows].join('\n');
+}
+
+/** Summaries grouped by scenario, in first-seen order (one per platform each). */
+export function byScenario(summaries: readonly ScenarioSummary[]): ScenarioSummary[][] {
+  const groups = new Map<string, ScenarioSummary[]>();
+  for (const s of summaries) groups.set(s.scenarioId, [...(groups.get(s.scenarioId) ?? []), s]);
+  return [...groups.values()];
 }
 
 export function markdownTable(s: ScenarioSummary): string {
@@ -52,6 +84,7 @@ export function markdownTable(s: ScenarioSummary): string {
 /** One target of the library's policy (BENCHMARKS.md, "Targets of the library's policy"): met or missed, and by how much. */
 export interface TargetCheck {
   readonly scenarioId: string;
+  readonly platform: PlatformKind;
   readonly target: string;
   readonly value: string;
   readonly met: boolean;
@@ -64,7 +97,7 @@ export const REFERENCE_POLICIES: readonly string[] = ['oracle', 'fleet-oracle'];
 /** Scenarios (built-in and held-out) where nothing is short: any mode change there is a false alarm. */
 const NO_SHORTAGE = /^(S0|H1)$/;
 /** Scenarios whose capacity event is flapping availability. */
-const FLAPPING = /^(S6|H2)$/;
+const FLAPPING = /^(S6|H2|H4)$/;
 
 /** Baselines better than the library on both SLO attainment and cost per 1M SLO tokens (paired means). */
 export function dominating(s: ScenarioSummary): PolicySummary[] {
@@ -84,7 +117,8 @@ export function checkTargets(s: ScenarioSummary): TargetCheck[] {
   if (!lib) return [];
   const out: TargetCheck[] = [];
   const id = s.scenarioId;
-  const add = (target: string, value: string, met: boolean, miss: string) => out.push({ scenarioId: id, target, value, met, miss: met ? '' : miss });
+  const add = (target: string, value: string, met: boolean, miss: string) =>
+    out.push({ scenarioId: id, platform: s.platform, target, value, met, miss: met ? '' : miss });
   if (NO_SHORTAGE.test(id)) {
     const m = lib.metrics.modeChanges.mean;
     add('zero mode changes', `${m.toFixed(1)} per run`, m === 0, `${m.toFixed(1)} changes`);
@@ -254,38 +288,90 @@ export interface SuiteReport {
   readonly workers: number;
   readonly scenarios: readonly ScenarioSummary[];
   readonly descriptions: Readonly<Record<string, string>>;
+  /**
+   * Whether the scenarios are the library's own (the suite and its held-out traces): only then are they checked
+   * against the library's targets. A user's `--scenario-file` is reported, not graded.
+   */
+  readonly libraryTargets: boolean;
 }
+
+/** The checks of the library's targets, or none for a user's scenarios. */
+export function reportChecks(r: SuiteReport): TargetCheck[] {
+  return r.libraryTargets ? r.scenarios.flatMap(checkTargets) : [];
+}
+
+/** The report's first line: how many targets held per platform, and which did not; for a user's scenario, who won. */
+export function verdict(r: SuiteReport): string {
+  if (!r.libraryTargets) {
+    const parts = r.scenarios.map((s) => {
+      const lib = s.policies.find((p) => p.policy === 'library');
+      const dom = dominating(s);
+      return lib ? `${s.scenarioId} on ${PLATFORM_LABELS[s.platform]}: library ${pct(lib.metrics.sloAttainment.mean)} SLO at ` +
+        `$${lib.metrics.usdPerMillionSloTokens.mean.toFixed(3)} per 1M SLO tokens, ${dom.length === 0 ? 'no baseline better on both' : `better on both: ${dom.map((p) => p.policy).join(', ')}`}`
+        : `${s.scenarioId} on ${PLATFORM_LABELS[s.platform]}: library not run`;
+    });
+    return `Verdict: ${parts.join('; ')}.`;
+  }
+  const checks = reportChecks(r);
+  const platforms = [...new Set(checks.map((c) => c.platform))];
+  const counts = platforms.map((p) => {
+    const mine = checks.filter((c) => c.platform === p);
+    return `${mine.filter((c) => c.met).length} of ${mine.length} checks on ${PLATFORM_LABELS[p]}`;
+  });
+  const missed = checks.filter((c) => !c.met).map((c) => `${c.scenarioId} ${PLATFORM_LABELS[c.platform]} (${c.target})`);
+  return `Verdict: the library's policy meets its targets in ${counts.join(' and ')}` +
+    (missed.length === 0 ? '; none missed.' : `; missed: ${missed.join(', ')}.`);
+}
+
+/** GitHub's anchor of a Markdown heading. */
+export function anchor(heading: string): string {
+  return heading.toLowerCase().replace(/[^a-z0-9 -]/g, '').trim().replace(/ /g, '-');
+}
+
 
 function targetsMarkdown(r: SuiteReport): string {
-  const checks = r.scenarios.flatMap(checkTargets);
+  const checks = reportChecks(r);
   if (checks.length === 0) return '';
-  return ['| scenario | target | library | met | miss |', '|---|---|---:|:---:|---|',
-    ...checks.map((c) => `| ${c.scenarioId} | ${c.target} | ${c.value} | ${c.met ? 'yes' : 'no'} | ${c.miss} |`)].join('\n');
+  return ['| scenario | platform | target | library | met | miss |', '|---|---|---|---:|:---:|---|',
+    ...checks.map((c) => `| ${c.scenarioId} | ${PLATFORM_LABELS[c.platform]} | ${c.target} | ${c.value} | ${c.met ? 'yes' : 'no'} | ${c.miss} |`)].join('\n');
 }
 
+const TARGETS_HEADING = 'Targets of the library\'s policy';
+const COLUMNS_HEADING = 'What the columns mean';
+
 export function markdownReport(r: SuiteReport): string {
+  const groups = byScenario(r.scenarios);
+  const sectionHeading = (g: readonly ScenarioSummary[]) => `${g[0].scenarioId} ${g[0].title}`;
+  const toc = [
+    ...(r.libraryTargets ? [TARGETS_HEADING] : []), COLUMNS_HEADING, ...groups.map(sectionHeading),
+  ].map((h) => `- [${h}](#${anchor(h)})`);
   const head = [
+    `**${verdict(r)}**`,
+    '',
+    ...toc,
+    '',
     `Command: \`${r.command}\``,
     `Seeds: ${r.seeds.join(', ')} (paired: every policy runs on the same trace and scenario draw per seed).`,
     `Wall time: ${r.wallSeconds.toFixed(0)} s on ${r.workers} worker threads; CPU time ${r.cpuSeconds.toFixed(0)} s ` +
       `(load average ${r.loadAverage.toFixed(1)} when it started).`,
     'Intervals are 95% (Student t over seeds). "never": seeds where the fallback never carried 90% of the deficit or cost never came back within 5%.',
     '',
-    '## Targets of the library\'s policy',
-    '',
-    targetsMarkdown(r),
-    '',
-    '## What the columns mean',
+    ...(r.libraryTargets ? [`## ${TARGETS_HEADING}`, '', targetsMarkdown(r), ''] : []),
+    `## ${COLUMNS_HEADING}`,
     '',
     ...METRIC_DEFINITIONS.map(([k, v]) => `- **${k}**: ${v}`),
   ];
-  const body = r.scenarios.map((s) => {
-    const warnings = fewSeedWarnings(s);
-    return [`## ${s.scenarioId} ${s.title}`, '', r.descriptions[s.scenarioId] ?? '', '',
-      ...takeaway(s).map((t) => `- ${t}`), '',
+  const body = groups.map((g) => {
+    const s = g[0];
+    const warnings = g.flatMap((x) => fewSeedWarnings(x).map((w) => `${PLATFORM_LABELS[x.platform]}: ${w}`));
+    return [`## ${sectionHeading(g)}`, '', r.descriptions[s.scenarioId] ?? '', '',
+      ...g.flatMap((x) => takeaway(x).map((t) => `- ${g.length > 1 ? `${PLATFORM_LABELS[x.platform]}. ` : ''}${t}`)), '',
       `${s.seeds.length} seeds, ${Math.round(s.arrivalsPerRun).toLocaleString('en-US')} arrivals per run.`, '',
       ...(warnings.length > 0 ? [`> Warning: ${warnings.join('; ')}.`, ''] : []),
-      markdownTable(s)].join('\n');
+      ...(g.length > 1 ? [platformTable(g), ''] : []),
+      ...g.flatMap((x) => (g.length > 1
+        ? [`<details><summary>${PLATFORM_LABELS[x.platform]}: every column</summary>`, '', markdownTable(x), '', '</details>', '']
+        : [markdownTable(x), '']))].join('\n');
   });
   return [...head, '', ...body].join('\n') + '\n';
 }
@@ -295,23 +381,28 @@ export function htmlReport(r: SuiteReport): string {
     `<dt>${escape(k)}</dt><dd>${escape(v)}</dd>`).join('')}</dl></details>`;
   const sections = r.scenarios.map((s) => {
     const charts = scenarioCharts(s);
+    const heading = `${s.scenarioId} ${s.title} on ${PLATFORM_LABELS[s.platform]}`;
     const table = `<table><tr>${COLUMNS.map((c) => `<th>${escape(c.head)}</th>`).join('')}</tr>${s.policies.map((p) =>
       `<tr${p.policy === 'library' ? ' class="lib"' : ''}>${COLUMNS.map((c) => `<td>${escape(c.cell(p))}</td>`).join('')}</tr>`).join('')}</table>`;
     const warnings = fewSeedWarnings(s);
     const warn = warnings.length > 0 ? `<p class="warn">Warning: ${escape(warnings.join('; '))}. Fewer than 5 seeds: read these intervals as indicative only.</p>` : '';
-    return `<section><h2>${escape(s.scenarioId)} ${escape(s.title)}</h2><p>${escape(r.descriptions[s.scenarioId] ?? '')}</p>` +
+    return `<section id="${anchor(heading)}"><h2>${escape(heading)}</h2><p>${escape(r.descriptions[s.scenarioId] ?? '')}</p>` +
       `<div class="takeaway"><ul>${takeaway(s).map((t) => `<li>${escape(t)}</li>`).join('')}</ul></div>` +
       `<p>${s.seeds.length} seeds, ${Math.round(s.arrivalsPerRun).toLocaleString('en-US')} arrivals per run; charts from seed ${s.chartSeed ?? '-'}; ` +
       'red shading: capacity shortage; dashed lines: baselines and the SLO.</p>' + warn +
       `<div class="tablewrap">${table}${definitions}</div><div class="charts">${Object.values(charts).join('\n')}</div></section>`;
   });
-  const checks = r.scenarios.flatMap(checkTargets);
-  const targets = checks.length === 0 ? '' : `<h2>Targets of the library's policy</h2><table><tr><th>scenario</th><th>target</th><th>library</th><th>met</th><th>miss</th></tr>${
-    checks.map((c) => `<tr class="${c.met ? 'ok' : 'miss'}"><td>${c.scenarioId}</td><td>${escape(c.target)}</td><td>${escape(c.value)}</td><td>${c.met ? 'yes' : 'no'}</td><td>${escape(c.miss)}</td></tr>`).join('')}</table>`;
+  const checks = reportChecks(r);
+  const toc = `<ul>${r.scenarios.map((s) => {
+    const heading = `${s.scenarioId} ${s.title} on ${PLATFORM_LABELS[s.platform]}`;
+    return `<li><a href="#${anchor(heading)}">${escape(heading)}</a></li>`;
+  }).join('')}</ul>`;
+  const targets = checks.length === 0 ? '' : `<h2>Targets of the library's policy</h2><table><tr><th>scenario</th><th>platform</th><th>target</th><th>library</th><th>met</th><th>miss</th></tr>${
+    checks.map((c) => `<tr class="${c.met ? 'ok' : 'miss'}"><td>${c.scenarioId}</td><td>${PLATFORM_LABELS[c.platform]}</td><td>${escape(c.target)}</td><td>${escape(c.value)}</td><td>${c.met ? 'yes' : 'no'}</td><td>${escape(c.miss)}</td></tr>`).join('')}</table>`;
   return `<!doctype html><html><head><meta charset="utf-8"><title>cdk-capacity-aware-inference benchmark</title><style>
 body{font-family:sans-serif;margin:24px;max-width:1500px}table{border-collapse:collapse;font-size:12px;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
 td:first-child,th:first-child{text-align:left}tr.lib{background:#eef5ff;font-weight:bold}tr.miss{background:#fdecea}tr.ok{background:#eefbea}.charts svg{margin:4px;border:1px solid #eee}
 .takeaway{background:#f7f7f2;border-left:4px solid #1f77b4;padding:2px 12px}.warn{color:#a00;font-weight:bold}dl{font-size:12px;columns:2}dt{font-weight:bold}dd{margin:0 0 4px 0}
-</style></head><body><h1>Capacity-aware routing: benchmark report</h1><p>Command: <code>${escape(r.command)}</code>. Seeds: ${r.seeds.join(', ')} (paired).
+</style></head><body><h1>Capacity-aware routing: benchmark report</h1><p><b>${escape(verdict(r))}</b></p>${toc}<p>Command: <code>${escape(r.command)}</code>. Seeds: ${r.seeds.join(', ')} (paired).
 Wall time ${r.wallSeconds.toFixed(0)} s on ${r.workers} worker threads, CPU time ${r.cpuSeconds.toFixed(0)} s. Intervals: 95% over seeds.</p>${targets}${sections.join('\n')}</body></html>\n`;
 }

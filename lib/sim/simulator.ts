@@ -1,147 +1,35 @@
+import { capacitiesToRaise } from '../core/reconciler/io';
+import { HpaAutoscaler, TargetTracking } from './autoscaler';
+import { ClassState, DRAINING, GONE, PENDING, READY, type Replica } from './class-state';
 import { EventHeap } from './heap';
-import { LATENCY_BUCKETS, histogramPercentile, latencyBucket } from './histogram';
-import {
-  availabilityAt, type ClassDatapoint, type DemandDatapoint, type ScenarioInstance, type SimClass,
-} from './model';
-import { type PolicyFactory, normalise } from './policy';
+import { LATENCY_BUCKETS, latencyBucket } from './histogram';
+import { MetricHistory, Publication } from './metric-history';
+import { availabilityAt, type ScenarioInstance, type SimClass } from './model';
+import { type HpaModel, type PlatformModel, platformModel } from './platform';
+import { type Decision, type PolicyFactory, type PublishedMetrics, type RoutingPolicy, normalise } from './policy';
 import { Rng } from './rng';
+import { createRunSeries, type RunSeries } from './run-series';
 import { type Trace, generateTrace, rateMultiplierAt, tokenDistributionMean } from './workload';
 
+export { type RunSeries } from './run-series';
+
 /**
- * Discrete-event simulation of one service under one routing policy: arrivals from a seeded trace, a weighted
- * router, one FIFO queue per class with deadline admission, replicas with `safeConcurrency` slots each, per-class
- * autoscalers, provisioning delays and cloud availability, a 60 s metrics pipeline with publication delay, and a
- * reconciler that calls the policy every 60 s. Events are requests' completions, replica readiness and minute
- * ticks, kept in one typed-array heap; no per-token events.
+ * Discrete-event simulation of one service under one routing policy on one platform: arrivals from a seeded trace, a
+ * weighted router, one FIFO queue per class with deadline admission, replicas with `safeConcurrency` slots each, the
+ * platform's autoscalers (EKS: the HPA of each class's ScaledObject every 15 s; SageMaker: target tracking every
+ * minute), provisioning delays and cloud availability, a 60 s metrics pipeline with publication delay, and a
+ * reconciler that calls the policy every 60 s on periods older than its metric delay and writes as the deployed one
+ * does. Events are requests' completions, replica readiness, HPA syncs and minute ticks, kept in one typed-array heap;
+ * no per-token events.
  */
 
 const EV_COMPLETE = 0;
 const EV_READY = 1;
 const EV_TICK = 2;
+const EV_SYNC = 3;
 
-const PENDING = 0;
-const READY = 1;
-const DRAINING = 2;
-const GONE = 3;
-
-/**
- * Minutes of published history each observation carries: the library's longest lookback (its re-entry memory, within
- * which it recognizes a flapping class; `policyWindowPeriods` of the defaults). Baselines read the newest datapoint.
- */
-const WINDOW_MINUTES = 60;
 /** Karpenter does not retry a capacity-unavailable offering for 3 minutes. */
 const CAPACITY_RETRY_SECONDS = 180;
-
-interface Replica {
-  readonly id: number;
-  readonly cls: number;
-  state: number;
-  busy: number;
-  doomed: boolean;
-  /** Request in each slot, -1 when free; `free` is a stack of free slot indices. */
-  readonly slots: Int32Array;
-  readonly free: Int32Array;
-  freeTop: number;
-}
-
-class ClassState {
-  readonly replicas: Replica[] = [];
-  queue: Int32Array = new Int32Array(1024);
-  qHead = 0;
-  qLen = 0;
-  desired: number;
-  retryAt = 0;
-  lastScaleOut = -Infinity;
-  lastScaleIn = -Infinity;
-  readonly recommendations: Array<{ at: number; value: number }> = [];
-  capacityErrors = 0;
-  policyFloor = 0;
-  /** Floors the policy wrote, in the order they reach the autoscaler (see where they are pushed). */
-  readonly floorsInFlight: Array<{ at: number; value: number }> = [];
-  // Little's law bookkeeping.
-  inSystem = 0;
-  lastChange = 0;
-  area = 0;
-  sumTimeInSystem = 0;
-  admittedTotal = 0;
-  // Cost bookkeeping: instances alive (pending, ready or draining) integrated over time.
-  alive = 0;
-  aliveSince = 0;
-  replicaSeconds = 0;
-  readyCount = 0;
-
-  /** Queued requests one ready replica admits beyond its busy slots (admission limit minus slots). */
-  readonly queueSlotsPerReplica: number;
-
-  constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number) {
-    this.desired = spec.initialReplicas;
-    this.queueSlotsPerReplica = spec.maxConcurrentRequests === undefined ? Infinity
-      : Math.max(0, spec.maxConcurrentRequests - Math.floor(spec.safeConcurrency));
-  }
-
-  enqueue(req: number): void {
-    if (this.qLen === this.queue.length) {
-      const grown = new Int32Array(this.queue.length * 2);
-      for (let i = 0; i < this.qLen; i++) grown[i] = this.queue[(this.qHead + i) % this.queue.length];
-      this.queue = grown;
-      this.qHead = 0;
-    }
-    this.queue[(this.qHead + this.qLen) % this.queue.length] = req;
-    this.qLen++;
-  }
-
-  dequeue(): number {
-    const req = this.queue[this.qHead];
-    this.qHead = (this.qHead + 1) % this.queue.length;
-    this.qLen--;
-    return req;
-  }
-
-  changeInSystem(now: number, delta: number): void {
-    this.area += this.inSystem * (now - this.lastChange);
-    this.lastChange = now;
-    this.inSystem += delta;
-  }
-
-  changeAlive(now: number, delta: number): void {
-    this.replicaSeconds += this.alive * (now - this.aliveSince);
-    this.aliveSince = now;
-    this.alive += delta;
-  }
-}
-
-/** Per-minute, per-class series of one run (index = minute * classes + class). */
-export interface RunSeries {
-  readonly minutes: number;
-  readonly classCount: number;
-  readonly routedRequests: Float64Array;
-  readonly routedTokens: Float64Array;
-  readonly admitted: Float64Array;
-  readonly rejected: Float64Array;
-  /** Output tokens of the rejected requests (admission, queue timeout or lost with a replica). */
-  readonly rejectedTokens: Float64Array;
-  readonly completed: Float64Array;
-  readonly servedTokens: Float64Array;
-  readonly sloMetRequests: Float64Array;
-  readonly sloMetTokens: Float64Array;
-  readonly readyReplicas: Float64Array;
-  readonly pendingReplicas: Float64Array;
-  readonly desiredReplicas: Float64Array;
-  readonly capacityErrors: Float64Array;
-  readonly interruptionNotices: Float64Array;
-  /** Replica-seconds paid in the minute (pending, ready and draining instances). */
-  readonly replicaSeconds: Float64Array;
-  /** Latency histograms of completed requests (index = (minute * classes + class) * LATENCY_BUCKETS + bucket). */
-  readonly latency: Uint32Array;
-  /** Per minute: requests and output tokens arriving at the service. */
-  readonly demandRequests: Float64Array;
-  readonly demandTokens: Float64Array;
-  /** Per minute, per class: weights in force at the end of the minute. */
-  readonly weights: Float64Array;
-  /** Per minute: the policy's mode label. */
-  readonly modes: string[];
-  readonly reasons: string[];
-}
 
 export interface LittleCheck {
   readonly className: string;
@@ -175,162 +63,289 @@ export interface RunOptions {
 }
 
 export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyFactory, options: RunOptions): RunResult {
-  const seed = options.seed;
-  const trace = options.trace ?? generateTrace(scenario.workload, scenario.durationSeconds, seed);
-  const classes = scenario.classes;
-  const k = classes.length;
-  const duration = scenario.durationSeconds;
-  const minutes = Math.ceil(duration / 60);
-  const service = scenario.service;
-  const envelopeUtilization = service.envelopeUtilization ?? 0.85;
-  const meanOut = tokenDistributionMean(scenario.workload.outputTokens);
-  const meanPrompt = tokenDistributionMean(scenario.workload.promptTokens);
-  // Work units: output tokens plus prefill, scaled so a request's mean work equals the mean output length.
-  const workNorm = meanOut / (meanOut + service.prefillWeight * meanPrompt);
-  const metricDelay = scenario.metricDelaySeconds ?? 60;
-  const routeRng = Rng.derive(seed, 'route');
-  const provisionRng = Rng.derive(seed, 'provision');
+  return new Simulation(scenario, policyFactory, options).run();
+}
 
-  const states = classes.map((spec) => {
-    const slotRate = spec.tokensPerSecondPerReplica / (envelopeUtilization * spec.safeConcurrency);
-    const speed = scenario.speedFactors?.[spec.name] ?? 1;
-    return new ClassState(spec, slotRate, speed);
-  });
+/** One run's world: the requests in flight, the classes' replicas and queues, the router and the control loop. */
+class Simulation {
+  private readonly trace: Trace;
+  private readonly classes: readonly SimClass[];
+  private readonly k: number;
+  private readonly minutes: number;
+  private readonly s: RunSeries;
+  private readonly states: ClassState[];
+  private readonly replicas: Replica[] = [];
+  private readonly heap = new EventHeap(4096);
+  private readonly routeRng: Rng;
+  private readonly provisionRng: Rng;
+  private readonly workNorm: number;
+  // Per request (index into the trace).
+  private readonly reqClass: Int32Array;
+  private readonly reqReplica: Int32Array;
+  private readonly reqSlot: Int32Array;
+  private readonly reqWork: Float64Array;
+  private readonly reqDeadline: Float64Array;
+  private readonly waits: Float64Array | undefined;
+  private waitCount = 0;
+  private readonly history: MetricHistory;
+  private readonly policy: RoutingPolicy;
+  private weights: number[];
+  private readonly cumulative: Float64Array;
+  private readonly platform: PlatformModel;
+  private readonly publication: Publication;
+  /** SageMaker: the endpoint accepts no update before this time (it is Updating). */
+  private updatingUntil = -Infinity;
+  /** The oracle sets replicas itself; the platform's autoscalers then stand aside. */
+  private oracle = false;
+  /** The simulated CloudWatch a policy may query itself. */
+  private readonly published: PublishedMetrics;
 
-  const n = trace.count;
-  const reqClass = new Int32Array(n);
-  const reqReplica = new Int32Array(n).fill(-1);
-  const reqSlot = new Int32Array(n);
-  const reqWork = new Float64Array(n);
-  const reqDeadline = new Float64Array(n);
-  const waits = options.recordWaits ? new Float64Array(n) : undefined;
-  let waitCount = 0;
+  constructor(private readonly scenario: ScenarioInstance, policyFactory: PolicyFactory, private readonly options: RunOptions) {
+    const seed = options.seed;
+    this.trace = options.trace ?? generateTrace(scenario.workload, scenario.durationSeconds, seed);
+    this.classes = scenario.classes;
+    this.k = this.classes.length;
+    this.minutes = Math.ceil(scenario.durationSeconds / 60);
+    const service = scenario.service;
+    const envelopeUtilization = service.envelopeUtilization ?? 0.85;
+    const meanOut = tokenDistributionMean(scenario.workload.outputTokens);
+    const meanPrompt = tokenDistributionMean(scenario.workload.promptTokens);
+    // Work units: output tokens plus prefill, scaled so a request's mean work equals the mean output length.
+    this.workNorm = meanOut / (meanOut + service.prefillWeight * meanPrompt);
+    this.routeRng = Rng.derive(seed, 'route');
+    this.provisionRng = Rng.derive(seed, 'provision');
+    this.states = this.classes.map((spec) => {
+      const slotRate = spec.tokensPerSecondPerReplica / (envelopeUtilization * spec.safeConcurrency);
+      return new ClassState(spec, slotRate, scenario.speedFactors?.[spec.name] ?? 1);
+    });
+    const n = this.trace.count;
+    this.reqClass = new Int32Array(n);
+    this.reqReplica = new Int32Array(n).fill(-1);
+    this.reqSlot = new Int32Array(n);
+    this.reqWork = new Float64Array(n);
+    this.reqDeadline = new Float64Array(n);
+    this.waits = options.recordWaits ? new Float64Array(n) : undefined;
+    this.s = createRunSeries(this.minutes, this.k);
 
-  const cells = minutes * k;
-  const s: RunSeries = {
-    minutes,
-    classCount: k,
-    routedRequests: new Float64Array(cells),
-    routedTokens: new Float64Array(cells),
-    admitted: new Float64Array(cells),
-    rejected: new Float64Array(cells),
-    rejectedTokens: new Float64Array(cells),
-    completed: new Float64Array(cells),
-    servedTokens: new Float64Array(cells),
-    sloMetRequests: new Float64Array(cells),
-    sloMetTokens: new Float64Array(cells),
-    readyReplicas: new Float64Array(cells),
-    pendingReplicas: new Float64Array(cells),
-    desiredReplicas: new Float64Array(cells),
-    capacityErrors: new Float64Array(cells),
-    interruptionNotices: new Float64Array(cells),
-    replicaSeconds: new Float64Array(cells),
-    latency: new Uint32Array(cells * LATENCY_BUCKETS),
-    demandRequests: new Float64Array(minutes),
-    demandTokens: new Float64Array(minutes),
-    weights: new Float64Array(cells),
-    modes: new Array<string>(minutes).fill(''),
-    reasons: new Array<string>(minutes).fill(''),
-  };
-  const minuteOf = (t: number): number => Math.min(minutes - 1, Math.floor(t / 60));
+    this.platform = platformModel(scenario.platform ?? 'eks');
+    this.publication = new Publication(scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? []);
+    // Initial state: steady operation at time 0.
+    this.states.forEach((cs, ci) => {
+      const count = Math.min(cs.spec.initialReplicas, availabilityAt(scenario.availability?.[cs.spec.name], 0));
+      for (let i = 0; i < count; i++) this.launch(ci, 0, true);
+      cs.desired = count;
+      const autoscaler = this.platform.autoscaler;
+      if (autoscaler.kind === 'hpa') cs.hpa = new HpaAutoscaler(autoscaler, count);
+      else cs.tracking = new TargetTracking(autoscaler);
+    });
+    const initialDemandTokens = scenario.workload.meanRatePerSecond * rateMultiplierAt(scenario.workload.rateProfile, 0) * meanOut * 60;
+    this.history = new MetricHistory(this.s, this.publication, this.platform.reconciler.metricDelaySeconds, scenario.tokensPerRequest ?? meanOut,
+      this.states, initialDemandTokens, meanOut);
+    this.published = {
+      series: this.s,
+      readable: (m, at) => this.publication.readable(m, at),
+      steady: (ci) => this.history.steady[ci],
+    };
+    this.policy = policyFactory({ scenario, trace: this.trace });
+    this.cumulative = new Float64Array(this.k);
+    this.weights = normalise(this.states.map(() => 1));
+  }
 
-  const replicas: Replica[] = [];
-  const heap = new EventHeap(4096);
+  run(): RunResult {
+    this.control(0);
+    this.heap.push(60, EV_TICK, 1);
+    const heap = this.heap;
+    const times = this.trace.time;
+    const n = this.trace.count;
+    let next = 0;
+    for (;;) {
+      const tArrival = next < n ? times[next] : Infinity;
+      const tEvent = heap.peekTime();
+      if (tArrival === Infinity && tEvent === Infinity) break;
+      if (tArrival < tEvent) {
+        this.arrive(next++, tArrival);
+        continue;
+      }
+      const kind = heap.topKind();
+      const payload = heap.topPayload();
+      heap.pop();
+      if (kind === EV_COMPLETE) this.complete(payload, tEvent);
+      else if (kind === EV_READY) this.makeReady(this.replicas[payload], tEvent);
+      else if (kind === EV_SYNC) this.syncAutoscalers(tEvent);
+      else this.tick(payload, tEvent);
+    }
+    return this.result();
+  }
 
-  const drawProvisioning = (spec: SimClass): number => {
-    const p = spec.provisioningSeconds;
-    return typeof p === 'number' ? p : provisionRng.uniform(p[0], p[1]);
-  };
-  const inUse = (cs: ClassState): number => cs.alive;
-  const launch = (ci: number, now: number, instant: boolean): void => {
-    const cs = states[ci];
+  // ---- Requests ---------------------------------------------------------------------------------------------
+
+  private arrive(req: number, now: number): void {
+    const s = this.s;
+    const k = this.k;
+    const m = this.minuteOf(now);
+    const out = this.trace.output[req];
+    s.demandRequests[m]++;
+    s.demandTokens[m] += out;
+    const u = this.routeRng.next();
+    let ci = 0;
+    while (ci < k - 1 && u >= this.cumulative[ci]) ci++;
+    const cs = this.states[ci];
+    const cell = m * k + ci;
+    s.routedRequests[cell]++;
+    s.routedTokens[cell] += out;
+    this.reqClass[req] = ci;
+    const service = this.scenario.service;
+    this.reqWork[req] = (out + service.prefillWeight * this.trace.prompt[req]) * this.workNorm;
+    this.reqDeadline[req] = service.itlSeconds > 0
+      ? Math.min(service.deadlineSeconds, service.ttftSeconds + out * service.itlSeconds)
+      : service.deadlineSeconds;
+    if (cs.readyCount === 0) {
+      s.unroutable[cell]++;
+      s.rejected[cell]++;
+      s.rejectedTokens[cell] += out;
+      return;
+    }
+    // Least outstanding requests among ready replicas with a free slot.
+    let best: Replica | undefined;
+    const slots = cs.spec.safeConcurrency;
+    const reps = cs.replicas;
+    for (let i = 0; i < reps.length; i++) {
+      const r = reps[i];
+      if (r.state === READY && r.busy < slots && (!best || r.busy < best.busy)) best = r;
+    }
+    // Admission as deployed: every ready replica holds at most maxConcurrentRequests (its slots plus its queue
+    // slots); past that the engine sheds at once (429/503) rather than queue past the deadline.
+    if (!best && cs.qLen >= cs.readyCount * cs.queueSlotsPerReplica) {
+      s.rejected[cell]++;
+      s.rejectedTokens[cell] += out;
+      return;
+    }
+    s.admitted[cell]++;
+    cs.admittedTotal++;
+    cs.changeInSystem(now, 1);
+    if (best) this.start(req, best, now);
+    else cs.enqueue(req);
+  }
+
+  private start(req: number, r: Replica, now: number): void {
+    const cs = this.states[r.cls];
+    r.busy++;
+    const slot = r.free[--r.freeTop];
+    r.slots[slot] = req;
+    this.reqSlot[req] = slot;
+    this.reqReplica[req] = r.id;
+    if (this.waits) this.waits[this.waitCount++] = now - this.trace.time[req];
+    this.heap.push(now + this.reqWork[req] / (cs.slotRate * cs.speed), EV_COMPLETE, req);
+  }
+
+  private complete(req: number, now: number): void {
+    const rid = this.reqReplica[req];
+    if (rid < 0) return; // lost with its replica
+    const r = this.replicas[rid];
+    r.busy--;
+    const slot = this.reqSlot[req];
+    r.slots[slot] = -1;
+    r.free[r.freeTop++] = slot;
+    this.recordEnd(req, now, true);
+    if (r.state === READY) this.pull(r, now);
+    else if (r.state === DRAINING && r.busy === 0) this.removeReplica(r, now);
+  }
+
+  /** Pulls queued requests onto a replica's free slots, dropping those that can no longer meet their deadline. */
+  private pull(r: Replica, now: number): void {
+    const cs = this.states[r.cls];
+    const slots = cs.spec.safeConcurrency;
+    while (r.busy < slots && cs.qLen > 0) {
+      const req = cs.dequeue();
+      if (now + this.reqWork[req] / cs.slotRate > this.trace.time[req] + this.reqDeadline[req]) {
+        this.recordEnd(req, now, false);
+        continue;
+      }
+      this.start(req, r, now);
+    }
+  }
+
+  private recordEnd(req: number, now: number, served: boolean): void {
+    const s = this.s;
+    const ci = this.reqClass[req];
+    const cs = this.states[ci];
+    const latency = now - this.trace.time[req];
+    cs.changeInSystem(now, -1);
+    cs.sumTimeInSystem += latency;
+    const cell = this.minuteOf(now) * this.k + ci;
+    const tokens = this.trace.output[req];
+    if (!served) {
+      s.rejected[cell]++;
+      s.rejectedTokens[cell] += tokens;
+      return;
+    }
+    s.completed[cell]++;
+    s.servedTokens[cell] += tokens;
+    if (latency <= this.reqDeadline[req]) {
+      s.sloMetRequests[cell]++;
+      s.sloMetTokens[cell] += tokens;
+    }
+    s.latency[cell * LATENCY_BUCKETS + latencyBucket(latency)]++;
+  }
+
+  // ---- Replicas ---------------------------------------------------------------------------------------------
+
+  /** Launches one replica; returns when it will be ready. */
+  private launch(ci: number, now: number, instant: boolean): number {
+    const cs = this.states[ci];
     const c = cs.spec.safeConcurrency;
     const r: Replica = {
-      id: replicas.length, cls: ci, state: PENDING, busy: 0, doomed: false,
+      id: this.replicas.length, cls: ci, state: PENDING, busy: 0, doomed: false,
       slots: new Int32Array(c).fill(-1), free: Int32Array.from({ length: c }, (_, i) => c - 1 - i), freeTop: c,
     };
-    replicas.push(r);
+    this.replicas.push(r);
     cs.replicas.push(r);
     cs.changeAlive(now, 1);
-    if (instant) makeReady(r, now);
-    else heap.push(now + drawProvisioning(cs.spec), EV_READY, r.id);
-  };
-  const removeReplica = (r: Replica, now: number): void => {
-    const cs = states[r.cls];
+    if (instant) {
+      this.makeReady(r, now);
+      return now;
+    }
+    const readyAt = now + this.drawProvisioning(cs.spec);
+    this.heap.push(readyAt, EV_READY, r.id);
+    return readyAt;
+  }
+
+  private drawProvisioning(spec: SimClass): number {
+    const p = spec.provisioningSeconds;
+    return typeof p === 'number' ? p : this.provisionRng.uniform(p[0], p[1]);
+  }
+
+  private makeReady(r: Replica, now: number): void {
+    if (r.state !== PENDING) return;
+    r.state = READY;
+    this.states[r.cls].readyCount++;
+    this.pull(r, now);
+  }
+
+  private removeReplica(r: Replica, now: number): void {
+    const cs = this.states[r.cls];
     if (r.state === READY) cs.readyCount--;
     r.state = GONE;
     cs.changeAlive(now, -1);
     const i = cs.replicas.indexOf(r);
     if (i >= 0) cs.replicas.splice(i, 1);
-  };
+  }
 
-  const recordEnd = (req: number, now: number, served: boolean): void => {
-    const ci = reqClass[req];
-    const cs = states[ci];
-    const latency = now - trace.time[req];
-    cs.changeInSystem(now, -1);
-    cs.sumTimeInSystem += latency;
-    const cell = minuteOf(now) * k + ci;
-    if (!served) {
-      s.rejected[cell]++;
-      s.rejectedTokens[cell] += trace.output[req];
-      return;
-    }
-    s.completed[cell]++;
-    const tokens = trace.output[req];
-    s.servedTokens[cell] += tokens;
-    if (latency <= reqDeadline[req]) {
-      s.sloMetRequests[cell]++;
-      s.sloMetTokens[cell] += tokens;
-    }
-    s.latency[cell * LATENCY_BUCKETS + latencyBucket(latency)]++;
-  };
-
-  const start = (req: number, r: Replica, now: number): void => {
-    const cs = states[r.cls];
-    r.busy++;
-    const slot = r.free[--r.freeTop];
-    r.slots[slot] = req;
-    reqSlot[req] = slot;
-    reqReplica[req] = r.id;
-    if (waits) waits[waitCount++] = now - trace.time[req];
-    heap.push(now + reqWork[req] / (cs.slotRate * cs.speed), EV_COMPLETE, req);
-  };
-
-  /** Pulls queued requests onto a replica's free slots, dropping those that can no longer meet their deadline. */
-  const pull = (r: Replica, now: number): void => {
-    const cs = states[r.cls];
-    const slots = cs.spec.safeConcurrency;
-    while (r.busy < slots && cs.qLen > 0) {
-      const req = cs.dequeue();
-      if (now + reqWork[req] / cs.slotRate > trace.time[req] + reqDeadline[req]) {
-        recordEnd(req, now, false);
-        continue;
-      }
-      start(req, r, now);
-    }
-  };
-
-  const makeReady = (r: Replica, now: number): void => {
-    if (r.state !== PENDING) return;
-    r.state = READY;
-    states[r.cls].readyCount++;
-    pull(r, now);
-  };
-
-  const kill = (r: Replica, now: number): void => {
+  /** Loses a replica at once: its requests in service end unserved. */
+  private kill(r: Replica, now: number): void {
     for (let i = 0; i < r.slots.length; i++) {
       const req = r.slots[i];
       if (req < 0) continue;
-      reqReplica[req] = -2;
-      recordEnd(req, now, false);
+      this.reqReplica[req] = -2;
+      this.recordEnd(req, now, false);
       r.slots[i] = -1;
     }
     r.busy = 0;
-    removeReplica(r, now);
-  };
+    this.removeReplica(r, now);
+  }
 
-  const scaleDown = (cs: ClassState, count: number, now: number): void => {
+  /** Removes pending replicas first, then drains the least busy ready ones. */
+  private scaleDown(cs: ClassState, count: number, now: number): void {
     for (let c = 0; c < count; c++) {
       let victim: Replica | undefined;
       for (const r of cs.replicas) if (r.state === PENDING) { victim = r; break; }
@@ -340,114 +355,185 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
         }
       }
       if (!victim) return;
-      if (victim.state === PENDING || victim.busy === 0) removeReplica(victim, now);
+      if (victim.state === PENDING || victim.busy === 0) this.removeReplica(victim, now);
       else {
         victim.state = DRAINING;
         cs.readyCount--;
       }
     }
-  };
+  }
 
-  // Replicas counted toward the desired count: pending and ready, except those under interruption notice.
-  const counted = (cs: ClassState): number => {
-    let c = 0;
-    for (const r of cs.replicas) if ((r.state === PENDING || r.state === READY) && !r.doomed) c++;
-    return c;
-  };
+  // ---- Control loop -----------------------------------------------------------------------------------------
 
-  // Initial state: steady operation at time 0.
-  states.forEach((cs, ci) => {
-    const avail = availabilityAt(scenario.availability?.[cs.spec.name], 0);
-    const count = Math.min(cs.spec.initialReplicas, avail);
-    for (let i = 0; i < count; i++) launch(ci, 0, true);
-    cs.desired = count;
-  });
-
-  // Synthetic published history before time 0, so policies and autoscalers start from steady state.
-  const initialDemandTokens = scenario.workload.meanRatePerSecond * rateMultiplierAt(scenario.workload.rateProfile, 0) * meanOut * 60;
-  const capacityShares = normalise(states.map((cs) => cs.readyCount * cs.spec.tokensPerSecondPerReplica));
-  const history: Array<Array<ClassDatapoint | undefined>> = states.map((cs, ci) => {
-    const out: Array<ClassDatapoint | undefined> = [];
-    for (let m = -WINDOW_MINUTES; m < 0; m++) {
-      const tokens = initialDemandTokens * capacityShares[ci];
-      const requests = tokens / meanOut;
-      out.push({
-        minute: m, routedRequests: requests, routedTokens: tokens, admitted: requests, rejected: 0, rejectedTokens: 0, completed: requests,
-        servedTokens: tokens, sloMetRequests: requests, latencyP95Seconds: 0, readyReplicas: cs.readyCount,
-        desiredReplicas: cs.desired, pendingReplicas: 0, capacityErrors: 0, interruptionNotices: 0,
-      });
+  private tick(tick: number, now: number): void {
+    this.closeMinute(tick - 1, now);
+    if (tick < this.minutes) {
+      this.control(now);
+      this.heap.push((tick + 1) * 60, EV_TICK, tick + 1);
+      const autoscaler = this.platform.autoscaler;
+      if (autoscaler.kind === 'hpa') for (let t = now + autoscaler.syncSeconds; t < now + 60; t += autoscaler.syncSeconds) this.heap.push(t, EV_SYNC, 0);
     }
-    return out;
-  });
-  const demandHistory: Array<DemandDatapoint | undefined> = [];
-  for (let m = -WINDOW_MINUTES; m < 0; m++) demandHistory.push({ minute: m, requests: initialDemandTokens / meanOut, tokens: initialDemandTokens });
+  }
 
-  const context = { scenario, trace };
-  const policy = policyFactory(context);
-  let weights = normalise(states.map(() => 1));
-  const cumulative = new Float64Array(k);
-  const applyWeights = (w: readonly number[]): void => {
-    let next = normalise(w.map((x, i) => (Number.isFinite(x) && x > 0 && i < k ? x : 0)));
-    // A router never drops everything: all-zero weights route to the preferred class.
-    if (next.every((x) => x === 0)) next = states.map((_, i) => (i === 0 ? 1 : 0));
-    weights = next;
-    let c = 0;
-    for (let i = 0; i < k; i++) {
-      c += weights[i];
-      cumulative[i] = c;
-    }
-  };
-
-  const interruptions = scenario.interruptions ?? [];
-  const outages = scenario.metricOutages ?? [];
-  const published = (m: number): boolean => {
-    const at = (m + 1) * 60 + metricDelay;
-    return !outages.some((o) => at >= o.from && at < o.to);
-  };
-  let publishedUpTo = -1;
-
-  const control = (now: number): void => {
-    // Publish the datapoints whose delay has elapsed.
-    const visibleUpTo = Math.floor((now - metricDelay) / 60) - 1;
-    for (let m = publishedUpTo + 1; m <= Math.min(visibleUpTo, minutes - 1); m++) {
-      const ok = published(m);
-      states.forEach((_, ci) => {
-        const cell = m * k + ci;
-        history[ci].push(ok ? {
-          minute: m,
-          routedRequests: s.routedRequests[cell], routedTokens: s.routedTokens[cell], admitted: s.admitted[cell],
-          rejected: s.rejected[cell], rejectedTokens: s.rejectedTokens[cell], completed: s.completed[cell], servedTokens: s.servedTokens[cell],
-          sloMetRequests: s.sloMetRequests[cell], latencyP95Seconds: histogramPercentile(s.latency.subarray(cell * LATENCY_BUCKETS), 0, 0.95),
-          readyReplicas: s.readyReplicas[cell], desiredReplicas: s.desiredReplicas[cell], pendingReplicas: s.pendingReplicas[cell],
-          capacityErrors: s.capacityErrors[cell], interruptionNotices: s.interruptionNotices[cell],
-        } : undefined);
-        if (history[ci].length > WINDOW_MINUTES) history[ci].shift();
-      });
-      demandHistory.push(ok ? { minute: m, requests: s.demandRequests[m], tokens: s.demandTokens[m] } : undefined);
-      if (demandHistory.length > WINDOW_MINUTES) demandHistory.shift();
-      publishedUpTo = m;
-    }
-
-    // Reconciler.
-    const decision = policy.decide({ now, classes, windows: history, demand: demandHistory, weights });
-    applyWeights(decision.weights);
-    const m = minuteOf(now);
-    s.modes[m] = decision.mode;
-    s.reasons[m] = decision.reason;
-    // A floor reaches the autoscaler about two periods after the decision, on both platforms: on EKS as a CloudWatch
-    // metric the reconciler publishes (one publication delay) that KEDA polls; on SageMaker as a desired instance
-    // count, written on the run after the weights (one capacity write per run, the endpoint Updating in between).
-    states.forEach((cs, ci) => {
-      const lag = metricDelay + 60;
-      cs.floorsInFlight.push({ at: now + lag, value: decision.minReplicas?.[ci] ?? 0 });
-      while (cs.floorsInFlight.length > 0 && cs.floorsInFlight[0].at <= now) cs.policyFloor = cs.floorsInFlight.shift()!.value;
+  /** One Reconciler run, then the autoscalers' evaluation of this instant and the provisioning they call for. */
+  private control(now: number): void {
+    this.history.publish(now);
+    const live = this.platform.liveReplicaCounts ? this.states.map((cs) => ({ ready: cs.readyCount, desired: cs.desired })) : undefined;
+    const decision = this.policy.decide({
+      now, classes: this.classes, windows: this.history.classes, demand: this.history.demand, weights: this.weights, live,
+      capacityErrorSignal: this.platform.capacityErrorSignal, updating: now < this.updatingUntil, metrics: this.published,
     });
+    const m = this.minuteOf(now);
+    this.s.modes[m] = decision.mode;
+    this.s.reasons[m] = decision.reason;
+    this.oracle = decision.replicas !== undefined;
+    this.interrupt(now, m);
+    if (this.oracle) {
+      this.applyWeights(decision.weights);
+      this.states.forEach((cs, ci) => {
+        cs.desired = Math.max(0, Math.min(cs.spec.maxReplicas, Math.round(decision.replicas![ci])));
+        this.provision(cs, ci, now, m, true);
+      });
+      return;
+    }
+    if (this.platform.floors === 'metric') this.writeRoutingAndPublishFloors(decision, now);
+    else if (decision.deployedWrite) this.applyEndpointWrite(decision, now, m);
+    else this.writeEndpoint(decision, now, m);
+    if (this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
+    else this.trackTargets(now, m);
+  }
 
-    // Interruptions: notice, then loss.
-    for (const it of interruptions) {
-      const ci = classes.findIndex((c) => c.name === it.className);
+  /** EKS: listener weights are written at once; the floors go out as a metric the HPA reads a publication later. */
+  private writeRoutingAndPublishFloors(decision: Decision, now: number): void {
+    this.applyWeights(decision.weights);
+    const visibleAt = now + this.platform.floorPublicationSeconds;
+    if (!this.publication.survives(visibleAt)) return;
+    this.states.forEach((cs, ci) => {
+      cs.floorPoints.push({ at: now, value: decision.minReplicas?.[ci] ?? 0 });
+      if (cs.floorPoints.length > 8) cs.floorPoints.shift();
+    });
+  }
+
+  /**
+   * SageMaker, as the deployed Reconciler writes (lambda/reconciler/reconcile.ts): nothing while the endpoint is
+   * Updating; changed weights first; otherwise the one largest floor raise (`capacitiesToRaise`), which leaves the
+   * endpoint Updating until the instances are in service.
+   */
+  private writeEndpoint(decision: Decision, now: number, m: number): void {
+    const update = this.platform.endpointUpdate!;
+    if (now < this.updatingUntil) return;
+    const next = this.routedWeights(decision.weights);
+    if (next.some((w, i) => w !== this.weights[i])) {
+      this.applyWeights(decision.weights);
+      this.updatingUntil = now + update.weightsSeconds;
+      return;
+    }
+    const floors = Object.fromEntries(this.classes.map((c, ci) => [c.name, decision.minReplicas?.[ci] ?? 0]));
+    const replicas = Object.fromEntries(this.states.map((cs) => [cs.spec.name, { desired: cs.desired }]));
+    const raise = capacitiesToRaise(floors, replicas)[0];
+    if (!raise) return;
+    const ci = this.classes.findIndex((c) => c.name === raise.name);
+    const cs = this.states[ci];
+    cs.desired = Math.min(cs.spec.maxReplicas, raise.to);
+    this.updatingUntil = Math.max(this.updatingUntil, this.provision(cs, ci, now, m, false));
+  }
+
+  /** SageMaker, the write the deployed reconciler step planned (it already held back while the endpoint was Updating). */
+  private applyEndpointWrite(decision: Decision, now: number, m: number): void {
+    const update = this.platform.endpointUpdate!;
+    const next = this.routedWeights(decision.weights);
+    if (next.some((w, i) => w !== this.weights[i])) {
+      this.applyWeights(decision.weights);
+      this.updatingUntil = now + update.weightsSeconds;
+    }
+    const raise = decision.capacityWrite;
+    if (!raise || raise.classIndex < 0) return;
+    const cs = this.states[raise.classIndex];
+    cs.desired = Math.min(cs.spec.maxReplicas, raise.desired);
+    this.updatingUntil = Math.max(this.updatingUntil, this.provision(cs, raise.classIndex, now, m, false));
+  }
+
+  /** EKS: every class's HPA sync at `now` (the minute's own at the tick, after the Reconciler's run). */
+  private syncAutoscalers(now: number): void {
+    if (this.oracle) return;
+    const model = this.platform.autoscaler as HpaModel;
+    const m = this.minuteOf(now);
+    this.states.forEach((cs, ci) => {
+      const spec = cs.spec;
+      const load = { value: this.loadMetric(ci, now, model), target: spec.targetRequestsPerSecondPerReplica * model.metricPeriodSeconds };
+      const floor = { value: this.floorMetric(cs, now, model), target: model.floor.target };
+      cs.desired = cs.hpa!.evaluate(now, [load, floor], { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas });
+      this.provision(cs, ci, now, m, false);
+    });
+  }
+
+  /**
+   * The newest RequestCount datapoint KEDA reads at `now`: periods starting in [end - collection, end), end = now minus
+   * the offset truncated to the period (kedacore/keda@v2.20.2 pkg/scalers/aws_cloudwatch_scaler.go:185-188, 200, 305);
+   * none reads as 0 (minMetricValue).
+   */
+  private loadMetric(ci: number, now: number, model: HpaModel): number {
+    const end = Math.floor((now - model.endTimeOffsetSeconds) / model.metricPeriodSeconds) * model.metricPeriodSeconds;
+    for (let m = end / 60 - 1; m * 60 >= end - model.collectionSeconds; m--) {
+      if (m < 0) return this.history.targetedRequests(ci, m);
+      if (this.publication.readable(m, now)) return this.history.targetedRequests(ci, m);
+    }
+    return 0;
+  }
+
+  /** The newest ReplicaFloor datapoint KEDA reads at `now` (the same truncated window); none reads as 0 (no floor). */
+  private floorMetric(cs: ClassState, now: number, model: HpaModel): number {
+    const end = Math.floor((now - model.floor.endTimeOffsetSeconds) / 60) * 60;
+    for (let i = cs.floorPoints.length - 1; i >= 0; i--) {
+      const p = cs.floorPoints[i];
+      if (p.at >= end - model.floor.collectionSeconds && p.at < end && p.at + this.platform.floorPublicationSeconds <= now) return p.value;
+    }
+    return 0;
+  }
+
+  /** SageMaker: each variant's target tracking on the newest minute's in-flight requests, unless the endpoint is Updating. */
+  private trackTargets(now: number, m: number): void {
+    this.states.forEach((cs, ci) => {
+      const spec = cs.spec;
+      const last = m - 1;
+      if (last >= 0 && now >= this.updatingUntil && this.publication.survives(now)) {
+        const wanted = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], spec.targetConcurrencyPerReplica,
+          { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas });
+        if (wanted !== cs.desired) {
+          const shrink = wanted < cs.desired;
+          cs.desired = wanted;
+          const until = this.provision(cs, ci, now, m, false);
+          this.updatingUntil = Math.max(this.updatingUntil, shrink ? now + this.platform.endpointUpdate!.scaleInSeconds : until);
+          return;
+        }
+      }
+      this.provision(cs, ci, now, m, false);
+    });
+  }
+
+  /** Weights as the router applies them: finite, non-negative, normalised; all-zero routes to the preferred class. */
+  private routedWeights(w: readonly number[]): number[] {
+    const k = this.k;
+    const next = normalise(w.map((x, i) => (Number.isFinite(x) && x > 0 && i < k ? x : 0)));
+    return next.every((x) => x === 0) ? this.states.map((_, i) => (i === 0 ? 1 : 0)) : next;
+  }
+
+  private applyWeights(w: readonly number[]): void {
+    const next = this.routedWeights(w);
+    this.weights = next;
+    let c = 0;
+    for (let i = 0; i < this.k; i++) {
+      c += next[i];
+      this.cumulative[i] = c;
+    }
+  }
+
+  /** Interruptions: notice, then loss. */
+  private interrupt(now: number, m: number): void {
+    for (const it of this.scenario.interruptions ?? []) {
+      const ci = this.classes.findIndex((c) => c.name === it.className);
       if (ci < 0) continue;
-      const cs = states[ci];
+      const cs = this.states[ci];
       if (it.at - it.noticeSeconds <= now && it.at - it.noticeSeconds > now - 60) {
         let marked = 0;
         for (const r of cs.replicas) {
@@ -457,180 +543,86 @@ export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyF
             marked++;
           }
         }
-        s.interruptionNotices[m * k + ci] += marked;
+        this.s.interruptionNotices[m * this.k + ci] += marked;
       }
       if (it.at <= now && it.at > now - 60) {
-        for (const r of [...cs.replicas]) if (r.doomed) kill(r, now);
-      }
-    }
-
-    // Autoscalers and provisioning.
-    states.forEach((cs, ci) => {
-      const spec = cs.spec;
-      const floor = Math.min(spec.maxReplicas, Math.max(spec.minReplicas, cs.policyFloor));
-      if (decision.replicas) {
-        cs.desired = Math.max(0, Math.min(spec.maxReplicas, Math.round(decision.replicas[ci])));
-      } else {
-        const dp = history[ci][history[ci].length - 1];
-        if (dp) {
-          const rec = Math.min(spec.maxReplicas, Math.max(floor, Math.ceil(dp.routedTokens / 60 / spec.targetTokensPerSecondPerReplica - 1e-9)));
-          if (spec.autoscaler.kind === 'keda') {
-            const window = spec.autoscaler.scaleDownStabilizationSeconds ?? 300;
-            cs.recommendations.push({ at: now, value: rec });
-            while (cs.recommendations.length > 0 && cs.recommendations[0].at <= now - window) cs.recommendations.shift();
-            cs.desired = Math.max(...cs.recommendations.map((x) => x.value));
-          } else {
-            const out = spec.autoscaler.scaleOutCooldownSeconds ?? 60;
-            const inCd = spec.autoscaler.scaleInCooldownSeconds ?? 300;
-            if (rec > cs.desired && now - cs.lastScaleOut >= out) {
-              cs.desired = rec;
-              cs.lastScaleOut = now;
-            } else if (rec < cs.desired && now - cs.lastScaleIn >= inCd && now - cs.lastScaleOut >= inCd) {
-              cs.desired = rec;
-              cs.lastScaleIn = now;
-            }
-          }
-        }
-        cs.desired = Math.min(spec.maxReplicas, Math.max(floor, cs.desired));
-      }
-      const have = counted(cs);
-      if (cs.desired > have) {
-        if (decision.replicas || now >= cs.retryAt) {
-          const room = Math.max(0, availabilityAt(scenario.availability?.[spec.name], now) - inUse(cs));
-          const count = Math.min(cs.desired - have, room);
-          for (let i = 0; i < count; i++) launch(ci, now, decision.replicas !== undefined);
-          if (count < cs.desired - have) {
-            s.capacityErrors[m * k + ci]++;
-            cs.retryAt = now + CAPACITY_RETRY_SECONDS;
-          }
-        }
-      } else if (cs.desired < have) {
-        scaleDown(cs, have - cs.desired, now);
-      }
-    });
-  };
-
-  const closeMinute = (m: number, now: number): void => {
-    states.forEach((cs, ci) => {
-      const cell = m * k + ci;
-      cs.changeAlive(now, 0);
-      s.replicaSeconds[cell] = cs.replicaSeconds;
-      cs.replicaSeconds = 0;
-      s.readyReplicas[cell] = cs.readyCount;
-      let pending = 0;
-      for (const r of cs.replicas) if (r.state === PENDING) pending++;
-      s.pendingReplicas[cell] = pending;
-      s.desiredReplicas[cell] = cs.desired;
-      s.weights[cell] = weights[ci];
-    });
-    if (m + 1 < minutes) s.modes[m + 1] = s.modes[m];
-  };
-
-  // Main loop.
-  control(0);
-  heap.push(60, EV_TICK, 1);
-  let next = 0;
-  const times = trace.time;
-  for (;;) {
-    const tArrival = next < n ? times[next] : Infinity;
-    const tEvent = heap.peekTime();
-    if (tArrival === Infinity && tEvent === Infinity) break;
-    if (tArrival < tEvent) {
-      const req = next++;
-      const now = tArrival;
-      const m = minuteOf(now);
-      const out = trace.output[req];
-      s.demandRequests[m]++;
-      s.demandTokens[m] += out;
-      const u = routeRng.next();
-      let ci = 0;
-      while (ci < k - 1 && u >= cumulative[ci]) ci++;
-      const cs = states[ci];
-      const cell = m * k + ci;
-      s.routedRequests[cell]++;
-      s.routedTokens[cell] += out;
-      reqClass[req] = ci;
-      reqWork[req] = (out + service.prefillWeight * trace.prompt[req]) * workNorm;
-      const deadline = service.itlSeconds > 0
-        ? Math.min(service.deadlineSeconds, service.ttftSeconds + out * service.itlSeconds)
-        : service.deadlineSeconds;
-      reqDeadline[req] = deadline;
-      if (cs.readyCount === 0) {
-        s.rejected[cell]++;
-        s.rejectedTokens[cell] += out;
-        continue;
-      }
-      // Least outstanding requests among ready replicas with a free slot.
-      let best: Replica | undefined;
-      const slots = cs.spec.safeConcurrency;
-      const reps = cs.replicas;
-      for (let i = 0; i < reps.length; i++) {
-        const r = reps[i];
-        if (r.state === READY && r.busy < slots && (!best || r.busy < best.busy)) best = r;
-      }
-      // Admission as deployed: every ready replica holds at most maxConcurrentRequests (its slots plus its queue
-      // slots); past that the engine sheds at once (429/503) rather than queue past the deadline.
-      if (!best && cs.qLen >= cs.readyCount * cs.queueSlotsPerReplica) {
-        s.rejected[cell]++;
-        s.rejectedTokens[cell] += out;
-        continue;
-      }
-      s.admitted[cell]++;
-      cs.admittedTotal++;
-      cs.changeInSystem(now, 1);
-      if (best) start(req, best, now);
-      else cs.enqueue(req);
-      continue;
-    }
-    const now = tEvent;
-    const kind = heap.topKind();
-    const payload = heap.topPayload();
-    heap.pop();
-    if (kind === EV_COMPLETE) {
-      const rid = reqReplica[payload];
-      if (rid < 0) continue; // lost with its replica
-      const r = replicas[rid];
-      r.busy--;
-      const slot = reqSlot[payload];
-      r.slots[slot] = -1;
-      r.free[r.freeTop++] = slot;
-      recordEnd(payload, now, true);
-      if (r.state === READY) pull(r, now);
-      else if (r.state === DRAINING && r.busy === 0) removeReplica(r, now);
-    } else if (kind === EV_READY) {
-      makeReady(replicas[payload], now);
-    } else {
-      const tick = payload;
-      closeMinute(tick - 1, now);
-      if (tick < minutes) {
-        control(now);
-        heap.push((tick + 1) * 60, EV_TICK, tick + 1);
+        for (const r of [...cs.replicas]) if (r.doomed) this.kill(r, now);
       }
     }
   }
-  // Requests still queued when nothing can serve them any more end at the last event.
-  const end = Math.max(duration, ...states.map((cs) => cs.lastChange));
-  for (const cs of states) while (cs.qLen > 0) recordEnd(cs.dequeue(), end, false);
 
-  const little = states.map((cs) => {
-    cs.changeInSystem(end, 0);
+  /**
+   * Brings the class to its desired count: launches within the cloud's availability (a shortfall is a capacity error,
+   * retried after `CAPACITY_RETRY_SECONDS`) or scales down. Returns when the launched replicas will be ready (`now`
+   * when none were launched; the retry time when some could not be).
+   */
+  private provision(cs: ClassState, ci: number, now: number, m: number, instant: boolean): number {
+    const have = cs.counted();
+    let done = now;
+    if (cs.desired > have) {
+      if (instant || now >= cs.retryAt) {
+        const room = Math.max(0, availabilityAt(this.scenario.availability?.[cs.spec.name], now) - cs.alive);
+        const count = Math.min(cs.desired - have, room);
+        for (let i = 0; i < count; i++) done = Math.max(done, this.launch(ci, now, instant));
+        if (count < cs.desired - have) {
+          this.s.capacityErrors[m * this.k + ci]++;
+          cs.retryAt = now + CAPACITY_RETRY_SECONDS;
+          done = Math.max(done, now + (this.platform.endpointUpdate?.capacityFailureSeconds ?? 0));
+        }
+      }
+    } else if (cs.desired < have) {
+      this.scaleDown(cs, have - cs.desired, now);
+    }
+    return done;
+  }
+
+  private closeMinute(m: number, now: number): void {
+    const s = this.s;
+    this.states.forEach((cs, ci) => {
+      const cell = m * this.k + ci;
+      cs.changeAlive(now, 0);
+      cs.changeInSystem(now, 0);
+      s.inFlight[cell] = (cs.area - cs.areaAtMinuteStart) / 60;
+      cs.areaAtMinuteStart = cs.area;
+      s.replicaSeconds[cell] = cs.replicaSeconds;
+      cs.replicaSeconds = 0;
+      s.readyReplicas[cell] = cs.readyCount;
+      s.pendingReplicas[cell] = cs.pending();
+      s.desiredReplicas[cell] = cs.desired;
+      s.weights[cell] = this.weights[ci];
+    });
+    if (m + 1 < this.minutes) s.modes[m + 1] = s.modes[m];
+  }
+
+  private minuteOf(t: number): number {
+    return Math.min(this.minutes - 1, Math.floor(t / 60));
+  }
+
+  // ---- Result -----------------------------------------------------------------------------------------------
+
+  private result(): RunResult {
+    // Requests still queued when nothing can serve them any more end at the last event.
+    const end = Math.max(this.scenario.durationSeconds, ...this.states.map((cs) => cs.lastChange));
+    for (const cs of this.states) while (cs.qLen > 0) this.recordEnd(cs.dequeue(), end, false);
+    const little = this.states.map((cs) => {
+      cs.changeInSystem(end, 0);
+      return {
+        className: cs.spec.name,
+        inSystem: cs.area / end,
+        arrivalRate: cs.admittedTotal / end,
+        meanTimeInSystem: cs.admittedTotal > 0 ? cs.sumTimeInSystem / cs.admittedTotal : 0,
+      };
+    });
     return {
-      className: cs.spec.name,
-      inSystem: cs.area / end,
-      arrivalRate: cs.admittedTotal / end,
-      meanTimeInSystem: cs.admittedTotal > 0 ? cs.sumTimeInSystem / cs.admittedTotal : 0,
+      scenarioId: this.scenario.id,
+      policyName: this.policy.name,
+      seed: this.options.seed,
+      durationSeconds: this.scenario.durationSeconds,
+      classNames: this.classes.map((c) => c.name),
+      series: this.s,
+      little,
+      waits: this.waits ? this.waits.subarray(0, this.waitCount) : undefined,
+      totalArrivals: this.trace.count,
     };
-  });
-
-  return {
-    scenarioId: scenario.id,
-    policyName: policy.name,
-    seed,
-    durationSeconds: duration,
-    classNames: classes.map((c) => c.name),
-    series: s,
-    little,
-    waits: waits ? waits.subarray(0, waitCount) : undefined,
-    totalArrivals: n,
-  };
+  }
 }

@@ -4,6 +4,7 @@ import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { libraryPolicy } from './library-policy';
 import { computeMetrics, type RunMetrics } from './metrics';
 import { type ScenarioInstance } from './model';
+import { type PlatformKind } from './platform';
 import { type PolicyFactory } from './policy';
 import { findScenario, type ScenarioDefinition, type ScenarioParams } from './scenarios';
 import { runSimulation, type RunResult } from './simulator';
@@ -32,6 +33,8 @@ export interface Job {
   readonly charts: boolean;
   /** Overrides of the library policy's configuration (sensitivity runs). */
   readonly libraryConfig?: Partial<PolicyConfig>;
+  /** The platform to run on. @default the scenario's own ('eks' unless it says otherwise) */
+  readonly platform?: PlatformKind;
 }
 
 /** Per-minute series of one run, small enough to pass between threads and draw. */
@@ -49,6 +52,7 @@ export interface ChartSeries {
 
 export interface JobResult {
   readonly scenarioId: string;
+  readonly platform: PlatformKind;
   readonly title: string;
   readonly seed: number;
   readonly metrics: Record<string, RunMetrics>;
@@ -103,7 +107,8 @@ export function chartSeries(run: RunResult): ChartSeries {
 export function runJob(job: Job): JobResult {
   const started = Date.now();
   const def = loadScenario(job);
-  const scenario = def.build(job.seed, job.params);
+  const built = def.build(job.seed, job.params);
+  const scenario: ScenarioInstance = job.platform ? { ...built, platform: job.platform } : built;
   const trace = generateTrace(scenario.workload, scenario.durationSeconds, job.seed);
   const metrics: Record<string, RunMetrics> = {};
   const charts: Record<string, ChartSeries> = {};
@@ -114,6 +119,7 @@ export function runJob(job: Job): JobResult {
   }
   return {
     scenarioId: scenario.id,
+    platform: scenario.platform ?? 'eks',
     title: scenario.title,
     seed: job.seed,
     metrics,
@@ -144,6 +150,7 @@ export interface PolicySummary {
 
 export interface ScenarioSummary {
   readonly scenarioId: string;
+  readonly platform: PlatformKind;
   readonly title: string;
   readonly seeds: readonly number[];
   readonly arrivalsPerRun: number;
@@ -184,6 +191,7 @@ export function summarise(results: readonly JobResult[], policies: readonly stri
   const withCharts = sorted.find((r) => r.charts);
   return {
     scenarioId: sorted[0].scenarioId,
+    platform: sorted[0].platform,
     title: sorted[0].title,
     seeds: sorted.map((r) => r.seed),
     arrivalsPerRun: sorted.reduce((a, r) => a + r.arrivals, 0) / sorted.length,

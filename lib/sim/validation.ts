@@ -12,7 +12,7 @@ export function mmcScenario(servers: number, rho: number, arrivals: number): Sce
     classes: [{
       name: 'server', preferenceRank: 0, tokensPerSecondPerReplica: 1000, safeConcurrency: 1, usdPerReplicaHour: 1,
       allowSensitive: true, maxReplicas: servers, instanceType: 'none', provisioningSeconds: 0, minReplicas: servers,
-      initialReplicas: servers, targetTokensPerSecondPerReplica: 1000, autoscaler: { kind: 'keda' },
+      initialReplicas: servers, targetTokensPerSecondPerReplica: 1000, targetRequestsPerSecondPerReplica: 1, targetConcurrencyPerReplica: 1,
     }],
     workload: { pattern: 'poisson', meanRatePerSecond: rate, promptTokens: { fixed: 0 }, outputTokens: { exponentialMean: 1000 } },
     service: { ttftSeconds: Infinity, itlSeconds: 0, deadlineSeconds: Infinity, prefillWeight: 0, envelopeUtilization: 1 },

@@ -14,7 +14,7 @@ test('bench --seed 3 --polices library fails, naming the flag and what bench tak
   expect(r.status).toBe(1);
   expect(r.stdout).toBe('');
   expect(r.stderr).toBe(
-    "bench: Unknown option '--seed'; bench takes --seeds, --policies, --param, --scenario-file, --workers, --out, --chart-seed, --library-config, --scenarios",
+    "bench: Unknown option '--seed'; bench takes --seeds, --policies, --param, --scenario-file, --workers, --out, --chart-seed, --library-config, --platforms, --scenarios",
   );
 });
 
@@ -23,4 +23,12 @@ test('a missing value and a stray argument fail too; a correct command line runs
   expect(sim('list', 'S1').stderr).toBe("list: unexpected argument 'S1'; list takes no options");
   const ok = sim('validate', '--arrivals', '200', '--json');
   expect([ok.status, JSON.parse(ok.stdout).length]).toEqual([0, 4]);
+});
+
+test('--help and -h print the usage and exit 0, before or after a command', () => {
+  for (const args of [['--help'], ['-h'], ['help'], ['bench', '--help'], ['run', 'S1', '-h']]) {
+    const r = sim(...args);
+    expect([args.join(' '), r.status, r.stdout.startsWith('cdk-capacity-sim: simulate')]).toEqual([args.join(' '), 0, true]);
+  }
+  expect(sim('nonsense').status).toBe(2);
 });

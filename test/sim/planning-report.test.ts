@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { degradationReport, formatDegradationReport } from '../../lib/sim/planning';
@@ -84,16 +84,42 @@ describe('CLI', () => {
   const cli = (args: string[]) => execFileSync(process.execPath, ['--require', 'ts-node/register/transpile-only', join(root, 'bin', 'sim.ts'), ...args],
     { cwd: root, encoding: 'utf8', env: { ...process.env, TS_NODE_PROJECT: join(root, 'tsconfig.json') }, stdio: ['ignore', 'pipe', 'pipe'] });
 
-  test('run writes the HTML report, SVG charts and Markdown, and prints the comparison', () => {
+  test('run writes the HTML report, SVG charts and Markdown per platform, and prints the comparison', () => {
     const out = mkdtempSync(join(tmpdir(), 'sim-'));
     const stdout = cli(['run', 'S1', '--seeds', '2', '--workers', '2', '--policies', 'library,two-state-switch,oracle', '--out', out,
       '--param', 'durationMinutes=30', '--param', 'onsetMinute=10', '--param', 'shortageMinutes=10', '--param', 'meanRate=4']);
-    expect(stdout).toContain('S1 Preferred shortage (2 seeds');
+    expect(stdout).toContain('S1 Preferred shortage on EKS (2 seeds');
+    expect(stdout).toContain('S1 Preferred shortage on SageMaker (2 seeds');
     expect(stdout).toMatch(/^library\s+\d/m);
+    expect(stdout).toMatch(/^Verdict: the library's policy meets its targets in \d+ of \d+ checks on EKS and \d+ of \d+ checks on SageMaker/m);
     const html = readFileSync(join(out, 'index.html'), 'utf8');
     expect(html).toContain('<svg');
-    for (const chart of ['traffic-share', 'latency', 'replicas', 'modes']) expect(existsSync(join(out, `S1-${chart}.svg`))).toBe(true);
-    expect(readFileSync(join(out, 'results.md'), 'utf8')).toContain('| policy |');
+    for (const platform of ['eks', 'sagemaker']) {
+      for (const chart of ['traffic-share', 'latency', 'replicas', 'modes']) expect(existsSync(join(out, `S1-${platform}-${chart}.svg`))).toBe(true);
+    }
+    const md = readFileSync(join(out, 'results.md'), 'utf8');
+    // A one-line verdict, then the table of contents, then the details.
+    expect(md.split('\n')[0]).toMatch(/^\*\*Verdict: /);
+    expect(md).toContain('- [S1 Preferred shortage](#s1-preferred-shortage)');
+    expect(md).toContain('| policy | SLO % EKS | SLO % SageMaker |');
+    expect(md).toContain('## Targets of the library\'s policy');
+  });
+
+  test("a user's scenario file is reported without the library's targets", () => {
+    const out = mkdtempSync(join(tmpdir(), 'sim-'));
+    const file = join(out, 'mine.ts');
+    writeFileSync(file, [
+      `import { defineScenario, S1 } from ${JSON.stringify(join(root, 'lib', 'sim', 'scenarios'))};`,
+      "export const scenario = defineScenario('MINE', 'My shortage', 'S1, shorter.', {}, (seed) => ({ ...S1.build(seed, " +
+        "{ durationMinutes: 20, onsetMinute: 5, shortageMinutes: 5, meanRate: 3 }), id: 'MINE', title: 'My shortage' }));",
+    ].join('\n'));
+    const stdout = cli(['run', '--scenario-file', file, '--seeds', '1', '--workers', '1', '--platforms', 'eks', '--policies', 'library,cost-only', '--out', out]);
+    expect(stdout).not.toContain('Targets of the library');
+    expect(stdout).not.toContain('MISSED');
+    expect(stdout).toMatch(/^Verdict: MINE on EKS: library [\d.]+% SLO at \$[\d.]+ per 1M SLO tokens/m);
+    const md = readFileSync(join(out, 'results.md'), 'utf8');
+    expect(md).not.toContain('Targets of the library');
+    expect(md).not.toContain('SageMaker');
   });
 
   test('plan prints the capacity plan of a built-in service', () => {

@@ -1,3 +1,4 @@
+import { EKS_SCALING_DEFAULTS, REPLICA_FLOOR_TRIGGER } from '../../core/platform/control-loop';
 import { type AwsCloudWatchTriggerMetadata, type ScaledObject, type TriggerAuthentication } from './types';
 
 /** KEDA authenticates to CloudWatch with the operator's own pod identity: workloads get no AWS permissions. */
@@ -87,7 +88,7 @@ export function scaledObject(input: ScaledObjectInput): ScaledObject {
             scaleDown: {
               stabilizationWindowSeconds: input.scaleDownStabilizationSeconds,
               selectPolicy: 'Min',
-              policies: [{ type: 'Pods', value: 1, periodSeconds: 120 }],
+              policies: [{ type: 'Pods', value: EKS_SCALING_DEFAULTS.maxScaleDownPods, periodSeconds: EKS_SCALING_DEFAULTS.scaleDownPeriodSeconds }],
             },
           },
         },
@@ -138,7 +139,7 @@ export function replicaFloorTrigger(floor: ReplicaFloorMetric, authName: string,
     region: floor.region,
   };
   return cloudWatchTrigger('replica-floor', metric, {
-    periodSeconds: 60, collectionSeconds: 3 * Math.max(60, reconcilerPeriodSeconds), endTimeOffsetSeconds: 0, target: 1,
+    ...REPLICA_FLOOR_TRIGGER, collectionSeconds: REPLICA_FLOOR_TRIGGER.collectionPeriods * Math.max(60, reconcilerPeriodSeconds),
   }, authName);
 }
 

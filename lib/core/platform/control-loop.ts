@@ -1,0 +1,71 @@
+/**
+ * The control loop's parameters as each serving construct deploys them by default: how the platform's autoscaler
+ * reads load and how fast it may change replicas, how the reconciler's signals are cut, and how routing and capacity
+ * writes are sequenced. One source of truth: the constructs render these values, the simulator's platform models run
+ * them, and test/sim/platform-defaults.test.ts fails when a construct's rendered default and the model disagree.
+ * Pure data (no aws-cdk-lib): the constructs turn the seconds into `Duration`s.
+ */
+
+/** Defaults of an EKS class's KEDA ScaledObject (its HPA behaviour and its CloudWatch load trigger). */
+export const EKS_SCALING_DEFAULTS = {
+  /** CloudWatch period of the load metric (ALB RequestCount, Sum per period). */
+  metricPeriodSeconds: 60,
+  /** KEDA reads datapoints this many periods back (metricCollectionTime). */
+  metricCollectionPeriods: 3,
+  /**
+   * The newest, still-filling period is skipped (metricEndTimeOffset = one period): a partial Sum would read as a
+   * drop in load.
+   */
+  metricEndTimeOffsetPeriods: 1,
+  /** The recommendation must stay lower this long before pods are removed (HPA scaleDown stabilization window). */
+  scaleDownStabilizationSeconds: 600,
+  /** Most pods added per scale-up period: one alarm must not start a stampede of cold model containers. */
+  maxScaleUpPods: 2,
+  scaleUpPeriodSeconds: 120,
+  /** Most pods removed per scale-down period. */
+  maxScaleDownPods: 1,
+  scaleDownPeriodSeconds: 120,
+  /** KEDA's polling interval (activation and its metrics cache), seconds. */
+  pollingIntervalSeconds: 30,
+} as const;
+
+/**
+ * The replica-floor trigger a Reconciler adds to each ScaledObject: the newest `ReplicaFloor` datapoint (Maximum per
+ * 60 s) within `collectionPeriods` reconciler periods (at least a minute each), target 1 per replica; no datapoint
+ * reads as 0 (no floor).
+ */
+export const REPLICA_FLOOR_TRIGGER = {
+  periodSeconds: 60,
+  collectionPeriods: 3,
+  endTimeOffsetSeconds: 0,
+  target: 1,
+} as const;
+
+/**
+ * The Kubernetes HPA controller's own defaults, which the ScaledObject does not set (EKS does not let a user change
+ * them on a managed control plane): a recommendation within 10% of the current replicas changes nothing, and each HPA
+ * is evaluated every 15 s. kubernetes/kubernetes pkg/controller/podautoscaler/replica_calculator.go
+ * (GetExternalPerPodMetricReplicas: usageRatio = value / (target x replicas), changed only beyond the tolerance);
+ * kube-controller-manager --horizontal-pod-autoscaler-tolerance=0.1, --horizontal-pod-autoscaler-sync-period=15s
+ * (https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/).
+ */
+export const HPA_CONTROLLER_DEFAULTS = {
+  tolerance: 0.1,
+  syncPeriodSeconds: 15,
+} as const;
+
+/** Defaults of a SageMaker variant's target-tracking policy (Application Auto Scaling). */
+export const SAGEMAKER_SCALING_DEFAULTS = {
+  /** The predefined metric: in-flight requests per model container, 10 s resolution. */
+  predefinedMetric: 'SageMakerVariantConcurrentRequestsPerModelHighResolution',
+  /** Short, so that a burst gets capacity fast. */
+  scaleOutCooldownSeconds: 60,
+  /** Long, so that a lull does not drop warm capacity. */
+  scaleInCooldownSeconds: 900,
+} as const;
+
+/** Defaults of the Reconciler's timing. The period is the policy's (`DEFAULT_POLICY_CONFIG.periodSeconds`). */
+export const RECONCILER_TIMING_DEFAULTS = {
+  /** CloudWatch publishes a period late: the newest period read ends at least this long ago. */
+  metricDelaySeconds: 120,
+} as const;

@@ -1,0 +1,83 @@
+import { type HpaModel, type TargetTrackingModel } from './platform';
+
+/** What an autoscaler may do this evaluation: its bounds and the replicas it runs now (the Deployment's or variant's count). */
+export interface ScaleBounds {
+  readonly current: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/**
+ * The HPA of one class (kubernetes pkg/controller/podautoscaler, behaviour API): per-pod recommendations of an
+ * AverageValue external metric with the controller's tolerance, the highest over the metrics, the scale-down
+ * stabilization window, then the Pods rate policies of each direction.
+ */
+export class HpaAutoscaler {
+  private readonly recommendations: Array<{ at: number; value: number }> = [];
+  private readonly events: Array<{ at: number; delta: number }> = [];
+
+  /** `steady`: the replicas of the steady state the run starts in (the recommendation of the window before time 0). */
+  constructor(private readonly model: HpaModel, steady: number) {
+    this.recommendations.push({ at: -1, value: steady });
+  }
+
+  /** GetExternalPerPodMetricReplicas: unchanged within the tolerance, else ceil(value / target). */
+  perPod(value: number, target: number, current: number): number {
+    if (current > 0 && Math.abs(1 - value / (target * current)) <= this.model.tolerance) return current;
+    return Math.ceil(value / target - 1e-9);
+  }
+
+  /** One sync: the replicas the HPA sets, from each metric's value and per-replica target. */
+  evaluate(now: number, metrics: ReadonlyArray<{ readonly value: number; readonly target: number }>, b: ScaleBounds): number {
+    const m = this.model;
+    const recommendation = Math.max(...metrics.map((x) => this.perPod(x.value, x.target, b.current)));
+    this.recommendations.push({ at: now, value: recommendation });
+    while (this.recommendations.length > 0 && this.recommendations[0].at <= now - m.scaleDownStabilizationSeconds) this.recommendations.shift();
+    // Scale-up window 0: the newest recommendation; scale-down: the highest of the window.
+    const down = Math.max(...this.recommendations.map((r) => r.value));
+    let stabilized = b.current;
+    if (stabilized < recommendation) stabilized = recommendation;
+    if (stabilized > down) stabilized = down;
+    while (this.events.length > 0 && this.events[0].at <= now - Math.max(m.scaleUpPeriodSeconds, m.scaleDownPeriodSeconds)) this.events.shift();
+    // Replicas at the start of a rate period: the current count minus the net change of the period's events.
+    const periodStart = (period: number) => b.current - this.events.filter((e) => e.at > now - period).reduce((s, e) => s + e.delta, 0);
+    let desired: number;
+    if (stabilized > b.current) {
+      const limit = Math.max(b.current, periodStart(m.scaleUpPeriodSeconds) + m.scaleUpPods);
+      desired = Math.min(stabilized, limit, b.max);
+    } else if (stabilized < b.current) {
+      const limit = Math.min(b.current, periodStart(m.scaleDownPeriodSeconds) - m.scaleDownPods);
+      desired = Math.max(stabilized, limit, b.min);
+    } else {
+      desired = Math.min(b.max, Math.max(b.min, stabilized));
+    }
+    if (desired !== b.current) this.events.push({ at: now, delta: desired - b.current });
+    return desired;
+  }
+}
+
+/**
+ * Target tracking of one SageMaker variant: capacity for the measured in-flight requests at the target per instance,
+ * a scale-out at most once per scale-out cooldown, a scale-in only after the scale-in cooldown since the last scaling.
+ */
+export class TargetTracking {
+  private lastScaleOut = -Infinity;
+  private lastScaleIn = -Infinity;
+
+  constructor(private readonly model: TargetTrackingModel) {}
+
+  /** The desired count after one evaluation; `inFlight` is the variant's mean in-flight requests over the newest minute. */
+  evaluate(now: number, inFlight: number, targetPerInstance: number, b: ScaleBounds): number {
+    const wanted = Math.min(b.max, Math.max(b.min, Math.ceil(inFlight / targetPerInstance - 1e-9)));
+    if (wanted > b.current && now - this.lastScaleOut >= this.model.scaleOutCooldownSeconds) {
+      this.lastScaleOut = now;
+      return wanted;
+    }
+    const cooldown = this.model.scaleInCooldownSeconds;
+    if (wanted < b.current && now - this.lastScaleIn >= cooldown && now - this.lastScaleOut >= cooldown) {
+      this.lastScaleIn = now;
+      return wanted;
+    }
+    return Math.min(b.max, Math.max(b.min, b.current));
+  }
+}

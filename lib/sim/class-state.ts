@@ -1,0 +1,103 @@
+import { type HpaAutoscaler, type TargetTracking } from './autoscaler';
+import { type SimClass } from './model';
+
+/** Replica lifecycle: launched (paying, not serving), serving, finishing its requests before removal, removed. */
+export const PENDING = 0;
+export const READY = 1;
+export const DRAINING = 2;
+export const GONE = 3;
+
+export interface Replica {
+  readonly id: number;
+  readonly cls: number;
+  state: number;
+  busy: number;
+  /** Under an interruption notice: lost at the interruption, no longer counted toward the desired count. */
+  doomed: boolean;
+  /** Request in each slot, -1 when free; `free` is a stack of free slot indices. */
+  readonly slots: Int32Array;
+  readonly free: Int32Array;
+  freeTop: number;
+}
+
+/** A class's replicas, its FIFO queue, its autoscaler's memory and the bookkeeping of Little's law and cost. */
+export class ClassState {
+  readonly replicas: Replica[] = [];
+  queue: Int32Array = new Int32Array(1024);
+  qHead = 0;
+  qLen = 0;
+  /** Replicas the platform wants (the Deployment's replicas, the variant's desired instance count). */
+  desired: number;
+  /** No launch is retried before this time after a capacity error. */
+  retryAt = 0;
+  /** EKS: the class's HPA; SageMaker: its variant's target tracking. */
+  hpa?: HpaAutoscaler;
+  tracking?: TargetTracking;
+  /** EKS: the replica floors the Reconciler published, oldest first (`at`: the run; lost in a metric outage). */
+  readonly floorPoints: Array<{ readonly at: number; readonly value: number }> = [];
+  /** Little's-law area at the start of the current minute (the minute's mean in-flight requests is the difference). */
+  areaAtMinuteStart = 0;
+  // Little's law bookkeeping.
+  inSystem = 0;
+  lastChange = 0;
+  area = 0;
+  sumTimeInSystem = 0;
+  admittedTotal = 0;
+  // Cost bookkeeping: instances alive (pending, ready or draining) integrated over time.
+  alive = 0;
+  aliveSince = 0;
+  replicaSeconds = 0;
+  readyCount = 0;
+
+  /** Queued requests one ready replica admits beyond its busy slots (admission limit minus slots). */
+  readonly queueSlotsPerReplica: number;
+
+  constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number) {
+    this.desired = spec.initialReplicas;
+    this.queueSlotsPerReplica = spec.maxConcurrentRequests === undefined ? Infinity
+      : Math.max(0, spec.maxConcurrentRequests - Math.floor(spec.safeConcurrency));
+  }
+
+  enqueue(req: number): void {
+    if (this.qLen === this.queue.length) {
+      const grown = new Int32Array(this.queue.length * 2);
+      for (let i = 0; i < this.qLen; i++) grown[i] = this.queue[(this.qHead + i) % this.queue.length];
+      this.queue = grown;
+      this.qHead = 0;
+    }
+    this.queue[(this.qHead + this.qLen) % this.queue.length] = req;
+    this.qLen++;
+  }
+
+  dequeue(): number {
+    const req = this.queue[this.qHead];
+    this.qHead = (this.qHead + 1) % this.queue.length;
+    this.qLen--;
+    return req;
+  }
+
+  changeInSystem(now: number, delta: number): void {
+    this.area += this.inSystem * (now - this.lastChange);
+    this.lastChange = now;
+    this.inSystem += delta;
+  }
+
+  changeAlive(now: number, delta: number): void {
+    this.replicaSeconds += this.alive * (now - this.aliveSince);
+    this.aliveSince = now;
+    this.alive += delta;
+  }
+
+  /** Replicas counted toward the desired count: pending and ready, except those under interruption notice. */
+  counted(): number {
+    let c = 0;
+    for (const r of this.replicas) if ((r.state === PENDING || r.state === READY) && !r.doomed) c++;
+    return c;
+  }
+
+  pending(): number {
+    let c = 0;
+    for (const r of this.replicas) if (r.state === PENDING) c++;
+    return c;
+  }
+}

@@ -1,0 +1,111 @@
+import { type ClassState } from './class-state';
+import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
+import { type ClassDatapoint, type DemandDatapoint } from './model';
+import { normalise } from './policy';
+import { type RunSeries } from './run-series';
+
+/**
+ * Minutes of published history each observation carries: the library's longest lookback (its re-entry memory, within
+ * which it recognizes a flapping class; `policyWindowPeriods` of the defaults). Baselines read the newest datapoint.
+ */
+export const WINDOW_MINUTES = 60;
+
+/** When CloudWatch publishes: each 60 s datapoint `delaySeconds` after its minute ends, none during an outage. */
+export class Publication {
+  constructor(readonly delaySeconds: number, private readonly outages: ReadonlyArray<{ readonly from: number; readonly to: number }>) {}
+
+  /** Whether a datapoint that becomes visible at `at` is published at all (a gap, not a zero, during an outage). */
+  survives(at: number): boolean {
+    return !this.outages.some((o) => at >= o.from && at < o.to);
+  }
+
+  /** Whether minute `m`'s datapoint can be read at `now`. */
+  readable(m: number, now: number): boolean {
+    const at = (m + 1) * 60 + this.delaySeconds;
+    return at <= now && this.survives(at);
+  }
+}
+
+/**
+ * The Reconciler's view of the metrics: 60 s datapoints of each class and of the service's demand, as CloudWatch
+ * publishes them, of periods that ended at least the Reconciler's metric delay ago (`cutSeconds`). Demand is what the
+ * deployed Reconciler measures: requests the load balancer counted plus those the servers rejected, over every class,
+ * x the declared tokens per request. Before time 0 it holds an hour of synthetic steady-state history, so policies and
+ * autoscalers start from steady operation.
+ */
+export class MetricHistory {
+  /** Per class, the published datapoints of the last `WINDOW_MINUTES` minutes, oldest first. */
+  readonly classes: Array<Array<ClassDatapoint | undefined>>;
+  readonly demand: Array<DemandDatapoint | undefined> = [];
+  /** Per class, requests per minute before time 0 (steady state). */
+  readonly initialRequests: number[];
+  /** Per class, a datapoint of the steady state before time 0. */
+  readonly steady: ClassDatapoint[];
+  private publishedUpTo = -1;
+
+  constructor(
+    private readonly series: RunSeries,
+    private readonly publication: Publication,
+    private readonly cutSeconds: number,
+    private readonly tokensPerRequest: number,
+    states: readonly ClassState[],
+    initialDemandTokens: number,
+    meanOut: number,
+  ) {
+    const capacityShares = normalise(states.map((cs) => cs.readyCount * cs.spec.tokensPerSecondPerReplica));
+    this.initialRequests = capacityShares.map((share) => (initialDemandTokens * share) / meanOut);
+    this.classes = states.map((cs, ci) => {
+      const out: Array<ClassDatapoint | undefined> = [];
+      for (let m = -WINDOW_MINUTES; m < 0; m++) {
+        const tokens = initialDemandTokens * capacityShares[ci];
+        const requests = tokens / meanOut;
+        out.push({
+          minute: m, routedRequests: requests, targetedRequests: requests, serverRejected: 0, routedTokens: tokens, admitted: requests,
+          rejected: 0, rejectedTokens: 0, completed: requests, servedTokens: tokens, sloMetRequests: requests, latencyP95Seconds: 0,
+          readyReplicas: cs.readyCount, desiredReplicas: cs.desired, pendingReplicas: 0, capacityErrors: 0, interruptionNotices: 0,
+        });
+      }
+      return out;
+    });
+    const requests = initialDemandTokens / meanOut;
+    this.steady = this.classes.map((w) => w[w.length - 1]!);
+    for (let m = -WINDOW_MINUTES; m < 0; m++) this.demand.push({ minute: m, requests, tokens: requests * tokensPerRequest });
+  }
+
+  /** Publishes the datapoints of the periods that ended at least `cutSeconds` (and their publication delay) ago. */
+  publish(now: number): void {
+    const s = this.series;
+    const k = s.classCount;
+    const visibleUpTo = Math.floor((now - Math.max(this.cutSeconds, this.publication.delaySeconds)) / 60) - 1;
+    for (let m = this.publishedUpTo + 1; m <= Math.min(visibleUpTo, s.minutes - 1); m++) {
+      const ok = this.publication.survives((m + 1) * 60 + this.publication.delaySeconds);
+      let requests = 0;
+      this.classes.forEach((window, ci) => {
+        const cell = m * k + ci;
+        const targeted = s.routedRequests[cell] - s.unroutable[cell];
+        const serverRejected = s.rejected[cell] - s.unroutable[cell];
+        requests += targeted + serverRejected;
+        window.push(ok ? {
+          minute: m,
+          routedRequests: s.routedRequests[cell], targetedRequests: targeted, serverRejected, routedTokens: s.routedTokens[cell],
+          admitted: s.admitted[cell], rejected: s.rejected[cell], rejectedTokens: s.rejectedTokens[cell], completed: s.completed[cell],
+          servedTokens: s.servedTokens[cell], sloMetRequests: s.sloMetRequests[cell],
+          latencyP95Seconds: histogramPercentile(s.latency.subarray(cell * LATENCY_BUCKETS), 0, 0.95),
+          readyReplicas: s.readyReplicas[cell], desiredReplicas: s.desiredReplicas[cell], pendingReplicas: s.pendingReplicas[cell],
+          capacityErrors: s.capacityErrors[cell], interruptionNotices: s.interruptionNotices[cell],
+        } : undefined);
+        if (window.length > WINDOW_MINUTES) window.shift();
+      });
+      this.demand.push(ok ? { minute: m, requests, tokens: requests * this.tokensPerRequest } : undefined);
+      if (this.demand.length > WINDOW_MINUTES) this.demand.shift();
+      this.publishedUpTo = m;
+    }
+  }
+
+  /** Requests that reached class `ci`'s replicas in minute `m` (steady state before time 0). */
+  targetedRequests(ci: number, m: number): number {
+    if (m < 0) return this.initialRequests[ci];
+    const cell = m * this.series.classCount + ci;
+    return this.series.routedRequests[cell] - this.series.unroutable[cell];
+  }
+}

@@ -1,0 +1,117 @@
+import {
+  EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS, RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER, SAGEMAKER_SCALING_DEFAULTS,
+} from '../core/platform/control-loop';
+import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
+
+/** The serving platform a scenario runs on: what its construct deploys by default. */
+export type PlatformKind = 'eks' | 'sagemaker';
+
+export const PLATFORMS: readonly PlatformKind[] = ['eks', 'sagemaker'];
+
+/**
+ * EKS: the HPA behind a class's KEDA ScaledObject. Every `syncSeconds` it reads the class's ALB RequestCount (Sum of
+ * the newest period older than `endTimeOffsetSeconds`, within `collectionSeconds`; none reads as 0) and the
+ * Reconciler's replica floor, takes the higher per-pod recommendation (each unchanged within `tolerance` of the
+ * current replicas), keeps the highest recommendation of the scale-down window, and changes replicas at most by the
+ * rate policies.
+ */
+export interface HpaModel {
+  readonly kind: 'hpa';
+  readonly syncSeconds: number;
+  readonly tolerance: number;
+  readonly metricPeriodSeconds: number;
+  readonly collectionSeconds: number;
+  readonly endTimeOffsetSeconds: number;
+  readonly scaleUpPods: number;
+  readonly scaleUpPeriodSeconds: number;
+  readonly scaleDownStabilizationSeconds: number;
+  readonly scaleDownPods: number;
+  readonly scaleDownPeriodSeconds: number;
+  readonly floor: { readonly collectionSeconds: number; readonly endTimeOffsetSeconds: number; readonly target: number };
+}
+
+/**
+ * SageMaker: Application Auto Scaling target tracking on ConcurrentRequestsPerModel (average in-flight requests per
+ * instance over the newest minute), evaluated every minute, with its cooldowns; it cannot change an endpoint that is
+ * Updating.
+ */
+export interface TargetTrackingModel {
+  readonly kind: 'target-tracking';
+  readonly evaluationSeconds: number;
+  readonly scaleOutCooldownSeconds: number;
+  readonly scaleInCooldownSeconds: number;
+}
+
+export interface PlatformModel {
+  readonly kind: PlatformKind;
+  /** The Reconciler's period and how far back its newest period ends (its `metricDelay`). */
+  readonly reconciler: { readonly periodSeconds: number; readonly metricDelaySeconds: number };
+  /** Whether the preferred class reports capacity errors by default (EKS: the Karpenter log metric filter per NodePool). */
+  readonly capacityErrorSignal: boolean;
+  /** Whether the newest ready and desired counts are read live from the target (SageMaker DescribeEndpoint). */
+  readonly liveReplicaCounts: boolean;
+  readonly autoscaler: HpaModel | TargetTrackingModel;
+  /**
+   * How replica floors reach the platform. `metric`: the Reconciler publishes them, the HPA reads them like load.
+   * `capacity-write`: the Reconciler raises one variant's desired count per run, only on runs whose weights did not
+   * change, never while the endpoint is Updating.
+   */
+  readonly floors: 'metric' | 'capacity-write';
+  /**
+   * SageMaker only: how long an update leaves the endpoint Updating (no further write accepted). A weight update for
+   * `weightsSeconds`, a scale-in for `scaleInSeconds`; a scale-out until its instances are in service (or, short of
+   * capacity, `capacityFailureSeconds`). Not published by AWS: assumed values, see docs/simulator.md.
+   */
+  readonly endpointUpdate?: { readonly weightsSeconds: number; readonly scaleInSeconds: number; readonly capacityFailureSeconds: number };
+  /** Seconds from a Reconciler run until its published floor datapoint can be read (EMF ingestion). Assumed. */
+  readonly floorPublicationSeconds: number;
+}
+
+/** What the named construct deploys by default, from the same constants the constructs render. */
+export function platformModel(kind: PlatformKind): PlatformModel {
+  const reconciler = { periodSeconds: DEFAULT_POLICY_CONFIG.periodSeconds, metricDelaySeconds: RECONCILER_TIMING_DEFAULTS.metricDelaySeconds };
+  if (kind === 'eks') {
+    const k = EKS_SCALING_DEFAULTS;
+    return {
+      kind,
+      reconciler,
+      capacityErrorSignal: true,
+      liveReplicaCounts: false,
+      autoscaler: {
+        kind: 'hpa',
+        syncSeconds: HPA_CONTROLLER_DEFAULTS.syncPeriodSeconds,
+        tolerance: HPA_CONTROLLER_DEFAULTS.tolerance,
+        metricPeriodSeconds: k.metricPeriodSeconds,
+        collectionSeconds: k.metricCollectionPeriods * k.metricPeriodSeconds,
+        endTimeOffsetSeconds: k.metricEndTimeOffsetPeriods * k.metricPeriodSeconds,
+        scaleUpPods: k.maxScaleUpPods,
+        scaleUpPeriodSeconds: k.scaleUpPeriodSeconds,
+        scaleDownStabilizationSeconds: k.scaleDownStabilizationSeconds,
+        scaleDownPods: k.maxScaleDownPods,
+        scaleDownPeriodSeconds: k.scaleDownPeriodSeconds,
+        floor: {
+          collectionSeconds: REPLICA_FLOOR_TRIGGER.collectionPeriods * Math.max(60, reconciler.periodSeconds),
+          endTimeOffsetSeconds: REPLICA_FLOOR_TRIGGER.endTimeOffsetSeconds,
+          target: REPLICA_FLOOR_TRIGGER.target,
+        },
+      },
+      floors: 'metric',
+      floorPublicationSeconds: 60,
+    };
+  }
+  return {
+    kind,
+    reconciler,
+    capacityErrorSignal: false,
+    liveReplicaCounts: true,
+    autoscaler: {
+      kind: 'target-tracking',
+      evaluationSeconds: 60,
+      scaleOutCooldownSeconds: SAGEMAKER_SCALING_DEFAULTS.scaleOutCooldownSeconds,
+      scaleInCooldownSeconds: SAGEMAKER_SCALING_DEFAULTS.scaleInCooldownSeconds,
+    },
+    floors: 'capacity-write',
+    endpointUpdate: { weightsSeconds: 30, scaleInSeconds: 60, capacityFailureSeconds: 180 },
+    floorPublicationSeconds: 60,
+  };
+}

@@ -1,0 +1,71 @@
+import { LATENCY_BUCKETS } from './histogram';
+
+/** Per-minute, per-class series of one run (index = minute * classes + class). */
+export interface RunSeries {
+  readonly minutes: number;
+  readonly classCount: number;
+  readonly routedRequests: Float64Array;
+  readonly routedTokens: Float64Array;
+  /** Routed requests rejected because the class had no ready replica (the load balancer answers; no server counts them). */
+  readonly unroutable: Float64Array;
+  readonly admitted: Float64Array;
+  readonly rejected: Float64Array;
+  /** Output tokens of the rejected requests (admission, queue timeout or lost with a replica). */
+  readonly rejectedTokens: Float64Array;
+  readonly completed: Float64Array;
+  readonly servedTokens: Float64Array;
+  readonly sloMetRequests: Float64Array;
+  readonly sloMetTokens: Float64Array;
+  readonly readyReplicas: Float64Array;
+  readonly pendingReplicas: Float64Array;
+  readonly desiredReplicas: Float64Array;
+  readonly capacityErrors: Float64Array;
+  readonly interruptionNotices: Float64Array;
+  /** Replica-seconds paid in the minute (pending, ready and draining instances). */
+  readonly replicaSeconds: Float64Array;
+  /** Mean requests in flight (queued or in service) over the minute: SageMaker's ConcurrentRequestsPerModel x instances. */
+  readonly inFlight: Float64Array;
+  /** Latency histograms of completed requests (index = (minute * classes + class) * LATENCY_BUCKETS + bucket). */
+  readonly latency: Uint32Array;
+  /** Per minute: requests and output tokens arriving at the service. */
+  readonly demandRequests: Float64Array;
+  readonly demandTokens: Float64Array;
+  /** Per minute, per class: weights in force at the end of the minute. */
+  readonly weights: Float64Array;
+  /** Per minute: the policy's mode label. */
+  readonly modes: string[];
+  readonly reasons: string[];
+}
+
+/** Zeroed series for a run of `minutes` minutes and `k` classes. */
+export function createRunSeries(minutes: number, k: number): RunSeries {
+  const cells = minutes * k;
+  const perCell = () => new Float64Array(cells);
+  return {
+    minutes,
+    classCount: k,
+    routedRequests: perCell(),
+    routedTokens: perCell(),
+    unroutable: perCell(),
+    admitted: perCell(),
+    rejected: perCell(),
+    rejectedTokens: perCell(),
+    completed: perCell(),
+    servedTokens: perCell(),
+    sloMetRequests: perCell(),
+    sloMetTokens: perCell(),
+    readyReplicas: perCell(),
+    pendingReplicas: perCell(),
+    desiredReplicas: perCell(),
+    capacityErrors: perCell(),
+    interruptionNotices: perCell(),
+    replicaSeconds: perCell(),
+    inFlight: perCell(),
+    latency: new Uint32Array(cells * LATENCY_BUCKETS),
+    demandRequests: new Float64Array(minutes),
+    demandTokens: new Float64Array(minutes),
+    weights: perCell(),
+    modes: new Array<string>(minutes).fill(''),
+    reasons: new Array<string>(minutes).fill(''),
+  };
+}

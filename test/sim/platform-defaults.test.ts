@@ -1,0 +1,133 @@
+// The simulator's platform models run what the constructs deploy by default: the same constants feed both
+// (lib/core/platform/control-loop.ts), and this test reads the rendered resources, so a construct default that drifts
+// from the model (or a model that drifts from the construct) turns it red.
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { Duration } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { defineCapacityClasses } from '../../lib/core/service/checks';
+import { planCapacity } from '../../lib/core/service/sizing';
+import { Reconciler } from '../../lib/control/reconciler';
+import { EksInferenceService } from '../../lib/eks/inference-service';
+import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
+import { simClassesFromPlan } from '../../lib/sim/classes';
+import { type HpaModel, platformModel, type TargetTrackingModel } from '../../lib/sim/platform';
+import { smClasses, TWO_VARIANTS } from '../sagemaker/fixtures';
+import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
+
+describe('EKS: the HPA model is the ScaledObject the construct renders', () => {
+  const { stack } = testStack();
+  const service = new EksInferenceService(stack, 'Llama', {
+    contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+  });
+  const reconciler = new Reconciler(stack, 'Reconciler', { serving: service });
+  const model = platformModel('eks');
+  const hpa = model.autoscaler as HpaModel;
+
+  test('behaviour: rate policies, windows, and the controller\'s own tolerance (not overridden)', () => {
+    expect(hpa.kind).toBe('hpa');
+    for (const u of service.units) {
+      const behavior = u.objects.scaledObject.spec.advanced!.horizontalPodAutoscalerConfig!.behavior!;
+      expect(behavior.scaleUp).toEqual({
+        stabilizationWindowSeconds: 0, selectPolicy: 'Min', policies: [{ type: 'Pods', value: hpa.scaleUpPods, periodSeconds: hpa.scaleUpPeriodSeconds }],
+      });
+      expect(behavior.scaleDown).toEqual({
+        stabilizationWindowSeconds: hpa.scaleDownStabilizationSeconds,
+        selectPolicy: 'Min',
+        policies: [{ type: 'Pods', value: hpa.scaleDownPods, periodSeconds: hpa.scaleDownPeriodSeconds }],
+      });
+      // No per-object tolerance: the HPA controller's default (10%) applies, which is what the model uses.
+      expect(JSON.stringify(behavior)).not.toContain('tolerance');
+    }
+    expect([hpa.tolerance, hpa.syncSeconds]).toEqual([0.1, 15]);
+  });
+
+  test('the load trigger reads what the model reads: ALB RequestCount, Sum per period, the newest period skipped', () => {
+    const plan = planCapacity(LLAMA_CONTRACT, service.units.map((u) => u.cls));
+    const behavior = Object.fromEntries(service.units.map((u) => [u.cls.name, { provisioningSeconds: 300 }]));
+    const simClasses = simClassesFromPlan(service.units.map((u) => u.cls), plan, behavior, LLAMA_CONTRACT);
+    for (const u of service.units) {
+      const trigger = u.objects.scaledObject.spec.triggers[0];
+      const sim = simClasses.find((c) => c.name === u.cls.name)!;
+      expect([trigger.metricType, trigger.metadata.metricName, trigger.metadata.metricStat]).toEqual(['AverageValue', 'RequestCount', 'Sum']);
+      expect(trigger.metadata).toMatchObject({
+        metricStatPeriod: String(hpa.metricPeriodSeconds),
+        metricCollectionTime: String(hpa.collectionSeconds),
+        metricEndTimeOffset: String(hpa.endTimeOffsetSeconds),
+        minMetricValue: '0',
+      });
+      // The per-replica target: the simulator's class target is the construct's plan target, per period.
+      expect(Number(trigger.metadata.targetMetricValue)).toBeCloseTo(sim.targetRequestsPerSecondPerReplica * hpa.metricPeriodSeconds, 3);
+    }
+  });
+
+  test('the replica-floor trigger the Reconciler adds is the model\'s floor metric, under the same HPA', () => {
+    const template = Template.fromStack(stack);
+    const patches = Object.values(template.findResources('Custom::AWSCDK-EKS-KubernetesPatch'));
+    expect(patches).toHaveLength(service.units.length);
+    for (const patch of patches) {
+      const json = JSON.stringify(stack.resolve(patch.Properties.ApplyPatchJson));
+      expect(json).toContain('replica-floor');
+      for (const [key, value] of [['metricStatPeriod', '60'], ['metricCollectionTime', String(hpa.floor.collectionSeconds)],
+        ['metricEndTimeOffset', String(hpa.floor.endTimeOffsetSeconds)], ['targetMetricValue', String(hpa.floor.target)], ['metricStat', 'Maximum']]) {
+        expect(json).toContain(`\\"${key}\\":\\"${value}\\"`);
+      }
+    }
+    expect(model.floors).toBe('metric');
+  });
+
+  test('the Reconciler\'s period and metric delay, and the capacity-error signal the platform produces', () => {
+    expect(reconciler.config.metricDelaySeconds).toBe(model.reconciler.metricDelaySeconds);
+    expect(reconciler.config.policy.periodSeconds ?? 60).toBe(model.reconciler.periodSeconds);
+    const rate = Template.fromStack(stack).findResources('AWS::Events::Rule');
+    expect(Object.values(rate).map((r) => r.Properties.ScheduleExpression)).toContain(`rate(${model.reconciler.periodSeconds / 60} minute)`);
+    const signals = service.servingDescription().signals.classes;
+    const preferred = service.units[0].cls.name;
+    // Karpenter's capacity errors (a log metric filter per NodePool) are the preferred class's capacity-error signal.
+    expect(signals[preferred].capacityErrors !== undefined || reconciler.config.karpenterCapacityErrors === true).toBe(model.capacityErrorSignal);
+    expect(model.liveReplicaCounts).toBe(false);
+  });
+});
+
+describe('SageMaker: the target-tracking model is the scaling policy the construct renders', () => {
+  const { stack } = testStack();
+  const endpoint = new SageMakerCapacityEndpoint(stack, 'Llama', {
+    contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, provisionTimeout: Duration.minutes(15),
+  });
+  const reconciler = new Reconciler(stack, 'Reconciler', { serving: endpoint });
+  const model = platformModel('sagemaker');
+  const tracking = model.autoscaler as TargetTrackingModel;
+  const template = Template.fromStack(stack);
+
+  test('metric, target and cooldowns', () => {
+    expect(tracking.kind).toBe('target-tracking');
+    const policies = Object.values(template.findResources('AWS::ApplicationAutoScaling::ScalingPolicy'));
+    expect(policies).toHaveLength(TWO_VARIANTS.length);
+    const contract = LLAMA_CONTRACT;
+    const classes = defineCapacityClasses(smClasses(), { contract, platform: 'sagemaker' });
+    const plan = planCapacity(contract, classes);
+    const behavior = Object.fromEntries(classes.map((c) => [c.name, { provisioningSeconds: 300 }]));
+    const simClasses = simClassesFromPlan(classes, plan, behavior, contract);
+    const targets = policies.map((p) => p.Properties.TargetTrackingScalingPolicyConfiguration.TargetValue as number);
+    for (const p of policies) {
+      expect(p.Properties.TargetTrackingScalingPolicyConfiguration).toMatchObject({
+        PredefinedMetricSpecification: { PredefinedMetricType: 'SageMakerVariantConcurrentRequestsPerModelHighResolution' },
+        ScaleOutCooldown: tracking.scaleOutCooldownSeconds,
+        ScaleInCooldown: tracking.scaleInCooldownSeconds,
+      });
+    }
+    // The simulator's per-class target is the plan's concurrency target each variant takes (the least of its pools').
+    for (const v of TWO_VARIANTS) {
+      const expected = Math.min(...v.classes.map((name) => simClasses.find((c) => c.name === name)!.targetConcurrencyPerReplica));
+      expect(targets).toContain(expected);
+    }
+  });
+
+  test('writes, signals and timing: one capacity write per run after the weights, no capacity-error signal by default', () => {
+    expect(model.floors).toBe('capacity-write');
+    expect(model.endpointUpdate).toBeDefined();
+    expect(model.liveReplicaCounts).toBe(true);
+    const signals = endpoint.servingDescription().signals.classes;
+    expect(Object.values(signals).some((s) => s.capacityErrors !== undefined)).toBe(model.capacityErrorSignal);
+    expect(reconciler.config.metricDelaySeconds).toBe(model.reconciler.metricDelaySeconds);
+  });
+});

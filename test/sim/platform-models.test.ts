@@ -1,0 +1,147 @@
+// The platform models behave as the deployed systems do: the HPA's rate limits, window and tolerance; SageMaker's one
+// write per run and nothing while Updating; the signals each platform produces; demand as the Reconciler measures it.
+import { HpaAutoscaler, TargetTracking } from '../../lib/sim/autoscaler';
+import { libraryPolicy } from '../../lib/sim/library-policy';
+import { computeMetrics } from '../../lib/sim/metrics';
+import { type HpaModel, platformModel, type TargetTrackingModel } from '../../lib/sim/platform';
+import { type Observation, type PolicyFactory } from '../../lib/sim/policy';
+import { HELD_OUT, H8, S1 } from '../../lib/sim/scenarios';
+import { runSimulation } from '../../lib/sim/simulator';
+import { runJob } from '../../lib/sim/suite';
+
+const SHORT_LLM = { durationMinutes: 100, onsetMinute: 30, shortageMinutes: 40, meanRate: 10, preferredInstancesDuringShortage: 2, flapMinutes: 40 };
+const hpaModel = platformModel('eks').autoscaler as HpaModel;
+
+describe('HPA (EKS ScaledObject behaviour)', () => {
+  const bounds = (current: number) => ({ current, min: 1, max: 40 });
+  const load = (replicas: number) => [{ value: replicas * 100, target: 100 }];
+
+  test('scales up at most 2 pods per 120 s however far the load is above target', () => {
+    const hpa = new HpaAutoscaler(hpaModel, 4);
+    let current = 4;
+    const seen: number[] = [];
+    for (let t = 0; t <= 240; t += 15) {
+      current = hpa.evaluate(t, load(12), bounds(current));
+      seen.push(current);
+    }
+    expect(seen[0]).toBe(6);
+    expect(seen[7]).toBe(6); // t = 105
+    expect(seen[8]).toBe(8); // t = 120: the first event left the period
+    expect(seen[16]).toBe(10); // t = 240
+  });
+
+  test('a recommendation within 10% of the current replicas changes nothing', () => {
+    const hpa = new HpaAutoscaler(hpaModel, 10);
+    expect(hpa.evaluate(0, [{ value: 1090, target: 100 }], bounds(10))).toBe(10);
+    expect(hpa.evaluate(15, [{ value: 1150, target: 100 }], bounds(10))).toBe(12);
+  });
+
+  test('scales down only after the 600 s window, then 1 pod per 120 s; the floor trigger obeys the same limits', () => {
+    const hpa = new HpaAutoscaler(hpaModel, 10);
+    let current = 10;
+    const at: Record<number, number> = {};
+    for (let t = 0; t <= 900; t += 15) {
+      // Load says 1 replica, the floor says 6 (both AverageValue metrics; the HPA takes the higher).
+      current = hpa.evaluate(t, [{ value: 100, target: 100 }, { value: 6, target: 1 }], bounds(current));
+      at[t] = current;
+    }
+    expect(at[585]).toBe(10);
+    expect(at[600]).toBe(9);
+    expect(at[705]).toBe(9);
+    expect(at[720]).toBe(8);
+    expect(at[900]).toBe(7);
+  });
+});
+
+describe('SageMaker target tracking and writes', () => {
+  test('target tracking: scale-out after its cooldown, scale-in only after the 900 s scale-in cooldown', () => {
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    const tt = new TargetTracking(model);
+    expect(tt.evaluate(0, 40, 4, { current: 5, min: 1, max: 20 })).toBe(10);
+    expect(tt.evaluate(30, 80, 4, { current: 10, min: 1, max: 20 })).toBe(10);
+    expect(tt.evaluate(60, 80, 4, { current: 10, min: 1, max: 20 })).toBe(20);
+    expect(tt.evaluate(120, 8, 4, { current: 20, min: 1, max: 20 })).toBe(20);
+    expect(tt.evaluate(960, 8, 4, { current: 20, min: 1, max: 20 })).toBe(2);
+  });
+
+  const sagemaker = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const };
+  const fallback = 2;
+  const floorsOf = (policy: PolicyFactory) => {
+    const run = runSimulation(sagemaker, policy, { seed: 3 });
+    const k = run.series.classCount;
+    return Array.from({ length: run.series.minutes }, (_, m) => run.series.desiredReplicas[m * k + fallback]);
+  };
+
+  test('a floor is written only on a run whose weights did not change (one write per run)', () => {
+    let tick = 0;
+    const flipping: PolicyFactory = () => ({
+      name: 'flipping',
+      decide: () => ({ weights: tick++ % 2 === 0 ? [0.9, 0.05, 0.05] : [0.8, 0.1, 0.1], mode: 'x', reason: '', minReplicas: [0, 0, 9] }),
+    });
+    const steady: PolicyFactory = () => ({
+      name: 'steady', decide: () => ({ weights: [0.9, 0.05, 0.05], mode: 'x', reason: '', minReplicas: [0, 0, 9] }),
+    });
+    expect(Math.max(...floorsOf(flipping))).toBeLessThan(9);
+    expect(Math.max(...floorsOf(steady))).toBe(9);
+  });
+
+  test('the policy sees no capacity-error signal, live replica counts, and an Updating endpoint as not writable', () => {
+    const seen: Observation[] = [];
+    const spy: PolicyFactory = () => ({ name: 'spy', decide: (o) => {
+      seen.push(o);
+      return { weights: [1, 0, 0], mode: 'x', reason: '', minReplicas: [0, 0, 5] };
+    } });
+    runSimulation(sagemaker, spy, { seed: 3 });
+    expect(seen.every((o) => o.capacityErrorSignal === false && o.live?.length === 3)).toBe(true);
+    expect(seen.some((o) => o.updating)).toBe(true);
+    const eks: Observation[] = [];
+    runSimulation(S1.build(3, SHORT_LLM), () => ({ name: 'spy', decide: (o) => {
+      eks.push(o);
+      return { weights: [1, 0, 0], mode: 'x', reason: '' };
+    } }), { seed: 3 });
+    expect(eks.every((o) => o.capacityErrorSignal === true && o.live === undefined && !o.updating)).toBe(true);
+  });
+});
+
+describe('what the Reconciler measures', () => {
+  test('demand is requests x the declared tokens per request, not the true tokens (long answers under-count)', () => {
+    const scenario = H8.build(1, SHORT_LLM);
+    const demand: Array<{ requests: number; tokens: number }> = [];
+    const spy: PolicyFactory = () => ({ name: 'spy', decide: (o) => {
+      const d = o.demand[o.demand.length - 1];
+      if (d && d.minute >= 0) demand.push(d);
+      return { weights: [1, 0, 0], mode: 'x', reason: '' };
+    } });
+    const run = runSimulation(scenario, spy, { seed: 1 });
+    expect(demand.length).toBeGreaterThan(10);
+    for (const d of demand) expect(d.tokens).toBeCloseTo(d.requests * scenario.tokensPerRequest!, 6);
+    const trueTokens = run.series.demandTokens.reduce((a, b) => a + b, 0) / run.series.demandRequests.reduce((a, b) => a + b, 0);
+    expect(trueTokens).toBeGreaterThan(1.1 * scenario.tokensPerRequest!);
+  });
+
+  test('the Reconciler reads no period newer than its 120 s metric delay', () => {
+    const newest: number[] = [];
+    const spy: PolicyFactory = () => ({ name: 'spy', decide: (o) => {
+      if (o.now >= 300) newest.push(o.now / 60 - o.windows[0][o.windows[0].length - 1]!.minute);
+      return { weights: [1, 0, 0], mode: 'x', reason: '' };
+    } });
+    runSimulation(S1.build(3, SHORT_LLM), spy, { seed: 3 });
+    expect(new Set(newest)).toEqual(new Set([3]));
+  });
+});
+
+describe("Little's law per class in the held-out traces, on both platforms", () => {
+  test.each(HELD_OUT.flatMap((s) => (['eks', 'sagemaker'] as const).map((p) => [s.id, p] as const)))('%s on %s', (id, platform) => {
+    const result = runJob({ scenarioId: id, params: SHORT_LLM, seed: 5, policies: ['library', 'cost-only'], charts: false, platform });
+    for (const [policy, m] of Object.entries(result.metrics)) {
+      expect({ policy, error: m.littleLawMaxError < 1e-9 }).toEqual({ policy, error: true });
+      expect(m.sloAttainment).toBeGreaterThan(0.3);
+    }
+  });
+
+  test('the library on SageMaker runs the deployed step end to end (mode changes in a shortage)', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const };
+    const m = computeMetrics(runSimulation(scenario, libraryPolicy(), { seed: 3 }), scenario);
+    expect(m.modeChanges).toBeGreaterThan(0);
+  });
+});
