@@ -9,6 +9,7 @@ import { KARPENTER_PODS } from '../../lib/eks/observability-addon';
 import { Metrics } from '../../lib/core/metrics/contract';
 import { ACCOUNT, allows, grantedActions, REGION, roleStatements } from '../permissions/iam-policy';
 import { InferenceObservability } from '../../lib/control/observability';
+import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
 
 function build(overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; service: EksInferenceService; template: Template } {
@@ -129,10 +130,16 @@ describe('EKS signal producers', () => {
     const text = typeof raw === 'string' ? raw : raw['Fn::Join'][1].map((p: unknown) => (typeof p === 'string' ? p : 'TOKEN')).join('');
     const config = JSON.parse(text);
     expect(config.karpenterCapacityErrors).toBe(true);
-    expect(Object.keys(config.signals)).toEqual(['l40s', 'a10g']);
-    expect(config.signals.l40s.generatedTokens).toEqual({
+    // The scrape publishes the contract's GeneratedTokens: named per route, derived in the reconciler (4 KB environment).
+    expect(config.contractTokenCounters).toEqual(['l40s', 'a10g']);
+    const plan = signalPlan(config, 60).classes;
+    expect(plan.l40s.servedTokensPerSecond).toEqual({ metric: {
       namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'llama3-chat', CapacityClass: 'l40s' }, stat: 'Sum',
-    });
+    }, scale: 1 / 60 });
+    // Requests x mean tokens elsewhere: ALB RequestCount.
+    const others = Object.keys(plan).filter((n) => !['l40s', 'a10g'].includes(n));
+    expect(others.length).toBeGreaterThan(0);
+    for (const n of others) expect(plan[n].servedTokensPerSecond).toMatchObject({ metric: { metricName: 'RequestCount' } });
   });
 
   test('closes the loop: every metric read has a producer, and no cdk-nag finding is left', () => {
