@@ -95,6 +95,11 @@ export interface EksObservabilityProps extends ObservabilityOptions {
    * @default - none yet
    */
   readonly classes?: readonly ObservabilityClass[];
+  /**
+   * The Karpenter pods whose log lines count (a Karpenter installed outside this library may run elsewhere).
+   * @default KARPENTER_PODS
+   */
+  readonly karpenterPods?: KarpenterPods;
 }
 
 /** The signal producers of one service's classes. */
@@ -165,6 +170,7 @@ export class EksObservability extends Construct {
   public readonly scrapedMetrics: Readonly<Record<string, readonly MetricSpec[]>>;
   private readonly clusterName: string;
   private readonly scrapeSeconds: number;
+  private readonly karpenterPods: KarpenterPods;
   private readonly existing?: ExistingObservabilityAddon;
   /** Every class of every service, in the order they were added: NodePools, scrape jobs, EMF declarations. */
   private readonly classes: ObservabilityClass[] = [];
@@ -176,6 +182,7 @@ export class EksObservability extends Construct {
     if (problems.length > 0) throw new Error(`EksObservability at '${this.node.path}' is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.clusterName = props.clusterName;
     this.scrapeSeconds = (props.scrapeInterval ?? Duration.minutes(1)).toSeconds();
+    this.karpenterPods = props.karpenterPods ?? KARPENTER_PODS;
     const existing = props.existingAddon;
     this.existing = existing;
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
@@ -255,7 +262,7 @@ export class EksObservability extends Construct {
     const metrics: Record<string, MetricStatSource> = {};
     // Rendered at synth: services attached later add NodePools each pattern must tell apart.
     const pattern = (pool: string) =>
-      logs.FilterPattern.literal(Lazy.string({ produce: () => karpenterCapacityErrorPattern(pool, KARPENTER_PODS, this.nodePoolNames()) }));
+      logs.FilterPattern.literal(Lazy.string({ produce: () => karpenterCapacityErrorPattern(pool, this.karpenterPods, this.nodePoolNames()) }));
     const filters = classes.map((c) => {
       const metric = karpenterCapacityErrorMetric(this.clusterName, c.nodePoolName);
       metrics[c.className] = metric;
