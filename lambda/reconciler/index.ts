@@ -1,16 +1,37 @@
 /**
- * Reconciler Lambda entry point: triggered every minute by EventBridge and at once by capacity alarm state changes.
- * Thin: read the configuration the construct validated at synth, run one reconciliation, fail the invocation (so the
- * function's Errors metric shows it) when an AWS call failed after retries. Weights are left unchanged in that case.
+ * Reconciler Lambda entry point: triggered every period by EventBridge and at once by capacity alarm state changes.
+ * Thin: read the configuration the construct validated at synth, run one reconciliation before a deadline that leaves
+ * time to print its audit line, fail the invocation (so the function's Errors metric shows it) when the run failed.
+ * Weights are left unchanged in that case.
  */
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { failureAuditLine, failureEmf, RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler/faults';
-import { type Clients, reconcile, type RunResult } from './reconcile';
+import { type RunMemory } from '../../lib/core/reconciler/memory';
+import { type Clients, reconcile, type RunResult, TARGET_IO } from './reconcile';
 
-// Our own retry layer (retry.ts) is the only one: one SDK attempt per call.
-const sdk = { maxAttempts: 1 };
+/**
+ * Our own retry layer (lib/core/reconciler/retry.ts) is the only one: one SDK attempt per call. Each attempt is bounded:
+ * 2 s to connect, 5 s for the whole request. `throwOnRequestTimeout` makes the request timeout an error; without it
+ * @smithy/node-http-handler only logs a warning ("Without this setting, a breach of the request timeout will be logged
+ * as a warning", @smithy/types NodeHttpHandlerOptions).
+ */
+export const SDK_OPTIONS = {
+  maxAttempts: 1,
+  requestHandler: { connectionTimeout: 2_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
+};
+
+/**
+ * Time kept back from the Lambda timeout for what follows the last AWS call: the records, the audit line, a backoff
+ * sleep that began just before the deadline (at most 3 s, DEFAULT_RETRY.maxDelayMs).
+ */
+export const DEADLINE_RESERVE_MS = 8_000;
+/** The function's timeout (the construct sets it): the deadline when the runtime does not say how much time is left. */
+export const FUNCTION_TIMEOUT_MS = 30_000;
+
 let clients: Clients | undefined;
 let config: ReconcilerConfig | undefined;
+// One execution environment runs one invocation at a time (reserved concurrency 1): the previous run's memory.
+let memory: RunMemory | undefined;
 
 function loadConfig(): ReconcilerConfig {
   const raw = process.env[RECONCILER_CONFIG_ENV];
@@ -25,18 +46,21 @@ function loadConfig(): ReconcilerConfig {
  */
 async function makeClients(c: ReconcilerConfig): Promise<Clients> {
   const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
-  if (c.facts.kind === 'sagemaker') {
-    const { SageMakerClient } = await import('@aws-sdk/client-sagemaker');
-    return { cloudwatch: new CloudWatchClient(sdk), sagemaker: new SageMakerClient(sdk) };
-  }
-  const { ElasticLoadBalancingV2Client } = await import('@aws-sdk/client-elastic-load-balancing-v2');
-  return { cloudwatch: new CloudWatchClient(sdk), elbv2: new ElasticLoadBalancingV2Client(sdk) };
+  const io = TARGET_IO[c.facts.kind];
+  if (!io) throw new Error(`unknown routing target kind ${JSON.stringify(c.facts.kind)}`);
+  return { cloudwatch: new CloudWatchClient(SDK_OPTIONS), ...(await (await io()).client(SDK_OPTIONS)) };
 }
 
-export async function handler(event: { 'detail-type'?: string; source?: string } = {}): Promise<RunResult> {
+/** The Lambda context's clock: only what the handler reads. */
+export interface InvocationContext {
+  getRemainingTimeInMillis?(): number;
+}
+
+export async function handler(event: { 'detail-type'?: string; source?: string } = {}, context?: InvocationContext): Promise<RunResult> {
   const trigger = event['detail-type'] ?? 'manual';
   const log = (line: Record<string, unknown>) => console.log(JSON.stringify({ trigger, ...line }));
   const nowMs = Date.now();
+  const remaining = context?.getRemainingTimeInMillis?.() ?? FUNCTION_TIMEOUT_MS;
   try {
     config ??= loadConfig();
     clients ??= await makeClients(config);
@@ -47,7 +71,8 @@ export async function handler(event: { 'detail-type'?: string; source?: string }
     log(failureAuditLine(Math.floor(nowMs / 1000), 'invalid-config', detail));
     throw new Error(`reconciler: ${detail}`, { cause: error });
   }
-  const result = await reconcile(config, clients, { nowMs, log });
+  const result = await reconcile(config, clients, { nowMs, log, memory, deadlineMs: nowMs + Math.max(1_000, remaining - DEADLINE_RESERVE_MS) });
+  memory = result.memory;
   if (result.action === 'failed') throw new Error(`reconciler: ${result.detail}`);
   return result;
 }

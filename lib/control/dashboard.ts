@@ -3,6 +3,7 @@ import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
 import { nameProblem } from '../core/validation/checker';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
+import { routingTarget } from '../core/reconciler/targets';
 import { type InferenceAlarms } from './alarms';
 import { serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
 
@@ -88,7 +89,7 @@ function graph(title: string, width: number, props: Omit<cloudwatch.GraphWidgetP
 
 function summary(m: ServiceMetrics): cloudwatch.TextWidget {
   const f = m.facts;
-  const where = f.kind === 'sagemaker' ? `SageMaker endpoint \`${f.endpointName}\`` : `ALB \`${f.loadBalancerFullName}\` (EKS)`;
+  const where = routingTarget(f).describeTarget(f);
   const lines = m.classes.map((c) => {
     const k = c.facts;
     const atEnvelope = (k.usdPerReplicaHour / (3600 * k.tokensPerSecondPerReplica)) * 1e6;

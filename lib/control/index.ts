@@ -1,2 +1,3 @@
 export * from './reconciler';
 export * from './observability';
+export * from './serving';

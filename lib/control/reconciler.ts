@@ -9,19 +9,21 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
-import { nonFiniteFactProblems, RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
+import { nonFiniteFactProblems, RECONCILER_SERVICE_ENV, servingProblems } from '../core/reconciler/faults';
 import { Checker } from '../core/validation/checker';
 import { RECONCILER_RULES } from '../core/validation/rules';
 import { durationMillis, durationSeconds } from '../util/duration';
-import { policyClassProblems, policyConfigProblems, resolvePolicyConfig } from '../core/policy/defaults';
+import { DEFAULT_POLICY_CONFIG, policyClassProblems, policyConfigProblems, resolvePolicyConfig } from '../core/policy/defaults';
 import { type PolicyConfig } from '../core/policy/types';
-import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../core/reconciler/config';
+import {
+  ENVIRONMENT_LIMIT_BYTES, environmentBytes, RECONCILER_CONFIG_ENV, type ReconcilerConfig, windowDefaultsForPeriod,
+} from '../core/reconciler/config';
 import { policyClassesFromFacts } from '../core/reconciler/from-facts';
-import { type RoutingFacts } from '../core/reconciler/routing-facts';
-import { karpenterCapacityErrorMetric } from '../core/metrics/karpenter-capacity';
 import { signalPlan } from '../core/reconciler/signal-sources';
 import { findPublishedMetric } from '../core/metrics/aws-published';
-import { type ClassSignalProducers, type IInferenceServing, servingProblems } from '../core/reconciler/serving';
+import { type ServingDescription } from '../core/reconciler/serving';
+import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
+import { type IInferenceServing } from './serving';
 import { isUnresolved } from '../core/validation/tokens';
 import { lambdaCode } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
@@ -103,9 +105,8 @@ function signalSourceLines(config: ReconcilerConfig): string[] {
   const period = config.policy.periodSeconds ?? 60;
   const plan = signalPlan(config, period);
   const lines: string[] = [];
-  for (const [route, sources] of Object.entries(plan.classes)) {
-    for (const [signal, source] of Object.entries(sources)) {
-      if (!source) continue;
+  for (const [route, { servedIncludesRejected: _, ...sources }] of Object.entries(plan.classes)) {
+    for (const [signal, entry] of Object.entries(sources)) for (const source of [entry ?? []].flat()) {
       if ('expression' in source) {
         lines.push(`${route} ${signal}: ${source.expression} (AWS-published, lib/core/metrics/aws-published.ts)`);
         continue;
@@ -118,11 +119,6 @@ function signalSourceLines(config: ReconcilerConfig): string[] {
   }
   return lines;
 }
-
-/** Lambda's limit on the total size of a function's environment variables. */
-const ENVIRONMENT_LIMIT_BYTES = 4096;
-/** What one unresolved token (an ARN, a generated name) may grow to once CloudFormation resolves it. */
-const TOKEN_ALLOWANCE_BYTES = 128;
 
 /**
  * The reconciler: a Lambda function, run every period and at once on capacity alarm state changes, that reads the
@@ -166,11 +162,19 @@ export class Reconciler extends Construct {
     // Replica floors reach the autoscaler only where the serving construct binds them (EKS: a ScaledObject trigger on
     // the floor this reconciler publishes; SageMaker: desired instance counts it writes itself).
     const floorsBound = typeof props.serving.enableReplicaFloors === 'function';
-    const policy = { ...policyConfigFromOptions(props.policy ?? {}), ...(floorsBound ? {} : { replicaFloorsApplied: false }) };
+    const policy = {
+      ...windowDefaultsForPeriod(durationSeconds(props.policy?.period)),
+      // The latency trigger watches the contract's SLO unless the policy names its own.
+      ...(serving.latencySloP95Ms !== undefined ? { latencySloP95Ms: serving.latencySloP95Ms } : {}),
+      ...policyConfigFromOptions(props.policy ?? {}),
+      ...(floorsBound ? {} : { replicaFloorsApplied: false }),
+    };
     const problems = this.validate(props, serving, policy);
-    // Per routed class: the class itself on an ALB; on SageMaker a variant's producers are those of its only class.
-    const signals = routedSignals(serving);
-    const { compact, karpenter } = compactSignals(serving, signals);
+    if (!isKnownTargetKind(serving.routing)) {
+      throw new Error(`Reconciler ${this.node.path}: invalid props:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    }
+    // The platform's signal producers per routed name (an ALB target's class, a SageMaker variant's only class).
+    const { signals: compact, karpenterCapacityErrors: karpenter, contractTokenCounters } = routingTarget(serving.routing).routedProducers(serving);
     this.config = {
       facts: serving.routing,
       placement: { sensitive: props.sensitive ?? false },
@@ -181,19 +185,19 @@ export class Reconciler extends Construct {
       ...(serving.signals.containerInsightsClusterName ? { clusterName: serving.signals.containerInsightsClusterName } : {}),
       ...(Object.keys(compact).length > 0 ? { signals: compact } : {}),
       ...(karpenter ? { karpenterCapacityErrors: true } : {}),
+      ...(contractTokenCounters ? { contractTokenCounters } : {}),
     };
     const environment = Stack.of(this).toJsonString(this.config);
-    const estimated = JSON.stringify(this.config).length + countTokens(this.config) * TOKEN_ALLOWANCE_BYTES;
-    if (estimated > ENVIRONMENT_LIMIT_BYTES - RECONCILER_CONFIG_ENV.length - RECONCILER_SERVICE_ENV.length - serving.service.length) {
-      problems.push(`facts: the configuration needs about ${estimated} bytes of environment (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
+    const bytes = environmentBytes(this.config, RECONCILER_CONFIG_ENV, RECONCILER_SERVICE_ENV);
+    if (bytes > ENVIRONMENT_LIMIT_BYTES) {
+      problems.push(`facts: the configuration needs up to ${bytes} bytes of environment once resolved (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
         'route fewer classes per reconciler (e.g. one reconciler per endpoint or listener)');
     }
     if (problems.length > 0) {
       throw new Error(`Reconciler ${this.node.path}: invalid props:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     }
-    props.serving.enableReplicaFloors?.();
+    props.serving.enableReplicaFloors?.({ periodSeconds: policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds });
     this.service = serving.service;
-    const facts = serving.routing;
 
     this.logEncryptionKey = props.logEncryptionKey ?? newLogGroupKey(this, 'LogKey', `Audit trail (log group) of the routing reconciler of ${serving.service}`);
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS, encryptionKey: this.logEncryptionKey });
@@ -201,7 +205,7 @@ export class Reconciler extends Construct {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: `Routing reconciler of ${serving.service}: reads signals, writes routing weights`,
     });
-    this.grantTargetAccess(facts);
+    this.grantTargetAccess(props.serving);
 
     this.function = new lambda.Function(this, 'Function', {
       runtime: lambda.Runtime.NODEJS_24_X,
@@ -235,7 +239,9 @@ export class Reconciler extends Construct {
       targets: [this.trigger],
     });
 
-    const errorSources = Object.entries(signals).flatMap(([className, s]) => (s.capacityErrors ? [[className, s.capacityErrors] as const] : []));
+    // One alarm per capacity-error metric the reconciler reads (the plan expands the Karpenter filter metric per NodePool).
+    const plan = signalPlan(this.config, policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds).classes;
+    const errorSources = Object.entries(plan).flatMap(([className, s]) => (s.capacityErrors && 'metric' in s.capacityErrors ? [[className, s.capacityErrors.metric] as const] : []));
     this.capacityErrorAlarms = errorSources.map(
       ([className, source]) =>
         new cloudwatch.Alarm(this, `CapacityErrors-${className}`, {
@@ -277,7 +283,8 @@ export class Reconciler extends Construct {
     acknowledgeNistRules(this, {
       IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
       LambdaDLQ: 'Scheduled and alarm events are not retried (retryAttempts 0: the next tick is the retry, a stale event is worthless) and every ' +
-        'failed run is recorded (ReconcilerFailures, Lambda Errors, both alarmed); a dead-letter queue would hold stale events nobody replays.',
+        `failed run is recorded (${Metrics.reconcilerFailures.name} and the function's error count, both alarmed); a dead-letter queue would ` +
+        'hold stale events nobody replays.',
       LambdaInsideVPC: 'The function calls AWS APIs only (CloudWatch, SageMaker or Elastic Load Balancing) and reaches no resource in a VPC; ' +
         'in a VPC it would need NAT or interface endpoints for each of them.',
     });
@@ -342,32 +349,34 @@ export class Reconciler extends Construct {
     });
   }
 
-  /** Only the calls the reconciler makes, on the one endpoint or listener it routes. */
-  private grantTargetAccess(facts: RoutingFacts): void {
+  /**
+   * Only the calls the reconciler makes: GetMetricData, and what the serving construct grants for its own routing target
+   * (`grantRouting`: the one endpoint or listener it routes). No routing-target statement is written here.
+   */
+  private grantTargetAccess(serving: IInferenceServing): void {
     this.role.addToPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
+    const grant = serving.grantRouting(this.role);
+    // Whatever the serving construct had to grant on "*" (a describe call without a resource type) is named here.
+    const unscoped = grant.principalStatements.filter((s) => s.resources.includes('*')).flatMap((s) => s.actions);
     const acknowledgements = [{
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'cloudwatch:GetMetricData supports no resource-level permissions (the Service Authorization Reference lists no ' +
         'resource type for it), so it needs "*"; it only reads metrics.' +
-        (facts.kind === 'alb' ? ' elasticloadbalancing:DescribeListeners likewise has no resource type and only reads.' : ''),
+        (unscoped.length > 0 ? ` ${unscoped.join(', ')} likewise has no resource type and only reads.` : ''),
     }, {
       id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.logGroup.node.defaultChild as logs.CfnLogGroup)}.Arn>:*]`,
       reason: 'Log streams of the reconciler\'s own log group: stream names are generated by Lambda per execution environment.',
     }];
-    if (facts.kind === 'sagemaker') {
-      this.role.addToPolicy(new iam.PolicyStatement({
-        actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'],
-        resources: [facts.endpointArn],
-      }));
-    } else {
-      this.role.addToPolicy(new iam.PolicyStatement({ actions: ['elasticloadbalancing:DescribeListeners'], resources: ['*'] }));
-      this.role.addToPolicy(new iam.PolicyStatement({ actions: ['elasticloadbalancing:ModifyListener'], resources: [facts.listenerArn] }));
-    }
     for (const a of acknowledgements) acknowledgeRule(this.role, a.id, a.reason);
   }
 
-  private validate(props: ReconcilerProps, serving: ReturnType<IInferenceServing['servingDescription']>, policy: Partial<PolicyConfig>): string[] {
+  private validate(props: ReconcilerProps, serving: ServingDescription, policy: Partial<PolicyConfig>): string[] {
     const problems: string[] = [...servingProblems(serving)];
+    if (typeof props.serving.grantRouting !== 'function') {
+      problems.push('serving.grantRouting: undefined (a function: the construct that owns the routing target grants the routing writes on it)');
+    }
+    if (!isKnownTargetKind(serving.routing)) return problems;
+    const kind = routingTarget(serving.routing);
     const rules = new Checker(RECONCILER_RULES);
     const o = props.policy ?? {};
     // Each option against its own rule; the policy's rules between fields only for fields that passed their own.
@@ -402,19 +411,7 @@ export class Reconciler extends Construct {
     const facts = serving.routing;
     const classes = policyClassesFromFacts(facts, { sensitive: props.sensitive });
     problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`), ...nonFiniteFactProblems(facts));
-    if (facts.kind === 'alb') {
-      if (facts.targets.length < 1 || facts.targets.length > 5) {
-        problems.push(`facts.targets: ${facts.targets.length} target groups (an ALB forward action takes 1..5)`);
-      }
-      if (!serving.signals.containerInsightsClusterName) {
-        problems.push('serving.signals.containerInsightsClusterName: undefined (required for an ALB target: desired replicas come from Container Insights)');
-      }
-    } else {
-      if (facts.variants.length < 1 || facts.variants.length > 10) {
-        problems.push(`facts.variants: ${facts.variants.length} variants (a SageMaker endpoint takes 1..10)`);
-      }
-      for (const v of facts.variants) if (v.classes.length === 0) problems.push(`facts.variants['${v.variantName}'].classes: none (at least one pool)`);
-    }
+    problems.push(...kind.factProblems(facts), ...kind.servingProblems(serving));
     if (!isUnresolved(serving.service) && !/^[\w.\-:/]{1,255}$/.test(serving.service)) {
       problems.push(`serving.service: '${serving.service}' (1..255 characters of letters, digits and . - _ : /)`);
     }
@@ -443,46 +440,4 @@ function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig>
     maxReturnHoldSeconds: seconds(o.maxReturnHold),
   };
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Partial<PolicyConfig>;
-}
-
-/** The serving platform's signal producers by routed class: an ALB target's class, a SageMaker variant's only class. */
-function routedSignals(serving: ReturnType<IInferenceServing['servingDescription']>): Record<string, ClassSignalProducers> {
-  const out: Record<string, ClassSignalProducers> = {};
-  const r = serving.routing;
-  const routes = r.kind === 'alb' ? r.targets.map((t) => ({ name: t.class.name, classes: [t.class.name] })) : r.variants.map((v) => ({ name: v.variantName, classes: v.classes.map((c) => c.name) }));
-  for (const route of routes) {
-    const producers = route.classes.length === 1 ? serving.signals.classes[route.classes[0]] : undefined;
-    // A variant's pools may run different engines: 4XX is read only when every pool sheds with it (else 5XX, the default).
-    const rejects4xx = route.classes.every((c) => serving.signals.classes[c]?.rejectionStatus === '4xx');
-    const entry: ClassSignalProducers = {
-      ...(producers?.capacityErrors ? { capacityErrors: producers.capacityErrors } : {}),
-      ...(producers?.generatedTokens ? { generatedTokens: producers.generatedTokens } : {}),
-      ...(rejects4xx ? { rejectionStatus: '4xx' as const } : {}),
-    };
-    if (Object.keys(entry).length > 0) out[route.name] = entry;
-  }
-  return out;
-}
-
-/** The signals with the Karpenter filter metrics left out when every ALB target has exactly its NodePool's one. */
-function compactSignals(
-  serving: ReturnType<IInferenceServing['servingDescription']>,
-  signals: Record<string, ClassSignalProducers>,
-): { compact: Record<string, ClassSignalProducers>; karpenter: boolean } {
-  const r = serving.routing;
-  const cluster = serving.signals.containerInsightsClusterName;
-  if (r.kind !== 'alb' || !cluster) return { compact: signals, karpenter: false };
-  const derived = (t: (typeof r.targets)[number]) => JSON.stringify(karpenterCapacityErrorMetric(cluster, t.nodePoolName));
-  const karpenter = r.targets.every((t) => JSON.stringify(signals[t.class.name]?.capacityErrors) === derived(t));
-  if (!karpenter) return { compact: signals, karpenter: false };
-  const compact: Record<string, ClassSignalProducers> = {};
-  for (const [name, { capacityErrors: _, ...rest }] of Object.entries(signals)) if (Object.keys(rest).length > 0) compact[name] = rest;
-  return { compact, karpenter: true };
-}
-
-function countTokens(value: unknown): number {
-  if (typeof value === 'string' || typeof value === 'number') return isUnresolved(value) ? 1 : 0;
-  if (Array.isArray(value)) return value.reduce((n: number, v) => n + countTokens(v), 0);
-  if (value && typeof value === 'object') return Object.values(value).reduce((n: number, v) => n + countTokens(v), 0);
-  return 0;
 }

@@ -16,11 +16,12 @@ import { type CapacityClass, type CapacityClassSpec } from '../core/service/capa
 import { checkCapacityClasses, type ClassProblem, formatProblem } from '../core/service/checks';
 import { type ServiceContract } from '../core/service/contract';
 import { type CapacityPlan, planCapacity } from '../core/service/sizing';
-import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
+import { type ServingDescription } from '../core/reconciler/serving';
+import { type IInferenceServing, type ReplicaFloorOptions } from '../control/serving';
 import { type ApprovedImagesAdmission } from '../trust/admission-policy';
 import { type IClassArtifactGate } from '../trust/gate';
-import { classObjectName, clusterProblems, eksProblems } from './checks';
 import { modelDataDecryptStatement } from '../trust/model-data-key';
+import { classObjectName, clusterProblems, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';
 import { CLASS_LABEL, type ClassObjects, classUnitObjects, DEFAULT_PORT, SERVING_SERVICE_ACCOUNT } from './class-unit';
 import { type ChartVersions, DISCOVERY_TAG, EksInferenceCluster, type NewClusterOptions } from './cluster';
@@ -96,6 +97,13 @@ export interface EksInferenceServiceProps {
    */
   readonly modelDataFetcherImage?: string;
   /**
+   * Key of the model-data bucket when it uses SSE-KMS (the same `modelDataEncryptionKey` as the other constructs take,
+   * see lib/trust/model-data-key.ts): each class's model-data pod identity may decrypt with it through S3 only, which
+   * the init container's GetObject of an SSE-KMS object needs.
+   * @default - model data is not KMS-encrypted with a customer key
+   */
+  readonly modelDataEncryptionKey?: kms.IKey;
+  /**
    * Upgrading a stack deployed with a version that added the replica floor as a `KubernetesPatch` per class
    * (`FloorTrigger-<class>`): keep those resources for one deployment, with their restore patch equal to the floored
    * triggers, so that CloudFormation's later removal of them cannot strip the floor from the live ScaledObjects (a
@@ -103,13 +111,6 @@ export interface EksInferenceServiceProps {
    * @default false
    */
   readonly retainFloorPatches?: boolean;
-  /**
-   * Key of the model-data bucket when it uses SSE-KMS (the same `modelDataEncryptionKey` as the other constructs take,
-   * see lib/trust/model-data-key.ts): each class's model-data pod identity may decrypt with it through S3 only, which
-   * the init container's GetObject of an SSE-KMS object needs.
-   * @default - model data is not KMS-encrypted with a customer key
-   */
-  readonly modelDataEncryptionKey?: kms.IKey;
 }
 
 /** Everything synthesized for one class. */
@@ -295,9 +296,10 @@ export class EksInferenceService extends Construct implements IInferenceServing 
    * trigger is part of the ScaledObject the service renders (its manifest is serialized at synth), so every later
    * `kubectl apply` of the object carries it: a three-way JSON merge patch replaces `triggers` whole
    * (kubernetes/apimachinery v0.34.0 pkg/util/jsonmergepatch/patch.go:139-143). Without a Reconciler nothing reads a
-   * metric nothing publishes. Idempotent. Returns the ScaledObjects.
+   * metric nothing publishes. The trigger reads the floor over three of the reconciler's periods, so a floor published
+   * once per period (and one missed run) never lapses to zero. Idempotent. Returns the ScaledObjects.
    */
-  public enableReplicaFloors(): readonly m.ScaledObject[] {
+  public enableReplicaFloors(options: ReplicaFloorOptions = { periodSeconds: 60 }): readonly m.ScaledObject[] {
     if (!this.floorsEnabled) {
       this.floorsEnabled = true;
       for (const u of this.units) {
@@ -309,6 +311,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
             metricName: Metrics.replicaFloor.name,
             dimensions: classDimensions(this.contract.name, u.cls.name),
             region: Stack.of(this).region,
+            reconcilerPeriodSeconds: options.periodSeconds,
           },
         });
         // The same object is in the Scaler manifest, which CloudFormation receives as JSON rendered at synth.
@@ -333,12 +336,22 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     patch.node.addDependency(u.manifests.scaler);
   }
 
+  /**
+   * The reconciler's routing writes on this service's listener: ModifyListener on the listener, and DescribeListeners,
+   * which supports no resource-level permissions (the Service Authorization Reference lists no resource type for it).
+   */
+  public grantRouting(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:DescribeListeners'], resourceArns: ['*'] })
+      .combine(iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:ModifyListener'], resourceArns: [this.listener.listenerArn] }));
+  }
+
   /** Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. */
   public servingDescription(): ServingDescription {
     const scraped = this.signalProducers.scrapedMetrics;
     return {
       service: this.contract.name,
       tokensPerRequest: this.contract.requestShape.meanOutputTokens,
+      latencySloP95Ms: this.contract.slo.deadlineMs,
       routing: this.routingFacts(),
       signals: {
         containerInsightsClusterName: this.clusterName,
@@ -353,6 +366,9 @@ export class EksInferenceService extends Construct implements IInferenceServing 
           return [u.cls.name, {
             capacityErrors: this.signalProducers.capacityErrorMetrics[u.cls.name],
             ...(tokens ? { generatedTokens: own(tokens, 'Sum') } : {}),
+            // Scraped less often than every minute: the reconciler reads the counter over whole periods spanning it.
+            ...(tokens && this.observability.scrapeIntervalSeconds > 60
+              ? { generatedTokensIntervalSeconds: this.observability.scrapeIntervalSeconds } : {}),
             ...(waiting ? { requestsWaiting: own(waiting, 'Average') } : {}),
             ...(rejectionStatus ? { rejectionStatus } : {}),
           }];
@@ -368,7 +384,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       listenerArn: this.listener.listenerArn,
       loadBalancerFullName: this.loadBalancer.loadBalancerFullName,
       targets: this.units.map((u) => ({
-        class: routedClassFacts(u.cls, u.plan.maxReplicas),
+        // Floors never ask for more than the ScaledObject may run (its maxReplicaCount: classOptions.maxReplicas or the plan's).
+        class: routedClassFacts(u.cls, u.objects.scaledObject.spec.maxReplicaCount),
         targetGroupArn: u.targetGroup.targetGroupArn,
         targetGroupFullName: u.targetGroup.targetGroupFullName,
         namespace: this.namespace,

@@ -4,9 +4,10 @@
  */
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
+import { factNumber } from '../core/runtime/facts';
 import { parseS3Object } from '../core/trust/artifact-verification';
+import { isUnresolved } from '../core/validation/tokens';
 import { type ModelFetch, unpackOf } from './manifests/workload';
-import { modelVolumeNeedGiB } from './runtime';
 
 /**
  * Repositories of the AWS CLI v2 image. Its Dockerfile installs only `less groff findutils jq` on Amazon Linux 2023
@@ -49,33 +50,39 @@ export function fetcherToolProblems(classes: readonly CapacityClass[], image: st
 const CACHE_MARGIN = 1.1;
 
 /**
- * Smallest model volume for a fetch, GiB: an archive and the tree unpacked from it coexist until the script removes
- * the archive (twice the weights); a single file is moved within the volume (once). Undefined without a fetch.
+ * The model volume a class needs, GiB: the larger of what coexists there during the fetch (an archive and the tree
+ * unpacked from it until the script removes the archive, twice the weights; a single file once; each + 10 %) and what
+ * the running server keeps there (the weights and the engine's caches: HOME, XDG_CACHE_HOME and the engine's cache
+ * variables point into the volume, lib/eks/runtime.ts; fact any.behaviour.cache-size).
  */
-export function requiredModelCacheGiB(cls: CapacityClass, fetch: ModelFetch | undefined): number | undefined {
-  if (!fetch) return undefined;
-  const copies = fetch.unpack === 'none' ? 1 : 2;
-  return Math.ceil(copies * cls.footprint.weightsGiB * CACHE_MARGIN);
+export function modelVolumeNeedGiB(cls: CapacityClass, fetch: ModelFetch | undefined): number {
+  const serving = cls.footprint.weightsGiB + factNumber('any.behaviour.cache-size');
+  return Math.ceil(Math.max(serving, fetchNeedGiB(cls, fetch)));
 }
 
-/** The model volume of a class, GiB: the option, else room for the fetch (at least 20), else 2 x weights for a server that downloads them. */
+function fetchNeedGiB(cls: CapacityClass, fetch: ModelFetch | undefined): number {
+  return fetch ? (fetch.unpack === 'none' ? 1 : 2) * cls.footprint.weightsGiB * CACHE_MARGIN : 0;
+}
+
+/** The model volume of a class, GiB: the option, else what it needs (at least 20, and 2 x weights for a server that downloads them). */
 export function modelCacheGiB(cls: CapacityClass, fetch: ModelFetch | undefined, option: number | undefined): number {
   if (option !== undefined) return option;
-  const required = requiredModelCacheGiB(cls, fetch);
-  return Math.max(20, required ?? 0, Math.ceil(2 * cls.footprint.weightsGiB));
+  return Math.max(20, modelVolumeNeedGiB(cls, fetch), Math.ceil(2 * cls.footprint.weightsGiB));
 }
 
-/**
- * A modelCacheSize too small for what the fetch puts in it. A size below what the running server needs (weights and
- * the engine's caches, `modelVolumeNeedGiB`) is reported by the EKS checks already, so not here again.
- */
+/** A modelCacheSize too small for the fetch or for the weights and the engine's caches. */
 export function modelCacheProblems(cls: CapacityClass, fetch: ModelFetch | undefined, option: number | undefined): ClassProblem[] {
-  const required = requiredModelCacheGiB(cls, fetch);
-  if (option === undefined || required === undefined || option >= required || option < modelVolumeNeedGiB(cls)) return [];
-  const what = fetch!.unpack === 'none' ? 'the model file' : 'the archive and the tree unpacked from it, which coexist during the fetch,';
+  if (option === undefined || isUnresolved(option) || isUnresolved(cls.footprint.weightsGiB)) return [];
+  const need = modelVolumeNeedGiB(cls, fetch);
+  if (option >= need) return [];
+  const weights = cls.footprint.weightsGiB;
+  const during = !fetch ? 'nothing is fetched'
+    : fetch.unpack === 'none' ? `the model file needs ${Math.ceil(fetchNeedGiB(cls, fetch))} GiB (${weights} GiB + 10 %)`
+      : `the archive and the tree unpacked from it, which coexist, need ${Math.ceil(fetchNeedGiB(cls, fetch))} GiB (2 x ${weights} GiB + 10 %)`;
   return [{
     className: cls.name,
     field: 'classOptions.modelCacheSize',
-    message: `is ${option} GiB but ${what} need ${required} GiB (${fetch!.unpack === 'none' ? 1 : 2} x ${cls.footprint.weightsGiB} GiB of weights + 10 %)`,
+    message: `is ${option} GiB but the model volume needs ${need} GiB: during the fetch ${during}; while serving it holds the weights ` +
+      `(${weights} GiB) and the engine's caches (${factNumber('any.behaviour.cache-size')} GiB); allowed: at least ${need} GiB`,
   }];
 }

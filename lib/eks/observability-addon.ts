@@ -169,7 +169,8 @@ export class EksObservability extends Construct {
   /** Contract metrics the scrape publishes, per class given at construction. */
   public readonly scrapedMetrics: Readonly<Record<string, readonly MetricSpec[]>>;
   private readonly clusterName: string;
-  private readonly scrapeSeconds: number;
+  /** How often the model servers' metrics are scraped (and their counters published), in seconds. */
+  public readonly scrapeIntervalSeconds: number;
   private readonly karpenterPods: KarpenterPods;
   private readonly existing?: ExistingObservabilityAddon;
   /** Every class of every service, in the order they were added: NodePools, scrape jobs, EMF declarations. */
@@ -181,7 +182,7 @@ export class EksObservability extends Construct {
     const problems = observabilityProblems(props);
     if (problems.length > 0) throw new Error(`EksObservability at '${this.node.path}' is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.clusterName = props.clusterName;
-    this.scrapeSeconds = (props.scrapeInterval ?? Duration.minutes(1)).toSeconds();
+    this.scrapeIntervalSeconds = (props.scrapeInterval ?? Duration.minutes(1)).toSeconds();
     this.karpenterPods = props.karpenterPods ?? KARPENTER_PODS;
     const existing = props.existingAddon;
     this.existing = existing;
@@ -292,7 +293,7 @@ export class EksObservability extends Construct {
   /** The add-on configuration values for every class added so far (what to merge into an add-on you run yourself). */
   public get configurationValues(): Record<string, unknown> {
     const jobs = this.classes.flatMap((c): Array<Record<string, unknown>> => {
-      const job = scrapeJob(c, this.scrapeSeconds);
+      const job = scrapeJob(c, this.scrapeIntervalSeconds);
       return job ? [job] : [];
     });
     const services = [...new Set(this.classes.map((c) => c.service))];

@@ -8,7 +8,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct } from 'constructs';
-import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
+import { type ServingDescription } from '../core/reconciler/serving';
+import { type IInferenceServing } from '../control/serving';
 import {
   AwsMetrics,
   type CapacityClass,
@@ -410,6 +411,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     return {
       service: this.contract.name,
       tokensPerRequest: this.contract.requestShape.meanOutputTokens,
+      latencySloP95Ms: this.contract.slo.deadlineMs,
       routing: this.routingFacts(),
       // Only what the server sheds overload with: SageMaker publishes no capacity-error or token metric to read.
       signals: {
@@ -461,7 +463,15 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     });
   }
 
-  /** Lets `grantee` (the reconciler) read the endpoint and set its variant weights. */
+  /**
+   * The reconciler's routing writes on this endpoint (IInferenceServing): DescribeEndpoint and
+   * UpdateEndpointWeightsAndCapacities (variant weights, or one variant's desired instance count) on the endpoint.
+   */
+  public grantRouting(grantee: iam.IGrantable): iam.Grant {
+    return this.grantUpdateWeights(grantee);
+  }
+
+  /** Lets `grantee` read the endpoint and set its variant weights and capacities (the same grant as `grantRouting`). */
   public grantUpdateWeights(grantee: iam.IGrantable): iam.Grant {
     return iam.Grant.addToPrincipal({
       grantee,

@@ -56,7 +56,10 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
       replicaFloors: { preferred: 0, fallback: 0 },
     };
     const input: PolicyInput = { now: 0, classes: [], signals: {}, demandTokensPerSecond: [] };
-    const records = decisionEmf(decision, initialPolicyState(decision.weights, 0), input, 'llama3-chat', 0, 100, false);
+    const records = decisionEmf({
+      decision, next: initialPolicyState(decision.weights, 0), input, service: 'llama3-chat', timestampMs: 0, weightTotal: 100, written: false,
+      floors: decision.replicaFloors,
+    });
     type Directive = { Dimensions: string[][]; Metrics: Array<{ Name: string }> };
     const sets = records.flatMap((r) => (r._aws as { CloudWatchMetrics: Directive[] }).CloudWatchMetrics)
       .filter((d) => d.Metrics.some((m) => m.Name === Metrics.decisions.name))

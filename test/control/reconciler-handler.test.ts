@@ -25,7 +25,9 @@ const fastRetry = { sleep: jest.fn(async () => undefined), random: () => 1 };
 
 function run(config: ReconcilerConfig = SM) {
   const lines: Array<Record<string, unknown>> = [];
-  return reconcile(config, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry }).then((result) => ({ result, lines }));
+  // The memory a run hands the next one is the subject of its own tests (reconciler-faults.test.ts).
+  return reconcile(config, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry })
+    .then(({ memory: _, ...result }) => ({ result, lines }));
 }
 const audit = (lines: Array<Record<string, unknown>>) => lines.find((l) => l.audit === 'routing-decision') as Record<string, unknown>;
 
@@ -290,7 +292,7 @@ describe('reconciler run, SageMaker endpoint', () => {
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', capacityWeights));
     serveMetrics(SM, { mode: fill(1), classes });
     const lines: Array<Record<string, unknown>> = [];
-    const first = await reconcile(SM, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry });
+    const { memory: _, ...first } = await reconcile(SM, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry });
     expect(first).toEqual({ action: 'applied', weights: { preferred: 88, fallback: 12 } });
     const emf = lines.find((l) => 'PolicyMode' in l)!;
     expect(emf).toMatchObject({ PolicyMode: 0, PolicyRamping: 1 });
@@ -301,14 +303,14 @@ describe('reconciler run, SageMaker endpoint', () => {
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [{ ...capacityWeights[0], weight: 88 }, { ...capacityWeights[1], weight: 12 }]));
     serveMetrics(SM, { mode: [...fill(1), emf.PolicyMode as number], ramping: [...fill(null), emf.PolicyRamping as number], classes });
     const second = await reconcile(SM, clients, { nowMs: NOW_MS + 20_000, log: () => undefined, retry: fastRetry });
-    expect(second).toEqual({ action: 'unchanged', weights: { preferred: 88, fallback: 12 } });
+    expect(second).toMatchObject({ action: 'unchanged', weights: { preferred: 88, fallback: 12 } });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
 
     // The next period takes the next step.
     cw.reset();
     serveMetrics(SM, { mode: [...fill(1), 0], ramping: [...fill(null), 1], classes });
     const third = await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: () => undefined, retry: fastRetry });
-    expect(third).toEqual({ action: 'applied', weights: { preferred: 98, fallback: 2 } });
+    expect(third).toMatchObject({ action: 'applied', weights: { preferred: 98, fallback: 2 } });
   });
 });
 
@@ -370,7 +372,8 @@ describe('reconciler run, ALB listener', () => {
     expect(audit(lines)).toMatchObject({ reason: { code: 'enter-capacity', triggers: ['capacity-errors'] } });
     expect(elb.commandCalls(ModifyListenerCommand).map((c) => c.args[0].input)).toEqual([{
       ListenerArn: ALB.facts.kind === 'alb' ? ALB.facts.listenerArn : '',
-      DefaultActions: [auth, {
+      // The authenticate action as read, keeping the secret the listener holds (DescribeListeners never returns it).
+      DefaultActions: [{ ...auth, AuthenticateOidcConfig: { ...oidc, UseExistingClientSecret: true } }, {
         Type: 'forward',
         Order: 2,
         ForwardConfig: {

@@ -51,6 +51,8 @@ export type ClassSeries = Partial<Record<'readyReplicas' | 'desiredReplicas' | '
 export interface World {
   mode?: Series;
   ramping?: Series;
+  /** The ReplicaFloor the reconciler published earlier, by routed class (EKS only reads it back). */
+  floors?: Record<string, Series>;
   classes: Record<string, ClassSeries>;
 }
 
@@ -61,8 +63,10 @@ export function serveMetrics(config: ReconcilerConfig, world: World): void {
     expect(input.MetricDataQueries).toEqual(batch.queries);
     return {
       MetricDataResults: batch.index.map((e) => {
-        const own = e.signal === 'mode' ? world.mode : e.signal === 'ramping' ? world.ramping : undefined;
-        const series: Series | undefined = e.className && e.signal !== 'mode' && e.signal !== 'ramping' ? world.classes[e.className]?.[e.signal] : own;
+        const series: Series | undefined = e.signal === 'mode' ? world.mode
+          : e.signal === 'ramping' ? world.ramping
+            : e.signal === 'floor' ? world.floors?.[e.className!]
+              : world.classes[e.className!]?.[e.signal];
         const points = (series ?? []).map((v, i) => ({ v, ts: new Date((START + i * 60) * 1000) })).filter((p) => p.v !== null);
         return { Id: e.id, Timestamps: points.map((p) => p.ts), Values: points.map((p) => p.v as number), StatusCode: 'Complete' };
       }),

@@ -1,6 +1,7 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { CfnResource, Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { type IConstruct, type IDependable, Construct } from 'constructs';
 import { type CapacityClass, Metrics, rejectionStatusClass } from '../../lib/core';
@@ -429,6 +430,34 @@ describe('EksInferenceService', () => {
 });
 
 describe('EksInferenceService options', () => {
+  test('grantRouting: DescribeListeners (no resource type) and ModifyListener on its listener; floors capped at each ScaledObject\'s maximum; the SLO is the deadline', () => {
+    const { stack, service } = build({ classOptions: { a10g: { maxReplicas: 3 } } });
+    const role = new iam.Role(stack, 'Reconciler', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+    service.grantRouting(role);
+    const statements = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy'))
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes('Reconciler'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(statements).toEqual([
+      { Action: 'elasticloadbalancing:DescribeListeners', Effect: 'Allow', Resource: '*' },
+      { Action: 'elasticloadbalancing:ModifyListener', Effect: 'Allow', Resource: { Ref: expect.stringMatching(/Listener/) } },
+    ]);
+    const d = service.servingDescription();
+    expect(d.latencySloP95Ms).toBe(LLAMA_CONTRACT.slo.deadlineMs);
+    if (d.routing.kind !== 'alb') throw new Error('an ALB target');
+    for (const t of d.routing.targets) {
+      const unit = service.units.find((u) => u.cls.name === t.class.name)!;
+      expect(t.class.maxReplicas).toBe(unit.objects.scaledObject.spec.maxReplicaCount);
+    }
+    expect(d.routing.targets.find((t) => t.class.name === 'a10g')?.class.maxReplicas).toBe(3);
+  });
+
+  test('a token counter scraped every 2 minutes is handed over with its interval (the reconciler reads it over whole periods)', () => {
+    const { service } = build({ observability: { scrapeInterval: Duration.minutes(2) } });
+    const classes = Object.values(service.servingDescription().signals.classes).filter((c) => c.generatedTokens);
+    expect(classes.length).toBeGreaterThan(0);
+    for (const c of classes) expect(c.generatedTokensIntervalSeconds).toBe(120);
+  });
+
   test('an internet-facing ALB with a certificate serves HTTPS on 443', () => {
     const { stack } = testStack();
     const certificate = { certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc' } as never;

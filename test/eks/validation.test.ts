@@ -67,12 +67,12 @@ describe('EksInferenceService input checks', () => {
   });
 
   test("fails when the model volume cannot hold the weights and the engine's caches, and accepts weights + 10 GiB", () => {
-    // l40s: 15 GiB of weights + 10 GiB reserved for HOME, XDG_CACHE_HOME and compile caches (fact any.behaviour.cache-size).
-    expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(20) } } })).toThrow(
-      "class 'l40s' classOptions.modelCacheSize: is 20 GiB but the model volume holds the weights (15 GiB) and the engine's caches; allowed: at least 25 GiB",
+    // a10g: 5.7 GiB of weights in a .tar (fetch: 2 x 5.7 x 1.1 = 13 GiB); serving: weights + 10 GiB reserved for HOME,
+    // XDG_CACHE_HOME and compile caches (fact any.behaviour.cache-size) = 16 GiB, the larger need.
+    expect(construct({ classOptions: { a10g: { modelCacheSize: Size.gibibytes(15) } } })).toThrow(
+      "class 'a10g' classOptions.modelCacheSize: is 15 GiB but the model volume needs 16 GiB: during the fetch the archive and the tree unpacked from it, which coexist, need 13 GiB (2 x 5.7 GiB + 10 %); while serving it holds the weights (5.7 GiB) and the engine's caches (10 GiB); allowed: at least 16 GiB",
     );
-    // 25 GiB holds the running server; its .tar model data needs 33 GiB while archive and tree coexist (next test).
-    expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(25) } } })).not.toThrow(/engine's caches/);
+    expect(construct({ classOptions: { a10g: { modelCacheSize: Size.gibibytes(16) } } })).not.toThrow();
   });
 
   test('fails when max replicas are above the class quota, and accepts the quota itself', () => {
@@ -153,7 +153,8 @@ describe('EksInferenceService input checks', () => {
   test('fails when modelCacheSize cannot hold the archive and the unpacked tree', () => {
     // l40s: 15 GiB of weights in a .tar -> 2 x 15 x 1.1 = 33 GiB during the fetch.
     expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(30) } } })).toThrow(
-      /class 'l40s' classOptions.modelCacheSize: is 30 GiB but the archive and the tree unpacked from it, which coexist during the fetch, need 33/,
+      "class 'l40s' classOptions.modelCacheSize: is 30 GiB but the model volume needs 33 GiB: during the fetch the archive and the "
+        + 'tree unpacked from it, which coexist, need 33 GiB (2 x 15 GiB + 10 %)',
     );
     expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(33) } } })).not.toThrow();
   });

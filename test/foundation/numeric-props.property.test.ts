@@ -21,7 +21,7 @@ import {
   type ServiceContract,
   TRUST_RULES,
 } from '../../lib/core';
-import { type IInferenceServing } from '../../lib/core/reconciler/serving';
+import { type IInferenceServing } from '../../lib/control/serving';
 import { InferenceObservability, Reconciler } from '../../lib/control';
 import { EksInferenceService } from '../../lib/eks';
 import { SageMakerCapacityEndpoint } from '../../lib/sagemaker';
@@ -94,8 +94,12 @@ const endpoint = (stack: Stack) =>
   new SageMakerCapacityEndpoint(stack, 'Endpoint', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS });
 /** The endpoint as the serving construct, with its request shape overridden where a test throws a value at it. */
 const servingWith = (stack: Stack, tokensPerRequest?: number): IInferenceServing => {
-  const description = endpoint(stack).servingDescription();
-  return { servingDescription: () => ({ ...description, ...(tokensPerRequest !== undefined ? { tokensPerRequest } : {}) }) };
+  const served = endpoint(stack);
+  const description = served.servingDescription();
+  return {
+    servingDescription: () => ({ ...description, ...(tokensPerRequest !== undefined ? { tokensPerRequest } : {}) }),
+    grantRouting: (grantee) => served.grantRouting(grantee),
+  };
 };
 const reconciler = (stack: Stack, props: Record<string, unknown>, tokensPerRequest?: number) =>
   errorOf(() => new Reconciler(stack, 'Svc', { serving: servingWith(stack, tokensPerRequest), ...props }));

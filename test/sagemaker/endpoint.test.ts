@@ -475,12 +475,14 @@ describe('SageMakerCapacityEndpoint', () => {
       expect((endpoint as unknown as Record<string, unknown>).metricModelSetupTime).toBeUndefined();
     });
 
-    test('grantInvoke and grantUpdateWeights allow exactly their actions on this endpoint', () => {
+    test('grantInvoke and grantRouting (the Reconciler\'s, same as grantUpdateWeights) allow exactly their actions on this endpoint', () => {
       const { stack, endpoint: e } = endpointStack();
       const caller = new iam.Role(stack, 'Caller', { assumedBy: new iam.AccountRootPrincipal() });
       const reconciler = new iam.Role(stack, 'Reconciler', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
       e.grantInvoke(caller);
-      e.grantUpdateWeights(reconciler);
+      e.grantRouting(reconciler);
+      // The latency trigger watches the contract's end-to-end deadline.
+      expect(e.servingDescription().latencySloP95Ms).toBe(LLAMA_CONTRACT.slo.deadlineMs);
       const t = Template.fromStack(stack);
       const arn = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:sagemaker:us-east-1:123456789012:endpoint/${e.endpointName.toLowerCase()}`]] };
       t.hasResourceProperties('AWS::IAM::Policy', {

@@ -135,7 +135,7 @@ export const Metrics = {
     [[S]]),
   weightChanges: own('WeightChanges', 'Count', [S], 'Sum', 'reconciler', 'Reconciler runs that changed the weights'),
   reconcilerFailures: own('ReconcilerFailures', 'Count', [S, Dim.REASON], 'Sum', 'reconciler',
-    'Reconciler runs that failed (weights left unchanged), by reason: aws-error, invalid-config, target-mismatch, internal-error',
+    'Reconciler runs that failed (weights left unchanged), by reason: aws-error, timeout, invalid-config, target-mismatch, internal-error',
     [[S]]),
 } as const satisfies Record<string, MetricSpec>;
 

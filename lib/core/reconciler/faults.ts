@@ -6,10 +6,13 @@
  */
 import { Dim, emfRecord, Metrics, serviceDimensions } from '../metrics/contract';
 import { policyClassProblems, policyConfigProblems, resolvePolicyConfig } from '../policy/defaults';
-import { policyClassesFromFacts } from './from-facts';
+import { numberProblem } from '../validation/checker';
+import { RECONCILER_RULES } from '../validation/rules';
 import { type ReconcilerConfig } from './config';
 import { type ClassSignals, type PolicyClass, type SignalWindow } from '../policy/types';
 import { type RoutingFacts } from './routing-facts';
+import { type ServingDescription } from './serving';
+import { isKnownTargetKind, routingTarget } from './targets';
 
 /**
  * The service name on its own, so that a run whose configuration cannot even be parsed still reports its failure
@@ -26,19 +29,24 @@ export const RECONCILER_SERVICE_ENV = 'RECONCILER_SERVICE';
 export const SILENT_WEIGHT_SHARE = 0.05;
 
 /**
- * Total demand (served + rejected tokens/s) per period from per-class windows. A period with no datapoint from any
- * class is missing; so is one where classes holding more than `SILENT_WEIGHT_SHARE` of `weights` (the weights in force)
- * have no datapoint while others have one. Without `weights`, any silent class makes the period missing.
+ * Total demand (tokens/s) per period from per-class windows: served + rejected, or served alone for a class whose
+ * served signal already counts the rejected requests (`servedIncludesRejected`: ALB RequestCount). A class reports in a
+ * period when its served signal has a datapoint, or its rejected signal a positive one: a rejection count of 0 with no
+ * served datapoint (SageMaker publishes Invocation5XXErrors as 0 per request, so it can be present while Invocations
+ * is missing) is a silent class, not one with no demand. A period with no report from any class is missing; so is one
+ * where classes holding more than `SILENT_WEIGHT_SHARE` of `weights` (the weights in force) are silent while others
+ * report. Without `weights`, any silent class makes the period missing.
  */
 export function demandWindow(
   signals: Readonly<Record<string, ClassSignals>>,
   classNames: readonly string[],
   slots: number,
   weights?: Readonly<Record<string, number>>,
+  servedIncludesRejected: ReadonlySet<string> = new Set(),
 ): SignalWindow {
-  const demandKeys = ['servedTokensPerSecond', 'rejectedTokensPerSecond'] as const;
+  const finite = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
   // Only classes with a demand query can report demand; the others are never "silent".
-  const reporting = classNames.filter((n) => demandKeys.some((k) => signals[n]?.[k] !== undefined));
+  const reporting = classNames.filter((n) => signals[n]?.servedTokensPerSecond !== undefined || signals[n]?.rejectedTokensPerSecond !== undefined);
   const totalWeight = reporting.reduce((a, n) => a + Math.max(0, weights?.[n] ?? 0), 0);
   const demand: Array<number | null> = [];
   for (let s = 0; s < slots; s++) {
@@ -46,18 +54,15 @@ export function demandWindow(
     let silentWeight = 0;
     let silent = 0;
     for (const n of reporting) {
-      let reported = false;
-      for (const key of demandKeys) {
-        const v = signals[n][key]?.[s];
-        if (typeof v === 'number' && Number.isFinite(v)) {
-          sum = (sum ?? 0) + v;
-          reported = true;
-        }
-      }
-      if (!reported) {
+      const served = finite(signals[n].servedTokensPerSecond?.[s]);
+      const rejected = finite(signals[n].rejectedTokensPerSecond?.[s]);
+      if (served === null && !(rejected !== null && rejected > 0)) {
         silent++;
         silentWeight += Math.max(0, weights?.[n] ?? 0);
+        continue;
       }
+      const counted = served !== null && servedIncludesRejected.has(n) ? served : (served ?? 0) + (rejected ?? 0);
+      sum = (sum ?? 0) + counted;
     }
     const tooSilent = weights === undefined || totalWeight <= 0 ? silent > 0 : silentWeight / totalWeight > SILENT_WEIGHT_SHARE;
     demand.push(sum !== null && tooSilent ? null : sum);
@@ -66,7 +71,7 @@ export function demandWindow(
 }
 
 /** Why a run failed: the `Reason` dimension of `ReconcilerFailures`. */
-export type FailureReason = 'aws-error' | 'invalid-config' | 'target-mismatch' | 'internal-error';
+export type FailureReason = 'aws-error' | 'timeout' | 'invalid-config' | 'target-mismatch' | 'internal-error';
 
 /**
  * Every problem of the configuration the function received (the construct validated it at synth, but the
@@ -88,23 +93,21 @@ export function reconcilerConfigProblems(config: ReconcilerConfig): string[] {
     problems.push(`policy: latencySloP95Ms: ${String(policy.latencySloP95Ms)} (a finite number > 0)`);
   }
   const facts = config.facts;
-  const routed = facts.kind === 'alb' ? facts.targets : facts.kind === 'sagemaker' ? facts.variants : undefined;
-  if (!Array.isArray(routed) || routed.length === 0) {
-    problems.push('facts: no routed targets');
+  if (!isKnownTargetKind(facts)) {
+    problems.push(`facts.kind: ${JSON.stringify((facts as { kind?: unknown }).kind)} (a routing target kind this library routes)`);
     return problems;
   }
-  if (facts.kind === 'sagemaker' && facts.variants.some((v) => !Array.isArray(v.classes) || v.classes.length === 0)) {
-    problems.push('facts: a variant without pools');
-    return problems;
-  }
-  problems.push(...policyClassProblems(policyClassesFromFacts(facts, config.placement)).map((p) => `facts: ${p}`));
+  const kind = routingTarget(facts);
+  const shape = kind.factProblems(facts);
+  if (shape.length > 0) return [...problems, ...shape];
+  problems.push(...policyClassProblems(kind.policyClasses(facts, config.placement ?? {})).map((p) => `facts: ${p}`));
   problems.push(...nonFiniteFactProblems(facts));
   return problems;
 }
 
 /** Facts whose numbers are not finite (JSON turns NaN and Infinity into null; a hand edit can put anything there). */
 export function nonFiniteFactProblems(facts: RoutingFacts): string[] {
-  const classes = facts.kind === 'alb' ? facts.targets.map((t) => t.class) : facts.variants.flatMap((v) => v.classes);
+  const classes = routingTarget(facts).routes(facts).flatMap((r) => r.classes);
   const problems: string[] = [];
   for (const c of classes) {
     for (const key of ['tokensPerSecondPerReplica', 'usdPerReplicaHour', 'preferenceRank', 'safeConcurrency', 'maxReplicas'] as const) {
@@ -116,7 +119,7 @@ export function nonFiniteFactProblems(facts: RoutingFacts): string[] {
 
 /** The routed names (ALB: class names; SageMaker: variant names) of the facts. */
 export function routedNames(facts: RoutingFacts): string[] {
-  return facts.kind === 'alb' ? facts.targets.map((t) => t.class.name) : facts.variants.map((v) => v.variantName);
+  return routingTarget(facts).routes(facts).map((r) => r.name);
 }
 
 /**
@@ -160,5 +163,22 @@ export function weightInvariantProblems(weights: Readonly<Record<string, number>
     else if (w > 0 && !c.placementAllowed) problems.push(`weight ${w} for '${c.name}', which the placement policy forbids`);
   }
   if (classes.every((c) => !(weights[c.name] > 0))) problems.push('every weight is 0');
+  return problems;
+}
+
+/**
+ * Whether every class's produced signals name a class of the routing facts and the request shape is usable. What a
+ * routing-target kind requires besides (for the reconciler) is `routingTarget(d.routing).servingProblems(d)`.
+ */
+export function servingProblems(d: ServingDescription): string[] {
+  const problems: string[] = [];
+  if (!isKnownTargetKind(d.routing)) return [`serving.routing.kind: ${JSON.stringify((d.routing as { kind?: unknown })?.kind)} (sagemaker or alb)`];
+  const kind = routingTarget(d.routing);
+  const names = new Set(kind.routes(d.routing).flatMap((r) => r.classes.map((c) => c.name)));
+  for (const name of Object.keys(d.signals.classes)) {
+    if (!names.has(name)) problems.push(`serving.signals.classes['${name}'] is not a capacity class of the routing facts (allowed: ${[...names].join(', ')})`);
+  }
+  const tokens = numberProblem(RECONCILER_RULES.tokensPerRequest, d.tokensPerRequest);
+  if (tokens) problems.push(`serving.tokensPerRequest: ${tokens}`);
   return problems;
 }

@@ -5,8 +5,12 @@
  */
 import { classDimensions, Dim, emfRecord, Metrics, POLICY_MODE_VALUE, serviceDimensions } from '../metrics/contract';
 import { initialPolicyState } from '../policy/decide';
-import { type SignalPlan, type ClassSignalSources } from './signal-sources';
+import { type SignalPlan } from './signal-sources';
 import { type SignalSource } from './config';
+import { type ClassSignalSources, type RouteObservation } from './targets/kind';
+
+export { type RouteObservation } from './targets/kind';
+export { capacitiesToRaise } from './targets/sagemaker';
 import { type ClassSignals, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from '../policy/types';
 
 /** The shape of a GetMetricData `MetricDataQuery` (structurally compatible with the SDK's type). */
@@ -29,20 +33,25 @@ export interface MetricResult {
   readonly Values?: number[];
 }
 
-type SignalName = keyof ClassSignalSources;
+type SignalName = Exclude<keyof ClassSignalSources, 'servedIncludesRejected'>;
 
 /** Which query answers which signal. */
 export interface QueryBatch {
   readonly queries: MetricQuery[];
   readonly index: ReadonlyArray<QueryIndexEntry>;
+  /** Routed classes whose served signal already counts what their servers rejected (`ClassSignalSources`). */
+  readonly servedIncludesRejected: readonly string[];
 }
 
 export interface QueryIndexEntry {
   readonly id: string;
-  /** Routed class the query belongs to; absent for the reconciler's own state metrics. */
+  /** Routed class the query belongs to; absent for the reconciler's own mode and ramp metrics. */
   readonly className?: string;
-  readonly signal: SignalName | 'mode' | 'ramping';
+  /** `floor`: the `ReplicaFloor` the reconciler last published for the class. */
+  readonly signal: SignalName | 'mode' | 'ramping' | 'floor';
   readonly scale: number;
+  /** Periods one datapoint stands for (a query over a longer period, `SignalSource.periodSeconds`). @default 1 */
+  readonly span?: number;
 }
 
 export function buildQueryBatch(plan: SignalPlan, periodSeconds: number): QueryBatch {
@@ -50,8 +59,9 @@ export function buildQueryBatch(plan: SignalPlan, periodSeconds: number): QueryB
   const index: QueryIndexEntry[] = [];
   const add = (source: SignalSource, signal: QueryIndexEntry['signal'], className?: string) => {
     const id = `q${queries.length}`;
+    const period = source.periodSeconds ?? periodSeconds;
     if ('expression' in source) {
-      queries.push({ Id: id, Expression: source.expression, Period: periodSeconds, ReturnData: true });
+      queries.push({ Id: id, Expression: source.expression, Period: period, ReturnData: true });
     } else {
       const m = source.metric;
       queries.push({
@@ -63,21 +73,26 @@ export function buildQueryBatch(plan: SignalPlan, periodSeconds: number): QueryB
             MetricName: m.metricName,
             Dimensions: Object.entries(m.dimensions).map(([Name, Value]) => ({ Name, Value })),
           },
-          Period: periodSeconds,
+          Period: period,
           Stat: m.stat,
         },
       });
     }
-    index.push({ id, className, signal, scale: source.scale ?? 1 });
+    index.push({ id, className, signal, scale: source.scale ?? 1, ...(period !== periodSeconds ? { span: period / periodSeconds } : {}) });
   };
+  const servedIncludesRejected: string[] = [];
   for (const [className, sources] of Object.entries(plan.classes)) {
-    for (const [signal, source] of Object.entries(sources) as Array<[SignalName, SignalSource | undefined]>) {
-      if (source) add(source, signal, className);
+    const { servedIncludesRejected: included, ...bySignal } = sources;
+    if (included) servedIncludesRejected.push(className);
+    for (const [signal, source] of Object.entries(bySignal) as Array<[SignalName, SignalSource | readonly SignalSource[] | undefined]>) {
+      // Several sources of one signal (rejections in two status classes) are queried apart and summed in assembleSignals.
+      for (const one of source === undefined ? [] : Array.isArray(source) ? source : [source as SignalSource]) add(one, signal, className);
     }
   }
   add(plan.own.mode, 'mode');
   add(plan.own.ramping, 'ramping');
-  return { queries, index };
+  for (const [className, source] of Object.entries(plan.own.floors)) add(source, 'floor', className);
+  return { queries, index, servedIncludesRejected };
 }
 
 /** Slots of a window: `slots` periods, the first starting at `start` (epoch seconds). */
@@ -91,14 +106,17 @@ export interface WindowFrame {
 export function windowsFromResults(results: readonly MetricResult[], batch: QueryBatch, frame: WindowFrame): Map<string, Array<number | null>> {
   const out = new Map<string, Array<number | null>>();
   for (const { id } of batch.index) out.set(id, Array.from({ length: frame.slots }, () => null));
-  const scales = new Map(batch.index.map((e) => [e.id, e.scale]));
+  const entries = new Map(batch.index.map((e) => [e.id, e]));
   for (const r of results) {
     const window = r.Id ? out.get(r.Id) : undefined;
     if (!window) continue;
+    const { scale, span = 1 } = entries.get(r.Id!)!;
     (r.Timestamps ?? []).forEach((ts, i) => {
-      const slot = Math.floor((ts.getTime() / 1000 - frame.start) / frame.periodSeconds);
+      const first = Math.floor((ts.getTime() / 1000 - frame.start) / frame.periodSeconds);
       const value = r.Values?.[i];
-      if (slot >= 0 && slot < frame.slots && typeof value === 'number' && Number.isFinite(value)) window[slot] = value * scales.get(r.Id!)!;
+      if (typeof value !== 'number' || !Number.isFinite(value)) return;
+      // A datapoint of a longer query period stands for every period it covers.
+      for (let slot = first; slot < first + span; slot++) if (slot >= 0 && slot < frame.slots) window[slot] = value * scale;
     });
   }
   return out;
@@ -112,16 +130,20 @@ export function assembleSignals(
   windows: Map<string, Array<number | null>>,
   batch: QueryBatch,
   classNames: readonly string[],
-): { signals: Record<string, ClassSignals> } {
+): { signals: Record<string, ClassSignals>; servedIncludesRejected: readonly string[] } {
   const signals: Record<string, Record<string, SignalWindow>> = Object.fromEntries(classNames.map((n) => [n, {}]));
   for (const e of batch.index) {
-    if (e.className && signals[e.className]) signals[e.className][e.signal] = windows.get(e.id)!;
+    if (!e.className || !signals[e.className] || e.signal === 'floor' || e.signal === 'mode' || e.signal === 'ramping') continue;
+    const window = windows.get(e.id)!;
+    const prior = signals[e.className][e.signal];
+    // A second source of the same signal adds up per period; a period is missing only when every source misses it.
+    signals[e.className][e.signal] = prior ? window.map((v, i) => (v === null ? prior[i] ?? null : v + (prior[i] ?? 0))) : window;
   }
   const typed: Record<string, ClassSignals> = {};
   for (const n of classNames) {
     typed[n] = { readyReplicas: [], desiredReplicas: [], ...signals[n] } as ClassSignals;
   }
-  return { signals: typed };
+  return { signals: typed, servedIncludesRejected: batch.servedIncludesRejected.filter((n) => classNames.includes(n)) };
 }
 
 /**
@@ -178,13 +200,22 @@ export function rebuildState(
   };
 }
 
-/** What the reconciler saw of one routed class this run, for the EMF records. */
-export interface RouteObservation {
-  /** Ready and desired replicas (SageMaker: instances of the variant, from DescribeEndpoint). */
-  readonly ready: number;
-  readonly desired: number;
-  /** SageMaker: ready instances per instance pool, by the pool's capacity class name. */
-  readonly pools?: Readonly<Record<string, number>>;
+/** What one decision's EMF records are made of. */
+export interface DecisionRecords {
+  /** The decision, with the weights in force after the run (its own if written, else the target's). */
+  readonly decision: PolicyDecision;
+  /** The state recorded for the next run. */
+  readonly next: PolicyState;
+  readonly input: PolicyInput;
+  readonly service: string;
+  readonly timestampMs: number;
+  readonly weightTotal: number;
+  /** Whether this run wrote weights. */
+  readonly written: boolean;
+  /** The replica floors published this run, by routed name (null: none known, none published). */
+  readonly floors: Readonly<Record<string, number>> | null;
+  /** What the run saw of each route (replica counts, per-pool instances). */
+  readonly observed?: Readonly<Record<string, RouteObservation>>;
 }
 
 /**
@@ -192,16 +223,8 @@ export interface RouteObservation {
  * planned fallback shares and weight changes per service; the decision by reason; weight (and, where the reconciler
  * observed them, replicas) per routed class; on SageMaker also ready instances per pool class.
  */
-export function decisionEmf(
-  decision: PolicyDecision,
-  next: PolicyState,
-  input: PolicyInput,
-  service: string,
-  timestampMs: number,
-  weightTotal: number,
-  written: boolean,
-  observed: Readonly<Record<string, RouteObservation>> = {},
-): Array<Record<string, unknown>> {
+export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> {
+  const { decision, next, input, service, timestampMs, weightTotal, written, floors, observed = {} } = r;
   const total = Object.values(decision.weights).reduce((a, b) => a + b, 0) || weightTotal;
   const tps = new Map(input.classes.map((c) => [c.name, c.tokensPerSecondPerReplica]));
   const tokenWeight = (name: string) => (decision.weights[name] ?? 0) * (tps.get(name) ?? 0);
@@ -223,8 +246,9 @@ export function decisionEmf(
     const seen = observed[className];
     records.push(emfRecord(timestampMs, classDimensions(service, className), [
       { spec: Metrics.routeWeight, value: (weight / total) * 100 },
-      // Published every run (0 = no floor), so a KEDA trigger reading it never lacks a datapoint while the loop runs.
-      ...(decision.replicaFloors ? [{ spec: Metrics.replicaFloor, value: decision.replicaFloors[className] ?? 0 }] : []),
+      // Published every run (0 = no floor; on a tick that holds everything, the floors in force), so a KEDA trigger
+      // reading it never lacks a datapoint while the loop runs.
+      ...(floors ? [{ spec: Metrics.replicaFloor, value: floors[className] ?? 0 }] : []),
       ...(seen ? [{ spec: Metrics.readyReplicas, value: seen.ready }, { spec: Metrics.desiredReplicas, value: seen.desired }] : []),
     ]));
     for (const [poolClass, ready] of Object.entries(seen?.pools ?? {})) {
@@ -236,22 +260,6 @@ export function decisionEmf(
   return records;
 }
 
-/**
- * SageMaker: the variants whose desired instance count is below the decision's replica floor, furthest below first
- * (then by name). Counts are only ever raised: lowering is Application Auto Scaling's job, which scales in when the load
- * falls (a floor that lowered counts would be a second controller fighting it). The reconciler re-raises on later
- * runs while the floor holds, so a scale-in below it lasts only until the next write.
- */
-export function capacitiesToRaise(
-  floors: Readonly<Record<string, number>> | null,
-  replicas: Readonly<Record<string, { readonly desired: number }>>,
-): Array<{ name: string; from: number; to: number }> {
-  return Object.entries(floors ?? {})
-    .filter(([name, floor]) => replicas[name] !== undefined && Number.isInteger(floor) && floor > replicas[name].desired)
-    .map(([name, to]) => ({ name, from: replicas[name].desired, to }))
-    .sort((a, b) => b.to - b.from - (a.to - a.from) || a.name.localeCompare(b.name));
-}
-
 /** The structured audit line of one decision: what was seen, what was decided, why. */
 export function auditLine(
   input: PolicyInput,
@@ -259,6 +267,7 @@ export function auditLine(
   decision: PolicyDecision,
   next: PolicyState,
   applied: { readonly action: 'applied' | 'unchanged' | 'skipped' | 'failed'; readonly detail?: string },
+  floorsPublished: Readonly<Record<string, number>> | null = decision.replicaFloors,
 ): Record<string, unknown> {
   return {
     audit: 'routing-decision',
@@ -271,6 +280,7 @@ export function auditLine(
     readyTokensPerSecond: decision.readyTokensPerSecond,
     preferredClass: decision.preferredClass,
     replicaFloors: decision.replicaFloors,
+    floorsPublished,
     apply: applied,
     previous,
     next,

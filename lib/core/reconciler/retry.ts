@@ -47,6 +47,8 @@ export interface RetryOptions {
   readonly sleep: (ms: number) => Promise<void>;
   /** In [0, 1): jitter source (inject a seeded one in tests). */
   readonly random: () => number;
+  /** Once aborted (the run's deadline), no further attempt is made: the last error is rethrown. @default - never */
+  readonly signal?: AbortSignal;
 }
 
 /** Four attempts, 200 ms doubling to at most 3 s: about 5 s of waiting at worst, well inside a one-minute run. */
@@ -73,8 +75,9 @@ export async function withRetries<T>(op: () => Promise<T>, options: RetryOptions
     try {
       return await op();
     } catch (err) {
-      if (attempt >= options.maxAttempts || !isRetryableError(err)) throw err;
+      if (attempt >= options.maxAttempts || !isRetryableError(err) || options.signal?.aborted) throw err;
       await options.sleep(backoffDelayMs(attempt, options));
+      if (options.signal?.aborted) throw err;
     }
   }
 }

@@ -5,8 +5,6 @@
  */
 import { type RoutingFacts } from './routing-facts';
 import { type MetricStatSource } from '../metrics/aws-published';
-import { numberProblem } from '../validation/checker';
-import { RECONCILER_RULES } from '../validation/rules';
 
 /** Signals of one capacity class that the platform produces (beyond the AWS-published ones every class has). */
 export interface ClassSignalProducers {
@@ -17,14 +15,22 @@ export interface ClassSignalProducers {
    * @default - none: demand is estimated as requests x the contract's mean output tokens
    */
   readonly generatedTokens?: MetricStatSource;
+  /**
+   * How often `generatedTokens` gets a datapoint (the scrape interval of the agent that publishes it), when that is
+   * longer than a minute: the reconciler then reads it over whole multiples of its period, so no period is left
+   * without tokens. @default 60
+   */
+  readonly generatedTokensIntervalSeconds?: number;
   /** Requests waiting in the engine queue (Average). @default - none */
   readonly requestsWaiting?: MetricStatSource;
   /**
    * The HTTP status class the class's model server sheds overload with (`rejectionStatusClass` of its engine: 429 for
    * TGI, 503 for vLLM, DJL LMI and Triton): the platform metric (4XX or 5XX) the reconciler counts as rejected demand.
+   * `mixed` appears only in a reconciler's configuration, for a SageMaker variant whose pools shed in different status
+   * classes: both metrics are read.
    * @default '5xx'
    */
-  readonly rejectionStatus?: '4xx' | '5xx';
+  readonly rejectionStatus?: '4xx' | '5xx' | 'mixed';
 }
 
 export interface ServingSignals {
@@ -42,29 +48,12 @@ export interface ServingDescription {
   readonly tokensPerRequest: number;
   readonly routing: RoutingFacts;
   readonly signals: ServingSignals;
-}
-
-/** A serving construct, as the reconciler and the observability constructs take it. */
-export interface IInferenceServing {
-  /** The serving facts, computed once the construct is complete. */
-  servingDescription(): ServingDescription;
   /**
-   * Called once by each Reconciler on this serving: make the platform's autoscaler honour the replica floors the
-   * reconciler produces in capacity mode (EKS: a ScaledObject trigger on the published floor; SageMaker: nothing to
-   * deploy, the reconciler raises desired instance counts itself). A serving without it gets no floors: the policy then
-   * grows fallbacks by the load it routes to them alone (`PolicyConfig.replicaFloorsApplied: false`).
+   * The p95 latency, in milliseconds, above which the service breaks its contract as the routing target's latency
+   * signal measures it (ALB TargetResponseTime, SageMaker ModelLatency): the reconciler's latency trigger watches it
+   * unless its policy names another. The serving constructs give the contract's end-to-end deadline (`slo.deadlineMs`):
+   * both signals time a whole non-streamed response, and a streamed one no later than its end.
+   * @default - no latency trigger unless the reconciler's policy sets `latencySloP95`
    */
-  enableReplicaFloors?(): unknown;
-}
-
-/** Whether every class's produced signals name a class of the routing facts. */
-export function servingProblems(d: ServingDescription): string[] {
-  const names = new Set(d.routing.kind === 'sagemaker' ? d.routing.variants.flatMap((v) => v.classes.map((c) => c.name)) : d.routing.targets.map((t) => t.class.name));
-  const problems: string[] = [];
-  for (const name of Object.keys(d.signals.classes)) {
-    if (!names.has(name)) problems.push(`serving.signals.classes['${name}'] is not a capacity class of the routing facts (allowed: ${[...names].join(', ')})`);
-  }
-  const tokens = numberProblem(RECONCILER_RULES.tokensPerRequest, d.tokensPerRequest);
-  if (tokens) problems.push(`serving.tokensPerRequest: ${tokens}`);
-  return problems;
+  readonly latencySloP95Ms?: number;
 }

@@ -99,7 +99,9 @@ export function scaledObject(input: ScaledObjectInput): ScaledObject {
           endTimeOffsetSeconds: input.endTimeOffsetSeconds,
           target: input.target,
         }, input.triggerAuthenticationName),
-        ...(input.replicaFloor ? [replicaFloorTrigger(input.replicaFloor, input.triggerAuthenticationName)] : []),
+        ...(input.replicaFloor
+          ? [replicaFloorTrigger(input.replicaFloor, input.triggerAuthenticationName, input.replicaFloor.reconcilerPeriodSeconds)]
+          : []),
       ],
     },
   };
@@ -111,16 +113,22 @@ export interface ReplicaFloorMetric {
   readonly metricName: string;
   readonly dimensions: Readonly<Record<string, string>>;
   readonly region: string;
+  /** The reconciler's period, which the trigger's collection window spans three times. @default 60 */
+  readonly reconcilerPeriodSeconds?: number;
 }
 
 /**
  * A second ScaledObject trigger on the replica floor: the HPA takes the highest recommendation of its metrics, so it
  * runs at least that many replicas; one controller (the HPA) decides, the floor is one more input to it.
  * `AverageValue` with target 1: desired replicas = ceil(floor / 1). The reconciler publishes a datapoint every run
- * (0 when there is no floor), Maximum over 60 s; KEDA reads the newest within 3 periods, so one missed run keeps the
- * floor, and a missing metric reads as 0 (no floor), never as a failure that would trip KEDA's fallback.
+ * (0 when there is no floor), Maximum over 60 s. KEDA reads the newest datapoint of the window
+ * [end - metricCollectionTime, end), end truncated to metricStatPeriod (kedacore/keda@v2.20.2
+ * pkg/scalers/aws_cloudwatch_scaler.go:185-188, 200, 305), so the window spans three reconciler periods: one missed
+ * run keeps the floor, whatever the period; a missing metric reads as 0 (no floor, minMetricValue), never as a failure
+ * that would trip KEDA's fallback. metricCollectionTime must be a multiple of metricStatPeriod (same file :88): the
+ * period is whole minutes.
  */
-export function replicaFloorTrigger(floor: ReplicaFloorMetric, authName: string): ScaledObject['spec']['triggers'][number] {
+export function replicaFloorTrigger(floor: ReplicaFloorMetric, authName: string, reconcilerPeriodSeconds = 60): ScaledObject['spec']['triggers'][number] {
   const metric: LoadMetric = {
     namespace: floor.namespace,
     metricName: floor.metricName,
@@ -129,7 +137,9 @@ export function replicaFloorTrigger(floor: ReplicaFloorMetric, authName: string)
     statistic: 'Maximum',
     region: floor.region,
   };
-  return cloudWatchTrigger('replica-floor', metric, { periodSeconds: 60, collectionSeconds: 180, endTimeOffsetSeconds: 0, target: 1 }, authName);
+  return cloudWatchTrigger('replica-floor', metric, {
+    periodSeconds: 60, collectionSeconds: 3 * Math.max(60, reconcilerPeriodSeconds), endTimeOffsetSeconds: 0, target: 1,
+  }, authName);
 }
 
 /**

@@ -1,0 +1,71 @@
+/**
+ * ALB listener I/O: DescribeListeners, and ModifyListener with the forward action's target-group weights replaced.
+ * ModifyListener replaces the default actions as a whole ("To add an item to a list, remove an item from a list, or
+ * update an item in a list, you must provide the entire list", ELBv2 API ModifyListener), so every other action is
+ * written back as read, with one exception: DescribeListeners never returns an `authenticate-oidc` action's
+ * `ClientSecret`, and "This parameter is required if you are creating a rule. If you are modifying a rule, you can
+ * omit this parameter if you set UseExistingClientSecret to true" (@aws-sdk/client-elastic-load-balancing-v2
+ * AuthenticateOidcActionConfig). Without it every write would be rejected and the weights would freeze.
+ */
+import {
+  type Action,
+  DescribeListenersCommand,
+  ElasticLoadBalancingV2Client,
+  ModifyListenerCommand,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
+import { type AlbRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
+import { type RoutingWrite } from '../../../lib/core/reconciler/targets';
+import { type Clients, type TargetRead } from './io';
+
+function facts(config: ReconcilerConfig): AlbRoutingFacts {
+  if (config.facts.kind !== 'alb') throw new Error('not an ALB target');
+  return config.facts;
+}
+
+/** DescribeListeners: the target-group weights of the listener's forward default action. */
+export async function read(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<TargetRead> {
+  const f = facts(config);
+  const listeners = await clients.elbv2!.send(new DescribeListenersCommand({ ListenerArns: [f.listenerArn] }), { abortSignal: signal });
+  const actions = listeners.Listeners?.[0]?.DefaultActions ?? [];
+  const forward = actions.find((a) => a.Type === 'forward');
+  const byArn = new Map((forward?.ForwardConfig?.TargetGroups ?? []).map((tg) => [tg.TargetGroupArn, tg.Weight ?? 1]));
+  if (!forward?.ForwardConfig && forward?.TargetGroupArn) byArn.set(forward.TargetGroupArn, 1);
+  const weights = Object.fromEntries(f.targets.map((t) => [t.class.name, byArn.get(t.targetGroupArn) ?? 0]));
+  const notWritable = forward ? undefined : `listener ${f.listenerArn} has no forward default action`;
+  const present = f.targets.filter((t) => byArn.has(t.targetGroupArn)).map((t) => t.class.name);
+  return { state: { weights, pools: {}, replicas: {}, present, ...(notWritable ? { notWritable } : {}) }, context: actions };
+}
+
+/** The default actions to write: the forward action with our weights, every other action as read (see above). */
+export function actionsToWrite(f: AlbRoutingFacts, read: readonly Action[], weights: Readonly<Record<string, number>>): Action[] {
+  const ours = new Set(f.targets.map((t) => t.targetGroupArn));
+  return read.map((a) => {
+    if (a.Type === 'authenticate-oidc' && a.AuthenticateOidcConfig) {
+      const { ClientSecret: _, ...oidc } = a.AuthenticateOidcConfig;
+      return { ...a, AuthenticateOidcConfig: { ...oidc, UseExistingClientSecret: true } };
+    }
+    if (a.Type !== 'forward') return a;
+    const others = (a.ForwardConfig?.TargetGroups ?? []).filter((tg) => !ours.has(tg.TargetGroupArn ?? ''));
+    return {
+      Type: 'forward',
+      Order: a.Order,
+      ForwardConfig: {
+        TargetGroups: [...f.targets.map((t) => ({ TargetGroupArn: t.targetGroupArn, Weight: weights[t.class.name] })), ...others],
+        TargetGroupStickinessConfig: a.ForwardConfig?.TargetGroupStickinessConfig,
+      },
+    };
+  });
+}
+
+export async function write(config: ReconcilerConfig, clients: Clients, w: RoutingWrite, context: unknown, signal?: AbortSignal): Promise<void> {
+  const f = facts(config);
+  // The planner never asks an ALB for a capacity write (floors are published metrics there).
+  if (w.kind !== 'weights') throw new Error(`an ALB listener takes no ${w.kind} write`);
+  const actions = actionsToWrite(f, (context as Action[] | undefined) ?? [], w.weights);
+  await clients.elbv2!.send(new ModifyListenerCommand({ ListenerArn: f.listenerArn, DefaultActions: actions }), { abortSignal: signal });
+}
+
+export async function client(options: object): Promise<Partial<Clients>> {
+  return { elbv2: new ElasticLoadBalancingV2Client(options) };
+}

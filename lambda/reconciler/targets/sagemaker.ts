@@ -1,0 +1,58 @@
+/**
+ * SageMaker endpoint I/O: DescribeEndpoint, and UpdateEndpointWeightsAndCapacities for either every variant's weight
+ * or one variant's desired instance count. "Updates variant weight of one or more variants associated with an existing
+ * endpoint, or capacity of one variant associated with an existing endpoint. When it receives the request, SageMaker
+ * sets the endpoint status to Updating. After updating the endpoint, it sets the status to InService."
+ * (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateEndpointWeightsAndCapacities.html;
+ * @aws-sdk/client-sagemaker UpdateEndpointWeightsAndCapacitiesCommand).
+ */
+import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
+import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
+import { type SageMakerRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
+import { type RoutingWrite } from '../../../lib/core/reconciler/targets';
+import { type Clients, type TargetRead } from './io';
+
+function facts(config: ReconcilerConfig): SageMakerRoutingFacts {
+  if (config.facts.kind !== 'sagemaker') throw new Error('not a SageMaker target');
+  return config.facts;
+}
+
+/** DescribeEndpoint: variant weights, current and desired instances, instances per pool, and whether it can be written. */
+export async function read(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<TargetRead> {
+  const f = facts(config);
+  const endpoint = await clients.sagemaker!.send(new DescribeEndpointCommand({ EndpointName: f.endpointName }), { abortSignal: signal });
+  const weights: Record<string, number> = {};
+  const pools: Record<string, Record<string, number>> = {};
+  const replicas: Record<string, { ready: number; desired: number }> = {};
+  for (const v of endpoint.ProductionVariants ?? []) {
+    if (!v.VariantName) continue;
+    weights[v.VariantName] = v.DesiredWeight ?? v.CurrentWeight ?? 0;
+    pools[v.VariantName] = Object.fromEntries((v.InstancePools ?? []).map((p) => [p.InstanceType!, p.CurrentInstanceCount ?? 0]));
+    replicas[v.VariantName] = { ready: v.CurrentInstanceCount ?? 0, desired: v.DesiredInstanceCount ?? v.CurrentInstanceCount ?? 0 };
+  }
+  const status = endpoint.EndpointStatus;
+  // Updating (a deployment, or our own previous write): SageMaker rejects a second update; a later tick writes.
+  const notWritable = status === 'InService' ? undefined : `endpoint ${f.endpointName} is ${status}; weights are written on a later tick`;
+  return { state: { weights, pools, replicas, present: Object.keys(weights), ...(notWritable ? { notWritable } : {}) } };
+}
+
+/**
+ * Weights: every routed variant's weight, and 0 for a variant the facts no longer name (capacities stay with
+ * Application Auto Scaling). Capacity: one variant's desired instance count and no weights; Application Auto Scaling
+ * keeps scaling that variant from the new count.
+ */
+export async function write(config: ReconcilerConfig, clients: Clients, w: RoutingWrite, _context: unknown, signal?: AbortSignal): Promise<void> {
+  const f = facts(config);
+  const desired = w.kind === 'weights'
+    ? [
+      ...f.variants.map((v) => ({ VariantName: v.variantName, DesiredWeight: w.weights[v.variantName] })),
+      ...w.zeroed.map((name) => ({ VariantName: name, DesiredWeight: 0 })),
+    ]
+    : [{ VariantName: w.route, DesiredInstanceCount: w.to }];
+  const command = new UpdateEndpointWeightsAndCapacitiesCommand({ EndpointName: f.endpointName, DesiredWeightsAndCapacities: desired });
+  await clients.sagemaker!.send(command, { abortSignal: signal });
+}
+
+export async function client(options: object): Promise<Partial<Clients>> {
+  return { sagemaker: new SageMakerClient(options) };
+}

@@ -1,0 +1,33 @@
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import { type ServingDescription } from '../core/reconciler/serving';
+
+/**
+ * A serving construct, as the reconciler and the observability constructs take it (SageMakerCapacityEndpoint,
+ * EksInferenceService, or your own). Its plain-data description lives in core (`ServingDescription`); the grant and the
+ * floor binding are construct work, so the interface lives here.
+ */
+export interface IInferenceServing {
+  /** The serving facts, computed once the construct is complete. */
+  servingDescription(): ServingDescription;
+  /**
+   * Grants `grantee` the routing writes on this serving's routing target, and the reads they need: exactly what the
+   * reconciler calls (SageMaker: DescribeEndpoint and UpdateEndpointWeightsAndCapacities on the endpoint; EKS:
+   * DescribeListeners, which has no resource type, and ModifyListener on the listener). The construct that owns the
+   * target writes its statement; nothing else does.
+   */
+  grantRouting(grantee: iam.IGrantable): iam.Grant;
+  /**
+   * Called once by each Reconciler on this serving: make the platform's autoscaler honour the replica floors the
+   * reconciler produces in capacity mode (EKS: a ScaledObject trigger on the published floor, read over a window that
+   * spans the reconciler's period; SageMaker: nothing to deploy, the reconciler raises desired instance counts itself).
+   * A serving without it gets no floors: the policy then grows fallbacks by the load it routes to them alone
+   * (`PolicyConfig.replicaFloorsApplied: false`).
+   */
+  enableReplicaFloors?(options: ReplicaFloorOptions): unknown;
+}
+
+/** How the reconciler publishes replica floors. */
+export interface ReplicaFloorOptions {
+  /** The reconciler's period: it publishes every floor once per period (and at once on alarm runs). */
+  readonly periodSeconds: number;
+}

@@ -1,0 +1,19 @@
+/**
+ * What a reconciler run hands the next run in the same execution environment. The policy's memory lives in the
+ * reconciler's own CloudWatch metrics, which GetMetricData shows only after ingestion (seconds to minutes); a second
+ * run soon after (an alarm run beside the scheduled one) reads this instead, so it neither takes a second ramp step
+ * nor makes a second write in the same period. Plain JSON data; the Lambda keeps it in module scope (reserved
+ * concurrency 1 runs one environment at a time), a simulator between ticks.
+ */
+import { type PolicyState } from '../policy/types';
+
+export interface RunMemory {
+  /** Start (epoch seconds) of the period the run decided in. */
+  readonly period: number;
+  /** The policy state it recorded (the weights it left in force). */
+  readonly state: PolicyState;
+  /** The kind of write it made in that period, if any (also carried over from an earlier run in the same period). */
+  readonly wrote?: 'weights' | 'capacity';
+  /** The replica floors it published (null: none known). */
+  readonly floors: Readonly<Record<string, number>> | null;
+}

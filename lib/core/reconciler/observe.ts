@@ -1,0 +1,175 @@
+/**
+ * What one reconciler run sees, derived exactly as the deployed Lambda derives it: the GetMetricData window to ask for
+ * (`metricQuery`), and from its answer and the routing target's state the policy's input (`observe`): per-class signal
+ * windows cut at the metric delay, total demand (served + rejected requests or tokens, requests x the declared mean
+ * tokens where the engine does not count tokens, a silent class holding weight read as missing, not as zero), the
+ * policy state rebuilt from the reconciler's own decision metrics (or from the memory of a run earlier in the period,
+ * which CloudWatch may not have ingested yet), and the replica floors in force.
+ *
+ * Plain data in, plain data out, no clock and no I/O: the Lambda calls it with what AWS answered, a simulator with
+ * metric windows as CloudWatch would publish them.
+ */
+import { type PolicyClass, type PolicyConfig, type PolicyState, type SignalWindow, type ClassSignals } from '../policy/types';
+import { policyWindowPeriods, resolvePolicyConfig } from '../policy/defaults';
+import { type ReconcilerConfig } from './config';
+import { demandWindow } from './faults';
+import { assembleSignals, buildQueryBatch, type MetricResult, type QueryBatch, rebuildState, type WindowFrame, windowsFromResults } from './io';
+import { type RunMemory } from './memory';
+import { signalPlan } from './signal-sources';
+import { routingTarget, type TargetState } from './targets';
+
+/** The GetMetricData request of one run: the queries and the time range, and how its answer maps to periods. */
+export interface MetricWindowQuery {
+  /** The queries (`MetricDataQueries`) and which signal each answers. */
+  readonly batch: QueryBatch;
+  /** `StartTime` and `EndTime`, epoch seconds. */
+  readonly startTime: number;
+  readonly endTime: number;
+  /** The periods of the answer: external signals use the first `signalSlots`, the reconciler's own history all. */
+  readonly frame: WindowFrame;
+  readonly signalSlots: number;
+  /** Start (epoch seconds) of the current period: the `now` the policy decides at. */
+  readonly now: number;
+  readonly policy: PolicyConfig;
+}
+
+/**
+ * The window one run at `nowMs` (epoch milliseconds) reads. External signals end `metricDelaySeconds` ago (CloudWatch
+ * publishes a period late); the reconciler's own history runs to the end of the current period, so a decision an
+ * earlier run recorded in this period is seen (the ramp bound is per period, however many runs share it).
+ */
+export function metricQuery(config: ReconcilerConfig, nowMs: number): MetricWindowQuery {
+  const policy = resolvePolicyConfig(config.policy);
+  const period = policy.periodSeconds;
+  const now = Math.floor(nowMs / 1000 / period) * period;
+  const signalSlots = policyWindowPeriods(policy);
+  const signalsEnd = Math.floor((nowMs / 1000 - config.metricDelaySeconds) / period) * period;
+  const start = signalsEnd - signalSlots * period;
+  const frame: WindowFrame = { start, periodSeconds: period, slots: (now - start) / period + 1 };
+  const batch = buildQueryBatch(signalPlan(config, period), period);
+  return { batch, startTime: start, endTime: now + period, frame, signalSlots, now, policy };
+}
+
+/** What `observe` makes of one run's answers. */
+export interface Observation {
+  /** The query the answers belong to. */
+  readonly query: MetricWindowQuery;
+  /** One policy class per route, priced and sized by what the target runs now. */
+  readonly classes: PolicyClass[];
+  /**
+   * Signal windows by routed name, ending at the newest published period; the newest replica counts come from the
+   * target itself where it reports them (SageMaker DescribeEndpoint).
+   */
+  readonly signals: Record<string, ClassSignals>;
+  /** Total demand, tokens per second, one value per period (null: missing). */
+  readonly demandTokensPerSecond: SignalWindow;
+  /** The policy state the previous runs left, with the weights the target holds now. */
+  readonly previous: PolicyState;
+  /** The replica floors in force (last published), by routed name; null when none is known. */
+  readonly floorsInForce: Readonly<Record<string, number>> | null;
+  /** Routes of the facts that the live target does not hold (a renamed variant, a removed target group). */
+  readonly missingRoutes: string[];
+}
+
+/**
+ * One run's observation. `results` are the GetMetricData `MetricDataResults` of `metricQuery(config, nowMs)` (any
+ * order, pages merged); `target` what the routing target holds; `memory` what the previous run in this execution
+ * environment left (`rememberRun`), if any.
+ */
+export function observe(
+  config: ReconcilerConfig,
+  target: TargetState,
+  results: readonly MetricResult[],
+  nowMs: number,
+  memory?: RunMemory,
+): Observation {
+  const query = metricQuery(config, nowMs);
+  const { batch, frame, signalSlots, now, policy } = query;
+  const kind = routingTarget(config.facts);
+  const routes = kind.routes(config.facts);
+  const names = routes.map((r) => r.name);
+  const present = new Set(target.present);
+  const classes = kind.policyClasses(config.facts, config.placement, target);
+  const windows = windowsFromResults(results, batch, frame);
+  const all = assembleSignals(windows, batch, names);
+  // External signals end `metricDelaySeconds` ago; cut them there so a not-yet-published period is not read as missing.
+  const cut = (w: ReadonlyArray<number | null> | undefined) => (w ?? []).slice(0, signalSlots);
+  const signals: Record<string, ClassSignals> = Object.fromEntries(names.map((n) => {
+    const s = all.signals[n];
+    const observed = target.replicas[n];
+    const withNow = (w: ReadonlyArray<number | null>, value: number | undefined) => (value === undefined ? cut(w) : [...cut(w).slice(1), value]);
+    return [n, {
+      readyReplicas: withNow(s.readyReplicas, observed?.ready),
+      desiredReplicas: withNow(s.desiredReplicas, observed?.desired),
+      ...(s.capacityErrors ? { capacityErrors: cut(s.capacityErrors) } : {}),
+      ...(s.latencyP95Ms ? { latencyP95Ms: cut(s.latencyP95Ms) } : {}),
+      ...(s.servedTokensPerSecond ? { servedTokensPerSecond: cut(s.servedTokensPerSecond) } : {}),
+      ...(s.rejectedTokensPerSecond ? { rejectedTokensPerSecond: cut(s.rejectedTokensPerSecond) } : {}),
+    }];
+  }));
+  // A class holding weight that reports no demand while others do is missing data, not low demand.
+  const demand = demandWindow(signals, names, signalSlots, target.weights, new Set(all.servedIncludesRejected));
+  const own = (signal: 'mode' | 'ramping') => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
+  const rebuilt = rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy);
+  const previous = fromMemory(memory, own('mode'), frame, now, policy) ?? rebuilt;
+  return {
+    query,
+    classes,
+    signals,
+    demandTokensPerSecond: demand,
+    previous: previous === rebuilt ? rebuilt : { ...previous, weights: target.weights },
+    floorsInForce: floorsInForce(memory, windows, batch, frame, now, policy),
+    missingRoutes: names.filter((n) => !present.has(n)),
+  };
+}
+
+/**
+ * The state a run earlier in this execution environment left, when CloudWatch has not yet shown it: its period is at
+ * least as new as the newest `PolicyMode` datapoint, and it lies within the policy window. EMF metrics reach
+ * GetMetricData seconds to minutes after the run that printed them; without this, a second run seconds after a ramp
+ * step would take another step in the same period.
+ */
+function fromMemory(
+  memory: RunMemory | undefined,
+  mode: SignalWindow,
+  frame: WindowFrame,
+  now: number,
+  policy: PolicyConfig,
+): PolicyState | undefined {
+  if (!memory || !withinWindow(memory, now, policy)) return undefined;
+  let last = -1;
+  for (let i = mode.length - 1; i >= 0 && last < 0; i--) if (mode[i] !== null) last = i;
+  const newestRecorded = last < 0 ? -Infinity : frame.start + last * frame.periodSeconds;
+  return memory.period >= newestRecorded ? memory.state : undefined;
+}
+
+/** The floors last published: this environment's memory if newer, else the newest `ReplicaFloor` datapoint per route. */
+function floorsInForce(
+  memory: RunMemory | undefined,
+  windows: Map<string, Array<number | null>>,
+  batch: QueryBatch,
+  frame: WindowFrame,
+  now: number,
+  policy: PolicyConfig,
+): Readonly<Record<string, number>> | null {
+  const entries = batch.index.filter((e) => e.signal === 'floor' && e.className !== undefined);
+  let newest = -Infinity;
+  const read: Record<string, number> = {};
+  for (const e of entries) {
+    const w = windows.get(e.id) ?? [];
+    for (let i = w.length - 1; i >= 0; i--) {
+      if (w[i] === null) continue;
+      read[e.className!] = w[i]!;
+      newest = Math.max(newest, frame.start + i * frame.periodSeconds);
+      break;
+    }
+  }
+  const remembered = memory && withinWindow(memory, now, policy) ? memory.floors : undefined;
+  if (remembered !== undefined && memory!.period >= newest) return remembered;
+  return Object.keys(read).length > 0 ? read : null;
+}
+
+/** Whether a memory is from this period or an earlier one the policy window still covers. */
+function withinWindow(memory: RunMemory, now: number, policy: PolicyConfig): boolean {
+  return memory.period <= now && memory.period >= now - policyWindowPeriods(policy) * policy.periodSeconds;
+}

@@ -1,0 +1,203 @@
+/**
+ * The reconciler's pure step: from one run's answers (the routing target's state and the GetMetricData results) to the
+ * policy input, the decision, the next state, the one write to make (if any) and the replica floors to publish; then,
+ * once the caller knows how the write went, the records to print (`runRecords`) and the memory to keep
+ * (`rememberRun`). The Lambda (lambda/reconciler/reconcile.ts) is the I/O around it; a simulator calls the same
+ * functions with metric windows as CloudWatch would publish them.
+ *
+ * ```ts
+ * const q = metricQuery(config, nowMs);                 // what to ask GetMetricData for
+ * const s = step(config, target, results, nowMs, memory); // results: the MetricDataResults of q
+ * // s.ok === false: hold, print runRecords(config, s, { action: 'failed', ... }, nowMs)
+ * // s.plan.action === 'write': apply s.plan.write to the target, then print runRecords(...) and keep rememberRun(...)
+ * ```
+ */
+import { decide } from '../policy/decide';
+import { type PolicyDecision, type PolicyInput, type PolicyState } from '../policy/types';
+import { type ReconcilerConfig } from './config';
+import { failureAuditLine, failureEmf, type FailureReason, weightInvariantProblems } from './faults';
+import { auditLine, decisionEmf, type MetricResult } from './io';
+import { type RunMemory } from './memory';
+import { type Observation, observe } from './observe';
+import { routingTarget, type RoutingWrite, type TargetState } from './targets';
+
+/** What a run does with its decision. */
+export type StepPlan =
+  | { readonly action: 'write'; readonly write: RoutingWrite; readonly detail?: string }
+  | { readonly action: 'unchanged' }
+  | { readonly action: 'skipped'; readonly detail: string };
+
+/** A run that cannot decide: the facts no longer match the target, or the decision would break a routing invariant. */
+export interface StepFailure {
+  readonly ok: false;
+  readonly reason: FailureReason;
+  readonly detail: string;
+  /** Printed with the audit line (e.g. the weights in force). */
+  readonly context: Readonly<Record<string, unknown>>;
+  readonly now: number;
+}
+
+export interface StepDecision {
+  readonly ok: true;
+  readonly observation: Observation;
+  readonly input: PolicyInput;
+  readonly decision: PolicyDecision;
+  /** The policy state after this run if its write (if any) is applied. */
+  readonly state: PolicyState;
+  readonly plan: StepPlan;
+  /**
+   * Replica floors to publish as `ReplicaFloor` this run, by routed name: the decision's, or on a tick that holds
+   * everything the floors in force, so an autoscaler reading the metric never loses them; null when none is known.
+   */
+  readonly floors: Readonly<Record<string, number>> | null;
+  /** What the routing target held when the run read it. */
+  readonly target: TargetState;
+}
+
+export type ReconcilerStep = StepFailure | StepDecision;
+
+/** How the caller's write went (or that there was none). */
+export interface RunOutcome {
+  readonly action: 'applied' | 'unchanged' | 'skipped' | 'failed';
+  readonly reason?: FailureReason;
+  readonly detail?: string;
+}
+
+/**
+ * One run's step. `nowMs` is the run's clock (epoch milliseconds); `memory` what the previous run in this execution
+ * environment left (`rememberRun`), if any.
+ */
+export function step(
+  config: ReconcilerConfig,
+  target: TargetState,
+  results: readonly MetricResult[],
+  nowMs: number,
+  memory?: RunMemory,
+): ReconcilerStep {
+  const kind = routingTarget(config.facts);
+  const observation = observe(config, target, results, nowMs, memory);
+  const now = observation.query.now;
+  if (observation.missingRoutes.length > 0) {
+    const missing = observation.missingRoutes.map((m) => `'${m}'`).join(', ');
+    const held = target.present.map((m) => `'${m}'`).join(', ') || 'none';
+    return {
+      ok: false,
+      reason: 'target-mismatch',
+      detail: `weights unchanged: the routing facts name ${missing}, not among the ${kind.describeRoutes(config.facts)} ` +
+        `(it holds: ${held}); redeploy the construct so facts and target match`,
+      context: { weights: target.weights },
+      now,
+    };
+  }
+  const input: PolicyInput = {
+    now,
+    classes: observation.classes,
+    signals: observation.signals,
+    demandTokensPerSecond: observation.demandTokensPerSecond,
+    config: config.policy,
+  };
+  const { decision, state } = decide(input, observation.previous);
+  const broken = weightInvariantProblems(decision.weights, observation.classes);
+  if (broken.length > 0) {
+    return { ok: false, reason: 'internal-error', detail: `weights unchanged: the decision breaks a routing invariant: ${broken.join('; ')}`, context: {}, now };
+  }
+  const floors = floorsToApply(config, decision, observation);
+  const write = kind.plannedWrite(config.facts, decision, target, floors);
+  return { ok: true, observation, input, decision, state, plan: planOf(write, target, decision, memory, now), floors, target };
+}
+
+/** The decision's floors (or, on a hold, those in force), each capped at its route's maximum and made visible to the autoscaler. */
+function floorsToApply(config: ReconcilerConfig, decision: PolicyDecision, observation: Observation): Record<string, number> | null {
+  const kind = routingTarget(config.facts);
+  const floors = decision.replicaFloors ?? observation.floorsInForce;
+  if (!floors) return null;
+  const max = new Map(kind.routes(config.facts).map((r) => [r.name, r.maxReplicas]));
+  const out: Record<string, number> = {};
+  for (const [name, floor] of Object.entries(floors)) {
+    if (!max.has(name) || !Number.isFinite(floor)) continue;
+    const desired = latestValue(observation.signals[name]?.desiredReplicas);
+    out[name] = Math.min(max.get(name)!, kind.autoscalerFloor(Math.max(0, Math.round(floor)), desired));
+  }
+  return out;
+}
+
+function latestValue(window: ReadonlyArray<number | null> | undefined): number | null {
+  const v = window?.[window.length - 1];
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+function planOf(
+  write: RoutingWrite | undefined,
+  target: TargetState,
+  decision: PolicyDecision,
+  memory: RunMemory | undefined,
+  now: number,
+): StepPlan {
+  if (!write) return { action: 'unchanged' };
+  if (target.notWritable) return { action: 'skipped', detail: target.notWritable };
+  // One write per period, whatever the number of runs in it: a second write would outpace the ramp bound (ALB) or hit
+  // an endpoint still Updating from the first (SageMaker). Entering capacity mode is the exception: reacting at once
+  // to a capacity alarm is what the alarm-triggered run is for.
+  const entering = decision.modeChanged && decision.mode === 'capacity';
+  if (memory?.period === now && memory.wrote && !entering) {
+    return { action: 'skipped', detail: `a ${memory.wrote} write was already made in this period; the next period writes` };
+  }
+  return { action: 'write', write, ...(describeWrite(write) ? { detail: describeWrite(write) } : {}) };
+}
+
+/** The audit line's words for a write (none for a plain weights write). */
+export function describeWrite(write: RoutingWrite): string | undefined {
+  if (write.kind === 'capacity') return `desired instances of ${write.route} raised from ${write.from} to its replica floor ${write.to}`;
+  return write.zeroed.length > 0 ? `weight 0 written for ${write.zeroed.map((n) => `'${n}'`).join(', ')}, which the routing facts do not name` : undefined;
+}
+
+/** The weights in force and the state to record after the run: the new ones if its write went through, else the old. */
+function recordedState(s: StepDecision, outcome: RunOutcome): { inForce: Readonly<Record<string, number>>; recorded: PolicyState } {
+  const kept = outcome.action === 'applied' || outcome.action === 'unchanged';
+  const weightsWritten = kept && (s.plan.action !== 'write' || s.plan.write.kind === 'weights');
+  const inForce = weightsWritten ? s.decision.weights : s.target.weights;
+  return { inForce, recorded: kept ? s.state : { ...s.state, weights: s.target.weights } };
+}
+
+/**
+ * Everything the run prints: EMF records (mode, ramp, shares, weight per route, floors, replicas; a failure datapoint
+ * when it failed) and one audit line. Every run prints exactly one audit line.
+ */
+export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome: RunOutcome, nowMs: number): Array<Record<string, unknown>> {
+  if (!s.ok) {
+    return [failureEmf(config.service, s.reason, nowMs), failureAuditLine(Math.floor(nowMs / 1000), s.reason, s.detail, s.context)];
+  }
+  const kind = routingTarget(config.facts);
+  const { inForce, recorded } = recordedState(s, outcome);
+  const written = outcome.action === 'applied' && s.plan.action === 'write' && s.plan.write.kind === 'weights';
+  const latest = Object.fromEntries(Object.entries(s.input.signals)
+    .map(([n, w]) => [n, { ready: latestValue(w.readyReplicas), desired: latestValue(w.desiredReplicas) }]));
+  const records = decisionEmf({
+    decision: { ...s.decision, weights: inForce },
+    next: recorded,
+    input: s.input,
+    service: config.service,
+    timestampMs: nowMs,
+    weightTotal: s.observation.query.policy.weightTotal,
+    written,
+    floors: s.floors,
+    observed: kind.observations(config.facts, s.target, latest),
+  });
+  if (outcome.reason) records.push(failureEmf(config.service, outcome.reason, nowMs));
+  records.push(auditLine(s.input, s.observation.previous, s.decision, recorded, {
+    action: outcome.action,
+    ...(outcome.detail !== undefined ? { detail: outcome.detail } : {}),
+  }, s.floors));
+  return records;
+}
+
+/** What this run leaves the next run in the same execution environment (unchanged when it could not decide). */
+export function rememberRun(s: ReconcilerStep, outcome: RunOutcome, memory?: RunMemory): RunMemory | undefined {
+  if (!s.ok) return memory;
+  const now = s.observation.query.now;
+  const wroteNow = outcome.action === 'applied' && s.plan.action === 'write' ? s.plan.write.kind : undefined;
+  const earlier = memory?.period === now ? memory.wrote : undefined;
+  const wrote = wroteNow ?? earlier;
+  return { period: now, state: recordedState(s, outcome).recorded, ...(wrote ? { wrote } : {}), floors: s.floors };
+}
+

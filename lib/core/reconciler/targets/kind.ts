@@ -1,0 +1,149 @@
+/**
+ * One interface for every kind of routing target (a SageMaker endpoint's variants, an ALB listener's weighted target
+ * groups): everything the reconciler, its construct and its step need to know about a kind lives in that kind's module
+ * (targets/sagemaker.ts, targets/alb.ts), reached through `routingTarget(facts)` (targets/index.ts). No other module
+ * asks which kind it holds. Pure data and functions: the Lambda's I/O for each kind is lambda/reconciler/targets/.
+ */
+import { type PolicyClass, type PolicyDecision } from '../../policy/types';
+import { type PlacementOptions, type ReconcilerConfig, type SignalSource } from '../config';
+import { type RoutedClassFacts, type RoutingFacts } from '../routing-facts';
+import { type ClassSignalProducers, type ServingDescription } from '../serving';
+
+/** CloudWatch sources of one routed class's signals. An absent entry is read from the target API, or is off. */
+export interface ClassSignalSources {
+  readonly readyReplicas?: SignalSource;
+  readonly desiredReplicas?: SignalSource;
+  readonly capacityErrors?: SignalSource;
+  readonly latencyP95Ms?: SignalSource;
+  readonly servedTokensPerSecond?: SignalSource;
+  /** Several sources (a route whose servers shed with different status classes) are summed per period. */
+  readonly rejectedTokensPerSecond?: SignalSource | readonly SignalSource[];
+  /**
+   * The served source already counts the requests the servers rejected (ALB RequestCount includes the responses a
+   * target answered 4XX/5XX): demand is then the served signal alone, never served + rejected.
+   */
+  readonly servedIncludesRejected?: boolean;
+}
+
+/** One weight of the target: its routed name and the capacity classes behind it. */
+export interface Route {
+  /** ALB: the class name; SageMaker: the variant name. The key of the route in weights, signals and records. */
+  readonly name: string;
+  /** ALB: the one class of the target group; SageMaker: the variant's pools, in pool priority order. */
+  readonly classes: readonly RoutedClassFacts[];
+  /** Most replicas (instances) the route may run: replica floors and capacity writes never ask for more. */
+  readonly maxReplicas: number;
+}
+
+/**
+ * What the reconciler read from the routing target in one run: plain data, produced by the Lambda's per-kind read
+ * (or by a simulator). Everything by routed name.
+ */
+export interface TargetState {
+  /** Weights in force. A route the facts do not name may appear (a stray SageMaker variant). */
+  readonly weights: Readonly<Record<string, number>>;
+  /** SageMaker: per variant, the current instance count of each pool's instance type. ALB: empty. */
+  readonly pools: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** SageMaker: ready (current) and desired instances per variant. ALB: empty (the counts come from metrics). */
+  readonly replicas: Readonly<Record<string, { readonly ready: number; readonly desired: number }>>;
+  /** Routed names the live target actually holds. */
+  readonly present: readonly string[];
+  /** Why nothing can be written now (SageMaker endpoint not InService, listener without a forward action). */
+  readonly notWritable?: string;
+}
+
+/** The newest ready and desired replica counts of a route's signal windows (null: no datapoint). */
+export interface LatestCounts {
+  readonly ready: number | null;
+  readonly desired: number | null;
+}
+
+/** What the reconciler saw of one routed class this run, for the EMF records. */
+export interface RouteObservation {
+  /** Ready and desired replicas (SageMaker: instances of the variant, from DescribeEndpoint). */
+  readonly ready: number;
+  readonly desired: number;
+  /** SageMaker: ready instances per instance pool, by the pool's capacity class name. */
+  readonly pools?: Readonly<Record<string, number>>;
+}
+
+/**
+ * One write to the routing target. A run makes at most one, and at most one per period (targets/index.ts).
+ * `weights`: every routed weight, plus 0 for each stray route the target holds beyond the facts.
+ * `capacity`: one route's desired instance count raised to its replica floor (SageMaker).
+ */
+export type RoutingWrite =
+  | { readonly kind: 'weights'; readonly weights: Readonly<Record<string, number>>; readonly zeroed: readonly string[] }
+  | { readonly kind: 'capacity'; readonly route: string; readonly from: number; readonly to: number };
+
+/** The signals of the serving platform, per routed name, as the reconciler's configuration carries them. */
+export interface RoutedProducers {
+  readonly signals: Readonly<Record<string, ClassSignalProducers>>;
+  /** EKS: the capacity errors are the Karpenter filter metric of each NodePool, derived rather than spelt out. */
+  readonly karpenterCapacityErrors?: boolean;
+  /** Routes whose generated tokens are the contract's `GeneratedTokens` metric, derived rather than spelt out. */
+  readonly contractTokenCounters?: readonly string[];
+}
+
+/** The AWS-published metrics that tell what each class of a target kind serves, for dashboards and alarms. */
+export interface ServingMetricNames {
+  readonly namespace: string;
+  /** Requests that reached the class (Sum). */
+  readonly requests: string;
+  /** Requests answered with a server error (Sum). */
+  readonly serverErrors: string;
+  /** Requests answered with a client error, which is how TGI sheds overload (429) (Sum). */
+  readonly clientErrors: string;
+  /** The latency metric and the factor that turns its unit into milliseconds. */
+  readonly latency: string;
+  readonly latencyToMs: number;
+}
+
+/** One capacity class of a target, with the dimensions its AWS serving metrics carry. */
+export interface ObservedClassFacts {
+  readonly facts: RoutedClassFacts;
+  readonly awsDimensions: Readonly<Record<string, string>>;
+}
+
+export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
+  readonly kind: F['kind'];
+  /**
+   * How replica floors reach the autoscaler: `capacity-writes` (the reconciler raises desired instance counts itself),
+   * or `published` (the `ReplicaFloor` metric, which a KEDA trigger reads).
+   */
+  readonly floors: 'capacity-writes' | 'published';
+  /** The weights of the target and the classes behind each, in the facts' order. */
+  routes(facts: F): Route[];
+  /** "SageMaker endpoint `llm`": the target, for a dashboard's summary. */
+  describeTarget(facts: F): string;
+  /** The AWS-published serving metrics of this kind. */
+  readonly servingMetrics: ServingMetricNames;
+  /** Every capacity class behind the target with its AWS metric dimensions, in declaration order. */
+  observedClasses(facts: F): ObservedClassFacts[];
+  /** Whether two routes may not share a name here (SageMaker variant names are unique; ALB routes are class names). */
+  readonly uniqueRouteNames: boolean;
+  /** "variant(s) of endpoint llm": what a missing route is missing from, for the audit line. */
+  describeRoutes(facts: F): string;
+  /** The policy's class per route; `target` (what the run read) refines a route made of several pools. */
+  policyClasses(facts: F, placement: PlacementOptions, target?: TargetState): PolicyClass[];
+  /** CloudWatch sources of each route's signals, by routed name. */
+  signalSources(config: ReconcilerConfig & { readonly facts: F }, periodSeconds: number): Record<string, ClassSignalSources>;
+  /** Problems of the facts particular to this kind (route counts, empty routes), as `facts...: value (allowed)`. */
+  factProblems(facts: F): string[];
+  /** Problems of a serving description particular to this kind (e.g. a signal source this kind requires). */
+  servingProblems(serving: ServingDescription & { readonly routing: F }): string[];
+  /** The serving platform's signal producers by routed name, compacted to fit the Lambda environment. */
+  routedProducers(serving: ServingDescription & { readonly routing: F }): RoutedProducers;
+  /**
+   * The floor to hand the autoscaler so that it runs at least `floor` replicas, given the route's newest desired count
+   * (null: unknown). SageMaker: the floor itself (a capacity write). EKS: raised where the HPA's tolerance would ignore it.
+   */
+  autoscalerFloor(floor: number, desired: number | null): number;
+  /** What the run saw of each route (replica counts, per-pool instances), for the EMF records. */
+  observations(facts: F, target: TargetState, latest: Readonly<Record<string, LatestCounts>>): Record<string, RouteObservation>;
+  /**
+   * The write this decision calls for, if any: weights when they changed (or a stray route holds weight), otherwise,
+   * where floors are capacity writes, one route's desired count raised to its floor.
+   */
+  plannedWrite(facts: F, decision: PolicyDecision, target: TargetState, floors: Readonly<Record<string, number>> | null): RoutingWrite | undefined;
+}

@@ -1,0 +1,181 @@
+/**
+ * A SageMaker real-time endpoint as a routing target: one weight per production variant, each variant up to five
+ * instance pools (capacity classes). Replica floors are capacity writes: the reconciler raises a variant's desired
+ * instance count itself (UpdateEndpointWeightsAndCapacities), after its weights.
+ */
+import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, Dim, Metrics } from '../../metrics/contract';
+import { type PolicyClass } from '../../policy/types';
+import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
+import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
+import { type ClassSignalProducers } from '../serving';
+import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite } from './kind';
+import { placementAllows, policyClassOf, quote, rejectionStatusOf, stray } from './shared';
+
+/** SageMaker accepts 1..10 production variants per endpoint configuration. */
+const MAX_VARIANTS = 10;
+
+function routes(facts: SageMakerRoutingFacts): Route[] {
+  return facts.variants.map((v) => ({
+    name: v.variantName,
+    classes: v.classes,
+    // The variant's instances are those of all its pools, each bounded by its own quota, and all of them by the
+    // variant's scaling maximum where the facts name it.
+    maxReplicas: Math.min(v.maxInstances ?? Infinity, v.classes.reduce((s, c) => s + c.maxReplicas, 0)),
+  }));
+}
+
+/**
+ * A variant as one routed class. Its replicas are the instances of all its pools; envelope and price are the
+ * instance-weighted means over the pools that have instances (a pool of the wrong kind still counts for what it
+ * really serves), otherwise those of its first pool. A variant may take sensitive traffic only if every pool may:
+ * SageMaker picks the pool, not us.
+ */
+function variantClass(route: Route, placement: PlacementOptions, counts: Readonly<Record<string, number>>): PolicyClass {
+  const pools = route.classes;
+  const weighted = pools.map((c) => ({ c, n: Math.max(0, counts[c.instanceType] ?? 0) }));
+  const instances = weighted.reduce((s, p) => s + p.n, 0);
+  const mean = (f: (c: RoutedClassFacts) => number) =>
+    instances > 0 ? weighted.reduce((s, p) => s + f(p.c) * p.n, 0) / instances : f(pools[0]);
+  return {
+    ...policyClassOf(route.name, pools[0], placement),
+    preferenceRank: Math.min(...pools.map((c) => c.preferenceRank)),
+    tokensPerSecondPerReplica: mean((c) => c.tokensPerSecondPerReplica),
+    usdPerReplicaHour: mean((c) => c.usdPerReplicaHour),
+    placementAllowed: pools.every((c) => placementAllows(c, placement)),
+    maxReplicas: route.maxReplicas,
+  };
+}
+
+function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['signalSources']>[0], periodSeconds: number): Record<string, ClassSignalSources> {
+  const facts = config.facts;
+  const own = (variant: string, spec: typeof Metrics.readyReplicas): SignalSource => ({
+    metric: {
+      namespace: spec.namespace, metricName: spec.name, dimensions: { [Dim.SERVICE]: config.service, [Dim.CLASS]: variant }, stat: spec.statistic,
+    },
+  });
+  const perRequest = config.tokensPerRequest / periodSeconds;
+  const out: Record<string, ClassSignalSources> = {};
+  for (const v of facts.variants) {
+    const producers = config.signals?.[v.variantName];
+    // With instance pools every endpoint metric carries an InstanceType dimension: aggregate over it.
+    const search = (metricName: string, stat: string) =>
+      `SEARCH('{${AwsMetrics.sageMaker.namespace},EndpointName,InstanceType,VariantName} MetricName=${quote(metricName)} ` +
+      `EndpointName=${quote(facts.endpointName)} VariantName=${quote(v.variantName)}', '${stat}', ${periodSeconds})`;
+    const count = (metricName: string): SignalSource => ({ expression: `SUM(${search(metricName, 'Sum')})`, scale: perRequest });
+    // Rejected demand is what the pools shed, in the status class their engines answer overload with (TGI 429, the
+    // others 503). A variant whose pools shed differently reads both: the two queries are summed per period.
+    const status = rejectionStatusOf(producers);
+    const rejected = [
+      ...(status !== '5xx' ? [count(AwsMetrics.sageMaker.invocation4xxErrors)] : []),
+      ...(status !== '4xx' ? [count(AwsMetrics.sageMaker.invocation5xxErrors)] : []),
+    ];
+    out[v.variantName] = {
+      // History of what DescribeEndpoint showed on earlier runs; the newest value comes from DescribeEndpoint itself.
+      readyReplicas: own(v.variantName, Metrics.readyReplicas),
+      desiredReplicas: own(v.variantName, Metrics.desiredReplicas),
+      ...(producers?.capacityErrors ? { capacityErrors: { metric: producers.capacityErrors } } : {}),
+      // The slowest instance type's p95 stands for the variant (percentiles do not add up); microseconds to ms.
+      latencyP95Ms: { expression: `MAX(${search(AwsMetrics.sageMaker.modelLatency, 'p95')})`, scale: 1 / 1000 },
+      // Tokens the server counted (Sum per period) to tokens per second; without them, invocations x mean tokens.
+      servedTokensPerSecond: producers?.generatedTokens
+        ? counterPerSecond(producers.generatedTokens, periodSeconds, producers.generatedTokensIntervalSeconds)
+        : count(AwsMetrics.sageMaker.invocations),
+      rejectedTokensPerSecond: rejected.length === 1 ? rejected[0] : rejected,
+    };
+  }
+  return out;
+}
+
+/**
+ * SageMaker: the variants whose desired instance count is below the decision's replica floor, furthest below first
+ * (then by name). Counts are only ever raised: lowering is Application Auto Scaling's job, which scales in when the load
+ * falls (a floor that lowered counts would be a second controller fighting it). The reconciler re-raises on later
+ * runs while the floor holds, so a scale-in below it lasts only until the next write.
+ */
+export function capacitiesToRaise(
+  floors: Readonly<Record<string, number>> | null,
+  replicas: Readonly<Record<string, { readonly desired: number }>>,
+): Array<{ name: string; from: number; to: number }> {
+  return Object.entries(floors ?? {})
+    .filter(([name, floor]) => replicas[name] !== undefined && Number.isInteger(floor) && floor > replicas[name].desired)
+    .map(([name, to]) => ({ name, from: replicas[name].desired, to }))
+    .sort((a, b) => b.to - b.from - (a.to - a.from) || a.name.localeCompare(b.name));
+}
+
+export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
+  kind: 'sagemaker',
+  floors: 'capacity-writes',
+  routes,
+  describeRoutes: (facts) => `variant(s) of endpoint ${facts.endpointName}`,
+  describeTarget: (facts) => `SageMaker endpoint \`${facts.endpointName}\``,
+  servingMetrics: {
+    namespace: AwsMetrics.sageMaker.namespace,
+    requests: AwsMetrics.sageMaker.invocations,
+    serverErrors: AwsMetrics.sageMaker.invocation5xxErrors,
+    clientErrors: AwsMetrics.sageMaker.invocation4xxErrors,
+    latency: AwsMetrics.sageMaker.modelLatency,
+    latencyToMs: AWS_LATENCY_TO_MS.sageMaker,
+  },
+  observedClasses: (facts) => facts.variants.flatMap((v) => v.classes.map((cls) => ({
+    facts: cls,
+    // With several instance pools in a variant, SageMaker adds an InstanceType dimension; a single-class variant is
+    // addressed by its variant alone.
+    awsDimensions: {
+      [AwsDim.ENDPOINT_NAME]: facts.endpointName,
+      [AwsDim.VARIANT_NAME]: v.variantName,
+      ...(v.classes.length > 1 ? { [AwsDim.INSTANCE_TYPE]: cls.instanceType } : {}),
+    },
+  }))),
+  uniqueRouteNames: true,
+  policyClasses: (facts, placement, target) => routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {})),
+  signalSources,
+  factProblems: (facts) => {
+    const problems: string[] = [];
+    const n = Array.isArray(facts.variants) ? facts.variants.length : 0;
+    if (n < 1 || n > MAX_VARIANTS) problems.push(`facts.variants: ${n} variants (a SageMaker endpoint takes 1..${MAX_VARIANTS})`);
+    for (const v of facts.variants ?? []) {
+      if (!Array.isArray(v.classes) || v.classes.length === 0) problems.push(`facts.variants['${v.variantName}'].classes: none (at least one pool)`);
+    }
+    return problems;
+  },
+  servingProblems: () => [],
+  autoscalerFloor: (floor) => floor,
+  routedProducers: (serving) => {
+    const out: Record<string, ClassSignalProducers> = {};
+    for (const v of serving.routing.variants) {
+      const classes = v.classes.map((c) => c.name);
+      // A variant's pools may run different engines: its producers are those of its only class, when it has one.
+      const producers = classes.length === 1 ? serving.signals.classes[classes[0]] : undefined;
+      const statuses = new Set(classes.map((c) => serving.signals.classes[c]?.rejectionStatus ?? '5xx'));
+      const rejectionStatus = statuses.size > 1 ? 'mixed' as const : statuses.has('4xx') ? '4xx' as const : undefined;
+      const entry: ClassSignalProducers = {
+        ...(producers?.capacityErrors ? { capacityErrors: producers.capacityErrors } : {}),
+        ...(producers?.generatedTokens ? { generatedTokens: producers.generatedTokens } : {}),
+        ...(producers?.generatedTokensIntervalSeconds ? { generatedTokensIntervalSeconds: producers.generatedTokensIntervalSeconds } : {}),
+        ...(rejectionStatus ? { rejectionStatus } : {}),
+      };
+      if (Object.keys(entry).length > 0) out[v.variantName] = entry;
+    }
+    return { signals: out };
+  },
+  observations: (facts, target) => {
+    const out: Record<string, { ready: number; desired: number; pools: Record<string, number> }> = {};
+    for (const v of facts.variants) {
+      const replicas = target.replicas[v.variantName];
+      if (!replicas) continue;
+      const counts = target.pools[v.variantName] ?? {};
+      out[v.variantName] = { ...replicas, pools: Object.fromEntries(v.classes.map((c) => [c.name, counts[c.instanceType] ?? 0])) };
+    }
+    return out;
+  },
+  plannedWrite: (facts, decision, target, floors): RoutingWrite | undefined => {
+    // UpdateEndpointWeightsAndCapacities changes the weights of any variants *or* the capacity of one, and leaves the
+    // endpoint Updating: weights go first (routing is the fast lever), one capacity per run after them.
+    const zeroed = stray(routes(facts), target);
+    if (decision.weightsChanged || zeroed.length > 0) return { kind: 'weights', weights: decision.weights, zeroed };
+    const max = new Map(routes(facts).map((r) => [r.name, r.maxReplicas]));
+    const capped = floors && Object.fromEntries(Object.entries(floors).map(([n, f]) => [n, Math.min(f, max.get(n) ?? f)]));
+    const raise = capacitiesToRaise(capped, target.replicas)[0];
+    return raise ? { kind: 'capacity', route: raise.name, from: raise.from, to: raise.to } : undefined;
+  },
+};

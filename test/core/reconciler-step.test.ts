@@ -1,0 +1,300 @@
+/**
+ * The reconciler's pure step (lib/core/reconciler/observe.ts, step.ts): no SDK, no mocks, answers built from the query
+ * itself as CloudWatch would publish them. The Lambda's handler suites run the same step behind the I/O shell.
+ */
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { demandWindow } from '../../lib/core/reconciler/faults';
+import { type MetricResult } from '../../lib/core/reconciler/io';
+import { type RunMemory } from '../../lib/core/reconciler/memory';
+import { metricQuery, observe } from '../../lib/core/reconciler/observe';
+import { type RoutedClassFacts } from '../../lib/core/reconciler/routing-facts';
+import { rememberRun, runRecords, step, type StepDecision } from '../../lib/core/reconciler/step';
+import { hpaHonouredFloor } from '../../lib/core/reconciler/targets/alb';
+import { type TargetState } from '../../lib/core/reconciler/targets/kind';
+
+const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);
+const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, maxReplicas = 10): RoutedClassFacts => ({
+  name, preferenceRank: rank, tokensPerSecondPerReplica: tps, safeConcurrency: 8, usdPerReplicaHour: usd, allowSensitive: true, maxReplicas,
+  instanceType,
+});
+const SM: ReconcilerConfig = {
+  facts: {
+    kind: 'sagemaker',
+    endpointName: 'llm',
+    endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+    variants: [
+      { variantName: 'preferred', classes: [cls('inf2', 0, 'ml.inf2.xlarge', 300, 0.76)] },
+      { variantName: 'fallback', classes: [cls('g5', 1, 'ml.g5.xlarge', 250, 1.0)] },
+    ],
+  },
+  placement: {},
+  policy: {},
+  service: 'chat',
+  tokensPerRequest: 200,
+  metricDelaySeconds: 120,
+};
+const albTarget = (name: string, rank: number, tps: number, usd: number, maxReplicas = 10) => ({
+  class: cls(name, rank, `${name}.xlarge`, tps, usd, maxReplicas),
+  targetGroupArn: `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/0001`,
+  targetGroupFullName: `targetgroup/${name}/0001`,
+  namespace: 'serving',
+  deploymentName: name,
+  nodePoolName: name,
+});
+const ALB: ReconcilerConfig = {
+  facts: {
+    kind: 'alb',
+    listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
+    loadBalancerFullName: 'app/llm/abc',
+    targets: [albTarget('inf2', 0, 300, 0.76), albTarget('g6', 1, 200, 0.8, 12)],
+  },
+  placement: {},
+  policy: {},
+  service: 'chat',
+  tokensPerRequest: 200,
+  metricDelaySeconds: 120,
+  clusterName: 'prod',
+};
+
+type Series = Array<number | null>;
+interface World {
+  mode?: Series;
+  ramping?: Series;
+  floors?: Record<string, Series>;
+  /** Raw metric values by routed name and signal, one per period; the 12 periods end just before the current one. */
+  classes: Record<string, Partial<Record<'readyReplicas' | 'desiredReplicas' | 'capacityErrors' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond', Series>>>;
+}
+const fill = (value: number | null, n = 12) => Array.from({ length: n }, () => value);
+/** Requests per minute that make `tokens` tokens/s at 200 tokens per request. */
+const perMinute = (tokens: number) => (tokens * 60) / 200;
+
+/** The GetMetricData answer to `metricQuery(config, nowMs)` for a world, as CloudWatch publishes it. */
+function answer(config: ReconcilerConfig, world: World, nowMs = NOW_MS): MetricResult[] {
+  const { batch, frame, now } = metricQuery(config, nowMs);
+  const start = now - 12 * frame.periodSeconds;
+  return batch.index.map((e) => {
+    const series = e.signal === 'mode' ? world.mode
+      : e.signal === 'ramping' ? world.ramping
+        : e.signal === 'floor' ? world.floors?.[e.className!]
+          : world.classes[e.className!]?.[e.signal as keyof World['classes'][string]];
+    const points = (series ?? []).map((v, i) => ({ v, ts: new Date((start + i * frame.periodSeconds) * 1000) })).filter((p) => p.v !== null);
+    return { Id: e.id, Timestamps: points.map((p) => p.ts), Values: points.map((p) => p.v as number) };
+  });
+}
+const sagemaker = (weights: Record<string, number>, desired: Record<string, number> = {}, ready: Record<string, number> = {}): TargetState => ({
+  weights,
+  pools: { preferred: { 'ml.inf2.xlarge': ready.preferred ?? 3 }, fallback: { 'ml.g5.xlarge': ready.fallback ?? 1 } },
+  replicas: {
+    preferred: { ready: ready.preferred ?? 3, desired: desired.preferred ?? 3 },
+    fallback: { ready: ready.fallback ?? 1, desired: desired.fallback ?? 1 },
+  },
+  present: Object.keys(weights),
+});
+const alb = (weights: Record<string, number>): TargetState => ({ weights, pools: {}, replicas: {}, present: Object.keys(weights) });
+const decided = (s: ReturnType<typeof step>): StepDecision => {
+  if (!s.ok) throw new Error(`step failed: ${s.detail}`);
+  return s;
+};
+
+describe('step: one run, from answers to the write', () => {
+  test('steady state: the cost plan in force is left unchanged; the records carry one audit line', () => {
+    const world: World = {
+      mode: fill(0),
+      classes: {
+        preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(490)) },
+        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(10)) },
+      },
+    };
+    const s = decided(step(SM, sagemaker({ preferred: 98, fallback: 2 }), answer(SM, world), NOW_MS));
+    expect(s.plan).toEqual({ action: 'unchanged' });
+    expect(s.decision.reason.code).toBe('cost-plan');
+    expect(s.observation.demandTokensPerSecond.at(-1)).toBeCloseTo(500, 6);
+    const records = runRecords(SM, s, { action: 'unchanged' }, NOW_MS);
+    expect(records.filter((r) => r.audit === 'routing-decision')).toHaveLength(1);
+  });
+
+  test('fails when the facts name a variant the endpoint does not hold: no decision, a target-mismatch failure', () => {
+    const s = step(SM, sagemaker({ preferred: 98, 'fallback-v2': 2 }), answer(SM, { classes: {} }), NOW_MS);
+    expect(s).toMatchObject({ ok: false, reason: 'target-mismatch' });
+    expect(runRecords(SM, s, { action: 'failed' }, NOW_MS).map((r) => ('ReconcilerFailures' in r ? 'emf' : r.audit))).toEqual(['emf', 'routing-decision']);
+  });
+
+  test('fails when a variant the facts no longer name keeps its traffic: the weights write sets it to 0', () => {
+    const world: World = {
+      mode: fill(0),
+      classes: {
+        preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(490)) },
+        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(10)) },
+      },
+    };
+    const target = { ...sagemaker({ preferred: 98, fallback: 2 }), weights: { preferred: 98, fallback: 2, retired: 10 } };
+    const s = decided(step(SM, { ...target, present: ['preferred', 'fallback', 'retired'] }, answer(SM, world), NOW_MS));
+    expect(s.plan).toMatchObject({ action: 'write', write: { kind: 'weights', weights: { preferred: 98, fallback: 2 }, zeroed: ['retired'] } });
+  });
+});
+
+describe('demand holes', () => {
+  const classes = (served: Series, rejected: Series) => ({
+    a: { readyReplicas: [], desiredReplicas: [], servedTokensPerSecond: served, rejectedTokensPerSecond: rejected },
+  });
+
+  test('fails when a class without a served datapoint but a rejection count of 0 is read as zero demand', () => {
+    // SageMaker publishes Invocation5XXErrors as 0 per request: it can be there while Invocations is missing.
+    expect(demandWindow(classes([null], [0]), ['a'], 1, { a: 100 })).toEqual([null]);
+    // Rejections alone, when there are some, are demand.
+    expect(demandWindow(classes([null], [40]), ['a'], 1, { a: 100 })).toEqual([40]);
+  });
+
+  test('fails when shed requests are counted twice where the served count already includes them (ALB RequestCount)', () => {
+    expect(demandWindow(classes([100], [30]), ['a'], 1, { a: 100 }, new Set(['a']))).toEqual([100]);
+    expect(demandWindow(classes([100], [30]), ['a'], 1, { a: 100 })).toEqual([130]);
+  });
+
+  test('ALB: demand is RequestCount alone, so client 4xx of a TGI class never add demand; the 4XX count stays informational', () => {
+    const config: ReconcilerConfig = { ...ALB, signals: { inf2: { rejectionStatus: '4xx' } } };
+    const world: World = {
+      mode: fill(0),
+      classes: {
+        inf2: {
+          readyReplicas: fill(3), desiredReplicas: fill(3),
+          servedTokensPerSecond: fill(perMinute(400)), rejectedTokensPerSecond: fill(perMinute(100)),
+        },
+        g6: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(10)) },
+      },
+    };
+    const o = observe(config, alb({ inf2: 98, g6: 2 }), answer(config, world), NOW_MS);
+    expect(o.demandTokensPerSecond.at(-1)).toBeCloseTo(410, 6);
+    expect(o.signals.inf2.rejectedTokensPerSecond?.at(-1)).toBeCloseTo(100, 6);
+  });
+
+  test('fails when a token counter scraped every 2 minutes leaves every other period without demand: it is read over 2 periods', () => {
+    const tokens = { namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'chat', CapacityClass: 'inf2' }, stat: 'Sum' };
+    const config: ReconcilerConfig = { ...ALB, signals: { inf2: { generatedTokens: tokens, generatedTokensIntervalSeconds: 120 } } };
+    const { batch, frame } = metricQuery(config, NOW_MS);
+    const entry = batch.index.find((e) => e.className === 'inf2' && e.signal === 'servedTokensPerSecond')!;
+    expect(batch.queries.find((q) => q.Id === entry.id)?.MetricStat?.Period).toBe(120);
+    // CloudWatch answers the 120-s query with one Sum per 2 minutes: 400 tokens/s x 120 s.
+    const results = answer(config, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3) },
+        g6: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(10)) },
+      },
+    }).map((r) => (r.Id !== entry.id ? r : {
+      Id: r.Id,
+      Timestamps: Array.from({ length: 30 }, (_, i) => new Date((frame.start + i * 120) * 1000)),
+      Values: Array.from({ length: 30 }, () => 400 * 120),
+    }));
+    const o = observe(config, alb({ inf2: 98, g6: 2 }), results, NOW_MS);
+    expect(o.signals.inf2.servedTokensPerSecond?.slice(-10)).toEqual(fill(400, 10));
+    expect(o.demandTokensPerSecond.slice(-10).every((d) => d !== null && Math.abs(d - 410) < 1e-6)).toBe(true);
+  });
+
+  test('a mixed SageMaker variant sums its 4XX and 5XX queries per period', () => {
+    const config: ReconcilerConfig = { ...SM, signals: { fallback: { rejectionStatus: 'mixed' } } };
+    const { batch } = metricQuery(config, NOW_MS);
+    expect(batch.index.filter((e) => e.className === 'fallback' && e.signal === 'rejectedTokensPerSecond')).toHaveLength(2);
+    const world: World = {
+      mode: fill(0),
+      classes: {
+        preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(400)) },
+        fallback: {
+          readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(10)), rejectedTokensPerSecond: fill(perMinute(5)),
+        },
+      },
+    };
+    // The world answers both rejection queries with the same series: 5 + 5 tokens/s.
+    const o = observe(config, sagemaker({ preferred: 98, fallback: 2 }), answer(config, world), NOW_MS);
+    expect(o.signals.fallback.rejectedTokensPerSecond?.at(-1)).toBeCloseTo(10, 6);
+  });
+});
+
+describe('replica floors', () => {
+  const holding: World = {
+    mode: fill(1),
+    // The newest published demand period (12:00 - 2 min delay - 1 = 11:57, the 10th) is missing: the tick holds everything.
+    classes: {
+      inf2: { readyReplicas: fill(3), desiredReplicas: fill(8), servedTokensPerSecond: fill(perMinute(1500)).map((v, i) => (i === 9 ? null : v)) },
+      g6: { readyReplicas: fill(4), desiredReplicas: fill(4), servedTokensPerSecond: fill(perMinute(500)).map((v, i) => (i === 9 ? null : v)) },
+    },
+  };
+
+  test('fails when a tick that holds everything publishes no floor on EKS: the floors in force are published again', () => {
+    const world = { ...holding, floors: { inf2: fill(0), g6: [...fill(null, 10), 6, null] } };
+    const s = decided(step(ALB, alb({ inf2: 60, g6: 40 }), answer(ALB, world), NOW_MS));
+    expect(s.decision.reason.code).toBe('missing-data');
+    expect(s.decision.replicaFloors).toBeNull();
+    expect(s.floors).toEqual({ inf2: 0, g6: 6 });
+    const emf = runRecords(ALB, s, { action: 'unchanged' }, NOW_MS).filter((r) => r.CapacityClass === 'g6' && 'RouteWeight' in r);
+    expect(emf).toEqual([expect.objectContaining({ ReplicaFloor: 6 })]);
+  });
+
+  test('fails when a floor above the route maximum is published or written: floors are capped at it', () => {
+    const world = { ...holding, floors: { inf2: fill(0), g6: fill(40) } };
+    const s = decided(step(ALB, alb({ inf2: 60, g6: 40 }), answer(ALB, world), NOW_MS));
+    expect(s.floors).toEqual({ inf2: 0, g6: 12 });
+  });
+
+  test('fails when the HPA would ignore the floor: within its 10% tolerance the least count above it is published', () => {
+    // ratio = floor / current; (1 - 0.1) <= ratio <= (1 + 0.1) is ignored.
+    expect(hpaHonouredFloor(11, 10)).toBe(12);
+    expect(hpaHonouredFloor(22, 20)).toBe(23);
+    expect(hpaHonouredFloor(12, 11)).toBe(13);
+    expect(hpaHonouredFloor(12, 10)).toBe(12);
+    expect(hpaHonouredFloor(3, 2)).toBe(3);
+    expect(hpaHonouredFloor(8, 10)).toBe(8);
+    expect(hpaHonouredFloor(5, null)).toBe(5);
+    for (let current = 1; current <= 200; current++) {
+      for (let floor = current + 1; floor <= current + 25; floor++) {
+        const published = hpaHonouredFloor(floor, current);
+        // The HPA acts on it (outside the tolerance) and it is never below the floor.
+        expect(published / current > 1.1 || published === floor && floor / current > 1.1).toBe(true);
+        expect(published).toBeGreaterThanOrEqual(floor);
+      }
+    }
+  });
+});
+
+describe('run memory: a second run before CloudWatch shows the first', () => {
+  // Capacity mode for the whole window, the preferred variant healthy: the return ramps 10 points a period.
+  const world: World = {
+    mode: fill(1),
+    classes: {
+      preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(500)) },
+      fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(100)) },
+    },
+  };
+
+  test('fails when a second run seconds later takes a second ramp step in the same period', () => {
+    const first = decided(step(SM, sagemaker({ preferred: 78, fallback: 22 }), answer(SM, world), NOW_MS));
+    expect(first.plan).toMatchObject({ action: 'write', write: { kind: 'weights', weights: { preferred: 88, fallback: 12 } } });
+    const memory = rememberRun(first, { action: 'applied' });
+    // 10 s later: the target holds 88/12, CloudWatch has not ingested the first run's PolicyMode yet.
+    const second = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, world, NOW_MS + 10_000), NOW_MS + 10_000, memory));
+    expect(second.plan).toEqual({ action: 'unchanged' });
+    // Without the memory the same answers would step again: the hole the memory closes.
+    const blind = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, world, NOW_MS + 10_000), NOW_MS + 10_000));
+    expect(blind.plan).toMatchObject({ action: 'write', write: { weights: { preferred: 98, fallback: 2 } } });
+    // The next period steps again.
+    const next = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, world, NOW_MS + 60_000), NOW_MS + 60_000, rememberRun(second, { action: 'unchanged' }, memory)));
+    expect(next.plan).toMatchObject({ action: 'write', write: { weights: { preferred: 98, fallback: 2 } } });
+  });
+
+  test('fails when a weight write and a capacity write land in one period: the capacity write waits for the next', () => {
+    const shortage: World = {
+      mode: fill(1),
+      classes: {
+        preferred: { readyReplicas: fill(3), desiredReplicas: fill(6), servedTokensPerSecond: fill(perMinute(950)) },
+        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(250)) },
+      },
+    };
+    const target = sagemaker({ preferred: 75, fallback: 25 }, { preferred: 6, fallback: 1 });
+    const fresh = decided(step(SM, target, answer(SM, shortage), NOW_MS));
+    expect(fresh.plan).toMatchObject({ action: 'write', write: { kind: 'capacity', route: 'fallback', to: 2 } });
+    const wroteWeights: RunMemory = { period: fresh.observation.query.now, state: fresh.observation.previous, wrote: 'weights', floors: null };
+    const after = decided(step(SM, target, answer(SM, shortage), NOW_MS + 15_000, wroteWeights));
+    expect(after.plan).toEqual({ action: 'skipped', detail: 'a weights write was already made in this period; the next period writes' });
+    const nextPeriod = decided(step(SM, target, answer(SM, shortage, NOW_MS + 60_000), NOW_MS + 60_000, wroteWeights));
+    expect(nextPeriod.plan).toMatchObject({ action: 'write', write: { kind: 'capacity' } });
+  });
+});
