@@ -6,6 +6,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
+import { type KarpenterPods } from '../core/metrics/karpenter-capacity';
 import { type ClassProblem, formatProblem } from '../core/service/checks';
 import { ApprovedImagesAdmission } from '../trust/admission-policy';
 import { acknowledgeManagedPolicies, acknowledgeRule, acknowledgeWildcardResources } from '../util/nag';
@@ -50,6 +51,11 @@ export interface ExistingKarpenter {
    * entry on the cluster, as the one this construct creates.
    */
   readonly nodeRoleName: string;
+  /**
+   * Where its controller runs: the capacity-error filters count only its pods' log lines.
+   * @default - KARPENTER_PODS: namespace kube-system, pods `karpenter-*`, container `controller` (the chart's defaults as this library installs it)
+   */
+  readonly pods?: KarpenterPods;
 }
 
 /** The AWS Load Balancer Controller runs on the cluster already (with the TargetGroupBinding CRD and its pod webhook). */
@@ -195,7 +201,12 @@ export class EksInferenceCluster extends Construct {
         chart: withVersion(LOAD_BALANCER_CONTROLLER_CHART, versions.loadBalancerController),
       });
     }
-    this.observability = new EksObservability(this, 'Observability', { ...props.observability, cluster: this.cluster, clusterName: this.clusterName });
+    this.observability = new EksObservability(this, 'Observability', {
+      ...props.observability,
+      cluster: this.cluster,
+      clusterName: this.clusterName,
+      karpenterPods: existing.karpenter?.pods,
+    });
   }
 
   /** What NodePools and EC2NodeClasses wait for: Karpenter's chart (its CRDs), when this construct installs it. */

@@ -95,6 +95,11 @@ export interface EksObservabilityProps extends ObservabilityOptions {
    * @default - none yet
    */
   readonly classes?: readonly ObservabilityClass[];
+  /**
+   * The Karpenter pods whose log lines count (a Karpenter installed outside this library may run elsewhere).
+   * @default KARPENTER_PODS
+   */
+  readonly karpenterPods?: KarpenterPods;
 }
 
 /** The signal producers of one service's classes. */
@@ -166,6 +171,7 @@ export class EksObservability extends Construct {
   private readonly clusterName: string;
   /** How often the model servers' metrics are scraped (and their counters published), in seconds. */
   public readonly scrapeIntervalSeconds: number;
+  private readonly karpenterPods: KarpenterPods;
   private readonly existing?: ExistingObservabilityAddon;
   /** Every class of every service, in the order they were added: NodePools, scrape jobs, EMF declarations. */
   private readonly classes: ObservabilityClass[] = [];
@@ -177,6 +183,7 @@ export class EksObservability extends Construct {
     if (problems.length > 0) throw new Error(`EksObservability at '${this.node.path}' is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.clusterName = props.clusterName;
     this.scrapeIntervalSeconds = (props.scrapeInterval ?? Duration.minutes(1)).toSeconds();
+    this.karpenterPods = props.karpenterPods ?? KARPENTER_PODS;
     const existing = props.existingAddon;
     this.existing = existing;
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
@@ -256,7 +263,7 @@ export class EksObservability extends Construct {
     const metrics: Record<string, MetricStatSource> = {};
     // Rendered at synth: services attached later add NodePools each pattern must tell apart.
     const pattern = (pool: string) =>
-      logs.FilterPattern.literal(Lazy.string({ produce: () => karpenterCapacityErrorPattern(pool, KARPENTER_PODS, this.nodePoolNames()) }));
+      logs.FilterPattern.literal(Lazy.string({ produce: () => karpenterCapacityErrorPattern(pool, this.karpenterPods, this.nodePoolNames()) }));
     const filters = classes.map((c) => {
       const metric = karpenterCapacityErrorMetric(this.clusterName, c.nodePoolName);
       metrics[c.className] = metric;

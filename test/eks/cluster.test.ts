@@ -194,7 +194,11 @@ describe('a service on an imported cluster whose controllers exist', () => {
     const lbcRole = iam.Role.fromRoleName(stack, 'LbcRole', 'aws-load-balancer-controller');
     const cluster = new EksInferenceCluster(stack, 'Cluster', {
       cluster: importedCluster(stack),
-      existingControllers: { karpenter: { nodeRoleName: 'KarpenterNodeRole-prod' }, keda: true, loadBalancerController: { role: lbcRole } },
+      existingControllers: {
+        karpenter: { nodeRoleName: 'KarpenterNodeRole-prod', pods: { namespace: 'karpenter', podNamePrefix: 'karpenter-' } },
+        keda: true,
+        loadBalancerController: { role: lbcRole },
+      },
       observability: { existingAddon: { modelServerScrape: true } },
     });
     service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
@@ -222,6 +226,10 @@ describe('a service on an imported cluster whose controllers exist', () => {
     template.allResourcesProperties('Custom::AWSCDK-EKS-KubernetesResource', { ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:kubectl-provider' });
     expectValidManifests(appliedObjects(template));
     template.resourceCountIs('AWS::Logs::MetricFilter', service.units.length);
+    // The existing Karpenter runs in its own namespace: the filters count its pods' lines, not kube-system's.
+    for (const f of Object.values(template.findResources('AWS::Logs::MetricFilter'))) {
+      expect(f.Properties.FilterPattern).toContain('$.kubernetes.namespace_name = "karpenter"');
+    }
   });
 
   test('cdk-nag finds nothing unacknowledged', () => {
