@@ -7,11 +7,13 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
-import { nonFiniteFactProblems, RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
+import { RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
 import { Checker } from '../core/validation/checker';
+import { type Problem, throwIfInvalid } from '../core/validation/error';
+import { policyProblems } from '../core/validation/policy-config';
 import { RECONCILER_RULES } from '../core/validation/rules';
+import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { durationMillis, durationSeconds } from '../util/duration';
-import { policyClassProblems, policyConfigProblems, resolvePolicyConfig } from '../core/policy/defaults';
 import { type PolicyConfig } from '../core/policy/types';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../core/reconciler/config';
 import { policyClassesFromFacts } from '../core/reconciler/from-facts';
@@ -19,7 +21,7 @@ import { type RoutingFacts } from '../core/reconciler/routing-facts';
 import { karpenterCapacityErrorMetric } from '../core/metrics/karpenter-capacity';
 import { signalPlan } from '../core/reconciler/signal-sources';
 import { findPublishedMetric } from '../core/metrics/aws-published';
-import { type ClassSignalProducers, type IInferenceServing, servingProblems } from '../core/reconciler/serving';
+import { type ClassSignalProducers, type IInferenceServing } from '../core/reconciler/serving';
 import { isUnresolved } from '../core/validation/tokens';
 import { lambdaCode } from '../util/lambda-code';
 import { acknowledgeRule } from '../util/nag';
@@ -103,6 +105,9 @@ function signalSourceLines(config: ReconcilerConfig): string[] {
   return lines;
 }
 
+/** The Reconcilers of each serving (by construct tree root): one serving has one reconciler. */
+const RECONCILERS_OF = new WeakMap<object, Reconciler[]>();
+
 /** Lambda's limit on the total size of a function's environment variables. */
 const ENVIRONMENT_LIMIT_BYTES = 4096;
 /** What one unresolved token (an ARN, a generated name) may grow to once CloudFormation resolves it. */
@@ -137,12 +142,15 @@ export class Reconciler extends Construct {
 
   constructor(scope: Construct, id: string, props: ReconcilerProps) {
     super(scope, id);
+    const missing = servingPropProblem(props);
+    throwIfInvalid('Reconciler', this.node.path, missing ? [missing] : []);
+    // A serving construct with invalid or incomplete input throws its own problems here.
     const serving = props.serving.servingDescription();
     // Replica floors reach the autoscaler only where the serving construct binds them (EKS: a ScaledObject trigger on
     // the floor this reconciler publishes; SageMaker: desired instance counts it writes itself).
     const floorsBound = typeof props.serving.enableReplicaFloors === 'function';
     const policy = { ...policyConfigFromOptions(props.policy ?? {}), ...(floorsBound ? {} : { replicaFloorsApplied: false }) };
-    const problems = this.validate(props, serving, policy);
+    throwIfInvalid('Reconciler', this.node.path, this.validate(props, serving, policy));
     // Per routed class: the class itself on an ALB; on SageMaker a variant's producers are those of its only class.
     const signals = routedSignals(serving);
     const { compact, karpenter } = compactSignals(serving, signals);
@@ -160,12 +168,13 @@ export class Reconciler extends Construct {
     const environment = Stack.of(this).toJsonString(this.config);
     const estimated = JSON.stringify(this.config).length + countTokens(this.config) * TOKEN_ALLOWANCE_BYTES;
     if (estimated > ENVIRONMENT_LIMIT_BYTES - RECONCILER_CONFIG_ENV.length - RECONCILER_SERVICE_ENV.length - serving.service.length) {
-      problems.push(`facts: the configuration needs about ${estimated} bytes of environment (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
-        'route fewer classes per reconciler (e.g. one reconciler per endpoint or listener)');
+      throwIfInvalid('Reconciler', this.node.path, [{
+        field: 'facts',
+        message: `the configuration needs about ${estimated} bytes of environment (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
+          'route fewer classes per reconciler (e.g. one reconciler per endpoint or listener)',
+      }]);
     }
-    if (problems.length > 0) {
-      throw new Error(`Reconciler ${this.node.path}: invalid props:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    }
+    RECONCILERS_OF.set(props.serving, [...(RECONCILERS_OF.get(props.serving) ?? []), this]);
     props.serving.enableReplicaFloors?.();
     this.service = serving.service;
     const facts = serving.routing;
@@ -321,59 +330,20 @@ export class Reconciler extends Construct {
     for (const a of acknowledgements) acknowledgeRule(this.role, a.id, a.reason);
   }
 
-  private validate(props: ReconcilerProps, serving: ReturnType<IInferenceServing['servingDescription']>, policy: Partial<PolicyConfig>): string[] {
-    const problems: string[] = [...servingProblems(serving)];
-    const rules = new Checker(RECONCILER_RULES);
-    const o = props.policy ?? {};
-    // Each option against its own rule; the policy's rules between fields only for fields that passed their own.
-    const fields: Array<[keyof RoutingPolicyOptions, keyof typeof RECONCILER_RULES, keyof PolicyConfig, unknown]> = [
-      ['period', 'policy.period', 'periodSeconds', durationSeconds(o.period)],
-      ['headroom', 'policy.headroom', 'headroom', o.headroom],
-      ['warmFloorShare', 'policy.warmFloorShare', 'warmFloorShare', o.warmFloorShare],
-      ['weightTotal', 'policy.weightTotal', 'weightTotal', o.weightTotal],
-      ['capacityErrorLookback', 'policy.capacityErrorLookback', 'capacityErrorLookbackSeconds', durationSeconds(o.capacityErrorLookback)],
-      ['provisioningGrace', 'policy.provisioningGrace', 'provisioningGraceSeconds', durationSeconds(o.provisioningGrace)],
-      ['stabilizationWindow', 'policy.stabilizationWindow', 'stabilizationWindowSeconds', durationSeconds(o.stabilizationWindow)],
-      ['latencySloP95', 'policy.latencySloP95', 'latencySloP95Ms', durationMillis(o.latencySloP95)],
-      ['latencyBreachPeriods', 'policy.latencyBreachPeriods', 'latencyBreachPeriods', o.latencyBreachPeriods],
-      ['rampStepShare', 'policy.rampStepShare', 'rampStepShare', o.rampStepShare],
-      ['minWeightChangeShare', 'policy.minWeightChangeShare', 'minWeightChangeShare', o.minWeightChangeShare],
-      ['demandWindowPeriods', 'policy.demandWindowPeriods', 'demandWindowPeriods', o.demandWindowPeriods],
-      ['demandQuantile', 'policy.demandQuantile', 'demandQuantile', o.demandQuantile],
-      ['reentryMemory', 'policy.reentryMemory', 'reentryMemorySeconds', durationSeconds(o.reentryMemory)],
-      ['maxReturnHold', 'policy.maxReturnHold', 'maxReturnHoldSeconds', durationSeconds(o.maxReturnHold)],
-    ];
-    const failed = new Set<string>();
-    for (const [, rule, key, value] of fields) {
-      if (!rules.optional(rule as 'policy.headroom', value)) failed.add(key);
+  private validate(props: ReconcilerProps, serving: ReturnType<IInferenceServing['servingDescription']>, policy: Partial<PolicyConfig>): Problem[] {
+    const c = new Checker(RECONCILER_RULES);
+    const other = (RECONCILERS_OF.get(props.serving) ?? []).find((r) => r.node.root === this.node.root);
+    c.cross('serving@once', { routedBy: other?.node.path }, 'serving');
+    const description = servingDescriptionProblems(serving);
+    c.cross('serving.signals.containerInsightsClusterName', { kind: serving.routing?.kind, clusterName: serving.signals?.containerInsightsClusterName });
+    if (description.length === 0) {
+      const facts = serving.routing;
+      const allowed = policyClassesFromFacts(facts, { sensitive: props.sensitive }).filter((cls) => cls.placementAllowed).map((cls) => cls.name);
+      c.cross('sensitive', { sensitive: props.sensitive ?? false, allowed });
     }
-    rules.optional('metricDelay', durationSeconds(props.metricDelay));
-    problems.push(...rules.problems.map((p) => `${p.field}: ${p.message}`));
-    if (!failed.has('periodSeconds')) {
-      const defaults = Object.fromEntries(fields.filter(([, , key]) => failed.has(key)).map(([, , key]) => [key, undefined]));
-      const cross = policyConfigProblems(resolvePolicyConfig({ ...policy, ...defaults }));
-      problems.push(...cross.filter((p) => !failed.has(p.split(':')[0])).map((p) => `policy: ${p}`));
-    }
-    const facts = serving.routing;
-    const classes = policyClassesFromFacts(facts, { sensitive: props.sensitive });
-    problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`), ...nonFiniteFactProblems(facts));
-    if (facts.kind === 'alb') {
-      if (facts.targets.length < 1 || facts.targets.length > 5) {
-        problems.push(`facts.targets: ${facts.targets.length} target groups (an ALB forward action takes 1..5)`);
-      }
-      if (!serving.signals.containerInsightsClusterName) {
-        problems.push('serving.signals.containerInsightsClusterName: undefined (required for an ALB target: desired replicas come from Container Insights)');
-      }
-    } else {
-      if (facts.variants.length < 1 || facts.variants.length > 10) {
-        problems.push(`facts.variants: ${facts.variants.length} variants (a SageMaker endpoint takes 1..10)`);
-      }
-      for (const v of facts.variants) if (v.classes.length === 0) problems.push(`facts.variants['${v.variantName}'].classes: none (at least one pool)`);
-    }
-    if (!isUnresolved(serving.service) && !/^[\w.\-:/]{1,255}$/.test(serving.service)) {
-      problems.push(`serving.service: '${serving.service}' (1..255 characters of letters, digits and . - _ : /)`);
-    }
-    return problems;
+    c.optional('metricDelay', durationSeconds(props.metricDelay));
+    // Each policy option against its one rule (the same the Lambda checks its configuration with), then between fields.
+    return [...c.problems, ...description, ...policyProblems(policy, 'option')];
   }
 }
 

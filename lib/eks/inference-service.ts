@@ -20,7 +20,6 @@ import {
   type ClassPlan,
   checkCapacityClasses,
   type ClassProblem,
-  formatProblem,
   HardwareCatalog,
   Metrics,
   planCapacity,
@@ -30,6 +29,8 @@ import {
   rejectionStatusClass,
 } from '../core';
 import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
+import { capacityPlanProblems } from '../core/service/checks';
+import { throwIfInvalid } from '../core/validation/error';
 import { type IClassArtifactGate } from '../trust/gate';
 import { classObjectName, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';
@@ -233,7 +234,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       props.clusterName ?? props.cluster?.clusterName ?? Names.uniqueResourceName(this, { maxLength: 100, separator: '-', allowedSpecialCharacters: '-' });
 
     // ---- Validation: every problem, once ------------------------------------------------------------------------
-    const checked = checkCapacityClasses(props.classes, { catalog, contract: props.contract, platform: 'ec2' });
+    const region = Stack.of(this).region;
+    const checked = checkCapacityClasses(props.classes, { catalog, contract: props.contract, platform: 'ec2', ...(Token.isUnresolved(region) ? {} : { region }) });
     const problems: ClassProblem[] = [
       ...checked.problems,
       ...eksProblems({
@@ -256,20 +258,16 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         ...eksRuntime(cls, props.contract, classOptions[cls.name]?.port ?? DEFAULT_PORT).problems,
         ...modelDataProblems(cls, props.modelDataFetcherImage),
       ]),
-      ...observabilityProblems(props.observability ?? {}).map((message) => ({ field: 'observability', message })),
+      ...observabilityProblems(props.observability ?? {}),
       ...(props.cluster || props.kubectlLayer ? [] : [{
         field: 'kubectlLayer',
         message: "is required for a new cluster (no 'cluster' given): pass new KubectlV34Layer(this, 'Kubectl') from @aws-cdk/lambda-layer-kubectl-v34, matching clusterOptions.version",
       }]),
     ];
-    if (problems.length > 0) {
-      throw new Error(
-        `EksInferenceService '${this.node.path}' is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n` +
-          problems.map(formatProblem).join('\n'),
-      );
-    }
+    throwIfInvalid('EksInferenceService', this.node.path, problems);
     this.classes = checked.classes;
     this.plan = planCapacity(props.contract, this.classes);
+    throwIfInvalid('EksInferenceService', this.node.path, capacityPlanProblems(props.contract, this.classes, this.plan));
     const runtimes = new Map(this.classes.map((cls) => [cls.name, eksRuntime(cls, props.contract, classOptions[cls.name]?.port ?? DEFAULT_PORT)]));
     for (const [name, runtime] of runtimes) {
       // One id per class, so that acknowledging one class's accepted risk does not hide another's.

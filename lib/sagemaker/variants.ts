@@ -101,10 +101,13 @@ export interface VariantPlanOptions {
   readonly warmFloorShare: number;
 }
 
-/** Lays the classes out as variants and checks every SageMaker limit and every contradiction with the plan. */
+/**
+ * Lays the classes out as variants and checks every SageMaker limit and every contradiction with the plan. Whether
+ * every class is in a variant and every variant names declared classes is `variantCoverageProblems`: with `addClass()`
+ * and `addVariant()` it is known only once the endpoint is complete.
+ */
 export function planVariants(
   classes: readonly CapacityClass[],
-  declaredClassNames: readonly string[],
   plan: CapacityPlan,
   specs: readonly VariantSpec[],
   options: VariantPlanOptions,
@@ -160,9 +163,6 @@ export function planVariants(
       } else {
         placed.set(pool.className, spec.name);
       }
-      if (!declaredClassNames.includes(pool.className)) {
-        add(`${field}.classes`, `'${pool.className}' is not a class of this endpoint; declared classes: ${declaredClassNames.map((n) => `'${n}'`).join(', ') || 'none'}`);
-      }
     }
     const resolved = pools
       .filter((p) => byName.has(p.className))
@@ -179,10 +179,29 @@ export function planVariants(
     const variant = resolveScaling(spec, resolved, timeout, field, add);
     if (variant) variants.push(variant);
   }
-  for (const name of declaredClassNames.filter((n) => !placed.has(n))) {
-    add('variants', `class '${name}' is in no variant; add it to one with addVariant(), or remove the class`);
-  }
   return { variants: withInitialWeights(variants, specs, plan, options.warmFloorShare, add), problems };
+}
+
+/** Classes in no variant and variants naming undeclared classes: problems of an endpoint that is complete. */
+export function variantCoverageProblems(declaredClassNames: readonly string[], specs: readonly VariantSpec[]): ClassProblem[] {
+  const problems: ClassProblem[] = [];
+  const placed = new Set<string>();
+  for (const spec of specs) {
+    for (const pool of spec.classes) {
+      const className = typeof pool === 'string' ? pool : pool.className;
+      placed.add(className);
+      if (!declaredClassNames.includes(className)) {
+        problems.push({
+          field: `variants['${spec.name}'].classes`,
+          message: `'${className}' is not a class of this endpoint; declared classes: ${declaredClassNames.map((n) => `'${n}'`).join(', ') || 'none'}`,
+        });
+      }
+    }
+  }
+  for (const name of declaredClassNames.filter((n) => !placed.has(n))) {
+    problems.push({ field: 'variants', message: `class '${name}' is in no variant; add it to one with addVariant(), or remove the class` });
+  }
+  return problems;
 }
 
 function resolveScaling(

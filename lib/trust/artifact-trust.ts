@@ -14,6 +14,7 @@ import {
   parseEcrImage,
 } from '../core';
 import { Checker, nameProblem, numberProblem } from '../core/validation/checker';
+import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { TRUST_RULES } from '../core/validation/rules';
 import { durationDays, durationSeconds } from '../util/duration';
 import { lambdaCode } from '../util/lambda-code';
@@ -122,7 +123,9 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   private readonly publishers: iam.IGrantable[] = [];
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
   private readonly gates = new Map<string, { readonly resource: CustomResource; readonly image: string; readonly signature: string }>();
-  private readonly problems: string[] = [];
+  /** Problems of the props, thrown at the end of construction (each later call that adds input throws its own at once). */
+  private readonly problems: Problem[] = [];
+  private constructed = false;
   private readonly revocationPolicy: iam.Policy;
   private readonly props: ArtifactTrustProps;
 
@@ -205,7 +208,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       this.grantPublish(publisher);
       this.grantModelSigning(publisher);
     }
-    this.node.addValidation({ validate: () => this.problems.map((p) => `${this.node.path}: ${p}`) });
+    this.constructed = true;
+    this.throwIfInvalid();
   }
 
   /** The repositories this construct created. */
@@ -216,9 +220,10 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   /** Adds a class image repository: immutable tags, scan on push, KMS encryption, signed on push. */
   public addRepository(repositoryName: string): ecr.Repository {
     const problem = nameProblem(TRUST_RULES.repositoryNames, repositoryName);
-    if (problem) this.problems.push(`repositoryNames[${this.repos.length}]: ${problem}`);
+    if (problem) this.problems.push({ field: `repositoryNames[${this.repos.length}]`, message: problem });
+    this.throwIfInvalid();
     const repo = new ecr.Repository(this, `Repository${this.repos.length}`, {
-      // An invalid name is reported at synth; aws-cdk-lib would throw its own error first, without our construct path.
+      // An invalid name in the props is reported with every other problem at the end of construction.
       repositoryName: problem ? undefined : repositoryName,
       imageTagMutability: ecr.TagMutability.IMMUTABLE,
       imageScanOnPush: true,
@@ -276,20 +281,24 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     const existing = this.gates.get(cls.name);
     if (existing) {
       if (record && JSON.stringify(stack.resolve(record)) !== existing.signature) {
-        this.problems.push(`class '${cls.name}' was gated twice with different artifacts (${existing.image} and ${cls.artifact.image})`);
+        this.problems.push({ className: cls.name, field: 'artifact', message: `was gated twice with different artifacts (${existing.image} and ${cls.artifact.image}); allowed: one set of artifacts per class name` });
+        this.throwIfInvalid();
       }
       return existing.resource;
     }
     if (!record) {
       this.problems.push(...problems);
+      this.throwIfInvalid();
       return this;
     }
     const imageRepoArns = this.imageRepositoryArns(record);
     if (imageRepoArns.length === 0) {
-      this.problems.push(
-        `class '${cls.name}': artifact.image is a token and this construct has no repositories to scope the verifier's ECR access to; ` +
-          'give the image as a literal digest reference',
-      );
+      this.problems.push({
+        className: cls.name,
+        field: 'artifact.image',
+        message: "is a token and this construct has no repositories to scope the verifier's ECR access to; allowed: a literal digest reference",
+      });
+      this.throwIfInvalid();
       return this;
     }
     this.grantVerifierRead(record, imageRepoArns);
@@ -360,9 +369,12 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     c.optional('verifierRetry.maxAttempts', props.verifierRetry?.maxAttempts);
     c.optional('verifierTimeout', durationSeconds(props.verifierTimeout));
     c.optional('signatureValidity', durationDays(props.signatureValidity));
-    this.problems.push(...c.problems.map((p) => `${p.field}: ${p.message}`));
-    if (props.multipartModelDigest !== undefined && !['metadata', 'reject'].includes(props.multipartModelDigest)) {
-      this.problems.push(`multipartModelDigest: '${props.multipartModelDigest}' is not 'metadata' or 'reject'`);
-    }
+    c.cross('multipartModelDigest', props.multipartModelDigest);
+    this.problems.push(...c.problems);
+  }
+
+  /** Once constructed, every call that adds input throws its problems at once (in the constructor: at its end). */
+  private throwIfInvalid(): void {
+    if (this.constructed) throwIfInvalid('ArtifactTrust', this.node.path, this.problems);
   }
 }

@@ -12,7 +12,7 @@ function resolved(): CapacityClass[] {
 
 function layout(specs: VariantSpec[], classes = resolved(), contract = LLAMA_CONTRACT, options = OPTIONS) {
   const plan = planCapacity(contract, classes);
-  return planVariants(classes, classes.map((c) => c.name), plan, specs, options);
+  return planVariants(classes, plan, specs, options);
 }
 
 describe('admission limits', () => {
@@ -93,7 +93,7 @@ describe('variant planning', () => {
         const classes = defineCapacityClasses(smClasses(), { contract, platform: 'sagemaker' });
         const plan = planCapacity(contract, classes);
         const options = { provisionTimeoutSeconds: 900, warmFloorShare: floor };
-        const { variants, problems } = planVariants(classes, classes.map((c) => c.name), plan, TWO_VARIANTS, options);
+        const { variants, problems } = planVariants(classes, plan, TWO_VARIANTS, options);
         if (problems.length > 0) return false;
         const sum = variants.reduce((s, v) => s + v.initialWeight, 0);
         const fallback = variants[1];

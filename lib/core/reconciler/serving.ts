@@ -5,8 +5,6 @@
  */
 import { type RoutingFacts } from './routing-facts';
 import { type MetricStatSource } from '../metrics/aws-published';
-import { numberProblem } from '../validation/checker';
-import { RECONCILER_RULES } from '../validation/rules';
 
 /** Signals of one capacity class that the platform produces (beyond the AWS-published ones every class has). */
 export interface ClassSignalProducers {
@@ -55,16 +53,4 @@ export interface IInferenceServing {
    * grows fallbacks by the load it routes to them alone (`PolicyConfig.replicaFloorsApplied: false`).
    */
   enableReplicaFloors?(): unknown;
-}
-
-/** Whether every class's produced signals name a class of the routing facts. */
-export function servingProblems(d: ServingDescription): string[] {
-  const names = new Set(d.routing.kind === 'sagemaker' ? d.routing.variants.flatMap((v) => v.classes.map((c) => c.name)) : d.routing.targets.map((t) => t.class.name));
-  const problems: string[] = [];
-  for (const name of Object.keys(d.signals.classes)) {
-    if (!names.has(name)) problems.push(`serving.signals.classes['${name}'] is not a capacity class of the routing facts (allowed: ${[...names].join(', ')})`);
-  }
-  const tokens = numberProblem(RECONCILER_RULES.tokensPerRequest, d.tokensPerRequest);
-  if (tokens) problems.push(`serving.tokensPerRequest: ${tokens}`);
-  return problems;
 }
