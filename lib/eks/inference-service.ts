@@ -30,6 +30,7 @@ import {
 } from '../core';
 import { type IInferenceServing, type ServingDescription } from '../core/reconciler/serving';
 import { capacityPlanProblems } from '../core/service/checks';
+import { initialWeights } from '../core/service/initial-weights';
 import { throwIfInvalid } from '../core/validation/error';
 import { type IClassArtifactGate } from '../trust/gate';
 import { classObjectName, eksProblems } from './checks';
@@ -212,7 +213,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   public readonly servingRoles: Readonly<Record<string, iam.Role>>;
   public readonly units: readonly EksClassUnit[];
   private floorPatches?: readonly eks.KubernetesPatch[];
-  /** Initial listener weights by class name (share of the plan's steady token capacity, in percent). */
+  /** Initial listener weights by class name, summing to 100: the policy's cost plan at planned demand (lib/core/service/initial-weights.ts). */
   public readonly initialWeights: Readonly<Record<string, number>>;
   /** The producers of the control loop's EKS signals (add-on, log groups, metric filters, scrape). */
   public readonly observability: EksObservability;
@@ -306,7 +307,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         ? 'An internet-facing inference endpoint is the user\'s explicit choice (loadBalancer.internetFacing); loadBalancer.allowedCidrs narrows it.'
         : 'Internal ALB: ingress is limited to the VPC CIDR (a token at synth, which cdk-nag cannot verify) or to loadBalancer.allowedCidrs.',
     );
-    const weights = initialWeights(this.plan, this.classes);
+    const routes = this.classes.map((cls, i) => ({ name: cls.name, classes: [cls], readyReplicas: this.plan.classes[i].steadyReplicas }));
+    const weights = initialWeights(routes, this.plan.plannedTokensPerSecond);
     this.initialWeights = weights;
     const targetGroups = this.classes.map((cls) => {
       const o = classOptions[cls.name] ?? {};
@@ -722,19 +724,6 @@ export const DISCOVERY_TAG = 'karpenter.sh/discovery';
 function withVersion(chart: ChartSpec, version: string | undefined): ChartSpec {
   return version === undefined ? chart : { ...chart, version };
 }
-
-/**
- * Initial listener weights: each class's share of the plan's steady token capacity (steady replicas x envelope
- * tokens/s), in whole percent. The preferred class carries peak; fallbacks get the share their warm standby can take,
- * which keeps the fallback path exercised. Every class with steady replicas gets at least 1.
- */
-export function initialWeights(plan: CapacityPlan, classes: readonly CapacityClass[]): Record<string, number> {
-  const capacity = plan.classes.map((p, i) => p.steadyReplicas * classes[i].envelope.tokensPerSecondPerReplica);
-  const total = capacity.reduce((a, b) => a + b, 0);
-  const weight = (i: number) => (total === 0 ? (i === 0 ? 100 : 0) : Math.max(capacity[i] > 0 ? 1 : 0, Math.round((100 * capacity[i]) / total)));
-  return Object.fromEntries(plan.classes.map((p, i) => [p.name, weight(i)]));
-}
-
 
 function newVpc(scope: Construct): ec2.Vpc {
   const vpc = new ec2.Vpc(scope, 'Vpc', {

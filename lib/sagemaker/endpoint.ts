@@ -32,6 +32,7 @@ import { ClassModel, sageMakerRuntime } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
 import { type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, type VariantSpec } from './variants';
 import { capacityPlanProblems, NO_CLASSES } from '../core/service/checks';
+import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
 import { Checker } from '../core/validation/checker';
 import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/validation/error';
 
@@ -98,7 +99,11 @@ export interface SageMakerCapacityEndpointProps {
   readonly modelDataDownloadTimeout?: Duration;
   /** Instances each fallback variant keeps warm (the plan's standby). @default 1 */
   readonly standbyInstances?: number;
-  /** Largest initial traffic share of a fallback variant (its warm floor), below 1. @default 0.05 */
+  /**
+   * Largest initial traffic share of a fallback variant (its warm floor, further bounded by what its standby carries),
+   * 0 to 0.2. The initial weights are the routing policy's cost plan at planned demand (the rule EKS uses too).
+   * @default 0.02 - the reconciler's warm floor (DEFAULT_POLICY_CONFIG.warmFloorShare)
+   */
   readonly warmFloorShare?: number;
   /** Cooldown after a scale-out: short, so that a burst gets capacity fast. @default Duration.minutes(1) */
   readonly scaleOutCooldown?: Duration;
@@ -579,7 +584,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     const variantSpecs = this.variantSpecs.map((v) => this.toVariantSpec(v));
     const layout = planVariants(plannable, plan, variantSpecs, {
       provisionTimeoutSeconds: durationSeconds(this.props.provisionTimeout) ?? 900,
-      warmFloorShare: this.props.warmFloorShare ?? 0.05,
+      warmFloorShare: this.props.warmFloorShare ?? DEFAULT_POLICY_CONFIG.warmFloorShare,
     });
     problems.push(...layout.problems);
     problems.push(...this.otherProblems());

@@ -4,6 +4,7 @@
  * renders the result, tests and the cost table of docs/sagemaker-endpoint.md compute it directly.
  */
 import { type CapacityClass, type CapacityPlan, type ClassPlan, type ClassProblem, duplicates, ruleProblem, SAGEMAKER_RULES } from '../core';
+import { initialWeights } from '../core/service/initial-weights';
 
 /** Limits of `AWS::SageMaker::EndpointConfig` (CreateEndpointConfig). */
 export const SAGEMAKER_ENDPOINT_LIMITS = {
@@ -262,8 +263,8 @@ function resolveScaling(
 }
 
 /**
- * Initial weights of the cost plan: every fallback variant gets a warm floor (at most `warmFloorShare`, and at most
- * what its standby instances carry at their scaling target), the preferred variant the rest.
+ * Initial weights: the one rule of both serving constructs (lib/core/service/initial-weights.ts), the policy's cost plan
+ * at planned demand with each variant's minimum ready, on its priority-1 pool; an explicit `initialWeight` wins.
  */
 function withInitialWeights(
   variants: PlannedVariant[],
@@ -279,15 +280,12 @@ function withInitialWeights(
     if (problem) add(`variants['${s.name}'].initialWeight`, problem);
     else explicit.set(s.name, s.initialWeight!);
   }
-  const floorOf = (v: PlannedVariant) => {
-    const carried = v.minInstances * v.pools[0].plan.targetTokensPerSecondPerReplica;
-    return plan.plannedTokensPerSecond > 0 ? Math.min(warmFloorShare, carried / plan.plannedTokensPerSecond) : warmFloorShare;
-  };
-  const fallbackShare = variants.filter((v) => v.role === 'fallback').reduce((sum, v) => sum + (explicit.get(v.name) ?? floorOf(v)), 0);
-  const weighted = variants.map((v) => ({
-    ...v,
-    initialWeight: round4(explicit.get(v.name) ?? (v.role === 'fallback' ? floorOf(v) : Math.max(0, 1 - fallbackShare))),
-  }));
+  const planned = variants.length === 0 ? {} : initialWeights(
+    variants.map((v) => ({ name: v.name, classes: v.pools.map((p) => p.capacityClass), readyReplicas: v.minInstances })),
+    plan.plannedTokensPerSecond,
+    { warmFloorShare },
+  );
+  const weighted = variants.map((v) => ({ ...v, initialWeight: explicit.get(v.name) ?? planned[v.name] ?? 0 }));
   if (weighted.length > 0 && weighted.every((v) => v.initialWeight === 0)) {
     add('variants', 'every variant has an initial weight of 0; at least one variant must take traffic');
   }

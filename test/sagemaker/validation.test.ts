@@ -298,7 +298,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
       }
       return '';
     })();
-    expect(msg).toContain('warmFloorShare: is 1; allowed: a finite number at least 0 and below 1');
+    expect(msg).toContain('warmFloorShare: is 1; allowed: a finite number from 0 to 0.2');
     expect(msg).toContain('standbyInstances: is 0; allowed: a whole number at least 1 (SageMaker variants cannot scale to 0)');
     expect(msg).toContain('dataCapture.samplingPercentage: is 0; allowed: a whole number from 1 to 100');
     expect(msg).toContain('containerStartupHealthCheckTimeout: is 7200 s; allowed: a whole number from 60 to 3600 s');

@@ -23,6 +23,12 @@ export const SERVICE_DIMENSION_RULE = nameRule('cloudWatchDimension', {
   why: 'the Service dimension of every metric and alarm; CloudWatch alarms document 255 characters',
 });
 
+/**
+ * The warm floor: the share every ready fallback keeps, in the reconciler's policy and in the initial weights the
+ * serving constructs deploy (lib/core/service/initial-weights.ts). Above 0.2, floors would crowd out the cheapest class.
+ */
+export const WARM_FLOOR_SHARE_RULE = numberRule({ min: 0, max: 0.2 });
+
 /** The `serving` prop of every control construct (Reconciler, InferenceAlarms, InferenceDashboard, InferenceObservability). */
 export const SERVING_RULE = crossRule<{ readonly serving: unknown; readonly legacyProps: readonly string[] }>(
   'a serving construct: SageMakerCapacityEndpoint, EksInferenceService, or an object with servingDescription() (IInferenceServing)',
@@ -315,7 +321,7 @@ export const SAGEMAKER_RULES = {
   containerStartupHealthCheckTimeout: numberRule({ integer: true, min: 60, max: 3600, unit: 's' }),
   modelDataDownloadTimeout: numberRule({ integer: true, min: 60, max: 3600, unit: 's' }),
   standbyInstances: numberRule({ integer: true, min: 1, why: 'SageMaker variants cannot scale to 0' }),
-  warmFloorShare: numberRule({ min: 0, below: 1 }),
+  warmFloorShare: WARM_FLOOR_SHARE_RULE,
   scaleOutCooldown: numberRule({ integer: true, min: 0, unit: 's', tokens: 'carry' }),
   scaleInCooldown: numberRule({ integer: true, min: 0, unit: 's', tokens: 'carry' }),
   'dataCapture.samplingPercentage': numberRule({ integer: true, min: 1, max: 100, tokens: 'carry' }),
@@ -346,7 +352,7 @@ export const RECONCILER_RULES = {
   ),
   'policy.period': numberRule({ integer: true, min: 60, multipleOf: 60, unit: 's', why: 'the schedule runs at EventBridge rates of whole minutes' }),
   'policy.headroom': numberRule({ min: 0, max: 4 }),
-  'policy.warmFloorShare': numberRule({ min: 0, max: 0.2 }),
+  'policy.warmFloorShare': WARM_FLOOR_SHARE_RULE,
   'policy.weightTotal': numberRule({ integer: true, min: 10, max: 999, why: 'ALB accepts at most 999 per target group' }),
   'policy.capacityErrorLookback': numberRule({ integer: true, min: 1, unit: 's' }),
   'policy.provisioningGrace': numberRule({ integer: true, min: 1, unit: 's' }),
