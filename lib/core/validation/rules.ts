@@ -276,7 +276,7 @@ export const EKS_RULES = {
   'observability.existingAddon.configurationValues.containerInsights.enabled': crossRule<unknown>(
     'true or unset',
     (v) => (v === false ? 'is false' : undefined),
-    'the reconciler reads replicas_desired of Container Insights',
+    'the reconciler reads the desired replica counts Container Insights publishes',
   ),
   'observability.existingAddon.configurationValues.agent.config': crossRule<unknown>(
     'unset, or an agent config with logs.metrics_collected.kubernetes.enhanced_container_insights: true',
@@ -285,7 +285,7 @@ export const EKS_RULES = {
       return config === undefined || (config as AgentConfig).logs?.metrics_collected?.kubernetes?.enhanced_container_insights === true
         ? undefined : 'has no logs.metrics_collected.kubernetes.enhanced_container_insights: true';
     },
-    'replicas_desired exists only with enhanced observability',
+    'Container Insights publishes desired replica counts only with enhanced observability',
   ),
 } as const;
 
