@@ -7,7 +7,7 @@ import { memoryBreakdown } from './sizing';
 import { isDigestPinnedImage } from '../trust/image-reference';
 import { meanServiceTimeMs } from '../runtime/admission';
 import { isUnresolved } from '../validation/tokens';
-import { Checker, isFiniteLiteral } from '../validation/checker';
+import { Checker, isFiniteLiteral, numberProblem } from '../validation/checker';
 import { ConstructValidationError, type Problem } from '../validation/error';
 import { CLASS_RULES, CONTRACT_RULES } from '../validation/rules';
 import { type CapacityPlan } from './sizing';
@@ -153,7 +153,14 @@ function checkHardwareFit(spec: CapacityClassSpec, hw: HardwareProfile, platform
     );
     return;
   }
+  // The fit computes with every memory input: only with literals that passed their own rules (a token's encoding would
+  // be printed as a usable size; the token is reported by its own rule).
+  const memory = spec.memory ?? {};
   if (![spec.runtime.maxConcurrentSequences, spec.footprint.weightsGiB, spec.footprint.kvCacheBytesPerToken].every(isFiniteLiteral)) return;
+  const memoryInputs: Array<[keyof typeof CLASS_RULES & `memory.${string}`, number | undefined]> = [
+    ['memory.utilizationCap', memory.utilizationCap], ['memory.marginGiB', memory.marginGiB],
+  ];
+  if (memoryInputs.some(([rule, v]) => v !== undefined && numberProblem(CLASS_RULES[rule], v) !== undefined)) return;
   const m = memoryBreakdown(spec, hw);
   if (m.shortfallGiB > 0) {
     const gib = (v: number) => `${v.toFixed(1)} GiB`;
