@@ -45,7 +45,8 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
       instanceType: 'ml.g6e.xlarge',
       artifact: {
         image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
-        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/bf16.tar.gz`, sha256: '2'.repeat(64), versionId: 'example-version-bf16' },
+        // SageMaker downloads the current object at the key at every scale-out: the key names its content (its SHA-256).
+        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/bf16-${'2'.repeat(64)}.tar.gz`, sha256: '2'.repeat(64), versionId: 'example-version-bf16' },
       },
       footprint: LLAMA_3_8B_BF16,
       // The vLLM DLC's release: --max-num-queued-reqs (the server's own bounded queue) exists from vLLM 0.29.0.
@@ -59,7 +60,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
       instanceType: 'ml.g5.xlarge',
       artifact: {
         image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
-        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/awq-int4.tar.gz`, sha256: '3'.repeat(64), versionId: 'example-version-awq' },
+        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/awq-int4-${'3'.repeat(64)}.tar.gz`, sha256: '3'.repeat(64), versionId: 'example-version-awq' },
       },
       footprint: { ...LLAMA_3_8B_BF16, weightsGiB: 5.7, quantization: 'int4-awq' },
       runtime: { engine: 'vllm', engineVersion: '0.29.0', maxConcurrentSequences: 8, maxQueueDelayMs: 2000, args: ['--quantization', 'awq'] },
@@ -71,7 +72,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
       instanceType: 'ml.inf2.xlarge',
       artifact: {
         image: `${ecr}/inference/djl-lmi-neuronx@sha256:${'4'.repeat(64)}`,
-        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/neuron-tp2-seq8192.tar.gz`, sha256: '5'.repeat(64), versionId: 'example-version-id' },
+        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/neuron-tp2-seq8192-${'5'.repeat(64)}.tar.gz`, sha256: '5'.repeat(64), versionId: 'example-version-id' },
       },
       footprint: { ...LLAMA_3_8B_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
       runtime: { engine: 'djl-lmi', engineVersion: '0.30.0', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },

@@ -5,7 +5,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { ADMISSION_DECISIONS, Metrics } from '../core/metrics/contract';
+import { Metrics } from '../core/metrics/contract';
 import { Checker } from '../core/validation/checker';
 import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
@@ -38,9 +38,12 @@ export interface FallbackShareAlarmOptions extends AlarmToggle {
   readonly basis?: 'tokens' | 'requests';
 }
 
-/** Deadline exhaustions as a share of arriving requests. */
+/**
+ * Requests shed to protect the deadline, as a share of arriving requests: what every class's server rejected with its
+ * engine's rejection status (its admission limit is sized from the deadline), over the requests that reached the classes.
+ */
 export interface DeadlineExhaustionAlarmOptions extends AlarmToggle {
-  /** @default 1 - one request in a hundred ran out of deadline */
+  /** @default 1 - one request in a hundred was shed */
   readonly thresholdPercent?: number;
   /** @default Duration.minutes(5) */
   readonly duration?: Duration;
@@ -84,9 +87,10 @@ export interface InferenceAlarmOptions {
   /** @default - enabled with the defaults of `FallbackShareAlarmOptions` */
   readonly fallbackShare?: FallbackShareAlarmOptions;
   /**
-   * Off unless `enabled: true`: it reads the contract's DeadlineExhaustions and Admissions, which no model server the
-   * library scrapes publishes (emit them as EMF from your server, then turn it on).
-   * @default - not created
+   * Reads what the platform counts for every class: requests its server shed (SageMaker Invocation4XX/5XXErrors, ALB
+   * HTTPCode_Target_4XX/5XX_Count, by the class's rejection status) over requests that reached it (Invocations,
+   * RequestCount). Two metrics per class: at most 5 classes.
+   * @default - enabled with the defaults of `DeadlineExhaustionAlarmOptions`
    */
   readonly deadlineExhaustion?: DeadlineExhaustionAlarmOptions;
   /**
@@ -183,17 +187,20 @@ export class InferenceAlarms extends Construct {
       });
     }
 
-    // No model server the library scrapes counts deadline exhaustions or admissions: the alarm reads them only when
-    // asked to (your server emits the contract's DeadlineExhaustions and Admissions EMF).
-    if (deadline.enabled === true) {
-      const using: Record<string, cloudwatch.IMetric> = { ex: m.perService(Metrics.deadlineExhaustions) };
-      ADMISSION_DECISIONS.forEach((d, i) => { using[metricId('ad', i)] = m.serviceAdmissions(d); });
-      const arrivals = ADMISSION_DECISIONS.map((_, i) => metricId('ad', i)).join(' + ');
+    // The producer is the platform: each class's server sheds what its deadline-sized admission limit cannot serve in
+    // time, with its engine's status, and SageMaker or the ALB counts it (ServiceMetrics.shedRequests).
+    if (deadline.enabled !== false) {
+      const using: Record<string, cloudwatch.IMetric> = {};
+      for (const c of m.classes) {
+        using[metricId('sh', c.index)] = m.shedRequests(c);
+        using[metricId('rq', c.index)] = m.requests(c);
+      }
+      const sum = (prefix: string) => m.classes.map((c) => `FILL(${metricId(prefix, c.index)}, 0)`).join(' + ');
       this.deadlineExhaustionAlarm = new cloudwatch.Alarm(this, 'DeadlineExhaustion', {
         metric: new cloudwatch.MathExpression({
-          expression: `IF((${arrivals}) >= ${deadline.minRequestsPerPeriod}, 100 * ex / (${arrivals}), 0)`,
+          expression: `IF((${sum('rq')}) >= ${deadline.minRequestsPerPeriod}, 100 * (${sum('sh')}) / (${sum('rq')}), 0)`,
           usingMetrics: using,
-          label: 'deadline exhaustions (% of arriving requests)',
+          label: 'requests shed to protect the deadline (% of arriving requests)',
           period: m.period,
         }),
         threshold: deadline.thresholdPercent,
@@ -201,7 +208,7 @@ export class InferenceAlarms extends Construct {
         evaluationPeriods: periods(deadline.duration),
         datapointsToAlarm: periods(deadline.duration),
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `${svc}: more than ${deadline.thresholdPercent}% of arriving requests ran out of deadline for ${deadline.duration.toHumanString()}. `
+        alarmDescription: `${svc}: the model servers shed more than ${deadline.thresholdPercent}% of arriving requests to protect the deadline for ${deadline.duration.toHumanString()}. `
           + 'No class can meet the contract for the current load: the service is shedding. Runbook: docs/observability.md (cdk-capacity-aware-inference), DeadlineExhaustion.',
       });
     }
@@ -288,12 +295,22 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
   const c = new Checker(OBSERVABILITY_RULES);
   const facts = servingPropProblem(props) ? undefined : props.serving!.servingDescription().routing;
   if (facts && props.fallbackShare?.enabled !== false) {
-    c.cross('alarm.metrics', { classes: observedClasses(facts).length, alarm: 'capacity classes', toggle: 'fallbackShare.enabled' }, 'serving');
+    const n = observedClasses(facts).length;
+    c.cross('alarm.metrics', { metrics: n, what: `the fallback share alarm: one per capacity class, ${n} classes`, toggle: 'fallbackShare.enabled' }, 'serving');
+  }
+  if (facts && props.deadlineExhaustion?.enabled !== false) {
+    const n = observedClasses(facts).length;
+    c.cross('alarm.metrics', {
+      metrics: 2 * n, what: `the deadline exhaustion alarm: shed and arriving requests per capacity class, ${n} classes`, toggle: 'deadlineExhaustion.enabled',
+    }, 'serving');
   }
   if (facts && props.preferredCapacityErrors?.enabled !== false) {
     const ranks = observedClasses(facts).map((cls) => cls.facts.preferenceRank);
     const best = ranks.filter((r) => r === Math.min(...ranks)).length;
-    c.cross('alarm.metrics', { classes: best, alarm: 'classes of the best preference rank', toggle: 'preferredCapacityErrors.enabled' }, 'serving');
+    c.cross('alarm.metrics', {
+      metrics: best, what: `the preferred-class capacity error alarm: one per class of the best preference rank, ${best} classes`,
+      toggle: 'preferredCapacityErrors.enabled',
+    }, 'serving');
   }
   // A period that breaks its own rule (a token included) is reported by the shared checks; durations are then
   // measured against the default, never against a token's encoding.

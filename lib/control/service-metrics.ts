@@ -208,6 +208,20 @@ export class ServiceMetrics {
     return new cloudwatch.Metric({ namespace, metricName, dimensionsMap: cls.awsDimensions, statistic: 'Sum', period: this.period, label: cls.facts.name });
   }
 
+  /**
+   * Requests the class's server shed to protect the deadline: its engine rejects what its admission limit (sized from
+   * the deadline) cannot serve in time, with its status (TGI 429, vLLM / DJL / Triton 503), which the platform counts in
+   * its 4XX or 5XX metric (SageMaker Invocation4XX/5XXErrors, ALB HTTPCode_Target_4XX/5XX_Count). Other errors of the
+   * same status class count too: the rate errs high, never low.
+   */
+  shedRequests(cls: ObservedClass): cloudwatch.Metric {
+    const fourXx = this.producers(cls).rejectionStatus === '4xx';
+    const [namespace, metricName] = this.facts.kind === 'sagemaker'
+      ? [AwsMetrics.sageMaker.namespace, fourXx ? AwsMetrics.sageMaker.invocation4xxErrors : AwsMetrics.sageMaker.invocation5xxErrors]
+      : [AwsMetrics.alb.namespace, fourXx ? AwsMetrics.alb.target4xx : AwsMetrics.alb.target5xx];
+    return new cloudwatch.Metric({ namespace, metricName, dimensionsMap: cls.awsDimensions, statistic: 'Sum', period: this.period, label: `${cls.facts.name} shed` });
+  }
+
   /** Requests a class turned away (every decision but `admitted`), summed. */
   rejections(cls: ObservedClass): cloudwatch.MathExpression {
     const using = Object.fromEntries(ADMISSION_REJECTIONS.map((d, i) => [`${metricId('rj', cls.index)}_${i}`, this.admissions(cls, d)]));

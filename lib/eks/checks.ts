@@ -13,6 +13,7 @@ import {
 } from '../core';
 import { durationSeconds, sizeGibibytes } from '../util/duration';
 import { type EksClassOptions } from './class-options';
+import { modelVolumeNeedGiB } from './runtime';
 import { type ScalingOptions } from './scaling-options';
 import { chartVersionProblem } from './versions';
 
@@ -100,6 +101,11 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
     for (const p of own.problems) add(p.field, p.message, spec.name);
     const cls = input.classes.find((c) => c.name === spec.name);
     if (cls) checkInstanceTypes(spec, cls, opts, input.catalog, (field, message) => add(field, message, spec.name));
+    // The model volume holds the weights and the engine's caches (HOME, XDG_CACHE_HOME and the engine's cache variables).
+    const cacheGiB = sizeGibibytes(opts.modelCacheSize);
+    if (cls && cacheGiB !== undefined && !isUnresolved(cacheGiB) && !isUnresolved(cls.footprint.weightsGiB) && cacheGiB < modelVolumeNeedGiB(cls)) {
+      add('classOptions.modelCacheSize', `is ${cacheGiB} GiB but the model volume holds the weights (${cls.footprint.weightsGiB} GiB) and the engine's caches; allowed: at least ${Math.ceil(modelVolumeNeedGiB(cls))} GiB`, spec.name);
+    }
   }
   return problems;
 }

@@ -46,7 +46,10 @@ export interface EksClassOptions {
   readonly warmup?: { readonly path: string; readonly maxLatency: Duration };
   /** Longest the server may take to download weights and start. @default Duration.minutes(30) */
   readonly startupTimeout?: Duration;
-  /** Scratch space for weights downloaded at start. @default - 2 x weights, at least 20 GiB */
+  /**
+   * Scratch space for the weights downloaded at start and the engine's caches (HOME, XDG_CACHE_HOME, compile caches):
+   * at least weights + 10 GiB. @default - 2 x weights, at least 20 GiB
+   */
   readonly modelCacheSize?: Size;
   /** Node volume (images and weights). @default - modelCacheSize + 100 GiB */
   readonly nodeVolumeSize?: Size;

@@ -15,11 +15,39 @@ import {
   SAGEMAKER_PORT,
   type ServiceContract,
 } from '../core';
+import { type ClassProblem } from '../core/service/checks';
 import { acknowledgeRule, nagRendering } from '../util/nag';
 
-/** The class's model server on SageMaker: the engine's own variables (no arguments: SageMaker starts the entrypoint). */
+/**
+ * The class's model server on SageMaker: the engine's own variables (no arguments: SageMaker starts the entrypoint), and
+ * what SageMaker cannot do with its model data.
+ */
 export function sageMakerRuntime(cls: CapacityClass, contract: ServiceContract): RuntimeBinding {
-  return bindRuntime(cls, contract, { platform: 'sagemaker', port: SAGEMAKER_PORT });
+  const binding = bindRuntime(cls, contract, { platform: 'sagemaker', port: SAGEMAKER_PORT });
+  return { ...binding, problems: [...binding.problems, ...sageMakerModelDataProblems(cls)] };
+}
+
+/**
+ * SageMaker model data must be immutable by construction. SageMaker downloads the current object at the key at every
+ * scale-out: S3ModelDataSource has no VersionId (boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json;
+ * its ETag member is not in CloudFormation and not documented as enforced; fact sagemaker.behaviour.model-data-version).
+ * A pinned `versionId` therefore pins what the artifact gate verifies, not what SageMaker serves; what makes the served
+ * bytes the verified ones is a key that names its content (contains the SHA-256 the gate verifies), so a new model is a
+ * new key and a new SageMaker Model, never an overwrite. A key that does not name its content is refused.
+ */
+export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
+  const data = cls.artifact.modelData;
+  if (!data || isUnresolved(data.uri) || isUnresolved(data.sha256)) return [];
+  if (data.uri.toLowerCase().includes(data.sha256.toLowerCase())) return [];
+  return [{
+    className: cls.name,
+    field: 'artifact.modelData.uri',
+    message:
+      `'${data.uri}' does not contain the model data's SHA-256 (${data.sha256}); SageMaker cannot pin an S3 object version ` +
+      '(S3ModelDataSource has no VersionId) and downloads whatever the key holds at each scale-out, so the key must name its content ' +
+      `(a versionId${data.versionId === undefined ? '' : ` such as '${data.versionId}'`} only pins what the artifact gate verifies); ` +
+      'allowed: a key that contains the SHA-256, e.g. s3://<bucket>/<model>/<sha256>.tar.gz, never overwritten, or EKS, which fetches and verifies the pinned version',
+  }];
 }
 
 /** Reason for statements whose actions support no resource-level permission or are bound by a condition key instead. */
@@ -37,7 +65,10 @@ export function modelDataSource(uri: string): sagemaker.CfnModel.S3DataSourcePro
 export interface ClassModelProps {
   readonly capacityClass: CapacityClass;
   readonly environment: Record<string, string>;
-  /** Consequences the user accepted for this class's runtime (e.g. an unbounded queue), shown as synth warnings. @default - none */
+  /**
+   * Consequences the user accepted for this class's runtime (e.g. an unbounded queue) and what its image must do that
+   * the library cannot check, shown as synth warnings. @default - none
+   */
   readonly warnings?: readonly string[];
   /** Name of the endpoint: its log group is the only one the model may write to. */
   readonly endpointName: string;
@@ -61,7 +92,7 @@ export class ClassModel extends Construct {
     super(scope, id);
     const cls = props.capacityClass;
     const stack = Stack.of(this);
-    for (const warning of props.warnings ?? []) Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:unbounded-queue', warning);
+    for (const warning of props.warnings ?? []) Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:runtime', warning);
     this.role = new iam.Role(this, 'ExecutionRole', {
       assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } } }),
       description: `SageMaker execution role of capacity class ${cls.name}: pulls its image and reads its model data only`,

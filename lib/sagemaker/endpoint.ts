@@ -530,10 +530,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     return this.metric(AwsMetrics.sageMaker.invocation5xxErrors, variantName, { statistic: 'Sum', ...options });
   }
 
-  /** Time to set up a new instance's model (download, load), in microseconds. Maximum over 1 minute. */
-  public metricModelSetupTime(variantName: string, options: SageMakerVariantMetricOptions = {}): cloudwatch.Metric {
-    return this.metric(AwsMetrics.sageMaker.modelSetupTime, variantName, { statistic: 'Maximum', ...options });
-  }
+  // No ModelSetupTime: SageMaker documents it for serverless endpoints only (fact sagemaker.metric.ModelSetupTime), and
+  // these variants run on instances.
 
   private checkClasses() {
     return checkCapacityClasses(this.specs, { catalog: this.props.catalog, contract: this.contract, platform: 'sagemaker', requireClasses: false });

@@ -2,7 +2,7 @@ import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { availabilityAt, type ScenarioInstance } from './model';
 import { type RunResult } from './simulator';
 
-/** The metrics of BENCHMARK.md for one run. Times in seconds, shares in 0..1, costs in USD. */
+/** The metrics of one run (BENCHMARKS.md, "What the columns mean"). Times in seconds, shares in 0..1, costs in USD. */
 export interface RunMetrics {
   readonly arrivals: number;
   /** SLO-meeting requests over all arrivals (rejections count as misses). */

@@ -49,7 +49,7 @@ export function markdownTable(s: ScenarioSummary): string {
   return [`| ${COLUMNS.map((c) => c.head).join(' | ')} |`, `|${COLUMNS.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows].join('\n');
 }
 
-/** One target of the library's policy (BENCHMARK.md, issue 13): met or missed, and by how much. */
+/** One target of the library's policy (BENCHMARKS.md, "Targets of the library's policy"): met or missed, and by how much. */
 export interface TargetCheck {
   readonly scenarioId: string;
   readonly target: string;

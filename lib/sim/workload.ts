@@ -1,8 +1,8 @@
 import { Rng } from './rng';
 
 /**
- * Workload generators built from published trace statistics (Azure LLM inference trace 2023, see
- * docs in BENCHMARK.md). Nothing is downloaded: the quantile tables below are the statistics.
+ * Workload generators built from published trace statistics (Azure LLM inference trace 2023, see docs/simulator.md).
+ * Nothing is downloaded: the quantile tables below are the statistics.
  */
 
 /** Quantile levels of the published token tables. */

@@ -208,9 +208,9 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     expect(metricKeys(widget(widgets, 'Replicas preferred: desired vs ready'))).toHaveLength(2);
   });
 
-  test('SageMaker produces no capacity-error or deadline metric: no such widget; server errors per class instead', () => {
+  test('SageMaker produces no capacity-error metric: no such widget; server errors per class and the shed rate instead', () => {
     const titles = widgets.map((w) => w.properties.title);
-    expect(titles.filter((t) => /Capacity|Deadline|Replica ready time/.test(String(t)))).toEqual([]);
+    expect(titles.filter((t) => /Capacity|Deadline|Replica ready time/.test(String(t)))).toEqual(['Deadline exhaustions (% of arrivals)']);
     expect(metricKeys(widget(widgets, 'Server errors (5XX) per class'))).toEqual([
       'AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat VariantName=preferred Sum',
       'AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=fallback Sum',
@@ -287,26 +287,37 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     }));
   });
 
-  test('no deadline exhaustion alarm by default (nothing produces DeadlineExhaustions), nor a capacity-error alarm on SageMaker', () => {
-    expect(alarmsByDescription(template, 'ran out of deadline')).toEqual([]);
+  test('the deadline exhaustion alarm is on by default: what each class shed with its rejection status over what reached it', () => {
     expect(alarmsByDescription(template, 'reported capacity errors')).toEqual([]);
-    expect(obs.alarms.deadlineExhaustionAlarm).toBeUndefined();
     expect(obs.alarms.preferredCapacityErrorsAlarm).toBeUndefined();
-  });
-
-  test('deadline exhaustion alarm when enabled for a server that emits them: service rollups, rate above 1% for 5 minutes', () => {
-    const { stack: s2 } = testStack();
-    new InferenceAlarms(s2, 'A', { serving: servingOf(SAGEMAKER, 'llama3-chat'), deadlineExhaustion: { enabled: true } });
-    const a = oneAlarm(Template.fromStack(s2), 'ran out of deadline');
+    const a = oneAlarm(template, 'shed more than 1% of arriving requests to protect the deadline');
     const { expression, metrics } = mathOf(a);
-    expect(expression).toBe('IF((ad0 + ad1 + ad2) >= 20, 100 * ex / (ad0 + ad1 + ad2), 0)');
+    const sum = (p: string) => [0, 1, 2].map((i) => `FILL(${p}${i}, 0)`).join(' + ');
+    expect(expression).toBe(`IF((${sum('rq')}) >= 20, 100 * (${sum('sh')}) / (${sum('rq')}), 0)`);
+    // vLLM, vLLM and DJL LMI shed with 503: SageMaker counts them in Invocation5XXErrors, per class (instance pool).
     expect(metrics).toEqual([
-      'ex CapacityAwareInference DeadlineExhaustions Service=llama3-chat Sum',
-      'ad0 CapacityAwareInference Admissions Decision=admitted Service=llama3-chat Sum',
-      'ad1 CapacityAwareInference Admissions Decision=rejected-deadline Service=llama3-chat Sum',
-      'ad2 CapacityAwareInference Admissions Decision=rejected-queue-full Service=llama3-chat Sum',
+      'sh0 AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat VariantName=preferred Sum',
+      'rq0 AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=preferred Sum',
+      'sh1 AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=fallback Sum',
+      'rq1 AWS/SageMaker Invocations EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=fallback Sum',
+      'sh2 AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat InstanceType=ml.inf2.xlarge VariantName=fallback Sum',
+      'rq2 AWS/SageMaker Invocations EndpointName=llama3-chat InstanceType=ml.inf2.xlarge VariantName=fallback Sum',
     ]);
     expect(a).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 5, ComparisonOperator: 'GreaterThanThreshold' }));
+  });
+
+  test('deadline exhaustion on an ALB: a TGI class sheds with 429 (4XX), the others with 503 (5XX); off when disabled', () => {
+    const { stack: s2 } = testStack();
+    new InferenceAlarms(s2, 'A', { serving: servingOf(ALB, 'llama-eks', 250, { classes: { l40s: { rejectionStatus: '4xx' } } }) });
+    const { metrics } = mathOf(oneAlarm(Template.fromStack(s2), 'to protect the deadline'));
+    expect(metrics.filter((m) => m.startsWith('sh')).map((m) => m.split(' ').slice(0, 3).join(' '))).toEqual([
+      'sh0 AWS/ApplicationELB HTTPCode_Target_4XX_Count',
+      ...ALB.targets.slice(1).map((_, i) => `sh${i + 1} AWS/ApplicationELB HTTPCode_Target_5XX_Count`),
+    ]);
+    const { stack: s3 } = testStack();
+    const off = new InferenceAlarms(s3, 'A', { serving: servingOf(ALB, 'llama-eks'), deadlineExhaustion: { enabled: false } });
+    expect(off.deadlineExhaustionAlarm).toBeUndefined();
+    expect(alarmsByDescription(Template.fromStack(s3), 'to protect the deadline')).toEqual([]);
   });
 
   test('capacity error alarm watches only the preferred class\'s produced metric and fires on the first error', () => {
@@ -360,7 +371,7 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
   test('every alarm notifies the topic on ALARM and OK', () => {
     const topicRef = { Ref: stack.getLogicalId(obs.alarms.topic.node.defaultChild as sns.CfnTopic) };
     const all = template.findResources('AWS::CloudWatch::Alarm');
-    expect(Object.keys(all)).toHaveLength(4);
+    expect(Object.keys(all)).toHaveLength(5);
     for (const r of Object.values(all)) {
       expect(r.Properties.AlarmActions).toEqual([topicRef]);
       expect(r.Properties.OKActions).toEqual([topicRef]);
@@ -520,14 +531,34 @@ describe('validation', () => {
         classes: Array.from({ length: Math.min(5, n - 5 * v) }, (_, i) => ({ ...pool, name: `c${5 * v + i}`, preferenceRank: 0 })),
       })),
     });
-    const noFallback = { fallbackShare: { enabled: false } };
+    const noFallback = { fallbackShare: { enabled: false }, deadlineExhaustion: { enabled: false } };
     expect(() => new InferenceAlarms(stack, 'Alarms', { serving: servingOf(many(11), 's'), ...noFallback })).toThrow(
-      "InferenceAlarms 'Test/Alarms' is invalid (1 problem):\n  - serving: has 11 classes of the best preference rank; the alarm reads one metric per class; "
-      + 'disable it with preferredCapacityErrors.enabled: false; allowed: at most 10 classes in one alarm, or the alarm disabled',
+      "InferenceAlarms 'Test/Alarms' is invalid (1 problem):\n  - serving: needs 11 metrics in one alarm (the preferred-class capacity error alarm: "
+      + 'one per class of the best preference rank, 11 classes); disable it with preferredCapacityErrors.enabled: false; allowed: at most 10 metrics '
+      + 'in one alarm, or the alarm disabled',
     );
     expect(() => new InferenceAlarms(stack, 'Ten', { serving: servingOf(many(10), 's'), ...noFallback })).not.toThrow();
     expect(() => new InferenceAlarms(stack, 'Off', { serving: servingOf(many(11), 's'), ...noFallback, preferredCapacityErrors: { enabled: false } }))
       .not.toThrow();
+  });
+
+  test('fails when the deadline exhaustion alarm would read more than 10 metrics (two per class: more than 5 classes)', () => {
+    const { stack } = testStack();
+    // Up to 5 pools per variant (an ALB takes at most 5 target groups): the classes spread over variants of 5.
+    const pool = SAGEMAKER.variants[0].classes[0];
+    const many = (n: number): SageMakerRoutingFacts => ({
+      ...SAGEMAKER,
+      variants: Array.from({ length: Math.ceil(n / 5) }, (_, v) => ({
+        variantName: `v${v}`,
+        classes: Array.from({ length: Math.min(5, n - 5 * v) }, (_, i) => ({ ...pool, name: `c${5 * v + i}`, preferenceRank: 5 * v + i })),
+      })),
+    });
+    expect(() => new InferenceAlarms(stack, 'Six', { serving: servingOf(many(6), 's') })).toThrow(
+      '  - serving: needs 12 metrics in one alarm (the deadline exhaustion alarm: shed and arriving requests per capacity class, 6 classes); '
+      + 'disable it with deadlineExhaustion.enabled: false; allowed: at most 10 metrics in one alarm, or the alarm disabled',
+    );
+    expect(() => new InferenceAlarms(stack, 'Five', { serving: servingOf(many(5), 's') })).not.toThrow();
+    expect(() => new InferenceAlarms(stack, 'Off', { serving: servingOf(many(6), 's'), deadlineExhaustion: { enabled: false } })).not.toThrow();
   });
 
   test('fails when a multi-pool variant bears the name of a class, and accepts a single-pool variant named after its class', () => {

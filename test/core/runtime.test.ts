@@ -3,78 +3,33 @@
  * exactly the engine's own flags or variables, each a real name of the declared release (lists below, with sources).
  */
 import fc from 'fast-check';
-import {
-  admissionLimits,
-  bindRuntime,
-  type CapacityClass,
-  type CapacityClassSpec,
-  defineCapacityClasses,
-  ENGINE_FACTS,
-  ENGINES,
-  rejectionStatusClass,
-  type RuntimeBinding,
-} from '../../lib/core';
+import { admissionLimits } from '../../lib/core/runtime/admission';
+import { bindRuntime, type RuntimeBinding } from '../../lib/core/runtime/binding';
+import { ENGINE_FACTS, ENGINES, rejectionStatusClass } from '../../lib/core/runtime/engines';
+import { ENGINE_FACT_TABLE, type FactSubject } from '../../lib/core/runtime/facts';
+import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
+import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
 
-/**
- * vLLM 0.29.0 engine flags used here: vllm/engine/arg_utils.py (EngineArgs.add_cli_args) and
- * https://docs.vllm.ai/en/v0.6.3.post1/models/engine_args.html; --max-num-queued-reqs from vllm-project/vllm PR #49445
- * (first released in v0.29.0).
- */
-const VLLM_FLAGS = new Set([
-  'model',
-  'port',
-  'host',
-  'max-num-seqs',
-  'max-num-batched-tokens',
-  'tensor-parallel-size',
-  'max-model-len',
-  'gpu-memory-utilization',
-  'max-num-queued-reqs',
-  'max-num-queued-tokens',
-  'enable-prefix-caching',
-  'quantization',
-  'kv-cache-dtype',
-]);
-/** text-generation-launcher fields (`#[clap(long, env)]`): launcher/src/main.rs; SageMaker: sagemaker-entrypoint.sh. */
-const TGI_VARIABLES = new Set([
-  'MODEL_ID',
-  'PORT',
-  'NUM_SHARD',
-  'MAX_CONCURRENT_REQUESTS',
-  'MAX_TOTAL_TOKENS',
-  'MAX_INPUT_TOKENS',
-  'MAX_BATCH_PREFILL_TOKENS',
-  'MAX_BATCH_TOTAL_TOKENS',
-  'CUDA_MEMORY_FRACTION',
-]);
-const TGI_SAGEMAKER_VARIABLES = new Set([...TGI_VARIABLES, 'HF_MODEL_ID', 'SM_NUM_GPUS'].filter((v) => v !== 'MODEL_ID' && v !== 'NUM_SHARD' && v !== 'PORT'));
-/**
- * DJL LMI: serving/docs/lmi/deployment_guide/configurations.md (OPTION_<name>), user_guides/vllm_user_guide.md
- * (option.max_model_len, option.gpu_memory_utilization >= 0.27.0), configurations_large_model_inference_containers.md
- * (option.n_positions >= 0.26.0), configurations_global.md (SERVING_<KEY>: SERVING_JOB_QUEUE_SIZE, inference_address).
- */
-const DJL_VARIABLES = new Set([
-  'OPTION_MODEL_ID',
-  'OPTION_MAX_ROLLING_BATCH_SIZE',
-  'OPTION_TENSOR_PARALLEL_DEGREE',
-  'OPTION_MAX_MODEL_LEN',
-  'OPTION_GPU_MEMORY_UTILIZATION',
-  'OPTION_N_POSITIONS',
-  'SERVING_JOB_QUEUE_SIZE',
-  'SERVING_INFERENCE_ADDRESS',
-]);
-/** tritonserver options (docs/user_guide: --model-repository, --http-port). */
-const TRITON_FLAGS = new Set(['model-repository', 'http-port']);
+/** Names the facts table (lib/core/runtime/facts.ts) holds for an engine: what every rendered name is checked against. */
+function factNames(subject: FactSubject | 'any-engine', kind: 'flag' | 'variable'): Set<string> {
+  return new Set(ENGINE_FACT_TABLE.filter((f) => (f.subject === subject || f.subject === 'any-engine') && f.kind === kind).map((f) => f.name));
+}
+const VLLM_FLAGS = new Set([...factNames('vllm', 'flag'), 'enable-prefix-caching', 'kv-cache-dtype', 'quantization', 'swap-space']);
+const TGI_VARIABLES = new Set([...factNames('tgi', 'variable'), ...factNames('any-engine', 'variable')]);
+const DJL_VARIABLES = new Set([...factNames('djl-lmi', 'variable'), ...factNames('any-engine', 'variable')]);
+const TRITON_FLAGS = factNames('triton', 'flag');
+const CACHE_EKS = { HOME: '/models/cache', XDG_CACHE_HOME: '/models/cache/.cache' };
+const CACHE_SM = { HOME: '/tmp/cai-cache', XDG_CACHE_HOME: '/tmp/cai-cache/.cache' };
 
 function classes(prefix: '' | 'ml.', change: (spec: CapacityClassSpec) => CapacityClassSpec = (s) => s): CapacityClass[] {
   return defineCapacityClasses(llamaClasses(prefix).map(change), { contract: LLAMA_CONTRACT });
 }
 
-const eks = (cls: CapacityClass) => bindRuntime(cls, LLAMA_CONTRACT, { platform: 'eks', port: 8080, modelDataPath: '/models/model' });
+const eks = (cls: CapacityClass) => bindRuntime(cls, LLAMA_CONTRACT, { platform: 'eks', port: 8080, modelDataPath: '/models/model', cacheDir: '/models/cache' });
 const sageMaker = (cls: CapacityClass) => bindRuntime(cls, LLAMA_CONTRACT, { platform: 'sagemaker', port: 8080 });
 
-/** `--flag value` pairs of an argument list (after the positional model). */
+/** `--flag value` pairs of an argument list. */
 function flagsOf(args: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i < args.length; i++) if (args[i].startsWith('--')) out[args[i].slice(2)] = args[++i];
@@ -87,12 +42,14 @@ function engineVariables(b: RuntimeBinding): Record<string, string> {
 }
 
 describe('vLLM', () => {
-  test('EKS: `vllm serve <model>` flags carry batch, batch tokens, TP, max length, memory cap and the queue limit', () => {
+  test('EKS: --model and flags carry batch, batch tokens, TP, max length, memory cap and both admission caps', () => {
     const [l40s] = classes('', (s) => (s.name === 'l40s' ? { ...s, runtime: { ...s.runtime, maxBatchTokens: 8192 } } : s));
     const b = eks(l40s);
     expect(b.problems).toEqual([]);
-    expect(b.args[0]).toBe('/models/model');
+    // --model, never a positional model: the api_server entrypoint has none (fact vllm.flag.model).
+    expect(b.args.slice(0, 2)).toEqual(['--model', '/models/model']);
     expect(flagsOf(b.args)).toEqual({
+      model: '/models/model',
       port: '8080',
       'max-num-seqs': '16',
       'max-num-batched-tokens': '8192',
@@ -100,10 +57,15 @@ describe('vLLM', () => {
       'max-model-len': '8192',
       'gpu-memory-utilization': '0.9',
       'max-num-queued-reqs': '25', // 16 serving + 9 queued: admissionLimits(l40s).maxConcurrentRequests
+      // 16 mean prompts of 1000 tokens prefilled within 900 ms, over the 2 s queue budget + 0.9 s TTFT
+      'max-num-queued-tokens': '51555',
     });
     for (const flag of Object.keys(flagsOf(b.args))) expect(VLLM_FLAGS).toContain(flag);
-    expect(engineVariables(b)).toEqual({});
+    expect(engineVariables(b)).toEqual({ ...CACHE_EKS, VLLM_CACHE_ROOT: '/models/cache/.cache/vllm', HF_HOME: '/models/cache/.cache/huggingface' });
     expect(b.rejectionStatus).toBe(503);
+    expect(b.admission).toEqual({
+      maxInFlight: 25, maxQueuedPromptTokens: 51555, holdsUnderBursts: false, countsSequences: true, rejectionStatus: 503,
+    });
   });
 
   test('SageMaker: the DLC variables SM_VLLM_<FLAG> for the same flags, the model at /opt/ml/model', () => {
@@ -112,14 +74,19 @@ describe('vLLM', () => {
     expect(b.problems).toEqual([]);
     expect(b.args).toEqual([]);
     expect(engineVariables(b)).toEqual({
+      ...CACHE_SM,
+      VLLM_CACHE_ROOT: '/tmp/cai-cache/.cache/vllm',
+      HF_HOME: '/tmp/cai-cache/.cache/huggingface',
       SM_VLLM_MODEL: '/opt/ml/model',
       SM_VLLM_MAX_NUM_SEQS: '16',
       SM_VLLM_TENSOR_PARALLEL_SIZE: '1',
       SM_VLLM_MAX_MODEL_LEN: '8192',
       SM_VLLM_GPU_MEMORY_UTILIZATION: '0.9',
       SM_VLLM_MAX_NUM_QUEUED_REQS: '25',
+      SM_VLLM_MAX_NUM_QUEUED_TOKENS: '51555',
     });
-    for (const name of Object.keys(engineVariables(b))) expect(VLLM_FLAGS).toContain(name.replace(/^SM_VLLM_/, '').toLowerCase().replace(/_/g, '-'));
+    const dlc = Object.keys(engineVariables(b)).filter((k) => k.startsWith('SM_VLLM_'));
+    for (const name of dlc) expect(VLLM_FLAGS).toContain(name.replace(/^SM_VLLM_/, '').toLowerCase().replace(/_/g, '-'));
   });
 
   test('the memory cap the server gets is the one the memory check used, and changing the class changes the flags', () => {
@@ -138,31 +105,40 @@ describe('vLLM', () => {
   test('user flags pass through after the derived ones; a flag the library derives is a problem', () => {
     const [l40s] = classes('', (s) => ({ ...s, runtime: { ...s.runtime, args: ['--enable-prefix-caching', '--kv-cache-dtype', 'fp8'] } }));
     expect(eks(l40s).args.slice(-3)).toEqual(['--enable-prefix-caching', '--kv-cache-dtype', 'fp8']);
+    // A bare flag is an empty value: the DLC appends any non-empty value after the flag, so `true` would reach argparse
+    // as an argument (fact vllm.entrypoint.sagemaker-variables).
     const [sm] = classes('ml.', (s) => ({ ...s, runtime: { ...s.runtime, args: ['--enable-prefix-caching', '--swap-space=4'] } }));
-    expect(sageMaker(sm).env).toMatchObject({ SM_VLLM_ENABLE_PREFIX_CACHING: 'true', SM_VLLM_SWAP_SPACE: '4' });
+    expect(sageMaker(sm).env).toMatchObject({ SM_VLLM_ENABLE_PREFIX_CACHING: '', SM_VLLM_SWAP_SPACE: '4' });
     const [bad] = classes('', (s) => ({ ...s, runtime: { ...s.runtime, args: ['--max-num-seqs', '64'] } }));
     expect(eks(bad).problems.map((p) => p.message)).toEqual([expect.stringContaining('sets --max-num-seqs, which the library derives')]);
   });
 
-  test('fails when the class asks for a bounded queue on a vLLM release without one (before 0.29.0)', () => {
+  test('fails when the vLLM release is older than 0.29.0, the floor every rendered name and metric is cited at', () => {
     const [old] = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engineVersion: '0.28.1' } }));
     const b = eks(old);
     expect(b.problems).toEqual([
+      expect.objectContaining({ className: 'l40s', field: 'runtime.engineVersion', message: expect.stringContaining('vllm 0.28.1 is older than 0.29.0') }),
       expect.objectContaining({
         className: 'l40s',
         field: 'runtime.queueBound',
         message: expect.stringContaining("is 'required' but vllm 0.28.1 has no bounded queue (it exists from 0.29.0)"),
       }),
     ]);
-    expect(b.problems[0].message).toContain("Allowed: runtime.engineVersion 0.29.0 or later, or runtime.queueBound 'best-effort'");
+    expect(b.problems[1].message).toContain("Allowed: runtime.engineVersion 0.29.0 or later, or runtime.queueBound 'best-effort'");
     expect(flagsOf(b.args)['max-num-queued-reqs']).toBeUndefined();
+    // 0.6 images started `python3 -m vllm.entrypoints.openai.api_server` and had no kv_cache_usage_perc.
+    expect(eks(classes('', (s) => ({ ...s, runtime: { ...s.runtime, engineVersion: '0.6.0', queueBound: 'best-effort' } }))[0]).problems)
+      .toEqual([expect.objectContaining({ field: 'runtime.engineVersion', message: expect.stringContaining('older than 0.29.0') })]);
   });
 
-  test("an older release with queueBound 'best-effort' renders no queue flag and warns with the consequence", () => {
-    const [old] = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engineVersion: '0.28.1', queueBound: 'best-effort' } }));
-    const b = eks(old);
+  test("queueBound 'best-effort' on an engine without a bound the library sets renders no queue and warns with the consequence", () => {
+    const [triton] = classes('', (s) => ({
+      ...s, artifact: { image: s.artifact.image }, runtime: { ...s.runtime, engine: 'triton', engineVersion: undefined, modelPath: '/m', queueBound: 'best-effort' },
+    }));
+    const b = eks(triton);
     expect(b.problems).toEqual([]);
     expect(b.boundedQueue).toBe(false);
+    expect(b.admission.maxInFlight).toBeUndefined();
     expect(b.warnings).toEqual([expect.stringContaining('requests past the admission limit of 25 in flight per replica (16 serving + 9 queued)')]);
   });
 
@@ -178,16 +154,20 @@ describe('TGI', () => {
   const tgi = (prefix: '' | 'ml.') =>
     classes(prefix, (s) => ({ ...s, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '3.0.0', maxBatchTokens: 8192 } }))[0];
 
-  test('EKS: launcher variables with the admission limit as MAX_CONCURRENT_REQUESTS (429 past it)', () => {
+  test('EKS: launcher variables with a batch-size bound, an input-token bound and the admission limit (429 past it)', () => {
     const b = eks(tgi(''));
     expect(b.problems).toEqual([]);
     expect(engineVariables(b)).toEqual({
+      ...CACHE_EKS,
+      HF_HOME: '/models/cache/.cache/huggingface', // the image's HF_HOME=/data is not writable under a read-only root
       MODEL_ID: '/models/model',
       PORT: '8080',
       NUM_SHARD: '1',
       MAX_TOTAL_TOKENS: '8192',
+      MAX_INPUT_TOKENS: '8191', // < MAX_TOTAL_TOKENS; 2.0 would default it from the model and may exit
       MAX_BATCH_PREFILL_TOKENS: '8192',
-      MAX_BATCH_TOTAL_TOKENS: String(16 * 8192), // the KV cache the memory check sized
+      MAX_BATCH_SIZE: '16', // flash-attention models ignore MAX_BATCH_TOTAL_TOKENS: this bounds the batch
+      MAX_BATCH_TOTAL_TOKENS: String(16 * 8192), // the KV cache the memory check sized (non-flash models)
       CUDA_MEMORY_FRACTION: '0.9',
       MAX_CONCURRENT_REQUESTS: '25',
     });
@@ -199,55 +179,116 @@ describe('TGI', () => {
     const b = sageMaker(tgi('ml.'));
     expect(b.problems).toEqual([]);
     expect(engineVariables(b)).toEqual({
+      ...CACHE_SM,
+      HF_HOME: '/tmp/cai-cache/.cache/huggingface',
       HF_MODEL_ID: '/opt/ml/model',
       SM_NUM_GPUS: '1',
       MAX_TOTAL_TOKENS: '8192',
+      MAX_INPUT_TOKENS: '8191',
       MAX_BATCH_PREFILL_TOKENS: '8192',
+      MAX_BATCH_SIZE: '16',
       MAX_BATCH_TOTAL_TOKENS: String(16 * 8192),
       CUDA_MEMORY_FRACTION: '0.9',
       MAX_CONCURRENT_REQUESTS: '25',
     });
-    for (const name of Object.keys(engineVariables(b))) expect(TGI_SAGEMAKER_VARIABLES).toContain(name);
+    for (const name of Object.keys(engineVariables(b))) {
+      const fact = ENGINE_FACT_TABLE.find((f) => f.name === name && (f.subject === 'tgi' || f.subject === 'any-engine'));
+      expect(fact?.platforms ?? ['sagemaker']).toContain('sagemaker');
+    }
   });
 
   test('fails when the declared TGI release is older than the flag names the library renders', () => {
     const cls = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '1.4.0' } }))[0];
     expect(eks(cls).problems.map((p) => p.message)).toContainEqual(expect.stringContaining('tgi 1.4.0 is older than 2.0.0'));
   });
+
+  test('fails when the prefill budget is below the longest prompt (TGI refuses to start)', () => {
+    const cls = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '2.0.4', maxBatchTokens: 4096 } }))[0];
+    expect(eks(cls).problems).toEqual([
+      expect.objectContaining({ field: 'runtime.maxBatchTokens', message: expect.stringContaining('is 4096, below the longest prompt TGI admits (MAX_INPUT_TOKENS = footprint.maxSequenceTokens - 1 = 8191)') }),
+    ]);
+  });
+
+  test('fails on SageMaker when the TGI entrypoint would have no HF_MODEL_ID (no model data, no modelPath)', () => {
+    const cls = classes('ml.', (s) => ({ ...s, artifact: { image: s.artifact.image }, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '3.3.7' } }))[0];
+    expect(sageMaker(cls).problems.map((p) => `${p.field}: ${p.message}`)).toEqual([
+      expect.stringMatching(/^runtime\.modelPath: is not set and the class has no artifact.modelData, so tgi on SageMaker has no model to load/),
+    ]);
+    const hub = classes('ml.', (s) => ({ ...s, artifact: { image: s.artifact.image }, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '3.3.7', env: { HF_MODEL_ID: 'meta-llama/Meta-Llama-3-8B-Instruct' } } }))[0];
+    expect(sageMaker(hub).problems).toEqual([]);
+  });
 });
 
 describe('DJL LMI', () => {
-  test('NeuronX on both platforms: rolling batch, TP degree, n_positions, the job queue holds the in-flight limit', () => {
+  test('NeuronX up to 0.34: explicit rolling batch (auto becomes tnx), and the job queue beside the batch holds the rest of the limit', () => {
     const inf2Eks = classes('')[2];
     const inf2Sm = classes('ml.')[2];
     const e = eks(inf2Eks);
     const s = sageMaker(inf2Sm);
     expect(e.problems).toEqual([]);
     expect(s.problems).toEqual([]);
+    const djlCache = (dir: string) => ({ HOME: dir, XDG_CACHE_HOME: `${dir}/.cache`, DJL_CACHE_DIR: `${dir}/.djl.ai`, HF_HOME: `${dir}/.cache/huggingface`, NEURON_COMPILE_CACHE_URL: `${dir}/neuron-compile-cache` });
     expect(engineVariables(e)).toEqual({
+      ...djlCache('/models/cache'),
       OPTION_MODEL_ID: '/models/model',
       SERVING_INFERENCE_ADDRESS: 'http://0.0.0.0:8080',
+      OPTION_ROLLING_BATCH: 'auto',
       OPTION_MAX_ROLLING_BATCH_SIZE: '4',
       OPTION_TENSOR_PARALLEL_DEGREE: '2',
       OPTION_N_POSITIONS: '8192',
-      SERVING_JOB_QUEUE_SIZE: '6',
+      // The worker takes jobs off the queue into the rolling batch: in flight = 4 in the batch + 2 queued = the limit of 6.
+      SERVING_JOB_QUEUE_SIZE: '2',
     });
     expect(engineVariables(s)).toEqual({
+      ...djlCache('/tmp/cai-cache'),
       OPTION_MODEL_ID: '/opt/ml/model',
+      OPTION_ROLLING_BATCH: 'auto',
       OPTION_MAX_ROLLING_BATCH_SIZE: '4',
       OPTION_TENSOR_PARALLEL_DEGREE: '2',
       OPTION_N_POSITIONS: '8192',
-      SERVING_JOB_QUEUE_SIZE: '6',
+      SERVING_JOB_QUEUE_SIZE: '2',
     });
     for (const name of [...Object.keys(engineVariables(e)), ...Object.keys(engineVariables(s))]) expect(DJL_VARIABLES).toContain(name);
     expect(e.args).toEqual([]);
     expect(e.rejectionStatus).toBe(503);
+    expect(e.admission).toEqual({ maxInFlight: 6, jobQueueSize: 2, holdsUnderBursts: true, countsSequences: false, rejectionStatus: 503 });
   });
 
-  test('GPU: max_model_len and the memory cap instead of n_positions', () => {
+  test('GPU before 0.35: max_model_len and the memory cap, the default rolling batch, a job queue of limit - batch', () => {
     const cls = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'djl-lmi', engineVersion: '0.30.0' } }))[0];
-    expect(engineVariables(eks(cls))).toMatchObject({ OPTION_MAX_MODEL_LEN: '8192', OPTION_GPU_MEMORY_UTILIZATION: '0.9', SERVING_JOB_QUEUE_SIZE: '25' });
+    expect(engineVariables(eks(cls))).toMatchObject({ OPTION_MAX_MODEL_LEN: '8192', OPTION_GPU_MEMORY_UTILIZATION: '0.9', SERVING_JOB_QUEUE_SIZE: '9' });
     expect(engineVariables(eks(cls)).OPTION_N_POSITIONS).toBeUndefined();
+    expect(engineVariables(eks(cls)).OPTION_ROLLING_BATCH).toBeUndefined();
+    expect(engineVariables(eks(cls)).OPTION_ASYNC_MODE).toBeUndefined();
+  });
+
+  test('GPU from 0.35: async mode (the default, unbounded) turned off and rolling batch vllm, so the job queue bounds', () => {
+    const cls = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'djl-lmi', engineVersion: '0.35.0' } }))[0];
+    const b = eks(cls);
+    expect(b.problems).toEqual([]);
+    expect(engineVariables(b)).toMatchObject({ OPTION_ASYNC_MODE: 'false', OPTION_ROLLING_BATCH: 'vllm', OPTION_MAX_ROLLING_BATCH_SIZE: '16', SERVING_JOB_QUEUE_SIZE: '9' });
+    expect(b.admission.maxInFlight).toBe(25);
+  });
+
+  test('a batch at or above the limit still gets a job queue of one: the server admits batch + 1', () => {
+    const cls = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'djl-lmi', engineVersion: '0.30.0' }, envelope: { ...s.envelope, safeConcurrency: 4, tokensPerSecondPerReplica: 100 } }))[0];
+    const b = eks(cls);
+    expect(b.limits.maxConcurrentRequests).toBeLessThan(16);
+    expect(engineVariables(b).SERVING_JOB_QUEUE_SIZE).toBe('1');
+    expect(b.admission.maxInFlight).toBe(17);
+  });
+
+  test('fails when a NeuronX class of 0.35.0 or later asks for a bounded queue (its rolling batch is not confirmed)', () => {
+    const cls = classes('', (s) => (s.name === 'inf2' ? { ...s, runtime: { ...s.runtime, engineVersion: '0.35.0' } } : s))[2];
+    expect(eks(cls).problems).toEqual([
+      expect.objectContaining({ field: 'runtime.queueBound', message: expect.stringContaining('djl-lmi 0.35.0 on NeuronX: which rolling batch its image runs is not confirmed') }),
+    ]);
+    expect(eks(cls).problems[0].message).toContain("Allowed: a NeuronX image older than 0.35.0 (0.27.0 or later), or runtime.queueBound 'best-effort'");
+  });
+
+  test('fails when a DJL class states no engineVersion (the release decides the batching mode)', () => {
+    const cls = classes('', (s) => (s.name === 'inf2' ? { ...s, runtime: { ...s.runtime, engineVersion: undefined } } : s))[2];
+    expect(eks(cls).problems.map((p) => p.field)).toEqual(['runtime.engineVersion', 'runtime.queueBound']);
   });
 });
 
@@ -261,6 +302,7 @@ describe('Triton and custom engines', () => {
     const b = eks(cls);
     expect(b.problems).toEqual([]);
     expect(b.args).toEqual(['tritonserver', '--model-repository=/opt/models', '--http-port=8080']);
+    expect(engineVariables(b)).toEqual(CACHE_EKS);
     for (const arg of b.args.slice(1)) expect(TRITON_FLAGS).toContain(arg.slice(2).split('=')[0]);
     expect([b.healthPath, b.readyPath]).toEqual(['/v2/health/live', '/v2/health/ready']);
     expect(b.warnings).toEqual([expect.stringContaining("Triton's bounded queue is max_queue_size in each model's config.pbtxt")]);
@@ -270,9 +312,12 @@ describe('Triton and custom engines', () => {
     const change = (s: CapacityClassSpec): CapacityClassSpec => ({ ...s, runtime: { ...s.runtime, engine: 'custom', engineVersion: undefined, queueBound: 'best-effort' } });
     const e = eks(classes('', change)[0]);
     const s = sageMaker(classes('ml.', change)[0]);
-    expect(engineVariables(e)).toEqual({});
-    expect(engineVariables(s)).toEqual({});
+    expect(engineVariables(e)).toEqual(CACHE_EKS);
+    expect(engineVariables(s)).toEqual(CACHE_SM);
     expect(e.args).toEqual([]);
+    // SageMaker runs `<image> serve`: the image must accept that argument, which the library cannot check.
+    expect(s.warnings).toContainEqual(expect.stringContaining("the custom image's entrypoint must accept or ignore the argument 'serve'"));
+    expect(e.warnings.join(' ')).not.toContain("'serve'");
     const strict = eks(classes('', (x) => ({ ...x, runtime: { ...x.runtime, engine: 'custom', engineVersion: undefined } }))[0]);
     expect(strict.problems.map((p) => p.field)).toEqual(['runtime.queueBound']);
   });
@@ -298,7 +343,7 @@ describe('Triton and custom engines', () => {
 
 describe('the engine-neutral variables', () => {
   test('one set, the same names and values on SageMaker and EKS (but the model path)', () => {
-    const neutral = (b: RuntimeBinding) => Object.fromEntries(Object.entries(b.env).filter(([k]) => k.startsWith('CAI_') && k !== 'CAI_MODEL_PATH'));
+    const neutral = (b: RuntimeBinding) => Object.fromEntries(Object.entries(b.env).filter(([k]) => k.startsWith('CAI_') && k !== 'CAI_MODEL_PATH' && k !== 'CAI_CACHE_DIR'));
     for (const i of [0, 1, 2]) expect(neutral(eks(classes('')[i]))).toEqual(neutral(sageMaker(classes('ml.')[i])));
     expect(neutral(eks(classes('')[0]))).toEqual({
       CAI_SERVICE: 'llama3-chat',
@@ -313,6 +358,7 @@ describe('the engine-neutral variables', () => {
       CAI_CONCURRENCY_LIMIT: '16',
       CAI_QUEUE_SLOTS: '9',
       CAI_MAX_CONCURRENT_REQUESTS: '25',
+      CAI_MAX_QUEUED_PROMPT_TOKENS: '51555',
       CAI_QUEUE_BUDGET_MS: '2000',
       CAI_DEADLINE_MS: '30000',
       CAI_MODEL_REVISION: 'meta-llama/Meta-Llama-3-8B-Instruct@5f0b02c',
@@ -322,9 +368,9 @@ describe('the engine-neutral variables', () => {
     });
   });
 
-  test('fails when runtime.env sets a derived or CAI_ variable', () => {
-    const b = eks(classes('', (s) => ({ ...s, runtime: { ...s.runtime, env: { CAI_CLASS: 'x', HF_HUB_OFFLINE: '1' } } }))[0]);
-    expect(b.problems.map((p) => p.field)).toEqual(['runtime.env.CAI_CLASS']);
+  test('fails when runtime.env sets a derived or CAI_ variable (cache locations included)', () => {
+    const b = eks(classes('', (s) => ({ ...s, runtime: { ...s.runtime, env: { CAI_CLASS: 'x', HF_HUB_OFFLINE: '1', HOME: '/root' } } }))[0]);
+    expect(b.problems.map((p) => p.field)).toEqual(['runtime.env.CAI_CLASS', 'runtime.env.HOME']);
     expect(b.env.HF_HUB_OFFLINE).toBe('1');
   });
 });

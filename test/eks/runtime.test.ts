@@ -36,8 +36,10 @@ describe('the vLLM server in the Deployment', () => {
   test('its args carry the class batch, batch tokens, tensor parallelism, max length, memory cap and queue limit', () => {
     const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, runtime: { ...c.runtime, maxBatchTokens: 4096 } } : c));
     const server = pod(build({ classes }), 'l40s').containers[0];
-    expect(server.args?.[0]).toBe('/models/model'); // what the init container wrote
+    // --model, where the init container wrote the weights: the api_server entrypoint takes no positional model.
+    expect(server.args?.slice(0, 2)).toEqual(['--model', '/models/model']);
     expect(flags(server.args)).toEqual({
+      model: '/models/model',
       port: '8080',
       'max-num-seqs': '16',
       'max-num-batched-tokens': '4096',
@@ -45,7 +47,14 @@ describe('the vLLM server in the Deployment', () => {
       'max-model-len': '8192',
       'gpu-memory-utilization': '0.9',
       'max-num-queued-reqs': '25',
+      'max-num-queued-tokens': '51555',
     });
+    // Caches on the model volume: the root filesystem is read-only and uid 1000 has no home.
+    expect(server.env).toEqual(expect.arrayContaining([
+      { name: 'HOME', value: '/models/cache' },
+      { name: 'XDG_CACHE_HOME', value: '/models/cache/.cache' },
+      { name: 'VLLM_CACHE_ROOT', value: '/models/cache/.cache/vllm' },
+    ]));
     // The A10G class runs its own, smaller batch and queue.
     expect(flags(pod(build({ classes }), 'a10g').containers[0].args)).toMatchObject({ 'max-num-seqs': '8', 'max-num-queued-reqs': '11' });
   });
@@ -63,12 +72,14 @@ describe('the vLLM server in the Deployment', () => {
         : c,
     );
     expect(flags(pod(build({ classes: changed }), 'l40s').containers[0].args)).toEqual({
+      model: '/models/model',
       port: '8080',
       'max-num-seqs': '24',
       'tensor-parallel-size': '1',
       'max-model-len': '4096',
       'gpu-memory-utilization': '0.8',
       'max-num-queued-reqs': '24', // 20 serving + 4.8 req/s x 1 s = 4 queued
+      'max-num-queued-tokens': '42222', // 20 x 1000-token prompts in 0.9 s, over 1 s + 0.9 s
     });
   });
 
@@ -84,11 +95,11 @@ describe('the vLLM server in the Deployment', () => {
 
   test("warns at synth with the consequence when a class accepts an unbounded queue ('best-effort')", () => {
     const { stack } = testStack();
-    const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, runtime: { ...c.runtime, engineVersion: '0.20.0', queueBound: 'best-effort' as const } } : c));
+    const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, runtime: { ...c.runtime, engine: 'triton', engineVersion: undefined, queueBound: 'best-effort' as const } } : c));
     new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
     Annotations.fromStack(stack).hasWarning(
       '/Test/Llama',
-      Match.stringLikeRegexp("class 'l40s': vllm 0\\.20\\.0 has no bounded queue \\(it exists from 0\\.29\\.0\\); requests past the admission limit of 25"),
+      Match.stringLikeRegexp("class 'l40s': Triton's bounded queue is max_queue_size in each model's config.pbtxt.*requests past the admission limit of 25"),
     );
   });
 });

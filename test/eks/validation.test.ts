@@ -1,4 +1,5 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { Size } from 'aws-cdk-lib';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks';
 import { LLAMA_CONTRACT, llamaClasses, testStack, FETCHER_IMAGE } from '../util';
 
@@ -61,6 +62,14 @@ describe('EksInferenceService input checks', () => {
     expect(construct({ classOptions: { a10g: { targetRequestsPerReplicaPerPeriod: target } } })).toThrow(
       new RegExp(`class 'a10g' classOptions.targetRequestsPerReplicaPerPeriod: is ${target}( requests per period)?; allowed: a finite number above 0 requests per period`),
     );
+  });
+
+  test("fails when the model volume cannot hold the weights and the engine's caches, and accepts weights + 10 GiB", () => {
+    // l40s: 15 GiB of weights + 10 GiB reserved for HOME, XDG_CACHE_HOME and compile caches (fact any.behaviour.cache-size).
+    expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(20) } } })).toThrow(
+      "class 'l40s' classOptions.modelCacheSize: is 20 GiB but the model volume holds the weights (15 GiB) and the engine's caches; allowed: at least 25 GiB",
+    );
+    expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(25) } } })).not.toThrow();
   });
 
   test('fails when max replicas are above the class quota, and accepts the quota itself', () => {

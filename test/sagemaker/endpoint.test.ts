@@ -71,9 +71,11 @@ describe('SageMakerCapacityEndpoint', () => {
             CAI_ENGINE_VERSION: '0.29.0',
             CAI_PORT: '8080',
             CAI_MODEL_PATH: '/opt/ml/model',
+            CAI_CACHE_DIR: '/tmp/cai-cache',
             CAI_CONCURRENCY_LIMIT: '16',
             CAI_QUEUE_SLOTS: '9',
             CAI_MAX_CONCURRENT_REQUESTS: '25',
+            CAI_MAX_QUEUED_PROMPT_TOKENS: '51555',
             CAI_QUEUE_BUDGET_MS: '2000',
             CAI_DEADLINE_MS: '30000',
             CAI_MAX_CONCURRENT_SEQUENCES: '16',
@@ -81,7 +83,7 @@ describe('SageMakerCapacityEndpoint', () => {
             CAI_MAX_SEQUENCE_TOKENS: '8192',
             CAI_MEMORY_UTILIZATION_CAP: '0.9',
             CAI_MODEL_REVISION: 'meta-llama/Meta-Llama-3-8B-Instruct@5f0b02c',
-            CAI_MODEL_DATA_URI: 's3://models-bucket/llama3-8b/bf16.tar',
+            CAI_MODEL_DATA_URI: `s3://models-bucket/llama3-8b/bf16-${'a'.repeat(64)}.tar`,
             CAI_MODEL_DATA_SHA256: 'a'.repeat(64),
             CAI_MODEL_DATA_VERSION_ID: 'v1',
             // The SageMaker vLLM DLC turns SM_VLLM_<FLAG> into --<flag>.
@@ -91,6 +93,12 @@ describe('SageMakerCapacityEndpoint', () => {
             SM_VLLM_MAX_MODEL_LEN: '8192',
             SM_VLLM_GPU_MEMORY_UTILIZATION: '0.9',
             SM_VLLM_MAX_NUM_QUEUED_REQS: '25',
+            SM_VLLM_MAX_NUM_QUEUED_TOKENS: '51555',
+            // Writable cache locations (lib/core/runtime/platform.ts SAGEMAKER_CACHE_DIR).
+            HOME: '/tmp/cai-cache',
+            XDG_CACHE_HOME: '/tmp/cai-cache/.cache',
+            VLLM_CACHE_ROOT: '/tmp/cai-cache/.cache/vllm',
+            HF_HOME: '/tmp/cai-cache/.cache/huggingface',
           }),
         },
       });
@@ -98,10 +106,11 @@ describe('SageMakerCapacityEndpoint', () => {
       template.hasResourceProperties('AWS::SageMaker::Model', {
         PrimaryContainer: { Environment: Match.objectLike({ CAI_CLASS: 'a10g', SM_VLLM_MAX_NUM_SEQS: '8', CAI_MAX_CONCURRENT_REQUESTS: '11' }) },
       });
-      // DJL LMI NeuronX: its job queue holds the in-flight limit (6 = 4 serving + 2 queued).
+      // DJL LMI NeuronX: the worker takes jobs off the queue into the rolling batch, so the queue holds the rest of the
+      // in-flight limit (6 = 4 in the batch + 2 queued).
       template.hasResourceProperties('AWS::SageMaker::Model', {
         PrimaryContainer: {
-          Environment: Match.objectLike({ CAI_CLASS: 'inf2', CAI_TENSOR_PARALLEL_DEGREE: '2', CAI_MAX_CONCURRENT_REQUESTS: '6', SERVING_JOB_QUEUE_SIZE: '6' }),
+          Environment: Match.objectLike({ CAI_CLASS: 'inf2', CAI_TENSOR_PARALLEL_DEGREE: '2', CAI_MAX_CONCURRENT_REQUESTS: '6', OPTION_ROLLING_BATCH: 'auto', SERVING_JOB_QUEUE_SIZE: '2' }),
         },
       });
     });
@@ -139,12 +148,12 @@ describe('SageMakerCapacityEndpoint', () => {
     test('each role pulls only its own image repository and reads only its own model data object', () => {
       const l40s = policyOf(template, 'l40s');
       expect(l40s).toContain(':ecr:us-east-1:123456789012:repository/vllm"');
-      expect(l40s).toContain(':s3:::models-bucket/llama3-8b/bf16.tar"');
+      expect(l40s).toContain(`:s3:::models-bucket/llama3-8b/bf16-${'a'.repeat(64)}.tar"`);
       expect(l40s).not.toContain('awq.tar');
       expect(l40s).not.toContain('repository/neuron');
       const inf2 = policyOf(template, 'inf2');
       expect(inf2).toContain(':ecr:us-east-1:123456789012:repository/neuron"');
-      expect(inf2).toContain(':s3:::models-bucket/llama3-8b/neuron-tp2.tar"');
+      expect(inf2).toContain(`:s3:::models-bucket/llama3-8b/neuron-tp2-${'c'.repeat(64)}.tar"`);
       expect(inf2).not.toContain('bf16.tar');
       // Only a class with a pinned version may read versions.
       expect(l40s).toContain('s3:GetObjectVersion');
@@ -157,15 +166,15 @@ describe('SageMakerCapacityEndpoint', () => {
     test('model data under a prefix: read objects and list only that prefix; SSE-KMS decrypt only through S3', () => {
       const { stack } = testStack();
       const modelKey = new kms.Key(stack, 'ModelKey', { enableKeyRotation: true });
-      const classes = smClasses().map((c) => ({ ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri: `s3://models-bucket/${c.name}/` } } }));
+      const classes = smClasses().map((c) => ({ ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri: `s3://models-bucket/${c.name}/${c.artifact.modelData!.sha256}/` } } }));
       new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS, modelDataEncryptionKey: modelKey });
       const t = Template.fromStack(stack);
       const keyId = Object.keys(t.findResources('AWS::KMS::Key')).find((id) => id.startsWith('ModelKey'))!;
       t.hasResourceProperties('AWS::IAM::Policy', {
         PolicyDocument: {
           Statement: Match.arrayWith([
-            Match.objectLike({ Sid: 'ReadOwnModelData', Action: 's3:GetObject', Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::models-bucket/inf2/*']] } }),
-            Match.objectLike({ Sid: 'ListOwnModelData', Action: 's3:ListBucket', Condition: { StringLike: { 's3:prefix': ['inf2/*'] } } }),
+            Match.objectLike({ Sid: 'ReadOwnModelData', Action: 's3:GetObject', Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:s3:::models-bucket/inf2/${'c'.repeat(64)}/*`]] } }),
+            Match.objectLike({ Sid: 'ListOwnModelData', Action: 's3:ListBucket', Condition: { StringLike: { 's3:prefix': [`inf2/${'c'.repeat(64)}/*`] } } }),
             Match.objectLike({
               Sid: 'DecryptOwnModelData',
               Action: 'kms:Decrypt',
@@ -176,7 +185,7 @@ describe('SageMakerCapacityEndpoint', () => {
         },
       });
       t.hasResourceProperties('AWS::SageMaker::Model', {
-        PrimaryContainer: Match.objectLike({ ModelDataSource: { S3DataSource: { S3Uri: 's3://models-bucket/inf2/', S3DataType: 'S3Prefix', CompressionType: 'None' } } }),
+        PrimaryContainer: Match.objectLike({ ModelDataSource: { S3DataSource: { S3Uri: `s3://models-bucket/inf2/${'c'.repeat(64)}/`, S3DataType: 'S3Prefix', CompressionType: 'None' } } }),
       });
       expect(nagFindings(stack)).toEqual([]);
     });
@@ -436,7 +445,8 @@ describe('SageMakerCapacityEndpoint', () => {
       expect(endpoint.metricInvocation4xxErrors('fallback').metricName).toBe('Invocation4XXErrors');
       expect(endpoint.metricInvocationsPerInstance('fallback').metricName).toBe('InvocationsPerInstance');
       expect(endpoint.metricOverheadLatency('fallback').metricName).toBe('OverheadLatency');
-      expect(endpoint.metricModelSetupTime('fallback').metricName).toBe('ModelSetupTime');
+      // ModelSetupTime is documented for serverless endpoints only: instance variants offer no metric for it.
+      expect((endpoint as unknown as Record<string, unknown>).metricModelSetupTime).toBeUndefined();
     });
 
     test('grantInvoke and grantUpdateWeights allow exactly their actions on this endpoint', () => {

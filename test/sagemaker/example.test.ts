@@ -1,7 +1,8 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, llamaChatClasses, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
-import { admissionLimits, defineCapacityClasses } from '../../lib/core';
+import { admissionLimits, serverAdmission } from '../../lib/core/runtime/admission';
+import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { builtinValidationOn, nagFindings } from '../util';
 
 describe('examples/sagemaker-llm', () => {
@@ -22,7 +23,7 @@ describe('examples/sagemaker-llm', () => {
     template.hasResourceProperties('AWS::SageMaker::Model', {
       PrimaryContainer: Match.objectLike({
         Image: Match.stringLikeRegexp('^111111111111\\.dkr\\.ecr\\.us-east-1\\.amazonaws\\.com/inference/djl-lmi-neuronx@sha256:[0-9a-f]{64}$'),
-        ModelDataSource: { S3DataSource: { S3Uri: Match.stringLikeRegexp('neuron-tp2-seq8192\\.tar\\.gz$'), S3DataType: 'S3Object', CompressionType: 'Gzip' } },
+        ModelDataSource: { S3DataSource: { S3Uri: Match.stringLikeRegexp('neuron-tp2-seq8192-5{64}\\.tar\\.gz$'), S3DataType: 'S3Object', CompressionType: 'Gzip' } },
         Environment: Match.objectLike({ OPTION_TENSOR_PARALLEL_DEGREE: '2', OPTION_N_POSITIONS: '8192' }),
       }),
     });
@@ -44,8 +45,8 @@ describe('examples/sagemaker-llm', () => {
     for (const [id, model] of Object.entries(template.findResources('AWS::SageMaker::Model'))) {
       expect([id, (model.DependsOn as string[]).some((d) => d.startsWith('TrustVerify'))]).toEqual([id, true]);
     }
-    // The servers bound their own queues at admissionLimits() (the function the simulator admits with): vLLM's
-    // in-flight limit, DJL's job queue.
+    // The servers bound their own queues at what serverAdmission() says they admit: vLLM's in-flight limit, DJL's job
+    // queue beside its rolling batch (in flight = batch + queue).
     const classes = defineCapacityClasses(llamaChatClasses('111111111111', 'us-east-1'), { contract: LLAMA_CHAT_CONTRACT, platform: 'sagemaker' });
     const limit = (name: string) => String(admissionLimits(classes.find((c) => c.name === name)!, LLAMA_CHAT_CONTRACT).maxConcurrentRequests);
     for (const name of ['l40s', 'a10g']) {
@@ -53,8 +54,13 @@ describe('examples/sagemaker-llm', () => {
         PrimaryContainer: Match.objectLike({ Environment: Match.objectLike({ CAI_CLASS: name, SM_VLLM_MAX_NUM_QUEUED_REQS: limit(name) }) }),
       });
     }
+    const inf2 = classes.find((c) => c.name === 'inf2')!;
+    const admission = serverAdmission(inf2, LLAMA_CHAT_CONTRACT);
+    expect(admission.maxInFlight).toBe(Number(limit('inf2')));
     template.hasResourceProperties('AWS::SageMaker::Model', {
-      PrimaryContainer: Match.objectLike({ Environment: Match.objectLike({ CAI_CLASS: 'inf2', SERVING_JOB_QUEUE_SIZE: limit('inf2') }) }),
+      PrimaryContainer: Match.objectLike({
+        Environment: Match.objectLike({ CAI_CLASS: 'inf2', OPTION_ROLLING_BATCH: 'auto', SERVING_JOB_QUEUE_SIZE: String(admission.jobQueueSize) }),
+      }),
     });
   });
 });

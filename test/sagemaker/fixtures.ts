@@ -4,9 +4,15 @@ import { type CapacityClassSpec } from '../../lib/core';
 import { type EndpointVariantOptions, SageMakerCapacityEndpoint, type SageMakerCapacityEndpointProps } from '../../lib/sagemaker';
 import { LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
-/** The three SageMaker classes of test/util (l40s on ml.g6e, a10g on ml.g5, inf2 on ml.inf2), in preference order. */
+/**
+ * The three SageMaker classes of test/util (l40s on ml.g6e, a10g on ml.g5, inf2 on ml.inf2), in preference order, with
+ * content-addressed model-data keys (SageMaker downloads whatever the key holds: the key must contain the SHA-256).
+ */
 export function smClasses(): CapacityClassSpec[] {
-  return llamaClasses('ml.');
+  return llamaClasses('ml.').map((c) => {
+    const data = c.artifact.modelData;
+    return data ? { ...c, artifact: { ...c.artifact, modelData: { ...data, uri: data.uri.replace(/(\.tar(\.gz)?)?$/, `-${data.sha256}$1`) } } } : c;
+  });
 }
 
 /** The A10G class moved to another instance type (to fill pools); `usdPerHour` for types without a catalog price. */

@@ -24,6 +24,10 @@ describe('admission limits', () => {
       queueSlots: 9,
       concurrencyLimit: 16,
       maxConcurrentRequests: 25,
+      // 16 mean prompts (1000 tokens) within the 900 ms p95 TTFT: at least 17778 prompt tokens/s; over the 2 s queue
+      // budget + 0.9 s TTFT that is 51555 prompt tokens not yet prefilled (vLLM --max-num-queued-tokens).
+      prefillTokensPerSecond: 16000 / 0.9,
+      maxQueuedPromptTokens: 51555,
     });
     // 400 tok/s / 250 = 1.6 req/s x 2 s = 3 slots (floor of 3.2) + 8.
     expect(admissionLimits(a10g, LLAMA_CONTRACT).maxConcurrentRequests).toBe(11);
@@ -41,6 +45,8 @@ describe('admission limits', () => {
       queueSlots: 4,
       concurrencyLimit: 16,
       maxConcurrentRequests: 20,
+      prefillTokensPerSecond: 16000 / 0.9,
+      maxQueuedPromptTokens: 33777, // (1 s + 0.9 s) x 17778
     });
   });
 

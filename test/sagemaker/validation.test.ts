@@ -265,12 +265,25 @@ describe('SageMakerCapacityEndpoint validation', () => {
 
   test("warns with the consequence when a class accepts an unbounded queue ('best-effort')", () => {
     const { stack } = testStack();
-    const classes = withClass(1, (c) => ({ ...c, runtime: { ...c.runtime, engineVersion: '0.11.0', queueBound: 'best-effort' } }));
+    const classes = withClass(1, (c) => ({ ...c, runtime: { ...c.runtime, engine: 'triton', engineVersion: undefined, queueBound: 'best-effort' } }));
     new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS });
     Annotations.fromStack(stack).hasWarning(
       '/Test/Llama/Class-a10g',
-      Match.stringLikeRegexp("class 'a10g': vllm 0\\.11\\.0 has no bounded queue .* are not rejected by the server but queue past the deadline"),
+      Match.stringLikeRegexp("class 'a10g': Triton's bounded queue is max_queue_size .* are not rejected by the server but queue past the deadline"),
     );
+  });
+
+  test('fails when a model-data key does not name its content (SageMaker downloads whatever the key holds)', () => {
+    const classes = withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri: 's3://models-bucket/llama3-8b/bf16.tar' } } }));
+    expect(errorOf({ classes })).toContain(
+      "class 'l40s' artifact.modelData.uri: 's3://models-bucket/llama3-8b/bf16.tar' does not contain the model data's SHA-256 " +
+        `(${'a'.repeat(64)}); SageMaker cannot pin an S3 object version (S3ModelDataSource has no VersionId)`,
+    );
+  });
+
+  test('fails when a TGI class has no model to load on SageMaker (its entrypoint exits without HF_MODEL_ID)', () => {
+    const classes = withClass(0, (c) => ({ ...c, artifact: { image: c.artifact.image }, runtime: { ...c.runtime, engine: 'tgi', engineVersion: '3.3.7' } }));
+    expect(errorOf({ classes })).toContain("class 'l40s' runtime.modelPath: is not set and the class has no artifact.modelData, so tgi on SageMaker has no model to load");
   });
 
   test('fails when a class cannot answer a mean request before the deadline', () => {

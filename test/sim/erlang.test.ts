@@ -1,7 +1,8 @@
 import { erlangC, erlangCMeanWait, erlangCWaitQuantile } from '../../lib/sim/erlang';
 import { simulateMmc } from '../../lib/sim/validation';
 
-// Reference values from BENCHMARK.md (mu = 1).
+// Reference values: M/M/c with service rate mu = 1, from the closed-form Erlang C formulas (P(wait), E[W], and the
+// wait quantile -ln((1 - q) / P(wait)) / (c mu - lambda)).
 const REFERENCE = [
   { c: 1, rho: 0.8, pWait: 0.8, meanWait: 4.0, p99: 21.91 },
   { c: 4, rho: 0.8, pWait: 0.5964, meanWait: 0.7455, p99: 5.1105 },

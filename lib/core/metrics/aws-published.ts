@@ -48,7 +48,7 @@ const ALB_SETS = [[AwsDim.LOAD_BALANCER, AwsDim.TARGET_GROUP]] as const;
 
 export const AWS_PUBLISHED_METRICS: readonly AwsPublishedMetric[] = [
   ...[sm.invocations, sm.invocationsPerInstance, sm.modelLatency, sm.overheadLatency, sm.invocation4xxErrors,
-    sm.invocation5xxErrors, sm.modelSetupTime, sm.concurrentRequestsPerModel]
+    sm.invocation5xxErrors, sm.concurrentRequestsPerModel]
     .map((name) => ({ namespace: sm.namespace, name, dimensionSets: SM_SETS, source: SAGEMAKER_DOC })),
   ...[AwsMetrics.sageMakerEndpointInstances.gpuUtilization, AwsMetrics.sageMakerEndpointInstances.gpuMemoryUtilization]
     .map((name) => ({ namespace: AwsMetrics.sageMakerEndpointInstances.namespace, name, dimensionSets: [[E, V]], source: SAGEMAKER_DOC })),

@@ -165,7 +165,6 @@ export const AwsMetrics = {
     overheadLatency: 'OverheadLatency',
     invocation4xxErrors: 'Invocation4XXErrors',
     invocation5xxErrors: 'Invocation5XXErrors',
-    modelSetupTime: 'ModelSetupTime',
   },
   sageMakerEndpointInstances: {
     namespace: '/aws/sagemaker/Endpoints',

@@ -13,7 +13,7 @@
  * the weights in force) is in `PolicyState`; timers over signals (grace periods, consecutive breaches, stabilization)
  * are read from the windows themselves.
  *
- * Rules (ARCHITECTURE.md 3.4):
+ * Rules (docs/reconciler.md, "The policy"):
  * - one plan in both modes (`routingPlan`): the planned demand (a high quantile of several periods, not one minute)
  *   goes cheapest per token first, each class up to its ready envelope; the deficit beyond every ready envelope goes to
  *   the cheapest class that can grow, so its autoscaler sees the load; every compatible ready class keeps a warm floor;

@@ -23,7 +23,7 @@ function periods(seconds: number, config: PolicyConfig): number {
 }
 
 /**
- * Evidence that a class cannot get capacity (ARCHITECTURE.md 3.4), from its own signals:
+ * Evidence that a class cannot get capacity (docs/reconciler.md, "The policy"), from its own signals:
  * - `capacity-errors`: a launch failed for lack of capacity within the lookback;
  * - `replicas-not-ready`: desired above ready in every period of the grace window *and no progress* (ready did not
  *   grow over the window): a scale-out in progress makes replicas ready, a shortage does not;

@@ -8,26 +8,14 @@ import { type CapacityClass } from '../service/capacity-class';
 import { type ClassProblem } from '../service/checks';
 import { type ServiceContract } from '../service/contract';
 import { isUnresolved } from '../validation/tokens';
-import { type AdmissionLimits, admissionLimits } from './admission';
+import { type AdmissionLimits, admissionLimits, DJL_ASYNC_DEFAULT_SINCE, queueBoundOf, type ServerAdmission, serverAdmission } from './admission';
 import { compareVersions, ENGINE_FACTS, ENGINES, type EngineName, isEngineName, parseVersion, type RejectionStatus } from './engines';
+import { SAGEMAKER_CACHE_DIR, SAGEMAKER_MODEL_PATH, type RuntimeTarget } from './platform';
+
+export { SAGEMAKER_CACHE_DIR, SAGEMAKER_MODEL_PATH, SAGEMAKER_PORT, type RuntimeTarget, type ServingPlatform } from './platform';
 
 /** Prefix of the engine-neutral variables this library sets on every class. */
 export const ENV_PREFIX = 'CAI_';
-
-/** SageMaker hosting sends requests to port 8080 of the container and mounts model data at /opt/ml/model. */
-export const SAGEMAKER_PORT = 8080;
-export const SAGEMAKER_MODEL_PATH = '/opt/ml/model';
-
-export type ServingPlatform = 'sagemaker' | 'eks';
-
-/** Where the class runs. */
-export interface RuntimeTarget {
-  readonly platform: ServingPlatform;
-  /** Container port the server must listen on (8080 on SageMaker). */
-  readonly port: number;
-  /** Where the platform puts the class's model data inside the container, when it has model data. */
-  readonly modelDataPath?: string;
-}
 
 /** What one class's model server is started with, and what was wrong with it. */
 export interface RuntimeBinding {
@@ -43,12 +31,19 @@ export interface RuntimeBinding {
   readonly healthPath: string;
   readonly readyPath: string;
   readonly limits: AdmissionLimits;
-  /** Whether the server itself rejects requests past limits.maxConcurrentRequests. */
+  /** What the server really admits with these settings (the simulator admits the same). */
+  readonly admission: ServerAdmission;
+  /** Whether the server itself rejects requests past its in-flight bound (admission.maxInFlight). */
   readonly boundedQueue: boolean;
+  /** The writable directory HOME, XDG_CACHE_HOME and the engine's cache variables point into. */
+  readonly cacheDir: string;
   /** HTTP status of those rejections. */
   readonly rejectionStatus?: RejectionStatus;
   readonly problems: readonly ClassProblem[];
-  /** Consequences the user accepted (runtime.queueBound 'best-effort'); the constructs emit them as warnings. */
+  /**
+   * Consequences the user accepted (runtime.queueBound 'best-effort') and what an image must do that the library cannot
+   * check (a custom image on SageMaker gets the argument `serve`); the constructs emit them as warnings.
+   */
   readonly warnings: readonly string[];
 }
 
@@ -58,6 +53,8 @@ type Value = string | number | undefined;
 interface Setting {
   readonly name: string;
   readonly value: Value;
+  /** A plain environment variable on every platform (cache locations), never a flag. */
+  readonly environment?: boolean;
 }
 
 /**
@@ -81,12 +78,20 @@ export function bindRuntime(cls: CapacityClass, contract: ServiceContract, targe
   const engine: EngineName = known ? (r.engine as EngineName) : 'custom';
   const facts = ENGINE_FACTS[engine];
   checkVersion(cls, engine, problem);
-  const boundedQueue = known && hasBoundedQueue(engine, r.engineVersion);
-  if (known && !boundedQueue) queueBoundProblem(cls, engine, limits, problem, warnings);
+  const bound = queueBoundOf(cls);
+  const boundedQueue = known && bound.kind !== 'none';
+  if (known && bound.kind === 'none') queueBoundProblem(cls, engine, bound.reason, limits, problem, warnings);
+  const admission = serverAdmission(cls, contract);
+  if (engine === 'custom' && target.platform === 'sagemaker') {
+    // fact sagemaker.entrypoint.serve: an entrypoint that takes its arguments as a command or a model fails on `serve`.
+    warnings.push(`class '${cls.name}': SageMaker starts the container as \`<image> serve\`; the custom image's entrypoint must accept or ignore the argument 'serve'.`);
+  }
 
+  const cacheDir = target.cacheDir ?? (target.platform === 'sagemaker' ? SAGEMAKER_CACHE_DIR : undefined);
+  if (cacheDir === undefined) throw new Error(`internal: no writable cache directory for class ${cls.name} on ${target.platform}`);
   const modelPath = resolveModelPath(cls, target, engine, problem);
-  const settings = engineSettings(cls, engine, target, limits, boundedQueue, modelPath);
-  const rendered = render(engine, target, settings, modelPath);
+  const settings = [...engineSettings(cls, engine, target, admission, modelPath, problem), ...cacheSettings(cls, engine, cacheDir)];
+  const rendered = render(engine, target, settings);
   const user = userArguments(cls, engine, target, rendered, problem);
 
   const neutral = stringify({
@@ -96,6 +101,7 @@ export function bindRuntime(cls: CapacityClass, contract: ServiceContract, targe
     [`${ENV_PREFIX}ENGINE_VERSION`]: r.engineVersion,
     [`${ENV_PREFIX}PORT`]: target.port,
     [`${ENV_PREFIX}MODEL_PATH`]: modelPath,
+    [`${ENV_PREFIX}CACHE_DIR`]: cacheDir,
     [`${ENV_PREFIX}MAX_CONCURRENT_SEQUENCES`]: r.maxConcurrentSequences,
     [`${ENV_PREFIX}MAX_BATCH_TOKENS`]: r.maxBatchTokens,
     [`${ENV_PREFIX}TENSOR_PARALLEL_DEGREE`]: cls.footprint.tensorParallelDegree,
@@ -104,6 +110,7 @@ export function bindRuntime(cls: CapacityClass, contract: ServiceContract, targe
     [`${ENV_PREFIX}CONCURRENCY_LIMIT`]: limits.concurrencyLimit,
     [`${ENV_PREFIX}QUEUE_SLOTS`]: limits.queueSlots,
     [`${ENV_PREFIX}MAX_CONCURRENT_REQUESTS`]: limits.maxConcurrentRequests,
+    [`${ENV_PREFIX}MAX_QUEUED_PROMPT_TOKENS`]: limits.maxQueuedPromptTokens,
     [`${ENV_PREFIX}QUEUE_BUDGET_MS`]: limits.queueBudgetMs,
     [`${ENV_PREFIX}DEADLINE_MS`]: contract.slo.deadlineMs,
     [`${ENV_PREFIX}MODEL_REVISION`]: cls.footprint.revision,
@@ -129,7 +136,9 @@ export function bindRuntime(cls: CapacityClass, contract: ServiceContract, targe
     healthPath: facts.healthPath,
     readyPath: facts.readyPath,
     limits,
+    admission,
     boundedQueue,
+    cacheDir,
     rejectionStatus: boundedQueue ? facts.rejectionStatus : undefined,
     problems,
     warnings,
@@ -158,28 +167,15 @@ function checkVersion(cls: CapacityClass, engine: EngineName, problem: (field: s
   }
 }
 
-function hasBoundedQueue(engine: EngineName, version: string | undefined): boolean {
-  const since = ENGINE_FACTS[engine].boundedQueueSince;
-  if (since === undefined) return false;
-  // Engines whose version is optional: an undeclared version is taken to be a supported one (checked against the minimum when declared).
-  if (version === undefined) return !ENGINE_FACTS[engine].versionRequired;
-  return parseVersion(version) !== undefined && compareVersions(version, since) >= 0;
-}
-
 function queueBoundProblem(
   cls: CapacityClass,
   engine: EngineName,
+  what: string,
   limits: AdmissionLimits,
   problem: (field: string, message: string) => void,
   warnings: string[],
 ): void {
   const facts = ENGINE_FACTS[engine];
-  const what =
-    engine === 'triton'
-      ? "Triton's bounded queue is max_queue_size in each model's config.pbtxt, which no command-line flag sets"
-      : engine === 'custom'
-        ? `a custom engine's queue is whatever the image enforces (it gets ${ENV_PREFIX}MAX_CONCURRENT_REQUESTS)`
-        : `${[engine, cls.runtime.engineVersion].filter(Boolean).join(' ')} has no bounded queue (it exists from ${facts.boundedQueueSince})`;
   const consequence =
     `requests past the admission limit of ${limits.maxConcurrentRequests} in flight per replica ` +
     `(${limits.concurrencyLimit} serving + ${limits.queueSlots} queued) are not rejected by the server but queue past the deadline`;
@@ -187,12 +183,11 @@ function queueBoundProblem(
     warnings.push(`class '${cls.name}': ${what}; ${consequence}.`);
     return;
   }
-  problem(
-    'runtime.queueBound',
-    `is 'required' but ${what}; ${consequence}. Allowed: ` +
-      (facts.boundedQueueSince ? `runtime.engineVersion ${facts.boundedQueueSince} or later, or ` : '') +
-      "runtime.queueBound 'best-effort' to accept that (a synth warning)",
-  );
+  const neuronDjl = engine === 'djl-lmi' && cls.hardware.acceleratorTarget === 'neuron';
+  const fix = neuronDjl
+    ? `a NeuronX image older than ${DJL_ASYNC_DEFAULT_SINCE} (${facts.boundedQueueSince} or later), or `
+    : facts.boundedQueueSince ? `runtime.engineVersion ${facts.boundedQueueSince} or later, or ` : '';
+  problem('runtime.queueBound', `is 'required' but ${what}; ${consequence}. Allowed: ${fix}runtime.queueBound 'best-effort' to accept that (a synth warning)`);
 }
 
 function resolveModelPath(
@@ -207,12 +202,20 @@ function resolveModelPath(
   }
   if (cls.artifact.modelData) return target.platform === 'sagemaker' ? SAGEMAKER_MODEL_PATH : target.modelDataPath;
   if (own !== undefined) return own;
-  // SageMaker containers fall back to /opt/ml/model or HF_MODEL_ID; a pod has no such convention.
   if (target.platform === 'eks' && engine !== 'custom') {
+    // A pod has no model convention: nothing is mounted and nothing names a hub model.
     problem(
       'runtime.modelPath',
       `is not set and the class has no artifact.modelData, so ${engine} on EKS has no model to load; allowed: ` +
         'artifact.modelData (fetched and verified into the pod) or runtime.modelPath (weights inside the image)',
+    );
+  } else if (target.platform === 'sagemaker' && (engine === 'tgi' || engine === 'vllm' || engine === 'djl-lmi') && !cls.runtime.env?.HF_MODEL_ID) {
+    // Facts tgi.entrypoint.sagemaker (exits without HF_MODEL_ID) and vllm.entrypoint.sagemaker-variables (no model
+    // without SM_VLLM_MODEL, /opt/ml/model or HF_MODEL_ID): without model data /opt/ml/model is empty.
+    problem(
+      'runtime.modelPath',
+      `is not set and the class has no artifact.modelData, so ${engine} on SageMaker has no model to load (the TGI entrypoint ` +
+        'exits without HF_MODEL_ID); allowed: artifact.modelData (mounted at /opt/ml/model), runtime.modelPath, or a hub id in runtime.env.HF_MODEL_ID',
     );
   }
   return undefined;
@@ -223,54 +226,79 @@ function engineSettings(
   cls: CapacityClass,
   engine: EngineName,
   target: RuntimeTarget,
-  limits: AdmissionLimits,
-  boundedQueue: boolean,
+  admission: ServerAdmission,
   modelPath: string | undefined,
+  problem: (field: string, message: string) => void,
 ): Setting[] {
   const r = cls.runtime;
   const f = cls.footprint;
   const sm = target.platform === 'sagemaker';
-  const queue = boundedQueue ? limits.maxConcurrentRequests : undefined;
+  const queue = admission.maxInFlight;
+  const neuron = cls.hardware.acceleratorTarget === 'neuron';
   switch (engine) {
     case 'vllm':
-      // vLLM CLI flags (vllm/engine/arg_utils.py). On SageMaker the DLC turns SM_VLLM_<FLAG> into --<flag>.
+      // Facts vllm.flag.*. On SageMaker the DLC turns SM_VLLM_<FLAG> into --<flag> (vllm.entrypoint.sagemaker-variables).
       return [
-        { name: 'port', value: sm ? undefined : target.port }, // the SageMaker DLC listens on 8080 itself
+        // --model, not a positional model: the api_server entrypoint has no positional model (vllm.flag.model).
+        { name: 'model', value: modelPath },
+        { name: 'port', value: sm ? undefined : target.port }, // the SageMaker DLC passes --port 8080 itself
         { name: 'max-num-seqs', value: r.maxConcurrentSequences },
         { name: 'max-num-batched-tokens', value: r.maxBatchTokens },
         { name: 'tensor-parallel-size', value: f.tensorParallelDegree },
         { name: 'max-model-len', value: f.maxSequenceTokens },
         { name: 'gpu-memory-utilization', value: cls.memory.utilizationCap },
-        // In-flight requests (waiting + running) of the whole server: one replica is one server.
+        // In-flight requests (waiting + running) and prompt tokens still to prefill, of the whole server: one replica is
+        // one API server process (vllm.behaviour.api-server-count).
         { name: 'max-num-queued-reqs', value: queue },
+        { name: 'max-num-queued-tokens', value: admission.maxQueuedPromptTokens },
       ];
-    case 'tgi':
+    case 'tgi': {
       // text-generation-launcher fields, each `#[clap(long, env)]`: the variable is the field name in upper case.
+      const maxInputTokens = f.maxSequenceTokens - 1; // must be < MAX_TOTAL_TOKENS (tgi.variable.MAX_INPUT_TOKENS)
+      const prefill = r.maxBatchTokens;
+      if (prefill !== undefined && !isUnresolved(prefill) && !isUnresolved(f.maxSequenceTokens) && prefill < maxInputTokens) {
+        problem(
+          'runtime.maxBatchTokens',
+          `is ${r.maxBatchTokens}, below the longest prompt TGI admits (MAX_INPUT_TOKENS = footprint.maxSequenceTokens - 1 = ${maxInputTokens}); ` +
+            'TGI refuses to start when MAX_BATCH_PREFILL_TOKENS < MAX_INPUT_TOKENS (tgi.variable.MAX_BATCH_PREFILL_TOKENS); ' +
+            `allowed: ${maxInputTokens} or more, or unset (TGI's default)`,
+        );
+      }
       return [
         { name: sm ? 'HF_MODEL_ID' : 'MODEL_ID', value: modelPath },
         { name: 'PORT', value: sm ? undefined : target.port }, // sagemaker-entrypoint.sh passes --port 8080
         // The SageMaker entrypoint maps SM_NUM_GPUS to NUM_SHARD.
         { name: sm ? 'SM_NUM_GPUS' : 'NUM_SHARD', value: f.tensorParallelDegree },
         { name: 'MAX_TOTAL_TOKENS', value: f.maxSequenceTokens },
+        { name: 'MAX_INPUT_TOKENS', value: maxInputTokens },
         { name: 'MAX_BATCH_PREFILL_TOKENS', value: r.maxBatchTokens },
-        // The batch's token budget is the KV cache the memory check sized: sequences x longest sequence.
+        // The batch bound: flash-attention models ignore MAX_BATCH_TOTAL_TOKENS and infer the token budget, while
+        // MAX_BATCH_SIZE bounds every batch (tgi.variable.MAX_BATCH_SIZE). The token budget still binds non-flash models.
+        { name: 'MAX_BATCH_SIZE', value: r.maxConcurrentSequences },
         { name: 'MAX_BATCH_TOTAL_TOKENS', value: r.maxConcurrentSequences * f.maxSequenceTokens },
-        { name: 'CUDA_MEMORY_FRACTION', value: cls.hardware.acceleratorTarget === 'neuron' ? undefined : cls.memory.utilizationCap },
+        { name: 'CUDA_MEMORY_FRACTION', value: neuron ? undefined : cls.memory.utilizationCap },
         { name: 'MAX_CONCURRENT_REQUESTS', value: queue },
       ];
+    }
     case 'djl-lmi': {
-      const neuron = cls.hardware.acceleratorTarget === 'neuron';
       // OPTION_<NAME> overrides option.<name>; SERVING_<KEY> overrides the server's config.properties key.
+      const version = r.engineVersion;
+      const asyncByDefault = version !== undefined && parseVersion(version) !== undefined && compareVersions(version, DJL_ASYNC_DEFAULT_SINCE) >= 0;
       return [
         { name: 'OPTION_MODEL_ID', value: modelPath },
         { name: 'SERVING_INFERENCE_ADDRESS', value: sm ? undefined : `http://0.0.0.0:${target.port}` },
+        // Rolling batch, where the worker takes jobs off the job queue into a batch of max_rolling_batch_size: the only
+        // mode in which job_queue_size bounds in-flight requests (djl-lmi.behaviour.in-flight-bound). NeuronX: `auto`
+        // becomes tnx, while its default without the option is no rolling batch; GPU from 0.35.0: vllm, with async mode
+        // (the 0.35.0 default, unbounded) off. Older GPU releases keep their default rolling batch.
+        { name: 'OPTION_ROLLING_BATCH', value: neuron ? (asyncByDefault ? undefined : 'auto') : asyncByDefault ? 'vllm' : undefined },
+        { name: 'OPTION_ASYNC_MODE', value: asyncByDefault && !neuron ? 'false' : undefined },
         { name: 'OPTION_MAX_ROLLING_BATCH_SIZE', value: r.maxConcurrentSequences },
         { name: 'OPTION_TENSOR_PARALLEL_DEGREE', value: f.tensorParallelDegree },
         { name: neuron ? 'OPTION_N_POSITIONS' : 'OPTION_MAX_MODEL_LEN', value: f.maxSequenceTokens },
         { name: 'OPTION_GPU_MEMORY_UTILIZATION', value: neuron ? undefined : cls.memory.utilizationCap },
-        // DJL's job queue counts the requests of the rolling batch too (job_queue_size must be at least
-        // max_rolling_batch_size), so it takes the whole in-flight limit. A queue of 0 would reject everything.
-        { name: 'SERVING_JOB_QUEUE_SIZE', value: queue === undefined ? undefined : Math.max(queue, r.maxConcurrentSequences) },
+        // Jobs waiting beside the rolling batch: in flight = batch + queue = the admission limit (at least batch + 1).
+        { name: 'SERVING_JOB_QUEUE_SIZE', value: admission.jobQueueSize },
       ];
     }
     case 'triton':
@@ -281,6 +309,27 @@ function engineSettings(
     case 'custom':
       return [];
   }
+}
+
+/**
+ * The writable cache locations: HOME (so ~/.cache, ~/.triton, ~/.djl.ai land on the cache volume; the EKS root
+ * filesystem is read-only and uid 1000 has no home), XDG_CACHE_HOME, and each engine's own cache variable.
+ */
+function cacheSettings(cls: CapacityClass, engine: EngineName, cacheDir: string): Setting[] {
+  const xdg = `${cacheDir}/.cache`;
+  const own: Record<EngineName, Setting[]> = {
+    vllm: [{ name: 'VLLM_CACHE_ROOT', value: `${xdg}/vllm` }, { name: 'HF_HOME', value: `${xdg}/huggingface` }],
+    tgi: [{ name: 'HF_HOME', value: `${xdg}/huggingface` }],
+    'djl-lmi': [{ name: 'DJL_CACHE_DIR', value: `${cacheDir}/.djl.ai` }, { name: 'HF_HOME', value: `${xdg}/huggingface` }],
+    triton: [],
+    custom: [],
+  };
+  const neuron = cls.hardware.acceleratorTarget === 'neuron' ? [{ name: 'NEURON_COMPILE_CACHE_URL', value: `${cacheDir}/neuron-compile-cache` }] : [];
+  return [
+    { name: 'HOME', value: cacheDir, environment: true },
+    { name: 'XDG_CACHE_HOME', value: xdg, environment: true },
+    ...[...own[engine], ...neuron].map((s) => ({ ...s, environment: true })),
+  ];
 }
 
 interface Rendered {
@@ -300,26 +349,23 @@ function flagOfVariable(name: string): string {
   return name.toLowerCase().replace(/_/g, '-');
 }
 
-function render(engine: EngineName, target: RuntimeTarget, settings: readonly Setting[], modelPath: string | undefined): Rendered {
+function render(engine: EngineName, target: RuntimeTarget, settings: readonly Setting[]): Rendered {
   const set = settings.filter((s): s is Setting & { value: string | number } => s.value !== undefined && !(typeof s.value === 'number' && isUnresolved(s.value)));
+  const variables = stringify(Object.fromEntries(set.filter((s) => s.environment).map((s) => [s.name, s.value])));
+  const own = set.filter((s) => !s.environment);
   const sm = target.platform === 'sagemaker';
+  const flags = new Set(own.map((s) => s.name));
   if (engine === 'vllm') {
-    if (sm) {
-      return {
-        args: [],
-        env: stringify({ ...Object.fromEntries(set.map((s) => [sageMakerVllmVariable(s.name), s.value])), [sageMakerVllmVariable('model')]: modelPath }),
-        flags: new Set(set.map((s) => s.name)),
-      };
-    }
-    // The upstream image's entrypoint is `vllm serve`: the model is its positional argument.
-    return { args: [...(modelPath ? [modelPath] : []), ...set.flatMap((s) => [`--${s.name}`, String(s.value)])], env: {}, flags: new Set(set.map((s) => s.name)) };
+    const dlc = stringify(Object.fromEntries(own.map((s) => [sageMakerVllmVariable(s.name), s.value])));
+    if (sm) return { args: [], env: { ...variables, ...dlc }, flags };
+    return { args: own.flatMap((s) => [`--${s.name}`, String(s.value)]), env: variables, flags };
   }
   if (engine === 'triton') {
     // NGC images start their entrypoint script with the container's arguments as the command.
-    return sm ? { args: [], env: {}, flags: new Set() } : { args: ['tritonserver', ...set.map((s) => `--${s.name}=${s.value}`)], env: {}, flags: new Set(set.map((s) => s.name)) };
+    return sm ? { args: [], env: variables, flags: new Set() } : { args: ['tritonserver', ...own.map((s) => `--${s.name}=${s.value}`)], env: variables, flags };
   }
-  const env = stringify(Object.fromEntries(set.map((s) => [s.name, s.value])));
-  return { args: [], env, flags: new Set(Object.keys(env).map(flagOfVariable)) };
+  const env = stringify(Object.fromEntries(own.map((s) => [s.name, s.value])));
+  return { args: [], env: { ...variables, ...env }, flags: new Set(Object.keys(env).map(flagOfVariable)) };
 }
 
 /** The class's own extra arguments, checked against what the library sets. */
@@ -341,7 +387,9 @@ function userArguments(
   if (target.platform === 'sagemaker') {
     // SageMaker starts the image's entrypoint without arguments: the vLLM DLC reads SM_VLLM_* variables, other
     // images get the arguments verbatim in CAI_ENGINE_ARGS for an entrypoint that passes them on.
-    if (engine === 'vllm') return { args: [], env: Object.fromEntries(parsed.map((p) => [sageMakerVllmVariable(p.flag), p.value ?? 'true'])) };
+    // A bare flag is an empty value: the DLC passes a non-empty value after the flag (`true` would reach argparse as an
+    // argument) and an empty one as the bare flag (fact vllm.entrypoint.sagemaker-variables).
+    if (engine === 'vllm') return { args: [], env: Object.fromEntries(parsed.map((p) => [sageMakerVllmVariable(p.flag), p.value ?? ''])) };
     return { args: [], env: {}, engineArgs: args.join(' ') };
   }
   return { args: [...args], env: {} };

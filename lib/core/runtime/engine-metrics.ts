@@ -11,9 +11,14 @@
  *   vLLM's time-to-first-token and queue-time histograms and TGI's token histograms are lost. Queue depth
  *   (`RequestsWaiting`) stands in for queue time, ALB/SageMaker latency for time to first token, and request counts x
  *   mean tokens for TGI's token counts;
- * - a `__name__` rewrite in `metric_relabel_configs` keeps the metric's type (metrics_type_handler.go looks the type up
- *   by the name before relabelling), which is how the contract names are set.
+ * - the type is looked up by the metric's name before relabelling (metrics_type_handler.go:157-191), which is how the
+ *   contract names can be set with a `__name__` rewrite in `metric_relabel_configs`. For a renamed metric the lookup
+ *   that strips `_total` never runs, so a renamed counter keeps its type only when the exposition's TYPE line carries
+ *   `_total`: Prometheus text 0.0.4 does, OpenMetrics (which the scrape proposes first by default) does not. Every job
+ *   therefore asks for `PrometheusText0.0.4` (facts cloudwatch-agent.behaviour.renamed-counter and
+ *   cloudwatch-agent.flag.scrape_protocols): the counters arrive typed whichever way the handler is read.
  */
+import { factString } from './facts';
 import { Dim, METRIC_NAMESPACE, type MetricSpec, Metrics } from '../metrics/contract';
 
 /** What one engine exposes on its Prometheus endpoint, in contract terms. */
@@ -36,7 +41,8 @@ export const ENGINE_PROMETHEUS_METRICS: readonly EnginePrometheusMetrics[] = [
     metrics: {
       'vllm:num_requests_running': Metrics.requestsRunning,
       'vllm:num_requests_waiting': Metrics.requestsWaiting,
-      // vllm:gpu_cache_usage_perc is the deprecated name of the same gauge.
+      // vllm:gpu_cache_usage_perc is the deprecated name of the same gauge (PR #18354); every supported release (>= the
+      // floor, 0.29.0) has the new one. Names and types: facts vllm.metric.*.
       'vllm:kv_cache_usage_perc': Metrics.kvCacheUsage,
       'vllm:generation_tokens_total': Metrics.generatedTokens,
       'vllm:prompt_tokens_total': Metrics.promptTokens,
@@ -98,6 +104,8 @@ export function scrapeJob(t: ScrapeTarget, intervalSeconds: number): Record<stri
   return {
     job_name: `cai-${t.service}-${t.className}`,
     scrape_interval: `${intervalSeconds}s`,
+    // Prometheus text 0.0.4: its TYPE line names counters with `_total`, so a renamed counter keeps its type.
+    scrape_protocols: [factString('cloudwatch-agent.flag.scrape_protocols')],
     metrics_path: e.metricsPath,
     kubernetes_sd_configs: [{ role: 'pod', namespaces: { names: [t.namespace] } }],
     relabel_configs: [

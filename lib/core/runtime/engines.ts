@@ -1,9 +1,9 @@
 /**
- * What each model server reads, for a named version range: the flags or variables that bind a class's settings, the
- * bounded queue it enforces itself, and the HTTP status it answers when that queue is full. Every name here is taken
- * from the engine's own source or documentation (cited per entry); the tests assert rendered classes against these
- * lists, so a renamed flag fails a test instead of being silently ignored by the server.
+ * What each model server reads, for a named version range: the release floor, the bounded queue it enforces itself,
+ * and the HTTP status it answers when that queue is full. Every value comes from the engine facts table (facts.ts),
+ * which says where upstream it was read; the tests pin rendered classes against that table.
  */
+import { ENGINE_FACT_TABLE, engineFact, factNumber, factString } from './facts';
 
 /** Model servers the library binds. `custom` gets the engine-neutral `CAI_*` variables only. */
 export const ENGINES = ['vllm', 'tgi', 'djl-lmi', 'triton', 'custom'] as const;
@@ -32,76 +32,50 @@ export interface EngineFacts {
 export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
   vllm: {
     name: 'vllm',
-    // `vllm serve` and --max-num-seqs/--max-num-batched-tokens/--tensor-parallel-size/--max-model-len/--gpu-memory-utilization:
-    // https://docs.vllm.ai/en/v0.6.3.post1/models/engine_args.html (same names through vllm/engine/arg_utils.py at main).
-    minimumVersion: '0.6.0',
-    // --max-num-queued-reqs / --max-num-queued-tokens: vllm-project/vllm PR #49445 (merged 2026-07), first released in
-    // v0.29.0 (release notes); enforced in AsyncLLM.check_admission, over the server as a whole, answering HTTP 503
-    // (PR #56758 and issue #58192 describe the 503). Earlier releases queue without bound (issue #18826).
-    boundedQueueSince: '0.29.0',
+    // Facts vllm.version.floor, vllm.flag.model (--model, not a positional model) and vllm.metric.kv_cache_usage_perc:
+    // the release every rendered name and scraped metric is cited at.
+    minimumVersion: factString('vllm.version.floor'),
+    // --max-num-queued-reqs / --max-num-queued-tokens: PR #49445 (approved 2026-08-31), released in v0.29.0; 503 when
+    // full (facts vllm.flag.max-num-queued-reqs, vllm.status.queue-full). Soft under bursts (vllm.behaviour.burst-bound).
+    boundedQueueSince: engineFact('vllm.flag.max-num-queued-reqs').since,
     versionRequired: true,
-    rejectionStatus: 503,
+    rejectionStatus: factNumber('vllm.status.queue-full') as RejectionStatus,
     // The API server listens only once the engine (and the model) is up; /health answers 200 from then on.
     healthPath: '/health',
     readyPath: '/health',
-    sources: [
-      'https://docs.vllm.ai/en/v0.6.3.post1/models/engine_args.html',
-      'https://github.com/vllm-project/vllm/pull/49445',
-      'https://github.com/vllm-project/vllm/issues/58192',
-    ],
+    sources: factSources('vllm'),
   },
   tgi: {
     name: 'tgi',
-    // launcher/src/main.rs (`#[clap(long, env)]` on every field: --max-concurrent-requests is MAX_CONCURRENT_REQUESTS, ...):
-    // max_input_tokens replaced max_input_length in 2.0, so 2.0 is the oldest release these names fit.
-    minimumVersion: '2.0.0',
-    boundedQueueSince: '2.0.0',
+    minimumVersion: factString('tgi.version.floor'),
+    boundedQueueSince: factString('tgi.version.floor'),
     versionRequired: false,
-    // router/src/server.rs: `(status = 429, description = "Model is overloaded")` past max_concurrent_requests.
-    rejectionStatus: 429,
+    rejectionStatus: factNumber('tgi.status.overloaded') as RejectionStatus,
     healthPath: '/health',
     readyPath: '/health',
-    sources: [
-      'huggingface/text-generation-inference launcher/src/main.rs',
-      'huggingface/text-generation-inference router/src/server.rs',
-      'huggingface/text-generation-inference sagemaker-entrypoint.sh',
-    ],
+    sources: factSources('tgi'),
   },
   'djl-lmi': {
     name: 'djl-lmi',
-    // serving/docs/lmi/deployment_guide/configurations.md: OPTION_<NAME> overrides option.<name>; option.n_positions
-    // (NeuronX) since 0.26.0 (serving/docs/lmi/configurations_large_model_inference_containers.md);
-    // option.gpu_memory_utilization and option.max_model_len (vLLM backend) since 0.27.0 (user_guides/vllm_user_guide.md).
-    minimumVersion: '0.27.0',
-    // job_queue_size ("after this limit is reached, requests will be rejected"), overridable as SERVING_JOB_QUEUE_SIZE
-    // (serving/docs/configurations_global.md, DJL Serving 0.27.0). A full queue answers 503 WlmCapacityException
-    // ("Worker queue capacity exceeded for model").
-    boundedQueueSince: '0.27.0',
-    versionRequired: false,
-    rejectionStatus: 503,
+    minimumVersion: factString('djl-lmi.version.floor'),
+    // job_queue_size bounds in-flight requests only in rolling-batch mode (djl-lmi.behaviour.in-flight-bound); from
+    // 0.35.0 the vLLM backend defaults to async mode, where it never fills (djl-lmi.variable.OPTION_ASYNC_MODE), so the
+    // release decides what the library renders: it must be declared.
+    boundedQueueSince: factString('djl-lmi.version.floor'),
+    versionRequired: true,
+    rejectionStatus: factNumber('djl-lmi.status.queue-full') as RejectionStatus,
     healthPath: '/ping',
     readyPath: '/ping',
-    sources: [
-      'deepjavalibrary/djl-serving serving/docs/lmi/deployment_guide/configurations.md',
-      'deepjavalibrary/djl-serving serving/docs/configurations_global.md',
-      'deepjavalibrary/djl-serving serving/docs/configurations_model.md',
-    ],
+    sources: factSources('djl-lmi'),
   },
   triton: {
     name: 'triton',
-    // tritonserver --http-port / --model-repository. Batch size and max_queue_size live in each model's config.pbtxt
-    // (dynamic_batching { default_queue_policy { max_queue_size } }, server issue #6368), which the library does not
-    // write: no command-line flag sets them.
-    // A full queue answers 503 "exceeds maximum queue size" (NVIDIA/NeMo-Retriever issue #1077).
+    // max_queue_size lives in each model's config.pbtxt, which the library does not write (triton.behaviour.queue).
     versionRequired: false,
-    rejectionStatus: 503,
+    rejectionStatus: factNumber('triton.status.queue-full') as RejectionStatus,
     healthPath: '/v2/health/live',
     readyPath: '/v2/health/ready',
-    sources: [
-      'https://github.com/triton-inference-server/server/issues/6368',
-      'https://github.com/triton-inference-server/tensorrtllm_backend/issues/412',
-      'https://github.com/NVIDIA/NeMo-Retriever/issues/1077',
-    ],
+    sources: factSources('triton'),
   },
   custom: {
     name: 'custom',
@@ -111,6 +85,11 @@ export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
     sources: [],
   },
 };
+
+/** The distinct sources of an engine's facts (ENGINE_FACT_TABLE). */
+function factSources(engine: EngineName): readonly string[] {
+  return [...new Set(ENGINE_FACT_TABLE.filter((x) => x.subject === engine).map((x) => x.source))];
+}
 
 export function isEngineName(value: string): value is EngineName {
   return (ENGINES as readonly string[]).includes(value);

@@ -29,7 +29,7 @@ export function kvCacheGiB(sequences: number, sequenceTokens: number, bytesPerTo
   return (sequences * sequenceTokens * bytesPerToken) / GIB;
 }
 
-/** The memory check of ARCHITECTURE.md 2: usable = degree x memory x cap >= weights + workspace + KV + margin. */
+/** The memory check (docs/capacity-classes.md, "The checks"): usable = degree x memory x cap >= weights + workspace + KV + margin. */
 export function memoryBreakdown(spec: CapacityClassSpec, hardware: HardwareProfile): MemoryBreakdown {
   const { utilizationCap, marginGiB } = { ...DEFAULT_MEMORY_POLICY, ...spec.memory };
   const f = spec.footprint;

@@ -2,7 +2,7 @@
  * The one validation layer every construct and `defineCapacityClasses` share: numbers (finite, range, integer), names
  * (each platform's own rule), CDK tokens (one policy) and the messages they produce. Pure (no aws-cdk-lib), so the
  * Lambda bundles and the simulator can use it too. `docs/validation.md` is generated from the same rules
- * (`validationMatrixMarkdown()` in ./doc.ts), and a test fails when the document drifts from the code.
+ * (`validationMatrixMarkdown()` over `VALIDATION_MATRIX`, lib/core/validation/doc.ts), and a test fails when the document drifts from the code.
  *
  * Token policy, per prop:
  * - `reject`: the value feeds arithmetic at synth (a plan, a scaling target, a derived name); a token's encoded

@@ -412,10 +412,9 @@ export const OBSERVABILITY_RULES = {
     },
   ),
   'fallbackShare.basis': crossRule<unknown>("'tokens' or 'requests'", (v) => (v === undefined || v === 'tokens' || v === 'requests' ? undefined : `is ${JSON.stringify(v)}`)),
-  'alarm.metrics': crossRule<{ readonly classes: number; readonly alarm: string; readonly toggle: string }>(
-    'at most 10 classes in one alarm, or the alarm disabled',
-    ({ classes, alarm, toggle }) => (classes <= 10 ? undefined
-      : `has ${classes} ${alarm}; the alarm reads one metric per class; disable it with ${toggle}: false`),
+  'alarm.metrics': crossRule<{ readonly metrics: number; readonly what: string; readonly toggle: string }>(
+    'at most 10 metrics in one alarm, or the alarm disabled',
+    ({ metrics, what, toggle }) => (metrics <= 10 ? undefined : `needs ${metrics} metrics in one alarm (${what}); disable it with ${toggle}: false`),
     'a CloudWatch metric-math alarm reads at most 10 metrics',
   ),
   'fallbackShare.thresholdPercent': numberRule({ above: 0, below: 100, unit: '%' }),

@@ -1,0 +1,260 @@
+/**
+ * The engine facts table: every flag, variable, default, status code, metric name and type, version range and
+ * entrypoint behaviour the library relies on, each with where it was read upstream and how sure we are. The runtime
+ * binding renders only names that are in this table, and the tests pin every rendered setting against it, engine by
+ * engine and platform by platform (test/core/runtime-facts.test.ts). A fact that is not confirmed is marked so, and the
+ * design fails safe where it depends on one (docs/runtime-settings.md says what to check).
+ *
+ * Repositories read as snapshots at the tags below: deepjavalibrary/djl-serving, huggingface/text-generation-inference,
+ * aws/amazon-cloudwatch-agent, aws-observability/helm-charts, triton-inference-server/server, boto/botocore,
+ * prometheus/prometheus, prometheus/client_python. vllm-project/vllm is too large to read whole: single files were
+ * read, and its 0.29.0 admission code only through the pull request and issue threads named below.
+ */
+import { type ServingPlatform } from './platform';
+
+/** How a fact was established. */
+export type FactStatus =
+  /** Read in the source at the named tag or commit. */
+  | 'source'
+  /** Read in the project's documentation or a maintainer's pull request / issue thread. */
+  | 'docs'
+  /** Not confirmed: the library fails safe where it depends on it. */
+  | 'not-confirmed';
+
+/** What kind of thing a fact names. */
+export type FactKind =
+  /** A command-line flag (rendered as an argument on EKS). */
+  | 'flag'
+  /** An environment variable the server or its entrypoint reads. */
+  | 'variable'
+  /** A default value the library relies on. */
+  | 'default'
+  /** An HTTP status the server answers. */
+  | 'status'
+  /** A Prometheus metric the library scrapes. */
+  | 'metric'
+  /** A release that introduced or changed a behaviour. */
+  | 'version'
+  /** What an image's entrypoint does with its arguments and variables. */
+  | 'entrypoint'
+  /** A behaviour of the server the library sizes or checks against. */
+  | 'behaviour';
+
+/** Who a fact is about: an engine, or something the platform runs around it. */
+export type FactSubject = 'vllm' | 'tgi' | 'djl-lmi' | 'triton' | 'any-engine' | 'sagemaker' | 'cloudwatch-agent';
+
+export interface EngineFact {
+  /** Stable key, e.g. `tgi.variable.MAX_BATCH_SIZE`. */
+  readonly id: string;
+  readonly subject: FactSubject;
+  readonly kind: FactKind;
+  /** The flag (without dashes), variable, metric or status name. */
+  readonly name: string;
+  /** Platforms it holds on. @default - both */
+  readonly platforms?: readonly ServingPlatform[];
+  /** Releases it holds for: from `since` (inclusive) and before `until` (exclusive). @default - every supported release */
+  readonly since?: string;
+  readonly until?: string;
+  /** The default or status value the library relies on, when there is one. */
+  readonly value?: string | number;
+  /** Prometheus type of a metric. */
+  readonly metricType?: 'counter' | 'gauge';
+  /** What the library relies on, in one sentence. */
+  readonly statement: string;
+  /** repository@tag path:line, or the documentation page / thread. */
+  readonly source: string;
+  readonly status: FactStatus;
+}
+
+const DJL = 'deepjavalibrary/djl-serving@v0.35.0';
+const TGI = 'huggingface/text-generation-inference@v3.3.7';
+const TGI2 = 'huggingface/text-generation-inference@v2.0.0';
+const AGENT = 'aws/amazon-cloudwatch-agent@v1.300070.0';
+const VLLM_QUEUE_PR = 'https://github.com/vllm-project/vllm/pull/49445 (opened 2026-07-22, approved 2026-08-31)';
+const VLLM_BURST_ISSUE = 'https://github.com/vllm-project/vllm/issues/58192 (open; reported against the v0.29.0 tag)';
+const VLLM_DOCS = 'https://docs.vllm.ai/en/latest/configuration/engine_args.html (vllm/config/scheduler.py, cache.py, parallel.py, model.py)';
+const DLC_VLLM = 'aws/deep-learning-containers@cb035a10 vllm/build_artifacts/sagemaker_entrypoint.sh';
+const SM_RUN = 'https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html ("docker run <image> serve")';
+const XDG = 'https://specifications.freedesktop.org/basedir-spec/latest/ (XDG_CACHE_HOME; default $HOME/.cache)';
+
+const f = (fact: EngineFact): EngineFact => fact;
+const eksOnly: readonly ServingPlatform[] = ['eks'];
+const smOnly: readonly ServingPlatform[] = ['sagemaker'];
+
+export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
+  // ----- vLLM ---------------------------------------------------------------------------------------------------------
+  f({ id: 'vllm.version.floor', subject: 'vllm', kind: 'version', name: 'minimum', value: '0.29.0', statement:
+    'Oldest release the library renders for: its flags, its bounded queue and its metric names (kv_cache_usage_perc, from PR #18354, ~0.9) are cited at 0.29.0; older releases are not confirmed.',
+  source: `${VLLM_QUEUE_PR}; ${VLLM_BURST_ISSUE}; https://github.com/vllm-project/vllm/pull/18354`, status: 'docs' }),
+  f({ id: 'vllm.flag.model', subject: 'vllm', kind: 'flag', name: 'model', platforms: eksOnly, statement:
+    'The model is passed as --model: `python3 -m vllm.entrypoints.openai.api_server` (the vllm-openai ENTRYPOINT until ~0.8) has no positional model, and `vllm serve [model_tag]` accepts --model too.',
+  source: 'vllm-project/vllm@00a5fdd vllm/entrypoints/cli/serve.py (usage "vllm serve [model_tag] [options]"); https://github.com/vllm-project/vllm/issues/17172 (ENTRYPOINT api_server)', status: 'source' }),
+  f({ id: 'vllm.flag.port', subject: 'vllm', kind: 'flag', name: 'port', platforms: eksOnly, statement: 'API server port (the SageMaker DLC passes --port 8080 itself).', source: VLLM_DOCS, status: 'docs' }),
+  f({ id: 'vllm.flag.max-num-seqs', subject: 'vllm', kind: 'flag', name: 'max-num-seqs', statement: 'Sequences per iteration: the class batch.', source: VLLM_DOCS, status: 'docs' }),
+  f({ id: 'vllm.flag.max-num-batched-tokens', subject: 'vllm', kind: 'flag', name: 'max-num-batched-tokens', statement: 'Tokens per iteration: the class batch tokens.', source: VLLM_DOCS, status: 'docs' }),
+  f({ id: 'vllm.flag.tensor-parallel-size', subject: 'vllm', kind: 'flag', name: 'tensor-parallel-size', statement: 'Tensor-parallel degree.', source: VLLM_DOCS, status: 'docs' }),
+  f({ id: 'vllm.flag.max-model-len', subject: 'vllm', kind: 'flag', name: 'max-model-len', statement: 'Longest sequence (prompt + output).', source: VLLM_DOCS, status: 'docs' }),
+  f({ id: 'vllm.flag.gpu-memory-utilization', subject: 'vllm', kind: 'flag', name: 'gpu-memory-utilization', statement: 'Share of accelerator memory vLLM may take: the memory cap.', source: VLLM_DOCS, status: 'docs' }),
+  f({ id: 'vllm.flag.max-num-queued-reqs', subject: 'vllm', kind: 'flag', name: 'max-num-queued-reqs', since: '0.29.0', statement:
+    'Cap on in-flight requests (waiting + running) of the API server; past it new requests get 503; a request with n > 1 counts as n slots.',
+  source: VLLM_QUEUE_PR, status: 'docs' }),
+  f({ id: 'vllm.flag.max-num-queued-tokens', subject: 'vllm', kind: 'flag', name: 'max-num-queued-tokens', since: '0.29.0', statement:
+    'Cap on the prompt tokens of requests still in the prefill phase (counted conservatively: the full prompt until prefill ends); past it new requests get 503. Sized as target TTFT x prefill throughput.',
+  source: `${VLLM_QUEUE_PR}; vllm/config/scheduler.py max_num_queued_tokens field doc (file index)`, status: 'docs' }),
+  f({ id: 'vllm.status.queue-full', subject: 'vllm', kind: 'status', name: 'queue-full', value: 503, since: '0.29.0', statement: 'A request past either admission cap is answered 503.', source: VLLM_QUEUE_PR, status: 'docs' }),
+  f({ id: 'vllm.behaviour.burst-bound', subject: 'vllm', kind: 'behaviour', name: 'soft-under-bursts', since: '0.29.0', statement:
+    'The cap is checked before the request is rendered and counted only after: a burst arriving together passes the check together (300 simultaneous requests with a cap of 166 gave no 503). No release fixes it yet: the bound holds for steady arrivals only.',
+  source: VLLM_BURST_ISSUE, status: 'docs' }),
+  f({ id: 'vllm.behaviour.api-server-count', subject: 'vllm', kind: 'behaviour', name: 'api-server-count', value: 1, statement:
+    'The caps are counted per API server process; `vllm serve` starts one per data-parallel rank (1 without data parallelism), so one process counts the whole replica.',
+  source: 'vllm-project/vllm@00a5fdd vllm/entrypoints/cli/serve.py (api_server_count defaults to data_parallel_size); https://github.com/vllm-project/vllm/pull/54746', status: 'source' }),
+  f({ id: 'vllm.variable.VLLM_CACHE_ROOT', subject: 'vllm', kind: 'variable', name: 'VLLM_CACHE_ROOT', statement:
+    'vLLM cache root (torch.compile and other caches); defaults to $XDG_CACHE_HOME/vllm or ~/.cache/vllm.', source: 'vllm-project/vllm vllm/envs.py VLLM_CACHE_ROOT (file index)', status: 'source' }),
+  f({ id: 'vllm.variable.HF_HOME', subject: 'vllm', kind: 'variable', name: 'HF_HOME', statement: 'Hugging Face hub cache root (tokenizer and config downloads).', source: 'https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hfhome', status: 'docs' }),
+  f({ id: 'vllm.entrypoint.sagemaker-variables', subject: 'vllm', kind: 'entrypoint', name: 'SM_VLLM_<FLAG>', platforms: smOnly, statement:
+    'The vLLM SageMaker DLC turns each SM_VLLM_<X> into --x followed by its value when the value is non-empty, a bare --x when it is empty (a newer DLC also maps true to a bare flag and false to nothing); it starts the API server with --port 8080 and ignores its own arguments.',
+  source: `${DLC_VLLM}; newer DLC entrypoint (file index: "booleans: true=flag only, false=skip", empty value -> bare flag)`, status: 'source' }),
+  f({ id: 'vllm.entrypoint.sagemaker-serve', subject: 'vllm', kind: 'entrypoint', name: 'serve', platforms: smOnly, statement:
+    'SageMaker starts the container as `<image> serve`: only an image whose entrypoint ignores that argument (the DLC) can serve; an image whose ENTRYPOINT is `vllm serve` would load a model named serve.',
+  source: `${SM_RUN}; ${DLC_VLLM}`, status: 'docs' }),
+  f({ id: 'vllm.metric.num_requests_running', subject: 'vllm', kind: 'metric', name: 'vllm:num_requests_running', metricType: 'gauge', statement: 'Requests decoding now.', source: 'vllm-project/vllm vllm/v1/metrics/loggers.py (file index); https://docs.vllm.ai/en/latest/design/metrics.html', status: 'source' }),
+  f({ id: 'vllm.metric.num_requests_waiting', subject: 'vllm', kind: 'metric', name: 'vllm:num_requests_waiting', metricType: 'gauge', statement: 'Requests waiting in the engine queue.', source: 'vllm-project/vllm vllm/v1/metrics/loggers.py (file index)', status: 'source' }),
+  f({ id: 'vllm.metric.kv_cache_usage_perc', subject: 'vllm', kind: 'metric', name: 'vllm:kv_cache_usage_perc', metricType: 'gauge', statement: 'KV-cache use 0..1 (replaces gpu_cache_usage_perc, PR #18354).', source: 'https://github.com/vllm-project/vllm/pull/18354', status: 'docs' }),
+  f({ id: 'vllm.metric.generation_tokens_total', subject: 'vllm', kind: 'metric', name: 'vllm:generation_tokens_total', metricType: 'counter', statement:
+    'Counter family vllm:generation_tokens; the sample is exposed with _total.', source: 'vllm-project/vllm vllm/v1/metrics/loggers.py counter_generation_tokens (file index); prometheus/client_python@v0.25.0', status: 'source' }),
+  f({ id: 'vllm.metric.prompt_tokens_total', subject: 'vllm', kind: 'metric', name: 'vllm:prompt_tokens_total', metricType: 'counter', statement:
+    'Counter family vllm:prompt_tokens; the sample is exposed with _total.', source: 'vllm-project/vllm vllm/v1/metrics/loggers.py counter_prompt_tokens (file index)', status: 'source' }),
+  f({ id: 'vllm.metric.exposition', subject: 'vllm', kind: 'behaviour', name: 'make_asgi_app', statement:
+    '/metrics is prometheus_client make_asgi_app: it answers OpenMetrics when the scraper asks for it (TYPE line without _total), Prometheus text 0.0.4 otherwise (TYPE line with _total).',
+  source: 'prometheus/client_python@v0.25.0 prometheus_client/exposition.py:303-305,343-357, openmetrics/exposition.py:62-66, asgi.py:15-24; vLLM mounts Mount("/metrics", make_asgi_app(...))', status: 'source' }),
+
+  // ----- TGI ----------------------------------------------------------------------------------------------------------
+  f({ id: 'tgi.version.floor', subject: 'tgi', kind: 'version', name: 'minimum', value: '2.0.0', statement:
+    'max_input_tokens replaced max_input_length in 2.0; every rendered variable exists from 2.0.0 through 3.3.7.', source: `${TGI2} launcher/src/main.rs:224-307`, status: 'source' }),
+  f({ id: 'tgi.variable.MODEL_ID', subject: 'tgi', kind: 'variable', name: 'MODEL_ID', platforms: eksOnly, statement: 'Model path or hub id.', source: `${TGI} launcher/src/main.rs (model_id, #[clap(long, env)])`, status: 'source' }),
+  f({ id: 'tgi.variable.PORT', subject: 'tgi', kind: 'variable', name: 'PORT', platforms: eksOnly, value: 3000, statement: 'Serving port (default 3000).', source: `${TGI} launcher/src/main.rs:766-768`, status: 'source' }),
+  f({ id: 'tgi.variable.NUM_SHARD', subject: 'tgi', kind: 'variable', name: 'NUM_SHARD', platforms: eksOnly, statement: 'Shards (tensor parallel).', source: `${TGI} launcher/src/main.rs (num_shard)`, status: 'source' }),
+  f({ id: 'tgi.variable.MAX_TOTAL_TOKENS', subject: 'tgi', kind: 'variable', name: 'MAX_TOTAL_TOKENS', statement: 'Longest prompt + output of one request.', source: `${TGI} launcher/src/main.rs:694-695`, status: 'source' }),
+  f({ id: 'tgi.variable.MAX_INPUT_TOKENS', subject: 'tgi', kind: 'variable', name: 'MAX_INPUT_TOKENS', statement:
+    'Longest prompt; must be < MAX_TOTAL_TOKENS (v3.3.7 main.rs:2157-2162). Unset, 2.0 defaults it to min(max_position_embeddings, 4096) - 1 and exits when the prefill budget is below it: the library always renders it.',
+  source: `${TGI} launcher/src/main.rs:678-679; ${TGI2} launcher/src/main.rs:1317-1331,1367-1371`, status: 'source' }),
+  f({ id: 'tgi.variable.MAX_BATCH_PREFILL_TOKENS', subject: 'tgi', kind: 'variable', name: 'MAX_BATCH_PREFILL_TOKENS', statement:
+    'Prefill token budget per batch; must be >= MAX_INPUT_TOKENS (launcher check through 2.3.x; router check in 3.x unless the model supports chunking).',
+  source: `${TGI2} launcher/src/main.rs:1367-1371; ${TGI} backends/v3/src/main.rs:188-189`, status: 'source' }),
+  f({ id: 'tgi.variable.MAX_BATCH_TOTAL_TOKENS', subject: 'tgi', kind: 'variable', name: 'MAX_BATCH_TOTAL_TOKENS', statement:
+    'Token budget of the batch; ignored (with a "deprecated" warning) for flash-attention models, which infer it from memory: only non-flash models honour it.',
+  source: `${TGI} backends/v3/src/lib.rs:86-98; ${TGI2} router/src/main.rs:334`, status: 'source' }),
+  f({ id: 'tgi.variable.MAX_BATCH_SIZE', subject: 'tgi', kind: 'variable', name: 'MAX_BATCH_SIZE', statement:
+    'Requests per batch; the batching loop never grows a batch past it (flash models included): the class batch bound.',
+  source: `${TGI} launcher/src/main.rs:758-760, backends/v3/src/backend.rs:198; ${TGI2} router/src/infer.rs:414`, status: 'source' }),
+  f({ id: 'tgi.variable.CUDA_MEMORY_FRACTION', subject: 'tgi', kind: 'variable', name: 'CUDA_MEMORY_FRACTION', statement: 'Share of GPU memory: the memory cap (CUDA only).', source: `${TGI} launcher/src/main.rs (cuda_memory_fraction)`, status: 'source' }),
+  f({ id: 'tgi.variable.MAX_CONCURRENT_REQUESTS', subject: 'tgi', kind: 'variable', name: 'MAX_CONCURRENT_REQUESTS', value: 128, statement:
+    'In-flight requests; past it the router answers 429 at once (a semaphore try_acquire): a hard bound, bursts included.',
+  source: `${TGI} launcher/src/main.rs:645-649, router/src/infer/mod.rs:114-117`, status: 'source' }),
+  f({ id: 'tgi.status.overloaded', subject: 'tgi', kind: 'status', name: 'overloaded', value: 429, statement: 'InferError::Overloaded is answered 429.', source: `${TGI} router/src/server.rs:2408`, status: 'source' }),
+  f({ id: 'tgi.variable.HF_HOME', subject: 'tgi', kind: 'variable', name: 'HF_HOME', statement: 'Hub cache root; the image sets HF_HOME=/data, which is not writable under a read-only root.', source: `${TGI} Dockerfile:147`, status: 'source' }),
+  f({ id: 'tgi.entrypoint.sagemaker', subject: 'tgi', kind: 'entrypoint', name: 'sagemaker-entrypoint.sh', platforms: smOnly, statement:
+    'Exits unless HF_MODEL_ID is set (it becomes MODEL_ID); SM_NUM_GPUS becomes NUM_SHARD; runs text-generation-launcher --port 8080.',
+  source: `${TGI} sagemaker-entrypoint.sh:3-26 (same in v2.0.0)`, status: 'source' }),
+  f({ id: 'tgi.variable.HF_MODEL_ID', subject: 'tgi', kind: 'variable', name: 'HF_MODEL_ID', platforms: smOnly, statement: 'Required by the SageMaker entrypoint.', source: `${TGI} sagemaker-entrypoint.sh:3-7`, status: 'source' }),
+  f({ id: 'tgi.variable.SM_NUM_GPUS', subject: 'tgi', kind: 'variable', name: 'SM_NUM_GPUS', platforms: smOnly, statement: 'Becomes NUM_SHARD in the SageMaker entrypoint.', source: `${TGI} sagemaker-entrypoint.sh:13-15`, status: 'source' }),
+  f({ id: 'tgi.metric.queue_size', subject: 'tgi', kind: 'metric', name: 'tgi_queue_size', metricType: 'gauge', statement: 'Requests waiting.', source: `${TGI} backends/v3/src/queue.rs:143-158, router/src/server.rs:2047`, status: 'source' }),
+  f({ id: 'tgi.metric.batch_current_size', subject: 'tgi', kind: 'metric', name: 'tgi_batch_current_size', metricType: 'gauge', statement: 'Requests in the running batch.', source: `${TGI} backends/v3/src/backend.rs:170`, status: 'source' }),
+  f({ id: 'tgi.metric.request_failure', subject: 'tgi', kind: 'metric', name: 'tgi_request_failure', metricType: 'counter', statement:
+    'Counts every 429 with label err="overloaded" (not scraped: the platform 4XX metric counts the same rejections on both platforms).', source: `${TGI} router/src/infer/mod.rs:117`, status: 'source' }),
+  f({ id: 'tgi.behaviour.metrics-port', subject: 'tgi', kind: 'behaviour', name: 'prometheus_port', value: 9000, since: '3.3.0', statement:
+    'From 3.3.0 the router also serves metrics on PROMETHEUS_PORT (9000); /metrics stays on the serving port, which the library scrapes.', source: `${TGI} router/src/server.rs:1970-1975,2243 (commit 02715dc5)`, status: 'source' }),
+
+  // ----- DJL Serving / LMI ---------------------------------------------------------------------------------------------
+  f({ id: 'djl-lmi.version.floor', subject: 'djl-lmi', kind: 'version', name: 'minimum', value: '0.27.0', statement:
+    'option.gpu_memory_utilization / option.max_model_len (vLLM backend) exist from 0.27.0.', source: 'deepjavalibrary/djl-serving serving/docs/lmi/user_guides/vllm_user_guide.md', status: 'docs' }),
+  f({ id: 'djl-lmi.variable.OPTION_', subject: 'djl-lmi', kind: 'entrypoint', name: 'OPTION_<NAME>', statement: 'Every non-empty OPTION_<NAME> becomes model option option.<name>.', source: `${DJL} wlm/src/main/java/ai/djl/serving/wlm/ModelInfo.java:893-915`, status: 'source' }),
+  f({ id: 'djl-lmi.variable.SERVING_', subject: 'djl-lmi', kind: 'entrypoint', name: 'SERVING_<KEY>', statement: 'Every SERVING_<KEY> becomes server property <key>.', source: `${DJL} serving/src/main/java/ai/djl/serving/util/ConfigManager.java:133-138`, status: 'source' }),
+  f({ id: 'djl-lmi.variable.OPTION_MODEL_ID', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_MODEL_ID', statement: 'Model location.', source: 'deepjavalibrary/djl-serving serving/docs/lmi/deployment_guide/configurations.md', status: 'docs' }),
+  f({ id: 'djl-lmi.variable.SERVING_INFERENCE_ADDRESS', subject: 'djl-lmi', kind: 'variable', name: 'SERVING_INFERENCE_ADDRESS', platforms: eksOnly, statement: 'Listen address (SageMaker: 8080 by default).', source: 'deepjavalibrary/djl-serving serving/docs/configurations_global.md', status: 'docs' }),
+  f({ id: 'djl-lmi.variable.OPTION_MAX_ROLLING_BATCH_SIZE', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_MAX_ROLLING_BATCH_SIZE', value: 32, statement:
+    'Requests in the rolling batch; the worker waits (up to predict_timeout, 120 s) when it is full.', source: `${DJL} engines/python/src/main/java/ai/djl/python/engine/RollingBatch.java:73,217-236`, status: 'source' }),
+  f({ id: 'djl-lmi.variable.OPTION_TENSOR_PARALLEL_DEGREE', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_TENSOR_PARALLEL_DEGREE', statement: 'Tensor-parallel degree.', source: `${DJL} wlm/src/main/java/ai/djl/serving/wlm/LmiConfigRecommender.java:87-106`, status: 'source' }),
+  f({ id: 'djl-lmi.variable.OPTION_MAX_MODEL_LEN', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_MAX_MODEL_LEN', statement: 'Longest sequence (vLLM backend, GPU).', source: 'deepjavalibrary/djl-serving serving/docs/lmi/user_guides/vllm_user_guide.md', status: 'docs' }),
+  f({ id: 'djl-lmi.variable.OPTION_N_POSITIONS', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_N_POSITIONS', statement: 'Longest sequence (NeuronX).', source: 'deepjavalibrary/djl-serving serving/docs/lmi/configurations_large_model_inference_containers.md', status: 'docs' }),
+  f({ id: 'djl-lmi.variable.OPTION_GPU_MEMORY_UTILIZATION', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_GPU_MEMORY_UTILIZATION', statement: 'Memory cap (vLLM backend, GPU).', source: 'deepjavalibrary/djl-serving serving/docs/lmi/user_guides/vllm_user_guide.md', status: 'docs' }),
+  f({ id: 'djl-lmi.variable.SERVING_JOB_QUEUE_SIZE', subject: 'djl-lmi', kind: 'variable', name: 'SERVING_JOB_QUEUE_SIZE', value: 1000, statement:
+    'Jobs waiting for the worker; runJob rejects when the queue is full (or has one place left while every worker is busy). The worker takes a job off the queue before it predicts, so the queue does not count the rolling batch.',
+  source: `${DJL} wlm/src/main/java/ai/djl/serving/wlm/WorkLoadManager.java:113-123, PermanentBatchAggregator.java:48-55, util/WlmConfigManager.java:18`, status: 'source' }),
+  f({ id: 'djl-lmi.status.queue-full', subject: 'djl-lmi', kind: 'status', name: 'queue-full', value: 503, statement: 'WlmCapacityException is answered throttle_error_http_code, 503 by default.', source: `${DJL} serving/src/main/java/ai/djl/serving/http/InferenceRequestHandler.java:508-512, util/ConfigManager.java:496-497`, status: 'source' }),
+  f({ id: 'djl-lmi.behaviour.in-flight-bound', subject: 'djl-lmi', kind: 'behaviour', name: 'in-flight-bound', statement:
+    'In rolling-batch (non-async) mode one worker per device takes jobs off the queue into the rolling batch: in flight <= max_rolling_batch_size + job_queue_size before a 503.',
+  source: `${DJL} RollingBatch.java:217-247, WorkLoadManager.java:113-123, wlm/src/main/java/ai/djl/serving/wlm/ModelInfo.java:476-505 (one Python worker per device)`, status: 'source' }),
+  f({ id: 'djl-lmi.variable.OPTION_ASYNC_MODE', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_ASYNC_MODE', since: '0.35.0', statement:
+    'From 0.35.0 (LMI v17) the vLLM backend defaults to async mode, where AsyncRequestManager.addInput returns at once and SERVING_JOB_QUEUE_SIZE never fills: the library sets it to false.',
+  source: `${DJL} LmiConfigRecommender.java:69-71 (commit fc651296, first tag v0.35.0), engines/python/.../AsyncRequestManager.java:59-72, PyModel.java:153-154`, status: 'source' }),
+  f({ id: 'djl-lmi.variable.OPTION_ROLLING_BATCH', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_ROLLING_BATCH', statement:
+    'A value other than auto is kept as given (vllm: rolling batch on the vLLM backend, GPU); auto with NeuronX (tnx) features becomes tnx, while the NeuronX default without it is disable (no rolling batch).',
+  source: `${DJL} LmiConfigRecommender.java:56-78; deepjavalibrary/djl-serving@v0.29.0 LmiConfigRecommender.java:100-130`, status: 'source' }),
+  f({ id: 'djl-lmi.behaviour.neuron-0.35', subject: 'djl-lmi', kind: 'behaviour', name: 'neuron-rolling-batch', since: '0.35.0', statement:
+    'Which rolling batch a NeuronX image of 0.35.0 or later runs is not confirmed (no tnx branch in its recommender): the library refuses a bounded queue for it.',
+  source: `${DJL} LmiConfigRecommender.java (no isTnxEnabled); tags 0.30.0-0.34.0 are not in the snapshot`, status: 'not-confirmed' }),
+  f({ id: 'djl-lmi.variable.DJL_CACHE_DIR', subject: 'djl-lmi', kind: 'variable', name: 'DJL_CACHE_DIR', statement: 'DJL cache (default ~/.djl.ai, or java.io.tmpdir when HOME is not writable).', source: 'deepjavalibrary/djl@02b4111 api/src/main/java/ai/djl/util/Utils.java getCacheDir()', status: 'source' }),
+  f({ id: 'djl-lmi.variable.HF_HOME', subject: 'djl-lmi', kind: 'variable', name: 'HF_HOME', statement: 'Hub cache root of the Python handlers.', source: 'https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hfhome', status: 'docs' }),
+
+  // ----- Triton -------------------------------------------------------------------------------------------------------
+  f({ id: 'triton.flag.model-repository', subject: 'triton', kind: 'flag', name: 'model-repository', platforms: eksOnly, statement: 'Model repository path.', source: 'triton-inference-server/server@v2.71.0 src/command_line_parser.cc', status: 'source' }),
+  f({ id: 'triton.flag.http-port', subject: 'triton', kind: 'flag', name: 'http-port', platforms: eksOnly, statement: 'HTTP port of the inference API.', source: 'triton-inference-server/server@v2.71.0 src/command_line_parser.cc', status: 'source' }),
+  f({ id: 'triton.behaviour.queue', subject: 'triton', kind: 'behaviour', name: 'max_queue_size', statement:
+    'The bounded queue is max_queue_size in each model config.pbtxt (0 = unbounded); no flag sets it, so the library cannot bound it.', source: 'triton-inference-server/server@v2.71.0 docs/user_guide/batcher.md:183; core RequestQueue::Enqueue', status: 'source' }),
+  f({ id: 'triton.status.queue-full', subject: 'triton', kind: 'status', name: 'queue-full', value: 503, statement: '"Exceeds maximum queue size" is UNAVAILABLE, answered 503 over HTTP.', source: 'triton-inference-server/server@v2.71.0 src/http_server.cc:111-112; core RequestQueue::Enqueue', status: 'source' }),
+  f({ id: 'triton.metric.pending_request_count', subject: 'triton', kind: 'metric', name: 'nv_inference_pending_request_count', metricType: 'gauge', statement: 'Requests awaiting execution; metrics on port 8002.', source: 'triton-inference-server/server@v2.71.0 docs/user_guide/metrics.md:33-47,101', status: 'source' }),
+
+  // ----- every engine -------------------------------------------------------------------------------------------------
+  f({ id: 'any.variable.HOME', subject: 'any-engine', kind: 'variable', name: 'HOME', statement:
+    'Home of the server user: ~/.cache, ~/.triton, ~/.djl.ai and the like live under it; the EKS root filesystem is read-only and uid 1000 has no home.', source: XDG, status: 'docs' }),
+  f({ id: 'any.variable.XDG_CACHE_HOME', subject: 'any-engine', kind: 'variable', name: 'XDG_CACHE_HOME', statement: 'User cache root; vLLM and Hugging Face libraries read it.', source: XDG, status: 'docs' }),
+  f({ id: 'any.variable.NEURON_COMPILE_CACHE_URL', subject: 'any-engine', kind: 'variable', name: 'NEURON_COMPILE_CACHE_URL', statement:
+    'Neuron compiler cache (default /var/tmp/neuron-compile-cache, read-only under a read-only root). Rendered on Neuron classes only; pointing it at a writable directory is harmless if a release ignores it.',
+  source: 'https://awsdocs-neuron.readthedocs-hosted.com (Neuron persistent cache); not read in source', status: 'not-confirmed' }),
+  f({ id: 'any.behaviour.cache-size', subject: 'any-engine', kind: 'behaviour', name: 'engine-cache-size', value: 10, statement:
+    'GiB the library reserves for engine caches (compiled graphs, kernels, tokenizer files) on the writable cache volume; an estimate, not measured upstream.', source: 'estimate (torch.compile / Neuron caches are typically a few GiB)', status: 'not-confirmed' }),
+
+  // ----- SageMaker ----------------------------------------------------------------------------------------------------
+  f({ id: 'sagemaker.entrypoint.serve', subject: 'sagemaker', kind: 'entrypoint', name: 'serve', statement: 'SageMaker runs the container as `docker run <image> serve`, listening on 8080.', source: SM_RUN, status: 'docs' }),
+  f({ id: 'sagemaker.behaviour.model-data-version', subject: 'sagemaker', kind: 'behaviour', name: 'S3ModelDataSource', statement:
+    'S3ModelDataSource has S3Uri, S3DataType, CompressionType, ModelAccessConfig, HubAccessConfig, ManifestS3Uri, ETag, ManifestEtag: no VersionId, so SageMaker downloads the current object at every scale-out. ETag is not in CloudFormation and whether SageMaker enforces it is not documented.',
+  source: 'boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json S3ModelDataSource; aws-cdk-lib CfnModel.S3DataSourceProperty', status: 'source' }),
+  f({ id: 'sagemaker.behaviour.writable-tmp', subject: 'sagemaker', kind: 'behaviour', name: '/tmp', statement:
+    'The container can write /tmp (SageMaker mounts /opt/ml/model read-only); the library puts caches there. Its size is the instance storage SageMaker gives the container, not declared by the library.',
+  source: 'https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html; autogluon/autogluon#3064 (/opt/ml/model read-only)', status: 'not-confirmed' }),
+  f({ id: 'sagemaker.metric.ModelSetupTime', subject: 'sagemaker', kind: 'metric', name: 'ModelSetupTime', statement:
+    'Documented for serverless endpoints only ("time it takes to launch new compute resources for a serverless endpoint"): not read for instance variants.', source: 'https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_RecommendationMetrics.html', status: 'docs' }),
+
+  // ----- CloudWatch agent ---------------------------------------------------------------------------------------------
+  f({ id: 'cloudwatch-agent.version', subject: 'cloudwatch-agent', kind: 'version', name: 'agent', value: '1.300070.0', statement:
+    'The amazon-cloudwatch-observability add-on v6.4.0 runs agent 1.300070.0b1586.', source: 'aws-observability/helm-charts@93a934e (release v6.4.0) charts/amazon-cloudwatch-observability/values.yaml:728-729', status: 'source' }),
+  f({ id: 'cloudwatch-agent.behaviour.renamed-counter', subject: 'cloudwatch-agent', kind: 'behaviour', name: 'renamed-counter-type', statement:
+    'The type of a scraped metric is looked up by its name before relabelling; for a renamed metric the _total-stripping lookup never runs, so a renamed counter whose TYPE line lacks _total (OpenMetrics, the default first protocol) gets no type and is dropped; with Prometheus text 0.0.4 the TYPE line carries _total and the type is kept.',
+  source: `${AGENT} plugins/inputs/prometheus/metrics_type_handler.go:157-191; prometheus/prometheus@v3.0.1 scrape/scrape.go:1127-1141, config/config.go:526-531`, status: 'source' }),
+  f({ id: 'cloudwatch-agent.flag.scrape_protocols', subject: 'cloudwatch-agent', kind: 'flag', name: 'scrape_protocols', value: 'PrometheusText0.0.4', statement:
+    'Per-job scrape_protocols; the agent loads its Prometheus file with config.LoadFile, so the field is honoured: every model-server job asks for PrometheusText0.0.4.',
+  source: `prometheus/prometheus@v3.0.1 config/config.go:669; ${AGENT} plugins/inputs/prometheus/start.go:388 (go.mod prometheus v0.300.1)`, status: 'source' }),
+  f({ id: 'cloudwatch-agent.behaviour.types', subject: 'cloudwatch-agent', kind: 'behaviour', name: 'kept-types', statement: 'Only gauges, counters and summaries are kept; histograms and untyped metrics are dropped.', source: `${AGENT} plugins/inputs/prometheus/metrics_filter.go:23-26`, status: 'source' }),
+];
+
+/** The fact with this id (throws on an unknown id: a typo must fail a test, not render nothing). */
+export function engineFact(id: string): EngineFact {
+  const fact = ENGINE_FACT_TABLE.find((x) => x.id === id);
+  if (!fact) throw new Error(`internal: no engine fact '${id}'`);
+  return fact;
+}
+
+/** The numeric value of a fact (status codes, defaults). */
+export function factNumber(id: string): number {
+  const value = engineFact(id).value;
+  if (typeof value !== 'number') throw new Error(`internal: engine fact '${id}' has no numeric value`);
+  return value;
+}
+
+/** The string value of a fact (versions, protocol names). */
+export function factString(id: string): string {
+  const value = engineFact(id).value;
+  if (typeof value !== 'string') throw new Error(`internal: engine fact '${id}' has no string value`);
+  return value;
+}

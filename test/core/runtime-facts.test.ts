@@ -1,0 +1,240 @@
+/**
+ * The engine facts table (lib/core/runtime/facts.ts) against what the library renders and scrapes: every flag and
+ * variable a class gets, on each platform, for each engine and release, must be a fact that holds there; every value the
+ * library relies on (statuses, floors, the batching mode, the scrape protocol, metric types) must equal its fact. A
+ * rendered setting that contradicts the table fails here.
+ */
+import { admissionLimits, admitBurst, queueBoundOf, serverAdmission } from '../../lib/core/runtime/admission';
+import { bindRuntime, type RuntimeBinding, type ServingPlatform } from '../../lib/core/runtime/binding';
+import { ENGINE_PROMETHEUS_METRICS, scrapeJob } from '../../lib/core/runtime/engine-metrics';
+import { compareVersions, ENGINE_FACTS, type EngineName } from '../../lib/core/runtime/engines';
+import { ENGINE_FACT_TABLE, engineFact, type EngineFact } from '../../lib/core/runtime/facts';
+import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
+import { defineCapacityClasses } from '../../lib/core/service/checks';
+import { LLAMA_CONTRACT, llamaClasses } from '../util';
+
+/** One engine release on one kind of hardware, as a checked class on each platform. */
+interface Case {
+  readonly engine: EngineName;
+  readonly version?: string;
+  /** Index of the llama class to start from: 0 = L40S (GPU), 2 = inf2 (NeuronX). */
+  readonly base: 0 | 2;
+  readonly extra?: Partial<CapacityClassSpec['runtime']>;
+}
+
+const CASES: readonly Case[] = [
+  { engine: 'vllm', version: '0.29.0', base: 0, extra: { maxBatchTokens: 8192 } },
+  { engine: 'tgi', version: '2.0.0', base: 0, extra: { maxBatchTokens: 8192 } },
+  { engine: 'tgi', version: '3.3.7', base: 0 },
+  { engine: 'djl-lmi', version: '0.29.0', base: 0 },
+  { engine: 'djl-lmi', version: '0.35.0', base: 0 },
+  { engine: 'djl-lmi', version: '0.30.0', base: 2 },
+  { engine: 'triton', base: 0, extra: { queueBound: 'best-effort', modelPath: '/opt/models' } },
+  { engine: 'custom', base: 0, extra: { queueBound: 'best-effort' } },
+];
+
+function classOf(c: Case, prefix: '' | 'ml.'): CapacityClass {
+  const specs = llamaClasses(prefix).map((s, i) =>
+    i === c.base
+      ? {
+          ...s,
+          artifact: c.engine === 'triton' ? { image: s.artifact.image } : s.artifact,
+          runtime: { ...s.runtime, engine: c.engine, engineVersion: c.version, ...c.extra },
+        }
+      : s,
+  );
+  return defineCapacityClasses(specs, { contract: LLAMA_CONTRACT })[c.base];
+}
+
+function bind(c: Case, platform: ServingPlatform): RuntimeBinding {
+  const cls = classOf(c, platform === 'sagemaker' ? 'ml.' : '');
+  return platform === 'eks'
+    ? bindRuntime(cls, LLAMA_CONTRACT, { platform, port: 8080, modelDataPath: '/models/model', cacheDir: '/models/cache' })
+    : bindRuntime(cls, LLAMA_CONTRACT, { platform, port: 8080 });
+}
+
+/** Whether a fact holds for this engine, platform and release. */
+function holds(f: EngineFact, engine: EngineName, platform: ServingPlatform, version: string | undefined): boolean {
+  if (f.subject !== engine && f.subject !== 'any-engine') return false;
+  if (f.platforms && !f.platforms.includes(platform)) return false;
+  if (version !== undefined && f.since !== undefined && compareVersions(version, f.since) < 0) return false;
+  if (version !== undefined && f.until !== undefined && compareVersions(version, f.until) >= 0) return false;
+  return true;
+}
+
+/** The names a binding renders for the engine: EKS argument flags and every variable but the engine-neutral CAI_* set. */
+function renderedNames(b: RuntimeBinding): Array<{ kind: 'flag' | 'variable'; name: string; value: string }> {
+  const out: Array<{ kind: 'flag' | 'variable'; name: string; value: string }> = [];
+  const args = b.args[0] === 'tritonserver' ? b.args.slice(1) : b.args;
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(args[i]);
+    if (!m) throw new Error(`unexpected argument ${args[i]}`);
+    out.push({ kind: 'flag', name: m[1], value: m[2] ?? args[++i] });
+  }
+  for (const [name, value] of Object.entries(b.env).filter(([k]) => !k.startsWith('CAI_'))) out.push({ kind: 'variable', name, value });
+  return out;
+}
+
+describe('every rendered setting is a fact that holds for its engine, release and platform', () => {
+  for (const c of CASES) {
+    for (const platform of ['eks', 'sagemaker'] as const) {
+      test(`${c.engine} ${c.version ?? '(any)'} ${c.base === 2 ? 'NeuronX' : 'GPU'} on ${platform}`, () => {
+        const b = bind(c, platform);
+        expect(b.problems).toEqual([]);
+        const facts = ENGINE_FACT_TABLE.filter((f) => holds(f, c.engine, platform, c.version));
+        for (const r of renderedNames(b)) {
+          if (c.engine === 'vllm' && platform === 'sagemaker' && r.name.startsWith('SM_VLLM_')) {
+            // The DLC turns SM_VLLM_<X> into --<x>: the flag must be a vLLM fact, and the entrypoint fact must hold here.
+            const flag = r.name.slice('SM_VLLM_'.length).toLowerCase().replace(/_/g, '-');
+            expect(ENGINE_FACT_TABLE.filter((f) => holds(f, 'vllm', 'eks', c.version) && f.kind === 'flag').map((f) => f.name)).toContain(flag);
+            expect(holds(engineFact('vllm.entrypoint.sagemaker-variables'), 'vllm', platform, c.version)).toBe(true);
+            continue;
+          }
+          expect({ ...r, fact: facts.some((f) => f.kind === r.kind && f.name === r.name) }).toEqual({ ...r, fact: true });
+        }
+      });
+    }
+  }
+});
+
+describe('values the library relies on equal their facts', () => {
+  test('rejection statuses', () => {
+    expect(ENGINE_FACTS.vllm.rejectionStatus).toBe(engineFact('vllm.status.queue-full').value);
+    expect(ENGINE_FACTS.tgi.rejectionStatus).toBe(engineFact('tgi.status.overloaded').value);
+    expect(ENGINE_FACTS['djl-lmi'].rejectionStatus).toBe(engineFact('djl-lmi.status.queue-full').value);
+    expect(ENGINE_FACTS.triton.rejectionStatus).toBe(engineFact('triton.status.queue-full').value);
+    for (const c of CASES.filter((x) => x.engine !== 'triton' && x.engine !== 'custom')) {
+      expect(bind(c, 'eks').rejectionStatus).toBe(ENGINE_FACTS[c.engine].rejectionStatus);
+    }
+  });
+
+  test('release floors and the release the bounded queue comes with', () => {
+    expect(ENGINE_FACTS.vllm.minimumVersion).toBe(engineFact('vllm.version.floor').value);
+    expect(ENGINE_FACTS.vllm.boundedQueueSince).toBe(engineFact('vllm.flag.max-num-queued-reqs').since);
+    expect(ENGINE_FACTS.tgi.minimumVersion).toBe(engineFact('tgi.version.floor').value);
+    expect(ENGINE_FACTS['djl-lmi'].minimumVersion).toBe(engineFact('djl-lmi.version.floor').value);
+    // Every flag the library renders for vLLM exists from the floor on.
+    for (const f of ENGINE_FACT_TABLE.filter((x) => x.subject === 'vllm' && x.kind === 'flag' && x.since)) {
+      expect(compareVersions(f.since!, ENGINE_FACTS.vllm.minimumVersion!)).toBeLessThanOrEqual(0);
+    }
+  });
+
+  test('TGI: the input bound is below the total and within the prefill budget; the batch bound is the class batch', () => {
+    for (const c of CASES.filter((x) => x.engine === 'tgi')) {
+      const env = bind(c, 'eks').env;
+      expect(Number(env.MAX_INPUT_TOKENS)).toBeLessThan(Number(env.MAX_TOTAL_TOKENS));
+      if (env.MAX_BATCH_PREFILL_TOKENS) expect(Number(env.MAX_BATCH_PREFILL_TOKENS)).toBeGreaterThanOrEqual(Number(env.MAX_INPUT_TOKENS));
+      expect(env.MAX_BATCH_SIZE).toBe(env.CAI_MAX_CONCURRENT_SEQUENCES);
+    }
+  });
+
+  test('DJL: async mode off exactly from the release that made it the default; the in-flight bound is batch + queue', () => {
+    const since = engineFact('djl-lmi.variable.OPTION_ASYNC_MODE').since!;
+    for (const c of CASES.filter((x) => x.engine === 'djl-lmi')) {
+      const b = bind(c, 'eks');
+      const gpuFromAsync = c.base === 0 && compareVersions(c.version!, since) >= 0;
+      expect(b.env.OPTION_ASYNC_MODE).toBe(gpuFromAsync ? 'false' : undefined);
+      expect(b.admission.maxInFlight).toBe(Number(b.env.OPTION_MAX_ROLLING_BATCH_SIZE) + Number(b.env.SERVING_JOB_QUEUE_SIZE));
+      expect(Number(b.env.SERVING_JOB_QUEUE_SIZE)).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  test('vLLM on SageMaker: a bare user flag is an empty value, which the DLC renders as the bare flag', () => {
+    const c: Case = { engine: 'vllm', version: '0.29.0', base: 0, extra: { args: ['--enforce-eager'] } };
+    expect(bind(c, 'sagemaker').env.SM_VLLM_ENFORCE_EAGER).toBe('');
+    expect(engineFact('vllm.entrypoint.sagemaker-variables').statement).toContain('a bare --x when it is empty');
+  });
+
+  test('every engine gets HOME and XDG_CACHE_HOME under its writable cache directory on both platforms', () => {
+    for (const c of CASES) {
+      for (const platform of ['eks', 'sagemaker'] as const) {
+        const b = bind(c, platform);
+        expect(b.env.HOME).toBe(b.cacheDir);
+        expect(b.env.XDG_CACHE_HOME?.startsWith(`${b.cacheDir}/`)).toBe(true);
+        for (const [k, v] of Object.entries(b.env)) if (/CACHE|HF_HOME/.test(k) && !k.startsWith('CAI_')) expect(v.startsWith(b.cacheDir)).toBe(true);
+      }
+    }
+  });
+});
+
+describe('scraped metrics and the CloudWatch agent', () => {
+  test('every scraped metric is a fact of its engine with a type the agent keeps', () => {
+    for (const e of ENGINE_PROMETHEUS_METRICS) {
+      for (const name of Object.keys(e.metrics)) {
+        const fact = ENGINE_FACT_TABLE.find((f) => f.kind === 'metric' && f.subject === e.engine && f.name === name);
+        expect({ name, type: fact?.metricType }).toEqual({ name, type: expect.stringMatching(/^(counter|gauge)$/) });
+      }
+    }
+  });
+
+  test('every job asks for the protocol under which a renamed counter keeps its type', () => {
+    const job = scrapeJob({ service: 's', className: 'c', namespace: 'n', engine: 'vllm', port: 8000, classLabel: 'cai/class' }, 60)!;
+    expect(job.scrape_protocols).toEqual([engineFact('cloudwatch-agent.flag.scrape_protocols').value]);
+    expect(engineFact('cloudwatch-agent.behaviour.renamed-counter').statement).toContain('with Prometheus text 0.0.4 the TYPE line carries _total and the type is kept');
+    // The renamed counters are exactly the ones that need it.
+    const renamedCounters = Object.keys(ENGINE_PROMETHEUS_METRICS.find((x) => x.engine === 'vllm')!.metrics)
+      .filter((n) => ENGINE_FACT_TABLE.find((f) => f.name === n)?.metricType === 'counter');
+    expect(renamedCounters).toEqual(['vllm:generation_tokens_total', 'vllm:prompt_tokens_total']);
+  });
+});
+
+describe('the table itself', () => {
+  test('ids are unique; every fact names its source and status; what is not confirmed says so', () => {
+    const ids = ENGINE_FACT_TABLE.map((f) => f.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const f of ENGINE_FACT_TABLE) {
+      expect(f.source.length).toBeGreaterThan(10);
+      expect(f.statement.length).toBeGreaterThan(10);
+      expect(['source', 'docs', 'not-confirmed']).toContain(f.status);
+    }
+    expect(ENGINE_FACT_TABLE.filter((f) => f.status === 'not-confirmed').map((f) => f.id)).toEqual([
+      'djl-lmi.behaviour.neuron-0.35',
+      'any.variable.NEURON_COMPILE_CACHE_URL',
+      'any.behaviour.cache-size',
+      'sagemaker.behaviour.writable-tmp',
+    ]);
+  });
+
+  test('fails on an unknown fact id rather than rendering nothing', () => {
+    expect(() => engineFact('vllm.flag.max-num-queue-reqs')).toThrow("no engine fact 'vllm.flag.max-num-queue-reqs'");
+  });
+});
+
+describe('admission as the server enforces it', () => {
+  const [l40s] = defineCapacityClasses(llamaClasses(''), { contract: LLAMA_CONTRACT });
+
+  test('vLLM: count and prompt-token caps; soft under bursts (issue #58192); n > 1 takes n slots', () => {
+    const a = serverAdmission(l40s, LLAMA_CONTRACT);
+    expect(a).toEqual({ maxInFlight: 25, maxQueuedPromptTokens: 51555, holdsUnderBursts: false, countsSequences: true, rejectionStatus: 503 });
+    expect(queueBoundOf(l40s)).toEqual({ kind: 'vllm-queued-requests' });
+  });
+
+  test('a bursty mixed-length trace: the prompt-token cap sheds long prompts that would miss the TTFT SLO, the count cap alone does not', () => {
+    const limits = admissionLimits(l40s, LLAMA_CONTRACT);
+    // 15 requests arriving together at one replica: mostly short prompts, with long documents in between.
+    const prompts = [200, 12000, 300, 14000, 250, 16000, 400, 180, 15000, 220, 350, 13000, 260, 300, 9000];
+    const burst = prompts.map((promptTokens) => ({ promptTokens }));
+    const ttftSloMs = LLAMA_CONTRACT.slo.ttftP95Ms + limits.queueBudgetMs;
+    const count = admitBurst({ maxInFlight: limits.maxConcurrentRequests, prefillTokensPerSecond: limits.prefillTokensPerSecond }, burst);
+    const { maxConcurrentRequests: maxInFlight, maxQueuedPromptTokens, prefillTokensPerSecond } = limits;
+    const caps = { maxInFlight, maxQueuedPromptTokens, prefillTokensPerSecond };
+    const tokens = admitBurst(caps, burst);
+    const summary = (x: ReturnType<typeof admitBurst>) => ({
+      admitted: x.admitted.filter(Boolean).length,
+      inTime: x.projectedTtftMs.filter((t) => t !== undefined && t <= ttftSloMs).length,
+      late: x.projectedTtftMs.filter((t) => t !== undefined && t > ttftSloMs).length,
+    });
+    // By count alone (25 in flight) all 15 get in and the last four wait past TTFT SLO + queue budget behind the
+    // long documents; with the prompt-token cap three long documents are shed at once (503, retried on another class)
+    // and every admitted request gets its first token in time.
+    expect(summary(count)).toEqual({ admitted: 15, inTime: 11, late: 4 });
+    expect(summary(tokens)).toEqual({ admitted: 12, inTime: 12, late: 0 });
+    expect(tokens.admitted.map((a, i) => (a ? 0 : prompts[i])).filter((p) => p > 0)).toEqual([15000, 13000, 9000]);
+  });
+
+  test('a request asking for n sequences takes n slots of the count cap', () => {
+    const burst = [{ promptTokens: 10, n: 3 }, { promptTokens: 10, n: 2 }, { promptTokens: 10 }];
+    const r = admitBurst({ maxInFlight: 4, prefillTokensPerSecond: 1000 }, burst);
+    expect(r.admitted).toEqual([true, false, true]);
+  });
+});

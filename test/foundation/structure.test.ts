@@ -1,0 +1,105 @@
+/**
+ * The shape of the code, pinned: no import cycle (type imports included) in the shipped code, a public surface that
+ * stays curated, and lib/core free of aws-cdk-lib and the AWS SDK. Each check names what broke it.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import * as ts from 'typescript';
+
+const ROOT = join(__dirname, '..', '..');
+const tracked = (pattern: string) =>
+  execFileSync('git', ['ls-files', pattern], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter((f) => f.endsWith('.ts'));
+const SHIPPED = [...tracked('lib'), ...tracked('lambda'), ...tracked('bin')];
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  return ts.preProcessFile(text, true, true).importedFiles.map((ref) => ref.fileName);
+}
+
+function resolveRelative(from: string, specifier: string): string | undefined {
+  const base = resolve(ROOT, dirname(from), specifier);
+  const found = [`${base}.ts`, join(base, 'index.ts')].find((path) => existsSync(path));
+  return found === undefined ? undefined : relative(ROOT, found);
+}
+
+/** Strongly connected components of more than one file (or a file importing itself): the import cycles. */
+function importCycles(files: readonly string[], specifiersOf: (file: string) => string[] = importsOf): string[][] {
+  const graph = new Map(files.map((file) => [file, specifiersOf(file).filter((s) => s.startsWith('.'))
+    .map((s) => resolveRelative(file, s)).filter((f): f is string => f !== undefined)]));
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, counter);
+    low.set(file, counter++);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || graph.get(file)!.includes(file)) cycles.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return cycles;
+}
+
+test('the shipped code has no import cycle, type imports included', () => {
+  expect(importCycles(SHIPPED)).toEqual([]);
+});
+
+test('fails when two modules import each other (the check sees type imports)', () => {
+  // service/contract.ts imports the validation checker; a checker that imported the contract back, even for a type,
+  // closes a cycle.
+  const contract = 'lib/core/service/contract.ts';
+  const checker = 'lib/core/validation/checker.ts';
+  expect(importsOf(contract).map((s) => resolveRelative(contract, s))).toContain(checker);
+  const withBackEdge = (file: string) => (file === checker ? [...importsOf(file), '../service/contract'] : importsOf(file));
+  const cycles = importCycles(SHIPPED, withBackEdge).filter((cycle) => cycle.includes(checker));
+  expect(cycles).toHaveLength(1);
+  expect(cycles[0]).toEqual(expect.arrayContaining([contract, checker]));
+});
+
+test('lib/core imports neither aws-cdk-lib nor the AWS SDK (it runs in Lambda bundles and the simulator)', () => {
+  const offenders = tracked('lib/core').flatMap((file) => importsOf(file)
+    .filter((s) => s.startsWith('aws-cdk-lib') || s.startsWith('@aws-sdk/') || s === 'constructs')
+    .map((s) => `${file} imports ${s}`));
+  expect(offenders).toEqual([]);
+});
+
+describe('the public surface', () => {
+  const program = ts.createProgram([join(ROOT, 'lib', 'index.ts')], { strict: true, skipLibCheck: true, noEmit: true });
+  const checker = program.getTypeChecker();
+  const exported = (entry: string) => {
+    const symbol = checker.getSymbolAtLocation(program.getSourceFile(join(ROOT, entry))!)!;
+    return checker.getExportsOfModule(symbol).map((s) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s));
+  };
+  const functions = (entry: string) => exported(entry).filter((s) => s.flags & ts.SymbolFlags.Function).map((s) => s.name).sort();
+
+  test('the package root exports at most 30 free functions (the rest are methods, constructs or internal)', () => {
+    expect(functions('lib/index.ts').length).toBeLessThanOrEqual(30);
+  });
+
+  test('internal helpers stay internal', () => {
+    const names = new Set(exported('lib/index.ts').map((s) => s.name));
+    for (const internal of ['buildQueryBatch', 'auditLine', 'Checker', 'numberRule', 'validationMatrixMarkdown', 'withRetries',
+      'matchesFilterPattern', 'scrapeJob', 'eksProblems', 'karpenterControllerStatements']) {
+      expect({ internal, exported: names.has(internal) }).toEqual({ internal, exported: false });
+    }
+  });
+});
