@@ -172,6 +172,8 @@ export const CLASS_RULES = {
   'memory.utilizationCap': numberRule({ above: 0, max: 1 }),
   'memory.marginGiB': numberRule({ min: 0, unit: 'GiB' }),
   'placement.zones': nameRule('availabilityZone'),
+  // Karpenter v1 NodePool CRD, requirements x-kubernetes-validations: "requirements with operator 'In' must have a value
+  // defined" (test/schemas/karpenter/karpenter.sh_nodepools.yaml).
   'placement.zones[]': crossRule<readonly string[]>(
     'a non-empty list of distinct zones (omit placement.zones to use every zone of the region)',
     (zones) => {
