@@ -1,9 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
-import * as sns from 'aws-cdk-lib/aws-sns';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { Metrics } from '../core/metrics/contract';
 import { Checker } from '../core/validation/checker';
@@ -11,6 +9,7 @@ import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
 import { servingPropProblem } from '../core/validation/serving';
 import { durationSeconds } from '../util/duration';
+import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
 import { metricId, observedClasses, serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps } from './service-metrics';
 
 /** Common shape of every alarm's options. */
@@ -150,18 +149,9 @@ export class InferenceAlarms extends Construct {
     if (props.alarmTopic) {
       this.topic = props.alarmTopic;
     } else {
-      const key = new kms.Key(this, 'TopicKey', {
-        description: `Encrypts the alarm topic of inference service ${svc}`,
-        enableKeyRotation: true,
-      });
-      // CloudWatch publishes alarm notifications to an encrypted topic only if the key lets it (the AWS managed SNS key does not).
-      key.addToResourcePolicy(new iam.PolicyStatement({
-        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'],
-      }));
-      this.topicKey = key;
-      this.topic = new sns.Topic(this, 'Topic', { masterKey: key, enforceSSL: true, displayName: `Inference alarms: ${svc}` });
+      const created = encryptedAlarmTopic(this, 'Topic', svc);
+      this.topic = created.topic;
+      this.topicKey = created.key;
     }
 
     const fallback = { ...ALARM_DEFAULTS.fallbackShare, ...props.fallbackShare };
@@ -282,11 +272,7 @@ export class InferenceAlarms extends Construct {
     this.capacityAlarms = capacityAlarms;
     this.alarms = [this.fallbackShareAlarm, this.deadlineExhaustionAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm]
       .filter((a): a is cloudwatch.Alarm => a !== undefined);
-    const action = new actions.SnsAction(this.topic);
-    for (const alarm of this.alarms as cloudwatch.Alarm[]) {
-      alarm.addAlarmAction(action);
-      alarm.addOkAction(action);
-    }
+    notifyOnAlarmAndOk(this.topic, this.alarms as cloudwatch.Alarm[]);
   }
 }
 

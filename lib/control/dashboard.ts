@@ -167,7 +167,7 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
   rows.push(...wrap(replicas));
 
   // Provisioning and errors: capacity errors where the platform produces them (EKS: Karpenter's log line), server
-  // errors (engine rejections answer 5XX), and deadline exhaustions when their alarm reads a producer you run.
+  // errors (engine rejections answer 5XX), and the deadline alarm's shed rate (on unless turned off).
   const deadlineRate = alarms?.deadlineExhaustionAlarm;
   const errors = classes.flatMap((c) => m.capacityErrors(c) ?? []);
   rows.push(wrap([

@@ -3,8 +3,10 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
 import { RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
@@ -24,7 +26,9 @@ import { findPublishedMetric } from '../core/metrics/aws-published';
 import { type ClassSignalProducers, type IInferenceServing } from '../core/reconciler/serving';
 import { isUnresolved } from '../core/validation/tokens';
 import { lambdaCode } from '../util/lambda-code';
-import { acknowledgeRule } from '../util/nag';
+import { newLogGroupKey } from '../util/log-encryption';
+import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../util/nag';
+import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
 
 /** Tunables of the routing policy. Every default is explained in lib/core/policy/defaults.ts. */
 export interface RoutingPolicyOptions {
@@ -80,6 +84,18 @@ export interface ReconcilerProps {
   readonly metricDelay?: Duration;
   /** Retention of the reconciler's log group (EMF metrics and one audit line per decision). @default RetentionDays.THREE_MONTHS */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Key that encrypts the reconciler's log group: the audit trail of every routing decision.
+   * @default - a new key with rotation, usable by CloudWatch Logs for this account's log groups
+   */
+  readonly logEncryptionKey?: kms.IKey;
+  /**
+   * Where the reconciler's alarms (failed runs, Lambda errors, capacity errors) notify on ALARM and OK. Pass
+   * `InferenceObservability`'s `alarms.topic` to page through one topic.
+   * @default - a new SNS topic encrypted with a new customer managed key (rotation on; CloudWatch may use it) that
+   * accepts only TLS publishers
+   */
+  readonly alarmTopic?: sns.ITopic;
 }
 
 /** Template metadata key of the reconciler function: one line per signal it reads, with its producer. */
@@ -131,9 +147,18 @@ export class Reconciler extends Construct {
   /**
    * Failed runs (`ReconcilerFailures`) in 2 of 3 periods: the weights are frozen while runs fail (invalid configuration,
    * facts that no longer match the endpoint or listener, AWS errors). One failed run alone (a throttled call) is retried
-   * by the next tick and does not alarm. Add an action to page someone.
+   * by the next tick and does not alarm. It notifies `alarmTopic`.
    */
   public readonly failureAlarm: cloudwatch.Alarm;
+  /**
+   * Lambda `Errors` of the function in 2 of 3 periods: runs that crashed, timed out or were killed before they could
+   * record a failure (the failure alarm sees only failures a run lived to record).
+   */
+  public readonly errorsAlarm: cloudwatch.Alarm;
+  /** The topic every alarm of the reconciler notifies. */
+  public readonly alarmTopic: sns.ITopic;
+  /** The key of the log group (the audit trail). */
+  public readonly logEncryptionKey: kms.IKey;
   /** The configuration the function receives. */
   public readonly config: ReconcilerConfig;
   private readonly service: string;
@@ -179,7 +204,8 @@ export class Reconciler extends Construct {
     this.service = serving.service;
     const facts = serving.routing;
 
-    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS });
+    this.logEncryptionKey = props.logEncryptionKey ?? newLogGroupKey(this, 'LogKey', `Audit trail (log group) of the routing reconciler of ${serving.service}`);
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS, encryptionKey: this.logEncryptionKey });
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: `Routing reconciler of ${serving.service}: reads signals, writes routing weights`,
@@ -244,6 +270,26 @@ export class Reconciler extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: `${serving.service}: reconciler runs are failing (see the Reason dimension of ${Metrics.reconcilerFailures.name} and the audit lines ` +
         'in the reconciler log group); routing weights are frozen until they succeed.',
+    });
+    this.errorsAlarm = new cloudwatch.Alarm(this, 'FunctionErrors', {
+      metric: this.function.metricErrors({ period, statistic: 'Sum' }),
+      threshold: 1,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${serving.service}: reconciler invocations are failing (the function's error count: a crash, a timeout or a denied write); ` +
+        'routing weights are frozen until runs succeed. See the reconciler log group.',
+    });
+    this.alarmTopic = props.alarmTopic ?? encryptedAlarmTopic(this, 'AlarmTopic', serving.service).topic;
+    notifyOnAlarmAndOk(this.alarmTopic, [this.failureAlarm, this.errorsAlarm, ...this.capacityErrorAlarms]);
+    acknowledgeNistRules(this, {
+      IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
+      LambdaDLQ: 'Scheduled and alarm events are not retried (retryAttempts 0: the next tick is the retry, a stale event is worthless) and every ' +
+        `failed run is recorded (${Metrics.reconcilerFailures.name} and the function's error count, both alarmed); a dead-letter queue would ` +
+        'hold stale events nobody replays.',
+      LambdaInsideVPC: 'The function calls AWS APIs only (CloudWatch, SageMaker or Elastic Load Balancing) and reaches no resource in a VPC; ' +
+        'in a VPC it would need NAT or interface endpoints for each of them.',
     });
   }
 

@@ -4,9 +4,12 @@ import { type App, Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core';
 import { Reconciler } from '../../lib/control';
-import { nagFindings, testStack } from '../util';
+import { nagFindings, nistFindings, testStack } from '../util';
 import { servingOf } from './serving-fixture';
 
 const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true): RoutedClassFacts => ({
@@ -144,8 +147,9 @@ describe('Reconciler on a SageMaker endpoint', () => {
     expect(existsSync(join(dir, 'index.ts'))).toBe(false);
   });
 
-  test('has no unacknowledged cdk-nag AwsSolutions findings', () => {
+  test('has no unacknowledged cdk-nag AwsSolutions or NIST 800-53 rev 5 findings', () => {
     expect(nagFindings(stack)).toEqual([]);
+    expect(nistFindings(reconciler)).toEqual([]); // the fixture alarm External is the test's own
   });
 
   test('the same statements without the acknowledgements are findings (the acknowledgements do suppress)', () => {
@@ -153,6 +157,32 @@ describe('Reconciler on a SageMaker endpoint', () => {
     const role = new iam.Role(bare, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
     role.addToPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
     expect(nagFindings(bare).some((f) => f.startsWith('AwsSolutions-IAM5'))).toBe(true);
+  });
+
+  test('every alarm (failed runs, Lambda errors) notifies its encrypted topic on ALARM and OK', () => {
+    const topic = { Ref: stack.getLogicalId(reconciler.alarmTopic.node.defaultChild as sns.CfnTopic) };
+    const alarms = template.findResources('AWS::CloudWatch::Alarm', { Properties: { AlarmName: Match.absent() } });
+    const own = Object.entries(alarms).filter(([id]) => id.startsWith('Reconciler'));
+    expect(own.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['ReconcilerFailures', 'ReconcilerFunctionErrors']);
+    for (const [, alarm] of own) {
+      expect(alarm.Properties.AlarmActions).toEqual([topic]);
+      expect(alarm.Properties.OKActions).toEqual([topic]);
+    }
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda', MetricName: 'Errors', Statistic: 'Sum', Period: 60, Threshold: 1, EvaluationPeriods: 3, DatapointsToAlarm: 2,
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: stack.getLogicalId(reconciler.function.node.defaultChild as lambda.CfnFunction) } }],
+      TreatMissingData: 'notBreaching',
+    });
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ReconcilerAlarmTopicKey'), 'Arn'] } });
+  });
+
+  test('the audit-trail log group is encrypted with a rotating key that CloudWatch Logs may use', () => {
+    const keyId = stack.getLogicalId(reconciler.logEncryptionKey.node.defaultChild as kms.CfnKey);
+    template.hasResourceProperties('AWS::Logs::LogGroup', { KmsKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] }, RetentionInDays: 90 });
+    template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'logs.us-east-1.amazonaws.com' }, Condition: { ArnLike: Match.anyValue() } })]) },
+    });
   });
 
   test('exposes its decision metrics from the metric contract', () => {
@@ -203,8 +233,30 @@ describe('Reconciler on an ALB listener', () => {
     expect(config.clusterName).toBe('prod');
   });
 
-  test('has no unacknowledged cdk-nag AwsSolutions findings', () => {
+  test('the capacity-error alarms notify the topic passed in (no topic of its own is created)', () => {
+    const { stack: s2 } = testStack('UserTopic');
+    const onCall = new sns.Topic(s2, 'OnCall', { enforceSSL: true });
+    new Reconciler(s2, 'Reconciler', {
+      serving: servingOf(ALB, 'llama3-chat', 250, {
+        containerInsightsClusterName: 'prod',
+        classes: { l40s: { capacityErrors: { namespace: 'Karpenter', metricName: 'InsufficientCapacityErrors', dimensions: { NodePool: 'l40s' }, stat: 'Sum' } } },
+      }),
+      alarmTopic: onCall,
+    });
+    const t = Template.fromStack(s2);
+    t.resourceCountIs('AWS::SNS::Topic', 1);
+    const topic = { Ref: s2.getLogicalId(onCall.node.defaultChild as sns.CfnTopic) };
+    const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms.filter((a) => a.Properties.Namespace === 'Karpenter')).toHaveLength(1);
+    for (const a of alarms) {
+      expect(a.Properties.AlarmActions).toEqual([topic]);
+      expect(a.Properties.OKActions).toEqual([topic]);
+    }
+  });
+
+  test('has no unacknowledged cdk-nag AwsSolutions or NIST 800-53 rev 5 findings', () => {
     expect(nagFindings(stack)).toEqual([]);
+    expect(nistFindings(stack)).toEqual([]);
   });
 });
 

@@ -149,6 +149,7 @@ export const AwsDim = {
   CLUSTER_NAME: 'ClusterName',
   NAMESPACE: 'Namespace',
   POD_NAME: 'PodName',
+  FUNCTION_NAME: 'FunctionName',
 } as const;
 
 /** AWS-owned metrics the library reads (names as AWS publishes them). */
@@ -192,6 +193,11 @@ export const AwsMetrics = {
      */
     replicasDesired: 'replicas_desired',
     replicasReady: 'replicas_ready',
+  },
+  lambda: {
+    namespace: 'AWS/Lambda',
+    /** Dimension: FunctionName. Invocations that failed (a thrown error, a timeout, a crash); the reconciler's errors alarm reads it. */
+    errors: 'Errors',
   },
 } as const;
 

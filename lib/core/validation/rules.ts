@@ -265,6 +265,11 @@ export const EKS_RULES = {
     },
     'with an existing add-on the construct installs no add-on and, unless told to create it, no log group: those settings would be dropped',
   ),
+  'observability.existingLogGroups': crossRule<readonly string[]>(
+    'no logRetention, logEncryptionKey or existingAddon with existingLogGroups (for an add-on you run, existingAddon.applicationLogGroupExists)',
+    (set) => (set.length === 0 ? undefined : `is true together with ${set.map((prop) => `observability.${prop}`).join(', ')}`),
+    'an existing log group keeps its own retention and key',
+  ),
   'observability.existingAddon.configurationValues': crossRule<unknown>(
     'the configuration values as an object, or as the JSON string CloudFormation takes',
     (v) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : `is ${typeof v === 'string' ? 'a string that is not a JSON object' : JSON.stringify(v)}`),

@@ -48,6 +48,12 @@ export interface ScaledObjectInput {
   readonly scaleUpPods: number;
   readonly scaleUpPeriodSeconds: number;
   readonly pollingIntervalSeconds: number;
+  /**
+   * The replica floor a Reconciler publishes for the class: rendered as a second trigger of this ScaledObject, so
+   * that every `kubectl apply` of the object carries it (a merge patch replaces `triggers` whole).
+   * @default - no floor trigger
+   */
+  readonly replicaFloor?: ReplicaFloorMetric;
 }
 
 /**
@@ -93,6 +99,7 @@ export function scaledObject(input: ScaledObjectInput): ScaledObject {
           endTimeOffsetSeconds: input.endTimeOffsetSeconds,
           target: input.target,
         }, input.triggerAuthenticationName),
+        ...(input.replicaFloor ? [replicaFloorTrigger(input.replicaFloor, input.triggerAuthenticationName)] : []),
       ],
     },
   };
