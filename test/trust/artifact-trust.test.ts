@@ -298,12 +298,14 @@ describe('ArtifactTrust options', () => {
   });
 
   test('fails when a modelDataLocations entry is not an S3 location', () => {
-    const { app, stack } = testStack();
-    new ArtifactTrust(stack, 'Trust', { modelDataLocations: ['models-bucket/llama', 's3://models-bucket/llama/*'] });
-    expect(() => app.synth()).toThrow(
+    const { stack } = testStack();
+    const build = () => new ArtifactTrust(stack, 'Trust', { modelDataLocations: ['models-bucket/llama', 's3://models-bucket/llama/*'] });
+    expect(build).toThrow(
       /modelDataLocations\[0\]: 'models-bucket\/llama' is not an S3 location; allowed: s3:\/\/<bucket>\/ or s3:\/\/<bucket>\/<key prefix>/,
     );
-    expect(() => app.synth()).toThrow(/modelDataLocations\[1\]: 's3:\/\/models-bucket\/llama\/\*' is not an S3 location/);
+    const { stack: s2 } = testStack('T2');
+    expect(() => new ArtifactTrust(s2, 'Trust', { modelDataLocations: ['models-bucket/llama', 's3://models-bucket/llama/*'] }))
+      .toThrow(/modelDataLocations\[1\]: 's3:\/\/models-bucket\/llama\/\*' is not an S3 location/);
   });
 
   test('fails when class artifacts cannot be pinned, listing every problem with the construct path', () => {
