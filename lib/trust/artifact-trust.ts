@@ -249,7 +249,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     this.throwIfInvalid();
   }
 
-  /** The verifier's Lambda timeout (an out-of-range timeout is reported at the end of construction; aws-cdk-lib would throw first, without our path). */
+  /** The verifier's Lambda timeout (an out-of-range one is reported at the end of construction; aws-cdk-lib would throw first, without our path). */
   private get verifierTimeout(): Duration {
     const t = this.props.verifierTimeout;
     return t && this.timeoutValid(t) ? t : Duration.minutes(5);
