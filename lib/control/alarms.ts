@@ -4,14 +4,13 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { Metrics } from '../core/metrics/contract';
-import { numberProblem } from '../core/validation/checker';
+import { Checker } from '../core/validation/checker';
+import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
+import { servingPropProblem } from '../core/validation/serving';
 import { durationSeconds } from '../util/duration';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
-
-/** CloudWatch: a metric-math alarm reads at most 10 metrics. */
-const MAX_ALARM_METRICS = 10;
-import { metricId, observedClasses, serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
+import { metricId, observedClasses, serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps } from './service-metrics';
 
 /** Common shape of every alarm's options. */
 export interface AlarmToggle {
@@ -142,7 +141,7 @@ export class InferenceAlarms extends Construct {
 
   constructor(scope: Construct, id: string, props: InferenceAlarmsProps) {
     super(scope, id);
-    throwIfProblems('InferenceAlarms', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props)]);
+    throwIfInvalid('InferenceAlarms', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props)]);
     const m = new ServiceMetrics(props.serving.servingDescription(), props.period);
     this.metrics = m;
     const svc = m.service;
@@ -278,60 +277,45 @@ export class InferenceAlarms extends Construct {
 }
 
 /** Every problem of the alarm options. */
-export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<ServiceObservabilityProps>): string[] {
-  const problems: string[] = [];
-  const facts = props.serving?.servingDescription().routing;
+export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<ServiceObservabilityProps>): Problem[] {
+  const c = new Checker(OBSERVABILITY_RULES);
+  const facts = servingPropProblem(props) ? undefined : props.serving!.servingDescription().routing;
   if (facts && props.fallbackShare?.enabled !== false) {
     const n = observedClasses(facts).length;
-    if (n > MAX_ALARM_METRICS) {
-      problems.push(`prop serving: ${n} capacity classes; the fallback share alarm reads one metric per class and an alarm at most `
-        + `${MAX_ALARM_METRICS}; allowed: at most ${MAX_ALARM_METRICS} classes, or fallbackShare.enabled: false`);
-    }
+    c.cross('alarm.metrics', { metrics: n, what: `the fallback share alarm: one per capacity class, ${n} classes`, toggle: 'fallbackShare.enabled' }, 'serving');
   }
   if (facts && props.deadlineExhaustion?.enabled !== false) {
     const n = observedClasses(facts).length;
-    if (2 * n > MAX_ALARM_METRICS) {
-      problems.push(`prop serving: ${n} capacity classes; the deadline exhaustion alarm reads two metrics per class (shed and arriving requests) `
-        + `and an alarm at most ${MAX_ALARM_METRICS}; allowed: at most ${MAX_ALARM_METRICS / 2} classes, or deadlineExhaustion.enabled: false`);
-    }
+    c.cross('alarm.metrics', {
+      metrics: 2 * n, what: `the deadline exhaustion alarm: shed and arriving requests per capacity class, ${n} classes`, toggle: 'deadlineExhaustion.enabled',
+    }, 'serving');
   }
   if (facts && props.preferredCapacityErrors?.enabled !== false) {
-    const ranks = observedClasses(facts).map((c) => c.facts.preferenceRank);
+    const ranks = observedClasses(facts).map((cls) => cls.facts.preferenceRank);
     const best = ranks.filter((r) => r === Math.min(...ranks)).length;
-    // One metric per preferred class; a CloudWatch metric-math alarm reads at most 10 metrics.
-    if (best > MAX_ALARM_METRICS) {
-      problems.push(`prop serving: ${best} classes share the best preference rank; the preferred-class capacity error alarm reads `
-        + `one metric per class and an alarm at most ${MAX_ALARM_METRICS}; allowed: at most ${MAX_ALARM_METRICS} classes of the best rank, `
-        + 'or preferredCapacityErrors.enabled: false');
-    }
+    c.cross('alarm.metrics', {
+      metrics: best, what: `the preferred-class capacity error alarm: one per class of the best preference rank, ${best} classes`,
+      toggle: 'preferredCapacityErrors.enabled',
+    }, 'serving');
   }
-  const period = durationSeconds(props.period) ?? 60;
+  // A period that breaks its own rule (a token included) is reported by the shared checks; durations are then
+  // measured against the default, never against a token's encoding.
+  const given = durationSeconds(props.period);
+  const period = given !== undefined && OBSERVABILITY_RULES.period.check(given) === undefined ? given : 60;
   const duration = (prop: string, d: Duration | undefined) => {
     if (d === undefined) return;
-    const s = durationSeconds(d)!;
-    if (!(Number.isFinite(s) && s >= period && s % period === 0 && s <= 86400)) {
-      const got = d.isUnresolved() ? 'a CDK token' : d.toHumanString();
-      problems.push(`prop ${prop}: got ${got}; allowed: ${OBSERVABILITY_RULES['alarm.duration'].allowed.replace('periods', `periods (${period} s)`)}`);
-    }
+    const seconds = durationSeconds(d)!;
+    c.cross('alarm.duration', { seconds, human: d.isUnresolved() ? 'a CDK token' : d.toHumanString(), periodSeconds: period }, prop);
   };
-  const numeric = (prop: keyof typeof OBSERVABILITY_RULES & ('fallbackShare.thresholdPercent' | 'deadlineExhaustion.thresholdPercent'
-    | 'deadlineExhaustion.minRequestsPerPeriod' | 'preferredCapacityErrors.threshold'), v: number | undefined) => {
-    const problem = v === undefined ? undefined : numberProblem(OBSERVABILITY_RULES[prop], v);
-    if (problem) problems.push(`prop ${prop}: ${problem}`);
-  };
-  const percent = numeric;
-  percent('fallbackShare.thresholdPercent', props.fallbackShare?.thresholdPercent);
+  c.optional('fallbackShare.thresholdPercent', props.fallbackShare?.thresholdPercent);
   duration('fallbackShare.duration', props.fallbackShare?.duration);
-  const basis = props.fallbackShare?.basis;
-  if (basis !== undefined && basis !== 'tokens' && basis !== 'requests') {
-    problems.push(`prop fallbackShare.basis: got '${basis}'; allowed: 'tokens' or 'requests'`);
-  }
-  percent('deadlineExhaustion.thresholdPercent', props.deadlineExhaustion?.thresholdPercent);
+  c.cross('fallbackShare.basis', props.fallbackShare?.basis);
+  c.optional('deadlineExhaustion.thresholdPercent', props.deadlineExhaustion?.thresholdPercent);
   duration('deadlineExhaustion.duration', props.deadlineExhaustion?.duration);
-  numeric('deadlineExhaustion.minRequestsPerPeriod', props.deadlineExhaustion?.minRequestsPerPeriod);
-  numeric('preferredCapacityErrors.threshold', props.preferredCapacityErrors?.threshold);
+  c.optional('deadlineExhaustion.minRequestsPerPeriod', props.deadlineExhaustion?.minRequestsPerPeriod);
+  c.optional('preferredCapacityErrors.threshold', props.preferredCapacityErrors?.threshold);
   duration('preferredCapacityErrors.duration', props.preferredCapacityErrors?.duration);
   duration('replicaShortage.duration', props.replicaShortage?.duration);
   duration('reconcilerHeartbeat.duration', props.reconcilerHeartbeat?.duration);
-  return problems;
+  return c.problems;
 }

@@ -1,11 +1,12 @@
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
-import { nameProblem } from '../core/validation/checker';
+import { Checker } from '../core/validation/checker';
+import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
 import { routingTarget } from '../core/reconciler/targets';
 import { type InferenceAlarms } from './alarms';
-import { serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
+import { serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps } from './service-metrics';
 
 export interface InferenceDashboardOptions {
   /**
@@ -40,7 +41,7 @@ export class InferenceDashboard extends Construct {
 
   constructor(scope: Construct, id: string, props: InferenceDashboardProps) {
     super(scope, id);
-    throwIfProblems('InferenceDashboard', this.node.path, [...serviceObservabilityProblems(props), ...dashboardProblems(props)]);
+    throwIfInvalid('InferenceDashboard', this.node.path, [...serviceObservabilityProblems(props), ...dashboardProblems(props)]);
     const m = new ServiceMetrics(props.serving.servingDescription(), props.period);
     this.metrics = m;
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
@@ -52,9 +53,10 @@ export class InferenceDashboard extends Construct {
 }
 
 /** Problems of the dashboard's own props. */
-export function dashboardProblems(props: InferenceDashboardOptions): string[] {
-  const problem = props.dashboardName === undefined ? undefined : nameProblem(OBSERVABILITY_RULES.dashboardName, props.dashboardName);
-  return problem ? [`prop dashboardName: ${problem}`] : [];
+export function dashboardProblems(props: InferenceDashboardOptions): Problem[] {
+  const c = new Checker(OBSERVABILITY_RULES);
+  c.optional('dashboardName', props.dashboardName);
+  return c.problems;
 }
 
 /** Widgets left to right, wrapped into rows no wider than the grid (a CDK Row does not wrap by itself). */

@@ -2,7 +2,8 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { alarmOptionProblems, type InferenceAlarmOptions, InferenceAlarms } from './alarms';
 import { dashboardProblems, type InferenceDashboardOptions, InferenceDashboard } from './dashboard';
-import { serviceObservabilityProblems, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
+import { throwIfInvalid } from '../core/validation/error';
+import { serviceObservabilityProblems, type ServiceObservabilityProps } from './service-metrics';
 
 export {
   ALARM_DEFAULTS,
@@ -32,7 +33,7 @@ export class InferenceObservability extends Construct {
   constructor(scope: Construct, id: string, props: InferenceObservabilityProps) {
     super(scope, id);
     // Check everything up front so one error lists every problem, whichever child would have found it.
-    throwIfProblems('InferenceObservability', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props), ...dashboardProblems(props)]);
+    throwIfInvalid('InferenceObservability', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props), ...dashboardProblems(props)]);
     this.alarms = new InferenceAlarms(this, 'Alarms', props);
     this.dashboard = new InferenceDashboard(this, 'Dashboard', { ...props, alarms: this.alarms });
   }

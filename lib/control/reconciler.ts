@@ -10,11 +10,14 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
 import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
-import { nonFiniteFactProblems, RECONCILER_SERVICE_ENV, servingProblems } from '../core/reconciler/faults';
+import { RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
 import { Checker } from '../core/validation/checker';
+import { type Problem, throwIfInvalid } from '../core/validation/error';
+import { policyProblems } from '../core/validation/policy-config';
 import { RECONCILER_RULES } from '../core/validation/rules';
+import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { durationMillis, durationSeconds } from '../util/duration';
-import { DEFAULT_POLICY_CONFIG, policyClassProblems, policyConfigProblems, resolvePolicyConfig } from '../core/policy/defaults';
+import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
 import { type PolicyConfig } from '../core/policy/types';
 import {
   ENVIRONMENT_LIMIT_BYTES, environmentBytes, RECONCILER_CONFIG_ENV, type ReconcilerConfig, windowDefaultsForPeriod,
@@ -23,9 +26,8 @@ import { policyClassesFromFacts } from '../core/reconciler/from-facts';
 import { signalPlan } from '../core/reconciler/signal-sources';
 import { findPublishedMetric } from '../core/metrics/aws-published';
 import { type ServingDescription } from '../core/reconciler/serving';
-import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
+import { routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
-import { isUnresolved } from '../core/validation/tokens';
 import { lambdaCode } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../util/nag';
@@ -121,6 +123,9 @@ function signalSourceLines(config: ReconcilerConfig): string[] {
   return lines;
 }
 
+/** The Reconcilers of each serving (by construct tree root): one serving has one reconciler. */
+const RECONCILERS_OF = new WeakMap<object, Reconciler[]>();
+
 /**
  * The reconciler: a Lambda function, run every period and at once on capacity alarm state changes, that reads the
  * routing target and one GetMetricData batch, calls the core policy `decide()`, writes weights only when they change
@@ -159,6 +164,9 @@ export class Reconciler extends Construct {
 
   constructor(scope: Construct, id: string, props: ReconcilerProps) {
     super(scope, id);
+    const missing = servingPropProblem(props);
+    throwIfInvalid('Reconciler', this.node.path, missing ? [missing] : []);
+    // A serving construct with invalid or incomplete input throws its own problems here.
     const serving = props.serving.servingDescription();
     // Replica floors reach the autoscaler only where the serving construct binds them (EKS: a ScaledObject trigger on
     // the floor this reconciler publishes; SageMaker: desired instance counts it writes itself).
@@ -170,10 +178,7 @@ export class Reconciler extends Construct {
       ...policyConfigFromOptions(props.policy ?? {}),
       ...(floorsBound ? {} : { replicaFloorsApplied: false }),
     };
-    const problems = this.validate(props, serving, policy);
-    if (!isKnownTargetKind(serving.routing)) {
-      throw new Error(`Reconciler ${this.node.path}: invalid props:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    }
+    throwIfInvalid('Reconciler', this.node.path, this.validate(props, serving, policy));
     // The platform's signal producers per routed name (an ALB target's class, a SageMaker variant's only class).
     const { signals: compact, karpenterCapacityErrors: karpenter, contractTokenCounters } = routingTarget(serving.routing).routedProducers(serving);
     this.config = {
@@ -191,12 +196,13 @@ export class Reconciler extends Construct {
     const environment = Stack.of(this).toJsonString(this.config);
     const bytes = environmentBytes(this.config, RECONCILER_CONFIG_ENV, RECONCILER_SERVICE_ENV);
     if (bytes > ENVIRONMENT_LIMIT_BYTES) {
-      problems.push(`facts: the configuration needs up to ${bytes} bytes of environment once resolved (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
-        'route fewer classes per reconciler (e.g. one reconciler per endpoint or listener)');
+      throwIfInvalid('Reconciler', this.node.path, [{
+        field: 'facts',
+        message: `the configuration needs up to ${bytes} bytes of environment once resolved (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
+          'route fewer classes per reconciler (e.g. one reconciler per endpoint or listener)',
+      }]);
     }
-    if (problems.length > 0) {
-      throw new Error(`Reconciler ${this.node.path}: invalid props:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    }
+    RECONCILERS_OF.set(props.serving, [...(RECONCILERS_OF.get(props.serving) ?? []), this]);
     props.serving.enableReplicaFloors?.({ periodSeconds: policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds });
     this.service = serving.service;
 
@@ -371,52 +377,23 @@ export class Reconciler extends Construct {
     for (const a of acknowledgements) acknowledgeRule(this.role, a.id, a.reason);
   }
 
-  private validate(props: ReconcilerProps, serving: ServingDescription, policy: Partial<PolicyConfig>): string[] {
-    const problems: string[] = [...servingProblems(serving)];
+  private validate(props: ReconcilerProps, serving: ServingDescription, policy: Partial<PolicyConfig>): Problem[] {
+    const c = new Checker(RECONCILER_RULES);
+    const other = (RECONCILERS_OF.get(props.serving) ?? []).find((r) => r.node.root === this.node.root);
+    c.cross('serving@once', { routedBy: other?.node.path }, 'serving');
+    const description = servingDescriptionProblems(serving);
+    c.cross('serving.signals.containerInsightsClusterName', { kind: serving.routing?.kind, clusterName: serving.signals?.containerInsightsClusterName });
+    if (description.length === 0) {
+      const facts = serving.routing;
+      const allowed = policyClassesFromFacts(facts, { sensitive: props.sensitive }).filter((cls) => cls.placementAllowed).map((cls) => cls.name);
+      c.cross('sensitive', { sensitive: props.sensitive ?? false, allowed });
+    }
     if (typeof props.serving.grantRouting !== 'function') {
-      problems.push('serving.grantRouting: undefined (a function: the construct that owns the routing target grants the routing writes on it)');
+      c.add('serving.grantRouting', 'is undefined; allowed: a function (the construct that owns the routing target grants the routing writes on it)');
     }
-    if (!isKnownTargetKind(serving.routing)) return problems;
-    const kind = routingTarget(serving.routing);
-    const rules = new Checker(RECONCILER_RULES);
-    const o = props.policy ?? {};
-    // Each option against its own rule; the policy's rules between fields only for fields that passed their own.
-    const fields: Array<[keyof RoutingPolicyOptions, keyof typeof RECONCILER_RULES, keyof PolicyConfig, unknown]> = [
-      ['period', 'policy.period', 'periodSeconds', durationSeconds(o.period)],
-      ['headroom', 'policy.headroom', 'headroom', o.headroom],
-      ['warmFloorShare', 'policy.warmFloorShare', 'warmFloorShare', o.warmFloorShare],
-      ['weightTotal', 'policy.weightTotal', 'weightTotal', o.weightTotal],
-      ['capacityErrorLookback', 'policy.capacityErrorLookback', 'capacityErrorLookbackSeconds', durationSeconds(o.capacityErrorLookback)],
-      ['provisioningGrace', 'policy.provisioningGrace', 'provisioningGraceSeconds', durationSeconds(o.provisioningGrace)],
-      ['stabilizationWindow', 'policy.stabilizationWindow', 'stabilizationWindowSeconds', durationSeconds(o.stabilizationWindow)],
-      ['latencySloP95', 'policy.latencySloP95', 'latencySloP95Ms', durationMillis(o.latencySloP95)],
-      ['latencyBreachPeriods', 'policy.latencyBreachPeriods', 'latencyBreachPeriods', o.latencyBreachPeriods],
-      ['rampStepShare', 'policy.rampStepShare', 'rampStepShare', o.rampStepShare],
-      ['minWeightChangeShare', 'policy.minWeightChangeShare', 'minWeightChangeShare', o.minWeightChangeShare],
-      ['demandWindowPeriods', 'policy.demandWindowPeriods', 'demandWindowPeriods', o.demandWindowPeriods],
-      ['demandQuantile', 'policy.demandQuantile', 'demandQuantile', o.demandQuantile],
-      ['reentryMemory', 'policy.reentryMemory', 'reentryMemorySeconds', durationSeconds(o.reentryMemory)],
-      ['maxReturnHold', 'policy.maxReturnHold', 'maxReturnHoldSeconds', durationSeconds(o.maxReturnHold)],
-    ];
-    const failed = new Set<string>();
-    for (const [, rule, key, value] of fields) {
-      if (!rules.optional(rule as 'policy.headroom', value)) failed.add(key);
-    }
-    rules.optional('metricDelay', durationSeconds(props.metricDelay));
-    problems.push(...rules.problems.map((p) => `${p.field}: ${p.message}`));
-    if (!failed.has('periodSeconds')) {
-      const defaults = Object.fromEntries(fields.filter(([, , key]) => failed.has(key)).map(([, , key]) => [key, undefined]));
-      const cross = policyConfigProblems(resolvePolicyConfig({ ...policy, ...defaults }));
-      problems.push(...cross.filter((p) => !failed.has(p.split(':')[0])).map((p) => `policy: ${p}`));
-    }
-    const facts = serving.routing;
-    const classes = policyClassesFromFacts(facts, { sensitive: props.sensitive });
-    problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`), ...nonFiniteFactProblems(facts));
-    problems.push(...kind.factProblems(facts), ...kind.servingProblems(serving));
-    if (!isUnresolved(serving.service) && !/^[\w.\-:/]{1,255}$/.test(serving.service)) {
-      problems.push(`serving.service: '${serving.service}' (1..255 characters of letters, digits and . - _ : /)`);
-    }
-    return problems;
+    c.optional('metricDelay', durationSeconds(props.metricDelay));
+    // Each policy option against its one rule (the same the Lambda checks its configuration with), then between fields.
+    return [...c.problems, ...description, ...policyProblems(policy, 'option')];
   }
 }
 

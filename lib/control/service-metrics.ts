@@ -13,14 +13,15 @@ import {
   Metrics,
   serviceDimensions,
 } from '../core/metrics/contract';
-import { duplicates } from '../core/validation/names';
 import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
-import { servingProblems } from '../core/reconciler/faults';
 import { routingTarget } from '../core/reconciler/targets';
 import { type ClassSignalProducers, type ServingDescription } from '../core/reconciler/serving';
+import { Checker } from '../core/validation/checker';
+import { type Problem } from '../core/validation/error';
+import { OBSERVABILITY_RULES } from '../core/validation/rules';
+import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { type IInferenceServing } from './serving';
 import { type MetricStatSource } from '../core/metrics/aws-published';
-import { isUnresolved } from '../core/validation/tokens';
 
 /** What the dashboard and the alarms are built from. */
 export interface ServiceObservabilityProps {
@@ -364,52 +365,17 @@ export function observedClasses(facts: RoutingFacts): Array<Omit<ObservedClass, 
   return routingTarget(facts).observedClasses(facts);
 }
 
-/** Every problem of the shared props, as `prop <name>: <what is wrong>; allowed: <what is>` lines. */
-export function serviceObservabilityProblems(props: ServiceObservabilityProps): string[] {
-  const serving = props.serving.servingDescription();
-  const problems: string[] = servingProblems(serving).map((p) => `prop ${p}`);
-  const { service, routing: facts } = serving;
-  if (!isUnresolved(service) && (service.length === 0 || service.length > 1024)) {
-    problems.push(`prop serving.service: got '${service}' (${service.length} characters); allowed: 1..1024 characters (a CloudWatch dimension value)`);
-  }
+/**
+ * Every problem of the shared props: the serving prop itself (missing, or the props of the old API), the serving
+ * description (the one rule set of lib/core/validation/serving.ts) and the period. A serving construct whose own input
+ * is invalid or incomplete throws its own error from `servingDescription()`: a control construct never reports the
+ * facts an invalid serving would produce in place of the serving's problems.
+ */
+export function serviceObservabilityProblems(props: ServiceObservabilityProps): Problem[] {
+  const serving = servingPropProblem(props);
+  if (serving) return [serving];
+  const c = new Checker(OBSERVABILITY_RULES);
   const period = durationSeconds(props.period);
-  if (period !== undefined && !(period === 10 || period === 30 || (Number.isInteger(period) && period >= 60 && period % 60 === 0))) {
-    const got = isUnresolved(period) ? 'a CDK token' : `${period} s`;
-    problems.push(`prop period: got ${got}; allowed: 10 s, 30 s or a multiple of 60 s (CloudWatch periods)`);
-  }
-  const classes = observedClasses(facts).map((c) => c.facts);
-  if (classes.length === 0) problems.push('prop facts: has no capacity classes; allowed: at least one class');
-  for (const name of duplicates(classes.map((c) => c.name))) {
-    problems.push(`prop facts: class name '${name}' occurs more than once; allowed: unique class names`);
-  }
-  // A routed class and a capacity class share the CapacityClass dimension: the same name must mean the same replicas.
-  const classNames = new Set(classes.map((c) => c.name));
-  for (const r of routeMembers(facts)) {
-    if (r.classNames.length === 0) problems.push(`prop facts: routed class '${r.name}' has no capacity class; allowed: at least one`);
-    if (classNames.has(r.name) && !(r.classNames.length === 1 && r.classNames[0] === r.name)) {
-      problems.push(`prop facts: variant '${r.name}' has the name of a capacity class it is not exactly; allowed: a variant name that is no `
-        + 'class name, or the name of its only class');
-    }
-  }
-  for (const name of routingTarget(facts).uniqueRouteNames ? duplicates(routeMembers(facts).map((r) => r.name)) : []) {
-    problems.push(`prop facts: routed class name '${name}' occurs more than once; allowed: unique variant / target names`);
-  }
-  for (const c of classes) {
-    if (!(c.usdPerReplicaHour >= 0) || !Number.isFinite(c.usdPerReplicaHour)) {
-      problems.push(`prop facts: class '${c.name}' usdPerReplicaHour is ${c.usdPerReplicaHour}; allowed: a finite number >= 0`);
-    }
-    if (!(c.tokensPerSecondPerReplica > 0) || !Number.isFinite(c.tokensPerSecondPerReplica)) {
-      problems.push(`prop facts: class '${c.name}' tokensPerSecondPerReplica is ${c.tokensPerSecondPerReplica}; allowed: a finite number > 0`);
-    }
-    if (!Number.isInteger(c.preferenceRank) || c.preferenceRank < 0) {
-      problems.push(`prop facts: class '${c.name}' preferenceRank is ${c.preferenceRank}; allowed: an integer >= 0`);
-    }
-  }
-  return problems;
-}
-
-/** Throws one error listing every problem, naming the construct and its path. */
-export function throwIfProblems(kind: string, path: string, problems: readonly string[]): void {
-  if (problems.length === 0) return;
-  throw new Error(`${kind} at '${path}' has ${problems.length} invalid prop${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  if (period !== undefined) c.cross('period', period);
+  return [...servingDescriptionProblems(props.serving.servingDescription()), ...c.problems];
 }

@@ -91,14 +91,12 @@ export function clusterProblems(input: ClusterCheckInput): ClassProblem[] {
   if (role !== undefined && !isUnresolved(role) && !IAM_ROLE_NAME.test(role)) {
     add('existingControllers.karpenter.nodeRoleName', `'${role}' is not an IAM role name (1-64 of letters, digits and +=,.@_-)`);
   }
-  problems.push(...observabilityProblems(input.observability ?? {}).map((message) => ({ field: 'observability', message })));
+  problems.push(...observabilityProblems(input.observability ?? {}));
   return problems;
 }
 
 /** Most target groups one ALB forward action takes (not adjustable): https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html */
 export const MAX_TARGET_GROUPS_PER_ACTION = 5;
-
-const IPV4_CIDR = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}\/(3[0-2]|[12]?\d)$/;
 
 /** Problems specific to serving on EKS (the core checks run separately). Tokens follow the rules' token policy. */
 export function eksProblems(input: EksCheckInput): ClassProblem[] {
@@ -108,15 +106,11 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
 
   rules.check('contract.name', input.service);
   rules.check('namespace', input.namespace);
-  if (input.specs.length > MAX_TARGET_GROUPS_PER_ACTION) {
-    rules.fail('classes', `${input.specs.length} classes are declared (${input.specs.map((s) => s.name).join(', ')})`);
-  }
+  rules.cross('classes', input.specs.map((s) => s.name));
   checkScaling(input.scaling ?? {}, rules);
   const lb = input.loadBalancer ?? {};
   rules.optional('loadBalancer.deregistrationDelay', durationSeconds(lb.deregistrationDelay));
-  (lb.allowedCidrs ?? []).forEach((cidr, i) => {
-    if (!isUnresolved(cidr) && !IPV4_CIDR.test(cidr)) rules.fail('loadBalancer.allowedCidrs', `is '${cidr}'`, `loadBalancer.allowedCidrs[${i}]`);
-  });
+  (lb.allowedCidrs ?? []).forEach((cidr, i) => rules.cross('loadBalancer.allowedCidrs', cidr, `loadBalancer.allowedCidrs[${i}]`));
   rules.optional('amiAlias', input.amiAlias);
   for (const p of rules.problems) add(p.field, p.message);
 
@@ -148,16 +142,13 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
     own.optional('classOptions.targetRequestsPerReplicaPerPeriod', opts.targetRequestsPerReplicaPerPeriod);
     own.optional('classOptions.port', opts.port);
     for (const [field, path] of [['healthPath', opts.healthPath], ['readyPath', opts.readyPath], ['warmup.path', opts.warmup?.path]] as const) {
-      if (path !== undefined && !isUnresolved(path) && !(path.startsWith('/') && path.length <= 1024)) own.fail('classOptions.path', `is '${path}'`, `classOptions.${field}`);
+      if (path !== undefined) own.cross('classOptions.path', path, `classOptions.${field}`);
     }
     if (opts.warmup) own.check('classOptions.warmup.maxLatency', durationSeconds(opts.warmup.maxLatency));
     own.optional('classOptions.startupTimeout', durationSeconds(opts.startupTimeout));
     own.optional('classOptions.modelCacheSize', sizeGibibytes(opts.modelCacheSize));
     own.optional('classOptions.nodeVolumeSize', sizeGibibytes(opts.nodeVolumeSize));
-    const types = opts.capacityTypes;
-    if (types !== undefined && (types.length === 0 || types.some((t) => !['on-demand', 'spot', 'reserved'].includes(t)))) {
-      own.fail('classOptions.capacityTypes', `is [${types.join(', ')}]`);
-    }
+    if (opts.capacityTypes !== undefined) own.cross('classOptions.capacityTypes', opts.capacityTypes);
     for (const p of own.problems) add(p.field, p.message, spec.name);
     const cls = input.classes.find((c) => c.name === spec.name);
     if (cls) checkInstanceTypes(spec, cls, opts, input.catalog, (field, message) => add(field, message, spec.name));
@@ -188,10 +179,7 @@ function checkScaling(s: ScalingOptions, rules: Checker<typeof EKS_RULES>): void
   const periodOk = rules.optional('scaling.metricPeriod', period);
   const collection = durationSeconds(s.metricCollectionTime);
   if (rules.optional('scaling.metricCollectionTime', collection) && collection !== undefined && periodOk && isFiniteLiteral(collection)) {
-    const p = period ?? 60;
-    if (collection % p !== 0 || collection < p) {
-      rules.fail('scaling.metricCollectionTime%period', `is ${collection} s with a metric period of ${p} s`, 'scaling.metricCollectionTime');
-    }
+    rules.cross('scaling.metricCollectionTime%period', { collectionSeconds: collection, periodSeconds: period ?? 60 }, 'scaling.metricCollectionTime');
   }
   rules.optional('scaling.scaleDownStabilization', durationSeconds(s.scaleDownStabilization));
   rules.optional('scaling.maxScaleUpPods', s.maxScaleUpPods);
@@ -204,14 +192,9 @@ function checkReplicas(spec: CapacityClassSpec, opts: EksClassOptions, rules: Ch
   const { minReplicas: min, maxReplicas: max } = opts;
   const maxOk = rules.optional('classOptions.maxReplicas', max);
   const minOk = rules.optional('classOptions.minReplicas', min);
-  const quotaKnown = isFiniteLiteral(quota);
-  if (max !== undefined && maxOk && quotaKnown && max > quota) {
-    rules.fail('classOptions.replicaRange', `${max} is above the class quota of ${quota} replicas (maxReplicas of the class)`, 'classOptions.maxReplicas');
-  }
-  if (min !== undefined && minOk) {
-    if (max !== undefined && maxOk && min > max) rules.fail('classOptions.replicaRange', `${min} is above classOptions.maxReplicas ${max}`, 'classOptions.minReplicas');
-    else if (quotaKnown && min > quota) rules.fail('classOptions.replicaRange', `${min} is above the class quota of ${quota} replicas`, 'classOptions.minReplicas');
-  }
+  const range = { min: minOk ? min : undefined, max: maxOk ? max : undefined, quota: isFiniteLiteral(quota) ? quota : undefined };
+  rules.cross('classOptions.replicaRange', { prop: 'maxReplicas', ...range }, 'classOptions.maxReplicas');
+  rules.cross('classOptions.replicaRange', { prop: 'minReplicas', ...range }, 'classOptions.minReplicas');
 }
 
 function checkInstanceTypes(spec: CapacityClassSpec, cls: CapacityClass, opts: EksClassOptions, catalog: HardwareCatalog, add: Add): void {

@@ -7,7 +7,8 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
 import { type KarpenterPods } from '../core/metrics/karpenter-capacity';
-import { type ClassProblem, formatProblem } from '../core/service/checks';
+import { type ClassProblem } from '../core/service/checks';
+import { ConstructValidationError, throwIfInvalid } from '../core/validation/error';
 import { ApprovedImagesAdmission } from '../trust/admission-policy';
 import { acknowledgeManagedPolicies, acknowledgeRule, acknowledgeWildcardResources } from '../util/nag';
 import { clusterProblems } from './checks';
@@ -234,14 +235,24 @@ export class EksInferenceCluster extends Construct {
    * services would otherwise overwrite each other's objects, or share a metric `Service` dimension).
    */
   public attach(scope: Construct, tenant: ClusterTenant): ClusterAttachment {
-    const problems: string[] = [];
+    const problems: ClassProblem[] = [];
     for (const other of this.tenants) {
-      if (other.service === tenant.service) problems.push(`contract.name: '${tenant.service}' is also the service of ${other.path} on this cluster (allowed: a name unique on the cluster)`);
-      if (other.namespace === tenant.namespace) problems.push(`namespace: '${tenant.namespace}' is also the namespace of ${other.path} (allowed: one namespace per service)`);
+      if (other.service === tenant.service) {
+        problems.push({ field: 'contract.name', message: `'${tenant.service}' is also the service of ${other.path} on this cluster; allowed: a name unique on the cluster` });
+      }
+      if (other.namespace === tenant.namespace) {
+        problems.push({ field: 'namespace', message: `'${tenant.namespace}' is also the namespace of ${other.path}; allowed: one namespace per service` });
+      }
       const shared = tenant.clusterScopedNames.filter((n) => other.clusterScopedNames.includes(n));
-      if (shared.length > 0) problems.push(`classOptions.nodePoolName: ${shared.map((n) => `'${n}'`).join(', ')} also named by ${other.path} (NodePools and PriorityClasses are cluster-wide)`);
+      if (shared.length > 0) {
+        problems.push({
+          field: 'classOptions.nodePoolName',
+          message: `${shared.map((n) => `'${n}'`).join(', ')} also named by ${other.path}; allowed: names unique on the cluster (NodePools and PriorityClasses are cluster-wide)`,
+        });
+      }
     }
-    if (problems.length > 0) throw new Error(`EksInferenceService '${tenant.path}' cannot attach to EksInferenceCluster '${this.node.path}':\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    // The service's own error: it cannot attach to EksInferenceCluster this.node.path.
+    throwIfInvalid('EksInferenceService', tenant.path, problems);
     this.tenants.push(tenant);
     if (!this.admissionEnabled) return {};
     const admission = new ApprovedImagesAdmission(scope, 'Admission', {
@@ -268,9 +279,7 @@ export class EksInferenceCluster extends Construct {
 }
 
 function invalid(scope: Construct, problems: readonly ClassProblem[]): Error {
-  return new Error(
-    `EksInferenceCluster '${scope.node.path}' is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n` + problems.map(formatProblem).join('\n'),
-  );
+  return new ConstructValidationError('EksInferenceCluster', scope.node.path, problems);
 }
 
 function withVersion(chart: ChartSpec, version: string | undefined): ChartSpec {

@@ -1,4 +1,4 @@
-import { Annotations, Duration, Names, Stack } from 'aws-cdk-lib';
+import { Annotations, Duration, Names, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
@@ -13,7 +13,9 @@ import { type AlbRoutingFacts, routedClassFacts } from '../core/reconciler/routi
 import { type RuntimeBinding } from '../core/runtime/binding';
 import { rejectionStatusClass } from '../core/runtime/engines';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
-import { checkCapacityClasses, type ClassProblem, formatProblem } from '../core/service/checks';
+import { capacityPlanProblems, checkCapacityClasses, type ClassProblem } from '../core/service/checks';
+import { initialWeights } from '../core/service/initial-weights';
+import { throwIfInvalid } from '../core/validation/error';
 import { type ServiceContract } from '../core/service/contract';
 import { type CapacityPlan, planCapacity } from '../core/service/sizing';
 import { type ServingDescription } from '../core/reconciler/serving';
@@ -166,7 +168,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   /** Per class with model data: the role its pods assume (pod identity) to read exactly that model data version. */
   public readonly servingRoles: Readonly<Record<string, iam.Role>>;
   public readonly units: readonly EksClassUnit[];
-  /** Initial listener weights by class name (share of the plan's steady token capacity, in percent). */
+  /** Initial listener weights by class name, summing to 100: the policy's cost plan at planned demand (lib/core/service/initial-weights.ts). */
   public readonly initialWeights: Readonly<Record<string, number>>;
   /** This service's signal producers: a capacity-error filter per NodePool and the scraped metrics. */
   public readonly signalProducers: ServiceSignalProducers;
@@ -190,6 +192,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     const { classes, runtimes } = this.checked(props, catalog, shared);
     this.classes = classes;
     this.plan = planCapacity(props.contract, classes);
+    throwIfInvalid('EksInferenceService', this.node.path, capacityPlanProblems(props.contract, classes, this.plan));
 
     // The id 'Default' is left out of logical ids: a service that builds its own cluster keeps the ids it had when
     // it installed the controllers itself (aws-cdk-lib core/lib/private/uniqueid.js makeUniqueId, HIDDEN_ID).
@@ -217,7 +220,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     });
 
     this.admission = attachment.admission;
-    this.initialWeights = initialWeights(this.plan, classes);
+    const routes = classes.map((cls, i) => ({ name: cls.name, classes: [cls], readyReplicas: this.plan.classes[i].steadyReplicas }));
+    this.initialWeights = initialWeights(routes, this.plan.plannedTokensPerSecond);
     const routing = albRouting(this, {
       vpc: this.vpc,
       cluster: this.cluster,
@@ -443,7 +447,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   private checked(props: EksInferenceServiceProps, catalog: HardwareCatalog, shared: EksInferenceCluster | undefined) {
     const classOptions = props.classOptions ?? {};
     const image = props.modelDataFetcherImage;
-    const checked = checkCapacityClasses(props.classes, { catalog, contract: props.contract, platform: 'ec2' });
+    const region = Stack.of(this).region;
+    const checked = checkCapacityClasses(props.classes, { catalog, contract: props.contract, platform: 'ec2', ...(Token.isUnresolved(region) ? {} : { region }) });
     const runtimes = new Map(checked.classes.map((cls) => [cls.name, eksRuntime(cls, props.contract, classOptions[cls.name]?.port ?? DEFAULT_PORT)]));
     const problems: ClassProblem[] = [
       ...checked.problems,
@@ -472,12 +477,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         ...modelCacheProblems(cls, modelFetchOf(cls, image), classOptions[cls.name]?.modelCacheSize?.toGibibytes()),
       ]),
     ];
-    if (problems.length > 0) {
-      throw new Error(
-        `EksInferenceService '${this.node.path}' is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n` +
-          problems.map(formatProblem).join('\n'),
-      );
-    }
+    throwIfInvalid('EksInferenceService', this.node.path, problems);
     for (const [name, runtime] of runtimes) {
       // One id per class, so that acknowledging one class's accepted risk does not hide another's.
       for (const warning of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:unbounded-queue-${name}`, warning);
@@ -581,19 +581,6 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     };
   }
 }
-
-/**
- * Initial listener weights: each class's share of the plan's steady token capacity (steady replicas x envelope
- * tokens/s), in whole percent. The preferred class carries peak; fallbacks get the share their warm standby can take,
- * which keeps the fallback path exercised. Every class with steady replicas gets at least 1.
- */
-export function initialWeights(plan: CapacityPlan, classes: readonly CapacityClass[]): Record<string, number> {
-  const capacity = plan.classes.map((p, i) => p.steadyReplicas * classes[i].envelope.tokensPerSecondPerReplica);
-  const total = capacity.reduce((a, b) => a + b, 0);
-  const weight = (i: number) => (total === 0 ? (i === 0 ? 100 : 0) : Math.max(capacity[i] > 0 ? 1 : 0, Math.round((100 * capacity[i]) / total)));
-  return Object.fromEntries(plan.classes.map((p, i) => [p.name, weight(i)]));
-}
-
 
 /**
  * The pod identity of one class with model data: it may read its own object only, and with a pinned version only

@@ -16,6 +16,10 @@ import { emfMetricDeclarations, enginePrometheusMetrics, SCRAPED_METRIC_NAMESPAC
 import { AwsMetrics, type MetricSpec } from '../core/metrics/contract';
 import { EXTERNAL_AGENTS_METADATA, EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_ADDON_NAME } from '../core/metrics/template-check';
 import { type MetricStatSource } from '../core/metrics/aws-published';
+import { Checker } from '../core/validation/checker';
+import { type Problem, throwIfInvalid } from '../core/validation/error';
+import { EKS_RULES } from '../core/validation/rules';
+import { durationSeconds } from '../util/duration';
 import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
 
 /**
@@ -25,7 +29,6 @@ import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLIC
  * charts/amazon-cloudwatch-observability values.yaml (chart 6.4.0), which the add-on packages.
  */
 export const OBSERVABILITY_ADDON_VERSION = 'v6.4.0-eksbuild.1';
-const DESIRED = AwsMetrics.containerInsights.replicasDesired;
 
 /**
  * Karpenter's pods as this library installs it (lib/eks/karpenter.ts: release `karpenter` of the `karpenter` chart in
@@ -44,9 +47,11 @@ export interface ExistingObservabilityAddon {
   /**
    * The add-on's current configuration values, when you can pass them: the construct checks the settings the loop
    * needs (container logs on, Container Insights on) and fails at synth naming what is missing.
+   * Either the object or the JSON string of `aws eks describe-addon-configuration` / the add-on's
+   * `configurationValues`.
    * @default - not checked: you assert container logs and Container Insights (enhanced) are on
    */
-  readonly configurationValues?: Record<string, unknown>;
+  readonly configurationValues?: Record<string, unknown> | string;
   /**
    * The application log group exists already (Fluent Bit creates it on first write): the metric filters attach to it
    * by name. Set false to have this construct create it (it must not exist yet).
@@ -111,39 +116,38 @@ export interface ServiceSignalProducers {
   readonly scrapedMetrics: Readonly<Record<string, readonly MetricSpec[]>>;
 }
 
-/** Every problem of the options, as `<prop>: <value> (<allowed>)` lines. */
-export function observabilityProblems(o: ObservabilityOptions): string[] {
-  const problems: string[] = [];
-  if (o.addonVersion !== undefined && !/^v\d+\.\d+\.\d+-eksbuild\.\d+$/.test(o.addonVersion)) {
-    problems.push(`observability.addonVersion: '${o.addonVersion}' (an exact add-on version such as '${OBSERVABILITY_ADDON_VERSION}')`);
+/** Every problem of the options, under `observability.` (the prop of EksInferenceService that carries them). */
+export function observabilityProblems(o: ObservabilityOptions): Problem[] {
+  const c = new Checker(EKS_RULES);
+  if (o.addonVersion !== undefined) c.cross('observability.addonVersion', o.addonVersion);
+  c.optional('observability.scrapeInterval', durationSeconds(o.scrapeInterval));
+  if (o.existingLogGroups === true) {
+    const set = (['logRetention', 'logEncryptionKey', 'existingAddon'] as const).filter((prop) => o[prop] !== undefined);
+    c.cross('observability.existingLogGroups', set);
   }
-  const scrape = o.scrapeInterval?.toSeconds();
-  if (scrape !== undefined && !(Number.isInteger(scrape) && scrape >= 10 && scrape <= 300)) {
-    problems.push(`observability.scrapeInterval: ${scrape} s (a whole number of seconds, 10..300)`);
+  const existing = o.existingAddon;
+  if (!existing) return c.problems;
+  const set = (['addonVersion', 'logRetention', 'logEncryptionKey'] as const).filter((prop) => o[prop] !== undefined);
+  c.cross('observability.existingAddon', { set, createsLogGroup: existing.applicationLogGroupExists === false });
+  const raw = existing.configurationValues;
+  if (raw === undefined) return c.problems;
+  const values = parsedValues(raw);
+  if (!c.cross('observability.existingAddon.configurationValues', values)) return c.problems;
+  const v = values as { containerLogs?: { enabled?: unknown }; containerInsights?: { enabled?: unknown }; agent?: { config?: unknown } };
+  c.cross('observability.existingAddon.configurationValues.containerLogs.enabled', v.containerLogs?.enabled);
+  c.cross('observability.existingAddon.configurationValues.containerInsights.enabled', v.containerInsights?.enabled);
+  c.cross('observability.existingAddon.configurationValues.agent.config', v.agent?.config);
+  return c.problems;
+}
+
+/** The configuration values as an object: CloudFormation's `ConfigurationValues` is their JSON string. */
+function parsedValues(raw: Record<string, unknown> | string): unknown {
+  if (typeof raw !== 'string') return raw;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
   }
-  const values = o.existingAddon?.configurationValues;
-  if (values) {
-    if ((values.containerLogs as { enabled?: unknown } | undefined)?.enabled === false) {
-      problems.push('observability.existingAddon.configurationValues.containerLogs.enabled: false (the Karpenter capacity-error filters need the '
-        + 'application logs Fluent Bit ships; allowed: true or unset)');
-    }
-    if ((values.containerInsights as { enabled?: unknown } | undefined)?.enabled === false) {
-      problems.push(`observability.existingAddon.configurationValues.containerInsights.enabled: false (the reconciler reads ${DESIRED} of `
-        + 'Container Insights; allowed: true or unset)');
-    }
-    type AgentConfig = { logs?: { metrics_collected?: { kubernetes?: { enhanced_container_insights?: unknown } } } };
-    const agentConfig = (values.agent as { config?: AgentConfig } | undefined)?.config;
-    if (agentConfig && agentConfig.logs?.metrics_collected?.kubernetes?.enhanced_container_insights !== true) {
-      problems.push('observability.existingAddon.configurationValues.agent.config: no logs.metrics_collected.kubernetes.enhanced_container_insights: true '
-        + `(${DESIRED} exists only with enhanced observability)`);
-    }
-  }
-  if (o.existingLogGroups) {
-    if (o.logRetention !== undefined) problems.push(`observability.logRetention: ${o.logRetention} (an existing log group keeps its own retention; allowed: unset with existingLogGroups)`);
-    if (o.logEncryptionKey !== undefined) problems.push('observability.logEncryptionKey: a key (an existing log group keeps its own key; allowed: unset with existingLogGroups)');
-    if (o.existingAddon) problems.push('observability.existingLogGroups: true with existingAddon (use existingAddon.applicationLogGroupExists for an add-on you run)');
-  }
-  return problems;
 }
 
 /**
@@ -178,9 +182,10 @@ export class EksObservability extends Construct {
 
   constructor(scope: Construct, id: string, props: EksObservabilityProps) {
     super(scope, id);
-    if (Token.isUnresolved(props.clusterName)) throw new Error(`EksObservability at '${this.node.path}': clusterName is a token; allowed: a literal (log group and metric names)`);
-    const problems = observabilityProblems(props);
-    if (problems.length > 0) throw new Error(`EksObservability at '${this.node.path}' is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    throwIfInvalid('EksObservability', this.node.path, [
+      ...(Token.isUnresolved(props.clusterName) ? [{ field: 'clusterName', message: 'is a CDK token; allowed: a literal (log group and metric names)' }] : []),
+      ...observabilityProblems(props),
+    ]);
     this.clusterName = props.clusterName;
     this.scrapeIntervalSeconds = (props.scrapeInterval ?? Duration.minutes(1)).toSeconds();
     this.karpenterPods = props.karpenterPods ?? KARPENTER_PODS;

@@ -14,12 +14,10 @@ import { type IInferenceServing } from '../control/serving';
 import {
   AwsMetrics,
   type CapacityClass,
-  CapacityClassError,
   type CapacityClassSpec,
   type CapacityPlan,
   type ClassProblem,
   checkCapacityClasses,
-  Checker,
   type HardwareCatalog,
   isPlannableContract,
   parseEcrImage,
@@ -36,7 +34,11 @@ import { acknowledgeNistRules } from '../util/nag';
 import { type IClassArtifactGate } from '../trust';
 import { ClassModel, sageMakerRuntime } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
-import { type FleetCost, fleetCost, type PlannedVariant, planVariants, type VariantSpec } from './variants';
+import { type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, type VariantSpec } from './variants';
+import { capacityPlanProblems, NO_CLASSES } from '../core/service/checks';
+import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
+import { Checker } from '../core/validation/checker';
+import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/validation/error';
 
 /** What `addVariant()` takes: a routing group of classes, one instance pool each. */
 export interface EndpointVariantOptions extends Omit<VariantSpec, 'provisionTimeoutSeconds'> {
@@ -68,9 +70,6 @@ export interface EndpointMetricsOptions {
   /** @default false */
   readonly detailedObservability?: boolean;
 }
-
-/** MetricPublishFrequencyInSeconds values CloudFormation accepts (aws-properties-sagemaker-endpointconfig-metricsconfig). */
-const METRIC_PUBLISH_FREQUENCIES = [10, 30, 60, 120, 180, 240, 300];
 
 export interface SageMakerCapacityEndpointProps {
   /** The service contract: SLO, request shape and peak demand. Scaling targets, weights and admission limits derive from it. */
@@ -104,7 +103,11 @@ export interface SageMakerCapacityEndpointProps {
   readonly modelDataDownloadTimeout?: Duration;
   /** Instances each fallback variant keeps warm (the plan's standby). @default 1 */
   readonly standbyInstances?: number;
-  /** Largest initial traffic share of a fallback variant (its warm floor), below 1. @default 0.05 */
+  /**
+   * Largest initial traffic share of a fallback variant (its warm floor, further bounded by what its standby carries),
+   * 0 to 0.2. The initial weights are the routing policy's cost plan at planned demand (the rule EKS uses too).
+   * @default 0.02 - the reconciler's warm floor (DEFAULT_POLICY_CONFIG.warmFloorShare)
+   */
   readonly warmFloorShare?: number;
   /** Cooldown after a scale-out: short, so that a burst gets capacity fast. @default Duration.minutes(1) */
   readonly scaleOutCooldown?: Duration;
@@ -186,8 +189,17 @@ interface Resolved {
   readonly classes: CapacityClass[];
   readonly plan: CapacityPlan;
   readonly variants: PlannedVariant[];
+  /** Problems of the input given so far: thrown at construction and by each later `addClass()` / `addVariant()`. */
   readonly problems: ClassProblem[];
+  /**
+   * Problems only a complete endpoint can have (no class, no variant, a class in no variant, a variant naming an
+   * undeclared class, a peak beyond every quota): thrown when the endpoint is first read (`servingDescription()`) or
+   * at synth, whichever comes first.
+   */
+  readonly pending: Problem[];
 }
+
+const CONSTRUCT = 'SageMakerCapacityEndpoint';
 
 /**
  * A SageMaker real-time endpoint that survives a shortage of its preferred instance type.
@@ -233,6 +245,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   private readonly scalingRole: iam.IRole;
   private cached?: Resolved;
   private key?: kms.IKey;
+  private constructed = false;
 
   constructor(scope: Construct, id: string, props: SageMakerCapacityEndpointProps) {
     super(scope, id);
@@ -295,6 +308,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
 
     for (const spec of props.classes ?? []) this.addClass(spec);
     for (const variant of props.variants ?? []) this.addVariant(variant);
+    // Input is checked when it is given: the props now, each later addClass()/addVariant() at its call. Whether the
+    // endpoint is complete is known only when it is read (servingDescription()) or synthesized.
+    this.constructed = true;
+    this.throwIfInvalid({ complete: false });
     this.node.addValidation({ validate: () => this.validationErrors() });
     // Decided at synth, when every class is known (classes may be added after construction).
     this.node.addValidation({
@@ -314,10 +331,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   public addClass(spec: CapacityClassSpec): this {
     this.specs.push(spec);
     this.cached = undefined;
-    if (this.classModels.has(spec.name)) return this; // duplicate name: reported at synth
+    if (this.classModels.has(spec.name)) return this.checked(); // duplicate name
     if (!hasInstanceStorage(spec.instanceType)) this.ensureKey();
     const resolved = this.checkClasses().classes.find((c) => c.name === spec.name && c.preferenceRank === this.specs.length - 1);
-    if (!resolved) return this; // invalid class: its problems are reported at synth
+    if (!resolved) return this.checked(); // invalid class
     const runtime = sageMakerRuntime(resolved, this.contract);
     const capture = this.captureOptions();
     const classModel = new ClassModel(this, `Class-${spec.name}`, {
@@ -334,14 +351,14 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     });
     if (this.props.artifactGate) classModel.model.node.addDependency(this.props.artifactGate.gateFor(this, resolved));
     this.classModels.set(spec.name, classModel);
-    return this;
+    return this.checked();
   }
 
   /** Adds a production variant (routing group) and its target-tracking autoscaling. */
   public addVariant(options: EndpointVariantOptions): this {
     this.variantSpecs.push(options);
     this.cached = undefined;
-    if (this.scalableTargets.has(options.name)) return this; // duplicate name: reported at synth
+    if (this.scalableTargets.has(options.name)) return this.checked(); // duplicate name
     const name = options.name;
     const target = new appscaling.ScalableTarget(this, `Scaling-${name}`, {
       serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
@@ -362,7 +379,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       scaleInCooldown: wholeSeconds(this.props.scaleInCooldown) ?? Duration.seconds(SAGEMAKER_SCALING_DEFAULTS.scaleInCooldownSeconds),
     });
     this.scalableTargets.set(name, target);
-    return this;
+    return this.checked();
   }
 
   /** The SageMaker Model of a class (undefined for an unknown or invalid class). */
@@ -410,6 +427,9 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
    * after the last `addClass()` / `addVariant()`.
    */
   public servingDescription(): ServingDescription {
+    // A control construct reading an incomplete or invalid endpoint gets the endpoint's own problems, never its own
+    // complaint about the facts they produce (a missing variant would read as "no capacity classes").
+    this.throwIfInvalid({ complete: true });
     return {
       service: this.contract.name,
       tokensPerRequest: this.contract.requestShape.meanOutputTokens,
@@ -427,6 +447,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   }
 
   public routingFacts(): SageMakerRoutingFacts {
+    this.throwIfInvalid({ complete: true });
     return {
       kind: 'sagemaker',
       endpointName: this.endpointName,
@@ -485,6 +506,16 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   /** Any AWS/SageMaker endpoint metric of a variant, optionally of one instance type of its pools. */
   public metric(metricName: string, variantName: string, options: SageMakerVariantMetricOptions = {}): cloudwatch.Metric {
     const { instanceType, ...props } = options;
+    const c = new Checker(SAGEMAKER_RULES);
+    const declared = this.variantSpecs.map((v) => v.name);
+    if (c.cross('metric(variantName)', { variantName, declared }, 'variantName') && instanceType !== undefined && !Token.isUnresolved(instanceType)) {
+      const variant = this.variantSpecs.find((v) => v.name === variantName)!;
+      const poolTypes = variant.classes
+        .map((p) => this.specs.find((s) => s.name === (typeof p === 'string' ? p : p.className))?.instanceType)
+        .filter((t): t is string => t !== undefined);
+      c.cross('metric(instanceType)', { instanceType, variantName, poolTypes }, 'options.instanceType');
+    }
+    throwIfInvalid(CONSTRUCT, this.node.path, c.problems.map((p) => ({ ...p, field: `metric('${metricName}').${p.field}` })));
     return new cloudwatch.Metric({
       namespace: AwsMetrics.sageMaker.namespace,
       metricName,
@@ -538,7 +569,22 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   // these variants run on instances.
 
   private checkClasses() {
-    return checkCapacityClasses(this.specs, { catalog: this.props.catalog, contract: this.contract, platform: 'sagemaker' });
+    return checkCapacityClasses(this.specs, { catalog: this.props.catalog, contract: this.contract, platform: 'sagemaker', requireClasses: false });
+  }
+
+  /** After construction, a call that adds input throws its problems at once. */
+  private checked(): this {
+    if (this.constructed) this.throwIfInvalid({ complete: false });
+    return this;
+  }
+
+  /**
+   * Throws the problems of the input so far; with `complete`, also those only a finished endpoint can have. Once it
+   * throws, it lists both: every problem at once.
+   */
+  private throwIfInvalid(options: { complete: boolean }): void {
+    const { problems, pending } = this.resolve();
+    if (problems.length > 0 || options.complete) throwIfInvalid(CONSTRUCT, this.node.path, [...problems, ...pending]);
   }
 
   private resolve(): Resolved {
@@ -568,19 +614,23 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     const standby = this.props.standbyInstances ?? 1;
     const plannable = isPlannableContract(this.contract) && Number.isInteger(standby) && standby >= 1 ? classes : [];
     const plan = planCapacity(this.contract, plannable, { standbyReplicas: plannable.length > 0 ? standby : 1 });
-    const layout = planVariants(plannable, this.specs.map((s) => s.name), plan, this.variantSpecs.map((v) => this.toVariantSpec(v)), {
+    const variantSpecs = this.variantSpecs.map((v) => this.toVariantSpec(v));
+    const layout = planVariants(plannable, plan, variantSpecs, {
       provisionTimeoutSeconds: durationSeconds(this.props.provisionTimeout) ?? 900,
-      warmFloorShare: this.props.warmFloorShare ?? 0.05,
+      warmFloorShare: this.props.warmFloorShare ?? DEFAULT_POLICY_CONFIG.warmFloorShare,
     });
     problems.push(...layout.problems);
-    if (this.variantSpecs.length === 0) {
-      problems.push({
+    problems.push(...this.otherProblems());
+    const pending: Problem[] = [
+      ...(this.specs.length === 0 ? [NO_CLASSES] : []),
+      ...(this.variantSpecs.length === 0 ? [{
         field: 'variants',
         message: "no variants are declared; group the classes into production variants with addVariant() (for example 'preferred' and 'fallback', or one per class)",
-      });
-    }
-    problems.push(...this.otherProblems());
-    this.cached = { classes, plan, variants: layout.variants, problems };
+      }] : []),
+      ...variantCoverageProblems(this.specs.map((s) => s.name), variantSpecs),
+      ...capacityPlanProblems(this.contract, plannable, plan),
+    ];
+    this.cached = { classes, plan, variants: layout.variants, problems, pending };
     return this.cached;
   }
 
@@ -600,14 +650,15 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     c.optional('scaleOutCooldown', durationSeconds(p.scaleOutCooldown));
     c.optional('scaleInCooldown', durationSeconds(p.scaleInCooldown));
     const frequency = durationSeconds(p.metrics?.publishFrequency);
-    if (frequency !== undefined && !METRIC_PUBLISH_FREQUENCIES.includes(frequency)) c.fail('metrics.publishFrequency', `is ${frequency} s`);
+    if (frequency !== undefined) c.cross('metrics.publishFrequency', frequency);
     return c.problems;
   }
 
+  /** At synth: everything, completeness included (CDK prefixes the construct path). */
   private validationErrors(): string[] {
-    const { problems } = this.resolve();
-    if (problems.length === 0) return [];
-    return [new CapacityClassError(problems, `${this.node.path}: invalid SageMaker capacity endpoint for service '${this.contract.name}'`).message];
+    const { problems, pending } = this.resolve();
+    const all = [...problems, ...pending];
+    return all.length === 0 ? [] : [new ConstructValidationError(CONSTRUCT, this.node.path, all).message];
   }
 
   private plannedVariant(name: string): PlannedVariant | undefined {
@@ -649,7 +700,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     const download = durationSeconds(this.props.modelDataDownloadTimeout) ?? 1200;
     // With problems, synth fails on validation; render nothing computed from invalid input meanwhile (token resolution
     // runs before validation, and a number computed from a token's encoding does not resolve).
-    if (this.resolve().problems.length > 0) return [];
+    const { problems, pending } = this.resolve();
+    if (problems.length > 0 || pending.length > 0) return [];
     return this.resolve().variants.map((v) => ({
       variantName: v.name,
       // The variant's model is its priority-1 pool's; every pool names its own model explicitly.

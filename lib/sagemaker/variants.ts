@@ -4,6 +4,7 @@
  * renders the result, tests and the cost table of docs/sagemaker-endpoint.md compute it directly.
  */
 import { type CapacityClass, type CapacityPlan, type ClassPlan, type ClassProblem, duplicates, ruleProblem, SAGEMAKER_RULES } from '../core';
+import { initialWeights } from '../core/service/initial-weights';
 
 /** Limits of `AWS::SageMaker::EndpointConfig` (CreateEndpointConfig). */
 export const SAGEMAKER_ENDPOINT_LIMITS = {
@@ -101,10 +102,13 @@ export interface VariantPlanOptions {
   readonly warmFloorShare: number;
 }
 
-/** Lays the classes out as variants and checks every SageMaker limit and every contradiction with the plan. */
+/**
+ * Lays the classes out as variants and checks every SageMaker limit and every contradiction with the plan. Whether
+ * every class is in a variant and every variant names declared classes is `variantCoverageProblems`: with `addClass()`
+ * and `addVariant()` it is known only once the endpoint is complete.
+ */
 export function planVariants(
   classes: readonly CapacityClass[],
-  declaredClassNames: readonly string[],
   plan: CapacityPlan,
   specs: readonly VariantSpec[],
   options: VariantPlanOptions,
@@ -160,9 +164,6 @@ export function planVariants(
       } else {
         placed.set(pool.className, spec.name);
       }
-      if (!declaredClassNames.includes(pool.className)) {
-        add(`${field}.classes`, `'${pool.className}' is not a class of this endpoint; declared classes: ${declaredClassNames.map((n) => `'${n}'`).join(', ') || 'none'}`);
-      }
     }
     const resolved = pools
       .filter((p) => byName.has(p.className))
@@ -179,10 +180,29 @@ export function planVariants(
     const variant = resolveScaling(spec, resolved, timeout, field, add);
     if (variant) variants.push(variant);
   }
-  for (const name of declaredClassNames.filter((n) => !placed.has(n))) {
-    add('variants', `class '${name}' is in no variant; add it to one with addVariant(), or remove the class`);
-  }
   return { variants: withInitialWeights(variants, specs, plan, options.warmFloorShare, add), problems };
+}
+
+/** Classes in no variant and variants naming undeclared classes: problems of an endpoint that is complete. */
+export function variantCoverageProblems(declaredClassNames: readonly string[], specs: readonly VariantSpec[]): ClassProblem[] {
+  const problems: ClassProblem[] = [];
+  const placed = new Set<string>();
+  for (const spec of specs) {
+    for (const pool of spec.classes) {
+      const className = typeof pool === 'string' ? pool : pool.className;
+      placed.add(className);
+      if (!declaredClassNames.includes(className)) {
+        problems.push({
+          field: `variants['${spec.name}'].classes`,
+          message: `'${className}' is not a class of this endpoint; declared classes: ${declaredClassNames.map((n) => `'${n}'`).join(', ') || 'none'}`,
+        });
+      }
+    }
+  }
+  for (const name of declaredClassNames.filter((n) => !placed.has(n))) {
+    problems.push({ field: 'variants', message: `class '${name}' is in no variant; add it to one with addVariant(), or remove the class` });
+  }
+  return problems;
 }
 
 function resolveScaling(
@@ -243,8 +263,8 @@ function resolveScaling(
 }
 
 /**
- * Initial weights of the cost plan: every fallback variant gets a warm floor (at most `warmFloorShare`, and at most
- * what its standby instances carry at their scaling target), the preferred variant the rest.
+ * Initial weights: the one rule of both serving constructs (lib/core/service/initial-weights.ts), the policy's cost plan
+ * at planned demand with each variant's minimum ready, on its priority-1 pool; an explicit `initialWeight` wins.
  */
 function withInitialWeights(
   variants: PlannedVariant[],
@@ -260,15 +280,12 @@ function withInitialWeights(
     if (problem) add(`variants['${s.name}'].initialWeight`, problem);
     else explicit.set(s.name, s.initialWeight!);
   }
-  const floorOf = (v: PlannedVariant) => {
-    const carried = v.minInstances * v.pools[0].plan.targetTokensPerSecondPerReplica;
-    return plan.plannedTokensPerSecond > 0 ? Math.min(warmFloorShare, carried / plan.plannedTokensPerSecond) : warmFloorShare;
-  };
-  const fallbackShare = variants.filter((v) => v.role === 'fallback').reduce((sum, v) => sum + (explicit.get(v.name) ?? floorOf(v)), 0);
-  const weighted = variants.map((v) => ({
-    ...v,
-    initialWeight: round4(explicit.get(v.name) ?? (v.role === 'fallback' ? floorOf(v) : Math.max(0, 1 - fallbackShare))),
-  }));
+  const planned = variants.length === 0 ? {} : initialWeights(
+    variants.map((v) => ({ name: v.name, classes: v.pools.map((p) => p.capacityClass), readyReplicas: v.minInstances })),
+    plan.plannedTokensPerSecond,
+    { warmFloorShare },
+  );
+  const weighted = variants.map((v) => ({ ...v, initialWeight: explicit.get(v.name) ?? planned[v.name] ?? 0 }));
   if (weighted.length > 0 && weighted.every((v) => v.initialWeight === 0)) {
     add('variants', 'every variant has an initial weight of 0; at least one variant must take traffic');
   }

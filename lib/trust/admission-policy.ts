@@ -1,6 +1,8 @@
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { Construct } from 'constructs';
-import { duplicates, isDigestPinnedImage, isUnresolved, nameProblem, TRUST_RULES } from '../core';
+import { Checker } from '../core/validation/checker';
+import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/validation/error';
+import { TRUST_RULES } from '../core/validation/rules';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Typed manifests (admissionregistration.k8s.io/v1, GA since Kubernetes 1.30)
@@ -62,29 +64,15 @@ export interface ApprovedImagesPolicyOptions {
   readonly images: readonly string[];
 }
 
-const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'cdk-capacity-aware-inference' };
 
-/** Every problem of the options, as `<prop>: '<value>' <why>` strings. */
-export function approvedImagesPolicyProblems(options: ApprovedImagesPolicyOptions): string[] {
-  const problems: string[] = [];
-  if (isUnresolved(options.name)) {
-    problems.push('name: is a CDK token; the policy name must be a literal (the binding refers to it by name)');
-  } else if (!SUBDOMAIN.test(options.name) || options.name.length > 245) {
-    problems.push(`name: '${options.name}' is not a DNS subdomain of at most 245 characters (the binding adds '-binding')`);
-  }
-  const ns = nameProblem(TRUST_RULES['admission.namespace'], options.namespace);
-  if (ns) problems.push(`namespace: ${ns}`);
-  if (options.images.length === 0) problems.push('images: is empty; a policy that allows nothing would reject every serving pod');
-  for (const image of options.images) {
-    if (isUnresolved(image)) {
-      problems.push('images: an image is an unresolved token; the policy embeds literal digests in its CEL expression');
-    } else if (!isDigestPinnedImage(image)) {
-      problems.push(`images: '${image}' is not pinned by digest (<registry>/<repository>@sha256:<64 hex>); tags are mutable`);
-    }
-  }
-  for (const d of duplicates(options.images)) problems.push(`images: '${d}' is listed twice`);
-  return problems;
+/** Every problem of the options (fields `name`, `namespace`, `images`), each rule from TRUST_RULES `admission.*`. */
+export function approvedImagesPolicyProblems(options: ApprovedImagesPolicyOptions): Problem[] {
+  const c = new Checker(TRUST_RULES);
+  c.cross('admission.policyName', options.name, 'name');
+  c.check('admission.namespace', options.namespace, 'namespace');
+  c.cross('admission.images', options.images, 'images');
+  return c.problems;
 }
 
 /**
@@ -107,7 +95,7 @@ export const POD_TEMPLATE_OWNERS: readonly ResourceRule[] = [
  */
 export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): ValidatingAdmissionPolicy {
   const problems = approvedImagesPolicyProblems(options);
-  if (problems.length > 0) throw new Error(`Invalid approved-images policy (${problems.length} problem(s)):\n${problems.join('\n')}`);
+  if (problems.length > 0) throw new ConstructValidationError('approvedImagesPolicy', undefined, problems);
   // JSON string literals are valid CEL string literals for image references (no escapes needed).
   const allowed = `[${options.images.map((i) => JSON.stringify(i)).join(', ')}]`;
   const imagesOf = (field: string) => `(has(variables.podSpec.${field}) ? variables.podSpec.${field}.map(c, c.image) : [])`;
@@ -190,10 +178,10 @@ export class ApprovedImagesAdmission extends Construct {
   constructor(scope: Construct, id: string, props: ApprovedImagesAdmissionProps) {
     super(scope, id);
     const options = { name: props.policyName ?? `approved-images-${props.namespace}`, namespace: props.namespace, images: props.images };
-    const problems = approvedImagesPolicyProblems(options);
-    if (problems.length > 0) {
-      throw new Error(`${this.node.path}: invalid ApprovedImagesAdmission (${problems.length} problem(s)):\n${problems.join('\n')}`);
-    }
+    throwIfInvalid('ApprovedImagesAdmission', this.node.path, approvedImagesPolicyProblems(options).map((p) => ({
+      ...p,
+      field: p.field === 'name' ? 'policyName' : p.field,
+    })));
     this.policy = approvedImagesPolicy(options);
     this.binding = approvedImagesPolicyBinding(options);
     this.manifest = new eks.KubernetesManifest(this, 'Manifest', {

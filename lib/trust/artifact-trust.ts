@@ -14,6 +14,7 @@ import {
   parseEcrImage,
 } from '../core';
 import { Checker, nameProblem, numberProblem } from '../core/validation/checker';
+import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { TRUST_RULES } from '../core/validation/rules';
 import { isUnresolved } from '../core/validation/tokens';
 import { durationDays, durationSeconds } from '../util/duration';
@@ -149,7 +150,9 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   private readonly publishers: iam.IGrantable[] = [];
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
   private readonly gates = new Map<string, { readonly resource: CustomResource; readonly image: string; readonly signature: string }>();
-  private readonly problems: string[] = [];
+  /** Problems of the props, thrown at the end of construction (each later call that adds input throws its own at once). */
+  private readonly problems: Problem[] = [];
+  private constructed = false;
   private readonly props: ArtifactTrustProps;
 
   constructor(scope: Construct, id: string, props: ArtifactTrustProps = {}) {
@@ -162,7 +165,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     this.signingProfile = new signer.SigningProfile(this, 'SigningProfile', {
       platform: signer.Platform.NOTATION_OCI_SHA384_ECDSA,
       signingProfileName: profileName,
-      // Only a whole number of days: aws-cdk-lib converts with toDays() and would throw without our path (reported at synth).
+      // Only a whole number of days: aws-cdk-lib converts with toDays() and would throw without our path (reported at the end of construction).
       signatureValidity: Number.isInteger(durationDays(props.signatureValidity)) ? props.signatureValidity : undefined,
     });
     if (profileName !== undefined) {
@@ -222,7 +225,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       handler: 'index.handler',
       code: lambdaCode('artifact-verifier'),
       role,
-      // An out-of-range timeout is reported at synth; aws-cdk-lib would throw first, without our construct path.
+      // An out-of-range timeout is reported at the end of construction; aws-cdk-lib would throw first, without our construct path.
       timeout: this.verifierTimeout,
       memorySize: 256,
       logGroup: this.verifierLogGroup,
@@ -242,10 +245,11 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       this.grantPublish(publisher);
       this.grantModelSigning(publisher);
     }
-    this.node.addValidation({ validate: () => this.problems.map((p) => `${this.node.path}: ${p}`) });
+    this.constructed = true;
+    this.throwIfInvalid();
   }
 
-  /** The verifier's Lambda timeout (an out-of-range timeout is reported at synth; aws-cdk-lib would throw first, without our path). */
+  /** The verifier's Lambda timeout (an out-of-range one is reported at the end of construction; aws-cdk-lib would throw first, without our path). */
   private get verifierTimeout(): Duration {
     const t = this.props.verifierTimeout;
     return t && this.timeoutValid(t) ? t : Duration.minutes(5);
@@ -259,9 +263,10 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   /** Adds a class image repository: immutable tags, scan on push, KMS encryption, signed on push. */
   public addRepository(repositoryName: string): ecr.Repository {
     const problem = nameProblem(TRUST_RULES.repositoryNames, repositoryName);
-    if (problem) this.problems.push(`repositoryNames[${this.repos.length}]: ${problem}`);
+    if (problem) this.problems.push({ field: `repositoryNames[${this.repos.length}]`, message: problem });
+    this.throwIfInvalid();
     const repo = new ecr.Repository(this, `Repository${this.repos.length}`, {
-      // An invalid name is reported at synth; aws-cdk-lib would throw its own error first, without our construct path.
+      // An invalid name in the props is reported with every other problem at the end of construction.
       repositoryName: problem ? undefined : repositoryName,
       imageTagMutability: ecr.TagMutability.IMMUTABLE,
       imageScanOnPush: true,
@@ -348,20 +353,24 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     const existing = this.gates.get(cls.name);
     if (existing) {
       if (record && JSON.stringify(stack.resolve(record)) !== existing.signature) {
-        this.problems.push(`class '${cls.name}' was gated twice with different artifacts (${existing.image} and ${cls.artifact.image})`);
+        this.problems.push({ className: cls.name, field: 'artifact', message: `was gated twice with different artifacts (${existing.image} and ${cls.artifact.image}); allowed: one set of artifacts per class name` });
+        this.throwIfInvalid();
       }
       return existing.resource;
     }
     if (!record) {
       this.problems.push(...problems);
+      this.throwIfInvalid();
       return this;
     }
     const imageRepoArns = this.imageRepositoryArns(record);
     if (imageRepoArns.length === 0) {
-      this.problems.push(
-        `class '${cls.name}': artifact.image is a token and this construct has no repositories to scope the verifier's ECR access to; ` +
-          'give the image as a literal digest reference',
-      );
+      this.problems.push({
+        className: cls.name,
+        field: 'artifact.image',
+        message: "is a token and this construct has no repositories to scope the verifier's ECR access to; allowed: a literal digest reference",
+      });
+      this.throwIfInvalid();
       return this;
     }
     this.grantVerifierRead(record, imageRepoArns);
@@ -453,14 +462,20 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     c.optional('verifierRetry.maxAttempts', props.verifierRetry?.maxAttempts);
     c.optional('verifierTimeout', durationSeconds(props.verifierTimeout));
     c.optional('signatureValidity', durationDays(props.signatureValidity));
-    this.problems.push(...c.problems.map((p) => `${p.field}: ${p.message}`));
+    c.cross('multipartModelDigest', props.multipartModelDigest);
+    this.problems.push(...c.problems);
     (props.modelDataLocations ?? []).forEach((location, i) => {
       if (!MODEL_DATA_LOCATION.exec(location) || location.includes('*')) {
-        this.problems.push(`modelDataLocations[${i}]: '${location}' is not an S3 location; allowed: s3://<bucket>/ or s3://<bucket>/<key prefix> (no wildcards)`);
+        this.problems.push({
+          field: `modelDataLocations[${i}]`,
+          message: `'${location}' is not an S3 location; allowed: s3://<bucket>/ or s3://<bucket>/<key prefix> (no wildcards)`,
+        });
       }
     });
-    if (props.multipartModelDigest !== undefined && !['metadata', 'reject'].includes(props.multipartModelDigest)) {
-      this.problems.push(`multipartModelDigest: '${props.multipartModelDigest}' is not 'metadata' or 'reject'`);
-    }
+  }
+
+  /** Once constructed, every call that adds input throws its problems at once (in the constructor: at its end). */
+  private throwIfInvalid(): void {
+    if (this.constructed) throwIfInvalid('ArtifactTrust', this.node.path, this.problems);
   }
 }

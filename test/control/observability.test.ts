@@ -498,35 +498,45 @@ describe('validation', () => {
       preferredCapacityErrors: { threshold: 0.5 },
       reconcilerHeartbeat: { duration: Duration.days(2) },
     }));
+    // One error type for every construct: its path, then each problem as `<field>: <value>; allowed: <what is>`.
+    // Durations are measured against the default period while the period itself is invalid.
     expect(message.split('\n')).toEqual([
-      "InferenceObservability at 'Test/Obs' has 9 invalid props:",
-      "  - prop serving.service: got '' (0 characters); allowed: 1..1024 characters (a CloudWatch dimension value)",
-      '  - prop period: got 90 s; allowed: 10 s, 30 s or a multiple of 60 s (CloudWatch periods)',
-      "  - prop facts: class name 'l40s' occurs more than once; allowed: unique class names",
-      "  - prop facts: class 'l40s' usdPerReplicaHour is -1; allowed: a finite number >= 0",
-      '  - prop fallbackShare.thresholdPercent: is 150 %; allowed: a finite number above 0 and below 100 %',
-      '  - prop fallbackShare.duration: got 30 seconds; allowed: a whole number of periods (90 s), at least one, at most 1 day',
-      '  - prop deadlineExhaustion.minRequestsPerPeriod: is 0; allowed: a whole number at least 1',
-      '  - prop preferredCapacityErrors.threshold: is 0.5; allowed: a whole number at least 1 (capacity errors per period)',
-      '  - prop reconcilerHeartbeat.duration: got 2 days; allowed: a whole number of periods (90 s), at least one, at most 1 day',
+      "InferenceObservability 'Test/Obs' is invalid (9 problems):",
+      "  - serving.service: is '' (empty); allowed: a CloudWatch dimension value: 1 to 255 printable ASCII characters, not all blank "
+        + '(the Service dimension of every metric and alarm; CloudWatch alarms document 255 characters)',
+      "  - serving.routing.classes: 'l40s' occur more than once; allowed: unique capacity class names",
+      "  - serving.routing.classes['l40s'].usdPerReplicaHour: is -1 USD; allowed: a finite number at least 0 USD",
+      '  - period: is 90 s; allowed: 10 s, 30 s or a whole number of minutes (CloudWatch periods)',
+      '  - fallbackShare.thresholdPercent: is 150 %; allowed: a finite number above 0 and below 100 %',
+      '  - fallbackShare.duration: is 30 seconds with a period of 60 s; allowed: a whole number of periods, at least one, at most 1 day',
+      '  - deadlineExhaustion.minRequestsPerPeriod: is 0; allowed: a whole number at least 1',
+      '  - preferredCapacityErrors.threshold: is 0.5; allowed: a whole number at least 1 (capacity errors per period)',
+      '  - reconcilerHeartbeat.duration: is 2 days with a period of 60 s; allowed: a whole number of periods, at least one, at most 1 day',
     ]);
   });
 
   test('fails when facts hold no class', () => {
     const { stack } = testStack();
     expect(() => new InferenceDashboard(stack, 'Dash', { serving: servingOf({ ...ALB, targets: [] }, 's') }))
-      .toThrow("InferenceDashboard at 'Test/Dash' has 1 invalid prop:\n  - prop facts: has no capacity classes; allowed: at least one class");
+      .toThrow("InferenceDashboard 'Test/Dash' is invalid (1 problem):\n  - serving.routing.targets: 0 target groups; allowed: 1 to 5 ALB target groups");
   });
 
   test('fails when more preferred classes share rank 0 than one alarm can read (one metric each, 10 at most)', () => {
     const { stack } = testStack();
-    const many = (n: number): AlbRoutingFacts => ({
-      ...ALB, targets: Array.from({ length: n }, (_, i) => ({ ...ALB.targets[0], class: { ...ALB.targets[0].class, name: `c${i}` } })),
+    // Up to 5 pools per variant: n preferred classes spread over variants of 5.
+    const pool = SAGEMAKER.variants[0].classes[0];
+    const many = (n: number): SageMakerRoutingFacts => ({
+      ...SAGEMAKER,
+      variants: Array.from({ length: Math.ceil(n / 5) }, (_, v) => ({
+        variantName: `v${v}`,
+        classes: Array.from({ length: Math.min(5, n - 5 * v) }, (_, i) => ({ ...pool, name: `c${5 * v + i}`, preferenceRank: 0 })),
+      })),
     });
     const noFallback = { fallbackShare: { enabled: false }, deadlineExhaustion: { enabled: false } };
     expect(() => new InferenceAlarms(stack, 'Alarms', { serving: servingOf(many(11), 's'), ...noFallback })).toThrow(
-      '  - prop serving: 11 classes share the best preference rank; the preferred-class capacity error alarm reads one metric per class and an alarm '
-      + 'at most 10; allowed: at most 10 classes of the best rank, or preferredCapacityErrors.enabled: false',
+      "InferenceAlarms 'Test/Alarms' is invalid (1 problem):\n  - serving: needs 11 metrics in one alarm (the preferred-class capacity error alarm: "
+      + 'one per class of the best preference rank, 11 classes); disable it with preferredCapacityErrors.enabled: false; allowed: at most 10 metrics '
+      + 'in one alarm, or the alarm disabled',
     );
     expect(() => new InferenceAlarms(stack, 'Ten', { serving: servingOf(many(10), 's'), ...noFallback })).not.toThrow();
     expect(() => new InferenceAlarms(stack, 'Off', { serving: servingOf(many(11), 's'), ...noFallback, preferredCapacityErrors: { enabled: false } }))
@@ -535,12 +545,18 @@ describe('validation', () => {
 
   test('fails when the deadline exhaustion alarm would read more than 10 metrics (two per class: more than 5 classes)', () => {
     const { stack } = testStack();
-    const many = (n: number): AlbRoutingFacts => ({
-      ...ALB, targets: Array.from({ length: n }, (_, i) => ({ ...ALB.targets[0], class: { ...ALB.targets[0].class, name: `c${i}` } })),
+    // Up to 5 pools per variant (an ALB takes at most 5 target groups): the classes spread over variants of 5.
+    const pool = SAGEMAKER.variants[0].classes[0];
+    const many = (n: number): SageMakerRoutingFacts => ({
+      ...SAGEMAKER,
+      variants: Array.from({ length: Math.ceil(n / 5) }, (_, v) => ({
+        variantName: `v${v}`,
+        classes: Array.from({ length: Math.min(5, n - 5 * v) }, (_, i) => ({ ...pool, name: `c${5 * v + i}`, preferenceRank: 5 * v + i })),
+      })),
     });
     expect(() => new InferenceAlarms(stack, 'Six', { serving: servingOf(many(6), 's') })).toThrow(
-      '  - prop serving: 6 capacity classes; the deadline exhaustion alarm reads two metrics per class (shed and arriving requests) and an alarm '
-      + 'at most 10; allowed: at most 5 classes, or deadlineExhaustion.enabled: false',
+      '  - serving: needs 12 metrics in one alarm (the deadline exhaustion alarm: shed and arriving requests per capacity class, 6 classes); '
+      + 'disable it with deadlineExhaustion.enabled: false; allowed: at most 10 metrics in one alarm, or the alarm disabled',
     );
     expect(() => new InferenceAlarms(stack, 'Five', { serving: servingOf(many(5), 's') })).not.toThrow();
     expect(() => new InferenceAlarms(stack, 'Off', { serving: servingOf(many(6), 's'), deadlineExhaustion: { enabled: false } })).not.toThrow();
@@ -550,8 +566,8 @@ describe('validation', () => {
     const { stack } = testStack();
     const clash: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [SAGEMAKER.variants[0], { ...SAGEMAKER.variants[1], variantName: 'a10g' }] };
     expect(() => new InferenceDashboard(stack, 'Clash', { serving: servingOf(clash, 's') })).toThrow(
-      "  - prop facts: variant 'a10g' has the name of a capacity class it is not exactly; allowed: a variant name that is no class name, "
-      + 'or the name of its only class',
+      "  - serving.routing.variants['a10g'].variantName: 'a10g' is the name of a capacity class it is not exactly; allowed: a variant name "
+      + 'that is no class name, or the name of its only class',
     );
     const same: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [{ ...SAGEMAKER.variants[0], variantName: 'l40s' }, SAGEMAKER.variants[1]] };
     expect(() => new InferenceDashboard(stack, 'Same', { serving: servingOf(same, 's') })).not.toThrow();

@@ -1,10 +1,10 @@
 import {
-  CapacityClassError,
   type CapacityClassSpec,
   checkCapacityClasses,
   defineCapacityClasses,
   HardwareCatalog,
 } from '../../lib/core';
+import { ConstructValidationError } from '../../lib/core/validation/error';
 import { imageRef, LLAMA_CONTRACT, llamaClasses } from '../util';
 
 function problemsOf(specs: CapacityClassSpec[], options: Parameters<typeof checkCapacityClasses>[1] = {}): string[] {
@@ -161,13 +161,14 @@ describe('capacity class checks', () => {
       try {
         defineCapacityClasses(specs);
       } catch (e) {
-        return e as CapacityClassError;
+        return e as ConstructValidationError;
       }
       throw new Error('expected an error');
     })();
-    expect(error).toBeInstanceOf(CapacityClassError);
+    expect(error).toBeInstanceOf(ConstructValidationError);
+    expect(error.construct).toBe('defineCapacityClasses');
     expect(error.problems).toHaveLength(6);
-    expect(error.message).toMatch(/^Invalid capacity classes \(6 problems\):\n {2}- class 'l40s' artifact.image/);
+    expect(error.message).toMatch(/^defineCapacityClasses is invalid \(6 problems\):\n {2}- class 'l40s' artifact.image/);
   });
 
   test('rejects number tokens the plan would compute with, and carries a string token image through', () => {

@@ -6,13 +6,13 @@ import {
   type PolicyClass,
   policyClassesFromFacts,
   policyClassProblems,
-  policyConfigProblems,
   type PolicyInput,
   type PolicyState,
   policyWindowPeriods,
   resolvePolicyConfig,
   type RoutingFacts,
 } from '../../lib/core';
+import { policyConfigProblems } from '../../lib/core/validation/policy-config';
 import { replicaFloors } from '../../lib/core/policy/plan';
 import { plannedDemand, sustainedDemand } from '../../lib/core/policy/evidence';
 
@@ -331,16 +331,16 @@ describe('configuration', () => {
     const config = resolvePolicyConfig({ periodSeconds: 45, weightTotal: 1000, headroom: -1, stabilizationWindowSeconds: 100 });
     const problems = policyConfigProblems(config);
     expect(problems).toEqual(expect.arrayContaining([
-      'periodSeconds: 45 (a multiple of 10 seconds, at least 10)',
-      'weightTotal: 1000 (an integer 10..999 (ALB accepts at most 999 per target group))',
-      'headroom: -1 (0..4)',
-      'stabilizationWindowSeconds: 100 (a whole number of periods (45 s), at least one)',
+      'periodSeconds: is 45 s; allowed: a whole number at least 60 s, a multiple of 60 (the schedule runs at EventBridge rates of whole minutes)',
+      'weightTotal: is 1000; allowed: a whole number from 10 to 999 (ALB accepts at most 999 per target group)',
+      'headroom: is -1; allowed: a finite number from 0 to 4',
+      'stabilizationWindowSeconds: is 100 s, not a whole number of 60 s periods; allowed: a whole number of periods, at least one',
     ]));
   });
 
   test('fails when replicaFloorsApplied is not a boolean (a JSON config that says "true")', () => {
     const config = resolvePolicyConfig({ replicaFloorsApplied: 'true' as unknown as boolean });
-    expect(policyConfigProblems(config)).toEqual(['replicaFloorsApplied: "true" (true or false)']);
+    expect(policyConfigProblems(config)).toEqual(['replicaFloorsApplied: is "true"; allowed: true or false (set by the Reconciler from the serving construct)']);
   });
 
   test('fails when every class is forbidden by placement', () => {

@@ -157,7 +157,8 @@ describe('two services on one EksInferenceCluster', () => {
     const c = new EksInferenceCluster(s, 'Cluster', { kubectlLayer: new KubectlV34Layer(s, 'Kubectl') });
     new EksInferenceService(s, 'A', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster: c, modelDataFetcherImage: FETCHER_IMAGE });
     expect(() => new EksInferenceService(s, 'B', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster: c, namespace: 'other', modelDataFetcherImage: FETCHER_IMAGE }))
-      .toThrow(/'Test\/B' cannot attach to EksInferenceCluster 'Test\/Cluster':\n {2}- contract.name: 'llama3-chat' is also the service of/);
+      .toThrow("EksInferenceService 'Test/B' is invalid (2 problems):\n  - contract.name: 'llama3-chat' is also the service of Test/A on this cluster; "
+        + 'allowed: a name unique');
     const reused = { contract: MISTRAL_CONTRACT, classes: mistralClasses(), cluster: c, namespace: 'llama3-chat', modelDataFetcherImage: FETCHER_IMAGE };
     expect(() => new EksInferenceService(s, 'C', reused))
       .toThrow(/namespace: 'llama3-chat' is also the namespace of Test\/A/);

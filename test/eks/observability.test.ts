@@ -173,7 +173,29 @@ describe('EKS signal producers on a cluster that already runs the add-on', () =>
         addonVersion: 'latest',
         existingAddon: { configurationValues: { containerLogs: { enabled: false }, containerInsights: { enabled: false }, agent: { config: { logs: {} } } } },
       },
-    })).toThrow(/observability: observability\.addonVersion: 'latest' \(an exact add-on version such as 'v[\d.]+-eksbuild\.\d+'\)[\s\S]*containerLogs\.enabled: false[\s\S]*containerInsights\.enabled: false[\s\S]*enhanced_container_insights: true/);
+    })).toThrow(new RegExp([
+      "EksInferenceService 'Test/Llama' is invalid \\(5 problems\\):",
+      "  - observability.addonVersion: is 'latest'; allowed: an exact add-on version",
+      '  - observability.existingAddon: is set together with observability.addonVersion, which has no effect',
+      '  - observability.existingAddon.configurationValues.containerLogs.enabled: is false; allowed: true or unset',
+      '  - observability.existingAddon.configurationValues.containerInsights.enabled: is false; allowed: true or unset',
+      '  - observability.existingAddon.configurationValues.agent.config: has no logs.metrics_collected.kubernetes.enhanced_container_insights: true',
+    ].map((line) => `${line}.*`).join('\\n')));
+  });
+
+  test('fails when the configuration values are the JSON string CloudFormation takes and say container logs are off (the string is checked too)', () => {
+    expect(() => build({ observability: { existingAddon: { configurationValues: JSON.stringify({ containerLogs: { enabled: false } }) } } }))
+      .toThrow('  - observability.existingAddon.configurationValues.containerLogs.enabled: is false; allowed: true or unset');
+    expect(() => build({ observability: { existingAddon: { configurationValues: '{ not json' } } }))
+      .toThrow('  - observability.existingAddon.configurationValues: is a string that is not a JSON object; allowed: the configuration values as an object');
+  });
+
+  test('fails when retention or key settings would be dropped with an existing add-on, and accepts them when the construct creates the log group', () => {
+    expect(() => build({ observability: { logRetention: 7, existingAddon: {} } })).toThrow(
+      '  - observability.existingAddon: is set together with observability.logRetention, which has no effect; allowed: no addonVersion, '
+      + 'and no logRetention or logEncryptionKey unless existingAddon.applicationLogGroupExists is false',
+    );
+    expect(() => build({ observability: { logRetention: 7, existingAddon: { applicationLogGroupExists: false } } })).not.toThrow();
   });
 });
 

@@ -166,7 +166,7 @@ describe('EksInferenceService input checks', () => {
 
   test('fails when existing log groups are combined with a retention or a key (they keep their own)', () => {
     expect(construct({ observability: { existingLogGroups: true, logRetention: RetentionDays.ONE_WEEK } })).toThrow(
-      /observability: observability.logRetention: 7 \(an existing log group keeps its own retention/,
+      '  - observability.existingLogGroups: is true together with observability.logRetention; allowed: no logRetention, logEncryptionKey or existingAddon',
     );
   });
 
@@ -175,5 +175,24 @@ describe('EksInferenceService input checks', () => {
     const groups = Template.fromStack(Stack.of(svc)).findResources('AWS::Logs::LogGroup');
     expect(Object.values(groups).map((g) => g.Properties.LogGroupName).filter((n) => String(n).startsWith('/aws/containerinsights'))).toEqual([]);
     expect(svc.observability.applicationLogGroup.logGroupName).toBe(`/aws/containerinsights/${svc.clusterName}/application`);
+  });
+});
+
+describe('EksInferenceService: input the construct used to accept silently (issue 20 item 12)', () => {
+  test("fails when a class's zone is in another region than the stack's, and when its zone list is empty", () => {
+    const classes = llamaClasses();
+    classes[0] = { ...classes[0], placement: { zones: ['eu-west-1a'] } };
+    expect(construct({ classes })).toThrow(
+      "  - class 'l40s' placement.zones[0]: is 'eu-west-1a', not a zone of the stack's region us-east-1; allowed: zones of the stack's region",
+    );
+    classes[0] = { ...classes[0], placement: { zones: [] } };
+    expect(construct({ classes })).toThrow("  - class 'l40s' placement.zones: is []; allowed: a non-empty list of distinct zones");
+  });
+
+  test('fails when every class at its quota cannot carry the planned peak, with both numbers', () => {
+    expect(construct({ contract: { ...LLAMA_CONTRACT, peakRequestsPerSecond: 200 } })).toThrow(
+      "EksInferenceService 'Test/Llama' is invalid (1 problem):\n  - contract.peakRequestsPerSecond: is 200 requests/s: 200 x 250 tokens x (1 + 0.2) = "
+      + '60000 tokens/s planned, but every class at its quota carries l40s 8 x 1200 + a10g 24 x 400 + inf2 24 x 300 = 26400 tokens/s (44 % of it)',
+    );
   });
 });

@@ -233,11 +233,12 @@ describe('SageMakerCapacityEndpoint', () => {
     });
 
     test('initial counts and weights come from the cost plan: preferred carries the traffic, fallback a warm floor', () => {
-      // Planned 20 req/s x 250 tokens x 1.2 = 6000 tok/s: 5 x l40s. The inf2 standby carries 250/6000 = 4.17 % (< 5 % floor).
+      // Planned 20 req/s x 250 tokens x 1.2 = 6000 tok/s: 5 x l40s. The policy's cost plan (the reconciler's first tick):
+      // l40s carries it, the inf2 standby (300 tok/s, 5 %) keeps the 2 % warm floor; whole weights summing to 100.
       template.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
         ProductionVariants: [
-          Match.objectLike({ VariantName: 'preferred', InitialInstanceCount: 5, InitialVariantWeight: 0.9583 }),
-          Match.objectLike({ VariantName: 'fallback', InitialInstanceCount: 1, InitialVariantWeight: 0.0417 }),
+          Match.objectLike({ VariantName: 'preferred', InitialInstanceCount: 5, InitialVariantWeight: 98 }),
+          Match.objectLike({ VariantName: 'fallback', InitialInstanceCount: 1, InitialVariantWeight: 2 }),
         ],
       });
     });

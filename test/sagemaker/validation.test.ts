@@ -8,9 +8,14 @@ import { a10gOn, smClasses, synthError, TWO_VARIANTS } from './fixtures';
 
 const PATH = 'Test/Llama';
 
+/** The endpoint's error: thrown at construction for its input, or at synth when only its completeness is wrong. */
 function errorOf(props: Partial<SageMakerCapacityEndpointProps>): string {
   const { stack } = testStack();
-  new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, ...props });
+  try {
+    new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, ...props });
+  } catch (e) {
+    return (e as Error).message;
+  }
   return synthError(stack);
 }
 
@@ -59,7 +64,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
       provisionTimeout: Duration.seconds(100),
       variants: [{ name: 'preferred', classes: ['l40s', 'a10g'] }, { name: 'empty', classes: [] }],
     });
-    expect(msg).toContain(`${PATH}: invalid SageMaker capacity endpoint for service 'llama3-chat' (3 problems):`);
+    expect(msg).toContain(`SageMakerCapacityEndpoint '${PATH}' is invalid (3 problems):`);
     expect(msg).toContain('provisionTimeout: is 100 s');
     expect(msg).toContain("variants['empty'].classes: is empty");
     expect(msg).toContain("variants: class 'inf2' is in no variant");
@@ -73,18 +78,23 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(msg).toContain("variants['gpu'].classes: has 6 classes; a variant holds at most 5 instance pools. Split them over more variants");
   });
 
-  test('fails when a pool added later with addClass() makes 6 (validation runs at synth)', () => {
+  test('fails at the addVariant() call that gives a variant 6 pools: input is checked when it is given', () => {
     const six = sixClasses();
     const { stack } = testStack();
-    const e = new SageMakerCapacityEndpoint(stack, 'Llama', {
-      contract: LLAMA_CONTRACT,
-      classes: six.slice(0, 5),
-      variants: [{ name: 'gpu', classes: six.map((c) => c.name) }],
-    });
-    e.addClass(six[5]);
-    const msg = synthError(stack);
-    expect(msg).toContain("variants['gpu'].classes: has 6 classes");
-    expect(msg).not.toContain('is not a class of this endpoint');
+    const e = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: six });
+    expect(() => e.addVariant({ name: 'gpu', classes: six.map((c) => c.name) })).toThrow(
+      "SageMakerCapacityEndpoint 'Test/Llama' is invalid (1 problem):\n  - variants['gpu'].classes: has 6 classes; a variant holds at most 5",
+    );
+  });
+
+  test('a variant may name a class that addClass() declares later: completeness is checked when the endpoint is read or synthesized', () => {
+    const six = sixClasses();
+    const { stack } = testStack();
+    const e = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, variants: [{ name: 'gpu', classes: ['l40s', 'a10g'] }] });
+    expect(() => e.servingDescription()).toThrow("variants['gpu'].classes: 'l40s' is not a class of this endpoint; declared classes: none");
+    e.addClass(six[0]).addClass(six[1]);
+    expect(synthError(stack)).toBe('');
+    expect(e.servingDescription().routing.kind).toBe('sagemaker');
   });
 
   test('fails when two pools of a variant have the same priority, or a priority outside 1..5', () => {
@@ -224,8 +234,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
   test('fails when a variant added later with addVariant() takes a class that is already routed', () => {
     const { stack } = testStack();
     const e = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS });
-    e.addVariant({ name: 'extra', classes: ['inf2'] });
-    expect(synthError(stack)).toContain("variants['extra'].classes: class 'inf2' is already in variant 'fallback'");
+    expect(() => e.addVariant({ name: 'extra', classes: ['inf2'] })).toThrow("variants['extra'].classes: class 'inf2' is already in variant 'fallback'");
   });
 
   test('fails when duplicate class names are declared', () => {
@@ -249,7 +258,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
         c.name === 'a10g' ? { ...c, runtime: { ...c.runtime, engineVersion: '0.11.0' } } : c,
       ),
     });
-    expect(msg).toContain('invalid SageMaker capacity endpoint');
+    expect(msg).toContain("SageMakerCapacityEndpoint 'Test/Llama' is invalid");
     expect(msg).toContain("class 'l40s' runtime.engine: 'sglang' is not an engine the library can bind; allowed: vllm, tgi, djl-lmi, triton, custom");
     expect(msg).toContain("class 'a10g' runtime.queueBound: is 'required' but vllm 0.11.0 has no bounded queue (it exists from 0.29.0)");
   });
@@ -286,17 +295,23 @@ describe('SageMakerCapacityEndpoint validation', () => {
   test('fails when the warm floor, standby, data capture sampling or container timeouts are out of range', () => {
     const { stack } = testStack();
     const bucket = new s3.Bucket(stack, 'B');
-    new SageMakerCapacityEndpoint(stack, 'Llama', {
-      contract: LLAMA_CONTRACT,
-      classes: smClasses(),
-      variants: TWO_VARIANTS,
-      warmFloorShare: 1,
-      standbyInstances: 0,
-      dataCapture: { bucket, samplingPercentage: 0 },
-      containerStartupHealthCheckTimeout: Duration.hours(2),
-    });
-    const msg = synthError(stack);
-    expect(msg).toContain('warmFloorShare: is 1; allowed: a finite number at least 0 and below 1');
+    const msg = ((): string => {
+      try {
+        new SageMakerCapacityEndpoint(stack, 'Llama', {
+          contract: LLAMA_CONTRACT,
+          classes: smClasses(),
+          variants: TWO_VARIANTS,
+          warmFloorShare: 1,
+          standbyInstances: 0,
+          dataCapture: { bucket, samplingPercentage: 0 },
+          containerStartupHealthCheckTimeout: Duration.hours(2),
+        });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    })();
+    expect(msg).toContain('warmFloorShare: is 1; allowed: a finite number from 0 to 0.2');
     expect(msg).toContain('standbyInstances: is 0; allowed: a whole number at least 1 (SageMaker variants cannot scale to 0)');
     expect(msg).toContain('dataCapture.samplingPercentage: is 0; allowed: a whole number from 1 to 100');
     expect(msg).toContain('containerStartupHealthCheckTimeout: is 7200 s; allowed: a whole number from 60 to 3600 s');

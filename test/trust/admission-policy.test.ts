@@ -83,10 +83,13 @@ describe('approved-images admission policy', () => {
     expect(
       approvedImagesPolicyProblems({ name: 'Bad_Name', namespace: 'Serving', images: ['123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest', IMAGES[0], IMAGES[0]] }),
     ).toEqual([
-      "name: 'Bad_Name' is not a DNS subdomain of at most 245 characters (the binding adds '-binding')",
-      "namespace: is 'Serving'; allowed: a DNS-1123 label: 1 to 63 lower-case letters, digits and \"-\", starting and ending with a letter or digit",
-      "images: '123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest' is not pinned by digest (<registry>/<repository>@sha256:<64 hex>); tags are mutable",
-      `images: '${IMAGES[0]}' is listed twice`,
+      { field: 'name', message: "is 'Bad_Name'; allowed: a DNS-1123 subdomain of at most 245 characters (the binding adds \"-binding\")" },
+      { field: 'namespace', message: "is 'Serving'; allowed: a DNS-1123 label: 1 to 63 lower-case letters, digits and \"-\", starting and ending with a letter or digit" },
+      {
+        field: 'images',
+        message: "'123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest' is not pinned by digest (a tag is mutable); "
+          + `'${IMAGES[0]}' is listed twice; allowed: a non-empty list of distinct images pinned by digest (<registry>/<repository>@sha256:<64 hex>)`,
+      },
     ]);
     expect(() => approvedImagesPolicy({ ...OPTIONS, images: [] })).toThrow(/images: is empty/);
   });
@@ -115,7 +118,7 @@ describe('ApprovedImagesAdmission', () => {
     const { stack: s } = testStack('Bad');
     const imported = eks.Cluster.fromClusterAttributes(s, 'Imported', { clusterName: 'c' });
     expect(() => new ApprovedImagesAdmission(s, 'Admission', { cluster: imported, namespace: 'serving', images: ['public.ecr.aws/x/y:1'] })).toThrow(
-      /Bad\/Admission: invalid ApprovedImagesAdmission \(1 problem\(s\)\):\nimages: 'public.ecr.aws\/x\/y:1' is not pinned by digest/,
+      "ApprovedImagesAdmission 'Bad/Admission' is invalid (1 problem):\n  - images: 'public.ecr.aws/x/y:1' is not pinned by digest (a tag is mutable)",
     );
   });
 });

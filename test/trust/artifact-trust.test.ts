@@ -298,39 +298,47 @@ describe('ArtifactTrust options', () => {
   });
 
   test('fails when a modelDataLocations entry is not an S3 location', () => {
-    const { app, stack } = testStack();
-    new ArtifactTrust(stack, 'Trust', { modelDataLocations: ['models-bucket/llama', 's3://models-bucket/llama/*'] });
-    expect(() => app.synth()).toThrow(
+    const { stack } = testStack();
+    const build = () => new ArtifactTrust(stack, 'Trust', { modelDataLocations: ['models-bucket/llama', 's3://models-bucket/llama/*'] });
+    expect(build).toThrow(
       /modelDataLocations\[0\]: 'models-bucket\/llama' is not an S3 location; allowed: s3:\/\/<bucket>\/ or s3:\/\/<bucket>\/<key prefix>/,
     );
-    expect(() => app.synth()).toThrow(/modelDataLocations\[1\]: 's3:\/\/models-bucket\/llama\/\*' is not an S3 location/);
+    const { stack: s2 } = testStack('T2');
+    expect(() => new ArtifactTrust(s2, 'Trust', { modelDataLocations: ['models-bucket/llama', 's3://models-bucket/llama/*'] }))
+      .toThrow(/modelDataLocations\[1\]: 's3:\/\/models-bucket\/llama\/\*' is not an S3 location/);
   });
 
   test('fails when class artifacts cannot be pinned, listing every problem with the construct path', () => {
-    const { app, stack } = testStack();
-    const trust = new ArtifactTrust(stack, 'Trust', { signingProfileName: 'has-hyphens', verifierRetry: { maxAttempts: 0 }, verifierTimeout: Duration.minutes(20) });
+    const { stack } = testStack();
+    // The props at construction, every problem at once.
+    expect(() => new ArtifactTrust(stack, 'Bad', { signingProfileName: 'has-hyphens', verifierRetry: { maxAttempts: 0 }, verifierTimeout: Duration.minutes(20) }))
+      .toThrow([
+        "ArtifactTrust 'Test/Bad' is invalid (3 problems):",
+        "  - signingProfileName: is 'has-hyphens'; allowed: an AWS Signer profile name: 2 to 64 of [A-Za-z0-9_] (no hyphens)",
+        '  - verifierRetry.maxAttempts: is 0; allowed: a whole number from 1 to 10',
+        '  - verifierTimeout: is 1200 s; allowed: a whole number from 60 to 900 s',
+      ].join('\n'));
+    // Each class when it is gated (by the serving construct that declares it), with the trust construct's path.
+    const trust = new ArtifactTrust(stack, 'Trust');
     const [l40s, a10g, inf2] = pinnedClasses();
-    trust.gateFor(stack, { ...l40s, artifact: { ...l40s.artifact, image: 'ghcr.io/vllm/vllm@sha256:' + 'a'.repeat(64) } });
-    trust.gateFor(stack, { ...a10g, artifact: { ...a10g.artifact, modelData: { uri: 's3://models-bucket/llama3-8b/', sha256: 'B'.repeat(64), versionId: 'v1' } } });
-    trust.gateFor(stack, { ...inf2, artifact: { ...inf2.artifact, signingProfileName: 'x', modelData: { uri: 's3://models-bucket/m.tar', sha256: 'c'.repeat(64) } } });
-    let message = '';
-    try {
-      app.synth();
-    } catch (err) {
-      message = String(err);
-    }
-    for (const expected of [
-      "Test/Trust: signingProfileName: is 'has-hyphens'; allowed: an AWS Signer profile name: 2 to 64 of [A-Za-z0-9_] (no hyphens)",
-      'Test/Trust: verifierRetry.maxAttempts: is 0; allowed: a whole number from 1 to 10',
-      'Test/Trust: verifierTimeout: is 1200 s; allowed: a whole number from 60 to 900 s',
-      "Test/Trust: class 'l40s': artifact.image 'ghcr.io/vllm/vllm@sha256:aaaa",
-      "Test/Trust: class 'a10g': artifact.modelData.uri 's3://models-bucket/llama3-8b/' is not one S3 object",
-      "Test/Trust: class 'a10g': artifact.modelData.sha256 'BBBB",
-      "Test/Trust: class 'inf2': artifact.signingProfileName 'x' is not an AWS Signer profile name",
-      "Test/Trust: class 'inf2': artifact.modelData.versionId is missing",
-    ]) {
-      expect(message).toContain(expected);
-    }
+    expect(() => trust.gateFor(stack, { ...l40s, artifact: { ...l40s.artifact, image: 'ghcr.io/vllm/vllm@sha256:' + 'a'.repeat(64) } }))
+      .toThrow("ArtifactTrust 'Test/Trust' is invalid (1 problem):\n  - class 'l40s' artifact.image: 'ghcr.io/vllm/vllm@sha256:aaaa");
+    const { stack: s2 } = testStack('T2');
+    const t2 = new ArtifactTrust(s2, 'Trust');
+    const message = ((): string => {
+      try {
+        t2.gateFor(s2, { ...a10g, artifact: { ...a10g.artifact, modelData: { uri: 's3://models-bucket/llama3-8b/', sha256: 'B'.repeat(64), versionId: 'v1' } } });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    })();
+    expect(message).toContain("class 'a10g' artifact.modelData.uri: 's3://models-bucket/llama3-8b/' is not one S3 object");
+    expect(message).toContain("class 'a10g' artifact.modelData.sha256: 'BBBB");
+    const { stack: s3s } = testStack('T3');
+    const t3 = new ArtifactTrust(s3s, 'Trust');
+    expect(() => t3.gateFor(s3s, { ...inf2, artifact: { ...inf2.artifact, signingProfileName: 'x', modelData: { uri: 's3://models-bucket/m.tar', sha256: 'c'.repeat(64) } } }))
+      .toThrow(/class 'inf2' artifact.signingProfileName: 'x' is not an AWS Signer[\s\S]*class 'inf2' artifact.modelData.versionId: is missing/);
   });
 
   test('a model bucket given as a token stays a token in the record and the verifier policy', () => {
@@ -355,11 +363,11 @@ describe('ArtifactTrust options', () => {
   });
 
   test('fails when one class name is gated with two different artifacts', () => {
-    const { app, stack } = testStack();
+    const { stack } = testStack();
     const trust = new ArtifactTrust(stack, 'Trust');
     const [l40s] = pinnedClasses();
     trust.gateFor(stack, l40s);
-    trust.gateFor(stack, { ...l40s, artifact: { ...l40s.artifact, image: imageRef('vllm', 'f') } });
-    expect(() => app.synth()).toThrow(/class 'l40s' was gated twice with different artifacts/);
+    expect(() => trust.gateFor(stack, { ...l40s, artifact: { ...l40s.artifact, image: imageRef('vllm', 'f') } }))
+      .toThrow(/class 'l40s' artifact: was gated twice with different artifacts/);
   });
 });

@@ -92,7 +92,9 @@ describe('approvedArtifactsFor', () => {
 
   test('fails when the model version is missing and required', () => {
     const spec = { ...l40s, artifact: { ...l40s.artifact, modelData: { uri: 's3://models-bucket/m.tar', sha256: 'a'.repeat(64) } } };
-    expect(approvedArtifactsFor(spec, options).problems).toEqual([expect.stringMatching(/^class 'l40s': artifact.modelData.versionId is missing/)]);
+    expect(approvedArtifactsFor(spec, options).problems).toEqual([
+      { className: 'l40s', field: 'artifact.modelData.versionId', message: expect.stringMatching(/^is missing; the verifier pins model data by object version/) },
+    ]);
     expect(approvedArtifactsFor(spec, { ...options, requireModelVersion: false }).problems).toEqual([]);
   });
 });

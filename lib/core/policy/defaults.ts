@@ -92,43 +92,6 @@ export function resolvePolicyConfig(overrides?: Partial<PolicyConfig>): PolicyCo
   return merged as unknown as PolicyConfig;
 }
 
-/** Every problem with a configuration, as `<field>: <value> (<what is allowed>)`. Empty when valid. */
-export function policyConfigProblems(config: PolicyConfig): string[] {
-  const problems: string[] = [];
-  const check = (field: keyof PolicyConfig, ok: boolean, allowed: string) => {
-    if (!ok) problems.push(`${field}: ${String(config[field])} (${allowed})`);
-  };
-  const isInt = (v: number) => Number.isInteger(v);
-  check('periodSeconds', isInt(config.periodSeconds) && config.periodSeconds >= 10 && config.periodSeconds % 10 === 0,
-    'a multiple of 10 seconds, at least 10');
-  check('headroom', config.headroom >= 0 && config.headroom <= 4, '0..4');
-  check('demandWindowPeriods', isInt(config.demandWindowPeriods) && config.demandWindowPeriods >= 1 && config.demandWindowPeriods <= 60,
-    'an integer 1..60');
-  check('demandQuantile', config.demandQuantile >= 0 && config.demandQuantile <= 1, '0..1');
-  check('reentryMemorySeconds', isInt(config.reentryMemorySeconds) && config.reentryMemorySeconds >= 0, 'a whole number of seconds, at least 0');
-  check('maxReturnHoldSeconds', isInt(config.maxReturnHoldSeconds) && config.maxReturnHoldSeconds >= config.stabilizationWindowSeconds,
-    `a whole number of seconds, at least stabilizationWindowSeconds (${config.stabilizationWindowSeconds})`);
-  check('warmFloorShare', config.warmFloorShare >= 0 && config.warmFloorShare <= 0.2, '0..0.2');
-  check('weightTotal', isInt(config.weightTotal) && config.weightTotal >= 10 && config.weightTotal <= 999,
-    'an integer 10..999 (ALB accepts at most 999 per target group)');
-  for (const field of ['capacityErrorLookbackSeconds', 'provisioningGraceSeconds', 'stabilizationWindowSeconds'] as const) {
-    check(field, isInt(config[field]) && config[field] >= config.periodSeconds && config[field] % config.periodSeconds === 0,
-      `a whole number of periods (${config.periodSeconds} s), at least one`);
-  }
-  check('latencySloP95Ms', config.latencySloP95Ms === undefined || config.latencySloP95Ms > 0, 'undefined or > 0');
-  check('latencyBreachPeriods', isInt(config.latencyBreachPeriods) && config.latencyBreachPeriods >= 1 && config.latencyBreachPeriods <= 60,
-    'an integer 1..60');
-  check('rampStepShare', config.rampStepShare * config.weightTotal >= 2 && config.rampStepShare <= 1,
-    'at most 1, and at least 2 weight units per tick (rampStepShare x weightTotal >= 2)');
-  check('minWeightChangeShare', config.minWeightChangeShare >= 0 && config.minWeightChangeShare < config.rampStepShare,
-    'at least 0 and below rampStepShare');
-  // JSON-quoted: a string "true" from a hand-written config must not print like the boolean it is not.
-  if (typeof config.replicaFloorsApplied !== 'boolean') {
-    problems.push(`replicaFloorsApplied: ${JSON.stringify(config.replicaFloorsApplied)} (true or false)`);
-  }
-  return problems;
-}
-
 /** Every problem with a set of classes. Empty when valid. */
 export function policyClassProblems(classes: readonly PolicyClass[]): string[] {
   const problems: string[] = [];

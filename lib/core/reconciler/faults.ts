@@ -5,14 +5,17 @@
  * of this changes what the simulator measures.
  */
 import { Dim, emfRecord, Metrics, serviceDimensions } from '../metrics/contract';
-import { policyClassProblems, policyConfigProblems, resolvePolicyConfig } from '../policy/defaults';
-import { numberProblem } from '../validation/checker';
+import { policyClassProblems } from '../policy/defaults';
+import { numberProblem, nameProblem } from '../validation/checker';
+import { type Problem } from '../validation/error';
+import { policyConfigProblems } from '../validation/policy-config';
 import { RECONCILER_RULES } from '../validation/rules';
+import { routingFactsProblems } from '../validation/serving';
+import { policyClassesFromFacts } from './from-facts';
 import { type ReconcilerConfig } from './config';
 import { type ClassSignals, type PolicyClass, type SignalWindow } from '../policy/types';
 import { type RoutingFacts } from './routing-facts';
-import { type ServingDescription } from './serving';
-import { isKnownTargetKind, routingTarget } from './targets';
+import { routingTarget } from './targets';
 
 /**
  * The service name on its own, so that a run whose configuration cannot even be parsed still reports its failure
@@ -80,40 +83,17 @@ export type FailureReason = 'aws-error' | 'timeout' | 'invalid-config' | 'target
 export function reconcilerConfigProblems(config: ReconcilerConfig): string[] {
   const problems: string[] = [];
   if (!config || typeof config !== 'object' || !config.facts) return ['configuration: missing or without routing facts'];
-  if (typeof config.service !== 'string' || config.service.length === 0) problems.push(`service: ${String(config.service)} (a non-empty string)`);
-  if (!(Number.isFinite(config.tokensPerRequest) && config.tokensPerRequest > 0)) {
-    problems.push(`tokensPerRequest: ${String(config.tokensPerRequest)} (a finite number > 0)`);
-  }
-  if (!(Number.isFinite(config.metricDelaySeconds) && config.metricDelaySeconds >= 0)) {
-    problems.push(`metricDelaySeconds: ${String(config.metricDelaySeconds)} (a finite number >= 0)`);
-  }
-  const policy = resolvePolicyConfig(config.policy);
-  problems.push(...policyConfigProblems(policy).map((p) => `policy: ${p}`));
-  if (policy.latencySloP95Ms !== undefined && !Number.isFinite(policy.latencySloP95Ms)) {
-    problems.push(`policy: latencySloP95Ms: ${String(policy.latencySloP95Ms)} (a finite number > 0)`);
-  }
-  const facts = config.facts;
-  if (!isKnownTargetKind(facts)) {
-    problems.push(`facts.kind: ${JSON.stringify((facts as { kind?: unknown }).kind)} (a routing target kind this library routes)`);
-    return problems;
-  }
-  const kind = routingTarget(facts);
-  const shape = kind.factProblems(facts);
-  if (shape.length > 0) return [...problems, ...shape];
-  problems.push(...policyClassProblems(kind.policyClasses(facts, config.placement ?? {})).map((p) => `facts: ${p}`));
-  problems.push(...nonFiniteFactProblems(facts));
-  return problems;
-}
-
-/** Facts whose numbers are not finite (JSON turns NaN and Infinity into null; a hand edit can put anything there). */
-export function nonFiniteFactProblems(facts: RoutingFacts): string[] {
-  const classes = routingTarget(facts).routes(facts).flatMap((r) => r.classes);
-  const problems: string[] = [];
-  for (const c of classes) {
-    for (const key of ['tokensPerSecondPerReplica', 'usdPerReplicaHour', 'preferenceRank', 'safeConcurrency', 'maxReplicas'] as const) {
-      if (!Number.isFinite(c[key])) problems.push(`facts: class '${c.name}' ${key}: ${String(c[key])} (a finite number)`);
-    }
-  }
+  // The same rules the Reconciler construct checked at synth (lib/core/validation): one rule per concept.
+  const own = (field: string, problem: string | undefined) => (problem ? [`${field}: ${problem}`] : []);
+  problems.push(...own('service', typeof config.service === 'string' && config.service.length > 0
+    ? nameProblem(RECONCILER_RULES['serving.service'], config.service) : `is ${JSON.stringify(config.service)}; allowed: a non-empty string`));
+  problems.push(...own('tokensPerRequest', numberProblem(RECONCILER_RULES['serving.tokensPerRequest'], config.tokensPerRequest)));
+  problems.push(...own('metricDelaySeconds', numberProblem(RECONCILER_RULES.metricDelay, config.metricDelaySeconds)));
+  problems.push(...policyConfigProblems(config.policy ?? {}).map((p) => `policy: ${p}`));
+  const facts = routingFactsProblems(config.facts, 'facts');
+  problems.push(...facts.map((p: Problem) => `${p.field}: ${p.message}`));
+  // The policy's own class check (placement) only on facts it can read.
+  if (facts.length === 0) problems.push(...policyClassProblems(policyClassesFromFacts(config.facts, config.placement)).map((p) => `facts: ${p}`));
   return problems;
 }
 
@@ -166,19 +146,3 @@ export function weightInvariantProblems(weights: Readonly<Record<string, number>
   return problems;
 }
 
-/**
- * Whether every class's produced signals name a class of the routing facts and the request shape is usable. What a
- * routing-target kind requires besides (for the reconciler) is `routingTarget(d.routing).servingProblems(d)`.
- */
-export function servingProblems(d: ServingDescription): string[] {
-  const problems: string[] = [];
-  if (!isKnownTargetKind(d.routing)) return [`serving.routing.kind: ${JSON.stringify((d.routing as { kind?: unknown })?.kind)} (sagemaker or alb)`];
-  const kind = routingTarget(d.routing);
-  const names = new Set(kind.routes(d.routing).flatMap((r) => r.classes.map((c) => c.name)));
-  for (const name of Object.keys(d.signals.classes)) {
-    if (!names.has(name)) problems.push(`serving.signals.classes['${name}'] is not a capacity class of the routing facts (allowed: ${[...names].join(', ')})`);
-  }
-  const tokens = numberProblem(RECONCILER_RULES.tokensPerRequest, d.tokensPerRequest);
-  if (tokens) problems.push(`serving.tokensPerRequest: ${tokens}`);
-  return problems;
-}

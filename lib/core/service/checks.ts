@@ -7,18 +7,13 @@ import { memoryBreakdown } from './sizing';
 import { isDigestPinnedImage } from '../trust/image-reference';
 import { meanServiceTimeMs } from '../runtime/admission';
 import { isUnresolved } from '../validation/tokens';
-import { Checker, isFiniteLiteral } from '../validation/checker';
-import { CLASS_RULES } from '../validation/rules';
+import { Checker, isFiniteLiteral, numberProblem } from '../validation/checker';
+import { ConstructValidationError, type Problem } from '../validation/error';
+import { CLASS_RULES, CONTRACT_RULES } from '../validation/rules';
+import { type CapacityPlan } from './sizing';
 
-/** One thing wrong with a declared class. */
-export interface ClassProblem {
-  /** The class, or undefined for problems of the set (e.g. duplicate names). */
-  readonly className?: string;
-  /** Dotted path of the offending field, e.g. `runtime.maxConcurrentSequences`. */
-  readonly field: string;
-  /** Says what the value is and what is allowed. */
-  readonly message: string;
-}
+/** One thing wrong with a declared class: the one problem type of every construct (lib/core/validation/error.ts). */
+export type ClassProblem = Problem;
 
 export interface CheckOptions {
   /** @default HardwareCatalog.builtIn() */
@@ -27,21 +22,14 @@ export interface CheckOptions {
   readonly contract?: ServiceContract;
   /** When given, every instance type must be offered there (`ml.` types on SageMaker). */
   readonly platform?: Platform;
-}
-
-/** Thrown with every problem of a set of classes at once. */
-export class CapacityClassError extends Error {
-  constructor(
-    public readonly problems: readonly ClassProblem[],
-    context = 'Invalid capacity classes',
-  ) {
-    super(`${context} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map(formatProblem).join('\n')}`);
-    this.name = 'CapacityClassError';
-  }
-}
-
-export function formatProblem(p: ClassProblem): string {
-  return `  - ${p.className === undefined ? '' : `class '${p.className}' `}${p.field}: ${p.message}`;
+  /** When given (a literal AWS region), every `placement.zones` entry must be a zone of it. */
+  readonly region?: string;
+  /**
+   * Whether an empty list of classes is a problem. A construct that takes classes one by one (`addClass()`) reports
+   * emptiness itself, when it is complete.
+   * @default true
+   */
+  readonly requireClasses?: boolean;
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -58,7 +46,7 @@ export function checkCapacityClasses(
 ): { readonly classes: CapacityClass[]; readonly problems: ClassProblem[] } {
   const catalog = options.catalog ?? HardwareCatalog.builtIn();
   const problems: ClassProblem[] = options.contract ? serviceContractProblems(options.contract) : [];
-  if (specs.length === 0) problems.push({ field: 'classes', message: 'no capacity classes were declared; at least one is required' });
+  if (specs.length === 0 && options.requireClasses !== false) problems.push(NO_CLASSES);
   for (const name of duplicates(specs.map((s) => s.name))) {
     problems.push({ field: 'name', message: `'${name}' is used by more than one class; class names must be unique within a service` });
   }
@@ -66,7 +54,7 @@ export function checkCapacityClasses(
   specs.forEach((spec, rank) => {
     const own: ClassProblem[] = [];
     const add = (field: string, message: string) => own.push({ className: spec.name, field, message });
-    const rules = new Checker(CLASS_RULES);
+    const rules = new Checker(CLASS_RULES, '', spec.name);
     const hardware = catalog.find(spec.instanceType);
     rules.check('name', spec.name);
     if (!hardware) {
@@ -77,7 +65,7 @@ export function checkCapacityClasses(
     checkArtifact(spec, add);
     checkFootprintAndRuntime(spec, options.contract, rules, add);
     checkEnvelope(spec, options.contract, rules, add);
-    checkPlacement(spec, options.platform, rules);
+    checkPlacement(spec, options, rules);
     rules.check('maxReplicas', spec.maxReplicas);
     const usdPerHour = spec.usdPerHour ?? hardware?.onDemandUsdPerHour;
     if (hardware && usdPerHour === undefined) {
@@ -85,18 +73,41 @@ export function checkCapacityClasses(
     } else if (usdPerHour !== undefined) {
       rules.check('usdPerHour', usdPerHour);
     }
-    for (const p of rules.problems) add(p.field, p.message);
+    own.push(...rules.problems);
     problems.push(...own);
     if (own.length === 0 && hardware && usdPerHour !== undefined) classes.push(resolve(spec, rank, hardware, usdPerHour));
   });
   return { classes, problems };
 }
 
-/** Checks and resolves classes, throwing one CapacityClassError that lists every problem. */
+/** The problem of a service without classes (a construct built with `addClass()` reports it once it is complete). */
+export const NO_CLASSES: Problem = { field: 'classes', message: 'no capacity classes were declared; at least one is required' };
+
+/** Checks and resolves classes, throwing one ConstructValidationError that lists every problem. */
 export function defineCapacityClasses(specs: readonly CapacityClassSpec[], options: CheckOptions = {}): CapacityClass[] {
   const { classes, problems } = checkCapacityClasses(specs, options);
-  if (problems.length > 0) throw new CapacityClassError(problems);
+  if (problems.length > 0) throw new ConstructValidationError('defineCapacityClasses', undefined, problems);
   return classes;
+}
+
+/**
+ * The problems of a capacity plan the serving constructs would deploy: a planned demand that every class at its quota
+ * cannot carry (the fleet would be planned for capacity the account cannot get). Both serving constructs call it on
+ * their plan; the simulator does not (its shortage scenarios run past the quotas on purpose).
+ */
+export function capacityPlanProblems(contract: ServiceContract, classes: readonly CapacityClass[], plan: CapacityPlan): Problem[] {
+  if (classes.length === 0) return [];
+  const c = new Checker(CONTRACT_RULES, 'contract.');
+  c.cross('peakRequestsPerSecond@quotas', {
+    peakRequestsPerSecond: contract.peakRequestsPerSecond,
+    meanOutputTokens: contract.requestShape.meanOutputTokens,
+    headroom: plan.headroom,
+    plannedTokensPerSecond: plan.plannedTokensPerSecond,
+    classes: classes.map((cls) => ({
+      name: cls.name, maxReplicas: cls.maxReplicas, tokensPerSecondPerReplica: cls.envelope.tokensPerSecondPerReplica,
+    })),
+  }, 'peakRequestsPerSecond');
+  return c.problems;
 }
 
 function resolve(spec: CapacityClassSpec, rank: number, hardware: HardwareProfile, usdPerHour: number): CapacityClass {
@@ -142,7 +153,14 @@ function checkHardwareFit(spec: CapacityClassSpec, hw: HardwareProfile, platform
     );
     return;
   }
+  // The fit computes with every memory input: only with literals that passed their own rules (a token's encoding would
+  // be printed as a usable size; the token is reported by its own rule).
+  const memory = spec.memory ?? {};
   if (![spec.runtime.maxConcurrentSequences, spec.footprint.weightsGiB, spec.footprint.kvCacheBytesPerToken].every(isFiniteLiteral)) return;
+  const memoryInputs: Array<[keyof typeof CLASS_RULES & `memory.${string}`, number | undefined]> = [
+    ['memory.utilizationCap', memory.utilizationCap], ['memory.marginGiB', memory.marginGiB],
+  ];
+  if (memoryInputs.some(([rule, v]) => v !== undefined && numberProblem(CLASS_RULES[rule], v) !== undefined)) return;
   const m = memoryBreakdown(spec, hw);
   if (m.shortfallGiB > 0) {
     const gib = (v: number) => `${v.toFixed(1)} GiB`;
@@ -200,28 +218,29 @@ function checkFootprintAndRuntime(
   rules.optional('runtime.maxBatchTokens', r.maxBatchTokens);
   const delayOk = rules.check('runtime.maxQueueDelayMs', r.maxQueueDelayMs);
   const deadline = contract?.slo?.deadlineMs;
-  if (delayOk && isFiniteLiteral(deadline) && r.maxQueueDelayMs >= deadline) {
-    rules.fail(
-      'runtime.maxQueueDelayMs<deadline',
-      `is ${r.maxQueueDelayMs} ms, not below the service deadline of ${deadline} ms; a request that waits that long cannot be answered in time`,
-      'runtime.maxQueueDelayMs',
-    );
+  if (delayOk && isFiniteLiteral(deadline)) {
+    rules.cross('runtime.maxQueueDelayMs<deadline', { maxQueueDelayMs: r.maxQueueDelayMs, deadlineMs: deadline }, 'runtime.maxQueueDelayMs');
   }
+  rules.cross('runtime.queueBound', r.queueBound);
+  rules.cross('runtime.modelPath', r.modelPath);
   const m = spec.memory ?? {};
   rules.optional('memory.utilizationCap', m.utilizationCap);
   rules.optional('memory.marginGiB', m.marginGiB);
 }
 
 /** Zones are Karpenter requirements on EKS; SageMaker has no zone setting, so they would be dropped without a word. */
-function checkPlacement(spec: CapacityClassSpec, platform: Platform | undefined, rules: Checker<typeof CLASS_RULES>): void {
+function checkPlacement(spec: CapacityClassSpec, options: CheckOptions, rules: Checker<typeof CLASS_RULES>): void {
   const zones = spec.placement?.zones;
   if (zones === undefined) return;
-  if (platform === 'sagemaker') {
-    rules.fail('placement.zones@sagemaker', `is [${zones.join(', ')}]`, 'placement.zones');
+  if (options.platform === 'sagemaker') {
+    rules.cross('placement.zones@sagemaker', zones, 'placement.zones');
     return;
   }
-  zones.forEach((zone, i) => rules.check('placement.zones', zone, `placement.zones[${i}]`));
-  for (const zone of duplicates(zones)) rules.fail('placement.zones', `'${zone}' is listed twice`, 'placement.zones');
+  rules.cross('placement.zones[]', zones, 'placement.zones');
+  zones.forEach((zone, i) => {
+    const path = `placement.zones[${i}]`;
+    if (rules.check('placement.zones', zone, path) && options.region !== undefined) rules.cross('placement.zones@region', { zone, region: options.region }, path);
+  });
 }
 
 function checkEnvelope(spec: CapacityClassSpec, contract: ServiceContract | undefined, rules: Checker<typeof CLASS_RULES>, add: Add): void {
@@ -238,54 +257,30 @@ function checkEnvelope(spec: CapacityClassSpec, contract: ServiceContract | unde
   if (!e.workload || e.workload.trim() === '') add('envelope.workload', 'is empty; say which workload the envelope was measured with');
 
   if (tpsOk && concurrencyOk && itlOk && e.itlP95Ms !== undefined) {
-    // With C sequences decoding at once, each gets X/C tokens/s: a mean inter-token latency of 1000*C/X ms.
-    // Batched decoding stalls behind prefills, so p95 can sit several times above the mean; a mean more than 8x
-    // faster than the p95 is no longer a tail: the envelope counts prompt tokens or understates its concurrency.
-    const impliedMeanItlMs = (1000 * e.safeConcurrency) / e.tokensPerSecondPerReplica;
-    if (impliedMeanItlMs < e.itlP95Ms / 8) {
-      rules.fail(
-        'envelope.plausible',
-        `${e.tokensPerSecondPerReplica} tokens/s at a safe concurrency of ${e.safeConcurrency} implies a mean inter-token latency of ` +
-          `${impliedMeanItlMs.toFixed(1)} ms, implausibly far below the measured p95 of ${e.itlP95Ms} ms; ` +
-          'tokensPerSecondPerReplica must count generated tokens only, at that concurrency',
-        'envelope',
-      );
-    }
+    rules.cross('envelope.plausible', { tokensPerSecondPerReplica: e.tokensPerSecondPerReplica, safeConcurrency: e.safeConcurrency, itlP95Ms: e.itlP95Ms }, 'envelope');
   }
   const batch = spec.runtime?.maxConcurrentSequences;
   const batchOk = Number.isInteger(batch) && isFiniteLiteral(batch) && batch >= 1;
-  if (concurrencyOk && batchOk && e.safeConcurrency > batch) {
-    rules.fail(
-      'runtime.maxConcurrentSequences>=safeConcurrency',
-      `${batch} is below the envelope's safe concurrency of ${e.safeConcurrency}`,
-      'runtime.maxConcurrentSequences',
-    );
+  if (concurrencyOk && batchOk) {
+    rules.cross('runtime.maxConcurrentSequences>=safeConcurrency', { maxConcurrentSequences: batch, safeConcurrency: e.safeConcurrency }, 'runtime.maxConcurrentSequences');
   }
   if (!contract) return;
-  checkServiceTime(e, contract, ttftOk && itlOk, rules);
-  if (ttftOk && isFiniteLiteral(contract.slo?.ttftP95Ms) && e.ttftP95Ms > contract.slo.ttftP95Ms) {
-    rules.fail('envelope.latency<=slo', `${e.ttftP95Ms} ms exceeds the SLO's p95 time to first token of ${contract.slo.ttftP95Ms} ms`, 'envelope.ttftP95Ms');
-  }
-  if (itlOk && isFiniteLiteral(e.itlP95Ms) && isFiniteLiteral(contract.slo?.itlP95Ms) && e.itlP95Ms > contract.slo.itlP95Ms) {
-    rules.fail('envelope.latency<=slo', `${e.itlP95Ms} ms exceeds the SLO's p95 inter-token latency of ${contract.slo.itlP95Ms} ms`, 'envelope.itlP95Ms');
-  }
-}
-
-/**
- * The deadline rule both platforms share: a mean request needs p95 TTFT + mean output tokens x p95 ITL on an idle
- * replica; if that is not below the deadline, the class can never answer in time (queueing only adds to it).
- */
-function checkServiceTime(e: CapacityClassSpec['envelope'], contract: ServiceContract, envelopeOk: boolean, rules: Checker<typeof CLASS_RULES>): void {
   const out = contract.requestShape?.meanOutputTokens;
   const deadline = contract.slo?.deadlineMs;
-  if (!envelopeOk || !isFiniteLiteral(out) || !isFiniteLiteral(deadline) || !isFiniteLiteral(e.ttftP95Ms)) return;
-  const itl = e.itlP95Ms ?? 0;
-  const serviceTimeMs = meanServiceTimeMs(e, out);
-  if (serviceTimeMs < deadline) return;
-  rules.fail(
-    'envelope.serviceTime<deadline',
-    `a mean request needs ${serviceTimeMs} ms on this class (p95 TTFT ${e.ttftP95Ms} ms + ${out} tokens x p95 ITL ${itl} ms), ` +
-      `not below the service deadline of ${deadline} ms; it cannot answer in time even with an empty queue`,
-    'envelope',
-  );
+  if (ttftOk && itlOk && isFiniteLiteral(out) && out > 0) {
+    // The service time both platforms plan with: p95 TTFT + mean output tokens x p95 ITL on an idle replica.
+    const serviceTimeMs = meanServiceTimeMs(e, out);
+    if (isFiniteLiteral(deadline)) {
+      rules.cross('envelope.serviceTime<deadline', { serviceTimeMs, ttftP95Ms: e.ttftP95Ms, meanOutputTokens: out, itlP95Ms: e.itlP95Ms ?? 0, deadlineMs: deadline }, 'envelope');
+    }
+    if (tpsOk && concurrencyOk) {
+      rules.cross('envelope.plausibleLow', { tokensPerSecondPerReplica: e.tokensPerSecondPerReplica, safeConcurrency: e.safeConcurrency, meanOutputTokens: out, serviceTimeMs }, 'envelope');
+    }
+  }
+  if (ttftOk && isFiniteLiteral(contract.slo?.ttftP95Ms)) {
+    rules.cross('envelope.latency<=slo', { measuredMs: e.ttftP95Ms, sloMs: contract.slo.ttftP95Ms, what: 'time to first token' }, 'envelope.ttftP95Ms');
+  }
+  if (itlOk && isFiniteLiteral(e.itlP95Ms) && isFiniteLiteral(contract.slo?.itlP95Ms)) {
+    rules.cross('envelope.latency<=slo', { measuredMs: e.itlP95Ms, sloMs: contract.slo.itlP95Ms, what: 'inter-token latency' }, 'envelope.itlP95Ms');
+  }
 }

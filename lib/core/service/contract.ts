@@ -1,4 +1,5 @@
-import { Checker, type FieldProblem } from '../validation/checker';
+import { Checker } from '../validation/checker';
+import { type Problem } from '../validation/error';
 import { CONTRACT_RULES } from '../validation/rules';
 
 /** What the model service promises its callers. */
@@ -48,7 +49,7 @@ export function peakTokensPerSecond(contract: ServiceContract): number {
  * Every problem of a service contract: finite numbers in range, a literal (non-token) value wherever the plan computes
  * with it, a DNS-1123 name, a deadline above the first-token SLO. Fields are prefixed `contract.`.
  */
-export function serviceContractProblems(contract: ServiceContract): FieldProblem[] {
+export function serviceContractProblems(contract: ServiceContract): Problem[] {
   const c = new Checker(CONTRACT_RULES, 'contract.');
   if (contract === undefined || contract === null || typeof contract !== 'object') {
     return [{ field: 'contract', message: `is ${String(contract)}; allowed: a service contract (name, slo, requestShape, peakRequestsPerSecond)` }];
@@ -59,9 +60,7 @@ export function serviceContractProblems(contract: ServiceContract): FieldProblem
   const ttftOk = c.check('slo.ttftP95Ms', slo.ttftP95Ms);
   c.optional('slo.itlP95Ms', slo.itlP95Ms);
   const deadlineOk = c.check('slo.deadlineMs', slo.deadlineMs);
-  if (ttftOk && deadlineOk && slo.deadlineMs! <= slo.ttftP95Ms!) {
-    c.fail('slo.deadlineMs>ttft', `is ${slo.deadlineMs} ms, not above slo.ttftP95Ms ${slo.ttftP95Ms} ms`, 'slo.deadlineMs');
-  }
+  if (ttftOk && deadlineOk) c.cross('slo.deadlineMs>ttft', { deadlineMs: slo.deadlineMs!, ttftP95Ms: slo.ttftP95Ms! }, 'slo.deadlineMs');
   c.check('requestShape.meanPromptTokens', shape.meanPromptTokens);
   c.check('requestShape.meanOutputTokens', shape.meanOutputTokens);
   c.check('peakRequestsPerSecond', contract.peakRequestsPerSecond);

@@ -3,6 +3,7 @@
  * against (its AWS calls retry with the one policy in lib/core/reconciler/retry.ts). Pure: no AWS SDK and no aws-cdk-lib imports,
  * so the verifier Lambda, the signing CLI and the constructs share one definition of "approved".
  */
+import { type Problem } from '../validation/error';
 import { type CapacityClassSpec } from '../service/capacity-class';
 import { parseEcrImage } from './image-reference';
 import { isUnresolved } from '../validation/tokens';
@@ -87,19 +88,17 @@ export interface ArtifactRecordOptions {
 export function approvedArtifactsFor(
   cls: CapacityClassSpec,
   options: ArtifactRecordOptions,
-): { readonly record?: ApprovedArtifacts; readonly problems: string[] } {
-  const problems: string[] = [];
-  const where = `class '${cls.name}'`;
+): { readonly record?: ApprovedArtifacts; readonly problems: Problem[] } {
+  const problems: Problem[] = [];
+  const add = (field: string, message: string) => problems.push({ className: cls.name, field, message });
   const { image, modelData } = cls.artifact;
   if (!isUnresolved(image) && !parseEcrImage(image)) {
-    problems.push(
-      `${where}: artifact.image '${image}' is not a private ECR image pinned by digest; ` +
-        'the verifier needs <account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>',
-    );
+    add('artifact.image', `'${image}' is not a private ECR image pinned by digest; ` +
+      'the verifier needs <account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>');
   }
   const profileName = cls.artifact.signingProfileName;
   if (profileName !== undefined && !isUnresolved(profileName) && !SIGNING_PROFILE_NAME.test(profileName)) {
-    problems.push(`${where}: artifact.signingProfileName '${profileName}' is not an AWS Signer profile name (2..64 of [A-Za-z0-9_])`);
+    add('artifact.signingProfileName', `'${profileName}' is not an AWS Signer profile name (2..64 of [A-Za-z0-9_])`);
   }
   let approvedModel: ApprovedModelData | undefined;
   if (modelData) {
@@ -107,21 +106,17 @@ export function approvedArtifactsFor(
     const tokenObject = /^s3:\/\/([^/]+)\/(.*[^/])$/.exec(modelData.uri);
     const object = isUnresolved(modelData.uri) ? tokenObject && { bucket: tokenObject[1], key: tokenObject[2] } : parseS3Object(modelData.uri);
     if (!object) {
-      problems.push(
-        `${where}: artifact.modelData.uri '${modelData.uri}' is not one S3 object (s3://bucket/key); ` +
-          'a prefix cannot be pinned by one digest: archive it (e.g. model.tar) and sign the archive',
-      );
+      add('artifact.modelData.uri', `'${modelData.uri}' is not one S3 object (s3://bucket/key); ` +
+        'a prefix cannot be pinned by one digest: archive it (e.g. model.tar) and sign the archive');
     }
     if (!isUnresolved(modelData.sha256) && !/^[0-9a-f]{64}$/.test(modelData.sha256)) {
-      problems.push(`${where}: artifact.modelData.sha256 '${modelData.sha256}' is not 64 lower-case hex characters`);
+      add('artifact.modelData.sha256', `'${modelData.sha256}' is not 64 lower-case hex characters`);
     }
     if (modelData.versionId === undefined && options.requireModelVersion) {
-      problems.push(
-        `${where}: artifact.modelData.versionId is missing; the verifier pins model data by object version ` +
-          '(enable bucket versioning and give the version id, or set requireModelVersion: false)',
-      );
+      add('artifact.modelData.versionId', 'is missing; the verifier pins model data by object version ' +
+        '(enable bucket versioning and give the version id, or set requireModelVersion: false)');
     } else if (modelData.versionId !== undefined && !isUnresolved(modelData.versionId) && !/^[\x21-\x7e]{1,1024}$/.test(modelData.versionId)) {
-      problems.push(`${where}: artifact.modelData.versionId '${modelData.versionId}' is not an S3 version id`);
+      add('artifact.modelData.versionId', `'${modelData.versionId}' is not an S3 version id`);
     }
     if (object) approvedModel = { ...object, versionId: modelData.versionId ?? '', sha256: modelData.sha256 };
   }

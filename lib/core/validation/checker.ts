@@ -10,6 +10,7 @@
  * - `carry`: the value is copied verbatim into CloudFormation or a manifest and never computed with; a token is
  *   carried through unchanged and resolved at deploy time.
  */
+import { type Problem } from './error';
 import { isUnresolved } from './tokens';
 
 /** What a prop that holds a CDK token gets. */
@@ -43,6 +44,7 @@ export type NameFormat =
   | 'signerProfile'
   | 'eksClusterName'
   | 'cloudWatchDashboard'
+  | 'cloudWatchDimension'
   | 'availabilityZone'
   | 'karpenterAmiAlias';
 
@@ -54,22 +56,19 @@ export interface NameRule {
 }
 
 /**
- * A rule between props or against a platform quota. Its `allowed` text is both the documented rule and the end of the
- * message the code produces, so the two cannot say different things.
+ * A rule between props or against a platform quota. It carries its own check, so the table holds both the code and
+ * the text: `check(input)` says what was found when the rule is broken (the start of the message) and `allowed` says
+ * what is allowed (its end, and the documented rule), so the two cannot say different things.
  */
-export interface CrossRule {
+export interface CrossRule<I = never> {
   readonly kind: 'cross';
   readonly allowed: string;
   readonly why?: string;
+  /** What was found when `input` breaks the rule (e.g. `is 40000 ms, not below the deadline of 30000 ms`), else undefined. */
+  readonly check: (input: I) => string | undefined;
 }
 
 export type Rule = NumberRule | NameRule | CrossRule;
-
-/** One problem: the dotted field it is about (under the construct) and a message naming the value and what is allowed. */
-export interface FieldProblem {
-  readonly field: string;
-  readonly message: string;
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Rule builders
@@ -86,8 +85,9 @@ export function nameRule(format: NameFormat, options: { tokens?: TokenPolicy; wh
   return { kind: 'name', format, tokens: options.tokens ?? 'reject', ...(options.why ? { why: options.why } : {}) };
 }
 
-export function crossRule(allowed: string, why?: string): CrossRule {
-  return { kind: 'cross', allowed, ...(why ? { why } : {}) };
+/** A rule between props: `check(input)` describes what breaks it, `allowed` what is allowed. */
+export function crossRule<I>(allowed: string, check: (input: I) => string | undefined, why?: string): CrossRule<I> {
+  return { kind: 'cross', allowed, check, ...(why ? { why } : {}) };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -187,6 +187,9 @@ const ECR_REPOSITORY = /^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-
  * - Signer profileName: `^[a-zA-Z0-9_]{2,64}$` (AWS Signer PutSigningProfile API reference).
  * - EKS cluster name: 1..100 characters, `^[0-9A-Za-z][A-Za-z0-9\-_]*` (EKS CreateCluster API reference).
  * - CloudWatch DashboardName: up to 255 of `A-Za-z0-9_-` (PutDashboard API reference).
+ * - CloudWatch dimension value: ASCII, no control characters, at least one non-blank character, 1..1024 characters
+ *   (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_Dimension.html); the AWS::CloudWatch::Alarm
+ *   Dimension page says 1..255 in its text (and 1024 in its schema line): the alarms carry it, so 255.
  * - Karpenter alias: `family@version`, at most 30 characters, families of the EC2NodeClass CRD (karpenter v1.14
  *   `karpenter.k8s.aws_ec2nodeclasses.yaml`, amiSelectorTerms.alias x-kubernetes-validations).
  */
@@ -227,6 +230,10 @@ const NAME_FORMATS: Record<NameFormat, NameFormatSpec> = {
     allowed: 'a CloudWatch dashboard name: 1 to 255 of [A-Za-z0-9_-]',
     test: (v) => /^[A-Za-z0-9_-]{1,255}$/.test(v),
   },
+  cloudWatchDimension: {
+    allowed: 'a CloudWatch dimension value: 1 to 255 printable ASCII characters, not all blank',
+    test: (v) => v.length <= 255 && /^[\x20-\x7e]+$/.test(v) && v.trim().length > 0,
+  },
   availabilityZone: {
     allowed: "an availability zone name such as 'us-east-1a' (or a Local Zone such as 'us-west-2-lax-1a')",
     test: (v) => /^[a-z]{2}(-[a-z]+)+-\d+([a-z]|-[a-z]+-\d+[a-z])$/.test(v),
@@ -262,36 +269,48 @@ export function ruleProblem(rule: NumberRule | NameRule, value: unknown): string
   return rule.kind === 'number' ? numberProblem(rule, value) : nameProblem(rule, value);
 }
 
+type CrossKey<T> = { [K in keyof T]: T[K] extends CrossRule<infer _I> ? K : never }[keyof T] & string;
+type CrossInput<R> = R extends CrossRule<infer I> ? I : never;
+type ValueKey<T> = { [K in keyof T]: T[K] extends CrossRule<infer _I> ? never : K }[keyof T] & string;
+
 /**
- * A collector bound to a rule table: `check('field', value)` looks up the field's rule, so a check without a
- * documented rule does not compile. `optional` skips undefined values (props with defaults).
+ * A collector bound to a rule table: `check('field', value)` looks up the field's rule and `cross('rule', input)` runs
+ * a cross rule's own check, so a check without a documented rule does not compile. `optional` skips undefined values
+ * (props with defaults). Every problem is filed under `prefix + path` and, when given, the class it is about.
  */
 export class Checker<T extends Readonly<Record<string, Rule>>> {
-  public readonly problems: FieldProblem[] = [];
+  public readonly problems: Problem[] = [];
   constructor(
     private readonly rules: T,
     private readonly prefix = '',
+    private readonly className?: string,
   ) {}
 
   /** Checks a value that must be present. */
-  public check(field: keyof T & string, value: unknown, path: string = field): boolean {
+  public check(field: ValueKey<T>, value: unknown, path: string = field): boolean {
     const rule = this.rules[field];
-    if (rule.kind === 'cross') throw new Error(`internal: ${field} is a cross rule; use fail()`);
+    if (rule.kind === 'cross') throw new Error(`internal: ${field} is a cross rule; use cross()`);
     const problem = ruleProblem(rule, value);
-    if (problem) this.problems.push({ field: this.prefix + path, message: problem });
+    if (problem) this.add(path, problem);
     return problem === undefined;
   }
 
   /** Checks a value that may be undefined (it then keeps its default). */
-  public optional(field: keyof T & string, value: unknown, path: string = field): boolean {
+  public optional(field: ValueKey<T>, value: unknown, path: string = field): boolean {
     return value === undefined ? true : this.check(field, value, path);
   }
 
-  /** Reports a broken cross rule: `described` says what the value is, the rule says what is allowed. */
-  public fail(field: keyof T & string, described: string, path: string = field): void {
-    const rule = this.rules[field];
-    const why = rule.why ? ` (${rule.why})` : '';
-    this.problems.push({ field: this.prefix + path, message: `${described}; allowed: ${describeRule(rule)}${why}` });
+  /** Runs a cross rule's check on `input`; a broken rule is filed under `path` with what was found and what is allowed. */
+  public cross<K extends CrossKey<T>>(field: K, input: CrossInput<T[K]>, path: string = field): boolean {
+    const rule = this.rules[field] as unknown as CrossRule<CrossInput<T[K]>>;
+    const found = rule.check(input);
+    if (found !== undefined) this.add(path, `${found}; allowed: ${describeRule(rule)}${rule.why ? ` (${rule.why})` : ''}`);
+    return found === undefined;
+  }
+
+  /** Files a problem the tables cannot express (e.g. an unknown instance type); the message says what is allowed. */
+  public add(path: string, message: string): void {
+    this.problems.push({ ...(this.className === undefined ? {} : { className: this.className }), field: this.prefix + path, message });
   }
 }
 

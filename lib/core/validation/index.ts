@@ -5,3 +5,4 @@ export * from './checker';
 export * from './rules';
 export * from './names';
 export * from './doc';
+export * from './error';

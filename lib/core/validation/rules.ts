@@ -1,9 +1,46 @@
 /**
  * Every documented input rule of every construct, by construct and prop. The checks read their rule from here (a
- * `Checker` over one of these tables), and `docs/validation.md` is generated from `VALIDATION_MATRIX`: what the
- * document says is what the code enforces.
+ * `Checker` over one of these tables); a rule between props carries its own check, so the table holds the code and
+ * the text. `docs/validation.md` is generated from `VALIDATION_MATRIX`: what the document says is what the code
+ * enforces.
  */
+import { isDigestPinnedImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
+import { duplicates } from './names';
+import { isUnresolved } from './tokens';
+
+const quoted = (items: readonly string[]) => items.map((i) => `'${i}'`).join(', ');
+/** Kubernetes DNS-1123 subdomain (apimachinery IsDNS1123Subdomain). */
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const IPV4_CIDR = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}\/(3[0-2]|[12]?\d)$/;
+
+/**
+ * The `Service` dimension of every contract metric, alarm and log line: one rule wherever a service name enters the
+ * control loop (the Reconciler, the observability constructs and the reconciler Lambda's configuration check).
+ */
+export const SERVICE_DIMENSION_RULE = nameRule('cloudWatchDimension', {
+  tokens: 'carry',
+  why: 'the Service dimension of every metric and alarm; CloudWatch alarms document 255 characters',
+});
+
+/**
+ * The warm floor: the share every ready fallback keeps, in the reconciler's policy and in the initial weights the
+ * serving constructs deploy (lib/core/service/initial-weights.ts). Above 0.2, floors would crowd out the cheapest class.
+ */
+export const WARM_FLOOR_SHARE_RULE = numberRule({ min: 0, max: 0.2 });
+
+/** The `serving` prop of every control construct (Reconciler, InferenceAlarms, InferenceDashboard, InferenceObservability). */
+export const SERVING_RULE = crossRule<{ readonly serving: unknown; readonly legacyProps: readonly string[] }>(
+  'a serving construct: SageMakerCapacityEndpoint, EksInferenceService, or an object with servingDescription() (IInferenceServing)',
+  ({ serving, legacyProps }) => {
+    if (typeof (serving as { servingDescription?: unknown } | undefined)?.servingDescription === 'function') return undefined;
+    const what = serving === undefined || serving === null ? 'missing' : 'not an IInferenceServing (it has no servingDescription())';
+    return `is ${what}` + (legacyProps.length > 0
+      ? `; ${quoted(legacyProps)} ${legacyProps.length === 1 ? 'is a prop' : 'are props'} of the API before the control constructs took the ` +
+        "serving construct: pass { serving: endpoint } instead (CHANGELOG, 'Migration: the control constructs take the serving construct')"
+      : '');
+  },
+);
 
 /** The service contract (`contract` of every serving construct, and `defineCapacityClasses({ contract })`). */
 export const CONTRACT_RULES = {
@@ -11,12 +48,38 @@ export const CONTRACT_RULES = {
   'slo.ttftP95Ms': numberRule({ above: 0, unit: 'ms' }),
   'slo.itlP95Ms': numberRule({ above: 0, unit: 'ms' }),
   'slo.deadlineMs': numberRule({ above: 0, unit: 'ms' }),
-  'slo.deadlineMs>ttft': crossRule('a deadline above the p95 time to first token (a request cannot be answered before its first token)'),
+  'slo.deadlineMs>ttft': crossRule<{ readonly deadlineMs: number; readonly ttftP95Ms: number }>(
+    'a deadline above the p95 time to first token (a request cannot be answered before its first token)',
+    ({ deadlineMs, ttftP95Ms }) => (deadlineMs > ttftP95Ms ? undefined : `is ${deadlineMs} ms, not above slo.ttftP95Ms ${ttftP95Ms} ms`),
+  ),
   'requestShape.meanPromptTokens': numberRule({ min: 0, unit: 'tokens' }),
   'requestShape.meanOutputTokens': numberRule({ above: 0, unit: 'tokens', why: 'demand in tokens/s and admission limits divide by it; count 1 per request for models that do not generate tokens' }),
   peakRequestsPerSecond: numberRule({ above: 0, unit: 'requests/s', why: 'the fleet is planned for it' }),
   headroom: numberRule({ min: 0, max: 4, why: 'a fraction: 0.2 plans 20 % above peak' }),
+  'peakRequestsPerSecond@quotas': crossRule<{
+    readonly peakRequestsPerSecond: number;
+    readonly meanOutputTokens: number;
+    readonly headroom: number;
+    readonly plannedTokensPerSecond: number;
+    readonly classes: ReadonlyArray<{ readonly name: string; readonly maxReplicas: number; readonly tokensPerSecondPerReplica: number }>;
+  }>(
+    'a planned demand (peak x mean output tokens x (1 + headroom)) that the classes at their quotas (maxReplicas x envelope tokens/s, ' +
+      'added up) carry: raise a quota (maxReplicas, after a quota increase), add a class, or lower the peak or the headroom',
+    (p) => {
+      const carried = p.classes.reduce((sum, c) => sum + c.maxReplicas * c.tokensPerSecondPerReplica, 0);
+      if (carried >= p.plannedTokensPerSecond) return undefined;
+      const parts = p.classes.map((c) => `${c.name} ${c.maxReplicas} x ${c.tokensPerSecondPerReplica}`).join(' + ');
+      return `is ${p.peakRequestsPerSecond} requests/s: ${p.peakRequestsPerSecond} x ${p.meanOutputTokens} tokens x (1 + ${p.headroom}) = ` +
+        `${round(p.plannedTokensPerSecond)} tokens/s planned, but every class at its quota carries ${parts} = ${round(carried)} tokens/s ` +
+        `(${Math.floor((100 * carried) / p.plannedTokensPerSecond)} % of it)`;
+    },
+    'above what the quotas carry, requests are shed whatever the routing does: the plan would promise capacity the account cannot get',
+  ),
 } as const;
+
+function round(n: number): number {
+  return Math.round(n * 10) / 10;
+}
 
 /** One capacity class (`classes[]` of every serving construct and of `defineCapacityClasses`). */
 export const CLASS_RULES = {
@@ -31,26 +94,104 @@ export const CLASS_RULES = {
   'runtime.maxConcurrentSequences': numberRule({ integer: true, min: 1 }),
   'runtime.maxBatchTokens': numberRule({ integer: true, min: 1, unit: 'tokens' }),
   'runtime.maxQueueDelayMs': numberRule({ min: 0, unit: 'ms' }),
-  'runtime.maxQueueDelayMs<deadline': crossRule('a queue delay below the service deadline (contract.slo.deadlineMs)'),
+  'runtime.maxQueueDelayMs<deadline': crossRule<{ readonly maxQueueDelayMs: number; readonly deadlineMs: number }>(
+    'a queue delay below the service deadline (contract.slo.deadlineMs)',
+    ({ maxQueueDelayMs, deadlineMs }) => (maxQueueDelayMs < deadlineMs ? undefined
+      : `is ${maxQueueDelayMs} ms, not below the service deadline of ${deadlineMs} ms; a request that waits that long cannot be answered in time`),
+  ),
+  'runtime.queueBound': crossRule<unknown>("'required' or 'best-effort'", (v) => (v === undefined || v === 'required' || v === 'best-effort' ? undefined : `is ${JSON.stringify(v)}`)),
+  'runtime.modelPath': crossRule<unknown>(
+    "an absolute path inside the image ('/...')",
+    (v) => {
+      if (v === undefined || isUnresolved(v) || (typeof v === 'string' && v.startsWith('/'))) return undefined;
+      if (typeof v !== 'string' || v.trim() === '') return `is ${JSON.stringify(v)}, empty`;
+      return `is '${v}', which the engine reads as a Hugging Face Hub id (or a path relative to its working directory)`;
+    },
+    'the servers load a path that is not a local directory from the Hugging Face Hub at start: weights nobody pinned or verified ' +
+      '(vLLM --model, TGI --model-id); give baked-in weights by their absolute path, or use artifact.modelData',
+  ),
   'envelope.tokensPerSecondPerReplica': numberRule({ above: 0, unit: 'tokens/s' }),
   'envelope.safeConcurrency': numberRule({ above: 0, unit: 'requests' }),
   'envelope.ttftP95Ms': numberRule({ above: 0, unit: 'ms' }),
   'envelope.itlP95Ms': numberRule({ above: 0, unit: 'ms' }),
-  'envelope.serviceTime<deadline': crossRule(
+  'envelope.serviceTime<deadline': crossRule<{
+    readonly serviceTimeMs: number;
+    readonly ttftP95Ms: number;
+    readonly meanOutputTokens: number;
+    readonly itlP95Ms: number;
+    readonly deadlineMs: number;
+  }>(
     'p95 TTFT + mean output tokens x p95 ITL below the service deadline (the same rule on EKS and SageMaker)',
+    (e) => (e.serviceTimeMs < e.deadlineMs ? undefined
+      : `a mean request needs ${e.serviceTimeMs} ms on this class (p95 TTFT ${e.ttftP95Ms} ms + ${e.meanOutputTokens} tokens x p95 ITL ${e.itlP95Ms} ms), ` +
+        `not below the service deadline of ${e.deadlineMs} ms; it cannot answer in time even with an empty queue`),
     'a mean request that needs the whole deadline on an idle replica can never be answered in time',
   ),
-  'envelope.plausible': crossRule('generated tokens only: tokens/s at the safe concurrency may not imply a mean inter-token latency more than 8x below the p95'),
-  'envelope.latency<=slo': crossRule('at most the SLO of the contract (the envelope must be measured at the SLO)'),
-  'runtime.maxConcurrentSequences>=safeConcurrency': crossRule(
+  'envelope.plausible': crossRule<{ readonly tokensPerSecondPerReplica: number; readonly safeConcurrency: number; readonly itlP95Ms: number }>(
+    'generated tokens only: tokens/s at the safe concurrency may not imply a mean inter-token latency more than 8x below the p95',
+    (e) => {
+      // With C sequences decoding at once, each gets X/C tokens/s: a mean inter-token latency of 1000*C/X ms. Batched
+      // decoding stalls behind prefills, so p95 can sit several times above the mean; a mean more than 8x faster than
+      // the p95 is no longer a tail: the envelope counts prompt tokens or understates its concurrency.
+      const impliedMeanItlMs = (1000 * e.safeConcurrency) / e.tokensPerSecondPerReplica;
+      return impliedMeanItlMs >= e.itlP95Ms / 8 ? undefined
+        : `${e.tokensPerSecondPerReplica} tokens/s at a safe concurrency of ${e.safeConcurrency} implies a mean inter-token latency of ` +
+          `${impliedMeanItlMs.toFixed(1)} ms, implausibly far below the measured p95 of ${e.itlP95Ms} ms; ` +
+          'tokensPerSecondPerReplica must count generated tokens only, at that concurrency';
+    },
+  ),
+  'envelope.plausibleLow': crossRule<{
+    readonly tokensPerSecondPerReplica: number;
+    readonly safeConcurrency: number;
+    readonly meanOutputTokens: number;
+    readonly serviceTimeMs: number;
+  }>(
+    'at least 1/8 of the tokens/s that the safe concurrency generates when each request takes p95 TTFT + mean output tokens x p95 ITL',
+    (e) => {
+      // Measured at the safe concurrency, C requests are in flight; each takes at most about its p95 service time, so a
+      // replica generates at least C x mean output tokens per service time. Far below that, the replica idled through
+      // the measurement or the rate is per instance-minute or per request: planning with it would buy 8x the fleet.
+      const floor = (e.safeConcurrency * e.meanOutputTokens * 1000) / e.serviceTimeMs;
+      return e.tokensPerSecondPerReplica >= floor / 8 ? undefined
+        : `${e.tokensPerSecondPerReplica} tokens/s at a safe concurrency of ${e.safeConcurrency} is ${(floor / e.tokensPerSecondPerReplica).toFixed(0)}x ` +
+          `below the ${floor.toFixed(1)} tokens/s of ${e.safeConcurrency} requests of ${e.meanOutputTokens} tokens in ${e.serviceTimeMs} ms each; ` +
+          'tokensPerSecondPerReplica is generated tokens per second of one replica at that concurrency';
+    },
+    'an implausibly low envelope plans several times the fleet the load needs, at its cost',
+  ),
+  'envelope.latency<=slo': crossRule<{ readonly measuredMs: number; readonly sloMs: number; readonly what: string }>(
+    'at most the SLO of the contract (the envelope must be measured at the SLO)',
+    (e) => (e.measuredMs <= e.sloMs ? undefined : `${e.measuredMs} ms exceeds the SLO's p95 ${e.what} of ${e.sloMs} ms`),
+  ),
+  'runtime.maxConcurrentSequences>=safeConcurrency': crossRule<{ readonly maxConcurrentSequences: number; readonly safeConcurrency: number }>(
     "at least the envelope's safe concurrency",
+    (r) => (r.safeConcurrency <= r.maxConcurrentSequences ? undefined
+      : `${r.maxConcurrentSequences} is below the envelope's safe concurrency of ${r.safeConcurrency}`),
     'the envelope was measured with larger batches than this class runs; re-measure it or raise the batch size',
   ),
   'memory.utilizationCap': numberRule({ above: 0, max: 1 }),
   'memory.marginGiB': numberRule({ min: 0, unit: 'GiB' }),
   'placement.zones': nameRule('availabilityZone'),
-  'placement.zones@sagemaker': crossRule(
+  // Karpenter v1 NodePool CRD, requirements x-kubernetes-validations: "requirements with operator 'In' must have a value
+  // defined" (test/schemas/karpenter/karpenter.sh_nodepools.yaml).
+  'placement.zones[]': crossRule<readonly string[]>(
+    'a non-empty list of distinct zones (omit placement.zones to use every zone of the region)',
+    (zones) => {
+      if (zones.length === 0) return 'is []';
+      const twice = duplicates(zones);
+      return twice.length === 0 ? undefined : `lists ${quoted(twice)} twice`;
+    },
+    'Karpenter requirements with the In operator need at least one value: an empty list would leave the class no node',
+  ),
+  'placement.zones@region': crossRule<{ readonly zone: string; readonly region: string }>(
+    "zones of the stack's region: '<region><letter>', or a Local Zone '<region>-<zone>'",
+    ({ zone, region }) => (isUnresolved(zone) || isUnresolved(region) || /^[a-z]$/.test(zone.slice(region.length)) && zone.startsWith(region)
+      || zone.startsWith(`${region}-`) ? undefined : `is '${zone}', not a zone of the stack's region ${region}`),
+    'Karpenter would wait for nodes in a zone the cluster cannot launch in',
+  ),
+  'placement.zones@sagemaker': crossRule<readonly string[]>(
     'no zones on SageMaker (omit placement.zones)',
+    (zones) => `is [${zones.join(', ')}]`,
     'SageMaker places endpoint instances itself and has no zone setting: the zones would be silently ignored',
   ),
 } as const;
@@ -60,37 +201,122 @@ export const EKS_RULES = {
   'contract.name': nameRule('dns1035Label', { why: "it prefixes every class's Kubernetes Service name, and Service names are DNS-1035 labels" }),
   namespace: nameRule('dns1123Label'),
   clusterName: nameRule('eksClusterName', { why: 'it appears in IAM condition keys and Karpenter discovery tags' }),
-  classes: crossRule('1 to 5 classes', 'each class is one target group of the ALB listener, and an ALB forward action takes at most 5 target groups'),
+  classes: crossRule<readonly string[]>(
+    '1 to 5 classes',
+    (names) => (names.length <= 5 ? undefined : `${names.length} classes are declared (${names.join(', ')})`),
+    'each class is one target group of the ALB listener, and an ALB forward action takes at most 5 target groups',
+  ),
   'class.objectName': nameRule('dns1035Label', { why: "'<service>-<class>' names the class's Service, Deployment and NodePool" }),
   'classOptions.nodePoolName': nameRule('dns1123Label', { why: 'also the karpenter.sh/nodepool label value' }),
   'classOptions.minReplicas': numberRule({ integer: true, min: 1, why: 'a warm replica keeps the class routable' }),
   'classOptions.maxReplicas': numberRule({ integer: true, min: 1 }),
-  'classOptions.replicaRange': crossRule('minReplicas <= maxReplicas <= the class quota (maxReplicas of the class)'),
+  'classOptions.replicaRange': crossRule<{ readonly prop: 'minReplicas' | 'maxReplicas'; readonly min?: number; readonly max?: number; readonly quota?: number }>(
+    'minReplicas <= maxReplicas <= the class quota (maxReplicas of the class)',
+    ({ prop, min, max, quota }) => {
+      if (prop === 'maxReplicas') return max !== undefined && quota !== undefined && max > quota
+        ? `${max} is above the class quota of ${quota} replicas (maxReplicas of the class)` : undefined;
+      if (min === undefined) return undefined;
+      if (max !== undefined && min > max) return `${min} is above classOptions.maxReplicas ${max}`;
+      return quota !== undefined && min > quota ? `${min} is above the class quota of ${quota} replicas` : undefined;
+    },
+  ),
   'classOptions.targetRequestsPerReplicaPerPeriod': numberRule({ above: 0, unit: 'requests per period' }),
   'classOptions.port': numberRule({ integer: true, min: 1024, max: 65535, why: 'the server runs as non-root' }),
-  'classOptions.path': crossRule("a path starting with '/' of at most 1024 characters (the ALB health check path limit)"),
+  'classOptions.path': crossRule<string>(
+    "a path starting with '/' of at most 1024 characters (the ALB health check path limit)",
+    (path) => (isUnresolved(path) || (typeof path === 'string' && path.startsWith('/') && path.length <= 1024) ? undefined : `is '${path}'`),
+  ),
   'classOptions.warmup.maxLatency': numberRule({ above: 0, max: 3600, unit: 's' }),
   'classOptions.startupTimeout': numberRule({ integer: true, min: 10, max: 86400, unit: 's' }),
   'classOptions.modelCacheSize': numberRule({ integer: true, min: 1, unit: 'GiB' }),
   'classOptions.nodeVolumeSize': numberRule({ integer: true, min: 1, max: 16384, unit: 'GiB', why: 'gp3 volume sizes (EC2NodeClass blockDeviceMappings)' }),
-  'classOptions.capacityTypes': crossRule("a non-empty list of 'on-demand', 'spot' and 'reserved'"),
+  'classOptions.capacityTypes': crossRule<readonly string[]>(
+    "a non-empty list of 'on-demand', 'spot' and 'reserved'",
+    (types) => (types.length > 0 && types.every((t) => ['on-demand', 'spot', 'reserved'].includes(t)) ? undefined : `is [${types.join(', ')}]`),
+  ),
   'scaling.metricPeriod': numberRule({ integer: true, min: 60, multipleOf: 60, unit: 's', why: 'ALB metrics have 1-minute resolution; KEDA takes periods of 60 s or more only in whole minutes' }),
   'scaling.metricCollectionTime': numberRule({ integer: true, min: 60, unit: 's' }),
-  'scaling.metricCollectionTime%period': crossRule('a whole multiple of scaling.metricPeriod, at least one (KEDA aws-cloudwatch scaler)'),
+  'scaling.metricCollectionTime%period': crossRule<{ readonly collectionSeconds: number; readonly periodSeconds: number }>(
+    'a whole multiple of scaling.metricPeriod, at least one (KEDA aws-cloudwatch scaler)',
+    ({ collectionSeconds: c, periodSeconds: p }) => (c % p === 0 && c >= p ? undefined : `is ${c} s with a metric period of ${p} s`),
+  ),
   'scaling.scaleDownStabilization': numberRule({ integer: true, min: 0, max: 3600, unit: 's', why: 'HPA behavior stabilizationWindowSeconds' }),
   'scaling.maxScaleUpPods': numberRule({ integer: true, min: 1 }),
   'scaling.scaleUpPeriod': numberRule({ integer: true, min: 1, max: 1800, unit: 's', why: 'HPA scaling policy periodSeconds' }),
   'scaling.pollingInterval': numberRule({ integer: true, min: 1, unit: 's' }),
   'loadBalancer.deregistrationDelay': numberRule({ integer: true, min: 0, max: 3600, unit: 's', why: 'ALB deregistration_delay.timeout_seconds' }),
-  'loadBalancer.allowedCidrs': crossRule("IPv4 CIDR blocks such as '10.0.0.0/16'"),
+  'loadBalancer.allowedCidrs': crossRule<string>(
+    "IPv4 CIDR blocks such as '10.0.0.0/16'",
+    (cidr) => (isUnresolved(cidr) || IPV4_CIDR.test(cidr) ? undefined : `is '${cidr}'`),
+  ),
   'clusterOptions.systemNodeCount': numberRule({ integer: true, min: 1, max: 450, why: 'the controllers need a node; a managed node group holds at most 450' }),
   amiAlias: nameRule('karpenterAmiAlias'),
+  'observability.addonVersion': crossRule<string>(
+    "an exact add-on version 'v<major>.<minor>.<patch>-eksbuild.<build>' (the pinned one is OBSERVABILITY_ADDON_VERSION)",
+    (v) => (isUnresolved(v) || /^v\d+\.\d+\.\d+-eksbuild\.\d+$/.test(v) ? undefined : `is '${v}'`),
+  ),
+  'observability.scrapeInterval': numberRule({ integer: true, min: 10, max: 300, unit: 's', why: 'the scrape job of the agent configuration' }),
+  'observability.existingAddon': crossRule<{ readonly set: readonly string[]; readonly createsLogGroup: boolean }>(
+    'no addonVersion, and no logRetention or logEncryptionKey unless existingAddon.applicationLogGroupExists is false',
+    ({ set, createsLogGroup }) => {
+      const dropped = set.filter((prop) => prop === 'addonVersion' || !createsLogGroup);
+      return dropped.length === 0 ? undefined
+        : `is set together with ${dropped.map((prop) => `observability.${prop}`).join(', ')}, which ${dropped.length === 1 ? 'has' : 'have'} no effect`;
+    },
+    'with an existing add-on the construct installs no add-on and, unless told to create it, no log group: those settings would be dropped',
+  ),
+  'observability.existingLogGroups': crossRule<readonly string[]>(
+    'no logRetention, logEncryptionKey or existingAddon with existingLogGroups (for an add-on you run, existingAddon.applicationLogGroupExists)',
+    (set) => (set.length === 0 ? undefined : `is true together with ${set.map((prop) => `observability.${prop}`).join(', ')}`),
+    'an existing log group keeps its own retention and key',
+  ),
+  'observability.existingAddon.configurationValues': crossRule<unknown>(
+    'the configuration values as an object, or as the JSON string CloudFormation takes',
+    (v) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : `is ${typeof v === 'string' ? 'a string that is not a JSON object' : JSON.stringify(v)}`),
+    'the checks below read it; an unreadable value would skip them',
+  ),
+  'observability.existingAddon.configurationValues.containerLogs.enabled': crossRule<unknown>(
+    'true or unset',
+    (v) => (v === false ? 'is false' : undefined),
+    'the Karpenter capacity-error filters read the application logs Fluent Bit ships',
+  ),
+  'observability.existingAddon.configurationValues.containerInsights.enabled': crossRule<unknown>(
+    'true or unset',
+    (v) => (v === false ? 'is false' : undefined),
+    'the reconciler reads the desired replica counts Container Insights publishes',
+  ),
+  'observability.existingAddon.configurationValues.agent.config': crossRule<unknown>(
+    'unset, or an agent config with logs.metrics_collected.kubernetes.enhanced_container_insights: true',
+    (config) => {
+      type AgentConfig = { logs?: { metrics_collected?: { kubernetes?: { enhanced_container_insights?: unknown } } } };
+      return config === undefined || (config as AgentConfig).logs?.metrics_collected?.kubernetes?.enhanced_container_insights === true
+        ? undefined : 'has no logs.metrics_collected.kubernetes.enhanced_container_insights: true';
+    },
+    'Container Insights publishes desired replica counts only with enhanced observability',
+  ),
 } as const;
 
 /** `SageMakerCapacityEndpoint` props beyond the contract and the classes. */
 export const SAGEMAKER_RULES = {
   endpointName: nameRule('sageMakerName', { tokens: 'carry' }),
-  'metrics.publishFrequency': crossRule('10, 30, 60, 120, 180, 240 or 300 seconds', 'the periods SageMaker enhanced metrics publish at'),
+  'metrics.publishFrequency': crossRule<number>(
+    '10, 30, 60, 120, 180, 240 or 300 seconds',
+    // MetricPublishFrequencyInSeconds values CloudFormation accepts (aws-properties-sagemaker-endpointconfig-metricsconfig).
+    (seconds) => ([10, 30, 60, 120, 180, 240, 300].includes(seconds) ? undefined : isUnresolved(seconds) ? 'is a CDK token' : `is ${seconds} s`),
+    'the periods SageMaker enhanced metrics publish at',
+  ),
+  'metric(variantName)': crossRule<{ readonly variantName: string; readonly declared: readonly string[] }>(
+    'the name of a declared variant (call the metric methods after addVariant())',
+    ({ variantName, declared }) => (declared.includes(variantName) ? undefined
+      : `is '${variantName}', no variant of this endpoint (declared: ${quoted(declared) || 'none'})`),
+    'a metric with an unknown VariantName dimension is valid CloudWatch and stays empty: an alarm on it would never fire',
+  ),
+  'metric(instanceType)': crossRule<{ readonly instanceType: string; readonly variantName: string; readonly poolTypes: readonly string[] }>(
+    "the instance type of one of the variant's pools",
+    ({ instanceType, variantName, poolTypes }) => (poolTypes.length === 0 || poolTypes.includes(instanceType) ? undefined
+      : `is '${instanceType}', no pool of variant '${variantName}' (pools: ${quoted(poolTypes)})`),
+    'a metric with an unknown InstanceType dimension stays empty',
+  ),
   'variants[].name': nameRule('sageMakerName'),
   'variants[].classes[].priority': numberRule({ integer: true, min: 1, max: 5 }),
   'variants[].scaling.minInstances': numberRule({ integer: true, min: 1, why: 'an instance-based variant cannot scale to 0' }),
@@ -102,7 +328,7 @@ export const SAGEMAKER_RULES = {
   containerStartupHealthCheckTimeout: numberRule({ integer: true, min: 60, max: 3600, unit: 's' }),
   modelDataDownloadTimeout: numberRule({ integer: true, min: 60, max: 3600, unit: 's' }),
   standbyInstances: numberRule({ integer: true, min: 1, why: 'SageMaker variants cannot scale to 0' }),
-  warmFloorShare: numberRule({ min: 0, below: 1 }),
+  warmFloorShare: WARM_FLOOR_SHARE_RULE,
   scaleOutCooldown: numberRule({ integer: true, min: 0, unit: 's', tokens: 'carry' }),
   scaleInCooldown: numberRule({ integer: true, min: 0, unit: 's', tokens: 'carry' }),
   'dataCapture.samplingPercentage': numberRule({ integer: true, min: 1, max: 100, tokens: 'carry' }),
@@ -110,37 +336,94 @@ export const SAGEMAKER_RULES = {
 
 /** `Reconciler` props (the routing policy's tunables included). */
 export const RECONCILER_RULES = {
-  service: crossRule('1 to 255 characters of letters, digits and . - _ : / (a CloudWatch dimension value)'),
-  tokensPerRequest: numberRule({ above: 0, unit: 'tokens' }),
-  facts: crossRule('1 to 5 ALB target groups, or 1 to 10 SageMaker variants of at least one pool each'),
+  serving: SERVING_RULE,
+  'serving@once': crossRule<{ readonly routedBy?: string }>(
+    'one Reconciler per serving construct',
+    ({ routedBy }) => (routedBy === undefined ? undefined : `is already routed by the Reconciler at '${routedBy}'`),
+    'two reconcilers would write the same weights against each other every period',
+  ),
+  'serving.service': SERVICE_DIMENSION_RULE,
+  'serving.tokensPerRequest': numberRule({ above: 0, unit: 'tokens' }),
+  'serving.signals.classes': crossRule<{ readonly name: string; readonly known: readonly string[] }>(
+    'names of capacity classes of the routing facts',
+    ({ name, known }) => (known.includes(name) ? undefined : `names no capacity class of the routing facts (known: ${known.join(', ')})`),
+  ),
+  'serving.signals.containerInsightsClusterName': crossRule<{ readonly kind: string; readonly clusterName?: string }>(
+    'the Container Insights cluster name wherever the routing target is an ALB',
+    ({ kind, clusterName }) => (kind !== 'alb' || clusterName ? undefined : 'is undefined'),
+    'desired replicas of EKS classes come from Container Insights',
+  ),
+  sensitive: crossRule<{ readonly sensitive: boolean; readonly allowed: readonly string[] }>(
+    'a routed class that may take sensitive requests (placement.allowSensitive) when sensitive is true',
+    ({ sensitive, allowed }) => (!sensitive || allowed.length > 0 ? undefined : 'is true but every routed class has allowSensitive: false'),
+  ),
   'policy.period': numberRule({ integer: true, min: 60, multipleOf: 60, unit: 's', why: 'the schedule runs at EventBridge rates of whole minutes' }),
   'policy.headroom': numberRule({ min: 0, max: 4 }),
-  'policy.warmFloorShare': numberRule({ min: 0, max: 0.2 }),
+  'policy.warmFloorShare': WARM_FLOOR_SHARE_RULE,
   'policy.weightTotal': numberRule({ integer: true, min: 10, max: 999, why: 'ALB accepts at most 999 per target group' }),
   'policy.capacityErrorLookback': numberRule({ integer: true, min: 1, unit: 's' }),
   'policy.provisioningGrace': numberRule({ integer: true, min: 1, unit: 's' }),
   'policy.stabilizationWindow': numberRule({ integer: true, min: 1, unit: 's' }),
-  'policy.windows%period': crossRule('a whole number of periods, at least one'),
+  'policy.windows%period': crossRule<{ readonly seconds: number; readonly periodSeconds: number }>(
+    'a whole number of periods, at least one',
+    ({ seconds, periodSeconds }) => (seconds >= periodSeconds && seconds % periodSeconds === 0 ? undefined
+      : `is ${seconds} s, not a whole number of ${periodSeconds} s periods`),
+  ),
   'policy.latencySloP95': numberRule({ above: 0, unit: 'ms' }),
   'policy.latencyBreachPeriods': numberRule({ integer: true, min: 1, max: 60 }),
   'policy.rampStepShare': numberRule({ above: 0, max: 1 }),
-  'policy.rampStep>=2': crossRule('at least 2 weight units per tick (rampStepShare x weightTotal >= 2)'),
+  'policy.rampStep>=2': crossRule<{ readonly rampStepShare: number; readonly weightTotal: number }>(
+    'at least 2 weight units per tick (rampStepShare x weightTotal >= 2)',
+    ({ rampStepShare, weightTotal }) => (rampStepShare * weightTotal >= 2 ? undefined
+      : `is ${rampStepShare}: ${rampStepShare} x weightTotal ${weightTotal} = ${rampStepShare * weightTotal} weight units per tick`),
+  ),
   'policy.minWeightChangeShare': numberRule({ min: 0, below: 1 }),
-  'policy.minWeightChange<ramp': crossRule('below rampStepShare'),
+  'policy.minWeightChange<ramp': crossRule<{ readonly minWeightChangeShare: number; readonly rampStepShare: number }>(
+    'below rampStepShare',
+    ({ minWeightChangeShare, rampStepShare }) => (minWeightChangeShare < rampStepShare ? undefined
+      : `is ${minWeightChangeShare}, not below rampStepShare ${rampStepShare}`),
+  ),
   'policy.demandWindowPeriods': numberRule({ integer: true, min: 1, max: 60 }),
   'policy.demandQuantile': numberRule({ min: 0, max: 1 }),
   'policy.reentryMemory': numberRule({ integer: true, min: 0, unit: 's' }),
   'policy.maxReturnHold': numberRule({ integer: true, min: 1, unit: 's' }),
-  'policy.maxReturnHold>=stabilization': crossRule('at least stabilizationWindow'),
+  'policy.maxReturnHold>=stabilization': crossRule<{ readonly maxReturnHoldSeconds: number; readonly stabilizationWindowSeconds: number }>(
+    'at least stabilizationWindow',
+    ({ maxReturnHoldSeconds: hold, stabilizationWindowSeconds: window }) => (hold >= window ? undefined
+      : `is ${hold} s, below stabilizationWindow ${window} s`),
+  ),
+  'policy.replicaFloorsApplied': crossRule<unknown>(
+    'true or false (set by the Reconciler from the serving construct)',
+    // JSON-quoted: a string "true" from a hand-written configuration must not print like the boolean it is not.
+    (v) => (typeof v === 'boolean' ? undefined : `is ${JSON.stringify(v)}`),
+  ),
   metricDelay: numberRule({ integer: true, min: 0, max: 900, unit: 's' }),
-  capacityErrorMetrics: crossRule('one plain metric (no math expression) per routed class name'),
 } as const;
 
 /** `InferenceAlarms`, `InferenceDashboard` and `InferenceObservability` props. */
 export const OBSERVABILITY_RULES = {
-  service: crossRule('1 to 1024 characters (a CloudWatch dimension value)'),
-  period: crossRule('10 s, 30 s or a whole number of minutes (CloudWatch periods)'),
-  'alarm.duration': crossRule('a whole number of periods, at least one, at most 1 day'),
+  serving: SERVING_RULE,
+  'serving.service': SERVICE_DIMENSION_RULE,
+  'serving.tokensPerRequest': numberRule({ above: 0, unit: 'tokens' }),
+  period: crossRule<number>(
+    '10 s, 30 s or a whole number of minutes (CloudWatch periods)',
+    (s) => (s === 10 || s === 30 || (Number.isInteger(s) && s >= 60 && s % 60 === 0) ? undefined
+      : isUnresolved(s) ? 'is a CDK token (the alarms compute their evaluation periods from it)' : `is ${s} s`),
+  ),
+  'alarm.duration': crossRule<{ readonly seconds: number; readonly human: string; readonly periodSeconds: number }>(
+    'a whole number of periods, at least one, at most 1 day',
+    ({ seconds, human, periodSeconds }) => {
+      if (isUnresolved(seconds)) return 'is a CDK token (the alarm computes its evaluation periods from it)';
+      return Number.isFinite(seconds) && seconds >= periodSeconds && seconds % periodSeconds === 0 && seconds <= 86400 ? undefined
+        : `is ${human} with a period of ${periodSeconds} s`;
+    },
+  ),
+  'fallbackShare.basis': crossRule<unknown>("'tokens' or 'requests'", (v) => (v === undefined || v === 'tokens' || v === 'requests' ? undefined : `is ${JSON.stringify(v)}`)),
+  'alarm.metrics': crossRule<{ readonly metrics: number; readonly what: string; readonly toggle: string }>(
+    'at most 10 metrics in one alarm, or the alarm disabled',
+    ({ metrics, what, toggle }) => (metrics <= 10 ? undefined : `needs ${metrics} metrics in one alarm (${what}); disable it with ${toggle}: false`),
+    'a CloudWatch metric-math alarm reads at most 10 metrics',
+  ),
   'fallbackShare.thresholdPercent': numberRule({ above: 0, below: 100, unit: '%' }),
   'deadlineExhaustion.thresholdPercent': numberRule({ above: 0, below: 100, unit: '%' }),
   'deadlineExhaustion.minRequestsPerPeriod': numberRule({ integer: true, min: 1 }),
@@ -155,9 +438,55 @@ export const TRUST_RULES = {
   'verifierRetry.maxAttempts': numberRule({ integer: true, min: 1, max: 10 }),
   verifierTimeout: numberRule({ integer: true, min: 60, max: 900, unit: 's', why: 'the verifier keeps 15 s to answer CloudFormation; Lambda allows 900 s' }),
   signatureValidity: numberRule({ integer: true, min: 1, unit: 'days' }),
-  'admission.policyName': crossRule('a DNS-1123 subdomain of at most 245 characters (the binding adds "-binding")'),
+  'admission.policyName': crossRule<string>(
+    'a DNS-1123 subdomain of at most 245 characters (the binding adds "-binding")',
+    (name) => (isUnresolved(name) ? 'is a CDK token (the binding refers to the policy by its literal name)'
+      : SUBDOMAIN.test(name) && name.length <= 245 ? undefined : `is '${name}'`),
+  ),
   'admission.namespace': nameRule('dns1123Label', { tokens: 'carry' }),
-  'admission.images': crossRule('a non-empty list of distinct images pinned by digest (<registry>/<repository>@sha256:<64 hex>)'),
+  'admission.images': crossRule<readonly string[]>(
+    'a non-empty list of distinct images pinned by digest (<registry>/<repository>@sha256:<64 hex>)',
+    (images) => {
+      if (images.length === 0) return 'is empty (a policy that allows nothing would reject every serving pod)';
+      const found = [
+        ...(images.some(isUnresolved) ? ['holds a CDK token (the policy embeds literal digests in its CEL expression)'] : []),
+        ...images.filter((i) => !isUnresolved(i) && !isDigestPinnedImage(i)).map((i) => `'${i}' is not pinned by digest (a tag is mutable)`),
+        ...duplicates(images).map((i) => `'${i}' is listed twice`),
+      ];
+      return found.length === 0 ? undefined : found.join('; ');
+    },
+  ),
+  multipartModelDigest: crossRule<unknown>("'metadata' or 'reject'", (v) => (v === undefined || v === 'metadata' || v === 'reject' ? undefined : `is ${JSON.stringify(v)}`)),
+} as const;
+
+/**
+ * The routing facts of a serving description (`servingDescription().routing`), checked wherever they are used: by the
+ * Reconciler and the observability constructs at construction, by the reconciler Lambda on the configuration it reads.
+ */
+export const ROUTING_FACTS_RULES = {
+  targets: crossRule<number>('1 to 5 ALB target groups', (n) => (n >= 1 && n <= 5 ? undefined : `${n} target groups`), 'an ALB forward action takes 1 to 5'),
+  variants: crossRule<number>('1 to 10 production variants', (n) => (n >= 1 && n <= 10 ? undefined : `${n} variants`), 'a SageMaker endpoint configuration takes 1 to 10'),
+  'variants[].classes': crossRule<number>('1 to 5 classes (instance pools) per variant', (n) => (n >= 1 && n <= 5 ? undefined : `${n} classes`)),
+  'variants[].variantName': crossRule<readonly string[]>(
+    'unique variant names',
+    (names) => (duplicates(names).length === 0 ? undefined : `${quoted(duplicates(names))} occur more than once`),
+  ),
+  'variants[].variantName@classes': crossRule<{ readonly variantName: string; readonly classNames: readonly string[]; readonly allClassNames: readonly string[] }>(
+    'a variant name that is no class name, or the name of its only class',
+    ({ variantName, classNames, allClassNames }) => (!allClassNames.includes(variantName)
+      || (classNames.length === 1 && classNames[0] === variantName) ? undefined : `'${variantName}' is the name of a capacity class it is not exactly`),
+    'a routed class and a capacity class share the CapacityClass dimension: one name must mean the same replicas',
+  ),
+  'classes[].name': crossRule<readonly string[]>(
+    'unique capacity class names',
+    (names) => (duplicates(names).length === 0 ? undefined : `${quoted(duplicates(names))} occur more than once`),
+  ),
+  'classes[].preferenceRank': numberRule({ integer: true, min: 0 }),
+  'classes[].tokensPerSecondPerReplica': numberRule({ above: 0, unit: 'tokens/s', why: 'from the measured envelope' }),
+  'classes[].safeConcurrency': numberRule({ above: 0, unit: 'requests' }),
+  'classes[].usdPerReplicaHour': numberRule({ min: 0, unit: 'USD' }),
+  'classes[].maxReplicas': numberRule({ integer: true, min: 1 }),
+  'variants[].maxInstances': numberRule({ integer: true, min: 1 }),
 } as const;
 
 /** Every table, by the construct (or function) whose props it checks: the source of `docs/validation.md`. */
@@ -167,6 +496,7 @@ export const VALIDATION_MATRIX = {
   EksInferenceService: EKS_RULES,
   SageMakerCapacityEndpoint: SAGEMAKER_RULES,
   Reconciler: RECONCILER_RULES,
+  'Routing facts (servingDescription().routing, for the Reconciler and the observability constructs)': ROUTING_FACTS_RULES,
   'InferenceAlarms / InferenceDashboard / InferenceObservability': OBSERVABILITY_RULES,
   'ArtifactTrust / ApprovedImagesAdmission': TRUST_RULES,
 } as const;
