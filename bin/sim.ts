@@ -238,7 +238,7 @@ async function main(): Promise<void> {
       return;
     default:
       console.log(USAGE);
-      if (command && command !== 'help') process.exitCode = 2;
+      if (command && !['help', '--help', '-h'].includes(command)) process.exitCode = 2;
   }
 }
 

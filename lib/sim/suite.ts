@@ -6,6 +6,7 @@ import { computeMetrics, type RunMetrics } from './metrics';
 import { type ScenarioInstance } from './model';
 import { type PolicyFactory } from './policy';
 import { findScenario, type ScenarioDefinition, type ScenarioParams } from './scenarios';
+import { requireScenarioModule } from './scenario-file';
 import { runSimulation, type RunResult } from './simulator';
 import { estimate, type Estimate, pairedDifference } from './stats';
 import { generateTrace } from './workload';
@@ -62,8 +63,7 @@ export interface JobResult {
 
 export function loadScenario(job: Pick<Job, 'scenarioId' | 'scenarioFile'>): ScenarioDefinition {
   if (!job.scenarioFile) return findScenario(job.scenarioId);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require(job.scenarioFile) as { default?: ScenarioDefinition; scenario?: ScenarioDefinition };
+  const mod = requireScenarioModule(job.scenarioFile) as { default?: ScenarioDefinition; scenario?: ScenarioDefinition };
   const def = mod.scenario ?? mod.default;
   if (!def || typeof def.build !== 'function') {
     throw new Error(`${job.scenarioFile} must export a ScenarioDefinition as 'scenario' or default (see defineScenario())`);
