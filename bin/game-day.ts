@@ -9,19 +9,26 @@
  * The control flow and the injections are pure (lib/core/game-day); this file reaches AWS and the cluster.
  */
 import { execFile } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import {
   ApplicationAutoScalingClient, DescribeScalableTargetsCommand, RegisterScalableTargetCommand,
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
+import { CloudWatchClient, DescribeAlarmsCommand, GetMetricDataCommand, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { compareOutcomes, type ObservedSeries, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
 import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
+import { type ReconcilerConfig } from '../lib/core/reconciler/config';
+import { buildQueryBatch, windowsFromResults } from '../lib/core/reconciler/io';
 import { type RoutingFacts } from '../lib/core/reconciler/routing-facts';
+import { signalPlan } from '../lib/core/reconciler/signal-sources';
+import { scenarioCharts } from '../lib/sim/report';
+import { type ScenarioSummary } from '../lib/sim/suite';
 import { parseCommandLine, UsageError } from './args';
 import { findDeployment } from './deployment';
 
@@ -43,6 +50,8 @@ Stop conditions (required; it refuses to start without both):
   --poll <dur>           how often the stop alarms are read (default 30s)
   --watch-return <dur>   keep the timeline going this long after the restore (default 15m)
   --audit <file>         JSON lines of every change and event (default game-day-audit.jsonl)
+  --report <dir>         the window's metrics from CloudWatch, charted by the simulator's report (default game-day-report)
+  --predicted <file>     results.json of 'cdk-capacity-sim run' for the same shortage: predicted beside observed
   --kube-context <ctx>   EKS: the kubeconfig context of the cluster (default: kubectl's current context)
   --dry-run              print what would change and exit, changing nothing
 
@@ -63,6 +72,8 @@ export interface GameDayCommand {
   readonly options?: GameDayOptions;
   readonly className?: string;
   readonly audit?: string;
+  readonly report?: string;
+  readonly predicted?: string;
   readonly kubeContext?: string;
   readonly region?: string;
   readonly dryRun?: boolean;
@@ -80,7 +91,8 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
   const { values, repeated } = parseCommandLine('game-day', argv, {
     stack: { type: 'string' }, 'stop-alarm': { type: 'string', multiple: true }, 'max-duration': { type: 'string' }, hold: { type: 'string' },
     class: { type: 'string' }, poll: { type: 'string' }, 'watch-return': { type: 'string' }, audit: { type: 'string' },
-    'kube-context': { type: 'string' }, region: { type: 'string' }, 'dry-run': { type: 'boolean' },
+    'kube-context': { type: 'string' }, region: { type: 'string' }, 'dry-run': { type: 'boolean' }, report: { type: 'string' },
+    predicted: { type: 'string' },
   });
   const problems = repeated.map((f) => `${f} is given twice`);
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
@@ -104,6 +116,7 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return {
     command: 'run', stack: str('stack'), options, className: str('class'), audit: str('audit') ?? 'game-day-audit.jsonl',
+    report: str('report') ?? 'game-day-report', predicted: str('predicted'),
     kubeContext: str('kube-context'), region: str('region'), dryRun: values['dry-run'] === true,
   };
 }
@@ -188,17 +201,21 @@ export function scalableTargetInjection(endpointName: string, variantName: strin
 }
 
 /** The routed class the game day takes away: the one named, or the preferred one (preference rank 0). */
-export function shortageTarget(facts: RoutingFacts, className?: string): { kind: 'nodepool'; nodePool: string } | { kind: 'variant'; endpointName: string; variantName: string } {
+export type ShortageTarget =
+  | { readonly kind: 'nodepool'; readonly routedClass: string; readonly nodePool: string }
+  | { readonly kind: 'variant'; readonly routedClass: string; readonly endpointName: string; readonly variantName: string };
+
+export function shortageTarget(facts: RoutingFacts, className?: string): ShortageTarget {
   if (facts.kind === 'alb') {
     const t = className ? facts.targets.find((x) => x.class.name === className) : facts.targets.find((x) => x.class.preferenceRank === 0);
     if (!t) throw new Error(`no class ${className ?? 'of preference rank 0'}; classes: ${facts.targets.map((x) => x.class.name).join(', ')}`);
-    return { kind: 'nodepool', nodePool: t.nodePoolName };
+    return { kind: 'nodepool', routedClass: t.class.name, nodePool: t.nodePoolName };
   }
   const named = (variantName: string, c: { name: string; preferenceRank: number }) =>
     (className ? c.name === className || variantName === className : c.preferenceRank === 0);
   const v = facts.variants.find((x) => x.classes.some((c) => named(x.variantName, c)));
   if (!v) throw new Error(`no class ${className ?? 'of preference rank 0'}; variants: ${facts.variants.map((x) => x.variantName).join(', ')}`);
-  return { kind: 'variant', endpointName: facts.endpointName, variantName: v.variantName };
+  return { kind: 'variant', routedClass: v.variantName, endpointName: facts.endpointName, variantName: v.variantName };
 }
 
 export interface GameDayClients {
@@ -230,12 +247,84 @@ export async function alarmStates(cw: CloudWatchClient, names: readonly string[]
   return states;
 }
 
-async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
   try {
     await delay(ms, undefined, { signal });
   } catch {
     // aborted: the runner sees the signal and restores
   }
+}
+
+/** The reconciler's signals over [start, end) (epoch seconds), one slot per period, from GetMetricData. */
+export async function observeWindow(cw: CloudWatchClient, config: ReconcilerConfig, start: number, end: number): Promise<ObservedSeries> {
+  const period = config.policy?.periodSeconds ?? 60;
+  const batch = buildQueryBatch(signalPlan(config, period), period);
+  const slots = Math.max(1, Math.ceil((end - start) / period));
+  const results: MetricDataResult[] = [];
+  let next: string | undefined;
+  do {
+    const page = await cw.send(new GetMetricDataCommand({
+      MetricDataQueries: batch.queries, StartTime: new Date(start * 1000), EndTime: new Date((start + slots * period) * 1000), NextToken: next,
+    }));
+    results.push(...(page.MetricDataResults ?? []));
+    next = page.NextToken;
+  } while (next);
+  return observedSeries(batch, windowsFromResults(results, batch, { start, periodSeconds: period, slots }), slots);
+}
+
+/** The library policy's means from a `cdk-capacity-sim run` results.json. */
+export function predictedFrom(resultsJson: string): PredictedOutcome {
+  type Means = Record<string, { mean: number } | undefined>;
+  const parsed = JSON.parse(resultsJson) as { scenarios?: Array<{ policies?: Array<{ policy: string; metrics: Means }> }> };
+  const library = parsed.scenarios?.[0]?.policies?.find((p) => p.policy === 'library')?.metrics;
+  if (!library) throw new Error('--predicted: no library policy in the first scenario of that results.json (run cdk-capacity-sim run with --policies library)');
+  const mean = (k: string) => library[k]?.mean ?? NaN;
+  return {
+    timeToFallbackSeconds: mean('timeToFallbackSeconds'), timeToReturnSeconds: mean('timeToReturnSeconds'), rejectedShare: mean('rejectedShare'),
+    latencyP95Seconds: mean('latencyP95Seconds'), modeChangesPerEvent: mean('modeChangesPerEvent'),
+  };
+}
+
+/** The report's Markdown: the timeline, observed beside predicted with each difference named, and the charts. */
+export function reportMarkdown(stack: string, className: string, rows: ReturnType<typeof compareOutcomes>, charts: readonly string[]): string {
+  return [
+    `# Game day on ${stack}: ${className} taken away`,
+    '',
+    '| measure | observed | predicted | difference |',
+    '|---|---:|---:|---|',
+    ...rows.map((r) => `| ${r.measure} | ${r.observed} | ${r.predicted} | ${r.difference} |`),
+    '',
+    ...charts.map((c) => `![${c}](${c}.svg)`),
+    '',
+  ].join('\n');
+}
+
+/** Minutes of the window before the injection (the baseline the charts start from). */
+const BASELINE_SECONDS = 600;
+
+async function writeReport(
+  cmd: GameDayCommand, config: ReconcilerConfig, routedClass: string,
+  injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io,
+): Promise<void> {
+  const period = config.policy?.periodSeconds ?? 60;
+  const start = Math.floor(injectedAt / 1000 / period) * period - BASELINE_SECONDS;
+  const series = await observeWindow(cw, config, start, Math.ceil(endedAt / 1000));
+  const onset = injectedAt / 1000 - start;
+  const restoration = restoredAt / 1000 - start;
+  const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period);
+  const rows = compareOutcomes(observed, cmd.predicted ? predictedFrom(readFileSync(cmd.predicted, 'utf8')) : undefined);
+  // The simulator's report draws reality the way it draws a simulated run: the same charts, the shortage shaded.
+  const summary: ScenarioSummary = {
+    scenarioId: 'game-day', title: `${cmd.stack}: ${routedClass} taken away`, seeds: [], arrivalsPerRun: 0, policies: [],
+    charts: { observed: series }, chartSeed: 0, capacityEvents: [{ className: routedClass, onset, restoration }],
+    deadlineSeconds: (config.policy?.latencySloP95Ms ?? NaN) / 1000,
+  };
+  const charts = scenarioCharts(summary);
+  mkdirSync(cmd.report!, { recursive: true });
+  for (const [name, svg] of Object.entries(charts)) writeFileSync(join(cmd.report!, `${name}.svg`), svg);
+  writeFileSync(join(cmd.report!, 'report.md'), reportMarkdown(cmd.stack!, routedClass, rows, Object.keys(charts)));
+  for (const r of rows) io.out(`${r.measure}: observed ${r.observed}, predicted ${r.predicted} (${r.difference})`);
+  io.out(`report: ${join(cmd.report!, 'report.md')}`);
 }
 
 export interface Io {
@@ -249,9 +338,11 @@ export interface MainDeps {
   /** Where interrupts come from (the process by default). */
   readonly signals: Pick<NodeJS.Process, 'on' | 'off'>;
   readonly now: () => number;
+  /** Resolves after `ms`, or as soon as `signal` aborts. */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now() };
+const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep };
 
 const CONSOLE: Io = { out: (l) => console.log(l), err: (l) => console.error(l) };
 
@@ -305,9 +396,16 @@ export async function main(argv: readonly string[], io: Io = CONSOLE, deps: Main
       io.out(`${e.at} ${e.event}${e.detail ? `: ${e.detail}` : ''}${e.change ? ` ${JSON.stringify(e.change)}` : ''}`);
     };
     const outcome = await runGameDay(cmd.options!, {
-      injection, alarmStates: (names) => alarmStates(c.cloudWatch, names), now: deps.now, sleep, record, signal: controller.signal,
+      injection, alarmStates: (names) => alarmStates(c.cloudWatch, names), now: deps.now, sleep: deps.sleep, record, signal: controller.signal,
     });
     if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);
+    if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
+      try {
+        await writeReport(cmd, d.reconcilers[0].config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io);
+      } catch (e) {
+        io.err(`report not written: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
     return outcome.endedBy === 'refused' ? 2 : outcome.restored ? 0 : 1;
   } finally {
     deps.signals.off('SIGINT', onInt);

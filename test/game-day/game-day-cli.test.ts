@@ -14,8 +14,9 @@ import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwa
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { mockClient } from 'aws-sdk-client-mock';
-import { clients, type Kubectl, main, type MainDeps, parseArgs, parseDuration, UsageError } from '../../bin/game-day';
+import { clients, type Kubectl, main, type MainDeps, parseArgs, parseDuration, sleep, UsageError } from '../../bin/game-day';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { serveWindow } from './window';
 
 const cfn = mockClient(CloudFormationClient);
 const lambda = mockClient(LambdaClient);
@@ -44,11 +45,17 @@ const EKS_CONFIG: ReconcilerConfig = {
 };
 
 function deployment(config: ReconcilerConfig) {
+  quietWindow(config);
   cfn.on(ListStackResourcesCommand).resolves({
     StackResourceSummaries: [{ LogicalResourceId: 'Fn', PhysicalResourceId: 'svc-reconciler', ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0) }],
   });
   cfn.on(GetTemplateCommand).resolves({ TemplateBody: '{"Resources":{}}' });
   lambda.on(GetFunctionConfigurationCommand).resolves({ Role: 'arn:aws:iam::123456789012:role/r', Environment: { Variables: { [RECONCILER_CONFIG_ENV]: JSON.stringify(config) } } });
+}
+
+/** CloudWatch's answer for the report's window: flat signals, capacity mode while the shortage is held. */
+function quietWindow(config: ReconcilerConfig) {
+  serveWindow(cw, config, (className, signal) => (signal === 'mode' ? 0 : signal === 'ramping' ? 0 : className ? 1 : undefined));
 }
 
 function alarm(state: () => string) {
@@ -70,8 +77,11 @@ function run(argv: string[], overrides: Partial<MainDeps> = {}) {
   const audit = join(process.env.TMPDIR ?? tmpdir(), `audit-${++n}.jsonl`);
   const out: string[] = [];
   const signals = new EventEmitter();
-  const deps: MainDeps = { clients, kubectl: () => async () => '', signals: signals as unknown as MainDeps['signals'], now: () => Date.now(), ...overrides };
-  const done = main([...argv, '--audit', audit], { out: (l) => out.push(l), err: (l) => out.push(l) }, deps);
+  const deps: MainDeps = {
+    clients, kubectl: () => async () => '', signals: signals as unknown as MainDeps['signals'], now: () => Date.now(), sleep, ...overrides,
+  };
+  const report = join(process.env.TMPDIR ?? tmpdir(), `report-${n}`);
+  const done = main([...argv, '--audit', audit, '--report', report], { out: (l) => out.push(l), err: (l) => out.push(l) }, deps);
   return { done, out, signals, events: () => readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; change?: unknown; detail?: string }) };
 }
 
@@ -163,7 +173,7 @@ describe('SageMaker: pin the preferred variant\'s scalable target', () => {
     aas.on(RegisterScalableTargetCommand).resolvesOnce({}).rejects(new Error('ThrottlingException'));
     const r = run([...BASE, '--hold', '0.1']);
     expect(await r.done).toBe(1);
-    expect(r.out.at(-1)).toBe('NOT RESTORED: aws application-autoscaling register-scalable-target --service-namespace sagemaker '
+    expect(r.out).toContain('NOT RESTORED: aws application-autoscaling register-scalable-target --service-namespace sagemaker '
       + '--resource-id endpoint/llm/variant/preferred --scalable-dimension sagemaker:variant:DesiredInstanceCount --min-capacity 1 --max-capacity 8');
   });
 });

@@ -2,3 +2,4 @@
 // them). Not part of the package's public API (the command is).
 export * from './injection';
 export * from './runner';
+export * from './observed';
