@@ -157,7 +157,8 @@ describe('npm package', () => {
     const repository = manifest.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
     const broken: string[] = [];
     for (const page of [...shipped].filter((f) => f.endsWith('.md'))) {
-      const text = readFileSync(join(consumer, 'node_modules', 'cdk-capacity-aware-inference', page), 'utf8');
+      // Fenced code blocks are text, not links.
+      const text = readFileSync(join(consumer, 'node_modules', 'cdk-capacity-aware-inference', page), 'utf8').replace(/^```[\s\S]*?^```/gm, '');
       for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
         const target = m[1].split('#')[0];
         if (target === '') continue; // an anchor
