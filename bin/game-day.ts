@@ -167,6 +167,7 @@ const SAGEMAKER_DIMENSION = 'sagemaker:variant:DesiredInstanceCount';
 export function scalableTargetInjection(endpointName: string, variantName: string, c: SageMakerClients): Injection {
   const resourceId = variantResourceId(endpointName, variantName);
   let before: ScalableBounds | undefined;
+  let pinned: ScalableBounds | undefined;
   const register = (b: ScalableBounds) => c.autoScaling.send(new RegisterScalableTargetCommand({
     ServiceNamespace: 'sagemaker', ResourceId: resourceId, ScalableDimension: SAGEMAKER_DIMENSION, MinCapacity: b.minCapacity, MaxCapacity: b.maxCapacity,
   }));
@@ -189,13 +190,14 @@ export function scalableTargetInjection(endpointName: string, variantName: strin
       const current = endpoint.ProductionVariants?.find((v) => v.VariantName === variantName)?.CurrentInstanceCount;
       const pin = scalableTargetPin(resourceId, { minCapacity: t.MinCapacity, maxCapacity: t.MaxCapacity }, current ?? 0);
       before = pin.before;
+      pinned = pin.after;
       await register(pin.after);
       return { target, before: pin.before, after: pin.after };
     },
     async restore() {
       if (!before) return { target, before: null, after: null };
       await register(before);
-      return { target, before: 'pinned', after: before };
+      return { target, before: pinned ?? null, after: before };
     },
   };
 }
