@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
- * sign-model: produce what the deploy-time artifact verifier checks for a class's model data.
+ * cdk-capacity-sign-model: produce what the deploy-time artifact verifier checks for a class's model data.
  *
- *   sign-model digest <file>
- *   sign-model sign --key <kms-key-arn> (--file <path> | --sha256 <hex>) [--s3 s3://bucket/key [--version-id <id>]] [--region <r>]
+ *   cdk-capacity-sign-model digest <file>
+ *   cdk-capacity-sign-model sign --key <kms-key-arn> (--file <path> | --sha256 <hex>) [--s3 s3://bucket/key [--version-id <id>]] [--region <r>]
  *
  * `sign` signs the model's SHA-256 with the KMS key (ECDSA P-256, MessageType DIGEST) and, given --s3, records the
  * signature as a tag on that object version and prints the `modelData` to put in the class record.
@@ -23,10 +23,10 @@ import {
 } from '../lib/core/trust/artifact-verification';
 
 export const USAGE = `Usage:
-  sign-model digest <file>
+  cdk-capacity-sign-model digest <file>
       Print the SHA-256 of a local model archive (streamed; works for files of any size).
 
-  sign-model sign --key <kms-key-arn> (--file <path> | --sha256 <hex>) [--s3 s3://bucket/key [--version-id <id>]] [--region <r>]
+  cdk-capacity-sign-model sign --key <kms-key-arn> (--file <path> | --sha256 <hex>) [--s3 s3://bucket/key [--version-id <id>]] [--region <r>]
       Sign the SHA-256 with the KMS key (${MODEL_SIGNING_ALGORITHM}, MessageType DIGEST). With --s3, record the signature
       as the object version's '${MODEL_SIGNATURE_TAG}' tag (other tags are kept) and print the class's modelData.
       Without --version-id the current version is signed and printed, so the record pins it.

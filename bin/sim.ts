@@ -280,7 +280,7 @@ async function main(): Promise<void> {
       return;
     default:
       console.log(USAGE);
-      if (command) process.exitCode = 2;
+      if (command && !['help', '--help', '-h'].includes(command)) process.exitCode = 2;
   }
 }
 

@@ -7,6 +7,7 @@ import { type ScenarioInstance } from './model';
 import { type PlatformKind } from './platform';
 import { type PolicyFactory } from './policy';
 import { findScenario, type ScenarioDefinition, type ScenarioParams } from './scenarios';
+import { requireScenarioModule } from './scenario-file';
 import { runSimulation, type RunResult } from './simulator';
 import { estimate, type Estimate, pairedDifference } from './stats';
 import { generateTrace } from './workload';
@@ -66,8 +67,7 @@ export interface JobResult {
 
 export function loadScenario(job: Pick<Job, 'scenarioId' | 'scenarioFile'>): ScenarioDefinition {
   if (!job.scenarioFile) return findScenario(job.scenarioId);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require(job.scenarioFile) as { default?: ScenarioDefinition; scenario?: ScenarioDefinition };
+  const mod = requireScenarioModule(job.scenarioFile) as { default?: ScenarioDefinition; scenario?: ScenarioDefinition };
   const def = mod.scenario ?? mod.default;
   if (!def || typeof def.build !== 'function') {
     throw new Error(`${job.scenarioFile} must export a ScenarioDefinition as 'scenario' or default (see defineScenario())`);

@@ -7,13 +7,17 @@
  * registry install would make the test depend on the network. A stack with the reconciler is then synthesized from
  * the installed package alone: this proves the prebuilt handler bundle ships in the tarball and is found from there.
  */
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { ModuleKind, ScriptTarget, transpileModule } from 'typescript';
 
 const ROOT = resolve(__dirname, '..', '..');
-const SOURCES = ['lib', 'lambda', 'scripts', 'bin', 'package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json'];
+const SOURCES = [
+  'lib', 'lambda', 'scripts', 'bin', 'docs', 'package.json', 'README.md', 'BENCHMARKS.md', 'CHANGELOG.md', 'LICENSE', 'tsconfig.json',
+  'tsconfig.build.json',
+];
 
 const CONSUMER_APP = `
 const { App, Stack } = require('aws-cdk-lib');
@@ -42,6 +46,24 @@ const fn = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda
 console.log(JSON.stringify({ s3Key: fn.Properties.Code.S3Key, resolvedFrom: require.resolve('cdk-capacity-aware-inference') }));
 `;
 
+interface Manifest {
+  readonly repository: { readonly url: string };
+  readonly homepage: string;
+  readonly bugs: { readonly url: string };
+  readonly keywords: string[];
+  readonly engines: { readonly node: string };
+  readonly bin: Record<string, string>;
+  readonly dependencies?: Record<string, string>;
+  readonly peerDependencies: Record<string, string>;
+  readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>;
+}
+
+/** Runs a command the way a user of the installed package does: by its name, from the consumer app's node_modules/.bin. */
+function command(consumerDir: string, name: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(join(consumerDir, 'node_modules', '.bin', name), args, { cwd: consumerDir, encoding: 'utf8', timeout: 120_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
 describe('npm package', () => {
   let work: string;
   let tarball: string;
@@ -49,6 +71,7 @@ describe('npm package', () => {
   let synth: { s3Key: string; resolvedFrom: string };
   let consumer: string;
   let declared: string[];
+  let manifest: Manifest;
   const timings: Record<string, number> = {};
   const timed = <T>(name: string, fn: () => T): T => {
     const start = Date.now();
@@ -77,11 +100,17 @@ describe('npm package', () => {
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, version: '0.0.0' }));
     timed('install', () => {
       execFileSync('tar', ['xzf', tarball, '-C', installed, '--strip-components=1']);
-      const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+      manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Manifest;
       declared = Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies });
       for (const dep of declared) {
         mkdirSync(dirname(join(consumer, 'node_modules', dep)), { recursive: true });
         symlinkSync(join(ROOT, 'node_modules', dep), join(consumer, 'node_modules', dep), 'dir');
+      }
+      mkdirSync(join(consumer, 'node_modules', '.bin'));
+      for (const [name, file] of Object.entries(manifest.bin)) {
+        // npm makes each bin target executable when it installs the package.
+        chmodSync(join(installed, file), 0o755);
+        symlinkSync(join(installed, file), join(consumer, 'node_modules', '.bin', name));
       }
     });
     writeFileSync(join(consumer, 'app.js'), CONSUMER_APP);
@@ -114,5 +143,100 @@ describe('npm package', () => {
     // The bundle is the real handler (exports `handler`), loadable without the repository around it.
     const loaded = execFileSync(process.execPath, ['-e', `console.log(typeof require(${JSON.stringify(asset)}).handler)`], { encoding: 'utf8' });
     expect(loaded.trim()).toBe('function');
+  });
+
+  test('the manifest says where the project lives, that it is a CDK construct library, and what it needs', () => {
+    const repo = manifest.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(repo).toMatch(/^https:\/\//);
+    expect(manifest.homepage).toBe(`${repo}#readme`);
+    expect(manifest.bugs.url).toBe(`${repo}/issues`);
+    expect(manifest.keywords).toEqual(expect.arrayContaining(['cdk', 'constructs']));
+    expect(manifest.engines.node).toBe('>=22');
+    // The kubectl layer is needed only for an EKS cluster the construct creates: an optional peer.
+    expect(manifest.peerDependencies['@aws-cdk/lambda-layer-kubectl-v34']).toBeDefined();
+    expect(manifest.peerDependenciesMeta).toEqual({ '@aws-cdk/lambda-layer-kubectl-v34': { optional: true } });
+  });
+
+  test('the docs ship, and every relative link of the shipped Markdown resolves inside the package', () => {
+    const shipped = new Set(files.map((f) => f.replace(/^package\//, '')));
+    expect([...shipped]).toEqual(expect.arrayContaining(['README.md', 'BENCHMARKS.md', 'docs/README.md', 'docs/verify.md', 'docs/game-day.md']));
+    const repository = manifest.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    const broken: string[] = [];
+    for (const page of [...shipped].filter((f) => f.endsWith('.md'))) {
+      // Fenced code blocks are text, not links.
+      const text = readFileSync(join(consumer, 'node_modules', 'cdk-capacity-aware-inference', page), 'utf8').replace(/^```[\s\S]*?^```/gm, '');
+      for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = m[1].split('#')[0];
+        if (target === '') continue; // an anchor
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
+          // A link to a repository file that does not ship goes to the repository the manifest names.
+          if (/^https:\/\/github\.com\/[^/]+\/cdk-capacity-aware-inference\//.test(target) && !target.startsWith(`${repository}/`)) broken.push(`${page}: ${m[1]}`);
+          continue;
+        }
+        const resolved = join(dirname(page), decodeURI(target)).replace(/\\/g, '/').replace(/\/$/, '');
+        if (!shipped.has(resolved) && ![...shipped].some((f) => f.startsWith(`${resolved}/`))) broken.push(`${page}: ${m[1]}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  test('every command runs from the installed package by its installed name, and the README names each', () => {
+    const readme = readFileSync(join(consumer, 'node_modules', 'cdk-capacity-aware-inference', 'README.md'), 'utf8');
+    expect(Object.keys(manifest.bin).sort()).toEqual(['cdk-capacity-game-day', 'cdk-capacity-sign-model', 'cdk-capacity-sim', 'cdk-capacity-verify']);
+    for (const name of Object.keys(manifest.bin)) {
+      const r = command(consumer, name, ['--help']);
+      expect({ name, status: r.status, stderr: r.stderr }).toEqual({ name, status: 0, stderr: '' });
+      expect(r.stdout).toContain(name);
+      expect(readme).toContain(name);
+    }
+  });
+
+  test('the commands that call AWS carry their clients and none of aws-cdk-lib; a missing --stack is a usage error', () => {
+    for (const name of ['verify', 'game-day', 'sign-model']) {
+      const bundle = readFileSync(join(consumer, 'node_modules', 'cdk-capacity-aware-inference', 'dist', 'bin', `${name}.js`), 'utf8');
+      expect(bundle.startsWith('#!/usr/bin/env node')).toBe(true);
+      expect(bundle).not.toMatch(/require\("aws-cdk-lib/);
+      // The one SDK module left out is the optional CRT signer (SigV4a), which the SDK requires lazily inside a try.
+      expect(bundle).not.toMatch(/require\("@aws-sdk\/(?!signature-v4-crt")/);
+    }
+    const r = command(consumer, 'cdk-capacity-verify', ['--region', 'us-east-1']);
+    expect([r.status, r.stderr.split('\n')[0]]).toEqual([2, '--stack <name> is required']);
+  });
+
+  test('sim --scenario-file runs the docs\' TypeScript scenario and a JavaScript one from the installed package', () => {
+    const docs = readFileSync(join(ROOT, 'docs', 'simulator.md'), 'utf8');
+    const example = /`npx cdk-capacity-sim run --scenario-file \.\/my-scenario\.ts`[^\n]*\n\n```ts\n([\s\S]*?)```/.exec(docs)![1];
+    writeFileSync(join(consumer, 'my-scenario.ts'), example);
+    // A `cdk init app` project has ts-node and a CommonJS tsconfig.json; on Node.js 22.18+ the CLI needs neither (Node
+    // strips the types).
+    writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { target: 'ES2022', module: 'commonjs', lib: ['es2022'], strict: true, esModuleInterop: true, skipLibCheck: true },
+    }));
+    for (const dep of ['ts-node', 'typescript']) {
+      if (!existsSync(join(consumer, 'node_modules', dep))) symlinkSync(join(ROOT, 'node_modules', dep), join(consumer, 'node_modules', dep), 'dir');
+    }
+    // The same scenario as CommonJS JavaScript, as a user without TypeScript would write it.
+    writeFileSync(join(consumer, 'my-scenario.js'), transpileModule(example, { compilerOptions: { module: ModuleKind.CommonJS, target: ScriptTarget.ES2022 } }).outputText);
+    for (const file of ['my-scenario.ts', 'my-scenario.js']) {
+      const out = join(consumer, `reports-${file}`);
+      const r = command(consumer, 'cdk-capacity-sim', ['run', '--scenario-file', `./${file}`, '--seeds', '1', '--workers', '1', '--policies', 'library', '--out', out]);
+      expect({ file, status: r.status, stderr: r.stderr.split('\n').filter((l) => !l.startsWith('Running') && !l.startsWith('[')) }).toEqual({ file, status: 0, stderr: [''] });
+      const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { scenarios: Array<{ scenarioId: string }> };
+      expect(results.scenarios.map((x) => x.scenarioId)).toEqual(['my-shortage']);
+    }
+  });
+
+  test('source maps resolve: each shipped map embeds its sources, each mapping comment names a shipped map', () => {
+    const root = join(consumer, 'node_modules', 'cdk-capacity-aware-inference');
+    const maps = files.filter((f) => f.endsWith('.js.map')).map((f) => f.replace(/^package\//, ''));
+    expect(maps.length).toBeGreaterThan(50);
+    for (const map of maps) {
+      const m = JSON.parse(readFileSync(join(root, map), 'utf8')) as { sources: string[]; sourcesContent?: Array<string | null> };
+      expect({ map, embedded: m.sourcesContent?.length === m.sources.length && m.sourcesContent.every((c) => typeof c === 'string') }).toEqual({ map, embedded: true });
+    }
+    for (const js of files.filter((f) => f.endsWith('.js')).map((f) => f.replace(/^package\//, ''))) {
+      const ref = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(readFileSync(join(root, js), 'utf8'))?.[1];
+      if (ref) expect({ js, map: existsSync(join(root, dirname(js), ref)) }).toEqual({ js, map: true });
+    }
   });
 });

@@ -1,0 +1,425 @@
+#!/usr/bin/env node
+/**
+ * game-day: the reference experiment as a command. Take the preferred class's capacity away, hold the shortage while
+ * the fallback carries the load, give it back, and record the timeline. Refuses to start without stop conditions,
+ * restores on every exit (an interrupt included) and appends every change to an audit file as it happens.
+ *
+ *   cdk-capacity-game-day --stack <name> --stop-alarm <alarm> --max-duration 45m --hold 20m [options]
+ *
+ * The control flow and the injections are pure (lib/core/game-day); this file reaches AWS and the cluster.
+ */
+import { execFile } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import {
+  ApplicationAutoScalingClient, DescribeScalableTargetsCommand, RegisterScalableTargetCommand,
+} from '@aws-sdk/client-application-auto-scaling';
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CloudWatchClient, DescribeAlarmsCommand, GetMetricDataCommand, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { compareOutcomes, type ObservedSeries, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
+import { nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
+import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
+import { type ReconcilerConfig } from '../lib/core/reconciler/config';
+import { buildQueryBatch, windowsFromResults } from '../lib/core/reconciler/io';
+import { type RoutingFacts } from '../lib/core/reconciler/routing-facts';
+import { signalPlan } from '../lib/core/reconciler/signal-sources';
+import { scenarioCharts } from '../lib/sim/report';
+import { type ScenarioSummary } from '../lib/sim/suite';
+import { parseCommandLine, UsageError } from './args';
+import { findDeployment } from './deployment';
+
+export { UsageError };
+
+export const USAGE = `cdk-capacity-game-day: exercise the fallback under load by taking the preferred class's capacity away
+
+Usage:
+  cdk-capacity-game-day --stack <name> --stop-alarm <alarm> [--stop-alarm <alarm> ...] --max-duration <dur> --hold <dur>
+                        [--class <name>] [--poll <dur>] [--watch-return <dur>] [--audit <file>]
+                        [--kube-context <context>] [--region <region>] [--dry-run]
+
+Stop conditions (required; it refuses to start without both):
+  --stop-alarm <name>    a CloudWatch alarm on the SLO; any alarm in ALARM ends the hold (repeatable)
+  --max-duration <dur>   the experiment never lasts longer (e.g. 45m)
+
+  --hold <dur>           how long the shortage is held (at most --max-duration)
+  --class <name>         the class to take away (default: the preferred class, preference rank 0)
+  --poll <dur>           how often the stop alarms are read (default 30s)
+  --watch-return <dur>   keep the timeline going this long after the restore (default 15m)
+  --audit <file>         JSON lines of every change and event (default game-day-audit.jsonl)
+  --report <dir>         the window's metrics from CloudWatch, charted by the simulator's report (default game-day-report)
+  --predicted <file>     results.json of 'cdk-capacity-sim run' for the same shortage: predicted beside observed
+  --kube-context <ctx>   EKS: the kubeconfig context of the cluster (default: kubectl's current context)
+  --dry-run              print what would change and exit, changing nothing
+
+The shortage:
+  EKS        caps the class's Karpenter NodePool spec.limits at its status.resources (kubectl patch --type merge):
+             no new nodes, pods stay Pending, the reconciler sees desired > ready. Not an insufficient-capacity
+             error (for that, AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the Karpenter controller
+             role: a zonal shortage of every class, a different scenario).
+  SageMaker  pins the class's variant's scalable target at its current instance count (RegisterScalableTarget
+             MinCapacity = MaxCapacity = current): the variant cannot grow while load rises.
+Load is yours: run it during your own traffic, or drive an existing load tool from the contract's request shape.
+Durations: 90s, 20m, 1h or seconds.
+`;
+
+export interface GameDayCommand {
+  readonly command: 'help' | 'run';
+  readonly stack?: string;
+  readonly options?: GameDayOptions;
+  readonly className?: string;
+  readonly audit?: string;
+  readonly report?: string;
+  readonly predicted?: string;
+  readonly kubeContext?: string;
+  readonly region?: string;
+  readonly dryRun?: boolean;
+}
+
+/** `90s`, `20m`, `1h` or a number of seconds. */
+export function parseDuration(flag: string, value: string): number {
+  const m = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(value.trim());
+  if (!m) throw new UsageError(`${flag} '${value}' is not a duration (90s, 20m, 1h or seconds)`);
+  return Number(m[1]) * ({ s: 1, m: 60, h: 3600 } as const)[(m[2] ?? 's') as 's' | 'm' | 'h'];
+}
+
+export function parseArgs(argv: readonly string[]): GameDayCommand {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') return { command: 'help' };
+  const { values, repeated } = parseCommandLine('game-day', argv, {
+    stack: { type: 'string' }, 'stop-alarm': { type: 'string', multiple: true }, 'max-duration': { type: 'string' }, hold: { type: 'string' },
+    class: { type: 'string' }, poll: { type: 'string' }, 'watch-return': { type: 'string' }, audit: { type: 'string' },
+    'kube-context': { type: 'string' }, region: { type: 'string' }, 'dry-run': { type: 'boolean' }, report: { type: 'string' },
+    predicted: { type: 'string' },
+  });
+  const problems = repeated.map((f) => `${f} is given twice`);
+  const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  if (!str('stack')) problems.push('--stack <name> is required');
+  if (!str('hold')) problems.push('--hold <duration> is required');
+  const duration = (k: string, fallback: number) => {
+    try {
+      return str(k) === undefined ? fallback : parseDuration(`--${k}`, str(k)!);
+    } catch (e) {
+      problems.push((e as Error).message);
+      return fallback;
+    }
+  };
+  const options: GameDayOptions = {
+    holdSeconds: duration('hold', 0),
+    stop: { alarmNames: (values['stop-alarm'] as string[] | undefined) ?? [], maxDurationSeconds: duration('max-duration', 0) },
+    pollSeconds: duration('poll', 30),
+    returnWatchSeconds: duration('watch-return', 900),
+  };
+  problems.push(...gameDayProblems(options).filter((p) => !(p.startsWith('--hold must') && !str('hold'))));
+  if (problems.length > 0) throw new UsageError(problems.join('\n'));
+  return {
+    command: 'run', stack: str('stack'), options, className: str('class'), audit: str('audit') ?? 'game-day-audit.jsonl',
+    report: str('report') ?? 'game-day-report', predicted: str('predicted'),
+    kubeContext: str('kube-context'), region: str('region'), dryRun: values['dry-run'] === true,
+  };
+}
+
+/** Runs kubectl with its arguments (no shell) and returns its standard output. */
+export type Kubectl = (args: readonly string[]) => Promise<string>;
+
+export function kubectl(context?: string): Kubectl {
+  const run = promisify(execFile);
+  return async (args) => (await run('kubectl', [...(context ? ['--context', context] : []), ...args], { maxBuffer: 16 * 1024 * 1024 })).stdout;
+}
+
+/** EKS: cap the NodePool's limits at what it has provisioned; restore its limits as they were. */
+export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: string): Injection & { plan(): Promise<NodePoolCap> } {
+  let applied: NodePoolCap | undefined;
+  const target = `NodePool ${nodePool} spec.limits`;
+  const patch = (body: unknown) => run(['patch', 'nodepool', nodePool, '--type', 'merge', '-p', JSON.stringify(body)]);
+  const plan = async () => nodePoolCap(JSON.parse(await run(['get', 'nodepool', nodePool, '-o', 'json'])) as NodePoolState);
+  const ctx = kubeContext ? ` --context ${kubeContext}` : '';
+  return {
+    description: `cap Karpenter NodePool ${nodePool}'s spec.limits at its status.resources`,
+    get manualRestore() {
+      return applied ? `kubectl${ctx} patch nodepool ${nodePool} --type merge -p '${JSON.stringify(applied.restore)}'` : '(nothing was changed)';
+    },
+    plan,
+    async inject() {
+      const cap = await plan();
+      applied = cap;
+      await patch(cap.cap);
+      return { target, before: cap.before ?? null, after: cap.after };
+    },
+    async restore() {
+      if (!applied) return { target, before: null, after: null };
+      await patch(applied.restore);
+      return { target, before: applied.after, after: applied.before ?? null };
+    },
+  };
+}
+
+export interface SageMakerClients {
+  readonly sageMaker: SageMakerClient;
+  readonly autoScaling: ApplicationAutoScalingClient;
+}
+
+const SAGEMAKER_DIMENSION = 'sagemaker:variant:DesiredInstanceCount';
+
+/** SageMaker: pin the variant's scalable target at its current instance count; restore its bounds. */
+export function scalableTargetInjection(endpointName: string, variantName: string, c: SageMakerClients): Injection {
+  const resourceId = variantResourceId(endpointName, variantName);
+  let before: ScalableBounds | undefined;
+  let pinned: ScalableBounds | undefined;
+  const register = (b: ScalableBounds) => c.autoScaling.send(new RegisterScalableTargetCommand({
+    ServiceNamespace: 'sagemaker', ResourceId: resourceId, ScalableDimension: SAGEMAKER_DIMENSION, MinCapacity: b.minCapacity, MaxCapacity: b.maxCapacity,
+  }));
+  const target = `scalable target ${resourceId}`;
+  return {
+    description: `pin ${resourceId}'s scalable target (${SAGEMAKER_DIMENSION}) at its current instance count`,
+    get manualRestore() {
+      return before
+        ? `aws application-autoscaling register-scalable-target --service-namespace sagemaker --resource-id ${resourceId} `
+          + `--scalable-dimension ${SAGEMAKER_DIMENSION} --min-capacity ${before.minCapacity} --max-capacity ${before.maxCapacity}`
+        : '(nothing was changed)';
+    },
+    async inject() {
+      const targets = await c.autoScaling.send(new DescribeScalableTargetsCommand({
+        ServiceNamespace: 'sagemaker', ResourceIds: [resourceId], ScalableDimension: SAGEMAKER_DIMENSION,
+      }));
+      const t = targets.ScalableTargets?.[0];
+      if (t?.MinCapacity === undefined || t.MaxCapacity === undefined) throw new Error(`${resourceId} has no scalable target: the variant is not autoscaled, nothing to pin`);
+      const endpoint = await c.sageMaker.send(new DescribeEndpointCommand({ EndpointName: endpointName }));
+      const current = endpoint.ProductionVariants?.find((v) => v.VariantName === variantName)?.CurrentInstanceCount;
+      const pin = scalableTargetPin(resourceId, { minCapacity: t.MinCapacity, maxCapacity: t.MaxCapacity }, current ?? 0);
+      before = pin.before;
+      pinned = pin.after;
+      await register(pin.after);
+      return { target, before: pin.before, after: pin.after };
+    },
+    async restore() {
+      if (!before) return { target, before: null, after: null };
+      await register(before);
+      return { target, before: pinned ?? null, after: before };
+    },
+  };
+}
+
+/** The routed class the game day takes away: the one named, or the preferred one (preference rank 0). */
+export type ShortageTarget =
+  | { readonly kind: 'nodepool'; readonly routedClass: string; readonly nodePool: string }
+  | { readonly kind: 'variant'; readonly routedClass: string; readonly endpointName: string; readonly variantName: string };
+
+export function shortageTarget(facts: RoutingFacts, className?: string): ShortageTarget {
+  if (facts.kind === 'alb') {
+    const t = className ? facts.targets.find((x) => x.class.name === className) : facts.targets.find((x) => x.class.preferenceRank === 0);
+    if (!t) throw new Error(`no class ${className ?? 'of preference rank 0'}; classes: ${facts.targets.map((x) => x.class.name).join(', ')}`);
+    return { kind: 'nodepool', routedClass: t.class.name, nodePool: t.nodePoolName };
+  }
+  const named = (variantName: string, c: { name: string; preferenceRank: number }) =>
+    (className ? c.name === className || variantName === className : c.preferenceRank === 0);
+  const v = facts.variants.find((x) => x.classes.some((c) => named(x.variantName, c)));
+  if (!v) throw new Error(`no class ${className ?? 'of preference rank 0'}; variants: ${facts.variants.map((x) => x.variantName).join(', ')}`);
+  return { kind: 'variant', routedClass: v.variantName, endpointName: facts.endpointName, variantName: v.variantName };
+}
+
+export interface GameDayClients {
+  readonly cloudFormation: CloudFormationClient;
+  readonly lambda: LambdaClient;
+  readonly cloudWatch: CloudWatchClient;
+  readonly sageMaker: SageMakerClient;
+  readonly autoScaling: ApplicationAutoScalingClient;
+}
+
+export function clients(region?: string): GameDayClients {
+  const config = region ? { region } : {};
+  return {
+    cloudFormation: new CloudFormationClient(config),
+    lambda: new LambdaClient(config),
+    cloudWatch: new CloudWatchClient(config),
+    sageMaker: new SageMakerClient(config),
+    autoScaling: new ApplicationAutoScalingClient(config),
+  };
+}
+
+/** StateValue per alarm name; names CloudWatch does not know are left out. */
+export async function alarmStates(cw: CloudWatchClient, names: readonly string[]): Promise<Record<string, string>> {
+  const answer = await cw.send(new DescribeAlarmsCommand({ AlarmNames: [...names], AlarmTypes: ['MetricAlarm', 'CompositeAlarm'] }));
+  const states: Record<string, string> = {};
+  for (const a of [...(answer.MetricAlarms ?? []), ...(answer.CompositeAlarms ?? [])]) {
+    if (a.AlarmName && a.StateValue) states[a.AlarmName] = a.StateValue;
+  }
+  return states;
+}
+
+export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch {
+    // aborted: the runner sees the signal and restores
+  }
+}
+
+/** The reconciler's signals over [start, end) (epoch seconds), one slot per period, from GetMetricData. */
+export async function observeWindow(cw: CloudWatchClient, config: ReconcilerConfig, start: number, end: number): Promise<ObservedSeries> {
+  const period = config.policy?.periodSeconds ?? 60;
+  const batch = buildQueryBatch(signalPlan(config, period), period);
+  const slots = Math.max(1, Math.ceil((end - start) / period));
+  const results: MetricDataResult[] = [];
+  let next: string | undefined;
+  do {
+    const page = await cw.send(new GetMetricDataCommand({
+      MetricDataQueries: batch.queries, StartTime: new Date(start * 1000), EndTime: new Date((start + slots * period) * 1000), NextToken: next,
+    }));
+    results.push(...(page.MetricDataResults ?? []));
+    next = page.NextToken;
+  } while (next);
+  return observedSeries(batch, windowsFromResults(results, batch, { start, periodSeconds: period, slots }), slots);
+}
+
+/** The library policy's means from a `cdk-capacity-sim run` results.json. */
+export function predictedFrom(resultsJson: string): PredictedOutcome {
+  type Means = Record<string, { mean: number } | undefined>;
+  const parsed = JSON.parse(resultsJson) as { scenarios?: Array<{ policies?: Array<{ policy: string; metrics: Means }> }> };
+  const library = parsed.scenarios?.[0]?.policies?.find((p) => p.policy === 'library')?.metrics;
+  if (!library) throw new Error('--predicted: no library policy in the first scenario of that results.json (run cdk-capacity-sim run with --policies library)');
+  const mean = (k: string) => library[k]?.mean ?? NaN;
+  return {
+    timeToFallbackSeconds: mean('timeToFallbackSeconds'), timeToReturnSeconds: mean('timeToReturnSeconds'), rejectedShare: mean('rejectedShare'),
+    latencyP95Seconds: mean('latencyP95Seconds'), modeChangesPerEvent: mean('modeChangesPerEvent'),
+  };
+}
+
+/** The report's Markdown: the timeline, observed beside predicted with each difference named, and the charts. */
+export function reportMarkdown(stack: string, className: string, rows: ReturnType<typeof compareOutcomes>, charts: readonly string[]): string {
+  return [
+    `# Game day on ${stack}: ${className} taken away`,
+    '',
+    '| measure | observed | predicted | difference |',
+    '|---|---:|---:|---|',
+    ...rows.map((r) => `| ${r.measure} | ${r.observed} | ${r.predicted} | ${r.difference} |`),
+    '',
+    ...charts.map((c) => `![${c}](${c}.svg)`),
+    '',
+  ].join('\n');
+}
+
+/** Minutes of the window before the injection (the baseline the charts start from). */
+const BASELINE_SECONDS = 600;
+
+async function writeReport(
+  cmd: GameDayCommand, config: ReconcilerConfig, routedClass: string,
+  injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io,
+): Promise<void> {
+  const period = config.policy?.periodSeconds ?? 60;
+  const start = Math.floor(injectedAt / 1000 / period) * period - BASELINE_SECONDS;
+  const series = await observeWindow(cw, config, start, Math.ceil(endedAt / 1000));
+  const onset = injectedAt / 1000 - start;
+  const restoration = restoredAt / 1000 - start;
+  const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period);
+  const rows = compareOutcomes(observed, cmd.predicted ? predictedFrom(readFileSync(cmd.predicted, 'utf8')) : undefined);
+  // The simulator's report draws reality the way it draws a simulated run: the same charts, the shortage shaded.
+  const summary: ScenarioSummary = {
+    scenarioId: 'game-day', title: `${cmd.stack}: ${routedClass} taken away`, seeds: [], arrivalsPerRun: 0, policies: [],
+    charts: { observed: series }, chartSeed: 0, capacityEvents: [{ className: routedClass, onset, restoration }],
+    deadlineSeconds: (config.policy?.latencySloP95Ms ?? NaN) / 1000,
+  };
+  const charts = scenarioCharts(summary);
+  mkdirSync(cmd.report!, { recursive: true });
+  for (const [name, svg] of Object.entries(charts)) writeFileSync(join(cmd.report!, `${name}.svg`), svg);
+  writeFileSync(join(cmd.report!, 'report.md'), reportMarkdown(cmd.stack!, routedClass, rows, Object.keys(charts)));
+  for (const r of rows) io.out(`${r.measure}: observed ${r.observed}, predicted ${r.predicted} (${r.difference})`);
+  io.out(`report: ${join(cmd.report!, 'report.md')}`);
+}
+
+export interface Io {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+export interface MainDeps {
+  readonly clients: (region?: string) => GameDayClients;
+  readonly kubectl: (context?: string) => Kubectl;
+  /** Where interrupts come from (the process by default). */
+  readonly signals: Pick<NodeJS.Process, 'on' | 'off'>;
+  readonly now: () => number;
+  /** Resolves after `ms`, or as soon as `signal` aborts. */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep };
+
+const CONSOLE: Io = { out: (l) => console.log(l), err: (l) => console.error(l) };
+
+export async function main(argv: readonly string[], io: Io = CONSOLE, deps: MainDeps = DEFAULT_DEPS): Promise<number> {
+  let cmd: GameDayCommand;
+  try {
+    cmd = parseArgs(argv);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw e;
+  }
+  if (cmd.command === 'help') {
+    io.out(USAGE);
+    return 0;
+  }
+  const c = deps.clients(cmd.region);
+  const d = await findDeployment(cmd.stack!, c);
+  if (d.reconcilers.length !== 1) {
+    io.err(`${cmd.stack} has ${d.reconcilers.length} reconciler functions: the game day needs exactly one (one service per run)`);
+    return 1;
+  }
+  const target = shortageTarget(d.reconcilers[0].config.facts, cmd.className);
+  const injection = target.kind === 'nodepool'
+    ? nodePoolInjection(target.nodePool, deps.kubectl(cmd.kubeContext), cmd.kubeContext)
+    : scalableTargetInjection(target.endpointName, target.variantName, c);
+  io.out(`game day on ${cmd.stack}: ${injection.description}; hold ${cmd.options!.holdSeconds} s, stop on ${cmd.options!.stop.alarmNames.join(', ')} `
+    + `or after ${cmd.options!.stop.maxDurationSeconds} s; audit ${cmd.audit}`);
+  if (cmd.dryRun) {
+    if ('plan' in injection) io.out(`would set ${JSON.stringify((await (injection as ReturnType<typeof nodePoolInjection>).plan()).cap)}`);
+    io.out('dry run: nothing changed');
+    return 0;
+  }
+  const controller = new AbortController();
+  const onSignal = (signal: string) => {
+    if (controller.signal.aborted) io.err(`${signal}: still restoring; the restore is not interrupted`);
+    else {
+      io.err(`${signal}: ending the game day and restoring`);
+      controller.abort();
+    }
+  };
+  const onInt = () => onSignal('SIGINT');
+  const onTerm = () => onSignal('SIGTERM');
+  deps.signals.on('SIGINT', onInt);
+  deps.signals.on('SIGTERM', onTerm);
+  try {
+    const record = (e: AuditEvent) => {
+      appendFileSync(cmd.audit!, `${JSON.stringify(e)}\n`);
+      io.out(`${e.at} ${e.event}${e.detail ? `: ${e.detail}` : ''}${e.change ? ` ${JSON.stringify(e.change)}` : ''}`);
+    };
+    const outcome = await runGameDay(cmd.options!, {
+      injection, alarmStates: (names) => alarmStates(c.cloudWatch, names), now: deps.now, sleep: deps.sleep, record, signal: controller.signal,
+    });
+    if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);
+    if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
+      try {
+        await writeReport(cmd, d.reconcilers[0].config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io);
+      } catch (e) {
+        io.err(`report not written: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    return outcome.endedBy === 'refused' ? 2 : outcome.restored ? 0 : 1;
+  } finally {
+    deps.signals.off('SIGINT', onInt);
+    deps.signals.off('SIGTERM', onTerm);
+  }
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  }, (e: unknown) => {
+    console.error(e instanceof Error ? e.message : String(e));
+    process.exitCode = 1;
+  });
+}

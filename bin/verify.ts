@@ -1,0 +1,246 @@
+#!/usr/bin/env node
+/**
+ * verify: a post-deploy conformance check of a deployed stack, read-only. Each check prints PASS or FAIL with the fact
+ * about the account it settles (the facts the offline tests can only read about: docs/verify.md lists them).
+ *
+ *   cdk-capacity-verify --stack <name> [--region <r>] [--json]
+ *
+ * The judging is pure (lib/core/verify); this file makes the read-only calls and prints.
+ */
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CloudWatchClient, ListMetricsCommand, type Metric } from '@aws-sdk/client-cloudwatch';
+import { CloudWatchLogsClient, TestMetricFilterCommand } from '@aws-sdk/client-cloudwatch-logs';
+import { DescribeAddonCommand, DescribeAddonConfigurationCommand, EKSClient } from '@aws-sdk/client-eks';
+import { GetRoleCommand, IAMClient, SimulatePrincipalPolicyCommand, type EvaluationResult } from '@aws-sdk/client-iam';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import Ajv from 'ajv';
+import { OBSERVABILITY_ADDON_NAME } from '../lib/core/metrics/template-check';
+import { RECONCILER_CONFIG_ENV } from '../lib/core/reconciler/config';
+import { addonChecks, type InstalledAddon } from '../lib/core/verify/addon';
+import { capacityFilterSamples } from '../lib/core/verify/log-lines';
+import { metricFilterChecks } from '../lib/core/verify/metric-filter';
+import { expectedMetrics, listMetricsFilter, metricPresenceCheck } from '../lib/core/verify/metric-presence';
+import { kedaOperatorProbes, permissionChecks, reconcilerProbes, type PermissionProbe } from '../lib/core/verify/permissions';
+import { type CheckResult, formatCheck, summarizeChecks } from '../lib/core/verify/result';
+import { capacityFilters, observabilityAddons, podIdentityRole } from '../lib/core/verify/template';
+import { parseCommandLine, UsageError } from './args';
+import { type Deployment, findDeployment, physicalId, roleNameOf } from './deployment';
+
+export { UsageError };
+
+export const USAGE = `cdk-capacity-verify: post-deploy conformance checks of a deployed stack (read-only)
+
+Usage:
+  cdk-capacity-verify --stack <name> [--region <region>] [--json]
+
+Checks, each printed as PASS or FAIL with the fact it settles:
+  metrics      every metric the reconciler reads is listed by CloudWatch under the dimension set it reads (ListMetrics)
+  add-on       the amazon-cloudwatch-observability version and configuration are accepted (DescribeAddonConfiguration
+               schema, DescribeAddon status)
+  filters      each Karpenter capacity-error filter matches Karpenter's real line for its NodePool and not a foreign
+               pod's (TestMetricFilter)
+  permissions  the reconciler's and the KEDA operator's roles can make their handlers' calls and no more
+               (SimulatePrincipalPolicy)
+
+Needs read-only credentials: cloudformation:ListStackResources, cloudformation:GetTemplate,
+lambda:GetFunctionConfiguration, cloudwatch:ListMetrics, logs:TestMetricFilter, eks:DescribeAddon,
+eks:DescribeAddonConfiguration, iam:GetRole, iam:SimulatePrincipalPolicy. Exit status 1 when a check fails.
+`;
+
+/**
+ * The KEDA operator's service account (lib/eks/keda.ts KEDA_OPERATOR_SERVICE_ACCOUNT; not imported from there, which
+ * would bundle aws-cdk-lib into this command: test/verify/verify-cli.test.ts pins the two equal).
+ */
+export const KEDA_SERVICE_ACCOUNT = 'keda-operator';
+
+export interface VerifyCommand {
+  readonly command: 'help' | 'verify';
+  readonly stack?: string;
+  readonly region?: string;
+  readonly json?: boolean;
+}
+
+export function parseArgs(argv: readonly string[]): VerifyCommand {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') return { command: 'help' };
+  const { values, repeated } = parseCommandLine('verify', argv, { stack: { type: 'string' }, region: { type: 'string' }, json: { type: 'boolean' } });
+  const problems = repeated.map((f) => `${f} is given twice`);
+  if (typeof values.stack !== 'string' || values.stack === '') problems.push('--stack <name> is required');
+  if (problems.length > 0) throw new UsageError(problems.join('\n'));
+  return { command: 'verify', stack: values.stack as string, region: values.region as string | undefined, json: values.json === true };
+}
+
+export interface VerifyClients {
+  readonly cloudFormation: CloudFormationClient;
+  readonly lambda: LambdaClient;
+  readonly cloudWatch: CloudWatchClient;
+  readonly logs: CloudWatchLogsClient;
+  readonly eks: EKSClient;
+  readonly iam: IAMClient;
+}
+
+export function clients(region?: string): VerifyClients {
+  const config = region ? { region } : {};
+  return {
+    cloudFormation: new CloudFormationClient(config),
+    lambda: new LambdaClient(config),
+    cloudWatch: new CloudWatchClient(config),
+    logs: new CloudWatchLogsClient(config),
+    eks: new EKSClient(config),
+    iam: new IAMClient(config),
+  };
+}
+
+async function listMetrics(cw: CloudWatchClient, filter: ReturnType<typeof listMetricsFilter>): Promise<Metric[]> {
+  const out: Metric[] = [];
+  let next: string | undefined;
+  do {
+    const page = await cw.send(new ListMetricsCommand({ ...filter, NextToken: next }));
+    out.push(...(page.Metrics ?? []));
+    next = page.NextToken;
+  } while (next);
+  return out;
+}
+
+async function metricChecks(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  for (const r of d.reconcilers) {
+    for (const m of expectedMetrics(r.config)) results.push(metricPresenceCheck(m, await listMetrics(c.cloudWatch, listMetricsFilter(m))));
+  }
+  return results;
+}
+
+async function simulate(iam: IAMClient, roleArn: string, probes: readonly PermissionProbe[]): Promise<EvaluationResult[]> {
+  // ResourceArns apply to every action of a call: one call per resource.
+  const out: EvaluationResult[] = [];
+  for (const resource of [...new Set(probes.map((p) => p.resource))]) {
+    const actions = [...new Set(probes.filter((p) => p.resource === resource).map((p) => p.action))];
+    let marker: string | undefined;
+    do {
+      const page = await iam.send(new SimulatePrincipalPolicyCommand({
+        PolicySourceArn: roleArn, ActionNames: actions, ResourceArns: [resource], Marker: marker,
+      }));
+      out.push(...(page.EvaluationResults ?? []));
+      marker = page.IsTruncated ? page.Marker : undefined;
+    } while (marker);
+  }
+  return out;
+}
+
+async function permissionResults(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  for (const r of d.reconcilers) {
+    const probes = reconcilerProbes(r.config.facts);
+    results.push(...permissionChecks(`reconciler role ${roleNameOf(r.roleArn)}`, r.roleArn, probes, await simulate(c.iam, r.roleArn, probes)));
+  }
+  const kedaRole = podIdentityRole(d.template, KEDA_SERVICE_ACCOUNT);
+  const kedaRoleName = kedaRole && physicalId(d, kedaRole);
+  if (kedaRoleName) {
+    const arn = (await c.iam.send(new GetRoleCommand({ RoleName: kedaRoleName }))).Role?.Arn;
+    if (arn) {
+      const probes = kedaOperatorProbes();
+      results.push(...permissionChecks(`KEDA operator role ${kedaRoleName}`, arn, probes, await simulate(c.iam, arn, probes)));
+    }
+  }
+  return results;
+}
+
+async function filterResults(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  for (const f of capacityFilters(d.template)) {
+    const name = physicalId(d, f.logicalId) ?? f.logicalId;
+    if (!f.filterPattern) {
+      results.push({ id: `filter:${name}`, status: 'skip', settles: `metric filter ${name} matches Karpenter's line for ${f.nodePoolName}`, detail: 'its pattern holds a CloudFormation token' });
+      continue;
+    }
+    const answer = await c.logs.send(new TestMetricFilterCommand({
+      filterPattern: f.filterPattern, logEventMessages: capacityFilterSamples(f.nodePoolName).map((s) => s.line),
+    }));
+    results.push(...metricFilterChecks(name, f.nodePoolName, answer));
+  }
+  return results;
+}
+
+/** Ajv over EKS's schema (its `$schema` removed: Ajv 8 compiles the draft-07 vocabulary without it). */
+function validateAgainst(schema: object, value: unknown): string[] {
+  const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const validate = ajv.compile(rest);
+  return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
+}
+
+async function addonResults(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
+  const addons = observabilityAddons(d.template);
+  const clusterName = d.reconcilers.map((r) => r.config.clusterName).find((n) => n);
+  const results: CheckResult[] = [];
+  for (const a of addons) {
+    if (!a.addonVersion || !clusterName) {
+      results.push({ id: `addon:${a.logicalId}`, status: 'skip', settles: `${OBSERVABILITY_ADDON_NAME} is accepted`,
+        detail: !a.addonVersion ? 'the template pins no literal add-on version' : 'no reconciler names the cluster' });
+      continue;
+    }
+    const schema = await c.eks.send(new DescribeAddonConfigurationCommand({ addonName: OBSERVABILITY_ADDON_NAME, addonVersion: a.addonVersion }));
+    let installed: InstalledAddon | undefined;
+    try {
+      installed = (await c.eks.send(new DescribeAddonCommand({ clusterName, addonName: OBSERVABILITY_ADDON_NAME }))).addon;
+    } catch (e) {
+      if ((e as { name?: string }).name !== 'ResourceNotFoundException') throw e;
+    }
+    const declared = { clusterName, addonName: OBSERVABILITY_ADDON_NAME, addonVersion: a.addonVersion, configurationValues: a.configurationValues };
+    results.push(...addonChecks(declared, schema.configurationSchema, installed, validateAgainst));
+  }
+  return results;
+}
+
+export interface Io {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+export async function runVerify(stack: string, c: VerifyClients): Promise<CheckResult[]> {
+  const d = await findDeployment(stack, c);
+  if (d.reconcilers.length === 0) throw new Error(`${stack} has no reconciler function (no Lambda function with ${RECONCILER_CONFIG_ENV}): is it a stack of this library?`);
+  return [
+    ...await metricChecks(d, c),
+    ...await addonResults(d, c),
+    ...await filterResults(d, c),
+    ...await permissionResults(d, c),
+  ];
+}
+
+const CONSOLE: Io = { out: (l) => console.log(l), err: (l) => console.error(l) };
+
+export async function main(argv: readonly string[], io: Io = CONSOLE, make = clients): Promise<number> {
+  let cmd: VerifyCommand;
+  try {
+    cmd = parseArgs(argv);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw e;
+  }
+  if (cmd.command === 'help') {
+    io.out(USAGE);
+    return 0;
+  }
+  try {
+    const results = await runVerify(cmd.stack!, make(cmd.region));
+    const summary = summarizeChecks(results);
+    if (cmd.json) io.out(JSON.stringify({ stack: cmd.stack, results, summary: summary.line }, null, 1));
+    else {
+      for (const r of results) io.out(formatCheck(r));
+      io.out(summary.line);
+    }
+    return summary.failed > 0 ? 1 : 0;
+  } catch (e) {
+    io.err(e instanceof Error ? e.message : String(e));
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

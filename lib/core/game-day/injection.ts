@@ -1,0 +1,87 @@
+/**
+ * The two ways the game day takes the preferred class's capacity away, as pure before/after computations; the CLI
+ * applies them (bin/game-day.ts) and applies the restore on every exit.
+ *
+ * EKS, the reference experiment's method: cap the preferred NodePool's `spec.limits` at what it has provisioned
+ * (`status.resources`). Karpenter refuses a launch when usage would exceed a limit (kubernetes-sigs/karpenter
+ * pkg/apis/v1/nodepool.go `Limits.ExceededBy`: usage.Cmp(limit) > 0), so the pool keeps its nodes and gets no more:
+ * new pods stay Pending and the reconciler sees desired > ready. This is not an insufficient-capacity error: the
+ * Karpenter capacity-error metric filter does not fire (that path needs AWS FIS
+ * `aws:ec2:api-insufficient-instance-capacity-error` against the Karpenter controller role, a zonal shortage of every
+ * class: a different scenario).
+ *
+ * SageMaker: pin the preferred variant's scalable target at its current instance count (MinCapacity = MaxCapacity =
+ * current; Application Auto Scaling RegisterScalableTarget updates only the fields given,
+ * https://docs.aws.amazon.com/autoscaling/application/APIReference/API_RegisterScalableTarget.html). Its target
+ * tracking can then not add instances: the variant's latency and rejections rise under load while desired = ready.
+ */
+
+/** A Kubernetes quantity map (`cpu: "64"`, `memory: 256Gi`, `nvidia.com/gpu: 8`). */
+export type ResourceList = Readonly<Record<string, string | number>>;
+
+/** The parts of a NodePool the cap reads. */
+export interface NodePoolState {
+  readonly metadata: { readonly name: string; readonly resourceVersion?: string };
+  readonly spec: { readonly limits?: ResourceList };
+  readonly status?: { readonly resources?: ResourceList; readonly nodes?: number };
+}
+
+/** A JSON merge patch (RFC 7386) of a NodePool's `spec.limits`; `null` removes a key. */
+export interface LimitsPatch {
+  readonly spec: { readonly limits: Record<string, string | number | null> | null };
+}
+
+export interface NodePoolCap {
+  readonly nodePool: string;
+  readonly before: ResourceList | undefined;
+  readonly after: ResourceList;
+  readonly cap: LimitsPatch;
+  readonly restore: LimitsPatch;
+}
+
+/**
+ * Limits equal to what the pool has provisioned, keeping any existing limit that is already lower. Fails when the
+ * pool reports nothing provisioned (a cap of nothing is a different experiment: no preferred capacity at all).
+ */
+export function nodePoolCap(pool: NodePoolState): NodePoolCap {
+  const used = pool.status?.resources ?? {};
+  if (Object.keys(used).length === 0) {
+    throw new Error(`NodePool ${pool.metadata.name} reports no status.resources: nothing provisioned to cap at (is it the serving pool, and has it launched nodes?)`);
+  }
+  const before = pool.spec.limits;
+  const after: Record<string, string | number> = { ...(before ?? {}) };
+  for (const [resource, quantity] of Object.entries(used)) {
+    const existing = before?.[resource];
+    // Keep a lower existing limit; quantities are compared only when both are plain numbers, otherwise the usage wins.
+    after[resource] = existing !== undefined && Number(existing) < Number(quantity) ? existing : quantity;
+  }
+  const restoreLimits: Record<string, string | number | null> | null = before === undefined
+    ? null
+    : { ...Object.fromEntries(Object.keys(after).map((k) => [k, null])), ...before };
+  return { nodePool: pool.metadata.name, before, after, cap: { spec: { limits: after } }, restore: { spec: { limits: restoreLimits } } };
+}
+
+/** A scalable target's bounds (Application Auto Scaling DescribeScalableTargets). */
+export interface ScalableBounds {
+  readonly minCapacity: number;
+  readonly maxCapacity: number;
+}
+
+export interface ScalableTargetPin {
+  readonly resourceId: string;
+  readonly before: ScalableBounds;
+  readonly after: ScalableBounds;
+}
+
+/** The Application Auto Scaling resource id of a production variant. */
+export function variantResourceId(endpointName: string, variantName: string): string {
+  return `endpoint/${endpointName}/variant/${variantName}`;
+}
+
+/** Pin at the current count (at least 1: RegisterScalableTarget rejects a MinCapacity below 1 for variants). */
+export function scalableTargetPin(resourceId: string, before: ScalableBounds, currentInstanceCount: number): ScalableTargetPin {
+  if (!Number.isInteger(currentInstanceCount) || currentInstanceCount < 1) {
+    throw new Error(`${resourceId} has ${currentInstanceCount} instances: a variant's scalable target cannot be pinned below 1`);
+  }
+  return { resourceId, before, after: { minCapacity: currentInstanceCount, maxCapacity: currentInstanceCount } };
+}

@@ -1,0 +1,156 @@
+/**
+ * What the game day's window looked like, from CloudWatch: the reconciler's own signals over the window (the same
+ * GetMetricData batch the reconciler reads, `buildQueryBatch(signalPlan(...))`, placed per minute by
+ * `windowsFromResults`), shaped as the simulator's chart series so that the simulator's report renders reality and
+ * prediction the same way, and the few numbers to set beside the simulator's prediction of the same shortage.
+ */
+import { POLICY_MODE_VALUE } from '../metrics/contract';
+import { type QueryBatch } from '../reconciler/io';
+
+/**
+ * One run's per-minute series, structurally the simulator's `ChartSeries` (lib/sim/suite.ts): share of served tokens
+ * and ready replicas per class ([minute][class]), latency [p50, p95, p99] in seconds (only p95 is observed: the
+ * reconciler reads a p95; the others are NaN), mode per minute, demand and rejected share.
+ */
+export interface ObservedSeries {
+  readonly classNames: readonly string[];
+  readonly share: number[][];
+  readonly readyReplicas: number[][];
+  readonly latency: Array<[number, number, number]>;
+  readonly modes: string[];
+  readonly demandTokensPerSecond: number[];
+  readonly rejectedShare: number[];
+}
+
+const value = (w: ReadonlyArray<number | null> | undefined, i: number) => w?.[i] ?? NaN;
+
+/** The series of a window, from the windows `windowsFromResults` built for `batch`. */
+export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, ReadonlyArray<number | null>>, slots: number): ObservedSeries {
+  const classNames = [...new Set(batch.index.flatMap((e) => (e.className ? [e.className] : [])))];
+  const signal = (className: string, name: string) => {
+    const id = batch.index.find((e) => e.className === className && e.signal === name)?.id;
+    return id === undefined ? undefined : windows.get(id);
+  };
+  const modeId = batch.index.find((e) => e.signal === 'mode')?.id;
+  const modeWindow = modeId === undefined ? undefined : windows.get(modeId);
+  const series: ObservedSeries = { classNames, share: [], readyReplicas: [], latency: [], modes: [], demandTokensPerSecond: [], rejectedShare: [] };
+  for (let m = 0; m < slots; m++) {
+    const served = classNames.map((c) => value(signal(c, 'servedTokensPerSecond'), m));
+    const rejected = classNames.map((c) => value(signal(c, 'rejectedTokensPerSecond'), m));
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+    const totalServed = sum(served);
+    const demand = totalServed + sum(rejected);
+    series.share.push(served.map((s) => (totalServed > 0 && Number.isFinite(s) ? s / totalServed : 0)));
+    series.readyReplicas.push(classNames.map((c) => value(signal(c, 'readyReplicas'), m)));
+    const p95 = Math.max(...classNames.map((c) => value(signal(c, 'latencyP95Ms'), m)).filter(Number.isFinite));
+    series.latency.push([NaN, Number.isFinite(p95) ? p95 / 1000 : NaN, NaN]);
+    const mode = value(modeWindow, m);
+    series.modes.push(Number.isNaN(mode) ? '' : mode === POLICY_MODE_VALUE.capacity ? 'capacity' : 'cost');
+    series.demandTokensPerSecond.push(demand);
+    series.rejectedShare.push(demand > 0 ? sum(rejected) / demand : 0);
+  }
+  return series;
+}
+
+/** The numbers of a window that the simulator also predicts. Minutes are slots of the series. */
+export interface ObservedOutcome {
+  /** Injection to the first minute in capacity mode (NaN: never). */
+  readonly secondsToCapacityMode: number;
+  /** Restore to the first minute back in cost mode (NaN: not within the window). */
+  readonly secondsToCostMode: number;
+  /** Rejected demand over the whole window (tokens). */
+  readonly rejectedShare: number;
+  /** The highest minute p95 latency of the window, seconds. */
+  readonly peakLatencyP95Seconds: number;
+  readonly modeChanges: number;
+}
+
+export function observedOutcome(series: ObservedSeries, injectedMinute: number, restoredMinute: number, periodSeconds = 60): ObservedOutcome {
+  const firstFrom = (from: number, mode: string) => {
+    for (let m = Math.max(0, from); m < series.modes.length; m++) if (series.modes[m] === mode) return (m - from) * periodSeconds;
+    return NaN;
+  };
+  let demand = 0;
+  let rejected = 0;
+  series.demandTokensPerSecond.forEach((d, m) => {
+    demand += d;
+    rejected += d * series.rejectedShare[m];
+  });
+  const known = series.modes.filter((m) => m !== '');
+  return {
+    secondsToCapacityMode: firstFrom(injectedMinute, 'capacity'),
+    secondsToCostMode: firstFrom(restoredMinute, 'cost'),
+    rejectedShare: demand > 0 ? rejected / demand : 0,
+    peakLatencyP95Seconds: Math.max(...series.latency.map((l) => l[1]).filter(Number.isFinite)),
+    modeChanges: known.slice(1).filter((m, i) => m !== known[i]).length,
+  };
+}
+
+/** The simulator's prediction of the same shortage (the library policy's means of a `cdk-capacity-sim run`). */
+export interface PredictedOutcome {
+  readonly timeToFallbackSeconds: number;
+  readonly timeToReturnSeconds: number;
+  readonly rejectedShare: number;
+  readonly latencyP95Seconds: number;
+  readonly modeChangesPerEvent: number;
+}
+
+export interface ComparisonRow {
+  readonly measure: string;
+  readonly observed: string;
+  readonly predicted: string;
+  /** The difference named: what it means, or why the two are not the same quantity. */
+  readonly difference: string;
+}
+
+const fmt = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : v === Infinity ? 'never' : '-');
+const pct = (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(2)}%` : '-');
+
+function relative(observed: number, predicted: number, unit: string, scale = 1, digits = 0): string {
+  if (!Number.isFinite(observed) || !Number.isFinite(predicted)) return 'not comparable (one side has no value)';
+  const d = (observed - predicted) * scale;
+  return `${d >= 0 ? '+' : ''}${d.toFixed(digits)} ${unit} observed vs predicted`;
+}
+
+/** Observed beside predicted, one row per measure, each difference named. */
+export function compareOutcomes(o: ObservedOutcome, p: PredictedOutcome | undefined): ComparisonRow[] {
+  const none = 'no prediction given (--predicted)';
+  return [
+    {
+      measure: 'time to fallback, s',
+      observed: fmt(o.secondsToCapacityMode),
+      predicted: p ? fmt(p.timeToFallbackSeconds) : '-',
+      difference: p
+        ? `${relative(o.secondsToCapacityMode, p.timeToFallbackSeconds, 's')}; observed is injection to capacity mode, the simulator's is deficit onset `
+          + 'to 90% of it carried by fallbacks (so it includes provisioning): observed should be the smaller'
+        : none,
+    },
+    {
+      measure: 'time to return, s',
+      observed: fmt(o.secondsToCostMode),
+      predicted: p ? fmt(p.timeToReturnSeconds) : '-',
+      difference: p
+        ? `${relative(o.secondsToCostMode, p.timeToReturnSeconds, 's')}; observed is restore to cost mode, the simulator's is restoration to cost per token `
+          + 'within 5% of before (the ramp included)'
+        : none,
+    },
+    {
+      measure: 'rejected share',
+      observed: pct(o.rejectedShare),
+      predicted: p ? pct(p.rejectedShare) : '-',
+      difference: p ? `${relative(o.rejectedShare, p.rejectedShare, 'percentage points', 100, 2)} (observed: tokens over the window; simulated: arrivals over the run)` : none,
+    },
+    {
+      measure: 'p95 latency, s',
+      observed: fmt(o.peakLatencyP95Seconds, 2),
+      predicted: p ? fmt(p.latencyP95Seconds, 2) : '-',
+      difference: p ? `${relative(o.peakLatencyP95Seconds, p.latencyP95Seconds, 's', 1, 2)} (observed: the worst minute's p95; simulated: p95 of every completion)` : none,
+    },
+    {
+      measure: 'mode changes',
+      observed: String(o.modeChanges),
+      predicted: p ? fmt(p.modeChangesPerEvent, 1) : '-',
+      difference: p ? `${relative(o.modeChanges, p.modeChangesPerEvent, 'changes', 1, 1)}; more observed than predicted is flapping the simulator does not see` : none,
+    },
+  ];
+}

@@ -1,0 +1,183 @@
+/**
+ * The game day's control flow: refuse without stop conditions, inject, hold while watching them, and restore on every
+ * way out (hold complete, an alarm, the maximum duration, an interrupt, an error), writing each step to the audit as it
+ * happens. No AWS SDK here: the injection, the alarm reader, the clock and the audit writer are passed in, so the
+ * tests drive every path with fakes and the CLI (bin/game-day.ts) with the real clients.
+ */
+
+/** One change the game day made or undid: what, and its value before and after. */
+export interface AuditChange {
+  readonly target: string;
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
+export type AuditEventName =
+  | 'start' | 'refused' | 'inject' | 'hold-complete' | 'stop-condition' | 'max-duration' | 'interrupt' | 'error'
+  | 'restore' | 'restore-failed' | 'end';
+
+export interface AuditEvent {
+  /** ISO 8601 time. */
+  readonly at: string;
+  readonly event: AuditEventName;
+  readonly detail?: string;
+  readonly change?: AuditChange;
+}
+
+/** One way to take the preferred class's capacity away, and give it back. */
+export interface Injection {
+  /** What it does, in one line (printed before anything changes). */
+  readonly description: string;
+  /** The command that undoes it by hand, printed if restoring fails. */
+  readonly manualRestore: string;
+  inject(): Promise<AuditChange>;
+  restore(): Promise<AuditChange>;
+}
+
+export interface StopConditions {
+  /** CloudWatch alarms (on the SLO): any of them in ALARM ends the hold. At least one. */
+  readonly alarmNames: readonly string[];
+  /** The whole experiment, injection to restore, never lasts longer. */
+  readonly maxDurationSeconds: number;
+}
+
+export interface GameDayOptions {
+  /** How long the shortage is held. */
+  readonly holdSeconds: number;
+  readonly stop: StopConditions;
+  /** How often the alarms are read. */
+  readonly pollSeconds: number;
+  /** How long to keep watching after the restore (the return to cost mode), with no changes. @default 0 */
+  readonly returnWatchSeconds?: number;
+}
+
+export interface GameDayDeps {
+  readonly injection: Injection;
+  /** StateValue per alarm name (OK, ALARM, INSUFFICIENT_DATA); a name missing from the answer does not exist. */
+  readonly alarmStates: (names: readonly string[]) => Promise<Readonly<Record<string, string>>>;
+  readonly now: () => number;
+  /** Resolves after `ms`, or as soon as `signal` aborts. */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly record: (event: AuditEvent) => void;
+  /** Aborted on interrupt (SIGINT, SIGTERM). */
+  readonly signal: AbortSignal;
+  /** Attempts at restoring before giving up and printing the manual command. @default 3 */
+  readonly restoreAttempts?: number;
+}
+
+export type EndedBy = 'hold-complete' | 'stop-condition' | 'max-duration' | 'interrupt' | 'error' | 'refused';
+
+export interface GameDayOutcome {
+  readonly endedBy: EndedBy;
+  /** Epoch ms of the injection and of the restore (absent when it never happened). */
+  readonly injectedAt?: number;
+  readonly restoredAt?: number;
+  /** Whether everything the game day changed was undone. */
+  readonly restored: boolean;
+  readonly events: readonly AuditEvent[];
+}
+
+/** Why the options cannot start a game day (empty when they can). */
+export function gameDayProblems(o: GameDayOptions): string[] {
+  const problems: string[] = [];
+  if (o.stop.alarmNames.length === 0 || o.stop.alarmNames.some((n) => n.trim() === '')) {
+    problems.push('a stop condition is required: at least one CloudWatch alarm on the SLO (--stop-alarm <name>, repeatable)');
+  }
+  if (!(o.stop.maxDurationSeconds > 0)) problems.push('a stop condition is required: --max-duration (e.g. 30m) greater than 0');
+  if (!(o.holdSeconds > 0)) problems.push(`--hold must be greater than 0 (got ${o.holdSeconds} s)`);
+  if (o.holdSeconds > o.stop.maxDurationSeconds) {
+    problems.push(`--hold (${o.holdSeconds} s) is longer than --max-duration (${o.stop.maxDurationSeconds} s)`);
+  }
+  if (!(o.pollSeconds > 0)) problems.push(`--poll must be greater than 0 (got ${o.pollSeconds})`);
+  if ((o.returnWatchSeconds ?? 0) < 0) problems.push('--watch-return cannot be negative');
+  return problems;
+}
+
+export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Promise<GameDayOutcome> {
+  const events: AuditEvent[] = [];
+  const record = (event: AuditEvent['event'], extra: Omit<AuditEvent, 'at' | 'event'> = {}) => {
+    const e: AuditEvent = { at: new Date(deps.now()).toISOString(), event, ...extra };
+    events.push(e);
+    deps.record(e);
+  };
+  const refuse = (detail: string): GameDayOutcome => {
+    record('refused', { detail });
+    return { endedBy: 'refused', restored: true, events };
+  };
+
+  const problems = gameDayProblems(options);
+  if (problems.length > 0) return refuse(problems.join('; '));
+  const names = options.stop.alarmNames;
+  const before = await deps.alarmStates(names);
+  const missing = names.filter((n) => before[n] === undefined);
+  if (missing.length > 0) return refuse(`stop alarm(s) ${missing.join(', ')} do not exist: a stop condition that cannot fire is none`);
+  const firing = names.filter((n) => before[n] === 'ALARM');
+  if (firing.length > 0) return refuse(`stop alarm(s) ${firing.join(', ')} already in ALARM: the service is not healthy enough to start`);
+  if (deps.signal.aborted) return refuse('interrupted before the injection');
+
+  record('start', { detail: deps.injection.description });
+  const started = deps.now();
+  let endedBy: EndedBy;
+  let injectedAt: number | undefined;
+  let attempted = false;
+  try {
+    attempted = true;
+    const change = await deps.injection.inject();
+    injectedAt = deps.now();
+    record('inject', { change });
+    for (;;) {
+      if (deps.signal.aborted) {
+        endedBy = 'interrupt';
+        record('interrupt', { detail: 'interrupted: restoring' });
+        break;
+      }
+      const now = deps.now();
+      if (now - started >= options.stop.maxDurationSeconds * 1000) {
+        endedBy = 'max-duration';
+        record('max-duration', { detail: `${options.stop.maxDurationSeconds} s since the start` });
+        break;
+      }
+      if (now - injectedAt >= options.holdSeconds * 1000) {
+        endedBy = 'hold-complete';
+        record('hold-complete', { detail: `held ${options.holdSeconds} s` });
+        break;
+      }
+      const states = await deps.alarmStates(names);
+      const alarms = names.filter((n) => states[n] === 'ALARM');
+      if (alarms.length > 0) {
+        endedBy = 'stop-condition';
+        record('stop-condition', { detail: `in ALARM: ${alarms.join(', ')}` });
+        break;
+      }
+      const left = Math.min(options.holdSeconds * 1000 - (now - injectedAt), options.stop.maxDurationSeconds * 1000 - (now - started));
+      await deps.sleep(Math.max(0, Math.min(options.pollSeconds * 1000, left)), deps.signal);
+    }
+  } catch (e) {
+    endedBy = 'error';
+    record('error', { detail: e instanceof Error ? e.message : String(e) });
+  }
+
+  let restored = !attempted;
+  let restoredAt: number | undefined;
+  if (attempted) {
+    const attempts = deps.restoreAttempts ?? 3;
+    for (let i = 1; i <= attempts && !restored; i++) {
+      try {
+        const change = await deps.injection.restore();
+        restored = true;
+        restoredAt = deps.now();
+        record('restore', { change });
+      } catch (e) {
+        record('restore-failed', {
+          detail: `attempt ${i}/${attempts}: ${e instanceof Error ? e.message : String(e)}`
+            + (i === attempts ? `; restore by hand: ${deps.injection.manualRestore}` : ''),
+        });
+      }
+    }
+  }
+  if (restored && attempted && !deps.signal.aborted && (options.returnWatchSeconds ?? 0) > 0) {
+    await deps.sleep(options.returnWatchSeconds! * 1000, deps.signal);
+  }
+  record('end', { detail: `ended by ${endedBy}; ${restored ? 'everything restored' : 'NOT restored'}` });
+  return { endedBy, injectedAt, restoredAt, restored, events };
+}

@@ -1,0 +1,33 @@
+/**
+ * Does each deployed capacity-error metric filter match Karpenter's real line for its NodePool, and not a foreign
+ * pod's? Judged on CloudWatch's own matcher (TestMetricFilter: the offline tests only run the library's re-implementation
+ * of the pattern subset, lib/core/metrics/filter-pattern.ts).
+ */
+import { capacityFilterSamples } from './log-lines';
+import { type CheckResult } from './result';
+
+/** The NodePool a capacity-error metric counts, from its metric name `InsufficientCapacity/<cluster>/<nodepool>`. */
+export function nodePoolOfCapacityMetric(metricName: string): string | undefined {
+  const parts = metricName.split('/');
+  return parts.length >= 3 && parts[parts.length - 1] ? parts[parts.length - 1] : undefined;
+}
+
+/** TestMetricFilter's answer: the messages it matched. */
+export interface FilterMatches {
+  readonly matches?: ReadonlyArray<{ readonly eventMessage?: string }>;
+}
+
+/** One result per sample line: matched when it must, and only then. */
+export function metricFilterChecks(filterName: string, nodePoolName: string, answer: FilterMatches): CheckResult[] {
+  const matched = new Set((answer.matches ?? []).map((m) => m.eventMessage));
+  return capacityFilterSamples(nodePoolName).map((s, i) => {
+    const hit = matched.has(s.line);
+    const settles = `metric filter ${filterName} ${s.mustMatch ? 'counts' : 'does not count'} ${s.what}`;
+    return {
+      id: `filter:${filterName}:${i}`,
+      status: hit === s.mustMatch ? 'pass' : 'fail',
+      settles,
+      detail: `TestMetricFilter ${hit ? 'matched' : 'did not match'} the line`,
+    };
+  });
+}

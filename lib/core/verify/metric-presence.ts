@@ -1,0 +1,115 @@
+/**
+ * Does every metric the reconciler reads exist in CloudWatch under the dimension set it reads? The reads are the
+ * deployed reconciler's own GetMetricData batch (the same `signalPlan` / `buildQueryBatch` the handler runs), built
+ * from the configuration of the deployed function, so every dimension value is resolved.
+ *
+ * ListMetrics returns a metric when it carries the dimensions asked for, even if it carries more, and only metrics with
+ * datapoints in the past two weeks (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html):
+ * the exact dimension set is compared here, and a metric never published yet fails with that said.
+ */
+import { type ReconcilerConfig } from '../reconciler/config';
+import { buildQueryBatch } from '../reconciler/io';
+import { signalPlan } from '../reconciler/signal-sources';
+import { type CheckResult } from './result';
+
+/** A metric the reconciler reads. A dimension whose value is `undefined` is searched over (any value). */
+export interface ExpectedMetric {
+  readonly namespace: string;
+  readonly name: string;
+  readonly dimensions: Readonly<Record<string, string | undefined>>;
+  /** Which signals read it, e.g. `l40s readyReplicas`. */
+  readonly readBy: readonly string[];
+}
+
+/** One metric as ListMetrics returns it. */
+export interface ListedMetric {
+  readonly Namespace?: string;
+  readonly MetricName?: string;
+  readonly Dimensions?: ReadonlyArray<{ readonly Name?: string; readonly Value?: string }>;
+}
+
+function unquote(value: string): string {
+  return value.replace(/\\(["\\])/g, '$1');
+}
+
+/**
+ * The metric a `SEARCH('{Namespace,Dim,...} MetricName="X" Dim="v" ...', ...)` expression reads: its schema's
+ * dimension names, with the values the search pins.
+ */
+export function searchedMetric(expression: string): Omit<ExpectedMetric, 'readBy'> | undefined {
+  const m = /SEARCH\('\{([^}]*)\}\s*(.*?)',/.exec(expression);
+  if (!m) return undefined;
+  const [namespace, ...names] = m[1].split(',').map((s) => s.trim());
+  const terms = new Map<string, string>();
+  for (const t of m[2].matchAll(/([A-Za-z][\w]*)="((?:[^"\\]|\\.)*)"/g)) terms.set(t[1], unquote(t[2]));
+  const name = terms.get('MetricName');
+  if (!name) return undefined;
+  return { namespace, name, dimensions: Object.fromEntries(names.map((n) => [n, terms.get(n)])) };
+}
+
+function key(m: Omit<ExpectedMetric, 'readBy'>): string {
+  return JSON.stringify([m.namespace, m.name, Object.entries(m.dimensions).sort(([a], [b]) => a.localeCompare(b))]);
+}
+
+/** Every metric of the reconciler's GetMetricData batch, once each, with the signals that read it. */
+export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
+  const period = config.policy?.periodSeconds ?? 60;
+  const batch = buildQueryBatch(signalPlan(config, period), period);
+  const byKey = new Map<string, { metric: Omit<ExpectedMetric, 'readBy'>; readBy: string[] }>();
+  batch.queries.forEach((q, i) => {
+    const entry = batch.index[i];
+    const reader = entry.className ? `${entry.className} ${entry.signal}` : entry.signal;
+    const metric = q.Expression
+      ? searchedMetric(q.Expression)
+      : q.MetricStat && {
+        namespace: q.MetricStat.Metric.Namespace,
+        name: q.MetricStat.Metric.MetricName,
+        dimensions: Object.fromEntries(q.MetricStat.Metric.Dimensions.map((d) => [d.Name, d.Value])),
+      };
+    if (!metric) return;
+    const k = key(metric);
+    const seen = byKey.get(k) ?? { metric, readBy: [] };
+    seen.readBy.push(reader);
+    byKey.set(k, seen);
+  });
+  return [...byKey.values()].map(({ metric, readBy }) => ({ ...metric, readBy }));
+}
+
+/** The ListMetrics filter for one expected metric (names always, values where pinned). */
+export function listMetricsFilter(m: ExpectedMetric): { Namespace: string; MetricName: string; Dimensions: Array<{ Name: string; Value?: string }> } {
+  return {
+    Namespace: m.namespace,
+    MetricName: m.name,
+    Dimensions: Object.entries(m.dimensions).map(([Name, Value]) => (Value === undefined ? { Name } : { Name, Value })),
+  };
+}
+
+function describeSet(names: readonly string[]): string {
+  return `[${[...names].sort().join(', ')}]`;
+}
+
+/** Pass when some listed metric carries exactly the expected dimension names, with the pinned values. */
+export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly ListedMetric[]): CheckResult {
+  const names = Object.keys(expected.dimensions);
+  const pinned = Object.entries(expected.dimensions).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
+  const id = `metric:${expected.namespace}:${expected.name}:${pinned.join(',')}`;
+  const settles = `${expected.namespace} ${expected.name} is published under ${describeSet(names)}`
+    + `${pinned.length > 0 ? ` for ${pinned.join(', ')}` : ''} (read by ${expected.readBy.join(', ')})`;
+  const sets = listed.map((l) => (l.Dimensions ?? []).map((d) => d.Name ?? ''));
+  const exact = listed.find((l) => {
+    const dims = l.Dimensions ?? [];
+    return dims.length === names.length
+      && names.every((n) => dims.some((d) => d.Name === n && (expected.dimensions[n] === undefined || d.Value === expected.dimensions[n])));
+  });
+  if (exact) return { id, status: 'pass', settles, detail: `ListMetrics lists it under ${describeSet(names)}` };
+  const other = [...new Set(sets.map(describeSet))];
+  return {
+    id,
+    status: 'fail',
+    settles,
+    detail: other.length > 0
+      ? `ListMetrics lists it only under ${other.join(' and ')}: the reconciler's query reads nothing`
+      : 'ListMetrics lists no such metric: nothing published it in the past two weeks (new metrics take up to 15 minutes to appear; '
+        + 'traffic-driven metrics need traffic)',
+  };
+}

@@ -1,0 +1,216 @@
+/**
+ * The game-day command against mocked AWS clients (aws-sdk-client-mock) and a fake kubectl: each injection and its
+ * restore, a stop condition firing, and an interrupt (SIGINT) mid-experiment, with the audit file written as it goes.
+ */
+import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  ApplicationAutoScalingClient, DescribeScalableTargetsCommand, RegisterScalableTargetCommand,
+} from '@aws-sdk/client-application-auto-scaling';
+import { CloudFormationClient, GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
+import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
+import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { mockClient } from 'aws-sdk-client-mock';
+import { clients, type Kubectl, main, type MainDeps, parseArgs, parseDuration, sleep, UsageError } from '../../bin/game-day';
+import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { serveWindow } from './window';
+
+const cfn = mockClient(CloudFormationClient);
+const lambda = mockClient(LambdaClient);
+const cw = mockClient(CloudWatchClient);
+const sm = mockClient(SageMakerClient);
+const aas = mockClient(ApplicationAutoScalingClient);
+
+const cls = (name: string, rank: number) => ({
+  name, preferenceRank: rank, tokensPerSecondPerReplica: 300, safeConcurrency: 8, usdPerReplicaHour: 1, allowSensitive: true, maxReplicas: 8, instanceType: `${name}.xlarge`,
+});
+const SM_CONFIG: ReconcilerConfig = {
+  facts: {
+    kind: 'sagemaker', endpointName: 'llm', endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+    variants: [{ variantName: 'preferred', classes: [cls('inf2', 0)] }, { variantName: 'fallback', classes: [cls('g5', 1)] }],
+  },
+  placement: {}, policy: {}, service: 'chat', tokensPerRequest: 200, metricDelaySeconds: 120,
+};
+const EKS_CONFIG: ReconcilerConfig = {
+  facts: {
+    kind: 'alb', listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/sd/abc/def', loadBalancerFullName: 'app/sd/abc',
+    targets: ['inf2', 'a10g'].map((n, i) => ({
+      class: cls(n, i), targetGroupArn: `arn:tg/${n}`, targetGroupFullName: `targetgroup/${n}/1`, namespace: 'serving', deploymentName: `sd21-${n}`, nodePoolName: `sd21-${n}`,
+    })),
+  },
+  placement: {}, policy: {}, service: 'sd21', tokensPerRequest: 1, metricDelaySeconds: 120, clusterName: 'prod',
+};
+
+function deployment(config: ReconcilerConfig) {
+  quietWindow(config);
+  cfn.on(ListStackResourcesCommand).resolves({
+    StackResourceSummaries: [{ LogicalResourceId: 'Fn', PhysicalResourceId: 'svc-reconciler', ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0) }],
+  });
+  cfn.on(GetTemplateCommand).resolves({ TemplateBody: '{"Resources":{}}' });
+  lambda.on(GetFunctionConfigurationCommand).resolves({ Role: 'arn:aws:iam::123456789012:role/r', Environment: { Variables: { [RECONCILER_CONFIG_ENV]: JSON.stringify(config) } } });
+}
+
+/** CloudWatch's answer for the report's window: flat signals, capacity mode while the shortage is held. */
+function quietWindow(config: ReconcilerConfig) {
+  serveWindow(cw, config, (className, signal) => (signal === 'mode' ? 0 : signal === 'ramping' ? 0 : className ? 1 : undefined));
+}
+
+function alarm(state: () => string) {
+  cw.on(DescribeAlarmsCommand).callsFake(() => ({ MetricAlarms: [{ AlarmName: 'slo-p95', StateValue: state() }] }));
+}
+
+function sageMakerWorld() {
+  deployment(SM_CONFIG);
+  aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [{ ServiceNamespace: 'sagemaker', ResourceId: 'endpoint/llm/variant/preferred', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount', MinCapacity: 1, MaxCapacity: 8, RoleARN: 'r', CreationTime: new Date(0) }] });
+  sm.on(DescribeEndpointCommand).resolves({ ProductionVariants: [{ VariantName: 'preferred', CurrentInstanceCount: 3 }, { VariantName: 'fallback', CurrentInstanceCount: 1 }] } as never);
+  aas.on(RegisterScalableTargetCommand).resolves({});
+}
+
+const registered = () => aas.commandCalls(RegisterScalableTargetCommand)
+  .map((c) => [c.args[0].input.ResourceId, c.args[0].input.MinCapacity, c.args[0].input.MaxCapacity]);
+
+let n = 0;
+function run(argv: string[], overrides: Partial<MainDeps> = {}) {
+  const audit = join(process.env.TMPDIR ?? tmpdir(), `audit-${++n}.jsonl`);
+  const out: string[] = [];
+  const signals = new EventEmitter();
+  const deps: MainDeps = {
+    clients, kubectl: () => async () => '', signals: signals as unknown as MainDeps['signals'], now: () => Date.now(), sleep, ...overrides,
+  };
+  const report = join(process.env.TMPDIR ?? tmpdir(), `report-${n}`);
+  const done = main([...argv, '--audit', audit, '--report', report], { out: (l) => out.push(l), err: (l) => out.push(l) }, deps);
+  return { done, out, signals, events: () => readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; change?: unknown; detail?: string }) };
+}
+
+const BASE = ['--stack', 'Svc', '--region', 'us-east-1', '--stop-alarm', 'slo-p95', '--max-duration', '60', '--poll', '0.05', '--watch-return', '0'];
+
+beforeEach(() => {
+  for (const m of [cfn, lambda, cw, sm, aas]) m.reset();
+});
+
+describe('parseArgs', () => {
+  test('durations and the stop conditions', () => {
+    expect(parseDuration('--hold', '90s')).toBe(90);
+    expect(parseDuration('--hold', '20m')).toBe(1200);
+    expect(parseDuration('--hold', '1h')).toBe(3600);
+    expect(parseArgs(['--help'])).toEqual({ command: 'help' });
+    expect(parseArgs([...BASE, '--hold', '50s'])).toMatchObject({
+      command: 'run', stack: 'Svc', options: { holdSeconds: 50, pollSeconds: 0.05, returnWatchSeconds: 0, stop: { alarmNames: ['slo-p95'], maxDurationSeconds: 60 } },
+    });
+  });
+  test('refuses to start without stop conditions, naming each', () => {
+    expect(() => parseArgs(['--stack', 'Svc', '--hold', '10m'])).toThrow(new UsageError([
+      'a stop condition is required: at least one CloudWatch alarm on the SLO (--stop-alarm <name>, repeatable)',
+      'a stop condition is required: --max-duration (e.g. 30m) greater than 0',
+      '--hold (600 s) is longer than --max-duration (0 s)',
+    ].join('\n')));
+    expect(() => parseArgs(['--stack', 'Svc', '--stop-alarm', 'a', '--max-duration', 'soon', '--hold', '1m'])).toThrow("--max-duration 'soon' is not a duration");
+  });
+  test('--help exits 0 and a refusal exits 2 without touching AWS', async () => {
+    const out: string[] = [];
+    expect(await main(['--help'], { out: (l) => out.push(l), err: (l) => out.push(l) })).toBe(0);
+    expect(out[0]).toMatch(/^cdk-capacity-game-day: /);
+    expect(await main(['--stack', 'Svc', '--hold', '1m'], { out: () => undefined, err: () => undefined })).toBe(2);
+    expect(cfn.calls()).toHaveLength(0);
+  });
+});
+
+describe('SageMaker: pin the preferred variant\'s scalable target', () => {
+  test('pins at the current count for the hold, then restores the bounds', async () => {
+    sageMakerWorld();
+    alarm(() => 'OK');
+    const r = run([...BASE, '--hold', '0.2']);
+    expect(await r.done).toBe(0);
+    expect(registered()).toEqual([['endpoint/llm/variant/preferred', 3, 3], ['endpoint/llm/variant/preferred', 1, 8]]);
+    const events = r.events();
+    expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'hold-complete', 'restore', 'end']);
+    expect(events[1].change).toEqual({ target: 'scalable target endpoint/llm/variant/preferred', before: { minCapacity: 1, maxCapacity: 8 }, after: { minCapacity: 3, maxCapacity: 3 } });
+  });
+
+  test('a stop condition firing ends the hold and restores', async () => {
+    sageMakerWorld();
+    let reads = 0;
+    alarm(() => (++reads >= 3 ? 'ALARM' : 'OK'));
+    const r = run([...BASE, '--hold', '30']);
+    expect(await r.done).toBe(0);
+    expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'stop-condition', 'restore', 'end']);
+    expect(registered().at(-1)).toEqual(['endpoint/llm/variant/preferred', 1, 8]);
+  });
+
+  test('SIGINT mid-experiment restores, and a second SIGINT does not stop the restore', async () => {
+    sageMakerWorld();
+    alarm(() => 'OK');
+    const r = run([...BASE, '--hold', '30']);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(registered()).toEqual([['endpoint/llm/variant/preferred', 3, 3]]);
+    r.signals.emit('SIGINT');
+    r.signals.emit('SIGINT');
+    expect(await r.done).toBe(0);
+    expect(registered().at(-1)).toEqual(['endpoint/llm/variant/preferred', 1, 8]);
+    expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'interrupt', 'restore', 'end']);
+    expect(r.out).toEqual(expect.arrayContaining(['SIGINT: ending the game day and restoring', 'SIGINT: still restoring; the restore is not interrupted']));
+    // The handlers are removed afterwards.
+    expect(r.signals.listenerCount('SIGINT')).toBe(0);
+  });
+
+  test('the real process\'s SIGINT is wired the same way', async () => {
+    sageMakerWorld();
+    alarm(() => 'OK');
+    const r = run([...BASE, '--hold', '30'], { signals: process });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    process.emit('SIGINT');
+    expect(await r.done).toBe(0);
+    expect(r.events().map((e) => e.event)).toContain('interrupt');
+    expect(registered().at(-1)).toEqual(['endpoint/llm/variant/preferred', 1, 8]);
+  });
+
+  test('a restore that fails is reported with the command that restores by hand, exit 1', async () => {
+    sageMakerWorld();
+    alarm(() => 'OK');
+    aas.on(RegisterScalableTargetCommand).resolvesOnce({}).rejects(new Error('ThrottlingException'));
+    const r = run([...BASE, '--hold', '0.1']);
+    expect(await r.done).toBe(1);
+    expect(r.out).toContain('NOT RESTORED: aws application-autoscaling register-scalable-target --service-namespace sagemaker '
+      + '--resource-id endpoint/llm/variant/preferred --scalable-dimension sagemaker:variant:DesiredInstanceCount --min-capacity 1 --max-capacity 8');
+  });
+});
+
+describe('EKS: cap the preferred NodePool\'s limits', () => {
+  function fakeKubectl(pool: unknown) {
+    const calls: string[][] = [];
+    const k: Kubectl = async (args) => {
+      calls.push([...args]);
+      return args[0] === 'get' ? JSON.stringify(pool) : 'nodepool.karpenter.sh/sd21-inf2 patched';
+    };
+    return { calls, k };
+  }
+
+  test('caps spec.limits at status.resources with a merge patch, then puts the old limits back', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const { calls, k } = fakeKubectl({ metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '16', memory: '64Gi' } } });
+    const contexts: Array<string | undefined> = [];
+    const r = run([...BASE, '--hold', '0.1', '--kube-context', 'prod'], { kubectl: (ctx) => { contexts.push(ctx); return k; } });
+    expect(await r.done).toBe(0);
+    expect(contexts).toEqual(['prod']);
+    expect(calls).toEqual([
+      ['get', 'nodepool', 'sd21-inf2', '-o', 'json'],
+      ['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":{"cpu":"16","memory":"64Gi"}}}'],
+      ['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":{"cpu":"1000","memory":null}}}'],
+    ]);
+    expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'hold-complete', 'restore', 'end']);
+  });
+
+  test('--class picks another class; --dry-run reads and changes nothing', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const { calls, k } = fakeKubectl({ metadata: { name: 'sd21-a10g' }, spec: {}, status: { resources: { cpu: '8' } } });
+    const r = run([...BASE, '--hold', '0.1', '--class', 'a10g', '--dry-run'], { kubectl: () => k });
+    expect(await r.done).toBe(0);
+    expect(calls).toEqual([['get', 'nodepool', 'sd21-a10g', '-o', 'json']]);
+    expect(r.out.at(-2)).toBe('would set {"spec":{"limits":{"cpu":"8"}}}');
+  });
+});

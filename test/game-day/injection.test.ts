@@ -1,0 +1,36 @@
+import { nodePoolCap, scalableTargetPin, variantResourceId } from '../../lib/core/game-day/injection';
+
+describe('NodePool cap (the reference experiment\'s method)', () => {
+  const pool = (limits: Record<string, string> | undefined, resources: Record<string, string> | undefined) => ({
+    metadata: { name: 'sd21-inf2' }, spec: limits ? { limits } : {}, status: resources ? { resources, nodes: 2 } : {},
+  });
+
+  test('limits become what the pool has provisioned; the restore removes the limits it had not', () => {
+    const cap = nodePoolCap(pool(undefined, { cpu: '8', memory: '32Gi', nodes: '2' }));
+    expect(cap.cap).toEqual({ spec: { limits: { cpu: '8', memory: '32Gi', nodes: '2' } } });
+    expect(cap.restore).toEqual({ spec: { limits: null } });
+  });
+
+  test('existing limits are kept when lower and put back exactly (keys the cap added are removed)', () => {
+    const cap = nodePoolCap(pool({ cpu: '4', 'nvidia.com/gpu': '16' }, { cpu: '8', memory: '32Gi' }));
+    expect(cap.after).toEqual({ cpu: '4', 'nvidia.com/gpu': '16', memory: '32Gi' });
+    expect(cap.restore).toEqual({ spec: { limits: { cpu: '4', 'nvidia.com/gpu': '16', memory: null } } });
+  });
+
+  test('fails when the pool has provisioned nothing', () => {
+    expect(() => nodePoolCap(pool(undefined, undefined))).toThrow('NodePool sd21-inf2 reports no status.resources: nothing provisioned to cap at');
+  });
+});
+
+describe('SageMaker scalable target pin', () => {
+  test('min = max = the current count, the bounds kept for the restore', () => {
+    const id = variantResourceId('llm', 'preferred');
+    expect(id).toBe('endpoint/llm/variant/preferred');
+    expect(scalableTargetPin(id, { minCapacity: 1, maxCapacity: 8 }, 3)).toEqual({
+      resourceId: id, before: { minCapacity: 1, maxCapacity: 8 }, after: { minCapacity: 3, maxCapacity: 3 },
+    });
+  });
+  test('fails when the variant has no instance', () => {
+    expect(() => scalableTargetPin('endpoint/llm/variant/p', { minCapacity: 1, maxCapacity: 8 }, 0)).toThrow('cannot be pinned below 1');
+  });
+});

@@ -1,0 +1,48 @@
+// The game day's observed window: the reconciler's own query batch, read back per minute, shaped as the simulator's
+// chart series and summarized beside the simulator's prediction.
+import { compareOutcomes, observedOutcome, observedSeries } from '../../lib/core/game-day/observed';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { buildQueryBatch, windowsFromResults } from '../../lib/core/reconciler/io';
+import { signalPlan } from '../../lib/core/reconciler/signal-sources';
+import { EKS_CONFIG } from '../verify/account';
+import { shortageWorld } from './window';
+
+function window(config: ReconcilerConfig, slots: number) {
+  const batch = buildQueryBatch(signalPlan(config, 60), 60);
+  const results = batch.queries.map((q, i) => {
+    const e = batch.index[i];
+    const points = Array.from({ length: slots }, (_, m) => [m, shortageWorld(e.className, e.signal, m)] as const).filter(([, v]) => v !== undefined);
+    return { Id: q.Id, Timestamps: points.map(([m]) => new Date((1000 + m * 60) * 1000)), Values: points.map(([, v]) => v! / e.scale) };
+  });
+  return observedSeries(batch, windowsFromResults(results, batch, { start: 1000, periodSeconds: 60, slots }), slots);
+}
+
+test('per minute: share of served tokens per class, ready replicas, p95 in seconds, the mode, demand and rejected share', () => {
+  const s = window(EKS_CONFIG, 35);
+  expect(s.classNames).toEqual(['inf2', 'a10g']);
+  expect(s.share[0]).toEqual([0.8, 0.2]);
+  expect(s.share[15]).toEqual([60 / 100, 40 / 100]);
+  expect(s.readyReplicas[15]).toEqual([4, 3]);
+  expect(s.latency[10]).toEqual([NaN, 1.4, NaN]);
+  expect([s.modes[11], s.modes[12], s.modes[26]]).toEqual(['cost', 'capacity', 'cost']);
+  expect(s.demandTokensPerSecond[10]).toBe(60 + 35 + 10);
+  expect(s.rejectedShare[10]).toBeCloseTo(10 / 105, 12);
+});
+
+test('the outcome: time to capacity and back, rejected share, worst p95, mode changes; each difference to the prediction named', () => {
+  const o = observedOutcome(window(EKS_CONFIG, 35), 10, 20);
+  expect(o).toEqual({
+    secondsToCapacityMode: 120, secondsToCostMode: 360, rejectedShare: expect.closeTo(20 / 3505, 12), peakLatencyP95Seconds: 1.4, modeChanges: 2,
+  });
+  const predicted = { timeToFallbackSeconds: 300, timeToReturnSeconds: 600, rejectedShare: 0.001, latencyP95Seconds: 1.1, modeChangesPerEvent: 2 };
+  const rows = compareOutcomes(o, predicted);
+  expect(rows.map((r) => [r.measure, r.observed, r.predicted])).toEqual([
+    ['time to fallback, s', '120', '300'],
+    ['time to return, s', '360', '600'],
+    ['rejected share', expect.stringMatching(/%$/), '0.10%'],
+    ['p95 latency, s', '1.40', '1.10'],
+    ['mode changes', '2', '2.0'],
+  ]);
+  expect(rows[0].difference).toMatch(/^-180 s observed vs predicted; observed is injection to capacity mode/);
+  expect(compareOutcomes(o, undefined).every((r) => r.predicted === '-' && r.difference === 'no prediction given (--predicted)')).toBe(true);
+});

@@ -1,0 +1,171 @@
+/**
+ * The post-deploy conformance command against mocked AWS clients (aws-sdk-client-mock): each check passes on the
+ * answer a conforming account gives and fails, naming what it saw, on the answer a broken one gives.
+ */
+import { DescribeAddonCommand } from '@aws-sdk/client-eks';
+import { ListMetricsCommand, type ListMetricsCommandInput } from '@aws-sdk/client-cloudwatch';
+import { TestMetricFilterCommand, type TestMetricFilterCommandInput } from '@aws-sdk/client-cloudwatch-logs';
+import { SimulatePrincipalPolicyCommand, type SimulatePrincipalPolicyCommandInput } from '@aws-sdk/client-iam';
+import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
+import { clients, KEDA_SERVICE_ACCOUNT, main, parseArgs, runVerify, UsageError } from '../../bin/verify';
+import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { expectedMetrics } from '../../lib/core/verify/metric-presence';
+import { KEDA_OPERATOR_SERVICE_ACCOUNT } from '../../lib/eks/keda';
+import {
+  ACCOUNT, ADDON_VERSION, conformingAccount, cw, EKS_CONFIG, eks, iam, lambda, logs, resetAccount, ROLE_ARN, target,
+} from './account';
+
+beforeEach(resetAccount);
+
+test('the KEDA service account the command looks for is the one lib/eks/keda.ts binds', () => {
+  expect(KEDA_SERVICE_ACCOUNT).toBe(KEDA_OPERATOR_SERVICE_ACCOUNT);
+});
+
+describe('parseArgs', () => {
+  test('help, and a stack', () => {
+    expect(parseArgs([])).toEqual({ command: 'help' });
+    expect(parseArgs(['--help'])).toEqual({ command: 'help' });
+    expect(parseArgs(['--stack', 'Svc', '--region', 'us-east-1', '--json'])).toEqual({ command: 'verify', stack: 'Svc', region: 'us-east-1', json: true });
+  });
+  test('fails without --stack, or with an option it does not take', () => {
+    expect(() => parseArgs(['--region', 'us-east-1'])).toThrow(new UsageError('--stack <name> is required'));
+    expect(() => parseArgs(['--stack', 'Svc', '--burst'])).toThrow(/Unknown option '--burst'; verify takes --stack, --region, --json/);
+  });
+});
+
+describe('a conforming EKS deployment', () => {
+  test('every check passes, and each names the fact it settles', async () => {
+    conformingAccount();
+    const results = await runVerify('Svc', clients('us-east-1'));
+    expect(results.filter((r) => r.status !== 'pass')).toEqual([]);
+    const ids = results.map((r) => r.id);
+    // One ListMetrics check per distinct metric the reconciler reads.
+    expect(ids.filter((i) => i.startsWith('metric:'))).toHaveLength(expectedMetrics(EKS_CONFIG).length);
+    expect(results.find((r) => r.id.includes('InsufficientCapacity/prod/sd21-inf2'))?.settles).toBe(
+      `${KARPENTER_CAPACITY_NAMESPACE} InsufficientCapacity/prod/sd21-inf2 is published under [] (read by inf2 capacityErrors)`);
+    // Three sample lines per filter: the Karpenter line counts, the foreign pod's and the NodeClass failure do not.
+    expect(results.filter((r) => r.id.startsWith('filter:SdService-CapacityErrors0-7KQ2')).map((r) => r.settles)).toEqual([
+      "metric filter SdService-CapacityErrors0-7KQ2 counts Karpenter's insufficient-capacity launch failure of NodeClaim sd21-inf2-x7k2p",
+      'metric filter SdService-CapacityErrors0-7KQ2 does not count a plain-text line of a foreign pod sd21-inf2-server-6c9d7-q2w3e',
+      "metric filter SdService-CapacityErrors0-7KQ2 does not count Karpenter's launch failure for a NodeClass that is not ready (not a capacity error)",
+    ]);
+    expect(results.filter((r) => r.id.startsWith('addon:')).map((r) => r.status)).toEqual(['pass', 'pass']);
+    expect(ids).toEqual(expect.arrayContaining([
+      `iam:reconciler role SdService-ReconcilerRole-9F3K:elasticloadbalancing:ModifyListener:${(EKS_CONFIG.facts as { listenerArn: string }).listenerArn}`,
+      'iam:KEDA operator role SdService-KedaOperatorRole-2M7P:cloudwatch:PutMetricData:*',
+    ]));
+    // Read-only: nothing but reads and simulations was called.
+    expect(iam.commandCalls(SimulatePrincipalPolicyCommand).every((c) => c.args[0].input.PolicySourceArn)).toBe(true);
+  });
+
+  test('main prints PASS lines and the closing count, exit 0', async () => {
+    conformingAccount();
+    const out: string[] = [];
+    const code = await main(['--stack', 'Svc', '--region', 'us-east-1'], { out: (l) => out.push(l), err: (l) => out.push(l) });
+    expect(code).toBe(0);
+    expect(out.at(-1)).toMatch(/^\d+ passed, 0 failed, 0 skipped$/);
+    expect(out.filter((l) => l.startsWith('PASS')).length).toBeGreaterThan(10);
+  });
+});
+
+describe('each check fails on a non-conforming answer, saying what it saw', () => {
+  test('a metric published under another dimension set', async () => {
+    conformingAccount();
+    cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => ({
+      Metrics: [{ Namespace: input.Namespace, MetricName: input.MetricName, Dimensions: [...(input.Dimensions ?? []).map((d) => ({ Name: d.Name, Value: d.Value ?? 'x' })), { Name: 'AvailabilityZone', Value: 'us-east-1a' }] }],
+    }));
+    const results = await runVerify('Svc', clients('us-east-1'));
+    const failed = results.filter((r) => r.status === 'fail');
+    expect(failed.length).toBe(expectedMetrics(EKS_CONFIG).length);
+    expect(failed[0].detail).toMatch(/^ListMetrics lists it only under \[.*AvailabilityZone.*\]: the reconciler's query reads nothing$/);
+  });
+
+  test('a metric never published', async () => {
+    conformingAccount();
+    cw.on(ListMetricsCommand).resolves({ Metrics: [] });
+    const results = await runVerify('Svc', clients('us-east-1'));
+    expect(results.find((r) => r.id.startsWith('metric:'))?.detail).toMatch(/^ListMetrics lists no such metric: nothing published it in the past two weeks/);
+  });
+
+  test('a filter that counts the foreign pod\'s line, or misses Karpenter\'s', async () => {
+    conformingAccount();
+    logs.on(TestMetricFilterCommand).callsFake((input: TestMetricFilterCommandInput) => ({
+      matches: (input.logEventMessages ?? []).slice(1, 2).map((m) => ({ eventNumber: 2, eventMessage: m })),
+    }));
+    const filters = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('filter:SdService-CapacityErrors0-7KQ2'));
+    expect(filters.map((r) => [r.status, r.detail])).toEqual([
+      ['fail', 'TestMetricFilter did not match the line'],
+      ['fail', 'TestMetricFilter matched the line'],
+      ['pass', 'TestMetricFilter did not match the line'],
+    ]);
+  });
+
+  test('an add-on configuration the version\'s schema rejects, and an add-on not active', async () => {
+    conformingAccount();
+    eks.on(DescribeAddonCommand).resolves({ addon: { status: 'DEGRADED', addonVersion: ADDON_VERSION, configurationValues: JSON.stringify({ agents: [] }), health: { issues: [{ code: 'ConfigurationConflict', message: 'x' }] } } });
+    const addon = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('addon:'));
+    expect(addon.map((r) => r.status)).toEqual(['fail', 'fail']);
+    expect(addon[0].detail).toBe('/ must NOT have additional properties');
+    expect(addon[1].detail).toBe("DescribeAddon: status DEGRADED; its configurationValues differ from the stack's; ConfigurationConflict: x");
+  });
+
+  test('a role allowed more than its handler calls, or less', async () => {
+    conformingAccount();
+    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
+      EvaluationResults: (input.ActionNames ?? []).map((a) => ({ EvalActionName: a, EvalResourceName: input.ResourceArns![0], EvalDecision: a === 'elasticloadbalancing:ModifyListener' ? 'implicitDeny' : 'allowed' })),
+    }));
+    const failed = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('iam:reconciler') && r.status === 'fail').map((r) => r.settles);
+    expect(failed).toEqual(expect.arrayContaining([
+      expect.stringMatching(/can call elasticloadbalancing:ModifyListener on arn:.*listener\/app\/sd\/abc\/def \(writes the target-group weights\)$/),
+      expect.stringMatching(/cannot call cloudwatch:PutMetricData on \* /),
+      expect.stringMatching(/cannot call elasticloadbalancing:DeleteListener on /),
+    ]));
+  });
+
+  test('main exits 1 and prints FAIL when a check fails; a stack without a reconciler is an error', async () => {
+    conformingAccount();
+    cw.on(ListMetricsCommand).resolves({ Metrics: [] });
+    const out: string[] = [];
+    expect(await main(['--stack', 'Svc'], { out: (l) => out.push(l), err: (l) => out.push(l) })).toBe(1);
+    expect(out.some((l) => l.startsWith('FAIL'))).toBe(true);
+    lambda.on(GetFunctionConfigurationCommand).resolves({ Role: ROLE_ARN, Environment: { Variables: {} } });
+    const err: string[] = [];
+    expect(await main(['--stack', 'Svc'], { out: () => undefined, err: (l) => err.push(l) })).toBe(1);
+    expect(err).toEqual(['Svc has no reconciler function (no Lambda function with RECONCILER_CONFIG): is it a stack of this library?']);
+  });
+});
+
+describe('a SageMaker deployment', () => {
+  const SM_CONFIG: ReconcilerConfig = {
+    facts: {
+      kind: 'sagemaker', endpointName: 'llm', endpointArn: `arn:aws:sagemaker:us-east-1:${ACCOUNT}:endpoint/llm`,
+      variants: [{ variantName: 'pooled', classes: [{ ...target('l40s', 0).class, instanceType: 'ml.g6e.xlarge' }, { ...target('a10g', 1).class, instanceType: 'ml.g5.xlarge' }] }],
+    },
+    placement: {}, policy: {}, service: 'chat', tokensPerRequest: 200, metricDelaySeconds: 120,
+  };
+
+  test('the pooled variant\'s endpoint metrics are searched under [EndpointName, InstanceType, VariantName]: the fact verify settles', () => {
+    const invocations = expectedMetrics(SM_CONFIG).find((m) => m.name === 'Invocations');
+    expect(invocations).toEqual({
+      namespace: 'AWS/SageMaker', name: 'Invocations', dimensions: { EndpointName: 'llm', InstanceType: undefined, VariantName: 'pooled' }, readBy: ['pooled servedTokensPerSecond'],
+    });
+  });
+
+  test('passes when SageMaker lists the metrics under that set and fails when only under [EndpointName, VariantName]', async () => {
+    conformingAccount(SM_CONFIG);
+    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
+      EvaluationResults: (input.ActionNames ?? []).map((a) => ({
+        EvalActionName: a, EvalResourceName: input.ResourceArns![0],
+        EvalDecision: a === 'cloudwatch:GetMetricData' || (a.startsWith('sagemaker:') && ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'].includes(a) && input.ResourceArns![0].endsWith('endpoint/llm')) ? 'allowed' : 'implicitDeny',
+      })),
+    }));
+    const pass = await runVerify('Svc', clients('us-east-1'));
+    expect(pass.filter((r) => r.id.startsWith('iam:reconciler') || r.id.startsWith('metric:')).filter((r) => r.status !== 'pass')).toEqual([]);
+    cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => ({
+      Metrics: [{ Namespace: input.Namespace, MetricName: input.MetricName, Dimensions: (input.Dimensions ?? []).filter((d) => d.Name !== 'InstanceType').map((d) => ({ Name: d.Name, Value: d.Value })) }],
+    }));
+    const fail = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:AWS/SageMaker:Invocations'));
+    expect(fail.map((r) => [r.status, r.detail])).toEqual([['fail', "ListMetrics lists it only under [EndpointName, VariantName]: the reconciler's query reads nothing"]]);
+  });
+});
