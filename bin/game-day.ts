@@ -318,6 +318,7 @@ async function writeReport(
   // The simulator's report draws reality the way it draws a simulated run: the same charts, the shortage shaded.
   const summary: ScenarioSummary = {
     scenarioId: 'game-day', title: `${cmd.stack}: ${routedClass} taken away`, seeds: [], arrivalsPerRun: 0, policies: [],
+    platform: config.facts.kind === 'sagemaker' ? 'sagemaker' : 'eks',
     charts: { observed: series }, chartSeed: 0, capacityEvents: [{ className: routedClass, onset, restoration }],
     deadlineSeconds: (config.policy?.latencySloP95Ms ?? NaN) / 1000,
   };

@@ -13,6 +13,7 @@ import { matchesFilterPattern } from '../../lib/core/metrics/filter-pattern';
 import { karpenterCapacityErrorPattern, KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
 import { OBSERVABILITY_ADDON_NAME } from '../../lib/core/metrics/template-check';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { KARPENTER_PODS } from '../../lib/eks/observability-addon';
 
 export const cfn = mockClient(CloudFormationClient);
 export const lambda = mockClient(LambdaClient);
@@ -51,7 +52,7 @@ const TEMPLATE = {
     ...Object.fromEntries(POOLS.map((pool, i) => [`CapacityFilter${i}`, {
       Type: 'AWS::Logs::MetricFilter',
       Properties: {
-        FilterPattern: karpenterCapacityErrorPattern(pool, POOLS),
+        FilterPattern: karpenterCapacityErrorPattern(pool, KARPENTER_PODS, POOLS),
         MetricTransformations: [{ MetricNamespace: KARPENTER_CAPACITY_NAMESPACE, MetricName: { 'Fn::Join': ['', ['InsufficientCapacity/', { Ref: 'Cluster' }, `/${pool}`]] }, MetricValue: '1' }],
       },
     }])),
