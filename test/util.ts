@@ -9,7 +9,9 @@ import { App, type AppProps, Stack } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, NIST80053R5Checks } from 'cdk-nag';
 import { type IConstruct } from 'constructs';
 import { parse as parseYaml } from 'yaml';
-import { type CapacityClassSpec, LLAMA_3_8B_BF16, type ServiceContract } from '../lib/core';
+import { type CapacityClassSpec } from '../lib/core/service/capacity-class';
+import { type ServiceContract } from '../lib/core/service/contract';
+import { LLAMA_3_8B_BF16 } from '../lib/core/service/footprints';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Fixtures

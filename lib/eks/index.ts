@@ -1,11 +1,10 @@
-export * from './versions';
+export { KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, type ChartSpec } from './versions';
 /** Typed Kubernetes manifest builders (NodePool, EC2NodeClass, Deployment, ScaledObject, TargetGroupBinding, ...). */
 export * as eksManifests from './manifests';
 export type { EksClassOptions } from './class-options';
 export type { ScalingOptions } from './scaling-options';
-export { eksProblems, type EksCheckInput } from './checks';
 export { PodIdentityRole, type PodIdentityRoleProps } from './pod-identity';
-export * from './karpenter';
+export { Karpenter, type KarpenterProps, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT } from './karpenter';
 export * from './keda';
 export * from './load-balancer-controller';
 export {
@@ -27,4 +26,7 @@ export {
   CLASS_LABEL as EKS_CLASS_LABEL,
 } from './inference-service';
 export { type LoadBalancerOptions } from './routing';
-export * from './observability-addon';
+export {
+  EksObservability, type EksObservabilityProps, type ObservabilityOptions, type ObservabilityClass, type ExistingObservabilityAddon,
+  OBSERVABILITY_ADDON_VERSION, OBSERVABILITY_NAMESPACE, OBSERVABILITY_SERVICE_ACCOUNT,
+} from './observability-addon';

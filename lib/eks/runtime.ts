@@ -2,9 +2,13 @@
  * The EKS side of the runtime contract: a class's server arguments and environment (from lib/core's bindRuntime),
  * the init container that fetches its model data, and the checks that only a pod needs.
  */
-import {
-  bindRuntime, type CapacityClass, type ClassProblem, isDigestPinnedImage, isUnresolved, parseS3Object, type RuntimeBinding, type ServiceContract,
-} from '../core';
+import { bindRuntime, type RuntimeBinding } from '../core/runtime/binding';
+import { type CapacityClass } from '../core/service/capacity-class';
+import { type ClassProblem } from '../core/service/checks';
+import { type ServiceContract } from '../core/service/contract';
+import { parseS3Object } from '../core/trust/artifact-verification';
+import { isDigestPinnedImage } from '../core/trust/image-reference';
+import { isUnresolved } from '../core/validation/tokens';
 import { MODEL_DATA_DIR, MODEL_VOLUME_PATH, type ModelFetch, unpackOf } from './manifests/workload';
 
 /**

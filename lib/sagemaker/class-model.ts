@@ -5,16 +5,13 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
-import {
-  AwsMetrics,
-  bindRuntime,
-  type CapacityClass,
-  isUnresolved,
-  parseEcrImage,
-  type RuntimeBinding,
-  SAGEMAKER_PORT,
-  type ServiceContract,
-} from '../core';
+import { AwsMetrics } from '../core/metrics/contract';
+import { bindRuntime, type RuntimeBinding } from '../core/runtime/binding';
+import { SAGEMAKER_PORT } from '../core/runtime/platform';
+import { type CapacityClass } from '../core/service/capacity-class';
+import { type ServiceContract } from '../core/service/contract';
+import { parseEcrImage } from '../core/trust/image-reference';
+import { isUnresolved } from '../core/validation/tokens';
 import { type ClassProblem } from '../core/service/checks';
 import { modelDataDecryptStatement } from '../trust/model-data-key';
 import { acknowledgeNistRules, acknowledgeRule, nagRendering, NIST_ONE_ROLE_POLICY } from '../util/nag';

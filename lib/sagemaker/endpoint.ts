@@ -11,27 +11,20 @@ import { type Construct } from 'constructs';
 import { SAGEMAKER_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { type IInferenceServing } from '../control/serving';
-import {
-  AwsMetrics,
-  type CapacityClass,
-  type CapacityClassSpec,
-  type CapacityPlan,
-  type ClassProblem,
-  checkCapacityClasses,
-  type HardwareCatalog,
-  isPlannableContract,
-  parseEcrImage,
-  planCapacity,
-  routedClassFacts,
-  type SageMakerRoutingFacts,
-  SAGEMAKER_RULES,
-  type ServiceContract,
-  rejectionStatusClass,
-} from '../core';
+import { type HardwareCatalog } from '../core/hardware/catalog';
+import { AwsMetrics } from '../core/metrics/contract';
+import { routedClassFacts, type SageMakerRoutingFacts } from '../core/reconciler/routing-facts';
+import { rejectionStatusClass } from '../core/runtime/engines';
+import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
+import { type ClassProblem, checkCapacityClasses } from '../core/service/checks';
+import { isPlannableContract, type ServiceContract } from '../core/service/contract';
+import { type CapacityPlan, planCapacity } from '../core/service/sizing';
+import { parseEcrImage } from '../core/trust/image-reference';
+import { SAGEMAKER_RULES } from '../core/validation/rules';
 import { durationSeconds } from '../util/duration';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules } from '../util/nag';
-import { type IClassArtifactGate } from '../trust';
+import { type IClassArtifactGate } from '../trust/gate';
 import { ClassModel, sageMakerRuntime } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
 import { type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, type VariantSpec } from './variants';

@@ -1,4 +1,6 @@
 export * from './endpoint';
-export * from './variants';
-export { ClassModel, type ClassModelProps, modelDataSource } from './class-model';
-export { hasInstanceStorage } from './instance-storage';
+export {
+  planVariants, fleetCost, SAGEMAKER_ENDPOINT_LIMITS, type VariantPoolOptions, type VariantScalingOptions, type VariantSpec,
+  type PlannedPool, type PlannedVariant, type VariantPlanOptions, type VariantCost, type FleetCost,
+} from './variants';
+export { ClassModel, type ClassModelProps } from './class-model';

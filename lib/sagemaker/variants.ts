@@ -3,7 +3,12 @@
  * scaling targets and initial weights, all derived from the capacity plan. Pure (no aws-cdk-lib): the construct
  * renders the result, tests and the cost table of docs/sagemaker-endpoint.md compute it directly.
  */
-import { type CapacityClass, type CapacityPlan, type ClassPlan, type ClassProblem, duplicates, ruleProblem, SAGEMAKER_RULES } from '../core';
+import { type CapacityClass } from '../core/service/capacity-class';
+import { type ClassProblem } from '../core/service/checks';
+import { type CapacityPlan, type ClassPlan } from '../core/service/sizing';
+import { ruleProblem } from '../core/validation/checker';
+import { duplicates } from '../core/validation/names';
+import { SAGEMAKER_RULES } from '../core/validation/rules';
 import { initialWeights } from '../core/service/initial-weights';
 
 /** Limits of `AWS::SageMaker::EndpointConfig` (CreateEndpointConfig). */

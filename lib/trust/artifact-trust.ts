@@ -6,13 +6,13 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as signer from 'aws-cdk-lib/aws-signer';
 import { Construct, type IDependable } from 'constructs';
+import { type CapacityClass } from '../core/service/capacity-class';
 import {
   type ApprovedArtifacts,
-  type CapacityClass,
   type MultipartDigestPolicy,
   approvedArtifactsFor,
-  parseEcrImage,
-} from '../core';
+} from '../core/trust/artifact-verification';
+import { parseEcrImage } from '../core/trust/image-reference';
 import { Checker, nameProblem, numberProblem } from '../core/validation/checker';
 import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { TRUST_RULES } from '../core/validation/rules';

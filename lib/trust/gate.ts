@@ -1,6 +1,6 @@
 import { type IDependable } from 'constructs';
 import { type Construct } from 'constructs';
-import { type CapacityClass } from '../core';
+import { type CapacityClass } from '../core/service/capacity-class';
 
 /**
  * Something that verifies a capacity class's artifacts at deploy time and fails closed.

@@ -1,3 +1,6 @@
 export * from './gate';
 export * from './artifact-trust';
-export * from './admission-policy';
+export {
+  ApprovedImagesAdmission, type ApprovedImagesAdmissionProps, type ApprovedImagesPolicyOptions, type ValidatingAdmissionPolicy,
+  type ValidatingAdmissionPolicyBinding,
+} from './admission-policy';

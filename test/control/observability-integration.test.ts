@@ -3,10 +3,14 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
-import { InferenceObservability, Reconciler } from '../../lib/control';
-import { decisionEmf, Dim, initialPolicyState, Metrics, type PolicyDecision, type PolicyInput } from '../../lib/core';
+import { InferenceObservability } from '../../lib/control/observability';
+import { Reconciler } from '../../lib/control/reconciler';
+import { Dim, Metrics } from '../../lib/core/metrics/contract';
+import { initialPolicyState } from '../../lib/core/policy/decide';
+import { type PolicyDecision, type PolicyInput } from '../../lib/core/policy/types';
+import { decisionEmf } from '../../lib/core/reconciler/io';
 import { endpointStack } from '../sagemaker/fixtures';
-import { EksInferenceService } from '../../lib/eks';
+import { EksInferenceService } from '../../lib/eks/inference-service';
 import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack, FETCHER_IMAGE } from '../util';
 
 /**

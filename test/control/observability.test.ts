@@ -1,7 +1,13 @@
 import { Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { type AlbRoutingFacts, type CapacityClass, checkCapacityClasses, type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core';
+import {
+  type AlbRoutingFacts,
+  type RoutedClassFacts,
+  type SageMakerRoutingFacts,
+} from '../../lib/core/reconciler/routing-facts';
+import { type CapacityClass } from '../../lib/core/service/capacity-class';
+import { checkCapacityClasses } from '../../lib/core/service/checks';
 import { ALARM_DEFAULTS, InferenceAlarms, InferenceDashboard, InferenceObservability } from '../../lib/control/observability';
 import { llamaClasses, nagFindings, nistFindings, testStack } from '../util';
 import { servingOf } from './serving-fixture';

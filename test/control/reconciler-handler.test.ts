@@ -1,7 +1,9 @@
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { DescribeListenersCommand, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
-import { Dim, DEFAULT_POLICY_CONFIG, policyWindowPeriods, type ReconcilerConfig } from '../../lib/core';
+import { Dim } from '../../lib/core/metrics/contract';
+import { DEFAULT_POLICY_CONFIG, policyWindowPeriods } from '../../lib/core/policy/defaults';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
 import {

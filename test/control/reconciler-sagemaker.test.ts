@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
-import { type Reconciler } from '../../lib/control';
+import { type Reconciler } from '../../lib/control/reconciler';
 import { nagFindings, UNIT_TEST_APP_PROPS } from '../util';
 
 // GIVEN the SageMaker example, whose reconciler is fed by its endpoint's routing facts, THEN the reconciler routes its

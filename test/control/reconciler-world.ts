@@ -7,7 +7,10 @@ import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput 
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { type DescribeEndpointCommandOutput, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { mockClient } from 'aws-sdk-client-mock';
-import { buildQueryBatch, type ReconcilerConfig, type RoutedClassFacts, type SageMakerRoutingFacts, signalPlan } from '../../lib/core';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { buildQueryBatch } from '../../lib/core/reconciler/io';
+import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core/reconciler/routing-facts';
+import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 
 export const cw = mockClient(CloudWatchClient);
 export const sm = mockClient(SageMakerClient);

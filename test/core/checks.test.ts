@@ -1,9 +1,6 @@
-import {
-  type CapacityClassSpec,
-  checkCapacityClasses,
-  defineCapacityClasses,
-  HardwareCatalog,
-} from '../../lib/core';
+import { HardwareCatalog } from '../../lib/core/hardware/catalog';
+import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
+import { checkCapacityClasses, defineCapacityClasses } from '../../lib/core/service/checks';
 import { ConstructValidationError } from '../../lib/core/validation/error';
 import { imageRef, LLAMA_CONTRACT, llamaClasses } from '../util';
 

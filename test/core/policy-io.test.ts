@@ -1,12 +1,7 @@
-import {
-  assembleSignals,
-  buildQueryBatch,
-  DEFAULT_POLICY_CONFIG,
-  type ReconcilerConfig,
-  rebuildState,
-  signalPlan,
-  windowsFromResults,
-} from '../../lib/core';
+import { DEFAULT_POLICY_CONFIG } from '../../lib/core/policy/defaults';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { assembleSignals, buildQueryBatch, rebuildState, windowsFromResults } from '../../lib/core/reconciler/io';
+import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { demandWindow } from '../../lib/core/reconciler/faults';
 
 const FRAME = { start: 1_800_000_000, periodSeconds: 60, slots: 12 };

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { decide } from '../../lib/core/policy/decide';
+import { DEFAULT_POLICY_CONFIG, policyWindowPeriods } from '../../lib/core/policy/defaults';
 import {
   type ClassSignals,
-  decide,
-  DEFAULT_POLICY_CONFIG,
   type PolicyClass,
   type PolicyDecision,
   type PolicyState,
-  policyWindowPeriods,
-} from '../../lib/core';
+} from '../../lib/core/policy/types';
 
 // Seeded so a failure reproduces; fast-check prints the counterexample and the seed. Inner loops use node:assert
 // (jest's expect is ~50x slower per call, and these properties make tens of thousands of checks).

@@ -1,17 +1,13 @@
+import { decide, initialPolicyState } from '../../lib/core/policy/decide';
 import {
-  type ClassSignals,
-  decide,
   DEFAULT_POLICY_CONFIG,
-  initialPolicyState,
-  type PolicyClass,
-  policyClassesFromFacts,
   policyClassProblems,
-  type PolicyInput,
-  type PolicyState,
   policyWindowPeriods,
   resolvePolicyConfig,
-  type RoutingFacts,
-} from '../../lib/core';
+} from '../../lib/core/policy/defaults';
+import { type ClassSignals, type PolicyClass, type PolicyInput, type PolicyState } from '../../lib/core/policy/types';
+import { policyClassesFromFacts } from '../../lib/core/reconciler/from-facts';
+import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { policyConfigProblems } from '../../lib/core/validation/policy-config';
 import { replicaFloors } from '../../lib/core/policy/plan';
 import { plannedDemand, sustainedDemand } from '../../lib/core/policy/evidence';

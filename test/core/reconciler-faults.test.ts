@@ -1,4 +1,10 @@
-import { type ClassSignals, demandWindow, missingTargets, type PolicyClass, SILENT_WEIGHT_SHARE, weightInvariantProblems } from '../../lib/core';
+import { type ClassSignals, type PolicyClass } from '../../lib/core/policy/types';
+import {
+  demandWindow,
+  missingTargets,
+  SILENT_WEIGHT_SHARE,
+  weightInvariantProblems,
+} from '../../lib/core/reconciler/faults';
 
 describe('demand with silent classes', () => {
   const signals = (a: Array<number | null>, b: Array<number | null>, bRejected: Array<number | null>): Record<string, ClassSignals> => ({

@@ -1,14 +1,14 @@
 import * as fc from 'fast-check';
+import { HardwareCatalog } from '../../lib/core/hardware/catalog';
+import { type CapacityClass } from '../../lib/core/service/capacity-class';
+import { defineCapacityClasses } from '../../lib/core/service/checks';
 import {
-  type CapacityClass,
-  defineCapacityClasses,
-  HardwareCatalog,
   kvCacheGiB,
   memoryBreakdown,
   planCapacity,
   replicasFor,
   usdPerMillionTokens,
-} from '../../lib/core';
+} from '../../lib/core/service/sizing';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
 
 const classes = (): CapacityClass[] => defineCapacityClasses(llamaClasses(), { contract: LLAMA_CONTRACT });

@@ -1,5 +1,5 @@
 import { Token } from 'aws-cdk-lib';
-import { isUnresolved } from '../../lib/core';
+import { isUnresolved } from '../../lib/core/validation/tokens';
 
 describe('isUnresolved', () => {
   test('recognises string, number and list tokens made by aws-cdk-lib', () => {

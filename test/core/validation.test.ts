@@ -1,18 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as fc from 'fast-check';
-import {
-  checkCapacityClasses,
-  CLASS_RULES,
-  CONTRACT_RULES,
-  defineCapacityClasses,
-  isName,
-  nameProblem,
-  numberProblem,
-  numberRule,
-  serviceContractProblems,
-  validationMatrixMarkdown,
-} from '../../lib/core';
+import { checkCapacityClasses, defineCapacityClasses } from '../../lib/core/service/checks';
+import { serviceContractProblems } from '../../lib/core/service/contract';
+import { isName, nameProblem, numberProblem, numberRule } from '../../lib/core/validation/checker';
+import { validationMatrixMarkdown } from '../../lib/core/validation/doc';
+import { CLASS_RULES, CONTRACT_RULES } from '../../lib/core/validation/rules';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
 
 const TOKEN = -1.8881545897087626e289;

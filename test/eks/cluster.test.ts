@@ -7,7 +7,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { enginePrometheusMetrics } from '../../lib/core/runtime/engine-metrics';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { type ServiceContract } from '../../lib/core/service/contract';
-import { EksInferenceCluster, EksInferenceService } from '../../lib/eks';
+import { EksInferenceCluster } from '../../lib/eks/cluster';
+import { EksInferenceService } from '../../lib/eks/inference-service';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
 
 /** A second model with other engines: TGI on L40S, vLLM on A10G. */

@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EksStableDiffusionStack, SD21_CONTRACT, SD21_UNITS } from '../../examples/eks-stable-diffusion';
-import { admissionLimits } from '../../lib/core';
+import { admissionLimits } from '../../lib/core/runtime/admission';
 import { EXAMPLE_ENV } from '../../examples/env';
 import { builtinValidationOn, nagFindings } from '../util';
 

@@ -2,7 +2,7 @@ import { Fn, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
-import { EksInferenceService } from '../../lib/eks';
+import { EksInferenceService } from '../../lib/eks/inference-service';
 import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack, FETCHER_IMAGE } from '../util';
 
 function importCluster(stack: Stack, clusterName: string): eks.ICluster {

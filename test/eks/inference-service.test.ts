@@ -4,15 +4,12 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { type IConstruct, type IDependable, Construct } from 'constructs';
-import { type CapacityClass, Metrics, rejectionStatusClass } from '../../lib/core';
-import {
-  EksInferenceService,
-  type EksInferenceServiceProps,
-  KARPENTER_CHART,
-  KARPENTER_INTERRUPTION_EVENTS,
-  KEDA_CHART,
-  LOAD_BALANCER_CONTROLLER_CHART,
-} from '../../lib/eks';
+import { Metrics } from '../../lib/core/metrics/contract';
+import { rejectionStatusClass } from '../../lib/core/runtime/engines';
+import { type CapacityClass } from '../../lib/core/service/capacity-class';
+import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
+import { KARPENTER_INTERRUPTION_EVENTS } from '../../lib/eks/karpenter';
+import { KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from '../../lib/eks/versions';
 import { type IClassArtifactGate } from '../../lib/trust/gate';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
 

@@ -1,4 +1,4 @@
-import { eksManifests as m } from '../../lib/eks';
+import * as m from '../../lib/eks/manifests';
 import { expectValidManifests, type KubernetesObject, manifestErrors } from '../util';
 
 /** What kubectl receives: the objects as JSON. */

@@ -2,9 +2,12 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { Reconciler } from '../../lib/control';
-import { karpenterCapacityErrorPattern, matchesFilterPattern, signalContractProblems } from '../../lib/core';
-import { EksInferenceService, type EksInferenceServiceProps, OBSERVABILITY_ADDON_VERSION } from '../../lib/eks';
+import { Reconciler } from '../../lib/control/reconciler';
+import { matchesFilterPattern } from '../../lib/core/metrics/filter-pattern';
+import { karpenterCapacityErrorPattern } from '../../lib/core/metrics/karpenter-capacity';
+import { signalContractProblems } from '../../lib/core/metrics/template-check';
+import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
+import { OBSERVABILITY_ADDON_VERSION } from '../../lib/eks/observability-addon';
 import { KARPENTER_PODS } from '../../lib/eks/observability-addon';
 import { Metrics } from '../../lib/core/metrics/contract';
 import { ACCOUNT, allows, grantedActions, REGION, roleStatements } from '../permissions/iam-policy';

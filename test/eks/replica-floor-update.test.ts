@@ -1,6 +1,6 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Template } from 'aws-cdk-lib/assertions';
-import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks';
+import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 import { created, type JsonObject, kubectlApply, kubectlMergePatch } from './kubectl-apply';
 

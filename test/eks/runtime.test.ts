@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
-import { type CapacityClassSpec } from '../../lib/core';
-import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks';
+import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
+import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
 import { modelFetchContainer } from '../../lib/eks/manifests/workload';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 

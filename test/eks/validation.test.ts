@@ -2,7 +2,7 @@ import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Size, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks';
+import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
 import { LLAMA_CONTRACT, llamaClasses, testStack, FETCHER_IMAGE } from '../util';
 
 /** Constructing the service validates its input; nothing is synthesized when it throws. */

@@ -6,12 +6,14 @@
  */
 import { Duration, Lazy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { InferenceAlarms, InferenceObservability, Reconciler } from '../../lib/control';
+import { InferenceAlarms } from '../../lib/control/alarms';
+import { InferenceObservability } from '../../lib/control/observability';
+import { Reconciler } from '../../lib/control/reconciler';
 import { type ReconcilerProps } from '../../lib/control/reconciler';
 import { type SageMakerRoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { checkCapacityClasses } from '../../lib/core/service/checks';
 import { ConstructValidationError } from '../../lib/core/validation/error';
-import { SageMakerCapacityEndpoint } from '../../lib/sagemaker';
+import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
 import { servingOf } from '../control/serving-fixture';
 import { smClasses, synthError, TWO_VARIANTS } from '../sagemaker/fixtures';
 import { LLAMA_CONTRACT, llamaClasses, testStack } from '../util';

@@ -8,24 +8,23 @@ import { CfnParameter, Duration, Lazy, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as fc from 'fast-check';
+import { type ServiceContract } from '../../lib/core/service/contract';
+import { type NumberRule, numberProblem, type Rule } from '../../lib/core/validation/checker';
 import {
   CLASS_RULES,
   CONTRACT_RULES,
   EKS_RULES,
-  type NumberRule,
-  numberProblem,
   OBSERVABILITY_RULES,
   RECONCILER_RULES,
-  type Rule,
   SAGEMAKER_RULES,
-  type ServiceContract,
   TRUST_RULES,
-} from '../../lib/core';
+} from '../../lib/core/validation/rules';
 import { type IInferenceServing } from '../../lib/control/serving';
-import { InferenceObservability, Reconciler } from '../../lib/control';
-import { EksInferenceService } from '../../lib/eks';
-import { SageMakerCapacityEndpoint } from '../../lib/sagemaker';
-import { ArtifactTrust } from '../../lib/trust';
+import { InferenceObservability } from '../../lib/control/observability';
+import { Reconciler } from '../../lib/control/reconciler';
+import { EksInferenceService } from '../../lib/eks/inference-service';
+import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
+import { ArtifactTrust } from '../../lib/trust/artifact-trust';
 import { smClasses, TWO_VARIANTS } from '../sagemaker/fixtures';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 

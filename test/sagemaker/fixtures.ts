@@ -1,7 +1,11 @@
 import { type App, Duration, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { type CapacityClassSpec } from '../../lib/core';
-import { type EndpointVariantOptions, SageMakerCapacityEndpoint, type SageMakerCapacityEndpointProps } from '../../lib/sagemaker';
+import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
+import {
+  type EndpointVariantOptions,
+  SageMakerCapacityEndpoint,
+  type SageMakerCapacityEndpointProps,
+} from '../../lib/sagemaker/endpoint';
 import { LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
 /**

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
-import { admissionLimits, type CapacityClass, defineCapacityClasses, planCapacity } from '../../lib/core';
-import { fleetCost, hasInstanceStorage, modelDataSource, planVariants, type VariantSpec } from '../../lib/sagemaker';
+import { admissionLimits } from '../../lib/core/runtime/admission';
+import { type CapacityClass } from '../../lib/core/service/capacity-class';
+import { defineCapacityClasses } from '../../lib/core/service/checks';
+import { planCapacity } from '../../lib/core/service/sizing';
+import { modelDataSource } from '../../lib/sagemaker/class-model';
+import { hasInstanceStorage } from '../../lib/sagemaker/instance-storage';
+import { fleetCost, planVariants, type VariantSpec } from '../../lib/sagemaker/variants';
 import { LLAMA_CONTRACT } from '../util';
 import { smClasses, TWO_VARIANTS } from './fixtures';
 

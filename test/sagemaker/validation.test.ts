@@ -1,8 +1,12 @@
 import { Duration } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { type CapacityClassSpec } from '../../lib/core';
-import { type EndpointVariantOptions, SageMakerCapacityEndpoint, type SageMakerCapacityEndpointProps } from '../../lib/sagemaker';
+import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
+import {
+  type EndpointVariantOptions,
+  SageMakerCapacityEndpoint,
+  type SageMakerCapacityEndpointProps,
+} from '../../lib/sagemaker/endpoint';
 import { LLAMA_CONTRACT, testStack } from '../util';
 import { a10gOn, smClasses, synthError, TWO_VARIANTS } from './fixtures';
 

@@ -7,7 +7,7 @@ import {
   approvedImagesPolicy,
   approvedImagesPolicyBinding,
   approvedImagesPolicyProblems,
-} from '../../lib/trust';
+} from '../../lib/trust/admission-policy';
 import { expectValidManifests, imageRef, testStack } from '../util';
 
 const IMAGES = [imageRef('vllm', 'a'), imageRef('vllm', 'b'), imageRef('neuron', 'c')];

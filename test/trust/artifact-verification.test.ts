@@ -1,19 +1,17 @@
 import fc from 'fast-check';
+import { backoffDelayMs, isRetryableError, withRetries } from '../../lib/core/reconciler/retry';
+import { defineCapacityClasses } from '../../lib/core/service/checks';
 import {
   type ApprovedArtifacts,
   type VerificationEvidence,
   approvedArtifactsFor,
-  backoffDelayMs,
-  defineCapacityClasses,
-  isRetryableError,
   isVersionOfProfile,
   modelObjectFailures,
-  parseEcrImage,
   parseS3Object,
   sameSigningProfile,
   verifyArtifacts,
-  withRetries,
-} from '../../lib/core';
+} from '../../lib/core/trust/artifact-verification';
+import { parseEcrImage } from '../../lib/core/trust/image-reference';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;

@@ -12,7 +12,7 @@ import { GetRevocationStatusCommand, GetSigningProfileCommand, SignerClient } fr
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../lambda/artifact-verifier';
-import { MODEL_SIGNATURE_TAG } from '../../lib/core';
+import { MODEL_SIGNATURE_TAG } from '../../lib/core/trust/artifact-verification';
 import { CHAIN_HASHES, coseEnvelope, jwsEnvelope } from './envelope-fixtures';
 
 // GIVEN an approved record: image vllm@sha256:aaa..., signed by profile `serving`, model data v1 with a known digest.

@@ -6,7 +6,7 @@ import { KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import { GetObjectTaggingCommand, HeadObjectCommand, PutObjectTaggingCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { UsageError, main, parseArgs, recordSignature, sha256OfFile, signDigest } from '../../bin/sign-model';
-import { MODEL_SIGNATURE_TAG } from '../../lib/core';
+import { MODEL_SIGNATURE_TAG } from '../../lib/core/trust/artifact-verification';
 
 const KEY = 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const SHA = 'd'.repeat(64);
