@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Ajv, { type ValidateFunction } from 'ajv';
 import { App, type AppProps, Stack } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, NIST80053R5Checks } from 'cdk-nag';
 import { type IConstruct } from 'constructs';
 import { parse as parseYaml } from 'yaml';
 import { type CapacityClassSpec, LLAMA_3_8B_BF16, type ServiceContract } from '../lib/core';
@@ -67,10 +67,10 @@ export function llamaClasses(prefix = ''): CapacityClassSpec[] {
 }
 
 /**
- * The AWS CLI v2 image as the model-data fetcher (a well-formed placeholder digest: pin the real one,
- * `public.ecr.aws/aws-cli/aws-cli@sha256:...`, or your ECR mirror of it).
+ * A model-data fetcher with everything the fetch script runs: an image built FROM the AWS CLI v2 image with tar and
+ * gzip added (the CLI image has no tar, lib/eks/model-data-fetch.ts), mirrored in ECR (a well-formed placeholder digest).
  */
-export const FETCHER_IMAGE = `public.ecr.aws/aws-cli/aws-cli@sha256:${'f'.repeat(64)}`;
+export const FETCHER_IMAGE = `123456789012.dkr.ecr.us-east-1.amazonaws.com/model-fetcher@sha256:${'f'.repeat(64)}`;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Apps
@@ -117,6 +117,12 @@ export function nagFindings(scope: IConstruct): string[] {
   return report.violations.flatMap((v) =>
     v.violatingResources.map((r) => `${v.ruleName} ${r.resourceLogicalId ?? ''} ${r.locations?.join(',') ?? ''}`.trim()),
   );
+}
+
+/** Unacknowledged NIST 800-53 rev 5 findings under `scope` (cdk-nag's NIST80053R5Checks), in the same form. */
+export function nistFindings(scope: IConstruct): string[] {
+  const report = new NIST80053R5Checks().validateScope(scope);
+  return report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${(r as { constructPath?: string }).constructPath ?? ''}`.trim()));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

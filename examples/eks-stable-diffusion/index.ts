@@ -1,6 +1,9 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 /**
- * The reference experiment (Biran & Kissos, arXiv 2503.20074; aws-samples/scalable-hw-agnostic-inference) as capacity
+ * Two inference services on one EKS cluster (an EksInferenceCluster installs Karpenter, KEDA, the Load Balancer
+ * Controller, the observability add-on and the approved-images admission once; each service attaches to it).
+ *
+ * The first is the reference experiment (Biran & Kissos, arXiv 2503.20074; aws-samples/scalable-hw-agnostic-inference) as capacity
  * classes: Stable Diffusion 2.1 on five deployment units (g5 CUDA, g5 Triton, g6 Triton, inf2, trn1) on EKS.
  *
  * Stable Diffusion generates images, not tokens. Each image counts as one "token" (requestShape.meanOutputTokens = 1),
@@ -14,8 +17,9 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { type Construct } from 'constructs';
 import { type CapacityClassSpec, type ModelFootprint, type ServiceContract } from '../../lib/core';
 import { InferenceObservability, Reconciler } from '../../lib/control';
-import { EksInferenceService } from '../../lib/eks';
-import { ApprovedImagesAdmission, ArtifactTrust } from '../../lib/trust';
+import { EksInferenceCluster, EksInferenceService } from '../../lib/eks';
+import { type ApprovedImagesAdmission, ArtifactTrust } from '../../lib/trust';
+import { CHAT_CONTRACT, CHAT_REPOSITORIES, chatClasses } from './chat';
 
 /**
  * Breaking points (requests per 60 s period at 900 ms) and on-demand prices (USD/hour) from the paper. The paper's
@@ -96,11 +100,18 @@ export function sd21Classes(account: string, region: string): CapacityClassSpec[
 }
 
 export class EksStableDiffusionStack extends Stack {
+  public readonly cluster: EksInferenceCluster;
+  /** Stable Diffusion 2.1 on five deployment units. */
   public readonly service: EksInferenceService;
+  /** A chat model on two GPU types and two engines, on the same cluster. */
+  public readonly chat: EksInferenceService;
   public readonly trust: ArtifactTrust;
+  /** The approved-images policy of the Stable Diffusion namespace (the cluster creates one per service namespace). */
   public readonly admission: ApprovedImagesAdmission;
   public readonly observability: InferenceObservability;
   public readonly reconciler: Reconciler;
+  public readonly chatObservability: InferenceObservability;
+  public readonly chatReconciler: Reconciler;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -122,34 +133,45 @@ export class EksStableDiffusionStack extends Stack {
     const probes = { healthPath: '/health', readyPath: '/readiness', warmup: { path: '/warmup', maxLatency: Duration.seconds(2) } };
     // Signed artifacts: the images live in repositories that sign on push; every class's Deployment waits for the
     // verifier to approve exactly its image digest.
-    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: SD21_REPOSITORIES });
+    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: [...SD21_REPOSITORIES, ...CHAT_REPOSITORIES] });
+    // The cluster and what every service on it needs, once. Only the approved digests run in each service namespace
+    // (a ValidatingAdmissionPolicy per namespace, Deny), in force before any serving pod is created.
+    this.cluster = new EksInferenceCluster(this, 'Cluster', {
+      vpc,
+      kubectlLayer: new KubectlV34Layer(this, 'KubectlLayer'),
+      approvedImagesAdmission: true,
+    });
     this.service = new EksInferenceService(this, 'Sd21', {
       contract: SD21_CONTRACT,
       classes: sd21Classes(this.account, this.region),
+      cluster: this.cluster,
       artifactGate: this.trust,
-      vpc,
-      kubectlLayer: new KubectlV34Layer(this, 'KubectlLayer'),
       classOptions: Object.fromEntries(SD21_UNITS.map((u) => [u.name, probes])),
       loadBalancer: { internetFacing: false },
     });
-
-    // Only the approved digests run in the serving namespace (ValidatingAdmissionPolicy, Deny).
-    this.admission = new ApprovedImagesAdmission(this, 'Admission', {
-      cluster: this.service.cluster,
-      namespace: this.service.namespace,
-      images: this.trust.approvedImages,
+    this.chat = new EksInferenceService(this, 'Chat', {
+      contract: CHAT_CONTRACT,
+      classes: chatClasses(this.account, this.region),
+      cluster: this.cluster,
+      artifactGate: this.trust,
     });
-    // The policy is in force before any serving pod is created.
-    for (const unit of this.service.units) unit.manifests.workload.node.addDependency(this.admission);
+    this.admission = this.service.admission!;
 
-    // The control loop: one dashboard and the alarms for the service, and the reconciler that moves the listener's
+    // The control loop of each service: one dashboard and the alarms, and the reconciler that moves the listener's
     // target-group weights every minute and at once when a capacity alarm changes state. Its signals come from the
-    // service's producers: ALB metrics, Container Insights replicas_desired (the amazon-cloudwatch-observability
-    // add-on the service installs), a Karpenter capacity-error metric filter per NodePool and the Triton scrape.
+    // producers: ALB metrics, Container Insights replicas_desired (the amazon-cloudwatch-observability add-on the
+    // cluster installs), a Karpenter capacity-error metric filter per NodePool and the engines' scrape.
     this.observability = new InferenceObservability(this, 'Observability', { serving: this.service });
     this.reconciler = new Reconciler(this, 'Reconciler', {
       serving: this.service,
       capacityAlarms: this.observability.capacityAlarms,
+      // Every alarm of the service pages through one encrypted topic: subscribe your on-call to it.
+      alarmTopic: this.observability.alarms.topic,
+    });
+    this.chatObservability = new InferenceObservability(this, 'ChatObservability', { serving: this.chat });
+    this.chatReconciler = new Reconciler(this, 'ChatReconciler', {
+      serving: this.chat,
+      capacityAlarms: this.chatObservability.capacityAlarms,
     });
   }
 }

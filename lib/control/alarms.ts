@@ -1,14 +1,13 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
-import * as sns from 'aws-cdk-lib/aws-sns';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { Metrics } from '../core/metrics/contract';
 import { numberProblem } from '../core/validation/checker';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
 import { durationSeconds } from '../util/duration';
+import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
 
 /** CloudWatch: a metric-math alarm reads at most 10 metrics. */
 const MAX_ALARM_METRICS = 10;
@@ -151,18 +150,9 @@ export class InferenceAlarms extends Construct {
     if (props.alarmTopic) {
       this.topic = props.alarmTopic;
     } else {
-      const key = new kms.Key(this, 'TopicKey', {
-        description: `Encrypts the alarm topic of inference service ${svc}`,
-        enableKeyRotation: true,
-      });
-      // CloudWatch publishes alarm notifications to an encrypted topic only if the key lets it (the AWS managed SNS key does not).
-      key.addToResourcePolicy(new iam.PolicyStatement({
-        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'],
-      }));
-      this.topicKey = key;
-      this.topic = new sns.Topic(this, 'Topic', { masterKey: key, enforceSSL: true, displayName: `Inference alarms: ${svc}` });
+      const created = encryptedAlarmTopic(this, 'Topic', svc);
+      this.topic = created.topic;
+      this.topicKey = created.key;
     }
 
     const fallback = { ...ALARM_DEFAULTS.fallbackShare, ...props.fallbackShare };
@@ -283,11 +273,7 @@ export class InferenceAlarms extends Construct {
     this.capacityAlarms = capacityAlarms;
     this.alarms = [this.fallbackShareAlarm, this.deadlineExhaustionAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm]
       .filter((a): a is cloudwatch.Alarm => a !== undefined);
-    const action = new actions.SnsAction(this.topic);
-    for (const alarm of this.alarms as cloudwatch.Alarm[]) {
-      alarm.addAlarmAction(action);
-      alarm.addOkAction(action);
-    }
+    notifyOnAlarmAndOk(this.topic, this.alarms as cloudwatch.Alarm[]);
   }
 }
 

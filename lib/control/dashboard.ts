@@ -3,6 +3,7 @@ import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
 import { nameProblem } from '../core/validation/checker';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
+import { routingTarget } from '../core/reconciler/targets';
 import { type InferenceAlarms } from './alarms';
 import { serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps, throwIfProblems } from './service-metrics';
 
@@ -88,7 +89,7 @@ function graph(title: string, width: number, props: Omit<cloudwatch.GraphWidgetP
 
 function summary(m: ServiceMetrics): cloudwatch.TextWidget {
   const f = m.facts;
-  const where = f.kind === 'sagemaker' ? `SageMaker endpoint \`${f.endpointName}\`` : `ALB \`${f.loadBalancerFullName}\` (EKS)`;
+  const where = routingTarget(f).describeTarget(f);
   const lines = m.classes.map((c) => {
     const k = c.facts;
     const atEnvelope = (k.usdPerReplicaHour / (3600 * k.tokensPerSecondPerReplica)) * 1e6;
@@ -165,7 +166,7 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
   rows.push(...wrap(replicas));
 
   // Provisioning and errors: capacity errors where the platform produces them (EKS: Karpenter's log line), server
-  // errors (engine rejections answer 5XX), and deadline exhaustions when their alarm reads a producer you run.
+  // errors (engine rejections answer 5XX), and the deadline alarm's shed rate (on unless turned off).
   const deadlineRate = alarms?.deadlineExhaustionAlarm;
   const errors = classes.flatMap((c) => m.capacityErrors(c) ?? []);
   rows.push(wrap([

@@ -3,8 +3,10 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
 import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
@@ -14,7 +16,9 @@ import { RECONCILER_RULES } from '../core/validation/rules';
 import { durationMillis, durationSeconds } from '../util/duration';
 import { DEFAULT_POLICY_CONFIG, policyClassProblems, policyConfigProblems, resolvePolicyConfig } from '../core/policy/defaults';
 import { type PolicyConfig } from '../core/policy/types';
-import { RECONCILER_CONFIG_ENV, type ReconcilerConfig, windowDefaultsForPeriod } from '../core/reconciler/config';
+import {
+  ENVIRONMENT_LIMIT_BYTES, environmentBytes, RECONCILER_CONFIG_ENV, type ReconcilerConfig, windowDefaultsForPeriod,
+} from '../core/reconciler/config';
 import { policyClassesFromFacts } from '../core/reconciler/from-facts';
 import { signalPlan } from '../core/reconciler/signal-sources';
 import { findPublishedMetric } from '../core/metrics/aws-published';
@@ -23,7 +27,9 @@ import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
 import { isUnresolved } from '../core/validation/tokens';
 import { lambdaCode } from '../util/lambda-code';
-import { acknowledgeRule } from '../util/nag';
+import { newLogGroupKey } from '../util/log-encryption';
+import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../util/nag';
+import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
 
 /** Tunables of the routing policy. Every default is explained in lib/core/policy/defaults.ts. */
 export interface RoutingPolicyOptions {
@@ -79,6 +85,18 @@ export interface ReconcilerProps {
   readonly metricDelay?: Duration;
   /** Retention of the reconciler's log group (EMF metrics and one audit line per decision). @default RetentionDays.THREE_MONTHS */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Key that encrypts the reconciler's log group: the audit trail of every routing decision.
+   * @default - a new key with rotation, usable by CloudWatch Logs for this account's log groups
+   */
+  readonly logEncryptionKey?: kms.IKey;
+  /**
+   * Where the reconciler's alarms (failed runs, Lambda errors, capacity errors) notify on ALARM and OK. Pass
+   * `InferenceObservability`'s `alarms.topic` to page through one topic.
+   * @default - a new SNS topic encrypted with a new customer managed key (rotation on; CloudWatch may use it) that
+   * accepts only TLS publishers
+   */
+  readonly alarmTopic?: sns.ITopic;
 }
 
 /** Template metadata key of the reconciler function: one line per signal it reads, with its producer. */
@@ -103,11 +121,6 @@ function signalSourceLines(config: ReconcilerConfig): string[] {
   return lines;
 }
 
-/** Lambda's limit on the total size of a function's environment variables. */
-const ENVIRONMENT_LIMIT_BYTES = 4096;
-/** What one unresolved token (an ARN, a generated name) may grow to once CloudFormation resolves it. */
-const TOKEN_ALLOWANCE_BYTES = 128;
-
 /**
  * The reconciler: a Lambda function, run every period and at once on capacity alarm state changes, that reads the
  * routing target and one GetMetricData batch, calls the core policy `decide()`, writes weights only when they change
@@ -126,9 +139,18 @@ export class Reconciler extends Construct {
   /**
    * Failed runs (`ReconcilerFailures`) in 2 of 3 periods: the weights are frozen while runs fail (invalid configuration,
    * facts that no longer match the endpoint or listener, AWS errors). One failed run alone (a throttled call) is retried
-   * by the next tick and does not alarm. Add an action to page someone.
+   * by the next tick and does not alarm. It notifies `alarmTopic`.
    */
   public readonly failureAlarm: cloudwatch.Alarm;
+  /**
+   * Lambda `Errors` of the function in 2 of 3 periods: runs that crashed, timed out or were killed before they could
+   * record a failure (the failure alarm sees only failures a run lived to record).
+   */
+  public readonly errorsAlarm: cloudwatch.Alarm;
+  /** The topic every alarm of the reconciler notifies. */
+  public readonly alarmTopic: sns.ITopic;
+  /** The key of the log group (the audit trail). */
+  public readonly logEncryptionKey: kms.IKey;
   /** The configuration the function receives. */
   public readonly config: ReconcilerConfig;
   private readonly service: string;
@@ -153,7 +175,7 @@ export class Reconciler extends Construct {
       throw new Error(`Reconciler ${this.node.path}: invalid props:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     }
     // The platform's signal producers per routed name (an ALB target's class, a SageMaker variant's only class).
-    const { signals: compact, karpenterCapacityErrors: karpenter } = routingTarget(serving.routing).routedProducers(serving);
+    const { signals: compact, karpenterCapacityErrors: karpenter, contractTokenCounters } = routingTarget(serving.routing).routedProducers(serving);
     this.config = {
       facts: serving.routing,
       placement: { sensitive: props.sensitive ?? false },
@@ -164,11 +186,12 @@ export class Reconciler extends Construct {
       ...(serving.signals.containerInsightsClusterName ? { clusterName: serving.signals.containerInsightsClusterName } : {}),
       ...(Object.keys(compact).length > 0 ? { signals: compact } : {}),
       ...(karpenter ? { karpenterCapacityErrors: true } : {}),
+      ...(contractTokenCounters ? { contractTokenCounters } : {}),
     };
     const environment = Stack.of(this).toJsonString(this.config);
-    const estimated = JSON.stringify(this.config).length + countTokens(this.config) * TOKEN_ALLOWANCE_BYTES;
-    if (estimated > ENVIRONMENT_LIMIT_BYTES - RECONCILER_CONFIG_ENV.length - RECONCILER_SERVICE_ENV.length - serving.service.length) {
-      problems.push(`facts: the configuration needs about ${estimated} bytes of environment (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
+    const bytes = environmentBytes(this.config, RECONCILER_CONFIG_ENV, RECONCILER_SERVICE_ENV);
+    if (bytes > ENVIRONMENT_LIMIT_BYTES) {
+      problems.push(`facts: the configuration needs up to ${bytes} bytes of environment once resolved (Lambda allows ${ENVIRONMENT_LIMIT_BYTES}): ` +
         'route fewer classes per reconciler (e.g. one reconciler per endpoint or listener)');
     }
     if (problems.length > 0) {
@@ -177,7 +200,8 @@ export class Reconciler extends Construct {
     props.serving.enableReplicaFloors?.({ periodSeconds: policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds });
     this.service = serving.service;
 
-    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS });
+    this.logEncryptionKey = props.logEncryptionKey ?? newLogGroupKey(this, 'LogKey', `Audit trail (log group) of the routing reconciler of ${serving.service}`);
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS, encryptionKey: this.logEncryptionKey });
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: `Routing reconciler of ${serving.service}: reads signals, writes routing weights`,
@@ -244,6 +268,26 @@ export class Reconciler extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: `${serving.service}: reconciler runs are failing (see the Reason dimension of ${Metrics.reconcilerFailures.name} and the audit lines ` +
         'in the reconciler log group); routing weights are frozen until they succeed.',
+    });
+    this.errorsAlarm = new cloudwatch.Alarm(this, 'FunctionErrors', {
+      metric: this.function.metricErrors({ period, statistic: 'Sum' }),
+      threshold: 1,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${serving.service}: reconciler invocations are failing (the function's error count: a crash, a timeout or a denied write); ` +
+        'routing weights are frozen until runs succeed. See the reconciler log group.',
+    });
+    this.alarmTopic = props.alarmTopic ?? encryptedAlarmTopic(this, 'AlarmTopic', serving.service).topic;
+    notifyOnAlarmAndOk(this.alarmTopic, [this.failureAlarm, this.errorsAlarm, ...this.capacityErrorAlarms]);
+    acknowledgeNistRules(this, {
+      IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
+      LambdaDLQ: 'Scheduled and alarm events are not retried (retryAttempts 0: the next tick is the retry, a stale event is worthless) and every ' +
+        `failed run is recorded (${Metrics.reconcilerFailures.name} and the function's error count, both alarmed); a dead-letter queue would ` +
+        'hold stale events nobody replays.',
+      LambdaInsideVPC: 'The function calls AWS APIs only (CloudWatch, SageMaker or Elastic Load Balancing) and reaches no resource in a VPC; ' +
+        'in a VPC it would need NAT or interface endpoints for each of them.',
     });
   }
 
@@ -329,6 +373,9 @@ export class Reconciler extends Construct {
 
   private validate(props: ReconcilerProps, serving: ServingDescription, policy: Partial<PolicyConfig>): string[] {
     const problems: string[] = [...servingProblems(serving)];
+    if (typeof props.serving.grantRouting !== 'function') {
+      problems.push('serving.grantRouting: undefined (a function: the construct that owns the routing target grants the routing writes on it)');
+    }
     if (!isKnownTargetKind(serving.routing)) return problems;
     const kind = routingTarget(serving.routing);
     const rules = new Checker(RECONCILER_RULES);
@@ -394,11 +441,4 @@ function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig>
     maxReturnHoldSeconds: seconds(o.maxReturnHold),
   };
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Partial<PolicyConfig>;
-}
-
-function countTokens(value: unknown): number {
-  if (typeof value === 'string' || typeof value === 'number') return isUnresolved(value) ? 1 : 0;
-  if (Array.isArray(value)) return value.reduce((n: number, v) => n + countTokens(v), 0);
-  if (value && typeof value === 'object') return Object.values(value).reduce((n: number, v) => n + countTokens(v), 0);
-  return 0;
 }

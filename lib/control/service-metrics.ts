@@ -4,9 +4,6 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import {
   ADMISSION_REJECTIONS,
   type AdmissionDecision,
-  AWS_LATENCY_TO_MS,
-  AwsDim,
-  AwsMetrics,
   type CapacityOutcome,
   classDimensions,
   Dim,
@@ -19,6 +16,7 @@ import {
 import { duplicates } from '../core/validation/names';
 import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
 import { servingProblems } from '../core/reconciler/faults';
+import { routingTarget } from '../core/reconciler/targets';
 import { type ClassSignalProducers, type ServingDescription } from '../core/reconciler/serving';
 import { type IInferenceServing } from './serving';
 import { type MetricStatSource } from '../core/metrics/aws-published';
@@ -202,9 +200,7 @@ export class ServiceMetrics {
 
   /** Requests the class answered with a server error (SageMaker Invocation5XXErrors, ALB HTTPCode_Target_5XX_Count). */
   serverErrors(cls: ObservedClass): cloudwatch.Metric {
-    const [namespace, metricName] = this.facts.kind === 'sagemaker'
-      ? [AwsMetrics.sageMaker.namespace, AwsMetrics.sageMaker.invocation5xxErrors]
-      : [AwsMetrics.alb.namespace, AwsMetrics.alb.target5xx];
+    const { namespace, serverErrors: metricName } = routingTarget(this.facts).servingMetrics;
     return new cloudwatch.Metric({ namespace, metricName, dimensionsMap: cls.awsDimensions, statistic: 'Sum', period: this.period, label: cls.facts.name });
   }
 
@@ -215,10 +211,8 @@ export class ServiceMetrics {
    * same status class count too: the rate errs high, never low.
    */
   shedRequests(cls: ObservedClass): cloudwatch.Metric {
-    const fourXx = this.producers(cls).rejectionStatus === '4xx';
-    const [namespace, metricName] = this.facts.kind === 'sagemaker'
-      ? [AwsMetrics.sageMaker.namespace, fourXx ? AwsMetrics.sageMaker.invocation4xxErrors : AwsMetrics.sageMaker.invocation5xxErrors]
-      : [AwsMetrics.alb.namespace, fourXx ? AwsMetrics.alb.target4xx : AwsMetrics.alb.target5xx];
+    const { namespace, clientErrors, serverErrors } = routingTarget(this.facts).servingMetrics;
+    const metricName = this.producers(cls).rejectionStatus === '4xx' ? clientErrors : serverErrors;
     return new cloudwatch.Metric({ namespace, metricName, dimensionsMap: cls.awsDimensions, statistic: 'Sum', period: this.period, label: `${cls.facts.name} shed` });
   }
 
@@ -237,19 +231,13 @@ export class ServiceMetrics {
 
   /** Requests that reached the class: SageMaker Invocations or ALB RequestCount, Sum. */
   requests(cls: ObservedClass): cloudwatch.Metric {
-    const f = this.facts;
-    const [namespace, metricName] = f.kind === 'sagemaker'
-      ? [AwsMetrics.sageMaker.namespace, AwsMetrics.sageMaker.invocations]
-      : [AwsMetrics.alb.namespace, AwsMetrics.alb.requestCount];
+    const { namespace, requests: metricName } = routingTarget(this.facts).servingMetrics;
     return new cloudwatch.Metric({ namespace, metricName, dimensionsMap: cls.awsDimensions, statistic: 'Sum', period: this.period, label: cls.facts.name });
   }
 
   /** Latency of the class at `statistic` (e.g. 'p95') in milliseconds: SageMaker ModelLatency or ALB TargetResponseTime. */
   latencyMs(cls: ObservedClass, statistic: string, id: string): cloudwatch.MathExpression {
-    const f = this.facts;
-    const [namespace, metricName, factor] = f.kind === 'sagemaker'
-      ? [AwsMetrics.sageMaker.namespace, AwsMetrics.sageMaker.modelLatency, AWS_LATENCY_TO_MS.sageMaker]
-      : [AwsMetrics.alb.namespace, AwsMetrics.alb.targetResponseTime, AWS_LATENCY_TO_MS.alb];
+    const { namespace, latency: metricName, latencyToMs: factor } = routingTarget(this.facts).servingMetrics;
     const raw = new cloudwatch.Metric({ namespace, metricName, dimensionsMap: cls.awsDimensions, statistic, period: this.period });
     return new cloudwatch.MathExpression({
       expression: `${id}_raw * ${factor}`,
@@ -368,31 +356,12 @@ function usd(value: number): string {
 
 /** The routed classes of the facts and the names of the capacity classes behind each. */
 export function routeMembers(facts: RoutingFacts): Array<{ name: string; classNames: string[] }> {
-  return facts.kind === 'sagemaker'
-    ? facts.variants.map((v) => ({ name: v.variantName, classNames: v.classes.map((c) => c.name) }))
-    : facts.targets.map((t) => ({ name: t.class.name, classNames: [t.class.name] }));
+  return routingTarget(facts).routes(facts).map((r) => ({ name: r.name, classNames: r.classes.map((c) => c.name) }));
 }
 
 /** The classes of the facts with the dimensions of their AWS serving metrics, in declaration order. */
 export function observedClasses(facts: RoutingFacts): Array<Omit<ObservedClass, 'index'>> {
-  if (facts.kind === 'sagemaker') {
-    return facts.variants.flatMap((v) =>
-      v.classes.map((cls) => ({
-        facts: cls,
-        // With several instance pools in a variant, SageMaker adds an InstanceType dimension; a single-class variant
-        // is addressed by its variant alone.
-        awsDimensions: {
-          [AwsDim.ENDPOINT_NAME]: facts.endpointName,
-          [AwsDim.VARIANT_NAME]: v.variantName,
-          ...(v.classes.length > 1 ? { [AwsDim.INSTANCE_TYPE]: cls.instanceType } : {}),
-        },
-      })),
-    );
-  }
-  return facts.targets.map((t) => ({
-    facts: t.class,
-    awsDimensions: { [AwsDim.LOAD_BALANCER]: facts.loadBalancerFullName, [AwsDim.TARGET_GROUP]: t.targetGroupFullName },
-  }));
+  return routingTarget(facts).observedClasses(facts);
 }
 
 /** Every problem of the shared props, as `prop <name>: <what is wrong>; allowed: <what is>` lines. */
@@ -422,7 +391,7 @@ export function serviceObservabilityProblems(props: ServiceObservabilityProps): 
         + 'class name, or the name of its only class');
     }
   }
-  for (const name of facts.kind === 'sagemaker' ? duplicates(routeMembers(facts).map((r) => r.name)) : []) {
+  for (const name of routingTarget(facts).uniqueRouteNames ? duplicates(routeMembers(facts).map((r) => r.name)) : []) {
     problems.push(`prop facts: routed class name '${name}' occurs more than once; allowed: unique variant / target names`);
   }
   for (const c of classes) {

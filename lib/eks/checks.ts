@@ -1,20 +1,18 @@
-import { type Duration } from 'aws-cdk-lib';
-import {
-  type CapacityClass,
-  type CapacityClassSpec,
-  Checker,
-  type ClassProblem,
-  duplicates,
-  EKS_RULES,
-  type HardwareCatalog,
-  isFiniteLiteral,
-  isUnresolved,
-  memoryBreakdown,
-} from '../core';
+import { type Duration, type Stack, Token } from 'aws-cdk-lib';
+import type * as eks from 'aws-cdk-lib/aws-eks-v2';
+import { type HardwareCatalog } from '../core/hardware/catalog';
+import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
+import { type ClassProblem } from '../core/service/checks';
+import { memoryBreakdown } from '../core/service/sizing';
+import { Checker, isFiniteLiteral } from '../core/validation/checker';
+import { duplicates } from '../core/validation/names';
+import { EKS_RULES } from '../core/validation/rules';
+import { isUnresolved } from '../core/validation/tokens';
 import { durationSeconds, sizeGibibytes } from '../util/duration';
 import { type EksClassOptions } from './class-options';
-import { modelVolumeNeedGiB } from './runtime';
 import { type ScalingOptions } from './scaling-options';
+import { nodePoolNameProblem, scaledObjectNameProblem } from './name-limits';
+import { observabilityProblems, type ObservabilityOptions } from './observability-addon';
 import { chartVersionProblem } from './versions';
 
 /** The name every EKS object of a class derives from: `<service>-<class>` unless the NodePool name is overridden. */
@@ -30,14 +28,71 @@ export interface EksCheckInput {
   readonly classes: readonly CapacityClass[];
   readonly catalog: HardwareCatalog;
   readonly classOptions: Readonly<Record<string, EksClassOptions>>;
-  readonly chartVersions: Readonly<Record<string, string | undefined>>;
-  readonly clusterName: string;
-  /** Whether the construct creates the cluster (its name is then ours to check). */
-  readonly newCluster?: boolean;
   readonly scaling?: ScalingOptions;
   readonly loadBalancer?: { readonly deregistrationDelay?: Duration; readonly allowedCidrs?: readonly string[] };
-  readonly systemNodeCount?: number;
   readonly amiAlias?: string;
+}
+
+/** What an EksInferenceCluster is made of (the props it checks). */
+export interface ClusterCheckInput {
+  readonly stack: Stack;
+  readonly clusterName: string;
+  readonly cluster?: eks.ICluster;
+  readonly clusterOptions?: { readonly systemNodeCount?: number };
+  readonly vpc?: unknown;
+  readonly kubectlLayer?: unknown;
+  readonly chartVersions?: { readonly karpenter?: string; readonly keda?: string; readonly loadBalancerController?: string };
+  readonly observability?: ObservabilityOptions;
+  readonly existingControllers?: {
+    readonly karpenter?: { readonly nodeRoleName: string };
+    readonly keda?: boolean;
+    readonly loadBalancerController?: unknown;
+  };
+}
+
+const IAM_ROLE_NAME = /^[\w+=,.@-]{1,64}$/;
+
+/** Problems of the cluster a service runs on (a shared EksInferenceCluster, or the one a service builds for itself). */
+export function clusterProblems(input: ClusterCheckInput): ClassProblem[] {
+  const problems: ClassProblem[] = [];
+  const add = (field: string, message: string) => problems.push({ field, message });
+  const rules = new Checker(EKS_RULES);
+  if (Token.isUnresolved(input.stack.region) || Token.isUnresolved(input.stack.account)) {
+    add('env', `stack '${input.stack.stackName}' is environment-agnostic; allowed: a stack with env.account and env.region (the ALB access-log bucket policy names the region's ` +
+      'log-delivery principal, KEDA triggers and the Load Balancer Controller name the region, Karpenter\'s IAM conditions the account)');
+  }
+  if (isUnresolved(input.clusterName)) {
+    add('clusterName', 'is a CDK token; pass the literal cluster name (it appears in IAM condition keys and Karpenter discovery tags)');
+  } else if (!input.cluster) {
+    rules.check('clusterName', input.clusterName);
+  }
+  for (const [chart, version] of Object.entries(input.chartVersions ?? {})) {
+    if (version === undefined) continue;
+    const p = chartVersionProblem(version);
+    if (p) add(`chartVersions.${chart}`, p);
+  }
+  rules.optional('clusterOptions.systemNodeCount', input.clusterOptions?.systemNodeCount);
+  for (const p of rules.problems) add(p.field, p.message);
+  if (input.cluster) {
+    if (!input.cluster.kubectlProvider) {
+      add('cluster', 'has no kubectl provider, so no manifest or chart can be applied; import it with eks.Cluster.fromClusterAttributes(..., { kubectlProvider: ' +
+        'eks.KubectlProvider.fromKubectlProviderAttributes(...) }) from aws-cdk-lib/aws-eks-v2 (ClusterAttributes.kubectlProviderOptions is ignored for an imported cluster)');
+    }
+    for (const [field, value] of [['clusterOptions', input.clusterOptions], ['vpc', input.vpc], ['kubectlLayer', input.kubectlLayer]] as const) {
+      if (value !== undefined) add(field, "is a setting of a new cluster, but 'cluster' is given (an imported cluster); allowed: unset");
+    }
+  } else {
+    if (input.kubectlLayer === undefined) {
+      add('kubectlLayer', "is required for a new cluster (no 'cluster' given): pass new KubectlV34Layer(this, 'Kubectl') from @aws-cdk/lambda-layer-kubectl-v34, matching clusterOptions.version");
+    }
+    if (input.existingControllers !== undefined) add('existingControllers', "marks controllers of an imported cluster, but no 'cluster' is given (a new cluster runs none); allowed: unset");
+  }
+  const role = input.existingControllers?.karpenter?.nodeRoleName;
+  if (role !== undefined && !isUnresolved(role) && !IAM_ROLE_NAME.test(role)) {
+    add('existingControllers.karpenter.nodeRoleName', `'${role}' is not an IAM role name (1-64 of letters, digits and +=,.@_-)`);
+  }
+  problems.push(...observabilityProblems(input.observability ?? {}).map((message) => ({ field: 'observability', message })));
+  return problems;
 }
 
 /** Most target groups one ALB forward action takes (not adjustable): https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html */
@@ -53,18 +108,8 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
 
   rules.check('contract.name', input.service);
   rules.check('namespace', input.namespace);
-  if (isUnresolved(input.clusterName)) {
-    add('clusterName', 'is a CDK token; pass the literal cluster name (it appears in IAM condition keys and Karpenter discovery tags)');
-  } else if (input.newCluster) {
-    rules.check('clusterName', input.clusterName);
-  }
   if (input.specs.length > MAX_TARGET_GROUPS_PER_ACTION) {
     rules.fail('classes', `${input.specs.length} classes are declared (${input.specs.map((s) => s.name).join(', ')})`);
-  }
-  for (const [chart, version] of Object.entries(input.chartVersions)) {
-    if (version === undefined) continue;
-    const p = chartVersionProblem(version);
-    if (p) add(`chartVersions.${chart}`, p);
   }
   checkScaling(input.scaling ?? {}, rules);
   const lb = input.loadBalancer ?? {};
@@ -72,7 +117,6 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
   (lb.allowedCidrs ?? []).forEach((cidr, i) => {
     if (!isUnresolved(cidr) && !IPV4_CIDR.test(cidr)) rules.fail('loadBalancer.allowedCidrs', `is '${cidr}'`, `loadBalancer.allowedCidrs[${i}]`);
   });
-  rules.optional('clusterOptions.systemNodeCount', input.systemNodeCount);
   rules.optional('amiAlias', input.amiAlias);
   for (const p of rules.problems) add(p.field, p.message);
 
@@ -91,8 +135,15 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
     const opts = input.classOptions[spec.name] ?? {};
     const objectName = classObjectName(input.service, spec.name);
     // Only when both parts are valid on their own: otherwise the part's own problem says it better.
-    if (isNameLike(input.service) && isNameLike(spec.name)) own.check('class.objectName', objectName, 'name');
+    if (isNameLike(input.service) && isNameLike(spec.name)) {
+      own.check('class.objectName', objectName, 'name');
+      checkNameLimits(objectName, opts.nodePoolName, (field, message) => add(field, message, spec.name));
+    }
     own.optional('classOptions.nodePoolName', opts.nodePoolName);
+    if (opts.nodePoolName !== undefined && !isUnresolved(opts.nodePoolName)) {
+      const p = nodePoolNameProblem(opts.nodePoolName);
+      if (p) add('classOptions.nodePoolName', p, spec.name);
+    }
     checkReplicas(spec, opts, own);
     own.optional('classOptions.targetRequestsPerReplicaPerPeriod', opts.targetRequestsPerReplicaPerPeriod);
     own.optional('classOptions.port', opts.port);
@@ -110,13 +161,20 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
     for (const p of own.problems) add(p.field, p.message, spec.name);
     const cls = input.classes.find((c) => c.name === spec.name);
     if (cls) checkInstanceTypes(spec, cls, opts, input.catalog, (field, message) => add(field, message, spec.name));
-    // The model volume holds the weights and the engine's caches (HOME, XDG_CACHE_HOME and the engine's cache variables).
-    const cacheGiB = sizeGibibytes(opts.modelCacheSize);
-    if (cls && cacheGiB !== undefined && !isUnresolved(cacheGiB) && !isUnresolved(cls.footprint.weightsGiB) && cacheGiB < modelVolumeNeedGiB(cls)) {
-      add('classOptions.modelCacheSize', `is ${cacheGiB} GiB but the model volume holds the weights (${cls.footprint.weightsGiB} GiB) and the engine's caches; allowed: at least ${Math.ceil(modelVolumeNeedGiB(cls))} GiB`, spec.name);
-    }
   }
   return problems;
+}
+
+/**
+ * The controllers' own limits on `<service>-<class>` (ScaledObject, NodePool unless overridden), each with a problem
+ * naming the limit: lib/eks/name-limits.ts cites where each comes from. The Service name (an RFC 1035 label) is the
+ * `class.objectName` rule itself.
+ */
+function checkNameLimits(objectName: string, nodePoolOverride: string | undefined, add: Add): void {
+  const scaled = scaledObjectNameProblem(objectName);
+  if (scaled) add('class.objectName', `ScaledObject ${scaled}`);
+  const pool = nodePoolOverride === undefined ? nodePoolNameProblem(objectName) : undefined;
+  if (pool) add('class.objectName', `NodePool ${pool}`);
 }
 
 function isNameLike(value: string): boolean {

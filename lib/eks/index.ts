@@ -9,13 +9,22 @@ export * from './karpenter';
 export * from './keda';
 export * from './load-balancer-controller';
 export {
+  EksInferenceCluster,
+  type EksInferenceClusterProps,
+  type ExistingControllers,
+  type ExistingKarpenter,
+  type ExistingLoadBalancerController,
+  type ClusterTenant,
+  type ClusterAttachment,
+  type ChartVersions,
+  type NewClusterOptions,
+  DISCOVERY_TAG as KARPENTER_DISCOVERY_TAG,
+} from './cluster';
+export {
   EksInferenceService,
   type EksInferenceServiceProps,
   type EksClassUnit,
-  type ChartVersions,
-  type NewClusterOptions,
-  type LoadBalancerOptions,
-  DISCOVERY_TAG as KARPENTER_DISCOVERY_TAG,
   CLASS_LABEL as EKS_CLASS_LABEL,
 } from './inference-service';
+export { type LoadBalancerOptions } from './routing';
 export * from './observability-addon';

@@ -132,7 +132,6 @@ export function karpenterControllerStatements(stack: Stack, clusterName: string,
   const requestNodepool = { 'aws:RequestTag/karpenter.sh/nodepool': '*' };
   const launched = ['fleet/*', 'instance/*', 'volume/*', 'network-interface/*', 'launch-template/*', 'spot-instances-request/*'].map((r) => ec2(r));
   const instanceProfiles = `arn:${stack.partition}:iam::${stack.account}:instance-profile/*`;
-  const clusterArn = `arn:${stack.partition}:eks:${stack.region}:${stack.account}:cluster/${clusterName}`;
   const region = { 'aws:RequestTag/topology.kubernetes.io/region': stack.region };
   return [
     new iam.PolicyStatement({
@@ -215,6 +214,15 @@ export function karpenterControllerStatements(stack: Stack, clusterName: string,
         StringLike: { 'aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass': '*' },
       },
     }),
+    ...karpenterReadStatements(stack, clusterName, queue),
+  ];
+}
+
+/** What the controller reads and consumes: the API endpoint, its interruption queue, regional EC2 state, AMI ids and prices. */
+function karpenterReadStatements(stack: Stack, clusterName: string, queue: sqs.IQueue): iam.PolicyStatement[] {
+  const instanceProfiles = `arn:${stack.partition}:iam::${stack.account}:instance-profile/*`;
+  const clusterArn = `arn:${stack.partition}:eks:${stack.region}:${stack.account}:cluster/${clusterName}`;
+  return [
     new iam.PolicyStatement({ sid: 'AllowAPIServerEndpointDiscovery', actions: ['eks:DescribeCluster'], resources: [clusterArn] }),
     new iam.PolicyStatement({
       sid: 'AllowInterruptionQueueActions',

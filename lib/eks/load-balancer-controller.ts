@@ -12,8 +12,12 @@ export interface LoadBalancerControllerProps {
   readonly cluster: eks.ICluster;
   readonly clusterName: string;
   readonly vpcId: string;
-  /** The target groups the controller may register pods in (and no others). */
-  readonly targetGroupArns: readonly string[];
+  /**
+   * The target groups the controller may register pods in (and no others). Services on a shared cluster add theirs
+   * with `allowTargetGroups`.
+   * @default - none yet
+   */
+  readonly targetGroupArns?: readonly string[];
   /** @default LOAD_BALANCER_CONTROLLER_CHART */
   readonly chart?: ChartSpec;
 }
@@ -28,6 +32,7 @@ export class LoadBalancerController extends Construct {
   public readonly policy: iam.Policy;
   /** Installs the TargetGroupBinding CRD. */
   public readonly chart: eks.HelmChart;
+  private registration?: iam.PolicyStatement;
 
   constructor(scope: Construct, id: string, props: LoadBalancerControllerProps) {
     super(scope, id);
@@ -57,11 +62,6 @@ export class LoadBalancerController extends Construct {
           resources: ['*'],
           conditions: { StringEquals: { 'aws:RequestedRegion': Stack.of(this).region } },
         }),
-        new iam.PolicyStatement({
-          sid: 'RegisterPodsInOwnedTargetGroups',
-          actions: ['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets'],
-          resources: [...props.targetGroupArns],
-        }),
       ],
       wildcardReason:
         'ELB and EC2 Describe* actions have no resource-level permissions (restricted to this region); target registration is scoped to ' +
@@ -69,6 +69,7 @@ export class LoadBalancerController extends Construct {
     });
     this.role = identity.role;
     this.policy = identity.policy;
+    if (props.targetGroupArns && props.targetGroupArns.length > 0) this.allowTargetGroups(props.targetGroupArns);
     this.chart = controllerChart(this, 'Chart', {
       cluster: props.cluster,
       chart: props.chart ?? LOAD_BALANCER_CONTROLLER_CHART,
@@ -86,5 +87,24 @@ export class LoadBalancerController extends Construct {
       },
       dependsOn: [identity],
     });
+  }
+
+  /** Register and deregister pods in exactly these target groups (also for a controller this construct did not install). */
+  public static targetRegistrationStatement(targetGroupArns: readonly string[]): iam.PolicyStatement {
+    return new iam.PolicyStatement({
+      sid: 'RegisterPodsInOwnedTargetGroups',
+      actions: ['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets'],
+      resources: [...targetGroupArns],
+    });
+  }
+
+  /** Lets the controller register pods in these target groups (one statement for all services on the cluster). */
+  public allowTargetGroups(targetGroupArns: readonly string[]): void {
+    if (this.registration) {
+      this.registration.addResources(...targetGroupArns);
+      return;
+    }
+    this.registration = LoadBalancerController.targetRegistrationStatement(targetGroupArns);
+    this.policy.addStatements(this.registration);
   }
 }

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -8,13 +8,15 @@ import {
   applicationLogGroupName,
   karpenterCapacityErrorMetric,
   karpenterCapacityErrorPattern,
+  type KarpenterPods,
   prometheusLogGroupName,
 } from '../core/metrics/karpenter-capacity';
+import { KARPENTER_NAMESPACE } from './karpenter';
 import { emfMetricDeclarations, enginePrometheusMetrics, SCRAPED_METRIC_NAMESPACE, scrapeJob, type ScrapeTarget } from '../core/runtime/engine-metrics';
 import { AwsMetrics, type MetricSpec } from '../core/metrics/contract';
 import { EXTERNAL_AGENTS_METADATA, EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_ADDON_NAME } from '../core/metrics/template-check';
 import { type MetricStatSource } from '../core/metrics/aws-published';
-import { acknowledgeManagedPolicies } from '../util/nag';
+import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
 
 /**
  * Pinned add-on version. Check it against your cluster version with
@@ -24,6 +26,12 @@ import { acknowledgeManagedPolicies } from '../util/nag';
  */
 export const OBSERVABILITY_ADDON_VERSION = 'v6.4.0-eksbuild.1';
 const DESIRED = AwsMetrics.containerInsights.replicasDesired;
+
+/**
+ * Karpenter's pods as this library installs it (lib/eks/karpenter.ts: release `karpenter` of the `karpenter` chart in
+ * KARPENTER_NAMESPACE, so the Deployment and its pods are named `karpenter-...`): the only pods whose lines count.
+ */
+export const KARPENTER_PODS: KarpenterPods = { namespace: KARPENTER_NAMESPACE, podNamePrefix: 'karpenter-' };
 
 /** Namespace and service account of the add-on's agent (and Fluent Bit): the pod identity association's subject. */
 export const OBSERVABILITY_NAMESPACE = 'amazon-cloudwatch';
@@ -64,6 +72,14 @@ export interface ObservabilityOptions {
   readonly scrapeInterval?: Duration;
   /** The cluster already runs the add-on: do not install it. @default - install it */
   readonly existingAddon?: ExistingObservabilityAddon;
+  /**
+   * The application and Prometheus log groups exist already, e.g. kept (RETAIN) by an earlier deployment of this
+   * construct that was deleted: attach to them by name instead of creating them (creating a log group whose fixed name
+   * exists fails the deployment). Their retention and key stay as they are, so `logRetention` and `logEncryptionKey`
+   * cannot be combined with it.
+   * @default false - create them (they must not exist yet)
+   */
+  readonly existingLogGroups?: boolean;
 }
 
 export interface ObservabilityClass extends ScrapeTarget {
@@ -73,8 +89,26 @@ export interface ObservabilityClass extends ScrapeTarget {
 export interface EksObservabilityProps extends ObservabilityOptions {
   readonly cluster: eks.ICluster;
   readonly clusterName: string;
-  /** The classes whose NodePools get a capacity-error filter and whose pods are scraped. */
-  readonly classes: readonly ObservabilityClass[];
+  /**
+   * The classes whose NodePools get a capacity-error filter and whose pods are scraped. Services on a shared cluster
+   * add theirs with `addClasses`.
+   * @default - none yet
+   */
+  readonly classes?: readonly ObservabilityClass[];
+  /**
+   * The Karpenter pods whose log lines count (a Karpenter installed outside this library may run elsewhere).
+   * @default KARPENTER_PODS
+   */
+  readonly karpenterPods?: KarpenterPods;
+}
+
+/** The signal producers of one service's classes. */
+export interface ServiceSignalProducers {
+  readonly capacityErrorFilters: readonly logs.MetricFilter[];
+  /** Capacity-error metric of each class (by class name). */
+  readonly capacityErrorMetrics: Readonly<Record<string, MetricStatSource>>;
+  /** Contract metrics the scrape publishes, per class. */
+  readonly scrapedMetrics: Readonly<Record<string, readonly MetricSpec[]>>;
 }
 
 /** Every problem of the options, as `<prop>: <value> (<allowed>)` lines. */
@@ -104,6 +138,11 @@ export function observabilityProblems(o: ObservabilityOptions): string[] {
         + `(${DESIRED} exists only with enhanced observability)`);
     }
   }
+  if (o.existingLogGroups) {
+    if (o.logRetention !== undefined) problems.push(`observability.logRetention: ${o.logRetention} (an existing log group keeps its own retention; allowed: unset with existingLogGroups)`);
+    if (o.logEncryptionKey !== undefined) problems.push('observability.logEncryptionKey: a key (an existing log group keeps its own key; allowed: unset with existingLogGroups)');
+    if (o.existingAddon) problems.push('observability.existingLogGroups: true with existingAddon (use existingAddon.applicationLogGroupExists for an add-on you run)');
+  }
   return problems;
 }
 
@@ -122,30 +161,38 @@ export class EksObservability extends Construct {
   public readonly addon?: eks.Addon;
   public readonly agentRole?: iam.Role;
   public readonly applicationLogGroup: logs.ILogGroup;
-  public readonly prometheusLogGroup?: logs.LogGroup;
-  public readonly capacityErrorFilters: readonly logs.MetricFilter[];
-  /** Capacity-error metric of each class (by class name). */
+  public readonly prometheusLogGroup?: logs.ILogGroup;
+  /** The filters of every class added so far (all services). */
+  public readonly capacityErrorFilters: logs.MetricFilter[] = [];
+  /** Capacity-error metric of each class (by class name) of the classes given at construction. */
   public readonly capacityErrorMetrics: Readonly<Record<string, MetricStatSource>>;
-  /** Contract metrics the scrape publishes, per class. */
+  /** Contract metrics the scrape publishes, per class given at construction. */
   public readonly scrapedMetrics: Readonly<Record<string, readonly MetricSpec[]>>;
-
-  /** The add-on configuration values (what to merge into an add-on you run yourself). */
-  public readonly configurationValues: Record<string, unknown>;
+  private readonly clusterName: string;
+  /** How often the model servers' metrics are scraped (and their counters published), in seconds. */
+  public readonly scrapeIntervalSeconds: number;
+  private readonly karpenterPods: KarpenterPods;
+  private readonly existing?: ExistingObservabilityAddon;
+  /** Every class of every service, in the order they were added: NodePools, scrape jobs, EMF declarations. */
+  private readonly classes: ObservabilityClass[] = [];
 
   constructor(scope: Construct, id: string, props: EksObservabilityProps) {
     super(scope, id);
     if (Token.isUnresolved(props.clusterName)) throw new Error(`EksObservability at '${this.node.path}': clusterName is a token; allowed: a literal (log group and metric names)`);
     const problems = observabilityProblems(props);
     if (problems.length > 0) throw new Error(`EksObservability at '${this.node.path}' is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.clusterName = props.clusterName;
+    this.scrapeIntervalSeconds = (props.scrapeInterval ?? Duration.minutes(1)).toSeconds();
+    this.karpenterPods = props.karpenterPods ?? KARPENTER_PODS;
     const existing = props.existingAddon;
+    this.existing = existing;
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
-    const key = existing && existing.applicationLogGroupExists !== false
-      ? undefined
-      : props.logEncryptionKey ?? newLogKey(this, props.clusterName);
+    const imported = props.existingLogGroups === true || (existing !== undefined && existing.applicationLogGroupExists !== false);
+    const key = imported ? undefined : props.logEncryptionKey ?? newLogKey(this, props.clusterName);
 
     // Created before the add-on: Fluent Bit's auto_create_group would otherwise make it without retention or key,
     // and the metric filters need it at deploy time.
-    this.applicationLogGroup = existing && existing.applicationLogGroupExists !== false
+    this.applicationLogGroup = imported
       ? logs.LogGroup.fromLogGroupName(this, 'ApplicationLogs', applicationLogGroupName(props.clusterName))
       : new logs.LogGroup(this, 'ApplicationLogs', {
         logGroupName: applicationLogGroupName(props.clusterName),
@@ -154,14 +201,75 @@ export class EksObservability extends Construct {
         removalPolicy: RemovalPolicy.RETAIN,
       });
 
-    const pools = props.classes.map((c) => c.nodePoolName);
+    const own = this.addClasses(this, props.classes ?? []);
+    this.capacityErrorMetrics = own.capacityErrorMetrics;
+    this.scrapedMetrics = own.scrapedMetrics;
+
+    if (existing) {
+      // What runs outside the template, recorded for the signal contract check (lib/core/metrics/template-check.ts);
+      // at synth, so that it covers the classes services add after this construct.
+      const template = Stack.of(this).templateOptions;
+      template.metadata = {
+        ...template.metadata,
+        [EXTERNAL_PRODUCERS_METADATA]: [OBSERVABILITY_ADDON_NAME],
+        ...(existing.modelServerScrape ? { [EXTERNAL_AGENTS_METADATA]: Lazy.any({ produce: () => this.scraperAgents() }) } : {}),
+      };
+      return;
+    }
+
+    this.prometheusLogGroup = props.existingLogGroups
+      ? logs.LogGroup.fromLogGroupName(this, 'PrometheusLogs', prometheusLogGroupName(props.clusterName))
+      : new logs.LogGroup(this, 'PrometheusLogs', {
+        logGroupName: prometheusLogGroupName(props.clusterName),
+        retention,
+        encryptionKey: key,
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+    this.agentRole = new iam.Role(this, 'AgentRole', {
+      assumedBy: new iam.SessionTagsPrincipal(new iam.ServicePrincipal('pods.eks.amazonaws.com')),
+      description: `CloudWatch agent and Fluent Bit of the ${OBSERVABILITY_ADDON_NAME} add-on on ${props.clusterName}`,
+    });
+    for (const statement of agentStatements(this, props.clusterName)) this.agentRole.addToPolicy(statement);
+    acknowledgeNistRules(this.agentRole, { IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY });
+    acknowledgeWildcardResources(
+      this.agentRole,
+      'The add-on writes only the Container Insights log groups of this cluster (application, dataplane and host from Fluent Bit, ' +
+        'performance and prometheus from the agent; chart 6.4.0 values.yaml), in streams it names per node at run time; ' +
+        'ec2:DescribeVolumes and ec2:DescribeTags have no resource-level permissions (host metadata); cloudwatch:PutMetricData has no ' +
+        'resource type and is bound to the ContainerInsights namespace by the cloudwatch:namespace condition.',
+    );
+    this.addon = new eks.Addon(this, 'Addon', {
+      cluster: props.cluster,
+      addonName: OBSERVABILITY_ADDON_NAME,
+      addonVersion: props.addonVersion ?? OBSERVABILITY_ADDON_VERSION,
+      // Rendered at synth: the scrape jobs of every service on the cluster.
+      configurationValues: Lazy.any({ produce: () => this.configurationValues }) as unknown as Record<string, unknown>,
+      preserveOnDelete: false,
+    });
+    const cfn = this.addon.node.defaultChild as eks.CfnAddon;
+    cfn.podIdentityAssociations = [{ serviceAccount: OBSERVABILITY_SERVICE_ACCOUNT, roleArn: this.agentRole.roleArn }];
+    this.addon.node.addDependency(this.applicationLogGroup, this.prometheusLogGroup);
+    const agent = props.cluster.eksPodIdentityAgent;
+    if (agent) this.addon.node.addDependency(agent);
+  }
+
+  /**
+   * The signal producers of one service's classes: a capacity-error metric filter per NodePool (created in `scope`, so
+   * that each service owns its own) and the scrape of its model servers (in the add-on configuration). The filter
+   * patterns tell each pool from every other pool on the cluster, including those added later.
+   */
+  public addClasses(scope: Construct, classes: readonly ObservabilityClass[]): ServiceSignalProducers {
+    this.classes.push(...classes);
     const metrics: Record<string, MetricStatSource> = {};
-    this.capacityErrorFilters = props.classes.map((c) => {
-      const metric = karpenterCapacityErrorMetric(props.clusterName, c.nodePoolName);
+    // Rendered at synth: services attached later add NodePools each pattern must tell apart.
+    const pattern = (pool: string) =>
+      logs.FilterPattern.literal(Lazy.string({ produce: () => karpenterCapacityErrorPattern(pool, this.karpenterPods, this.nodePoolNames()) }));
+    const filters = classes.map((c) => {
+      const metric = karpenterCapacityErrorMetric(this.clusterName, c.nodePoolName);
       metrics[c.className] = metric;
-      const filter = new logs.MetricFilter(this, `CapacityErrors-${c.className}`, {
+      const filter = new logs.MetricFilter(scope, `CapacityErrors-${c.className}`, {
         logGroup: this.applicationLogGroup,
-        filterPattern: logs.FilterPattern.literal(karpenterCapacityErrorPattern(c.nodePoolName, pools)),
+        filterPattern: pattern(c.nodePoolName),
         metricNamespace: metric.namespace,
         metricName: metric.metricName,
         metricValue: '1',
@@ -171,63 +279,83 @@ export class EksObservability extends Construct {
         + '(kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/launch.go)');
       return filter;
     });
-    this.capacityErrorMetrics = metrics;
-
-    const interval = (props.scrapeInterval ?? Duration.minutes(1)).toSeconds();
-    const jobs = props.classes.flatMap((c): Array<Record<string, unknown>> => { const job = scrapeJob(c, interval); return job ? [job] : []; });
+    this.capacityErrorFilters.push(...filters);
     const scraped: Record<string, MetricSpec[]> = {};
-    for (const c of props.classes) {
-      const e = enginePrometheusMetrics(c.engine);
-      if (e) scraped[c.className] = Object.values(e.metrics);
+    if (!this.existing || this.existing.modelServerScrape) {
+      for (const c of classes) {
+        const e = enginePrometheusMetrics(c.engine);
+        if (e) scraped[c.className] = Object.values(e.metrics);
+      }
     }
-    const service = props.classes[0]?.service ?? '';
-    this.configurationValues = addonConfiguration(props.clusterName, service, jobs, Object.values(scraped).flat());
-
-    if (existing) {
-      // What runs outside the template, recorded for the signal contract check (lib/core/metrics/template-check.ts).
-      const scraper = (this.configurationValues.agents as Array<Record<string, unknown>>).find((a) => a.name === SCRAPER_AGENT_NAME);
-      const template = Stack.of(this).templateOptions;
-      template.metadata = {
-        ...template.metadata,
-        [EXTERNAL_PRODUCERS_METADATA]: [OBSERVABILITY_ADDON_NAME],
-        ...(existing.modelServerScrape && scraper ? { [EXTERNAL_AGENTS_METADATA]: [scraper] } : {}),
-      };
-      this.scrapedMetrics = existing.modelServerScrape ? scraped : {};
-      return;
-    }
-    this.scrapedMetrics = scraped;
-
-    this.prometheusLogGroup = new logs.LogGroup(this, 'PrometheusLogs', {
-      logGroupName: prometheusLogGroupName(props.clusterName),
-      retention,
-      encryptionKey: key,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    this.agentRole = new iam.Role(this, 'AgentRole', {
-      assumedBy: new iam.SessionTagsPrincipal(new iam.ServicePrincipal('pods.eks.amazonaws.com')),
-      description: `CloudWatch agent and Fluent Bit of the ${OBSERVABILITY_ADDON_NAME} add-on on ${props.clusterName}`,
-      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('CloudWatchAgentServerPolicy')],
-    });
-    acknowledgeManagedPolicies(
-      this.agentRole,
-      'CloudWatchAgentServerPolicy is the policy AWS documents for the amazon-cloudwatch-observability add-on\'s agent and Fluent Bit '
-        + '(https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-setup-EKS-addon.html, pod identity from add-on 3.1.0; '
-        + 'Application Signals is turned off, so AWSXrayWriteOnlyAccess is not attached); AWS keeps it in step '
-        + 'with what new agent versions call (EMF to Logs, PutMetricData, EC2/EBS describe for host metadata).',
-    );
-    this.addon = new eks.Addon(this, 'Addon', {
-      cluster: props.cluster,
-      addonName: OBSERVABILITY_ADDON_NAME,
-      addonVersion: props.addonVersion ?? OBSERVABILITY_ADDON_VERSION,
-      configurationValues: this.configurationValues,
-      preserveOnDelete: false,
-    });
-    const cfn = this.addon.node.defaultChild as eks.CfnAddon;
-    cfn.podIdentityAssociations = [{ serviceAccount: OBSERVABILITY_SERVICE_ACCOUNT, roleArn: this.agentRole.roleArn }];
-    this.addon.node.addDependency(this.applicationLogGroup, this.prometheusLogGroup);
-    const agent = props.cluster.eksPodIdentityAgent;
-    if (agent) this.addon.node.addDependency(agent);
+    return { capacityErrorFilters: filters, capacityErrorMetrics: metrics, scrapedMetrics: scraped };
   }
+
+  /** The add-on configuration values for every class added so far (what to merge into an add-on you run yourself). */
+  public get configurationValues(): Record<string, unknown> {
+    const jobs = this.classes.flatMap((c): Array<Record<string, unknown>> => {
+      const job = scrapeJob(c, this.scrapeIntervalSeconds);
+      return job ? [job] : [];
+    });
+    const services = [...new Set(this.classes.map((c) => c.service))];
+    const declarations = services.flatMap((service) => emfMetricDeclarations(service, this.classes
+      .filter((c) => c.service === service)
+      .flatMap((c) => Object.values(enginePrometheusMetrics(c.engine)?.metrics ?? {}))));
+    return addonConfiguration(this.clusterName, jobs, declarations);
+  }
+
+  /** Every NodePool on the cluster the construct knows (each filter excludes the longer names of the others). */
+  private nodePoolNames(): string[] {
+    return this.classes.map((c) => c.nodePoolName);
+  }
+
+  /** The scraper agent to record as external, or undefined (no class is scraped): the key is then left out. */
+  private scraperAgents(): Array<Record<string, unknown>> | undefined {
+    const scraper = (this.configurationValues.agents as Array<Record<string, unknown>>).find((a) => a.name === SCRAPER_AGENT_NAME);
+    return scraper ? [scraper] : undefined;
+  }
+}
+
+/** Log groups the add-on writes on a cluster: Fluent Bit's three (chart 6.4.0 values.yaml cloudwatch_logs outputs) and the agent's two. */
+export function containerInsightsLogGroupNames(clusterName: string): string[] {
+  const fluentBit = ['application', 'dataplane', 'host'].map((g) => `/aws/containerinsights/${clusterName}/${g}`);
+  return [...fluentBit, `/aws/containerinsights/${clusterName}/performance`, prometheusLogGroupName(clusterName)];
+}
+
+/**
+ * What the agent's pod identity may do, instead of CloudWatchAgentServerPolicy (PutMetricData in every namespace and
+ * writes to every log group: a pod with the identity could forge the contract's ReplicaFloor, PolicyMode, capacity
+ * errors and audit lines). Container Insights (enhanced) and the model-server scrape publish by EMF in these log
+ * groups, not by PutMetricData: the agent configuration the chart renders has no `metrics` section
+ * (aws-observability/helm-charts amazon-cloudwatch-observability-6.4.0 templates/_helpers.tpl). PutMetricData stays
+ * allowed in the ContainerInsights namespace only, so that no metric of this library's namespace can be put with it.
+ * No PutRetentionPolicy: a writer must not shorten the retention this construct sets. No X-Ray (Application Signals
+ * is off), no SSM (the configuration comes from the add-on). Residual risk, documented: EMF lines in these log groups
+ * may name any namespace; only pods running as the amazon-cloudwatch/cloudwatch-agent service account get the role.
+ */
+function agentStatements(scope: Construct, clusterName: string): iam.PolicyStatement[] {
+  const stack = Stack.of(scope);
+  const group = (name: string) => stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+  const names = containerInsightsLogGroupNames(clusterName);
+  return [
+    // Fluent Bit's auto_create_group and the agent create their group when it is missing (this construct creates two first).
+    new iam.PolicyStatement({
+      sid: 'ContainerInsightsLogGroups',
+      actions: ['logs:CreateLogGroup', 'logs:DescribeLogStreams'],
+      resources: names.flatMap((n) => [group(n), `${group(n)}:*`]),
+    }),
+    new iam.PolicyStatement({
+      sid: 'ContainerInsightsLogStreams',
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      resources: names.map((n) => `${group(n)}:log-stream:*`),
+    }),
+    new iam.PolicyStatement({ sid: 'HostMetadata', actions: ['ec2:DescribeVolumes', 'ec2:DescribeTags'], resources: ['*'] }),
+    new iam.PolicyStatement({
+      sid: 'ContainerInsightsMetricsOnly',
+      actions: ['cloudwatch:PutMetricData'],
+      resources: ['*'],
+      conditions: { StringEquals: { 'cloudwatch:namespace': AwsMetrics.containerInsights.namespace } },
+    }),
+  ];
 }
 
 function newLogKey(scope: Construct, clusterName: string): kms.Key {
@@ -253,9 +381,8 @@ function newLogKey(scope: Construct, clusterName: string): kms.Key {
  */
 function addonConfiguration(
   clusterName: string,
-  service: string,
   jobs: ReadonlyArray<Record<string, unknown>>,
-  specs: readonly MetricSpec[],
+  metricDeclarations: ReadonlyArray<Record<string, unknown>>,
 ): Record<string, unknown> {
   const agents: Array<Record<string, unknown>> = [{ name: OBSERVABILITY_SERVICE_ACCOUNT }];
   if (jobs.length > 0) {
@@ -270,7 +397,7 @@ function addonConfiguration(
             prometheus: {
               cluster_name: clusterName,
               log_group_name: prometheusLogGroupName(clusterName),
-              emf_processor: { metric_namespace: SCRAPED_METRIC_NAMESPACE, metric_declaration: emfMetricDeclarations(service, specs) },
+              emf_processor: { metric_namespace: SCRAPED_METRIC_NAMESPACE, metric_declaration: metricDeclarations },
             },
           },
         },

@@ -2,7 +2,6 @@
  * The EKS side of the runtime contract: a class's server arguments and environment (from lib/core's bindRuntime),
  * the init container that fetches its model data, and the checks that only a pod needs.
  */
-import { factNumber } from '../core/runtime/facts';
 import {
   bindRuntime, type CapacityClass, type ClassProblem, isDigestPinnedImage, isUnresolved, parseS3Object, type RuntimeBinding, type ServiceContract,
 } from '../core';
@@ -17,14 +16,6 @@ export const ENGINE_CACHE_DIR = `${MODEL_VOLUME_PATH}/cache`;
 /** The class's model server in a pod listening on `port`; model data (if any) is where the init container leaves it. */
 export function eksRuntime(cls: CapacityClass, contract: ServiceContract, port: number): RuntimeBinding {
   return bindRuntime(cls, contract, { platform: 'eks', port, modelDataPath: MODEL_DATA_DIR, cacheDir: ENGINE_CACHE_DIR });
-}
-
-/**
- * GiB of the model volume a class needs: its weights plus what the library reserves for the engine's caches (fact
- * any.behaviour.cache-size, an estimate). The default volume (2 x weights, at least 20 GiB) always has it.
- */
-export function modelVolumeNeedGiB(cls: CapacityClass): number {
-  return cls.footprint.weightsGiB + factNumber('any.behaviour.cache-size');
 }
 
 /**

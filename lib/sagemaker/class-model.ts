@@ -16,7 +16,8 @@ import {
   type ServiceContract,
 } from '../core';
 import { type ClassProblem } from '../core/service/checks';
-import { acknowledgeRule, nagRendering } from '../util/nag';
+import { modelDataDecryptStatement } from '../trust/model-data-key';
+import { acknowledgeNistRules, acknowledgeRule, nagRendering, NIST_ONE_ROLE_POLICY } from '../util/nag';
 
 /**
  * The class's model server on SageMaker: the engine's own variables (no arguments: SageMaker starts the entrypoint), and
@@ -97,8 +98,9 @@ export class ClassModel extends Construct {
       assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } } }),
       description: `SageMaker execution role of capacity class ${cls.name}: pulls its image and reads its model data only`,
     });
+    acknowledgeNistRules(this.role, { IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY });
     this.grantImagePull(cls.artifact.image);
-    if (cls.artifact.modelData) this.grantModelDataRead(cls.artifact.modelData.uri, cls.artifact.modelData.versionId, props.modelDataEncryptionKey);
+    if (cls.artifact.modelData) this.grantModelDataRead(cls.artifact.modelData.uri, props.modelDataEncryptionKey);
     const logGroupArn = stack.formatArn({
       service: 'logs',
       resource: 'log-group',
@@ -123,7 +125,7 @@ export class ClassModel extends Construct {
       WILDCARD_ONLY,
     );
     if (props.dataCapture) this.grantDataCaptureWrite(props.dataCapture);
-    if (props.vpc) this.grantVpcAccess(props.vpc);
+    if (props.vpc) this.grantVpcAccess(props.vpc, props.subnetIds ?? [], props.securityGroupIds ?? []);
 
     const data = cls.artifact.modelData;
     this.model = new sagemaker.CfnModel(this, 'Model', {
@@ -169,7 +171,7 @@ export class ClassModel extends Construct {
     this.allow({ sid: 'EcrLogin', actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }, WILDCARD_ONLY);
   }
 
-  private grantModelDataRead(uri: string, versionId: string | undefined, key: kms.IKey | undefined): void {
+  private grantModelDataRead(uri: string, key: kms.IKey | undefined): void {
     const m = /^s3:\/\/([^/]+)\/(.*)$/.exec(uri);
     if (!m) return; // reported by the class checks
     const [, bucket, objectKey] = m;
@@ -179,18 +181,12 @@ export class ClassModel extends Construct {
       this.allow({ sid: 'ReadOwnModelData', actions: ['s3:GetObject'], resources: [`${bucketArn}/${objectKey}*`] }, why);
       this.allow({ sid: 'ListOwnModelData', actions: ['s3:ListBucket'], resources: [bucketArn], conditions: { StringLike: { 's3:prefix': [`${objectKey}*`] } } });
     } else {
-      // GetObjectVersion as well when the class pins a version, so that a loader may fetch exactly that version.
-      const actions = versionId ? ['s3:GetObject', 's3:GetObjectVersion'] : ['s3:GetObject'];
-      this.allow({ sid: 'ReadOwnModelData', actions, resources: [`${bucketArn}/${objectKey}`] });
+      // s3:GetObject only: CreateModel's S3DataSource names no object version (S3Uri, S3DataType, CompressionType, ...
+      // in the SageMaker API model), so SageMaker reads the current version and never asks for s3:GetObjectVersion.
+      // A pinned version is held by ArtifactTrust's verifier, which checks that the current version is the approved one.
+      this.allow({ sid: 'ReadOwnModelData', actions: ['s3:GetObject'], resources: [`${bucketArn}/${objectKey}`] });
     }
-    if (key) {
-      this.allow({
-        sid: 'DecryptOwnModelData',
-        actions: ['kms:Decrypt'],
-        resources: [key.keyArn],
-        conditions: { StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.amazonaws.com` } },
-      });
-    }
+    if (key) this.role.addToPolicy(modelDataDecryptStatement(this, key));
   }
 
   private grantDataCaptureWrite(capture: NonNullable<ClassModelProps['dataCapture']>): void {
@@ -201,8 +197,13 @@ export class ClassModel extends Construct {
     if (capture.key) this.allow({ sid: 'EncryptDataCapture', actions: ['kms:GenerateDataKey', 'kms:Encrypt'], resources: [capture.key.keyArn] });
   }
 
-  private grantVpcAccess(vpc: ec2.IVpc): void {
-    // SageMaker attaches the model's network interfaces with the execution role (CreateModel VpcConfig).
+  private grantVpcAccess(vpc: ec2.IVpc, subnetIds: readonly string[], securityGroupIds: readonly string[]): void {
+    // SageMaker attaches the model's network interfaces with the execution role (CreateModel VpcConfig). Each resource
+    // of each action is scoped only with the condition keys the Service Authorization Reference lists for it
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html): for
+    // ec2:CreateNetworkInterface the network-interface resource carries aws:RequestTag, aws:TagKeys and
+    // ec2:NetworkInterfaceID only (no ec2:Vpc), the subnet and security-group resources carry ec2:Vpc; the permission and
+    // delete actions carry ec2:Vpc on the network interface. A condition on a key the request lacks denies it.
     this.allow(
       {
         sid: 'DescribeNetwork',
@@ -212,12 +213,23 @@ export class ClassModel extends Construct {
       WILDCARD_ONLY,
     );
     const stack = Stack.of(this);
+    const arn = (resource: string, resourceName: string) => stack.formatArn({ service: 'ec2', resource, resourceName });
+    this.allow(
+      { sid: 'CreateNetworkInterfaces', actions: ['ec2:CreateNetworkInterface'], resources: [arn('network-interface', '*')] },
+      'The network interface SageMaker creates has no id before it exists; where it is created is bound by the subnet and ' +
+        'security-group resources of the same action (statement CreateNetworkInterfacesInOwnSubnets).',
+    );
+    this.allow({
+      sid: 'CreateNetworkInterfacesInOwnSubnets',
+      actions: ['ec2:CreateNetworkInterface'],
+      resources: [...subnetIds.map((id) => arn('subnet', id)), ...securityGroupIds.map((id) => arn('security-group', id))],
+    });
     this.allow(
       {
         sid: 'ManageOwnNetworkInterfaces',
-        actions: ['ec2:CreateNetworkInterface', 'ec2:CreateNetworkInterfacePermission', 'ec2:DeleteNetworkInterface', 'ec2:DeleteNetworkInterfacePermission'],
-        resources: ['network-interface', 'subnet', 'security-group'].map((resource) => stack.formatArn({ service: 'ec2', resource, resourceName: '*' })),
-        conditions: { ArnEquals: { 'ec2:Vpc': stack.formatArn({ service: 'ec2', resource: 'vpc', resourceName: vpc.vpcId }) } },
+        actions: ['ec2:CreateNetworkInterfacePermission', 'ec2:DeleteNetworkInterface', 'ec2:DeleteNetworkInterfacePermission'],
+        resources: [arn('network-interface', '*')],
+        conditions: { ArnEquals: { 'ec2:Vpc': arn('vpc', vpc.vpcId) } },
       },
       "Network interfaces SageMaker creates at run time for the model's instances, bound to the endpoint's own VPC by the ec2:Vpc condition.",
     );

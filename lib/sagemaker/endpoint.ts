@@ -31,6 +31,8 @@ import {
   rejectionStatusClass,
 } from '../core';
 import { durationSeconds } from '../util/duration';
+import { newLogGroupKey } from '../util/log-encryption';
+import { acknowledgeNistRules } from '../util/nag';
 import { type IClassArtifactGate } from '../trust';
 import { ClassModel, sageMakerRuntime } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
@@ -153,6 +155,11 @@ export interface SageMakerCapacityEndpointProps {
   /** Retention of the endpoint's log group `/aws/sagemaker/Endpoints/<name>`. @default logs.RetentionDays.THREE_MONTHS */
   readonly logRetention?: logs.RetentionDays;
   /**
+   * Key that encrypts the endpoint's log group (the model containers' output).
+   * @default - a new key with rotation, usable by CloudWatch Logs for this account's log groups
+   */
+  readonly logEncryptionKey?: kms.IKey;
+  /**
    * Keep the live variant weights and instance counts when a deployment updates the endpoint
    * (`RetainAllVariantProperties`). Without it, every deployment that changes the endpoint configuration resets the
    * weights the reconciler set and the instance counts autoscaling reached to their initial values.
@@ -211,6 +218,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   }
   /** Log group the model containers write to. */
   public readonly logGroup: logs.LogGroup;
+  /** The key of the log group. */
+  public readonly logEncryptionKey: kms.IKey;
   /** The service contract. */
   public readonly contract: ServiceContract;
 
@@ -250,9 +259,11 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
         ]),
       );
     }
+    this.logEncryptionKey = props.logEncryptionKey ?? newLogGroupKey(this, 'LogKey', `Log group of SageMaker endpoint ${this.endpointName}`);
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       logGroupName: `/aws/sagemaker/Endpoints/${this.endpointName}`,
       retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS,
+      encryptionKey: this.logEncryptionKey,
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.scalingRole = iam.Role.fromRoleArn(
@@ -285,6 +296,18 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     for (const spec of props.classes ?? []) this.addClass(spec);
     for (const variant of props.variants ?? []) this.addVariant(variant);
     this.node.addValidation({ validate: () => this.validationErrors() });
+    // Decided at synth, when every class is known (classes may be added after construction).
+    this.node.addValidation({
+      validate: () => {
+        if (!this.volumesTakeKey()) {
+          acknowledgeNistRules(this.endpointConfig, {
+            SageMakerEndpointConfigurationKMSKeyConfigured: 'A pool type has local NVMe instance storage, which its hardware encrypts: ' +
+              'CreateEndpointConfig rejects a KmsKeyId for such types (g5, g6, g6e, p4d, p5, trn1 and others). Data capture stays KMS-encrypted.',
+          });
+        }
+        return [];
+      },
+    });
   }
 
   /** Adds a capacity class, after the ones declared so far in preference order, and creates its Model and role. */

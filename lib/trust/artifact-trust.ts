@@ -15,10 +15,16 @@ import {
 } from '../core';
 import { Checker, nameProblem, numberProblem } from '../core/validation/checker';
 import { TRUST_RULES } from '../core/validation/rules';
+import { isUnresolved } from '../core/validation/tokens';
 import { durationDays, durationSeconds } from '../util/duration';
 import { lambdaCode } from '../util/lambda-code';
-import { acknowledgeRule } from '../util/nag';
+import { newLogGroupKey } from '../util/log-encryption';
+import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { type IClassArtifactGate } from './gate';
+import { modelDataDecryptStatement } from './model-data-key';
+
+/** `s3://bucket/` or `s3://bucket/prefix`: a place model data is published under. */
+const MODEL_DATA_LOCATION = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/;
 
 /** How the verifier retries throttled or failing AWS calls before it fails the deployment. */
 export interface VerifierRetryOptions {
@@ -66,6 +72,20 @@ export interface ArtifactTrustProps {
    */
   readonly requireModelVersion?: boolean;
   /**
+   * Where the publishers' model data lives (`s3://bucket/` or `s3://bucket/prefix`; every object under it): what
+   * `grantModelSigning()` lets them read and tag for `sign-model sign --s3` (HeadObject with checksum mode,
+   * GetObjectTagging and PutObjectTagging of the object version, each with its version-specific action).
+   * @default - none: publishers may sign digests (`sign-model sign --sha256`) but not record signatures on objects
+   */
+  readonly modelDataLocations?: readonly string[];
+  /**
+   * Key of the model-data bucket when it uses SSE-KMS (the same `modelDataEncryptionKey` as the serving constructs
+   * take, see lib/trust/model-data-key.ts): the verifier and the publishers may decrypt with it through S3 only, which
+   * a HeadObject with checksum mode needs to return the object's SHA-256.
+   * @default - model data is not KMS-encrypted with a customer key
+   */
+  readonly modelDataEncryptionKey?: kms.IKey;
+  /**
    * What the verifier accepts as the model's digest when S3 holds no full-object SHA-256 (multipart uploads):
    * `metadata` trusts the `x-amz-meta-sha256` of the pinned, immutable object version (its digest must still carry a
    * valid KMS signature); `reject` fails such objects.
@@ -88,6 +108,11 @@ export interface ArtifactTrustProps {
   readonly verifierTimeout?: Duration;
   /** @default logs.RetentionDays.ONE_YEAR */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Key that encrypts the verifier's log group: the audit trail of every verdict.
+   * @default - a new key with rotation, usable by CloudWatch Logs for this account's log groups
+   */
+  readonly logEncryptionKey?: kms.IKey;
   /**
    * Removal policy of the repositories and keys.
    * @default RemovalPolicy.RETAIN - images and the keys that verify signatures outlive the stack
@@ -115,6 +140,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   /** The verifier custom-resource handler. */
   public readonly verifier: lambda.Function;
   public readonly verifierLogGroup: logs.LogGroup;
+  /** The key of the verifier's log group. */
+  public readonly verifierLogKey: kms.IKey;
   /** The approved-artifact record of every class gated so far, by class name. */
   public readonly records = new Map<string, ApprovedArtifacts>();
 
@@ -123,7 +150,6 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
   private readonly gates = new Map<string, { readonly resource: CustomResource; readonly image: string; readonly signature: string }>();
   private readonly problems: string[] = [];
-  private readonly revocationPolicy: iam.Policy;
   private readonly props: ArtifactTrustProps;
 
   constructor(scope: Construct, id: string, props: ArtifactTrustProps = {}) {
@@ -170,8 +196,10 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       });
     }
 
+    this.verifierLogKey = props.logEncryptionKey ?? newLogGroupKey(this, 'VerifierLogKey', 'Audit trail (log group) of the capacity-class artifact verifier');
     this.verifierLogGroup = new logs.LogGroup(this, 'VerifierLogs', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_YEAR,
+      encryptionKey: this.verifierLogKey,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const role = new iam.Role(this, 'VerifierRole', {
@@ -180,14 +208,13 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     });
     this.verifierLogGroup.grantWrite(role);
     this.modelSigningKey.grant(role, 'kms:Verify');
-    const revocation = (this.revocationPolicy = new iam.Policy(this, 'VerifierRevocationPolicy', {
-      roles: [role],
-      statements: [new iam.PolicyStatement({ actions: ['signer:GetRevocationStatus'], resources: ['*'] })],
-    }));
-    acknowledgeRule(
-      revocation,
-      'AwsSolutions-IAM5[Resource::*]',
-      'signer:GetRevocationStatus supports no resource-level permissions; it only reads revocation state of the job, profile and certificates passed in',
+    if (props.modelDataEncryptionKey) role.addToPrincipalPolicy(modelDataDecryptStatement(this, props.modelDataEncryptionKey));
+    acknowledgeWildcardResources(
+      role,
+      'signer:GetRevocationStatus authorizes a signing-profile and a signing-job resource (Service Authorization Reference, ' +
+        'list_awssigner.html): the request names the profile by version (<profile ARN>/<version>) and a job whose id only the ' +
+        'signature carries, so the grant is the approved profile, its versions, and the signing jobs of its account and region.',
+      (r) => r.endsWith('/*') && (r.includes(':signer:') || r.includes('SigningProfile')),
     );
     this.verifier = new lambda.Function(this, 'Verifier', {
       runtime: lambda.Runtime.NODEJS_24_X,
@@ -196,16 +223,32 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       code: lambdaCode('artifact-verifier'),
       role,
       // An out-of-range timeout is reported at synth; aws-cdk-lib would throw first, without our construct path.
-      timeout: (props.verifierTimeout && this.timeoutValid(props.verifierTimeout) ? props.verifierTimeout : undefined) ?? Duration.minutes(5),
+      timeout: this.verifierTimeout,
       memorySize: 256,
       logGroup: this.verifierLogGroup,
       description: 'Fails a capacity class deployment unless its image and model data are the approved, signed ones',
+    });
+    acknowledgeNistRules(this, {
+      IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
+      LambdaDLQ: 'CloudFormation invokes the verifier for a custom resource and waits for its answer; every failure is answered FAILED ' +
+        '(the deployment stops) and logged, and a crash fails the resource at its ServiceTimeout: a dead-letter queue would hold requests ' +
+        'CloudFormation no longer waits for.',
+      LambdaInsideVPC: 'The verifier calls AWS APIs only (ECR, Signer, S3, KMS) plus the ECR layer download URL and the CloudFormation ' +
+        'response URL; it reaches no resource in a VPC and would need NAT or interface endpoints for each of them.',
+      LambdaConcurrency: 'The verifier runs only during deployments, once per class, in parallel; a reservation would take from the ' +
+        "account's unreserved concurrency and would queue a deployment's verifications past their ServiceTimeout.",
     });
     for (const publisher of props.publishers ?? []) {
       this.grantPublish(publisher);
       this.grantModelSigning(publisher);
     }
     this.node.addValidation({ validate: () => this.problems.map((p) => `${this.node.path}: ${p}`) });
+  }
+
+  /** The verifier's Lambda timeout (an out-of-range timeout is reported at synth; aws-cdk-lib would throw first, without our path). */
+  private get verifierTimeout(): Duration {
+    const t = this.props.verifierTimeout;
+    return t && this.timeoutValid(t) ? t : Duration.minutes(5);
   }
 
   /** The repositories this construct created. */
@@ -246,9 +289,38 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     });
   }
 
-  /** Lets `grantee` sign model digests (bin/sign-model.ts) with the model signing key. */
+  /**
+   * Lets `grantee` run the publisher workflow of bin/sign-model.ts: `kms:Sign` with the model signing key (the only KMS
+   * call it makes) and, for `sign --s3` on objects under `modelDataLocations`, HeadObject with checksum mode
+   * (s3:GetObject, or s3:GetObjectVersion with `--version-id`), GetObjectTagging and PutObjectTagging of the object
+   * version (each with its version action: the S3 API reference says a versionId "also" needs
+   * s3:GetObjectVersionTagging / s3:PutObjectVersionTagging), and decrypting through S3 with `modelDataEncryptionKey`.
+   */
   public grantModelSigning(grantee: iam.IGrantable): iam.Grant {
-    return this.modelSigningKey.grant(grantee, 'kms:Sign', 'kms:GetPublicKey', 'kms:DescribeKey');
+    const grant = this.modelSigningKey.grant(grantee, 'kms:Sign');
+    const objects = this.modelDataObjectArns();
+    if (objects.length > 0) {
+      grant.combine(iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['s3:GetObject', 's3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging', 's3:PutObjectTagging', 's3:PutObjectVersionTagging'],
+        resourceArns: objects,
+      }));
+      const key = this.props.modelDataEncryptionKey;
+      if (key) grantee.grantPrincipal.addToPrincipalPolicy(modelDataDecryptStatement(this, key));
+      if (Construct.isConstruct(grantee)) {
+        acknowledgeWildcardResources(grantee, 'sign-model records signatures on object versions published under the configured ' +
+          'modelDataLocations over time: the grant covers the objects under those locations only.', (r) => r.includes(':s3:::'));
+      }
+    }
+    return grant;
+  }
+
+  /** Object ARNs of the valid `modelDataLocations` (every object under each). */
+  private modelDataObjectArns(): string[] {
+    return (this.props.modelDataLocations ?? []).flatMap((location) => {
+      const m = MODEL_DATA_LOCATION.exec(location);
+      return m ? [`arn:${Stack.of(this).partition}:s3:::${m[1]}/${m[2] ?? ''}*`] : [];
+    });
   }
 
   /** Errors of the verifier: a verifier that fails often deserves a look even when deployments only fail closed. */
@@ -297,6 +369,10 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     const resource = new CustomResource(this, `Verify-${cls.name}`, {
       serviceToken: this.verifier.functionArn,
       resourceType: 'Custom::ClassArtifactVerification',
+      // CloudFormation waits this long for an answer (default 3600 s): the verifier answers FAILED 15 s before its own
+      // timeout, so a crash before it answers (out of memory, a killed sandbox) fails the deployment a minute after the
+      // timeout instead of an hour later (aws-cdk-lib core/lib/custom-resource.d.ts serviceTimeout, 1..3600 s).
+      serviceTimeout: this.verifierTimeout.plus(Duration.minutes(1)),
       properties: {
         Record: record,
         ModelSigningKeyArn: this.modelSigningKey.keyArn,
@@ -308,15 +384,18 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       },
     });
     // The verifier must hold its read permissions before CloudFormation invokes it.
-    resource.node.addDependency(this.verifier.role!, this.revocationPolicy);
+    resource.node.addDependency(this.verifier.role!);
     this.records.set(cls.name, record);
     this.gates.set(cls.name, { resource, image: cls.artifact.image, signature: JSON.stringify(stack.resolve(record)) });
     return resource;
   }
 
-  /** Images of every class gated so far: what the EKS admission policy should allow. */
+  /**
+   * Images of every class gated so far, each once: what the EKS admission policy should allow (classes that share an
+   * engine image on two accelerator types list it once; ApprovedImagesAdmission rejects duplicates).
+   */
   public get approvedImages(): string[] {
-    return [...this.records.values()].map((r) => r.image);
+    return [...new Set([...this.records.values()].map((r) => r.image))];
   }
 
   private imageRepositoryArns(record: ApprovedArtifacts): string[] {
@@ -335,13 +414,27 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       }),
     );
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['signer:GetSigningProfile'], resources: [record.signingProfileArn] }));
+    // GetRevocationStatus has two required resource types, signing-profile and signing-job
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssigner.html): the profile (its ARN,
+    // and its versions, which the request names by `<profile ARN>/<version>`) and the jobs of the profile's account and
+    // region (a job's id is only known from the signature).
+    // A token is this construct's own profile (this stack's account and region); a literal ARN names its own.
+    const stack = Stack.of(this);
+    const parsed = isUnresolved(record.signingProfileArn) ? undefined : /^arn:[^:]+:signer:([^:]+):(\d{12}):/.exec(record.signingProfileArn);
+    const [region, account] = parsed ? [parsed[1], parsed[2]] : [stack.region, stack.account];
+    role.addToPrincipalPolicy(new iam.PolicyStatement({
+      actions: ['signer:GetRevocationStatus'],
+      resources: [record.signingProfileArn, `${record.signingProfileArn}/*`, `arn:${stack.partition}:signer:${region}:${account}:/signing-jobs/*`],
+    }));
     const model = record.modelData;
     if (model) {
+      // HeadObject and GetObjectTagging of the pinned version (S3 API reference): a read of a version needs
+      // s3:GetObjectVersion and not s3:GetObject (GetObject: "The s3:GetObject permission is not required in this
+      // scenario"; HEAD has "the same options as a GET"); GetObjectTagging of a version "also" needs
+      // s3:GetObjectVersionTagging, so both tagging actions are granted.
+      const actions = model.versionId ? ['s3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging'] : ['s3:GetObject', 's3:GetObjectTagging'];
       role.addToPrincipalPolicy(
-        new iam.PolicyStatement({
-          actions: ['s3:GetObject', 's3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging'],
-          resources: [`arn:${Stack.of(this).partition}:s3:::${model.bucket}/${model.key}`],
-        }),
+        new iam.PolicyStatement({ actions, resources: [`arn:${Stack.of(this).partition}:s3:::${model.bucket}/${model.key}`] }),
       );
     }
   }
@@ -361,6 +454,11 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     c.optional('verifierTimeout', durationSeconds(props.verifierTimeout));
     c.optional('signatureValidity', durationDays(props.signatureValidity));
     this.problems.push(...c.problems.map((p) => `${p.field}: ${p.message}`));
+    (props.modelDataLocations ?? []).forEach((location, i) => {
+      if (!MODEL_DATA_LOCATION.exec(location) || location.includes('*')) {
+        this.problems.push(`modelDataLocations[${i}]: '${location}' is not an S3 location; allowed: s3://<bucket>/ or s3://<bucket>/<key prefix> (no wildcards)`);
+      }
+    });
     if (props.multipartModelDigest !== undefined && !['metadata', 'reject'].includes(props.multipartModelDigest)) {
       this.problems.push(`multipartModelDigest: '${props.multipartModelDigest}' is not 'metadata' or 'reject'`);
     }

@@ -9,6 +9,21 @@ import { type IConstruct } from 'constructs';
  * same rendering cdk-nag uses.
  */
 
+/**
+ * Why each role this library creates keeps its statements in its own AWS::IAM::Policy (cdk-nag NIST 800-53 rev 5
+ * IAMNoInlinePolicy): the policy belongs to exactly one role made for one purpose and every statement is scoped to that
+ * purpose (test/permissions checks them against what the handlers call); a customer managed policy would be a second
+ * resource per role holding the same statements.
+ */
+export const NIST_ONE_ROLE_POLICY = 'Each policy belongs to exactly one role this library creates for one purpose, every statement scoped to ' +
+  'that purpose (test/permissions checks them against the calls the handlers make); a customer managed policy would be a second resource ' +
+  'per role holding the same statements.';
+
+/** Acknowledges NIST 800-53 rev 5 rules (by their name without the `NIST.800.53.R5-` prefix) on `scope`, each with its reason. */
+export function acknowledgeNistRules(scope: IConstruct, reasons: Readonly<Record<string, string>>): void {
+  for (const [rule, reason] of Object.entries(reasons)) acknowledgeRule(scope, `NIST.800.53.R5-${rule}`, reason);
+}
+
 /** Acknowledges one plain rule (e.g. `AwsSolutions-SQS3`) on `scope`. */
 export function acknowledgeRule(scope: IConstruct, id: string, reason: string): void {
   Validations.of(scope).acknowledge({ id, reason });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as cdk from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as ts from 'typescript';
 import * as library from '../../lib';
 import { ALL_METRICS } from '../../lib/core/metrics/contract';
@@ -38,6 +39,7 @@ describe('docs/observability.md', () => {
           }
         } };
       }
+      if (name === 'aws-cdk-lib/aws-iam') return iam;
       throw new Error(`README example requires ${name}`);
     };
     new Function('require', 'exports', js)(shim, {});

@@ -3,7 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { type AlbRoutingFacts, type CapacityClass, checkCapacityClasses, type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core';
 import { ALARM_DEFAULTS, InferenceAlarms, InferenceDashboard, InferenceObservability } from '../../lib/control/observability';
-import { llamaClasses, nagFindings, testStack } from '../util';
+import { llamaClasses, nagFindings, nistFindings, testStack } from '../util';
 import { servingOf } from './serving-fixture';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -398,6 +398,7 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
 
   test('is cdk-nag clean', () => {
     expect(nagFindings(stack)).toEqual([]);
+    expect(nistFindings(stack)).toEqual([]);
   });
 });
 

@@ -10,7 +10,7 @@ import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } fr
 import * as fc from 'fast-check';
 import { type ReconcilerConfig, type RoutedClassFacts } from '../../lib/core';
 import { handler } from '../../lambda/reconciler';
-import { reconcile } from '../../lambda/reconciler/reconcile';
+import { MAX_METRIC_PAGES, reconcile } from '../../lambda/reconciler/reconcile';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import {
   clients, cls, cw, elb, endpoint, ENDPOINT, fill, NOW_MS, perMinute, resetWorld, type Series, serveMetrics, sm, SLOTS,
@@ -304,5 +304,80 @@ describe('property: whatever AWS answers, the invariants hold', () => {
       ),
       { numRuns: 150, seed: 15 },
     );
+  });
+});
+
+describe('the listener write keeps an authenticate-oidc action valid', () => {
+  test('fails when the write-back carries neither ClientSecret nor UseExistingClientSecret (ModifyListener rejects it and the weights freeze)', async () => {
+    const oidc = { Issuer: 'https://idp', AuthorizationEndpoint: 'https://idp/a', TokenEndpoint: 'https://idp/t', UserInfoEndpoint: 'https://idp/u', ClientId: 'c' };
+    const read = listener({ inf2: 50, g6: 50 });
+    // DescribeListeners never returns the client secret.
+    elb.on(DescribeListenersCommand).resolves({
+      Listeners: [{ ...read.Listeners[0], DefaultActions: [{ Type: 'authenticate-oidc', Order: 1, AuthenticateOidcConfig: oidc }, { ...read.Listeners[0].DefaultActions[0], Order: 2 }] }],
+    });
+    // ELBv2's own rule: "required if you are creating a rule. If you are modifying a rule, you can omit this parameter if
+    // you set UseExistingClientSecret to true" (AuthenticateOidcActionConfig.ClientSecret).
+    elb.on(ModifyListenerCommand).callsFake((input) => {
+      for (const a of input.DefaultActions) {
+        if (a.Type === 'authenticate-oidc' && !a.AuthenticateOidcConfig.ClientSecret && a.AuthenticateOidcConfig.UseExistingClientSecret !== true) {
+          throw Object.assign(new Error('A client secret must be specified'), { name: 'ValidationError' });
+        }
+      }
+      return {};
+    });
+    serveMetrics(ALB, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(300)) },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(300)) },
+      },
+    });
+    const { result } = await run(ALB);
+    expect(result.action).toBe('applied');
+    const written = elb.commandCalls(ModifyListenerCommand)[0].args[0].input.DefaultActions!;
+    expect(written[0]).toEqual({ Type: 'authenticate-oidc', Order: 1, AuthenticateOidcConfig: { ...oidc, UseExistingClientSecret: true } });
+  });
+});
+
+describe('a run never outlives its deadline', () => {
+  test('fails when an AWS call that never answers keeps the run past its deadline: it ends with reason timeout, an audit line and a datapoint', async () => {
+    sm.on(DescribeEndpointCommand).callsFake(() => new Promise(() => undefined));
+    const lines: Array<Record<string, unknown>> = [];
+    const started = Date.now();
+    const result = await reconcile(SM, clients, { nowMs: NOW_MS, deadlineMs: NOW_MS + 100, log: (l) => lines.push(l), retry: fastRetry });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(result).toMatchObject({ action: 'failed', reason: 'timeout' });
+    expect(audits(lines)).toEqual([expect.objectContaining({ apply: expect.objectContaining({ action: 'failed', reason: 'timeout' }) })]);
+    expect(failures(lines)).toEqual([expect.objectContaining({ Reason: 'timeout', ReconcilerFailures: 1 })]);
+  });
+
+  test('fails when a throttled call is retried past the deadline: no attempt starts after it', async () => {
+    let calls = 0;
+    sm.on(DescribeEndpointCommand).callsFake(() => {
+      calls += 1;
+      throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+    });
+    const slowRetry = { sleep: () => new Promise<void>((r) => setTimeout(r, 80)), random: () => 1 };
+    const result = await reconcile(SM, clients, { nowMs: NOW_MS, deadlineMs: NOW_MS + 50, log: () => undefined, retry: slowRetry });
+    expect(result).toMatchObject({ action: 'failed', reason: 'timeout' });
+    expect(calls).toBe(1);
+  });
+
+  test('each SDK attempt is bounded: connection and request timeouts that throw, one attempt (our retry layer is the only one)', async () => {
+    const { SDK_OPTIONS, DEADLINE_RESERVE_MS, FUNCTION_TIMEOUT_MS } = await import('../../lambda/reconciler');
+    expect(SDK_OPTIONS).toEqual({ maxAttempts: 1, requestHandler: { connectionTimeout: 2_000, requestTimeout: 5_000, throwOnRequestTimeout: true } });
+    // The deadline leaves the reserve for the records before the function's own timeout (the construct's 30 s).
+    expect(FUNCTION_TIMEOUT_MS - DEADLINE_RESERVE_MS).toBeGreaterThanOrEqual(4 * SDK_OPTIONS.requestHandler.requestTimeout);
+  });
+
+  test('fails when GetMetricData pages without end: the run stops after a bounded number of pages', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 98, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    cw.on(GetMetricDataCommand).resolves({ MetricDataResults: [], NextToken: 'more' });
+    const { result } = await run(SM);
+    expect(result).toMatchObject({ action: 'failed', reason: 'aws-error', detail: expect.stringContaining(`after ${MAX_METRIC_PAGES} pages`) });
+    expect(cw.commandCalls(GetMetricDataCommand)).toHaveLength(MAX_METRIC_PAGES);
   });
 });

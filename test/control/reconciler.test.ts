@@ -1,13 +1,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type App, Duration, type Stack } from 'aws-cdk-lib';
+import { type App, Duration, Lazy, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core';
+import { environmentBytes, RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
+import { RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler/faults';
 import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { Reconciler } from '../../lib/control';
-import { nagFindings, testStack } from '../util';
+import { type IInferenceServing } from '../../lib/control/serving';
+import { nagFindings, nistFindings, testStack } from '../util';
 import { servingOf } from './serving-fixture';
 
 const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true): RoutedClassFacts => ({
@@ -145,8 +151,9 @@ describe('Reconciler on a SageMaker endpoint', () => {
     expect(existsSync(join(dir, 'index.ts'))).toBe(false);
   });
 
-  test('has no unacknowledged cdk-nag AwsSolutions findings', () => {
+  test('has no unacknowledged cdk-nag AwsSolutions or NIST 800-53 rev 5 findings', () => {
     expect(nagFindings(stack)).toEqual([]);
+    expect(nistFindings(reconciler)).toEqual([]); // the fixture alarm External is the test's own
   });
 
   test('the same statements without the acknowledgements are findings (the acknowledgements do suppress)', () => {
@@ -154,6 +161,32 @@ describe('Reconciler on a SageMaker endpoint', () => {
     const role = new iam.Role(bare, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
     role.addToPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
     expect(nagFindings(bare).some((f) => f.startsWith('AwsSolutions-IAM5'))).toBe(true);
+  });
+
+  test('every alarm (failed runs, Lambda errors) notifies its encrypted topic on ALARM and OK', () => {
+    const topic = { Ref: stack.getLogicalId(reconciler.alarmTopic.node.defaultChild as sns.CfnTopic) };
+    const alarms = template.findResources('AWS::CloudWatch::Alarm', { Properties: { AlarmName: Match.absent() } });
+    const own = Object.entries(alarms).filter(([id]) => id.startsWith('Reconciler'));
+    expect(own.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['ReconcilerFailures', 'ReconcilerFunctionErrors']);
+    for (const [, alarm] of own) {
+      expect(alarm.Properties.AlarmActions).toEqual([topic]);
+      expect(alarm.Properties.OKActions).toEqual([topic]);
+    }
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda', MetricName: 'Errors', Statistic: 'Sum', Period: 60, Threshold: 1, EvaluationPeriods: 3, DatapointsToAlarm: 2,
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: stack.getLogicalId(reconciler.function.node.defaultChild as lambda.CfnFunction) } }],
+      TreatMissingData: 'notBreaching',
+    });
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ReconcilerAlarmTopicKey'), 'Arn'] } });
+  });
+
+  test('the audit-trail log group is encrypted with a rotating key that CloudWatch Logs may use', () => {
+    const keyId = stack.getLogicalId(reconciler.logEncryptionKey.node.defaultChild as kms.CfnKey);
+    template.hasResourceProperties('AWS::Logs::LogGroup', { KmsKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] }, RetentionInDays: 90 });
+    template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'logs.us-east-1.amazonaws.com' }, Condition: { ArnLike: Match.anyValue() } })]) },
+    });
   });
 
   test('exposes its decision metrics from the metric contract', () => {
@@ -204,8 +237,30 @@ describe('Reconciler on an ALB listener', () => {
     expect(config.clusterName).toBe('prod');
   });
 
-  test('has no unacknowledged cdk-nag AwsSolutions findings', () => {
+  test('the capacity-error alarms notify the topic passed in (no topic of its own is created)', () => {
+    const { stack: s2 } = testStack('UserTopic');
+    const onCall = new sns.Topic(s2, 'OnCall', { enforceSSL: true });
+    new Reconciler(s2, 'Reconciler', {
+      serving: servingOf(ALB, 'llama3-chat', 250, {
+        containerInsightsClusterName: 'prod',
+        classes: { l40s: { capacityErrors: { namespace: 'Karpenter', metricName: 'InsufficientCapacityErrors', dimensions: { NodePool: 'l40s' }, stat: 'Sum' } } },
+      }),
+      alarmTopic: onCall,
+    });
+    const t = Template.fromStack(s2);
+    t.resourceCountIs('AWS::SNS::Topic', 1);
+    const topic = { Ref: s2.getLogicalId(onCall.node.defaultChild as sns.CfnTopic) };
+    const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms.filter((a) => a.Properties.Namespace === 'Karpenter')).toHaveLength(1);
+    for (const a of alarms) {
+      expect(a.Properties.AlarmActions).toEqual([topic]);
+      expect(a.Properties.OKActions).toEqual([topic]);
+    }
+  });
+
+  test('has no unacknowledged cdk-nag AwsSolutions or NIST 800-53 rev 5 findings', () => {
     expect(nagFindings(stack)).toEqual([]);
+    expect(nistFindings(stack)).toEqual([]);
   });
 });
 
@@ -229,6 +284,68 @@ describe('Reconciler: the rejected-demand signal follows each engine', () => {
     expect(sm.signals).toEqual({ [mixed.variants[0].variantName]: { rejectionStatus: '4xx' }, [mixed.variants[1].variantName]: { rejectionStatus: 'mixed' } });
     const rejected = signalPlan(sm, 60).classes[mixed.variants[1].variantName].rejectedTokensPerSecond;
     expect([rejected].flat().map((q) => ('expression' in q! ? /MetricName="(\w+)"/.exec(q.expression)![1] : ''))).toEqual(['Invocation4XXErrors', 'Invocation5XXErrors']);
+  });
+});
+
+describe('Reconciler: the serving construct grants the routing writes', () => {
+  const statementsOf = (stack: Stack) => Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy'))
+    .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
+
+  test('fails when the Reconciler writes a routing-target statement itself: its role holds what grantRouting gave, nothing more', () => {
+    const { stack } = testStack();
+    const granted: iam.IGrantable[] = [];
+    const serving = {
+      ...servingOf(SAGEMAKER, 'svc', 100),
+      // A serving that grants only a read, to tell its statement from anything the Reconciler might add.
+      grantRouting: (grantee: iam.IGrantable) => {
+        granted.push(grantee);
+        return iam.Grant.addToPrincipal({ grantee, actions: ['sagemaker:DescribeEndpoint'], resourceArns: [SAGEMAKER.endpointArn] });
+      },
+    };
+    const r = new Reconciler(stack, 'R', { serving });
+    expect(granted).toEqual([r.role]);
+    const actions = statementsOf(stack).flatMap((st) => [st.Action].flat());
+    expect(actions).toEqual(['cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint', 'logs:CreateLogStream', 'logs:PutLogEvents']);
+  });
+
+  test('fails when a serving of your own grants nothing (plain JavaScript, no grantRouting): a synth error, not a TypeError', () => {
+    const { stack } = testStack();
+    const { servingDescription } = servingOf(SAGEMAKER, 'svc', 100);
+    expect(() => new Reconciler(stack, 'R', { serving: { servingDescription } as unknown as IInferenceServing })).toThrow(
+      /serving\.grantRouting: undefined \(a function: the construct that owns the routing target grants the routing writes on it\)/,
+    );
+  });
+});
+
+describe('Reconciler: longer periods and the contract\'s SLO', () => {
+  const configOf = (stack: Stack, service: string) => Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'))
+    .map((f) => JSON.parse(f.Properties.Environment.Variables.RECONCILER_CONFIG))
+    .find((c) => c.service === service);
+
+  test('fails when a 2- or 5-minute period is refused: the default windows are rounded up to whole periods', () => {
+    const { stack } = testStack();
+    new Reconciler(stack, 'Two', { serving: servingOf(SAGEMAKER, 'two', 100), policy: { period: Duration.minutes(2) } });
+    new Reconciler(stack, 'Five', { serving: servingOf(ALB, 'five', 100, { classes: {}, containerInsightsClusterName: 'prod' }), policy: { period: Duration.minutes(5) } });
+    expect(configOf(stack, 'two').policy).toEqual({ periodSeconds: 120, capacityErrorLookbackSeconds: 240, provisioningGraceSeconds: 360 });
+    expect(configOf(stack, 'five').policy).toEqual({ periodSeconds: 300, capacityErrorLookbackSeconds: 300 });
+    Template.fromStack(stack).hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
+    // A window the user sets is theirs: still checked against the period.
+    const { stack: bad } = testStack('Bad');
+    expect(() => new Reconciler(bad, 'R', {
+      serving: servingOf(SAGEMAKER, 'svc', 100), policy: { period: Duration.minutes(2), capacityErrorLookback: Duration.minutes(3) },
+    })).toThrow(/capacityErrorLookbackSeconds: 180 \(a whole number of periods \(120 s\), at least one\)/);
+  });
+
+  test('fails when the latency trigger is off by default: it watches the serving\'s SLO unless the policy names its own', () => {
+    const { stack } = testStack();
+    const withSlo = (service: string) => {
+      const base = servingOf(SAGEMAKER, service, 100);
+      return { ...base, servingDescription: () => ({ ...base.servingDescription(), latencySloP95Ms: 30_000 }) };
+    };
+    new Reconciler(stack, 'Contract', { serving: withSlo('contract') });
+    new Reconciler(stack, 'Own', { serving: withSlo('own'), policy: { latencySloP95: Duration.seconds(5) } });
+    expect(configOf(stack, 'contract').policy).toEqual({ latencySloP95Ms: 30_000 });
+    expect(configOf(stack, 'own').policy).toEqual({ latencySloP95Ms: 5_000 });
   });
 });
 
@@ -290,6 +407,37 @@ describe('Reconciler validation', () => {
     );
   });
 
+  test('fails when five vLLM classes on EKS are refused: the environment is counted with each token at its longest resolved value', () => {
+    const { stack } = testStack();
+    // As EksInferenceService hands them over: ARNs and full names are tokens, each class counts its generated tokens.
+    const lazy = (value: string) => Lazy.string({ produce: () => value });
+    const names = ['h100-vllm', 'l40s-vllm', 'a10g-vllm', 'l4-vllm', 'inf2-vllm'];
+    const facts: RoutingFacts = {
+      kind: 'alb',
+      listenerArn: lazy(`${LISTENER}`),
+      loadBalancerFullName: lazy('app/llm/50dc6c495c0c9188'),
+      targets: names.map((n, i) => ({
+        class: cls(n, i, 'g6e.xlarge', 1200 - 100 * i, 2.6 - 0.3 * i),
+        targetGroupArn: lazy(tg(`llama3-chat-${n}`, '73e2d6bc24d8a067')),
+        targetGroupFullName: lazy(`targetgroup/llama3-chat-${n}/73e2d6bc24d8a067`),
+        namespace: 'llama3-chat', deploymentName: `llama3-chat-${n}`, nodePoolName: `llama3-chat-${n}`,
+      })),
+    };
+    const tokens = (n: string) => ({ namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'llama3-chat', CapacityClass: n }, stat: 'Sum' });
+    const signals = { containerInsightsClusterName: 'llama3-cluster', classes: Object.fromEntries(names.map((n) => [n, { generatedTokens: tokens(n), rejectionStatus: '5xx' as const }])) };
+    const r = new Reconciler(stack, 'Five', { serving: servingOf(facts, 'llama3-chat', 250, signals) });
+    const variables = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'))[0].Properties.Environment.Variables as Record<string, string>;
+    const resolved = Object.entries(variables).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+    const bound = environmentBytes(r.config, RECONCILER_CONFIG_ENV, RECONCILER_SERVICE_ENV);
+    // An upper bound of what CloudFormation resolves, within Lambda's 4 KB.
+    expect(resolved).toBeLessThanOrEqual(bound);
+    expect(bound).toBeLessThanOrEqual(4096);
+    // The contract's token counters are derived, not spelt out: the same sources, fewer bytes.
+    expect(r.config.contractTokenCounters).toEqual(names);
+    expect(r.config.signals).toBeUndefined();
+    for (const n of names) expect(signalPlan(r.config, 60).classes[n].servedTokensPerSecond).toEqual({ metric: tokens(n), scale: 1 / 60 });
+  });
+
   test('fails when the configuration would not fit in the Lambda environment', () => {
     const { stack } = testStack();
     const many = Array.from({ length: 10 }, (_, v) => ({
@@ -297,7 +445,7 @@ describe('Reconciler validation', () => {
       classes: Array.from({ length: 5 }, (_, p) => cls(`class-${v}-${p}-with-a-long-descriptive-name`, v * 5 + p, 'ml.g5.12xlarge', 100, 7)),
     }));
     expect(() => new Reconciler(stack, 'Huge', { serving: servingOf({ ...SAGEMAKER, variants: many }, 's', 100) })).toThrow(
-      /facts: the configuration needs about \d+ bytes of environment \(Lambda allows 4096\)/,
+      /facts: the configuration needs up to \d+ bytes of environment once resolved \(Lambda allows 4096\)/,
     );
   });
 });

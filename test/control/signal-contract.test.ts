@@ -48,15 +48,16 @@ describe('signal contract', () => {
 
   test('the KEDA triggers read CloudWatch too: the load metric (AWS-published) and the reconciler\'s replica floor', () => {
     const keda = templateSignals(eks).reads.filter((r) => r.reader.includes('KEDA trigger'));
-    const classes = Object.values(eks.Resources ?? {}).filter((r) => r.Type === 'Custom::AWSCDK-EKS-KubernetesPatch').length;
+    // One load trigger per class; with a Reconciler attached each ScaledObject also carries the floor trigger.
+    const classes = keda.filter((r) => r.reader.includes('per-replica-load')).length;
     expect(classes).toBeGreaterThanOrEqual(2);
     expect(keda.filter((r) => r.reader.includes('replica-floor'))).toHaveLength(classes);
     expect(keda.filter((r) => r.reader.includes('replica-floor')).every((r) => r.name === 'ReplicaFloor')).toBe(true);
     expect(keda.filter((r) => r.reader.includes('per-replica-load')).every((r) => r.namespace === 'AWS/ApplicationELB')).toBe(true);
-    // Without the reconciler (its EMF), the floor the patched triggers read has no producer.
+    // Without the reconciler (its EMF), the floor the ScaledObjects' triggers read has no producer.
     const problems = signalContractProblems(without(eks, (type, p) => type === 'AWS::Lambda::Function' && JSON.stringify(p).includes('RECONCILER_CONFIG')));
     expect(problems).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^CapacityAwareInference ReplicaFloor \[Service, CapacityClass\] read by \w*FloorTrigger\w+ \(KEDA trigger replica-floor\) has no producer/),
+      expect.stringMatching(/^CapacityAwareInference ReplicaFloor \[Service, CapacityClass\] read by \w*Scaler\w+ \(KEDA trigger replica-floor\) has no producer/),
     ]));
   });
 

@@ -1,5 +1,5 @@
 import { filterPatternProblems, matchesFilterPattern } from '../../lib/core/metrics/filter-pattern';
-import { karpenterCapacityErrorMetric, karpenterCapacityErrorPattern } from '../../lib/core/metrics/karpenter-capacity';
+import { karpenterCapacityErrorMetric, karpenterCapacityErrorPattern, type KarpenterPods } from '../../lib/core/metrics/karpenter-capacity';
 
 /**
  * The Karpenter capacity-error metric filter against log lines in Karpenter 1.14's real format, as Fluent Bit of the
@@ -15,7 +15,11 @@ import { karpenterCapacityErrorMetric, karpenterCapacityErrorPattern } from '../
  * The matcher is this library's re-implementation of the subset of CloudWatch's filter-pattern syntax it writes,
  * not CloudWatch itself: it proves the pattern's logic, not CloudWatch's parser.
  */
-function karpenterLine(nodeClaim: string, error: string, message = 'failed launching nodeclaim', level = 'ERROR'): string {
+/** The Kubernetes metadata Fluent Bit adds to a line of Karpenter's controller (installed as release `karpenter` in kube-system). */
+const KARPENTER_POD = { pod_name: 'karpenter-7d9f8c5b6-abcde', namespace_name: 'kube-system', container_name: 'controller' };
+const KARPENTER: KarpenterPods = { namespace: 'kube-system', podNamePrefix: 'karpenter-' };
+
+function karpenterLine(nodeClaim: string, error: string, message = 'failed launching nodeclaim', level = 'ERROR', pod: Record<string, string> = KARPENTER_POD): string {
   const line = {
     level,
     time: '2026-11-30T14:03:12.512Z',
@@ -38,7 +42,8 @@ function karpenterLine(nodeClaim: string, error: string, message = 'failed launc
     _p: 'F',
     log: JSON.stringify(line),
     log_processed: line,
-    kubernetes: { pod_name: 'karpenter-7d9f8c5b6-abcde', namespace_name: 'kube-system', container_name: 'controller' },
+    // Fluent Bit's kubernetes filter (Labels Off, Annotations Off), values as the kubelet's log file name gives them.
+    kubernetes: { ...pod, pod_id: '0b4f6a5e-2f1d-4c8b-9d3e-7a6b5c4d3e2f', host: 'ip-10-0-1-23.ec2.internal', container_image: 'public.ecr.aws/karpenter/controller:1.14.1' },
   });
 }
 
@@ -49,12 +54,13 @@ const NODECLASS_MISSING = 'insufficient capacity, resolving nodeclass, ec2nodecl
 
 describe('Karpenter capacity-error filter', () => {
   const pools = ['sd21-a10g', 'sd21-a10g-triton', 'sd21-inf2'];
-  const a10g = karpenterCapacityErrorPattern('sd21-a10g', pools);
-  const triton = karpenterCapacityErrorPattern('sd21-a10g-triton', pools);
+  const a10g = karpenterCapacityErrorPattern('sd21-a10g', KARPENTER, pools);
+  const triton = karpenterCapacityErrorPattern('sd21-a10g-triton', KARPENTER, pools);
 
   test('the pattern is within the subset the matcher (and the library) uses', () => {
     expect(filterPatternProblems(a10g)).toEqual([]);
-    expect(a10g).toBe('{ ($.log_processed.message = "failed launching nodeclaim") && (($.log_processed.error = "insufficient capacity*") || '
+    expect(a10g).toBe('{ ($.kubernetes.namespace_name = "kube-system") && ($.kubernetes.container_name = "controller") && '
+      + '($.kubernetes.pod_name = "karpenter-*") && ($.log_processed.message = "failed launching nodeclaim") && (($.log_processed.error = "insufficient capacity*") || '
       + '($.log_processed.error = "creating instance, insufficient capacity*")) && ($.log_processed.NodeClaim.name = "sd21-a10g-*") && '
       + '($.log_processed.NodeClaim.name != "sd21-a10g-triton-*") }');
   });
@@ -72,6 +78,21 @@ describe('Karpenter capacity-error filter', () => {
     expect(matchesFilterPattern(a10g, karpenterLine('sd21-a10g-triton-m2n6b', FLEET_ICE))).toBe(false);
     expect(matchesFilterPattern(triton, karpenterLine('sd21-a10g-triton-m2n6b', FLEET_ICE))).toBe(true);
     expect(matchesFilterPattern(triton, karpenterLine('sd21-a10g-x7k2p', FLEET_ICE))).toBe(false);
+  });
+
+  test.each([
+    ['a workload in another namespace', { pod_name: 'karpenter-7d9f8c5b6-abcde', namespace_name: 'default', container_name: 'controller' }],
+    ['another pod in kube-system', { pod_name: 'forger-5c6d7e8f9-xyz12', namespace_name: 'kube-system', container_name: 'controller' }],
+    ['another container of a karpenter-named pod', { pod_name: 'karpenter-7d9f8c5b6-abcde', namespace_name: 'kube-system', container_name: 'sidecar' }],
+    ['no Kubernetes metadata at all', {}],
+  ])('fails when the same line comes from %s (it cannot force capacity mode)', (_, pod) => {
+    expect(matchesFilterPattern(a10g, karpenterLine('sd21-a10g-x7k2p', FLEET_ICE, undefined, undefined, pod))).toBe(false);
+  });
+
+  test('a workload cannot forge the metadata from inside its line: its JSON is merged under log_processed', () => {
+    const forged = JSON.parse(karpenterLine('sd21-a10g-x7k2p', FLEET_ICE, undefined, undefined, { pod_name: 'app-1', namespace_name: 'default', container_name: 'app' }));
+    forged.log_processed.kubernetes = KARPENTER_POD;
+    expect(matchesFilterPattern(a10g, JSON.stringify(forged))).toBe(false);
   });
 
   test('does not match other launch failures or other lines of its own NodeClaims', () => {

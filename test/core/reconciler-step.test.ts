@@ -167,6 +167,29 @@ describe('demand holes', () => {
     expect(o.signals.inf2.rejectedTokensPerSecond?.at(-1)).toBeCloseTo(100, 6);
   });
 
+  test('fails when a token counter scraped every 2 minutes leaves every other period without demand: it is read over 2 periods', () => {
+    const tokens = { namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'chat', CapacityClass: 'inf2' }, stat: 'Sum' };
+    const config: ReconcilerConfig = { ...ALB, signals: { inf2: { generatedTokens: tokens, generatedTokensIntervalSeconds: 120 } } };
+    const { batch, frame } = metricQuery(config, NOW_MS);
+    const entry = batch.index.find((e) => e.className === 'inf2' && e.signal === 'servedTokensPerSecond')!;
+    expect(batch.queries.find((q) => q.Id === entry.id)?.MetricStat?.Period).toBe(120);
+    // CloudWatch answers the 120-s query with one Sum per 2 minutes: 400 tokens/s x 120 s.
+    const results = answer(config, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3) },
+        g6: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(10)) },
+      },
+    }).map((r) => (r.Id !== entry.id ? r : {
+      Id: r.Id,
+      Timestamps: Array.from({ length: 30 }, (_, i) => new Date((frame.start + i * 120) * 1000)),
+      Values: Array.from({ length: 30 }, () => 400 * 120),
+    }));
+    const o = observe(config, alb({ inf2: 98, g6: 2 }), results, NOW_MS);
+    expect(o.signals.inf2.servedTokensPerSecond?.slice(-10)).toEqual(fill(400, 10));
+    expect(o.demandTokensPerSecond.slice(-10).every((d) => d !== null && Math.abs(d - 410) < 1e-6)).toBe(true);
+  });
+
   test('a mixed SageMaker variant sums its 4XX and 5XX queries per period', () => {
     const config: ReconcilerConfig = { ...SM, signals: { fallback: { rejectionStatus: 'mixed' } } };
     const { batch } = metricQuery(config, NOW_MS);

@@ -11,6 +11,7 @@ import { compareVersions, ENGINE_FACTS, type EngineName } from '../../lib/core/r
 import { ENGINE_FACT_TABLE, engineFact, type EngineFact } from '../../lib/core/runtime/facts';
 import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
+import { OBSERVABILITY_ADDON_VERSION } from '../../lib/eks/observability-addon';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
 
 /** One engine release on one kind of hardware, as a checked class on each platform. */
@@ -167,6 +168,12 @@ describe('scraped metrics and the CloudWatch agent', () => {
     }
   });
 
+  test('the agent the facts were read at is the one the pinned add-on runs', () => {
+    // amazon-cloudwatch-observability v6.4.0 (chart 6.4.0) runs cloudwatch-agent 1.300070.0b1586.
+    expect(OBSERVABILITY_ADDON_VERSION).toMatch(/^v6\.4\.0-eksbuild\.\d+$/);
+    expect(engineFact('cloudwatch-agent.version').statement).toContain('add-on v6.4.0 runs agent 1.300070.0');
+  });
+
   test('every job asks for the protocol under which a renamed counter keeps its type', () => {
     const job = scrapeJob({ service: 's', className: 'c', namespace: 'n', engine: 'vllm', port: 8000, classLabel: 'cai/class' }, 60)!;
     expect(job.scrape_protocols).toEqual([engineFact('cloudwatch-agent.flag.scrape_protocols').value]);
@@ -230,6 +237,13 @@ describe('admission as the server enforces it', () => {
     expect(summary(count)).toEqual({ admitted: 15, inTime: 11, late: 4 });
     expect(summary(tokens)).toEqual({ admitted: 12, inTime: 12, late: 0 });
     expect(tokens.admitted.map((a, i) => (a ? 0 : prompts[i])).filter((p) => p > 0)).toEqual([15000, 13000, 9000]);
+  });
+
+  test('the prompt-token cap never shuts out one longest prompt on an idle replica', () => {
+    const slow = { ...l40s, envelope: { ...l40s.envelope, safeConcurrency: 1, ttftP95Ms: 2000 }, runtime: { ...l40s.runtime, maxQueueDelayMs: 0 } };
+    const limits = admissionLimits(slow, LLAMA_CONTRACT);
+    // 1 x 1000 tokens in 2 s over 0 + 2 s would be 1000 tokens: below one 8192-token sequence.
+    expect(limits.maxQueuedPromptTokens).toBe(slow.footprint.maxSequenceTokens);
   });
 
   test('a request asking for n sequences takes n slots of the count cap', () => {

@@ -216,6 +216,9 @@ describe('TGI', () => {
     ]);
     const hub = classes('ml.', (s) => ({ ...s, artifact: { image: s.artifact.image }, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '3.3.7', env: { HF_MODEL_ID: 'meta-llama/Meta-Llama-3-8B-Instruct' } } }))[0];
     expect(sageMaker(hub).problems).toEqual([]);
+    // vLLM's DLC reads only SM_VLLM_*: HF_MODEL_ID does not name its model.
+    const vllm = classes('ml.', (s) => ({ ...s, artifact: { image: s.artifact.image }, runtime: { ...s.runtime, env: { HF_MODEL_ID: 'meta-llama/Meta-Llama-3-8B-Instruct' } } }))[0];
+    expect(sageMaker(vllm).problems.map((p) => p.message)).toEqual([expect.stringContaining('so vllm on SageMaker gets no SM_VLLM_MODEL')]);
   });
 });
 

@@ -32,9 +32,12 @@ describe('examples/eks-stable-diffusion', () => {
     expect(addon).toHaveLength(1);
     expect(addon[0].Properties.PodIdentityAssociations).toEqual([expect.objectContaining({ ServiceAccount: 'cloudwatch-agent' })]);
     t.hasResourceProperties('AWS::Logs::LogGroup', { LogGroupName: `/aws/containerinsights/${stack.service.clusterName}/application` });
-    t.resourceCountIs('AWS::Logs::MetricFilter', SD21_UNITS.length);
+    t.resourceCountIs('AWS::Logs::MetricFilter', SD21_UNITS.length + stack.chat.units.length);
     const scraper = JSON.parse(addon[0].Properties.ConfigurationValues).agents.find((a: { name: string }) => a.name === 'cai-model-server-scraper');
-    expect(scraper.prometheus.config.scrape_configs.map((j: { job_name: string }) => j.job_name)).toEqual(['cai-sd21-a10g-triton', 'cai-sd21-l4-triton']);
+    // One add-on scrapes the engines of both services.
+    expect(scraper.prometheus.config.scrape_configs.map((j: { job_name: string }) => j.job_name)).toEqual([
+      'cai-sd21-a10g-triton', 'cai-sd21-l4-triton', 'cai-chat-l40s-vllm', 'cai-chat-a10g-tgi',
+    ]);
   });
 
   test('every class gets the admission limits of admissionLimits() (the function the simulator admits with)', () => {
@@ -52,14 +55,29 @@ describe('examples/eks-stable-diffusion', () => {
 
   test('trust is wired: every class gated, only the approved digests admitted, the policy before the workloads', () => {
     const template = Template.fromStack(stack);
-    template.resourceCountIs('Custom::ClassArtifactVerification', 5);
-    template.resourceCountIs('AWS::ECR::Repository', 3);
+    template.resourceCountIs('Custom::ClassArtifactVerification', SD21_UNITS.length + stack.chat.units.length);
+    template.resourceCountIs('AWS::ECR::Repository', 5);
     expect([...stack.admission.policy.spec.variables].find((v) => v.name === 'allowed')?.expression).toEqual(
       expect.stringContaining(stack.service.units[0].cls.artifact.image),
     );
     for (const unit of stack.service.units) {
       expect(unit.manifests.workload.node.dependencies).toContain(stack.admission);
     }
+    for (const unit of stack.chat.units) {
+      expect(unit.manifests.workload.node.dependencies).toContain(stack.chat.admission);
+    }
+  });
+
+  test('two services share one cluster: one set of controllers, each service its own namespace, ALB and reconciler', () => {
+    const t = Template.fromStack(stack);
+    t.resourceCountIs('AWS::EKS::Cluster', 1);
+    t.resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
+    t.resourcePropertiesCountIs('AWS::EKS::Addon', { AddonName: 'amazon-cloudwatch-observability' }, 1);
+    t.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 2);
+    expect([stack.service.namespace, stack.chat.namespace]).toEqual(['sd21', 'chat']);
+    expect(stack.service.cluster).toBe(stack.chat.cluster);
+    const envs = Object.values(t.findResources('AWS::Lambda::Function')).filter((f) => JSON.stringify(f.Properties.Environment ?? {}).includes('RECONCILER_CONFIG'));
+    expect(envs).toHaveLength(2);
   });
 
   test('the five deployment units of the paper, envelopes from their breaking points (1 token = 1 image)', () => {

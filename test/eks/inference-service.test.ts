@@ -1,6 +1,8 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { CfnResource, Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import { type IConstruct, type IDependable, Construct } from 'constructs';
 import { type CapacityClass, Metrics, rejectionStatusClass } from '../../lib/core';
 import {
@@ -288,52 +290,50 @@ describe('EksInferenceService', () => {
       expect(service.units.map((u) => classes[u.cls.name].rejectionStatus)).toContain('5xx');
     });
 
-    test('enableReplicaFloors (a Reconciler calls it) patches a second trigger on the published replica floor into each ScaledObject', () => {
+    test('enableReplicaFloors (a Reconciler calls it) renders a second trigger on the published replica floor into each ScaledObject', () => {
       // No Reconciler, no floor trigger: nothing reads a metric nothing publishes.
-      expect(template.findResources('Custom::AWSCDK-EKS-KubernetesPatch')).toEqual({});
+      for (const u of service.units) expect(u.objects.scaledObject.spec.triggers.map((t) => t.name)).toEqual(['per-replica-load']);
       const { stack: s2, service: floored } = build();
-      const patches = floored.enableReplicaFloors();
-      expect(floored.enableReplicaFloors()).toBe(patches);
-      expect(patches).toHaveLength(floored.units.length);
+      const scaled = floored.enableReplicaFloors();
+      expect(floored.enableReplicaFloors()).toEqual(scaled);
+      expect(scaled).toHaveLength(floored.units.length);
       const t2 = Template.fromStack(s2);
-      const byName = Object.values(t2.findResources('Custom::AWSCDK-EKS-KubernetesPatch'));
-      const applied = (kind: string, name: string) => Object.values(t2.findResources('Custom::AWSCDK-EKS-KubernetesResource'))
+      // The floor is part of the ScaledObject itself: no patch that a later apply could drop.
+      expect(t2.findResources('Custom::AWSCDK-EKS-KubernetesPatch')).toEqual({});
+      const applied = (name: string) => Object.values(t2.findResources('Custom::AWSCDK-EKS-KubernetesResource'))
         .flatMap((r) => JSON.parse(renderWithPlaceholders(r.Properties.Manifest)) as KubernetesObject[])
-        .find((o) => o.kind === kind && (o.metadata as { name: string }).name === name) as unknown as { spec: { triggers: unknown[] } };
-      expect(byName).toHaveLength(floored.units.length);
+        .find((o) => o.kind === 'ScaledObject' && (o.metadata as { name: string }).name === name) as unknown as { spec: { triggers: Array<Record<string, unknown>> } };
       for (const u of floored.units) {
         const so = u.objects.scaledObject;
-        const patch = byName.find((r) => r.Properties.ResourceName === `scaledobject.keda.sh/${so.metadata.name}`)!;
-        expect(patch.Properties).toMatchObject({ ResourceNamespace: so.metadata.namespace, PatchType: 'merge' });
-        const patched = JSON.parse(renderWithPlaceholders(patch.Properties.ApplyPatchJson));
-        const deployed = applied('ScaledObject', so.metadata.name).spec.triggers;
-        // A merge patch replaces the list: the load trigger as deployed, then the floor.
-        expect(patched.spec.triggers[0]).toEqual(deployed[0]);
-        expect(patched.spec.triggers[1]).toMatchObject({ name: 'replica-floor', metricType: 'AverageValue', authenticationRef: so.spec.triggers[0].authenticationRef });
+        const deployed = applied(so.metadata.name).spec.triggers;
+        expect(deployed.map((t) => t.name)).toEqual(['per-replica-load', 'replica-floor']);
+        expect(deployed[1]).toMatchObject({ metricType: 'AverageValue', authenticationRef: so.spec.triggers[0].authenticationRef });
         // The exact series decisionEmf() writes: namespace, name and the [Service, CapacityClass] dimension set.
-        expect(patched.spec.triggers[1].metadata).toMatchObject({
+        expect(deployed[1].metadata).toMatchObject({
           namespace: Metrics.replicaFloor.namespace, metricName: 'ReplicaFloor', dimensionName: 'Service;CapacityClass',
           dimensionValue: `llama3-chat;${u.cls.name}`, metricStat: 'Maximum', targetMetricValue: '1', minMetricValue: '0',
         });
-        expect(JSON.parse(renderWithPlaceholders(patch.Properties.RestorePatchJson)).spec.triggers).toEqual(deployed);
-        // The patched ScaledObject is still valid against KEDA's CRD schema.
-        expectValidManifests([JSON.parse(JSON.stringify({ ...so, spec: { ...so.spec, triggers: patched.spec.triggers } })) as KubernetesObject]);
+        // The floored ScaledObject is still valid against KEDA's CRD schema.
+        expectValidManifests([JSON.parse(JSON.stringify(so)) as KubernetesObject]);
       }
     });
 
     test('every custom resource depends on the chart that installs its CRD, and namespaced objects on the namespace', () => {
       const resources = template.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
       const dependsOn = (scope: IConstruct) => resources[logicalIdOf(scope)].DependsOn ?? [];
-      const karpenter = logicalIdOf(service.karpenter.chart);
-      const keda = logicalIdOf(service.keda.chart);
-      const lbc = logicalIdOf(service.loadBalancerController.chart);
+      const karpenter = logicalIdOf(service.karpenter!.chart);
+      const keda = logicalIdOf(service.keda!.chart);
+      const lbc = logicalIdOf(service.loadBalancerController!.chart);
       const ns = logicalIdOf(service.namespaceManifest);
       expect(dependsOn(service.triggerAuthenticationManifest)).toEqual(expect.arrayContaining([keda, ns]));
       for (const u of service.units) {
         expect(dependsOn(u.manifests.capacity)).toContain(karpenter);
         expect(dependsOn(u.manifests.workload)).toEqual(expect.arrayContaining([ns, logicalIdOf(u.manifests.capacity)]));
         expect(dependsOn(u.manifests.scaler)).toEqual(expect.arrayContaining([keda, logicalIdOf(service.triggerAuthenticationManifest)]));
-        expect(dependsOn(u.manifests.binding)).toContain(lbc);
+        // Service and TargetGroupBinding before the pods: the ALB readiness gate is injected only at pod creation.
+        expect(dependsOn(u.manifests.binding)).toEqual(expect.arrayContaining([lbc, ns]));
+        expect(dependsOn(u.manifests.workload)).toContain(logicalIdOf(u.manifests.binding));
+        expect(dependsOn(u.manifests.binding)).not.toContain(logicalIdOf(u.manifests.workload));
       }
     });
 
@@ -342,6 +342,24 @@ describe('EksInferenceService', () => {
       const resources = template.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
       for (const u of service.units) {
         expect(resources[logicalIdOf(u.manifests.workload)].DependsOn).toContain(logicalIdOf(gate.markers.get(u.cls.name)!));
+      }
+    });
+
+    test('with modelDataEncryptionKey each model-data pod identity may decrypt through S3 only (the one model-data key concept)', () => {
+      const { stack: keyed } = testStack('Keyed');
+      const key = new kms.Key(keyed, 'ModelKey', { enableKeyRotation: true });
+      new EksInferenceService(keyed, 'Llama', {
+        contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(keyed, 'Kubectl'), modelDataEncryptionKey: key,
+      });
+      const t = Template.fromStack(keyed);
+      const keyId = Object.keys(t.findResources('AWS::KMS::Key')).find((id) => id.startsWith('ModelKey'))!;
+      const decrypting = Object.values(t.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p).includes('DecryptModelData'));
+      // One per class with model data (all three fixture classes), each beside its own read statement.
+      expect(decrypting).toHaveLength(3);
+      for (const p of decrypting) {
+        expect(p.Properties.PolicyDocument.Statement).toEqual(expect.arrayContaining([
+          expect.objectContaining({ Sid: 'DecryptModelData', Action: 'kms:Decrypt', Resource: { 'Fn::GetAtt': [keyId, 'Arn'] }, Condition: { StringEquals: { 'kms:ViaService': expect.anything() } } }),
+        ]));
       }
     });
 
@@ -412,6 +430,34 @@ describe('EksInferenceService', () => {
 });
 
 describe('EksInferenceService options', () => {
+  test('grantRouting: DescribeListeners (no resource type) and ModifyListener on its listener; floors capped at each ScaledObject\'s maximum; the SLO is the deadline', () => {
+    const { stack, service } = build({ classOptions: { a10g: { maxReplicas: 3 } } });
+    const role = new iam.Role(stack, 'Reconciler', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+    service.grantRouting(role);
+    const statements = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy'))
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes('Reconciler'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(statements).toEqual([
+      { Action: 'elasticloadbalancing:DescribeListeners', Effect: 'Allow', Resource: '*' },
+      { Action: 'elasticloadbalancing:ModifyListener', Effect: 'Allow', Resource: { Ref: expect.stringMatching(/Listener/) } },
+    ]);
+    const d = service.servingDescription();
+    expect(d.latencySloP95Ms).toBe(LLAMA_CONTRACT.slo.deadlineMs);
+    if (d.routing.kind !== 'alb') throw new Error('an ALB target');
+    for (const t of d.routing.targets) {
+      const unit = service.units.find((u) => u.cls.name === t.class.name)!;
+      expect(t.class.maxReplicas).toBe(unit.objects.scaledObject.spec.maxReplicaCount);
+    }
+    expect(d.routing.targets.find((t) => t.class.name === 'a10g')?.class.maxReplicas).toBe(3);
+  });
+
+  test('a token counter scraped every 2 minutes is handed over with its interval (the reconciler reads it over whole periods)', () => {
+    const { service } = build({ observability: { scrapeInterval: Duration.minutes(2) } });
+    const classes = Object.values(service.servingDescription().signals.classes).filter((c) => c.generatedTokens);
+    expect(classes.length).toBeGreaterThan(0);
+    for (const c of classes) expect(c.generatedTokensIntervalSeconds).toBe(120);
+  });
+
   test('an internet-facing ALB with a certificate serves HTTPS on 443', () => {
     const { stack } = testStack();
     const certificate = { certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc' } as never;

@@ -94,6 +94,19 @@ describe('typed manifest builders', () => {
     expect(so.spec.fallback).toEqual({ failureThreshold: 3, replicas: 2, behavior: 'currentReplicasIfHigher' });
   });
 
+  test('fails when the replica-floor window lapses between two runs of a slower reconciler: it spans three of its periods', () => {
+    const floor = { namespace: 'CapacityAwareInference', metricName: 'ReplicaFloor', dimensions: { Service: 's', CapacityClass: 'c' }, region: 'us-east-1' };
+    // KEDA reads the newest datapoint in [end - metricCollectionTime, end) (kedacore/keda@v2.20.2 aws_cloudwatch_scaler.go
+    // computeQueryWindow, Values[0] of a descending scan): a floor published every P seconds is seen while the window >= P.
+    for (const [period, window] of [[60, '180'], [120, '360'], [300, '900']] as const) {
+      const t = m.replicaFloorTrigger(floor, 'auth', period);
+      expect(t.metadata).toMatchObject({ metricStatPeriod: '60', metricCollectionTime: window, metricEndTimeOffset: '0' });
+      // KEDA: metricCollectionTime is a multiple of metricStatPeriod (same file, :88).
+      expect(Number(t.metadata.metricCollectionTime) % Number(t.metadata.metricStatPeriod)).toBe(0);
+      expect(Number(t.metadata.metricCollectionTime)).toBeGreaterThanOrEqual(2 * period);
+    }
+  });
+
   test('every builder output validates against the real Kubernetes and CRD schemas', () => {
     expectValidManifests(asJson([
       m.namespace('svc', labels),

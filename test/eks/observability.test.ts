@@ -5,7 +5,11 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Reconciler } from '../../lib/control';
 import { karpenterCapacityErrorPattern, matchesFilterPattern, signalContractProblems } from '../../lib/core';
 import { EksInferenceService, type EksInferenceServiceProps, OBSERVABILITY_ADDON_VERSION } from '../../lib/eks';
+import { KARPENTER_PODS } from '../../lib/eks/observability-addon';
+import { Metrics } from '../../lib/core/metrics/contract';
+import { ACCOUNT, allows, grantedActions, REGION, roleStatements } from '../permissions/iam-policy';
 import { InferenceObservability } from '../../lib/control/observability';
+import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
 
 function build(overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; service: EksInferenceService; template: Template } {
@@ -39,8 +43,36 @@ describe('EKS signal producers', () => {
     });
     template.hasResourceProperties('AWS::IAM::Role', {
       AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Action: ['sts:AssumeRole', 'sts:TagSession'], Principal: { Service: 'pods.eks.amazonaws.com' } })] },
-      ManagedPolicyArns: [{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/CloudWatchAgentServerPolicy']] }],
+      ManagedPolicyArns: Match.absent(),
     });
+  });
+
+  test("the agent's pod identity writes only this cluster's Container Insights log groups and no metric of the library's namespace", () => {
+    const role = Object.keys(template.findResources('AWS::IAM::Role')).find((id) => id.includes('ObservabilityAgentRole'))!;
+    const statements = roleStatements(template.toJSON(), role);
+    const group = (name: string) => `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:/aws/containerinsights/prod/${name}`;
+    const put = (resource: string) => ({ action: 'logs:PutLogEvents', resource, context: {} });
+    for (const name of ['application', 'dataplane', 'host', 'performance', 'prometheus']) {
+      expect(allows(statements, put(`${group(name)}:log-stream:ip-10-0-1-23.ec2.internal-application.var.log.containers.x`))).toBe(true);
+      expect(allows(statements, { action: 'logs:CreateLogGroup', resource: group(name), context: {} })).toBe(true);
+    }
+    // Not the reconciler's audit trail, not another cluster's groups, not retention.
+    expect(allows(statements, put(`arn:aws:logs:${REGION}:${ACCOUNT}:log-group:/aws/lambda/reconciler:log-stream:x`))).toBe(false);
+    expect(allows(statements, put(`arn:aws:logs:${REGION}:${ACCOUNT}:log-group:/aws/containerinsights/other/application:log-stream:x`))).toBe(false);
+    expect(allows(statements, { action: 'logs:PutRetentionPolicy', resource: group('application'), context: {} })).toBe(false);
+    // PutMetricData only in the ContainerInsights namespace: never the contract's ReplicaFloor or PolicyMode.
+    const putMetric = (namespace: string) => ({ action: 'cloudwatch:PutMetricData', resource: '*', context: { 'cloudwatch:namespace': namespace } });
+    expect(allows(statements, putMetric('ContainerInsights'))).toBe(true);
+    expect(allows(statements, putMetric(Metrics.replicaFloor.namespace))).toBe(false);
+    expect(grantedActions(statements)).toEqual(['cloudwatch:PutMetricData', 'ec2:DescribeTags', 'ec2:DescribeVolumes', 'logs:CreateLogGroup',
+      'logs:CreateLogStream', 'logs:DescribeLogStreams', 'logs:PutLogEvents']);
+  });
+
+  test('the capacity-error filters name the pods Karpenter really runs in: release karpenter of chart karpenter in its namespace', () => {
+    const chart = Object.values(template.findResources('Custom::AWSCDK-EKS-HelmChart', { Properties: { Chart: 'karpenter' } }))[0];
+    // The chart's fullname is the release name when that contains the chart name: the Deployment and its pods are karpenter-*.
+    expect(`${chart.Properties.Release}-`).toBe(KARPENTER_PODS.podNamePrefix);
+    expect(chart.Properties.Namespace).toBe(KARPENTER_PODS.namespace);
   });
 
   test('creates the application and Prometheus log groups, encrypted and retained, before the add-on', () => {
@@ -60,11 +92,12 @@ describe('EKS signal producers', () => {
     const pools = service.units.map((u) => u.nodePoolName);
     for (const u of service.units) {
       const f = filters.find((x) => x.Properties.MetricTransformations[0].MetricName === `InsufficientCapacity/prod/${u.nodePoolName}`)!;
-      expect(f.Properties.FilterPattern).toBe(karpenterCapacityErrorPattern(u.nodePoolName, pools));
+      expect(f.Properties.FilterPattern).toBe(karpenterCapacityErrorPattern(u.nodePoolName, KARPENTER_PODS, pools));
       expect(f.Properties.MetricTransformations[0]).toEqual({ MetricName: `InsufficientCapacity/prod/${u.nodePoolName}`, MetricNamespace: 'CapacityAwareInference/Karpenter', MetricValue: '1' });
-      const line = JSON.stringify({ log_processed: { message: 'failed launching nodeclaim', NodeClaim: { name: `${u.nodePoolName}-a1b2c` },
-        error: 'creating instance, insufficient capacity, with fleet error(s), InsufficientInstanceCapacity: ...' } });
-      expect(matchesFilterPattern(f.Properties.FilterPattern, line)).toBe(true);
+      const line = (kubernetes: Record<string, string>) => JSON.stringify({ kubernetes, log_processed: { message: 'failed launching nodeclaim',
+        NodeClaim: { name: `${u.nodePoolName}-a1b2c` }, error: 'creating instance, insufficient capacity, with fleet error(s), InsufficientInstanceCapacity: ...' } });
+      expect(matchesFilterPattern(f.Properties.FilterPattern, line({ namespace_name: 'kube-system', pod_name: 'karpenter-5f7b9c-x2k4p', container_name: 'controller' }))).toBe(true);
+      expect(matchesFilterPattern(f.Properties.FilterPattern, line({ namespace_name: 'llama3-chat', pod_name: 'karpenter-5f7b9c-x2k4p', container_name: 'controller' }))).toBe(false);
     }
   });
 
@@ -97,10 +130,16 @@ describe('EKS signal producers', () => {
     const text = typeof raw === 'string' ? raw : raw['Fn::Join'][1].map((p: unknown) => (typeof p === 'string' ? p : 'TOKEN')).join('');
     const config = JSON.parse(text);
     expect(config.karpenterCapacityErrors).toBe(true);
-    expect(Object.keys(config.signals)).toEqual(['l40s', 'a10g']);
-    expect(config.signals.l40s.generatedTokens).toEqual({
+    // The scrape publishes the contract's GeneratedTokens: named per route, derived in the reconciler (4 KB environment).
+    expect(config.contractTokenCounters).toEqual(['l40s', 'a10g']);
+    const plan = signalPlan(config, 60).classes;
+    expect(plan.l40s.servedTokensPerSecond).toEqual({ metric: {
       namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'llama3-chat', CapacityClass: 'l40s' }, stat: 'Sum',
-    });
+    }, scale: 1 / 60 });
+    // Requests x mean tokens elsewhere: ALB RequestCount.
+    const others = Object.keys(plan).filter((n) => !['l40s', 'a10g'].includes(n));
+    expect(others.length).toBeGreaterThan(0);
+    for (const n of others) expect(plan[n].servedTokensPerSecond).toMatchObject({ metric: { metricName: 'RequestCount' } });
   });
 
   test('closes the loop: every metric read has a producer, and no cdk-nag finding is left', () => {

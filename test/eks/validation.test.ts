@@ -1,5 +1,7 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { Size } from 'aws-cdk-lib';
+import { Size, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks';
 import { LLAMA_CONTRACT, llamaClasses, testStack, FETCHER_IMAGE } from '../util';
 
@@ -65,11 +67,12 @@ describe('EksInferenceService input checks', () => {
   });
 
   test("fails when the model volume cannot hold the weights and the engine's caches, and accepts weights + 10 GiB", () => {
-    // l40s: 15 GiB of weights + 10 GiB reserved for HOME, XDG_CACHE_HOME and compile caches (fact any.behaviour.cache-size).
-    expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(20) } } })).toThrow(
-      "class 'l40s' classOptions.modelCacheSize: is 20 GiB but the model volume holds the weights (15 GiB) and the engine's caches; allowed: at least 25 GiB",
+    // a10g: 5.7 GiB of weights in a .tar (fetch: 2 x 5.7 x 1.1 = 13 GiB); serving: weights + 10 GiB reserved for HOME,
+    // XDG_CACHE_HOME and compile caches (fact any.behaviour.cache-size) = 16 GiB, the larger need.
+    expect(construct({ classOptions: { a10g: { modelCacheSize: Size.gibibytes(15) } } })).toThrow(
+      "class 'a10g' classOptions.modelCacheSize: is 15 GiB but the model volume needs 16 GiB: during the fetch the archive and the tree unpacked from it, which coexist, need 13 GiB (2 x 5.7 GiB + 10 %); while serving it holds the weights (5.7 GiB) and the engine's caches (10 GiB); allowed: at least 16 GiB",
     );
-    expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(25) } } })).not.toThrow();
+    expect(construct({ classOptions: { a10g: { modelCacheSize: Size.gibibytes(16) } } })).not.toThrow();
   });
 
   test('fails when max replicas are above the class quota, and accepts the quota itself', () => {
@@ -87,7 +90,7 @@ describe('EksInferenceService input checks', () => {
 
   test('accepts an exact chart version override and installs it', () => {
     const svc = construct({ chartVersions: { keda: '2.20.3' } })();
-    expect(svc.keda.chart.version).toBe('2.20.3');
+    expect(svc.keda!.chart.version).toBe('2.20.3');
   });
 
   test('fails when an image uses a mutable tag', () => {
@@ -110,5 +113,67 @@ describe('EksInferenceService input checks', () => {
     expect(message).toContain('chartVersions.loadBalancerController');
     expect(message).toContain("class 'a10g' classOptions.maxReplicas: 100 is above the class quota of 24 replicas");
     expect(message).toContain('classOptions.h100: names no declared class; known classes: l40s, a10g, inf2');
+  });
+
+  test('fails when a ScaledObject name exceeds 54 characters (KEDA webhook: keda-hpa-<name> at most 63)', () => {
+    // 'c'.repeat(45) + '-l40s' = 50 fits; + '-inf2' too; a 50-character contract name gives 55.
+    const contract = { ...LLAMA_CONTRACT, name: 'c'.repeat(50) };
+    expect(construct({ contract, namespace: 'llama' })).toThrow(
+      new RegExp(`class 'l40s' class.objectName: ScaledObject '${'c'.repeat(50)}-l40s' is 55 characters; KEDA's webhook rejects`),
+    );
+    expect(construct({ contract: { ...LLAMA_CONTRACT, name: 'c'.repeat(49) }, namespace: 'llama' })).not.toThrow(/ScaledObject/);
+  });
+
+  test('fails when a NodePool name has 58 or more characters (NodeClaim generateName is cut to 58)', () => {
+    const pool = 'p'.repeat(58);
+    expect(construct({ classOptions: { l40s: { nodePoolName: pool } } })).toThrow(
+      new RegExp(`class 'l40s' classOptions.nodePoolName: '${pool}' is 58 characters; Karpenter's NodeClaim generateName`),
+    );
+    expect(construct({ classOptions: { l40s: { nodePoolName: 'p'.repeat(57) } } })).not.toThrow();
+  });
+
+  test('fails when the Service name <service>-<class> is not an RFC 1035 label (starts with a digit)', () => {
+    expect(construct({ contract: { ...LLAMA_CONTRACT, name: '3chat' }, namespace: 'llama' })).toThrow(/contract.name: .*'3chat'/);
+  });
+
+  test('fails when the AWS CLI image fetches archive model data (it has no tar)', () => {
+    const cli = `public.ecr.aws/aws-cli/aws-cli@sha256:${'f'.repeat(64)}`;
+    expect(construct({ modelDataFetcherImage: cli })).toThrow(
+      /class 'l40s' modelDataFetcherImage: 'public.ecr.aws\/aws-cli\/aws-cli@sha256:f{64}' is the AWS CLI image, which has no tar/,
+    );
+    // A single-file object needs no tar: the CLI image is fine for it.
+    const single = (uri: string) => uri.replace(/\.tar$/, '.safetensors');
+    const classes = llamaClasses().map((c) => {
+      const modelData = { ...c.artifact.modelData!, uri: single(c.artifact.modelData!.uri) };
+      return { ...c, artifact: { ...c.artifact, modelData } };
+    });
+    expect(construct({ classes, modelDataFetcherImage: cli })).not.toThrow();
+  });
+
+  test('fails when modelCacheSize cannot hold the archive and the unpacked tree', () => {
+    // l40s: 15 GiB of weights in a .tar -> 2 x 15 x 1.1 = 33 GiB during the fetch.
+    expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(30) } } })).toThrow(
+      "class 'l40s' classOptions.modelCacheSize: is 30 GiB but the model volume needs 33 GiB: during the fetch the archive and the "
+        + 'tree unpacked from it, which coexist, need 33 GiB (2 x 15 GiB + 10 %)',
+    );
+    expect(construct({ classOptions: { l40s: { modelCacheSize: Size.gibibytes(33) } } })).not.toThrow();
+  });
+
+  test('the default model cache holds archive and tree (2 x weights + 10 %)', () => {
+    const svc = construct()();
+    expect(svc.units[0].objects.deployment.spec.template.spec.volumes[0]).toEqual({ name: 'model-cache', emptyDir: { sizeLimit: '33Gi' } });
+  });
+
+  test('fails when existing log groups are combined with a retention or a key (they keep their own)', () => {
+    expect(construct({ observability: { existingLogGroups: true, logRetention: RetentionDays.ONE_WEEK } })).toThrow(
+      /observability: observability.logRetention: 7 \(an existing log group keeps its own retention/,
+    );
+  });
+
+  test('existing log groups are attached by name, not created (a redeploy after a delete that kept them)', () => {
+    const svc = construct({ observability: { existingLogGroups: true } })();
+    const groups = Template.fromStack(Stack.of(svc)).findResources('AWS::Logs::LogGroup');
+    expect(Object.values(groups).map((g) => g.Properties.LogGroupName).filter((n) => String(n).startsWith('/aws/containerinsights'))).toEqual([]);
+    expect(svc.observability.applicationLogGroup.logGroupName).toBe(`/aws/containerinsights/${svc.clusterName}/application`);
   });
 });

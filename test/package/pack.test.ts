@@ -17,6 +17,7 @@ const SOURCES = ['lib', 'lambda', 'scripts', 'bin', 'package.json', 'README.md',
 
 const CONSUMER_APP = `
 const { App, Stack } = require('aws-cdk-lib');
+const iam = require('aws-cdk-lib/aws-iam');
 const { Reconciler } = require('cdk-capacity-aware-inference');
 const app = new App({ outdir: 'cdk.out', builtinCloudFormationValidation: false });
 const stack = new Stack(app, 'Consumer', { env: { account: '123456789012', region: 'us-east-1' } });
@@ -29,7 +30,12 @@ const routing = {
   variants: [{ variantName: 'a', classes: [cls('a', 0, 'ml.inf2.xlarge')] }, { variantName: 'b', classes: [cls('b', 1, 'ml.g5.xlarge')] }],
 };
 new Reconciler(stack, 'Reconciler', {
-  serving: { servingDescription: () => ({ service: 'consumer', tokensPerRequest: 200, routing, signals: { classes: {} } }) },
+  serving: {
+    servingDescription: () => ({ service: 'consumer', tokensPerRequest: 200, routing, signals: { classes: {} } }),
+    grantRouting: (grantee) => iam.Grant.addToPrincipal({
+      grantee, actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'], resourceArns: [routing.endpointArn],
+    }),
+  },
 });
 const template = app.synth().getStackByName('Consumer').template;
 const fn = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::Function');

@@ -3,7 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, llamaChatClasses, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { admissionLimits, serverAdmission } from '../../lib/core/runtime/admission';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
-import { builtinValidationOn, nagFindings } from '../util';
+import { builtinValidationOn, nagFindings, nistFindings } from '../util';
 
 describe('examples/sagemaker-llm', () => {
   test('synthesizes with the built-in CloudFormation validation on, cdk-nag AwsSolutions clean', () => {
@@ -18,6 +18,8 @@ describe('examples/sagemaker-llm', () => {
       validationOff();
     }
     expect(nagFindings(stack)).toEqual([]);
+    // NIST 800-53 rev 5 beside AwsSolutions: every finding fixed or acknowledged with its reason.
+    expect(nistFindings(stack)).toEqual([]);
 
     template.resourceCountIs('AWS::SageMaker::Model', 3);
     template.hasResourceProperties('AWS::SageMaker::Model', {

@@ -1,10 +1,13 @@
 import { App, CfnResource, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type CapacityClass, type CapacityClassSpec, defineCapacityClasses } from '../../lib/core';
-import { ArtifactTrust } from '../../lib/trust';
-import { LLAMA_CONTRACT, imageRef, llamaClasses, nagFindings, testStack, UNIT_TEST_APP_PROPS } from '../util';
+import { ApprovedImagesAdmission } from '../../lib/trust/admission-policy';
+import { ArtifactTrust } from '../../lib/trust/artifact-trust';
+import { LLAMA_CONTRACT, imageRef, llamaClasses, nagFindings, nistFindings, testStack, UNIT_TEST_APP_PROPS } from '../util';
 
 /** The fixture classes with every model version pinned (the gate requires it by default). */
 function pinnedClasses(edit: (spec: CapacityClassSpec) => CapacityClassSpec = (s) => s): CapacityClass[] {
@@ -87,6 +90,30 @@ describe('ArtifactTrust', () => {
     expect(trust.approvedImages).toEqual(classes.map((c) => c.artifact.image));
   });
 
+  test('approvedImages lists an image two classes share once, so the documented admission wiring accepts it', () => {
+    const { stack: s2 } = testStack('Shared');
+    const shared = new ArtifactTrust(s2, 'Trust', { repositoryNames: ['vllm', 'neuron'] });
+    // One engine image on two GPU types: the common case.
+    const twins = pinnedClasses((spec) => (spec.name === 'a10g' ? { ...spec, artifact: { ...spec.artifact, image: imageRef('vllm', 'a') } } : spec));
+    for (const cls of twins) shared.gateFor(s2, cls);
+    expect(shared.approvedImages).toEqual([imageRef('vllm', 'a'), imageRef('neuron', 'c')]);
+    const cluster = eks.Cluster.fromClusterAttributes(s2, 'Cluster', {
+      clusterName: 'c',
+      kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(s2, 'Kubectl', { serviceToken: 'arn:aws:lambda:us-east-1:123456789012:function:k' }),
+    });
+    expect(() => new ApprovedImagesAdmission(s2, 'Admission', { cluster, namespace: 'llama3-chat', images: shared.approvedImages })).not.toThrow();
+  });
+
+  test('fails when an image is listed twice in ApprovedImagesAdmission (it refuses duplicates it is given directly)', () => {
+    const { stack: s2 } = testStack('Dup');
+    const cluster = eks.Cluster.fromClusterAttributes(s2, 'Cluster', {
+      clusterName: 'c',
+      kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(s2, 'Kubectl', { serviceToken: 'arn:aws:lambda:us-east-1:123456789012:function:k' }),
+    });
+    const image = imageRef('vllm', 'a');
+    expect(() => new ApprovedImagesAdmission(s2, 'Admission', { cluster, namespace: 'llama3-chat', images: [image, image] })).toThrow(`images: '${image}' is listed twice`);
+  });
+
   test("each class's Model depends on its own verification", () => {
     for (const cls of classes) {
       const [logicalId] = Object.entries(verifications).find(([, r]) => r.Properties.Record.className === cls.name)!;
@@ -110,10 +137,26 @@ describe('ArtifactTrust', () => {
     expect(byAction('s3:GetObjectVersion')).toHaveLength(3);
     expect(JSON.stringify(byAction('s3:GetObjectVersion'))).toContain(':s3:::models-bucket/llama3-8b/neuron-tp2.tar');
     expect(byAction('kms:Verify')).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/TrustModelSigningKey/), 'Arn'] }]);
-    expect(byAction('signer:GetRevocationStatus')).toEqual(['*']);
+    // Scoped to the approved profile, its versions and the signing jobs of its account and region (list_awssigner.html).
+    const profile = { 'Fn::GetAtt': [expect.stringMatching(/TrustSigningProfile/), 'Arn'] };
+    expect(byAction('signer:GetRevocationStatus')).toEqual([[
+      profile,
+      { 'Fn::Join': ['', [profile, '/*']] },
+      { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':signer:us-east-1:123456789012:/signing-jobs/*']] },
+    ]]);
+    expect(template.findResources('AWS::IAM::Policy', { Properties: { PolicyName: Match.stringLikeRegexp('Revocation') } })).toEqual({});
     const actions = statements.flatMap((s) => [s.Action].flat());
     expect(actions.filter((a: string) => a.endsWith('*'))).toEqual([]);
     expect(actions).not.toContain('kms:Sign');
+    expect(actions).not.toContain('kms:Decrypt');
+  });
+
+  test('CloudFormation waits at most the verifier timeout plus a minute for an answer, not an hour', () => {
+    for (const v of Object.values(verifications)) expect(v.Properties.ServiceTimeout).toBe('360');
+    const { stack: s } = testStack('Timeout');
+    const t = new ArtifactTrust(s, 'Trust', { verifierTimeout: Duration.minutes(10) });
+    t.gateFor(s, classes[0]);
+    Template.fromStack(s).hasResourceProperties('Custom::ClassArtifactVerification', { ServiceTimeout: '660' });
   });
 
   test('publishers may push, have images signed and sign model digests', () => {
@@ -122,7 +165,8 @@ describe('ArtifactTrust', () => {
     expect(statements).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ Action: ['signer:SignPayload', 'signer:GetSigningProfile'], Resource: { 'Fn::GetAtt': [expect.stringMatching(/TrustSigningProfile/), 'Arn'] } }),
-        expect.objectContaining({ Action: ['kms:Sign', 'kms:GetPublicKey', 'kms:DescribeKey'] }),
+        // sign-model calls kms:Sign only.
+        expect.objectContaining({ Action: 'kms:Sign' }),
         expect.objectContaining({ Action: expect.arrayContaining(['ecr:PutImage']) }),
       ]),
     );
@@ -152,14 +196,16 @@ describe('ArtifactTrust', () => {
   });
 
   test('cdk-nag finds nothing once the CI role acknowledges ecr:GetAuthorizationToken', () => {
-    const { stack: s, ci: role } = gatedStack('Nag');
+    const { app, stack: s, ci: role } = gatedStack('Nag');
+    app.synth(); // the verifier's wildcard acknowledgements are computed from the resolved template
     // The acknowledgement really suppresses: the finding is there before it and gone after it.
     expect(nagFindings(s)).toEqual([expect.stringMatching(/^AwsSolutions-IAM5\[Resource::\*\]/)]);
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'ecr:GetAuthorizationToken has no resource-level permissions; pushes stay scoped to the class repositories',
-    });
+    }, { id: 'NIST.800.53.R5-IAMNoInlinePolicy', reason: 'The CI role of this test holds its grants in its own policy.' });
     expect(nagFindings(s)).toEqual([]);
+    expect(nistFindings(s)).toEqual([]);
   });
 });
 
@@ -215,6 +261,49 @@ describe('ArtifactTrust options', () => {
       MaxDelayMs: '2000',
       Nonce: 'release-42',
     });
+    // Without a version the verifier reads the current object: no version action is granted.
+    Template.fromStack(stack).hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: ['s3:GetObject', 's3:GetObjectTagging'] })]) },
+    });
+  });
+
+  test('publishers with modelDataLocations read and tag object versions there and decrypt through S3 with the model-data key', () => {
+    const { app, stack } = testStack('Publish');
+    const ci = new iam.Role(stack, 'Ci', { assumedBy: new iam.AccountRootPrincipal() });
+    const modelKey = new kms.Key(stack, 'ModelKey', { enableKeyRotation: true });
+    new ArtifactTrust(stack, 'Trust', { publishers: [ci], modelDataLocations: ['s3://models-bucket/llama3-8b/', 's3://other-bucket'], modelDataEncryptionKey: modelKey });
+    app.synth();
+    const t = Template.fromStack(stack);
+    const keyId = Object.keys(t.findResources('AWS::KMS::Key')).find((id) => id.startsWith('ModelKey'))!;
+    const statements = Object.values(t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: stack.getLogicalId(ci.node.defaultChild as CfnResource) }] } }))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(statements).toEqual(expect.arrayContaining([
+      expect.objectContaining({
+        Action: ['s3:GetObject', 's3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging', 's3:PutObjectTagging', 's3:PutObjectVersionTagging'],
+        Resource: [
+          { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::models-bucket/llama3-8b/*']] },
+          { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::other-bucket/*']] },
+        ],
+      }),
+      expect.objectContaining({ Sid: 'DecryptModelData', Action: 'kms:Decrypt', Resource: { 'Fn::GetAtt': [keyId, 'Arn'] } }),
+    ]));
+    // The verifier decrypts through S3 too (HeadObject with checksum mode of an SSE-KMS object).
+    const verifier = Object.values(t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: Match.stringLikeRegexp('TrustVerifierRole') }] } }))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(verifier).toEqual(expect.arrayContaining([
+      expect.objectContaining({ Sid: 'DecryptModelData', Condition: { StringEquals: { 'kms:ViaService': expect.anything() } } }),
+    ]));
+    // The location wildcards are acknowledged on the publisher's role (only ecr:GetAuthorizationToken's "*" is left to the user).
+    expect(nagFindings(stack).filter((f) => f.includes(':s3:::'))).toEqual([]);
+  });
+
+  test('fails when a modelDataLocations entry is not an S3 location', () => {
+    const { app, stack } = testStack();
+    new ArtifactTrust(stack, 'Trust', { modelDataLocations: ['models-bucket/llama', 's3://models-bucket/llama/*'] });
+    expect(() => app.synth()).toThrow(
+      /modelDataLocations\[0\]: 'models-bucket\/llama' is not an S3 location; allowed: s3:\/\/<bucket>\/ or s3:\/\/<bucket>\/<key prefix>/,
+    );
+    expect(() => app.synth()).toThrow(/modelDataLocations\[1\]: 's3:\/\/models-bucket\/llama\/\*' is not an S3 location/);
   });
 
   test('fails when class artifacts cannot be pinned, listing every problem with the construct path', () => {
@@ -257,7 +346,7 @@ describe('ArtifactTrust options', () => {
       PolicyDocument: {
         Statement: Match.arrayWith([
           Match.objectLike({
-            Action: ['s3:GetObject', 's3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging'],
+            Action: ['s3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging'],
             Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { Ref: Match.stringLikeRegexp('Models') }, '/m.tar']] },
           }),
         ]),

@@ -30,6 +30,7 @@ export interface MetricStatSource {
   readonly stat: string;
 }
 
+const LAMBDA_DOC = 'https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html';
 const SAGEMAKER_DOC = 'https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html';
 const ALB_DOC = 'https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html';
 // The Deployment metrics exist only with enhanced observability; PodName carries the Deployment's name. Source:
@@ -63,6 +64,7 @@ export const AWS_PUBLISHED_METRICS: readonly AwsPublishedMetric[] = [
       source: CI_SOURCE,
       requires: 'amazon-cloudwatch-observability' as const,
     })),
+  { namespace: AwsMetrics.lambda.namespace, name: AwsMetrics.lambda.errors, dimensionSets: [[AwsDim.FUNCTION_NAME]], source: LAMBDA_DOC },
 ];
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {

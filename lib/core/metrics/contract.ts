@@ -135,7 +135,7 @@ export const Metrics = {
     [[S]]),
   weightChanges: own('WeightChanges', 'Count', [S], 'Sum', 'reconciler', 'Reconciler runs that changed the weights'),
   reconcilerFailures: own('ReconcilerFailures', 'Count', [S, Dim.REASON], 'Sum', 'reconciler',
-    'Reconciler runs that failed (weights left unchanged), by reason: aws-error, invalid-config, target-mismatch, internal-error',
+    'Reconciler runs that failed (weights left unchanged), by reason: aws-error, timeout, invalid-config, target-mismatch, internal-error',
     [[S]]),
 } as const satisfies Record<string, MetricSpec>;
 
@@ -149,6 +149,7 @@ export const AwsDim = {
   CLUSTER_NAME: 'ClusterName',
   NAMESPACE: 'Namespace',
   POD_NAME: 'PodName',
+  FUNCTION_NAME: 'FunctionName',
 } as const;
 
 /** AWS-owned metrics the library reads (names as AWS publishes them). */
@@ -192,6 +193,11 @@ export const AwsMetrics = {
      */
     replicasDesired: 'replicas_desired',
     replicasReady: 'replicas_ready',
+  },
+  lambda: {
+    namespace: 'AWS/Lambda',
+    /** Dimension: FunctionName. Invocations that failed (a thrown error, a timeout, a crash); the reconciler's errors alarm reads it. */
+    errors: 'Errors',
   },
 } as const;
 

@@ -50,15 +50,43 @@ function quoted(value: string): string {
 }
 
 /**
- * The filter pattern of one NodePool: Karpenter's insufficient-capacity launch failures of NodeClaims named after it.
- * A NodeClaim of another pool whose name extends this pool's name and a '-' (e.g. `svc-a10g-triton-x7k2p` against
- * pool `svc-a10g`) is excluded by name: `otherNodePools` lists the pools of the same cluster the construct knows.
+ * Which pods write Karpenter's lines: the Kubernetes metadata Fluent Bit of the amazon-cloudwatch-observability add-on
+ * adds to every application log line under `kubernetes` (its kubernetes filter, chart 6.4.0 values.yaml
+ * application-log.conf: Labels Off, Annotations Off; the map holds pod_name, namespace_name, pod_id, host, pod_ip,
+ * container_name, docker_id, container_hash, container_image: fluent/fluent-bit plugins/filter_kubernetes/kube_meta.c
+ * merge_pod_meta). pod_name, namespace_name and container_name come from the log file name the kubelet writes
+ * (`<pod>_<namespace>_<container>-<id>.log`), so a workload cannot choose them, and the application's own JSON is
+ * merged under `log_processed` (Merge_Log_Key), so it cannot write a top-level `kubernetes` key.
  */
-export function karpenterCapacityErrorPattern(nodePoolName: string, otherNodePools: readonly string[] = []): string {
+export interface KarpenterPods {
+  /** Namespace of the Karpenter release. */
+  readonly namespace: string;
+  /** Prefix of its pod names: the Deployment's name (the chart's fullname) and '-'. */
+  readonly podNamePrefix: string;
+  /**
+   * Container of the controller: `controller` in the Karpenter chart (aws/karpenter-provider-aws
+   * charts/karpenter/templates/deployment.yaml).
+   * @default 'controller'
+   */
+  readonly containerName?: string;
+}
+
+/**
+ * The filter pattern of one NodePool: Karpenter's insufficient-capacity launch failures of NodeClaims named after it,
+ * written by Karpenter's own pods only (any other pod's JSON line with the same fields is ignored: otherwise a
+ * workload could force capacity mode by printing one). A NodeClaim of another pool whose name extends this pool's
+ * name and a '-' (e.g. `svc-a10g-triton-x7k2p` against pool `svc-a10g`) is excluded by name: `otherNodePools` lists
+ * the pools of the same cluster the construct knows.
+ */
+export function karpenterCapacityErrorPattern(nodePoolName: string, karpenter: KarpenterPods, otherNodePools: readonly string[] = []): string {
   const f = '$.log_processed';
+  const k = '$.kubernetes';
   const longer = otherNodePools.filter((p) => p !== nodePoolName && p.startsWith(`${nodePoolName}-`));
   return [
-    `{ (${f}.message = "failed launching nodeclaim")`,
+    `{ (${k}.namespace_name = ${quoted(karpenter.namespace)})`,
+    `(${k}.container_name = ${quoted(karpenter.containerName ?? 'controller')})`,
+    `(${k}.pod_name = ${quoted(`${karpenter.podNamePrefix}*`)})`,
+    `(${f}.message = "failed launching nodeclaim")`,
     `((${f}.error = "insufficient capacity*") || (${f}.error = "creating instance, insufficient capacity*"))`,
     `(${f}.NodeClaim.name = ${quoted(`${nodePoolName}-*`)})`,
     ...longer.map((p) => `(${f}.NodeClaim.name != ${quoted(`${p}-*`)})`),

@@ -8,6 +8,7 @@ import { type MetricStatSource } from '../metrics/aws-published';
 
 export { type MetricStatSource } from '../metrics/aws-published';
 import { DEFAULT_POLICY_CONFIG } from '../policy/defaults';
+import { isUnresolved } from '../validation/tokens';
 import { type PolicyConfig } from '../policy/types';
 
 /** Placement options of the service whose traffic is routed. */
@@ -22,8 +23,18 @@ export interface PlacementOptions {
  * requests per period to tokens per second).
  */
 export type SignalSource =
-  | { readonly metric: MetricStatSource; readonly scale?: number }
-  | { readonly expression: string; readonly scale?: number };
+  | { readonly metric: MetricStatSource; readonly scale?: number; readonly periodSeconds?: number }
+  | { readonly expression: string; readonly scale?: number; readonly periodSeconds?: number };
+
+/**
+ * The source of a counter published every `intervalSeconds` (e.g. a Prometheus scrape) read per second: summed over
+ * the least whole number of reconciler periods that spans the interval, so every period gets a value (each datapoint
+ * then stands for all the periods its query period covers).
+ */
+export function counterPerSecond(metric: MetricStatSource, periodSeconds: number, intervalSeconds = periodSeconds): SignalSource {
+  const queryPeriod = Math.max(1, Math.ceil(intervalSeconds / periodSeconds)) * periodSeconds;
+  return { metric, scale: 1 / queryPeriod, ...(queryPeriod !== periodSeconds ? { periodSeconds: queryPeriod } : {}) };
+}
 
 export interface ReconcilerConfig {
   /** The routing facts the serving construct produced. */
@@ -50,6 +61,11 @@ export interface ReconcilerConfig {
    * the configuration within Lambda's 4 KB environment.
    */
   readonly karpenterCapacityErrors?: boolean;
+  /**
+   * Routes whose generated tokens are the metric contract's `GeneratedTokens` (Service, CapacityClass), as the EKS
+   * construct's scrape publishes them: derived here rather than spelt out per class, like `karpenterCapacityErrors`.
+   */
+  readonly contractTokenCounters?: readonly string[];
 }
 
 /** The name of the environment variable that carries the JSON `ReconcilerConfig`. */
@@ -73,4 +89,58 @@ export function windowDefaultsForPeriod(periodSeconds: number | undefined): Part
     if (d % periodSeconds !== 0) out[key] = Math.ceil(d / periodSeconds) * periodSeconds;
   }
   return out;
+}
+
+/** Lambda's limit on the total size of a function's environment variables (quota L-6581F036, not adjustable). */
+export const ENVIRONMENT_LIMIT_BYTES = 4096;
+
+// Longest values, from the naming rules: partition <= 9 ("aws-iso-b"), region <= 16 (the longest today has 14, e.g.
+// "ap-southeast-5"), account 12; load balancer and target group names <= 32 characters, their ids 16 hex digits
+// (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html: "the
+// final portion of the ... ARN", e.g. app/my-load-balancer/50dc6c495c0c9188); SageMaker endpoint names <= 63; EKS
+// cluster names <= 100.
+const ARN_PREFIX = 'arn:'.length + 9 + 1 + 16 + 1 + 12 + 1;
+const ELB_NAME = 32;
+const ELB_ID = 16;
+const LB_FULL_NAME = 'app/'.length + ELB_NAME + 1 + ELB_ID;
+const TG_FULL_NAME = 'targetgroup/'.length + ELB_NAME + 1 + ELB_ID;
+/** The longest value CloudFormation can resolve a token to, by the configuration field it stands in. */
+const TOKEN_BOUNDS: ReadonlyArray<readonly [RegExp, number]> = [
+  [/^facts\.listenerArn$/, ARN_PREFIX - 1 + 'elasticloadbalancing:listener/'.length + LB_FULL_NAME + 1 + ELB_ID],
+  [/^facts\.loadBalancerFullName$/, LB_FULL_NAME],
+  [/^facts\.targets\.\d+\.targetGroupArn$/, ARN_PREFIX - 1 + 'elasticloadbalancing:'.length + TG_FULL_NAME],
+  [/^facts\.targets\.\d+\.targetGroupFullName$/, TG_FULL_NAME],
+  [/^facts\.endpointArn$/, ARN_PREFIX - 1 + 'sagemaker:endpoint/'.length + 63],
+  [/^facts\.endpointName$/, 63],
+  [/^clusterName$/, 100],
+  // The Service dimension rule allows 255 characters.
+  [/^service$/, 255],
+];
+/** A token in any other field: a generous bound (a field of our facts never holds one; a custom serving might). */
+export const UNKNOWN_TOKEN_BYTES = 256;
+
+/**
+ * The bytes the reconciler's environment takes once CloudFormation resolves it: the UTF-8 bytes of every variable's
+ * name and value (the measure the CloudFormation linter applies to Lambda's 4 KB limit, cfn-lint rule E3697; AWS states
+ * only "4 KB"), each unresolved token counted at the longest value its field can resolve to, never at its placeholder.
+ * The variables are the ones the Reconciler sets: `configVariable` holds the JSON configuration, `serviceVariable` the
+ * service name on its own.
+ */
+export function environmentBytes(config: ReconcilerConfig, configVariable: string, serviceVariable: string): number {
+  let tokenBytes = 0;
+  const blank = (value: unknown, path: string): unknown => {
+    if (typeof value === 'string' && isUnresolved(value)) {
+      tokenBytes += TOKEN_BOUNDS.find(([re]) => re.test(path))?.[1] ?? UNKNOWN_TOKEN_BYTES;
+      return '';
+    }
+    if (Array.isArray(value)) return value.map((v, i) => blank(v, `${path}.${i}`));
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, blank(v, path ? `${path}.${k}` : k)]));
+    }
+    return value;
+  };
+  const bytes = (s: string) => new TextEncoder().encode(s).length;
+  const configJson = JSON.stringify(blank(config, ''));
+  const service = blank(config.service, 'service') as string;
+  return bytes(configVariable) + bytes(configJson) + bytes(serviceVariable) + bytes(service) + tokenBytes;
 }

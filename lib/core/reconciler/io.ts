@@ -50,6 +50,8 @@ export interface QueryIndexEntry {
   /** `floor`: the `ReplicaFloor` the reconciler last published for the class. */
   readonly signal: SignalName | 'mode' | 'ramping' | 'floor';
   readonly scale: number;
+  /** Periods one datapoint stands for (a query over a longer period, `SignalSource.periodSeconds`). @default 1 */
+  readonly span?: number;
 }
 
 export function buildQueryBatch(plan: SignalPlan, periodSeconds: number): QueryBatch {
@@ -57,8 +59,9 @@ export function buildQueryBatch(plan: SignalPlan, periodSeconds: number): QueryB
   const index: QueryIndexEntry[] = [];
   const add = (source: SignalSource, signal: QueryIndexEntry['signal'], className?: string) => {
     const id = `q${queries.length}`;
+    const period = source.periodSeconds ?? periodSeconds;
     if ('expression' in source) {
-      queries.push({ Id: id, Expression: source.expression, Period: periodSeconds, ReturnData: true });
+      queries.push({ Id: id, Expression: source.expression, Period: period, ReturnData: true });
     } else {
       const m = source.metric;
       queries.push({
@@ -70,12 +73,12 @@ export function buildQueryBatch(plan: SignalPlan, periodSeconds: number): QueryB
             MetricName: m.metricName,
             Dimensions: Object.entries(m.dimensions).map(([Name, Value]) => ({ Name, Value })),
           },
-          Period: periodSeconds,
+          Period: period,
           Stat: m.stat,
         },
       });
     }
-    index.push({ id, className, signal, scale: source.scale ?? 1 });
+    index.push({ id, className, signal, scale: source.scale ?? 1, ...(period !== periodSeconds ? { span: period / periodSeconds } : {}) });
   };
   const servedIncludesRejected: string[] = [];
   for (const [className, sources] of Object.entries(plan.classes)) {
@@ -103,14 +106,17 @@ export interface WindowFrame {
 export function windowsFromResults(results: readonly MetricResult[], batch: QueryBatch, frame: WindowFrame): Map<string, Array<number | null>> {
   const out = new Map<string, Array<number | null>>();
   for (const { id } of batch.index) out.set(id, Array.from({ length: frame.slots }, () => null));
-  const scales = new Map(batch.index.map((e) => [e.id, e.scale]));
+  const entries = new Map(batch.index.map((e) => [e.id, e]));
   for (const r of results) {
     const window = r.Id ? out.get(r.Id) : undefined;
     if (!window) continue;
+    const { scale, span = 1 } = entries.get(r.Id!)!;
     (r.Timestamps ?? []).forEach((ts, i) => {
-      const slot = Math.floor((ts.getTime() / 1000 - frame.start) / frame.periodSeconds);
+      const first = Math.floor((ts.getTime() / 1000 - frame.start) / frame.periodSeconds);
       const value = r.Values?.[i];
-      if (slot >= 0 && slot < frame.slots && typeof value === 'number' && Number.isFinite(value)) window[slot] = value * scales.get(r.Id!)!;
+      if (typeof value !== 'number' || !Number.isFinite(value)) return;
+      // A datapoint of a longer query period stands for every period it covers.
+      for (let slot = first; slot < first + span; slot++) if (slot >= 0 && slot < frame.slots) window[slot] = value * scale;
     });
   }
   return out;

@@ -15,6 +15,12 @@ export interface ClassSignalProducers {
    * @default - none: demand is estimated as requests x the contract's mean output tokens
    */
   readonly generatedTokens?: MetricStatSource;
+  /**
+   * How often `generatedTokens` gets a datapoint (the scrape interval of the agent that publishes it), when that is
+   * longer than a minute: the reconciler then reads it over whole multiples of its period, so no period is left
+   * without tokens. @default 60
+   */
+  readonly generatedTokensIntervalSeconds?: number;
   /** Requests waiting in the engine queue (Average). @default - none */
   readonly requestsWaiting?: MetricStatSource;
   /**

@@ -1,6 +1,6 @@
 /**
- * Where each policy signal comes from on each path: the executable form of the table in the README section
- * "Reconciler and routing policy". Each routing-target kind names its own sources (targets/); this module adds the
+ * Where each policy signal comes from on each path: the executable form of the table "Where each signal comes from"
+ * in docs/reconciler.md. Each routing-target kind names its own sources (targets/); this module adds the
  * reconciler's own history. Pure: the construct uses it to validate and document, the Lambda to build its one
  * GetMetricData batch.
  */

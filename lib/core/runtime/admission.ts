@@ -27,7 +27,8 @@ export interface AdmissionLimits {
   /**
    * Prompt tokens of not-yet-prefilled requests one replica may hold: what it prefills within the queue budget plus its
    * own TTFT, i.e. before the last admitted request's deadline share runs out (vLLM --max-num-queued-tokens, sized as
-   * "target TTFT x prefill throughput"). A burst of long prompts is shed at once instead of blowing every request's TTFT.
+   * "target TTFT x prefill throughput"), and never below one longest sequence. A burst of long prompts is shed at once
+   * instead of blowing every request's TTFT.
    */
   readonly maxQueuedPromptTokens: number;
 }
@@ -56,7 +57,11 @@ export function admissionLimits(cls: CapacityClass, contract: ServiceContract): 
   const queueSlots = Math.floor(Number(((requestsPerSecond * queueBudgetMs) / 1000).toFixed(9)));
   const concurrencyLimit = Math.floor(e.safeConcurrency);
   const prefillTokensPerSecond = (concurrencyLimit * contract.requestShape.meanPromptTokens) / (e.ttftP95Ms / 1000);
-  const maxQueuedPromptTokens = Math.floor(Number(((prefillTokensPerSecond * (queueBudgetMs + e.ttftP95Ms)) / 1000).toFixed(9)));
+  // Never below one longest prompt: an idle replica must admit any request the class accepts.
+  const maxQueuedPromptTokens = Math.max(
+    cls.footprint.maxSequenceTokens,
+    Math.floor(Number(((prefillTokensPerSecond * (queueBudgetMs + e.ttftP95Ms)) / 1000).toFixed(9))),
+  );
   return {
     serviceTimeMs,
     queueBudgetMs,

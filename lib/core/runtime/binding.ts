@@ -209,13 +209,21 @@ function resolveModelPath(
       `is not set and the class has no artifact.modelData, so ${engine} on EKS has no model to load; allowed: ` +
         'artifact.modelData (fetched and verified into the pod) or runtime.modelPath (weights inside the image)',
     );
-  } else if (target.platform === 'sagemaker' && (engine === 'tgi' || engine === 'vllm' || engine === 'djl-lmi') && !cls.runtime.env?.HF_MODEL_ID) {
-    // Facts tgi.entrypoint.sagemaker (exits without HF_MODEL_ID) and vllm.entrypoint.sagemaker-variables (no model
-    // without SM_VLLM_MODEL, /opt/ml/model or HF_MODEL_ID): without model data /opt/ml/model is empty.
+  } else if (target.platform === 'sagemaker' && (engine === 'tgi' || engine === 'djl-lmi') && !cls.runtime.env?.HF_MODEL_ID) {
+    // Fact tgi.entrypoint.sagemaker: the TGI entrypoint exits without HF_MODEL_ID; without model data /opt/ml/model is
+    // empty. DJL LMI reads HF_MODEL_ID too.
     problem(
       'runtime.modelPath',
       `is not set and the class has no artifact.modelData, so ${engine} on SageMaker has no model to load (the TGI entrypoint ` +
         'exits without HF_MODEL_ID); allowed: artifact.modelData (mounted at /opt/ml/model), runtime.modelPath, or a hub id in runtime.env.HF_MODEL_ID',
+    );
+  } else if (target.platform === 'sagemaker' && engine === 'vllm') {
+    // Fact vllm.entrypoint.sagemaker-variables: the DLC at cb035a10 passes only SM_VLLM_* (no HF_MODEL_ID fallback), so
+    // without SM_VLLM_MODEL vLLM would start its own default model.
+    problem(
+      'runtime.modelPath',
+      'is not set and the class has no artifact.modelData, so vllm on SageMaker gets no SM_VLLM_MODEL (the DLC would start ' +
+        "vLLM's default model); allowed: artifact.modelData (mounted at /opt/ml/model) or runtime.modelPath (a path or hub id)",
     );
   }
   return undefined;

@@ -49,6 +49,12 @@ export interface ScaledObjectInput {
   readonly scaleUpPods: number;
   readonly scaleUpPeriodSeconds: number;
   readonly pollingIntervalSeconds: number;
+  /**
+   * The replica floor a Reconciler publishes for the class: rendered as a second trigger of this ScaledObject, so
+   * that every `kubectl apply` of the object carries it (a merge patch replaces `triggers` whole).
+   * @default - no floor trigger
+   */
+  readonly replicaFloor?: ReplicaFloorMetric;
 }
 
 /**
@@ -94,6 +100,9 @@ export function scaledObject(input: ScaledObjectInput): ScaledObject {
           endTimeOffsetSeconds: input.endTimeOffsetSeconds,
           target: input.target,
         }, input.triggerAuthenticationName),
+        ...(input.replicaFloor
+          ? [replicaFloorTrigger(input.replicaFloor, input.triggerAuthenticationName, input.replicaFloor.reconcilerPeriodSeconds)]
+          : []),
       ],
     },
   };
@@ -105,6 +114,8 @@ export interface ReplicaFloorMetric {
   readonly metricName: string;
   readonly dimensions: Readonly<Record<string, string>>;
   readonly region: string;
+  /** The reconciler's period, which the trigger's collection window spans three times. @default 60 */
+  readonly reconcilerPeriodSeconds?: number;
 }
 
 /**

@@ -3,13 +3,21 @@
  * capacity class. Replica floors are published: the `ReplicaFloor` metric, which each class's KEDA ScaledObject reads
  * through a second trigger (lib/eks).
  */
-import { AwsMetrics } from '../../metrics/contract';
+import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, classDimensions, Metrics } from '../../metrics/contract';
+import { type MetricStatSource } from '../../metrics/aws-published';
 import { deploymentReplicasMetric } from '../../metrics/aws-published';
 import { karpenterCapacityErrorMetric } from '../../metrics/karpenter-capacity';
+import { counterPerSecond } from '../config';
 import { type AlbRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RouteObservation } from './kind';
 import { policyClassOf, rejectionStatusOf } from './shared';
+
+/** The metric contract's token counter of one class, as the EKS construct's scrape publishes it. */
+function contractTokens(service: string, className: string): MetricStatSource {
+  const spec = Metrics.generatedTokens;
+  return { namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(service, className), stat: spec.statistic };
+}
 
 /** An ALB listener rule or default action forwards to at most 5 target groups (not adjustable). */
 const MAX_TARGET_GROUPS = 5;
@@ -24,7 +32,8 @@ function signalSources(config: Parameters<RoutingTarget<AlbRoutingFacts>['signal
   const out: Record<string, ClassSignalSources> = {};
   for (const t of facts.targets) {
     const name = t.class.name;
-    const producers = config.signals?.[name];
+    const derivedTokens = config.contractTokenCounters?.includes(name) ? { generatedTokens: contractTokens(config.service, name) } : {};
+    const producers = { ...config.signals?.[name], ...derivedTokens };
     const alb = (metricName: string, stat: string) => ({
       namespace: AwsMetrics.alb.namespace,
       metricName,
@@ -51,7 +60,7 @@ function signalSources(config: Parameters<RoutingTarget<AlbRoutingFacts>['signal
       // (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html):
       // the 4XX/5XX a target answered are already in it, so demand must not add them again.
       ...(producers?.generatedTokens
-        ? { servedTokensPerSecond: { metric: producers.generatedTokens, scale: 1 / periodSeconds } }
+        ? { servedTokensPerSecond: counterPerSecond(producers.generatedTokens, periodSeconds, producers.generatedTokensIntervalSeconds) }
         : { servedTokensPerSecond: { metric: alb(AwsMetrics.alb.requestCount, 'Sum'), scale: perRequest }, servedIncludesRejected: true }),
       rejectedTokensPerSecond: status === 'mixed'
         ? [rejected(AwsMetrics.alb.target4xx), rejected(AwsMetrics.alb.target5xx)]
@@ -85,6 +94,20 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   floors: 'published',
   routes,
   describeRoutes: (facts) => `target group(s) of listener ${facts.listenerArn}`,
+  describeTarget: (facts) => `ALB \`${facts.loadBalancerFullName}\` (EKS)`,
+  servingMetrics: {
+    namespace: AwsMetrics.alb.namespace,
+    requests: AwsMetrics.alb.requestCount,
+    serverErrors: AwsMetrics.alb.target5xx,
+    clientErrors: AwsMetrics.alb.target4xx,
+    latency: AwsMetrics.alb.targetResponseTime,
+    latencyToMs: AWS_LATENCY_TO_MS.alb,
+  },
+  observedClasses: (facts) => facts.targets.map((t) => ({
+    facts: t.class,
+    awsDimensions: { [AwsDim.LOAD_BALANCER]: facts.loadBalancerFullName, [AwsDim.TARGET_GROUP]: t.targetGroupFullName },
+  })),
+  uniqueRouteNames: false,
   policyClasses: (facts, placement) => facts.targets.map((t) => policyClassOf(t.class.name, t.class, placement)),
   signalSources,
   factProblems: (facts) => {
@@ -102,6 +125,7 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
       const entry: ClassSignalProducers = {
         ...(p?.capacityErrors ? { capacityErrors: p.capacityErrors } : {}),
         ...(p?.generatedTokens ? { generatedTokens: p.generatedTokens } : {}),
+        ...(p?.generatedTokens && p.generatedTokensIntervalSeconds ? { generatedTokensIntervalSeconds: p.generatedTokensIntervalSeconds } : {}),
         ...(p?.rejectionStatus === '4xx' ? { rejectionStatus: '4xx' as const } : {}),
       };
       if (Object.keys(entry).length > 0) signals[t.class.name] = entry;
@@ -112,10 +136,24 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
     const derived = (t: AlbRoutingFacts['targets'][number]) => JSON.stringify(karpenterCapacityErrorMetric(cluster ?? '', t.nodePoolName));
     const karpenter = cluster !== undefined
       && serving.routing.targets.every((t) => JSON.stringify(signals[t.class.name]?.capacityErrors) === derived(t));
-    if (!karpenter) return { signals };
+    // Likewise the token counters that are exactly the contract's metric of their class.
+    const counters = Object.entries(signals)
+      .filter(([name, p]) => p.generatedTokens && JSON.stringify(p.generatedTokens) === JSON.stringify(contractTokens(serving.service, name)))
+      .map(([name]) => name);
     const compact: Record<string, ClassSignalProducers> = {};
-    for (const [name, { capacityErrors: _, ...rest }] of Object.entries(signals)) if (Object.keys(rest).length > 0) compact[name] = rest;
-    return { signals: compact, karpenterCapacityErrors: true };
+    for (const [name, { capacityErrors, generatedTokens, ...rest }] of Object.entries(signals)) {
+      const entry = {
+        ...(capacityErrors && !karpenter ? { capacityErrors } : {}),
+        ...(generatedTokens && !counters.includes(name) ? { generatedTokens } : {}),
+        ...rest,
+      };
+      if (Object.keys(entry).length > 0) compact[name] = entry;
+    }
+    return {
+      signals: compact,
+      ...(karpenter ? { karpenterCapacityErrors: true } : {}),
+      ...(counters.length > 0 ? { contractTokenCounters: counters } : {}),
+    };
   },
   observations: (facts, _target, latest) => {
     // EKS: the replica counts are the newest datapoints just read (ALB healthy hosts, Container Insights desired);

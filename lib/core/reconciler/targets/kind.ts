@@ -81,6 +81,28 @@ export interface RoutedProducers {
   readonly signals: Readonly<Record<string, ClassSignalProducers>>;
   /** EKS: the capacity errors are the Karpenter filter metric of each NodePool, derived rather than spelt out. */
   readonly karpenterCapacityErrors?: boolean;
+  /** Routes whose generated tokens are the contract's `GeneratedTokens` metric, derived rather than spelt out. */
+  readonly contractTokenCounters?: readonly string[];
+}
+
+/** The AWS-published metrics that tell what each class of a target kind serves, for dashboards and alarms. */
+export interface ServingMetricNames {
+  readonly namespace: string;
+  /** Requests that reached the class (Sum). */
+  readonly requests: string;
+  /** Requests answered with a server error (Sum). */
+  readonly serverErrors: string;
+  /** Requests answered with a client error, which is how TGI sheds overload (429) (Sum). */
+  readonly clientErrors: string;
+  /** The latency metric and the factor that turns its unit into milliseconds. */
+  readonly latency: string;
+  readonly latencyToMs: number;
+}
+
+/** One capacity class of a target, with the dimensions its AWS serving metrics carry. */
+export interface ObservedClassFacts {
+  readonly facts: RoutedClassFacts;
+  readonly awsDimensions: Readonly<Record<string, string>>;
 }
 
 export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
@@ -92,6 +114,14 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
   readonly floors: 'capacity-writes' | 'published';
   /** The weights of the target and the classes behind each, in the facts' order. */
   routes(facts: F): Route[];
+  /** "SageMaker endpoint `llm`": the target, for a dashboard's summary. */
+  describeTarget(facts: F): string;
+  /** The AWS-published serving metrics of this kind. */
+  readonly servingMetrics: ServingMetricNames;
+  /** Every capacity class behind the target with its AWS metric dimensions, in declaration order. */
+  observedClasses(facts: F): ObservedClassFacts[];
+  /** Whether two routes may not share a name here (SageMaker variant names are unique; ALB routes are class names). */
+  readonly uniqueRouteNames: boolean;
   /** "variant(s) of endpoint llm": what a missing route is missing from, for the audit line. */
   describeRoutes(facts: F): string;
   /** The policy's class per route; `target` (what the run read) refines a route made of several pools. */

@@ -3,9 +3,9 @@
  * instance pools (capacity classes). Replica floors are capacity writes: the reconciler raises a variant's desired
  * instance count itself (UpdateEndpointWeightsAndCapacities), after its weights.
  */
-import { AwsMetrics, Dim, Metrics } from '../../metrics/contract';
+import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, Dim, Metrics } from '../../metrics/contract';
 import { type PolicyClass } from '../../policy/types';
-import { type PlacementOptions, type SignalSource } from '../config';
+import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite } from './kind';
@@ -78,7 +78,7 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
       latencyP95Ms: { expression: `MAX(${search(AwsMetrics.sageMaker.modelLatency, 'p95')})`, scale: 1 / 1000 },
       // Tokens the server counted (Sum per period) to tokens per second; without them, invocations x mean tokens.
       servedTokensPerSecond: producers?.generatedTokens
-        ? { metric: producers.generatedTokens, scale: 1 / periodSeconds }
+        ? counterPerSecond(producers.generatedTokens, periodSeconds, producers.generatedTokensIntervalSeconds)
         : count(AwsMetrics.sageMaker.invocations),
       rejectedTokensPerSecond: rejected.length === 1 ? rejected[0] : rejected,
     };
@@ -107,6 +107,26 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   floors: 'capacity-writes',
   routes,
   describeRoutes: (facts) => `variant(s) of endpoint ${facts.endpointName}`,
+  describeTarget: (facts) => `SageMaker endpoint \`${facts.endpointName}\``,
+  servingMetrics: {
+    namespace: AwsMetrics.sageMaker.namespace,
+    requests: AwsMetrics.sageMaker.invocations,
+    serverErrors: AwsMetrics.sageMaker.invocation5xxErrors,
+    clientErrors: AwsMetrics.sageMaker.invocation4xxErrors,
+    latency: AwsMetrics.sageMaker.modelLatency,
+    latencyToMs: AWS_LATENCY_TO_MS.sageMaker,
+  },
+  observedClasses: (facts) => facts.variants.flatMap((v) => v.classes.map((cls) => ({
+    facts: cls,
+    // With several instance pools in a variant, SageMaker adds an InstanceType dimension; a single-class variant is
+    // addressed by its variant alone.
+    awsDimensions: {
+      [AwsDim.ENDPOINT_NAME]: facts.endpointName,
+      [AwsDim.VARIANT_NAME]: v.variantName,
+      ...(v.classes.length > 1 ? { [AwsDim.INSTANCE_TYPE]: cls.instanceType } : {}),
+    },
+  }))),
+  uniqueRouteNames: true,
   policyClasses: (facts, placement, target) => routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {})),
   signalSources,
   factProblems: (facts) => {
@@ -131,6 +151,7 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
       const entry: ClassSignalProducers = {
         ...(producers?.capacityErrors ? { capacityErrors: producers.capacityErrors } : {}),
         ...(producers?.generatedTokens ? { generatedTokens: producers.generatedTokens } : {}),
+        ...(producers?.generatedTokensIntervalSeconds ? { generatedTokensIntervalSeconds: producers.generatedTokensIntervalSeconds } : {}),
         ...(rejectionStatus ? { rejectionStatus } : {}),
       };
       if (Object.keys(entry).length > 0) out[v.variantName] = entry;

@@ -1,0 +1,38 @@
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { type Construct } from 'constructs';
+
+/**
+ * Where the library's alarms page someone: one SNS topic, encrypted with a customer managed key, that every alarm
+ * notifies on ALARM and on OK. InferenceAlarms and the Reconciler create one each by default, under `idPrefix`; pass
+ * one topic to both (`alarmTopic`) to have a single subscription point.
+ */
+export interface EncryptedAlarmTopic {
+  readonly topic: sns.Topic;
+  readonly key: kms.Key;
+}
+
+/** A new topic encrypted with a new rotating key that CloudWatch may use, accepting only TLS publishers. */
+export function encryptedAlarmTopic(scope: Construct, idPrefix: string, service: string): EncryptedAlarmTopic {
+  const key = new kms.Key(scope, `${idPrefix}Key`, { description: `Encrypts the alarm topic of inference service ${service}`, enableKeyRotation: true });
+  // CloudWatch publishes alarm notifications to an encrypted topic only if the key lets it (the AWS managed SNS key does not).
+  key.addToResourcePolicy(new iam.PolicyStatement({
+    principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+    actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+    resources: ['*'],
+  }));
+  const topic = new sns.Topic(scope, idPrefix, { masterKey: key, enforceSSL: true, displayName: `Inference alarms: ${service}` });
+  return { topic, key };
+}
+
+/** Every alarm notifies `topic` when it enters ALARM and when it returns to OK. */
+export function notifyOnAlarmAndOk(topic: sns.ITopic, alarms: readonly cloudwatch.Alarm[]): void {
+  const action = new actions.SnsAction(topic);
+  for (const alarm of alarms) {
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
+  }
+}

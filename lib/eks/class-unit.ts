@@ -1,0 +1,241 @@
+/**
+ * The Kubernetes objects of one capacity class (pure: no constructs). The service applies them as four manifests:
+ * capacity (EC2NodeClass, NodePool), routing (Service, TargetGroupBinding), workload (service account, PriorityClass,
+ * Deployment, PDB) and scaler (ScaledObject).
+ */
+import { Duration } from 'aws-cdk-lib';
+import { type HardwareCatalog } from '../core/hardware/catalog';
+import { AwsMetrics } from '../core/metrics/contract';
+import { type RuntimeBinding } from '../core/runtime/binding';
+import { type CapacityClass } from '../core/service/capacity-class';
+import { type ClassPlan } from '../core/service/sizing';
+import { classObjectName } from './checks';
+import { type EksClassOptions } from './class-options';
+import * as m from './manifests';
+import { modelCacheGiB } from './model-data-fetch';
+import { modelFetchOf } from './runtime';
+import { type ScalingOptions } from './scaling-options';
+import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
+
+export const DEFAULT_PORT = 8080;
+export const SERVICE_PORT = 80;
+export const CLASS_LABEL = 'capacity-aware-inference/class';
+export const SERVING_SERVICE_ACCOUNT = 'model-server';
+
+/** Everything one class's objects are derived from. */
+export interface ClassUnitInput {
+  readonly cls: CapacityClass;
+  /** Preference rank (0 = preferred). */
+  readonly rank: number;
+  readonly plan: ClassPlan;
+  readonly opts: EksClassOptions;
+  /** The contract name. */
+  readonly service: string;
+  readonly namespace: string;
+  /** Labels every object of the service carries. */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly clusterName: string;
+  readonly nodeRoleName: string;
+  readonly discoveryTag: string;
+  readonly amiAlias: string;
+  readonly deregistrationDelaySeconds: number;
+  /** Seconds an admitted request may still need: the service deadline. */
+  readonly deadlineSeconds: number;
+  readonly scaling: ScalingOptions;
+  readonly periodSeconds: number;
+  readonly runtime: RuntimeBinding;
+  readonly fetcherImage?: string;
+  readonly catalog: HardwareCatalog;
+  readonly triggerAuthenticationName: string;
+  /** What the load trigger reads: the class's target group on the service's ALB. */
+  readonly load: { readonly loadBalancerFullName: string; readonly targetGroupFullName: string; readonly region: string };
+  readonly targetGroupArn: string;
+  readonly vpcId: string;
+}
+
+/** The typed Kubernetes objects of one class, as applied. */
+export interface ClassObjects {
+  /** The class's own service account, when it reads model data (its pod identity reads only that object). */
+  readonly serviceAccount?: m.ServiceAccount;
+  readonly nodeClass: m.EC2NodeClass;
+  readonly nodePool: m.NodePool;
+  readonly priorityClass: m.PriorityClass;
+  readonly deployment: m.Deployment;
+  readonly service: m.Service;
+  readonly podDisruptionBudget: m.PodDisruptionBudget;
+  readonly scaledObject: m.ScaledObject;
+  readonly targetGroupBinding: m.TargetGroupBinding;
+}
+
+export interface ClassUnitObjects {
+  /** `<service>-<class>`: Deployment, Service, PDB, PriorityClass, ScaledObject, TargetGroupBinding. */
+  readonly name: string;
+  readonly nodePoolName: string;
+  readonly objects: ClassObjects;
+  /** What the ScaledObject was rendered from (the service re-renders it with the replica floor). */
+  readonly scaledObjectInput: m.ScaledObjectInput;
+}
+
+/** The objects of one class. */
+export function classUnitObjects(u: ClassUnitInput): ClassUnitObjects {
+  const name = classObjectName(u.service, u.cls.name);
+  const nodePoolName = u.opts.nodePoolName ?? name;
+  const selector = { 'app.kubernetes.io/name': 'model-server', 'app.kubernetes.io/instance': name };
+  const labels = { ...u.labels, ...selector, [CLASS_LABEL]: u.cls.name };
+  const modelFetch = modelFetchOf(u.cls, u.fetcherImage);
+  const cacheGiB = modelCacheGiB(u.cls, modelFetch, u.opts.modelCacheSize?.toGibibytes());
+  const { nodeClass, nodePool } = capacityObjects(u, nodePoolName, cacheGiB);
+  const workload = workloadObjects(u, { name, nodePoolName, labels, selector, modelFetch, cacheGiB });
+  const scaledObjectInput = scaledObjectInputOf(u, name, labels);
+  const targetGroupBinding = m.targetGroupBinding(name, u.namespace, labels, {
+    targetGroupArn: u.targetGroupArn,
+    serviceName: name,
+    servicePort: SERVICE_PORT,
+    vpcId: u.vpcId,
+  });
+  return {
+    name,
+    nodePoolName,
+    scaledObjectInput,
+    objects: {
+      ...(workload.serviceAccount ? { serviceAccount: workload.serviceAccount } : {}),
+      nodeClass,
+      nodePool,
+      priorityClass: workload.priorityClass,
+      deployment: workload.deployment,
+      service: m.service(name, u.namespace, labels, selector, SERVICE_PORT),
+      podDisruptionBudget: m.podDisruptionBudget(name, u.namespace, labels, selector),
+      scaledObject: m.scaledObject(scaledObjectInput),
+      targetGroupBinding,
+    },
+  };
+}
+
+/** The class's Karpenter NodePool and EC2NodeClass: its instance types, capacity types and quota as limits. */
+function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: number): { nodeClass: m.EC2NodeClass; nodePool: m.NodePool } {
+  const { cls, opts } = u;
+  const hw = cls.hardware;
+  const nodeLabels = { ...u.labels, [CLASS_LABEL]: cls.name };
+  const instanceTypes = [cls.instanceType, ...(opts.additionalInstanceTypes ?? [])];
+  const maxInstances = Math.ceil(cls.maxReplicas / cls.replicasPerInstance);
+  const volumeGiB = opts.nodeVolumeSize?.toGibibytes() ?? cacheGiB * cls.replicasPerInstance + 100;
+  const vcpuOf = (type: string) => u.catalog.find(type)?.vcpu ?? hw.vcpu;
+  const nodeClass = m.ec2NodeClass({
+    name: nodePoolName,
+    roleName: u.nodeRoleName,
+    amiAlias: u.amiAlias,
+    subnetTags: { [u.discoveryTag]: u.clusterName },
+    securityGroupTags: { 'aws:eks:cluster-name': u.clusterName },
+    volumeSizeGiB: volumeGiB,
+    labels: nodeLabels,
+    tags: { 'capacity-aware-inference:service': u.service, 'capacity-aware-inference:class': cls.name },
+  });
+  const nodePool = m.nodePool({
+    name: nodePoolName,
+    nodeClassName: nodePoolName,
+    instanceTypes,
+    capacityTypes: opts.capacityTypes ?? ['on-demand'],
+    acceleratorKind: hw.acceleratorKind,
+    acceleratorResource: hw.kubernetesResourceName,
+    acceleratorLimit: cls.maxReplicas * cls.footprint.tensorParallelDegree,
+    cpuLimit: maxInstances * Math.max(...instanceTypes.map(vcpuOf)),
+    weight: Math.max(1, 100 - 10 * u.rank),
+    labels: nodeLabels,
+    zones: cls.placement.zones,
+    consolidateAfter: '10m',
+    expireAfter: '720h',
+    terminationGracePeriod: `${u.deregistrationDelaySeconds + u.deadlineSeconds + 60}s`,
+  });
+  return { nodeClass, nodePool };
+}
+
+type Labels = Readonly<Record<string, string>>;
+
+/** The class's model servers: Deployment, PriorityClass and (with model data) its own service account. */
+interface WorkloadNames {
+  readonly name: string;
+  readonly nodePoolName: string;
+  readonly labels: Labels;
+  readonly selector: Labels;
+  readonly modelFetch?: m.ModelFetch;
+  readonly cacheGiB: number;
+}
+
+interface WorkloadObjects {
+  readonly priorityClass: m.PriorityClass;
+  readonly serviceAccount?: m.ServiceAccount;
+  readonly deployment: m.Deployment;
+}
+
+function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
+  const { cls, opts, runtime } = u;
+  const { name, nodePoolName, labels, selector, modelFetch, cacheGiB } = w;
+  const hw = cls.hardware;
+  const priorityClass = m.priorityClass(name, 100000 - 1000 * u.rank, `Model servers of capacity class ${cls.name} (preference rank ${u.rank})`, labels);
+  // A class that reads model data gets its own service account, so that its pod identity reads only its own object.
+  const serviceAccount = modelFetch ? m.serviceAccount(name, u.namespace, labels) : undefined;
+  const deployment = m.deployment({
+    name,
+    namespace: u.namespace,
+    labels,
+    selector,
+    image: cls.artifact.image,
+    args: runtime.args,
+    env: runtime.env,
+    port: opts.port ?? DEFAULT_PORT,
+    acceleratorKind: hw.acceleratorKind,
+    acceleratorResource: hw.kubernetesResourceName,
+    acceleratorCount: cls.footprint.tensorParallelDegree,
+    cpu: String(Math.max(1, Math.floor((hw.vcpu * 0.75) / cls.replicasPerInstance))),
+    memory: `${Math.max(2, Math.floor((hw.memoryGiB * 0.75) / cls.replicasPerInstance))}Gi`,
+    modelCacheSize: `${cacheGiB}Gi`,
+    modelFetch,
+    nodePoolName,
+    priorityClassName: name,
+    serviceAccountName: serviceAccount?.metadata.name ?? SERVING_SERVICE_ACCOUNT,
+    readiness: {
+      healthPath: opts.healthPath ?? runtime.healthPath,
+      readyPath: opts.readyPath ?? runtime.readyPath,
+      warmup: opts.warmup ? { path: opts.warmup.path, maxLatencySeconds: opts.warmup.maxLatency.toSeconds({ integral: false }) } : undefined,
+      startupTimeoutSeconds: (opts.startupTimeout ?? Duration.minutes(30)).toSeconds(),
+    },
+    drainSeconds: u.deregistrationDelaySeconds,
+    inFlightSeconds: u.deadlineSeconds,
+  });
+  return { priorityClass, serviceAccount, deployment };
+}
+
+/** KEDA's input for the class: the target group's request count per replica against the plan's target. */
+function scaledObjectInputOf(u: ClassUnitInput, name: string, labels: Labels): m.ScaledObjectInput {
+  const { opts, plan, scaling } = u;
+  const p = u.periodSeconds;
+  const minReplicas = opts.minReplicas ?? plan.minReplicas;
+  const maxReplicas = Math.max(minReplicas, opts.maxReplicas ?? plan.maxReplicas);
+  return {
+    name,
+    namespace: u.namespace,
+    labels,
+    deploymentName: name,
+    triggerAuthenticationName: u.triggerAuthenticationName,
+    metric: {
+      namespace: AwsMetrics.alb.namespace,
+      metricName: AwsMetrics.alb.requestCount,
+      dimensionName: 'LoadBalancer;TargetGroup',
+      dimensionValue: `${u.load.loadBalancerFullName};${u.load.targetGroupFullName}`,
+      statistic: 'Sum',
+      region: u.load.region,
+    },
+    target: opts.targetRequestsPerReplicaPerPeriod ?? plan.targetRequestsPerSecondPerReplica * p,
+    minReplicas,
+    maxReplicas,
+    fallbackReplicas: Math.min(maxReplicas, Math.max(minReplicas, plan.steadyReplicas)),
+    periodSeconds: p,
+    // Defaults shared with the simulator's EKS model (lib/core/platform/control-loop.ts).
+    collectionSeconds: scaling.metricCollectionTime?.toSeconds() ?? EKS_SCALING_DEFAULTS.metricCollectionPeriods * p,
+    endTimeOffsetSeconds: EKS_SCALING_DEFAULTS.metricEndTimeOffsetPeriods * p,
+    scaleDownStabilizationSeconds: scaling.scaleDownStabilization?.toSeconds() ?? EKS_SCALING_DEFAULTS.scaleDownStabilizationSeconds,
+    scaleUpPods: scaling.maxScaleUpPods ?? EKS_SCALING_DEFAULTS.maxScaleUpPods,
+    scaleUpPeriodSeconds: scaling.scaleUpPeriod?.toSeconds() ?? EKS_SCALING_DEFAULTS.scaleUpPeriodSeconds,
+    pollingIntervalSeconds: scaling.pollingInterval?.toSeconds() ?? EKS_SCALING_DEFAULTS.pollingIntervalSeconds,
+  };
+}

@@ -1,0 +1,348 @@
+import { Annotations, Names, RemovalPolicy, Stack, Tags, Token } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct, type IDependable } from 'constructs';
+import { type KarpenterPods } from '../core/metrics/karpenter-capacity';
+import { type ClassProblem, formatProblem } from '../core/service/checks';
+import { ApprovedImagesAdmission } from '../trust/admission-policy';
+import { acknowledgeManagedPolicies, acknowledgeRule, acknowledgeWildcardResources } from '../util/nag';
+import { clusterProblems } from './checks';
+import { Karpenter } from './karpenter';
+import { Keda } from './keda';
+import { LoadBalancerController } from './load-balancer-controller';
+import { EksObservability, type ObservabilityOptions } from './observability-addon';
+import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
+
+/** Chart versions to use instead of the pinned ones (exact semantic versions). */
+export interface ChartVersions {
+  /** @default KARPENTER_CHART.version */
+  readonly karpenter?: string;
+  /** @default KEDA_CHART.version */
+  readonly keda?: string;
+  /** @default LOAD_BALANCER_CONTROLLER_CHART.version */
+  readonly loadBalancerController?: string;
+}
+
+/** The cluster this construct creates when none is given. */
+export interface NewClusterOptions {
+  /** @default eks.KubernetesVersion.V1_33 */
+  readonly version?: eks.KubernetesVersion;
+  /**
+   * API server endpoint. Private by default: the kubectl handler runs in the VPC's private subnets.
+   * @default eks.EndpointAccess.PRIVATE
+   */
+  readonly endpointAccess?: eks.EndpointAccess;
+  /** Nodes for the controllers (Karpenter cannot run on nodes it manages). @default m7i.large */
+  readonly systemNodeInstanceType?: ec2.InstanceType;
+  /** @default 2 */
+  readonly systemNodeCount?: number;
+  /** Key that encrypts Kubernetes secrets. @default - a new key with rotation */
+  readonly secretsEncryptionKey?: kms.IKey;
+}
+
+/** Karpenter runs on the cluster already (v1, with its CRDs). */
+export interface ExistingKarpenter {
+  /**
+   * Name of the IAM role of the nodes it launches (each EC2NodeClass's `spec.role`); it needs an EC2_LINUX access
+   * entry on the cluster, as the one this construct creates.
+   */
+  readonly nodeRoleName: string;
+  /**
+   * Where its controller runs: the capacity-error filters count only its pods' log lines.
+   * @default - KARPENTER_PODS: namespace kube-system, pods `karpenter-*`, container `controller` (the chart's defaults as this library installs it)
+   */
+  readonly pods?: KarpenterPods;
+}
+
+/** The AWS Load Balancer Controller runs on the cluster already (with the TargetGroupBinding CRD and its pod webhook). */
+export interface ExistingLoadBalancerController {
+  /**
+   * The controller's role: this construct then lets it register pods in exactly the services' target groups.
+   * @default - no grant: the controller's own policy must allow elasticloadbalancing:RegisterTargets on them
+   */
+  readonly role?: iam.IRole;
+}
+
+/** Controllers an imported cluster runs already: each one given is not installed. */
+export interface ExistingControllers {
+  readonly karpenter?: ExistingKarpenter;
+  /**
+   * KEDA runs already, and its operator's identity may call cloudwatch:GetMetricData (the services' TriggerAuthentications
+   * use `podIdentity: { provider: aws, identityOwner: keda }`).
+   * @default false
+   */
+  readonly keda?: boolean;
+  readonly loadBalancerController?: ExistingLoadBalancerController;
+}
+
+export interface EksInferenceClusterProps {
+  /**
+   * An existing cluster: `eks.Cluster.fromClusterAttributes` (aws-cdk-lib/aws-eks-v2) with `vpc`,
+   * `clusterSecurityGroupId` and `kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(...)`
+   * (`kubectlProviderOptions` is ignored for an imported cluster). It must run the EKS Pod Identity agent.
+   * @default - a new cluster
+   */
+  readonly cluster?: eks.ICluster;
+  /**
+   * Literal cluster name (IAM conditions and Karpenter discovery tags need it at synth).
+   * @default - the imported cluster's name, or a name generated from the construct path
+   */
+  readonly clusterName?: string;
+  /** Settings of the new cluster (not with `cluster`). @default - see NewClusterOptions */
+  readonly clusterOptions?: NewClusterOptions;
+  /** VPC of a new cluster. @default - a new VPC with 3 AZs, NAT and flow logs */
+  readonly vpc?: ec2.IVpc;
+  /**
+   * The kubectl/helm Lambda layer of a new cluster, matching its Kubernetes version, e.g.
+   * `new KubectlV34Layer(this, 'Kubectl')` from `@aws-cdk/lambda-layer-kubectl-v34`. Required without `cluster`.
+   */
+  readonly kubectlLayer?: lambda.ILayerVersion;
+  /** @default - the pinned versions in versions.ts */
+  readonly chartVersions?: ChartVersions;
+  /**
+   * The producers of the control loop's cluster signals: the amazon-cloudwatch-observability add-on (or one you run
+   * already: `existingAddon`) and its log groups. Each service adds its classes' filters and scrape.
+   * @default - install the add-on with the defaults of ObservabilityOptions
+   */
+  readonly observability?: ObservabilityOptions;
+  /** Controllers an imported cluster runs already (not installed again). @default - install all three */
+  readonly existingControllers?: ExistingControllers;
+  /**
+   * Admit only the approved image digests in each service namespace: a ValidatingAdmissionPolicy per namespace
+   * (`approved-images-<namespace>`) allowing the service's class images and its model-data fetcher, in force before
+   * the service's pods are created.
+   * @default false
+   */
+  readonly approvedImagesAdmission?: boolean;
+}
+
+/** What a service tells the cluster when it attaches. */
+export interface ClusterTenant {
+  /** Construct path of the service (for messages). */
+  readonly path: string;
+  /** The contract name: the `Service` metric dimension, unique on the cluster. */
+  readonly service: string;
+  readonly namespace: string;
+  /** Cluster-scoped names the service creates (NodePools, EC2NodeClasses and PriorityClasses share them). */
+  readonly clusterScopedNames: readonly string[];
+  /** Every image the service's pods run (for the admission policy). */
+  readonly images: readonly string[];
+}
+
+/** What the cluster gives an attached service. */
+export interface ClusterAttachment {
+  /** The namespace's admission policy, when the cluster has one: the service's pods wait for it. */
+  readonly admission?: ApprovedImagesAdmission;
+}
+
+/**
+ * One EKS cluster for many inference services: a new cluster (VPC, private endpoint, encrypted secrets, control-plane
+ * logs) or an imported one, with what every service needs installed once: Karpenter, KEDA, the AWS Load Balancer
+ * Controller, the amazon-cloudwatch-observability add-on with its log groups, and (optionally) an approved-images
+ * admission policy per service namespace. Controllers an imported cluster already runs are marked in
+ * `existingControllers` and not installed. `EksInferenceService`s attach to it with their `cluster` prop; names they
+ * create cluster-wide (NodePools, PriorityClasses, namespaces) are checked not to collide.
+ */
+export class EksInferenceCluster extends Construct {
+  public readonly cluster: eks.ICluster;
+  public readonly clusterName: string;
+  public readonly vpc: ec2.IVpc;
+  /** Undefined when the cluster runs Karpenter already. */
+  public readonly karpenter?: Karpenter;
+  /** Undefined when the cluster runs KEDA already. */
+  public readonly keda?: Keda;
+  /** Undefined when the cluster runs the controller already. */
+  public readonly loadBalancerController?: LoadBalancerController;
+  /** The add-on, its log groups and (added by the services) the per-NodePool filters and the scrape. */
+  public readonly observability: EksObservability;
+  /** Role of the nodes Karpenter launches (each EC2NodeClass's `spec.role`). */
+  public readonly nodeRoleName: string;
+  private readonly existingLbcRole?: iam.IRole;
+  private lbcRegistration?: iam.PolicyStatement;
+  private readonly tenants: ClusterTenant[] = [];
+  private readonly admissionEnabled: boolean;
+
+  constructor(scope: Construct, id: string, props: EksInferenceClusterProps = {}) {
+    super(scope, id);
+    this.clusterName = props.clusterName ?? props.cluster?.clusterName ?? Names.uniqueResourceName(this, { maxLength: 100, separator: '-', allowedSpecialCharacters: '-' });
+    const problems = clusterProblems({ ...props, clusterName: this.clusterName, stack: Stack.of(this) });
+    if (problems.length > 0) throw invalid(this, problems);
+    this.admissionEnabled = props.approvedImagesAdmission ?? false;
+
+    if (props.cluster) {
+      this.cluster = props.cluster;
+      this.vpc = props.cluster.vpc;
+    } else {
+      this.vpc = props.vpc ?? newVpc(this);
+      this.cluster = newCluster(this, this.clusterName, this.vpc, props.clusterOptions ?? {}, props.kubectlLayer!);
+    }
+    tagNodeSubnets(this, this.vpc, this.clusterName);
+
+    const existing = props.existingControllers ?? {};
+    const versions = props.chartVersions ?? {};
+    if (existing.karpenter) {
+      this.nodeRoleName = existing.karpenter.nodeRoleName;
+    } else {
+      this.karpenter = new Karpenter(this, 'Karpenter', { cluster: this.cluster, clusterName: this.clusterName, chart: withVersion(KARPENTER_CHART, versions.karpenter) });
+      this.nodeRoleName = this.karpenter.nodeRole.roleName;
+    }
+    if (!existing.keda) this.keda = new Keda(this, 'Keda', { cluster: this.cluster, chart: withVersion(KEDA_CHART, versions.keda) });
+    if (existing.loadBalancerController) {
+      this.existingLbcRole = existing.loadBalancerController.role;
+    } else {
+      this.loadBalancerController = new LoadBalancerController(this, 'LoadBalancerController', {
+        cluster: this.cluster,
+        clusterName: this.clusterName,
+        vpcId: this.vpc.vpcId,
+        chart: withVersion(LOAD_BALANCER_CONTROLLER_CHART, versions.loadBalancerController),
+      });
+    }
+    this.observability = new EksObservability(this, 'Observability', {
+      ...props.observability,
+      cluster: this.cluster,
+      clusterName: this.clusterName,
+      karpenterPods: existing.karpenter?.pods,
+    });
+  }
+
+  /** What NodePools and EC2NodeClasses wait for: Karpenter's chart (its CRDs), when this construct installs it. */
+  public get karpenterReady(): readonly IDependable[] {
+    return this.karpenter ? [this.karpenter.chart] : [];
+  }
+
+  /** What ScaledObjects and TriggerAuthentications wait for. */
+  public get kedaReady(): readonly IDependable[] {
+    return this.keda ? [this.keda.chart] : [];
+  }
+
+  /** What TargetGroupBindings (and pods, for the readiness-gate webhook) wait for. */
+  public get loadBalancerControllerReady(): readonly IDependable[] {
+    return this.loadBalancerController ? [this.loadBalancerController.chart] : [];
+  }
+
+  /** Services attached so far. */
+  public get services(): readonly ClusterTenant[] {
+    return this.tenants;
+  }
+
+  /**
+   * Registers a service: its contract name, namespace and cluster-scoped names must be unique on the cluster (two
+   * services would otherwise overwrite each other's objects, or share a metric `Service` dimension).
+   */
+  public attach(scope: Construct, tenant: ClusterTenant): ClusterAttachment {
+    const problems: string[] = [];
+    for (const other of this.tenants) {
+      if (other.service === tenant.service) problems.push(`contract.name: '${tenant.service}' is also the service of ${other.path} on this cluster (allowed: a name unique on the cluster)`);
+      if (other.namespace === tenant.namespace) problems.push(`namespace: '${tenant.namespace}' is also the namespace of ${other.path} (allowed: one namespace per service)`);
+      const shared = tenant.clusterScopedNames.filter((n) => other.clusterScopedNames.includes(n));
+      if (shared.length > 0) problems.push(`classOptions.nodePoolName: ${shared.map((n) => `'${n}'`).join(', ')} also named by ${other.path} (NodePools and PriorityClasses are cluster-wide)`);
+    }
+    if (problems.length > 0) throw new Error(`EksInferenceService '${tenant.path}' cannot attach to EksInferenceCluster '${this.node.path}':\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.tenants.push(tenant);
+    if (!this.admissionEnabled) return {};
+    const admission = new ApprovedImagesAdmission(scope, 'Admission', {
+      cluster: this.cluster,
+      namespace: tenant.namespace,
+      images: [...new Set(tenant.images)],
+    });
+    return { admission };
+  }
+
+  /** Lets the Load Balancer Controller register pods in a service's target groups (and no others). */
+  public allowTargetGroups(targetGroupArns: readonly string[]): void {
+    if (this.loadBalancerController) {
+      this.loadBalancerController.allowTargetGroups(targetGroupArns);
+    } else if (this.existingLbcRole) {
+      if (this.lbcRegistration) {
+        this.lbcRegistration.addResources(...targetGroupArns);
+      } else {
+        this.lbcRegistration = LoadBalancerController.targetRegistrationStatement(targetGroupArns);
+        new iam.Policy(this, 'LoadBalancerControllerTargets', { roles: [this.existingLbcRole], statements: [this.lbcRegistration] });
+      }
+    }
+  }
+}
+
+function invalid(scope: Construct, problems: readonly ClassProblem[]): Error {
+  return new Error(
+    `EksInferenceCluster '${scope.node.path}' is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n` + problems.map(formatProblem).join('\n'),
+  );
+}
+
+function withVersion(chart: ChartSpec, version: string | undefined): ChartSpec {
+  return version === undefined ? chart : { ...chart, version };
+}
+
+/** Subnet tag Karpenter's EC2NodeClasses select node subnets by. */
+export const DISCOVERY_TAG = 'karpenter.sh/discovery';
+
+function newVpc(scope: Construct): ec2.Vpc {
+  const vpc = new ec2.Vpc(scope, 'Vpc', {
+    maxAzs: 3,
+    natGateways: 1,
+    subnetConfiguration: [
+      { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
+      { name: 'nodes', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 18 },
+    ],
+  });
+  const logGroup = new logs.LogGroup(scope, 'VpcFlowLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
+  vpc.addFlowLog('FlowLog', { destination: ec2.FlowLogDestination.toCloudWatchLogs(logGroup) });
+  return vpc;
+}
+
+function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: NewClusterOptions, kubectlLayer: lambda.ILayerVersion): eks.Cluster {
+  const key = o.secretsEncryptionKey ?? new kms.Key(scope, 'SecretsKey', { enableKeyRotation: true, description: `Secrets of EKS cluster ${clusterName}` });
+  const cluster = new eks.Cluster(scope, 'Cluster', {
+    clusterName,
+    vpc,
+    vpcSubnets: [{ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }],
+    version: o.version ?? eks.KubernetesVersion.V1_33,
+    endpointAccess: o.endpointAccess ?? eks.EndpointAccess.PRIVATE,
+    secretsEncryptionKey: key,
+    clusterLogging: [
+      eks.ClusterLoggingTypes.API,
+      eks.ClusterLoggingTypes.AUDIT,
+      eks.ClusterLoggingTypes.AUTHENTICATOR,
+      eks.ClusterLoggingTypes.CONTROLLER_MANAGER,
+      eks.ClusterLoggingTypes.SCHEDULER,
+    ],
+    defaultCapacityType: eks.DefaultCapacityType.NODEGROUP,
+    defaultCapacity: o.systemNodeCount ?? 2,
+    defaultCapacityInstance: o.systemNodeInstanceType ?? ec2.InstanceType.of(ec2.InstanceClass.M7I, ec2.InstanceSize.LARGE),
+    kubectlProviderOptions: { kubectlLayer },
+  });
+  acknowledgeManagedPolicies(
+    cluster,
+    'Roles aws-eks-v2 creates for the cluster: AmazonEKSClusterPolicy (control plane), the worker-node policies of the system node group ' +
+      'and the Lambda basic/VPC execution policies (plus public ECR read) of the kubectl handler. AWS maintains them for exactly these roles.',
+  );
+  // aws-eks-v2 writes EncryptionConfig.Resources, which the CloudFormation schema marks deprecated but still requires.
+  acknowledgeRule(cluster, 'CloudFormation-Validate::W9009', 'EncryptionConfig.Resources is how aws-eks-v2 enables envelope encryption of secrets.');
+  const kubectl = cluster.node.tryFindChild('KubectlProvider');
+  if (kubectl) {
+    acknowledgeWildcardResources(
+      kubectl,
+      "The kubectl provider framework invokes its handler function's versions (<handler ARN>:*), as aws-eks-v2 generates it.",
+      (r) => r.endsWith('.Arn>:*'),
+    );
+    acknowledgeRule(kubectl, 'AwsSolutions-L1', 'The kubectl handler runtime is fixed by aws-eks-v2 to match its kubectl/helm layer; it is not configurable.');
+  }
+  return cluster;
+}
+
+function tagNodeSubnets(scope: Construct, vpc: ec2.IVpc, clusterName: string): void {
+  for (const subnet of vpc.privateSubnets) {
+    if (subnet instanceof ec2.Subnet) {
+      Tags.of(subnet).add(DISCOVERY_TAG, clusterName);
+    } else {
+      Annotations.of(scope).addWarningV2(
+        'cdk-capacity-aware-inference:eks-untagged-subnet',
+        `Tag the node subnet ${Token.isUnresolved(subnet.subnetId) ? '' : subnet.subnetId} with ${DISCOVERY_TAG}=${clusterName}: Karpenter selects node subnets by that tag.`,
+      );
+    }
+  }
+}

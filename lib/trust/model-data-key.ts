@@ -1,0 +1,32 @@
+import { ArnFormat, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import { type IConstruct } from 'constructs';
+
+/*
+ * The model-data key: the customer managed KMS key of a model-data bucket that uses SSE-KMS. One concept for every
+ * reader of model data: the SageMaker execution role of each class (`SageMakerCapacityEndpointProps`), the deploy-time
+ * verifier and the sign-model publishers (`ArtifactTrustProps`), and the EKS model-data pod identity of each class
+ * (`EksInferenceServiceProps`), each through its `modelDataEncryptionKey` prop.
+ *
+ * Each gets `kms:Decrypt` on that key only when S3 asks on its behalf (`kms:ViaService` = `s3.<key region>.amazonaws.com`;
+ * an SSE-KMS key is in the bucket's region): a GetObject of an SSE-KMS object needs it, and so does a HeadObject with
+ * `ChecksumMode: ENABLED` ("If you enable checksum mode and the object is uploaded with a checksum and encrypted with
+ * a KMS key, you must have permission to use the kms:Decrypt action to retrieve the checksum",
+ * https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html). kms:Decrypt has the resource type `key*` and
+ * the condition key kms:ViaService (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awskeymanagementservice.html).
+ *
+ * The key's own policy must let the account's IAM policies grant it (the default key policy of a key CDK creates does;
+ * for a key from elsewhere, check its policy).
+ */
+
+/** The statement that lets a reader decrypt model data with `key` through S3 only. */
+export function modelDataDecryptStatement(scope: IConstruct, key: kms.IKey): iam.PolicyStatement {
+  const region = Stack.of(scope).splitArn(key.keyArn, ArnFormat.SLASH_RESOURCE_NAME).region;
+  return new iam.PolicyStatement({
+    sid: 'DecryptModelData',
+    actions: ['kms:Decrypt'],
+    resources: [key.keyArn],
+    conditions: { StringEquals: { 'kms:ViaService': `s3.${region}.amazonaws.com` } },
+  });
+}

@@ -1,0 +1,270 @@
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { enginePrometheusMetrics } from '../../lib/core/runtime/engine-metrics';
+import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
+import { type ServiceContract } from '../../lib/core/service/contract';
+import { EksInferenceCluster, EksInferenceService } from '../../lib/eks';
+import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
+
+/** A second model with other engines: TGI on L40S, vLLM on A10G. */
+const MISTRAL_CONTRACT: ServiceContract = { ...LLAMA_CONTRACT, name: 'mistral-chat', peakRequestsPerSecond: 8 };
+function mistralClasses(): CapacityClassSpec[] {
+  const [l40s, a10g] = llamaClasses();
+  return [
+    { ...l40s, runtime: { engine: 'tgi', engineVersion: '3.3.6', maxConcurrentSequences: 16, maxQueueDelayMs: 2000 }, artifact: { ...l40s.artifact, image: l40s.artifact.image.replace('/vllm@', '/tgi@') } },
+    a10g,
+  ];
+}
+
+/** A manifest as CloudFormation will render it, with every intrinsic (always inside a JSON string) replaced by a placeholder. */
+function renderWithPlaceholders(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  if (!join) return 'resolved-at-deploy';
+  return join[1].map(renderWithPlaceholders).join(join[0]);
+}
+
+function appliedObjects(template: Template): KubernetesObject[] {
+  return Object.values(template.findResources('Custom::AWSCDK-EKS-KubernetesResource')).flatMap((r) =>
+    JSON.parse(renderWithPlaceholders(r.Properties.Manifest)) as KubernetesObject[],
+  );
+}
+
+function objectKey(o: KubernetesObject): string {
+  const meta = o.metadata as { name: string; namespace?: string };
+  return `${String(o.kind)} ${meta.namespace ?? '(cluster)'}/${meta.name}`;
+}
+
+function twoServices(): { stack: Stack; cluster: EksInferenceCluster; llama: EksInferenceService; mistral: EksInferenceService } {
+  const { stack } = testStack();
+  const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), approvedImagesAdmission: true });
+  const llama = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+  const mistral = new EksInferenceService(stack, 'Mistral', { contract: MISTRAL_CONTRACT, classes: mistralClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+  llama.enableReplicaFloors();
+  mistral.enableReplicaFloors();
+  return { stack, cluster, llama, mistral };
+}
+
+describe('two services on one EksInferenceCluster', () => {
+  let stack: Stack;
+  let template: Template;
+  let cluster: EksInferenceCluster;
+  let llama: EksInferenceService;
+  let mistral: EksInferenceService;
+
+  beforeAll(() => {
+    ({ stack, cluster, llama, mistral } = twoServices());
+    template = Template.fromStack(stack);
+  });
+
+  test('the cluster-level resources exist once: one cluster, three charts, one add-on, two log groups', () => {
+    template.resourceCountIs('AWS::EKS::Cluster', 1);
+    template.resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
+    template.resourceCountIs('AWS::EKS::Addon', 2); // the observability add-on and the Pod Identity agent of the new cluster
+    template.resourcePropertiesCountIs('AWS::EKS::Addon', { AddonName: 'amazon-cloudwatch-observability' }, 1);
+    for (const kind of ['application', 'prometheus']) {
+      template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { LogGroupName: `/aws/containerinsights/${cluster.clusterName}/${kind}` }, 1);
+    }
+    template.resourceCountIs('AWS::SQS::Queue', 1);
+    template.resourceCountIs('AWS::Events::Rule', 5);
+  });
+
+  test('each service owns its routing, and no CloudFormation resource is defined twice', () => {
+    template.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 2);
+    template.resourceCountIs('AWS::ElasticLoadBalancingV2::TargetGroup', llama.units.length + mistral.units.length);
+    template.resourceCountIs('AWS::Logs::MetricFilter', llama.units.length + mistral.units.length);
+    // What must be unique in an account or cluster, by the properties that name it.
+    const identity: Record<string, (p: Record<string, unknown>) => unknown> = {
+      'AWS::EKS::Cluster': (p) => p.Name,
+      'Custom::AWSCDK-EKS-HelmChart': (p) => [p.Release, p.Namespace],
+      'AWS::EKS::Addon': (p) => p.AddonName,
+      'AWS::Logs::LogGroup': (p) => p.LogGroupName,
+      'AWS::Logs::MetricFilter': (p) => [p.LogGroupName, p.MetricTransformations],
+      'AWS::EKS::PodIdentityAssociation': (p) => [p.Namespace, p.ServiceAccount],
+      'AWS::EKS::AccessEntry': (p) => p.PrincipalArn,
+    };
+    const keys = Object.values(template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>)
+      .filter((r) => identity[r.Type])
+      .map((r) => `${r.Type} ${JSON.stringify(stack.resolve(identity[r.Type](r.Properties)))}`);
+    expect(keys.length).toBeGreaterThan(20);
+    expect(keys.filter((k, i) => keys.indexOf(k) !== i)).toEqual([]);
+  });
+
+  test('no Kubernetes object is applied twice, and every one validates against the real schemas (CRDs, CEL rules)', () => {
+    const applied = appliedObjects(template);
+    const keys = applied.map(objectKey);
+    expect(keys.filter((k, i) => keys.indexOf(k) !== i)).toEqual([]);
+    expect(applied.filter((o) => o.kind === 'NodePool')).toHaveLength(5);
+    expect(applied.filter((o) => o.kind === 'Namespace').map((o) => (o.metadata as { name: string }).name).sort()).toEqual(['llama3-chat', 'mistral-chat']);
+    expectValidManifests(applied);
+  });
+
+  test('the Load Balancer Controller registers pods in the target groups of both services and no others', () => {
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: Match.stringLikeRegexp('LoadBalancerControllerRole') }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([{
+          Sid: 'RegisterPodsInOwnedTargetGroups',
+          Effect: 'Allow',
+          Action: ['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets'],
+          Resource: [...llama.units, ...mistral.units].map((u) => stack.resolve(u.targetGroup.targetGroupArn)),
+        }]),
+      },
+    });
+  });
+
+  test('the add-on scrapes the classes of both services, and each class has its own capacity-error metric', () => {
+    const addon = Object.values(template.findResources('AWS::EKS::Addon', { Properties: { AddonName: 'amazon-cloudwatch-observability' } }))[0];
+    const scraper = JSON.parse(addon.Properties.ConfigurationValues).agents.find((a: { name: string }) => a.name === 'cai-model-server-scraper');
+    const scraped = [llama, mistral].flatMap((svc) => svc.units.filter((u) => enginePrometheusMetrics(u.cls.runtime.engine)).map((u) => `cai-${svc.plan.service}-${u.cls.name}`));
+    expect(scraped).toEqual(expect.arrayContaining(['cai-llama3-chat-l40s', 'cai-mistral-chat-l40s', 'cai-mistral-chat-a10g']));
+    expect(scraper.prometheus.config.scrape_configs.map((j: { job_name: string }) => j.job_name)).toEqual(scraped);
+    const declarations = scraper.config.logs.metrics_collected.prometheus.emf_processor.metric_declaration as { label_matcher: string }[];
+    const matchers = declarations.map((d) => d.label_matcher);
+    expect(new Set(matchers)).toEqual(new Set(['^llama3-chat$', '^mistral-chat$']));
+    const capacity = llama.servingDescription().signals.classes.l40s.capacityErrors!;
+    expect(capacity.metricName).toBe(`InsufficientCapacity/${cluster.clusterName}/llama3-chat-l40s`);
+    expect(mistral.servingDescription().signals.classes.l40s.capacityErrors!.metricName).toBe(`InsufficientCapacity/${cluster.clusterName}/mistral-chat-l40s`);
+  });
+
+  test('each namespace gets its own approved-images policy, in force before its pods, with the fetcher image and no duplicates', () => {
+    const applied = appliedObjects(template).filter((o) => o.kind === 'ValidatingAdmissionPolicy');
+    expect(applied.map((o) => (o.metadata as { name: string }).name).sort()).toEqual(['approved-images-llama3-chat', 'approved-images-mistral-chat']);
+    const allowed = (o: KubernetesObject) => JSON.parse(((o.spec as { variables: { name: string; expression: string }[] }).variables.find((v) => v.name === 'allowed')!.expression)) as string[];
+    for (const o of applied) expect(allowed(o)).toContain(FETCHER_IMAGE);
+    for (const svc of [llama, mistral]) {
+      for (const u of svc.units) expect(u.manifests.workload.node.dependencies).toContain(svc.node.findChild('Admission'));
+    }
+  });
+
+  test('both services bind replica floors in their own ScaledObjects (no KubernetesPatch)', () => {
+    template.resourceCountIs('Custom::AWSCDK-EKS-KubernetesPatch', 0);
+    const scaled = appliedObjects(template).filter((o) => o.kind === 'ScaledObject') as unknown as { spec: { triggers: { name: string; metadata: { dimensionValue: string } }[] } }[];
+    expect(scaled).toHaveLength(5);
+    for (const so of scaled) expect(so.spec.triggers.map((t) => t.name)).toEqual(['per-replica-load', 'replica-floor']);
+  });
+
+  test('cdk-nag finds nothing unacknowledged', () => {
+    expect(nagFindings(stack)).toEqual([]);
+  });
+
+  test('fails when a second service reuses a contract name or a namespace on the cluster', () => {
+    const { stack: s } = testStack();
+    const c = new EksInferenceCluster(s, 'Cluster', { kubectlLayer: new KubectlV34Layer(s, 'Kubectl') });
+    new EksInferenceService(s, 'A', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster: c, modelDataFetcherImage: FETCHER_IMAGE });
+    expect(() => new EksInferenceService(s, 'B', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster: c, namespace: 'other', modelDataFetcherImage: FETCHER_IMAGE }))
+      .toThrow(/'Test\/B' cannot attach to EksInferenceCluster 'Test\/Cluster':\n {2}- contract.name: 'llama3-chat' is also the service of/);
+    const reused = { contract: MISTRAL_CONTRACT, classes: mistralClasses(), cluster: c, namespace: 'llama3-chat', modelDataFetcherImage: FETCHER_IMAGE };
+    expect(() => new EksInferenceService(s, 'C', reused))
+      .toThrow(/namespace: 'llama3-chat' is also the namespace of Test\/A/);
+  });
+
+  test('fails when a service attached to a cluster also gives cluster settings', () => {
+    const { stack: s } = testStack();
+    const c = new EksInferenceCluster(s, 'Cluster', { kubectlLayer: new KubectlV34Layer(s, 'Kubectl') });
+    expect(() => new EksInferenceService(s, 'A', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster: c, modelDataFetcherImage: FETCHER_IMAGE, chartVersions: { keda: '2.20.1' },
+    })).toThrow(/chartVersions: is a setting of the cluster, but the service attaches to EksInferenceCluster 'Test\/Cluster'/);
+  });
+});
+
+function importedCluster(stack: Stack, withProvider = true): eks.ICluster {
+  const vpc = new ec2.Vpc(stack, 'Vpc', { availabilityZones: ['us-east-1a', 'us-east-1b'], natGateways: 1, restrictDefaultSecurityGroup: false, flowLogs: { all: {} } });
+  return eks.Cluster.fromClusterAttributes(stack, 'Imported', {
+    clusterName: 'prod-inference',
+    vpc,
+    clusterSecurityGroupId: 'sg-0123456789abcdef0',
+    ...(withProvider
+      ? { kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(stack, 'KubectlProvider', { serviceToken: 'arn:aws:lambda:us-east-1:123456789012:function:kubectl-provider' }) }
+      : {}),
+  });
+}
+
+describe('a service on an imported cluster whose controllers exist', () => {
+  let stack: Stack;
+  let template: Template;
+  let service: EksInferenceService;
+
+  beforeAll(() => {
+    ({ stack } = testStack());
+    const lbcRole = iam.Role.fromRoleName(stack, 'LbcRole', 'aws-load-balancer-controller');
+    const cluster = new EksInferenceCluster(stack, 'Cluster', {
+      cluster: importedCluster(stack),
+      existingControllers: {
+        karpenter: { nodeRoleName: 'KarpenterNodeRole-prod', pods: { namespace: 'karpenter', podNamePrefix: 'karpenter-' } },
+        keda: true,
+        loadBalancerController: { role: lbcRole },
+      },
+      observability: { existingAddon: { modelServerScrape: true } },
+    });
+    service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+    service.enableReplicaFloors();
+    template = Template.fromStack(stack);
+  });
+
+  test('installs no controller, no add-on and no log group, and creates no cluster', () => {
+    template.resourceCountIs('AWS::EKS::Cluster', 0);
+    template.resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 0);
+    template.resourceCountIs('AWS::EKS::Addon', 0);
+    expect(Object.values(template.findResources('AWS::Logs::LogGroup')).filter((g) => String(g.Properties.LogGroupName ?? '').startsWith('/aws/containerinsights'))).toEqual([]);
+    template.resourceCountIs('AWS::SQS::Queue', 0);
+  });
+
+  test("the EC2NodeClasses use the existing Karpenter's node role; the existing controller may register in the service's target groups", () => {
+    for (const u of service.units) expect(u.objects.nodeClass.spec.role).toBe('KarpenterNodeRole-prod');
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: ['aws-load-balancer-controller'],
+      PolicyDocument: { Statement: [Match.objectLike({ Sid: 'RegisterPodsInOwnedTargetGroups', Resource: service.units.map((u) => stack.resolve(u.targetGroup.targetGroupArn)) })] },
+    });
+  });
+
+  test('the manifests still apply through the imported kubectl provider and validate', () => {
+    template.allResourcesProperties('Custom::AWSCDK-EKS-KubernetesResource', { ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:kubectl-provider' });
+    expectValidManifests(appliedObjects(template));
+    template.resourceCountIs('AWS::Logs::MetricFilter', service.units.length);
+    // The existing Karpenter runs in its own namespace: the filters count its pods' lines, not kube-system's.
+    for (const f of Object.values(template.findResources('AWS::Logs::MetricFilter'))) {
+      expect(f.Properties.FilterPattern).toContain('$.kubernetes.namespace_name = "karpenter"');
+    }
+  });
+
+  test('cdk-nag finds nothing unacknowledged', () => {
+    expect(nagFindings(stack)).toEqual([]);
+  });
+});
+
+describe('EksInferenceCluster validation', () => {
+  test('fails when the imported cluster has no kubectl provider (kubectlProviderOptions is ignored on import)', () => {
+    const { stack } = testStack();
+    expect(() => new EksInferenceCluster(stack, 'Cluster', { cluster: importedCluster(stack, false) })).toThrow(
+      /cluster: has no kubectl provider.*KubectlProvider.fromKubectlProviderAttributes.*kubectlProviderOptions is ignored for an imported cluster/,
+    );
+  });
+
+  test('fails when the stack is environment-agnostic', () => {
+    const stack = new Stack(new App(), 'Agnostic');
+    expect(() => new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') })).toThrow(
+      /env: stack 'Agnostic' is environment-agnostic; allowed: a stack with env.account and env.region/,
+    );
+  });
+
+  test('fails when existing controllers are marked on a new cluster, or the node role is not a role name', () => {
+    const { stack } = testStack();
+    expect(() => new EksInferenceCluster(stack, 'Cluster', {
+      kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+      existingControllers: { karpenter: { nodeRoleName: 'arn:aws:iam::123456789012:role/x' } },
+    })).toThrow(new RegExp('existingControllers: marks controllers of an imported cluster[\\s\\S]*'
+      + 'existingControllers.karpenter.nodeRoleName: \'arn:aws:iam::123456789012:role/x\' is not an IAM role name'));
+  });
+
+  test('fails when new-cluster settings come with an imported cluster (they would be ignored)', () => {
+    const { stack } = testStack();
+    expect(() => new EksInferenceCluster(stack, 'Cluster', { cluster: importedCluster(stack), clusterOptions: { systemNodeCount: 3 } })).toThrow(
+      /clusterOptions: is a setting of a new cluster, but 'cluster' is given/,
+    );
+  });
+});

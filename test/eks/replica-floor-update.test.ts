@@ -1,0 +1,96 @@
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { Template } from 'aws-cdk-lib/assertions';
+import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks';
+import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
+import { created, type JsonObject, kubectlApply, kubectlMergePatch } from './kubectl-apply';
+
+/** A manifest as CloudFormation will render it, with every intrinsic (always inside a JSON string) replaced by a placeholder. */
+function renderWithPlaceholders(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  if (!join) return 'resolved-at-deploy';
+  return join[1].map(renderWithPlaceholders).join(join[0]);
+}
+
+/** The ScaledObject of class `a10g` exactly as the Scaler manifest hands it to kubectl. */
+function deployedScaledObject(props: Partial<EksInferenceServiceProps>, withReconciler: boolean): JsonObject {
+  const { stack } = testStack();
+  const service = new EksInferenceService(stack, 'Llama', {
+    contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), ...props,
+  });
+  if (withReconciler) service.enableReplicaFloors();
+  const logicalId = stack.resolve((service.units[1].manifests.scaler.node.defaultChild as unknown as { logicalId: string }).logicalId);
+  const scaler = Template.fromStack(stack).toJSON().Resources[logicalId];
+  const [so] = JSON.parse(renderWithPlaceholders(scaler.Properties.Manifest)) as JsonObject[];
+  return so;
+}
+
+type Triggers = { spec: { triggers: { name: string }[]; maxReplicaCount: number } };
+const triggerNames = (o: JsonObject) => (o as unknown as Triggers).spec.triggers.map((t) => t.name);
+const maxReplicas = (o: JsonObject) => (o as unknown as Triggers).spec.maxReplicaCount;
+
+/** KEDA writes status on the live object: the three-way merge must leave what it does not own alone. */
+const KEDA_STATUS: JsonObject = { conditions: [{ type: 'Ready', status: 'True' }], hpaName: 'keda-hpa-llama3-chat-a10g' };
+
+describe('replica floor across an update (kubectl apply of the ScaledObject, a three-way JSON merge patch)', () => {
+  test('the floor trigger survives a change of maxReplicas: it is part of the applied ScaledObject', () => {
+    const v1 = deployedScaledObject({}, true);
+    const v2 = deployedScaledObject({ classOptions: { a10g: { maxReplicas: 6 } } }, true);
+    expect(triggerNames(v1)).toEqual(['per-replica-load', 'replica-floor']);
+    expect(maxReplicas(v2)).toBe(6);
+    expect(maxReplicas(v1)).not.toBe(6);
+
+    const live = created(v1, KEDA_STATUS);
+    const { patch, result } = kubectlApply(live, v2);
+    // Only what changed is sent: triggers are equal in current and modified, so the patch leaves the list alone.
+    expect((patch.spec as JsonObject).triggers).toBeUndefined();
+    expect(triggerNames(result)).toEqual(['per-replica-load', 'replica-floor']);
+    expect(maxReplicas(result)).toBe(6);
+    expect(result.status).toEqual(KEDA_STATUS);
+  });
+
+  test('a floor trigger added by a separate merge patch (the previous design) is dropped by the same update', () => {
+    const v1 = deployedScaledObject({}, false);
+    const v2 = deployedScaledObject({ classOptions: { a10g: { maxReplicas: 6 } } }, false);
+    const floored = deployedScaledObject({}, true);
+    // kubectl create --save-config, then kubectl patch --type merge with the load and floor triggers.
+    const live = kubectlMergePatch(created(v1, KEDA_STATUS), { spec: { triggers: (floored.spec as JsonObject).triggers } });
+    expect(triggerNames(live)).toEqual(['per-replica-load', 'replica-floor']);
+    const { result } = kubectlApply(live, v2);
+    // current (load + floor) differs from modified (load alone): the list is replaced whole.
+    expect(triggerNames(result)).toEqual(['per-replica-load']);
+  });
+
+  test('attaching a reconciler later adds the floor on the next apply; enableReplicaFloors is idempotent', () => {
+    const { stack } = testStack();
+    const service = new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+    });
+    const first = service.enableReplicaFloors();
+    const second = service.enableReplicaFloors();
+    expect(second.map((so) => so.spec.triggers.length)).toEqual(first.map(() => 2));
+    const live = created(deployedScaledObject({}, false), KEDA_STATUS);
+    const { result } = kubectlApply(live, deployedScaledObject({}, true));
+    expect(triggerNames(result)).toEqual(['per-replica-load', 'replica-floor']);
+  });
+
+  test('retainFloorPatches: the old FloorTrigger patches stay for one deployment, and their removal keeps the floor', () => {
+    const { stack } = testStack();
+    const service = new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+      retainFloorPatches: true,
+    });
+    service.enableReplicaFloors();
+    const patches = Template.fromStack(stack).findResources('Custom::AWSCDK-EKS-KubernetesPatch');
+    // The logical ids the previous release gave these patches (read from its synthesized template): updated in place.
+    expect(Object.keys(patches).sort()).toEqual(['LlamaFloorTriggera10g12592957', 'LlamaFloorTriggerinf2D2848451', 'LlamaFloorTriggerl40s894A3B56']);
+    const live = created(deployedScaledObject({}, true), KEDA_STATUS);
+    for (const r of Object.values(patches)) {
+      expect(r.Properties.RestorePatchJson).toEqual(r.Properties.ApplyPatchJson);
+    }
+    const a10g = Object.values(patches).find((r) => r.Properties.ResourceName === 'scaledobject.keda.sh/llama3-chat-a10g')!;
+    // Deleting the patch resource later runs its restore patch: the floor stays.
+    const restored = kubectlMergePatch(live, JSON.parse(renderWithPlaceholders(a10g.Properties.RestorePatchJson)) as JsonObject);
+    expect(triggerNames(restored)).toEqual(['per-replica-load', 'replica-floor']);
+  });
+});
