@@ -61,16 +61,17 @@ describe('EKS: the HPA model is the ScaledObject the construct renders', () => {
   });
 
   test('the replica-floor trigger the Reconciler adds is the model\'s floor metric, under the same HPA', () => {
-    const template = Template.fromStack(stack);
-    const patches = Object.values(template.findResources('Custom::AWSCDK-EKS-KubernetesPatch'));
-    expect(patches).toHaveLength(service.units.length);
-    for (const patch of patches) {
-      const json = JSON.stringify(stack.resolve(patch.Properties.ApplyPatchJson));
-      expect(json).toContain('replica-floor');
-      for (const [key, value] of [['metricStatPeriod', '60'], ['metricCollectionTime', String(hpa.floor.collectionSeconds)],
-        ['metricEndTimeOffset', String(hpa.floor.endTimeOffsetSeconds)], ['targetMetricValue', String(hpa.floor.target)], ['metricStat', 'Maximum']]) {
-        expect(json).toContain(`\\"${key}\\":\\"${value}\\"`);
-      }
+    for (const u of service.units) {
+      const floor = u.objects.scaledObject.spec.triggers.find((t) => t.name === 'replica-floor');
+      expect(floor).toBeDefined();
+      expect([floor!.metricType, floor!.metadata.metricStat]).toEqual(['AverageValue', 'Maximum']);
+      expect(floor!.metadata).toMatchObject({
+        metricStatPeriod: '60',
+        metricCollectionTime: String(hpa.floor.collectionSeconds),
+        metricEndTimeOffset: String(hpa.floor.endTimeOffsetSeconds),
+        targetMetricValue: String(hpa.floor.target),
+        minMetricValue: '0',
+      });
     }
     expect(model.floors).toBe('metric');
   });
