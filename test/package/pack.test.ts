@@ -221,8 +221,9 @@ describe('npm package', () => {
       const out = join(consumer, `reports-${file}`);
       const r = command(consumer, 'cdk-capacity-sim', ['run', '--scenario-file', `./${file}`, '--seeds', '1', '--workers', '1', '--policies', 'library', '--out', out]);
       expect({ file, status: r.status, stderr: r.stderr.split('\n').filter((l) => !l.startsWith('Running') && !l.startsWith('[')) }).toEqual({ file, status: 0, stderr: [''] });
-      const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { scenarios: Array<{ scenarioId: string }> };
-      expect(results.scenarios.map((x) => x.scenarioId)).toEqual(['my-shortage']);
+      const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { scenarios: Array<{ scenarioId: string; platform: string }> };
+      // A scenario runs on both platforms' default control loops unless --platforms says otherwise.
+      expect(results.scenarios.map((x) => `${x.scenarioId} on ${x.platform}`).sort()).toEqual(['my-shortage on eks', 'my-shortage on sagemaker']);
     }
   });
 
