@@ -312,7 +312,7 @@ describe('Reconciler: the serving construct grants the routing writes', () => {
     const { stack } = testStack();
     const { servingDescription } = servingOf(SAGEMAKER, 'svc', 100);
     expect(() => new Reconciler(stack, 'R', { serving: { servingDescription } as unknown as IInferenceServing })).toThrow(
-      /serving\.grantRouting: undefined \(a function: the construct that owns the routing target grants the routing writes on it\)/,
+      /serving\.grantRouting: is undefined; allowed: a function \(the construct that owns the routing target grants the routing writes on it\)/,
     );
   });
 });
@@ -333,7 +333,7 @@ describe('Reconciler: longer periods and the contract\'s SLO', () => {
     const { stack: bad } = testStack('Bad');
     expect(() => new Reconciler(bad, 'R', {
       serving: servingOf(SAGEMAKER, 'svc', 100), policy: { period: Duration.minutes(2), capacityErrorLookback: Duration.minutes(3) },
-    })).toThrow(/capacityErrorLookbackSeconds: 180 \(a whole number of periods \(120 s\), at least one\)/);
+    })).toThrow(/policy\.capacityErrorLookback: is 180 s, not a whole number of 120 s periods; allowed: a whole number of periods, at least one/);
   });
 
   test('fails when the latency trigger is off by default: it watches the serving\'s SLO unless the policy names its own', () => {
