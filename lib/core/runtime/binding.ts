@@ -269,7 +269,7 @@ function engineSettings(
           'runtime.maxBatchTokens',
           `is ${r.maxBatchTokens}, below the longest prompt TGI admits (MAX_INPUT_TOKENS = footprint.maxSequenceTokens - 1 = ${maxInputTokens}); ` +
             'TGI refuses to start when MAX_BATCH_PREFILL_TOKENS < MAX_INPUT_TOKENS (tgi.variable.MAX_BATCH_PREFILL_TOKENS); ' +
-            `allowed: ${maxInputTokens} or more, or unset (TGI's default)`,
+            `allowed: ${maxInputTokens} or more, or unset (then one longest prompt, ${maxInputTokens})`,
         );
       }
       return [
@@ -279,7 +279,10 @@ function engineSettings(
         { name: sm ? 'SM_NUM_GPUS' : 'NUM_SHARD', value: f.tensorParallelDegree },
         { name: 'MAX_TOTAL_TOKENS', value: f.maxSequenceTokens },
         { name: 'MAX_INPUT_TOKENS', value: maxInputTokens },
-        { name: 'MAX_BATCH_PREFILL_TOKENS', value: r.maxBatchTokens },
+        // Always rendered: unset, TGI 2.0-2.4 defaults it to MAX_BATCH_SIZE x MAX_INPUT_TOKENS and its warm-up prefill of
+        // that size runs out of memory, and TGI 3.x defaults it to about 4096, below a longer MAX_INPUT_TOKENS
+        // (tgi.variable.MAX_BATCH_PREFILL_TOKENS). One longest prompt is the smallest budget both accept.
+        { name: 'MAX_BATCH_PREFILL_TOKENS', value: r.maxBatchTokens ?? maxInputTokens },
         // The batch bound: flash-attention models ignore MAX_BATCH_TOTAL_TOKENS and infer the token budget, while
         // MAX_BATCH_SIZE bounds every batch (tgi.variable.MAX_BATCH_SIZE). The token budget still binds non-flash models.
         { name: 'MAX_BATCH_SIZE', value: r.maxConcurrentSequences },

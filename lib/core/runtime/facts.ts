@@ -139,8 +139,8 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
     'Longest prompt; must be < MAX_TOTAL_TOKENS (v3.3.7 main.rs:2157-2162). Unset, 2.0 defaults it to min(max_position_embeddings, 4096) - 1 and exits when the prefill budget is below it: the library always renders it.',
   source: `${TGI} launcher/src/main.rs:678-679; ${TGI2} launcher/src/main.rs:1317-1331,1367-1371`, status: 'source' }),
   f({ id: 'tgi.variable.MAX_BATCH_PREFILL_TOKENS', subject: 'tgi', kind: 'variable', name: 'MAX_BATCH_PREFILL_TOKENS', statement:
-    'Prefill token budget per batch; must be >= MAX_INPUT_TOKENS (launcher check through 2.3.x; router check in 3.x unless the model supports chunking).',
-  source: `${TGI2} launcher/src/main.rs:1367-1371; ${TGI} backends/v3/src/main.rs:188-189`, status: 'source' }),
+    'Prefill token budget per batch; must be >= MAX_INPUT_TOKENS (launcher check through 2.3.x; router check in 3.x unless the model supports chunking). Unset, 2.0 defaults it to max_batch_size x max_input_tokens (warm-up then prefills that many tokens) and 3.x to about 4096: the library always renders it (maxBatchTokens, else MAX_INPUT_TOKENS).',
+  source: `${TGI2} launcher/src/main.rs:1348-1349,1367-1371; ${TGI} launcher/src/main.rs:2114-2153; ${TGI} backends/v3/src/main.rs:188-189`, status: 'source' }),
   f({ id: 'tgi.variable.MAX_BATCH_TOTAL_TOKENS', subject: 'tgi', kind: 'variable', name: 'MAX_BATCH_TOTAL_TOKENS', statement:
     'Token budget of the batch; ignored (with a "deprecated" warning) for flash-attention models, which infer it from memory: only non-flash models honour it.',
   source: `${TGI} backends/v3/src/lib.rs:86-98; ${TGI2} router/src/main.rs:334`, status: 'source' }),
