@@ -20,11 +20,14 @@ import { type IConstruct } from 'constructs';
  * for a key from elsewhere, check its policy).
  */
 
-/** The statement that lets a reader decrypt model data with `key` through S3 only. */
+/**
+ * The statement that lets a reader decrypt model data with `key` through S3 only. No `Sid`: a principal that reads
+ * model data of two keys (a publisher of two ArtifactTrusts) gets two such statements, and IAM rejects a policy whose
+ * statement ids repeat (CDK merges only identical statements).
+ */
 export function modelDataDecryptStatement(scope: IConstruct, key: kms.IKey): iam.PolicyStatement {
   const region = Stack.of(scope).splitArn(key.keyArn, ArnFormat.SLASH_RESOURCE_NAME).region;
   return new iam.PolicyStatement({
-    sid: 'DecryptModelData',
     actions: ['kms:Decrypt'],
     resources: [key.keyArn],
     conditions: { StringEquals: { 'kms:ViaService': `s3.${region}.amazonaws.com` } },

@@ -174,7 +174,6 @@ describe('SageMakerCapacityEndpoint', () => {
             Match.objectLike({ Sid: 'ReadOwnModelData', Action: 's3:GetObject', Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:s3:::models-bucket/inf2/${'c'.repeat(64)}/*`]] } }),
             Match.objectLike({ Sid: 'ListOwnModelData', Action: 's3:ListBucket', Condition: { StringLike: { 's3:prefix': [`inf2/${'c'.repeat(64)}/*`] } } }),
             Match.objectLike({
-              Sid: 'DecryptModelData',
               Action: 'kms:Decrypt',
               Resource: { 'Fn::GetAtt': [keyId, 'Arn'] },
               Condition: { StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['s3.', { 'Fn::Select': [3, { 'Fn::Split': [':', { 'Fn::GetAtt': [keyId, 'Arn'] }] }] }, '.amazonaws.com']] } } },

@@ -268,6 +268,24 @@ describe('ArtifactTrust options', () => {
     });
   });
 
+  test('fails when a publisher of two trusts with two model-data keys gets repeated statement ids (IAM rejects them)', () => {
+    const { app, stack } = testStack('TwoKeys');
+    const ci = new iam.Role(stack, 'Ci', { assumedBy: new iam.AccountRootPrincipal() });
+    for (const name of ['A', 'B']) {
+      new ArtifactTrust(stack, `Trust${name}`, {
+        publishers: [ci], modelDataLocations: [`s3://models-${name.toLowerCase()}/`],
+        modelDataEncryptionKey: new kms.Key(stack, `Key${name}`, { enableKeyRotation: true }),
+      });
+    }
+    app.synth();
+    const statements = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy', {
+      Properties: { Roles: [{ Ref: stack.getLogicalId(ci.node.defaultChild as CfnResource) }] },
+    })).flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Sid?: string; Action: unknown }>);
+    expect(statements.filter((st) => st.Action === 'kms:Decrypt')).toHaveLength(2);
+    const sids = statements.flatMap((st) => (st.Sid ? [st.Sid] : []));
+    expect(sids).toEqual([...new Set(sids)]);
+  });
+
   test('publishers with modelDataLocations read and tag object versions there and decrypt through S3 with the model-data key', () => {
     const { app, stack } = testStack('Publish');
     const ci = new iam.Role(stack, 'Ci', { assumedBy: new iam.AccountRootPrincipal() });
@@ -286,13 +304,13 @@ describe('ArtifactTrust options', () => {
           { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::other-bucket/*']] },
         ],
       }),
-      expect.objectContaining({ Sid: 'DecryptModelData', Action: 'kms:Decrypt', Resource: { 'Fn::GetAtt': [keyId, 'Arn'] } }),
+      expect.objectContaining({ Action: 'kms:Decrypt', Resource: { 'Fn::GetAtt': [keyId, 'Arn'] } }),
     ]));
     // The verifier decrypts through S3 too (HeadObject with checksum mode of an SSE-KMS object).
     const verifier = Object.values(t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: Match.stringLikeRegexp('TrustVerifierRole') }] } }))
       .flatMap((p) => p.Properties.PolicyDocument.Statement);
     expect(verifier).toEqual(expect.arrayContaining([
-      expect.objectContaining({ Sid: 'DecryptModelData', Condition: { StringEquals: { 'kms:ViaService': expect.anything() } } }),
+      expect.objectContaining({ Action: 'kms:Decrypt', Condition: { StringEquals: { 'kms:ViaService': expect.anything() } } }),
     ]));
     // The location wildcards are acknowledged on the publisher's role (only ecr:GetAuthorizationToken's "*" is left to the user).
     expect(nagFindings(stack).filter((f) => f.includes(':s3:::'))).toEqual([]);
