@@ -106,6 +106,9 @@ export interface InferenceAlarmOptions {
 export interface InferenceAlarmsProps extends ServiceObservabilityProps, InferenceAlarmOptions {}
 
 /** The documented defaults, in one place (docs/observability.md and the tests read them from here). */
+/** Alarm options once the defaults are filled in: every field but `enabled` is set. */
+type WithDefaults<T extends { readonly enabled?: boolean }> = Required<Omit<T, 'enabled'>> & Pick<T, 'enabled'>;
+
 export const ALARM_DEFAULTS = {
   fallbackShare: { thresholdPercent: 50, duration: Duration.minutes(15), basis: 'tokens' as const },
   deadlineExhaustion: { thresholdPercent: 1, duration: Duration.minutes(5), minRequestsPerPeriod: 20 },
@@ -144,39 +147,64 @@ export class InferenceAlarms extends Construct {
     throwIfInvalid('InferenceAlarms', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props)]);
     const m = new ServiceMetrics(props.serving.servingDescription(), props.period);
     this.metrics = m;
-    const svc = m.service;
 
     if (props.alarmTopic) {
       this.topic = props.alarmTopic;
     } else {
-      const created = encryptedAlarmTopic(this, 'Topic', svc);
+      const created = encryptedAlarmTopic(this, 'Topic', m.service);
       this.topic = created.topic;
       this.topicKey = created.key;
     }
 
-    const fallback = { ...ALARM_DEFAULTS.fallbackShare, ...props.fallbackShare };
-    const deadline = { ...ALARM_DEFAULTS.deadlineExhaustion, ...props.deadlineExhaustion };
-    const capacity = { ...ALARM_DEFAULTS.preferredCapacityErrors, ...props.preferredCapacityErrors };
-    const shortage = { ...ALARM_DEFAULTS.replicaShortage, ...props.replicaShortage };
-    const heartbeat = { ...ALARM_DEFAULTS.reconcilerHeartbeat, ...props.reconcilerHeartbeat };
-    const periods = (d: Duration) => Math.round(durationSeconds(d)! / m.period.toSeconds());
+    const o = this.options(props);
+    this.fallbackShareAlarm = this.fallbackShare(m, o.fallback);
+    this.deadlineExhaustionAlarm = this.deadlineExhaustion(m, o.deadline);
+    this.preferredCapacityErrorsAlarm = this.preferredCapacityErrors(m, o.capacity);
+    this.replicaShortageAlarms = this.replicaShortages(m, o.shortage);
+    const capacityAlarms = [...(this.preferredCapacityErrorsAlarm ? [this.preferredCapacityErrorsAlarm] : []), ...this.replicaShortageAlarms];
+    this.reconcilerHeartbeatAlarm = this.reconcilerHeartbeat(m, o.heartbeat);
 
+    this.capacityAlarms = capacityAlarms;
+    this.alarms = [this.fallbackShareAlarm, this.deadlineExhaustionAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm]
+      .filter((a): a is cloudwatch.Alarm => a !== undefined);
+    notifyOnAlarmAndOk(this.topic, this.alarms as cloudwatch.Alarm[]);
+  }
+
+  /** Each alarm's options: the defaults, then the user's. */
+  private options(props: InferenceAlarmsProps) {
+    return {
+      fallback: { ...ALARM_DEFAULTS.fallbackShare, ...props.fallbackShare },
+      deadline: { ...ALARM_DEFAULTS.deadlineExhaustion, ...props.deadlineExhaustion },
+      capacity: { ...ALARM_DEFAULTS.preferredCapacityErrors, ...props.preferredCapacityErrors },
+      shortage: { ...ALARM_DEFAULTS.replicaShortage, ...props.replicaShortage },
+      heartbeat: { ...ALARM_DEFAULTS.reconcilerHeartbeat, ...props.reconcilerHeartbeat },
+    };
+  }
+
+  private static periods(m: ServiceMetrics, d: Duration): number {
+    return Math.round(durationSeconds(d)! / m.period.toSeconds());
+  }
+
+  private fallbackShare(m: ServiceMetrics, fallback: WithDefaults<FallbackShareAlarmOptions>): cloudwatch.Alarm | undefined {
     // A service without fallback classes has no fallback share to watch.
     if (fallback.enabled !== false && m.fallback.length > 0) {
-      this.fallbackShareAlarm = new cloudwatch.Alarm(this, 'FallbackShare', {
+      return new cloudwatch.Alarm(this, 'FallbackShare', {
         metric: m.fallbackShare(fallback.basis, 'fs'),
         threshold: fallback.thresholdPercent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: periods(fallback.duration),
-        datapointsToAlarm: periods(fallback.duration),
+        evaluationPeriods: InferenceAlarms.periods(m, fallback.duration),
+        datapointsToAlarm: InferenceAlarms.periods(m, fallback.duration),
         // No datapoint means no traffic in the period: nothing is on fallback.
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `${svc}: more than ${fallback.thresholdPercent}% of the load (by ${fallback.basis}) has been served by fallback classes `
+        alarmDescription: `${m.service}: more than ${fallback.thresholdPercent}% of the load (by ${fallback.basis}) has been served by fallback classes `
           + `for ${fallback.duration.toHumanString()}. The preferred class is short of capacity or unhealthy. `
           + 'Runbook: docs/observability.md (cdk-capacity-aware-inference), FallbackShare.',
       });
     }
+    return undefined;
+  }
 
+  private deadlineExhaustion(m: ServiceMetrics, deadline: WithDefaults<DeadlineExhaustionAlarmOptions>): cloudwatch.Alarm | undefined {
     // The producer is the platform: each class's server sheds what its deadline-sized admission limit cannot serve in
     // time, with its engine's status, and SageMaker or the ALB counts it (ServiceMetrics.shedRequests).
     if (deadline.enabled !== false) {
@@ -186,7 +214,7 @@ export class InferenceAlarms extends Construct {
         using[metricId('rq', c.index)] = m.requests(c);
       }
       const sum = (prefix: string) => m.classes.map((c) => `FILL(${metricId(prefix, c.index)}, 0)`).join(' + ');
-      this.deadlineExhaustionAlarm = new cloudwatch.Alarm(this, 'DeadlineExhaustion', {
+      return new cloudwatch.Alarm(this, 'DeadlineExhaustion', {
         metric: new cloudwatch.MathExpression({
           expression: `IF((${sum('rq')}) >= ${deadline.minRequestsPerPeriod}, 100 * (${sum('sh')}) / (${sum('rq')}), 0)`,
           usingMetrics: using,
@@ -195,22 +223,24 @@ export class InferenceAlarms extends Construct {
         }),
         threshold: deadline.thresholdPercent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: periods(deadline.duration),
-        datapointsToAlarm: periods(deadline.duration),
+        evaluationPeriods: InferenceAlarms.periods(m, deadline.duration),
+        datapointsToAlarm: InferenceAlarms.periods(m, deadline.duration),
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `${svc}: the model servers shed more than ${deadline.thresholdPercent}% of arriving requests to protect the deadline for ${deadline.duration.toHumanString()}. `
+        alarmDescription: `${m.service}: the model servers shed more than ${deadline.thresholdPercent}% of arriving requests to protect the deadline for ${deadline.duration.toHumanString()}. `
           + 'No class can meet the contract for the current load: the service is shedding. Runbook: docs/observability.md (cdk-capacity-aware-inference), DeadlineExhaustion.',
       });
     }
+    return undefined;
+  }
 
-    const capacityAlarms: cloudwatch.Alarm[] = [];
+  private preferredCapacityErrors(m: ServiceMetrics, capacity: WithDefaults<CapacityErrorAlarmOptions>): cloudwatch.Alarm | undefined {
     // Only classes whose platform produces capacity errors (EKS: Karpenter's log line); SageMaker shortages show as
     // replica shortages.
     const producing = m.preferred.filter((c) => m.capacityErrors(c) !== undefined);
     if (capacity.enabled !== false && producing.length > 0) {
       const using: Record<string, cloudwatch.IMetric> = Object.fromEntries(producing.map((c) => [metricId('ce', c.index), m.capacityErrors(c)!]));
       const names = producing.map((c) => c.facts.name).join(', ');
-      this.preferredCapacityErrorsAlarm = new cloudwatch.Alarm(this, 'PreferredCapacityErrors', {
+      return new cloudwatch.Alarm(this, 'PreferredCapacityErrors', {
         metric: new cloudwatch.MathExpression({
           // FILL: a period without a matching log line has no datapoint.
           expression: Object.keys(using).map((id) => `FILL(${id}, 0)`).join(' + '),
@@ -220,15 +250,17 @@ export class InferenceAlarms extends Construct {
         }),
         threshold: capacity.threshold,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: periods(capacity.duration),
-        datapointsToAlarm: periods(capacity.duration),
+        evaluationPeriods: InferenceAlarms.periods(m, capacity.duration),
+        datapointsToAlarm: InferenceAlarms.periods(m, capacity.duration),
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `${svc}: the preferred class (${names}) reported capacity errors (Karpenter could not launch a node: insufficient capacity). `
+        alarmDescription: `${m.service}: the preferred class (${names}) reported capacity errors (Karpenter could not launch a node: insufficient capacity). `
           + 'The reconciler is triggered to move load to fallback classes. Runbook: docs/observability.md (cdk-capacity-aware-inference), PreferredCapacityErrors.',
       });
-      capacityAlarms.push(this.preferredCapacityErrorsAlarm);
     }
+    return undefined;
+  }
 
+  private replicaShortages(m: ServiceMetrics, shortage: WithDefaults<ReplicaShortageAlarmOptions>): cloudwatch.Alarm[] {
     const shortages: cloudwatch.Alarm[] = [];
     if (shortage.enabled !== false) {
       for (const route of m.routes) {
@@ -244,35 +276,32 @@ export class InferenceAlarms extends Construct {
           }),
           threshold: 1,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: periods(shortage.duration),
-          datapointsToAlarm: periods(shortage.duration),
+          evaluationPeriods: InferenceAlarms.periods(m, shortage.duration),
+          datapointsToAlarm: InferenceAlarms.periods(m, shortage.duration),
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          alarmDescription: `${svc}: ${route.name} (${what}) has wanted more replicas than are ready for `
+          alarmDescription: `${m.service}: ${route.name} (${what}) has wanted more replicas than are ready for `
             + `${shortage.duration.toHumanString()}: capacity is not arriving. Runbook: docs/observability.md (cdk-capacity-aware-inference), ReplicaShortage.`,
         }));
       }
-      capacityAlarms.push(...shortages);
     }
-    this.replicaShortageAlarms = shortages;
+    return shortages;
+  }
 
+  private reconcilerHeartbeat(m: ServiceMetrics, heartbeat: WithDefaults<ReconcilerHeartbeatAlarmOptions>): cloudwatch.Alarm | undefined {
     if (heartbeat.enabled !== false) {
-      this.reconcilerHeartbeatAlarm = new cloudwatch.Alarm(this, 'ReconcilerHeartbeat', {
+      return new cloudwatch.Alarm(this, 'ReconcilerHeartbeat', {
         metric: m.perService(Metrics.decisions, { statistic: 'SampleCount' }),
         threshold: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-        evaluationPeriods: periods(heartbeat.duration),
-        datapointsToAlarm: periods(heartbeat.duration),
+        evaluationPeriods: InferenceAlarms.periods(m, heartbeat.duration),
+        datapointsToAlarm: InferenceAlarms.periods(m, heartbeat.duration),
         // No datapoint is the symptom: the reconciler did not run, or failed before it decided.
         treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-        alarmDescription: `${svc}: the reconciler has recorded no decision for ${heartbeat.duration.toHumanString()}; weights are frozen. `
+        alarmDescription: `${m.service}: the reconciler has recorded no decision for ${heartbeat.duration.toHumanString()}; weights are frozen. `
           + 'Runbook: docs/observability.md (cdk-capacity-aware-inference), ReconcilerHeartbeat.',
       });
     }
-
-    this.capacityAlarms = capacityAlarms;
-    this.alarms = [this.fallbackShareAlarm, this.deadlineExhaustionAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm]
-      .filter((a): a is cloudwatch.Alarm => a !== undefined);
-    notifyOnAlarmAndOk(this.topic, this.alarms as cloudwatch.Alarm[]);
+    return undefined;
   }
 }
 
