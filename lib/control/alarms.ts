@@ -105,10 +105,10 @@ export interface InferenceAlarmOptions {
 
 export interface InferenceAlarmsProps extends ServiceObservabilityProps, InferenceAlarmOptions {}
 
-/** The documented defaults, in one place (docs/observability.md and the tests read them from here). */
 /** Alarm options once the defaults are filled in: every field but `enabled` is set. */
 type WithDefaults<T extends { readonly enabled?: boolean }> = Required<Omit<T, 'enabled'>> & Pick<T, 'enabled'>;
 
+/** The documented defaults, in one place (docs/observability.md and the tests read them from here). */
 export const ALARM_DEFAULTS = {
   fallbackShare: { thresholdPercent: 50, duration: Duration.minutes(15), basis: 'tokens' as const },
   deadlineExhaustion: { thresholdPercent: 1, duration: Duration.minutes(5), minRequestsPerPeriod: 20 },
