@@ -26,7 +26,7 @@ import { policyClassesFromFacts } from '../core/reconciler/from-facts';
 import { signalPlan } from '../core/reconciler/signal-sources';
 import { findPublishedMetric } from '../core/metrics/aws-published';
 import { type ServingDescription } from '../core/reconciler/serving';
-import { routingTarget } from '../core/reconciler/targets';
+import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
 import { lambdaCode } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
@@ -395,7 +395,8 @@ export class Reconciler extends Construct {
     const other = (RECONCILERS_OF.get(props.serving) ?? []).find((r) => r.node.root === this.node.root);
     c.cross('serving@once', { routedBy: other?.node.path }, 'serving');
     const description = servingDescriptionProblems(serving);
-    c.cross('serving.signals.containerInsightsClusterName', { kind: serving.routing?.kind, clusterName: serving.signals?.containerInsightsClusterName });
+    const fromContainerInsights = isKnownTargetKind(serving.routing) && routingTarget(serving.routing).desiredReplicasFrom === 'container-insights';
+    c.cross('serving.signals.containerInsightsClusterName', { required: fromContainerInsights, clusterName: serving.signals?.containerInsightsClusterName });
     if (description.length === 0) {
       const facts = serving.routing;
       const allowed = policyClassesFromFacts(facts, { sensitive: props.sensitive }).filter((cls) => cls.placementAllowed).map((cls) => cls.name);

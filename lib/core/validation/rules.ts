@@ -348,9 +348,9 @@ export const RECONCILER_RULES = {
     'names of capacity classes of the routing facts',
     ({ name, known }) => (known.includes(name) ? undefined : `names no capacity class of the routing facts (known: ${known.join(', ')})`),
   ),
-  'serving.signals.containerInsightsClusterName': crossRule<{ readonly kind: string; readonly clusterName?: string }>(
+  'serving.signals.containerInsightsClusterName': crossRule<{ readonly required: boolean; readonly clusterName?: string }>(
     'the Container Insights cluster name wherever the routing target is an ALB',
-    ({ kind, clusterName }) => (kind !== 'alb' || clusterName ? undefined : 'is undefined'),
+    ({ required, clusterName }) => (!required || clusterName ? undefined : 'is undefined'),
     'desired replicas of EKS classes come from Container Insights',
   ),
   sensitive: crossRule<{ readonly sensitive: boolean; readonly allowed: readonly string[] }>(

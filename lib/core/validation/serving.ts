@@ -4,15 +4,16 @@
  * reconciler Lambda checks the facts of the configuration it reads (JSON turns NaN into null, and the environment can
  * be edited). Every rule's code and text live in ROUTING_FACTS_RULES / RECONCILER_RULES (docs/validation.md).
  */
-import { type RoutedClassFacts, type RoutingFacts, type SageMakerRoutingFacts } from '../reconciler/routing-facts';
+import { type RoutedClassFacts, type RoutingFacts } from '../reconciler/routing-facts';
 import { type ServingDescription } from '../reconciler/serving';
+import { isKnownTargetKind, routingTarget, TARGET_KINDS } from '../reconciler/targets';
 import { Checker } from './checker';
 import { type Problem } from './error';
 import { RECONCILER_RULES, ROUTING_FACTS_RULES, SERVING_RULE } from './rules';
 
-/** The capacity classes of the facts in declaration order: an ALB target's class, each pool of each SageMaker variant. */
+/** The capacity classes of the facts in declaration order (an ALB target's class, each pool of each SageMaker variant). */
 export function factsClasses(facts: RoutingFacts): RoutedClassFacts[] {
-  return facts.kind === 'alb' ? (facts.targets ?? []).map((t) => t.class) : (facts.variants ?? []).flatMap((v) => v.classes ?? []);
+  return isKnownTargetKind(facts) ? routingTarget(facts).classes(facts) : [];
 }
 
 /**
@@ -21,24 +22,11 @@ export function factsClasses(facts: RoutingFacts): RoutedClassFacts[] {
  */
 export function routingFactsProblems(facts: RoutingFacts, prefix: string): Problem[] {
   const c = new Checker(ROUTING_FACTS_RULES, `${prefix}.`);
-  if (facts?.kind === 'alb') {
-    c.cross('targets', Array.isArray(facts.targets) ? facts.targets.length : 0);
-  } else if (facts?.kind === 'sagemaker') {
-    const variants: SageMakerRoutingFacts['variants'] = Array.isArray(facts.variants) ? facts.variants : [];
-    c.cross('variants', variants.length);
-    c.cross('variants[].variantName', variants.map((v) => v.variantName), 'variants');
-    const allClassNames = factsClasses(facts).map((cls) => cls.name);
-    for (const v of variants) {
-      const path = `variants['${v.variantName}']`;
-      const classNames = (v.classes ?? []).map((cls) => cls.name);
-      c.cross('variants[].classes', classNames.length, `${path}.classes`);
-      c.cross('variants[].variantName@classes', { variantName: v.variantName, classNames, allClassNames }, `${path}.variantName`);
-      c.optional('variants[].maxInstances', v.maxInstances, `${path}.maxInstances`);
-    }
-  } else {
-    c.add('kind', `is ${JSON.stringify((facts as { kind?: unknown } | undefined)?.kind)}; allowed: 'alb' or 'sagemaker'`);
+  if (!isKnownTargetKind(facts)) {
+    c.add('kind', `is ${JSON.stringify((facts as { kind?: unknown } | undefined)?.kind)}; allowed: ${TARGET_KINDS.map((k) => `'${k}'`).join(' or ')}`);
     return c.problems;
   }
+  routingTarget(facts).checkFacts(facts, c);
   const classes = factsClasses(facts);
   c.cross('classes[].name', classes.map((cls) => cls.name), 'classes');
   for (const cls of classes) {

@@ -19,9 +19,6 @@ function contractTokens(service: string, className: string): MetricStatSource {
   return { namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(service, className), stat: spec.statistic };
 }
 
-/** An ALB listener rule or default action forwards to at most 5 target groups (not adjustable). */
-const MAX_TARGET_GROUPS = 5;
-
 function routes(facts: AlbRoutingFacts): Route[] {
   return facts.targets.map((t) => ({ name: t.class.name, classes: [t.class], maxReplicas: t.class.maxReplicas }));
 }
@@ -110,13 +107,11 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   uniqueRouteNames: false,
   policyClasses: (facts, placement) => facts.targets.map((t) => policyClassOf(t.class.name, t.class, placement)),
   signalSources,
-  factProblems: (facts) => {
-    const n = Array.isArray(facts.targets) ? facts.targets.length : 0;
-    return n < 1 || n > MAX_TARGET_GROUPS ? [`facts.targets: ${n} target groups (an ALB forward action takes 1..${MAX_TARGET_GROUPS})`] : [];
+  classes: (facts) => (Array.isArray(facts.targets) ? facts.targets.map((t) => t.class) : []),
+  checkFacts: (facts, c) => {
+    c.cross('targets', Array.isArray(facts.targets) ? facts.targets.length : 0);
   },
-  servingProblems: (serving) => (serving.signals.containerInsightsClusterName
-    ? []
-    : ['serving.signals.containerInsightsClusterName: undefined (required for an ALB target: desired replicas come from Container Insights)']),
+  desiredReplicasFrom: 'container-insights',
   autoscalerFloor: hpaHonouredFloor,
   routedProducers: (serving) => {
     const signals: Record<string, ClassSignalProducers> = {};

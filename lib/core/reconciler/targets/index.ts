@@ -25,6 +25,9 @@ export function routingTarget<F extends RoutingFacts>(facts: F): RoutingTarget<F
   return target;
 }
 
+/** The kinds this library routes, for messages. */
+export const TARGET_KINDS: readonly string[] = Object.keys(TARGETS);
+
 /** Whether the facts name a kind this library routes (a configuration may have been edited by hand). */
 export function isKnownTargetKind(facts: unknown): facts is RoutingFacts {
   const kind = (facts as { kind?: unknown } | null | undefined)?.kind;

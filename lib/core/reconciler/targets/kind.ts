@@ -5,6 +5,8 @@
  * asks which kind it holds. Pure data and functions: the Lambda's I/O for each kind is lambda/reconciler/targets/.
  */
 import { type PolicyClass, type PolicyDecision } from '../../policy/types';
+import { type Checker } from '../../validation/checker';
+import { type ROUTING_FACTS_RULES } from '../../validation/rules';
 import { type PlacementOptions, type ReconcilerConfig, type SignalSource } from '../config';
 import { type RoutedClassFacts, type RoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers, type ServingDescription } from '../serving';
@@ -128,10 +130,21 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
   policyClasses(facts: F, placement: PlacementOptions, target?: TargetState): PolicyClass[];
   /** CloudWatch sources of each route's signals, by routed name. */
   signalSources(config: ReconcilerConfig & { readonly facts: F }, periodSeconds: number): Record<string, ClassSignalSources>;
-  /** Problems of the facts particular to this kind (route counts, empty routes), as `facts...: value (allowed)`. */
-  factProblems(facts: F): string[];
-  /** Problems of a serving description particular to this kind (e.g. a signal source this kind requires). */
-  servingProblems(serving: ServingDescription & { readonly routing: F }): string[];
+  /**
+   * The capacity classes behind the target in declaration order. Tolerant of malformed facts (a hand-edited
+   * configuration): validation calls it before the facts are known to be well formed.
+   */
+  classes(facts: F): RoutedClassFacts[];
+  /**
+   * This kind's rules on the facts (route counts, route names), each checked against its entry of ROUTING_FACTS_RULES
+   * (lib/core/validation/rules.ts, where the text of every rule lives for docs/validation.md). Tolerant of malformed facts.
+   */
+  checkFacts(facts: F, c: Checker<typeof ROUTING_FACTS_RULES>): void;
+  /**
+   * Where the newest desired replicas of a route come from: Container Insights (the serving description must then name
+   * its cluster) or the routing target's own API.
+   */
+  readonly desiredReplicasFrom: 'container-insights' | 'target-api';
   /** The serving platform's signal producers by routed name, compacted to fit the Lambda environment. */
   routedProducers(serving: ServingDescription & { readonly routing: F }): RoutedProducers;
   /**

@@ -11,9 +11,6 @@ import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite } from './kind';
 import { placementAllows, policyClassOf, quote, rejectionStatusOf, stray } from './shared';
 
-/** SageMaker accepts 1..10 production variants per endpoint configuration. */
-const MAX_VARIANTS = 10;
-
 function routes(facts: SageMakerRoutingFacts): Route[] {
   return facts.variants.map((v) => ({
     name: v.variantName,
@@ -129,16 +126,21 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   uniqueRouteNames: true,
   policyClasses: (facts, placement, target) => routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {})),
   signalSources,
-  factProblems: (facts) => {
-    const problems: string[] = [];
-    const n = Array.isArray(facts.variants) ? facts.variants.length : 0;
-    if (n < 1 || n > MAX_VARIANTS) problems.push(`facts.variants: ${n} variants (a SageMaker endpoint takes 1..${MAX_VARIANTS})`);
-    for (const v of facts.variants ?? []) {
-      if (!Array.isArray(v.classes) || v.classes.length === 0) problems.push(`facts.variants['${v.variantName}'].classes: none (at least one pool)`);
+  classes: (facts) => (Array.isArray(facts.variants) ? facts.variants.flatMap((v) => (Array.isArray(v.classes) ? v.classes : [])) : []),
+  checkFacts: (facts, c) => {
+    const variants: SageMakerRoutingFacts['variants'] = Array.isArray(facts.variants) ? facts.variants : [];
+    c.cross('variants', variants.length);
+    c.cross('variants[].variantName', variants.map((v) => v.variantName), 'variants');
+    const allClassNames = SAGEMAKER_TARGET.classes(facts).map((cls) => cls.name);
+    for (const v of variants) {
+      const path = `variants['${v.variantName}']`;
+      const classNames = (Array.isArray(v.classes) ? v.classes : []).map((cls) => cls.name);
+      c.cross('variants[].classes', classNames.length, `${path}.classes`);
+      c.cross('variants[].variantName@classes', { variantName: v.variantName, classNames, allClassNames }, `${path}.variantName`);
+      c.optional('variants[].maxInstances', v.maxInstances, `${path}.maxInstances`);
     }
-    return problems;
   },
-  servingProblems: () => [],
+  desiredReplicasFrom: 'target-api',
   autoscalerFloor: (floor) => floor,
   routedProducers: (serving) => {
     const out: Record<string, ClassSignalProducers> = {};
