@@ -20,7 +20,8 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, DescribeAlarmsCommand, GetMetricDataCommand, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { compareOutcomes, type ObservedSeries, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
+import { compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
+import { type ChartSeries } from '../lib/core/report/chart-series';
 import { nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
 import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
@@ -258,7 +259,7 @@ export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** The reconciler's signals over [start, end) (epoch seconds), one slot per period, from GetMetricData. */
-export async function observeWindow(cw: CloudWatchClient, config: ReconcilerConfig, start: number, end: number): Promise<ObservedSeries> {
+export async function observeWindow(cw: CloudWatchClient, config: ReconcilerConfig, start: number, end: number): Promise<ChartSeries> {
   const period = config.policy?.periodSeconds ?? 60;
   const batch = buildQueryBatch(signalPlan(config, period), period);
   const slots = Math.max(1, Math.ceil((end - start) / period));

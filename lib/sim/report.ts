@@ -1,6 +1,7 @@
 import { type PlatformKind } from './platform';
 import { type Estimate } from './stats';
-import { type ChartSeries, type PolicySummary, type ScenarioSummary } from './suite';
+import { type ChartSeries } from '../core/report/chart-series';
+import { type PolicySummary, type ScenarioSummary } from './suite';
 import { downsample, lineChart, modeTimeline } from './svg';
 
 /** Formatting of the comparison, for the terminal, Markdown and HTML. */

@@ -11,6 +11,7 @@ import { requireScenarioModule } from './scenario-file';
 import { runSimulation, type RunResult } from './simulator';
 import { estimate, type Estimate, pairedDifference } from './stats';
 import { generateTrace } from './workload';
+import { type ChartSeries } from '../core/report/chart-series';
 
 /** The policies of the comparison, by name: the library's own first, the oracle last. */
 export const POLICY_NAMES: readonly string[] = ['library', ...BASELINES.map((b) => b.name)];
@@ -36,19 +37,6 @@ export interface Job {
   readonly libraryConfig?: Partial<PolicyConfig>;
   /** The platform to run on. @default the scenario's own ('eks' unless it says otherwise) */
   readonly platform?: PlatformKind;
-}
-
-/** Per-minute series of one run, small enough to pass between threads and draw. */
-export interface ChartSeries {
-  readonly classNames: readonly string[];
-  /** Share of routed output tokens per class, per minute ([minute][class]). */
-  readonly share: number[][];
-  readonly readyReplicas: number[][];
-  /** Latency p50, p95, p99 of completions per minute, seconds (NaN without completions). */
-  readonly latency: Array<[number, number, number]>;
-  readonly modes: string[];
-  readonly demandTokensPerSecond: number[];
-  readonly rejectedShare: number[];
 }
 
 export interface JobResult {

@@ -6,26 +6,15 @@
  */
 import { POLICY_MODE_VALUE } from '../metrics/contract';
 import { type QueryBatch } from '../reconciler/io';
-
-/**
- * One run's per-minute series, structurally the simulator's `ChartSeries` (lib/sim/suite.ts): share of served tokens
- * and ready replicas per class ([minute][class]), latency [p50, p95, p99] in seconds (only p95 is observed: the
- * reconciler reads a p95; the others are NaN), mode per minute, demand and rejected share.
- */
-export interface ObservedSeries {
-  readonly classNames: readonly string[];
-  readonly share: number[][];
-  readonly readyReplicas: number[][];
-  readonly latency: Array<[number, number, number]>;
-  readonly modes: string[];
-  readonly demandTokensPerSecond: number[];
-  readonly rejectedShare: number[];
-}
+import { type ChartSeries } from '../report/chart-series';
 
 const value = (w: ReadonlyArray<number | null> | undefined, i: number) => w?.[i] ?? NaN;
 
-/** The series of a window, from the windows `windowsFromResults` built for `batch`. */
-export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, ReadonlyArray<number | null>>, slots: number): ObservedSeries {
+/**
+ * The series of a window, from the windows `windowsFromResults` built for `batch`: the simulator's chart series, so one
+ * report renders both. Only the p95 latency is observed (the reconciler reads a p95); p50 and p99 are NaN.
+ */
+export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, ReadonlyArray<number | null>>, slots: number): ChartSeries {
   const classNames = [...new Set(batch.index.flatMap((e) => (e.className ? [e.className] : [])))];
   const signal = (className: string, name: string) => {
     const id = batch.index.find((e) => e.className === className && e.signal === name)?.id;
@@ -33,7 +22,7 @@ export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, R
   };
   const modeId = batch.index.find((e) => e.signal === 'mode')?.id;
   const modeWindow = modeId === undefined ? undefined : windows.get(modeId);
-  const series: ObservedSeries = { classNames, share: [], readyReplicas: [], latency: [], modes: [], demandTokensPerSecond: [], rejectedShare: [] };
+  const series: ChartSeries = { classNames, share: [], readyReplicas: [], latency: [], modes: [], demandTokensPerSecond: [], rejectedShare: [] };
   for (let m = 0; m < slots; m++) {
     const served = classNames.map((c) => value(signal(c, 'servedTokensPerSecond'), m));
     const rejected = classNames.map((c) => value(signal(c, 'rejectedTokensPerSecond'), m));
@@ -65,7 +54,7 @@ export interface ObservedOutcome {
   readonly modeChanges: number;
 }
 
-export function observedOutcome(series: ObservedSeries, injectedMinute: number, restoredMinute: number, periodSeconds = 60): ObservedOutcome {
+export function observedOutcome(series: ChartSeries, injectedMinute: number, restoredMinute: number, periodSeconds = 60): ObservedOutcome {
   const firstFrom = (from: number, mode: string) => {
     for (let m = Math.max(0, from); m < series.modes.length; m++) if (series.modes[m] === mode) return (m - from) * periodSeconds;
     return NaN;
