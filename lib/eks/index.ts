@@ -1,6 +1,4 @@
 export { KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, type ChartSpec } from './versions';
-/** Typed Kubernetes manifest builders (NodePool, EC2NodeClass, Deployment, ScaledObject, TargetGroupBinding, ...). */
-export * as eksManifests from './manifests';
 export type { EksClassOptions } from './class-options';
 export type { ScalingOptions } from './scaling-options';
 export { PodIdentityRole, type PodIdentityRoleProps } from './pod-identity';

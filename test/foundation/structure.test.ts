@@ -89,10 +89,20 @@ describe('the public surface', () => {
     const symbol = checker.getSymbolAtLocation(program.getSourceFile(join(ROOT, entry))!)!;
     return checker.getExportsOfModule(symbol).map((s) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s));
   };
-  const functions = (entry: string) => exported(entry).filter((s) => s.flags & ts.SymbolFlags.Function).map((s) => s.name).sort();
+  const resolved = (s: ts.Symbol) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s);
+  // A free function is a function declaration or a constant holding one (`export const f = () => ...`), also when it is
+  // reached through a namespace re-export (`export * as ns from './module'`).
+  const callable = (s: ts.Symbol) => (s.flags & ts.SymbolFlags.Function) !== 0 || ((s.flags & ts.SymbolFlags.Variable) !== 0
+    && s.valueDeclaration !== undefined && checker.getTypeOfSymbolAtLocation(s, s.valueDeclaration).getCallSignatures().length > 0);
+  const freeFunctions = (symbols: readonly ts.Symbol[], prefix: string): string[] => symbols.flatMap((s) => {
+    if (s.flags & ts.SymbolFlags.ValueModule) return freeFunctions(checker.getExportsOfModule(s).map(resolved), `${prefix}${s.name}.`);
+    return callable(s) ? [`${prefix}${s.name}`] : [];
+  });
+  const functions = (entry: string) => freeFunctions(exported(entry), '').sort();
 
   test('the package root exports at most 30 free functions (the rest are methods, constructs or internal)', () => {
-    expect(functions('lib/index.ts').length).toBeLessThanOrEqual(30);
+    const found = functions('lib/index.ts');
+    expect(found.length).toBeLessThanOrEqual(30);
   });
 
   test('internal helpers stay internal', () => {
