@@ -25,14 +25,16 @@ test('per minute: share of served tokens per class, ready replicas, p95 in secon
   expect(s.readyReplicas[15]).toEqual([4, 3]);
   expect(s.latency[10]).toEqual([NaN, 1.4, NaN]);
   expect([s.modes[11], s.modes[12], s.modes[26]]).toEqual(['cost', 'capacity', 'cost']);
-  expect(s.demandTokensPerSecond[10]).toBe(60 + 35 + 10);
-  expect(s.rejectedShare[10]).toBeCloseTo(10 / 105, 12);
+  // Demand as the reconciler derives it: on EKS the served signal is ALB RequestCount, which already counts the 10
+  // rejected, so demand is 60 + 35 (served + rejected would count the rejections twice).
+  expect(s.demandTokensPerSecond[10]).toBe(60 + 35);
+  expect(s.rejectedShare[10]).toBeCloseTo(10 / 95, 12);
 });
 
 test('the outcome: time to capacity and back, rejected share, worst p95, mode changes; each difference to the prediction named', () => {
   const o = observedOutcome(window(EKS_CONFIG, 35), 10, 20);
   expect(o).toEqual({
-    secondsToCapacityMode: 120, secondsToCostMode: 360, rejectedShare: expect.closeTo(20 / 3505, 12), peakLatencyP95Seconds: 1.4, modeChanges: 2,
+    secondsToCapacityMode: 120, secondsToCostMode: 360, rejectedShare: expect.closeTo(20 / 3485, 12), peakLatencyP95Seconds: 1.4, modeChanges: 2,
   });
   const predicted = { timeToFallbackSeconds: 300, timeToReturnSeconds: 600, rejectedShare: 0.001, latencyP95Seconds: 1.1, modeChangesPerEvent: 2 };
   const rows = compareOutcomes(o, predicted);

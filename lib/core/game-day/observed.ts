@@ -5,6 +5,8 @@
  * prediction the same way, and the few numbers to set beside the simulator's prediction of the same shortage.
  */
 import { POLICY_MODE_VALUE } from '../metrics/contract';
+import { type ClassSignals } from '../policy/types';
+import { demandWindow } from '../reconciler/faults';
 import { type QueryBatch } from '../reconciler/io';
 import { type ChartSeries } from '../report/chart-series';
 
@@ -23,12 +25,21 @@ export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, R
   const modeId = batch.index.find((e) => e.signal === 'mode')?.id;
   const modeWindow = modeId === undefined ? undefined : windows.get(modeId);
   const series: ChartSeries = { classNames, share: [], readyReplicas: [], latency: [], modes: [], demandTokensPerSecond: [], rejectedShare: [] };
+  // Demand as the reconciler derives it (served + rejected, or served alone where the served signal already counts the
+  // rejections: ALB RequestCount), so the observed rejected share is the one the policy saw.
+  const windowsOf: Record<string, ClassSignals> = Object.fromEntries(classNames.map((c): [string, ClassSignals] => [c, {
+    readyReplicas: signal(c, 'readyReplicas') ?? [],
+    desiredReplicas: signal(c, 'desiredReplicas') ?? [],
+    servedTokensPerSecond: signal(c, 'servedTokensPerSecond'),
+    rejectedTokensPerSecond: signal(c, 'rejectedTokensPerSecond'),
+  }]));
+  const demandWindowOfRun = demandWindow(windowsOf, classNames, slots, undefined, new Set(batch.servedIncludesRejected));
   for (let m = 0; m < slots; m++) {
     const served = classNames.map((c) => value(signal(c, 'servedTokensPerSecond'), m));
     const rejected = classNames.map((c) => value(signal(c, 'rejectedTokensPerSecond'), m));
     const sum = (xs: number[]) => xs.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
     const totalServed = sum(served);
-    const demand = totalServed + sum(rejected);
+    const demand = demandWindowOfRun[m] ?? NaN;
     series.share.push(served.map((s) => (totalServed > 0 && Number.isFinite(s) ? s / totalServed : 0)));
     series.readyReplicas.push(classNames.map((c) => value(signal(c, 'readyReplicas'), m)));
     const p95 = Math.max(...classNames.map((c) => value(signal(c, 'latencyP95Ms'), m)).filter(Number.isFinite));
@@ -36,7 +47,7 @@ export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, R
     const mode = value(modeWindow, m);
     series.modes.push(Number.isNaN(mode) ? '' : mode === POLICY_MODE_VALUE.capacity ? 'capacity' : 'cost');
     series.demandTokensPerSecond.push(demand);
-    series.rejectedShare.push(demand > 0 ? sum(rejected) / demand : 0);
+    series.rejectedShare.push(demand > 0 ? Math.min(1, sum(rejected) / demand) : 0);
   }
   return series;
 }
@@ -62,6 +73,7 @@ export function observedOutcome(series: ChartSeries, injectedMinute: number, res
   let demand = 0;
   let rejected = 0;
   series.demandTokensPerSecond.forEach((d, m) => {
+    if (!Number.isFinite(d)) return; // a minute without a demand datapoint
     demand += d;
     rejected += d * series.rejectedShare[m];
   });

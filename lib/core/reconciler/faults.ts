@@ -1,8 +1,7 @@
 /**
  * The pure fault handling of a reconciler run: what a run checks before it trusts its configuration and the live
  * target, the demand rule for classes without a datapoint, the invariants every write keeps, and what a failed run
- * records. Kept beside (not inside) lib/core/policy: BENCHMARKS.md is generated from that folder's sources, and none
- * of this changes what the simulator measures.
+ * records. The simulator runs the same rules (through `observe()`), so they are part of what BENCHMARKS.md measures.
  */
 import { Dim, emfRecord, Metrics, serviceDimensions } from '../metrics/contract';
 import { policyClassProblems } from '../policy/defaults';
