@@ -95,9 +95,6 @@ export function clusterProblems(input: ClusterCheckInput): ClassProblem[] {
   return problems;
 }
 
-/** Most target groups one ALB forward action takes (not adjustable): https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html */
-export const MAX_TARGET_GROUPS_PER_ACTION = 5;
-
 /** Problems specific to serving on EKS (the core checks run separately). Tokens follow the rules' token policy. */
 export function eksProblems(input: EksCheckInput): ClassProblem[] {
   const problems: ClassProblem[] = [];

@@ -6,6 +6,7 @@ import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { factNumber } from '../core/runtime/facts';
 import { parseS3Object } from '../core/trust/artifact-verification';
+import { imageRepository } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
 import { type ModelFetch, unpackOf } from './manifests/workload';
 
@@ -23,17 +24,9 @@ export const AWS_CLI_IMAGE_REPOSITORIES: readonly string[] = [
   'index.docker.io/amazon/aws-cli',
 ];
 
-/** The repository part of an image reference (without tag or digest). */
-function repositoryOf(image: string): string {
-  const at = image.indexOf('@');
-  const name = at >= 0 ? image.slice(0, at) : image;
-  const colon = name.lastIndexOf(':');
-  return colon > name.lastIndexOf('/') ? name.slice(0, colon) : name;
-}
-
 /** A class whose model data is an archive needs `tar` (and `gzip` for .tar.gz) in the fetcher image. */
 export function fetcherToolProblems(classes: readonly CapacityClass[], image: string | undefined): ClassProblem[] {
-  if (image === undefined || !AWS_CLI_IMAGE_REPOSITORIES.includes(repositoryOf(image))) return [];
+  if (image === undefined || !AWS_CLI_IMAGE_REPOSITORIES.includes(imageRepository(image))) return [];
   return classes.flatMap((cls) => {
     const location = cls.artifact.modelData ? parseS3Object(cls.artifact.modelData.uri) : undefined;
     if (!location || unpackOf(location.key) === 'none') return [];

@@ -285,7 +285,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       dataCaptureConfig: this.renderDataCapture(),
       metricsConfig: {
         enableEnhancedMetrics: props.metrics?.enhancedMetrics ?? true,
-        metricPublishFrequencyInSeconds: props.metrics?.publishFrequency?.toSeconds() ?? 60,
+        // Fractional seconds are reported by the publishFrequency rule below, with this construct's path.
+        metricPublishFrequencyInSeconds: props.metrics?.publishFrequency?.toSeconds({ integral: false }) ?? 60,
         enableDetailedObservability: props.metrics?.detailedObservability ?? false,
       },
     });

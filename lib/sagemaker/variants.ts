@@ -10,17 +10,7 @@ import { ruleProblem } from '../core/validation/checker';
 import { duplicates } from '../core/validation/names';
 import { SAGEMAKER_RULES } from '../core/validation/rules';
 import { initialWeights } from '../core/service/initial-weights';
-
-/** Limits of `AWS::SageMaker::EndpointConfig` (CreateEndpointConfig). */
-export const SAGEMAKER_ENDPOINT_LIMITS = {
-  /** Instance pools per production variant. */
-  maxPoolsPerVariant: 5,
-  /** Production variants per endpoint configuration. */
-  maxVariants: 10,
-  /** `VariantInstanceProvisionTimeoutInSeconds` bounds. */
-  minProvisionTimeoutSeconds: 300,
-  maxProvisionTimeoutSeconds: 3600,
-} as const;
+import { SAGEMAKER_ENDPOINT_LIMITS } from '../core/platform/limits';
 
 /** One pool of a variant: a class and, optionally, an explicit priority. */
 export interface VariantPoolOptions {

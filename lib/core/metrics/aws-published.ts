@@ -1,6 +1,6 @@
 /**
  * The one table of AWS-published metrics the library reads: namespace, name, the dimension sets AWS publishes it
- * under, and the documentation (or source) that defines it. The signal contract check (signal-contract.ts) accepts a
+ * under, and the documentation (or source) that defines it. The signal contract check (template-check.ts) accepts a
  * read of an AWS namespace only when it is in this table; everything else must be produced by the same app.
  *
  * Pure TypeScript (no aws-cdk-lib).

@@ -28,12 +28,21 @@ export interface EcrImageReference {
 // Repository names follow ECR's own pattern; the registry host covers the commercial, FIPS and China endpoints
 // (https://docs.aws.amazon.com/AmazonECR/latest/userguide/Registries.html).
 const ECR_HOST = String.raw`(\d{12})\.dkr\.ecr(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com(?:\.cn)?`;
-const ECR_REPOSITORY = String.raw`((?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-z0-9]+)*)`;
-const ECR_IMAGE = new RegExp(`^${ECR_HOST}\\/${ECR_REPOSITORY}@(sha256:[0-9a-f]{64})$`);
+/** ECR's repositoryName pattern (its length, 2 to 256, is checked where a name is given alone: validation/checker.ts). */
+export const ECR_REPOSITORY_PATTERN = String.raw`(?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-z0-9]+)*`;
+const ECR_IMAGE = new RegExp(`^${ECR_HOST}\\/(${ECR_REPOSITORY_PATTERN})@(sha256:[0-9a-f]{64})$`);
 
 /** Parses `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>`; undefined for anything else (tags included). */
 export function parseEcrImage(image: string): EcrImageReference | undefined {
   const m = ECR_IMAGE.exec(image);
   if (!m) return undefined;
   return { registryId: m[1], region: m[2], repositoryName: m[3], digest: m[4] };
+}
+
+/** The repository part of any image reference: without its tag or digest (`registry/path:tag@sha256:...` -> `registry/path`). */
+export function imageRepository(image: string): string {
+  const at = image.indexOf('@');
+  const name = at >= 0 ? image.slice(0, at) : image;
+  const colon = name.lastIndexOf(':');
+  return colon > name.lastIndexOf('/') ? name.slice(0, colon) : name;
 }

@@ -10,6 +10,7 @@
  * - `carry`: the value is copied verbatim into CloudFormation or a manifest and never computed with; a token is
  *   carried through unchanged and resolved at deploy time.
  */
+import { ECR_REPOSITORY_PATTERN } from '../trust/image-reference';
 import { type Problem } from './error';
 import { isUnresolved } from './tokens';
 
@@ -174,7 +175,7 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const SAGEMAKER_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
-const ECR_REPOSITORY = /^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-z0-9]+)*$/;
+const ECR_REPOSITORY = new RegExp(`^${ECR_REPOSITORY_PATTERN}$`);
 
 /**
  * Name rules, each from its platform's own definition:

@@ -1,6 +1,6 @@
 /**
  * Renders `docs/validation.md` from `VALIDATION_MATRIX`, the tables the checks read: the document cannot say anything
- * the code does not enforce. `test/core/validation-doc.test.ts` fails when the committed file differs; regenerate it
+ * the code does not enforce. `test/core/validation.test.ts` fails when the committed file differs; regenerate it
  * with `node scripts/gen-validation-doc.mjs`.
  */
 import { describeRule, describeTokens, type Rule } from './checker';

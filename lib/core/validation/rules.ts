@@ -4,6 +4,7 @@
  * the text. `docs/validation.md` is generated from `VALIDATION_MATRIX`: what the document says is what the code
  * enforces.
  */
+import { ALB_LIMITS as ALB, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
 import { isDigestPinnedImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
 import { duplicates } from './names';
@@ -202,9 +203,9 @@ export const EKS_RULES = {
   namespace: nameRule('dns1123Label'),
   clusterName: nameRule('eksClusterName', { why: 'it appears in IAM condition keys and Karpenter discovery tags' }),
   classes: crossRule<readonly string[]>(
-    '1 to 5 classes',
-    (names) => (names.length <= 5 ? undefined : `${names.length} classes are declared (${names.join(', ')})`),
-    'each class is one target group of the ALB listener, and an ALB forward action takes at most 5 target groups',
+    `1 to ${ALB.targetGroupsPerForwardAction} classes`,
+    (names) => (names.length <= ALB.targetGroupsPerForwardAction ? undefined : `${names.length} classes are declared (${names.join(', ')})`),
+    `each class is one target group of the ALB listener, and an ALB forward action takes at most ${ALB.targetGroupsPerForwardAction} target groups`,
   ),
   'class.objectName': nameRule('dns1035Label', { why: "'<service>-<class>' names the class's Service, Deployment and NodePool" }),
   'classOptions.nodePoolName': nameRule('dns1123Label', { why: 'also the karpenter.sh/nodepool label value' }),
@@ -318,7 +319,7 @@ export const SAGEMAKER_RULES = {
     'a metric with an unknown InstanceType dimension stays empty',
   ),
   'variants[].name': nameRule('sageMakerName'),
-  'variants[].classes[].priority': numberRule({ integer: true, min: 1, max: 5 }),
+  'variants[].classes[].priority': numberRule({ integer: true, min: 1, max: SM.maxPoolsPerVariant }),
   'variants[].scaling.minInstances': numberRule({ integer: true, min: 1, why: 'an instance-based variant cannot scale to 0' }),
   'variants[].scaling.maxInstances': numberRule({ integer: true, min: 1 }),
   'variants[].scaling.targetConcurrencyPerInstance': numberRule({ above: 0, unit: 'requests' }),
@@ -464,9 +465,20 @@ export const TRUST_RULES = {
  * Reconciler and the observability constructs at construction, by the reconciler Lambda on the configuration it reads.
  */
 export const ROUTING_FACTS_RULES = {
-  targets: crossRule<number>('1 to 5 ALB target groups', (n) => (n >= 1 && n <= 5 ? undefined : `${n} target groups`), 'an ALB forward action takes 1 to 5'),
-  variants: crossRule<number>('1 to 10 production variants', (n) => (n >= 1 && n <= 10 ? undefined : `${n} variants`), 'a SageMaker endpoint configuration takes 1 to 10'),
-  'variants[].classes': crossRule<number>('1 to 5 classes (instance pools) per variant', (n) => (n >= 1 && n <= 5 ? undefined : `${n} classes`)),
+  targets: crossRule<number>(
+    `1 to ${ALB.targetGroupsPerForwardAction} ALB target groups`,
+    (n) => (n >= 1 && n <= ALB.targetGroupsPerForwardAction ? undefined : `${n} target groups`),
+    `an ALB forward action takes 1 to ${ALB.targetGroupsPerForwardAction}`,
+  ),
+  variants: crossRule<number>(
+    `1 to ${SM.maxVariants} production variants`,
+    (n) => (n >= 1 && n <= SM.maxVariants ? undefined : `${n} variants`),
+    `a SageMaker endpoint configuration takes 1 to ${SM.maxVariants}`,
+  ),
+  'variants[].classes': crossRule<number>(
+    `1 to ${SM.maxPoolsPerVariant} classes (instance pools) per variant`,
+    (n) => (n >= 1 && n <= SM.maxPoolsPerVariant ? undefined : `${n} classes`),
+  ),
   'variants[].variantName': crossRule<readonly string[]>(
     'unique variant names',
     (names) => (duplicates(names).length === 0 ? undefined : `${quoted(duplicates(names))} occur more than once`),
