@@ -115,6 +115,9 @@ describe('non-finite or invalid facts', () => {
     ['Infinity price', broken((c) => ({ ...c, usdPerReplicaHour: Number.POSITIVE_INFINITY }))],
     ['no tokens per request', { ...SM, tokensPerRequest: Number.NaN }],
     ['a policy out of range', { ...SM, policy: { weightTotal: 5000 } }],
+    // A hand-edited configuration with null where a pool belongs: reported as invalid, not an internal TypeError.
+    ['a null instance pool', JSON.parse(JSON.stringify({ ...SM, facts: { ...SM.facts, variants: [{ variantName: 'v', classes: [null] }] } }))],
+    ['a null variant', JSON.parse(JSON.stringify({ ...SM, facts: { ...SM.facts, variants: [null] } }))],
   ])('%s: the run does not throw, calls no AWS API, and leaves an audit line and a failure datapoint', async (_, config) => {
     const { result, lines } = await run(config as ReconcilerConfig);
     expect(result).toMatchObject({ action: 'failed', reason: 'invalid-config' });

@@ -8,10 +8,13 @@ import { type MetricStatSource } from '../../metrics/aws-published';
 import { deploymentReplicasMetric } from '../../metrics/aws-published';
 import { karpenterCapacityErrorMetric } from '../../metrics/karpenter-capacity';
 import { counterPerSecond } from '../config';
-import { type AlbRoutingFacts } from '../routing-facts';
+import { type AlbRoutingFacts, type RoutedClassFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RouteObservation } from './kind';
-import { policyClassOf, rejectionStatusOf } from './shared';
+import { objectEntries, policyClassOf, rejectionStatusOf } from './shared';
+
+const TARGET = 'a target group with its capacity class';
+const CLASS = 'the capacity class of the target group';
 
 /** The metric contract's token counter of one class, as the EKS construct's scrape publishes it. */
 function contractTokens(service: string, className: string): MetricStatSource {
@@ -107,9 +110,13 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   uniqueRouteNames: false,
   policyClasses: (facts, placement) => facts.targets.map((t) => policyClassOf(t.class.name, t.class, placement)),
   signalSources,
-  classes: (facts) => (Array.isArray(facts.targets) ? facts.targets.map((t) => t.class) : []),
+  classes: (facts) => objectEntries<AlbRoutingFacts['targets'][number]>(facts.targets, 'targets', TARGET)
+    .flatMap((t) => objectEntries<RoutedClassFacts>([t.class], 'class', CLASS)),
   checkFacts: (facts, c) => {
     c.cross('targets', Array.isArray(facts.targets) ? facts.targets.length : 0);
+    objectEntries<AlbRoutingFacts['targets'][number]>(facts.targets, 'targets', TARGET, c).forEach((t, i) => {
+      if (typeof t.class !== 'object' || t.class === null) c.add(`targets[${i}].class`, `is ${JSON.stringify(t.class)}; allowed: ${CLASS}`);
+    });
   },
   desiredReplicasFrom: 'container-insights',
   autoscalerFloor: hpaHonouredFloor,

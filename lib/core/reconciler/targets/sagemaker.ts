@@ -9,7 +9,10 @@ import { counterPerSecond, type PlacementOptions, type SignalSource } from '../c
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite } from './kind';
-import { placementAllows, policyClassOf, quote, rejectionStatusOf, stray } from './shared';
+import { objectEntries, placementAllows, policyClassOf, quote, rejectionStatusOf, stray } from './shared';
+
+const VARIANT = 'a production variant with its instance pools';
+const POOL = 'an instance pool (capacity class)';
 
 function routes(facts: SageMakerRoutingFacts): Route[] {
   return facts.variants.map((v) => ({
@@ -126,16 +129,17 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   uniqueRouteNames: true,
   policyClasses: (facts, placement, target) => routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {})),
   signalSources,
-  classes: (facts) => (Array.isArray(facts.variants) ? facts.variants.flatMap((v) => (Array.isArray(v.classes) ? v.classes : [])) : []),
+  classes: (facts) => objectEntries<SageMakerRoutingFacts['variants'][number]>(facts.variants, 'variants', VARIANT)
+    .flatMap((v) => objectEntries<RoutedClassFacts>(v.classes, 'classes', POOL)),
   checkFacts: (facts, c) => {
-    const variants: SageMakerRoutingFacts['variants'] = Array.isArray(facts.variants) ? facts.variants : [];
-    c.cross('variants', variants.length);
+    const variants = objectEntries<SageMakerRoutingFacts['variants'][number]>(facts.variants, 'variants', VARIANT, c);
+    c.cross('variants', Array.isArray(facts.variants) ? facts.variants.length : 0);
     c.cross('variants[].variantName', variants.map((v) => v.variantName), 'variants');
     const allClassNames = SAGEMAKER_TARGET.classes(facts).map((cls) => cls.name);
     for (const v of variants) {
       const path = `variants['${v.variantName}']`;
-      const classNames = (Array.isArray(v.classes) ? v.classes : []).map((cls) => cls.name);
-      c.cross('variants[].classes', classNames.length, `${path}.classes`);
+      const classNames = objectEntries<RoutedClassFacts>(v.classes, `${path}.classes`, POOL, c).map((cls) => cls.name);
+      c.cross('variants[].classes', Array.isArray(v.classes) ? v.classes.length : 0, `${path}.classes`);
       c.cross('variants[].variantName@classes', { variantName: v.variantName, classNames, allClassNames }, `${path}.variantName`);
       c.optional('variants[].maxInstances', v.maxInstances, `${path}.maxInstances`);
     }

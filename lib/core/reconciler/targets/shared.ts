@@ -4,6 +4,8 @@ import { type PlacementOptions } from '../config';
 import { type RoutedClassFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type Route, type TargetState } from './kind';
+import { type Checker } from '../../validation/checker';
+import { type ROUTING_FACTS_RULES } from '../../validation/rules';
 
 /** A CloudWatch search term's quoted value. */
 export function quote(value: string): string {
@@ -39,4 +41,20 @@ export function rejectionStatusOf(producers: ClassSignalProducers | undefined): 
 export function stray(routes: readonly Route[], target: TargetState): string[] {
   const named = new Set(routes.map((r) => r.name));
   return Object.entries(target.weights).filter(([name, w]) => !named.has(name) && w > 0).map(([name]) => name).sort();
+}
+
+/**
+ * The entries of a list in hand-editable facts that are objects (JSON can hold null or a number where a target group
+ * or a pool belongs); each other entry is filed under `path[i]` when a checker is given. Validation then reports a
+ * malformed configuration as invalid instead of failing on it.
+ */
+export function objectEntries<T extends object>(
+  list: unknown, path: string, allowed: string, c?: Checker<typeof ROUTING_FACTS_RULES>,
+): T[] {
+  if (!Array.isArray(list)) return [];
+  return list.filter((entry, i): entry is T => {
+    const ok = typeof entry === 'object' && entry !== null;
+    if (!ok) c?.add(`${path}[${i}]`, `is ${JSON.stringify(entry)}; allowed: ${allowed}`);
+    return ok;
+  });
 }
