@@ -1,5 +1,6 @@
 import { Annotations, Duration } from 'aws-cdk-lib';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
@@ -34,6 +35,13 @@ export interface LoadBalancerOptions {
   readonly webAclArn?: string;
   /** Refuse deletion of the ALB outside CloudFormation (and block stack deletion until it is turned off). @default false */
   readonly deletionProtection?: boolean;
+  /**
+   * User pools of `authenticate-cognito` actions you put on the listener. The reconciler writes every listener action
+   * back with its weights, and Elastic Load Balancing checks cognito-idp:DescribeUserPoolClient on an
+   * authenticate-cognito action's user pool with the writer's permissions: the reconciler's role gets it on these pools.
+   * @default - none (a listener with an authenticate-cognito action would refuse the reconciler's writes)
+   */
+  readonly cognitoUserPools?: readonly cognito.IUserPool[];
 }
 
 /** One class as the ALB sees it: where its pods listen and which path says they are ready. */
