@@ -46,7 +46,7 @@ export function acknowledgeVpcFindings(vpc: ec2.Vpc): void {
     });
   }
   acknowledgeNistRules(vpc, {
-    IAMNoInlinePolicy: 'The flow-log delivery role aws-cdk-lib creates for this VPC: its one policy lets VPC Flow Logs write to this VPC\'s ' +
-      'one flow-log group (and pass the role to itself); it is attached to no other principal.',
+    IAMNoInlinePolicy: 'The flow-log delivery role aws-cdk-lib creates for this VPC: its one policy lets VPC Flow Logs create streams in, ' +
+      'describe and write to this VPC\'s one flow-log group; it is attached to no other principal.',
   });
 }

@@ -331,8 +331,8 @@ function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: New
     // The two functions of aws-eks-v2's kubectl provider (its handler and the provider framework's onEvent) run only
     // for CloudFormation custom resources of this cluster (manifests, Helm charts), during deployments.
     acknowledgeNistRules(kubectl, {
-      IAMNoInlinePolicy: 'Roles aws-eks-v2 generates for the kubectl provider\'s two functions, each policy attached to its one role ' +
-        '(invoking the handler; describing this cluster); not configurable.',
+      IAMNoInlinePolicy: 'Roles aws-eks-v2 generates for the kubectl provider\'s two functions, each policy attached to its one role: ' +
+        'eks:DescribeCluster on this cluster (the handler), lambda:InvokeFunction and GetFunction on the handler (the framework); not configurable.',
       LambdaDLQ: 'Invoked only for this stack\'s custom resources during deployments: a failed request is answered FAILED to CloudFormation, ' +
         'which fails and rolls back the deployment; a dead-letter copy of a CloudFormation request could not be answered later.',
       LambdaConcurrency: 'Runs only during deployments of this stack, one request per custom resource change; reserved concurrency would ' +
