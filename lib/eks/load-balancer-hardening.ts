@@ -49,12 +49,12 @@ export function secureLoadBalancer(
   if (o.webAclArn === undefined && !o.internetFacing) {
     acknowledgeNistRules(loadBalancer, {
       ALBWAFEnabled: 'Internal ALB, not reachable from the internet: its security group admits only the VPC CIDR or loadBalancer.allowedCidrs, ' +
-        'and its callers are the user\'s own applications. Set loadBalancer.webAclArn to associate a WAFv2 web ACL.',
+        'so only callers inside the network reach it. Set loadBalancer.webAclArn to associate a WAFv2 web ACL.',
     });
   }
   if (!o.https && !o.internetFacing) {
-    const reason = 'Internal ALB serving HTTP: clients reach it only from the VPC CIDR or loadBalancer.allowedCidrs (its security group) and ' +
-      'the VPC\'s flow logs record them. Set loadBalancer.certificate to serve HTTPS on 443 with an ACM certificate.';
+    const reason = 'Internal ALB serving HTTP: clients reach it only from the VPC CIDR or loadBalancer.allowedCidrs (its security group), ' +
+      'so requests cross only the private network. Set loadBalancer.certificate to serve HTTPS on 443 with an ACM certificate.';
     acknowledgeNistRules(listener, { ALBHttpToHttpsRedirection: reason, ELBv2ACMCertificateRequired: reason });
   }
   // cdk-nag cannot resolve a CIDR that is a token (the VPC CIDR of an internal ALB by default: a GetAtt) and reports
