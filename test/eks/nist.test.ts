@@ -1,6 +1,9 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { type Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import { InferenceObservability } from '../../lib/control/observability';
+import { Reconciler } from '../../lib/control/reconciler';
 import { EksInferenceCluster } from '../../lib/eks/cluster';
 import { EksInferenceService } from '../../lib/eks/inference-service';
 import { type LoadBalancerOptions } from '../../lib/eks/routing';
@@ -74,6 +77,21 @@ describe('cdk-nag NIST 800-53 rev 5 on what EksInferenceCluster and EksInference
       LoadBalancerAttributes: Match.arrayWith([{ Key: 'deletion_protection.enabled', Value: 'true' }]),
     });
     expect(nistFindings(s)).toEqual([]);
+  });
+
+  test('a service that builds its own cluster, with SSE-KMS model data, observed and reconciled: no finding in either pack', () => {
+    const { app, stack: s } = testStack('Single');
+    const key = new kms.Key(s, 'ModelDataKey', { enableKeyRotation: true });
+    const service = new EksInferenceService(s, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(s, 'Kubectl'),
+      modelDataEncryptionKey: key,
+    });
+    const observability = new InferenceObservability(s, 'Observability', { serving: service });
+    new Reconciler(s, 'Reconciler', { serving: service, capacityAlarms: observability.capacityAlarms, alarmTopic: observability.alarms.topic });
+    app.synth();
+    // The model-data roles (one per class with model data) are pod-identity roles too.
+    expect(Object.keys(service.servingRoles).length).toBeGreaterThan(0);
+    expect([...nagFindings(s), ...nistFindings(s)]).toEqual([]);
   });
 
   test('fails when the library hides a weaker choice of the user: an internet-facing HTTP ALB without a web ACL stays a finding', () => {
