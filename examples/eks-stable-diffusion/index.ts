@@ -12,14 +12,13 @@ import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
  * Little's law at 900 ms (rate x 0.9 s, rounded up).
  */
 import { Duration, Stack, type StackProps, Token } from 'aws-cdk-lib';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import { type Construct } from 'constructs';
 import { type CapacityClassSpec, type ModelFootprint, type ServiceContract } from '../../lib/core';
 import { InferenceObservability, Reconciler } from '../../lib/control';
 import { EksInferenceCluster, EksInferenceService } from '../../lib/eks';
 import { type ApprovedImagesAdmission, ArtifactTrust } from '../../lib/trust';
 import { CHAT_CONTRACT, CHAT_REPOSITORIES, chatClasses } from './chat';
+import { exampleVpc } from './network';
 
 /**
  * Breaking points (requests per 60 s period at 900 ms) and on-demand prices (USD/hour) from the paper. The paper's
@@ -121,15 +120,7 @@ export class EksStableDiffusionStack extends Stack {
     if (!Token.isUnresolved(this.account) && !Token.isUnresolved(this.region)) {
       this.node.setContext(`availability-zones:account=${this.account}:region=${this.region}`, zones);
     }
-    const vpc = new ec2.Vpc(this, 'Vpc', {
-      availabilityZones: zones,
-      natGateways: 1,
-      subnetConfiguration: [
-        { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
-        { name: 'nodes', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 18 },
-      ],
-      flowLogs: { all: { destination: ec2.FlowLogDestination.toCloudWatchLogs(new logs.LogGroup(this, 'FlowLogs', { retention: logs.RetentionDays.THREE_MONTHS })) } },
-    });
+    const vpc = exampleVpc(this, zones);
     const probes = { healthPath: '/health', readyPath: '/readiness', warmup: { path: '/warmup', maxLatency: Duration.seconds(2) } };
     // Signed artifacts: the images live in repositories that sign on push; every class's Deployment waits for the
     // verifier to approve exactly its image digest.

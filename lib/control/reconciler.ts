@@ -208,6 +208,8 @@ export class Reconciler extends Construct {
 
     this.logEncryptionKey = props.logEncryptionKey ?? newLogGroupKey(this, 'LogKey', `Audit trail (log group) of the routing reconciler of ${serving.service}`);
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS, encryptionKey: this.logEncryptionKey });
+    const period = Duration.seconds(policy.periodSeconds ?? 60);
+    const eventAge = staleEventAge(period);
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: `Routing reconciler of ${serving.service}: reads signals, writes routing weights`,
@@ -227,6 +229,10 @@ export class Reconciler extends Construct {
       reservedConcurrentExecutions: 1,
       // The next tick is the retry: a stale run must not write weights after a newer one.
       retryAttempts: 0,
+      // Lambda keeps a throttled async event (reserved concurrency 1 while a run is in progress, or a backlog) and
+      // retries it "for up to 6 hours by default" (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html);
+      // an event older than one period has been superseded by the next tick, so it is dropped instead of run late.
+      maxEventAge: eventAge,
       environment: { [RECONCILER_CONFIG_ENV]: environment, [RECONCILER_SERVICE_ENV]: serving.service },
       description: `Capacity-aware routing reconciler for ${serving.service}`,
     });
@@ -237,9 +243,9 @@ export class Reconciler extends Construct {
       resources: [`${this.logGroup.logGroupArn}:*`],
     }));
 
-    const period = Duration.seconds(policy.periodSeconds ?? 60);
-    // A stale event is worthless (each run reads the present), and a failed run is retried by the next tick.
-    this.trigger = new targets.LambdaFunction(this.function, { retryAttempts: 0, maxEventAge: Duration.seconds(Math.max(60, period.toSeconds())) });
+    // A stale event is worthless (each run reads the present), and a failed run is retried by the next tick. The same
+    // age bounds EventBridge's delivery (its own retry policy) and Lambda's async queue (maxEventAge above).
+    this.trigger = new targets.LambdaFunction(this.function, { retryAttempts: 0, maxEventAge: eventAge });
     this.scheduleRule = new events.Rule(this, 'Schedule', {
       schedule: events.Schedule.rate(period),
       description: `Runs the routing reconciler of ${serving.service} every period`,
@@ -409,6 +415,16 @@ export class Reconciler extends Construct {
     // Each policy option against its one rule (the same the Lambda checks its configuration with), then between fields.
     return [...c.problems, ...description, ...policyProblems(policy, 'option')];
   }
+}
+
+/**
+ * How old a trigger event may be before it is dropped: one period (a newer tick supersedes it), at least 60 s, the
+ * smallest age both bounds take (Lambda MaximumEventAgeInSeconds 60..21600,
+ * https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-configuring.html; EventBridge RetryPolicy
+ * MaximumEventAgeInSeconds 60..86400, https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_RetryPolicy.html).
+ */
+function staleEventAge(period: Duration): Duration {
+  return Duration.seconds(Math.max(60, period.toSeconds()));
 }
 
 /** Construct options (Durations) to the policy's plain configuration (seconds); unset fields keep the core defaults. */

@@ -1,17 +1,17 @@
-import { Annotations, Names, RemovalPolicy, Stack, Tags, Token } from 'aws-cdk-lib';
+import { Annotations, Names, Stack, Tags, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
 import { type KarpenterPods } from '../core/metrics/karpenter-capacity';
 import { type ClassProblem } from '../core/service/checks';
 import { ConstructValidationError, throwIfInvalid } from '../core/validation/error';
 import { ApprovedImagesAdmission } from '../trust/admission-policy';
-import { acknowledgeManagedPolicies, acknowledgeRule, acknowledgeWildcardResources } from '../util/nag';
+import { acknowledgeManagedPolicies, acknowledgeNistRules, acknowledgeRule, acknowledgeWildcardResources } from '../util/nag';
 import { clusterProblems } from './checks';
+import { newClusterVpc } from './cluster-vpc';
 import { Karpenter } from './karpenter';
 import { Keda } from './keda';
 import { LoadBalancerController } from './load-balancer-controller';
@@ -95,7 +95,10 @@ export interface EksInferenceClusterProps {
   readonly clusterName?: string;
   /** Settings of the new cluster (not with `cluster`). @default - see NewClusterOptions */
   readonly clusterOptions?: NewClusterOptions;
-  /** VPC of a new cluster. @default - a new VPC with 3 AZs, NAT and flow logs */
+  /**
+   * VPC of a new cluster.
+   * @default - a new VPC with 3 AZs, one NAT gateway, flow logs to a KMS-encrypted log group, the default security group closed
+   */
   readonly vpc?: ec2.IVpc;
   /**
    * The kubectl/helm Lambda layer of a new cluster, matching its Kubernetes version, e.g.
@@ -178,7 +181,7 @@ export class EksInferenceCluster extends Construct {
       this.cluster = props.cluster;
       this.vpc = props.cluster.vpc;
     } else {
-      this.vpc = props.vpc ?? newVpc(this);
+      this.vpc = props.vpc ?? newClusterVpc(this);
       this.cluster = newCluster(this, this.clusterName, this.vpc, props.clusterOptions ?? {}, props.kubectlLayer!);
     }
     tagNodeSubnets(this, this.vpc, this.clusterName);
@@ -289,20 +292,6 @@ function withVersion(chart: ChartSpec, version: string | undefined): ChartSpec {
 /** Subnet tag Karpenter's EC2NodeClasses select node subnets by. */
 export const DISCOVERY_TAG = 'karpenter.sh/discovery';
 
-function newVpc(scope: Construct): ec2.Vpc {
-  const vpc = new ec2.Vpc(scope, 'Vpc', {
-    maxAzs: 3,
-    natGateways: 1,
-    subnetConfiguration: [
-      { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
-      { name: 'nodes', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 18 },
-    ],
-  });
-  const logGroup = new logs.LogGroup(scope, 'VpcFlowLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
-  vpc.addFlowLog('FlowLog', { destination: ec2.FlowLogDestination.toCloudWatchLogs(logGroup) });
-  return vpc;
-}
-
 function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: NewClusterOptions, kubectlLayer: lambda.ILayerVersion): eks.Cluster {
   const key = o.secretsEncryptionKey ?? new kms.Key(scope, 'SecretsKey', { enableKeyRotation: true, description: `Secrets of EKS cluster ${clusterName}` });
   const cluster = new eks.Cluster(scope, 'Cluster', {
@@ -339,6 +328,16 @@ function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: New
       (r) => r.endsWith('.Arn>:*'),
     );
     acknowledgeRule(kubectl, 'AwsSolutions-L1', 'The kubectl handler runtime is fixed by aws-eks-v2 to match its kubectl/helm layer; it is not configurable.');
+    // The two functions of aws-eks-v2's kubectl provider (its handler and the provider framework's onEvent) run only
+    // for CloudFormation custom resources of this cluster (manifests, Helm charts), during deployments.
+    acknowledgeNistRules(kubectl, {
+      IAMNoInlinePolicy: 'Roles aws-eks-v2 generates for the kubectl provider\'s two functions, each policy attached to its one role: ' +
+        'eks:DescribeCluster on this cluster (the handler), lambda:InvokeFunction and GetFunction on the handler (the framework); not configurable.',
+      LambdaDLQ: 'Invoked only for this stack\'s custom resources during deployments: a failed request is answered FAILED to CloudFormation, ' +
+        'which fails and rolls back the deployment; a dead-letter copy of a CloudFormation request could not be answered later.',
+      LambdaConcurrency: 'Runs only during deployments of this stack, one request per custom resource change; reserved concurrency would ' +
+        'withhold account concurrency from other functions between deployments, and aws-eks-v2 does not expose the setting.',
+    });
   }
   return cluster;
 }

@@ -1,5 +1,6 @@
 import { Annotations, Duration, Names, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import type * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
@@ -34,6 +35,7 @@ import * as m from './manifests';
 import { fetcherToolProblems, modelCacheProblems } from './model-data-fetch';
 import { type EksObservability, type ObservabilityOptions, type ServiceSignalProducers } from './observability-addon';
 import { PodIdentityRole } from './pod-identity';
+import { grantListenerAuthentication } from './listener-authentication';
 import { albRouting, type LoadBalancerOptions } from './routing';
 import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
@@ -178,11 +180,14 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   private readonly scaledObjectInputs = new Map<string, m.ScaledObjectInput>();
   private floorsEnabled = false;
   private readonly retainFloorPatches: boolean;
+  /** User pools of authenticate-cognito listener actions (the routing writer needs to describe their clients). */
+  private readonly cognitoUserPools: readonly cognito.IUserPool[];
 
   constructor(scope: Construct, id: string, props: EksInferenceServiceProps) {
     super(scope, id);
     this.contract = props.contract;
     this.retainFloorPatches = props.retainFloorPatches ?? false;
+    this.cognitoUserPools = props.loadBalancer?.cognitoUserPools ?? [];
     this.namespace = props.namespace ?? props.contract.name;
     const shared = props.cluster instanceof EksInferenceCluster ? props.cluster : undefined;
     const imported = shared ? undefined : (props.cluster as eks.ICluster | undefined);
@@ -346,8 +351,10 @@ export class EksInferenceService extends Construct implements IInferenceServing 
    * which supports no resource-level permissions (the Service Authorization Reference lists no resource type for it).
    */
   public grantRouting(grantee: iam.IGrantable): iam.Grant {
-    return iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:DescribeListeners'], resourceArns: ['*'] })
+    const grant = iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:DescribeListeners'], resourceArns: ['*'] })
       .combine(iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:ModifyListener'], resourceArns: [this.listener.listenerArn] }));
+    const authentication = grantListenerAuthentication(grantee, this.cognitoUserPools);
+    return authentication ? grant.combine(authentication) : grant;
   }
 
   /** Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. */

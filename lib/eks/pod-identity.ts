@@ -2,7 +2,7 @@ import { type Duration } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct, type IDependable } from 'constructs';
-import { acknowledgeWildcardResources } from '../util/nag';
+import { acknowledgeNistRules, acknowledgeWildcardResources } from '../util/nag';
 import { type ChartSpec } from './versions';
 
 export interface PodIdentityRoleProps {
@@ -38,6 +38,11 @@ export class PodIdentityRole extends Construct {
     this.policy = new iam.Policy(this, 'Policy', { statements: [...props.statements] });
     this.policy.attachToRole(this.role);
     if (props.wildcardReason) acknowledgeWildcardResources(this.policy, props.wildcardReason);
+    acknowledgeNistRules(this.policy, {
+      IAMNoInlinePolicy: 'The policy of one pod-identity role that only one service account in one namespace of this cluster assumes; ' +
+        'its statements are what that controller or pod calls, scoped to this cluster\'s resources where the action has a resource type. ' +
+        'A customer managed policy would be a second resource holding the same statements, attachable to other principals.',
+    });
     this.association = new eks.CfnPodIdentityAssociation(this, 'Association', {
       clusterName: props.cluster.clusterName,
       namespace: props.namespace,

@@ -1,12 +1,14 @@
 import { Annotations, Duration } from 'aws-cdk-lib';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
-import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { type Construct } from 'constructs';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { acknowledgeRule } from '../util/nag';
+import { newAccessLogBucket, secureLoadBalancer } from './load-balancer-hardening';
 
 /** The ALB in front of the classes. */
 export interface LoadBalancerOptions {
@@ -21,8 +23,25 @@ export interface LoadBalancerOptions {
    * @default Duration.seconds(30)
    */
   readonly deregistrationDelay?: Duration;
-  /** Bucket for ALB access logs. @default - a new encrypted bucket that enforces TLS */
+  /**
+   * Bucket for ALB access logs (SSE-S3 only: ALB log delivery supports no other server-side encryption).
+   * @default - a new bucket: SSE-S3, TLS only, versioned, objects expire after 90 days, retained on stack deletion
+   */
   readonly accessLogBucket?: s3.IBucket;
+  /**
+   * ARN of a WAFv2 web ACL (scope REGIONAL) to associate with the ALB.
+   * @default - none (an internal ALB's cdk-nag NIST finding is acknowledged; an internet-facing one's is left to you)
+   */
+  readonly webAclArn?: string;
+  /** Refuse deletion of the ALB outside CloudFormation (and block stack deletion until it is turned off). @default false */
+  readonly deletionProtection?: boolean;
+  /**
+   * User pools of `authenticate-cognito` actions you put on the listener. The reconciler writes every listener action
+   * back with its weights, and Elastic Load Balancing checks cognito-idp:DescribeUserPoolClient on an
+   * authenticate-cognito action's user pool with the writer's permissions: the reconciler's role gets it on these pools.
+   * @default - none (a listener with an authenticate-cognito action would refuse the reconciler's writes)
+   */
+  readonly cognitoUserPools?: readonly cognito.IUserPool[];
 }
 
 /** One class as the ALB sees it: where its pods listen and which path says they are ready. */
@@ -96,6 +115,10 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
     defaultAction: elbv2.ListenerAction.weightedForward(input.classes.map((c, i) => ({ targetGroup: targetGroups[i], weight: c.weight }))),
   });
   openClientAccess(scope, loadBalancer, input.vpc, o);
+  secureLoadBalancer(scope, loadBalancer, listener, {
+    internetFacing: o.internetFacing ?? false, https: o.certificate !== undefined, allowedCidrs: o.allowedCidrs,
+    webAclArn: o.webAclArn, deletionProtection: o.deletionProtection,
+  });
   // The app opens ALB -> pod ports itself, so the load balancer controller needs no security-group permissions.
   for (const port of new Set(input.classes.map((c) => c.port))) {
     loadBalancer.connections.allowTo(input.cluster.clusterSecurityGroup, ec2.Port.tcp(port), 'ALB to model servers');
@@ -114,16 +137,4 @@ function openClientAccess(scope: Construct, loadBalancer: elbv2.ApplicationLoadB
       'The internet-facing ALB serves plain HTTP; set loadBalancer.certificate to serve HTTPS.',
     );
   }
-}
-
-function newAccessLogBucket(scope: Construct): s3.Bucket {
-  const bucket = new s3.Bucket(scope, 'AccessLogs', {
-    encryption: s3.BucketEncryption.S3_MANAGED,
-    enforceSSL: true,
-    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-    objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-    lifecycleRules: [{ expiration: Duration.days(90) }],
-  });
-  acknowledgeRule(bucket, 'AwsSolutions-S1', 'This bucket receives ALB access logs; logging access to the log bucket itself would need another bucket without end.');
-  return bucket;
 }

@@ -201,6 +201,11 @@ export class ClassModel extends Construct {
     // ec2:CreateNetworkInterface the network-interface resource carries aws:RequestTag, aws:TagKeys and
     // ec2:NetworkInterfaceID only (no ec2:Vpc), the subnet and security-group resources carry ec2:Vpc; the permission and
     // delete actions carry ec2:Vpc on the network interface. A condition on a key the request lacks denies it.
+    // DeleteNetworkInterfacePermission lists network-interface as its (optional) resource, with ec2:Vpc; that the
+    // request is authorized against the interface is what AWS's own AmazonSageMakerInferenceServiceRolePolicy (v2,
+    // statement DeleteENIPermissionTagScoped) relies on: it grants the action on network-interface/* under
+    // aws:ResourceTag conditions, keys only an interface in the request context carries (iann0036/iam-dataset@6256c5a
+    // aws/managedpolicies/AmazonSageMakerInferenceServiceRolePolicy.json).
     this.allow(
       {
         sid: 'DescribeNetwork',

@@ -75,7 +75,19 @@ describe('Reconciler on a SageMaker endpoint', () => {
       Architectures: ['arm64'],
       LoggingConfig: { LogGroup: { Ref: Match.stringLikeRegexp('ReconcilerLogs') } },
     });
-    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumRetryAttempts: 0 });
+    // Lambda's async queue drops an event older than one period instead of retrying it for up to 6 hours (its default).
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });
+  });
+
+  test('fails when a trigger event may wait longer than one period (a backlog would run the reconciler late, on superseded data)', () => {
+    const { stack: s5 } = testStack('FiveMinutes');
+    new Reconciler(s5, 'R', { serving: servingOf(SAGEMAKER, 'svc', 100), policy: { period: Duration.minutes(5) } });
+    const t = Template.fromStack(s5);
+    const ages = [
+      ...Object.values(t.findResources('AWS::Lambda::EventInvokeConfig')).map((c) => c.Properties.MaximumEventAgeInSeconds),
+      ...Object.values(t.findResources('AWS::Events::Rule')).flatMap((r) => r.Properties.Targets.map((x: { RetryPolicy: { MaximumEventAgeInSeconds: number } }) => x.RetryPolicy.MaximumEventAgeInSeconds)),
+    ];
+    expect(ages).toEqual([300, 300]);
   });
 
   test('triggerOnAlarms adds alarms to the same rule', () => {

@@ -3,7 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { EksStableDiffusionStack, SD21_CONTRACT, SD21_UNITS } from '../../examples/eks-stable-diffusion';
 import { admissionLimits } from '../../lib/core/runtime/admission';
 import { EXAMPLE_ENV } from '../../examples/env';
-import { builtinValidationOn, nagFindings } from '../util';
+import { builtinValidationOn, nagFindings, nistFindings } from '../util';
 
 describe('examples/eks-stable-diffusion', () => {
   let app: App;
@@ -21,8 +21,10 @@ describe('examples/eks-stable-diffusion', () => {
     }
   });
 
-  test('synthesizes offline with validation on and no unacknowledged cdk-nag finding', () => {
+  test('synthesizes offline with validation on and no unacknowledged cdk-nag AwsSolutions or NIST 800-53 rev 5 finding', () => {
     expect(nagFindings(stack)).toEqual([]);
+    // Two services on one cluster: every NIST finding fixed or acknowledged with its reason where the resource is made.
+    expect(nistFindings(stack)).toEqual([]);
     Template.fromStack(stack).resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
   });
 

@@ -47,8 +47,13 @@ export function iamRequests(call: CapturedCall, reply: Reply): IamRequest[] {
       return [req(`sagemaker:${call.operation}`, arn('sagemaker', `endpoint/${i.EndpointName.toLowerCase()}`))];
     case 'elasticloadbalancing:DescribeListeners':
       return [req('elasticloadbalancing:DescribeListeners', '*')];
-    case 'elasticloadbalancing:ModifyListener':
-      return [req('elasticloadbalancing:ModifyListener', i.ListenerArn)];
+    case 'elasticloadbalancing:ModifyListener': {
+      // An authenticate-cognito action written back: Elastic Load Balancing checks cognito-idp:DescribeUserPoolClient
+      // on its user pool with the caller's permissions (lib/eks/listener-authentication.ts).
+      const poolKey = /^DefaultActions\.member\.\d+\.AuthenticateCognitoConfig\.UserPoolArn$/;
+      const pools = Object.entries(i).filter(([k]) => poolKey.test(k)).map(([, v]) => v);
+      return [req('elasticloadbalancing:ModifyListener', i.ListenerArn), ...pools.map((pool) => req('cognito-idp:DescribeUserPoolClient', pool))];
+    }
     case 'ecr:DescribeImageSigningStatus':
     case 'ecr:BatchGetImage':
     case 'ecr:GetDownloadUrlForLayer':
