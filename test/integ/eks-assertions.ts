@@ -1,0 +1,57 @@
+/**
+ * What a deployed EksInferenceService must show, for the EKS integ apps (new and imported cluster):
+ * - each class's NodePool is Ready (Karpenter accepted it and its EC2NodeClass: subnets, security groups, AMI, role);
+ * - each class's ScaledObject is Ready (KEDA validated its triggers and created the HPA);
+ * - the listener forwards to each class's target group at the initial weight the construct set.
+ * The two Kubernetes reads go through the cluster's kubectl provider: an aws-eks-v2 `KubernetesObjectValue` waits until
+ * `kubectl get <type> <name> -o=jsonpath='{<path>}'` prints something (aws-cdk-lib 2.269.0
+ * custom-resource-handlers/dist/aws-eks-v2/kubectl-handler/get/__init__.py:41-69), and the assertion compares what it
+ * printed with "True".
+ */
+import { type CustomResource, Duration, type Stack } from 'aws-cdk-lib';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import { ActualResult, ExpectedResult, type IntegTest, Match } from '@aws-cdk/integ-tests-alpha';
+import { type EksInferenceService } from '../../lib/eks/inference-service';
+
+/** The Ready condition's status of a NodePool or ScaledObject (kubectl JSONPath filter). */
+const READY_STATUS = '.status.conditions[?(@.type=="Ready")].status';
+
+interface ObjectRef { readonly type: string; readonly name: string; readonly namespace?: string }
+
+function readyValue(stack: Stack, id: string, service: EksInferenceService, object: ObjectRef): CustomResource {
+  const value = new eks.KubernetesObjectValue(stack, id, {
+    cluster: service.cluster,
+    objectType: object.type,
+    objectName: object.name,
+    objectNamespace: object.namespace,
+    jsonPath: READY_STATUS,
+    timeout: Duration.minutes(10),
+  });
+  // The object is applied by the service; read it only after every manifest of the service is in.
+  value.node.addDependency(service);
+  return value.node.defaultChild as CustomResource;
+}
+
+export function eksServiceAssertions(integ: IntegTest, stack: Stack, service: EksInferenceService): void {
+  for (const unit of service.units) {
+    const cls = unit.cls.name;
+    const nodePool = readyValue(stack, `NodePoolReady-${cls}`, service, { type: 'nodepool.karpenter.sh', name: unit.nodePoolName });
+    integ.assertions.expect(`NodePoolReady-${cls}`, ExpectedResult.exact('True'), ActualResult.fromCustomResource(nodePool, 'Value'));
+    const scaledObject = readyValue(stack, `ScaledObjectReady-${cls}`, service, {
+      type: 'scaledobject.keda.sh',
+      name: unit.objects.scaledObject.metadata.name,
+      namespace: service.namespace,
+    });
+    integ.assertions.expect(`ScaledObjectReady-${cls}`, ExpectedResult.exact('True'), ActualResult.fromCustomResource(scaledObject, 'Value'));
+
+    // One call per class: Match.arrayWith keeps the order of its elements, the listener's order is not promised.
+    // Equal calls get distinct ids (@aws-cdk/integ-tests-alpha 2.245.0-alpha.0 lib/assertions/private/deploy-assert.js:85-96).
+    const weight = { TargetGroupArn: unit.targetGroup.targetGroupArn, Weight: service.initialWeights[cls] };
+    integ.assertions.awsApiCall('ElasticLoadBalancingV2', 'describeListeners', { ListenerArns: [service.listener.listenerArn] })
+      .expect(ExpectedResult.objectLike({
+        Listeners: Match.arrayWith([Match.objectLike({
+          DefaultActions: Match.arrayWith([Match.objectLike({ ForwardConfig: Match.objectLike({ TargetGroups: Match.arrayWith([weight]) }) })]),
+        })]),
+      }));
+  }
+}
