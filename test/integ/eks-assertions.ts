@@ -11,7 +11,15 @@
 import { type CustomResource, Duration, type Stack } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { ActualResult, ExpectedResult, type IntegTest, Match } from '@aws-cdk/integ-tests-alpha';
+import { CHAT_CONTRACT } from '../../examples/eks-stable-diffusion/chat';
+import { type ServiceContract } from '../../lib/core/service/contract';
 import { type EksInferenceService } from '../../lib/eks/inference-service';
+
+/**
+ * The example's chat contract at 1 request/s: the planner then keeps one replica per class (one g6e.xlarge and one
+ * g5.xlarge node) instead of the example's three L40S replicas, which is all these assertions need.
+ */
+export const EKS_INTEG_CONTRACT: ServiceContract = { ...CHAT_CONTRACT, peakRequestsPerSecond: 1 };
 
 /** The Ready condition's status of a NodePool or ScaledObject (kubectl JSONPath filter). */
 const READY_STATUS = '.status.conditions[?(@.type=="Ready")].status';

@@ -15,10 +15,10 @@ import { type App, Stack } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { IntegTest } from '@aws-cdk/integ-tests-alpha';
-import { CHAT_CONTRACT, chatClasses } from '../../examples/eks-stable-diffusion/chat';
+import { chatClasses } from '../../examples/eks-stable-diffusion/chat';
 import { EksInferenceCluster } from '../../lib/eks/cluster';
 import { EksInferenceService } from '../../lib/eks/inference-service';
-import { eksServiceAssertions } from './eks-assertions';
+import { EKS_INTEG_CONTRACT, eksServiceAssertions } from './eks-assertions';
 import { integApp, type IntegAppOptions, integEnv, seedAvailabilityZones } from './integ-app';
 
 /** Literal: IAM conditions and Karpenter's discovery tags need the imported cluster's name at synth. */
@@ -52,7 +52,7 @@ export function eksImportedClusterApp(options?: IntegAppOptions): App {
     // The host installed the add-on and its log groups.
     observability: { existingAddon: {} },
   });
-  const service = new EksInferenceService(stack, 'Chat', { contract: CHAT_CONTRACT, classes: chatClasses(stack.account, stack.region), cluster });
+  const service = new EksInferenceService(stack, 'Chat', { contract: EKS_INTEG_CONTRACT, classes: chatClasses(stack.account, stack.region), cluster });
 
   const integ = new IntegTest(app, 'EksImportedCluster', {
     testCases: [hostStack, stack],
