@@ -43,14 +43,16 @@ function readyValue(stack: Stack, id: string, service: EksInferenceService, obje
 export function eksServiceAssertions(integ: IntegTest, stack: Stack, service: EksInferenceService): void {
   for (const unit of service.units) {
     const cls = unit.cls.name;
-    const nodePool = readyValue(stack, `NodePoolReady-${cls}`, service, { type: 'nodepool.karpenter.sh', name: unit.nodePoolName });
-    integ.assertions.expect(`NodePoolReady-${cls}`, ExpectedResult.exact('True'), ActualResult.fromCustomResource(nodePool, 'Value'));
-    const scaledObject = readyValue(stack, `ScaledObjectReady-${cls}`, service, {
+    // The assertion id becomes a CloudFormation output name, which must be alphanumeric (CloudFormation Validate F6004).
+    const id = cls.replace(/[^A-Za-z0-9]/g, '');
+    const nodePool = readyValue(stack, `NodePoolReady${id}`, service, { type: 'nodepool.karpenter.sh', name: unit.nodePoolName });
+    integ.assertions.expect(`NodePoolReady${id}`, ExpectedResult.exact('True'), ActualResult.fromCustomResource(nodePool, 'Value'));
+    const scaledObject = readyValue(stack, `ScaledObjectReady${id}`, service, {
       type: 'scaledobject.keda.sh',
       name: unit.objects.scaledObject.metadata.name,
       namespace: service.namespace,
     });
-    integ.assertions.expect(`ScaledObjectReady-${cls}`, ExpectedResult.exact('True'), ActualResult.fromCustomResource(scaledObject, 'Value'));
+    integ.assertions.expect(`ScaledObjectReady${id}`, ExpectedResult.exact('True'), ActualResult.fromCustomResource(scaledObject, 'Value'));
 
     // One call per class: Match.arrayWith keeps the order of its elements, the listener's order is not promised.
     // Equal calls get distinct ids (@aws-cdk/integ-tests-alpha 2.245.0-alpha.0 lib/assertions/private/deploy-assert.js:85-96).

@@ -1,12 +1,13 @@
 /**
  * What every integ app (test/integ/integ.*.ts) shares: where its stacks deploy and the context it synthesizes with.
  *
- * - `npx integ-runner` runs each app file itself (`node -r ts-node/register test/integ/integ.<name>.ts`) and passes its
- *   own context: the recommended feature flags it was built with, with `@aws-cdk/core:target-partitions` removed
- *   (aws/aws-cdk-cli@integ-runner@v2.197.10 packages/@aws-cdk/integ-runner/lib/runner/runner-base.ts:395-412).
+ * - `npm run integ` (integ-runner 2.204.5) runs each app file itself and synthesizes it with the context of the nearest
+ *   cdk.json above the test (this repository's), `@aws-cdk/core:target-partitions` unset and creation stack traces off
+ *   (aws/aws-cdk-cli@integ-runner@v2.204.5 packages/@aws-cdk/integ-runner/lib/runner/cdk-test-app.ts:608-637 and
+ *   lib/runner/private/test-specific-context.ts:11-47).
  * - `npm test` (integ-snapshot.test.ts) synthesizes the same apps offline with `integSynthContext()`: cdk.json's
  *   context (the flags a `cdk init` app gets at the pinned aws-cdk-lib) with the same key removed, so the committed
- *   snapshot is what a consumer's app with this library synthesizes.
+ *   snapshot is what integ-runner deploys and what a consumer's app with this library synthesizes.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,7 +28,7 @@ export function integApp(options: IntegAppOptions = {}): App {
 /**
  * The account and region the integ stacks deploy to: the CLI's (credentials and AWS_REGION), or placeholders offline.
  * Without credentials the toolkit passes the placeholders `unknown-account` / `unknown-region`
- * (aws/aws-cdk-cli@integ-runner@v2.197.10 packages/@aws-cdk/cloud-assembly-api/lib/environment.ts:24-25); the
+ * (aws/aws-cdk-cli@integ-runner@v2.204.5 packages/@aws-cdk/cloud-assembly-api/lib/environment.ts:24-25); the
  * library's constructs need a literal region (ECR image URIs, the ALB log-delivery principal), so those count as unset.
  */
 export function integEnv(): Environment {
