@@ -6,8 +6,8 @@
  * - `IntegEksImported` imports it with aws-eks-v2 `Cluster.fromClusterAttributes` and
  *   `KubectlProvider.fromKubectlProviderAttributes` (the host's kubectl Lambda), marks every controller and the add-on
  *   existing (nothing installed twice) and runs the example's chat service on it.
- * What the imported stack must show (eks-assertions.ts): each class's NodePool and ScaledObject Ready (Karpenter and
- * KEDA of the host took the objects applied through the imported provider), and the listener at the initial weights.
+ * What the imported stack must show (eks-assertions.ts): each class's NodePool Ready and its ScaledObject's HPA created
+ * (Karpenter and KEDA of the host took the objects applied through the imported provider), and the listener at the initial weights.
  * Offline, `npm test` synthesizes this app and compares it with the committed snapshot (integ-snapshot.test.ts).
  */
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';

@@ -3,7 +3,8 @@
  * EksInferenceService on a new cluster: an EksInferenceCluster (VPC, private EKS 1.33 cluster, Karpenter, KEDA, the
  * Load Balancer Controller, the observability add-on) and the example's chat service (vLLM on g6e.xlarge, TGI on
  * g5.xlarge, at 1 request/s: one replica each). What a deployed stack must show (eks-assertions.ts): each class's
- * NodePool and ScaledObject Ready, and the listener forwarding to each class's target group at its initial weight. The images are the example's
+ * NodePool Ready and its ScaledObject's HPA created by KEDA, and the listener forwarding to each class's target group
+ * at its initial weight. The images are the example's
  * placeholders: their pods do not start (ImagePullBackOff), which none of these assertions reads; Karpenter still
  * launches a node per pending replica (README "Integration tests": cost).
  * Offline, `npm test` synthesizes this app and compares it with the committed snapshot (integ-snapshot.test.ts).
