@@ -42,6 +42,16 @@ function masked(json: string): unknown {
 
 const snapshotted = (f: string) => f.endsWith('.template.json') || f === 'integ.json';
 
+test("cdk.json's context is the feature flags a `cdk init` app gets at the installed aws-cdk-lib", () => {
+  // `cdk init` writes the recommended flags sorted by key (aws/aws-cdk-cli packages/aws-cdk/lib/commands/init/init.ts,
+  // currentlyRecommendedAwsCdkLibFlags); aws-cdk-lib ships them as recommended-feature-flags.json. Upgrading aws-cdk-lib
+  // fails here until cdk.json is refreshed (and the snapshots with it).
+  const recommended = JSON.parse(readFileSync(require.resolve('aws-cdk-lib/recommended-feature-flags.json'), 'utf8')) as Record<string, unknown>;
+  const cdkJson = JSON.parse(readFileSync(join(__dirname, '..', '..', 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+  expect(cdkJson.context).toEqual(recommended);
+  expect(Object.keys(cdkJson.context)).toEqual(Object.keys(recommended).sort());
+});
+
 test('every integ app in test/integ is checked', () => {
   const files = readdirSync(__dirname).filter((f) => /^integ\..+\.ts$/.test(f)).sort();
   expect(Object.keys(APPS).sort()).toEqual(files);
