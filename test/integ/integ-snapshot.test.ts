@@ -1,35 +1,82 @@
 /**
  * The integration tests' committed snapshots, checked offline: each integ app (test/integ/integ.*.ts) is synthesized
- * and every template it writes must equal the committed one in test/integ/<file>.snapshot/, so a changed template
- * fails until the snapshot is updated on purpose (`UPDATE_INTEG_SNAPSHOTS=1 npx jest test/integ`). Running them in an
- * account: docs/development.md "Integration tests".
+ * with cdk.json's feature flags (integ-app.ts) and every template it writes, and its integ manifest (integ.json: test
+ * cases, stacks, assertion stack), must equal the committed ones in test/integ/<file>.snapshot/, so a changed template
+ * fails until the snapshot is updated on purpose (`UPDATE_INTEG_SNAPSHOTS=1 npx jest test/integ`). Nothing here
+ * contacts AWS or needs integ-runner. Running them in an account: README "Integration tests".
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { type IntegAppBuilder, integSynthContext } from './integ-app';
+import { eksImportedClusterApp } from './integ.eks-imported-cluster';
+import { eksNewClusterApp } from './integ.eks-new-cluster';
 import { sageMakerReconcilerApp } from './integ.sagemaker-reconciler';
+import { trustGateApp } from './integ.trust-gate';
 
-const APPS = { 'integ.sagemaker-reconciler.ts': sageMakerReconcilerApp };
+const APPS: Record<string, IntegAppBuilder> = {
+  'integ.sagemaker-reconciler.ts': sageMakerReconcilerApp,
+  'integ.eks-new-cluster.ts': eksNewClusterApp,
+  'integ.eks-imported-cluster.ts': eksImportedClusterApp,
+  'integ.trust-gate.ts': trustGateApp,
+};
 
-/** A template with each assertion's `salt` (integ-tests-alpha sets it to the synth time so the assertion reruns) masked. */
-function withoutSalt(json: string): unknown {
-  return JSON.parse(json, (key, value: unknown) => (key === 'salt' ? '<synth time>' : value));
+/**
+ * A template with what integ-tests-alpha makes differ between two synths of the same app masked: each assertion's
+ * `salt` (the synth time, so that the assertion reruns) and the hash that ends the name of an `expect()` assertion's
+ * output (an md5 of its actual and expected values, and an actual read from a custom resource attribute is an
+ * unresolved token whose number depends on construction order: @aws-cdk/integ-tests-alpha 2.245.0-alpha.0
+ * lib/assertions/assertions.js, `AssertionResults${id}${md5hash({ actual, expected })}`).
+ */
+function masked(json: string): unknown {
+  const mask = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(mask);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).map(([key, v]) => [
+      key.replace(/^(AssertionResults.+)[0-9a-f]{32}$/, '$1<hash>'),
+      key === 'salt' ? '<synth time>' : mask(v),
+    ]));
+  };
+  return mask(JSON.parse(json));
 }
+
+const snapshotted = (f: string) => f.endsWith('.template.json') || f === 'integ.json';
+
+test("cdk.json's context is the feature flags a `cdk init` app gets at the installed aws-cdk-lib", () => {
+  // `cdk init` writes the recommended flags sorted by key (aws/aws-cdk-cli packages/aws-cdk/lib/commands/init/init.ts,
+  // currentlyRecommendedAwsCdkLibFlags); aws-cdk-lib ships them as recommended-feature-flags.json. Upgrading aws-cdk-lib
+  // fails here until cdk.json is refreshed (and the snapshots with it).
+  const recommended = JSON.parse(readFileSync(require.resolve('aws-cdk-lib/recommended-feature-flags.json'), 'utf8')) as Record<string, unknown>;
+  const cdkJson = JSON.parse(readFileSync(join(__dirname, '..', '..', 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+  expect(cdkJson.context).toEqual(recommended);
+  expect(Object.keys(cdkJson.context)).toEqual(Object.keys(recommended).sort());
+});
+
+test('every integ app in test/integ is checked', () => {
+  const files = readdirSync(__dirname).filter((f) => /^integ\..+\.ts$/.test(f)).sort();
+  expect(Object.keys(APPS).sort()).toEqual(files);
+});
 
 describe.each(Object.entries(APPS))('%s', (file, build) => {
   test('synthesizes the committed snapshot', () => {
     const out = join(process.env.TMPDIR!, file);
-    build(out).synth();
-    const templates = readdirSync(out).filter((f) => f.endsWith('.template.json')).sort();
+    build({ outdir: out, context: integSynthContext() }).synth();
+    const written = readdirSync(out).filter(snapshotted).sort();
     const snapshot = join(__dirname, `${file}.snapshot`);
     if (process.env.UPDATE_INTEG_SNAPSHOTS) {
-      rmSync(snapshot, { recursive: true, force: true });
-      mkdirSync(snapshot);
-      for (const t of templates) writeFileSync(join(snapshot, t), readFileSync(join(out, t)));
+      mkdirSync(snapshot, { recursive: true });
+      for (const f of readdirSync(snapshot)) if (!written.includes(f)) rmSync(join(snapshot, f));
+      // A file that differs only in its salts is left as it is (no churn in the history).
+      for (const f of written) {
+        const body = readFileSync(join(out, f), 'utf8');
+        const committed = existsSync(join(snapshot, f)) ? readFileSync(join(snapshot, f), 'utf8') : undefined;
+        if (committed === undefined || !isDeepStrictEqual(masked(committed), masked(body))) writeFileSync(join(snapshot, f), body);
+      }
     }
-    expect(readdirSync(snapshot).sort()).toEqual(templates);
-    for (const t of templates) {
-      expect({ template: t, body: withoutSalt(readFileSync(join(out, t), 'utf8')) })
-        .toEqual({ template: t, body: withoutSalt(readFileSync(join(snapshot, t), 'utf8')) });
+    expect(readdirSync(snapshot).sort()).toEqual(written);
+    for (const f of written) {
+      expect({ file: f, body: masked(readFileSync(join(out, f), 'utf8')) })
+        .toEqual({ file: f, body: masked(readFileSync(join(snapshot, f), 'utf8')) });
     }
   });
 });

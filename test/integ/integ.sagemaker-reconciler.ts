@@ -6,19 +6,23 @@
  *   (`PolicyMode` per service) listed by CloudWatch.
  * Offline, `npm test` synthesizes this app and compares it with the committed snapshot (integ-snapshot.test.ts).
  */
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { type App, Duration, Stack } from 'aws-cdk-lib';
 import { ExpectedResult, IntegTest } from '@aws-cdk/integ-tests-alpha';
 import { SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { Dim, METRIC_NAMESPACE, Metrics } from '../../lib/core/metrics/contract';
+import { integApp, type IntegAppOptions, integEnv } from './integ-app';
 
-/** The integration app; `outdir` for the offline snapshot check. */
-export function sageMakerReconcilerApp(outdir?: string): App {
-  const app = new App(outdir ? { outdir } : {});
-  const env = { account: process.env.CDK_DEFAULT_ACCOUNT ?? '111111111111', region: process.env.CDK_DEFAULT_REGION ?? 'us-east-1' };
+/** The integration app; options for the offline snapshot check. */
+export function sageMakerReconcilerApp(options?: IntegAppOptions): App {
+  const app = integApp(options);
+  const env = integEnv();
   const stack = new SageMakerLlmStack(app, 'IntegSageMakerReconciler', { env });
   // The assertions run in the same account and region as the stack they read.
   const integ = new IntegTest(app, 'SageMakerReconciler', {
     testCases: [stack], diffAssets: true, assertionStack: new Stack(app, 'IntegSageMakerReconcilerAssertions', { env }),
+    // The committed snapshot holds templates for the offline check, not a deployable assembly (no assets): integ-runner
+    // must not deploy it first (its update workflow).
+    stackUpdateWorkflow: false,
   });
 
   // The initial weights as the template sets them (the construct renders the variants lazily).
@@ -32,7 +36,7 @@ export function sageMakerReconcilerApp(outdir?: string): App {
   run.next(integ.assertions.awsApiCall('CloudWatchLogs', 'filterLogEvents', {
     logGroupName: stack.reconciler.logGroup.logGroupName,
     filterPattern: '{ $.audit = "routing-decision" }',
-  }).assertAtPath('events.0.logGroupName', ExpectedResult.stringLikeRegexp('.+')).waitForAssertions({ totalTimeout: Duration.minutes(5) }));
+  }).assertAtPath('events.0.eventId', ExpectedResult.stringLikeRegexp('.+')).waitForAssertions({ totalTimeout: Duration.minutes(5) }));
   run.next(integ.assertions.awsApiCall('CloudWatch', 'listMetrics', {
     Namespace: METRIC_NAMESPACE,
     MetricName: Metrics.policyMode.name,
