@@ -100,6 +100,14 @@ export function builtinValidationOn(): () => void {
  * An app and stack for unit tests (UNIT_TEST_APP_PROPS). Assets are not staged into the assembly (test/setup-env.js)
  * unless `stageAssets` is set, for the tests that read a staged asset.
  */
+/**
+ * cdk.json's context: the feature flags a `cdk init` app gets at the pinned aws-cdk-lib. The example apps' tests use it,
+ * so they synthesize as `cdk synth` (and a consumer's app) does; `new App()` alone reads no cdk.json.
+ */
+export function cdkJsonContext(): Record<string, unknown> {
+  return (JSON.parse(readFileSync(resolve(__dirname, '..', 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+}
+
 export function testStack(id = 'Test', options: { stageAssets?: boolean } = {}): { app: App; stack: Stack } {
   const app = new App({
     ...UNIT_TEST_APP_PROPS,

@@ -4,11 +4,13 @@ import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
 import { type KarpenterPods } from '../core/metrics/karpenter-capacity';
 import { type ClassProblem } from '../core/service/checks';
 import { ConstructValidationError, throwIfInvalid } from '../core/validation/error';
 import { ApprovedImagesAdmission } from '../trust/admission-policy';
+import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeManagedPolicies, acknowledgeNistRules, acknowledgeRule, acknowledgeWildcardResources } from '../util/nag';
 import { clusterProblems } from './checks';
 import { newClusterVpc } from './cluster-vpc';
@@ -308,11 +310,13 @@ function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: New
       eks.ClusterLoggingTypes.CONTROLLER_MANAGER,
       eks.ClusterLoggingTypes.SCHEDULER,
     ],
+    // Node groups, not EKS Auto Mode (aws-eks-v2's default when no capacity type is given). The system node group is
+    // added below with its AMI type, not as aws-eks-v2's default capacity.
     defaultCapacityType: eks.DefaultCapacityType.NODEGROUP,
-    defaultCapacity: o.systemNodeCount ?? 2,
-    defaultCapacityInstance: o.systemNodeInstanceType ?? ec2.InstanceType.of(ec2.InstanceClass.M7I, ec2.InstanceSize.LARGE),
+    defaultCapacity: 0,
     kubectlProviderOptions: { kubectlLayer },
   });
+  addSystemNodes(cluster, o);
   acknowledgeManagedPolicies(
     cluster,
     'Roles aws-eks-v2 creates for the cluster: AmazonEKSClusterPolicy (control plane), the worker-node policies of the system node group ' +
@@ -339,7 +343,41 @@ function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: New
         'withhold account concurrency from other functions between deployments, and aws-eks-v2 does not expose the setting.',
     });
   }
+  encryptKubectlProviderLogs(cluster, clusterName);
   return cluster;
+}
+
+/**
+ * The system node group (Karpenter, KEDA, the load balancer controller, CoreDNS), under the id aws-eks-v2 gives its
+ * default capacity (`DefaultCapacity`), with an Amazon Linux 2023 AMI. Left to aws-eks-v2, the AMI type follows the
+ * app's `@aws-cdk/aws-eks:defaultToAL2023` flag and is AL2 without it (aws-cdk-lib 2.269.0 aws-eks-v2
+ * managed-nodegroup.js), while EKS publishes no AL2 AMIs for Kubernetes 1.33 and later
+ * (https://docs.aws.amazon.com/eks/latest/userguide/eks-ami-deprecation-faqs.html): the node group would not create.
+ */
+function addSystemNodes(cluster: eks.Cluster, o: NewClusterOptions): void {
+  const count = o.systemNodeCount ?? 2;
+  if (count <= 0) return;
+  const instanceType = o.systemNodeInstanceType ?? ec2.InstanceType.of(ec2.InstanceClass.M7I, ec2.InstanceSize.LARGE);
+  cluster.addNodegroupCapacity('DefaultCapacity', {
+    instanceTypes: [instanceType],
+    minSize: count,
+    amiType: instanceType.architecture === ec2.InstanceArchitecture.ARM_64
+      ? eks.NodegroupAmiType.AL2023_ARM_64_STANDARD : eks.NodegroupAmiType.AL2023_X86_64_STANDARD,
+  });
+}
+
+/**
+ * An app with the flags of `cdk init` (`@aws-cdk/aws-lambda:useCdkManagedLogGroup`) gives the kubectl provider's two
+ * functions log groups in the template (aws-cdk-lib 2.269.0 aws-lambda function.js). They hold the kubectl and Helm
+ * output of every deployment, so they get a customer managed key like the library's own log groups (NIST 800-53
+ * CloudWatchLogGroupEncrypted). Without the flag Lambda creates them itself and there is nothing to encrypt here.
+ */
+function encryptKubectlProviderLogs(cluster: eks.Cluster, clusterName: string): void {
+  const kubectl = cluster.node.tryFindChild('KubectlProvider');
+  const logGroups = kubectl ? kubectl.node.findAll().filter((c): c is logs.CfnLogGroup => c instanceof logs.CfnLogGroup) : [];
+  if (logGroups.length === 0) return;
+  const key = newLogGroupKey(kubectl!, 'LogKey', `Logs of the kubectl provider of EKS cluster ${clusterName}`);
+  for (const group of logGroups) group.kmsKeyId = key.keyArn;
 }
 
 function tagNodeSubnets(scope: Construct, vpc: ec2.IVpc, clusterName: string): void {

@@ -3,7 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { EksStableDiffusionStack, SD21_CONTRACT, SD21_UNITS } from '../../examples/eks-stable-diffusion';
 import { admissionLimits } from '../../lib/core/runtime/admission';
 import { EXAMPLE_ENV } from '../../examples/env';
-import { builtinValidationOn, nagFindings, nistFindings } from '../util';
+import { builtinValidationOn, cdkJsonContext, nagFindings, nistFindings } from '../util';
 
 describe('examples/eks-stable-diffusion', () => {
   let app: App;
@@ -11,7 +11,7 @@ describe('examples/eks-stable-diffusion', () => {
 
   beforeAll(() => {
     // The one synth of this example with the built-in CloudFormation validation on, as `cdk synth` runs it.
-    app = new App();
+    app = new App({ context: cdkJsonContext() });
     stack = new EksStableDiffusionStack(app, 'EksStableDiffusion', { env: EXAMPLE_ENV });
     const validationOff = builtinValidationOn();
     try {

@@ -9,9 +9,8 @@
  *   context (the flags a `cdk init` app gets at the pinned aws-cdk-lib) with the same key removed, so the committed
  *   snapshot is what integ-runner deploys and what a consumer's app with this library synthesizes.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { App, type Environment, type Stack } from 'aws-cdk-lib';
+import { cdkJsonContext } from '../util';
 
 /** An integ app builder: `outdir` and `context` for the offline snapshot check, nothing under integ-runner. */
 export type IntegAppBuilder = (options?: IntegAppOptions) => App;
@@ -41,8 +40,7 @@ export function integEnv(): Environment {
 
 /** cdk.json's context without the key integ-runner unsets. */
 export function integSynthContext(): Record<string, unknown> {
-  const cdkJson = JSON.parse(readFileSync(join(__dirname, '..', '..', 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
-  const { ['@aws-cdk/core:target-partitions']: _unset, ...context } = cdkJson.context;
+  const { ['@aws-cdk/core:target-partitions']: _unset, ...context } = cdkJsonContext();
   return context;
 }
 

@@ -3,12 +3,12 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, llamaChatClasses, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { admissionLimits, serverAdmission } from '../../lib/core/runtime/admission';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
-import { builtinValidationOn, nagFindings, nistFindings } from '../util';
+import { builtinValidationOn, cdkJsonContext, nagFindings, nistFindings } from '../util';
 
 describe('examples/sagemaker-llm', () => {
   test('synthesizes with the built-in CloudFormation validation on, cdk-nag AwsSolutions clean', () => {
     // The one synth of this example with validation on (it costs seconds); other tests switch it off.
-    const app = new App();
+    const app = new App({ context: cdkJsonContext() });
     const stack = new SageMakerLlmStack(app, 'SageMakerLlm', { env: { account: '111111111111', region: 'us-east-1' } });
     const validationOff = builtinValidationOn();
     let template: Template;
