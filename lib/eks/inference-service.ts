@@ -10,6 +10,7 @@ import { Construct, type IDependable } from 'constructs';
 import { HardwareCatalog } from '../core/hardware/catalog';
 import { AwsMetrics, classDimensions, Metrics } from '../core/metrics/contract';
 import { type AlbRoutingFacts, routedClassFacts } from '../core/reconciler/routing-facts';
+import { albWeightsLocation } from '../core/reconciler/targets/alb';
 import { type RuntimeBinding } from '../core/runtime/binding';
 import { rejectionStatusClass } from '../core/runtime/engines';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
@@ -34,14 +35,14 @@ import * as m from './manifests';
 import { fetcherToolProblems, modelCacheProblems } from './model-data-fetch';
 import { type EksObservability, type ObservabilityOptions, type ServiceSignalProducers } from './observability-addon';
 import { PodIdentityRole } from './pod-identity';
-import { albRouting, type LoadBalancerOptions } from './routing';
+import { albRouting, type ListenerRuleOptions, listenerRuleProblems, type LoadBalancerOptions, ruleRouting, takeListenerPriority } from './routing';
 import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
 
 export { CLASS_LABEL } from './class-unit';
 export { DISCOVERY_TAG, type ChartVersions, type NewClusterOptions } from './cluster';
-export { type LoadBalancerOptions } from './routing';
+export { type ListenerRuleOptions, type LoadBalancerOptions } from './routing';
 
 export interface EksInferenceServiceProps {
   /** The service's SLO, request shape and peak demand. */
@@ -79,8 +80,14 @@ export interface EksInferenceServiceProps {
   readonly observability?: ObservabilityOptions;
   /** Namespace of the serving objects (one per service on a cluster). @default - contract.name */
   readonly namespace?: string;
-  /** @default - internal ALB, HTTP, 30 s deregistration delay */
+  /** The service's own ALB. Not with `listenerRule`. @default - internal ALB, HTTP, 30 s deregistration delay */
   readonly loadBalancer?: LoadBalancerOptions;
+  /**
+   * Route by a rule (host and/or path) on a listener shared with other services instead of an ALB of the service's
+   * own. Not with `loadBalancer`.
+   * @default - an ALB of the service's own (`loadBalancer`)
+   */
+  readonly listenerRule?: ListenerRuleOptions;
   /** @default - see ScalingOptions */
   readonly scaling?: ScalingOptions;
   /**
@@ -158,8 +165,14 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   public readonly plan: CapacityPlan;
   public readonly classes: readonly CapacityClass[];
   public readonly namespace: string;
-  public readonly loadBalancer: elbv2.ApplicationLoadBalancer;
-  public readonly listener: elbv2.ApplicationListener;
+  /** The service's own ALB; undefined when it routes by `listenerRule` on a shared listener. */
+  public readonly loadBalancer?: elbv2.ApplicationLoadBalancer;
+  /** The listener the service is reached on: its own ALB's, or the shared one of `listenerRule`. */
+  public readonly listener: elbv2.IApplicationListener;
+  /** The service's rule on the shared listener (with `listenerRule`), whose forward action the reconciler re-weights. */
+  public readonly listenerRule?: elbv2.ApplicationListenerRule;
+  /** `app/<name>/<id>` of the load balancer serving the service: the `LoadBalancer` dimension of its ALB metrics. */
+  public readonly loadBalancerFullName: string;
   /** Namespace, service account and TriggerAuthentication. */
   public readonly namespaceManifest: eks.KubernetesManifest;
   public readonly triggerAuthenticationManifest: eks.KubernetesManifest;
@@ -222,19 +235,19 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.admission = attachment.admission;
     const routes = classes.map((cls, i) => ({ name: cls.name, classes: [cls], readyReplicas: this.plan.classes[i].steadyReplicas }));
     this.initialWeights = initialWeights(routes, this.plan.plannedTokensPerSecond);
-    const routing = albRouting(this, {
-      vpc: this.vpc,
-      cluster: this.cluster,
-      options: props.loadBalancer ?? {},
-      classes: classes.map((cls) => ({
-        cls,
-        port: classOptions[cls.name]?.port ?? DEFAULT_PORT,
-        readyPath: classOptions[cls.name]?.readyPath ?? runtimes.get(cls.name)!.readyPath,
-        weight: this.initialWeights[cls.name],
-      })),
-    });
+    const routed = classes.map((cls) => ({
+      cls,
+      port: classOptions[cls.name]?.port ?? DEFAULT_PORT,
+      readyPath: classOptions[cls.name]?.readyPath ?? runtimes.get(cls.name)!.readyPath,
+      weight: this.initialWeights[cls.name],
+    }));
+    const routing = props.listenerRule
+      ? ruleRouting(this, { vpc: this.vpc, cluster: this.cluster, options: props.listenerRule, classes: routed })
+      : albRouting(this, { vpc: this.vpc, cluster: this.cluster, options: props.loadBalancer ?? {}, classes: routed });
     this.loadBalancer = routing.loadBalancer;
     this.listener = routing.listener;
+    this.listenerRule = routing.rule;
+    this.loadBalancerFullName = routing.loadBalancerFullName;
     this.inferenceCluster.allowTargetGroups(routing.targetGroups.map((tg) => tg.targetGroupArn));
 
     const namespaced = this.addNamespace();
@@ -342,12 +355,16 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   }
 
   /**
-   * The reconciler's routing writes on this service's listener: ModifyListener on the listener, and DescribeListeners,
-   * which supports no resource-level permissions (the Service Authorization Reference lists no resource type for it).
+   * The reconciler's routing calls (lambda/reconciler/targets/alb.ts, where albWeightsLocation says): on the service's
+   * own listener DescribeListeners and ModifyListener on the listener; on a shared listener DescribeRules and
+   * ModifyRule on the service's rule only, so it can never touch the listener or another service's rule. The
+   * Describe calls support no resource-level permissions; ModifyListener takes `listener/app*`, ModifyRule
+   * `listener-rule/app*` (Service Authorization Reference, list_elasticloadbalancingv2.html).
    */
   public grantRouting(grantee: iam.IGrantable): iam.Grant {
-    return iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:DescribeListeners'], resourceArns: ['*'] })
-      .combine(iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:ModifyListener'], resourceArns: [this.listener.listenerArn] }));
+    const at = albWeightsLocation(this.routingFacts());
+    return iam.Grant.addToPrincipal({ grantee, actions: [`elasticloadbalancing:${at.read}`], resourceArns: ['*'] })
+      .combine(iam.Grant.addToPrincipal({ grantee, actions: [`elasticloadbalancing:${at.write}`], resourceArns: [at.arn] }));
   }
 
   /** Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. */
@@ -387,7 +404,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     return {
       kind: 'alb',
       listenerArn: this.listener.listenerArn,
-      loadBalancerFullName: this.loadBalancer.loadBalancerFullName,
+      ...(this.listenerRule ? { ruleArn: this.listenerRule.listenerRuleArn } : {}),
+      loadBalancerFullName: this.loadBalancerFullName,
       targets: this.units.map((u) => ({
         // Floors never ask for more than the ScaledObject may run (its maxReplicaCount: classOptions.maxReplicas or the plan's).
         class: routedClassFacts(u.cls, u.objects.scaledObject.spec.maxReplicaCount),
@@ -429,7 +447,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       period: Duration.minutes(1),
       ...props,
       dimensionsMap: {
-        LoadBalancer: this.loadBalancer.loadBalancerFullName,
+        LoadBalancer: this.loadBalancerFullName,
         TargetGroup: unit.targetGroup.targetGroupFullName,
         ...props?.dimensionsMap,
       },
@@ -469,6 +487,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
           message: `is a setting of the cluster, but the service attaches to EksInferenceCluster '${shared.node.path}'; allowed: unset (set it on the EksInferenceCluster)`,
         }))
         : clusterProblems({ ...props, cluster: props.cluster as eks.ICluster | undefined, clusterName: this.clusterName, stack: Stack.of(this) })),
+      ...listenerRuleProblems(props.listenerRule, props.loadBalancer),
+      ...this.priorityProblems(props.listenerRule),
       ...fetcherImageProblems(image),
       ...fetcherToolProblems(checked.classes, image),
       ...checked.classes.flatMap((cls) => [
@@ -483,6 +503,15 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       for (const warning of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:unbounded-queue-${name}`, warning);
     }
     return { classes: checked.classes, runtimes };
+  }
+
+  /** Two services of this app with one priority on one listener: the second deploy would fail (PriorityInUse). */
+  private priorityProblems(rule: ListenerRuleOptions | undefined): ClassProblem[] {
+    const holder = rule && Number.isInteger(rule.priority) ? takeListenerPriority(this, rule, this.node.path) : undefined;
+    return holder === undefined ? [] : [{
+      field: 'listenerRule.priority',
+      message: `is ${rule!.priority}, which EksInferenceService '${holder}' already has on the same listener; allowed: a priority no other rule of the listener has`,
+    }];
   }
 
   /** The namespace (restricted pods, ALB readiness gates), the default service account and KEDA's authentication. */
@@ -547,7 +576,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       deadlineSeconds: Math.ceil(this.contract.slo.deadlineMs / 1000),
       periodSeconds: (u.scaling.metricPeriod ?? Duration.seconds(EKS_SCALING_DEFAULTS.metricPeriodSeconds)).toSeconds(),
       load: {
-        loadBalancerFullName: this.loadBalancer.loadBalancerFullName,
+        loadBalancerFullName: this.loadBalancerFullName,
         targetGroupFullName: u.targetGroup.targetGroupFullName,
         region: Stack.of(this).region,
       },

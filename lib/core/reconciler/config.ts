@@ -107,6 +107,7 @@ const TG_FULL_NAME = 'targetgroup/'.length + ELB_NAME + 1 + ELB_ID;
 /** The longest value CloudFormation can resolve a token to, by the configuration field it stands in. */
 const TOKEN_BOUNDS: ReadonlyArray<readonly [RegExp, number]> = [
   [/^facts\.listenerArn$/, ARN_PREFIX - 1 + 'elasticloadbalancing:listener/'.length + LB_FULL_NAME + 1 + ELB_ID],
+  [/^facts\.ruleArn$/, ARN_PREFIX - 1 + 'elasticloadbalancing:listener-rule/'.length + LB_FULL_NAME + 1 + ELB_ID + 1 + ELB_ID],
   [/^facts\.loadBalancerFullName$/, LB_FULL_NAME],
   [/^facts\.targets\.\d+\.targetGroupArn$/, ARN_PREFIX - 1 + 'elasticloadbalancing:'.length + TG_FULL_NAME],
   [/^facts\.targets\.\d+\.targetGroupFullName$/, TG_FULL_NAME],

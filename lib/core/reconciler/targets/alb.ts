@@ -1,7 +1,7 @@
 /**
- * An ALB listener on EKS as a routing target: the forward default action's target-group weights, one target group per
- * capacity class. Replica floors are published: the `ReplicaFloor` metric, which each class's KEDA ScaledObject reads
- * through a second trigger (lib/eks).
+ * An ALB listener on EKS as a routing target: the target-group weights of a forward action (the listener's default
+ * action, or one rule's on a shared listener), one target group per capacity class. Replica floors are published:
+ * the `ReplicaFloor` metric, which each class's KEDA ScaledObject reads through a second trigger (lib/eks).
  */
 import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, classDimensions, Metrics } from '../../metrics/contract';
 import { type MetricStatSource } from '../../metrics/aws-published';
@@ -17,6 +17,27 @@ import { policyClassOf, rejectionStatusOf } from './shared';
 function contractTokens(service: string, className: string): MetricStatSource {
   const spec = Metrics.generatedTokens;
   return { namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(service, className), stat: spec.statistic };
+}
+
+/**
+ * Where an ALB target's weights live and the ELBv2 calls that read and write them: the listener's default actions
+ * (DescribeListeners, ModifyListener), or, for a service routed by host or path on a shared listener, the actions of
+ * its one rule (DescribeRules, ModifyRule; "To modify the default action, use ModifyListener", ELBv2 API ModifyRule).
+ * IAM (Service Authorization Reference, list_elasticloadbalancingv2): both Describe calls take no resource type ("*");
+ * ModifyListener is scoped to `listener/app*`, ModifyRule to `listener-rule/app*`.
+ */
+export interface AlbWeightsLocation {
+  readonly arn: string;
+  readonly read: 'DescribeListeners' | 'DescribeRules';
+  readonly write: 'ModifyListener' | 'ModifyRule';
+  /** "listener <arn>" or "listener rule <arn>", for messages. */
+  readonly description: string;
+}
+
+export function albWeightsLocation(facts: AlbRoutingFacts): AlbWeightsLocation {
+  return facts.ruleArn
+    ? { arn: facts.ruleArn, read: 'DescribeRules', write: 'ModifyRule', description: `listener rule ${facts.ruleArn}` }
+    : { arn: facts.listenerArn, read: 'DescribeListeners', write: 'ModifyListener', description: `listener ${facts.listenerArn}` };
 }
 
 /** An ALB listener rule or default action forwards to at most 5 target groups (not adjustable). */
@@ -93,7 +114,7 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   kind: 'alb',
   floors: 'published',
   routes,
-  describeRoutes: (facts) => `target group(s) of listener ${facts.listenerArn}`,
+  describeRoutes: (facts) => `target group(s) of ${albWeightsLocation(facts).description}`,
   describeTarget: (facts) => `ALB \`${facts.loadBalancerFullName}\` (EKS)`,
   servingMetrics: {
     namespace: AwsMetrics.alb.namespace,
