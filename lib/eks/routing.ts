@@ -269,7 +269,8 @@ export function listenerRuleProblems(rule: ListenerRuleOptions | undefined, load
   if (wildcards > RULE_CONDITIONS.wildcardsPerRule) {
     rules.add('listenerRule', `has ${wildcards} wildcards (* and ?) in its values; allowed: at most ${RULE_CONDITIONS.wildcardsPerRule} per rule`);
   }
-  if (rule.listener.connections.securityGroups.length === 0) {
+  // An imported listener without `securityGroup` holds an undefined one (aws-cdk-lib ImportedApplicationListener).
+  if (rule.listener.connections.securityGroups.filter((g) => g !== undefined).length === 0) {
     rules.add('listenerRule.listener', 'has no security group, so the pods\' ports cannot be opened to its load balancer; allowed: a listener of this app, or one imported with `securityGroup`');
   }
   return rules.problems;
