@@ -1,0 +1,50 @@
+import { environmentBytes } from '../../lib/core/reconciler/config';
+import { type AlbRoutingFacts } from '../../lib/core/reconciler/routing-facts';
+import { routingTarget } from '../../lib/core/reconciler/targets';
+import { albWeightsLocation } from '../../lib/core/reconciler/targets/alb';
+import { reconcilerProbes } from '../../lib/core/verify/permissions';
+
+const LISTENER = 'arn:aws:elasticloadbalancing:us-west-2:123456789012:listener/app/my-load-balancer/50dc6c495c0c9188/f2f7dc8efc522ab2';
+// The ELBv2 API reference's example rule ARN (ModifyRule, DescribeRules).
+const RULE = 'arn:aws:elasticloadbalancing:us-west-2:123456789012:listener-rule/app/my-load-balancer/50dc6c495c0c9188/f2f7dc8efc522ab2/9683b2d02a6cabee';
+const facts = (ruleArn?: string): AlbRoutingFacts => ({
+  kind: 'alb',
+  listenerArn: LISTENER,
+  ...(ruleArn ? { ruleArn } : {}),
+  loadBalancerFullName: 'app/my-load-balancer/50dc6c495c0c9188',
+  targets: [{
+    class: { name: 'a', preferenceRank: 0, tokensPerSecondPerReplica: 1, safeConcurrency: 1, usdPerReplicaHour: 1, allowSensitive: true, maxReplicas: 1, instanceType: 'g5.xlarge' },
+    targetGroupArn: 'arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/a/0123456789abcdef',
+    targetGroupFullName: 'targetgroup/a/0123456789abcdef',
+    namespace: 'ns', deploymentName: 'a', nodePoolName: 'a',
+  }],
+});
+
+describe('where an ALB target\'s weights live', () => {
+  test('the listener\'s default action without a rule; the rule\'s actions with one', () => {
+    expect(albWeightsLocation(facts())).toEqual({ arn: LISTENER, read: 'DescribeListeners', write: 'ModifyListener', description: `listener ${LISTENER}` });
+    expect(albWeightsLocation(facts(RULE))).toEqual({ arn: RULE, read: 'DescribeRules', write: 'ModifyRule', description: `listener rule ${RULE}` });
+    expect(routingTarget(facts(RULE)).describeRoutes(facts(RULE))).toBe(`target group(s) of listener rule ${RULE}`);
+  });
+
+  test('verify probes the calls the writer makes: ModifyRule on the rule allowed, on another rule and on the listener denied', () => {
+    const probes = reconcilerProbes(facts(RULE)).map((p) => `${p.expect} ${p.action} ${p.resource}`);
+    expect(probes).toEqual(expect.arrayContaining([
+      'allowed elasticloadbalancing:DescribeRules *',
+      `allowed elasticloadbalancing:ModifyRule ${RULE}`,
+      `denied elasticloadbalancing:ModifyRule ${RULE}-not-granted`,
+      `denied elasticloadbalancing:ModifyListener ${LISTENER}`,
+    ]));
+    expect(probes.some((p) => p.includes('DescribeListeners'))).toBe(false);
+  });
+
+  test('a rule ARN token is counted at the longest ARN it can resolve to', () => {
+    const config = { facts: facts('${Token[TOKEN.1]}'), placement: {}, policy: {}, service: 's', tokensPerRequest: 1 };
+    const withRule = environmentBytes(config as never, 'C', 'S');
+    const without = environmentBytes({ ...config, facts: facts() } as never, 'C', 'S');
+    // arn: + partition 9 + region 16 + account 12 + "listener-rule/" + app/<32>/<16> + /<16> + /<16>, plus the JSON key.
+    expect(withRule - without).toBe('arn:'.length + 9 + 1 + 16 + 1 + 12 + 1 - 1 + 'elasticloadbalancing:listener-rule/'.length + 53 + 17 + 17
+      + JSON.stringify({ ruleArn: '' }).length - 2 + 1);
+    expect(RULE.length).toBeLessThan(withRule - without);
+  });
+});
