@@ -5,7 +5,6 @@ import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import type * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct, type IDependable } from 'constructs';
 import { HardwareCatalog } from '../core/hardware/catalog';
 import { AwsMetrics, classDimensions, Metrics } from '../core/metrics/contract';
@@ -27,13 +26,13 @@ import { modelDataDecryptStatement } from '../trust/model-data-key';
 import { classObjectName, clusterProblems, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';
 import { CLASS_LABEL, type ClassObjects, classUnitObjects, DEFAULT_PORT, SERVING_SERVICE_ACCOUNT } from './class-unit';
-import { type ChartVersions, DISCOVERY_TAG, EksInferenceCluster, type NewClusterOptions } from './cluster';
+import { CLUSTER_SETTINGS, type ClusterSettings, DISCOVERY_TAG, EksInferenceCluster } from './cluster';
 import { type Karpenter } from './karpenter';
 import { type Keda } from './keda';
 import { type LoadBalancerController } from './load-balancer-controller';
 import * as m from './manifests';
 import { fetcherToolProblems, modelCacheProblems } from './model-data-fetch';
-import { type EksObservability, type ObservabilityOptions, type ServiceSignalProducers } from './observability-addon';
+import { type EksObservability, type ServiceSignalProducers } from './observability-addon';
 import { PodIdentityRole } from './pod-identity';
 import { albRouting, type ListenerRuleOptions, listenerRuleProblems, type LoadBalancerOptions, ruleRouting, takeListenerPriority } from './routing';
 import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
@@ -41,10 +40,15 @@ import { type ScalingOptions } from './scaling-options';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
 
 export { CLASS_LABEL } from './class-unit';
-export { DISCOVERY_TAG, type ChartVersions, type NewClusterOptions } from './cluster';
+export { DISCOVERY_TAG, type ChartVersions, type ClusterSettings, type NewClusterOptions } from './cluster';
 export { type ListenerRuleOptions, type LoadBalancerOptions } from './routing';
 
-export interface EksInferenceServiceProps {
+/**
+ * The ClusterSettings (clusterName, clusterOptions, vpc, kubectlLayer, chartVersions, observability) apply when the
+ * service has a cluster of its own (no `cluster`, or an imported `eks.ICluster`); with an EksInferenceCluster they are
+ * its settings and the service refuses them.
+ */
+export interface EksInferenceServiceProps extends ClusterSettings {
   /** The service's SLO, request shape and peak demand. */
   readonly contract: ServiceContract;
   /** Capacity classes in preference order (EC2 instance types). */
@@ -55,29 +59,13 @@ export interface EksInferenceServiceProps {
   readonly classOptions?: Readonly<Record<string, EksClassOptions>>;
   /**
    * The cluster the service runs on. An `EksInferenceCluster` is shared by many services and installs the controllers
-   * once (the settings below marked "own cluster" then belong to it). An `eks.ICluster` (imported with
+   * once (the ClusterSettings then belong to it). An `eks.ICluster` (imported with
    * `eks.Cluster.fromClusterAttributes` from aws-cdk-lib/aws-eks-v2 with `vpc`, `clusterSecurityGroupId` and
    * `kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(...)`) gets the controllers from this service,
    * as a cluster of its own would.
-   * @default - a new cluster of its own (with the own-cluster settings below)
+   * @default - a new cluster of its own (with the ClusterSettings)
    */
   readonly cluster?: EksInferenceCluster | eks.ICluster;
-  /** Own cluster: literal cluster name. @default - the imported cluster's name, or one generated from the construct path */
-  readonly clusterName?: string;
-  /** Own cluster: settings of the new cluster. @default - see NewClusterOptions */
-  readonly clusterOptions?: NewClusterOptions;
-  /** Own cluster: VPC of a new cluster. @default - a new VPC with 3 AZs, NAT and flow logs */
-  readonly vpc?: ec2.IVpc;
-  /**
-   * Own cluster: the kubectl/helm Lambda layer of a new cluster, e.g. `new KubectlV34Layer(this, 'Kubectl')` from
-   * `@aws-cdk/lambda-layer-kubectl-v34`. Required for a new cluster. Not bundled, so that a SageMaker-only user does
-   * not install the 36 MB layer.
-   */
-  readonly kubectlLayer?: lambda.ILayerVersion;
-  /** Own cluster: chart versions. @default - the pinned versions in versions.ts */
-  readonly chartVersions?: ChartVersions;
-  /** Own cluster: the observability add-on and its log groups. @default - install the add-on with the defaults of ObservabilityOptions */
-  readonly observability?: ObservabilityOptions;
   /** Namespace of the serving objects (one per service on a cluster). @default - contract.name */
   readonly namespace?: string;
   /** The service's own ALB. Not with `listenerRule`. @default - internal ALB, HTTP, 30 s deregistration delay */
@@ -146,9 +134,6 @@ export interface EksClassUnit {
 
 const MANAGED_BY = 'cdk-capacity-aware-inference';
 
-/** Settings of the cluster that an EksInferenceCluster owns: given with one, they are reported, not ignored. */
-const OWN_CLUSTER_PROPS = ['clusterName', 'clusterOptions', 'vpc', 'kubectlLayer', 'chartVersions', 'observability'] as const;
-
 /**
  * A heterogeneous inference service on EKS: one serving unit per capacity class (Karpenter NodePool + EC2NodeClass,
  * Deployment, Service, PDB, priority class, KEDA ScaledObject and TargetGroupBinding) in its own namespace, behind its
@@ -210,13 +195,9 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     // The id 'Default' is left out of logical ids: a service that builds its own cluster keeps the ids it had when
     // it installed the controllers itself (aws-cdk-lib core/lib/private/uniqueid.js makeUniqueId, HIDDEN_ID).
     this.inferenceCluster = shared ?? new EksInferenceCluster(this, 'Default', {
+      ...Object.fromEntries(CLUSTER_SETTINGS.map((k) => [k, props[k]])) as ClusterSettings,
       cluster: imported,
       clusterName: this.clusterName,
-      clusterOptions: props.clusterOptions,
-      vpc: props.vpc,
-      kubectlLayer: props.kubectlLayer,
-      chartVersions: props.chartVersions,
-      observability: props.observability,
     });
     this.cluster = this.inferenceCluster.cluster;
     this.vpc = this.inferenceCluster.vpc;
@@ -482,7 +463,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         amiAlias: props.amiAlias,
       }),
       ...(shared
-        ? OWN_CLUSTER_PROPS.filter((p) => props[p] !== undefined).map((p) => ({
+        ? CLUSTER_SETTINGS.filter((p) => props[p] !== undefined).map((p) => ({
           field: p,
           message: `is a setting of the cluster, but the service attaches to EksInferenceCluster '${shared.node.path}'; allowed: unset (set it on the EksInferenceCluster)`,
         }))

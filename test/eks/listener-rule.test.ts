@@ -76,7 +76,7 @@ describe('a service routed by a rule on a shared listener', () => {
     expect(stack.resolve(facts.ruleArn)).toEqual({ Ref: expect.stringMatching(/^MistralListenerRule/) });
     expect(stack.resolve(facts.listenerArn)).toEqual(stack.resolve(llama.listener.listenerArn));
     // KEDA's load trigger and the reconciler's ALB metrics read the shared ALB's LoadBalancer dimension.
-    const trigger = mistral.units[0].objects.scaledObject.spec.triggers[0] as { metadata: Record<string, string> };
+    const trigger = mistral.units[0].objects.scaledObject.spec.triggers[0];
     expect(JSON.stringify(stack.resolve(trigger.metadata))).toContain('Fn::Split');
     expect(loadBalancerFullNameOf('arn:aws:elasticloadbalancing:us-west-2:123456789012:listener/app/my-lb/50dc6c495c0c9188/f2f7dc8efc522ab2'))
       .toBe('app/my-lb/50dc6c495c0c9188');
@@ -146,9 +146,10 @@ describe('listenerRule validation', () => {
 
   test('fails when an imported listener has no security group (the pods\' ports could not be opened to it)', () => {
     const { stack } = shared();
+    // The type requires it; JavaScript callers (and casts) can still leave it out.
     const imported = elbv2.ApplicationListener.fromApplicationListenerAttributes(stack, 'Imported', {
       listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/shared/0123456789abcdef/0123456789abcdef',
-    });
+    } as elbv2.ApplicationListenerAttributes);
     expect(problemsOf(() => shared({ listener: imported }).make())).toEqual([expect.stringMatching(/^listenerRule\.listener: has no security group/)]);
     // With its security group it is accepted, and the load balancer name comes from the literal ARN.
     const { make: make2 } = shared({
