@@ -105,8 +105,9 @@ export interface EksInferenceServiceProps extends ClusterSettings {
    * Upgrading a stack deployed with a version that added the replica floor as a `KubernetesPatch` per class
    * (`FloorTrigger-<class>`): keep those resources for one deployment, with their restore patch equal to the floored
    * triggers, so that CloudFormation's later removal of them cannot strip the floor from the live ScaledObjects (a
-   * deleted patch applies its restore patch). Deploy once with `true`, then remove it.
-   * @default false
+   * deleted patch applies its restore patch). Once deployed with it, set `false` to remove them (harmless then).
+   * @default - true for a service with a cluster of its own (the only shape those versions had), for this release;
+   * false on an EksInferenceCluster (new in this release: no such patches exist)
    */
   readonly retainFloorPatches?: boolean;
 }
@@ -180,9 +181,11 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   constructor(scope: Construct, id: string, props: EksInferenceServiceProps) {
     super(scope, id);
     this.contract = props.contract;
-    this.retainFloorPatches = props.retainFloorPatches ?? false;
     this.namespace = props.namespace ?? props.contract.name;
     const shared = props.cluster instanceof EksInferenceCluster ? props.cluster : undefined;
+    // A stack upgraded without reading the CHANGELOG must not lose its floors: keeping the old patches is harmless
+    // (their apply and restore patches both carry the floored triggers), losing them is silent.
+    this.retainFloorPatches = props.retainFloorPatches ?? shared === undefined;
     const imported = shared ? undefined : (props.cluster as eks.ICluster | undefined);
     this.clusterName = shared?.clusterName ?? props.clusterName ?? imported?.clusterName
       ?? Names.uniqueResourceName(this, { maxLength: 100, separator: '-', allowedSpecialCharacters: '-' });
