@@ -471,6 +471,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
           message: `is a setting of the cluster, but the service attaches to EksInferenceCluster '${shared.node.path}'; allowed: unset (set it on the EksInferenceCluster)`,
         }))
         : clusterProblems({ ...props, cluster: props.cluster as eks.ICluster | undefined, clusterName: this.clusterName, stack: Stack.of(this) })),
+      ...(shared ? shared.observability.capacityFilterProblems(props.classes.length) : []),
       ...listenerRuleProblems(props.listenerRule, props.loadBalancer),
       ...this.priorityProblems(props.listenerRule),
       ...fetcherImageProblems(image),

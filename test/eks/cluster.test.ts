@@ -4,6 +4,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
 import { enginePrometheusMetrics } from '../../lib/core/runtime/engine-metrics';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { type ServiceContract } from '../../lib/core/service/contract';
@@ -240,6 +241,19 @@ describe('a service on an imported cluster whose controllers exist', () => {
 });
 
 describe('EksInferenceCluster validation', () => {
+  test('fails when a service would take the cluster past 100 metric filters on its application log group (one per NodePool)', () => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    // 98 NodePools of other services (ALB forward actions take 5 target groups, so about 20 services of 5 classes).
+    cluster.observability.addClasses(new Construct(stack, 'Others'), Array.from({ length: 98 }, (_, i) => ({
+      service: 'others', className: `c${i}`, namespace: 'others', engine: 'vllm', port: 8000, classLabel: 'cls', nodePoolName: `others-c${i}`,
+    })));
+    expect(() => new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE }))
+      .toThrow(/EksInferenceService 'Test\/Llama'[\s\S]*classes: adds 3 NodePool capacity-error filter\(s\) to the cluster's application log group, which has 98 from this library already \(101\); allowed: at most 100 metric filters per log group/);
+    // Two more fit exactly.
+    expect(cluster.observability.capacityFilterProblems(2)).toEqual([]);
+  });
+
   test('fails when the imported cluster has no kubectl provider (kubectlProviderOptions is ignored on import)', () => {
     const { stack } = testStack();
     expect(() => new EksInferenceCluster(stack, 'Cluster', { cluster: importedCluster(stack, false) })).toThrow(
