@@ -77,6 +77,13 @@ export interface ExistingControllers {
    * @default false
    */
   readonly keda?: boolean;
+  /**
+   * The version of the KEDA that runs already (with `keda: true`), e.g. `2.20.2`: checked to support what the
+   * library's ScaledObjects use, `fallback.behavior` (added in KEDA 2.17.0; an older CRD prunes the field, and the
+   * fallback then drops to the static replica count instead of holding the current one).
+   * @default - not checked (make sure it is 2.17.0 or later)
+   */
+  readonly kedaVersion?: string;
   readonly loadBalancerController?: ExistingLoadBalancerController;
 }
 

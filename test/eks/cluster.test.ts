@@ -277,6 +277,19 @@ describe('EksInferenceCluster validation', () => {
       + 'existingControllers.karpenter.nodeRoleName: \'arn:aws:iam::123456789012:role/x\' is not an IAM role name'));
   });
 
+  test('fails when the existing KEDA is older than 2.17.0 (no fallback.behavior), or a version comes without keda: true', () => {
+    const withKeda = (kedaVersion: string, keda = true) => () => {
+      const { stack } = testStack();
+      return new EksInferenceCluster(stack, 'Cluster', { cluster: importedCluster(stack), existingControllers: { keda, kedaVersion } });
+    };
+    expect(withKeda('2.16.1')).toThrow(/existingControllers.kedaVersion: is '2.16.1', which has no ScaledObject fallback.behavior .*; allowed: 2.17.0 or later/);
+    expect(withKeda('v1.5.0')).toThrow(/allowed: 2.17.0 or later/);
+    expect(withKeda('latest')).toThrow(/existingControllers.kedaVersion: 'latest' is not a KEDA version/);
+    expect(withKeda('2.20.2', false)).toThrow(/existingControllers.kedaVersion: is '2.20.2' but existingControllers.keda is not true/);
+    expect(withKeda('2.17.0')).not.toThrow();
+    expect(withKeda('v3.0.1')).not.toThrow();
+  });
+
   test('fails when new-cluster settings come with an imported cluster (they would be ignored)', () => {
     const { stack } = testStack();
     expect(() => new EksInferenceCluster(stack, 'Cluster', { cluster: importedCluster(stack), clusterOptions: { systemNodeCount: 3 } })).toThrow(
