@@ -153,7 +153,9 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   private readonly publishers: iam.IGrantable[] = [];
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
   /** Per class name, every distinct set of artifacts gated under it and the serving scopes that gated it. */
-  private readonly gates = new Map<string, Array<{ readonly resource: CustomResource; readonly image: string; readonly signature: string; readonly scopes: string[] }>>();
+  private readonly gates = new Map<string, Array<{
+    readonly resource: CustomResource; readonly image: string; readonly signature: string; readonly scopes: string[];
+  }>>();
   /** Problems of the props, thrown at the end of construction (each later call that adds input throws its own at once). */
   private readonly problems: Problem[] = [];
   private constructed = false;

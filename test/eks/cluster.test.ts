@@ -249,7 +249,8 @@ describe('EksInferenceCluster validation', () => {
       service: 'others', className: `c${i}`, namespace: 'others', engine: 'vllm', port: 8000, classLabel: 'cls', nodePoolName: `others-c${i}`,
     })));
     expect(() => new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE }))
-      .toThrow(/EksInferenceService 'Test\/Llama'[\s\S]*classes: adds 3 NodePool capacity-error filter\(s\) to the cluster's application log group, which has 98 from this library already \(101\); allowed: at most 100 metric filters per log group/);
+      .toThrow(new RegExp("EksInferenceService 'Test/Llama'[\\s\\S]*classes: adds 3 NodePool capacity-error filter\\(s\\) to the cluster's application log group, "
+        + 'which has 98 from this library already \\(101\\); allowed: at most 100 metric filters per log group'));
     // Two more fit exactly.
     expect(cluster.observability.capacityFilterProblems(2)).toEqual([]);
   });

@@ -115,7 +115,8 @@ describe('listenerRule validation', () => {
   });
 
   test('fails when the rule has no condition, too many values per condition or per rule, too many wildcards, or a bad value', () => {
-    expect(problemsOf(() => shared({ pathPatterns: [] }).make())).toEqual([expect.stringMatching(/^listenerRule: has no hostHeaders and no pathPatterns/)]);
+    expect(problemsOf(() => shared({ pathPatterns: [] }).make()))
+      .toEqual([expect.stringMatching(/^listenerRule: has no hostHeaders and no pathPatterns/)]);
     expect(problemsOf(() => shared({ pathPatterns: ['/a', '/b', '/c', '/d'] }).make())).toEqual([expect.stringMatching(/^listenerRule\.pathPatterns: has 4 values; allowed: at most 3/)]);
     expect(problemsOf(() => shared({ pathPatterns: ['/a', '/b', '/c'], hostHeaders: ['a.example.com', 'b.example.com', 'c.example.com'] }).make()))
       .toEqual([expect.stringMatching(/^listenerRule: has 6 condition values; allowed: at most 5 per rule/)]);
@@ -141,7 +142,7 @@ describe('listenerRule validation', () => {
       cluster,
       modelDataFetcherImage: FETCHER_IMAGE,
       listenerRule: { listener: (stack.node.findChild('Llama') as EksInferenceService).listener, priority: 10, hostHeaders: ['third.example.com'] },
-    }))).toEqual([expect.stringMatching(/^listenerRule\.priority: is 10, which EksInferenceService 'Test\/Mistral' already has on the same listener/)]);
+    }))).toEqual([expect.stringMatching(/^listenerRule\.priority: is 10, which EksInferenceService 'Test\/Mistral' already has on the same/)]);
   });
 
   test('fails when an imported listener has no security group (the pods\' ports could not be opened to it)', () => {
@@ -150,7 +151,8 @@ describe('listenerRule validation', () => {
     const imported = elbv2.ApplicationListener.fromApplicationListenerAttributes(stack, 'Imported', {
       listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/shared/0123456789abcdef/0123456789abcdef',
     } as elbv2.ApplicationListenerAttributes);
-    expect(problemsOf(() => shared({ listener: imported }).make())).toEqual([expect.stringMatching(/^listenerRule\.listener: has no security group/)]);
+    expect(problemsOf(() => shared({ listener: imported }).make()))
+      .toEqual([expect.stringMatching(/^listenerRule\.listener: has no security group/)]);
     // With its security group it is accepted, and the load balancer name comes from the literal ARN.
     const { make: make2 } = shared({
       listener: elbv2.ApplicationListener.fromApplicationListenerAttributes(testStack('Other').stack, 'Imported', {
