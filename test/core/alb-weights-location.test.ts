@@ -38,13 +38,16 @@ describe('where an ALB target\'s weights live', () => {
     expect(probes.some((p) => p.includes('DescribeListeners'))).toBe(false);
   });
 
-  test('a rule ARN token is counted at the longest ARN it can resolve to', () => {
+  test('a rule or listener ARN token is counted at the longest ARN it can resolve to (not one byte less)', () => {
     const config = { facts: facts('${Token[TOKEN.1]}'), placement: {}, policy: {}, service: 's', tokensPerRequest: 1 };
     const withRule = environmentBytes(config as never, 'C', 'S');
     const without = environmentBytes({ ...config, facts: facts() } as never, 'C', 'S');
-    // arn: + partition 9 + region 16 + account 12 + "listener-rule/" + app/<32>/<16> + /<16> + /<16>, plus the JSON key.
-    expect(withRule - without).toBe('arn:'.length + 9 + 1 + 16 + 1 + 12 + 1 - 1 + 'elasticloadbalancing:listener-rule/'.length + 53 + 17 + 17
-      + JSON.stringify({ ruleArn: '' }).length - 2 + 1);
+    // The longest rule ARN: partition aws-iso-b, a 16-character region, 32-character load balancer name, 16-hex ids.
+    const longest = `arn:aws-iso-b:elasticloadbalancing:${'r'.repeat(16)}:${'1'.repeat(12)}:listener-rule/app/${'n'.repeat(32)}/${'0'.repeat(16)}/${'0'.repeat(16)}/${'0'.repeat(16)}`;
+    expect(withRule - without).toBe(longest.length + ',"ruleArn":""'.length);
+    const listenerToken = environmentBytes({ ...config, facts: { ...facts(), listenerArn: '${Token[TOKEN.2]}' } } as never, 'C', 'S');
+    const longestListener = `arn:aws-iso-b:elasticloadbalancing:${'r'.repeat(16)}:${'1'.repeat(12)}:listener/app/${'n'.repeat(32)}/${'0'.repeat(16)}/${'0'.repeat(16)}`;
+    expect(listenerToken - without).toBe(longestListener.length - LISTENER.length);
     expect(RULE.length).toBeLessThan(withRule - without);
   });
 });
