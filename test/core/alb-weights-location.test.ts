@@ -2,6 +2,7 @@ import { environmentBytes } from '../../lib/core/reconciler/config';
 import { type AlbRoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { routingTarget } from '../../lib/core/reconciler/targets';
 import { albWeightsLocation } from '../../lib/core/reconciler/targets/alb';
+import { routingFactsProblems } from '../../lib/core/validation/serving';
 import { reconcilerProbes } from '../../lib/core/verify/permissions';
 
 const LISTENER = 'arn:aws:elasticloadbalancing:us-west-2:123456789012:listener/app/my-load-balancer/50dc6c495c0c9188/f2f7dc8efc522ab2';
@@ -49,5 +50,14 @@ describe('where an ALB target\'s weights live', () => {
     const longestListener = `arn:aws-iso-b:elasticloadbalancing:${'r'.repeat(16)}:${'1'.repeat(12)}:listener/app/${'n'.repeat(32)}/${'0'.repeat(16)}/${'0'.repeat(16)}`;
     expect(listenerToken - without).toBe(longestListener.length - LISTENER.length);
     expect(RULE.length).toBeLessThan(withRule - without);
+  });
+
+  test('fails when a hand-edited configuration has an empty or non-string ruleArn', () => {
+    expect(routingFactsProblems(facts(RULE), 'facts')).toEqual([]);
+    for (const bad of ['', 42]) {
+      expect(routingFactsProblems({ ...facts(), ruleArn: bad } as unknown as AlbRoutingFacts, 'facts')).toEqual([{
+        field: 'facts.ruleArn', message: `is ${JSON.stringify(bad)}; allowed: a listener rule ARN, or absent (the listener's default action)`,
+      }]);
+    }
   });
 });

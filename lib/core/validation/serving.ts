@@ -23,6 +23,10 @@ export function routingFactsProblems(facts: RoutingFacts, prefix: string): Probl
   const c = new Checker(ROUTING_FACTS_RULES, `${prefix}.`);
   if (facts?.kind === 'alb') {
     c.cross('targets', Array.isArray(facts.targets) ? facts.targets.length : 0);
+    // The writer calls ModifyRule on it (lambda/reconciler/targets/alb.ts): a string or absent, never empty.
+    if (facts.ruleArn !== undefined && (typeof facts.ruleArn !== 'string' || facts.ruleArn.length === 0)) {
+      c.add('ruleArn', `is ${JSON.stringify(facts.ruleArn)}; allowed: a listener rule ARN, or absent (the listener's default action)`);
+    }
   } else if (facts?.kind === 'sagemaker') {
     const variants: SageMakerRoutingFacts['variants'] = Array.isArray(facts.variants) ? facts.variants : [];
     c.cross('variants', variants.length);
