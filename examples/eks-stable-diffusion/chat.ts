@@ -1,7 +1,7 @@
 /**
  * The second service on the example's cluster: a chat model (Llama 3 8B Instruct) on two GPU types with two engines,
  * vLLM (bf16 on L40S) and TGI (AWQ int4 on A10G). It shows what a platform team's shared cluster carries: another
- * namespace, NodePools, ALB and reconciler, and no second copy of the controllers.
+ * namespace, NodePools, a rule on the shared ALB's listener and a reconciler, and no second copy of the controllers.
  *
  * The envelopes are placeholders in the shape a load test produces (docs/capacity-classes.md): replace them with your
  * own measurements before trusting the plan.

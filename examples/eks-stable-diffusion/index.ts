@@ -140,11 +140,15 @@ export class EksStableDiffusionStack extends Stack {
       classOptions: Object.fromEntries(SD21_UNITS.map((u) => [u.name, probes])),
       loadBalancer: { internetFacing: false },
     });
+    // The chat model shares the image service's ALB: a rule on its listener sends the OpenAI-compatible API paths
+    // (/v1/..., which vLLM and TGI serve) to the chat classes, and everything else keeps going to the image classes.
+    // Each reconciler re-weights only its own forward action (the listener's default action; the chat rule).
     this.chat = new EksInferenceService(this, 'Chat', {
       contract: CHAT_CONTRACT,
       classes: chatClasses(this.account, this.region),
       cluster: this.cluster,
       artifactGate: this.trust,
+      listenerRule: { listener: this.service.listener, priority: 10, pathPatterns: ['/v1/*'] },
     });
     this.admission = this.service.admission!;
 

@@ -129,7 +129,7 @@ const RECONCILERS_OF = new WeakMap<object, Reconciler[]>();
 /**
  * The reconciler: a Lambda function, run every period and at once on capacity alarm state changes, that reads the
  * routing target and one GetMetricData batch, calls the core policy `decide()`, writes weights only when they change
- * (SageMaker UpdateEndpointWeightsAndCapacities or ELBv2 ModifyListener), and logs EMF decision metrics and an audit
+ * (SageMaker UpdateEndpointWeightsAndCapacities, ELBv2 ModifyListener or ModifyRule), and logs EMF decision metrics and an audit
  * line. Reserved concurrency 1: two runs never race on the same weights.
  */
 export class Reconciler extends Construct {

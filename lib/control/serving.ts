@@ -12,7 +12,8 @@ export interface IInferenceServing {
   /**
    * Grants `grantee` the routing writes on this serving's routing target, and the reads they need: exactly what the
    * reconciler calls (SageMaker: DescribeEndpoint and UpdateEndpointWeightsAndCapacities on the endpoint; EKS:
-   * DescribeListeners, which has no resource type, and ModifyListener on the listener). The construct that owns the
+   * DescribeListeners, which has no resource type, and ModifyListener on the listener; on a shared listener
+   * DescribeRules and ModifyRule on the service's rule). The construct that owns the
    * target writes its statement; nothing else does.
    */
   grantRouting(grantee: iam.IGrantable): iam.Grant;

@@ -46,6 +46,7 @@ export interface ClusterCheckInput {
   readonly existingControllers?: {
     readonly karpenter?: { readonly nodeRoleName: string };
     readonly keda?: boolean;
+    readonly kedaVersion?: string;
     readonly loadBalancerController?: unknown;
   };
 }
@@ -91,8 +92,33 @@ export function clusterProblems(input: ClusterCheckInput): ClassProblem[] {
   if (role !== undefined && !isUnresolved(role) && !IAM_ROLE_NAME.test(role)) {
     add('existingControllers.karpenter.nodeRoleName', `'${role}' is not an IAM role name (1-64 of letters, digits and +=,.@_-)`);
   }
+  const keda = input.existingControllers?.kedaVersion;
+  if (keda !== undefined) {
+    const p = existingKedaProblem(keda, input.existingControllers?.keda === true);
+    if (p) add('existingControllers.kedaVersion', p);
+  }
   problems.push(...observabilityProblems(input.observability ?? {}));
   return problems;
+}
+
+/**
+ * The first KEDA with `ScaledObject.spec.fallback.behavior`: kedacore/keda v2.17.0 CHANGELOG.md:103 ("Add Fallback
+ * option `behavior` for dynamic fallback calculation", #6450) and apis/keda/v1alpha1/scaledobject_types.go:113-120
+ * (`Behavior string` with the enum static, currentReplicas, currentReplicasIfHigher, currentReplicasIfLower); v2.16.0
+ * has `FailureThreshold` and `Replicas` only (same file :109-112).
+ */
+const KEDA_FALLBACK_BEHAVIOR = [2, 17, 0] as const;
+
+function existingKedaProblem(version: string, marked: boolean): string | undefined {
+  if (!marked) return `is '${version}' but existingControllers.keda is not true; allowed: a version only for a KEDA that runs already`;
+  if (isUnresolved(version)) return undefined;
+  const m = /^v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$/.exec(version);
+  if (!m) return `'${version}' is not a KEDA version; allowed: major.minor.patch, e.g. 2.20.2`;
+  const [major, minor, patch] = m.slice(1, 4).map(Number);
+  const [a, b, c] = KEDA_FALLBACK_BEHAVIOR;
+  const supported = major !== a ? major > a : minor !== b ? minor > b : patch >= c;
+  return supported ? undefined
+    : `is '${version}', which has no ScaledObject fallback.behavior (its CRD prunes it, so a failing trigger scales to the static fallback replicas); allowed: ${a}.${b}.${c} or later`;
 }
 
 /** Problems specific to serving on EKS (the core checks run separately). Tokens follow the rules' token policy. */

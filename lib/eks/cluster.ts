@@ -79,23 +79,28 @@ export interface ExistingControllers {
    * @default false
    */
   readonly keda?: boolean;
+  /**
+   * The version of the KEDA that runs already (with `keda: true`), e.g. `2.20.2`: checked to support what the
+   * library's ScaledObjects use, `fallback.behavior` (added in KEDA 2.17.0; an older CRD prunes the field, and the
+   * fallback then drops to the static replica count instead of holding the current one).
+   * @default - not checked (make sure it is 2.17.0 or later)
+   */
+  readonly kedaVersion?: string;
   readonly loadBalancerController?: ExistingLoadBalancerController;
 }
 
-export interface EksInferenceClusterProps {
-  /**
-   * An existing cluster: `eks.Cluster.fromClusterAttributes` (aws-cdk-lib/aws-eks-v2) with `vpc`,
-   * `clusterSecurityGroupId` and `kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(...)`
-   * (`kubectlProviderOptions` is ignored for an imported cluster). It must run the EKS Pod Identity agent.
-   * @default - a new cluster
-   */
-  readonly cluster?: eks.ICluster;
+/**
+ * The settings of a cluster the library builds or imports itself: an EksInferenceCluster's, and an
+ * EksInferenceService's when it has a cluster of its own (with an EksInferenceCluster they belong to it, and the
+ * service refuses them).
+ */
+export interface ClusterSettings {
   /**
    * Literal cluster name (IAM conditions and Karpenter discovery tags need it at synth).
    * @default - the imported cluster's name, or a name generated from the construct path
    */
   readonly clusterName?: string;
-  /** Settings of the new cluster (not with `cluster`). @default - see NewClusterOptions */
+  /** Settings of a new cluster (not with an imported one). @default - see NewClusterOptions */
   readonly clusterOptions?: NewClusterOptions;
   /**
    * VPC of a new cluster.
@@ -104,10 +109,11 @@ export interface EksInferenceClusterProps {
   readonly vpc?: ec2.IVpc;
   /**
    * The kubectl/helm Lambda layer of a new cluster, matching its Kubernetes version, e.g.
-   * `new KubectlV34Layer(this, 'Kubectl')` from `@aws-cdk/lambda-layer-kubectl-v34`. Required without `cluster`.
+   * `new KubectlV34Layer(this, 'Kubectl')` from `@aws-cdk/lambda-layer-kubectl-v34`. Required for a new cluster. Not
+   * bundled, so that a SageMaker-only user does not install the 36 MB layer.
    */
   readonly kubectlLayer?: lambda.ILayerVersion;
-  /** @default - the pinned versions in versions.ts */
+  /** Chart versions. @default - the pinned versions in versions.ts */
   readonly chartVersions?: ChartVersions;
   /**
    * The producers of the control loop's cluster signals: the amazon-cloudwatch-observability add-on (or one you run
@@ -115,6 +121,20 @@ export interface EksInferenceClusterProps {
    * @default - install the add-on with the defaults of ObservabilityOptions
    */
   readonly observability?: ObservabilityOptions;
+}
+
+/** The names of ClusterSettings, for the service that must refuse them next to an EksInferenceCluster. */
+export const CLUSTER_SETTINGS = ['clusterName', 'clusterOptions', 'vpc', 'kubectlLayer', 'chartVersions', 'observability'] as const satisfies
+  ReadonlyArray<keyof ClusterSettings>;
+
+export interface EksInferenceClusterProps extends ClusterSettings {
+  /**
+   * An existing cluster: `eks.Cluster.fromClusterAttributes` (aws-cdk-lib/aws-eks-v2) with `vpc`,
+   * `clusterSecurityGroupId` and `kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(...)`
+   * (`kubectlProviderOptions` is ignored for an imported cluster). It must run the EKS Pod Identity agent.
+   * @default - a new cluster
+   */
+  readonly cluster?: eks.ICluster;
   /** Controllers an imported cluster runs already (not installed again). @default - install all three */
   readonly existingControllers?: ExistingControllers;
   /**

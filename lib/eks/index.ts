@@ -14,6 +14,7 @@ export {
   type ClusterTenant,
   type ClusterAttachment,
   type ChartVersions,
+  type ClusterSettings,
   type NewClusterOptions,
   DISCOVERY_TAG as KARPENTER_DISCOVERY_TAG,
 } from './cluster';
@@ -23,7 +24,7 @@ export {
   type EksClassUnit,
   CLASS_LABEL as EKS_CLASS_LABEL,
 } from './inference-service';
-export { type LoadBalancerOptions } from './routing';
+export { type ListenerRuleOptions, type LoadBalancerOptions } from './routing';
 export {
   EksObservability, type EksObservabilityProps, type ObservabilityOptions, type ObservabilityClass, type ExistingObservabilityAddon,
   OBSERVABILITY_ADDON_VERSION, OBSERVABILITY_NAMESPACE, OBSERVABILITY_SERVICE_ACCOUNT,

@@ -6,11 +6,11 @@ import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import type * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct, type IDependable } from 'constructs';
 import { HardwareCatalog } from '../core/hardware/catalog';
 import { AwsMetrics, classDimensions, Metrics } from '../core/metrics/contract';
 import { type AlbRoutingFacts, routedClassFacts } from '../core/reconciler/routing-facts';
+import { albWeightsLocation } from '../core/reconciler/targets/alb';
 import { type RuntimeBinding } from '../core/runtime/binding';
 import { rejectionStatusClass } from '../core/runtime/engines';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
@@ -27,25 +27,30 @@ import { modelDataDecryptStatement } from '../trust/model-data-key';
 import { classObjectName, clusterProblems, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';
 import { CLASS_LABEL, type ClassObjects, classUnitObjects, DEFAULT_PORT, SERVING_SERVICE_ACCOUNT } from './class-unit';
-import { type ChartVersions, DISCOVERY_TAG, EksInferenceCluster, type NewClusterOptions } from './cluster';
+import { CLUSTER_SETTINGS, type ClusterSettings, DISCOVERY_TAG, EksInferenceCluster } from './cluster';
 import { type Karpenter } from './karpenter';
 import { type Keda } from './keda';
 import { type LoadBalancerController } from './load-balancer-controller';
 import * as m from './manifests';
 import { fetcherToolProblems, modelCacheProblems } from './model-data-fetch';
-import { type EksObservability, type ObservabilityOptions, type ServiceSignalProducers } from './observability-addon';
+import { type EksObservability, type ServiceSignalProducers } from './observability-addon';
 import { PodIdentityRole } from './pod-identity';
 import { grantListenerAuthentication } from './listener-authentication';
-import { albRouting, type LoadBalancerOptions } from './routing';
+import { albRouting, type ListenerRuleOptions, listenerRuleProblems, type LoadBalancerOptions, ruleRouting, takeListenerPriority } from './routing';
 import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
 
 export { CLASS_LABEL } from './class-unit';
-export { DISCOVERY_TAG, type ChartVersions, type NewClusterOptions } from './cluster';
-export { type LoadBalancerOptions } from './routing';
+export { DISCOVERY_TAG, type ChartVersions, type ClusterSettings, type NewClusterOptions } from './cluster';
+export { type ListenerRuleOptions, type LoadBalancerOptions } from './routing';
 
-export interface EksInferenceServiceProps {
+/**
+ * The ClusterSettings (clusterName, clusterOptions, vpc, kubectlLayer, chartVersions, observability) apply when the
+ * service has a cluster of its own (no `cluster`, or an imported `eks.ICluster`); with an EksInferenceCluster they are
+ * its settings and the service refuses them.
+ */
+export interface EksInferenceServiceProps extends ClusterSettings {
   /** The service's SLO, request shape and peak demand. */
   readonly contract: ServiceContract;
   /** Capacity classes in preference order (EC2 instance types). */
@@ -56,33 +61,23 @@ export interface EksInferenceServiceProps {
   readonly classOptions?: Readonly<Record<string, EksClassOptions>>;
   /**
    * The cluster the service runs on. An `EksInferenceCluster` is shared by many services and installs the controllers
-   * once (the settings below marked "own cluster" then belong to it). An `eks.ICluster` (imported with
+   * once (the ClusterSettings then belong to it). An `eks.ICluster` (imported with
    * `eks.Cluster.fromClusterAttributes` from aws-cdk-lib/aws-eks-v2 with `vpc`, `clusterSecurityGroupId` and
    * `kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(...)`) gets the controllers from this service,
    * as a cluster of its own would.
-   * @default - a new cluster of its own (with the own-cluster settings below)
+   * @default - a new cluster of its own (with the ClusterSettings)
    */
   readonly cluster?: EksInferenceCluster | eks.ICluster;
-  /** Own cluster: literal cluster name. @default - the imported cluster's name, or one generated from the construct path */
-  readonly clusterName?: string;
-  /** Own cluster: settings of the new cluster. @default - see NewClusterOptions */
-  readonly clusterOptions?: NewClusterOptions;
-  /** Own cluster: VPC of a new cluster. @default - a new VPC with 3 AZs, NAT and flow logs */
-  readonly vpc?: ec2.IVpc;
-  /**
-   * Own cluster: the kubectl/helm Lambda layer of a new cluster, e.g. `new KubectlV34Layer(this, 'Kubectl')` from
-   * `@aws-cdk/lambda-layer-kubectl-v34`. Required for a new cluster. Not bundled, so that a SageMaker-only user does
-   * not install the 36 MB layer.
-   */
-  readonly kubectlLayer?: lambda.ILayerVersion;
-  /** Own cluster: chart versions. @default - the pinned versions in versions.ts */
-  readonly chartVersions?: ChartVersions;
-  /** Own cluster: the observability add-on and its log groups. @default - install the add-on with the defaults of ObservabilityOptions */
-  readonly observability?: ObservabilityOptions;
   /** Namespace of the serving objects (one per service on a cluster). @default - contract.name */
   readonly namespace?: string;
-  /** @default - internal ALB, HTTP, 30 s deregistration delay */
+  /** The service's own ALB. Not with `listenerRule`. @default - internal ALB, HTTP, 30 s deregistration delay */
   readonly loadBalancer?: LoadBalancerOptions;
+  /**
+   * Route by a rule (host and/or path) on a listener shared with other services instead of an ALB of the service's
+   * own. Not with `loadBalancer`.
+   * @default - an ALB of the service's own (`loadBalancer`)
+   */
+  readonly listenerRule?: ListenerRuleOptions;
   /** @default - see ScalingOptions */
   readonly scaling?: ScalingOptions;
   /**
@@ -112,8 +107,9 @@ export interface EksInferenceServiceProps {
    * Upgrading a stack deployed with a version that added the replica floor as a `KubernetesPatch` per class
    * (`FloorTrigger-<class>`): keep those resources for one deployment, with their restore patch equal to the floored
    * triggers, so that CloudFormation's later removal of them cannot strip the floor from the live ScaledObjects (a
-   * deleted patch applies its restore patch). Deploy once with `true`, then remove it.
-   * @default false
+   * deleted patch applies its restore patch). Once deployed with it, set `false` to remove them (harmless then).
+   * @default - true for a service with a cluster of its own (the only shape those versions had), for this release;
+   * false on an EksInferenceCluster (new in this release: no such patches exist)
    */
   readonly retainFloorPatches?: boolean;
 }
@@ -141,9 +137,6 @@ export interface EksClassUnit {
 
 const MANAGED_BY = 'cdk-capacity-aware-inference';
 
-/** Settings of the cluster that an EksInferenceCluster owns: given with one, they are reported, not ignored. */
-const OWN_CLUSTER_PROPS = ['clusterName', 'clusterOptions', 'vpc', 'kubectlLayer', 'chartVersions', 'observability'] as const;
-
 /**
  * A heterogeneous inference service on EKS: one serving unit per capacity class (Karpenter NodePool + EC2NodeClass,
  * Deployment, Service, PDB, priority class, KEDA ScaledObject and TargetGroupBinding) in its own namespace, behind its
@@ -160,8 +153,14 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   public readonly plan: CapacityPlan;
   public readonly classes: readonly CapacityClass[];
   public readonly namespace: string;
-  public readonly loadBalancer: elbv2.ApplicationLoadBalancer;
-  public readonly listener: elbv2.ApplicationListener;
+  /** The service's own ALB; undefined when it routes by `listenerRule` on a shared listener. */
+  public readonly loadBalancer?: elbv2.ApplicationLoadBalancer;
+  /** The listener the service is reached on: its own ALB's, or the shared one of `listenerRule`. */
+  public readonly listener: elbv2.IApplicationListener;
+  /** The service's rule on the shared listener (with `listenerRule`), whose forward action the reconciler re-weights. */
+  public readonly listenerRule?: elbv2.ApplicationListenerRule;
+  /** `app/<name>/<id>` of the load balancer serving the service: the `LoadBalancer` dimension of its ALB metrics. */
+  public readonly loadBalancerFullName: string;
   /** Namespace, service account and TriggerAuthentication. */
   public readonly namespaceManifest: eks.KubernetesManifest;
   public readonly triggerAuthenticationManifest: eks.KubernetesManifest;
@@ -186,10 +185,12 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   constructor(scope: Construct, id: string, props: EksInferenceServiceProps) {
     super(scope, id);
     this.contract = props.contract;
-    this.retainFloorPatches = props.retainFloorPatches ?? false;
     this.cognitoUserPools = props.loadBalancer?.cognitoUserPools ?? [];
     this.namespace = props.namespace ?? props.contract.name;
     const shared = props.cluster instanceof EksInferenceCluster ? props.cluster : undefined;
+    // A stack upgraded without reading the CHANGELOG must not lose its floors: keeping the old patches is harmless
+    // (their apply and restore patches both carry the floored triggers), losing them is silent.
+    this.retainFloorPatches = props.retainFloorPatches ?? shared === undefined;
     const imported = shared ? undefined : (props.cluster as eks.ICluster | undefined);
     this.clusterName = shared?.clusterName ?? props.clusterName ?? imported?.clusterName
       ?? Names.uniqueResourceName(this, { maxLength: 100, separator: '-', allowedSpecialCharacters: '-' });
@@ -202,13 +203,9 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     // The id 'Default' is left out of logical ids: a service that builds its own cluster keeps the ids it had when
     // it installed the controllers itself (aws-cdk-lib core/lib/private/uniqueid.js makeUniqueId, HIDDEN_ID).
     this.inferenceCluster = shared ?? new EksInferenceCluster(this, 'Default', {
+      ...Object.fromEntries(CLUSTER_SETTINGS.map((k) => [k, props[k]])) as ClusterSettings,
       cluster: imported,
       clusterName: this.clusterName,
-      clusterOptions: props.clusterOptions,
-      vpc: props.vpc,
-      kubectlLayer: props.kubectlLayer,
-      chartVersions: props.chartVersions,
-      observability: props.observability,
     });
     this.cluster = this.inferenceCluster.cluster;
     this.vpc = this.inferenceCluster.vpc;
@@ -227,19 +224,19 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.admission = attachment.admission;
     const routes = classes.map((cls, i) => ({ name: cls.name, classes: [cls], readyReplicas: this.plan.classes[i].steadyReplicas }));
     this.initialWeights = initialWeights(routes, this.plan.plannedTokensPerSecond);
-    const routing = albRouting(this, {
-      vpc: this.vpc,
-      cluster: this.cluster,
-      options: props.loadBalancer ?? {},
-      classes: classes.map((cls) => ({
-        cls,
-        port: classOptions[cls.name]?.port ?? DEFAULT_PORT,
-        readyPath: classOptions[cls.name]?.readyPath ?? runtimes.get(cls.name)!.readyPath,
-        weight: this.initialWeights[cls.name],
-      })),
-    });
+    const routed = classes.map((cls) => ({
+      cls,
+      port: classOptions[cls.name]?.port ?? DEFAULT_PORT,
+      readyPath: classOptions[cls.name]?.readyPath ?? runtimes.get(cls.name)!.readyPath,
+      weight: this.initialWeights[cls.name],
+    }));
+    const routing = props.listenerRule
+      ? ruleRouting(this, { vpc: this.vpc, cluster: this.cluster, options: props.listenerRule, classes: routed })
+      : albRouting(this, { vpc: this.vpc, cluster: this.cluster, options: props.loadBalancer ?? {}, classes: routed });
     this.loadBalancer = routing.loadBalancer;
     this.listener = routing.listener;
+    this.listenerRule = routing.rule;
+    this.loadBalancerFullName = routing.loadBalancerFullName;
     this.inferenceCluster.allowTargetGroups(routing.targetGroups.map((tg) => tg.targetGroupArn));
 
     const namespaced = this.addNamespace();
@@ -347,12 +344,16 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   }
 
   /**
-   * The reconciler's routing writes on this service's listener: ModifyListener on the listener, and DescribeListeners,
-   * which supports no resource-level permissions (the Service Authorization Reference lists no resource type for it).
+   * The reconciler's routing calls (lambda/reconciler/targets/alb.ts, where albWeightsLocation says): on the service's
+   * own listener DescribeListeners and ModifyListener on the listener; on a shared listener DescribeRules and
+   * ModifyRule on the service's rule only, so it can never touch the listener or another service's rule. The
+   * Describe calls support no resource-level permissions; ModifyListener takes `listener/app*`, ModifyRule
+   * `listener-rule/app*` (Service Authorization Reference, list_elasticloadbalancingv2.html).
    */
   public grantRouting(grantee: iam.IGrantable): iam.Grant {
-    const grant = iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:DescribeListeners'], resourceArns: ['*'] })
-      .combine(iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:ModifyListener'], resourceArns: [this.listener.listenerArn] }));
+    const at = albWeightsLocation(this.routingFacts());
+    const grant = iam.Grant.addToPrincipal({ grantee, actions: [`elasticloadbalancing:${at.read}`], resourceArns: ['*'] })
+      .combine(iam.Grant.addToPrincipal({ grantee, actions: [`elasticloadbalancing:${at.write}`], resourceArns: [at.arn] }));
     const authentication = grantListenerAuthentication(grantee, this.cognitoUserPools);
     return authentication ? grant.combine(authentication) : grant;
   }
@@ -394,7 +395,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     return {
       kind: 'alb',
       listenerArn: this.listener.listenerArn,
-      loadBalancerFullName: this.loadBalancer.loadBalancerFullName,
+      ...(this.listenerRule ? { ruleArn: this.listenerRule.listenerRuleArn } : {}),
+      loadBalancerFullName: this.loadBalancerFullName,
       targets: this.units.map((u) => ({
         // Floors never ask for more than the ScaledObject may run (its maxReplicaCount: classOptions.maxReplicas or the plan's).
         class: routedClassFacts(u.cls, u.objects.scaledObject.spec.maxReplicaCount),
@@ -436,7 +438,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       period: Duration.minutes(1),
       ...props,
       dimensionsMap: {
-        LoadBalancer: this.loadBalancer.loadBalancerFullName,
+        LoadBalancer: this.loadBalancerFullName,
         TargetGroup: unit.targetGroup.targetGroupFullName,
         ...props?.dimensionsMap,
       },
@@ -471,11 +473,14 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         amiAlias: props.amiAlias,
       }),
       ...(shared
-        ? OWN_CLUSTER_PROPS.filter((p) => props[p] !== undefined).map((p) => ({
+        ? CLUSTER_SETTINGS.filter((p) => props[p] !== undefined).map((p) => ({
           field: p,
           message: `is a setting of the cluster, but the service attaches to EksInferenceCluster '${shared.node.path}'; allowed: unset (set it on the EksInferenceCluster)`,
         }))
         : clusterProblems({ ...props, cluster: props.cluster as eks.ICluster | undefined, clusterName: this.clusterName, stack: Stack.of(this) })),
+      ...(shared ? shared.observability.capacityFilterProblems(props.classes.length) : []),
+      ...listenerRuleProblems(props.listenerRule, props.loadBalancer),
+      ...this.priorityProblems(props.listenerRule),
       ...fetcherImageProblems(image),
       ...fetcherToolProblems(checked.classes, image),
       ...checked.classes.flatMap((cls) => [
@@ -490,6 +495,15 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       for (const warning of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:unbounded-queue-${name}`, warning);
     }
     return { classes: checked.classes, runtimes };
+  }
+
+  /** Two services of this app with one priority on one listener: the second deploy would fail (PriorityInUse). */
+  private priorityProblems(rule: ListenerRuleOptions | undefined): ClassProblem[] {
+    const holder = rule && Number.isInteger(rule.priority) ? takeListenerPriority(this, rule, this.node.path) : undefined;
+    return holder === undefined ? [] : [{
+      field: 'listenerRule.priority',
+      message: `is ${rule!.priority}, which EksInferenceService '${holder}' already has on the same listener; allowed: a priority no other rule of the listener has`,
+    }];
   }
 
   /** The namespace (restricted pods, ALB readiness gates), the default service account and KEDA's authentication. */
@@ -554,7 +568,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       deadlineSeconds: Math.ceil(this.contract.slo.deadlineMs / 1000),
       periodSeconds: (u.scaling.metricPeriod ?? Duration.seconds(EKS_SCALING_DEFAULTS.metricPeriodSeconds)).toSeconds(),
       load: {
-        loadBalancerFullName: this.loadBalancer.loadBalancerFullName,
+        loadBalancerFullName: this.loadBalancerFullName,
         targetGroupFullName: u.targetGroup.targetGroupFullName,
         region: Stack.of(this).region,
       },

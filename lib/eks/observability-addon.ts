@@ -150,6 +150,9 @@ function parsedValues(raw: Record<string, unknown> | string): unknown {
   }
 }
 
+/** CloudWatch Logs: metric filters per log group (PutMetricFilter: "The maximum number ... is 100"). */
+const METRIC_FILTERS_PER_LOG_GROUP = 100;
+
 /**
  * The producers of the EKS control loop's signals: the `amazon-cloudwatch-observability` EKS add-on (CloudWatch agent
  * with Container Insights enhanced observability, Fluent Bit container logs) with a pod identity for its agent; the
@@ -259,11 +262,30 @@ export class EksObservability extends Construct {
   }
 
   /**
+   * Problems of adding `count` more capacity-error filters (one per NodePool) to the application log group: "The
+   * maximum number of metric filters that can be associated with a log group is 100" (CloudWatch Logs API,
+   * PutMetricFilter), so the NodePools of all services on one cluster are bounded by it. A deploy past it fails with
+   * LimitExceededException after the cluster work is done; at synth it is one clear error instead. Filters made
+   * outside this library on the same log group are not known here.
+   */
+  public capacityFilterProblems(count: number): Problem[] {
+    const total = this.capacityErrorFilters.length + count;
+    return total <= METRIC_FILTERS_PER_LOG_GROUP ? [] : [{
+      field: 'classes',
+      message: `adds ${count} NodePool capacity-error filter(s) to the cluster's application log group, which has ` +
+        `${this.capacityErrorFilters.length} from this library already (${total}); allowed: at most ${METRIC_FILTERS_PER_LOG_GROUP} ` +
+        'metric filters per log group (CloudWatch Logs quota): fewer classes, or another cluster',
+    }];
+  }
+
+  /**
    * The signal producers of one service's classes: a capacity-error metric filter per NodePool (created in `scope`, so
    * that each service owns its own) and the scrape of its model servers (in the add-on configuration). The filter
    * patterns tell each pool from every other pool on the cluster, including those added later.
    */
   public addClasses(scope: Construct, classes: readonly ObservabilityClass[]): ServiceSignalProducers {
+    // The service checks this at construction with its other problems; this guards any other caller.
+    throwIfInvalid('EksObservability', this.node.path, this.capacityFilterProblems(classes.length));
     this.classes.push(...classes);
     const metrics: Record<string, MetricStatSource> = {};
     // Rendered at synth: services attached later add NodePools each pattern must tell apart.

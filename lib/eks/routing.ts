@@ -1,4 +1,4 @@
-import { Annotations, Duration } from 'aws-cdk-lib';
+import { Annotations, Duration, Fn, Token } from 'aws-cdk-lib';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -7,6 +7,10 @@ import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { type Construct } from 'constructs';
 import { type CapacityClass } from '../core/service/capacity-class';
+import { type ClassProblem } from '../core/service/checks';
+import { Checker, numberRule } from '../core/validation/checker';
+import { EKS_RULES } from '../core/validation/rules';
+import { durationSeconds } from '../util/duration';
 import { acknowledgeRule } from '../util/nag';
 import { newAccessLogBucket, secureLoadBalancer } from './load-balancer-hardening';
 
@@ -44,6 +48,32 @@ export interface LoadBalancerOptions {
   readonly cognitoUserPools?: readonly cognito.IUserPool[];
 }
 
+/**
+ * Routing by a rule on a listener shared with other services (an ALB of the user's, or another service's listener)
+ * instead of an ALB of the service's own: the service adds one rule forwarding to its classes' target groups, and its
+ * reconciler re-weights that rule's forward action only (ModifyRule on the rule's ARN).
+ */
+export interface ListenerRuleOptions {
+  /**
+   * The shared listener. Its load balancer's security groups are opened to the pods' ports on the cluster security
+   * group, so an imported listener must carry its security group
+   * (`ApplicationListener.fromApplicationListenerAttributes({ listenerArn, securityGroup })`). Clients' access to the
+   * listener is its owner's business.
+   */
+  readonly listener: elbv2.IApplicationListener;
+  /** The rule's priority on the listener: 1..50000, unique on the listener (lower is evaluated first). */
+  readonly priority: number;
+  /** Host header values (e.g. `chat.example.com`, wildcards `*` and `?`), any of which matches. @default - any host */
+  readonly hostHeaders?: readonly string[];
+  /** Path patterns (e.g. `/chat/*`), any of which matches. @default - any path */
+  readonly pathPatterns?: readonly string[];
+  /**
+   * How long a deregistering pod keeps receiving in-flight traffic. Also each pod's preStop drain.
+   * @default Duration.seconds(30)
+   */
+  readonly deregistrationDelay?: Duration;
+}
+
 /** One class as the ALB sees it: where its pods listen and which path says they are ready. */
 export interface RoutedClass {
   readonly cls: CapacityClass;
@@ -60,13 +90,28 @@ export interface AlbRoutingInput {
   readonly classes: readonly RoutedClass[];
 }
 
-/** A service's own ALB: one listener whose default action forwards to one weighted target group per class. */
+/**
+ * A service's routing: its own ALB, one listener whose default action forwards to one weighted target group per
+ * class; or one rule on a shared listener forwarding to them.
+ */
 export interface AlbRouting {
-  readonly loadBalancer: elbv2.ApplicationLoadBalancer;
-  readonly listener: elbv2.ApplicationListener;
+  /** The service's own ALB; undefined when it routes by a rule on a shared listener. */
+  readonly loadBalancer?: elbv2.ApplicationLoadBalancer;
+  readonly listener: elbv2.IApplicationListener;
+  /** The service's rule on the shared listener. */
+  readonly rule?: elbv2.ApplicationListenerRule;
+  /** `app/<name>/<id>`: the `LoadBalancer` dimension of the ALB's metrics. */
+  readonly loadBalancerFullName: string;
   /** In class order. */
   readonly targetGroups: readonly elbv2.ApplicationTargetGroup[];
   readonly deregistrationDelay: Duration;
+}
+
+export interface RuleRoutingInput {
+  readonly vpc: ec2.IVpc;
+  readonly cluster: eks.ICluster;
+  readonly options: ListenerRuleOptions;
+  readonly classes: readonly RoutedClass[];
 }
 
 /**
@@ -91,8 +136,70 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
       ? 'An internet-facing inference endpoint is the user\'s explicit choice (loadBalancer.internetFacing); loadBalancer.allowedCidrs narrows it.'
       : 'Internal ALB: ingress is limited to the VPC CIDR (a token at synth, which cdk-nag cannot verify) or to loadBalancer.allowedCidrs.',
   );
-  const targetGroups = input.classes.map((c) => new elbv2.ApplicationTargetGroup(scope, `TargetGroup-${c.cls.name}`, {
-    vpc: input.vpc,
+  const targetGroups = classTargetGroups(scope, input.vpc, input.classes, deregistrationDelay);
+  const listener = loadBalancer.addListener('Listener', {
+    ...(o.certificate
+      ? { protocol: elbv2.ApplicationProtocol.HTTPS, port: 443, certificates: [o.certificate], sslPolicy: elbv2.SslPolicy.RECOMMENDED_TLS }
+      : { protocol: elbv2.ApplicationProtocol.HTTP, port: 80 }),
+    open: false,
+    defaultAction: elbv2.ListenerAction.weightedForward(input.classes.map((c, i) => ({ targetGroup: targetGroups[i], weight: c.weight }))),
+  });
+  openClientAccess(scope, loadBalancer, input.vpc, o);
+  secureLoadBalancer(scope, loadBalancer, listener, {
+    internetFacing: o.internetFacing ?? false, https: o.certificate !== undefined, allowedCidrs: o.allowedCidrs,
+    webAclArn: o.webAclArn, deletionProtection: o.deletionProtection,
+  });
+  openPodPorts(loadBalancer, input.cluster, input.classes);
+  return { loadBalancer, listener, loadBalancerFullName: loadBalancer.loadBalancerFullName, targetGroups, deregistrationDelay };
+}
+
+/**
+ * The service's rule on a shared listener (ids `TargetGroup-<class>` and `ListenerRule`): forwards the requests its
+ * conditions match to the classes' target groups with the initial weights. The listener's load balancer is opened to
+ * the pods' ports; everything else about the listener (clients, TLS, access logs) is its owner's.
+ */
+export function ruleRouting(scope: Construct, input: RuleRoutingInput): AlbRouting {
+  const o = input.options;
+  const deregistrationDelay = o.deregistrationDelay ?? Duration.seconds(30);
+  const targetGroups = classTargetGroups(scope, input.vpc, input.classes, deregistrationDelay);
+  const conditions = [
+    ...(o.hostHeaders?.length ? [elbv2.ListenerCondition.hostHeaders([...o.hostHeaders])] : []),
+    ...(o.pathPatterns?.length ? [elbv2.ListenerCondition.pathPatterns([...o.pathPatterns])] : []),
+  ];
+  const rule = new elbv2.ApplicationListenerRule(scope, 'ListenerRule', {
+    listener: o.listener,
+    priority: o.priority,
+    conditions,
+    action: elbv2.ListenerAction.weightedForward(input.classes.map((c, i) => ({ targetGroup: targetGroups[i], weight: c.weight }))),
+  });
+  openPodPorts(o.listener, input.cluster, input.classes);
+  return { listener: o.listener, rule, loadBalancerFullName: loadBalancerFullNameOf(o.listener.listenerArn), targetGroups, deregistrationDelay };
+}
+
+/**
+ * `app/<name>/<id>` from a listener ARN `arn:<partition>:elasticloadbalancing:<region>:<account>:listener/app/<name>/<id>/<listener id>`
+ * (Service Authorization Reference, list_elasticloadbalancingv2, resource type listener/app): the 2nd to 4th
+ * '/'-separated parts. A token (a listener of this app) is split by CloudFormation.
+ */
+export function loadBalancerFullNameOf(listenerArn: string): string {
+  if (!Token.isUnresolved(listenerArn)) return listenerArn.split('/').slice(1, 4).join('/');
+  const parts = Fn.split('/', listenerArn);
+  return Fn.join('/', [Fn.select(1, parts), Fn.select(2, parts), Fn.select(3, parts)]);
+}
+
+/** The app opens ALB -> pod ports itself, so the load balancer controller needs no security-group permissions. */
+function openPodPorts(alb: ec2.IConnectable, cluster: eks.ICluster, classes: readonly RoutedClass[]): void {
+  for (const port of new Set(classes.map((c) => c.port))) {
+    alb.connections.allowTo(cluster.clusterSecurityGroup, ec2.Port.tcp(port), 'ALB to model servers');
+  }
+}
+
+/** One IP target group per class (the TargetGroupBinding registers the pods), health-checked on its ready path. */
+function classTargetGroups(
+  scope: Construct, vpc: ec2.IVpc, classes: readonly RoutedClass[], deregistrationDelay: Duration,
+): elbv2.ApplicationTargetGroup[] {
+  return classes.map((c) => new elbv2.ApplicationTargetGroup(scope, `TargetGroup-${c.cls.name}`, {
+    vpc,
     targetType: elbv2.TargetType.IP,
     protocol: elbv2.ApplicationProtocol.HTTP,
     port: c.port,
@@ -107,23 +214,6 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
       unhealthyThresholdCount: 2,
     },
   }));
-  const listener = loadBalancer.addListener('Listener', {
-    ...(o.certificate
-      ? { protocol: elbv2.ApplicationProtocol.HTTPS, port: 443, certificates: [o.certificate], sslPolicy: elbv2.SslPolicy.RECOMMENDED_TLS }
-      : { protocol: elbv2.ApplicationProtocol.HTTP, port: 80 }),
-    open: false,
-    defaultAction: elbv2.ListenerAction.weightedForward(input.classes.map((c, i) => ({ targetGroup: targetGroups[i], weight: c.weight }))),
-  });
-  openClientAccess(scope, loadBalancer, input.vpc, o);
-  secureLoadBalancer(scope, loadBalancer, listener, {
-    internetFacing: o.internetFacing ?? false, https: o.certificate !== undefined, allowedCidrs: o.allowedCidrs,
-    webAclArn: o.webAclArn, deletionProtection: o.deletionProtection,
-  });
-  // The app opens ALB -> pod ports itself, so the load balancer controller needs no security-group permissions.
-  for (const port of new Set(input.classes.map((c) => c.port))) {
-    loadBalancer.connections.allowTo(input.cluster.clusterSecurityGroup, ec2.Port.tcp(port), 'ALB to model servers');
-  }
-  return { loadBalancer, listener, targetGroups, deregistrationDelay };
 }
 
 function openClientAccess(scope: Construct, loadBalancer: elbv2.ApplicationLoadBalancer, vpc: ec2.IVpc, o: LoadBalancerOptions): void {
@@ -137,4 +227,82 @@ function openClientAccess(scope: Construct, loadBalancer: elbv2.ApplicationLoadB
       'The internet-facing ALB serves plain HTTP; set loadBalancer.certificate to serve HTTPS.',
     );
   }
+}
+
+/**
+ * Limits of an ALB rule's conditions: "You can specify up to three match evaluations per condition", "up to five match
+ * evaluations per rule", "a maximum of five wildcards per rule" (Application Load Balancer guide, rule-condition-types.html,
+ * condition basics; the quotas page load-balancer-limits.html lists Condition Values per Rule 5, Condition Wildcards
+ * per Rule 5, not adjustable). Host names and path patterns are at most 128 characters; a host name needs a '.' and
+ * only letters after the last one (ELBv2 API HostHeaderConditionConfig, RuleCondition Values).
+ */
+const RULE_CONDITIONS = { valuesPerCondition: 3, valuesPerRule: 5, wildcardsPerRule: 5, valueLength: 128 } as const;
+const HOST_VALUE = /^[A-Za-z0-9.*?-]+\.[A-Za-z*?]+$/;
+const PATH_VALUE = /^[A-Za-z0-9_\-.$/~"'@:+&*?]+$/;
+
+const RULE_RULES = {
+  ...EKS_RULES,
+  // ELBv2 CreateRule: "Priority: Valid Range: Minimum value of 1. Maximum value of 50000."
+  'listenerRule.priority': numberRule({ integer: true, min: 1, max: 50_000, why: 'the priority range of an ALB listener rule' }),
+};
+
+/** Problems of routing by a rule on a shared listener (none without `listenerRule`). */
+export function listenerRuleProblems(rule: ListenerRuleOptions | undefined, loadBalancer: LoadBalancerOptions | undefined): ClassProblem[] {
+  if (!rule) return [];
+  const rules = new Checker(RULE_RULES);
+  if (loadBalancer !== undefined) {
+    rules.add('loadBalancer', 'is set together with listenerRule; allowed: one of them (an ALB of the service\'s own, or a rule on a shared listener)');
+  }
+  rules.check('listenerRule.priority', rule.priority);
+  rules.optional('loadBalancer.deregistrationDelay', durationSeconds(rule.deregistrationDelay), 'listenerRule.deregistrationDelay');
+  const hosts = rule.hostHeaders ?? [];
+  const paths = rule.pathPatterns ?? [];
+  if (hosts.length + paths.length === 0) {
+    rules.add('listenerRule', 'has no hostHeaders and no pathPatterns; allowed: at least one value (a rule without a condition would take every request of the shared listener)');
+  }
+  const values = (field: string, list: readonly string[], pattern: RegExp, what: string) => {
+    if (list.length > RULE_CONDITIONS.valuesPerCondition) {
+      rules.add(`listenerRule.${field}`, `has ${list.length} values; allowed: at most ${RULE_CONDITIONS.valuesPerCondition} per condition (ALB match evaluations per condition)`);
+    }
+    list.forEach((v, i) => {
+      if (Token.isUnresolved(v)) return;
+      if (v.length === 0 || v.length > RULE_CONDITIONS.valueLength || !pattern.test(v)) {
+        rules.add(`listenerRule.${field}[${i}]`, `is ${JSON.stringify(v)}; allowed: ${what} of 1..${RULE_CONDITIONS.valueLength} characters`);
+      }
+    });
+  };
+  values('hostHeaders', hosts, HOST_VALUE, 'a host name (letters, digits, \'-\', \'.\', wildcards * and ?) with a \'.\' and only letters after the last \'.\'');
+  values('pathPatterns', paths, PATH_VALUE, 'a path pattern of A-Z a-z 0-9 _ - . $ / ~ " \' @ : + & and wildcards * and ?');
+  if (hosts.length + paths.length > RULE_CONDITIONS.valuesPerRule) {
+    rules.add('listenerRule', `has ${hosts.length + paths.length} condition values; allowed: at most ${RULE_CONDITIONS.valuesPerRule} per rule (ALB match evaluations per rule)`);
+  }
+  const wildcards = [...hosts, ...paths].filter((v) => !Token.isUnresolved(v)).join('').replace(/[^*?]/g, '').length;
+  if (wildcards > RULE_CONDITIONS.wildcardsPerRule) {
+    rules.add('listenerRule', `has ${wildcards} wildcards (* and ?) in its values; allowed: at most ${RULE_CONDITIONS.wildcardsPerRule} per rule`);
+  }
+  // An imported listener without `securityGroup` holds an undefined one (aws-cdk-lib ImportedApplicationListener).
+  if (rule.listener.connections.securityGroups.filter((g) => g !== undefined).length === 0) {
+    rules.add('listenerRule.listener', 'has no security group, so the pods\' ports cannot be opened to its load balancer; allowed: a listener of this app, or one imported with `securityGroup`');
+  }
+  return rules.problems;
+}
+
+/** Priorities taken on each listener of an app, by the rule's service path (a listener of this app by object, an imported one by ARN). */
+const TAKEN_PRIORITIES = new WeakMap<object, Map<unknown, Map<number, string>>>();
+
+/**
+ * Takes `priority` on the rule's listener for the service at `path`; returns the path of the service that already
+ * holds it in this app (two rules of one priority on one listener fail at deploy), or undefined.
+ */
+export function takeListenerPriority(scope: Construct, rule: ListenerRuleOptions, path: string): string | undefined {
+  const root = scope.node.root;
+  const listeners = TAKEN_PRIORITIES.get(root) ?? new Map<unknown, Map<number, string>>();
+  TAKEN_PRIORITIES.set(root, listeners);
+  const key: unknown = Token.isUnresolved(rule.listener.listenerArn) ? rule.listener : rule.listener.listenerArn;
+  const taken = listeners.get(key) ?? new Map<number, string>();
+  listeners.set(key, taken);
+  const holder = taken.get(rule.priority);
+  if (holder !== undefined && holder !== path) return holder;
+  taken.set(rule.priority, path);
+  return undefined;
 }

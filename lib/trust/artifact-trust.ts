@@ -143,13 +143,19 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   public readonly verifierLogGroup: logs.LogGroup;
   /** The key of the verifier's log group. */
   public readonly verifierLogKey: kms.IKey;
-  /** The approved-artifact record of every class gated so far, by class name. */
+  /**
+   * The approved-artifact record of every class gated so far, by class name; a class of another service with the same
+   * name and other artifacts under `<service path>/<class name>`.
+   */
   public readonly records = new Map<string, ApprovedArtifacts>();
 
   private readonly repos: ecr.Repository[] = [];
   private readonly publishers: iam.IGrantable[] = [];
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
-  private readonly gates = new Map<string, { readonly resource: CustomResource; readonly image: string; readonly signature: string }>();
+  /** Per class name, every distinct set of artifacts gated under it and the serving scopes that gated it. */
+  private readonly gates = new Map<string, Array<{
+    readonly resource: CustomResource; readonly image: string; readonly signature: string; readonly scopes: string[];
+  }>>();
   /** Problems of the props, thrown at the end of construction (each later call that adds input throws its own at once). */
   private readonly problems: Problem[] = [];
   private constructed = false;
@@ -338,7 +344,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
    * fail (and with them the deployment) unless the class's image is signed by its approved profile, the profile is
    * active and not revoked, and the model data's object version, digest and KMS signature match.
    */
-  public gateFor(_scope: Construct, cls: CapacityClass): IDependable {
+  public gateFor(scope: Construct, cls: CapacityClass): IDependable {
     const stack = Stack.of(this);
     const { record, problems } = approvedArtifactsFor(cls, {
       defaultSigningProfileArn: this.signingProfile.signingProfileArn,
@@ -350,13 +356,20 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       account: stack.account,
       requireModelVersion: this.props.requireModelVersion ?? true,
     });
-    const existing = this.gates.get(cls.name);
-    if (existing) {
-      if (record && JSON.stringify(stack.resolve(record)) !== existing.signature) {
-        this.problems.push({ className: cls.name, field: 'artifact', message: `was gated twice with different artifacts (${existing.image} and ${cls.artifact.image}); allowed: one set of artifacts per class name` });
-        this.throwIfInvalid();
-      }
-      return existing.resource;
+    // Gates are per class name and artifacts: services sharing this construct may each have a class of the same name
+    // (one verification when the artifacts are the same, one each otherwise); one service may not gate a class twice
+    // with different artifacts.
+    const sameName = this.gates.get(cls.name) ?? [];
+    const signature = record ? JSON.stringify(stack.resolve(record)) : undefined;
+    const same = sameName.find((g) => g.signature === signature);
+    if (record && same) {
+      same.scopes.push(scope.node.path);
+      return same.resource;
+    }
+    const mine = sameName.find((g) => g.scopes.includes(scope.node.path));
+    if (record && mine) {
+      this.problems.push({ className: cls.name, field: 'artifact', message: `was gated twice by '${scope.node.path}' with different artifacts (${mine.image} and ${cls.artifact.image}); allowed: one set of artifacts per class of a service` });
+      this.throwIfInvalid();
     }
     if (!record) {
       this.problems.push(...problems);
@@ -375,7 +388,10 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     }
     this.grantVerifierRead(record, imageRepoArns);
     const retry = this.props.verifierRetry ?? {};
-    const resource = new CustomResource(this, `Verify-${cls.name}`, {
+    // The first gate of a class name keeps the id `Verify-<class>` (the logical id of earlier versions); a class of the
+    // same name in another service gets its own, suffixed with that service's construct address.
+    const id = sameName.length === 0 ? `Verify-${cls.name}` : `Verify-${cls.name}-${scope.node.addr.slice(0, 8)}`;
+    const resource = new CustomResource(this, id, {
       serviceToken: this.verifier.functionArn,
       resourceType: 'Custom::ClassArtifactVerification',
       // CloudFormation waits this long for an answer (default 3600 s): the verifier answers FAILED 15 s before its own
@@ -394,8 +410,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     });
     // The verifier must hold its read permissions before CloudFormation invokes it.
     resource.node.addDependency(this.verifier.role!);
-    this.records.set(cls.name, record);
-    this.gates.set(cls.name, { resource, image: cls.artifact.image, signature: JSON.stringify(stack.resolve(record)) });
+    this.records.set(sameName.length === 0 ? cls.name : `${scope.node.path}/${cls.name}`, record);
+    this.gates.set(cls.name, [...sameName, { resource, image: cls.artifact.image, signature: signature!, scopes: [scope.node.path] }]);
     return resource;
   }
 

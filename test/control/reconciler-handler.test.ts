@@ -1,5 +1,5 @@
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
-import { DescribeListenersCommand, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { DescribeListenersCommand, DescribeRulesCommand, ModifyListenerCommand, ModifyRuleCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { Dim } from '../../lib/core/metrics/contract';
 import { DEFAULT_POLICY_CONFIG, policyWindowPeriods } from '../../lib/core/policy/defaults';
@@ -401,6 +401,56 @@ describe('reconciler run, ALB listener', () => {
         }),
       }),
     ]));
+  });
+
+  test('a service on a shared listener: reads its rule (DescribeRules) and writes only its rule\'s actions (ModifyRule), never the listener', async () => {
+    const ruleArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener-rule/app/llm/abc/def/0123456789abcdef';
+    const onRule: ReconcilerConfig = { ...ALB, facts: { ...ALB.facts, ruleArn } as ReconcilerConfig['facts'] };
+    elb.on(DescribeRulesCommand).resolves({ Rules: [{ RuleArn: ruleArn, Priority: '10', Actions: listener(98, 2).Listeners[0].DefaultActions }] });
+    serveMetrics(onRule, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), capacityErrors: [...fill(0, 9), 2], servedTokensPerSecond: fill(perMinute(1200)) },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
+      },
+    });
+    const { result } = await run(onRule);
+    expect(result).toEqual({ action: 'applied', weights: { inf2: 75, g6: 25 } });
+    expect(elb.commandCalls(DescribeRulesCommand).map((c) => c.args[0].input)).toEqual([{ RuleArns: [ruleArn] }]);
+    expect(elb.commandCalls(DescribeListenersCommand)).toHaveLength(0);
+    expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
+    // The rule's actions as read, the OIDC secret kept (UseExistingClientSecret: "If you are modifying a rule, you can
+    // omit this parameter"), and no Conditions: ModifyRule leaves what it is not given unchanged.
+    expect(elb.commandCalls(ModifyRuleCommand).map((c) => c.args[0].input)).toEqual([{
+      RuleArn: ruleArn,
+      Actions: [{ ...auth, AuthenticateOidcConfig: { ...oidc, UseExistingClientSecret: true } }, {
+        Type: 'forward',
+        Order: 2,
+        ForwardConfig: {
+          TargetGroups: [
+            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/inf2/0001', Weight: 75 },
+            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/g6/0002', Weight: 25 },
+          ],
+          TargetGroupStickinessConfig: { Enabled: false },
+        },
+      }],
+    }]);
+  });
+
+  test('a rule that no longer forwards to the service is not written, and the audit names the rule', async () => {
+    const ruleArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener-rule/app/llm/abc/def/0123456789abcdef';
+    const onRule: ReconcilerConfig = { ...ALB, facts: { ...ALB.facts, ruleArn } as ReconcilerConfig['facts'] };
+    elb.on(DescribeRulesCommand).resolves({ Rules: [{ RuleArn: ruleArn, Actions: [{ Type: 'fixed-response', FixedResponseConfig: { StatusCode: '503' } }] }] });
+    serveMetrics(onRule, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), capacityErrors: [...fill(0, 9), 2], servedTokensPerSecond: fill(perMinute(1200)) },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
+      },
+    });
+    const { lines } = await run(onRule);
+    expect(elb.commandCalls(ModifyRuleCommand)).toHaveLength(0);
+    expect(JSON.stringify(lines)).toContain(`not among the target group(s) of listener rule ${ruleArn} (it holds: none)`);
   });
 
   test('steady state makes no ModifyListener call', async () => {

@@ -4,6 +4,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
 import { enginePrometheusMetrics } from '../../lib/core/runtime/engine-metrics';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { type ServiceContract } from '../../lib/core/service/contract';
@@ -240,6 +241,20 @@ describe('a service on an imported cluster whose controllers exist', () => {
 });
 
 describe('EksInferenceCluster validation', () => {
+  test('fails when a service would take the cluster past 100 metric filters on its application log group (one per NodePool)', () => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    // 98 NodePools of other services (ALB forward actions take 5 target groups, so about 20 services of 5 classes).
+    cluster.observability.addClasses(new Construct(stack, 'Others'), Array.from({ length: 98 }, (_, i) => ({
+      service: 'others', className: `c${i}`, namespace: 'others', engine: 'vllm', port: 8000, classLabel: 'cls', nodePoolName: `others-c${i}`,
+    })));
+    expect(() => new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE }))
+      .toThrow(new RegExp("EksInferenceService 'Test/Llama'[\\s\\S]*classes: adds 3 NodePool capacity-error filter\\(s\\) to the cluster's application log group, "
+        + 'which has 98 from this library already \\(101\\); allowed: at most 100 metric filters per log group'));
+    // Two more fit exactly.
+    expect(cluster.observability.capacityFilterProblems(2)).toEqual([]);
+  });
+
   test('fails when the imported cluster has no kubectl provider (kubectlProviderOptions is ignored on import)', () => {
     const { stack } = testStack();
     expect(() => new EksInferenceCluster(stack, 'Cluster', { cluster: importedCluster(stack, false) })).toThrow(
@@ -261,6 +276,19 @@ describe('EksInferenceCluster validation', () => {
       existingControllers: { karpenter: { nodeRoleName: 'arn:aws:iam::123456789012:role/x' } },
     })).toThrow(new RegExp('existingControllers: marks controllers of an imported cluster[\\s\\S]*'
       + 'existingControllers.karpenter.nodeRoleName: \'arn:aws:iam::123456789012:role/x\' is not an IAM role name'));
+  });
+
+  test('fails when the existing KEDA is older than 2.17.0 (no fallback.behavior), or a version comes without keda: true', () => {
+    const withKeda = (kedaVersion: string, keda = true) => () => {
+      const { stack } = testStack();
+      return new EksInferenceCluster(stack, 'Cluster', { cluster: importedCluster(stack), existingControllers: { keda, kedaVersion } });
+    };
+    expect(withKeda('2.16.1')).toThrow(/existingControllers.kedaVersion: is '2.16.1', which has no ScaledObject fallback.behavior .*; allowed: 2.17.0 or later/);
+    expect(withKeda('v1.5.0')).toThrow(/allowed: 2.17.0 or later/);
+    expect(withKeda('latest')).toThrow(/existingControllers.kedaVersion: 'latest' is not a KEDA version/);
+    expect(withKeda('2.20.2', false)).toThrow(/existingControllers.kedaVersion: is '2.20.2' but existingControllers.keda is not true/);
+    expect(withKeda('2.17.0')).not.toThrow();
+    expect(withKeda('v3.0.1')).not.toThrow();
   });
 
   test('fails when new-cluster settings come with an imported cluster (they would be ignored)', () => {

@@ -70,12 +70,18 @@ describe('examples/eks-stable-diffusion', () => {
     }
   });
 
-  test('two services share one cluster: one set of controllers, each service its own namespace, ALB and reconciler', () => {
+  test('two services share one cluster and one ALB: one set of controllers, each service its own namespace, forward action and reconciler', () => {
     const t = Template.fromStack(stack);
     t.resourceCountIs('AWS::EKS::Cluster', 1);
     t.resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
     t.resourcePropertiesCountIs('AWS::EKS::Addon', { AddonName: 'amazon-cloudwatch-observability' }, 1);
-    t.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 2);
+    // The chat service is a rule on the image service's listener (the OpenAI-compatible paths).
+    t.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 1);
+    t.resourceCountIs('AWS::ElasticLoadBalancingV2::Listener', 1);
+    t.hasResourceProperties('AWS::ElasticLoadBalancingV2::ListenerRule', {
+      Priority: 10, Conditions: [{ Field: 'path-pattern', PathPatternConfig: { Values: ['/v1/*'] } }],
+    });
+    expect(stack.chat.listener).toBe(stack.service.listener);
     expect([stack.service.namespace, stack.chat.namespace]).toEqual(['sd21', 'chat']);
     expect(stack.service.cluster).toBe(stack.chat.cluster);
     const envs = Object.values(t.findResources('AWS::Lambda::Function')).filter((f) => JSON.stringify(f.Properties.Environment ?? {}).includes('RECONCILER_CONFIG'));

@@ -290,7 +290,7 @@ describe('EksInferenceService', () => {
     test('enableReplicaFloors (a Reconciler calls it) renders a second trigger on the published replica floor into each ScaledObject', () => {
       // No Reconciler, no floor trigger: nothing reads a metric nothing publishes.
       for (const u of service.units) expect(u.objects.scaledObject.spec.triggers.map((t) => t.name)).toEqual(['per-replica-load']);
-      const { stack: s2, service: floored } = build();
+      const { stack: s2, service: floored } = build({ retainFloorPatches: false });
       const scaled = floored.enableReplicaFloors();
       expect(floored.enableReplicaFloors()).toEqual(scaled);
       expect(scaled).toHaveLength(floored.units.length);

@@ -74,11 +74,21 @@ describe('replica floor across an update (kubectl apply of the ScaledObject, a t
     expect(triggerNames(result)).toEqual(['per-replica-load', 'replica-floor']);
   });
 
-  test('retainFloorPatches: the old FloorTrigger patches stay for one deployment, and their removal keeps the floor', () => {
+  test('retainFloorPatches: off with retainFloorPatches false, so no patch is left once a stack has migrated', () => {
     const { stack } = testStack();
     const service = new EksInferenceService(stack, 'Llama', {
       contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
-      retainFloorPatches: true,
+      retainFloorPatches: false,
+    });
+    service.enableReplicaFloors();
+    expect(Template.fromStack(stack).findResources('Custom::AWSCDK-EKS-KubernetesPatch')).toEqual({});
+  });
+
+  test('retainFloorPatches (the default for a service with its own cluster): the old FloorTrigger patches stay, and their removal keeps the floor', () => {
+    const { stack } = testStack();
+    // Not set: a stack upgraded from the release that added the floor as patches keeps it without reading the CHANGELOG.
+    const service = new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
     });
     service.enableReplicaFloors();
     const patches = Template.fromStack(stack).findResources('Custom::AWSCDK-EKS-KubernetesPatch');

@@ -25,7 +25,8 @@ const SAR = 'https://docs.aws.amazon.com/service-authorization/latest/reference/
 /**
  * The authorizations of one call. Sources (SAR pages, read from the stored copy, see /work/notes/I-facts.md):
  * list_amazoncloudwatch.html (GetMetricData: no resource type), list_amazonsagemaker.html (endpoint*),
- * list_elasticloadbalancingv2.html (DescribeListeners: none; ModifyListener: listener/app*),
+ * list_elasticloadbalancingv2.html (DescribeListeners, DescribeRules: none; ModifyListener: listener/app*; ModifyRule:
+ * listener-rule/app*),
  * list_amazonelasticcontainerregistry.html (repository*), list_awssigner.html (GetSigningProfile: signing-profile*;
  * GetRevocationStatus: signing-job* and signing-profile*), list_awskeymanagementservice.html (key*, kms:ViaService),
  * list_amazons3.html (object; the *Version* actions with s3:versionid) and the S3 API reference (a GetObject or
@@ -54,6 +55,10 @@ export function iamRequests(call: CapturedCall, reply: Reply): IamRequest[] {
       const pools = Object.entries(i).filter(([k]) => poolKey.test(k)).map(([, v]) => v);
       return [req('elasticloadbalancing:ModifyListener', i.ListenerArn), ...pools.map((pool) => req('cognito-idp:DescribeUserPoolClient', pool))];
     }
+    case 'elasticloadbalancing:DescribeRules':
+      return [req('elasticloadbalancing:DescribeRules', '*')];
+    case 'elasticloadbalancing:ModifyRule':
+      return [req('elasticloadbalancing:ModifyRule', i.RuleArn)];
     case 'ecr:DescribeImageSigningStatus':
     case 'ecr:BatchGetImage':
     case 'ecr:GetDownloadUrlForLayer':
@@ -127,6 +132,8 @@ export function resolver(template: Template): (value: unknown) => unknown {
     switch (r.Type) {
       case 'AWS::SageMaker::Endpoint': return String(p.EndpointName ?? id);
       case 'AWS::ElasticLoadBalancingV2::Listener': return `arn:aws:elasticloadbalancing:${REGION}:${ACCOUNT}:listener/app/lb-${id}/0123456789abcdef/${id}`;
+      // arn:...:listener-rule/app/<lb name>/<lb id>/<listener id>/<rule id> (SAR resource type listener-rule/app).
+      case 'AWS::ElasticLoadBalancingV2::ListenerRule': return `arn:aws:elasticloadbalancing:${REGION}:${ACCOUNT}:listener-rule/app/lb-x/0123456789abcdef/x/${id}`;
       case 'AWS::ElasticLoadBalancingV2::TargetGroup': return `arn:aws:elasticloadbalancing:${REGION}:${ACCOUNT}:targetgroup/${id}/0123456789abcdef`;
       case 'AWS::Logs::LogGroup': return String(p.LogGroupName ?? `/generated/${id}`);
       case 'AWS::KMS::Key': return `key-${id}`;

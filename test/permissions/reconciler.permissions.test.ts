@@ -23,10 +23,10 @@ type Resources = Record<string, { Type: string; Properties: Record<string, unkno
 type ReconcilerModule = typeof reconcilerModule;
 
 /** The reconciler function of a synthesized stack: its role and its environment as deployed. */
-function reconcilerOf(template: Json): { roleId: string; environment: Record<string, string> } {
+function reconcilerOf(template: Json, functionPrefix = 'ReconcilerFunction'): { roleId: string; environment: Record<string, string> } {
   const resources = template.Resources as Resources;
   const resolve = resolver(template);
-  const [, fn] = Object.entries(resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('ReconcilerFunction'))!;
+  const [, fn] = Object.entries(resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith(functionPrefix))!;
   const roleId = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
   const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
   return { roleId, environment: Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, String(resolve(v))])) };
@@ -330,5 +330,91 @@ describe('reconciler permissions on an ALB listener (examples/eks-stable-diffusi
     expect(report.denied).toEqual([]);
     expect(report.unused).toEqual([]);
     expect(report.used).toEqual(['cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:ModifyListener']);
+  });
+});
+
+describe('reconciler permissions on a rule of a shared ALB listener (the example\'s chat service, real SDK against 127.0.0.1)', () => {
+  const app = new App();
+  const stack = new EksStableDiffusionStack(app, 'EksStableDiffusion', { env: { account: ACCOUNT, region: REGION } });
+  const template = Template.fromStack(stack).toJSON();
+  const { roleId, environment } = reconcilerOf(template, 'ChatReconcilerFunction');
+  const resources = template.Resources as Resources;
+  const resolve = resolver(template);
+  const [ruleId] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::ElasticLoadBalancingV2::ListenerRule')!;
+  const ruleArn = resolve({ Ref: ruleId }) as string;
+  const targetGroups = Object.entries(resources)
+    .filter(([id, r]) => r.Type === 'AWS::ElasticLoadBalancingV2::TargetGroup' && id.startsWith('ChatTargetGroup'))
+    .map(([id]) => resolve({ Ref: id }) as string);
+
+  test('steady state, shortage and a refused write: DescribeRules and ModifyRule on its own rule, nothing on the listener', async () => {
+    let weights: Record<string, number> = {};
+    let moment: Moment;
+    const world = (call: CapturedCall): Reply => {
+      const injected = once(moment, call);
+      if (injected) return injected;
+      switch (`${call.service}:${call.operation}`) {
+        case 'elasticloadbalancing:DescribeRules':
+          return { output: { Rules: [{ RuleArn: ruleArn, Priority: '10', Actions: [{
+            Type: 'forward', Order: 1, ForwardConfig: { TargetGroups: targetGroups.map((tg) => ({ TargetGroupArn: tg, Weight: weights[tg] })) },
+          }] }] } };
+        case 'elasticloadbalancing:ModifyRule': {
+          const p = call.input as Record<string, string>;
+          const next: Record<string, number> = {};
+          for (const [k, v] of Object.entries(p)) {
+            const m = /^(Actions\.member\.\d+\.ForwardConfig\.TargetGroups\.member\.\d+)\.TargetGroupArn$/.exec(k);
+            if (m) next[v] = Number(p[`${m[1]}.Weight`]);
+          }
+          weights = next;
+          return { output: { Rules: [{ RuleArn: ruleArn }] } };
+        }
+        case 'monitoring:GetMetricData': return metricData(call, moment);
+        default: return fault('UnknownOperationException', 400);
+      }
+    };
+    // The chat service's preferred class is l40s-vllm.
+    const table = (o: { desiredPreferred: number; capacityErrors: number }): Moment['metric'] => (name, route) => {
+      const p = (route ?? name).includes('l40s');
+      if (name === 'RequestCount') return p ? 600 : 10;
+      // The engines' token counter (tokens per minute; the chat classes publish it through the scrape).
+      if (name === 'GeneratedTokens') return p ? 60_000 : 600;
+      if (name === 'HealthyHostCount') return 2;
+      if (name === 'replicas_desired') return p ? o.desiredPreferred : 2;
+      if (name.startsWith('InsufficientCapacity/')) return p ? o.capacityErrors : 0;
+      if (name === 'PolicyMode') return 0;
+      if (name.startsWith('HTTPCode_Target_')) return 0;
+      return null;
+    };
+    const steady: Moment = { weights: {}, replicas: {}, metric: table({ desiredPreferred: 2, capacityErrors: 0 }) };
+    const shortage: Moment = { weights: {}, replicas: {}, metric: table({ desiredPreferred: 6, capacityErrors: 2 }) };
+    const results: unknown[] = [];
+    const exchanges: Parameters<typeof permissionReport>[0][number][] = [];
+    const phases: Array<[Moment, number]> = [
+      [steady, T0],
+      [shortage, T0 + MINUTE],
+      [{ ...steady, deny: { 'elasticloadbalancing:ModifyRule': { code: 'AccessDenied', status: 403 } } }, T0 + 31 * MINUTE],
+    ];
+    for (const [phase, now] of phases) {
+      // Weights no policy would choose, so that each decision is written.
+      weights = Object.fromEntries(targetGroups.map((tg, i) => [tg, i === 0 ? 10 : 90]));
+      moment = phase;
+      const run = await runTicks(environment, world, [now]);
+      results.push(...run.results);
+      exchanges.push(...run.exchanges);
+    }
+    expect(results).toEqual([
+      { ok: true, result: expect.objectContaining({ action: 'applied' }) },
+      { ok: true, result: expect.objectContaining({ action: 'applied' }) },
+      { ok: false, error: expect.stringMatching(/AccessDenied/) },
+    ]);
+    const written = exchanges.filter((e) => e.call.operation === 'ModifyRule').map((e) => (e.call.input as Record<string, string>).RuleArn);
+    expect(new Set(written)).toEqual(new Set([ruleArn]));
+    const statements = roleStatements(template, roleId);
+    const report = permissionReport(exchanges, statements, LAMBDA_LOG_DELIVERY);
+    expect(report.denied).toEqual([]);
+    expect(report.unused).toEqual([]);
+    expect(report.used).toEqual(['cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeRules', 'elasticloadbalancing:ModifyRule']);
+    // The check fails when the write is missing: the same calls against the role without ModifyRule.
+    const readOnly = statements.map((st) => ({ ...st, Action: [st.Action].flat().filter((a) => a !== 'elasticloadbalancing:ModifyRule') }));
+    expect(permissionReport(exchanges, readOnly, LAMBDA_LOG_DELIVERY).denied).toEqual([`elasticloadbalancing:ModifyRule ${ruleArn}`]);
   });
 });

@@ -4,6 +4,7 @@ import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
 import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { ApprovedImagesAdmission } from '../../lib/trust/admission-policy';
@@ -387,6 +388,25 @@ describe('ArtifactTrust options', () => {
     const [l40s] = pinnedClasses();
     trust.gateFor(stack, l40s);
     expect(() => trust.gateFor(stack, { ...l40s, artifact: { ...l40s.artifact, image: imageRef('vllm', 'f') } }))
-      .toThrow(/class 'l40s' artifact: was gated twice with different artifacts/);
+      .toThrow(/class 'l40s' artifact: was gated twice by 'Test' with different artifacts/);
+  });
+
+  test('two services sharing it may each have a class of the same name: one gate per set of artifacts, the first keeps its id', () => {
+    const { stack } = testStack();
+    const trust = new ArtifactTrust(stack, 'Trust');
+    const [l40s] = pinnedClasses();
+    const first = new Construct(stack, 'Llama');
+    const second = new Construct(stack, 'Mistral');
+    const third = new Construct(stack, 'Third');
+    const a = trust.gateFor(first, l40s);
+    const b = trust.gateFor(second, { ...l40s, artifact: { ...l40s.artifact, image: imageRef('vllm', 'f') } });
+    // The same artifacts under the same name: the one verification serves both.
+    expect(trust.gateFor(third, l40s)).toBe(a);
+    expect(b).not.toBe(a);
+    expect((a as Construct).node.id).toBe('Verify-l40s');
+    expect((b as Construct).node.id).toBe(`Verify-l40s-${second.node.addr.slice(0, 8)}`);
+    expect([...trust.records.keys()]).toEqual(['l40s', 'Test/Mistral/l40s']);
+    expect(trust.approvedImages).toHaveLength(2);
+    Template.fromStack(stack).resourceCountIs('Custom::ClassArtifactVerification', 2);
   });
 });

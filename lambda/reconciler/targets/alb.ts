@@ -1,21 +1,27 @@
 /**
- * ALB listener I/O: DescribeListeners, and ModifyListener with the forward action's target-group weights replaced.
- * ModifyListener replaces the default actions as a whole ("To add an item to a list, remove an item from a list, or
- * update an item in a list, you must provide the entire list", ELBv2 API ModifyListener), so every other action is
- * written back as read, with one exception: DescribeListeners never returns an `authenticate-oidc` action's
- * `ClientSecret`, and "This parameter is required if you are creating a rule. If you are modifying a rule, you can
- * omit this parameter if you set UseExistingClientSecret to true" (@aws-sdk/client-elastic-load-balancing-v2
- * AuthenticateOidcActionConfig). Without it every write would be rejected and the weights would freeze.
+ * ALB I/O: read the forward action that holds the weights (DescribeListeners for a listener's default actions,
+ * DescribeRules for a rule on a shared listener: lib/core/reconciler/targets/alb.ts albWeightsLocation) and write it
+ * back with the target-group weights replaced (ModifyListener, ModifyRule). Both replace the action list as a whole ("To
+ * add an item to a list, remove an item from a list, or update an item in a list, you must provide the entire list",
+ * ELBv2 API ModifyListener and ModifyRule), so every other action is written back as read, with one exception:
+ * Describe never returns an `authenticate-oidc` action's `ClientSecret`, and "This parameter is required if you are
+ * creating a rule. If you are modifying a rule, you can omit this parameter if you set UseExistingClientSecret to true"
+ * (@aws-sdk/client-elastic-load-balancing-v2 AuthenticateOidcActionConfig). Without it every write would be rejected
+ * and the weights would freeze. ModifyRule leaves what it is not given unchanged ("Any properties that you do not
+ * specify are unchanged"), so the rule's conditions are never sent.
  */
 import {
   type Action,
   DescribeListenersCommand,
+  DescribeRulesCommand,
   ElasticLoadBalancingV2Client,
   ModifyListenerCommand,
+  ModifyRuleCommand,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type AlbRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
 import { type RoutingWrite } from '../../../lib/core/reconciler/targets';
+import { albWeightsLocation } from '../../../lib/core/reconciler/targets/alb';
 import { type Clients, type TargetRead } from './io';
 
 function facts(config: ReconcilerConfig): AlbRoutingFacts {
@@ -23,21 +29,32 @@ function facts(config: ReconcilerConfig): AlbRoutingFacts {
   return config.facts;
 }
 
-/** DescribeListeners: the target-group weights of the listener's forward default action. */
+/** The actions that hold the weights: the listener's default actions, or its rule's actions. */
+async function readActions(f: AlbRoutingFacts, client: ElasticLoadBalancingV2Client, signal?: AbortSignal): Promise<Action[]> {
+  const at = albWeightsLocation(f);
+  if (at.read === 'DescribeRules') {
+    const rules = await client.send(new DescribeRulesCommand({ RuleArns: [at.arn] }), { abortSignal: signal });
+    return rules.Rules?.[0]?.Actions ?? [];
+  }
+  const listeners = await client.send(new DescribeListenersCommand({ ListenerArns: [at.arn] }), { abortSignal: signal });
+  return listeners.Listeners?.[0]?.DefaultActions ?? [];
+}
+
+/** The target-group weights of the forward action that holds them. */
 export async function read(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<TargetRead> {
   const f = facts(config);
-  const listeners = await clients.elbv2!.send(new DescribeListenersCommand({ ListenerArns: [f.listenerArn] }), { abortSignal: signal });
-  const actions = listeners.Listeners?.[0]?.DefaultActions ?? [];
+  const actions = await readActions(f, clients.elbv2!, signal);
   const forward = actions.find((a) => a.Type === 'forward');
   const byArn = new Map((forward?.ForwardConfig?.TargetGroups ?? []).map((tg) => [tg.TargetGroupArn, tg.Weight ?? 1]));
   if (!forward?.ForwardConfig && forward?.TargetGroupArn) byArn.set(forward.TargetGroupArn, 1);
   const weights = Object.fromEntries(f.targets.map((t) => [t.class.name, byArn.get(t.targetGroupArn) ?? 0]));
-  const notWritable = forward ? undefined : `listener ${f.listenerArn} has no forward default action`;
+  const at = albWeightsLocation(f);
+  const notWritable = forward ? undefined : `${at.description} has no forward ${at.read === 'DescribeRules' ? 'action' : 'default action'}`;
   const present = f.targets.filter((t) => byArn.has(t.targetGroupArn)).map((t) => t.class.name);
   return { state: { weights, pools: {}, replicas: {}, present, ...(notWritable ? { notWritable } : {}) }, context: actions };
 }
 
-/** The default actions to write: the forward action with our weights, every other action as read (see above). */
+/** The actions to write: the forward action with our weights, every other action as read (see above). */
 export function actionsToWrite(f: AlbRoutingFacts, read: readonly Action[], weights: Readonly<Record<string, number>>): Action[] {
   const ours = new Set(f.targets.map((t) => t.targetGroupArn));
   return read.map((a) => {
@@ -63,7 +80,12 @@ export async function write(config: ReconcilerConfig, clients: Clients, w: Routi
   // The planner never asks an ALB for a capacity write (floors are published metrics there).
   if (w.kind !== 'weights') throw new Error(`an ALB listener takes no ${w.kind} write`);
   const actions = actionsToWrite(f, (context as Action[] | undefined) ?? [], w.weights);
-  await clients.elbv2!.send(new ModifyListenerCommand({ ListenerArn: f.listenerArn, DefaultActions: actions }), { abortSignal: signal });
+  const at = albWeightsLocation(f);
+  if (at.write === 'ModifyRule') {
+    await clients.elbv2!.send(new ModifyRuleCommand({ RuleArn: at.arn, Actions: actions }), { abortSignal: signal });
+  } else {
+    await clients.elbv2!.send(new ModifyListenerCommand({ ListenerArn: at.arn, DefaultActions: actions }), { abortSignal: signal });
+  }
 }
 
 export async function client(options: object): Promise<Partial<Clients>> {

@@ -99,6 +99,7 @@ export const ENVIRONMENT_LIMIT_BYTES = 4096;
 // (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html: "the
 // final portion of the ... ARN", e.g. app/my-load-balancer/50dc6c495c0c9188); SageMaker endpoint names <= 63; EKS
 // cluster names <= 100.
+// `arn:<partition>:` + `<region>:<account>:`; the service and its ':' are added per field (`elasticloadbalancing:`).
 const ARN_PREFIX = 'arn:'.length + 9 + 1 + 16 + 1 + 12 + 1;
 const ELB_NAME = 32;
 const ELB_ID = 16;
@@ -106,11 +107,12 @@ const LB_FULL_NAME = 'app/'.length + ELB_NAME + 1 + ELB_ID;
 const TG_FULL_NAME = 'targetgroup/'.length + ELB_NAME + 1 + ELB_ID;
 /** The longest value CloudFormation can resolve a token to, by the configuration field it stands in. */
 const TOKEN_BOUNDS: ReadonlyArray<readonly [RegExp, number]> = [
-  [/^facts\.listenerArn$/, ARN_PREFIX - 1 + 'elasticloadbalancing:listener/'.length + LB_FULL_NAME + 1 + ELB_ID],
+  [/^facts\.listenerArn$/, ARN_PREFIX + 'elasticloadbalancing:listener/'.length + LB_FULL_NAME + 1 + ELB_ID],
+  [/^facts\.ruleArn$/, ARN_PREFIX + 'elasticloadbalancing:listener-rule/'.length + LB_FULL_NAME + 1 + ELB_ID + 1 + ELB_ID],
   [/^facts\.loadBalancerFullName$/, LB_FULL_NAME],
-  [/^facts\.targets\.\d+\.targetGroupArn$/, ARN_PREFIX - 1 + 'elasticloadbalancing:'.length + TG_FULL_NAME],
+  [/^facts\.targets\.\d+\.targetGroupArn$/, ARN_PREFIX + 'elasticloadbalancing:'.length + TG_FULL_NAME],
   [/^facts\.targets\.\d+\.targetGroupFullName$/, TG_FULL_NAME],
-  [/^facts\.endpointArn$/, ARN_PREFIX - 1 + 'sagemaker:endpoint/'.length + 63],
+  [/^facts\.endpointArn$/, ARN_PREFIX + 'sagemaker:endpoint/'.length + 63],
   [/^facts\.endpointName$/, 63],
   [/^clusterName$/, 100],
   // The Service dimension rule allows 255 characters.

@@ -43,10 +43,18 @@ export interface SageMakerRoutingFacts {
   }>;
 }
 
-/** An ALB listener on EKS: weights are the forward action's target-group weights, one target group per class. */
+/**
+ * An ALB listener on EKS: weights are the forward action's target-group weights, one target group per class: the
+ * listener's default action, or with `ruleArn` the actions of one rule on a listener shared with other services.
+ */
 export interface AlbRoutingFacts {
   readonly kind: 'alb';
   readonly listenerArn: string;
+  /**
+   * The listener rule whose forward action holds the weights (a service routed by host or path on a shared listener).
+   * @default - the listener's default action
+   */
+  readonly ruleArn?: string;
   /** `app/<name>/<id>`, the `LoadBalancer` dimension of AWS/ApplicationELB metrics. */
   readonly loadBalancerFullName: string;
   readonly targets: ReadonlyArray<{

@@ -5,6 +5,7 @@
  * and its permissions boundary; https://docs.aws.amazon.com/IAM/latest/APIReference/API_SimulatePrincipalPolicy.html).
  */
 import { type RoutingFacts } from '../reconciler/routing-facts';
+import { albWeightsLocation } from '../reconciler/targets/alb';
 import { type CheckResult } from './result';
 
 export interface PermissionProbe {
@@ -21,7 +22,8 @@ function neighbour(arn: string): string {
 
 /**
  * The reconciler's calls (lambda/reconciler: GetMetricData in reconcile.ts; DescribeEndpoint and
- * UpdateEndpointWeightsAndCapacities in sagemaker-target.ts; DescribeListeners and ModifyListener in alb-target.ts)
+ * UpdateEndpointWeightsAndCapacities in targets/sagemaker.ts; DescribeListeners and ModifyListener, or DescribeRules and
+ * ModifyRule for a rule on a shared listener, in targets/alb.ts)
  * and the ones it must not make. It publishes its metrics as EMF in its log, so cloudwatch:PutMetricData is denied.
  */
 export function reconcilerProbes(facts: RoutingFacts): PermissionProbe[] {
@@ -41,12 +43,18 @@ export function reconcilerProbes(facts: RoutingFacts): PermissionProbe[] {
       { action: 'sagemaker:DeleteEndpoint', resource: arn, expect: 'denied', why: 'destructive' },
     ];
   }
+  // The listener's default action, or the service's rule on a shared listener.
+  const at = albWeightsLocation(facts);
+  const other = at.write === 'ModifyRule' ? 'another rule (another service on the shared listener)' : 'another listener';
   return [
     ...common,
-    { action: 'elasticloadbalancing:DescribeListeners', resource: '*', expect: 'allowed', why: 'reads the forward action (no resource-level permissions)' },
-    { action: 'elasticloadbalancing:ModifyListener', resource: facts.listenerArn, expect: 'allowed', why: 'writes the target-group weights' },
-    { action: 'elasticloadbalancing:ModifyListener', resource: neighbour(facts.listenerArn), expect: 'denied', why: 'another listener' },
+    { action: `elasticloadbalancing:${at.read}`, resource: '*', expect: 'allowed', why: 'reads the forward action (no resource-level permissions)' },
+    { action: `elasticloadbalancing:${at.write}`, resource: at.arn, expect: 'allowed', why: 'writes the target-group weights' },
+    { action: `elasticloadbalancing:${at.write}`, resource: neighbour(at.arn), expect: 'denied', why: other },
     { action: 'elasticloadbalancing:DeleteListener', resource: facts.listenerArn, expect: 'denied', why: 'destructive' },
+    ...(at.write === 'ModifyRule'
+      ? [{ action: 'elasticloadbalancing:ModifyListener', resource: facts.listenerArn, expect: 'denied' as const, why: 'the shared listener is not the service\'s' }]
+      : []),
     ...facts.targets.slice(0, 1).map((t): PermissionProbe => ({
       action: 'elasticloadbalancing:RegisterTargets', resource: t.targetGroupArn, expect: 'denied', why: 'targets are the load balancer controller\'s',
     })),

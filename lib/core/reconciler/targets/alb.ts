@@ -1,7 +1,7 @@
 /**
- * An ALB listener on EKS as a routing target: the forward default action's target-group weights, one target group per
- * capacity class. Replica floors are published: the `ReplicaFloor` metric, which each class's KEDA ScaledObject reads
- * through a second trigger (lib/eks).
+ * An ALB listener on EKS as a routing target: the target-group weights of a forward action (the listener's default
+ * action, or one rule's on a shared listener), one target group per capacity class. Replica floors are published:
+ * the `ReplicaFloor` metric, which each class's KEDA ScaledObject reads through a second trigger (lib/eks).
  */
 import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, classDimensions, Metrics } from '../../metrics/contract';
 import { type MetricStatSource } from '../../metrics/aws-published';
@@ -20,6 +20,27 @@ const CLASS = 'the capacity class of the target group';
 function contractTokens(service: string, className: string): MetricStatSource {
   const spec = Metrics.generatedTokens;
   return { namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(service, className), stat: spec.statistic };
+}
+
+/**
+ * Where an ALB target's weights live and the ELBv2 calls that read and write them: the listener's default actions
+ * (DescribeListeners, ModifyListener), or, for a service routed by host or path on a shared listener, the actions of
+ * its one rule (DescribeRules, ModifyRule; "To modify the default action, use ModifyListener", ELBv2 API ModifyRule).
+ * IAM (Service Authorization Reference, list_elasticloadbalancingv2): both Describe calls take no resource type ("*");
+ * ModifyListener is scoped to `listener/app*`, ModifyRule to `listener-rule/app*`.
+ */
+export interface AlbWeightsLocation {
+  readonly arn: string;
+  readonly read: 'DescribeListeners' | 'DescribeRules';
+  readonly write: 'ModifyListener' | 'ModifyRule';
+  /** "listener <arn>" or "listener rule <arn>", for messages. */
+  readonly description: string;
+}
+
+export function albWeightsLocation(facts: AlbRoutingFacts): AlbWeightsLocation {
+  return facts.ruleArn
+    ? { arn: facts.ruleArn, read: 'DescribeRules', write: 'ModifyRule', description: `listener rule ${facts.ruleArn}` }
+    : { arn: facts.listenerArn, read: 'DescribeListeners', write: 'ModifyListener', description: `listener ${facts.listenerArn}` };
 }
 
 function routes(facts: AlbRoutingFacts): Route[] {
@@ -93,7 +114,7 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   kind: 'alb',
   floors: 'published',
   routes,
-  describeRoutes: (facts) => `target group(s) of listener ${facts.listenerArn}`,
+  describeRoutes: (facts) => `target group(s) of ${albWeightsLocation(facts).description}`,
   describeTarget: (facts) => `ALB \`${facts.loadBalancerFullName}\` (EKS)`,
   servingMetrics: {
     namespace: AwsMetrics.alb.namespace,
@@ -117,6 +138,10 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
     objectEntries<AlbRoutingFacts['targets'][number]>(facts.targets, 'targets', TARGET, c).forEach((t, i) => {
       if (typeof t.class !== 'object' || t.class === null) c.add(`targets[${i}].class`, `is ${JSON.stringify(t.class)}; allowed: ${CLASS}`);
     });
+    // The writer calls ModifyRule on it (lambda/reconciler/targets/alb.ts): a string or absent, never empty.
+    if (facts.ruleArn !== undefined && (typeof facts.ruleArn !== 'string' || facts.ruleArn.length === 0)) {
+      c.add('ruleArn', `is ${JSON.stringify(facts.ruleArn)}; allowed: a listener rule ARN, or absent (the listener's default action)`);
+    }
   },
   desiredReplicasFrom: 'container-insights',
   autoscalerFloor: hpaHonouredFloor,

@@ -1,0 +1,165 @@
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { Duration, type Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { type ServiceContract } from '../../lib/core/service/contract';
+import { ConstructValidationError } from '../../lib/core/validation/error';
+import { EksInferenceCluster } from '../../lib/eks/cluster';
+import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
+import { loadBalancerFullNameOf } from '../../lib/eks/routing';
+import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
+
+const MISTRAL: ServiceContract = { ...LLAMA_CONTRACT, name: 'mistral-chat', peakRequestsPerSecond: 8 };
+
+/** A cluster, one service with its own ALB, and a second whose rule sits on the first one's listener. */
+function shared(rule: Partial<NonNullable<EksInferenceServiceProps['listenerRule']>> = {}, extra: Partial<EksInferenceServiceProps> = {}) {
+  const { stack } = testStack();
+  const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+  const llama = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+  const make = () => new EksInferenceService(stack, 'Mistral', {
+    contract: MISTRAL,
+    classes: llamaClasses().slice(0, 2),
+    cluster,
+    modelDataFetcherImage: FETCHER_IMAGE,
+    listenerRule: { listener: llama.listener, priority: 10, pathPatterns: ['/mistral/*'], ...rule },
+    ...extra,
+  });
+  return { stack, cluster, llama, make };
+}
+
+function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ConstructValidationError) return e.problems.map((p) => `${p.field}: ${p.message}`);
+    throw e;
+  }
+  throw new Error('no ConstructValidationError');
+}
+
+describe('a service routed by a rule on a shared listener', () => {
+  let stack: Stack;
+  let llama: EksInferenceService;
+  let mistral: EksInferenceService;
+  let template: Template;
+
+  beforeAll(() => {
+    const s = shared({ hostHeaders: ['chat.example.com'] }, { classOptions: { l40s: { port: 9000 } } });
+    ({ stack, llama } = s);
+    mistral = s.make();
+    mistral.enableReplicaFloors();
+    template = Template.fromStack(stack);
+  });
+
+  test('one ALB and one listener; the rule forwards to the service\'s target groups with the initial weights', () => {
+    template.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 1);
+    template.resourceCountIs('AWS::ElasticLoadBalancingV2::Listener', 1);
+    template.resourceCountIs('AWS::ElasticLoadBalancingV2::ListenerRule', 1);
+    expect(mistral.loadBalancer).toBeUndefined();
+    expect(mistral.listener).toBe(llama.listener);
+    const rule = Object.values(template.findResources('AWS::ElasticLoadBalancingV2::ListenerRule'))[0].Properties;
+    expect(rule.Priority).toBe(10);
+    expect(stack.resolve(rule.ListenerArn)).toEqual(stack.resolve(llama.listener.listenerArn));
+    expect(rule.Conditions).toEqual([
+      { Field: 'host-header', HostHeaderConfig: { Values: ['chat.example.com'] } },
+      { Field: 'path-pattern', PathPatternConfig: { Values: ['/mistral/*'] } },
+    ]);
+    const groups = rule.Actions[0].ForwardConfig.TargetGroups as Array<{ TargetGroupArn: unknown; Weight: number }>;
+    expect(groups.map((g) => g.Weight)).toEqual(mistral.units.map((u) => mistral.initialWeights[u.cls.name]));
+    expect(groups.map((g) => stack.resolve(g.TargetGroupArn))).toEqual(mistral.units.map((u) => stack.resolve(u.targetGroup.targetGroupArn)));
+  });
+
+  test('routing facts name the rule; the load balancer dimension is the shared ALB\'s (from the listener ARN)', () => {
+    const facts = mistral.routingFacts();
+    expect(stack.resolve(facts.ruleArn)).toEqual({ Ref: expect.stringMatching(/^MistralListenerRule/) });
+    expect(stack.resolve(facts.listenerArn)).toEqual(stack.resolve(llama.listener.listenerArn));
+    // KEDA's load trigger and the reconciler's ALB metrics read the shared ALB's LoadBalancer dimension.
+    const trigger = mistral.units[0].objects.scaledObject.spec.triggers[0];
+    expect(JSON.stringify(stack.resolve(trigger.metadata))).toContain('Fn::Split');
+    expect(loadBalancerFullNameOf('arn:aws:elasticloadbalancing:us-west-2:123456789012:listener/app/my-lb/50dc6c495c0c9188/f2f7dc8efc522ab2'))
+      .toBe('app/my-lb/50dc6c495c0c9188');
+  });
+
+  test('grantRouting: DescribeRules (no resource type) and ModifyRule on its rule only, never ModifyListener', () => {
+    const { stack, make } = shared();
+    const mistral = make();
+    const role = new iam.Role(stack, 'Grantee', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+    mistral.grantRouting(role);
+    const policy = stack.resolve((role.node.findChild('DefaultPolicy') as iam.Policy).document.toJSON()) as { Statement: Array<{ Action: string; Resource: unknown }> };
+    expect(policy.Statement).toEqual([
+      { Action: 'elasticloadbalancing:DescribeRules', Effect: 'Allow', Resource: '*' },
+      { Action: 'elasticloadbalancing:ModifyRule', Effect: 'Allow', Resource: { Ref: expect.stringMatching(/^MistralListenerRule/) } },
+    ]);
+  });
+
+  test('the shared ALB may reach the second service\'s pods on the cluster security group', () => {
+    template.hasResourceProperties('AWS::EC2::SecurityGroupEgress', {
+      Description: 'ALB to model servers',
+      FromPort: 9000,
+      GroupId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LlamaLoadBalancerSecurityGroup'), 'GroupId'] },
+    });
+  });
+
+  test('cdk-nag finds nothing unacknowledged', () => {
+    expect(nagFindings(stack)).toEqual([]);
+  });
+});
+
+describe('listenerRule validation', () => {
+  test('fails when the priority is outside 1..50000 or not whole', () => {
+    for (const priority of [0, 50_001, 1.5]) {
+      expect(problemsOf(() => shared({ priority }).make())).toEqual([expect.stringMatching(/^listenerRule\.priority: is .*1.*50_000/)]);
+    }
+  });
+
+  test('fails when the rule has no condition, too many values per condition or per rule, too many wildcards, or a bad value', () => {
+    expect(problemsOf(() => shared({ pathPatterns: [] }).make()))
+      .toEqual([expect.stringMatching(/^listenerRule: has no hostHeaders and no pathPatterns/)]);
+    expect(problemsOf(() => shared({ pathPatterns: ['/a', '/b', '/c', '/d'] }).make())).toEqual([expect.stringMatching(/^listenerRule\.pathPatterns: has 4 values; allowed: at most 3/)]);
+    expect(problemsOf(() => shared({ pathPatterns: ['/a', '/b', '/c'], hostHeaders: ['a.example.com', 'b.example.com', 'c.example.com'] }).make()))
+      .toEqual([expect.stringMatching(/^listenerRule: has 6 condition values; allowed: at most 5 per rule/)]);
+    expect(problemsOf(() => shared({ pathPatterns: ['/a/*/*', '/b/*/*'], hostHeaders: ['*.??.example.com'] }).make()))
+      .toEqual([expect.stringMatching(/^listenerRule: has 7 wildcards .* at most 5 per rule/)]);
+    expect(problemsOf(() => shared({ hostHeaders: ['localhost'], pathPatterns: [`/${'x'.repeat(128)}`] }).make())).toEqual([
+      expect.stringMatching(/^listenerRule\.hostHeaders\[0\]: is "localhost"; allowed: a host name/),
+      expect.stringMatching(/^listenerRule\.pathPatterns\[0\]: is "\/x+"; allowed: a path pattern .* of 1\.\.128 characters/),
+    ]);
+  });
+
+  test('fails when a service sets both its own loadBalancer and a listenerRule', () => {
+    expect(problemsOf(() => shared({}, { loadBalancer: { deregistrationDelay: Duration.seconds(10) } }).make()))
+      .toEqual([expect.stringMatching(/^loadBalancer: is set together with listenerRule; allowed: one of them/)]);
+  });
+
+  test('fails when two services of the app take one priority on one listener', () => {
+    const { stack, cluster, make } = shared();
+    make();
+    expect(problemsOf(() => new EksInferenceService(stack, 'Third', {
+      contract: { ...LLAMA_CONTRACT, name: 'third' },
+      classes: llamaClasses().slice(0, 1),
+      cluster,
+      modelDataFetcherImage: FETCHER_IMAGE,
+      listenerRule: { listener: (stack.node.findChild('Llama') as EksInferenceService).listener, priority: 10, hostHeaders: ['third.example.com'] },
+    }))).toEqual([expect.stringMatching(/^listenerRule\.priority: is 10, which EksInferenceService 'Test\/Mistral' already has on the same/)]);
+  });
+
+  test('fails when an imported listener has no security group (the pods\' ports could not be opened to it)', () => {
+    const { stack } = shared();
+    // The type requires it; JavaScript callers (and casts) can still leave it out.
+    const imported = elbv2.ApplicationListener.fromApplicationListenerAttributes(stack, 'Imported', {
+      listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/shared/0123456789abcdef/0123456789abcdef',
+    } as elbv2.ApplicationListenerAttributes);
+    expect(problemsOf(() => shared({ listener: imported }).make()))
+      .toEqual([expect.stringMatching(/^listenerRule\.listener: has no security group/)]);
+    // With its security group it is accepted, and the load balancer name comes from the literal ARN.
+    const { make: make2 } = shared({
+      listener: elbv2.ApplicationListener.fromApplicationListenerAttributes(testStack('Other').stack, 'Imported', {
+        listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/shared/0123456789abcdef/0123456789abcdef',
+        securityGroup: ec2.SecurityGroup.fromSecurityGroupId(testStack('Other2').stack, 'Sg', 'sg-0123456789abcdef0'),
+      }),
+    });
+    expect(make2().loadBalancerFullName).toBe('app/shared/0123456789abcdef');
+  });
+});
