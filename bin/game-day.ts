@@ -28,7 +28,10 @@ import { buildQueryBatch, windowsFromResults } from '../lib/core/reconciler/io';
 import { type RoutingFacts } from '../lib/core/reconciler/routing-facts';
 import { signalPlan } from '../lib/core/reconciler/signal-sources';
 import { scenarioCharts } from '../lib/sim/report';
-import { type ScenarioSummary } from '../lib/sim/suite';
+import { type ChartSeries, type ScenarioSummary } from '../lib/sim/suite';
+import { type CfnTemplate } from '../lib/core/metrics/template-check';
+import { servingRecordOf } from '../lib/core/service/serving-record';
+import { predictShortage, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
 import { findDeployment } from './deployment';
 
@@ -287,8 +290,10 @@ export function predictedFrom(resultsJson: string): PredictedOutcome {
   };
 }
 
-/** The report's Markdown: the timeline, observed beside predicted with each difference named, and the charts. */
-export function reportMarkdown(stack: string, className: string, rows: ReturnType<typeof compareOutcomes>, charts: readonly string[]): string {
+/** The report's Markdown: observed beside predicted with each difference named, the prediction's assumptions, the charts. */
+export function reportMarkdown(
+  stack: string, className: string, rows: ReturnType<typeof compareOutcomes>, charts: readonly string[], prediction: readonly string[] = [],
+): string {
   return [
     `# Game day on ${stack}: ${className} taken away`,
     '',
@@ -296,6 +301,7 @@ export function reportMarkdown(stack: string, className: string, rows: ReturnTyp
     '|---|---:|---:|---|',
     ...rows.map((r) => `| ${r.measure} | ${r.observed} | ${r.predicted} | ${r.difference} |`),
     '',
+    ...(prediction.length > 0 ? ['Prediction:', '', ...prediction.map((a) => `- ${a}`), ''] : []),
     ...charts.map((c) => `![${c}](${c}.svg)`),
     '',
   ].join('\n');
@@ -304,8 +310,21 @@ export function reportMarkdown(stack: string, className: string, rows: ReturnTyp
 /** Minutes of the window before the injection (the baseline the charts start from). */
 const BASELINE_SECONDS = 600;
 
+/** The prediction: a results.json given with --predicted, else the simulator's run of the same shortage on the deployed record. */
+function prediction(cmd: GameDayCommand, template: CfnTemplate, config: ReconcilerConfig, series: ObservedSeries, w: ShortageWindow): {
+  outcome?: PredictedOutcome; chart?: ChartSeries; notes: string[];
+} {
+  if (cmd.predicted) return { outcome: predictedFrom(readFileSync(cmd.predicted, 'utf8')), notes: [`from ${cmd.predicted} (--predicted)`] };
+  try {
+    const p = predictShortage(servingRecordOf(template, config.service), config, series, w);
+    return { outcome: p.outcome, chart: p.chart, notes: ['the simulator\'s run of this shortage on the deployed serving record (template Metadata)', ...p.assumptions] };
+  } catch (e) {
+    return { notes: [`not predicted: ${e instanceof Error ? e.message : String(e)}`] };
+  }
+}
+
 async function writeReport(
-  cmd: GameDayCommand, config: ReconcilerConfig, routedClass: string,
+  cmd: GameDayCommand, template: CfnTemplate, config: ReconcilerConfig, routedClass: string,
   injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io,
 ): Promise<void> {
   const period = config.policy?.periodSeconds ?? 60;
@@ -314,19 +333,25 @@ async function writeReport(
   const onset = injectedAt / 1000 - start;
   const restoration = restoredAt / 1000 - start;
   const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period);
-  const rows = compareOutcomes(observed, cmd.predicted ? predictedFrom(readFileSync(cmd.predicted, 'utf8')) : undefined);
+  const window: ShortageWindow = { routedClass, onsetSeconds: onset, restorationSeconds: restoration, durationSeconds: series.modes.length * period, periodSeconds: period };
+  const predicted = prediction(cmd, template, config, series, window);
+  const rows = compareOutcomes(observed, predicted.outcome);
   // The simulator's report draws reality the way it draws a simulated run: the same charts, the shortage shaded.
-  const summary: ScenarioSummary = {
+  const summary = (name: string, chart: ChartSeries): ScenarioSummary => ({
     scenarioId: 'game-day', title: `${cmd.stack}: ${routedClass} taken away`, seeds: [], arrivalsPerRun: 0, policies: [],
     platform: config.facts.kind === 'sagemaker' ? 'sagemaker' : 'eks',
-    charts: { observed: series }, chartSeed: 0, capacityEvents: [{ className: routedClass, onset, restoration }],
+    charts: { [name]: chart }, chartSeed: 0, capacityEvents: [{ className: routedClass, onset, restoration }],
     deadlineSeconds: (config.policy?.latencySloP95Ms ?? NaN) / 1000,
-  };
-  const charts = scenarioCharts(summary);
+  });
+  const charts: Record<string, string> = { ...scenarioCharts(summary('observed', series)) };
+  if (predicted.chart) {
+    for (const [name, svg] of Object.entries(scenarioCharts(summary('predicted', predicted.chart)))) charts[`predicted-${name}`] = svg;
+  }
   mkdirSync(cmd.report!, { recursive: true });
   for (const [name, svg] of Object.entries(charts)) writeFileSync(join(cmd.report!, `${name}.svg`), svg);
-  writeFileSync(join(cmd.report!, 'report.md'), reportMarkdown(cmd.stack!, routedClass, rows, Object.keys(charts)));
+  writeFileSync(join(cmd.report!, 'report.md'), reportMarkdown(cmd.stack!, routedClass, rows, Object.keys(charts), predicted.notes));
   for (const r of rows) io.out(`${r.measure}: observed ${r.observed}, predicted ${r.predicted} (${r.difference})`);
+  for (const n of predicted.notes) io.out(`prediction: ${n}`);
   io.out(`report: ${join(cmd.report!, 'report.md')}`);
 }
 
@@ -404,7 +429,7 @@ export async function main(argv: readonly string[], io: Io = CONSOLE, deps: Main
     if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);
     if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
       try {
-        await writeReport(cmd, d.reconcilers[0].config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io);
+        await writeReport(cmd, d.template, d.reconcilers[0].config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io);
       } catch (e) {
         io.err(`report not written: ${e instanceof Error ? e.message : String(e)}`);
       }
