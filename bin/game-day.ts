@@ -53,8 +53,10 @@ Stop conditions (required; it refuses to start without both):
   --poll <dur>           how often the stop alarms are read (default 30s)
   --watch-return <dur>   keep the timeline going this long after the restore (default 15m)
   --audit <file>         JSON lines of every change and event (default game-day-audit.jsonl)
-  --report <dir>         the window's metrics from CloudWatch, charted by the simulator's report (default game-day-report)
-  --predicted <file>     results.json of 'cdk-capacity-sim run' for the same shortage: predicted beside observed
+  --report <dir>         the window's metrics from CloudWatch beside the simulator's run of the same shortage on the
+                         serving record the construct wrote into the template, charted by the simulator's report
+                         (default game-day-report)
+  --predicted <file>     instead, results.json of your own 'cdk-capacity-sim run' of the shortage
   --kube-context <ctx>   EKS: the kubeconfig context of the cluster (default: kubectl's current context)
   --dry-run              print what would change and exit, changing nothing
 
