@@ -60,7 +60,8 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
     `provisioning: ${ASSUMED_PROVISIONING_SECONDS} s from launch to ready for every class (not recorded by the deployment)`,
   ];
   const routed = observed.classNames;
-  const readyAt = (routedClass: string, slot: number) => observed.readyReplicas[Math.min(slot, observed.readyReplicas.length - 1)]?.[routed.indexOf(routedClass)];
+  const readyAt = (routedClass: string, slot: number) =>
+    observed.readyReplicas[Math.min(slot, observed.readyReplicas.length - 1)]?.[routed.indexOf(routedClass)];
   const initialReplicas: Record<string, number> = {};
   for (const r of routed) {
     const ready = readyAt(r, 0);

@@ -335,7 +335,9 @@ async function writeReport(
   const onset = injectedAt / 1000 - start;
   const restoration = restoredAt / 1000 - start;
   const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period);
-  const window: ShortageWindow = { routedClass, onsetSeconds: onset, restorationSeconds: restoration, durationSeconds: series.modes.length * period, periodSeconds: period };
+  const window: ShortageWindow = {
+    routedClass, onsetSeconds: onset, restorationSeconds: restoration, durationSeconds: series.modes.length * period, periodSeconds: period,
+  };
   const predicted = prediction(cmd, template, config, series, window);
   const rows = compareOutcomes(observed, predicted.outcome);
   // The simulator's report draws reality the way it draws a simulated run: the same charts, the shortage shaded.
@@ -431,7 +433,8 @@ export async function main(argv: readonly string[], io: Io = CONSOLE, deps: Main
     if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);
     if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
       try {
-        await writeReport(cmd, d.template, d.reconcilers[0].config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io);
+        const { config } = d.reconcilers[0];
+        await writeReport(cmd, d.template, config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io);
       } catch (e) {
         io.err(`report not written: ${e instanceof Error ? e.message : String(e)}`);
       }

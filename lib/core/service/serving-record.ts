@@ -34,7 +34,9 @@ export interface ServingRecord {
 }
 
 /** The record a serving construct writes (the one function both constructs call). */
-export function servingRecord(platform: ServingPlatform, contract: ServiceContract, classes: readonly CapacityClass[], plan: CapacityPlan): ServingRecord {
+export function servingRecord(
+  platform: ServingPlatform, contract: ServiceContract, classes: readonly CapacityClass[], plan: CapacityPlan,
+): ServingRecord {
   return { version: SERVING_RECORD_VERSION, platform, contract, classes: [...classes].sort((a, b) => a.preferenceRank - b.preferenceRank), plan };
 }
 
