@@ -33,9 +33,10 @@ import { type CfnTemplate } from '../lib/core/metrics/template-check';
 import { servingRecordOf } from '../lib/core/service/serving-record';
 import { predictShortage, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
+import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { findDeployment } from './deployment';
 
-export { UsageError };
+export { UsageError, type Io };
 
 export const USAGE = `cdk-capacity-game-day: exercise the fallback under load by taking the preferred class's capacity away
 
@@ -92,7 +93,7 @@ export function parseDuration(flag: string, value: string): number {
 }
 
 export function parseArgs(argv: readonly string[]): GameDayCommand {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') return { command: 'help' };
+  if (asksForHelp(argv)) return { command: 'help' };
   const { values, repeated } = parseCommandLine('game-day', argv, {
     stack: { type: 'string' }, 'stop-alarm': { type: 'string', multiple: true }, 'max-duration': { type: 'string' }, hold: { type: 'string' },
     class: { type: 'string' }, poll: { type: 'string' }, 'watch-return': { type: 'string' }, audit: { type: 'string' },
@@ -359,11 +360,6 @@ async function writeReport(
   io.out(`report: ${join(cmd.report!, 'report.md')}`);
 }
 
-export interface Io {
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-}
-
 export interface MainDeps {
   readonly clients: (region?: string) => GameDayClients;
   readonly kubectl: (context?: string) => Kubectl;
@@ -376,23 +372,11 @@ export interface MainDeps {
 
 const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep };
 
-const CONSOLE: Io = { out: (l) => console.log(l), err: (l) => console.error(l) };
+export async function main(argv: readonly string[], io: Io = CONSOLE_IO, deps: MainDeps = DEFAULT_DEPS): Promise<number> {
+  return runCommand(argv, io, { usage: USAGE, parse: parseArgs, run: (cmd) => execute(cmd, io, deps) });
+}
 
-export async function main(argv: readonly string[], io: Io = CONSOLE, deps: MainDeps = DEFAULT_DEPS): Promise<number> {
-  let cmd: GameDayCommand;
-  try {
-    cmd = parseArgs(argv);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`${e.message}\n\n${USAGE}`);
-      return 2;
-    }
-    throw e;
-  }
-  if (cmd.command === 'help') {
-    io.out(USAGE);
-    return 0;
-  }
+async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<number> {
   const c = deps.clients(cmd.region);
   const d = await findDeployment(cmd.stack!, c);
   if (d.reconcilers.length !== 1) {
@@ -446,11 +430,4 @@ export async function main(argv: readonly string[], io: Io = CONSOLE, deps: Main
   }
 }
 
-if (require.main === module) {
-  void main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  }, (e: unknown) => {
-    console.error(e instanceof Error ? e.message : String(e));
-    process.exitCode = 1;
-  });
-}
+if (require.main === module) runAsProcess(main);

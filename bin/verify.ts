@@ -24,9 +24,10 @@ import { kedaOperatorProbes, permissionChecks, reconcilerProbes, type Permission
 import { type CheckResult, formatCheck, summarizeChecks } from '../lib/core/verify/result';
 import { capacityFilters, observabilityAddons, podIdentityRole } from '../lib/core/verify/template';
 import { parseCommandLine, UsageError } from './args';
+import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId, roleNameOf } from './deployment';
 
-export { UsageError };
+export { UsageError, type Io };
 
 export const USAGE = `cdk-capacity-verify: post-deploy conformance checks of a deployed stack (read-only)
 
@@ -61,7 +62,7 @@ export interface VerifyCommand {
 }
 
 export function parseArgs(argv: readonly string[]): VerifyCommand {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') return { command: 'help' };
+  if (asksForHelp(argv)) return { command: 'help' };
   const { values, repeated } = parseCommandLine('verify', argv, { stack: { type: 'string' }, region: { type: 'string' }, json: { type: 'boolean' } });
   const problems = repeated.map((f) => `${f} is given twice`);
   if (typeof values.stack !== 'string' || values.stack === '') problems.push('--stack <name> is required');
@@ -191,11 +192,6 @@ async function addonResults(d: Deployment, c: VerifyClients): Promise<CheckResul
   return results;
 }
 
-export interface Io {
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-}
-
 export async function runVerify(stack: string, c: VerifyClients): Promise<CheckResult[]> {
   const d = await findDeployment(stack, c);
   if (d.reconcilers.length === 0) throw new Error(`${stack} has no reconciler function (no Lambda function with ${RECONCILER_CONFIG_ENV}): is it a stack of this library?`);
@@ -207,40 +203,22 @@ export async function runVerify(stack: string, c: VerifyClients): Promise<CheckR
   ];
 }
 
-const CONSOLE: Io = { out: (l) => console.log(l), err: (l) => console.error(l) };
-
-export async function main(argv: readonly string[], io: Io = CONSOLE, make = clients): Promise<number> {
-  let cmd: VerifyCommand;
-  try {
-    cmd = parseArgs(argv);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`${e.message}\n\n${USAGE}`);
-      return 2;
+export async function main(argv: readonly string[], io: Io = CONSOLE_IO, make = clients): Promise<number> {
+  return runCommand(argv, io, { usage: USAGE, parse: parseArgs, run: async (cmd) => {
+    try {
+      const results = await runVerify(cmd.stack!, make(cmd.region));
+      const summary = summarizeChecks(results);
+      if (cmd.json) io.out(JSON.stringify({ stack: cmd.stack, results, summary: summary.line }, null, 1));
+      else {
+        for (const r of results) io.out(formatCheck(r));
+        io.out(summary.line);
+      }
+      return summary.failed > 0 ? 1 : 0;
+    } catch (e) {
+      io.err(e instanceof Error ? e.message : String(e));
+      return 1;
     }
-    throw e;
-  }
-  if (cmd.command === 'help') {
-    io.out(USAGE);
-    return 0;
-  }
-  try {
-    const results = await runVerify(cmd.stack!, make(cmd.region));
-    const summary = summarizeChecks(results);
-    if (cmd.json) io.out(JSON.stringify({ stack: cmd.stack, results, summary: summary.line }, null, 1));
-    else {
-      for (const r of results) io.out(formatCheck(r));
-      io.out(summary.line);
-    }
-    return summary.failed > 0 ? 1 : 0;
-  } catch (e) {
-    io.err(e instanceof Error ? e.message : String(e));
-    return 1;
-  }
+  } });
 }
 
-if (require.main === module) {
-  void main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  });
-}
+if (require.main === module) runAsProcess(main);
