@@ -8,11 +8,9 @@
  *
  * The control flow and the injections are pure (lib/core/game-day); this file reaches AWS and the cluster.
  */
-import { execFile } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import {
   ApplicationAutoScalingClient, DescribeScalableTargetsCommand, RegisterScalableTargetCommand,
 } from '@aws-sdk/client-application-auto-scaling';
@@ -35,8 +33,9 @@ import { predictShortage, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { findDeployment } from './deployment';
+import { type Kubectl, kubectl } from './kubectl';
 
-export { UsageError, type Io };
+export { UsageError, type Io, type Kubectl };
 
 export const USAGE = `cdk-capacity-game-day: exercise the fallback under load by taking the preferred class's capacity away
 
@@ -125,14 +124,6 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
     report: str('report') ?? 'game-day-report', predicted: str('predicted'),
     kubeContext: str('kube-context'), region: str('region'), dryRun: values['dry-run'] === true,
   };
-}
-
-/** Runs kubectl with its arguments (no shell) and returns its standard output. */
-export type Kubectl = (args: readonly string[]) => Promise<string>;
-
-export function kubectl(context?: string): Kubectl {
-  const run = promisify(execFile);
-  return async (args) => (await run('kubectl', [...(context ? ['--context', context] : []), ...args], { maxBuffer: 16 * 1024 * 1024 })).stdout;
 }
 
 /** EKS: cap the NodePool's limits at what it has provisioned; restore its limits as they were. */

@@ -7,3 +7,5 @@ export * from './metric-filter';
 export * from './permissions';
 export * from './addon';
 export * from './template';
+export * from './pods';
+export * from './burst';
