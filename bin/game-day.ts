@@ -21,6 +21,9 @@ import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagema
 import { compareOutcomes, type ObservedSeries, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
 import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
+
+/** Karpenter's service account (lib/eks/karpenter.ts KARPENTER_SERVICE_ACCOUNT; not imported: it would bundle aws-cdk-lib). */
+export const KARPENTER_SERVICE_ACCOUNT = 'karpenter';
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
 import { buildQueryBatch, windowsFromResults } from '../lib/core/reconciler/io';
 import { type RoutingFacts } from '../lib/core/reconciler/routing-facts';
@@ -32,7 +35,9 @@ import { servingRecordOf } from '../lib/core/service/serving-record';
 import { predictShortage, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
-import { findDeployment } from './deployment';
+import { type Deployment, findDeployment, physicalId } from './deployment';
+import { type FisApi, fisApi, fisInjection } from './game-day-fis';
+import { podIdentityRole } from '../lib/core/verify/template';
 import { type Kubectl, kubectl } from './kubectl';
 
 export { UsageError, type Io, type Kubectl };
@@ -58,6 +63,11 @@ Stop conditions (required; it refuses to start without both):
                          (default game-day-report)
   --predicted <file>     instead, results.json of your own 'cdk-capacity-sim run' of the shortage
   --kube-context <ctx>   EKS: the kubeconfig context of the cluster (default: kubectl's current context)
+  --fis-zones <z1,z2>    EKS: instead of the cap, AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the
+                         Karpenter controller role in these zones (IDs like use1-az1 or names): a zonal shortage of
+                         EVERY class, a different scenario from the NodePool-limit cap (needs --fis-role)
+  --fis-role <arn>       the role FIS assumes (ec2:InjectApiError for that action on the Karpenter role)
+  --karpenter-role <arn> the Karpenter controller role (default: the stack's karpenter Pod Identity association)
   --dry-run              print what would change and exit, changing nothing
 
 The shortage:
@@ -82,6 +92,9 @@ export interface GameDayCommand {
   readonly kubeContext?: string;
   readonly region?: string;
   readonly dryRun?: boolean;
+  readonly fisZones?: readonly string[];
+  readonly fisRole?: string;
+  readonly karpenterRole?: string;
 }
 
 /** `90s`, `20m`, `1h` or a number of seconds. */
@@ -97,7 +110,7 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
     stack: { type: 'string' }, 'stop-alarm': { type: 'string', multiple: true }, 'max-duration': { type: 'string' }, hold: { type: 'string' },
     class: { type: 'string' }, poll: { type: 'string' }, 'watch-return': { type: 'string' }, audit: { type: 'string' },
     'kube-context': { type: 'string' }, region: { type: 'string' }, 'dry-run': { type: 'boolean' }, report: { type: 'string' },
-    predicted: { type: 'string' },
+    predicted: { type: 'string' }, 'fis-zones': { type: 'string' }, 'fis-role': { type: 'string' }, 'karpenter-role': { type: 'string' },
   });
   const problems = repeated.map((f) => `${f} is given twice`);
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
@@ -118,11 +131,15 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
     returnWatchSeconds: duration('watch-return', 900),
   };
   problems.push(...gameDayProblems(options).filter((p) => !(p.startsWith('--hold must') && !str('hold'))));
+  const fisZones = str('fis-zones')?.split(',').map((z) => z.trim()).filter((z) => z !== '');
+  if (fisZones && fisZones.length === 0) problems.push('--fis-zones names no zone');
+  if ((fisZones !== undefined) !== (str('fis-role') !== undefined)) problems.push('--fis-zones and --fis-role go together (the zones to starve, the role FIS assumes)');
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return {
     command: 'run', stack: str('stack'), options, className: str('class'), audit: str('audit') ?? 'game-day-audit.jsonl',
     report: str('report') ?? 'game-day-report', predicted: str('predicted'),
     kubeContext: str('kube-context'), region: str('region'), dryRun: values['dry-run'] === true,
+    fisZones, fisRole: str('fis-role'), karpenterRole: str('karpenter-role'),
   };
 }
 
@@ -309,6 +326,9 @@ function prediction(cmd: GameDayCommand, template: CfnTemplate, config: Reconcil
   outcome?: PredictedOutcome; chart?: ChartSeries; notes: string[];
 } {
   if (cmd.predicted) return { outcome: predictedFrom(readFileSync(cmd.predicted, 'utf8')), notes: [`from ${cmd.predicted} (--predicted)`] };
+  if (cmd.fisZones) {
+    return { notes: ['not predicted: the FIS scenario is a zonal shortage of every class, the simulator\'s run models one class taken away (pass --predicted with your own scenario)'] };
+  }
   try {
     const p = predictShortage(servingRecordOf(template, config.service), config, series, w);
     return { outcome: p.outcome, chart: p.chart, notes: ['the simulator\'s run of this shortage on the deployed serving record (template Metadata)', ...p.assumptions] };
@@ -359,9 +379,43 @@ export interface MainDeps {
   readonly now: () => number;
   /** Resolves after `ms`, or as soon as `signal` aborts. */
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** AWS FIS, for --fis-zones. @default fisApi (loads @aws-sdk/client-fis) */
+  readonly fis?: (region?: string) => FisApi;
 }
 
-const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep };
+const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep, fis: fisApi };
+
+/** The alarms' ARNs by name (FIS stop conditions take ARNs). */
+export async function alarmArns(cw: CloudWatchClient, names: readonly string[]): Promise<string[]> {
+  const answer = await cw.send(new DescribeAlarmsCommand({ AlarmNames: [...names], AlarmTypes: ['MetricAlarm', 'CompositeAlarm'] }));
+  const arns = [...(answer.MetricAlarms ?? []), ...(answer.CompositeAlarms ?? [])].flatMap((a) => (a.AlarmArn ? [a.AlarmArn] : []));
+  if (arns.length !== names.length) throw new Error(`not every stop alarm has an ARN in DescribeAlarms (${names.join(', ')}): FIS needs them as stop conditions`);
+  return arns;
+}
+
+/** The Karpenter controller role's ARN: given, or the stack's karpenter Pod Identity association (CDK roles have the path /). */
+function karpenterRoleArn(cmd: GameDayCommand, d: Deployment): string {
+  if (cmd.karpenterRole) return cmd.karpenterRole;
+  const logical = podIdentityRole(d.template, KARPENTER_SERVICE_ACCOUNT);
+  const name = logical && physicalId(d, logical);
+  if (!name) throw new Error(`${cmd.stack} binds no role to the ${KARPENTER_SERVICE_ACCOUNT} service account (an imported cluster's Karpenter?): pass --karpenter-role <arn>`);
+  const [, partition, , , account] = d.reconcilers[0].roleArn.split(':');
+  return `arn:${partition}:iam::${account}:role/${name}`;
+}
+
+async function chooseInjection(cmd: GameDayCommand, d: Deployment, target: ShortageTarget, c: GameDayClients, deps: MainDeps): Promise<Injection> {
+  if (cmd.fisZones) {
+    if (target.kind !== 'nodepool') throw new Error('--fis-zones is the EKS scenario (Karpenter launches); this stack serves on SageMaker');
+    return fisInjection((deps.fis ?? fisApi)(cmd.region), {
+      karpenterRoleArn: karpenterRoleArn(cmd, d), experimentRoleArn: cmd.fisRole!, zones: cmd.fisZones,
+      durationSeconds: cmd.options!.stop.maxDurationSeconds,
+      stopAlarmArns: await alarmArns(c.cloudWatch, cmd.options!.stop.alarmNames), stack: cmd.stack!, clientToken: `game-day-${deps.now()}`,
+    });
+  }
+  return target.kind === 'nodepool'
+    ? nodePoolInjection(target.nodePool, deps.kubectl(cmd.kubeContext), cmd.kubeContext)
+    : scalableTargetInjection(target.endpointName, target.variantName, c);
+}
 
 export async function main(argv: readonly string[], io: Io = CONSOLE_IO, deps: MainDeps = DEFAULT_DEPS): Promise<number> {
   return runCommand(argv, io, { usage: USAGE, parse: parseArgs, run: (cmd) => execute(cmd, io, deps) });
@@ -375,9 +429,7 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
     return 1;
   }
   const target = shortageTarget(d.reconcilers[0].config.facts, cmd.className);
-  const injection = target.kind === 'nodepool'
-    ? nodePoolInjection(target.nodePool, deps.kubectl(cmd.kubeContext), cmd.kubeContext)
-    : scalableTargetInjection(target.endpointName, target.variantName, c);
+  const injection = await chooseInjection(cmd, d, target, c, deps);
   io.out(`game day on ${cmd.stack}: ${injection.description}; hold ${cmd.options!.holdSeconds} s, stop on ${cmd.options!.stop.alarmNames.join(', ')} `
     + `or after ${cmd.options!.stop.maxDurationSeconds} s; audit ${cmd.audit}`);
   if (cmd.dryRun) {
