@@ -139,7 +139,8 @@ export function fisApi(region?: string): FisApi {
     throw new Error(`the FIS scenario needs ${FIS_MODULE}: install it beside this package `
       + `(npm install ${FIS_MODULE}, the version of your other @aws-sdk clients)`);
   }
-  const client = new sdk.FisClient(region ? { region } : {}) as { send(command: unknown): Promise<Record<string, Record<string, unknown> | undefined>> };
+  type Answer = Record<string, Record<string, unknown> | undefined>;
+  const client = new sdk.FisClient(region ? { region } : {}) as { send(command: unknown): Promise<Answer> };
   const send = (name: string, input: unknown) => client.send(new sdk[name](input));
   return {
     createExperimentTemplate: async (input) => ({ id: String((await send('CreateExperimentTemplateCommand', input)).experimentTemplate?.id) }),
