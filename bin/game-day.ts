@@ -73,8 +73,9 @@ Stop conditions (required; it refuses to start without both):
 The shortage:
   EKS        caps the class's Karpenter NodePool spec.limits at its status.resources (kubectl patch --type merge):
              no new nodes, pods stay Pending, the reconciler sees desired > ready. Not an insufficient-capacity
-             error (for that, AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the Karpenter controller
-             role: a zonal shortage of every class, a different scenario).
+             error: for that, --fis-zones (AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the
+             Karpenter controller role: a zonal shortage of every class, a different scenario; stop alarms become
+             FIS stop conditions; StopExperiment on every exit; needs @aws-sdk/client-fis installed).
   SageMaker  pins the class's variant's scalable target at its current instance count (RegisterScalableTarget
              MinCapacity = MaxCapacity = current): the variant cannot grow while load rises.
 Load is yours: run it during your own traffic, or drive an existing load tool from the contract's request shape.
