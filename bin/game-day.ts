@@ -8,11 +8,9 @@
  *
  * The control flow and the injections are pure (lib/core/game-day); this file reaches AWS and the cluster.
  */
-import { execFile } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import {
   ApplicationAutoScalingClient, DescribeScalableTargetsCommand, RegisterScalableTargetCommand,
 } from '@aws-sdk/client-application-auto-scaling';
@@ -24,16 +22,26 @@ import { compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome
 import { type ChartSeries } from '../lib/core/report/chart-series';
 import { nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
 import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
+
+/** Karpenter's service account (lib/eks/karpenter.ts KARPENTER_SERVICE_ACCOUNT; not imported: it would bundle aws-cdk-lib). */
+export const KARPENTER_SERVICE_ACCOUNT = 'karpenter';
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
 import { buildQueryBatch, windowsFromResults } from '../lib/core/reconciler/io';
 import { type RoutingFacts } from '../lib/core/reconciler/routing-facts';
 import { signalPlan } from '../lib/core/reconciler/signal-sources';
 import { scenarioCharts } from '../lib/sim/report';
 import { type ScenarioSummary } from '../lib/sim/suite';
+import { type CfnTemplate } from '../lib/core/metrics/template-check';
+import { servingRecordOf } from '../lib/core/service/serving-record';
+import { predictShortage, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
-import { findDeployment } from './deployment';
+import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
+import { type Deployment, findDeployment, physicalId } from './deployment';
+import { type FisApi, fisApi, fisInjection } from './game-day-fis';
+import { podIdentityRole } from '../lib/core/verify/template';
+import { type Kubectl, kubectl } from './kubectl';
 
-export { UsageError };
+export { UsageError, type Io, type Kubectl };
 
 export const USAGE = `cdk-capacity-game-day: exercise the fallback under load by taking the preferred class's capacity away
 
@@ -51,16 +59,24 @@ Stop conditions (required; it refuses to start without both):
   --poll <dur>           how often the stop alarms are read (default 30s)
   --watch-return <dur>   keep the timeline going this long after the restore (default 15m)
   --audit <file>         JSON lines of every change and event (default game-day-audit.jsonl)
-  --report <dir>         the window's metrics from CloudWatch, charted by the simulator's report (default game-day-report)
-  --predicted <file>     results.json of 'cdk-capacity-sim run' for the same shortage: predicted beside observed
+  --report <dir>         the window's metrics from CloudWatch beside the simulator's run of the same shortage on the
+                         serving record the construct wrote into the template, charted by the simulator's report
+                         (default game-day-report)
+  --predicted <file>     instead, results.json of your own 'cdk-capacity-sim run' of the shortage
   --kube-context <ctx>   EKS: the kubeconfig context of the cluster (default: kubectl's current context)
+  --fis-zones <z1,z2>    EKS: instead of the cap, AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the
+                         Karpenter controller role in these zones (IDs like use1-az1 or names): a zonal shortage of
+                         EVERY class, a different scenario from the NodePool-limit cap (needs --fis-role)
+  --fis-role <arn>       the role FIS assumes (ec2:InjectApiError for that action on the Karpenter role)
+  --karpenter-role <arn> the Karpenter controller role (default: the stack's karpenter Pod Identity association)
   --dry-run              print what would change and exit, changing nothing
 
 The shortage:
   EKS        caps the class's Karpenter NodePool spec.limits at its status.resources (kubectl patch --type merge):
              no new nodes, pods stay Pending, the reconciler sees desired > ready. Not an insufficient-capacity
-             error (for that, AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the Karpenter controller
-             role: a zonal shortage of every class, a different scenario).
+             error: for that, --fis-zones (AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the
+             Karpenter controller role: a zonal shortage of every class, a different scenario; stop alarms become
+             FIS stop conditions; StopExperiment on every exit; needs @aws-sdk/client-fis installed).
   SageMaker  pins the class's variant's scalable target at its current instance count (RegisterScalableTarget
              MinCapacity = MaxCapacity = current): the variant cannot grow while load rises.
 Load is yours: run it during your own traffic, or drive an existing load tool from the contract's request shape.
@@ -78,6 +94,9 @@ export interface GameDayCommand {
   readonly kubeContext?: string;
   readonly region?: string;
   readonly dryRun?: boolean;
+  readonly fisZones?: readonly string[];
+  readonly fisRole?: string;
+  readonly karpenterRole?: string;
 }
 
 /** `90s`, `20m`, `1h` or a number of seconds. */
@@ -88,12 +107,12 @@ export function parseDuration(flag: string, value: string): number {
 }
 
 export function parseArgs(argv: readonly string[]): GameDayCommand {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') return { command: 'help' };
+  if (asksForHelp(argv)) return { command: 'help' };
   const { values, repeated } = parseCommandLine('game-day', argv, {
     stack: { type: 'string' }, 'stop-alarm': { type: 'string', multiple: true }, 'max-duration': { type: 'string' }, hold: { type: 'string' },
     class: { type: 'string' }, poll: { type: 'string' }, 'watch-return': { type: 'string' }, audit: { type: 'string' },
     'kube-context': { type: 'string' }, region: { type: 'string' }, 'dry-run': { type: 'boolean' }, report: { type: 'string' },
-    predicted: { type: 'string' },
+    predicted: { type: 'string' }, 'fis-zones': { type: 'string' }, 'fis-role': { type: 'string' }, 'karpenter-role': { type: 'string' },
   });
   const problems = repeated.map((f) => `${f} is given twice`);
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
@@ -114,20 +133,16 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
     returnWatchSeconds: duration('watch-return', 900),
   };
   problems.push(...gameDayProblems(options).filter((p) => !(p.startsWith('--hold must') && !str('hold'))));
+  const fisZones = str('fis-zones')?.split(',').map((z) => z.trim()).filter((z) => z !== '');
+  if (fisZones && fisZones.length === 0) problems.push('--fis-zones names no zone');
+  if ((fisZones !== undefined) !== (str('fis-role') !== undefined)) problems.push('--fis-zones and --fis-role go together (the zones to starve, the role FIS assumes)');
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return {
     command: 'run', stack: str('stack'), options, className: str('class'), audit: str('audit') ?? 'game-day-audit.jsonl',
     report: str('report') ?? 'game-day-report', predicted: str('predicted'),
     kubeContext: str('kube-context'), region: str('region'), dryRun: values['dry-run'] === true,
+    fisZones, fisRole: str('fis-role'), karpenterRole: str('karpenter-role'),
   };
-}
-
-/** Runs kubectl with its arguments (no shell) and returns its standard output. */
-export type Kubectl = (args: readonly string[]) => Promise<string>;
-
-export function kubectl(context?: string): Kubectl {
-  const run = promisify(execFile);
-  return async (args) => (await run('kubectl', [...(context ? ['--context', context] : []), ...args], { maxBuffer: 16 * 1024 * 1024 })).stdout;
 }
 
 /** EKS: cap the NodePool's limits at what it has provisioned; restore its limits as they were. */
@@ -288,8 +303,10 @@ export function predictedFrom(resultsJson: string): PredictedOutcome {
   };
 }
 
-/** The report's Markdown: the timeline, observed beside predicted with each difference named, and the charts. */
-export function reportMarkdown(stack: string, className: string, rows: ReturnType<typeof compareOutcomes>, charts: readonly string[]): string {
+/** The report's Markdown: observed beside predicted with each difference named, the prediction's assumptions, the charts. */
+export function reportMarkdown(
+  stack: string, className: string, rows: ReturnType<typeof compareOutcomes>, charts: readonly string[], prediction: readonly string[] = [],
+): string {
   return [
     `# Game day on ${stack}: ${className} taken away`,
     '',
@@ -297,6 +314,7 @@ export function reportMarkdown(stack: string, className: string, rows: ReturnTyp
     '|---|---:|---:|---|',
     ...rows.map((r) => `| ${r.measure} | ${r.observed} | ${r.predicted} | ${r.difference} |`),
     '',
+    ...(prediction.length > 0 ? ['Prediction:', '', ...prediction.map((a) => `- ${a}`), ''] : []),
     ...charts.map((c) => `![${c}](${c}.svg)`),
     '',
   ].join('\n');
@@ -305,8 +323,24 @@ export function reportMarkdown(stack: string, className: string, rows: ReturnTyp
 /** Minutes of the window before the injection (the baseline the charts start from). */
 const BASELINE_SECONDS = 600;
 
+/** The prediction: a results.json given with --predicted, else the simulator's run of the same shortage on the deployed record. */
+function prediction(cmd: GameDayCommand, template: CfnTemplate, config: ReconcilerConfig, series: ChartSeries, w: ShortageWindow): {
+  outcome?: PredictedOutcome; chart?: ChartSeries; notes: string[];
+} {
+  if (cmd.predicted) return { outcome: predictedFrom(readFileSync(cmd.predicted, 'utf8')), notes: [`from ${cmd.predicted} (--predicted)`] };
+  if (cmd.fisZones) {
+    return { notes: ['not predicted: the FIS scenario is a zonal shortage of every class, the simulator\'s run models one class taken away (pass --predicted with your own scenario)'] };
+  }
+  try {
+    const p = predictShortage(servingRecordOf(template, config.service), config, series, w);
+    return { outcome: p.outcome, chart: p.chart, notes: ['the simulator\'s run of this shortage on the deployed serving record (template Metadata)', ...p.assumptions] };
+  } catch (e) {
+    return { notes: [`not predicted: ${e instanceof Error ? e.message : String(e)}`] };
+  }
+}
+
 async function writeReport(
-  cmd: GameDayCommand, config: ReconcilerConfig, routedClass: string,
+  cmd: GameDayCommand, template: CfnTemplate, config: ReconcilerConfig, routedClass: string,
   injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io,
 ): Promise<void> {
   const period = config.policy?.periodSeconds ?? 60;
@@ -315,25 +349,28 @@ async function writeReport(
   const onset = injectedAt / 1000 - start;
   const restoration = restoredAt / 1000 - start;
   const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period);
-  const rows = compareOutcomes(observed, cmd.predicted ? predictedFrom(readFileSync(cmd.predicted, 'utf8')) : undefined);
+  const window: ShortageWindow = {
+    routedClass, onsetSeconds: onset, restorationSeconds: restoration, durationSeconds: series.modes.length * period, periodSeconds: period,
+  };
+  const predicted = prediction(cmd, template, config, series, window);
+  const rows = compareOutcomes(observed, predicted.outcome);
   // The simulator's report draws reality the way it draws a simulated run: the same charts, the shortage shaded.
-  const summary: ScenarioSummary = {
+  const summary = (name: string, chart: ChartSeries): ScenarioSummary => ({
     scenarioId: 'game-day', title: `${cmd.stack}: ${routedClass} taken away`, seeds: [], arrivalsPerRun: 0, policies: [],
     platform: config.facts.kind === 'sagemaker' ? 'sagemaker' : 'eks',
-    charts: { observed: series }, chartSeed: 0, capacityEvents: [{ className: routedClass, onset, restoration }],
+    charts: { [name]: chart }, chartSeed: 0, capacityEvents: [{ className: routedClass, onset, restoration }],
     deadlineSeconds: (config.policy?.latencySloP95Ms ?? NaN) / 1000,
-  };
-  const charts = scenarioCharts(summary);
+  });
+  const charts: Record<string, string> = { ...scenarioCharts(summary('observed', series)) };
+  if (predicted.chart) {
+    for (const [name, svg] of Object.entries(scenarioCharts(summary('predicted', predicted.chart)))) charts[`predicted-${name}`] = svg;
+  }
   mkdirSync(cmd.report!, { recursive: true });
   for (const [name, svg] of Object.entries(charts)) writeFileSync(join(cmd.report!, `${name}.svg`), svg);
-  writeFileSync(join(cmd.report!, 'report.md'), reportMarkdown(cmd.stack!, routedClass, rows, Object.keys(charts)));
+  writeFileSync(join(cmd.report!, 'report.md'), reportMarkdown(cmd.stack!, routedClass, rows, Object.keys(charts), predicted.notes));
   for (const r of rows) io.out(`${r.measure}: observed ${r.observed}, predicted ${r.predicted} (${r.difference})`);
+  for (const n of predicted.notes) io.out(`prediction: ${n}`);
   io.out(`report: ${join(cmd.report!, 'report.md')}`);
-}
-
-export interface Io {
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
 }
 
 export interface MainDeps {
@@ -344,27 +381,49 @@ export interface MainDeps {
   readonly now: () => number;
   /** Resolves after `ms`, or as soon as `signal` aborts. */
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** AWS FIS, for --fis-zones. @default fisApi (loads @aws-sdk/client-fis) */
+  readonly fis?: (region?: string) => FisApi;
 }
 
-const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep };
+const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep, fis: fisApi };
 
-const CONSOLE: Io = { out: (l) => console.log(l), err: (l) => console.error(l) };
+/** The alarms' ARNs by name (FIS stop conditions take ARNs). */
+export async function alarmArns(cw: CloudWatchClient, names: readonly string[]): Promise<string[]> {
+  const answer = await cw.send(new DescribeAlarmsCommand({ AlarmNames: [...names], AlarmTypes: ['MetricAlarm', 'CompositeAlarm'] }));
+  const arns = [...(answer.MetricAlarms ?? []), ...(answer.CompositeAlarms ?? [])].flatMap((a) => (a.AlarmArn ? [a.AlarmArn] : []));
+  if (arns.length !== names.length) throw new Error(`not every stop alarm has an ARN in DescribeAlarms (${names.join(', ')}): FIS needs them as stop conditions`);
+  return arns;
+}
 
-export async function main(argv: readonly string[], io: Io = CONSOLE, deps: MainDeps = DEFAULT_DEPS): Promise<number> {
-  let cmd: GameDayCommand;
-  try {
-    cmd = parseArgs(argv);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`${e.message}\n\n${USAGE}`);
-      return 2;
-    }
-    throw e;
+/** The Karpenter controller role's ARN: given, or the stack's karpenter Pod Identity association (CDK roles have the path /). */
+function karpenterRoleArn(cmd: GameDayCommand, d: Deployment): string {
+  if (cmd.karpenterRole) return cmd.karpenterRole;
+  const logical = podIdentityRole(d.template, KARPENTER_SERVICE_ACCOUNT);
+  const name = logical && physicalId(d, logical);
+  if (!name) throw new Error(`${cmd.stack} binds no role to the ${KARPENTER_SERVICE_ACCOUNT} service account (an imported cluster's Karpenter?): pass --karpenter-role <arn>`);
+  const [, partition, , , account] = d.reconcilers[0].roleArn.split(':');
+  return `arn:${partition}:iam::${account}:role/${name}`;
+}
+
+async function chooseInjection(cmd: GameDayCommand, d: Deployment, target: ShortageTarget, c: GameDayClients, deps: MainDeps): Promise<Injection> {
+  if (cmd.fisZones) {
+    if (target.kind !== 'nodepool') throw new Error('--fis-zones is the EKS scenario (Karpenter launches); this stack serves on SageMaker');
+    return fisInjection((deps.fis ?? fisApi)(cmd.region), {
+      karpenterRoleArn: karpenterRoleArn(cmd, d), experimentRoleArn: cmd.fisRole!, zones: cmd.fisZones,
+      durationSeconds: cmd.options!.stop.maxDurationSeconds,
+      stopAlarmArns: await alarmArns(c.cloudWatch, cmd.options!.stop.alarmNames), stack: cmd.stack!, clientToken: `game-day-${deps.now()}`,
+    });
   }
-  if (cmd.command === 'help') {
-    io.out(USAGE);
-    return 0;
-  }
+  return target.kind === 'nodepool'
+    ? nodePoolInjection(target.nodePool, deps.kubectl(cmd.kubeContext), cmd.kubeContext)
+    : scalableTargetInjection(target.endpointName, target.variantName, c);
+}
+
+export async function main(argv: readonly string[], io: Io = CONSOLE_IO, deps: MainDeps = DEFAULT_DEPS): Promise<number> {
+  return runCommand(argv, io, { usage: USAGE, parse: parseArgs, run: (cmd) => execute(cmd, io, deps) });
+}
+
+async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<number> {
   const c = deps.clients(cmd.region);
   const d = await findDeployment(cmd.stack!, c);
   if (d.reconcilers.length !== 1) {
@@ -372,9 +431,7 @@ export async function main(argv: readonly string[], io: Io = CONSOLE, deps: Main
     return 1;
   }
   const target = shortageTarget(d.reconcilers[0].config.facts, cmd.className);
-  const injection = target.kind === 'nodepool'
-    ? nodePoolInjection(target.nodePool, deps.kubectl(cmd.kubeContext), cmd.kubeContext)
-    : scalableTargetInjection(target.endpointName, target.variantName, c);
+  const injection = await chooseInjection(cmd, d, target, c, deps);
   io.out(`game day on ${cmd.stack}: ${injection.description}; hold ${cmd.options!.holdSeconds} s, stop on ${cmd.options!.stop.alarmNames.join(', ')} `
     + `or after ${cmd.options!.stop.maxDurationSeconds} s; audit ${cmd.audit}`);
   if (cmd.dryRun) {
@@ -405,7 +462,8 @@ export async function main(argv: readonly string[], io: Io = CONSOLE, deps: Main
     if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);
     if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
       try {
-        await writeReport(cmd, d.reconcilers[0].config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io);
+        const { config } = d.reconcilers[0];
+        await writeReport(cmd, d.template, config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io);
       } catch (e) {
         io.err(`report not written: ${e instanceof Error ? e.message : String(e)}`);
       }
@@ -417,11 +475,4 @@ export async function main(argv: readonly string[], io: Io = CONSOLE, deps: Main
   }
 }
 
-if (require.main === module) {
-  void main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  }, (e: unknown) => {
-    console.error(e instanceof Error ? e.message : String(e));
-    process.exitCode = 1;
-  });
-}
+if (require.main === module) runAsProcess(main);

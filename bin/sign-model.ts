@@ -39,6 +39,7 @@ Upload so the verifier can prove the digest:
 `;
 
 import { parseCommandLine, UsageError } from './args';
+import { asksForHelp, runAsProcess, runCommand } from './command';
 
 export { UsageError };
 
@@ -58,7 +59,7 @@ export type Command =
 /** Parses the command line; throws UsageError naming every problem. */
 export function parseArgs(argv: readonly string[]): Command {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
+  if (asksForHelp(argv)) return { command: 'help' };
   if (command === 'digest') {
     const { positionals } = parseCommandLine('digest', rest, {}, 1);
     if (positionals.length !== 1) throw new UsageError('digest takes exactly one file');
@@ -149,18 +150,12 @@ export interface Io {
 
 /** Runs the CLI; returns the exit code (0 ok, 1 failure, 2 usage). */
 export async function main(argv: readonly string[], io: Io = { out: (l) => console.log(l), err: (l) => console.error(l) }): Promise<number> {
-  let cmd: Command;
+  return runCommand(argv, io, { prefix: 'sign-model: ', usage: USAGE, parse: parseArgs, run: (cmd) => execute(cmd, io) });
+}
+
+async function execute(cmd: Exclude<Command, { readonly command: 'help' }>, io: Io): Promise<number> {
   try {
-    cmd = parseArgs(argv);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    io.err(`sign-model: ${err.message}\n\n${USAGE}`);
-    return 2;
-  }
-  try {
-    if (cmd.command === 'help') {
-      io.out(USAGE);
-    } else if (cmd.command === 'digest') {
+    if (cmd.command === 'digest') {
       io.out(await sha256OfFile(cmd.file));
     } else {
       const sha256 = cmd.sha256 ?? (await sha256OfFile(cmd.file!));
@@ -182,8 +177,4 @@ export async function main(argv: readonly string[], io: Io = { out: (l) => conso
   }
 }
 
-if (require.main === module) {
-  void main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  });
-}
+if (require.main === module) runAsProcess(main);

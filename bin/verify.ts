@@ -3,9 +3,9 @@
  * verify: a post-deploy conformance check of a deployed stack, read-only. Each check prints PASS or FAIL with the fact
  * about the account it settles (the facts the offline tests can only read about: docs/verify.md lists them).
  *
- *   cdk-capacity-verify --stack <name> [--region <r>] [--json]
+ *   cdk-capacity-verify --stack <name> [--region <r>] [--kube-context <ctx>] [--burst <class>=<url> ...] [--json]
  *
- * The judging is pure (lib/core/verify); this file makes the read-only calls and prints.
+ * The judging is pure (lib/core/verify); this file makes the calls (read-only, except the opt-in --burst) and prints.
  */
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, ListMetricsCommand, type Metric } from '@aws-sdk/client-cloudwatch';
@@ -23,15 +23,21 @@ import { expectedMetrics, listMetricsFilter, metricPresenceCheck } from '../lib/
 import { kedaOperatorProbes, permissionChecks, reconcilerProbes, type PermissionProbe } from '../lib/core/verify/permissions';
 import { type CheckResult, formatCheck, summarizeChecks } from '../lib/core/verify/result';
 import { capacityFilters, observabilityAddons, podIdentityRole } from '../lib/core/verify/template';
+import { type BurstAnswer, burstCheck, burstPlan, type BurstPlan } from '../lib/core/verify/burst';
+import { type PodList, podsReadyCheck, renderedWorkloads } from '../lib/core/verify/pods';
+import { servingRecordOf } from '../lib/core/service/serving-record';
+import { setTimeout as delay } from 'node:timers/promises';
 import { parseCommandLine, UsageError } from './args';
+import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId, roleNameOf } from './deployment';
+import { type Kubectl, kubectl } from './kubectl';
 
-export { UsageError };
+export { UsageError, type Io };
 
 export const USAGE = `cdk-capacity-verify: post-deploy conformance checks of a deployed stack (read-only)
 
 Usage:
-  cdk-capacity-verify --stack <name> [--region <region>] [--json]
+  cdk-capacity-verify --stack <name> [--region <region>] [--kube-context <context>] [--burst <class>=<url> ...] [--json]
 
 Checks, each printed as PASS or FAIL with the fact it settles:
   metrics      every metric the reconciler reads is listed by CloudWatch under the dimension set it reads (ListMetrics)
@@ -41,10 +47,22 @@ Checks, each printed as PASS or FAIL with the fact it settles:
                pod's (TestMetricFilter)
   permissions  the reconciler's and the KEDA operator's roles can make their handlers' calls and no more
                (SimulatePrincipalPolicy)
+  pods         EKS: each class's model-server pods are Ready and run the args and environment the library rendered
+               (the Deployment manifest in the deployed template against kubectl get pods -o json; your kubeconfig,
+               --kube-context to choose the cluster)
+
+NOT read-only, opt-in:
+  --burst <class>=<url>  send one replica of the class a short burst a little above the admission bound the library
+               set (its serving record in the template), the contract's request shape, and count the engine's
+               rejections (vLLM 503, TGI 429, DJL 503): PASS when it sheds, and not before the bound. The URL must
+               reach ONE replica, e.g. after 'kubectl port-forward deploy/<deployment> 8080:<CAI_PORT>' use
+               http://127.0.0.1:8080. At most 512 requests, each with a timeout; real load, some of it shed: run it
+               off-peak. Repeatable, one class each. Not for SageMaker (InvokeEndpoint needs signed requests).
 
 Needs read-only credentials: cloudformation:ListStackResources, cloudformation:GetTemplate,
 lambda:GetFunctionConfiguration, cloudwatch:ListMetrics, logs:TestMetricFilter, eks:DescribeAddon,
-eks:DescribeAddonConfiguration, iam:GetRole, iam:SimulatePrincipalPolicy. Exit status 1 when a check fails.
+eks:DescribeAddonConfiguration, iam:GetRole, iam:SimulatePrincipalPolicy; for pods, get/list pods in the service's
+namespace. Exit status 1 when a check fails.
 `;
 
 /**
@@ -53,20 +71,39 @@ eks:DescribeAddonConfiguration, iam:GetRole, iam:SimulatePrincipalPolicy. Exit s
  */
 export const KEDA_SERVICE_ACCOUNT = 'keda-operator';
 
+export interface BurstTarget {
+  readonly className: string;
+  readonly url: string;
+}
+
 export interface VerifyCommand {
   readonly command: 'help' | 'verify';
   readonly stack?: string;
   readonly region?: string;
   readonly json?: boolean;
+  readonly kubeContext?: string;
+  readonly bursts?: readonly BurstTarget[];
 }
 
 export function parseArgs(argv: readonly string[]): VerifyCommand {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') return { command: 'help' };
-  const { values, repeated } = parseCommandLine('verify', argv, { stack: { type: 'string' }, region: { type: 'string' }, json: { type: 'boolean' } });
+  if (asksForHelp(argv)) return { command: 'help' };
+  const { values, repeated } = parseCommandLine('verify', argv, {
+    stack: { type: 'string' }, region: { type: 'string' }, json: { type: 'boolean' }, 'kube-context': { type: 'string' }, burst: { type: 'string', multiple: true },
+  });
   const problems = repeated.map((f) => `${f} is given twice`);
   if (typeof values.stack !== 'string' || values.stack === '') problems.push('--stack <name> is required');
+  const bursts: BurstTarget[] = [];
+  for (const b of (values.burst as string[] | undefined) ?? []) {
+    const m = /^([^=]+)=(https?:\/\/.+)$/.exec(b);
+    if (!m) problems.push(`--burst '${b}' is not <class>=<http(s) URL>`);
+    else if (bursts.some((x) => x.className === m[1])) problems.push(`--burst names class ${m[1]} twice`);
+    else bursts.push({ className: m[1], url: m[2] });
+  }
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
-  return { command: 'verify', stack: values.stack as string, region: values.region as string | undefined, json: values.json === true };
+  return {
+    command: 'verify', stack: values.stack as string, region: values.region as string | undefined, json: values.json === true,
+    kubeContext: values['kube-context'] as string | undefined, bursts,
+  };
 }
 
 export interface VerifyClients {
@@ -191,12 +228,68 @@ async function addonResults(d: Deployment, c: VerifyClients): Promise<CheckResul
   return results;
 }
 
-export interface Io {
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
+async function podResults(d: Deployment, run: Kubectl): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  for (const w of renderedWorkloads(d.template)) {
+    let pods: PodList;
+    try {
+      pods = JSON.parse(await run(['get', 'pods', '-n', w.namespace, '-l', w.selector, '-o', 'json'])) as PodList;
+    } catch (e) {
+      results.push({
+        id: `pods:${w.namespace}/${w.deploymentName}`, status: 'fail', settles: `class ${w.className}'s pods are Ready with the rendered flags and environment`,
+        detail: `kubectl get pods -n ${w.namespace} -l ${w.selector} failed: ${e instanceof Error ? e.message.split('\n')[0] : String(e)} (--kube-context <context> names the cluster)`,
+      });
+      continue;
+    }
+    results.push(podsReadyCheck(w, pods));
+  }
+  return results;
 }
 
-export async function runVerify(stack: string, c: VerifyClients): Promise<CheckResult[]> {
+/** Sends a burst's requests (each with its timeout, staggered as planned) and returns what each got. */
+export async function sendBurst(plan: BurstPlan, send: typeof fetch = fetch): Promise<BurstAnswer[]> {
+  const one = async (i: number): Promise<BurstAnswer> => {
+    if (plan.staggerMs > 0) await delay(i * plan.staggerMs);
+    try {
+      const res = await send(plan.url, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(plan.body), signal: AbortSignal.timeout(plan.timeoutMs),
+      });
+      await res.arrayBuffer().catch(() => undefined);
+      return res.status;
+    } catch {
+      return 'error';
+    }
+  };
+  return Promise.all(Array.from({ length: plan.requests }, (_, i) => one(i)));
+}
+
+async function burstResults(d: Deployment, bursts: readonly BurstTarget[], send?: typeof fetch): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  if (bursts.length === 0) return results;
+  const records = d.reconcilers.map((r) => servingRecordOf(d.template, r.config.service));
+  for (const b of bursts) {
+    const record = records.find((r) => r.classes.some((c) => c.name === b.className));
+    if (!record) throw new Error(`--burst ${b.className}: no class of that name in the stack's serving records (${records.flatMap((r) => r.classes.map((c) => c.name)).join(', ')})`);
+    const plan = burstPlan(record.classes.find((c) => c.name === b.className)!, record.contract, b.url);
+    if ('skip' in plan) {
+      results.push({ id: `burst:${b.className}`, status: 'skip', settles: `class ${b.className} sheds at the bound the library set`, detail: plan.skip });
+      continue;
+    }
+    results.push(burstCheck(plan, await sendBurst(plan, send)));
+  }
+  return results;
+}
+
+export interface VerifyOptions {
+  /** The cluster's kubectl (pods check); absent: the checks that need it are skipped. */
+  readonly kubectl?: Kubectl;
+  /** Opt-in load: one burst per class named. */
+  readonly bursts?: readonly BurstTarget[];
+  /** How the burst's requests are sent (tests pass their own). @default fetch */
+  readonly fetch?: typeof fetch;
+}
+
+export async function runVerify(stack: string, c: VerifyClients, options: VerifyOptions = {}): Promise<CheckResult[]> {
   const d = await findDeployment(stack, c);
   if (d.reconcilers.length === 0) throw new Error(`${stack} has no reconciler function (no Lambda function with ${RECONCILER_CONFIG_ENV}): is it a stack of this library?`);
   return [
@@ -204,43 +297,29 @@ export async function runVerify(stack: string, c: VerifyClients): Promise<CheckR
     ...await addonResults(d, c),
     ...await filterResults(d, c),
     ...await permissionResults(d, c),
+    ...options.kubectl ? await podResults(d, options.kubectl) : [],
+    ...await burstResults(d, options.bursts ?? [], options.fetch),
   ];
 }
 
-const CONSOLE: Io = { out: (l) => console.log(l), err: (l) => console.error(l) };
-
-export async function main(argv: readonly string[], io: Io = CONSOLE, make = clients): Promise<number> {
-  let cmd: VerifyCommand;
-  try {
-    cmd = parseArgs(argv);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`${e.message}\n\n${USAGE}`);
-      return 2;
+export async function main(
+  argv: readonly string[], io: Io = CONSOLE_IO, make = clients, kube: (context?: string) => Kubectl = kubectl,
+): Promise<number> {
+  return runCommand(argv, io, { usage: USAGE, parse: parseArgs, run: async (cmd) => {
+    try {
+      const results = await runVerify(cmd.stack!, make(cmd.region), { kubectl: kube(cmd.kubeContext), bursts: cmd.bursts });
+      const summary = summarizeChecks(results);
+      if (cmd.json) io.out(JSON.stringify({ stack: cmd.stack, results, summary: summary.line }, null, 1));
+      else {
+        for (const r of results) io.out(formatCheck(r));
+        io.out(summary.line);
+      }
+      return summary.failed > 0 ? 1 : 0;
+    } catch (e) {
+      io.err(e instanceof Error ? e.message : String(e));
+      return 1;
     }
-    throw e;
-  }
-  if (cmd.command === 'help') {
-    io.out(USAGE);
-    return 0;
-  }
-  try {
-    const results = await runVerify(cmd.stack!, make(cmd.region));
-    const summary = summarizeChecks(results);
-    if (cmd.json) io.out(JSON.stringify({ stack: cmd.stack, results, summary: summary.line }, null, 1));
-    else {
-      for (const r of results) io.out(formatCheck(r));
-      io.out(summary.line);
-    }
-    return summary.failed > 0 ? 1 : 0;
-  } catch (e) {
-    io.err(e instanceof Error ? e.message : String(e));
-    return 1;
-  }
+  } });
 }
 
-if (require.main === module) {
-  void main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  });
-}
+if (require.main === module) runAsProcess(main);

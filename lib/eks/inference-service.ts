@@ -20,6 +20,8 @@ import { throwIfInvalid } from '../core/validation/error';
 import { type ServiceContract } from '../core/service/contract';
 import { type CapacityPlan, planCapacity } from '../core/service/sizing';
 import { type ServingDescription } from '../core/reconciler/serving';
+import { servingRecord } from '../core/service/serving-record';
+import { recordServing } from '../control/serving-record';
 import { type IInferenceServing, type ReplicaFloorOptions } from '../control/serving';
 import { type ApprovedImagesAdmission } from '../trust/admission-policy';
 import { type IClassArtifactGate } from '../trust/gate';
@@ -199,6 +201,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.classes = classes;
     this.plan = planCapacity(props.contract, classes);
     throwIfInvalid('EksInferenceService', this.node.path, capacityPlanProblems(props.contract, classes, this.plan));
+    recordServing(this, props.contract.name, () => servingRecord('eks', this.contract, this.classes, this.plan));
 
     // The id 'Default' is left out of logical ids: a service that builds its own cluster keeps the ids it had when
     // it installed the controllers itself (aws-cdk-lib core/lib/private/uniqueid.js makeUniqueId, HIDDEN_ID).

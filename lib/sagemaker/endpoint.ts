@@ -10,6 +10,8 @@ import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct } from 'constructs';
 import { SAGEMAKER_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { type ServingDescription } from '../core/reconciler/serving';
+import { servingRecord } from '../core/service/serving-record';
+import { recordServing } from '../control/serving-record';
 import { type IInferenceServing } from '../control/serving';
 import { type HardwareCatalog } from '../core/hardware/catalog';
 import { AwsMetrics } from '../core/metrics/contract';
@@ -306,6 +308,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     // endpoint is complete is known only when it is read (servingDescription()) or synthesized.
     this.constructed = true;
     this.throwIfInvalid({ complete: false });
+    recordServing(this, this.contract.name, () => servingRecord('sagemaker', this.contract, this.resolve().classes, this.resolve().plan));
     this.node.addValidation({ validate: () => this.validationErrors() });
     // Decided at synth, when every class is known (classes may be added after construction).
     this.node.addValidation({

@@ -10,7 +10,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { clients, main, type MainDeps } from '../../bin/game-day';
 import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
 import { EKS_CONFIG } from '../verify/account';
-import { serveWindow, shortageWorld } from './window';
+import { recordedTemplateBody, serveWindow, shortageWorld } from './window';
 
 const cfn = mockClient(CloudFormationClient);
 const lambda = mockClient(LambdaClient);
@@ -20,7 +20,7 @@ test('docs/game-day.md shows the timeline game-day prints', async () => {
   cfn.on(ListStackResourcesCommand).resolves({
     StackResourceSummaries: [{ LogicalResourceId: 'Fn', PhysicalResourceId: 'sd-reconciler', ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0) }],
   });
-  cfn.on(GetTemplateCommand).resolves({ TemplateBody: '{"Resources":{}}' });
+  cfn.on(GetTemplateCommand).resolves({ TemplateBody: recordedTemplateBody() });
   lambda.on(GetFunctionConfigurationCommand).resolves({ Role: 'arn:aws:iam::123456789012:role/r', Environment: { Variables: { [RECONCILER_CONFIG_ENV]: JSON.stringify(EKS_CONFIG) } } });
   cw.on(DescribeAlarmsCommand).resolves({ MetricAlarms: [{ AlarmName: 'SdService-SloP95', StateValue: 'OK' }] });
   // The window from 13:50: the shortage from minute 10 (14:00) to minute 20 (14:10).
@@ -39,14 +39,18 @@ test('docs/game-day.md shows the timeline game-day prints', async () => {
   const out: string[] = [];
   const tmp = process.env.TMPDIR!;
   const argv = ['--stack', 'SdService', '--stop-alarm', 'SdService-SloP95', '--max-duration', '45m', '--hold', '10m', '--poll', '5m',
-    '--predicted', join(__dirname, 'predicted-results.json'), '--audit', join(tmp, 'audit.jsonl'), '--report', join(tmp, 'game-day-report')];
+    '--audit', join(tmp, 'audit.jsonl'), '--report', join(tmp, 'game-day-report')];
   expect(await main(argv, { out: (l) => out.push(l), err: (l) => out.push(l) }, deps)).toBe(0);
   const page = readFileSync(join(__dirname, '..', '..', 'docs', 'game-day.md'), 'utf8');
   const example = /<!-- game-day-example -->\n```text\n([\s\S]*?)```/.exec(page)?.[1];
-  const shown = argv.join(' ').replaceAll(`${tmp}/`, '').replace(join(__dirname, 'predicted-results.json'), 'reports/results.json');
+  const shown = argv.join(' ').replaceAll(`${tmp}/`, '');
+  if (process.env.PRINT_DOCS_EXAMPLE) {
+    process.stdout.write(`DOCS${JSON.stringify({ shown, out: out.join('\n').replaceAll(`${tmp}/`, ''), report: readFileSync(join(tmp, 'game-day-report', 'report.md'), 'utf8') })}\n`);
+  }
   expect(example).toBe(`$ npx cdk-capacity-game-day ${shown}\n${out.join('\n').replaceAll(`${tmp}/`, '')}\n`);
-  // The report: the simulator's charts of the observed window, and the table.
-  expect(readdirSync(join(tmp, 'game-day-report')).sort()).toEqual(['latency.svg', 'modes.svg', 'rejected.svg', 'replicas.svg', 'report.md', 'traffic-share.svg']);
+  // The report: the simulator's charts of the observed window and of its own run of the shortage, and the table.
+  const charts = ['latency.svg', 'modes.svg', 'rejected.svg', 'replicas.svg', 'traffic-share.svg'];
+  expect(readdirSync(join(tmp, 'game-day-report')).sort()).toEqual([...charts, ...charts.map((c) => `predicted-${c}`), 'report.md'].sort());
   const report = readFileSync(join(tmp, 'game-day-report', 'report.md'), 'utf8');
   expect(page).toContain(['```markdown', report.trimEnd(), '```'].join('\n'));
 });

@@ -7,6 +7,11 @@ import { type AwsStub } from 'aws-sdk-client-mock';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { buildQueryBatch } from '../../lib/core/reconciler/io';
 import { signalPlan } from '../../lib/core/reconciler/signal-sources';
+import { defineCapacityClasses } from '../../lib/core/service/checks';
+import { type ServiceContract } from '../../lib/core/service/contract';
+import { SERVING_RECORD_METADATA_KEY, servingRecord, type ServingRecord } from '../../lib/core/service/serving-record';
+import { planCapacity } from '../../lib/core/service/sizing';
+import { sd21Specs } from '../../lib/sim/services';
 
 /** A raw metric value (before the query's scale) of a class's signal, or of 'mode' / 'ramping' (className undefined). */
 export type WindowValue = (className: string | undefined, signal: string, minute: number) => number | undefined;
@@ -42,4 +47,25 @@ export function shortageWorld(className: string | undefined, signal: string, m: 
     case 'latencyP95Ms': return m >= 10 && m < 13 ? 1400 : 800;
     default: return undefined;
   }
+}
+
+/**
+ * The serving record (template Metadata) of the service `shortageWorld` describes: Stable Diffusion 2.1 on inf2
+ * (preferred) and a10g, envelopes that fit the world's traffic (about 20 images/s per replica), one image per request.
+ */
+export function shortageWorldRecord(): ServingRecord {
+  const contract: ServiceContract = {
+    name: 'sd21', slo: { ttftP95Ms: 1000, deadlineMs: 2500 }, requestShape: { meanPromptTokens: 0, meanOutputTokens: 1 }, peakRequestsPerSecond: 100, headroom: 0.2,
+  };
+  const specs = sd21Specs().filter((s) => s.name === 'inf2' || s.name === 'a10g-triton').map((s) => ({
+    ...s, name: s.name === 'inf2' ? 'inf2' : 'a10g', maxReplicas: 8, runtime: { ...s.runtime, maxConcurrentSequences: 20 },
+    envelope: { ...s.envelope, tokensPerSecondPerReplica: 25, safeConcurrency: 20, ttftP95Ms: 800 },
+  }));
+  const classes = defineCapacityClasses(specs, { contract, platform: 'ec2' });
+  return servingRecord('eks', contract, classes, planCapacity(contract, classes));
+}
+
+/** A deployed template with the record of `shortageWorldRecord()`, as CloudFormation GetTemplate returns it. */
+export function recordedTemplateBody(): string {
+  return JSON.stringify({ Metadata: { [SERVING_RECORD_METADATA_KEY]: { sd21: shortageWorldRecord() } }, Resources: {} });
 }

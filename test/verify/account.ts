@@ -45,7 +45,7 @@ const ADDON_SCHEMA = JSON.stringify({
   properties: { containerInsights: { type: 'object', properties: { enhanced: { type: 'boolean' } }, additionalProperties: false } },
 });
 
-const TEMPLATE = {
+export const TEMPLATE = {
   Resources: {
     ReconcilerFn: { Type: 'AWS::Lambda::Function', Properties: {} },
     OtherFn: { Type: 'AWS::Lambda::Function', Properties: {} },

@@ -26,11 +26,11 @@ describe('parseArgs', () => {
   test('help, and a stack', () => {
     expect(parseArgs([])).toEqual({ command: 'help' });
     expect(parseArgs(['--help'])).toEqual({ command: 'help' });
-    expect(parseArgs(['--stack', 'Svc', '--region', 'us-east-1', '--json'])).toEqual({ command: 'verify', stack: 'Svc', region: 'us-east-1', json: true });
+    expect(parseArgs(['--stack', 'Svc', '--region', 'us-east-1', '--json'])).toEqual({ command: 'verify', stack: 'Svc', region: 'us-east-1', json: true, bursts: [] });
   });
   test('fails without --stack, or with an option it does not take', () => {
     expect(() => parseArgs(['--region', 'us-east-1'])).toThrow(new UsageError('--stack <name> is required'));
-    expect(() => parseArgs(['--stack', 'Svc', '--burst'])).toThrow(/Unknown option '--burst'; verify takes --stack, --region, --json/);
+    expect(() => parseArgs(['--stack', 'Svc', '--hold', '5m'])).toThrow(/Unknown option '--hold'; verify takes --stack, --region, --json, --kube-context, --burst/);
   });
 });
 

@@ -1,0 +1,123 @@
+/**
+ * The simulator's run of the shortage a game day injected, on the deployed configuration: the serving record the
+ * construct wrote into the template (contract, classes, plan, platform: lib/core/service/serving-record.ts), the
+ * deployed policy overrides (the reconciler's configuration), the demand CloudWatch observed in the window and the
+ * same shortage (the class held at its ready replicas from the injection to the restore). What the deployment does not
+ * record is assumed, and each assumption is returned so the report names it.
+ */
+import { type PredictedOutcome } from '../lib/core/game-day/observed';
+import { type ChartSeries } from '../lib/core/report/chart-series';
+import { type ReconcilerConfig } from '../lib/core/reconciler/config';
+import { type ServingRecord } from '../lib/core/service/serving-record';
+import { computeMetrics } from '../lib/sim/metrics';
+import { type AvailabilityStep, type ScenarioInstance } from '../lib/sim/model';
+import { buildScenario } from '../lib/sim/scenarios';
+import { runSimulation } from '../lib/sim/simulator';
+import { chartSeries, policyFactory } from '../lib/sim/suite';
+import { generateTrace, type RateProfile } from '../lib/sim/workload';
+
+/** Seconds from launch to ready the simulator assumes (buildScenario's default): the template does not record it. */
+export const ASSUMED_PROVISIONING_SECONDS = 300;
+/** Prompt cost relative to an output token in the simulator's service-time model (its LLM scenarios' value). */
+export const ASSUMED_PREFILL_WEIGHT = 0.05;
+export const PREDICTION_SEEDS: readonly number[] = [1, 2, 3];
+
+export interface ShortageWindow {
+  /** The routed class taken away (EKS: the class; SageMaker: the variant). */
+  readonly routedClass: string;
+  /** Seconds from the window's start. */
+  readonly onsetSeconds: number;
+  readonly restorationSeconds: number;
+  readonly durationSeconds: number;
+  readonly periodSeconds: number;
+}
+
+export interface Prediction {
+  readonly outcome: PredictedOutcome;
+  /** The first seed's run, charted like the observed window. */
+  readonly chart: ChartSeries;
+  /** What the prediction had to assume, each named for the report. */
+  readonly assumptions: readonly string[];
+}
+
+/** The capacity classes behind a routed class of the deployed configuration. */
+function classesOf(config: ReconcilerConfig, routedClass: string): string[] {
+  if (config.facts.kind === 'alb') return [routedClass];
+  return config.facts.variants.find((v) => v.variantName === routedClass)?.classes.map((c) => c.name) ?? [];
+}
+
+/** The observed window as a scenario of the simulator (exported for the tests). */
+export function shortageScenario(record: ServingRecord, config: ReconcilerConfig, observed: ChartSeries, w: ShortageWindow): {
+  scenario: ScenarioInstance; assumptions: string[];
+} {
+  const meanOutput = record.contract.requestShape.meanOutputTokens;
+  const rates = observed.demandTokensPerSecond.map((d) => (Number.isFinite(d) ? d / meanOutput : 0));
+  const meanRate = rates.reduce((a, b) => a + b, 0) / Math.max(1, rates.length);
+  if (!(meanRate > 0)) throw new Error('CloudWatch shows no demand in the window: there is nothing for the simulator to replay');
+  const rateProfile: RateProfile = rates.map((r, slot) => ({ at: slot * w.periodSeconds, multiplier: r / meanRate }));
+  const assumptions = [
+    `demand: the observed demand per ${w.periodSeconds} s (served + rejected tokens / the contract's ${meanOutput} mean output tokens), Poisson arrivals within each period`,
+    `request lengths: exponential around the contract's means (${record.contract.requestShape.meanPromptTokens} prompt, ${meanOutput} output tokens); the contract records no distribution`,
+    `provisioning: ${ASSUMED_PROVISIONING_SECONDS} s from launch to ready for every class (not recorded by the deployment)`,
+  ];
+  const routed = observed.classNames;
+  const readyAt = (routedClass: string, slot: number) =>
+    observed.readyReplicas[Math.min(slot, observed.readyReplicas.length - 1)]?.[routed.indexOf(routedClass)];
+  const initialReplicas: Record<string, number> = {};
+  for (const r of routed) {
+    const ready = readyAt(r, 0);
+    const behind = classesOf(config, r);
+    if (behind.length === 1 && Number.isFinite(ready)) initialReplicas[behind[0]] = Math.round(ready);
+  }
+  const onsetSlot = Math.floor(w.onsetSeconds / w.periodSeconds);
+  const heldReplicas = readyAt(w.routedClass, onsetSlot);
+  const availability: Record<string, AvailabilityStep[]> = {};
+  for (const name of classesOf(config, w.routedClass)) {
+    const cls = record.classes.find((c) => c.name === name);
+    if (!cls) throw new Error(`the serving record has no class ${name} (routed class ${w.routedClass})`);
+    const replicas = Number.isFinite(heldReplicas) ? heldReplicas : initialReplicas[name] ?? 0;
+    const instances = Math.ceil(replicas / cls.replicasPerInstance);
+    availability[name] = [{ at: 0, instances: Infinity }, { at: w.onsetSeconds, instances }, { at: w.restorationSeconds, instances: Infinity }];
+    assumptions.push(`shortage: ${name} held at ${instances} instance(s) from ${Math.round(w.onsetSeconds)} s to ${Math.round(w.restorationSeconds)} s `
+      + `(${Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas'})`);
+  }
+  const behavior = Object.fromEntries(record.classes.map((c) => [c.name, { provisioningSeconds: ASSUMED_PROVISIONING_SECONDS }]));
+  const scenario = buildScenario({
+    id: 'game-day', title: `${record.contract.name}: ${w.routedClass} taken away (simulated)`, platform: record.platform,
+    service: { contract: record.contract, classes: record.classes, plan: record.plan, behavior, prefillWeight: ASSUMED_PREFILL_WEIGHT },
+    durationSeconds: w.durationSeconds,
+    workload: {
+      pattern: 'poisson', meanRatePerSecond: meanRate, rateProfile,
+      promptTokens: { exponentialMean: record.contract.requestShape.meanPromptTokens }, outputTokens: { exponentialMean: meanOutput },
+    },
+    initialReplicas, availability,
+    capacityEvents: classesOf(config, w.routedClass).map((className) => ({ className, onset: w.onsetSeconds, restoration: w.restorationSeconds })),
+  });
+  return { scenario, assumptions };
+}
+
+/** Mean over seeds; `never` (Infinity) when any seed never got there. */
+function mean(values: readonly number[]): number {
+  if (values.some((v) => v === Infinity)) return Infinity;
+  const finite = values.filter(Number.isFinite);
+  return finite.length === 0 ? NaN : finite.reduce((a, b) => a + b, 0) / finite.length;
+}
+
+/** Runs the library policy, as deployed (`config.policy`), on the shortage over PREDICTION_SEEDS. */
+export function predictShortage(record: ServingRecord, config: ReconcilerConfig, observed: ChartSeries, w: ShortageWindow): Prediction {
+  const { scenario, assumptions } = shortageScenario(record, config, observed, w);
+  const runs = PREDICTION_SEEDS.map((seed) => {
+    const trace = generateTrace(scenario.workload, scenario.durationSeconds, seed);
+    const run = runSimulation(scenario, policyFactory('library', config.policy), { seed, trace });
+    return { metrics: computeMetrics(run, scenario), chart: seed === PREDICTION_SEEDS[0] ? chartSeries(run) : undefined };
+  });
+  const m = (k: 'timeToFallbackSeconds' | 'timeToReturnSeconds' | 'rejectedShare' | 'latencyP95Seconds' | 'modeChangesPerEvent') => mean(runs.map((r) => r.metrics[k]));
+  return {
+    outcome: {
+      timeToFallbackSeconds: m('timeToFallbackSeconds'), timeToReturnSeconds: m('timeToReturnSeconds'), rejectedShare: m('rejectedShare'),
+      latencyP95Seconds: m('latencyP95Seconds'), modeChangesPerEvent: m('modeChangesPerEvent'),
+    },
+    chart: runs[0].chart!,
+    assumptions: [...assumptions, `policy: the library's, with the deployed overrides ${JSON.stringify(config.policy)}; ${PREDICTION_SEEDS.length} seeds, means`],
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * The simulator's run of the game day's shortage on the deployed serving record: the observed demand replayed, the
+ * class held at its observed ready replicas between injection and restore, the deployed policy overrides.
+ */
+import { predictShortage, shortageScenario, type ShortageWindow } from '../../bin/game-day-prediction';
+import { observedSeries } from '../../lib/core/game-day/observed';
+import { buildQueryBatch, windowsFromResults } from '../../lib/core/reconciler/io';
+import { signalPlan } from '../../lib/core/reconciler/signal-sources';
+import { servingRecordOf } from '../../lib/core/service/serving-record';
+import { EKS_CONFIG } from '../verify/account';
+import { recordedTemplateBody, shortageWorld, shortageWorldRecord } from './window';
+
+const SLOTS = 40;
+const WINDOW: ShortageWindow = { routedClass: 'inf2', onsetSeconds: 600, restorationSeconds: 1200, durationSeconds: SLOTS * 60, periodSeconds: 60 };
+
+function world(value = shortageWorld) {
+  const batch = buildQueryBatch(signalPlan(EKS_CONFIG, 60), 60);
+  const results = batch.queries.map((q) => {
+    const e = batch.index.find((x) => x.id === q.Id)!;
+    const points = Array.from({ length: SLOTS }, (_, m) => [m, value(e.className, e.signal, m)] as const).filter((p) => p[1] !== undefined);
+    return { Id: q.Id, Timestamps: points.map(([m]) => new Date(m * 60_000)), Values: points.map(([, v]) => v! / e.scale) };
+  });
+  return observedSeries(batch, windowsFromResults(results, batch, { start: 0, periodSeconds: 60, slots: SLOTS }), SLOTS);
+}
+
+test('the record is read back from the template by service name', () => {
+  expect(servingRecordOf(JSON.parse(recordedTemplateBody()), 'sd21').classes.map((c) => c.name)).toEqual(['inf2', 'a10g']);
+  expect(() => servingRecordOf({ Resources: {} } as never, 'sd21')).toThrow(/records no serving description for service 'sd21'.*redeploy/);
+  expect(() => servingRecordOf({ Metadata: { 'CdkCapacityAwareInference::Serving': { sd21: { version: 99 } } } }, 'sd21')).toThrow(/version 99/);
+});
+
+test('the scenario replays the observed demand and holds the class at its ready replicas at the injection', () => {
+  const { scenario, assumptions } = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW);
+  // 100 images/s before the injection (80 + 20 served), one image per request.
+  expect(scenario.workload.meanRatePerSecond).toBeGreaterThan(95);
+  expect(scenario.workload.rateProfile![0]).toEqual({ at: 0, multiplier: expect.closeTo(100 / scenario.workload.meanRatePerSecond, 6) });
+  expect(scenario.availability).toEqual({ inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: 4 }, { at: 1200, instances: Infinity }] });
+  expect(scenario.classes.map((c) => [c.name, c.initialReplicas])).toEqual([['inf2', 4], ['a10g', 1]]);
+  expect(scenario.capacityEvents).toEqual([{ className: 'inf2', onset: 600, restoration: 1200 }]);
+  expect(scenario.platform).toBe('eks');
+  expect(assumptions.join('\n')).toMatch(/provisioning: 300 s/);
+});
+
+test('the prediction is the library policy over three seeds, deterministic', () => {
+  const a = predictShortage(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW);
+  const b = predictShortage(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW);
+  expect(a.outcome).toEqual(b.outcome);
+  expect(a.outcome.rejectedShare).toBeGreaterThanOrEqual(0);
+  expect(Number.isFinite(a.outcome.latencyP95Seconds)).toBe(true);
+  expect(a.chart.classNames).toEqual(['inf2', 'a10g']);
+  expect(a.assumptions.at(-1)).toMatch(/3 seeds/);
+});
+
+test('no demand in the window: nothing to replay, said so', () => {
+  expect(() => shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(() => 0), WINDOW)).toThrow(/no demand/);
+});
