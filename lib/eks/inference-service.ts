@@ -16,7 +16,10 @@ import { rejectionStatusClass } from '../core/runtime/engines';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
 import { capacityPlanProblems, checkCapacityClasses, type ClassProblem } from '../core/service/checks';
 import { initialWeights } from '../core/service/initial-weights';
+import { Checker } from '../core/validation/checker';
 import { throwIfInvalid } from '../core/validation/error';
+import { EKS_RULES } from '../core/validation/rules';
+import { sizeGibibytes } from '../util/duration';
 import { type ServiceContract } from '../core/service/contract';
 import { type CapacityPlan, planCapacity } from '../core/service/sizing';
 import { type ServingDescription } from '../core/reconciler/serving';
@@ -450,8 +453,12 @@ export class EksInferenceService extends Construct implements IInferenceServing 
 
   private unit(className: string): EksClassUnit {
     const unit = this.units.find((u) => u.cls.name === className);
-    if (!unit) throw new Error(`EksInferenceService '${this.node.path}' has no class '${className}'; classes: ${this.units.map((u) => u.cls.name).join(', ')}`);
-    return unit;
+    if (!unit) {
+      const c = new Checker(EKS_RULES);
+      c.cross('metric(className)', { className, declared: this.units.map((u) => u.cls.name) }, 'className');
+      throwIfInvalid('EksInferenceService', this.node.path, c.problems);
+    }
+    return unit!;
   }
 
 
@@ -489,7 +496,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       ...checked.classes.flatMap((cls) => [
         ...runtimes.get(cls.name)!.problems,
         ...modelDataProblems(cls, image),
-        ...modelCacheProblems(cls, modelFetchOf(cls, image), classOptions[cls.name]?.modelCacheSize?.toGibibytes()),
+        ...modelCacheProblems(cls, modelFetchOf(cls, image), sizeGibibytes(classOptions[cls.name]?.modelCacheSize)),
       ]),
     ];
     throwIfInvalid('EksInferenceService', this.node.path, problems);

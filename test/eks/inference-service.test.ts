@@ -1,3 +1,4 @@
+import { ConstructValidationError } from '../../lib/core/validation/error';
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { CfnResource, Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -254,7 +255,9 @@ describe('EksInferenceService', () => {
       expect(service.metricHealthyHosts('inf2').metricName).toBe('HealthyHostCount');
       expect(service.metricTargetResponseTime('inf2').metricName).toBe('TargetResponseTime');
       expect(service.metricTarget5xx('inf2').metricName).toBe('HTTPCode_Target_5XX_Count');
-      expect(() => service.metricHealthyHosts('h100')).toThrow(/has no class 'h100'; classes: l40s, a10g, inf2/);
+      // The one construct error, like the SageMaker endpoint's metric methods.
+      expect(() => service.metricHealthyHosts('h100')).toThrow(ConstructValidationError);
+      expect(() => service.metricHealthyHosts('h100')).toThrow(/className: is 'h100', no class of this service \(classes: 'l40s', 'a10g', 'inf2'\)/);
     });
   });
 

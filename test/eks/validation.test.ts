@@ -73,6 +73,8 @@ describe('EksInferenceService input checks', () => {
       "class 'a10g' classOptions.modelCacheSize: is 15 GiB but the model volume needs 16 GiB: during the fetch the archive and the tree unpacked from it, which coexist, need 13 GiB (2 x 5.7 GiB + 10 %); while serving it holds the weights (5.7 GiB) and the engine's caches (10 GiB); allowed: at least 16 GiB",
     );
     expect(construct({ classOptions: { a10g: { modelCacheSize: Size.gibibytes(16) } } })).not.toThrow();
+    // A size that is no whole GiB is reported by the rule, with the construct's path, not thrown by aws-cdk-lib.
+    expect(construct({ classOptions: { a10g: { modelCacheSize: Size.mebibytes(1500) } } })).toThrow(/classOptions.modelCacheSize: is 1\.46\d* GiB/);
   });
 
   test('fails when max replicas are above the class quota, and accepts the quota itself', () => {

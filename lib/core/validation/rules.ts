@@ -230,6 +230,12 @@ export const EKS_RULES = {
   'classOptions.warmup.maxLatency': numberRule({ above: 0, max: 3600, unit: 's' }),
   'classOptions.startupTimeout': numberRule({ integer: true, min: 10, max: 86400, unit: 's' }),
   'classOptions.modelCacheSize': numberRule({ integer: true, min: 1, unit: 'GiB' }),
+  'metric(className)': crossRule<{ readonly className: string; readonly declared: readonly string[] }>(
+    'the name of a class of this service',
+    ({ className, declared }) => (declared.includes(className) ? undefined
+      : `is '${className}', no class of this service (classes: ${quoted(declared) || 'none'})`),
+    'a metric with an unknown TargetGroup would be an empty metric: an alarm on it would never fire',
+  ),
   'classOptions.nodeVolumeSize': numberRule({ integer: true, min: 1, max: 16384, unit: 'GiB', why: 'gp3 volume sizes (EC2NodeClass blockDeviceMappings)' }),
   'classOptions.capacityTypes': crossRule<readonly string[]>(
     "a non-empty list of 'on-demand', 'spot' and 'reserved'",
