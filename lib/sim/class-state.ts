@@ -1,6 +1,13 @@
 import { type HpaAutoscaler, type TargetTracking } from './autoscaler';
 import { type SimClass } from './model';
 
+/**
+ * Seconds from a request's admission check to the moment vLLM counts it (tokenization and chat template): an
+ * assumption, not a measured value. vLLM 0.29.0 checks its caps before rendering and counts after (issue #58192), so
+ * requests arriving within this time of each other pass the check together.
+ */
+export const RENDER_SECONDS = 0.02;
+
 /** Replica lifecycle: launched (paying, not serving), serving, finishing its requests before removal, removed. */
 export const PENDING = 0;
 export const READY = 1;
@@ -49,16 +56,60 @@ export class ClassState {
   replicaSeconds = 0;
   readyCount = 0;
 
-  /** Queued requests one ready replica admits beyond its busy slots (admission limit minus slots). */
+  /** Queued requests one ready replica admits beyond its busy slots (its server's in-flight bound minus its slots). */
   readonly queueSlotsPerReplica: number;
+  /** Prompt tokens of queued (not yet prefilling) requests one ready replica admits (vLLM's budget; else Infinity). */
+  readonly queuedPromptTokensPerReplica: number;
+  /** Prompt tokens of the queued requests. */
+  queuedPromptTokens = 0;
+  /**
+   * Requests queued within the last `RENDER_SECONDS`, oldest first (time, prompt tokens): a server whose bound does
+   * not hold under bursts has not counted them yet when the next request is checked.
+   */
+  private readonly uncounted: Array<{ readonly at: number; readonly prompt: number }> = [];
+  /** The server bounds its queue, but the bound does not hold under bursts (vLLM). */
+  private readonly softBound: boolean;
 
   constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number) {
     this.desired = spec.initialReplicas;
-    this.queueSlotsPerReplica = spec.maxConcurrentRequests === undefined ? Infinity
-      : Math.max(0, spec.maxConcurrentRequests - Math.floor(spec.safeConcurrency));
+    const maxInFlight = spec.admission?.maxInFlight;
+    this.queueSlotsPerReplica = maxInFlight === undefined ? Infinity : Math.max(0, maxInFlight - Math.floor(spec.safeConcurrency));
+    this.queuedPromptTokensPerReplica = spec.admission?.maxQueuedPromptTokens ?? Infinity;
+    this.softBound = maxInFlight !== undefined && spec.admission?.holdsUnderBursts === false;
   }
 
-  enqueue(req: number): void {
+  /**
+   * Whether the server admits a request of `prompt` tokens into the queue (no free slot): its in-flight bound and its
+   * prompt-token budget, per ready replica, against what it has counted. vLLM checks before it renders a request and
+   * counts it after (`holdsUnderBursts: false`), so requests queued within the render time are not counted yet.
+   */
+  admitsQueued(now: number, prompt: number): boolean {
+    let uncountedRequests = 0;
+    let uncountedPrompt = 0;
+    if (this.softBound) {
+      while (this.uncounted.length > 0 && this.uncounted[0].at <= now - RENDER_SECONDS) this.uncounted.shift();
+      uncountedRequests = Math.min(this.qLen, this.uncounted.length);
+      for (const u of this.uncounted) uncountedPrompt += u.prompt;
+      uncountedPrompt = Math.min(this.queuedPromptTokens, uncountedPrompt);
+    }
+    return this.qLen - uncountedRequests < this.readyCount * this.queueSlotsPerReplica
+      && this.queuedPromptTokens - uncountedPrompt + prompt <= this.readyCount * this.queuedPromptTokensPerReplica;
+  }
+
+  enqueue(req: number, now: number, prompt: number): void {
+    this.queuedPromptTokens += prompt;
+    if (this.softBound) this.uncounted.push({ at: now, prompt });
+    this.enqueueIndex(req);
+  }
+
+  /** Takes the oldest queued request; its prompt tokens leave the queue's budget. */
+  dequeue(prompt: (req: number) => number): number {
+    const req = this.dequeueIndex();
+    this.queuedPromptTokens -= prompt(req);
+    return req;
+  }
+
+  private enqueueIndex(req: number): void {
     if (this.qLen === this.queue.length) {
       const grown = new Int32Array(this.queue.length * 2);
       for (let i = 0; i < this.qLen; i++) grown[i] = this.queue[(this.qHead + i) % this.queue.length];
@@ -69,7 +120,7 @@ export class ClassState {
     this.qLen++;
   }
 
-  dequeue(): number {
+  private dequeueIndex(): number {
     const req = this.queue[this.qHead];
     this.qHead = (this.qHead + 1) % this.queue.length;
     this.qLen--;

@@ -2,8 +2,8 @@ import { type CapacityClass } from '../core/service/capacity-class';
 import { type ServiceContract } from '../core/service/contract';
 import { routedClassFacts } from '../core/reconciler/routing-facts';
 import { type CapacityPlan } from '../core/service/sizing';
-// The deployed servers' admission limits (the runtime contract): the simulator admits exactly what the engines are told.
-import { admissionLimits } from '../core/runtime/admission';
+// What the deployed servers really admit (the runtime contract): the same function the runtime binding follows.
+import { serverAdmission } from '../core/runtime/admission';
 import { type ServiceModel, type SimClass } from './model';
 
 /** How one class behaves at run time, beyond what the capacity-class declaration says. */
@@ -42,7 +42,7 @@ export function simClassesFromPlan(
       targetTokensPerSecondPerReplica: p.targetTokensPerSecondPerReplica,
       targetRequestsPerSecondPerReplica: p.targetRequestsPerSecondPerReplica,
       targetConcurrencyPerReplica: p.targetConcurrencyPerReplica,
-      maxConcurrentRequests: admissionLimits(cls, contract).maxConcurrentRequests,
+      admission: serverAdmission(cls, contract),
     };
   });
 }

@@ -1,5 +1,5 @@
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
-import { availabilityAt, type ScenarioInstance } from './model';
+import { availabilityAt, type CapacityEvent, type ScenarioInstance } from './model';
 import { platformModel } from './platform';
 import { type RunResult } from './simulator';
 
@@ -59,8 +59,6 @@ function minuteTotal(a: Float64Array, k: number, m: number, only?: (ci: number) 
 
 export function computeMetrics(run: RunResult, scenario: ScenarioInstance): RunMetrics {
   const s = run.series;
-  const k = s.classCount;
-  const minutes = s.minutes;
   const classes = scenario.classes;
   const arrivals = sum(s.demandRequests);
   const admitted = sum(s.admitted);
@@ -68,125 +66,14 @@ export function computeMetrics(run: RunResult, scenario: ScenarioInstance): RunM
   const sloTokens = sum(s.sloMetTokens);
   const served = sum(s.servedTokens);
   const rejected = sum(s.rejected);
-  const costOf = (only?: (ci: number) => boolean) => {
-    let c = 0;
-    for (let m = 0; m < minutes; m++) {
-      for (let ci = 0; ci < k; ci++) if (!only || only(ci)) c += (s.replicaSeconds[m * k + ci] * classes[ci].usdPerReplicaHour) / 3600;
-    }
-    return c;
-  };
-  const cost = costOf();
+  const cost = costOf(run, scenario);
   const preferred = classes.reduce((best, c, i) => (c.preferenceRank < classes[best].preferenceRank ? i : best), 0);
-  const fallbackCost = costOf((ci) => ci !== preferred);
-
-  // Unavoidable rejection per window: what every class could carry at its envelope with all the capacity the cloud
-  // would hand out, against the window's demand.
-  let excess = 0;
-  for (let w = 0; w * WINDOW_MINUTES < minutes; w++) {
-    const from = w * WINDOW_MINUTES;
-    const to = Math.min(minutes, from + WINDOW_MINUTES);
-    const demandTokens = sum(s.demandTokens, from, to) / ((to - from) * 60);
-    let capacity = 0;
-    classes.forEach((c) => {
-      let instances = c.maxReplicas;
-      for (let m = from; m < to; m++) instances = Math.min(instances, availabilityAt(scenario.availability?.[c.name], m * 60));
-      capacity += instances * c.tokensPerSecondPerReplica * (scenario.speedFactors?.[c.name] ?? 1);
-    });
-    const unavoidable = demandTokens > 0 ? Math.max(0, 1 - capacity / demandTokens) : 0;
-    const windowArrivals = sum(s.demandRequests, from, to);
-    let windowRejected = 0;
-    for (let m = from; m < to; m++) windowRejected += minuteTotal(s.rejected, k, m);
-    if (windowArrivals > 0) excess += Math.max(0, windowRejected / windowArrivals - unavoidable) * windowArrivals;
-  }
-
-  // Reaction to capacity events.
+  const fallbackCost = costOf(run, scenario, (ci) => ci !== preferred);
+  const excess = excessRejections(run, scenario);
+  const reactions = eventReactions(run, scenario);
   const events = scenario.capacityEvents ?? [];
-  const ttf: number[] = [];
-  const ttr: number[] = [];
-  let floor = NaN;
-  // The Reconciler reads no period newer than its metric delay (or CloudWatch's own, if later).
-  const delay = Math.max(scenario.metricDelaySeconds ?? 60, platformModel(scenario.platform ?? 'eks').reconciler.metricDelaySeconds);
-  for (const ev of events) {
-    const ci = classes.findIndex((c) => c.name === ev.className);
-    if (ci < 0) continue;
-    const fallbacks = classes.map((_, i) => i).filter((i) => i !== ci);
-    const provisioning = Math.min(...fallbacks.map((i) => {
-      const p = classes[i].provisioningSeconds;
-      return typeof p === 'number' ? p : (p[0] + p[1]) / 2;
-    }));
-    floor = 60 + delay + 60 + provisioning;
-    const start = Math.floor(ev.onset / 60);
-    const end = Math.min(minutes, Math.ceil(ev.restoration / 60));
-    // The deficit is judged on trailing 3-minute means (a single noisy minute is not a deficit, for the policy or for
-    // this metric), and the clock starts when a deficit first exists: onset, or later when demand only grows into the
-    // shortage (P1's inf2 cap bites hours after the cap is set). Until then nothing needs to fall back.
-    const mean3 = (f: (m: number) => number, m: number) => {
-      let sum = 0;
-      let n = 0;
-      for (let j = Math.max(start, m - DEFICIT_SMOOTHING_MINUTES + 1); j <= m; j++, n++) sum += f(j);
-      return n > 0 ? sum / n : 0;
-    };
-    let sawDeficit = false;
-    let clock = ev.onset;
-    let reached = NaN;
-    for (let m = start; m < end; m++) {
-      const demand = mean3((j) => s.demandTokens[j], m);
-      const preferredCapacity = mean3((j) => s.readyReplicas[j * k + ci] * classes[ci].tokensPerSecondPerReplica * 60, m);
-      const deficit = demand - preferredCapacity;
-      if (deficit <= 0.02 * demand) continue;
-      if (!sawDeficit) clock = Math.max(ev.onset, (m - DEFICIT_SMOOTHING_MINUTES + 1) * 60);
-      sawDeficit = true;
-      const carried = mean3((j) => minuteTotal(s.servedTokens, k, j, (i) => i !== ci), m);
-      if (carried >= 0.9 * deficit) {
-        reached = (m + 1) * 60 - clock;
-        break;
-      }
-    }
-    ttf.push(sawDeficit ? (Number.isNaN(reached) ? Infinity : reached) : NaN);
-
-    // Time to return: pre-event cost per token over the 30 minutes before onset, then rolling 5-minute cost per token.
-    const costPerToken = (from: number, to: number) => {
-      let c = 0;
-      let t = 0;
-      for (let m = Math.max(0, from); m < Math.min(minutes, to); m++) {
-        for (let i = 0; i < k; i++) c += (s.replicaSeconds[m * k + i] * classes[i].usdPerReplicaHour) / 3600;
-        t += minuteTotal(s.servedTokens, k, m);
-      }
-      return t > 0 ? c / t : NaN;
-    };
-    const pre = costPerToken(start - 30, start);
-    let back = NaN;
-    for (let m = Math.ceil(ev.restoration / 60) + WINDOW_MINUTES - 1; m < minutes; m++) {
-      if (costPerToken(m - WINDOW_MINUTES + 1, m + 1) <= pre * 1.05) {
-        back = (m + 1) * 60 - ev.restoration;
-        break;
-      }
-    }
-    ttr.push(back);
-  }
-  const mean = (xs: number[]) => {
-    const ok = xs.filter((x) => !Number.isNaN(x));
-    return ok.length > 0 ? ok.reduce((a, b) => a + b, 0) / ok.length : NaN;
-  };
-
-  let modeChanges = 0;
-  let variation = 0;
-  for (let m = 1; m < minutes; m++) {
-    if (s.modes[m] !== s.modes[m - 1]) modeChanges++;
-    let d = 0;
-    for (let ci = 0; ci < k; ci++) d += Math.abs(s.weights[m * k + ci] - s.weights[(m - 1) * k + ci]);
-    variation += d / 2;
-  }
-
-  const all = new Float64Array(LATENCY_BUCKETS);
-  for (let cell = 0; cell < minutes * k; cell++) for (let b = 0; b < LATENCY_BUCKETS; b++) all[b] += s.latency[cell * LATENCY_BUCKETS + b];
-
-  let little = 0;
-  for (const l of run.little) {
-    if (l.arrivalRate === 0) continue;
-    const predicted = l.arrivalRate * l.meanTimeInSystem;
-    little = Math.max(little, Math.abs(l.inSystem - predicted) / Math.max(predicted, 1e-12));
-  }
+  const stability = routingStability(run);
+  const all = overallLatency(run);
 
   return {
     arrivals,
@@ -199,15 +86,181 @@ export function computeMetrics(run: RunResult, scenario: ScenarioInstance): RunM
     usdPerMillionSloTokens: sloTokens > 0 ? (cost / sloTokens) * 1e6 : NaN,
     rejectedShare: arrivals > 0 ? rejected / arrivals : 0,
     excessRejectedShare: arrivals > 0 ? excess / arrivals : 0,
-    timeToFallbackSeconds: mean(ttf),
-    physicalFloorSeconds: floor,
-    timeToReturnSeconds: mean(ttr),
-    modeChanges,
-    modeChangesPerEvent: modeChanges / Math.max(1, events.length),
-    totalWeightVariation: variation,
+    timeToFallbackSeconds: meanOfDefined(reactions.timesToFallback),
+    physicalFloorSeconds: reactions.floor,
+    timeToReturnSeconds: meanOfDefined(reactions.timesToReturn),
+    modeChanges: stability.modeChanges,
+    modeChangesPerEvent: stability.modeChanges / Math.max(1, events.length),
+    totalWeightVariation: stability.variation,
     latencyP50Seconds: histogramPercentile(all, 0, 0.5),
     latencyP95Seconds: histogramPercentile(all, 0, 0.95),
     latencyP99Seconds: histogramPercentile(all, 0, 0.99),
-    littleLawMaxError: little,
+    littleLawMaxError: littleLawError(run),
   };
+}
+
+/** Replica cost in USD over the run, of the classes `only` accepts (all by default). */
+function costOf(run: RunResult, scenario: ScenarioInstance, only?: (ci: number) => boolean): number {
+  const s = run.series;
+  const k = s.classCount;
+  let c = 0;
+  for (let m = 0; m < s.minutes; m++) {
+    for (let ci = 0; ci < k; ci++) if (!only || only(ci)) c += (s.replicaSeconds[m * k + ci] * scenario.classes[ci].usdPerReplicaHour) / 3600;
+  }
+  return c;
+}
+
+/**
+ * Rejected requests above the unavoidable share, summed over 5-minute windows. Unavoidable rejection per window: what
+ * every class could carry at its envelope with all the capacity the cloud would hand out, against the window's demand.
+ */
+function excessRejections(run: RunResult, scenario: ScenarioInstance): number {
+  const s = run.series;
+  const k = s.classCount;
+  const minutes = s.minutes;
+  let excess = 0;
+  for (let w = 0; w * WINDOW_MINUTES < minutes; w++) {
+    const from = w * WINDOW_MINUTES;
+    const to = Math.min(minutes, from + WINDOW_MINUTES);
+    const demandTokens = sum(s.demandTokens, from, to) / ((to - from) * 60);
+    let capacity = 0;
+    scenario.classes.forEach((c) => {
+      let instances = c.maxReplicas;
+      for (let m = from; m < to; m++) instances = Math.min(instances, availabilityAt(scenario.availability?.[c.name], m * 60));
+      capacity += instances * c.tokensPerSecondPerReplica * (scenario.speedFactors?.[c.name] ?? 1);
+    });
+    const unavoidable = demandTokens > 0 ? Math.max(0, 1 - capacity / demandTokens) : 0;
+    const windowArrivals = sum(s.demandRequests, from, to);
+    let windowRejected = 0;
+    for (let m = from; m < to; m++) windowRejected += minuteTotal(s.rejected, k, m);
+    if (windowArrivals > 0) excess += Math.max(0, windowRejected / windowArrivals - unavoidable) * windowArrivals;
+  }
+  return excess;
+}
+
+/** Reaction to each capacity event (time to fallback, time to return) and the physical floor of the last one. */
+function eventReactions(run: RunResult, scenario: ScenarioInstance):
+  { timesToFallback: number[]; timesToReturn: number[]; floor: number } {
+  const classes = scenario.classes;
+  const timesToFallback: number[] = [];
+  const timesToReturn: number[] = [];
+  let floor = NaN;
+  // The Reconciler reads no period newer than its metric delay (or CloudWatch's own, if later).
+  const delay = Math.max(scenario.metricDelaySeconds ?? 60, platformModel(scenario.platform ?? 'eks').reconciler.metricDelaySeconds);
+  for (const ev of scenario.capacityEvents ?? []) {
+    const ci = classes.findIndex((c) => c.name === ev.className);
+    if (ci < 0) continue;
+    const fallbacks = classes.map((_, i) => i).filter((i) => i !== ci);
+    const provisioning = Math.min(...fallbacks.map((i) => {
+      const p = classes[i].provisioningSeconds;
+      return typeof p === 'number' ? p : (p[0] + p[1]) / 2;
+    }));
+    floor = 60 + delay + 60 + provisioning;
+    timesToFallback.push(timeToFallback(run, scenario, ci, ev));
+    timesToReturn.push(timeToReturn(run, scenario, ev));
+  }
+  return { timesToFallback, timesToReturn, floor };
+}
+
+
+
+/**
+ * From the first minute with a deficit of class `ci` until the fallbacks carry 90% of it (NaN: no deficit arose;
+ * Infinity: never within the event).
+ */
+function timeToFallback(run: RunResult, scenario: ScenarioInstance, ci: number, ev: CapacityEvent): number {
+  const s = run.series;
+  const k = s.classCount;
+  const classes = scenario.classes;
+  const start = Math.floor(ev.onset / 60);
+  const end = Math.min(s.minutes, Math.ceil(ev.restoration / 60));
+  // The deficit is judged on trailing 3-minute means (a single noisy minute is not a deficit, for the policy or for
+  // this metric), and the clock starts when a deficit first exists: onset, or later when demand only grows into the
+  // shortage (P1's inf2 cap bites hours after the cap is set). Until then nothing needs to fall back.
+  const mean3 = (f: (m: number) => number, m: number) => {
+    let total = 0;
+    let n = 0;
+    for (let j = Math.max(start, m - DEFICIT_SMOOTHING_MINUTES + 1); j <= m; j++, n++) total += f(j);
+    return n > 0 ? total / n : 0;
+  };
+  let sawDeficit = false;
+  let clock = ev.onset;
+  for (let m = start; m < end; m++) {
+    const demand = mean3((j) => s.demandTokens[j], m);
+    const preferredCapacity = mean3((j) => s.readyReplicas[j * k + ci] * classes[ci].tokensPerSecondPerReplica * 60, m);
+    const deficit = demand - preferredCapacity;
+    if (deficit <= 0.02 * demand) continue;
+    if (!sawDeficit) clock = Math.max(ev.onset, (m - DEFICIT_SMOOTHING_MINUTES + 1) * 60);
+    sawDeficit = true;
+    const carried = mean3((j) => minuteTotal(s.servedTokens, k, j, (i) => i !== ci), m);
+    if (carried >= 0.9 * deficit) return (m + 1) * 60 - clock;
+  }
+  return sawDeficit ? Infinity : NaN;
+}
+
+/**
+ * Time to return: pre-event cost per token over the 30 minutes before onset, then rolling 5-minute cost per token
+ * after restoration until within 5% of it (NaN: never within the run).
+ */
+function timeToReturn(run: RunResult, scenario: ScenarioInstance, ev: CapacityEvent): number {
+  const s = run.series;
+  const k = s.classCount;
+  const minutes = s.minutes;
+  const classes = scenario.classes;
+  const start = Math.floor(ev.onset / 60);
+  const costPerToken = (from: number, to: number) => {
+    let c = 0;
+    let t = 0;
+    for (let m = Math.max(0, from); m < Math.min(minutes, to); m++) {
+      for (let i = 0; i < k; i++) c += (s.replicaSeconds[m * k + i] * classes[i].usdPerReplicaHour) / 3600;
+      t += minuteTotal(s.servedTokens, k, m);
+    }
+    return t > 0 ? c / t : NaN;
+  };
+  const pre = costPerToken(start - 30, start);
+  for (let m = Math.ceil(ev.restoration / 60) + WINDOW_MINUTES - 1; m < minutes; m++) {
+    if (costPerToken(m - WINDOW_MINUTES + 1, m + 1) <= pre * 1.05) return (m + 1) * 60 - ev.restoration;
+  }
+  return NaN;
+}
+
+function meanOfDefined(xs: readonly number[]): number {
+  const ok = xs.filter((x) => !Number.isNaN(x));
+  return ok.length > 0 ? ok.reduce((a, b) => a + b, 0) / ok.length : NaN;
+}
+
+/** Mode changes, and the sum over ticks of half the L1 distance between consecutive weight vectors. */
+function routingStability(run: RunResult): { modeChanges: number; variation: number } {
+  const s = run.series;
+  const k = s.classCount;
+  let modeChanges = 0;
+  let variation = 0;
+  for (let m = 1; m < s.minutes; m++) {
+    if (s.modes[m] !== s.modes[m - 1]) modeChanges++;
+    let d = 0;
+    for (let ci = 0; ci < k; ci++) d += Math.abs(s.weights[m * k + ci] - s.weights[(m - 1) * k + ci]);
+    variation += d / 2;
+  }
+  return { modeChanges, variation };
+}
+
+/** The latency histogram of the whole run, every class and minute. */
+function overallLatency(run: RunResult): Float64Array {
+  const s = run.series;
+  const all = new Float64Array(LATENCY_BUCKETS);
+  for (let cell = 0; cell < s.minutes * s.classCount; cell++) {
+    for (let b = 0; b < LATENCY_BUCKETS; b++) all[b] += s.latency[cell * LATENCY_BUCKETS + b];
+  }
+  return all;
+}
+
+/** Largest relative deviation from Little's law over classes with traffic. */
+function littleLawError(run: RunResult): number {
+  let little = 0;
+  for (const l of run.little) {
+    if (l.arrivalRate === 0) continue;
+    const predicted = l.arrivalRate * l.meanTimeInSystem;
+    little = Math.max(little, Math.abs(l.inSystem - predicted) / Math.max(predicted, 1e-12));
+  }
+  return little;
 }

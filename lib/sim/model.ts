@@ -1,4 +1,5 @@
 import { type RoutedClassFacts } from '../core/reconciler/routing-facts';
+import { type ServerAdmission } from '../core/runtime/admission';
 import { type PlatformKind } from './platform';
 import { type WorkloadSpec } from './workload';
 
@@ -17,10 +18,11 @@ export interface SimClass extends RoutedClassFacts {
   /** In-flight requests per instance SageMaker target tracking aims for (ConcurrentRequestsPerModel), from the plan. */
   readonly targetConcurrencyPerReplica: number;
   /**
-   * In-flight requests one ready replica admits (running + queued) before it sheds: `admissionLimits()`'s
-   * `maxConcurrentRequests`, the same number the constructs render into the engine's settings. Unset: unbounded queue.
+   * What one ready replica's server really admits (`serverAdmission()`, the function the constructs' runtime binding
+   * follows): its in-flight bound (unset: nothing bounds the queue), vLLM's prompt-token budget, whether the bound
+   * holds under bursts. Unset: an unbounded queue.
    */
-  readonly maxConcurrentRequests?: number;
+  readonly admission?: ServerAdmission;
 }
 
 /** What a request is promised and how a replica turns tokens into time. */

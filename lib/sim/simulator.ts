@@ -76,6 +76,8 @@ class Simulation {
   private readonly states: ClassState[];
   private readonly replicas: Replica[] = [];
   private readonly heap = new EventHeap(4096);
+  /** Prompt tokens of a request (the queue's prompt-token budget). */
+  private readonly promptOf = (req: number): number => this.trace.prompt[req];
   private readonly routeRng: Rng;
   private readonly provisionRng: Rng;
   private readonly workNorm: number;
@@ -213,9 +215,10 @@ class Simulation {
       const r = reps[i];
       if (r.state === READY && r.busy < slots && (!best || r.busy < best.busy)) best = r;
     }
-    // Admission as deployed: every ready replica holds at most maxConcurrentRequests (its slots plus its queue
-    // slots); past that the engine sheds at once (429/503) rather than queue past the deadline.
-    if (!best && cs.qLen >= cs.readyCount * cs.queueSlotsPerReplica) {
+    // Admission as deployed (`serverAdmission()`): every ready replica holds at most its server's in-flight bound (its
+    // slots plus its queue slots) and, on vLLM, its prompt-token budget; past that the engine sheds at once (429/503)
+    // rather than queue past the deadline. Every simulated request asks for one sequence (n = 1).
+    if (!best && !cs.admitsQueued(now, this.trace.prompt[req])) {
       s.rejected[cell]++;
       s.rejectedTokens[cell] += out;
       return;
@@ -224,7 +227,7 @@ class Simulation {
     cs.admittedTotal++;
     cs.changeInSystem(now, 1);
     if (best) this.start(req, best, now);
-    else cs.enqueue(req);
+    else cs.enqueue(req, now, this.trace.prompt[req]);
   }
 
   private start(req: number, r: Replica, now: number): void {
@@ -256,7 +259,7 @@ class Simulation {
     const cs = this.states[r.cls];
     const slots = cs.spec.safeConcurrency;
     while (r.busy < slots && cs.qLen > 0) {
-      const req = cs.dequeue();
+      const req = cs.dequeue(this.promptOf);
       if (now + this.reqWork[req] / cs.slotRate > this.trace.time[req] + this.reqDeadline[req]) {
         this.recordEnd(req, now, false);
         continue;
@@ -603,7 +606,7 @@ class Simulation {
   private result(): RunResult {
     // Requests still queued when nothing can serve them any more end at the last event.
     const end = Math.max(this.scenario.durationSeconds, ...this.states.map((cs) => cs.lastChange));
-    for (const cs of this.states) while (cs.qLen > 0) this.recordEnd(cs.dequeue(), end, false);
+    for (const cs of this.states) while (cs.qLen > 0) this.recordEnd(cs.dequeue(this.promptOf), end, false);
     const little = this.states.map((cs) => {
       cs.changeInSystem(end, 0);
       return {

@@ -83,8 +83,10 @@ describe('reconciler run, SageMaker endpoint', () => {
       DesiredWeightsAndCapacities: [{ VariantName: 'preferred', DesiredWeight: 75 }, { VariantName: 'fallback', DesiredWeight: 25 }],
     }]);
     expect(lines.find((l) => l.CapacityClass === 'fallback' && 'RouteWeight' in l)).toMatchObject({ ReplicaFloor: 2 });
-    expect(lines.find((l) => l.CapacityClass === 'preferred' && 'RouteWeight' in l)).toMatchObject({ ReplicaFloor: 0 });
-    expect(audit(lines)).toMatchObject({ replicaFloors: { preferred: 0, fallback: 2 } });
+    // The preferred variant shows no shortage of its own yet (desired > ready, but not beyond the grace period), so it
+    // keeps asking for what the demand needs: 1200 / (300 / 1.2) = 5 instances (below its desired 6: nothing to raise).
+    expect(lines.find((l) => l.CapacityClass === 'preferred' && 'RouteWeight' in l)).toMatchObject({ ReplicaFloor: 5 });
+    expect(audit(lines)).toMatchObject({ replicaFloors: { preferred: 5, fallback: 2 } });
     expect(audit(lines)).toMatchObject({ mode: 'capacity', reason: { code: 'enter-capacity', triggers: ['sustained-deficit'] } });
     const emfMode = lines.find((l) => 'PolicyMode' in l)!;
     // 25% of requests, and 250 x 25 / (300 x 75 + 250 x 25) = 21.7% of routed token capacity, off the preferred variant.

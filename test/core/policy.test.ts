@@ -112,6 +112,22 @@ describe('decide(): entering capacity mode', () => {
     expect(unbound.decision.weights).toEqual({ inf2: 60, g6: 23, g5: 17 });
   });
 
+  test('in capacity mode the preferred class keeps asking for what it is short of, as its platform takes floors', () => {
+    // SageMaker: floors are capacity writes. While inf2 shows no shortage of its own (here the deficit alone entered),
+    // its ask is written: 1500 tokens/s at inf2's target 300 / 1.2 = 6 replicas while 3 are ready. Routing is unchanged.
+    const quiet = decide(input(BASE, 1500, { floorsTakenBy: 'capacity-writes' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(quiet.replicaFloors).toEqual({ inf2: 6, g6: 3, g5: 0 });
+    expect(quiet.weights).toEqual({ inf2: 65, g6: 17, g5: 18 });
+    // With a capacity error it is not: a write the cloud cannot fill leaves the endpoint Updating.
+    const erroring = { ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((_, i) => (i === W - 1 ? 2 : 0)) } };
+    const short = decide(input(erroring, 1500, { floorsTakenBy: 'capacity-writes' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(short.mode).toBe('capacity');
+    expect(short.replicaFloors!.inf2).toBe(0);
+    // EKS: floors are published to inf2's own autoscaler, which keeps asking from the routed traffic: no floor added.
+    const published = decide(input(BASE, 1500, { floorsTakenBy: 'published' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(published.replicaFloors).toEqual({ inf2: 0, g6: 3, g5: 0 });
+  });
+
   test('enters when the preferred class reports a capacity error within the lookback, not after it', () => {
     const errorsAt = (ago: number) => ({ ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((_, i) => (i === W - 1 - ago ? 2 : 0)) } });
     const lookback = DEFAULT_POLICY_CONFIG.capacityErrorLookbackSeconds / 60;

@@ -1,6 +1,7 @@
 /**
  * The shape of the code, pinned: no import cycle (type imports included) in the shipped code, a public surface that
- * stays curated, and lib/core free of aws-cdk-lib and the AWS SDK. Each check names what broke it.
+ * stays curated, lib/core free of aws-cdk-lib and the AWS SDK, and no function over 120 lines in lib/ and lambda/. Each
+ * check names what broke it.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -87,6 +88,36 @@ test('lib/core imports neither aws-cdk-lib nor the AWS SDK (it runs in Lambda bu
     .filter((s) => s.startsWith('aws-cdk-lib') || s.startsWith('@aws-sdk/') || s === 'constructs')
     .map((s) => `${file} imports ${s}`));
   expect(offenders).toEqual([]);
+});
+
+/** Functions (declarations, methods, constructors, arrows, expressions) longer than `limit` lines, first to last line. */
+function longFunctions(file: string, text: string, limit: number): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    const isFunction = ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isConstructorDeclaration(node) ||
+      ts.isArrowFunction(node) || ts.isFunctionExpression(node);
+    if (isFunction && node.body) {
+      const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+      const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+      const name = (node as ts.FunctionDeclaration).name?.getText(source) ?? (ts.isConstructorDeclaration(node) ? 'constructor' : '<anonymous>');
+      if (last - first + 1 > limit) found.push(`${file}:${first + 1} ${name} (${last - first + 1} lines)`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+test('no function in lib/ or lambda/ is longer than 120 lines', () => {
+  const files = [...tracked('lib'), ...tracked('lambda')];
+  expect(files.flatMap((file) => longFunctions(file, readFileSync(join(ROOT, file), 'utf8'), 120))).toEqual([]);
+});
+
+test('fails when a function is longer than the limit (counted from its first to its last line)', () => {
+  const body = Array.from({ length: 118 }, (_, i) => `  const x${i} = ${i};`).join('\n');
+  expect(longFunctions('a.ts', `function fits() {\n${body}\n}\n`, 120)).toEqual([]);
+  expect(longFunctions('b.ts', `const tooLong = () => {\n${body}\n  return 1;\n};\n`, 120)).toEqual(['b.ts:1 <anonymous> (121 lines)']);
 });
 
 describe('the public surface', () => {

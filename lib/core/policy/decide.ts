@@ -60,7 +60,6 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const preferred = allowed[0];
   const total = config.weightTotal;
   const now = input.now;
-  const period = Math.floor(now / config.periodSeconds) * config.periodSeconds;
   const entries = (previous.entries ?? []).filter((t) => t > now - config.reentryMemorySeconds && t <= now);
 
   // The weights in force, minus anything placement forbids; all on the preferred class if nothing usable is left.
@@ -80,14 +79,11 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
     }, { demand: null, ready: 0, deficit: 0, floors: null });
   }
   const demand = plannedDemand(input.demandTokensPerSecond, config)!;
-
   const views: ClassView[] = classes.map((cls) => {
     const ready = Math.max(0, latest(input.signals[cls.name]?.readyReplicas) ?? 0);
     return { cls, ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: cls.placementAllowed && ready > 0 };
   });
   const eligible = views.filter((v) => v.eligible);
-  const ready = eligible.reduce((s, v) => s + v.capacity, 0);
-
   if (eligible.length === 0) {
     return step(ctx, previous.mode, keep, apportion(held, classes, total), {
       code: 'nothing-ready',
@@ -96,6 +92,35 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
     }, { demand, ready: 0, deficit: demand, floors: null });
   }
 
+  const situation = assess(ctx, demand, views, heldShares);
+  if (previous.mode !== 'capacity' && situation.entering.length > 0) return enterCapacity(ctx, situation);
+  if (previous.mode === 'capacity') return inCapacityMode(ctx, situation);
+  return inCostMode(ctx, situation);
+}
+
+/** What one run knows once the data is complete: demand, ready capacity, evidence and how to plan in either mode. */
+interface Situation {
+  readonly demand: number;
+  /** Ready tokens per second over the eligible classes. */
+  readonly ready: number;
+  /** Triggers in force (sustained deficit, the preferred class's evidence). */
+  readonly active: readonly TriggerCode[];
+  /** The triggers that enter capacity mode from cost mode. */
+  readonly entering: readonly TriggerCode[];
+  /** The weights in force restricted to eligible classes (the start of a ramp). */
+  readonly from: Shares;
+  readonly planFor: (mode: RoutingMode) => RoutingPlan;
+  readonly floorsFor: (mode: RoutingMode) => Record<string, number>;
+}
+
+type RoutingPlan = ReturnType<typeof routingPlan>;
+type Figures = { demand: number | null; ready: number; deficit: number; floors: Record<string, number> | null };
+
+function assess(ctx: Context, demand: number, views: readonly ClassView[], heldShares: Shares): Situation {
+  const { input, previous, config, classes, preferred, entries } = ctx;
+  const allowed = classes.filter((c) => c.placementAllowed);
+  const eligible = views.filter((v) => v.eligible);
+  const ready = eligible.reduce((s, v) => s + v.capacity, 0);
   const evidence = new Map(classes.map((c) => [c.name, shortageEvidence(input.signals[c.name], config)]));
   const preferredEvidence = evidence.get(preferred.name)!;
   const preferredCapacity = views.find((v) => v.cls.name === preferred.name)!.capacity;
@@ -112,7 +137,6 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const short = returnedRecently ? demand > preferredCapacity * (1 + 1e-9) : preferredShort;
   const entering = active.filter((t) => t === 'sustained-deficit' || t === 'latency-breach' || short);
 
-
   // Growing is what a latency breach calls for; capacity errors or stuck replicas mean a class cannot grow now. For the
   // preferred class that judgement is the mode's (with its hysteresis), not one datapoint's.
   const canGrow = (c: PolicyClass, mode: RoutingMode) =>
@@ -122,81 +146,128 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   // Floors only in capacity mode: in cost mode the cheapest class's own autoscaler sees its overflow, and a floor
   // computed from noisy demand would be a second controller fighting it.
   const floorsFor = (mode: RoutingMode): Record<string, number> => {
+    const sustainedNeed = sustainedDemand(input.demandTokensPerSecond, config)!;
     const floors = mode === 'capacity'
-      ? replicaFloors(views.filter((v) => v.cls.placementAllowed), sustainedDemand(input.demandTokensPerSecond, config)!, growable(mode), config)
-      : new Map();
+      ? replicaFloors(views.filter((v) => v.cls.placementAllowed), sustainedNeed, growable(mode), config)
+      : new Map<string, number>();
+    if (mode === 'capacity' && input.floorsTakenBy === 'capacity-writes' && preferredEvidence.length === 0) {
+      floors.set(preferred.name, standingAsk(views.find((v) => v.cls.name === preferred.name)!, sustainedNeed, config));
+    }
     return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
   };
   const from = restrict(heldShares, eligible.map((v) => v.cls));
-  const figures = (plan: { deficit: number }, mode: RoutingMode) => ({ demand, ready, deficit: plan.deficit, floors: floorsFor(mode) });
-  const describe = (ts: readonly TriggerCode[]) => ts.map((t) => describeTrigger(t, preferred)).join('; ');
+  return { demand, ready, active, entering, from, planFor, floorsFor };
+}
 
-  if (previous.mode !== 'capacity' && entering.length > 0) {
-    const plan = planFor('capacity');
-    return step(ctx, 'capacity', { modeSince: now, ramping: false, lastStepAt: previous.lastStepAt, entries: [...entries, now] },
-      apportion(plan.shares, classes, total), {
-        code: 'enter-capacity',
-        triggers: entering,
-        message: `Entering capacity mode: ${describe(entering)}` +
-          (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s goes to ${plan.receiver} so its autoscaler grows it.` : '.'),
-      }, figures(plan, 'capacity'));
+/**
+ * The preferred class's ask in capacity mode: the replicas it needs to carry the sustained demand alone at its scaling
+ * target, never below what it has ready. Capacity mode routes it at most its ready capacity; how it keeps asking for
+ * what it is short of follows the platform's mechanism:
+ * - where floors are published to the class's own autoscaler (EKS), that autoscaler scales on routed traffic, and the
+ *   class routed its ready envelope runs (1 + headroom) above its scaling target, past the HPA's tolerance: it keeps
+ *   asking by itself (ceil(ready x (1 + headroom)) replicas, again on every period). No floor is added. Measured on the
+ *   simulator, a published floor for the whole demand added cost (H2 EKS regret +5.7% -> +7.5%, seeds 1-3) without
+ *   a gain beyond noise;
+ * - where floors are capacity writes (SageMaker), capacity is what the reconciler writes: the class's desired count is
+ *   raised to the ask, but only while the class shows no shortage evidence of its own (no capacity errors, no
+ *   desired > ready beyond the grace period), i.e. when capacity looks available again while the mode still waits out
+ *   its hold. A write the cloud cannot fill would leave the endpoint Updating and block the fallbacks' writes.
+ */
+function standingAsk(view: ClassView, sustainedNeed: number, config: PolicyConfig): number {
+  const target = view.cls.tokensPerSecondPerReplica / (1 + config.headroom);
+  const need = Math.ceil(sustainedNeed / target - 1e-9);
+  return Math.min(view.cls.maxReplicas ?? Infinity, Math.max(view.ready, need));
+}
+
+function figures(situation: Situation, plan: { deficit: number }, mode: RoutingMode): Figures {
+  return { demand: situation.demand, ready: situation.ready, deficit: plan.deficit, floors: situation.floorsFor(mode) };
+}
+
+function describe(ctx: Context, triggers: readonly TriggerCode[]): string {
+  return triggers.map((t) => describeTrigger(t, ctx.preferred)).join('; ');
+}
+
+function enterCapacity(ctx: Context, situation: Situation): PolicyStep {
+  const { previous, classes, config, entries } = ctx;
+  const now = ctx.input.now;
+  const plan = situation.planFor('capacity');
+  return step(ctx, 'capacity', { modeSince: now, ramping: false, lastStepAt: previous.lastStepAt, entries: [...entries, now] },
+    apportion(plan.shares, classes, config.weightTotal), {
+      code: 'enter-capacity',
+      triggers: situation.entering,
+      message: `Entering capacity mode: ${describe(ctx, situation.entering)}` +
+        (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s goes to ${plan.receiver} so its autoscaler grows it.` : '.'),
+    }, figures(situation, plan, 'capacity'));
+}
+
+/** In capacity mode: hold on evidence, stabilize until the preferred class is back for good, then return and ramp. */
+function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
+  const { input, previous, config, classes, preferred, entries } = ctx;
+  const now = input.now;
+  const keep = { modeSince: previous.modeSince, ramping: previous.ramping, lastStepAt: previous.lastStepAt };
+  const plan = situation.planFor('capacity');
+  const weights = steady(ctx, apportion(plan.shares, classes, config.weightTotal));
+  const hold = returnHold(entries, config);
+  if (situation.active.length > 0) {
+    return step(ctx, 'capacity', keep, weights, {
+      code: 'hold-capacity',
+      triggers: situation.active,
+      message: `Staying in capacity mode: ${describe(ctx, situation.active)}.`,
+    }, figures(situation, plan, 'capacity'));
   }
-
-  if (previous.mode === 'capacity') {
-    const plan = planFor('capacity');
-    const weights = steady(ctx, apportion(plan.shares, classes, total));
-    const hold = returnHold(entries, config);
-    if (active.length > 0) {
-      return step(ctx, 'capacity', keep, weights, {
-        code: 'hold-capacity',
-        triggers: active,
-        message: `Staying in capacity mode: ${describe(active)}.`,
-      }, figures(plan, 'capacity'));
-    }
-    const healthy = healthyThroughout(input.signals[preferred.name], windowPeriods(config.stabilizationWindowSeconds, config), config);
-    const dwelt = now - previous.modeSince >= hold;
-    // A class that lost capacity, regained it and lost it again within the memory is not back until it has stayed
-    // loss-free for longer than it did between its losses: one quiet stretch of a flap looks like a recovery.
-    const flap = flapStability(input.signals[preferred.name], config);
-    const stable = flap.quietSeconds >= flap.requiredQuietSeconds;
-    if (!healthy || !dwelt || !stable) {
-      return step(ctx, 'capacity', keep, weights, {
-        code: 'stabilizing',
-        triggers: [],
-        message: `Staying in capacity mode until ${preferred.name} has been healthy for ${config.stabilizationWindowSeconds} s ` +
-          `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} within ` +
-          `${config.reentryMemorySeconds} s; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
-          (flap.episodes >= 2 ? `, and free of capacity loss for ${flap.requiredQuietSeconds} s: it lost capacity ${flap.episodes} times within ` +
-            `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.'),
-      }, figures(plan, 'capacity'));
-    }
-    const costPlan = planFor('cost');
-    const ramp = rampFrom(ctx, from, costPlan.shares, period);
-    return step(ctx, 'cost', { modeSince: now, ramping: !ramp.reached, lastStepAt: ramp.lastStepAt }, ramp.weights, {
-      code: 'return-to-cost',
+  const healthy = healthyThroughout(input.signals[preferred.name], windowPeriods(config.stabilizationWindowSeconds, config), config);
+  const dwelt = now - previous.modeSince >= hold;
+  // A class that lost capacity, regained it and lost it again within the memory is not back until it has stayed
+  // loss-free for longer than it did between its losses: one quiet stretch of a flap looks like a recovery.
+  const flap = flapStability(input.signals[preferred.name], config);
+  const stable = flap.quietSeconds >= flap.requiredQuietSeconds;
+  if (!healthy || !dwelt || !stable) {
+    return step(ctx, 'capacity', keep, weights, {
+      code: 'stabilizing',
       triggers: [],
-      message: `Returning to cost mode: ${preferred.name} healthy for ${config.stabilizationWindowSeconds} s after a hold of ${hold} s; ` +
-        (ramp.reached ? 'plan reached.' : `ramping at most ${Math.round(config.rampStepShare * 100)}% per period.`),
-    }, figures(costPlan, 'cost'));
+      message: `Staying in capacity mode until ${preferred.name} has been healthy for ${config.stabilizationWindowSeconds} s ` +
+        `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} within ` +
+        `${config.reentryMemorySeconds} s; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
+        (flap.episodes >= 2 ? `, and free of capacity loss for ${flap.requiredQuietSeconds} s: it lost capacity ${flap.episodes} times within ` +
+          `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.'),
+    }, figures(situation, plan, 'capacity'));
   }
+  const costPlan = situation.planFor('cost');
+  const ramp = rampFrom(ctx, situation.from, costPlan.shares, currentPeriod(ctx));
+  return step(ctx, 'cost', { modeSince: now, ramping: !ramp.reached, lastStepAt: ramp.lastStepAt }, ramp.weights, {
+    code: 'return-to-cost',
+    triggers: [],
+    message: `Returning to cost mode: ${preferred.name} healthy for ${config.stabilizationWindowSeconds} s after a hold of ${hold} s; ` +
+      (ramp.reached ? 'plan reached.' : `ramping at most ${Math.round(config.rampStepShare * 100)}% per period.`),
+  }, figures(situation, costPlan, 'cost'));
+}
 
-  const plan = planFor('cost');
-  if (previous.ramping && from.size > 0) {
-    const ramp = rampFrom(ctx, from, plan.shares, period);
+/** In cost mode without a reason to leave it: finish a return ramp, else follow the cost plan. */
+function inCostMode(ctx: Context, situation: Situation): PolicyStep {
+  const { previous, config, classes } = ctx;
+  const plan = situation.planFor('cost');
+  if (previous.ramping && situation.from.size > 0) {
+    const ramp = rampFrom(ctx, situation.from, plan.shares, currentPeriod(ctx));
     return step(ctx, 'cost', { modeSince: previous.modeSince, ramping: !ramp.reached, lastStepAt: ramp.lastStepAt }, ramp.weights, {
       code: 'ramping',
       triggers: [],
       message: ramp.held ? `Ramp step already taken in this period (since ${ramp.lastStepAt}): holding the weights.`
         : ramp.reached ? 'Ramp finished: weights follow the plan.' : 'Ramping toward the plan.',
-    }, figures(plan, 'cost'));
+    }, figures(situation, plan, 'cost'));
   }
-  return step(ctx, 'cost', keep, steady(ctx, apportion(plan.shares, classes, total)), {
+  const keep = { modeSince: previous.modeSince, ramping: previous.ramping, lastStepAt: previous.lastStepAt };
+  return step(ctx, 'cost', keep, steady(ctx, apportion(plan.shares, classes, config.weightTotal)), {
     code: 'cost-plan',
     triggers: [],
-    message: `Planned demand ${round(demand)} tokens/s (p${Math.round(config.demandQuantile * 100)} of ${config.demandWindowPeriods} periods) ` +
-      `against ready capacity ${round(ready)} tokens/s; cheapest classes first` +
+    message: `Planned demand ${round(situation.demand)} tokens/s (p${Math.round(config.demandQuantile * 100)} of ${config.demandWindowPeriods} periods) ` +
+      `against ready capacity ${round(situation.ready)} tokens/s; cheapest classes first` +
       (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.'),
-  }, figures(plan, 'cost'));
+  }, figures(situation, plan, 'cost'));
+}
+
+/** The start of the wall-clock period `now` falls in (ramp steps are bounded per period). */
+function currentPeriod(ctx: Context): number {
+  return Math.floor(ctx.input.now / ctx.config.periodSeconds) * ctx.config.periodSeconds;
 }
 
 /**
@@ -262,7 +333,7 @@ function step(
   next: { modeSince: number; ramping: boolean; lastStepAt?: number; entries?: readonly number[] },
   weights: Record<string, number>,
   reason: DecisionReason,
-  figures: { demand: number | null; ready: number; deficit: number; floors: Record<string, number> | null },
+  numbers: Figures,
 ): PolicyStep {
   const weightsChanged = ctx.classes.some((c) => weights[c.name] !== ctx.previousWeights[c.name]);
   const entries = next.entries ?? ctx.entries;
@@ -274,11 +345,11 @@ function step(
       modeChanged: mode !== ctx.previous.mode,
       reason,
       fallbackShare: 1 - weights[ctx.preferred.name] / ctx.config.weightTotal,
-      requiredTokensPerSecond: figures.demand,
-      deficitTokensPerSecond: figures.deficit,
-      readyTokensPerSecond: figures.ready,
+      requiredTokensPerSecond: numbers.demand,
+      deficitTokensPerSecond: numbers.deficit,
+      readyTokensPerSecond: numbers.ready,
       preferredClass: ctx.preferred.name,
-      replicaFloors: figures.floors,
+      replicaFloors: numbers.floors,
     },
     state: {
       mode,

@@ -125,6 +125,13 @@ export interface PolicyInput {
   readonly demandTokensPerSecond: SignalWindow;
   /** Overrides of `DEFAULT_POLICY_CONFIG`. */
   readonly config?: Partial<PolicyConfig>;
+  /**
+   * How the platform takes replica floors (the routing target's `floors`): `published` when the class's own autoscaler
+   * reads them from a metric (EKS: a KEDA trigger), `capacity-writes` when the reconciler writes desired instance
+   * counts (SageMaker). Decides whether and when the preferred class keeps asking for the replicas it is short of in
+   * capacity mode (`decide`). Unset: it does not (the reconciler's step always sets it).
+   */
+  readonly floorsTakenBy?: 'published' | 'capacity-writes';
 }
 
 /** Machine-readable reasons. Triggers name why capacity mode was entered or is kept. */

@@ -95,6 +95,7 @@ export function step(
     signals: observation.signals,
     demandTokensPerSecond: observation.demandTokensPerSecond,
     config: config.policy,
+    floorsTakenBy: kind.floors,
   };
   const { decision, state } = decide(input, observation.previous);
   const broken = weightInvariantProblems(decision.weights, observation.classes);
