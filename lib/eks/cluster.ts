@@ -340,7 +340,7 @@ function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: New
   acknowledgeManagedPolicies(
     cluster,
     'Roles aws-eks-v2 creates for the cluster: AmazonEKSClusterPolicy (control plane), the worker-node policies of the system node group ' +
-      'and the Lambda basic/VPC execution policies (plus public ECR read) of the kubectl handler. AWS maintains them for exactly these roles.',
+      'and the Lambda basic/VPC execution policies plus AmazonEC2ContainerRegistryReadOnly of the kubectl handler. AWS maintains them for exactly these roles.',
   );
   // aws-eks-v2 writes EncryptionConfig.Resources, which the CloudFormation schema marks deprecated but still requires.
   acknowledgeRule(cluster, 'CloudFormation-Validate::W9009', 'EncryptionConfig.Resources is how aws-eks-v2 enables envelope encryption of secrets.');
