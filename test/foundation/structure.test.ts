@@ -95,9 +95,10 @@ function longFunctions(file: string, text: string, limit: number): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const visit = (node: ts.Node) => {
-    const isFunction = ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isConstructorDeclaration(node) ||
-      ts.isArrowFunction(node) || ts.isFunctionExpression(node);
-    if (isFunction && node.body) {
+    // Every function-like node with a body (declarations, methods, constructors, accessors, arrows, expressions) and
+    // class static blocks.
+    const hasBody = (ts.isFunctionLike(node) && (node as ts.FunctionLikeDeclaration).body !== undefined) || ts.isClassStaticBlockDeclaration(node);
+    if (hasBody) {
       const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
       const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
       const name = (node as ts.FunctionDeclaration).name?.getText(source) ?? (ts.isConstructorDeclaration(node) ? 'constructor' : '<anonymous>');
@@ -118,6 +119,7 @@ test('fails when a function is longer than the limit (counted from its first to 
   const body = Array.from({ length: 118 }, (_, i) => `  const x${i} = ${i};`).join('\n');
   expect(longFunctions('a.ts', `function fits() {\n${body}\n}\n`, 120)).toEqual([]);
   expect(longFunctions('b.ts', `const tooLong = () => {\n${body}\n  return 1;\n};\n`, 120)).toEqual(['b.ts:1 <anonymous> (121 lines)']);
+  expect(longFunctions('c.ts', `class C {\n  get tooLong() {\n${body}\n    return 1;\n  }\n}\n`, 120)).toEqual(['c.ts:2 tooLong (121 lines)']);
 });
 
 describe('the public surface', () => {
