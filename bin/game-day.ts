@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, DescribeAlarmsCommand, GetMetricDataCommand, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import { FisClient } from '@aws-sdk/client-fis';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
@@ -37,7 +38,7 @@ import { predictShortage, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId } from './deployment';
-import { type FisApi, fisApi, fisInjection } from './game-day-fis';
+import { fisInjection } from './game-day-fis';
 import { podIdentityRole } from '../lib/core/verify/template';
 import { type Kubectl, kubectl } from './kubectl';
 
@@ -76,7 +77,7 @@ The shortage:
              no new nodes, pods stay Pending, the reconciler sees desired > ready. Not an insufficient-capacity
              error: for that, --fis-zones (AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the
              Karpenter controller role: a zonal shortage of every class, a different scenario; stop alarms become
-             FIS stop conditions; StopExperiment on every exit; needs @aws-sdk/client-fis installed).
+             FIS stop conditions; StopExperiment on every exit).
   SageMaker  pins the class's variant's scalable target at its current instance count (RegisterScalableTarget
              MinCapacity = MaxCapacity = current): the variant cannot grow while load rises.
 Load is yours: run it during your own traffic, or drive an existing load tool from the contract's request shape.
@@ -242,6 +243,8 @@ export interface GameDayClients {
   readonly cloudWatch: CloudWatchClient;
   readonly sageMaker: SageMakerClient;
   readonly autoScaling: ApplicationAutoScalingClient;
+  /** AWS FIS, for --fis-zones. */
+  readonly fis: FisClient;
 }
 
 export function clients(region?: string): GameDayClients {
@@ -252,6 +255,7 @@ export function clients(region?: string): GameDayClients {
     cloudWatch: new CloudWatchClient(config),
     sageMaker: new SageMakerClient(config),
     autoScaling: new ApplicationAutoScalingClient(config),
+    fis: new FisClient(config),
   };
 }
 
@@ -381,11 +385,9 @@ export interface MainDeps {
   readonly now: () => number;
   /** Resolves after `ms`, or as soon as `signal` aborts. */
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** AWS FIS, for --fis-zones. @default fisApi (loads @aws-sdk/client-fis) */
-  readonly fis?: (region?: string) => FisApi;
 }
 
-const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep, fis: fisApi };
+const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep };
 
 /** The alarms' ARNs by name (FIS stop conditions take ARNs). */
 export async function alarmArns(cw: CloudWatchClient, names: readonly string[]): Promise<string[]> {
@@ -408,7 +410,7 @@ function karpenterRoleArn(cmd: GameDayCommand, d: Deployment): string {
 async function chooseInjection(cmd: GameDayCommand, d: Deployment, target: ShortageTarget, c: GameDayClients, deps: MainDeps): Promise<Injection> {
   if (cmd.fisZones) {
     if (target.kind !== 'nodepool') throw new Error('--fis-zones is the EKS scenario (Karpenter launches); this stack serves on SageMaker');
-    return fisInjection((deps.fis ?? fisApi)(cmd.region), {
+    return fisInjection(c.fis, {
       karpenterRoleArn: karpenterRoleArn(cmd, d), experimentRoleArn: cmd.fisRole!, zones: cmd.fisZones,
       durationSeconds: cmd.options!.stop.maxDurationSeconds,
       stopAlarmArns: await alarmArns(c.cloudWatch, cmd.options!.stop.alarmNames), stack: cmd.stack!, clientToken: `game-day-${deps.now()}`,
