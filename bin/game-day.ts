@@ -23,12 +23,11 @@ import { compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome
 import { type ChartSeries } from '../lib/core/report/chart-series';
 import { nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
 import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
+import { KARPENTER_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts';
 
-/** Karpenter's service account (lib/eks/karpenter.ts KARPENTER_SERVICE_ACCOUNT; not imported: it would bundle aws-cdk-lib). */
-export const KARPENTER_SERVICE_ACCOUNT = 'karpenter';
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
 import { buildQueryBatch, windowsFromResults } from '../lib/core/reconciler/io';
-import { type RoutingFacts } from '../lib/core/reconciler/routing-facts';
+import { type CapacityHolder, routingTarget } from '../lib/core/reconciler/targets';
 import { signalPlan } from '../lib/core/reconciler/signal-sources';
 import { scenarioCharts } from '../lib/sim/report';
 import { type ScenarioSummary } from '../lib/sim/suite';
@@ -219,24 +218,6 @@ export function scalableTargetInjection(endpointName: string, variantName: strin
   };
 }
 
-/** The routed class the game day takes away: the one named, or the preferred one (preference rank 0). */
-export type ShortageTarget =
-  | { readonly kind: 'nodepool'; readonly routedClass: string; readonly nodePool: string }
-  | { readonly kind: 'variant'; readonly routedClass: string; readonly endpointName: string; readonly variantName: string };
-
-export function shortageTarget(facts: RoutingFacts, className?: string): ShortageTarget {
-  if (facts.kind === 'alb') {
-    const t = className ? facts.targets.find((x) => x.class.name === className) : facts.targets.find((x) => x.class.preferenceRank === 0);
-    if (!t) throw new Error(`no class ${className ?? 'of preference rank 0'}; classes: ${facts.targets.map((x) => x.class.name).join(', ')}`);
-    return { kind: 'nodepool', routedClass: t.class.name, nodePool: t.nodePoolName };
-  }
-  const named = (variantName: string, c: { name: string; preferenceRank: number }) =>
-    (className ? c.name === className || variantName === className : c.preferenceRank === 0);
-  const v = facts.variants.find((x) => x.classes.some((c) => named(x.variantName, c)));
-  if (!v) throw new Error(`no class ${className ?? 'of preference rank 0'}; variants: ${facts.variants.map((x) => x.variantName).join(', ')}`);
-  return { kind: 'variant', routedClass: v.variantName, endpointName: facts.endpointName, variantName: v.variantName };
-}
-
 export interface GameDayClients {
   readonly cloudFormation: CloudFormationClient;
   readonly lambda: LambdaClient;
@@ -361,7 +342,7 @@ async function writeReport(
   // The simulator's report draws reality the way it draws a simulated run: the same charts, the shortage shaded.
   const summary = (name: string, chart: ChartSeries): ScenarioSummary => ({
     scenarioId: 'game-day', title: `${cmd.stack}: ${routedClass} taken away`, seeds: [], arrivalsPerRun: 0, policies: [],
-    platform: config.facts.kind === 'sagemaker' ? 'sagemaker' : 'eks',
+    platform: routingTarget(config.facts).platform,
     charts: { [name]: chart }, chartSeed: 0, capacityEvents: [{ className: routedClass, onset, restoration }],
     deadlineSeconds: (config.policy?.latencySloP95Ms ?? NaN) / 1000,
   });
@@ -407,7 +388,7 @@ function karpenterRoleArn(cmd: GameDayCommand, d: Deployment): string {
   return `arn:${partition}:iam::${account}:role/${name}`;
 }
 
-async function chooseInjection(cmd: GameDayCommand, d: Deployment, target: ShortageTarget, c: GameDayClients, deps: MainDeps): Promise<Injection> {
+async function chooseInjection(cmd: GameDayCommand, d: Deployment, target: CapacityHolder, c: GameDayClients, deps: MainDeps): Promise<Injection> {
   if (cmd.fisZones) {
     if (target.kind !== 'nodepool') throw new Error('--fis-zones is the EKS scenario (Karpenter launches); this stack serves on SageMaker');
     return fisInjection(c.fis, {
@@ -432,7 +413,9 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
     io.err(`${cmd.stack} has ${d.reconcilers.length} reconciler functions: the game day needs exactly one (one service per run)`);
     return 1;
   }
-  const target = shortageTarget(d.reconcilers[0].config.facts, cmd.className);
+  // The routed class the game day takes away: the one named, or the preferred one (preference rank 0).
+  const facts = d.reconcilers[0].config.facts;
+  const target = routingTarget(facts).capacityHolder(facts, cmd.className);
   const injection = await chooseInjection(cmd, d, target, c, deps);
   io.out(`game day on ${cmd.stack}: ${injection.description}; hold ${cmd.options!.holdSeconds} s, stop on ${cmd.options!.stop.alarmNames.join(', ')} `
     + `or after ${cmd.options!.stop.maxDurationSeconds} s; audit ${cmd.audit}`);

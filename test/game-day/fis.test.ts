@@ -17,10 +17,9 @@ import {
 } from '@aws-sdk/client-fis';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { clients, KARPENTER_SERVICE_ACCOUNT, main, type MainDeps, parseArgs, sleep, UsageError } from '../../bin/game-day';
+import { clients, main, type MainDeps, parseArgs, sleep, UsageError } from '../../bin/game-day';
 import { FIS_ICE_ACTION, fisTemplate, isoMinutes } from '../../bin/game-day-fis';
 import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
-import { KARPENTER_SERVICE_ACCOUNT as LIB_KARPENTER_SERVICE_ACCOUNT } from '../../lib/eks/karpenter';
 import { EKS_CONFIG } from '../verify/account';
 import { serveWindow, shortageWorld } from './window';
 
@@ -106,10 +105,6 @@ function run(argv: string[]) {
 
 const BASE = ['--stack', 'Svc', '--region', 'us-east-1', '--stop-alarm', 'slo-p95', '--max-duration', '60', '--poll', '0.05', '--watch-return', '0',
   '--fis-zones', 'use1-az1, use1-az2', '--fis-role', 'arn:aws:iam::123456789012:role/fis-experiment'];
-
-test('the service account is the one lib/eks/karpenter.ts binds', () => {
-  expect(KARPENTER_SERVICE_ACCOUNT).toBe(LIB_KARPENTER_SERVICE_ACCOUNT);
-});
 
 test('the experiment template: the action on the Karpenter role by ARN, the zones, the duration, the stop alarms', () => {
   const t: CreateExperimentTemplateRequest = fisTemplate({
