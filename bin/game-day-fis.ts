@@ -15,37 +15,13 @@
  * itself stops the injection when one fires, even if this command is gone; the command stops it (StopExperiment) on
  * every other way out and deletes the template it created.
  */
+import {
+  CreateExperimentTemplateCommand, type CreateExperimentTemplateRequest, DeleteExperimentTemplateCommand, type FisClient,
+  GetExperimentCommand, StartExperimentCommand, StopExperimentCommand,
+} from '@aws-sdk/client-fis';
 import { type AuditChange, type Injection } from '../lib/core/game-day/runner';
 
 export const FIS_ICE_ACTION = 'aws:ec2:api-insufficient-instance-capacity-error';
-
-/** What the game day asks of AWS FIS (the real one is `fisApi`; tests pass a fake). */
-export interface FisApi {
-  createExperimentTemplate(input: FisTemplateInput): Promise<{ readonly id: string }>;
-  startExperiment(experimentTemplateId: string, clientToken: string): Promise<{ readonly id: string }>;
-  /** status: pending | initiating | running | completed | stopping | stopped | failed | cancelled. */
-  getExperiment(id: string): Promise<{ readonly status: string; readonly reason?: string }>;
-  stopExperiment(id: string): Promise<void>;
-  deleteExperimentTemplate(id: string): Promise<void>;
-}
-
-export interface FisAction {
-  readonly actionId: string;
-  readonly description: string;
-  readonly parameters: Record<string, string>;
-  readonly targets: Record<string, string>;
-}
-
-/** CreateExperimentTemplate's input, as the FIS API takes it. */
-export interface FisTemplateInput {
-  readonly clientToken: string;
-  readonly description: string;
-  readonly roleArn: string;
-  readonly stopConditions: ReadonlyArray<{ readonly source: string; readonly value?: string }>;
-  readonly targets: Readonly<Record<string, { resourceType: string; resourceArns: string[]; selectionMode: string }>>;
-  readonly actions: Readonly<Record<string, FisAction>>;
-  readonly tags: Readonly<Record<string, string>>;
-}
 
 export interface FisShortage {
   /** The Karpenter controller's role: the launches that fail are the ones it makes. */
@@ -67,7 +43,8 @@ export function isoMinutes(seconds: number): string {
   return `PT${Math.max(1, Math.ceil(seconds / 60))}M`;
 }
 
-export function fisTemplate(s: FisShortage): FisTemplateInput {
+/** CreateExperimentTemplate's input (@aws-sdk/client-fis@3.523.0 CreateExperimentTemplateRequest). */
+export function fisTemplate(s: FisShortage): CreateExperimentTemplateRequest {
   return {
     clientToken: s.clientToken,
     description: `cdk-capacity-game-day ${s.stack}: InsufficientInstanceCapacity for Karpenter in ${s.zones.join(', ')}`.slice(0, 512),
@@ -86,10 +63,21 @@ export function fisTemplate(s: FisShortage): FisTemplateInput {
   };
 }
 
-const ACTIVE = new Set(['pending', 'initiating', 'running']);
+/**
+ * The experiment states in which FIS injects no more, or soon will not (@aws-sdk/client-fis@3.523.0
+ * dist-types/models/models_0.d.ts ExperimentStatus: pending, initiating, running, completed, stopping, stopped,
+ * failed). Any other state, a missing one included, is stopped: the command fails safe towards ending the injection.
+ */
+const SETTLED = new Set(['completed', 'stopping', 'stopped', 'failed']);
+
+/** The id FIS answered with; without one the command cannot stop or delete what it made, so it says so. */
+function required(id: string | undefined, what: string): string {
+  if (!id) throw new Error(`AWS FIS answered ${what} without an id`);
+  return id;
+}
 
 /** The zonal shortage as a game-day injection: start the experiment; restore = stop it (unless FIS already did) and delete the template. */
-export function fisInjection(api: FisApi, s: FisShortage): Injection {
+export function fisInjection(fis: FisClient, s: FisShortage): Injection {
   let templateId: string | undefined;
   let experimentId: string | undefined;
   const target = `FIS ${FIS_ICE_ACTION} on ${s.karpenterRoleArn} in ${s.zones.join(', ')}`;
@@ -101,8 +89,10 @@ export function fisInjection(api: FisApi, s: FisShortage): Injection {
         : templateId ? `aws fis delete-experiment-template --id ${templateId}` : '(nothing was changed)';
     },
     async inject(): Promise<AuditChange> {
-      templateId = (await api.createExperimentTemplate(fisTemplate(s))).id;
-      experimentId = (await api.startExperiment(templateId, `${s.clientToken}-start`)).id;
+      const created = await fis.send(new CreateExperimentTemplateCommand(fisTemplate(s)));
+      templateId = required(created.experimentTemplate?.id, 'CreateExperimentTemplate');
+      const started = await fis.send(new StartExperimentCommand({ experimentTemplateId: templateId, clientToken: `${s.clientToken}-start` }));
+      experimentId = required(started.experiment?.id, 'StartExperiment');
       const after = { experimentTemplateId: templateId, experimentId, zones: s.zones, duration: isoMinutes(s.durationSeconds) };
       return { target, before: null, after };
     },
@@ -110,52 +100,19 @@ export function fisInjection(api: FisApi, s: FisShortage): Injection {
       if (!templateId) return { target, before: null, after: null };
       let state = 'not started';
       if (experimentId) {
-        const e = await api.getExperiment(experimentId);
-        state = `${e.status}${e.reason ? ` (${e.reason})` : ''}`;
-        if (ACTIVE.has(e.status)) {
-          await api.stopExperiment(experimentId);
+        const e = (await fis.send(new GetExperimentCommand({ id: experimentId }))).experiment?.state;
+        const status = e?.status ?? 'unknown';
+        state = `${status}${e?.reason ? ` (${e.reason})` : ''}`;
+        if (!SETTLED.has(status)) {
+          await fis.send(new StopExperimentCommand({ id: experimentId }));
           state = `${state}, stopped by the game day`;
         }
       }
-      await api.deleteExperimentTemplate(templateId);
+      await fis.send(new DeleteExperimentTemplateCommand({ id: templateId }));
       const restored = { target, before: { experimentId, experimentTemplateId: templateId }, after: { experiment: state, template: 'deleted' } };
       experimentId = undefined;
       templateId = undefined;
       return restored;
-    },
-  };
-}
-
-/** The module is loaded when the FIS scenario runs (not a dependency of the other commands). */
-const FIS_MODULE = '@aws-sdk/client-fis';
-
-/** The real FIS, through @aws-sdk/client-fis. */
-export function fisApi(region?: string): FisApi {
-  let sdk: Record<string, new (input?: unknown) => unknown>;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    sdk = require(FIS_MODULE) as typeof sdk;
-  } catch {
-    throw new Error(`the FIS scenario needs ${FIS_MODULE}: install it beside this package `
-      + `(npm install ${FIS_MODULE}, the version of your other @aws-sdk clients)`);
-  }
-  type Answer = Record<string, Record<string, unknown> | undefined>;
-  const client = new sdk.FisClient(region ? { region } : {}) as { send(command: unknown): Promise<Answer> };
-  const send = (name: string, input: unknown) => client.send(new sdk[name](input));
-  return {
-    createExperimentTemplate: async (input) => ({ id: String((await send('CreateExperimentTemplateCommand', input)).experimentTemplate?.id) }),
-    startExperiment: async (experimentTemplateId, clientToken) => ({
-      id: String((await send('StartExperimentCommand', { experimentTemplateId, clientToken })).experiment?.id),
-    }),
-    getExperiment: async (id) => {
-      const state = (await send('GetExperimentCommand', { id })).experiment?.state as { status?: string; reason?: string } | undefined;
-      return { status: state?.status ?? 'unknown', reason: state?.reason };
-    },
-    stopExperiment: async (id) => {
-      await send('StopExperimentCommand', { id });
-    },
-    deleteExperimentTemplate: async (id) => {
-      await send('DeleteExperimentTemplateCommand', { id });
     },
   };
 }

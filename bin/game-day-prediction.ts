@@ -8,6 +8,7 @@
 import { type PredictedOutcome } from '../lib/core/game-day/observed';
 import { type ChartSeries } from '../lib/core/report/chart-series';
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
+import { routingTarget } from '../lib/core/reconciler/targets';
 import { type ServingRecord } from '../lib/core/service/serving-record';
 import { computeMetrics } from '../lib/sim/metrics';
 import { type AvailabilityStep, type ScenarioInstance } from '../lib/sim/model';
@@ -42,8 +43,7 @@ export interface Prediction {
 
 /** The capacity classes behind a routed class of the deployed configuration. */
 function classesOf(config: ReconcilerConfig, routedClass: string): string[] {
-  if (config.facts.kind === 'alb') return [routedClass];
-  return config.facts.variants.find((v) => v.variantName === routedClass)?.classes.map((c) => c.name) ?? [];
+  return routingTarget(config.facts).routes(config.facts).find((r) => r.name === routedClass)?.classes.map((c) => c.name) ?? [];
 }
 
 /** The observed window as a scenario of the simulator (exported for the tests). */

@@ -16,18 +16,18 @@ import {
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, DescribeAlarmsCommand, GetMetricDataCommand, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import { FisClient } from '@aws-sdk/client-fis';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { type ChartSeries } from '../lib/core/report/chart-series';
 import { nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
 import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
+import { KARPENTER_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts';
 
-/** Karpenter's service account (lib/eks/karpenter.ts KARPENTER_SERVICE_ACCOUNT; not imported: it would bundle aws-cdk-lib). */
-export const KARPENTER_SERVICE_ACCOUNT = 'karpenter';
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
 import { buildQueryBatch, windowsFromResults } from '../lib/core/reconciler/io';
-import { type RoutingFacts } from '../lib/core/reconciler/routing-facts';
+import { type CapacityHolder, routingTarget } from '../lib/core/reconciler/targets';
 import { signalPlan } from '../lib/core/reconciler/signal-sources';
 import { scenarioCharts } from '../lib/sim/report';
 import { type ScenarioSummary } from '../lib/sim/suite';
@@ -37,7 +37,7 @@ import { predictShortage, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId } from './deployment';
-import { type FisApi, fisApi, fisInjection } from './game-day-fis';
+import { fisInjection } from './game-day-fis';
 import { podIdentityRole } from '../lib/core/verify/template';
 import { type Kubectl, kubectl } from './kubectl';
 
@@ -76,7 +76,7 @@ The shortage:
              no new nodes, pods stay Pending, the reconciler sees desired > ready. Not an insufficient-capacity
              error: for that, --fis-zones (AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the
              Karpenter controller role: a zonal shortage of every class, a different scenario; stop alarms become
-             FIS stop conditions; StopExperiment on every exit; needs @aws-sdk/client-fis installed).
+             FIS stop conditions; StopExperiment on every exit).
   SageMaker  pins the class's variant's scalable target at its current instance count (RegisterScalableTarget
              MinCapacity = MaxCapacity = current): the variant cannot grow while load rises.
 Load is yours: run it during your own traffic, or drive an existing load tool from the contract's request shape.
@@ -218,30 +218,14 @@ export function scalableTargetInjection(endpointName: string, variantName: strin
   };
 }
 
-/** The routed class the game day takes away: the one named, or the preferred one (preference rank 0). */
-export type ShortageTarget =
-  | { readonly kind: 'nodepool'; readonly routedClass: string; readonly nodePool: string }
-  | { readonly kind: 'variant'; readonly routedClass: string; readonly endpointName: string; readonly variantName: string };
-
-export function shortageTarget(facts: RoutingFacts, className?: string): ShortageTarget {
-  if (facts.kind === 'alb') {
-    const t = className ? facts.targets.find((x) => x.class.name === className) : facts.targets.find((x) => x.class.preferenceRank === 0);
-    if (!t) throw new Error(`no class ${className ?? 'of preference rank 0'}; classes: ${facts.targets.map((x) => x.class.name).join(', ')}`);
-    return { kind: 'nodepool', routedClass: t.class.name, nodePool: t.nodePoolName };
-  }
-  const named = (variantName: string, c: { name: string; preferenceRank: number }) =>
-    (className ? c.name === className || variantName === className : c.preferenceRank === 0);
-  const v = facts.variants.find((x) => x.classes.some((c) => named(x.variantName, c)));
-  if (!v) throw new Error(`no class ${className ?? 'of preference rank 0'}; variants: ${facts.variants.map((x) => x.variantName).join(', ')}`);
-  return { kind: 'variant', routedClass: v.variantName, endpointName: facts.endpointName, variantName: v.variantName };
-}
-
 export interface GameDayClients {
   readonly cloudFormation: CloudFormationClient;
   readonly lambda: LambdaClient;
   readonly cloudWatch: CloudWatchClient;
   readonly sageMaker: SageMakerClient;
   readonly autoScaling: ApplicationAutoScalingClient;
+  /** AWS FIS, for --fis-zones. */
+  readonly fis: FisClient;
 }
 
 export function clients(region?: string): GameDayClients {
@@ -252,6 +236,7 @@ export function clients(region?: string): GameDayClients {
     cloudWatch: new CloudWatchClient(config),
     sageMaker: new SageMakerClient(config),
     autoScaling: new ApplicationAutoScalingClient(config),
+    fis: new FisClient(config),
   };
 }
 
@@ -357,7 +342,7 @@ async function writeReport(
   // The simulator's report draws reality the way it draws a simulated run: the same charts, the shortage shaded.
   const summary = (name: string, chart: ChartSeries): ScenarioSummary => ({
     scenarioId: 'game-day', title: `${cmd.stack}: ${routedClass} taken away`, seeds: [], arrivalsPerRun: 0, policies: [],
-    platform: config.facts.kind === 'sagemaker' ? 'sagemaker' : 'eks',
+    platform: routingTarget(config.facts).platform,
     charts: { [name]: chart }, chartSeed: 0, capacityEvents: [{ className: routedClass, onset, restoration }],
     deadlineSeconds: (config.policy?.latencySloP95Ms ?? NaN) / 1000,
   });
@@ -381,11 +366,9 @@ export interface MainDeps {
   readonly now: () => number;
   /** Resolves after `ms`, or as soon as `signal` aborts. */
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** AWS FIS, for --fis-zones. @default fisApi (loads @aws-sdk/client-fis) */
-  readonly fis?: (region?: string) => FisApi;
 }
 
-const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep, fis: fisApi };
+const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep };
 
 /** The alarms' ARNs by name (FIS stop conditions take ARNs). */
 export async function alarmArns(cw: CloudWatchClient, names: readonly string[]): Promise<string[]> {
@@ -405,10 +388,10 @@ function karpenterRoleArn(cmd: GameDayCommand, d: Deployment): string {
   return `arn:${partition}:iam::${account}:role/${name}`;
 }
 
-async function chooseInjection(cmd: GameDayCommand, d: Deployment, target: ShortageTarget, c: GameDayClients, deps: MainDeps): Promise<Injection> {
+async function chooseInjection(cmd: GameDayCommand, d: Deployment, target: CapacityHolder, c: GameDayClients, deps: MainDeps): Promise<Injection> {
   if (cmd.fisZones) {
     if (target.kind !== 'nodepool') throw new Error('--fis-zones is the EKS scenario (Karpenter launches); this stack serves on SageMaker');
-    return fisInjection((deps.fis ?? fisApi)(cmd.region), {
+    return fisInjection(c.fis, {
       karpenterRoleArn: karpenterRoleArn(cmd, d), experimentRoleArn: cmd.fisRole!, zones: cmd.fisZones,
       durationSeconds: cmd.options!.stop.maxDurationSeconds,
       stopAlarmArns: await alarmArns(c.cloudWatch, cmd.options!.stop.alarmNames), stack: cmd.stack!, clientToken: `game-day-${deps.now()}`,
@@ -430,7 +413,9 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
     io.err(`${cmd.stack} has ${d.reconcilers.length} reconciler functions: the game day needs exactly one (one service per run)`);
     return 1;
   }
-  const target = shortageTarget(d.reconcilers[0].config.facts, cmd.className);
+  // The routed class the game day takes away: the one named, or the preferred one (preference rank 0).
+  const facts = d.reconcilers[0].config.facts;
+  const target = routingTarget(facts).capacityHolder(facts, cmd.className);
   const injection = await chooseInjection(cmd, d, target, c, deps);
   io.out(`game day on ${cmd.stack}: ${injection.description}; hold ${cmd.options!.holdSeconds} s, stop on ${cmd.options!.stop.alarmNames.join(', ')} `
     + `or after ${cmd.options!.stop.maxDurationSeconds} s; audit ${cmd.audit}`);

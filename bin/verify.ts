@@ -15,12 +15,14 @@ import { GetRoleCommand, IAMClient, SimulatePrincipalPolicyCommand, type Evaluat
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import Ajv from 'ajv';
 import { OBSERVABILITY_ADDON_NAME } from '../lib/core/metrics/template-check';
+import { KEDA_OPERATOR_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts';
 import { RECONCILER_CONFIG_ENV } from '../lib/core/reconciler/config';
 import { addonChecks, type InstalledAddon } from '../lib/core/verify/addon';
 import { capacityFilterSamples } from '../lib/core/verify/log-lines';
 import { metricFilterChecks } from '../lib/core/verify/metric-filter';
 import { expectedMetrics, listMetricsFilter, metricPresenceCheck } from '../lib/core/verify/metric-presence';
-import { kedaOperatorProbes, permissionChecks, reconcilerProbes, type PermissionProbe } from '../lib/core/verify/permissions';
+import { kedaOperatorProbes, permissionChecks, reconcilerProbes } from '../lib/core/verify/permissions';
+import { type PermissionProbe } from '../lib/core/verify/probe';
 import { type CheckResult, formatCheck, summarizeChecks } from '../lib/core/verify/result';
 import { capacityFilters, observabilityAddons, podIdentityRole } from '../lib/core/verify/template';
 import { type BurstAnswer, burstCheck, burstPlan, type BurstPlan } from '../lib/core/verify/burst';
@@ -64,12 +66,6 @@ lambda:GetFunctionConfiguration, cloudwatch:ListMetrics, logs:TestMetricFilter, 
 eks:DescribeAddonConfiguration, iam:GetRole, iam:SimulatePrincipalPolicy; for pods, get/list pods in the service's
 namespace. Exit status 1 when a check fails.
 `;
-
-/**
- * The KEDA operator's service account (lib/eks/keda.ts KEDA_OPERATOR_SERVICE_ACCOUNT; not imported from there, which
- * would bundle aws-cdk-lib into this command: test/verify/verify-cli.test.ts pins the two equal).
- */
-export const KEDA_SERVICE_ACCOUNT = 'keda-operator';
 
 export interface BurstTarget {
   readonly className: string;
@@ -169,7 +165,7 @@ async function permissionResults(d: Deployment, c: VerifyClients): Promise<Check
     const probes = reconcilerProbes(r.config.facts);
     results.push(...permissionChecks(`reconciler role ${roleNameOf(r.roleArn)}`, r.roleArn, probes, await simulate(c.iam, r.roleArn, probes)));
   }
-  const kedaRole = podIdentityRole(d.template, KEDA_SERVICE_ACCOUNT);
+  const kedaRole = podIdentityRole(d.template, KEDA_OPERATOR_SERVICE_ACCOUNT);
   const kedaRoleName = kedaRole && physicalId(d, kedaRole);
   if (kedaRoleName) {
     const arn = (await c.iam.send(new GetRoleCommand({ RoleName: kedaRoleName }))).Role?.Arn;

@@ -2,7 +2,8 @@ export { KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, type Chart
 export type { EksClassOptions } from './class-options';
 export type { ScalingOptions } from './scaling-options';
 export { PodIdentityRole, type PodIdentityRoleProps } from './pod-identity';
-export { Karpenter, type KarpenterProps, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT } from './karpenter';
+export { Karpenter, type KarpenterProps, KARPENTER_NAMESPACE } from './karpenter';
+export { KARPENTER_SERVICE_ACCOUNT, KEDA_OPERATOR_SERVICE_ACCOUNT } from '../core/platform/service-accounts';
 export * from './keda';
 export * from './load-balancer-controller';
 export {

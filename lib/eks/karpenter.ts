@@ -5,6 +5,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { KARPENTER_SERVICE_ACCOUNT } from '../core/platform/service-accounts';
 import { acknowledgeManagedPolicies, acknowledgeRule } from '../util/nag';
 import { controllerChart, PodIdentityRole } from './pod-identity';
 import { type ChartSpec, KARPENTER_CHART } from './versions';
@@ -21,9 +22,8 @@ export const KARPENTER_INTERRUPTION_EVENTS = [
   { id: 'CapacityReservationInterruptionRule', source: 'aws.ec2', detailType: 'EC2 Capacity Reservation Instance Interruption Warning' },
 ] as const;
 
-/** Where Karpenter's controller runs and which service account it uses (chart defaults, stated once). */
+/** Where Karpenter's controller runs (chart default, stated once); its service account is KARPENTER_SERVICE_ACCOUNT. */
 export const KARPENTER_NAMESPACE = 'kube-system';
-export const KARPENTER_SERVICE_ACCOUNT = 'karpenter';
 
 export interface KarpenterProps {
   readonly cluster: eks.ICluster;

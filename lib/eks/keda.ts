@@ -2,12 +2,11 @@ import { Duration } from 'aws-cdk-lib';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { KEDA_OPERATOR_SERVICE_ACCOUNT } from '../core/platform/service-accounts';
 import { controllerChart, PodIdentityRole } from './pod-identity';
 import { type ChartSpec, KEDA_CHART } from './versions';
 
 export const KEDA_NAMESPACE = 'keda';
-/** The chart's operator service account: the identity that calls CloudWatch for every `aws` TriggerAuthentication. */
-export const KEDA_OPERATOR_SERVICE_ACCOUNT = 'keda-operator';
 
 export interface KedaProps {
   readonly cluster: eks.ICluster;

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import * as ts from 'typescript';
+import { TARGET_KINDS } from '../../lib/core/reconciler/targets';
 
 const ROOT = join(__dirname, '..', '..');
 const tracked = (pattern: string) =>
@@ -88,6 +89,68 @@ test('lib/core imports neither aws-cdk-lib nor the AWS SDK (it runs in Lambda bu
     .filter((s) => s.startsWith('aws-cdk-lib') || s.startsWith('@aws-sdk/') || s === 'constructs')
     .map((s) => `${file} imports ${s}`));
   expect(offenders).toEqual([]);
+});
+
+/** Where a routing target's kind may be asked: its own module (lib/core) and its I/O module (the Lambda). */
+const ROUTING_KIND_HOMES = ['lib/core/reconciler/targets/', 'lambda/reconciler/targets/'];
+
+/**
+ * `<x>.kind` or a bare `kind`: a read of what may be a routing facts' kind. A platform's kind (the simulator's
+ * `platform.kind`, a scenario's platform) is another concept, and is not one.
+ */
+function readsKind(node: ts.Expression): boolean {
+  const e = ts.isParenthesizedExpression(node) ? node.expression : node;
+  if (ts.isIdentifier(e)) return e.text === 'kind';
+  if (!ts.isPropertyAccessExpression(e) || e.name.text !== 'kind') return false;
+  const owner = ts.isIdentifier(e.expression) ? e.expression.text : ts.isPropertyAccessExpression(e.expression) ? e.expression.name.text : '';
+  return !/platform/i.test(owner);
+}
+
+/**
+ * Comparisons and switch cases of a kind read (readsKind) against a routing-target kind ('alb', 'sagemaker'):
+ * `facts.kind === 'alb'`, `'sagemaker' !== config.facts.kind`, `switch (facts.kind) { case 'alb': ... }`. Producers
+ * that build facts (`kind: 'alb'`) compare nothing and are not found.
+ */
+function routingKindSwitches(file: string, text: string, kinds: readonly string[]): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const isKind = (n: ts.Node) => ts.isStringLiteralLike(n) && kinds.includes(n.text);
+  const equality = [
+    ts.SyntaxKind.EqualsEqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsEqualsToken,
+    ts.SyntaxKind.EqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsToken,
+  ];
+  const found: string[] = [];
+  const at = (n: ts.Node) => `${file}:${source.getLineAndCharacterOfPosition(n.getStart(source)).line + 1} ${n.getText(source).split('\n')[0]}`;
+  const visit = (node: ts.Node) => {
+    if (ts.isBinaryExpression(node) && equality.includes(node.operatorToken.kind)
+      && ((isKind(node.right) && readsKind(node.left)) || (isKind(node.left) && readsKind(node.right)))) found.push(at(node));
+    if (ts.isSwitchStatement(node) && readsKind(node.expression)
+      && node.caseBlock.clauses.some((c) => ts.isCaseClause(c) && isKind(c.expression))) found.push(at(node));
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+test('no routing-kind switch outside the routing-target modules (one module per kind behind RoutingTarget)', () => {
+  const outside = SHIPPED.filter((file) => !ROUTING_KIND_HOMES.some((home) => file.startsWith(home)));
+  expect(outside.flatMap((file) => routingKindSwitches(file, readFileSync(join(ROOT, file), 'utf8'), TARGET_KINDS))).toEqual([]);
+});
+
+test('fails on a comparison or a switch on a routing facts kind; not on facts built with a kind, nor on a platform\'s kind', () => {
+  const sample = [
+    "if (config.facts.kind === 'alb') return [routedClass];",
+    "const sm = 'sagemaker' !== facts.kind;",
+    "switch (facts.kind) { case 'sagemaker': break; }",
+    "const facts = { kind: 'alb', listenerArn };",
+    "if (scenario.platform.kind === 'sagemaker') run();",
+    "const x = target.platform === 'sagemaker';",
+    "if (target.kind === 'nodepool') cap();",
+  ].join('\n');
+  expect(routingKindSwitches('sample.ts', sample, TARGET_KINDS)).toEqual([
+    "sample.ts:1 config.facts.kind === 'alb'",
+    "sample.ts:2 'sagemaker' !== facts.kind",
+    "sample.ts:3 switch (facts.kind) { case 'sagemaker': break; }",
+  ]);
 });
 
 /** Functions (declarations, methods, constructors, arrows, expressions) longer than `limit` lines, first to last line. */

@@ -1,31 +1,49 @@
 /**
  * The FIS scenario of the game day: AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the Karpenter
- * controller role in chosen zones, started and stopped by the command (a fake FIS API; CloudFormation, Lambda and
- * CloudWatch mocked with aws-sdk-client-mock): the template FIS gets, a hold that completes, an interrupt
- * mid-experiment and a stop condition firing (FIS stops the experiment itself; the command does not stop it twice).
+ * controller role in chosen zones, started and stopped by the command (FIS, CloudFormation, Lambda and CloudWatch
+ * mocked with aws-sdk-client-mock): the template FIS gets, a hold that completes, an interrupt
+ * mid-experiment, a stop condition firing (FIS stops the experiment itself; the command does not stop it twice) and an
+ * error after the template was made: each way out stops what runs and deletes the template.
  */
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CloudFormationClient, GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
+import {
+  CreateExperimentTemplateCommand, type CreateExperimentTemplateRequest, type CreateExperimentTemplateResponse, DeleteExperimentTemplateCommand,
+  type DeleteExperimentTemplateResponse, type ExperimentStatus, FisClient, GetExperimentCommand, type GetExperimentResponse,
+  StartExperimentCommand, type StartExperimentResponse, StopExperimentCommand, type StopExperimentResponse,
+} from '@aws-sdk/client-fis';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { clients, KARPENTER_SERVICE_ACCOUNT, main, type MainDeps, parseArgs, sleep, UsageError } from '../../bin/game-day';
-import { FIS_ICE_ACTION, type FisApi, fisTemplate, type FisTemplateInput, isoMinutes } from '../../bin/game-day-fis';
+import { clients, main, type MainDeps, parseArgs, sleep, UsageError } from '../../bin/game-day';
+import { FIS_ICE_ACTION, fisTemplate, isoMinutes } from '../../bin/game-day-fis';
 import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
-import { KARPENTER_SERVICE_ACCOUNT as LIB_KARPENTER_SERVICE_ACCOUNT } from '../../lib/eks/karpenter';
 import { EKS_CONFIG } from '../verify/account';
 import { serveWindow, shortageWorld } from './window';
 
 const cfn = mockClient(CloudFormationClient);
 const lambda = mockClient(LambdaClient);
 const cw = mockClient(CloudWatchClient);
+/**
+ * @aws-sdk/client-fis@3.523.0 (the newest the registry has) is typed against @smithy/types 2.x, aws-sdk-client-mock
+ * and the other clients against 4.x, so the class does not type-check as mockClient's argument
+ * (m-radzikowski/aws-sdk-client-mock#197: two @smithy/types versions installed). At run time it is the same
+ * Client.send that mockClient stubs; the casts here (and in `answer`) are the only concession.
+ */
+const fis = mockClient(FisClient as unknown as Parameters<typeof mockClient>[0]);
+
+/** fis.on(command).callsFake(reply), with the reply typed by the command's response (see above why not by fis.on). */
+function answer<I, O>(command: new (input: I) => unknown, reply: (input: I) => O): void {
+  fis.on(command as never).callsFake(reply as never);
+}
 
 const KARPENTER_ROLE = 'arn:aws:iam::123456789012:role/SdService-KarpenterControllerRole-4H2J';
 
 beforeEach(() => {
   for (const m of [cfn, lambda, cw]) m.reset();
+  fis.reset();
   cfn.on(ListStackResourcesCommand).resolves({
     StackResourceSummaries: [
       { LogicalResourceId: 'Fn', PhysicalResourceId: 'sd-reconciler', ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0) },
@@ -39,33 +57,32 @@ beforeEach(() => {
   lambda.on(GetFunctionConfigurationCommand).resolves({ Role: 'arn:aws:iam::123456789012:role/r', Environment: { Variables: { [RECONCILER_CONFIG_ENV]: JSON.stringify(EKS_CONFIG) } } });
 });
 
-/** A fake FIS: records every call; the experiment runs until stopped, or until `stoppedBy` says FIS stopped it. */
-function fakeFis(stoppedBy?: () => string | undefined) {
-  const calls: Array<[string, ...unknown[]]> = [];
-  let status = 'running';
-  const api: FisApi = {
-    createExperimentTemplate: async (input) => {
-      calls.push(['createExperimentTemplate', input]);
-      return { id: 'EXT1' };
-    },
-    startExperiment: async (id, token) => {
-      calls.push(['startExperiment', id, token]);
-      return { id: 'EXP1' };
-    },
-    getExperiment: async (id) => {
-      calls.push(['getExperiment', id]);
-      const reason = stoppedBy?.();
-      return reason ? { status: 'stopped', reason } : { status };
-    },
-    stopExperiment: async (id) => {
-      calls.push(['stopExperiment', id]);
-      status = 'stopping';
-    },
-    deleteExperimentTemplate: async (id) => {
-      calls.push(['deleteExperimentTemplate', id]);
-    },
-  };
-  return { api, calls, names: () => calls.map((c) => c[0]) };
+/**
+ * FIS as the command sees it: the template is EXT1, the experiment EXP1; it runs until StopExperiment, or until
+ * `stoppedBy` gives the reason FIS stopped it itself (a stop condition).
+ */
+function serveFis(stoppedBy?: () => string | undefined) {
+  let status: ExperimentStatus = 'running';
+  answer(CreateExperimentTemplateCommand, (): CreateExperimentTemplateResponse => ({ experimentTemplate: { id: 'EXT1' } }));
+  answer(StartExperimentCommand, (): StartExperimentResponse => ({ experiment: { id: 'EXP1', experimentTemplateId: 'EXT1', state: { status: 'initiating' } } }));
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => {
+    const reason = stoppedBy?.();
+    return { experiment: { id, state: reason ? { status: 'stopped', reason } : { status } } };
+  });
+  answer(StopExperimentCommand, ({ id }): StopExperimentResponse => {
+    status = 'stopping';
+    return { experiment: { id, state: { status } } };
+  });
+  answer(DeleteExperimentTemplateCommand, ({ id }): DeleteExperimentTemplateResponse => ({ experimentTemplate: { id } }));
+}
+
+/** The FIS commands sent, by name, in order. */
+const fisCalls = () => fis.calls().map((c) => (c.args[0] as { constructor: { name: string } }).constructor.name);
+
+/** The input of the first command of that kind that was sent. */
+function fisInput<I extends object>(command: new (input: I) => unknown): I {
+  const call = fis.commandCalls(command as never)[0];
+  return call.args[0].input as I;
 }
 
 function alarm(state: () => string) {
@@ -73,14 +90,14 @@ function alarm(state: () => string) {
 }
 
 let n = 0;
-function run(argv: string[], fis: FisApi) {
+function run(argv: string[]) {
   const audit = join(process.env.TMPDIR!, `fis-audit-${++n}.jsonl`);
   const out: string[] = [];
   const signals = new EventEmitter();
   const deps: MainDeps = {
     clients, kubectl: () => async () => {
       throw new Error('the FIS scenario does not touch the NodePool');
-    }, signals: signals as unknown as MainDeps['signals'], now: () => Date.now(), sleep, fis: () => fis,
+    }, signals: signals as unknown as MainDeps['signals'], now: () => Date.now(), sleep,
   };
   const done = main([...argv, '--audit', audit, '--report', join(process.env.TMPDIR!, `fis-report-${n}`)], { out: (l) => out.push(l), err: (l) => out.push(l) }, deps);
   return { done, out, signals, events: () => readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; change?: unknown; detail?: string }) };
@@ -89,12 +106,8 @@ function run(argv: string[], fis: FisApi) {
 const BASE = ['--stack', 'Svc', '--region', 'us-east-1', '--stop-alarm', 'slo-p95', '--max-duration', '60', '--poll', '0.05', '--watch-return', '0',
   '--fis-zones', 'use1-az1, use1-az2', '--fis-role', 'arn:aws:iam::123456789012:role/fis-experiment'];
 
-test('the service account is the one lib/eks/karpenter.ts binds', () => {
-  expect(KARPENTER_SERVICE_ACCOUNT).toBe(LIB_KARPENTER_SERVICE_ACCOUNT);
-});
-
 test('the experiment template: the action on the Karpenter role by ARN, the zones, the duration, the stop alarms', () => {
-  const t: FisTemplateInput = fisTemplate({
+  const t: CreateExperimentTemplateRequest = fisTemplate({
     karpenterRoleArn: KARPENTER_ROLE, experimentRoleArn: 'arn:fis-role', zones: ['use1-az1', 'us-east-1b'], durationSeconds: 2700,
     stopAlarmArns: ['arn:alarm:a', 'arn:alarm:b'], stack: 'Svc', clientToken: 'tok',
   });
@@ -118,12 +131,17 @@ test('--fis-zones and --fis-role go together', () => {
 
 test('hold complete: the experiment is started on the Karpenter role found in the stack, then stopped and its template deleted', async () => {
   alarm(() => 'OK');
-  const fis = fakeFis();
-  const r = run([...BASE, '--hold', '0.2'], fis.api);
+  serveFis();
+  const r = run([...BASE, '--hold', '0.2']);
   expect(await r.done).toBe(0);
-  expect(fis.names()).toEqual(['createExperimentTemplate', 'startExperiment', 'getExperiment', 'stopExperiment', 'deleteExperimentTemplate']);
-  expect((fis.calls[0][1] as FisTemplateInput).targets.KarpenterController.resourceArns).toEqual([KARPENTER_ROLE]);
-  expect((fis.calls[0][1] as FisTemplateInput).stopConditions).toEqual([{ source: 'aws:cloudwatch:alarm', value: 'arn:aws:cloudwatch:us-east-1:123456789012:alarm:slo-p95' }]);
+  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  const template = fisInput(CreateExperimentTemplateCommand);
+  expect(template.targets!.KarpenterController.resourceArns).toEqual([KARPENTER_ROLE]);
+  expect(template.stopConditions).toEqual([{ source: 'aws:cloudwatch:alarm', value: 'arn:aws:cloudwatch:us-east-1:123456789012:alarm:slo-p95' }]);
+  expect(fisInput(StartExperimentCommand)).toEqual({ experimentTemplateId: 'EXT1', clientToken: `${template.clientToken}-start` });
+  expect(fisInput(GetExperimentCommand)).toEqual({ id: 'EXP1' });
+  expect(fisInput(StopExperimentCommand)).toEqual({ id: 'EXP1' });
+  expect(fisInput(DeleteExperimentTemplateCommand)).toEqual({ id: 'EXT1' });
   const events = r.events();
   expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'hold-complete', 'restore', 'end']);
   expect(events[3].change).toMatchObject({ after: { experiment: 'running, stopped by the game day', template: 'deleted' } });
@@ -133,13 +151,14 @@ test('hold complete: the experiment is started on the Karpenter role found in th
 
 test('an interrupt mid-experiment stops the experiment', async () => {
   alarm(() => 'OK');
-  const fis = fakeFis();
-  const r = run([...BASE, '--hold', '30'], fis.api);
+  serveFis();
+  const r = run([...BASE, '--hold', '30']);
   await new Promise((resolve) => setTimeout(resolve, 200));
-  expect(fis.names()).toEqual(['createExperimentTemplate', 'startExperiment']);
+  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand']);
   r.signals.emit('SIGINT');
   expect(await r.done).toBe(0);
-  expect(fis.names().slice(2)).toEqual(['getExperiment', 'stopExperiment', 'deleteExperimentTemplate']);
+  expect(fisCalls().slice(2)).toEqual(['GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  expect(fisInput(StopExperimentCommand)).toEqual({ id: 'EXP1' });
   expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'interrupt', 'restore', 'end']);
 });
 
@@ -150,20 +169,42 @@ test('a stop condition firing: FIS has stopped the experiment itself, the comman
     firing = ++reads >= 4;
     return firing ? 'ALARM' : 'OK';
   });
-  const fis = fakeFis(() => (firing ? 'Experiment stopped by stop condition' : undefined));
-  const r = run([...BASE, '--hold', '30'], fis.api);
+  serveFis(() => (firing ? 'Experiment stopped by stop condition' : undefined));
+  const r = run([...BASE, '--hold', '30']);
   expect(await r.done).toBe(0);
-  expect(fis.names()).toEqual(['createExperimentTemplate', 'startExperiment', 'getExperiment', 'deleteExperimentTemplate']);
+  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand', 'DeleteExperimentTemplateCommand']);
   const events = r.events();
   expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'stop-condition', 'restore', 'end']);
   expect(events[3].change).toMatchObject({ after: { experiment: 'stopped (Experiment stopped by stop condition)', template: 'deleted' } });
 });
 
+test('an error after the template was made: StartExperiment refused, the template is still deleted', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  fis.on(StartExperimentCommand as never).rejects(new Error('ServiceQuotaExceededException: too many experiments'));
+  const r = run([...BASE, '--hold', '30']);
+  expect(await r.done).toBe(0);
+  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  const events = r.events();
+  expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
+  expect(events[2].change).toMatchObject({ after: { experiment: 'not started', template: 'deleted' } });
+});
+
+test('an experiment whose state FIS does not say is stopped (fail safe towards ending the injection)', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({ experiment: { id } }));
+  const r = run([...BASE, '--hold', '0.1']);
+  expect(await r.done).toBe(0);
+  expect(fisCalls().slice(2)).toEqual(['GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  expect(r.events()[3].change).toMatchObject({ after: { experiment: 'unknown, stopped by the game day' } });
+});
+
 test('a stack without a Karpenter role of its own needs --karpenter-role', async () => {
   alarm(() => 'OK');
   cfn.on(GetTemplateCommand).resolves({ TemplateBody: '{"Resources":{}}' });
-  const fis = fakeFis();
-  const r = run([...BASE, '--hold', '1'], fis.api);
+  serveFis();
+  const r = run([...BASE, '--hold', '1']);
   await expect(r.done).rejects.toThrow(/binds no role to the karpenter service account .*--karpenter-role/);
-  expect(fis.calls).toEqual([]);
+  expect(fis.calls()).toEqual([]);
 });

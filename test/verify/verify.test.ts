@@ -7,20 +7,15 @@ import { ListMetricsCommand, type ListMetricsCommandInput } from '@aws-sdk/clien
 import { TestMetricFilterCommand, type TestMetricFilterCommandInput } from '@aws-sdk/client-cloudwatch-logs';
 import { SimulatePrincipalPolicyCommand, type SimulatePrincipalPolicyCommandInput } from '@aws-sdk/client-iam';
 import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
-import { clients, KEDA_SERVICE_ACCOUNT, main, parseArgs, runVerify, UsageError } from '../../bin/verify';
+import { clients, main, parseArgs, runVerify, UsageError } from '../../bin/verify';
 import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { expectedMetrics } from '../../lib/core/verify/metric-presence';
-import { KEDA_OPERATOR_SERVICE_ACCOUNT } from '../../lib/eks/keda';
 import {
   ACCOUNT, ADDON_VERSION, conformingAccount, cw, EKS_CONFIG, eks, iam, lambda, logs, resetAccount, ROLE_ARN, target,
 } from './account';
 
 beforeEach(resetAccount);
-
-test('the KEDA service account the command looks for is the one lib/eks/keda.ts binds', () => {
-  expect(KEDA_SERVICE_ACCOUNT).toBe(KEDA_OPERATOR_SERVICE_ACCOUNT);
-});
 
 describe('parseArgs', () => {
   test('help, and a stack', () => {

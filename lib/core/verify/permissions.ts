@@ -5,59 +5,21 @@
  * and its permissions boundary; https://docs.aws.amazon.com/IAM/latest/APIReference/API_SimulatePrincipalPolicy.html).
  */
 import { type RoutingFacts } from '../reconciler/routing-facts';
-import { albWeightsLocation } from '../reconciler/targets/alb';
+import { routingTarget } from '../reconciler/targets';
+import { type PermissionProbe } from './probe';
 import { type CheckResult } from './result';
 
-export interface PermissionProbe {
-  readonly action: string;
-  readonly resource: string;
-  readonly expect: 'allowed' | 'denied';
-  readonly why: string;
-}
-
-/** The same ARN with its last path segment renamed: a resource of the same type the role was not granted. */
-function neighbour(arn: string): string {
-  return arn.replace(/([^/]+)$/, '$1-not-granted');
-}
-
 /**
- * The reconciler's calls (lambda/reconciler: GetMetricData in reconcile.ts; DescribeEndpoint and
- * UpdateEndpointWeightsAndCapacities in targets/sagemaker.ts; DescribeListeners and ModifyListener, or DescribeRules and
- * ModifyRule for a rule on a shared listener, in targets/alb.ts)
- * and the ones it must not make. It publishes its metrics as EMF in its log, so cloudwatch:PutMetricData is denied.
+ * The reconciler's calls (lambda/reconciler: GetMetricData in reconcile.ts; its target's reads and writes, whose probes
+ * each target kind lists: `writerProbes` in lib/core/reconciler/targets/<kind>.ts) and the ones it must not make. It
+ * publishes its metrics as EMF in its log, so cloudwatch:PutMetricData is denied.
  */
 export function reconcilerProbes(facts: RoutingFacts): PermissionProbe[] {
-  const common: PermissionProbe[] = [
+  return [
     { action: 'cloudwatch:GetMetricData', resource: '*', expect: 'allowed', why: 'reads its signals (no resource-level permissions)' },
     { action: 'cloudwatch:PutMetricData', resource: '*', expect: 'denied', why: 'its metrics are EMF log lines' },
     { action: 'iam:PassRole', resource: '*', expect: 'denied', why: 'it never hands a role to a service' },
-  ];
-  if (facts.kind === 'sagemaker') {
-    const arn = facts.endpointArn;
-    return [
-      ...common,
-      { action: 'sagemaker:DescribeEndpoint', resource: arn, expect: 'allowed', why: 'reads the variants\' weights and counts' },
-      { action: 'sagemaker:UpdateEndpointWeightsAndCapacities', resource: arn, expect: 'allowed', why: 'writes the weights and replica floors' },
-      { action: 'sagemaker:UpdateEndpointWeightsAndCapacities', resource: neighbour(arn), expect: 'denied', why: 'another endpoint' },
-      { action: 'sagemaker:UpdateEndpoint', resource: arn, expect: 'denied', why: 'replaces the endpoint configuration' },
-      { action: 'sagemaker:DeleteEndpoint', resource: arn, expect: 'denied', why: 'destructive' },
-    ];
-  }
-  // The listener's default action, or the service's rule on a shared listener.
-  const at = albWeightsLocation(facts);
-  const other = at.write === 'ModifyRule' ? 'another rule (another service on the shared listener)' : 'another listener';
-  return [
-    ...common,
-    { action: `elasticloadbalancing:${at.read}`, resource: '*', expect: 'allowed', why: 'reads the forward action (no resource-level permissions)' },
-    { action: `elasticloadbalancing:${at.write}`, resource: at.arn, expect: 'allowed', why: 'writes the target-group weights' },
-    { action: `elasticloadbalancing:${at.write}`, resource: neighbour(at.arn), expect: 'denied', why: other },
-    { action: 'elasticloadbalancing:DeleteListener', resource: facts.listenerArn, expect: 'denied', why: 'destructive' },
-    ...(at.write === 'ModifyRule'
-      ? [{ action: 'elasticloadbalancing:ModifyListener', resource: facts.listenerArn, expect: 'denied' as const, why: 'the shared listener is not the service\'s' }]
-      : []),
-    ...facts.targets.slice(0, 1).map((t): PermissionProbe => ({
-      action: 'elasticloadbalancing:RegisterTargets', resource: t.targetGroupArn, expect: 'denied', why: 'targets are the load balancer controller\'s',
-    })),
+    ...routingTarget(facts).writerProbes(facts),
   ];
 }
 

@@ -7,6 +7,7 @@ import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, classDimensions, Metrics } from 
 import { type MetricStatSource } from '../../metrics/aws-published';
 import { deploymentReplicasMetric } from '../../metrics/aws-published';
 import { karpenterCapacityErrorMetric } from '../../metrics/karpenter-capacity';
+import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { counterPerSecond } from '../config';
 import { type AlbRoutingFacts, type RoutedClassFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
@@ -110,8 +111,30 @@ export function hpaHonouredFloor(floor: number, desired: number | null): number 
   return 10 * floor <= 11 * desired ? Math.floor((11 * desired) / 10) + 1 : floor;
 }
 
+/**
+ * The writer's calls (lambda/reconciler/targets/alb.ts: DescribeListeners and ModifyListener, or DescribeRules and
+ * ModifyRule for a rule on a shared listener; albWeightsLocation above) and the ones it must not make.
+ */
+function writerProbes(facts: AlbRoutingFacts): PermissionProbe[] {
+  const at = albWeightsLocation(facts);
+  const other = at.write === 'ModifyRule' ? 'another rule (another service on the shared listener)' : 'another listener';
+  return [
+    { action: `elasticloadbalancing:${at.read}`, resource: '*', expect: 'allowed', why: 'reads the forward action (no resource-level permissions)' },
+    { action: `elasticloadbalancing:${at.write}`, resource: at.arn, expect: 'allowed', why: 'writes the target-group weights' },
+    { action: `elasticloadbalancing:${at.write}`, resource: neighbour(at.arn), expect: 'denied', why: other },
+    { action: 'elasticloadbalancing:DeleteListener', resource: facts.listenerArn, expect: 'denied', why: 'destructive' },
+    ...(at.write === 'ModifyRule'
+      ? [{ action: 'elasticloadbalancing:ModifyListener', resource: facts.listenerArn, expect: 'denied' as const, why: 'the shared listener is not the service\'s' }]
+      : []),
+    ...facts.targets.slice(0, 1).map((t): PermissionProbe => ({
+      action: 'elasticloadbalancing:RegisterTargets', resource: t.targetGroupArn, expect: 'denied', why: 'targets are the load balancer controller\'s',
+    })),
+  ];
+}
+
 export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   kind: 'alb',
+  platform: 'eks',
   floors: 'published',
   routes,
   describeRoutes: (facts) => `target group(s) of ${albWeightsLocation(facts).description}`,
@@ -195,5 +218,12 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   // The reconciler owns only its target groups' weights: any other target group in the forward action is written
   // back as read (lambda/reconciler/targets/alb.ts), so there is no stray route to zero here.
   plannedWrite: (_facts, decision) => (decision.weightsChanged ? { kind: 'weights', weights: decision.weights, zeroed: [] } : undefined),
+  writerProbes,
+  // A class is its own route here; its capacity is its Karpenter NodePool.
+  capacityHolder: (facts, className) => {
+    const t = className ? facts.targets.find((x) => x.class.name === className) : facts.targets.find((x) => x.class.preferenceRank === 0);
+    if (!t) throw new Error(`no class ${className ?? 'of preference rank 0'}; classes: ${facts.targets.map((x) => x.class.name).join(', ')}`);
+    return { kind: 'nodepool', routedClass: t.class.name, nodePool: t.nodePoolName };
+  },
 };
 

@@ -5,7 +5,9 @@
  * asks which kind it holds. Pure data and functions: the Lambda's I/O for each kind is lambda/reconciler/targets/.
  */
 import { type PolicyClass, type PolicyDecision } from '../../policy/types';
+import { type ServingPlatform } from '../../runtime/platform';
 import { type Checker } from '../../validation/checker';
+import { type PermissionProbe } from '../../verify/probe';
 import { type ROUTING_FACTS_RULES } from '../../validation/rules';
 import { type PlacementOptions, type ReconcilerConfig, type SignalSource } from '../config';
 import { type RoutedClassFacts, type RoutingFacts } from '../routing-facts';
@@ -107,8 +109,18 @@ export interface ObservedClassFacts {
   readonly awsDimensions: Readonly<Record<string, string>>;
 }
 
+/**
+ * Where one routed class's capacity is held, for the game day to take it away: the class's Karpenter NodePool (EKS),
+ * or the production variant whose scalable target is pinned (SageMaker). `routedClass` is the route's name.
+ */
+export type CapacityHolder =
+  | { readonly kind: 'nodepool'; readonly routedClass: string; readonly nodePool: string }
+  | { readonly kind: 'variant'; readonly routedClass: string; readonly endpointName: string; readonly variantName: string };
+
 export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
   readonly kind: F['kind'];
+  /** The serving platform behind this kind of target (the simulator's and the game day report's platform). */
+  readonly platform: ServingPlatform;
   /**
    * How replica floors reach the autoscaler: `capacity-writes` (the reconciler raises desired instance counts itself),
    * or `published` (the `ReplicaFloor` metric, which a KEDA trigger reads).
@@ -159,4 +171,14 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
    * where floors are capacity writes, one route's desired count raised to its floor.
    */
   plannedWrite(facts: F, decision: PolicyDecision, target: TargetState, floors: Readonly<Record<string, number>> | null): RoutingWrite | undefined;
+  /**
+   * verify's IAM probes of the writer (lambda/reconciler/targets/<kind>.ts): each call it makes on the resource it
+   * makes it on (allowed), the same call on a neighbouring resource and the destructive calls nearest to it (denied).
+   */
+  writerProbes(facts: F): PermissionProbe[];
+  /**
+   * The route of the capacity class named (a class name, or a routed name), or of the preferred class (preference
+   * rank 0) when none is named, and where its capacity is held. Throws naming the routes when none matches.
+   */
+  capacityHolder(facts: F, className?: string): CapacityHolder;
 }

@@ -5,6 +5,7 @@
  */
 import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, Dim, Metrics } from '../../metrics/contract';
 import { type PolicyClass } from '../../policy/types';
+import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
@@ -102,8 +103,24 @@ export function capacitiesToRaise(
     .sort((a, b) => b.to - b.from - (a.to - a.from) || a.name.localeCompare(b.name));
 }
 
+/**
+ * The writer's calls (lambda/reconciler/targets/sagemaker.ts: DescribeEndpoint, UpdateEndpointWeightsAndCapacities)
+ * and the ones nearest to them it must not make.
+ */
+function writerProbes(facts: SageMakerRoutingFacts): PermissionProbe[] {
+  const arn = facts.endpointArn;
+  return [
+    { action: 'sagemaker:DescribeEndpoint', resource: arn, expect: 'allowed', why: 'reads the variants\' weights and counts' },
+    { action: 'sagemaker:UpdateEndpointWeightsAndCapacities', resource: arn, expect: 'allowed', why: 'writes the weights and replica floors' },
+    { action: 'sagemaker:UpdateEndpointWeightsAndCapacities', resource: neighbour(arn), expect: 'denied', why: 'another endpoint' },
+    { action: 'sagemaker:UpdateEndpoint', resource: arn, expect: 'denied', why: 'replaces the endpoint configuration' },
+    { action: 'sagemaker:DeleteEndpoint', resource: arn, expect: 'denied', why: 'destructive' },
+  ];
+}
+
 export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   kind: 'sagemaker',
+  platform: 'sagemaker',
   floors: 'capacity-writes',
   routes,
   describeRoutes: (facts) => `variant(s) of endpoint ${facts.endpointName}`,
@@ -183,5 +200,14 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     const capped = floors && Object.fromEntries(Object.entries(floors).map(([n, f]) => [n, Math.min(f, max.get(n) ?? f)]));
     const raise = capacitiesToRaise(capped, target.replicas)[0];
     return raise ? { kind: 'capacity', route: raise.name, from: raise.from, to: raise.to } : undefined;
+  },
+  writerProbes,
+  // A class is found by its own name or its variant's; its capacity is the variant's (its scalable target).
+  capacityHolder: (facts, className) => {
+    const named = (variantName: string, c: { name: string; preferenceRank: number }) =>
+      (className ? c.name === className || variantName === className : c.preferenceRank === 0);
+    const v = facts.variants.find((x) => x.classes.some((c) => named(x.variantName, c)));
+    if (!v) throw new Error(`no class ${className ?? 'of preference rank 0'}; variants: ${facts.variants.map((x) => x.variantName).join(', ')}`);
+    return { kind: 'variant', routedClass: v.variantName, endpointName: facts.endpointName, variantName: v.variantName };
   },
 };
