@@ -47,7 +47,7 @@ export const USAGE = `cdk-capacity-game-day: exercise the fallback under load by
 
 Usage:
   cdk-capacity-game-day --stack <name> --stop-alarm <alarm> [--stop-alarm <alarm> ...] --max-duration <dur> --hold <dur>
-                        [--class <name>] [--poll <dur>] [--watch-return <dur>] [--audit <file>]
+                        [--service <name>] [--class <name>] [--poll <dur>] [--watch-return <dur>] [--audit <file>]
                         [--kube-context <context>] [--region <region>] [--dry-run]
 
 Stop conditions (required; it refuses to start without both):
@@ -55,6 +55,7 @@ Stop conditions (required; it refuses to start without both):
   --max-duration <dur>   the experiment never lasts longer (e.g. 45m)
 
   --hold <dur>           how long the shortage is held (at most --max-duration)
+  --service <name>       the service whose reconciler is watched, when the stack holds several (its contract name)
   --class <name>         the class to take away (default: the preferred class, preference rank 0)
   --poll <dur>           how often the stop alarms are read (default 30s)
   --watch-return <dur>   keep the timeline going this long after the restore (default 15m)
@@ -87,6 +88,8 @@ export interface GameDayCommand {
   readonly command: 'help' | 'run';
   readonly stack?: string;
   readonly options?: GameDayOptions;
+  /** The service (its reconciler's `service`) when the stack serves several. */
+  readonly service?: string;
   readonly className?: string;
   readonly audit?: string;
   readonly report?: string;
@@ -110,7 +113,7 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
   if (asksForHelp(argv)) return { command: 'help' };
   const { values, repeated } = parseCommandLine('game-day', argv, {
     stack: { type: 'string' }, 'stop-alarm': { type: 'string', multiple: true }, 'max-duration': { type: 'string' }, hold: { type: 'string' },
-    class: { type: 'string' }, poll: { type: 'string' }, 'watch-return': { type: 'string' }, audit: { type: 'string' },
+    class: { type: 'string' }, service: { type: 'string' }, poll: { type: 'string' }, 'watch-return': { type: 'string' }, audit: { type: 'string' },
     'kube-context': { type: 'string' }, region: { type: 'string' }, 'dry-run': { type: 'boolean' }, report: { type: 'string' },
     predicted: { type: 'string' }, 'fis-zones': { type: 'string' }, 'fis-role': { type: 'string' }, 'karpenter-role': { type: 'string' },
   });
@@ -138,7 +141,7 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
   if ((fisZones !== undefined) !== (str('fis-role') !== undefined)) problems.push('--fis-zones and --fis-role go together (the zones to starve, the role FIS assumes)');
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return {
-    command: 'run', stack: str('stack'), options, className: str('class'), audit: str('audit') ?? 'game-day-audit.jsonl',
+    command: 'run', stack: str('stack'), options, service: str('service'), className: str('class'), audit: str('audit') ?? 'game-day-audit.jsonl',
     report: str('report') ?? 'game-day-report', predicted: str('predicted'),
     kubeContext: str('kube-context'), region: str('region'), dryRun: values['dry-run'] === true,
     fisZones, fisRole: str('fis-role'), karpenterRole: str('karpenter-role'),
@@ -384,7 +387,7 @@ function karpenterRoleArn(cmd: GameDayCommand, d: Deployment): string {
   const logical = podIdentityRole(d.template, KARPENTER_SERVICE_ACCOUNT);
   const name = logical && physicalId(d, logical);
   if (!name) throw new Error(`${cmd.stack} binds no role to the ${KARPENTER_SERVICE_ACCOUNT} service account (an imported cluster's Karpenter?): pass --karpenter-role <arn>`);
-  const [, partition, , , account] = d.reconcilers[0].roleArn.split(':');
+  const [, partition, , , account] = d.reconcilers[0].roleArn.split(':'); // any role of the stack: same partition and account
   return `arn:${partition}:iam::${account}:role/${name}`;
 }
 
@@ -409,12 +412,19 @@ export async function main(argv: readonly string[], io: Io = CONSOLE_IO, deps: M
 async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<number> {
   const c = deps.clients(cmd.region);
   const d = await findDeployment(cmd.stack!, c);
-  if (d.reconcilers.length !== 1) {
-    io.err(`${cmd.stack} has ${d.reconcilers.length} reconciler functions: the game day needs exactly one (one service per run)`);
+  // One service per run: the one named, or the only one of the stack.
+  const services = d.reconcilers.map((r) => r.config.service);
+  const reconciler = cmd.service === undefined
+    ? (d.reconcilers.length === 1 ? d.reconcilers[0] : undefined)
+    : d.reconcilers.find((r) => r.config.service === cmd.service);
+  if (!reconciler) {
+    io.err(cmd.service === undefined
+      ? `${cmd.stack} has ${d.reconcilers.length} reconciler functions (services: ${services.join(', ') || 'none'}): name one with --service`
+      : `${cmd.stack} has no reconciler for service '${cmd.service}' (services: ${services.join(', ') || 'none'})`);
     return 1;
   }
   // The routed class the game day takes away: the one named, or the preferred one (preference rank 0).
-  const facts = d.reconcilers[0].config.facts;
+  const facts = reconciler.config.facts;
   const target = routingTarget(facts).capacityHolder(facts, cmd.className);
   const injection = await chooseInjection(cmd, d, target, c, deps);
   io.out(`game day on ${cmd.stack}: ${injection.description}; hold ${cmd.options!.holdSeconds} s, stop on ${cmd.options!.stop.alarmNames.join(', ')} `
@@ -447,13 +457,14 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
     if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);
     if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
       try {
-        const { config } = d.reconcilers[0];
+        const { config } = reconciler;
         await writeReport(cmd, d.template, config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io);
       } catch (e) {
         io.err(`report not written: ${e instanceof Error ? e.message : String(e)}`);
       }
     }
-    return outcome.endedBy === 'refused' ? 2 : outcome.restored ? 0 : 1;
+    // Exit 0 only for a game day that ran and was restored; an error (an injection that could not start) is a failure.
+    return outcome.endedBy === 'refused' ? 2 : outcome.restored && outcome.endedBy !== 'error' ? 0 : 1;
   } finally {
     deps.signals.off('SIGINT', onInt);
     deps.signals.off('SIGTERM', onTerm);

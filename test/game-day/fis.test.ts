@@ -183,7 +183,7 @@ test('an error after the template was made: StartExperiment refused, the templat
   serveFis();
   fis.on(StartExperimentCommand as never).rejects(new Error('ServiceQuotaExceededException: too many experiments'));
   const r = run([...BASE, '--hold', '30']);
-  expect(await r.done).toBe(0);
+  expect(await r.done).toBe(1); // restored, but the game day did not run
   expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'DeleteExperimentTemplateCommand']);
   const events = r.events();
   expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);

@@ -204,6 +204,29 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
     expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'hold-complete', 'restore', 'end']);
   });
 
+  test('a stack with two services: --service names the one, and without it the game day refuses and lists them', async () => {
+    const chat: ReconcilerConfig = {
+      ...EKS_CONFIG, service: 'chat',
+      facts: EKS_CONFIG.facts.kind === 'alb' ? { ...EKS_CONFIG.facts, targets: EKS_CONFIG.facts.targets.map((t) => ({ ...t, nodePoolName: `chat-${t.class.name}` })) } : EKS_CONFIG.facts,
+    };
+    deployment(EKS_CONFIG);
+    cfn.on(ListStackResourcesCommand).resolves({
+      StackResourceSummaries: ['sd21', 'chat'].map((name) => ({
+        LogicalResourceId: `Fn${name}`, PhysicalResourceId: `${name}-reconciler`, ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0),
+      })),
+    });
+    lambda.on(GetFunctionConfigurationCommand, { FunctionName: 'chat-reconciler' })
+      .resolves({ Role: 'arn:aws:iam::123456789012:role/r', Environment: { Variables: { [RECONCILER_CONFIG_ENV]: JSON.stringify(chat) } } });
+    alarm(() => 'OK');
+    const refused = run([...BASE, '--hold', '0.1', '--dry-run']);
+    expect(await refused.done).toBe(1);
+    expect(refused.out.join('\n')).toMatch(/2 reconciler functions \(services: sd21, chat\): name one with --service/);
+    const { calls, k } = fakeKubectl({ metadata: { name: 'chat-inf2' }, spec: {}, status: { resources: { cpu: '8' } } });
+    const picked = run([...BASE, '--hold', '0.1', '--service', 'chat', '--dry-run'], { kubectl: () => k });
+    expect(await picked.done).toBe(0);
+    expect(calls).toEqual([['get', 'nodepool', 'chat-inf2', '-o', 'json']]);
+  });
+
   test('--class picks another class; --dry-run reads and changes nothing', async () => {
     deployment(EKS_CONFIG);
     alarm(() => 'OK');
