@@ -12,6 +12,7 @@
 import { type CapacityClass } from './capacity-class';
 import { type ServiceContract } from './contract';
 import { type CapacityPlan } from './sizing';
+import { type ServingPlatform } from '../runtime/platform';
 
 /** The template Metadata key under which each service's record is stored, by contract name. */
 export const SERVING_RECORD_METADATA_KEY = 'CdkCapacityAwareInference::Serving';
@@ -21,8 +22,6 @@ export const SERVING_RECORD_VERSION = 1;
 
 /** What a value that was a CloudFormation token at synth is recorded as. */
 export const TOKEN_TEXT = '{token}';
-
-export type ServingPlatform = 'sagemaker' | 'eks';
 
 export interface ServingRecord {
   readonly version: number;
