@@ -51,7 +51,7 @@ export function karpenterCapacityErrorMetric(clusterName: string, nodePoolName: 
  * aws-cdk-lib MetricFilterProps.defaultValue "Default: No metric emitted."): the metric exists only after the first
  * capacity error of its NodePool. Completes "not yet published (expected until the first ...)".
  */
-export const KARPENTER_CAPACITY_ERROR_PUBLISHED_ON = 'insufficient-capacity launch failure of the NodePool (the metric filter has no default value)';
+export const KARPENTER_CAPACITY_ERROR_PUBLISHED_ON = 'insufficient-capacity launch failure of the NodePool';
 
 function quoted(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
