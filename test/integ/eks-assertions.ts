@@ -4,8 +4,7 @@
  * - each class's ScaledObject has its HPA (KEDA's webhook and controller accepted it: the controller writes
  *   `status.hpaName`, `keda-hpa-<name>` without a custom name, once it created the HPA; kedacore/keda@v2.20.2
  *   controllers/keda/hpa.go:40-69, apis/keda/v1alpha1/scaledobject_webhook.go:680-685);
- * - the listener forwards to each class's target group (not at a given weight: the reconciler runs every minute from
- *   stack creation on and may have changed the weights before the assertion reads them).
+ * - the listener forwards to each class's target group at the initial weight the construct set.
  * The two Kubernetes reads go through the cluster's kubectl provider: an aws-eks-v2 `KubernetesObjectValue` waits until
  * `kubectl get <type> <name> -o=jsonpath='{<path>}'` prints something (aws-cdk-lib 2.269.0
  * custom-resource-handlers/dist/aws-eks-v2/kubectl-handler/get/__init__.py:41-69), and the assertion compares what it
@@ -61,11 +60,11 @@ export function eksServiceAssertions(integ: IntegTest, stack: Stack, service: Ek
 
     // One call per class: Match.arrayWith keeps the order of its elements, the listener's order is not promised.
     // Equal calls get distinct ids (@aws-cdk/integ-tests-alpha 2.245.0-alpha.0 lib/assertions/private/deploy-assert.js:85-96).
-    const target = Match.objectLike({ TargetGroupArn: unit.targetGroup.targetGroupArn });
+    const weight = { TargetGroupArn: unit.targetGroup.targetGroupArn, Weight: service.initialWeights[cls] };
     integ.assertions.awsApiCall('ElasticLoadBalancingV2', 'describeListeners', { ListenerArns: [service.listener.listenerArn] })
       .expect(ExpectedResult.objectLike({
         Listeners: Match.arrayWith([Match.objectLike({
-          DefaultActions: Match.arrayWith([Match.objectLike({ ForwardConfig: Match.objectLike({ TargetGroups: Match.arrayWith([target]) }) })]),
+          DefaultActions: Match.arrayWith([Match.objectLike({ ForwardConfig: Match.objectLike({ TargetGroups: Match.arrayWith([weight]) }) })]),
         })]),
       }));
   }
