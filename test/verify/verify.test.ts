@@ -10,7 +10,8 @@ import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { clients, KEDA_SERVICE_ACCOUNT, main, parseArgs, runVerify, UsageError } from '../../bin/verify';
 import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
-import { expectedMetrics } from '../../lib/core/verify/metric-presence';
+import { AwsDim, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics/contract';
+import { expectedMetrics, publishedOnlyOn } from '../../lib/core/verify/metric-presence';
 import { KEDA_OPERATOR_SERVICE_ACCOUNT } from '../../lib/eks/keda';
 import {
   ACCOUNT, ADDON_VERSION, conformingAccount, cw, EKS_CONFIG, eks, healthyAccountBeforeAnyEvent, iam, lambda, logs, resetAccount, ROLE_ARN, target,
@@ -20,6 +21,21 @@ beforeEach(resetAccount);
 
 test('the KEDA service account the command looks for is the one lib/eks/keda.ts binds', () => {
   expect(KEDA_SERVICE_ACCOUNT).toBe(KEDA_OPERATOR_SERVICE_ACCOUNT);
+});
+
+test('which read metrics are published only on an event (the rest fail when ListMetrics lists none)', () => {
+  const alb = (name: string) => publishedOnlyOn({ namespace: AwsMetrics.alb.namespace, name, dimensions: { [AwsDim.LOAD_BALANCER]: 'lb', [AwsDim.TARGET_GROUP]: 'tg' } });
+  const sm = (name: string) => publishedOnlyOn({ namespace: AwsMetrics.sageMaker.namespace, name, dimensions: { [AwsDim.ENDPOINT_NAME]: 'e', [AwsDim.VARIANT_NAME]: 'v' } });
+  expect(alb(AwsMetrics.alb.target5xx)).toBe('HTTP 5XX response of a target');
+  expect(alb(AwsMetrics.alb.target4xx)).toBe('HTTP 4XX response of a target');
+  expect(alb(AwsMetrics.alb.requestCount)).toBeUndefined();
+  expect(alb(AwsMetrics.alb.healthyHostCount)).toBeUndefined();
+  // SageMaker sends 0 or 1 per invocation: its error metrics come with traffic, like Invocations.
+  expect(sm(AwsMetrics.sageMaker.invocation5xxErrors)).toBeUndefined();
+  expect(sm(AwsMetrics.sageMaker.invocations)).toBeUndefined();
+  expect(publishedOnlyOn({ namespace: KARPENTER_CAPACITY_NAMESPACE, name: 'InsufficientCapacity/prod/np', dimensions: {} }))
+    .toBe('insufficient-capacity launch failure of the NodePool');
+  expect(publishedOnlyOn({ namespace: METRIC_NAMESPACE, name: 'PolicyMode', dimensions: { Service: 's' } })).toBeUndefined();
 });
 
 describe('parseArgs', () => {
