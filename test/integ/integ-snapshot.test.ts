@@ -11,7 +11,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { type IntegAppBuilder, integSynthContext } from './integ-app';
 import { eksImportedClusterApp } from './integ.eks-imported-cluster';
 import { eksNewClusterApp } from './integ.eks-new-cluster';
-import { sageMakerReconcilerApp } from './integ.sagemaker-reconciler';
+import { sageMakerReconcilerApp, variantNames } from './integ.sagemaker-reconciler';
+import { type SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { trustGateApp } from './integ.trust-gate';
 
 const APPS: Record<string, IntegAppBuilder> = {
@@ -79,4 +80,61 @@ describe.each(Object.entries(APPS))('%s', (file, build) => {
         .toEqual({ file: f, body: masked(readFileSync(join(snapshot, f), 'utf8')) });
     }
   });
+});
+
+/**
+ * A string property as CloudFormation renders it: a literal, or an `Fn::Join` whose references (here always inside a
+ * JSON string, such as a target group ARN) are replaced by a placeholder.
+ */
+function deployTimeString(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] } | undefined)?.['Fn::Join'];
+  return join ? join[1].map((part) => (typeof part === 'string' ? part : '<reference>')).join(join[0]) : undefined;
+}
+
+/** Every `expected` value of an app's assertions, decoded (the handler JSON-parses it before building its matcher). */
+function assertionExpectations(build: IntegAppBuilder): unknown[] {
+  const assembly = build({ context: integSynthContext() }).synth();
+  const found: unknown[] = [];
+  for (const stack of assembly.stacks) {
+    const resources = (stack.template as { Resources?: Record<string, { Properties?: { expected?: unknown } }> }).Resources ?? {};
+    for (const r of Object.values(resources)) {
+      if (r.Properties?.expected === undefined) continue;
+      const json = deployTimeString(r.Properties.expected);
+      if (json === undefined) throw new Error(`an assertion's expected value this test cannot read: ${JSON.stringify(r.Properties.expected)}`);
+      found.push(JSON.parse(json));
+    }
+  }
+  return found;
+}
+
+/** The string values inside a decoded expectation that are themselves an encoded matcher (`{"$ObjectLike":…}`). */
+function stringifiedMatchers(value: unknown): string[] {
+  if (typeof value === 'string') return /^\{"\$[A-Za-z]+":/.test(value) ? [value] : [];
+  if (Array.isArray(value)) return value.flatMap(stringifiedMatchers);
+  if (value !== null && typeof value === 'object') return Object.values(value).flatMap(stringifiedMatchers);
+  return [];
+}
+
+describe.each(Object.entries(APPS))('%s assertions', (file, build) => {
+  test('nest matchers as matchers, never as the JSON string of ExpectedResult.*().result', () => {
+    // A stringified matcher is compared as a literal string with the actual value, so it never matches an object.
+    const expectations = assertionExpectations(build);
+    expect(expectations.flatMap(stringifiedMatchers)).toEqual([]);
+    // The trust gate's assertion stack is empty by design (its deployment must fail).
+    expect(expectations.length > 0).toBe(file !== 'integ.trust-gate.ts');
+  });
+});
+
+test('the SageMaker assertion expects every declared variant by its name', () => {
+  const expected = assertionExpectations(sageMakerReconcilerApp);
+  const app = sageMakerReconcilerApp({ context: integSynthContext() });
+  const stack = app.node.findChild('IntegSageMakerReconciler') as SageMakerLlmStack;
+  const names = variantNames(stack);
+  expect(names.length).toBeGreaterThan(1);
+  for (const name of names) {
+    expect(expected).toContainEqual({
+      $ObjectLike: { EndpointStatus: 'InService', ProductionVariants: { $ArrayWith: [{ $ObjectLike: { VariantName: name } }] } },
+    });
+  }
 });

@@ -1,13 +1,14 @@
 /**
  * Integration test (the CDK convention: @aws-cdk/integ-tests-alpha assertions, run by @aws-cdk/integ-runner in an
  * account) of the SageMaker example with its reconciler. What a deployed stack must show:
- * - the endpoint InService with each variant at the initial weight the construct set;
+ * - the endpoint InService with each variant the construct declared (by name; not its weight: the reconciler runs on a
+ *   one-minute schedule from stack creation on and may have rewritten `CurrentWeight` before the assertion reads it);
  * - after one reconciler run: an audit line (`"audit":"routing-decision"`) in its log group, and its decision metrics
  *   (`PolicyMode` per service) listed by CloudWatch.
  * Offline, `npm test` synthesizes this app and compares it with the committed snapshot (integ-snapshot.test.ts).
  */
 import { type App, Duration, Stack } from 'aws-cdk-lib';
-import { ExpectedResult, IntegTest } from '@aws-cdk/integ-tests-alpha';
+import { ExpectedResult, IntegTest, Match } from '@aws-cdk/integ-tests-alpha';
 import { SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { Dim, METRIC_NAMESPACE, Metrics } from '../../lib/core/metrics/contract';
 import { integApp, type IntegAppOptions, integEnv } from './integ-app';
@@ -25,12 +26,18 @@ export function sageMakerReconcilerApp(options?: IntegAppOptions): App {
     stackUpdateWorkflow: false,
   });
 
-  // The initial weights as the template sets them (the construct renders the variants lazily).
-  const rendered = stack.resolve(stack.endpoint.endpointConfig.productionVariants) as Array<{ VariantName: string; InitialVariantWeight: number }>;
-  const variants = rendered.map((v) => ExpectedResult.objectLike({ VariantName: v.VariantName, CurrentWeight: v.InitialVariantWeight }).result);
-  integ.assertions.awsApiCall('SageMaker', 'describeEndpoint', { EndpointName: stack.endpoint.endpointName })
-    .expect(ExpectedResult.objectLike({ EndpointStatus: 'InService', ProductionVariants: variants }))
-    .waitForAssertions({ totalTimeout: Duration.minutes(40), interval: Duration.minutes(1) });
+  // One call per variant: Match.arrayWith keeps the order of its elements, and DescribeEndpoint does not promise the
+  // config's order. Nested matchers must be `Match.*` (encoded objects the handler decodes), never
+  // `ExpectedResult.*(...).result`, which is a JSON string and would be compared as a literal string
+  // (@aws-cdk/integ-tests-alpha 2.245.0-alpha.0 lib/assertions/common.js:95-101 vs lib/assertions/match.js:15-25).
+  for (const name of variantNames(stack)) {
+    integ.assertions.awsApiCall('SageMaker', 'describeEndpoint', { EndpointName: stack.endpoint.endpointName })
+      .expect(ExpectedResult.objectLike({
+        EndpointStatus: 'InService',
+        ProductionVariants: Match.arrayWith([Match.objectLike({ VariantName: name })]),
+      }))
+      .waitForAssertions({ totalTimeout: Duration.minutes(40), interval: Duration.minutes(1) });
+  }
 
   const run = integ.assertions.invokeFunction({ functionName: stack.reconciler.function.functionName });
   run.next(integ.assertions.awsApiCall('CloudWatchLogs', 'filterLogEvents', {
@@ -45,6 +52,20 @@ export function sageMakerReconcilerApp(options?: IntegAppOptions): App {
     // New metrics take up to 15 minutes to appear in ListMetrics.
     .waitForAssertions({ totalTimeout: Duration.minutes(20), interval: Duration.minutes(1) }));
   return app;
+}
+
+/**
+ * The variant names the stack's endpoint config declares. `stack.resolve` of the L1's `productionVariants` gives its
+ * camelCase props (`variantName`), not the template's PascalCase keys; a name that is not a plain string fails here
+ * instead of producing a matcher that checks nothing.
+ */
+export function variantNames(stack: SageMakerLlmStack): string[] {
+  const rendered = stack.resolve(stack.endpoint.endpointConfig.productionVariants) as unknown;
+  if (!Array.isArray(rendered) || rendered.length === 0) throw new Error('the endpoint config declares no production variants');
+  return rendered.map((v: { variantName?: unknown }) => {
+    if (typeof v.variantName !== 'string' || v.variantName === '') throw new Error(`a production variant without a literal name: ${JSON.stringify(v)}`);
+    return v.variantName;
+  });
 }
 
 if (require.main === module) sageMakerReconcilerApp().synth();

@@ -9,6 +9,7 @@ import { DescribeAddonCommand, DescribeAddonConfigurationCommand, EKSClient } fr
 import { GetRoleCommand, IAMClient, SimulatePrincipalPolicyCommand, type SimulatePrincipalPolicyCommandInput } from '@aws-sdk/client-iam';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
+import { AwsMetrics } from '../../lib/core/metrics/contract';
 import { matchesFilterPattern } from '../../lib/core/metrics/filter-pattern';
 import { karpenterCapacityErrorPattern, KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
 import { OBSERVABILITY_ADDON_NAME } from '../../lib/core/metrics/template-check';
@@ -101,4 +102,16 @@ export function conformingAccount(config: ReconcilerConfig = EKS_CONFIG) {
 /** Resets every mock (call in beforeEach). */
 export function resetAccount(): void {
   for (const m of [cfn, lambda, cw, logs, eks, iam]) m.reset();
+}
+
+/**
+ * A conforming account whose service has had neither a target 5XX nor a capacity error yet: those metrics exist only
+ * after their first event, so ListMetrics lists none of them (verify reports them SKIP and exits 0).
+ */
+export function healthyAccountBeforeAnyEvent(): void {
+  conformingAccount();
+  cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => (
+    input.MetricName === AwsMetrics.alb.target5xx || input.Namespace === KARPENTER_CAPACITY_NAMESPACE
+      ? { Metrics: [] }
+      : { Metrics: [{ Namespace: input.Namespace, MetricName: input.MetricName, Dimensions: (input.Dimensions ?? []).map((d) => ({ Name: d.Name, Value: d.Value ?? 'any' })) }] }));
 }

@@ -3,12 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../../bin/verify';
-import { conformingAccount, resetAccount } from './account';
+import { healthyAccountBeforeAnyEvent, resetAccount } from './account';
 
 beforeEach(resetAccount);
 
 test('docs/verify.md shows the report verify prints', async () => {
-  conformingAccount();
+  healthyAccountBeforeAnyEvent();
   const out: string[] = [];
   expect(await main(['--stack', 'SdService', '--region', 'us-east-1'], { out: (l) => out.push(l), err: (l) => out.push(l) })).toBe(0);
   const page = readFileSync(join(__dirname, '..', '..', 'docs', 'verify.md'), 'utf8');

@@ -10,12 +10,28 @@ import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { clients, main, parseArgs, runVerify, UsageError } from '../../bin/verify';
 import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
-import { expectedMetrics } from '../../lib/core/verify/metric-presence';
+import { AwsDim, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics/contract';
+import { expectedMetrics, publishedOnlyOn } from '../../lib/core/verify/metric-presence';
 import {
-  ACCOUNT, ADDON_VERSION, conformingAccount, cw, EKS_CONFIG, eks, iam, lambda, logs, resetAccount, ROLE_ARN, target,
+  ACCOUNT, ADDON_VERSION, conformingAccount, cw, EKS_CONFIG, eks, healthyAccountBeforeAnyEvent, iam, lambda, logs, resetAccount, ROLE_ARN, target,
 } from './account';
 
 beforeEach(resetAccount);
+
+test('which read metrics are published only on an event (the rest fail when ListMetrics lists none)', () => {
+  const alb = (name: string) => publishedOnlyOn({ namespace: AwsMetrics.alb.namespace, name, dimensions: { [AwsDim.LOAD_BALANCER]: 'lb', [AwsDim.TARGET_GROUP]: 'tg' } });
+  const sm = (name: string) => publishedOnlyOn({ namespace: AwsMetrics.sageMaker.namespace, name, dimensions: { [AwsDim.ENDPOINT_NAME]: 'e', [AwsDim.VARIANT_NAME]: 'v' } });
+  expect(alb(AwsMetrics.alb.target5xx)).toBe('HTTP 5XX response of a target');
+  expect(alb(AwsMetrics.alb.target4xx)).toBe('HTTP 4XX response of a target');
+  expect(alb(AwsMetrics.alb.requestCount)).toBeUndefined();
+  expect(alb(AwsMetrics.alb.healthyHostCount)).toBeUndefined();
+  // SageMaker sends 0 or 1 per invocation: its error metrics come with traffic, like Invocations.
+  expect(sm(AwsMetrics.sageMaker.invocation5xxErrors)).toBeUndefined();
+  expect(sm(AwsMetrics.sageMaker.invocations)).toBeUndefined();
+  expect(publishedOnlyOn({ namespace: KARPENTER_CAPACITY_NAMESPACE, name: 'InsufficientCapacity/prod/np', dimensions: {} }))
+    .toBe('insufficient-capacity launch failure of the NodePool');
+  expect(publishedOnlyOn({ namespace: METRIC_NAMESPACE, name: 'PolicyMode', dimensions: { Service: 's' } })).toBeUndefined();
+});
 
 describe('parseArgs', () => {
   test('help, and a stack', () => {
@@ -76,11 +92,42 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
     expect(failed[0].detail).toMatch(/^ListMetrics lists it only under \[.*AvailabilityZone.*\]: the reconciler's query reads nothing$/);
   });
 
-  test('a metric never published', async () => {
+  test('a metric never published: FAIL when it is always published, SKIP when only an event publishes it', async () => {
     conformingAccount();
     cw.on(ListMetricsCommand).resolves({ Metrics: [] });
-    const results = await runVerify('Svc', clients('us-east-1'));
-    expect(results.find((r) => r.id.startsWith('metric:'))?.detail).toMatch(/^ListMetrics lists no such metric: nothing published it in the past two weeks/);
+    const results = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:'));
+    const byName = (name: string) => results.filter((r) => r.id.startsWith(`metric:${name}:`));
+    // Always published (with traffic): FAIL.
+    for (const r of [...byName('AWS/ApplicationELB:HealthyHostCount'), ...byName('AWS/ApplicationELB:RequestCount'), ...byName('CapacityAwareInference:PolicyMode')]) {
+      expect([r.status, r.detail]).toEqual(['fail', expect.stringMatching(/^ListMetrics lists no such metric: nothing published it in the past two weeks/)]);
+    }
+    // Reported only when non-zero (ALB), or by a metric filter without a default value (Karpenter): SKIP.
+    const target5xx = byName('AWS/ApplicationELB:HTTPCode_Target_5XX_Count');
+    const capacity = results.filter((r) => r.id.startsWith(`metric:${KARPENTER_CAPACITY_NAMESPACE}:`));
+    expect(target5xx).toHaveLength(2);
+    expect(capacity).toHaveLength(2);
+    expect(target5xx.map((r) => [r.status, r.detail])).toEqual(Array(2).fill(
+      ['skip', 'not yet published (expected until the first HTTP 5XX response of a target): ListMetrics lists no such metric']));
+    expect(capacity.map((r) => [r.status, r.detail])).toEqual(Array(2).fill(
+      ['skip', 'not yet published (expected until the first insufficient-capacity launch failure of the NodePool): ListMetrics lists no such metric']));
+    expect(results.filter((r) => r.status === 'skip')).toHaveLength(4);
+  });
+
+  test('an event-published metric listed under another dimension set still fails', async () => {
+    conformingAccount();
+    cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => ({
+      Metrics: [{ Namespace: input.Namespace, MetricName: input.MetricName, Dimensions: [{ Name: 'LoadBalancer', Value: 'app/sd/abc' }] }],
+    }));
+    const target5xx = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:AWS/ApplicationELB:HTTPCode_Target_5XX_Count:'));
+    expect(target5xx.map((r) => r.status)).toEqual(['fail', 'fail']);
+  });
+
+  test('a healthy stack without 5XX responses or capacity errors exits 0 with those metrics SKIP', async () => {
+    healthyAccountBeforeAnyEvent();
+    const out: string[] = [];
+    expect(await main(['--stack', 'Svc', '--region', 'us-east-1'], { out: (l) => out.push(l), err: (l) => out.push(l) })).toBe(0);
+    expect(out.filter((l) => l.startsWith('SKIP'))).toHaveLength(4);
+    expect(out.at(-1)).toMatch(/^\d+ passed, 0 failed, 4 skipped$/);
   });
 
   test('a filter that counts the foreign pod\'s line, or misses Karpenter\'s', async () => {

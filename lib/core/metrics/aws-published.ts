@@ -19,6 +19,12 @@ export interface AwsPublishedMetric {
   readonly source: string;
   /** What must be installed for the metric to exist. @default - always published by the service */
   readonly requires?: PublishedMetricPrerequisite;
+  /**
+   * The event whose first occurrence publishes the metric, when AWS reports it only with a non-zero value (so a healthy
+   * deployment may never have it): completes "not yet published (expected until the first ...)".
+   * @default - published whenever the service reports (with traffic for request metrics)
+   */
+  readonly publishedOn?: string;
 }
 
 /** One CloudWatch metric, as the `MetricStat` of a GetMetricData query or of an alarm. */
@@ -54,8 +60,11 @@ export const AWS_PUBLISHED_METRICS: readonly AwsPublishedMetric[] = [
   ...[AwsMetrics.sageMakerEndpointInstances.gpuUtilization, AwsMetrics.sageMakerEndpointInstances.gpuMemoryUtilization]
     .map((name) => ({ namespace: AwsMetrics.sageMakerEndpointInstances.namespace, name, dimensionSets: [[E, V]], source: SAGEMAKER_DOC })),
   ...[AwsMetrics.alb.requestCount, AwsMetrics.alb.requestCountPerTarget, AwsMetrics.alb.healthyHostCount,
-    AwsMetrics.alb.unhealthyHostCount, AwsMetrics.alb.targetResponseTime, AwsMetrics.alb.target4xx, AwsMetrics.alb.target5xx]
+    AwsMetrics.alb.unhealthyHostCount, AwsMetrics.alb.targetResponseTime]
     .map((name) => ({ namespace: AwsMetrics.alb.namespace, name, dimensionSets: ALB_SETS, source: ALB_DOC })),
+  // "Reporting criteria: There is a nonzero value" (ALB_DOC, HTTPCode_Target_4XX_Count / HTTPCode_Target_5XX_Count).
+  ...([[AwsMetrics.alb.target4xx, 'HTTP 4XX response of a target'], [AwsMetrics.alb.target5xx, 'HTTP 5XX response of a target']] as const)
+    .map(([name, publishedOn]) => ({ namespace: AwsMetrics.alb.namespace, name, dimensionSets: ALB_SETS, source: ALB_DOC, publishedOn })),
   ...[AwsMetrics.containerInsights.replicasDesired, AwsMetrics.containerInsights.replicasReady]
     .map((name) => ({
       namespace: AwsMetrics.containerInsights.namespace,

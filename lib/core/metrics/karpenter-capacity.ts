@@ -45,6 +45,14 @@ export function karpenterCapacityErrorMetric(clusterName: string, nodePoolName: 
   return { namespace: KARPENTER_CAPACITY_NAMESPACE, metricName: `InsufficientCapacity/${clusterName}/${nodePoolName}`, dimensions: {}, stat: 'Sum' };
 }
 
+/**
+ * The capacity-error filters set no `defaultValue`, and a metric filter without one publishes nothing while no log
+ * event matches (PutMetricFilter `defaultValue`: https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_MetricTransformation.html;
+ * aws-cdk-lib MetricFilterProps.defaultValue "Default: No metric emitted."): the metric exists only after the first
+ * capacity error of its NodePool. Completes "not yet published (expected until the first ...)".
+ */
+export const KARPENTER_CAPACITY_ERROR_PUBLISHED_ON = 'insufficient-capacity launch failure of the NodePool';
+
 function quoted(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }

@@ -5,11 +5,14 @@
  *
  * ListMetrics returns a metric when it carries the dimensions asked for, even if it carries more, and only metrics with
  * datapoints in the past two weeks (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html):
- * the exact dimension set is compared here, and a metric never published yet fails with that said.
+ * the exact dimension set is compared here. A metric never published yet fails with that said, unless it is published
+ * only on an event a healthy deployment may never have had (a target's 5XX, a capacity error): that one is SKIP.
  */
 import { type ReconcilerConfig } from '../reconciler/config';
 import { buildQueryBatch } from '../reconciler/io';
 import { signalPlan } from '../reconciler/signal-sources';
+import { findPublishedMetric } from '../metrics/aws-published';
+import { KARPENTER_CAPACITY_ERROR_PUBLISHED_ON, KARPENTER_CAPACITY_NAMESPACE } from '../metrics/karpenter-capacity';
 import { type CheckResult } from './result';
 
 /** A metric the reconciler reads. A dimension whose value is `undefined` is searched over (any value). */
@@ -88,7 +91,19 @@ function describeSet(names: readonly string[]): string {
   return `[${[...names].sort().join(', ')}]`;
 }
 
-/** Pass when some listed metric carries exactly the expected dimension names, with the pinned values. */
+/**
+ * The event whose first occurrence publishes this metric, or undefined when it is published without one. The fact is
+ * where the metric is declared: the AWS-published table (`publishedOn`) or the capacity-error filters.
+ */
+export function publishedOnlyOn(m: Omit<ExpectedMetric, 'readBy'>): string | undefined {
+  if (m.namespace === KARPENTER_CAPACITY_NAMESPACE) return KARPENTER_CAPACITY_ERROR_PUBLISHED_ON;
+  return findPublishedMetric(m.namespace, m.name, Object.keys(m.dimensions))?.publishedOn;
+}
+
+/**
+ * Pass when some listed metric carries exactly the expected dimension names, with the pinned values. Nothing listed is a
+ * failure, or SKIP for a metric published only on an event (`publishedOnlyOn`); listed under other dimensions fails.
+ */
 export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly ListedMetric[]): CheckResult {
   const names = Object.keys(expected.dimensions);
   const pinned = Object.entries(expected.dimensions).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
@@ -103,6 +118,10 @@ export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly L
   });
   if (exact) return { id, status: 'pass', settles, detail: `ListMetrics lists it under ${describeSet(names)}` };
   const other = [...new Set(sets.map(describeSet))];
+  const event = publishedOnlyOn(expected);
+  if (other.length === 0 && event !== undefined) {
+    return { id, status: 'skip', settles, detail: `not yet published (expected until the first ${event}): ListMetrics lists no such metric` };
+  }
   return {
     id,
     status: 'fail',
