@@ -243,7 +243,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.listener = routing.listener;
     this.listenerRule = routing.rule;
     this.loadBalancerFullName = routing.loadBalancerFullName;
-    this.inferenceCluster.allowTargetGroups(routing.targetGroups.map((tg) => tg.targetGroupArn));
+    const registration = this.inferenceCluster.allowTargetGroups(this, routing.targetGroups.map((tg) => tg.targetGroupArn));
 
     const namespaced = this.addNamespace();
     this.namespaceManifest = namespaced.namespaceManifest;
@@ -269,6 +269,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       triggerAuthenticationName: namespaced.triggerAuthenticationName,
       gate: props.artifactGate,
       admission: attachment.admission,
+      registration,
     }));
 
     // Signal producers of the control loop: this service's filters (its child 'Observability') and scrape.
@@ -562,6 +563,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     triggerAuthenticationName: string;
     gate?: IClassArtifactGate;
     admission?: IDependable;
+    /** The controller's permission on this service's target groups, when it is a policy of the service's own. */
+    registration?: IDependable;
   }): EksClassUnit {
     const plan = this.plan.classes[u.rank];
     const c = this.inferenceCluster;
@@ -589,7 +592,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     const o = built.objects;
     const name = u.cls.name;
     const capacity = this.apply(`Capacity-${name}`, [o.nodeClass, o.nodePool], ...c.karpenterReady);
-    const binding = this.apply(`Binding-${name}`, [o.service, o.targetGroupBinding], this.namespaceManifest, ...c.loadBalancerControllerReady);
+    const binding = this.apply(`Binding-${name}`, [o.service, o.targetGroupBinding], this.namespaceManifest, ...c.loadBalancerControllerReady,
+      ...(u.registration ? [u.registration] : []));
     const workloadDeps: IDependable[] = [this.namespaceManifest, capacity, binding, ...c.loadBalancerControllerReady];
     const role = this.servingRoles[name];
     if (role) workloadDeps.push(role);
