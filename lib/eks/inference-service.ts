@@ -110,9 +110,10 @@ export interface EksInferenceServiceProps extends ClusterSettings {
   readonly modelDataEncryptionKey?: kms.IKey;
   /**
    * Upgrading a stack deployed with a version that added the replica floor as a `KubernetesPatch` per class
-   * (`FloorTrigger-<class>`): keep those resources for one deployment, with their restore patch equal to the floored
-   * triggers, so that CloudFormation's later removal of them cannot strip the floor from the live ScaledObjects (a
-   * deleted patch applies its restore patch). Once deployed with it, set `false` to remove them (harmless then).
+   * (`FloorTrigger-<class>`): keep those resources, updated in place to an apply patch equal to the floored triggers
+   * and an empty restore patch (`{}`), so that CloudFormation's removal of them cannot strip the floor from the live
+   * ScaledObjects (a deleted patch applies its restore patch; the previous release's restored the load trigger alone).
+   * Once deployed with it, set `false` to remove them: the removal restores nothing, in any later deploy.
    * @default - true for a service with a cluster of its own (the only shape those versions had), for this release;
    * false on an EksInferenceCluster (new in this release: no such patches exist)
    */
@@ -336,15 +337,25 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     return this.units.map((u) => u.objects.scaledObject);
   }
 
-  /** The migration resource of `retainFloorPatches`: apply and restore both carry the floored triggers (harmless either way). */
+  /**
+   * The migration resource of `retainFloorPatches`. Its apply patch carries the floored triggers (the same as the
+   * ScaledObject's, so applying it changes nothing). Its restore patch is the empty JSON merge patch `{}`, which leaves
+   * the object as it is (RFC 7386: a patch object with no members changes no member; kubectl prints "patched (no
+   * change)" and exits 0, kubernetes/kubectl pkg/cmd/patch/patch.go Validate/RunPatch). aws-eks-v2's patch handler
+   * applies RestorePatchJson only on Delete and ApplyPatchJson on Create and Update (aws-cdk-lib 2.269.0
+   * custom-resource-handlers/dist/aws-eks-v2/kubectl-handler/patch/__init__.py:40-48), so the first deploy of this
+   * release updates a deployed patch in place (the previous release's restore, the load trigger alone, never runs)
+   * and its later removal restores nothing. A restore of the triggers themselves would put back those of the
+   * patch's last deploy after the deploy that removes it applied new ones, until the ScaledObject's manifest next
+   * changes (test/eks/replica-floor-update.test.ts replays both).
+   */
   private retainFloorPatch(u: EksClassUnit, floored: m.ScaledObject): void {
-    const triggers = { spec: { triggers: floored.spec.triggers } };
     const patch = new eks.KubernetesPatch(this, `FloorTrigger-${u.cls.name}`, {
       cluster: this.cluster,
       resourceName: `scaledobject.keda.sh/${floored.metadata.name}`,
       resourceNamespace: this.namespace,
-      applyPatch: triggers,
-      restorePatch: triggers,
+      applyPatch: { spec: { triggers: floored.spec.triggers } },
+      restorePatch: {},
       patchType: eks.PatchType.MERGE,
     });
     patch.node.addDependency(u.manifests.scaler);
