@@ -185,13 +185,13 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   private readonly scaledObjectInputs = new Map<string, m.ScaledObjectInput>();
   private floorsEnabled = false;
   private readonly retainFloorPatches: boolean;
-  /** User pools of authenticate-cognito listener actions (the routing writer needs to describe their clients). */
+  /** User pools of authenticate-cognito actions on the listener or the rule (the routing writer needs to describe their clients). */
   private readonly cognitoUserPools: readonly cognito.IUserPool[];
 
   constructor(scope: Construct, id: string, props: EksInferenceServiceProps) {
     super(scope, id);
     this.contract = props.contract;
-    this.cognitoUserPools = props.loadBalancer?.cognitoUserPools ?? [];
+    this.cognitoUserPools = props.loadBalancer?.cognitoUserPools ?? props.listenerRule?.cognitoUserPools ?? [];
     this.namespace = props.namespace ?? props.contract.name;
     const shared = props.cluster instanceof EksInferenceCluster ? props.cluster : undefined;
     // A stack upgraded without reading the CHANGELOG must not lose its floors: keeping the old patches is harmless

@@ -72,6 +72,25 @@ export interface ListenerRuleOptions {
    * @default Duration.seconds(30)
    */
   readonly deregistrationDelay?: Duration;
+  /**
+   * Authentication in front of the rule's forward: given the forward action, returns the rule's action chain, e.g.
+   * `(forward) => elbv2.ListenerAction.authenticateOidc({ ..., next: forward })` or
+   * `(forward) => new AuthenticateCognitoAction({ userPool, userPoolClient, userPoolDomain, next: forward })`
+   * (aws-elasticloadbalancingv2-actions). **A request this rule matches runs the rule's actions only: the listener's
+   * default action, and an authenticate-oidc or authenticate-cognito action in it, does not run for it.** A listener
+   * whose default action authenticates its clients therefore needs the same authentication here. The reconciler writes
+   * the rule's actions back as read with its weights (an authenticate-oidc client secret kept with
+   * `UseExistingClientSecret`).
+   * @default - none: the rule forwards the requests it matches without authentication
+   */
+  readonly authenticate?: (forward: elbv2.ListenerAction) => elbv2.ListenerAction;
+  /**
+   * User pools of an `authenticate-cognito` action in `authenticate` (or added to the rule otherwise): Elastic Load
+   * Balancing checks cognito-idp:DescribeUserPoolClient on its user pool with the ModifyRule caller's permissions, so
+   * the reconciler's role gets it on these pools (as `loadBalancer.cognitoUserPools` does for a listener).
+   * @default - none (a rule with an authenticate-cognito action would refuse the reconciler's writes)
+   */
+  readonly cognitoUserPools?: readonly cognito.IUserPool[];
 }
 
 /** One class as the ALB sees it: where its pods listen and which path says they are ready. */
@@ -166,11 +185,12 @@ export function ruleRouting(scope: Construct, input: RuleRoutingInput): AlbRouti
     ...(o.hostHeaders?.length ? [elbv2.ListenerCondition.hostHeaders([...o.hostHeaders])] : []),
     ...(o.pathPatterns?.length ? [elbv2.ListenerCondition.pathPatterns([...o.pathPatterns])] : []),
   ];
+  const forward = elbv2.ListenerAction.weightedForward(input.classes.map((c, i) => ({ targetGroup: targetGroups[i], weight: c.weight })));
   const rule = new elbv2.ApplicationListenerRule(scope, 'ListenerRule', {
     listener: o.listener,
     priority: o.priority,
     conditions,
-    action: elbv2.ListenerAction.weightedForward(input.classes.map((c, i) => ({ targetGroup: targetGroups[i], weight: c.weight }))),
+    action: o.authenticate ? o.authenticate(forward) : forward,
   });
   openPodPorts(o.listener, input.cluster, input.classes);
   return { listener: o.listener, rule, loadBalancerFullName: loadBalancerFullNameOf(o.listener.listenerArn), targetGroups, deregistrationDelay };

@@ -1,5 +1,5 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { Duration, type Stack } from 'aws-cdk-lib';
+import { Duration, SecretValue, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
@@ -161,5 +161,28 @@ describe('listenerRule validation', () => {
       }),
     });
     expect(make2().loadBalancerFullName).toBe('app/shared/0123456789abcdef');
+  });
+});
+
+describe('listenerRule.authenticate', () => {
+  test("the rule's actions are the authentication, then the weighted forward; without it the rule forwards unauthenticated", () => {
+    const oidc = (forward: elbv2.ListenerAction) => elbv2.ListenerAction.authenticateOidc({
+      authorizationEndpoint: 'https://idp.example.com/authorize', tokenEndpoint: 'https://idp.example.com/token',
+      userInfoEndpoint: 'https://idp.example.com/userinfo', issuer: 'https://idp.example.com', clientId: 'chat',
+      clientSecret: SecretValue.unsafePlainText('test-only'), next: forward,
+    });
+    const { stack, make } = shared({ authenticate: oidc });
+    const mistral = make();
+    const rule = Template.fromStack(stack).findResources('AWS::ElasticLoadBalancingV2::ListenerRule');
+    type Action = { Type: string; Order: number; ForwardConfig?: { TargetGroups: unknown[] } };
+    const [actions] = Object.values(rule).map((r) => r.Properties.Actions as Action[]);
+    expect(actions.map((a) => `${a.Order} ${a.Type}`)).toEqual(['1 authenticate-oidc', '2 forward']);
+    expect(actions[1].ForwardConfig!.TargetGroups).toHaveLength(mistral.units.length);
+
+    const plain = shared();
+    plain.make();
+    const [unauthenticated] = Object.values(Template.fromStack(plain.stack).findResources('AWS::ElasticLoadBalancingV2::ListenerRule'))
+      .map((r) => (r.Properties.Actions as { Type: string }[]).map((a) => a.Type));
+    expect(unauthenticated).toEqual(['forward']);
   });
 });
