@@ -41,7 +41,9 @@ import { fetcherToolProblems, modelCacheProblems } from './model-data-fetch';
 import { type EksObservability, type ServiceSignalProducers } from './observability-addon';
 import { PodIdentityRole } from './pod-identity';
 import { grantListenerAuthentication } from './listener-authentication';
-import { albRouting, type ListenerRuleOptions, listenerRuleProblems, type LoadBalancerOptions, ruleRouting, takeListenerPriority } from './routing';
+import {
+  albRouting, type ListenerRuleOptions, listenerRuleProblems, listenerVpcProblems, type LoadBalancerOptions, ruleRouting, takeListenerPriority,
+} from './routing';
 import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
@@ -237,6 +239,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       readyPath: classOptions[cls.name]?.readyPath ?? runtimes.get(cls.name)!.readyPath,
       weight: this.initialWeights[cls.name],
     }));
+    throwIfInvalid('EksInferenceService', this.node.path, listenerVpcProblems(props.listenerRule, this.vpc));
     const routing = props.listenerRule
       ? ruleRouting(this, { vpc: this.vpc, cluster: this.cluster, options: props.listenerRule, classes: routed })
       : albRouting(this, { vpc: this.vpc, cluster: this.cluster, options: props.loadBalancer ?? {}, classes: routed });
