@@ -13,7 +13,7 @@ import { EksInferenceService } from '../../lib/eks/inference-service';
 import { InferenceObservability } from '../../lib/control/observability';
 import { Reconciler } from '../../lib/control/reconciler';
 import { signalContractProblems } from '../../lib/core/metrics/template-check';
-import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
+import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, renderWithPlaceholders, testStack } from '../util';
 
 /** A second model with other engines: TGI on L40S, vLLM on A10G. */
 const MISTRAL_CONTRACT: ServiceContract = { ...LLAMA_CONTRACT, name: 'mistral-chat', peakRequestsPerSecond: 8 };
@@ -23,14 +23,6 @@ function mistralClasses(): CapacityClassSpec[] {
     { ...l40s, runtime: { engine: 'tgi', engineVersion: '3.3.6', maxConcurrentSequences: 16, maxQueueDelayMs: 2000 }, artifact: { ...l40s.artifact, image: l40s.artifact.image.replace('/vllm@', '/tgi@') } },
     a10g,
   ];
-}
-
-/** A manifest as CloudFormation will render it, with every intrinsic (always inside a JSON string) replaced by a placeholder. */
-function renderWithPlaceholders(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
-  if (!join) return 'resolved-at-deploy';
-  return join[1].map(renderWithPlaceholders).join(join[0]);
 }
 
 function appliedObjects(template: Template): KubernetesObject[] {

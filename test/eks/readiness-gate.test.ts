@@ -10,18 +10,11 @@ import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EksInferenceCluster } from '../../lib/eks/cluster';
 import { EksInferenceService } from '../../lib/eks/inference-service';
-import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
+import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, renderWithPlaceholders, testStack } from '../util';
 
 type Obj = { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: Record<string, unknown> };
 type Resource = { Type: string; Properties: { Manifest?: unknown }; DependsOn?: string[] };
 type TemplateJson = { Resources: Record<string, Resource> };
-
-/** A manifest as CloudFormation renders it, every intrinsic (always inside a JSON string) replaced by a placeholder. */
-function rendered(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
-  return join ? join[1].map(rendered).join(join[0]) : 'resolved-at-deploy';
-}
 
 function dependsOnTransitively(resources: Record<string, Resource>, from: string): Set<string> {
   const seen = new Set<string>();
@@ -39,7 +32,7 @@ function dependsOnTransitively(resources: Record<string, Resource>, from: string
 function readinessGateProblems(template: TemplateJson): string[] {
   const objects = Object.entries(template.Resources)
     .filter(([, r]) => r.Type === 'Custom::AWSCDK-EKS-KubernetesResource')
-    .flatMap(([id, r]) => (JSON.parse(rendered(r.Properties.Manifest)) as Obj[]).map((o) => ({ id, o })));
+    .flatMap(([id, r]) => (JSON.parse(renderWithPlaceholders(r.Properties.Manifest)) as Obj[]).map((o) => ({ id, o })));
   const problems: string[] = [];
   for (const { id, o: deployment } of objects.filter((x) => x.o.kind === 'Deployment')) {
     const ns = deployment.metadata.namespace;
@@ -79,7 +72,7 @@ describe('ALB readiness gate for the first pods (issue 21 item 8)', () => {
   });
 
   test('every Deployment is applied after its namespace (labelled for injection), its Service and its TargetGroupBinding', () => {
-    expect(Object.values(template.Resources).some((r) => rendered(r.Properties.Manifest ?? '').includes('"Deployment"'))).toBe(true);
+    expect(Object.values(template.Resources).some((r) => renderWithPlaceholders(r.Properties.Manifest ?? '').includes('"Deployment"'))).toBe(true);
     expect(readinessGateProblems(template)).toEqual([]);
   });
 

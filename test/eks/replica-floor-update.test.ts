@@ -1,16 +1,8 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
-import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
+import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, renderWithPlaceholders, testStack } from '../util';
 import { created, type JsonObject, kubectlApply, kubectlMergePatch } from './kubectl-apply';
-
-/** A manifest as CloudFormation will render it, with every intrinsic (always inside a JSON string) replaced by a placeholder. */
-function renderWithPlaceholders(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
-  if (!join) return 'resolved-at-deploy';
-  return join[1].map(renderWithPlaceholders).join(join[0]);
-}
 
 /** The ScaledObject of class `a10g` exactly as the Scaler manifest hands it to kubectl. */
 function deployedScaledObject(props: Partial<EksInferenceServiceProps>, withReconciler: boolean): JsonObject {
