@@ -51,7 +51,9 @@ export interface LoadBalancerOptions {
 /**
  * Routing by a rule on a listener shared with other services (an ALB of the user's, or another service's listener)
  * instead of an ALB of the service's own: the service adds one rule forwarding to its classes' target groups, and its
- * reconciler re-weights that rule's forward action only (ModifyRule on the rule's ARN).
+ * reconciler re-weights that rule's forward action only (ModifyRule on the rule's ARN). A request the rule matches runs
+ * the rule's actions only, never the listener's default action: authentication the listener's owner put there does
+ * not cover the service (use `authenticate`).
  */
 export interface ListenerRuleOptions {
   /**
