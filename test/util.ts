@@ -234,3 +234,11 @@ export function expectValidManifests(manifests: readonly KubernetesObject[]): vo
   const errors = manifests.flatMap((m) => manifestErrors(m).map((e) => `${(m.metadata as { name?: string })?.name ?? '?'}: ${e}`));
   expect(errors).toEqual([]);
 }
+
+/** A manifest as CloudFormation will render it, with every intrinsic (always inside a JSON string) replaced by a placeholder. */
+export function renderWithPlaceholders(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  if (!join) return 'resolved-at-deploy';
+  return join[1].map(renderWithPlaceholders).join(join[0]);
+}

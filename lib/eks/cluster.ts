@@ -288,18 +288,32 @@ export class EksInferenceCluster extends Construct {
     return { admission };
   }
 
-  /** Lets the Load Balancer Controller register pods in a service's target groups (and no others). */
-  public allowTargetGroups(targetGroupArns: readonly string[]): void {
+  /**
+   * Lets the Load Balancer Controller register pods in a service's target groups (and no others). In the cluster's
+   * stack the ARNs join one statement for every service; a service in another stack gets its own `iam.Policy`
+   * (`<service>/LoadBalancerControllerTargets`) attached to the controller's role, so the reference points from the
+   * service's stack to the cluster's only (the cluster's stack referring to the service's target groups, while the
+   * service's manifests refer to the cluster, is a cycle CDK refuses). Returns that policy (the service's
+   * TargetGroupBindings wait for it), undefined when the statement is in the cluster's stack or nothing runs the controller.
+   */
+  public allowTargetGroups(scope: Construct, targetGroupArns: readonly string[]): iam.Policy | undefined {
+    const role = this.loadBalancerController?.role ?? this.existingLbcRole;
+    if (!role) return undefined;
+    if (Stack.of(scope) !== Stack.of(this)) {
+      return new iam.Policy(scope, 'LoadBalancerControllerTargets', {
+        roles: [role],
+        statements: [LoadBalancerController.targetRegistrationStatement(targetGroupArns)],
+      });
+    }
     if (this.loadBalancerController) {
       this.loadBalancerController.allowTargetGroups(targetGroupArns);
-    } else if (this.existingLbcRole) {
-      if (this.lbcRegistration) {
-        this.lbcRegistration.addResources(...targetGroupArns);
-      } else {
-        this.lbcRegistration = LoadBalancerController.targetRegistrationStatement(targetGroupArns);
-        new iam.Policy(this, 'LoadBalancerControllerTargets', { roles: [this.existingLbcRole], statements: [this.lbcRegistration] });
-      }
+    } else if (this.lbcRegistration) {
+      this.lbcRegistration.addResources(...targetGroupArns);
+    } else {
+      this.lbcRegistration = LoadBalancerController.targetRegistrationStatement(targetGroupArns);
+      new iam.Policy(this, 'LoadBalancerControllerTargets', { roles: [role], statements: [this.lbcRegistration] });
     }
+    return undefined;
   }
 }
 

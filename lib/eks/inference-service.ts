@@ -41,7 +41,9 @@ import { fetcherToolProblems, modelCacheProblems } from './model-data-fetch';
 import { type EksObservability, type ServiceSignalProducers } from './observability-addon';
 import { PodIdentityRole } from './pod-identity';
 import { grantListenerAuthentication } from './listener-authentication';
-import { albRouting, type ListenerRuleOptions, listenerRuleProblems, type LoadBalancerOptions, ruleRouting, takeListenerPriority } from './routing';
+import {
+  albRouting, type ListenerRuleOptions, listenerRuleProblems, listenerVpcProblems, type LoadBalancerOptions, ruleRouting, takeListenerPriority,
+} from './routing';
 import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
@@ -110,9 +112,10 @@ export interface EksInferenceServiceProps extends ClusterSettings {
   readonly modelDataEncryptionKey?: kms.IKey;
   /**
    * Upgrading a stack deployed with a version that added the replica floor as a `KubernetesPatch` per class
-   * (`FloorTrigger-<class>`): keep those resources for one deployment, with their restore patch equal to the floored
-   * triggers, so that CloudFormation's later removal of them cannot strip the floor from the live ScaledObjects (a
-   * deleted patch applies its restore patch). Once deployed with it, set `false` to remove them (harmless then).
+   * (`FloorTrigger-<class>`): keep those resources, updated in place to an apply patch equal to the floored triggers
+   * and an empty restore patch (`{}`), so that CloudFormation's removal of them cannot strip the floor from the live
+   * ScaledObjects (a deleted patch applies its restore patch; the previous release's restored the load trigger alone).
+   * Once deployed with it, set `false` to remove them: the removal restores nothing, in any later deploy.
    * @default - true for a service with a cluster of its own (the only shape those versions had), for this release;
    * false on an EksInferenceCluster (new in this release: no such patches exist)
    */
@@ -184,13 +187,13 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   private readonly scaledObjectInputs = new Map<string, m.ScaledObjectInput>();
   private floorsEnabled = false;
   private readonly retainFloorPatches: boolean;
-  /** User pools of authenticate-cognito listener actions (the routing writer needs to describe their clients). */
+  /** User pools of authenticate-cognito actions on the listener or the rule (the routing writer needs to describe their clients). */
   private readonly cognitoUserPools: readonly cognito.IUserPool[];
 
   constructor(scope: Construct, id: string, props: EksInferenceServiceProps) {
     super(scope, id);
     this.contract = props.contract;
-    this.cognitoUserPools = props.loadBalancer?.cognitoUserPools ?? [];
+    this.cognitoUserPools = props.loadBalancer?.cognitoUserPools ?? props.listenerRule?.cognitoUserPools ?? [];
     this.namespace = props.namespace ?? props.contract.name;
     const shared = props.cluster instanceof EksInferenceCluster ? props.cluster : undefined;
     // A stack upgraded without reading the CHANGELOG must not lose its floors: keeping the old patches is harmless
@@ -236,6 +239,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       readyPath: classOptions[cls.name]?.readyPath ?? runtimes.get(cls.name)!.readyPath,
       weight: this.initialWeights[cls.name],
     }));
+    throwIfInvalid('EksInferenceService', this.node.path, listenerVpcProblems(props.listenerRule, this.vpc));
     const routing = props.listenerRule
       ? ruleRouting(this, { vpc: this.vpc, cluster: this.cluster, options: props.listenerRule, classes: routed })
       : albRouting(this, { vpc: this.vpc, cluster: this.cluster, options: props.loadBalancer ?? {}, classes: routed });
@@ -243,7 +247,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.listener = routing.listener;
     this.listenerRule = routing.rule;
     this.loadBalancerFullName = routing.loadBalancerFullName;
-    this.inferenceCluster.allowTargetGroups(routing.targetGroups.map((tg) => tg.targetGroupArn));
+    const registration = this.inferenceCluster.allowTargetGroups(this, routing.targetGroups.map((tg) => tg.targetGroupArn));
 
     const namespaced = this.addNamespace();
     this.namespaceManifest = namespaced.namespaceManifest;
@@ -269,6 +273,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       triggerAuthenticationName: namespaced.triggerAuthenticationName,
       gate: props.artifactGate,
       admission: attachment.admission,
+      registration,
     }));
 
     // Signal producers of the control loop: this service's filters (its child 'Observability') and scrape.
@@ -335,15 +340,25 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     return this.units.map((u) => u.objects.scaledObject);
   }
 
-  /** The migration resource of `retainFloorPatches`: apply and restore both carry the floored triggers (harmless either way). */
+  /**
+   * The migration resource of `retainFloorPatches`. Its apply patch carries the floored triggers (the same as the
+   * ScaledObject's, so applying it changes nothing). Its restore patch is the empty JSON merge patch `{}`, which leaves
+   * the object as it is (RFC 7386: a patch object with no members changes no member; kubectl prints "patched (no
+   * change)" and exits 0, kubernetes/kubectl pkg/cmd/patch/patch.go Validate/RunPatch). aws-eks-v2's patch handler
+   * applies RestorePatchJson only on Delete and ApplyPatchJson on Create and Update (aws-cdk-lib 2.269.0
+   * custom-resource-handlers/dist/aws-eks-v2/kubectl-handler/patch/__init__.py:40-48), so the first deploy of this
+   * release updates a deployed patch in place (the previous release's restore, the load trigger alone, never runs)
+   * and its later removal restores nothing. A restore of the triggers themselves would put back those of the
+   * patch's last deploy after the deploy that removes it applied new ones, until the ScaledObject's manifest next
+   * changes (test/eks/replica-floor-update.test.ts replays both).
+   */
   private retainFloorPatch(u: EksClassUnit, floored: m.ScaledObject): void {
-    const triggers = { spec: { triggers: floored.spec.triggers } };
     const patch = new eks.KubernetesPatch(this, `FloorTrigger-${u.cls.name}`, {
       cluster: this.cluster,
       resourceName: `scaledobject.keda.sh/${floored.metadata.name}`,
       resourceNamespace: this.namespace,
-      applyPatch: triggers,
-      restorePatch: triggers,
+      applyPatch: { spec: { triggers: floored.spec.triggers } },
+      restorePatch: {},
       patchType: eks.PatchType.MERGE,
     });
     patch.node.addDependency(u.manifests.scaler);
@@ -562,6 +577,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     triggerAuthenticationName: string;
     gate?: IClassArtifactGate;
     admission?: IDependable;
+    /** The controller's permission on this service's target groups, when it is a policy of the service's own. */
+    registration?: IDependable;
   }): EksClassUnit {
     const plan = this.plan.classes[u.rank];
     const c = this.inferenceCluster;
@@ -589,7 +606,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     const o = built.objects;
     const name = u.cls.name;
     const capacity = this.apply(`Capacity-${name}`, [o.nodeClass, o.nodePool], ...c.karpenterReady);
-    const binding = this.apply(`Binding-${name}`, [o.service, o.targetGroupBinding], this.namespaceManifest, ...c.loadBalancerControllerReady);
+    const binding = this.apply(`Binding-${name}`, [o.service, o.targetGroupBinding], this.namespaceManifest, ...c.loadBalancerControllerReady,
+      ...(u.registration ? [u.registration] : []));
     const workloadDeps: IDependable[] = [this.namespaceManifest, capacity, binding, ...c.loadBalancerControllerReady];
     const role = this.servingRoles[name];
     if (role) workloadDeps.push(role);

@@ -51,7 +51,9 @@ export interface LoadBalancerOptions {
 /**
  * Routing by a rule on a listener shared with other services (an ALB of the user's, or another service's listener)
  * instead of an ALB of the service's own: the service adds one rule forwarding to its classes' target groups, and its
- * reconciler re-weights that rule's forward action only (ModifyRule on the rule's ARN).
+ * reconciler re-weights that rule's forward action only (ModifyRule on the rule's ARN). A request the rule matches runs
+ * the rule's actions only, never the listener's default action: authentication the listener's owner put there does
+ * not cover the service (use `authenticate`).
  */
 export interface ListenerRuleOptions {
   /**
@@ -72,6 +74,25 @@ export interface ListenerRuleOptions {
    * @default Duration.seconds(30)
    */
   readonly deregistrationDelay?: Duration;
+  /**
+   * Authentication in front of the rule's forward: given the forward action, returns the rule's action chain, e.g.
+   * `(forward) => elbv2.ListenerAction.authenticateOidc({ ..., next: forward })` or
+   * `(forward) => new AuthenticateCognitoAction({ userPool, userPoolClient, userPoolDomain, next: forward })`
+   * (aws-elasticloadbalancingv2-actions). **A request this rule matches runs the rule's actions only: the listener's
+   * default action, and an authenticate-oidc or authenticate-cognito action in it, does not run for it.** A listener
+   * whose default action authenticates its clients therefore needs the same authentication here. The reconciler writes
+   * the rule's actions back as read with its weights (an authenticate-oidc client secret kept with
+   * `UseExistingClientSecret`).
+   * @default - none: the rule forwards the requests it matches without authentication
+   */
+  readonly authenticate?: (forward: elbv2.ListenerAction) => elbv2.ListenerAction;
+  /**
+   * User pools of an `authenticate-cognito` action in `authenticate` (or added to the rule otherwise): Elastic Load
+   * Balancing checks cognito-idp:DescribeUserPoolClient on its user pool with the ModifyRule caller's permissions, so
+   * the reconciler's role gets it on these pools (as `loadBalancer.cognitoUserPools` does for a listener).
+   * @default - none (a rule with an authenticate-cognito action would refuse the reconciler's writes)
+   */
+  readonly cognitoUserPools?: readonly cognito.IUserPool[];
 }
 
 /** One class as the ALB sees it: where its pods listen and which path says they are ready. */
@@ -166,13 +187,15 @@ export function ruleRouting(scope: Construct, input: RuleRoutingInput): AlbRouti
     ...(o.hostHeaders?.length ? [elbv2.ListenerCondition.hostHeaders([...o.hostHeaders])] : []),
     ...(o.pathPatterns?.length ? [elbv2.ListenerCondition.pathPatterns([...o.pathPatterns])] : []),
   ];
+  const forward = elbv2.ListenerAction.weightedForward(input.classes.map((c, i) => ({ targetGroup: targetGroups[i], weight: c.weight })));
   const rule = new elbv2.ApplicationListenerRule(scope, 'ListenerRule', {
     listener: o.listener,
     priority: o.priority,
     conditions,
-    action: elbv2.ListenerAction.weightedForward(input.classes.map((c, i) => ({ targetGroup: targetGroups[i], weight: c.weight }))),
+    action: o.authenticate ? o.authenticate(forward) : forward,
   });
   openPodPorts(o.listener, input.cluster, input.classes);
+  warnImportedEgress(scope, o.listener);
   return { listener: o.listener, rule, loadBalancerFullName: loadBalancerFullNameOf(o.listener.listenerArn), targetGroups, deregistrationDelay };
 }
 
@@ -185,6 +208,43 @@ export function loadBalancerFullNameOf(listenerArn: string): string {
   if (!Token.isUnresolved(listenerArn)) return listenerArn.split('/').slice(1, 4).join('/');
   const parts = Fn.split('/', listenerArn);
   return Fn.join('/', [Fn.select(1, parts), Fn.select(2, parts), Fn.select(3, parts)]);
+}
+
+/**
+ * `connections.allowTo` adds the egress rule on an imported load balancer security group only when it was imported
+ * with `allowAllOutbound: false` (and not `mutable: false`): aws-cdk-lib 2.269.0 aws-ec2/lib/security-group.js,
+ * `fromSecurityGroupId` MutableImport.addEgressRule (`options.allowAllOutbound===!1&&super.addEgressRule(...)`,
+ * default `allowAllOutbound = options.allowAllOutbound ?? true`), ImmutableImport.addEgressRule adds nothing.
+ * For a listener of another app nothing here
+ * knows what the real group allows: say what it must allow.
+ */
+function warnImportedEgress(scope: Construct, listener: elbv2.IApplicationListener): void {
+  if (listener instanceof elbv2.ApplicationListener) return;
+  const groups = listener.connections.securityGroups.filter((g) => g !== undefined);
+  if (groups.length === 0 || !groups.every((g) => g.allowAllOutbound)) return;
+  Annotations.of(scope).addWarningV2(
+    'cdk-capacity-aware-inference:imported-listener-egress',
+    'listenerRule.listener is imported with a security group that allows all outbound traffic (the default of '
+    + 'SecurityGroup.fromSecurityGroupId), so no egress rule to the cluster security group was added: the real group must '
+    + "allow egress to the cluster security group on the pods' ports, or import it with allowAllOutbound: false to have "
+    + 'the rule added.',
+  );
+}
+
+/**
+ * The service's target groups are created in the cluster's VPC, and an ALB forwards only to target groups of its own
+ * VPC. Checked where both VPCs are known: a listener of this app whose load balancer is in another VPC construct, or
+ * two literal VPC ids that differ (an imported listener's VPC is unknown: not checked).
+ */
+export function listenerVpcProblems(rule: ListenerRuleOptions | undefined, vpc: ec2.IVpc): ClassProblem[] {
+  if (!rule || !(rule.listener instanceof elbv2.ApplicationListener)) return [];
+  const albVpc = rule.listener.loadBalancer.vpc;
+  if (albVpc === undefined || albVpc === vpc) return [];
+  const literal = (v: ec2.IVpc) => !Token.isUnresolved(v.vpcId);
+  const differ = literal(albVpc) && literal(vpc) ? albVpc.vpcId !== vpc.vpcId : albVpc instanceof ec2.Vpc && vpc instanceof ec2.Vpc;
+  return differ
+    ? [{ field: 'listenerRule.listener', message: `is on a load balancer in VPC ${albVpc.node.path}, not the cluster's VPC ${vpc.node.path}; allowed: a listener of a load balancer in the cluster's VPC (its target groups are there)` }]
+    : [];
 }
 
 /** The app opens ALB -> pod ports itself, so the load balancer controller needs no security-group permissions. */

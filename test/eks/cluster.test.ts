@@ -1,5 +1,5 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
@@ -10,7 +10,10 @@ import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { type ServiceContract } from '../../lib/core/service/contract';
 import { EksInferenceCluster } from '../../lib/eks/cluster';
 import { EksInferenceService } from '../../lib/eks/inference-service';
-import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
+import { InferenceObservability } from '../../lib/control/observability';
+import { Reconciler } from '../../lib/control/reconciler';
+import { signalContractProblems } from '../../lib/core/metrics/template-check';
+import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, renderWithPlaceholders, testStack } from '../util';
 
 /** A second model with other engines: TGI on L40S, vLLM on A10G. */
 const MISTRAL_CONTRACT: ServiceContract = { ...LLAMA_CONTRACT, name: 'mistral-chat', peakRequestsPerSecond: 8 };
@@ -20,14 +23,6 @@ function mistralClasses(): CapacityClassSpec[] {
     { ...l40s, runtime: { engine: 'tgi', engineVersion: '3.3.6', maxConcurrentSequences: 16, maxQueueDelayMs: 2000 }, artifact: { ...l40s.artifact, image: l40s.artifact.image.replace('/vllm@', '/tgi@') } },
     a10g,
   ];
-}
-
-/** A manifest as CloudFormation will render it, with every intrinsic (always inside a JSON string) replaced by a placeholder. */
-function renderWithPlaceholders(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
-  if (!join) return 'resolved-at-deploy';
-  return join[1].map(renderWithPlaceholders).join(join[0]);
 }
 
 function appliedObjects(template: Template): KubernetesObject[] {
@@ -205,8 +200,15 @@ describe('a service on an imported cluster whose controllers exist', () => {
       observability: { existingAddon: { modelServerScrape: true } },
     });
     service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
-    service.enableReplicaFloors();
+    // The control loop on top (it enables the replica floors): the signal contract is checked on the whole shape.
+    const obs = new InferenceObservability(stack, 'Observability', { serving: service });
+    new Reconciler(stack, 'Reconciler', { serving: service, capacityAlarms: obs.capacityAlarms });
     template = Template.fromStack(stack);
+  });
+
+  test('closes the signal loop: every metric the reconciler, alarms and dashboard read has a producer (existing add-on, scrape merged)', () => {
+    expect(service.units.every((u) => u.objects.scaledObject.spec.triggers.length === 2)).toBe(true);
+    expect(signalContractProblems(template.toJSON())).toEqual([]);
   });
 
   test('installs no controller, no add-on and no log group, and creates no cluster', () => {
@@ -237,6 +239,59 @@ describe('a service on an imported cluster whose controllers exist', () => {
 
   test('cdk-nag finds nothing unacknowledged', () => {
     expect(nagFindings(stack)).toEqual([]);
+  });
+});
+
+describe('an EksInferenceCluster in one stack, a service in another', () => {
+  let platform: Template;
+  let chat: Template;
+  let chatStack: Stack;
+  let service: EksInferenceService;
+  let cluster: EksInferenceCluster;
+
+  beforeAll(() => {
+    const { app, stack } = testStack('Platform');
+    cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    chatStack = new Stack(app, 'ChatSvc', { env: stack.environment === undefined ? undefined : { account: stack.account, region: stack.region } });
+    service = new EksInferenceService(chatStack, 'Chat', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+    service.enableReplicaFloors();
+    // Fails when a reference points back from the cluster's stack to the service's ("would create a cyclic reference").
+    app.synth();
+    platform = Template.fromStack(stack);
+    chat = Template.fromStack(chatStack);
+  });
+
+  test("synthesizes both stacks; only the service's stack depends on the cluster's", () => {
+    expect(chatStack.dependencies.map((d) => d.stackName)).toEqual(['Platform']);
+    expect(Stack.of(cluster).dependencies).toEqual([]);
+  });
+
+  test("the controller's role may register pods in the service's target groups, in a policy of the service's stack, and nothing wider", () => {
+    const registrations = (t: Template) => Object.values(t.findResources('AWS::IAM::Policy')).flatMap((p) =>
+      (p.Properties.PolicyDocument.Statement as { Sid?: string; Action: unknown; Resource: unknown }[]).filter((st) => st.Sid === 'RegisterPodsInOwnedTargetGroups').map((st) => ({ roles: p.Properties.Roles, st })));
+    expect(registrations(platform)).toEqual([]);
+    const [own, ...more] = registrations(chat);
+    expect(more).toEqual([]);
+    expect(own.st.Action).toEqual(['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets']);
+    expect(own.st.Resource).toEqual(service.units.map((u) => chatStack.resolve(u.targetGroup.targetGroupArn)));
+    // Attached to the controller's role, imported from the cluster's stack.
+    const roleId = Stack.of(cluster).getLogicalId(cluster.loadBalancerController!.role.node.defaultChild as CfnElement);
+    expect(own.roles).toEqual([{ 'Fn::ImportValue': expect.stringMatching(new RegExp(`^Platform:ExportsOutputRef${roleId}[0-9A-F]{8}$`)) }]);
+  });
+
+  test('each TargetGroupBinding waits for that policy (the controller can register the first pods)', () => {
+    const policyId = Object.keys(chat.findResources('AWS::IAM::Policy', { Properties: { PolicyName: Match.stringLikeRegexp('LoadBalancerControllerTargets') } }));
+    expect(policyId).toHaveLength(1);
+    const resources = chat.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
+    for (const u of service.units) {
+      const id = chatStack.resolve((u.manifests.binding.node.defaultChild as unknown as { logicalId: string }).logicalId) as string;
+      expect(resources[id].DependsOn).toContain(policyId[0]);
+    }
+  });
+
+  test('cdk-nag finds nothing unacknowledged in either stack', () => {
+    expect(nagFindings(chatStack)).toEqual([]);
+    expect(nagFindings(Stack.of(cluster))).toEqual([]);
   });
 });
 

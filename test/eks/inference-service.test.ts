@@ -12,7 +12,7 @@ import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/ek
 import { KARPENTER_INTERRUPTION_EVENTS } from '../../lib/eks/karpenter';
 import { KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from '../../lib/eks/versions';
 import { type IClassArtifactGate } from '../../lib/trust/gate';
-import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
+import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, renderWithPlaceholders, testStack } from '../util';
 
 /** A gate that records the classes it was asked about and hands out one marker construct per class. */
 class RecordingGate implements IClassArtifactGate {
@@ -31,14 +31,6 @@ function build(overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stac
   const { stack } = testStack();
   const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), ...overrides });
   return { stack, service };
-}
-
-/** A manifest as CloudFormation will render it, with every intrinsic (always inside a JSON string) replaced by a placeholder. */
-function renderWithPlaceholders(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
-  if (!join) return 'resolved-at-deploy';
-  return join[1].map(renderWithPlaceholders).join(join[0]);
 }
 
 function logicalIdOf(scope: IConstruct): string {

@@ -1,6 +1,6 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { Duration, type Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Duration, SecretValue, type Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -161,5 +161,74 @@ describe('listenerRule validation', () => {
       }),
     });
     expect(make2().loadBalancerFullName).toBe('app/shared/0123456789abcdef');
+  });
+});
+
+describe('listenerRule.authenticate', () => {
+  test("the rule's actions are the authentication, then the weighted forward; without it the rule forwards unauthenticated", () => {
+    const oidc = (forward: elbv2.ListenerAction) => elbv2.ListenerAction.authenticateOidc({
+      authorizationEndpoint: 'https://idp.example.com/authorize', tokenEndpoint: 'https://idp.example.com/token',
+      userInfoEndpoint: 'https://idp.example.com/userinfo', issuer: 'https://idp.example.com', clientId: 'chat',
+      clientSecret: SecretValue.unsafePlainText('test-only'), next: forward,
+    });
+    const { stack, make } = shared({ authenticate: oidc });
+    const mistral = make();
+    const rule = Template.fromStack(stack).findResources('AWS::ElasticLoadBalancingV2::ListenerRule');
+    type Action = { Type: string; Order: number; ForwardConfig?: { TargetGroups: unknown[] } };
+    const [actions] = Object.values(rule).map((r) => r.Properties.Actions as Action[]);
+    expect(actions.map((a) => `${a.Order} ${a.Type}`)).toEqual(['1 authenticate-oidc', '2 forward']);
+    expect(actions[1].ForwardConfig!.TargetGroups).toHaveLength(mistral.units.length);
+
+    const plain = shared();
+    plain.make();
+    const [unauthenticated] = Object.values(Template.fromStack(plain.stack).findResources('AWS::ElasticLoadBalancingV2::ListenerRule'))
+      .map((r) => (r.Properties.Actions as { Type: string }[]).map((a) => a.Type));
+    expect(unauthenticated).toEqual(['forward']);
+  });
+});
+
+describe('listenerRule: the shared load balancer and the cluster network', () => {
+  const LISTENER_ARN = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/shared/0123456789abcdef/0123456789abcdef';
+  const warnings = (stack: Stack) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('imported-listener-egress'));
+
+  test('an imported listener whose security group allows all outbound gets no egress rule, and a warning says what the real group must allow', () => {
+    const { stack, make } = shared({
+      listener: elbv2.ApplicationListener.fromApplicationListenerAttributes(testStack('Other').stack, 'Imported', {
+        listenerArn: LISTENER_ARN, securityGroup: ec2.SecurityGroup.fromSecurityGroupId(testStack('Other2').stack, 'Sg', 'sg-0123456789abcdef0'),
+      }),
+    });
+    make();
+    Template.fromStack(stack).resourcePropertiesCountIs('AWS::EC2::SecurityGroupEgress', { GroupId: 'sg-0123456789abcdef0' }, 0);
+    expect(warnings(stack)).toHaveLength(1);
+    expect(JSON.stringify(warnings(stack)[0].entry.data)).toContain("must allow egress to the cluster security group on the pods' ports");
+  });
+
+  test('imported with allowAllOutbound: false, the egress rule to the cluster security group is added and nothing is warned', () => {
+    const { stack, cluster } = shared();
+    new EksInferenceService(stack, 'Mistral', {
+      contract: MISTRAL, classes: llamaClasses().slice(0, 2), cluster, modelDataFetcherImage: FETCHER_IMAGE,
+      listenerRule: {
+        listener: elbv2.ApplicationListener.fromApplicationListenerAttributes(stack, 'Imported', {
+          listenerArn: LISTENER_ARN,
+          securityGroup: ec2.SecurityGroup.fromSecurityGroupId(stack, 'Sg', 'sg-0123456789abcdef0', { allowAllOutbound: false }),
+        }),
+        priority: 10,
+        pathPatterns: ['/mistral/*'],
+      },
+    });
+    Template.fromStack(stack).hasResourceProperties('AWS::EC2::SecurityGroupEgress', { GroupId: 'sg-0123456789abcdef0', FromPort: 8080, ToPort: 8080 });
+    expect(warnings(stack)).toEqual([]);
+  });
+
+  test("fails when the listener's load balancer is in another VPC than the cluster's", () => {
+    const { stack, make } = shared();
+    const vpc = new ec2.Vpc(stack, 'OtherVpc', { maxAzs: 2 });
+    const alb = new elbv2.ApplicationLoadBalancer(stack, 'OtherAlb', { vpc });
+    const listener = alb.addListener('Http', { port: 80, defaultAction: elbv2.ListenerAction.fixedResponse(404) });
+    expect(problemsOf(() => shared({ listener }).make())).toEqual([
+      expect.stringMatching(/^listenerRule\.listener: is on a load balancer in VPC Test\/OtherVpc, not the cluster's VPC Test\/Cluster\/Vpc; /),
+    ]);
+    // The same VPC is fine: the example's shape.
+    expect(() => make()).not.toThrow();
   });
 });

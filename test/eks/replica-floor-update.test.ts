@@ -1,16 +1,8 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
-import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
+import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, renderWithPlaceholders, testStack } from '../util';
 import { created, type JsonObject, kubectlApply, kubectlMergePatch } from './kubectl-apply';
-
-/** A manifest as CloudFormation will render it, with every intrinsic (always inside a JSON string) replaced by a placeholder. */
-function renderWithPlaceholders(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
-  if (!join) return 'resolved-at-deploy';
-  return join[1].map(renderWithPlaceholders).join(join[0]);
-}
 
 /** The ScaledObject of class `a10g` exactly as the Scaler manifest hands it to kubectl. */
 function deployedScaledObject(props: Partial<EksInferenceServiceProps>, withReconciler: boolean): JsonObject {
@@ -84,7 +76,7 @@ describe('replica floor across an update (kubectl apply of the ScaledObject, a t
     expect(Template.fromStack(stack).findResources('Custom::AWSCDK-EKS-KubernetesPatch')).toEqual({});
   });
 
-  test('retainFloorPatches (the default for a service with its own cluster): the old FloorTrigger patches stay, and their removal keeps the floor', () => {
+  test('retainFloorPatches (the default for a service with its own cluster): the old FloorTrigger patches stay, and their removal restores nothing', () => {
     const { stack } = testStack();
     // Not set: a stack upgraded from the release that added the floor as patches keeps it without reading the CHANGELOG.
     const service = new EksInferenceService(stack, 'Llama', {
@@ -95,12 +87,41 @@ describe('replica floor across an update (kubectl apply of the ScaledObject, a t
     // The logical ids the previous release gave these patches (read from its synthesized template): updated in place.
     expect(Object.keys(patches).sort()).toEqual(['LlamaFloorTriggera10g12592957', 'LlamaFloorTriggerinf2D2848451', 'LlamaFloorTriggerl40s894A3B56']);
     const live = created(deployedScaledObject({}, true), KEDA_STATUS);
-    for (const r of Object.values(patches)) {
-      expect(r.Properties.RestorePatchJson).toEqual(r.Properties.ApplyPatchJson);
-    }
     const a10g = Object.values(patches).find((r) => r.Properties.ResourceName === 'scaledobject.keda.sh/llama3-chat-a10g')!;
-    // Deleting the patch resource later runs its restore patch: the floor stays.
-    const restored = kubectlMergePatch(live, JSON.parse(renderWithPlaceholders(a10g.Properties.RestorePatchJson)) as JsonObject);
-    expect(triggerNames(restored)).toEqual(['per-replica-load', 'replica-floor']);
+    // The apply patch (run on every Create/Update) is the triggers the ScaledObject already has: no change.
+    expect(kubectlMergePatch(live, JSON.parse(renderWithPlaceholders(a10g.Properties.ApplyPatchJson)) as JsonObject)).toEqual(live);
+    for (const r of Object.values(patches)) expect(r.Properties.RestorePatchJson).toBe('{}');
+  });
+
+  test('fails when removing the retained patches, in a deploy that also changes the triggers, restores the old ones', () => {
+    // The deploy that sets retainFloorPatches: false also changes the load trigger's target.
+    const before = deployedScaledObject({}, true);
+    const after = deployedScaledObject({ retainFloorPatches: false, classOptions: { a10g: { targetRequestsPerReplicaPerPeriod: 999 } } }, true);
+    type Targets = { spec: { triggers: { metadata: { targetMetricValue: string } }[] } };
+    const targetOf = (o: JsonObject) => (o as unknown as Targets).spec.triggers[0].metadata.targetMetricValue;
+    expect(targetOf(after)).toBe('999');
+    expect(targetOf(before)).not.toBe('999');
+    // CloudFormation updates the ScaledObject (kubectl apply), then deletes the patch resources in its cleanup phase.
+    const updated = kubectlApply(created(before, KEDA_STATUS), after).result;
+    expect(targetOf(updated)).toBe('999');
+    const { stack } = testStack();
+    const service = new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+    });
+    service.enableReplicaFloors();
+    const patch = Object.values(Template.fromStack(stack).findResources('Custom::AWSCDK-EKS-KubernetesPatch'))
+      .find((r) => r.Properties.ResourceName === 'scaledobject.keda.sh/llama3-chat-a10g')!;
+    const restored = kubectlMergePatch(updated, JSON.parse(renderWithPlaceholders(patch.Properties.RestorePatchJson)) as JsonObject);
+    expect(restored).toEqual(updated);
+
+    // A restore of the triggers of the patch's last deploy (the design this replaces) brings the old target back; it
+    // stays until the ScaledObject's manifest next changes (nothing re-applies an unchanged manifest). That next apply
+    // does repair it: current (stale) and modified differ, so the three-way merge sends the triggers.
+    const stale = kubectlMergePatch(updated, { spec: { triggers: (before.spec as JsonObject).triggers } });
+    expect(targetOf(stale)).not.toBe('999');
+    const next = deployedScaledObject({
+      retainFloorPatches: false, classOptions: { a10g: { targetRequestsPerReplicaPerPeriod: 999, maxReplicas: 6 } },
+    }, true);
+    expect(targetOf(kubectlApply(stale, next).result)).toBe('999');
   });
 });

@@ -48,17 +48,19 @@ export function iamRequests(call: CapturedCall, reply: Reply): IamRequest[] {
       return [req(`sagemaker:${call.operation}`, arn('sagemaker', `endpoint/${i.EndpointName.toLowerCase()}`))];
     case 'elasticloadbalancing:DescribeListeners':
       return [req('elasticloadbalancing:DescribeListeners', '*')];
-    case 'elasticloadbalancing:ModifyListener': {
-      // An authenticate-cognito action written back: Elastic Load Balancing checks cognito-idp:DescribeUserPoolClient
-      // on its user pool with the caller's permissions (lib/eks/listener-authentication.ts).
-      const poolKey = /^DefaultActions\.member\.\d+\.AuthenticateCognitoConfig\.UserPoolArn$/;
+    case 'elasticloadbalancing:ModifyListener':
+    case 'elasticloadbalancing:ModifyRule': {
+      // An authenticate-cognito action written back (a listener's DefaultActions, a rule's Actions): Elastic Load
+      // Balancing checks cognito-idp:DescribeUserPoolClient on its user pool with the caller's permissions
+      // (lib/eks/listener-authentication.ts).
+      const listener = call.operation === 'ModifyListener';
+      const poolKey = new RegExp(`^${listener ? 'DefaultActions' : 'Actions'}\\.member\\.\\d+\\.AuthenticateCognitoConfig\\.UserPoolArn$`);
       const pools = Object.entries(i).filter(([k]) => poolKey.test(k)).map(([, v]) => v);
-      return [req('elasticloadbalancing:ModifyListener', i.ListenerArn), ...pools.map((pool) => req('cognito-idp:DescribeUserPoolClient', pool))];
+      const own = listener ? req('elasticloadbalancing:ModifyListener', i.ListenerArn) : req('elasticloadbalancing:ModifyRule', i.RuleArn);
+      return [own, ...pools.map((pool) => req('cognito-idp:DescribeUserPoolClient', pool))];
     }
     case 'elasticloadbalancing:DescribeRules':
       return [req('elasticloadbalancing:DescribeRules', '*')];
-    case 'elasticloadbalancing:ModifyRule':
-      return [req('elasticloadbalancing:ModifyRule', i.RuleArn)];
     case 'ecr:DescribeImageSigningStatus':
     case 'ecr:BatchGetImage':
     case 'ecr:GetDownloadUrlForLayer':

@@ -21,13 +21,24 @@ import { ACCOUNT, REGION, resolver, roleStatements } from './iam-policy';
 
 const POOL = `arn:aws:cognito-idp:${REGION}:${ACCOUNT}:userpool/${REGION}_AbCdEf123`;
 
-/** The reconciler of a service whose listener authenticates with POOL (named to the service or not). */
-function reconcilerRole(named: boolean) {
+/**
+ * The reconciler of a service whose listener (or, with `onRule`, whose rule on another service's listener)
+ * authenticates with POOL (named to the service or not).
+ */
+function reconcilerRole(named: boolean, onRule = false) {
   const { stack } = testStack();
-  const service = new EksInferenceService(stack, 'Llama', {
+  const pools = () => (named ? { cognitoUserPools: [cognito.UserPool.fromUserPoolArn(stack, 'Pool', POOL)] } : {});
+  const own = new EksInferenceService(stack, 'Llama', {
     contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
-    loadBalancer: named ? { cognitoUserPools: [cognito.UserPool.fromUserPoolArn(stack, 'Pool', POOL)] } : {},
+    loadBalancer: onRule ? {} : pools(),
   });
+  const service = onRule
+    ? new EksInferenceService(stack, 'Mistral', {
+      contract: { ...LLAMA_CONTRACT, name: 'mistral-chat' }, classes: llamaClasses().slice(0, 2), modelDataFetcherImage: FETCHER_IMAGE,
+      cluster: own.cluster, clusterName: own.clusterName, namespace: 'mistral-chat',
+      listenerRule: { listener: own.listener, priority: 10, pathPatterns: ['/mistral/*'], ...pools() },
+    })
+    : own;
   const reconciler = new Reconciler(stack, 'Reconciler', { serving: service });
   const template = Template.fromStack(stack).toJSON();
   const roleId = stack.getLogicalId(reconciler.role.node.defaultChild as never);
@@ -37,14 +48,14 @@ function reconcilerRole(named: boolean) {
   return { config, statements: roleStatements(template, roleId) };
 }
 
-async function writeBack(config: ReconcilerConfig) {
+async function writeBack(config: ReconcilerConfig, output: Record<string, unknown> = { Listeners: [{ ListenerArn: 'x' }] }) {
   if (config.facts.kind !== 'alb') throw new Error('an ALB target');
   const read: Action[] = [
     { Type: 'authenticate-cognito', Order: 1, AuthenticateCognitoConfig: { UserPoolArn: POOL, UserPoolClientId: 'client-1', UserPoolDomain: 'login' } },
     { Type: 'forward', Order: 2, ForwardConfig: { TargetGroups: config.facts.targets.map((t) => ({ TargetGroupArn: t.targetGroupArn, Weight: 1 })) } },
   ];
   const weights = Object.fromEntries(config.facts.targets.map((t, i) => [t.class.name, i === 0 ? 100 : 0]));
-  const endpoint = new RecordingEndpoint(() => ({ output: { Listeners: [{ ListenerArn: 'x' }] } }));
+  const endpoint = new RecordingEndpoint(() => ({ output }));
   await endpoint.start();
   try {
     await withEnvironment(endpoint.sdkEnvironment(REGION), async () => {
@@ -69,6 +80,27 @@ describe('reconciler permissions on a listener with an authenticate-cognito acti
     expect(report.denied).toEqual([]);
     expect(report.unused).toEqual([]);
     expect(report.used).toEqual(['cognito-idp:DescribeUserPoolClient', 'elasticloadbalancing:ModifyListener']);
+  });
+
+  test('a rule on a shared listener, the pool named in listenerRule.cognitoUserPools: ModifyRule is allowed, nothing else granted', async () => {
+    const { config, statements } = reconcilerRole(true, true);
+    const exchanges = await writeBack(config, { Rules: [{ RuleArn: 'x' }] });
+    expect(exchanges.map((e) => `${e.call.service}:${e.call.operation}`)).toEqual(['elasticloadbalancing:ModifyRule']);
+    const report = permissionReport(exchanges, statements, {
+      ...LAMBDA_LOG_DELIVERY,
+      'cloudwatch:GetMetricData': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
+      'elasticloadbalancing:DescribeRules': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
+    });
+    expect(report.denied).toEqual([]);
+    expect(report.unused).toEqual([]);
+    expect(report.used).toEqual(['cognito-idp:DescribeUserPoolClient', 'elasticloadbalancing:ModifyRule']);
+  });
+
+  test('fails when a rule\'s pool is not named: its ModifyRule is denied, and no cognito grant exists', async () => {
+    const { config, statements } = reconcilerRole(false, true);
+    const report = permissionReport(await writeBack(config, { Rules: [{ RuleArn: 'x' }] }), statements);
+    expect(report.denied).toEqual([`cognito-idp:DescribeUserPoolClient ${POOL}`]);
+    expect(JSON.stringify(statements)).not.toContain('cognito-idp');
   });
 
   test('fails when the pool is not named: the write-back is denied (the weights would freeze), and no cognito grant exists', async () => {
