@@ -197,7 +197,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.namespace = props.namespace ?? props.contract.name;
     const shared = props.cluster instanceof EksInferenceCluster ? props.cluster : undefined;
     // A stack upgraded without reading the CHANGELOG must not lose its floors: keeping the old patches is harmless
-    // (their apply and restore patches both carry the floored triggers), losing them is silent.
+    // (they apply the floored triggers, and their restore patch is `{}`, which changes nothing), losing them is silent.
     this.retainFloorPatches = props.retainFloorPatches ?? shared === undefined;
     const imported = shared ? undefined : (props.cluster as eks.ICluster | undefined);
     this.clusterName = shared?.clusterName ?? props.clusterName ?? imported?.clusterName

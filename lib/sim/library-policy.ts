@@ -23,7 +23,7 @@ export const EPOCH = 1_767_225_600; // 2026-01-01T00:00:00Z
  *
  * Configuration a user would set for this service: the latency SLO (the contract's end-to-end deadline, since the
  * simulator measures end-to-end latency) and a provisioning grace period covering the preferred class's slowest
- * replica start plus the metric delay, as docs/policy.md advises from a measured replica-ready time.
+ * replica start plus the metric delay, as docs/reconciler.md advises from a measured replica-ready time.
  */
 export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFactory {
   return ({ scenario }): RoutingPolicy => new DeployedReconciler(scenario, overrides);
