@@ -227,8 +227,8 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
       code: 'stabilizing',
       triggers: [],
       message: `Staying in capacity mode until ${preferred.name} has been healthy for ${config.stabilizationWindowSeconds} s ` +
-        `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} within ` +
-        `${config.reentryMemorySeconds} s; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
+        `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in this ` +
+        `capacity event; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
         (flap.episodes >= 2 ? `, and free of capacity loss for ${flap.requiredQuietSeconds} s: it lost capacity ${flap.episodes} times within ` +
           `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.'),
     }, figures(situation, plan, 'capacity'));
