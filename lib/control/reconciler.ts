@@ -62,8 +62,9 @@ export interface RoutingPolicyOptions {
   /** The quantile (0..1) of those periods' demand the plan is made for. @default 0.9 */
   readonly demandQuantile?: number;
   /**
-   * Each return to capacity mode within this span doubles the return hold; older entries are forgotten, so the hold
-   * decays back. @default Duration.hours(1)
+   * A capacity event ends when cost mode has lasted this long since the last return; until then each re-entry into
+   * capacity mode doubles the return hold, and the hold is back to the stabilization window after it.
+   * @default Duration.hours(1)
    */
   readonly reentryMemory?: Duration;
   /** Upper bound of the growing return hold (at least `stabilizationWindow`). @default Duration.minutes(40) */

@@ -38,6 +38,12 @@ describe('rebuildState: the policy state from the reconciler\'s own decision met
     expect(rebuildState(mode, none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG).entries).toEqual([FRAME.start + 60, FRAME.start + 5 * 60]);
   });
 
+  test('a window that opens in capacity mode holds an entry at least that old: the capacity event is still under way', () => {
+    const mode = [1, 1, 0, 0, 0, 0, 0, 0, null, null, null, null];
+    expect(rebuildState(mode, none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG)).toMatchObject({ mode: 'cost', entries: [FRAME.start] });
+    expect(rebuildState(Array(12).fill(0), none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG).entries).toBeUndefined();
+  });
+
   test('a ramp decision already recorded in the current period marks its step as taken; an older one does not', () => {
     const slots = FRAME.slots;
     const current = FRAME.start + (slots - 1) * 60;

@@ -199,15 +199,34 @@ describe('decide(): returning to cost mode', () => {
     expect(decision.weights).toEqual({ inf2: 96, g6: 2, g5: 2 });
   });
 
-  test('the return hold doubles with each re-entry within the hour and decays as entries age out', () => {
+  test('the return hold doubles with each re-entry of the same capacity event', () => {
     const since = NOW - 1500;
     const withEntries = (entries: number[]): PolicyState => ({ ...capacityState(since), entries });
     // One entry: the 600 s window. Two: 1200 s. Three: 2400 s (the cap), so 1500 s is not enough.
     expect(decide(input(BASE, 500), withEntries([since])).decision.reason.code).toBe('return-to-cost');
     expect(decide(input(BASE, 500), withEntries([NOW - 3000, since])).decision.reason.code).toBe('return-to-cost');
     expect(decide(input(BASE, 500), withEntries([NOW - 3200, NOW - 3000, since])).decision.reason.code).toBe('stabilizing');
-    // An entry older than an hour is forgotten.
-    expect(decide(input(BASE, 500), withEntries([NOW - 4000, NOW - 3700, since])).decision.reason.code).toBe('return-to-cost');
+    // Entries older than the hour still count while the event lasts (here: capacity mode since the newest one).
+    expect(decide(input(BASE, 500), withEntries([NOW - 4000, NOW - 3700, since])).decision.reason.code).toBe('stabilizing');
+    // Bounded: only the entries that still lengthen the capped hold are kept (600 -> 1200 -> 2400: three).
+    const many = decide(input(BASE, 500), withEntries([NOW - 9000, NOW - 8000, NOW - 7000, NOW - 4000, since]));
+    expect(many.state.entries).toEqual([NOW - 7000, NOW - 4000, since]);
+  });
+
+  test('a relapse within an hour of the return is the same capacity event; an hour of cost mode ends it', () => {
+    // inf2: 3 ready x 300 tokens/s = 900. Entered 100 minutes ago, returned `ago` seconds ago; a capacity error now.
+    const relapse = { ...BASE, inf2: { ...healthy(3), capacityErrors: [...flat(0, W - 1), 1] } };
+    const returned = (ago: number): PolicyState => ({ ...costState({ inf2: 96, g6: 2, g5: 2 }, NOW - ago), entries: [NOW - 6000] });
+    // 50 minutes after the return, the entry (100 minutes old) still belongs to the event: re-entering needs inf2 short
+    // of the demand itself (800 fits in 900 without the headroom), and a re-entry doubles the hold.
+    expect(decide(input(relapse, 800), returned(3000)).decision.mode).toBe('cost');
+    const again = decide(input(relapse, 1000), returned(3000));
+    expect(again.decision.mode).toBe('capacity');
+    expect(again.state.entries).toEqual([NOW - 6000, NOW]);
+    // An hour of cost mode ended the event: a fresh entry, on the headroom rule.
+    const fresh = decide(input(relapse, 800), returned(3600));
+    expect(fresh.decision.mode).toBe('capacity');
+    expect(fresh.state.entries).toEqual([NOW]);
   });
 
   test('a class that lost capacity, regained it and lost it again must stay loss-free longer than between its losses', () => {

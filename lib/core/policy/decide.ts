@@ -28,10 +28,11 @@
  *   period to fix and did not. Demand noise and autoscaling lag are not evidence: overflow spills down the cost order
  *   in either mode and the engines' admission limits shed what nothing can carry;
  * - cost mode returns only when no evidence is left, the preferred class has been healthy for the stabilization
- *   window, and capacity mode has lasted the return hold, which doubles with each re-entry within the hour (decaying
- *   as entries age out). A class that lost capacity, regained it and lost it again within the hour (`flapStability`)
- *   must also have stayed loss-free for twice its longest loss-free gap; weights then ramp toward the plan by a
- *   bounded step per wall-clock period, however many times the reconciler runs in that period.
+ *   window, and capacity mode has lasted the return hold, which doubles with each re-entry of the same capacity event
+ *   (an event ends after an hour of cost mode; `eventEntries`). A class that lost capacity, regained it and lost it
+ *   again within the hour (`flapStability`) must also have stayed loss-free for twice its longest loss-free gap;
+ *   weights then ramp toward the plan by a bounded step per wall-clock period, however many times the reconciler
+ *   runs in that period.
  *
  * Safety, whatever the mode: a class whose placement is forbidden never gets weight; a class without ready replicas
  * gets no weight unless no allowed class is ready (then weights stay on allowed classes, where capacity is coming);
@@ -60,7 +61,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const preferred = allowed[0];
   const total = config.weightTotal;
   const now = input.now;
-  const entries = (previous.entries ?? []).filter((t) => t > now - config.reentryMemorySeconds && t <= now);
+  const entries = eventEntries(previous, now, config);
 
   // The weights in force, minus anything placement forbids; all on the preferred class if nothing usable is left.
   const heldShares = restrict(sharesOf(previous.weights, classes), allowed);
@@ -226,8 +227,8 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
       code: 'stabilizing',
       triggers: [],
       message: `Staying in capacity mode until ${preferred.name} has been healthy for ${config.stabilizationWindowSeconds} s ` +
-        `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} within ` +
-        `${config.reentryMemorySeconds} s; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
+        `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in this ` +
+        `capacity event; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
         (flap.episodes >= 2 ? `, and free of capacity loss for ${flap.requiredQuietSeconds} s: it lost capacity ${flap.episodes} times within ` +
           `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.'),
     }, figures(situation, plan, 'capacity'));
@@ -280,9 +281,22 @@ export function initialPolicyState(weights: Readonly<Record<string, number>>, no
 }
 
 /**
+ * The capacity-mode entries of the capacity event still under way. An event ends only when cost mode has lasted
+ * `reentryMemorySeconds` since the last return: a shortage that keeps recurring (flapping availability, sparse capacity
+ * errors on scale-outs) extends the memory instead of starting a fresh event an hour after its first entry, so each
+ * re-entry keeps the stricter re-entry rule and the doubled return hold. Bounded: only the newest entries that still
+ * lengthen the hold are kept (the hold is capped at `maxReturnHoldSeconds`).
+ */
+function eventEntries(previous: PolicyState, now: number, config: PolicyConfig): number[] {
+  if (previous.mode === 'cost' && now - previous.modeSince >= config.reentryMemorySeconds) return [];
+  const doublingsToCap = Math.ceil(Math.log2(Math.max(1, config.maxReturnHoldSeconds / Math.max(1, config.stabilizationWindowSeconds))));
+  return (previous.entries ?? []).filter((t) => t <= now).slice(-(doublingsToCap + 1));
+}
+
+/**
  * How long capacity mode lasts at least before a return: the stabilization window, doubled for every further entry
- * within `reentryMemorySeconds`, at most `maxReturnHoldSeconds`. Flapping capacity thus costs a bounded number of
- * mode changes per hour, and the hold decays back as entries age out.
+ * of the same capacity event (`eventEntries`), at most `maxReturnHoldSeconds`. Flapping capacity thus costs a bounded
+ * number of mode changes per hour, and the hold is back to the window once an event has ended.
  */
 export function returnHold(entries: readonly number[], config: PolicyConfig): number {
   const doublings = Math.max(0, entries.length - 1);

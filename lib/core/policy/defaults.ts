@@ -57,8 +57,9 @@ export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
    */
   stabilizationWindowSeconds: 600,
   /**
-   * 3600 s: a capacity shortage that comes back within the hour is the same event (flapping availability); each
-   * re-entry within it doubles the return hold, and an hour without one resets it.
+   * 3600 s: a capacity shortage that comes back within the hour after the last return to cost mode is the same event
+   * (flapping availability, sparse capacity errors); each re-entry of it doubles the return hold, and an hour of cost
+   * mode ends the event and resets the hold.
    */
   reentryMemorySeconds: 3600,
   /**

@@ -75,8 +75,10 @@ export interface PolicyConfig {
   /** The preferred class must be healthy this long (and capacity mode must have lasted this long) before returning to cost mode. */
   readonly stabilizationWindowSeconds: number;
   /**
-   * Each capacity-mode entry within this many trailing seconds doubles the return hold (the first entry holds for the
-   * stabilization window). Entries older than this are forgotten, so the hold decays back.
+   * A capacity event ends when cost mode has lasted this many seconds since the last return: until then each
+   * re-entry belongs to the same event and doubles the return hold (the first entry holds for the stabilization
+   * window), and re-entering needs the preferred class short of the demand itself, not of its headroom. After it, the
+   * entries are forgotten and the hold is back to the stabilization window.
    */
   readonly reentryMemorySeconds: number;
   /** Upper bound of the growing return hold, seconds. */
@@ -103,8 +105,8 @@ export interface PolicyState {
   /** True while weights ramp from capacity-mode weights toward the cost plan. */
   readonly ramping: boolean;
   /**
-   * Epoch seconds of the capacity-mode entries within `reentryMemorySeconds` (oldest first): the return hold grows with
-   * them. Absent: none known.
+   * Epoch seconds of the capacity-mode entries of the capacity event under way (oldest first; an event ends after
+   * `reentryMemorySeconds` of cost mode): the return hold grows with them. Absent: none known.
    */
   readonly entries?: readonly number[];
   /**

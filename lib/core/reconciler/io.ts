@@ -181,13 +181,14 @@ export function rebuildState(
   // period) took this period's ramp step, so this run must not take another.
   const lastSlotStart = frame.start + last * frame.periodSeconds;
   const lastStepAt = isRamping && lastSlotStart >= now ? lastSlotStart : undefined;
-  // Capacity-mode entries visible in the window (cost-to-capacity transitions): the return hold grows with them.
+  // Capacity-mode entries visible in the window (cost-to-capacity transitions): the return hold grows with them. A
+  // window that opens in capacity mode holds an entry at least that old (the capacity event is still remembered).
   const entries: number[] = [];
   let previousValue: boolean | undefined;
   mode.forEach((v, i) => {
     if (v === null) return;
     const c = isCapacity(v);
-    if (c && previousValue === false) entries.push(frame.start + i * frame.periodSeconds);
+    if (c && previousValue !== true && (previousValue === false || i === 0)) entries.push(frame.start + i * frame.periodSeconds);
     previousValue = c;
   });
   return {

@@ -8,6 +8,7 @@ import { type MetricStatSource } from '../../metrics/aws-published';
 import { deploymentReplicasMetric } from '../../metrics/aws-published';
 import { karpenterCapacityErrorMetric } from '../../metrics/karpenter-capacity';
 import { neighbour, type PermissionProbe } from '../../verify/probe';
+import { HPA_CONTROLLER_DEFAULTS } from '../../platform/control-loop';
 import { counterPerSecond } from '../config';
 import { type AlbRoutingFacts, type RoutedClassFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
@@ -92,9 +93,6 @@ function signalSources(config: Parameters<RoutingTarget<AlbRoutingFacts>['signal
   return out;
 }
 
-/** The HPA's default tolerance (kube-controller-manager `--horizontal-pod-autoscaler-tolerance`). */
-export const HPA_TOLERANCE = 0.1;
-
 /**
  * The floor to publish so that the HPA acts on it. The floor trigger is an external metric with an AverageValue target
  * of 1, so the HPA's ratio is floor / current replicas, and a ratio within its tolerance is ignored: "if
@@ -107,8 +105,10 @@ export const HPA_TOLERANCE = 0.1;
  */
 export function hpaHonouredFloor(floor: number, desired: number | null): number {
   if (desired === null || desired < 1 || floor <= desired) return floor;
-  // Integer arithmetic: floor / desired <= 1.1  <=>  10 x floor <= 11 x desired.
-  return 10 * floor <= 11 * desired ? Math.floor((11 * desired) / 10) + 1 : floor;
+  // Integer arithmetic in thousandths (the tolerance is 0.1, HPA_CONTROLLER_DEFAULTS): floor / desired <= 1 + tolerance
+  // <=>  1000 x floor <= (1000 + 1000 x tolerance) x desired.
+  const within = 1000 + Math.round(1000 * HPA_CONTROLLER_DEFAULTS.tolerance);
+  return 1000 * floor <= within * desired ? Math.floor((within * desired) / 1000) + 1 : floor;
 }
 
 /**
