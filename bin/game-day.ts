@@ -391,6 +391,21 @@ function karpenterRoleArn(cmd: GameDayCommand, d: Deployment): string {
   return `arn:${partition}:iam::${account}:role/${name}`;
 }
 
+/**
+ * Why the NodePool cap would exercise nothing, or undefined. The cap only stops new nodes: a class already running its
+ * most replicas (the planner's preferred classes run at min = max by default) never asks for one, so the hold would
+ * pass with no shortage at all. Refused before anything changes.
+ */
+async function atMostReplicas(cmd: GameDayCommand, target: CapacityHolder, deps: MainDeps): Promise<string | undefined> {
+  if (target.kind !== 'nodepool' || cmd.fisZones) return undefined;
+  const out = await deps.kubectl(cmd.kubeContext)(['get', 'deployment', target.deploymentName, '-n', target.namespace, '-o', 'jsonpath={.spec.replicas}']);
+  const replicas = Number(out.trim());
+  if (!Number.isFinite(replicas) || replicas < target.maxReplicas) return undefined;
+  return `${target.routedClass} already runs ${replicas} replicas, its maximum (${target.maxReplicas}): capping NodePool ${target.nodePool} `
+    + 'takes nothing away, since the class never asks for another node. Raise its classOptions.maxReplicas for the game day, '
+    + 'or take away a class that autoscales (--class). Nothing was changed.';
+}
+
 async function chooseInjection(cmd: GameDayCommand, d: Deployment, target: CapacityHolder, c: GameDayClients, deps: MainDeps): Promise<Injection> {
   if (cmd.fisZones) {
     if (target.kind !== 'nodepool') throw new Error('--fis-zones is the EKS scenario (Karpenter launches); this stack serves on SageMaker');
@@ -426,6 +441,11 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   // The routed class the game day takes away: the one named, or the preferred one (preference rank 0).
   const facts = reconciler.config.facts;
   const target = routingTarget(facts).capacityHolder(facts, cmd.className);
+  const nothingToTake = await atMostReplicas(cmd, target, deps);
+  if (nothingToTake) {
+    io.err(nothingToTake);
+    return 2;
+  }
   const injection = await chooseInjection(cmd, d, target, c, deps);
   io.out(`game day on ${cmd.stack}: ${injection.description}; hold ${cmd.options!.holdSeconds} s, stop on ${cmd.options!.stop.alarmNames.join(', ')} `
     + `or after ${cmd.options!.stop.maxDurationSeconds} s; audit ${cmd.audit}`);

@@ -179,9 +179,10 @@ describe('SageMaker: pin the preferred variant\'s scalable target', () => {
 });
 
 describe('EKS: cap the preferred NodePool\'s limits', () => {
-  function fakeKubectl(pool: unknown) {
+  function fakeKubectl(pool: unknown, replicas = 3) {
     const calls: string[][] = [];
     const k: Kubectl = async (args) => {
+      if (args[1] === 'deployment') return String(replicas); // the class's replicas, below its maximum of 8 by default
       calls.push([...args]);
       return args[0] === 'get' ? JSON.stringify(pool) : 'nodepool.karpenter.sh/sd21-inf2 patched';
     };
@@ -195,7 +196,7 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
     const contexts: Array<string | undefined> = [];
     const r = run([...BASE, '--hold', '0.1', '--kube-context', 'prod'], { kubectl: (ctx) => { contexts.push(ctx); return k; } });
     expect(await r.done).toBe(0);
-    expect(contexts).toEqual(['prod']);
+    expect([...new Set(contexts)]).toEqual(['prod']); // every kubectl call runs in the named context
     expect(calls).toEqual([
       ['get', 'nodepool', 'sd21-inf2', '-o', 'json'],
       ['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":{"cpu":"16","memory":"64Gi"}}}'],
@@ -225,6 +226,16 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
     const picked = run([...BASE, '--hold', '0.1', '--service', 'chat', '--dry-run'], { kubectl: () => k });
     expect(await picked.done).toBe(0);
     expect(calls).toEqual([['get', 'nodepool', 'chat-inf2', '-o', 'json']]);
+  });
+
+  test('refuses a class already at its maximum replicas: the cap would take nothing away (nothing is changed)', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const { calls, k } = fakeKubectl({ metadata: { name: 'sd21-inf2' }, spec: {}, status: { resources: { cpu: '16' } } }, 8);
+    const r = run([...BASE, '--hold', '0.1'], { kubectl: () => k });
+    expect(await r.done).toBe(2);
+    expect(calls).toEqual([]);
+    expect(r.out.join('\n')).toMatch(/inf2 already runs 8 replicas, its maximum \(8\): capping NodePool sd21-inf2 takes nothing away/);
   });
 
   test('--class picks another class; --dry-run reads and changes nothing', async () => {

@@ -223,7 +223,10 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   capacityHolder: (facts, className) => {
     const t = className ? facts.targets.find((x) => x.class.name === className) : facts.targets.find((x) => x.class.preferenceRank === 0);
     if (!t) throw new Error(`no class ${className ?? 'of preference rank 0'}; classes: ${facts.targets.map((x) => x.class.name).join(', ')}`);
-    return { kind: 'nodepool', routedClass: t.class.name, nodePool: t.nodePoolName };
+    return {
+      kind: 'nodepool', routedClass: t.class.name, nodePool: t.nodePoolName,
+      namespace: t.namespace, deploymentName: t.deploymentName, maxReplicas: t.class.maxReplicas,
+    };
   },
 };
 

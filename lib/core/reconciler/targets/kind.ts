@@ -114,7 +114,11 @@ export interface ObservedClassFacts {
  * or the production variant whose scalable target is pinned (SageMaker). `routedClass` is the route's name.
  */
 export type CapacityHolder =
-  | { readonly kind: 'nodepool'; readonly routedClass: string; readonly nodePool: string }
+  | {
+    readonly kind: 'nodepool'; readonly routedClass: string; readonly nodePool: string;
+    /** The class's Deployment and its most replicas: capping the NodePool takes nothing from a class already there. */
+    readonly namespace: string; readonly deploymentName: string; readonly maxReplicas: number;
+  }
   | { readonly kind: 'variant'; readonly routedClass: string; readonly endpointName: string; readonly variantName: string };
 
 export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
