@@ -462,10 +462,9 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
       controller.abort();
     }
   };
-  const onInt = () => onSignal('SIGINT');
-  const onTerm = () => onSignal('SIGTERM');
-  deps.signals.on('SIGINT', onInt);
-  deps.signals.on('SIGTERM', onTerm);
+  // SIGHUP too: a closed SSH session or terminal must restore, not kill the process mid-experiment.
+  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => [signal, () => onSignal(signal)] as const);
+  for (const [signal, handler] of handlers) deps.signals.on(signal, handler);
   try {
     const record = (e: AuditEvent) => {
       appendFileSync(cmd.audit!, `${JSON.stringify(e)}\n`);
@@ -486,9 +485,13 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
     // Exit 0 only for a game day that ran and was restored; an error (an injection that could not start) is a failure.
     return outcome.endedBy === 'refused' ? 2 : outcome.restored && outcome.endedBy !== 'error' ? 0 : 1;
   } finally {
-    deps.signals.off('SIGINT', onInt);
-    deps.signals.off('SIGTERM', onTerm);
+    for (const [signal, handler] of handlers) deps.signals.off(signal, handler);
   }
 }
 
-if (require.main === module) runAsProcess(main);
+if (require.main === module) {
+  // After a hangup the terminal is gone and writing to it fails (EIO, EPIPE): the restore must not die of that. The audit
+  // file keeps the record.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  runAsProcess(main);
+}

@@ -156,6 +156,18 @@ describe('SageMaker: pin the preferred variant\'s scalable target', () => {
     expect(r.signals.listenerCount('SIGINT')).toBe(0);
   });
 
+  test('a hangup (SIGHUP: the SSH session closed) ends the game day and restores, like SIGINT', async () => {
+    sageMakerWorld();
+    alarm(() => 'OK');
+    const r = run([...BASE, '--hold', '30']);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    r.signals.emit('SIGHUP');
+    expect(await r.done).toBe(0);
+    expect(registered().at(-1)).toEqual(['endpoint/llm/variant/preferred', 1, 8]);
+    expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'interrupt', 'restore', 'end']);
+    expect(['SIGINT', 'SIGTERM', 'SIGHUP'].map((s) => r.signals.listenerCount(s))).toEqual([0, 0, 0]);
+  });
+
   test('the real process\'s SIGINT is wired the same way', async () => {
     sageMakerWorld();
     alarm(() => 'OK');
