@@ -396,9 +396,9 @@ function karpenterRoleArn(cmd: GameDayCommand, d: Deployment): string {
  * most replicas (the planner's preferred classes run at min = max by default) never asks for one, so the hold would
  * pass with no shortage at all. Refused before anything changes.
  */
-async function atMostReplicas(cmd: GameDayCommand, target: CapacityHolder, deps: MainDeps): Promise<string | undefined> {
+async function atMostReplicas(cmd: GameDayCommand, target: CapacityHolder, run: Kubectl): Promise<string | undefined> {
   if (target.kind !== 'nodepool' || cmd.fisZones) return undefined;
-  const out = await deps.kubectl(cmd.kubeContext)(['get', 'deployment', target.deploymentName, '-n', target.namespace, '-o', 'jsonpath={.spec.replicas}']);
+  const out = await run(['get', 'deployment', target.deploymentName, '-n', target.namespace, '-o', 'jsonpath={.spec.replicas}']);
   const replicas = Number(out.trim());
   if (!Number.isFinite(replicas) || replicas < target.maxReplicas) return undefined;
   return `${target.routedClass} already runs ${replicas} replicas, its maximum (${target.maxReplicas}): capping NodePool ${target.nodePool} `
@@ -406,7 +406,9 @@ async function atMostReplicas(cmd: GameDayCommand, target: CapacityHolder, deps:
     + 'or take away a class that autoscales (--class). Nothing was changed.';
 }
 
-async function chooseInjection(cmd: GameDayCommand, d: Deployment, target: CapacityHolder, c: GameDayClients, deps: MainDeps): Promise<Injection> {
+async function chooseInjection(
+  cmd: GameDayCommand, d: Deployment, target: CapacityHolder, c: GameDayClients, deps: MainDeps, run: Kubectl,
+): Promise<Injection> {
   if (cmd.fisZones) {
     if (target.kind !== 'nodepool') throw new Error('--fis-zones is the EKS scenario (Karpenter launches); this stack serves on SageMaker');
     return fisInjection(c.fis, {
@@ -416,7 +418,7 @@ async function chooseInjection(cmd: GameDayCommand, d: Deployment, target: Capac
     });
   }
   return target.kind === 'nodepool'
-    ? nodePoolInjection(target.nodePool, deps.kubectl(cmd.kubeContext), cmd.kubeContext)
+    ? nodePoolInjection(target.nodePool, run, cmd.kubeContext)
     : scalableTargetInjection(target.endpointName, target.variantName, c);
 }
 
@@ -441,12 +443,14 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   // The routed class the game day takes away: the one named, or the preferred one (preference rank 0).
   const facts = reconciler.config.facts;
   const target = routingTarget(facts).capacityHolder(facts, cmd.className);
-  const nothingToTake = await atMostReplicas(cmd, target, deps);
+  // One kubectl runner for the whole run (EKS), in the named context.
+  const run = deps.kubectl(cmd.kubeContext);
+  const nothingToTake = await atMostReplicas(cmd, target, run);
   if (nothingToTake) {
     io.err(nothingToTake);
     return 2;
   }
-  const injection = await chooseInjection(cmd, d, target, c, deps);
+  const injection = await chooseInjection(cmd, d, target, c, deps, run);
   io.out(`game day on ${cmd.stack}: ${injection.description}; hold ${cmd.options!.holdSeconds} s, stop on ${cmd.options!.stop.alarmNames.join(', ')} `
     + `or after ${cmd.options!.stop.maxDurationSeconds} s; audit ${cmd.audit}`);
   if (cmd.dryRun) {

@@ -200,14 +200,12 @@ export class EksObservability extends Construct {
 
     // Created before the add-on: Fluent Bit's auto_create_group would otherwise make it without retention or key,
     // and the metric filters need it at deploy time.
-    this.applicationLogGroup = imported
-      ? logs.LogGroup.fromLogGroupName(this, 'ApplicationLogs', applicationLogGroupName(props.clusterName))
-      : new logs.LogGroup(this, 'ApplicationLogs', {
-        logGroupName: applicationLogGroupName(props.clusterName),
-        retention,
-        encryptionKey: key,
-        removalPolicy: RemovalPolicy.RETAIN,
-      });
+    // The add-on's log groups have fixed names: attached when they exist already, else created with retention and key,
+    // and kept (RETAIN) so that container logs outlive the cluster.
+    const addonLogGroup = (id: string, logGroupName: string, exists: boolean): logs.ILogGroup => (exists
+      ? logs.LogGroup.fromLogGroupName(this, id, logGroupName)
+      : new logs.LogGroup(this, id, { logGroupName, retention, encryptionKey: key, removalPolicy: RemovalPolicy.RETAIN }));
+    this.applicationLogGroup = addonLogGroup('ApplicationLogs', applicationLogGroupName(props.clusterName), imported);
 
     const own = this.addClasses(this, props.classes ?? []);
     this.capacityErrorMetrics = own.capacityErrorMetrics;
@@ -225,14 +223,7 @@ export class EksObservability extends Construct {
       return;
     }
 
-    this.prometheusLogGroup = props.existingLogGroups
-      ? logs.LogGroup.fromLogGroupName(this, 'PrometheusLogs', prometheusLogGroupName(props.clusterName))
-      : new logs.LogGroup(this, 'PrometheusLogs', {
-        logGroupName: prometheusLogGroupName(props.clusterName),
-        retention,
-        encryptionKey: key,
-        removalPolicy: RemovalPolicy.RETAIN,
-      });
+    this.prometheusLogGroup = addonLogGroup('PrometheusLogs', prometheusLogGroupName(props.clusterName), props.existingLogGroups === true);
     this.agentRole = new iam.Role(this, 'AgentRole', {
       assumedBy: new iam.SessionTagsPrincipal(new iam.ServicePrincipal('pods.eks.amazonaws.com')),
       description: `CloudWatch agent and Fluent Bit of the ${OBSERVABILITY_ADDON_NAME} add-on on ${props.clusterName}`,
