@@ -61,3 +61,12 @@ describe('where an ALB target\'s weights live', () => {
     }
   });
 });
+
+test('fails when a hand-edited target list holds null or a target without its class: each entry named by its index as given', () => {
+  const good = facts().targets[0];
+  const edited = { ...facts(), targets: [null, { ...good, class: null }, good] } as unknown as AlbRoutingFacts;
+  expect(routingFactsProblems(edited, 'facts').map((p) => `${p.field}: ${p.message}`)).toEqual([
+    'facts.targets[0]: is null; allowed: a target group with its capacity class',
+    'facts.targets[1].class: is null; allowed: the capacity class of the target group',
+  ]);
+});

@@ -10,10 +10,10 @@ import { karpenterCapacityErrorMetric } from '../../metrics/karpenter-capacity';
 import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { HPA_CONTROLLER_DEFAULTS } from '../../platform/control-loop';
 import { counterPerSecond } from '../config';
-import { type AlbRoutingFacts, type RoutedClassFacts } from '../routing-facts';
+import { type AlbRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RouteObservation } from './kind';
-import { objectEntries, policyClassOf, rejectionStatusOf } from './shared';
+import { isObject, objectEntries, policyClassOf, rejectionStatusOf } from './shared';
 
 const TARGET = 'a target group with its capacity class';
 const CLASS = 'the capacity class of the target group';
@@ -155,11 +155,14 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   policyClasses: (facts, placement) => facts.targets.map((t) => policyClassOf(t.class.name, t.class, placement)),
   signalSources,
   classes: (facts) => objectEntries<AlbRoutingFacts['targets'][number]>(facts.targets, 'targets', TARGET)
-    .flatMap((t) => objectEntries<RoutedClassFacts>([t.class], 'class', CLASS)),
+    .flatMap((t) => (isObject(t.class) ? [t.class] : [])),
   checkFacts: (facts, c) => {
     c.cross('targets', Array.isArray(facts.targets) ? facts.targets.length : 0);
-    objectEntries<AlbRoutingFacts['targets'][number]>(facts.targets, 'targets', TARGET, c).forEach((t, i) => {
-      if (typeof t.class !== 'object' || t.class === null) c.add(`targets[${i}].class`, `is ${JSON.stringify(t.class)}; allowed: ${CLASS}`);
+    objectEntries(facts.targets, 'targets', TARGET, c);
+    // Indexed in the list as given, malformed entries included, so the path names the entry a person edited.
+    (Array.isArray(facts.targets) ? facts.targets : []).forEach((t: unknown, i) => {
+      const cls = isObject(t) ? (t as { class?: unknown }).class : {};
+      if (!isObject(cls)) c.add(`targets[${i}].class`, `is ${JSON.stringify(cls)}; allowed: ${CLASS}`);
     });
     // The writer calls ModifyRule on it (lambda/reconciler/targets/alb.ts): a string or absent, never empty.
     if (facts.ruleArn !== undefined && (typeof facts.ruleArn !== 'string' || facts.ruleArn.length === 0)) {

@@ -53,8 +53,13 @@ export function objectEntries<T extends object>(
 ): T[] {
   if (!Array.isArray(list)) return [];
   return list.filter((entry, i): entry is T => {
-    const ok = typeof entry === 'object' && entry !== null;
+    const ok = isObject(entry);
     if (!ok) c?.add(`${path}[${i}]`, `is ${JSON.stringify(entry)}; allowed: ${allowed}`);
     return ok;
   });
+}
+
+/** Whether a value of hand-editable facts is an object (not null, not a number or string). */
+export function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
 }
