@@ -1,13 +1,15 @@
+import { DescribeScalableTargetsCommand } from '@aws-sdk/client-application-auto-scaling';
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { DescribeListenersCommand, DescribeRulesCommand, ModifyListenerCommand, ModifyRuleCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
+import { scalableTargetPin, variantResourceId } from '../../lib/core/game-day/injection';
 import { Dim } from '../../lib/core/metrics/contract';
 import { DEFAULT_POLICY_CONFIG, policyWindowPeriods } from '../../lib/core/policy/defaults';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
 import {
-  clients, cls, cw, elb, endpoint, ENDPOINT, fill, healthyHistory, NOW_MS, perMinute, resetWorld, serveMetrics, sm, SLOTS, START,
+  aas, clients, cls, cw, elb, endpoint, ENDPOINT, fill, healthyHistory, NOW_MS, perMinute, resetWorld, scalableTargets, serveMetrics, sm, SLOTS, START,
 } from './reconciler-world';
 
 // GIVEN a SageMaker endpoint with a preferred (inf2, 300 tok/s) and a fallback (g5, 250 tok/s) variant.
@@ -136,6 +138,101 @@ describe('reconciler run, SageMaker endpoint', () => {
     // The decision holds capacity mode with the same floor of 2 (so the test is not vacuous), but 3 are already desired.
     expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
     expect(result).toEqual({ action: 'unchanged', weights: { preferred: 75, fallback: 25 } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+
+  test('reads each variant\'s live scaling bounds: DescribeScalableTargets, namespace sagemaker, the variant dimension and resource ids', async () => {
+    inCapacityModeWithFallbackDesired(1);
+    await run();
+    expect(aas.commandCalls(DescribeScalableTargetsCommand).map((c) => c.args[0].input)).toEqual([{
+      ServiceNamespace: 'sagemaker',
+      ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+      ResourceIds: ['endpoint/llm/variant/preferred', 'endpoint/llm/variant/fallback'],
+    }]);
+  });
+
+  test('a game-day pin holds: a variant pinned at its count (MinCapacity = MaxCapacity) is not raised to its floor', async () => {
+    inCapacityModeWithFallbackDesired(1);
+    // The pin the game day registers (lib/core/game-day/injection.ts), at the variant's current count of 1.
+    const pin = scalableTargetPin(variantResourceId('llm', 'fallback'), { minCapacity: 1, maxCapacity: 10 }, 1).after;
+    scalableTargets({ fallback: { min: pin.minCapacity, max: pin.maxCapacity } });
+    const { result, lines } = await run();
+    // The same decision as without the pin (a floor of 2 above the desired 1), so the test is not vacuous: no write.
+    expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
+    expect(result).toEqual({ action: 'unchanged', weights: { preferred: 75, fallback: 25 } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+
+  /** Capacity mode, 1200 tokens/s, the preferred variant at 3 of 3 instances (its floor 5), the fallback at 3 desired. */
+  function preferredAtItsCountInCapacityMode() {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 75, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 25, ready: 1, desired: 3, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, {
+      mode: fill(1),
+      classes: {
+        preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(950)) },
+        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(250)) },
+      },
+    });
+  }
+
+  test('the preferred variant pinned by the game day is not raised while it shows no shortage of its own', async () => {
+    // Capacity mode, 1200 tokens/s, the preferred variant at 3 of 3 instances: the pin makes desired = ready, so it shows
+    // no shortage of its own and keeps asking for what the demand needs (1200 / (300 / 1.2) = 5 instances). Without the
+    // pin's bounds the reconciler raises it to 5, past the pin (docs/reconciler.md, the preferred variant's floor).
+    preferredAtItsCountInCapacityMode();
+    const unpinned = await run();
+    expect(unpinned.result).toMatchObject({ action: 'applied', detail: 'desired instances of preferred raised from 3 to its replica floor 5' });
+    sm.resetHistory();
+    const pin = scalableTargetPin(variantResourceId('llm', 'preferred'), { minCapacity: 1, maxCapacity: 10 }, 3).after;
+    scalableTargets({ preferred: { min: pin.minCapacity, max: pin.maxCapacity } });
+    const pinned = await run();
+    expect(audit(pinned.lines)).toMatchObject({ mode: 'capacity', replicaFloors: { preferred: 5 } });
+    expect(pinned.result).toMatchObject({ action: 'unchanged' });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+
+  test('a MaxCapacity lowered at runtime caps the raise at it', async () => {
+    preferredAtItsCountInCapacityMode();
+    // The facts allow 10; the operator lowered the preferred variant's maximum to 4 after the deploy: its floor of 5 is
+    // written as 4.
+    scalableTargets({ preferred: { min: 1, max: 4 } });
+    expect((await run()).result).toMatchObject({
+      action: 'applied', detail: 'desired instances of preferred raised from 3 to 4, its scalable target\'s MaxCapacity (replica floor 5)',
+    });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map((c) => c.args[0].input)).toEqual([{
+      EndpointName: 'llm', DesiredWeightsAndCapacities: [{ VariantName: 'preferred', DesiredInstanceCount: 4 }],
+    }]);
+  });
+
+  test('fail safe: a variant without a scalable target gets no capacity write (nothing would scale it back in); weights still are', async () => {
+    inCapacityModeWithFallbackDesired(1);
+    scalableTargets({ fallback: null });
+    const { result, lines } = await run();
+    expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
+    expect(result).toMatchObject({ action: 'unchanged' });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    // Weights do not depend on it: the shortage entry (a weights write) goes through with no scalable target at all.
+    resetWorld();
+    scalableTargets({ preferred: null, fallback: null });
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 98, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, {
+      mode: fill(0),
+      classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(1200)) }, fallback: healthyHistory(1) },
+    });
+    expect((await run()).result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
+  });
+
+  test('DescribeScalableTargets failing fails the run like DescribeEndpoint: retried, then weights unchanged', async () => {
+    inCapacityModeWithFallbackDesired(1);
+    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    const { result } = await run();
+    expect(result).toMatchObject({ action: 'failed', reason: 'aws-error' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
   });
 

@@ -25,6 +25,7 @@ const SAR = 'https://docs.aws.amazon.com/service-authorization/latest/reference/
 /**
  * The authorizations of one call. Sources (SAR pages, read from the stored copy, see /work/notes/I-facts.md):
  * list_amazoncloudwatch.html (GetMetricData: no resource type), list_amazonsagemaker.html (endpoint*),
+ * list_awsapplicationautoscaling.html (DescribeScalableTargets: no resource type),
  * list_elasticloadbalancingv2.html (DescribeListeners, DescribeRules: none; ModifyListener: listener/app*; ModifyRule:
  * listener-rule/app*),
  * list_amazonelasticcontainerregistry.html (repository*), list_awssigner.html (GetSigningProfile: signing-profile*;
@@ -46,6 +47,9 @@ export function iamRequests(call: CapturedCall, reply: Reply): IamRequest[] {
     case 'sagemaker:UpdateEndpointWeightsAndCapacities':
       // SageMaker lower-cases names in ARNs.
       return [req(`sagemaker:${call.operation}`, arn('sagemaker', `endpoint/${i.EndpointName.toLowerCase()}`))];
+    case 'application-autoscaling:DescribeScalableTargets':
+      // No resource type and no condition key in its row (list_awsapplicationautoscaling.html).
+      return [req('application-autoscaling:DescribeScalableTargets', '*')];
     case 'elasticloadbalancing:DescribeListeners':
       return [req('elasticloadbalancing:DescribeListeners', '*')];
     case 'elasticloadbalancing:ModifyListener':
