@@ -9,7 +9,8 @@ import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
 import {
-  aas, clients, cls, cw, elb, endpoint, ENDPOINT, fill, healthyHistory, NOW_MS, perMinute, resetWorld, scalableTargets, serveMetrics, sm, SLOTS, START,
+  aas, clients, cls, cw, elb, endpoint, ENDPOINT, fill, healthyHistory, NOW_MS, perMinute, resetWorld, scalableTargets, serveMetrics, sm, SLOTS,
+  START,
 } from './reconciler-world';
 
 // GIVEN a SageMaker endpoint with a preferred (inf2, 300 tok/s) and a fallback (g5, 250 tok/s) variant.
