@@ -498,7 +498,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     }));
   }
 
-  /** Lets `grantee` read the endpoint and set its variant weights and capacities (the same grant as `grantRouting`). */
+  /** Lets `grantee` read the endpoint and set its variant weights and capacities (`grantRouting` adds the scaling bounds read). */
   public grantUpdateWeights(grantee: iam.IGrantable): iam.Grant {
     return iam.Grant.addToPrincipal({
       grantee,
