@@ -157,6 +157,7 @@ export function resolver(template: Template): (value: unknown) => unknown {
       case 'AWS::Signer::SigningProfile.ProfileVersionArn': return `arn:aws:signer:${REGION}:${ACCOUNT}:/signing-profiles/${id}/v1`;
       case 'AWS::ECR::Repository.Arn': return `arn:aws:ecr:${REGION}:${ACCOUNT}:repository/${name}`;
       case 'AWS::SNS::Topic.TopicArn': return `arn:aws:sns:${REGION}:${ACCOUNT}:${id}`;
+      case 'AWS::SQS::Queue.Arn': return `arn:aws:sqs:${REGION}:${ACCOUNT}:${id}`;
       case 'AWS::Lambda::Function.Arn': return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}`;
       case 'AWS::IAM::Role.Arn': return `arn:aws:iam::${ACCOUNT}:role/${id}`;
       case 'AWS::CloudWatch::Alarm.Arn': return `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:${id}`;

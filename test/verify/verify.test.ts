@@ -199,7 +199,7 @@ describe('a SageMaker deployment', () => {
     iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
       EvaluationResults: (input.ActionNames ?? []).map((a) => ({
         EvalActionName: a, EvalResourceName: input.ResourceArns![0],
-        EvalDecision: a === 'cloudwatch:GetMetricData' || (a.startsWith('sagemaker:') && ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'].includes(a) && input.ResourceArns![0].endsWith('endpoint/llm')) ? 'allowed' : 'implicitDeny',
+        EvalDecision: a === 'cloudwatch:GetMetricData' || a === 'application-autoscaling:DescribeScalableTargets' || (a.startsWith('sagemaker:') && ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'].includes(a) && input.ResourceArns![0].endsWith('endpoint/llm')) ? 'allowed' : 'implicitDeny',
       })),
     }));
     const pass = await runVerify('Svc', clients('us-east-1'));
