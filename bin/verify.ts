@@ -53,8 +53,9 @@ Checks, each printed as PASS or FAIL with the fact it settles:
                schema, DescribeAddon status)
   filters      each Karpenter capacity-error filter matches Karpenter's real line for its NodePool and not a foreign
                pod's (TestMetricFilter)
-  permissions  the reconciler's and the KEDA operator's roles can make their handlers' calls and no more
-               (SimulatePrincipalPolicy)
+  permissions  the reconciler's, the KEDA operator's, the Karpenter controller's and each EKS class's model-data
+               role can make their handlers' calls and no more, conditioned calls with the request context they
+               carry (SimulatePrincipalPolicy with ContextEntries)
   pods         EKS: each class's model-server pods are Ready and run the args and environment the library rendered
                (the Deployment manifest in the deployed template against kubectl get pods -o json; your kubeconfig,
                --kube-context to choose the cluster)

@@ -48,7 +48,7 @@ describe('the Karpenter controller role of examples/eks-stable-diffusion', () =>
   const roleId = podIdentityRole(template as never, KARPENTER_SERVICE_ACCOUNT)!;
   const statements = roleStatements(template, roleId);
   const { config } = reconcilerOf(template);
-  const nodePool = (config.facts as { targets: Array<{ nodePoolName: string }> }).targets[0].nodePoolName;
+  const nodePool = (config.facts as unknown as { targets: Array<{ nodePoolName: string }> }).targets[0].nodePoolName;
   const nodeRoleArn = String([statements.find((s) => s.Sid === 'AllowPassingInstanceRole')!.Resource].flat()[0]);
   const probes = karpenterControllerProbes({ partition: 'aws', region: REGION, account: ACCOUNT, clusterName: config.clusterName!, nodeRoleArn, nodePool });
 

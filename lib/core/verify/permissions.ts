@@ -143,7 +143,9 @@ export function simulationGroups(probes: readonly PermissionProbe[]): Simulation
 }
 
 /** The decision for one probe among the answers to its group's call. */
-export function decisionFor(probe: PermissionProbe, answers: ReadonlyArray<{ group: SimulationGroup; results: readonly SimulatedDecision[] }>): SimulatedDecision | undefined {
+export function decisionFor(
+  probe: PermissionProbe, answers: ReadonlyArray<{ group: SimulationGroup; results: readonly SimulatedDecision[] }>,
+): SimulatedDecision | undefined {
   const key = JSON.stringify([probe.resource, contextEntries(probe)]);
   const answer = answers.find((a) => JSON.stringify([a.group.resource, a.group.context]) === key);
   return answer?.results.find((x) => x.EvalActionName === probe.action && (x.EvalResourceName ?? '*') === probe.resource);
