@@ -66,7 +66,8 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(input.EndTime).toEqual(new Date(NOW_MS - 30_000 + 60_000));
   });
 
-  test('shortage: a deficit autoscaling did not fix within the grace period switches to capacity mode and writes weights once', async () => {
+  /** Cost mode, 98/2 in force, 1200 tokens/s: the preferred variant wants 6 instances and has 3 (the shortage test). */
+  function inShortage() {
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
       { name: 'preferred', weight: 98, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
       { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
@@ -75,6 +76,10 @@ describe('reconciler run, SageMaker endpoint', () => {
       mode: fill(0),
       classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(1200)) }, fallback: healthyHistory(1) },
     });
+  }
+
+  test('shortage: a deficit autoscaling did not fix within the grace period switches to capacity mode and writes weights once', async () => {
+    inShortage();
     const { result, lines } = await run();
     // 1200 tokens/s against 900 + 250 ready: the preferred variant is filled to its 900, the fallback to its 250, and the
     // 50 tokens/s deficit goes to the fallback (it can grow; the preferred is not counted on in capacity mode): 900 : 300.
@@ -106,11 +111,12 @@ describe('reconciler run, SageMaker endpoint', () => {
 
   /**
    * The run after the shortage test's entry: capacity mode, weights 75/25 in force, 1200 tokens/s demand (both variants
-   * hold weight, so both report what they serve: 950 + 250), the fallback's floor 2; `fallbackDesired` as described.
+   * hold weight, so both report what they serve: 950 + 250), the fallback's floor 2; `fallbackDesired` as described; the
+   * preferred variant at 3 ready of `preferredDesired` (6: short; 3: no shortage of its own, so its floor 5 applies).
    */
-  function inCapacityModeWithFallbackDesired(fallbackDesired: number) {
+  function inCapacityModeWithFallbackDesired(fallbackDesired: number, preferredDesired = 6) {
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
-      { name: 'preferred', weight: 75, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
+      { name: 'preferred', weight: 75, ready: 3, desired: preferredDesired, type: 'ml.inf2.xlarge' },
       { name: 'fallback', weight: 25, ready: 1, desired: fallbackDesired, type: 'ml.g5.xlarge' },
     ]));
     serveMetrics(SM, {
@@ -164,26 +170,12 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
   });
 
-  /** Capacity mode, 1200 tokens/s, the preferred variant at 3 of 3 instances (its floor 5), the fallback at 3 desired. */
-  function preferredAtItsCountInCapacityMode() {
-    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
-      { name: 'preferred', weight: 75, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
-      { name: 'fallback', weight: 25, ready: 1, desired: 3, type: 'ml.g5.xlarge' },
-    ]));
-    serveMetrics(SM, {
-      mode: fill(1),
-      classes: {
-        preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(950)) },
-        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(250)) },
-      },
-    });
-  }
-
   test('the preferred variant pinned by the game day is not raised while it shows no shortage of its own', async () => {
     // Capacity mode, 1200 tokens/s, the preferred variant at 3 of 3 instances: the pin makes desired = ready, so it shows
     // no shortage of its own and keeps asking for what the demand needs (1200 / (300 / 1.2) = 5 instances). Without the
     // pin's bounds the reconciler raises it to 5, past the pin (docs/reconciler.md, the preferred variant's floor).
-    preferredAtItsCountInCapacityMode();
+    // The preferred variant at 3 of 3 instances (its floor 5), the fallback at 3 desired (above its floor 2).
+    inCapacityModeWithFallbackDesired(3, 3);
     const unpinned = await run();
     expect(unpinned.result).toMatchObject({ action: 'applied', detail: 'desired instances of preferred raised from 3 to its replica floor 5' });
     sm.resetHistory();
@@ -196,7 +188,8 @@ describe('reconciler run, SageMaker endpoint', () => {
   });
 
   test('a MaxCapacity lowered at runtime caps the raise at it', async () => {
-    preferredAtItsCountInCapacityMode();
+    // The preferred variant at 3 of 3 instances (its floor 5), the fallback at 3 desired (above its floor 2).
+    inCapacityModeWithFallbackDesired(3, 3);
     // The facts allow 10; the operator lowered the preferred variant's maximum to 4 after the deploy: its floor of 5 is
     // written as 4.
     scalableTargets({ preferred: { min: 1, max: 4 } });
@@ -218,14 +211,7 @@ describe('reconciler run, SageMaker endpoint', () => {
     // Weights do not depend on it: the shortage entry (a weights write) goes through with no scalable target at all.
     resetWorld();
     scalableTargets({ preferred: null, fallback: null });
-    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
-      { name: 'preferred', weight: 98, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
-      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
-    ]));
-    serveMetrics(SM, {
-      mode: fill(0),
-      classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(1200)) }, fallback: healthyHistory(1) },
-    });
+    inShortage();
     expect((await run()).result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
   });
 
