@@ -17,14 +17,15 @@ import Ajv from 'ajv';
 import { OBSERVABILITY_ADDON_NAME } from '../lib/core/metrics/template-check';
 import { KARPENTER_SERVICE_ACCOUNT, KEDA_OPERATOR_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts';
 import { routingTarget } from '../lib/core/reconciler/targets';
+import { ENV_PREFIX } from '../lib/core/runtime/binding';
 import { RECONCILER_CONFIG_ENV } from '../lib/core/reconciler/config';
 import { addonChecks, type InstalledAddon } from '../lib/core/verify/addon';
 import { capacityFilterSamples } from '../lib/core/verify/log-lines';
 import { metricFilterChecks } from '../lib/core/verify/metric-filter';
 import { expectedMetrics, listMetricsFilter, metricPresenceCheck } from '../lib/core/verify/metric-presence';
 import {
-  decisionFor, kedaOperatorProbes, karpenterControllerProbes, modelDataReaderProbes, permissionChecks, reconcilerProbes, type SimulatedDecision,
-  type SimulationGroup, simulationGroups,
+  decisionFor, kedaOperatorProbes, karpenterControllerProbes, modelDataReaderProbes, permissionChecks, reconcilerProbes, sageMakerExecutionProbes,
+  type SimulatedDecision, type SimulationGroup, simulationGroups,
 } from '../lib/core/verify/permissions';
 import { type PermissionProbe } from '../lib/core/verify/probe';
 import { type CheckResult, formatCheck, summarizeChecks } from '../lib/core/verify/result';
@@ -53,9 +54,9 @@ Checks, each printed as PASS or FAIL with the fact it settles:
                schema, DescribeAddon status)
   filters      each Karpenter capacity-error filter matches Karpenter's real line for its NodePool and not a foreign
                pod's (TestMetricFilter)
-  permissions  the reconciler's, the KEDA operator's, the Karpenter controller's and each EKS class's model-data
-               role can make their handlers' calls and no more, conditioned calls with the request context they
-               carry (SimulatePrincipalPolicy with ContextEntries)
+  permissions  the reconciler's, the KEDA operator's, the Karpenter controller's, each EKS class's model-data and
+               each SageMaker class's execution role can make their handlers' calls and no more, conditioned calls
+               with the request context they carry (SimulatePrincipalPolicy with ContextEntries)
   pods         EKS: each class's model-server pods are Ready and run the args and environment the library rendered
                (the Deployment manifest in the deployed template against kubectl get pods -o json; your kubeconfig,
                --kube-context to choose the cluster)
@@ -201,7 +202,7 @@ async function permissionResults(d: Deployment, c: VerifyClients): Promise<Check
   const kedaRole = podIdentityRole(d.template, KEDA_OPERATOR_SERVICE_ACCOUNT);
   const kedaArn = kedaRole && await roleArnOf(d, c, kedaRole);
   if (kedaArn) results.push(...await roleChecks(c, `KEDA operator role ${roleNameOf(kedaArn)}`, kedaArn, kedaOperatorProbes()));
-  results.push(...await karpenterResults(d, c), ...await modelDataResults(d, c));
+  results.push(...await karpenterResults(d, c), ...await modelDataResults(d, c), ...await executionRoleResults(d, c));
   return results;
 }
 
@@ -224,6 +225,29 @@ async function karpenterResults(d: Deployment, c: VerifyClients): Promise<CheckR
   }
   const p = await arnParts(c, arn);
   return roleChecks(c, label, arn, karpenterControllerProbes({ ...p, clusterName, nodeRoleArn, nodePool: holder.nodePool }));
+}
+
+/**
+ * Each SageMaker class's execution role, matched to its class by its model's container environment (the service and
+ * class the library renders into it, lib/core/runtime/binding.ts) and the template's serving record.
+ */
+async function executionRoleResults(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
+  const records = servingRecords(d.template);
+  const results: CheckResult[] = [];
+  for (const r of Object.values(d.template.Resources ?? {})) {
+    if (r.Type !== 'AWS::SageMaker::Model') continue;
+    const container = (r.Properties?.PrimaryContainer ?? (r.Properties?.Containers as unknown[] | undefined)?.[0]) as { Environment?: Record<string, unknown> } | undefined;
+    const env = container?.Environment ?? {};
+    const cls = records[String(env[`${ENV_PREFIX}SERVICE`])]?.classes.find((x) => x.name === env[`${ENV_PREFIX}CLASS`]);
+    const roleId = getAttArnOf(r.Properties?.ExecutionRoleArn);
+    const arn = cls && roleId && await roleArnOf(d, c, roleId);
+    if (!cls || !roleId || !arn) continue;
+    const p = await arnParts(c, arn);
+    const decrypt = statementsAllowing(roleStatements(d.template, roleId), 'kms:Decrypt')[0];
+    const probes = sageMakerExecutionProbes(cls, p.partition, decrypt ? keyArnOf(d, decrypt.Resource, p) : undefined);
+    results.push(...await roleChecks(c, `execution role ${roleNameOf(arn)} (class ${cls.name})`, arn, probes));
+  }
+  return results;
 }
 
 /** Each EKS class's model-data pod identity: its pinned object, its version and its key through S3 only. */

@@ -158,6 +158,7 @@ export function resolver(template: Template): (value: unknown) => unknown {
       case 'AWS::ECR::Repository.Arn': return `arn:aws:ecr:${REGION}:${ACCOUNT}:repository/${name}`;
       case 'AWS::SNS::Topic.TopicArn': return `arn:aws:sns:${REGION}:${ACCOUNT}:${id}`;
       case 'AWS::SQS::Queue.Arn': return `arn:aws:sqs:${REGION}:${ACCOUNT}:${id}`;
+      case 'AWS::S3::Bucket.Arn': return `arn:aws:s3:::${String(resources[id].Properties?.BucketName ?? id).toLowerCase()}`;
       case 'AWS::Lambda::Function.Arn': return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}`;
       case 'AWS::IAM::Role.Arn': return `arn:aws:iam::${ACCOUNT}:role/${id}`;
       case 'AWS::CloudWatch::Alarm.Arn': return `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:${id}`;

@@ -12,7 +12,8 @@ import { EksStableDiffusionStack } from '../../examples/eks-stable-diffusion';
 import { SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { KARPENTER_SERVICE_ACCOUNT } from '../../lib/core/platform/service-accounts';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
-import { karpenterControllerProbes, modelDataReaderProbes, reconcilerProbes } from '../../lib/core/verify/permissions';
+import { servingRecords } from '../../lib/core/service/serving-record';
+import { karpenterControllerProbes, modelDataReaderProbes, reconcilerProbes, sageMakerExecutionProbes } from '../../lib/core/verify/permissions';
 import { type PermissionProbe } from '../../lib/core/verify/probe';
 import { podIdentityRole } from '../../lib/core/verify/template';
 import { EksInferenceService } from '../../lib/eks/inference-service';
@@ -64,12 +65,33 @@ describe('the Karpenter controller role of examples/eks-stable-diffusion', () =>
   });
 });
 
-test('the SageMaker example\'s reconciler role decides each reconciler probe as it expects (DescribeScalableTargets included)', () => {
+describe('examples/sagemaker-llm', () => {
   const template = Template.fromStack(new SageMakerLlmStack(new App(), 'SageMakerLlm', { env: { account: ACCOUNT, region: REGION } })).toJSON() as Json & { Resources: Resources };
-  const { roleId, config } = reconcilerOf(template);
-  const probes = reconcilerProbes(config.facts);
-  expect(probes.map((p) => p.action)).toContain('application-autoscaling:DescribeScalableTargets');
-  expect(judged(roleStatements(template, roleId), probes).filter((j) => j.expect !== j.decided)).toEqual([]);
+
+  test('the reconciler role decides each reconciler probe as it expects (DescribeScalableTargets included)', () => {
+    const { roleId, config } = reconcilerOf(template);
+    const probes = reconcilerProbes(config.facts);
+    expect(probes.map((p) => p.action)).toContain('application-autoscaling:DescribeScalableTargets');
+    expect(judged(roleStatements(template, roleId), probes).filter((j) => j.expect !== j.decided)).toEqual([]);
+  });
+
+  test('each class\'s execution role decides each probe as it expects: its image, model data, key and metric namespace', () => {
+    const classes = Object.values(servingRecords(template as never)).flatMap((r) => r.classes);
+    const models = Object.values(template.Resources).filter((r) => r.Type === 'AWS::SageMaker::Model');
+    expect(models).toHaveLength(classes.length);
+    for (const m of models) {
+      const env = (m.Properties.PrimaryContainer as { Environment: Record<string, string> }).Environment;
+      const cls = classes.find((c) => c.name === env.CAI_CLASS)!;
+      const roleId = (m.Properties.ExecutionRoleArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      const statements = roleStatements(template, roleId);
+      const decrypt = statements.find((st) => [st.Action].flat().includes('kms:Decrypt'));
+      const probes = sageMakerExecutionProbes(cls, 'aws', decrypt && String([decrypt.Resource].flat()[0]));
+      expect(probes.map((p) => p.action)).toEqual(expect.arrayContaining([
+        'ecr:BatchGetImage', 'cloudwatch:PutMetricData', ...(cls.artifact.modelData ? ['s3:GetObject'] : []), ...(decrypt ? ['kms:Decrypt'] : []),
+      ]));
+      expect(judged(statements, probes).filter((j) => j.expect !== j.decided)).toEqual([]);
+    }
+  });
 });
 
 describe('the model-data pod identities of an EKS service with a model-data key', () => {

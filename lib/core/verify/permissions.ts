@@ -6,7 +6,9 @@
  */
 import { type RoutingFacts } from '../reconciler/routing-facts';
 import { routingTarget } from '../reconciler/targets';
-import { type ModelDataArtifact } from '../service/capacity-class';
+import { AwsMetrics } from '../metrics/contract';
+import { type CapacityClass, type ModelDataArtifact } from '../service/capacity-class';
+import { parseEcrImage } from '../trust/image-reference';
 import { contextEntries, neighbour, type PermissionProbe } from './probe';
 import { type CheckResult } from './result';
 
@@ -90,7 +92,6 @@ export function karpenterControllerProbes(f: KarpenterProbeFacts): PermissionPro
 export function modelDataReaderProbes(modelData: ModelDataArtifact, partition: string, keyArn?: string): PermissionProbe[] {
   const object = `arn:${partition}:s3:::${modelData.uri.replace(/^s3:\/\//, '')}`;
   const v = modelData.versionId;
-  const keyRegion = keyArn?.split(':')[3];
   return [
     ...(v === undefined
       ? [{ action: 's3:GetObject', resource: object, expect: 'allowed' as const, why: 'reads its model data' }]
@@ -100,10 +101,64 @@ export function modelDataReaderProbes(modelData: ModelDataArtifact, partition: s
       ]),
     { action: 's3:GetObject', resource: neighbour(object), expect: 'denied', why: 'another object' },
     { action: 's3:PutObject', resource: object, expect: 'denied', why: 'it only reads' },
-    ...(keyArn && keyRegion ? [
-      { action: 'kms:Decrypt', resource: keyArn, expect: 'allowed' as const, why: 'decrypts through S3', context: { 'kms:ViaService': `s3.${keyRegion}.amazonaws.com` } },
-      { action: 'kms:Decrypt', resource: keyArn, expect: 'denied' as const, why: 'decrypts outside S3', context: { 'kms:ViaService': `sqs.${keyRegion}.amazonaws.com` } },
+    ...decryptThroughS3Probes(keyArn),
+  ];
+}
+
+/**
+ * The model-data key (lib/trust/model-data-key.ts): kms:Decrypt when S3 asks on the reader's behalf
+ * (kms:ViaService = s3.<key region>.amazonaws.com), not through another service. None without a key.
+ */
+function decryptThroughS3Probes(keyArn: string | undefined): PermissionProbe[] {
+  const region = keyArn?.split(':')[3];
+  if (!keyArn || !region) return [];
+  return [
+    { action: 'kms:Decrypt', resource: keyArn, expect: 'allowed', why: 'decrypts through S3', context: { 'kms:ViaService': `s3.${region}.amazonaws.com` } },
+    { action: 'kms:Decrypt', resource: keyArn, expect: 'denied', why: 'decrypts outside S3', context: { 'kms:ViaService': `sqs.${region}.amazonaws.com` } },
+  ];
+}
+
+/**
+ * A SageMaker class's execution role (lib/sagemaker/class-model.ts): pull its own image's repository, read its model
+ * data (the current version of its object: CreateModel's S3DataSource names no version; under a prefix, the objects
+ * under it and ListBucket bound by s3:prefix), decrypt it through S3, and publish instance metrics only in SageMaker's
+ * namespace (cloudwatch:namespace). Denied: another repository, pushing, another object or prefix, other namespaces.
+ */
+export function sageMakerExecutionProbes(cls: CapacityClass, partition: string, keyArn?: string): PermissionProbe[] {
+  const image = parseEcrImage(cls.artifact.image);
+  const repo = image && `arn:${partition}:ecr:${image.region}:${image.registryId}:repository/${image.repositoryName}`;
+  const namespace = AwsMetrics.sageMakerEndpointInstances.namespace;
+  return [
+    ...(repo ? [
+      { action: 'ecr:BatchGetImage', resource: repo, expect: 'allowed' as const, why: 'pulls its image' },
+      { action: 'ecr:BatchGetImage', resource: neighbour(repo), expect: 'denied' as const, why: 'another repository' },
+      { action: 'ecr:PutImage', resource: repo, expect: 'denied' as const, why: 'it only pulls' },
     ] : []),
+    ...sageMakerModelDataProbes(cls.artifact.modelData, partition),
+    ...(cls.artifact.modelData ? decryptThroughS3Probes(keyArn) : []),
+    { action: 'cloudwatch:PutMetricData', resource: '*', expect: 'allowed', why: 'publishes instance metrics', context: { 'cloudwatch:namespace': namespace } },
+    { action: 'cloudwatch:PutMetricData', resource: '*', expect: 'denied', why: 'another namespace', context: { 'cloudwatch:namespace': `${namespace}-not-granted` } },
+  ];
+}
+
+function sageMakerModelDataProbes(modelData: ModelDataArtifact | undefined, partition: string): PermissionProbe[] {
+  const m = modelData && /^s3:\/\/([^/]+)\/(.*)$/.exec(modelData.uri);
+  if (!m) return [];
+  const [, bucket, key] = m;
+  const object = `arn:${partition}:s3:::${bucket}/${key}`;
+  if (!key.endsWith('/')) {
+    return [
+      { action: 's3:GetObject', resource: object, expect: 'allowed', why: 'reads its model data' },
+      { action: 's3:GetObject', resource: neighbour(object), expect: 'denied', why: 'another object' },
+      { action: 's3:PutObject', resource: object, expect: 'denied', why: 'it only reads' },
+    ];
+  }
+  const bucketArn = `arn:${partition}:s3:::${bucket}`;
+  return [
+    { action: 's3:GetObject', resource: `${object}model.safetensors`, expect: 'allowed', why: 'reads an object under its model-data prefix' },
+    { action: 's3:GetObject', resource: `${bucketArn}/not-granted/model.safetensors`, expect: 'denied', why: 'an object under another prefix' },
+    { action: 's3:ListBucket', resource: bucketArn, expect: 'allowed', why: 'lists its prefix', context: { 's3:prefix': key } },
+    { action: 's3:ListBucket', resource: bucketArn, expect: 'denied', why: 'lists another prefix', context: { 's3:prefix': 'not-granted/' } },
   ];
 }
 
