@@ -236,7 +236,8 @@ async function executionRoleResults(d: Deployment, c: VerifyClients): Promise<Ch
   const results: CheckResult[] = [];
   for (const r of Object.values(d.template.Resources ?? {})) {
     if (r.Type !== 'AWS::SageMaker::Model') continue;
-    const container = (r.Properties?.PrimaryContainer ?? (r.Properties?.Containers as unknown[] | undefined)?.[0]) as { Environment?: Record<string, unknown> } | undefined;
+    type Container = { Environment?: Record<string, unknown> } | undefined;
+    const container = (r.Properties?.PrimaryContainer ?? (r.Properties?.Containers as unknown[] | undefined)?.[0]) as Container;
     const env = container?.Environment ?? {};
     const cls = records[String(env[`${ENV_PREFIX}SERVICE`])]?.classes.find((x) => x.name === env[`${ENV_PREFIX}CLASS`]);
     const roleId = getAttArnOf(r.Properties?.ExecutionRoleArn);
