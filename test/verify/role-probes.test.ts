@@ -5,6 +5,10 @@
  * the conditions), so a policy change that breaks a probe, or a probe that no longer matches the policy, fails here.
  */
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
+import { ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
+import { GetRoleCommand, SimulatePrincipalPolicyCommand, type SimulatePrincipalPolicyCommandInput } from '@aws-sdk/client-iam';
+import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -19,6 +23,8 @@ import { podIdentityRole } from '../../lib/core/verify/template';
 import { EksInferenceService } from '../../lib/eks/inference-service';
 import { ACCOUNT, allows, REGION, resolver, roleStatements, type Statement, type Template as Json } from '../permissions/iam-policy';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
+import { clients, runVerify } from '../../bin/verify';
+import { cfn, contextOf, cw, iam, lambda, resetAccount } from './account';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
@@ -114,5 +120,46 @@ describe('the model-data pod identities of an EKS service with a model-data key'
     const conditional = probes.filter((p) => p.expect === 'allowed' && p.context);
     expect(conditional).toHaveLength(cls.artifact.modelData!.versionId ? 2 : 1);
     expect(judged(statements, conditional, false).map((j) => j.decided)).toEqual(conditional.map(() => 'denied'));
+  });
+});
+
+describe('verify against the SageMaker example as deployed (every call mocked, IAM judged on its synthesized policies)', () => {
+  beforeEach(resetAccount);
+
+  test('every role check passes: the reconciler\'s and each class\'s execution role, conditioned calls with their context', async () => {
+    const template = Template.fromStack(new SageMakerLlmStack(new App(), 'SageMakerLlm', { env: { account: ACCOUNT, region: REGION } })).toJSON() as Json & { Resources: Resources };
+    const resolve = resolver(template);
+    const physical = (id: string) => String(resolve({ Ref: id }));
+    cfn.on(ListStackResourcesCommand).resolves({
+      StackResourceSummaries: Object.entries(template.Resources).map(([id, r]) => ({
+        LogicalResourceId: id, PhysicalResourceId: physical(id), ResourceType: r.Type, ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0),
+      })),
+    });
+    cfn.on(GetTemplateCommand).resolves({ TemplateBody: JSON.stringify(template) });
+    lambda.on(GetFunctionConfigurationCommand).callsFake((input: { FunctionName: string }) => {
+      const fn = template.Resources[input.FunctionName];
+      const variables = (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+      return { Role: String(resolve(fn.Properties.Role)), Environment: { Variables: Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, String(resolve(v))])) } };
+    });
+    cw.on(ListMetricsCommand).resolves({ Metrics: [] });
+    iam.on(GetRoleCommand).callsFake((input: { RoleName: string }) => ({
+      Role: { Arn: `arn:aws:iam::${ACCOUNT}:role/${input.RoleName}`, RoleName: input.RoleName, Path: '/', RoleId: 'x', CreateDate: new Date(0) },
+    }));
+    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => {
+      const statements = roleStatements(template, input.PolicySourceArn!.split('/')[1]);
+      return {
+        EvaluationResults: (input.ActionNames ?? []).map((a) => ({
+          EvalActionName: a, EvalResourceName: input.ResourceArns![0],
+          EvalDecision: allows(statements, { action: a, resource: input.ResourceArns![0], context: contextOf(input) }) ? 'allowed' : 'implicitDeny',
+        })),
+      };
+    });
+    const checks = (await runVerify('SageMakerLlm', clients(REGION))).filter((r) => r.id.startsWith('iam:'));
+    expect(checks.filter((r) => r.status !== 'pass')).toEqual([]);
+    const roles = [...new Set(checks.map((r) => r.id.split(':')[1]))];
+    expect(roles.filter((r) => r.startsWith('execution role'))).toHaveLength(3);
+    expect(roles.filter((r) => r.startsWith('reconciler role'))).toHaveLength(1);
+    // The namespace condition was evaluated with the context the probe sent.
+    expect(iam.commandCalls(SimulatePrincipalPolicyCommand).some((c) => c.args[0].input.ContextEntries?.[0]?.ContextKeyName === 'cloudwatch:namespace')).toBe(true);
   });
 });
