@@ -139,7 +139,8 @@ describe('verify against the SageMaker example as deployed (every call mocked, I
     lambda.on(GetFunctionConfigurationCommand).callsFake((input: { FunctionName: string }) => {
       const fn = template.Resources[input.FunctionName];
       const variables = (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
-      return { Role: String(resolve(fn.Properties.Role)), Environment: { Variables: Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, String(resolve(v))])) } };
+      const resolved = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, String(resolve(v))]));
+      return { Role: String(resolve(fn.Properties.Role)), Environment: { Variables: resolved } };
     });
     cw.on(ListMetricsCommand).resolves({ Metrics: [] });
     iam.on(GetRoleCommand).callsFake((input: { RoleName: string }) => ({
