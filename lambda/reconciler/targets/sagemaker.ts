@@ -19,6 +19,7 @@ import { type Clients, type TargetRead } from './io';
  * A variant's scalable target: service namespace `sagemaker`, resource id `endpoint/<endpoint>/variant/<variant>`,
  * scalable dimension `sagemaker:variant:DesiredInstanceCount`, as the endpoint construct registers it
  * (lib/sagemaker/endpoint.ts addVariant; https://docs.aws.amazon.com/autoscaling/application/APIReference/API_RegisterScalableTarget.html).
+ * The resource id is the game day's own (`variantResourceId`), so the pin it registers is the target read here.
  */
 const SCALABLE_DIMENSION = 'sagemaker:variant:DesiredInstanceCount';
 
@@ -27,7 +28,10 @@ function facts(config: ReconcilerConfig): SageMakerRoutingFacts {
   return config.facts;
 }
 
-/** DescribeEndpoint: variant weights, current and desired instances, instances per pool, and whether it can be written. */
+/**
+ * DescribeEndpoint: variant weights, current and desired instances, instances per pool, and whether it can be written;
+ * then each variant's live scaling bounds (`readScalingBounds`).
+ */
 export async function read(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<TargetRead> {
   const f = facts(config);
   const endpoint = await clients.sagemaker!.send(new DescribeEndpointCommand({ EndpointName: f.endpointName }), { abortSignal: signal });
