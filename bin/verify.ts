@@ -15,19 +15,26 @@ import { GetRoleCommand, IAMClient, SimulatePrincipalPolicyCommand, type Evaluat
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import Ajv from 'ajv';
 import { OBSERVABILITY_ADDON_NAME } from '../lib/core/metrics/template-check';
-import { KEDA_OPERATOR_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts';
+import { KARPENTER_SERVICE_ACCOUNT, KEDA_OPERATOR_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts';
+import { routingTarget } from '../lib/core/reconciler/targets';
+import { ENV_PREFIX } from '../lib/core/runtime/binding';
 import { RECONCILER_CONFIG_ENV } from '../lib/core/reconciler/config';
 import { addonChecks, type InstalledAddon } from '../lib/core/verify/addon';
 import { capacityFilterSamples } from '../lib/core/verify/log-lines';
 import { metricFilterChecks } from '../lib/core/verify/metric-filter';
 import { expectedMetrics, listMetricsFilter, metricPresenceCheck } from '../lib/core/verify/metric-presence';
-import { kedaOperatorProbes, permissionChecks, reconcilerProbes } from '../lib/core/verify/permissions';
+import {
+  decisionFor, kedaOperatorProbes, karpenterControllerProbes, modelDataReaderProbes, permissionChecks, reconcilerProbes, sageMakerExecutionProbes,
+  type SimulatedDecision, type SimulationGroup, simulationGroups,
+} from '../lib/core/verify/permissions';
 import { type PermissionProbe } from '../lib/core/verify/probe';
 import { type CheckResult, formatCheck, summarizeChecks } from '../lib/core/verify/result';
-import { capacityFilters, observabilityAddons, podIdentityRole } from '../lib/core/verify/template';
+import {
+  capacityFilters, getAttArnOf, observabilityAddons, podIdentityRole, roleStatements, statementsAllowing,
+} from '../lib/core/verify/template';
 import { type BurstAnswer, burstCheck, burstPlan, type BurstPlan } from '../lib/core/verify/burst';
 import { type PodList, podsReadyCheck, renderedWorkloads } from '../lib/core/verify/pods';
-import { servingRecordOf } from '../lib/core/service/serving-record';
+import { servingRecordOf, servingRecords } from '../lib/core/service/serving-record';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseCommandLine, UsageError } from './args';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
@@ -47,8 +54,9 @@ Checks, each printed as PASS or FAIL with the fact it settles:
                schema, DescribeAddon status)
   filters      each Karpenter capacity-error filter matches Karpenter's real line for its NodePool and not a foreign
                pod's (TestMetricFilter)
-  permissions  the reconciler's and the KEDA operator's roles can make their handlers' calls and no more
-               (SimulatePrincipalPolicy)
+  permissions  the reconciler's, the KEDA operator's, the Karpenter controller's, each EKS class's model-data and
+               each SageMaker class's execution role can make their handlers' calls and no more, conditioned calls
+               with the request context they carry (SimulatePrincipalPolicy with ContextEntries)
   pods         EKS: each class's model-server pods are Ready and run the args and environment the library rendered
                (the Deployment manifest in the deployed template against kubectl get pods -o json; your kubeconfig,
                --kube-context to choose the cluster)
@@ -142,37 +150,120 @@ async function metricChecks(d: Deployment, c: VerifyClients): Promise<CheckResul
   return results;
 }
 
-async function simulate(iam: IAMClient, roleArn: string, probes: readonly PermissionProbe[]): Promise<EvaluationResult[]> {
-  // ResourceArns apply to every action of a call: one call per resource.
-  const out: EvaluationResult[] = [];
-  for (const resource of [...new Set(probes.map((p) => p.resource))]) {
-    const actions = [...new Set(probes.filter((p) => p.resource === resource).map((p) => p.action))];
+/**
+ * Each probe's decision (`decisions[i]` answers `probes[i]`): one SimulatePrincipalPolicy call per resource and
+ * context (ResourceArns and ContextEntries apply to every action of a call), following Marker.
+ */
+async function simulate(iam: IAMClient, roleArn: string, probes: readonly PermissionProbe[]): Promise<Array<SimulatedDecision | undefined>> {
+  const answers: Array<{ group: SimulationGroup; results: EvaluationResult[] }> = [];
+  for (const group of simulationGroups(probes)) {
+    const results: EvaluationResult[] = [];
     let marker: string | undefined;
     do {
       const page = await iam.send(new SimulatePrincipalPolicyCommand({
-        PolicySourceArn: roleArn, ActionNames: actions, ResourceArns: [resource], Marker: marker,
+        PolicySourceArn: roleArn, ActionNames: group.actions, ResourceArns: [group.resource],
+        ...(group.context.length > 0 ? { ContextEntries: group.context } : {}), Marker: marker,
       }));
-      out.push(...(page.EvaluationResults ?? []));
+      results.push(...(page.EvaluationResults ?? []));
       marker = page.IsTruncated ? page.Marker : undefined;
     } while (marker);
+    answers.push({ group, results });
   }
-  return out;
+  return probes.map((p) => decisionFor(p, answers));
+}
+
+async function roleChecks(c: VerifyClients, label: string, roleArn: string, probes: readonly PermissionProbe[]): Promise<CheckResult[]> {
+  return permissionChecks(label, roleArn, probes, await simulate(c.iam, roleArn, probes));
+}
+
+/** The ARN of a role of the stack by its logical id (GetRole on its physical name). */
+async function roleArnOf(d: Deployment, c: VerifyClients, logicalId: string): Promise<string | undefined> {
+  const name = physicalId(d, logicalId);
+  return name ? (await c.iam.send(new GetRoleCommand({ RoleName: name }))).Role?.Arn : undefined;
+}
+
+/** Partition, account (from a role ARN of the stack) and the region verify runs in. */
+async function arnParts(c: VerifyClients, roleArn: string): Promise<{ partition: string; account: string; region: string }> {
+  const [, partition, , , account] = roleArn.split(':');
+  return { partition, account, region: await c.cloudFormation.config.region() };
+}
+
+/** The ARN a statement's Resource names: a literal ARN, or a KMS key of the stack (`Fn::GetAtt [key, Arn]`). */
+function keyArnOf(d: Deployment, resource: unknown, p: { partition: string; account: string; region: string }): string | undefined {
+  if (typeof resource === 'string' && resource.startsWith('arn:')) return resource;
+  const id = getAttArnOf(resource);
+  const keyId = id && d.template.Resources?.[id]?.Type === 'AWS::KMS::Key' ? physicalId(d, id) : undefined;
+  return keyId ? `arn:${p.partition}:kms:${p.region}:${p.account}:key/${keyId}` : undefined;
 }
 
 async function permissionResults(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
-  for (const r of d.reconcilers) {
-    const probes = reconcilerProbes(r.config.facts);
-    results.push(...permissionChecks(`reconciler role ${roleNameOf(r.roleArn)}`, r.roleArn, probes, await simulate(c.iam, r.roleArn, probes)));
-  }
+  for (const r of d.reconcilers) results.push(...await roleChecks(c, `reconciler role ${roleNameOf(r.roleArn)}`, r.roleArn, reconcilerProbes(r.config.facts)));
   const kedaRole = podIdentityRole(d.template, KEDA_OPERATOR_SERVICE_ACCOUNT);
-  const kedaRoleName = kedaRole && physicalId(d, kedaRole);
-  if (kedaRoleName) {
-    const arn = (await c.iam.send(new GetRoleCommand({ RoleName: kedaRoleName }))).Role?.Arn;
-    if (arn) {
-      const probes = kedaOperatorProbes();
-      results.push(...permissionChecks(`KEDA operator role ${kedaRoleName}`, arn, probes, await simulate(c.iam, arn, probes)));
-    }
+  const kedaArn = kedaRole && await roleArnOf(d, c, kedaRole);
+  if (kedaArn) results.push(...await roleChecks(c, `KEDA operator role ${roleNameOf(kedaArn)}`, kedaArn, kedaOperatorProbes()));
+  results.push(...await karpenterResults(d, c), ...await modelDataResults(d, c), ...await executionRoleResults(d, c));
+  return results;
+}
+
+/** The Karpenter controller's role, when the stack installs Karpenter: its tag, PassRole and region conditions. */
+async function karpenterResults(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
+  const roleId = podIdentityRole(d.template, KARPENTER_SERVICE_ACCOUNT);
+  const arn = roleId && await roleArnOf(d, c, roleId);
+  if (!roleId || !arn) return [];
+  const clusterName = d.reconcilers.map((r) => r.config.clusterName).find((n) => n);
+  const holder = d.reconcilers.map((r) => routingTarget(r.config.facts).capacityHolder(r.config.facts)).find((h) => h.kind === 'nodepool');
+  const passRole = statementsAllowing(roleStatements(d.template, roleId), 'iam:PassRole')[0];
+  const nodeRoleId = passRole && getAttArnOf(passRole.Resource);
+  const nodeRoleArn = nodeRoleId && await roleArnOf(d, c, nodeRoleId);
+  const label = `Karpenter controller role ${roleNameOf(arn)}`;
+  if (!clusterName || holder?.kind !== 'nodepool' || !nodeRoleArn) {
+    return [{
+      id: `iam:${label}`, status: 'skip', settles: `${label} makes its calls under its policy's conditions and no others`,
+      detail: !clusterName || holder?.kind !== 'nodepool' ? 'no reconciler names the cluster and a NodePool' : 'the node role it passes is not a role of this stack',
+    }];
+  }
+  const p = await arnParts(c, arn);
+  return roleChecks(c, label, arn, karpenterControllerProbes({ ...p, clusterName, nodeRoleArn, nodePool: holder.nodePool }));
+}
+
+/**
+ * Each SageMaker class's execution role, matched to its class by its model's container environment (the service and
+ * class the library renders into it, lib/core/runtime/binding.ts) and the template's serving record.
+ */
+async function executionRoleResults(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
+  const records = servingRecords(d.template);
+  const results: CheckResult[] = [];
+  for (const r of Object.values(d.template.Resources ?? {})) {
+    if (r.Type !== 'AWS::SageMaker::Model') continue;
+    type Container = { Environment?: Record<string, unknown> } | undefined;
+    const container = (r.Properties?.PrimaryContainer ?? (r.Properties?.Containers as unknown[] | undefined)?.[0]) as Container;
+    const env = container?.Environment ?? {};
+    const cls = records[String(env[`${ENV_PREFIX}SERVICE`])]?.classes.find((x) => x.name === env[`${ENV_PREFIX}CLASS`]);
+    const roleId = getAttArnOf(r.Properties?.ExecutionRoleArn);
+    const arn = cls && roleId && await roleArnOf(d, c, roleId);
+    if (!cls || !roleId || !arn) continue;
+    const p = await arnParts(c, arn);
+    const decrypt = statementsAllowing(roleStatements(d.template, roleId), 'kms:Decrypt')[0];
+    const probes = sageMakerExecutionProbes(cls, p.partition, decrypt ? keyArnOf(d, decrypt.Resource, p) : undefined);
+    results.push(...await roleChecks(c, `execution role ${roleNameOf(arn)} (class ${cls.name})`, arn, probes));
+  }
+  return results;
+}
+
+/** Each EKS class's model-data pod identity: its pinned object, its version and its key through S3 only. */
+async function modelDataResults(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
+  const classes = Object.values(servingRecords(d.template)).flatMap((r) => r.classes);
+  const results: CheckResult[] = [];
+  for (const w of renderedWorkloads(d.template)) {
+    const modelData = classes.find((cls) => cls.name === w.className && cls.artifact.modelData)?.artifact.modelData;
+    const roleId = modelData && w.serviceAccountName ? podIdentityRole(d.template, w.serviceAccountName) : undefined;
+    const arn = roleId && await roleArnOf(d, c, roleId);
+    if (!modelData || !roleId || !arn) continue;
+    const p = await arnParts(c, arn);
+    const decrypt = statementsAllowing(roleStatements(d.template, roleId), 'kms:Decrypt')[0];
+    const keyArn = decrypt ? keyArnOf(d, decrypt.Resource, p) : undefined;
+    results.push(...await roleChecks(c, `model-data role ${roleNameOf(arn)} (class ${w.className})`, arn, modelDataReaderProbes(modelData, p.partition, keyArn)));
   }
   return results;
 }

@@ -485,13 +485,20 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
 
   /**
    * The reconciler's routing writes on this endpoint (IInferenceServing): DescribeEndpoint and
-   * UpdateEndpointWeightsAndCapacities (variant weights, or one variant's desired instance count) on the endpoint.
+   * UpdateEndpointWeightsAndCapacities (variant weights, or one variant's desired instance count) on the endpoint, and
+   * Application Auto Scaling DescribeScalableTargets, which reads each variant's live bounds so a capacity write never
+   * passes them (lambda/reconciler/targets/sagemaker.ts). That action "supports no resource-level permissions" in
+   * the sense of the Service Authorization Reference: its row lists no resource type and no condition key
+   * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsapplicationautoscaling.html), so it
+   * is granted on "*" (a read; the Reconciler names it in its cdk-nag acknowledgement).
    */
   public grantRouting(grantee: iam.IGrantable): iam.Grant {
-    return this.grantUpdateWeights(grantee);
+    return this.grantUpdateWeights(grantee).combine(iam.Grant.addToPrincipal({
+      grantee, actions: ['application-autoscaling:DescribeScalableTargets'], resourceArns: ['*'],
+    }));
   }
 
-  /** Lets `grantee` read the endpoint and set its variant weights and capacities (the same grant as `grantRouting`). */
+  /** Lets `grantee` read the endpoint and set its variant weights and capacities (`grantRouting` adds the scaling bounds read). */
   public grantUpdateWeights(grantee: iam.IGrantable): iam.Grant {
     return iam.Grant.addToPrincipal({
       grantee,

@@ -1,13 +1,16 @@
+import { DescribeScalableTargetsCommand } from '@aws-sdk/client-application-auto-scaling';
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { DescribeListenersCommand, DescribeRulesCommand, ModifyListenerCommand, ModifyRuleCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
+import { scalableTargetPin, variantResourceId } from '../../lib/core/game-day/injection';
 import { Dim } from '../../lib/core/metrics/contract';
 import { DEFAULT_POLICY_CONFIG, policyWindowPeriods } from '../../lib/core/policy/defaults';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
 import {
-  clients, cls, cw, elb, endpoint, ENDPOINT, fill, healthyHistory, NOW_MS, perMinute, resetWorld, serveMetrics, sm, SLOTS, START,
+  aas, clients, cls, cw, elb, endpoint, ENDPOINT, fill, healthyHistory, NOW_MS, perMinute, resetWorld, scalableTargets, serveMetrics, sm, SLOTS,
+  START,
 } from './reconciler-world';
 
 // GIVEN a SageMaker endpoint with a preferred (inf2, 300 tok/s) and a fallback (g5, 250 tok/s) variant.
@@ -63,7 +66,8 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(input.EndTime).toEqual(new Date(NOW_MS - 30_000 + 60_000));
   });
 
-  test('shortage: a deficit autoscaling did not fix within the grace period switches to capacity mode and writes weights once', async () => {
+  /** Cost mode, 98/2 in force, 1200 tokens/s: the preferred variant wants 6 instances and has 3 (the shortage test). */
+  function inShortage() {
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
       { name: 'preferred', weight: 98, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
       { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
@@ -72,6 +76,10 @@ describe('reconciler run, SageMaker endpoint', () => {
       mode: fill(0),
       classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(1200)) }, fallback: healthyHistory(1) },
     });
+  }
+
+  test('shortage: a deficit autoscaling did not fix within the grace period switches to capacity mode and writes weights once', async () => {
+    inShortage();
     const { result, lines } = await run();
     // 1200 tokens/s against 900 + 250 ready: the preferred variant is filled to its 900, the fallback to its 250, and the
     // 50 tokens/s deficit goes to the fallback (it can grow; the preferred is not counted on in capacity mode): 900 : 300.
@@ -103,11 +111,12 @@ describe('reconciler run, SageMaker endpoint', () => {
 
   /**
    * The run after the shortage test's entry: capacity mode, weights 75/25 in force, 1200 tokens/s demand (both variants
-   * hold weight, so both report what they serve: 950 + 250), the fallback's floor 2; `fallbackDesired` as described.
+   * hold weight, so both report what they serve: 950 + 250), the fallback's floor 2; `fallbackDesired` as described; the
+   * preferred variant at 3 ready of `preferredDesired` (6: short; 3: no shortage of its own, so its floor 5 applies).
    */
-  function inCapacityModeWithFallbackDesired(fallbackDesired: number) {
+  function inCapacityModeWithFallbackDesired(fallbackDesired: number, preferredDesired = 6) {
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
-      { name: 'preferred', weight: 75, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
+      { name: 'preferred', weight: 75, ready: 3, desired: preferredDesired, type: 'ml.inf2.xlarge' },
       { name: 'fallback', weight: 25, ready: 1, desired: fallbackDesired, type: 'ml.g5.xlarge' },
     ]));
     serveMetrics(SM, {
@@ -136,6 +145,81 @@ describe('reconciler run, SageMaker endpoint', () => {
     // The decision holds capacity mode with the same floor of 2 (so the test is not vacuous), but 3 are already desired.
     expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
     expect(result).toEqual({ action: 'unchanged', weights: { preferred: 75, fallback: 25 } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+
+  test('reads each variant\'s live scaling bounds: DescribeScalableTargets, namespace sagemaker, the variant dimension and resource ids', async () => {
+    inCapacityModeWithFallbackDesired(1);
+    await run();
+    expect(aas.commandCalls(DescribeScalableTargetsCommand).map((c) => c.args[0].input)).toEqual([{
+      ServiceNamespace: 'sagemaker',
+      ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+      ResourceIds: ['endpoint/llm/variant/preferred', 'endpoint/llm/variant/fallback'],
+    }]);
+  });
+
+  test('a game-day pin holds: a variant pinned at its count (MinCapacity = MaxCapacity) is not raised to its floor', async () => {
+    inCapacityModeWithFallbackDesired(1);
+    // The pin the game day registers (lib/core/game-day/injection.ts), at the variant's current count of 1.
+    const pin = scalableTargetPin(variantResourceId('llm', 'fallback'), { minCapacity: 1, maxCapacity: 10 }, 1).after;
+    scalableTargets({ fallback: { min: pin.minCapacity, max: pin.maxCapacity } });
+    const { result, lines } = await run();
+    // The same decision as without the pin (a floor of 2 above the desired 1), so the test is not vacuous: no write.
+    expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
+    expect(result).toEqual({ action: 'unchanged', weights: { preferred: 75, fallback: 25 } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+
+  test('the preferred variant pinned by the game day is not raised while it shows no shortage of its own', async () => {
+    // Capacity mode, 1200 tokens/s, the preferred variant at 3 of 3 instances: the pin makes desired = ready, so it shows
+    // no shortage of its own and keeps asking for what the demand needs (1200 / (300 / 1.2) = 5 instances). Without the
+    // pin's bounds the reconciler raises it to 5, past the pin (docs/reconciler.md, the preferred variant's floor).
+    // The preferred variant at 3 of 3 instances (its floor 5), the fallback at 3 desired (above its floor 2).
+    inCapacityModeWithFallbackDesired(3, 3);
+    const unpinned = await run();
+    expect(unpinned.result).toMatchObject({ action: 'applied', detail: 'desired instances of preferred raised from 3 to its replica floor 5' });
+    sm.resetHistory();
+    const pin = scalableTargetPin(variantResourceId('llm', 'preferred'), { minCapacity: 1, maxCapacity: 10 }, 3).after;
+    scalableTargets({ preferred: { min: pin.minCapacity, max: pin.maxCapacity } });
+    const pinned = await run();
+    expect(audit(pinned.lines)).toMatchObject({ mode: 'capacity', replicaFloors: { preferred: 5 } });
+    expect(pinned.result).toMatchObject({ action: 'unchanged' });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+
+  test('a MaxCapacity lowered at runtime caps the raise at it', async () => {
+    // The preferred variant at 3 of 3 instances (its floor 5), the fallback at 3 desired (above its floor 2).
+    inCapacityModeWithFallbackDesired(3, 3);
+    // The facts allow 10; the operator lowered the preferred variant's maximum to 4 after the deploy: its floor of 5 is
+    // written as 4.
+    scalableTargets({ preferred: { min: 1, max: 4 } });
+    expect((await run()).result).toMatchObject({
+      action: 'applied', detail: 'desired instances of preferred raised from 3 to 4, its scalable target\'s MaxCapacity (replica floor 5)',
+    });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map((c) => c.args[0].input)).toEqual([{
+      EndpointName: 'llm', DesiredWeightsAndCapacities: [{ VariantName: 'preferred', DesiredInstanceCount: 4 }],
+    }]);
+  });
+
+  test('fail safe: a variant without a scalable target gets no capacity write (nothing would scale it back in); weights still are', async () => {
+    inCapacityModeWithFallbackDesired(1);
+    scalableTargets({ fallback: null });
+    const { result, lines } = await run();
+    expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
+    expect(result).toMatchObject({ action: 'unchanged' });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    // Weights do not depend on it: the shortage entry (a weights write) goes through with no scalable target at all.
+    resetWorld();
+    scalableTargets({ preferred: null, fallback: null });
+    inShortage();
+    expect((await run()).result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
+  });
+
+  test('DescribeScalableTargets failing fails the run like DescribeEndpoint: retried, then weights unchanged', async () => {
+    inCapacityModeWithFallbackDesired(1);
+    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    const { result } = await run();
+    expect(result).toMatchObject({ action: 'failed', reason: 'aws-error' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
   });
 

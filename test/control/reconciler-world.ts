@@ -3,6 +3,9 @@
  * aws-sdk-client-mock clients, a fixed clock, GetMetricData answered from per-class series, and DescribeEndpoint
  * answers. Each test file gets its own instances (jest isolates modules per file).
  */
+import {
+  ApplicationAutoScalingClient, DescribeScalableTargetsCommand, type DescribeScalableTargetsCommandInput,
+} from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { type DescribeEndpointCommandOutput, SageMakerClient } from '@aws-sdk/client-sagemaker';
@@ -15,13 +18,36 @@ import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 export const cw = mockClient(CloudWatchClient);
 export const sm = mockClient(SageMakerClient);
 export const elb = mockClient(ElasticLoadBalancingV2Client);
-export const clients = { cloudwatch: new CloudWatchClient({}), sagemaker: new SageMakerClient({}), elbv2: new ElasticLoadBalancingV2Client({}) };
+export const aas = mockClient(ApplicationAutoScalingClient);
+export const clients = {
+  cloudwatch: new CloudWatchClient({}), sagemaker: new SageMakerClient({}), elbv2: new ElasticLoadBalancingV2Client({}),
+  autoScaling: new ApplicationAutoScalingClient({}),
+};
 
-/** Resets every mock (call in beforeEach). */
+/**
+ * Answers DescribeScalableTargets with a scalable target for each requested variant resource id, bounded as given
+ * (by variant name; a variant given `null` has none). @default every variant 1..10 (the facts' maxReplicas)
+ */
+export function scalableTargets(bounds: Record<string, { min: number; max: number } | null> = {}): void {
+  aas.on(DescribeScalableTargetsCommand).callsFake((input: DescribeScalableTargetsCommandInput) => ({
+    ScalableTargets: (input.ResourceIds ?? []).flatMap((id) => {
+      const variant = id.split('/')[3];
+      const b = variant in bounds ? bounds[variant] : { min: 1, max: 10 };
+      return b ? [{
+        ServiceNamespace: 'sagemaker', ResourceId: id, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+        MinCapacity: b.min, MaxCapacity: b.max, RoleARN: 'arn:aws:iam::123456789012:role/scaling', CreationTime: new Date(0),
+      }] : [];
+    }),
+  }));
+}
+
+/** Resets every mock (call in beforeEach); every variant has a scalable target bounded 1..10. */
 export function resetWorld(): void {
   cw.reset();
   sm.reset();
   elb.reset();
+  aas.reset();
+  scalableTargets();
 }
 
 export const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true): RoutedClassFacts => ({

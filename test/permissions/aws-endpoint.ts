@@ -4,7 +4,7 @@
  * input the SDK sent, answered by the test's world in the wire protocol of that service, and recorded.
  *
  * Protocols, as the pinned clients use them (each client's dist-cjs names its protocol class): CloudWatch awsJson1_0,
- * SageMaker / ECR / KMS awsJson1_1 (operation in `X-Amz-Target`), ELBv2 awsQuery (form body, XML answer), Signer
+ * SageMaker / Application Auto Scaling / ECR / KMS awsJson1_1 (operation in `X-Amz-Target`), ELBv2 awsQuery (form body, XML answer), Signer
  * restJson1 and S3 restXml (operation from method, path and query). The service is the signing name in the SigV4
  * credential scope. Nothing here listens on anything but the loopback address.
  */
@@ -14,7 +14,7 @@ import { type AddressInfo } from 'node:net';
 
 /** One decoded request. */
 export interface CapturedCall {
-  /** SigV4 signing name: monitoring, sagemaker, elasticloadbalancing, ecr, kms, signer, s3. */
+  /** SigV4 signing name: monitoring, sagemaker, application-autoscaling, elasticloadbalancing, ecr, kms, signer, s3. */
   readonly service: string;
   readonly operation: string;
   readonly region: string;
@@ -37,7 +37,7 @@ export type World = (call: CapturedCall) => Reply;
 
 export const fault = (code: string, status: number, message = code): AwsFault => ({ fault: { code, status, message } });
 
-const JSON_VERSION: Record<string, string> = { monitoring: '1.0', sagemaker: '1.1', ecr: '1.1', kms: '1.1' };
+const JSON_VERSION: Record<string, string> = { 'monitoring': '1.0', 'sagemaker': '1.1', 'ecr': '1.1', 'kms': '1.1', 'application-autoscaling': '1.1' };
 
 /** Requests that are not AWS calls (the envelope blob ECR's download URL points to, the CloudFormation response). */
 export interface PlainRequest {

@@ -25,6 +25,7 @@ const SAR = 'https://docs.aws.amazon.com/service-authorization/latest/reference/
 /**
  * The authorizations of one call. Sources (SAR pages, read from the stored copy, see /work/notes/I-facts.md):
  * list_amazoncloudwatch.html (GetMetricData: no resource type), list_amazonsagemaker.html (endpoint*),
+ * list_awsapplicationautoscaling.html (DescribeScalableTargets: no resource type),
  * list_elasticloadbalancingv2.html (DescribeListeners, DescribeRules: none; ModifyListener: listener/app*; ModifyRule:
  * listener-rule/app*),
  * list_amazonelasticcontainerregistry.html (repository*), list_awssigner.html (GetSigningProfile: signing-profile*;
@@ -46,6 +47,9 @@ export function iamRequests(call: CapturedCall, reply: Reply): IamRequest[] {
     case 'sagemaker:UpdateEndpointWeightsAndCapacities':
       // SageMaker lower-cases names in ARNs.
       return [req(`sagemaker:${call.operation}`, arn('sagemaker', `endpoint/${i.EndpointName.toLowerCase()}`))];
+    case 'application-autoscaling:DescribeScalableTargets':
+      // No resource type and no condition key in its row (list_awsapplicationautoscaling.html).
+      return [req('application-autoscaling:DescribeScalableTargets', '*')];
     case 'elasticloadbalancing:DescribeListeners':
       return [req('elasticloadbalancing:DescribeListeners', '*')];
     case 'elasticloadbalancing:ModifyListener':
@@ -153,6 +157,8 @@ export function resolver(template: Template): (value: unknown) => unknown {
       case 'AWS::Signer::SigningProfile.ProfileVersionArn': return `arn:aws:signer:${REGION}:${ACCOUNT}:/signing-profiles/${id}/v1`;
       case 'AWS::ECR::Repository.Arn': return `arn:aws:ecr:${REGION}:${ACCOUNT}:repository/${name}`;
       case 'AWS::SNS::Topic.TopicArn': return `arn:aws:sns:${REGION}:${ACCOUNT}:${id}`;
+      case 'AWS::SQS::Queue.Arn': return `arn:aws:sqs:${REGION}:${ACCOUNT}:${id}`;
+      case 'AWS::S3::Bucket.Arn': return `arn:aws:s3:::${String(resources[id].Properties?.BucketName ?? id).toLowerCase()}`;
       case 'AWS::Lambda::Function.Arn': return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}`;
       case 'AWS::IAM::Role.Arn': return `arn:aws:iam::${ACCOUNT}:role/${id}`;
       case 'AWS::CloudWatch::Alarm.Arn': return `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:${id}`;

@@ -147,6 +147,12 @@ describe('reconciler permissions on SageMaker (examples/sagemaker-llm, real SDK 
         case 'sagemaker:UpdateEndpointWeightsAndCapacities':
           written.push(call.input);
           return { output: { EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${endpointName.toLowerCase()}` } };
+        case 'application-autoscaling:DescribeScalableTargets':
+          // Every variant's scalable target, bounded as the example registers it (wide enough for every floor here).
+          return { output: { ScalableTargets: ((call.input.ResourceIds ?? []) as string[]).map((id) => ({
+            ServiceNamespace: 'sagemaker', ResourceId: id, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+            MinCapacity: 1, MaxCapacity: 20, RoleARN: `arn:aws:iam::${ACCOUNT}:role/scaling`, CreationTime: 0,
+          })) } };
         case 'monitoring:GetMetricData': return metricData(call, moment);
         default: return fault('UnknownOperationException', 400);
       }
@@ -229,7 +235,9 @@ describe('reconciler permissions on SageMaker (examples/sagemaker-llm, real SDK 
     const report = permissionReport(exchanges, statements, LAMBDA_LOG_DELIVERY);
     expect(report.denied).toEqual([]);
     expect(report.unused).toEqual([]);
-    expect(report.used).toEqual(['cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities']);
+    expect(report.used).toEqual([
+      'application-autoscaling:DescribeScalableTargets', 'cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities',
+    ]);
     // The check fails when a needed action is missing: the same calls against the role without the write action.
     const readOnly = statements.map((st) => ({ ...st, Action: [st.Action].flat().filter((a) => a !== 'sagemaker:UpdateEndpointWeightsAndCapacities') }));
     expect(permissionReport(exchanges, readOnly, LAMBDA_LOG_DELIVERY).denied)

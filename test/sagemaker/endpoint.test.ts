@@ -475,7 +475,7 @@ describe('SageMakerCapacityEndpoint', () => {
       expect((endpoint as unknown as Record<string, unknown>).metricModelSetupTime).toBeUndefined();
     });
 
-    test('grantInvoke and grantRouting (the Reconciler\'s, same as grantUpdateWeights) allow exactly their actions on this endpoint', () => {
+    test('grantInvoke and grantRouting (the Reconciler\'s: grantUpdateWeights and DescribeScalableTargets) allow exactly their actions', () => {
       const { stack, endpoint: e } = endpointStack();
       const caller = new iam.Role(stack, 'Caller', { assumedBy: new iam.AccountRootPrincipal() });
       const reconciler = new iam.Role(stack, 'Reconciler', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
@@ -491,7 +491,11 @@ describe('SageMakerCapacityEndpoint', () => {
       });
       t.hasResourceProperties('AWS::IAM::Policy', {
         Roles: [{ Ref: Match.stringLikeRegexp('^Reconciler') }],
-        PolicyDocument: { Statement: [{ Effect: 'Allow', Action: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'], Resource: arn }] },
+        PolicyDocument: { Statement: [
+          { Effect: 'Allow', Action: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'], Resource: arn },
+          // Each variant's live scaling bounds: the action has no resource type (Service Authorization Reference), so "*".
+          { Effect: 'Allow', Action: 'application-autoscaling:DescribeScalableTargets', Resource: '*' },
+        ] },
       });
     });
   });

@@ -15,6 +15,7 @@ import { karpenterCapacityErrorPattern, KARPENTER_CAPACITY_NAMESPACE } from '../
 import { OBSERVABILITY_ADDON_NAME } from '../../lib/core/metrics/template-check';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { KARPENTER_PODS } from '../../lib/eks/observability-addon';
+import { allows, type Statement } from '../permissions/iam-policy';
 
 export const cfn = mockClient(CloudFormationClient);
 export const lambda = mockClient(LambdaClient);
@@ -26,6 +27,36 @@ export const iam = mockClient(IAMClient);
 export const ACCOUNT = '123456789012';
 export const ROLE_ARN = `arn:aws:iam::${ACCOUNT}:role/SdService-ReconcilerRole-9F3K`;
 const KEDA_ROLE_ARN = `arn:aws:iam::${ACCOUNT}:role/SdService-KedaOperatorRole-2M7P`;
+const KARPENTER_ROLE_ARN = `arn:aws:iam::${ACCOUNT}:role/SdService-KarpenterControllerRole-4H8T`;
+const NODE_ROLE_ARN = `arn:aws:iam::${ACCOUNT}:role/SdService-KarpenterNodeRole-7C2D`;
+/**
+ * The Karpenter controller's statements the probes reach, as lib/eks/karpenter.ts writes them for cluster `prod` (a
+ * subset: one statement per condition kind), resolved. The simulator stand-in judges them with the permissions tests'
+ * evaluator, which reads the conditions: a probe without its ContextEntries reads as denied here, as in IAM.
+ */
+const ec2 = (r: string) => `arn:aws:ec2:us-east-1:*:${r}`;
+export const KARPENTER_STATEMENTS: Statement[] = [
+  { Sid: 'AllowAPIServerEndpointDiscovery', Effect: 'Allow', Action: 'eks:DescribeCluster', Resource: `arn:aws:eks:us-east-1:${ACCOUNT}:cluster/prod` },
+  {
+    Sid: 'AllowScopedEC2InstanceActionsWithTags', Effect: 'Allow', Action: ['ec2:RunInstances', 'ec2:CreateFleet', 'ec2:CreateLaunchTemplate'], Resource: ec2('instance/*'),
+    Condition: {
+      StringEquals: { 'aws:RequestTag/kubernetes.io/cluster/prod': 'owned', 'aws:RequestTag/eks:eks-cluster-name': 'prod' },
+      StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' },
+    },
+  },
+  {
+    Sid: 'AllowScopedDeletion', Effect: 'Allow', Action: ['ec2:TerminateInstances', 'ec2:DeleteLaunchTemplate'], Resource: ec2('instance/*'),
+    Condition: { StringEquals: { 'aws:ResourceTag/kubernetes.io/cluster/prod': 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } },
+  },
+  {
+    Sid: 'AllowPassingInstanceRole', Effect: 'Allow', Action: 'iam:PassRole', Resource: NODE_ROLE_ARN,
+    Condition: { StringEquals: { 'iam:PassedToService': ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'] } },
+  },
+  {
+    Sid: 'AllowRegionalReadActions', Effect: 'Allow', Action: ['ec2:DescribeInstances', 'ec2:DescribeSubnets'], Resource: '*',
+    Condition: { StringEquals: { 'aws:RequestedRegion': 'us-east-1' } },
+  },
+];
 const tg = (name: string) => `arn:aws:elasticloadbalancing:us-east-1:${ACCOUNT}:targetgroup/${name}/0001`;
 export const target = (name: string, rank: number) => ({
   class: { name, preferenceRank: rank, tokensPerSecondPerReplica: 300, safeConcurrency: 8, usdPerReplicaHour: 1, allowSensitive: true, maxReplicas: 4, instanceType: `${name}.xlarge` },
@@ -60,6 +91,17 @@ export const TEMPLATE = {
     Observability: { Type: 'AWS::EKS::Addon', Properties: { AddonName: OBSERVABILITY_ADDON_NAME, AddonVersion: ADDON_VERSION, ConfigurationValues: ADDON_CONFIG } },
     KedaRole: { Type: 'AWS::IAM::Role', Properties: {} },
     KedaAssociation: { Type: 'AWS::EKS::PodIdentityAssociation', Properties: { ServiceAccount: 'keda-operator', RoleArn: { 'Fn::GetAtt': ['KedaRole', 'Arn'] } } },
+    KarpenterRole: { Type: 'AWS::IAM::Role', Properties: {} },
+    KarpenterNodeRole: { Type: 'AWS::IAM::Role', Properties: {} },
+    KarpenterAssociation: { Type: 'AWS::EKS::PodIdentityAssociation', Properties: { ServiceAccount: 'karpenter', RoleArn: { 'Fn::GetAtt': ['KarpenterRole', 'Arn'] } } },
+    // As synthesized: the PassRole statement names the node role by Fn::GetAtt (verify resolves it with GetRole).
+    KarpenterPolicy: {
+      Type: 'AWS::IAM::Policy',
+      Properties: {
+        Roles: [{ Ref: 'KarpenterRole' }],
+        PolicyDocument: { Statement: [{ Sid: 'AllowPassingInstanceRole', Effect: 'Allow', Action: 'iam:PassRole', Resource: { 'Fn::GetAtt': ['KarpenterNodeRole', 'Arn'] } }] },
+      },
+    },
   },
 };
 
@@ -70,7 +112,9 @@ export function conformingAccount(config: ReconcilerConfig = EKS_CONFIG) {
       { LogicalResourceId: 'ReconcilerFn', PhysicalResourceId: 'svc-reconciler', ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0) },
       { LogicalResourceId: 'OtherFn', PhysicalResourceId: 'svc-other', ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0) },
       ...POOLS.map((_, i) => ({ LogicalResourceId: `CapacityFilter${i}`, PhysicalResourceId: `SdService-CapacityErrors${i}-7KQ2`, ResourceType: 'AWS::Logs::MetricFilter', ResourceStatus: 'CREATE_COMPLETE' as const, LastUpdatedTimestamp: new Date(0) })),
-      { LogicalResourceId: 'KedaRole', PhysicalResourceId: 'SdService-KedaOperatorRole-2M7P', ResourceType: 'AWS::IAM::Role', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0) },
+      ...[['KedaRole', KEDA_ROLE_ARN], ['KarpenterRole', KARPENTER_ROLE_ARN], ['KarpenterNodeRole', NODE_ROLE_ARN]].map(([id, arn]) => ({
+        LogicalResourceId: id, PhysicalResourceId: arn.split('/')[1], ResourceType: 'AWS::IAM::Role', ResourceStatus: 'CREATE_COMPLETE' as const, LastUpdatedTimestamp: new Date(0),
+      })),
     ],
   });
   cfn.on(GetTemplateCommand).resolves({ TemplateBody: JSON.stringify(TEMPLATE) });
@@ -87,16 +131,27 @@ export function conformingAccount(config: ReconcilerConfig = EKS_CONFIG) {
   eks.on(DescribeAddonConfigurationCommand)
     .resolves({ addonName: OBSERVABILITY_ADDON_NAME, addonVersion: ADDON_VERSION, configurationSchema: ADDON_SCHEMA });
   eks.on(DescribeAddonCommand).resolves({ addon: { addonName: OBSERVABILITY_ADDON_NAME, status: 'ACTIVE', addonVersion: ADDON_VERSION, configurationValues: ADDON_CONFIG, health: { issues: [] } } });
-  iam.on(GetRoleCommand).resolves({ Role: { Arn: KEDA_ROLE_ARN, RoleName: 'SdService-KedaOperatorRole-2M7P', Path: '/', RoleId: 'x', CreateDate: new Date(0) } });
-  const granted = (roleArn: string, action: string, resource: string) => (roleArn === KEDA_ROLE_ARN
+  for (const arn of [KEDA_ROLE_ARN, KARPENTER_ROLE_ARN, NODE_ROLE_ARN]) {
+    const RoleName = arn.split('/')[1];
+    iam.on(GetRoleCommand, { RoleName }).resolves({ Role: { Arn: arn, RoleName, Path: '/', RoleId: 'x', CreateDate: new Date(0) } });
+  }
+  const granted = (roleArn: string, action: string, resource: string, context: Record<string, string>) => (roleArn === KARPENTER_ROLE_ARN
+    ? allows(KARPENTER_STATEMENTS, { action, resource, context })
+    : roleArn === KEDA_ROLE_ARN
     ? action === 'cloudwatch:GetMetricData'
     : ['cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeListeners'].includes(action)
       || (action === 'elasticloadbalancing:ModifyListener' && resource === (EKS_CONFIG.facts as { listenerArn: string }).listenerArn));
   iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
     EvaluationResults: (input.ActionNames ?? []).map((a) => ({
-      EvalActionName: a, EvalResourceName: input.ResourceArns![0], EvalDecision: granted(input.PolicySourceArn!, a, input.ResourceArns![0]) ? 'allowed' : 'implicitDeny',
+      EvalActionName: a, EvalResourceName: input.ResourceArns![0],
+      EvalDecision: granted(input.PolicySourceArn!, a, input.ResourceArns![0], contextOf(input)) ? 'allowed' : 'implicitDeny',
     })),
   }));
+}
+
+/** The request context a SimulatePrincipalPolicy call gives (its ContextEntries, one value each here). */
+export function contextOf(input: SimulatePrincipalPolicyCommandInput): Record<string, string> {
+  return Object.fromEntries((input.ContextEntries ?? []).map((e) => [e.ContextKeyName!, (e.ContextKeyValues ?? [])[0]]));
 }
 
 /** Resets every mock (call in beforeEach). */

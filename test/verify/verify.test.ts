@@ -6,6 +6,7 @@ import { DescribeAddonCommand } from '@aws-sdk/client-eks';
 import { ListMetricsCommand, type ListMetricsCommandInput } from '@aws-sdk/client-cloudwatch';
 import { TestMetricFilterCommand, type TestMetricFilterCommandInput } from '@aws-sdk/client-cloudwatch-logs';
 import { SimulatePrincipalPolicyCommand, type SimulatePrincipalPolicyCommandInput } from '@aws-sdk/client-iam';
+import { allows } from '../permissions/iam-policy';
 import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { clients, main, parseArgs, runVerify, UsageError } from '../../bin/verify';
 import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
@@ -13,7 +14,8 @@ import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { AwsDim, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics/contract';
 import { expectedMetrics, publishedOnlyOn } from '../../lib/core/verify/metric-presence';
 import {
-  ACCOUNT, ADDON_VERSION, conformingAccount, cw, EKS_CONFIG, eks, healthyAccountBeforeAnyEvent, iam, lambda, logs, resetAccount, ROLE_ARN, target,
+  ACCOUNT, ADDON_VERSION, conformingAccount, contextOf, cw, EKS_CONFIG, eks, healthyAccountBeforeAnyEvent, iam, KARPENTER_STATEMENTS, lambda, logs,
+  resetAccount, ROLE_ARN, target,
 } from './account';
 
 beforeEach(resetAccount);
@@ -165,11 +167,38 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
     ]));
   });
 
+  test('conditioned calls are simulated with their ContextEntries; a Karpenter policy without the NodePool condition fails', async () => {
+    conformingAccount();
+    await runVerify('Svc', clients('us-east-1'));
+    const sent = iam.commandCalls(SimulatePrincipalPolicyCommand).map((c) => c.args[0].input)
+      .filter((i) => i.ActionNames?.includes('iam:PassRole') && i.ResourceArns?.[0].endsWith('KarpenterNodeRole-7C2D'));
+    expect(sent.map((i) => i.ContextEntries)).toEqual([
+      [{ ContextKeyName: 'iam:PassedToService', ContextKeyValues: ['ec2.amazonaws.com'], ContextKeyType: 'string' }],
+      [{ ContextKeyName: 'iam:PassedToService', ContextKeyValues: ['lambda.amazonaws.com'], ContextKeyType: 'string' }],
+    ]);
+    // The launch statement loses its NodePool condition: any launch tagged for the cluster is allowed.
+    const loose = KARPENTER_STATEMENTS.map((st) => (st.Sid === 'AllowScopedEC2InstanceActionsWithTags' ? { ...st, Condition: { StringEquals: st.Condition!.StringEquals } } : st));
+    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
+      EvaluationResults: (input.ActionNames ?? []).map((a) => ({
+        EvalActionName: a, EvalResourceName: input.ResourceArns![0],
+        EvalDecision: allows(loose, { action: a, resource: input.ResourceArns![0], context: contextOf(input) }) ? 'allowed' : 'implicitDeny',
+        // The simulator names the condition keys a probe did not give.
+        ...(a === 'eks:DescribeCluster' ? { MissingContextValues: ['aws:RequestedRegion'] } : {}),
+      })),
+    }));
+    const karpenter = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('iam:Karpenter'));
+    expect(karpenter.filter((r) => r.status === 'fail').map((r) => r.settles)).toEqual([
+      'Karpenter controller role SdService-KarpenterControllerRole-4H8T cannot call ec2:RunInstances on arn:aws:ec2:us-east-1:123456789012:instance/i-0000000000verify ' +
+        'with aws:RequestTag/kubernetes.io/cluster/prod=owned, aws:RequestTag/eks:eks-cluster-name=prod (an instance no NodePool claims)',
+    ]);
+    expect(karpenter.find((r) => r.id.includes('eks:DescribeCluster'))?.detail).toMatch(/context keys the policies test but the probe does not give: aws:RequestedRegion$/);
+  });
+
   test('main exits 1 and prints FAIL when a check fails; a stack without a reconciler is an error', async () => {
     conformingAccount();
     cw.on(ListMetricsCommand).resolves({ Metrics: [] });
     const out: string[] = [];
-    expect(await main(['--stack', 'Svc'], { out: (l) => out.push(l), err: (l) => out.push(l) })).toBe(1);
+    expect(await main(['--stack', 'Svc', '--region', 'us-east-1'], { out: (l) => out.push(l), err: (l) => out.push(l) })).toBe(1);
     expect(out.some((l) => l.startsWith('FAIL'))).toBe(true);
     lambda.on(GetFunctionConfigurationCommand).resolves({ Role: ROLE_ARN, Environment: { Variables: {} } });
     const err: string[] = [];
@@ -199,7 +228,7 @@ describe('a SageMaker deployment', () => {
     iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
       EvaluationResults: (input.ActionNames ?? []).map((a) => ({
         EvalActionName: a, EvalResourceName: input.ResourceArns![0],
-        EvalDecision: a === 'cloudwatch:GetMetricData' || (a.startsWith('sagemaker:') && ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'].includes(a) && input.ResourceArns![0].endsWith('endpoint/llm')) ? 'allowed' : 'implicitDeny',
+        EvalDecision: a === 'cloudwatch:GetMetricData' || a === 'application-autoscaling:DescribeScalableTargets' || (a.startsWith('sagemaker:') && ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'].includes(a) && input.ResourceArns![0].endsWith('endpoint/llm')) ? 'allowed' : 'implicitDeny',
       })),
     }));
     const pass = await runVerify('Svc', clients('us-east-1'));

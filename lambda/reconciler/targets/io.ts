@@ -1,6 +1,7 @@
 /** The I/O of one routing-target kind in the Lambda: read the target, make one write, build its client. */
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type RoutingWrite, type TargetState } from '../../../lib/core/reconciler/targets';
+import { type ApplicationAutoScalingClient } from '@aws-sdk/client-application-auto-scaling';
 import { type CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { type ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { type SageMakerClient } from '@aws-sdk/client-sagemaker';
@@ -10,6 +11,8 @@ export interface Clients {
   readonly cloudwatch: CloudWatchClient;
   /** Present for a SageMaker target. */
   readonly sagemaker?: SageMakerClient;
+  /** Present for a SageMaker target: its variants' scalable targets (their live bounds). */
+  readonly autoScaling?: ApplicationAutoScalingClient;
   /** Present for an ALB target. */
   readonly elbv2?: ElasticLoadBalancingV2Client;
 }

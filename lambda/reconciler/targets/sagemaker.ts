@@ -1,23 +1,37 @@
 /**
- * SageMaker endpoint I/O: DescribeEndpoint, and UpdateEndpointWeightsAndCapacities for either every variant's weight
+ * SageMaker endpoint I/O: DescribeEndpoint and its variants' scalable targets (Application Auto Scaling
+ * DescribeScalableTargets: the bounds capacity writes respect), and UpdateEndpointWeightsAndCapacities for either every variant's weight
  * or one variant's desired instance count. "Updates variant weight of one or more variants associated with an existing
  * endpoint, or capacity of one variant associated with an existing endpoint. When it receives the request, SageMaker
  * sets the endpoint status to Updating. After updating the endpoint, it sets the status to InService."
  * (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateEndpointWeightsAndCapacities.html;
  * @aws-sdk/client-sagemaker UpdateEndpointWeightsAndCapacitiesCommand).
  */
+import { ApplicationAutoScalingClient, DescribeScalableTargetsCommand } from '@aws-sdk/client-application-auto-scaling';
 import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
+import { variantResourceId } from '../../../lib/core/game-day/injection';
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type SageMakerRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
-import { type RoutingWrite } from '../../../lib/core/reconciler/targets';
+import { type RoutingWrite, type ScalingBounds } from '../../../lib/core/reconciler/targets';
 import { type Clients, type TargetRead } from './io';
+
+/**
+ * A variant's scalable target: service namespace `sagemaker`, resource id `endpoint/<endpoint>/variant/<variant>`,
+ * scalable dimension `sagemaker:variant:DesiredInstanceCount`, as the endpoint construct registers it
+ * (lib/sagemaker/endpoint.ts addVariant; https://docs.aws.amazon.com/autoscaling/application/APIReference/API_RegisterScalableTarget.html).
+ * The resource id is the game day's own (`variantResourceId`), so the pin it registers is the target read here.
+ */
+const SCALABLE_DIMENSION = 'sagemaker:variant:DesiredInstanceCount';
 
 function facts(config: ReconcilerConfig): SageMakerRoutingFacts {
   if (config.facts.kind !== 'sagemaker') throw new Error('not a SageMaker target');
   return config.facts;
 }
 
-/** DescribeEndpoint: variant weights, current and desired instances, instances per pool, and whether it can be written. */
+/**
+ * DescribeEndpoint: variant weights, current and desired instances, instances per pool, and whether it can be written;
+ * then each variant's live scaling bounds (`readScalingBounds`).
+ */
 export async function read(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<TargetRead> {
   const f = facts(config);
   const endpoint = await clients.sagemaker!.send(new DescribeEndpointCommand({ EndpointName: f.endpointName }), { abortSignal: signal });
@@ -33,7 +47,35 @@ export async function read(config: ReconcilerConfig, clients: Clients, signal?: 
   const status = endpoint.EndpointStatus;
   // Updating (a deployment, or our own previous write): SageMaker rejects a second update; a later tick writes.
   const notWritable = status === 'InService' ? undefined : `endpoint ${f.endpointName} is ${status}; weights are written on a later tick`;
-  return { state: { weights, pools, replicas, present: Object.keys(weights), ...(notWritable ? { notWritable } : {}) } };
+  const scalingBounds = await readScalingBounds(f, clients, signal);
+  return { state: { weights, pools, replicas, present: Object.keys(weights), scalingBounds, ...(notWritable ? { notWritable } : {}) } };
+}
+
+/**
+ * DescribeScalableTargets for the facts' variants: each one's MinCapacity and MaxCapacity as Application Auto Scaling
+ * holds them now, by variant name; a variant without a scalable target is left out (the clamp, `capacityCeilings` in
+ * lib/core/reconciler/targets/sagemaker.ts, then writes no capacity for it). "Gets information about the scalable
+ * targets in the specified namespace. You can filter the results using ResourceIds and ScalableDimension." Up to 50
+ * results a page, NextToken for more (https://docs.aws.amazon.com/autoscaling/application/APIReference/API_DescribeScalableTargets.html).
+ * An error fails the read like DescribeEndpoint's: retried, then the run fails with the weights unchanged.
+ */
+async function readScalingBounds(f: SageMakerRoutingFacts, clients: Clients, signal?: AbortSignal): Promise<Record<string, ScalingBounds>> {
+  const byResource = new Map(f.variants.map((v) => [variantResourceId(f.endpointName, v.variantName), v.variantName]));
+  const out: Record<string, ScalingBounds> = {};
+  let next: string | undefined;
+  do {
+    const page = await clients.autoScaling!.send(new DescribeScalableTargetsCommand({
+      ServiceNamespace: 'sagemaker', ScalableDimension: SCALABLE_DIMENSION, ResourceIds: [...byResource.keys()], NextToken: next,
+    }), { abortSignal: signal });
+    for (const t of page.ScalableTargets ?? []) {
+      const variant = t.ResourceId && byResource.get(t.ResourceId);
+      if (variant && t.ScalableDimension === SCALABLE_DIMENSION && typeof t.MaxCapacity === 'number') {
+        out[variant] = { min: t.MinCapacity ?? 0, max: t.MaxCapacity };
+      }
+    }
+    next = page.NextToken;
+  } while (next);
+  return out;
 }
 
 /**
@@ -54,5 +96,5 @@ export async function write(config: ReconcilerConfig, clients: Clients, w: Routi
 }
 
 export async function client(options: object): Promise<Partial<Clients>> {
-  return { sagemaker: new SageMakerClient(options) };
+  return { sagemaker: new SageMakerClient(options), autoScaling: new ApplicationAutoScalingClient(options) };
 }

@@ -148,7 +148,11 @@ function planOf(
 
 /** The audit line's words for a write (none for a plain weights write). */
 export function describeWrite(write: RoutingWrite): string | undefined {
-  if (write.kind === 'capacity') return `desired instances of ${write.route} raised from ${write.from} to its replica floor ${write.to}`;
+  if (write.kind === 'capacity') {
+    return write.floor === undefined
+      ? `desired instances of ${write.route} raised from ${write.from} to its replica floor ${write.to}`
+      : `desired instances of ${write.route} raised from ${write.from} to ${write.to}, its scalable target's MaxCapacity (replica floor ${write.floor})`;
+  }
   return write.zeroed.length > 0 ? `weight 0 written for ${write.zeroed.map((n) => `'${n}'`).join(', ')}, which the routing facts do not name` : undefined;
 }
 

@@ -6,7 +6,10 @@
  */
 import { type RoutingFacts } from '../reconciler/routing-facts';
 import { routingTarget } from '../reconciler/targets';
-import { type PermissionProbe } from './probe';
+import { AwsMetrics } from '../metrics/contract';
+import { type CapacityClass, type ModelDataArtifact } from '../service/capacity-class';
+import { parseEcrImage } from '../trust/image-reference';
+import { contextEntries, neighbour, type PermissionProbe } from './probe';
 import { type CheckResult } from './result';
 
 /**
@@ -32,29 +35,198 @@ export function kedaOperatorProbes(): PermissionProbe[] {
   ];
 }
 
-/** SimulatePrincipalPolicy's answer for one action and resource. */
+/** What the Karpenter controller probes need from the deployed stack. */
+export interface KarpenterProbeFacts {
+  readonly partition: string;
+  readonly region: string;
+  readonly account: string;
+  readonly clusterName: string;
+  /** The node role the controller passes to EC2 (its policy's AllowPassingInstanceRole statement). */
+  readonly nodeRoleArn: string;
+  /** A NodePool of the service, for the tags a launch carries. */
+  readonly nodePool: string;
+}
+
+/**
+ * The Karpenter controller's calls its policy conditions (lib/eks/karpenter.ts `karpenterControllerStatements`, the
+ * upstream reference policy re-expressed): each with the request context the controller sends, so the simulator
+ * evaluates the tag, PassRole and region conditions instead of skipping them, and the same call with the context of a
+ * request the policy exists to refuse. Tags the controller puts on a launch and finds on its instances: the cluster's
+ * `kubernetes.io/cluster/<cluster>` = owned, `eks:eks-cluster-name`, `karpenter.sh/nodepool` (Karpenter's reference
+ * policy, the same statements). An instance ARN stands for the launched resources (the statements name instance/*).
+ */
+export function karpenterControllerProbes(f: KarpenterProbeFacts): PermissionProbe[] {
+  const instance = `arn:${f.partition}:ec2:${f.region}:${f.account}:instance/i-0000000000verify`;
+  const clusterArn = `arn:${f.partition}:eks:${f.region}:${f.account}:cluster/${f.clusterName}`;
+  const owned = `kubernetes.io/cluster/${f.clusterName}`;
+  const launchTags = {
+    [`aws:RequestTag/${owned}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': f.clusterName, 'aws:RequestTag/karpenter.sh/nodepool': f.nodePool,
+  };
+  const { ['aws:RequestTag/karpenter.sh/nodepool']: _pool, ...launchTagsWithoutPool } = launchTags;
+  const otherRegion = f.region === 'us-east-1' ? 'us-west-2' : 'us-east-1';
+  return [
+    { action: 'eks:DescribeCluster', resource: clusterArn, expect: 'allowed', why: 'discovers the API server endpoint' },
+    { action: 'ec2:RunInstances', resource: instance, expect: 'allowed', why: 'launches a node tagged for its cluster and NodePool', context: launchTags },
+    { action: 'ec2:RunInstances', resource: instance, expect: 'denied', why: 'an instance no NodePool claims', context: launchTagsWithoutPool },
+    {
+      action: 'ec2:TerminateInstances', resource: instance, expect: 'allowed', why: 'terminates a node of its cluster\'s NodePools',
+      context: { [`aws:ResourceTag/${owned}`]: 'owned', 'aws:ResourceTag/karpenter.sh/nodepool': f.nodePool },
+    },
+    {
+      action: 'ec2:TerminateInstances', resource: instance, expect: 'denied', why: 'an instance of another cluster',
+      context: { 'aws:ResourceTag/kubernetes.io/cluster/another-cluster': 'owned', 'aws:ResourceTag/karpenter.sh/nodepool': f.nodePool },
+    },
+    { action: 'iam:PassRole', resource: f.nodeRoleArn, expect: 'allowed', why: 'hands the node role to EC2', context: { 'iam:PassedToService': 'ec2.amazonaws.com' } },
+    { action: 'iam:PassRole', resource: f.nodeRoleArn, expect: 'denied', why: 'the node role to another service', context: { 'iam:PassedToService': 'lambda.amazonaws.com' } },
+    { action: 'ec2:DescribeInstances', resource: '*', expect: 'allowed', why: 'reads its region\'s instances', context: { 'aws:RequestedRegion': f.region } },
+    { action: 'ec2:DescribeInstances', resource: '*', expect: 'denied', why: 'another region', context: { 'aws:RequestedRegion': otherRegion } },
+  ];
+}
+
+/**
+ * A class's model-data reader (the EKS model-data pod identity, lib/eks/inference-service.ts `modelDataRole`): its
+ * pinned object (GetObjectVersion bound by s3:VersionId when a version is pinned, else GetObject) and, with an SSE-KMS
+ * key, kms:Decrypt only when S3 asks on its behalf (kms:ViaService = s3.<key region>.amazonaws.com,
+ * lib/trust/model-data-key.ts). Denied: another version, another object, writing, and decrypting outside S3.
+ */
+export function modelDataReaderProbes(modelData: ModelDataArtifact, partition: string, keyArn?: string): PermissionProbe[] {
+  const object = `arn:${partition}:s3:::${modelData.uri.replace(/^s3:\/\//, '')}`;
+  const v = modelData.versionId;
+  return [
+    ...(v === undefined
+      ? [{ action: 's3:GetObject', resource: object, expect: 'allowed' as const, why: 'reads its model data' }]
+      : [
+        { action: 's3:GetObjectVersion', resource: object, expect: 'allowed' as const, why: 'reads its pinned version', context: { 's3:VersionId': v } },
+        { action: 's3:GetObjectVersion', resource: object, expect: 'denied' as const, why: 'another version', context: { 's3:VersionId': `${v}-not-pinned` } },
+      ]),
+    { action: 's3:GetObject', resource: neighbour(object), expect: 'denied', why: 'another object' },
+    { action: 's3:PutObject', resource: object, expect: 'denied', why: 'it only reads' },
+    ...decryptThroughS3Probes(keyArn),
+  ];
+}
+
+/**
+ * The model-data key (lib/trust/model-data-key.ts): kms:Decrypt when S3 asks on the reader's behalf
+ * (kms:ViaService = s3.<key region>.amazonaws.com), not through another service. None without a key.
+ */
+function decryptThroughS3Probes(keyArn: string | undefined): PermissionProbe[] {
+  const region = keyArn?.split(':')[3];
+  if (!keyArn || !region) return [];
+  return [
+    { action: 'kms:Decrypt', resource: keyArn, expect: 'allowed', why: 'decrypts through S3', context: { 'kms:ViaService': `s3.${region}.amazonaws.com` } },
+    { action: 'kms:Decrypt', resource: keyArn, expect: 'denied', why: 'decrypts outside S3', context: { 'kms:ViaService': `sqs.${region}.amazonaws.com` } },
+  ];
+}
+
+/**
+ * A SageMaker class's execution role (lib/sagemaker/class-model.ts): pull its own image's repository, read its model
+ * data (the current version of its object: CreateModel's S3DataSource names no version; under a prefix, the objects
+ * under it and ListBucket bound by s3:prefix), decrypt it through S3, and publish instance metrics only in SageMaker's
+ * namespace (cloudwatch:namespace). Denied: another repository, pushing, another object or prefix, other namespaces.
+ */
+export function sageMakerExecutionProbes(cls: CapacityClass, partition: string, keyArn?: string): PermissionProbe[] {
+  const image = parseEcrImage(cls.artifact.image);
+  const repo = image && `arn:${partition}:ecr:${image.region}:${image.registryId}:repository/${image.repositoryName}`;
+  const namespace = AwsMetrics.sageMakerEndpointInstances.namespace;
+  return [
+    ...(repo ? [
+      { action: 'ecr:BatchGetImage', resource: repo, expect: 'allowed' as const, why: 'pulls its image' },
+      { action: 'ecr:BatchGetImage', resource: neighbour(repo), expect: 'denied' as const, why: 'another repository' },
+      { action: 'ecr:PutImage', resource: repo, expect: 'denied' as const, why: 'it only pulls' },
+    ] : []),
+    ...sageMakerModelDataProbes(cls.artifact.modelData, partition),
+    ...(cls.artifact.modelData ? decryptThroughS3Probes(keyArn) : []),
+    { action: 'cloudwatch:PutMetricData', resource: '*', expect: 'allowed', why: 'publishes instance metrics', context: { 'cloudwatch:namespace': namespace } },
+    { action: 'cloudwatch:PutMetricData', resource: '*', expect: 'denied', why: 'another namespace', context: { 'cloudwatch:namespace': `${namespace}-not-granted` } },
+  ];
+}
+
+function sageMakerModelDataProbes(modelData: ModelDataArtifact | undefined, partition: string): PermissionProbe[] {
+  const m = modelData && /^s3:\/\/([^/]+)\/(.*)$/.exec(modelData.uri);
+  if (!m) return [];
+  const [, bucket, key] = m;
+  const object = `arn:${partition}:s3:::${bucket}/${key}`;
+  if (!key.endsWith('/')) {
+    return [
+      { action: 's3:GetObject', resource: object, expect: 'allowed', why: 'reads its model data' },
+      { action: 's3:GetObject', resource: neighbour(object), expect: 'denied', why: 'another object' },
+      { action: 's3:PutObject', resource: object, expect: 'denied', why: 'it only reads' },
+    ];
+  }
+  const bucketArn = `arn:${partition}:s3:::${bucket}`;
+  return [
+    { action: 's3:GetObject', resource: `${object}model.safetensors`, expect: 'allowed', why: 'reads an object under its model-data prefix' },
+    { action: 's3:GetObject', resource: `${bucketArn}/not-granted/model.safetensors`, expect: 'denied', why: 'an object under another prefix' },
+    { action: 's3:ListBucket', resource: bucketArn, expect: 'allowed', why: 'lists its prefix', context: { 's3:prefix': key } },
+    { action: 's3:ListBucket', resource: bucketArn, expect: 'denied', why: 'lists another prefix', context: { 's3:prefix': 'not-granted/' } },
+  ];
+}
+
+/** SimulatePrincipalPolicy's answer for one action and resource (EvaluationResult). */
 export interface SimulatedDecision {
   readonly EvalActionName?: string;
   readonly EvalResourceName?: string;
   readonly EvalDecision?: string;
+  /**
+   * "A list of context keys that are required by the included input policies but that were not provided by one of the
+   * input parameters" (https://docs.aws.amazon.com/IAM/latest/APIReference/API_EvaluationResult.html).
+   */
+  readonly MissingContextValues?: string[];
 }
 
-/** One result per probe, from the simulator's decisions for the role. */
+/** One SimulatePrincipalPolicy call: the actions of the probes that share a resource and a context. */
+export interface SimulationGroup {
+  readonly resource: string;
+  readonly context: ReturnType<typeof contextEntries>;
+  readonly actions: string[];
+}
+
+/**
+ * The probes as simulator calls: ResourceArns and ContextEntries apply to every action of a call, so one call per
+ * resource and context (a probe allowed with one s3:VersionId and denied with another takes two).
+ */
+export function simulationGroups(probes: readonly PermissionProbe[]): SimulationGroup[] {
+  const groups = new Map<string, SimulationGroup>();
+  for (const p of probes) {
+    const context = contextEntries(p);
+    const key = JSON.stringify([p.resource, context]);
+    const g = groups.get(key) ?? { resource: p.resource, context, actions: [] };
+    if (!g.actions.includes(p.action)) g.actions.push(p.action);
+    groups.set(key, g);
+  }
+  return [...groups.values()];
+}
+
+/** The decision for one probe among the answers to its group's call. */
+export function decisionFor(
+  probe: PermissionProbe, answers: ReadonlyArray<{ group: SimulationGroup; results: readonly SimulatedDecision[] }>,
+): SimulatedDecision | undefined {
+  const key = JSON.stringify([probe.resource, contextEntries(probe)]);
+  const answer = answers.find((a) => JSON.stringify([a.group.resource, a.group.context]) === key);
+  return answer?.results.find((x) => x.EvalActionName === probe.action && (x.EvalResourceName ?? '*') === probe.resource);
+}
+
+/** One result per probe, from the simulator's decision for each (`decisions[i]` answers `probes[i]`). */
 export function permissionChecks(
   roleName: string,
   roleArn: string,
   probes: readonly PermissionProbe[],
-  decisions: readonly SimulatedDecision[],
+  decisions: ReadonlyArray<SimulatedDecision | undefined>,
 ): CheckResult[] {
-  return probes.map((p) => {
-    const d = decisions.find((x) => x.EvalActionName === p.action && (x.EvalResourceName ?? '*') === p.resource)?.EvalDecision;
+  return probes.map((p, i) => {
+    const d = decisions[i]?.EvalDecision;
     const allowed = d === 'allowed';
     const ok = d !== undefined && allowed === (p.expect === 'allowed');
+    const context = Object.entries(p.context ?? {}).map(([k, v]) => `${k}=${[v].flat().join(',')}`);
+    const missing = decisions[i]?.MissingContextValues ?? [];
     return {
-      id: `iam:${roleName}:${p.action}:${p.resource}`,
+      id: `iam:${roleName}:${p.action}:${p.resource}${context.length > 0 ? `:${context.join(';')}` : ''}`,
       status: ok ? 'pass' : 'fail',
-      settles: `${roleName} ${p.expect === 'allowed' ? 'can' : 'cannot'} call ${p.action} on ${p.resource} (${p.why})`,
-      detail: d === undefined ? 'the simulator returned no decision for it' : `SimulatePrincipalPolicy(${roleArn}): ${d}`,
+      settles: `${roleName} ${p.expect === 'allowed' ? 'can' : 'cannot'} call ${p.action} on ${p.resource}` +
+        `${context.length > 0 ? ` with ${context.join(', ')}` : ''} (${p.why})`,
+      detail: d === undefined
+        ? 'the simulator returned no decision for it'
+        : `SimulatePrincipalPolicy(${roleArn}): ${d}${missing.length > 0 ? `; context keys the policies test but the probe does not give: ${missing.join(', ')}` : ''}`,
     };
   });
 }

@@ -35,6 +35,8 @@ export interface RenderedWorkload {
   /** The Deployment's selector as a kubectl label selector (`k=v,k2=v2`). */
   readonly selector: string;
   readonly containers: readonly RenderedContainer[];
+  /** The pods' service account (its EKS Pod Identity role, if any, is the class's own). */
+  readonly serviceAccountName?: string;
 }
 
 type Json = unknown;
@@ -77,6 +79,8 @@ export function renderedWorkloads(template: CfnTemplate): RenderedWorkload[] {
         deploymentName: String(meta?.name),
         selector: Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(','),
         containers: (((spec.template as Obj).spec as Obj).containers as Obj[]).map(containerOf),
+        ...(typeof ((spec.template as Obj).spec as Obj).serviceAccountName === 'string'
+          ? { serviceAccountName: ((spec.template as Obj).spec as Obj).serviceAccountName as string } : {}),
       });
     }
   }

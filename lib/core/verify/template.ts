@@ -68,3 +68,30 @@ export function podIdentityRole(template: CfnTemplate, serviceAccount: string): 
   }
   return undefined;
 }
+
+/** One statement of a role's policy in the template, as written (values may be CloudFormation intrinsics). */
+export interface TemplateStatement {
+  readonly Sid?: string;
+  readonly Action?: string | string[];
+  readonly Resource?: Json;
+  readonly Condition?: Json;
+}
+
+/** The statements of the template's AWS::IAM::Policy resources attached to a role (by its logical id). */
+export function roleStatements(template: CfnTemplate, roleLogicalId: string): TemplateStatement[] {
+  return Object.values(template.Resources ?? {})
+    .filter((r) => r.Type === 'AWS::IAM::Policy'
+      && ((r.Properties?.Roles as Json[] | undefined) ?? []).some((x) => (x as Record<string, Json> | null)?.Ref === roleLogicalId))
+    .flatMap((r) => ((r.Properties?.PolicyDocument as { Statement?: TemplateStatement[] } | undefined)?.Statement ?? []));
+}
+
+/** The statements of a role that allow an action (exactly as written in the policy). */
+export function statementsAllowing(statements: readonly TemplateStatement[], action: string): TemplateStatement[] {
+  return statements.filter((s) => [s.Action ?? []].flat().includes(action));
+}
+
+/** The logical id a `Fn::GetAtt [id, 'Arn']` names, or undefined for anything else. */
+export function getAttArnOf(value: Json): string | undefined {
+  const att = value && typeof value === 'object' ? (value as Record<string, Json>)['Fn::GetAtt'] : undefined;
+  return Array.isArray(att) && att[1] === 'Arn' && typeof att[0] === 'string' ? att[0] : undefined;
+}

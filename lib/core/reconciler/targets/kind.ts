@@ -54,6 +54,19 @@ export interface TargetState {
   readonly present: readonly string[];
   /** Why nothing can be written now (SageMaker endpoint not InService, listener without a forward action). */
   readonly notWritable?: string;
+  /**
+   * SageMaker: each variant's live scaling bounds, its scalable target's MinCapacity and MaxCapacity as Application
+   * Auto Scaling holds them now (a game day's pin, a maximum lowered at runtime), by variant name. A variant the read
+   * found no scalable target for is absent. Undefined: the reader did not read bounds (the simulator); the facts'
+   * maxima alone then bound capacity writes.
+   */
+  readonly scalingBounds?: Readonly<Record<string, ScalingBounds>>;
+}
+
+/** A scalable target's bounds (Application Auto Scaling `ScalableTarget` MinCapacity, MaxCapacity). */
+export interface ScalingBounds {
+  readonly min: number;
+  readonly max: number;
 }
 
 /** The newest ready and desired replica counts of a route's signal windows (null: no datapoint). */
@@ -74,11 +87,16 @@ export interface RouteObservation {
 /**
  * One write to the routing target. A run makes at most one, and at most one per period (targets/index.ts).
  * `weights`: every routed weight, plus 0 for each stray route the target holds beyond the facts.
- * `capacity`: one route's desired instance count raised to its replica floor (SageMaker).
+ * `capacity`: one route's desired instance count raised to its replica floor, or to its live scaling maximum when that
+ * is lower (SageMaker).
  */
 export type RoutingWrite =
   | { readonly kind: 'weights'; readonly weights: Readonly<Record<string, number>>; readonly zeroed: readonly string[] }
-  | { readonly kind: 'capacity'; readonly route: string; readonly from: number; readonly to: number };
+  | {
+    readonly kind: 'capacity'; readonly route: string; readonly from: number; readonly to: number;
+    /** The replica floor, when the route's live scaling maximum held the write below it. */
+    readonly floor?: number;
+  };
 
 /** The signals of the serving platform, per routed name, as the reconciler's configuration carries them. */
 export interface RoutedProducers {

@@ -9,7 +9,7 @@ import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
-import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite } from './kind';
+import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite, type TargetState } from './kind';
 import { objectEntries, placementAllows, policyClassOf, quote, rejectionStatusOf, stray } from './shared';
 
 const VARIANT = 'a production variant with its instance pools';
@@ -104,13 +104,31 @@ export function capacitiesToRaise(
 }
 
 /**
- * The writer's calls (lambda/reconciler/targets/sagemaker.ts: DescribeEndpoint, UpdateEndpointWeightsAndCapacities)
- * and the ones nearest to them it must not make.
+ * The most instances a capacity write may ask of each variant: its maximum in the facts (fixed at synth), lowered to
+ * the MaxCapacity of its scalable target as the run read it. UpdateEndpointWeightsAndCapacities sets DesiredInstanceCount
+ * directly, past Application Auto Scaling, so without this the reconciler's own raises would break a game day's pin
+ * (MinCapacity = MaxCapacity = the current count) or a maximum an operator lowered at runtime. A variant whose
+ * scalable target the read did not find gets 0, so no write raises it: nothing would scale it back in, and its
+ * operator's bounds are unknown (weights are still written). Without bounds read at all (the simulator), the facts alone.
+ */
+export function capacityCeilings(facts: SageMakerRoutingFacts, target: TargetState): Map<string, number> {
+  const bounds = target.scalingBounds;
+  return new Map(routes(facts).map((r) => [r.name, bounds ? Math.min(r.maxReplicas, bounds[r.name]?.max ?? 0) : r.maxReplicas]));
+}
+
+/**
+ * The writer's calls (lambda/reconciler/targets/sagemaker.ts: DescribeEndpoint, DescribeScalableTargets,
+ * UpdateEndpointWeightsAndCapacities) and the ones nearest to them it must not make.
  */
 function writerProbes(facts: SageMakerRoutingFacts): PermissionProbe[] {
   const arn = facts.endpointArn;
   return [
     { action: 'sagemaker:DescribeEndpoint', resource: arn, expect: 'allowed', why: 'reads the variants\' weights and counts' },
+    {
+      action: 'application-autoscaling:DescribeScalableTargets', resource: '*', expect: 'allowed',
+      why: 'reads each variant\'s live scaling bounds (no resource-level permissions)',
+    },
+    { action: 'application-autoscaling:RegisterScalableTarget', resource: '*', expect: 'denied', why: 'would change the bounds it must respect' },
     { action: 'sagemaker:UpdateEndpointWeightsAndCapacities', resource: arn, expect: 'allowed', why: 'writes the weights and replica floors' },
     { action: 'sagemaker:UpdateEndpointWeightsAndCapacities', resource: neighbour(arn), expect: 'denied', why: 'another endpoint' },
     { action: 'sagemaker:UpdateEndpoint', resource: arn, expect: 'denied', why: 'replaces the endpoint configuration' },
@@ -196,10 +214,12 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     // endpoint Updating: weights go first (routing is the fast lever), one capacity per run after them.
     const zeroed = stray(routes(facts), target);
     if (decision.weightsChanged || zeroed.length > 0) return { kind: 'weights', weights: decision.weights, zeroed };
-    const max = new Map(routes(facts).map((r) => [r.name, r.maxReplicas]));
+    const max = capacityCeilings(facts, target);
     const capped = floors && Object.fromEntries(Object.entries(floors).map(([n, f]) => [n, Math.min(f, max.get(n) ?? f)]));
     const raise = capacitiesToRaise(capped, target.replicas)[0];
-    return raise ? { kind: 'capacity', route: raise.name, from: raise.from, to: raise.to } : undefined;
+    if (!raise) return undefined;
+    const floor = floors![raise.name];
+    return { kind: 'capacity', route: raise.name, from: raise.from, to: raise.to, ...(floor > raise.to ? { floor } : {}) };
   },
   writerProbes,
   // A class is found by its own name or its variant's; its capacity is the variant's (its scalable target).
