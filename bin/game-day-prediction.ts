@@ -10,7 +10,7 @@ import { type ChartSeries } from '../lib/core/report/chart-series';
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
 import { routingTarget } from '../lib/core/reconciler/targets';
 import { type ServingRecord } from '../lib/core/service/serving-record';
-import { computeMetrics } from '../lib/sim/metrics';
+import { computeMetrics, costByClassUsd } from '../lib/sim/metrics';
 import { type AvailabilityStep, type ScenarioInstance } from '../lib/sim/model';
 import { buildScenario } from '../lib/sim/scenarios';
 import { runSimulation } from '../lib/sim/simulator';
@@ -44,6 +44,19 @@ export interface Prediction {
 /** The capacity classes behind a routed class of the deployed configuration. */
 function classesOf(config: ReconcilerConfig, routedClass: string): string[] {
   return routingTarget(config.facts).routes(config.facts).find((r) => r.name === routedClass)?.classes.map((c) => c.name) ?? [];
+}
+
+/**
+ * Each routed class's price per replica-hour from the serving record (its capacity classes' usdPerReplicaHour). NaN
+ * for a routed class whose pools are priced differently: the window's ready replicas are per variant, not per pool.
+ */
+export function routedClassPrices(record: ServingRecord, config: ReconcilerConfig): Record<string, number> {
+  const prices: Record<string, number> = {};
+  for (const route of routingTarget(config.facts).routes(config.facts)) {
+    const own = new Set(route.classes.map((c) => record.classes.find((r) => r.name === c.name)?.usdPerReplicaHour ?? NaN));
+    prices[route.name] = own.size === 1 ? [...own][0] : NaN;
+  }
+  return prices;
 }
 
 /** The observed window as a scenario of the simulator (exported for the tests). */
@@ -109,13 +122,21 @@ export function predictShortage(record: ServingRecord, config: ReconcilerConfig,
   const runs = PREDICTION_SEEDS.map((seed) => {
     const trace = generateTrace(scenario.workload, scenario.durationSeconds, seed);
     const run = runSimulation(scenario, policyFactory('library', config.policy), { seed, trace });
-    return { metrics: computeMetrics(run, scenario), chart: seed === PREDICTION_SEEDS[0] ? chartSeries(run) : undefined };
+    return {
+      metrics: computeMetrics(run, scenario), cost: costByClassUsd(run, scenario), chart: seed === PREDICTION_SEEDS[0] ? chartSeries(run) : undefined,
+    };
   });
-  const m = (k: 'timeToFallbackSeconds' | 'timeToReturnSeconds' | 'rejectedShare' | 'latencyP95Seconds' | 'modeChangesPerEvent') => mean(runs.map((r) => r.metrics[k]));
+  // The simulator's cost per capacity class, summed per routed class (a variant's pools), mean over seeds.
+  const costUsdByClass = Object.fromEntries(routingTarget(config.facts).routes(config.facts).map((route) => {
+    const names = new Set(route.classes.map((c) => c.name));
+    const perSeed = runs.map((r) => scenario.classes.reduce((s, c, ci) => s + (names.has(c.name) ? r.cost[ci] : 0), 0));
+    return [route.name, mean(perSeed)];
+  }));
+  const m = (k: 'timeToFallbackSeconds' | 'timeToReturnSeconds' | 'rejectedShare' | 'latencyP95Seconds' | 'modeChangesPerEvent' | 'costUsd') => mean(runs.map((r) => r.metrics[k]));
   return {
     outcome: {
       timeToFallbackSeconds: m('timeToFallbackSeconds'), timeToReturnSeconds: m('timeToReturnSeconds'), rejectedShare: m('rejectedShare'),
-      latencyP95Seconds: m('latencyP95Seconds'), modeChangesPerEvent: m('modeChangesPerEvent'),
+      latencyP95Seconds: m('latencyP95Seconds'), modeChangesPerEvent: m('modeChangesPerEvent'), costUsd: m('costUsd'), costUsdByClass,
     },
     chart: runs[0].chart!,
     assumptions: [...assumptions, `policy: the library's, with the deployed overrides ${JSON.stringify(config.policy)}; ${PREDICTION_SEEDS.length} seeds, means`],

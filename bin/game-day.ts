@@ -33,7 +33,7 @@ import { scenarioCharts } from '../lib/sim/report';
 import { type ScenarioSummary } from '../lib/sim/suite';
 import { type CfnTemplate } from '../lib/core/metrics/template-check';
 import { servingRecordOf } from '../lib/core/service/serving-record';
-import { predictShortage, type ShortageWindow } from './game-day-prediction';
+import { predictShortage, routedClassPrices, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId } from './deployment';
@@ -287,7 +287,7 @@ export function predictedFrom(resultsJson: string): PredictedOutcome {
   const mean = (k: string) => library[k]?.mean ?? NaN;
   return {
     timeToFallbackSeconds: mean('timeToFallbackSeconds'), timeToReturnSeconds: mean('timeToReturnSeconds'), rejectedShare: mean('rejectedShare'),
-    latencyP95Seconds: mean('latencyP95Seconds'), modeChangesPerEvent: mean('modeChangesPerEvent'),
+    latencyP95Seconds: mean('latencyP95Seconds'), modeChangesPerEvent: mean('modeChangesPerEvent'), costUsd: mean('costUsd'),
   };
 }
 
@@ -327,6 +327,15 @@ function prediction(cmd: GameDayCommand, template: CfnTemplate, config: Reconcil
   }
 }
 
+/** Each routed class's price from the serving record; none (cost '-') when the stack has no record. */
+function observedPrices(template: CfnTemplate, config: ReconcilerConfig): Record<string, number> {
+  try {
+    return routedClassPrices(servingRecordOf(template, config.service), config);
+  } catch {
+    return {}; // the prediction's notes say why there is no record
+  }
+}
+
 async function writeReport(
   cmd: GameDayCommand, template: CfnTemplate, config: ReconcilerConfig, routedClass: string,
   injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io,
@@ -336,7 +345,7 @@ async function writeReport(
   const series = await observeWindow(cw, config, start, Math.ceil(endedAt / 1000));
   const onset = injectedAt / 1000 - start;
   const restoration = restoredAt / 1000 - start;
-  const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period);
+  const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period, observedPrices(template, config));
   const window: ShortageWindow = {
     routedClass, onsetSeconds: onset, restorationSeconds: restoration, durationSeconds: series.modes.length * period, periodSeconds: period,
   };
