@@ -11,7 +11,7 @@ import { type ReconcilerConfig } from '../lib/core/reconciler/config';
 import { routingTarget } from '../lib/core/reconciler/targets';
 import { type ServingRecord } from '../lib/core/service/serving-record';
 import { computeMetrics, costByClassUsd } from '../lib/sim/metrics';
-import { type AvailabilityStep, type ScenarioInstance } from '../lib/sim/model';
+import { type AvailabilityStep, type Interruption, type ScenarioInstance } from '../lib/sim/model';
 import { buildScenario } from '../lib/sim/scenarios';
 import { runSimulation } from '../lib/sim/simulator';
 import { chartSeries, policyFactory } from '../lib/sim/suite';
@@ -31,6 +31,8 @@ export interface ShortageWindow {
   readonly restorationSeconds: number;
   readonly durationSeconds: number;
   readonly periodSeconds: number;
+  /** Instances of the class taken away at the injection (--reclaim: the NodeClaims deleted); none: held where it was. */
+  readonly reclaimedInstances?: number;
 }
 
 export interface Prediction {
@@ -85,13 +87,20 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
   const onsetSlot = Math.floor(w.onsetSeconds / w.periodSeconds);
   const heldReplicas = readyAt(w.routedClass, onsetSlot);
   const availability: Record<string, AvailabilityStep[]> = {};
+  const interruptions: Interruption[] = [];
   for (const name of classesOf(config, w.routedClass)) {
     const cls = record.classes.find((c) => c.name === name);
     if (!cls) throw new Error(`the serving record has no class ${name} (routed class ${w.routedClass})`);
     const replicas = Number.isFinite(heldReplicas) ? heldReplicas : initialReplicas[name] ?? 0;
-    const instances = Math.ceil(replicas / cls.replicasPerInstance);
+    const running = Math.ceil(replicas / cls.replicasPerInstance);
+    // A reclaim: the simulator's spot-like interruption of the lost instances' replicas at the injection, the class
+    // then held at what remains (the zero cap).
+    const lost = Math.min(running, w.reclaimedInstances ?? 0);
+    const instances = running - lost;
+    if (lost > 0) interruptions.push({ className: name, at: w.onsetSeconds, replicas: lost * cls.replicasPerInstance, noticeSeconds: 0 });
     availability[name] = [{ at: 0, instances: Infinity }, { at: w.onsetSeconds, instances }, { at: w.restorationSeconds, instances: Infinity }];
-    assumptions.push(`shortage: ${name} held at ${instances} instance(s) from ${Math.round(w.onsetSeconds)} s to ${Math.round(w.restorationSeconds)} s `
+    assumptions.push(`shortage: ${lost > 0 ? `${lost} instance(s) of ${name} reclaimed at the injection without notice (drain time not modelled), ` : ''}`
+      + `${name} held at ${instances} instance(s) from ${Math.round(w.onsetSeconds)} s to ${Math.round(w.restorationSeconds)} s `
       + `(${Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas'})`);
   }
   const behavior = Object.fromEntries(record.classes.map((c) => [c.name, { provisioningSeconds: ASSUMED_PROVISIONING_SECONDS }]));
@@ -103,7 +112,7 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
       pattern: 'poisson', meanRatePerSecond: meanRate, rateProfile,
       promptTokens: { exponentialMean: record.contract.requestShape.meanPromptTokens }, outputTokens: { exponentialMean: meanOutput },
     },
-    initialReplicas, availability,
+    initialReplicas, availability, interruptions,
     capacityEvents: classesOf(config, w.routedClass).map((className) => ({ className, onset: w.onsetSeconds, restoration: w.restorationSeconds })),
   });
   return { scenario, assumptions };
