@@ -76,3 +76,17 @@ test('prices per routed class come from the serving record; a variant whose pool
   };
   expect(routedClassPrices(record, pooled).v).toBeNaN();
 });
+
+test('a reclaim is predicted as the simulator\'s spot-like interruption: the lost instances killed at the injection, the rest held', () => {
+  const { scenario, assumptions } = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaimedInstances: 3 });
+  const perInstance = shortageWorldRecord().classes[0].replicasPerInstance;
+  const running = Math.ceil(4 / perInstance);
+  const lost = Math.min(running, 3);
+  expect(scenario.interruptions).toEqual([{ className: 'inf2', at: 600, replicas: lost * perInstance, noticeSeconds: 0 }]);
+  expect(scenario.availability).toEqual({
+    inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: running - lost }, { at: 1200, instances: Infinity }],
+  });
+  expect(assumptions.join('\n')).toMatch(/instance\(s\) of inf2 reclaimed at the injection without notice/);
+  // Without a reclaim there is no interruption.
+  expect(shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW).scenario.interruptions).toEqual([]);
+});
