@@ -79,3 +79,10 @@ test('more class pods on the reclaimed nodes than the budget allows: said before
     + 'replacements cannot become Ready under the cap, so the rest leave when the NodeClaim\'s terminationGracePeriod (2580s) elapses');
   expect(p.notes.at(-1)).toMatch(/^every pod on the reclaimed nodes is evicted, not only the class's/);
 });
+
+test('refused: a static NodePool (spec.replicas) replaces what is deleted and takes no resource limits', () => {
+  const pool = { metadata: { name: 'sd21-inf2' }, spec: { replicas: 2, limits: { nodes: '4' } }, status: { resources: { cpu: '64' } } };
+  expect(reclaimPlan(input({ pool })).refusals).toEqual([
+    'NodePool sd21-inf2 is static (spec.replicas 2): Karpenter replaces deleted NodeClaims to keep its count, and its limits take only nodes; a reclaim cannot be held there',
+  ]);
+});

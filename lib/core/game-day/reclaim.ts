@@ -107,6 +107,12 @@ export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
   // A NodeClaim already being deleted is going anyway: not counted, not deleted again.
   const live = input.nodeClaims.filter((c) => !c.metadata.deletionTimestamp).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   const count = input.count === 'all' ? live.length : input.count;
+  if (input.pool.spec.replicas !== undefined) {
+    // A static pool "maintains a fixed number of nodes regardless of pod demand" (concepts/nodepools.md spec.replicas) and
+    // accepts only limits.nodes (the NodePool CRD's CEL rule, karpenter.sh_nodepools.yaml at v1.14.1).
+    refusals.push(`NodePool ${name} is static (spec.replicas ${input.pool.spec.replicas}): Karpenter replaces deleted NodeClaims to keep its count, `
+      + 'and its limits take only nodes; a reclaim cannot be held there');
+  }
   if (live.length === 0) refusals.push(`NodePool ${name} has no NodeClaim (label ${NODEPOOL_LABEL}=${name}) to reclaim`);
   else if (!(Number.isInteger(count) && count >= 1 && count <= live.length)) {
     refusals.push(`--reclaim ${input.count}: NodePool ${name} has ${live.length} NodeClaim(s); reclaim 1 to ${live.length}, or all`);
