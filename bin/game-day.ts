@@ -21,7 +21,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { type ChartSeries } from '../lib/core/report/chart-series';
-import { nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
+import { type LimitsPatch, nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
 import { type NodeClaimState, NODEPOOL_LABEL, type PdbState, type PodState, type ReclaimPlan, reclaimPlan } from '../lib/core/game-day/reclaim';
 import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
 import { KARPENTER_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts';
@@ -165,17 +165,25 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
   };
 }
 
+/** A NodePool's `spec.limits` through kubectl: the merge patch, and the command that applies a patch by hand. */
+function nodePoolLimits(nodePool: string, run: Kubectl, kubeContext?: string) {
+  const ctx = kubeContext ? ` --context ${kubeContext}` : '';
+  return {
+    target: `NodePool ${nodePool} spec.limits`,
+    patch: (body: LimitsPatch) => run(['patch', 'nodepool', nodePool, '--type', 'merge', '-p', JSON.stringify(body)]),
+    byHand: (body: LimitsPatch | undefined) => (body ? `kubectl${ctx} patch nodepool ${nodePool} --type merge -p '${JSON.stringify(body)}'` : '(nothing was changed)'),
+  };
+}
+
 /** EKS: cap the NodePool's limits at what it has provisioned; restore its limits as they were. */
 export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: string): Injection & { plan(): Promise<NodePoolCap> } {
   let applied: NodePoolCap | undefined;
-  const target = `NodePool ${nodePool} spec.limits`;
-  const patch = (body: unknown) => run(['patch', 'nodepool', nodePool, '--type', 'merge', '-p', JSON.stringify(body)]);
+  const { target, patch, byHand } = nodePoolLimits(nodePool, run, kubeContext);
   const plan = async () => nodePoolCap(JSON.parse(await run(['get', 'nodepool', nodePool, '-o', 'json'])) as NodePoolState);
-  const ctx = kubeContext ? ` --context ${kubeContext}` : '';
   return {
     description: `cap Karpenter NodePool ${nodePool}'s spec.limits at its status.resources`,
     get manualRestore() {
-      return applied ? `kubectl${ctx} patch nodepool ${nodePool} --type merge -p '${JSON.stringify(applied.restore)}'` : '(nothing was changed)';
+      return byHand(applied?.restore);
     },
     plan,
     async inject() {
@@ -201,8 +209,7 @@ export function reclaimInjection(
 ): Injection & { plan(): Promise<ReclaimPlan>; reclaimed(): readonly string[] } {
   let applied: ReclaimPlan | undefined;
   const { nodePool, namespace, deploymentName } = target;
-  const limitsTarget = `NodePool ${nodePool} spec.limits`;
-  const patch = (body: unknown) => run(['patch', 'nodepool', nodePool, '--type', 'merge', '-p', JSON.stringify(body)]);
+  const { target: limitsTarget, patch, byHand } = nodePoolLimits(nodePool, run, kubeContext);
   const json = async <T>(args: string[]) => JSON.parse(await run([...args, '-o', 'json'])) as T;
   const plan = async (): Promise<ReclaimPlan> => {
     const pool = await json<NodePoolState>(['get', 'nodepool', nodePool]);
@@ -217,11 +224,10 @@ export function reclaimInjection(
       pool, nodeClaims: claims.items, count, pods: pods.items, podLabels: deployment.spec.template.metadata.labels ?? {}, pdbs: pdbs.items,
     });
   };
-  const ctx = kubeContext ? ` --context ${kubeContext}` : '';
   return {
     description: `cap Karpenter NodePool ${nodePool}'s spec.limits at zero and delete ${count === 'all' ? 'all' : count} of its NodeClaims (a reclaim)`,
     get manualRestore() {
-      return applied ? `kubectl${ctx} patch nodepool ${nodePool} --type merge -p '${JSON.stringify(applied.restore)}'` : '(nothing was changed)';
+      return byHand(applied?.restore);
     },
     plan,
     reclaimed: () => applied?.reclaimed ?? [],

@@ -264,7 +264,7 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
 describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims deleted)', () => {
   const LABELS = { 'capacity-aware-inference/class': 'inf2' };
   /** A class at its maximum (8 of 8): the cap alone would be refused; the reclaim is what takes capacity away. */
-  function reclaimKubectl(opts: { pdbAllowed?: number; doNotDisrupt?: boolean; failDelete?: boolean } = {}) {
+  function reclaimKubectl(opts: { pdbAllowed?: number; doNotDisrupt?: boolean; failDelete?: boolean; failRestore?: boolean } = {}) {
     const changes: string[][] = [];
     const reads: string[] = [];
     const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '64', memory: '256Gi' }, nodes: 2 } };
@@ -287,6 +287,7 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
       }
       changes.push([...args]);
       if (args[0] === 'delete' && opts.failDelete) throw new Error('nodeclaims.karpenter.sh "sd21-inf2-a" is forbidden');
+      if (opts.failRestore && changes.length > 2) throw new Error('the server is currently unable to handle the request');
       return `${args[1]} changed`;
     };
     return { changes, reads, k };
@@ -359,6 +360,17 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
     const events = r.events();
     expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'error', 'restore', 'end']);
     expect(events[2].detail).toMatch(/forbidden/);
+  });
+
+  test('a restore that fails is retried, then the command that lifts the cap by hand is printed (exit 1)', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const { changes, k } = reclaimKubectl({ failRestore: true });
+    const r = run([...BASE, '--hold', '0.1', '--reclaim', '1', '--kube-context', 'prod'], { kubectl: () => k });
+    expect(await r.done).toBe(1);
+    expect(changes).toEqual([CAP, DELETE, RESTORE, RESTORE, RESTORE]);
+    expect(r.out).toContain('NOT RESTORED: kubectl --context prod patch nodepool sd21-inf2 --type merge -p \'{"spec":{"limits":{"cpu":"1000","memory":null}}}\'');
+    expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'inject', 'hold-complete', 'restore-failed', 'restore-failed', 'restore-failed', 'end']);
   });
 
   test('refused before any change: a budget that allows no disruption, a do-not-disrupt pod (exit 2, said why)', async () => {
