@@ -10,8 +10,8 @@ import { type ChartSeries } from '../lib/core/report/chart-series';
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
 import { routingTarget } from '../lib/core/reconciler/targets';
 import { type ServingRecord } from '../lib/core/service/serving-record';
-import { computeMetrics } from '../lib/sim/metrics';
-import { type AvailabilityStep, type ScenarioInstance } from '../lib/sim/model';
+import { computeMetrics, costByClassUsd } from '../lib/sim/metrics';
+import { type AvailabilityStep, type Interruption, type ScenarioInstance } from '../lib/sim/model';
 import { buildScenario } from '../lib/sim/scenarios';
 import { runSimulation } from '../lib/sim/simulator';
 import { chartSeries, policyFactory } from '../lib/sim/suite';
@@ -31,6 +31,8 @@ export interface ShortageWindow {
   readonly restorationSeconds: number;
   readonly durationSeconds: number;
   readonly periodSeconds: number;
+  /** Instances of the class taken away at the injection (--reclaim: the NodeClaims deleted); none: held where it was. */
+  readonly reclaimedInstances?: number;
 }
 
 export interface Prediction {
@@ -44,6 +46,19 @@ export interface Prediction {
 /** The capacity classes behind a routed class of the deployed configuration. */
 function classesOf(config: ReconcilerConfig, routedClass: string): string[] {
   return routingTarget(config.facts).routes(config.facts).find((r) => r.name === routedClass)?.classes.map((c) => c.name) ?? [];
+}
+
+/**
+ * Each routed class's price per replica-hour from the serving record (its capacity classes' usdPerReplicaHour). NaN
+ * for a routed class whose pools are priced differently: the window's ready replicas are per variant, not per pool.
+ */
+export function routedClassPrices(record: ServingRecord, config: ReconcilerConfig): Record<string, number> {
+  const prices: Record<string, number> = {};
+  for (const route of routingTarget(config.facts).routes(config.facts)) {
+    const own = new Set(route.classes.map((c) => record.classes.find((r) => r.name === c.name)?.usdPerReplicaHour ?? NaN));
+    prices[route.name] = own.size === 1 ? [...own][0] : NaN;
+  }
+  return prices;
 }
 
 /** The observed window as a scenario of the simulator (exported for the tests). */
@@ -72,13 +87,20 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
   const onsetSlot = Math.floor(w.onsetSeconds / w.periodSeconds);
   const heldReplicas = readyAt(w.routedClass, onsetSlot);
   const availability: Record<string, AvailabilityStep[]> = {};
+  const interruptions: Interruption[] = [];
   for (const name of classesOf(config, w.routedClass)) {
     const cls = record.classes.find((c) => c.name === name);
     if (!cls) throw new Error(`the serving record has no class ${name} (routed class ${w.routedClass})`);
     const replicas = Number.isFinite(heldReplicas) ? heldReplicas : initialReplicas[name] ?? 0;
-    const instances = Math.ceil(replicas / cls.replicasPerInstance);
+    const running = Math.ceil(replicas / cls.replicasPerInstance);
+    // A reclaim: the simulator's spot-like interruption of the lost instances' replicas at the injection, the class
+    // then held at what remains (the zero cap).
+    const lost = Math.min(running, w.reclaimedInstances ?? 0);
+    const instances = running - lost;
+    if (lost > 0) interruptions.push({ className: name, at: w.onsetSeconds, replicas: lost * cls.replicasPerInstance, noticeSeconds: 0 });
     availability[name] = [{ at: 0, instances: Infinity }, { at: w.onsetSeconds, instances }, { at: w.restorationSeconds, instances: Infinity }];
-    assumptions.push(`shortage: ${name} held at ${instances} instance(s) from ${Math.round(w.onsetSeconds)} s to ${Math.round(w.restorationSeconds)} s `
+    assumptions.push(`shortage: ${lost > 0 ? `${lost} instance(s) of ${name} reclaimed at the injection without notice (drain time not modelled), ` : ''}`
+      + `${name} held at ${instances} instance(s) from ${Math.round(w.onsetSeconds)} s to ${Math.round(w.restorationSeconds)} s `
       + `(${Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas'})`);
   }
   const behavior = Object.fromEntries(record.classes.map((c) => [c.name, { provisioningSeconds: ASSUMED_PROVISIONING_SECONDS }]));
@@ -90,7 +112,7 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
       pattern: 'poisson', meanRatePerSecond: meanRate, rateProfile,
       promptTokens: { exponentialMean: record.contract.requestShape.meanPromptTokens }, outputTokens: { exponentialMean: meanOutput },
     },
-    initialReplicas, availability,
+    initialReplicas, availability, interruptions,
     capacityEvents: classesOf(config, w.routedClass).map((className) => ({ className, onset: w.onsetSeconds, restoration: w.restorationSeconds })),
   });
   return { scenario, assumptions };
@@ -109,13 +131,21 @@ export function predictShortage(record: ServingRecord, config: ReconcilerConfig,
   const runs = PREDICTION_SEEDS.map((seed) => {
     const trace = generateTrace(scenario.workload, scenario.durationSeconds, seed);
     const run = runSimulation(scenario, policyFactory('library', config.policy), { seed, trace });
-    return { metrics: computeMetrics(run, scenario), chart: seed === PREDICTION_SEEDS[0] ? chartSeries(run) : undefined };
+    return {
+      metrics: computeMetrics(run, scenario), cost: costByClassUsd(run, scenario), chart: seed === PREDICTION_SEEDS[0] ? chartSeries(run) : undefined,
+    };
   });
-  const m = (k: 'timeToFallbackSeconds' | 'timeToReturnSeconds' | 'rejectedShare' | 'latencyP95Seconds' | 'modeChangesPerEvent') => mean(runs.map((r) => r.metrics[k]));
+  // The simulator's cost per capacity class, summed per routed class (a variant's pools), mean over seeds.
+  const costUsdByClass = Object.fromEntries(routingTarget(config.facts).routes(config.facts).map((route) => {
+    const names = new Set(route.classes.map((c) => c.name));
+    const perSeed = runs.map((r) => scenario.classes.reduce((s, c, ci) => s + (names.has(c.name) ? r.cost[ci] : 0), 0));
+    return [route.name, mean(perSeed)];
+  }));
+  const m = (k: 'timeToFallbackSeconds' | 'timeToReturnSeconds' | 'rejectedShare' | 'latencyP95Seconds' | 'modeChangesPerEvent' | 'costUsd') => mean(runs.map((r) => r.metrics[k]));
   return {
     outcome: {
       timeToFallbackSeconds: m('timeToFallbackSeconds'), timeToReturnSeconds: m('timeToReturnSeconds'), rejectedShare: m('rejectedShare'),
-      latencyP95Seconds: m('latencyP95Seconds'), modeChangesPerEvent: m('modeChangesPerEvent'),
+      latencyP95Seconds: m('latencyP95Seconds'), modeChangesPerEvent: m('modeChangesPerEvent'), costUsd: m('costUsd'), costUsdByClass,
     },
     chart: runs[0].chart!,
     assumptions: [...assumptions, `policy: the library's, with the deployed overrides ${JSON.stringify(config.policy)}; ${PREDICTION_SEEDS.length} seeds, means`],

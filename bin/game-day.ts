@@ -21,7 +21,8 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { type ChartSeries } from '../lib/core/report/chart-series';
-import { nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
+import { type LimitsPatch, nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
+import { type NodeClaimState, NODEPOOL_LABEL, type PdbState, type PodState, type ReclaimPlan, reclaimPlan } from '../lib/core/game-day/reclaim';
 import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
 import { KARPENTER_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts';
 
@@ -33,7 +34,7 @@ import { scenarioCharts } from '../lib/sim/report';
 import { type ScenarioSummary } from '../lib/sim/suite';
 import { type CfnTemplate } from '../lib/core/metrics/template-check';
 import { servingRecordOf } from '../lib/core/service/serving-record';
-import { predictShortage, type ShortageWindow } from './game-day-prediction';
+import { predictShortage, routedClassPrices, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId } from './deployment';
@@ -48,7 +49,7 @@ export const USAGE = `cdk-capacity-game-day: exercise the fallback under load by
 Usage:
   cdk-capacity-game-day --stack <name> --stop-alarm <alarm> [--stop-alarm <alarm> ...] --max-duration <dur> --hold <dur>
                         [--service <name>] [--class <name>] [--poll <dur>] [--watch-return <dur>] [--audit <file>]
-                        [--kube-context <context>] [--region <region>] [--dry-run]
+                        [--kube-context <context>] [--reclaim <n|all>] [--region <region>] [--dry-run]
 
 Stop conditions (required; it refuses to start without both):
   --stop-alarm <name>    a CloudWatch alarm on the SLO; any alarm in ALARM ends the hold (repeatable)
@@ -70,6 +71,10 @@ Stop conditions (required; it refuses to start without both):
                          EVERY class, a different scenario from the NodePool-limit cap (needs --fis-role)
   --fis-role <arn>       the role FIS assumes (ec2:InjectApiError for that action on the Karpenter role)
   --karpenter-role <arn> the Karpenter controller role (default: the stack's karpenter Pod Identity association)
+  --reclaim <n|all>      EKS: take existing capacity away, like a spot reclaim: cap the class's NodePool limits at zero,
+                         then delete n of its NodeClaims (or all); Karpenter drains them (PodDisruptionBudgets and the
+                         NodeClaim's terminationGracePeriod respected) and cannot replace them. For a class already at
+                         its most replicas, where the cap alone takes nothing away
   --dry-run              print what would change and exit, changing nothing
 
 The shortage:
@@ -78,6 +83,10 @@ The shortage:
              error: for that, --fis-zones (AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the
              Karpenter controller role: a zonal shortage of every class, a different scenario; stop alarms become
              FIS stop conditions; StopExperiment on every exit).
+  EKS with --reclaim: limits to zero, n NodeClaims deleted; the restore lifts the cap (the deleted nodes do not come
+             back: Karpenter launches replacements for the Pending pods). Refused, before anything changes, when a
+             PodDisruptionBudget of the class allows no disruption, a pod on those nodes carries
+             karpenter.sh/do-not-disrupt, or a NodeClaim has no terminationGracePeriod.
   SageMaker  pins the class's variant's scalable target at its current instance count (RegisterScalableTarget
              MinCapacity = MaxCapacity = current): the variant cannot grow while load rises.
 Load is yours: run it during your own traffic, or drive an existing load tool from the contract's request shape.
@@ -100,6 +109,8 @@ export interface GameDayCommand {
   readonly fisZones?: readonly string[];
   readonly fisRole?: string;
   readonly karpenterRole?: string;
+  /** EKS: delete this many of the class's NodeClaims under a zero cap. */
+  readonly reclaim?: number | 'all';
 }
 
 /** `90s`, `20m`, `1h` or a number of seconds. */
@@ -116,6 +127,7 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
     class: { type: 'string' }, service: { type: 'string' }, poll: { type: 'string' }, 'watch-return': { type: 'string' }, audit: { type: 'string' },
     'kube-context': { type: 'string' }, region: { type: 'string' }, 'dry-run': { type: 'boolean' }, report: { type: 'string' },
     predicted: { type: 'string' }, 'fis-zones': { type: 'string' }, 'fis-role': { type: 'string' }, 'karpenter-role': { type: 'string' },
+    reclaim: { type: 'string' },
   });
   const problems = repeated.map((f) => `${f} is given twice`);
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
@@ -139,26 +151,39 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
   const fisZones = str('fis-zones')?.split(',').map((z) => z.trim()).filter((z) => z !== '');
   if (fisZones && fisZones.length === 0) problems.push('--fis-zones names no zone');
   if ((fisZones !== undefined) !== (str('fis-role') !== undefined)) problems.push('--fis-zones and --fis-role go together (the zones to starve, the role FIS assumes)');
+  const reclaim = str('reclaim') === undefined ? undefined : str('reclaim') === 'all' ? 'all' as const : Number(str('reclaim'));
+  if (reclaim !== undefined && reclaim !== 'all' && !(Number.isInteger(reclaim) && reclaim >= 1)) {
+    problems.push(`--reclaim '${str('reclaim')}' is not a count of NodeClaims (1, 2, ... or all)`);
+  }
+  if (reclaim !== undefined && fisZones) problems.push('--reclaim and --fis-zones are different scenarios: choose one');
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return {
     command: 'run', stack: str('stack'), options, service: str('service'), className: str('class'), audit: str('audit') ?? 'game-day-audit.jsonl',
     report: str('report') ?? 'game-day-report', predicted: str('predicted'),
     kubeContext: str('kube-context'), region: str('region'), dryRun: values['dry-run'] === true,
-    fisZones, fisRole: str('fis-role'), karpenterRole: str('karpenter-role'),
+    fisZones, fisRole: str('fis-role'), karpenterRole: str('karpenter-role'), reclaim,
+  };
+}
+
+/** A NodePool's `spec.limits` through kubectl: the merge patch, and the command that applies a patch by hand. */
+function nodePoolLimits(nodePool: string, run: Kubectl, kubeContext?: string) {
+  const ctx = kubeContext ? ` --context ${kubeContext}` : '';
+  return {
+    target: `NodePool ${nodePool} spec.limits`,
+    patch: (body: LimitsPatch) => run(['patch', 'nodepool', nodePool, '--type', 'merge', '-p', JSON.stringify(body)]),
+    byHand: (body: LimitsPatch | undefined) => (body ? `kubectl${ctx} patch nodepool ${nodePool} --type merge -p '${JSON.stringify(body)}'` : '(nothing was changed)'),
   };
 }
 
 /** EKS: cap the NodePool's limits at what it has provisioned; restore its limits as they were. */
 export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: string): Injection & { plan(): Promise<NodePoolCap> } {
   let applied: NodePoolCap | undefined;
-  const target = `NodePool ${nodePool} spec.limits`;
-  const patch = (body: unknown) => run(['patch', 'nodepool', nodePool, '--type', 'merge', '-p', JSON.stringify(body)]);
+  const { target, patch, byHand } = nodePoolLimits(nodePool, run, kubeContext);
   const plan = async () => nodePoolCap(JSON.parse(await run(['get', 'nodepool', nodePool, '-o', 'json'])) as NodePoolState);
-  const ctx = kubeContext ? ` --context ${kubeContext}` : '';
   return {
     description: `cap Karpenter NodePool ${nodePool}'s spec.limits at its status.resources`,
     get manualRestore() {
-      return applied ? `kubectl${ctx} patch nodepool ${nodePool} --type merge -p '${JSON.stringify(applied.restore)}'` : '(nothing was changed)';
+      return byHand(applied?.restore);
     },
     plan,
     async inject() {
@@ -171,6 +196,57 @@ export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: 
       if (!applied) return { target, before: null, after: null };
       await patch(applied.restore);
       return { target, before: applied.after, after: applied.before ?? null };
+    },
+  };
+}
+
+/**
+ * EKS, --reclaim: the class's NodePool limits to zero, then `count` of its NodeClaims deleted (Karpenter drains them
+ * and, capped, cannot replace them); the restore puts the limits back. Facts and refusals: lib/core/game-day/reclaim.ts.
+ */
+export function reclaimInjection(
+  target: Extract<CapacityHolder, { kind: 'nodepool' }>, count: number | 'all', run: Kubectl, kubeContext?: string,
+): Injection & { plan(): Promise<ReclaimPlan>; reclaimed(): readonly string[] } {
+  let applied: ReclaimPlan | undefined;
+  const { nodePool, namespace, deploymentName } = target;
+  const { target: limitsTarget, patch, byHand } = nodePoolLimits(nodePool, run, kubeContext);
+  const json = async <T>(args: string[]) => JSON.parse(await run([...args, '-o', 'json'])) as T;
+  const plan = async (): Promise<ReclaimPlan> => {
+    const pool = await json<NodePoolState>(['get', 'nodepool', nodePool]);
+    const claims = await json<{ items: NodeClaimState[] }>(['get', 'nodeclaims', '-l', `${NODEPOOL_LABEL}=${nodePool}`]);
+    type Labels = Record<string, string>;
+    const deployment = await json<{ spec: { selector: { matchLabels: Labels }; template: { metadata: { labels?: Labels } } } }>(
+      ['get', 'deployment', deploymentName, '-n', namespace]);
+    const selector = Object.entries(deployment.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(',');
+    const pods = await json<{ items: PodState[] }>(['get', 'pods', '-n', namespace, '-l', selector]);
+    const pdbs = await json<{ items: PdbState[] }>(['get', 'poddisruptionbudgets', '-n', namespace]);
+    return reclaimPlan({
+      pool, nodeClaims: claims.items, count, pods: pods.items, podLabels: deployment.spec.template.metadata.labels ?? {}, pdbs: pdbs.items,
+    });
+  };
+  return {
+    description: `cap Karpenter NodePool ${nodePool}'s spec.limits at zero and delete ${count === 'all' ? 'all' : count} of its NodeClaims (a reclaim)`,
+    get manualRestore() {
+      return byHand(applied?.restore);
+    },
+    plan,
+    reclaimed: () => applied?.reclaimed ?? [],
+    async inject(step) {
+      const p = await plan();
+      // Read again at the injection: what was true at the preflight may not be now.
+      if (p.refusals.length > 0) throw new Error(`not injected: ${p.refusals.join('; ')}`);
+      applied = p;
+      await patch(p.cap);
+      step?.({ target: limitsTarget, before: p.before ?? null, after: p.after });
+      // The cap is in place before any NodeClaim goes, so Karpenter cannot launch a replacement. --wait=false: the
+      // deletion is accepted at once; the drain runs under Karpenter's finalizer while the game day holds.
+      await run(['delete', 'nodeclaim', ...p.reclaimed, '--wait=false']);
+      return { target: `NodeClaims of NodePool ${nodePool}`, before: [...p.reclaimed, ...p.kept], after: p.kept };
+    },
+    async restore() {
+      if (!applied) return { target: limitsTarget, before: null, after: null };
+      await patch(applied.restore);
+      return { target: limitsTarget, before: applied.after, after: applied.before ?? null };
     },
   };
 }
@@ -287,7 +363,7 @@ export function predictedFrom(resultsJson: string): PredictedOutcome {
   const mean = (k: string) => library[k]?.mean ?? NaN;
   return {
     timeToFallbackSeconds: mean('timeToFallbackSeconds'), timeToReturnSeconds: mean('timeToReturnSeconds'), rejectedShare: mean('rejectedShare'),
-    latencyP95Seconds: mean('latencyP95Seconds'), modeChangesPerEvent: mean('modeChangesPerEvent'),
+    latencyP95Seconds: mean('latencyP95Seconds'), modeChangesPerEvent: mean('modeChangesPerEvent'), costUsd: mean('costUsd'),
   };
 }
 
@@ -327,18 +403,28 @@ function prediction(cmd: GameDayCommand, template: CfnTemplate, config: Reconcil
   }
 }
 
+/** Each routed class's price from the serving record; none (cost '-') when the stack has no record. */
+function observedPrices(template: CfnTemplate, config: ReconcilerConfig): Record<string, number> {
+  try {
+    return routedClassPrices(servingRecordOf(template, config.service), config);
+  } catch {
+    return {}; // the prediction's notes say why there is no record
+  }
+}
+
 async function writeReport(
   cmd: GameDayCommand, template: CfnTemplate, config: ReconcilerConfig, routedClass: string,
-  injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io,
+  injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io, reclaimedInstances?: number,
 ): Promise<void> {
   const period = config.policy?.periodSeconds ?? 60;
   const start = Math.floor(injectedAt / 1000 / period) * period - BASELINE_SECONDS;
   const series = await observeWindow(cw, config, start, Math.ceil(endedAt / 1000));
   const onset = injectedAt / 1000 - start;
   const restoration = restoredAt / 1000 - start;
-  const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period);
+  const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period, observedPrices(template, config));
   const window: ShortageWindow = {
     routedClass, onsetSeconds: onset, restorationSeconds: restoration, durationSeconds: series.modes.length * period, periodSeconds: period,
+    reclaimedInstances,
   };
   const predicted = prediction(cmd, template, config, series, window);
   const rows = compareOutcomes(observed, predicted.outcome);
@@ -397,13 +483,13 @@ function karpenterRoleArn(cmd: GameDayCommand, d: Deployment): string {
  * pass with no shortage at all. Refused before anything changes.
  */
 async function atMostReplicas(cmd: GameDayCommand, target: CapacityHolder, run: Kubectl): Promise<string | undefined> {
-  if (target.kind !== 'nodepool' || cmd.fisZones) return undefined;
+  if (target.kind !== 'nodepool' || cmd.fisZones || cmd.reclaim !== undefined) return undefined;
   const out = await run(['get', 'deployment', target.deploymentName, '-n', target.namespace, '-o', 'jsonpath={.spec.replicas}']);
   const replicas = Number(out.trim());
   if (!Number.isFinite(replicas) || replicas < target.maxReplicas) return undefined;
   return `${target.routedClass} already runs ${replicas} replicas, its maximum (${target.maxReplicas}): capping NodePool ${target.nodePool} `
-    + 'takes nothing away, since the class never asks for another node. Raise its classOptions.maxReplicas for the game day, '
-    + 'or take away a class that autoscales (--class). Nothing was changed.';
+    + 'takes nothing away, since the class never asks for another node. Take existing capacity away instead (--reclaim <n|all>), '
+    + 'raise its classOptions.maxReplicas for the game day, or take away a class that autoscales (--class). Nothing was changed.';
 }
 
 async function chooseInjection(
@@ -416,6 +502,10 @@ async function chooseInjection(
       durationSeconds: cmd.options!.stop.maxDurationSeconds,
       stopAlarmArns: await alarmArns(c.cloudWatch, cmd.options!.stop.alarmNames), stack: cmd.stack!, clientToken: `game-day-${deps.now()}`,
     });
+  }
+  if (cmd.reclaim !== undefined) {
+    if (target.kind !== 'nodepool') throw new Error('--reclaim is the EKS scenario (Karpenter NodeClaims); this stack serves on SageMaker');
+    return reclaimInjection(target, cmd.reclaim, run, cmd.kubeContext);
   }
   return target.kind === 'nodepool'
     ? nodePoolInjection(target.nodePool, run, cmd.kubeContext)
@@ -453,8 +543,20 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   const injection = await chooseInjection(cmd, d, target, c, deps, run);
   io.out(`game day on ${cmd.stack}: ${injection.description}; hold ${cmd.options!.holdSeconds} s, stop on ${cmd.options!.stop.alarmNames.join(', ')} `
     + `or after ${cmd.options!.stop.maxDurationSeconds} s; audit ${cmd.audit}`);
+  const reclaim = cmd.reclaim !== undefined ? await (injection as ReturnType<typeof reclaimInjection>).plan() : undefined;
+  if (reclaim) {
+    for (const note of reclaim.notes) io.out(`note: ${note}`);
+    if (reclaim.refusals.length > 0) {
+      for (const r of reclaim.refusals) io.err(`refused: ${r}`);
+      io.err('Nothing was changed.');
+      return 2;
+    }
+  }
   if (cmd.dryRun) {
-    if ('plan' in injection) io.out(`would set ${JSON.stringify((await (injection as ReturnType<typeof nodePoolInjection>).plan()).cap)}`);
+    if (reclaim) {
+      io.out(`would set ${JSON.stringify(reclaim.cap)}, then delete NodeClaim(s) ${reclaim.reclaimed.join(', ')} `
+        + `(${reclaim.evictedPods} pod(s) of the class evicted, ${reclaim.keptPods} left on ${reclaim.kept.length} node(s))`);
+    } else if ('plan' in injection) io.out(`would set ${JSON.stringify((await (injection as ReturnType<typeof nodePoolInjection>).plan()).cap)}`);
     io.out('dry run: nothing changed');
     return 0;
   }
@@ -481,7 +583,11 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
     if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
       try {
         const { config } = reconciler;
-        await writeReport(cmd, d.template, config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io);
+        // A reclaim deletes one instance per NodeClaim.
+        const reclaimed = 'reclaimed' in injection ? (injection as ReturnType<typeof reclaimInjection>).reclaimed().length : undefined;
+        await writeReport(
+          cmd, d.template, config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io, reclaimed,
+        );
       } catch (e) {
         io.err(`report not written: ${e instanceof Error ? e.message : String(e)}`);
       }

@@ -1,3 +1,4 @@
+import { replicaCostUsd } from '../core/report/cost';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { availabilityAt, type CapacityEvent, type ScenarioInstance } from './model';
 import { platformModel } from './platform';
@@ -105,9 +106,14 @@ function costOf(run: RunResult, scenario: ScenarioInstance, only?: (ci: number) 
   const k = s.classCount;
   let c = 0;
   for (let m = 0; m < s.minutes; m++) {
-    for (let ci = 0; ci < k; ci++) if (!only || only(ci)) c += (s.replicaSeconds[m * k + ci] * scenario.classes[ci].usdPerReplicaHour) / 3600;
+    for (let ci = 0; ci < k; ci++) if (!only || only(ci)) c += replicaCostUsd(s.replicaSeconds[m * k + ci], scenario.classes[ci].usdPerReplicaHour);
   }
   return c;
+}
+
+/** Replica cost in USD over the run per class, in the scenario's class order (the game day's predicted cost per class). */
+export function costByClassUsd(run: RunResult, scenario: ScenarioInstance): number[] {
+  return scenario.classes.map((_, ci) => costOf(run, scenario, (i) => i === ci));
 }
 
 /**
@@ -212,7 +218,7 @@ function timeToReturn(run: RunResult, scenario: ScenarioInstance, ev: CapacityEv
     let c = 0;
     let t = 0;
     for (let m = Math.max(0, from); m < Math.min(minutes, to); m++) {
-      for (let i = 0; i < k; i++) c += (s.replicaSeconds[m * k + i] * classes[i].usdPerReplicaHour) / 3600;
+      for (let i = 0; i < k; i++) c += replicaCostUsd(s.replicaSeconds[m * k + i], classes[i].usdPerReplicaHour);
       t += minuteTotal(s.servedTokens, k, m);
     }
     return t > 0 ? c / t : NaN;

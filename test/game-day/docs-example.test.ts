@@ -16,7 +16,10 @@ const cfn = mockClient(CloudFormationClient);
 const lambda = mockClient(LambdaClient);
 const cw = mockClient(CloudWatchClient);
 
-test('docs/game-day.md shows the timeline game-day prints', async () => {
+const t0 = Date.UTC(2026, 11, 1, 14, 0, 0);
+
+/** game-day against the mocked window with `kubectl`, printed as the page shows it. */
+async function example(argv: string[], kubectl: MainDeps['kubectl']) {
   cfn.on(ListStackResourcesCommand).resolves({
     StackResourceSummaries: [{ LogicalResourceId: 'Fn', PhysicalResourceId: 'sd-reconciler', ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0) }],
   });
@@ -25,32 +28,52 @@ test('docs/game-day.md shows the timeline game-day prints', async () => {
   cw.on(DescribeAlarmsCommand).resolves({ MetricAlarms: [{ AlarmName: 'SdService-SloP95', StateValue: 'OK' }] });
   // The window from 13:50: the shortage from minute 10 (14:00) to minute 20 (14:10).
   serveWindow(cw, EKS_CONFIG, shortageWorld);
-  const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '32', memory: '128Gi', 'aws.amazon.com/neuron': '2' } } };
-  let t = Date.UTC(2026, 11, 1, 14, 0, 0);
+  let t = t0;
   const deps: MainDeps = {
-    clients,
-    kubectl: () => async (args) => (args[0] === 'get' ? JSON.stringify(pool) : 'nodepool.karpenter.sh/sd21-inf2 patched'),
-    signals: new EventEmitter() as unknown as MainDeps['signals'],
-    now: () => t,
+    clients, kubectl, signals: new EventEmitter() as unknown as MainDeps['signals'], now: () => t,
     sleep: async (ms) => {
       t += ms;
     },
   };
   const out: string[] = [];
   const tmp = process.env.TMPDIR!;
-  const argv = ['--stack', 'SdService', '--stop-alarm', 'SdService-SloP95', '--max-duration', '45m', '--hold', '10m', '--poll', '5m',
-    '--audit', join(tmp, 'audit.jsonl'), '--report', join(tmp, 'game-day-report')];
-  expect(await main(argv, { out: (l) => out.push(l), err: (l) => out.push(l) }, deps)).toBe(0);
-  const page = readFileSync(join(__dirname, '..', '..', 'docs', 'game-day.md'), 'utf8');
-  const example = /<!-- game-day-example -->\n```text\n([\s\S]*?)```/.exec(page)?.[1];
-  const shown = argv.join(' ').replaceAll(`${tmp}/`, '');
-  if (process.env.PRINT_DOCS_EXAMPLE) {
-    process.stdout.write(`DOCS${JSON.stringify({ shown, out: out.join('\n').replaceAll(`${tmp}/`, ''), report: readFileSync(join(tmp, 'game-day-report', 'report.md'), 'utf8') })}\n`);
-  }
-  expect(example).toBe(`$ npx cdk-capacity-game-day ${shown}\n${out.join('\n').replaceAll(`${tmp}/`, '')}\n`);
+  const full = [...argv, '--audit', join(tmp, 'audit.jsonl'), '--report', join(tmp, 'game-day-report')];
+  const code = await main(full, { out: (l) => out.push(l), err: (l) => out.push(l) }, deps);
+  const shown = full.join(' ').replaceAll(`${tmp}/`, '');
+  const text = `$ npx cdk-capacity-game-day ${shown}\n${out.join('\n').replaceAll(`${tmp}/`, '')}\n`;
+  const report = readFileSync(join(tmp, 'game-day-report', 'report.md'), 'utf8');
+  return { code, text, report, tmp };
+}
+
+const page = () => readFileSync(join(__dirname, '..', '..', 'docs', 'game-day.md'), 'utf8');
+const block = (marker: string) => new RegExp(`<!-- ${marker} -->\n\`\`\`text\n([\\s\\S]*?)\`\`\``).exec(page())?.[1];
+const ARGV = ['--stack', 'SdService', '--stop-alarm', 'SdService-SloP95', '--max-duration', '45m', '--hold', '10m', '--poll', '5m'];
+
+test('docs/game-day.md shows the timeline game-day prints', async () => {
+  const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '32', memory: '128Gi', 'aws.amazon.com/neuron': '2' } } };
+  const kubectl: MainDeps['kubectl'] = () => async (args) => (args[0] === 'get' ? JSON.stringify(pool) : 'nodepool.karpenter.sh/sd21-inf2 patched');
+  const { code, text, report, tmp } = await example(ARGV, kubectl);
+  expect(code).toBe(0);
+  if (process.env.PRINT_DOCS_EXAMPLE) process.stdout.write(`DOCS${JSON.stringify({ marker: 'game-day-example', text, report })}\n`);
+  expect(block('game-day-example')).toBe(text);
   // The report: the simulator's charts of the observed window and of its own run of the shortage, and the table.
   const charts = ['latency.svg', 'modes.svg', 'rejected.svg', 'replicas.svg', 'traffic-share.svg'];
   expect(readdirSync(join(tmp, 'game-day-report')).sort()).toEqual([...charts, ...charts.map((c) => `predicted-${c}`), 'report.md'].sort());
-  const report = readFileSync(join(tmp, 'game-day-report', 'report.md'), 'utf8');
-  expect(page).toContain(['```markdown', report.trimEnd(), '```'].join('\n'));
+  expect(page()).toContain(['```markdown', report.trimEnd(), '```'].join('\n'));
+});
+
+test('docs/game-day.md shows the timeline of a reclaim (--reclaim 1) as game-day prints it', async () => {
+  const labels = { 'capacity-aware-inference/class': 'inf2' };
+  const answers: Record<string, unknown> = {
+    nodepool: { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '64', memory: '256Gi', 'aws.amazon.com/neuron': '4' } } },
+    nodeclaims: { items: ['sd21-inf2-7xk2p', 'sd21-inf2-q9d4m'].map((name, i) => ({ metadata: { name }, spec: { terminationGracePeriod: '2580s' }, status: { nodeName: `ip-10-0-${i}-17` } })) },
+    deployment: { spec: { selector: { matchLabels: labels }, template: { metadata: { labels } } } },
+    pods: { items: Array.from({ length: 4 }, (_, i) => ({ metadata: { name: `sd21-inf2-6c9f-${i}` }, spec: { nodeName: `ip-10-0-${i % 2}-17` } })) },
+    poddisruptionbudgets: { items: [{ metadata: { name: 'sd21-inf2' }, spec: { selector: { matchLabels: labels } }, status: { disruptionsAllowed: 1 } }] },
+  };
+  const kubectl: MainDeps['kubectl'] = () => async (args) => (args[0] === 'get' ? JSON.stringify(answers[args[1]]) : `${args[1]} changed`);
+  const { code, text } = await example([...ARGV, '--reclaim', '1'], kubectl);
+  expect(code).toBe(0);
+  if (process.env.PRINT_DOCS_EXAMPLE) process.stdout.write(`DOCS${JSON.stringify({ marker: 'game-day-reclaim-example', text })}\n`);
+  expect(block('game-day-reclaim-example')).toBe(text);
 });

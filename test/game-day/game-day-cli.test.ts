@@ -260,3 +260,151 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
     expect(r.out.at(-2)).toBe('would set {"spec":{"limits":{"cpu":"8"}}}');
   });
 });
+
+describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims deleted)', () => {
+  const LABELS = { 'capacity-aware-inference/class': 'inf2' };
+  /** A class at its maximum (8 of 8): the cap alone would be refused; the reclaim is what takes capacity away. */
+  function reclaimKubectl(opts: { pdbAllowed?: number; doNotDisrupt?: boolean; failDelete?: boolean; failRestore?: boolean } = {}) {
+    const changes: string[][] = [];
+    const reads: string[] = [];
+    const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '64', memory: '256Gi' }, nodes: 2 } };
+    const answers: Record<string, unknown> = {
+      nodepool: pool,
+      nodeclaims: { items: ['sd21-inf2-a', 'sd21-inf2-b'].map((name, i) => ({ metadata: { name }, spec: { terminationGracePeriod: '2580s' }, status: { nodeName: `ip-${i}` } })) },
+      deployment: { spec: { replicas: 8, selector: { matchLabels: LABELS }, template: { metadata: { labels: LABELS } } } },
+      pods: {
+        items: Array.from({ length: 8 }, (_, i) => ({
+          metadata: { name: `sd21-inf2-${i}`, ...(opts.doNotDisrupt && i === 0 ? { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } } : {}) }, spec: { nodeName: `ip-${i % 2}` },
+        })),
+      },
+      poddisruptionbudgets: { items: [{ metadata: { name: 'sd21-inf2' }, spec: { selector: { matchLabels: LABELS } }, status: { disruptionsAllowed: opts.pdbAllowed ?? 1 } }] },
+    };
+    const k: Kubectl = async (args) => {
+      if (args[0] === 'get') {
+        reads.push(args[1]);
+        if (args.includes('jsonpath={.spec.replicas}')) return '8';
+        return JSON.stringify(answers[args[1]]);
+      }
+      changes.push([...args]);
+      if (args[0] === 'delete' && opts.failDelete) throw new Error('nodeclaims.karpenter.sh "sd21-inf2-a" is forbidden');
+      if (opts.failRestore && changes.length > 2) throw new Error('the server is currently unable to handle the request');
+      return `${args[1]} changed`;
+    };
+    return { changes, reads, k };
+  }
+  const CAP = ['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":{"cpu":"0","memory":"0"}}}'];
+  const DELETE = ['delete', 'nodeclaim', 'sd21-inf2-a', '--wait=false'];
+  const RESTORE = ['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":{"cpu":"1000","memory":null}}}'];
+
+  test('refuses without stop conditions, before reading the cluster', async () => {
+    const { changes, reads, k } = reclaimKubectl();
+    const out: string[] = [];
+    expect(await main(['--stack', 'Svc', '--hold', '1m', '--reclaim', '1'], { out: (l) => out.push(l), err: (l) => out.push(l) }, {
+      clients, kubectl: () => k, signals: new EventEmitter() as unknown as MainDeps['signals'], now: () => Date.now(), sleep,
+    })).toBe(2);
+    expect([changes, reads, cfn.calls().length]).toEqual([[], [], 0]);
+    expect(out.join('\n')).toMatch(/a stop condition is required/);
+    expect(() => parseArgs([...BASE, '--hold', '1m', '--reclaim', 'some'])).toThrow("--reclaim 'some' is not a count of NodeClaims (1, 2, ... or all)");
+    expect(() => parseArgs([...BASE, '--hold', '1m', '--reclaim', '1', '--fis-zones', 'use1-az1', '--fis-role', 'arn:r'])).toThrow(/different scenarios/);
+  });
+
+  test('injects (zero cap first, then the deletion, each audited as made), holds and lifts the cap; a class at its maximum is not refused', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const { changes, k } = reclaimKubectl();
+    const r = run([...BASE, '--hold', '0.1', '--reclaim', '1'], { kubectl: () => k });
+    expect(await r.done).toBe(0);
+    expect(changes).toEqual([CAP, DELETE, RESTORE]);
+    const events = r.events();
+    expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'inject', 'hold-complete', 'restore', 'end']);
+    expect(events[1].change).toEqual({ target: 'NodePool sd21-inf2 spec.limits', before: { cpu: '1000' }, after: { cpu: '0', memory: '0' } });
+    expect(events[2].change).toEqual({ target: 'NodeClaims of NodePool sd21-inf2', before: ['sd21-inf2-a', 'sd21-inf2-b'], after: ['sd21-inf2-b'] });
+    expect(events[4].change).toEqual({ target: 'NodePool sd21-inf2 spec.limits', before: { cpu: '0', memory: '0' }, after: { cpu: '1000' } });
+    expect(r.out).toContain('note: 4 pod(s) of the class are on the reclaimed nodes and its PodDisruptionBudget allows 1 eviction(s) at a time: '
+      + 'replacements cannot become Ready under the cap, so the rest leave when the NodeClaim\'s terminationGracePeriod (2580s) elapses');
+  });
+
+  test('a stop condition firing ends the hold and lifts the cap', async () => {
+    deployment(EKS_CONFIG);
+    let reads = 0;
+    alarm(() => (++reads >= 3 ? 'ALARM' : 'OK'));
+    const { changes, k } = reclaimKubectl();
+    const r = run([...BASE, '--hold', '30', '--reclaim', 'all'], { kubectl: () => k });
+    expect(await r.done).toBe(0);
+    expect(changes).toEqual([CAP, ['delete', 'nodeclaim', 'sd21-inf2-a', 'sd21-inf2-b', '--wait=false'], RESTORE]);
+    expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'inject', 'stop-condition', 'restore', 'end']);
+  });
+
+  test('SIGINT mid-experiment lifts the cap; so does a hangup', async () => {
+    for (const signal of ['SIGINT', 'SIGHUP']) {
+      deployment(EKS_CONFIG);
+      alarm(() => 'OK');
+      const { changes, k } = reclaimKubectl();
+      const r = run([...BASE, '--hold', '30', '--reclaim', '1'], { kubectl: () => k });
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(changes).toEqual([CAP, DELETE]);
+      r.signals.emit(signal);
+      expect(await r.done).toBe(0);
+      expect(changes).toEqual([CAP, DELETE, RESTORE]);
+      expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'inject', 'interrupt', 'restore', 'end']);
+    }
+  });
+
+  test('a deletion that fails after the cap: the cap is audited, then lifted (exit 1)', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const { changes, k } = reclaimKubectl({ failDelete: true });
+    const r = run([...BASE, '--hold', '30', '--reclaim', '1'], { kubectl: () => k });
+    expect(await r.done).toBe(1);
+    expect(changes).toEqual([CAP, DELETE, RESTORE]);
+    const events = r.events();
+    expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'error', 'restore', 'end']);
+    expect(events[2].detail).toMatch(/forbidden/);
+  });
+
+  test('a restore that fails is retried, then the command that lifts the cap by hand is printed (exit 1)', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const { changes, k } = reclaimKubectl({ failRestore: true });
+    const r = run([...BASE, '--hold', '0.1', '--reclaim', '1', '--kube-context', 'prod'], { kubectl: () => k });
+    expect(await r.done).toBe(1);
+    expect(changes).toEqual([CAP, DELETE, RESTORE, RESTORE, RESTORE]);
+    expect(r.out).toContain('NOT RESTORED: kubectl --context prod patch nodepool sd21-inf2 --type merge -p \'{"spec":{"limits":{"cpu":"1000","memory":null}}}\'');
+    expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'inject', 'hold-complete', 'restore-failed', 'restore-failed', 'restore-failed', 'end']);
+  });
+
+  test('refused before any change: a budget that allows no disruption, a do-not-disrupt pod (exit 2, said why)', async () => {
+    const cases = [
+      [{ pdbAllowed: 0 }, /refused: PodDisruptionBudget sd21-inf2 allows no disruption now/],
+      [{ doNotDisrupt: true }, /refused: pod\(s\) sd21-inf2-0 carry karpenter.sh\/do-not-disrupt/],
+    ] as const;
+    for (const [opts, why] of cases) {
+      deployment(EKS_CONFIG);
+      alarm(() => 'OK');
+      const { changes, k } = reclaimKubectl(opts);
+      const r = run([...BASE, '--hold', '0.1', '--reclaim', '1'], { kubectl: () => k });
+      expect(await r.done).toBe(2);
+      expect(changes).toEqual([]);
+      expect(r.out.join('\n')).toMatch(why);
+      expect(r.out.at(-1)).toBe('Nothing was changed.');
+    }
+  });
+
+  test('--dry-run says what it would change and changes nothing', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const { changes, k } = reclaimKubectl();
+    const r = run([...BASE, '--hold', '0.1', '--reclaim', '1', '--dry-run'], { kubectl: () => k });
+    expect(await r.done).toBe(0);
+    expect(changes).toEqual([]);
+    expect(r.out.at(-2)).toBe('would set {"spec":{"limits":{"cpu":"0","memory":"0"}}}, then delete NodeClaim(s) sd21-inf2-a (4 pod(s) of the class evicted, 4 left on 1 node(s))');
+  });
+
+  test('a SageMaker stack has no NodeClaims: --reclaim fails there before anything changes', async () => {
+    sageMakerWorld();
+    alarm(() => 'OK');
+    const r = run([...BASE, '--hold', '0.1', '--reclaim', '1']);
+    await expect(r.done).rejects.toThrow('--reclaim is the EKS scenario (Karpenter NodeClaims); this stack serves on SageMaker');
+    expect(registered()).toEqual([]);
+  });
+});

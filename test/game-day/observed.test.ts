@@ -32,11 +32,18 @@ test('per minute: share of served tokens per class, ready replicas, p95 in secon
 });
 
 test('the outcome: time to capacity and back, rejected share, worst p95, mode changes; each difference to the prediction named', () => {
-  const o = observedOutcome(window(EKS_CONFIG, 35), 10, 20);
+  const o = observedOutcome(window(EKS_CONFIG, 35), 10, 20, 60, { inf2: 2, a10g: 1.5 });
   expect(o).toEqual({
     secondsToCapacityMode: 120, secondsToCostMode: 360, rejectedShare: expect.closeTo(20 / 3485, 12), peakLatencyP95Seconds: 1.4, modeChanges: 2,
+    // inf2: 4 ready for 35 minutes at $2/replica-hour; a10g: 1 ready, 3 from minute 13 to 19 (49 replica-minutes) at $1.5.
+    costUsdByClass: { inf2: expect.closeTo((4 * 35 * 60 * 2) / 3600, 12), a10g: expect.closeTo((49 * 60 * 1.5) / 3600, 12) },
+    costUsd: expect.closeTo((4 * 35 * 2 + 49 * 1.5) / 60, 12),
+    unpricedPeriods: 0,
   });
-  const predicted = { timeToFallbackSeconds: 300, timeToReturnSeconds: 600, rejectedShare: 0.001, latencyP95Seconds: 1.1, modeChangesPerEvent: 2 };
+  const predicted = {
+    timeToFallbackSeconds: 300, timeToReturnSeconds: 600, rejectedShare: 0.001, latencyP95Seconds: 1.1, modeChangesPerEvent: 2,
+    costUsd: 6, costUsdByClass: { inf2: 4.5, a10g: 1.5 },
+  };
   const rows = compareOutcomes(o, predicted);
   expect(rows.map((r) => [r.measure, r.observed, r.predicted])).toEqual([
     ['time to fallback, s', '120', '300'],
@@ -44,7 +51,30 @@ test('the outcome: time to capacity and back, rejected share, worst p95, mode ch
     ['rejected share', expect.stringMatching(/%$/), '0.10%'],
     ['p95 latency, s', '1.40', '1.10'],
     ['mode changes', '2', '2.0'],
+    ['cost inf2, USD', '4.67', '4.50'],
+    ['cost a10g, USD', '1.23', '1.50'],
+    ['cost total, USD', '5.89', '6.00'],
   ]);
+  expect(rows[5].difference).toBe('+0.17 USD observed vs predicted');
+  expect(rows[7].difference).toMatch(/^-0\.11 USD observed vs predicted; observed: ready replicas x period/);
   expect(rows[0].difference).toMatch(/^-180 s observed vs predicted; observed is injection to capacity mode/);
-  expect(compareOutcomes(o, undefined).every((r) => r.predicted === '-' && r.difference === 'no prediction given (--predicted)')).toBe(true);
+  expect(compareOutcomes(o, undefined).every((r) => r.predicted === '-' && r.difference.startsWith('no prediction given (--predicted)'))).toBe(true);
+});
+
+test('cost: a class without a price or a period without a ready count is named, never guessed', () => {
+  const s = window(EKS_CONFIG, 35);
+  const gappy = { ...s, readyReplicas: s.readyReplicas.map((r, m) => (m === 3 ? [NaN, r[1]] : r)) };
+  const o = observedOutcome(gappy, 10, 20, 60, { inf2: 2 });
+  expect(o.costUsdByClass.inf2).toBeCloseTo((4 * 34 * 2) / 60, 12);
+  expect(o.costUsdByClass.a10g).toBeNaN();
+  expect(o.unpricedPeriods).toBe(1);
+  const totalOnly = { timeToFallbackSeconds: 1, timeToReturnSeconds: 1, rejectedShare: 0, latencyP95Seconds: 1, modeChangesPerEvent: 1, costUsd: 5 };
+  const rows = compareOutcomes(o, totalOnly);
+  const cost = rows.filter((r) => r.measure.startsWith('cost'));
+  expect(cost.map((r) => [r.measure, r.observed, r.predicted])).toEqual([
+    ['cost inf2, USD', '4.53', '-'], ['cost a10g, USD', '-', '-'], ['cost total, USD', '-', '5.00'],
+  ]);
+  expect(cost[0].difference).toBe('not comparable: the prediction has only a total (a --predicted results.json)');
+  expect(cost[1].difference).toMatch(/^not comparable: the serving record gives a class no single price/);
+  expect(cost[2].difference).toMatch(/1 period\(s\) without a ready-replicas datapoint are not priced$/);
 });

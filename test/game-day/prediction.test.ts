@@ -2,11 +2,12 @@
  * The simulator's run of the game day's shortage on the deployed serving record: the observed demand replayed, the
  * class held at its observed ready replicas between injection and restore, the deployed policy overrides.
  */
-import { predictShortage, shortageScenario, type ShortageWindow } from '../../bin/game-day-prediction';
+import { predictShortage, routedClassPrices, shortageScenario, type ShortageWindow } from '../../bin/game-day-prediction';
 import { observedSeries } from '../../lib/core/game-day/observed';
 import { buildQueryBatch, windowsFromResults } from '../../lib/core/reconciler/io';
 import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { servingRecordOf } from '../../lib/core/service/serving-record';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { EKS_CONFIG } from '../verify/account';
 import { recordedTemplateBody, shortageWorld, shortageWorldRecord } from './window';
 
@@ -53,4 +54,39 @@ test('the prediction is the library policy over three seeds, deterministic', () 
 
 test('no demand in the window: nothing to replay, said so', () => {
   expect(() => shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(() => 0), WINDOW)).toThrow(/no demand/);
+});
+
+test('cost: the simulator\'s cost per class of the same run (costByClassUsd), per routed class, summing to its total', () => {
+  const p = predictShortage(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW);
+  const byClass = p.outcome.costUsdByClass!;
+  expect(Object.keys(byClass)).toEqual(['inf2', 'a10g']);
+  expect(byClass.inf2 + byClass.a10g).toBeCloseTo(p.outcome.costUsd, 9);
+  // At least the held inf2 replicas for the whole window (4 x 40 minutes) at the recorded price.
+  const price = shortageWorldRecord().classes[0].usdPerReplicaHour;
+  expect(byClass.inf2).toBeGreaterThanOrEqual((4 * 40 * price) / 60 - 1e-9);
+});
+
+test('prices per routed class come from the serving record; a variant whose pools are priced differently has none', () => {
+  const record = shortageWorldRecord();
+  expect(routedClassPrices(record, EKS_CONFIG)).toEqual({ inf2: record.classes[0].usdPerReplicaHour, a10g: record.classes[1].usdPerReplicaHour });
+  const facts = (name: string) => ({ ...(EKS_CONFIG.facts as unknown as { targets: ReadonlyArray<{ class: object }> }).targets[0].class, name });
+  const pooled: ReconcilerConfig = {
+    ...EKS_CONFIG,
+    facts: { kind: 'sagemaker', endpointName: 'e', endpointArn: 'arn:aws:sagemaker:us-east-1:1:endpoint/e', variants: [{ variantName: 'v', classes: [facts('inf2'), facts('a10g')] }] } as never,
+  };
+  expect(routedClassPrices(record, pooled).v).toBeNaN();
+});
+
+test('a reclaim is predicted as the simulator\'s spot-like interruption: the lost instances killed at the injection, the rest held', () => {
+  const { scenario, assumptions } = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaimedInstances: 3 });
+  const perInstance = shortageWorldRecord().classes[0].replicasPerInstance;
+  const running = Math.ceil(4 / perInstance);
+  const lost = Math.min(running, 3);
+  expect(scenario.interruptions).toEqual([{ className: 'inf2', at: 600, replicas: lost * perInstance, noticeSeconds: 0 }]);
+  expect(scenario.availability).toEqual({
+    inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: running - lost }, { at: 1200, instances: Infinity }],
+  });
+  expect(assumptions.join('\n')).toMatch(/instance\(s\) of inf2 reclaimed at the injection without notice/);
+  // Without a reclaim there is no interruption.
+  expect(shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW).scenario.interruptions).toEqual([]);
 });

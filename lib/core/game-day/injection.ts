@@ -22,7 +22,8 @@ export type ResourceList = Readonly<Record<string, string | number>>;
 /** The parts of a NodePool the cap reads. */
 export interface NodePoolState {
   readonly metadata: { readonly name: string; readonly resourceVersion?: string };
-  readonly spec: { readonly limits?: ResourceList };
+  /** `replicas`: a static NodePool (Karpenter keeps that many nodes, whatever the pods ask). */
+  readonly spec: { readonly limits?: ResourceList; readonly replicas?: number };
   readonly status?: { readonly resources?: ResourceList; readonly nodes?: number };
 }
 

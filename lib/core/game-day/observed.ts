@@ -9,6 +9,7 @@ import { type ClassSignals } from '../policy/types';
 import { demandWindow } from '../reconciler/faults';
 import { type QueryBatch } from '../reconciler/io';
 import { type ChartSeries } from '../report/chart-series';
+import { replicaCostUsd } from '../report/cost';
 
 const value = (w: ReadonlyArray<number | null> | undefined, i: number) => w?.[i] ?? NaN;
 
@@ -63,9 +64,39 @@ export interface ObservedOutcome {
   /** The highest minute p95 latency of the window, seconds. */
   readonly peakLatencyP95Seconds: number;
   readonly modeChanges: number;
+  /**
+   * USD per class over the window: its ready replicas per period x the period x its price per replica-hour (NaN: no
+   * price). A replica launching or draining is billed but not ready, so this is a lower bound of the list-price cost.
+   */
+  readonly costUsdByClass: Readonly<Record<string, number>>;
+  /** Their sum (NaN when a class has no price). */
+  readonly costUsd: number;
+  /** Periods of the window without a ready-replicas datapoint for some class (not priced: the cost is lower by them). */
+  readonly unpricedPeriods: number;
 }
 
-export function observedOutcome(series: ChartSeries, injectedMinute: number, restoredMinute: number, periodSeconds = 60): ObservedOutcome {
+/**
+ * Cost per class of a window, from its ready replicas per period at `usdPerReplicaHour` (by class name of the series),
+ * with the formula the simulator prices its runs with (replicaCostUsd).
+ */
+export function observedCost(series: ChartSeries, usdPerReplicaHour: Readonly<Record<string, number>>, periodSeconds: number): {
+  byClass: Record<string, number>; total: number; unpricedPeriods: number;
+} {
+  const byClass: Record<string, number> = {};
+  let unpriced = 0;
+  series.readyReplicas.forEach((ready) => {
+    if (series.classNames.some((_, ci) => !Number.isFinite(ready[ci]))) unpriced++;
+  });
+  series.classNames.forEach((name, ci) => {
+    const replicaSeconds = series.readyReplicas.reduce((s, ready) => s + (Number.isFinite(ready[ci]) ? ready[ci] * periodSeconds : 0), 0);
+    byClass[name] = replicaCostUsd(replicaSeconds, usdPerReplicaHour[name] ?? NaN);
+  });
+  return { byClass, total: Object.values(byClass).reduce((a, b) => a + b, 0), unpricedPeriods: unpriced };
+}
+
+export function observedOutcome(
+  series: ChartSeries, injectedMinute: number, restoredMinute: number, periodSeconds = 60, usdPerReplicaHour: Readonly<Record<string, number>> = {},
+): ObservedOutcome {
   const firstFrom = (from: number, mode: string) => {
     for (let m = Math.max(0, from); m < series.modes.length; m++) if (series.modes[m] === mode) return (m - from) * periodSeconds;
     return NaN;
@@ -78,12 +109,16 @@ export function observedOutcome(series: ChartSeries, injectedMinute: number, res
     rejected += d * series.rejectedShare[m];
   });
   const known = series.modes.filter((m) => m !== '');
+  const cost = observedCost(series, usdPerReplicaHour, periodSeconds);
   return {
     secondsToCapacityMode: firstFrom(injectedMinute, 'capacity'),
     secondsToCostMode: firstFrom(restoredMinute, 'cost'),
     rejectedShare: demand > 0 ? rejected / demand : 0,
     peakLatencyP95Seconds: Math.max(...series.latency.map((l) => l[1]).filter(Number.isFinite)),
     modeChanges: known.slice(1).filter((m, i) => m !== known[i]).length,
+    costUsdByClass: cost.byClass,
+    costUsd: cost.total,
+    unpricedPeriods: cost.unpricedPeriods,
   };
 }
 
@@ -94,6 +129,10 @@ export interface PredictedOutcome {
   readonly rejectedShare: number;
   readonly latencyP95Seconds: number;
   readonly modeChangesPerEvent: number;
+  /** USD over the run (the simulator's costUsd: replicas alive, i.e. pending, ready or draining, at list price). */
+  readonly costUsd: number;
+  /** Per routed class, when the run's classes are known (not from a --predicted results.json). */
+  readonly costUsdByClass?: Readonly<Record<string, number>>;
 }
 
 export interface ComparisonRow {
@@ -153,5 +192,29 @@ export function compareOutcomes(o: ObservedOutcome, p: PredictedOutcome | undefi
       predicted: p ? fmt(p.modeChangesPerEvent, 1) : '-',
       difference: p ? `${relative(o.modeChanges, p.modeChangesPerEvent, 'changes', 1, 1)}; more observed than predicted is flapping the simulator does not see` : none,
     },
+    ...costRows(o, p),
   ];
+}
+
+const COST_BASIS = 'observed: ready replicas x period, so a replica launching or draining (billed, not ready) is left out; simulated: replicas alive '
+  + '(pending, ready, draining); both at the serving record\'s list price per replica-hour, not your bill (no discounts, spot or savings plans)';
+
+/** The window's cost per class and in total, observed beside predicted, on the same price and formula. */
+function costRows(o: ObservedOutcome, p: PredictedOutcome | undefined): ComparisonRow[] {
+  const usd = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? v.toFixed(2) : '-');
+  const gap = o.unpricedPeriods > 0 ? `; ${o.unpricedPeriods} period(s) without a ready-replicas datapoint are not priced` : '';
+  const diff = (observed: number, predicted: number | undefined) => {
+    if (!p) return 'no prediction given (--predicted)';
+    if (!Number.isFinite(observed)) return 'not comparable: the serving record gives a class no single price (instance pools at different prices?)';
+    if (predicted === undefined) return 'not comparable: the prediction has only a total (a --predicted results.json)';
+    return relative(observed, predicted, 'USD', 1, 2);
+  };
+  const rows = Object.entries(o.costUsdByClass).map(([name, observed]): ComparisonRow => ({
+    measure: `cost ${name}, USD`, observed: usd(observed), predicted: usd(p?.costUsdByClass?.[name]), difference: diff(observed, p?.costUsdByClass?.[name]),
+  }));
+  rows.push({
+    measure: 'cost total, USD', observed: usd(o.costUsd), predicted: usd(p?.costUsd),
+    difference: `${diff(o.costUsd, p?.costUsd)}; ${COST_BASIS}${gap}`,
+  });
+  return rows;
 }

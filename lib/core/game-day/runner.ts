@@ -30,7 +30,11 @@ export interface Injection {
   readonly description: string;
   /** The command that undoes it by hand, printed if restoring fails. */
   readonly manualRestore: string;
-  inject(): Promise<AuditChange>;
+  /**
+   * Makes the change and returns it. An injection of several changes reports each earlier one through `step` as it is
+   * made (each is audited at once, so a failure halfway leaves a record of what was changed).
+   */
+  inject(step?: (change: AuditChange) => void): Promise<AuditChange>;
   restore(): Promise<AuditChange>;
 }
 
@@ -122,7 +126,7 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
   let attempted = false;
   try {
     attempted = true;
-    const change = await deps.injection.inject();
+    const change = await deps.injection.inject((c) => record('inject', { change: c }));
     injectedAt = deps.now();
     record('inject', { change });
     for (;;) {

@@ -1,0 +1,157 @@
+/**
+ * The EKS injection that takes existing capacity away, like a spot reclaim (the simulator's spot-like reclaim
+ * scenario): the NodePool cap alone only stops new nodes, so a class already at its most replicas loses nothing.
+ * Here the class's NodePool limits go to zero and some or all of its NodeClaims are deleted; Karpenter drains them and
+ * cannot replace them. The restore lifts the cap: the deleted nodes do not come back, Karpenter launches replacements
+ * for the Pending pods, as after a real reclaim. Pure before/after computations and refusals; bin/game-day.ts applies
+ * them through the user's kubectl.
+ *
+ * What it relies on, at the pinned Karpenter (chart 1.14.1, lib/eks/versions.ts):
+ * - Deleting a NodeClaim deletes its node; Karpenter's finalizer blocks the deletion while its termination
+ *   controller taints the node `karpenter.sh/disrupted:NoSchedule`, evicts its pods with the Eviction API (so
+ *   PodDisruptionBudgets are respected) and waits for the drain, then terminates the instance
+ *   (aws/karpenter-provider-aws@v1.14.1 website/content/en/v1.14/concepts/disruption.md, "Termination Controller" and
+ *   "Manual Methods": `kubectl delete nodeclaims -l karpenter.sh/nodepool=$NODEPOOL_NAME`).
+ * - PDBs and `karpenter.sh/do-not-disrupt` pods are respected during the drain until the NodeClaim's
+ *   `terminationGracePeriod` elapses, when the remaining pods are deleted (same page, "TerminationGracePeriod";
+ *   concepts/nodepools.md `spec.template.spec.terminationGracePeriod`). Without one, a blocking PDB or a do-not-disrupt
+ *   pod holds the drain indefinitely: such a NodeClaim is refused.
+ * - `spec.limits`: "If a limit has been exceeded, nodes provisioning is prevented until some nodes have been
+ *   terminated" (concepts/nodepools.md `spec.limits`); existing nodes are not removed for it (limits are a behavioural
+ *   field, not drift: disruption.md "Behavioral Fields"). An instance type is launched only when its capacity fits in
+ *   limits - usage (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling `filterByRemainingResources`;
+ *   read in public copies, not at the v1.14.1 tag). A limit of zero therefore stops every launch, whatever remains.
+ *   Limit checking is eventually consistent (nodepools.md): the cap is applied before any NodeClaim is deleted.
+ */
+import { type LimitsPatch, type NodePoolState, type ResourceList } from './injection';
+
+/** The Karpenter label that names a NodeClaim's NodePool (disruption.md, "Manual Methods"). */
+export const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
+/**
+ * The pod annotation ("true" or a duration) that keeps the termination controller from evicting the pod until
+ * terminationGracePeriod (disruption.md, "Pod-Level Controls").
+ */
+export const DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
+
+/** The parts of a NodeClaim the reclaim reads. */
+export interface NodeClaimState {
+  readonly metadata: { readonly name: string; readonly deletionTimestamp?: string };
+  readonly spec?: { readonly terminationGracePeriod?: string };
+  readonly status?: { readonly nodeName?: string };
+}
+
+/** The parts of a PodDisruptionBudget the reclaim reads. */
+export interface PdbState {
+  readonly metadata: { readonly name: string };
+  readonly spec?: { readonly selector?: { readonly matchLabels?: Readonly<Record<string, string>>; readonly matchExpressions?: readonly unknown[] } };
+  readonly status?: { readonly disruptionsAllowed?: number };
+}
+
+/** The parts of a pod the reclaim reads. */
+export interface PodState {
+  readonly metadata: { readonly name: string; readonly annotations?: Readonly<Record<string, string>> };
+  readonly spec?: { readonly nodeName?: string };
+}
+
+export interface ReclaimPlan {
+  readonly nodePool: string;
+  /** The NodeClaims to delete (by name, sorted), and the ones left. */
+  readonly reclaimed: readonly string[];
+  readonly kept: readonly string[];
+  /** The class's pods on the reclaimed nodes (evicted), and on the others. */
+  readonly evictedPods: number;
+  readonly keptPods: number;
+  readonly before: ResourceList | undefined;
+  readonly after: ResourceList;
+  readonly cap: LimitsPatch;
+  readonly restore: LimitsPatch;
+  /** Why it must not start (empty: it may). */
+  readonly refusals: readonly string[];
+  /** What the run will look like, said before anything changes. */
+  readonly notes: readonly string[];
+}
+
+export interface ReclaimInput {
+  readonly pool: NodePoolState;
+  readonly nodeClaims: readonly NodeClaimState[];
+  /** How many NodeClaims to delete. */
+  readonly count: number | 'all';
+  /** The class's pods (by its Deployment's selector) and their pod-template labels. */
+  readonly pods: readonly PodState[];
+  readonly podLabels: Readonly<Record<string, string>>;
+  /** The PodDisruptionBudgets of the class's namespace. */
+  readonly pdbs: readonly PdbState[];
+}
+
+/** Whether a PDB selects pods with `labels`; a selector with expressions is taken to select them (fail safe). */
+function selects(pdb: PdbState, labels: Readonly<Record<string, string>>): boolean {
+  const selector = pdb.spec?.selector;
+  if (!selector) return false;
+  if ((selector.matchExpressions?.length ?? 0) > 0) return true;
+  return Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+}
+
+/** The limits that stop every launch of the pool: zero for each resource it limits or uses. */
+function zeroLimits(pool: NodePoolState): { after: ResourceList; cap: LimitsPatch; restore: LimitsPatch } {
+  const before = pool.spec.limits;
+  const keys = [...new Set([...Object.keys(before ?? {}), ...Object.keys(pool.status?.resources ?? {})])];
+  const after = Object.fromEntries(keys.map((k) => [k, '0']));
+  const restore: LimitsPatch = { spec: { limits: before === undefined ? null : { ...Object.fromEntries(keys.map((k) => [k, null])), ...before } } };
+  return { after, cap: { spec: { limits: after } }, restore };
+}
+
+export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
+  const name = input.pool.metadata.name;
+  const refusals: string[] = [];
+  const notes: string[] = [];
+  // A NodeClaim already being deleted is going anyway: not counted, not deleted again.
+  const live = input.nodeClaims.filter((c) => !c.metadata.deletionTimestamp).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  const count = input.count === 'all' ? live.length : input.count;
+  if (input.pool.spec.replicas !== undefined) {
+    // A static pool "maintains a fixed number of nodes regardless of pod demand" (concepts/nodepools.md spec.replicas) and
+    // accepts only limits.nodes (the NodePool CRD's CEL rule, karpenter.sh_nodepools.yaml at v1.14.1).
+    refusals.push(`NodePool ${name} is static (spec.replicas ${input.pool.spec.replicas}): Karpenter replaces deleted NodeClaims to keep its count, `
+      + 'and its limits take only nodes; a reclaim cannot be held there');
+  }
+  if (live.length === 0) refusals.push(`NodePool ${name} has no NodeClaim (label ${NODEPOOL_LABEL}=${name}) to reclaim`);
+  else if (!(Number.isInteger(count) && count >= 1 && count <= live.length)) {
+    refusals.push(`--reclaim ${input.count}: NodePool ${name} has ${live.length} NodeClaim(s); reclaim 1 to ${live.length}, or all`);
+  }
+  const chosen = live.slice(0, Math.max(0, Math.min(count, live.length)));
+  const chosenNodes = new Set(chosen.flatMap((c) => (c.status?.nodeName ? [c.status.nodeName] : [])));
+  const evicted = input.pods.filter((p) => p.spec?.nodeName !== undefined && chosenNodes.has(p.spec.nodeName));
+  for (const c of chosen.filter((x) => !x.spec?.terminationGracePeriod)) {
+    refusals.push(`NodeClaim ${c.metadata.name} has no spec.terminationGracePeriod: a PodDisruptionBudget or a ${DO_NOT_DISRUPT} pod could hold its drain `
+      + 'indefinitely, and the game day could not give it back. Set terminationGracePeriod on the NodePool (the library\'s NodePools do), or use the cap without --reclaim');
+  }
+  // "true" or a duration still running: either way not evicted before terminationGracePeriod; any value is refused (fail safe).
+  const pinned = evicted.filter((p) => p.metadata.annotations?.[DO_NOT_DISRUPT] !== undefined);
+  if (pinned.length > 0) {
+    refusals.push(`pod(s) ${pinned.map((p) => p.metadata.name).join(', ')} carry ${DO_NOT_DISRUPT}: Karpenter does not evict them before terminationGracePeriod`);
+  }
+  const budgets = input.pdbs.filter((b) => selects(b, input.podLabels));
+  for (const b of budgets.filter((x) => !((x.status?.disruptionsAllowed ?? 0) >= 1) && evicted.length > 0)) {
+    refusals.push(`PodDisruptionBudget ${b.metadata.name} allows no disruption now (status.disruptionsAllowed ${b.status?.disruptionsAllowed ?? 'absent'}): `
+      + 'the class is already short of ready pods, and the drain would wait for terminationGracePeriod');
+  }
+  const allowed = Math.min(...budgets.map((b) => b.status?.disruptionsAllowed ?? 0));
+  if (budgets.length > 0 && evicted.length > allowed) {
+    const grace = chosen.map((c) => c.spec?.terminationGracePeriod).find((g) => g !== undefined);
+    notes.push(`${evicted.length} pod(s) of the class are on the reclaimed nodes and its PodDisruptionBudget allows ${allowed} eviction(s) at a time: `
+      + `replacements cannot become Ready under the cap, so the rest leave when the NodeClaim's terminationGracePeriod (${grace ?? '?'}) elapses`);
+  }
+  notes.push('every pod on the reclaimed nodes is evicted, not only the class\'s (static pods, finished pods and pods tolerating '
+    + 'karpenter.sh/disrupted:NoSchedule excepted); the deleted nodes do not come back: '
+    + 'the restore lifts the cap and Karpenter launches replacements for the Pending pods, as after a real reclaim');
+  return {
+    nodePool: name,
+    reclaimed: chosen.map((c) => c.metadata.name),
+    kept: live.slice(chosen.length).map((c) => c.metadata.name),
+    evictedPods: evicted.length,
+    keptPods: input.pods.length - evicted.length,
+    before: input.pool.spec.limits,
+    ...zeroLimits(input.pool),
+    refusals,
+    notes,
+  };
+}

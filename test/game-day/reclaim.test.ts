@@ -1,0 +1,88 @@
+// The reclaim injection's pure half: a zero cap and the NodeClaims to delete, and every refusal that keeps it from
+// starting (a drain that could hang, a budget that allows nothing, a count the pool does not have).
+import { reclaimPlan, type ReclaimInput } from '../../lib/core/game-day/reclaim';
+
+const LABELS = { 'app.kubernetes.io/name': 'sd21', 'capacity-aware-inference/class': 'inf2' };
+const claim = (name: string, node: string, extra: { grace?: string | null; deleting?: boolean } = {}) => ({
+  metadata: { name, ...(extra.deleting ? { deletionTimestamp: '2026-12-01T13:59:00Z' } : {}) },
+  spec: extra.grace === null ? {} : { terminationGracePeriod: extra.grace ?? '2580s' },
+  status: { nodeName: node },
+});
+const pod = (name: string, node: string, annotations?: Record<string, string>) => ({
+  metadata: { name, ...(annotations ? { annotations } : {}) }, spec: { nodeName: node },
+});
+const pdb = (allowed: number | undefined, selector: object = { matchLabels: LABELS }) => ({
+  metadata: { name: 'sd21-inf2' }, spec: { selector }, status: allowed === undefined ? {} : { disruptionsAllowed: allowed },
+});
+
+function input(over: Partial<ReclaimInput> = {}): ReclaimInput {
+  return {
+    pool: { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000', 'aws.amazon.com/neuron': '16' } }, status: { resources: { cpu: '64', memory: '256Gi' }, nodes: 2 } },
+    nodeClaims: [claim('sd21-inf2-b', 'ip-2'), claim('sd21-inf2-a', 'ip-1')],
+    count: 1,
+    pods: [pod('p1', 'ip-1'), pod('p2', 'ip-2')],
+    podLabels: LABELS,
+    pdbs: [pdb(1)],
+    ...over,
+  };
+}
+
+test('limits go to zero for every resource limited or used; the restore puts back the old ones and removes the added', () => {
+  const p = reclaimPlan(input());
+  expect(p.cap).toEqual({ spec: { limits: { cpu: '0', 'aws.amazon.com/neuron': '0', memory: '0' } } });
+  expect(p.restore).toEqual({ spec: { limits: { cpu: '1000', 'aws.amazon.com/neuron': '16', memory: null } } });
+  expect(p.refusals).toEqual([]);
+  // Without limits before, the restore removes them.
+  expect(reclaimPlan(input({ pool: { metadata: { name: 'x' }, spec: {}, status: { resources: { cpu: '8' } } } })).restore).toEqual({ spec: { limits: null } });
+});
+
+test('n NodeClaims by name, the rest kept; one already deleting is neither counted nor deleted again', () => {
+  const p = reclaimPlan(input());
+  expect([p.reclaimed, p.kept, p.evictedPods, p.keptPods]).toEqual([['sd21-inf2-a'], ['sd21-inf2-b'], 1, 1]);
+  const all = reclaimPlan(input({ count: 'all', nodeClaims: [claim('a', 'ip-1'), claim('b', 'ip-2'), claim('c', 'ip-3', { deleting: true })] }));
+  expect([all.reclaimed, all.kept, all.evictedPods]).toEqual([['a', 'b'], [], 2]);
+});
+
+test('refused: a count the pool does not have, or no NodeClaim at all', () => {
+  expect(reclaimPlan(input({ count: 3 })).refusals).toEqual(['--reclaim 3: NodePool sd21-inf2 has 2 NodeClaim(s); reclaim 1 to 2, or all']);
+  expect(reclaimPlan(input({ nodeClaims: [] })).refusals).toEqual(['NodePool sd21-inf2 has no NodeClaim (label karpenter.sh/nodepool=sd21-inf2) to reclaim']);
+});
+
+test('refused: a NodeClaim without terminationGracePeriod (its drain could hang forever)', () => {
+  const r = reclaimPlan(input({ nodeClaims: [claim('sd21-inf2-a', 'ip-1', { grace: null })] })).refusals;
+  expect(r).toHaveLength(1);
+  expect(r[0]).toMatch(/^NodeClaim sd21-inf2-a has no spec.terminationGracePeriod/);
+});
+
+test('refused: a pod on a reclaimed node with karpenter.sh/do-not-disrupt, "true" or a duration', () => {
+  for (const value of ['true', '30m']) {
+    expect(reclaimPlan(input({ pods: [pod('p1', 'ip-1', { 'karpenter.sh/do-not-disrupt': value })] })).refusals)
+      .toEqual(['pod(s) p1 carry karpenter.sh/do-not-disrupt: Karpenter does not evict them before terminationGracePeriod']);
+  }
+  // On a node that stays it does not matter.
+  expect(reclaimPlan(input({ pods: [pod('p2', 'ip-2', { 'karpenter.sh/do-not-disrupt': 'true' })] })).refusals).toEqual([]);
+});
+
+test('refused: a PodDisruptionBudget of the class that allows no disruption now; a selector with expressions counts as the class\'s', () => {
+  expect(reclaimPlan(input({ pdbs: [pdb(0)] })).refusals[0])
+    .toMatch(/^PodDisruptionBudget sd21-inf2 allows no disruption now \(status.disruptionsAllowed 0\)/);
+  expect(reclaimPlan(input({ pdbs: [pdb(undefined)] })).refusals[0]).toMatch(/disruptionsAllowed absent/);
+  expect(reclaimPlan(input({ pdbs: [pdb(0, { matchExpressions: [{ key: 'x', operator: 'Exists' }] })] })).refusals).toHaveLength(1);
+  // Another workload's budget is not the class's.
+  expect(reclaimPlan(input({ pdbs: [pdb(0, { matchLabels: { 'app.kubernetes.io/name': 'other' } })] })).refusals).toEqual([]);
+});
+
+test('more class pods on the reclaimed nodes than the budget allows: said before the run (the rest wait for terminationGracePeriod)', () => {
+  const p = reclaimPlan(input({ count: 'all' }));
+  expect(p.refusals).toEqual([]);
+  expect(p.notes[0]).toBe('2 pod(s) of the class are on the reclaimed nodes and its PodDisruptionBudget allows 1 eviction(s) at a time: '
+    + 'replacements cannot become Ready under the cap, so the rest leave when the NodeClaim\'s terminationGracePeriod (2580s) elapses');
+  expect(p.notes.at(-1)).toMatch(/^every pod on the reclaimed nodes is evicted, not only the class's/);
+});
+
+test('refused: a static NodePool (spec.replicas) replaces what is deleted and takes no resource limits', () => {
+  const pool = { metadata: { name: 'sd21-inf2' }, spec: { replicas: 2, limits: { nodes: '4' } }, status: { resources: { cpu: '64' } } };
+  expect(reclaimPlan(input({ pool })).refusals).toEqual([
+    'NodePool sd21-inf2 is static (spec.replicas 2): Karpenter replaces deleted NodeClaims to keep its count, and its limits take only nodes; a reclaim cannot be held there',
+  ]);
+});
