@@ -21,7 +21,8 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { type ChartSeries } from '../lib/core/report/chart-series';
-import { type LimitsPatch, nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds, variantResourceId } from '../lib/core/game-day/injection';
+import { type LimitsPatch, nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds } from '../lib/core/game-day/injection';
+import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceId } from '../lib/core/platform/sagemaker-scalable-target';
 import { type NodeClaimState, NODEPOOL_LABEL, type PdbState, type PodState, type ReclaimPlan, reclaimPlan } from '../lib/core/game-day/reclaim';
 import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
 import { KARPENTER_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts';
@@ -256,28 +257,27 @@ export interface SageMakerClients {
   readonly autoScaling: ApplicationAutoScalingClient;
 }
 
-const SAGEMAKER_DIMENSION = 'sagemaker:variant:DesiredInstanceCount';
-
 /** SageMaker: pin the variant's scalable target at its current instance count; restore its bounds. */
 export function scalableTargetInjection(endpointName: string, variantName: string, c: SageMakerClients): Injection {
   const resourceId = variantResourceId(endpointName, variantName);
   let before: ScalableBounds | undefined;
   let pinned: ScalableBounds | undefined;
   const register = (b: ScalableBounds) => c.autoScaling.send(new RegisterScalableTargetCommand({
-    ServiceNamespace: 'sagemaker', ResourceId: resourceId, ScalableDimension: SAGEMAKER_DIMENSION, MinCapacity: b.minCapacity, MaxCapacity: b.maxCapacity,
+    ServiceNamespace: VARIANT_SERVICE_NAMESPACE, ResourceId: resourceId, ScalableDimension: VARIANT_SCALABLE_DIMENSION,
+    MinCapacity: b.minCapacity, MaxCapacity: b.maxCapacity,
   }));
   const target = `scalable target ${resourceId}`;
   return {
-    description: `pin ${resourceId}'s scalable target (${SAGEMAKER_DIMENSION}) at its current instance count`,
+    description: `pin ${resourceId}'s scalable target (${VARIANT_SCALABLE_DIMENSION}) at its current instance count`,
     get manualRestore() {
       return before
         ? `aws application-autoscaling register-scalable-target --service-namespace sagemaker --resource-id ${resourceId} `
-          + `--scalable-dimension ${SAGEMAKER_DIMENSION} --min-capacity ${before.minCapacity} --max-capacity ${before.maxCapacity}`
+          + `--scalable-dimension ${VARIANT_SCALABLE_DIMENSION} --min-capacity ${before.minCapacity} --max-capacity ${before.maxCapacity}`
         : '(nothing was changed)';
     },
     async inject() {
       const targets = await c.autoScaling.send(new DescribeScalableTargetsCommand({
-        ServiceNamespace: 'sagemaker', ResourceIds: [resourceId], ScalableDimension: SAGEMAKER_DIMENSION,
+        ServiceNamespace: VARIANT_SERVICE_NAMESPACE, ResourceIds: [resourceId], ScalableDimension: VARIANT_SCALABLE_DIMENSION,
       }));
       const t = targets.ScalableTargets?.[0];
       if (t?.MinCapacity === undefined || t.MaxCapacity === undefined) throw new Error(`${resourceId} has no scalable target: the variant is not autoscaled, nothing to pin`);

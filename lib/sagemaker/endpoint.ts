@@ -31,6 +31,7 @@ import { ClassModel, sageMakerRuntime } from './class-model';
 import { hasInstanceStorage } from './instance-storage';
 import { type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, type VariantSpec } from './variants';
 import { capacityPlanProblems, NO_CLASSES } from '../core/service/checks';
+import { VARIANT_SCALABLE_DIMENSION, variantResourceId } from '../core/platform/sagemaker-scalable-target';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
 import { Checker } from '../core/validation/checker';
 import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/validation/error';
@@ -175,7 +176,6 @@ export interface SageMakerVariantMetricOptions extends cloudwatch.MetricOptions 
   readonly instanceType?: string;
 }
 
-const SCALABLE_DIMENSION = 'sagemaker:variant:DesiredInstanceCount';
 /** Service-linked role Application Auto Scaling uses for SageMaker variants (created on first use). */
 const SCALING_SERVICE_LINKED_ROLE =
   'aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint';
@@ -359,8 +359,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     const name = options.name;
     const target = new appscaling.ScalableTarget(this, `Scaling-${name}`, {
       serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
-      resourceId: `endpoint/${this.endpointName}/variant/${name}`,
-      scalableDimension: SCALABLE_DIMENSION,
+      resourceId: variantResourceId(this.endpointName, name),
+      scalableDimension: VARIANT_SCALABLE_DIMENSION,
       minCapacity: Lazy.number({ produce: () => this.plannedVariant(name)?.minInstances ?? 1 }),
       maxCapacity: Lazy.number({ produce: () => this.plannedVariant(name)?.maxInstances ?? 1 }),
       role: this.scalingRole,

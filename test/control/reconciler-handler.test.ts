@@ -2,7 +2,8 @@ import { DescribeScalableTargetsCommand } from '@aws-sdk/client-application-auto
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { DescribeListenersCommand, DescribeRulesCommand, ModifyListenerCommand, ModifyRuleCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
-import { scalableTargetPin, variantResourceId } from '../../lib/core/game-day/injection';
+import { scalableTargetPin } from '../../lib/core/game-day/injection';
+import { variantResourceId } from '../../lib/core/platform/sagemaker-scalable-target';
 import { Dim } from '../../lib/core/metrics/contract';
 import { DEFAULT_POLICY_CONFIG, policyWindowPeriods } from '../../lib/core/policy/defaults';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
@@ -215,12 +216,15 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect((await run()).result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
   });
 
-  test('DescribeScalableTargets failing fails the run like DescribeEndpoint: retried, then weights unchanged', async () => {
+  test('DescribeScalableTargets failing writes no capacity, but the weights still move (the fallback does not wait on it)', async () => {
     inCapacityModeWithFallbackDesired(1);
     aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
-    const { result } = await run();
-    expect(result).toMatchObject({ action: 'failed', reason: 'aws-error' });
+    expect((await run()).result).toMatchObject({ action: 'unchanged' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    resetWorld();
+    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    inShortage();
+    expect((await run()).result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
   });
 
   test('recovery: no return before the stabilization window, then a bounded ramp back', async () => {

@@ -1,4 +1,5 @@
-import { nodePoolCap, scalableTargetPin, variantResourceId } from '../../lib/core/game-day/injection';
+import { nodePoolCap, scalableTargetPin } from '../../lib/core/game-day/injection';
+import { variantResourceId } from '../../lib/core/platform/sagemaker-scalable-target';
 
 describe('NodePool cap (the reference experiment\'s method)', () => {
   const pool = (limits: Record<string, string> | undefined, resources: Record<string, string> | undefined) => ({

@@ -9,19 +9,11 @@
  */
 import { ApplicationAutoScalingClient, DescribeScalableTargetsCommand } from '@aws-sdk/client-application-auto-scaling';
 import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
-import { variantResourceId } from '../../../lib/core/game-day/injection';
+import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceId } from '../../../lib/core/platform/sagemaker-scalable-target';
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type SageMakerRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
 import { type RoutingWrite, type ScalingBounds } from '../../../lib/core/reconciler/targets';
 import { type Clients, type TargetRead } from './io';
-
-/**
- * A variant's scalable target: service namespace `sagemaker`, resource id `endpoint/<endpoint>/variant/<variant>`,
- * scalable dimension `sagemaker:variant:DesiredInstanceCount`, as the endpoint construct registers it
- * (lib/sagemaker/endpoint.ts addVariant; https://docs.aws.amazon.com/autoscaling/application/APIReference/API_RegisterScalableTarget.html).
- * The resource id is the game day's own (`variantResourceId`), so the pin it registers is the target read here.
- */
-const SCALABLE_DIMENSION = 'sagemaker:variant:DesiredInstanceCount';
 
 function facts(config: ReconcilerConfig): SageMakerRoutingFacts {
   if (config.facts.kind !== 'sagemaker') throw new Error('not a SageMaker target');
@@ -47,7 +39,13 @@ export async function read(config: ReconcilerConfig, clients: Clients, signal?: 
   const status = endpoint.EndpointStatus;
   // Updating (a deployment, or our own previous write): SageMaker rejects a second update; a later tick writes.
   const notWritable = status === 'InService' ? undefined : `endpoint ${f.endpointName} is ${status}; weights are written on a later tick`;
-  const scalingBounds = await readScalingBounds(f, clients, signal);
+  // Bounds only gate capacity raises; weights (the fallback itself) must not wait on Application Auto Scaling. A failed
+  // read (throttled, denied to a hand-written serving without the grant) leaves every variant's bounds unknown: no
+  // capacity write this run (`capacityCeilings`), weights as decided.
+  const scalingBounds = await readScalingBounds(f, clients, signal).catch((e: unknown) => {
+    if (signal?.aborted) throw e;
+    return {};
+  });
   return { state: { weights, pools, replicas, present: Object.keys(weights), scalingBounds, ...(notWritable ? { notWritable } : {}) } };
 }
 
@@ -57,7 +55,7 @@ export async function read(config: ReconcilerConfig, clients: Clients, signal?: 
  * lib/core/reconciler/targets/sagemaker.ts, then writes no capacity for it). "Gets information about the scalable
  * targets in the specified namespace. You can filter the results using ResourceIds and ScalableDimension." Up to 50
  * results a page, NextToken for more (https://docs.aws.amazon.com/autoscaling/application/APIReference/API_DescribeScalableTargets.html).
- * An error fails the read like DescribeEndpoint's: retried, then the run fails with the weights unchanged.
+ * An error is not retried here: the caller treats every bound as unknown for this run.
  */
 async function readScalingBounds(f: SageMakerRoutingFacts, clients: Clients, signal?: AbortSignal): Promise<Record<string, ScalingBounds>> {
   const byResource = new Map(f.variants.map((v) => [variantResourceId(f.endpointName, v.variantName), v.variantName]));
@@ -65,11 +63,12 @@ async function readScalingBounds(f: SageMakerRoutingFacts, clients: Clients, sig
   let next: string | undefined;
   do {
     const page = await clients.autoScaling!.send(new DescribeScalableTargetsCommand({
-      ServiceNamespace: 'sagemaker', ScalableDimension: SCALABLE_DIMENSION, ResourceIds: [...byResource.keys()], NextToken: next,
+      ServiceNamespace: VARIANT_SERVICE_NAMESPACE, ScalableDimension: VARIANT_SCALABLE_DIMENSION,
+      ResourceIds: [...byResource.keys()], NextToken: next,
     }), { abortSignal: signal });
     for (const t of page.ScalableTargets ?? []) {
       const variant = t.ResourceId && byResource.get(t.ResourceId);
-      if (variant && t.ScalableDimension === SCALABLE_DIMENSION && typeof t.MaxCapacity === 'number') {
+      if (variant && t.ScalableDimension === VARIANT_SCALABLE_DIMENSION && typeof t.MaxCapacity === 'number') {
         out[variant] = { min: t.MinCapacity ?? 0, max: t.MaxCapacity };
       }
     }

@@ -74,11 +74,6 @@ export interface ScalableTargetPin {
   readonly after: ScalableBounds;
 }
 
-/** The Application Auto Scaling resource id of a production variant. */
-export function variantResourceId(endpointName: string, variantName: string): string {
-  return `endpoint/${endpointName}/variant/${variantName}`;
-}
-
 /** Pin at the current count (at least 1: RegisterScalableTarget rejects a MinCapacity below 1 for variants). */
 export function scalableTargetPin(resourceId: string, before: ScalableBounds, currentInstanceCount: number): ScalableTargetPin {
   if (!Number.isInteger(currentInstanceCount) || currentInstanceCount < 1) {
