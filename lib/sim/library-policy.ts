@@ -5,6 +5,7 @@ import { type RunMemory } from '../core/reconciler/memory';
 import { metricQuery } from '../core/reconciler/observe';
 import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
 import { rememberRun, step } from '../core/reconciler/step';
+import { routingTarget } from '../core/reconciler/targets';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { type ScenarioInstance, type SimClass } from './model';
@@ -121,10 +122,14 @@ class DeployedReconciler implements RoutingPolicy {
     };
   }
 
-  /** The routing target as its describe call shows it now. */
+  /**
+   * The routing target as its describe call shows it now. Only a target whose API reports instance counts (SageMaker's
+   * DescribeEndpoint) shows live replicas; an ALB listener reports none (lambda/reconciler/targets/alb.ts read()), so
+   * on EKS the step sees replica counts only through their published metrics, one metric delay late, as deployed.
+   */
   private target(o: Observation): TargetState {
     const classes = this.scenario.classes;
-    const live = o.live;
+    const live = routingTarget(this.config.facts).desiredReplicasFrom === 'target-api' ? o.live : undefined;
     return {
       weights: { ...this.inForce! },
       pools: live ? Object.fromEntries(classes.map((c, i) => [c.name, { [c.instanceType]: live[i].ready }])) : {},
