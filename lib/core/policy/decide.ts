@@ -112,6 +112,11 @@ interface Situation {
   readonly from: Shares;
   readonly planFor: (mode: RoutingMode) => RoutingPlan;
   readonly floorsFor: (mode: RoutingMode) => Record<string, number>;
+  /**
+   * Within a capacity event after a return: the preferred class shows capacity evidence, but the ready classes carry
+   * the planned demand, so it does not re-enter (named in the audit line).
+   */
+  readonly flapAbsorbed: boolean;
 }
 
 type RoutingPlan = ReturnType<typeof routingPlan>;
@@ -131,12 +136,15 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   const sustained = sustainedDeficit(input.demandTokensPerSecond,
     allowed.map((c) => ({ tokensPerSecond: c.tokensPerSecondPerReplica, signals: input.signals[c.name] })), config);
   const active: TriggerCode[] = [...(sustained ? (['sustained-deficit'] as const) : []), ...preferredEvidence];
-  // Hysteresis on the way in as well: within the re-entry memory after a return, capacity evidence re-enters only
-  // when the preferred class cannot carry the planned demand at all (not merely without headroom). A class that
-  // flaps around its need would otherwise re-enter on every dip.
+  // Hysteresis on the way in as well: within the capacity event after a return, the preferred class's capacity
+  // evidence re-enters only when the ready capacity of every eligible class cannot carry the planned demand itself
+  // (`flapAbsorbed`). A flapping class shows a capacity error whenever it happens to ask for a replica during an
+  // off-phase; while the classes already ready carry the demand, the overflow spills down the cost order in cost mode
+  // and nothing calls for the fallbacks to grow, so a change of mode would only be undone at the next quiet stretch.
   const returnedRecently = previous.mode === 'cost' && entries.length > 0;
-  const short = returnedRecently ? demand > preferredCapacity * (1 + 1e-9) : preferredShort;
+  const short = returnedRecently ? demand > ready * (1 + 1e-9) : preferredShort;
   const entering = active.filter((t) => t === 'sustained-deficit' || t === 'latency-breach' || short);
+  const flapAbsorbed = returnedRecently && preferredEvidence.some((t) => t !== 'latency-breach') && entering.length === 0;
 
   // Growing is what a latency breach calls for; capacity errors or stuck replicas mean a class cannot grow now. For the
   // preferred class that judgement is the mode's (with its hysteresis), not one datapoint's.
@@ -157,7 +165,7 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
   };
   const from = restrict(heldShares, eligible.map((v) => v.cls));
-  return { demand, ready, active, entering, from, planFor, floorsFor };
+  return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed };
 }
 
 /**
@@ -192,11 +200,16 @@ function enterCapacity(ctx: Context, situation: Situation): PolicyStep {
   const { previous, classes, config, entries } = ctx;
   const now = ctx.input.now;
   const plan = situation.planFor('capacity');
+  // Re-entering the event under way on the preferred class's own evidence: say which rule let it through.
+  const reentry = previous.mode === 'cost' && entries.length > 0 && situation.entering.some((t) => t === 'capacity-errors' || t === 'replicas-not-ready')
+    ? ` (re-entering the capacity event under way, ${entries.length} earlier entr${entries.length === 1 ? 'y' : 'ies'}: the planned demand of ` +
+      `${round(situation.demand)} tokens/s exceeds the ready capacity of every class, ${round(situation.ready)} tokens/s)`
+    : '';
   return step(ctx, 'capacity', { modeSince: now, ramping: false, lastStepAt: previous.lastStepAt, entries: [...entries, now] },
     apportion(plan.shares, classes, config.weightTotal), {
       code: 'enter-capacity',
       triggers: situation.entering,
-      message: `Entering capacity mode: ${describe(ctx, situation.entering)}` +
+      message: `Entering capacity mode: ${describe(ctx, situation.entering)}${reentry}` +
         (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s goes to ${plan.receiver} so its autoscaler grows it.` : '.'),
     }, figures(situation, plan, 'capacity'));
 }
@@ -252,8 +265,8 @@ function inCostMode(ctx: Context, situation: Situation): PolicyStep {
     return step(ctx, 'cost', { modeSince: previous.modeSince, ramping: !ramp.reached, lastStepAt: ramp.lastStepAt }, ramp.weights, {
       code: 'ramping',
       triggers: [],
-      message: ramp.held ? `Ramp step already taken in this period (since ${ramp.lastStepAt}): holding the weights.`
-        : ramp.reached ? 'Ramp finished: weights follow the plan.' : 'Ramping toward the plan.',
+      message: (ramp.held ? `Ramp step already taken in this period (since ${ramp.lastStepAt}): holding the weights.`
+        : ramp.reached ? 'Ramp finished: weights follow the plan.' : 'Ramping toward the plan.') + absorbedNote(ctx, situation),
     }, figures(situation, plan, 'cost'));
   }
   const keep = { modeSince: previous.modeSince, ramping: previous.ramping, lastStepAt: previous.lastStepAt };
@@ -262,8 +275,17 @@ function inCostMode(ctx: Context, situation: Situation): PolicyStep {
     triggers: [],
     message: `Planned demand ${round(situation.demand)} tokens/s (p${Math.round(config.demandQuantile * 100)} of ${config.demandWindowPeriods} periods) ` +
       `against ready capacity ${round(situation.ready)} tokens/s; cheapest classes first` +
-      (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.'),
+      (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.') + absorbedNote(ctx, situation),
   }, figures(situation, plan, 'cost'));
+}
+
+/** The audit clause of a capacity-event re-entry the ready classes made unnecessary (`assess`, `flapAbsorbed`). */
+function absorbedNote(ctx: Context, situation: Situation): string {
+  if (!situation.flapAbsorbed) return '';
+  const evidence = shortageEvidence(ctx.input.signals[ctx.preferred.name], ctx.config).filter((t) => t !== 'latency-breach');
+  return ` Not re-entering capacity mode although ${describe(ctx, evidence)}: within the capacity event under way ` +
+    `(${ctx.entries.length} entr${ctx.entries.length === 1 ? 'y' : 'ies'}) the ready classes carry the planned demand ` +
+    `(${round(situation.demand)} of ${round(situation.ready)} tokens/s), so the overflow spills down the cost order.`;
 }
 
 /** The start of the wall-clock period `now` falls in (ramp steps are bounded per period). */
