@@ -40,7 +40,9 @@
  */
 import { policyClassProblems, resolvePolicyConfig } from './defaults';
 import { apportion, byPreference, type ClassView, maxShareDelta, rampToward, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
-import { flapStability, healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, sustainedDemand, windowPeriods } from './evidence';
+import {
+  flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit, sustainedDemand, windowPeriods,
+} from './evidence';
 import {
   type DecisionReason,
   type PolicyClass,
@@ -235,7 +237,9 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
   // loss-free for longer than it did between its losses: one quiet stretch of a flap looks like a recovery.
   const flap = flapStability(input.signals[preferred.name], config);
   const stable = flap.quietSeconds >= flap.requiredQuietSeconds;
-  if (!healthy || !dwelt || !stable) {
+  // Quiet is not recovery: the class must have got back the replicas it was refused (or shown no loss for the memory).
+  const recovery = recoverySeen(input.signals[preferred.name], config);
+  if (!healthy || !dwelt || !stable || !recovery.seen) {
     return step(ctx, 'capacity', keep, weights, {
       code: 'stabilizing',
       triggers: [],
@@ -243,7 +247,10 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
         `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in this ` +
         `capacity event; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
         (flap.episodes >= 2 ? `, and free of capacity loss for ${flap.requiredQuietSeconds} s: it lost capacity ${flap.episodes} times within ` +
-          `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.'),
+          `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.') +
+        (recovery.seen ? '' : ` Recovery not yet seen: ${preferred.name} was refused capacity ${recovery.lostSecondsAgo} s ago while asking for ` +
+          `${recovery.asked} replicas and has not had that many ready since; it returns once it has (or after ${config.reentryMemorySeconds} s ` +
+          'without a loss).'),
     }, figures(situation, plan, 'capacity'));
   }
   const costPlan = situation.planFor('cost');
