@@ -224,10 +224,17 @@ describe('decide(): returning to cost mode', () => {
     expect(again.decision.mode).toBe('capacity');
     expect(again.state.entries).toEqual([NOW - 6000, NOW]);
     expect(again.decision.reason.message).toContain('re-entering the capacity event under way, 1 earlier entry: the planned demand of 1400');
-    // An hour of cost mode ended the event: a fresh entry, on the headroom rule.
-    const fresh = decide(input(relapse, 800), returned(3600));
+    // An hour of cost mode in which inf2 showed no loss ends the event: the entries are forgotten, and the next loss is
+    // a fresh entry, on the headroom rule.
+    const ended = decide(input(BASE, 800), returned(3600));
+    expect(ended.state.entries).toBeUndefined();
+    const fresh = decide(input(relapse, 800), ended.state);
     expect(fresh.decision.mode).toBe('capacity');
     expect(fresh.state.entries).toEqual([NOW]);
+    // A loss within that hour (a relapse the ready classes absorbed) means the shortage recurs: the event goes on.
+    const recurring = { ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((v, i) => (i === W - 20 ? 1 : v)) } };
+    expect(decide(input(recurring, 800), returned(3600)).state.entries).toEqual([NOW - 6000]);
+    expect(decide(input(relapse, 1000), returned(3600)).decision.mode).toBe('cost');
   });
 
   test('a relapse the ready classes absorb is not a re-entry: cost mode holds and the audit line says why', () => {

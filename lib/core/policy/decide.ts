@@ -47,6 +47,7 @@ import {
   flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit, sustainedDemand, windowPeriods,
 } from './evidence';
 import {
+  type ClassSignals,
   type DecisionReason,
   type PolicyClass,
   type PolicyConfig,
@@ -66,7 +67,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const preferred = allowed[0];
   const total = config.weightTotal;
   const now = input.now;
-  const entries = eventEntries(previous, now, config);
+  const entries = eventEntries(previous, now, config, input.signals[preferred.name]);
 
   // The weights in force, minus anything placement forbids; all on the preferred class if nothing usable is left.
   const heldShares = restrict(sharesOf(previous.weights, classes), allowed);
@@ -314,13 +315,15 @@ export function initialPolicyState(weights: Readonly<Record<string, number>>, no
 
 /**
  * The capacity-mode entries of the capacity event still under way. An event ends only when cost mode has lasted
- * `reentryMemorySeconds` since the last return: a shortage that keeps recurring (flapping availability, sparse capacity
- * errors on scale-outs) extends the memory instead of starting a fresh event an hour after its first entry, so each
- * re-entry keeps the stricter re-entry rule and the doubled return hold. Bounded: only the newest entries that still
- * lengthen the hold are kept (the hold is capped at `maxReturnHoldSeconds`).
+ * `reentryMemorySeconds` since the last return and the preferred class has shown no capacity loss for as long: a
+ * shortage that keeps recurring (flapping availability, sparse capacity errors on scale-outs, relapses the ready
+ * classes absorbed without a re-entry) extends the memory instead of starting a fresh event an hour after its first
+ * entry, so each re-entry keeps the stricter re-entry rule and the doubled return hold. Bounded: only the newest entries
+ * that still lengthen the hold are kept (the hold is capped at `maxReturnHoldSeconds`).
  */
-function eventEntries(previous: PolicyState, now: number, config: PolicyConfig): number[] {
-  if (previous.mode === 'cost' && now - previous.modeSince >= config.reentryMemorySeconds) return [];
+function eventEntries(previous: PolicyState, now: number, config: PolicyConfig, preferred: ClassSignals | undefined): number[] {
+  const quietForMemory = () => recoverySeen(preferred, config).lostSecondsAgo === null;
+  if (previous.mode === 'cost' && now - previous.modeSince >= config.reentryMemorySeconds && quietForMemory()) return [];
   const doublingsToCap = Math.ceil(Math.log2(Math.max(1, config.maxReturnHoldSeconds / Math.max(1, config.stabilizationWindowSeconds))));
   return (previous.entries ?? []).filter((t) => t <= now).slice(-(doublingsToCap + 1));
 }
