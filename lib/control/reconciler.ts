@@ -62,8 +62,9 @@ export interface RoutingPolicyOptions {
   /** The quantile (0..1) of those periods' demand the plan is made for. @default 0.9 */
   readonly demandQuantile?: number;
   /**
-   * A capacity event ends when cost mode has lasted this long since the last return; until then each re-entry into
-   * capacity mode doubles the return hold, and the hold is back to the stabilization window after it.
+   * A capacity event ends when cost mode has lasted this long since the last return and the preferred class has shown
+   * no capacity loss for as long; until then each re-entry into capacity mode doubles the return hold, and the hold is
+   * back to the stabilization window after it.
    * @default Duration.hours(1)
    */
   readonly reentryMemory?: Duration;

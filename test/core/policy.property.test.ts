@@ -321,6 +321,42 @@ describe('decide() invariants over random signal histories', () => {
     );
   });
 
+  test('a class that is refused a replica now and then, while the ready classes carry the demand, is one event', () => {
+    // The preferred class (c0, 4 ready x 300) carries the demand only without headroom; now and then it asks for a 5th
+    // replica and gets a capacity error (an off-phase of flapping availability it happens to ask in), 5 to 55 periods
+    // apart (within the hour that ends an event), and it never gets that replica. The ready classes (c0 plus the
+    // fallback) carry the planned demand: the first loss enters, no quiet stretch is taken for recovery, and no later
+    // loss re-enters. At most 2 mode changes.
+    fc.assert(
+      fc.property(
+        fc.record({
+          gaps: fc.array(fc.integer({ min: 5, max: 55 }), { minLength: 1, maxLength: 8 }),
+          first: fc.integer({ min: 1, max: 30 }),
+          fallbackReady: fc.integer({ min: 1, max: 6 }),
+          demand: fc.integer({ min: 1001, max: 1200 }),
+        }),
+        ({ gaps, first, fallbackReady, demand }) => {
+          const length = 300;
+          const losses = new Set<number>();
+          for (let t = first, i = 0; t < length; t += gaps[i++ % gaps.length]) losses.add(t);
+          const classes: PolicyClass[] = [
+            { name: 'c0', preferenceRank: 0, tokensPerSecondPerReplica: 300, usdPerReplicaHour: 0.76, placementAllowed: true },
+            { name: 'c1', preferenceRank: 1, tokensPerSecondPerReplica: 200, usdPerReplicaHour: 0.8, placementAllowed: true },
+          ];
+          const ticks = Array.from({ length }, (_, t): Tick[] => [
+            losses.has(t) ? { ready: 4, desired: 5, errors: 1, latency: 300 } : { ready: 4, desired: 4, errors: 0, latency: 300 },
+            { ready: fallbackReady, desired: fallbackReady, errors: 0, latency: 300 },
+          ]);
+          const h: History = { classes, ticks, demand: Array(length).fill(demand), slo: 1000 };
+          const changes = run(h, { mode: 'cost', weights: { c0: 98, c1: 2 }, modeSince: T0 - 3600, ramping: false })
+            .filter((r) => r.decision.modeChanged).length;
+          assert.ok(changes <= 2, `${changes} mode changes`);
+        },
+      ),
+      RUNS,
+    );
+  });
+
   test('with availability flapping faster than the stabilization window, the mode changes at most once', () => {
     fc.assert(
       fc.property(

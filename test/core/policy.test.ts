@@ -217,16 +217,63 @@ describe('decide(): returning to cost mode', () => {
     // inf2: 3 ready x 300 tokens/s = 900. Entered 100 minutes ago, returned `ago` seconds ago; a capacity error now.
     const relapse = { ...BASE, inf2: { ...healthy(3), capacityErrors: [...flat(0, W - 1), 1] } };
     const returned = (ago: number): PolicyState => ({ ...costState({ inf2: 96, g6: 2, g5: 2 }, NOW - ago), entries: [NOW - 6000] });
-    // 50 minutes after the return, the entry (100 minutes old) still belongs to the event: re-entering needs inf2 short
-    // of the demand itself (800 fits in 900 without the headroom), and a re-entry doubles the hold.
+    // 50 minutes after the return, the entry (100 minutes old) still belongs to the event: re-entering needs the ready
+    // classes (inf2 900 + g6 200 + g5 250 = 1350) short of the demand itself, and a re-entry doubles the hold.
     expect(decide(input(relapse, 800), returned(3000)).decision.mode).toBe('cost');
-    const again = decide(input(relapse, 1000), returned(3000));
+    const again = decide(input(relapse, 1400), returned(3000));
     expect(again.decision.mode).toBe('capacity');
     expect(again.state.entries).toEqual([NOW - 6000, NOW]);
-    // An hour of cost mode ended the event: a fresh entry, on the headroom rule.
-    const fresh = decide(input(relapse, 800), returned(3600));
+    expect(again.decision.reason.message).toContain('re-entering the capacity event under way, 1 earlier entry: the planned demand of 1400');
+    // An hour of cost mode in which inf2 showed no loss ends the event: the entries are forgotten, and the next loss is
+    // a fresh entry, on the headroom rule.
+    const ended = decide(input(BASE, 800), returned(3600));
+    expect(ended.state.entries).toBeUndefined();
+    const fresh = decide(input(relapse, 800), ended.state);
     expect(fresh.decision.mode).toBe('capacity');
     expect(fresh.state.entries).toEqual([NOW]);
+    // A loss within that hour (a relapse the ready classes absorbed) means the shortage recurs: the event goes on.
+    const recurring = { ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((v, i) => (i === W - 20 ? 1 : v)) } };
+    expect(decide(input(recurring, 800), returned(3600)).state.entries).toEqual([NOW - 6000]);
+    expect(decide(input(relapse, 1000), returned(3600)).decision.mode).toBe('cost');
+  });
+
+  test('a relapse the ready classes absorb is not a re-entry: cost mode holds and the audit line says why', () => {
+    // inf2 (900 ready) reports a capacity error 30 minutes after the return from an event; demand 1000 is more than inf2
+    // carries, even without headroom, but the ready classes carry it (1350): the overflow spills to g6 and g5.
+    const relapse = { ...BASE, inf2: { ...healthy(3), capacityErrors: [...flat(0, W - 1), 1] } };
+    const returned: PolicyState = { ...costState({ inf2: 96, g6: 2, g5: 2 }, NOW - 1800), entries: [NOW - 3000] };
+    const { decision, state } = decide(input(relapse, 1000), returned);
+    expect(decision.mode).toBe('cost');
+    expect(decision.modeChanged).toBe(false);
+    expect(decision.reason.code).toBe('cost-plan');
+    expect(decision.reason.message).toContain('Not re-entering capacity mode although inf2 reports capacity errors: within the capacity event ' +
+      'under way (1 entry) the ready classes carry the planned demand (1000 of 1350 tokens/s)');
+    expect(decision.weights.g6 + decision.weights.g5).toBeGreaterThan(4);
+    expect(state.entries).toEqual([NOW - 3000]);
+    // Without an event under way, the same evidence enters at once (fast to fall back).
+    expect(decide(input(relapse, 1000), costState({ inf2: 96, g6: 2, g5: 2 })).decision.mode).toBe('capacity');
+  });
+
+  test('quiet is not recovery: a return needs the preferred class to have had the replicas it was refused', () => {
+    // inf2 asked for 4 replicas and got a capacity error 30 periods ago; since then it has stopped asking (3 ready, 3
+    // desired, no error): healthy for 30 periods, but it never had the 4th replica.
+    const refusedAt = W - 31;
+    const refused: ClassSignals = {
+      ...healthy(3),
+      desiredReplicas: flat(3).map((v, i) => (i === refusedAt ? 4 : v)),
+      capacityErrors: flat(0).map((v, i) => (i === refusedAt ? 1 : v)),
+    };
+    const held = decide(input({ ...BASE, inf2: refused }, 500), capacityState(NOW - 2400)).decision;
+    expect(held.mode).toBe('capacity');
+    expect(held.reason.code).toBe('stabilizing');
+    expect(held.reason.message).toContain('Recovery not yet seen: inf2 was refused capacity 1800 s ago while asking for 4 replicas');
+    // Once it has had 4 ready (and is healthy again), the return goes ahead.
+    const grown: ClassSignals = { ...refused, readyReplicas: flat(3).map((v, i) => (i > refusedAt + 5 && i < refusedAt + 10 ? 4 : v)),
+      desiredReplicas: flat(3).map((v, i) => (i >= refusedAt && i < refusedAt + 10 ? 4 : v)) };
+    expect(decide(input({ ...BASE, inf2: grown }, 500), capacityState(NOW - 2400)).decision.reason.code).toBe('return-to-cost');
+    // A loss older than the re-entry memory no longer holds the mode: the need fell away.
+    const old: ClassSignals = { ...healthy(3), capacityErrors: flat(0) };
+    expect(decide(input({ ...BASE, inf2: old }, 500), capacityState(NOW - 2400)).decision.reason.code).toBe('return-to-cost');
   });
 
   test('a class that lost capacity, regained it and lost it again must stay loss-free longer than between its losses', () => {

@@ -30,7 +30,10 @@
  * - cost mode returns only when no evidence is left, the preferred class has been healthy for the stabilization
  *   window, and capacity mode has lasted the return hold, which doubles with each re-entry of the same capacity event
  *   (an event ends after an hour of cost mode; `eventEntries`). A class that lost capacity, regained it and lost it
- *   again within the hour (`flapStability`) must also have stayed loss-free for twice its longest loss-free gap;
+ *   again within the hour (`flapStability`) must also have stayed loss-free for twice its longest loss-free gap, and
+ *   it must have been seen to get back the replicas it was refused at its newest loss (`recoverySeen`: quiet
+ *   is not recovery). Within an event, the preferred class's evidence re-enters only when the ready classes cannot
+ *   carry the planned demand (a flap the ready fleet absorbs is no reason to change mode);
  *   weights then ramp toward the plan by a bounded step per wall-clock period, however many times the reconciler
  *   runs in that period.
  *
@@ -40,8 +43,11 @@
  */
 import { policyClassProblems, resolvePolicyConfig } from './defaults';
 import { apportion, byPreference, type ClassView, maxShareDelta, rampToward, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
-import { flapStability, healthyThroughout, latest, plannedDemand, shortageEvidence, sustainedDeficit, sustainedDemand, windowPeriods } from './evidence';
 import {
+  flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit, sustainedDemand, windowPeriods,
+} from './evidence';
+import {
+  type ClassSignals,
   type DecisionReason,
   type PolicyClass,
   type PolicyConfig,
@@ -61,7 +67,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const preferred = allowed[0];
   const total = config.weightTotal;
   const now = input.now;
-  const entries = eventEntries(previous, now, config);
+  const entries = eventEntries(previous, now, config, input.signals[preferred.name]);
 
   // The weights in force, minus anything placement forbids; all on the preferred class if nothing usable is left.
   const heldShares = restrict(sharesOf(previous.weights, classes), allowed);
@@ -112,6 +118,11 @@ interface Situation {
   readonly from: Shares;
   readonly planFor: (mode: RoutingMode) => RoutingPlan;
   readonly floorsFor: (mode: RoutingMode) => Record<string, number>;
+  /**
+   * Within a capacity event after a return: the preferred class shows capacity evidence, but the ready classes carry
+   * the planned demand, so it does not re-enter (named in the audit line).
+   */
+  readonly flapAbsorbed: boolean;
 }
 
 type RoutingPlan = ReturnType<typeof routingPlan>;
@@ -131,12 +142,15 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   const sustained = sustainedDeficit(input.demandTokensPerSecond,
     allowed.map((c) => ({ tokensPerSecond: c.tokensPerSecondPerReplica, signals: input.signals[c.name] })), config);
   const active: TriggerCode[] = [...(sustained ? (['sustained-deficit'] as const) : []), ...preferredEvidence];
-  // Hysteresis on the way in as well: within the re-entry memory after a return, capacity evidence re-enters only
-  // when the preferred class cannot carry the planned demand at all (not merely without headroom). A class that
-  // flaps around its need would otherwise re-enter on every dip.
+  // Hysteresis on the way in as well: within the capacity event after a return, the preferred class's capacity
+  // evidence re-enters only when the ready capacity of every eligible class cannot carry the planned demand itself
+  // (`flapAbsorbed`). A flapping class shows a capacity error whenever it happens to ask for a replica during an
+  // off-phase; while the classes already ready carry the demand, the overflow spills down the cost order in cost mode
+  // and nothing calls for the fallbacks to grow, so a change of mode would only be undone at the next quiet stretch.
   const returnedRecently = previous.mode === 'cost' && entries.length > 0;
-  const short = returnedRecently ? demand > preferredCapacity * (1 + 1e-9) : preferredShort;
+  const short = returnedRecently ? demand > ready * (1 + 1e-9) : preferredShort;
   const entering = active.filter((t) => t === 'sustained-deficit' || t === 'latency-breach' || short);
+  const flapAbsorbed = returnedRecently && preferredEvidence.some((t) => t !== 'latency-breach') && entering.length === 0;
 
   // Growing is what a latency breach calls for; capacity errors or stuck replicas mean a class cannot grow now. For the
   // preferred class that judgement is the mode's (with its hysteresis), not one datapoint's.
@@ -157,7 +171,7 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
   };
   const from = restrict(heldShares, eligible.map((v) => v.cls));
-  return { demand, ready, active, entering, from, planFor, floorsFor };
+  return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed };
 }
 
 /**
@@ -192,11 +206,16 @@ function enterCapacity(ctx: Context, situation: Situation): PolicyStep {
   const { previous, classes, config, entries } = ctx;
   const now = ctx.input.now;
   const plan = situation.planFor('capacity');
+  // Re-entering the event under way on the preferred class's own evidence: say which rule let it through.
+  const reentry = previous.mode === 'cost' && entries.length > 0 && situation.entering.some((t) => t === 'capacity-errors' || t === 'replicas-not-ready')
+    ? ` (re-entering the capacity event under way, ${entries.length} earlier entr${entries.length === 1 ? 'y' : 'ies'}: the planned demand of ` +
+      `${round(situation.demand)} tokens/s exceeds the ready capacity of every class, ${round(situation.ready)} tokens/s)`
+    : '';
   return step(ctx, 'capacity', { modeSince: now, ramping: false, lastStepAt: previous.lastStepAt, entries: [...entries, now] },
     apportion(plan.shares, classes, config.weightTotal), {
       code: 'enter-capacity',
       triggers: situation.entering,
-      message: `Entering capacity mode: ${describe(ctx, situation.entering)}` +
+      message: `Entering capacity mode: ${describe(ctx, situation.entering)}${reentry}` +
         (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s goes to ${plan.receiver} so its autoscaler grows it.` : '.'),
     }, figures(situation, plan, 'capacity'));
 }
@@ -222,7 +241,9 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
   // loss-free for longer than it did between its losses: one quiet stretch of a flap looks like a recovery.
   const flap = flapStability(input.signals[preferred.name], config);
   const stable = flap.quietSeconds >= flap.requiredQuietSeconds;
-  if (!healthy || !dwelt || !stable) {
+  // Quiet is not recovery: the class must have got back the replicas it was refused (or shown no loss for the memory).
+  const recovery = recoverySeen(input.signals[preferred.name], config);
+  if (!healthy || !dwelt || !stable || !recovery.seen) {
     return step(ctx, 'capacity', keep, weights, {
       code: 'stabilizing',
       triggers: [],
@@ -230,7 +251,10 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
         `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in this ` +
         `capacity event; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
         (flap.episodes >= 2 ? `, and free of capacity loss for ${flap.requiredQuietSeconds} s: it lost capacity ${flap.episodes} times within ` +
-          `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.'),
+          `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.') +
+        (recovery.seen ? '' : ` Recovery not yet seen: ${preferred.name} was refused capacity ${recovery.lostSecondsAgo} s ago while asking for ` +
+          `${recovery.asked} replicas and has not had that many ready since; it returns once it has (or after ${config.reentryMemorySeconds} s ` +
+          'without a loss).'),
     }, figures(situation, plan, 'capacity'));
   }
   const costPlan = situation.planFor('cost');
@@ -252,8 +276,8 @@ function inCostMode(ctx: Context, situation: Situation): PolicyStep {
     return step(ctx, 'cost', { modeSince: previous.modeSince, ramping: !ramp.reached, lastStepAt: ramp.lastStepAt }, ramp.weights, {
       code: 'ramping',
       triggers: [],
-      message: ramp.held ? `Ramp step already taken in this period (since ${ramp.lastStepAt}): holding the weights.`
-        : ramp.reached ? 'Ramp finished: weights follow the plan.' : 'Ramping toward the plan.',
+      message: (ramp.held ? `Ramp step already taken in this period (since ${ramp.lastStepAt}): holding the weights.`
+        : ramp.reached ? 'Ramp finished: weights follow the plan.' : 'Ramping toward the plan.') + absorbedNote(ctx, situation),
     }, figures(situation, plan, 'cost'));
   }
   const keep = { modeSince: previous.modeSince, ramping: previous.ramping, lastStepAt: previous.lastStepAt };
@@ -262,8 +286,17 @@ function inCostMode(ctx: Context, situation: Situation): PolicyStep {
     triggers: [],
     message: `Planned demand ${round(situation.demand)} tokens/s (p${Math.round(config.demandQuantile * 100)} of ${config.demandWindowPeriods} periods) ` +
       `against ready capacity ${round(situation.ready)} tokens/s; cheapest classes first` +
-      (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.'),
+      (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.') + absorbedNote(ctx, situation),
   }, figures(situation, plan, 'cost'));
+}
+
+/** The audit clause of a capacity-event re-entry the ready classes made unnecessary (`assess`, `flapAbsorbed`). */
+function absorbedNote(ctx: Context, situation: Situation): string {
+  if (!situation.flapAbsorbed) return '';
+  const evidence = shortageEvidence(ctx.input.signals[ctx.preferred.name], ctx.config).filter((t) => t !== 'latency-breach');
+  return ` Not re-entering capacity mode although ${describe(ctx, evidence)}: within the capacity event under way ` +
+    `(${ctx.entries.length} entr${ctx.entries.length === 1 ? 'y' : 'ies'}) the ready classes carry the planned demand ` +
+    `(${round(situation.demand)} of ${round(situation.ready)} tokens/s), so the overflow spills down the cost order.`;
 }
 
 /** The start of the wall-clock period `now` falls in (ramp steps are bounded per period). */
@@ -282,13 +315,15 @@ export function initialPolicyState(weights: Readonly<Record<string, number>>, no
 
 /**
  * The capacity-mode entries of the capacity event still under way. An event ends only when cost mode has lasted
- * `reentryMemorySeconds` since the last return: a shortage that keeps recurring (flapping availability, sparse capacity
- * errors on scale-outs) extends the memory instead of starting a fresh event an hour after its first entry, so each
- * re-entry keeps the stricter re-entry rule and the doubled return hold. Bounded: only the newest entries that still
- * lengthen the hold are kept (the hold is capped at `maxReturnHoldSeconds`).
+ * `reentryMemorySeconds` since the last return and the preferred class has shown no capacity loss for as long: a
+ * shortage that keeps recurring (flapping availability, sparse capacity errors on scale-outs, relapses the ready
+ * classes absorbed without a re-entry) extends the memory instead of starting a fresh event an hour after its first
+ * entry, so each re-entry keeps the stricter re-entry rule and the doubled return hold. Bounded: only the newest entries
+ * that still lengthen the hold are kept (the hold is capped at `maxReturnHoldSeconds`).
  */
-function eventEntries(previous: PolicyState, now: number, config: PolicyConfig): number[] {
-  if (previous.mode === 'cost' && now - previous.modeSince >= config.reentryMemorySeconds) return [];
+function eventEntries(previous: PolicyState, now: number, config: PolicyConfig, preferred: ClassSignals | undefined): number[] {
+  const quietForMemory = () => recoverySeen(preferred, config).lostSecondsAgo === null;
+  if (previous.mode === 'cost' && now - previous.modeSince >= config.reentryMemorySeconds && quietForMemory()) return [];
   const doublingsToCap = Math.ceil(Math.log2(Math.max(1, config.maxReturnHoldSeconds / Math.max(1, config.stabilizationWindowSeconds))));
   return (previous.entries ?? []).filter((t) => t <= now).slice(-(doublingsToCap + 1));
 }

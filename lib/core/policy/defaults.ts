@@ -59,7 +59,8 @@ export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
   /**
    * 3600 s: a capacity shortage that comes back within the hour after the last return to cost mode is the same event
    * (flapping availability, sparse capacity errors); each re-entry of it doubles the return hold, and an hour of cost
-   * mode ends the event and resets the hold.
+   * mode ends the event and resets the hold. A class whose newest capacity loss is an hour old, and which never got
+   * back what it was refused, is no longer held short: its need fell away.
    */
   reentryMemorySeconds: 3600,
   /**

@@ -181,3 +181,25 @@ export function flapStability(signals: ClassSignals | undefined, config: PolicyC
     Math.max(base * Math.pow(2, Math.min(episodes - 1, 30)), 2 * longestGap * config.periodSeconds));
   return { episodes, requiredQuietSeconds, quietSeconds };
 }
+
+/**
+ * Whether a class has been seen to get back the capacity it was refused, judged on the newest `reentryMemorySeconds`
+ * of its own signals: since its newest capacity loss (`lostPeriods`), its ready replicas reached the count it was
+ * asking for in that period (its desired replicas then). A class that merely stopped asking (demand fell, or it
+ * carries what it has) shows no error and no desired > ready, which looks healthy but proves nothing: capacity it was
+ * refused may still be missing, and the next scale-out fails again. Recovery has to be seen, not assumed; a class that
+ * has shown no loss for the whole memory counts as recovered (its need fell away; an event ends after as long).
+ */
+export function recoverySeen(signals: ClassSignals | undefined, config: PolicyConfig):
+  { seen: boolean; asked: number | null; lostSecondsAgo: number | null } {
+  const n = periods(config.reentryMemorySeconds, config);
+  const lost = lostPeriods(signals, n, config);
+  const last = lost.lastIndexOf(true);
+  if (last < 0) return { seen: true, asked: null, lostSecondsAgo: null };
+  const ready = tail(signals?.readyReplicas, n);
+  const asked = tail(signals?.desiredReplicas, n)[last];
+  const lostSecondsAgo = (n - 1 - last) * config.periodSeconds;
+  if (asked === null) return { seen: true, asked, lostSecondsAgo };
+  const seen = ready.slice(last + 1).some((r) => r !== null && r >= asked);
+  return { seen, asked, lostSecondsAgo };
+}

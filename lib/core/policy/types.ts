@@ -75,10 +75,12 @@ export interface PolicyConfig {
   /** The preferred class must be healthy this long (and capacity mode must have lasted this long) before returning to cost mode. */
   readonly stabilizationWindowSeconds: number;
   /**
-   * A capacity event ends when cost mode has lasted this many seconds since the last return: until then each
-   * re-entry belongs to the same event and doubles the return hold (the first entry holds for the stabilization
-   * window), and re-entering needs the preferred class short of the demand itself, not of its headroom. After it, the
-   * entries are forgotten and the hold is back to the stabilization window.
+   * A capacity event ends when cost mode has lasted this many seconds since the last return and the preferred class
+   * has shown no capacity loss for as long: until then each re-entry belongs to the same event and doubles the return
+   * hold (the first entry holds for the stabilization window), and the preferred class's evidence re-enters only when
+   * the ready classes are short of the demand itself.
+   * After it, the entries are forgotten and the hold is back to the stabilization window. Also the span over which a
+   * class's newest capacity loss holds capacity mode until it is seen to get back what it was refused.
    */
   readonly reentryMemorySeconds: number;
   /** Upper bound of the growing return hold, seconds. */
