@@ -133,7 +133,8 @@ async function reconcileChecked(
   if (!s.ok) {
     outcome = { action: 'failed', reason: s.reason, detail: s.detail };
   } else if (s.plan.action !== 'write') {
-    outcome = s.plan.action === 'skipped' ? { action: 'skipped', detail: s.plan.detail } : { action: 'unchanged' };
+    outcome = s.plan.action === 'skipped' ? { action: 'skipped', detail: s.plan.detail }
+      : { action: 'unchanged', ...(s.plan.detail ? { detail: s.plan.detail } : {}) };
   } else {
     const write = s.plan.write;
     try {

@@ -219,12 +219,19 @@ describe('reconciler run, SageMaker endpoint', () => {
   test('DescribeScalableTargets failing writes no capacity, but the weights still move (the fallback does not wait on it)', async () => {
     inCapacityModeWithFallbackDesired(1);
     aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
-    expect((await run()).result).toMatchObject({ action: 'unchanged' });
+    const held = await run();
+    expect(held.result).toMatchObject({ action: 'unchanged' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    // The audit line says why, so a lasting denial (a permissions boundary) is not silent.
+    expect(audit(held.lines)).toMatchObject({
+      apply: { action: 'unchanged', detail: 'no capacity write this run: DescribeScalableTargets failed (AccessDeniedException: denied)' },
+    });
     resetWorld();
     aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
     inShortage();
-    expect((await run()).result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
+    const moved = await run();
+    expect(moved.result).toMatchObject({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
+    expect(audit(moved.lines)).toMatchObject({ apply: { action: 'applied', detail: expect.stringContaining('DescribeScalableTargets failed') } });
   });
 
   test('recovery: no return before the stabilization window, then a bounded ramp back', async () => {

@@ -42,11 +42,15 @@ export async function read(config: ReconcilerConfig, clients: Clients, signal?: 
   // Bounds only gate capacity raises; weights (the fallback itself) must not wait on Application Auto Scaling. A failed
   // read (throttled, denied to a hand-written serving without the grant) leaves every variant's bounds unknown: no
   // capacity write this run (`capacityCeilings`), weights as decided.
+  let capacityUnwritable: string | undefined;
   const scalingBounds = await readScalingBounds(f, clients, signal).catch((e: unknown) => {
     if (signal?.aborted) throw e;
+    const err = e as { name?: string; message?: string };
+    capacityUnwritable = `no capacity write this run: DescribeScalableTargets failed (${err.name ?? 'Error'}: ${err.message ?? String(e)})`;
     return {};
   });
-  return { state: { weights, pools, replicas, present: Object.keys(weights), scalingBounds, ...(notWritable ? { notWritable } : {}) } };
+  const state = { weights, pools, replicas, present: Object.keys(weights), scalingBounds };
+  return { state: { ...state, ...(notWritable ? { notWritable } : {}), ...(capacityUnwritable ? { capacityUnwritable } : {}) } };
 }
 
 /**

@@ -24,7 +24,7 @@ import { routingTarget, type RoutingWrite, type TargetState } from './targets';
 /** What a run does with its decision. */
 export type StepPlan =
   | { readonly action: 'write'; readonly write: RoutingWrite; readonly detail?: string }
-  | { readonly action: 'unchanged' }
+  | { readonly action: 'unchanged'; readonly detail?: string }
   | { readonly action: 'skipped'; readonly detail: string };
 
 /** A run that cannot decide: the facts no longer match the target, or the decision would break a routing invariant. */
@@ -134,7 +134,8 @@ function planOf(
   memory: RunMemory | undefined,
   now: number,
 ): StepPlan {
-  if (!write) return { action: 'unchanged' };
+  const held = target.capacityUnwritable;
+  if (!write) return held ? { action: 'unchanged', detail: held } : { action: 'unchanged' };
   if (target.notWritable) return { action: 'skipped', detail: target.notWritable };
   // One write per period, whatever the number of runs in it: a second write would outpace the ramp bound (ALB) or hit
   // an endpoint still Updating from the first (SageMaker). Entering capacity mode is the exception: reacting at once
@@ -143,7 +144,8 @@ function planOf(
   if (memory?.period === now && memory.wrote && !entering) {
     return { action: 'skipped', detail: `a ${memory.wrote} write was already made in this period; the next period writes` };
   }
-  return { action: 'write', write, ...(describeWrite(write) ? { detail: describeWrite(write) } : {}) };
+  const detail = [describeWrite(write), held].filter((d) => d !== undefined).join('; ');
+  return { action: 'write', write, ...(detail ? { detail } : {}) };
 }
 
 /** The audit line's words for a write (none for a plain weights write). */

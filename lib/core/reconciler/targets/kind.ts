@@ -61,6 +61,11 @@ export interface TargetState {
    * maxima alone then bound capacity writes.
    */
   readonly scalingBounds?: Readonly<Record<string, ScalingBounds>>;
+  /**
+   * Why no capacity write can be made this run although weights can (SageMaker: the scalable targets could not be
+   * read). The audit line carries it, so a lasting failure (a permissions boundary denying the read) is visible.
+   */
+  readonly capacityUnwritable?: string;
 }
 
 /** A scalable target's bounds (Application Auto Scaling `ScalableTarget` MinCapacity, MaxCapacity). */
