@@ -5,7 +5,6 @@ import { type RunMemory } from '../core/reconciler/memory';
 import { metricQuery } from '../core/reconciler/observe';
 import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
 import { rememberRun, step } from '../core/reconciler/step';
-import { routingTarget } from '../core/reconciler/targets';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { type ScenarioInstance, type SimClass } from './model';
@@ -122,14 +121,10 @@ class DeployedReconciler implements RoutingPolicy {
     };
   }
 
-  /**
-   * The routing target as its describe call shows it now. Only a target whose API reports instance counts (SageMaker's
-   * DescribeEndpoint) shows live replicas; an ALB listener reports none (lambda/reconciler/targets/alb.ts read()), so
-   * on EKS the step sees replica counts only through their published metrics, one metric delay late, as deployed.
-   */
+  /** The routing target as its describe call shows it now. */
   private target(o: Observation): TargetState {
     const classes = this.scenario.classes;
-    const live = routingTarget(this.config.facts).desiredReplicasFrom === 'target-api' ? o.live : undefined;
+    const live = o.live;
     return {
       weights: { ...this.inForce! },
       pools: live ? Object.fromEntries(classes.map((c, i) => [c.name, { [c.instanceType]: live[i].ready }])) : {},
