@@ -264,16 +264,16 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
 describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims deleted)', () => {
   const LABELS = { 'capacity-aware-inference/class': 'inf2' };
   /** A class at its maximum (8 of 8): the cap alone would be refused; the reclaim is what takes capacity away. */
-  function reclaimKubectl(opts: { pdbAllowed?: number; doNotDisrupt?: boolean; failDelete?: boolean; failRestore?: boolean } = {}) {
+  function reclaimKubectl(opts: { pdbAllowed?: number; doNotDisrupt?: boolean; failDelete?: boolean; failRestore?: boolean; noClassPods?: boolean } = {}) {
     const changes: string[][] = [];
     const reads: string[] = [];
     const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '64', memory: '256Gi' }, nodes: 2 } };
     const answers: Record<string, unknown> = {
       nodepool: pool,
-      nodeclaims: { items: ['sd21-inf2-a', 'sd21-inf2-b'].map((name, i) => ({ metadata: { name }, spec: { terminationGracePeriod: '2580s' }, status: { nodeName: `ip-${i}` } })) },
+      nodeclaims: { items: ['sd21-inf2-a', 'sd21-inf2-b'].map((name, i) => ({ metadata: { name }, spec: { terminationGracePeriod: '2580s' }, status: { nodeName: `ip-${i}`, conditions: [{ type: 'Ready', status: 'True' }] } })) },
       deployment: { spec: { replicas: 8, selector: { matchLabels: LABELS }, template: { metadata: { labels: LABELS } } } },
       pods: {
-        items: Array.from({ length: 8 }, (_, i) => ({
+        items: Array.from({ length: opts.noClassPods ? 0 : 8 }, (_, i) => ({
           metadata: { name: `sd21-inf2-${i}`, ...(opts.doNotDisrupt && i === 0 ? { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } } : {}) }, spec: { nodeName: `ip-${i % 2}` },
         })),
       },
@@ -373,10 +373,11 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
     expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'inject', 'hold-complete', 'restore-failed', 'restore-failed', 'restore-failed', 'end']);
   });
 
-  test('refused before any change: a budget that allows no disruption, a do-not-disrupt pod (exit 2, said why)', async () => {
+  test('refused before any change: a budget that allows no disruption, a do-not-disrupt pod, no class pod to evict (exit 2, said why)', async () => {
     const cases = [
       [{ pdbAllowed: 0 }, /refused: PodDisruptionBudget sd21-inf2 allows no disruption now/],
       [{ doNotDisrupt: true }, /refused: pod\(s\) sd21-inf2-0 carry karpenter.sh\/do-not-disrupt/],
+      [{ noClassPods: true }, /refused: the 1 NodeClaim\(s\) to reclaim \(sd21-inf2-a\) run no pod of the class/],
     ] as const;
     for (const [opts, why] of cases) {
       deployment(EKS_CONFIG);
