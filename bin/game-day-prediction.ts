@@ -5,12 +5,12 @@
  * same shortage (the class held at its ready replicas from the injection to the restore). What the deployment does not
  * record is assumed, and each assumption is returned so the report names it.
  */
-import { type PredictedOutcome } from '../lib/core/game-day/observed';
+import { observedCost, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { type ChartSeries } from '../lib/core/report/chart-series';
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
 import { routingTarget } from '../lib/core/reconciler/targets';
 import { type ServingRecord } from '../lib/core/service/serving-record';
-import { computeMetrics, costByClassUsd } from '../lib/sim/metrics';
+import { computeMetrics } from '../lib/sim/metrics';
 import { type AvailabilityStep, type Interruption, type ScenarioInstance } from '../lib/sim/model';
 import { buildScenario } from '../lib/sim/scenarios';
 import { runSimulation } from '../lib/sim/simulator';
@@ -128,26 +128,29 @@ function mean(values: readonly number[]): number {
 /** Runs the library policy, as deployed (`config.policy`), on the shortage over PREDICTION_SEEDS. */
 export function predictShortage(record: ServingRecord, config: ReconcilerConfig, observed: ChartSeries, w: ShortageWindow): Prediction {
   const { scenario, assumptions } = shortageScenario(record, config, observed, w);
+  // Each capacity class's price, to price the run's ready replicas as the observed window is priced (observedCost).
+  const prices = Object.fromEntries(record.classes.map((c) => [c.name, c.usdPerReplicaHour]));
   const runs = PREDICTION_SEEDS.map((seed) => {
     const trace = generateTrace(scenario.workload, scenario.durationSeconds, seed);
     const run = runSimulation(scenario, policyFactory('library', config.policy), { seed, trace });
-    return {
-      metrics: computeMetrics(run, scenario), cost: costByClassUsd(run, scenario), chart: seed === PREDICTION_SEEDS[0] ? chartSeries(run) : undefined,
-    };
+    const chart = chartSeries(run);
+    // The simulator's series are per minute (lib/sim/suite.ts chartSeries).
+    return { metrics: computeMetrics(run, scenario), readyCost: observedCost(chart, prices, 60).byClass, chart };
   });
-  // The simulator's cost per capacity class, summed per routed class (a variant's pools), mean over seeds.
-  const costUsdByClass = Object.fromEntries(routingTarget(config.facts).routes(config.facts).map((route) => {
-    const names = new Set(route.classes.map((c) => c.name));
-    const perSeed = runs.map((r) => scenario.classes.reduce((s, c, ci) => s + (names.has(c.name) ? r.cost[ci] : 0), 0));
+  // The same concept as the observed cost: ready replica-time, per capacity class summed per routed class (a
+  // variant's pools), mean over seeds. The simulator's billed cost (replicas alive: pending, ready, draining) stays costUsd.
+  const readyCostUsdByClass = Object.fromEntries(routingTarget(config.facts).routes(config.facts).map((route) => {
+    const perSeed = runs.map((r) => route.classes.reduce((s, c) => s + (r.readyCost[c.name] ?? NaN), 0));
     return [route.name, mean(perSeed)];
   }));
   const m = (k: 'timeToFallbackSeconds' | 'timeToReturnSeconds' | 'rejectedShare' | 'latencyP95Seconds' | 'modeChangesPerEvent' | 'costUsd') => mean(runs.map((r) => r.metrics[k]));
   return {
     outcome: {
       timeToFallbackSeconds: m('timeToFallbackSeconds'), timeToReturnSeconds: m('timeToReturnSeconds'), rejectedShare: m('rejectedShare'),
-      latencyP95Seconds: m('latencyP95Seconds'), modeChangesPerEvent: m('modeChangesPerEvent'), costUsd: m('costUsd'), costUsdByClass,
+      latencyP95Seconds: m('latencyP95Seconds'), modeChangesPerEvent: m('modeChangesPerEvent'), costUsd: m('costUsd'),
+      readyCostUsdByClass, readyCostUsd: Object.values(readyCostUsdByClass).reduce((a, b) => a + b, 0),
     },
-    chart: runs[0].chart!,
+    chart: runs[0].chart,
     assumptions: [...assumptions, `policy: the library's, with the deployed overrides ${JSON.stringify(config.policy)}; ${PREDICTION_SEEDS.length} seeds, means`],
   };
 }

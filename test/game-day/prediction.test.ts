@@ -3,7 +3,7 @@
  * class held at its observed ready replicas between injection and restore, the deployed policy overrides.
  */
 import { predictShortage, routedClassPrices, shortageScenario, type ShortageWindow } from '../../bin/game-day-prediction';
-import { observedSeries } from '../../lib/core/game-day/observed';
+import { observedCost, observedSeries } from '../../lib/core/game-day/observed';
 import { buildQueryBatch, windowsFromResults } from '../../lib/core/reconciler/io';
 import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { servingRecordOf } from '../../lib/core/service/serving-record';
@@ -56,14 +56,19 @@ test('no demand in the window: nothing to replay, said so', () => {
   expect(() => shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(() => 0), WINDOW)).toThrow(/no demand/);
 });
 
-test('cost: the simulator\'s cost per class of the same run (costByClassUsd), per routed class, summing to its total', () => {
+test('cost: the prediction\'s ready replicas priced like the observed window (observedCost), per routed class; its billed cost apart', () => {
   const p = predictShortage(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW);
-  const byClass = p.outcome.costUsdByClass!;
+  const byClass = p.outcome.readyCostUsdByClass!;
   expect(Object.keys(byClass)).toEqual(['inf2', 'a10g']);
-  expect(byClass.inf2 + byClass.a10g).toBeCloseTo(p.outcome.costUsd, 9);
-  // At least the held inf2 replicas for the whole window (4 x 40 minutes) at the recorded price.
+  expect(byClass.inf2 + byClass.a10g).toBeCloseTo(p.outcome.readyCostUsd!, 9);
+  // Ready replica-time is part of the replica-time the simulator bills (pending and draining too).
+  expect(p.outcome.readyCostUsd!).toBeLessThan(p.outcome.costUsd);
+  // At least the held inf2 replicas, ready the whole window (4 x 40 minutes), at the recorded price.
   const price = shortageWorldRecord().classes[0].usdPerReplicaHour;
   expect(byClass.inf2).toBeGreaterThanOrEqual((4 * 40 * price) / 60 - 1e-9);
+  // The first seed's chart priced by the observed side's function: the same concept and formula.
+  const prices = Object.fromEntries(shortageWorldRecord().classes.map((c) => [c.name, c.usdPerReplicaHour]));
+  expect(observedCost(p.chart, prices, 60).byClass.a10g).toBeGreaterThan(0);
 });
 
 test('prices per routed class come from the serving record; a variant whose pools are priced differently has none', () => {
