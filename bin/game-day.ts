@@ -209,6 +209,8 @@ export function reclaimInjection(
   target: Extract<CapacityHolder, { kind: 'nodepool' }>, count: number | 'all', run: Kubectl, kubeContext?: string,
 ): Injection & { plan(): Promise<ReclaimPlan>; reclaimed(): readonly string[] } {
   let applied: ReclaimPlan | undefined;
+  let requested: readonly string[] = [];
+  let deleteFailed = false;
   const { nodePool, namespace, deploymentName } = target;
   const { target: limitsTarget, patch, byHand } = nodePoolLimits(nodePool, run, kubeContext);
   const json = async <T>(args: string[]) => JSON.parse(await run([...args, '-o', 'json'])) as T;
@@ -232,6 +234,13 @@ export function reclaimInjection(
     },
     plan,
     reclaimed: () => applied?.reclaimed ?? [],
+    get notRestorable() {
+      if (requested.length === 0) return undefined;
+      const which = deleteFailed
+        ? `deletion of NodeClaim(s) ${requested.join(', ')} failed part-way or entirely (kubectl's output is in the error line): any deleted`
+        : `NodeClaim(s) ${requested.join(', ')} deleted (deletion requested; the drain may still run)`;
+      return `${which} not restorable: Karpenter launches replacements for the Pending pods now the cap is lifted`;
+    },
     async inject(step) {
       const p = await plan();
       // Read again at the injection: what was true at the preflight may not be now.
@@ -239,10 +248,19 @@ export function reclaimInjection(
       applied = p;
       await patch(p.cap);
       step?.({ target: limitsTarget, before: p.before ?? null, after: p.after });
-      // The cap is in place before any NodeClaim goes, so Karpenter cannot launch a replacement. --wait=false: the
-      // deletion is accepted at once; the drain runs under Karpenter's finalizer while the game day holds.
-      await run(['delete', 'nodeclaim', ...p.reclaimed, '--wait=false']);
-      return { target: `NodeClaims of NodePool ${nodePool}`, before: [...p.reclaimed, ...p.kept], after: p.kept };
+      // The cap is in place before any NodeClaim goes, so Karpenter cannot launch a replacement. --wait=false: kubectl
+      // returns once the API server accepted each deletion; the drain runs under Karpenter's finalizer while the game day
+      // holds. Deletion is requested, not done: the nodes leave as their pods are evicted (terminationGracePeriod at most).
+      requested = p.reclaimed;
+      try {
+        await run(['delete', 'nodeclaim', ...p.reclaimed, '--wait=false']);
+      } catch (e) {
+        deleteFailed = true;
+        // kubectl deletes one by one: its output names the ones it deleted before failing; the audit keeps it.
+        const said = [(e as { stdout?: string }).stdout, e instanceof Error ? e.message : String(e)].map((x) => x?.trim() ?? '').filter((x) => x !== '').join('\n');
+        throw new Error(`deleting NodeClaim(s) ${p.reclaimed.join(', ')} failed (some may be deleted: see kubectl's output): ${said}`);
+      }
+      return { target: `NodeClaims of NodePool ${nodePool}`, before: [...p.reclaimed, ...p.kept], after: { deletionRequested: p.reclaimed, kept: p.kept } };
     },
     async restore() {
       if (!applied) return { target: limitsTarget, before: null, after: null };
@@ -573,11 +591,13 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   for (const [signal, handler] of handlers) deps.signals.on(signal, handler);
   try {
     const record = (e: AuditEvent) => {
-      appendFileSync(cmd.audit!, `${JSON.stringify(e)}\n`);
       io.out(`${e.at} ${e.event}${e.detail ? `: ${e.detail}` : ''}${e.change ? ` ${JSON.stringify(e.change)}` : ''}`);
+      appendFileSync(cmd.audit!, `${JSON.stringify(e)}\n`);
     };
+    // Best effort: the terminal keeps the timeline, and the restore never waits on the audit file.
+    const recordFailed = (e: AuditEvent, error: unknown) => io.err(`audit ${cmd.audit} not written (${e.event}): ${error instanceof Error ? error.message : String(error)}`);
     const outcome = await runGameDay(cmd.options!, {
-      injection, alarmStates: (names) => alarmStates(c.cloudWatch, names), now: deps.now, sleep: deps.sleep, record, signal: controller.signal,
+      injection, alarmStates: (names) => alarmStates(c.cloudWatch, names), now: deps.now, sleep: deps.sleep, record, recordFailed, signal: controller.signal,
     });
     if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);
     if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
