@@ -35,7 +35,7 @@ import { scenarioCharts } from '../lib/sim/report';
 import { type ScenarioSummary } from '../lib/sim/suite';
 import { type CfnTemplate } from '../lib/core/metrics/template-check';
 import { servingRecordOf } from '../lib/core/service/serving-record';
-import { predictShortage, routedClassPrices, type ShortageWindow } from './game-day-prediction';
+import { predictShortage, type ReclaimShape, routedClassPrices, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId } from './deployment';
@@ -207,7 +207,7 @@ export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: 
  */
 export function reclaimInjection(
   target: Extract<CapacityHolder, { kind: 'nodepool' }>, count: number | 'all', run: Kubectl, kubeContext?: string,
-): Injection & { plan(): Promise<ReclaimPlan>; reclaimed(): readonly string[] } {
+): Injection & { plan(): Promise<ReclaimPlan>; shape(): ReclaimShape | undefined } {
   let applied: ReclaimPlan | undefined;
   let requested: readonly string[] = [];
   let deleteFailed = false;
@@ -233,7 +233,10 @@ export function reclaimInjection(
       return byHand(applied?.restore);
     },
     plan,
-    reclaimed: () => applied?.reclaimed ?? [],
+    shape: () => (applied ? {
+      instances: applied.reclaimed.length, evictedPods: applied.evictedPods, allowedAtOnce: applied.disruptionsAllowed,
+      terminationGracePeriodSeconds: applied.terminationGracePeriodSeconds,
+    } : undefined),
     get notRestorable() {
       if (requested.length === 0) return undefined;
       const which = deleteFailed
@@ -432,7 +435,7 @@ function observedPrices(template: CfnTemplate, config: ReconcilerConfig): Record
 
 async function writeReport(
   cmd: GameDayCommand, template: CfnTemplate, config: ReconcilerConfig, routedClass: string,
-  injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io, reclaimedInstances?: number,
+  injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io, reclaim?: ReclaimShape,
 ): Promise<void> {
   const period = config.policy?.periodSeconds ?? 60;
   const start = Math.floor(injectedAt / 1000 / period) * period - BASELINE_SECONDS;
@@ -442,7 +445,7 @@ async function writeReport(
   const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period, observedPrices(template, config));
   const window: ShortageWindow = {
     routedClass, onsetSeconds: onset, restorationSeconds: restoration, durationSeconds: series.modes.length * period, periodSeconds: period,
-    reclaimedInstances,
+    reclaim,
   };
   const predicted = prediction(cmd, template, config, series, window);
   const rows = compareOutcomes(observed, predicted.outcome);
@@ -564,6 +567,11 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   const reclaim = cmd.reclaim !== undefined ? await (injection as ReturnType<typeof reclaimInjection>).plan() : undefined;
   if (reclaim) {
     for (const note of reclaim.notes) io.out(`note: ${note}`);
+    const grace = reclaim.terminationGracePeriodSeconds;
+    if (reclaim.evictedPods > reclaim.disruptionsAllowed && grace !== undefined && grace >= cmd.options!.holdSeconds) {
+      io.out(`note: the hold (${cmd.options!.holdSeconds} s) ends before terminationGracePeriod (${grace} s): the class loses ${reclaim.disruptionsAllowed} `
+        + `of the ${reclaim.evictedPods} pod(s) during the hold, not all (the prediction assumes the same); hold longer to take them all`);
+    }
     if (reclaim.refusals.length > 0) {
       for (const r of reclaim.refusals) io.err(`refused: ${r}`);
       io.err('Nothing was changed.');
@@ -603,8 +611,8 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
     if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
       try {
         const { config } = reconciler;
-        // A reclaim deletes one instance per NodeClaim.
-        const reclaimed = 'reclaimed' in injection ? (injection as ReturnType<typeof reclaimInjection>).reclaimed().length : undefined;
+        // A reclaim deletes one instance per NodeClaim; its pods leave as the drain lets them.
+        const reclaimed = 'shape' in injection ? (injection as ReturnType<typeof reclaimInjection>).shape() : undefined;
         await writeReport(
           cmd, d.template, config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io, reclaimed,
         );

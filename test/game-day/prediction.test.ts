@@ -82,16 +82,26 @@ test('prices per routed class come from the serving record; a variant whose pool
   expect(routedClassPrices(record, pooled).v).toBeNaN();
 });
 
-test('a reclaim is predicted as the simulator\'s spot-like interruption: the lost instances killed at the injection, the rest held', () => {
-  const { scenario, assumptions } = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaimedInstances: 3 });
+test('a reclaim is predicted as the drain runs it: the budget\'s allowance at the injection, the rest at terminationGracePeriod', () => {
   const perInstance = shortageWorldRecord().classes[0].replicasPerInstance;
   const running = Math.ceil(4 / perInstance);
-  const lost = Math.min(running, 3);
-  expect(scenario.interruptions).toEqual([{ className: 'inf2', at: 600, replicas: lost * perInstance, noticeSeconds: 0 }]);
+  const reclaim = { instances: 1, evictedPods: 3, allowedAtOnce: 1, terminationGracePeriodSeconds: 300 };
+  const { scenario, assumptions } = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaim });
+  // One pod at the injection (maxUnavailable 1: its replacement cannot become Ready under the cap), two when the grace ends.
+  expect(scenario.interruptions).toEqual([
+    { className: 'inf2', at: 600, replicas: 1, noticeSeconds: 0 }, { className: 'inf2', at: 900, replicas: 2, noticeSeconds: 0 },
+  ]);
   expect(scenario.availability).toEqual({
-    inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: running - lost }, { at: 1200, instances: Infinity }],
+    inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: running - 1 }, { at: 1200, instances: Infinity }],
   });
-  expect(assumptions.join('\n')).toMatch(/instance\(s\) of inf2 reclaimed at the injection without notice/);
+  expect(assumptions.join('\n')).toMatch(/1 of its 3 pod\(s\) on them evicted then \(without notice\), as the PodDisruptionBudget allows; the other 2 at 900 s/);
+  // A grace that ends after the restore: the rest stay (said), only the allowance leaves.
+  const long = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaim: { ...reclaim, terminationGracePeriodSeconds: 2580 } });
+  expect(long.scenario.interruptions).toEqual([{ className: 'inf2', at: 600, replicas: 1, noticeSeconds: 0 }]);
+  expect(long.assumptions.join('\n')).toMatch(/the other 2 stay until the restore \(terminationGracePeriod ends after it\)/);
+  // No budget (or no grace read): every pod at the injection.
+  const open = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaim: { ...reclaim, allowedAtOnce: Infinity } });
+  expect(open.scenario.interruptions).toEqual([{ className: 'inf2', at: 600, replicas: 3, noticeSeconds: 0 }]);
   // Without a reclaim there is no interruption.
   expect(shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW).scenario.interruptions).toEqual([]);
 });

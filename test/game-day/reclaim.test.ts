@@ -1,6 +1,6 @@
 // The reclaim injection's pure half: a zero cap and the NodeClaims to delete, and every refusal that keeps it from
 // starting (a drain that could hang, a budget that allows nothing, a count the pool does not have).
-import { reclaimPlan, type ReclaimInput } from '../../lib/core/game-day/reclaim';
+import { goDurationSeconds, reclaimPlan, type ReclaimInput } from '../../lib/core/game-day/reclaim';
 
 const LABELS = { 'app.kubernetes.io/name': 'sd21', 'capacity-aware-inference/class': 'inf2' };
 const claim = (name: string, node: string | undefined, extra: { grace?: string | null; deleting?: boolean; ready?: 'True' | 'False' | 'Unknown' } = {}) => ({
@@ -116,4 +116,11 @@ test('refused: the chosen NodeClaims run no pod of the class (the game day would
     .toEqual(['the 1 NodeClaim(s) to reclaim (sd21-inf2-a) run no pod of the class: deleting them takes nothing away from it']);
   // With the class on one node only, --reclaim 1 picks that node.
   expect(reclaimPlan(input({ pods: [pod('p2', 'ip-2')] })).reclaimed).toEqual(['sd21-inf2-b']);
+});
+
+test('the plan carries the budget\'s allowance and the grace period the prediction drains by', () => {
+  expect([reclaimPlan(input()).disruptionsAllowed, reclaimPlan(input()).terminationGracePeriodSeconds]).toEqual([1, 2580]);
+  expect(reclaimPlan(input({ pdbs: [] })).disruptionsAllowed).toBe(Infinity);
+  expect([goDurationSeconds('2580s'), goDurationSeconds('1h0m30s'), goDurationSeconds('5m'), goDurationSeconds('10ms'), goDurationSeconds('')])
+    .toEqual([2580, 3630, 300, undefined, undefined]);
 });

@@ -65,6 +65,10 @@ export interface ReclaimPlan {
   /** The class's pods on the reclaimed nodes (evicted), and on the others. */
   readonly evictedPods: number;
   readonly keptPods: number;
+  /** Evictions the class's PodDisruptionBudgets allow now (Infinity: none selects the class). */
+  readonly disruptionsAllowed: number;
+  /** The reclaimed NodeClaims' terminationGracePeriod, seconds (undefined: absent or not a plain Go duration). */
+  readonly terminationGracePeriodSeconds?: number;
   readonly before: ResourceList | undefined;
   readonly after: ResourceList;
   readonly cap: LimitsPatch;
@@ -102,6 +106,13 @@ function zeroLimits(pool: NodePoolState): { after: ResourceList; cap: LimitsPatc
   const after = Object.fromEntries(keys.map((k) => [k, '0']));
   const restore: LimitsPatch = { spec: { limits: before === undefined ? null : { ...Object.fromEntries(keys.map((k) => [k, null])), ...before } } };
   return { after, cap: { spec: { limits: after } }, restore };
+}
+
+/** A Go duration of hours, minutes and seconds (`2580s`, `1h0m0s`, as Kubernetes prints one) in seconds; else undefined. */
+export function goDurationSeconds(value: string | undefined): number | undefined {
+  const m = value === undefined ? null : /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?$/.exec(value);
+  if (!m || value === '') return undefined;
+  return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
 }
 
 export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
@@ -168,6 +179,10 @@ export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
     kept: live.slice(chosen.length).map((c) => c.metadata.name),
     evictedPods: evicted.length,
     keptPods: input.pods.length - evicted.length,
+    disruptionsAllowed: budgets.length > 0 ? allowed : Infinity,
+    // The longest of the chosen NodeClaims': the last class pod leaves by then.
+    terminationGracePeriodSeconds: chosen.length > 0 && chosen.every((c) => goDurationSeconds(c.spec?.terminationGracePeriod) !== undefined)
+      ? Math.max(...chosen.map((c) => goDurationSeconds(c.spec?.terminationGracePeriod)!)) : undefined,
     before: input.pool.spec.limits,
     ...zeroLimits(input.pool),
     refusals,
