@@ -73,9 +73,10 @@ Stop conditions (required; it refuses to start without both):
   --fis-role <arn>       the role FIS assumes (ec2:InjectApiError for that action on the Karpenter role)
   --karpenter-role <arn> the Karpenter controller role (default: the stack's karpenter Pod Identity association)
   --reclaim <n|all>      EKS: take existing capacity away, like a spot reclaim: cap the class's NodePool limits at zero,
-                         then delete n of its NodeClaims (or all); Karpenter drains them (PodDisruptionBudgets and the
-                         NodeClaim's terminationGracePeriod respected) and cannot replace them. For a class already at
-                         its most replicas, where the cap alone takes nothing away
+                         then delete the n Ready NodeClaims running most of the class's pods (or all Ready ones);
+                         Karpenter drains them (PodDisruptionBudgets and the NodeClaim's terminationGracePeriod
+                         respected) and cannot replace them. For a class already at its most replicas, where the cap
+                         alone takes nothing away
   --dry-run              print what would change and exit, changing nothing
 
 The shortage:
@@ -87,7 +88,8 @@ The shortage:
   EKS with --reclaim: limits to zero, n NodeClaims deleted; the restore lifts the cap (the deleted nodes do not come
              back: Karpenter launches replacements for the Pending pods). Refused, before anything changes, when a
              PodDisruptionBudget of the class allows no disruption, a pod on those nodes carries
-             karpenter.sh/do-not-disrupt, or a NodeClaim has no terminationGracePeriod.
+             karpenter.sh/do-not-disrupt, a NodeClaim has no terminationGracePeriod, or no pod of the class
+             would be evicted.
   SageMaker  pins the class's variant's scalable target at its current instance count (RegisterScalableTarget
              MinCapacity = MaxCapacity = current): the variant cannot grow while load rises.
 Load is yours: run it during your own traffic, or drive an existing load tool from the contract's request shape.
@@ -242,7 +244,7 @@ export function reclaimInjection(
       const which = deleteFailed
         ? `deletion of NodeClaim(s) ${requested.join(', ')} failed part-way or entirely (kubectl's output is in the error line): any deleted`
         : `NodeClaim(s) ${requested.join(', ')} deleted (deletion requested; the drain may still run)`;
-      return `${which} not restorable: Karpenter launches replacements for the Pending pods now the cap is lifted`;
+      return `${which}, not restorable: Karpenter launches replacements for the Pending pods now the cap is lifted`;
     },
     async inject(step) {
       const p = await plan();

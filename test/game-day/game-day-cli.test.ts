@@ -325,7 +325,7 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
     expect(events[1].change).toEqual({ target: 'NodePool sd21-inf2 spec.limits', before: { cpu: '1000' }, after: { cpu: '0', memory: '0' } });
     // Deletion is requested (the drain runs on), and the last line does not claim the deleted NodeClaims come back.
     expect(events[2].change).toEqual({ target: 'NodeClaims of NodePool sd21-inf2', before: ['sd21-inf2-a', 'sd21-inf2-b'], after: { deletionRequested: ['sd21-inf2-a'], kept: ['sd21-inf2-b'] } });
-    expect(events[5].detail).toBe('ended by hold-complete; restored what can be; NodeClaim(s) sd21-inf2-a deleted (deletion requested; the drain may still run) '
+    expect(events[5].detail).toBe('ended by hold-complete; restored what can be; NodeClaim(s) sd21-inf2-a deleted (deletion requested; the drain may still run), '
       + 'not restorable: Karpenter launches replacements for the Pending pods now the cap is lifted');
     expect(events[4].change).toEqual({ target: 'NodePool sd21-inf2 spec.limits', before: { cpu: '0', memory: '0' }, after: { cpu: '1000' } });
     expect(r.out).toContain('note: 4 pod(s) of the class are on the reclaimed nodes and its PodDisruptionBudget allows 1 eviction(s) at a time: '
