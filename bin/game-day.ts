@@ -262,8 +262,9 @@ export function reclaimInjection(
       } catch (e) {
         deleteFailed = true;
         // kubectl deletes one by one: its output names the ones it deleted before failing; the audit keeps it.
-        const said = [(e as { stdout?: string }).stdout, e instanceof Error ? e.message : String(e)].map((x) => x?.trim() ?? '').filter((x) => x !== '').join('\n');
-        throw new Error(`deleting NodeClaim(s) ${p.reclaimed.join(', ')} failed (some may be deleted: see kubectl's output): ${said}`);
+        const said = [(e as { stdout?: string }).stdout, e instanceof Error ? e.message : String(e)]
+          .map((x) => x?.trim() ?? '').filter((x) => x !== '').join('\n');
+        throw new Error(`deleting NodeClaim(s) ${p.reclaimed.join(', ')} failed (some may be deleted: see kubectl's output): ${said}`, { cause: e });
       }
       return { target: `NodeClaims of NodePool ${nodePool}`, before: [...p.reclaimed, ...p.kept], after: { deletionRequested: p.reclaimed, kept: p.kept } };
     },
@@ -607,7 +608,8 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
     // Best effort: the terminal keeps the timeline, and the restore never waits on the audit file.
     const recordFailed = (e: AuditEvent, error: unknown) => io.err(`audit ${cmd.audit} not written (${e.event}): ${error instanceof Error ? error.message : String(error)}`);
     const outcome = await runGameDay(cmd.options!, {
-      injection, alarmStates: (names) => alarmStates(c.cloudWatch, names), now: deps.now, sleep: deps.sleep, record, recordFailed, signal: controller.signal,
+      injection, alarmStates: (names) => alarmStates(c.cloudWatch, names), now: deps.now, sleep: deps.sleep, record, recordFailed,
+      signal: controller.signal,
     });
     if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);
     if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {

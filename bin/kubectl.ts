@@ -15,7 +15,9 @@ const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
  * the standard output of a failed `delete a b` names the ones it did delete.
  */
 export class KubectlError extends Error {
-  constructor(args: readonly string[], readonly stdout: string, readonly stderr: string, readonly code: number | null, readonly signal: string | null) {
+  constructor(
+    args: readonly string[], readonly stdout: string, readonly stderr: string, readonly code: number | null, readonly signal: string | null,
+  ) {
     super(`kubectl ${args.join(' ')} failed (${code !== null ? `exit ${code}` : `signal ${signal}`})${stderr.trim() ? `: ${stderr.trim()}` : ''}`);
     this.name = 'KubectlError';
   }

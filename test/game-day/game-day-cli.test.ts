@@ -264,7 +264,8 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
 describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims deleted)', () => {
   const LABELS = { 'capacity-aware-inference/class': 'inf2' };
   /** A class at its maximum (8 of 8): the cap alone would be refused; the reclaim is what takes capacity away. */
-  function reclaimKubectl(opts: { pdbAllowed?: number; doNotDisrupt?: boolean; failDelete?: boolean; failRestore?: boolean; noClassPods?: boolean } = {}) {
+  interface ReclaimWorld { pdbAllowed?: number; doNotDisrupt?: boolean; failDelete?: boolean; failRestore?: boolean; noClassPods?: boolean }
+  function reclaimKubectl(opts: ReclaimWorld = {}) {
     const changes: string[][] = [];
     const reads: string[] = [];
     const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '64', memory: '256Gi' }, nodes: 2 } };

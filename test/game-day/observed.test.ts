@@ -82,5 +82,6 @@ test('cost: a class without a price or a period without a ready count is named, 
   expect(cost[2].difference).toMatch(/1 period\(s\) without a ready-replicas datapoint are not priced$/);
   // Only a billed total (a results.json): said not to be the same quantity.
   const billedOnly = compareOutcomes(observedOutcome(s, 10, 20, 60, { inf2: 2, a10g: 1.5 }), totalOnly).find((r) => r.measure === 'cost total, USD')!;
-  expect(billedOnly.difference).toMatch(/^\+0\.89 USD observed vs predicted; not like for like: observed is ready replicas x period, the results.json's costUsd every replica alive/);
+  expect(billedOnly.difference)
+    .toMatch(/^\+0\.89 USD observed vs predicted; not like for like: observed is ready replicas x period, the results.json's costUsd every replica/);
 });

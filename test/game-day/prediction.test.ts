@@ -96,7 +96,8 @@ test('a reclaim is predicted as the drain runs it: the budget\'s allowance at th
   });
   expect(assumptions.join('\n')).toMatch(/1 of its 3 pod\(s\) on them evicted then \(without notice\), as the PodDisruptionBudget allows; the other 2 at 900 s/);
   // A grace that ends after the restore: the rest stay (said), only the allowance leaves.
-  const long = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaim: { ...reclaim, terminationGracePeriodSeconds: 2580 } });
+  const longGrace = { ...reclaim, terminationGracePeriodSeconds: 2580 };
+  const long = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaim: longGrace });
   expect(long.scenario.interruptions).toEqual([{ className: 'inf2', at: 600, replicas: 1, noticeSeconds: 0 }]);
   expect(long.assumptions.join('\n')).toMatch(/the other 2 stay until the restore \(terminationGracePeriod ends after it\)/);
   // No budget (or no grace read): every pod at the injection.

@@ -20,7 +20,8 @@
  *   terminated" (concepts/nodepools.md `spec.limits`); existing nodes are not removed for it (limits are a behavioural
  *   field, not drift: disruption.md "Behavioral Fields"). An instance type is launched only when its capacity fits in
  *   limits - usage (kubernetes-sigs/karpenter@6e7eab7a0f48, the commit aws/karpenter-provider-aws v1.14.1's go.mod
- *   pins: pkg/controllers/provisioning/scheduling/scheduler.go `filterByRemainingResources` :1069-1085). A limit of zero therefore stops every launch, whatever remains.
+ *   pins: pkg/controllers/provisioning/scheduling/scheduler.go `filterByRemainingResources` :1069-1085). A limit of
+ *   zero therefore stops every launch, whatever remains.
  *   Limit checking is eventually consistent (nodepools.md): the cap is applied before any NodeClaim is deleted.
  */
 import { type LimitsPatch, type NodePoolState, type ResourceList } from './injection';
