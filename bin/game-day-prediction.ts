@@ -5,12 +5,12 @@
  * same shortage (the class held at its ready replicas from the injection to the restore). What the deployment does not
  * record is assumed, and each assumption is returned so the report names it.
  */
-import { type PredictedOutcome } from '../lib/core/game-day/observed';
+import { observedCost, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { type ChartSeries } from '../lib/core/report/chart-series';
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
 import { routingTarget } from '../lib/core/reconciler/targets';
 import { type ServingRecord } from '../lib/core/service/serving-record';
-import { computeMetrics, costByClassUsd } from '../lib/sim/metrics';
+import { computeMetrics } from '../lib/sim/metrics';
 import { type AvailabilityStep, type Interruption, type ScenarioInstance } from '../lib/sim/model';
 import { buildScenario } from '../lib/sim/scenarios';
 import { runSimulation } from '../lib/sim/simulator';
@@ -31,8 +31,24 @@ export interface ShortageWindow {
   readonly restorationSeconds: number;
   readonly durationSeconds: number;
   readonly periodSeconds: number;
-  /** Instances of the class taken away at the injection (--reclaim: the NodeClaims deleted); none: held where it was. */
-  readonly reclaimedInstances?: number;
+  /** --reclaim: what the plan took away; none: the class held where it was. */
+  readonly reclaim?: ReclaimShape;
+}
+
+/**
+ * A reclaim as the drain runs it (lib/core/game-day/reclaim.ts): the NodeClaims' class pods are evicted through their
+ * PodDisruptionBudget, `allowedAtOnce` at the start; an evicted pod's replacement cannot become Ready under the zero
+ * cap, so the budget allows no more and the rest leave when the NodeClaim's terminationGracePeriod elapses.
+ */
+export interface ReclaimShape {
+  /** NodeClaims deleted (one instance each). */
+  readonly instances: number;
+  /** Class pods on them. */
+  readonly evictedPods: number;
+  /** Evictions the class's budget allowed at the injection (Infinity: no budget). */
+  readonly allowedAtOnce: number;
+  /** The NodeClaims' terminationGracePeriod (undefined: not readable; every pod is then taken at the injection). */
+  readonly terminationGracePeriodSeconds?: number;
 }
 
 export interface Prediction {
@@ -93,13 +109,23 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
     if (!cls) throw new Error(`the serving record has no class ${name} (routed class ${w.routedClass})`);
     const replicas = Number.isFinite(heldReplicas) ? heldReplicas : initialReplicas[name] ?? 0;
     const running = Math.ceil(replicas / cls.replicasPerInstance);
-    // A reclaim: the simulator's spot-like interruption of the lost instances' replicas at the injection, the class
-    // then held at what remains (the zero cap).
-    const lost = Math.min(running, w.reclaimedInstances ?? 0);
+    // A reclaim: the deleted instances are gone for the hold (the zero cap), their class pods leave as the drain lets
+    // them (the simulator's spot-like interruption, no notice): the budget's allowance at the injection, the rest at
+    // terminationGracePeriod if that comes before the restore (after it, replacements become Ready and the drain goes on
+    // one pod at a time: not modelled).
+    const r = w.reclaim;
+    const lost = Math.min(running, r?.instances ?? 0);
     const instances = running - lost;
-    if (lost > 0) interruptions.push({ className: name, at: w.onsetSeconds, replicas: lost * cls.replicasPerInstance, noticeSeconds: 0 });
+    const pods = Math.min(replicas, r?.evictedPods ?? 0);
+    const grace = r?.terminationGracePeriodSeconds;
+    const first = grace === undefined ? pods : Math.min(pods, r?.allowedAtOnce ?? Infinity);
+    const restAt = grace === undefined ? undefined : w.onsetSeconds + grace;
+    if (first > 0) interruptions.push({ className: name, at: w.onsetSeconds, replicas: first, noticeSeconds: 0 });
+    if (pods > first && restAt !== undefined && restAt < w.restorationSeconds) {
+      interruptions.push({ className: name, at: restAt, replicas: pods - first, noticeSeconds: 0 });
+    }
     availability[name] = [{ at: 0, instances: Infinity }, { at: w.onsetSeconds, instances }, { at: w.restorationSeconds, instances: Infinity }];
-    assumptions.push(`shortage: ${lost > 0 ? `${lost} instance(s) of ${name} reclaimed at the injection without notice (drain time not modelled), ` : ''}`
+    assumptions.push(`shortage: ${r ? `${reclaimAssumption(name, lost, pods, first, restAt, w.restorationSeconds)}, ` : ''}`
       + `${name} held at ${instances} instance(s) from ${Math.round(w.onsetSeconds)} s to ${Math.round(w.restorationSeconds)} s `
       + `(${Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas'})`);
   }
@@ -118,6 +144,17 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
   return { scenario, assumptions };
 }
 
+/** How a reclaim's drain is predicted, in words for the report. */
+function reclaimAssumption(name: string, lost: number, pods: number, first: number, restAt: number | undefined, restoration: number): string {
+  const head = `${lost} instance(s) of ${name} reclaimed at the injection; ${first} of its ${pods} pod(s) on them evicted then (without notice)`;
+  if (pods === first) return restAt === undefined ? `${head} (terminationGracePeriod not read: the whole drain assumed at once)` : head;
+  if (restAt !== undefined && restAt < restoration) {
+    return `${head}, as the PodDisruptionBudget allows; the other ${pods - first} at ${Math.round(restAt)} s when terminationGracePeriod elapses`;
+  }
+  return `${head}, as the PodDisruptionBudget allows; the other ${pods - first} stay until the restore (terminationGracePeriod ends after it) `
+    + 'and then leave one at a time as replacements become Ready (not modelled)';
+}
+
 /** Mean over seeds; `never` (Infinity) when any seed never got there. */
 function mean(values: readonly number[]): number {
   if (values.some((v) => v === Infinity)) return Infinity;
@@ -128,26 +165,29 @@ function mean(values: readonly number[]): number {
 /** Runs the library policy, as deployed (`config.policy`), on the shortage over PREDICTION_SEEDS. */
 export function predictShortage(record: ServingRecord, config: ReconcilerConfig, observed: ChartSeries, w: ShortageWindow): Prediction {
   const { scenario, assumptions } = shortageScenario(record, config, observed, w);
+  // Each capacity class's price, to price the run's ready replicas as the observed window is priced (observedCost).
+  const prices = Object.fromEntries(record.classes.map((c) => [c.name, c.usdPerReplicaHour]));
   const runs = PREDICTION_SEEDS.map((seed) => {
     const trace = generateTrace(scenario.workload, scenario.durationSeconds, seed);
     const run = runSimulation(scenario, policyFactory('library', config.policy), { seed, trace });
-    return {
-      metrics: computeMetrics(run, scenario), cost: costByClassUsd(run, scenario), chart: seed === PREDICTION_SEEDS[0] ? chartSeries(run) : undefined,
-    };
+    const chart = chartSeries(run);
+    // The simulator's series are per minute (lib/sim/suite.ts chartSeries).
+    return { metrics: computeMetrics(run, scenario), readyCost: observedCost(chart, prices, 60).byClass, chart };
   });
-  // The simulator's cost per capacity class, summed per routed class (a variant's pools), mean over seeds.
-  const costUsdByClass = Object.fromEntries(routingTarget(config.facts).routes(config.facts).map((route) => {
-    const names = new Set(route.classes.map((c) => c.name));
-    const perSeed = runs.map((r) => scenario.classes.reduce((s, c, ci) => s + (names.has(c.name) ? r.cost[ci] : 0), 0));
+  // The same concept as the observed cost: ready replica-time, per capacity class summed per routed class (a
+  // variant's pools), mean over seeds. The simulator's billed cost (replicas alive: pending, ready, draining) stays costUsd.
+  const readyCostUsdByClass = Object.fromEntries(routingTarget(config.facts).routes(config.facts).map((route) => {
+    const perSeed = runs.map((r) => route.classes.reduce((s, c) => s + (r.readyCost[c.name] ?? NaN), 0));
     return [route.name, mean(perSeed)];
   }));
   const m = (k: 'timeToFallbackSeconds' | 'timeToReturnSeconds' | 'rejectedShare' | 'latencyP95Seconds' | 'modeChangesPerEvent' | 'costUsd') => mean(runs.map((r) => r.metrics[k]));
   return {
     outcome: {
       timeToFallbackSeconds: m('timeToFallbackSeconds'), timeToReturnSeconds: m('timeToReturnSeconds'), rejectedShare: m('rejectedShare'),
-      latencyP95Seconds: m('latencyP95Seconds'), modeChangesPerEvent: m('modeChangesPerEvent'), costUsd: m('costUsd'), costUsdByClass,
+      latencyP95Seconds: m('latencyP95Seconds'), modeChangesPerEvent: m('modeChangesPerEvent'), costUsd: m('costUsd'),
+      readyCostUsdByClass, readyCostUsd: Object.values(readyCostUsdByClass).reduce((a, b) => a + b, 0),
     },
-    chart: runs[0].chart!,
+    chart: runs[0].chart,
     assumptions: [...assumptions, `policy: the library's, with the deployed overrides ${JSON.stringify(config.policy)}; ${PREDICTION_SEEDS.length} seeds, means`],
   };
 }

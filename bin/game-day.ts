@@ -35,7 +35,7 @@ import { scenarioCharts } from '../lib/sim/report';
 import { type ScenarioSummary } from '../lib/sim/suite';
 import { type CfnTemplate } from '../lib/core/metrics/template-check';
 import { servingRecordOf } from '../lib/core/service/serving-record';
-import { predictShortage, routedClassPrices, type ShortageWindow } from './game-day-prediction';
+import { predictShortage, type ReclaimShape, routedClassPrices, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId } from './deployment';
@@ -73,9 +73,10 @@ Stop conditions (required; it refuses to start without both):
   --fis-role <arn>       the role FIS assumes (ec2:InjectApiError for that action on the Karpenter role)
   --karpenter-role <arn> the Karpenter controller role (default: the stack's karpenter Pod Identity association)
   --reclaim <n|all>      EKS: take existing capacity away, like a spot reclaim: cap the class's NodePool limits at zero,
-                         then delete n of its NodeClaims (or all); Karpenter drains them (PodDisruptionBudgets and the
-                         NodeClaim's terminationGracePeriod respected) and cannot replace them. For a class already at
-                         its most replicas, where the cap alone takes nothing away
+                         then delete the n Ready NodeClaims running most of the class's pods (or all Ready ones);
+                         Karpenter drains them (PodDisruptionBudgets and the NodeClaim's terminationGracePeriod
+                         respected) and cannot replace them. For a class already at its most replicas, where the cap
+                         alone takes nothing away
   --dry-run              print what would change and exit, changing nothing
 
 The shortage:
@@ -87,7 +88,8 @@ The shortage:
   EKS with --reclaim: limits to zero, n NodeClaims deleted; the restore lifts the cap (the deleted nodes do not come
              back: Karpenter launches replacements for the Pending pods). Refused, before anything changes, when a
              PodDisruptionBudget of the class allows no disruption, a pod on those nodes carries
-             karpenter.sh/do-not-disrupt, or a NodeClaim has no terminationGracePeriod.
+             karpenter.sh/do-not-disrupt, a NodeClaim has no terminationGracePeriod, or no pod of the class
+             would be evicted.
   SageMaker  pins the class's variant's scalable target at its current instance count (RegisterScalableTarget
              MinCapacity = MaxCapacity = current): the variant cannot grow while load rises.
 Load is yours: run it during your own traffic, or drive an existing load tool from the contract's request shape.
@@ -207,8 +209,10 @@ export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: 
  */
 export function reclaimInjection(
   target: Extract<CapacityHolder, { kind: 'nodepool' }>, count: number | 'all', run: Kubectl, kubeContext?: string,
-): Injection & { plan(): Promise<ReclaimPlan>; reclaimed(): readonly string[] } {
+): Injection & { plan(): Promise<ReclaimPlan>; shape(): ReclaimShape | undefined } {
   let applied: ReclaimPlan | undefined;
+  let requested: readonly string[] = [];
+  let deleteFailed = false;
   const { nodePool, namespace, deploymentName } = target;
   const { target: limitsTarget, patch, byHand } = nodePoolLimits(nodePool, run, kubeContext);
   const json = async <T>(args: string[]) => JSON.parse(await run([...args, '-o', 'json'])) as T;
@@ -231,7 +235,17 @@ export function reclaimInjection(
       return byHand(applied?.restore);
     },
     plan,
-    reclaimed: () => applied?.reclaimed ?? [],
+    shape: () => (applied ? {
+      instances: applied.reclaimed.length, evictedPods: applied.evictedPods, allowedAtOnce: applied.disruptionsAllowed,
+      terminationGracePeriodSeconds: applied.terminationGracePeriodSeconds,
+    } : undefined),
+    get notRestorable() {
+      if (requested.length === 0) return undefined;
+      const which = deleteFailed
+        ? `deletion of NodeClaim(s) ${requested.join(', ')} failed part-way or entirely (kubectl's output is in the error line): any deleted`
+        : `NodeClaim(s) ${requested.join(', ')} deleted (deletion requested; the drain may still run)`;
+      return `${which}, not restorable: Karpenter launches replacements for the Pending pods now the cap is lifted`;
+    },
     async inject(step) {
       const p = await plan();
       // Read again at the injection: what was true at the preflight may not be now.
@@ -239,10 +253,20 @@ export function reclaimInjection(
       applied = p;
       await patch(p.cap);
       step?.({ target: limitsTarget, before: p.before ?? null, after: p.after });
-      // The cap is in place before any NodeClaim goes, so Karpenter cannot launch a replacement. --wait=false: the
-      // deletion is accepted at once; the drain runs under Karpenter's finalizer while the game day holds.
-      await run(['delete', 'nodeclaim', ...p.reclaimed, '--wait=false']);
-      return { target: `NodeClaims of NodePool ${nodePool}`, before: [...p.reclaimed, ...p.kept], after: p.kept };
+      // The cap is in place before any NodeClaim goes, so Karpenter cannot launch a replacement. --wait=false: kubectl
+      // returns once the API server accepted each deletion; the drain runs under Karpenter's finalizer while the game day
+      // holds. Deletion is requested, not done: the nodes leave as their pods are evicted (terminationGracePeriod at most).
+      requested = p.reclaimed;
+      try {
+        await run(['delete', 'nodeclaim', ...p.reclaimed, '--wait=false']);
+      } catch (e) {
+        deleteFailed = true;
+        // kubectl deletes one by one: its output names the ones it deleted before failing; the audit keeps it.
+        const said = [(e as { stdout?: string }).stdout, e instanceof Error ? e.message : String(e)]
+          .map((x) => x?.trim() ?? '').filter((x) => x !== '').join('\n');
+        throw new Error(`deleting NodeClaim(s) ${p.reclaimed.join(', ')} failed (some may be deleted: see kubectl's output): ${said}`, { cause: e });
+      }
+      return { target: `NodeClaims of NodePool ${nodePool}`, before: [...p.reclaimed, ...p.kept], after: { deletionRequested: p.reclaimed, kept: p.kept } };
     },
     async restore() {
       if (!applied) return { target: limitsTarget, before: null, after: null };
@@ -414,7 +438,7 @@ function observedPrices(template: CfnTemplate, config: ReconcilerConfig): Record
 
 async function writeReport(
   cmd: GameDayCommand, template: CfnTemplate, config: ReconcilerConfig, routedClass: string,
-  injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io, reclaimedInstances?: number,
+  injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io, reclaim?: ReclaimShape,
 ): Promise<void> {
   const period = config.policy?.periodSeconds ?? 60;
   const start = Math.floor(injectedAt / 1000 / period) * period - BASELINE_SECONDS;
@@ -424,7 +448,7 @@ async function writeReport(
   const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period, observedPrices(template, config));
   const window: ShortageWindow = {
     routedClass, onsetSeconds: onset, restorationSeconds: restoration, durationSeconds: series.modes.length * period, periodSeconds: period,
-    reclaimedInstances,
+    reclaim,
   };
   const predicted = prediction(cmd, template, config, series, window);
   const rows = compareOutcomes(observed, predicted.outcome);
@@ -546,6 +570,11 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   const reclaim = cmd.reclaim !== undefined ? await (injection as ReturnType<typeof reclaimInjection>).plan() : undefined;
   if (reclaim) {
     for (const note of reclaim.notes) io.out(`note: ${note}`);
+    const grace = reclaim.terminationGracePeriodSeconds;
+    if (reclaim.evictedPods > reclaim.disruptionsAllowed && grace !== undefined && grace >= cmd.options!.holdSeconds) {
+      io.out(`note: the hold (${cmd.options!.holdSeconds} s) ends before terminationGracePeriod (${grace} s): the class loses ${reclaim.disruptionsAllowed} `
+        + `of the ${reclaim.evictedPods} pod(s) during the hold, not all (the prediction assumes the same); hold longer to take them all`);
+    }
     if (reclaim.refusals.length > 0) {
       for (const r of reclaim.refusals) io.err(`refused: ${r}`);
       io.err('Nothing was changed.');
@@ -573,18 +602,21 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   for (const [signal, handler] of handlers) deps.signals.on(signal, handler);
   try {
     const record = (e: AuditEvent) => {
-      appendFileSync(cmd.audit!, `${JSON.stringify(e)}\n`);
       io.out(`${e.at} ${e.event}${e.detail ? `: ${e.detail}` : ''}${e.change ? ` ${JSON.stringify(e.change)}` : ''}`);
+      appendFileSync(cmd.audit!, `${JSON.stringify(e)}\n`);
     };
+    // Best effort: the terminal keeps the timeline, and the restore never waits on the audit file.
+    const recordFailed = (e: AuditEvent, error: unknown) => io.err(`audit ${cmd.audit} not written (${e.event}): ${error instanceof Error ? error.message : String(error)}`);
     const outcome = await runGameDay(cmd.options!, {
-      injection, alarmStates: (names) => alarmStates(c.cloudWatch, names), now: deps.now, sleep: deps.sleep, record, signal: controller.signal,
+      injection, alarmStates: (names) => alarmStates(c.cloudWatch, names), now: deps.now, sleep: deps.sleep, record, recordFailed,
+      signal: controller.signal,
     });
     if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);
     if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
       try {
         const { config } = reconciler;
-        // A reclaim deletes one instance per NodeClaim.
-        const reclaimed = 'reclaimed' in injection ? (injection as ReturnType<typeof reclaimInjection>).reclaimed().length : undefined;
+        // A reclaim deletes one instance per NodeClaim; its pods leave as the drain lets them.
+        const reclaimed = 'shape' in injection ? (injection as ReturnType<typeof reclaimInjection>).shape() : undefined;
         await writeReport(
           cmd, d.template, config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io, reclaimed,
         );

@@ -66,7 +66,7 @@ test('docs/game-day.md shows the timeline of a reclaim (--reclaim 1) as game-day
   const labels = { 'capacity-aware-inference/class': 'inf2' };
   const answers: Record<string, unknown> = {
     nodepool: { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '64', memory: '256Gi', 'aws.amazon.com/neuron': '4' } } },
-    nodeclaims: { items: ['sd21-inf2-7xk2p', 'sd21-inf2-q9d4m'].map((name, i) => ({ metadata: { name }, spec: { terminationGracePeriod: '2580s' }, status: { nodeName: `ip-10-0-${i}-17` } })) },
+    nodeclaims: { items: ['sd21-inf2-7xk2p', 'sd21-inf2-q9d4m'].map((name, i) => ({ metadata: { name }, spec: { terminationGracePeriod: '2580s' }, status: { nodeName: `ip-10-0-${i}-17`, conditions: [{ type: 'Ready', status: 'True' }] } })) },
     deployment: { spec: { selector: { matchLabels: labels }, template: { metadata: { labels } } } },
     pods: { items: Array.from({ length: 4 }, (_, i) => ({ metadata: { name: `sd21-inf2-6c9f-${i}` }, spec: { nodeName: `ip-10-0-${i % 2}-17` } })) },
     poddisruptionbudgets: { items: [{ metadata: { name: 'sd21-inf2' }, spec: { selector: { matchLabels: labels } }, status: { disruptionsAllowed: 1 } }] },

@@ -264,16 +264,17 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
 describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims deleted)', () => {
   const LABELS = { 'capacity-aware-inference/class': 'inf2' };
   /** A class at its maximum (8 of 8): the cap alone would be refused; the reclaim is what takes capacity away. */
-  function reclaimKubectl(opts: { pdbAllowed?: number; doNotDisrupt?: boolean; failDelete?: boolean; failRestore?: boolean } = {}) {
+  interface ReclaimWorld { pdbAllowed?: number; doNotDisrupt?: boolean; failDelete?: boolean; failRestore?: boolean; noClassPods?: boolean }
+  function reclaimKubectl(opts: ReclaimWorld = {}) {
     const changes: string[][] = [];
     const reads: string[] = [];
     const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '64', memory: '256Gi' }, nodes: 2 } };
     const answers: Record<string, unknown> = {
       nodepool: pool,
-      nodeclaims: { items: ['sd21-inf2-a', 'sd21-inf2-b'].map((name, i) => ({ metadata: { name }, spec: { terminationGracePeriod: '2580s' }, status: { nodeName: `ip-${i}` } })) },
+      nodeclaims: { items: ['sd21-inf2-a', 'sd21-inf2-b'].map((name, i) => ({ metadata: { name }, spec: { terminationGracePeriod: '2580s' }, status: { nodeName: `ip-${i}`, conditions: [{ type: 'Ready', status: 'True' }] } })) },
       deployment: { spec: { replicas: 8, selector: { matchLabels: LABELS }, template: { metadata: { labels: LABELS } } } },
       pods: {
-        items: Array.from({ length: 8 }, (_, i) => ({
+        items: Array.from({ length: opts.noClassPods ? 0 : 8 }, (_, i) => ({
           metadata: { name: `sd21-inf2-${i}`, ...(opts.doNotDisrupt && i === 0 ? { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } } : {}) }, spec: { nodeName: `ip-${i % 2}` },
         })),
       },
@@ -286,7 +287,12 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
         return JSON.stringify(answers[args[1]]);
       }
       changes.push([...args]);
-      if (args[0] === 'delete' && opts.failDelete) throw new Error('nodeclaims.karpenter.sh "sd21-inf2-a" is forbidden');
+      if (args[0] === 'delete' && opts.failDelete) {
+        // kubectl deletes one by one: what it deleted before failing is on its standard output (execFile's error carries it).
+        throw Object.assign(new Error('Command failed: kubectl delete nodeclaim\nError from server (Forbidden): nodeclaims.karpenter.sh "sd21-inf2-b" is forbidden'), {
+          stdout: 'nodeclaim.karpenter.sh "sd21-inf2-a" deleted\n',
+        });
+      }
       if (opts.failRestore && changes.length > 2) throw new Error('the server is currently unable to handle the request');
       return `${args[1]} changed`;
     };
@@ -318,10 +324,15 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
     const events = r.events();
     expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'inject', 'hold-complete', 'restore', 'end']);
     expect(events[1].change).toEqual({ target: 'NodePool sd21-inf2 spec.limits', before: { cpu: '1000' }, after: { cpu: '0', memory: '0' } });
-    expect(events[2].change).toEqual({ target: 'NodeClaims of NodePool sd21-inf2', before: ['sd21-inf2-a', 'sd21-inf2-b'], after: ['sd21-inf2-b'] });
+    // Deletion is requested (the drain runs on), and the last line does not claim the deleted NodeClaims come back.
+    expect(events[2].change).toEqual({ target: 'NodeClaims of NodePool sd21-inf2', before: ['sd21-inf2-a', 'sd21-inf2-b'], after: { deletionRequested: ['sd21-inf2-a'], kept: ['sd21-inf2-b'] } });
+    expect(events[5].detail).toBe('ended by hold-complete; restored what can be; NodeClaim(s) sd21-inf2-a deleted (deletion requested; the drain may still run), '
+      + 'not restorable: Karpenter launches replacements for the Pending pods now the cap is lifted');
     expect(events[4].change).toEqual({ target: 'NodePool sd21-inf2 spec.limits', before: { cpu: '0', memory: '0' }, after: { cpu: '1000' } });
     expect(r.out).toContain('note: 4 pod(s) of the class are on the reclaimed nodes and its PodDisruptionBudget allows 1 eviction(s) at a time: '
       + 'replacements cannot become Ready under the cap, so the rest leave when the NodeClaim\'s terminationGracePeriod (2580s) elapses');
+    expect(r.out).toContain('note: the hold (0.1 s) ends before terminationGracePeriod (2580 s): the class loses 1 of the 4 pod(s) during the hold, not all '
+      + '(the prediction assumes the same); hold longer to take them all');
   });
 
   test('a stop condition firing ends the hold and lifts the cap', async () => {
@@ -359,7 +370,26 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
     expect(changes).toEqual([CAP, DELETE, RESTORE]);
     const events = r.events();
     expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'error', 'restore', 'end']);
-    expect(events[2].detail).toMatch(/forbidden/);
+    // kubectl's output is audited: which NodeClaims it deleted before failing.
+    expect(events[2].detail).toBe('deleting NodeClaim(s) sd21-inf2-a failed (some may be deleted: see kubectl\'s output): nodeclaim.karpenter.sh "sd21-inf2-a" deleted\n'
+      + 'Command failed: kubectl delete nodeclaim\nError from server (Forbidden): nodeclaims.karpenter.sh "sd21-inf2-b" is forbidden');
+    expect(events[4].detail).toMatch(/^ended by error; restored what can be; deletion of NodeClaim\(s\) sd21-inf2-a failed part-way or entirely/);
+  });
+
+  test('an audit file that cannot be written does not skip the restore: the cap is lifted, the failure said (exit 0)', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const { changes, k } = reclaimKubectl();
+    const out: string[] = [];
+    const audit = join(process.env.TMPDIR ?? tmpdir(), 'no-such-dir', 'audit.jsonl');
+    const code = await main([...BASE, '--hold', '0.1', '--reclaim', '1', '--audit', audit, '--report', join(process.env.TMPDIR ?? tmpdir(), 'report-audit')],
+      { out: (l) => out.push(l), err: (l) => out.push(l) },
+      { clients, kubectl: () => k, signals: new EventEmitter() as unknown as MainDeps['signals'], now: () => Date.now(), sleep });
+    expect(code).toBe(0);
+    expect(changes).toEqual([CAP, DELETE, RESTORE]);
+    expect(out.filter((l) => l.startsWith(`audit ${audit} not written`)).map((l) => l.split(' ')[4])).toEqual(
+      ['(start):', '(inject):', '(inject):', '(hold-complete):', '(restore):', '(end):']);
+    expect(out.some((l) => / restore \{/.test(l))).toBe(true);
   });
 
   test('a restore that fails is retried, then the command that lifts the cap by hand is printed (exit 1)', async () => {
@@ -373,10 +403,11 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
     expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'inject', 'hold-complete', 'restore-failed', 'restore-failed', 'restore-failed', 'end']);
   });
 
-  test('refused before any change: a budget that allows no disruption, a do-not-disrupt pod (exit 2, said why)', async () => {
+  test('refused before any change: a budget that allows no disruption, a do-not-disrupt pod, no class pod to evict (exit 2, said why)', async () => {
     const cases = [
       [{ pdbAllowed: 0 }, /refused: PodDisruptionBudget sd21-inf2 allows no disruption now/],
       [{ doNotDisrupt: true }, /refused: pod\(s\) sd21-inf2-0 carry karpenter.sh\/do-not-disrupt/],
+      [{ noClassPods: true }, /refused: the 1 NodeClaim\(s\) to reclaim \(sd21-inf2-a\) run no pod of the class/],
     ] as const;
     for (const [opts, why] of cases) {
       deployment(EKS_CONFIG);

@@ -42,7 +42,7 @@ test('the outcome: time to capacity and back, rejected share, worst p95, mode ch
   });
   const predicted = {
     timeToFallbackSeconds: 300, timeToReturnSeconds: 600, rejectedShare: 0.001, latencyP95Seconds: 1.1, modeChangesPerEvent: 2,
-    costUsd: 6, costUsdByClass: { inf2: 4.5, a10g: 1.5 },
+    costUsd: 7, readyCostUsdByClass: { inf2: 4.5, a10g: 1.5 }, readyCostUsd: 6,
   };
   const rows = compareOutcomes(o, predicted);
   expect(rows.map((r) => [r.measure, r.observed, r.predicted])).toEqual([
@@ -54,9 +54,12 @@ test('the outcome: time to capacity and back, rejected share, worst p95, mode ch
     ['cost inf2, USD', '4.67', '4.50'],
     ['cost a10g, USD', '1.23', '1.50'],
     ['cost total, USD', '5.89', '6.00'],
+    ['predicted billed, USD', '-', '7.00'],
   ]);
   expect(rows[5].difference).toBe('+0.17 USD observed vs predicted');
-  expect(rows[7].difference).toMatch(/^-0\.11 USD observed vs predicted; observed: ready replicas x period/);
+  // Like with like: the total compares ready replica-time on both sides; the simulator's billed cost is its own row.
+  expect(rows[7].difference).toMatch(/^-0\.11 USD observed vs predicted; both sides ready replicas x period/);
+  expect(rows[8].difference).toMatch(/^the simulator's replicas alive \(pending, ready, draining\)/);
   expect(rows[0].difference).toMatch(/^-180 s observed vs predicted; observed is injection to capacity mode/);
   expect(compareOutcomes(o, undefined).every((r) => r.predicted === '-' && r.difference.startsWith('no prediction given (--predicted)'))).toBe(true);
 });
@@ -77,4 +80,8 @@ test('cost: a class without a price or a period without a ready count is named, 
   expect(cost[0].difference).toBe('not comparable: the prediction has only a total (a --predicted results.json)');
   expect(cost[1].difference).toMatch(/^not comparable: the serving record gives a class no single price/);
   expect(cost[2].difference).toMatch(/1 period\(s\) without a ready-replicas datapoint are not priced$/);
+  // Only a billed total (a results.json): said not to be the same quantity.
+  const billedOnly = compareOutcomes(observedOutcome(s, 10, 20, 60, { inf2: 2, a10g: 1.5 }), totalOnly).find((r) => r.measure === 'cost total, USD')!;
+  expect(billedOnly.difference)
+    .toMatch(/^\+0\.89 USD observed vs predicted; not like for like: observed is ready replicas x period, the results.json's costUsd every replica/);
 });

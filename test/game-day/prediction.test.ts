@@ -3,7 +3,7 @@
  * class held at its observed ready replicas between injection and restore, the deployed policy overrides.
  */
 import { predictShortage, routedClassPrices, shortageScenario, type ShortageWindow } from '../../bin/game-day-prediction';
-import { observedSeries } from '../../lib/core/game-day/observed';
+import { observedCost, observedSeries } from '../../lib/core/game-day/observed';
 import { buildQueryBatch, windowsFromResults } from '../../lib/core/reconciler/io';
 import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { servingRecordOf } from '../../lib/core/service/serving-record';
@@ -56,14 +56,19 @@ test('no demand in the window: nothing to replay, said so', () => {
   expect(() => shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(() => 0), WINDOW)).toThrow(/no demand/);
 });
 
-test('cost: the simulator\'s cost per class of the same run (costByClassUsd), per routed class, summing to its total', () => {
+test('cost: the prediction\'s ready replicas priced like the observed window (observedCost), per routed class; its billed cost apart', () => {
   const p = predictShortage(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW);
-  const byClass = p.outcome.costUsdByClass!;
+  const byClass = p.outcome.readyCostUsdByClass!;
   expect(Object.keys(byClass)).toEqual(['inf2', 'a10g']);
-  expect(byClass.inf2 + byClass.a10g).toBeCloseTo(p.outcome.costUsd, 9);
-  // At least the held inf2 replicas for the whole window (4 x 40 minutes) at the recorded price.
+  expect(byClass.inf2 + byClass.a10g).toBeCloseTo(p.outcome.readyCostUsd!, 9);
+  // Ready replica-time is part of the replica-time the simulator bills (pending and draining too).
+  expect(p.outcome.readyCostUsd!).toBeLessThan(p.outcome.costUsd);
+  // At least the held inf2 replicas, ready the whole window (4 x 40 minutes), at the recorded price.
   const price = shortageWorldRecord().classes[0].usdPerReplicaHour;
   expect(byClass.inf2).toBeGreaterThanOrEqual((4 * 40 * price) / 60 - 1e-9);
+  // The first seed's chart priced by the observed side's function: the same concept and formula.
+  const prices = Object.fromEntries(shortageWorldRecord().classes.map((c) => [c.name, c.usdPerReplicaHour]));
+  expect(observedCost(p.chart, prices, 60).byClass.a10g).toBeGreaterThan(0);
 });
 
 test('prices per routed class come from the serving record; a variant whose pools are priced differently has none', () => {
@@ -77,16 +82,27 @@ test('prices per routed class come from the serving record; a variant whose pool
   expect(routedClassPrices(record, pooled).v).toBeNaN();
 });
 
-test('a reclaim is predicted as the simulator\'s spot-like interruption: the lost instances killed at the injection, the rest held', () => {
-  const { scenario, assumptions } = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaimedInstances: 3 });
+test('a reclaim is predicted as the drain runs it: the budget\'s allowance at the injection, the rest at terminationGracePeriod', () => {
   const perInstance = shortageWorldRecord().classes[0].replicasPerInstance;
   const running = Math.ceil(4 / perInstance);
-  const lost = Math.min(running, 3);
-  expect(scenario.interruptions).toEqual([{ className: 'inf2', at: 600, replicas: lost * perInstance, noticeSeconds: 0 }]);
+  const reclaim = { instances: 1, evictedPods: 3, allowedAtOnce: 1, terminationGracePeriodSeconds: 300 };
+  const { scenario, assumptions } = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaim });
+  // One pod at the injection (maxUnavailable 1: its replacement cannot become Ready under the cap), two when the grace ends.
+  expect(scenario.interruptions).toEqual([
+    { className: 'inf2', at: 600, replicas: 1, noticeSeconds: 0 }, { className: 'inf2', at: 900, replicas: 2, noticeSeconds: 0 },
+  ]);
   expect(scenario.availability).toEqual({
-    inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: running - lost }, { at: 1200, instances: Infinity }],
+    inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: running - 1 }, { at: 1200, instances: Infinity }],
   });
-  expect(assumptions.join('\n')).toMatch(/instance\(s\) of inf2 reclaimed at the injection without notice/);
+  expect(assumptions.join('\n')).toMatch(/1 of its 3 pod\(s\) on them evicted then \(without notice\), as the PodDisruptionBudget allows; the other 2 at 900 s/);
+  // A grace that ends after the restore: the rest stay (said), only the allowance leaves.
+  const longGrace = { ...reclaim, terminationGracePeriodSeconds: 2580 };
+  const long = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaim: longGrace });
+  expect(long.scenario.interruptions).toEqual([{ className: 'inf2', at: 600, replicas: 1, noticeSeconds: 0 }]);
+  expect(long.assumptions.join('\n')).toMatch(/the other 2 stay until the restore \(terminationGracePeriod ends after it\)/);
+  // No budget (or no grace read): every pod at the injection.
+  const open = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaim: { ...reclaim, allowedAtOnce: Infinity } });
+  expect(open.scenario.interruptions).toEqual([{ className: 'inf2', at: 600, replicas: 3, noticeSeconds: 0 }]);
   // Without a reclaim there is no interruption.
   expect(shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW).scenario.interruptions).toEqual([]);
 });

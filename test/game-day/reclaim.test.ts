@@ -1,12 +1,12 @@
 // The reclaim injection's pure half: a zero cap and the NodeClaims to delete, and every refusal that keeps it from
 // starting (a drain that could hang, a budget that allows nothing, a count the pool does not have).
-import { reclaimPlan, type ReclaimInput } from '../../lib/core/game-day/reclaim';
+import { goDurationSeconds, reclaimPlan, type ReclaimInput } from '../../lib/core/game-day/reclaim';
 
 const LABELS = { 'app.kubernetes.io/name': 'sd21', 'capacity-aware-inference/class': 'inf2' };
-const claim = (name: string, node: string, extra: { grace?: string | null; deleting?: boolean } = {}) => ({
+const claim = (name: string, node: string | undefined, extra: { grace?: string | null; deleting?: boolean; ready?: 'True' | 'False' | 'Unknown' } = {}) => ({
   metadata: { name, ...(extra.deleting ? { deletionTimestamp: '2026-12-01T13:59:00Z' } : {}) },
   spec: extra.grace === null ? {} : { terminationGracePeriod: extra.grace ?? '2580s' },
-  status: { nodeName: node },
+  status: { ...(node ? { nodeName: node } : {}), conditions: [{ type: 'Launched', status: 'True' }, { type: 'Ready', status: extra.ready ?? 'True' }] },
 });
 const pod = (name: string, node: string, annotations?: Record<string, string>) => ({
   metadata: { name, ...(annotations ? { annotations } : {}) }, spec: { nodeName: node },
@@ -36,7 +36,7 @@ test('limits go to zero for every resource limited or used; the restore puts bac
   expect(reclaimPlan(input({ pool: { metadata: { name: 'x' }, spec: {}, status: { resources: { cpu: '8' } } } })).restore).toEqual({ spec: { limits: null } });
 });
 
-test('n NodeClaims by name, the rest kept; one already deleting is neither counted nor deleted again', () => {
+test('n NodeClaims (ties by name), the rest kept; one already deleting is neither counted nor deleted again', () => {
   const p = reclaimPlan(input());
   expect([p.reclaimed, p.kept, p.evictedPods, p.keptPods]).toEqual([['sd21-inf2-a'], ['sd21-inf2-b'], 1, 1]);
   const all = reclaimPlan(input({ count: 'all', nodeClaims: [claim('a', 'ip-1'), claim('b', 'ip-2'), claim('c', 'ip-3', { deleting: true })] }));
@@ -44,8 +44,8 @@ test('n NodeClaims by name, the rest kept; one already deleting is neither count
 });
 
 test('refused: a count the pool does not have, or no NodeClaim at all', () => {
-  expect(reclaimPlan(input({ count: 3 })).refusals).toEqual(['--reclaim 3: NodePool sd21-inf2 has 2 NodeClaim(s); reclaim 1 to 2, or all']);
-  expect(reclaimPlan(input({ nodeClaims: [] })).refusals).toEqual(['NodePool sd21-inf2 has no NodeClaim (label karpenter.sh/nodepool=sd21-inf2) to reclaim']);
+  expect(reclaimPlan(input({ count: 3 })).refusals).toEqual(['--reclaim 3: NodePool sd21-inf2 has 2 Ready NodeClaim(s); reclaim 1 to 2, or all']);
+  expect(reclaimPlan(input({ nodeClaims: [] })).refusals).toEqual(['NodePool sd21-inf2 has no Ready NodeClaim (label karpenter.sh/nodepool=sd21-inf2) to reclaim']);
 });
 
 test('refused: a NodeClaim without terminationGracePeriod (its drain could hang forever)', () => {
@@ -60,7 +60,7 @@ test('refused: a pod on a reclaimed node with karpenter.sh/do-not-disrupt, "true
       .toEqual(['pod(s) p1 carry karpenter.sh/do-not-disrupt: Karpenter does not evict them before terminationGracePeriod']);
   }
   // On a node that stays it does not matter.
-  expect(reclaimPlan(input({ pods: [pod('p2', 'ip-2', { 'karpenter.sh/do-not-disrupt': 'true' })] })).refusals).toEqual([]);
+  expect(reclaimPlan(input({ pods: [pod('p1', 'ip-1'), pod('p3', 'ip-1'), pod('p2', 'ip-2', { 'karpenter.sh/do-not-disrupt': 'true' })] })).refusals).toEqual([]);
 });
 
 test('refused: a PodDisruptionBudget of the class that allows no disruption now; a selector with expressions counts as the class\'s', () => {
@@ -85,4 +85,42 @@ test('refused: a static NodePool (spec.replicas) replaces what is deleted and ta
   expect(reclaimPlan(input({ pool })).refusals).toEqual([
     'NodePool sd21-inf2 is static (spec.replicas 2): Karpenter replaces deleted NodeClaims to keep its count, and its limits take only nodes; a reclaim cannot be held there',
   ]);
+});
+
+test('the NodeClaims running most class pods go first, whatever their names', () => {
+  const p = reclaimPlan(input({
+    nodeClaims: [claim('a', 'ip-1'), claim('b', 'ip-2'), claim('c', 'ip-3')],
+    pods: [pod('p1', 'ip-3'), pod('p2', 'ip-3'), pod('p3', 'ip-2')],
+  }));
+  expect([p.reclaimed, p.kept, p.evictedPods, p.keptPods]).toEqual([['c'], ['b', 'a'], 2, 1]);
+  expect(reclaimPlan(input({ count: 2, nodeClaims: [claim('a', 'ip-1'), claim('b', 'ip-2'), claim('c', 'ip-3')], pods: [pod('p1', 'ip-3'), pod('p3', 'ip-2')] })).reclaimed)
+    .toEqual(['b', 'c']);
+});
+
+test('a NodeClaim still launching (no node) or not Ready is never chosen, and is said', () => {
+  const p = reclaimPlan(input({
+    count: 'all',
+    nodeClaims: [claim('a', undefined, { ready: 'Unknown' }), claim('b', 'ip-2', { ready: 'False' }), claim('c', 'ip-3')],
+    pods: [pod('p1', 'ip-2'), pod('p2', 'ip-3')],
+  }));
+  expect([p.reclaimed, p.kept, p.evictedPods]).toEqual([['c'], [], 1]);
+  expect(p.notes).toContain('NodeClaim(s) a, b not Ready (still launching, or unhealthy): not reclaimed; one that becomes Ready joins the pool '
+    + 'despite the cap, since the cap stops only new launches');
+  // A NodeClaim without any Ready condition is not Ready either.
+  expect(reclaimPlan(input({ nodeClaims: [{ metadata: { name: 'x' }, spec: { terminationGracePeriod: '60s' }, status: { nodeName: 'ip-1' } }] })).refusals)
+    .toEqual(['NodePool sd21-inf2 has no Ready NodeClaim (label karpenter.sh/nodepool=sd21-inf2) to reclaim']);
+});
+
+test('refused: the chosen NodeClaims run no pod of the class (the game day would take nothing away)', () => {
+  expect(reclaimPlan(input({ pods: [] })).refusals)
+    .toEqual(['the 1 NodeClaim(s) to reclaim (sd21-inf2-a) run no pod of the class: deleting them takes nothing away from it']);
+  // With the class on one node only, --reclaim 1 picks that node.
+  expect(reclaimPlan(input({ pods: [pod('p2', 'ip-2')] })).reclaimed).toEqual(['sd21-inf2-b']);
+});
+
+test('the plan carries the budget\'s allowance and the grace period the prediction drains by', () => {
+  expect([reclaimPlan(input()).disruptionsAllowed, reclaimPlan(input()).terminationGracePeriodSeconds]).toEqual([1, 2580]);
+  expect(reclaimPlan(input({ pdbs: [] })).disruptionsAllowed).toBe(Infinity);
+  expect([goDurationSeconds('2580s'), goDurationSeconds('1h0m30s'), goDurationSeconds('5m'), goDurationSeconds('10ms'), goDurationSeconds('')])
+    .toEqual([2580, 3630, 300, undefined, undefined]);
 });

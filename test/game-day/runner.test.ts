@@ -152,3 +152,31 @@ test('a restore that keeps failing is retried, then reported with the command th
     'attempt 3/3: throttled; restore by hand: kubectl patch nodepool pool-a --type merge -p \'{"spec":{"limits":null}}\'');
   expect(stuck.audit.at(-1)?.detail).toBe('ended by hold-complete; NOT restored');
 });
+
+test('an audit that cannot be written never skips the restore (best effort; each failure reported)', async () => {
+  const w = world();
+  const failed: string[] = [];
+  const outcome = await runGameDay(OPTIONS, {
+    ...w.deps,
+    record: () => {
+      throw new Error('ENOSPC: no space left on device');
+    },
+    recordFailed: (e, error) => failed.push(`${e.event}: ${(error as Error).message}`),
+  });
+  expect(outcome).toMatchObject({ endedBy: 'hold-complete', restored: true });
+  expect(w.calls.filter((c) => c !== 'alarms')).toEqual(['inject', 'restore']);
+  expect(outcome.events.map((e) => e.event)).toEqual(['start', 'inject', 'hold-complete', 'restore', 'end']);
+  expect(failed).toEqual(['start', 'inject', 'hold-complete', 'restore', 'end'].map((e) => `${e}: ENOSPC: no space left on device`));
+  // An injection that fails while the audit fails too: still restored.
+  const both = world({ failInject: true });
+  const bothOutcome = await runGameDay(OPTIONS, { ...both.deps, record: () => { throw new Error('EIO'); } });
+  expect(bothOutcome).toMatchObject({ endedBy: 'error', restored: true });
+  expect(both.calls.filter((c) => c !== 'alarms')).toEqual(['inject', 'restore']);
+});
+
+test('the last line says what the restore cannot give back, never "everything restored" for it', async () => {
+  const w = world();
+  const outcome = await runGameDay(OPTIONS, { ...w.deps, injection: { ...w.deps.injection, notRestorable: 'NodeClaim(s) a deleted, not restorable' } });
+  expect(outcome.events.at(-1)?.detail).toBe('ended by hold-complete; restored what can be; NodeClaim(s) a deleted, not restorable');
+  expect((await runGameDay(OPTIONS, world().deps)).events.at(-1)?.detail).toBe('ended by hold-complete; everything restored');
+});

@@ -21,6 +21,8 @@ import { karpenterControllerProbes, modelDataReaderProbes, reconcilerProbes, sag
 import { type PermissionProbe } from '../../lib/core/verify/probe';
 import { podIdentityRole } from '../../lib/core/verify/template';
 import { EksInferenceService } from '../../lib/eks/inference-service';
+import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
+import { smClasses } from '../sagemaker/fixtures';
 import { ACCOUNT, allows, REGION, resolver, roleStatements, type Statement, type Template as Json } from '../permissions/iam-policy';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 import { clients, runVerify } from '../../bin/verify';
@@ -97,6 +99,48 @@ describe('examples/sagemaker-llm', () => {
       ]));
       expect(judged(statements, probes).filter((j) => j.expect !== j.decided)).toEqual([]);
     }
+  });
+});
+
+describe('a SageMaker execution role with its model data at a prefix, the bucket root included', () => {
+  const SHA = 'c'.repeat(64);
+  /** The execution role's S3 statements and recorded class for model data at `uri` (synthesized by the library). */
+  function synthesized(uri: string) {
+    const { stack } = testStack('Prefixed');
+    const cls = smClasses()[2];
+    const spec = { ...cls, artifact: { ...cls.artifact, modelData: { ...cls.artifact.modelData!, uri } } };
+    new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: [spec], variants: [{ name: 'only', classes: [spec.name] }] });
+    const template = Template.fromStack(stack).toJSON() as Json & { Resources: Resources };
+    const model = Object.values(template.Resources).find((r) => r.Type === 'AWS::SageMaker::Model')!;
+    const roleId = (model.Properties.ExecutionRoleArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const recorded = Object.values(servingRecords(template as never)).flatMap((r) => r.classes).find((c) => c.name === spec.name)!;
+    return { statements: roleStatements(template, roleId), cls: recorded };
+  }
+  const s3Probes = (cls: Parameters<typeof sageMakerExecutionProbes>[0]) => sageMakerExecutionProbes(cls, 'aws').filter((p) => p.action.startsWith('s3:'));
+
+  test.each([`s3://models-bucket/llama3-8b/${SHA}/`, `s3://models-bucket/llama3-8b/neuron-${SHA}.tar`])('model data %s: every probe decides as it expects', (uri) => {
+    const { statements, cls } = synthesized(uri);
+    expect(s3Probes(cls).filter((p) => p.expect === 'denied').length).toBeGreaterThan(0);
+    expect(judged(statements, s3Probes(cls)).filter((j) => j.expect !== j.decided)).toEqual([]);
+  });
+
+  test('model data at the bucket root (s3://bucket/, a hand-written serving record: the constructs refuse it): a healthy role passes, '
+    + 'the denied probes use another bucket', () => {
+    // What lib/sagemaker/class-model.ts grants for a prefix, with the prefix '' (the bucket root).
+    const statements: Statement[] = [
+      { Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::models-bucket/*' },
+      { Effect: 'Allow', Action: 's3:ListBucket', Resource: 'arn:aws:s3:::models-bucket', Condition: { StringLike: { 's3:prefix': ['*'] } } },
+    ];
+    const { cls } = synthesized(`s3://models-bucket/llama3-8b/${SHA}/`);
+    const rooted = { ...cls, artifact: { ...cls.artifact, modelData: { ...cls.artifact.modelData!, uri: 's3://models-bucket/' } } };
+    const probes = s3Probes(rooted);
+    expect(probes.map((p) => [p.action, p.resource, p.expect])).toEqual([
+      ['s3:GetObject', 'arn:aws:s3:::models-bucket/model.safetensors', 'allowed'],
+      ['s3:GetObject', 'arn:aws:s3:::models-bucket-not-granted/not-granted/model.safetensors', 'denied'],
+      ['s3:ListBucket', 'arn:aws:s3:::models-bucket', 'allowed'],
+      ['s3:ListBucket', 'arn:aws:s3:::models-bucket-not-granted', 'denied'],
+    ]);
+    expect(judged(statements, probes).filter((j) => j.expect !== j.decided)).toEqual([]);
   });
 });
 

@@ -129,10 +129,14 @@ export interface PredictedOutcome {
   readonly rejectedShare: number;
   readonly latencyP95Seconds: number;
   readonly modeChangesPerEvent: number;
-  /** USD over the run (the simulator's costUsd: replicas alive, i.e. pending, ready or draining, at list price). */
+  /** USD over the run as the simulator bills it (its costUsd: replicas alive, i.e. pending, ready or draining, at list price). */
   readonly costUsd: number;
-  /** Per routed class, when the run's classes are known (not from a --predicted results.json). */
-  readonly costUsdByClass?: Readonly<Record<string, number>>;
+  /**
+   * The observed cost's concept on the prediction: its ready replicas per period priced by `observedCost`, per routed
+   * class and in total. Absent for a --predicted results.json (it has only the billed total).
+   */
+  readonly readyCostUsdByClass?: Readonly<Record<string, number>>;
+  readonly readyCostUsd?: number;
 }
 
 export interface ComparisonRow {
@@ -196,10 +200,13 @@ export function compareOutcomes(o: ObservedOutcome, p: PredictedOutcome | undefi
   ];
 }
 
-const COST_BASIS = 'observed: ready replicas x period, so a replica launching or draining (billed, not ready) is left out; simulated: replicas alive '
-  + '(pending, ready, draining); both at the serving record\'s list price per replica-hour, not your bill (no discounts, spot or savings plans)';
+const LIST_PRICE = 'at the serving record\'s list price per replica-hour, not your bill (no discounts, spot or savings plans)';
 
-/** The window's cost per class and in total, observed beside predicted, on the same price and formula. */
+/**
+ * The window's cost per class and in total, observed beside predicted. Compared like with like: ready replica-time on
+ * both sides, priced by one function (observedCost); the simulator's billed cost (launching and draining replicas too)
+ * is its own row, with no observed counterpart.
+ */
 function costRows(o: ObservedOutcome, p: PredictedOutcome | undefined): ComparisonRow[] {
   const usd = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? v.toFixed(2) : '-');
   const gap = o.unpricedPeriods > 0 ? `; ${o.unpricedPeriods} period(s) without a ready-replicas datapoint are not priced` : '';
@@ -210,11 +217,26 @@ function costRows(o: ObservedOutcome, p: PredictedOutcome | undefined): Comparis
     return relative(observed, predicted, 'USD', 1, 2);
   };
   const rows = Object.entries(o.costUsdByClass).map(([name, observed]): ComparisonRow => ({
-    measure: `cost ${name}, USD`, observed: usd(observed), predicted: usd(p?.costUsdByClass?.[name]), difference: diff(observed, p?.costUsdByClass?.[name]),
+    measure: `cost ${name}, USD`, observed: usd(observed), predicted: usd(p?.readyCostUsdByClass?.[name]), difference: diff(observed, p?.readyCostUsdByClass?.[name]),
   }));
+  if (p?.readyCostUsd === undefined) {
+    // Only the billed total to set beside the observed ready cost: said to be two different quantities.
+    rows.push({
+      measure: 'cost total, USD', observed: usd(o.costUsd), predicted: usd(p?.costUsd),
+      difference: p
+        ? `${diff(o.costUsd, p.costUsd)}; not like for like: observed is ready replicas x period, the results.json's costUsd every replica alive `
+          + `(pending, ready, draining), so observed is lower by the launching and draining replica-time; both ${LIST_PRICE}${gap}`
+        : diff(o.costUsd, undefined),
+    });
+    return rows;
+  }
   rows.push({
-    measure: 'cost total, USD', observed: usd(o.costUsd), predicted: usd(p?.costUsd),
-    difference: `${diff(o.costUsd, p?.costUsd)}; ${COST_BASIS}${gap}`,
+    measure: 'cost total, USD', observed: usd(o.costUsd), predicted: usd(p.readyCostUsd),
+    difference: `${diff(o.costUsd, p.readyCostUsd)}; both sides ready replicas x period (a launching or draining replica, billed but not ready, is left out), ${LIST_PRICE}${gap}`,
+  });
+  rows.push({
+    measure: 'predicted billed, USD', observed: '-', predicted: usd(p.costUsd),
+    difference: 'the simulator\'s replicas alive (pending, ready, draining): launches and drains billed too; CloudWatch publishes no billed-replica count to set beside it',
   });
   return rows;
 }

@@ -19,8 +19,9 @@
  * - `spec.limits`: "If a limit has been exceeded, nodes provisioning is prevented until some nodes have been
  *   terminated" (concepts/nodepools.md `spec.limits`); existing nodes are not removed for it (limits are a behavioural
  *   field, not drift: disruption.md "Behavioral Fields"). An instance type is launched only when its capacity fits in
- *   limits - usage (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling `filterByRemainingResources`;
- *   read in public copies, not at the v1.14.1 tag). A limit of zero therefore stops every launch, whatever remains.
+ *   limits - usage (kubernetes-sigs/karpenter@6e7eab7a0f48, the commit aws/karpenter-provider-aws v1.14.1's go.mod
+ *   pins: pkg/controllers/provisioning/scheduling/scheduler.go `filterByRemainingResources` :1069-1085). A limit of
+ *   zero therefore stops every launch, whatever remains.
  *   Limit checking is eventually consistent (nodepools.md): the cap is applied before any NodeClaim is deleted.
  */
 import { type LimitsPatch, type NodePoolState, type ResourceList } from './injection';
@@ -37,7 +38,11 @@ export const DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
 export interface NodeClaimState {
   readonly metadata: { readonly name: string; readonly deletionTimestamp?: string };
   readonly spec?: { readonly terminationGracePeriod?: string };
-  readonly status?: { readonly nodeName?: string };
+  readonly status?: {
+    readonly nodeName?: string;
+    /** `Ready` is the NodeClaim's own readiness (the CRD's printer column, karpenter.sh_nodeclaims.yaml:32 at v1.14.1). */
+    readonly conditions?: ReadonlyArray<{ readonly type: string; readonly status: string }>;
+  };
 }
 
 /** The parts of a PodDisruptionBudget the reclaim reads. */
@@ -55,12 +60,16 @@ export interface PodState {
 
 export interface ReclaimPlan {
   readonly nodePool: string;
-  /** The NodeClaims to delete (by name, sorted), and the ones left. */
+  /** The NodeClaims to delete (the Ready ones running most class pods first), and the Ready ones left. */
   readonly reclaimed: readonly string[];
   readonly kept: readonly string[];
   /** The class's pods on the reclaimed nodes (evicted), and on the others. */
   readonly evictedPods: number;
   readonly keptPods: number;
+  /** Evictions the class's PodDisruptionBudgets allow now (Infinity: none selects the class). */
+  readonly disruptionsAllowed: number;
+  /** The reclaimed NodeClaims' terminationGracePeriod, seconds (undefined: absent or not a plain Go duration). */
+  readonly terminationGracePeriodSeconds?: number;
   readonly before: ResourceList | undefined;
   readonly after: ResourceList;
   readonly cap: LimitsPatch;
@@ -100,12 +109,26 @@ function zeroLimits(pool: NodePoolState): { after: ResourceList; cap: LimitsPatc
   return { after, cap: { spec: { limits: after } }, restore };
 }
 
+/** A Go duration of hours, minutes and seconds (`2580s`, `1h0m0s`, as Kubernetes prints one) in seconds; else undefined. */
+export function goDurationSeconds(value: string | undefined): number | undefined {
+  const m = value === undefined ? null : /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?$/.exec(value);
+  if (!m || value === '') return undefined;
+  return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
+}
+
 export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
   const name = input.pool.metadata.name;
   const refusals: string[] = [];
   const notes: string[] = [];
-  // A NodeClaim already being deleted is going anyway: not counted, not deleted again.
-  const live = input.nodeClaims.filter((c) => !c.metadata.deletionTimestamp).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  // Only a NodeClaim whose node is up and Ready can take class pods away: one being deleted is going anyway, one still
+  // launching (no node yet) or not Ready runs no serving pod. The ones running most class pods go first.
+  const classPods = (c: NodeClaimState) => input.pods.filter((p) => p.spec?.nodeName !== undefined && p.spec.nodeName === c.status?.nodeName).length;
+  const isReady = (c: NodeClaimState) => !!c.status?.nodeName && (c.status.conditions ?? []).some((x) => x.type === 'Ready' && x.status === 'True');
+  const live = input.nodeClaims.filter((c) => !c.metadata.deletionTimestamp && isReady(c))
+    .map((c) => ({ c, pods: classPods(c) }))
+    .sort((a, b) => b.pods - a.pods || a.c.metadata.name.localeCompare(b.c.metadata.name))
+    .map(({ c }) => c);
+  const skipped = input.nodeClaims.filter((c) => !c.metadata.deletionTimestamp && !isReady(c)).map((c) => c.metadata.name).sort();
   const count = input.count === 'all' ? live.length : input.count;
   if (input.pool.spec.replicas !== undefined) {
     // A static pool "maintains a fixed number of nodes regardless of pod demand" (concepts/nodepools.md spec.replicas) and
@@ -113,13 +136,21 @@ export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
     refusals.push(`NodePool ${name} is static (spec.replicas ${input.pool.spec.replicas}): Karpenter replaces deleted NodeClaims to keep its count, `
       + 'and its limits take only nodes; a reclaim cannot be held there');
   }
-  if (live.length === 0) refusals.push(`NodePool ${name} has no NodeClaim (label ${NODEPOOL_LABEL}=${name}) to reclaim`);
+  if (live.length === 0) refusals.push(`NodePool ${name} has no Ready NodeClaim (label ${NODEPOOL_LABEL}=${name}) to reclaim`);
   else if (!(Number.isInteger(count) && count >= 1 && count <= live.length)) {
-    refusals.push(`--reclaim ${input.count}: NodePool ${name} has ${live.length} NodeClaim(s); reclaim 1 to ${live.length}, or all`);
+    refusals.push(`--reclaim ${input.count}: NodePool ${name} has ${live.length} Ready NodeClaim(s); reclaim 1 to ${live.length}, or all`);
   }
   const chosen = live.slice(0, Math.max(0, Math.min(count, live.length)));
   const chosenNodes = new Set(chosen.flatMap((c) => (c.status?.nodeName ? [c.status.nodeName] : [])));
   const evicted = input.pods.filter((p) => p.spec?.nodeName !== undefined && chosenNodes.has(p.spec.nodeName));
+  if (chosen.length > 0 && evicted.length === 0) {
+    refusals.push(`the ${chosen.length} NodeClaim(s) to reclaim (${chosen.map((c) => c.metadata.name).join(', ')}) run no pod of the class: `
+      + 'deleting them takes nothing away from it');
+  }
+  if (skipped.length > 0) {
+    notes.push(`NodeClaim(s) ${skipped.join(', ')} not Ready (still launching, or unhealthy): not reclaimed; one that becomes Ready joins the pool `
+      + 'despite the cap, since the cap stops only new launches');
+  }
   for (const c of chosen.filter((x) => !x.spec?.terminationGracePeriod)) {
     refusals.push(`NodeClaim ${c.metadata.name} has no spec.terminationGracePeriod: a PodDisruptionBudget or a ${DO_NOT_DISRUPT} pod could hold its drain `
       + 'indefinitely, and the game day could not give it back. Set terminationGracePeriod on the NodePool (the library\'s NodePools do), or use the cap without --reclaim');
@@ -149,6 +180,10 @@ export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
     kept: live.slice(chosen.length).map((c) => c.metadata.name),
     evictedPods: evicted.length,
     keptPods: input.pods.length - evicted.length,
+    disruptionsAllowed: budgets.length > 0 ? allowed : Infinity,
+    // The longest of the chosen NodeClaims': the last class pod leaves by then.
+    terminationGracePeriodSeconds: chosen.length > 0 && chosen.every((c) => goDurationSeconds(c.spec?.terminationGracePeriod) !== undefined)
+      ? Math.max(...chosen.map((c) => goDurationSeconds(c.spec?.terminationGracePeriod)!)) : undefined,
     before: input.pool.spec.limits,
     ...zeroLimits(input.pool),
     refusals,

@@ -36,6 +36,8 @@ export interface Injection {
    */
   inject(step?: (change: AuditChange) => void): Promise<AuditChange>;
   restore(): Promise<AuditChange>;
+  /** What the restore cannot give back (a reclaim's deleted NodeClaims), said in the last audit line; none: everything. */
+  readonly notRestorable?: string;
 }
 
 export interface StopConditions {
@@ -62,7 +64,10 @@ export interface GameDayDeps {
   readonly now: () => number;
   /** Resolves after `ms`, or as soon as `signal` aborts. */
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Writes one event to the audit. Best effort: a throw is reported through `recordFailed`, never ends the run. */
   readonly record: (event: AuditEvent) => void;
+  /** Told when `record` throws (the event stays in the outcome's events); the restore goes on regardless. */
+  readonly recordFailed?: (event: AuditEvent, error: unknown) => void;
   /** Aborted on interrupt (SIGINT, SIGTERM). */
   readonly signal: AbortSignal;
   /** Attempts at restoring before giving up and printing the manual command. @default 3 */
@@ -102,7 +107,12 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
   const record = (event: AuditEvent['event'], extra: Omit<AuditEvent, 'at' | 'event'> = {}) => {
     const e: AuditEvent = { at: new Date(deps.now()).toISOString(), event, ...extra };
     events.push(e);
-    deps.record(e);
+    try {
+      deps.record(e);
+    } catch (error) {
+      // An audit that cannot be written (disk full, a removed directory) must never keep the restore from running.
+      deps.recordFailed?.(e, error);
+    }
   };
   const refuse = (detail: string): GameDayOutcome => {
     record('refused', { detail });
@@ -182,6 +192,8 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
   if (restored && attempted && !deps.signal.aborted && (options.returnWatchSeconds ?? 0) > 0) {
     await deps.sleep(options.returnWatchSeconds! * 1000, deps.signal);
   }
-  record('end', { detail: `ended by ${endedBy}; ${restored ? 'everything restored' : 'NOT restored'}` });
+  const notRestorable = attempted ? deps.injection.notRestorable : undefined;
+  const state = !restored ? 'NOT restored' : notRestorable ? `restored what can be; ${notRestorable}` : 'everything restored';
+  record('end', { detail: `ended by ${endedBy}; ${state}` });
   return { endedBy, injectedAt, restoredAt, restored, events };
 }

@@ -146,19 +146,24 @@ function sageMakerModelDataProbes(modelData: ModelDataArtifact | undefined, part
   if (!m) return [];
   const [, bucket, key] = m;
   const object = `arn:${partition}:s3:::${bucket}/${key}`;
-  if (!key.endsWith('/')) {
+  const bucketArn = `arn:${partition}:s3:::${bucket}`;
+  // A prefix by the rule the execution role is granted by (lib/sagemaker/class-model.ts: the URI ends with '/'), the
+  // bucket root `s3://bucket/` (key '') included.
+  if (!modelData.uri.endsWith('/')) {
     return [
       { action: 's3:GetObject', resource: object, expect: 'allowed', why: 'reads its model data' },
       { action: 's3:GetObject', resource: neighbour(object), expect: 'denied', why: 'another object' },
       { action: 's3:PutObject', resource: object, expect: 'denied', why: 'it only reads' },
     ];
   }
-  const bucketArn = `arn:${partition}:s3:::${bucket}`;
+  // At the bucket root the whole bucket is granted: no key in it lies outside, so the denied probes use another bucket.
+  const outside = key === '' ? neighbour(bucketArn) : bucketArn;
+  const where = key === '' ? 'another bucket (its prefix is the bucket root)' : 'another prefix';
   return [
     { action: 's3:GetObject', resource: `${object}model.safetensors`, expect: 'allowed', why: 'reads an object under its model-data prefix' },
-    { action: 's3:GetObject', resource: `${bucketArn}/not-granted/model.safetensors`, expect: 'denied', why: 'an object under another prefix' },
+    { action: 's3:GetObject', resource: `${outside}/not-granted/model.safetensors`, expect: 'denied', why: `an object under ${where}` },
     { action: 's3:ListBucket', resource: bucketArn, expect: 'allowed', why: 'lists its prefix', context: { 's3:prefix': key } },
-    { action: 's3:ListBucket', resource: bucketArn, expect: 'denied', why: 'lists another prefix', context: { 's3:prefix': 'not-granted/' } },
+    { action: 's3:ListBucket', resource: outside, expect: 'denied', why: `lists ${where}`, context: { 's3:prefix': 'not-granted/' } },
   ];
 }
 
