@@ -111,11 +111,6 @@ function costOf(run: RunResult, scenario: ScenarioInstance, only?: (ci: number) 
   return c;
 }
 
-/** Replica cost in USD over the run per class, in the scenario's class order (the game day's predicted cost per class). */
-export function costByClassUsd(run: RunResult, scenario: ScenarioInstance): number[] {
-  return scenario.classes.map((_, ci) => costOf(run, scenario, (i) => i === ci));
-}
-
 /**
  * Rejected requests above the unavoidable share, summed over 5-minute windows. Unavoidable rejection per window: what
  * every class could carry at its envelope with all the capacity the cloud would hand out, against the window's demand.
