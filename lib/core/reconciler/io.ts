@@ -256,7 +256,11 @@ export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> 
       { spec: Metrics.policyMode, value: POLICY_MODE_VALUE[decision.mode] },
       { spec: Metrics.policyRamping, value: next.ramping ? 1 : 0 },
       // The event's entries outlive the PolicyMode window while the preferred class keeps losing capacity: published
-      // so a cold start rebuilds them (`rebuildState`).
+      // so a cold start rebuilds them (`rebuildState`). Same record, so same timestamp and [Service] dimension set as
+      // PolicyMode: CloudWatch Logs extracts each directive's metrics under its namespace and dimensions
+      // (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html),
+      // and `signalPlan` queries exactly that series (one more query of the run's one GetMetricData call, which takes
+      // up to 500: https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html).
       { spec: Metrics.capacityEventEntries, value: next.entries?.length ?? 0 },
       { spec: Metrics.fallbackShareRequests, value: ((total - (decision.weights[preferred] ?? 0)) / total) * 100 },
       { spec: Metrics.fallbackShareTokens, value: tokenTotal > 0 ? (1 - tokenWeight(preferred) / tokenTotal) * 100 : 0 },
