@@ -1,10 +1,11 @@
 import { type PolicyConfig, type PolicyState } from '../core/policy/types';
 import { type ReconcilerConfig } from '../core/reconciler/config';
-import { type MetricResult } from '../core/reconciler/io';
+import { type MetricQuery, type MetricResult } from '../core/reconciler/io';
+import { POLICY_MODE_VALUE } from '../core/metrics/contract';
 import { type RunMemory } from '../core/reconciler/memory';
 import { metricQuery } from '../core/reconciler/observe';
 import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
-import { rememberRun, step } from '../core/reconciler/step';
+import { rememberRun, runRecords, step } from '../core/reconciler/step';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { type ScenarioInstance, type SimClass } from './model';
@@ -25,8 +26,19 @@ export const EPOCH = 1_767_225_600; // 2026-01-01T00:00:00Z
  * simulator measures end-to-end latency) and a provisioning grace period covering the preferred class's slowest
  * replica start plus the metric delay, as docs/reconciler.md advises from a measured replica-ready time.
  */
-export function libraryPolicy(overrides: Partial<PolicyConfig> = {}): PolicyFactory {
-  return ({ scenario }): RoutingPolicy => new DeployedReconciler(scenario, overrides);
+export function libraryPolicy(overrides: Partial<PolicyConfig> = {}, options: LibraryPolicyOptions = {}): PolicyFactory {
+  return ({ scenario }): RoutingPolicy => new DeployedReconciler(scenario, overrides, options);
+}
+
+/** How the simulated reconciler's execution environment behaves (not policy configuration). */
+export interface LibraryPolicyOptions {
+  /**
+   * Drop the run memory every this many seconds of simulated time, as a Lambda cold start does: that run rebuilds its
+   * state from its own metrics (`PolicyMode`, `PolicyRamping`, `CapacityEventEntries`, `ReplicaFloor`), answered from
+   * the EMF records the earlier runs printed (`runRecords`), each readable from the next minute on.
+   * @default never: the environment stays warm, and the reconciler answers its own history from memory
+   */
+  readonly coldStartEverySeconds?: number;
 }
 
 /** What the routing target is called in the simulated account (facts need ARNs and names; nothing is called). */
@@ -66,8 +78,11 @@ class DeployedReconciler implements RoutingPolicy {
   private inForce: Record<string, number> | undefined;
   /** Physical values of closed minutes, cached: a minute's datapoint never changes once the minute is over. */
   private readonly cache = new Map<string, number>();
+  /** With cold starts: the reconciler's own metrics as its EMF records published them, by series and minute (Maximum). */
+  private readonly published = new Map<string, Map<number, number>>();
+  private started = false;
 
-  constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>) {
+  constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>, private readonly options: LibraryPolicyOptions) {
     const platform = platformModel(scenario.platform ?? 'eks');
     const preferred = scenario.classes.reduce((a, b) => (b.preferenceRank < a.preferenceRank ? b : a));
     const p = preferred.provisioningSeconds;
@@ -94,16 +109,20 @@ class DeployedReconciler implements RoutingPolicy {
     const weightTotal = 100;
     // The run starts in steady operation: the reconciler has been in cost mode for an hour with the weights in force.
     this.inForce ??= Object.fromEntries(classes.map((c, i) => [c.name, Math.round(o.weights[i] * weightTotal)]));
-    if (!this.memory) {
+    if (!this.started) {
       const state: PolicyState = { mode: 'cost', weights: this.inForce, modeSince: EPOCH + o.now - 3600, ramping: false };
       this.memory = { period: EPOCH + o.now - 60, state, floors: null };
+      this.started = true;
     }
+    const every = this.options.coldStartEverySeconds;
+    if (every !== undefined && o.now > 0 && o.now % every === 0) this.memory = undefined;
     const target = this.target(o);
     const s = step(this.config, target, this.answer(o, nowMs), nowMs, this.memory);
     if (!s.ok) throw new Error(`simulated reconciler run failed: ${s.reason}: ${s.detail}`);
     const plan = s.plan;
     const outcome = plan.action === 'write' ? 'applied' : plan.action;
     this.memory = rememberRun(s, { action: outcome }, this.memory);
+    if (every !== undefined) this.publish(runRecords(this.config, s, { action: outcome }, nowMs), Math.floor(o.now / 60));
     let capacity: Decision['capacityWrite'];
     if (plan.action === 'write' && plan.write.kind === 'weights') this.inForce = { ...plan.write.weights };
     if (plan.action === 'write' && plan.write.kind === 'capacity') {
@@ -145,8 +164,13 @@ class DeployedReconciler implements RoutingPolicy {
     const last = Math.floor((q.endTime - EPOCH) / 60) - 1;
     for (const e of q.batch.index) {
       const ci = e.className === undefined ? undefined : classIndex.get(e.className);
-      // The reconciler's own history (mode, ramp, floors) comes from its run memory in a warm environment.
-      if (ci === undefined || e.signal === 'mode' || e.signal === 'ramping' || e.signal === 'floor') continue;
+      const own = e.signal === 'mode' || e.signal === 'ramping' || e.signal === 'eventEntries' || e.signal === 'floor';
+      // The reconciler's own history (mode, ramp, event, floors) comes from its run memory in a warm environment, and
+      // from what its earlier runs published where the environment cold-starts.
+      if (own && this.options.coldStartEverySeconds !== undefined) {
+        results.push(this.ownHistory(q.batch.queries.find((x) => x.Id === e.id)!, e.id, e.signal === 'mode', first, last, o.now));
+      }
+      if (ci === undefined || own) continue;
       // A second source of a signal (4XX and 5XX of a mixed-engine variant) would count the same rejections twice.
       const key = `${ci}:${e.signal}`;
       if (answered.has(key)) continue;
@@ -162,6 +186,43 @@ class DeployedReconciler implements RoutingPolicy {
       results.push({ Id: e.id, Timestamps: timestamps, Values: values });
     }
     return results;
+  }
+
+  /** Records the metrics of one run's EMF records as CloudWatch would extract them, keyed like the queries that read them. */
+  private publish(records: ReadonlyArray<Record<string, unknown>>, minute: number): void {
+    for (const record of records) {
+      const aws = record._aws as { CloudWatchMetrics: EmfDirective[] } | undefined;
+      for (const directive of aws?.CloudWatchMetrics ?? []) {
+        for (const dims of directive.Dimensions) {
+          for (const { Name } of directive.Metrics) {
+            const key = seriesKey(directive.Namespace, Name, Object.fromEntries(dims.map((d) => [d, String(record[d])])));
+            const series = this.published.get(key) ?? new Map<number, number>();
+            series.set(minute, Math.max(series.get(minute) ?? -Infinity, record[Name] as number));
+            this.published.set(key, series);
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * One of the reconciler's own series, as GetMetricData answers it after a cold start: the minutes its earlier runs
+   * published (readable from the next minute on), and before time 0 the steady state the run starts in (cost mode, no
+   * ramp, no event, no floor).
+   */
+  private ownHistory(query: MetricQuery, id: string, isMode: boolean, first: number, last: number, now: number): MetricResult {
+    const metric = query.MetricStat!.Metric;
+    const dimensions = Object.fromEntries(metric.Dimensions.map((d) => [d.Name, d.Value]));
+    const series = this.published.get(seriesKey(metric.Namespace, metric.MetricName, dimensions));
+    const timestamps: Date[] = [];
+    const values: number[] = [];
+    for (let m = first; m <= last && m * 60 < now; m++) {
+      const v = m < 0 ? (isMode ? POLICY_MODE_VALUE.cost : 0) : series?.get(m);
+      if (v === undefined) continue;
+      timestamps.push(new Date((EPOCH + m * 60) * 1000));
+      values.push(v);
+    }
+    return { Id: id, Timestamps: timestamps, Values: values };
   }
 
   /** A signal's value for class `ci` in minute `m`, in the policy's units (tokens/s, milliseconds, replicas). */
@@ -197,4 +258,16 @@ class DeployedReconciler implements RoutingPolicy {
     if (v !== undefined) this.cache.set(key, v);
     return v;
   }
+}
+
+/** One metric directive of an EMF record (`emfRecord`, lib/core/metrics/contract.ts). */
+interface EmfDirective {
+  readonly Namespace: string;
+  readonly Dimensions: string[][];
+  readonly Metrics: Array<{ readonly Name: string }>;
+}
+
+/** A metric series' identity: namespace, name and dimensions (order-free). */
+function seriesKey(namespace: string, name: string, dimensions: Record<string, string>): string {
+  return JSON.stringify([namespace, name, Object.entries(dimensions).sort(([a], [b]) => a.localeCompare(b))]);
 }

@@ -80,6 +80,8 @@ export type ClassSeries = Partial<Record<'readyReplicas' | 'desiredReplicas' | '
 export interface World {
   mode?: Series;
   ramping?: Series;
+  /** CapacityEventEntries: the entries of the capacity event under way the reconciler published. */
+  eventEntries?: Series;
   /** The ReplicaFloor the reconciler published earlier, by routed class (EKS only reads it back). */
   floors?: Record<string, Series>;
   classes: Record<string, ClassSeries>;
@@ -94,8 +96,9 @@ export function serveMetrics(config: ReconcilerConfig, world: World): void {
       MetricDataResults: batch.index.map((e) => {
         const series: Series | undefined = e.signal === 'mode' ? world.mode
           : e.signal === 'ramping' ? world.ramping
-            : e.signal === 'floor' ? world.floors?.[e.className!]
-              : world.classes[e.className!]?.[e.signal];
+            : e.signal === 'eventEntries' ? world.eventEntries
+              : e.signal === 'floor' ? world.floors?.[e.className!]
+                : world.classes[e.className!]?.[e.signal];
         const points = (series ?? []).map((v, i) => ({ v, ts: new Date((START + i * 60) * 1000) })).filter((p) => p.v !== null);
         return { Id: e.id, Timestamps: points.map((p) => p.ts), Values: points.map((p) => p.v as number), StatusCode: 'Complete' };
       }),

@@ -44,6 +44,24 @@ describe('rebuildState: the policy state from the reconciler\'s own decision met
     expect(rebuildState(Array(12).fill(0), none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG).entries).toBeUndefined();
   });
 
+  test('the published CapacityEventEntries at the newest decision sets how many entries the event counts', () => {
+    const at = (count: number | null) => Array.from({ length: 12 }, (_, i) => (i === 7 ? count : null));
+    // A capacity run filling the window, 3 entries: all older than the window, they stand just before it, in order.
+    const held = rebuildState([...Array(8).fill(1), null, null, null, null], none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG, at(3));
+    expect(held.entries).toEqual([FRAME.start - 180, FRAME.start - 120, FRAME.start - 60]);
+    // Visible transitions keep their periods; the count keeps the newest of them (the policy keeps the newest entries).
+    const flap = [0, 1, 1, 0, 0, 1, 1, 1, null, null, null, null];
+    expect(rebuildState(flap, none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG, at(3)).entries)
+      .toEqual([FRAME.start - 60, FRAME.start + 60, FRAME.start + 5 * 60]);
+    expect(rebuildState(flap, none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG, at(1)).entries).toEqual([FRAME.start + 5 * 60]);
+    // 0: the event ended (or capacity mode was the fail-safe start): no entry, not even for a window opening in capacity mode.
+    const returned = [1, 1, 0, 0, 0, 0, 0, 0, null, null, null, null];
+    expect(rebuildState(returned, none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG, at(0)).entries).toBeUndefined();
+    // Only the datapoint of the newest decision counts: an older one is another decision's.
+    const stale = Array.from({ length: 12 }, (_, i) => (i === 6 ? 3 : null));
+    expect(rebuildState(returned, none, W, FRAME, NOW, DEFAULT_POLICY_CONFIG, stale).entries).toEqual([FRAME.start]);
+  });
+
   test('a ramp decision already recorded in the current period marks its step as taken; an older one does not', () => {
     const slots = FRAME.slots;
     const current = FRAME.start + (slots - 1) * 60;

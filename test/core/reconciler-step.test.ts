@@ -60,6 +60,7 @@ type Series = Array<number | null>;
 interface World {
   mode?: Series;
   ramping?: Series;
+  eventEntries?: Series;
   floors?: Record<string, Series>;
   /** Raw metric values by routed name and signal, one per period; the 12 periods end just before the current one. */
   classes: Record<string, Partial<Record<'readyReplicas' | 'desiredReplicas' | 'capacityErrors' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond', Series>>>;
@@ -75,8 +76,9 @@ function answer(config: ReconcilerConfig, world: World, nowMs = NOW_MS): MetricR
   return batch.index.map((e) => {
     const series = e.signal === 'mode' ? world.mode
       : e.signal === 'ramping' ? world.ramping
-        : e.signal === 'floor' ? world.floors?.[e.className!]
-          : world.classes[e.className!]?.[e.signal as keyof World['classes'][string]];
+        : e.signal === 'eventEntries' ? world.eventEntries
+          : e.signal === 'floor' ? world.floors?.[e.className!]
+            : world.classes[e.className!]?.[e.signal as keyof World['classes'][string]];
     const points = (series ?? []).map((v, i) => ({ v, ts: new Date((start + i * frame.periodSeconds) * 1000) })).filter((p) => p.v !== null);
     return { Id: e.id, Timestamps: points.map((p) => p.ts), Values: points.map((p) => p.v as number) };
   });
@@ -296,5 +298,59 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
     expect(after.plan).toEqual({ action: 'skipped', detail: 'a weights write was already made in this period; the next period writes' });
     const nextPeriod = decided(step(SM, target, answer(SM, shortage, NOW_MS + 60_000), NOW_MS + 60_000, wroteWeights));
     expect(nextPeriod.plan).toMatchObject({ action: 'write', write: { kind: 'capacity' } });
+  });
+});
+
+describe('cold start: the capacity event outlives the PolicyMode window', () => {
+  // The preferred variant is stuck at 3 of 5 replicas (a relapse of a shortage that began hours ago); the fallback's 2
+  // ready replicas carry the rest of the 950 tokens/s. Cost mode for the whole window: the last return was 2 h ago.
+  const relapse: World = {
+    mode: fill(0),
+    classes: {
+      preferred: { readyReplicas: fill(3), desiredReplicas: fill(5), servedTokensPerSecond: fill(perMinute(700)) },
+      fallback: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(250)) },
+    },
+  };
+  const target = sagemaker({ preferred: 74, fallback: 26 }, { preferred: 5, fallback: 2 }, { preferred: 3, fallback: 2 });
+  const now = Math.floor(NOW_MS / 60_000) * 60;
+  // The warm Lambda's memory: two entries 3 h and 2.5 h ago, the event kept open by the losses since.
+  const warm: RunMemory = {
+    period: now - 60,
+    state: { mode: 'cost', weights: { preferred: 74, fallback: 26 }, modeSince: now - 7200, ramping: false, entries: [now - 10_800, now - 9000] },
+    floors: null,
+  };
+
+  test('fails when a cold-started Lambda forgets an event older than its window: it rebuilds the entries the warm one keeps', () => {
+    const hot = decided(step(SM, target, answer(SM, relapse), NOW_MS, warm));
+    // Within the event, a relapse the ready classes absorb re-enters nothing.
+    expect(hot.decision).toMatchObject({ mode: 'cost', reason: { code: 'cost-plan' } });
+    expect(hot.decision.reason.message).toContain('Not re-entering capacity mode');
+    // The count the warm runs published with their decisions, read back by a cold start.
+    const cold = decided(step(SM, target, answer(SM, { ...relapse, eventEntries: fill(2) }), NOW_MS));
+    expect(cold.decision).toEqual(hot.decision);
+    expect(cold.observation.previous.entries).toHaveLength(2);
+    // Without the published count the window alone shows no entry: the relapse would be a fresh event.
+    const blind = decided(step(SM, target, answer(SM, relapse), NOW_MS));
+    expect(blind.decision).toMatchObject({ mode: 'capacity', reason: { code: 'enter-capacity' } });
+  });
+
+  test('the count a run publishes is the series the next run queries: CapacityEventEntries, [Service], after the decision', () => {
+    const hot = decided(step(SM, target, answer(SM, relapse), NOW_MS, warm));
+    const { batch } = metricQuery(SM, NOW_MS);
+    const query = batch.queries.find((q) => q.Id === batch.index.find((e) => e.signal === 'eventEntries')!.id)!.MetricStat!;
+    expect(query).toEqual({
+      Metric: { Namespace: 'CapacityAwareInference', MetricName: 'CapacityEventEntries', Dimensions: [{ Name: 'Service', Value: 'chat' }] },
+      Period: 60,
+      Stat: 'Maximum',
+    });
+    const record = runRecords(SM, hot, { action: 'unchanged' }, NOW_MS).find((r) => query.Metric.MetricName in r)!;
+    const directives = (record._aws as { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> })
+      .CloudWatchMetrics.filter((d) => d.Metrics.some((m) => m.Name === query.Metric.MetricName));
+    expect(directives).toEqual([expect.objectContaining({ Namespace: query.Metric.Namespace, Dimensions: [['Service']] })]);
+    expect(record).toMatchObject({ Service: 'chat', CapacityEventEntries: 2 });
+    // An event that has ended publishes 0, so a cold start does not revive it.
+    const ended = decided(step(SM, target, answer(SM, relapse), NOW_MS, { ...warm, state: { ...warm.state, entries: undefined } }));
+    expect(ended.decision.mode).toBe('capacity');
+    expect(runRecords(SM, ended, { action: 'applied' }, NOW_MS).find((r) => 'CapacityEventEntries' in r)).toMatchObject({ CapacityEventEntries: 1 });
   });
 });

@@ -128,6 +128,9 @@ export const Metrics = {
   policyMode: own('PolicyMode', 'None', [S], 'Maximum', 'reconciler', 'Routing policy mode: 0 = cost, 1 = capacity'),
   policyRamping: own('PolicyRamping', 'None', [S], 'Maximum', 'reconciler',
     '1 while the weights ramp back toward the cost plan, else 0 (read back by the reconciler to rebuild its state)'),
+  capacityEventEntries: own('CapacityEventEntries', 'Count', [S], 'Maximum', 'reconciler',
+    'Capacity-mode entries the policy counts in the capacity event under way (0: no event), after the run\'s decision; read back '
+    + 'by the reconciler so a cold start keeps an event that outlasts its PolicyMode window'),
   routeWeight: own('RouteWeight', 'Percent', [S, C], 'Average', 'reconciler',
     'Share (0..100) of traffic the router sends to a routed class (weights normalized to their sum)'),
   decisions: own('Decisions', 'Count', [S, Dim.REASON], 'Sum', 'reconciler',

@@ -34,6 +34,8 @@ export interface MetricResult {
 }
 
 type SignalName = Exclude<keyof ClassSignalSources, 'servedIncludesRejected'>;
+/** The reconciler's own service-wide history, read back to rebuild the policy state (`rebuildState`). */
+export type OwnSignal = 'mode' | 'ramping' | 'eventEntries';
 
 /** Which query answers which signal. */
 export interface QueryBatch {
@@ -45,10 +47,10 @@ export interface QueryBatch {
 
 export interface QueryIndexEntry {
   readonly id: string;
-  /** Routed class the query belongs to; absent for the reconciler's own mode and ramp metrics. */
+  /** Routed class the query belongs to; absent for the reconciler's own mode, ramp and capacity-event metrics. */
   readonly className?: string;
   /** `floor`: the `ReplicaFloor` the reconciler last published for the class. */
-  readonly signal: SignalName | 'mode' | 'ramping' | 'floor';
+  readonly signal: SignalName | OwnSignal | 'floor';
   readonly scale: number;
   /** Periods one datapoint stands for (a query over a longer period, `SignalSource.periodSeconds`). @default 1 */
   readonly span?: number;
@@ -91,6 +93,7 @@ export function buildQueryBatch(plan: SignalPlan, periodSeconds: number): QueryB
   }
   add(plan.own.mode, 'mode');
   add(plan.own.ramping, 'ramping');
+  add(plan.own.eventEntries, 'eventEntries');
   for (const [className, source] of Object.entries(plan.own.floors)) add(source, 'floor', className);
   return { queries, index, servedIncludesRejected };
 }
@@ -133,7 +136,7 @@ export function assembleSignals(
 ): { signals: Record<string, ClassSignals>; servedIncludesRejected: readonly string[] } {
   const signals: Record<string, Record<string, SignalWindow>> = Object.fromEntries(classNames.map((n) => [n, {}]));
   for (const e of batch.index) {
-    if (!e.className || !signals[e.className] || e.signal === 'floor' || e.signal === 'mode' || e.signal === 'ramping') continue;
+    if (!e.className || !signals[e.className] || e.signal === 'floor') continue;
     const window = windows.get(e.id)!;
     const prior = signals[e.className][e.signal];
     // A second source of the same signal adds up per period; a period is missing only when every source misses it.
@@ -148,7 +151,8 @@ export function assembleSignals(
 
 /**
  * The policy state as the last runs left it: the mode from the newest `PolicyMode` datapoint, entered when that
- * value's trailing run began; the ramp from `PolicyRamping` at the same period; the weights the target holds now.
+ * value's trailing run began; the ramp from `PolicyRamping` and the capacity event's entries from
+ * `CapacityEventEntries` at the same period (`rebuildEntries`); the weights the target holds now.
  * Without a ramp datapoint, a return ramp needs at most 1 / rampStepShare ticks, so cost mode entered less than twice
  * that long ago (slack for ticks that could not write) counts as still ramping; a ramp already at the plan ends at once.
  * Without any decision history (first run, metric outage) it falls back to `initialPolicyState`: capacity mode, which
@@ -161,6 +165,7 @@ export function rebuildState(
   frame: WindowFrame,
   now: number,
   config: PolicyConfig,
+  eventEntries: SignalWindow = [],
 ): PolicyState {
   const isCapacity = (v: number) => v >= (POLICY_MODE_VALUE.cost + POLICY_MODE_VALUE.capacity) / 2;
   let last = -1;
@@ -181,16 +186,7 @@ export function rebuildState(
   // period) took this period's ramp step, so this run must not take another.
   const lastSlotStart = frame.start + last * frame.periodSeconds;
   const lastStepAt = isRamping && lastSlotStart >= now ? lastSlotStart : undefined;
-  // Capacity-mode entries visible in the window (cost-to-capacity transitions): the return hold grows with them. A
-  // window that opens in capacity mode holds an entry at least that old (the capacity event is still remembered).
-  const entries: number[] = [];
-  let previousValue: boolean | undefined;
-  mode.forEach((v, i) => {
-    if (v === null) return;
-    const c = isCapacity(v);
-    if (c && previousValue !== true && (previousValue === false || i === 0)) entries.push(frame.start + i * frame.periodSeconds);
-    previousValue = c;
-  });
+  const entries = rebuildEntries(mode.map((v) => (v === null ? null : isCapacity(v))), eventEntries[last] ?? null, frame);
   return {
     mode: capacity ? 'capacity' : 'cost',
     weights,
@@ -199,6 +195,30 @@ export function rebuildState(
     ...(entries.length > 0 ? { entries } : {}),
     ...(lastStepAt !== undefined ? { lastStepAt } : {}),
   };
+}
+
+/**
+ * The capacity event's entries (`PolicyState.entries`, oldest first) as the newest decision left them. Cost-to-capacity
+ * transitions visible in the mode window are entries at their period. How many entries the event counts is published
+ * with each decision (`CapacityEventEntries`, `count`): an event that outlasts the window (its preferred class kept
+ * losing capacity, `eventEntries` in lib/core/policy/decide.ts) keeps them all, its entries older than the window
+ * standing at the periods just before it (the policy reads only their number and order; `returnHold`). Without that
+ * datapoint (a metric gap, or decisions of an earlier version), a window that opens in capacity mode holds one entry at
+ * least that old.
+ */
+function rebuildEntries(capacity: ReadonlyArray<boolean | null>, count: number | null, frame: WindowFrame): number[] {
+  const visible: number[] = [];
+  let previous: boolean | null = null;
+  capacity.forEach((c, i) => {
+    if (c === null) return;
+    if (c && previous === false) visible.push(frame.start + i * frame.periodSeconds);
+    previous = c;
+  });
+  if (count === null) return capacity[0] === true ? [frame.start, ...visible] : visible;
+  const n = Math.max(0, Math.round(count));
+  const older = Math.max(0, n - visible.length);
+  const beforeWindow = Array.from({ length: older }, (_, k) => frame.start - (older - k) * frame.periodSeconds);
+  return [...beforeWindow, ...visible].slice(older + visible.length - n);
 }
 
 /** What one decision's EMF records are made of. */
@@ -235,6 +255,13 @@ export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> 
     emfRecord(timestampMs, serviceDimensions(service), [
       { spec: Metrics.policyMode, value: POLICY_MODE_VALUE[decision.mode] },
       { spec: Metrics.policyRamping, value: next.ramping ? 1 : 0 },
+      // The event's entries outlive the PolicyMode window while the preferred class keeps losing capacity: published
+      // so a cold start rebuilds them (`rebuildState`). Same record, so same timestamp and [Service] dimension set as
+      // PolicyMode: CloudWatch Logs extracts each directive's metrics under its namespace and dimensions
+      // (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html),
+      // and `signalPlan` queries exactly that series (one more query of the run's one GetMetricData call, which takes
+      // up to 500: https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html).
+      { spec: Metrics.capacityEventEntries, value: next.entries?.length ?? 0 },
       { spec: Metrics.fallbackShareRequests, value: ((total - (decision.weights[preferred] ?? 0)) / total) * 100 },
       { spec: Metrics.fallbackShareTokens, value: tokenTotal > 0 ? (1 - tokenWeight(preferred) / tokenTotal) * 100 : 0 },
       { spec: Metrics.weightChanges, value: written ? 1 : 0 },

@@ -13,7 +13,7 @@ import { type PolicyClass, type PolicyConfig, type PolicyState, type SignalWindo
 import { policyWindowPeriods, resolvePolicyConfig } from '../policy/defaults';
 import { type ReconcilerConfig } from './config';
 import { demandWindow } from './faults';
-import { assembleSignals, buildQueryBatch, type MetricResult, type QueryBatch, rebuildState, type WindowFrame, windowsFromResults } from './io';
+import { assembleSignals, buildQueryBatch, type MetricResult, type OwnSignal, type QueryBatch, rebuildState, type WindowFrame, windowsFromResults } from './io';
 import { type RunMemory } from './memory';
 import { signalPlan } from './signal-sources';
 import { routingTarget, type TargetState } from './targets';
@@ -109,8 +109,8 @@ export function observe(
   }));
   // A class holding weight that reports no demand while others do is missing data, not low demand.
   const demand = demandWindow(signals, names, signalSlots, target.weights, new Set(all.servedIncludesRejected));
-  const own = (signal: 'mode' | 'ramping') => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
-  const rebuilt = rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy);
+  const own = (signal: OwnSignal) => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
+  const rebuilt = rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy, own('eventEntries'));
   const previous = fromMemory(memory, own('mode'), frame, now, policy) ?? rebuilt;
   return {
     query,

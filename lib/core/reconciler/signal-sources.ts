@@ -14,10 +14,15 @@ export { type ClassSignalSources } from './targets';
 export interface SignalPlan {
   readonly classes: Readonly<Record<string, ClassSignalSources>>;
   /**
-   * The reconciler's own mode and ramp history, read back to rebuild the policy state, and the replica floors it last
-   * published per route (read back to publish them again on a tick that holds everything).
+   * The reconciler's own mode, ramp and capacity-event history, read back to rebuild the policy state, and the replica
+   * floors it last published per route (read back to publish them again on a tick that holds everything).
    */
-  readonly own: { readonly mode: SignalSource; readonly ramping: SignalSource; readonly floors: Readonly<Record<string, SignalSource>> };
+  readonly own: {
+    readonly mode: SignalSource;
+    readonly ramping: SignalSource;
+    readonly eventEntries: SignalSource;
+    readonly floors: Readonly<Record<string, SignalSource>>;
+  };
 }
 
 export function signalPlan(config: ReconcilerConfig, periodSeconds: number): SignalPlan {
@@ -30,5 +35,8 @@ export function signalPlan(config: ReconcilerConfig, periodSeconds: number): Sig
   const floors = kind.floors === 'published'
     ? Object.fromEntries(Object.keys(classes).map((name) => [name, own(Metrics.replicaFloor, { [Dim.CLASS]: name })]))
     : {};
-  return { classes, own: { mode: own(Metrics.policyMode, {}), ramping: own(Metrics.policyRamping, {}), floors } };
+  return {
+    classes,
+    own: { mode: own(Metrics.policyMode, {}), ramping: own(Metrics.policyRamping, {}), eventEntries: own(Metrics.capacityEventEntries, {}), floors },
+  };
 }
