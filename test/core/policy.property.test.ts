@@ -367,7 +367,8 @@ describe('decide() invariants over random signal histories', () => {
     fc.assert(
       fc.property(
         fc.record({
-          fleet: fc.array(fc.record({ tokens: fc.integer({ min: 10, max: 2000 }), ready: fc.integer({ min: 0, max: 6 }) }), { minLength: 2, maxLength: 4 }),
+          fleet: fc.array(fc.record({ tokens: fc.integer({ min: 10, max: 2000 }), ready: fc.integer({ min: 0, max: 6 }) }),
+            { minLength: 2, maxLength: 4 }),
           preferredReady: fc.integer({ min: 1, max: 6 }),
           evidence: fc.constantFrom('capacity-errors', 'replicas-not-ready'),
           // Demand from half to one and a half times the summed ready capacity, often exactly at it.
