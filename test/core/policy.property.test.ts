@@ -357,6 +357,59 @@ describe('decide() invariants over random signal histories', () => {
     );
   });
 
+  test('within a capacity event, the preferred class\'s new evidence re-enters exactly when the planned demand exceeds the summed ready capacity', () => {
+    // Cost mode after a return from an event (its entry still counted); the preferred class (c0) shows capacity
+    // evidence in the newest period only: a capacity error, or desired above ready for the whole grace period without
+    // progress. Demand is flat, so the planned demand is the demand itself. The evidence enters in that same period when,
+    // and only when, the demand exceeds the ready capacity summed over the eligible classes (no headroom, not the
+    // preferred class's own capacity): it is then among the entering triggers; otherwise cost mode holds.
+    const grace = DEFAULT_POLICY_CONFIG.provisioningGraceSeconds / DEFAULT_POLICY_CONFIG.periodSeconds;
+    fc.assert(
+      fc.property(
+        fc.record({
+          fleet: fc.array(fc.record({ tokens: fc.integer({ min: 10, max: 2000 }), ready: fc.integer({ min: 0, max: 6 }) }),
+            { minLength: 2, maxLength: 4 }),
+          preferredReady: fc.integer({ min: 1, max: 6 }),
+          evidence: fc.constantFrom('capacity-errors', 'replicas-not-ready'),
+          // Demand from half to one and a half times the summed ready capacity, often exactly at it.
+          ratio: fc.oneof(fc.double({ min: 0.5, max: 1.5, noNaN: true }), fc.constant(1)),
+          returnedAgo: fc.integer({ min: 60, max: 3540 }),
+          ramping: fc.boolean(),
+        }),
+        ({ fleet, preferredReady, evidence, ratio, returnedAgo, ramping }) => {
+          const classes: PolicyClass[] = fleet.map((f, i) => ({
+            name: `c${i}`, preferenceRank: i, tokensPerSecondPerReplica: f.tokens, usdPerReplicaHour: 1, placementAllowed: true,
+          }));
+          const readyOf = (i: number) => (i === 0 ? preferredReady : fleet[i].ready);
+          const summed = fleet.reduce((sum, f, i) => sum + readyOf(i) * f.tokens, 0);
+          const demand = Math.round(summed * ratio);
+          const signals: Record<string, ClassSignals> = {};
+          classes.forEach((c, i) => {
+            const ready = Array(W).fill(readyOf(i));
+            const newest = (t: number) => i === 0 && (evidence === 'capacity-errors' ? t === W - 1 : t >= W - grace);
+            signals[c.name] = {
+              readyReplicas: ready,
+              desiredReplicas: ready.map((r, t) => (newest(t) && evidence === 'replicas-not-ready' ? r + 1 : r)),
+              capacityErrors: ready.map((_, t) => (newest(t) && evidence === 'capacity-errors' ? 1 : 0)),
+              latencyP95Ms: Array(W).fill(300),
+            };
+          });
+          const returned: PolicyState = {
+            mode: 'cost', weights: Object.fromEntries(classes.map((c, i) => [c.name, i === 0 ? 90 : 5])), modeSince: T0 - returnedAgo,
+            ramping, entries: [T0 - returnedAgo - 1200],
+          };
+          const { decision, state } = decide({ now: T0, classes, signals, demandTokensPerSecond: Array(W).fill(demand),
+            config: { latencySloP95Ms: 1000 } }, returned);
+          const short = demand > summed;
+          assert.equal(decision.mode, short ? 'capacity' : 'cost', `demand ${demand}, summed ready ${summed}`);
+          assert.equal(decision.reason.triggers.includes(evidence), short);
+          if (short) assert.deepEqual(state.entries, [T0 - returnedAgo - 1200, T0]);
+        },
+      ),
+      RUNS,
+    );
+  });
+
   test('with availability flapping faster than the stabilization window, the mode changes at most once', () => {
     fc.assert(
       fc.property(

@@ -250,6 +250,14 @@ describe('decide(): returning to cost mode', () => {
       'under way (1 entry) the ready classes carry the planned demand (1000 of 1350 tokens/s)');
     expect(decision.weights.g6 + decision.weights.g5).toBeGreaterThan(4);
     expect(state.entries).toEqual([NOW - 3000]);
+    // The rule has no headroom: demand up to the summed ready capacity itself (1350, which the first-entry rule's
+    // headroom of 20% would call short from 1125) is carried; just above it, the same evidence re-enters.
+    expect(decide(input(relapse, 1350), returned).decision.mode).toBe('cost');
+    const above = decide(input(relapse, 1360), returned).decision;
+    expect(above.mode).toBe('capacity');
+    expect(above.reason.triggers).toContain('capacity-errors');
+    expect(above.reason.message).toContain('the planned demand of 1360 tokens/s exceeds the summed ready capacity of the eligible classes, ' +
+      '1350 tokens/s');
     // Without an event under way, the same evidence enters at once (fast to fall back).
     expect(decide(input(relapse, 1000), costState({ inf2: 96, g6: 2, g5: 2 })).decision.mode).toBe('capacity');
   });
@@ -271,9 +279,68 @@ describe('decide(): returning to cost mode', () => {
     const grown: ClassSignals = { ...refused, readyReplicas: flat(3).map((v, i) => (i > refusedAt + 5 && i < refusedAt + 10 ? 4 : v)),
       desiredReplicas: flat(3).map((v, i) => (i >= refusedAt && i < refusedAt + 10 ? 4 : v)) };
     expect(decide(input({ ...BASE, inf2: grown }, 500), capacityState(NOW - 2400)).decision.reason.code).toBe('return-to-cost');
-    // A loss older than the re-entry memory no longer holds the mode: the need fell away.
-    const old: ClassSignals = { ...healthy(3), capacityErrors: flat(0) };
-    expect(decide(input({ ...BASE, inf2: old }, 500), capacityState(NOW - 2400)).decision.reason.code).toBe('return-to-cost');
+  });
+
+  test('only the return conditions still unmet are named in the stabilizing audit line', () => {
+    // Healthy for 30 periods, and the mode has lasted its hold: only the missing recovery blocks the return.
+    const refusedAt = W - 31;
+    const refused: ClassSignals = {
+      ...healthy(3),
+      desiredReplicas: flat(3).map((v, i) => (i === refusedAt ? 4 : v)),
+      capacityErrors: flat(0).map((v, i) => (i === refusedAt ? 1 : v)),
+    };
+    expect(decide(input({ ...BASE, inf2: refused }, 500), capacityState(NOW - 2400)).decision.reason).toEqual({
+      code: 'stabilizing',
+      triggers: [],
+      message: 'Staying in capacity mode until inf2 has been seen to recover. Recovery not yet seen: inf2 was refused capacity 1800 s ' +
+        'ago while asking for 4 replicas and has not had that many ready since; it returns once it has (or after 3600 s without a loss).',
+    });
+    // Only the hold.
+    expect(decide(input(BASE, 500), capacityState(NOW - 540)).decision.reason.message).toBe(
+      'Staying in capacity mode until the mode has lasted its return hold of 600 s (0 entries in this capacity event; mode held 540 s).');
+    // Health and the loss-free stretch (a capacity error 4 periods ago), not the hold, not recovery (3 asked, 3 ready since).
+    const recent = { ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((_, i) => (i === W - 5 ? 1 : 0)) } };
+    expect(decide(input(recent, 500), capacityState(NOW - 3600)).decision.reason.message).toBe(
+      'Staying in capacity mode until inf2 has been healthy for 600 s (not yet healthy throughout), and inf2 has been free of capacity ' +
+      'loss for 600 s (loss-free for 240 s).');
+  });
+
+  test('recovery counts only the periods after the loss, not the period of the loss itself', () => {
+    // inf2's capacity error comes in a period whose replica datapoints still read 4 ready of 4 desired (it is refused
+    // the replacement of a replica it is losing); since then it has had 3 ready of 3 desired. The 4 of the loss period
+    // are not a recovery: it has not had 4 ready since it was refused.
+    const refusedAt = W - 31;
+    const lostOne: ClassSignals = {
+      ...healthy(3),
+      readyReplicas: flat(3).map((v, i) => (i <= refusedAt ? 4 : v)),
+      desiredReplicas: flat(3).map((v, i) => (i <= refusedAt ? 4 : v)),
+      capacityErrors: flat(0).map((v, i) => (i === refusedAt ? 1 : v)),
+    };
+    const held = decide(input({ ...BASE, inf2: lostOne }, 500), capacityState(NOW - 2400)).decision;
+    expect(held.reason.code).toBe('stabilizing');
+    expect(held.reason.message).toContain('Recovery not yet seen: inf2 was refused capacity 1800 s ago while asking for 4 replicas');
+    // Had 4 ready one period later: recovered.
+    const back: ClassSignals = { ...lostOne, readyReplicas: flat(3).map((v, i) => (i <= refusedAt + 1 ? 4 : v)),
+      desiredReplicas: flat(3).map((v, i) => (i <= refusedAt + 1 ? 4 : v)) };
+    expect(decide(input({ ...BASE, inf2: back }, 500), capacityState(NOW - 2400)).decision.reason.code).toBe('return-to-cost');
+  });
+
+  test('a loss older than the re-entry memory (an hour) no longer holds the mode: the need fell away', () => {
+    // inf2 was refused a 4th replica `ago` periods before the newest one and never got it; the windows reach back
+    // further than the memory (70 periods), so only the memory's bound lets the loss go.
+    const length = W + 10;
+    const refusedAgo = (ago: number): ClassSignals => {
+      const at = length - 1 - ago;
+      return {
+        ...healthy(3, length),
+        desiredReplicas: flat(3, length).map((v, i) => (i === at ? 4 : v)),
+        capacityErrors: flat(0, length).map((v, i) => (i === at ? 1 : v)),
+      };
+    };
+    const inside = decide(input({ ...BASE, inf2: refusedAgo(59) }, 500), capacityState(NOW - 3600)).decision;
+    expect(inside.reason.code).toBe('stabilizing');
+    expect(inside.reason.message).toContain('Recovery not yet seen: inf2 was refused capacity 3540 s ago while asking for 4 replicas');
+    expect(decide(input({ ...BASE, inf2: refusedAgo(60) }, 500), capacityState(NOW - 3600)).decision.reason.code).toBe('return-to-cost');
   });
 
   test('a class that lost capacity, regained it and lost it again must stay loss-free longer than between its losses', () => {

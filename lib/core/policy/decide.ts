@@ -143,7 +143,7 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     allowed.map((c) => ({ tokensPerSecond: c.tokensPerSecondPerReplica, signals: input.signals[c.name] })), config);
   const active: TriggerCode[] = [...(sustained ? (['sustained-deficit'] as const) : []), ...preferredEvidence];
   // Hysteresis on the way in as well: within the capacity event after a return, the preferred class's capacity
-  // evidence re-enters only when the ready capacity of every eligible class cannot carry the planned demand itself
+  // evidence re-enters only when the summed ready capacity of the eligible classes cannot carry the planned demand
   // (`flapAbsorbed`). A flapping class shows a capacity error whenever it happens to ask for a replica during an
   // off-phase; while the classes already ready carry the demand, the overflow spills down the cost order in cost mode
   // and nothing calls for the fallbacks to grow, so a change of mode would only be undone at the next quiet stretch.
@@ -209,7 +209,7 @@ function enterCapacity(ctx: Context, situation: Situation): PolicyStep {
   // Re-entering the event under way on the preferred class's own evidence: say which rule let it through.
   const reentry = previous.mode === 'cost' && entries.length > 0 && situation.entering.some((t) => t === 'capacity-errors' || t === 'replicas-not-ready')
     ? ` (re-entering the capacity event under way, ${entries.length} earlier entr${entries.length === 1 ? 'y' : 'ies'}: the planned demand of ` +
-      `${round(situation.demand)} tokens/s exceeds the ready capacity of every class, ${round(situation.ready)} tokens/s)`
+      `${round(situation.demand)} tokens/s exceeds the summed ready capacity of the eligible classes, ${round(situation.ready)} tokens/s)`
     : '';
   return step(ctx, 'capacity', { modeSince: now, ramping: false, lastStepAt: previous.lastStepAt, entries: [...entries, now] },
     apportion(plan.shares, classes, config.weightTotal), {
@@ -247,14 +247,7 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
     return step(ctx, 'capacity', keep, weights, {
       code: 'stabilizing',
       triggers: [],
-      message: `Staying in capacity mode until ${preferred.name} has been healthy for ${config.stabilizationWindowSeconds} s ` +
-        `and the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in this ` +
-        `capacity event; ${healthy ? 'healthy throughout' : 'not yet healthy throughout'}, mode held ${now - previous.modeSince} s)` +
-        (flap.episodes >= 2 ? `, and free of capacity loss for ${flap.requiredQuietSeconds} s: it lost capacity ${flap.episodes} times within ` +
-          `${config.reentryMemorySeconds} s (loss-free for ${flap.quietSeconds} s).` : '.') +
-        (recovery.seen ? '' : ` Recovery not yet seen: ${preferred.name} was refused capacity ${recovery.lostSecondsAgo} s ago while asking for ` +
-          `${recovery.asked} replicas and has not had that many ready since; it returns once it has (or after ${config.reentryMemorySeconds} s ` +
-          'without a loss).'),
+      message: stabilizingMessage(ctx, hold, { healthy, dwelt, stable, flap, recovery }),
     }, figures(situation, plan, 'capacity'));
   }
   const costPlan = situation.planFor('cost');
@@ -265,6 +258,32 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
     message: `Returning to cost mode: ${preferred.name} healthy for ${config.stabilizationWindowSeconds} s after a hold of ${hold} s; ` +
       (ramp.reached ? 'plan reached.' : `ramping at most ${Math.round(config.rampStepShare * 100)}% per period.`),
   }, figures(situation, costPlan, 'cost'));
+}
+
+/**
+ * The audit line of a hold in capacity mode once no evidence is left: it names only the conditions of the return that
+ * still block it (health, the return hold, the flap's loss-free stretch, recovery), so a line never claims to wait for
+ * what is already met.
+ */
+function stabilizingMessage(ctx: Context, hold: number, status: {
+  healthy: boolean; dwelt: boolean; stable: boolean;
+  flap: ReturnType<typeof flapStability>; recovery: ReturnType<typeof recoverySeen>;
+}): string {
+  const { input, previous, config, preferred, entries } = ctx;
+  const { flap, recovery } = status;
+  const name = preferred.name;
+  const waits = [
+    ...(status.healthy ? [] : [`${name} has been healthy for ${config.stabilizationWindowSeconds} s (not yet healthy throughout)`]),
+    ...(status.dwelt ? [] : [`the mode has lasted its return hold of ${hold} s (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} ` +
+      `in this capacity event; mode held ${input.now - previous.modeSince} s)`]),
+    ...(status.stable ? [] : [`${name} has been free of capacity loss for ${flap.requiredQuietSeconds} s (loss-free for ${flap.quietSeconds} s` +
+      (flap.episodes >= 2 ? `: it lost capacity ${flap.episodes} times within ${config.reentryMemorySeconds} s)` : ')')]),
+    ...(recovery.seen ? [] : [`${name} has been seen to recover`]),
+  ];
+  return `Staying in capacity mode until ${waits.join(', and ')}.` +
+    (recovery.seen ? '' : ` Recovery not yet seen: ${name} was refused capacity ${recovery.lostSecondsAgo} s ago while asking for ` +
+      `${recovery.asked} replicas and has not had that many ready since; it returns once it has (or after ${config.reentryMemorySeconds} s ` +
+      'without a loss).');
 }
 
 /** In cost mode without a reason to leave it: finish a return ramp, else follow the cost plan. */
