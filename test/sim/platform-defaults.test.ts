@@ -9,6 +9,8 @@ import { planCapacity } from '../../lib/core/service/sizing';
 import { Reconciler } from '../../lib/control/reconciler';
 import { EksInferenceService } from '../../lib/eks/inference-service';
 import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
+import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
+import { routingTarget } from '../../lib/core/reconciler/targets';
 import { simClassesFromPlan } from '../../lib/sim/classes';
 import { type HpaModel, platformModel, type TargetTrackingModel } from '../../lib/sim/platform';
 import { smClasses, TWO_VARIANTS } from '../sagemaker/fixtures';
@@ -130,5 +132,15 @@ describe('SageMaker: the target-tracking model is the scaling policy the constru
     const signals = endpoint.servingDescription().signals.classes;
     expect(Object.values(signals).some((s) => s.capacityErrors !== undefined)).toBe(model.capacityErrorSignal);
     expect(reconciler.config.metricDelaySeconds).toBe(model.reconciler.metricDelaySeconds);
+  });
+});
+
+describe('live replica counts: the simulated step sees them only where the deployed routing target reports them', () => {
+  // The deployed ALB target's read reports no replica counts (lambda/reconciler/targets/alb.ts read(): the counts come
+  // from HealthyHostCount and Container Insights, one metric delay late); SageMaker's DescribeEndpoint reports them.
+  // The simulator says the same with platformModel().liveReplicaCounts: the two must not drift apart.
+  test.each([['eks', 'alb'], ['sagemaker', 'sagemaker']] as const)('%s (routing target %s)', (platform, kind) => {
+    const fromTargetApi = routingTarget({ kind } as RoutingFacts).desiredReplicasFrom === 'target-api';
+    expect(platformModel(platform).liveReplicaCounts).toBe(fromTargetApi);
   });
 });
