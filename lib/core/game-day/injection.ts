@@ -56,10 +56,16 @@ export function nodePoolCap(pool: NodePoolState): NodePoolCap {
     // Keep a lower existing limit; quantities are compared only when both are plain numbers, otherwise the usage wins.
     after[resource] = existing !== undefined && Number(existing) < Number(quantity) ? existing : quantity;
   }
-  const restoreLimits: Record<string, string | number | null> | null = before === undefined
-    ? null
-    : { ...Object.fromEntries(Object.keys(after).map((k) => [k, null])), ...before };
-  return { nodePool: pool.metadata.name, before, after, cap: { spec: { limits: after } }, restore: { spec: { limits: restoreLimits } } };
+  return { nodePool: pool.metadata.name, before, after, ...limitsPatches(before, after) };
+}
+
+/**
+ * The merge patches that set a NodePool's limits to `after` and put `before` back: a key the cap added is removed
+ * (`null`), and a pool that had no limits gets `limits: null`.
+ */
+export function limitsPatches(before: ResourceList | undefined, after: ResourceList): { cap: LimitsPatch; restore: LimitsPatch } {
+  const restore = before === undefined ? null : { ...Object.fromEntries(Object.keys(after).map((k) => [k, null])), ...before };
+  return { cap: { spec: { limits: after } }, restore: { spec: { limits: restore } } };
 }
 
 /** A scalable target's bounds (Application Auto Scaling DescribeScalableTargets). */

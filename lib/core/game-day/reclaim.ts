@@ -24,7 +24,7 @@
  *   zero therefore stops every launch, whatever remains.
  *   Limit checking is eventually consistent (nodepools.md): the cap is applied before any NodeClaim is deleted.
  */
-import { type LimitsPatch, type NodePoolState, type ResourceList } from './injection';
+import { limitsPatches, type LimitsPatch, type NodePoolState, type ResourceList } from './injection';
 
 /** The Karpenter label that names a NodeClaim's NodePool (disruption.md, "Manual Methods"). */
 export const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
@@ -105,8 +105,7 @@ function zeroLimits(pool: NodePoolState): { after: ResourceList; cap: LimitsPatc
   const before = pool.spec.limits;
   const keys = [...new Set([...Object.keys(before ?? {}), ...Object.keys(pool.status?.resources ?? {})])];
   const after = Object.fromEntries(keys.map((k) => [k, '0']));
-  const restore: LimitsPatch = { spec: { limits: before === undefined ? null : { ...Object.fromEntries(keys.map((k) => [k, null])), ...before } } };
-  return { after, cap: { spec: { limits: after } }, restore };
+  return { after, ...limitsPatches(before, after) };
 }
 
 /** A Go duration of hours, minutes and seconds (`2580s`, `1h0m0s`, as Kubernetes prints one) in seconds; else undefined. */
