@@ -439,6 +439,19 @@ describe('reconciler run, ALB listener', () => {
   };
   const oidc = { Issuer: 'https://idp', AuthorizationEndpoint: 'https://idp/a', TokenEndpoint: 'https://idp/t', UserInfoEndpoint: 'https://idp/u', ClientId: 'c' };
   const auth = { Type: 'authenticate-oidc' as const, Order: 1, AuthenticateOidcConfig: oidc };
+  // The actions a 75/25 write sends: the authenticate action as read, keeping the secret the listener or rule holds
+  // (DescribeListeners / DescribeRules never return it), then the forward with the new weights.
+  const WRITTEN_ACTIONS = [{ ...auth, AuthenticateOidcConfig: { ...oidc, UseExistingClientSecret: true } }, {
+    Type: 'forward',
+    Order: 2,
+    ForwardConfig: {
+      TargetGroups: [
+        { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/inf2/0001', Weight: 75 },
+        { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/g6/0002', Weight: 25 },
+      ],
+      TargetGroupStickinessConfig: { Enabled: false },
+    },
+  }];
   const listener = (w1: number, w2: number) => ({
     Listeners: [{
       ListenerArn: ALB.facts.kind === 'alb' ? ALB.facts.listenerArn : '',
@@ -471,18 +484,7 @@ describe('reconciler run, ALB listener', () => {
     expect(audit(lines)).toMatchObject({ reason: { code: 'enter-capacity', triggers: ['capacity-errors'] } });
     expect(elb.commandCalls(ModifyListenerCommand).map((c) => c.args[0].input)).toEqual([{
       ListenerArn: ALB.facts.kind === 'alb' ? ALB.facts.listenerArn : '',
-      // The authenticate action as read, keeping the secret the listener holds (DescribeListeners never returns it).
-      DefaultActions: [{ ...auth, AuthenticateOidcConfig: { ...oidc, UseExistingClientSecret: true } }, {
-        Type: 'forward',
-        Order: 2,
-        ForwardConfig: {
-          TargetGroups: [
-            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/inf2/0001', Weight: 75 },
-            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/g6/0002', Weight: 25 },
-          ],
-          TargetGroupStickinessConfig: { Enabled: false },
-        },
-      }],
+      DefaultActions: WRITTEN_ACTIONS,
     }]);
     const queries = cw.commandCalls(GetMetricDataCommand)[0].args[0].input.MetricDataQueries!;
     expect(queries).toEqual(expect.arrayContaining([
@@ -520,17 +522,7 @@ describe('reconciler run, ALB listener', () => {
     // omit this parameter"), and no Conditions: ModifyRule leaves what it is not given unchanged.
     expect(elb.commandCalls(ModifyRuleCommand).map((c) => c.args[0].input)).toEqual([{
       RuleArn: ruleArn,
-      Actions: [{ ...auth, AuthenticateOidcConfig: { ...oidc, UseExistingClientSecret: true } }, {
-        Type: 'forward',
-        Order: 2,
-        ForwardConfig: {
-          TargetGroups: [
-            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/inf2/0001', Weight: 75 },
-            { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/g6/0002', Weight: 25 },
-          ],
-          TargetGroupStickinessConfig: { Enabled: false },
-        },
-      }],
+      Actions: WRITTEN_ACTIONS,
     }]);
   });
 
