@@ -35,6 +35,14 @@ function input(signals: Record<string, ClassSignals>, demand: number | null, ext
 
 const costState = (weights: Record<string, number>, modeSince = NOW - 3600): PolicyState => ({ mode: 'cost', weights, modeSince, ramping: false });
 const BASE = { inf2: healthy(3), g6: healthy(1), g5: healthy(1) };
+/** 3 ready of 3, except that in period `at` the class asked for a 4th replica and got a capacity error. */
+function refusedOnce(at: number, n = W): ClassSignals {
+  return {
+    ...healthy(3, n),
+    desiredReplicas: flat(3, n).map((v, i) => (i === at ? 4 : v)),
+    capacityErrors: flat(0, n).map((v, i) => (i === at ? 1 : v)),
+  };
+}
 
 describe('decide(): cost mode', () => {
   test('fills the planned demand cheapest first and keeps a warm floor on every compatible ready class', () => {
@@ -266,11 +274,7 @@ describe('decide(): returning to cost mode', () => {
     // inf2 asked for 4 replicas and got a capacity error 30 periods ago; since then it has stopped asking (3 ready, 3
     // desired, no error): healthy for 30 periods, but it never had the 4th replica.
     const refusedAt = W - 31;
-    const refused: ClassSignals = {
-      ...healthy(3),
-      desiredReplicas: flat(3).map((v, i) => (i === refusedAt ? 4 : v)),
-      capacityErrors: flat(0).map((v, i) => (i === refusedAt ? 1 : v)),
-    };
+    const refused = refusedOnce(refusedAt);
     const held = decide(input({ ...BASE, inf2: refused }, 500), capacityState(NOW - 2400)).decision;
     expect(held.mode).toBe('capacity');
     expect(held.reason.code).toBe('stabilizing');
@@ -284,11 +288,7 @@ describe('decide(): returning to cost mode', () => {
   test('only the return conditions still unmet are named in the stabilizing audit line', () => {
     // Healthy for 30 periods, and the mode has lasted its hold: only the missing recovery blocks the return.
     const refusedAt = W - 31;
-    const refused: ClassSignals = {
-      ...healthy(3),
-      desiredReplicas: flat(3).map((v, i) => (i === refusedAt ? 4 : v)),
-      capacityErrors: flat(0).map((v, i) => (i === refusedAt ? 1 : v)),
-    };
+    const refused = refusedOnce(refusedAt);
     expect(decide(input({ ...BASE, inf2: refused }, 500), capacityState(NOW - 2400)).decision.reason).toEqual({
       code: 'stabilizing',
       triggers: [],
@@ -329,14 +329,7 @@ describe('decide(): returning to cost mode', () => {
     // inf2 was refused a 4th replica `ago` periods before the newest one and never got it; the windows reach back
     // further than the memory (70 periods), so only the memory's bound lets the loss go.
     const length = W + 10;
-    const refusedAgo = (ago: number): ClassSignals => {
-      const at = length - 1 - ago;
-      return {
-        ...healthy(3, length),
-        desiredReplicas: flat(3, length).map((v, i) => (i === at ? 4 : v)),
-        capacityErrors: flat(0, length).map((v, i) => (i === at ? 1 : v)),
-      };
-    };
+    const refusedAgo = (ago: number) => refusedOnce(length - 1 - ago, length);
     const inside = decide(input({ ...BASE, inf2: refusedAgo(59) }, 500), capacityState(NOW - 3600)).decision;
     expect(inside.reason.code).toBe('stabilizing');
     expect(inside.reason.message).toContain('Recovery not yet seen: inf2 was refused capacity 3540 s ago while asking for 4 replicas');
