@@ -173,6 +173,7 @@ export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
   notes.push('every pod on the reclaimed nodes is evicted, not only the class\'s (static pods, finished pods and pods tolerating '
     + 'karpenter.sh/disrupted:NoSchedule excepted); the deleted nodes do not come back: '
     + 'the restore lifts the cap and Karpenter launches replacements for the Pending pods, as after a real reclaim');
+  const graces = chosen.map((c) => goDurationSeconds(c.spec?.terminationGracePeriod));
   return {
     nodePool: name,
     reclaimed: chosen.map((c) => c.metadata.name),
@@ -181,8 +182,7 @@ export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
     keptPods: input.pods.length - evicted.length,
     disruptionsAllowed: budgets.length > 0 ? allowed : Infinity,
     // The longest of the chosen NodeClaims': the last class pod leaves by then.
-    terminationGracePeriodSeconds: chosen.length > 0 && chosen.every((c) => goDurationSeconds(c.spec?.terminationGracePeriod) !== undefined)
-      ? Math.max(...chosen.map((c) => goDurationSeconds(c.spec?.terminationGracePeriod)!)) : undefined,
+    terminationGracePeriodSeconds: graces.length > 0 && graces.every((g): g is number => g !== undefined) ? Math.max(...graces) : undefined,
     before: input.pool.spec.limits,
     ...zeroLimits(input.pool),
     refusals,
