@@ -41,7 +41,8 @@
  * gets no weight unless no allowed class is ready (then weights stay on allowed classes, where capacity is coming);
  * missing data (demand, or ready replicas of an allowed class) holds the current weights; weights are never all zero.
  */
-import { policyClassProblems, resolvePolicyConfig } from './defaults';
+import { policyClassProblems, policyWindowPeriods, resolvePolicyConfig } from './defaults';
+import { asDelivered } from './envelope';
 import { apportion, byPreference, type ClassView, maxShareDelta, rampToward, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
 import {
   flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit, sustainedDemand, windowPeriods,
@@ -86,7 +87,9 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
     }, { demand: null, ready: 0, deficit: 0, floors: null });
   }
   const demand = plannedDemand(input.demandTokensPerSecond, config)!;
-  const views: ClassView[] = classes.map((cls) => {
+  // Each class is planned at the envelope it has shown it delivers (`deliveredEnvelope`): never above the declared one.
+  const views: ClassView[] = classes.map((declared) => {
+    const cls = asDelivered(declared, input.signals[declared.name], config, policyWindowPeriods(config));
     const ready = Math.max(0, latest(input.signals[cls.name]?.readyReplicas) ?? 0);
     return { cls, ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: cls.placementAllowed && ready > 0 };
   });

@@ -45,6 +45,11 @@ export interface ClassSignals {
   readonly servedTokensPerSecond?: SignalWindow;
   /** Tokens (or requests x tokens per request) rejected per second; informational, echoed in the audit line. */
   readonly rejectedTokensPerSecond?: SignalWindow;
+  /**
+   * True when `servedTokensPerSecond` already counts the rejected requests (ALB RequestCount counts every request a
+   * target answered, 4XX/5XX included): what the class delivered is then served minus rejected.
+   */
+  readonly servedIncludesRejected?: boolean;
 }
 
 /** Tunables of the policy. Every field has a documented default in `DEFAULT_POLICY_CONFIG`. */

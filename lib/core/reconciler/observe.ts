@@ -94,6 +94,7 @@ export function observe(
   const all = assembleSignals(windows, batch, names);
   // External signals end `metricDelaySeconds` ago; cut them there so a not-yet-published period is not read as missing.
   const cut = (w: ReadonlyArray<number | null> | undefined) => (w ?? []).slice(0, signalSlots);
+  const includesRejected = new Set(all.servedIncludesRejected);
   const signals: Record<string, ClassSignals> = Object.fromEntries(names.map((n) => {
     const s = all.signals[n];
     const observed = target.replicas[n];
@@ -105,10 +106,11 @@ export function observe(
       ...(s.latencyP95Ms ? { latencyP95Ms: cut(s.latencyP95Ms) } : {}),
       ...(s.servedTokensPerSecond ? { servedTokensPerSecond: cut(s.servedTokensPerSecond) } : {}),
       ...(s.rejectedTokensPerSecond ? { rejectedTokensPerSecond: cut(s.rejectedTokensPerSecond) } : {}),
+      ...(includesRejected.has(n) ? { servedIncludesRejected: true } : {}),
     }];
   }));
   // A class holding weight that reports no demand while others do is missing data, not low demand.
-  const demand = demandWindow(signals, names, signalSlots, target.weights, new Set(all.servedIncludesRejected));
+  const demand = demandWindow(signals, names, signalSlots, target.weights, includesRejected);
   const own = (signal: OwnSignal) => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
   const rebuilt = rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy, own('eventEntries'));
   const previous = fromMemory(memory, own('mode'), frame, now, policy) ?? rebuilt;
