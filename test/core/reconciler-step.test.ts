@@ -167,6 +167,9 @@ describe('demand holes', () => {
     const o = observe(config, alb({ inf2: 98, g6: 2 }), answer(config, world), NOW_MS);
     expect(o.demandTokensPerSecond.at(-1)).toBeCloseTo(410, 6);
     expect(o.signals.inf2.rejectedTokensPerSecond?.at(-1)).toBeCloseTo(100, 6);
+    // The policy is told the served count includes the rejections (it measures what a class delivered from it).
+    expect(o.signals.inf2.servedIncludesRejected).toBe(true);
+    expect(o.signals.g6.servedIncludesRejected).toBe(true);
   });
 
   test('fails when a token counter scraped every 2 minutes leaves every other period without demand: it is read over 2 periods', () => {

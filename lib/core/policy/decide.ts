@@ -89,7 +89,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const demand = plannedDemand(input.demandTokensPerSecond, config)!;
   // Each class is planned at the envelope it has shown it delivers (`deliveredEnvelope`): never above the declared one.
   const views: ClassView[] = classes.map((declared) => {
-    const cls = asDelivered(declared, input.signals[declared.name], config, policyWindowPeriods(config));
+    const cls = asDelivered(declared, input.signals[declared.name], policyWindowPeriods(config));
     const ready = Math.max(0, latest(input.signals[cls.name]?.readyReplicas) ?? 0);
     return { cls, ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: cls.placementAllowed && ready > 0 };
   });
