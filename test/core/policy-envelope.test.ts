@@ -49,6 +49,13 @@ describe('deliveredEnvelope', () => {
     expect(deliveredEnvelope(FALLBACK, undefined, N)).toBe(400);
   });
 
+  test('a class delivering within 10% of its declared envelope while it sheds is a class at its envelope under bursts', () => {
+    // 2 replicas offered 900, 140 shed: 760 delivered, 380 per replica (95% of 400): bursty arrivals, not a slow class.
+    expect(deliveredEnvelope(FALLBACK, loaded(2, 900, 140), N)).toBe(400);
+    // 700 delivered, 350 per replica (87.5%): outside the band, planned at what it delivered.
+    expect(deliveredEnvelope(FALLBACK, loaded(2, 900, 200), N)).toBeCloseTo(350);
+  });
+
   test('pools the saturated periods: one period measured high does not restore the declared envelope', () => {
     const signals: ClassSignals = {
       readyReplicas: [2, 2, 1, 2, 2],

@@ -131,9 +131,17 @@ describe('decide(): entering capacity mode', () => {
     const short = decide(input(erroring, 1500, { floorsTakenBy: 'capacity-writes' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
     expect(short.mode).toBe('capacity');
     expect(short.replicaFloors!.inf2).toBe(0);
-    // EKS: floors are published to inf2's own autoscaler, which keeps asking from the routed traffic: no floor added.
+    // EKS: floors are published to inf2's own autoscaler; a floor it cannot fill is Pending pods, so it asks even while
+    // short (Karpenter keeps trying): 6 replicas, with or without its capacity error. Routing is unchanged.
     const published = decide(input(BASE, 1500, { floorsTakenBy: 'published' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
-    expect(published.replicaFloors).toEqual({ inf2: 0, g6: 3, g5: 0 });
+    expect(published.replicaFloors).toEqual({ inf2: 6, g6: 3, g5: 0 });
+    expect(published.weights).toEqual(quiet.weights);
+    const shortEks = decide(input(erroring, 1500, { floorsTakenBy: 'published' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(shortEks.replicaFloors!.inf2).toBe(6);
+    // Cost mode asks for nothing: the class's own autoscaler sees its overflow.
+    const costMode = decide(input(BASE, 1000, { floorsTakenBy: 'published' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(costMode.mode).toBe('cost');
+    expect(costMode.replicaFloors!.inf2).toBe(0);
   });
 
   test('enters when the preferred class reports a capacity error within the lookback, not after it', () => {
