@@ -58,23 +58,30 @@ export class HpaAutoscaler {
 
 /**
  * Target tracking of one SageMaker variant: capacity for the measured in-flight requests at the target per instance,
- * a scale-out at most once per scale-out cooldown, a scale-in only after the scale-in cooldown since the last scaling.
+ * a scale-out at most once per scale-out cooldown, a scale-in only once the low alarm holds (every evaluation of its
+ * window below the scale-in threshold) and after the scale-in cooldown since the last scaling.
  */
 export class TargetTracking {
   private lastScaleOut = -Infinity;
   private lastScaleIn = -Infinity;
+  /** Start of the current run of evaluations below the scale-in threshold (null: the last one was not below). */
+  private lowSince: number | null = null;
 
   constructor(private readonly model: TargetTrackingModel) {}
 
   /** The desired count after one evaluation; `inFlight` is the variant's mean in-flight requests over the newest minute. */
   evaluate(now: number, inFlight: number, targetPerInstance: number, b: ScaleBounds): number {
     const wanted = Math.min(b.max, Math.max(b.min, Math.ceil(inFlight / targetPerInstance - 1e-9)));
+    const low = inFlight < this.model.scaleInThresholdShare * targetPerInstance * Math.max(1, b.current);
+    this.lowSince = low ? (this.lowSince ?? now) : null;
     if (wanted > b.current && now - this.lastScaleOut >= this.model.scaleOutCooldownSeconds) {
       this.lastScaleOut = now;
       return wanted;
     }
     const cooldown = this.model.scaleInCooldownSeconds;
-    if (wanted < b.current && now - this.lastScaleIn >= cooldown && now - this.lastScaleOut >= cooldown) {
+    // The low alarm needs every datapoint of its window: the evaluation that starts the run is its first datapoint.
+    const alarmed = this.lowSince !== null && now - this.lowSince + this.model.evaluationSeconds >= this.model.scaleInAlarmSeconds;
+    if (wanted < b.current && alarmed && now - this.lastScaleIn >= cooldown && now - this.lastScaleOut >= cooldown) {
       this.lastScaleIn = now;
       return wanted;
     }

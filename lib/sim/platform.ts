@@ -33,14 +33,32 @@ export interface HpaModel {
 /**
  * SageMaker: Application Auto Scaling target tracking on ConcurrentRequestsPerModel (average in-flight requests per
  * instance over the newest minute), evaluated every minute, with its cooldowns; it cannot change an endpoint that is
- * Updating.
+ * Updating. Scale-out follows the metric at once; scale-in waits for the policy's low alarm: the metric below
+ * `scaleInThresholdShare` of the target in every datapoint of `scaleInAlarmSeconds`.
  */
 export interface TargetTrackingModel {
   readonly kind: 'target-tracking';
   readonly evaluationSeconds: number;
   readonly scaleOutCooldownSeconds: number;
   readonly scaleInCooldownSeconds: number;
+  readonly scaleInThresholdShare: number;
+  readonly scaleInAlarmSeconds: number;
 }
+
+/**
+ * The alarms Application Auto Scaling creates for a target tracking policy (not configurable; AWS documents that they
+ * exist, not their settings). For the high-resolution ConcurrentRequestsPerModel metric, AWS's faster-autoscaling
+ * example (aws/amazon-sagemaker-examples, inference/generativeai/huggingfacetgi/meta-llama/llama3-8b/faster-autoscaling/
+ * realtime-endpoints/FasterAutoscaling-SME-Llama3-8B-AppAutoScaling.ipynb) states: scale-out after "ConcurrentRequestsPerModel
+ * >5 for 3 datapoints within 30 seconds", scale-in after "ConcurrentRequestsPerModel < 4.5 for 90 datapoints within
+ * 15 minutes" (target 5). The SageMaker guide (endpoint-auto-scaling-add-code-define.html, high-resolution metrics)
+ * agrees: it scales out "much more quickly" but "scales in at the same speed as it would for standard metrics"; the
+ * Application Auto Scaling guide: it removes capacity "only when utilization passes a threshold that is far enough
+ * below the target value (usually more than 10% lower)". Not confirmed: whether an idle variant publishes zeros (the
+ * model counts an idle minute as low, as the SageMaker guide says traffic of zero scales in to the minimum) and how
+ * much one scale-in removes (the model removes what the metric implies). Research: docs/simulator.md.
+ */
+export const TARGET_TRACKING_ALARMS = { scaleInThresholdShare: 0.9, scaleInAlarmSeconds: 900 } as const;
 
 export interface PlatformModel {
   readonly kind: PlatformKind;
@@ -109,6 +127,7 @@ export function platformModel(kind: PlatformKind): PlatformModel {
       evaluationSeconds: 60,
       scaleOutCooldownSeconds: SAGEMAKER_SCALING_DEFAULTS.scaleOutCooldownSeconds,
       scaleInCooldownSeconds: SAGEMAKER_SCALING_DEFAULTS.scaleInCooldownSeconds,
+      ...TARGET_TRACKING_ALARMS,
     },
     floors: 'capacity-write',
     endpointUpdate: { weightsSeconds: 30, scaleInSeconds: 60, capacityFailureSeconds: 180 },

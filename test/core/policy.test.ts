@@ -10,7 +10,7 @@ import { policyClassesFromFacts } from '../../lib/core/reconciler/from-facts';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { policyConfigProblems } from '../../lib/core/validation/policy-config';
 import { replicaFloors } from '../../lib/core/policy/plan';
-import { plannedDemand, sustainedDemand } from '../../lib/core/policy/evidence';
+import { plannedDemand, recoverySeen, sustainedDemand } from '../../lib/core/policy/evidence';
 
 // GIVEN three classes in preference order; the preferred one is also the cheapest per token.
 // inf2: 0.76 USD/h / 300 tok/s; g6: 0.80 / 200; g5: 1.00 / 250 (g6 and g5 cost the same per token, g6 ranks first).
@@ -290,7 +290,20 @@ describe('decide(): returning to cost mode', () => {
     // Once it has had 4 ready (and is healthy again), the return goes ahead.
     const grown: ClassSignals = { ...refused, readyReplicas: flat(3).map((v, i) => (i > refusedAt + 5 && i < refusedAt + 10 ? 4 : v)),
       desiredReplicas: flat(3).map((v, i) => (i >= refusedAt && i < refusedAt + 10 ? 4 : v)) };
-    expect(decide(input({ ...BASE, inf2: grown }, 500), capacityState(NOW - 2400)).decision.reason.code).toBe('return-to-cost');
+    const back = decide(input({ ...BASE, inf2: grown }, 500), capacityState(NOW - 2400)).decision.reason;
+    expect(back.code).toBe('return-to-cost');
+    // Its newest loss is the last period of the 6 in which it asked for 4 with 3 ready (the grace window ends there).
+    expect(back.message).toContain('and seen to recover (it has had the 4 replicas it was refused 1500 s ago)');
+  });
+
+  test('a loss in the oldest period of the memory is seen: the window holds the grace periods before it', () => {
+    // Desired 4 above 3 ready, without progress, for the 5 grace periods ending at the oldest of the 60 memory periods
+    // (3540 s ago), then 3 of 3: a loss the class has not recovered from. With only 60 datapoints it would be invisible.
+    const memory = DEFAULT_POLICY_CONFIG.reentryMemorySeconds / 60;
+    const grace = DEFAULT_POLICY_CONFIG.provisioningGraceSeconds / 60;
+    const oldest = W - memory;
+    const stuck: ClassSignals = { ...healthy(3), desiredReplicas: flat(3).map((v, i) => (i >= oldest - grace + 1 && i <= oldest ? 4 : v)) };
+    expect(recoverySeen(stuck, DEFAULT_POLICY_CONFIG)).toEqual({ seen: false, asked: 4, lostSecondsAgo: (memory - 1) * 60 });
   });
 
   test('only the return conditions still unmet are named in the stabilizing audit line', () => {
@@ -468,9 +481,9 @@ describe('decide(): safety', () => {
 });
 
 describe('configuration', () => {
-  test('defaults are valid and need sixty one-minute datapoints (the re-entry memory, where a flapping class shows)', () => {
+  test('defaults are valid and need sixty-four one-minute datapoints (the re-entry memory, each period judged on the grace window ending there)', () => {
     expect(policyConfigProblems(DEFAULT_POLICY_CONFIG)).toEqual([]);
-    expect(W).toBe(60);
+    expect(W).toBe(60 + 5 - 1);
   });
 
   test('fails when fields are out of range, naming every one with what is allowed', () => {

@@ -187,8 +187,8 @@ describe('demand holes', () => {
       },
     }).map((r) => (r.Id !== entry.id ? r : {
       Id: r.Id,
-      Timestamps: Array.from({ length: 30 }, (_, i) => new Date((frame.start + i * 120) * 1000)),
-      Values: Array.from({ length: 30 }, () => 400 * 120),
+      Timestamps: Array.from({ length: Math.ceil(frame.slots / 2) }, (_, i) => new Date((frame.start + i * 120) * 1000)),
+      Values: Array.from({ length: Math.ceil(frame.slots / 2) }, () => 400 * 120),
     }));
     const o = observe(config, alb({ inf2: 98, g6: 2 }), results, NOW_MS);
     expect(o.signals.inf2.servedTokensPerSecond?.slice(-10)).toEqual(fill(400, 10));

@@ -14,7 +14,7 @@ describe('a cold-started simulated reconciler routes as the warm one', () => {
     // Six hours of flapping: the capacity event outlives the hour of PolicyMode a cold start reads. Without the
     // published CapacityEventEntries, the cold runs take a relapse at minute 207 for a fresh event (6 mode changes, not 4).
     ['H4 EKS, a 6-hour flap', 2, { ...H4.build(2, { durationMinutes: 420, flapMinutes: 360 }), platform: 'eks' as const }, 4],
-    ['S9 SageMaker (capacity writes, no floor read-back)', 1, { ...S9.build(1, {}), platform: 'sagemaker' as const }, 2],
+    ['S9 SageMaker (capacity writes, no floor read-back)', 3, { ...S9.build(3, {}), platform: 'sagemaker' as const }, 2],
   ])('%s, a cold start every 7 minutes', (_, seed, scenario, modeChanges) => {
     const warm = runSimulation(scenario, libraryPolicy(), { seed }).series;
     const cold = runSimulation(scenario, libraryPolicy({}, { coldStartEverySeconds: 420 }), { seed }).series;

@@ -60,8 +60,25 @@ describe('SageMaker target tracking and writes', () => {
     expect(tt.evaluate(0, 40, 4, { current: 5, min: 1, max: 20 })).toBe(10);
     expect(tt.evaluate(30, 80, 4, { current: 10, min: 1, max: 20 })).toBe(10);
     expect(tt.evaluate(60, 80, 4, { current: 10, min: 1, max: 20 })).toBe(20);
-    expect(tt.evaluate(120, 8, 4, { current: 20, min: 1, max: 20 })).toBe(20);
+    // Low from t = 120 on: the low alarm holds once 15 one-minute datapoints are below 90% of the target (t = 960).
+    for (let t = 120; t < 960; t += 60) expect(tt.evaluate(t, 8, 4, { current: 20, min: 1, max: 20 })).toBe(20);
     expect(tt.evaluate(960, 8, 4, { current: 20, min: 1, max: 20 })).toBe(2);
+  });
+
+  test('target tracking scales in only after 15 minutes below 90% of the target: one quiet minute is not low load', () => {
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    expect(model).toMatchObject({ scaleInThresholdShare: 0.9, scaleInAlarmSeconds: 900 });
+    const tt = new TargetTracking(model);
+    const bounds = { current: 8, min: 1, max: 20 };
+    // Busy at 8 x 4 in flight, then every fourth minute empty (bursty traffic): no scale-in, cooldown or not.
+    for (let t = 0; t < 3600; t += 60) expect(tt.evaluate(t, (t / 60) % 4 === 3 ? 0 : 32, 4, bounds)).toBe(8);
+    // 90% of the target per instance (28.8 of 32) is not below the threshold; 28 is, for 15 minutes.
+    const calm = new TargetTracking(model);
+    for (let t = 0; t < 1800; t += 60) expect(calm.evaluate(t, 28.8, 4, bounds)).toBe(8);
+    const quiet = new TargetTracking(model);
+    const seen = Array.from({ length: 16 }, (_, i) => quiet.evaluate(i * 60, 28, 4, bounds));
+    expect(seen.slice(0, 14).every((d) => d === 8)).toBe(true);
+    expect(seen[14]).toBe(7);
   });
 
   const sagemaker = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const };

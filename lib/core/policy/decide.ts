@@ -262,7 +262,8 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
   return step(ctx, 'cost', { modeSince: now, ramping: !ramp.reached, lastStepAt: ramp.lastStepAt }, ramp.weights, {
     code: 'return-to-cost',
     triggers: [],
-    message: `Returning to cost mode: ${preferred.name} healthy for ${config.stabilizationWindowSeconds} s after a hold of ${hold} s; ` +
+    message: `Returning to cost mode: ${preferred.name} healthy for ${config.stabilizationWindowSeconds} s after a hold of ${hold} s` +
+      (recovery.asked !== null ? `, and seen to recover (it has had the ${recovery.asked} replicas it was refused ${recovery.lostSecondsAgo} s ago); ` : '; ') +
       (ramp.reached ? 'plan reached.' : `ramping at most ${Math.round(config.rampStepShare * 100)}% per period.`),
   }, figures(situation, costPlan, 'cost'));
 }

@@ -125,6 +125,8 @@ export function policyWindowPeriods(config: PolicyConfig): number {
     periods(config.capacityErrorLookbackSeconds),
     config.latencyBreachPeriods,
     config.demandWindowPeriods,
-    periods(config.reentryMemorySeconds),
+    // The capacity-loss memory judges each of its periods on the grace window ending there (`lostPeriods`), so its
+    // oldest period needs grace - 1 periods of replica counts before it.
+    periods(config.reentryMemorySeconds) + periods(config.provisioningGraceSeconds) - 1,
   );
 }

@@ -177,7 +177,7 @@ export interface PolicyDecision {
   readonly fallbackShare: number;
   /** The planned demand (the `demandQuantile` of the trailing `demandWindowPeriods`), tokens/s; null when demand is missing. */
   readonly requiredTokensPerSecond: number | null;
-  /** Planned demand beyond the ready capacity of every eligible class, tokens/s: what the growable classes are given to grow. */
+  /** Planned demand beyond the summed ready capacity of the eligible classes, tokens/s: what the growable classes are given to grow. */
   readonly deficitTokensPerSecond: number;
   /** Ready token capacity over eligible classes (ready replicas x envelope), tokens/s. */
   readonly readyTokensPerSecond: number;
