@@ -27,6 +27,8 @@ const EV_COMPLETE = 0;
 const EV_READY = 1;
 const EV_TICK = 2;
 const EV_SYNC = 3;
+/** SageMaker: target tracking retries a scaling the endpoint refused while Updating, once the update is over. */
+const EV_TRACK = 4;
 
 /** Karpenter does not retry a capacity-unavailable offering for 3 minutes. */
 const CAPACITY_RETRY_SECONDS = 180;
@@ -174,6 +176,7 @@ class Simulation {
       if (kind === EV_COMPLETE) this.complete(payload, tEvent);
       else if (kind === EV_READY) this.makeReady(this.replicas[payload], tEvent);
       else if (kind === EV_SYNC) this.syncAutoscalers(tEvent);
+      else if (kind === EV_TRACK) this.trackTargets(tEvent, this.minuteOf(tEvent));
       else this.tick(payload, tEvent);
     }
     return this.result();
@@ -494,8 +497,16 @@ class Simulation {
     return 0;
   }
 
-  /** SageMaker: each variant's target tracking on the newest minute's in-flight requests, unless the endpoint is Updating. */
+  /**
+   * SageMaker: each variant's target tracking on the newest minute's in-flight requests, unless the endpoint is
+   * Updating. A scaling the endpoint refuses (an update under way, typically the Reconciler's write of this minute) is
+   * tried again when the update is over, within the minute: the policy's alarm stays in ALARM, and CloudWatch performs
+   * Auto Scaling actions again while the condition persists ("Except for Auto Scaling actions, the actions happen only
+   * on state transitions", docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-actions.html), at the alarm's
+   * 10-second period for the high-resolution metric; it does not wait for the next minute.
+   */
   private trackTargets(now: number, m: number): void {
+    if (now < this.updatingUntil && this.updatingUntil < (m + 1) * 60) this.heap.push(this.updatingUntil, EV_TRACK, 0);
     this.states.forEach((cs, ci) => {
       const spec = cs.spec;
       const last = m - 1;

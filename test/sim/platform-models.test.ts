@@ -89,17 +89,33 @@ describe('SageMaker target tracking and writes', () => {
     return Array.from({ length: run.series.minutes }, (_, m) => run.series.desiredReplicas[m * k + fallback]);
   };
 
-  test('a floor is written only on a run whose weights did not change (one write per run)', () => {
+  test('target tracking still scales an endpoint the Reconciler updates every minute: it retries once the update is over', () => {
+    // Weights change on every run, so the endpoint is Updating for 30 s after each minute's write.
     let tick = 0;
     const flipping: PolicyFactory = () => ({
+      name: 'flipping', decide: () => ({ weights: tick++ % 2 === 0 ? [0.9, 0.05, 0.05] : [0.8, 0.1, 0.1], mode: 'x', reason: '' }),
+    });
+    const run = runSimulation(sagemaker, flipping, { seed: 3 });
+    const k = run.series.classCount;
+    const preferred = Array.from({ length: run.series.minutes }, (_, m) => run.series.desiredReplicas[m * k]);
+    // S1's demand grows the preferred variant past its first count (its own target tracking, no floors here); a scaling
+    // attempted only at the minute, while the minute's write is under way, would never happen.
+    expect(Math.max(...preferred)).toBeGreaterThan(preferred[0]);
+  });
+
+  test('a floor is written only on a run whose weights did not change (one write per run)', () => {
+    // Above anything the fallback's own target tracking asks for in this run.
+    const FLOOR = 14;
+    // Always other weights than those in force (a write the endpoint refused while Updating leaves them in force).
+    const flipping: PolicyFactory = () => ({
       name: 'flipping',
-      decide: () => ({ weights: tick++ % 2 === 0 ? [0.9, 0.05, 0.05] : [0.8, 0.1, 0.1], mode: 'x', reason: '', minReplicas: [0, 0, 9] }),
+      decide: (o) => ({ weights: o.weights[0] > 0.85 ? [0.8, 0.1, 0.1] : [0.9, 0.05, 0.05], mode: 'x', reason: '', minReplicas: [0, 0, FLOOR] }),
     });
     const steady: PolicyFactory = () => ({
-      name: 'steady', decide: () => ({ weights: [0.9, 0.05, 0.05], mode: 'x', reason: '', minReplicas: [0, 0, 9] }),
+      name: 'steady', decide: () => ({ weights: [0.9, 0.05, 0.05], mode: 'x', reason: '', minReplicas: [0, 0, FLOOR] }),
     });
-    expect(Math.max(...floorsOf(flipping))).toBeLessThan(9);
-    expect(Math.max(...floorsOf(steady))).toBe(9);
+    expect(Math.max(...floorsOf(flipping))).toBeLessThan(FLOOR);
+    expect(Math.max(...floorsOf(steady))).toBe(FLOOR);
   });
 
   test('the policy sees no capacity-error signal, live replica counts, and an Updating endpoint as not writable', () => {
