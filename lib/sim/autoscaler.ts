@@ -69,11 +69,15 @@ export class TargetTracking {
 
   constructor(private readonly model: TargetTrackingModel) {}
 
-  /** The desired count after one evaluation; `inFlight` is the variant's mean in-flight requests over the newest minute. */
-  evaluate(now: number, inFlight: number, targetPerInstance: number, b: ScaleBounds): number {
+  /**
+   * The desired count after one evaluation; `inFlight` is the variant's mean in-flight requests over the newest minute.
+   * With `canScale` false (the endpoint is Updating) the alarms still see the datapoint, but nothing changes.
+   */
+  evaluate(now: number, inFlight: number, targetPerInstance: number, b: ScaleBounds, canScale = true): number {
     const wanted = Math.min(b.max, Math.max(b.min, Math.ceil(inFlight / targetPerInstance - 1e-9)));
     const low = inFlight < this.model.scaleInThresholdShare * targetPerInstance * Math.max(1, b.current);
     this.lowSince = low ? (this.lowSince ?? now) : null;
+    if (!canScale) return Math.min(b.max, Math.max(b.min, b.current));
     if (wanted > b.current && now - this.lastScaleOut >= this.model.scaleOutCooldownSeconds) {
       this.lastScaleOut = now;
       return wanted;

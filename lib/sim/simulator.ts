@@ -510,9 +510,10 @@ class Simulation {
     this.states.forEach((cs, ci) => {
       const spec = cs.spec;
       const last = m - 1;
-      if (last >= 0 && now >= this.updatingUntil && this.publication.survives(now)) {
+      if (last >= 0 && this.publication.survives(now)) {
+        // While the endpoint is Updating the alarms still evaluate the datapoint; only the scaling waits.
         const wanted = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], spec.targetConcurrencyPerReplica,
-          { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas });
+          { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil);
         if (wanted !== cs.desired) {
           const shrink = wanted < cs.desired;
           cs.desired = wanted;

@@ -54,6 +54,9 @@ describe('deliveredEnvelope', () => {
     expect(deliveredEnvelope(FALLBACK, loaded(2, 900, 140), N)).toBe(400);
     // 700 delivered, 350 per replica (87.5%): outside the band, planned at what it delivered.
     expect(deliveredEnvelope(FALLBACK, loaded(2, 900, 200), N)).toBeCloseTo(350);
+    // The band's edges: 364 per replica (91%) is inside, 356 (89%) outside.
+    expect(deliveredEnvelope(FALLBACK, loaded(2, 900, 172), N)).toBe(400);
+    expect(deliveredEnvelope(FALLBACK, loaded(2, 900, 188), N)).toBeCloseTo(356);
   });
 
   test('pools the saturated periods: one period measured high does not restore the declared envelope', () => {

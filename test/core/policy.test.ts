@@ -138,6 +138,13 @@ describe('decide(): entering capacity mode', () => {
     expect(published.weights).toEqual(quiet.weights);
     const shortEks = decide(input(erroring, 1500, { floorsTakenBy: 'published' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
     expect(shortEks.replicaFloors!.inf2).toBe(6);
+    // The ask is the preferred class's part of the cost plan: with a class cheaper per token holding 600 tokens/s ready
+    // (g6 repriced to 0.2/h, 3 ready), inf2 is asked for ceil((1500 - 600) / 250) = 4 replicas, not 6.
+    const cheapG6 = CLASSES.map((c) => (c.name === 'g6' ? { ...c, usdPerReplicaHour: 0.2 } : c));
+    const withCheaper = decide({ ...input({ ...erroring, g6: healthy(3) }, 1500, { floorsTakenBy: 'published' }), classes: cheapG6 },
+      costState({ inf2: 60, g6: 38, g5: 2 })).decision;
+    expect(withCheaper.mode).toBe('capacity');
+    expect(withCheaper.replicaFloors!.inf2).toBe(4);
     // Cost mode asks for nothing: the class's own autoscaler sees its overflow.
     const costMode = decide(input(BASE, 1000, { floorsTakenBy: 'published' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
     expect(costMode.mode).toBe('cost');

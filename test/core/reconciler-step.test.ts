@@ -240,6 +240,24 @@ describe('replica floors', () => {
     expect(s.floors).toEqual({ inf2: 0, g6: 12 });
   });
 
+  test('the preferred class\'s standing ask is published as it is; a fallback\'s floor is raised past the HPA tolerance', () => {
+    // Raised to 23, an ask of 21 would stick: the HPA ignores the next floor of 21 within its tolerance of 23 replicas,
+    // and 21 ready against 23 desired would read as a shortage the ask itself made.
+    const facts = ALB.facts as Extract<ReconcilerConfig['facts'], { kind: 'alb' }>;
+    const wide: ReconcilerConfig = { ...ALB, facts: { ...facts, targets: [albTarget('inf2', 0, 300, 0.76, 30), albTarget('g6', 1, 200, 0.8, 30)] } };
+    const world: World = {
+      mode: fill(1),
+      classes: {
+        inf2: { readyReplicas: fill(20), desiredReplicas: fill(20), servedTokensPerSecond: fill(perMinute(1500)).map((v, i) => (i === 9 ? null : v)) },
+        g6: { readyReplicas: fill(20), desiredReplicas: fill(20), servedTokensPerSecond: fill(perMinute(500)).map((v, i) => (i === 9 ? null : v)) },
+      },
+      floors: { inf2: fill(21), g6: fill(21) },
+    };
+    const s = decided(step(wide, alb({ inf2: 60, g6: 40 }), answer(wide, world), NOW_MS));
+    expect(s.decision.preferredClass).toBe('inf2');
+    expect(s.floors).toEqual({ inf2: 21, g6: 23 });
+  });
+
   test('fails when the HPA would ignore the floor: within its 10% tolerance the least count above it is published', () => {
     // ratio = floor / current; (1 - 0.1) <= ratio <= (1 + 0.1) is ignored.
     expect(hpaHonouredFloor(11, 10)).toBe(12);

@@ -72,13 +72,18 @@ describe('SageMaker target tracking and writes', () => {
     const bounds = { current: 8, min: 1, max: 20 };
     // Busy at 8 x 4 in flight, then every fourth minute empty (bursty traffic): no scale-in, cooldown or not.
     for (let t = 0; t < 3600; t += 60) expect(tt.evaluate(t, (t / 60) % 4 === 3 ? 0 : 32, 4, bounds)).toBe(8);
-    // 90% of the target per instance (28.8 of 32) is not below the threshold; 28 is, for 15 minutes.
+    // Exactly 90% of the target per instance (36 in flight on 10 instances of target 4, which would fit on 9) is not
+    // below the threshold: no scale-in however long it lasts. 28 on 8 is, for 15 minutes.
     const calm = new TargetTracking(model);
-    for (let t = 0; t < 1800; t += 60) expect(calm.evaluate(t, 28.8, 4, bounds)).toBe(8);
+    for (let t = 0; t < 1800; t += 60) expect(calm.evaluate(t, 36, 4, { current: 10, min: 1, max: 20 })).toBe(10);
     const quiet = new TargetTracking(model);
     const seen = Array.from({ length: 16 }, (_, i) => quiet.evaluate(i * 60, 28, 4, bounds));
     expect(seen.slice(0, 14).every((d) => d === 8)).toBe(true);
     expect(seen[14]).toBe(7);
+    // Minutes in which the endpoint is Updating still count towards the alarm; only the scaling waits for the update.
+    const updating = new TargetTracking(model);
+    for (let t = 0; t < 840; t += 60) expect(updating.evaluate(t, 28, 4, bounds, t < 600)).toBe(8);
+    expect(updating.evaluate(840, 28, 4, bounds)).toBe(7);
   });
 
   const sagemaker = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const };

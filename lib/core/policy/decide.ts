@@ -43,7 +43,7 @@
  */
 import { policyClassProblems, policyWindowPeriods, resolvePolicyConfig } from './defaults';
 import { asDelivered } from './envelope';
-import { apportion, byPreference, type ClassView, maxShareDelta, rampToward, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
+import { apportion, byCost, byPreference, type ClassView, maxShareDelta, rampToward, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
 import {
   flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit, sustainedDemand, windowPeriods,
 } from './evidence';
@@ -171,7 +171,10 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     // SageMaker's writes wait until the class shows no shortage of its own (`standingAsk`); a published floor asks always.
     const asking = input.floorsTakenBy === 'published' || (input.floorsTakenBy === 'capacity-writes' && preferredEvidence.length === 0);
     if (mode === 'capacity' && asking) {
-      floors.set(preferred.name, standingAsk(views.find((v) => v.cls.name === preferred.name)!, sustainedNeed, config));
+      // The preferred class asks for its part of the cost plan: the demand classes cheaper per token than it leave over.
+      const own = views.find((v) => v.cls.name === preferred.name)!;
+      const cheaper = eligible.filter((v) => byCost(v.cls, own.cls) < 0).reduce((s, v) => s + v.capacity, 0);
+      floors.set(preferred.name, standingAsk(own, Math.max(0, sustainedNeed - cheaper), config));
     }
     return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
   };
@@ -180,8 +183,10 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
 }
 
 /**
- * The preferred class's ask in capacity mode: the replicas it needs to carry the sustained demand alone at its scaling
- * target, never below what it has ready. Capacity mode routes it at most its ready capacity, so its autoscaler, which
+ * The preferred class's ask in capacity mode: the replicas it needs to carry its part of the sustained demand at its
+ * scaling target (what the cost plan would route to it: the demand less the ready capacity of classes cheaper per
+ * token, which fill first in both modes), never below what it has ready. A class asked for more than either mode
+ * routes to it would hold idle replicas, and their absence would read as a shortage that keeps capacity mode. Capacity mode routes it at most its ready capacity, so its autoscaler, which
  * scales on routed traffic, would ask only for ceil(ready x (1 + headroom)) replicas, about one at a time: when capacity
  * comes back it would regrow step by step while the fallbacks carry the rest. The ask keeps it asking for the whole
  * demand, so it takes back what capacity returns at once. How the ask reaches the class follows the platform:

@@ -117,7 +117,11 @@ function floorsToApply(config: ReconcilerConfig, decision: PolicyDecision, obser
   for (const [name, floor] of Object.entries(floors)) {
     if (!max.has(name) || !Number.isFinite(floor)) continue;
     const desired = latestValue(observation.signals[name]?.desiredReplicas);
-    out[name] = Math.min(max.get(name)!, kind.autoscalerFloor(Math.max(0, Math.round(floor)), desired));
+    const asked = Math.max(0, Math.round(floor));
+    // The preferred class's standing ask is published as it is: raised past the HPA's tolerance it would stick above
+    // the ask (the HPA ignores the next, lower floor within its tolerance) and read as a shortage. Its own HPA, routed
+    // its ready envelope in capacity mode, already asks 1 + headroom above its ready replicas.
+    out[name] = Math.min(max.get(name)!, name === decision.preferredClass ? asked : kind.autoscalerFloor(asked, desired));
   }
   return out;
 }
