@@ -63,12 +63,24 @@ describe('deliveredEnvelope', () => {
     const signals: ClassSignals = {
       readyReplicas: [2, 2, 1, 2, 2],
       desiredReplicas: flat(2),
-      // Period 2: one replica counted (the Minimum) while two served most of the minute: 560 per counted replica.
-      servedTokensPerSecond: [560, 560, 560, 560, null],
-      rejectedTokensPerSecond: [440, 440, 440, 440, null],
+      // Period 2: one replica counted (the Minimum) while two served most of the minute; it also caps period 3.
+      servedTokensPerSecond: [480, 480, 480, 480, null],
+      rejectedTokensPerSecond: [520, 520, 520, 520, null],
     };
-    // (560 x 4) / (2 + 2 + 1 + 2) = 320 per replica-period.
+    // (480 x 4) / (2 + 2 + 1 + 1) = 320 per replica-period.
     expect(deliveredEnvelope(FALLBACK, signals, N)).toBeCloseTo(320);
+  });
+
+  test('a period counts the replicas present through it: a variant growing while it sheds is not a slower class', () => {
+    // SageMaker's counts are taken at the end of each period: 2 instances through five saturated periods, 6 at the end
+    // of the last. 800 delivered per period is 400 per instance; counting 6 for the last period would read 286.
+    const signals: ClassSignals = {
+      readyReplicas: [2, 2, 2, 2, 2, 6],
+      desiredReplicas: [6, 6, 6, 6, 6, 6],
+      servedTokensPerSecond: flat(800),
+      rejectedTokensPerSecond: flat(1800),
+    };
+    expect(deliveredEnvelope(FALLBACK, signals, N)).toBe(400);
   });
 
   test('asDelivered keeps the class object when nothing was measured', () => {

@@ -16,8 +16,8 @@ import { type ClassSignals, type PolicyClass } from './types';
  * period) says nothing about the envelope. A class without an admission limit answers late instead of shedding; its
  * offered load is not observable (the load balancer counts answers, not arrivals), so it is not measured: its declared
  * envelope stands. Delivered is served minus rejected where the platform's served count includes the rejected requests
- * (ALB RequestCount, `servedIncludesRejected`). Ready replicas are the period's datapoint (ALB HealthyHostCount
- * Minimum): replicas that served part of the period count as not there, so a period errs high, towards the declared
+ * (ALB RequestCount, `servedIncludesRejected`). Ready replicas are those present through the period
+ * (`servingReplicas`): replicas that served part of it count as not there, so a period errs high, towards the declared
  * envelope. The saturated periods are pooled (delivered over replica-periods), so one period measured high or low
  * does not decide. Never above the declared envelope: the policy never plans a class faster than its owner measured
  * it; with no saturated period in the window the declared envelope stands.
@@ -27,11 +27,12 @@ export function deliveredEnvelope(cls: PolicyClass, signals: ClassSignals | unde
   if (!signals?.servedTokensPerSecond || !signals.rejectedTokensPerSecond) return declared;
   const served = tail(signals.servedTokensPerSecond, periods);
   const rejected = tail(signals.rejectedTokensPerSecond, periods);
-  const ready = tail(signals.readyReplicas, periods);
+  // One more replica count than periods: a period is served by the replicas present at its start and at its end.
+  const ready = tail(signals.readyReplicas, periods + 1);
   let deliveredSum = 0;
   let replicaPeriods = 0;
   for (let i = 0; i < periods; i++) {
-    const r = ready[i];
+    const r = servingReplicas(ready[i], ready[i + 1]);
     const s = served[i];
     if (r === null || r < 1 || s === null) continue;
     const shed = rejected[i] ?? 0;
@@ -46,6 +47,17 @@ export function deliveredEnvelope(cls: PolicyClass, signals: ClassSignals | unde
   // A class that delivered nothing while saturated (all shed) keeps a sliver of its envelope: it stays routable and
   // measurable, and the next saturated period can raise the estimate.
   return Math.max(best, declared * MIN_ENVELOPE_SHARE);
+}
+
+/**
+ * The replicas that served a whole period: the fewer of its count before and its own. Where a count is taken at the
+ * end of its period (SageMaker's DescribeEndpoint history), replicas that came up during a shedding period would
+ * otherwise be counted for all of it and read as a slower class; where it is the period's Minimum (ALB
+ * HealthyHostCount), the previous one only errs towards the declared envelope.
+ */
+function servingReplicas(before: number | null, own: number | null): number | null {
+  if (own === null) return null;
+  return before === null ? own : Math.min(before, own);
 }
 
 /**
