@@ -110,6 +110,9 @@ describe('decide() plans a class at its delivered envelope', () => {
     expect(run(slow).readyTokensPerSecond).toBeCloseTo(5360);
     // The slow fallback gets a smaller share than its declared capacity would have given it.
     expect(run(slow).weights.a10g).toBeLessThanOrEqual(run(declared).weights.a10g);
+    // The audit line says so; a class at its declared envelope is not named.
+    expect(run(slow).reason.message).toContain('Planned below the declared envelope, at what it delivered while shedding (tokens/s per replica): a10g 280 of 400.');
+    expect(run(declared).reason.message).not.toContain('Planned below');
     expect(DEFAULT_POLICY_CONFIG.latencySloP95Ms).toBeUndefined();
   });
 });
