@@ -135,6 +135,7 @@ describe('decide(): entering capacity mode', () => {
     // short (Karpenter keeps trying): 6 replicas, with or without its capacity error. Routing is unchanged.
     const published = decide(input(BASE, 1500, { floorsTakenBy: 'published' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
     expect(published.replicaFloors).toEqual({ inf2: 6, g6: 3, g5: 0 });
+    expect(published.reason.message).toContain('inf2 is asked for 6 replicas, its part of the sustained demand (its desired count includes the ask).');
     expect(published.weights).toEqual(quiet.weights);
     const shortEks = decide(input(erroring, 1500, { floorsTakenBy: 'published' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
     expect(shortEks.replicaFloors!.inf2).toBe(6);

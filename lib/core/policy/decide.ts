@@ -384,6 +384,18 @@ interface Context {
 }
 
 /**
+ * The audit clause for the preferred class's standing ask in capacity mode: its desired count (the HPA's on EKS, the
+ * variant's on SageMaker) includes the ask, so "fewer ready replicas than desired" while it is unmet is the class
+ * short of its part of the demand, not a scale-out of its own.
+ */
+function askNote(ctx: Context, mode: RoutingMode, numbers: Figures): string {
+  const ask = numbers.floors?.[ctx.preferred.name] ?? 0;
+  return mode === 'capacity' && ask > 0
+    ? ` ${ctx.preferred.name} is asked for ${ask} replicas, its part of the sustained demand (its desired count includes the ask).`
+    : '';
+}
+
+/**
  * The audit clause for classes planned below their declared envelope (`deliveredEnvelope`): an operator reading a
  * decision must see that the plan counts a class slower than its contract says, and by how much.
  */
@@ -432,13 +444,14 @@ function step(
 ): PolicyStep {
   const weightsChanged = ctx.classes.some((c) => weights[c.name] !== ctx.previousWeights[c.name]);
   const entries = next.entries ?? ctx.entries;
+  const message = reason.message + askNote(ctx, mode, numbers) + ctx.envelopeNote;
   return {
     decision: {
       mode,
       weights,
       weightsChanged,
       modeChanged: mode !== ctx.previous.mode,
-      reason: ctx.envelopeNote ? { ...reason, message: reason.message + ctx.envelopeNote } : reason,
+      reason: message === reason.message ? reason : { ...reason, message },
       fallbackShare: 1 - weights[ctx.preferred.name] / ctx.config.weightTotal,
       requiredTokensPerSecond: numbers.demand,
       deficitTokensPerSecond: numbers.deficit,
