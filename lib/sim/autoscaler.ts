@@ -77,7 +77,8 @@ export class TargetTracking {
     const wanted = Math.min(b.max, Math.max(b.min, Math.ceil(inFlight / targetPerInstance - 1e-9)));
     const low = inFlight < this.model.scaleInThresholdShare * targetPerInstance * Math.max(1, b.current);
     this.lowSince = low ? (this.lowSince ?? now) : null;
-    if (!canScale) return Math.min(b.max, Math.max(b.min, b.current));
+    const held = Math.min(b.max, Math.max(b.min, b.current));
+    if (!canScale) return held;
     if (wanted > b.current && now - this.lastScaleOut >= this.model.scaleOutCooldownSeconds) {
       this.lastScaleOut = now;
       return wanted;
@@ -89,6 +90,6 @@ export class TargetTracking {
       this.lastScaleIn = now;
       return wanted;
     }
-    return Math.min(b.max, Math.max(b.min, b.current));
+    return held;
   }
 }

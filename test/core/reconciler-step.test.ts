@@ -215,12 +215,13 @@ describe('demand holes', () => {
 });
 
 describe('replica floors', () => {
+  // The newest published demand period (12:00 - 2 min delay - 1 = 11:57, the 10th) is missing: the tick holds everything.
+  const withGap = (v: number) => fill(v).map((x, i) => (i === 9 ? null : x));
   const holding: World = {
     mode: fill(1),
-    // The newest published demand period (12:00 - 2 min delay - 1 = 11:57, the 10th) is missing: the tick holds everything.
     classes: {
-      inf2: { readyReplicas: fill(3), desiredReplicas: fill(8), servedTokensPerSecond: fill(perMinute(1500)).map((v, i) => (i === 9 ? null : v)) },
-      g6: { readyReplicas: fill(4), desiredReplicas: fill(4), servedTokensPerSecond: fill(perMinute(500)).map((v, i) => (i === 9 ? null : v)) },
+      inf2: { readyReplicas: fill(3), desiredReplicas: fill(8), servedTokensPerSecond: withGap(perMinute(1500)) },
+      g6: { readyReplicas: fill(4), desiredReplicas: fill(4), servedTokensPerSecond: withGap(perMinute(500)) },
     },
   };
 
@@ -244,8 +245,6 @@ describe('replica floors', () => {
     // Raised to 23, an ask of 21 would stick: the HPA ignores the next floor of 21 within its tolerance of 23 replicas,
     // and 21 ready against 23 desired would read as a shortage the ask itself made.
     const facts = ALB.facts as Extract<ReconcilerConfig['facts'], { kind: 'alb' }>;
-    // The newest published demand period is missing (as in `holding`): the tick holds and publishes the floors in force.
-    const withGap = (v: number) => fill(v).map((x, i) => (i === 9 ? null : x));
     const wide: ReconcilerConfig = { ...ALB, facts: { ...facts, targets: [albTarget('inf2', 0, 300, 0.76, 30), albTarget('g6', 1, 200, 0.8, 30)] } };
     const world: World = {
       mode: fill(1),

@@ -138,7 +138,8 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   const ready = eligible.reduce((s, v) => s + v.capacity, 0);
   const evidence = new Map(classes.map((c) => [c.name, shortageEvidence(input.signals[c.name], config)]));
   const preferredEvidence = evidence.get(preferred.name)!;
-  const preferredCapacity = views.find((v) => v.cls.name === preferred.name)!.capacity;
+  const preferredView = views.find((v) => v.cls.name === preferred.name)!;
+  const preferredCapacity = preferredView.capacity;
   // The preferred class alone cannot carry the planned demand with the plan's headroom: only then does its shortage
   // call for a change (a capacity error on a scale-out it does not need is no reason to move traffic).
   const preferredShort = demand * (1 + config.headroom) > preferredCapacity * (1 + 1e-9);
@@ -172,9 +173,8 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     const asking = input.floorsTakenBy === 'published' || (input.floorsTakenBy === 'capacity-writes' && preferredEvidence.length === 0);
     if (mode === 'capacity' && asking) {
       // The preferred class asks for its part of the cost plan: the demand classes cheaper per token than it leave over.
-      const own = views.find((v) => v.cls.name === preferred.name)!;
-      const cheaper = eligible.filter((v) => byCost(v.cls, own.cls) < 0).reduce((s, v) => s + v.capacity, 0);
-      floors.set(preferred.name, standingAsk(own, Math.max(0, sustainedNeed - cheaper), config));
+      const cheaper = eligible.filter((v) => byCost(v.cls, preferredView.cls) < 0).reduce((s, v) => s + v.capacity, 0);
+      floors.set(preferred.name, standingAsk(preferredView, Math.max(0, sustainedNeed - cheaper), config));
     }
     return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
   };
