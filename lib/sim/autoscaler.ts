@@ -72,10 +72,16 @@ export class TargetTracking {
   /**
    * The desired count after one evaluation; `inFlight` is the variant's mean in-flight requests over the newest minute.
    * With `canScale` false (the endpoint is Updating) the alarms still see the datapoint, but nothing changes.
+   * `inService`: the instances serving in that minute. The alarms watch the average of ConcurrentRequestsPerModel,
+   * which each model container reports ("the number of concurrent requests being received by a model container",
+   * SageMaker guide, endpoint-auto-scaling-add-code-define), so an instance asked for and not in service (being
+   * provisioned, or refused for lack of capacity) adds nothing to it. Judged per desired instance instead, a variant
+   * short of capacity (9 desired, 5 in service at their target) looked idle and was scaled in, in one step, to what
+   * its load needed, taking running instances with it the moment capacity came back.
    */
-  evaluate(now: number, inFlight: number, targetPerInstance: number, b: ScaleBounds, canScale = true): number {
+  evaluate(now: number, inFlight: number, targetPerInstance: number, b: ScaleBounds, canScale = true, inService = b.current): number {
     const wanted = Math.min(b.max, Math.max(b.min, Math.ceil(inFlight / targetPerInstance - 1e-9)));
-    const low = inFlight < this.model.scaleInThresholdShare * targetPerInstance * Math.max(1, b.current);
+    const low = inFlight < this.model.scaleInThresholdShare * targetPerInstance * Math.max(1, inService);
     this.lowSince = low ? (this.lowSince ?? now) : null;
     const held = Math.min(b.max, Math.max(b.min, b.current));
     if (!canScale) return held;

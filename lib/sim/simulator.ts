@@ -513,7 +513,7 @@ class Simulation {
       if (last >= 0 && this.publication.survives(now)) {
         // While the endpoint is Updating the alarms still evaluate the datapoint; only the scaling waits.
         const wanted = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], spec.targetConcurrencyPerReplica,
-          { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil);
+          { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil, this.s.readyReplicas[last * this.k + ci]);
         if (wanted !== cs.desired) {
           const shrink = wanted < cs.desired;
           cs.desired = wanted;

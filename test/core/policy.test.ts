@@ -10,7 +10,7 @@ import { policyClassesFromFacts } from '../../lib/core/reconciler/from-facts';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { policyConfigProblems } from '../../lib/core/validation/policy-config';
 import { replicaFloors } from '../../lib/core/policy/plan';
-import { plannedDemand, recoverySeen, sustainedDemand } from '../../lib/core/policy/evidence';
+import { plannedDemand, recoverySeen, sustainedDemand, typicalDemand } from '../../lib/core/policy/evidence';
 
 // GIVEN three classes in preference order; the preferred one is also the cheapest per token.
 // inf2: 0.76 USD/h / 300 tok/s; g6: 0.80 / 200; g5: 1.00 / 250 (g6 and g5 cost the same per token, g6 ranks first).
@@ -146,6 +146,18 @@ describe('decide(): entering capacity mode', () => {
       costState({ inf2: 60, g6: 38, g5: 2 })).decision;
     expect(withCheaper.mode).toBe('capacity');
     expect(withCheaper.replicaFloors!.inf2).toBe(4);
+    // Bursty demand (1500 for two minutes of five, 1000 the rest): EKS sizes on the sustained 1500 as above, SageMaker
+    // on the typical 1000, the count Application Auto Scaling keeps: inf2 asked for 1000 / 250 = 4 replicas, and no
+    // fallback floor (1000 fits the 1350 ready). The plan, and so the routing, is the same p90 on both.
+    const bursty = [1000, 1500, 1000, 1000, 1500];
+    const burstyInput = (floorsTakenBy: PolicyInput['floorsTakenBy']) => input(BASE, null, { demandTokensPerSecond: bursty, floorsTakenBy });
+    const capacity: PolicyState = { mode: 'capacity', weights: quiet.weights, modeSince: NOW - 60, ramping: false, entries: [NOW - 60] };
+    const burstyEks = decide(burstyInput('published'), capacity).decision;
+    const burstySm = decide(burstyInput('capacity-writes'), capacity).decision;
+    expect(burstyEks.replicaFloors).toEqual({ inf2: 6, g6: 3, g5: 0 });
+    expect(burstySm.replicaFloors).toEqual({ inf2: 4, g6: 0, g5: 0 });
+    expect(burstySm.reason.message).toContain('inf2 is asked for 4 replicas, its part of the typical demand');
+    expect(burstySm.weights).toEqual(burstyEks.weights);
     // Cost mode asks for nothing: the class's own autoscaler sees its overflow.
     const costMode = decide(input(BASE, 1000, { floorsTakenBy: 'published' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
     expect(costMode.mode).toBe('cost');
@@ -545,6 +557,18 @@ describe('replicaFloors', () => {
     // g6 has no ready replica: all 300 short are its to carry, 2 replicas at 166.7.
     expect(Object.fromEntries(replicaFloors([view(inf2, 3), view(g6, 0)], 1200, new Set(['g6']), DEFAULT_POLICY_CONFIG)))
       .toEqual({ inf2: 0, g6: 2 });
+  });
+});
+
+describe('typicalDemand: what floors a platform autoscaler can undo are sized on', () => {
+  const c = DEFAULT_POLICY_CONFIG;
+  test('the median of the known datapoints, never above the sustained demand', () => {
+    expect(typicalDemand([1000, 1400, 1000, 1800, 1000], c)).toBe(1000);
+    expect(typicalDemand([1000, 1000, 1000, 1800, 1800], c)).toBe(1000);
+    expect(sustainedDemand([1000, 1000, 1000, 1800, 1800], c)).toBe(1800);
+    expect(typicalDemand([null, 1000, 1200, 1400, 1600], c)).toBe(1300);
+    expect(typicalDemand([null, null, null, null, 700], c)).toBe(700);
+    expect(typicalDemand([null, null, null, null, null], c)).toBeNull();
   });
 });
 

@@ -86,6 +86,20 @@ describe('SageMaker target tracking and writes', () => {
     expect(updating.evaluate(840, 28, 4, bounds)).toBe(7);
   });
 
+  test('the low alarm averages in-flight requests over the instances in service, not over the desired count', () => {
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    // Short of capacity: 9 desired, 5 in service, each at its target of 4 (20 in flight). Per model container that is
+    // the target, not low: 30 minutes later nothing was scaled in (nor out: 20 needs the 5 it has, fewer than 9).
+    const short = new TargetTracking(model);
+    const shortBounds = { current: 9, min: 1, max: 20 };
+    for (let t = 0; t < 1800; t += 60) expect(short.evaluate(t, 20, 4, shortBounds, true, 5)).toBe(9);
+    // The same 20 in flight on 9 instances in service is 2.2 each, below 90% of 4: after 15 minutes, down to 5.
+    const idle = new TargetTracking(model);
+    const seen = Array.from({ length: 16 }, (_, i) => idle.evaluate(i * 60, 20, 4, shortBounds, true, 9));
+    expect(seen.slice(0, 14).every((d) => d === 9)).toBe(true);
+    expect(seen[14]).toBe(5);
+  });
+
   const sagemaker = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const };
   const fallback = 2;
   const floorsOf = (policy: PolicyFactory) => {

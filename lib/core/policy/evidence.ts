@@ -80,6 +80,20 @@ export function sustainedDemand(demand: SignalWindow, config: PolicyConfig): num
 }
 
 /**
+ * The demand most periods of the planning window see: the median of its known datapoints (the mean of the middle two
+ * when their number is even), never above the sustained demand. What a floor the platform's own autoscaler can undo is
+ * sized on (`floorDemand` in decide.ts): an autoscaler that scales in after every datapoint of a long window fell
+ * below its threshold keeps a count sized for the median, and takes back a count sized for the bursts.
+ */
+export function typicalDemand(demand: SignalWindow, config: PolicyConfig): number | null {
+  const sustained = sustainedDemand(demand, config);
+  if (sustained === null) return null;
+  const known = knownDemand(demand, config).sort((a, b) => a - b);
+  const mid = (known.length - 1) / 2;
+  return Math.min(sustained, (known[Math.floor(mid)] + known[Math.ceil(mid)]) / 2);
+}
+
+/**
  * A deficit autoscaling had time to fix and has not: in every period of the grace window, demand exceeded the ready
  * token capacity of `classes` (ready replicas x envelope) and that capacity did not grow over the window.
  */
