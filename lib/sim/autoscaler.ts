@@ -72,16 +72,25 @@ export class TargetTracking {
   /**
    * The desired count after one evaluation; `inFlight` is the variant's mean in-flight requests over the newest minute.
    * With `canScale` false (the endpoint is Updating) the alarms still see the datapoint, but nothing changes.
-   * `inService`: the instances serving in that minute. The alarms watch the average of ConcurrentRequestsPerModel,
-   * which each model container reports ("the number of concurrent requests being received by a model container",
-   * SageMaker guide, endpoint-auto-scaling-add-code-define), so an instance asked for and not in service (being
-   * provisioned, or refused for lack of capacity) adds nothing to it. Judged per desired instance instead, a variant
-   * short of capacity (9 desired, 5 in service at their target) looked idle and was scaled in, in one step, to what
-   * its load needed, taking running instances with it the moment capacity came back.
+   * `inService`: the instances serving in that minute. ConcurrentRequestsPerModel is reported by each model container
+   * ("the number of concurrent requests being received by a model container", SageMaker guide,
+   * endpoint-auto-scaling-add-code-define; valid statistics Min and Max, and which one the predefined metric
+   * aggregates is not published), so an instance asked for and not in service (being provisioned, or refused for
+   * lack of capacity) reports nothing and cannot lower it. The model takes the mean over the instances in service, and
+   * sizes from them too (`wanted`, in-flight / target: the in-service count x metric / target): a desired count above
+   * them is a scale-out SageMaker has not completed, and one it cannot complete for lack of capacity fails and rolls
+   * back (`RollingBack`, docs/simulator.md), so it is not what the variant runs. With none in service there is no
+   * datapoint: the alarms have nothing to act on (INSUFFICIENT_DATA) and the low run is broken. Before, the low alarm
+   * judged the in-flight requests per desired instance: a variant short of capacity (9 desired, 5 in service at their
+   * target) looked idle and was scaled in to what its 5 carried the moment capacity came back.
    */
   evaluate(now: number, inFlight: number, targetPerInstance: number, b: ScaleBounds, canScale = true, inService = b.current): number {
+    if (inService <= 0) {
+      this.lowSince = null;
+      return Math.min(b.max, Math.max(b.min, b.current));
+    }
     const wanted = Math.min(b.max, Math.max(b.min, Math.ceil(inFlight / targetPerInstance - 1e-9)));
-    const low = inFlight < this.model.scaleInThresholdShare * targetPerInstance * Math.max(1, inService);
+    const low = inFlight < this.model.scaleInThresholdShare * targetPerInstance * inService;
     this.lowSince = low ? (this.lowSince ?? now) : null;
     const held = Math.min(b.max, Math.max(b.min, b.current));
     if (!canScale) return held;

@@ -31,8 +31,9 @@ export interface HpaModel {
 }
 
 /**
- * SageMaker: Application Auto Scaling target tracking on ConcurrentRequestsPerModel (average in-flight requests per
- * instance over the newest minute), evaluated every minute, with its cooldowns; it cannot change an endpoint that is
+ * SageMaker: Application Auto Scaling target tracking on ConcurrentRequestsPerModel (in-flight requests per instance in
+ * service over the newest minute, as a mean: the statistic the predefined metric uses is not published), evaluated
+ * every minute, with its cooldowns; it cannot change an endpoint that is
  * Updating. Scale-out follows the metric at once; scale-in waits for the policy's low alarm: the metric below
  * `scaleInThresholdShare` of the target in every datapoint of `scaleInAlarmSeconds`.
  */

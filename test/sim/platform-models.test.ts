@@ -98,6 +98,23 @@ describe('SageMaker target tracking and writes', () => {
     const seen = Array.from({ length: 16 }, (_, i) => idle.evaluate(i * 60, 20, 4, shortBounds, true, 9));
     expect(seen.slice(0, 14).every((d) => d === 9)).toBe(true);
     expect(seen[14]).toBe(5);
+    // Short of capacity and under-loaded (5 in service at 3.2 each, below 3.6): sized from the instances in service,
+    // as SageMaker runs them once the unfillable scale-out has rolled back: 16 / 4 = 4 after 15 minutes.
+    const underLoaded = new TargetTracking(model);
+    const sized = Array.from({ length: 16 }, (_, i) => underLoaded.evaluate(i * 60, 16, 4, shortBounds, true, 5));
+    expect(sized.slice(0, 14).every((d) => d === 9)).toBe(true);
+    expect(sized[14]).toBe(4);
+  });
+
+  test('with no instance in service there is no datapoint: no scaling, and the low run starts again', () => {
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    const tt = new TargetTracking(model);
+    const bounds = { current: 6, min: 1, max: 20 };
+    // 10 low minutes, 10 with nothing in service, 14 low again: never 15 low datapoints in a row.
+    for (let i = 0; i < 10; i++) expect(tt.evaluate(i * 60, 4, 4, bounds, true, 6)).toBe(6);
+    for (let i = 10; i < 20; i++) expect(tt.evaluate(i * 60, 0, 4, bounds, true, 0)).toBe(6);
+    for (let i = 20; i < 34; i++) expect(tt.evaluate(i * 60, 4, 4, bounds, true, 6)).toBe(6);
+    expect(tt.evaluate(34 * 60, 4, 4, bounds, true, 6)).toBe(1);
   });
 
   const sagemaker = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const };

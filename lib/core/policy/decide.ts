@@ -188,15 +188,16 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
  * - published to the class's own autoscaler (EKS): the floor is a second metric of the HPA, which runs the higher of
  *   the two, so a floor holds for as long as it is published. Sized on the sustained demand, the bursts that lasted.
  * - capacity writes (SageMaker): UpdateEndpointWeightsAndCapacities sets the variant's desired count past Application
- *   Auto Scaling, whose target tracking takes back whatever the load does not hold: once its low alarm has seen every
- *   datapoint of 15 minutes below 90% of the target, it scales in proportionally, in one step, to what the load needs
- *   (TARGET_TRACKING_ALARMS in lib/sim/platform.ts; "a metric that changes inversely proportional to a change in the
- *   capacity ... accurately trigger[s] proportional scaling events", Application Auto Scaling user guide, target
- *   tracking). A count sized for the bursts is taken back during the first quiet quarter hour, running instances
- *   included, and the next run's raise provisions them again: minutes without them, at the next burst. Sized on the
- *   typical (median) demand, the low alarm fires only when demand really falls; for the bursts the variant's own
- *   target tracking scales out (60 s cooldown on a 10-second metric). Measured on the simulator (10 seeds, SageMaker):
- *   cost per SLO token 0.5% to 3% lower across the shortage scenarios, SLO within 0.05 pt except H3 and H5 (BENCHMARKS.md).
+ *   Auto Scaling, whose target tracking takes back what the load does not hold once its low alarm holds (in AWS's
+ *   example for this metric, every datapoint of 15 minutes below 90% of the target: TARGET_TRACKING_ALARMS in
+ *   lib/sim/platform.ts; how much one scale-in removes is not published), and the next run's raise provisions the
+ *   instances again. A count sized for the bursts is the most likely to be taken back; sized on the typical (median)
+ *   demand, the variant's own target tracking scales out for the bursts (60 s cooldown on a 10-second metric).
+ *   Measured on the simulator (10 seeds, SageMaker): a cost trade, 0.5% to 3.2% less cost per SLO token, SLO within
+ *   0.05 pt except H3 (-0.13) and H5 (-0.30) (BENCHMARKS.md). Where the median lags a surge, no floor asks yet for the
+ *   deficit the plan (p90) sees; the plan still routes the receiving fallback only its headroom above its envelope,
+ *   on which its own target tracking scales out. Routing it up to its ready capacity again instead, as without
+ *   floors, was measured and is worse (review R28: 7 scenario-platform pairs dominated instead of 3).
  */
 function floorDemand(input: PolicyInput, config: PolicyConfig): number {
   return (input.floorsTakenBy === 'capacity-writes'

@@ -68,9 +68,10 @@ export function plannedDemand(demand: SignalWindow, config: PolicyConfig): numbe
 
 /**
  * Demand that lasted at least two periods of the planning window: its second-highest known datapoint (the only one when
- * just one is known), never above the planned demand. Replica floors are sized on it: replicas arrive minutes after
- * they are asked for, so a one-minute spike, which the engines' queues absorb or their admission limits shed, must not
- * buy replicas that come up after it has passed; a rise that lasts is seen one period later than the plan sees it.
+ * just one is known), never above the planned demand. Replica floors published to the class's own autoscaler (EKS) are
+ * sized on it (SageMaker's on `typicalDemand`): replicas arrive minutes after they are asked for, so a one-minute
+ * spike, which the engines' queues absorb or their admission limits shed, must not buy replicas that come up after it
+ * has passed; a rise that lasts is seen one period later than the plan sees it.
  */
 export function sustainedDemand(demand: SignalWindow, config: PolicyConfig): number | null {
   const planned = plannedDemand(demand, config);

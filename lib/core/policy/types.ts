@@ -138,7 +138,9 @@ export interface PolicyInput {
    * How the platform takes replica floors (the routing target's `floors`): `published` when the class's own autoscaler
    * reads them from a metric (EKS: a KEDA trigger), `capacity-writes` when the reconciler writes desired instance
    * counts (SageMaker). Decides whether and when the preferred class keeps asking for the replicas it is short of in
-   * capacity mode (`decide`). Unset: it does not (the reconciler's step always sets it).
+   * capacity mode, and which demand every floor is sized on: the sustained demand when published, the typical demand
+   * for capacity writes, which the platform's own autoscaler can take back (`floorDemand` in decide.ts). Unset: no
+   * standing ask, floors on the sustained demand (the reconciler's step always sets it).
    */
   readonly floorsTakenBy?: 'published' | 'capacity-writes';
 }
