@@ -11,9 +11,13 @@ import {
 } from '../lib/sim/report';
 import { HELD_OUT, SCENARIOS, type ScenarioParams } from '../lib/sim/scenarios';
 import { llamaChatService, sd21Service, type ServiceDefinition } from '../lib/sim/services';
+import { computeMetrics } from '../lib/sim/metrics';
+import { runSimulation } from '../lib/sim/simulator';
 import {
-  describeScenario, type Job, loadScenario, POLICY_NAMES, type ScenarioSummary, summarise,
+  describeScenario, type Job, loadScenario, policyFactory, POLICY_NAMES, type ScenarioSummary, summarise,
 } from '../lib/sim/suite';
+import { traceHeadline, traceLines } from '../lib/sim/trace';
+import { generateTrace } from '../lib/sim/workload';
 import { simulateMmc } from '../lib/sim/validation';
 import { type OptionSpec, parseCommandLine, UsageError } from './args';
 
@@ -23,6 +27,9 @@ Usage:
   cdk-capacity-sim list                              scenarios, their parameters, and the policies
   cdk-capacity-sim run <scenario> [options]          one scenario (S0..S9, P1, H1..H8), every policy, N seeds
   cdk-capacity-sim bench [options]                   the whole suite (S0..S9, P1 and the held-out traces H1..H8)
+  cdk-capacity-sim trace <scenario> [--seed <n>] [--platforms eks|sagemaker] [--policies a,b] [--from <min>] [--to <min>]
+                                                     one run minute by minute: weights, replicas, shedding, the
+                                                     policy's reasons (also --param, --scenario-file, --library-config)
   cdk-capacity-sim plan [--service llama3-chat|sd21] [--file <module>] [--peak <req/s>]
                                                      capacity plan, cost and how the service degrades
   cdk-capacity-sim validate [--arrivals <n>] [--seed <n>] [--json]
@@ -63,6 +70,13 @@ const COMMANDS: Readonly<Record<string, { readonly options: Readonly<Record<stri
   list: { options: {}, positionals: 0 },
   run: { options: RUN_OPTIONS, positionals: 1 },
   bench: { options: { ...RUN_OPTIONS, scenarios: { type: 'string' } }, positionals: 0 },
+  trace: {
+    options: {
+      seed: { type: 'string' }, platforms: { type: 'string' }, policies: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' },
+      param: { type: 'string', multiple: true }, 'scenario-file': { type: 'string' }, 'library-config': { type: 'string', multiple: true },
+    },
+    positionals: 1,
+  },
   plan: { options: { service: { type: 'string' }, file: { type: 'string' }, peak: { type: 'string' } }, positionals: 0 },
   validate: { options: { arrivals: { type: 'string' }, seed: { type: 'string' }, json: { type: 'boolean' } }, positionals: 0 },
 };
@@ -194,6 +208,33 @@ async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?
     `Report: ${join(out, 'index.html')}, tables: ${join(out, 'results.md')}`);
 }
 
+/** One scenario, one seed, one platform: each policy's headline, then its run minute by minute (`traceLines`). */
+function trace(args: Args, target: string | undefined): void {
+  const file = flag(args, 'scenario-file');
+  if (!file && !target) throw new Error('trace: which scenario? (S0..S9, P1, H1..H8; see list)');
+  const def = loadScenario(file
+    ? { scenarioId: '', scenarioFile: resolve(file) }
+    : { scenarioId: [...SCENARIOS, ...HELD_OUT].find((x) => x.id.toLowerCase() === target!.toLowerCase())?.id ?? target! });
+  const platforms = parsePlatforms(flag(args, 'platforms') ?? 'eks');
+  if (platforms.length !== 1) throw new Error(`trace: --platforms '${flag(args, 'platforms')}': trace runs one platform (eks or sagemaker)`);
+  const seed = Number(flag(args, 'seed') ?? 1);
+  if (!Number.isInteger(seed)) throw new Error(`trace: --seed '${flag(args, 'seed')}': an integer`);
+  const policies = flag(args, 'policies')?.split(',') ?? ['library'];
+  for (const p of policies) if (!POLICY_NAMES.includes(p)) throw new Error(`Unknown policy '${p}'. Known: ${POLICY_NAMES.join(', ')}`);
+  const scenario = { ...def.build(seed, parseParams(args)), platform: platforms[0] };
+  const from = Number(flag(args, 'from') ?? 0);
+  const to = Number(flag(args, 'to') ?? Math.ceil(scenario.durationSeconds / 60));
+  if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from) throw new Error(`trace: --from ${from} --to ${to}: minutes, from before to`);
+  const arrivals = generateTrace(scenario.workload, scenario.durationSeconds, seed);
+  const libraryConfig = parseParams(args, 'library-config');
+  console.log(`${scenario.id} ${PLATFORM_LABELS[platforms[0]]} seed ${seed}: ${scenario.title}; capacity events ${JSON.stringify(scenario.capacityEvents ?? [])}`);
+  for (const policy of policies) {
+    const run = runSimulation(scenario, policyFactory(policy, libraryConfig), { seed, trace: arrivals });
+    console.log(`\n${traceHeadline(policy, computeMetrics(run, scenario))}`);
+    for (const line of traceLines(run, from, to)) console.log(line);
+  }
+}
+
 function plan(args: Args): void {
   const file = flag(args, 'file');
   let service: Pick<ServiceDefinition, 'contract' | 'classes'>;
@@ -272,6 +313,9 @@ async function main(): Promise<void> {
       await compare(args, ids.filter((id) => !only || only.includes(id)));
       return;
     }
+    case 'trace':
+      trace(args, target);
+      return;
     case 'plan':
       plan(args);
       return;

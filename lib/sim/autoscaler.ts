@@ -77,10 +77,11 @@ export class TargetTracking {
    * endpoint-auto-scaling-add-code-define; valid statistics Min and Max, and which one the predefined metric
    * aggregates is not published), so an instance asked for and not in service (being provisioned, or refused for
    * lack of capacity) reports nothing and cannot lower it. The model takes the mean over the instances in service, and
-   * sizes from them too (`wanted`, in-flight / target: the in-service count x metric / target): a desired count above
-   * them is a scale-out SageMaker has not completed, and one it cannot complete for lack of capacity fails and rolls
-   * back (`RollingBack`, docs/simulator.md), so it is not what the variant runs. With none in service there is no
-   * datapoint: the alarms have nothing to act on (INSUFFICIENT_DATA) and the low run is broken. Before, the low alarm
+   * sizes from them too (`wanted`, in-flight / target: the in-service count x metric / target), as AWS would once a
+   * scale-out that fails for capacity rolls back (`RollingBack`, docs/simulator.md) to what the variant runs. The
+   * simulator itself does not roll back (it keeps the desired count and retries, a simplification), so it sizes as if
+   * it had. With none in service there is no datapoint: no scaling, and the run of low datapoints starts again (an
+   * assumption: how these alarms treat missing data is not published). Before, the low alarm
    * judged the in-flight requests per desired instance: a variant short of capacity (9 desired, 5 in service at their
    * target) looked idle and was scaled in to what its 5 carried the moment capacity came back.
    */

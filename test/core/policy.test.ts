@@ -158,6 +158,8 @@ describe('decide(): entering capacity mode', () => {
     expect(burstySm.replicaFloors).toEqual({ inf2: 4, g6: 0, g5: 0 });
     expect(burstySm.reason.message).toContain('inf2 is asked for 4 replicas, its part of the typical demand');
     expect(burstySm.weights).toEqual(burstyEks.weights);
+    // Unset (a direct caller of decide()): no standing ask, and floors on the sustained demand.
+    expect(decide(burstyInput(undefined), capacity).decision.replicaFloors).toEqual({ inf2: 0, g6: 3, g5: 0 });
     // At the onset of a surge (1000, then 1800 twice; inf2 erroring) the plan's p90 sees a deficit the typical demand
     // does not yet: SageMaker writes no floor for it (EKS does), and the receiving fallback is still routed only its
     // headroom above its envelope, on which its own target tracking scales out (routing it up to its ready capacity

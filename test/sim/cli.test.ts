@@ -32,3 +32,15 @@ test('--help and -h print the usage and exit 0, before or after a command', () =
   }
   expect(sim('nonsense').status).toBe(2);
 });
+
+test('trace prints one run minute by minute for each policy asked, on one platform', () => {
+  const r = sim('trace', 'S1', '--seed', '2', '--platforms', 'sagemaker', '--policies', 'cost-only,library', '--from', '20', '--to', '22',
+    '--param', 'durationMinutes=40', '--param', 'onsetMinute=20', '--param', 'meanRate=5');
+  expect(r.status).toBe(0);
+  const lines = r.stdout.split('\n');
+  expect(lines[0]).toMatch(/^S1 SageMaker seed 2: Preferred shortage; capacity events \[/);
+  expect(lines.filter((l) => /^(cost-only|library): \d+\.\d\d% within the SLO/.test(l))).toHaveLength(2);
+  expect(lines.filter((l) => /^2[01] (cost|capacity) \d+ \| l40s w/.test(l))).toHaveLength(4);
+  expect(sim('trace', 'S1', '--platforms', 'eks,sagemaker').stderr).toBe("trace: --platforms 'eks,sagemaker': trace runs one platform (eks or sagemaker)");
+  expect(sim('trace', 'S1', '--seeds', '2').stderr).toMatch(/^trace: Unknown option '--seeds'; trace takes --seed, /);
+});

@@ -99,7 +99,7 @@ describe('SageMaker target tracking and writes', () => {
     expect(seen.slice(0, 14).every((d) => d === 9)).toBe(true);
     expect(seen[14]).toBe(5);
     // Short of capacity and under-loaded (5 in service at 3.2 each, below 3.6): sized from the instances in service,
-    // as SageMaker runs them once the unfillable scale-out has rolled back: 16 / 4 = 4 after 15 minutes.
+    // as AWS would once the unfillable scale-out has rolled back (the simulator keeps the desired 9): 16 / 4 = 4.
     const underLoaded = new TargetTracking(model);
     const sized = Array.from({ length: 16 }, (_, i) => underLoaded.evaluate(i * 60, 16, 4, shortBounds, true, 5));
     expect(sized.slice(0, 14).every((d) => d === 9)).toBe(true);

@@ -193,11 +193,12 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
  *   lib/sim/platform.ts; how much one scale-in removes is not published), and the next run's raise provisions the
  *   instances again. A count sized for the bursts is the most likely to be taken back; sized on the typical (median)
  *   demand, the variant's own target tracking scales out for the bursts (60 s cooldown on a 10-second metric).
- *   Measured on the simulator (10 seeds, SageMaker): a cost trade, 0.5% to 3.2% less cost per SLO token, SLO within
- *   0.05 pt except H3 (-0.13) and H5 (-0.30) (BENCHMARKS.md). Where the median lags a surge, no floor asks yet for the
- *   deficit the plan (p90) sees; the plan still routes the receiving fallback only its headroom above its envelope,
- *   on which its own target tracking scales out. Routing it up to its ready capacity again instead, as without
- *   floors, was measured and is worse (review R28: 7 scenario-platform pairs dominated instead of 3).
+ *   Measured on the simulator (10 seeds, SageMaker): a cost trade, 0.4% to 3.2% less cost per SLO token in 14 of 18
+ *   shortage scenarios, SLO within 0.05 pt except H3 (-0.13) and H5 (-0.30) (BENCHMARKS.md). Where the median lags a
+ *   surge, no floor asks yet for the deficit the plan (p90) sees; the plan still routes the receiving fallback only
+ *   its headroom above its envelope, on which its own target tracking scales out. Routing it up to its ready capacity
+ *   again instead, as without floors, was measured and is worse (review R28: 7 scenario-platform pairs dominated
+ *   instead of 3).
  */
 function floorDemand(input: PolicyInput, config: PolicyConfig): number {
   return (input.floorsTakenBy === 'capacity-writes'
