@@ -117,6 +117,18 @@ function parseParams(args: Args, key = 'param'): ScenarioParams {
   return out;
 }
 
+/** A suite scenario's id as written in the suite, whatever its case (an unknown name is passed on for the lookup to reject). */
+function suiteScenarioId(name: string): string {
+  return [...SCENARIOS, ...HELD_OUT].find((s) => s.id.toLowerCase() === name.toLowerCase())?.id ?? name;
+}
+
+/** `--policies`, each checked against the known policies. */
+function parsePolicies(spec: string | undefined, fallback: readonly string[]): string[] {
+  const policies = spec?.split(',') ?? [...fallback];
+  for (const p of policies) if (!POLICY_NAMES.includes(p)) throw new Error(`Unknown policy '${p}'. Known: ${POLICY_NAMES.join(', ')}`);
+  return policies;
+}
+
 function parsePlatforms(spec: string | undefined): PlatformKind[] {
   if (!spec) return [...PLATFORMS];
   const list = spec.split(',').map((p) => p.trim().toLowerCase());
@@ -141,8 +153,7 @@ function fmtDuration(seconds: number): string {
 async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?: string): Promise<void> {
   const platforms = parsePlatforms(flag(args, 'platforms'));
   const seeds = parseSeeds(flag(args, 'seeds'));
-  const policies = flag(args, 'policies')?.split(',') ?? [...POLICY_NAMES];
-  for (const p of policies) if (!POLICY_NAMES.includes(p)) throw new Error(`Unknown policy '${p}'. Known: ${POLICY_NAMES.join(', ')}`);
+  const policies = parsePolicies(flag(args, 'policies'), POLICY_NAMES);
   const params = parseParams(args);
   const libraryConfig = parseParams(args, 'library-config');
   const workers = Number(flag(args, 'workers') ?? cpus().length);
@@ -212,15 +223,12 @@ async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?
 function trace(args: Args, target: string | undefined): void {
   const file = flag(args, 'scenario-file');
   if (!file && !target) throw new Error('trace: which scenario? (S0..S9, P1, H1..H8; see list)');
-  const def = loadScenario(file
-    ? { scenarioId: '', scenarioFile: resolve(file) }
-    : { scenarioId: [...SCENARIOS, ...HELD_OUT].find((x) => x.id.toLowerCase() === target!.toLowerCase())?.id ?? target! });
+  const def = loadScenario(file ? { scenarioId: '', scenarioFile: resolve(file) } : { scenarioId: suiteScenarioId(target!) });
   const platforms = parsePlatforms(flag(args, 'platforms') ?? 'eks');
   if (platforms.length !== 1) throw new Error(`trace: --platforms '${flag(args, 'platforms')}': trace runs one platform (eks or sagemaker)`);
   const seed = Number(flag(args, 'seed') ?? 1);
-  if (!Number.isInteger(seed)) throw new Error(`trace: --seed '${flag(args, 'seed')}': an integer`);
-  const policies = flag(args, 'policies')?.split(',') ?? ['library'];
-  for (const p of policies) if (!POLICY_NAMES.includes(p)) throw new Error(`Unknown policy '${p}'. Known: ${POLICY_NAMES.join(', ')}`);
+  if (!Number.isInteger(seed)) throw new Error(`trace: --seed '${flag(args, 'seed')}': must be an integer`);
+  const policies = parsePolicies(flag(args, 'policies'), ['library']);
   const scenario = { ...def.build(seed, parseParams(args)), platform: platforms[0] };
   const from = Number(flag(args, 'from') ?? 0);
   const to = Number(flag(args, 'to') ?? Math.ceil(scenario.durationSeconds / 60));
@@ -303,7 +311,7 @@ async function main(): Promise<void> {
         return;
       }
       if (!target) throw new Error('run: which scenario? (S0..S9, P1, H1..H8; see list)');
-      await compare(args, [[...SCENARIOS, ...HELD_OUT].find((s) => s.id.toLowerCase() === target.toLowerCase())?.id ?? target]);
+      await compare(args, [suiteScenarioId(target)]);
       return;
     }
     case 'bench': {

@@ -86,14 +86,14 @@ export class TargetTracking {
    * target) looked idle and was scaled in to what its 5 carried the moment capacity came back.
    */
   evaluate(now: number, inFlight: number, targetPerInstance: number, b: ScaleBounds, canScale = true, inService = b.current): number {
+    const held = Math.min(b.max, Math.max(b.min, b.current));
     if (inService <= 0) {
       this.lowSince = null;
-      return Math.min(b.max, Math.max(b.min, b.current));
+      return held;
     }
     const wanted = Math.min(b.max, Math.max(b.min, Math.ceil(inFlight / targetPerInstance - 1e-9)));
     const low = inFlight < this.model.scaleInThresholdShare * targetPerInstance * inService;
     this.lowSince = low ? (this.lowSince ?? now) : null;
-    const held = Math.min(b.max, Math.max(b.min, b.current));
     if (!canScale) return held;
     if (wanted > b.current && now - this.lastScaleOut >= this.model.scaleOutCooldownSeconds) {
       this.lastScaleOut = now;

@@ -1,6 +1,7 @@
 // The simulator CLI parses strictly: a misspelt flag, or another command's flag, fails before anything runs.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { POLICY_NAMES } from '../../lib/sim/suite';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -43,4 +44,15 @@ test('trace prints one run minute by minute for each policy asked, on one platfo
   expect(lines.filter((l) => /^2[01] (cost|capacity) \d+ \| l40s w/.test(l))).toHaveLength(4);
   expect(sim('trace', 'S1', '--platforms', 'eks,sagemaker').stderr).toBe("trace: --platforms 'eks,sagemaker': trace runs one platform (eks or sagemaker)");
   expect(sim('trace', 'S1', '--seeds', '2').stderr).toMatch(/^trace: Unknown option '--seeds'; trace takes --seed, /);
+});
+
+test('trace fails when the seed, the minute range or a policy is not one it can run, naming the value', () => {
+  const fails = (...args: string[]) => {
+    const r = sim('trace', ...args);
+    return [r.status, r.stdout, r.stderr];
+  };
+  expect(fails('S1', '--seed', 'x')).toEqual([1, '', "trace: --seed 'x': must be an integer"]);
+  expect(fails('S1', '--from', '30', '--to', '20')).toEqual([1, '', 'trace: --from 30 --to 20: minutes, from before to']);
+  expect(fails('S1', '--policies', 'library,nope')).toEqual([1, '', `Unknown policy 'nope'. Known: ${POLICY_NAMES.join(', ')}`]);
+  expect(fails()).toEqual([1, '', 'trace: which scenario? (S0..S9, P1, H1..H8; see list)']);
 });

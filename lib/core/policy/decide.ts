@@ -201,9 +201,14 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
  *   instead of 3).
  */
 function floorDemand(input: PolicyInput, config: PolicyConfig): number {
-  return (input.floorsTakenBy === 'capacity-writes'
+  return (floorDemandBasis(input) === 'typical'
     ? typicalDemand(input.demandTokensPerSecond, config)
     : sustainedDemand(input.demandTokensPerSecond, config))!;
+}
+
+/** Which demand `floorDemand` sizes floors on, as the audit line names it. */
+function floorDemandBasis(input: PolicyInput): 'typical' | 'sustained' {
+  return input.floorsTakenBy === 'capacity-writes' ? 'typical' : 'sustained';
 }
 
 /**
@@ -415,8 +420,7 @@ interface Context {
 function askNote(ctx: Context, mode: RoutingMode, numbers: Figures): string {
   const ask = numbers.floors?.[ctx.preferred.name] ?? 0;
   return mode === 'capacity' && ask > 0
-    ? ` ${ctx.preferred.name} is asked for ${ask} replicas, its part of the ${ctx.input.floorsTakenBy === 'capacity-writes' ? 'typical' : 'sustained'} ` +
-      'demand (its desired count includes the ask).'
+    ? ` ${ctx.preferred.name} is asked for ${ask} replicas, its part of the ${floorDemandBasis(ctx.input)} demand (its desired count includes the ask).`
     : '';
 }
 

@@ -57,13 +57,17 @@ function knownDemand(demand: SignalWindow, config: PolicyConfig): number[] {
  * skipped; linear interpolation between order statistics). Null when none of them is known.
  */
 export function plannedDemand(demand: SignalWindow, config: PolicyConfig): number | null {
-  const known = knownDemand(demand, config);
-  if (known.length === 0) return null;
-  known.sort((a, b) => a - b);
-  const pos = config.demandQuantile * (known.length - 1);
+  return quantileOf(knownDemand(demand, config), config.demandQuantile);
+}
+
+/** The `q` quantile of `values` (linear interpolation between order statistics); null when there are none. */
+function quantileOf(values: number[], q: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const pos = q * (sorted.length - 1);
   const lo = Math.floor(pos);
-  const hi = Math.min(known.length - 1, lo + 1);
-  return known[lo] + (known[hi] - known[lo]) * (pos - lo);
+  const hi = Math.min(sorted.length - 1, lo + 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
 /**
@@ -88,10 +92,7 @@ export function sustainedDemand(demand: SignalWindow, config: PolicyConfig): num
  */
 export function typicalDemand(demand: SignalWindow, config: PolicyConfig): number | null {
   const sustained = sustainedDemand(demand, config);
-  if (sustained === null) return null;
-  const known = knownDemand(demand, config).sort((a, b) => a - b);
-  const mid = (known.length - 1) / 2;
-  return Math.min(sustained, (known[Math.floor(mid)] + known[Math.ceil(mid)]) / 2);
+  return sustained === null ? null : Math.min(sustained, quantileOf(knownDemand(demand, config), 0.5)!);
 }
 
 /**
