@@ -4,6 +4,7 @@ import { routedClassFacts } from '../core/reconciler/routing-facts';
 import { type CapacityPlan } from '../core/service/sizing';
 // What the deployed servers really admit (the runtime contract): the same function the runtime binding follows.
 import { serverAdmission } from '../core/runtime/admission';
+import { engineCountsGeneratedTokens } from '../core/runtime/engine-metrics';
 import { type ServiceModel, type SimClass } from './model';
 
 /** How one class behaves at run time, beyond what the capacity-class declaration says. */
@@ -43,6 +44,7 @@ export function simClassesFromPlan(
       targetRequestsPerSecondPerReplica: p.targetRequestsPerSecondPerReplica,
       targetConcurrencyPerReplica: p.targetConcurrencyPerReplica,
       admission: serverAdmission(cls, contract),
+      countsGeneratedTokens: engineCountsGeneratedTokens(cls.runtime.engine),
     };
   });
 }

@@ -9,7 +9,7 @@ import { rememberRun, runRecords, step } from '../core/reconciler/step';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { type ScenarioInstance, type SimClass } from './model';
-import { platformModel } from './platform';
+import { platformModel, readsEngineTokens } from './platform';
 import { type Decision, type Observation, type PolicyFactory, type RoutingPolicy } from './policy';
 
 /** Epoch of simulated time 0: the reconciler reads epoch seconds. */
@@ -78,6 +78,8 @@ class DeployedReconciler implements RoutingPolicy {
   private inForce: Record<string, number> | undefined;
   /** Physical values of closed minutes, cached: a minute's datapoint never changes once the minute is over. */
   private readonly cache = new Map<string, number>();
+  /** Classes whose served demand the Reconciler reads from the engine's token counter. */
+  private readonly tokenCounted: ReadonlySet<string>;
   /** With cold starts: the reconciler's own metrics as its EMF records published them, by series and minute (Maximum). */
   private readonly published = new Map<string, Map<number, number>>();
   private started = false;
@@ -88,6 +90,7 @@ class DeployedReconciler implements RoutingPolicy {
     const p = preferred.provisioningSeconds;
     const slowestStart = typeof p === 'number' ? p : p[1];
     const delay = Math.max(scenario.metricDelaySeconds ?? 60, platform.reconciler.metricDelaySeconds);
+    const counted = scenario.classes.filter((c) => readsEngineTokens(platform, c)).map((c) => c.name);
     this.config = {
       facts: routingFacts(scenario),
       placement: { sensitive: false },
@@ -100,7 +103,11 @@ class DeployedReconciler implements RoutingPolicy {
       tokensPerRequest: scenario.tokensPerRequest ?? 1,
       metricDelaySeconds: platform.reconciler.metricDelaySeconds,
       ...(platform.kind === 'eks' ? { clusterName: 'sim', karpenterCapacityErrors: platform.capacityErrorSignal } : {}),
+      // The contract's GeneratedTokens of each class whose engine counts tokens, as the Reconciler construct compacts
+      // what the EKS InferenceService hands it (`routedProducers`, lib/core/reconciler/targets/alb.ts).
+      ...(counted.length > 0 ? { contractTokenCounters: counted } : {}),
     };
+    this.tokenCounted = new Set(counted);
   }
 
   decide(o: Observation): Decision {
@@ -249,9 +256,13 @@ class DeployedReconciler implements RoutingPolicy {
         v = Number.isFinite(p95) ? p95 * 1000 : undefined;
         break;
       }
-      // ALB RequestCount counts every request a target answered, rejections included; SageMaker Invocations (assumed)
-      // the ones its model accepted.
-      case 'servedTokensPerSecond': v = (eks ? targeted : targeted - serverRejected) * perRequest; break;
+      // The engine's counter: the tokens it generated (the simulator counts a request's tokens in the minute it completes,
+      // vLLM as it generates them). Otherwise ALB RequestCount counts every request a target answered, rejections
+      // included; SageMaker Invocations (assumed) the ones its model accepted.
+      case 'servedTokensPerSecond':
+        if (this.tokenCounted.has(this.scenario.classes[ci].name)) v = (d ? d.servedTokens : s.servedTokens[cell]) / 60;
+        else v = (eks ? targeted : targeted - serverRejected) * perRequest;
+        break;
       case 'rejectedTokensPerSecond': v = serverRejected * perRequest; break;
       default: v = undefined;
     }

@@ -29,9 +29,11 @@ export class Publication {
 /**
  * The Reconciler's view of the metrics: 60 s datapoints of each class and of the service's demand, as CloudWatch
  * publishes them, of periods that ended at least the Reconciler's metric delay ago (`cutSeconds`). Demand is what the
- * deployed Reconciler measures: requests the load balancer counted plus those the servers rejected, over every class,
- * x the declared tokens per request. Before time 0 it holds an hour of synthetic steady-state history, so policies and
- * autoscalers start from steady operation.
+ * deployed Reconciler measures (`demandWindow`, lib/core/reconciler/faults.ts), over every class: the requests that
+ * reached its replicas (ALB RequestCount, which includes the ones its server rejected; SageMaker Invocations plus the
+ * rejected ones) x the declared tokens per request, or, where the Reconciler reads the engine's token counter
+ * (`tokenCounted`), the tokens it served plus its rejected requests x the declared tokens per request. Before time 0
+ * it holds an hour of synthetic steady-state history, so policies and autoscalers start from steady operation.
  */
 export class MetricHistory {
   /** Per class, the published datapoints of the last `WINDOW_MINUTES` minutes, oldest first. */
@@ -48,6 +50,7 @@ export class MetricHistory {
     private readonly publication: Publication,
     private readonly cutSeconds: number,
     private readonly tokensPerRequest: number,
+    private readonly tokenCounted: readonly boolean[],
     states: readonly ClassState[],
     initialDemandTokens: number,
     meanOut: number,
@@ -80,11 +83,13 @@ export class MetricHistory {
     for (let m = this.publishedUpTo + 1; m <= Math.min(visibleUpTo, s.minutes - 1); m++) {
       const ok = this.publication.survives((m + 1) * 60 + this.publication.delaySeconds);
       let requests = 0;
+      let tokens = 0;
       this.classes.forEach((window, ci) => {
         const cell = m * k + ci;
         const targeted = s.routedRequests[cell] - s.unroutable[cell];
         const serverRejected = s.rejected[cell] - s.unroutable[cell];
-        requests += targeted + serverRejected;
+        requests += targeted;
+        tokens += this.tokenCounted[ci] ? s.servedTokens[cell] + serverRejected * this.tokensPerRequest : targeted * this.tokensPerRequest;
         window.push(ok ? {
           minute: m,
           routedRequests: s.routedRequests[cell], targetedRequests: targeted, serverRejected, routedTokens: s.routedTokens[cell],
@@ -96,7 +101,7 @@ export class MetricHistory {
         } : undefined);
         if (window.length > WINDOW_MINUTES) window.shift();
       });
-      this.demand.push(ok ? { minute: m, requests, tokens: requests * this.tokensPerRequest } : undefined);
+      this.demand.push(ok ? { minute: m, requests, tokens } : undefined);
       if (this.demand.length > WINDOW_MINUTES) this.demand.shift();
       this.publishedUpTo = m;
     }

@@ -23,6 +23,12 @@ export interface SimClass extends RoutedClassFacts {
    * holds under bursts. Unset: an unbounded queue.
    */
   readonly admission?: ServerAdmission;
+  /**
+   * The class's engine counts the tokens it generates in a counter the CloudWatch agent keeps
+   * (`engineCountsGeneratedTokens`: vLLM's generation_tokens_total). Where the platform scrapes it
+   * (`PlatformModel.engineTokenCounters`), the Reconciler reads served demand in tokens, not requests x the declared mean.
+   */
+  readonly countsGeneratedTokens?: boolean;
 }
 
 /** What a request is promised and how a replica turns tokens into time. */

@@ -2,6 +2,7 @@ import {
   EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS, RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER, SAGEMAKER_SCALING_DEFAULTS,
 } from '../core/platform/control-loop';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
+import { type SimClass } from './model';
 
 /** The serving platform a scenario runs on: what its construct deploys by default. */
 export type PlatformKind = 'eks' | 'sagemaker';
@@ -69,6 +70,13 @@ export interface PlatformModel {
   readonly capacityErrorSignal: boolean;
   /** Whether the newest ready and desired counts are read live from the target (SageMaker DescribeEndpoint). */
   readonly liveReplicaCounts: boolean;
+  /**
+   * Whether a class's served tokens are its engine's own counter where the engine keeps one (`SimClass.countsGeneratedTokens`).
+   * EKS: the observability add-on scrapes every class's model server by default and the InferenceService hands the
+   * Reconciler the GeneratedTokens metric of each class whose engine counts tokens (`servingDescription`). SageMaker: no
+   * scrape, so demand is Invocations x the declared mean tokens.
+   */
+  readonly engineTokenCounters: boolean;
   readonly autoscaler: HpaModel | TargetTrackingModel;
   /**
    * How replica floors reach the platform. `metric`: the Reconciler publishes them, the HPA reads them like load.
@@ -86,6 +94,11 @@ export interface PlatformModel {
   readonly floorPublicationSeconds: number;
 }
 
+/** Whether the Reconciler reads class `c`'s served demand from its engine's token counter on this platform. */
+export function readsEngineTokens(platform: PlatformModel, c: SimClass): boolean {
+  return platform.engineTokenCounters && c.countsGeneratedTokens === true;
+}
+
 /** What the named construct deploys by default, from the same constants the constructs render. */
 export function platformModel(kind: PlatformKind): PlatformModel {
   const reconciler = { periodSeconds: DEFAULT_POLICY_CONFIG.periodSeconds, metricDelaySeconds: RECONCILER_TIMING_DEFAULTS.metricDelaySeconds };
@@ -96,6 +109,7 @@ export function platformModel(kind: PlatformKind): PlatformModel {
       reconciler,
       capacityErrorSignal: true,
       liveReplicaCounts: false,
+      engineTokenCounters: true,
       autoscaler: {
         kind: 'hpa',
         syncSeconds: HPA_CONTROLLER_DEFAULTS.syncPeriodSeconds,
@@ -123,6 +137,7 @@ export function platformModel(kind: PlatformKind): PlatformModel {
     reconciler,
     capacityErrorSignal: false,
     liveReplicaCounts: true,
+    engineTokenCounters: false,
     autoscaler: {
       kind: 'target-tracking',
       evaluationSeconds: 60,

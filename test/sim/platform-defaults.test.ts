@@ -89,6 +89,19 @@ describe('EKS: the HPA model is the ScaledObject the construct renders', () => {
     expect(signals[preferred].capacityErrors !== undefined || reconciler.config.karpenterCapacityErrors === true).toBe(model.capacityErrorSignal);
     expect(model.liveReplicaCounts).toBe(false);
   });
+
+  test('served demand: the engine\'s token counter where the class\'s engine keeps one, as the simulated Reconciler reads it', () => {
+    const plan = planCapacity(LLAMA_CONTRACT, service.units.map((u) => u.cls));
+    const behavior = Object.fromEntries(service.units.map((u) => [u.cls.name, { provisioningSeconds: 300 }]));
+    const simClasses = simClassesFromPlan(service.units.map((u) => u.cls), plan, behavior, LLAMA_CONTRACT);
+    const signals = service.servingDescription().signals.classes;
+    const counted = service.units.filter((u) => signals[u.cls.name].generatedTokens !== undefined).map((u) => u.cls.name);
+    expect(counted.length).toBeGreaterThan(0);
+    expect(model.engineTokenCounters).toBe(true);
+    expect(simClasses.filter((c) => c.countsGeneratedTokens).map((c) => c.name)).toEqual(counted);
+    // The deployed Reconciler reads exactly those counters (compacted to the contract's metric of each class).
+    expect(reconciler.config.contractTokenCounters ?? []).toEqual(counted);
+  });
 });
 
 describe('SageMaker: the target-tracking model is the scaling policy the construct renders', () => {
@@ -132,6 +145,8 @@ describe('SageMaker: the target-tracking model is the scaling policy the constru
     const signals = endpoint.servingDescription().signals.classes;
     expect(Object.values(signals).some((s) => s.capacityErrors !== undefined)).toBe(model.capacityErrorSignal);
     expect(reconciler.config.metricDelaySeconds).toBe(model.reconciler.metricDelaySeconds);
+    // No model-server scrape: served demand is Invocations x the declared mean tokens.
+    expect(Object.values(signals).some((s) => s.generatedTokens !== undefined)).toBe(model.engineTokenCounters);
   });
 });
 
