@@ -256,9 +256,10 @@ class DeployedReconciler implements RoutingPolicy {
         v = Number.isFinite(p95) ? p95 * 1000 : undefined;
         break;
       }
-      // The engine's counter: the tokens it generated (the simulator counts a request's tokens in the minute it completes,
-      // vLLM as it generates them). Otherwise ALB RequestCount counts every request a target answered, rejections
-      // included; SageMaker Invocations (assumed) the ones its model accepted.
+      // The engine's counter: the tokens it generated. vLLM counts them at every engine step and the agent stamps each
+      // delta at its scrape (up to a minute later); the simulator counts a request's tokens in the minute it completes
+      // (within its deadline). Both shift tokens by less than one period. Otherwise ALB RequestCount counts every
+      // request a target answered, rejections included; SageMaker Invocations (assumed) the ones its model accepted.
       case 'servedTokensPerSecond':
         if (this.tokenCounted.has(this.scenario.classes[ci].name)) v = (d ? d.servedTokens : s.servedTokens[cell]) / 60;
         else v = (eks ? targeted : targeted - serverRejected) * perRequest;

@@ -70,9 +70,10 @@ export class MetricHistory {
       }
       return out;
     });
-    const requests = initialDemandTokens / meanOut;
     this.steady = this.classes.map((w) => w[w.length - 1]!);
-    for (let m = -WINDOW_MINUTES; m < 0; m++) this.demand.push({ minute: m, requests, tokens: requests * tokensPerRequest });
+    const requests = this.steady.reduce((a, d) => a + d.targetedRequests, 0);
+    const tokens = this.steady.reduce((a, d, ci) => a + (tokenCounted[ci] ? d.servedTokens : d.targetedRequests * tokensPerRequest), 0);
+    for (let m = -WINDOW_MINUTES; m < 0; m++) this.demand.push({ minute: m, requests, tokens });
   }
 
   /** Publishes the datapoints of the periods that ended at least `cutSeconds` (and their publication delay) ago. */

@@ -2,7 +2,6 @@ import {
   EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS, RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER, SAGEMAKER_SCALING_DEFAULTS,
 } from '../core/platform/control-loop';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
-import { type SimClass } from './model';
 
 /** The serving platform a scenario runs on: what its construct deploys by default. */
 export type PlatformKind = 'eks' | 'sagemaker';
@@ -94,8 +93,11 @@ export interface PlatformModel {
   readonly floorPublicationSeconds: number;
 }
 
-/** Whether the Reconciler reads class `c`'s served demand from its engine's token counter on this platform. */
-export function readsEngineTokens(platform: PlatformModel, c: SimClass): boolean {
+/**
+ * Whether the Reconciler reads a class's served demand from its engine's token counter on this platform
+ * (`SimClass.countsGeneratedTokens`).
+ */
+export function readsEngineTokens(platform: PlatformModel, c: { readonly countsGeneratedTokens?: boolean }): boolean {
   return platform.engineTokenCounters && c.countsGeneratedTokens === true;
 }
 

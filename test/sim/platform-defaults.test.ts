@@ -12,7 +12,7 @@ import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { routingTarget } from '../../lib/core/reconciler/targets';
 import { simClassesFromPlan } from '../../lib/sim/classes';
-import { type HpaModel, platformModel, type TargetTrackingModel } from '../../lib/sim/platform';
+import { type HpaModel, platformModel, readsEngineTokens, type TargetTrackingModel } from '../../lib/sim/platform';
 import { smClasses, TWO_VARIANTS } from '../sagemaker/fixtures';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
@@ -90,7 +90,7 @@ describe('EKS: the HPA model is the ScaledObject the construct renders', () => {
     expect(model.liveReplicaCounts).toBe(false);
   });
 
-  test('served demand: the engine\'s token counter where the class\'s engine keeps one, as the simulated Reconciler reads it', () => {
+  test('served demand: the classes the simulator reads from the engine\'s token counter are those the construct hands the Reconciler', () => {
     const plan = planCapacity(LLAMA_CONTRACT, service.units.map((u) => u.cls));
     const behavior = Object.fromEntries(service.units.map((u) => [u.cls.name, { provisioningSeconds: 300 }]));
     const simClasses = simClassesFromPlan(service.units.map((u) => u.cls), plan, behavior, LLAMA_CONTRACT);
@@ -98,7 +98,7 @@ describe('EKS: the HPA model is the ScaledObject the construct renders', () => {
     const counted = service.units.filter((u) => signals[u.cls.name].generatedTokens !== undefined).map((u) => u.cls.name);
     expect(counted.length).toBeGreaterThan(0);
     expect(model.engineTokenCounters).toBe(true);
-    expect(simClasses.filter((c) => c.countsGeneratedTokens).map((c) => c.name)).toEqual(counted);
+    expect(simClasses.filter((c) => readsEngineTokens(model, c)).map((c) => c.name)).toEqual(counted);
     // The deployed Reconciler reads exactly those counters (compacted to the contract's metric of each class).
     expect(reconciler.config.contractTokenCounters ?? []).toEqual(counted);
   });

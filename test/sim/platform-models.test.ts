@@ -1,9 +1,10 @@
 // The platform models behave as the deployed systems do: the HPA's rate limits, window and tolerance; SageMaker's one
 // write per run and nothing while Updating; the signals each platform produces; demand as the Reconciler measures it.
 import { HpaAutoscaler, TargetTracking } from '../../lib/sim/autoscaler';
-import { libraryPolicy } from '../../lib/sim/library-policy';
+import * as reconcilerStep from '../../lib/core/reconciler/step';
+import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
-import { type HpaModel, platformModel, type TargetTrackingModel } from '../../lib/sim/platform';
+import { type HpaModel, platformModel, readsEngineTokens, type TargetTrackingModel } from '../../lib/sim/platform';
 import { type Observation, type PolicyFactory } from '../../lib/sim/policy';
 import { HELD_OUT, H8, S1 } from '../../lib/sim/scenarios';
 import { runSimulation } from '../../lib/sim/simulator';
@@ -199,6 +200,68 @@ describe('what the Reconciler measures', () => {
     const { scenario, seenTokens, trueTokens } = demandSeen('eks');
     expect(seenTokens).toBeGreaterThan(1.1 * scenario.tokensPerRequest!);
     expect(seenTokens).toBeLessThanOrEqual(trueTokens * 1.05);
+  });
+
+  test('EKS: per minute, counted classes are served tokens + rejected x the mean, the others targeted requests x the mean', () => {
+    const scenario = { ...H8.build(1, SHORT_LLM), platform: 'eks' as const };
+    const counted = scenario.classes.map((c) => readsEngineTokens(platformModel('eks'), c));
+    expect(scenario.classes.filter((_, i) => counted[i]).map((c) => c.name)).toEqual(['l40s', 'a10g']);
+    const seen = new Map<number, number>();
+    const spy: PolicyFactory = () => ({ name: 'spy', decide: (o) => {
+      for (const d of o.demand) if (d && d.minute >= 0) seen.set(d.minute, d.tokens);
+      return { weights: [1, 1, 1], mode: 'x', reason: '' };
+    } });
+    const s = runSimulation(scenario, spy, { seed: 1 }).series;
+    const k = s.classCount;
+    const tpr = scenario.tokensPerRequest!;
+    let rejectedOnCounted = 0;
+    let targetedOnOthers = 0;
+    expect(seen.size).toBeGreaterThan(30);
+    for (const [m, tokens] of seen) {
+      let expected = 0;
+      for (let ci = 0; ci < k; ci++) {
+        const cell = m * k + ci;
+        const targeted = s.routedRequests[cell] - s.unroutable[cell];
+        const serverRejected = s.rejected[cell] - s.unroutable[cell];
+        if (counted[ci]) rejectedOnCounted += serverRejected;
+        else targetedOnOthers += targeted;
+        expected += counted[ci] ? s.servedTokens[cell] + serverRejected * tpr : targeted * tpr;
+      }
+      expect(tokens).toBeCloseTo(expected, 6);
+    }
+    // Both branches and the rejected term are exercised.
+    expect(rejectedOnCounted).toBeGreaterThan(0);
+    expect(targetedOnOthers).toBeGreaterThan(0);
+  });
+
+  test.each(['eks', 'sagemaker'] as const)('%s: the simulated Reconciler\'s demand is the baselines\' demand, minute for minute', (platform) => {
+    const scenario = { ...H8.build(1, SHORT_LLM), platform };
+    const baselines = new Map<number, number>();
+    const library = new Map<number, number>();
+    const spyStep = jest.spyOn(reconcilerStep, 'step');
+    const inner = libraryPolicy()({ scenario } as Parameters<PolicyFactory>[0]);
+    const both: PolicyFactory = () => ({ name: 'library', decide: (o) => {
+      for (const d of o.demand) if (d) baselines.set(d.minute, d.tokens);
+      const decision = inner.decide(o);
+      const r = spyStep.mock.results[spyStep.mock.results.length - 1].value as ReturnType<typeof reconcilerStep.step>;
+      if (r.ok) {
+        const { demandTokensPerSecond: w, query } = r.observation;
+        w.forEach((v, i) => { if (v !== null) library.set((query.frame.start + i * 60 - EPOCH) / 60, v * 60); });
+      }
+      return decision;
+    } });
+    try {
+      runSimulation(scenario, both, { seed: 1 });
+    } finally {
+      spyStep.mockRestore();
+    }
+    let compared = 0;
+    for (const [m, tokens] of library) {
+      if (!baselines.has(m)) continue;
+      compared++;
+      expect({ m, tokens: tokens / baselines.get(m)! }).toEqual({ m, tokens: expect.closeTo(1, 9) });
+    }
+    expect(compared).toBeGreaterThan(60);
   });
 
   test('the Reconciler reads no period newer than its 120 s metric delay', () => {
