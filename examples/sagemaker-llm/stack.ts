@@ -124,7 +124,6 @@ export class SageMakerLlmStack extends Stack {
       ],
       encryptionKey: key,
       dataCapture: { bucket: capture, samplingPercentage: 5 },
-      provisionTimeout: Duration.minutes(15),
     });
 
     // Whoever calls the model: here a role that the account's own principals may assume.

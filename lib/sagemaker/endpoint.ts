@@ -89,8 +89,10 @@ export interface SageMakerCapacityEndpointProps {
   readonly artifactGate?: IClassArtifactGate;
   /**
    * Default `VariantInstanceProvisionTimeoutInSeconds`: total time SageMaker tries the pools of a variant (300 to
-   * 3600 seconds). Capacity provisioning only; model download and container start come on top.
-   * @default Duration.minutes(15)
+   * 3600 seconds). Capacity provisioning only; model download and container start come on top. A scale-out short of
+   * capacity keeps the endpoint Updating for this long, and an Updating endpoint takes no other write: neither the
+   * Reconciler's weights nor another variant's scaling. Raise it only when waiting for capacity is worth that.
+   * @default Duration.minutes(5), the minimum (`SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds`)
    */
   readonly provisionTimeout?: Duration;
   /** Time the container has to pass its health check after start (model load). @default Duration.minutes(20) */
@@ -620,7 +622,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     const plan = planCapacity(this.contract, plannable, { standbyReplicas: plannable.length > 0 ? standby : 1 });
     const variantSpecs = this.variantSpecs.map((v) => this.toVariantSpec(v));
     const layout = planVariants(plannable, plan, variantSpecs, {
-      provisionTimeoutSeconds: durationSeconds(this.props.provisionTimeout) ?? 900,
+      provisionTimeoutSeconds: durationSeconds(this.props.provisionTimeout) ?? SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds,
       warmFloorShare: this.props.warmFloorShare ?? DEFAULT_POLICY_CONFIG.warmFloorShare,
     });
     problems.push(...layout.problems);

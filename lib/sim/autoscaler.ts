@@ -78,9 +78,9 @@ export class TargetTracking {
    * aggregates is not published), so an instance asked for and not in service (being provisioned, or refused for
    * lack of capacity) reports nothing and cannot lower it. The model takes the mean over the instances in service, and
    * sizes from them too (`wanted`, in-flight / target: the in-service count x metric / target), as AWS would once a
-   * scale-out that fails for capacity rolls back (`RollingBack`, docs/simulator.md) to what the variant runs. The
-   * simulator itself does not roll back (it keeps the desired count and retries, a simplification), so it sizes as if
-   * it had. With none in service there is no datapoint: no scaling, and the run of low datapoints starts again (an
+   * scale-out that fails for capacity rolls back (`RollingBack`, docs/simulator.md) to what the variant runs; the
+   * simulator rolls back too, at the provisioning timeout (`provision`, lib/sim/simulator.ts), and sizes from the
+   * instances in service meanwhile. With none in service there is no datapoint: no scaling, and the run of low datapoints starts again (an
    * assumption: how these alarms treat missing data is not published). Before, the low alarm
    * judged the in-flight requests per desired instance: a variant short of capacity (9 desired, 5 in service at their
    * target) looked idle and was scaled in to what its 5 carried the moment capacity came back.

@@ -37,6 +37,8 @@ export class ClassState {
   desired: number;
   /** No launch is retried before this time after a capacity error. */
   retryAt = 0;
+  /** SageMaker: when a scale-out short of capacity gives up and rolls back (its provisioning timeout; none under way: Infinity). */
+  rollbackAt = Infinity;
   /** EKS: the class's HPA; SageMaker: its variant's target tracking. */
   hpa?: HpaAutoscaler;
   tracking?: TargetTracking;

@@ -85,10 +85,12 @@ export interface PlatformModel {
   readonly floors: 'metric' | 'capacity-write';
   /**
    * SageMaker only: how long an update leaves the endpoint Updating (no further write accepted). A weight update for
-   * `weightsSeconds`, a scale-in for `scaleInSeconds`; a scale-out until its instances are in service (or, short of
-   * capacity, `capacityFailureSeconds`). Not published by AWS: assumed values, see docs/simulator.md.
+   * `weightsSeconds`, a scale-in for `scaleInSeconds` (assumed values, not published by AWS; docs/simulator.md); a
+   * scale-out until its instances are in service or, short of capacity, until the variant's provisioning timeout
+   * (`provisionTimeoutSeconds`, the construct's default), when it rolls back (documented: "waits until the timeout
+   * expires", then `RollingBack` "to its previous configuration"; `SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds`).
    */
-  readonly endpointUpdate?: { readonly weightsSeconds: number; readonly scaleInSeconds: number; readonly capacityFailureSeconds: number };
+  readonly endpointUpdate?: { readonly weightsSeconds: number; readonly scaleInSeconds: number; readonly provisionTimeoutSeconds: number };
   /** Seconds from a Reconciler run until its published floor datapoint can be read (EMF ingestion). Assumed. */
   readonly floorPublicationSeconds: number;
 }
@@ -148,7 +150,7 @@ export function platformModel(kind: PlatformKind): PlatformModel {
       ...TARGET_TRACKING_ALARMS,
     },
     floors: 'capacity-write',
-    endpointUpdate: { weightsSeconds: 30, scaleInSeconds: 60, capacityFailureSeconds: 180 },
+    endpointUpdate: { weightsSeconds: 30, scaleInSeconds: 60, provisionTimeoutSeconds: SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds },
     floorPublicationSeconds: 60,
   };
 }

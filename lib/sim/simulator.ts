@@ -574,16 +574,31 @@ class Simulation {
    */
   private provision(cs: ClassState, ci: number, now: number, m: number, instant: boolean): number {
     const have = cs.counted();
+    const timeout = this.platform.endpointUpdate?.provisionTimeoutSeconds;
+    if (timeout !== undefined && now >= cs.rollbackAt) {
+      // RollingBack "to its previous configuration": the desired count falls back to the instances it has. Whether
+      // instances that did come up are kept is not documented; the model keeps them.
+      if (cs.desired > have) cs.desired = have;
+      cs.rollbackAt = Infinity;
+    }
+    if (cs.desired <= have) cs.rollbackAt = Infinity;
     let done = now;
     if (cs.desired > have) {
       if (instant || now >= cs.retryAt) {
         const room = Math.max(0, availabilityAt(this.scenario.availability?.[cs.spec.name], now) - cs.alive);
         const count = Math.min(cs.desired - have, room);
         for (let i = 0; i < count; i++) done = Math.max(done, this.launch(ci, now, instant));
+        if (count === cs.desired - have && count > 0 && cs.rollbackAt !== Infinity) {
+          // A retry within the timeout got the rest: the update ends when they are in service, not at the timeout.
+          if (this.updatingUntil === cs.rollbackAt) this.updatingUntil = done;
+          cs.rollbackAt = Infinity;
+        }
         if (count < cs.desired - have) {
           this.s.capacityErrors[m * this.k + ci]++;
           cs.retryAt = now + CAPACITY_RETRY_SECONDS;
-          done = Math.max(done, now + (this.platform.endpointUpdate?.capacityFailureSeconds ?? 0));
+          // SageMaker keeps trying until the provisioning timeout, Updating all the while.
+          if (timeout !== undefined && cs.rollbackAt === Infinity) cs.rollbackAt = now + timeout;
+          if (timeout !== undefined) done = Math.max(done, cs.rollbackAt);
         }
       }
     } else if (cs.desired < have) {

@@ -150,6 +150,17 @@ describe('SageMaker: the target-tracking model is the scaling policy the constru
   });
 });
 
+test('SageMaker: a scale-out short of capacity holds the endpoint Updating for the provisioning timeout the construct renders by default', () => {
+  const { stack } = testStack();
+  new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS });
+  const configs = Object.values(Template.fromStack(stack).findResources('AWS::SageMaker::EndpointConfig'));
+  const timeouts = configs.flatMap((c) => c.Properties.ProductionVariants
+    .map((v: Record<string, unknown>) => v.VariantInstanceProvisionTimeoutInSeconds));
+  expect(timeouts.length).toBe(TWO_VARIANTS.length);
+  expect(new Set(timeouts)).toEqual(new Set([platformModel('sagemaker').endpointUpdate!.provisionTimeoutSeconds]));
+  expect(platformModel('sagemaker').endpointUpdate!.provisionTimeoutSeconds).toBe(300);
+});
+
 describe('live replica counts: the simulated step sees them only where the deployed routing target reports them', () => {
   // The deployed ALB target's read reports no replica counts (lambda/reconciler/targets/alb.ts read(): the counts come
   // from HealthyHostCount and Container Insights, one metric delay late); SageMaker's DescribeEndpoint reports them.
