@@ -384,6 +384,7 @@ class Simulation {
 
   /** One Reconciler run, then the autoscalers' evaluation of this instant and the provisioning they call for. */
   private control(now: number): void {
+    this.rollBackExpiredScaleOuts(now);
     this.history.publish(now);
     const live = this.platform.liveReplicaCounts ? this.states.map((cs) => ({ ready: cs.readyCount, desired: cs.desired })) : undefined;
     const decision = this.policy.decide({
@@ -507,6 +508,7 @@ class Simulation {
    * 10-second period for the high-resolution metric; it does not wait for the next minute.
    */
   private trackTargets(now: number, m: number): void {
+    this.rollBackExpiredScaleOuts(now);
     if (now < this.updatingUntil && this.updatingUntil < (m + 1) * 60) this.heap.push(this.updatingUntil, EV_TRACK, 0);
     this.states.forEach((cs, ci) => {
       const spec = cs.spec;
@@ -575,36 +577,55 @@ class Simulation {
   private provision(cs: ClassState, ci: number, now: number, m: number, instant: boolean): number {
     const have = cs.counted();
     const timeout = this.platform.endpointUpdate?.provisionTimeoutSeconds;
-    if (timeout !== undefined && now >= cs.rollbackAt) {
-      // RollingBack "to its previous configuration": the desired count falls back to the instances it has. Whether
-      // instances that did come up are kept is not documented; the model keeps them.
-      if (cs.desired > have) cs.desired = have;
-      cs.rollbackAt = Infinity;
-    }
     if (cs.desired <= have) cs.rollbackAt = Infinity;
+    // SageMaker starts provisioning a fresh ask at once; within a wait it launches what capacity allows every
+    // CAPACITY_RETRY_SECONDS. EKS (Karpenter) retries an unavailable offering after its cache expires.
+    const fresh = timeout !== undefined && cs.rollbackAt === Infinity;
     let done = now;
     if (cs.desired > have) {
-      if (instant || now >= cs.retryAt) {
+      if (instant || fresh || now >= cs.retryAt) {
         const room = Math.max(0, availabilityAt(this.scenario.availability?.[cs.spec.name], now) - cs.alive);
         const count = Math.min(cs.desired - have, room);
         for (let i = 0; i < count; i++) done = Math.max(done, this.launch(ci, now, instant));
         if (count === cs.desired - have && count > 0 && cs.rollbackAt !== Infinity) {
           // A retry within the timeout got the rest: the update ends when they are in service, not at the timeout.
-          if (this.updatingUntil === cs.rollbackAt) this.updatingUntil = done;
           cs.rollbackAt = Infinity;
+          const waiting = this.states.filter((o) => o.rollbackAt !== Infinity).map((o) => o.rollbackAt);
+          this.updatingUntil = Math.max(done, ...waiting);
         }
         if (count < cs.desired - have) {
           this.s.capacityErrors[m * this.k + ci]++;
           cs.retryAt = now + CAPACITY_RETRY_SECONDS;
-          // SageMaker keeps trying until the provisioning timeout, Updating all the while.
+          // SageMaker keeps trying until the provisioning timeout.
           if (timeout !== undefined && cs.rollbackAt === Infinity) cs.rollbackAt = now + timeout;
-          if (timeout !== undefined) done = Math.max(done, cs.rollbackAt);
         }
       }
     } else if (cs.desired < have) {
       this.scaleDown(cs, have - cs.desired, now);
     }
+    if (cs.rollbackAt !== Infinity) {
+      // The endpoint is Updating for as long as a variant waits for capacity, whoever asked and whichever call this is.
+      this.updatingUntil = Math.max(this.updatingUntil, cs.rollbackAt);
+      done = Math.max(done, cs.rollbackAt);
+    }
     return done;
+  }
+
+  /**
+   * SageMaker: a variant still short of capacity at its provisioning timeout is rolled back (`RollingBack` "to its
+   * previous configuration"): its desired count falls back to the instances it has (whether instances that came up
+   * during the wait are kept is not documented; the model keeps them), and the endpoint takes writes again at once
+   * (how long `RollingBack` lasts is not documented; the model takes 0). Runs before anything else acts at `now`: a
+   * Reconciler run or a scaling at the same instant sees the endpoint rolled back. When the rollback falls on a
+   * Reconciler run, the Reconciler writes first and target tracking's next ask waits for that write (AWS documents
+   * neither order).
+   */
+  private rollBackExpiredScaleOuts(now: number): void {
+    for (const cs of this.states) {
+      if (now < cs.rollbackAt) continue;
+      cs.desired = Math.min(cs.desired, cs.counted());
+      cs.rollbackAt = Infinity;
+    }
   }
 
   private closeMinute(m: number, now: number): void {

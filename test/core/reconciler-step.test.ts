@@ -214,6 +214,52 @@ describe('demand holes', () => {
   });
 });
 
+describe('a refused SageMaker scale-out: the rollback is the capacity error', () => {
+  // SageMaker waits for the provisioning timeout, then rolls the desired count back; nothing else lowers it while a
+  // scale-out is under way. desired > ready lasts at most the timeout per attempt, shorter than a grace window that
+  // covers a replica's start, so without this the grace rule could never see the shortage.
+  const steady = { servedTokensPerSecond: fill(perMinute(400)) };
+  const world = (ready: Series, desired: Series): World => ({
+    mode: fill(0),
+    classes: {
+      preferred: { readyReplicas: ready, desiredReplicas: desired, ...steady },
+      fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), ...steady },
+    },
+  });
+
+  test('fails when a desired count rolled back to ready without new replicas is not read as a capacity error', () => {
+    // The published minutes end asking for 5 with 3 ready; DescribeEndpoint now shows 3 of 3: rolled back.
+    const w = world(fill(3), [3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 3]);
+    const o = observe(SM, sagemaker({ preferred: 98, fallback: 2 }), answer(SM, w), NOW_MS);
+    const errors = o.signals.preferred.capacityErrors!;
+    expect(errors.filter((v) => v === 1)).toHaveLength(1);
+    expect(errors.at(-1)).toBe(1);
+    const s = decided(step(SM, sagemaker({ preferred: 98, fallback: 2 }), answer(SM, w), NOW_MS));
+    expect(s.decision.reason.triggers).toContain('capacity-errors');
+  });
+
+  test('a scale-out that got its replicas, and a scale-in, are not refusals', () => {
+    const grown = observe(SM, sagemaker({ preferred: 98, fallback: 2 }, { preferred: 5 }, { preferred: 5 }),
+      answer(SM, world([3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 5], [3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 5])), NOW_MS);
+    expect(grown.signals.preferred.capacityErrors!.some((v) => v !== null && v > 0)).toBe(false);
+    const shrunk = observe(SM, sagemaker({ preferred: 98, fallback: 2 }, { preferred: 2 }, { preferred: 2 }),
+      answer(SM, world([3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3], fill(3))), NOW_MS);
+    expect(shrunk.signals.preferred.capacityErrors!.some((v) => v !== null && v > 0)).toBe(false);
+  });
+
+  test('EKS: an HPA that drops pending pods after its load fell is not a refusal (no derived capacity errors)', () => {
+    const w: World = {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: [3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 3], ...steady },
+        g6: { readyReplicas: fill(1), desiredReplicas: fill(1), ...steady },
+      },
+    };
+    const o = observe(ALB, alb({ inf2: 98, g6: 2 }), answer(ALB, w), NOW_MS);
+    expect(o.signals.inf2.capacityErrors?.some((v) => v !== null && v > 0) ?? false).toBe(false);
+  });
+});
+
 describe('replica floors', () => {
   // The newest published demand period (12:00 - 2 min delay - 1 = 11:57, the 10th) is missing: the tick holds everything.
   const withGap = (v: number) => fill(v).map((x, i) => (i === 9 ? null : x));

@@ -173,6 +173,47 @@ describe('SageMaker target tracking and writes', () => {
   });
 });
 
+describe('SageMaker: a scale-out short of capacity', () => {
+  test('holds the endpoint Updating until the provisioning timeout, then rolls the desired count back to what runs', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const };
+    const updating: boolean[] = [];
+    let waitingButWritable = 0;
+    const spy: PolicyFactory = () => ({ name: 'spy', decide: (o) => {
+      updating.push(o.updating === true);
+      // A variant that asks for more instances than it has is a scale-out under way: the endpoint is Updating.
+      if (o.live!.some((c) => c.desired > c.ready) && o.updating !== true) waitingButWritable++;
+      return { weights: [1, 0, 0], mode: 'x', reason: '' };
+    } });
+    const s = runSimulation(scenario, spy, { seed: 3 }).series;
+    const k = s.classCount;
+    const timeoutMinutes = platformModel('sagemaker').endpointUpdate!.provisionTimeoutSeconds / 60;
+    // Runs of minutes with the preferred variant asking for more than it has, and what follows each.
+    let run = 0;
+    let rollbacks = 0;
+    let longest = 0;
+    for (let m = 0; m < s.minutes; m++) {
+      const [ready, desired] = [s.readyReplicas[m * k], s.desiredReplicas[m * k]];
+      if (desired > ready) run++;
+      else {
+        if (run > 0 && m > 0 && ready <= s.readyReplicas[(m - 1) * k]) rollbacks++;
+        longest = Math.max(longest, run);
+        run = 0;
+      }
+    }
+    expect(rollbacks).toBeGreaterThan(0);
+    expect(waitingButWritable).toBe(0);
+    // Never given up before the timeout; the endpoint is Updating (no write accepted) for the whole of it.
+    expect(longest).toBeGreaterThanOrEqual(timeoutMinutes - 1);
+    let updatingRun = 0;
+    let longestUpdating = 0;
+    for (const u of updating) {
+      updatingRun = u ? updatingRun + 1 : 0;
+      longestUpdating = Math.max(longestUpdating, updatingRun);
+    }
+    expect(longestUpdating).toBeGreaterThanOrEqual(timeoutMinutes - 1);
+  });
+});
+
 describe('what the Reconciler measures', () => {
   // H8's answers are 1.26x longer on average than the contract declares.
   const demandSeen = (platform: 'eks' | 'sagemaker') => {

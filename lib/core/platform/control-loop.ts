@@ -66,13 +66,13 @@ export const SAGEMAKER_SCALING_DEFAULTS = {
    * `VariantInstanceProvisionTimeoutInSeconds` when the endpoint sets none: how long a scale-out short of capacity keeps
    * the endpoint Updating. On insufficient capacity SageMaker "retries with the next instance pool (if configured) or
    * waits until the timeout expires" (300-3600 s; AWS documents no default of its own), then the endpoint is
-   * `RollingBack` "to its previous configuration" (DescribeEndpoint EndpointStatus). Updating takes no other write
-   * meanwhile, the Reconciler's weights included. Not settled by AWS: the instance-pools guide also stops the search
-   * when "all pools are exhausted", which would end the wait sooner; the simulator takes the harsher reading. 300 s,
-   * the minimum, is the safe choice under either: the pools are still tried in turn at once on a
-   * capacity error, and target tracking asks again within a minute of the rollback while its alarm holds, so a longer
-   * wait buys little capacity and freezes the routing for longer. Measured on the simulator (SageMaker, 10 seeds):
-   * 300 s against 900 s, +0.2 to +0.8 pt of requests within the SLO in the shortage scenarios (BENCHMARKS.md).
+   * `RollingBack` "to its previous configuration" (DescribeEndpoint EndpointStatus). An endpoint that is not InService
+   * takes no write from the Reconciler (lambda/reconciler/targets/sagemaker.ts), and AWS documents that autoscaling
+   * waits for an update too. Not settled by AWS: the instance-pools guide also stops the search when "all pools are
+   * exhausted", which would end the wait sooner. 300 s, the minimum: a shorter freeze of the routing per refused
+   * scale-out. Measured on the simulator, which takes the longer reading (SageMaker, 10 seeds): against 900 s, the
+   * library +0.06 to +0.6 pt of requests within the SLO in the shortage scenarios (P1 +6.3 pt, noisy); BENCHMARKS.md.
+   * A variant with several pools may need longer to find one that has capacity: set `provisionTimeout` then.
    */
   provisionTimeoutSeconds: 300,
 } as const;

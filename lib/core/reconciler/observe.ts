@@ -99,10 +99,17 @@ export function observe(
     const s = all.signals[n];
     const observed = target.replicas[n];
     const withNow = (w: ReadonlyArray<number | null>, value: number | undefined) => (value === undefined ? cut(w) : [...cut(w).slice(1), value]);
+    const readyReplicas = withNow(s.readyReplicas, observed?.ready);
+    const desiredReplicas = withNow(s.desiredReplicas, observed?.desired);
+    // Aligned with the replica windows, which end with the counts the target reports now (no capacity-error datapoint yet).
+    const reported = s.capacityErrors && (observed ? [...cut(s.capacityErrors).slice(1), null] : cut(s.capacityErrors));
+    const capacityErrors = kind.scaleOutsRollBack
+      ? withRolledBackScaleOuts(reported, readyReplicas, desiredReplicas)
+      : s.capacityErrors && cut(s.capacityErrors);
     return [n, {
-      readyReplicas: withNow(s.readyReplicas, observed?.ready),
-      desiredReplicas: withNow(s.desiredReplicas, observed?.desired),
-      ...(s.capacityErrors ? { capacityErrors: cut(s.capacityErrors) } : {}),
+      readyReplicas,
+      desiredReplicas,
+      ...(capacityErrors ? { capacityErrors } : {}),
       ...(s.latencyP95Ms ? { latencyP95Ms: cut(s.latencyP95Ms) } : {}),
       ...(s.servedTokensPerSecond ? { servedTokensPerSecond: cut(s.servedTokensPerSecond) } : {}),
       ...(s.rejectedTokensPerSecond ? { rejectedTokensPerSecond: cut(s.rejectedTokensPerSecond) } : {}),
@@ -174,4 +181,31 @@ function floorsInForce(
 /** Whether a memory is from this period or an earlier one the policy window still covers. */
 function withinWindow(memory: RunMemory, now: number, policy: PolicyConfig): boolean {
   return memory.period <= now && memory.period >= now - policyWindowPeriods(policy) * policy.periodSeconds;
+}
+
+/**
+ * The periods in which a scale-out ended without its replicas: desired above ready, then desired back at (or below)
+ * ready with no more ready replicas than before. On a platform that rolls a refused scale-out back
+ * (`RoutingTarget.scaleOutsRollBack`: SageMaker's `RollingBack` after the provisioning timeout), that is the one sign of
+ * a capacity refusal it gives; nothing else lowers a SageMaker desired count while a scale-out is under way (an Updating
+ * endpoint takes no other update). 1 in such a period, 0 where both counts are known, null where not.
+ */
+export function rolledBackScaleOuts(ready: SignalWindow, desired: SignalWindow): SignalWindow {
+  const known = (v: number | null | undefined): v is number => typeof v === 'number' && Number.isFinite(v);
+  return ready.map((r, i) => {
+    const d = desired[i];
+    if (!known(r) || !known(d)) return null;
+    const [r0, d0] = [ready[i - 1], desired[i - 1]];
+    return i > 0 && known(r0) && known(d0) && d0 > r0 && d <= r && r <= r0 ? 1 : 0;
+  });
+}
+
+/** A route's capacity errors with its rolled-back scale-outs added (the larger of the two per period). */
+function withRolledBackScaleOuts(reported: SignalWindow | undefined, ready: SignalWindow, desired: SignalWindow): SignalWindow {
+  const rolledBack = rolledBackScaleOuts(ready, desired);
+  return rolledBack.map((v, i) => {
+    const r = reported?.[i];
+    const values = [v, r].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+    return values.length > 0 ? Math.max(...values) : null;
+  });
 }

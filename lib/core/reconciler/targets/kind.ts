@@ -184,6 +184,14 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
    * its cluster) or the routing target's own API.
    */
   readonly desiredReplicasFrom: 'container-insights' | 'target-api';
+  /**
+   * Whether the platform gives up a scale-out it cannot fill and rolls the desired count back (SageMaker: the endpoint
+   * waits for the provisioning timeout, then is `RollingBack` "to its previous configuration"). A desired count that
+   * falls back to the ready count without new replicas is then a refused scale-out, which `observe` reads as a capacity
+   * error (`rolledBackScaleOuts`): on such a platform desired > ready lasts at most the timeout per attempt, so the
+   * grace rule alone may never see a shortage.
+   */
+  readonly scaleOutsRollBack: boolean;
   /** The serving platform's signal producers by routed name, compacted to fit the Lambda environment. */
   routedProducers(serving: ServingDescription & { readonly routing: F }): RoutedProducers;
   /**

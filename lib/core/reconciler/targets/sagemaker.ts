@@ -180,6 +180,7 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     }
   },
   desiredReplicasFrom: 'target-api',
+  scaleOutsRollBack: true,
   autoscalerFloor: (floor) => floor,
   routedProducers: (serving) => {
     const out: Record<string, ClassSignalProducers> = {};
