@@ -90,8 +90,8 @@ export interface SageMakerCapacityEndpointProps {
   /**
    * Default `VariantInstanceProvisionTimeoutInSeconds`: total time SageMaker tries the pools of a variant (300 to
    * 3600 seconds). Capacity provisioning only; model download and container start come on top. A scale-out short of
-   * capacity keeps the endpoint Updating for this long, and an Updating endpoint takes no other write: neither the
-   * Reconciler's weights nor another variant's scaling. Raise it only when waiting for capacity is worth that.
+   * capacity keeps the endpoint Updating up to this long, and the Reconciler writes nothing to an endpoint that is not
+   * InService. Raise it only when waiting for capacity is worth a frozen routing (a variant with several pools).
    * @default Duration.minutes(5), the minimum (`SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds`)
    */
   readonly provisionTimeout?: Duration;

@@ -236,6 +236,8 @@ describe('a refused SageMaker scale-out: the rollback is the capacity error', ()
     expect(errors.at(-1)).toBe(1);
     const s = decided(step(SM, sagemaker({ preferred: 98, fallback: 2 }), answer(SM, w), NOW_MS));
     expect(s.decision.reason.triggers).toContain('capacity-errors');
+    // The audit line names what an operator will find: a rollback, not a capacity-error metric.
+    expect(s.decision.reason.message).toContain('preferred reports capacity errors or had a scale-out rolled back without new instances');
   });
 
   test('a scale-out that got its replicas, and a scale-in, are not refusals', () => {

@@ -241,7 +241,7 @@ function figures(situation: Situation, plan: { deficit: number }, mode: RoutingM
 }
 
 function describe(ctx: Context, triggers: readonly TriggerCode[]): string {
-  return triggers.map((t) => describeTrigger(t, ctx.preferred)).join('; ');
+  return triggers.map((t) => describeTrigger(t, ctx.preferred, ctx.input.capacityErrorsIncludeRollbacks === true)).join('; ');
 }
 
 function enterCapacity(ctx: Context, situation: Situation): PolicyStep {
@@ -507,12 +507,14 @@ function restrict(shares: Shares, keep: readonly PolicyClass[]): Shares {
   return new Map([...shares].filter(([name]) => names.has(name)).map(([name, v]) => [name, v / sum]));
 }
 
-function describeTrigger(trigger: TriggerCode, preferred: PolicyClass): string {
+function describeTrigger(trigger: TriggerCode, preferred: PolicyClass, rollbacks: boolean): string {
   switch (trigger) {
     case 'sustained-deficit':
       return 'demand exceeded every ready class\'s capacity for the whole grace period and autoscaling made no progress';
     case 'capacity-errors':
-      return `${preferred.name} reports capacity errors`;
+      return rollbacks
+        ? `${preferred.name} reports capacity errors or had a scale-out rolled back without new instances`
+        : `${preferred.name} reports capacity errors`;
     case 'replicas-not-ready':
       return `${preferred.name} has fewer ready replicas than desired beyond the grace period, without progress`;
     case 'latency-breach':

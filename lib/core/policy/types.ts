@@ -143,6 +143,11 @@ export interface PolicyInput {
    * standing ask, floors on the sustained demand (the reconciler's step always sets it).
    */
   readonly floorsTakenBy?: 'published' | 'capacity-writes';
+  /**
+   * Whether the capacity-error windows include the scale-outs the platform rolled back (`rolledBackScaleOuts`,
+   * SageMaker), so that the audit line names what an operator will find: a rollback, not only a reported error.
+   */
+  readonly capacityErrorsIncludeRollbacks?: boolean;
 }
 
 /** Machine-readable reasons. Triggers name why capacity mode was entered or is kept. */

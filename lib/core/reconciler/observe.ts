@@ -186,9 +186,11 @@ function withinWindow(memory: RunMemory, now: number, policy: PolicyConfig): boo
 /**
  * The periods in which a scale-out ended without its replicas: desired above ready, then desired back at (or below)
  * ready with no more ready replicas than before. On a platform that rolls a refused scale-out back
- * (`RoutingTarget.scaleOutsRollBack`: SageMaker's `RollingBack` after the provisioning timeout), that is the one sign of
- * a capacity refusal it gives; nothing else lowers a SageMaker desired count while a scale-out is under way (an Updating
- * endpoint takes no other update). 1 in such a period, 0 where both counts are known, null where not.
+ * (`RoutingTarget.scaleOutsRollBack`: SageMaker's `RollingBack` after the provisioning timeout), that is the sign of a
+ * capacity refusal it gives (a scale-out whose instances failed their health check rolls back too: falling back is
+ * right either way); an Updating endpoint takes no other update that could lower the count meanwhile. Sampled once a
+ * run: target tracking asking again before the next run, or a missing datapoint, can hide a rollback, and then only the
+ * grace rule sees the shortage. 1 in such a period, 0 where both counts are known, null where not.
  */
 export function rolledBackScaleOuts(ready: SignalWindow, desired: SignalWindow): SignalWindow {
   const known = (v: number | null | undefined): v is number => typeof v === 'number' && Number.isFinite(v);

@@ -96,6 +96,7 @@ export function step(
     demandTokensPerSecond: observation.demandTokensPerSecond,
     config: config.policy,
     floorsTakenBy: kind.floors,
+    capacityErrorsIncludeRollbacks: kind.scaleOutsRollBack,
   };
   const { decision, state } = decide(input, observation.previous);
   const broken = weightInvariantProblems(decision.weights, observation.classes);

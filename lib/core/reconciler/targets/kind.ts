@@ -187,9 +187,10 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
   /**
    * Whether the platform gives up a scale-out it cannot fill and rolls the desired count back (SageMaker: the endpoint
    * waits for the provisioning timeout, then is `RollingBack` "to its previous configuration"). A desired count that
-   * falls back to the ready count without new replicas is then a refused scale-out, which `observe` reads as a capacity
-   * error (`rolledBackScaleOuts`): on such a platform desired > ready lasts at most the timeout per attempt, so the
-   * grace rule alone may never see a shortage.
+   * falls back to the ready count without new replicas is then a refused scale-out (or one that failed its health
+   * check: falling back is right either way), which `observe` reads as a capacity error (`rolledBackScaleOuts`): on such
+   * a platform desired > ready lasts about the timeout per attempt, and the grace rule, whose window ends a metric delay
+   * ago, may see no attempt whole.
    */
   readonly scaleOutsRollBack: boolean;
   /** The serving platform's signal producers by routed name, compacted to fit the Lambda environment. */
