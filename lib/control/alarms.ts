@@ -65,7 +65,10 @@ export interface CapacityErrorAlarmOptions extends AlarmToggle {
 export interface ReplicaShortageAlarmOptions extends AlarmToggle {
   /**
    * @default Duration.minutes(5) - the policy's default provisioning grace (and the shortest SageMaker instance
-   * provisioning timeout); the reconciler reads the same condition when this alarm triggers it
+   * provisioning timeout). The reconciler's own grace rule reads a window that ends a metric delay ago, so it may fire
+   * a run or two later than this alarm. On SageMaker a refused scale-out rolls back at the provisioning timeout (300 s
+   * by default), so this alarm can flip between ALARM and OK once per attempt; the reconciler reads the rollback
+   * itself as a capacity error (`rolledBackScaleOuts`).
    */
   readonly duration?: Duration;
 }
