@@ -8,7 +8,7 @@ import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/rou
 import { rememberRun, runRecords, step } from '../core/reconciler/step';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
-import { type ScenarioInstance, type SimClass } from './model';
+import { declaredTokensPerRequest, type ScenarioInstance, type SimClass } from './model';
 import { platformModel, readsEngineTokens } from './platform';
 import { type Decision, type Observation, type PolicyFactory, type RoutingPolicy } from './policy';
 
@@ -100,7 +100,7 @@ class DeployedReconciler implements RoutingPolicy {
         ...overrides,
       },
       service: scenario.id,
-      tokensPerRequest: scenario.tokensPerRequest ?? 1,
+      tokensPerRequest: declaredTokensPerRequest(scenario),
       metricDelaySeconds: platform.reconciler.metricDelaySeconds,
       ...(platform.kind === 'eks' ? { clusterName: 'sim', karpenterCapacityErrors: platform.capacityErrorSignal } : {}),
       // The contract's GeneratedTokens of each class whose engine counts tokens, as the Reconciler construct compacts
@@ -241,7 +241,7 @@ class DeployedReconciler implements RoutingPolicy {
     const cell = m * s.classCount + ci;
     // Before time 0: the steady state the run starts in.
     const d = m < 0 ? o.metrics!.steady(ci) : undefined;
-    const perRequest = (this.scenario.tokensPerRequest ?? 1) / 60;
+    const perRequest = declaredTokensPerRequest(this.scenario) / 60;
     const targeted = d ? d.targetedRequests : s.routedRequests[cell] - s.unroutable[cell];
     const serverRejected = d ? d.serverRejected : s.rejected[cell] - s.unroutable[cell];
     const eks = (this.scenario.platform ?? 'eks') === 'eks';

@@ -1,7 +1,7 @@
 import { type RoutedClassFacts } from '../core/reconciler/routing-facts';
 import { type ServerAdmission } from '../core/runtime/admission';
 import { type PlatformKind } from './platform';
-import { type WorkloadSpec } from './workload';
+import { tokenDistributionMean, type WorkloadSpec } from './workload';
 
 /** One capacity class as the simulator runs it: the routing facts plus how it provisions and scales. */
 export interface SimClass extends RoutedClassFacts {
@@ -101,6 +101,14 @@ export interface ScenarioInstance {
    */
   readonly tokensPerRequest?: number;
   readonly capacityEvents?: readonly CapacityEvent[];
+}
+
+/**
+ * The output tokens per request the service declares (`tokensPerRequest`), or the workload's mean output length when
+ * the scenario declares none: what the simulated Reconciler and the baselines both turn request counts into tokens with.
+ */
+export function declaredTokensPerRequest(scenario: ScenarioInstance): number {
+  return scenario.tokensPerRequest ?? tokenDistributionMean(scenario.workload.outputTokens);
 }
 
 export function availabilityAt(steps: readonly AvailabilityStep[] | undefined, t: number): number {

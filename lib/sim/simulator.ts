@@ -4,7 +4,7 @@ import { ClassState, DRAINING, GONE, PENDING, READY, type Replica } from './clas
 import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
-import { availabilityAt, type ScenarioInstance, type SimClass } from './model';
+import { availabilityAt, declaredTokensPerRequest, type ScenarioInstance, type SimClass } from './model';
 import { type HpaModel, type PlatformModel, platformModel, readsEngineTokens } from './platform';
 import { type Decision, type PolicyFactory, type PublishedMetrics, type RoutingPolicy, normalise } from './policy';
 import { Rng } from './rng';
@@ -144,7 +144,7 @@ class Simulation {
     });
     const initialDemandTokens = scenario.workload.meanRatePerSecond * rateMultiplierAt(scenario.workload.rateProfile, 0) * meanOut * 60;
     const tokenCounted = scenario.classes.map((c) => readsEngineTokens(this.platform, c));
-    this.history = new MetricHistory(this.s, this.publication, this.platform.reconciler.metricDelaySeconds, scenario.tokensPerRequest ?? meanOut,
+    this.history = new MetricHistory(this.s, this.publication, this.platform.reconciler.metricDelaySeconds, declaredTokensPerRequest(scenario),
       tokenCounted, this.states, initialDemandTokens, meanOut);
     this.published = {
       series: this.s,

@@ -275,8 +275,11 @@ describe('what the Reconciler measures', () => {
     expect(targetedOnOthers).toBeGreaterThan(0);
   });
 
-  test.each(['eks', 'sagemaker'] as const)('%s: the simulated Reconciler\'s demand is the baselines\' demand, minute for minute', (platform) => {
-    const scenario = { ...H8.build(1, SHORT_LLM), platform };
+  test.each([
+    ['eks', 'the contract\'s mean'], ['sagemaker', 'the contract\'s mean'], ['sagemaker', 'no declared mean (a hand-built scenario)'],
+  ] as const)('%s, %s: the simulated Reconciler\'s demand is the baselines\' demand, minute for minute', (platform, declared) => {
+    const built = { ...H8.build(1, SHORT_LLM), platform };
+    const scenario = declared.startsWith('no') ? { ...built, tokensPerRequest: undefined } : built;
     const baselines = new Map<number, number>();
     const library = new Map<number, number>();
     const spyStep = jest.spyOn(reconcilerStep, 'step');
