@@ -9,7 +9,7 @@ import { rememberRun, runRecords, step } from '../core/reconciler/step';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { declaredTokensPerRequest, type ScenarioInstance, type SimClass } from './model';
-import { platformModel, readsEngineTokens } from './platform';
+import { demandReading, type PlatformModel, platformModel, readsEngineTokens } from './platform';
 import { type Decision, type Observation, type PolicyFactory, type RoutingPolicy } from './policy';
 
 /** Epoch of simulated time 0: the reconciler reads epoch seconds. */
@@ -78,14 +78,14 @@ class DeployedReconciler implements RoutingPolicy {
   private inForce: Record<string, number> | undefined;
   /** Physical values of closed minutes, cached: a minute's datapoint never changes once the minute is over. */
   private readonly cache = new Map<string, number>();
-  /** Classes whose served demand the Reconciler reads from the engine's token counter. */
-  private readonly tokenCounted: ReadonlySet<string>;
+  private readonly platform: PlatformModel;
   /** With cold starts: the reconciler's own metrics as its EMF records published them, by series and minute (Maximum). */
   private readonly published = new Map<string, Map<number, number>>();
   private started = false;
 
   constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>, private readonly options: LibraryPolicyOptions) {
     const platform = platformModel(scenario.platform ?? 'eks');
+    this.platform = platform;
     const preferred = scenario.classes.reduce((a, b) => (b.preferenceRank < a.preferenceRank ? b : a));
     const p = preferred.provisioningSeconds;
     const slowestStart = typeof p === 'number' ? p : p[1];
@@ -107,7 +107,6 @@ class DeployedReconciler implements RoutingPolicy {
       // what the EKS InferenceService hands it (`routedProducers`, lib/core/reconciler/targets/alb.ts).
       ...(counted.length > 0 ? { contractTokenCounters: counted } : {}),
     };
-    this.tokenCounted = new Set(counted);
   }
 
   decide(o: Observation): Decision {
@@ -241,10 +240,12 @@ class DeployedReconciler implements RoutingPolicy {
     const cell = m * s.classCount + ci;
     // Before time 0: the steady state the run starts in.
     const d = m < 0 ? o.metrics!.steady(ci) : undefined;
-    const perRequest = declaredTokensPerRequest(this.scenario) / 60;
-    const targeted = d ? d.targetedRequests : s.routedRequests[cell] - s.unroutable[cell];
-    const serverRejected = d ? d.serverRejected : s.rejected[cell] - s.unroutable[cell];
-    const eks = (this.scenario.platform ?? 'eks') === 'eks';
+    const minute = () => (d ?? {
+      targetedRequests: s.routedRequests[cell] - s.unroutable[cell],
+      serverRejected: s.rejected[cell] - s.unroutable[cell],
+      servedTokens: s.servedTokens[cell],
+    });
+    const reading = () => demandReading(this.platform, this.scenario.classes[ci], minute(), declaredTokensPerRequest(this.scenario));
     let v: number | undefined;
     switch (signal) {
       case 'readyReplicas': v = d ? d.readyReplicas : s.readyReplicas[cell]; break;
@@ -256,15 +257,11 @@ class DeployedReconciler implements RoutingPolicy {
         v = Number.isFinite(p95) ? p95 * 1000 : undefined;
         break;
       }
-      // The engine's counter: the tokens it generated. vLLM counts them at every engine step and the agent stamps each
-      // delta at its scrape (up to a minute later); the simulator counts a request's tokens in the minute it completes
-      // (within its deadline). Both shift tokens by less than one period. Otherwise ALB RequestCount counts every
-      // request a target answered, rejections included; SageMaker Invocations (assumed) the ones its model accepted.
-      case 'servedTokensPerSecond':
-        if (this.tokenCounted.has(this.scenario.classes[ci].name)) v = (d ? d.servedTokens : s.servedTokens[cell]) / 60;
-        else v = (eks ? targeted : targeted - serverRejected) * perRequest;
-        break;
-      case 'rejectedTokensPerSecond': v = serverRejected * perRequest; break;
+      // Where the engine counts tokens: vLLM counts them at every engine step and the agent stamps each delta at its
+      // scrape (up to a minute later); the simulator counts a request's tokens in the minute it completes (within its
+      // deadline). Both shift tokens by less than one period.
+      case 'servedTokensPerSecond': v = reading().served / 60; break;
+      case 'rejectedTokensPerSecond': v = reading().rejected / 60; break;
       default: v = undefined;
     }
     if (v !== undefined) this.cache.set(key, v);

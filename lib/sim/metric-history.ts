@@ -1,6 +1,7 @@
 import { type ClassState } from './class-state';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
-import { type ClassDatapoint, type DemandDatapoint } from './model';
+import { type ClassDatapoint, type DemandDatapoint, type SimClass } from './model';
+import { demandOf, demandReading, type PlatformModel } from './platform';
 import { normalise } from './policy';
 import { type RunSeries } from './run-series';
 
@@ -31,8 +32,8 @@ export class Publication {
  * publishes them, of periods that ended at least the Reconciler's metric delay ago (`cutSeconds`). Demand is what the
  * deployed Reconciler measures (`demandWindow`, lib/core/reconciler/faults.ts), over every class: the requests that
  * reached its replicas (ALB RequestCount, which includes the ones its server rejected; SageMaker Invocations plus the
- * rejected ones) x the declared tokens per request, or, where the Reconciler reads the engine's token counter
- * (`tokenCounted`), the tokens it served plus its rejected requests x the declared tokens per request. Before time 0
+ * rejected ones) x the declared tokens per request, or, where the Reconciler reads the engine's token counter, the
+ * tokens it served plus its rejected requests x the declared tokens per request (`demandReading`). Before time 0
  * it holds an hour of synthetic steady-state history, so policies and autoscalers start from steady operation.
  */
 export class MetricHistory {
@@ -44,17 +45,19 @@ export class MetricHistory {
   /** Per class, a datapoint of the steady state before time 0. */
   readonly steady: ClassDatapoint[];
   private publishedUpTo = -1;
+  private readonly specs: readonly SimClass[];
 
   constructor(
     private readonly series: RunSeries,
     private readonly publication: Publication,
     private readonly cutSeconds: number,
     private readonly tokensPerRequest: number,
-    private readonly tokenCounted: readonly boolean[],
+    private readonly platform: PlatformModel,
     states: readonly ClassState[],
     initialDemandTokens: number,
     meanOut: number,
   ) {
+    this.specs = states.map((cs) => cs.spec);
     const capacityShares = normalise(states.map((cs) => cs.readyCount * cs.spec.tokensPerSecondPerReplica));
     this.initialRequests = capacityShares.map((share) => (initialDemandTokens * share) / meanOut);
     this.classes = states.map((cs, ci) => {
@@ -72,7 +75,7 @@ export class MetricHistory {
     });
     this.steady = this.classes.map((w) => w[w.length - 1]!);
     const requests = this.steady.reduce((a, d) => a + d.targetedRequests, 0);
-    const tokens = this.steady.reduce((a, d, ci) => a + (tokenCounted[ci] ? d.servedTokens : d.targetedRequests * tokensPerRequest), 0);
+    const tokens = this.steady.reduce((a, d, ci) => a + demandOf(demandReading(platform, states[ci].spec, d, tokensPerRequest)), 0);
     for (let m = -WINDOW_MINUTES; m < 0; m++) this.demand.push({ minute: m, requests, tokens });
   }
 
@@ -90,7 +93,8 @@ export class MetricHistory {
         const targeted = s.routedRequests[cell] - s.unroutable[cell];
         const serverRejected = s.rejected[cell] - s.unroutable[cell];
         requests += targeted;
-        tokens += this.tokenCounted[ci] ? s.servedTokens[cell] + serverRejected * this.tokensPerRequest : targeted * this.tokensPerRequest;
+        const minute = { targetedRequests: targeted, serverRejected, servedTokens: s.servedTokens[cell] };
+        tokens += demandOf(demandReading(this.platform, this.specs[ci], minute, this.tokensPerRequest));
         window.push(ok ? {
           minute: m,
           routedRequests: s.routedRequests[cell], targetedRequests: targeted, serverRejected, routedTokens: s.routedTokens[cell],

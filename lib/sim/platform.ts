@@ -103,6 +103,37 @@ export function readsEngineTokens(platform: PlatformModel, c: { readonly countsG
   return platform.engineTokenCounters && c.countsGeneratedTokens === true;
 }
 
+/**
+ * One class's demand in one minute as the deployed Reconciler reads it, tokens: `served` from the engine's counter
+ * where it reads one (`readsEngineTokens`), else from the load balancer's count x `tokensPerRequest` (ALB RequestCount
+ * counts every request a target answered, rejections included: `servedIncludesRejected`; SageMaker Invocations, as
+ * assumed, the ones its model accepted); `rejected` the server's rejections x `tokensPerRequest`. The simulated
+ * Reconciler answers its queries from it and the baselines sum it (`demandOf`), so both read demand alike.
+ */
+export interface DemandReading {
+  readonly served: number;
+  readonly rejected: number;
+  readonly servedIncludesRejected: boolean;
+}
+
+export function demandReading(
+  platform: PlatformModel,
+  c: { readonly countsGeneratedTokens?: boolean },
+  minute: { readonly targetedRequests: number; readonly serverRejected: number; readonly servedTokens: number },
+  tokensPerRequest: number,
+): DemandReading {
+  const rejected = minute.serverRejected * tokensPerRequest;
+  if (readsEngineTokens(platform, c)) return { served: minute.servedTokens, rejected, servedIncludesRejected: false };
+  const alb = platform.kind === 'eks';
+  const requests = alb ? minute.targetedRequests : minute.targetedRequests - minute.serverRejected;
+  return { served: requests * tokensPerRequest, rejected, servedIncludesRejected: alb };
+}
+
+/** The demand of one reading: served plus rejected, each counted once (`demandWindow`, lib/core/reconciler/faults.ts). */
+export function demandOf(r: DemandReading): number {
+  return r.served + (r.servedIncludesRejected ? 0 : r.rejected);
+}
+
 /** What the named construct deploys by default, from the same constants the constructs render. */
 export function platformModel(kind: PlatformKind): PlatformModel {
   const reconciler = { periodSeconds: DEFAULT_POLICY_CONFIG.periodSeconds, metricDelaySeconds: RECONCILER_TIMING_DEFAULTS.metricDelaySeconds };

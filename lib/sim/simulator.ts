@@ -5,7 +5,7 @@ import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
 import { availabilityAt, declaredTokensPerRequest, type ScenarioInstance, type SimClass } from './model';
-import { type HpaModel, type PlatformModel, platformModel, readsEngineTokens } from './platform';
+import { type HpaModel, type PlatformModel, platformModel } from './platform';
 import { type Decision, type PolicyFactory, type PublishedMetrics, type RoutingPolicy, normalise } from './policy';
 import { Rng } from './rng';
 import { createRunSeries, type RunSeries } from './run-series';
@@ -143,9 +143,8 @@ class Simulation {
       else cs.tracking = new TargetTracking(autoscaler);
     });
     const initialDemandTokens = scenario.workload.meanRatePerSecond * rateMultiplierAt(scenario.workload.rateProfile, 0) * meanOut * 60;
-    const tokenCounted = scenario.classes.map((c) => readsEngineTokens(this.platform, c));
     this.history = new MetricHistory(this.s, this.publication, this.platform.reconciler.metricDelaySeconds, declaredTokensPerRequest(scenario),
-      tokenCounted, this.states, initialDemandTokens, meanOut);
+      this.platform, this.states, initialDemandTokens, meanOut);
     this.published = {
       series: this.s,
       readable: (m, at) => this.publication.readable(m, at),
