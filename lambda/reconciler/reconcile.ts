@@ -11,7 +11,6 @@ import { metricQuery } from '../../lib/core/reconciler/observe';
 import { DEFAULT_RETRY, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
 import { rememberRun, runRecords, type RunOutcome, step } from '../../lib/core/reconciler/step';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
-import { type ScaleOutChange } from '../../lib/core/reconciler/targets';
 import { type Clients, type TargetIo } from './targets/io';
 
 export { type Clients } from './targets/io';
@@ -130,25 +129,6 @@ async function reconcileChecked(
     return fail(f.reason, `weights unchanged: ${f.detail}`);
   }
   const s = step(config, read.state, results, options.nowMs, options.memory);
-  // The scale-out holds go to the autoscaler, not the target: made whatever became of the routing write, each on its
-  // own; a failed one is named in the audit line and counted as a failure, the next run tries again (level-triggered).
-  const changeScaleOuts = async (changes: readonly ScaleOutChange[], before: RunOutcome): Promise<RunOutcome> => {
-    const said: string[] = [];
-    let reason = before.reason;
-    for (const change of changes) {
-      const what = `${change.hold ? 'holding' : 'releasing'} the own scale-out of '${change.route}'`;
-      try {
-        await withRetries(beforeDeadline(() => io.scaleOut!(config, clients, change, signal), signal), retry);
-        said.push(what);
-      } catch (error) {
-        const f = awsFailure(error);
-        reason ??= f.reason;
-        said.push(`${what} failed: ${f.detail}`);
-      }
-    }
-    const detail = [before.detail, ...said].filter((d) => d !== undefined).join('; ');
-    return { ...before, ...(reason ? { reason } : {}), detail };
-  };
   let outcome: RunOutcome;
   if (!s.ok) {
     outcome = { action: 'failed', reason: s.reason, detail: s.detail };
@@ -165,7 +145,6 @@ async function reconcileChecked(
       outcome = { action: 'failed', reason: f.reason, detail: `${s.plan.detail ? `${s.plan.detail} failed` : 'weights unchanged'}: ${f.detail}` };
     }
   }
-  if (s.ok && s.scaleOut.length > 0) outcome = await changeScaleOuts(s.scaleOut, outcome);
   for (const record of runRecords(config, s, outcome, options.nowMs)) options.log(record);
   const memory = rememberRun(s, outcome, options.memory);
   const weights = !s.ok ? undefined : outcome.action === 'applied' || outcome.action === 'unchanged' ? s.decision.weights : read.state.weights;

@@ -82,8 +82,6 @@ class DeployedReconciler implements RoutingPolicy {
   /** With cold starts: the reconciler's own metrics as its EMF records published them, by series and minute (Maximum). */
   private readonly published = new Map<string, Map<number, number>>();
   private started = false;
-  /** SageMaker: the variants whose own scale-out the Reconciler holds (their scalable target's DynamicScalingOutSuspended). */
-  private readonly heldScaleOuts = new Set<string>();
 
   constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>, private readonly options: LibraryPolicyOptions) {
     const platform = platformModel(scenario.platform ?? 'eks');
@@ -137,11 +135,6 @@ class DeployedReconciler implements RoutingPolicy {
       const route = plan.write.route;
       capacity = { classIndex: classes.findIndex((c) => c.name === route), desired: plan.write.to };
     }
-    // The holds are RegisterScalableTarget calls beside the routing write: in effect at once, Updating or not.
-    for (const change of s.scaleOut) {
-      if (change.hold) this.heldScaleOuts.add(change.route);
-      else this.heldScaleOuts.delete(change.route);
-    }
     const floors = s.floors;
     return {
       weights: classes.map((c) => this.inForce![c.name] ?? 0),
@@ -150,7 +143,6 @@ class DeployedReconciler implements RoutingPolicy {
       minReplicas: classes.map((c) => floors?.[c.name] ?? 0),
       deployedWrite: true,
       capacityWrite: capacity,
-      scaleOutHeld: classes.map((c) => this.heldScaleOuts.has(c.name)),
     };
   }
 
@@ -163,13 +155,6 @@ class DeployedReconciler implements RoutingPolicy {
       pools: live ? Object.fromEntries(classes.map((c, i) => [c.name, { [c.instanceType]: live[i].ready }])) : {},
       replicas: live ? Object.fromEntries(classes.map((c, i) => [c.name, { ready: live[i].ready, desired: live[i].desired }])) : {},
       present: classes.map((c) => c.name),
-      // DescribeScalableTargets: SageMaker's bounds (those of the scenario) and the holds in force.
-      ...(this.platform.kind === 'sagemaker' ? {
-        scalingBounds: Object.fromEntries(classes.map((c) => [c.name, {
-          min: c.minReplicas, max: c.maxReplicas,
-          suspended: { dynamicScalingIn: false, dynamicScalingOut: this.heldScaleOuts.has(c.name), scheduledScaling: false },
-        }])),
-      } : {}),
       ...(o.updating ? { notWritable: 'endpoint sim is Updating; weights are written on a later tick' } : {}),
     };
   }

@@ -48,8 +48,6 @@ export interface Decision {
    */
   readonly deployedWrite?: boolean;
   readonly capacityWrite?: { readonly classIndex: number; readonly desired: number };
-  /** Per class, whether the Reconciler holds its own autoscaler's scale-out (SageMaker `DynamicScalingOutSuspended`). */
-  readonly scaleOutHeld?: readonly boolean[];
 }
 
 /** A routing policy: called every control period with what the reconciler would see. Stateful per run. */

@@ -99,11 +99,6 @@ class Simulation {
   private readonly publication: Publication;
   /** SageMaker: the endpoint accepts no update before this time (it is Updating). */
   private updatingUntil = -Infinity;
-  /**
-   * SageMaker: per class, whether the Reconciler holds its target tracking's scale-out (DynamicScalingOutSuspended:
-   * "you don't want Application Auto Scaling to add capacity when a scaling policy is triggered"); scale-in goes on.
-   */
-  private scaleOutHeld: readonly boolean[] = [];
   /** The oracle sets replicas itself; the platform's autoscalers then stand aside. */
   private oracle = false;
   /** The simulated CloudWatch a policy may query itself. */
@@ -399,7 +394,6 @@ class Simulation {
     this.s.modes[m] = decision.mode;
     this.s.reasons[m] = decision.reason;
     this.oracle = decision.replicas !== undefined;
-    this.scaleOutHeld = decision.scaleOutHeld ?? [];
     this.interrupt(now, m);
     if (this.oracle) {
       this.applyWeights(decision.weights);
@@ -520,9 +514,8 @@ class Simulation {
       const last = m - 1;
       if (last >= 0 && this.publication.survives(now)) {
         // While the endpoint is Updating the alarms still evaluate the datapoint; only the scaling waits.
-        const max = this.scaleOutHeld[ci] ? Math.max(spec.minReplicas, Math.min(spec.maxReplicas, cs.desired)) : spec.maxReplicas;
         const wanted = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], spec.targetConcurrencyPerReplica,
-          { current: cs.desired, min: spec.minReplicas, max }, now >= this.updatingUntil, this.s.readyReplicas[last * this.k + ci]);
+          { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil, this.s.readyReplicas[last * this.k + ci]);
         if (wanted !== cs.desired) {
           const shrink = wanted < cs.desired;
           cs.desired = wanted;

@@ -1,4 +1,4 @@
-import { DescribeScalableTargetsCommand, RegisterScalableTargetCommand } from '@aws-sdk/client-application-auto-scaling';
+import { DescribeScalableTargetsCommand } from '@aws-sdk/client-application-auto-scaling';
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { DescribeListenersCommand, DescribeRulesCommand, ModifyListenerCommand, ModifyRuleCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
@@ -288,70 +288,6 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(audit(done.lines)).toMatchObject({ reason: { code: 'ramping' }, previous: { mode: 'cost', ramping: true }, next: { ramping: false } });
     expect(back.lines.find((l) => 'PolicyRamping' in l)).toMatchObject({ PolicyRamping: 1, PolicyMode: 0 });
     expect(done.lines.find((l) => 'PolicyRamping' in l)).toMatchObject({ PolicyRamping: 0 });
-  });
-
-  /**
-   * Capacity mode, the preferred variant's scale-out from 3 to 6 rolled back (DescribeEndpoint shows 3 of 3 after
-   * minutes of 6 desired): it is refused capacity, and the endpoint is `status`.
-   */
-  function refusedInCapacityMode(status: 'InService' | 'Updating') {
-    sm.on(DescribeEndpointCommand).resolves(endpoint(status, [
-      { name: 'preferred', weight: 75, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
-      { name: 'fallback', weight: 25, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
-    ]));
-    serveMetrics(SM, {
-      mode: fill(1),
-      classes: {
-        preferred: { readyReplicas: fill(3), desiredReplicas: [...fill(3, SLOTS - 4), 6, 6, 6, 6], servedTokensPerSecond: fill(perMinute(950)) },
-        fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(250)) },
-      },
-    });
-  }
-
-  test('refused capacity in capacity mode: the preferred variant\'s own scale-out is suspended, the other flags kept as read', async () => {
-    refusedInCapacityMode('InService');
-    scalableTargets({ preferred: { min: 1, max: 10, suspended: { ScheduledScalingSuspended: true } } });
-    const { result, lines } = await run();
-    expect(audit(lines)).toMatchObject({ mode: 'capacity', reason: { triggers: expect.arrayContaining(['capacity-errors']) } });
-    expect(aas.commandCalls(RegisterScalableTargetCommand).map((c) => c.args[0].input)).toEqual([{
-      ServiceNamespace: 'sagemaker', ResourceId: variantResourceId('llm', 'preferred'), ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
-      SuspendedState: { DynamicScalingInSuspended: false, DynamicScalingOutSuspended: true, ScheduledScalingSuspended: true },
-    }]);
-    expect(result.detail).toContain('holding the own scale-out of \'preferred\'');
-  });
-
-  test('fails when the hold waits for the endpoint: it is made while the endpoint is Updating, the weights are skipped', async () => {
-    refusedInCapacityMode('Updating');
-    const { result } = await run();
-    expect(result.action).toBe('skipped');
-    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
-    expect(aas.commandCalls(RegisterScalableTargetCommand).map((c) => c.args[0].input.SuspendedState)).toEqual([
-      { DynamicScalingInSuspended: false, DynamicScalingOutSuspended: true, ScheduledScalingSuspended: false },
-    ]);
-    expect(result.detail).toBe('endpoint llm is Updating; weights are written on a later tick; holding the own scale-out of \'preferred\'');
-  });
-
-  test('a hold that fails (denied) is named and counted as a failure; the run\'s routing write stands', async () => {
-    refusedInCapacityMode('InService');
-    aas.on(RegisterScalableTargetCommand).rejects(Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' }));
-    const { result, lines } = await run();
-    expect(result.reason).toBe('aws-error');
-    expect(result.detail).toContain('holding the own scale-out of \'preferred\' failed: AccessDeniedException: not authorized');
-    expect(lines.some((l) => 'ReconcilerFailures' in l)).toBe(true);
-  });
-
-  test('steady state releases a hold left in force (a run that died holding it, or one it did not make)', async () => {
-    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
-      { name: 'preferred', weight: 98, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
-      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
-    ]));
-    serveMetrics(SM, { mode: fill(0), classes: { preferred: busy(400), fallback: healthyHistory(1) } });
-    scalableTargets({ preferred: { min: 1, max: 10, suspended: { DynamicScalingOutSuspended: true } } });
-    const { lines } = await run();
-    expect(audit(lines)).toMatchObject({ mode: 'cost' });
-    expect(aas.commandCalls(RegisterScalableTargetCommand).map((c) => c.args[0].input.SuspendedState)).toEqual([
-      { DynamicScalingInSuspended: false, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: false },
-    ]);
   });
 
   test('endpoint Updating: the decision is logged, the write is skipped and says why', async () => {

@@ -4,7 +4,7 @@
  * answers. Each test file gets its own instances (jest isolates modules per file).
  */
 import {
-  ApplicationAutoScalingClient, DescribeScalableTargetsCommand, type DescribeScalableTargetsCommandInput, type SuspendedState,
+  ApplicationAutoScalingClient, DescribeScalableTargetsCommand, type DescribeScalableTargetsCommandInput,
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
@@ -28,7 +28,7 @@ export const clients = {
  * Answers DescribeScalableTargets with a scalable target for each requested variant resource id, bounded as given
  * (by variant name; a variant given `null` has none). @default every variant 1..10 (the facts' maxReplicas)
  */
-export function scalableTargets(bounds: Record<string, { min: number; max: number; suspended?: SuspendedState } | null> = {}): void {
+export function scalableTargets(bounds: Record<string, { min: number; max: number } | null> = {}): void {
   aas.on(DescribeScalableTargetsCommand).callsFake((input: DescribeScalableTargetsCommandInput) => ({
     ScalableTargets: (input.ResourceIds ?? []).flatMap((id) => {
       const variant = id.split('/')[3];
@@ -36,7 +36,6 @@ export function scalableTargets(bounds: Record<string, { min: number; max: numbe
       return b ? [{
         ServiceNamespace: 'sagemaker', ResourceId: id, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
         MinCapacity: b.min, MaxCapacity: b.max, RoleARN: 'arn:aws:iam::123456789012:role/scaling', CreationTime: new Date(0),
-        ...(b.suspended ? { SuspendedState: b.suspended } : {}),
       }] : [];
     }),
   }));

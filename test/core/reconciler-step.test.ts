@@ -262,68 +262,6 @@ describe('a refused SageMaker scale-out: the rollback is the capacity error', ()
   });
 });
 
-describe('a refused SageMaker scale-out holds the variant\'s own scale-out in capacity mode', () => {
-  // Each refused scale-out leaves the endpoint Updating until the provisioning timeout and target tracking asks again
-  // after every rollback: while the preferred variant is refused capacity its own scale-out is suspended, so the
-  // fallbacks' weights and floors can be written; released once the evidence has aged, to ask again.
-  const steady = { servedTokensPerSecond: fill(perMinute(400)) };
-  const world = (mode: number, ready: Series, desired: Series): World => ({
-    mode: fill(mode),
-    classes: {
-      preferred: { readyReplicas: ready, desiredReplicas: desired, ...steady },
-      fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), ...steady },
-    },
-  });
-  const rolledBack = (mode: number) => world(mode, fill(3), [3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 3]);
-  const free = { dynamicScalingIn: false, dynamicScalingOut: false, scheduledScaling: false };
-  const withBounds = (t: TargetState, preferredSuspended: typeof free = free): TargetState => ({
-    ...t, scalingBounds: { preferred: { min: 1, max: 10, suspended: preferredSuspended }, fallback: { min: 1, max: 10 } },
-  });
-
-  test('fails when a rollback that enters capacity mode leaves the preferred variant\'s target tracking free to ask again', () => {
-    const s = decided(step(SM, withBounds(sagemaker({ preferred: 98, fallback: 2 })), answer(SM, rolledBack(0)), NOW_MS));
-    expect(s.decision.mode).toBe('capacity');
-    expect(s.decision.scaleOutHeld).toEqual(['preferred']);
-    // Only the flag it owns changes; the other two are written back as read (RegisterScalableTarget takes the state whole).
-    expect(s.scaleOut).toEqual([{ route: 'preferred', hold: true, suspended: { ...free, dynamicScalingOut: true } }]);
-    expect(s.decision.reason.message).toContain('The own scale-out of preferred is held while it is refused capacity');
-  });
-
-  test('a hold already in force is not written again; a suspended scale-in or scheduled scaling is kept as read', () => {
-    const inForce = { dynamicScalingIn: true, dynamicScalingOut: true, scheduledScaling: true };
-    const s = decided(step(SM, withBounds(sagemaker({ preferred: 98, fallback: 2 }), inForce), answer(SM, rolledBack(1)), NOW_MS));
-    expect(s.decision.scaleOutHeld).toEqual(['preferred']);
-    expect(s.scaleOut).toEqual([]);
-  });
-
-  test('fails when a hold outlives the evidence: once it has aged the scale-out is released, to ask again', () => {
-    // Refused 5 minutes ago (a rollback from 5 to 3), not since: out of the 3-minute lookback, not yet seen to recover.
-    const quiet = world(1, fill(3), [3, 3, 3, 3, 3, 5, 5, 3, 3, 3, 3, 3]);
-    const held = { ...free, scheduledScaling: true, dynamicScalingOut: true };
-    const s = decided(step(SM, withBounds(sagemaker({ preferred: 60, fallback: 40 }), held), answer(SM, quiet), NOW_MS));
-    expect(s.decision.mode).toBe('capacity');
-    expect(s.decision.scaleOutHeld).toEqual([]);
-    expect(s.scaleOut).toEqual([{ route: 'preferred', hold: false, suspended: { ...free, scheduledScaling: true } }]);
-  });
-
-  test('a variant whose scalable target was not read is left alone; EKS never holds a scale-out', () => {
-    const s = decided(step(SM, sagemaker({ preferred: 98, fallback: 2 }), answer(SM, rolledBack(0)), NOW_MS));
-    expect(s.decision.scaleOutHeld).toEqual(['preferred']);
-    expect(s.scaleOut).toEqual([]);
-    const w: World = {
-      mode: fill(0),
-      classes: {
-        inf2: { readyReplicas: fill(3), desiredReplicas: fill(5), capacityErrors: fill(1), ...steady },
-        g6: { readyReplicas: fill(1), desiredReplicas: fill(1), ...steady },
-      },
-    };
-    const e = decided(step(ALB, alb({ inf2: 98, g6: 2 }), answer(ALB, w), NOW_MS));
-    expect(e.decision.mode).toBe('capacity');
-    expect(e.decision.scaleOutHeld).toEqual([]);
-    expect(e.scaleOut).toEqual([]);
-  });
-});
-
 describe('replica floors', () => {
   // The newest published demand period (12:00 - 2 min delay - 1 = 11:57, the 10th) is missing: the tick holds everything.
   const withGap = (v: number) => fill(v).map((x, i) => (i === 9 ? null : x));

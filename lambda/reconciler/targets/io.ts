@@ -1,6 +1,6 @@
 /** The I/O of one routing-target kind in the Lambda: read the target, make one write, build its client. */
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
-import { type RoutingWrite, type ScaleOutChange, type TargetState } from '../../../lib/core/reconciler/targets';
+import { type RoutingWrite, type TargetState } from '../../../lib/core/reconciler/targets';
 import { type ApplicationAutoScalingClient } from '@aws-sdk/client-application-auto-scaling';
 import { type CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { type ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
@@ -26,8 +26,6 @@ export interface TargetRead {
 export interface TargetIo {
   read(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<TargetRead>;
   write(config: ReconcilerConfig, clients: Clients, write: RoutingWrite, context: unknown, signal?: AbortSignal): Promise<void>;
-  /** Holds or releases one route's own scale-out (`StepDecision.scaleOut`); absent where the kind never holds one. */
-  scaleOut?(config: ReconcilerConfig, clients: Clients, change: ScaleOutChange, signal?: AbortSignal): Promise<void>;
   /** The SDK client this kind calls, built with the shell's options (one attempt, request timeouts). */
   client(options: object): Promise<Partial<Clients>>;
 }

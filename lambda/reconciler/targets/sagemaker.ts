@@ -7,12 +7,12 @@
  * (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateEndpointWeightsAndCapacities.html;
  * @aws-sdk/client-sagemaker UpdateEndpointWeightsAndCapacitiesCommand).
  */
-import { ApplicationAutoScalingClient, DescribeScalableTargetsCommand, RegisterScalableTargetCommand } from '@aws-sdk/client-application-auto-scaling';
+import { ApplicationAutoScalingClient, DescribeScalableTargetsCommand } from '@aws-sdk/client-application-auto-scaling';
 import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceId } from '../../../lib/core/platform/sagemaker-scalable-target';
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type SageMakerRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
-import { type RoutingWrite, type ScaleOutChange, type ScalingBounds } from '../../../lib/core/reconciler/targets';
+import { type RoutingWrite, type ScalingBounds } from '../../../lib/core/reconciler/targets';
 import { type Clients, type TargetRead } from './io';
 
 function facts(config: ReconcilerConfig): SageMakerRoutingFacts {
@@ -73,13 +73,7 @@ async function readScalingBounds(f: SageMakerRoutingFacts, clients: Clients, sig
     for (const t of page.ScalableTargets ?? []) {
       const variant = t.ResourceId && byResource.get(t.ResourceId);
       if (variant && t.ScalableDimension === VARIANT_SCALABLE_DIMENSION && typeof t.MaxCapacity === 'number') {
-        const s = t.SuspendedState;
-        const suspended = {
-          dynamicScalingIn: s?.DynamicScalingInSuspended === true,
-          dynamicScalingOut: s?.DynamicScalingOutSuspended === true,
-          scheduledScaling: s?.ScheduledScalingSuspended === true,
-        };
-        out[variant] = { min: t.MinCapacity ?? 0, max: t.MaxCapacity, suspended };
+        out[variant] = { min: t.MinCapacity ?? 0, max: t.MaxCapacity };
       }
     }
     next = page.NextToken;
@@ -102,29 +96,6 @@ export async function write(config: ReconcilerConfig, clients: Clients, w: Routi
     : [{ VariantName: w.route, DesiredInstanceCount: w.to }];
   const command = new UpdateEndpointWeightsAndCapacitiesCommand({ EndpointName: f.endpointName, DesiredWeightsAndCapacities: desired });
   await clients.sagemaker!.send(command, { abortSignal: signal });
-}
-
-/**
- * Holds or releases one variant's dynamic scale-out: RegisterScalableTarget on its existing scalable target with only
- * the identifiers and `SuspendedState` ("If you choose to add a scalable target again ... Any parameters that you don't
- * specify are not changed"; `DynamicScalingOutSuspended`: "Set the value to true if you don't want Application Auto
- * Scaling to add capacity when a scaling policy is triggered", which leaves scale-in and scheduled actions running:
- * https://docs.aws.amazon.com/autoscaling/application/APIReference/API_RegisterScalableTarget.html,
- * API_SuspendedState.html). The state is sent whole, the other two flags as the run read them: whether an omitted
- * flag is kept is not documented.
- */
-export async function scaleOut(config: ReconcilerConfig, clients: Clients, change: ScaleOutChange, signal?: AbortSignal): Promise<void> {
-  const f = facts(config);
-  await clients.autoScaling!.send(new RegisterScalableTargetCommand({
-    ServiceNamespace: VARIANT_SERVICE_NAMESPACE,
-    ResourceId: variantResourceId(f.endpointName, change.route),
-    ScalableDimension: VARIANT_SCALABLE_DIMENSION,
-    SuspendedState: {
-      DynamicScalingInSuspended: change.suspended.dynamicScalingIn,
-      DynamicScalingOutSuspended: change.suspended.dynamicScalingOut,
-      ScheduledScalingSuspended: change.suspended.scheduledScaling,
-    },
-  }), { abortSignal: signal });
 }
 
 export async function client(options: object): Promise<Partial<Clients>> {

@@ -87,7 +87,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
       code: 'missing-data',
       triggers: [],
       message: `Holding the current weights: no datapoint for ${what.join(', ')} in the newest period.`,
-    }, { demand: null, ready: 0, deficit: 0, floors: null, held: null });
+    }, { demand: null, ready: 0, deficit: 0, floors: null });
   }
   const demand = plannedDemand(input.demandTokensPerSecond, config)!;
   const views: ClassView[] = planned.map((cls) => {
@@ -100,7 +100,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
       code: 'nothing-ready',
       triggers: [],
       message: 'No allowed class has a ready replica: keeping traffic on the allowed classes it was on (never all zero).',
-    }, { demand, ready: 0, deficit: demand, floors: null, held: null });
+    }, { demand, ready: 0, deficit: demand, floors: null });
   }
 
   const situation = assess(ctx, demand, views, heldShares);
@@ -122,8 +122,6 @@ interface Situation {
   readonly from: Shares;
   readonly planFor: (mode: RoutingMode) => RoutingPlan;
   readonly floorsFor: (mode: RoutingMode) => Record<string, number>;
-  /** The classes whose own scale-out is held in `mode` (`heldScaleOuts`). */
-  readonly heldFor: (mode: RoutingMode) => string[];
   /**
    * Within a capacity event after a return: the preferred class shows capacity evidence, but the ready classes carry
    * the planned demand, so it does not re-enter (named in the audit line).
@@ -132,7 +130,7 @@ interface Situation {
 }
 
 type RoutingPlan = ReturnType<typeof routingPlan>;
-type Figures = { demand: number | null; ready: number; deficit: number; floors: Record<string, number> | null; held: readonly string[] | null };
+type Figures = { demand: number | null; ready: number; deficit: number; floors: Record<string, number> | null };
 
 function assess(ctx: Context, demand: number, views: readonly ClassView[], heldShares: Shares): Situation {
   const { input, previous, config, classes, preferred, entries } = ctx;
@@ -182,8 +180,7 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
   };
   const from = restrict(heldShares, eligible.map((v) => v.cls));
-  const heldFor = (mode: RoutingMode) => heldScaleOuts(input, mode, preferred, preferredEvidence);
-  return { demand, ready, active, entering, from, planFor, floorsFor, heldFor, flapAbsorbed };
+  return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed };
 }
 
 /**
@@ -239,26 +236,8 @@ function standingAsk(view: ClassView, demand: number, config: PolicyConfig): num
   return Math.min(view.cls.maxReplicas ?? Infinity, Math.max(view.ready, need));
 }
 
-/**
- * The classes whose own autoscaler must not scale out: where a scale-out the cloud cannot fill blocks every write to
- * the routing target (`refusedScaleOutsBlockWrites`, SageMaker), the preferred class in capacity mode while it shows
- * capacity evidence (capacity errors, a rolled-back scale-out, desired > ready beyond the grace period). On SageMaker
- * each refused scale-out leaves the endpoint Updating until the variant's provisioning timeout, and its target
- * tracking asks again as soon as the endpoint rolls back: without the hold the endpoint is Updating for most of a
- * shortage and the fallbacks' weights and floors, the fallback itself, wait (traced on the simulator, S1 SageMaker seed
- * 1: the weights frozen at 0.91 on the preferred variant from minute 71 to 94 in capacity mode). The hold ends when the
- * evidence has aged out of its windows: the class's standing ask (`standingAsk`, written only then) and its own
- * autoscaler then probe for capacity again, and a refusal holds it again. A latency breach alone holds nothing (a
- * class that can grow should). Cost mode holds nothing: the preferred class is counted on to grow there.
- */
-function heldScaleOuts(input: PolicyInput, mode: RoutingMode, preferred: PolicyClass, evidence: readonly TriggerCode[]): string[] {
-  const refused = evidence.some((t) => t === 'capacity-errors' || t === 'replicas-not-ready');
-  return input.refusedScaleOutsBlockWrites === true && mode === 'capacity' && refused ? [preferred.name] : [];
-}
-
 function figures(situation: Situation, plan: { deficit: number }, mode: RoutingMode): Figures {
-  const { demand, ready } = situation;
-  return { demand, ready, deficit: plan.deficit, floors: situation.floorsFor(mode), held: situation.heldFor(mode) };
+  return { demand: situation.demand, ready: situation.ready, deficit: plan.deficit, floors: situation.floorsFor(mode) };
 }
 
 function describe(ctx: Context, triggers: readonly TriggerCode[]): string {
@@ -445,14 +424,6 @@ function askNote(ctx: Context, mode: RoutingMode, numbers: Figures): string {
     : '';
 }
 
-/** The audit clause for a held scale-out (`heldScaleOuts`). */
-function holdNote(numbers: Figures): string {
-  const held = numbers.held ?? [];
-  return held.length === 0 ? ''
-    : ` The own scale-out of ${held.join(', ')} is held while it is refused capacity (a scale-out the cloud cannot fill blocks every ` +
-      'write to the target until it is given up); released when the evidence has aged, to ask again.';
-}
-
 /**
  * The audit clause for classes planned below their declared envelope (`deliveredEnvelope`): an operator reading a
  * decision must see that the plan counts a class slower than its contract says, and by how much.
@@ -502,7 +473,7 @@ function step(
 ): PolicyStep {
   const weightsChanged = ctx.classes.some((c) => weights[c.name] !== ctx.previousWeights[c.name]);
   const entries = next.entries ?? ctx.entries;
-  const message = reason.message + askNote(ctx, mode, numbers) + holdNote(numbers) + ctx.envelopeNote;
+  const message = reason.message + askNote(ctx, mode, numbers) + ctx.envelopeNote;
   return {
     decision: {
       mode,
@@ -516,7 +487,6 @@ function step(
       readyTokensPerSecond: numbers.ready,
       preferredClass: ctx.preferred.name,
       replicaFloors: numbers.floors,
-      scaleOutHeld: numbers.held,
     },
     state: {
       mode,

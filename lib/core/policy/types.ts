@@ -148,13 +148,6 @@ export interface PolicyInput {
    * SageMaker), so that the audit line names what an operator will find: a rollback, not only a reported error.
    */
   readonly capacityErrorsIncludeRollbacks?: boolean;
-  /**
-   * Whether a scale-out the cloud cannot fill keeps the routing target from taking writes until the platform gives it
-   * up (SageMaker: the endpoint is Updating until the variant's provisioning timeout, and a variant's target tracking
-   * asks again after each rollback). In capacity mode the decision then holds the preferred class's own scale-out
-   * while it shows capacity evidence (`scaleOutHeld`), so the fallbacks' weights and floors can be written. Unset: never.
-   */
-  readonly refusedScaleOutsBlockWrites?: boolean;
 }
 
 /** Machine-readable reasons. Triggers name why capacity mode was entered or is kept. */
@@ -204,12 +197,6 @@ export interface PolicyDecision {
    * floors in force.
    */
   readonly replicaFloors: Readonly<Record<string, number>> | null;
-  /**
-   * Classes whose own autoscaler must not scale out now (`PolicyInput.refusedScaleOutsBlockWrites`): the preferred
-   * class in capacity mode while it shows capacity evidence. Empty: none is held, release any hold in force. `null`
-   * when the tick holds everything as it is (missing data, nothing ready): keep the holds in force.
-   */
-  readonly scaleOutHeld: readonly string[] | null;
 }
 
 export interface PolicyStep {

@@ -19,7 +19,7 @@ import { failureAuditLine, failureEmf, type FailureReason, weightInvariantProble
 import { auditLine, decisionEmf, type MetricResult } from './io';
 import { type RunMemory } from './memory';
 import { type Observation, observe } from './observe';
-import { routingTarget, type RoutingWrite, type ScaleOutChange, type TargetState } from './targets';
+import { routingTarget, type RoutingWrite, type TargetState } from './targets';
 
 /** What a run does with its decision. */
 export type StepPlan =
@@ -50,11 +50,6 @@ export interface StepDecision {
    * everything the floors in force, so an autoscaler reading the metric never loses them; null when none is known.
    */
   readonly floors: Readonly<Record<string, number>> | null;
-  /**
-   * The routes' own scale-out to hold or release this run (`PolicyDecision.scaleOutHeld` against what the run read):
-   * calls to the autoscaler beside the plan's one routing write, made whether or not the target takes writes now.
-   */
-  readonly scaleOut: readonly ScaleOutChange[];
   /** What the routing target held when the run read it. */
   readonly target: TargetState;
 }
@@ -102,7 +97,6 @@ export function step(
     config: config.policy,
     floorsTakenBy: kind.floors,
     capacityErrorsIncludeRollbacks: kind.scaleOutsRollBack,
-    refusedScaleOutsBlockWrites: kind.refusedScaleOutsBlockWrites,
   };
   const { decision, state } = decide(input, observation.previous);
   const broken = weightInvariantProblems(decision.weights, observation.classes);
@@ -111,8 +105,7 @@ export function step(
   }
   const floors = floorsToApply(config, decision, observation);
   const write = kind.plannedWrite(config.facts, decision, target, floors);
-  const scaleOut = kind.scaleOutChanges(config.facts, decision.scaleOutHeld, target);
-  return { ok: true, observation, input, decision, state, plan: planOf(write, target, decision, memory, now), floors, scaleOut, target };
+  return { ok: true, observation, input, decision, state, plan: planOf(write, target, decision, memory, now), floors, target };
 }
 
 /** The decision's floors (or, on a hold, those in force), each capped at its route's maximum and made visible to the autoscaler. */

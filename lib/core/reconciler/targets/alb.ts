@@ -172,9 +172,6 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   desiredReplicasFrom: 'container-insights',
   // The HPA lowers the desired count of a Deployment whose load fell while pods were pending: not a refusal.
   scaleOutsRollBack: false,
-  // An HPA drops a scale-out it cannot place when its load falls, and a listener write never waits for one.
-  refusedScaleOutsBlockWrites: false,
-  scaleOutChanges: () => [],
   autoscalerFloor: hpaHonouredFloor,
   routedProducers: (serving) => {
     const signals: Record<string, ClassSignalProducers> = {};

@@ -68,30 +68,10 @@ export interface TargetState {
   readonly capacityUnwritable?: string;
 }
 
-/** A scalable target's bounds (Application Auto Scaling `ScalableTarget` MinCapacity, MaxCapacity) and suspended scaling. */
+/** A scalable target's bounds (Application Auto Scaling `ScalableTarget` MinCapacity, MaxCapacity). */
 export interface ScalingBounds {
   readonly min: number;
   readonly max: number;
-  /** Its `SuspendedState` as the run read it. Absent: nothing suspended. */
-  readonly suspended?: SuspendedScaling;
-}
-
-/** Application Auto Scaling `SuspendedState`: which kinds of scaling of a scalable target are suspended. */
-export interface SuspendedScaling {
-  readonly dynamicScalingIn: boolean;
-  readonly dynamicScalingOut: boolean;
-  readonly scheduledScaling: boolean;
-}
-
-/**
- * A route's own scale-out held or released (`PolicyDecision.scaleOutHeld`): its scalable target's suspended scaling
- * as it is to be written, the other two kinds as the run read them. Made beside the run's one routing write: it is a
- * call to the autoscaler, not to the routing target, and is possible while the target is Updating.
- */
-export interface ScaleOutChange {
-  readonly route: string;
-  readonly hold: boolean;
-  readonly suspended: SuspendedScaling;
 }
 
 /** The newest ready and desired replica counts of a route's signal windows (null: no datapoint). */
@@ -213,17 +193,6 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
    * ago, may see no attempt whole.
    */
   readonly scaleOutsRollBack: boolean;
-  /**
-   * Whether a scale-out the cloud cannot fill blocks every write to the target until the platform gives it up
-   * (SageMaker: the endpoint is Updating until the variant's provisioning timeout). The policy then holds the preferred
-   * class's own scale-out in capacity mode while it is refused capacity (`PolicyDecision.scaleOutHeld`).
-   */
-  readonly refusedScaleOutsBlockWrites: boolean;
-  /**
-   * The scale-out holds to write so that the routes' own scale-out is held exactly for `held` (null: keep what is in
-   * force), against what the run read. A route whose scalable target the run did not read is left alone.
-   */
-  scaleOutChanges(facts: F, held: readonly string[] | null, target: TargetState): ScaleOutChange[];
   /** The serving platform's signal producers by routed name, compacted to fit the Lambda environment. */
   routedProducers(serving: ServingDescription & { readonly routing: F }): RoutedProducers;
   /**

@@ -9,7 +9,7 @@ import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
-import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite, type ScaleOutChange, type TargetState } from './kind';
+import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite, type TargetState } from './kind';
 import { objectEntries, placementAllows, policyClassOf, quote, rejectionStatusOf, stray } from './shared';
 
 const VARIANT = 'a production variant with its instance pools';
@@ -117,26 +117,6 @@ export function capacityCeilings(facts: SageMakerRoutingFacts, target: TargetSta
 }
 
 /**
- * SageMaker: each variant whose dynamic scale-out is to change, held (`DynamicScalingOutSuspended`) for the variants
- * in `held` and released for the others, against its scalable target's `SuspendedState` as the run read it (the other
- * two flags kept as read: RegisterScalableTarget takes the state whole). The reconciler owns that flag of the variants
- * it routes: a suspension it did not make is released when no hold calls for it (docs/reconciler.md). A variant whose
- * scalable target the run did not read (no bounds) is left alone; `held` null keeps everything as it is.
- */
-function scaleOutChanges(facts: SageMakerRoutingFacts, held: readonly string[] | null, target: TargetState): ScaleOutChange[] {
-  if (held === null) return [];
-  const out: ScaleOutChange[] = [];
-  for (const r of routes(facts)) {
-    const bounds = target.scalingBounds?.[r.name];
-    if (!bounds) continue;
-    const now = bounds.suspended ?? { dynamicScalingIn: false, dynamicScalingOut: false, scheduledScaling: false };
-    const hold = held.includes(r.name);
-    if (now.dynamicScalingOut !== hold) out.push({ route: r.name, hold, suspended: { ...now, dynamicScalingOut: hold } });
-  }
-  return out;
-}
-
-/**
  * The writer's calls (lambda/reconciler/targets/sagemaker.ts: DescribeEndpoint, DescribeScalableTargets,
  * UpdateEndpointWeightsAndCapacities) and the ones nearest to them it must not make.
  */
@@ -201,8 +181,6 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   },
   desiredReplicasFrom: 'target-api',
   scaleOutsRollBack: true,
-  refusedScaleOutsBlockWrites: true,
-  scaleOutChanges,
   autoscalerFloor: (floor) => floor,
   routedProducers: (serving) => {
     const out: Record<string, ClassSignalProducers> = {};
