@@ -161,6 +161,11 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
         m.perRoute(Metrics.readyReplicas, route, { label: 'ready' }),
         ...(route.classes.length > 1 ? route.classes.map((c) => m.perClass(Metrics.readyReplicas, c, { label: `ready ${c.facts.name}` })) : []),
       ],
+      // Where the platform rolls a refused scale-out back and publishes no capacity error (SageMaker), the refusals the
+      // reconciler saw, on the right axis.
+      ...(routingTarget(m.facts).scaleOutsRollBack
+        ? { right: [m.perRoute(Metrics.refusedScaleOuts, route, { label: 'refused scale-outs (rolled back)' })], rightYAxis: ZERO_AXIS('refused') }
+        : {}),
       leftYAxis: ZERO_AXIS('replicas'),
       leftAnnotations: [{ value: route.maxReplicas, label: 'max replicas (quota)', color: cloudwatch.Color.GREY }],
     }),

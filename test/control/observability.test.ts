@@ -207,11 +207,14 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
       'CapacityAwareInference ReadyReplicas CapacityClass=fallback Service=llama3-chat Minimum',
       'CapacityAwareInference ReadyReplicas CapacityClass=a10g Service=llama3-chat Minimum',
       'CapacityAwareInference ReadyReplicas CapacityClass=inf2 Service=llama3-chat Minimum',
+      // SageMaker publishes no capacity error: the refusals the reconciler saw (a rolled-back scale-out), right axis.
+      'CapacityAwareInference RefusedScaleOuts CapacityClass=fallback Service=llama3-chat Maximum',
     ]);
     expect((w.properties.annotations as { horizontal: Array<{ value: number; label: string }> }).horizontal).toEqual([
       expect.objectContaining({ value: 48, label: 'max replicas (quota)' }),
     ]);
-    expect(metricKeys(widget(widgets, 'Replicas preferred: desired vs ready'))).toHaveLength(2);
+    // A single-pool variant: desired, ready and its refusals; no pool lines.
+    expect(metricKeys(widget(widgets, 'Replicas preferred: desired vs ready'))).toHaveLength(3);
   });
 
   test('SageMaker produces no capacity-error metric: no such widget; server errors per class and the shed rate instead', () => {

@@ -240,6 +240,23 @@ describe('a refused SageMaker scale-out: the rollback is the capacity error', ()
     expect(s.decision.reason.message).toContain('preferred reports capacity errors or had a scale-out rolled back without new instances');
   });
 
+  test('fails when a refusal the reconciler derives is invisible: it is published as RefusedScaleOuts (1 now, 0 otherwise; never on EKS)', () => {
+    const refused = (s: ReturnType<typeof step>, config: ReconcilerConfig) => runRecords(config, s, { action: 'unchanged' }, NOW_MS)
+      .filter((r) => 'RefusedScaleOuts' in r).map((r) => [r.CapacityClass, r.RefusedScaleOuts]);
+    const rolled = step(SM, sagemaker({ preferred: 98, fallback: 2 }), answer(SM, world(fill(3), [3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 3])), NOW_MS);
+    expect(refused(rolled, SM)).toEqual([['preferred', 1], ['fallback', 0]]);
+    const calm = step(SM, sagemaker({ preferred: 98, fallback: 2 }), answer(SM, world(fill(3), fill(3))), NOW_MS);
+    expect(refused(calm, SM)).toEqual([['preferred', 0], ['fallback', 0]]);
+    const w: World = {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: [3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 3], ...steady },
+        g6: { readyReplicas: fill(1), desiredReplicas: fill(1), ...steady },
+      },
+    };
+    expect(refused(step(ALB, alb({ inf2: 98, g6: 2 }), answer(ALB, w), NOW_MS), ALB)).toEqual([]);
+  });
+
   test('a scale-out that got its replicas, and a scale-in, are not refusals', () => {
     const grown = observe(SM, sagemaker({ preferred: 98, fallback: 2 }, { preferred: 5 }, { preferred: 5 }),
       answer(SM, world([3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 5], [3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 5])), NOW_MS);

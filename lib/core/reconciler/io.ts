@@ -237,6 +237,8 @@ export interface DecisionRecords {
   readonly floors: Readonly<Record<string, number>> | null;
   /** What the run saw of each route (replica counts, per-pool instances). */
   readonly observed?: Readonly<Record<string, RouteObservation>>;
+  /** Per route, whether the run saw a refused scale-out (1) or not (0): platforms that roll them back only (SageMaker). */
+  readonly refused?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -245,7 +247,7 @@ export interface DecisionRecords {
  * observed them, replicas) per routed class; on SageMaker also ready instances per pool class.
  */
 export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> {
-  const { decision, next, input, service, timestampMs, weightTotal, written, floors, observed = {} } = r;
+  const { decision, next, input, service, timestampMs, weightTotal, written, floors, observed = {}, refused = {} } = r;
   const total = Object.values(decision.weights).reduce((a, b) => a + b, 0) || weightTotal;
   const tps = new Map(input.classes.map((c) => [c.name, c.tokensPerSecondPerReplica]));
   const tokenWeight = (name: string) => (decision.weights[name] ?? 0) * (tps.get(name) ?? 0);
@@ -278,6 +280,7 @@ export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> 
       // reading it never lacks a datapoint while the loop runs.
       ...(floors ? [{ spec: Metrics.replicaFloor, value: floors[className] ?? 0 }] : []),
       ...(seen ? [{ spec: Metrics.readyReplicas, value: seen.ready }, { spec: Metrics.desiredReplicas, value: seen.desired }] : []),
+      ...(refused[className] !== undefined ? [{ spec: Metrics.refusedScaleOuts, value: refused[className] }] : []),
     ]));
     for (const [poolClass, ready] of Object.entries(seen?.pools ?? {})) {
       // A variant named like its only pool class is the same replicas: one series, not two.

@@ -18,7 +18,7 @@ import { type ReconcilerConfig } from './config';
 import { failureAuditLine, failureEmf, type FailureReason, weightInvariantProblems } from './faults';
 import { auditLine, decisionEmf, type MetricResult } from './io';
 import { type RunMemory } from './memory';
-import { type Observation, observe } from './observe';
+import { type Observation, observe, rolledBackScaleOuts } from './observe';
 import { routingTarget, type RoutingWrite, type TargetState } from './targets';
 
 /** What a run does with its decision. */
@@ -194,6 +194,7 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
     written,
     floors: s.floors,
     observed: kind.observations(config.facts, s.target, latest),
+    ...(kind.scaleOutsRollBack ? { refused: refusedNow(s.input.signals) } : {}),
   });
   if (outcome.reason) records.push(failureEmf(config.service, outcome.reason, nowMs));
   records.push(auditLine(s.input, s.observation.previous, s.decision, recorded, {
@@ -201,6 +202,19 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
     ...(outcome.detail !== undefined ? { detail: outcome.detail } : {}),
   }, s.floors));
   return records;
+}
+
+/**
+ * Per route, whether the newest sample shows a scale-out rolled back without new replicas (`rolledBackScaleOuts`): the
+ * capacity error the reconciler derives on SageMaker, which publishes none, published so that dashboards show it.
+ */
+function refusedNow(signals: PolicyInput['signals']): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, w] of Object.entries(signals)) {
+    const v = rolledBackScaleOuts(w.readyReplicas, w.desiredReplicas).at(-1);
+    if (typeof v === 'number') out[name] = v;
+  }
+  return out;
 }
 
 /** What this run leaves the next run in the same execution environment (unchanged when it could not decide). */
