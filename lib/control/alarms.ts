@@ -7,6 +7,7 @@ import { Metrics } from '../core/metrics/contract';
 import { Checker } from '../core/validation/checker';
 import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
+import { routingTarget } from '../core/reconciler/targets';
 import { servingPropProblem } from '../core/validation/serving';
 import { durationSeconds } from '../util/duration';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
@@ -67,8 +68,9 @@ export interface ReplicaShortageAlarmOptions extends AlarmToggle {
    * @default Duration.minutes(5) - the policy's default provisioning grace (and the shortest SageMaker instance
    * provisioning timeout). The reconciler's own grace rule reads a window that ends a metric delay ago, so it may fire
    * a run or two later than this alarm. On SageMaker a refused scale-out rolls back at the provisioning timeout (300 s
-   * by default), so this alarm can flip between ALARM and OK once per attempt; the reconciler reads the rollback
-   * itself as a capacity error (`rolledBackScaleOuts`).
+   * by default) and a run can sample desired = ready between two attempts; such a minute counts as short through the
+   * refusal the reconciler publishes (`RefusedScaleOuts`), so a steady shortage holds the alarm. A rollback target
+   * tracking re-asked before the run samples it is not seen, but then desired > ready anyway.
    */
   readonly duration?: Duration;
 }
@@ -266,15 +268,24 @@ export class InferenceAlarms extends Construct {
   private replicaShortages(m: ServiceMetrics, shortage: WithDefaults<ReplicaShortageAlarmOptions>): cloudwatch.Alarm[] {
     const shortages: cloudwatch.Alarm[] = [];
     if (shortage.enabled !== false) {
+      // Where a refused scale-out is rolled back (SageMaker), the run that samples the rollback sees desired = ready and
+      // one minute would read as no shortage, so the alarm flipped once per attempt during a steady shortage: a
+      // minute with a refusal the reconciler saw (`RefusedScaleOuts`) counts as short.
+      const refusals = routingTarget(m.facts).scaleOutsRollBack;
       for (const route of m.routes) {
         const d = metricId('d', route.index);
         const r = metricId('r', route.index);
+        const f = metricId('f', route.index);
         const what = route.classes.map((c) => `${c.facts.name} on ${c.facts.instanceType}`).join(', ');
         shortages.push(new cloudwatch.Alarm(this, `ReplicaShortage${route.index}`, {
           metric: new cloudwatch.MathExpression({
-            expression: `${d} - ${r}`,
-            usingMetrics: { [d]: m.perRoute(Metrics.desiredReplicas, route), [r]: m.perRoute(Metrics.readyReplicas, route) },
-            label: `${route.name} desired - ready replicas`,
+            // A sum, not a max: the threshold is 1, so a minute short on either count breaches (FILL: a run may be missing).
+            expression: refusals ? `${d} - ${r} + FILL(${f}, 0)` : `${d} - ${r}`,
+            usingMetrics: {
+              [d]: m.perRoute(Metrics.desiredReplicas, route), [r]: m.perRoute(Metrics.readyReplicas, route),
+              ...(refusals ? { [f]: m.perRoute(Metrics.refusedScaleOuts, route) } : {}),
+            },
+            label: `${route.name} desired - ready replicas${refusals ? ' (+1 in a minute with a refused scale-out)' : ''}`,
             period: m.period,
           }),
           threshold: 1,
@@ -283,7 +294,7 @@ export class InferenceAlarms extends Construct {
           datapointsToAlarm: InferenceAlarms.periods(m, shortage.duration),
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
           alarmDescription: `${m.service}: ${route.name} (${what}) has wanted more replicas than are ready for `
-            + `${shortage.duration.toHumanString()}: capacity is not arriving. Runbook: docs/observability.md (cdk-capacity-aware-inference), ReplicaShortage.`,
+            + `${shortage.duration.toHumanString()}${refusals ? ' (or had a scale-out rolled back without new instances)' : ''}: capacity is not arriving. Runbook: docs/observability.md (cdk-capacity-aware-inference), ReplicaShortage.`,
         }));
       }
     }

@@ -344,15 +344,18 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     }));
   });
 
-  test('one replica shortage alarm per routed class (variant): desired - ready >= 1 for 5 minutes', () => {
+  test('one replica shortage alarm per routed class (variant): desired - ready (+ a refused scale-out) >= 1 for 5 minutes', () => {
     const found = alarmsByDescription(template, 'wanted more replicas than are ready');
     expect(found).toHaveLength(2);
     const fallback = found.find((a) => a.AlarmDescription.includes('fallback (a10g on ml.g5.xlarge, inf2 on ml.inf2.xlarge)'))!;
     const { expression, metrics } = mathOf(fallback);
-    expect(expression).toBe('d1 - r1');
+    // A minute in which the reconciler saw a refused scale-out (desired rolled back to ready) still counts as short:
+    // otherwise the alarm flipped to OK once per provisioning timeout during a steady shortage.
+    expect(expression).toBe('d1 - r1 + FILL(f1, 0)');
     expect(metrics).toEqual([
       'd1 CapacityAwareInference DesiredReplicas CapacityClass=fallback Service=llama3-chat Maximum',
       'r1 CapacityAwareInference ReadyReplicas CapacityClass=fallback Service=llama3-chat Minimum',
+      'f1 CapacityAwareInference RefusedScaleOuts CapacityClass=fallback Service=llama3-chat Maximum',
     ]);
     expect(fallback).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 5 }));
   });
@@ -460,7 +463,11 @@ describe('InferenceDashboard and InferenceAlarms on an ALB, with options', () =>
     expect(mathOf(fallback).metrics[0]).toBe(
       'fs0 AWS/ApplicationELB RequestCount LoadBalancer=app/llama/50dc6c495c0c9188 TargetGroup=targetgroup/l40s/6d0ecf831eec9f00 Sum',
     );
-    for (const a of alarmsByDescription(template, 'wanted more replicas')) expect(a.EvaluationPeriods).toBe(8);
+    for (const a of alarmsByDescription(template, 'wanted more replicas')) {
+      expect(a.EvaluationPeriods).toBe(8);
+      // An HPA's pending pods are not rolled back: on an ALB target no refusal term.
+      expect(mathOf(a).expression).toMatch(/^d\d+ - r\d+$/);
+    }
     expect(oneAlarm(template, 'recorded no decision').EvaluationPeriods).toBe(3);
   });
 
