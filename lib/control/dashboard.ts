@@ -164,7 +164,7 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
       // Where the platform rolls a refused scale-out back and publishes no capacity error (SageMaker), the refusals the
       // reconciler saw, on the right axis.
       ...(routingTarget(m.facts).scaleOutsRollBack
-        ? { right: [m.perRoute(Metrics.refusedScaleOuts, route, { label: 'refused scale-outs (rolled back)' })], rightYAxis: ZERO_AXIS('refused') }
+        ? { right: [m.perRoute(Metrics.refusedScaleOuts, route, { label: 'refused scale-out seen (1) or not (0)' })], rightYAxis: ZERO_AXIS('refused') }
         : {}),
       leftYAxis: ZERO_AXIS('replicas'),
       leftAnnotations: [{ value: route.maxReplicas, label: 'max replicas (quota)', color: cloudwatch.Color.GREY }],

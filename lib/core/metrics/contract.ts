@@ -107,9 +107,9 @@ export const Metrics = {
     + 'from DescribeEndpoint InstancePools[].CurrentInstanceCount, which cost per class needs'),
   desiredReplicas: own('DesiredReplicas', 'Count', [S, C], 'Maximum', 'reconciler', 'Replicas the autoscaler wants, per routed class'),
   refusedScaleOuts: own('RefusedScaleOuts', 'Count', [S, C], 'Maximum', 'reconciler',
-    'SageMaker: 1 in a period in which a run saw a routed variant\'s scale-out rolled back without new instances (desired back '
-    + 'at the current count), which the reconciler reads as a capacity error; 0 otherwise. Sampled once a run: a rollback '
-    + 'that target tracking re-asked before the run is not seen'),
+    'SageMaker: a flag, 1 when a run\'s live counts show the scale-out of the newest published period (about three minutes back, '
+    + 'the metric delay) rolled back without new instances, which the reconciler reads as a capacity error; 0 otherwise. One '
+    + 'rollback shows on up to three runs; one target tracking re-asked before a run samples it is not seen'),
   replicaFloor: own('ReplicaFloor', 'Count', [S, C], 'Maximum', 'reconciler',
     'Replicas the policy asks a routed class to run at least (capacity mode: its part of the deficit; 0: no floor). '
     + 'On EKS the class\'s ScaledObject scales on it as a second trigger; on SageMaker the reconciler raises the variant\'s '
