@@ -69,6 +69,11 @@ export interface Observation {
   readonly floorsInForce: Readonly<Record<string, number>> | null;
   /** Routes of the facts that the live target does not hold (a renamed variant, a removed target group). */
   readonly missingRoutes: string[];
+  /**
+   * Where the platform rolls refused scale-outs back (SageMaker), each route's `rolledBackScaleOuts` window, aligned with
+   * its replica windows: already in its capacity errors, kept apart so the run can publish it (`RefusedScaleOuts`).
+   */
+  readonly refusedScaleOuts?: Readonly<Record<string, SignalWindow>>;
 }
 
 /**
@@ -95,6 +100,7 @@ export function observe(
   // External signals end `metricDelaySeconds` ago; cut them there so a not-yet-published period is not read as missing.
   const cut = (w: ReadonlyArray<number | null> | undefined) => (w ?? []).slice(0, signalSlots);
   const includesRejected = new Set(all.servedIncludesRejected);
+  const refusedScaleOuts: Record<string, SignalWindow> = {};
   const signals: Record<string, ClassSignals> = Object.fromEntries(names.map((n) => {
     const s = all.signals[n];
     const observed = target.replicas[n];
@@ -103,9 +109,9 @@ export function observe(
     const desiredReplicas = withNow(s.desiredReplicas, observed?.desired);
     // Aligned with the replica windows, which end with the counts the target reports now (no capacity-error datapoint yet).
     const reported = s.capacityErrors && (observed ? [...cut(s.capacityErrors).slice(1), null] : cut(s.capacityErrors));
-    const capacityErrors = kind.scaleOutsRollBack
-      ? withRolledBackScaleOuts(reported, readyReplicas, desiredReplicas)
-      : s.capacityErrors && cut(s.capacityErrors);
+    const rolledBack = kind.scaleOutsRollBack ? rolledBackScaleOuts(readyReplicas, desiredReplicas) : undefined;
+    if (rolledBack) refusedScaleOuts[n] = rolledBack;
+    const capacityErrors = rolledBack ? withRolledBackScaleOuts(reported, rolledBack) : s.capacityErrors && cut(s.capacityErrors);
     return [n, {
       readyReplicas,
       desiredReplicas,
@@ -129,6 +135,7 @@ export function observe(
     previous: previous === rebuilt ? rebuilt : { ...previous, weights: target.weights },
     floorsInForce: floorsInForce(memory, windows, batch, frame, now, policy),
     missingRoutes: names.filter((n) => !present.has(n)),
+    ...(kind.scaleOutsRollBack ? { refusedScaleOuts } : {}),
   };
 }
 
@@ -193,7 +200,6 @@ function withinWindow(memory: RunMemory, now: number, policy: PolicyConfig): boo
  * grace rule sees the shortage. 1 in such a period, 0 where both counts are known, null where not.
  */
 export function rolledBackScaleOuts(ready: SignalWindow, desired: SignalWindow): SignalWindow {
-  const known = (v: number | null | undefined): v is number => typeof v === 'number' && Number.isFinite(v);
   return ready.map((r, i) => {
     const d = desired[i];
     if (!known(r) || !known(d)) return null;
@@ -203,11 +209,13 @@ export function rolledBackScaleOuts(ready: SignalWindow, desired: SignalWindow):
 }
 
 /** A route's capacity errors with its rolled-back scale-outs added (the larger of the two per period). */
-function withRolledBackScaleOuts(reported: SignalWindow | undefined, ready: SignalWindow, desired: SignalWindow): SignalWindow {
-  const rolledBack = rolledBackScaleOuts(ready, desired);
+function withRolledBackScaleOuts(reported: SignalWindow | undefined, rolledBack: SignalWindow): SignalWindow {
   return rolledBack.map((v, i) => {
-    const r = reported?.[i];
-    const values = [v, r].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+    const values = [v, reported?.[i]].filter(known);
     return values.length > 0 ? Math.max(...values) : null;
   });
+}
+
+function known(v: number | null | undefined): v is number {
+  return typeof v === 'number' && Number.isFinite(v);
 }

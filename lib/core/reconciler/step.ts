@@ -13,12 +13,13 @@
  * ```
  */
 import { decide } from '../policy/decide';
-import { type PolicyDecision, type PolicyInput, type PolicyState } from '../policy/types';
+import { latest } from '../policy/evidence';
+import { type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from '../policy/types';
 import { type ReconcilerConfig } from './config';
 import { failureAuditLine, failureEmf, type FailureReason, weightInvariantProblems } from './faults';
 import { auditLine, decisionEmf, type MetricResult } from './io';
 import { type RunMemory } from './memory';
-import { type Observation, observe, rolledBackScaleOuts } from './observe';
+import { type Observation, observe } from './observe';
 import { routingTarget, type RoutingWrite, type TargetState } from './targets';
 
 /** What a run does with its decision. */
@@ -117,7 +118,7 @@ function floorsToApply(config: ReconcilerConfig, decision: PolicyDecision, obser
   const out: Record<string, number> = {};
   for (const [name, floor] of Object.entries(floors)) {
     if (!max.has(name) || !Number.isFinite(floor)) continue;
-    const desired = latestValue(observation.signals[name]?.desiredReplicas);
+    const desired = latest(observation.signals[name]?.desiredReplicas);
     const asked = Math.max(0, Math.round(floor));
     // The preferred class's standing ask is published as it is: raised past the HPA's tolerance it would stick above
     // the ask (the HPA ignores the next, lower floor within its tolerance) and read as a shortage. Its own HPA, routed
@@ -125,11 +126,6 @@ function floorsToApply(config: ReconcilerConfig, decision: PolicyDecision, obser
     out[name] = Math.min(max.get(name)!, name === decision.preferredClass ? asked : kind.autoscalerFloor(asked, desired));
   }
   return out;
-}
-
-function latestValue(window: ReadonlyArray<number | null> | undefined): number | null {
-  const v = window?.[window.length - 1];
-  return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
 
 function planOf(
@@ -182,8 +178,8 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
   const kind = routingTarget(config.facts);
   const { inForce, recorded } = recordedState(s, outcome);
   const written = outcome.action === 'applied' && s.plan.action === 'write' && s.plan.write.kind === 'weights';
-  const latest = Object.fromEntries(Object.entries(s.input.signals)
-    .map(([n, w]) => [n, { ready: latestValue(w.readyReplicas), desired: latestValue(w.desiredReplicas) }]));
+  const newest = Object.fromEntries(Object.entries(s.input.signals)
+    .map(([n, w]) => [n, { ready: latest(w.readyReplicas), desired: latest(w.desiredReplicas) }]));
   const records = decisionEmf({
     decision: { ...s.decision, weights: inForce },
     next: recorded,
@@ -193,8 +189,8 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
     weightTotal: s.observation.query.policy.weightTotal,
     written,
     floors: s.floors,
-    observed: kind.observations(config.facts, s.target, latest),
-    ...(kind.scaleOutsRollBack ? { refused: refusedNow(s.input.signals) } : {}),
+    observed: kind.observations(config.facts, s.target, newest),
+    ...(s.observation.refusedScaleOuts ? { refused: newestRefusals(s.observation.refusedScaleOuts) } : {}),
   });
   if (outcome.reason) records.push(failureEmf(config.service, outcome.reason, nowMs));
   records.push(auditLine(s.input, s.observation.previous, s.decision, recorded, {
@@ -205,14 +201,14 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
 }
 
 /**
- * Per route, whether the newest sample shows a scale-out rolled back without new replicas (`rolledBackScaleOuts`): the
- * capacity error the reconciler derives on SageMaker, which publishes none, published so that dashboards show it.
+ * Per route, whether the newest sample shows a scale-out rolled back without new replicas (`Observation.refusedScaleOuts`):
+ * the capacity error the reconciler derives on SageMaker, which publishes none, published so that dashboards show it.
  */
-function refusedNow(signals: PolicyInput['signals']): Record<string, number> {
+function newestRefusals(windows: Readonly<Record<string, SignalWindow>>): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [name, w] of Object.entries(signals)) {
-    const v = rolledBackScaleOuts(w.readyReplicas, w.desiredReplicas).at(-1);
-    if (typeof v === 'number') out[name] = v;
+  for (const [name, w] of Object.entries(windows)) {
+    const v = latest(w);
+    if (v !== null) out[name] = v;
   }
   return out;
 }
