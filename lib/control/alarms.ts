@@ -279,7 +279,8 @@ export class InferenceAlarms extends Construct {
         const what = route.classes.map((c) => `${c.facts.name} on ${c.facts.instanceType}`).join(', ');
         shortages.push(new cloudwatch.Alarm(this, `ReplicaShortage${route.index}`, {
           metric: new cloudwatch.MathExpression({
-            // A sum, not a max: the threshold is 1, so a minute short on either count breaches (FILL: a run may be missing).
+            // A sum, not a max: the threshold is 1, so a minute short on either count breaches (FILL: a run may be missing;
+            // metric math arithmetic and FILL: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html).
             expression: refusals ? `${d} - ${r} + FILL(${f}, 0)` : `${d} - ${r}`,
             usingMetrics: {
               [d]: m.perRoute(Metrics.desiredReplicas, route), [r]: m.perRoute(Metrics.readyReplicas, route),
