@@ -70,7 +70,8 @@ export interface ReplicaShortageAlarmOptions extends AlarmToggle {
    * a run or two later than this alarm. On SageMaker a refused scale-out rolls back at the provisioning timeout (300 s
    * by default) and a run can sample desired = ready between two attempts; such a minute counts as short through the
    * refusal the reconciler publishes (`RefusedScaleOuts`), so a steady shortage holds the alarm. A rollback target
-   * tracking re-asked before the run samples it is not seen, but then desired > ready anyway.
+   * tracking re-asked before the run samples it is not seen, but then desired > ready anyway. On SageMaker the
+   * shortage is the reconciler's `PendingScaleOut` (desired - ready as one run saw them).
    */
   readonly duration?: Duration;
 }
@@ -270,23 +271,25 @@ export class InferenceAlarms extends Construct {
     if (shortage.enabled !== false) {
       // Where a refused scale-out is rolled back (SageMaker), the run that samples the rollback sees desired = ready and
       // one minute would read as no shortage, so the alarm flipped once per attempt during a steady shortage: a
-      // minute with a refusal the reconciler saw (`RefusedScaleOuts`) counts as short.
+      // minute with a refusal the reconciler saw (`RefusedScaleOuts`) counts as short. There the shortage is the
+      // `PendingScaleOut` each run publishes, the reading the reconciler's own refusal check uses: `DesiredReplicas`
+      // (Maximum) - `ReadyReplicas` (Minimum) of two runs in one minute can pair counts no run saw together.
       const refusals = routingTarget(m.facts).scaleOutsRollBack;
       for (const route of m.routes) {
         const d = metricId('d', route.index);
         const r = metricId('r', route.index);
+        const p = metricId('p', route.index);
         const f = metricId('f', route.index);
         const what = route.classes.map((c) => `${c.facts.name} on ${c.facts.instanceType}`).join(', ');
         shortages.push(new cloudwatch.Alarm(this, `ReplicaShortage${route.index}`, {
           metric: new cloudwatch.MathExpression({
             // A sum, not a max: the threshold is 1, so a minute short on either count breaches (FILL: a run may be missing;
             // metric math arithmetic and FILL: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html).
-            expression: refusals ? `${d} - ${r} + FILL(${f}, 0)` : `${d} - ${r}`,
-            usingMetrics: {
-              [d]: m.perRoute(Metrics.desiredReplicas, route), [r]: m.perRoute(Metrics.readyReplicas, route),
-              ...(refusals ? { [f]: m.perRoute(Metrics.refusedScaleOuts, route) } : {}),
-            },
-            label: `${route.name} desired - ready replicas${refusals ? ' (+1 in a minute with a refused scale-out)' : ''}`,
+            expression: refusals ? `${p} + FILL(${f}, 0)` : `${d} - ${r}`,
+            usingMetrics: refusals
+              ? { [p]: m.perRoute(Metrics.pendingScaleOut, route), [f]: m.perRoute(Metrics.refusedScaleOuts, route) }
+              : { [d]: m.perRoute(Metrics.desiredReplicas, route), [r]: m.perRoute(Metrics.readyReplicas, route) },
+            label: refusals ? `${route.name} pending instances (+1 in a minute with a refused scale-out)` : `${route.name} desired - ready replicas`,
             period: m.period,
           }),
           threshold: 1,

@@ -250,6 +250,8 @@ class DeployedReconciler implements RoutingPolicy {
     switch (signal) {
       case 'readyReplicas': v = d ? d.readyReplicas : s.readyReplicas[cell]; break;
       case 'desiredReplicas': v = d ? d.desiredReplicas : s.desiredReplicas[cell]; break;
+      // One run a minute: the run's pending scale-out is the minute's desired minus ready.
+      case 'pendingScaleOut': v = d ? Math.max(0, d.desiredReplicas - d.readyReplicas) : Math.max(0, s.desiredReplicas[cell] - s.readyReplicas[cell]); break;
       case 'capacityErrors': v = d ? 0 : s.capacityErrors[cell]; break;
       // No completions, no latency datapoint (CloudWatch publishes none for an idle target).
       case 'latencyP95Ms': {

@@ -108,6 +108,24 @@ export function dominating(s: ScenarioSummary): PolicySummary[] {
     p.metrics.sloAttainment.mean > lib.metrics.sloAttainment.mean && p.metrics.usdPerMillionSloTokens.mean < lib.metrics.usdPerMillionSloTokens.mean);
 }
 
+/**
+ * How strong a "better on both" is: the library minus the baseline, paired by seed, with 95% intervals, and whether
+ * each excludes zero. The target is judged on the means; this says whether more seeds could overturn it.
+ */
+function pairedEvidence(p: PolicySummary): string {
+  const v = p.vsLibrary;
+  if (!v) return '';
+  // vsLibrary is baseline - library; the report states every paired difference as library - baseline.
+  const slo = v.sloAttainment;
+  const usd = v.usdPerMillionSloTokens;
+  const pairs = Math.min(slo.n, usd.n);
+  if (pairs < 2) return ` (paired: ${pairs} seed${pairs === 1 ? '' : 's'} with both values, no interval)`;
+  const significant = (e: typeof slo) => Math.abs(e.mean) > e.ci95;
+  const signed = (x: number, digits: number) => `${-x >= 0 ? '+' : ''}${(-x).toFixed(digits)}`;
+  return ` (library - ${p.policy}, paired over ${pairs} seeds: SLO ${signed(slo.mean * 100, 2)} ±${(slo.ci95 * 100).toFixed(2)} pt, ` +
+    `cost ${signed(usd.mean, 3)} ±${usd.ci95.toFixed(3)}; ${[significant(slo) ? 'SLO' : '', significant(usd) ? 'cost' : ''].filter(Boolean).join(' and ') || 'neither'} significant)`;
+}
+
 function bestReal(s: ScenarioSummary): PolicySummary | undefined {
   return s.policies.filter((p) => p.policy !== 'library' && !REFERENCE_POLICIES.includes(p.policy))
     .reduce<PolicySummary | undefined>((best, p) => (!best || p.metrics.sloAttainment.mean > best.metrics.sloAttainment.mean ? p : best), undefined);
@@ -131,7 +149,7 @@ export function checkTargets(s: ScenarioSummary): TargetCheck[] {
   if (s.policies.length > 1) {
     const dom = dominating(s);
     add('no baseline better on both SLO and cost', dom.length === 0 ? 'none' : dom.map((p) => p.policy).join(', '), dom.length === 0,
-      dom.map((p) => `${p.policy} ${(p.metrics.sloAttainment.mean * 100).toFixed(2)}% at ${p.metrics.usdPerMillionSloTokens.mean.toFixed(3)}`).join('; '));
+      dom.map((p) => `${p.policy} ${(p.metrics.sloAttainment.mean * 100).toFixed(2)}% at ${p.metrics.usdPerMillionSloTokens.mean.toFixed(3)}${pairedEvidence(p)}`).join('; '));
     const best = bestReal(s);
     if (best) {
       const gap = (lib.metrics.sloAttainment.mean - best.metrics.sloAttainment.mean) * 100;

@@ -344,17 +344,18 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     }));
   });
 
-  test('one replica shortage alarm per routed class (variant): desired - ready (+ a refused scale-out) >= 1 for 5 minutes', () => {
+  test('one replica shortage alarm per routed class (variant): pending instances (+ a refused scale-out) >= 1 for 5 minutes', () => {
     const found = alarmsByDescription(template, 'wanted more replicas than are ready');
     expect(found).toHaveLength(2);
     const fallback = found.find((a) => a.AlarmDescription.includes('fallback (a10g on ml.g5.xlarge, inf2 on ml.inf2.xlarge)'))!;
     const { expression, metrics } = mathOf(fallback);
     // A minute in which the reconciler saw a refused scale-out (desired rolled back to ready) still counts as short:
     // otherwise the alarm flipped to OK once per provisioning timeout during a steady shortage.
-    expect(expression).toBe('d1 - r1 + FILL(f1, 0)');
+    // The shortage is what each run saw pending (PendingScaleOut), not DesiredReplicas (Maximum) - ReadyReplicas (Minimum),
+    // which can pair the counts of two runs in one minute.
+    expect(expression).toBe('p1 + FILL(f1, 0)');
     expect(metrics).toEqual([
-      'd1 CapacityAwareInference DesiredReplicas CapacityClass=fallback Service=llama3-chat Maximum',
-      'r1 CapacityAwareInference ReadyReplicas CapacityClass=fallback Service=llama3-chat Minimum',
+      'p1 CapacityAwareInference PendingScaleOut CapacityClass=fallback Service=llama3-chat Maximum',
       'f1 CapacityAwareInference RefusedScaleOuts CapacityClass=fallback Service=llama3-chat Maximum',
     ]);
     expect(fallback).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 5 }));

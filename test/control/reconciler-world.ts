@@ -76,7 +76,17 @@ export const perMinute = (tokens: number) => (tokens * 60) / 200;
 export const fill = (value: number | null, n = SLOTS) => Array.from({ length: n }, () => value);
 
 export type Series = Array<number | null>;
-export type ClassSeries = Partial<Record<'readyReplicas' | 'desiredReplicas' | 'capacityErrors' | 'latencyP95Ms' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond', Series>>;
+export type ClassSeries = Partial<Record<
+  'readyReplicas' | 'desiredReplicas' | 'pendingScaleOut' | 'capacityErrors' | 'latencyP95Ms' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond',
+  Series
+>>;
+
+/** A class's series; without `pendingScaleOut`, the one a reconciler running once a minute publishes: desired - ready. */
+function classSeries(c: ClassSeries | undefined, signal: keyof ClassSeries): Series | undefined {
+  if (signal !== 'pendingScaleOut' || !c || c.pendingScaleOut) return c?.[signal];
+  const { readyReplicas: r, desiredReplicas: d } = c;
+  return r && d ? r.map((v, i) => (v === null || d[i] === null || d[i] === undefined ? null : Math.max(0, d[i]! - v))) : undefined;
+}
 export interface World {
   mode?: Series;
   ramping?: Series;
@@ -98,7 +108,7 @@ export function serveMetrics(config: ReconcilerConfig, world: World): void {
           : e.signal === 'ramping' ? world.ramping
             : e.signal === 'eventEntries' ? world.eventEntries
               : e.signal === 'floor' ? world.floors?.[e.className!]
-                : world.classes[e.className!]?.[e.signal];
+                : classSeries(world.classes[e.className!], e.signal);
         const points = (series ?? []).map((v, i) => ({ v, ts: new Date((START + i * 60) * 1000) })).filter((p) => p.v !== null);
         return { Id: e.id, Timestamps: points.map((p) => p.ts), Values: points.map((p) => p.v as number), StatusCode: 'Complete' };
       }),

@@ -75,7 +75,7 @@ describe('signal contract', () => {
     const problems = signalContractProblems(without(sagemaker, (type, p) => type === 'AWS::Lambda::Function'
       && JSON.stringify(p.Environment ?? {}).includes('RECONCILER_CONFIG')));
     expect(problems).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^CapacityAwareInference DesiredReplicas \[CapacityClass, Service\] read by ObservabilityAlarmsReplicaShortage0\w+ \(AWS::CloudWatch::Alarm\)/),
+      expect.stringMatching(/^CapacityAwareInference PendingScaleOut \[CapacityClass, Service\] read by ObservabilityAlarmsReplicaShortage0\w+ \(AWS::CloudWatch::Alarm\)/),
     ]));
   });
 

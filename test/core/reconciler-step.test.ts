@@ -63,7 +63,10 @@ interface World {
   eventEntries?: Series;
   floors?: Record<string, Series>;
   /** Raw metric values by routed name and signal, one per period; the 12 periods end just before the current one. */
-  classes: Record<string, Partial<Record<'readyReplicas' | 'desiredReplicas' | 'capacityErrors' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond', Series>>>;
+  classes: Record<string, Partial<Record<
+    'readyReplicas' | 'desiredReplicas' | 'pendingScaleOut' | 'capacityErrors' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond',
+    Series
+  >>>;
 }
 const fill = (value: number | null, n = 12) => Array.from({ length: n }, () => value);
 /** Requests per minute that make `tokens` tokens/s at 200 tokens per request. */
@@ -219,11 +222,13 @@ describe('a refused SageMaker scale-out: the rollback is the capacity error', ()
   // scale-out is under way. desired > ready lasts at most the timeout per attempt, shorter than a grace window that
   // covers a replica's start, so without this the grace rule could never see the shortage.
   const steady = { servedTokensPerSecond: fill(perMinute(400)) };
-  const world = (ready: Series, desired: Series): World => ({
+  // One run a minute: each minute's PendingScaleOut is its desired - ready.
+  const pendingOf = (ready: Series, desired: Series) => ready.map((r, i) => Math.max(0, desired[i]! - r!));
+  const world = (ready: Series, desired: Series, pending: Series = pendingOf(ready, desired)): World => ({
     mode: fill(0),
     classes: {
-      preferred: { readyReplicas: ready, desiredReplicas: desired, ...steady },
-      fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), ...steady },
+      preferred: { readyReplicas: ready, desiredReplicas: desired, pendingScaleOut: pending, ...steady },
+      fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), pendingScaleOut: fill(0), ...steady },
     },
   });
 
@@ -264,6 +269,45 @@ describe('a refused SageMaker scale-out: the rollback is the capacity error', ()
     const shrunk = observe(SM, sagemaker({ preferred: 98, fallback: 2 }, { preferred: 2 }, { preferred: 2 }),
       answer(SM, world([3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3], fill(3))), NOW_MS);
     expect(shrunk.signals.preferred.capacityErrors!.some((v) => v !== null && v > 0)).toBe(false);
+  });
+
+  test('fails when two runs in one minute around a finished scale-in read as a refused scale-out (R33)', () => {
+    // 11:57 had two runs around a scale-in: 5 of 5 instances, then 4 of 4. ReadyReplicas (Minimum) and DesiredReplicas
+    // (Maximum) pair 4 ready with 5 desired, which no run saw; PendingScaleOut, per run, shows nothing pending.
+    const ready = [5, 5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4];
+    const desired = [5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 4, 4];
+    const o = observe(SM, sagemaker({ preferred: 98, fallback: 2 }, { preferred: 4 }, { preferred: 4 }),
+      answer(SM, world(ready, desired, fill(0))), NOW_MS);
+    expect(o.signals.preferred.capacityErrors!.some((v) => v !== null && v > 0)).toBe(false);
+    // The same published minutes with a scale-out one run saw pending (PendingScaleOut 1): the rollback is read.
+    const pending = [...fill(0, 9), 1, 0, 0];
+    const rolled = observe(SM, sagemaker({ preferred: 98, fallback: 2 }, { preferred: 4 }, { preferred: 4 }),
+      answer(SM, world(ready, desired, pending)), NOW_MS);
+    expect(rolled.signals.preferred.capacityErrors!.filter((v) => v === 1)).toHaveLength(1);
+  });
+
+  test('fails when an upgrade forgets the refusals of the hour before: periods without PendingScaleOut read desired - ready', () => {
+    // Published by a reconciler without PendingScaleOut up to 11:56; the rollback at 11:53 stays a capacity error.
+    const ready = fill(3);
+    const desired = [3, 3, 3, 3, 5, 3, 3, 3, 3, 3, 3, 3];
+    const o = observe(SM, sagemaker({ preferred: 98, fallback: 2 }), answer(SM, world(ready, desired, [...fill(null, 9), 0, 0, 0])), NOW_MS);
+    expect(o.signals.preferred.capacityErrors!.filter((v) => v === 1)).toHaveLength(1);
+  });
+
+  test('fails when a run does not publish what it saw pending: PendingScaleOut = desired - ready, SageMaker only', () => {
+    const pendingOfRun = (s: ReturnType<typeof step>, config: ReconcilerConfig) => runRecords(config, s, { action: 'unchanged' }, NOW_MS)
+      .filter((r) => 'PendingScaleOut' in r).map((r) => [r.CapacityClass, r.PendingScaleOut]);
+    const live = (desired: number) => sagemaker({ preferred: 98, fallback: 2 }, { preferred: desired }, { preferred: 3 });
+    expect(pendingOfRun(step(SM, live(5), answer(SM, world(fill(3), fill(3))), NOW_MS), SM)).toEqual([['preferred', 2], ['fallback', 0]]);
+    expect(pendingOfRun(step(SM, live(2), answer(SM, world(fill(3), fill(3))), NOW_MS), SM)).toEqual([['preferred', 0], ['fallback', 0]]);
+    const w: World = {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(5), ...steady },
+        g6: { readyReplicas: fill(1), desiredReplicas: fill(1), ...steady },
+      },
+    };
+    expect(pendingOfRun(step(ALB, alb({ inf2: 98, g6: 2 }), answer(ALB, w), NOW_MS), ALB)).toEqual([]);
   });
 
   test('EKS: an HPA that drops pending pods after its load fell is not a refusal (no derived capacity errors)', () => {

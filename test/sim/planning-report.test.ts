@@ -79,6 +79,41 @@ describe('suite summary and targets', () => {
   });
 });
 
+describe('a baseline better on both', () => {
+  // Only the fields checkTargets reads for this target; the seeds are paired (same trace per seed).
+  const policy = (name: string, slo: number[], usd: number[], lib?: { slo: number[]; usd: number[] }) => ({
+    policy: name,
+    metrics: {
+      sloAttainment: estimate(slo), usdPerMillionSloTokens: estimate(usd), timeToFallbackSeconds: estimate([]), physicalFloorSeconds: estimate([]),
+    } as unknown as Record<string, ReturnType<typeof estimate>>,
+    fleetRegret: estimate([]),
+    ...(lib ? { vsLibrary: { sloAttainment: pairedDifference(slo, lib.slo), usdPerMillionSloTokens: pairedDifference(usd, lib.usd) } } : {}),
+  });
+  const scenario = (lib: { slo: number[]; usd: number[] }, other: { slo: number[]; usd: number[] }) => ({
+    scenarioId: 'S4', platform: 'sagemaker', seeds: [1, 2, 3, 4], policies: [policy('library', lib.slo, lib.usd), policy('cost-only', other.slo, other.usd, lib)],
+  }) as unknown as Parameters<typeof checkTargets>[0];
+  const check = (s: Parameters<typeof checkTargets>[0]) => checkTargets(s).find((t) => t.target === 'no baseline better on both SLO and cost')!;
+
+  test('fails when a miss does not say how strong it is: the paired intervals, and whether more seeds could overturn it', () => {
+    // Better on both by the means, from one seed: the paired intervals include zero.
+    const noisy = check(scenario(
+      { slo: [0.99, 0.99, 0.99, 0.99], usd: [0.7, 0.7, 0.7, 0.7] },
+      { slo: [0.99, 0.99, 0.99, 0.995], usd: [0.7, 0.7, 0.7, 0.66] },
+    ));
+    expect(noisy.met).toBe(false);
+    expect(noisy.miss).toBe('cost-only 99.13% at 0.690 (library - cost-only, paired over 4 seeds: SLO -0.13 ±0.40 pt, cost +0.010 ±0.032; neither significant)');
+    // The same every seed: both differences are significant.
+    const steady = check(scenario(
+      { slo: [0.99, 0.98, 0.99, 0.98], usd: [0.7, 0.71, 0.7, 0.71] },
+      { slo: [0.995, 0.985, 0.995, 0.985], usd: [0.69, 0.7, 0.69, 0.7] },
+    ));
+    expect(steady.miss).toContain('SLO and cost significant');
+    // One seed: no interval to give.
+    const one = check({ ...scenario({ slo: [0.99], usd: [0.7] }, { slo: [0.995], usd: [0.69] }), seeds: [1] });
+    expect(one.miss).toBe('cost-only 99.50% at 0.690 (paired: 1 seed with both values, no interval)');
+  });
+});
+
 describe('CLI', () => {
   const root = join(__dirname, '..', '..');
   const cli = (args: string[]) => execFileSync(process.execPath, ['--require', 'ts-node/register/transpile-only', join(root, 'bin', 'sim.ts'), ...args],

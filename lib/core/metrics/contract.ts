@@ -110,6 +110,10 @@ export const Metrics = {
     'SageMaker: a flag, 1 when a run\'s live counts show the scale-out of the newest published period (about three minutes back, '
     + 'the metric delay) rolled back without new instances, which the reconciler reads as a capacity error; 0 otherwise. One '
     + 'rollback shows on up to three runs; one target tracking re-asked before a run samples it is not seen'),
+  pendingScaleOut: own('PendingScaleOut', 'Count', [S, C], 'Maximum', 'reconciler',
+    'SageMaker: instances a variant asked for and did not have (desired minus ready, at least 0) as one run saw them. '
+    + 'Published per run so that a period shows a pending scale-out only if one run saw it: ReadyReplicas (Minimum) and '
+    + 'DesiredReplicas (Maximum) of two runs in one period can pair counts no run saw together'),
   replicaFloor: own('ReplicaFloor', 'Count', [S, C], 'Maximum', 'reconciler',
     'Replicas the policy asks a routed class to run at least (capacity mode: its part of the deficit; 0: no floor). '
     + 'On EKS the class\'s ScaledObject scales on it as a second trigger; on SageMaker the reconciler raises the variant\'s '

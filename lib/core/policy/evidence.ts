@@ -1,10 +1,14 @@
 import { type ClassSignals, type PolicyConfig, type SignalWindow, type TriggerCode } from './types';
 
+/** A datapoint's value, or null when it is missing (null, undefined, NaN, infinite: what GetMetricData never returns). */
+export function finiteOrNull(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
 /** The newest datapoint, or null when it is missing. */
 export function latest(window: SignalWindow | undefined): number | null {
   if (!window || window.length === 0) return null;
-  const value = window[window.length - 1];
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+  return finiteOrNull(window[window.length - 1]);
 }
 
 /** The newest `n` datapoints, oldest first, padded with nulls in front when the window is shorter. */
@@ -12,8 +16,7 @@ export function tail(window: SignalWindow | undefined, n: number): Array<number 
   const out: Array<number | null> = [];
   const w = window ?? [];
   for (let i = w.length - n; i < w.length; i++) {
-    const value = i >= 0 ? w[i] : null;
-    out.push(typeof value === 'number' && Number.isFinite(value) ? value : null);
+    out.push(i >= 0 ? finiteOrNull(w[i]) : null);
   }
   return out;
 }

@@ -5,6 +5,7 @@
  */
 import { Dim, emfRecord, Metrics, serviceDimensions } from '../metrics/contract';
 import { policyClassProblems } from '../policy/defaults';
+import { finiteOrNull } from '../policy/evidence';
 import { numberProblem, nameProblem } from '../validation/checker';
 import { type Problem } from '../validation/error';
 import { policyConfigProblems } from '../validation/policy-config';
@@ -46,7 +47,6 @@ export function demandWindow(
   weights?: Readonly<Record<string, number>>,
   servedIncludesRejected: ReadonlySet<string> = new Set(),
 ): SignalWindow {
-  const finite = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
   // Only classes with a demand query can report demand; the others are never "silent".
   const reporting = classNames.filter((n) => signals[n]?.servedTokensPerSecond !== undefined || signals[n]?.rejectedTokensPerSecond !== undefined);
   const totalWeight = reporting.reduce((a, n) => a + Math.max(0, weights?.[n] ?? 0), 0);
@@ -56,8 +56,8 @@ export function demandWindow(
     let silentWeight = 0;
     let silent = 0;
     for (const n of reporting) {
-      const served = finite(signals[n].servedTokensPerSecond?.[s]);
-      const rejected = finite(signals[n].rejectedTokensPerSecond?.[s]);
+      const served = finiteOrNull(signals[n].servedTokensPerSecond?.[s]);
+      const rejected = finiteOrNull(signals[n].rejectedTokensPerSecond?.[s]);
       if (served === null && !(rejected !== null && rejected > 0)) {
         silent++;
         silentWeight += Math.max(0, weights?.[n] ?? 0);

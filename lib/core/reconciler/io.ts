@@ -5,6 +5,7 @@
  */
 import { classDimensions, Dim, emfRecord, Metrics, POLICY_MODE_VALUE, serviceDimensions } from '../metrics/contract';
 import { initialPolicyState } from '../policy/decide';
+import { finiteOrNull } from '../policy/evidence';
 import { type SignalPlan } from './signal-sources';
 import { type SignalSource } from './config';
 import { type ClassSignalSources, type RouteObservation } from './targets/kind';
@@ -116,14 +117,17 @@ export function windowsFromResults(results: readonly MetricResult[], batch: Quer
     const { scale, span = 1 } = entries.get(r.Id!)!;
     (r.Timestamps ?? []).forEach((ts, i) => {
       const first = Math.floor((ts.getTime() / 1000 - frame.start) / frame.periodSeconds);
-      const value = r.Values?.[i];
-      if (typeof value !== 'number' || !Number.isFinite(value)) return;
+      const value = finiteOrNull(r.Values?.[i]);
+      if (value === null) return;
       // A datapoint of a longer query period stands for every period it covers.
       for (let slot = first; slot < first + span; slot++) if (slot >= 0 && slot < frame.slots) window[slot] = value * scale;
     });
   }
   return out;
 }
+
+/** A class's policy signals as queried, with the history `observe` reads itself and does not hand the policy. */
+export type AssembledSignals = ClassSignals & { readonly pendingScaleOut?: SignalWindow };
 
 /**
  * Per-class signal windows from one GetMetricData answer. Total demand is `demandWindow()` (lib/core/reconciler/faults.ts),
@@ -133,7 +137,7 @@ export function assembleSignals(
   windows: Map<string, Array<number | null>>,
   batch: QueryBatch,
   classNames: readonly string[],
-): { signals: Record<string, ClassSignals>; servedIncludesRejected: readonly string[] } {
+): { signals: Record<string, AssembledSignals>; servedIncludesRejected: readonly string[] } {
   const signals: Record<string, Record<string, SignalWindow>> = Object.fromEntries(classNames.map((n) => [n, {}]));
   for (const e of batch.index) {
     if (!e.className || !signals[e.className] || e.signal === 'floor') continue;
@@ -142,9 +146,9 @@ export function assembleSignals(
     // A second source of the same signal adds up per period; a period is missing only when every source misses it.
     signals[e.className][e.signal] = prior ? window.map((v, i) => (v === null ? prior[i] ?? null : v + (prior[i] ?? 0))) : window;
   }
-  const typed: Record<string, ClassSignals> = {};
+  const typed: Record<string, AssembledSignals> = {};
   for (const n of classNames) {
-    typed[n] = { readyReplicas: [], desiredReplicas: [], ...signals[n] } as ClassSignals;
+    typed[n] = { readyReplicas: [], desiredReplicas: [], ...signals[n] } as AssembledSignals;
   }
   return { signals: typed, servedIncludesRejected: batch.servedIncludesRejected.filter((n) => classNames.includes(n)) };
 }
@@ -237,7 +241,10 @@ export interface DecisionRecords {
   readonly floors: Readonly<Record<string, number>> | null;
   /** What the run saw of each route (replica counts, per-pool instances). */
   readonly observed?: Readonly<Record<string, RouteObservation>>;
-  /** Per route, whether the run saw a refused scale-out (1) or not (0): platforms that roll them back only (SageMaker). */
+  /**
+   * Per route, whether the run saw a refused scale-out (1) or not (0): platforms that roll them back only (SageMaker),
+   * which also get each observed route's `PendingScaleOut`, the history the refusal is read from.
+   */
   readonly refused?: Readonly<Record<string, number>>;
 }
 
@@ -247,7 +254,7 @@ export interface DecisionRecords {
  * observed them, replicas) per routed class; on SageMaker also ready instances per pool class.
  */
 export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> {
-  const { decision, next, input, service, timestampMs, weightTotal, written, floors, observed = {}, refused = {} } = r;
+  const { decision, next, input, service, timestampMs, weightTotal, written, floors, observed = {}, refused } = r;
   const total = Object.values(decision.weights).reduce((a, b) => a + b, 0) || weightTotal;
   const tps = new Map(input.classes.map((c) => [c.name, c.tokensPerSecondPerReplica]));
   const tokenWeight = (name: string) => (decision.weights[name] ?? 0) * (tps.get(name) ?? 0);
@@ -280,7 +287,8 @@ export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> 
       // reading it never lacks a datapoint while the loop runs.
       ...(floors ? [{ spec: Metrics.replicaFloor, value: floors[className] ?? 0 }] : []),
       ...(seen ? [{ spec: Metrics.readyReplicas, value: seen.ready }, { spec: Metrics.desiredReplicas, value: seen.desired }] : []),
-      ...(refused[className] !== undefined ? [{ spec: Metrics.refusedScaleOuts, value: refused[className] }] : []),
+      ...(refused && seen ? [{ spec: Metrics.pendingScaleOut, value: Math.max(0, seen.desired - seen.ready) }] : []),
+      ...(refused?.[className] !== undefined ? [{ spec: Metrics.refusedScaleOuts, value: refused[className] }] : []),
     ]));
     for (const [poolClass, ready] of Object.entries(seen?.pools ?? {})) {
       // A variant named like its only pool class is the same replicas: one series, not two.

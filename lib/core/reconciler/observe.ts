@@ -11,6 +11,7 @@
  */
 import { type PolicyClass, type PolicyConfig, type PolicyState, type SignalWindow, type ClassSignals } from '../policy/types';
 import { policyWindowPeriods, resolvePolicyConfig } from '../policy/defaults';
+import { finiteOrNull } from '../policy/evidence';
 import { type ReconcilerConfig } from './config';
 import { demandWindow } from './faults';
 import { assembleSignals, buildQueryBatch, type MetricResult, type OwnSignal, type QueryBatch, rebuildState, type WindowFrame, windowsFromResults } from './io';
@@ -109,7 +110,10 @@ export function observe(
     const desiredReplicas = withNow(s.desiredReplicas, observed?.desired);
     // Aligned with the replica windows, which end with the counts the target reports now (no capacity-error datapoint yet).
     const reported = s.capacityErrors && (observed ? [...cut(s.capacityErrors).slice(1), null] : cut(s.capacityErrors));
-    const rolledBack = kind.scaleOutsRollBack ? rolledBackScaleOuts(readyReplicas, desiredReplicas) : undefined;
+    const pendingNow = observed && Math.max(0, observed.desired - observed.ready);
+    const rolledBack = kind.scaleOutsRollBack
+      ? rolledBackScaleOuts(readyReplicas, pendingScaleOuts(withNow(s.pendingScaleOut ?? [], pendingNow), readyReplicas, desiredReplicas))
+      : undefined;
     if (rolledBack) refusedScaleOuts[n] = rolledBack;
     const capacityErrors = rolledBack ? withRolledBackScaleOuts(reported, rolledBack) : s.capacityErrors && cut(s.capacityErrors);
     return [n, {
@@ -191,20 +195,37 @@ function withinWindow(memory: RunMemory, now: number, policy: PolicyConfig): boo
 }
 
 /**
- * The periods in which a scale-out ended without its replicas: desired above ready, then desired back at (or below)
- * ready with no more ready replicas than before. On a platform that rolls a refused scale-out back
- * (`RoutingTarget.scaleOutsRollBack`: SageMaker's `RollingBack` after the provisioning timeout), that is the sign of a
- * capacity refusal it gives (a scale-out whose instances failed their health check rolls back too: falling back is
- * right either way); an Updating endpoint takes no other update that could lower the count meanwhile. Sampled once a
- * run: target tracking asking again before the next run, or a missing datapoint, can hide a rollback, and then only the
- * grace rule sees the shortage. 1 in such a period, 0 where both counts are known, null where not.
+ * The periods in which a scale-out ended without its replicas: a scale-out pending (`PendingScaleOut` > 0) in the
+ * period before, none pending now, and no more ready replicas than before. On a platform that rolls a refused
+ * scale-out back (`RoutingTarget.scaleOutsRollBack`: SageMaker's `RollingBack` after the provisioning timeout), that is
+ * the sign of a capacity refusal it gives (a scale-out whose instances failed their health check rolls back too:
+ * falling back is right either way); an Updating endpoint takes no other update that could lower the count meanwhile.
+ * Pending is read from one metric published per run, not from `DesiredReplicas` (Maximum) against `ReadyReplicas`
+ * (Minimum): two runs in one period around a finished scale-in (5 of 5, then 4 of 4) would pair 5 desired with 4 ready
+ * and read a scale-out that never was. Sampled once a run: target tracking asking again before the next run, or a
+ * missing datapoint, can hide a rollback, and then only the grace rule sees the shortage. 1 in such a period, 0 where
+ * the counts are known, null where not.
  */
-export function rolledBackScaleOuts(ready: SignalWindow, desired: SignalWindow): SignalWindow {
+export function rolledBackScaleOuts(ready: SignalWindow, pending: SignalWindow): SignalWindow {
   return ready.map((r, i) => {
+    const p = pending[i];
+    if (!known(r) || !known(p)) return null;
+    const [r0, p0] = [ready[i - 1], pending[i - 1]];
+    return i > 0 && known(r0) && known(p0) && p0 > 0 && p === 0 && r <= r0 ? 1 : 0;
+  });
+}
+
+/**
+ * Each period's pending scale-out: the `PendingScaleOut` its runs published, or, for a period published before the
+ * reconciler had that metric (the first policy window after an upgrade), desired - ready, so that refusals seen
+ * before the upgrade stay in the loss memory. That older reading can pair two runs' counts (see `rolledBackScaleOuts`).
+ */
+function pendingScaleOuts(published: SignalWindow, ready: SignalWindow, desired: SignalWindow): SignalWindow {
+  return ready.map((r, i) => {
+    const p = published[i];
+    if (known(p)) return p;
     const d = desired[i];
-    if (!known(r) || !known(d)) return null;
-    const [r0, d0] = [ready[i - 1], desired[i - 1]];
-    return i > 0 && known(r0) && known(d0) && d0 > r0 && d <= r && r <= r0 ? 1 : 0;
+    return known(r) && known(d) ? Math.max(0, d - r) : null;
   });
 }
 
@@ -217,5 +238,5 @@ function withRolledBackScaleOuts(reported: SignalWindow | undefined, rolledBack:
 }
 
 function known(v: number | null | undefined): v is number {
-  return typeof v === 'number' && Number.isFinite(v);
+  return finiteOrNull(v) !== null;
 }

@@ -17,6 +17,11 @@ import { type ClassSignalProducers, type ServingDescription } from '../serving';
 export interface ClassSignalSources {
   readonly readyReplicas?: SignalSource;
   readonly desiredReplicas?: SignalSource;
+  /**
+   * Where scale-outs roll back (`RoutingTarget.scaleOutsRollBack`): desired minus ready as each run saw them, the
+   * history `rolledBackScaleOuts` reads a pending scale-out from.
+   */
+  readonly pendingScaleOut?: SignalSource;
   readonly capacityErrors?: SignalSource;
   readonly latencyP95Ms?: SignalSource;
   readonly servedTokensPerSecond?: SignalSource;

@@ -74,6 +74,7 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
       // History of what DescribeEndpoint showed on earlier runs; the newest value comes from DescribeEndpoint itself.
       readyReplicas: own(v.variantName, Metrics.readyReplicas),
       desiredReplicas: own(v.variantName, Metrics.desiredReplicas),
+      pendingScaleOut: own(v.variantName, Metrics.pendingScaleOut),
       ...(producers?.capacityErrors ? { capacityErrors: { metric: producers.capacityErrors } } : {}),
       // The slowest instance type's p95 stands for the variant (percentiles do not add up); microseconds to ms.
       latencyP95Ms: { expression: `MAX(${search(AwsMetrics.sageMaker.modelLatency, 'p95')})`, scale: 1 / 1000 },
