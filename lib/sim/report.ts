@@ -121,7 +121,11 @@ function pairedEvidence(p: PolicySummary): string {
   const pairs = Math.min(slo.n, usd.n);
   if (pairs < 2) return ` (paired: ${pairs} seed${pairs === 1 ? '' : 's'} with both values, no interval)`;
   const significant = (e: typeof slo) => Math.abs(e.mean) > e.ci95;
-  const signed = (x: number, digits: number) => `${-x >= 0 ? '+' : ''}${(-x).toFixed(digits)}`;
+  // Negated (library - baseline); a value that rounds to zero prints +0.00, never -0.00.
+  const signed = (x: number, digits: number) => {
+    const v = Number((-x).toFixed(digits)) || 0;
+    return `${v >= 0 ? '+' : ''}${v.toFixed(digits)}`;
+  };
   return ` (library - ${p.policy}, paired over ${pairs} seeds: SLO ${signed(slo.mean * 100, 2)} ±${(slo.ci95 * 100).toFixed(2)} pt, ` +
     `cost ${signed(usd.mean, 3)} ±${usd.ci95.toFixed(3)}; ${[significant(slo) ? 'SLO' : '', significant(usd) ? 'cost' : ''].filter(Boolean).join(' and ') || 'neither'} significant)`;
 }

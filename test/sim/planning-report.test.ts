@@ -108,6 +108,12 @@ describe('a baseline better on both', () => {
       { slo: [0.995, 0.985, 0.995, 0.985], usd: [0.69, 0.7, 0.69, 0.7] },
     ));
     expect(steady.miss).toContain('SLO and cost significant');
+    // A difference that rounds to zero reads +0.00, not -0.00.
+    const tiny = check(scenario(
+      { slo: [0.99, 0.98, 0.99, 0.98], usd: [0.7, 0.71, 0.7, 0.71] },
+      { slo: [0.9900001, 0.98, 0.99, 0.98], usd: [0.69, 0.7, 0.69, 0.7] },
+    ));
+    expect(tiny.miss).toContain('SLO +0.00 ±');
     // One seed: no interval to give.
     const one = check({ ...scenario({ slo: [0.99], usd: [0.7] }, { slo: [0.995], usd: [0.69] }), seeds: [1] });
     expect(one.miss).toBe('cost-only 99.50% at 0.690 (paired: 1 seed with both values, no interval)');

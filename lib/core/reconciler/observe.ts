@@ -110,9 +110,11 @@ export function observe(
     const desiredReplicas = withNow(s.desiredReplicas, observed?.desired);
     // Aligned with the replica windows, which end with the counts the target reports now (no capacity-error datapoint yet).
     const reported = s.capacityErrors && (observed ? [...cut(s.capacityErrors).slice(1), null] : cut(s.capacityErrors));
-    const pendingNow = observed && Math.max(0, observed.desired - observed.ready);
+    // Aligned with the replica windows too: a missing series is all missing periods, not a shorter window.
+    const missing = Array.from({ length: signalSlots }, () => null);
+    const published = withNow(s.pendingScaleOut ?? missing, observed && Math.max(0, observed.desired - observed.ready));
     const rolledBack = kind.scaleOutsRollBack
-      ? rolledBackScaleOuts(readyReplicas, pendingScaleOuts(withNow(s.pendingScaleOut ?? [], pendingNow), readyReplicas, desiredReplicas))
+      ? rolledBackScaleOuts(readyReplicas, pendingScaleOuts(published, readyReplicas, desiredReplicas))
       : undefined;
     if (rolledBack) refusedScaleOuts[n] = rolledBack;
     const capacityErrors = rolledBack ? withRolledBackScaleOuts(reported, rolledBack) : s.capacityErrors && cut(s.capacityErrors);
