@@ -1,6 +1,6 @@
 import { type PolicyConfig, type PolicyState } from '../core/policy/types';
 import { type ReconcilerConfig } from '../core/reconciler/config';
-import { type MetricQuery, type MetricResult } from '../core/reconciler/io';
+import { type MetricQuery, type MetricResult, pendingScaleOut } from '../core/reconciler/io';
 import { POLICY_MODE_VALUE } from '../core/metrics/contract';
 import { type RunMemory } from '../core/reconciler/memory';
 import { metricQuery } from '../core/reconciler/observe';
@@ -251,7 +251,11 @@ class DeployedReconciler implements RoutingPolicy {
       case 'readyReplicas': v = d ? d.readyReplicas : s.readyReplicas[cell]; break;
       case 'desiredReplicas': v = d ? d.desiredReplicas : s.desiredReplicas[cell]; break;
       // One run a minute: the run's pending scale-out is the minute's desired minus ready.
-      case 'pendingScaleOut': v = d ? Math.max(0, d.desiredReplicas - d.readyReplicas) : Math.max(0, s.desiredReplicas[cell] - s.readyReplicas[cell]); break;
+      case 'pendingScaleOut':
+        v = pendingScaleOut(d
+          ? { ready: d.readyReplicas, desired: d.desiredReplicas }
+          : { ready: s.readyReplicas[cell], desired: s.desiredReplicas[cell] });
+        break;
       case 'capacityErrors': v = d ? 0 : s.capacityErrors[cell]; break;
       // No completions, no latency datapoint (CloudWatch publishes none for an idle target).
       case 'latencyP95Ms': {

@@ -123,8 +123,8 @@ function pairedEvidence(p: PolicySummary): string {
   const significant = (e: typeof slo) => Math.abs(e.mean) > e.ci95;
   // Negated (library - baseline); a value that rounds to zero prints +0.00, never -0.00.
   const signed = (x: number, digits: number) => {
-    const v = Number((-x).toFixed(digits)) || 0;
-    return `${v >= 0 ? '+' : ''}${v.toFixed(digits)}`;
+    const rounded = Number((-x).toFixed(digits)) || 0;
+    return `${rounded >= 0 ? '+' : ''}${rounded.toFixed(digits)}`;
   };
   return ` (library - ${p.policy}, paired over ${pairs} seeds: SLO ${signed(slo.mean * 100, 2)} ±${(slo.ci95 * 100).toFixed(2)} pt, ` +
     `cost ${signed(usd.mean, 3)} ±${usd.ci95.toFixed(3)}; ${[significant(slo) ? 'SLO' : '', significant(usd) ? 'cost' : ''].filter(Boolean).join(' and ') || 'neither'} significant)`;

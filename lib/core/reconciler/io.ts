@@ -249,6 +249,14 @@ export interface DecisionRecords {
 }
 
 /**
+ * Instances a route asked for and does not have, as one look at its counts shows them (`PendingScaleOut`): what each
+ * run publishes, and what `observe` reads for the live counts and for periods published before that metric existed.
+ */
+export function pendingScaleOut(counts: { readonly ready: number; readonly desired: number }): number {
+  return Math.max(0, counts.desired - counts.ready);
+}
+
+/**
  * The EMF records of one decision, built with the metric contract's `emfRecord` (lib/core/metrics/contract.ts): mode, ramp,
  * planned fallback shares and weight changes per service; the decision by reason; weight (and, where the reconciler
  * observed them, replicas) per routed class; on SageMaker also ready instances per pool class.
@@ -287,7 +295,7 @@ export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> 
       // reading it never lacks a datapoint while the loop runs.
       ...(floors ? [{ spec: Metrics.replicaFloor, value: floors[className] ?? 0 }] : []),
       ...(seen ? [{ spec: Metrics.readyReplicas, value: seen.ready }, { spec: Metrics.desiredReplicas, value: seen.desired }] : []),
-      ...(refused && seen ? [{ spec: Metrics.pendingScaleOut, value: Math.max(0, seen.desired - seen.ready) }] : []),
+      ...(refused && seen ? [{ spec: Metrics.pendingScaleOut, value: pendingScaleOut(seen) }] : []),
       ...(refused?.[className] !== undefined ? [{ spec: Metrics.refusedScaleOuts, value: refused[className] }] : []),
     ]));
     for (const [poolClass, ready] of Object.entries(seen?.pools ?? {})) {

@@ -14,7 +14,10 @@ import { policyWindowPeriods, resolvePolicyConfig } from '../policy/defaults';
 import { finiteOrNull } from '../policy/evidence';
 import { type ReconcilerConfig } from './config';
 import { demandWindow } from './faults';
-import { assembleSignals, buildQueryBatch, type MetricResult, type OwnSignal, type QueryBatch, rebuildState, type WindowFrame, windowsFromResults } from './io';
+import {
+  assembleSignals, buildQueryBatch, type MetricResult, type OwnSignal, pendingScaleOut, type QueryBatch, rebuildState, type WindowFrame,
+  windowsFromResults,
+} from './io';
 import { type RunMemory } from './memory';
 import { signalPlan } from './signal-sources';
 import { routingTarget, type TargetState } from './targets';
@@ -111,10 +114,9 @@ export function observe(
     // Aligned with the replica windows, which end with the counts the target reports now (no capacity-error datapoint yet).
     const reported = s.capacityErrors && (observed ? [...cut(s.capacityErrors).slice(1), null] : cut(s.capacityErrors));
     // Aligned with the replica windows too: a missing series is all missing periods, not a shorter window.
-    const missing = Array.from({ length: signalSlots }, () => null);
-    const published = withNow(s.pendingScaleOut ?? missing, observed && Math.max(0, observed.desired - observed.ready));
+    const pending = () => withNow(s.pendingScaleOut ?? Array.from({ length: signalSlots }, () => null), observed && pendingScaleOut(observed));
     const rolledBack = kind.scaleOutsRollBack
-      ? rolledBackScaleOuts(readyReplicas, pendingScaleOuts(published, readyReplicas, desiredReplicas))
+      ? rolledBackScaleOuts(readyReplicas, pendingScaleOuts(pending(), readyReplicas, desiredReplicas))
       : undefined;
     if (rolledBack) refusedScaleOuts[n] = rolledBack;
     const capacityErrors = rolledBack ? withRolledBackScaleOuts(reported, rolledBack) : s.capacityErrors && cut(s.capacityErrors);
@@ -227,7 +229,7 @@ function pendingScaleOuts(published: SignalWindow, ready: SignalWindow, desired:
     const p = published[i];
     if (known(p)) return p;
     const d = desired[i];
-    return known(r) && known(d) ? Math.max(0, d - r) : null;
+    return known(r) && known(d) ? pendingScaleOut({ ready: r, desired: d }) : null;
   });
 }
 
