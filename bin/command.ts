@@ -3,7 +3,8 @@
  * codes in one place. `parse` throws UsageError (bin/args.ts) for a bad command line; the command then prints the
  * message and its usage on stderr and exits 2. `parse` answers `{ command: 'help' }` for `--help`, `-h`, `help` or no
  * argument (`asksForHelp`): the usage is printed and the exit code is 0.
- * Exit 1 is the body's: a failure it reports. (bin/sim.ts keeps its own frame: it is in the benchmark's hashed closure.)
+ * Exit 1 is the body's: a failure it reports. bin/sim.ts shares `Io` and `runAsProcess` but keeps its own parse (help
+ * anywhere in the line, an unknown command prints the usage on stdout): it is in the benchmark's hashed closure.
  */
 import { UsageError } from './args';
 

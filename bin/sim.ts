@@ -20,6 +20,7 @@ import { traceHeadline, traceLines } from '../lib/sim/trace';
 import { generateTrace } from '../lib/sim/workload';
 import { simulateMmc } from '../lib/sim/validation';
 import { type OptionSpec, parseCommandLine, UsageError } from './args';
+import { CONSOLE_IO, type Io, runAsProcess } from './command';
 
 const USAGE = `cdk-capacity-sim: simulate capacity shortages and compare routing policies (seeded, offline)
 
@@ -150,7 +151,7 @@ function fmtDuration(seconds: number): string {
   return seconds >= 90 ? `${Math.floor(seconds / 60)}m${String(Math.round(seconds % 60)).padStart(2, '0')}s` : `${seconds.toFixed(0)}s`;
 }
 
-async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?: string): Promise<void> {
+async function compare(io: Io, argv: readonly string[], args: Args, scenarioIds: readonly string[], scenarioFile?: string): Promise<void> {
   const platforms = parsePlatforms(flag(args, 'platforms'));
   const seeds = parseSeeds(flag(args, 'seeds'));
   const policies = parsePolicies(flag(args, 'policies'), POLICY_NAMES);
@@ -169,7 +170,7 @@ async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?
   const started = Date.now();
   const cpuStart = process.cpuUsage();
   const load = loadavg()[0];
-  console.error(`Running ${scenarioIds.length} scenario(s) x ${platforms.length} platform(s) x ${seeds.length} seeds x ${policies.length} policies ` +
+  io.err(`Running ${scenarioIds.length} scenario(s) x ${platforms.length} platform(s) x ${seeds.length} seeds x ${policies.length} policies ` +
     `on ${workers} worker thread(s)...`);
   let doneWeight = 0;
   const ordered = await runJobs(order.map((i) => jobs[i]), {
@@ -179,7 +180,7 @@ async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?
       // Weighted by job size: the work done so far predicts the work left, not the count of jobs.
       doneWeight += weights[order[index]];
       const eta = (elapsed / doneWeight) * (totalWeight - doneWeight);
-      console.error(`[${String(done).padStart(String(total).length)}/${total}] ${last.scenarioId} ${PLATFORM_LABELS[last.platform]} seed ${last.seed}: ` +
+      io.err(`[${String(done).padStart(String(total).length)}/${total}] ${last.scenarioId} ${PLATFORM_LABELS[last.platform]} seed ${last.seed}: ` +
         `${last.arrivals.toLocaleString('en-US')} arrivals x ${policies.length} policies in ${last.wallSeconds.toFixed(1)} s ` +
         `(elapsed ${fmtDuration(elapsed)}, eta ${fmtDuration(eta)})`);
     },
@@ -191,22 +192,22 @@ async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?
   const summaries: ScenarioSummary[] = scenarioIds.flatMap((id) => platforms.map((platform) =>
     summarise(results.filter((_, i) => jobs[i].scenarioId === id && jobs[i].platform === platform), policies)));
   const descriptions = Object.fromEntries(scenarioIds.map((id) => [id, loadScenario({ scenarioId: id, scenarioFile }).description]));
-  const command = `cdk-capacity-sim ${process.argv.slice(2).join(' ')}`;
+  const command = `cdk-capacity-sim ${argv.join(' ')}`;
   // A user's scenario file is reported, not graded against the library's own targets.
   const report: SuiteReport = {
     command, seeds, wallSeconds, cpuSeconds, loadAverage: load, workers, scenarios: summaries, descriptions,
     libraryTargets: scenarioFile === undefined,
   };
 
-  for (const s of summaries) console.log(`\n${terminalTable(s)}`);
+  for (const s of summaries) io.out(`\n${terminalTable(s)}`);
   const checks = reportChecks(report);
   if (checks.length > 0) {
-    console.log('\nTargets of the library\'s policy:');
+    io.out('\nTargets of the library\'s policy:');
     for (const c of checks) {
-      console.log(`  ${c.met ? 'met   ' : 'MISSED'} ${c.scenarioId} ${PLATFORM_LABELS[c.platform]} ${c.target}: ${c.value}${c.miss ? ` (${c.miss})` : ''}`);
+      io.out(`  ${c.met ? 'met   ' : 'MISSED'} ${c.scenarioId} ${PLATFORM_LABELS[c.platform]} ${c.target}: ${c.value}${c.miss ? ` (${c.miss})` : ''}`);
     }
   }
-  console.log(`\n${verdict(report)}`);
+  io.out(`\n${verdict(report)}`);
   mkdirSync(out, { recursive: true });
   for (const s of summaries) {
     for (const [name, svg] of Object.entries(scenarioCharts(s))) writeFileSync(join(out, `${s.scenarioId}-${s.platform}-${name}.svg`), svg);
@@ -214,13 +215,13 @@ async function compare(args: Args, scenarioIds: readonly string[], scenarioFile?
   writeFileSync(join(out, 'index.html'), htmlReport(report));
   writeFileSync(join(out, 'results.md'), markdownReport(report));
   writeFileSync(join(out, 'results.json'), JSON.stringify({ ...report, scenarios: summaries.map((s) => ({ ...s, charts: undefined })) }, null, 1));
-  console.log(`\nWall time ${fmtDuration(wallSeconds)} (${wallSeconds.toFixed(1)} s) on ${workers} worker thread(s), ` +
+  io.out(`\nWall time ${fmtDuration(wallSeconds)} (${wallSeconds.toFixed(1)} s) on ${workers} worker thread(s), ` +
     `CPU time ${cpuSeconds.toFixed(0)} s, load average ${load.toFixed(1)} at start on ${cpus().length} CPUs. ` +
     `Report: ${join(out, 'index.html')}, tables: ${join(out, 'results.md')}`);
 }
 
 /** One scenario, one seed, one platform: each policy's headline, then its run minute by minute (`traceLines`). */
-function trace(args: Args, target: string | undefined): void {
+function trace(io: Io, args: Args, target: string | undefined): void {
   const file = flag(args, 'scenario-file');
   if (!file && !target) throw new Error('trace: which scenario? (S0..S9, P1, H1..H8; see list)');
   const def = loadScenario(file ? { scenarioId: '', scenarioFile: resolve(file) } : { scenarioId: suiteScenarioId(target!) });
@@ -235,15 +236,15 @@ function trace(args: Args, target: string | undefined): void {
   if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from) throw new Error(`trace: --from ${from} --to ${to}: minutes, from before to`);
   const arrivals = generateTrace(scenario.workload, scenario.durationSeconds, seed);
   const libraryConfig = parseParams(args, 'library-config');
-  console.log(`${scenario.id} ${PLATFORM_LABELS[platforms[0]]} seed ${seed}: ${scenario.title}; capacity events ${JSON.stringify(scenario.capacityEvents ?? [])}`);
+  io.out(`${scenario.id} ${PLATFORM_LABELS[platforms[0]]} seed ${seed}: ${scenario.title}; capacity events ${JSON.stringify(scenario.capacityEvents ?? [])}`);
   for (const policy of policies) {
     const run = runSimulation(scenario, policyFactory(policy, libraryConfig), { seed, trace: arrivals });
-    console.log(`\n${traceHeadline(policy, computeMetrics(run, scenario))}`);
-    for (const line of traceLines(run, from, to)) console.log(line);
+    io.out(`\n${traceHeadline(policy, computeMetrics(run, scenario))}`);
+    for (const line of traceLines(run, from, to)) io.out(line);
   }
 }
 
-function plan(args: Args): void {
+function plan(io: Io, args: Args): void {
   const file = flag(args, 'file');
   let service: Pick<ServiceDefinition, 'contract' | 'classes'>;
   if (file) {
@@ -260,14 +261,14 @@ function plan(args: Args): void {
   }
   const peak = flag(args, 'peak');
   const contract = peak ? { ...service.contract, peakRequestsPerSecond: Number(peak) } : service.contract;
-  console.log(formatDegradationReport(contract, service.classes, degradationReport(contract, service.classes)));
+  io.out(formatDegradationReport(contract, service.classes, degradationReport(contract, service.classes)));
 }
 
-function validate(args: Args): void {
+function validate(io: Io, args: Args): number {
   const arrivals = Number(flag(args, 'arrivals') ?? 10_000_000);
   const seed = Number(flag(args, 'seed') ?? 1);
   const json = flag(args, 'json') === 'true';
-  if (!json) console.log(`M/M/c through the simulator core, ${arrivals.toLocaleString('en-US')} arrivals per row, seed ${seed} (mu = 1):`);
+  if (!json) io.out(`M/M/c through the simulator core, ${arrivals.toLocaleString('en-US')} arrivals per row, seed ${seed} (mu = 1):`);
   let ok = true;
   const rows = [];
   for (const [c, rho] of [[1, 0.8], [4, 0.8], [8, 0.8], [32, 0.9]]) {
@@ -281,62 +282,70 @@ function validate(args: Args): void {
     const dP99 = r.p99Wait / p99 - 1;
     const pass = Math.abs(dMean) <= 0.02 && Math.abs(dP99) <= 0.03;
     ok &&= pass;
-    console.log(`  c=${String(c).padStart(2)} rho=${rho}: E[Wq] ${r.meanWait.toFixed(4)} vs ${mean.toFixed(4)} (${(dMean * 100).toFixed(2)}%, ` +
+    io.out(`  c=${String(c).padStart(2)} rho=${rho}: E[Wq] ${r.meanWait.toFixed(4)} vs ${mean.toFixed(4)} (${(dMean * 100).toFixed(2)}%, ` +
       `se ${(r.meanWaitStdError / mean * 100).toFixed(2)}%), p99 ${r.p99Wait.toFixed(3)} vs ${p99.toFixed(3)} (${(dP99 * 100).toFixed(2)}%) ` +
       `${pass ? 'within 2%/3%' : 'OUTSIDE 2%/3%'} [${((Date.now() - t) / 1000).toFixed(1)} s]`);
   }
-  if (json) console.log(JSON.stringify(rows));
-  else if (!ok) process.exitCode = 1;
+  if (json) io.out(JSON.stringify(rows));
+  return json || ok ? 0 : 1;
 }
 
-async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
+/**
+ * The command line: its exit code (0 ok or help, 1 a failure or a bad value, 2 an unknown command). Runs in-process
+ * for tests; the process runs it when this file is the entry point.
+ */
+export async function main(argv: readonly string[], io: Io = CONSOLE_IO): Promise<number> {
+  try {
+    return await command(argv, io);
+  } catch (e) {
+    io.err(e instanceof Error ? e.message : String(e));
+    return 1;
+  }
+}
+
+async function command(argv: readonly string[], io: Io): Promise<number> {
   // Help is an answer, not an error: exit 0 wherever it is asked for.
   if (argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help') {
-    console.log(USAGE);
-    return;
+    io.out(USAGE);
+    return 0;
   }
   const args = parseArgs(argv);
-  const [command, target] = args.positional;
-  switch (command) {
+  const [name, target] = args.positional;
+  switch (name) {
     case 'list':
-      for (const s of [...SCENARIOS, ...HELD_OUT]) console.log(describeScenario(s));
-      console.log(`\nPolicies: ${POLICY_NAMES.join(', ')}`);
-      return;
+      for (const s of [...SCENARIOS, ...HELD_OUT]) io.out(describeScenario(s));
+      io.out(`\nPolicies: ${POLICY_NAMES.join(', ')}`);
+      return 0;
     case 'run': {
       const file = flag(args, 'scenario-file');
       if (file) {
         const abs = resolve(file);
-        await compare(args, [loadScenario({ scenarioId: '', scenarioFile: abs }).id], abs);
-        return;
+        await compare(io, argv, args, [loadScenario({ scenarioId: '', scenarioFile: abs }).id], abs);
+        return 0;
       }
       if (!target) throw new Error('run: which scenario? (S0..S9, P1, H1..H8; see list)');
-      await compare(args, [suiteScenarioId(target)]);
-      return;
+      await compare(io, argv, args, [suiteScenarioId(target)]);
+      return 0;
     }
     case 'bench': {
       const only = flag(args, 'scenarios')?.split(',').map((s) => s.toUpperCase());
       // The suite and the held-out traces (run with it, never tuned on).
       const ids = [...SCENARIOS, ...HELD_OUT].map((s) => s.id);
-      await compare(args, ids.filter((id) => !only || only.includes(id)));
-      return;
+      await compare(io, argv, args, ids.filter((id) => !only || only.includes(id)));
+      return 0;
     }
     case 'trace':
-      trace(args, target);
-      return;
+      trace(io, args, target);
+      return 0;
     case 'plan':
-      plan(args);
-      return;
+      plan(io, args);
+      return 0;
     case 'validate':
-      validate(args);
-      return;
+      return validate(io, args);
     default:
-      console.log(USAGE);
-      if (command && !['help', '--help', '-h'].includes(command)) process.exitCode = 2;
+      io.out(USAGE);
+      return name === undefined ? 0 : 2;
   }
 }
 
-main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.message : String(e));
-  process.exitCode = 1;
-});
+if (require.main === module) runAsProcess(main);

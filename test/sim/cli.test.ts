@@ -1,17 +1,29 @@
-// The simulator CLI parses strictly: a misspelt flag, or another command's flag, fails before anything runs.
+// The simulator CLI parses strictly: a misspelt flag, or another command's flag, fails before anything runs. The
+// command line runs in-process (`main`); one test runs the real process for the exit codes.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { main } from '../../bin/sim';
 import { POLICY_NAMES } from '../../lib/sim/suite';
 
 const ROOT = join(__dirname, '..', '..');
 
-function sim(...args: string[]): { status: number | null; stderr: string; stdout: string } {
-  const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', join('bin', 'sim.ts'), ...args], { cwd: ROOT, encoding: 'utf8' });
-  return { status: r.status, stderr: r.stderr.trim(), stdout: r.stdout.trim() };
+async function sim(...args: string[]): Promise<{ status: number; stderr: string; stdout: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const status = await main(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { status, stderr: err.join('\n').trim(), stdout: out.join('\n').trim() };
 }
 
-test('bench --seed 3 --polices library fails, naming the flag and what bench takes, and runs nothing', () => {
-  const r = sim('bench', '--seed', '3', '--polices', 'library');
+test('the process exits with the command line\'s code: 0 for help, 1 for a bad value, 2 for an unknown command', () => {
+  const run = (...args: string[]) => spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', join('bin', 'sim.ts'), ...args],
+    { cwd: ROOT, encoding: 'utf8' });
+  const help = run('run', 'S1', '-h');
+  expect([help.status, help.stdout.startsWith('cdk-capacity-sim: simulate')]).toEqual([0, true]);
+  expect([run('trace', 'S1', '--seed', 'x').status, run('nonsense').status]).toEqual([1, 2]);
+});
+
+test('bench --seed 3 --polices library fails, naming the flag and what bench takes, and runs nothing', async () => {
+  const r = (await sim('bench', '--seed', '3', '--polices', 'library'));
   expect(r.status).toBe(1);
   expect(r.stdout).toBe('');
   expect(r.stderr).toBe(
@@ -19,40 +31,40 @@ test('bench --seed 3 --polices library fails, naming the flag and what bench tak
   );
 });
 
-test('a missing value and a stray argument fail too; a correct command line runs', () => {
-  expect(sim('run', 'S1', '--seeds').stderr).toMatch(/^run: Option '--seeds <value>' argument missing; run takes --seeds, /);
-  expect(sim('list', 'S1').stderr).toBe("list: unexpected argument 'S1'; list takes no options");
-  const ok = sim('validate', '--arrivals', '200', '--json');
+test('a missing value and a stray argument fail too; a correct command line runs', async () => {
+  expect((await sim('run', 'S1', '--seeds')).stderr).toMatch(/^run: Option '--seeds <value>' argument missing; run takes --seeds, /);
+  expect((await sim('list', 'S1')).stderr).toBe("list: unexpected argument 'S1'; list takes no options");
+  const ok = (await sim('validate', '--arrivals', '200', '--json'));
   expect([ok.status, JSON.parse(ok.stdout).length]).toEqual([0, 4]);
 });
 
-test('--help and -h print the usage and exit 0, before or after a command', () => {
+test('--help and -h print the usage and exit 0, before or after a command', async () => {
   for (const args of [['--help'], ['-h'], ['help'], ['bench', '--help'], ['run', 'S1', '-h']]) {
-    const r = sim(...args);
+    const r = (await sim(...args));
     expect([args.join(' '), r.status, r.stdout.startsWith('cdk-capacity-sim: simulate')]).toEqual([args.join(' '), 0, true]);
   }
-  expect(sim('nonsense').status).toBe(2);
+  expect((await sim('nonsense')).status).toBe(2);
 });
 
-test('trace prints one run minute by minute for each policy asked, on one platform', () => {
-  const r = sim('trace', 'S1', '--seed', '2', '--platforms', 'sagemaker', '--policies', 'cost-only,library', '--from', '20', '--to', '22',
-    '--param', 'durationMinutes=40', '--param', 'onsetMinute=20', '--param', 'meanRate=5');
+test('trace prints one run minute by minute for each policy asked, on one platform', async () => {
+  const r = (await sim('trace', 'S1', '--seed', '2', '--platforms', 'sagemaker', '--policies', 'cost-only,library', '--from', '20', '--to', '22',
+    '--param', 'durationMinutes=40', '--param', 'onsetMinute=20', '--param', 'meanRate=5'));
   expect(r.status).toBe(0);
   const lines = r.stdout.split('\n');
   expect(lines[0]).toMatch(/^S1 SageMaker seed 2: Preferred shortage; capacity events \[/);
   expect(lines.filter((l) => /^(cost-only|library): \d+\.\d\d% within the SLO/.test(l))).toHaveLength(2);
   expect(lines.filter((l) => /^2[01] (cost|capacity) \d+ \| l40s w/.test(l))).toHaveLength(4);
-  expect(sim('trace', 'S1', '--platforms', 'eks,sagemaker').stderr).toBe("trace: --platforms 'eks,sagemaker': trace runs one platform (eks or sagemaker)");
-  expect(sim('trace', 'S1', '--seeds', '2').stderr).toMatch(/^trace: Unknown option '--seeds'; trace takes --seed, /);
+  expect((await sim('trace', 'S1', '--platforms', 'eks,sagemaker')).stderr).toBe("trace: --platforms 'eks,sagemaker': trace runs one platform (eks or sagemaker)");
+  expect((await sim('trace', 'S1', '--seeds', '2')).stderr).toMatch(/^trace: Unknown option '--seeds'; trace takes --seed, /);
 });
 
-test('trace fails when the seed, the minute range or a policy is not one it can run, naming the value', () => {
-  const fails = (...args: string[]) => {
-    const r = sim('trace', ...args);
+test('trace fails when the seed, the minute range or a policy is not one it can run, naming the value', async () => {
+  const fails = async (...args: string[]) => {
+    const r = await sim('trace', ...args);
     return [r.status, r.stdout, r.stderr];
   };
-  expect(fails('S1', '--seed', 'x')).toEqual([1, '', "trace: --seed 'x': must be an integer"]);
-  expect(fails('S1', '--from', '30', '--to', '20')).toEqual([1, '', 'trace: --from 30 --to 20: minutes, from before to']);
-  expect(fails('S1', '--policies', 'library,nope')).toEqual([1, '', `Unknown policy 'nope'. Known: ${POLICY_NAMES.join(', ')}`]);
-  expect(fails()).toEqual([1, '', 'trace: which scenario? (S0..S9, P1, H1..H8; see list)']);
+  expect(await fails('S1', '--seed', 'x')).toEqual([1, '', "trace: --seed 'x': must be an integer"]);
+  expect(await fails('S1', '--from', '30', '--to', '20')).toEqual([1, '', 'trace: --from 30 --to 20: minutes, from before to']);
+  expect(await fails('S1', '--policies', 'library,nope')).toEqual([1, '', `Unknown policy 'nope'. Known: ${POLICY_NAMES.join(', ')}`]);
+  expect(await fails()).toEqual([1, '', 'trace: which scenario? (S0..S9, P1, H1..H8; see list)']);
 });

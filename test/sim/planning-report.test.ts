@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { main } from '../../bin/sim';
 import { degradationReport, formatDegradationReport } from '../../lib/sim/planning';
 import { checkTargets, markdownTable } from '../../lib/sim/report';
 import { llamaChatService } from '../../lib/sim/services';
@@ -163,7 +164,9 @@ describe('CLI', () => {
     expect(md).not.toContain('SageMaker');
   });
 
-  test('plan prints the capacity plan of a built-in service', () => {
-    expect(cli(['plan', '--service', 'sd21'])).toContain('Capacity plan for sd21');
+  test('plan prints the capacity plan of a built-in service', async () => {
+    const out: string[] = [];
+    expect(await main(['plan', '--service', 'sd21'], { out: (l) => out.push(l), err: (l) => out.push(l) })).toBe(0);
+    expect(out.join('\n')).toContain('Capacity plan for sd21');
   });
 });
