@@ -344,7 +344,7 @@ async function command(argv: readonly string[], io: Io): Promise<number> {
       return validate(io, args);
     default:
       io.out(USAGE);
-      return name === undefined ? 0 : 2;
+      return name ? 2 : 0;
   }
 }
 

@@ -19,7 +19,10 @@ test('the process exits with the command line\'s code: 0 for help, 1 for a bad v
     { cwd: ROOT, encoding: 'utf8' });
   const help = run('run', 'S1', '-h');
   expect([help.status, help.stdout.startsWith('cdk-capacity-sim: simulate')]).toEqual([0, true]);
-  expect([run('trace', 'S1', '--seed', 'x').status, run('nonsense').status]).toEqual([1, 2]);
+  const bad = run('trace', 'S1', '--seed', 'x');
+  expect([bad.status, bad.stdout, bad.stderr.trim()]).toEqual([1, '', "trace: --seed 'x': must be an integer"]);
+  const unknown = run('nonsense');
+  expect([unknown.status, unknown.stdout.startsWith('cdk-capacity-sim: simulate'), unknown.stderr]).toEqual([2, true, '']);
 });
 
 test('bench --seed 3 --polices library fails, naming the flag and what bench takes, and runs nothing', async () => {
