@@ -26,7 +26,7 @@ test('the process exits with the command line\'s code: 0 for help, 1 for a bad v
 });
 
 test('bench --seed 3 --polices library fails, naming the flag and what bench takes, and runs nothing', async () => {
-  const r = (await sim('bench', '--seed', '3', '--polices', 'library'));
+  const r = await sim('bench', '--seed', '3', '--polices', 'library');
   expect(r.status).toBe(1);
   expect(r.stdout).toBe('');
   expect(r.stderr).toBe(
@@ -37,21 +37,21 @@ test('bench --seed 3 --polices library fails, naming the flag and what bench tak
 test('a missing value and a stray argument fail too; a correct command line runs', async () => {
   expect((await sim('run', 'S1', '--seeds')).stderr).toMatch(/^run: Option '--seeds <value>' argument missing; run takes --seeds, /);
   expect((await sim('list', 'S1')).stderr).toBe("list: unexpected argument 'S1'; list takes no options");
-  const ok = (await sim('validate', '--arrivals', '200', '--json'));
+  const ok = await sim('validate', '--arrivals', '200', '--json');
   expect([ok.status, JSON.parse(ok.stdout).length]).toEqual([0, 4]);
 });
 
 test('--help and -h print the usage and exit 0, before or after a command', async () => {
   for (const args of [['--help'], ['-h'], ['help'], ['bench', '--help'], ['run', 'S1', '-h']]) {
-    const r = (await sim(...args));
+    const r = await sim(...args);
     expect([args.join(' '), r.status, r.stdout.startsWith('cdk-capacity-sim: simulate')]).toEqual([args.join(' '), 0, true]);
   }
   expect((await sim('nonsense')).status).toBe(2);
 });
 
 test('trace prints one run minute by minute for each policy asked, on one platform', async () => {
-  const r = (await sim('trace', 'S1', '--seed', '2', '--platforms', 'sagemaker', '--policies', 'cost-only,library', '--from', '20', '--to', '22',
-    '--param', 'durationMinutes=40', '--param', 'onsetMinute=20', '--param', 'meanRate=5'));
+  const r = await sim('trace', 'S1', '--seed', '2', '--platforms', 'sagemaker', '--policies', 'cost-only,library', '--from', '20', '--to', '22',
+    '--param', 'durationMinutes=40', '--param', 'onsetMinute=20', '--param', 'meanRate=5');
   expect(r.status).toBe(0);
   const lines = r.stdout.split('\n');
   expect(lines[0]).toMatch(/^S1 SageMaker seed 2: Preferred shortage; capacity events \[/);
