@@ -206,7 +206,15 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
       stacked: true,
       leftYAxis: ZERO_AXIS('runs'),
     }),
-    graph('Weight changes', 4, { left: [m.perService(Metrics.weightChanges, { label: 'weight changes' })], leftYAxis: ZERO_AXIS('runs') }),
+    // A deferred write is routing frozen: on SageMaker an endpoint Updating (a scale-out waiting for capacity holds it
+    // until the provisioning timeout) takes no weights, whatever the policy decided.
+    graph('Weight changes and deferred writes', 4, {
+      left: [
+        m.perService(Metrics.weightChanges, { label: 'weight changes' }),
+        m.perService(Metrics.writesDeferred, { label: 'writes deferred (target not writable)' }),
+      ],
+      leftYAxis: ZERO_AXIS('runs'),
+    }),
   ]);
 
   // Throughput and cost.

@@ -99,7 +99,7 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(audit(lines)).toMatchObject({ mode: 'capacity', reason: { code: 'enter-capacity', triggers: ['sustained-deficit'] } });
     const emfMode = lines.find((l) => 'PolicyMode' in l)!;
     // 25% of requests, and 250 x 25 / (300 x 75 + 250 x 25) = 21.7% of routed token capacity, off the preferred variant.
-    expect(emfMode).toMatchObject({ PolicyMode: 1, PolicyRamping: 0, Service: 'chat', WeightChanges: 1, FallbackShareRequests: 25 });
+    expect(emfMode).toMatchObject({ PolicyMode: 1, PolicyRamping: 0, Service: 'chat', WeightChanges: 1, WritesDeferred: 0, FallbackShareRequests: 25 });
     expect(emfMode.FallbackShareTokens).toBeCloseTo(21.74, 1);
     expect(lines.find((l) => l.CapacityClass === 'preferred')).toMatchObject({ RouteWeight: 75, ReadyReplicas: 3, DesiredReplicas: 6 });
     // Ready instances per pool, named by the pool's capacity class (cost per class needs them).
@@ -302,8 +302,9 @@ describe('reconciler run, SageMaker endpoint', () => {
     });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
     expect(audit(lines)).toMatchObject({ mode: 'capacity', apply: { action: 'skipped' } });
-    // What is recorded as in force is what the endpoint holds.
+    // What is recorded as in force is what the endpoint holds, and the deferred write is counted (the frozen routing).
     expect(lines.find((l) => l.CapacityClass === 'preferred')).toMatchObject({ RouteWeight: 98 });
+    expect(lines.find((l) => 'PolicyMode' in l)).toMatchObject({ WeightChanges: 0, WritesDeferred: 1 });
   });
 
   test('throttling is retried with backoff within the run', async () => {

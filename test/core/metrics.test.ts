@@ -80,7 +80,7 @@ describe('the metric contract', () => {
     const byEmitter = (e: Parameters<typeof metricsEmittedBy>[0]) => metricsEmittedBy(e).map((m) => m.name).sort();
     expect(byEmitter('reconciler')).toEqual(
       ['CapacityEventEntries', 'Decisions', 'DesiredReplicas', 'FallbackShareRequests', 'FallbackShareTokens', 'PendingScaleOut', 'PolicyMode', 'PolicyRamping', 'ReadyReplicas', 'ReconcilerFailures', 'RefusedScaleOuts', 'ReplicaFloor', 'RouteWeight',
-        'WeightChanges'],
+        'WeightChanges', 'WritesDeferred'],
     );
     expect(byEmitter('model-server')).toEqual(
       ['Admissions', 'DeadlineExhaustions', 'GeneratedTokens', 'KvCacheUsage', 'PromptTokens', 'QueueWait', 'ReplicaReadyTime',

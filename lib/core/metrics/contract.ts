@@ -145,6 +145,8 @@ export const Metrics = {
     'Reconciler decisions, by reason (the [Service] rollup counts every run: its absence means the reconciler is not running)',
     [[S]]),
   weightChanges: own('WeightChanges', 'Count', [S], 'Sum', 'reconciler', 'Reconciler runs that changed the weights'),
+  writesDeferred: own('WritesDeferred', 'Count', [S], 'Sum', 'reconciler',
+    'Reconciler runs whose planned write waited for a later run: the routing target took no write (a SageMaker endpoint not InService), or one write was already made in the period'),
   reconcilerFailures: own('ReconcilerFailures', 'Count', [S, Dim.REASON], 'Sum', 'reconciler',
     'Reconciler runs that failed (weights left unchanged), by reason: aws-error, timeout, invalid-config, target-mismatch, internal-error',
     [[S]]),

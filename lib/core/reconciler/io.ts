@@ -237,6 +237,11 @@ export interface DecisionRecords {
   readonly weightTotal: number;
   /** Whether this run wrote weights. */
   readonly written: boolean;
+  /**
+   * The run planned a write and could not make it now (`StepPlan` 'skipped': an endpoint not InService, or a write
+   * already made in this period): how long the routing stays frozen, visible per period.
+   */
+  readonly deferred?: boolean;
   /** The replica floors published this run, by routed name (null: none known, none published). */
   readonly floors: Readonly<Record<string, number>> | null;
   /** What the run saw of each route (replica counts, per-pool instances). */
@@ -262,7 +267,7 @@ export function pendingScaleOut(counts: { readonly ready: number; readonly desir
  * observed them, replicas) per routed class; on SageMaker also ready instances per pool class.
  */
 export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> {
-  const { decision, next, input, service, timestampMs, weightTotal, written, floors, observed = {}, refused } = r;
+  const { decision, next, input, service, timestampMs, weightTotal, written, deferred = false, floors, observed = {}, refused } = r;
   const total = Object.values(decision.weights).reduce((a, b) => a + b, 0) || weightTotal;
   const tps = new Map(input.classes.map((c) => [c.name, c.tokensPerSecondPerReplica]));
   const tokenWeight = (name: string) => (decision.weights[name] ?? 0) * (tps.get(name) ?? 0);
@@ -282,6 +287,7 @@ export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> 
       { spec: Metrics.fallbackShareRequests, value: ((total - (decision.weights[preferred] ?? 0)) / total) * 100 },
       { spec: Metrics.fallbackShareTokens, value: tokenTotal > 0 ? (1 - tokenWeight(preferred) / tokenTotal) * 100 : 0 },
       { spec: Metrics.weightChanges, value: written ? 1 : 0 },
+      { spec: Metrics.writesDeferred, value: deferred ? 1 : 0 },
     ]),
     emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: decision.reason.code }, [
       { spec: Metrics.decisions, value: 1 },

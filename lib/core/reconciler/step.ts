@@ -188,6 +188,7 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
     timestampMs: nowMs,
     weightTotal: s.observation.query.policy.weightTotal,
     written,
+    deferred: outcome.action === 'skipped',
     floors: s.floors,
     observed: kind.observations(config.facts, s.target, newest),
     ...(s.observation.refusedScaleOuts ? { refused: newestRefusals(s.observation.refusedScaleOuts) } : {}),
