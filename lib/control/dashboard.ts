@@ -211,7 +211,7 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
     graph('Weight changes and deferred writes', 4, {
       left: [
         m.perService(Metrics.weightChanges, { label: 'weight changes' }),
-        m.perService(Metrics.writesDeferred, { label: 'writes deferred (target not writable)' }),
+        m.perService(Metrics.writesDeferred, { label: 'writes deferred' }),
       ],
       leftYAxis: ZERO_AXIS('runs'),
     }),

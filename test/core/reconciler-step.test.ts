@@ -8,7 +8,7 @@ import { type MetricResult } from '../../lib/core/reconciler/io';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { metricQuery, observe } from '../../lib/core/reconciler/observe';
 import { type RoutedClassFacts } from '../../lib/core/reconciler/routing-facts';
-import { rememberRun, runRecords, step, type StepDecision } from '../../lib/core/reconciler/step';
+import { rememberRun, runRecords, type RunOutcome, step, type StepDecision } from '../../lib/core/reconciler/step';
 import { hpaHonouredFloor } from '../../lib/core/reconciler/targets/alb';
 import { type TargetState } from '../../lib/core/reconciler/targets/kind';
 
@@ -427,6 +427,10 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
     const wroteWeights: RunMemory = { period: fresh.observation.query.now, state: fresh.observation.previous, wrote: 'weights', floors: null };
     const after = decided(step(SM, target, answer(SM, shortage), NOW_MS + 15_000, wroteWeights));
     expect(after.plan).toEqual({ action: 'skipped', detail: 'a weights write was already made in this period; the next period writes' });
+    // The held write is counted as deferred (WritesDeferred), as a write an Updating endpoint refuses is.
+    const serviceRecord = (s: StepDecision, outcome: RunOutcome) => runRecords(SM, s, outcome, NOW_MS).find((r) => 'WritesDeferred' in r);
+    expect(serviceRecord(after, { action: 'skipped', detail: 'held' })).toMatchObject({ WritesDeferred: 1, WeightChanges: 0 });
+    expect(serviceRecord(fresh, { action: 'applied' })).toMatchObject({ WritesDeferred: 0 });
     const nextPeriod = decided(step(SM, target, answer(SM, shortage, NOW_MS + 60_000), NOW_MS + 60_000, wroteWeights));
     expect(nextPeriod.plan).toMatchObject({ action: 'write', write: { kind: 'capacity' } });
   });
