@@ -110,6 +110,41 @@ function summary(m: ServiceMetrics): cloudwatch.TextWidget {
   });
 }
 
+/** The control row: the mode timeline with the weights it produced, why, and whether its writes reached the target. */
+function controlRow(m: ServiceMetrics): cloudwatch.IWidget[] {
+  return [
+    graph('Mode (0 cost, 1 capacity) and route weights (%)', 12, {
+      left: m.routes.map((r) => m.perRoute(Metrics.routeWeight, r)),
+      stacked: true,
+      leftYAxis: PERCENT_AXIS,
+      right: [m.perService(Metrics.policyMode, { label: 'mode' })],
+      rightYAxis: { min: 0, max: 1, label: 'mode', showUnits: false },
+    }),
+    graph('Reconciler decisions by reason', 8, {
+      left: [
+        new cloudwatch.SearchExpression({
+          expression: `SEARCH('{${Metrics.decisions.namespace},${Dim.SERVICE},${Dim.REASON}} `
+            + `MetricName="${Metrics.decisions.name}" ${Dim.SERVICE}="${m.service}"', 'Sum', ${m.period.toSeconds()})`,
+          // A dynamic label: one line per reason, named by it.
+          label: `\${PROP('Dim.${Dim.REASON}')}`,
+          period: m.period,
+        }),
+      ],
+      stacked: true,
+      leftYAxis: ZERO_AXIS('runs'),
+    }),
+    // A deferred write is routing frozen: on SageMaker an endpoint Updating (a scale-out waiting for capacity holds it
+    // until the provisioning timeout) takes no weights, whatever the policy decided.
+    graph('Weight changes and deferred writes', 4, {
+      left: [
+        m.perService(Metrics.weightChanges, { label: 'weight changes' }),
+        m.perService(Metrics.writesDeferred, { label: 'writes deferred' }),
+      ],
+      leftYAxis: ZERO_AXIS('runs'),
+    }),
+  ];
+}
+
 /** Every row of the dashboard, top to bottom. */
 function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.IWidget[][] {
   const classes = m.classes;
@@ -184,38 +219,7 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
       : []),
   ]).flat());
 
-  // Control: the mode timeline with the weights it produced, and why.
-  rows.push([
-    graph('Mode (0 cost, 1 capacity) and route weights (%)', 12, {
-      left: m.routes.map((r) => m.perRoute(Metrics.routeWeight, r)),
-      stacked: true,
-      leftYAxis: PERCENT_AXIS,
-      right: [m.perService(Metrics.policyMode, { label: 'mode' })],
-      rightYAxis: { min: 0, max: 1, label: 'mode', showUnits: false },
-    }),
-    graph('Reconciler decisions by reason', 8, {
-      left: [
-        new cloudwatch.SearchExpression({
-          expression: `SEARCH('{${Metrics.decisions.namespace},${Dim.SERVICE},${Dim.REASON}} `
-            + `MetricName="${Metrics.decisions.name}" ${Dim.SERVICE}="${m.service}"', 'Sum', ${m.period.toSeconds()})`,
-          // A dynamic label: one line per reason, named by it.
-          label: `\${PROP('Dim.${Dim.REASON}')}`,
-          period: m.period,
-        }),
-      ],
-      stacked: true,
-      leftYAxis: ZERO_AXIS('runs'),
-    }),
-    // A deferred write is routing frozen: on SageMaker an endpoint Updating (a scale-out waiting for capacity holds it
-    // until the provisioning timeout) takes no weights, whatever the policy decided.
-    graph('Weight changes and deferred writes', 4, {
-      left: [
-        m.perService(Metrics.weightChanges, { label: 'weight changes' }),
-        m.perService(Metrics.writesDeferred, { label: 'writes deferred' }),
-      ],
-      leftYAxis: ZERO_AXIS('runs'),
-    }),
-  ]);
+  rows.push(controlRow(m));
 
   // Throughput and cost.
   rows.push([
