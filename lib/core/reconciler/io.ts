@@ -239,7 +239,8 @@ export interface DecisionRecords {
   readonly written: boolean;
   /**
    * The run planned a write and could not make it now (`StepPlan` 'skipped': an endpoint not InService, or a write
-   * already made in this period): how long the routing stays frozen, visible per period.
+   * already made in this period). Counted per run; a run with nothing new to write is not counted, even on an endpoint
+   * that is Updating.
    */
   readonly deferred?: boolean;
   /** The replica floors published this run, by routed name (null: none known, none published). */
