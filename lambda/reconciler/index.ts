@@ -4,6 +4,7 @@
  * time to print its audit line, fail the invocation (so the function's Errors metric shows it) when the run failed.
  * Weights are left unchanged in that case.
  */
+import { type AlarmStateChangeEvent } from '../../lib/core/reconciler/alarm-trigger';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { failureAuditLine, failureEmf, RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler/faults';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
@@ -56,7 +57,7 @@ export interface InvocationContext {
   getRemainingTimeInMillis?(): number;
 }
 
-export async function handler(event: { 'detail-type'?: string; source?: string } = {}, context?: InvocationContext): Promise<RunResult> {
+export async function handler(event: AlarmStateChangeEvent & { source?: string } = {}, context?: InvocationContext): Promise<RunResult> {
   const trigger = event['detail-type'] ?? 'manual';
   const log = (line: Record<string, unknown>) => console.log(JSON.stringify({ trigger, ...line }));
   const nowMs = Date.now();
@@ -71,7 +72,9 @@ export async function handler(event: { 'detail-type'?: string; source?: string }
     log(failureAuditLine(Math.floor(nowMs / 1000), 'invalid-config', detail));
     throw new Error(`reconciler: ${detail}`, { cause: error });
   }
-  const result = await reconcile(config, clients, { nowMs, log, memory, deadlineMs: nowMs + Math.max(1_000, remaining - DEADLINE_RESERVE_MS) });
+  const result = await reconcile(config, clients, {
+    nowMs, log, memory, event, deadlineMs: nowMs + Math.max(1_000, remaining - DEADLINE_RESERVE_MS),
+  });
   memory = result.memory;
   if (result.action === 'failed') throw new Error(`reconciler: ${result.detail}`);
   return result;

@@ -6,6 +6,7 @@
 import { type CloudWatchClient, GetMetricDataCommand, type MetricDataQuery, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { failureAuditLine, failureEmf, type FailureReason, reconcilerConfigProblems } from '../../lib/core/reconciler/faults';
+import { type AlarmStateChangeEvent, alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { metricQuery } from '../../lib/core/reconciler/observe';
 import { DEFAULT_RETRY, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
@@ -27,6 +28,11 @@ export interface RunOptions {
   readonly deadlineMs?: number;
   /** What the previous run in this execution environment left (`RunResult.memory`). @default - none */
   readonly memory?: RunMemory;
+  /**
+   * The event that triggered the run: a capacity alarm that has just gone to ALARM is evidence newer than the run's
+   * signal windows (`alarmedClasses`). @default - a scheduled or manual run
+   */
+  readonly event?: AlarmStateChangeEvent;
 }
 
 export interface RunResult {
@@ -128,7 +134,7 @@ async function reconcileChecked(
     const f = awsFailure(error);
     return fail(f.reason, `weights unchanged: ${f.detail}`);
   }
-  const s = step(config, read.state, results, options.nowMs, options.memory);
+  const s = step(config, read.state, results, options.nowMs, options.memory, alarmedClasses(config, options.event));
   let outcome: RunOutcome;
   if (!s.ok) {
     outcome = { action: 'failed', reason: s.reason, detail: s.detail };

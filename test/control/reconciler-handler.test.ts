@@ -503,6 +503,41 @@ describe('reconciler run, ALB listener', () => {
     ]));
   });
 
+  test('a run triggered by the capacity alarm of a class acts on it before its datapoint is in the signal windows', async () => {
+    elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+    serveMetrics(ALB, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(800)) },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
+      },
+    });
+    // The EventBridge event of the construct's alarm on inf2's capacity errors (cloudwatch-and-eventbridge.html).
+    const alarm = (value: string) => ({
+      'detail-type': 'CloudWatch Alarm State Change',
+      detail: {
+        alarmName: 'chat-CapacityErrors-inf2',
+        state: { value, timestamp: '2026-11-30T12:00:20.000+0000' },
+        configuration: {
+          metrics: [{
+            id: 'm1',
+            metricStat: { metric: { namespace: 'CapacityAwareInference/Karpenter', name: 'InsufficientCapacity/prod/inf2', dimensions: {} }, period: 60, stat: 'Sum' },
+            returnData: true,
+          }],
+        },
+      },
+    });
+    const lines: Array<Record<string, unknown>> = [];
+    const audits = () => lines.filter((l) => l.audit === 'routing-decision');
+    // 800 tokens/s on 900 of inf2: the cost plan holds; with the headroom inf2 alone is short, so its errors count.
+    await reconcile(ALB, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry, event: alarm('OK') });
+    expect(audits().at(-1)).toMatchObject({ mode: 'cost', reason: { code: 'cost-plan' } });
+    await reconcile(ALB, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry, event: alarm('ALARM') });
+    expect(audits().at(-1)).toMatchObject({
+      mode: 'capacity', reason: { code: 'enter-capacity', triggers: ['capacity-errors'] }, floorsPublished: { inf2: 4 },
+    });
+  });
+
   test('a service on a shared listener: reads its rule (DescribeRules) and writes only its rule\'s actions (ModifyRule), never the listener', async () => {
     const ruleArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener-rule/app/llm/abc/def/0123456789abcdef';
     const onRule: ReconcilerConfig = { ...ALB, facts: { ...ALB.facts, ruleArn } as ReconcilerConfig['facts'] };

@@ -2,6 +2,8 @@
  * The reconciler's pure step (lib/core/reconciler/observe.ts, step.ts): no SDK, no mocks, answers built from the query
  * itself as CloudWatch would publish them. The Lambda's handler suites run the same step behind the I/O shell.
  */
+import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
+import { ALARM_STATE_CHANGE, alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { demandWindow } from '../../lib/core/reconciler/faults';
 import { type MetricResult } from '../../lib/core/reconciler/io';
@@ -320,6 +322,90 @@ describe('a refused SageMaker scale-out: the rollback is the capacity error', ()
     };
     const o = observe(ALB, alb({ inf2: 98, g6: 2 }), answer(ALB, w), NOW_MS);
     expect(o.signals.inf2.capacityErrors?.some((v) => v !== null && v > 0) ?? false).toBe(false);
+  });
+});
+
+describe('capacity errors newer than the metric delay, and the alarm that triggered the run', () => {
+  // EKS with the Karpenter filter metric per NodePool: the answer's periods run to 11:59; the signal windows end at 11:58.
+  const EKS: ReconcilerConfig = { ...ALB, karpenterCapacityErrors: true };
+  const loaded = (errors: Series): World => ({
+    mode: fill(0),
+    classes: {
+      // 3 inf2 replicas carry 900 tokens/s; the demand is 1,000: the preferred class alone is short.
+      inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(980)), capacityErrors: errors },
+      g6: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(20)) },
+    },
+  });
+  const inf2Alarm = (value: string, dimensions: Record<string, string> = {}) => ({
+    'detail-type': ALARM_STATE_CHANGE,
+    detail: {
+      state: { value },
+      configuration: { metrics: [{ metricStat: { metric: { namespace: KARPENTER_CAPACITY_NAMESPACE, name: 'InsufficientCapacity/prod/inf2', dimensions } } }] },
+    },
+  });
+
+  test('fails when a capacity error CloudWatch already has is ignored for two periods: it counts in the newest slot', () => {
+    const o = observe(EKS, alb({ inf2: 98, g6: 2 }), answer(EKS, loaded([...fill(null, 11), 2])), NOW_MS);
+    const errors = o.signals.inf2.capacityErrors!;
+    expect(errors.at(-1)).toBe(2);
+    expect(errors.slice(0, -1).every((v) => v === null)).toBe(true);
+    const s = decided(step(EKS, alb({ inf2: 98, g6: 2 }), answer(EKS, loaded([...fill(null, 11), 2])), NOW_MS));
+    expect(s.decision.mode).toBe('capacity');
+    expect(s.decision.reason.triggers).toContain('capacity-errors');
+  });
+
+  test('an error inside the window stays in its own period, and one after it adds to the newest: never recovery', () => {
+    const window = observe(EKS, alb({ inf2: 98, g6: 2 }), answer(EKS, loaded([...fill(null, 5), 1, ...fill(null, 4), 3, 1])), NOW_MS)
+      .signals.inf2.capacityErrors!;
+    // 11:53 in its own slot; 11:58 and 11:59 (3 + 1) past the window's last slot, 11:57.
+    expect(window.slice(-6)).toEqual([null, 1, null, null, null, 4]);
+    const calm = observe(EKS, alb({ inf2: 98, g6: 2 }), answer(EKS, loaded(fill(null))), NOW_MS).signals.inf2.capacityErrors!;
+    expect(calm.every((v) => v === null)).toBe(true);
+  });
+
+  test('fails when a run triggered by a capacity alarm does not act on it: the alarm counts as an error of its class', () => {
+    expect(alarmedClasses(EKS, inf2Alarm('ALARM'))).toEqual(['inf2']);
+    const before = decided(step(EKS, alb({ inf2: 98, g6: 2 }), answer(EKS, loaded(fill(null))), NOW_MS));
+    expect(before.decision.mode).toBe('cost');
+    const s = decided(step(EKS, alb({ inf2: 98, g6: 2 }), answer(EKS, loaded(fill(null))), NOW_MS, undefined, alarmedClasses(EKS, inf2Alarm('ALARM'))));
+    expect(s.decision.mode).toBe('capacity');
+    expect(s.observation.signals.inf2.capacityErrors!.at(-1)).toBe(1);
+    expect(s.observation.signals.g6.capacityErrors!.every((v) => v === null)).toBe(true);
+  });
+
+  test('an alarm back to OK, an alarm on another metric, a scheduled run and a run without errors signals name no class', () => {
+    expect(alarmedClasses(EKS, inf2Alarm('OK'))).toEqual([]);
+    expect(alarmedClasses(EKS, inf2Alarm('INSUFFICIENT_DATA'))).toEqual([]);
+    expect(alarmedClasses(EKS, inf2Alarm('ALARM', { NodePool: 'inf2' }))).toEqual([]);
+    expect(alarmedClasses(EKS, { 'detail-type': 'Scheduled Event' })).toEqual([]);
+    expect(alarmedClasses(EKS, undefined)).toEqual([]);
+    expect(alarmedClasses(ALB, inf2Alarm('ALARM'))).toEqual([]);
+  });
+
+  test('SageMaker: errors past the window count in the slot of the counts DescribeEndpoint reports now', () => {
+    const config: ReconcilerConfig = {
+      ...SM, signals: { preferred: { capacityErrors: { namespace: 'Serving', metricName: 'InsufficientCapacity', dimensions: {}, stat: 'Sum' } } },
+    };
+    const w = (errors: Series): World => ({
+      mode: fill(0),
+      classes: {
+        preferred: {
+          readyReplicas: fill(3), desiredReplicas: fill(3), pendingScaleOut: fill(0), servedTokensPerSecond: fill(perMinute(400)),
+          capacityErrors: errors,
+        },
+        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), pendingScaleOut: fill(0), servedTokensPerSecond: fill(perMinute(10)) },
+      },
+    });
+    const errorsOf = (errors: Series) => observe(config, sagemaker({ preferred: 98, fallback: 2 }), answer(config, w(errors)), NOW_MS)
+      .signals.preferred.capacityErrors!;
+    // The window's slots hold 11:49-11:57 and DescribeEndpoint's now: 11:58 and 11:59 count in the last (the derived
+    // rollback window reads 0 where no refusal was seen).
+    expect(errorsOf([...fill(null, 10), 1, 1]).slice(-2)).toEqual([0, 2]);
+    expect(errorsOf([...fill(null, 9), 1, null, null]).slice(-2)).toEqual([1, 0]);
+    expect(alarmedClasses(config, {
+      'detail-type': ALARM_STATE_CHANGE,
+      detail: { state: { value: 'ALARM' }, configuration: { metrics: [{ metricStat: { metric: { namespace: 'Serving', name: 'InsufficientCapacity', dimensions: {} } } }] } },
+    })).toEqual(['preferred']);
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * What one reconciler run sees, derived exactly as the deployed Lambda derives it: the GetMetricData window to ask for
  * (`metricQuery`), and from its answer and the routing target's state the policy's input (`observe`): per-class signal
- * windows cut at the metric delay, total demand (served + rejected requests or tokens, requests x the declared mean
+ * windows cut at the metric delay (capacity errors newer than that, and the one an alarm-triggered run was called
+ * for, counted in the newest period: evidence, never recovery), total demand (served + rejected requests or tokens, requests x the declared mean
  * tokens where the engine does not count tokens, a silent class holding weight read as missing, not as zero), the
  * policy state rebuilt from the reconciler's own decision metrics (or from the memory of a run earlier in the period,
  * which CloudWatch may not have ingested yet), and the replica floors in force.
@@ -83,7 +84,8 @@ export interface Observation {
 /**
  * One run's observation. `results` are the GetMetricData `MetricDataResults` of `metricQuery(config, nowMs)` (any
  * order, pages merged); `target` what the routing target holds; `memory` what the previous run in this execution
- * environment left (`rememberRun`), if any.
+ * environment left (`rememberRun`), if any; `alarmed` the classes whose capacity-error alarm triggered this run
+ * (`alarmedClasses`).
  */
 export function observe(
   config: ReconcilerConfig,
@@ -91,6 +93,7 @@ export function observe(
   results: readonly MetricResult[],
   nowMs: number,
   memory?: RunMemory,
+  alarmed: readonly string[] = [],
 ): Observation {
   const query = metricQuery(config, nowMs);
   const { batch, frame, signalSlots, now, policy } = query;
@@ -112,14 +115,15 @@ export function observe(
     const readyReplicas = withNow(s.readyReplicas, observed?.ready);
     const desiredReplicas = withNow(s.desiredReplicas, observed?.desired);
     // Aligned with the replica windows, which end with the counts the target reports now (no capacity-error datapoint yet).
-    const reported = s.capacityErrors && (observed ? [...cut(s.capacityErrors).slice(1), null] : cut(s.capacityErrors));
+    const aligned = s.capacityErrors && (observed ? [...cut(s.capacityErrors).slice(1), null] : cut(s.capacityErrors));
+    const reported = aligned && withFreshErrors(aligned, s.capacityErrors!.slice(signalSlots) as SignalWindow, alarmed.includes(n));
     // Aligned with the replica windows too: a missing series is all missing periods, not a shorter window.
     const pending = () => withNow(s.pendingScaleOut ?? Array.from({ length: signalSlots }, () => null), observed && pendingScaleOut(observed));
     const rolledBack = kind.scaleOutsRollBack
       ? rolledBackScaleOuts(readyReplicas, pendingScaleOuts(pending(), readyReplicas, desiredReplicas))
       : undefined;
     if (rolledBack) refusedScaleOuts[n] = rolledBack;
-    const capacityErrors = rolledBack ? withRolledBackScaleOuts(reported, rolledBack) : s.capacityErrors && cut(s.capacityErrors);
+    const capacityErrors = rolledBack ? withRolledBackScaleOuts(reported, rolledBack) : reported;
     return [n, {
       readyReplicas,
       desiredReplicas,
@@ -145,6 +149,22 @@ export function observe(
     missingRoutes: names.filter((n) => !present.has(n)),
     ...(kind.scaleOutsRollBack ? { refusedScaleOuts } : {}),
   };
+}
+
+/**
+ * A capacity-error window with the evidence newer than it added to its newest slot: the errors of the periods past the
+ * metric delay that CloudWatch already has (the query reads to the current period for the reconciler's own history,
+ * so they are in the answer), and one for an alarm on the class's capacity errors that has just triggered this run
+ * (`alarmedClasses`). Capacity errors only ever count against a class, so reading them early is safe: a period not
+ * yet published (or published in part) reads as missing or lower, never as recovery. Counted in the newest slot they
+ * never look older than they are, so no lookback forgets them sooner; later runs read them in their own periods.
+ */
+function withFreshErrors(window: SignalWindow, newer: SignalWindow, alarmed: boolean): SignalWindow {
+  let fresh = alarmed ? 1 : 0;
+  for (const v of newer) fresh += Math.max(0, finiteOrNull(v) ?? 0);
+  if (fresh === 0 || window.length === 0) return window;
+  const last = window.length - 1;
+  return [...window.slice(0, last), Math.max(0, finiteOrNull(window[last]) ?? 0) + fresh];
 }
 
 /**

@@ -66,7 +66,8 @@ export interface RunOutcome {
 
 /**
  * One run's step. `nowMs` is the run's clock (epoch milliseconds); `memory` what the previous run in this execution
- * environment left (`rememberRun`), if any.
+ * environment left (`rememberRun`), if any; `alarmed` the classes whose capacity-error alarm triggered the run
+ * (`alarmedClasses`, lib/core/reconciler/alarm-trigger.ts).
  */
 export function step(
   config: ReconcilerConfig,
@@ -74,9 +75,10 @@ export function step(
   results: readonly MetricResult[],
   nowMs: number,
   memory?: RunMemory,
+  alarmed: readonly string[] = [],
 ): ReconcilerStep {
   const kind = routingTarget(config.facts);
-  const observation = observe(config, target, results, nowMs, memory);
+  const observation = observe(config, target, results, nowMs, memory, alarmed);
   const now = observation.query.now;
   if (observation.missingRoutes.length > 0) {
     const missing = observation.missingRoutes.map((m) => `'${m}'`).join(', ');

@@ -1,0 +1,51 @@
+/**
+ * What a run triggered by a capacity alarm learns from the event that triggered it. The run's signal windows end
+ * `metricDelaySeconds` ago, so the datapoint that just put the alarm in ALARM lies past them; the event itself is the
+ * evidence. EventBridge's "CloudWatch Alarm State Change" event (docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/
+ * cloudwatch-and-eventbridge.html, "Single Metric Alarm") carries the alarm's new state (`detail.state.value`) and the
+ * metric it watches (`detail.configuration.metrics[].metricStat.metric`: `namespace`, `name`, `dimensions` as a
+ * name-to-value map). The Reconciler construct creates one alarm per capacity-error metric a class reads
+ * (`Reconciler.capacityErrorAlarms`), so the metric names the class; an alarm on any other metric (a user's
+ * `capacityAlarms`) runs the reconciler without naming a class.
+ */
+import { resolvePolicyConfig } from '../policy/defaults';
+import { type ReconcilerConfig } from './config';
+import { signalPlan } from './signal-sources';
+
+/** The part of a "CloudWatch Alarm State Change" event a run reads; every field optional (a manual run has none). */
+export interface AlarmStateChangeEvent {
+  readonly 'detail-type'?: string;
+  readonly detail?: {
+    readonly state?: { readonly value?: string };
+    readonly configuration?: {
+      readonly metrics?: ReadonlyArray<{
+        readonly metricStat?: {
+          readonly metric?: { readonly namespace?: string; readonly name?: string; readonly dimensions?: Readonly<Record<string, string>> };
+        };
+      }>;
+    };
+  };
+}
+
+export const ALARM_STATE_CHANGE = 'CloudWatch Alarm State Change';
+
+/**
+ * The routed classes whose capacity-error metric the triggering alarm watches, when the event says the alarm has just
+ * gone to ALARM (OK and INSUFFICIENT_DATA are no evidence). Empty for any other trigger.
+ */
+export function alarmedClasses(config: ReconcilerConfig, event: AlarmStateChangeEvent | undefined): string[] {
+  if (event?.['detail-type'] !== ALARM_STATE_CHANGE || event.detail?.state?.value !== 'ALARM') return [];
+  const watched = (event.detail.configuration?.metrics ?? []).map((m) => m.metricStat?.metric).filter((m) => m !== undefined);
+  const classes = signalPlan(config, resolvePolicyConfig(config.policy).periodSeconds).classes;
+  return Object.entries(classes).filter(([, sources]) => {
+    const source = sources.capacityErrors;
+    if (!source || !('metric' in source)) return false;
+    const { namespace, metricName, dimensions } = source.metric;
+    return watched.some((m) => m.namespace === namespace && m.name === metricName && sameDimensions(m.dimensions ?? {}, dimensions));
+  }).map(([name]) => name);
+}
+
+function sameDimensions(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}
