@@ -77,7 +77,8 @@ export interface ReconcilerProps {
    * The serving construct (SageMakerCapacityEndpoint, EksInferenceService, or anything implementing
    * IInferenceServing): where the weights live, which class sits behind each, the service name and request shape, and
    * the signals its platform produces. Each capacity-error producer (EKS: the Karpenter log metric filter of a
-   * NodePool) is read by the reconciler and gets an alarm whose state changes run it at once.
+   * NodePool) is read by the reconciler and gets an alarm whose state changes run it at once; a run its alarm
+   * triggers in ALARM counts that as a capacity error of the class (its datapoint is newer than the run's windows).
    */
   readonly serving: IInferenceServing;
   /** The service's requests are sensitive: classes with `allowSensitive: false` never get weight. @default false */
@@ -85,7 +86,10 @@ export interface ReconcilerProps {
   readonly policy?: RoutingPolicyOptions;
   /** More alarms whose state changes trigger a run at once. @default - only the capacity-error alarms */
   readonly capacityAlarms?: readonly cloudwatch.IAlarm[];
-  /** CloudWatch publishes a period late: the newest period read ends at least this long ago. @default Duration.minutes(2) */
+  /**
+   * CloudWatch publishes a period late: the newest period read ends at least this long ago (capacity errors, which only
+   * ever count against a class, are read up to the current period). @default Duration.minutes(2)
+   */
   readonly metricDelay?: Duration;
   /** Retention of the reconciler's log group (EMF metrics and one audit line per decision). @default RetentionDays.THREE_MONTHS */
   readonly logRetention?: logs.RetentionDays;

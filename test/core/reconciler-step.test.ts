@@ -373,13 +373,17 @@ describe('capacity errors newer than the metric delay, and the alarm that trigge
     expect(s.observation.signals.g6.capacityErrors!.every((v) => v === null)).toBe(true);
   });
 
-  test('an alarm back to OK, an alarm on another metric, a scheduled run and a run without errors signals name no class', () => {
+  test('an alarm back to OK, on another metric or on several, a scheduled run and a run without errors signals name no class', () => {
     expect(alarmedClasses(EKS, inf2Alarm('OK'))).toEqual([]);
     expect(alarmedClasses(EKS, inf2Alarm('INSUFFICIENT_DATA'))).toEqual([]);
     expect(alarmedClasses(EKS, inf2Alarm('ALARM', { NodePool: 'inf2' }))).toEqual([]);
     expect(alarmedClasses(EKS, { 'detail-type': 'Scheduled Event' })).toEqual([]);
     expect(alarmedClasses(EKS, undefined)).toEqual([]);
     expect(alarmedClasses(ALB, inf2Alarm('ALARM'))).toEqual([]);
+    // A metric-math alarm over two classes' errors does not say which one fired.
+    const both = inf2Alarm('ALARM');
+    const metrics = [...both.detail.configuration.metrics, { metricStat: { metric: { ...both.detail.configuration.metrics[0].metricStat.metric, name: 'InsufficientCapacity/prod/g6' } } }];
+    expect(alarmedClasses(EKS, { ...both, detail: { ...both.detail, configuration: { metrics } } })).toEqual([]);
   });
 
   test('SageMaker: errors past the window count in the slot of the counts DescribeEndpoint reports now', () => {

@@ -6,7 +6,10 @@
  * metric it watches (`detail.configuration.metrics[].metricStat.metric`: `namespace`, `name`, `dimensions` as a
  * name-to-value map). The Reconciler construct creates one alarm per capacity-error metric a class reads
  * (`Reconciler.capacityErrorAlarms`), so the metric names the class; an alarm on any other metric (a user's
- * `capacityAlarms`) runs the reconciler without naming a class.
+ * `capacityAlarms`, a metric-math alarm) runs the reconciler without naming a class. CloudWatch evaluates a one-minute
+ * alarm every minute and acts on state transitions (AlarmThatSendsEmail.html), so a shortage that persists triggers
+ * one run, and the scheduled runs read its datapoints from then on; a duplicate event is one more run, and a run writes
+ * at most once per period.
  */
 import { resolvePolicyConfig } from '../policy/defaults';
 import { type ReconcilerConfig } from './config';
@@ -35,13 +38,17 @@ export const ALARM_STATE_CHANGE = 'CloudWatch Alarm State Change';
  */
 export function alarmedClasses(config: ReconcilerConfig, event: AlarmStateChangeEvent | undefined): string[] {
   if (event?.['detail-type'] !== ALARM_STATE_CHANGE || event.detail?.state?.value !== 'ALARM') return [];
-  const watched = (event.detail.configuration?.metrics ?? []).map((m) => m.metricStat?.metric).filter((m) => m !== undefined);
+  // A single-metric alarm only: a metric-math alarm over several classes' errors (InferenceObservability's
+  // PreferredCapacityErrors) does not say which of them fired; its run reads their datapoints instead.
+  const metrics = event.detail.configuration?.metrics ?? [];
+  const watched = metrics.length === 1 ? metrics[0].metricStat?.metric : undefined;
+  if (!watched) return [];
   const classes = signalPlan(config, resolvePolicyConfig(config.policy).periodSeconds).classes;
   return Object.entries(classes).filter(([, sources]) => {
     const source = sources.capacityErrors;
     if (!source || !('metric' in source)) return false;
     const { namespace, metricName, dimensions } = source.metric;
-    return watched.some((m) => m.namespace === namespace && m.name === metricName && sameDimensions(m.dimensions ?? {}, dimensions));
+    return watched.namespace === namespace && watched.name === metricName && sameDimensions(watched.dimensions ?? {}, dimensions);
   }).map(([name]) => name);
 }
 
