@@ -21,6 +21,13 @@ export interface Replica {
   busy: number;
   /** Under an interruption notice: lost at the interruption, no longer counted toward the desired count. */
   doomed: boolean;
+  /**
+   * The engine's token counter as the CloudWatch agent scrapes it each minute: tokens generated since the last scrape,
+   * and whether the series has had its first sample (the agent publishes deltas, so it drops the first: what a pod
+   * generates before its first scrape, and after its last, is never published).
+   */
+  unscrapedTokens: number;
+  sampled: boolean;
   /** Request in each slot, -1 when free; `free` is a stack of free slot indices. */
   readonly slots: Int32Array;
   readonly free: Int32Array;

@@ -9,7 +9,7 @@ import { rememberRun, runRecords, step } from '../core/reconciler/step';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { declaredTokensPerRequest, type ScenarioInstance, type SimClass } from './model';
-import { demandReading, type PlatformModel, platformModel, readsEngineTokens } from './platform';
+import { demandReading, measuredMinute, type PlatformModel, platformModel, readsEngineTokens } from './platform';
 import { type Decision, type Observation, type PolicyFactory, type RoutingPolicy } from './policy';
 
 /** Epoch of simulated time 0: the reconciler reads epoch seconds. */
@@ -240,11 +240,7 @@ class DeployedReconciler implements RoutingPolicy {
     const cell = m * s.classCount + ci;
     // Before time 0: the steady state the run starts in.
     const d = m < 0 ? o.metrics!.steady(ci) : undefined;
-    const minute = () => (d ?? {
-      targetedRequests: s.routedRequests[cell] - s.unroutable[cell],
-      serverRejected: s.rejected[cell] - s.unroutable[cell],
-      servedTokens: s.servedTokens[cell],
-    });
+    const minute = () => d ?? measuredMinute(s, cell);
     const reading = () => demandReading(this.platform, this.scenario.classes[ci], minute(), declaredTokensPerRequest(this.scenario));
     let v: number | undefined;
     switch (signal) {
@@ -265,8 +261,11 @@ class DeployedReconciler implements RoutingPolicy {
       }
       // Where the engine counts tokens: vLLM counts them at every engine step and the agent stamps each delta at its
       // scrape (up to a minute later); the simulator counts a request's tokens in the minute it completes (within its
-      // deadline). Both shift tokens by less than one period.
-      case 'servedTokensPerSecond': v = reading().served / 60; break;
+      // deadline). Both shift tokens by less than one period. A class none of whose replicas' counters published a
+      // delta in the minute (none running, or each at its first sample) has no GeneratedTokens datapoint.
+      case 'servedTokensPerSecond':
+        v = !d && readsEngineTokens(this.platform, this.scenario.classes[ci]) && s.scrapedReplicas[cell] === 0 ? undefined : reading().served / 60;
+        break;
       case 'rejectedTokensPerSecond': v = reading().rejected / 60; break;
       default: v = undefined;
     }

@@ -1,7 +1,7 @@
 import { type ClassState } from './class-state';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { type ClassDatapoint, type DemandDatapoint, type SimClass } from './model';
-import { demandOf, demandReading, type PlatformModel } from './platform';
+import { demandOf, demandReading, measuredMinute, type PlatformModel } from './platform';
 import { normalise } from './policy';
 import { type RunSeries } from './run-series';
 
@@ -90,10 +90,9 @@ export class MetricHistory {
       let tokens = 0;
       this.classes.forEach((window, ci) => {
         const cell = m * k + ci;
-        const targeted = s.routedRequests[cell] - s.unroutable[cell];
-        const serverRejected = s.rejected[cell] - s.unroutable[cell];
+        const minute = measuredMinute(s, cell);
+        const { targetedRequests: targeted, serverRejected } = minute;
         requests += targeted;
-        const minute = { targetedRequests: targeted, serverRejected, servedTokens: s.servedTokens[cell] };
         tokens += demandOf(demandReading(this.platform, this.specs[ci], minute, this.tokensPerRequest));
         window.push(ok ? {
           minute: m,

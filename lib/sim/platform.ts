@@ -2,6 +2,7 @@ import {
   EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS, RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER, SAGEMAKER_SCALING_DEFAULTS,
 } from '../core/platform/control-loop';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
+import { type RunSeries } from './run-series';
 
 /** The serving platform a scenario runs on: what its construct deploys by default. */
 export type PlatformKind = 'eks' | 'sagemaker';
@@ -116,13 +117,41 @@ export interface DemandReading {
   readonly servedIncludesRejected: boolean;
 }
 
+/**
+ * One class's minute as the platform's metrics count it: requests that reached a replica (the load balancer's count),
+ * those a server rejected or dropped, those lost in service with their replica, and the output tokens the engines'
+ * counters published (`RunSeries.publishedTokens`: the CloudWatch agent drops each replica's first sample, and a
+ * replica that goes away takes its unscraped tokens with it).
+ */
+export interface MeasuredMinute {
+  readonly targetedRequests: number;
+  readonly serverRejected: number;
+  /** @default 0 */
+  readonly lostWithReplica?: number;
+  readonly servedTokens: number;
+}
+
+/** A closed minute of a run's series as the platform measured it (the Reconciler's queries and the baselines alike). */
+export function measuredMinute(s: RunSeries, cell: number): MeasuredMinute {
+  return {
+    targetedRequests: s.routedRequests[cell] - s.unroutable[cell],
+    serverRejected: s.rejected[cell] - s.unroutable[cell],
+    lostWithReplica: s.lostWithReplica[cell],
+    servedTokens: s.publishedTokens[cell],
+  };
+}
+
 export function demandReading(
   platform: PlatformModel,
   c: { readonly countsGeneratedTokens?: boolean },
-  minute: { readonly targetedRequests: number; readonly serverRejected: number; readonly servedTokens: number },
+  minute: MeasuredMinute,
   tokensPerRequest: number,
 ): DemandReading {
-  const rejected = minute.serverRejected * tokensPerRequest;
+  // EKS: a request in service on a pod that is lost is answered by the ALB itself (a 502 it generates), so no target
+  // 5XX counts it (review R29). SageMaker: what an instance lost mid-request counts as is not documented; the model
+  // keeps it a server error.
+  const lost = platform.kind === 'eks' ? minute.lostWithReplica ?? 0 : 0;
+  const rejected = (minute.serverRejected - lost) * tokensPerRequest;
   if (readsEngineTokens(platform, c)) return { served: minute.servedTokens, rejected, servedIncludesRejected: false };
   const alb = platform.kind === 'eks';
   const requests = alb ? minute.targetedRequests : minute.targetedRequests - minute.serverRejected;

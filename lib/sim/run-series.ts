@@ -14,6 +14,15 @@ export interface RunSeries {
   readonly rejectedTokens: Float64Array;
   readonly completed: Float64Array;
   readonly servedTokens: Float64Array;
+  /**
+   * Output tokens the engines' counters published for the minute (the CloudWatch agent's deltas): the served tokens
+   * less what each replica generated before its first scrape and after its last (`Replica.sampled`).
+   */
+  readonly publishedTokens: Float64Array;
+  /** Replicas whose counter published a delta for the minute: none, and the class has no datapoint. */
+  readonly scrapedReplicas: Float64Array;
+  /** Requests in service on a replica that was lost (interruption): the load balancer answers them, not a server. */
+  readonly lostWithReplica: Float64Array;
   readonly sloMetRequests: Float64Array;
   readonly sloMetTokens: Float64Array;
   readonly readyReplicas: Float64Array;
@@ -52,6 +61,9 @@ export function createRunSeries(minutes: number, k: number): RunSeries {
     rejectedTokens: perCell(),
     completed: perCell(),
     servedTokens: perCell(),
+    publishedTokens: perCell(),
+    scrapedReplicas: perCell(),
+    lostWithReplica: perCell(),
     sloMetRequests: perCell(),
     sloMetTokens: perCell(),
     readyReplicas: perCell(),

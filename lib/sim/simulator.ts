@@ -252,6 +252,7 @@ class Simulation {
     const slot = this.reqSlot[req];
     r.slots[slot] = -1;
     r.free[r.freeTop++] = slot;
+    r.unscrapedTokens += this.trace.output[req];
     this.recordEnd(req, now, true);
     if (r.state === READY) this.pull(r, now);
     else if (r.state === DRAINING && r.busy === 0) this.removeReplica(r, now);
@@ -301,7 +302,8 @@ class Simulation {
     const cs = this.states[ci];
     const c = cs.spec.safeConcurrency;
     const r: Replica = {
-      id: this.replicas.length, cls: ci, state: PENDING, busy: 0, doomed: false,
+      // Replicas of the steady state at time 0 (and the oracle's) have been scraped before.
+      id: this.replicas.length, cls: ci, state: PENDING, busy: 0, doomed: false, unscrapedTokens: 0, sampled: instant,
       slots: new Int32Array(c).fill(-1), free: Int32Array.from({ length: c }, (_, i) => c - 1 - i), freeTop: c,
     };
     this.replicas.push(r);
@@ -343,6 +345,7 @@ class Simulation {
       const req = r.slots[i];
       if (req < 0) continue;
       this.reqReplica[req] = -2;
+      this.s.lostWithReplica[this.minuteOf(now) * this.k + r.cls]++;
       this.recordEnd(req, now, false);
       r.slots[i] = -1;
     }
@@ -641,8 +644,26 @@ class Simulation {
       s.pendingReplicas[cell] = cs.pending();
       s.desiredReplicas[cell] = cs.desired;
       s.weights[cell] = this.weights[ci];
+      this.scrapeTokenCounters(cs, cell);
     });
     if (m + 1 < this.minutes) s.modes[m + 1] = s.modes[m];
+  }
+
+  /**
+   * The CloudWatch agent's scrape of each running replica's token counter at the end of the minute (the model stamps
+   * the delta in the minute the tokens were generated, as it stamps completions). A replica's first sample publishes
+   * nothing; a replica removed since its last scrape took its tokens with it (review R29, docs/simulator.md).
+   */
+  private scrapeTokenCounters(cs: ClassState, cell: number): void {
+    for (const r of cs.replicas) {
+      if (r.state !== READY && r.state !== DRAINING) continue;
+      if (r.sampled) {
+        this.s.publishedTokens[cell] += r.unscrapedTokens;
+        this.s.scrapedReplicas[cell]++;
+      }
+      r.sampled = true;
+      r.unscrapedTokens = 0;
+    }
   }
 
   private minuteOf(t: number): number {

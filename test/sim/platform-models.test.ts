@@ -4,9 +4,10 @@ import { HpaAutoscaler, TargetTracking } from '../../lib/sim/autoscaler';
 import * as reconcilerStep from '../../lib/core/reconciler/step';
 import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
-import { type HpaModel, platformModel, readsEngineTokens, type TargetTrackingModel } from '../../lib/sim/platform';
+import { retryOnPreferred } from '../../lib/sim/baselines';
+import { demandReading, type HpaModel, platformModel, readsEngineTokens, type TargetTrackingModel } from '../../lib/sim/platform';
 import { type Observation, type PolicyFactory } from '../../lib/sim/policy';
-import { HELD_OUT, H8, S1 } from '../../lib/sim/scenarios';
+import { HELD_OUT, H8, S1, S9 } from '../../lib/sim/scenarios';
 import { runSimulation } from '../../lib/sim/simulator';
 import { runJob } from '../../lib/sim/suite';
 
@@ -243,7 +244,7 @@ describe('what the Reconciler measures', () => {
     expect(seenTokens).toBeLessThanOrEqual(trueTokens * 1.05);
   });
 
-  test('EKS: per minute, counted classes are served tokens + rejected x the mean, the others targeted requests x the mean', () => {
+  test('EKS: per minute, counted classes are published tokens + rejected x the mean, the others targeted requests x the mean', () => {
     const scenario = { ...H8.build(1, SHORT_LLM), platform: 'eks' as const };
     const counted = scenario.classes.map((c) => readsEngineTokens(platformModel('eks'), c));
     expect(scenario.classes.filter((_, i) => counted[i]).map((c) => c.name)).toEqual(['l40s', 'a10g']);
@@ -263,16 +264,87 @@ describe('what the Reconciler measures', () => {
       for (let ci = 0; ci < k; ci++) {
         const cell = m * k + ci;
         const targeted = s.routedRequests[cell] - s.unroutable[cell];
-        const serverRejected = s.rejected[cell] - s.unroutable[cell];
+        // Requests lost in service with their pod are the ALB's own 502s, in no target's 5XX count.
+        const serverRejected = s.rejected[cell] - s.unroutable[cell] - s.lostWithReplica[cell];
         if (counted[ci]) rejectedOnCounted += serverRejected;
         else targetedOnOthers += targeted;
-        expected += counted[ci] ? s.servedTokens[cell] + serverRejected * tpr : targeted * tpr;
+        expected += counted[ci] ? s.publishedTokens[cell] + serverRejected * tpr : targeted * tpr;
       }
       expect(tokens).toBeCloseTo(expected, 6);
     }
     // Both branches and the rejected term are exercised.
     expect(rejectedOnCounted).toBeGreaterThan(0);
     expect(targetedOnOthers).toBeGreaterThan(0);
+  });
+
+  test('EKS token counters: a replica\'s first scrape and its tokens after the last are never published (review R29)', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
+    const s = runSimulation(scenario, libraryPolicy(), { seed: 3 }).series;
+    const k = s.classCount;
+    let lostOnChange = 0;
+    let steadyMinutes = 0;
+    for (let m = 1; m < s.minutes - 1; m++) {
+      for (let ci = 0; ci < k; ci++) {
+        const cell = m * k + ci;
+        expect(s.publishedTokens[cell]).toBeLessThanOrEqual(s.servedTokens[cell] + 1e-9);
+        const changed = s.readyReplicas[cell] !== s.readyReplicas[cell - k] || s.readyReplicas[cell] !== s.readyReplicas[cell + k];
+        if (!changed && s.pendingReplicas[cell] === 0) {
+          // No replica came or went around the minute: every token it served is published.
+          steadyMinutes++;
+          expect(s.publishedTokens[cell]).toBeCloseTo(s.servedTokens[cell], 6);
+        } else {
+          lostOnChange += s.servedTokens[cell] - s.publishedTokens[cell];
+        }
+      }
+    }
+    expect(steadyMinutes).toBeGreaterThan(100);
+    expect(lostOnChange).toBeGreaterThan(0);
+  });
+
+  test('EKS: a counted class with no replica to scrape has no GeneratedTokens datapoint; the Reconciler reads it as missing', () => {
+    const built = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
+    // a10g starts with no replica and no warm floor: no counter to scrape until it is scaled out.
+    const scenario = { ...built, classes: built.classes.map((c) => (c.name === 'a10g' ? { ...c, minReplicas: 0, initialReplicas: 0 } : c)) };
+    const ai = scenario.classes.findIndex((c) => c.name === 'a10g');
+    const spyStep = jest.spyOn(reconcilerStep, 'step');
+    const read = new Map<number, number | null>();
+    let s: ReturnType<typeof runSimulation>['series'];
+    try {
+      s = runSimulation(scenario, libraryPolicy(), { seed: 3 }).series;
+      for (const r of spyStep.mock.results) {
+        const step = r.value as ReturnType<typeof reconcilerStep.step>;
+        if (!step.ok) continue;
+        const { query, signals } = step.observation;
+        signals.a10g.servedTokensPerSecond!.forEach((v, i) => read.set((query.frame.start + i * 60 - EPOCH) / 60, v));
+      }
+    } finally {
+      spyStep.mockRestore();
+    }
+    let silent = 0;
+    let published = 0;
+    for (const [m, v] of read) {
+      if (m < 0) continue;
+      if (s.scrapedReplicas[m * s.classCount + ai] === 0) {
+        silent++;
+        expect({ m, v }).toEqual({ m, v: null });
+      } else {
+        published++;
+        expect({ m, v }).toEqual({ m, v: expect.any(Number) });
+      }
+    }
+    expect(silent).toBeGreaterThan(5);
+    expect(published).toBeGreaterThan(5);
+  });
+
+  test('EKS: requests in service on an interrupted pod are the ALB\'s 502s, not server rejections', () => {
+    const scenario = { ...S9.build(2, SHORT_LLM), platform: 'eks' as const };
+    const s = runSimulation(scenario, retryOnPreferred, { seed: 2 }).series;
+    const lost = Array.from(s.lostWithReplica).reduce((a, b) => a + b, 0);
+    expect(lost).toBeGreaterThan(0);
+    const minute = { targetedRequests: 100, serverRejected: 10, lostWithReplica: 4, servedTokens: 5000 };
+    expect(demandReading(platformModel('eks'), { countsGeneratedTokens: true }, minute, 200).rejected).toBe(6 * 200);
+    // SageMaker: not documented; kept as the server's errors.
+    expect(demandReading(platformModel('sagemaker'), {}, minute, 200).rejected).toBe(10 * 200);
   });
 
   test.each([
