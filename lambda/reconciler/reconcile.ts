@@ -134,7 +134,8 @@ async function reconcileChecked(
     const f = awsFailure(error);
     return fail(f.reason, `weights unchanged: ${f.detail}`);
   }
-  const s = step(config, read.state, results, options.nowMs, options.memory, alarmedClasses(config, options.event));
+  const alarmed = alarmedClasses(config, options.event);
+  const s = step(config, read.state, results, options.nowMs, options.memory, alarmed);
   let outcome: RunOutcome;
   if (!s.ok) {
     outcome = { action: 'failed', reason: s.reason, detail: s.detail };
@@ -151,7 +152,10 @@ async function reconcileChecked(
       outcome = { action: 'failed', reason: f.reason, detail: `${s.plan.detail ? `${s.plan.detail} failed` : 'weights unchanged'}: ${f.detail}` };
     }
   }
-  for (const record of runRecords(config, s, outcome, options.nowMs)) options.log(record);
+  // The audit line names the alarm evidence the run counted: no datapoint of the window shows it yet.
+  for (const record of runRecords(config, s, outcome, options.nowMs)) {
+    options.log(record.audit !== undefined && alarmed.length > 0 ? { ...record, alarmEvidence: alarmed } : record);
+  }
   const memory = rememberRun(s, outcome, options.memory);
   const weights = !s.ok ? undefined : outcome.action === 'applied' || outcome.action === 'unchanged' ? s.decision.weights : read.state.weights;
   return {

@@ -77,8 +77,8 @@ export interface ReconcilerProps {
    * The serving construct (SageMakerCapacityEndpoint, EksInferenceService, or anything implementing
    * IInferenceServing): where the weights live, which class sits behind each, the service name and request shape, and
    * the signals its platform produces. Each capacity-error producer (EKS: the Karpenter log metric filter of a
-   * NodePool) is read by the reconciler and gets an alarm whose state changes run it at once; a run its alarm
-   * triggers in ALARM counts that as a capacity error of the class (its datapoint is newer than the run's windows).
+   * NodePool) is read by the reconciler and gets an alarm whose state changes run it at once; a run triggered by that
+   * alarm going to ALARM counts one capacity error of the class (its datapoint is newer than the run's windows).
    */
   readonly serving: IInferenceServing;
   /** The service's requests are sensitive: classes with `allowSensitive: false` never get weight. @default false */

@@ -23,8 +23,9 @@ export interface Replica {
   doomed: boolean;
   /**
    * The engine's token counter as the CloudWatch agent scrapes it each minute: tokens generated since the last scrape,
-   * and whether the series has had its first sample (the agent publishes deltas, so it drops the first: what a pod
-   * generates before its first scrape, and after its last, is never published).
+   * and whether the series has had its first sample. The agent "calculates a delta from the previous scrape ... So the
+   * CloudWatch agent will start to produce one log event from the second scrape" (ContainerInsights-Prometheus-metrics-
+   * conversion.html): what a pod generates before its first scrape, and after its last, is never published.
    */
   unscrapedTokens: number;
   sampled: boolean;

@@ -517,7 +517,11 @@ describe('reconciler run, ALB listener', () => {
       'detail-type': 'CloudWatch Alarm State Change',
       detail: {
         alarmName: 'chat-CapacityErrors-inf2',
-        state: { value, timestamp: '2026-11-30T12:00:20.000+0000' },
+        state: {
+          value,
+          timestamp: '2026-11-30T12:00:20.000+0000',
+          reasonData: '{"version":"1.0","queryDate":"2026-11-30T12:00:20.000+0000","startDate":"2026-11-30T11:59:00.000+0000","statistic":"Sum","period":60,"recentDatapoints":[1.0],"threshold":1.0}',
+        },
         configuration: {
           metrics: [{
             id: 'm1',
@@ -534,8 +538,9 @@ describe('reconciler run, ALB listener', () => {
     expect(audits().at(-1)).toMatchObject({ mode: 'cost', reason: { code: 'cost-plan' } });
     await reconcile(ALB, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry, event: alarm('ALARM') });
     expect(audits().at(-1)).toMatchObject({
-      mode: 'capacity', reason: { code: 'enter-capacity', triggers: ['capacity-errors'] }, floorsPublished: { inf2: 4 },
+      mode: 'capacity', reason: { code: 'enter-capacity', triggers: ['capacity-errors'] }, floorsPublished: { inf2: 4 }, alarmEvidence: ['inf2'],
     });
+    expect(audits()[0]).not.toHaveProperty('alarmEvidence');
   });
 
   test('a service on a shared listener: reads its rule (DescribeRules) and writes only its rule\'s actions (ModifyRule), never the listener', async () => {

@@ -336,10 +336,10 @@ describe('capacity errors newer than the metric delay, and the alarm that trigge
       g6: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(20)) },
     },
   });
-  const inf2Alarm = (value: string, dimensions: Record<string, string> = {}) => ({
+  const inf2Alarm = (value: string, dimensions: Record<string, string> = {}, reasonData = '{"version":"1.0","recentDatapoints":[2.0],"threshold":1.0}') => ({
     'detail-type': ALARM_STATE_CHANGE,
     detail: {
-      state: { value },
+      state: { value, reasonData },
       configuration: { metrics: [{ metricStat: { metric: { namespace: KARPENTER_CAPACITY_NAMESPACE, name: 'InsufficientCapacity/prod/inf2', dimensions } } }] },
     },
   });
@@ -380,6 +380,16 @@ describe('capacity errors newer than the metric delay, and the alarm that trigge
     expect(alarmedClasses(EKS, { 'detail-type': 'Scheduled Event' })).toEqual([]);
     expect(alarmedClasses(EKS, undefined)).toEqual([]);
     expect(alarmedClasses(ALB, inf2Alarm('ALARM'))).toEqual([]);
+    // ALARM without a datapoint that saw an error: an alarm on the same metric with another comparison, a hand-set
+    // state (set-alarm-state, whose reason data is the caller's), reason data that does not parse.
+    expect(alarmedClasses(EKS, inf2Alarm('ALARM', {}, '{"version":"1.0","recentDatapoints":[0.0],"threshold":1.0}'))).toEqual([]);
+    expect(alarmedClasses(EKS, inf2Alarm('ALARM', {}, '{"game-day":true}'))).toEqual([]);
+    expect(alarmedClasses(EKS, { ...inf2Alarm('ALARM'), detail: { ...inf2Alarm('ALARM').detail, state: { value: 'ALARM' } } })).toEqual([]);
+    expect(alarmedClasses(EKS, inf2Alarm('ALARM', {}, 'not json'))).toEqual([]);
+    // A metric without dimensions may come without the key.
+    const bare = inf2Alarm('ALARM');
+    const { dimensions: _none, ...metric } = bare.detail.configuration.metrics[0].metricStat.metric;
+    expect(alarmedClasses(EKS, { ...bare, detail: { ...bare.detail, configuration: { metrics: [{ metricStat: { metric } }] } } })).toEqual(['inf2']);
     // A metric-math alarm over two classes' errors does not say which one fired.
     const both = inf2Alarm('ALARM');
     const metrics = [...both.detail.configuration.metrics, { metricStat: { metric: { ...both.detail.configuration.metrics[0].metricStat.metric, name: 'InsufficientCapacity/prod/g6' } } }];
@@ -408,7 +418,7 @@ describe('capacity errors newer than the metric delay, and the alarm that trigge
     expect(errorsOf([...fill(null, 9), 1, null, null]).slice(-2)).toEqual([1, 0]);
     expect(alarmedClasses(config, {
       'detail-type': ALARM_STATE_CHANGE,
-      detail: { state: { value: 'ALARM' }, configuration: { metrics: [{ metricStat: { metric: { namespace: 'Serving', name: 'InsufficientCapacity', dimensions: {} } } }] } },
+      detail: { state: { value: 'ALARM', reasonData: '{"recentDatapoints":[1.0]}' }, configuration: { metrics: [{ metricStat: { metric: { namespace: 'Serving', name: 'InsufficientCapacity', dimensions: {} } } }] } },
     })).toEqual(['preferred']);
   });
 });

@@ -4,7 +4,8 @@
  * evidence. EventBridge's "CloudWatch Alarm State Change" event (docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/
  * cloudwatch-and-eventbridge.html, "Single Metric Alarm") carries the alarm's new state (`detail.state.value`) and the
  * metric it watches (`detail.configuration.metrics[].metricStat.metric`: `namespace`, `name`, `dimensions` as a
- * name-to-value map). The Reconciler construct creates one alarm per capacity-error metric a class reads
+ * name-to-value map), and what it evaluated (`detail.state.reasonData`, a JSON string whose `recentDatapoints` are the
+ * values that crossed the threshold). The Reconciler construct creates one alarm per capacity-error metric a class reads
  * (`Reconciler.capacityErrorAlarms`), so the metric names the class; an alarm on any other metric (a user's
  * `capacityAlarms`, a metric-math alarm) runs the reconciler without naming a class. CloudWatch evaluates a one-minute
  * alarm every minute and acts on state transitions (AlarmThatSendsEmail.html), so a shortage that persists triggers
@@ -19,7 +20,7 @@ import { signalPlan } from './signal-sources';
 export interface AlarmStateChangeEvent {
   readonly 'detail-type'?: string;
   readonly detail?: {
-    readonly state?: { readonly value?: string };
+    readonly state?: { readonly value?: string; readonly reasonData?: string };
     readonly configuration?: {
       readonly metrics?: ReadonlyArray<{
         readonly metricStat?: {
@@ -34,15 +35,17 @@ export const ALARM_STATE_CHANGE = 'CloudWatch Alarm State Change';
 
 /**
  * The routed classes whose capacity-error metric the triggering alarm watches, when the event says the alarm has just
- * gone to ALARM (OK and INSUFFICIENT_DATA are no evidence). Empty for any other trigger.
+ * gone to ALARM on a datapoint with at least one error (OK and INSUFFICIENT_DATA are no evidence, and neither is an
+ * ALARM without such a datapoint: an alarm on the same metric with another comparison, or one set by hand with
+ * `set-alarm-state` to test the wiring). Empty for any other trigger.
  */
 export function alarmedClasses(config: ReconcilerConfig, event: AlarmStateChangeEvent | undefined): string[] {
   if (event?.['detail-type'] !== ALARM_STATE_CHANGE || event.detail?.state?.value !== 'ALARM') return [];
   // A single-metric alarm only: a metric-math alarm over several classes' errors (InferenceObservability's
   // PreferredCapacityErrors) does not say which of them fired; its run reads their datapoints instead.
   const metrics = event.detail.configuration?.metrics ?? [];
-  const watched = metrics.length === 1 ? metrics[0].metricStat?.metric : undefined;
-  if (!watched) return [];
+  const watched = metrics.length === 1 ? metrics[0]?.metricStat?.metric : undefined;
+  if (!watched || !sawErrors(event.detail.state.reasonData)) return [];
   const classes = signalPlan(config, resolvePolicyConfig(config.policy).periodSeconds).classes;
   return Object.entries(classes).filter(([, sources]) => {
     const source = sources.capacityErrors;
@@ -50,6 +53,16 @@ export function alarmedClasses(config: ReconcilerConfig, event: AlarmStateChange
     const { namespace, metricName, dimensions } = source.metric;
     return watched.namespace === namespace && watched.name === metricName && sameDimensions(watched.dimensions ?? {}, dimensions);
   }).map(([name]) => name);
+}
+
+/** Whether the alarm's evaluated datapoints (`reasonData.recentDatapoints`) hold a count above 0. */
+function sawErrors(reasonData: string | undefined): boolean {
+  try {
+    const recent: unknown = (JSON.parse(reasonData ?? '{}') as { recentDatapoints?: unknown }).recentDatapoints;
+    return Array.isArray(recent) && recent.some((v) => typeof v === 'number' && v > 0);
+  } catch {
+    return false;
+  }
 }
 
 function sameDimensions(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {

@@ -1,0 +1,90 @@
+/**
+ * The Lambda handler hands the event that triggered it to the run: a capacity alarm's state change reaches
+ * `alarmedClasses` (its own file: the handler keeps its configuration for the life of the module, and this one is an
+ * EKS listener whose classes have capacity-error metrics).
+ */
+import { DescribeListenersCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { handler } from '../../lambda/reconciler';
+import { cls, elb, fill, NOW_MS, perMinute, resetWorld, serveMetrics } from './reconciler-world';
+
+const target = (name: string, rank: number, tps: number, usd: number) => ({
+  class: cls(name, rank, `${name}.xlarge`, tps, usd),
+  targetGroupArn: `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/0001`,
+  targetGroupFullName: `targetgroup/${name}/0001`,
+  namespace: 'serving',
+  deploymentName: name,
+  nodePoolName: name,
+});
+const EKS: ReconcilerConfig = {
+  facts: {
+    kind: 'alb',
+    listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
+    loadBalancerFullName: 'app/llm/abc',
+    targets: [target('inf2', 0, 300, 0.76), target('g6', 1, 200, 0.8)],
+  },
+  placement: {},
+  policy: {},
+  service: 'chat',
+  tokensPerRequest: 200,
+  metricDelaySeconds: 120,
+  clusterName: 'prod',
+  karpenterCapacityErrors: true,
+};
+const forward = (inf2: number, g6: number) => ({
+  Listeners: [{
+    ListenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
+    DefaultActions: [{
+      Type: 'forward' as const,
+      ForwardConfig: {
+        TargetGroups: [
+          { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/inf2/0001', Weight: inf2 },
+          { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/g6/0001', Weight: g6 },
+        ],
+      },
+    }],
+  }],
+});
+/** The EventBridge event of the Reconciler's alarm on inf2's Karpenter capacity errors (cloudwatch-and-eventbridge.html). */
+const alarmEvent = {
+  'detail-type': 'CloudWatch Alarm State Change',
+  source: 'aws.cloudwatch',
+  detail: {
+    alarmName: 'Routing-ReconcilerCapacityErrorsinf2-ABC',
+    state: { value: 'ALARM', reasonData: '{"version":"1.0","statistic":"Sum","period":60,"recentDatapoints":[1.0],"threshold":1.0}' },
+    configuration: {
+      metrics: [{
+        id: 'm1',
+        metricStat: { metric: { namespace: 'CapacityAwareInference/Karpenter', name: 'InsufficientCapacity/prod/inf2', dimensions: {} }, period: 60, stat: 'Sum' },
+        returnData: true,
+      }],
+    },
+  },
+};
+
+test('fails when the handler drops its trigger: the alarm that woke it is a capacity error of inf2 in that run', async () => {
+  resetWorld();
+  process.env.RECONCILER_CONFIG = JSON.stringify(EKS);
+  const now = jest.spyOn(Date, 'now').mockReturnValue(NOW_MS);
+  const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+  try {
+    elb.on(DescribeListenersCommand).resolves(forward(98, 2));
+    // 800 tokens/s on inf2's 900: the cost plan holds, and with the headroom inf2 alone is short.
+    serveMetrics(EKS, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(800)) },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
+      },
+    });
+    await handler(alarmEvent);
+    const audit = log.mock.calls.map((c) => JSON.parse(c[0] as string)).find((l) => l.audit === 'routing-decision');
+    expect(audit).toMatchObject({
+      trigger: 'CloudWatch Alarm State Change', mode: 'capacity', reason: { code: 'enter-capacity' }, alarmEvidence: ['inf2'],
+    });
+  } finally {
+    now.mockRestore();
+    log.mockRestore();
+    delete process.env.RECONCILER_CONFIG;
+  }
+});
