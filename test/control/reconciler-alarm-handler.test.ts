@@ -6,45 +6,10 @@
 import { DescribeListenersCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { handler } from '../../lambda/reconciler';
-import { cls, elb, fill, NOW_MS, perMinute, resetWorld, serveMetrics } from './reconciler-world';
+import { ALB, elb, fill, listener, NOW_MS, perMinute, resetWorld, serveMetrics } from './reconciler-world';
 
-const target = (name: string, rank: number, tps: number, usd: number) => ({
-  class: cls(name, rank, `${name}.xlarge`, tps, usd),
-  targetGroupArn: `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/0001`,
-  targetGroupFullName: `targetgroup/${name}/0001`,
-  namespace: 'serving',
-  deploymentName: name,
-  nodePoolName: name,
-});
-const EKS: ReconcilerConfig = {
-  facts: {
-    kind: 'alb',
-    listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
-    loadBalancerFullName: 'app/llm/abc',
-    targets: [target('inf2', 0, 300, 0.76), target('g6', 1, 200, 0.8)],
-  },
-  placement: {},
-  policy: {},
-  service: 'chat',
-  tokensPerRequest: 200,
-  metricDelaySeconds: 120,
-  clusterName: 'prod',
-  karpenterCapacityErrors: true,
-};
-const forward = (inf2: number, g6: number) => ({
-  Listeners: [{
-    ListenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
-    DefaultActions: [{
-      Type: 'forward' as const,
-      ForwardConfig: {
-        TargetGroups: [
-          { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/inf2/0001', Weight: inf2 },
-          { TargetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/g6/0001', Weight: g6 },
-        ],
-      },
-    }],
-  }],
-});
+// The listener of the handler suites, with Karpenter's capacity-error metric per NodePool (and its alarms).
+const EKS: ReconcilerConfig = { ...ALB, karpenterCapacityErrors: true };
 /** The EventBridge event of the Reconciler's alarm on inf2's Karpenter capacity errors (cloudwatch-and-eventbridge.html). */
 const alarmEvent = {
   'detail-type': 'CloudWatch Alarm State Change',
@@ -68,7 +33,7 @@ test('fails when the handler drops its trigger: the alarm that woke it is a capa
   const now = jest.spyOn(Date, 'now').mockReturnValue(NOW_MS);
   const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
   try {
-    elb.on(DescribeListenersCommand).resolves(forward(98, 2));
+    elb.on(DescribeListenersCommand).resolves(listener({ inf2: 98, g6: 2 }));
     // 800 tokens/s on inf2's 900: the cost plan holds, and with the headroom inf2 alone is short.
     serveMetrics(EKS, {
       mode: fill(0),

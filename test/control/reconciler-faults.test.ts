@@ -14,7 +14,7 @@ import { handler } from '../../lambda/reconciler';
 import { MAX_METRIC_PAGES, reconcile } from '../../lambda/reconciler/reconcile';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import {
-  clients, cls, cw, elb, endpoint, ENDPOINT, fill, NOW_MS, perMinute, resetWorld, type Series, serveMetrics, sm, SLOTS,
+  ALB, albTarget, clients, cw, elb, endpoint, ENDPOINT, fill, listener, NOW_MS, perMinute, resetWorld, type Series, serveMetrics, sm, SLOTS, tg,
 } from './reconciler-world';
 
 const SM: ReconcilerConfig = {
@@ -25,37 +25,6 @@ const SM: ReconcilerConfig = {
   tokensPerRequest: 200,
   metricDelaySeconds: 120,
 };
-
-const tg = (name: string) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/0001`;
-const albTarget = (name: string, rank: number, tps: number, usd: number, allowSensitive = true) => ({
-  class: cls(name, rank, `${name}.xlarge`, tps, usd, allowSensitive),
-  targetGroupArn: tg(name),
-  targetGroupFullName: `targetgroup/${name}/0001`,
-  namespace: 'serving',
-  deploymentName: name,
-  nodePoolName: name,
-});
-const ALB: ReconcilerConfig = {
-  facts: {
-    kind: 'alb',
-    listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
-    loadBalancerFullName: 'app/llm/abc',
-    targets: [albTarget('inf2', 0, 300, 0.76), albTarget('g6', 1, 200, 0.8)],
-  },
-  placement: {},
-  policy: {},
-  service: 'chat',
-  tokensPerRequest: 200,
-  metricDelaySeconds: 120,
-  clusterName: 'prod',
-};
-
-const listener = (weights: Record<string, number>) => ({
-  Listeners: [{
-    ListenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
-    DefaultActions: [{ Type: 'forward' as const, ForwardConfig: { TargetGroups: Object.entries(weights).map(([n, w]) => ({ TargetGroupArn: tg(n), Weight: w })) } }],
-  }],
-});
 
 const fastRetry = { sleep: async () => undefined, random: () => 1 };
 async function run(config: ReconcilerConfig, nowMs = NOW_MS, memory?: RunMemory) {

@@ -139,3 +139,37 @@ export function endpoint(status: string, variants: VariantState[]): DescribeEndp
 }
 
 export const healthyHistory = (ready: number) => ({ readyReplicas: fill(ready), desiredReplicas: fill(ready) });
+
+/** A class behind an ALB target group (its Deployment and NodePool named after it). */
+export const tg = (name: string) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/0001`;
+export const albTarget = (name: string, rank: number, tps: number, usd: number, allowSensitive = true) => ({
+  class: cls(name, rank, `${name}.xlarge`, tps, usd, allowSensitive),
+  targetGroupArn: tg(name),
+  targetGroupFullName: `targetgroup/${name}/0001`,
+  namespace: 'serving',
+  deploymentName: name,
+  nodePoolName: name,
+});
+/** An EKS listener forwarding to inf2 and g6 (Karpenter capacity errors off: tests turn them on). */
+export const ALB: ReconcilerConfig = {
+  facts: {
+    kind: 'alb',
+    listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
+    loadBalancerFullName: 'app/llm/abc',
+    targets: [albTarget('inf2', 0, 300, 0.76), albTarget('g6', 1, 200, 0.8)],
+  },
+  placement: {},
+  policy: {},
+  service: 'chat',
+  tokensPerRequest: 200,
+  metricDelaySeconds: 120,
+  clusterName: 'prod',
+};
+
+/** DescribeListeners of that listener forwarding with `weights` (by class). */
+export const listener = (weights: Record<string, number>) => ({
+  Listeners: [{
+    ListenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llm/abc/def',
+    DefaultActions: [{ Type: 'forward' as const, ForwardConfig: { TargetGroups: Object.entries(weights).map(([n, w]) => ({ TargetGroupArn: tg(n), Weight: w })) } }],
+  }],
+});
