@@ -114,7 +114,6 @@ export class MetricHistory {
   /** Requests that reached class `ci`'s replicas in minute `m` (steady state before time 0). */
   targetedRequests(ci: number, m: number): number {
     if (m < 0) return this.initialRequests[ci];
-    const cell = m * this.series.classCount + ci;
-    return this.series.routedRequests[cell] - this.series.unroutable[cell];
+    return measuredMinute(this.series, m * this.series.classCount + ci).targetedRequests;
   }
 }

@@ -147,9 +147,10 @@ export function demandReading(
   minute: MeasuredMinute,
   tokensPerRequest: number,
 ): DemandReading {
-  // EKS: a request in service on a pod that is lost is answered by the ALB itself (a 502 it generates), so no target
-  // 5XX counts it (review R29). SageMaker: what an instance lost mid-request counts as is not documented; the model
-  // keeps it a server error.
+  // EKS: a request in service on a pod that is lost is answered by the ALB itself (a 502 or 504 it generates, counted
+  // in HTTPCode_ELB_5XX_Count, not a target's: repost.aws/knowledge-center/elb-alb-troubleshoot-502-errors; review
+  // R29); that RequestCount still counts it (a target was chosen) is assumed. SageMaker: what an instance lost
+  // mid-request counts as is not documented; the model keeps it a server error.
   const lost = platform.kind === 'eks' ? minute.lostWithReplica ?? 0 : 0;
   const rejected = (minute.serverRejected - lost) * tokensPerRequest;
   if (readsEngineTokens(platform, c)) return { served: minute.servedTokens, rejected, servedIncludesRejected: false };

@@ -302,7 +302,8 @@ class Simulation {
     const cs = this.states[ci];
     const c = cs.spec.safeConcurrency;
     const r: Replica = {
-      // Replicas of the steady state at time 0 (and the oracle's) have been scraped before.
+      // Replicas of the steady state at time 0 have been scraped before (the oracle's, launched at once later, read no
+      // metric: their counters do not matter).
       id: this.replicas.length, cls: ci, state: PENDING, busy: 0, doomed: false, unscrapedTokens: 0, sampled: instant,
       slots: new Int32Array(c).fill(-1), free: Int32Array.from({ length: c }, (_, i) => c - 1 - i), freeTop: c,
     };

@@ -23,6 +23,13 @@ describe('demand with silent classes', () => {
     expect(demandWindow(windows, ['a', 'b'], 3, { a: 6, b: 94 })).toEqual([155, null, null]);
   });
 
+  test('fails when a class with no ready replica holds the weights on itself: its silence is no demand, not missing data', () => {
+    // a holds half the weight and lost its replicas in the second period: nothing of it could count a request.
+    expect(demandWindow(windows, ['a', 'b'], 3, { a: 50, b: 50 }, new Set(), { a: [2, 0, 0] })).toEqual([155, 25, null]);
+    // Unknown ready replicas, or some, keep the silence missing.
+    expect(demandWindow(windows, ['a', 'b'], 3, { a: 50, b: 50 }, new Set(), { a: [2, null, 1] })).toEqual([155, null, null]);
+  });
+
   test('without the weights in force any silent class makes the period missing; non-finite datapoints count as missing', () => {
     expect(demandWindow(windows, ['a', 'b'], 3)).toEqual([155, null, null]);
     expect(demandWindow(signals([Number.NaN, 1, 1], [1, 1, 1], [1, 1, 1]), ['a', 'b'], 3)).toEqual([null, 3, 3]);

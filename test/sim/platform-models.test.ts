@@ -334,6 +334,28 @@ describe('what the Reconciler measures', () => {
     }
     expect(silent).toBeGreaterThan(5);
     expect(published).toBeGreaterThan(5);
+    // The minute its first replicas turn ready, the minute's scrape is their first sample: nothing is published.
+    const first = Array.from({ length: s.minutes }, (_, m) => m).find((m) => s.readyReplicas[m * s.classCount + ai] > 0)!;
+    expect(s.scrapedReplicas[first * s.classCount + ai]).toBe(0);
+    expect(s.publishedTokens[first * s.classCount + ai]).toBe(0);
+    expect(s.scrapedReplicas[(first + 1) * s.classCount + ai]).toBeGreaterThan(0);
+  });
+
+  test('fails when a counted class that lost every pod holds the weights on itself (its counter is silent, not missing)', () => {
+    // All five l40s pods reclaimed at once (review R39): no GeneratedTokens datapoint for l40s while it has none ready.
+    const scenario = { ...S9.build(1, { ...SHORT_LLM, lostReplicas: 5 }), platform: 'eks' as const };
+    const s = runSimulation(scenario, libraryPolicy(), { seed: 1 }).series;
+    const k = s.classCount;
+    let stranded = 0;
+    let empty = 0;
+    for (let m = 0; m < s.minutes; m++) {
+      if (s.readyReplicas[m * k] > 0) continue;
+      empty++;
+      // The metric delay and the run after it: at most three minutes with the weight still on it.
+      if (s.weights[m * k] > 0.5) stranded++;
+    }
+    expect(empty).toBeGreaterThan(10);
+    expect(stranded).toBeLessThanOrEqual(3);
   });
 
   test('EKS: requests in service on an interrupted pod are the ALB\'s 502s, not server rejections', () => {

@@ -38,7 +38,10 @@ export const SILENT_WEIGHT_SHARE = 0.05;
  * served datapoint (SageMaker publishes Invocation5XXErrors as 0 per request, so it can be present while Invocations
  * is missing) is a silent class, not one with no demand. A period with no report from any class is missing; so is one
  * where classes holding more than `SILENT_WEIGHT_SHARE` of `weights` (the weights in force) are silent while others
- * report. Without `weights`, any silent class makes the period missing.
+ * report. Without `weights`, any silent class makes the period missing. A class whose ready replicas read 0 in the
+ * period (`readyReplicas`, aligned with the demand windows) is not silent but empty: no server of it could count a
+ * request (what the load balancer routed there is lost before any does), and an engine counter with no pod to scrape
+ * publishes nothing. Read as missing, its silence would hold the weights on it for as long as it has no replica.
  */
 export function demandWindow(
   signals: Readonly<Record<string, ClassSignals>>,
@@ -46,6 +49,7 @@ export function demandWindow(
   slots: number,
   weights?: Readonly<Record<string, number>>,
   servedIncludesRejected: ReadonlySet<string> = new Set(),
+  readyReplicas: Readonly<Record<string, SignalWindow>> = {},
 ): SignalWindow {
   // Only classes with a demand query can report demand; the others are never "silent".
   const reporting = classNames.filter((n) => signals[n]?.servedTokensPerSecond !== undefined || signals[n]?.rejectedTokensPerSecond !== undefined);
@@ -59,6 +63,7 @@ export function demandWindow(
       const served = finiteOrNull(signals[n].servedTokensPerSecond?.[s]);
       const rejected = finiteOrNull(signals[n].rejectedTokensPerSecond?.[s]);
       if (served === null && !(rejected !== null && rejected > 0)) {
+        if (finiteOrNull(readyReplicas[n]?.[s]) === 0) continue;
         silent++;
         silentWeight += Math.max(0, weights?.[n] ?? 0);
         continue;

@@ -134,8 +134,10 @@ export function observe(
       ...(includesRejected.has(n) ? { servedIncludesRejected: true } : {}),
     }];
   }));
-  // A class holding weight that reports no demand while others do is missing data, not low demand.
-  const demand = demandWindow(signals, names, signalSlots, target.weights, includesRejected);
+  // A class holding weight that reports no demand while others do is missing data, not low demand, unless it had no
+  // ready replica (the published counts, aligned with the demand windows, not the live ones).
+  const readyAsPublished = Object.fromEntries(names.map((n) => [n, cut(all.signals[n].readyReplicas)]));
+  const demand = demandWindow(signals, names, signalSlots, target.weights, includesRejected, readyAsPublished);
   const own = (signal: OwnSignal) => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
   const rebuilt = rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy, own('eventEntries'));
   const previous = fromMemory(memory, own('mode'), frame, now, policy) ?? rebuilt;
