@@ -423,6 +423,28 @@ describe('capacity errors newer than the metric delay, and the alarm that trigge
   });
 });
 
+describe('a class with no ready replica is empty, not silent (review R39)', () => {
+  test('SageMaker: the published ReadyReplicas of each period decide, not the live count DescribeEndpoint gives now', () => {
+    // The fallback variant lost its instances in the newest signal period (11:57) and has one again now.
+    const w = (fallbackReady: Series): World => ({
+      mode: fill(0),
+      classes: {
+        preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), pendingScaleOut: fill(0), servedTokensPerSecond: fill(perMinute(400)) },
+        fallback: {
+          readyReplicas: fallbackReady, desiredReplicas: fill(1), pendingScaleOut: fill(0),
+          servedTokensPerSecond: [...fill(perMinute(100), 9), null, null, null],
+        },
+      },
+    });
+    const target = sagemaker({ preferred: 50, fallback: 50 }, {}, { fallback: 1 });
+    const empty = observe(SM, target, answer(SM, w([...fill(1, 9), 0, 0, 0])), NOW_MS).demandTokensPerSecond;
+    expect(empty.at(-1)).toBeCloseTo(400, 6);
+    // With a replica ready in that period its silence is missing data: the period's demand is unknown.
+    const silent = observe(SM, target, answer(SM, w([...fill(1, 9), 1, 0, 0])), NOW_MS).demandTokensPerSecond;
+    expect(silent.at(-1)).toBeNull();
+  });
+});
+
 describe('replica floors', () => {
   // The newest published demand period (12:00 - 2 min delay - 1 = 11:57, the 10th) is missing: the tick holds everything.
   const withGap = (v: number) => fill(v).map((x, i) => (i === 9 ? null : x));

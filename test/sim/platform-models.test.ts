@@ -342,7 +342,7 @@ describe('what the Reconciler measures', () => {
   });
 
   test('fails when a counted class that lost every pod holds the weights on itself (its counter is silent, not missing)', () => {
-    // All five l40s pods reclaimed at once (review R39): no GeneratedTokens datapoint for l40s while it has none ready.
+    // Every ready l40s pod reclaimed at once (up to 5; review R39): no GeneratedTokens datapoint for l40s while it has none ready.
     const scenario = { ...S9.build(1, { ...SHORT_LLM, lostReplicas: 5 }), platform: 'eks' as const };
     const s = runSimulation(scenario, libraryPolicy(), { seed: 1 }).series;
     const k = s.classCount;

@@ -34,7 +34,8 @@ export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, R
     servedTokensPerSecond: signal(c, 'servedTokensPerSecond'),
     rejectedTokensPerSecond: signal(c, 'rejectedTokensPerSecond'),
   }]));
-  const demandWindowOfRun = demandWindow(windowsOf, classNames, slots, undefined, new Set(batch.servedIncludesRejected));
+  const readyOf = Object.fromEntries(classNames.map((c) => [c, windowsOf[c].readyReplicas]));
+  const demandWindowOfRun = demandWindow(windowsOf, classNames, slots, undefined, new Set(batch.servedIncludesRejected), readyOf);
   for (let m = 0; m < slots; m++) {
     const served = classNames.map((c) => value(signal(c, 'servedTokensPerSecond'), m));
     const rejected = classNames.map((c) => value(signal(c, 'rejectedTokensPerSecond'), m));

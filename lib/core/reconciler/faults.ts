@@ -27,7 +27,9 @@ export const RECONCILER_SERVICE_ENV = 'RECONCILER_SERVICE';
  * Classes holding at most this share of the weights in force may have no demand datapoint in a period (a warm-floor
  * class can see no request in a quiet minute): their demand counts as 0. A period in which classes holding more of the
  * weight are silent while others report is missing, not low: reading it as low demand would keep cost mode during a
- * shortage.
+ * shortage. The exception is a class with no ready replica (`demandWindow`): its demand is read as 0, so for the
+ * periods until the run moves its weight, what is routed to it is lost uncounted (the load balancer answers it
+ * itself), and demand reads low by that much; reading it as missing held the weight on the empty class instead.
  */
 export const SILENT_WEIGHT_SHARE = 0.05;
 
