@@ -14,17 +14,9 @@ import { handler } from '../../lambda/reconciler';
 import { MAX_METRIC_PAGES, reconcile } from '../../lambda/reconciler/reconcile';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import {
-  ALB, albTarget, clients, cw, elb, endpoint, ENDPOINT, fill, listener, NOW_MS, perMinute, resetWorld, type Series, serveMetrics, sm, SLOTS, tg,
+  ALB, albTarget, clients, cw, elb, endpoint, fill, listener, NOW_MS, perMinute, resetWorld, type Series, serveMetrics, sm, SLOTS, SM, tg,
 } from './reconciler-world';
 
-const SM: ReconcilerConfig = {
-  facts: ENDPOINT,
-  placement: {},
-  policy: {},
-  service: 'chat',
-  tokensPerRequest: 200,
-  metricDelaySeconds: 120,
-};
 
 const fastRetry = { sleep: async () => undefined, random: () => 1 };
 async function run(config: ReconcilerConfig, nowMs = NOW_MS, memory?: RunMemory) {

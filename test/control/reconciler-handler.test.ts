@@ -10,20 +10,13 @@ import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
 import {
-  aas, clients, cls, cw, elb, endpoint, ENDPOINT, fill, healthyHistory, NOW_MS, perMinute, resetWorld, scalableTargets, serveMetrics, sm, SLOTS,
+  aas, clients, cls, cw, elb, endpoint, fill, healthyHistory, NOW_MS, perMinute, resetWorld, scalableTargets, serveMetrics, sm, SLOTS,
+  SM as ENDPOINT_CONFIG,
   START,
 } from './reconciler-world';
 
 // GIVEN a SageMaker endpoint with a preferred (inf2, 300 tok/s) and a fallback (g5, 250 tok/s) variant.
-const SM: ReconcilerConfig = {
-  facts: ENDPOINT,
-  placement: {},
-  policy: {},
-  service: 'chat',
-  tokensPerRequest: 200,
-  metricDelaySeconds: 120,
-  clusterName: 'prod',
-};
+const SM: ReconcilerConfig = { ...ENDPOINT_CONFIG, clusterName: 'prod' };
 
 /** Preferred variant healthy at 3 instances, serving `tokens` tokens/s. */
 const busy = (tokens: number) => ({ ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(tokens)) });

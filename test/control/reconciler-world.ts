@@ -150,6 +150,10 @@ export const albTarget = (name: string, rank: number, tps: number, usd: number, 
   deploymentName: name,
   nodePoolName: name,
 });
+/** What every reconciler configuration of the handler suites shares: the service, its request shape, the delay. */
+const SERVICE = { placement: {}, policy: {}, service: 'chat', tokensPerRequest: 200, metricDelaySeconds: 120 };
+/** The SageMaker endpoint's reconciler (ENDPOINT). */
+export const SM: ReconcilerConfig = { facts: ENDPOINT, ...SERVICE };
 /** An EKS listener forwarding to inf2 and g6 (Karpenter capacity errors off: tests turn them on). */
 export const ALB: ReconcilerConfig = {
   facts: {
@@ -158,11 +162,7 @@ export const ALB: ReconcilerConfig = {
     loadBalancerFullName: 'app/llm/abc',
     targets: [albTarget('inf2', 0, 300, 0.76), albTarget('g6', 1, 200, 0.8)],
   },
-  placement: {},
-  policy: {},
-  service: 'chat',
-  tokensPerRequest: 200,
-  metricDelaySeconds: 120,
+  ...SERVICE,
   clusterName: 'prod',
 };
 

@@ -2,8 +2,9 @@
  * What one reconciler run sees, derived exactly as the deployed Lambda derives it: the GetMetricData window to ask for
  * (`metricQuery`), and from its answer and the routing target's state the policy's input (`observe`): per-class signal
  * windows cut at the metric delay (capacity errors newer than that, and the one an alarm-triggered run was called
- * for, counted in the newest period: evidence, never recovery), total demand (served + rejected requests or tokens, requests x the declared mean
- * tokens where the engine does not count tokens, a silent class holding weight read as missing, not as zero), the
+ * for, counted in the newest period: evidence, never recovery), total demand (served + rejected requests or tokens,
+ * requests x the declared mean tokens where the engine does not count tokens, a silent class holding weight read as
+ * missing, not as zero, unless it had no ready replica), the
  * policy state rebuilt from the reconciler's own decision metrics (or from the memory of a run earlier in the period,
  * which CloudWatch may not have ingested yet), and the replica floors in force.
  *
