@@ -12,9 +12,10 @@ export interface IInferenceServing {
   /**
    * Grants `grantee` the routing writes on this serving's routing target, and the reads they need: exactly what the
    * reconciler calls (SageMaker: DescribeEndpoint and UpdateEndpointWeightsAndCapacities on the endpoint; EKS:
-   * DescribeListeners, which has no resource type, and ModifyListener on the listener; on a shared listener
-   * DescribeRules and ModifyRule on the service's rule). The construct that owns the
-   * target writes its statement; nothing else does.
+   * DescribeListeners and DescribeTargetHealth, which have no resource type, and ModifyListener on the listener; on a
+   * shared listener DescribeRules and ModifyRule on the service's rule). The construct that owns the target writes its
+   * statement; nothing else does. Without DescribeTargetHealth the reconciler still runs, but a class whose target
+   * group emptied reads as missing data (ALB publishes no HealthyHostCount for it) and holds the weights.
    */
   grantRouting(grantee: iam.IGrantable): iam.Grant;
   /**

@@ -10,7 +10,7 @@ import { Construct, type IDependable } from 'constructs';
 import { HardwareCatalog } from '../core/hardware/catalog';
 import { AwsMetrics, classDimensions, Metrics } from '../core/metrics/contract';
 import { type AlbRoutingFacts, routedClassFacts } from '../core/reconciler/routing-facts';
-import { albWeightsLocation } from '../core/reconciler/targets/alb';
+import { ALB_TARGET_HEALTH_READ, albWeightsLocation } from '../core/reconciler/targets/alb';
 import { type RuntimeBinding } from '../core/runtime/binding';
 import { rejectionStatusClass } from '../core/runtime/engines';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
@@ -367,13 +367,15 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   /**
    * The reconciler's routing calls (lambda/reconciler/targets/alb.ts, where albWeightsLocation says): on the service's
    * own listener DescribeListeners and ModifyListener on the listener; on a shared listener DescribeRules and
-   * ModifyRule on the service's rule only, so it can never touch the listener or another service's rule. The
-   * Describe calls support no resource-level permissions; ModifyListener takes `listener/app*`, ModifyRule
-   * `listener-rule/app*` (Service Authorization Reference, list_elasticloadbalancingv2.html).
+   * ModifyRule on the service's rule only, so it can never touch the listener or another service's rule; and
+   * DescribeTargetHealth, which tells an emptied target group from an unpublished metric. The Describe calls support no
+   * resource-level permissions; ModifyListener takes `listener/app*`, ModifyRule `listener-rule/app*` (Service
+   * Authorization Reference, list_elasticloadbalancingv2.html).
    */
   public grantRouting(grantee: iam.IGrantable): iam.Grant {
     const at = albWeightsLocation(this.routingFacts());
-    const grant = iam.Grant.addToPrincipal({ grantee, actions: [`elasticloadbalancing:${at.read}`], resourceArns: ['*'] })
+    const reads = [at.read, ALB_TARGET_HEALTH_READ].map((a) => `elasticloadbalancing:${a}`);
+    const grant = iam.Grant.addToPrincipal({ grantee, actions: reads, resourceArns: ['*'] })
       .combine(iam.Grant.addToPrincipal({ grantee, actions: [`elasticloadbalancing:${at.write}`], resourceArns: [at.arn] }));
     const authentication = grantListenerAuthentication(grantee, this.cognitoUserPools);
     return authentication ? grant.combine(authentication) : grant;

@@ -155,6 +155,7 @@ class DeployedReconciler implements RoutingPolicy {
       pools: live ? Object.fromEntries(classes.map((c, i) => [c.name, { [c.instanceType]: live[i].ready }])) : {},
       replicas: live ? Object.fromEntries(classes.map((c, i) => [c.name, { ready: live[i].ready, desired: live[i].desired }])) : {},
       present: classes.map((c) => c.name),
+      ...(o.healthyTargets ? { healthyTargets: Object.fromEntries(classes.map((c, i) => [c.name, o.healthyTargets![i]])) } : {}),
       ...(o.updating ? { notWritable: 'endpoint sim is Updating; weights are written on a later tick' } : {}),
     };
   }
@@ -244,7 +245,11 @@ class DeployedReconciler implements RoutingPolicy {
     const reading = () => demandReading(this.platform, this.scenario.classes[ci], minute(), declaredTokensPerRequest(this.scenario));
     let v: number | undefined;
     switch (signal) {
-      case 'readyReplicas': v = d ? d.readyReplicas : s.readyReplicas[cell]; break;
+      // EKS: no HealthyHostCount datapoint for a target group with no healthy target (`PlatformModel.targetGroupHealth`).
+      case 'readyReplicas':
+        v = d ? d.readyReplicas : s.readyReplicas[cell];
+        if (v === 0 && this.platform.targetGroupHealth) v = undefined;
+        break;
       case 'desiredReplicas': v = d ? d.desiredReplicas : s.desiredReplicas[cell]; break;
       // One run a minute: the run's pending scale-out is the minute's desired minus ready.
       case 'pendingScaleOut':

@@ -71,6 +71,12 @@ export interface PlatformModel {
   /** Whether the newest ready and desired counts are read live from the target (SageMaker DescribeEndpoint). */
   readonly liveReplicaCounts: boolean;
   /**
+   * EKS: ready counts are the ALB's HealthyHostCount, which is not published for a target group with no healthy target
+   * (modelled on the one report found, cds-snc/forms-terraform#918, for every minute that ends with none ready), and
+   * the Reconciler reads each target group's healthy targets live (DescribeTargetHealth, `TargetState.healthyTargets`).
+   */
+  readonly targetGroupHealth: boolean;
+  /**
    * Whether a class's served tokens are its engine's own counter where the engine keeps one (`SimClass.countsGeneratedTokens`).
    * EKS: the observability add-on scrapes every class's model server by default and the InferenceService hands the
    * Reconciler the GeneratedTokens metric of each class whose engine counts tokens (`servingDescription`). SageMaker: no
@@ -174,6 +180,7 @@ export function platformModel(kind: PlatformKind): PlatformModel {
       reconciler,
       capacityErrorSignal: true,
       liveReplicaCounts: false,
+      targetGroupHealth: true,
       engineTokenCounters: true,
       autoscaler: {
         kind: 'hpa',
@@ -202,6 +209,7 @@ export function platformModel(kind: PlatformKind): PlatformModel {
     reconciler,
     capacityErrorSignal: false,
     liveReplicaCounts: true,
+    targetGroupHealth: false,
     engineTokenCounters: false,
     autoscaler: {
       kind: 'target-tracking',

@@ -14,6 +14,8 @@ export interface Observation {
   readonly weights: readonly number[];
   /** Ready and desired replicas per class now, where the target reports them live (SageMaker DescribeEndpoint). */
   readonly live?: ReadonlyArray<{ readonly ready: number; readonly desired: number }>;
+  /** EKS: healthy targets per class now (the Reconciler's DescribeTargetHealth; `PlatformModel.targetGroupHealth`). */
+  readonly healthyTargets?: readonly number[];
   /** Whether the platform reports capacity errors (EKS: Karpenter's log metric filter; SageMaker: none by default). */
   readonly capacityErrorSignal?: boolean;
   /** SageMaker: the endpoint is Updating and accepts no write this run. */

@@ -390,8 +390,9 @@ class Simulation {
     this.rollBackExpiredScaleOuts(now);
     this.history.publish(now);
     const live = this.platform.liveReplicaCounts ? this.states.map((cs) => ({ ready: cs.readyCount, desired: cs.desired })) : undefined;
+    const healthyTargets = this.platform.targetGroupHealth ? this.states.map((cs) => cs.readyCount) : undefined;
     const decision = this.policy.decide({
-      now, classes: this.classes, windows: this.history.classes, demand: this.history.demand, weights: this.weights, live,
+      now, classes: this.classes, windows: this.history.classes, demand: this.history.demand, weights: this.weights, live, healthyTargets,
       capacityErrorSignal: this.platform.capacityErrorSignal, updating: now < this.updatingUntil, metrics: this.published,
     });
     const m = this.minuteOf(now);

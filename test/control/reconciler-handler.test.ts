@@ -1,6 +1,8 @@
 import { DescribeScalableTargetsCommand } from '@aws-sdk/client-application-auto-scaling';
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
-import { DescribeListenersCommand, DescribeRulesCommand, ModifyListenerCommand, ModifyRuleCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
+import {
+  DescribeListenersCommand, DescribeRulesCommand, DescribeTargetHealthCommand, ModifyListenerCommand, ModifyRuleCommand,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { scalableTargetPin } from '../../lib/core/game-day/injection';
 import { variantResourceId } from '../../lib/core/platform/sagemaker-scalable-target';
@@ -494,6 +496,50 @@ describe('reconciler run, ALB listener', () => {
         }),
       }),
     ]));
+  });
+
+  describe('a target group that lost every pod (ALB then publishes no HealthyHostCount for it)', () => {
+    const tgArn = (name: string) => (ALB.facts.kind === 'alb' ? ALB.facts.targets.find((t) => t.class.name === name)!.targetGroupArn : '');
+    // inf2's pods were all reclaimed six minutes ago: no HealthyHostCount, no RequestCount since.
+    const emptied = () => serveMetrics(ALB, {
+      mode: fill(0),
+      classes: {
+        inf2: {
+          readyReplicas: [...fill(3, 6), ...fill(null, 6)],
+          desiredReplicas: fill(3),
+          servedTokensPerSecond: [...fill(perMinute(500), 6), ...fill(null, 6)],
+        },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(10)) },
+      },
+    });
+    const health = (...states: string[]) => ({
+      TargetHealthDescriptions: states.map((State, i) => ({ Target: { Id: `10.0.0.${i + 1}`, Port: 8080 }, TargetHealth: { State } })),
+    });
+
+    test('reads each target group\'s live health (DescribeTargetHealth): an empty one moves the traffic off its class', async () => {
+      elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+      // The last inf2 pod is still deregistering; g6 has two healthy pods and one starting.
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('inf2') }).resolves(health('draining'));
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('g6') }).resolves(health('healthy', 'healthy', 'initial'));
+      emptied();
+      const { result, lines } = await run(ALB);
+      expect(elb.commandCalls(DescribeTargetHealthCommand).map((c) => c.args[0].input.TargetGroupArn).sort()).toEqual([tgArn('g6'), tgArn('inf2')]);
+      expect(audit(lines)).toMatchObject({ healthyTargets: { inf2: 0, g6: 2 } });
+      expect(audit(lines).reason).not.toMatchObject({ code: 'missing-data' });
+      expect(result).toMatchObject({ action: 'applied' });
+      expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(1);
+    });
+
+    test('a failed health read leaves the class unknown: the weights are held, and the run goes on', async () => {
+      elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('inf2') }).rejects(Object.assign(new Error('not authorized'), { name: 'AccessDenied' }));
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('g6') }).resolves(health('healthy', 'healthy'));
+      emptied();
+      const { result, lines } = await run(ALB);
+      expect(audit(lines)).toMatchObject({ healthyTargets: { inf2: null, g6: 2 }, reason: { code: 'missing-data' } });
+      expect(result).toMatchObject({ action: 'unchanged' });
+      expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
+    });
   });
 
   test('a run triggered by the capacity alarm of a class acts on it before its datapoint is in the signal windows', async () => {

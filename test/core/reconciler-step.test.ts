@@ -8,7 +8,7 @@ import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { demandWindow } from '../../lib/core/reconciler/faults';
 import { type MetricResult } from '../../lib/core/reconciler/io';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
-import { metricQuery, observe } from '../../lib/core/reconciler/observe';
+import { emptyWhereUnpublished, metricQuery, observe } from '../../lib/core/reconciler/observe';
 import { type RoutedClassFacts } from '../../lib/core/reconciler/routing-facts';
 import { rememberRun, runRecords, type RunOutcome, step, type StepDecision } from '../../lib/core/reconciler/step';
 import { hpaHonouredFloor } from '../../lib/core/reconciler/targets/alb';
@@ -609,5 +609,50 @@ describe('cold start: the capacity event outlives the PolicyMode window', () => 
     const ended = decided(step(SM, target, answer(SM, relapse), NOW_MS, { ...warm, state: { ...warm.state, entries: undefined } }));
     expect(ended.decision.mode).toBe('capacity');
     expect(runRecords(SM, ended, { action: 'applied' }, NOW_MS).find((r) => 'CapacityEventEntries' in r)).toMatchObject({ CapacityEventEntries: 1 });
+  });
+});
+
+describe('an emptied target group: ALB publishes no HealthyHostCount for it, the live target health says it is empty', () => {
+  // inf2 lost every pod six periods ago: no HealthyHostCount and no RequestCount since (cds-snc/forms-terraform#918); the
+  // signal windows end two periods before the world's (the metric delay), so four of those periods are read.
+  const gone = fill(null, 6);
+  const emptied: World = {
+    mode: fill(0),
+    classes: {
+      inf2: { readyReplicas: [...fill(3, 6), ...gone], desiredReplicas: fill(3), servedTokensPerSecond: [...fill(perMinute(390), 6), ...gone] },
+      g6: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(10)) },
+    },
+  };
+  const withHealth = (healthyTargets?: Record<string, number | null>): TargetState => ({
+    ...alb({ inf2: 98, g6: 2 }), ...(healthyTargets ? { healthyTargets } : {}),
+  });
+
+  test('fails when a class with no healthy target holds the weights as missing data', () => {
+    const s = decided(step(ALB, withHealth({ inf2: 0, g6: 1 }), answer(ALB, emptied), NOW_MS));
+    expect(s.observation.signals.inf2.readyReplicas.slice(-5)).toEqual([3, 0, 0, 0, 0]);
+    // Empty, not silent: the newest periods' demand is g6's alone, not missing.
+    expect(s.observation.demandTokensPerSecond.slice(-4)).toEqual(fill(10, 4));
+    expect(s.decision.reason.code).not.toBe('missing-data');
+    expect(s.decision.weights.inf2).toBeLessThan(98);
+    const audit = runRecords(ALB, s, { action: 'applied' }, NOW_MS).find((r) => r.audit === 'routing-decision')!;
+    expect(audit.healthyTargets).toEqual({ inf2: 0, g6: 1 });
+  });
+
+  test.each([
+    ['healthy targets now (the metric is late, not gone)', { inf2: 2, g6: 1 }],
+    ['a failed health read', { inf2: null, g6: 1 }],
+    ['no health read (SageMaker-like, or a reader before this change)', undefined],
+  ])('missing stays unknown with %s: the weights are held', (_, health) => {
+    const s = decided(step(ALB, withHealth(health), answer(ALB, emptied), NOW_MS));
+    expect(s.observation.signals.inf2.readyReplicas.slice(-5)).toEqual([3, ...fill(null, 4)]);
+    expect(s.decision.reason.code).toBe('missing-data');
+    expect(s.decision.weights).toEqual({ inf2: 98, g6: 2 });
+  });
+
+  test('only the trailing gap reads 0: an earlier missing period stays missing', () => {
+    expect(emptyWhereUnpublished([2, null, 2, null, null], 0)).toEqual([2, null, 2, 0, 0]);
+    expect(emptyWhereUnpublished([2, null, 2, 1], 0)).toEqual([2, null, 2, 1]);
+    expect(emptyWhereUnpublished([null, null], 0)).toEqual([0, 0]);
+    expect(emptyWhereUnpublished([2, null], 1)).toEqual([2, null]);
   });
 });

@@ -26,7 +26,7 @@ const SAR = 'https://docs.aws.amazon.com/service-authorization/latest/reference/
  * The authorizations of one call. Sources (SAR pages, read from the stored copy, see /work/notes/I-facts.md):
  * list_amazoncloudwatch.html (GetMetricData: no resource type), list_amazonsagemaker.html (endpoint*),
  * list_awsapplicationautoscaling.html (DescribeScalableTargets: no resource type),
- * list_elasticloadbalancingv2.html (DescribeListeners, DescribeRules: none; ModifyListener: listener/app*; ModifyRule:
+ * list_elasticloadbalancingv2.html (DescribeListeners, DescribeRules, DescribeTargetHealth: none; ModifyListener: listener/app*; ModifyRule:
  * listener-rule/app*),
  * list_amazonelasticcontainerregistry.html (repository*), list_awssigner.html (GetSigningProfile: signing-profile*;
  * GetRevocationStatus: signing-job* and signing-profile*), list_awskeymanagementservice.html (key*, kms:ViaService),
@@ -52,6 +52,8 @@ export function iamRequests(call: CapturedCall, reply: Reply): IamRequest[] {
       return [req('application-autoscaling:DescribeScalableTargets', '*')];
     case 'elasticloadbalancing:DescribeListeners':
       return [req('elasticloadbalancing:DescribeListeners', '*')];
+    case 'elasticloadbalancing:DescribeTargetHealth':
+      return [req('elasticloadbalancing:DescribeTargetHealth', '*')];
     case 'elasticloadbalancing:ModifyListener':
     case 'elasticloadbalancing:ModifyRule': {
       // An authenticate-cognito action written back (a listener's DefaultActions, a rule's Actions): Elastic Load

@@ -76,6 +76,7 @@ describe('reconciler permissions on a listener with an authenticate-cognito acti
       ...LAMBDA_LOG_DELIVERY,
       'cloudwatch:GetMetricData': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
       'elasticloadbalancing:DescribeListeners': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
+      'elasticloadbalancing:DescribeTargetHealth': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
     });
     expect(report.denied).toEqual([]);
     expect(report.unused).toEqual([]);
@@ -90,6 +91,7 @@ describe('reconciler permissions on a listener with an authenticate-cognito acti
       ...LAMBDA_LOG_DELIVERY,
       'cloudwatch:GetMetricData': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
       'elasticloadbalancing:DescribeRules': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
+      'elasticloadbalancing:DescribeTargetHealth': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
     });
     expect(report.denied).toEqual([]);
     expect(report.unused).toEqual([]);

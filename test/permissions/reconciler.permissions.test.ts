@@ -281,6 +281,8 @@ describe('reconciler permissions on an ALB listener (examples/eks-stable-diffusi
           weights = next;
           return { output: { Listeners: [{ ListenerArn: listenerArn }] } };
         }
+        case 'elasticloadbalancing:DescribeTargetHealth':
+          return { output: { TargetHealthDescriptions: [1, 2].map((n) => ({ Target: { Id: `10.0.0.${n}`, Port: 8080 }, TargetHealth: { State: 'healthy' } })) } };
         case 'monitoring:GetMetricData': return metricData(call, moment);
         default: return fault('UnknownOperationException', 400);
       }
@@ -337,7 +339,9 @@ describe('reconciler permissions on an ALB listener (examples/eks-stable-diffusi
     const report = permissionReport(exchanges, roleStatements(template, roleId), LAMBDA_LOG_DELIVERY);
     expect(report.denied).toEqual([]);
     expect(report.unused).toEqual([]);
-    expect(report.used).toEqual(['cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:ModifyListener']);
+    expect(report.used).toEqual([
+      'cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:ModifyListener',
+    ]);
   });
 });
 
@@ -375,6 +379,8 @@ describe('reconciler permissions on a rule of a shared ALB listener (the example
           weights = next;
           return { output: { Rules: [{ RuleArn: ruleArn }] } };
         }
+        case 'elasticloadbalancing:DescribeTargetHealth':
+          return { output: { TargetHealthDescriptions: [1, 2].map((n) => ({ Target: { Id: `10.0.0.${n}`, Port: 8080 }, TargetHealth: { State: 'healthy' } })) } };
         case 'monitoring:GetMetricData': return metricData(call, moment);
         default: return fault('UnknownOperationException', 400);
       }
@@ -420,7 +426,9 @@ describe('reconciler permissions on a rule of a shared ALB listener (the example
     const report = permissionReport(exchanges, statements, LAMBDA_LOG_DELIVERY);
     expect(report.denied).toEqual([]);
     expect(report.unused).toEqual([]);
-    expect(report.used).toEqual(['cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeRules', 'elasticloadbalancing:ModifyRule']);
+    expect(report.used).toEqual([
+      'cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeRules', 'elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:ModifyRule',
+    ]);
     // The check fails when the write is missing: the same calls against the role without ModifyRule.
     const readOnly = statements.map((st) => ({ ...st, Action: [st.Action].flat().filter((a) => a !== 'elasticloadbalancing:ModifyRule') }));
     expect(permissionReport(exchanges, readOnly, LAMBDA_LOG_DELIVERY).denied).toEqual([`elasticloadbalancing:ModifyRule ${ruleArn}`]);

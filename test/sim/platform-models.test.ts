@@ -342,7 +342,9 @@ describe('what the Reconciler measures', () => {
   });
 
   test('fails when a counted class that lost every pod holds the weights on itself (its counter is silent, not missing)', () => {
-    // Every ready l40s pod reclaimed at once (up to 5; review R39): no GeneratedTokens datapoint for l40s while it has none ready.
+    // Every ready l40s pod reclaimed at once (up to 5; review R39): no GeneratedTokens datapoint for l40s while it has none
+    // ready, and no HealthyHostCount either (PlatformModel.targetGroupHealth): only the live target health tells the
+    // Reconciler the class is empty (without it, 45 of these minutes keep the weight on l40s).
     const scenario = { ...S9.build(1, { ...SHORT_LLM, lostReplicas: 5 }), platform: 'eks' as const };
     const s = runSimulation(scenario, libraryPolicy(), { seed: 1 }).series;
     const k = s.classCount;

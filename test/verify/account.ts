@@ -139,7 +139,7 @@ export function conformingAccount(config: ReconcilerConfig = EKS_CONFIG) {
     ? allows(KARPENTER_STATEMENTS, { action, resource, context })
     : roleArn === KEDA_ROLE_ARN
     ? action === 'cloudwatch:GetMetricData'
-    : ['cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeListeners'].includes(action)
+    : ['cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:DescribeTargetHealth'].includes(action)
       || (action === 'elasticloadbalancing:ModifyListener' && resource === (EKS_CONFIG.facts as { listenerArn: string }).listenerArn));
   iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
     EvaluationResults: (input.ActionNames ?? []).map((a) => ({

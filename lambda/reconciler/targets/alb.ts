@@ -1,7 +1,8 @@
 /**
  * ALB I/O: read the forward action that holds the weights (DescribeListeners for a listener's default actions,
- * DescribeRules for a rule on a shared listener: lib/core/reconciler/targets/alb.ts albWeightsLocation) and write it
- * back with the target-group weights replaced (ModifyListener, ModifyRule). Both replace the action list as a whole ("To
+ * DescribeRules for a rule on a shared listener: lib/core/reconciler/targets/alb.ts albWeightsLocation) and each target
+ * group's health (DescribeTargetHealth), and write the action back with the target-group weights replaced
+ * (ModifyListener, ModifyRule). Both replace the action list as a whole ("To
  * add an item to a list, remove an item from a list, or update an item in a list, you must provide the entire list",
  * ELBv2 API ModifyListener and ModifyRule), so every other action is written back as read, with one exception:
  * Describe never returns an `authenticate-oidc` action's `ClientSecret`, and "This parameter is required if you are
@@ -14,9 +15,11 @@ import {
   type Action,
   DescribeListenersCommand,
   DescribeRulesCommand,
+  DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
   ModifyListenerCommand,
   ModifyRuleCommand,
+  TargetHealthStateEnum,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type AlbRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
@@ -40,10 +43,35 @@ async function readActions(f: AlbRoutingFacts, client: ElasticLoadBalancingV2Cli
   return listeners.Listeners?.[0]?.DefaultActions ?? [];
 }
 
-/** The target-group weights of the forward action that holds them. */
+/**
+ * Each class's healthy targets now: DescribeTargetHealth on its target group, counting `healthy` (the others: initial,
+ * unhealthy, unused, draining, unhealthy.draining, unavailable; TargetHealthStateEnum of the SDK we pin; the answer is
+ * not paginated), so an emptied group, which describes no target, is 0. A failed read
+ * (throttled, denied to a hand-written serving without the grant) is null for that class: its unpublished ready
+ * counts stay unknown, as they were without the read; the audit line shows it.
+ */
+async function readHealthyTargets(
+  f: AlbRoutingFacts,
+  client: ElasticLoadBalancingV2Client,
+  signal?: AbortSignal,
+): Promise<Record<string, number | null>> {
+  const counts = await Promise.all(f.targets.map(async (t) => {
+    try {
+      const health = await client.send(new DescribeTargetHealthCommand({ TargetGroupArn: t.targetGroupArn }), { abortSignal: signal });
+      return (health.TargetHealthDescriptions ?? []).filter((d) => d.TargetHealth?.State === TargetHealthStateEnum.HEALTHY).length;
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      return null;
+    }
+  }));
+  return Object.fromEntries(f.targets.map((t, i) => [t.class.name, counts[i]]));
+}
+
+/** The target-group weights of the forward action that holds them, and each target group's healthy targets. */
 export async function read(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<TargetRead> {
   const f = facts(config);
-  const actions = await readActions(f, clients.elbv2!, signal);
+  const elbv2 = clients.elbv2!;
+  const [actions, healthyTargets] = await Promise.all([readActions(f, elbv2, signal), readHealthyTargets(f, elbv2, signal)]);
   const forward = actions.find((a) => a.Type === 'forward');
   const byArn = new Map((forward?.ForwardConfig?.TargetGroups ?? []).map((tg) => [tg.TargetGroupArn, tg.Weight ?? 1]));
   if (!forward?.ForwardConfig && forward?.TargetGroupArn) byArn.set(forward.TargetGroupArn, 1);
@@ -51,7 +79,7 @@ export async function read(config: ReconcilerConfig, clients: Clients, signal?: 
   const at = albWeightsLocation(f);
   const notWritable = forward ? undefined : `${at.description} has no forward ${at.read === 'DescribeRules' ? 'action' : 'default action'}`;
   const present = f.targets.filter((t) => byArn.has(t.targetGroupArn)).map((t) => t.class.name);
-  return { state: { weights, pools: {}, replicas: {}, present, ...(notWritable ? { notWritable } : {}) }, context: actions };
+  return { state: { weights, pools: {}, replicas: {}, present, healthyTargets, ...(notWritable ? { notWritable } : {}) }, context: actions };
 }
 
 /** The actions to write: the forward action with our weights, every other action as read (see above). */

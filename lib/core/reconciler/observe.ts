@@ -109,11 +109,14 @@ export function observe(
   const cut = (w: ReadonlyArray<number | null> | undefined) => (w ?? []).slice(0, signalSlots);
   const includesRejected = new Set(all.servedIncludesRejected);
   const refusedScaleOuts: Record<string, SignalWindow> = {};
+  // The published ready counts (an emptied target group's unpublished ones read 0), aligned with the demand windows.
+  const readyAsPublished = Object.fromEntries(names.map((n) =>
+    [n, emptyWhereUnpublished(cut(all.signals[n].readyReplicas), target.healthyTargets?.[n])]));
   const signals: Record<string, ClassSignals> = Object.fromEntries(names.map((n) => {
     const s = all.signals[n];
     const observed = target.replicas[n];
     const withNow = (w: ReadonlyArray<number | null>, value: number | undefined) => (value === undefined ? cut(w) : [...cut(w).slice(1), value]);
-    const readyReplicas = withNow(s.readyReplicas, observed?.ready);
+    const readyReplicas = withNow(readyAsPublished[n], observed?.ready);
     const desiredReplicas = withNow(s.desiredReplicas, observed?.desired);
     // Aligned with the replica windows, which end with the counts the target reports now (no capacity-error datapoint yet).
     const aligned = s.capacityErrors && (observed ? [...cut(s.capacityErrors).slice(1), null] : cut(s.capacityErrors));
@@ -137,7 +140,6 @@ export function observe(
   }));
   // A class holding weight that reports no demand while others do is missing data, not low demand, unless it had no
   // ready replica (the published counts, aligned with the demand windows, not the live ones).
-  const readyAsPublished = Object.fromEntries(names.map((n) => [n, cut(all.signals[n].readyReplicas)]));
   const demand = demandWindow(signals, names, signalSlots, target.weights, includesRejected, readyAsPublished);
   const own = (signal: OwnSignal) => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
   const rebuilt = rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy, own('eventEntries'));
@@ -152,6 +154,23 @@ export function observe(
     missingRoutes: names.filter((n) => !present.has(n)),
     ...(kind.scaleOutsRollBack ? { refusedScaleOuts } : {}),
   };
+}
+
+/**
+ * A ready-replica window whose newest unpublished periods read 0 when the target has no healthy target now. ALB
+ * publishes no HealthyHostCount for a target group whose targets are all gone ("both the HealthyHostCount and
+ * UnHealthyHostCount metrics are not available", cds-snc/forms-terraform#918, the one report found; the metric's
+ * documentation says only "Reported if health checks are enabled", load-balancer-cloudwatch-metrics.html), so a class
+ * that lost every pod would read as missing data, and a missing ready count holds every weight (decide's missing-data
+ * rule) on the class that has nothing to serve them. The trailing gap, not only the newest period: the target group
+ * may have emptied any time since the last datapoint, and the live read says it is empty now. A class with healthy
+ * targets now, or whose health read failed (`null`), keeps its gaps: missing is still unknown there.
+ */
+export function emptyWhereUnpublished(window: SignalWindow, healthyNow: number | null | undefined): SignalWindow {
+  if (healthyNow !== 0) return window;
+  const out = [...window];
+  for (let i = out.length - 1; i >= 0 && finiteOrNull(out[i]) === null; i--) out[i] = 0;
+  return out;
 }
 
 /**

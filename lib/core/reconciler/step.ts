@@ -196,10 +196,12 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
     ...(s.observation.refusedScaleOuts ? { refused: newestRefusals(s.observation.refusedScaleOuts) } : {}),
   });
   if (outcome.reason) records.push(failureEmf(config.service, outcome.reason, nowMs));
-  records.push(auditLine(s.input, s.observation.previous, s.decision, recorded, {
+  const audit = auditLine(s.input, s.observation.previous, s.decision, recorded, {
     action: outcome.action,
     ...(outcome.detail !== undefined ? { detail: outcome.detail } : {}),
-  }, s.floors));
+  }, s.floors);
+  // ALB: the live health the ready counts were checked against (null: the read failed; see emptyWhereUnpublished).
+  records.push(s.target.healthyTargets ? { ...audit, healthyTargets: s.target.healthyTargets } : audit);
   return records;
 }
 

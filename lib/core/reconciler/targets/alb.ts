@@ -39,6 +39,14 @@ export interface AlbWeightsLocation {
   readonly description: string;
 }
 
+/**
+ * The call that reads each target group's live health (lambda/reconciler/targets/alb.ts): how many targets are healthy
+ * now, which tells an emptied target group (ALB then publishes no HealthyHostCount) from a metric not yet published
+ * (`emptyWhereUnpublished`, lib/core/reconciler/observe.ts). IAM: no resource type, no condition keys, so "*"
+ * (Service Authorization Reference, list_elasticloadbalancingv2.html).
+ */
+export const ALB_TARGET_HEALTH_READ = 'DescribeTargetHealth';
+
 export function albWeightsLocation(facts: AlbRoutingFacts): AlbWeightsLocation {
   return facts.ruleArn
     ? { arn: facts.ruleArn, read: 'DescribeRules', write: 'ModifyRule', description: `listener rule ${facts.ruleArn}` }
@@ -120,6 +128,10 @@ function writerProbes(facts: AlbRoutingFacts): PermissionProbe[] {
   const other = at.write === 'ModifyRule' ? 'another rule (another service on the shared listener)' : 'another listener';
   return [
     { action: `elasticloadbalancing:${at.read}`, resource: '*', expect: 'allowed', why: 'reads the forward action (no resource-level permissions)' },
+    {
+      action: `elasticloadbalancing:${ALB_TARGET_HEALTH_READ}`, resource: '*', expect: 'allowed',
+      why: 'reads how many targets are healthy (no resource-level permissions); denied, an emptied class holds the weights',
+    },
     { action: `elasticloadbalancing:${at.write}`, resource: at.arn, expect: 'allowed', why: 'writes the target-group weights' },
     { action: `elasticloadbalancing:${at.write}`, resource: neighbour(at.arn), expect: 'denied', why: other },
     { action: 'elasticloadbalancing:DeleteListener', resource: facts.listenerArn, expect: 'denied', why: 'destructive' },

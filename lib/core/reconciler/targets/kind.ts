@@ -57,6 +57,11 @@ export interface TargetState {
   readonly replicas: Readonly<Record<string, { readonly ready: number; readonly desired: number }>>;
   /** Routed names the live target actually holds. */
   readonly present: readonly string[];
+  /**
+   * ALB: each class's healthy targets now (DescribeTargetHealth), null where that read failed; absent for SageMaker,
+   * whose counts are `replicas`. Only an empty target group is acted on (`emptyWhereUnpublished`, observe.ts).
+   */
+  readonly healthyTargets?: Readonly<Record<string, number | null>>;
   /** Why nothing can be written now (SageMaker endpoint not InService, listener without a forward action). */
   readonly notWritable?: string;
   /**
