@@ -126,7 +126,7 @@ async function reconcileChecked(
   let read: Awaited<ReturnType<TargetIo['read']>>;
   let results: MetricDataResult[];
   try {
-    read = await withRetries(beforeDeadline(() => io.read(config, clients, signal), signal), retry);
+    read = await withRetries(beforeDeadline(() => io.read(config, clients, retry), signal), retry);
     const queries = query.batch.queries as MetricDataQuery[];
     const metrics = () => getMetricData(clients.cloudwatch, queries, query.startTime, query.endTime, signal);
     results = await withRetries(beforeDeadline(metrics, signal), retry);

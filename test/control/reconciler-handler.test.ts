@@ -1,7 +1,7 @@
 import { DescribeScalableTargetsCommand } from '@aws-sdk/client-application-auto-scaling';
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import {
-  DescribeListenersCommand, DescribeRulesCommand, DescribeTargetHealthCommand, ModifyListenerCommand, ModifyRuleCommand,
+  DescribeListenersCommand, DescribeRulesCommand, DescribeTargetHealthCommand, ModifyListenerCommand, ModifyRuleCommand, type TargetHealthStateEnum,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { scalableTargetPin } from '../../lib/core/game-day/injection';
@@ -213,7 +213,7 @@ describe('reconciler run, SageMaker endpoint', () => {
 
   test('DescribeScalableTargets failing writes no capacity, but the weights still move (the fallback does not wait on it)', async () => {
     inCapacityModeWithFallbackDesired(1);
-    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
     const held = await run();
     expect(held.result).toMatchObject({ action: 'unchanged' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
@@ -222,7 +222,7 @@ describe('reconciler run, SageMaker endpoint', () => {
       apply: { action: 'unchanged', detail: 'no capacity write this run: DescribeScalableTargets failed (AccessDeniedException: denied)' },
     });
     resetWorld();
-    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
     inShortage();
     const moved = await run();
     expect(moved.result).toMatchObject({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
@@ -512,7 +512,7 @@ describe('reconciler run, ALB listener', () => {
         g6: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(10)) },
       },
     });
-    const health = (...states: string[]) => ({
+    const health = (...states: TargetHealthStateEnum[]) => ({
       TargetHealthDescriptions: states.map((State, i) => ({ Target: { Id: `10.0.0.${i + 1}`, Port: 8080 }, TargetHealth: { State } })),
     });
 
@@ -530,15 +530,40 @@ describe('reconciler run, ALB listener', () => {
       expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(1);
     });
 
-    test('a failed health read leaves the class unknown: the weights are held, and the run goes on', async () => {
+    test('a health read that still fails once retried leaves the class unknown: the weights are held, the run goes on', async () => {
       elb.on(DescribeListenersCommand).resolves(listener(98, 2));
-      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('inf2') }).rejects(Object.assign(new Error('not authorized'), { name: 'AccessDenied' }));
+      const denied = Object.assign(new Error('not authorized'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('inf2') }).rejects(denied);
       elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('g6') }).resolves(health('healthy', 'healthy'));
       emptied();
       const { result, lines } = await run(ALB);
-      expect(audit(lines)).toMatchObject({ healthyTargets: { inf2: null, g6: 2 }, reason: { code: 'missing-data' } });
+      expect(audit(lines)).toMatchObject({
+        healthyTargets: { inf2: null, g6: 2 }, healthUnread: 'DescribeTargetHealth failed (inf2: AccessDenied: not authorized)', reason: { code: 'missing-data' },
+      });
       expect(result).toMatchObject({ action: 'unchanged' });
       expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
+    });
+
+    test('a throttled health read is retried like every call (the controller re-registering pods shares the API limit)', async () => {
+      elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+      const throttled = Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } });
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('inf2') }).rejectsOnce(throttled).resolves(health());
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('g6') }).resolves(health('healthy', 'healthy'));
+      emptied();
+      const { result, lines } = await run(ALB);
+      expect(audit(lines)).toMatchObject({ healthyTargets: { inf2: 0, g6: 2 } });
+      expect(audit(lines)).not.toHaveProperty('healthUnread');
+      expect(result).toMatchObject({ action: 'applied' });
+    });
+
+    test('fails when a bug in the health read (not an AWS error) is taken for a failed read', async () => {
+      elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+      elb.on(DescribeTargetHealthCommand).callsFake(() => {
+        throw new TypeError('Cannot read properties of undefined');
+      });
+      emptied();
+      const { result } = await run(ALB);
+      expect(result).toMatchObject({ action: 'failed' });
     });
   });
 

@@ -7,7 +7,7 @@ import {
   ApplicationAutoScalingClient, DescribeScalableTargetsCommand, type DescribeScalableTargetsCommandInput,
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
-import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { DescribeTargetHealthCommand, ElasticLoadBalancingV2Client, TargetHealthStateEnum } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { type DescribeEndpointCommandOutput, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { mockClient } from 'aws-sdk-client-mock';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
@@ -48,6 +48,9 @@ export function resetWorld(): void {
   elb.reset();
   aas.reset();
   scalableTargets();
+  // Every target group with two healthy pods, unless a test says otherwise.
+  const healthy = { TargetHealth: { State: TargetHealthStateEnum.HEALTHY } };
+  elb.on(DescribeTargetHealthCommand).resolves({ TargetHealthDescriptions: [healthy, healthy] });
 }
 
 export const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true): RoutedClassFacts => ({

@@ -225,10 +225,10 @@ describe('Reconciler on an ALB listener', () => {
     template = Template.fromStack(stack);
   });
 
-  test('IAM: ModifyListener on the listener only; DescribeListeners and GetMetricData cannot be scoped', () => {
+  test('IAM: ModifyListener on the listener only; DescribeListeners, DescribeTargetHealth and GetMetricData cannot be scoped', () => {
     const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement);
     expect(statements).toEqual(expect.arrayContaining([
-      { Action: 'elasticloadbalancing:DescribeListeners', Effect: 'Allow', Resource: '*' },
+      { Action: ['elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:DescribeTargetHealth'], Effect: 'Allow', Resource: '*' },
       { Action: 'elasticloadbalancing:ModifyListener', Effect: 'Allow', Resource: LISTENER },
     ]));
     expect(statements).toHaveLength(4);

@@ -7,7 +7,7 @@ import { type IInferenceServing } from '../../lib/control/serving';
 export function routingGrantOf(facts: RoutingFacts): (grantee: iam.IGrantable) => iam.Grant {
   return (grantee) => (facts.kind === 'sagemaker'
     ? iam.Grant.addToPrincipal({ grantee, actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'], resourceArns: [facts.endpointArn] })
-    : iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:DescribeListeners'], resourceArns: ['*'] })
+    : iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:DescribeTargetHealth'], resourceArns: ['*'] })
       .combine(iam.Grant.addToPrincipal({ grantee, actions: ['elasticloadbalancing:ModifyListener'], resourceArns: [facts.listenerArn] })));
 }
 

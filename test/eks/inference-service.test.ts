@@ -422,7 +422,7 @@ describe('EksInferenceService', () => {
 });
 
 describe('EksInferenceService options', () => {
-  test('grantRouting: DescribeListeners (no resource type) and ModifyListener on its listener; floors capped at each ScaledObject\'s maximum; the SLO is the deadline', () => {
+  test('grantRouting: DescribeListeners and DescribeTargetHealth (no resource type) and ModifyListener on its listener; floors capped at each ScaledObject\'s maximum; the SLO is the deadline', () => {
     const { stack, service } = build({ classOptions: { a10g: { maxReplicas: 3 } } });
     const role = new iam.Role(stack, 'Reconciler', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
     service.grantRouting(role);
@@ -430,7 +430,7 @@ describe('EksInferenceService options', () => {
       .filter((p) => JSON.stringify(p.Properties.Roles).includes('Reconciler'))
       .flatMap((p) => p.Properties.PolicyDocument.Statement);
     expect(statements).toEqual([
-      { Action: 'elasticloadbalancing:DescribeListeners', Effect: 'Allow', Resource: '*' },
+      { Action: ['elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:DescribeTargetHealth'], Effect: 'Allow', Resource: '*' },
       { Action: 'elasticloadbalancing:ModifyListener', Effect: 'Allow', Resource: { Ref: expect.stringMatching(/Listener/) } },
     ]);
     const d = service.servingDescription();

@@ -82,14 +82,14 @@ describe('a service routed by a rule on a shared listener', () => {
       .toBe('app/my-lb/50dc6c495c0c9188');
   });
 
-  test('grantRouting: DescribeRules (no resource type) and ModifyRule on its rule only, never ModifyListener', () => {
+  test('grantRouting: DescribeRules and DescribeTargetHealth (no resource type) and ModifyRule on its rule only, never ModifyListener', () => {
     const { stack, make } = shared();
     const mistral = make();
     const role = new iam.Role(stack, 'Grantee', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
     mistral.grantRouting(role);
-    const policy = stack.resolve((role.node.findChild('DefaultPolicy') as iam.Policy).document.toJSON()) as { Statement: Array<{ Action: string; Resource: unknown }> };
+    const policy = stack.resolve((role.node.findChild('DefaultPolicy') as iam.Policy).document.toJSON()) as { Statement: Array<{ Action: string | string[]; Resource: unknown }> };
     expect(policy.Statement).toEqual([
-      { Action: 'elasticloadbalancing:DescribeRules', Effect: 'Allow', Resource: '*' },
+      { Action: ['elasticloadbalancing:DescribeRules', 'elasticloadbalancing:DescribeTargetHealth'], Effect: 'Allow', Resource: '*' },
       { Action: 'elasticloadbalancing:ModifyRule', Effect: 'Allow', Resource: { Ref: expect.stringMatching(/^MistralListenerRule/) } },
     ]);
   });

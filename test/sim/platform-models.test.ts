@@ -1,6 +1,7 @@
 // The platform models behave as the deployed systems do: the HPA's rate limits, window and tolerance; SageMaker's one
 // write per run and nothing while Updating; the signals each platform produces; demand as the Reconciler measures it.
 import { HpaAutoscaler, TargetTracking } from '../../lib/sim/autoscaler';
+import { metricQuery } from '../../lib/core/reconciler/observe';
 import * as reconcilerStep from '../../lib/core/reconciler/step';
 import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
@@ -346,13 +347,29 @@ describe('what the Reconciler measures', () => {
     // ready, and no HealthyHostCount either (PlatformModel.targetGroupHealth): only the live target health tells the
     // Reconciler the class is empty (without it, 45 of these minutes keep the weight on l40s).
     const scenario = { ...S9.build(1, { ...SHORT_LLM, lostReplicas: 5 }), platform: 'eks' as const };
-    const s = runSimulation(scenario, libraryPolicy(), { seed: 1 }).series;
+    // The HealthyHostCount datapoints of l40s the simulated Reconciler was answered, by minute.
+    const published = new Set<number>();
+    const spyStep = jest.spyOn(reconcilerStep, 'step');
+    let s: ReturnType<typeof runSimulation>['series'];
+    try {
+      s = runSimulation(scenario, libraryPolicy(), { seed: 1 }).series;
+      for (const [config, , results, nowMs] of spyStep.mock.calls) {
+        const id = metricQuery(config, nowMs).batch.index.find((e) => e.className === 'l40s' && e.signal === 'readyReplicas')!.id;
+        for (const t of results.find((r) => r.Id === id)?.Timestamps ?? []) published.add(t.getTime() / 1000 / 60 - EPOCH / 60);
+      }
+    } finally {
+      spyStep.mockRestore();
+    }
     const k = s.classCount;
     let stranded = 0;
     let empty = 0;
     for (let m = 0; m < s.minutes; m++) {
-      if (s.readyReplicas[m * k] > 0) continue;
+      if (s.readyReplicas[m * k] > 0) {
+        if (m < s.minutes - 3) expect({ m, published: published.has(m) }).toEqual({ m, published: true });
+        continue;
+      }
       empty++;
+      expect({ m, published: published.has(m) }).toEqual({ m, published: false });
       // The metric delay and the run after it: at most three minutes with the weight still on it.
       if (s.weights[m * k] > 0.5) stranded++;
     }

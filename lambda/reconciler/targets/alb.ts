@@ -23,9 +23,10 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type AlbRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
-import { type RoutingWrite } from '../../../lib/core/reconciler/targets';
+import { type RetryOptions } from '../../../lib/core/reconciler/retry';
+import { type RoutingWrite, type TargetState } from '../../../lib/core/reconciler/targets';
 import { albWeightsLocation } from '../../../lib/core/reconciler/targets/alb';
-import { type Clients, type TargetRead } from './io';
+import { type Clients, optionalRead, type TargetRead } from './io';
 
 function facts(config: ReconcilerConfig): AlbRoutingFacts {
   if (config.facts.kind !== 'alb') throw new Error('not an ALB target');
@@ -46,32 +47,35 @@ async function readActions(f: AlbRoutingFacts, client: ElasticLoadBalancingV2Cli
 /**
  * Each class's healthy targets now: DescribeTargetHealth on its target group, counting `healthy` (the others: initial,
  * unhealthy, unused, draining, unhealthy.draining, unavailable; TargetHealthStateEnum of the SDK we pin; the answer is
- * not paginated), so an emptied group, which describes no target, is 0. A failed read
- * (throttled, denied to a hand-written serving without the grant) is null for that class: its unpublished ready
- * counts stay unknown, as they were without the read; the audit line shows it.
+ * not paginated), so an emptied group, which describes no target, is 0. A read that still fails once retried
+ * (`optionalRead`: throttled while the load balancer controller re-registers pods, or denied to a hand-written serving
+ * without the grant) is null for that class, so its unpublished ready counts stay unknown, as without the read.
  */
-async function readHealthyTargets(
-  f: AlbRoutingFacts,
-  client: ElasticLoadBalancingV2Client,
-  signal?: AbortSignal,
-): Promise<Record<string, number | null>> {
-  const counts = await Promise.all(f.targets.map(async (t) => {
-    try {
-      const health = await client.send(new DescribeTargetHealthCommand({ TargetGroupArn: t.targetGroupArn }), { abortSignal: signal });
-      return (health.TargetHealthDescriptions ?? []).filter((d) => d.TargetHealth?.State === TargetHealthStateEnum.HEALTHY).length;
-    } catch (e) {
-      if (signal?.aborted) throw e;
-      return null;
-    }
-  }));
-  return Object.fromEntries(f.targets.map((t, i) => [t.class.name, counts[i]]));
+async function readHealthyTargets(f: AlbRoutingFacts, client: ElasticLoadBalancingV2Client, retry: RetryOptions): Promise<TargetHealth> {
+  const reads = await Promise.all(f.targets.map((t) => optionalRead(async () => {
+    const health = await client.send(new DescribeTargetHealthCommand({ TargetGroupArn: t.targetGroupArn }), { abortSignal: retry.signal });
+    return (health.TargetHealthDescriptions ?? []).filter((d) => d.TargetHealth?.State === TargetHealthStateEnum.HEALTHY).length;
+  }, retry)));
+  const failed = f.targets.flatMap((t, i) => {
+    const r = reads[i];
+    return 'failed' in r ? [`${t.class.name}: ${r.failed}`] : [];
+  });
+  return {
+    healthyTargets: Object.fromEntries(f.targets.map((t, i) => {
+      const r = reads[i];
+      return [t.class.name, 'value' in r ? r.value : null];
+    })),
+    ...(failed.length > 0 ? { healthUnread: `DescribeTargetHealth failed (${failed.join('; ')})` } : {}),
+  };
 }
 
+type TargetHealth = Pick<TargetState, 'healthyTargets' | 'healthUnread'>;
+
 /** The target-group weights of the forward action that holds them, and each target group's healthy targets. */
-export async function read(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<TargetRead> {
+export async function read(config: ReconcilerConfig, clients: Clients, retry: RetryOptions): Promise<TargetRead> {
   const f = facts(config);
   const elbv2 = clients.elbv2!;
-  const [actions, healthyTargets] = await Promise.all([readActions(f, elbv2, signal), readHealthyTargets(f, elbv2, signal)]);
+  const [actions, health] = await Promise.all([readActions(f, elbv2, retry.signal), readHealthyTargets(f, elbv2, retry)]);
   const forward = actions.find((a) => a.Type === 'forward');
   const byArn = new Map((forward?.ForwardConfig?.TargetGroups ?? []).map((tg) => [tg.TargetGroupArn, tg.Weight ?? 1]));
   if (!forward?.ForwardConfig && forward?.TargetGroupArn) byArn.set(forward.TargetGroupArn, 1);
@@ -79,7 +83,7 @@ export async function read(config: ReconcilerConfig, clients: Clients, signal?: 
   const at = albWeightsLocation(f);
   const notWritable = forward ? undefined : `${at.description} has no forward ${at.read === 'DescribeRules' ? 'action' : 'default action'}`;
   const present = f.targets.filter((t) => byArn.has(t.targetGroupArn)).map((t) => t.class.name);
-  return { state: { weights, pools: {}, replicas: {}, present, healthyTargets, ...(notWritable ? { notWritable } : {}) }, context: actions };
+  return { state: { weights, pools: {}, replicas: {}, present, ...health, ...(notWritable ? { notWritable } : {}) }, context: actions };
 }
 
 /** The actions to write: the forward action with our weights, every other action as read (see above). */

@@ -1,5 +1,6 @@
 /** The I/O of one routing-target kind in the Lambda: read the target, make one write, build its client. */
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
+import { isRetryableError, type RetryOptions, withRetries } from '../../../lib/core/reconciler/retry';
 import { type RoutingWrite, type TargetState } from '../../../lib/core/reconciler/targets';
 import { type ApplicationAutoScalingClient } from '@aws-sdk/client-application-auto-scaling';
 import { type CloudWatchClient } from '@aws-sdk/client-cloudwatch';
@@ -24,8 +25,25 @@ export interface TargetRead {
 }
 
 export interface TargetIo {
-  read(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<TargetRead>;
+  /** `retry` (with the run's deadline as its signal) is for the reads the run can go on without (`optionalRead`). */
+  read(config: ReconcilerConfig, clients: Clients, retry: RetryOptions): Promise<TargetRead>;
   write(config: ReconcilerConfig, clients: Clients, write: RoutingWrite, context: unknown, signal?: AbortSignal): Promise<void>;
   /** The SDK client this kind calls, built with the shell's options (one attempt, request timeouts). */
   client(options: object): Promise<Partial<Clients>>;
+}
+
+/**
+ * A read the run can go on without (SageMaker: the variants' scaling bounds; ALB: the target groups' health), retried
+ * like every call; once the retries are spent, or on an error no retry helps (AccessDenied to a hand-written serving
+ * without the grant), the run goes on without it and the audit line says why. Past the run's deadline, and on an error
+ * that is not an AWS call's (a bug), it throws.
+ */
+export async function optionalRead<T>(op: () => Promise<T>, retry: RetryOptions): Promise<{ value: T } | { failed: string }> {
+  try {
+    return { value: await withRetries(op, retry) };
+  } catch (e) {
+    const err = e as { name?: string; message?: string; $metadata?: unknown };
+    if (retry.signal?.aborted || !(err.$metadata !== undefined || isRetryableError(e))) throw e;
+    return { failed: `${err.name ?? 'Error'}: ${err.message ?? String(e)}` };
+  }
 }

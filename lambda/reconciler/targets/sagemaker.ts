@@ -13,7 +13,8 @@ import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceI
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type SageMakerRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
 import { type RoutingWrite, type ScalingBounds } from '../../../lib/core/reconciler/targets';
-import { type Clients, type TargetRead } from './io';
+import { type RetryOptions } from '../../../lib/core/reconciler/retry';
+import { type Clients, optionalRead, type TargetRead } from './io';
 
 function facts(config: ReconcilerConfig): SageMakerRoutingFacts {
   if (config.facts.kind !== 'sagemaker') throw new Error('not a SageMaker target');
@@ -24,8 +25,9 @@ function facts(config: ReconcilerConfig): SageMakerRoutingFacts {
  * DescribeEndpoint: variant weights, current and desired instances, instances per pool, and whether it can be written;
  * then each variant's live scaling bounds (`readScalingBounds`).
  */
-export async function read(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<TargetRead> {
+export async function read(config: ReconcilerConfig, clients: Clients, retry: RetryOptions): Promise<TargetRead> {
   const f = facts(config);
+  const signal = retry.signal;
   const endpoint = await clients.sagemaker!.send(new DescribeEndpointCommand({ EndpointName: f.endpointName }), { abortSignal: signal });
   const weights: Record<string, number> = {};
   const pools: Record<string, Record<string, number>> = {};
@@ -42,13 +44,9 @@ export async function read(config: ReconcilerConfig, clients: Clients, signal?: 
   // Bounds only gate capacity raises; weights (the fallback itself) must not wait on Application Auto Scaling. A failed
   // read (throttled, denied to a hand-written serving without the grant) leaves every variant's bounds unknown: no
   // capacity write this run (`capacityCeilings`), weights as decided.
-  let capacityUnwritable: string | undefined;
-  const scalingBounds = await readScalingBounds(f, clients, signal).catch((e: unknown) => {
-    if (signal?.aborted) throw e;
-    const err = e as { name?: string; message?: string };
-    capacityUnwritable = `no capacity write this run: DescribeScalableTargets failed (${err.name ?? 'Error'}: ${err.message ?? String(e)})`;
-    return {};
-  });
+  const bounds = await optionalRead(() => readScalingBounds(f, clients, signal), retry);
+  const scalingBounds = 'value' in bounds ? bounds.value : {};
+  const capacityUnwritable = 'failed' in bounds ? `no capacity write this run: DescribeScalableTargets failed (${bounds.failed})` : undefined;
   const state = { weights, pools, replicas, present: Object.keys(weights), scalingBounds };
   return { state: { ...state, ...(notWritable ? { notWritable } : {}), ...(capacityUnwritable ? { capacityUnwritable } : {}) } };
 }
@@ -59,7 +57,7 @@ export async function read(config: ReconcilerConfig, clients: Clients, signal?: 
  * lib/core/reconciler/targets/sagemaker.ts, then writes no capacity for it). "Gets information about the scalable
  * targets in the specified namespace. You can filter the results using ResourceIds and ScalableDimension." Up to 50
  * results a page, NextToken for more (https://docs.aws.amazon.com/autoscaling/application/APIReference/API_DescribeScalableTargets.html).
- * An error is not retried here: the caller treats every bound as unknown for this run.
+ * A failure, once retried (`optionalRead`), leaves every bound unknown for this run.
  */
 async function readScalingBounds(f: SageMakerRoutingFacts, clients: Clients, signal?: AbortSignal): Promise<Record<string, ScalingBounds>> {
   const byResource = new Map(f.variants.map((v) => [variantResourceId(f.endpointName, v.variantName), v.variantName]));

@@ -164,7 +164,11 @@ export function observe(
  * that lost every pod would read as missing data, and a missing ready count holds every weight (decide's missing-data
  * rule) on the class that has nothing to serve them. The trailing gap, not only the newest period: the target group
  * may have emptied any time since the last datapoint, and the live read says it is empty now. A class with healthy
- * targets now, or whose health read failed (`null`), keeps its gaps: missing is still unknown there.
+ * targets now, or whose health read failed (`null`), keeps its gaps: missing is still unknown there. Two limits:
+ * where CloudWatch is later than the metric delay, the live "empty" also covers periods in which the class still had
+ * targets (its demand reads 0 there rather than missing, the safe side once it is empty); and a class that returns
+ * (healthy targets again while its gap is still in the window) reads its gap as missing again, so the runs until a
+ * datapoint follows hold (a durable fix would publish the live count and read it back, as SageMaker's ReadyReplicas).
  */
 export function emptyWhereUnpublished(window: SignalWindow, healthyNow: number | null | undefined): SignalWindow {
   if (healthyNow !== 0) return window;

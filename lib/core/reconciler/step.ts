@@ -201,7 +201,8 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
     ...(outcome.detail !== undefined ? { detail: outcome.detail } : {}),
   }, s.floors);
   // ALB: the live health the ready counts were checked against (null: the read failed; see emptyWhereUnpublished).
-  records.push(s.target.healthyTargets ? { ...audit, healthyTargets: s.target.healthyTargets } : audit);
+  const { healthyTargets, healthUnread } = s.target;
+  records.push({ ...audit, ...(healthyTargets ? { healthyTargets } : {}), ...(healthUnread ? { healthUnread } : {}) });
   return records;
 }
 

@@ -62,6 +62,8 @@ export interface TargetState {
    * whose counts are `replicas`. Only an empty target group is acted on (`emptyWhereUnpublished`, observe.ts).
    */
   readonly healthyTargets?: Readonly<Record<string, number | null>>;
+  /** ALB: why some target group's health could not be read this run (the audit line carries it). */
+  readonly healthUnread?: string;
   /** Why nothing can be written now (SageMaker endpoint not InService, listener without a forward action). */
   readonly notWritable?: string;
   /**
