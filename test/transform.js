@@ -21,12 +21,23 @@ const BUILTINS = [
 const PRELUDE = `const { ${BUILTINS.join(', ')} } = globalThis;`;
 const USE_STRICT = /^(['"])use strict\1;?/;
 
+/**
+ * The prelude for one compiled module: the built-ins it does not declare itself at module scope (a top-level
+ * `const Map = ...` beside the prelude's would be a duplicate declaration, and the module would not load). TypeScript
+ * emits module-scope declarations unindented, nested ones indented (these only shadow the constant, which is fine).
+ */
+function preludeFor(code) {
+  const own = BUILTINS.filter((name) => new RegExp(`^(?:const|let|var|function\\*?|class)\\s+(?:[{[][^=]*\\b)?${name}\\b`, 'm').test(code));
+  return own.length === 0 ? PRELUDE : `const { ${BUILTINS.filter((n) => !own.includes(n)).join(', ')} } = globalThis;`;
+}
+
 module.exports = {
+  preludeFor,
   createTransformer(options) {
     const inner = tsJest.createTransformer(options);
     const bind = (code) => {
       const directive = USE_STRICT.exec(code)?.[0] ?? '';
-      return directive + PRELUDE + code.slice(directive.length);
+      return directive + preludeFor(code) + code.slice(directive.length);
     };
     const wrap = (out) => (typeof out === 'string' ? bind(out) : { ...out, code: bind(out.code) });
     return {
