@@ -9,7 +9,7 @@ import { failureAuditLine, failureEmf, type FailureReason, reconcilerConfigProbl
 import { type AlarmStateChangeEvent, alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { metricQuery } from '../../lib/core/reconciler/observe';
-import { DEFAULT_RETRY, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
+import { beforeDeadline, DEFAULT_RETRY, isProgrammingError, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
 import { rememberRun, runRecords, type RunOutcome, step } from '../../lib/core/reconciler/step';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { type Clients, type TargetIo } from './targets/io';
@@ -86,18 +86,6 @@ function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-/**
- * `op` raced against the run's deadline: the SDK aborts a request whose signal fires, and this makes sure the run moves
- * on even when something under it does not (a stubbed client, a hung socket callback).
- */
-function beforeDeadline<T>(op: () => Promise<T>, signal: AbortSignal): () => Promise<T> {
-  return () => new Promise<T>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    op().then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
 
 /** An AbortSignal that fires at the run's deadline (never, without one). */
 function deadlineSignal(options: RunOptions): { signal: AbortSignal; clear: () => void } {
@@ -120,7 +108,7 @@ async function reconcileChecked(
   // Past the deadline every call is aborted: say so, rather than reporting the abort as an AWS error.
   const awsFailure = (error: unknown) => (signal.aborted
     ? { reason: 'timeout' as const, detail: `AWS did not answer before the run's deadline (${Math.round(((options.deadlineMs ?? options.nowMs) - options.nowMs) / 1000)} s)` }
-    : { reason: 'aws-error' as const, detail: describe(error) });
+    : { reason: isProgrammingError(error) ? 'internal-error' as const : 'aws-error' as const, detail: describe(error) });
   const io = await TARGET_IO[config.facts.kind]();
   const query = metricQuery(config, options.nowMs);
   let read: Awaited<ReturnType<TargetIo['read']>>;

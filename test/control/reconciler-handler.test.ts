@@ -12,7 +12,8 @@ import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
 import {
-  aas, clients, cls, cw, elb, endpoint, fill, healthyHistory, NOW_MS, perMinute, resetWorld, scalableTargets, serveMetrics, sm, SLOTS,
+  aas, clients, cls, cw, elb, endpoint, fill, healthyHistory, NOW_MS, perMinute, resetWorld, scalableTargets, scalableTargetsAnswer, serveMetrics, sm,
+  SLOTS,
   SM as ENDPOINT_CONFIG,
   START,
 } from './reconciler-world';
@@ -227,6 +228,16 @@ describe('reconciler run, SageMaker endpoint', () => {
     const moved = await run();
     expect(moved.result).toMatchObject({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
     expect(audit(moved.lines)).toMatchObject({ apply: { action: 'applied', detail: expect.stringContaining('DescribeScalableTargets failed') } });
+  });
+
+  test('DescribeScalableTargets throttled once is retried, and the capacity write goes through', async () => {
+    inCapacityModeWithFallbackDesired(1);
+    const throttled = Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+    aas.on(DescribeScalableTargetsCommand).rejectsOnce(throttled).callsFake(scalableTargetsAnswer());
+    const { result, lines } = await run();
+    expect(aas.commandCalls(DescribeScalableTargetsCommand)).toHaveLength(2);
+    expect(result).toMatchObject({ action: 'applied' });
+    expect(audit(lines)).toMatchObject({ apply: { detail: expect.stringContaining('raised from 1') } });
   });
 
   test('recovery: no return before the stabilization window, then a bounded ramp back', async () => {
@@ -498,8 +509,11 @@ describe('reconciler run, ALB listener', () => {
     ]));
   });
 
+  const tgArn = (name: string) => (ALB.facts.kind === 'alb' ? ALB.facts.targets.find((t) => t.class.name === name)!.targetGroupArn : '');
+  const health = (...states: TargetHealthStateEnum[]) => ({
+    TargetHealthDescriptions: states.map((State, i) => ({ Target: { Id: `10.0.0.${i + 1}`, Port: 8080 }, TargetHealth: { State } })),
+  });
   describe('a target group that lost every pod (ALB then publishes no HealthyHostCount for it)', () => {
-    const tgArn = (name: string) => (ALB.facts.kind === 'alb' ? ALB.facts.targets.find((t) => t.class.name === name)!.targetGroupArn : '');
     // inf2's pods were all reclaimed six minutes ago: no HealthyHostCount, no RequestCount since.
     const emptied = () => serveMetrics(ALB, {
       mode: fill(0),
@@ -511,9 +525,6 @@ describe('reconciler run, ALB listener', () => {
         },
         g6: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(10)) },
       },
-    });
-    const health = (...states: TargetHealthStateEnum[]) => ({
-      TargetHealthDescriptions: states.map((State, i) => ({ Target: { Id: `10.0.0.${i + 1}`, Port: 8080 }, TargetHealth: { State } })),
     });
 
     test('reads each target group\'s live health (DescribeTargetHealth): an empty one moves the traffic off its class', async () => {
@@ -544,6 +555,28 @@ describe('reconciler run, ALB listener', () => {
       expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
     });
 
+    test('a class that has pods again reads its gap from the counts earlier runs published: no hold, the losses stay losses', async () => {
+      elb.on(DescribeListenersCommand).resolves(listener(20, 80));
+      serveMetrics(ALB, {
+        mode: [...fill(0, 6), ...fill(1, 6)],
+        classes: {
+          inf2: {
+            readyReplicas: [...fill(3, 6), ...fill(null, 6)],
+            // What the earlier runs counted live and published (their ReadyReplicas): empty, then two pods back.
+            readyReplicasSeen: [...fill(3, 6), ...fill(0, 5), 2],
+            desiredReplicas: fill(3),
+            servedTokensPerSecond: [...fill(perMinute(500), 6), ...fill(null, 6)],
+          },
+          g6: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(500)) },
+        },
+      });
+      const { lines } = await run(ALB);
+      const inputs = audit(lines).inputs as { signals: Record<string, { readyReplicas: unknown[] }> };
+      expect(inputs.signals.inf2.readyReplicas.slice(-5)).toEqual([3, 0, 0, 0, 0]);
+      expect(audit(lines)).toMatchObject({ healthyTargets: { inf2: 2, g6: 2 } });
+      expect(audit(lines).reason).not.toMatchObject({ code: 'missing-data' });
+    });
+
     test('a throttled health read is retried like every call (the controller re-registering pods shares the API limit)', async () => {
       elb.on(DescribeListenersCommand).resolves(listener(98, 2));
       const throttled = Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } });
@@ -556,14 +589,29 @@ describe('reconciler run, ALB listener', () => {
       expect(result).toMatchObject({ action: 'applied' });
     });
 
-    test('fails when a bug in the health read (not an AWS error) is taken for a failed read', async () => {
+    test('a health read still throttled after its one retry, or cut off by the network, is a failed read, not a failed run', async () => {
+      elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+      const throttled = Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } });
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('inf2') }).rejects(throttled);
+      // A mocked client's network fault has no $metadata (the SDK's retry middleware would add it): retryable by name.
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('g6') }).rejects(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+      emptied();
+      const { result, lines } = await run(ALB);
+      expect(elb.commandCalls(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('inf2') })).toHaveLength(2);
+      expect(audit(lines)).toMatchObject({ healthyTargets: { inf2: null, g6: null }, healthUnread: expect.stringContaining('inf2: Throttling: Rate exceeded') });
+      expect(result).toMatchObject({ action: 'unchanged' });
+    });
+
+    test('a bug in the health read (not an AWS call\'s error) fails the run as an internal error, not as a failed read', async () => {
       elb.on(DescribeListenersCommand).resolves(listener(98, 2));
       elb.on(DescribeTargetHealthCommand).callsFake(() => {
         throw new TypeError('Cannot read properties of undefined');
       });
       emptied();
-      const { result } = await run(ALB);
+      const lines: Array<Record<string, unknown>> = [];
+      const result = await reconcile(ALB, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry });
       expect(result).toMatchObject({ action: 'failed' });
+      expect(audit(lines)).toMatchObject({ apply: { action: 'failed', reason: 'internal-error', detail: expect.stringContaining('TypeError') } });
     });
   });
 
@@ -661,8 +709,12 @@ describe('reconciler run, ALB listener', () => {
     expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
   });
 
-  test('republishes the newest ready and desired replicas per class, so EKS dashboards and shortage alarms have data', async () => {
+  test('publishes the healthy targets it counted and the newest desired replicas per class, so EKS dashboards, alarms and gaps have data', async () => {
     elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+    // Live, inf2 has one healthy pod (its newest HealthyHostCount, two minutes old, says 2); g6's health read is denied.
+    elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('inf2') }).resolves(health('healthy', 'draining'));
+    elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('g6') })
+      .rejects(Object.assign(new Error('not authorized'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
     serveMetrics(ALB, {
       mode: fill(0),
       classes: {
@@ -674,7 +726,8 @@ describe('reconciler run, ALB listener', () => {
     const replicas = lines
       .filter((l) => l.ReadyReplicas !== undefined)
       .map((l) => [l[Dim.CLASS], l.ReadyReplicas, l.DesiredReplicas]);
-    expect(replicas).toEqual([['inf2', 2, 4], ['g6', 2, 2]]);
+    // None for g6: the newest HealthyHostCount describes a period two minutes back, not this run's.
+    expect(replicas).toEqual([['inf2', 1, 4]]);
   });
 });
 
@@ -687,7 +740,7 @@ describe('handler', () => {
 
   test('fails the invocation when an AWS call failed, so the Errors metric shows it', async () => {
     process.env.RECONCILER_CONFIG = JSON.stringify(SM);
-    sm.on(DescribeEndpointCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    sm.on(DescribeEndpointCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
     const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
     await expect(handler({ 'detail-type': 'Scheduled Event' })).rejects.toThrow(
       'reconciler: weights unchanged: AccessDeniedException: denied',

@@ -29,7 +29,12 @@ export const clients = {
  * (by variant name; a variant given `null` has none). @default every variant 1..10 (the facts' maxReplicas)
  */
 export function scalableTargets(bounds: Record<string, { min: number; max: number } | null> = {}): void {
-  aas.on(DescribeScalableTargetsCommand).callsFake((input: DescribeScalableTargetsCommandInput) => ({
+  aas.on(DescribeScalableTargetsCommand).callsFake(scalableTargetsAnswer(bounds));
+}
+
+/** The DescribeScalableTargets answer `scalableTargets` gives. */
+export function scalableTargetsAnswer(bounds: Record<string, { min: number; max: number } | null> = {}) {
+  return (input: DescribeScalableTargetsCommandInput) => ({
     ScalableTargets: (input.ResourceIds ?? []).flatMap((id) => {
       const variant = id.split('/')[3];
       const b = variant in bounds ? bounds[variant] : { min: 1, max: 10 };
@@ -38,7 +43,7 @@ export function scalableTargets(bounds: Record<string, { min: number; max: numbe
         MinCapacity: b.min, MaxCapacity: b.max, RoleARN: 'arn:aws:iam::123456789012:role/scaling', CreationTime: new Date(0),
       }] : [];
     }),
-  }));
+  });
 }
 
 /** Resets every mock (call in beforeEach); every variant has a scalable target bounded 1..10. */
@@ -80,7 +85,8 @@ export const fill = (value: number | null, n = SLOTS) => Array.from({ length: n 
 
 export type Series = Array<number | null>;
 export type ClassSeries = Partial<Record<
-  'readyReplicas' | 'desiredReplicas' | 'pendingScaleOut' | 'capacityErrors' | 'latencyP95Ms' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond',
+  'readyReplicas' | 'readyReplicasSeen' | 'desiredReplicas' | 'pendingScaleOut' | 'capacityErrors' | 'latencyP95Ms' | 'servedTokensPerSecond'
+  | 'rejectedTokensPerSecond',
   Series
 >>;
 

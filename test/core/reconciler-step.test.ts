@@ -8,7 +8,7 @@ import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { demandWindow } from '../../lib/core/reconciler/faults';
 import { type MetricResult } from '../../lib/core/reconciler/io';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
-import { emptyWhereUnpublished, metricQuery, observe } from '../../lib/core/reconciler/observe';
+import { emptyWhereUnpublished, metricQuery, observe, seenWhereUnpublished } from '../../lib/core/reconciler/observe';
 import { type RoutedClassFacts } from '../../lib/core/reconciler/routing-facts';
 import { rememberRun, runRecords, type RunOutcome, step, type StepDecision } from '../../lib/core/reconciler/step';
 import { hpaHonouredFloor } from '../../lib/core/reconciler/targets/alb';
@@ -66,7 +66,8 @@ interface World {
   floors?: Record<string, Series>;
   /** Raw metric values by routed name and signal, one per period; the 12 periods end just before the current one. */
   classes: Record<string, Partial<Record<
-    'readyReplicas' | 'desiredReplicas' | 'pendingScaleOut' | 'capacityErrors' | 'servedTokensPerSecond' | 'rejectedTokensPerSecond',
+    'readyReplicas' | 'readyReplicasSeen' | 'desiredReplicas' | 'pendingScaleOut' | 'capacityErrors' | 'servedTokensPerSecond'
+    | 'rejectedTokensPerSecond',
     Series
   >>>;
 }
@@ -647,6 +648,21 @@ describe('an emptied target group: ALB publishes no HealthyHostCount for it, the
     expect(s.observation.signals.inf2.readyReplicas.slice(-5)).toEqual([3, ...fill(null, 4)]);
     expect(s.decision.reason.code).toBe('missing-data');
     expect(s.decision.weights).toEqual({ inf2: 98, g6: 2 });
+  });
+
+  test('the counts earlier runs saw live fill the gap: a returning class holds nothing, a late metric reads what was there', () => {
+    const seen = (values: Series): World => ({
+      ...emptied, classes: { ...emptied.classes, inf2: { ...emptied.classes.inf2, readyReplicasSeen: values } },
+    });
+    // Emptied, and back with two pods now: the gap is the zeros the runs counted, not missing data.
+    const back = decided(step(ALB, withHealth({ inf2: 2, g6: 1 }), answer(ALB, seen([...fill(3, 6), ...fill(0, 5), 2])), NOW_MS));
+    expect(back.observation.signals.inf2.readyReplicas.slice(-5)).toEqual([3, 0, 0, 0, 0]);
+    expect(back.decision.reason.code).not.toBe('missing-data');
+    // HealthyHostCount late while the pods were there: the runs' counts stand in for it.
+    const late = decided(step(ALB, withHealth({ inf2: 3, g6: 1 }), answer(ALB, seen(fill(3))), NOW_MS));
+    expect(late.observation.signals.inf2.readyReplicas.slice(-5)).toEqual(fill(3, 5));
+    // A period reads the lower of the counts seen at its start and at the next one's (HealthyHostCount is a Minimum).
+    expect(seenWhereUnpublished([2, null, 1, null, null], [5, 4, 5, null, 3, 1])).toEqual([2, 4, 1, 3, 1]);
   });
 
   test('only the trailing gap reads 0: an earlier missing period stays missing', () => {

@@ -375,6 +375,9 @@ describe('what the Reconciler measures', () => {
     }
     expect(empty).toBeGreaterThan(10);
     expect(stranded).toBeLessThanOrEqual(3);
+    // Nor does the return hold: the gap reads the healthy targets the runs counted and published (readyReplicasSeen),
+    // not missing data (without them, two runs hold when l40s has pods again).
+    expect(s.reasons.filter((r) => /no datapoint/.test(r ?? ''))).toEqual([]);
   });
 
   test('EKS: requests in service on an interrupted pod are the ALB\'s 502s, not server rejections', () => {

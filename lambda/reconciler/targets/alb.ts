@@ -52,8 +52,8 @@ async function readActions(f: AlbRoutingFacts, client: ElasticLoadBalancingV2Cli
  * without the grant) is null for that class, so its unpublished ready counts stay unknown, as without the read.
  */
 async function readHealthyTargets(f: AlbRoutingFacts, client: ElasticLoadBalancingV2Client, retry: RetryOptions): Promise<TargetHealth> {
-  const reads = await Promise.all(f.targets.map((t) => optionalRead(async () => {
-    const health = await client.send(new DescribeTargetHealthCommand({ TargetGroupArn: t.targetGroupArn }), { abortSignal: retry.signal });
+  const reads = await Promise.all(f.targets.map((t) => optionalRead(async (signal) => {
+    const health = await client.send(new DescribeTargetHealthCommand({ TargetGroupArn: t.targetGroupArn }), { abortSignal: signal });
     return (health.TargetHealthDescriptions ?? []).filter((d) => d.TargetHealth?.State === TargetHealthStateEnum.HEALTHY).length;
   }, retry)));
   const failed = f.targets.flatMap((t, i) => {
@@ -75,7 +75,10 @@ type TargetHealth = Pick<TargetState, 'healthyTargets' | 'healthUnread'>;
 export async function read(config: ReconcilerConfig, clients: Clients, retry: RetryOptions): Promise<TargetRead> {
   const f = facts(config);
   const elbv2 = clients.elbv2!;
-  const [actions, health] = await Promise.all([readActions(f, elbv2, retry.signal), readHealthyTargets(f, elbv2, retry)]);
+  // One after the other: a failed actions read is retried as a whole (reconcile.ts), and must not leave health reads
+  // running behind it against an API that may be throttling.
+  const actions = await readActions(f, elbv2, retry.signal);
+  const health = await readHealthyTargets(f, elbv2, retry);
   const forward = actions.find((a) => a.Type === 'forward');
   const byArn = new Map((forward?.ForwardConfig?.TargetGroups ?? []).map((tg) => [tg.TargetGroupArn, tg.Weight ?? 1]));
   if (!forward?.ForwardConfig && forward?.TargetGroupArn) byArn.set(forward.TargetGroupArn, 1);

@@ -1,6 +1,6 @@
 /** The I/O of one routing-target kind in the Lambda: read the target, make one write, build its client. */
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
-import { isRetryableError, type RetryOptions, withRetries } from '../../../lib/core/reconciler/retry';
+import { beforeDeadline, isProgrammingError, type RetryOptions, withRetries } from '../../../lib/core/reconciler/retry';
 import { type RoutingWrite, type TargetState } from '../../../lib/core/reconciler/targets';
 import { type ApplicationAutoScalingClient } from '@aws-sdk/client-application-auto-scaling';
 import { type CloudWatchClient } from '@aws-sdk/client-cloudwatch';
@@ -32,18 +32,30 @@ export interface TargetIo {
   client(options: object): Promise<Partial<Clients>>;
 }
 
+/** Most time a read the run can go on without may take, its retry included: it must never eat the run's deadline. */
+export const OPTIONAL_READ_TIMEOUT_MS = 6000;
+
 /**
- * A read the run can go on without (SageMaker: the variants' scaling bounds; ALB: the target groups' health), retried
- * like every call; once the retries are spent, or on an error no retry helps (AccessDenied to a hand-written serving
- * without the grant), the run goes on without it and the audit line says why. Past the run's deadline, and on an error
- * that is not an AWS call's (a bug), it throws.
+ * A read the run can go on without (SageMaker: the variants' scaling bounds; ALB: the target groups' health): one
+ * retry (a throttled call) within `timeoutMs`, not the run's full budget, so that a slow service never costs the
+ * weights their write. Once spent, or on an error no retry helps (AccessDenied to a hand-written serving without the
+ * grant), the run goes on without it and the audit line says why. Past the run's deadline, and on a bug
+ * (`isProgrammingError`), it throws.
  */
-export async function optionalRead<T>(op: () => Promise<T>, retry: RetryOptions): Promise<{ value: T } | { failed: string }> {
+export async function optionalRead<T>(
+  op: (signal: AbortSignal) => Promise<T>,
+  retry: RetryOptions,
+  timeoutMs = OPTIONAL_READ_TIMEOUT_MS,
+): Promise<{ value: T } | { failed: string }> {
+  const budget = AbortSignal.timeout(timeoutMs);
+  const signal = retry.signal ? AbortSignal.any([retry.signal, budget]) : budget;
   try {
-    return { value: await withRetries(op, retry) };
+    return { value: await withRetries(beforeDeadline(() => op(signal), signal), { ...retry, maxAttempts: Math.min(retry.maxAttempts, 2), signal }) };
   } catch (e) {
-    const err = e as { name?: string; message?: string; $metadata?: unknown };
-    if (retry.signal?.aborted || !(err.$metadata !== undefined || isRetryableError(e))) throw e;
+    if (retry.signal?.aborted) throw e;
+    if (budget.aborted) return { failed: `no answer within ${timeoutMs / 1000} s` };
+    if (isProgrammingError(e)) throw e;
+    const err = e as { name?: string; message?: string };
     return { failed: `${err.name ?? 'Error'}: ${err.message ?? String(e)}` };
   }
 }

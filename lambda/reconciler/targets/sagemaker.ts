@@ -44,7 +44,7 @@ export async function read(config: ReconcilerConfig, clients: Clients, retry: Re
   // Bounds only gate capacity raises; weights (the fallback itself) must not wait on Application Auto Scaling. A failed
   // read (throttled, denied to a hand-written serving without the grant) leaves every variant's bounds unknown: no
   // capacity write this run (`capacityCeilings`), weights as decided.
-  const bounds = await optionalRead(() => readScalingBounds(f, clients, signal), retry);
+  const bounds = await optionalRead((budget) => readScalingBounds(f, clients, budget), retry);
   const scalingBounds = 'value' in bounds ? bounds.value : {};
   const capacityUnwritable = 'failed' in bounds ? `no capacity write this run: DescribeScalableTargets failed (${bounds.failed})` : undefined;
   const state = { weights, pools, replicas, present: Object.keys(weights), scalingBounds };

@@ -103,8 +103,9 @@ export const Metrics = {
     'Output tokens generated (Sum over a period / period seconds = class tokens per second, however many replicas emit)',
     [[S]]),
   readyReplicas: own('ReadyReplicas', 'Count', [S, C], 'Minimum', 'reconciler',
-    'Replicas with the model loaded and passing readiness, per routed class; on SageMaker also per instance pool (class) '
-    + 'from DescribeEndpoint InstancePools[].CurrentInstanceCount, which cost per class needs'),
+    'Replicas with the model loaded and passing readiness as each reconciler run saw them live, per routed class (SageMaker: '
+    + 'DescribeEndpoint, also per instance pool (class) from InstancePools[].CurrentInstanceCount, which cost per class needs; '
+    + 'EKS: the healthy targets DescribeTargetHealth counted, read back where HealthyHostCount has no datapoint)'),
   desiredReplicas: own('DesiredReplicas', 'Count', [S, C], 'Maximum', 'reconciler', 'Replicas the autoscaler wants, per routed class'),
   refusedScaleOuts: own('RefusedScaleOuts', 'Count', [S, C], 'Maximum', 'reconciler',
     'SageMaker: a flag, 1 when a run\'s live counts show the scale-out of the newest published period (about three minutes back, '

@@ -127,7 +127,7 @@ export function windowsFromResults(results: readonly MetricResult[], batch: Quer
 }
 
 /** A class's policy signals as queried, with the history `observe` reads itself and does not hand the policy. */
-export type AssembledSignals = ClassSignals & { readonly pendingScaleOut?: SignalWindow };
+export type AssembledSignals = ClassSignals & { readonly pendingScaleOut?: SignalWindow; readonly readyReplicasSeen?: SignalWindow };
 
 /**
  * Per-class signal windows from one GetMetricData answer. Total demand is `demandWindow()` (lib/core/reconciler/faults.ts),

@@ -110,8 +110,11 @@ export function observe(
   const includesRejected = new Set(all.servedIncludesRejected);
   const refusedScaleOuts: Record<string, SignalWindow> = {};
   // The published ready counts (an emptied target group's unpublished ones read 0), aligned with the demand windows.
-  const readyAsPublished = Object.fromEntries(names.map((n) =>
-    [n, emptyWhereUnpublished(cut(all.signals[n].readyReplicas), target.healthyTargets?.[n])]));
+  const readyAsPublished = Object.fromEntries(names.map((n) => {
+    const s = all.signals[n];
+    const published = seenWhereUnpublished(cut(s.readyReplicas), s.readyReplicasSeen);
+    return [n, emptyWhereUnpublished(published, target.healthyTargets?.[n])];
+  }));
   const signals: Record<string, ClassSignals> = Object.fromEntries(names.map((n) => {
     const s = all.signals[n];
     const observed = target.replicas[n];
@@ -157,6 +160,22 @@ export function observe(
 }
 
 /**
+ * A ready-replica window whose unpublished periods read what the reconciler itself saw live (ALB: the healthy targets
+ * each run counted, published as its ReadyReplicas), so a class that lost every pod reads 0 through its gap on every
+ * later run too, also once it has targets again (its loss periods stay losses: the policy's flap and recovery rules
+ * count them). A period reads the lower of the counts seen at its start and at the next one's (`seen` runs past the
+ * window: the reconciler's own history is read to the current period), as HealthyHostCount's Minimum would: the
+ * period in which the pods went had them at its start.
+ */
+export function seenWhereUnpublished(window: SignalWindow, seen: SignalWindow | undefined): SignalWindow {
+  if (!seen) return window;
+  return window.map((v, i) => {
+    const known = [seen[i], seen[i + 1]].map(finiteOrNull).filter((x): x is number => x !== null);
+    return finiteOrNull(v) ?? (known.length > 0 ? Math.min(...known) : null);
+  });
+}
+
+/**
  * A ready-replica window whose newest unpublished periods read 0 when the target has no healthy target now. ALB
  * publishes no HealthyHostCount for a target group whose targets are all gone ("both the HealthyHostCount and
  * UnHealthyHostCount metrics are not available", cds-snc/forms-terraform#918, the one report found; the metric's
@@ -164,11 +183,11 @@ export function observe(
  * that lost every pod would read as missing data, and a missing ready count holds every weight (decide's missing-data
  * rule) on the class that has nothing to serve them. The trailing gap, not only the newest period: the target group
  * may have emptied any time since the last datapoint, and the live read says it is empty now. A class with healthy
- * targets now, or whose health read failed (`null`), keeps its gaps: missing is still unknown there. Two limits:
- * where CloudWatch is later than the metric delay, the live "empty" also covers periods in which the class still had
- * targets (its demand reads 0 there rather than missing, the safe side once it is empty); and a class that returns
- * (healthy targets again while its gap is still in the window) reads its gap as missing again, so the runs until a
- * datapoint follows hold (a durable fix would publish the live count and read it back, as SageMaker's ReadyReplicas).
+ * targets now, or whose health read failed (`null`), keeps its gaps: missing is still unknown there. Mostly the
+ * reconciler's own counts (`seenWhereUnpublished`) have already filled the gap; this covers the periods no run
+ * published one for (the first runs after a deploy, failed runs). Where CloudWatch is later than the metric delay, the
+ * live "empty" also covers periods in which the class still had targets (its demand reads 0 there rather than
+ * missing, the safe side once it is empty).
  */
 export function emptyWhereUnpublished(window: SignalWindow, healthyNow: number | null | undefined): SignalWindow {
   if (healthyNow !== 0) return window;

@@ -81,3 +81,27 @@ export async function withRetries<T>(op: () => Promise<T>, options: RetryOptions
     }
   }
 }
+
+/**
+ * Whether an error is a bug in the code rather than a failed call (the built-in errors a program raises on itself:
+ * TypeError, ReferenceError, RangeError, SyntaxError). Every AWS call's error is something else: the SDK's exception
+ * classes, and its retry middleware's network faults (@smithy/middleware-retry gives each error through `send` its
+ * `$metadata`).
+ */
+export function isProgrammingError(err: unknown): boolean {
+  return err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError || err instanceof SyntaxError;
+}
+
+/**
+ * `op` raced against `signal` (the run's deadline, or a shorter budget): the SDK aborts a request whose signal fires,
+ * and this makes sure the caller moves on even when something under it does not (a stubbed client, a hung socket
+ * callback).
+ */
+export function beforeDeadline<T>(op: () => Promise<T>, signal: AbortSignal): () => Promise<T> {
+  return () => new Promise<T>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    op().then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

@@ -16,6 +16,11 @@ import { type ClassSignalProducers, type ServingDescription } from '../serving';
 /** CloudWatch sources of one routed class's signals. An absent entry is read from the target API, or is off. */
 export interface ClassSignalSources {
   readonly readyReplicas?: SignalSource;
+  /**
+   * The ready counts the reconciler saw live and published itself (its `ReadyReplicas`), read for the periods
+   * `readyReplicas` left without a datapoint (ALB: no HealthyHostCount for a target group with no target left).
+   */
+  readonly readyReplicasSeen?: SignalSource;
   readonly desiredReplicas?: SignalSource;
   /**
    * Where scale-outs roll back (`RoutingTarget.scaleOutsRollBack`): desired minus ready as each run saw them, the
@@ -94,7 +99,10 @@ export interface LatestCounts {
 
 /** What the reconciler saw of one routed class this run, for the EMF records. */
 export interface RouteObservation {
-  /** Ready and desired replicas (SageMaker: instances of the variant, from DescribeEndpoint). */
+  /**
+   * Ready and desired replicas (SageMaker: instances of the variant, from DescribeEndpoint; ALB: the healthy targets
+   * DescribeTargetHealth counted, and Container Insights' newest desired count).
+   */
   readonly ready: number;
   readonly desired: number;
   /** SageMaker: ready instances per instance pool, by the pool's capacity class name. */
