@@ -250,9 +250,11 @@ class DeployedReconciler implements RoutingPolicy {
         v = d ? d.readyReplicas : s.readyReplicas[cell];
         if (v === 0 && this.platform.targetGroupHealth) v = undefined;
         break;
-      // EKS: the healthy targets the run at minute m's start counted and published (its ReadyReplicas): the count at
-      // the close of the minute before.
-      case 'readyReplicasSeen': v = m <= 0 ? o.metrics!.steady(ci).readyReplicas : s.readyReplicas[cell - s.classCount]; break;
+      // EKS: the healthy targets the run at minute m's start counted and published (HealthyTargets): the count at the
+      // close of the minute before.
+      case 'readyReplicasSeen':
+        if (this.platform.targetGroupHealth) v = m <= 0 ? o.metrics!.steady(ci).readyReplicas : s.readyReplicas[cell - s.classCount];
+        break;
       case 'desiredReplicas': v = d ? d.desiredReplicas : s.desiredReplicas[cell]; break;
       // One run a minute: the run's pending scale-out is the minute's desired minus ready.
       case 'pendingScaleOut':

@@ -23,6 +23,13 @@ test('one retry for a throttled call, then the answer; still throttled after it,
   expect(calls).toBe(2);
 });
 
+test('a response body that is not JSON is a failed call, not a bug (the SDK hands on its SyntaxError with $metadata)', async () => {
+  const unparsable = Object.assign(new SyntaxError('Unexpected token < in JSON'), { $metadata: { httpStatusCode: 502 } });
+  await expect(optionalRead(async () => {
+    throw unparsable;
+  }, fast)).resolves.toEqual({ failed: 'SyntaxError: Unexpected token < in JSON' });
+});
+
 test('a bug throws, and so does a read past the run\'s deadline', async () => {
   await expect(optionalRead(async () => {
     throw new TypeError('x is undefined');

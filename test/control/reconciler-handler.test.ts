@@ -709,7 +709,7 @@ describe('reconciler run, ALB listener', () => {
     expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
   });
 
-  test('publishes the healthy targets it counted and the newest desired replicas per class, so EKS dashboards, alarms and gaps have data', async () => {
+  test('republishes the newest ready and desired replicas per class, and the healthy targets it counted, so dashboards, alarms and gaps have data', async () => {
     elb.on(DescribeListenersCommand).resolves(listener(98, 2));
     // Live, inf2 has one healthy pod (its newest HealthyHostCount, two minutes old, says 2); g6's health read is denied.
     elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('inf2') }).resolves(health('healthy', 'draining'));
@@ -726,8 +726,10 @@ describe('reconciler run, ALB listener', () => {
     const replicas = lines
       .filter((l) => l.ReadyReplicas !== undefined)
       .map((l) => [l[Dim.CLASS], l.ReadyReplicas, l.DesiredReplicas]);
-    // None for g6: the newest HealthyHostCount describes a period two minutes back, not this run's.
-    expect(replicas).toEqual([['inf2', 1, 4]]);
+    // Ready and desired of the same (newest published) period, so the shortage alarm's desired - ready pairs them.
+    expect(replicas).toEqual([['inf2', 2, 4], ['g6', 2, 2]]);
+    // The live count apart, read back where HealthyHostCount has a gap; none for g6, whose read was denied.
+    expect(lines.filter((l) => l.HealthyTargets !== undefined).map((l) => [l[Dim.CLASS], l.HealthyTargets])).toEqual([['inf2', 1]]);
   });
 });
 

@@ -52,9 +52,8 @@ export async function optionalRead<T>(
   try {
     return { value: await withRetries(beforeDeadline(() => op(signal), signal), { ...retry, maxAttempts: Math.min(retry.maxAttempts, 2), signal }) };
   } catch (e) {
-    if (retry.signal?.aborted) throw e;
+    if (retry.signal?.aborted || isProgrammingError(e)) throw e;
     if (budget.aborted) return { failed: `no answer within ${timeoutMs / 1000} s` };
-    if (isProgrammingError(e)) throw e;
     const err = e as { name?: string; message?: string };
     return { failed: `${err.name ?? 'Error'}: ${err.message ?? String(e)}` };
   }

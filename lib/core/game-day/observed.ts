@@ -7,6 +7,7 @@
 import { POLICY_MODE_VALUE } from '../metrics/contract';
 import { type ClassSignals } from '../policy/types';
 import { demandWindow } from '../reconciler/faults';
+import { seenWhereUnpublished } from '../reconciler/observe';
 import { type QueryBatch } from '../reconciler/io';
 import { type ChartSeries } from '../report/chart-series';
 import { replicaCostUsd } from '../report/cost';
@@ -28,8 +29,11 @@ export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, R
   const series: ChartSeries = { classNames, share: [], readyReplicas: [], latency: [], modes: [], demandTokensPerSecond: [], rejectedShare: [] };
   // Demand as the reconciler derives it (served + rejected, or served alone where the served signal already counts the
   // rejections: ALB RequestCount), so the observed rejected share is the one the policy saw.
+  // Ready counts as the reconciler reads them: ALB's gaps (no HealthyHostCount for an emptied target group) read the
+  // healthy targets its runs counted.
+  const ready = (c: string) => seenWhereUnpublished(signal(c, 'readyReplicas') ?? [], signal(c, 'readyReplicasSeen'));
   const windowsOf: Record<string, ClassSignals> = Object.fromEntries(classNames.map((c): [string, ClassSignals] => [c, {
-    readyReplicas: signal(c, 'readyReplicas') ?? [],
+    readyReplicas: ready(c),
     desiredReplicas: signal(c, 'desiredReplicas') ?? [],
     servedTokensPerSecond: signal(c, 'servedTokensPerSecond'),
     rejectedTokensPerSecond: signal(c, 'rejectedTokensPerSecond'),
@@ -43,7 +47,7 @@ export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, R
     const totalServed = sum(served);
     const demand = demandWindowOfRun[m] ?? NaN;
     series.share.push(served.map((s) => (totalServed > 0 && Number.isFinite(s) ? s / totalServed : 0)));
-    series.readyReplicas.push(classNames.map((c) => value(signal(c, 'readyReplicas'), m)));
+    series.readyReplicas.push(classNames.map((c) => value(windowsOf[c].readyReplicas, m)));
     const p95 = Math.max(...classNames.map((c) => value(signal(c, 'latencyP95Ms'), m)).filter(Number.isFinite));
     series.latency.push([NaN, Number.isFinite(p95) ? p95 / 1000 : NaN, NaN]);
     const mode = value(modeWindow, m);

@@ -103,9 +103,11 @@ export const Metrics = {
     'Output tokens generated (Sum over a period / period seconds = class tokens per second, however many replicas emit)',
     [[S]]),
   readyReplicas: own('ReadyReplicas', 'Count', [S, C], 'Minimum', 'reconciler',
-    'Replicas with the model loaded and passing readiness as each reconciler run saw them live, per routed class (SageMaker: '
-    + 'DescribeEndpoint, also per instance pool (class) from InstancePools[].CurrentInstanceCount, which cost per class needs; '
-    + 'EKS: the healthy targets DescribeTargetHealth counted, read back where HealthyHostCount has no datapoint)'),
+    'Replicas with the model loaded and passing readiness, per routed class; on SageMaker also per instance pool (class) '
+    + 'from DescribeEndpoint InstancePools[].CurrentInstanceCount, which cost per class needs'),
+  healthyTargets: own('HealthyTargets', 'Count', [S, C], 'Minimum', 'reconciler',
+    'EKS: the healthy targets of the class\'s target group as one reconciler run counted them (DescribeTargetHealth); read '
+    + 'back for the periods HealthyHostCount has no datapoint (ALB publishes none for a target group with no target left)'),
   desiredReplicas: own('DesiredReplicas', 'Count', [S, C], 'Maximum', 'reconciler', 'Replicas the autoscaler wants, per routed class'),
   refusedScaleOuts: own('RefusedScaleOuts', 'Count', [S, C], 'Maximum', 'reconciler',
     'SageMaker: a flag, 1 when a run\'s live counts show the scale-out of the newest published period (about three minutes back, '

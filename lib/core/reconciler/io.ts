@@ -247,6 +247,8 @@ export interface DecisionRecords {
   readonly floors: Readonly<Record<string, number>> | null;
   /** What the run saw of each route (replica counts, per-pool instances). */
   readonly observed?: Readonly<Record<string, RouteObservation>>;
+  /** ALB: the healthy targets the run counted per route (`TargetState.healthyTargets`; null: the read failed). */
+  readonly healthyTargets?: Readonly<Record<string, number | null>>;
   /**
    * Per route, whether the run saw a refused scale-out (1) or not (0): platforms that roll them back only (SageMaker),
    * which also get each observed route's `PendingScaleOut`, the history the refusal is read from.
@@ -268,7 +270,7 @@ export function pendingScaleOut(counts: { readonly ready: number; readonly desir
  * observed them, replicas) per routed class; on SageMaker also ready instances per pool class.
  */
 export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> {
-  const { decision, next, input, service, timestampMs, weightTotal, written, deferred = false, floors, observed = {}, refused } = r;
+  const { decision, next, input, service, timestampMs, weightTotal, written, deferred = false, floors, observed = {}, refused, healthyTargets } = r;
   const total = Object.values(decision.weights).reduce((a, b) => a + b, 0) || weightTotal;
   const tps = new Map(input.classes.map((c) => [c.name, c.tokensPerSecondPerReplica]));
   const tokenWeight = (name: string) => (decision.weights[name] ?? 0) * (tps.get(name) ?? 0);
@@ -304,6 +306,7 @@ export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> 
       ...(seen ? [{ spec: Metrics.readyReplicas, value: seen.ready }, { spec: Metrics.desiredReplicas, value: seen.desired }] : []),
       ...(refused && seen ? [{ spec: Metrics.pendingScaleOut, value: pendingScaleOut(seen) }] : []),
       ...(refused?.[className] !== undefined ? [{ spec: Metrics.refusedScaleOuts, value: refused[className] }] : []),
+      ...(typeof healthyTargets?.[className] === 'number' ? [{ spec: Metrics.healthyTargets, value: healthyTargets[className]! }] : []),
     ]));
     for (const [poolClass, ready] of Object.entries(seen?.pools ?? {})) {
       // A variant named like its only pool class is the same replicas: one series, not two.

@@ -84,12 +84,13 @@ export async function withRetries<T>(op: () => Promise<T>, options: RetryOptions
 
 /**
  * Whether an error is a bug in the code rather than a failed call (the built-in errors a program raises on itself:
- * TypeError, ReferenceError, RangeError, SyntaxError). Every AWS call's error is something else: the SDK's exception
- * classes, and its retry middleware's network faults (@smithy/middleware-retry gives each error through `send` its
- * `$metadata`).
+ * TypeError, ReferenceError, RangeError, SyntaxError) that did not come out of an AWS call: the SDK hands on the
+ * SyntaxError of a response body that is not JSON (a proxy's HTML error page; @smithy/core's parseJsonBody) with the
+ * response's `$metadata` / `$response`, and its retry middleware gives every error through `send` its `$metadata`.
  */
 export function isProgrammingError(err: unknown): boolean {
-  return err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError || err instanceof SyntaxError;
+  const builtIn = err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError || err instanceof SyntaxError;
+  return builtIn && !('$metadata' in err || '$response' in err);
 }
 
 /**

@@ -193,6 +193,7 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
     deferred: outcome.action === 'skipped',
     floors: s.floors,
     observed: kind.observations(config.facts, s.target, newest),
+    ...(s.target.healthyTargets ? { healthyTargets: s.target.healthyTargets } : {}),
     ...(s.observation.refusedScaleOuts ? { refused: newestRefusals(s.observation.refusedScaleOuts) } : {}),
   });
   if (outcome.reason) records.push(failureEmf(config.service, outcome.reason, nowMs));

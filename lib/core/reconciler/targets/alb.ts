@@ -18,9 +18,9 @@ import { isObject, objectEntries, policyClassOf, rejectionStatusOf } from './sha
 const TARGET = 'a target group with its capacity class';
 const CLASS = 'the capacity class of the target group';
 
-/** The ready replicas of one class as the reconciler published them (`observations`). */
-function reconcilerReadyReplicas(service: string, className: string): MetricStatSource {
-  const spec = Metrics.readyReplicas;
+/** The healthy targets of one class as the reconciler's runs counted and published them. */
+function reconcilerHealthyTargets(service: string, className: string): MetricStatSource {
+  const spec = Metrics.healthyTargets;
   return { namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(service, className), stat: spec.statistic };
 }
 
@@ -85,8 +85,8 @@ function signalSources(config: Parameters<RoutingTarget<AlbRoutingFacts>['signal
       // Pods are registered by TargetGroupBinding; healthy targets are pods whose readiness probe (model loaded) passes.
       readyReplicas: { metric: alb(AwsMetrics.alb.healthyHostCount, 'Minimum') },
       // ALB publishes no HealthyHostCount for a target group with no target left (cds-snc/forms-terraform#918): those
-      // periods read the healthy targets the reconciler counted live and published as ReadyReplicas (`observations`).
-      readyReplicasSeen: { metric: reconcilerReadyReplicas(config.service, name) },
+      // periods read the healthy targets the reconciler's runs counted and published (HealthyTargets).
+      readyReplicasSeen: { metric: reconcilerHealthyTargets(config.service, name) },
       // Container Insights enhanced observability (the amazon-cloudwatch-observability add-on): PodName holds the
       // Deployment's name (lib/core/metrics/aws-published.ts).
       desiredReplicas: {
@@ -231,17 +231,14 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
       ...(counters.length > 0 ? { contractTokenCounters: counters } : {}),
     };
   },
-  observations: (facts, target, latest) => {
-    // EKS: ReadyReplicas is the healthy targets this run counted (DescribeTargetHealth), as on SageMaker the instances
-    // DescribeEndpoint shows, so the series is what the reconciler saw live in each period: it fills the periods
-    // HealthyHostCount leaves without a datapoint (`readyReplicasSeen`). None where the read failed: the newest
-    // HealthyHostCount is a metric delay old and would stand for a period it does not describe. DesiredReplicas is the
-    // newest Container Insights count.
+  observations: (facts, _target, latest) => {
+    // EKS: the replica counts are the newest datapoints just read (ALB healthy hosts, Container Insights desired);
+    // republishing them gives the contract's ReadyReplicas/DesiredReplicas one source on both paths, aligned with each
+    // other (the live health count is published apart, as HealthyTargets: `runRecords`).
     const out: Record<string, RouteObservation> = {};
     for (const { class: cls } of facts.targets) {
-      const ready = target.healthyTargets?.[cls.name];
-      const desired = latest[cls.name]?.desired;
-      if (typeof ready === 'number' && desired !== null && desired !== undefined) out[cls.name] = { ready, desired };
+      const seen = latest[cls.name];
+      if (seen && seen.ready !== null && seen.desired !== null) out[cls.name] = { ready: seen.ready, desired: seen.desired };
     }
     return out;
   },
