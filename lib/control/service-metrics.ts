@@ -49,7 +49,7 @@ export interface ObservedClass {
 /**
  * A routed class: what one weight of the router points at and what the reconciler decides on. On an ALB it is one
  * capacity class (its target group); on SageMaker it is one production variant, whose instance pools are classes.
- * The reconciler's per-weight metrics (RouteWeight, DesiredReplicas, ReadyReplicas) carry its name in the
+ * The reconciler's per-weight metrics (RouteWeight, DesiredReplicas, ReadyReplicas, HealthyTargets) carry its name in the
  * `CapacityClass` dimension.
  */
 export interface ObservedRoute {
@@ -126,7 +126,7 @@ export class ServiceMetrics {
     return this.own(spec, classDimensions(this.service, cls.facts.name), { label: cls.facts.name, ...options });
   }
 
-  /** A reconciler metric of one routed class (RouteWeight, DesiredReplicas, ReadyReplicas). */
+  /** A reconciler metric of one routed class (RouteWeight, DesiredReplicas, ReadyReplicas, HealthyTargets). */
   perRoute(spec: MetricSpec, route: ObservedRoute, options: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.own(spec, classDimensions(this.service, route.name), { label: route.name, ...options });
   }

@@ -28,6 +28,10 @@ test('a response body that is not JSON is a failed call, not a bug (the SDK hand
   await expect(optionalRead(async () => {
     throw unparsable;
   }, fast)).resolves.toEqual({ failed: 'SyntaxError: Unexpected token < in JSON' });
+  const bodyOnly = Object.assign(new SyntaxError('Unexpected end of JSON input'), { $response: { statusCode: 200 } });
+  await expect(optionalRead(async () => {
+    throw bodyOnly;
+  }, fast)).resolves.toEqual({ failed: 'SyntaxError: Unexpected end of JSON input' });
 });
 
 test('a bug throws, and so does a read past the run\'s deadline', async () => {

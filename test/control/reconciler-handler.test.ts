@@ -562,7 +562,7 @@ describe('reconciler run, ALB listener', () => {
         classes: {
           inf2: {
             readyReplicas: [...fill(3, 6), ...fill(null, 6)],
-            // What the earlier runs counted live and published (their ReadyReplicas): empty, then two pods back.
+            // What the earlier runs counted live and published (their HealthyTargets): empty, then two pods back.
             readyReplicasSeen: [...fill(3, 6), ...fill(0, 5), 2],
             desiredReplicas: fill(3),
             servedTokensPerSecond: [...fill(perMinute(500), 6), ...fill(null, 6)],

@@ -40,6 +40,7 @@ describe('the metric contract', () => {
     ['generatedTokens', 'GeneratedTokens', [S, C], 'Count'],
     ['readyReplicas', 'ReadyReplicas', [S, C], 'Count'],
     ['desiredReplicas', 'DesiredReplicas', [S, C], 'Count'],
+    ['healthyTargets', 'HealthyTargets', [S, C], 'Count'],
     ['fallbackShareRequests', 'FallbackShareRequests', [S], 'Percent'],
     ['fallbackShareTokens', 'FallbackShareTokens', [S], 'Percent'],
     ['deadlineExhaustions', 'DeadlineExhaustions', [S, C], 'Count'],
@@ -79,7 +80,7 @@ describe('the metric contract', () => {
   test('every metric has exactly one emitter, and the split matches the design', () => {
     const byEmitter = (e: Parameters<typeof metricsEmittedBy>[0]) => metricsEmittedBy(e).map((m) => m.name).sort();
     expect(byEmitter('reconciler')).toEqual(
-      ['CapacityEventEntries', 'Decisions', 'DesiredReplicas', 'FallbackShareRequests', 'FallbackShareTokens', 'PendingScaleOut', 'PolicyMode', 'PolicyRamping', 'ReadyReplicas', 'ReconcilerFailures', 'RefusedScaleOuts', 'ReplicaFloor', 'RouteWeight',
+      ['CapacityEventEntries', 'Decisions', 'DesiredReplicas', 'FallbackShareRequests', 'FallbackShareTokens', 'HealthyTargets', 'PendingScaleOut', 'PolicyMode', 'PolicyRamping', 'ReadyReplicas', 'ReconcilerFailures', 'RefusedScaleOuts', 'ReplicaFloor', 'RouteWeight',
         'WeightChanges', 'WritesDeferred'],
     );
     expect(byEmitter('model-server')).toEqual(

@@ -119,6 +119,9 @@ describe('step: one run, from answers to the write', () => {
     expect(s.observation.demandTokensPerSecond.at(-1)).toBeCloseTo(500, 6);
     const records = runRecords(SM, s, { action: 'unchanged' }, NOW_MS);
     expect(records.filter((r) => r.audit === 'routing-decision')).toHaveLength(1);
+    // HealthyTargets is an ALB target group's: SageMaker neither publishes nor reads it.
+    expect(records.filter((r) => 'HealthyTargets' in r)).toEqual([]);
+    expect(metricQuery(SM, NOW_MS).batch.index.filter((e) => e.signal === 'readyReplicasSeen')).toEqual([]);
   });
 
   test('fails when the facts name a variant the endpoint does not hold: no decision, a target-mismatch failure', () => {
@@ -635,8 +638,12 @@ describe('an emptied target group: ALB publishes no HealthyHostCount for it, the
     expect(s.observation.demandTokensPerSecond.slice(-4)).toEqual(fill(10, 4));
     expect(s.decision.reason.code).not.toBe('missing-data');
     expect(s.decision.weights.inf2).toBeLessThan(98);
-    const audit = runRecords(ALB, s, { action: 'applied' }, NOW_MS).find((r) => r.audit === 'routing-decision')!;
-    expect(audit.healthyTargets).toEqual({ inf2: 0, g6: 1 });
+    const records = runRecords(ALB, s, { action: 'applied' }, NOW_MS);
+    expect(records.find((r) => r.audit === 'routing-decision')!.healthyTargets).toEqual({ inf2: 0, g6: 1 });
+    // Published: the live counts as HealthyTargets, and ReadyReplicas 0 (the window's newest, its gap filled) beside
+    // the newest desired count, so the ReplicaShortage alarm sees 3 - 0.
+    const inf2 = records.find((r) => r.CapacityClass === 'inf2' && 'ReadyReplicas' in r);
+    expect(inf2).toMatchObject({ ReadyReplicas: 0, DesiredReplicas: 3, HealthyTargets: 0 });
   });
 
   test.each([

@@ -85,3 +85,22 @@ test('cost: a class without a price or a period without a ready count is named, 
   expect(billedOnly.difference)
     .toMatch(/^\+0\.89 USD observed vs predicted; not like for like: observed is ready replicas x period, the results.json's costUsd every replica/);
 });
+
+test('a class whose target group emptied reads its gap from the HealthyTargets the reconciler published, as the reconciler does', () => {
+  const batch = buildQueryBatch(signalPlan(EKS_CONFIG, 60), 60);
+  const slots = 6;
+  // inf2 lost every pod at minute 3: no HealthyHostCount from then on, the runs counted 0 healthy targets.
+  const raw = (className: string | undefined, signal: string, m: number): number | undefined => {
+    if (className === 'inf2' && signal === 'readyReplicas') return m < 3 ? 4 : undefined;
+    if (className === 'inf2' && signal === 'readyReplicasSeen') return m <= 3 ? 4 : 0;
+    return shortageWorld(className, signal, m);
+  };
+  const results = batch.queries.map((q, i) => {
+    const e = batch.index[i];
+    const points = Array.from({ length: slots }, (_, m) => [m, raw(e.className, e.signal, m)] as const).filter(([, v]) => v !== undefined);
+    return { Id: q.Id, Timestamps: points.map(([m]) => new Date((1000 + m * 60) * 1000)), Values: points.map(([, v]) => v! / e.scale) };
+  });
+  const s = observedSeries(batch, windowsFromResults(results, batch, { start: 1000, periodSeconds: 60, slots }), slots);
+  // Minute 3 had its pods at its start, none at its end: the lower, 0.
+  expect(s.readyReplicas.map((r) => r[0])).toEqual([4, 4, 4, 0, 0, 0]);
+});

@@ -44,7 +44,7 @@ export const METRIC_NAMESPACE = 'CapacityAwareInference';
 
 /**
  * Dimension names. `CapacityClass` holds a capacity class name, or for the reconciler's per-weight metrics
- * (RouteWeight, DesiredReplicas, ReadyReplicas) the name of the routed class the weight points at: the capacity class
+ * (RouteWeight, DesiredReplicas, ReadyReplicas, HealthyTargets) the name of the routed class the weight points at: the capacity class
  * behind an ALB target group, or a SageMaker production variant (whose instance pools are classes). A variant may bear
  * a class name only when that class is its only pool, so one value never means two sets of replicas.
  */

@@ -161,7 +161,7 @@ export function observe(
 
 /**
  * A ready-replica window whose unpublished periods read what the reconciler itself saw live (ALB: the healthy targets
- * each run counted, published as its ReadyReplicas), so a class that lost every pod reads 0 through its gap on every
+ * each run counted, published as its HealthyTargets), so a class that lost every pod reads 0 through its gap on every
  * later run too, also once it has targets again (its loss periods stay losses: the policy's flap and recovery rules
  * count them). A period reads the lower of the counts seen at its start and at the next one's (`seen` runs past the
  * window: the reconciler's own history is read to the current period), as HealthyHostCount's Minimum would: the

@@ -232,9 +232,10 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
     };
   },
   observations: (facts, _target, latest) => {
-    // EKS: the replica counts are the newest datapoints just read (ALB healthy hosts, Container Insights desired);
-    // republishing them gives the contract's ReadyReplicas/DesiredReplicas one source on both paths, aligned with each
-    // other (the live health count is published apart, as HealthyTargets: `runRecords`).
+    // EKS: the replica counts are the newest of the windows just read (ALB healthy hosts, a gap read from HealthyTargets
+    // or, empty now, as 0; Container Insights desired); republishing them gives the contract's ReadyReplicas and
+    // DesiredReplicas one source on both paths, aligned with each other for the ReplicaShortage alarm (the live health
+    // count is published apart, as HealthyTargets: `runRecords`).
     const out: Record<string, RouteObservation> = {};
     for (const { class: cls } of facts.targets) {
       const seen = latest[cls.name];

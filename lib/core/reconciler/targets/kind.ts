@@ -17,7 +17,7 @@ import { type ClassSignalProducers, type ServingDescription } from '../serving';
 export interface ClassSignalSources {
   readonly readyReplicas?: SignalSource;
   /**
-   * The ready counts the reconciler saw live and published itself (its `ReadyReplicas`), read for the periods
+   * The ready counts the reconciler saw live and published itself (its `HealthyTargets`), read for the periods
    * `readyReplicas` left without a datapoint (ALB: no HealthyHostCount for a target group with no target left).
    */
   readonly readyReplicasSeen?: SignalSource;
@@ -100,8 +100,8 @@ export interface LatestCounts {
 /** What the reconciler saw of one routed class this run, for the EMF records. */
 export interface RouteObservation {
   /**
-   * Ready and desired replicas (SageMaker: instances of the variant, from DescribeEndpoint; ALB: the healthy targets
-   * DescribeTargetHealth counted, and Container Insights' newest desired count).
+   * Ready and desired replicas (SageMaker: instances of the variant, from DescribeEndpoint; ALB: the newest ready count
+   * of the signal window, HealthyHostCount with its gaps filled, and Container Insights' newest desired count).
    */
   readonly ready: number;
   readonly desired: number;
