@@ -347,15 +347,20 @@ describe('what the Reconciler measures', () => {
     // ready, and no HealthyHostCount either (PlatformModel.targetGroupHealth): only the live target health tells the
     // Reconciler the class is empty (without it, 45 of these minutes keep the weight on l40s).
     const scenario = { ...S9.build(1, { ...SHORT_LLM, lostReplicas: 5 }), platform: 'eks' as const };
-    // The HealthyHostCount datapoints of l40s the simulated Reconciler was answered, by minute.
+    // The HealthyHostCount datapoints of l40s the simulated Reconciler was answered, by minute, and its own
+    // HealthyTargets (what the run at each minute's start counted).
     const published = new Set<number>();
+    const counted = new Map<number, number>();
     const spyStep = jest.spyOn(reconcilerStep, 'step');
     let s: ReturnType<typeof runSimulation>['series'];
     try {
       s = runSimulation(scenario, libraryPolicy(), { seed: 1 }).series;
       for (const [config, , results, nowMs] of spyStep.mock.calls) {
-        const id = metricQuery(config, nowMs).batch.index.find((e) => e.className === 'l40s' && e.signal === 'readyReplicas')!.id;
+        const { index } = metricQuery(config, nowMs).batch;
+        const id = index.find((e) => e.className === 'l40s' && e.signal === 'readyReplicas')!.id;
         for (const t of results.find((r) => r.Id === id)?.Timestamps ?? []) published.add(t.getTime() / 1000 / 60 - EPOCH / 60);
+        const seen = results.find((r) => r.Id === index.find((e) => e.className === 'l40s' && e.signal === 'readyReplicasSeen')!.id)!;
+        seen.Timestamps!.forEach((t, i) => counted.set(t.getTime() / 1000 / 60 - EPOCH / 60, seen.Values![i]));
       }
     } finally {
       spyStep.mockRestore();
@@ -375,6 +380,10 @@ describe('what the Reconciler measures', () => {
     }
     expect(empty).toBeGreaterThan(10);
     expect(stranded).toBeLessThanOrEqual(3);
+    // The run at minute m's start counted what minute m - 1 ended with.
+    const ends = [...counted.keys()].filter((m) => m >= 1);
+    expect(ends.length).toBeGreaterThan(30);
+    for (const m of ends) expect({ m, counted: counted.get(m) }).toEqual({ m, counted: s.readyReplicas[(m - 1) * k] });
     // Nor does the return hold: the gap reads the healthy targets the runs counted and published (readyReplicasSeen),
     // not missing data (without them, two runs hold when l40s has pods again).
     expect(s.reasons.filter((r) => /no datapoint/.test(r ?? ''))).toEqual([]);
