@@ -103,6 +103,10 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
     for (const r of [...byName('AWS/ApplicationELB:HealthyHostCount'), ...byName('AWS/ApplicationELB:RequestCount'), ...byName('CapacityAwareInference:PolicyMode')]) {
       expect([r.status, r.detail]).toEqual(['fail', expect.stringMatching(/^ListMetrics lists no such metric: nothing published it in the past two weeks/)]);
     }
+    // The reconciler's own HealthyTargets does not wait on traffic: it needs the health read, and the detail says so.
+    const healthy = byName('CapacityAwareInference:HealthyTargets');
+    expect(healthy.length).toBeGreaterThan(0);
+    for (const r of healthy) expect([r.status, r.detail]).toEqual(['fail', expect.stringContaining('a role without elasticloadbalancing:DescribeTargetHealth')]);
     // Reported only when non-zero (ALB), or by a metric filter without a default value (Karpenter): SKIP.
     const target5xx = byName('AWS/ApplicationELB:HTTPCode_Target_5XX_Count');
     const capacity = results.filter((r) => r.id.startsWith(`metric:${KARPENTER_CAPACITY_NAMESPACE}:`));

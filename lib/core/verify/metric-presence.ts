@@ -13,7 +13,15 @@ import { buildQueryBatch } from '../reconciler/io';
 import { signalPlan } from '../reconciler/signal-sources';
 import { findPublishedMetric } from '../metrics/aws-published';
 import { KARPENTER_CAPACITY_ERROR_PUBLISHED_ON, KARPENTER_CAPACITY_NAMESPACE } from '../metrics/karpenter-capacity';
+import { Metrics } from '../metrics/contract';
 import { type CheckResult } from './result';
+
+/**
+ * Why the reconciler's HealthyTargets may be missing: each run publishes it from its DescribeTargetHealth read, so a role
+ * that may not make that read (a hand-written serving's grant) never publishes it, whatever the traffic.
+ */
+const HEALTH_READ_NEEDED = 'the reconciler publishes it from each run\'s DescribeTargetHealth read: a role without '
+  + 'elasticloadbalancing:DescribeTargetHealth never does, see its probe';
 
 /** A metric the reconciler reads. A dimension whose value is `undefined` is searched over (any value). */
 export interface ExpectedMetric {
@@ -129,6 +137,6 @@ export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly L
     detail: other.length > 0
       ? `ListMetrics lists it only under ${other.join(' and ')}: the reconciler's query reads nothing`
       : 'ListMetrics lists no such metric: nothing published it in the past two weeks (new metrics take up to 15 minutes to appear; '
-        + 'traffic-driven metrics need traffic)',
+        + `${expected.name === Metrics.healthyTargets.name ? HEALTH_READ_NEEDED : 'traffic-driven metrics need traffic'})`,
   };
 }
