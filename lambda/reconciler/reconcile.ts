@@ -86,7 +86,6 @@ function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-
 /** An AbortSignal that fires at the run's deadline (never, without one). */
 function deadlineSignal(options: RunOptions): { signal: AbortSignal; clear: () => void } {
   const controller = new AbortController();

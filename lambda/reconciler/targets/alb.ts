@@ -56,17 +56,14 @@ async function readHealthyTargets(f: AlbRoutingFacts, client: ElasticLoadBalanci
     const health = await client.send(new DescribeTargetHealthCommand({ TargetGroupArn: t.targetGroupArn }), { abortSignal: signal });
     return (health.TargetHealthDescriptions ?? []).filter((d) => d.TargetHealth?.State === TargetHealthStateEnum.HEALTHY).length;
   }, retry)));
-  const failed = f.targets.flatMap((t, i) => {
+  const healthyTargets: Record<string, number | null> = {};
+  const failed: string[] = [];
+  f.targets.forEach((t, i) => {
     const r = reads[i];
-    return 'failed' in r ? [`${t.class.name}: ${r.failed}`] : [];
+    healthyTargets[t.class.name] = 'value' in r ? r.value : null;
+    if ('failed' in r) failed.push(`${t.class.name}: ${r.failed}`);
   });
-  return {
-    healthyTargets: Object.fromEntries(f.targets.map((t, i) => {
-      const r = reads[i];
-      return [t.class.name, 'value' in r ? r.value : null];
-    })),
-    ...(failed.length > 0 ? { healthUnread: `DescribeTargetHealth failed (${failed.join('; ')})` } : {}),
-  };
+  return { healthyTargets, ...(failed.length > 0 ? { healthUnread: `DescribeTargetHealth failed (${failed.join('; ')})` } : {}) };
 }
 
 type TargetHealth = Pick<TargetState, 'healthyTargets' | 'healthUnread'>;

@@ -3,8 +3,7 @@
  * action, or one rule's on a shared listener), one target group per capacity class. Replica floors are published:
  * the `ReplicaFloor` metric, which each class's KEDA ScaledObject reads through a second trigger (lib/eks).
  */
-import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, classDimensions, Metrics } from '../../metrics/contract';
-import { type MetricStatSource } from '../../metrics/aws-published';
+import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, Metrics } from '../../metrics/contract';
 import { deploymentReplicasMetric } from '../../metrics/aws-published';
 import { karpenterCapacityErrorMetric } from '../../metrics/karpenter-capacity';
 import { neighbour, type PermissionProbe } from '../../verify/probe';
@@ -13,22 +12,10 @@ import { counterPerSecond } from '../config';
 import { type AlbRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RouteObservation } from './kind';
-import { isObject, objectEntries, policyClassOf, rejectionStatusOf } from './shared';
+import { classMetric, isObject, objectEntries, policyClassOf, rejectionStatusOf } from './shared';
 
 const TARGET = 'a target group with its capacity class';
 const CLASS = 'the capacity class of the target group';
-
-/** The healthy targets of one class as the reconciler's runs counted and published them. */
-function reconcilerHealthyTargets(service: string, className: string): MetricStatSource {
-  const spec = Metrics.healthyTargets;
-  return { namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(service, className), stat: spec.statistic };
-}
-
-/** The metric contract's token counter of one class, as the EKS construct's scrape publishes it. */
-function contractTokens(service: string, className: string): MetricStatSource {
-  const spec = Metrics.generatedTokens;
-  return { namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(service, className), stat: spec.statistic };
-}
 
 /**
  * Where an ALB target's weights live and the ELBv2 calls that read and write them: the listener's default actions
@@ -69,7 +56,9 @@ function signalSources(config: Parameters<RoutingTarget<AlbRoutingFacts>['signal
   const out: Record<string, ClassSignalSources> = {};
   for (const t of facts.targets) {
     const name = t.class.name;
-    const derivedTokens = config.contractTokenCounters?.includes(name) ? { generatedTokens: contractTokens(config.service, name) } : {};
+    // The contract's token counter of the class, as the EKS construct's scrape publishes it.
+    const contractTokens = classMetric(Metrics.generatedTokens, config.service, name);
+    const derivedTokens = config.contractTokenCounters?.includes(name) ? { generatedTokens: contractTokens } : {};
     const producers = { ...config.signals?.[name], ...derivedTokens };
     const alb = (metricName: string, stat: string) => ({
       namespace: AwsMetrics.alb.namespace,
@@ -86,7 +75,7 @@ function signalSources(config: Parameters<RoutingTarget<AlbRoutingFacts>['signal
       readyReplicas: { metric: alb(AwsMetrics.alb.healthyHostCount, 'Minimum') },
       // ALB publishes no HealthyHostCount for a target group with no target left (cds-snc/forms-terraform#918): those
       // periods read the healthy targets the reconciler's runs counted and published (HealthyTargets).
-      readyReplicasSeen: { metric: reconcilerHealthyTargets(config.service, name) },
+      readyReplicasSeen: { metric: classMetric(Metrics.healthyTargets, config.service, name) },
       // Container Insights enhanced observability (the amazon-cloudwatch-observability add-on): PodName holds the
       // Deployment's name (lib/core/metrics/aws-published.ts).
       desiredReplicas: {
@@ -214,7 +203,8 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
       && serving.routing.targets.every((t) => JSON.stringify(signals[t.class.name]?.capacityErrors) === derived(t));
     // Likewise the token counters that are exactly the contract's metric of their class.
     const counters = Object.entries(signals)
-      .filter(([name, p]) => p.generatedTokens && JSON.stringify(p.generatedTokens) === JSON.stringify(contractTokens(serving.service, name)))
+      .filter(([name, p]) => p.generatedTokens
+        && JSON.stringify(p.generatedTokens) === JSON.stringify(classMetric(Metrics.generatedTokens, serving.service, name)))
       .map(([name]) => name);
     const compact: Record<string, ClassSignalProducers> = {};
     for (const [name, { capacityErrors, generatedTokens, ...rest }] of Object.entries(signals)) {

@@ -3,14 +3,14 @@
  * instance pools (capacity classes). Replica floors are capacity writes: the reconciler raises a variant's desired
  * instance count itself (UpdateEndpointWeightsAndCapacities), after its weights.
  */
-import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, Dim, Metrics } from '../../metrics/contract';
+import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, type MetricSpec, Metrics } from '../../metrics/contract';
 import { type PolicyClass } from '../../policy/types';
 import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite, type TargetState } from './kind';
-import { objectEntries, placementAllows, policyClassOf, quote, rejectionStatusOf, stray } from './shared';
+import { classMetric, objectEntries, placementAllows, policyClassOf, quote, rejectionStatusOf, stray } from './shared';
 
 const VARIANT = 'a production variant with its instance pools';
 const POOL = 'an instance pool (capacity class)';
@@ -49,11 +49,7 @@ function variantClass(route: Route, placement: PlacementOptions, counts: Readonl
 
 function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['signalSources']>[0], periodSeconds: number): Record<string, ClassSignalSources> {
   const facts = config.facts;
-  const own = (variant: string, spec: typeof Metrics.readyReplicas): SignalSource => ({
-    metric: {
-      namespace: spec.namespace, metricName: spec.name, dimensions: { [Dim.SERVICE]: config.service, [Dim.CLASS]: variant }, stat: spec.statistic,
-    },
-  });
+  const own = (variant: string, spec: MetricSpec): SignalSource => ({ metric: classMetric(spec, config.service, variant) });
   const perRequest = config.tokensPerRequest / periodSeconds;
   const out: Record<string, ClassSignalSources> = {};
   for (const v of facts.variants) {

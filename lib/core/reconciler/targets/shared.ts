@@ -1,4 +1,6 @@
 /** Helpers the routing-target kinds share (nothing kind-specific lives here). */
+import { classDimensions, type MetricSpec } from '../../metrics/contract';
+import { type MetricStatSource } from '../../metrics/aws-published';
 import { type PolicyClass } from '../../policy/types';
 import { type PlacementOptions } from '../config';
 import { type RoutedClassFacts } from '../routing-facts';
@@ -8,6 +10,11 @@ import { type Checker } from '../../validation/checker';
 import { type ROUTING_FACTS_RULES } from '../../validation/rules';
 
 /** A CloudWatch search term's quoted value. */
+/** A contract metric of one routed class (Service, CapacityClass), as the reconciler queries it. */
+export function classMetric(spec: MetricSpec, service: string, className: string): MetricStatSource {
+  return { namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(service, className), stat: spec.statistic };
+}
+
 export function quote(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
