@@ -26,8 +26,8 @@ const USAGE = `cdk-capacity-sim: simulate capacity shortages and compare routing
 
 Usage:
   cdk-capacity-sim list                              scenarios, their parameters, and the policies
-  cdk-capacity-sim run <scenario> [options]          one scenario (S0..S9, P1, H1..H8), every policy, N seeds
-  cdk-capacity-sim bench [options]                   the whole suite (S0..S9, P1 and the held-out traces H1..H8)
+  cdk-capacity-sim run <scenario> [options]          one scenario (S0..S9, P1, H1..H9), every policy, N seeds
+  cdk-capacity-sim bench [options]                   the whole suite (S0..S9, P1 and the held-out traces H1..H9)
   cdk-capacity-sim trace <scenario> [--seed <n>] [--platforms eks|sagemaker] [--policies a,b] [--from <min>] [--to <min>]
                                                      one run minute by minute: weights, replicas, shedding, the
                                                      policy's reasons (also --param, --scenario-file, --library-config)
@@ -223,7 +223,7 @@ async function compare(io: Io, argv: readonly string[], args: Args, scenarioIds:
 /** One scenario, one seed, one platform: each policy's headline, then its run minute by minute (`traceLines`). */
 function trace(io: Io, args: Args, target: string | undefined): void {
   const file = flag(args, 'scenario-file');
-  if (!file && !target) throw new Error('trace: which scenario? (S0..S9, P1, H1..H8; see list)');
+  if (!file && !target) throw new Error('trace: which scenario? (S0..S9, P1, H1..H9; see list)');
   const def = loadScenario(file ? { scenarioId: '', scenarioFile: resolve(file) } : { scenarioId: suiteScenarioId(target!) });
   const platforms = parsePlatforms(flag(args, 'platforms') ?? 'eks');
   if (platforms.length !== 1) throw new Error(`trace: --platforms '${flag(args, 'platforms')}': trace runs one platform (eks or sagemaker)`);
@@ -323,7 +323,7 @@ async function command(argv: readonly string[], io: Io): Promise<number> {
         await compare(io, argv, args, [loadScenario({ scenarioId: '', scenarioFile: abs }).id], abs);
         return 0;
       }
-      if (!target) throw new Error('run: which scenario? (S0..S9, P1, H1..H8; see list)');
+      if (!target) throw new Error('run: which scenario? (S0..S9, P1, H1..H9; see list)');
       await compare(io, argv, args, [suiteScenarioId(target)]);
       return 0;
     }

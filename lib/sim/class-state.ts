@@ -17,6 +17,8 @@ export const GONE = 3;
 export interface Replica {
   readonly id: number;
   readonly cls: number;
+  /** Index of its instance pool in the class's `pools`. */
+  readonly pool: number;
   state: number;
   busy: number;
   /** Under an interruption notice: lost at the interruption, no longer counted toward the desired count. */
@@ -33,6 +35,34 @@ export interface Replica {
   readonly slots: Int32Array;
   readonly free: Int32Array;
   freeTop: number;
+}
+
+/**
+ * One instance pool of a routed class: a SageMaker variant's instances of one type (an EKS class, or a variant with one
+ * pool, has one). Its instances serve at its own speed and admit what its own server admits; it pays its own price.
+ */
+export class Pool {
+  /** Queued requests one ready replica admits beyond its busy slots (its server's in-flight bound minus its slots). */
+  readonly queueSlotsPerReplica: number;
+  /** Prompt tokens of queued (not yet prefilling) requests one ready replica admits (vLLM's budget; else Infinity). */
+  readonly queuedPromptTokensPerReplica: number;
+  readyCount = 0;
+  // Cost bookkeeping: instances alive (pending, ready or draining) integrated over time.
+  alive = 0;
+  aliveSince = 0;
+  replicaSeconds = 0;
+
+  constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number) {
+    const maxInFlight = spec.admission?.maxInFlight;
+    this.queueSlotsPerReplica = maxInFlight === undefined ? Infinity : Math.max(0, maxInFlight - Math.floor(spec.safeConcurrency));
+    this.queuedPromptTokensPerReplica = spec.admission?.maxQueuedPromptTokens ?? Infinity;
+  }
+
+  changeAlive(now: number, delta: number): void {
+    this.replicaSeconds += this.alive * (now - this.aliveSince);
+    this.aliveSince = now;
+    this.alive += delta;
+  }
 }
 
 /** A class's replicas, its FIFO queue, its autoscaler's memory and the bookkeeping of Little's law and cost. */
@@ -66,10 +96,6 @@ export class ClassState {
   replicaSeconds = 0;
   readyCount = 0;
 
-  /** Queued requests one ready replica admits beyond its busy slots (its server's in-flight bound minus its slots). */
-  readonly queueSlotsPerReplica: number;
-  /** Prompt tokens of queued (not yet prefilling) requests one ready replica admits (vLLM's budget; else Infinity). */
-  readonly queuedPromptTokensPerReplica: number;
   /** Prompt tokens of the queued requests. */
   queuedPromptTokens = 0;
   /**
@@ -77,15 +103,17 @@ export class ClassState {
    * not hold under bursts has not counted them yet when the next request is checked.
    */
   private readonly uncounted: Array<{ readonly at: number; readonly prompt: number }> = [];
-  /** The server bounds its queue, but the bound does not hold under bursts (vLLM). */
+  /**
+   * The server bounds its queue, but the bound does not hold under bursts (vLLM). A variant's pools share one queue in
+   * the model: its priority-1 pool's engine says.
+   */
   private readonly softBound: boolean;
 
-  constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number) {
+  /** `pools`: the routed class's instance pools in priority order (one for a class that is its own only pool). */
+  constructor(readonly spec: SimClass, readonly pools: readonly Pool[]) {
     this.desired = spec.initialReplicas;
-    const maxInFlight = spec.admission?.maxInFlight;
-    this.queueSlotsPerReplica = maxInFlight === undefined ? Infinity : Math.max(0, maxInFlight - Math.floor(spec.safeConcurrency));
-    this.queuedPromptTokensPerReplica = spec.admission?.maxQueuedPromptTokens ?? Infinity;
-    this.softBound = maxInFlight !== undefined && spec.admission?.holdsUnderBursts === false;
+    const first = pools[0].spec.admission;
+    this.softBound = first?.maxInFlight !== undefined && first.holdsUnderBursts === false;
   }
 
   /**
@@ -102,8 +130,14 @@ export class ClassState {
       for (const u of this.uncounted) uncountedPrompt += u.prompt;
       uncountedPrompt = Math.min(this.queuedPromptTokens, uncountedPrompt);
     }
-    return this.qLen - uncountedRequests < this.readyCount * this.queueSlotsPerReplica
-      && this.queuedPromptTokens - uncountedPrompt + prompt <= this.readyCount * this.queuedPromptTokensPerReplica;
+    // What every ready replica of every pool admits (a product per pool: 0 ready x an unbounded queue is NaN, no room).
+    let requests = this.pools[0].readyCount * this.pools[0].queueSlotsPerReplica;
+    let tokens = this.pools[0].readyCount * this.pools[0].queuedPromptTokensPerReplica;
+    for (let p = 1; p < this.pools.length; p++) {
+      requests += this.pools[p].readyCount * this.pools[p].queueSlotsPerReplica;
+      tokens += this.pools[p].readyCount * this.pools[p].queuedPromptTokensPerReplica;
+    }
+    return this.qLen - uncountedRequests < requests && this.queuedPromptTokens - uncountedPrompt + prompt <= tokens;
   }
 
   enqueue(req: number, now: number, prompt: number): void {
@@ -147,6 +181,13 @@ export class ClassState {
     this.replicaSeconds += this.alive * (now - this.aliveSince);
     this.aliveSince = now;
     this.alive += delta;
+  }
+
+  /** Output tokens/s the ready replicas of every pool sustain at their envelopes. */
+  readyCapacity(): number {
+    let c = this.pools[0].readyCount * this.pools[0].spec.tokensPerSecondPerReplica;
+    for (let p = 1; p < this.pools.length; p++) c += this.pools[p].readyCount * this.pools[p].spec.tokensPerSecondPerReplica;
+    return c;
   }
 
   /** Replicas counted toward the desired count: pending and ready, except those under interruption notice. */

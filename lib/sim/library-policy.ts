@@ -8,7 +8,7 @@ import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/rou
 import { rememberRun, runRecords, step } from '../core/reconciler/step';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
-import { declaredTokensPerRequest, type ScenarioInstance, type SimClass } from './model';
+import { declaredTokensPerRequest, poolsOf, type ScenarioInstance, type SimClass } from './model';
 import { demandReading, measuredMinute, type PlatformModel, platformModel, readsEngineTokens } from './platform';
 import { type Decision, type Observation, type PolicyFactory, type RoutingPolicy } from './policy';
 
@@ -52,7 +52,8 @@ function routingFacts(scenario: ScenarioInstance): RoutingFacts {
       kind: 'sagemaker',
       endpointName: 'sim',
       endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/sim',
-      variants: scenario.classes.map((c) => ({ variantName: c.name, classes: [facts(c)], maxInstances: c.maxReplicas })),
+      // A column is a production variant; its instance pools are the classes `routedScenario` grouped into it.
+      variants: scenario.classes.map((c) => ({ variantName: c.name, classes: poolsOf(scenario, c).map(facts), maxInstances: c.maxReplicas })),
     };
   }
   return {
@@ -152,12 +153,17 @@ class DeployedReconciler implements RoutingPolicy {
     const live = o.live;
     return {
       weights: { ...this.inForce! },
-      pools: live ? Object.fromEntries(classes.map((c, i) => [c.name, { [c.instanceType]: live[i].ready }])) : {},
+      pools: live ? Object.fromEntries(classes.map((c, i) => [c.name, this.poolCounts(c, live[i].pools)])) : {},
       replicas: live ? Object.fromEntries(classes.map((c, i) => [c.name, { ready: live[i].ready, desired: live[i].desired }])) : {},
       present: classes.map((c) => c.name),
       ...(o.healthyTargets ? { healthyTargets: Object.fromEntries(classes.map((c, i) => [c.name, o.healthyTargets![i]])) } : {}),
       ...(o.updating ? { notWritable: 'endpoint sim is Updating; weights are written on a later tick' } : {}),
     };
+  }
+
+  /** A variant's instances per type as DescribeEndpoint lists its InstancePools (CurrentInstanceCount). */
+  private poolCounts(column: SimClass, ready: readonly number[]): Record<string, number> {
+    return Object.fromEntries(poolsOf(this.scenario, column).map((p, pi) => [p.instanceType, ready[pi]]));
   }
 
   /** The GetMetricData answer: every queried signal, one datapoint per published minute of the query's range. */

@@ -58,7 +58,7 @@ export class MetricHistory {
     meanOut: number,
   ) {
     this.specs = states.map((cs) => cs.spec);
-    const capacityShares = normalise(states.map((cs) => cs.readyCount * cs.spec.tokensPerSecondPerReplica));
+    const capacityShares = normalise(states.map((cs) => cs.readyCapacity()));
     this.initialRequests = capacityShares.map((share) => (initialDemandTokens * share) / meanOut);
     this.classes = states.map((cs, ci) => {
       const out: Array<ClassDatapoint | undefined> = [];

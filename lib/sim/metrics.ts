@@ -1,6 +1,5 @@
-import { replicaCostUsd } from '../core/report/cost';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
-import { availabilityAt, type CapacityEvent, type ScenarioInstance } from './model';
+import { availabilityAt, type CapacityEvent, poolsOf, routedScenario, type ScenarioInstance } from './model';
 import { platformModel } from './platform';
 import { type RunResult } from './simulator';
 
@@ -58,7 +57,9 @@ function minuteTotal(a: Float64Array, k: number, m: number, only?: (ci: number) 
   return s;
 }
 
-export function computeMetrics(run: RunResult, scenario: ScenarioInstance): RunMetrics {
+export function computeMetrics(run: RunResult, given: ScenarioInstance): RunMetrics {
+  // Per routed column, as the run was simulated (a SageMaker variant with several pools is one column).
+  const scenario = routedScenario(given);
   const s = run.series;
   const classes = scenario.classes;
   const arrivals = sum(s.demandRequests);
@@ -67,9 +68,9 @@ export function computeMetrics(run: RunResult, scenario: ScenarioInstance): RunM
   const sloTokens = sum(s.sloMetTokens);
   const served = sum(s.servedTokens);
   const rejected = sum(s.rejected);
-  const cost = costOf(run, scenario);
+  const cost = costOf(run);
   const preferred = classes.reduce((best, c, i) => (c.preferenceRank < classes[best].preferenceRank ? i : best), 0);
-  const fallbackCost = costOf(run, scenario, (ci) => ci !== preferred);
+  const fallbackCost = costOf(run, (ci) => ci !== preferred);
   const excess = excessRejections(run, scenario);
   const reactions = eventReactions(run, scenario);
   const events = scenario.capacityEvents ?? [];
@@ -101,12 +102,12 @@ export function computeMetrics(run: RunResult, scenario: ScenarioInstance): RunM
 }
 
 /** Replica cost in USD over the run, of the classes `only` accepts (all by default). */
-function costOf(run: RunResult, scenario: ScenarioInstance, only?: (ci: number) => boolean): number {
+function costOf(run: RunResult, only?: (ci: number) => boolean): number {
   const s = run.series;
   const k = s.classCount;
   let c = 0;
   for (let m = 0; m < s.minutes; m++) {
-    for (let ci = 0; ci < k; ci++) if (!only || only(ci)) c += replicaCostUsd(s.replicaSeconds[m * k + ci], scenario.classes[ci].usdPerReplicaHour);
+    for (let ci = 0; ci < k; ci++) if (!only || only(ci)) c += s.costUsd[m * k + ci];
   }
   return c;
 }
@@ -125,7 +126,7 @@ function excessRejections(run: RunResult, scenario: ScenarioInstance): number {
     const to = Math.min(minutes, from + WINDOW_MINUTES);
     const demandTokens = sum(s.demandTokens, from, to) / ((to - from) * 60);
     let capacity = 0;
-    scenario.classes.forEach((c) => {
+    scenario.classes.flatMap((column) => poolsOf(scenario, column)).forEach((c) => {
       let instances = c.maxReplicas;
       for (let m = from; m < to; m++) instances = Math.min(instances, availabilityAt(scenario.availability?.[c.name], m * 60));
       capacity += instances * c.tokensPerSecondPerReplica * (scenario.speedFactors?.[c.name] ?? 1);
@@ -149,7 +150,8 @@ function eventReactions(run: RunResult, scenario: ScenarioInstance):
   // The Reconciler reads no period newer than its metric delay (or CloudWatch's own, if later).
   const delay = Math.max(scenario.metricDelaySeconds ?? 60, platformModel(scenario.platform ?? 'eks').reconciler.metricDelaySeconds);
   for (const ev of scenario.capacityEvents ?? []) {
-    const ci = classes.findIndex((c) => c.name === ev.className);
+    // A shortage of a variant's pool is measured on its variant: its other pools' instances count as its own capacity.
+    const ci = classes.findIndex((c) => poolsOf(scenario, c).some((p) => p.name === ev.className));
     if (ci < 0) continue;
     const fallbacks = classes.map((_, i) => i).filter((i) => i !== ci);
     const provisioning = Math.min(...fallbacks.map((i) => {
@@ -158,7 +160,7 @@ function eventReactions(run: RunResult, scenario: ScenarioInstance):
     }));
     floor = 60 + delay + 60 + provisioning;
     timesToFallback.push(timeToFallback(run, scenario, ci, ev));
-    timesToReturn.push(timeToReturn(run, scenario, ev));
+    timesToReturn.push(timeToReturn(run, ev));
   }
   return { timesToFallback, timesToReturn, floor };
 }
@@ -203,17 +205,16 @@ function timeToFallback(run: RunResult, scenario: ScenarioInstance, ci: number, 
  * Time to return: pre-event cost per token over the 30 minutes before onset, then rolling 5-minute cost per token
  * after restoration until within 5% of it (NaN: never within the run).
  */
-function timeToReturn(run: RunResult, scenario: ScenarioInstance, ev: CapacityEvent): number {
+function timeToReturn(run: RunResult, ev: CapacityEvent): number {
   const s = run.series;
   const k = s.classCount;
   const minutes = s.minutes;
-  const classes = scenario.classes;
   const start = Math.floor(ev.onset / 60);
   const costPerToken = (from: number, to: number) => {
     let c = 0;
     let t = 0;
     for (let m = Math.max(0, from); m < Math.min(minutes, to); m++) {
-      for (let i = 0; i < k; i++) c += replicaCostUsd(s.replicaSeconds[m * k + i], classes[i].usdPerReplicaHour);
+      for (let i = 0; i < k; i++) c += s.costUsd[m * k + i];
       t += minuteTotal(s.servedTokens, k, m);
     }
     return t > 0 ? c / t : NaN;

@@ -101,6 +101,68 @@ export interface ScenarioInstance {
    */
   readonly tokensPerRequest?: number;
   readonly capacityEvents?: readonly CapacityEvent[];
+  /**
+   * SageMaker: the production variants, each a list of class names in instance-pool priority order (the construct's
+   * `variants`: `EndpointVariantOptions.classes`). A variant with several pools is one routed column: one weight, one
+   * target tracking, one queue over the instances of all its pools (`routedScenario`). Ignored on EKS, where every
+   * class is its own target group. @default one variant per class
+   */
+  readonly variants?: ReadonlyArray<{ readonly name: string; readonly classes: readonly string[] }>;
+  /**
+   * The instance pools of each routed column, in priority order (set by `routedScenario`; a column without an entry is
+   * its own only pool).
+   */
+  readonly pools?: Readonly<Record<string, readonly SimClass[]>>;
+}
+
+/** The instance pools of a routed column, in priority order: the column itself unless `routedScenario` grouped it. */
+export function poolsOf(scenario: ScenarioInstance, column: SimClass): readonly SimClass[] {
+  return scenario.pools?.[column.name] ?? [column];
+}
+
+/**
+ * The scenario as its platform routes it. On SageMaker with `variants`, each variant becomes one column whose pools are
+ * its classes; its scaling range, target and instances at time 0 are the construct's defaults for a variant (lib/sagemaker/variants.ts
+ * `planVariants`: the largest minReplicas and maxReplicas of its classes, the smallest target concurrency), its envelope,
+ * price and model those of its priority-1 pool (what the Reconciler's `variantClass` reads before any instance runs).
+ * Availability, interruptions and speed factors stay keyed by class (instance type): they act on pools. Idempotent.
+ */
+export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
+  if ((scenario.platform ?? 'eks') !== 'sagemaker' || !scenario.variants || scenario.pools) return scenario;
+  const byName = new Map(scenario.classes.map((c) => [c.name, c]));
+  const placed = scenario.variants.flatMap((v) => v.classes);
+  const unknown = placed.filter((n) => !byName.has(n));
+  const twice = placed.filter((n, i) => placed.indexOf(n) !== i);
+  const missing = scenario.classes.filter((c) => !placed.includes(c.name)).map((c) => c.name);
+  if (unknown.length > 0 || twice.length > 0 || missing.length > 0 || scenario.variants.some((v) => v.classes.length === 0)) {
+    throw new Error(`Scenario ${scenario.id}: variants must place every class (${scenario.classes.map((c) => c.name).join(', ')}) in exactly one `
+      + `non-empty variant; unknown: [${unknown.join(', ')}], placed twice: [${twice.join(', ')}], not placed: [${missing.join(', ')}]`);
+  }
+  const pools: Record<string, readonly SimClass[]> = {};
+  const columns = scenario.variants.map((v): SimClass => {
+    const members = v.classes.map((n) => byName.get(n)!);
+    if (members.length === 1 && members[0].name === v.name) return members[0];
+    pools[v.name] = members;
+    const first = members[0];
+    const slowest = (c: SimClass) => (typeof c.provisioningSeconds === 'number' ? c.provisioningSeconds : c.provisioningSeconds[1]);
+    return {
+      ...first,
+      name: v.name,
+      preferenceRank: Math.min(...members.map((c) => c.preferenceRank)),
+      allowSensitive: members.every((c) => c.allowSensitive),
+      minReplicas: Math.max(...members.map((c) => c.minReplicas)),
+      maxReplicas: Math.max(...members.map((c) => c.maxReplicas)),
+      // Instances at time 0, provisioned by pool priority as any scale-out (the variant's standby is not a pool's own).
+      initialReplicas: Math.max(...members.map((c) => c.initialReplicas)),
+      targetConcurrencyPerReplica: Math.min(...members.map((c) => c.targetConcurrencyPerReplica)),
+      // The slowest pool's start, for what reads a column's start-up time (the simulated Reconciler's grace period).
+      provisioningSeconds: Math.max(...members.map(slowest)),
+      // A variant's engine counters reach the Reconciler only when it has one class (`routedProducers`).
+      countsGeneratedTokens: members.length === 1 && first.countsGeneratedTokens,
+    };
+  });
+  const classes = [...columns].sort((a, b) => a.preferenceRank - b.preferenceRank);
+  return { ...scenario, classes, pools };
 }
 
 /**

@@ -13,7 +13,12 @@ export interface Observation {
   /** Weights currently applied, one per class. */
   readonly weights: readonly number[];
   /** Ready and desired replicas per class now, where the target reports them live (SageMaker DescribeEndpoint). */
-  readonly live?: ReadonlyArray<{ readonly ready: number; readonly desired: number }>;
+  readonly live?: ReadonlyArray<{
+    readonly ready: number;
+    readonly desired: number;
+    /** Ready instances of each of the class's instance pools, in priority order (DescribeEndpoint's InstancePools). */
+    readonly pools: readonly number[];
+  }>;
   /** EKS: healthy targets per class now (the Reconciler's DescribeTargetHealth; `PlatformModel.targetGroupHealth`). */
   readonly healthyTargets?: readonly number[];
   /** Whether the platform reports capacity errors (EKS: Karpenter's log metric filter; SageMaker: none by default). */

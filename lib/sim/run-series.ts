@@ -32,6 +32,8 @@ export interface RunSeries {
   readonly interruptionNotices: Float64Array;
   /** Replica-seconds paid in the minute (pending, ready and draining instances). */
   readonly replicaSeconds: Float64Array;
+  /** What the minute's instances cost, USD: each instance pool's replica-seconds at its instance type's price. */
+  readonly costUsd: Float64Array;
   /** Mean requests in flight (queued or in service) over the minute: SageMaker's ConcurrentRequestsPerModel x instances. */
   readonly inFlight: Float64Array;
   /** Latency histograms of completed requests (index = (minute * classes + class) * LATENCY_BUCKETS + bucket). */
@@ -72,6 +74,7 @@ export function createRunSeries(minutes: number, k: number): RunSeries {
     capacityErrors: perCell(),
     interruptionNotices: perCell(),
     replicaSeconds: perCell(),
+    costUsd: perCell(),
     inFlight: perCell(),
     latency: new Uint32Array(cells * LATENCY_BUCKETS),
     demandRequests: new Float64Array(minutes),

@@ -49,6 +49,8 @@ export interface ScenarioOptions {
   readonly capacityEvents?: readonly CapacityEvent[];
   /** The construct the service runs on (its autoscaler, signals and writes). @default 'eks' */
   readonly platform?: PlatformKind;
+  /** SageMaker: classes grouped into production variants as instance pools (`ScenarioInstance.variants`). @default one variant per class */
+  readonly variants?: ScenarioInstance['variants'];
 }
 
 /** Builds a concrete scenario from a service declared with the library's capacity classes and plan. */
@@ -76,6 +78,7 @@ export function buildScenario(o: ScenarioOptions): ScenarioInstance {
     metricDelaySeconds: o.metricDelaySeconds,
     capacityEvents: o.capacityEvents,
     platform: o.platform,
+    variants: o.variants,
     tokensPerRequest: svc.contract.requestShape.meanOutputTokens,
   };
 }
@@ -103,6 +106,7 @@ interface LlmOptions {
   readonly speedFactors?: Readonly<Record<string, number>>;
   readonly provisioningSeconds?: Readonly<Record<string, number | readonly [number, number]>>;
   readonly metricOutages?: ReadonlyArray<{ readonly from: number; readonly to: number }>;
+  readonly variants?: ScenarioInstance['variants'];
 }
 
 function llm(o: LlmOptions): ScenarioInstance {
@@ -123,6 +127,7 @@ function llm(o: LlmOptions): ScenarioInstance {
     provisioningSeconds: o.provisioningSeconds,
     metricOutages: o.metricOutages,
     capacityEvents: o.events,
+    variants: o.variants,
   });
 }
 
@@ -416,11 +421,26 @@ export const H8 = defineScenario('H8', 'Held out: long outputs',
     return { ...built, workload: { ...built.workload, outputTokens: LONG_OUTPUT } };
   });
 
+/** The SageMaker example's endpoint (examples/sagemaker-llm/stack.ts): L40S and A10G pools of one variant, Inferentia2 alone. */
+const EXAMPLE_VARIANTS = [{ name: 'preferred', classes: ['l40s', 'a10g'] }, { name: 'fallback', classes: ['inf2'] }];
+
+export const H9 = defineScenario('H9', 'Held out: instance pools (the example endpoint)',
+  'A preferred shortage (30-90 minutes, demand 80% up) on the SageMaker example\'s layout: L40S and A10G are instance pools of one '
+  + 'variant, so a scale-out short of L40S gets A10G instances inside it; Inferentia2 is a variant of its own. EKS has no pools: '
+  + 'there every class is its own target group, as in S1.',
+  SHORTAGE, (_seed, p, rng) => {
+    const s = preferredShortage(p, rng);
+    return llm({
+      id: 'H9', title: 'Held out: instance pools (the example endpoint)', p, profile: ramp(s.onset, p.surge), availability: s.availability,
+      events: s.events, variants: EXAMPLE_VARIANTS,
+    });
+  });
+
 /**
  * Traces in the style of the ones the policy is measured on outside the repository: run with the suite (`bench`), but
- * not tuned on; H1 and H2 came first, H3-H8 cover issue 22's list.
+ * not tuned on; H1 and H2 came first, H3-H8 cover issue 22's list, H9 the SageMaker example's instance pools.
  */
-export const HELD_OUT: readonly ScenarioDefinition[] = [H1, H2, H3, H4, H5, H6, H7, H8];
+export const HELD_OUT: readonly ScenarioDefinition[] = [H1, H2, H3, H4, H5, H6, H7, H8, H9];
 
 export function findScenario(id: string): ScenarioDefinition {
   const s = [...SCENARIOS, ...HELD_OUT].find((x) => x.id.toLowerCase() === id.toLowerCase());

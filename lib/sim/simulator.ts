@@ -1,10 +1,11 @@
 import { capacitiesToRaise } from '../core/reconciler/io';
 import { HpaAutoscaler, TargetTracking } from './autoscaler';
-import { ClassState, DRAINING, GONE, PENDING, READY, type Replica } from './class-state';
+import { replicaCostUsd } from '../core/report/cost';
+import { ClassState, DRAINING, GONE, PENDING, Pool, READY, type Replica } from './class-state';
 import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
-import { availabilityAt, declaredTokensPerRequest, type ScenarioInstance, type SimClass } from './model';
+import { availabilityAt, declaredTokensPerRequest, poolsOf, routedScenario, type ScenarioInstance, type SimClass } from './model';
 import { type HpaModel, type PlatformModel, platformModel } from './platform';
 import { type Decision, type PolicyFactory, type PublishedMetrics, type RoutingPolicy, normalise } from './policy';
 import { Rng } from './rng';
@@ -65,7 +66,7 @@ export interface RunOptions {
 }
 
 export function runSimulation(scenario: ScenarioInstance, policyFactory: PolicyFactory, options: RunOptions): RunResult {
-  return new Simulation(scenario, policyFactory, options).run();
+  return new Simulation(routedScenario(scenario), policyFactory, options).run();
 }
 
 /** One run's world: the requests in flight, the classes' replicas and queues, the router and the control loop. */
@@ -118,10 +119,10 @@ class Simulation {
     this.workNorm = meanOut / (meanOut + service.prefillWeight * meanPrompt);
     this.routeRng = Rng.derive(seed, 'route');
     this.provisionRng = Rng.derive(seed, 'provision');
-    this.states = this.classes.map((spec) => {
-      const slotRate = spec.tokensPerSecondPerReplica / (envelopeUtilization * spec.safeConcurrency);
-      return new ClassState(spec, slotRate, scenario.speedFactors?.[spec.name] ?? 1);
-    });
+    this.states = this.classes.map((spec) => new ClassState(spec, poolsOf(scenario, spec).map((p) => {
+      const slotRate = p.tokensPerSecondPerReplica / (envelopeUtilization * p.safeConcurrency);
+      return new Pool(p, slotRate, scenario.speedFactors?.[p.name] ?? 1);
+    })));
     const n = this.trace.count;
     this.reqClass = new Int32Array(n);
     this.reqReplica = new Int32Array(n).fill(-1);
@@ -135,8 +136,13 @@ class Simulation {
     this.publication = new Publication(scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? []);
     // Initial state: steady operation at time 0.
     this.states.forEach((cs, ci) => {
-      const count = Math.min(cs.spec.initialReplicas, availabilityAt(scenario.availability?.[cs.spec.name], 0));
-      for (let i = 0; i < count; i++) this.launch(ci, 0, true);
+      let count = 0;
+      cs.pools.forEach((pool, pi) => {
+        const cap = availabilityAt(scenario.availability?.[pool.spec.name], 0);
+        const n = Math.min(cs.spec.initialReplicas - count, cs.pools.length > 1 ? Math.min(cap, pool.spec.maxReplicas) : cap);
+        for (let i = 0; i < n; i++) this.launch(ci, pi, 0, true);
+        count += n;
+      });
       cs.desired = count;
       const autoscaler = this.platform.autoscaler;
       if (autoscaler.kind === 'hpa') cs.hpa = new HpaAutoscaler(autoscaler, count);
@@ -212,11 +218,10 @@ class Simulation {
     }
     // Least outstanding requests among ready replicas with a free slot.
     let best: Replica | undefined;
-    const slots = cs.spec.safeConcurrency;
     const reps = cs.replicas;
     for (let i = 0; i < reps.length; i++) {
       const r = reps[i];
-      if (r.state === READY && r.busy < slots && (!best || r.busy < best.busy)) best = r;
+      if (r.state === READY && r.busy < r.slots.length && (!best || r.busy < best.busy)) best = r;
     }
     // Admission as deployed (`serverAdmission()`): every ready replica holds at most its server's in-flight bound (its
     // slots plus its queue slots) and, on vLLM, its prompt-token budget; past that the engine sheds at once (429/503)
@@ -234,14 +239,14 @@ class Simulation {
   }
 
   private start(req: number, r: Replica, now: number): void {
-    const cs = this.states[r.cls];
+    const pool = this.states[r.cls].pools[r.pool];
     r.busy++;
     const slot = r.free[--r.freeTop];
     r.slots[slot] = req;
     this.reqSlot[req] = slot;
     this.reqReplica[req] = r.id;
     if (this.waits) this.waits[this.waitCount++] = now - this.trace.time[req];
-    this.heap.push(now + this.reqWork[req] / (cs.slotRate * cs.speed), EV_COMPLETE, req);
+    this.heap.push(now + this.reqWork[req] / (pool.slotRate * pool.speed), EV_COMPLETE, req);
   }
 
   private complete(req: number, now: number): void {
@@ -261,10 +266,10 @@ class Simulation {
   /** Pulls queued requests onto a replica's free slots, dropping those that can no longer meet their deadline. */
   private pull(r: Replica, now: number): void {
     const cs = this.states[r.cls];
-    const slots = cs.spec.safeConcurrency;
-    while (r.busy < slots && cs.qLen > 0) {
+    const slotRate = cs.pools[r.pool].slotRate;
+    while (r.busy < r.slots.length && cs.qLen > 0) {
       const req = cs.dequeue(this.promptOf);
-      if (now + this.reqWork[req] / cs.slotRate > this.trace.time[req] + this.reqDeadline[req]) {
+      if (now + this.reqWork[req] / slotRate > this.trace.time[req] + this.reqDeadline[req]) {
         this.recordEnd(req, now, false);
         continue;
       }
@@ -297,24 +302,26 @@ class Simulation {
 
   // ---- Replicas ---------------------------------------------------------------------------------------------
 
-  /** Launches one replica; returns when it will be ready. */
-  private launch(ci: number, now: number, instant: boolean): number {
+  /** Launches one replica of a class's pool; returns when it will be ready. */
+  private launch(ci: number, pi: number, now: number, instant: boolean): number {
     const cs = this.states[ci];
-    const c = cs.spec.safeConcurrency;
+    const pool = cs.pools[pi];
+    const c = pool.spec.safeConcurrency;
     const r: Replica = {
       // Replicas of the steady state at time 0 have been scraped before (the oracle's, launched at once later, read no
       // metric: their counters do not matter).
-      id: this.replicas.length, cls: ci, state: PENDING, busy: 0, doomed: false, unscrapedTokens: 0, sampled: instant,
+      id: this.replicas.length, cls: ci, pool: pi, state: PENDING, busy: 0, doomed: false, unscrapedTokens: 0, sampled: instant,
       slots: new Int32Array(c).fill(-1), free: Int32Array.from({ length: c }, (_, i) => c - 1 - i), freeTop: c,
     };
     this.replicas.push(r);
     cs.replicas.push(r);
     cs.changeAlive(now, 1);
+    pool.changeAlive(now, 1);
     if (instant) {
       this.makeReady(r, now);
       return now;
     }
-    const readyAt = now + this.drawProvisioning(cs.spec);
+    const readyAt = now + this.drawProvisioning(pool.spec);
     this.heap.push(readyAt, EV_READY, r.id);
     return readyAt;
   }
@@ -328,14 +335,20 @@ class Simulation {
     if (r.state !== PENDING) return;
     r.state = READY;
     this.states[r.cls].readyCount++;
+    this.states[r.cls].pools[r.pool].readyCount++;
     this.pull(r, now);
   }
 
   private removeReplica(r: Replica, now: number): void {
     const cs = this.states[r.cls];
-    if (r.state === READY) cs.readyCount--;
+    const pool = cs.pools[r.pool];
+    if (r.state === READY) {
+      cs.readyCount--;
+      pool.readyCount--;
+    }
     r.state = GONE;
     cs.changeAlive(now, -1);
+    pool.changeAlive(now, -1);
     const i = cs.replicas.indexOf(r);
     if (i >= 0) cs.replicas.splice(i, 1);
   }
@@ -354,14 +367,17 @@ class Simulation {
     this.removeReplica(r, now);
   }
 
-  /** Removes pending replicas first, then drains the least busy ready ones. */
+  /**
+   * Removes pending replicas first, then drains the least busy ready ones; of a variant's pools, the lowest-priority
+   * pool's first (the construct's pool order: "the last is removed first at scale-in", lib/sagemaker/variants.ts).
+   */
   private scaleDown(cs: ClassState, count: number, now: number): void {
     for (let c = 0; c < count; c++) {
       let victim: Replica | undefined;
-      for (const r of cs.replicas) if (r.state === PENDING) { victim = r; break; }
+      for (const r of cs.replicas) if (r.state === PENDING && (!victim || r.pool > victim.pool)) victim = r;
       if (!victim) {
         for (const r of cs.replicas) {
-          if (r.state === READY && !r.doomed && (!victim || r.busy < victim.busy)) victim = r;
+          if (r.state === READY && !r.doomed && (!victim || r.pool > victim.pool || (r.pool === victim.pool && r.busy < victim.busy))) victim = r;
         }
       }
       if (!victim) return;
@@ -369,6 +385,7 @@ class Simulation {
       else {
         victim.state = DRAINING;
         cs.readyCount--;
+        cs.pools[victim.pool].readyCount--;
       }
     }
   }
@@ -389,7 +406,9 @@ class Simulation {
   private control(now: number): void {
     this.rollBackExpiredScaleOuts(now);
     this.history.publish(now);
-    const live = this.platform.liveReplicaCounts ? this.states.map((cs) => ({ ready: cs.readyCount, desired: cs.desired })) : undefined;
+    const live = this.platform.liveReplicaCounts
+      ? this.states.map((cs) => ({ ready: cs.readyCount, desired: cs.desired, pools: cs.pools.map((p) => p.readyCount) }))
+      : undefined;
     const healthyTargets = this.platform.targetGroupHealth ? this.states.map((cs) => cs.readyCount) : undefined;
     const decision = this.policy.decide({
       now, classes: this.classes, windows: this.history.classes, demand: this.history.demand, weights: this.weights, live, healthyTargets,
@@ -550,17 +569,18 @@ class Simulation {
     }
   }
 
-  /** Interruptions: notice, then loss. */
+  /** Interruptions (of a class: the pool of that instance type, wherever it is routed): notice, then loss. */
   private interrupt(now: number, m: number): void {
     for (const it of this.scenario.interruptions ?? []) {
-      const ci = this.classes.findIndex((c) => c.name === it.className);
+      const ci = this.states.findIndex((c) => c.pools.some((p) => p.spec.name === it.className));
       if (ci < 0) continue;
       const cs = this.states[ci];
+      const pi = cs.pools.findIndex((p) => p.spec.name === it.className);
       if (it.at - it.noticeSeconds <= now && it.at - it.noticeSeconds > now - 60) {
         let marked = 0;
         for (const r of cs.replicas) {
           if (marked >= it.replicas) break;
-          if (r.state === READY && !r.doomed) {
+          if (r.pool === pi && r.state === READY && !r.doomed) {
             r.doomed = true;
             marked++;
           }
@@ -568,7 +588,7 @@ class Simulation {
         this.s.interruptionNotices[m * this.k + ci] += marked;
       }
       if (it.at <= now && it.at > now - 60) {
-        for (const r of [...cs.replicas]) if (r.doomed) this.kill(r, now);
+        for (const r of [...cs.replicas]) if (r.pool === pi && r.doomed) this.kill(r, now);
       }
     }
   }
@@ -588,9 +608,19 @@ class Simulation {
     let done = now;
     if (cs.desired > have) {
       if (instant || fresh || now >= cs.retryAt) {
-        const room = Math.max(0, availabilityAt(this.scenario.availability?.[cs.spec.name], now) - cs.alive);
-        const count = Math.min(cs.desired - have, room);
-        for (let i = 0; i < count; i++) done = Math.max(done, this.launch(ci, now, instant));
+        // SageMaker tries a variant's pools in priority order, the next on insufficient capacity ("falls back to the
+        // next pool in priority order", realtime-endpoints-heterogeneous.html); a pool holds at most its instance type's
+        // quota (its class's maxReplicas; a class alone is held to it by its desired count).
+        let count = 0;
+        cs.pools.forEach((pool, pi) => {
+          const need = cs.desired - have - count;
+          if (need <= 0) return;
+          const cap = availabilityAt(this.scenario.availability?.[pool.spec.name], now);
+          const room = Math.max(0, (cs.pools.length > 1 ? Math.min(cap, pool.spec.maxReplicas) : cap) - pool.alive);
+          const n = Math.min(need, room);
+          for (let i = 0; i < n; i++) done = Math.max(done, this.launch(ci, pi, now, instant));
+          count += n;
+        });
         if (count === cs.desired - have && count > 0 && cs.rollbackAt !== Infinity) {
           // A retry within the timeout got the rest: the update ends when they are in service, not at the timeout.
           cs.rollbackAt = Infinity;
@@ -642,6 +672,14 @@ class Simulation {
       cs.areaAtMinuteStart = cs.area;
       s.replicaSeconds[cell] = cs.replicaSeconds;
       cs.replicaSeconds = 0;
+      // Each pool at its own instance type's price.
+      let cost = 0;
+      for (const pool of cs.pools) {
+        pool.changeAlive(now, 0);
+        cost += replicaCostUsd(pool.replicaSeconds, pool.spec.usdPerReplicaHour);
+        pool.replicaSeconds = 0;
+      }
+      s.costUsd[cell] = cost;
       s.readyReplicas[cell] = cs.readyCount;
       s.pendingReplicas[cell] = cs.pending();
       s.desiredReplicas[cell] = cs.desired;

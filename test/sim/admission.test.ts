@@ -4,7 +4,7 @@
  * soft bound under bursts (vllm issue #58192: checked before rendering, counted after).
  */
 import { serverAdmission } from '../../lib/core/runtime/admission';
-import { ClassState, RENDER_SECONDS } from '../../lib/sim/class-state';
+import { ClassState, Pool, RENDER_SECONDS } from '../../lib/sim/class-state';
 import { simClassesFromPlan } from '../../lib/sim/classes';
 import { type SimClass } from '../../lib/sim/model';
 import { llamaChatService } from '../../lib/sim/services';
@@ -20,8 +20,9 @@ test('every simulated class admits exactly what serverAdmission() says its serve
 
 /** A class with one ready replica and busy slots: every further request must queue. */
 function queueOf(spec: SimClass): ClassState {
-  const state = new ClassState(spec, 1, 1);
+  const state = new ClassState(spec, [new Pool(spec, 1, 1)]);
   state.readyCount = 1;
+  state.pools[0].readyCount = 1;
   return state;
 }
 

@@ -1,0 +1,112 @@
+/**
+ * SageMaker instance pools in the simulator: a variant with several pools is one routed column (one weight, one target
+ * tracking, one queue) whose scale-outs try the pools by priority and whose scale-ins release the lowest priority first
+ * (realtime-endpoints-heterogeneous.html, "Auto-scaling with instance pools"), each pool paid at its own price.
+ */
+import { replicaCostUsd } from '../../lib/core/report/cost';
+import { retryOnPreferred } from '../../lib/sim/baselines';
+import { routedScenario, type ScenarioInstance } from '../../lib/sim/model';
+import { type Observation, type PolicyFactory } from '../../lib/sim/policy';
+import { H9, S1 } from '../../lib/sim/scenarios';
+import { runSimulation } from '../../lib/sim/simulator';
+
+const SHORT = { durationMinutes: 100, onsetMinute: 20, shortageMinutes: 60 };
+
+/** H9 on SageMaker, shortened: L40S capped at 5 instances from minute 20 to 80 while demand rises 80%. */
+function pooled(params: Record<string, number> = SHORT): ScenarioInstance {
+  return { ...H9.build(1, params), platform: 'sagemaker' };
+}
+
+/** Always all traffic to the preferred column, recording what DescribeEndpoint would show each minute. */
+function recording(seen: Array<Observation['live']>): PolicyFactory {
+  return (ctx) => {
+    const inner = retryOnPreferred(ctx);
+    return { name: 'recording', decide: (o) => { seen.push(o.live); return inner.decide(o); } };
+  };
+}
+
+test('a variant with several classes is one column whose pools are its classes in priority order; EKS keeps every class', () => {
+  const routed = routedScenario(pooled());
+  expect(routed.classes.map((c) => c.name)).toEqual(['preferred', 'fallback']);
+  expect(routed.pools?.preferred?.map((c) => c.name)).toEqual(['l40s', 'a10g']);
+  expect(routed.pools?.fallback?.map((c) => c.name)).toEqual(['inf2']);
+  const [l40s, a10g] = routed.pools!.preferred!;
+  // The construct's defaults for a variant (lib/sagemaker/variants.ts): the largest range, the smallest target.
+  expect(routed.classes[0]).toMatchObject({
+    maxReplicas: Math.max(l40s.maxReplicas, a10g.maxReplicas),
+    targetConcurrencyPerReplica: Math.min(l40s.targetConcurrencyPerReplica, a10g.targetConcurrencyPerReplica),
+    tokensPerSecondPerReplica: l40s.tokensPerSecondPerReplica,
+    usdPerReplicaHour: l40s.usdPerReplicaHour,
+  });
+  expect(routedScenario(routed)).toBe(routed);
+  const eks = { ...pooled(), platform: 'eks' as const };
+  expect(routedScenario(eks)).toBe(eks);
+});
+
+test('variants that do not place every class exactly once fail, naming the scenario, the classes and what is wrong', () => {
+  const base = pooled();
+  expect(() => routedScenario({ ...base, variants: [{ name: 'preferred', classes: ['l40s', 'a10g', 'h100'] }, { name: 'f', classes: ['inf2'] }] }))
+    .toThrow(/Scenario H9: variants must place every class \(l40s, inf2, a10g\) in exactly one non-empty variant; unknown: \[h100\]/);
+  expect(() => routedScenario({ ...base, variants: [{ name: 'a', classes: ['l40s', 'a10g'] }, { name: 'b', classes: ['inf2', 'a10g'] }] }))
+    .toThrow(/placed twice: \[a10g\]/);
+  expect(() => routedScenario({ ...base, variants: [{ name: 'a', classes: ['l40s', 'a10g'] }] })).toThrow(/not placed: \[inf2\]/);
+});
+
+test('a one-class variant under its own name runs exactly as the class alone (pools change nothing but the name)', () => {
+  const plain = { ...S1.build(1, SHORT), platform: 'sagemaker' as const };
+  const renamed: ScenarioInstance = {
+    ...plain,
+    variants: [{ name: 'l40s', classes: ['l40s'] }, { name: 'standby', classes: ['inf2'] }, { name: 'a10g', classes: ['a10g'] }],
+  };
+  expect(routedScenario(renamed).classes.map((c) => c.name)).toEqual(['l40s', 'standby', 'a10g']);
+  const a = runSimulation(plain, retryOnPreferred, { seed: 1 }).series;
+  const b = runSimulation(renamed, retryOnPreferred, { seed: 1 }).series;
+  for (const key of ['readyReplicas', 'costUsd', 'servedTokens', 'rejected', 'capacityErrors', 'sloMetRequests'] as const) {
+    expect(Array.from(b[key])).toEqual(Array.from(a[key]));
+  }
+});
+
+describe('a pooled variant short of its priority-1 type', () => {
+  const seen: Array<Observation['live']> = [];
+  const scenario = pooled();
+  const run = runSimulation(scenario, recording(seen), { seed: 1 });
+  const s = run.series;
+  const [l40s, a10g] = routedScenario(scenario).pools!.preferred!;
+
+  test('scale-outs get the next pool\'s instances in the same operation: no capacity error, no rollback', () => {
+    // The L40S instances running at onset stay; no further one is to be had until minute 80.
+    const during = seen.slice(21, 80);
+    expect(during.every((live) => live![0].pools[0] <= seen[20]![0].pools[0])).toBe(true);
+    expect(Math.max(...during.map((live) => live![0].pools[1]))).toBeGreaterThan(0);
+    for (let m = 0; m < s.minutes; m++) expect(s.capacityErrors[m * s.classCount]).toBe(0);
+    // Every ask is met once its instances start (no wait for the provisioning timeout, no rollback).
+    expect(seen[75]![0].ready).toBe(seen[75]![0].desired);
+  });
+
+  test('each pool is paid at its own price', () => {
+    // A minute with no instance starting or stopping: its cost is the pools' counts at their prices.
+    const steady = seen.findIndex((live, m) => m > 40 && m < 79 && live![0].pools[1] > 0
+      && JSON.stringify(live![0].pools) === JSON.stringify(seen[m + 1]![0].pools) && s.pendingReplicas[m * s.classCount] === 0);
+    expect(steady).toBeGreaterThan(0);
+    const [nL40s, nA10g] = seen[steady + 1]![0].pools;
+    const priced = replicaCostUsd(60 * nL40s, l40s.usdPerReplicaHour) + replicaCostUsd(60 * nA10g, a10g.usdPerReplicaHour);
+    expect(s.costUsd[steady * s.classCount]).toBeCloseTo(priced, 9);
+    expect(a10g.usdPerReplicaHour).not.toBe(l40s.usdPerReplicaHour);
+  });
+});
+
+test('scale-in releases the lowest-priority pool first', () => {
+  // Demand falls back to a quarter after the shortage: the variant shrinks, A10G first.
+  const built = pooled();
+  const scenario: ScenarioInstance = {
+    ...built,
+    workload: { ...built.workload, rateProfile: [...(built.workload.rateProfile ?? []), { at: 85 * 60, multiplier: 0.25 }] },
+  };
+  const seen: Array<Observation['live']> = [];
+  runSimulation(scenario, recording(seen), { seed: 1 });
+  const peak = Math.max(...seen.slice(20, 80).map((live) => live![0].pools[1]));
+  expect(peak).toBeGreaterThan(0);
+  const last = seen[seen.length - 1]![0];
+  expect(last.pools[1]).toBe(0);
+  expect(last.pools[0]).toBeGreaterThan(0);
+});
