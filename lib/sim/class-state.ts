@@ -130,12 +130,13 @@ export class ClassState {
       for (const u of this.uncounted) uncountedPrompt += u.prompt;
       uncountedPrompt = Math.min(this.queuedPromptTokens, uncountedPrompt);
     }
-    // What every ready replica of every pool admits (a product per pool: 0 ready x an unbounded queue is NaN, no room).
-    let requests = this.pools[0].readyCount * this.pools[0].queueSlotsPerReplica;
-    let tokens = this.pools[0].readyCount * this.pools[0].queuedPromptTokensPerReplica;
-    for (let p = 1; p < this.pools.length; p++) {
-      requests += this.pools[p].readyCount * this.pools[p].queueSlotsPerReplica;
-      tokens += this.pools[p].readyCount * this.pools[p].queuedPromptTokensPerReplica;
+    // What the ready replicas of every pool admit; a pool with none admits nothing (0 x an unbounded queue is not NaN).
+    let requests = 0;
+    let tokens = 0;
+    for (const pool of this.pools) {
+      if (pool.readyCount === 0) continue;
+      requests += pool.readyCount * pool.queueSlotsPerReplica;
+      tokens += pool.readyCount * pool.queuedPromptTokensPerReplica;
     }
     return this.qLen - uncountedRequests < requests && this.queuedPromptTokens - uncountedPrompt + prompt <= tokens;
   }

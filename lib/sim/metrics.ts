@@ -70,7 +70,10 @@ export function computeMetrics(run: RunResult, given: ScenarioInstance): RunMetr
   const rejected = sum(s.rejected);
   const cost = costOf(run);
   const preferred = classes.reduce((best, c, i) => (c.preferenceRank < classes[best].preferenceRank ? i : best), 0);
-  const fallbackCost = costOf(run, (ci) => ci !== preferred);
+  // A variant's lower-priority pools are its fallback inside it.
+  let lowerPools = 0;
+  for (let m = 0; m < s.minutes; m++) lowerPools += s.lowerPoolCostUsd[m * s.classCount + preferred];
+  const fallbackCost = costOf(run, (ci) => ci !== preferred) + lowerPools;
   const excess = excessRejections(run, scenario);
   const reactions = eventReactions(run, scenario);
   const events = scenario.capacityEvents ?? [];
@@ -159,7 +162,7 @@ function eventReactions(run: RunResult, scenario: ScenarioInstance):
       return typeof p === 'number' ? p : (p[0] + p[1]) / 2;
     }));
     floor = 60 + delay + 60 + provisioning;
-    timesToFallback.push(timeToFallback(run, scenario, ci, ev));
+    timesToFallback.push(timeToFallback(run, ci, ev));
     timesToReturn.push(timeToReturn(run, ev));
   }
   return { timesToFallback, timesToReturn, floor };
@@ -171,10 +174,9 @@ function eventReactions(run: RunResult, scenario: ScenarioInstance):
  * From the first minute with a deficit of class `ci` until the fallbacks carry 90% of it (NaN: no deficit arose;
  * Infinity: never within the event).
  */
-function timeToFallback(run: RunResult, scenario: ScenarioInstance, ci: number, ev: CapacityEvent): number {
+function timeToFallback(run: RunResult, ci: number, ev: CapacityEvent): number {
   const s = run.series;
   const k = s.classCount;
-  const classes = scenario.classes;
   const start = Math.floor(ev.onset / 60);
   const end = Math.min(s.minutes, Math.ceil(ev.restoration / 60));
   // The deficit is judged on trailing 3-minute means (a single noisy minute is not a deficit, for the policy or for
@@ -190,7 +192,8 @@ function timeToFallback(run: RunResult, scenario: ScenarioInstance, ci: number, 
   let clock = ev.onset;
   for (let m = start; m < end; m++) {
     const demand = mean3((j) => s.demandTokens[j], m);
-    const preferredCapacity = mean3((j) => s.readyReplicas[j * k + ci] * classes[ci].tokensPerSecondPerReplica * 60, m);
+    // A pool's shortage is measured on its variant: what all its pools' ready instances sustain, each at its envelope.
+    const preferredCapacity = mean3((j) => s.readyCapacity[j * k + ci] * 60, m);
     const deficit = demand - preferredCapacity;
     if (deficit <= 0.02 * demand) continue;
     if (!sawDeficit) clock = Math.max(ev.onset, (m - DEFICIT_SMOOTHING_MINUTES + 1) * 60);

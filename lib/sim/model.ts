@@ -131,12 +131,18 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
   if ((scenario.platform ?? 'eks') !== 'sagemaker' || !scenario.variants || scenario.pools) return scenario;
   const byName = new Map(scenario.classes.map((c) => [c.name, c]));
   const placed = scenario.variants.flatMap((v) => v.classes);
-  const unknown = placed.filter((n) => !byName.has(n));
+  // What acts on capacity names a class (an instance type, a pool), never a variant: a variant's name would be ignored.
+  const acting = [
+    ...Object.keys(scenario.availability ?? {}), ...Object.keys(scenario.speedFactors ?? {}),
+    ...(scenario.interruptions ?? []).map((i) => i.className), ...(scenario.capacityEvents ?? []).map((e) => e.className),
+  ];
+  const unknown = [...new Set([...placed, ...acting])].filter((n) => !byName.has(n));
   const twice = placed.filter((n, i) => placed.indexOf(n) !== i);
   const missing = scenario.classes.filter((c) => !placed.includes(c.name)).map((c) => c.name);
   if (unknown.length > 0 || twice.length > 0 || missing.length > 0 || scenario.variants.some((v) => v.classes.length === 0)) {
     throw new Error(`Scenario ${scenario.id}: variants must place every class (${scenario.classes.map((c) => c.name).join(', ')}) in exactly one `
-      + `non-empty variant; unknown: [${unknown.join(', ')}], placed twice: [${twice.join(', ')}], not placed: [${missing.join(', ')}]`);
+      + 'non-empty variant, and availability, speedFactors, interruptions and capacityEvents must name classes, not variants; '
+      + `unknown: [${unknown.join(', ')}], placed twice: [${twice.join(', ')}], not placed: [${missing.join(', ')}]`);
   }
   const pools: Record<string, readonly SimClass[]> = {};
   const columns = scenario.variants.map((v): SimClass => {

@@ -34,6 +34,10 @@ export interface RunSeries {
   readonly replicaSeconds: Float64Array;
   /** What the minute's instances cost, USD: each instance pool's replica-seconds at its instance type's price. */
   readonly costUsd: Float64Array;
+  /** The part of `costUsd` paid for a variant's lower-priority pools (its fallback inside the variant; 0 with one pool). */
+  readonly lowerPoolCostUsd: Float64Array;
+  /** Output tokens/s the ready replicas sustain at their envelopes at the minute's end (each pool at its own). */
+  readonly readyCapacity: Float64Array;
   /** Mean requests in flight (queued or in service) over the minute: SageMaker's ConcurrentRequestsPerModel x instances. */
   readonly inFlight: Float64Array;
   /** Latency histograms of completed requests (index = (minute * classes + class) * LATENCY_BUCKETS + bucket). */
@@ -75,6 +79,8 @@ export function createRunSeries(minutes: number, k: number): RunSeries {
     interruptionNotices: perCell(),
     replicaSeconds: perCell(),
     costUsd: perCell(),
+    lowerPoolCostUsd: perCell(),
+    readyCapacity: perCell(),
     inFlight: perCell(),
     latency: new Uint32Array(cells * LATENCY_BUCKETS),
     demandRequests: new Float64Array(minutes),

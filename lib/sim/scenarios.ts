@@ -425,14 +425,16 @@ export const H8 = defineScenario('H8', 'Held out: long outputs',
 const EXAMPLE_VARIANTS = [{ name: 'preferred', classes: ['l40s', 'a10g'] }, { name: 'fallback', classes: ['inf2'] }];
 
 export const H9 = defineScenario('H9', 'Held out: instance pools (the example endpoint)',
-  'A preferred shortage (30-90 minutes, demand 80% up) on the SageMaker example\'s layout: L40S and A10G are instance pools of one '
-  + 'variant, so a scale-out short of L40S gets A10G instances inside it; Inferentia2 is a variant of its own. EKS has no pools: '
-  + 'there every class is its own target group, as in S1.',
-  SHORTAGE, (_seed, p, rng) => {
+  'The SageMaker example\'s layout: L40S and A10G are instance pools of one variant, Inferentia2 a variant of its own. At onset '
+  + '8 L40S instances get a 2-minute reclaim notice and no L40S is to be had for 30-90 minutes while demand rises 80%: the '
+  + 'variant\'s scale-outs get A10G instances inside it. EKS has no pools: there every class is its own target group.',
+  { ...SHORTAGE, reclaimedReplicas: 8 }, (_seed, p, rng) => {
     const s = preferredShortage(p, rng);
     return llm({
       id: 'H9', title: 'Held out: instance pools (the example endpoint)', p, profile: ramp(s.onset, p.surge), availability: s.availability,
       events: s.events, variants: EXAMPLE_VARIANTS,
+      // The notice comes at onset, when the capacity is already gone: their replacements find none.
+      interruptions: [{ className: 'l40s', at: s.onset + 120, replicas: p.reclaimedReplicas, noticeSeconds: 120 }],
     });
   });
 

@@ -138,8 +138,7 @@ class Simulation {
     this.states.forEach((cs, ci) => {
       let count = 0;
       cs.pools.forEach((pool, pi) => {
-        const cap = availabilityAt(scenario.availability?.[pool.spec.name], 0);
-        const n = Math.min(cs.spec.initialReplicas - count, cs.pools.length > 1 ? Math.min(cap, pool.spec.maxReplicas) : cap);
+        const n = Math.min(cs.spec.initialReplicas - count, availabilityAt(scenario.availability?.[pool.spec.name], 0));
         for (let i = 0; i < n; i++) this.launch(ci, pi, 0, true);
         count += n;
       });
@@ -369,16 +368,18 @@ class Simulation {
 
   /**
    * Removes pending replicas first, then drains the least busy ready ones; of a variant's pools, the lowest-priority
-   * pool's first (the construct's pool order: "the last is removed first at scale-in", lib/sagemaker/variants.ts).
+   * pool's first, its pending and then its ready ones ("SageMaker AI releases instances starting with the lowest-priority
+   * pool", realtime-endpoints-heterogeneous.html, "Auto-scaling with instance pools"; the order within a pool is not
+   * documented).
    */
   private scaleDown(cs: ClassState, count: number, now: number): void {
     for (let c = 0; c < count; c++) {
+      // Within a pool a pending replica goes first (rank -1), then the least busy ready one; the first found on a tie.
+      const rank = (r: Replica) => (r.state === PENDING ? -1 : r.busy);
       let victim: Replica | undefined;
-      for (const r of cs.replicas) if (r.state === PENDING && (!victim || r.pool > victim.pool)) victim = r;
-      if (!victim) {
-        for (const r of cs.replicas) {
-          if (r.state === READY && !r.doomed && (!victim || r.pool > victim.pool || (r.pool === victim.pool && r.busy < victim.busy))) victim = r;
-        }
+      for (const r of cs.replicas) {
+        if (r.state !== PENDING && (r.state !== READY || r.doomed)) continue;
+        if (!victim || r.pool > victim.pool || (r.pool === victim.pool && rank(r) < rank(victim))) victim = r;
       }
       if (!victim) return;
       if (victim.state === PENDING || victim.busy === 0) this.removeReplica(victim, now);
@@ -609,14 +610,13 @@ class Simulation {
     if (cs.desired > have) {
       if (instant || fresh || now >= cs.retryAt) {
         // SageMaker tries a variant's pools in priority order, the next on insufficient capacity ("falls back to the
-        // next pool in priority order", realtime-endpoints-heterogeneous.html); a pool holds at most its instance type's
-        // quota (its class's maxReplicas; a class alone is held to it by its desired count).
+        // next pool in priority order", realtime-endpoints-heterogeneous.html), at no cost in time (assumed). A pool has
+        // no maximum of its own ("DesiredInstanceCount: The variant's capacity"): only the cloud's availability of its type.
         let count = 0;
         cs.pools.forEach((pool, pi) => {
           const need = cs.desired - have - count;
           if (need <= 0) return;
-          const cap = availabilityAt(this.scenario.availability?.[pool.spec.name], now);
-          const room = Math.max(0, (cs.pools.length > 1 ? Math.min(cap, pool.spec.maxReplicas) : cap) - pool.alive);
+          const room = Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive);
           const n = Math.min(need, room);
           for (let i = 0; i < n; i++) done = Math.max(done, this.launch(ci, pi, now, instant));
           count += n;
@@ -674,12 +674,15 @@ class Simulation {
       cs.replicaSeconds = 0;
       // Each pool at its own instance type's price.
       let cost = 0;
-      for (const pool of cs.pools) {
+      cs.pools.forEach((pool, pi) => {
         pool.changeAlive(now, 0);
-        cost += replicaCostUsd(pool.replicaSeconds, pool.spec.usdPerReplicaHour);
+        const c = replicaCostUsd(pool.replicaSeconds, pool.spec.usdPerReplicaHour);
+        cost += c;
+        if (pi > 0) s.lowerPoolCostUsd[cell] += c;
         pool.replicaSeconds = 0;
-      }
+      });
       s.costUsd[cell] = cost;
+      s.readyCapacity[cell] = cs.readyCapacity();
       s.readyReplicas[cell] = cs.readyCount;
       s.pendingReplicas[cell] = cs.pending();
       s.desiredReplicas[cell] = cs.desired;

@@ -5,6 +5,9 @@
  */
 import { replicaCostUsd } from '../../lib/core/report/cost';
 import { retryOnPreferred } from '../../lib/sim/baselines';
+import { ClassState, Pool } from '../../lib/sim/class-state';
+import { libraryPolicy } from '../../lib/sim/library-policy';
+import { computeMetrics } from '../../lib/sim/metrics';
 import { routedScenario, type ScenarioInstance } from '../../lib/sim/model';
 import { type Observation, type PolicyFactory } from '../../lib/sim/policy';
 import { H9, S1 } from '../../lib/sim/scenarios';
@@ -12,7 +15,10 @@ import { runSimulation } from '../../lib/sim/simulator';
 
 const SHORT = { durationMinutes: 100, onsetMinute: 20, shortageMinutes: 60 };
 
-/** H9 on SageMaker, shortened: L40S capped at 5 instances from minute 20 to 80 while demand rises 80%. */
+/**
+ * H9 on SageMaker, shortened: at minute 20 eight L40S instances get their reclaim notice (lost at 22) and no more than 5
+ * L40S run until minute 80, while demand rises 80%.
+ */
 function pooled(params: Record<string, number> = SHORT): ScenarioInstance {
   return { ...H9.build(1, params), platform: 'sagemaker' };
 }
@@ -46,10 +52,15 @@ test('a variant with several classes is one column whose pools are its classes i
 test('variants that do not place every class exactly once fail, naming the scenario, the classes and what is wrong', () => {
   const base = pooled();
   expect(() => routedScenario({ ...base, variants: [{ name: 'preferred', classes: ['l40s', 'a10g', 'h100'] }, { name: 'f', classes: ['inf2'] }] }))
-    .toThrow(/Scenario H9: variants must place every class \(l40s, inf2, a10g\) in exactly one non-empty variant; unknown: \[h100\]/);
+    .toThrow(/Scenario H9: variants must place every class \(l40s, inf2, a10g\) in exactly one non-empty variant, .*; unknown: \[h100\]/);
   expect(() => routedScenario({ ...base, variants: [{ name: 'a', classes: ['l40s', 'a10g'] }, { name: 'b', classes: ['inf2', 'a10g'] }] }))
     .toThrow(/placed twice: \[a10g\]/);
   expect(() => routedScenario({ ...base, variants: [{ name: 'a', classes: ['l40s', 'a10g'] }] })).toThrow(/not placed: \[inf2\]/);
+  // A variant's name where a class is meant would be ignored: availability and interruptions act on pools.
+  expect(() => routedScenario({ ...base, availability: { preferred: [{ at: 0, instances: 1 }] } }))
+    .toThrow(/must name classes, not variants; unknown: \[preferred\]/);
+  expect(() => routedScenario({ ...base, interruptions: [{ className: 'fallback', at: 60, replicas: 1, noticeSeconds: 0 }] }))
+    .toThrow(/unknown: \[fallback\]/);
 });
 
 test('a one-class variant under its own name runs exactly as the class alone (pools change nothing but the name)', () => {
@@ -74,13 +85,36 @@ describe('a pooled variant short of its priority-1 type', () => {
   const [l40s, a10g] = routedScenario(scenario).pools!.preferred!;
 
   test('scale-outs get the next pool\'s instances in the same operation: no capacity error, no rollback', () => {
-    // The L40S instances running at onset stay; no further one is to be had until minute 80.
-    const during = seen.slice(21, 80);
-    expect(during.every((live) => live![0].pools[0] <= seen[20]![0].pools[0])).toBe(true);
-    expect(Math.max(...during.map((live) => live![0].pools[1]))).toBeGreaterThan(0);
+    const during = seen.slice(23, 80);
+    expect(Math.max(...seen.slice(0, 20).map((live) => live![0].pools[0]))).toBeGreaterThan(5);
+    expect(during.every((live) => live![0].pools[0] <= 5)).toBe(true);
+    expect(Math.max(...during.map((live) => live![0].pools[1]))).toBeGreaterThan(5);
     for (let m = 0; m < s.minutes; m++) expect(s.capacityErrors[m * s.classCount]).toBe(0);
     // Every ask is met once its instances start (no wait for the provisioning timeout, no rollback).
     expect(seen[75]![0].ready).toBe(seen[75]![0].desired);
+  });
+
+  test('without the shortage the variant stays on its priority-1 type', () => {
+    const unlimited: Array<Observation['live']> = [];
+    runSimulation({ ...scenario, availability: {} }, recording(unlimited), { seed: 1 });
+    expect(unlimited.every((live) => live![0].pools[1] === 0)).toBe(true);
+    expect(Math.max(...unlimited.slice(23, 80).map((live) => live![0].pools[0]))).toBeGreaterThan(5);
+  });
+
+  test('what the lower pool costs counts as fallback cost, and the deficit is measured on the variant\'s own capacity', () => {
+    const m = computeMetrics(run, scenario);
+    let fallbackVariant = 0;
+    let lowerPool = 0;
+    for (let i = 0; i < s.minutes; i++) {
+      fallbackVariant += s.costUsd[i * s.classCount + 1];
+      lowerPool += s.lowerPoolCostUsd[i * s.classCount];
+    }
+    expect(lowerPool).toBeGreaterThan(0);
+    expect(m.fallbackCostUsd).toBeCloseTo(fallbackVariant + lowerPool, 9);
+    // Ready capacity counts each pool at its own envelope (an A10G is not an L40S).
+    const minute = 60;
+    const [nL40s, nA10g] = seen[minute + 1]![0].pools;
+    expect(s.readyCapacity[minute * s.classCount]).toBe(nL40s * l40s.tokensPerSecondPerReplica + nA10g * a10g.tokensPerSecondPerReplica);
   });
 
   test('each pool is paid at its own price', () => {
@@ -93,6 +127,26 @@ describe('a pooled variant short of its priority-1 type', () => {
     expect(s.costUsd[steady * s.classCount]).toBeCloseTo(priced, 9);
     expect(a10g.usdPerReplicaHour).not.toBe(l40s.usdPerReplicaHour);
   });
+});
+
+test('the library\'s Reconciler runs the pooled endpoint as deployed: variants with their pools, instances per type', () => {
+  const scenario = pooled();
+  const run = runSimulation(scenario, libraryPolicy(), { seed: 1 });
+  // It would throw on a target that does not match its routing facts (lib/core/reconciler/step.ts).
+  expect(run.series.modes.length).toBe(100);
+  expect(computeMetrics(run, scenario).sloAttainment).toBeGreaterThan(0.9);
+});
+
+test('a pool without ready replicas admits nothing and takes nothing from the others (no NaN from 0 x unbounded)', () => {
+  const [l40s, inf2] = [pooled().classes[0], pooled().classes[1]];
+  const state = new ClassState({ ...l40s, name: 'v' }, [new Pool(l40s, 1, 1), new Pool(inf2, 1, 1)]);
+  state.readyCount = 3;
+  state.pools[0].readyCount = 3;
+  expect(inf2.admission?.maxQueuedPromptTokens).toBeUndefined();
+  expect(state.admitsQueued(100, 100)).toBe(true);
+  state.pools[0].readyCount = 0;
+  state.pools[1].readyCount = 1;
+  expect(state.admitsQueued(100, 100)).toBe(true);
 });
 
 test('scale-in releases the lowest-priority pool first', () => {
