@@ -14,6 +14,7 @@ import { servingRecord } from '../core/service/serving-record';
 import { recordServing } from '../control/serving-record';
 import { type IInferenceServing } from '../control/serving';
 import { type HardwareCatalog } from '../core/hardware/catalog';
+import { sageMakerVariantDimensions } from '../core/metrics/aws-published';
 import { AwsMetrics } from '../core/metrics/contract';
 import { routedClassFacts, type SageMakerRoutingFacts } from '../core/reconciler/routing-facts';
 import { rejectionStatusClass } from '../core/runtime/engines';
@@ -172,7 +173,10 @@ export interface SageMakerCapacityEndpointProps {
 /** Options of the metric helpers. */
 export interface SageMakerVariantMetricOptions extends cloudwatch.MetricOptions {
   /**
-   * Only the instances of this type (metrics of variants with instance pools carry an `InstanceType` dimension).
+   * Only the instances of this type: the series with an `InstanceType` dimension, which SageMaker publishes besides the
+   * variant-level one for a variant with instance pools ("Monitoring instance pools",
+   * https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html). Whether a variant with a
+   * single pool publishes it is not documented: read such a variant without this option.
    * @default - the whole variant
    */
   readonly instanceType?: string;
@@ -527,12 +531,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       metricName,
       period: Duration.minutes(1),
       ...props,
-      dimensionsMap: {
-        EndpointName: this.endpointName,
-        VariantName: variantName,
-        ...(instanceType ? { InstanceType: instanceType } : {}),
-        ...props.dimensionsMap,
-      },
+      dimensionsMap: { ...sageMakerVariantDimensions(this.endpointName, variantName, instanceType || undefined), ...props.dimensionsMap },
     });
   }
 

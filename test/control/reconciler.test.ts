@@ -295,7 +295,7 @@ describe('Reconciler: the rejected-demand signal follows each engine', () => {
     // The first variant's pools all shed with 429; the second mixes a 429 pool with a 503 one: both status classes.
     expect(sm.signals).toEqual({ [mixed.variants[0].variantName]: { rejectionStatus: '4xx' }, [mixed.variants[1].variantName]: { rejectionStatus: 'mixed' } });
     const rejected = signalPlan(sm, 60).classes[mixed.variants[1].variantName].rejectedTokensPerSecond;
-    expect([rejected].flat().map((q) => ('expression' in q! ? /MetricName="(\w+)"/.exec(q.expression)![1] : ''))).toEqual(['Invocation4XXErrors', 'Invocation5XXErrors']);
+    expect([rejected].flat().map((q) => ('metric' in q! ? q.metric.metricName : ''))).toEqual(['Invocation4XXErrors', 'Invocation5XXErrors']);
   });
 });
 

@@ -92,15 +92,37 @@ describe('the GetMetricData batch and its answer', () => {
   const plan = signalPlan(CONFIG, 60);
   const batch = buildQueryBatch(plan, 60);
 
-  test('SageMaker signals aggregate over the InstanceType dimension, with names quoted safely', () => {
-    expect(plan.classes.a.servedTokensPerSecond).toEqual({
-      expression: 'SUM(SEARCH(\'{AWS/SageMaker,EndpointName,InstanceType,VariantName} MetricName="Invocations" '
-        + 'EndpointName="my\\"endpoint" VariantName="a"\', \'Sum\', 60))',
-      scale: 2,
-    });
+  test('a one-class SageMaker variant reads its variant-level metrics [EndpointName, VariantName]: no SEARCH, no InstanceType', () => {
+    const variantMetric = (metricName: string, stat: string) => ({ namespace: 'AWS/SageMaker', metricName, dimensions: { EndpointName: 'my"endpoint', VariantName: 'a' }, stat });
+    expect(plan.classes.a.servedTokensPerSecond).toEqual({ metric: variantMetric('Invocations', 'Sum'), scale: 2 });
+    expect(plan.classes.a.rejectedTokensPerSecond).toEqual({ metric: variantMetric('Invocation5XXErrors', 'Sum'), scale: 2 });
+    expect(plan.classes.a.latencyP95Ms).toEqual({ metric: variantMetric('ModelLatency', 'p95'), scale: 1 / 1000 });
+    // Nothing in the batch searches or names an InstanceType: SageMaker documents that series only for pooled variants.
+    expect(batch.queries.filter((q) => q.Expression !== undefined)).toEqual([]);
+    expect(batch.queries.flatMap((q) => q.MetricStat!.Metric.Dimensions.map((d) => d.Name))).not.toContain('InstanceType');
     expect(batch.queries.map((q) => q.Id)).toEqual(batch.index.map((e) => e.id));
     expect(new Set(batch.queries.map((q) => q.Id)).size).toBe(batch.queries.length);
     expect(batch.queries.every((q) => /^[a-z][a-zA-Z0-9_]*$/.test(q.Id))).toBe(true);
+  });
+
+  test('a variant with several pools: requests at the variant level, p95 the MAX over the per-InstanceType series, names quoted safely', () => {
+    const pooled: ReconcilerConfig = {
+      ...CONFIG,
+      facts: { ...CONFIG.facts, variants: [{ variantName: 'a', classes: [cls('a', 0), { ...cls('a2', 1), instanceType: 'ml.g6.xlarge' }] }] } as ReconcilerConfig['facts'],
+      signals: { a: { rejectionStatus: 'mixed' } },
+    };
+    const sources = signalPlan(pooled, 60).classes.a;
+    const variantMetric = (metricName: string) => ({ namespace: 'AWS/SageMaker', metricName, dimensions: { EndpointName: 'my"endpoint', VariantName: 'a' }, stat: 'Sum' });
+    expect(sources.servedTokensPerSecond).toEqual({ metric: variantMetric('Invocations'), scale: 2 });
+    expect(sources.rejectedTokensPerSecond).toEqual([
+      { metric: variantMetric('Invocation4XXErrors'), scale: 2 },
+      { metric: variantMetric('Invocation5XXErrors'), scale: 2 },
+    ]);
+    expect(sources.latencyP95Ms).toEqual({
+      expression: 'MAX(SEARCH(\'{AWS/SageMaker,EndpointName,InstanceType,VariantName} MetricName="ModelLatency" '
+        + 'EndpointName="my\\"endpoint" VariantName="a"\', \'p95\', 60))',
+      scale: 1 / 1000,
+    });
   });
 
   test('datapoints land in their period, scaled; out-of-frame and non-finite values are dropped', () => {
@@ -158,8 +180,8 @@ describe('EKS signal plan: the producers the EKS construct deploys', () => {
     });
     expect((tgi.classes.a.rejectedTokensPerSecond as { metric: { metricName: string } }).metric.metricName).toBe('HTTPCode_Target_5XX_Count');
     const sm = signalPlan({ ...CONFIG, signals: { a: { rejectionStatus: '4xx' } } }, 60);
-    expect((sm.classes.a.rejectedTokensPerSecond as { expression: string }).expression).toContain('MetricName="Invocation4XXErrors"');
-    expect((sm.classes.b.rejectedTokensPerSecond as { expression: string }).expression).toContain('MetricName="Invocation5XXErrors"');
+    expect((sm.classes.a.rejectedTokensPerSecond as { metric: { metricName: string } }).metric.metricName).toBe('Invocation4XXErrors');
+    expect((sm.classes.b.rejectedTokensPerSecond as { metric: { metricName: string } }).metric.metricName).toBe('Invocation5XXErrors');
   });
 
   test('served tokens are the tokens the server counted where it counts them, requests x mean tokens elsewhere', () => {

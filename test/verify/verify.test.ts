@@ -215,19 +215,29 @@ describe('a SageMaker deployment', () => {
   const SM_CONFIG: ReconcilerConfig = {
     facts: {
       kind: 'sagemaker', endpointName: 'llm', endpointArn: `arn:aws:sagemaker:us-east-1:${ACCOUNT}:endpoint/llm`,
-      variants: [{ variantName: 'pooled', classes: [{ ...target('l40s', 0).class, instanceType: 'ml.g6e.xlarge' }, { ...target('a10g', 1).class, instanceType: 'ml.g5.xlarge' }] }],
+      variants: [
+        { variantName: 'pooled', classes: [{ ...target('l40s', 0).class, instanceType: 'ml.g6e.xlarge' }, { ...target('a10g', 1).class, instanceType: 'ml.g5.xlarge' }] },
+        { variantName: 'single', classes: [{ ...target('inf2', 2).class, instanceType: 'ml.inf2.xlarge' }] },
+      ],
     },
     placement: {}, policy: {}, service: 'chat', tokensPerRequest: 200, metricDelaySeconds: 120,
   };
+  const sageMakerReads = () => expectedMetrics(SM_CONFIG).filter((m) => m.namespace === 'AWS/SageMaker').map((m) => [m.name, m.dimensions, m.readBy]);
 
-  test('the pooled variant\'s endpoint metrics are searched under [EndpointName, InstanceType, VariantName]: the fact verify settles', () => {
-    const invocations = expectedMetrics(SM_CONFIG).find((m) => m.name === 'Invocations');
-    expect(invocations).toEqual({
-      namespace: 'AWS/SageMaker', name: 'Invocations', dimensions: { EndpointName: 'llm', InstanceType: undefined, VariantName: 'pooled' }, readBy: ['pooled servedTokensPerSecond'],
-    });
+  test('the request metrics of every variant are read under [EndpointName, VariantName]; only the pooled variant\'s latency is searched per InstanceType', () => {
+    const variant = (VariantName: string) => ({ EndpointName: 'llm', VariantName });
+    // Strict: an InstanceType searched over is an undefined value, which toEqual would not tell from no InstanceType.
+    expect(sageMakerReads()).toStrictEqual([
+      ['ModelLatency', { EndpointName: 'llm', InstanceType: undefined, VariantName: 'pooled' }, ['pooled latencyP95Ms']],
+      ['Invocations', variant('pooled'), ['pooled servedTokensPerSecond']],
+      ['Invocation5XXErrors', variant('pooled'), ['pooled rejectedTokensPerSecond']],
+      ['ModelLatency', variant('single'), ['single latencyP95Ms']],
+      ['Invocations', variant('single'), ['single servedTokensPerSecond']],
+      ['Invocation5XXErrors', variant('single'), ['single rejectedTokensPerSecond']],
+    ]);
   });
 
-  test('passes when SageMaker lists the metrics under that set and fails when only under [EndpointName, VariantName]', async () => {
+  test('passes when SageMaker lists each metric under the set read; fails the pooled latency when only [EndpointName, VariantName] is listed', async () => {
     conformingAccount(SM_CONFIG);
     iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
       EvaluationResults: (input.ActionNames ?? []).map((a) => ({
@@ -237,10 +247,14 @@ describe('a SageMaker deployment', () => {
     }));
     const pass = await runVerify('Svc', clients('us-east-1'));
     expect(pass.filter((r) => r.id.startsWith('iam:reconciler') || r.id.startsWith('metric:')).filter((r) => r.status !== 'pass')).toEqual([]);
+    // An account where SageMaker publishes no InstanceType series: everything but the pooled variant's p95 is still read.
     cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => ({
       Metrics: [{ Namespace: input.Namespace, MetricName: input.MetricName, Dimensions: (input.Dimensions ?? []).filter((d) => d.Name !== 'InstanceType').map((d) => ({ Name: d.Name, Value: d.Value })) }],
     }));
-    const fail = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:AWS/SageMaker:Invocations'));
-    expect(fail.map((r) => [r.status, r.detail])).toEqual([['fail', "ListMetrics lists it only under [EndpointName, VariantName]: the reconciler's query reads nothing"]]);
+    const sm = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:AWS/SageMaker:'));
+    expect(sm.filter((r) => r.status !== 'pass').map((r) => [r.id, r.status, r.detail])).toEqual([
+      ['metric:AWS/SageMaker:ModelLatency:EndpointName=llm,VariantName=pooled', 'fail', "ListMetrics lists it only under [EndpointName, VariantName]: the reconciler's query reads nothing"],
+    ]);
+    expect(sm.filter((r) => r.status === 'pass')).toHaveLength(5);
   });
 });

@@ -49,7 +49,11 @@ const CI_SOURCE = 'https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitorin
 const sm = AwsMetrics.sageMaker;
 const E = AwsDim.ENDPOINT_NAME;
 const V = AwsDim.VARIANT_NAME;
-// With instance pools (several instance types in one variant) SageMaker adds InstanceType to the endpoint metrics.
+// The variant-level set is published with or without instance pools ("Existing CloudWatch metrics that are aggregated
+// across all instances in a variant ... continue to work the same way when you use instance pools"); with pools,
+// "In addition, CloudWatch publishes these metrics with an InstanceType dimension" (SageMaker developer guide, "Deploy
+// to multiple instance types with instance pools", section "Monitoring instance pools",
+// https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html).
 const SM_SETS = [[E, V], [E, V, AwsDim.INSTANCE_TYPE]] as const;
 const ALB_SETS = [[AwsDim.LOAD_BALANCER, AwsDim.TARGET_GROUP]] as const;
 
@@ -84,6 +88,25 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
 export function findPublishedMetric(namespace: string, name: string, dimensionNames: readonly string[]): AwsPublishedMetric | undefined {
   return AWS_PUBLISHED_METRICS.find((m) => m.namespace === namespace && m.name === name
     && m.dimensionSets.some((set) => sameSet(set, dimensionNames)));
+}
+
+/**
+ * The dimensions of an AWS/SageMaker endpoint metric of one production variant: [EndpointName, VariantName], the
+ * variant-level series SageMaker publishes with or without instance pools, or with `instanceType` the series of one
+ * pool's instances, [EndpointName, VariantName, InstanceType], documented for a variant that uses instance pools (see
+ * SM_SETS above; whether a variant with a one-entry InstancePools list publishes it is not documented).
+ */
+export function sageMakerVariantDimensions(endpointName: string, variantName: string, instanceType?: string): Record<string, string> {
+  return {
+    [AwsDim.ENDPOINT_NAME]: endpointName,
+    [AwsDim.VARIANT_NAME]: variantName,
+    ...(instanceType !== undefined ? { [AwsDim.INSTANCE_TYPE]: instanceType } : {}),
+  };
+}
+
+/** An AWS/SageMaker endpoint metric of one production variant, all its instances (`sageMakerVariantDimensions`). */
+export function sageMakerVariantMetric(metricName: string, endpointName: string, variantName: string, stat: string): MetricStatSource {
+  return { namespace: AwsMetrics.sageMaker.namespace, metricName, dimensions: sageMakerVariantDimensions(endpointName, variantName), stat };
 }
 
 /** Container Insights desired replicas of one Deployment (enhanced observability; PodName holds the Deployment name). */

@@ -4,6 +4,7 @@
  * instance count itself (UpdateEndpointWeightsAndCapacities), after its weights.
  */
 import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, type MetricSpec, Metrics } from '../../metrics/contract';
+import { sageMakerVariantDimensions, sageMakerVariantMetric } from '../../metrics/aws-published';
 import { type PolicyClass } from '../../policy/types';
 import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
@@ -47,6 +48,16 @@ function variantClass(route: Route, placement: PlacementOptions, counts: Readonl
   };
 }
 
+/**
+ * SageMaker's endpoint metrics with instance pools (developer guide, "Deploy to multiple instance types with instance
+ * pools", section "Monitoring instance pools", https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html):
+ * "Existing CloudWatch metrics that are aggregated across all instances in a variant — such as Invocations,
+ * ModelLatency, and CPUUtilization — continue to work the same way when you use instance pools", and "In addition,
+ * CloudWatch publishes these metrics with an InstanceType dimension". So every variant is read on its variant-level
+ * series [EndpointName, VariantName]; the per-InstanceType series are read only where the variant has several pools
+ * and a per-type statistic is needed (the p95 latency). Whether a variant with a one-entry InstancePools list (which
+ * the construct renders for every variant) publishes the InstanceType series is not documented.
+ */
 function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['signalSources']>[0], periodSeconds: number): Record<string, ClassSignalSources> {
   const facts = config.facts;
   const own = (variant: string, spec: MetricSpec): SignalSource => ({ metric: classMetric(spec, config.service, variant) });
@@ -54,11 +65,9 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
   const out: Record<string, ClassSignalSources> = {};
   for (const v of facts.variants) {
     const producers = config.signals?.[v.variantName];
-    // With instance pools every endpoint metric carries an InstanceType dimension: aggregate over it.
-    const search = (metricName: string, stat: string) =>
-      `SEARCH('{${AwsMetrics.sageMaker.namespace},EndpointName,InstanceType,VariantName} MetricName=${quote(metricName)} ` +
-      `EndpointName=${quote(facts.endpointName)} VariantName=${quote(v.variantName)}', '${stat}', ${periodSeconds})`;
-    const count = (metricName: string): SignalSource => ({ expression: `SUM(${search(metricName, 'Sum')})`, scale: perRequest });
+    const variantMetric = (metricName: string, stat: string) => sageMakerVariantMetric(metricName, facts.endpointName, v.variantName, stat);
+    // Requests of all the variant's instances, whatever their type.
+    const count = (metricName: string): SignalSource => ({ metric: variantMetric(metricName, 'Sum'), scale: perRequest });
     // Rejected demand is what the pools shed, in the status class their engines answer overload with (TGI 429, the
     // others 503). A variant whose pools shed differently reads both: the two queries are summed per period.
     const status = rejectionStatusOf(producers);
@@ -72,8 +81,12 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
       desiredReplicas: own(v.variantName, Metrics.desiredReplicas),
       pendingScaleOut: own(v.variantName, Metrics.pendingScaleOut),
       ...(producers?.capacityErrors ? { capacityErrors: { metric: producers.capacityErrors } } : {}),
-      // The slowest instance type's p95 stands for the variant (percentiles do not add up); microseconds to ms.
-      latencyP95Ms: { expression: `MAX(${search(AwsMetrics.sageMaker.modelLatency, 'p95')})`, scale: 1 / 1000 },
+      // Microseconds to ms. A variant with several pools: the slowest instance type's p95 stands for the variant, MAX
+      // over the per-InstanceType series SageMaker publishes "in addition" with pools (percentiles do not add up, and
+      // the variant-level p95 would let a slow pool that takes few of the requests hide behind the fast ones).
+      latencyP95Ms: v.classes.length > 1
+        ? { expression: `MAX(${instanceTypeSearch(facts.endpointName, v.variantName, AwsMetrics.sageMaker.modelLatency, 'p95', periodSeconds)})`, scale: AWS_LATENCY_TO_MS.sageMaker }
+        : { metric: variantMetric(AwsMetrics.sageMaker.modelLatency, 'p95'), scale: AWS_LATENCY_TO_MS.sageMaker },
       // Tokens the server counted (Sum per period) to tokens per second; without them, invocations x mean tokens.
       servedTokensPerSecond: producers?.generatedTokens
         ? counterPerSecond(producers.generatedTokens, periodSeconds, producers.generatedTokensIntervalSeconds)
@@ -82,6 +95,16 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
     };
   }
   return out;
+}
+
+/**
+ * Every per-InstanceType series of one AWS/SageMaker metric of a variant with instance pools: the schema matches only
+ * series with exactly the dimensions [EndpointName, InstanceType, VariantName], so never the variant-level one.
+ */
+function instanceTypeSearch(endpointName: string, variantName: string, metricName: string, stat: string, periodSeconds: number): string {
+  const schema = [AwsMetrics.sageMaker.namespace, AwsDim.ENDPOINT_NAME, AwsDim.INSTANCE_TYPE, AwsDim.VARIANT_NAME].join(',');
+  return `SEARCH('{${schema}} MetricName=${quote(metricName)} ${AwsDim.ENDPOINT_NAME}=${quote(endpointName)} `
+    + `${AwsDim.VARIANT_NAME}=${quote(variantName)}', '${stat}', ${periodSeconds})`;
 }
 
 /**
@@ -150,13 +173,9 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   },
   observedClasses: (facts) => facts.variants.flatMap((v) => v.classes.map((cls) => ({
     facts: cls,
-    // With several instance pools in a variant, SageMaker adds an InstanceType dimension; a single-class variant is
-    // addressed by its variant alone.
-    awsDimensions: {
-      [AwsDim.ENDPOINT_NAME]: facts.endpointName,
-      [AwsDim.VARIANT_NAME]: v.variantName,
-      ...(v.classes.length > 1 ? { [AwsDim.INSTANCE_TYPE]: cls.instanceType } : {}),
-    },
+    // A class of a variant with several instance pools is its pool's InstanceType series, which SageMaker publishes for
+    // such variants besides the variant-level one (see signalSources); a single-class variant is its variant-level series.
+    awsDimensions: sageMakerVariantDimensions(facts.endpointName, v.variantName, v.classes.length > 1 ? cls.instanceType : undefined),
   }))),
   uniqueRouteNames: true,
   policyClasses: (facts, placement, target) => routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {})),

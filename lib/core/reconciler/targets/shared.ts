@@ -9,12 +9,12 @@ import { type Route, type TargetState } from './kind';
 import { type Checker } from '../../validation/checker';
 import { type ROUTING_FACTS_RULES } from '../../validation/rules';
 
-/** A CloudWatch search term's quoted value. */
 /** A contract metric of one routed class (Service, CapacityClass), as the reconciler queries it. */
 export function classMetric(spec: MetricSpec, service: string, className: string): MetricStatSource {
   return { namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(service, className), stat: spec.statistic };
 }
 
+/** A CloudWatch search term's quoted value. */
 export function quote(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
