@@ -107,7 +107,12 @@ export interface ScenarioInstance {
    * target tracking, one queue over the instances of all its pools (`routedScenario`). Ignored on EKS, where every
    * class is its own target group. @default one variant per class
    */
-  readonly variants?: ReadonlyArray<{ readonly name: string; readonly classes: readonly string[] }>;
+  readonly variants?: ReadonlyArray<{
+    readonly name: string;
+    readonly classes: readonly string[];
+    /** In-flight requests per instance its target tracking aims for (the construct's `scaling.targetConcurrencyPerInstance`). */
+    readonly targetConcurrencyPerInstance?: number;
+  }>;
   /**
    * The instance pools of each routed column, in priority order (set by `routedScenario`; a column without an entry is
    * its own only pool).
@@ -147,7 +152,7 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
   const pools: Record<string, readonly SimClass[]> = {};
   const columns = scenario.variants.map((v): SimClass => {
     const members = v.classes.map((n) => byName.get(n)!);
-    if (members.length === 1 && members[0].name === v.name) return members[0];
+    if (members.length === 1 && members[0].name === v.name && v.targetConcurrencyPerInstance === undefined) return members[0];
     pools[v.name] = members;
     const first = members[0];
     const slowest = (c: SimClass) => (typeof c.provisioningSeconds === 'number' ? c.provisioningSeconds : c.provisioningSeconds[1]);
@@ -160,7 +165,7 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
       maxReplicas: Math.max(...members.map((c) => c.maxReplicas)),
       // Instances at time 0, provisioned by pool priority as any scale-out (the variant's standby is not a pool's own).
       initialReplicas: Math.max(...members.map((c) => c.initialReplicas)),
-      targetConcurrencyPerReplica: Math.min(...members.map((c) => c.targetConcurrencyPerReplica)),
+      targetConcurrencyPerReplica: v.targetConcurrencyPerInstance ?? Math.min(...members.map((c) => c.targetConcurrencyPerReplica)),
       // The slowest pool's start, for what reads a column's start-up time (the simulated Reconciler's grace period).
       provisioningSeconds: Math.max(...members.map(slowest)),
       // A variant's engine counters reach the Reconciler only when it has one class (`routedProducers`).

@@ -427,12 +427,14 @@ const EXAMPLE_VARIANTS = [{ name: 'preferred', classes: ['l40s', 'a10g'] }, { na
 export const H9 = defineScenario('H9', 'Held out: instance pools (the example endpoint)',
   'The SageMaker example\'s layout: L40S and A10G are instance pools of one variant, Inferentia2 a variant of its own. At onset '
   + '8 L40S instances get a 2-minute reclaim notice and no L40S is to be had for 30-90 minutes while demand rises 80%: the '
-  + 'variant\'s scale-outs get A10G instances inside it. EKS has no pools: there every class is its own target group.',
-  { ...SHORTAGE, reclaimedReplicas: 8 }, (_seed, p, rng) => {
+  + 'variant\'s scale-outs get A10G instances inside it. EKS has no pools: there every class is its own target group. '
+  + 'preferredTarget sets the preferred variant\'s target concurrency per instance (NaN: the construct\'s default, the smallest of its pools).',
+  { ...SHORTAGE, reclaimedReplicas: 8, preferredTarget: NaN }, (_seed, p, rng) => {
     const s = preferredShortage(p, rng);
+    const target = Number.isNaN(p.preferredTarget) ? {} : { targetConcurrencyPerInstance: p.preferredTarget };
     return llm({
       id: 'H9', title: 'Held out: instance pools (the example endpoint)', p, profile: ramp(s.onset, p.surge), availability: s.availability,
-      events: s.events, variants: EXAMPLE_VARIANTS,
+      events: s.events, variants: [{ ...EXAMPLE_VARIANTS[0], ...target }, EXAMPLE_VARIANTS[1]],
       // The notice comes at onset, when the capacity is already gone: their replacements find none.
       interruptions: [{ className: 'l40s', at: s.onset + 120, replicas: p.reclaimedReplicas, noticeSeconds: 120 }],
     });

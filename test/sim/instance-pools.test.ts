@@ -45,6 +45,8 @@ test('a variant with several classes is one column whose pools are its classes i
     usdPerReplicaHour: l40s.usdPerReplicaHour,
   });
   expect(routedScenario(routed)).toBe(routed);
+  // The construct's `scaling.targetConcurrencyPerInstance` replaces the default target.
+  expect(routedScenario(pooled({ ...SHORT, preferredTarget: 13 })).classes[0].targetConcurrencyPerReplica).toBe(13);
   const eks = { ...pooled(), platform: 'eks' as const };
   expect(routedScenario(eks)).toBe(eks);
 });
