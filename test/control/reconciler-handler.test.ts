@@ -9,6 +9,7 @@ import { variantResourceId } from '../../lib/core/platform/sagemaker-scalable-ta
 import { Dim } from '../../lib/core/metrics/contract';
 import { DEFAULT_POLICY_CONFIG, policyWindowPeriods } from '../../lib/core/policy/defaults';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { routingTarget } from '../../lib/core/reconciler/targets';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
 import {
@@ -56,6 +57,9 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(cw.commandCalls(GetMetricDataCommand)).toHaveLength(1);
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
     expect(audit(lines)).toMatchObject({ mode: 'cost', reason: { code: 'cost-plan' }, apply: { action: 'unchanged' } });
+    // No HealthyTargets, as the kind declares (the dashboard draws the metric only where it does).
+    expect(lines.filter((l) => l.HealthyTargets !== undefined)).toEqual([]);
+    expect(routingTarget(SM.facts).publishesHealthyTargets).toBe(false);
     // The GetMetricData window: the policy's window (an hour: its re-entry memory, where a flapping class shows) of
     // one-minute periods for the signals ending at 11:58, the own mode history up to now.
     const input = cw.commandCalls(GetMetricDataCommand)[0].args[0].input;
@@ -730,6 +734,7 @@ describe('reconciler run, ALB listener', () => {
     expect(replicas).toEqual([['inf2', 2, 4], ['g6', 2, 2]]);
     // The live count apart, read back where HealthyHostCount has a gap; none for g6, whose read was denied.
     expect(lines.filter((l) => l.HealthyTargets !== undefined).map((l) => [l[Dim.CLASS], l.HealthyTargets])).toEqual([['inf2', 1]]);
+    expect(routingTarget(ALB.facts).publishesHealthyTargets).toBe(true);
   });
 });
 
