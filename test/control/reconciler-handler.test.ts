@@ -606,6 +606,24 @@ describe('reconciler run, ALB listener', () => {
       expect(result).toMatchObject({ action: 'unchanged' });
     });
 
+    test('a run whose GetMetricData fails after the target read still prints the health it read; one whose target read fails has none', async () => {
+      elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('inf2') }).resolves(health('draining'));
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('g6') })
+        .rejects(Object.assign(new Error('not authorized'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
+      cw.on(GetMetricDataCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }));
+      const failed = await run(ALB);
+      expect(failed.result).toMatchObject({ action: 'failed', reason: 'aws-error' });
+      expect(audit(failed.lines)).toMatchObject({
+        apply: { action: 'failed', reason: 'aws-error' },
+        healthyTargets: { inf2: 0, g6: null }, healthUnread: 'DescribeTargetHealth failed (g6: AccessDenied: not authorized)',
+      });
+      elb.on(DescribeListenersCommand).rejects(Object.assign(new Error('not authorized'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
+      const unread = await run(ALB);
+      expect(audit(unread.lines)).toMatchObject({ apply: { action: 'failed', reason: 'aws-error' } });
+      expect(audit(unread.lines)).not.toHaveProperty('healthyTargets');
+    });
+
     test('a bug in the health read (not an AWS call\'s error) fails the run as an internal error, not as a failed read', async () => {
       elb.on(DescribeListenersCommand).resolves(listener(98, 2));
       elb.on(DescribeTargetHealthCommand).callsFake(() => {
@@ -697,6 +715,8 @@ describe('reconciler run, ALB listener', () => {
     const { lines } = await run(onRule);
     expect(elb.commandCalls(ModifyRuleCommand)).toHaveLength(0);
     expect(JSON.stringify(lines)).toContain(`not among the target group(s) of listener rule ${ruleArn} (it holds: none)`);
+    // The target was read before the run failed: its line carries the live health, as a decided run's does.
+    expect(audit(lines)).toMatchObject({ apply: { action: 'failed', reason: 'target-mismatch' }, healthyTargets: { inf2: 2, g6: 2 } });
   });
 
   test('steady state makes no ModifyListener call', async () => {
