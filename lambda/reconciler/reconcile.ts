@@ -10,7 +10,7 @@ import { type AlarmStateChangeEvent, alarmedClasses } from '../../lib/core/recon
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { metricQuery } from '../../lib/core/reconciler/observe';
 import { beforeDeadline, DEFAULT_RETRY, isProgrammingError, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
-import { rememberRun, runRecords, type RunOutcome, step } from '../../lib/core/reconciler/step';
+import { healthRead, rememberRun, runRecords, type RunOutcome, step } from '../../lib/core/reconciler/step';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { type Clients, type TargetIo } from './targets/io';
 
@@ -111,15 +111,20 @@ async function reconcileChecked(
   const io = await TARGET_IO[config.facts.kind]();
   const query = metricQuery(config, options.nowMs);
   let read: Awaited<ReturnType<TargetIo['read']>>;
-  let results: MetricDataResult[];
   try {
     read = await withRetries(beforeDeadline(() => io.read(config, clients, retry), signal), retry);
+  } catch (error) {
+    const f = awsFailure(error);
+    return fail(f.reason, `weights unchanged: ${f.detail}`);
+  }
+  let results: MetricDataResult[];
+  try {
     const queries = query.batch.queries as MetricDataQuery[];
     const metrics = () => getMetricData(clients.cloudwatch, queries, query.startTime, query.endTime, signal);
     results = await withRetries(beforeDeadline(metrics, signal), retry);
   } catch (error) {
     const f = awsFailure(error);
-    return fail(f.reason, `weights unchanged: ${f.detail}`);
+    return fail(f.reason, `weights unchanged: ${f.detail}`, healthRead(read.state));
   }
   const alarmed = alarmedClasses(config, options.event);
   const s = step(config, read.state, results, options.nowMs, options.memory, alarmed);

@@ -194,6 +194,9 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
       left: [
         m.perRoute(Metrics.desiredReplicas, route, { label: 'desired' }),
         m.perRoute(Metrics.readyReplicas, route, { label: 'ready' }),
+        // Where the reconciler counts targets live: 'ready' is the newest HealthyHostCount a run read, a metric delay
+        // old, so the live count shows a lost or returning pod first.
+        ...(routingTarget(m.facts).publishesHealthyTargets ? [m.perRoute(Metrics.healthyTargets, route, { label: 'healthy (reconciler)' })] : []),
         ...(route.classes.length > 1 ? route.classes.map((c) => m.perClass(Metrics.readyReplicas, c, { label: `ready ${c.facts.name}` })) : []),
       ],
       // Where the platform rolls a refused scale-out back and publishes no capacity error (SageMaker), the refusals the

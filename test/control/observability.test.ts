@@ -215,6 +215,10 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     ]);
     // A single-pool variant: desired, ready and its refusals; no pool lines.
     expect(metricKeys(widget(widgets, 'Replicas preferred: desired vs ready'))).toHaveLength(3);
+    // SageMaker counts no target group's health: no HealthyTargets line on any variant.
+    const replicaGraphs = widgets.filter((x) => String(x.properties.title).startsWith('Replicas '));
+    expect(replicaGraphs).toHaveLength(2);
+    for (const g of replicaGraphs) expect(metricKeys(g).filter((k) => k.includes(' HealthyTargets '))).toEqual([]);
   });
 
   test('SageMaker produces no capacity-error metric: no such widget; server errors per class and the shed rate instead', () => {
@@ -450,6 +454,18 @@ describe('InferenceDashboard and InferenceAlarms on an ALB, with options', () =>
     expect(expressions(w)).toEqual(['p50_2_raw * 1000', 'p95_2_raw * 1000', 'p99_2_raw * 1000']);
     expect(metricKeys(w)[1]).toBe('AWS/ApplicationELB TargetResponseTime LoadBalancer=app/llama/50dc6c495c0c9188 TargetGroup=targetgroup/inf2/6d0ecf831eec9f02 p95');
     expect(widgets[0].properties.markdown).toContain('ALB `app/llama/50dc6c495c0c9188` (EKS)');
+  });
+
+  test('each class\'s replicas graph draws the healthy targets the reconciler counted live, beside desired and ready', () => {
+    for (const c of EC2_CLASSES) {
+      const w = widget(widgets, `Replicas ${c.name}: desired vs ready`);
+      expect(metricKeys(w)).toEqual([
+        `CapacityAwareInference DesiredReplicas CapacityClass=${c.name} Service=llama-eks Maximum`,
+        `CapacityAwareInference ReadyReplicas CapacityClass=${c.name} Service=llama-eks Minimum`,
+        `CapacityAwareInference HealthyTargets CapacityClass=${c.name} Service=llama-eks Minimum`,
+      ]);
+      expect(rows(w).map((r) => (r.at(-1) as { label?: string }).label)).toEqual(['desired', 'ready', 'healthy (reconciler)']);
+    }
   });
 
   test('without alarms the dashboard has no threshold lines and no alarm row', () => {

@@ -9,6 +9,7 @@ import { variantResourceId } from '../../lib/core/platform/sagemaker-scalable-ta
 import { Dim } from '../../lib/core/metrics/contract';
 import { DEFAULT_POLICY_CONFIG, policyWindowPeriods } from '../../lib/core/policy/defaults';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { routingTarget } from '../../lib/core/reconciler/targets';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
 import {
@@ -56,6 +57,9 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(cw.commandCalls(GetMetricDataCommand)).toHaveLength(1);
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
     expect(audit(lines)).toMatchObject({ mode: 'cost', reason: { code: 'cost-plan' }, apply: { action: 'unchanged' } });
+    // No HealthyTargets, as the kind declares (the dashboard draws the metric only where it does).
+    expect(lines.filter((l) => l.HealthyTargets !== undefined)).toEqual([]);
+    expect(routingTarget(SM.facts).publishesHealthyTargets).toBe(false);
     // The GetMetricData window: the policy's window (an hour: its re-entry memory, where a flapping class shows) of
     // one-minute periods for the signals ending at 11:58, the own mode history up to now.
     const input = cw.commandCalls(GetMetricDataCommand)[0].args[0].input;
@@ -602,6 +606,24 @@ describe('reconciler run, ALB listener', () => {
       expect(result).toMatchObject({ action: 'unchanged' });
     });
 
+    test('a run whose GetMetricData fails after the target read still prints the health it read; one whose target read fails has none', async () => {
+      elb.on(DescribeListenersCommand).resolves(listener(98, 2));
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('inf2') }).resolves(health('draining'));
+      elb.on(DescribeTargetHealthCommand, { TargetGroupArn: tgArn('g6') })
+        .rejects(Object.assign(new Error('not authorized'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
+      cw.on(GetMetricDataCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }));
+      const failed = await run(ALB);
+      expect(failed.result).toMatchObject({ action: 'failed', reason: 'aws-error' });
+      expect(audit(failed.lines)).toMatchObject({
+        apply: { action: 'failed', reason: 'aws-error' },
+        healthyTargets: { inf2: 0, g6: null }, healthUnread: 'DescribeTargetHealth failed (g6: AccessDenied: not authorized)',
+      });
+      elb.on(DescribeListenersCommand).rejects(Object.assign(new Error('not authorized'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
+      const unread = await run(ALB);
+      expect(audit(unread.lines)).toMatchObject({ apply: { action: 'failed', reason: 'aws-error' } });
+      expect(audit(unread.lines)).not.toHaveProperty('healthyTargets');
+    });
+
     test('a bug in the health read (not an AWS call\'s error) fails the run as an internal error, not as a failed read', async () => {
       elb.on(DescribeListenersCommand).resolves(listener(98, 2));
       elb.on(DescribeTargetHealthCommand).callsFake(() => {
@@ -693,6 +715,8 @@ describe('reconciler run, ALB listener', () => {
     const { lines } = await run(onRule);
     expect(elb.commandCalls(ModifyRuleCommand)).toHaveLength(0);
     expect(JSON.stringify(lines)).toContain(`not among the target group(s) of listener rule ${ruleArn} (it holds: none)`);
+    // The target was read before the run failed: its line carries the live health, as a decided run's does.
+    expect(audit(lines)).toMatchObject({ apply: { action: 'failed', reason: 'target-mismatch' }, healthyTargets: { inf2: 2, g6: 2 } });
   });
 
   test('steady state makes no ModifyListener call', async () => {
@@ -730,6 +754,7 @@ describe('reconciler run, ALB listener', () => {
     expect(replicas).toEqual([['inf2', 2, 4], ['g6', 2, 2]]);
     // The live count apart, read back where HealthyHostCount has a gap; none for g6, whose read was denied.
     expect(lines.filter((l) => l.HealthyTargets !== undefined).map((l) => [l[Dim.CLASS], l.HealthyTargets])).toEqual([['inf2', 1]]);
+    expect(routingTarget(ALB.facts).publishesHealthyTargets).toBe(true);
   });
 });
 

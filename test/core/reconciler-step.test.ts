@@ -646,6 +646,21 @@ describe('an emptied target group: ALB publishes no HealthyHostCount for it, the
     expect(inf2).toMatchObject({ ReadyReplicas: 0, DesiredReplicas: 3, HealthyTargets: 0 });
   });
 
+  test('a run that fails after reading the target prints the health it read, as a decided run does', () => {
+    // g6's target group has left the listener: the facts no longer match, so the run cannot decide.
+    const target: TargetState = {
+      ...alb({ inf2: 100 }), healthyTargets: { inf2: 0, g6: null }, healthUnread: 'DescribeTargetHealth failed (g6: TargetGroupNotFound: gone)',
+    };
+    const s = step(ALB, target, answer(ALB, emptied), NOW_MS);
+    expect(s).toMatchObject({ ok: false, reason: 'target-mismatch' });
+    expect(runRecords(ALB, s, { action: 'failed' }, NOW_MS).find((r) => r.audit === 'routing-decision')).toMatchObject({
+      apply: { action: 'failed', reason: 'target-mismatch' },
+      weights: { inf2: 100 },
+      healthyTargets: { inf2: 0, g6: null },
+      healthUnread: 'DescribeTargetHealth failed (g6: TargetGroupNotFound: gone)',
+    });
+  });
+
   test.each([
     ['healthy targets now (the metric is late, not gone)', { inf2: 2, g6: 1 }],
     ['a failed health read', { inf2: null, g6: 1 }],

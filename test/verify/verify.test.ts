@@ -11,8 +11,8 @@ import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { clients, main, parseArgs, runVerify, UsageError } from '../../bin/verify';
 import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
-import { AwsDim, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics/contract';
-import { expectedMetrics, publishedOnlyOn } from '../../lib/core/verify/metric-presence';
+import { ALL_METRICS, AwsDim, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics/contract';
+import { expectedMetrics, metricPresenceCheck, publishedOnlyOn } from '../../lib/core/verify/metric-presence';
 import {
   ACCOUNT, ADDON_VERSION, conformingAccount, contextOf, cw, EKS_CONFIG, eks, healthyAccountBeforeAnyEvent, iam, KARPENTER_STATEMENTS, lambda, logs,
   resetAccount, ROLE_ARN, target,
@@ -33,6 +33,21 @@ test('which read metrics are published only on an event (the rest fail when List
   expect(publishedOnlyOn({ namespace: KARPENTER_CAPACITY_NAMESPACE, name: 'InsufficientCapacity/prod/np', dimensions: {} }))
     .toBe('insufficient-capacity launch failure of the NodePool');
   expect(publishedOnlyOn({ namespace: METRIC_NAMESPACE, name: 'PolicyMode', dimensions: { Service: 's' } })).toBeUndefined();
+});
+
+test('a missing metric names the cause its contract spec declares (whyAbsent), else traffic', () => {
+  // Carried from the contract for every metric that declares one, and only for those.
+  const read = expectedMetrics(EKS_CONFIG);
+  const declared = read.filter((m) => ALL_METRICS.some((s) => s.namespace === m.namespace && s.name === m.name && s.whyAbsent !== undefined));
+  expect(declared.length).toBeGreaterThan(0);
+  for (const m of read) {
+    expect(m.whyAbsent).toBe(ALL_METRICS.find((s) => s.namespace === m.namespace && s.name === m.name)?.whyAbsent);
+  }
+  // The check reads the field, whichever metric carries it.
+  const policyMode = { namespace: METRIC_NAMESPACE, name: 'PolicyMode', dimensions: { Service: 's' }, readBy: ['policyMode'] };
+  expect(metricPresenceCheck({ ...policyMode, whyAbsent: 'only a run in capacity mode publishes it' }, []).detail)
+    .toMatch(/ \(new metrics take up to 15 minutes to appear; only a run in capacity mode publishes it\)$/);
+  expect(metricPresenceCheck(policyMode, []).detail).toMatch(/; traffic-driven metrics need traffic\)$/);
 });
 
 describe('parseArgs', () => {

@@ -37,6 +37,12 @@ export interface MetricSpec {
   readonly statistic: 'Sum' | 'Average' | 'Maximum' | 'Minimum' | 'p95' | 'p99';
   readonly emittedBy: MetricEmitter;
   readonly description: string;
+  /**
+   * Why the metric may be missing from CloudWatch although its emitter runs and the service serves traffic: `verify`
+   * names it as the cause when ListMetrics lists no such metric.
+   * @default - the metric follows traffic ("traffic-driven metrics need traffic")
+   */
+  readonly whyAbsent?: string;
 }
 
 /** Namespace of the library's own metrics. */
@@ -82,7 +88,8 @@ const own = (
   emittedBy: MetricEmitter,
   description: string,
   rollups: ReadonlyArray<readonly string[]> = [],
-): MetricSpec => ({ namespace: METRIC_NAMESPACE, name, unit, dimensions, rollups, statistic, emittedBy, description });
+  more: Pick<MetricSpec, 'whyAbsent'> = {},
+): MetricSpec => ({ namespace: METRIC_NAMESPACE, name, unit, dimensions, rollups, statistic, emittedBy, description, ...more });
 
 const S = Dim.SERVICE;
 const C = Dim.CLASS;
@@ -107,7 +114,10 @@ export const Metrics = {
     + 'from DescribeEndpoint InstancePools[].CurrentInstanceCount, which cost per class needs'),
   healthyTargets: own('HealthyTargets', 'Count', [S, C], 'Minimum', 'reconciler',
     'EKS: the healthy targets of the class\'s target group as one reconciler run counted them (DescribeTargetHealth); read '
-    + 'back for the periods HealthyHostCount has no datapoint (ALB publishes none for a target group with no target left)'),
+    + 'back for the periods HealthyHostCount has no datapoint (ALB publishes none for a target group with no target left)', [],
+    // A role that may not make the read (a hand-written serving's grant) never publishes it, whatever the traffic.
+    { whyAbsent: 'the reconciler publishes it from each run\'s DescribeTargetHealth read: a role without '
+      + 'elasticloadbalancing:DescribeTargetHealth never does, see its probe' }),
   desiredReplicas: own('DesiredReplicas', 'Count', [S, C], 'Maximum', 'reconciler', 'Replicas the autoscaler wants, per routed class'),
   refusedScaleOuts: own('RefusedScaleOuts', 'Count', [S, C], 'Maximum', 'reconciler',
     'SageMaker: a flag, 1 when a run\'s live counts show the scale-out of the newest published period (about three minutes back, '

@@ -88,7 +88,7 @@ export function step(
       reason: 'target-mismatch',
       detail: `weights unchanged: the routing facts name ${missing}, not among the ${kind.describeRoutes(config.facts)} ` +
         `(it holds: ${held}); redeploy the construct so facts and target match`,
-      context: { weights: target.weights },
+      context: { weights: target.weights, ...healthRead(target) },
       now,
     };
   }
@@ -104,7 +104,10 @@ export function step(
   const { decision, state } = decide(input, observation.previous);
   const broken = weightInvariantProblems(decision.weights, observation.classes);
   if (broken.length > 0) {
-    return { ok: false, reason: 'internal-error', detail: `weights unchanged: the decision breaks a routing invariant: ${broken.join('; ')}`, context: {}, now };
+    return {
+      ok: false, reason: 'internal-error', detail: `weights unchanged: the decision breaks a routing invariant: ${broken.join('; ')}`,
+      context: healthRead(target), now,
+    };
   }
   const floors = floorsToApply(config, decision, observation);
   const write = kind.plannedWrite(config.facts, decision, target, floors);
@@ -201,10 +204,18 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
     action: outcome.action,
     ...(outcome.detail !== undefined ? { detail: outcome.detail } : {}),
   }, s.floors);
-  // ALB: the live health the ready counts were checked against (null: the read failed; see emptyWhereUnpublished).
-  const { healthyTargets, healthUnread } = s.target;
-  records.push({ ...audit, ...(healthyTargets ? { healthyTargets } : {}), ...(healthUnread ? { healthUnread } : {}) });
+  records.push({ ...audit, ...healthRead(s.target) });
   return records;
+}
+
+/**
+ * ALB: the live health the run read, for its audit line (null: the read failed, `healthUnread` says why). A decided
+ * run's ready counts were checked against it (`emptyWhereUnpublished`); a run that failed after the read leaves the
+ * weights in force, and the counts show whether the classes they send traffic to still had healthy targets.
+ */
+export function healthRead(target: TargetState): Pick<TargetState, 'healthyTargets' | 'healthUnread'> {
+  const { healthyTargets, healthUnread } = target;
+  return { ...(healthyTargets ? { healthyTargets } : {}), ...(healthUnread ? { healthUnread } : {}) };
 }
 
 /**

@@ -13,15 +13,8 @@ import { buildQueryBatch } from '../reconciler/io';
 import { signalPlan } from '../reconciler/signal-sources';
 import { findPublishedMetric } from '../metrics/aws-published';
 import { KARPENTER_CAPACITY_ERROR_PUBLISHED_ON, KARPENTER_CAPACITY_NAMESPACE } from '../metrics/karpenter-capacity';
-import { Metrics } from '../metrics/contract';
+import { ALL_METRICS } from '../metrics/contract';
 import { type CheckResult } from './result';
-
-/**
- * Why the reconciler's HealthyTargets may be missing: each run publishes it from its DescribeTargetHealth read, so a role
- * that may not make that read (a hand-written serving's grant) never publishes it, whatever the traffic.
- */
-const HEALTH_READ_NEEDED = 'the reconciler publishes it from each run\'s DescribeTargetHealth read: a role without '
-  + 'elasticloadbalancing:DescribeTargetHealth never does, see its probe';
 
 /** A metric the reconciler reads. A dimension whose value is `undefined` is searched over (any value). */
 export interface ExpectedMetric {
@@ -30,6 +23,8 @@ export interface ExpectedMetric {
   readonly dimensions: Readonly<Record<string, string | undefined>>;
   /** Which signals read it, e.g. `l40s readyReplicas`. */
   readonly readBy: readonly string[];
+  /** Why it may be missing although the service runs and serves traffic: the contract's `MetricSpec.whyAbsent`. */
+  readonly whyAbsent?: string;
 }
 
 /** One metric as ListMetrics returns it. */
@@ -83,7 +78,10 @@ export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
     seen.readBy.push(reader);
     byKey.set(k, seen);
   });
-  return [...byKey.values()].map(({ metric, readBy }) => ({ ...metric, readBy }));
+  return [...byKey.values()].map(({ metric, readBy }) => {
+    const whyAbsent = ALL_METRICS.find((s) => s.namespace === metric.namespace && s.name === metric.name)?.whyAbsent;
+    return { ...metric, readBy, ...(whyAbsent === undefined ? {} : { whyAbsent }) };
+  });
 }
 
 /** The ListMetrics filter for one expected metric (names always, values where pinned). */
@@ -137,6 +135,6 @@ export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly L
     detail: other.length > 0
       ? `ListMetrics lists it only under ${other.join(' and ')}: the reconciler's query reads nothing`
       : 'ListMetrics lists no such metric: nothing published it in the past two weeks (new metrics take up to 15 minutes to appear; '
-        + `${expected.name === Metrics.healthyTargets.name ? HEALTH_READ_NEEDED : 'traffic-driven metrics need traffic'})`,
+        + `${expected.whyAbsent ?? 'traffic-driven metrics need traffic'})`,
   };
 }

@@ -182,6 +182,7 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   desiredReplicasFrom: 'container-insights',
   // The HPA lowers the desired count of a Deployment whose load fell while pods were pending: not a refusal.
   scaleOutsRollBack: false,
+  publishesHealthyTargets: true,
   autoscalerFloor: hpaHonouredFloor,
   routedProducers: (serving) => {
     const signals: Record<string, ClassSignalProducers> = {};

@@ -213,6 +213,11 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
    * ago, may see no attempt whole.
    */
   readonly scaleOutsRollBack: boolean;
+  /**
+   * Whether each run counts every route's healthy targets live and publishes the counts as the route's `HealthyTargets`
+   * (ALB: `DescribeTargetHealth`, lambda/reconciler/targets/alb.ts); a dashboard draws that metric only where it exists.
+   */
+  readonly publishesHealthyTargets: boolean;
   /** The serving platform's signal producers by routed name, compacted to fit the Lambda environment. */
   routedProducers(serving: ServingDescription & { readonly routing: F }): RoutedProducers;
   /**

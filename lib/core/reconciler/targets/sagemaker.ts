@@ -197,6 +197,8 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   },
   desiredReplicasFrom: 'target-api',
   scaleOutsRollBack: true,
+  // DescribeEndpoint gives the live instance counts themselves: there is no target group whose health to count.
+  publishesHealthyTargets: false,
   autoscalerFloor: (floor) => floor,
   routedProducers: (serving) => {
     const out: Record<string, ClassSignalProducers> = {};
