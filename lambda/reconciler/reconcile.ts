@@ -10,7 +10,7 @@ import { type AlarmStateChangeEvent, alarmedClasses } from '../../lib/core/recon
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { metricQuery } from '../../lib/core/reconciler/observe';
 import { beforeDeadline, DEFAULT_RETRY, isProgrammingError, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
-import { healthRead, rememberRun, runRecords, type RunOutcome, step } from '../../lib/core/reconciler/step';
+import { rememberRun, runRecords, type RunOutcome, step, targetRead } from '../../lib/core/reconciler/step';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { type Clients, type TargetIo } from './targets/io';
 
@@ -124,7 +124,7 @@ async function reconcileChecked(
     results = await withRetries(beforeDeadline(metrics, signal), retry);
   } catch (error) {
     const f = awsFailure(error);
-    return fail(f.reason, `weights unchanged: ${f.detail}`, healthRead(read.state));
+    return fail(f.reason, `weights unchanged: ${f.detail}`, targetRead(read.state));
   }
   const alarmed = alarmedClasses(config, options.event);
   const s = step(config, read.state, results, options.nowMs, options.memory, alarmed);

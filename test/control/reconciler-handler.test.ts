@@ -616,6 +616,7 @@ describe('reconciler run, ALB listener', () => {
       expect(failed.result).toMatchObject({ action: 'failed', reason: 'aws-error' });
       expect(audit(failed.lines)).toMatchObject({
         apply: { action: 'failed', reason: 'aws-error' },
+        weights: { inf2: 98, g6: 2 },
         healthyTargets: { inf2: 0, g6: null }, healthUnread: 'DescribeTargetHealth failed (g6: AccessDenied: not authorized)',
       });
       elb.on(DescribeListenersCommand).rejects(Object.assign(new Error('not authorized'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));

@@ -88,7 +88,7 @@ export function step(
       reason: 'target-mismatch',
       detail: `weights unchanged: the routing facts name ${missing}, not among the ${kind.describeRoutes(config.facts)} ` +
         `(it holds: ${held}); redeploy the construct so facts and target match`,
-      context: { weights: target.weights, ...healthRead(target) },
+      context: targetRead(target),
       now,
     };
   }
@@ -106,7 +106,7 @@ export function step(
   if (broken.length > 0) {
     return {
       ok: false, reason: 'internal-error', detail: `weights unchanged: the decision breaks a routing invariant: ${broken.join('; ')}`,
-      context: healthRead(target), now,
+      context: targetRead(target), now,
     };
   }
   const floors = floorsToApply(config, decision, observation);
@@ -216,6 +216,11 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
 export function healthRead(target: TargetState): Pick<TargetState, 'healthyTargets' | 'healthUnread'> {
   const { healthyTargets, healthUnread } = target;
   return { ...(healthyTargets ? { healthyTargets } : {}), ...(healthUnread ? { healthUnread } : {}) };
+}
+
+/** A run that failed after reading the target: the weights it leaves in force, and the health they point at. */
+export function targetRead(target: TargetState): Pick<TargetState, 'weights' | 'healthyTargets' | 'healthUnread'> {
+  return { weights: target.weights, ...healthRead(target) };
 }
 
 /**
