@@ -29,7 +29,7 @@ const HEIGHT = 6;
 
 /**
  * One CloudWatch dashboard per inference service that joins the provisioning side (capacity attempts, desired vs
- * ready replicas, replica ready time), the serving side (request and token share, latency percentiles, queue wait,
+ * ready replicas), the serving side (request and token share, latency percentiles, queue wait,
  * rejections, deadline exhaustions) and the control side (mode, weights, decisions), with cost per 1M tokens.
  * Rows top to bottom: summary, traffic, latency, replicas, capacity and admission, control, throughput and cost,
  * alarms. The layout is described in docs/observability.md ("Dashboard layout").
@@ -186,8 +186,8 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
     : [];
   rows.push(...wrap([...latency, ...queue]));
 
-  // Replicas desired vs ready per routed class (quota drawn as a line; a SageMaker variant's pools drawn too),
-  // then how long a new replica takes to be ready.
+  // Replicas desired vs ready per routed class (quota drawn as a line; a SageMaker variant's pools drawn too). The
+  // contract's ReplicaReadyTime (a model server's) is not drawn.
   const perRow = m.routes.length;
   const replicas = m.routes.map((route) =>
     graph(`Replicas ${route.name}: desired vs ready`, share(perRow), {
