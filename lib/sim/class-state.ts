@@ -65,7 +65,7 @@ export class Pool {
   }
 }
 
-/** A class's replicas, its FIFO queue, its autoscaler's memory and the bookkeeping of Little's law and cost. */
+/** A class's replicas, its FIFO queue, its autoscaler's memory and the bookkeeping of Little's law (its pools', of cost). */
 export class ClassState {
   readonly replicas: Replica[] = [];
   queue: Int32Array = new Int32Array(1024);
@@ -90,11 +90,6 @@ export class ClassState {
   area = 0;
   sumTimeInSystem = 0;
   admittedTotal = 0;
-  // Cost bookkeeping: instances alive (pending, ready or draining) integrated over time.
-  alive = 0;
-  aliveSince = 0;
-  replicaSeconds = 0;
-  readyCount = 0;
 
   /** Prompt tokens of the queued requests. */
   queuedPromptTokens = 0;
@@ -178,16 +173,17 @@ export class ClassState {
     this.inSystem += delta;
   }
 
-  changeAlive(now: number, delta: number): void {
-    this.replicaSeconds += this.alive * (now - this.aliveSince);
-    this.aliveSince = now;
-    this.alive += delta;
+  /** Ready replicas of every pool (each pool keeps its own count, and its cost). */
+  get readyCount(): number {
+    let n = 0;
+    for (const pool of this.pools) n += pool.readyCount;
+    return n;
   }
 
   /** Output tokens/s the ready replicas of every pool sustain at their envelopes. */
   readyCapacity(): number {
-    let c = this.pools[0].readyCount * this.pools[0].spec.tokensPerSecondPerReplica;
-    for (let p = 1; p < this.pools.length; p++) c += this.pools[p].readyCount * this.pools[p].spec.tokensPerSecondPerReplica;
+    let c = 0;
+    for (const pool of this.pools) c += pool.readyCount * pool.spec.tokensPerSecondPerReplica;
     return c;
   }
 

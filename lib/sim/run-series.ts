@@ -30,8 +30,6 @@ export interface RunSeries {
   readonly desiredReplicas: Float64Array;
   readonly capacityErrors: Float64Array;
   readonly interruptionNotices: Float64Array;
-  /** Replica-seconds paid in the minute (pending, ready and draining instances). */
-  readonly replicaSeconds: Float64Array;
   /** What the minute's instances cost, USD: each instance pool's replica-seconds at its instance type's price. */
   readonly costUsd: Float64Array;
   /** The part of `costUsd` paid for a variant's lower-priority pools (its fallback inside the variant; 0 with one pool). */
@@ -77,7 +75,6 @@ export function createRunSeries(minutes: number, k: number): RunSeries {
     desiredReplicas: perCell(),
     capacityErrors: perCell(),
     interruptionNotices: perCell(),
-    replicaSeconds: perCell(),
     costUsd: perCell(),
     lowerPoolCostUsd: perCell(),
     readyCapacity: perCell(),

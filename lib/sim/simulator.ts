@@ -136,12 +136,7 @@ class Simulation {
     this.publication = new Publication(scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? []);
     // Initial state: steady operation at time 0.
     this.states.forEach((cs, ci) => {
-      let count = 0;
-      cs.pools.forEach((pool, pi) => {
-        const n = Math.min(cs.spec.initialReplicas - count, availabilityAt(scenario.availability?.[pool.spec.name], 0));
-        for (let i = 0; i < n; i++) this.launch(ci, pi, 0, true);
-        count += n;
-      });
+      const count = this.launchByPriority(ci, cs.spec.initialReplicas, 0, true).count;
       cs.desired = count;
       const autoscaler = this.platform.autoscaler;
       if (autoscaler.kind === 'hpa') cs.hpa = new HpaAutoscaler(autoscaler, count);
@@ -314,7 +309,6 @@ class Simulation {
     };
     this.replicas.push(r);
     cs.replicas.push(r);
-    cs.changeAlive(now, 1);
     pool.changeAlive(now, 1);
     if (instant) {
       this.makeReady(r, now);
@@ -333,7 +327,6 @@ class Simulation {
   private makeReady(r: Replica, now: number): void {
     if (r.state !== PENDING) return;
     r.state = READY;
-    this.states[r.cls].readyCount++;
     this.states[r.cls].pools[r.pool].readyCount++;
     this.pull(r, now);
   }
@@ -341,12 +334,8 @@ class Simulation {
   private removeReplica(r: Replica, now: number): void {
     const cs = this.states[r.cls];
     const pool = cs.pools[r.pool];
-    if (r.state === READY) {
-      cs.readyCount--;
-      pool.readyCount--;
-    }
+    if (r.state === READY) pool.readyCount--;
     r.state = GONE;
-    cs.changeAlive(now, -1);
     pool.changeAlive(now, -1);
     const i = cs.replicas.indexOf(r);
     if (i >= 0) cs.replicas.splice(i, 1);
@@ -385,7 +374,6 @@ class Simulation {
       if (victim.state === PENDING || victim.busy === 0) this.removeReplica(victim, now);
       else {
         victim.state = DRAINING;
-        cs.readyCount--;
         cs.pools[victim.pool].readyCount--;
       }
     }
@@ -609,18 +597,9 @@ class Simulation {
     let done = now;
     if (cs.desired > have) {
       if (instant || fresh || now >= cs.retryAt) {
-        // SageMaker tries a variant's pools in priority order, the next on insufficient capacity ("falls back to the
-        // next pool in priority order", realtime-endpoints-heterogeneous.html), at no cost in time (assumed). A pool has
-        // no maximum of its own ("DesiredInstanceCount: The variant's capacity"): only the cloud's availability of its type.
-        let count = 0;
-        cs.pools.forEach((pool, pi) => {
-          const need = cs.desired - have - count;
-          if (need <= 0) return;
-          const room = Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive);
-          const n = Math.min(need, room);
-          for (let i = 0; i < n; i++) done = Math.max(done, this.launch(ci, pi, now, instant));
-          count += n;
-        });
+        const launched = this.launchByPriority(ci, cs.desired - have, now, instant);
+        const count = launched.count;
+        done = launched.readyAt;
         if (count === cs.desired - have && count > 0 && cs.rollbackAt !== Infinity) {
           // A retry within the timeout got the rest: the update ends when they are in service, not at the timeout.
           cs.rollbackAt = Infinity;
@@ -646,6 +625,25 @@ class Simulation {
   }
 
   /**
+   * Launches up to `need` replicas of a class within the cloud's availability, its pools in priority order: SageMaker
+   * tries a variant's pools so, the next on insufficient capacity ("falls back to the next pool in priority order",
+   * realtime-endpoints-heterogeneous.html), at no cost in time (assumed). A pool has no maximum of its own
+   * ("DesiredInstanceCount: The variant's capacity"): only the availability of its type. Returns how many were launched
+   * and when the last will be ready (`now` when none).
+   */
+  private launchByPriority(ci: number, need: number, now: number, instant: boolean): { count: number; readyAt: number } {
+    const cs = this.states[ci];
+    let count = 0;
+    let readyAt = now;
+    cs.pools.forEach((pool, pi) => {
+      const n = Math.min(need - count, Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive));
+      for (let i = 0; i < n; i++) readyAt = Math.max(readyAt, this.launch(ci, pi, now, instant));
+      count += n;
+    });
+    return { count, readyAt };
+  }
+
+  /**
    * SageMaker: a variant still short of capacity at its provisioning timeout is rolled back (`RollingBack` "to its
    * previous configuration"): its desired count falls back to the instances it has (whether instances that came up
    * during the wait are kept is not documented; the model keeps them), and the endpoint takes writes again at once
@@ -666,12 +664,9 @@ class Simulation {
     const s = this.s;
     this.states.forEach((cs, ci) => {
       const cell = m * this.k + ci;
-      cs.changeAlive(now, 0);
       cs.changeInSystem(now, 0);
       s.inFlight[cell] = (cs.area - cs.areaAtMinuteStart) / 60;
       cs.areaAtMinuteStart = cs.area;
-      s.replicaSeconds[cell] = cs.replicaSeconds;
-      cs.replicaSeconds = 0;
       // Each pool at its own instance type's price.
       let cost = 0;
       cs.pools.forEach((pool, pi) => {

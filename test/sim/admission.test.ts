@@ -21,7 +21,6 @@ test('every simulated class admits exactly what serverAdmission() says its serve
 /** A class with one ready replica and busy slots: every further request must queue. */
 function queueOf(spec: SimClass): ClassState {
   const state = new ClassState(spec, [new Pool(spec, 1, 1)]);
-  state.readyCount = 1;
   state.pools[0].readyCount = 1;
   return state;
 }

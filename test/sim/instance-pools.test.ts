@@ -142,7 +142,6 @@ test('the library\'s Reconciler runs the pooled endpoint as deployed: variants w
 test('a pool without ready replicas admits nothing and takes nothing from the others (no NaN from 0 x unbounded)', () => {
   const [l40s, inf2] = [pooled().classes[0], pooled().classes[1]];
   const state = new ClassState({ ...l40s, name: 'v' }, [new Pool(l40s, 1, 1), new Pool(inf2, 1, 1)]);
-  state.readyCount = 3;
   state.pools[0].readyCount = 3;
   expect(inf2.admission?.maxQueuedPromptTokens).toBeUndefined();
   expect(state.admitsQueued(100, 100)).toBe(true);
