@@ -11,6 +11,7 @@ import { duplicates } from '../core/validation/names';
 import { SAGEMAKER_RULES } from '../core/validation/rules';
 import { initialWeights } from '../core/service/initial-weights';
 import { SAGEMAKER_ENDPOINT_LIMITS } from '../core/platform/limits';
+import { variantScalingDefaults } from '../core/platform/control-loop';
 
 /** One pool of a variant: a class and, optionally, an explicit priority. */
 export interface VariantPoolOptions {
@@ -209,11 +210,10 @@ function resolveScaling(
 ): PlannedVariant | undefined {
   const role = pools.some((p) => p.capacityClass.preferenceRank === 0) ? 'preferred' : 'fallback';
   const quota = pools.reduce((sum, p) => sum + p.capacityClass.maxReplicas, 0);
-  const plannedMin = Math.max(...pools.map((p) => p.plan.minReplicas));
-  const plannedMax = Math.max(...pools.map((p) => p.plan.maxReplicas));
+  const planned = variantScalingDefaults(pools.map((p) => p.plan));
   const s = spec.scaling ?? {};
-  const minInstances = s.minInstances ?? plannedMin;
-  const maxInstances = s.maxInstances ?? plannedMax;
+  const minInstances = s.minInstances ?? planned.minInstances;
+  const maxInstances = s.maxInstances ?? planned.maxInstances;
   const before = { count: 0 };
   const report = (f: string, m: string) => {
     before.count++;
@@ -243,8 +243,7 @@ function resolveScaling(
     );
   }
   const safest = Math.min(...pools.map((p) => p.capacityClass.envelope.safeConcurrency));
-  const plannedTarget = Math.min(...pools.map((p) => p.plan.targetConcurrencyPerReplica));
-  const target = s.targetConcurrencyPerInstance ?? plannedTarget;
+  const target = s.targetConcurrencyPerInstance ?? planned.targetConcurrencyPerInstance;
   if (check('targetConcurrencyPerInstance', target) && target > safest) {
     report(
       'targetConcurrencyPerInstance',

@@ -1,4 +1,5 @@
 import { type RoutedClassFacts } from '../core/reconciler/routing-facts';
+import { variantScalingDefaults } from '../core/platform/control-loop';
 import { type ServerAdmission } from '../core/runtime/admission';
 import { type PlatformKind } from './platform';
 import { tokenDistributionMean, type WorkloadSpec } from './workload';
@@ -127,8 +128,8 @@ export function poolsOf(scenario: ScenarioInstance, column: SimClass): readonly 
 
 /**
  * The scenario as its platform routes it. On SageMaker with `variants`, each variant becomes one column whose pools are
- * its classes; its scaling range, target and instances at time 0 are the construct's defaults for a variant (lib/sagemaker/variants.ts
- * `planVariants`: the largest minReplicas and maxReplicas of its classes, the smallest target concurrency), its envelope,
+ * its classes; its scaling range and target are the construct's defaults for a variant (`variantScalingDefaults`, the rule
+ * lib/sagemaker/variants.ts renders), its instances at time 0 the largest of its classes', its envelope,
  * price and model those of its priority-1 pool (what the Reconciler's `variantClass` reads before any instance runs).
  * Availability, interruptions and speed factors stay keyed by class (instance type): they act on pools. Idempotent.
  */
@@ -155,17 +156,18 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
     if (members.length === 1 && members[0].name === v.name && v.targetConcurrencyPerInstance === undefined) return members[0];
     pools[v.name] = members;
     const first = members[0];
+    const scaling = variantScalingDefaults(members);
     const slowest = (c: SimClass) => (typeof c.provisioningSeconds === 'number' ? c.provisioningSeconds : c.provisioningSeconds[1]);
     return {
       ...first,
       name: v.name,
       preferenceRank: Math.min(...members.map((c) => c.preferenceRank)),
       allowSensitive: members.every((c) => c.allowSensitive),
-      minReplicas: Math.max(...members.map((c) => c.minReplicas)),
-      maxReplicas: Math.max(...members.map((c) => c.maxReplicas)),
+      minReplicas: scaling.minInstances,
+      maxReplicas: scaling.maxInstances,
       // Instances at time 0, provisioned by pool priority as any scale-out (the variant's standby is not a pool's own).
       initialReplicas: Math.max(...members.map((c) => c.initialReplicas)),
-      targetConcurrencyPerReplica: v.targetConcurrencyPerInstance ?? Math.min(...members.map((c) => c.targetConcurrencyPerReplica)),
+      targetConcurrencyPerReplica: v.targetConcurrencyPerInstance ?? scaling.targetConcurrencyPerInstance,
       // The slowest pool's start, for what reads a column's start-up time (the simulated Reconciler's grace period).
       provisioningSeconds: Math.max(...members.map(slowest)),
       // A variant's engine counters reach the Reconciler only when it has one class (`routedProducers`).

@@ -12,6 +12,8 @@ import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { routingTarget } from '../../lib/core/reconciler/targets';
 import { simClassesFromPlan } from '../../lib/sim/classes';
+import { routedScenario } from '../../lib/sim/model';
+import { S0 } from '../../lib/sim/scenarios';
 import { type HpaModel, platformModel, readsEngineTokens, type TargetTrackingModel } from '../../lib/sim/platform';
 import { smClasses, TWO_VARIANTS } from '../sagemaker/fixtures';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
@@ -131,11 +133,15 @@ describe('SageMaker: the target-tracking model is the scaling policy the constru
         ScaleInCooldown: tracking.scaleInCooldownSeconds,
       });
     }
-    // The simulator's per-class target is the plan's concurrency target each variant takes (the least of its pools').
-    for (const v of TWO_VARIANTS) {
-      const expected = Math.min(...v.classes.map((name) => simClasses.find((c) => c.name === name)!.targetConcurrencyPerReplica));
-      expect(targets).toContain(expected);
-    }
+    // The simulator runs each variant (its pools grouped by `routedScenario`) at the target and maximum the construct
+    // renders for it.
+    const scenario = routedScenario({
+      ...S0.build(1), platform: 'sagemaker', classes: simClasses,
+      variants: TWO_VARIANTS.map((v) => ({ name: v.name, classes: v.classes.map((c) => (typeof c === 'string' ? c : c.className)) })),
+    });
+    const maxima = Object.values(template.findResources('AWS::ApplicationAutoScaling::ScalableTarget')).map((t) => t.Properties.MaxCapacity as number);
+    expect(scenario.classes.map((c) => c.targetConcurrencyPerReplica).sort((a, b) => a - b)).toEqual([...targets].sort((a, b) => a - b));
+    expect(scenario.classes.map((c) => c.maxReplicas).sort((a, b) => a - b)).toEqual([...maxima].sort((a, b) => a - b));
   });
 
   test('writes, signals and timing: one capacity write per run after the weights, no capacity-error signal by default', () => {

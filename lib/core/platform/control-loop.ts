@@ -77,6 +77,31 @@ export const SAGEMAKER_SCALING_DEFAULTS = {
   provisionTimeoutSeconds: 300,
 } as const;
 
+/** What a variant's default scaling is sized from, per pool: its class's planned range and target concurrency. */
+export interface PoolScalingPlan {
+  readonly minReplicas: number;
+  readonly maxReplicas: number;
+  readonly targetConcurrencyPerReplica: number;
+}
+
+/**
+ * A SageMaker variant's default scaling from its pools' plans: the largest minimum and maximum (the preferred class's
+ * steady fleet or the standby; replicas for planned peak on the slowest pool type), and the smallest target
+ * concurrency: least-outstanding-requests routing gives every instance about the same concurrency, so the slowest type
+ * sets the safe level (which a variant's faster types then run below: BENCHMARKS.md, H9).
+ */
+export function variantScalingDefaults(pools: readonly PoolScalingPlan[]): {
+  readonly minInstances: number;
+  readonly maxInstances: number;
+  readonly targetConcurrencyPerInstance: number;
+} {
+  return {
+    minInstances: Math.max(...pools.map((p) => p.minReplicas)),
+    maxInstances: Math.max(...pools.map((p) => p.maxReplicas)),
+    targetConcurrencyPerInstance: Math.min(...pools.map((p) => p.targetConcurrencyPerReplica)),
+  };
+}
+
 /** Defaults of the Reconciler's timing. The period is the policy's (`DEFAULT_POLICY_CONFIG.periodSeconds`). */
 export const RECONCILER_TIMING_DEFAULTS = {
   /** CloudWatch publishes a period late: the newest period read ends at least this long ago. */
