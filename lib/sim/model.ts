@@ -145,6 +145,12 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
   const unknown = [...new Set([...placed, ...acting])].filter((n) => !byName.has(n));
   const twice = placed.filter((n, i) => placed.indexOf(n) !== i);
   const missing = scenario.classes.filter((c) => !placed.includes(c.name)).map((c) => c.name);
+  const badTarget = scenario.variants.find((v) => v.targetConcurrencyPerInstance !== undefined
+    && !(Number.isFinite(v.targetConcurrencyPerInstance) && v.targetConcurrencyPerInstance > 0));
+  if (badTarget) {
+    throw new Error(`Scenario ${scenario.id}: variant '${badTarget.name}' targetConcurrencyPerInstance is ${badTarget.targetConcurrencyPerInstance}; `
+      + 'allowed: a finite number above 0 (in-flight requests per instance its target tracking aims for)');
+  }
   if (unknown.length > 0 || twice.length > 0 || missing.length > 0 || scenario.variants.some((v) => v.classes.length === 0)) {
     throw new Error(`Scenario ${scenario.id}: variants must place every class (${scenario.classes.map((c) => c.name).join(', ')}) in exactly one `
       + 'non-empty variant, and availability, speedFactors, interruptions and capacityEvents must name classes, not variants; '

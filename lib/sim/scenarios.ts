@@ -428,7 +428,8 @@ export const H9 = defineScenario('H9', 'Held out: instance pools (the example en
   'The SageMaker example\'s layout: L40S and A10G are instance pools of one variant, Inferentia2 a variant of its own. At onset '
   + '8 L40S instances get a 2-minute reclaim notice and no L40S is to be had for 30-90 minutes while demand rises 80%: the '
   + 'variant\'s scale-outs get A10G instances inside it. EKS has no pools: there every class is its own target group. '
-  + 'preferredTarget sets the preferred variant\'s target concurrency per instance (NaN: the construct\'s default, the smallest of its pools).',
+  + 'preferredTarget sets the preferred variant\'s target concurrency per instance (NaN: the construct\'s default, the smallest of its pools; '
+  + 'the construct refuses one above the smallest safe concurrency of its pool types, A10G\'s 8: a larger one is a what-if).',
   { ...SHORTAGE, reclaimedReplicas: 8, preferredTarget: NaN }, (_seed, p, rng) => {
     const s = preferredShortage(p, rng);
     const target = Number.isNaN(p.preferredTarget) ? {} : { targetConcurrencyPerInstance: p.preferredTarget };

@@ -65,6 +65,13 @@ test('variants that do not place every class exactly once fail, naming the scena
     .toThrow(/unknown: \[fallback\]/);
 });
 
+test('fails when a variant\'s target concurrency is not a finite number above 0, naming the variant, the value and what is allowed', () => {
+  for (const bad of [0, -1, Infinity]) {
+    expect(() => routedScenario(pooled({ ...SHORT, preferredTarget: bad })))
+      .toThrow(`Scenario H9: variant 'preferred' targetConcurrencyPerInstance is ${bad}; allowed: a finite number above 0`);
+  }
+});
+
 test('a one-class variant under its own name runs exactly as the class alone (pools change nothing but the name)', () => {
   const plain = { ...S1.build(1, SHORT), platform: 'sagemaker' as const };
   const renamed: ScenarioInstance = {
