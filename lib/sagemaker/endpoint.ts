@@ -14,7 +14,7 @@ import { servingRecord } from '../core/service/serving-record';
 import { recordServing } from '../control/serving-record';
 import { type IInferenceServing } from '../control/serving';
 import { type HardwareCatalog } from '../core/hardware/catalog';
-import { sageMakerVariantDimensions } from '../core/metrics/aws-published';
+import { perPoolConcurrencyQueries, sageMakerVariantDimensions, type TargetTrackingQuery } from '../core/metrics/aws-published';
 import { AwsMetrics } from '../core/metrics/contract';
 import { routedClassFacts, type SageMakerRoutingFacts } from '../core/reconciler/routing-facts';
 import { rejectionStatusClass } from '../core/runtime/engines';
@@ -373,14 +373,34 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     });
     // The variant exists only once the endpoint does.
     target.node.addDependency(this.endpoint);
+    // A cooldown that is no whole number of seconds is reported at synth; aws-cdk-lib would throw first without a path.
+    // Defaults shared with the simulator's SageMaker model (lib/core/platform/control-loop.ts).
+    const scaleOutCooldown = wholeSeconds(this.props.scaleOutCooldown) ?? Duration.seconds(SAGEMAKER_SCALING_DEFAULTS.scaleOutCooldownSeconds);
+    const scaleInCooldown = wholeSeconds(this.props.scaleInCooldown) ?? Duration.seconds(SAGEMAKER_SCALING_DEFAULTS.scaleInCooldownSeconds);
     target.scaleToTrackMetric('ConcurrencyPerInstance', {
       predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
       targetValue: Lazy.number({ produce: () => this.plannedVariant(name)?.targetConcurrencyPerInstance ?? 1 }),
-      // A cooldown that is no whole number of seconds is reported at synth; aws-cdk-lib would throw first without a path.
-      // Defaults shared with the simulator's SageMaker model (lib/core/platform/control-loop.ts).
-      scaleOutCooldown: wholeSeconds(this.props.scaleOutCooldown) ?? Duration.seconds(SAGEMAKER_SCALING_DEFAULTS.scaleOutCooldownSeconds),
-      scaleInCooldown: wholeSeconds(this.props.scaleInCooldown) ?? Duration.seconds(SAGEMAKER_SCALING_DEFAULTS.scaleInCooldownSeconds),
+      scaleOutCooldown,
+      scaleInCooldown,
     });
+    // Several pools and no explicit target: a second policy holds each instance type to its own pool's target
+    // (variantScalingDefaults, lib/core/platform/control-loop.ts). Pools are known from the options; their targets only
+    // once the plan resolves.
+    if (options.classes.length > 1 && options.scaling?.targetConcurrencyPerInstance === undefined) {
+      new appscaling.CfnScalingPolicy(this, `Scaling-${name}-ConcurrencyPerPool`, {
+        policyName: Lazy.string({ produce: () => `${Names.uniqueId(target)}-ConcurrencyPerPool`.slice(-255) }),
+        policyType: 'TargetTrackingScaling',
+        scalingTargetId: target.scalableTargetId,
+        targetTrackingScalingPolicyConfiguration: {
+          targetValue: 1,
+          customizedMetricSpecification: {
+            metrics: Lazy.any({ produce: () => this.perPoolQueries(name) }),
+          },
+          scaleOutCooldown: scaleOutCooldown.toSeconds(),
+          scaleInCooldown: scaleInCooldown.toSeconds(),
+        },
+      });
+    }
     this.scalableTargets.set(name, target);
     return this.checked();
   }
@@ -668,6 +688,16 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
 
   private plannedVariant(name: string): PlannedVariant | undefined {
     return this.resolve().variants.find((v) => v.name === name);
+  }
+
+  /** The per-pool policy's metric math of a variant (an invalid plan fails synth before this is rendered). */
+  private perPoolQueries(name: string): TargetTrackingQuery[] {
+    const v = this.plannedVariant(name);
+    if (!v?.poolTargets) return [];
+    return perPoolConcurrencyQueries(this.endpointName, name, v.pools.map((p, i) => ({
+      instanceType: p.capacityClass.instanceType,
+      targetConcurrency: v.poolTargets![i],
+    })));
   }
 
   private ensureKey(): kms.IKey {

@@ -39,8 +39,12 @@ export interface VariantScalingOptions {
    */
   readonly maxInstances?: number;
   /**
-   * Target of `ConcurrentRequestsPerModel` per instance.
-   * @default - the smallest planned target concurrency of the variant's classes (safe concurrency / (1 + headroom))
+   * Target of `ConcurrentRequestsPerModel` per instance: one target-tracking policy for the whole variant. At most the
+   * smallest safe concurrency of its pool types (least-outstanding-requests routing gives every instance about the
+   * same concurrency, so the slowest type present sets the limit).
+   * @default - the priority-1 pool's planned target concurrency (safe concurrency / (1 + headroom)); with several
+   * pools a second policy holds each instance type to its own pool's target, so a slower type in the variant sets the
+   * level only while it has instances (`variantScalingDefaults`, docs/sagemaker-endpoint.md)
    */
   readonly targetConcurrencyPerInstance?: number;
 }
@@ -86,8 +90,13 @@ export interface PlannedVariant {
   readonly provisionTimeoutSeconds: number;
   readonly minInstances: number;
   readonly maxInstances: number;
-  /** ConcurrentRequestsPerModel target per instance. */
+  /** ConcurrentRequestsPerModel target per instance (the predefined high-resolution policy). */
   readonly targetConcurrencyPerInstance: number;
+  /**
+   * Each pool's own target (priority order) for the per-pool policy; undefined with one pool or an explicit
+   * `scaling.targetConcurrencyPerInstance`.
+   */
+  readonly poolTargets?: readonly number[];
   readonly initialWeight: number;
 }
 
@@ -243,8 +252,11 @@ function resolveScaling(
     );
   }
   const safest = Math.min(...pools.map((p) => p.capacityClass.envelope.safeConcurrency));
-  const target = s.targetConcurrencyPerInstance ?? planned.targetConcurrencyPerInstance;
-  if (check('targetConcurrencyPerInstance', target) && target > safest) {
+  const explicit = s.targetConcurrencyPerInstance;
+  const target = explicit ?? planned.targetConcurrencyPerInstance;
+  // An explicit target is the variant's only policy, so it must be safe on every pool type; the default priority-1
+  // target comes with the per-pool policy, which holds a slower type present to its own target.
+  if (check('targetConcurrencyPerInstance', target) && explicit !== undefined && target > safest) {
     report(
       'targetConcurrencyPerInstance',
       `is ${target}; allowed: above 0 and at most ${safest}, the smallest safe concurrency of the variant's pool types ` +
@@ -252,8 +264,11 @@ function resolveScaling(
     );
   }
   if (before.count > 0) return undefined;
-  const targetConcurrencyPerInstance = target;
-  return { name: spec.name, role, pools, provisionTimeoutSeconds, minInstances, maxInstances, targetConcurrencyPerInstance, initialWeight: 0 };
+  const poolTargets = explicit === undefined ? planned.poolTargets : undefined;
+  return {
+    name: spec.name, role, pools, provisionTimeoutSeconds, minInstances, maxInstances, targetConcurrencyPerInstance: target,
+    ...(poolTargets ? { poolTargets } : {}), initialWeight: 0,
+  };
 }
 
 /**

@@ -56,16 +56,33 @@ export class HpaAutoscaler {
   }
 }
 
+/** One target-tracking policy of a variant, as one evaluation sees it. */
+export interface TrackingPolicy {
+  /** In-flight requests per instance in service it aims for. */
+  readonly target: number;
+  /** How long its metric must ask for more instances before its alarm scales out. */
+  readonly scaleOutAlarmSeconds: number;
+}
+
 /**
  * Target tracking of one SageMaker variant: capacity for the measured in-flight requests at the target per instance,
  * a scale-out at most once per scale-out cooldown, a scale-in only once the low alarm holds (every evaluation of its
- * window below the scale-in threshold) and after the scale-in cooldown since the last scaling.
+ * window below the scale-in threshold) and after the scale-in cooldown since the last scaling. With several policies
+ * (a variant with instance pools) Application Auto Scaling "will scale out the scalable target if any of the target
+ * tracking policies are ready for scale out, but will scale in only if all of the target tracking policies ... are
+ * ready to scale in", to the largest capacity the policies give (target-tracking-scaling-policy-overview.html,
+ * "Multiple scaling policies"); the cooldowns are the scalable target's (every policy the construct renders has the
+ * same ones).
  */
 export class TargetTracking {
   private lastScaleOut = -Infinity;
   private lastScaleIn = -Infinity;
-  /** Start of the current run of evaluations below the scale-in threshold (null: the last one was not below). */
-  private lowSince: number | null = null;
+  /**
+   * Per policy, the start of the current run of evaluations below its scale-in threshold (low) and of those that ask
+   * for more instances than the variant has (high); null: the last one was not.
+   */
+  private lowSince: Array<number | null> = [];
+  private highSince: Array<number | null> = [];
 
   constructor(private readonly model: TargetTrackingModel) {}
 
@@ -80,31 +97,43 @@ export class TargetTracking {
    * sizes from them too (`wanted`, in-flight / target: the in-service count x metric / target), as AWS would once a
    * scale-out that fails for capacity rolls back (`RollingBack`, docs/simulator.md) to what the variant runs; the
    * simulator rolls back too, at the provisioning timeout (`provision`, lib/sim/simulator.ts), and sizes from the
-   * instances in service meanwhile. With none in service there is no datapoint: no scaling, and the run of low datapoints starts again (an
-   * assumption: how these alarms treat missing data is not published). Before, the low alarm
-   * judged the in-flight requests per desired instance: a variant short of capacity (9 desired, 5 in service at their
-   * target) looked idle and was scaled in to what its 5 carried the moment capacity came back.
+   * instances in service meanwhile. With none in service there is no datapoint: no scaling, and the runs of low and
+   * high datapoints start again (an assumption: how these alarms treat missing data is not published). Before, the low
+   * alarm judged the in-flight requests per desired instance: a variant short of capacity (9 desired, 5 in service at
+   * their target) looked idle and was scaled in to what its 5 carried the moment capacity came back.
    */
-  evaluate(now: number, inFlight: number, targetPerInstance: number, b: ScaleBounds, canScale = true, inService = b.current): number {
+  evaluate(
+    now: number, inFlight: number, policies: readonly TrackingPolicy[], b: ScaleBounds, canScale = true, inService = b.current,
+  ): number {
     const held = Math.min(b.max, Math.max(b.min, b.current));
     if (inService <= 0) {
-      this.lowSince = null;
+      this.lowSince = [];
+      this.highSince = [];
       return held;
     }
-    const wanted = Math.min(b.max, Math.max(b.min, Math.ceil(inFlight / targetPerInstance - 1e-9)));
-    const low = inFlight < this.model.scaleInThresholdShare * targetPerInstance * inService;
-    this.lowSince = low ? (this.lowSince ?? now) : null;
+    const wanted = policies.map((p) => Math.min(b.max, Math.max(b.min, Math.ceil(inFlight / p.target - 1e-9))));
+    policies.forEach((p, i) => {
+      const low = inFlight < this.model.scaleInThresholdShare * p.target * inService;
+      this.lowSince[i] = low ? (this.lowSince[i] ?? now) : null;
+      this.highSince[i] = wanted[i] > b.current ? (this.highSince[i] ?? now) : null;
+    });
     if (!canScale) return held;
-    if (wanted > b.current && now - this.lastScaleOut >= this.model.scaleOutCooldownSeconds) {
+    // An alarm needs every datapoint of its window: the evaluation that starts the run is its first datapoint.
+    const alarmed = (since: number | null | undefined, seconds: number) => since != null && now - since + this.model.evaluationSeconds >= seconds;
+    let out = b.current;
+    policies.forEach((p, i) => {
+      if (alarmed(this.highSince[i], p.scaleOutAlarmSeconds)) out = Math.max(out, wanted[i]);
+    });
+    if (out > b.current && now - this.lastScaleOut >= this.model.scaleOutCooldownSeconds) {
       this.lastScaleOut = now;
-      return wanted;
+      return out;
     }
     const cooldown = this.model.scaleInCooldownSeconds;
-    // The low alarm needs every datapoint of its window: the evaluation that starts the run is its first datapoint.
-    const alarmed = this.lowSince !== null && now - this.lowSince + this.model.evaluationSeconds >= this.model.scaleInAlarmSeconds;
-    if (wanted < b.current && alarmed && now - this.lastScaleIn >= cooldown && now - this.lastScaleOut >= cooldown) {
+    const to = Math.max(...wanted);
+    const everyLow = policies.every((_, i) => alarmed(this.lowSince[i], this.model.scaleInAlarmSeconds));
+    if (to < b.current && everyLow && now - this.lastScaleIn >= cooldown && now - this.lastScaleOut >= cooldown) {
       this.lastScaleIn = now;
-      return wanted;
+      return to;
     }
     return held;
   }

@@ -47,6 +47,8 @@ export class Pool {
   /** Prompt tokens of queued (not yet prefilling) requests one ready replica admits (vLLM's budget; else Infinity). */
   readonly queuedPromptTokensPerReplica: number;
   readyCount = 0;
+  /** When its last ready instance left (-Infinity: never): a pool reports its per-type metrics while it has one. */
+  emptiedAt = -Infinity;
   // Cost bookkeeping: instances alive (pending, ready or draining) integrated over time.
   alive = 0;
   aliveSince = 0;
@@ -56,6 +58,17 @@ export class Pool {
     const maxInFlight = spec.admission?.maxInFlight;
     this.queueSlotsPerReplica = maxInFlight === undefined ? Infinity : Math.max(0, maxInFlight - Math.floor(spec.safeConcurrency));
     this.queuedPromptTokensPerReplica = spec.admission?.maxQueuedPromptTokens ?? Infinity;
+  }
+
+  /** One ready instance leaves service (removed, lost or draining). */
+  leaveReady(now: number): void {
+    this.readyCount--;
+    if (this.readyCount === 0) this.emptiedAt = now;
+  }
+
+  /** Whether any of its instances was in service at some time since `since`. */
+  servedSince(since: number): boolean {
+    return this.readyCount > 0 || this.emptiedAt > since;
   }
 
   changeAlive(now: number, delta: number): void {

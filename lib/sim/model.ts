@@ -19,6 +19,11 @@ export interface SimClass extends RoutedClassFacts {
   /** In-flight requests per instance SageMaker target tracking aims for (ConcurrentRequestsPerModel), from the plan. */
   readonly targetConcurrencyPerReplica: number;
   /**
+   * A SageMaker variant with several pools and no explicit target: each pool's own target (priority order), for the
+   * second, per-pool policy the construct renders (`variantScalingDefaults`).
+   */
+  readonly poolTargets?: readonly number[];
+  /**
    * What one ready replica's server really admits (`serverAdmission()`, the function the constructs' runtime binding
    * follows): its in-flight bound (unset: nothing bounds the queue), vLLM's prompt-token budget, whether the bound
    * holds under bursts. Unset: an unbounded queue.
@@ -174,6 +179,7 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
       // Instances at time 0, provisioned by pool priority as any scale-out (the variant's standby is not a pool's own).
       initialReplicas: Math.max(...members.map((c) => c.initialReplicas)),
       targetConcurrencyPerReplica: v.targetConcurrencyPerInstance ?? scaling.targetConcurrencyPerInstance,
+      ...(v.targetConcurrencyPerInstance === undefined && scaling.poolTargets ? { poolTargets: scaling.poolTargets } : {}),
       // The slowest pool's start, for what reads a column's start-up time (the simulated Reconciler's grace period).
       provisioningSeconds: Math.max(...members.map(slowest)),
       // A variant's engine counters reach the Reconciler only when it has one class (`routedProducers`).

@@ -45,6 +45,10 @@ export interface TargetTrackingModel {
   readonly scaleInCooldownSeconds: number;
   readonly scaleInThresholdShare: number;
   readonly scaleInAlarmSeconds: number;
+  /** How long the predefined high-resolution metric stays above the target before its alarm scales out. */
+  readonly scaleOutAlarmSeconds: number;
+  /** The same for a customized metric (the per-pool policy), which is evaluated at one-minute granularity. */
+  readonly customScaleOutAlarmSeconds: number;
 }
 
 /**
@@ -60,7 +64,19 @@ export interface TargetTrackingModel {
  * model counts an idle minute as low, as the SageMaker guide says traffic of zero scales in to the minimum) and how
  * much one scale-in removes (the model removes what the metric implies). Research: docs/simulator.md.
  */
-export const TARGET_TRACKING_ALARMS = { scaleInThresholdShare: 0.9, scaleInAlarmSeconds: 900 } as const;
+export const TARGET_TRACKING_ALARMS = {
+  scaleInThresholdShare: 0.9,
+  scaleInAlarmSeconds: 900,
+  scaleOutAlarmSeconds: 30,
+  /**
+   * A customized metric (the per-pool policy of a variant with instance pools): "Target tracking will evaluate metrics
+   * aggregated at a one-minute granularity for all predefined metrics and custom metrics" (Application Auto Scaling
+   * guide); the high-resolution predefined metric is the exception SageMaker documents. Three one-minute datapoints:
+   * the high alarm's condition as AWS consoles show it for one-minute metrics ("for 3 datapoints within 3 minutes"),
+   * which AWS does not document (an assumption, docs/simulator.md).
+   */
+  customScaleOutAlarmSeconds: 180,
+} as const;
 
 export interface PlatformModel {
   readonly kind: PlatformKind;

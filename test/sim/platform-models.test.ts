@@ -6,11 +6,16 @@ import * as reconcilerStep from '../../lib/core/reconciler/step';
 import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
 import { retryOnPreferred } from '../../lib/sim/baselines';
-import { demandReading, type HpaModel, platformModel, readsEngineTokens, type TargetTrackingModel } from '../../lib/sim/platform';
+import {
+  demandReading, type HpaModel, platformModel, readsEngineTokens, TARGET_TRACKING_ALARMS, type TargetTrackingModel,
+} from '../../lib/sim/platform';
 import { type Observation, type PolicyFactory } from '../../lib/sim/policy';
 import { HELD_OUT, H8, S1, S9 } from '../../lib/sim/scenarios';
 import { runSimulation } from '../../lib/sim/simulator';
 import { runJob } from '../../lib/sim/suite';
+
+/** The predefined high-resolution policy alone, at `target`. */
+const one = (target: number) => [{ target, scaleOutAlarmSeconds: TARGET_TRACKING_ALARMS.scaleOutAlarmSeconds }];
 
 const SHORT_LLM = { durationMinutes: 100, onsetMinute: 30, shortageMinutes: 40, meanRate: 10, preferredInstancesDuringShortage: 2, flapMinutes: 40 };
 const hpaModel = platformModel('eks').autoscaler as HpaModel;
@@ -60,12 +65,12 @@ describe('SageMaker target tracking and writes', () => {
   test('target tracking: scale-out after its cooldown, scale-in only after the 900 s scale-in cooldown', () => {
     const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
     const tt = new TargetTracking(model);
-    expect(tt.evaluate(0, 40, 4, { current: 5, min: 1, max: 20 })).toBe(10);
-    expect(tt.evaluate(30, 80, 4, { current: 10, min: 1, max: 20 })).toBe(10);
-    expect(tt.evaluate(60, 80, 4, { current: 10, min: 1, max: 20 })).toBe(20);
+    expect(tt.evaluate(0, 40, one(4), { current: 5, min: 1, max: 20 })).toBe(10);
+    expect(tt.evaluate(30, 80, one(4), { current: 10, min: 1, max: 20 })).toBe(10);
+    expect(tt.evaluate(60, 80, one(4), { current: 10, min: 1, max: 20 })).toBe(20);
     // Low from t = 120 on: the low alarm holds once 15 one-minute datapoints are below 90% of the target (t = 960).
-    for (let t = 120; t < 960; t += 60) expect(tt.evaluate(t, 8, 4, { current: 20, min: 1, max: 20 })).toBe(20);
-    expect(tt.evaluate(960, 8, 4, { current: 20, min: 1, max: 20 })).toBe(2);
+    for (let t = 120; t < 960; t += 60) expect(tt.evaluate(t, 8, one(4), { current: 20, min: 1, max: 20 })).toBe(20);
+    expect(tt.evaluate(960, 8, one(4), { current: 20, min: 1, max: 20 })).toBe(2);
   });
 
   test('target tracking scales in only after 15 minutes below 90% of the target: one quiet minute is not low load', () => {
@@ -74,19 +79,19 @@ describe('SageMaker target tracking and writes', () => {
     const tt = new TargetTracking(model);
     const bounds = { current: 8, min: 1, max: 20 };
     // Busy at 8 x 4 in flight, then every fourth minute empty (bursty traffic): no scale-in, cooldown or not.
-    for (let t = 0; t < 3600; t += 60) expect(tt.evaluate(t, (t / 60) % 4 === 3 ? 0 : 32, 4, bounds)).toBe(8);
+    for (let t = 0; t < 3600; t += 60) expect(tt.evaluate(t, (t / 60) % 4 === 3 ? 0 : 32, one(4), bounds)).toBe(8);
     // Exactly 90% of the target per instance (36 in flight on 10 instances of target 4, which would fit on 9) is not
     // below the threshold: no scale-in however long it lasts. 28 on 8 is, for 15 minutes.
     const calm = new TargetTracking(model);
-    for (let t = 0; t < 1800; t += 60) expect(calm.evaluate(t, 36, 4, { current: 10, min: 1, max: 20 })).toBe(10);
+    for (let t = 0; t < 1800; t += 60) expect(calm.evaluate(t, 36, one(4), { current: 10, min: 1, max: 20 })).toBe(10);
     const quiet = new TargetTracking(model);
-    const seen = Array.from({ length: 16 }, (_, i) => quiet.evaluate(i * 60, 28, 4, bounds));
+    const seen = Array.from({ length: 16 }, (_, i) => quiet.evaluate(i * 60, 28, one(4), bounds));
     expect(seen.slice(0, 14).every((d) => d === 8)).toBe(true);
     expect(seen[14]).toBe(7);
     // Minutes in which the endpoint is Updating still count towards the alarm; only the scaling waits for the update.
     const updating = new TargetTracking(model);
-    for (let t = 0; t < 840; t += 60) expect(updating.evaluate(t, 28, 4, bounds, t < 600)).toBe(8);
-    expect(updating.evaluate(840, 28, 4, bounds)).toBe(7);
+    for (let t = 0; t < 840; t += 60) expect(updating.evaluate(t, 28, one(4), bounds, t < 600)).toBe(8);
+    expect(updating.evaluate(840, 28, one(4), bounds)).toBe(7);
   });
 
   test('the low alarm averages in-flight requests over the instances in service, not over the desired count', () => {
@@ -95,16 +100,16 @@ describe('SageMaker target tracking and writes', () => {
     // the target, not low: 30 minutes later nothing was scaled in (nor out: 20 needs the 5 it has, fewer than 9).
     const short = new TargetTracking(model);
     const shortBounds = { current: 9, min: 1, max: 20 };
-    for (let t = 0; t < 1800; t += 60) expect(short.evaluate(t, 20, 4, shortBounds, true, 5)).toBe(9);
+    for (let t = 0; t < 1800; t += 60) expect(short.evaluate(t, 20, one(4), shortBounds, true, 5)).toBe(9);
     // The same 20 in flight on 9 instances in service is 2.2 each, below 90% of 4: after 15 minutes, down to 5.
     const idle = new TargetTracking(model);
-    const seen = Array.from({ length: 16 }, (_, i) => idle.evaluate(i * 60, 20, 4, shortBounds, true, 9));
+    const seen = Array.from({ length: 16 }, (_, i) => idle.evaluate(i * 60, 20, one(4), shortBounds, true, 9));
     expect(seen.slice(0, 14).every((d) => d === 9)).toBe(true);
     expect(seen[14]).toBe(5);
     // Short of capacity and under-loaded (5 in service at 3.2 each, below 3.6): sized from the instances in service,
     // as AWS would once the unfillable scale-out has rolled back (the simulator keeps the desired 9): 16 / 4 = 4.
     const underLoaded = new TargetTracking(model);
-    const sized = Array.from({ length: 16 }, (_, i) => underLoaded.evaluate(i * 60, 16, 4, shortBounds, true, 5));
+    const sized = Array.from({ length: 16 }, (_, i) => underLoaded.evaluate(i * 60, 16, one(4), shortBounds, true, 5));
     expect(sized.slice(0, 14).every((d) => d === 9)).toBe(true);
     expect(sized[14]).toBe(4);
   });
@@ -114,10 +119,33 @@ describe('SageMaker target tracking and writes', () => {
     const tt = new TargetTracking(model);
     const bounds = { current: 6, min: 1, max: 20 };
     // 10 low minutes, 10 with nothing in service, 14 low again: never 15 low datapoints in a row.
-    for (let i = 0; i < 10; i++) expect(tt.evaluate(i * 60, 4, 4, bounds, true, 6)).toBe(6);
-    for (let i = 10; i < 20; i++) expect(tt.evaluate(i * 60, 0, 4, bounds, true, 0)).toBe(6);
-    for (let i = 20; i < 34; i++) expect(tt.evaluate(i * 60, 4, 4, bounds, true, 6)).toBe(6);
-    expect(tt.evaluate(34 * 60, 4, 4, bounds, true, 6)).toBe(1);
+    for (let i = 0; i < 10; i++) expect(tt.evaluate(i * 60, 4, one(4), bounds, true, 6)).toBe(6);
+    for (let i = 10; i < 20; i++) expect(tt.evaluate(i * 60, 0, one(4), bounds, true, 0)).toBe(6);
+    for (let i = 20; i < 34; i++) expect(tt.evaluate(i * 60, 4, one(4), bounds, true, 6)).toBe(6);
+    expect(tt.evaluate(34 * 60, 4, one(4), bounds, true, 6)).toBe(1);
+  });
+
+  test('two policies (a variant with pools): out when either is ready, the custom one after three one-minute datapoints; in only when both are', () => {
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    expect(model).toMatchObject({ scaleOutAlarmSeconds: 30, customScaleOutAlarmSeconds: 180 });
+    const bounds = { current: 6, min: 1, max: 20 };
+    // The predefined policy at 13.3 (the priority-1 type), the per-pool one at 6.7 (a slower type is in the variant).
+    const two = [{ target: 13.3, scaleOutAlarmSeconds: 30 }, { target: 6.7, scaleOutAlarmSeconds: 180 }];
+    // 60 in flight on 6: the predefined policy is content (5 would do), the per-pool one asks for 9, three minutes running.
+    const tt = new TargetTracking(model);
+    expect([0, 60, 120].map((t) => tt.evaluate(t, 60, two, bounds))).toEqual([6, 6, 9]);
+    // Above the predefined target too: it scales out at once, to the larger of what the ready policies ask.
+    const burst = new TargetTracking(model);
+    expect(burst.evaluate(0, 90, two, bounds)).toBe(7);
+    // A quiet variant: the predefined policy's low alarm alone does not scale in while the per-pool one is not low.
+    const quiet = new TargetTracking(model);
+    const seen = Array.from({ length: 20 }, (_, i) => quiet.evaluate(i * 60, 38, two, bounds));
+    expect(seen.every((d) => d === 6)).toBe(true);
+    // Both low for 15 minutes: in, to the larger of the two counts (30 / 6.7 -> 5, not 30 / 13.3 -> 3).
+    const low = new TargetTracking(model);
+    const lows = Array.from({ length: 16 }, (_, i) => low.evaluate(i * 60, 30, two, bounds));
+    expect(lows.slice(0, 14).every((d) => d === 6)).toBe(true);
+    expect(lows[14]).toBe(5);
   });
 
   const sagemaker = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const };

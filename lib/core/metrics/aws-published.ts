@@ -123,3 +123,72 @@ export function deploymentReplicasMetric(
     stat: 'Maximum',
   };
 }
+
+/**
+ * One query of a target-tracking policy's customized metric (the shape of Application Auto Scaling's
+ * `TargetTrackingMetricDataQuery`, as aws-cdk-lib's `CfnScalingPolicy` takes it).
+ */
+export interface TargetTrackingQuery {
+  readonly id: string;
+  readonly label?: string;
+  readonly metricStat?: {
+    readonly metric: {
+      readonly namespace: string;
+      readonly metricName: string;
+      readonly dimensions: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+    };
+    readonly stat: string;
+  };
+  readonly expression?: string;
+  readonly returnData: boolean;
+}
+
+/**
+ * The per-pool scaling signal of a variant with instance pools (`variantScalingDefaults`, lib/core/platform/
+ * control-loop.ts): each pool's `ConcurrentRequestsPerModel` on [EndpointName, VariantName, InstanceType] over the
+ * pool's own target, and the largest of these ratios; target tracking holds it at 1.
+ *
+ * - Statistic `Average`, as AWS's own metric-math example for instance pools uses it (sagemaker/latest/dg/
+ *   realtime-endpoints-heterogeneous.html, "Use weighted custom metrics for mixed fleets"). The metrics page lists
+ *   only Min and Max as valid statistics of ConcurrentRequestsPerModel: the two documents disagree, the pools guide is
+ *   the one written for this use.
+ * - The largest of two ratios is spelt with arithmetic, `(a + b + ABS(a - b)) / 2`, folded pool by pool, and not with
+ *   `MAX([...])`: CloudWatch documents how arithmetic treats a missing value ("Missing values in a time series are
+ *   treated as 0", AmazonCloudWatch/latest/monitoring/using-metric-math.html), so a pool with no instances, whose
+ *   series has no datapoints, reads 0 and drops out; what MAX over an array does with one is not documented.
+ * - At most 5 pools, so at most 5 metrics: a math expression behind an alarm "can include as many as 10 metrics".
+ * If the expression returned no data at all, its alarms would go to INSUFFICIENT_DATA and that policy would neither
+ * scale out nor, since scale-in needs every policy ready, let the variant scale in: the predefined policy still
+ * scales out (fails toward cost, not toward overload).
+ */
+export function perPoolConcurrencyQueries(
+  endpointName: string,
+  variantName: string,
+  pools: ReadonlyArray<{ readonly instanceType: string; readonly targetConcurrency: number }>,
+): TargetTrackingQuery[] {
+  const metrics = pools.map((p, i): TargetTrackingQuery => ({
+    id: `pool${i + 1}`,
+    label: `${sm.concurrentRequestsPerModel} ${p.instanceType}`,
+    metricStat: {
+      metric: {
+        namespace: sm.namespace,
+        metricName: sm.concurrentRequestsPerModel,
+        dimensions: Object.entries(sageMakerVariantDimensions(endpointName, variantName, p.instanceType)).map(([name, value]) => ({ name, value })),
+      },
+      stat: 'Average',
+    },
+    returnData: false,
+  }));
+  const ratio = (i: number) => `pool${i + 1} / ${pools[i].targetConcurrency}`;
+  const folds: TargetTrackingQuery[] = [];
+  let largest = `(${ratio(0)})`;
+  for (let i = 1; i < pools.length; i++) {
+    const next = `(${ratio(i)})`;
+    folds.push({ id: `largest${i + 1}`, expression: `(${largest} + ${next} + ABS(${largest} - ${next})) / 2`, returnData: i === pools.length - 1 });
+    largest = `largest${i + 1}`;
+  }
+  if (folds.length === 0) folds.push({ id: 'largest1', expression: largest, returnData: true });
+  const last = folds[folds.length - 1];
+  folds[folds.length - 1] = { ...last, label: 'Largest pool concurrency over its target' };
+  return [...metrics, ...folds];
+}

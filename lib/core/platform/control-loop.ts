@@ -86,19 +86,43 @@ export interface PoolScalingPlan {
 
 /**
  * A SageMaker variant's default scaling from its pools' plans: the largest minimum and maximum (the preferred class's
- * steady fleet or the standby; replicas for planned peak on the slowest pool type), and the smallest target
- * concurrency: least-outstanding-requests routing gives every instance about the same concurrency, so the slowest type
- * sets the safe level (which a variant's faster types then run below: BENCHMARKS.md, H9).
+ * steady fleet or the standby; replicas for planned peak on the slowest pool type), and its target-tracking policies.
+ *
+ * One pool: one policy on the predefined high-resolution `ConcurrentRequestsPerModel` at the pool's target.
+ *
+ * Several pools: least-outstanding-requests routing gives every instance of the variant about the same concurrency,
+ * so one target cannot fit both a fleet of the priority-1 type alone (the steady state: scale-in releases the
+ * lowest-priority pool first) and a fleet with slower types in it (after a fallback). A single target at the slowest
+ * type's level, the rule before, is safe and holds the faster instances at half their load (BENCHMARKS.md, H9). So
+ * two policies (`poolTargets`):
+ * - the predefined high-resolution one at the priority-1 pool's target: the steady fleet sized right, scale-out
+ *   within about 30 s;
+ * - a per-pool one (`perPoolConcurrencyQueries`, lib/core/metrics/aws-published.ts): each instance type's
+ *   `ConcurrentRequestsPerModel` over its own pool's target, the largest of these ratios, target 1, so a slower type
+ *   present in the variant holds every instance to its level; a type with no instances publishes nothing and drops
+ *   out. AWS's instance-pools guide recommends metric math over the per-`InstanceType` series for pools of
+ *   different capacity (sagemaker/latest/dg/realtime-endpoints-heterogeneous.html, "Use weighted custom metrics for
+ *   mixed fleets"); a customized metric is evaluated at one-minute granularity (Application Auto Scaling guide), so
+ *   this policy scales out more slowly than the predefined one.
+ * Application Auto Scaling "will scale out the scalable target if any of the target tracking policies are ready for
+ * scale out, but will scale in only if all of the target tracking policies ... are ready to scale in", to "the policy
+ * that provides the largest capacity" (autoscaling/application/userguide/target-tracking-scaling-policy-overview.html,
+ * "Multiple scaling policies"): the per-pool policy bounds both directions whenever a slower pool has instances.
  */
 export function variantScalingDefaults(pools: readonly PoolScalingPlan[]): {
   readonly minInstances: number;
   readonly maxInstances: number;
+  /** Target of the predefined high-resolution policy. */
   readonly targetConcurrencyPerInstance: number;
+  /** Several pools: each pool's own target (priority order) for the per-pool policy; one pool: undefined. */
+  readonly poolTargets?: readonly number[];
 } {
+  const targets = pools.map((p) => p.targetConcurrencyPerReplica);
   return {
     minInstances: Math.max(...pools.map((p) => p.minReplicas)),
     maxInstances: Math.max(...pools.map((p) => p.maxReplicas)),
-    targetConcurrencyPerInstance: Math.min(...pools.map((p) => p.targetConcurrencyPerReplica)),
+    targetConcurrencyPerInstance: targets[0],
+    ...(pools.length > 1 ? { poolTargets: targets } : {}),
   };
 }
 
