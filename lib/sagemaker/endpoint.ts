@@ -383,10 +383,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       scaleOutCooldown,
       scaleInCooldown,
     });
-    // Several pools and no explicit target: a second policy holds each instance type to its own pool's target
-    // (variantScalingDefaults, lib/core/platform/control-loop.ts). Pools are known from the options; their targets only
-    // once the plan resolves.
-    if (options.classes.length > 1 && options.scaling?.targetConcurrencyPerInstance === undefined) {
+    // perPoolTargets: a second policy holds each instance type to its own pool's target (variantScalingDefaults,
+    // lib/core/platform/control-loop.ts). Their targets are known once the plan resolves; a variant the plan refuses
+    // fails synth before this renders.
+    if (options.scaling?.perPoolTargets === true) {
       new appscaling.CfnScalingPolicy(this, `Scaling-${name}-ConcurrencyPerPool`, {
         policyName: Lazy.string({ produce: () => `${Names.uniqueId(target)}-ConcurrencyPerPool`.slice(-255) }),
         policyType: 'TargetTrackingScaling',

@@ -39,14 +39,22 @@ export interface VariantScalingOptions {
    */
   readonly maxInstances?: number;
   /**
-   * Target of `ConcurrentRequestsPerModel` per instance: one target-tracking policy for the whole variant. At most the
-   * smallest safe concurrency of its pool types (least-outstanding-requests routing gives every instance about the
-   * same concurrency, so the slowest type present sets the limit).
-   * @default - the priority-1 pool's planned target concurrency (safe concurrency / (1 + headroom)); with several
-   * pools a second policy holds each instance type to its own pool's target, so a slower type in the variant sets the
-   * level only while it has instances (`variantScalingDefaults`, docs/sagemaker-endpoint.md)
+   * Target of `ConcurrentRequestsPerModel` per instance. At most the smallest safe concurrency of the variant's pool
+   * types: least-outstanding-requests routing gives every instance about the same concurrency, so the slowest type
+   * sets the limit.
+   * @default - the smallest planned target concurrency of the variant's classes (safe concurrency / (1 + headroom))
    */
   readonly targetConcurrencyPerInstance?: number;
+  /**
+   * A variant with several pools: scale each instance type to its own pool's planned target. Two target-tracking
+   * policies: the predefined high-resolution one at the priority-1 pool's target, and one on metric math over the
+   * per-`InstanceType` `ConcurrentRequestsPerModel` (each type over its own target, the largest ratio), so a slower type
+   * sets the level only while it has instances. The steady fleet of the priority-1 type is then sized for its own
+   * envelope instead of the slowest pool's, and has no spare instances when running ones are lost
+   * (docs/sagemaker-endpoint.md has the measured trade-off). Not with `targetConcurrencyPerInstance`.
+   * @default false
+   */
+  readonly perPoolTargets?: boolean;
 }
 
 /** A routing group of classes, one instance pool each (the construct's `EndpointVariantOptions`, timeouts in seconds). */
@@ -92,10 +100,7 @@ export interface PlannedVariant {
   readonly maxInstances: number;
   /** ConcurrentRequestsPerModel target per instance (the predefined high-resolution policy). */
   readonly targetConcurrencyPerInstance: number;
-  /**
-   * Each pool's own target (priority order) for the per-pool policy; undefined with one pool or an explicit
-   * `scaling.targetConcurrencyPerInstance`.
-   */
+  /** `scaling.perPoolTargets`: each pool's own target (priority order) for the per-pool policy. */
   readonly poolTargets?: readonly number[];
   readonly initialWeight: number;
 }
@@ -219,8 +224,8 @@ function resolveScaling(
 ): PlannedVariant | undefined {
   const role = pools.some((p) => p.capacityClass.preferenceRank === 0) ? 'preferred' : 'fallback';
   const quota = pools.reduce((sum, p) => sum + p.capacityClass.maxReplicas, 0);
-  const planned = variantScalingDefaults(pools.map((p) => p.plan));
   const s = spec.scaling ?? {};
+  const planned = variantScalingDefaults(pools.map((p) => p.plan), s.perPoolTargets === true);
   const minInstances = s.minInstances ?? planned.minInstances;
   const maxInstances = s.maxInstances ?? planned.maxInstances;
   const before = { count: 0 };
@@ -252,11 +257,18 @@ function resolveScaling(
     );
   }
   const safest = Math.min(...pools.map((p) => p.capacityClass.envelope.safeConcurrency));
-  const explicit = s.targetConcurrencyPerInstance;
-  const target = explicit ?? planned.targetConcurrencyPerInstance;
-  // An explicit target is the variant's only policy, so it must be safe on every pool type; the default priority-1
-  // target comes with the per-pool policy, which holds a slower type present to its own target.
-  if (check('targetConcurrencyPerInstance', target) && explicit !== undefined && target > safest) {
+  const target = s.targetConcurrencyPerInstance ?? planned.targetConcurrencyPerInstance;
+  if (s.perPoolTargets !== undefined && typeof s.perPoolTargets !== 'boolean') report('perPoolTargets', `is ${String(s.perPoolTargets)}; allowed: true or false`);
+  if (s.perPoolTargets === true && pools.length < 2) {
+    report('perPoolTargets', `is true on a variant with one pool ('${pools[0]?.capacityClass.name}'); allowed only with several pools (remove it)`);
+  }
+  if (s.perPoolTargets === true && s.targetConcurrencyPerInstance !== undefined) {
+    report('perPoolTargets', `is true with targetConcurrencyPerInstance ${s.targetConcurrencyPerInstance}; allowed: one of the two `
+      + '(per-pool targets come from each pool\'s plan)');
+  }
+  // The priority-1 pool's target under perPoolTargets comes with the per-pool policy, which holds a slower type
+  // present to its own target; a single target must be safe on every pool type.
+  if (check('targetConcurrencyPerInstance', target) && planned.poolTargets === undefined && target > safest) {
     report(
       'targetConcurrencyPerInstance',
       `is ${target}; allowed: above 0 and at most ${safest}, the smallest safe concurrency of the variant's pool types ` +
@@ -264,10 +276,9 @@ function resolveScaling(
     );
   }
   if (before.count > 0) return undefined;
-  const poolTargets = explicit === undefined ? planned.poolTargets : undefined;
   return {
     name: spec.name, role, pools, provisionTimeoutSeconds, minInstances, maxInstances, targetConcurrencyPerInstance: target,
-    ...(poolTargets ? { poolTargets } : {}), initialWeight: 0,
+    ...(planned.poolTargets ? { poolTargets: planned.poolTargets } : {}), initialWeight: 0,
   };
 }
 

@@ -118,6 +118,8 @@ export interface ScenarioInstance {
     readonly classes: readonly string[];
     /** In-flight requests per instance its target tracking aims for (the construct's `scaling.targetConcurrencyPerInstance`). */
     readonly targetConcurrencyPerInstance?: number;
+    /** The construct's `scaling.perPoolTargets`: each pool scaled to its own target (two policies). */
+    readonly perPoolTargets?: boolean;
   }>;
   /**
    * The instance pools of each routed column, in priority order (set by `routedScenario`; a column without an entry is
@@ -156,6 +158,11 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
     throw new Error(`Scenario ${scenario.id}: variant '${badTarget.name}' targetConcurrencyPerInstance is ${badTarget.targetConcurrencyPerInstance}; `
       + 'allowed: a finite number above 0 (in-flight requests per instance its target tracking aims for)');
   }
+  const badPerPool = scenario.variants.find((v) => v.perPoolTargets === true && (v.classes.length < 2 || v.targetConcurrencyPerInstance !== undefined));
+  if (badPerPool) {
+    throw new Error(`Scenario ${scenario.id}: variant '${badPerPool.name}' perPoolTargets is true with ${badPerPool.classes.length} class(es) and `
+      + `targetConcurrencyPerInstance ${badPerPool.targetConcurrencyPerInstance}; allowed: several classes and no targetConcurrencyPerInstance (as the construct)`);
+  }
   if (unknown.length > 0 || twice.length > 0 || missing.length > 0 || scenario.variants.some((v) => v.classes.length === 0)) {
     throw new Error(`Scenario ${scenario.id}: variants must place every class (${scenario.classes.map((c) => c.name).join(', ')}) in exactly one `
       + 'non-empty variant, and availability, speedFactors, interruptions and capacityEvents must name classes, not variants; '
@@ -167,7 +174,7 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
     if (members.length === 1 && members[0].name === v.name && v.targetConcurrencyPerInstance === undefined) return members[0];
     pools[v.name] = members;
     const first = members[0];
-    const scaling = variantScalingDefaults(members);
+    const scaling = variantScalingDefaults(members, v.perPoolTargets === true && v.targetConcurrencyPerInstance === undefined);
     const slowest = (c: SimClass) => (typeof c.provisioningSeconds === 'number' ? c.provisioningSeconds : c.provisioningSeconds[1]);
     return {
       ...first,
@@ -179,7 +186,7 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
       // Instances at time 0, provisioned by pool priority as any scale-out (the variant's standby is not a pool's own).
       initialReplicas: Math.max(...members.map((c) => c.initialReplicas)),
       targetConcurrencyPerReplica: v.targetConcurrencyPerInstance ?? scaling.targetConcurrencyPerInstance,
-      ...(v.targetConcurrencyPerInstance === undefined && scaling.poolTargets ? { poolTargets: scaling.poolTargets } : {}),
+      ...(scaling.poolTargets ? { poolTargets: scaling.poolTargets } : {}),
       // The slowest pool's start, for what reads a column's start-up time (the simulated Reconciler's grace period).
       provisioningSeconds: Math.max(...members.map(slowest)),
       // A variant's engine counters reach the Reconciler only when it has one class (`routedProducers`).

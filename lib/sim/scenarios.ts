@@ -429,13 +429,16 @@ export const H9 = defineScenario('H9', 'Held out: instance pools (the example en
   + '8 L40S instances get a 2-minute reclaim notice and no L40S is to be had for 30-90 minutes while demand rises 80%: the '
   + 'variant\'s scale-outs get A10G instances inside it. EKS has no pools: there every class is its own target group. '
   + 'preferredTarget sets the preferred variant\'s target concurrency per instance (NaN: the construct\'s default, the smallest of its pools; '
-  + 'the construct refuses one above the smallest safe concurrency of its pool types, A10G\'s 8: a larger one is a what-if).',
-  { ...SHORTAGE, reclaimedReplicas: 8, preferredTarget: NaN }, (_seed, p, rng) => {
+  + 'the construct refuses one above the smallest safe concurrency of its pool types, A10G\'s 8: a larger one is a what-if). '
+  + 'perPoolTargets=1 scales each pool to its own target instead (the construct\'s scaling.perPoolTargets; with preferredTarget NaN).',
+  { ...SHORTAGE, reclaimedReplicas: 8, preferredTarget: NaN, perPoolTargets: 0 }, (_seed, p, rng) => {
     const s = preferredShortage(p, rng);
     const target = Number.isNaN(p.preferredTarget) ? {} : { targetConcurrencyPerInstance: p.preferredTarget };
+    if (p.perPoolTargets !== 0 && p.perPoolTargets !== 1) throw new Error(`H9: perPoolTargets is ${p.perPoolTargets}; allowed: 0 or 1`);
+    const perPool = p.perPoolTargets === 1 ? { perPoolTargets: true } : {};
     return llm({
       id: 'H9', title: 'Held out: instance pools (the example endpoint)', p, profile: ramp(s.onset, p.surge), availability: s.availability,
-      events: s.events, variants: [{ ...EXAMPLE_VARIANTS[0], ...target }, EXAMPLE_VARIANTS[1]],
+      events: s.events, variants: [{ ...EXAMPLE_VARIANTS[0], ...target, ...perPool }, EXAMPLE_VARIANTS[1]],
       // The notice comes at onset, when the capacity is already gone: their replacements find none.
       interruptions: [{ className: 'l40s', at: s.onset + 120, replicas: p.reclaimedReplicas, noticeSeconds: 120 }],
     });

@@ -88,15 +88,14 @@ export interface PoolScalingPlan {
  * A SageMaker variant's default scaling from its pools' plans: the largest minimum and maximum (the preferred class's
  * steady fleet or the standby; replicas for planned peak on the slowest pool type), and its target-tracking policies.
  *
- * One pool: one policy on the predefined high-resolution `ConcurrentRequestsPerModel` at the pool's target.
+ * By default one policy on the predefined high-resolution `ConcurrentRequestsPerModel` at the smallest target of its
+ * pools: least-outstanding-requests routing gives every instance of the variant about the same concurrency, so the
+ * slowest type sets the safe level, which holds the faster types at a fraction of theirs (BENCHMARKS.md, H9: about
+ * twice the L40S instances the steady load needs).
  *
- * Several pools: least-outstanding-requests routing gives every instance of the variant about the same concurrency,
- * so one target cannot fit both a fleet of the priority-1 type alone (the steady state: scale-in releases the
- * lowest-priority pool first) and a fleet with slower types in it (after a fallback). A single target at the slowest
- * type's level, the rule before, is safe and holds the faster instances at half their load (BENCHMARKS.md, H9). So
- * two policies (`poolTargets`):
- * - the predefined high-resolution one at the priority-1 pool's target: the steady fleet sized right, scale-out
- *   within about 30 s;
+ * `perPool` (a variant with several pools): two policies (`poolTargets`):
+ * - the predefined high-resolution one at the priority-1 pool's target: the steady fleet (scale-in releases the
+ *   lowest-priority pool first) sized right, scale-out within about 30 s;
  * - a per-pool one (`perPoolConcurrencyQueries`, lib/core/metrics/aws-published.ts): each instance type's
  *   `ConcurrentRequestsPerModel` over its own pool's target, the largest of these ratios, target 1, so a slower type
  *   present in the variant holds every instance to its level; a type with no instances publishes nothing and drops
@@ -108,21 +107,25 @@ export interface PoolScalingPlan {
  * scale out, but will scale in only if all of the target tracking policies ... are ready to scale in", to "the policy
  * that provides the largest capacity" (autoscaling/application/userguide/target-tracking-scaling-policy-overview.html,
  * "Multiple scaling policies"): the per-pool policy bounds both directions whenever a slower pool has instances.
+ * Not the default: the lean steady fleet has no spare instances when the priority-1 type's running instances are
+ * lost (H9: 91.0% of requests within the SLO at $0.852 per 1M against 98.8% at $1.057 by default; without the loss
+ * 99.3% at $0.822 against 99.9% at $1.094; docs/sagemaker-endpoint.md).
  */
-export function variantScalingDefaults(pools: readonly PoolScalingPlan[]): {
+export function variantScalingDefaults(pools: readonly PoolScalingPlan[], perPool = false): {
   readonly minInstances: number;
   readonly maxInstances: number;
   /** Target of the predefined high-resolution policy. */
   readonly targetConcurrencyPerInstance: number;
-  /** Several pools: each pool's own target (priority order) for the per-pool policy; one pool: undefined. */
+  /** `perPool` with several pools: each pool's own target (priority order) for the per-pool policy. */
   readonly poolTargets?: readonly number[];
 } {
   const targets = pools.map((p) => p.targetConcurrencyPerReplica);
+  const twoPolicies = perPool && pools.length > 1;
   return {
     minInstances: Math.max(...pools.map((p) => p.minReplicas)),
     maxInstances: Math.max(...pools.map((p) => p.maxReplicas)),
-    targetConcurrencyPerInstance: targets[0],
-    ...(pools.length > 1 ? { poolTargets: targets } : {}),
+    targetConcurrencyPerInstance: twoPolicies ? targets[0] : Math.min(...targets),
+    ...(twoPolicies ? { poolTargets: targets } : {}),
   };
 }
 
