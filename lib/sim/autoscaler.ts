@@ -119,7 +119,8 @@ export class TargetTracking {
     });
     if (!canScale) return held;
     // An alarm needs every datapoint of its window: the evaluation that starts the run is its first datapoint.
-    const alarmed = (since: number | null | undefined, seconds: number) => since != null && now - since + this.model.evaluationSeconds >= seconds;
+    const alarmed = (since: number | null | undefined, seconds: number) =>
+      since !== null && since !== undefined && now - since + this.model.evaluationSeconds >= seconds;
     let out = b.current;
     policies.forEach((p, i) => {
       if (alarmed(this.highSince[i], p.scaleOutAlarmSeconds)) out = Math.max(out, wanted[i]);

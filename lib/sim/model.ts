@@ -158,7 +158,8 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
     throw new Error(`Scenario ${scenario.id}: variant '${badTarget.name}' targetConcurrencyPerInstance is ${badTarget.targetConcurrencyPerInstance}; `
       + 'allowed: a finite number above 0 (in-flight requests per instance its target tracking aims for)');
   }
-  const badPerPool = scenario.variants.find((v) => v.perPoolTargets === true && (v.classes.length < 2 || v.targetConcurrencyPerInstance !== undefined));
+  const badPerPool = scenario.variants.find((v) => v.perPoolTargets === true
+    && (v.classes.length < 2 || v.targetConcurrencyPerInstance !== undefined));
   if (badPerPool) {
     throw new Error(`Scenario ${scenario.id}: variant '${badPerPool.name}' perPoolTargets is true with ${badPerPool.classes.length} class(es) and `
       + `targetConcurrencyPerInstance ${badPerPool.targetConcurrencyPerInstance}; allowed: several classes and no targetConcurrencyPerInstance (as the construct)`);

@@ -429,6 +429,43 @@ describe('SageMakerCapacityEndpoint', () => {
         TargetTrackingScalingPolicyConfiguration: Match.objectLike({ TargetValue: 5, ScaleOutCooldown: 30 }),
       });
     });
+
+    test('perPoolTargets: the predefined policy at the priority-1 pool\'s target, and metric math holding each type to its own', () => {
+      const { stack, endpoint: pooled } = endpointStack({
+        variants: [{ name: 'preferred', classes: ['l40s', 'a10g'], scaling: { perPoolTargets: true } }, TWO_VARIANTS[1]],
+      });
+      const t = Template.fromStack(stack);
+      const policies = Object.values(t.findResources('AWS::ApplicationAutoScaling::ScalingPolicy')).map((r) => r.Properties.TargetTrackingScalingPolicyConfiguration);
+      expect(policies).toHaveLength(3);
+      // l40s: 16 / 1.2; a10g: 8 / 1.2. The fallback variant (one pool) keeps its one policy.
+      expect(policies.filter((c) => c.PredefinedMetricSpecification).map((c) => c.TargetValue).sort()).toEqual([13.33, 3.33]);
+      const custom = policies.find((c) => c.CustomizedMetricSpecification)!;
+      expect(custom).toMatchObject({ TargetValue: 1, ScaleOutCooldown: 60, ScaleInCooldown: 900 });
+      const queries = custom.CustomizedMetricSpecification.Metrics;
+      expect(queries.slice(0, 2).map((q: { MetricStat: { Metric: unknown; Stat: string } }) => [q.MetricStat.Metric, q.MetricStat.Stat])).toEqual(
+        ['ml.g6e.xlarge', 'ml.g5.xlarge'].map((type) => [{
+          Namespace: 'AWS/SageMaker',
+          MetricName: 'ConcurrentRequestsPerModel',
+          Dimensions: [{ Name: 'EndpointName', Value: pooled.endpointName }, { Name: 'VariantName', Value: 'preferred' }, { Name: 'InstanceType', Value: type }],
+        }, 'Average']),
+      );
+      expect(queries.filter((q: { ReturnData: boolean }) => q.ReturnData)).toEqual([
+        expect.objectContaining({ Expression: '((pool1 / 13.33) + (pool2 / 6.67) + ABS((pool1 / 13.33) - (pool2 / 6.67))) / 2' }),
+      ]);
+      // Both policies act on the same scalable target.
+      const scaling = Object.values(t.findResources('AWS::ApplicationAutoScaling::ScalingPolicy')).map((r) => JSON.stringify(r.Properties.ScalingTargetId));
+      expect(new Set(scaling).size).toBe(2);
+    });
+
+    test('perPoolTargets is refused on one pool, with an explicit target, or when not a boolean', () => {
+      const withScaling = (classes: string[], scaling: object) => () => endpointStack({
+        variants: [{ name: 'preferred', classes, scaling }, { name: 'fallback', classes: ['inf2', ...(classes.includes('a10g') ? [] : ['a10g'])] }],
+      });
+      expect(withScaling(['l40s'], { perPoolTargets: true })).toThrow(/variants\['preferred'\]\.scaling\.perPoolTargets: is true on a variant with one pool \('l40s'\); allowed only with several pools/);
+      expect(withScaling(['l40s', 'a10g'], { perPoolTargets: true, targetConcurrencyPerInstance: 5 }))
+        .toThrow(/perPoolTargets: is true with targetConcurrencyPerInstance 5; allowed: one of the two/);
+      expect(withScaling(['l40s', 'a10g'], { perPoolTargets: 'yes' })).toThrow(/perPoolTargets: is yes; allowed: true or false/);
+    });
   });
 
   describe('routing facts, metrics and grants', () => {

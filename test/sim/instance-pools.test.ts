@@ -172,3 +172,48 @@ test('scale-in releases the lowest-priority pool first', () => {
   expect(last.pools[1]).toBe(0);
   expect(last.pools[0]).toBeGreaterThan(0);
 });
+
+describe('perPoolTargets: each pool scaled to its own target (two policies, as the construct renders them)', () => {
+  const perPool = (params: Record<string, number>) => pooled({ ...SHORT, ...params, perPoolTargets: 1 });
+
+  test('the column carries the priority-1 pool\'s target and every pool\'s own; refused where the construct refuses it', () => {
+    const routed = routedScenario(perPool({}));
+    const [l40s, a10g] = routed.pools!.preferred!;
+    expect(routed.classes[0]).toMatchObject({
+      targetConcurrencyPerReplica: l40s.targetConcurrencyPerReplica,
+      poolTargets: [l40s.targetConcurrencyPerReplica, a10g.targetConcurrencyPerReplica],
+    });
+    expect(routedScenario(pooled()).classes[0].poolTargets).toBeUndefined();
+    const base = pooled();
+    expect(() => routedScenario({ ...base, variants: [{ name: 'preferred', classes: ['l40s', 'a10g'], perPoolTargets: true, targetConcurrencyPerInstance: 5 },
+      { name: 'fallback', classes: ['inf2'] }] })).toThrow(/Scenario H9: variant 'preferred' perPoolTargets is true with 2 class\(es\) and targetConcurrencyPerInstance 5; allowed/);
+    expect(() => routedScenario({ ...base, variants: [{ name: 'preferred', classes: ['l40s', 'a10g'] }, { name: 'fallback', classes: ['inf2'], perPoolTargets: true }] }))
+      .toThrow(/variant 'fallback' perPoolTargets is true with 1 class\(es\)/);
+  });
+
+  test('without a shortage the priority-1 type runs at its own target: fewer instances than at the slowest pool\'s', () => {
+    const steady = (params: Record<string, number>) => {
+      const seen: Array<Observation['live']> = [];
+      runSimulation({ ...pooled({ ...SHORT, ...params, reclaimedReplicas: 0 }), availability: {} }, recording(seen), { seed: 1 });
+      return seen.slice(30, 80).map((live) => live![0].pools[0]);
+    };
+    const [lean, safe] = [steady({ perPoolTargets: 1 }), steady({})];
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    // L40S's target is twice A10G's: about half the instances.
+    expect(mean(lean)).toBeLessThan(0.7 * mean(safe));
+  });
+
+  test('with the slower type in the variant, the per-pool policy holds the variant to that type\'s target', () => {
+    const seen: Array<Observation['live']> = [];
+    const scenario = perPool({});
+    const run = runSimulation(scenario, recording(seen), { seed: 1 });
+    const [, a10g] = routedScenario(scenario).pools!.preferred!;
+    const s = run.series;
+    // Minutes after the A10G instances came in and the variant settled: in flight per instance in service near A10G's
+    // target, not L40S's (twice that).
+    const settled = Array.from({ length: 20 }, (_, i) => 55 + i).filter((m) => seen[m + 1]![0].pools[1] > 0);
+    expect(settled.length).toBeGreaterThan(10);
+    const perInstance = settled.map((m) => s.inFlight[m * s.classCount] / s.readyReplicas[m * s.classCount]);
+    expect(Math.max(...perInstance)).toBeLessThan(1.3 * a10g.targetConcurrencyPerReplica);
+  });
+});

@@ -144,6 +144,38 @@ describe('SageMaker: the target-tracking model is the scaling policy the constru
     expect(scenario.classes.map((c) => c.maxReplicas).sort((a, b) => a - b)).toEqual([...maxima].sort((a, b) => a - b));
   });
 
+  test('perPoolTargets: the simulator runs the two policies the construct renders, at the same targets', () => {
+    const { stack: perPoolStack } = testStack();
+    const variants = [{ ...TWO_VARIANTS[0], scaling: { perPoolTargets: true } }, TWO_VARIANTS[1]];
+    new SageMakerCapacityEndpoint(perPoolStack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants });
+    const configs = Object.values(Template.fromStack(perPoolStack).findResources('AWS::ApplicationAutoScaling::ScalingPolicy'))
+      .map((p) => p.Properties.TargetTrackingScalingPolicyConfiguration);
+    const custom = configs.find((c) => c.CustomizedMetricSpecification)!;
+    const rendered = {
+      predefined: configs.filter((c) => c.PredefinedMetricSpecification).map((c) => c.TargetValue as number).sort((a, b) => a - b),
+      // The per-pool targets, from the expression's `poolN / target` terms in pool order.
+      perPool: [...new Map([...String(custom.CustomizedMetricSpecification.Metrics.at(-1).Expression).matchAll(/pool(\d+) \/ ([\d.]+)/g)]
+        .map((m) => [Number(m[1]), Number(m[2])])).values()],
+    };
+    const contract = LLAMA_CONTRACT;
+    const classes = defineCapacityClasses(smClasses(), { contract, platform: 'sagemaker' });
+    const behavior = Object.fromEntries(classes.map((c) => [c.name, { provisioningSeconds: 300 }]));
+    const simClasses = simClassesFromPlan(classes, planCapacity(contract, classes), behavior, contract);
+    const scenario = routedScenario({
+      ...S0.build(1), platform: 'sagemaker', classes: simClasses,
+      variants: variants.map((v) => ({
+        name: v.name,
+        classes: v.classes.map((c) => (typeof c === 'string' ? c : c.className)),
+        perPoolTargets: 'scaling' in v ? v.scaling?.perPoolTargets : undefined,
+      })),
+    });
+    expect(scenario.classes.map((c) => c.targetConcurrencyPerReplica).sort((a, b) => a - b)).toEqual(rendered.predefined);
+    expect(scenario.classes.find((c) => c.poolTargets)!.poolTargets).toEqual(rendered.perPool);
+    expect(custom).toMatchObject({
+      TargetValue: 1, ScaleOutCooldown: tracking.scaleOutCooldownSeconds, ScaleInCooldown: tracking.scaleInCooldownSeconds,
+    });
+  });
+
   test('writes, signals and timing: one capacity write per run after the weights, no capacity-error signal by default', () => {
     expect(model.floors).toBe('capacity-write');
     expect(model.endpointUpdate).toBeDefined();
