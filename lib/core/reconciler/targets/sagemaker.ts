@@ -5,13 +5,14 @@
  */
 import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, type MetricSpec, Metrics } from '../../metrics/contract';
 import { sageMakerVariantDimensions, sageMakerVariantMetric } from '../../metrics/aws-published';
+import { searchExpression } from '../../metrics/search';
 import { type PolicyClass } from '../../policy/types';
 import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite, type TargetState } from './kind';
-import { classMetric, objectEntries, placementAllows, policyClassOf, quote, rejectionStatusOf, stray } from './shared';
+import { classMetric, objectEntries, placementAllows, policyClassOf, rejectionStatusOf, stray } from './shared';
 
 const VARIANT = 'a production variant with its instance pools';
 const POOL = 'an instance pool (capacity class)';
@@ -102,9 +103,14 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
  * series with exactly the dimensions [EndpointName, InstanceType, VariantName], so never the variant-level one.
  */
 function instanceTypeSearch(endpointName: string, variantName: string, metricName: string, stat: string, periodSeconds: number): string {
-  const schema = [AwsMetrics.sageMaker.namespace, AwsDim.ENDPOINT_NAME, AwsDim.INSTANCE_TYPE, AwsDim.VARIANT_NAME].join(',');
-  return `SEARCH('{${schema}} MetricName=${quote(metricName)} ${AwsDim.ENDPOINT_NAME}=${quote(endpointName)} `
-    + `${AwsDim.VARIANT_NAME}=${quote(variantName)}', '${stat}', ${periodSeconds})`;
+  return searchExpression({
+    namespace: AwsMetrics.sageMaker.namespace,
+    dimensionNames: [AwsDim.ENDPOINT_NAME, AwsDim.INSTANCE_TYPE, AwsDim.VARIANT_NAME],
+    metricName,
+    pinned: { [AwsDim.ENDPOINT_NAME]: endpointName, [AwsDim.VARIANT_NAME]: variantName },
+    stat,
+    periodSeconds,
+  });
 }
 
 /**
