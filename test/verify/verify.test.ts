@@ -239,11 +239,13 @@ describe('a SageMaker deployment', () => {
   };
   const sageMakerReads = () => expectedMetrics(SM_CONFIG).filter((m) => m.namespace === 'AWS/SageMaker').map((m) => [m.name, m.dimensions, m.readBy]);
 
-  test('the request metrics of every variant are read under [EndpointName, VariantName]; only the pooled variant\'s latency is searched per InstanceType', () => {
+  test('the request metrics of every variant are read under [EndpointName, VariantName]; only the pooled variant\'s latency is searched per InstanceType, '
+    + 'and at the variant level too', () => {
     const variant = (VariantName: string) => ({ EndpointName: 'llm', VariantName });
     // Strict: an InstanceType searched over is an undefined value, which toEqual would not tell from no InstanceType.
     expect(sageMakerReads()).toStrictEqual([
       ['ModelLatency', { EndpointName: 'llm', InstanceType: undefined, VariantName: 'pooled' }, ['pooled latencyP95Ms']],
+      ['ModelLatency', variant('pooled'), ['pooled latencyP95Ms']],
       ['Invocations', variant('pooled'), ['pooled servedTokensPerSecond']],
       ['Invocation5XXErrors', variant('pooled'), ['pooled rejectedTokensPerSecond']],
       ['ModelLatency', variant('single'), ['single latencyP95Ms']],
@@ -252,7 +254,7 @@ describe('a SageMaker deployment', () => {
     ]);
   });
 
-  test('passes when SageMaker lists each metric under the set read; fails the pooled latency when only [EndpointName, VariantName] is listed', async () => {
+  test('passes when SageMaker lists each metric under the set read; fails the pooled per-InstanceType latency when only [EndpointName, VariantName] is listed', async () => {
     conformingAccount(SM_CONFIG);
     iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
       EvaluationResults: (input.ActionNames ?? []).map((a) => ({
@@ -262,14 +264,19 @@ describe('a SageMaker deployment', () => {
     }));
     const pass = await runVerify('Svc', clients('us-east-1'));
     expect(pass.filter((r) => r.id.startsWith('iam:reconciler') || r.id.startsWith('metric:')).filter((r) => r.status !== 'pass')).toEqual([]);
-    // An account where SageMaker publishes no InstanceType series: everything but the pooled variant's p95 is still read.
+    // One id per check: the pooled variant's two ModelLatency reads differ in the InstanceType they search over.
+    const metricIds = pass.filter((r) => r.id.startsWith('metric:')).map((r) => r.id);
+    expect(new Set(metricIds).size).toBe(metricIds.length);
+    // An account where SageMaker publishes no InstanceType series: everything but the pooled variant's per-type p95 is still
+    // read (its latency then reads the variant-level p95, where a slow pool can hide: still a failure).
     cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => ({
       Metrics: [{ Namespace: input.Namespace, MetricName: input.MetricName, Dimensions: (input.Dimensions ?? []).filter((d) => d.Name !== 'InstanceType').map((d) => ({ Name: d.Name, Value: d.Value })) }],
     }));
     const sm = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:AWS/SageMaker:'));
     expect(sm.filter((r) => r.status !== 'pass').map((r) => [r.id, r.status, r.detail])).toEqual([
-      ['metric:AWS/SageMaker:ModelLatency:EndpointName=llm,VariantName=pooled', 'fail', "ListMetrics lists it only under [EndpointName, VariantName]: the reconciler's query reads nothing"],
+      ['metric:AWS/SageMaker:ModelLatency:EndpointName=llm,InstanceType=*,VariantName=pooled', 'fail', "ListMetrics lists it only under [EndpointName, VariantName]: the reconciler's query reads nothing"],
     ]);
-    expect(sm.filter((r) => r.status === 'pass')).toHaveLength(5);
+    expect(sm.filter((r) => r.status === 'pass').map((r) => r.id)).toEqual(expect.arrayContaining(['metric:AWS/SageMaker:ModelLatency:EndpointName=llm,VariantName=pooled']));
+    expect(sm.filter((r) => r.status === 'pass')).toHaveLength(6);
   });
 });

@@ -97,7 +97,10 @@ export function publishedOnlyOn(m: Omit<ExpectedMetric, 'readBy'>): string | und
 export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly ListedMetric[]): CheckResult {
   const names = Object.keys(expected.dimensions);
   const pinned = Object.entries(expected.dimensions).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
-  const id = `metric:${expected.namespace}:${expected.name}:${pinned.join(',')}`;
+  // A dimension searched over is `Name=*` in the id: a pooled variant's per-InstanceType p95 and its variant-level p95
+  // are two checks.
+  const id = `metric:${expected.namespace}:${expected.name}:`
+    + Object.entries(expected.dimensions).map(([k, v]) => `${k}=${v ?? '*'}`).join(',');
   const settles = `${expected.namespace} ${expected.name} is published under ${describeSet(names)}`
     + `${pinned.length > 0 ? ` for ${pinned.join(', ')}` : ''} (read by ${expected.readBy.join(', ')})`;
   const sets = listed.map((l) => (l.Dimensions ?? []).map((d) => d.Name ?? ''));
