@@ -105,7 +105,7 @@ describe('the GetMetricData batch and its answer', () => {
     expect(batch.queries.every((q) => /^[a-z][a-zA-Z0-9_]*$/.test(q.Id))).toBe(true);
   });
 
-  test('a variant with several pools: requests at the variant level, p95 the MAX over the per-InstanceType series, names quoted safely', () => {
+  test('a variant with several pools: requests at the variant level, p95 the MAX over the per-InstanceType series and the variant-level one, names quoted safely', () => {
     const pooled: ReconcilerConfig = {
       ...CONFIG,
       facts: { ...CONFIG.facts, variants: [{ variantName: 'a', classes: [cls('a', 0), { ...cls('a2', 1), instanceType: 'ml.g6.xlarge' }] }] } as ReconcilerConfig['facts'],
@@ -118,9 +118,12 @@ describe('the GetMetricData batch and its answer', () => {
       { metric: variantMetric('Invocation4XXErrors'), scale: 2 },
       { metric: variantMetric('Invocation5XXErrors'), scale: 2 },
     ]);
+    // The variant-level p95 is in the same expression: without the per-type series the latency still reads (no fail-open).
     expect(sources.latencyP95Ms).toEqual({
-      expression: 'MAX(SEARCH(\'{AWS/SageMaker,EndpointName,InstanceType,VariantName} MetricName="ModelLatency" '
-        + 'EndpointName="my\\"endpoint" VariantName="a"\', \'p95\', 60))',
+      expression: 'MAX([MAX(SEARCH(\'{AWS/SageMaker,EndpointName,InstanceType,VariantName} MetricName="ModelLatency" '
+        + 'EndpointName="my\\"endpoint" VariantName="a"\', \'p95\', 60)), '
+        + 'MAX(SEARCH(\'{AWS/SageMaker,EndpointName,VariantName} MetricName="ModelLatency" '
+        + 'EndpointName="my\\"endpoint" VariantName="a"\', \'p95\', 60))])',
       scale: 1 / 1000,
     });
   });

@@ -11,7 +11,7 @@ import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { clients, main, parseArgs, runVerify, UsageError } from '../../bin/verify';
 import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
-import { ALL_METRICS, AwsDim, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics/contract';
+import { AwsDim, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics/contract';
 import { expectedMetrics, metricPresenceCheck, publishedOnlyOn } from '../../lib/core/verify/metric-presence';
 import {
   ACCOUNT, ADDON_VERSION, conformingAccount, contextOf, cw, EKS_CONFIG, eks, healthyAccountBeforeAnyEvent, iam, KARPENTER_STATEMENTS, lambda, logs,
@@ -36,13 +36,17 @@ test('which read metrics are published only on an event (the rest fail when List
 });
 
 test('a missing metric names the cause its contract spec declares (whyAbsent), else traffic', () => {
-  // Carried from the contract for every metric that declares one, and only for those.
+  // Carried from the contract: HealthyTargets declares its cause (the reconciler's own DescribeTargetHealth read), for
+  // each class that reads it; RequestCount (AWS-published) and PolicyMode (the reconciler's, with no cause declared) do not.
   const read = expectedMetrics(EKS_CONFIG);
-  const declared = read.filter((m) => ALL_METRICS.some((s) => s.namespace === m.namespace && s.name === m.name && s.whyAbsent !== undefined));
-  expect(declared.length).toBeGreaterThan(0);
-  for (const m of read) {
-    expect(m.whyAbsent).toBe(ALL_METRICS.find((s) => s.namespace === m.namespace && s.name === m.name)?.whyAbsent);
-  }
+  const whyAbsent = (namespace: string, name: string, dimension: string) =>
+    read.filter((m) => m.namespace === namespace && m.name === name && Object.values(m.dimensions).includes(dimension)).map((m) => m.whyAbsent);
+  const describeTargetHealth = 'the reconciler publishes it from each run\'s DescribeTargetHealth read: a role without '
+    + 'elasticloadbalancing:DescribeTargetHealth never does, see its probe';
+  expect(whyAbsent(METRIC_NAMESPACE, 'HealthyTargets', 'inf2')).toEqual([describeTargetHealth]);
+  expect(whyAbsent(METRIC_NAMESPACE, 'HealthyTargets', 'a10g')).toEqual([describeTargetHealth]);
+  expect(whyAbsent(AwsMetrics.alb.namespace, AwsMetrics.alb.requestCount, 'targetgroup/inf2/0001')).toEqual([undefined]);
+  expect(whyAbsent(METRIC_NAMESPACE, 'PolicyMode', 'sd21')).toEqual([undefined]);
   // The check reads the field, whichever metric carries it.
   const policyMode = { namespace: METRIC_NAMESPACE, name: 'PolicyMode', dimensions: { Service: 's' }, readBy: ['policyMode'] };
   expect(metricPresenceCheck({ ...policyMode, whyAbsent: 'only a run in capacity mode publishes it' }, []).detail)
@@ -239,11 +243,13 @@ describe('a SageMaker deployment', () => {
   };
   const sageMakerReads = () => expectedMetrics(SM_CONFIG).filter((m) => m.namespace === 'AWS/SageMaker').map((m) => [m.name, m.dimensions, m.readBy]);
 
-  test('the request metrics of every variant are read under [EndpointName, VariantName]; only the pooled variant\'s latency is searched per InstanceType', () => {
+  test('the request metrics of every variant are read under [EndpointName, VariantName]; only the pooled variant\'s latency is searched per InstanceType, '
+    + 'and at the variant level too', () => {
     const variant = (VariantName: string) => ({ EndpointName: 'llm', VariantName });
     // Strict: an InstanceType searched over is an undefined value, which toEqual would not tell from no InstanceType.
     expect(sageMakerReads()).toStrictEqual([
       ['ModelLatency', { EndpointName: 'llm', InstanceType: undefined, VariantName: 'pooled' }, ['pooled latencyP95Ms']],
+      ['ModelLatency', variant('pooled'), ['pooled latencyP95Ms']],
       ['Invocations', variant('pooled'), ['pooled servedTokensPerSecond']],
       ['Invocation5XXErrors', variant('pooled'), ['pooled rejectedTokensPerSecond']],
       ['ModelLatency', variant('single'), ['single latencyP95Ms']],
@@ -252,7 +258,7 @@ describe('a SageMaker deployment', () => {
     ]);
   });
 
-  test('passes when SageMaker lists each metric under the set read; fails the pooled latency when only [EndpointName, VariantName] is listed', async () => {
+  test('passes when SageMaker lists each metric under the set read; fails the pooled per-InstanceType latency when only [EndpointName, VariantName] is listed', async () => {
     conformingAccount(SM_CONFIG);
     iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
       EvaluationResults: (input.ActionNames ?? []).map((a) => ({
@@ -262,14 +268,19 @@ describe('a SageMaker deployment', () => {
     }));
     const pass = await runVerify('Svc', clients('us-east-1'));
     expect(pass.filter((r) => r.id.startsWith('iam:reconciler') || r.id.startsWith('metric:')).filter((r) => r.status !== 'pass')).toEqual([]);
-    // An account where SageMaker publishes no InstanceType series: everything but the pooled variant's p95 is still read.
+    // One id per check: the pooled variant's two ModelLatency reads differ in the InstanceType they search over.
+    const metricIds = pass.filter((r) => r.id.startsWith('metric:')).map((r) => r.id);
+    expect(new Set(metricIds).size).toBe(metricIds.length);
+    // An account where SageMaker publishes no InstanceType series: everything but the pooled variant's per-type p95 is still
+    // read (its latency then reads the variant-level p95, where a slow pool can hide: still a failure).
     cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => ({
       Metrics: [{ Namespace: input.Namespace, MetricName: input.MetricName, Dimensions: (input.Dimensions ?? []).filter((d) => d.Name !== 'InstanceType').map((d) => ({ Name: d.Name, Value: d.Value })) }],
     }));
     const sm = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:AWS/SageMaker:'));
     expect(sm.filter((r) => r.status !== 'pass').map((r) => [r.id, r.status, r.detail])).toEqual([
-      ['metric:AWS/SageMaker:ModelLatency:EndpointName=llm,VariantName=pooled', 'fail', "ListMetrics lists it only under [EndpointName, VariantName]: the reconciler's query reads nothing"],
+      ['metric:AWS/SageMaker:ModelLatency:EndpointName=llm,InstanceType=*,VariantName=pooled', 'fail', "ListMetrics lists it only under [EndpointName, VariantName]: the reconciler's query reads nothing"],
     ]);
-    expect(sm.filter((r) => r.status === 'pass')).toHaveLength(5);
+    expect(sm.filter((r) => r.status === 'pass').map((r) => r.id)).toEqual(expect.arrayContaining(['metric:AWS/SageMaker:ModelLatency:EndpointName=llm,VariantName=pooled']));
+    expect(sm.filter((r) => r.status === 'pass')).toHaveLength(6);
   });
 });

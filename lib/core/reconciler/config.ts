@@ -18,9 +18,10 @@ export interface PlacementOptions {
 }
 
 /**
- * Where one signal of one class comes from: a metric, or a metric-math expression (a `SEARCH` over the per-`InstanceType`
- * series SageMaker publishes, besides the variant-level ones, for a variant with several instance pools). `scale`
- * multiplies every datapoint (microseconds to milliseconds, requests per period to tokens per second).
+ * Where one signal of one class comes from: a metric, or a metric-math expression (`SEARCH`es over the per-`InstanceType`
+ * series SageMaker publishes, besides the variant-level ones, for a variant with several instance pools, and over the
+ * variant-level series). An expression stands alone: it cannot name the batch's other queries. `scale` multiplies every
+ * datapoint (microseconds to milliseconds, requests per period to tokens per second).
  */
 export type SignalSource =
   | { readonly metric: MetricStatSource; readonly scale?: number; readonly periodSeconds?: number }

@@ -12,6 +12,7 @@ import { type ReconcilerConfig } from '../reconciler/config';
 import { buildQueryBatch } from '../reconciler/io';
 import { signalPlan } from '../reconciler/signal-sources';
 import { findPublishedMetric } from '../metrics/aws-published';
+import { type SearchedMetric, searchesIn } from '../metrics/search';
 import { KARPENTER_CAPACITY_ERROR_PUBLISHED_ON, KARPENTER_CAPACITY_NAMESPACE } from '../metrics/karpenter-capacity';
 import { ALL_METRICS } from '../metrics/contract';
 import { type CheckResult } from './result';
@@ -34,25 +35,6 @@ export interface ListedMetric {
   readonly Dimensions?: ReadonlyArray<{ readonly Name?: string; readonly Value?: string }>;
 }
 
-function unquote(value: string): string {
-  return value.replace(/\\(["\\])/g, '$1');
-}
-
-/**
- * The metric a `SEARCH('{Namespace,Dim,...} MetricName="X" Dim="v" ...', ...)` expression reads: its schema's
- * dimension names, with the values the search pins.
- */
-export function searchedMetric(expression: string): Omit<ExpectedMetric, 'readBy'> | undefined {
-  const m = /SEARCH\('\{([^}]*)\}\s*(.*?)',/.exec(expression);
-  if (!m) return undefined;
-  const [namespace, ...names] = m[1].split(',').map((s) => s.trim());
-  const terms = new Map<string, string>();
-  for (const t of m[2].matchAll(/([A-Za-z][\w]*)="((?:[^"\\]|\\.)*)"/g)) terms.set(t[1], unquote(t[2]));
-  const name = terms.get('MetricName');
-  if (!name) return undefined;
-  return { namespace, name, dimensions: Object.fromEntries(names.map((n) => [n, terms.get(n)])) };
-}
-
 function key(m: Omit<ExpectedMetric, 'readBy'>): string {
   return JSON.stringify([m.namespace, m.name, Object.entries(m.dimensions).sort(([a], [b]) => a.localeCompare(b))]);
 }
@@ -61,22 +43,24 @@ function key(m: Omit<ExpectedMetric, 'readBy'>): string {
 export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
   const period = config.policy?.periodSeconds ?? 60;
   const batch = buildQueryBatch(signalPlan(config, period), period);
-  const byKey = new Map<string, { metric: Omit<ExpectedMetric, 'readBy'>; readBy: string[] }>();
+  const byKey = new Map<string, { metric: SearchedMetric; readBy: string[] }>();
   batch.queries.forEach((q, i) => {
     const entry = batch.index[i];
     const reader = entry.className ? `${entry.className} ${entry.signal}` : entry.signal;
-    const metric = q.Expression
-      ? searchedMetric(q.Expression)
-      : q.MetricStat && {
+    // Every SEARCH of a metric-math expression is a metric it reads.
+    const metrics: SearchedMetric[] = q.Expression
+      ? searchesIn(q.Expression)
+      : q.MetricStat ? [{
         namespace: q.MetricStat.Metric.Namespace,
         name: q.MetricStat.Metric.MetricName,
         dimensions: Object.fromEntries(q.MetricStat.Metric.Dimensions.map((d) => [d.Name, d.Value])),
-      };
-    if (!metric) return;
-    const k = key(metric);
-    const seen = byKey.get(k) ?? { metric, readBy: [] };
-    seen.readBy.push(reader);
-    byKey.set(k, seen);
+      }] : [];
+    for (const metric of metrics) {
+      const k = key(metric);
+      const seen = byKey.get(k) ?? { metric, readBy: [] };
+      seen.readBy.push(reader);
+      byKey.set(k, seen);
+    }
   });
   return [...byKey.values()].map(({ metric, readBy }) => {
     const whyAbsent = ALL_METRICS.find((s) => s.namespace === metric.namespace && s.name === metric.name)?.whyAbsent;
@@ -113,7 +97,10 @@ export function publishedOnlyOn(m: Omit<ExpectedMetric, 'readBy'>): string | und
 export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly ListedMetric[]): CheckResult {
   const names = Object.keys(expected.dimensions);
   const pinned = Object.entries(expected.dimensions).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
-  const id = `metric:${expected.namespace}:${expected.name}:${pinned.join(',')}`;
+  // A dimension searched over is `Name=*` in the id: a pooled variant's per-InstanceType p95 and its variant-level p95
+  // are two checks.
+  const id = `metric:${expected.namespace}:${expected.name}:`
+    + Object.entries(expected.dimensions).map(([k, v]) => `${k}=${v ?? '*'}`).join(',');
   const settles = `${expected.namespace} ${expected.name} is published under ${describeSet(names)}`
     + `${pinned.length > 0 ? ` for ${pinned.join(', ')}` : ''} (read by ${expected.readBy.join(', ')})`;
   const sets = listed.map((l) => (l.Dimensions ?? []).map((d) => d.Name ?? ''));

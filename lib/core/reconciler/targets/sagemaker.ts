@@ -5,13 +5,14 @@
  */
 import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, type MetricSpec, Metrics } from '../../metrics/contract';
 import { sageMakerVariantDimensions, sageMakerVariantMetric } from '../../metrics/aws-published';
+import { searchExpression } from '../../metrics/search';
 import { type PolicyClass } from '../../policy/types';
 import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite, type TargetState } from './kind';
-import { classMetric, objectEntries, placementAllows, policyClassOf, quote, rejectionStatusOf, stray } from './shared';
+import { classMetric, objectEntries, placementAllows, policyClassOf, rejectionStatusOf, stray } from './shared';
 
 const VARIANT = 'a production variant with its instance pools';
 const POOL = 'an instance pool (capacity class)';
@@ -68,6 +69,8 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
     const variantMetric = (metricName: string, stat: string) => sageMakerVariantMetric(metricName, facts.endpointName, v.variantName, stat);
     // Requests of all the variant's instances, whatever their type.
     const count = (metricName: string): SignalSource => ({ metric: variantMetric(metricName, 'Sum'), scale: perRequest });
+    const latencySearch = (perInstanceType: boolean) =>
+      variantSearch(facts.endpointName, v.variantName, AwsMetrics.sageMaker.modelLatency, 'p95', periodSeconds, perInstanceType);
     // Rejected demand is what the pools shed, in the status class their engines answer overload with (TGI 429, the
     // others 503). A variant whose pools shed differently reads both: the two queries are summed per period.
     const status = rejectionStatusOf(producers);
@@ -81,11 +84,18 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
       desiredReplicas: own(v.variantName, Metrics.desiredReplicas),
       pendingScaleOut: own(v.variantName, Metrics.pendingScaleOut),
       ...(producers?.capacityErrors ? { capacityErrors: { metric: producers.capacityErrors } } : {}),
-      // Microseconds to ms. A variant with several pools: the slowest instance type's p95 stands for the variant, MAX
-      // over the per-InstanceType series SageMaker publishes "in addition" with pools (percentiles do not add up, and
-      // the variant-level p95 would let a slow pool that takes few of the requests hide behind the fast ones).
+      // Microseconds to ms. A one-pool variant: its variant-level p95. A variant with several pools: the larger of
+      // (1) the slowest instance type's p95, MAX over the per-InstanceType series SageMaker publishes "in addition"
+      // with pools (the variant-level p95 alone would let a slow pool that takes few of the requests hide behind the
+      // fast ones), and (2) the variant-level p95, which fills in when the per-type series are absent (documented for
+      // pools, but a deployment may lack them): without it the latency would read no data and the trigger fail open.
+      // Percentiles do not combine, but the p95 of all the requests lies between the smallest and the largest per-type
+      // p95 (up to CloudWatch's percentile estimate), so while both exist the MAX is the per-type reading; either way it
+      // is never below either one: a conservative reading. "The MAX value of an array of time series returns a single
+      // time series" (CloudWatch metric math, https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html).
+      // Both operands are SEARCHes: a source's expression cannot name the batch's other queries (buildQueryBatch).
       latencyP95Ms: v.classes.length > 1
-        ? { expression: `MAX(${instanceTypeSearch(facts.endpointName, v.variantName, AwsMetrics.sageMaker.modelLatency, 'p95', periodSeconds)})`, scale: AWS_LATENCY_TO_MS.sageMaker }
+        ? { expression: `MAX([MAX(${latencySearch(true)}), MAX(${latencySearch(false)})])`, scale: AWS_LATENCY_TO_MS.sageMaker }
         : { metric: variantMetric(AwsMetrics.sageMaker.modelLatency, 'p95'), scale: AWS_LATENCY_TO_MS.sageMaker },
       // Tokens the server counted (Sum per period) to tokens per second; without them, invocations x mean tokens.
       servedTokensPerSecond: producers?.generatedTokens
@@ -98,13 +108,21 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
 }
 
 /**
- * Every per-InstanceType series of one AWS/SageMaker metric of a variant with instance pools: the schema matches only
- * series with exactly the dimensions [EndpointName, InstanceType, VariantName], so never the variant-level one.
+ * One AWS/SageMaker metric of a variant, as a SEARCH: with `perInstanceType` every per-InstanceType series (a variant
+ * with instance pools), the schema [EndpointName, InstanceType, VariantName]; without, the variant-level series
+ * [EndpointName, VariantName]. A schema matches only series with exactly its dimensions, so neither finds the other.
  */
-function instanceTypeSearch(endpointName: string, variantName: string, metricName: string, stat: string, periodSeconds: number): string {
-  const schema = [AwsMetrics.sageMaker.namespace, AwsDim.ENDPOINT_NAME, AwsDim.INSTANCE_TYPE, AwsDim.VARIANT_NAME].join(',');
-  return `SEARCH('{${schema}} MetricName=${quote(metricName)} ${AwsDim.ENDPOINT_NAME}=${quote(endpointName)} `
-    + `${AwsDim.VARIANT_NAME}=${quote(variantName)}', '${stat}', ${periodSeconds})`;
+function variantSearch(
+  endpointName: string, variantName: string, metricName: string, stat: string, periodSeconds: number, perInstanceType: boolean,
+): string {
+  return searchExpression({
+    namespace: AwsMetrics.sageMaker.namespace,
+    dimensionNames: perInstanceType ? [AwsDim.ENDPOINT_NAME, AwsDim.INSTANCE_TYPE, AwsDim.VARIANT_NAME] : [AwsDim.ENDPOINT_NAME, AwsDim.VARIANT_NAME],
+    metricName,
+    pinned: { [AwsDim.ENDPOINT_NAME]: endpointName, [AwsDim.VARIANT_NAME]: variantName },
+    stat,
+    periodSeconds,
+  });
 }
 
 /**

@@ -14,11 +14,6 @@ export function classMetric(spec: MetricSpec, service: string, className: string
   return { namespace: spec.namespace, metricName: spec.name, dimensions: classDimensions(service, className), stat: spec.statistic };
 }
 
-/** A CloudWatch search term's quoted value. */
-export function quote(value: string): string {
-  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-}
-
 export function placementAllows(c: RoutedClassFacts, placement: PlacementOptions): boolean {
   return !placement.sensitive || c.allowSensitive;
 }
