@@ -8,7 +8,7 @@
  * The judging is pure (lib/core/verify); this file makes the calls (read-only, except the opt-in --burst) and prints.
  */
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { CloudWatchClient, ListMetricsCommand, type Metric } from '@aws-sdk/client-cloudwatch';
+import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, type Metric } from '@aws-sdk/client-cloudwatch';
 import { CloudWatchLogsClient, TestMetricFilterCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { DescribeAddonCommand, DescribeAddonConfigurationCommand, EKSClient } from '@aws-sdk/client-eks';
 import { GetRoleCommand, IAMClient, SimulatePrincipalPolicyCommand, type EvaluationResult } from '@aws-sdk/client-iam';
@@ -34,6 +34,7 @@ import {
 } from '../lib/core/verify/template';
 import { type BurstAnswer, burstCheck, burstPlan, type BurstPlan } from '../lib/core/verify/burst';
 import { type PodList, podsReadyCheck, renderedWorkloads } from '../lib/core/verify/pods';
+import { type ScalingMetricAnswer, scalingMetricCheck, scalingMetricPolicies, type ScalingQuery } from '../lib/core/verify/scaling-metric';
 import { servingRecordOf, servingRecords } from '../lib/core/service/serving-record';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseCommandLine, UsageError } from './args';
@@ -57,6 +58,8 @@ Checks, each printed as PASS or FAIL with the fact it settles:
   permissions  the reconciler's, the KEDA operator's, the Karpenter controller's, each EKS class's model-data and
                each SageMaker class's execution role can make their handlers' calls and no more, conditioned calls
                with the request context they carry (SimulatePrincipalPolicy with ContextEntries)
+  scaling      each target-tracking policy on metric math (a SageMaker variant's perPoolTargets) has queries CloudWatch
+               accepts and answers with data in the last 3 hours (GetMetricData on the policy's own queries)
   pods         EKS: each class's model-server pods are Ready and run the args and environment the library rendered
                (the Deployment manifest in the deployed template against kubectl get pods -o json; your kubeconfig,
                --kube-context to choose the cluster)
@@ -70,7 +73,7 @@ NOT read-only, opt-in:
                off-peak. Repeatable, one class each. Not for SageMaker (InvokeEndpoint needs signed requests).
 
 Needs read-only credentials: cloudformation:ListStackResources, cloudformation:GetTemplate,
-lambda:GetFunctionConfiguration, cloudwatch:ListMetrics, logs:TestMetricFilter, eks:DescribeAddon,
+lambda:GetFunctionConfiguration, cloudwatch:ListMetrics, cloudwatch:GetMetricData, logs:TestMetricFilter, eks:DescribeAddon,
 eks:DescribeAddonConfiguration, iam:GetRole, iam:SimulatePrincipalPolicy; for pods, get/list pods in the service's
 namespace. Exit status 1 when a check fails.
 `;
@@ -146,6 +149,43 @@ async function metricChecks(d: Deployment, c: VerifyClients): Promise<CheckResul
   const results: CheckResult[] = [];
   for (const r of d.reconcilers) {
     for (const m of expectedMetrics(r.config)) results.push(metricPresenceCheck(m, await listMetrics(c.cloudWatch, listMetricsFilter(m))));
+  }
+  return results;
+}
+
+/** Hours of data the scaling check asks for: long enough to hold traffic on a quiet endpoint, short enough to be current. */
+const SCALING_WINDOW_HOURS = 3;
+
+/** GetMetricData on a policy's own queries (every page), by query id; an error is the check's evidence, not a crash. */
+async function scalingAnswer(cw: CloudWatchClient, queries: readonly ScalingQuery[]): Promise<ScalingMetricAnswer> {
+  const end = new Date();
+  const start = new Date(end.getTime() - SCALING_WINDOW_HOURS * 3600_000);
+  const values = new Map<string, number[]>();
+  let next: string | undefined;
+  try {
+    do {
+      const page = await cw.send(new GetMetricDataCommand({
+        // Every query returns its data, so the check can say which pools' series had datapoints.
+        MetricDataQueries: queries.map((q) => ({
+          ...q,
+          ReturnData: true,
+          MetricStat: q.MetricStat && { ...q.MetricStat, Metric: { ...q.MetricStat.Metric, Dimensions: [...q.MetricStat.Metric.Dimensions] } },
+        })),
+        StartTime: start, EndTime: end, NextToken: next,
+      }));
+      for (const r of page.MetricDataResults ?? []) if (r.Id) values.set(r.Id, [...values.get(r.Id) ?? [], ...r.Values ?? []]);
+      next = page.NextToken;
+    } while (next);
+  } catch (e) {
+    return { error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+  }
+  return { results: [...values].map(([id, v]) => ({ id, values: v })) };
+}
+
+async function scalingResults(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  for (const p of scalingMetricPolicies(d.template)) {
+    results.push(scalingMetricCheck(p, p.queries && await scalingAnswer(c.cloudWatch, p.queries), SCALING_WINDOW_HOURS));
   }
   return results;
 }
@@ -381,6 +421,7 @@ export async function runVerify(stack: string, c: VerifyClients, options: Verify
   if (d.reconcilers.length === 0) throw new Error(`${stack} has no reconciler function (no Lambda function with ${RECONCILER_CONFIG_ENV}): is it a stack of this library?`);
   return [
     ...await metricChecks(d, c),
+    ...await scalingResults(d, c),
     ...await addonResults(d, c),
     ...await filterResults(d, c),
     ...await permissionResults(d, c),

@@ -258,7 +258,9 @@ function resolveScaling(
   }
   const safest = Math.min(...pools.map((p) => p.capacityClass.envelope.safeConcurrency));
   const target = s.targetConcurrencyPerInstance ?? planned.targetConcurrencyPerInstance;
-  if (s.perPoolTargets !== undefined && typeof s.perPoolTargets !== 'boolean') report('perPoolTargets', `is ${String(s.perPoolTargets)}; allowed: true or false`);
+  if (s.perPoolTargets !== undefined && typeof s.perPoolTargets !== 'boolean') {
+    report('perPoolTargets', `is ${JSON.stringify(s.perPoolTargets)} (a ${typeof s.perPoolTargets}); allowed: true or false`);
+  }
   if (s.perPoolTargets === true && pools.length < 2) {
     report('perPoolTargets', `is true on a variant with one pool ('${pools[0]?.capacityClass.name}'); allowed only with several pools (remove it)`);
   }

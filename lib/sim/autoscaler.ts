@@ -1,3 +1,4 @@
+import { type Pool } from './class-state';
 import { type HpaModel, type TargetTrackingModel } from './platform';
 
 /** What an autoscaler may do this evaluation: its bounds and the replicas it runs now (the Deployment's or variant's count). */
@@ -62,6 +63,25 @@ export interface TrackingPolicy {
   readonly target: number;
   /** How long its metric must ask for more instances before its alarm scales out. */
   readonly scaleOutAlarmSeconds: number;
+}
+
+/**
+ * A variant's target-tracking policies as the construct renders them (`variantScalingDefaults`): the predefined
+ * high-resolution one at `target` and, with `poolTargets`, the per-pool one. That one reads each instance type's
+ * concurrency over its own pool's target, the largest ratio; least-outstanding-requests routing gives every instance
+ * about the same concurrency, so the model reads the variant's concurrency over the smallest target of the pools that
+ * had an instance in service since `since` (the start of the minute judged; a pool without one publishes nothing, by
+ * the documents' silence an inference, and drops out).
+ */
+export function variantTrackingPolicies(
+  model: TargetTrackingModel, target: number, poolTargets: readonly number[] | undefined, pools: readonly Pool[], since: number,
+): TrackingPolicy[] {
+  const policies: TrackingPolicy[] = [{ target, scaleOutAlarmSeconds: model.scaleOutAlarmSeconds }];
+  if (poolTargets) {
+    const present = poolTargets.filter((_, i) => pools[i].servedSince(since));
+    if (present.length > 0) policies.push({ target: Math.min(...present), scaleOutAlarmSeconds: model.customScaleOutAlarmSeconds });
+  }
+  return policies;
 }
 
 /**

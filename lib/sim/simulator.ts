@@ -1,5 +1,5 @@
 import { capacitiesToRaise } from '../core/reconciler/io';
-import { HpaAutoscaler, TargetTracking, type TrackingPolicy } from './autoscaler';
+import { HpaAutoscaler, TargetTracking, variantTrackingPolicies } from './autoscaler';
 import { replicaCostUsd } from '../core/report/cost';
 import { ClassState, DRAINING, GONE, PENDING, Pool, READY, type Replica } from './class-state';
 import { EventHeap } from './heap';
@@ -527,7 +527,9 @@ class Simulation {
       const last = m - 1;
       if (last >= 0 && this.publication.survives(now)) {
         // While the endpoint is Updating the alarms still evaluate the datapoint; only the scaling waits.
-        const wanted = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], this.trackingPolicies(cs, last),
+        const model = this.platform.autoscaler as TargetTrackingModel;
+        const policies = variantTrackingPolicies(model, spec.targetConcurrencyPerReplica, spec.poolTargets, cs.pools, last * 60);
+        const wanted = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], policies,
           { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil, this.s.readyReplicas[last * this.k + ci]);
         if (wanted !== cs.desired) {
           const shrink = wanted < cs.desired;
@@ -539,24 +541,6 @@ class Simulation {
       }
       this.provision(cs, ci, now, m, false);
     });
-  }
-
-  /**
-   * A variant's target-tracking policies as the construct renders them (`variantScalingDefaults`): the predefined
-   * high-resolution one at its target and, for a variant with `poolTargets`, the per-pool one. That one reads each
-   * instance type's concurrency over its own pool's target, the largest ratio; least-outstanding-requests routing gives
-   * every instance about the same concurrency, so the model reads the variant's concurrency over the smallest target
-   * of the pools that had an instance in service during minute `m` (a pool without one publishes nothing and drops out).
-   */
-  private trackingPolicies(cs: ClassState, m: number): TrackingPolicy[] {
-    const model = this.platform.autoscaler as TargetTrackingModel;
-    const policies: TrackingPolicy[] = [{ target: cs.spec.targetConcurrencyPerReplica, scaleOutAlarmSeconds: model.scaleOutAlarmSeconds }];
-    const targets = cs.spec.poolTargets;
-    if (targets) {
-      const present = targets.filter((_, i) => cs.pools[i].servedSince(m * 60));
-      if (present.length > 0) policies.push({ target: Math.min(...present), scaleOutAlarmSeconds: model.customScaleOutAlarmSeconds });
-    }
-    return policies;
   }
 
   /** Weights as the router applies them: finite, non-negative, normalised; all-zero routes to the preferred class. */

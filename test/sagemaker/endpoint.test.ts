@@ -438,7 +438,8 @@ describe('SageMakerCapacityEndpoint', () => {
       const policies = Object.values(t.findResources('AWS::ApplicationAutoScaling::ScalingPolicy')).map((r) => r.Properties.TargetTrackingScalingPolicyConfiguration);
       expect(policies).toHaveLength(3);
       // l40s: 16 / 1.2; a10g: 8 / 1.2. The fallback variant (one pool) keeps its one policy.
-      expect(policies.filter((c) => c.PredefinedMetricSpecification).map((c) => c.TargetValue).sort()).toEqual([13.33, 3.33]);
+      const predefined = policies.filter((c) => c.PredefinedMetricSpecification).map((c) => c.TargetValue as number);
+      expect(predefined.sort((a, b) => a - b)).toEqual([3.33, 13.33]);
       const custom = policies.find((c) => c.CustomizedMetricSpecification)!;
       expect(custom).toMatchObject({ TargetValue: 1, ScaleOutCooldown: 60, ScaleInCooldown: 900 });
       const queries = custom.CustomizedMetricSpecification.Metrics;
@@ -464,7 +465,7 @@ describe('SageMakerCapacityEndpoint', () => {
       expect(withScaling(['l40s'], { perPoolTargets: true })).toThrow(/variants\['preferred'\]\.scaling\.perPoolTargets: is true on a variant with one pool \('l40s'\); allowed only with several pools/);
       expect(withScaling(['l40s', 'a10g'], { perPoolTargets: true, targetConcurrencyPerInstance: 5 }))
         .toThrow(/perPoolTargets: is true with targetConcurrencyPerInstance 5; allowed: one of the two/);
-      expect(withScaling(['l40s', 'a10g'], { perPoolTargets: 'yes' })).toThrow(/perPoolTargets: is yes; allowed: true or false/);
+      expect(withScaling(['l40s', 'a10g'], { perPoolTargets: 'true' })).toThrow(/perPoolTargets: is "true" \(a string\); allowed: true or false/);
     });
   });
 

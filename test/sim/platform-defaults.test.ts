@@ -154,8 +154,10 @@ describe('SageMaker: the target-tracking model is the scaling policy the constru
     const rendered = {
       predefined: configs.filter((c) => c.PredefinedMetricSpecification).map((c) => c.TargetValue as number).sort((a, b) => a - b),
       // The per-pool targets, from the expression's `poolN / target` terms in pool order.
-      perPool: [...new Map([...String(custom.CustomizedMetricSpecification.Metrics.at(-1).Expression).matchAll(/pool(\d+) \/ ([\d.]+)/g)]
-        .map((m) => [Number(m[1]), Number(m[2])])).values()],
+      // Every expression's `poolN / target` terms (a fold names each pool in one of them), by pool number.
+      perPool: [...new Map<number, number>((custom.CustomizedMetricSpecification.Metrics as Array<{ Expression?: string }>)
+        .flatMap((q) => [...(q.Expression ?? '').matchAll(/pool(\d+) \/ ([\d.]+)/g)])
+        .map((m) => [Number(m[1]), Number(m[2])])).entries()].sort(([a], [b]) => a - b).map(([, t]) => t),
     };
     const contract = LLAMA_CONTRACT;
     const classes = defineCapacityClasses(smClasses(), { contract, platform: 'sagemaker' });

@@ -1,6 +1,7 @@
 // The platform models behave as the deployed systems do: the HPA's rate limits, window and tolerance; SageMaker's one
 // write per run and nothing while Updating; the signals each platform produces; demand as the Reconciler measures it.
-import { HpaAutoscaler, TargetTracking } from '../../lib/sim/autoscaler';
+import { HpaAutoscaler, TargetTracking, variantTrackingPolicies } from '../../lib/sim/autoscaler';
+import { Pool } from '../../lib/sim/class-state';
 import { metricQuery } from '../../lib/core/reconciler/observe';
 import * as reconcilerStep from '../../lib/core/reconciler/step';
 import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
@@ -137,15 +138,38 @@ describe('SageMaker target tracking and writes', () => {
     // Above the predefined target too: it scales out at once, to the larger of what the ready policies ask.
     const burst = new TargetTracking(model);
     expect(burst.evaluate(0, 90, two, bounds)).toBe(7);
-    // A quiet variant: the predefined policy's low alarm alone does not scale in while the per-pool one is not low.
+    // 124 in flight on 20: the predefined policy is low (it would keep 10), the per-pool one is not (124 is above 90% of
+    // 6.7 x 20, though it would keep 19): no scale-in however long; were either policy enough, 19 after 15 minutes.
     const quiet = new TargetTracking(model);
-    const seen = Array.from({ length: 20 }, (_, i) => quiet.evaluate(i * 60, 38, two, bounds));
-    expect(seen.every((d) => d === 6)).toBe(true);
+    const wide = { current: 20, min: 1, max: 20 };
+    const seen = Array.from({ length: 20 }, (_, i) => quiet.evaluate(i * 60, 124, two, wide));
+    expect(seen.every((d) => d === 20)).toBe(true);
     // Both low for 15 minutes: in, to the larger of the two counts (30 / 6.7 -> 5, not 30 / 13.3 -> 3).
     const low = new TargetTracking(model);
     const lows = Array.from({ length: 16 }, (_, i) => low.evaluate(i * 60, 30, two, bounds));
     expect(lows.slice(0, 14).every((d) => d === 6)).toBe(true);
     expect(lows[14]).toBe(5);
+  });
+
+  test('a pooled variant\'s policies: the per-pool one on its custom alarm, over the pools in service since the minute began', () => {
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    const l40s = { ...S1.build(1).classes[0] };
+    const pools = [new Pool(l40s, 1, 1), new Pool(l40s, 1, 1)];
+    const at = (since: number) => variantTrackingPolicies(model, 13.3, [13.3, 6.7], pools, since);
+    // No pool in service: the predefined policy alone.
+    expect(at(0)).toEqual([{ target: 13.3, scaleOutAlarmSeconds: model.scaleOutAlarmSeconds }]);
+    pools[0].readyCount = 2;
+    expect(at(0)).toEqual([
+      { target: 13.3, scaleOutAlarmSeconds: model.scaleOutAlarmSeconds }, { target: 13.3, scaleOutAlarmSeconds: model.customScaleOutAlarmSeconds },
+    ]);
+    // The slower pool's last instance left during the minute judged: it published then, and still sets the level.
+    pools[1].readyCount = 1;
+    pools[1].leaveReady(90);
+    expect(at(60)[1].target).toBe(6.7);
+    // Gone before the minute began: it drops out.
+    expect(at(120)[1].target).toBe(13.3);
+    // No pool targets (one pool, or the default): one policy.
+    expect(variantTrackingPolicies(model, 6.7, undefined, pools, 0)).toHaveLength(1);
   });
 
   const sagemaker = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const };

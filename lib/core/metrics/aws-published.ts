@@ -149,17 +149,21 @@ export interface TargetTrackingQuery {
  * pool's own target, and the largest of these ratios; target tracking holds it at 1.
  *
  * - Statistic `Average`, as AWS's own metric-math example for instance pools uses it (sagemaker/latest/dg/
- *   realtime-endpoints-heterogeneous.html, "Use weighted custom metrics for mixed fleets"). The metrics page lists
- *   only Min and Max as valid statistics of ConcurrentRequestsPerModel: the two documents disagree, the pools guide is
- *   the one written for this use.
+ *   realtime-endpoints-heterogeneous.html, "Use weighted custom metrics for mixed fleets"; its expression is a
+ *   weighted average of the types, this one their largest ratio). The metrics page lists only Min and Max as valid
+ *   statistics of ConcurrentRequestsPerModel: the two documents disagree, the pools guide is the one written for
+ *   this use.
  * - The largest of two ratios is spelt with arithmetic, `(a + b + ABS(a - b)) / 2`, folded pool by pool, and not with
  *   `MAX([...])`: CloudWatch documents how arithmetic treats a missing value ("Missing values in a time series are
- *   treated as 0", AmazonCloudWatch/latest/monitoring/using-metric-math.html), so a pool with no instances, whose
- *   series has no datapoints, reads 0 and drops out; what MAX over an array does with one is not documented.
+ *   treated as 0", AmazonCloudWatch/latest/monitoring/using-metric-math.html), so a pool with no instances reads 0 and
+ *   drops out (that such a pool's series has no datapoints is inferred: no model container reports for it); what MAX
+ *   over an array does with a missing value is not documented.
  * - At most 5 pools, so at most 5 metrics: a math expression behind an alarm "can include as many as 10 metrics".
  * If the expression returned no data at all, its alarms would go to INSUFFICIENT_DATA and that policy would neither
- * scale out nor, since scale-in needs every policy ready, let the variant scale in: the predefined policy still
- * scales out (fails toward cost, not toward overload).
+ * scale out nor, since scale-in needs every policy ready, let the variant scale in; the predefined policy would still
+ * scale out, but at the priority-1 pool's target, which overloads a slower pool's instances. So that a deployment
+ * does not find out under load, verify's scaling check runs these queries through GetMetricData
+ * (lib/core/verify/scaling-metric.ts).
  */
 export function perPoolConcurrencyQueries(
   endpointName: string,

@@ -98,11 +98,12 @@ export interface PoolScalingPlan {
  *   lowest-priority pool first) sized right, scale-out within about 30 s;
  * - a per-pool one (`perPoolConcurrencyQueries`, lib/core/metrics/aws-published.ts): each instance type's
  *   `ConcurrentRequestsPerModel` over its own pool's target, the largest of these ratios, target 1, so a slower type
- *   present in the variant holds every instance to its level; a type with no instances publishes nothing and drops
- *   out. AWS's instance-pools guide recommends metric math over the per-`InstanceType` series for pools of
- *   different capacity (sagemaker/latest/dg/realtime-endpoints-heterogeneous.html, "Use weighted custom metrics for
- *   mixed fleets"); a customized metric is evaluated at one-minute granularity (Application Auto Scaling guide), so
- *   this policy scales out more slowly than the predefined one.
+ *   present in the variant holds every instance to its level; a type with no instances has no datapoints (inferred)
+ *   and drops out. AWS's instance-pools guide shows metric math over the per-`InstanceType` series for instance types
+ *   "with different compute capacities" (sagemaker/latest/dg/realtime-endpoints-heterogeneous.html, "Use weighted
+ *   custom metrics for mixed fleets"; its example is a weighted average); a customized metric is evaluated at
+ *   one-minute granularity (Application Auto Scaling guide), so this policy scales out more slowly than the
+ *   predefined one.
  * Application Auto Scaling "will scale out the scalable target if any of the target tracking policies are ready for
  * scale out, but will scale in only if all of the target tracking policies ... are ready to scale in", to "the policy
  * that provides the largest capacity" (autoscaling/application/userguide/target-tracking-scaling-policy-overview.html,
