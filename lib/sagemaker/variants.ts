@@ -6,7 +6,7 @@
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { type CapacityPlan, type ClassPlan } from '../core/service/sizing';
-import { ruleProblem } from '../core/validation/checker';
+import { describeRule, ruleProblem } from '../core/validation/checker';
 import { duplicates } from '../core/validation/names';
 import { SAGEMAKER_RULES } from '../core/validation/rules';
 import { initialWeights } from '../core/service/initial-weights';
@@ -258,16 +258,11 @@ function resolveScaling(
   }
   const safest = Math.min(...pools.map((p) => p.capacityClass.envelope.safeConcurrency));
   const target = s.targetConcurrencyPerInstance ?? planned.targetConcurrencyPerInstance;
-  if (s.perPoolTargets !== undefined && typeof s.perPoolTargets !== 'boolean') {
-    report('perPoolTargets', `is ${JSON.stringify(s.perPoolTargets)} (a ${typeof s.perPoolTargets}); allowed: true or false`);
-  }
-  if (s.perPoolTargets === true && pools.length < 2) {
-    report('perPoolTargets', `is true on a variant with one pool ('${pools[0]?.capacityClass.name}'); allowed only with several pools (remove it)`);
-  }
-  if (s.perPoolTargets === true && s.targetConcurrencyPerInstance !== undefined) {
-    report('perPoolTargets', `is true with targetConcurrencyPerInstance ${s.targetConcurrencyPerInstance}; allowed: one of the two `
-      + '(per-pool targets come from each pool\'s plan)');
-  }
+  const perPoolRule = SAGEMAKER_RULES['variants[].scaling.perPoolTargets'];
+  const perPoolProblem = perPoolRule.check({
+    value: s.perPoolTargets, pools: pools.map((p) => p.capacityClass.name), targetConcurrencyPerInstance: s.targetConcurrencyPerInstance,
+  });
+  if (perPoolProblem) report('perPoolTargets', `${perPoolProblem}; allowed: ${describeRule(perPoolRule)}`);
   // The priority-1 pool's target under perPoolTargets comes with the per-pool policy, which holds a slower type
   // present to its own target; a single target must be safe on every pool type.
   if (check('targetConcurrencyPerInstance', target) && planned.poolTargets === undefined && target > safest) {

@@ -1,4 +1,3 @@
-import { type Pool } from './class-state';
 import { type HpaModel, type TargetTrackingModel } from './platform';
 
 /** What an autoscaler may do this evaluation: its bounds and the replicas it runs now (the Deployment's or variant's count). */
@@ -74,7 +73,8 @@ export interface TrackingPolicy {
  * the documents' silence an inference, and drops out).
  */
 export function variantTrackingPolicies(
-  model: TargetTrackingModel, target: number, poolTargets: readonly number[] | undefined, pools: readonly Pool[], since: number,
+  model: TargetTrackingModel, target: number, poolTargets: readonly number[] | undefined,
+  pools: ReadonlyArray<{ servedSince(since: number): boolean }>, since: number,
 ): TrackingPolicy[] {
   const policies: TrackingPolicy[] = [{ target, scaleOutAlarmSeconds: model.scaleOutAlarmSeconds }];
   if (poolTargets) {

@@ -462,10 +462,11 @@ describe('SageMakerCapacityEndpoint', () => {
       const withScaling = (classes: string[], scaling: object) => () => endpointStack({
         variants: [{ name: 'preferred', classes, scaling }, { name: 'fallback', classes: ['inf2', ...(classes.includes('a10g') ? [] : ['a10g'])] }],
       });
-      expect(withScaling(['l40s'], { perPoolTargets: true })).toThrow(/variants\['preferred'\]\.scaling\.perPoolTargets: is true on a variant with one pool \('l40s'\); allowed only with several pools/);
+      const allowed = 'allowed: true or false; true only on a variant with several pools and without targetConcurrencyPerInstance';
+      expect(withScaling(['l40s'], { perPoolTargets: true })).toThrow(/variants\['preferred'\]\.scaling\.perPoolTargets: is true on a variant with one pool \('l40s'\); allowed: true or false; true only/);
       expect(withScaling(['l40s', 'a10g'], { perPoolTargets: true, targetConcurrencyPerInstance: 5 }))
-        .toThrow(/perPoolTargets: is true with targetConcurrencyPerInstance 5; allowed: one of the two/);
-      expect(withScaling(['l40s', 'a10g'], { perPoolTargets: 'true' })).toThrow(/perPoolTargets: is "true" \(a string\); allowed: true or false/);
+        .toThrow(`perPoolTargets: is true with targetConcurrencyPerInstance 5; ${allowed}`);
+      expect(withScaling(['l40s', 'a10g'], { perPoolTargets: 'true' })).toThrow(`perPoolTargets: is "true" (a string); ${allowed}`);
     });
   });
 

@@ -329,6 +329,16 @@ export const SAGEMAKER_RULES = {
   'variants[].scaling.minInstances': numberRule({ integer: true, min: 1, why: 'an instance-based variant cannot scale to 0' }),
   'variants[].scaling.maxInstances': numberRule({ integer: true, min: 1 }),
   'variants[].scaling.targetConcurrencyPerInstance': numberRule({ above: 0, unit: 'requests' }),
+  'variants[].scaling.perPoolTargets': crossRule<{ readonly value: unknown; readonly pools: readonly string[]; readonly targetConcurrencyPerInstance?: number }>(
+    'true or false; true only on a variant with several pools and without targetConcurrencyPerInstance (per-pool targets come from each pool\'s plan)',
+    ({ value, pools, targetConcurrencyPerInstance }) => {
+      // JSON-quoted: a string "true" must not print like the boolean it is not.
+      if (value !== undefined && typeof value !== 'boolean') return `is ${JSON.stringify(value)} (a ${typeof value})`;
+      if (value !== true) return undefined;
+      if (pools.length < 2) return `is true on a variant with one pool (${quoted(pools)})`;
+      return targetConcurrencyPerInstance === undefined ? undefined : `is true with targetConcurrencyPerInstance ${targetConcurrencyPerInstance}`;
+    },
+  ),
   'variants[].initialWeight': numberRule({ min: 0 }),
   provisionTimeout: numberRule({ integer: true, min: 300, max: 3600, unit: 's', why: 'VariantInstanceProvisionTimeoutInSeconds' }),
   'variants[].provisionTimeout': numberRule({ integer: true, min: 300, max: 3600, unit: 's', why: 'VariantInstanceProvisionTimeoutInSeconds' }),
