@@ -7,6 +7,7 @@ import { OBSERVABILITY_RULES } from '../core/validation/rules';
 import { routingTarget } from '../core/reconciler/targets';
 import { type InferenceAlarms } from './alarms';
 import { serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps } from './service-metrics';
+import { searchExpression } from '../core/metrics/search';
 
 export interface InferenceDashboardOptions {
   /**
@@ -123,8 +124,10 @@ function controlRow(m: ServiceMetrics): cloudwatch.IWidget[] {
     graph('Reconciler decisions by reason', 8, {
       left: [
         new cloudwatch.SearchExpression({
-          expression: `SEARCH('{${Metrics.decisions.namespace},${Dim.SERVICE},${Dim.REASON}} `
-            + `MetricName="${Metrics.decisions.name}" ${Dim.SERVICE}="${m.service}"', 'Sum', ${m.period.toSeconds()})`,
+          expression: searchExpression({
+            namespace: Metrics.decisions.namespace, dimensionNames: [Dim.SERVICE, Dim.REASON], metricName: Metrics.decisions.name,
+            pinned: { [Dim.SERVICE]: m.service }, stat: 'Sum', periodSeconds: m.period.toSeconds(),
+          }),
           // A dynamic label: one line per reason, named by it.
           label: `\${PROP('Dim.${Dim.REASON}')}`,
           period: m.period,

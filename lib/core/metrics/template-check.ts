@@ -11,6 +11,7 @@ import { buildQueryBatch } from '../reconciler/io';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../reconciler/config';
 import { signalPlan } from '../reconciler/signal-sources';
 import { AWS_PUBLISHED_METRICS, type PublishedMetricPrerequisite } from './aws-published';
+import { searchesIn } from './search';
 
 /** The add-on whose agent and Fluent Bit produce Container Insights metrics and application logs. */
 export const OBSERVABILITY_ADDON_NAME = 'amazon-cloudwatch-observability';
@@ -63,14 +64,9 @@ function parseJson(value: Json): Json | undefined {
   }
 }
 
-/** `SEARCH('{Namespace,Dim1,Dim2} MetricName="X" ...', ...)` expressions: the schema and metric name they read. */
+/** The `SEARCH` calls of an expression (`searchesIn`, the parser of what the library writes): the schema and metric name each reads. */
 function searchReads(expression: string, reader: string): MetricRead[] {
-  const out: MetricRead[] = [];
-  for (const m of expression.matchAll(/SEARCH\('\{([^}]*)\}\s*MetricName=\\?"([^"\\]+)\\?"/g)) {
-    const [namespace, ...dimensions] = m[1].split(',').map((s) => s.trim().replace(/^"|"$/g, ''));
-    out.push({ namespace, name: m[2], dimensions, reader });
-  }
-  return out;
+  return searchesIn(expression).map((m) => ({ namespace: m.namespace, name: m.name, dimensions: Object.keys(m.dimensions), reader }));
 }
 
 function alarmReads(id: string, p: Record<string, Json>): MetricRead[] {
