@@ -161,6 +161,7 @@ async function scalingAnswer(cw: CloudWatchClient, queries: readonly ScalingQuer
   const end = new Date();
   const start = new Date(end.getTime() - SCALING_WINDOW_HOURS * 3600_000);
   const values = new Map<string, number[]>();
+  const messages: string[] = [];
   let next: string | undefined;
   try {
     do {
@@ -173,13 +174,17 @@ async function scalingAnswer(cw: CloudWatchClient, queries: readonly ScalingQuer
         })),
         StartTime: start, EndTime: end, NextToken: next,
       }));
-      for (const r of page.MetricDataResults ?? []) if (r.Id) values.set(r.Id, [...values.get(r.Id) ?? [], ...r.Values ?? []]);
+      for (const r of page.MetricDataResults ?? []) {
+        if (r.Id) values.set(r.Id, [...values.get(r.Id) ?? [], ...r.Values ?? []]);
+        for (const m of r.Messages ?? []) messages.push(`${r.Id}: ${m.Code ?? ''} ${m.Value ?? ''}`.trim());
+      }
+      for (const m of page.Messages ?? []) messages.push(`${m.Code ?? ''} ${m.Value ?? ''}`.trim());
       next = page.NextToken;
     } while (next);
   } catch (e) {
     return { error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
   }
-  return { results: [...values].map(([id, v]) => ({ id, values: v })) };
+  return { results: [...values].map(([id, v]) => ({ id, values: v })), messages };
 }
 
 async function scalingResults(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {

@@ -3,6 +3,8 @@ import { variantScalingDefaults } from '../core/platform/control-loop';
 import { type ServerAdmission } from '../core/runtime/admission';
 import { type PlatformKind } from './platform';
 import { tokenDistributionMean, type WorkloadSpec } from './workload';
+import { describeRule } from '../core/validation/checker';
+import { SAGEMAKER_RULES } from '../core/validation/rules';
 
 /** One capacity class as the simulator runs it: the routing facts plus how it provisions and scales. */
 export interface SimClass extends RoutedClassFacts {
@@ -158,11 +160,11 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
     throw new Error(`Scenario ${scenario.id}: variant '${badTarget.name}' targetConcurrencyPerInstance is ${badTarget.targetConcurrencyPerInstance}; `
       + 'allowed: a finite number above 0 (in-flight requests per instance its target tracking aims for)');
   }
-  const badPerPool = scenario.variants.find((v) => v.perPoolTargets === true
-    && (v.classes.length < 2 || v.targetConcurrencyPerInstance !== undefined));
-  if (badPerPool) {
-    throw new Error(`Scenario ${scenario.id}: variant '${badPerPool.name}' perPoolTargets is true with ${badPerPool.classes.length} class(es) and `
-      + `targetConcurrencyPerInstance ${badPerPool.targetConcurrencyPerInstance}; allowed: several classes and no targetConcurrencyPerInstance (as the construct)`);
+  // The construct's rule, so a scenario cannot run a variant the construct would refuse.
+  const perPoolRule = SAGEMAKER_RULES['variants[].scaling.perPoolTargets'];
+  for (const v of scenario.variants) {
+    const problem = perPoolRule.check({ value: v.perPoolTargets, pools: v.classes, targetConcurrencyPerInstance: v.targetConcurrencyPerInstance });
+    if (problem) throw new Error(`Scenario ${scenario.id}: variant '${v.name}' perPoolTargets ${problem}; allowed: ${describeRule(perPoolRule)}`);
   }
   if (unknown.length > 0 || twice.length > 0 || missing.length > 0 || scenario.variants.some((v) => v.classes.length === 0)) {
     throw new Error(`Scenario ${scenario.id}: variants must place every class (${scenario.classes.map((c) => c.name).join(', ')}) in exactly one `

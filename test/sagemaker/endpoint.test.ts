@@ -467,6 +467,7 @@ describe('SageMakerCapacityEndpoint', () => {
       expect(withScaling(['l40s', 'a10g'], { perPoolTargets: true, targetConcurrencyPerInstance: 5 }))
         .toThrow(`perPoolTargets: is true with targetConcurrencyPerInstance 5; ${allowed}`);
       expect(withScaling(['l40s', 'a10g'], { perPoolTargets: 'true' })).toThrow(`perPoolTargets: is "true" (a string); ${allowed}`);
+      expect(withScaling(['l40s', 'a10g'], { perPoolTargets: null })).toThrow(`perPoolTargets: is null (null); ${allowed}`);
     });
   });
 

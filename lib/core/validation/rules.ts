@@ -333,7 +333,10 @@ export const SAGEMAKER_RULES = {
     'true or false; true only on a variant with several pools and without targetConcurrencyPerInstance (per-pool targets come from each pool\'s plan)',
     ({ value, pools, targetConcurrencyPerInstance }) => {
       // JSON-quoted: a string "true" must not print like the boolean it is not.
-      if (value !== undefined && typeof value !== 'boolean') return `is ${JSON.stringify(value)} (a ${typeof value})`;
+      if (value !== undefined && typeof value !== 'boolean') {
+        const shown = typeof value === 'bigint' ? String(value) : JSON.stringify(value) ?? String(value);
+        return `is ${shown} (${value === null ? 'null' : `a ${typeof value}`})`;
+      }
       if (value !== true) return undefined;
       if (pools.length < 2) return `is true on a variant with one pool (${quoted(pools)})`;
       return targetConcurrencyPerInstance === undefined ? undefined : `is true with targetConcurrencyPerInstance ${targetConcurrencyPerInstance}`;

@@ -38,14 +38,19 @@ export const SCALING_METRIC_PERIOD_SECONDS = 60;
 
 const str = (v: Json): string | undefined => (typeof v === 'string' ? v : undefined);
 
-function query(q: Record<string, Json>): ScalingQuery | undefined {
+function query(raw: Json): ScalingQuery | undefined {
+  // Anything but a plain object (null, an intrinsic function) is not read: the policy is then SKIP, never a crash.
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const q = raw as Record<string, Json>;
   const id = str(q.Id);
   if (id === undefined) return undefined;
   const base = { Id: id, ReturnData: q.ReturnData !== false, ...(str(q.Label) !== undefined ? { Label: str(q.Label) } : {}) };
   if (q.Expression !== undefined) return str(q.Expression) === undefined ? undefined : { ...base, Expression: str(q.Expression) };
   const stat = q.MetricStat as Record<string, Json> | undefined;
   const metric = stat?.Metric as Record<string, Json> | undefined;
-  const dims = ((metric?.Dimensions as Array<Record<string, Json>> | undefined) ?? []).map((d) => ({ Name: str(d.Name), Value: str(d.Value) }));
+  if (metric?.Dimensions !== undefined && !Array.isArray(metric.Dimensions)) return undefined;
+  const dims = ((metric?.Dimensions as Json[] | undefined) ?? [])
+    .map((d) => (d !== null && typeof d === 'object' ? { Name: str((d as Record<string, Json>).Name), Value: str((d as Record<string, Json>).Value) } : {}));
   const [namespace, name, s] = [str(metric?.Namespace), str(metric?.MetricName), str(stat?.Stat)];
   if (namespace === undefined || name === undefined || s === undefined) return undefined;
   if (dims.some((d) => d.Name === undefined || d.Value === undefined)) return undefined;
@@ -67,15 +72,15 @@ export function scalingMetricPolicies(template: CfnTemplate): ScalingMetricPolic
     const config = r.Properties?.TargetTrackingScalingPolicyConfiguration as Record<string, Json> | undefined;
     const metrics = (config?.CustomizedMetricSpecification as Record<string, Json> | undefined)?.Metrics;
     if (!Array.isArray(metrics)) continue;
-    const queries = (metrics as Array<Record<string, Json>>).map(query);
+    const queries = (metrics as Json[]).map(query);
     out.push({ logicalId, queries: queries.every((q) => q !== undefined) ? (queries as ScalingQuery[]) : undefined });
   }
   return out;
 }
 
-/** What GetMetricData answered for a policy's queries (by query id), or the error it raised. */
+/** What GetMetricData answered for a policy's queries (by query id, with any messages it attached), or the error it raised. */
 export type ScalingMetricAnswer =
-  | { readonly results: ReadonlyArray<{ readonly id: string; readonly values: readonly number[] }> }
+  | { readonly results: ReadonlyArray<{ readonly id: string; readonly values: readonly number[] }>; readonly messages?: readonly string[] }
   | { readonly error: string };
 
 /**
@@ -89,11 +94,21 @@ export function scalingMetricCheck(policy: ScalingMetricPolicy, answer: ScalingM
   if (!policy.queries || answer === undefined) {
     return { id, status: 'skip', settles, detail: 'a value of its queries is a CloudFormation token in the template: not queried' };
   }
-  if ('error' in answer) return { id, status: 'fail', settles, detail: `GetMetricData refused its queries: ${answer.error}` };
+  if ('error' in answer) {
+    return { id, status: 'fail', settles, detail: `GetMetricData failed (a ValidationError means CloudWatch does not accept the queries): ${answer.error}` };
+  }
   const returned = policy.queries.find((q) => q.ReturnData)?.Id;
   const values = answer.results.find((r) => r.id === returned)?.values ?? [];
-  const perMetric = policy.queries.filter((q) => q.MetricStat)
-    .map((q) => `${q.Label ?? q.Id}: ${answer.results.find((r) => r.id === q.Id)?.values.length ?? 0}`).join('; ');
+  const counts = policy.queries.filter((q) => q.MetricStat)
+    .map((q) => ({ label: q.Label ?? q.Id, n: answer.results.find((r) => r.id === q.Id)?.values.length ?? 0 }));
+  const messages = answer.messages && answer.messages.length > 0 ? `; CloudWatch says: ${answer.messages.join('; ')}` : '';
+  const perMetric = counts.map((c) => `${c.label}: ${c.n}`).join('; ') + messages;
+  // A pool with no datapoints is expected while it has no instances; had it instances, the policy could not see them.
+  const silent = counts.filter((c) => c.n === 0).map((c) => c.label);
+  const caveat = silent.length > 0
+    ? `. No datapoints for ${silent.join(', ')}: expected if those pools had no instances in the window (else the policy cannot see them; `
+      + 'DescribeEndpoint lists the instances per type)'
+    : '';
   if (values.length === 0) {
     return {
       id, status: 'fail', settles,
@@ -103,6 +118,6 @@ export function scalingMetricCheck(policy: ScalingMetricPolicy, answer: ScalingM
   }
   return {
     id, status: 'pass', settles,
-    detail: `${values.length} datapoints of '${returned}' in the last ${windowHours} h, newest ${values[0]} (datapoints per metric: ${perMetric})`,
+    detail: `${values.length} datapoints of '${returned}' in the last ${windowHours} h, newest ${values[0]} (datapoints per metric: ${perMetric})${caveat}`,
   };
 }
