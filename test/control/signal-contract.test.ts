@@ -4,6 +4,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { EksStableDiffusionStack } from '../../examples/eks-stable-diffusion';
 import { SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { type CfnTemplate, signalContractProblems, templateSignals } from '../../lib/core/metrics/template-check';
+import { endpointStack, TWO_VARIANTS } from '../sagemaker/fixtures';
 
 /**
  * The signal contract: every metric the reconciler, the alarms and the dashboard of an example read has a producer in
@@ -92,5 +93,33 @@ describe('signal contract', () => {
       'ContainerInsights kube_deployment_spec_replicas [ClusterName, Deployment] read by A (AWS::CloudWatch::Alarm) has no producer in the template '
         + 'and is not an AWS-published metric of lib/core/metrics/aws-published.ts (or what publishes it is not installed)',
     ]);
+  });
+
+  test('a scaling policy\'s metric math is read: the per-pool policy on AWS-published per-InstanceType series; another set is an orphan', () => {
+    const { stack } = endpointStack({ variants: [{ ...TWO_VARIANTS[0], scaling: { perPoolTargets: true } }, TWO_VARIANTS[1]] });
+    const t = Template.fromStack(stack).toJSON() as CfnTemplate;
+    const policyReads = templateSignals(t).reads.filter((r) => r.reader.includes('AWS::ApplicationAutoScaling::ScalingPolicy'));
+    expect(policyReads.map((r) => [r.name, r.dimensions])).toEqual([
+      ['ConcurrentRequestsPerModel', ['EndpointName', 'VariantName', 'InstanceType']],
+      ['ConcurrentRequestsPerModel', ['EndpointName', 'VariantName', 'InstanceType']],
+    ]);
+    expect(signalContractProblems(t)).toEqual([]);
+    // A per-InstanceType set AWS does not publish (no VariantName) would leave the policy without data.
+    const [id] = Object.entries(t.Resources ?? {}).find(([, r]) => JSON.stringify(r.Properties ?? {}).includes('CustomizedMetricSpecification'))!;
+    const broken = JSON.parse(JSON.stringify(t)) as CfnTemplate;
+    type Query = { MetricStat: { Metric: { Dimensions: Array<{ Name: string }> } } };
+    const config = broken.Resources![id].Properties!.TargetTrackingScalingPolicyConfiguration as { CustomizedMetricSpecification: { Metrics: Query[] } };
+    const metric = config.CustomizedMetricSpecification.Metrics[0].MetricStat.Metric;
+    metric.Dimensions = metric.Dimensions.filter((d) => d.Name !== 'VariantName');
+    expect(signalContractProblems(broken)).toEqual([expect.stringMatching(/^AWS\/SageMaker ConcurrentRequestsPerModel \[EndpointName, InstanceType\] read by .*ScalingPolicy\) has no producer/)]);
+  });
+
+  test('a SEARCH the check cannot parse is a problem of its own, not a read that passes unseen', () => {
+    const t: CfnTemplate = {
+      Resources: {
+        A: { Type: 'AWS::CloudWatch::Alarm', Properties: { Metrics: [{ Id: 'e', Expression: "MAX(SEARCH('Namespace=\"AWS/SageMaker\" ModelLatency', 'p95'))" }] } },
+      },
+    };
+    expect(signalContractProblems(t)).toEqual([expect.stringMatching(/^A \(AWS::CloudWatch::Alarm\) reads a SEARCH this check cannot parse \(write it with searchExpression/)]);
   });
 });
