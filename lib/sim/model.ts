@@ -177,7 +177,7 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
     if (members.length === 1 && members[0].name === v.name && v.targetConcurrencyPerInstance === undefined) return members[0];
     pools[v.name] = members;
     const first = members[0];
-    const scaling = variantScalingDefaults(members, v.perPoolTargets === true && v.targetConcurrencyPerInstance === undefined);
+    const scaling = variantScalingDefaults(members, v.perPoolTargets === true);
     const slowest = (c: SimClass) => (typeof c.provisioningSeconds === 'number' ? c.provisioningSeconds : c.provisioningSeconds[1]);
     return {
       ...first,

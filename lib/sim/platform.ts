@@ -1,5 +1,6 @@
 import {
-  EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS, RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER, SAGEMAKER_SCALING_DEFAULTS,
+  CUSTOMIZED_METRIC_PERIOD_SECONDS, EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS, RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER,
+  SAGEMAKER_SCALING_DEFAULTS,
 } from '../core/platform/control-loop';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
 import { type RunSeries } from './run-series';
@@ -69,13 +70,12 @@ export const TARGET_TRACKING_ALARMS = {
   scaleInAlarmSeconds: 900,
   scaleOutAlarmSeconds: 30,
   /**
-   * A customized metric (the per-pool policy of a variant with instance pools): "Target tracking will evaluate metrics
-   * aggregated at a one-minute granularity for all predefined metrics and custom metrics" (Application Auto Scaling
-   * guide); the high-resolution predefined metric is the exception SageMaker documents. Three one-minute datapoints:
-   * the high alarm's condition as AWS consoles show it for one-minute metrics ("for 3 datapoints within 3 minutes"),
-   * which AWS does not document (an assumption, docs/simulator.md).
+   * A customized metric (the per-pool policy of a variant with instance pools), read at one-minute granularity
+   * (`CUSTOMIZED_METRIC_PERIOD_SECONDS`). Three datapoints: the high alarm's condition as AWS consoles show it for
+   * one-minute metrics ("for 3 datapoints within 3 minutes"), which AWS does not document (an assumption,
+   * docs/simulator.md).
    */
-  customScaleOutAlarmSeconds: 180,
+  customScaleOutAlarmSeconds: 3 * CUSTOMIZED_METRIC_PERIOD_SECONDS,
 } as const;
 
 export interface PlatformModel {

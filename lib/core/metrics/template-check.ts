@@ -76,16 +76,15 @@ function searchReads(expression: string, reader: string): MetricRead[] {
   return reads;
 }
 
-/** The metrics of a target-tracking policy's customized metric (metric math over several metrics, or one metric). */
-function scalingPolicyReads(id: string, p: Record<string, Json>): MetricRead[] {
-  const reader = `${id} (AWS::ApplicationAutoScaling::ScalingPolicy)`;
-  const custom = (p.TargetTrackingScalingPolicyConfiguration as Record<string, Json> | undefined)?.CustomizedMetricSpecification as
-    Record<string, Json> | undefined;
-  if (!custom) return [];
+/**
+ * The metrics of an alarm's or a target-tracking policy's metric specification (the two share one shape: one metric by
+ * `Namespace`/`MetricName`/`Dimensions`, or `Metrics` queries with a `MetricStat` or an `Expression`).
+ */
+function metricSpecReads(spec: Record<string, Json>, reader: string): MetricRead[] {
   const dims = (d: Json) => (Array.isArray(d) ? d.map((x) => String((x as Record<string, Json>)?.Name)) : []);
-  if (typeof custom.MetricName === 'string') return [{ namespace: String(custom.Namespace), name: custom.MetricName, dimensions: dims(custom.Dimensions), reader }];
+  if (typeof spec.MetricName === 'string') return [{ namespace: String(spec.Namespace), name: spec.MetricName, dimensions: dims(spec.Dimensions), reader }];
   const out: MetricRead[] = [];
-  for (const q of (Array.isArray(custom.Metrics) ? custom.Metrics : []) as Array<Record<string, Json> | null>) {
+  for (const q of (Array.isArray(spec.Metrics) ? spec.Metrics : []) as Array<Record<string, Json> | null>) {
     const metric = (q?.MetricStat as Record<string, Json> | undefined)?.Metric as Record<string, Json> | undefined;
     if (metric) out.push({ namespace: String(metric.Namespace), name: String(metric.MetricName), dimensions: dims(metric.Dimensions), reader });
     if (typeof q?.Expression === 'string') out.push(...searchReads(q.Expression, reader));
@@ -93,18 +92,14 @@ function scalingPolicyReads(id: string, p: Record<string, Json>): MetricRead[] {
   return out;
 }
 
+/** The metrics of a target-tracking policy's customized metric (metric math over several metrics, or one metric). */
+function scalingPolicyReads(id: string, p: Record<string, Json>): MetricRead[] {
+  const custom = (p.TargetTrackingScalingPolicyConfiguration as Record<string, Json> | undefined)?.CustomizedMetricSpecification;
+  return custom && typeof custom === 'object' ? metricSpecReads(custom as Record<string, Json>, `${id} (AWS::ApplicationAutoScaling::ScalingPolicy)`) : [];
+}
+
 function alarmReads(id: string, p: Record<string, Json>): MetricRead[] {
-  const reader = `${id} (AWS::CloudWatch::Alarm)`;
-  const dims = (d: Json) => (Array.isArray(d) ? d.map((x) => String((x as Record<string, Json>).Name)) : []);
-  if (typeof p.MetricName === 'string') return [{ namespace: String(p.Namespace), name: p.MetricName, dimensions: dims(p.Dimensions), reader }];
-  const out: MetricRead[] = [];
-  for (const q of (p.Metrics as Array<Record<string, Json>> | undefined) ?? []) {
-    const stat = q.MetricStat as Record<string, Json> | undefined;
-    const metric = stat?.Metric as Record<string, Json> | undefined;
-    if (metric) out.push({ namespace: String(metric.Namespace), name: String(metric.MetricName), dimensions: dims(metric.Dimensions), reader });
-    if (typeof q.Expression === 'string') out.push(...searchReads(q.Expression, reader));
-  }
-  return out;
+  return metricSpecReads(p, `${id} (AWS::CloudWatch::Alarm)`);
 }
 
 function dashboardReads(id: string, p: Record<string, Json>): MetricRead[] {

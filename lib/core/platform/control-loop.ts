@@ -77,6 +77,13 @@ export const SAGEMAKER_SCALING_DEFAULTS = {
   provisionTimeoutSeconds: 300,
 } as const;
 
+/**
+ * The period at which target tracking reads a customized metric (a variant's per-pool policy): "Target tracking will
+ * evaluate metrics aggregated at a one-minute granularity for all predefined metrics and custom metrics" (Application
+ * Auto Scaling user guide, target tracking); the high-resolution predefined metric is the exception SageMaker documents.
+ */
+export const CUSTOMIZED_METRIC_PERIOD_SECONDS = 60;
+
 /** What a variant's default scaling is sized from, per pool: its class's planned range and target concurrency. */
 export interface PoolScalingPlan {
   readonly minReplicas: number;

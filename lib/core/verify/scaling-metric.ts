@@ -6,6 +6,7 @@
  * Pure: bin/verify.ts makes the call.
  */
 import { type CfnTemplate } from '../metrics/template-check';
+import { CUSTOMIZED_METRIC_PERIOD_SECONDS } from '../platform/control-loop';
 import { type CheckResult } from './result';
 
 type Json = unknown;
@@ -29,12 +30,10 @@ export interface ScalingQuery {
 
 export interface ScalingMetricPolicy {
   readonly logicalId: string;
-  /** The policy's queries, each metric at `period`; undefined when a value holds a CloudFormation token. */
+  /** The policy's queries, each metric at the period target tracking reads it at; undefined when a value is not a literal. */
   readonly queries?: readonly ScalingQuery[];
 }
 
-/** Target tracking evaluates customized metrics "at a one-minute granularity" (Application Auto Scaling guide). */
-export const SCALING_METRIC_PERIOD_SECONDS = 60;
 
 const str = (v: Json): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -59,7 +58,7 @@ function query(raw: Json): ScalingQuery | undefined {
     MetricStat: {
       Metric: { Namespace: namespace, MetricName: name, Dimensions: dims as Array<{ Name: string; Value: string }> },
       Stat: s,
-      Period: SCALING_METRIC_PERIOD_SECONDS,
+      Period: CUSTOMIZED_METRIC_PERIOD_SECONDS,
     },
   };
 }
