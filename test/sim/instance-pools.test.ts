@@ -191,6 +191,10 @@ describe('perPoolTargets: each pool scaled to its own target (two policies, as t
       .toThrow(/variant 'fallback' perPoolTargets is true on a variant with one pool \('inf2'\); allowed/);
   });
 
+  test('fails when H9\'s perPoolTargets parameter is not 0 or 1, naming the value and what is allowed', () => {
+    expect(() => pooled({ ...SHORT, perPoolTargets: 2 })).toThrow('H9: perPoolTargets is 2; allowed: 0 or 1');
+  });
+
   test('without a shortage the priority-1 type runs at its own target: fewer instances than at the slowest pool\'s', () => {
     const steady = (params: Record<string, number>) => {
       const seen: Array<Observation['live']> = [];
