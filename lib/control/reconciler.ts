@@ -145,6 +145,11 @@ export class Reconciler extends Construct {
   public readonly scheduleRule: events.Rule;
   /** The rule that runs the reconciler on capacity alarm state changes (absent until there is an alarm). */
   public alarmRule?: events.Rule;
+  /**
+   * The rule that runs the reconciler when its routing target takes writes again (SageMaker: the endpoint back
+   * InService after an update, whose runs in the meantime could write nothing); absent where writes are never refused (ALB).
+   */
+  public readonly writableRule?: events.Rule;
   /** One alarm per capacity-error metric. */
   public readonly capacityErrorAlarms: readonly cloudwatch.Alarm[];
   /**
@@ -259,6 +264,17 @@ export class Reconciler extends Construct {
       description: `Runs the routing reconciler of ${serving.service} every period`,
       targets: [this.trigger],
     });
+    const writable = routingTarget(serving.routing).writableAgain(serving.routing);
+    if (writable) {
+      // A run right after an update ends finds the endpoint writable before Application Auto Scaling's next invocation
+      // of a refused scaling takes it again (its alarm repeats Auto Scaling actions once per minute); at its tick it
+      // would often find it Updating again. The event is best effort, so the schedule stays.
+      this.writableRule = new events.Rule(this, 'WritableAgain', {
+        description: `Runs the routing reconciler of ${serving.service} when its routing target takes writes again`,
+        eventPattern: { source: [...writable.source], detailType: [...writable.detailType], detail: writable.detail },
+        targets: [this.trigger],
+      });
+    }
 
     const alarms = this.addAlarms(props, serving.service, period);
     this.capacityErrorAlarms = alarms.capacityErrors;

@@ -6,6 +6,7 @@ import { type RunMemory } from '../core/reconciler/memory';
 import { metricQuery } from '../core/reconciler/observe';
 import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
 import { rememberRun, runRecords, step } from '../core/reconciler/step';
+import { routingTarget } from '../core/reconciler/targets';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { declaredTokensPerRequest, poolsOf, type ScenarioInstance, type SimClass } from './model';
@@ -83,6 +84,8 @@ class DeployedReconciler implements RoutingPolicy {
   /** With cold starts: the reconciler's own metrics as its EMF records published them, by series and minute (Maximum). */
   private readonly published = new Map<string, Map<number, number>>();
   private started = false;
+  /** What the Reconciler construct renders for this kind of target: a rule that runs it when writes are taken again. */
+  readonly runsWhenWritable: boolean;
 
   constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>, private readonly options: LibraryPolicyOptions) {
     const platform = platformModel(scenario.platform ?? 'eks');
@@ -108,6 +111,7 @@ class DeployedReconciler implements RoutingPolicy {
       // what the EKS InferenceService hands it (`routedProducers`, lib/core/reconciler/targets/alb.ts).
       ...(counted.length > 0 ? { contractTokenCounters: counted } : {}),
     };
+    this.runsWhenWritable = routingTarget(this.config.facts).writableAgain(this.config.facts) !== undefined;
   }
 
   decide(o: Observation): Decision {

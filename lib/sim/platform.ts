@@ -112,8 +112,24 @@ export interface PlatformModel {
    * scale-out until its instances are in service or, short of capacity, until the variant's provisioning timeout
    * (`provisionTimeoutSeconds`, the construct's default), when it rolls back (documented: "waits until the timeout
    * expires", then `RollingBack` "to its previous configuration"; `SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds`).
+   * Who writes first once an update is over:
+   * - `refusedScalingRetrySeconds`: a scaling the endpoint refused while Updating is tried again when the policy's alarm
+   *   next invokes it. CloudWatch repeats an Auto Scaling action "once per minute that the alarm remains in the new
+   *   state" (CloudWatch user guide, AlarmThatSendsEmail: "The exception is for alarms with Auto Scaling actions"), at a
+   *   phase nobody controls: 0 to 60 s after the update ends. The model takes 0, the moment it ends: the case least
+   *   favourable to the Reconciler, whose runs then never precede a retry (a fixed mean of 30 s would starve target
+   *   tracking under a policy that writes every minute for 30 s, a knife edge of the mean, not of the system).
+   * - `writableRunSeconds`: from the end of an update to the write of the Reconciler run its `WritableAgain` rule
+   *   triggers (the "SageMaker Endpoint State Change" event to IN_SERVICE, delivered "in near real time"; a warm
+   *   function's reads before its write): 5 s, assumed. Such a run is made only by a policy that `runsWhenWritable`.
    */
-  readonly endpointUpdate?: { readonly weightsSeconds: number; readonly scaleInSeconds: number; readonly provisionTimeoutSeconds: number };
+  readonly endpointUpdate?: {
+    readonly weightsSeconds: number;
+    readonly scaleInSeconds: number;
+    readonly provisionTimeoutSeconds: number;
+    readonly refusedScalingRetrySeconds: number;
+    readonly writableRunSeconds: number;
+  };
   /** Seconds from a Reconciler run until its published floor datapoint can be read (EMF ingestion). Assumed. */
   readonly floorPublicationSeconds: number;
 }
@@ -235,7 +251,13 @@ export function platformModel(kind: PlatformKind): PlatformModel {
       ...TARGET_TRACKING_ALARMS,
     },
     floors: 'capacity-write',
-    endpointUpdate: { weightsSeconds: 30, scaleInSeconds: 60, provisionTimeoutSeconds: SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds },
+    endpointUpdate: {
+      weightsSeconds: 30,
+      scaleInSeconds: 60,
+      provisionTimeoutSeconds: SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds,
+      refusedScalingRetrySeconds: 0,
+      writableRunSeconds: 5,
+    },
     floorPublicationSeconds: 60,
   };
 }

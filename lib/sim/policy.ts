@@ -60,6 +60,11 @@ export interface Decision {
 /** A routing policy: called every control period with what the reconciler would see. Stateful per run. */
 export interface RoutingPolicy {
   readonly name: string;
+  /**
+   * The deployed Reconciler also runs as soon as the routing target takes writes again (its construct's `writableRule`,
+   * SageMaker); the simulator then calls `decide` between its ticks (`PlatformModel.endpointUpdate.writableRunSeconds`).
+   */
+  readonly runsWhenWritable?: boolean;
   decide(observation: Observation): Decision;
 }
 

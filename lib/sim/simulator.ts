@@ -30,6 +30,8 @@ const EV_TICK = 2;
 const EV_SYNC = 3;
 /** SageMaker: target tracking retries a scaling the endpoint refused while Updating, once the update is over. */
 const EV_TRACK = 4;
+/** SageMaker: the Reconciler run its construct's `writableRule` triggers when the endpoint is InService again. */
+const EV_WRITABLE = 5;
 
 /** Karpenter does not retry a capacity-unavailable offering for 3 minutes. */
 const CAPACITY_RETRY_SECONDS = 180;
@@ -99,7 +101,27 @@ class Simulation {
   private readonly platform: PlatformModel;
   private readonly publication: Publication;
   /** SageMaker: the endpoint accepts no update before this time (it is Updating). */
-  private updatingUntil = -Infinity;
+  private updatingEnds = -Infinity;
+  /** Counts the changes of `updatingUntil`: an event run scheduled for an update that has since changed is not made. */
+  private updatingChanges = 0;
+
+  private get updatingUntil(): number {
+    return this.updatingEnds;
+  }
+
+  /**
+   * Every end of an update is an IN_SERVICE event: a policy that runs when the endpoint is writable again (the deployed
+   * Reconciler) runs `writableRunSeconds` after it, unless the update was extended or cut short meanwhile.
+   */
+  private set updatingUntil(until: number) {
+    if (until === this.updatingEnds) return;
+    this.updatingEnds = until;
+    this.updatingChanges++;
+    const update = this.platform.endpointUpdate;
+    if (update && this.policy.runsWhenWritable && Number.isFinite(until)) {
+      this.heap.push(until + update.writableRunSeconds, EV_WRITABLE, this.updatingChanges);
+    }
+  }
   /** The oracle sets replicas itself; the platform's autoscalers then stand aside. */
   private oracle = false;
   /** The simulated CloudWatch a policy may query itself. */
@@ -177,6 +199,9 @@ class Simulation {
       else if (kind === EV_READY) this.makeReady(this.replicas[payload], tEvent);
       else if (kind === EV_SYNC) this.syncAutoscalers(tEvent);
       else if (kind === EV_TRACK) this.trackTargets(tEvent, this.minuteOf(tEvent));
+      else if (kind === EV_WRITABLE) {
+        if (payload === this.updatingChanges) this.control(tEvent, false);
+      }
       else this.tick(payload, tEvent);
     }
     return this.result();
@@ -391,8 +416,12 @@ class Simulation {
     }
   }
 
-  /** One Reconciler run, then the autoscalers' evaluation of this instant and the provisioning they call for. */
-  private control(now: number): void {
+  /**
+   * One Reconciler run, then (on a tick) the scenario's interruptions and the autoscalers' evaluation of this instant
+   * and the provisioning they call for. A run the endpoint's IN_SERVICE event triggers (`scheduled` false) is the run
+   * alone: the autoscalers keep their own clock.
+   */
+  private control(now: number, scheduled = true): void {
     this.rollBackExpiredScaleOuts(now);
     this.history.publish(now);
     const live = this.platform.liveReplicaCounts
@@ -407,7 +436,7 @@ class Simulation {
     this.s.modes[m] = decision.mode;
     this.s.reasons[m] = decision.reason;
     this.oracle = decision.replicas !== undefined;
-    this.interrupt(now, m);
+    if (scheduled) this.interrupt(now, m);
     if (this.oracle) {
       this.applyWeights(decision.weights);
       this.states.forEach((cs, ci) => {
@@ -419,6 +448,7 @@ class Simulation {
     if (this.platform.floors === 'metric') this.writeRoutingAndPublishFloors(decision, now);
     else if (decision.deployedWrite) this.applyEndpointWrite(decision, now, m);
     else this.writeEndpoint(decision, now, m);
+    if (!scheduled) return;
     if (this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
     else this.trackTargets(now, m);
   }
@@ -514,14 +544,17 @@ class Simulation {
   /**
    * SageMaker: each variant's target tracking on the newest minute's in-flight requests, unless the endpoint is
    * Updating. A scaling the endpoint refuses (an update under way, typically the Reconciler's write of this minute) is
-   * tried again when the update is over, within the minute: the policy's alarm stays in ALARM, and CloudWatch performs
-   * Auto Scaling actions again while the condition persists ("Except for Auto Scaling actions, the actions happen only
-   * on state transitions", docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-actions.html), at the alarm's
-   * 10-second period for the high-resolution metric; it does not wait for the next minute.
+   * tried again `refusedScalingRetrySeconds` after the update is over, if that is within the minute (else the next
+   * tick evaluates it): the policy's alarm stays in ALARM, and CloudWatch performs Auto Scaling actions again while the
+   * condition persists ("Except for Auto Scaling actions, the actions happen only on state transitions",
+   * docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-actions.html), "once per minute that the alarm remains
+   * in the new state" (CloudWatch user guide, AlarmThatSendsEmail). Until stop 38 the model retried the moment the
+   * update ended, which no Reconciler run could precede.
    */
   private trackTargets(now: number, m: number): void {
     this.rollBackExpiredScaleOuts(now);
-    if (now < this.updatingUntil && this.updatingUntil < (m + 1) * 60) this.heap.push(this.updatingUntil, EV_TRACK, 0);
+    const retryAt = this.updatingUntil + this.platform.endpointUpdate!.refusedScalingRetrySeconds;
+    if (now < this.updatingUntil && retryAt < (m + 1) * 60) this.heap.push(retryAt, EV_TRACK, 0);
     this.states.forEach((cs, ci) => {
       const spec = cs.spec;
       const last = m - 1;

@@ -87,7 +87,8 @@ describe('Reconciler on a SageMaker endpoint', () => {
       ...Object.values(t.findResources('AWS::Lambda::EventInvokeConfig')).map((c) => c.Properties.MaximumEventAgeInSeconds),
       ...Object.values(t.findResources('AWS::Events::Rule')).flatMap((r) => r.Properties.Targets.map((x: { RetryPolicy: { MaximumEventAgeInSeconds: number } }) => x.RetryPolicy.MaximumEventAgeInSeconds)),
     ];
-    expect(ages).toEqual([300, 300]);
+    // Lambda's own queue, the schedule and the run when the endpoint takes writes again.
+    expect(ages).toEqual([300, 300, 300]);
   });
 
   test('triggerOnAlarms adds alarms to the same rule', () => {
@@ -99,8 +100,9 @@ describe('Reconciler on a SageMaker endpoint', () => {
     r.triggerOnAlarms([a]);
     r.triggerOnAlarms([b, a]);
     const t = Template.fromStack(s2);
-    t.resourcePropertiesCountIs('AWS::Events::Rule', { EventPattern: Match.anyValue() }, 1);
-    const rule = Object.values(t.findResources('AWS::Events::Rule')).find((x) => x.Properties.EventPattern)!;
+    const alarmRules = Object.values(t.findResources('AWS::Events::Rule')).filter((x) => x.Properties.EventPattern?.source?.[0] === 'aws.cloudwatch');
+    expect(alarmRules).toHaveLength(1);
+    const rule = alarmRules[0];
     expect(rule.Properties.EventPattern.resources).toEqual([
       { 'Fn::GetAtt': [expect.stringMatching(/^A/), 'Arn'] },
       { 'Fn::GetAtt': [expect.stringMatching(/^B/), 'Arn'] },
@@ -114,6 +116,20 @@ describe('Reconciler on a SageMaker endpoint', () => {
         'detail-type': ['CloudWatch Alarm State Change'],
         resources: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('External'), 'Arn'] }],
       },
+    });
+  });
+
+  test('runs at once when the endpoint is InService again (its event spells the status IN_SERVICE), with the schedule\'s retry policy', () => {
+    expect(reconciler.writableRule).toBeDefined();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.sagemaker'],
+        'detail-type': ['SageMaker Endpoint State Change'],
+        // On the name, not on the ARN: the name in an endpoint's ARN may be lower-cased, and matching is case-sensitive.
+        detail: { EndpointName: ['llm'], EndpointStatus: ['IN_SERVICE', 'InService'] },
+      },
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('ReconcilerFunction'), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 } })],
     });
   });
 
@@ -233,6 +249,10 @@ describe('Reconciler on an ALB listener', () => {
     ]));
     expect(statements).toHaveLength(4);
     expect(JSON.stringify(statements)).not.toContain('sagemaker');
+  });
+
+  test('no run on a target state change: a listener takes every write at once', () => {
+    expect(JSON.stringify(template.findResources('AWS::Events::Rule'))).not.toContain('aws.sagemaker');
   });
 
   test('alarms on each capacity-error metric and runs at once on its state changes', () => {

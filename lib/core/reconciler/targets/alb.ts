@@ -183,6 +183,8 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   // The HPA lowers the desired count of a Deployment whose load fell while pods were pending: not a refusal.
   scaleOutsRollBack: false,
   publishesHealthyTargets: true,
+  // ModifyListener and ModifyRule are not refused while an earlier change settles: a run never waits for the listener.
+  writableAgain: () => undefined,
   autoscalerFloor: hpaHonouredFloor,
   routedProducers: (serving) => {
     const signals: Record<string, ClassSignalProducers> = {};

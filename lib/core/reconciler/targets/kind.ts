@@ -85,6 +85,13 @@ export interface TargetState {
   readonly capacityUnwritable?: string;
 }
 
+/** An EventBridge rule's event pattern, in the shape aws-cdk-lib's `EventPattern` takes (`detailType` for `detail-type`). */
+export interface EventPattern {
+  readonly source: readonly string[];
+  readonly detailType: readonly string[];
+  readonly detail: Readonly<Record<string, readonly string[]>>;
+}
+
 /** A scalable target's bounds (Application Auto Scaling `ScalableTarget` MinCapacity, MaxCapacity). */
 export interface ScalingBounds {
   readonly min: number;
@@ -218,6 +225,13 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
    * (ALB: `DescribeTargetHealth`, lambda/reconciler/targets/alb.ts); a dashboard draws that metric only where it exists.
    */
   readonly publishesHealthyTargets: boolean;
+  /**
+   * The EventBridge event that says the target takes writes again, as a rule's event pattern, so that a run follows
+   * at once instead of at the next tick; undefined where writes are never refused (ALB). SageMaker refuses every
+   * update while the endpoint is Updating, and Application Auto Scaling takes the endpoint again when its alarm next
+   * invokes a refused scaling: a run that waits for its tick finds the endpoint Updating again more often than not.
+   */
+  writableAgain(facts: F): EventPattern | undefined;
   /** The serving platform's signal producers by routed name, compacted to fit the Lambda environment. */
   routedProducers(serving: ServingDescription & { readonly routing: F }): RoutedProducers;
   /**

@@ -174,6 +174,9 @@ function writerProbes(facts: SageMakerRoutingFacts): PermissionProbe[] {
   ];
 }
 
+/** The detail-type of the event SageMaker sends to EventBridge when an endpoint's status changes. */
+export const SAGEMAKER_ENDPOINT_STATE_CHANGE = 'SageMaker Endpoint State Change';
+
 export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   kind: 'sagemaker',
   platform: 'sagemaker',
@@ -217,6 +220,19 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   scaleOutsRollBack: true,
   // DescribeEndpoint gives the live instance counts themselves: there is no target group whose health to count.
   publishesHealthyTargets: false,
+  // "SageMaker Endpoint State Change", source aws.sagemaker, with `EndpointName` and `EndpointStatus` in `detail`; the
+  // event spells the status in upper snake case, "IN_SERVICE", where the API says InService (SageMaker developer guide,
+  // automating-sagemaker-with-eventbridge, "SageMaker endpoint state change"; awsdocs/amazon-sagemaker-developer-guide@
+  // 2d43c3e doc_source/automating-sagemaker-with-eventbridge.md:248-285). Matched on the name, not on `resources`: the
+  // name in an endpoint's ARN is lower-cased in AWS's example and not in others, and matching is case-sensitive.
+  // "InService" too, in case the spelling differs: an event that never matches would silently lose the runs. Delivery is
+  // best effort and may repeat ("may send multiple events ... for each state change"), so the schedule stays, and a
+  // run writes at most once per period whatever triggers it.
+  writableAgain: (facts) => ({
+    source: ['aws.sagemaker'],
+    detailType: [SAGEMAKER_ENDPOINT_STATE_CHANGE],
+    detail: { EndpointName: [facts.endpointName], EndpointStatus: ['IN_SERVICE', 'InService'] },
+  }),
   autoscalerFloor: (floor) => floor,
   routedProducers: (serving) => {
     const out: Record<string, ClassSignalProducers> = {};
