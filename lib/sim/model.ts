@@ -3,7 +3,7 @@ import { variantScalingDefaults } from '../core/platform/control-loop';
 import { type ServerAdmission } from '../core/runtime/admission';
 import { type PlatformKind } from './platform';
 import { tokenDistributionMean, type WorkloadSpec } from './workload';
-import { describeRule } from '../core/validation/checker';
+import { describeRule, ruleProblem } from '../core/validation/checker';
 import { SAGEMAKER_RULES } from '../core/validation/rules';
 
 /** One capacity class as the simulator runs it: the routing facts plus how it provisions and scales. */
@@ -154,15 +154,13 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
   const unknown = [...new Set([...placed, ...acting])].filter((n) => !byName.has(n));
   const twice = placed.filter((n, i) => placed.indexOf(n) !== i);
   const missing = scenario.classes.filter((c) => !placed.includes(c.name)).map((c) => c.name);
-  const badTarget = scenario.variants.find((v) => v.targetConcurrencyPerInstance !== undefined
-    && !(Number.isFinite(v.targetConcurrencyPerInstance) && v.targetConcurrencyPerInstance > 0));
-  if (badTarget) {
-    throw new Error(`Scenario ${scenario.id}: variant '${badTarget.name}' targetConcurrencyPerInstance is ${badTarget.targetConcurrencyPerInstance}; `
-      + 'allowed: a finite number above 0 (in-flight requests per instance its target tracking aims for)');
-  }
-  // The construct's rule, so a scenario cannot run a variant the construct would refuse.
+  // The construct's rules for these props, so a scenario cannot run a value the construct refuses. Its cap of the target
+  // at the pools' smallest safe concurrency (lib/sagemaker/variants.ts) is no rule, and stays open here: H9's what-if.
+  const targetRule = SAGEMAKER_RULES['variants[].scaling.targetConcurrencyPerInstance'];
   const perPoolRule = SAGEMAKER_RULES['variants[].scaling.perPoolTargets'];
   for (const v of scenario.variants) {
+    const targetProblem = v.targetConcurrencyPerInstance === undefined ? undefined : ruleProblem(targetRule, v.targetConcurrencyPerInstance);
+    if (targetProblem) throw new Error(`Scenario ${scenario.id}: variant '${v.name}' targetConcurrencyPerInstance ${targetProblem}`);
     const problem = perPoolRule.check({ value: v.perPoolTargets, pools: v.classes, targetConcurrencyPerInstance: v.targetConcurrencyPerInstance });
     if (problem) throw new Error(`Scenario ${scenario.id}: variant '${v.name}' perPoolTargets ${problem}; allowed: ${describeRule(perPoolRule)}`);
   }

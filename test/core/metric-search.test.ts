@@ -1,5 +1,5 @@
 import * as fc from 'fast-check';
-import { parseSearch, searchesIn, searchExpression, type SearchSpec } from '../../lib/core/metrics/search';
+import { maxOfSearches, parseMaxOfSearches, parseSearch, searchesIn, searchExpression, type SearchSpec } from '../../lib/core/metrics/search';
 
 const SPEC: SearchSpec = {
   namespace: 'AWS/SageMaker',
@@ -48,5 +48,19 @@ describe('SEARCH expressions: one builder, one parser', () => {
       { namespace: 'AWS/SageMaker', name: 'ModelLatency', dimensions: { EndpointName: 'my"end\\point', InstanceType: undefined, VariantName: 'a' } },
       { namespace: 'AWS/SageMaker', name: 'ModelLatency', dimensions: { EndpointName: 'my"end\\point', VariantName: 'a' } },
     ]);
+  });
+
+  test('a MAX of SEARCHes: built and read back, each operand a fallback; any other expression is not one', () => {
+    const variantLevel = { ...SPEC, dimensionNames: ['EndpointName', 'VariantName'] };
+    const both = maxOfSearches([searchExpression(SPEC), searchExpression(variantLevel)]);
+    expect(both).toBe(`MAX([MAX(${searchExpression(SPEC)}), MAX(${searchExpression(variantLevel)})])`);
+    expect(parseMaxOfSearches(both)).toStrictEqual(searchesIn(both));
+    expect(parseMaxOfSearches(both)).toHaveLength(2);
+    expect(parseMaxOfSearches(maxOfSearches([searchExpression(SPEC)]))).toStrictEqual([parseSearch(searchExpression(SPEC))]);
+    const search = searchExpression(SPEC);
+    for (const e of [search, `MAX(${search})`, `SUM([MAX(${search}), MAX(${search})])`, `MAX([MAX(${search}), m1])`, `MAX([MAX(${search}), MAX(${search})]) * 2`,
+      "MAX([MAX(SEARCH('{AWS/EC2,InstanceId} InstanceId=\"i\"', 'Average', 60))])", 'MAX([])']) {
+      expect(parseMaxOfSearches(e)).toBeUndefined();
+    }
   });
 });

@@ -1,9 +1,10 @@
 /**
  * The shape of the code, pinned: no import cycle (type imports included) in the shipped code, a public surface that
- * stays curated, lib/core free of aws-cdk-lib and the AWS SDK, and no function over 120 lines in lib/ and lambda/. Each
- * check names what broke it.
+ * stays curated, lib/core free of aws-cdk-lib and the AWS SDK, the reconciler Lambda bundling only what it runs, and no
+ * function over 120 lines in lib/ and lambda/. Each check names what broke it.
  */
 import { execFileSync } from 'node:child_process';
+import { build } from 'esbuild';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import * as ts from 'typescript';
@@ -89,6 +90,40 @@ test('lib/core imports neither aws-cdk-lib nor the AWS SDK (it runs in Lambda bu
     .filter((s) => s.startsWith('aws-cdk-lib') || s.startsWith('@aws-sdk/') || s === 'constructs')
     .map((s) => `${file} imports ${s}`));
   expect(offenders).toEqual([]);
+});
+
+/**
+ * The project's files esbuild bundles for an entry (its metafile; bundle-lambdas.mjs bundles the same way). A Lambda's
+ * asset hash is the hash of its bundle (lambda.Code.fromAsset of assets/lambda/<name>, which holds only index.js), so an
+ * edit to a bundled module moves it and `cdk deploy` updates the function; an edit elsewhere does not.
+ */
+async function bundledSources(entry: { file: string } | { contents: string }): Promise<string[]> {
+  const result = await build({
+    absWorkingDir: ROOT, bundle: true, platform: 'node', format: 'cjs', write: false, metafile: true, logLevel: 'silent', outfile: 'bundle.js',
+    ...('file' in entry ? { entryPoints: [entry.file] } : { stdin: { contents: entry.contents, resolveDir: ROOT, loader: 'ts' as const } }),
+  });
+  return Object.keys(result.metafile.inputs).filter((f) => !f.startsWith('node_modules/') && f !== '<stdin>').sort();
+}
+
+/**
+ * What the reconciler Lambda bundles but does not run: anything outside lib/core and its own directory, every
+ * construct's rule table (rules.ts: its handler checks its configuration with reconciler-rules.ts alone) and the
+ * checks of synthesized templates (template-check.ts), whose edits would otherwise redeploy the function.
+ */
+function notForTheReconciler(sources: readonly string[]): string[] {
+  const construct = ['lib/core/validation/rules.ts', 'lib/core/validation/doc.ts', 'lib/core/metrics/template-check.ts'];
+  return sources.filter((f) => construct.includes(f) || !(f.startsWith('lib/core/') || f.startsWith('lambda/reconciler/')));
+}
+
+test('the reconciler Lambda bundles no construct\'s rule table and no template check: only what its handler runs', async () => {
+  const sources = await bundledSources({ file: 'lambda/reconciler/index.ts' });
+  expect(sources).toEqual(expect.arrayContaining(['lambda/reconciler/index.ts', 'lib/core/validation/reconciler-rules.ts', 'lib/core/reconciler/faults.ts']));
+  expect(notForTheReconciler(sources)).toEqual([]);
+});
+
+test('fails when the handler\'s imports reach every construct\'s rule table', async () => {
+  const sources = await bundledSources({ contents: "export * from './lambda/reconciler/index';\nexport { SAGEMAKER_RULES } from './lib/core/validation/rules';\n" });
+  expect(notForTheReconciler(sources)).toEqual(['lib/core/validation/rules.ts']);
 });
 
 /** Where a routing target's kind may be asked: its own module (lib/core) and its I/O module (the Lambda). */

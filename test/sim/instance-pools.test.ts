@@ -65,10 +65,11 @@ test('variants that do not place every class exactly once fail, naming the scena
     .toThrow(/unknown: \[fallback\]/);
 });
 
-test('fails when a variant\'s target concurrency is not a finite number above 0, naming the variant, the value and what is allowed', () => {
-  for (const bad of [0, -1, Infinity]) {
+test('fails when a variant\'s target concurrency breaks the construct\'s rule (a finite number above 0), naming the variant, the value and what is allowed', () => {
+  // The rule's message: the unit after a finite value only.
+  for (const [bad, shown] of [[0, '0 requests'], [-1, '-1 requests'], [Infinity, 'Infinity']] as const) {
     expect(() => routedScenario(pooled({ ...SHORT, preferredTarget: bad })))
-      .toThrow(`Scenario H9: variant 'preferred' targetConcurrencyPerInstance is ${bad}; allowed: a finite number above 0`);
+      .toThrow(`Scenario H9: variant 'preferred' targetConcurrencyPerInstance is ${shown}; allowed: a finite number above 0 requests`);
   }
 });
 

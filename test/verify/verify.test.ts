@@ -258,7 +258,9 @@ describe('a SageMaker deployment', () => {
     ]);
   });
 
-  test('passes when SageMaker lists each metric under the set read; fails the pooled per-InstanceType latency when only [EndpointName, VariantName] is listed', async () => {
+  const pooledPerType = 'metric:AWS/SageMaker:ModelLatency:EndpointName=llm,InstanceType=*,VariantName=pooled';
+  const pooledVariantLevel = 'metric:AWS/SageMaker:ModelLatency:EndpointName=llm,VariantName=pooled';
+  const smAccount = () => {
     conformingAccount(SM_CONFIG);
     iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
       EvaluationResults: (input.ActionNames ?? []).map((a) => ({
@@ -266,21 +268,71 @@ describe('a SageMaker deployment', () => {
         EvalDecision: a === 'cloudwatch:GetMetricData' || a === 'application-autoscaling:DescribeScalableTargets' || (a.startsWith('sagemaker:') && ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'].includes(a) && input.ResourceArns![0].endsWith('endpoint/llm')) ? 'allowed' : 'implicitDeny',
       })),
     }));
+  };
+  const sageMakerChecks = async () => (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:AWS/SageMaker:'));
+  /** ListMetrics as CloudWatch answers it: the metrics carrying every filtered dimension (a value where given), more dimensions allowed. */
+  const listing = (published: ReadonlyArray<Record<string, string>>) => (input: ListMetricsCommandInput) => ({
+    Metrics: published
+      .filter((dims) => (input.Dimensions ?? []).every((f) => f.Name! in dims && (f.Value === undefined || dims[f.Name!] === f.Value)))
+      .map((dims) => ({
+        Namespace: input.Namespace, MetricName: input.MetricName, Dimensions: Object.entries(dims).map(([Name, Value]) => ({ Name, Value })),
+      })),
+  });
+  const variantLevel = ['pooled', 'single'].map((VariantName) => ({ EndpointName: 'llm', VariantName }));
+  const perType = [
+    { EndpointName: 'llm', InstanceType: 'ml.g6e.xlarge', VariantName: 'pooled' }, { EndpointName: 'llm', InstanceType: 'ml.g5.xlarge', VariantName: 'pooled' },
+    { EndpointName: 'llm', InstanceType: 'ml.inf2.xlarge', VariantName: 'single' },
+  ];
+
+  test('the pooled variant\'s two ModelLatency reads are each the other\'s fallback; every other read has none', () => {
+    const fallbacks = expectedMetrics(SM_CONFIG).filter((m) => m.namespace === 'AWS/SageMaker').map((m) => [m.name, m.readBy, m.fallbacks]);
+    expect(fallbacks).toStrictEqual([
+      ['ModelLatency', ['pooled latencyP95Ms'], [{ namespace: 'AWS/SageMaker', name: 'ModelLatency', dimensions: { EndpointName: 'llm', VariantName: 'pooled' } }]],
+      ['ModelLatency', ['pooled latencyP95Ms'], [{ namespace: 'AWS/SageMaker', name: 'ModelLatency', dimensions: { EndpointName: 'llm', InstanceType: undefined, VariantName: 'pooled' } }]],
+      ...[['Invocations', 'pooled servedTokensPerSecond'], ['Invocation5XXErrors', 'pooled rejectedTokensPerSecond'], ['ModelLatency', 'single latencyP95Ms'],
+        ['Invocations', 'single servedTokensPerSecond'], ['Invocation5XXErrors', 'single rejectedTokensPerSecond']].map(([name, reader]) => [name, [reader], undefined]),
+    ]);
+  });
+
+  test('passes when SageMaker lists each metric under the set read', async () => {
+    smAccount();
     const pass = await runVerify('Svc', clients('us-east-1'));
     expect(pass.filter((r) => r.id.startsWith('iam:reconciler') || r.id.startsWith('metric:')).filter((r) => r.status !== 'pass')).toEqual([]);
     // One id per check: the pooled variant's two ModelLatency reads differ in the InstanceType they search over.
     const metricIds = pass.filter((r) => r.id.startsWith('metric:')).map((r) => r.id);
     expect(new Set(metricIds).size).toBe(metricIds.length);
-    // An account where SageMaker publishes no InstanceType series: everything but the pooled variant's per-type p95 is still
-    // read (its latency then reads the variant-level p95, where a slow pool can hide: still a failure).
-    cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => ({
-      Metrics: [{ Namespace: input.Namespace, MetricName: input.MetricName, Dimensions: (input.Dimensions ?? []).filter((d) => d.Name !== 'InstanceType').map((d) => ({ Name: d.Name, Value: d.Value })) }],
-    }));
-    const sm = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:AWS/SageMaker:'));
-    expect(sm.filter((r) => r.status !== 'pass').map((r) => [r.id, r.status, r.detail])).toEqual([
-      ['metric:AWS/SageMaker:ModelLatency:EndpointName=llm,InstanceType=*,VariantName=pooled', 'fail', "ListMetrics lists it only under [EndpointName, VariantName]: the reconciler's query reads nothing"],
-    ]);
-    expect(sm.filter((r) => r.status === 'pass').map((r) => r.id)).toEqual(expect.arrayContaining(['metric:AWS/SageMaker:ModelLatency:EndpointName=llm,VariantName=pooled']));
+  });
+
+  test('without the InstanceType series: fails the pooled per-InstanceType latency, saying the reconciler reads the variant-level p95 alone and loses the per-pool p95', async () => {
+    smAccount();
+    cw.on(ListMetricsCommand).callsFake(listing(variantLevel));
+    const sm = await sageMakerChecks();
+    expect(sm.filter((r) => r.status !== 'pass').map((r) => [r.id, r.status, r.detail])).toEqual([[pooledPerType, 'fail',
+      'ListMetrics lists no such metric: nothing published it in the past two weeks (new metrics take up to 15 minutes to appear; traffic-driven metrics need traffic), '
+      + "so the reconciler's pooled latencyP95Ms reads ModelLatency under [EndpointName, VariantName] alone (checked on its own), not per InstanceType: "
+      + 'the largest value of any one InstanceType is lost (one that takes few of the requests can hide in the series over all of them)']]);
+    expect(sm.filter((r) => r.status === 'pass').map((r) => r.id)).toEqual(expect.arrayContaining([pooledVariantLevel]));
     expect(sm.filter((r) => r.status === 'pass')).toHaveLength(6);
+  });
+
+  test('the per-InstanceType latency listed only under another set reads nothing there, and the same fallback', () => {
+    const perTypeRead = expectedMetrics(SM_CONFIG).find((m) => m.dimensions.InstanceType === undefined && 'InstanceType' in m.dimensions)!;
+    const withZone = { Namespace: 'AWS/SageMaker', MetricName: 'ModelLatency', Dimensions: Object.entries({ ...perType[0], AvailabilityZone: 'us-east-1a' }).map(([Name, Value]) => ({ Name, Value })) };
+    expect(metricPresenceCheck(perTypeRead, [withZone])).toMatchObject({ id: pooledPerType, status: 'fail',
+      detail: 'ListMetrics lists it only under [AvailabilityZone, EndpointName, InstanceType, VariantName]: the reconciler reads nothing under [EndpointName, InstanceType, VariantName], '
+        + "so the reconciler's pooled latencyP95Ms reads ModelLatency under [EndpointName, VariantName] alone (checked on its own), not per InstanceType: "
+        + 'the largest value of any one InstanceType is lost (one that takes few of the requests can hide in the series over all of them)' });
+  });
+
+  test('with only the InstanceType series: the pooled variant-level latency fails with only its fill-in lost; the reads without a fallback read nothing', async () => {
+    smAccount();
+    cw.on(ListMetricsCommand).callsFake(listing(perType));
+    const failed = (await sageMakerChecks()).filter((r) => r.status !== 'pass');
+    expect(failed.map((r) => r.id)).toEqual([pooledVariantLevel, ...['Invocations', 'Invocation5XXErrors'].map((n) => `metric:AWS/SageMaker:${n}:EndpointName=llm,VariantName=pooled`),
+      ...['ModelLatency', 'Invocations', 'Invocation5XXErrors'].map((n) => `metric:AWS/SageMaker:${n}:EndpointName=llm,VariantName=single`)]);
+    expect(failed[0].detail).toBe('ListMetrics lists it only under [EndpointName, InstanceType, VariantName]: the reconciler reads nothing under [EndpointName, VariantName], '
+      + "so the reconciler's pooled latencyP95Ms reads ModelLatency under [EndpointName, InstanceType, VariantName] alone (checked on its own): "
+      + "the per-InstanceType reading stays; lost is this series' fill-in for when those are missing");
+    for (const r of failed.slice(1)) expect(r.detail).toBe("ListMetrics lists it only under [EndpointName, InstanceType, VariantName]: the reconciler's query reads nothing");
   });
 });

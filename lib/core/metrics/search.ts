@@ -69,3 +69,21 @@ export function parseSearch(expression: string): SearchedMetric | undefined {
 export function searchesIn(expression: string): SearchedMetric[] {
   return [...expression.matchAll(new RegExp(CALL, 'g'))].flatMap((m) => searched(m[1], m[2]) ?? []);
 }
+
+/**
+ * The largest value of any series any of the `SEARCH` calls finds, per period: `MAX([MAX(SEARCH(...)), MAX(SEARCH(...))])`.
+ * A search that finds no series leaves the others' reading, so each is the others' fallback. "The MAX value of an array
+ * of time series returns a single time series" (CloudWatch metric math,
+ * https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html).
+ */
+export function maxOfSearches(searches: readonly string[]): string {
+  return `MAX([${searches.map((s) => `MAX(${s})`).join(', ')}])`;
+}
+
+/** The metrics of an expression `maxOfSearches` wrote, in order (each the others' fallback); undefined for any other expression. */
+export function parseMaxOfSearches(expression: string): SearchedMetric[] | undefined {
+  const operand = String.raw`MAX\(${CALL}\)`;
+  if (!new RegExp(String.raw`^\s*MAX\(\[\s*${operand}(?:\s*,\s*${operand})*\s*\]\)\s*$`).test(expression)) return undefined;
+  const metrics = [...expression.matchAll(new RegExp(CALL, 'g'))].map((m) => searched(m[1], m[2]));
+  return metrics.every((m): m is SearchedMetric => m !== undefined) ? metrics : undefined;
+}

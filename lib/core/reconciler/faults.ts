@@ -9,7 +9,7 @@ import { finiteOrNull } from '../policy/evidence';
 import { numberProblem, nameProblem } from '../validation/checker';
 import { type Problem } from '../validation/error';
 import { policyConfigProblems } from '../validation/policy-config';
-import { RECONCILER_RULES } from '../validation/rules';
+import { RECONCILER_RULES } from '../validation/reconciler-rules';
 import { routingFactsProblems } from '../validation/serving';
 import { policyClassesFromFacts } from './from-facts';
 import { type ReconcilerConfig } from './config';

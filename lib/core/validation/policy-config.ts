@@ -9,7 +9,7 @@ import { resolvePolicyConfig } from '../policy/defaults';
 import { type PolicyConfig } from '../policy/types';
 import { Checker } from './checker';
 import { type Problem } from './error';
-import { RECONCILER_RULES } from './rules';
+import { RECONCILER_RULES } from './reconciler-rules';
 
 type NumericField = Exclude<keyof PolicyConfig, 'replicaFloorsApplied'>;
 

@@ -7,41 +7,19 @@
 import { ALB_LIMITS as ALB, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
 import { isDigestPinnedImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
-import { duplicates } from './names';
+import { duplicates, quoted } from './names';
+import {
+  RECONCILER_RULES, ROUTING_FACTS_RULES, SERVICE_DIMENSION_RULE, SERVING_RULE, WARM_FLOOR_SHARE_RULE,
+} from './reconciler-rules';
 import { isUnresolved } from './tokens';
 
-const quoted = (items: readonly string[]) => items.map((i) => `'${i}'`).join(', ');
+// The tables the reconciler Lambda checks its configuration with live in reconciler-rules.ts (see there why); every
+// construct's checks still find their table here.
+export { RECONCILER_RULES, ROUTING_FACTS_RULES, SERVICE_DIMENSION_RULE, SERVING_RULE, WARM_FLOOR_SHARE_RULE };
+
 /** Kubernetes DNS-1123 subdomain (apimachinery IsDNS1123Subdomain). */
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const IPV4_CIDR = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}\/(3[0-2]|[12]?\d)$/;
-
-/**
- * The `Service` dimension of every contract metric, alarm and log line: one rule wherever a service name enters the
- * control loop (the Reconciler, the observability constructs and the reconciler Lambda's configuration check).
- */
-export const SERVICE_DIMENSION_RULE = nameRule('cloudWatchDimension', {
-  tokens: 'carry',
-  why: 'the Service dimension of every metric and alarm; CloudWatch alarms document 255 characters',
-});
-
-/**
- * The warm floor: the share every ready fallback keeps, in the reconciler's policy and in the initial weights the
- * serving constructs deploy (lib/core/service/initial-weights.ts). Above 0.2, floors would crowd out the cheapest class.
- */
-export const WARM_FLOOR_SHARE_RULE = numberRule({ min: 0, max: 0.2 });
-
-/** The `serving` prop of every control construct (Reconciler, InferenceAlarms, InferenceDashboard, InferenceObservability). */
-export const SERVING_RULE = crossRule<{ readonly serving: unknown; readonly legacyProps: readonly string[] }>(
-  'a serving construct: SageMakerCapacityEndpoint, EksInferenceService, or an object with servingDescription() (IInferenceServing)',
-  ({ serving, legacyProps }) => {
-    if (typeof (serving as { servingDescription?: unknown } | undefined)?.servingDescription === 'function') return undefined;
-    const what = serving === undefined || serving === null ? 'missing' : 'not an IInferenceServing (it has no servingDescription())';
-    return `is ${what}` + (legacyProps.length > 0
-      ? `; ${quoted(legacyProps)} ${legacyProps.length === 1 ? 'is a prop' : 'are props'} of the API before the control constructs took the ` +
-        "serving construct: pass { serving: endpoint } instead (CHANGELOG, 'Migration: the control constructs take the serving construct')"
-      : '');
-  },
-);
 
 /** The service contract (`contract` of every serving construct, and `defineCapacityClasses({ contract })`). */
 export const CONTRACT_RULES = {
@@ -354,72 +332,6 @@ export const SAGEMAKER_RULES = {
   'dataCapture.samplingPercentage': numberRule({ integer: true, min: 1, max: 100, tokens: 'carry' }),
 } as const;
 
-/** `Reconciler` props (the routing policy's tunables included). */
-export const RECONCILER_RULES = {
-  serving: SERVING_RULE,
-  'serving@once': crossRule<{ readonly routedBy?: string }>(
-    'one Reconciler per serving construct',
-    ({ routedBy }) => (routedBy === undefined ? undefined : `is already routed by the Reconciler at '${routedBy}'`),
-    'two reconcilers would write the same weights against each other every period',
-  ),
-  'serving.service': SERVICE_DIMENSION_RULE,
-  'serving.tokensPerRequest': numberRule({ above: 0, unit: 'tokens' }),
-  'serving.signals.classes': crossRule<{ readonly name: string; readonly known: readonly string[] }>(
-    'names of capacity classes of the routing facts',
-    ({ name, known }) => (known.includes(name) ? undefined : `names no capacity class of the routing facts (known: ${known.join(', ')})`),
-  ),
-  'serving.signals.containerInsightsClusterName': crossRule<{ readonly required: boolean; readonly clusterName?: string }>(
-    'the Container Insights cluster name wherever the routing target is an ALB',
-    ({ required, clusterName }) => (!required || clusterName ? undefined : 'is undefined'),
-    'desired replicas of EKS classes come from Container Insights',
-  ),
-  sensitive: crossRule<{ readonly sensitive: boolean; readonly allowed: readonly string[] }>(
-    'a routed class that may take sensitive requests (placement.allowSensitive) when sensitive is true',
-    ({ sensitive, allowed }) => (!sensitive || allowed.length > 0 ? undefined : 'is true but every routed class has allowSensitive: false'),
-  ),
-  'policy.period': numberRule({ integer: true, min: 60, multipleOf: 60, unit: 's', why: 'the schedule runs at EventBridge rates of whole minutes' }),
-  'policy.headroom': numberRule({ min: 0, max: 4 }),
-  'policy.warmFloorShare': WARM_FLOOR_SHARE_RULE,
-  'policy.weightTotal': numberRule({ integer: true, min: 10, max: 999, why: 'ALB accepts at most 999 per target group' }),
-  'policy.capacityErrorLookback': numberRule({ integer: true, min: 1, unit: 's' }),
-  'policy.provisioningGrace': numberRule({ integer: true, min: 1, unit: 's' }),
-  'policy.stabilizationWindow': numberRule({ integer: true, min: 1, unit: 's' }),
-  'policy.windows%period': crossRule<{ readonly seconds: number; readonly periodSeconds: number }>(
-    'a whole number of periods, at least one',
-    ({ seconds, periodSeconds }) => (seconds >= periodSeconds && seconds % periodSeconds === 0 ? undefined
-      : `is ${seconds} s, not a whole number of ${periodSeconds} s periods`),
-  ),
-  'policy.latencySloP95': numberRule({ above: 0, unit: 'ms' }),
-  'policy.latencyBreachPeriods': numberRule({ integer: true, min: 1, max: 60 }),
-  'policy.rampStepShare': numberRule({ above: 0, max: 1 }),
-  'policy.rampStep>=2': crossRule<{ readonly rampStepShare: number; readonly weightTotal: number }>(
-    'at least 2 weight units per tick (rampStepShare x weightTotal >= 2)',
-    ({ rampStepShare, weightTotal }) => (rampStepShare * weightTotal >= 2 ? undefined
-      : `is ${rampStepShare}: ${rampStepShare} x weightTotal ${weightTotal} = ${rampStepShare * weightTotal} weight units per tick`),
-  ),
-  'policy.minWeightChangeShare': numberRule({ min: 0, below: 1 }),
-  'policy.minWeightChange<ramp': crossRule<{ readonly minWeightChangeShare: number; readonly rampStepShare: number }>(
-    'below rampStepShare',
-    ({ minWeightChangeShare, rampStepShare }) => (minWeightChangeShare < rampStepShare ? undefined
-      : `is ${minWeightChangeShare}, not below rampStepShare ${rampStepShare}`),
-  ),
-  'policy.demandWindowPeriods': numberRule({ integer: true, min: 1, max: 60 }),
-  'policy.demandQuantile': numberRule({ min: 0, max: 1 }),
-  'policy.reentryMemory': numberRule({ integer: true, min: 0, unit: 's' }),
-  'policy.maxReturnHold': numberRule({ integer: true, min: 1, unit: 's' }),
-  'policy.maxReturnHold>=stabilization': crossRule<{ readonly maxReturnHoldSeconds: number; readonly stabilizationWindowSeconds: number }>(
-    'at least stabilizationWindow',
-    ({ maxReturnHoldSeconds: hold, stabilizationWindowSeconds: window }) => (hold >= window ? undefined
-      : `is ${hold} s, below stabilizationWindow ${window} s`),
-  ),
-  'policy.replicaFloorsApplied': crossRule<unknown>(
-    'true or false (set by the Reconciler from the serving construct)',
-    // JSON-quoted: a string "true" from a hand-written configuration must not print like the boolean it is not.
-    (v) => (typeof v === 'boolean' ? undefined : `is ${JSON.stringify(v)}`),
-  ),
-  metricDelay: numberRule({ integer: true, min: 0, max: 900, unit: 's' }),
-} as const;
-
 /** `InferenceAlarms`, `InferenceDashboard` and `InferenceObservability` props. */
 export const OBSERVABILITY_RULES = {
   serving: SERVING_RULE,
@@ -477,47 +389,6 @@ export const TRUST_RULES = {
     },
   ),
   multipartModelDigest: crossRule<unknown>("'metadata' or 'reject'", (v) => (v === undefined || v === 'metadata' || v === 'reject' ? undefined : `is ${JSON.stringify(v)}`)),
-} as const;
-
-/**
- * The routing facts of a serving description (`servingDescription().routing`), checked wherever they are used: by the
- * Reconciler and the observability constructs at construction, by the reconciler Lambda on the configuration it reads.
- */
-export const ROUTING_FACTS_RULES = {
-  targets: crossRule<number>(
-    `1 to ${ALB.targetGroupsPerForwardAction} ALB target groups`,
-    (n) => (n >= 1 && n <= ALB.targetGroupsPerForwardAction ? undefined : `${n} target groups`),
-    `an ALB forward action takes 1 to ${ALB.targetGroupsPerForwardAction}`,
-  ),
-  variants: crossRule<number>(
-    `1 to ${SM.maxVariants} production variants`,
-    (n) => (n >= 1 && n <= SM.maxVariants ? undefined : `${n} variants`),
-    `a SageMaker endpoint configuration takes 1 to ${SM.maxVariants}`,
-  ),
-  'variants[].classes': crossRule<number>(
-    `1 to ${SM.maxPoolsPerVariant} classes (instance pools) per variant`,
-    (n) => (n >= 1 && n <= SM.maxPoolsPerVariant ? undefined : `${n} classes`),
-  ),
-  'variants[].variantName': crossRule<readonly string[]>(
-    'unique variant names',
-    (names) => (duplicates(names).length === 0 ? undefined : `${quoted(duplicates(names))} occur more than once`),
-  ),
-  'variants[].variantName@classes': crossRule<{ readonly variantName: string; readonly classNames: readonly string[]; readonly allClassNames: readonly string[] }>(
-    'a variant name that is no class name, or the name of its only class',
-    ({ variantName, classNames, allClassNames }) => (!allClassNames.includes(variantName)
-      || (classNames.length === 1 && classNames[0] === variantName) ? undefined : `'${variantName}' is the name of a capacity class it is not exactly`),
-    'a routed class and a capacity class share the CapacityClass dimension: one name must mean the same replicas',
-  ),
-  'classes[].name': crossRule<readonly string[]>(
-    'unique capacity class names',
-    (names) => (duplicates(names).length === 0 ? undefined : `${quoted(duplicates(names))} occur more than once`),
-  ),
-  'classes[].preferenceRank': numberRule({ integer: true, min: 0 }),
-  'classes[].tokensPerSecondPerReplica': numberRule({ above: 0, unit: 'tokens/s', why: 'from the measured envelope' }),
-  'classes[].safeConcurrency': numberRule({ above: 0, unit: 'requests' }),
-  'classes[].usdPerReplicaHour': numberRule({ min: 0, unit: 'USD' }),
-  'classes[].maxReplicas': numberRule({ integer: true, min: 1 }),
-  'variants[].maxInstances': numberRule({ integer: true, min: 1 }),
 } as const;
 
 /** Every table, by the construct (or function) whose props it checks: the source of `docs/validation.md`. */

@@ -6,13 +6,15 @@
  * ListMetrics returns a metric when it carries the dimensions asked for, even if it carries more, and only metrics with
  * datapoints in the past two weeks (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html):
  * the exact dimension set is compared here. A metric never published yet fails with that said, unless it is published
- * only on an event a healthy deployment may never have had (a target's 5XX, a capacity error): that one is SKIP.
+ * only on an event a healthy deployment may never have had (a target's 5XX, a capacity error): that one is SKIP. A
+ * missing metric that is one operand of a MAX of SEARCHes (a pooled SageMaker variant's p95 latency) still fails, but
+ * the reconciler then reads the other operands, and the detail says which and what is lost.
  */
 import { type ReconcilerConfig } from '../reconciler/config';
 import { buildQueryBatch } from '../reconciler/io';
 import { signalPlan } from '../reconciler/signal-sources';
 import { findPublishedMetric } from '../metrics/aws-published';
-import { type SearchedMetric, searchesIn } from '../metrics/search';
+import { parseMaxOfSearches, type SearchedMetric, searchesIn } from '../metrics/search';
 import { KARPENTER_CAPACITY_ERROR_PUBLISHED_ON, KARPENTER_CAPACITY_NAMESPACE } from '../metrics/karpenter-capacity';
 import { ALL_METRICS } from '../metrics/contract';
 import { type CheckResult } from './result';
@@ -26,6 +28,11 @@ export interface ExpectedMetric {
   readonly readBy: readonly string[];
   /** Why it may be missing although the service runs and serves traffic: the contract's `MetricSpec.whyAbsent`. */
   readonly whyAbsent?: string;
+  /**
+   * What its readers read when it is missing: the other operands of the `MAX` of `SEARCH`es (`maxOfSearches`) that
+   * every one of its queries is. Absent when a query reads it alone, or in an expression of another form.
+   */
+  readonly fallbacks?: readonly SearchedMetric[];
 }
 
 /** One metric as ListMetrics returns it. */
@@ -43,13 +50,15 @@ function key(m: Omit<ExpectedMetric, 'readBy'>): string {
 export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
   const period = config.policy?.periodSeconds ?? 60;
   const batch = buildQueryBatch(signalPlan(config, period), period);
-  const byKey = new Map<string, { metric: SearchedMetric; readBy: string[] }>();
+  // fallbacks: null once a query reads the metric without one.
+  const byKey = new Map<string, { metric: SearchedMetric; readBy: string[]; fallbacks?: SearchedMetric[] | null }>();
   batch.queries.forEach((q, i) => {
     const entry = batch.index[i];
     const reader = entry.className ? `${entry.className} ${entry.signal}` : entry.signal;
-    // Every SEARCH of a metric-math expression is a metric it reads.
+    // Every SEARCH of a metric-math expression is a metric it reads; in a MAX of SEARCHes, each the others' fallback.
+    const alternatives = q.Expression ? parseMaxOfSearches(q.Expression) : undefined;
     const metrics: SearchedMetric[] = q.Expression
-      ? searchesIn(q.Expression)
+      ? alternatives ?? searchesIn(q.Expression)
       : q.MetricStat ? [{
         namespace: q.MetricStat.Metric.Namespace,
         name: q.MetricStat.Metric.MetricName,
@@ -59,12 +68,15 @@ export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
       const k = key(metric);
       const seen = byKey.get(k) ?? { metric, readBy: [] };
       seen.readBy.push(reader);
+      const others = alternatives?.filter((a) => key(a) !== k) ?? [];
+      seen.fallbacks = others.length === 0 || seen.fallbacks === null ? null
+        : [...(seen.fallbacks ?? []), ...others.filter((o) => !seen.fallbacks?.some((f) => key(f) === key(o)))];
       byKey.set(k, seen);
     }
   });
-  return [...byKey.values()].map(({ metric, readBy }) => {
+  return [...byKey.values()].map(({ metric, readBy, fallbacks }) => {
     const whyAbsent = ALL_METRICS.find((s) => s.namespace === metric.namespace && s.name === metric.name)?.whyAbsent;
-    return { ...metric, readBy, ...(whyAbsent === undefined ? {} : { whyAbsent }) };
+    return { ...metric, readBy, ...(whyAbsent === undefined ? {} : { whyAbsent }), ...(fallbacks ? { fallbacks } : {}) };
   });
 }
 
@@ -90,9 +102,33 @@ export function publishedOnlyOn(m: Omit<ExpectedMetric, 'readBy'>): string | und
   return findPublishedMetric(m.namespace, m.name, Object.keys(m.dimensions))?.publishedOn;
 }
 
+/** The dimensions a metric searches over (any value). */
+function searchedOver(m: { readonly dimensions: Readonly<Record<string, string | undefined>> }): string[] {
+  return Object.entries(m.dimensions).filter(([, v]) => v === undefined).map(([k]) => k);
+}
+
+/**
+ * What a metric with fallbacks costs while it is missing: its readers read the fallbacks alone. Without a dimension it
+ * searches over (per-InstanceType series behind a variant-level one), the largest value of any one is lost; without a
+ * coarser series beside the ones that search over more (a variant-level p95 beside per-InstanceType ones), only the fill-in.
+ */
+function fallbackReading(expected: ExpectedMetric, fallbacks: readonly SearchedMetric[]): string {
+  const series = fallbacks.map((f) => `${f.name} under ${describeSet(Object.keys(f.dimensions))}`).join(' and ');
+  const lostPer = searchedOver(expected).filter((d) => fallbacks.every((f) => !(d in f.dimensions)));
+  const keptPer = [...new Set(fallbacks.flatMap(searchedOver))].filter((d) => !(d in expected.dimensions));
+  const loss = lostPer.length > 0
+    ? `, not per ${lostPer.join(', ')}: the largest value of any one ${lostPer.join(', ')} is lost `
+      + '(one that takes few of the requests can hide in the series over all of them)'
+    : keptPer.length > 0 ? `: the per-${keptPer.join(', ')} reading stays; lost is this series' fill-in for when those are missing` : '';
+  const verb = expected.readBy.length === 1 ? 'reads' : 'read';
+  return `the reconciler's ${expected.readBy.join(', ')} ${verb} ${series} alone (checked on its own)${loss}`;
+}
+
 /**
  * Pass when some listed metric carries exactly the expected dimension names, with the pinned values. Nothing listed is a
  * failure, or SKIP for a metric published only on an event (`publishedOnlyOn`); listed under other dimensions fails.
+ * A missing metric with fallbacks (an operand of a MAX of SEARCHes) fails too, its detail saying what the reconciler
+ * then reads instead and what is lost.
  */
 export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly ListedMetric[]): CheckResult {
   const names = Object.keys(expected.dimensions);
@@ -115,13 +151,15 @@ export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly L
   if (other.length === 0 && event !== undefined) {
     return { id, status: 'skip', settles, detail: `not yet published (expected until the first ${event}): ListMetrics lists no such metric` };
   }
+  const instead = expected.fallbacks ? `, so ${fallbackReading(expected, expected.fallbacks)}` : '';
   return {
     id,
     status: 'fail',
     settles,
     detail: other.length > 0
-      ? `ListMetrics lists it only under ${other.join(' and ')}: the reconciler's query reads nothing`
+      ? `ListMetrics lists it only under ${other.join(' and ')}: `
+        + (instead ? `the reconciler reads nothing under ${describeSet(names)}${instead}` : "the reconciler's query reads nothing")
       : 'ListMetrics lists no such metric: nothing published it in the past two weeks (new metrics take up to 15 minutes to appear; '
-        + `${expected.whyAbsent ?? 'traffic-driven metrics need traffic'})`,
+        + `${expected.whyAbsent ?? 'traffic-driven metrics need traffic'})${instead}`,
   };
 }

@@ -5,7 +5,7 @@
  */
 import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, type MetricSpec, Metrics } from '../../metrics/contract';
 import { sageMakerVariantDimensions, sageMakerVariantMetric } from '../../metrics/aws-published';
-import { searchExpression } from '../../metrics/search';
+import { maxOfSearches, searchExpression } from '../../metrics/search';
 import { type PolicyClass } from '../../policy/types';
 import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
@@ -95,7 +95,7 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
       // time series" (CloudWatch metric math, https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html).
       // Both operands are SEARCHes: a source's expression cannot name the batch's other queries (buildQueryBatch).
       latencyP95Ms: v.classes.length > 1
-        ? { expression: `MAX([MAX(${latencySearch(true)}), MAX(${latencySearch(false)})])`, scale: AWS_LATENCY_TO_MS.sageMaker }
+        ? { expression: maxOfSearches([latencySearch(true), latencySearch(false)]), scale: AWS_LATENCY_TO_MS.sageMaker }
         : { metric: variantMetric(AwsMetrics.sageMaker.modelLatency, 'p95'), scale: AWS_LATENCY_TO_MS.sageMaker },
       // Tokens the server counted (Sum per period) to tokens per second; without them, invocations x mean tokens.
       servedTokensPerSecond: producers?.generatedTokens
