@@ -7,6 +7,7 @@
  *
  * The judging is pure (lib/core/verify); this file makes the calls (read-only, except the opt-in --burst) and prints.
  */
+import { ApplicationAutoScalingClient, DescribeScalingPoliciesCommand, type ServiceNamespace } from '@aws-sdk/client-application-auto-scaling';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, type Metric } from '@aws-sdk/client-cloudwatch';
 import { CloudWatchLogsClient, TestMetricFilterCommand } from '@aws-sdk/client-cloudwatch-logs';
@@ -34,7 +35,10 @@ import {
 } from '../lib/core/verify/template';
 import { type BurstAnswer, burstCheck, burstPlan, type BurstPlan } from '../lib/core/verify/burst';
 import { type PodList, podsReadyCheck, renderedWorkloads } from '../lib/core/verify/pods';
-import { type ScalingMetricAnswer, scalingMetricCheck, scalingMetricPolicies, type ScalingQuery } from '../lib/core/verify/scaling-metric';
+import {
+  type LivePolicyRead, policyArnOf, type ScalingMetricAnswer, scalingMetricCheck, type ScalingMetricPolicy, scalingMetricPolicies, type ScalingQuery,
+  scalingQueryPlan,
+} from '../lib/core/verify/scaling-metric';
 import { servingRecordOf, servingRecords } from '../lib/core/service/serving-record';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseCommandLine, UsageError } from './args';
@@ -59,7 +63,8 @@ Checks, each printed as PASS or FAIL with the fact it settles:
                each SageMaker class's execution role can make their handlers' calls and no more, conditioned calls
                with the request context they carry (SimulatePrincipalPolicy with ContextEntries)
   scaling      each target-tracking policy on metric math (a SageMaker variant's perPoolTargets) has queries CloudWatch
-               accepts and answers with data in the last 3 hours (GetMetricData on the policy's own queries)
+               accepts and answers with data in the last 3 hours (GetMetricData on the live policy's own queries from
+               DescribeScalingPolicies; the template's when no live policy is read)
   pods         EKS: each class's model-server pods are Ready and run the args and environment the library rendered
                (the Deployment manifest in the deployed template against kubectl get pods -o json; your kubeconfig,
                --kube-context to choose the cluster)
@@ -73,7 +78,8 @@ NOT read-only, opt-in:
                off-peak. Repeatable, one class each. Not for SageMaker (InvokeEndpoint needs signed requests).
 
 Needs read-only credentials: cloudformation:ListStackResources, cloudformation:GetTemplate,
-lambda:GetFunctionConfiguration, cloudwatch:ListMetrics, cloudwatch:GetMetricData, logs:TestMetricFilter, eks:DescribeAddon,
+lambda:GetFunctionConfiguration, cloudwatch:ListMetrics, cloudwatch:GetMetricData,
+application-autoscaling:DescribeScalingPolicies, logs:TestMetricFilter, eks:DescribeAddon,
 eks:DescribeAddonConfiguration, iam:GetRole, iam:SimulatePrincipalPolicy; for pods, get/list pods in the service's
 namespace. Exit status 1 when a check fails.
 `;
@@ -117,6 +123,7 @@ export interface VerifyClients {
   readonly cloudFormation: CloudFormationClient;
   readonly lambda: LambdaClient;
   readonly cloudWatch: CloudWatchClient;
+  readonly applicationAutoScaling: ApplicationAutoScalingClient;
   readonly logs: CloudWatchLogsClient;
   readonly eks: EKSClient;
   readonly iam: IAMClient;
@@ -128,6 +135,7 @@ export function clients(region?: string): VerifyClients {
     cloudFormation: new CloudFormationClient(config),
     lambda: new LambdaClient(config),
     cloudWatch: new CloudWatchClient(config),
+    applicationAutoScaling: new ApplicationAutoScalingClient(config),
     logs: new CloudWatchLogsClient(config),
     eks: new EKSClient(config),
     iam: new IAMClient(config),
@@ -187,10 +195,41 @@ async function scalingAnswer(cw: CloudWatchClient, queries: readonly ScalingQuer
   return { results: [...values].map(([id, v]) => ({ id, values: v })), messages };
 }
 
+/**
+ * The stack's policy as Application Auto Scaling holds it now, its values resolved: DescribeScalingPolicies (every
+ * page) with the policy's namespace and, where the template has them as literals, its resource id and name, matched by
+ * the ARN of the stack's physical id. Request: ServiceNamespace (required), ResourceId, PolicyNames, NextToken; answer:
+ * ScalingPolicies of ScalingPolicy (PolicyARN, TargetTrackingScalingPolicyConfiguration), NextToken
+ * (@aws-sdk/client-application-auto-scaling@3.1141.0 dist-types/models/models_0.d.ts:1689, :1695, :1781, :1901, :3114,
+ * :3120, :2864, :3087). A refusal (no application-autoscaling:DescribeScalingPolicies) is the reason the check reads the
+ * template instead, not a crash.
+ */
+async function livePolicy(d: Deployment, c: VerifyClients, p: ScalingMetricPolicy): Promise<LivePolicyRead> {
+  const physical = physicalId(d, p.logicalId);
+  const arn = policyArnOf(physical);
+  if (!arn) return { missing: physical ? `its physical id ${physical} holds no policy ARN` : 'the stack lists no physical id for it (not created yet?)' };
+  const { ServiceNamespace: namespace, ResourceId, PolicyNames } = p.lookup;
+  let next: string | undefined;
+  try {
+    do {
+      const page = await c.applicationAutoScaling.send(new DescribeScalingPoliciesCommand({
+        ServiceNamespace: namespace as ServiceNamespace, ResourceId, PolicyNames: PolicyNames && [...PolicyNames], NextToken: next,
+      }));
+      const found = page.ScalingPolicies?.find((x) => x.PolicyARN === arn);
+      if (found) return { policy: found };
+      next = page.NextToken;
+    } while (next);
+  } catch (e) {
+    return { missing: `DescribeScalingPolicies failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}` };
+  }
+  return { missing: `DescribeScalingPolicies lists no live policy with ARN ${arn}` };
+}
+
 async function scalingResults(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
   for (const p of scalingMetricPolicies(d.template)) {
-    results.push(scalingMetricCheck(p, p.queries && await scalingAnswer(c.cloudWatch, p.queries), SCALING_WINDOW_HOURS));
+    const plan = scalingQueryPlan(p, await livePolicy(d, c, p));
+    results.push(scalingMetricCheck(plan, 'queries' in plan ? await scalingAnswer(c.cloudWatch, plan.queries) : undefined, SCALING_WINDOW_HOURS));
   }
   return results;
 }

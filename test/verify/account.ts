@@ -2,6 +2,7 @@
  * A deployed EKS service as the read-only AWS calls of verify see it (aws-sdk-client-mock): the conforming answers,
  * which each test then breaks one at a time. Shared by verify.test.ts and the docs example (docs-example.test.ts).
  */
+import { ApplicationAutoScalingClient } from '@aws-sdk/client-application-auto-scaling';
 import { CloudFormationClient, GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, ListMetricsCommand, type ListMetricsCommandInput } from '@aws-sdk/client-cloudwatch';
 import { CloudWatchLogsClient, TestMetricFilterCommand, type TestMetricFilterCommandInput } from '@aws-sdk/client-cloudwatch-logs';
@@ -20,6 +21,8 @@ import { allows, type Statement } from '../permissions/iam-policy';
 export const cfn = mockClient(CloudFormationClient);
 export const lambda = mockClient(LambdaClient);
 export const cw = mockClient(CloudWatchClient);
+/** Application Auto Scaling: verify's scaling check reads the live scaling policies (the EKS stack has none). */
+export const aas = mockClient(ApplicationAutoScalingClient);
 export const logs = mockClient(CloudWatchLogsClient);
 export const eks = mockClient(EKSClient);
 export const iam = mockClient(IAMClient);
@@ -156,7 +159,7 @@ export function contextOf(input: SimulatePrincipalPolicyCommandInput): Record<st
 
 /** Resets every mock (call in beforeEach). */
 export function resetAccount(): void {
-  for (const m of [cfn, lambda, cw, logs, eks, iam]) m.reset();
+  for (const m of [cfn, lambda, cw, aas, logs, eks, iam]) m.reset();
 }
 
 /**
