@@ -4,7 +4,9 @@
  * EKS listener whose classes have capacity-error metrics).
  */
 import { DescribeListenersCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { SAGEMAKER_ENDPOINT_STATE_CHANGE } from '../../lib/core/reconciler/targets/sagemaker';
 import { handler } from '../../lambda/reconciler';
 import { ALB, elb, fill, listener, NOW_MS, perMinute, resetWorld, serveMetrics } from './reconciler-world';
 
@@ -52,4 +54,15 @@ test('fails when the handler drops its trigger: the alarm that woke it is a capa
     log.mockRestore();
     delete process.env.RECONCILER_CONFIG;
   }
+});
+
+test('an endpoint\'s state change event (the WritableAgain rule) runs the reconciler without alarm evidence', () => {
+  // SageMaker's event as its developer guide shows it (automating-sagemaker-with-eventbridge, "SageMaker endpoint state change").
+  const inService = {
+    'detail-type': SAGEMAKER_ENDPOINT_STATE_CHANGE,
+    source: 'aws.sagemaker',
+    detail: { EndpointName: 'llm', EndpointStatus: 'IN_SERVICE' },
+  };
+  expect(alarmedClasses(EKS, inService as never)).toEqual([]);
+  expect(alarmedClasses(EKS, alarmEvent)).toEqual(['inf2']);
 });

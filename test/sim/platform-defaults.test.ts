@@ -3,7 +3,7 @@
 // from the model (or a model that drifts from the construct) turns it red.
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Duration } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { planCapacity } from '../../lib/core/service/sizing';
 import { Reconciler } from '../../lib/control/reconciler';
@@ -12,6 +12,7 @@ import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { routingTarget } from '../../lib/core/reconciler/targets';
 import { simClassesFromPlan } from '../../lib/sim/classes';
+import { libraryPolicy } from '../../lib/sim/library-policy';
 import { routedScenario } from '../../lib/sim/model';
 import { S0 } from '../../lib/sim/scenarios';
 import { type HpaModel, platformModel, readsEngineTokens, type TargetTrackingModel } from '../../lib/sim/platform';
@@ -90,6 +91,10 @@ describe('EKS: the HPA model is the ScaledObject the construct renders', () => {
     // Karpenter's capacity errors (a log metric filter per NodePool) are the preferred class's capacity-error signal.
     expect(signals[preferred].capacityErrors !== undefined || reconciler.config.karpenterCapacityErrors === true).toBe(model.capacityErrorSignal);
     expect(model.liveReplicaCounts).toBe(false);
+    // A listener takes every write at once: no rule runs the Reconciler on a state change, and none is simulated.
+    expect(reconciler.writableRule).toBeUndefined();
+    const sim = libraryPolicy()({ scenario: S0.build(1, {}), trace: undefined as never });
+    expect(sim.runsWhenWritable).toBe(false);
   });
 
   test('served demand: the classes the simulator reads from the engine\'s token counter are those the construct hands the Reconciler', () => {
@@ -187,6 +192,15 @@ describe('SageMaker: the target-tracking model is the scaling policy the constru
     expect(reconciler.config.metricDelaySeconds).toBe(model.reconciler.metricDelaySeconds);
     // No model-server scrape: served demand is Invocations x the declared mean tokens.
     expect(Object.values(signals).some((s) => s.generatedTokens !== undefined)).toBe(model.engineTokenCounters);
+  });
+
+  test('the simulated Reconciler runs when the endpoint takes writes again exactly where the construct renders that rule', () => {
+    expect(reconciler.writableRule).toBeDefined();
+    const sim = libraryPolicy()({ scenario: { ...S0.build(1, {}), platform: 'sagemaker' }, trace: undefined as never });
+    expect(sim.runsWhenWritable).toBe(true);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: Match.objectLike({ source: ['aws.sagemaker'], 'detail-type': ['SageMaker Endpoint State Change'] }),
+    });
   });
 });
 

@@ -225,6 +225,36 @@ describe('SageMaker target tracking and writes', () => {
     } }), { seed: 3 });
     expect(eks.every((o) => o.capacityErrorSignal === true && o.live === undefined && !o.updating)).toBe(true);
   });
+
+  test('the Reconciler also runs writableRunSeconds after each update ends (its WritableAgain rule), and writes there; no other policy does', () => {
+    const update = platformModel('sagemaker').endpointUpdate!;
+    const runsOf = (factory: PolicyFactory, scenario = sagemaker) => {
+      const runs: Array<{ now: number; updating: boolean; wrote: boolean }> = [];
+      runSimulation(scenario, (ctx) => {
+        const inner = factory(ctx);
+        return {
+          name: inner.name,
+          runsWhenWritable: inner.runsWhenWritable,
+          decide: (o) => {
+            const d = inner.decide(o);
+            runs.push({ now: o.now, updating: o.updating === true, wrote: d.capacityWrite !== undefined || d.weights.some((w, i) => Math.abs(w - o.weights[i]) > 1e-9) });
+            return d;
+          },
+        };
+      }, { seed: 3 });
+      return runs;
+    };
+    const library = runsOf(libraryPolicy());
+    const between = library.filter((r) => r.now % 60 !== 0);
+    expect(between.length).toBeGreaterThan(0);
+    // Each such run finds the endpoint writable (an update that was extended meanwhile triggers no run), and some write.
+    expect(between.every((r) => !r.updating)).toBe(true);
+    expect(between.some((r) => r.wrote)).toBe(true);
+    expect(update.writableRunSeconds).toBe(5);
+    // A baseline has no such rule; nor has the Reconciler of a listener, which takes every write at once.
+    expect(runsOf(retryOnPreferred).every((r) => r.now % 60 === 0)).toBe(true);
+    expect(runsOf(libraryPolicy(), S1.build(3, SHORT_LLM)).every((r) => r.now % 60 === 0)).toBe(true);
+  });
 });
 
 describe('SageMaker: a scale-out short of capacity', () => {
