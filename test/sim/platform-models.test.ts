@@ -12,6 +12,7 @@ import {
 } from '../../lib/sim/platform';
 import { type Observation, type PolicyFactory } from '../../lib/sim/policy';
 import { HELD_OUT, H8, S1, S9 } from '../../lib/sim/scenarios';
+import { type ScenarioInstance } from '../../lib/sim/model';
 import { runSimulation } from '../../lib/sim/simulator';
 import { runJob } from '../../lib/sim/suite';
 
@@ -228,7 +229,7 @@ describe('SageMaker target tracking and writes', () => {
 
   test('the Reconciler also runs writableRunSeconds after each update ends (its WritableAgain rule), and writes there; no other policy does', () => {
     const update = platformModel('sagemaker').endpointUpdate!;
-    const runsOf = (factory: PolicyFactory, scenario = sagemaker) => {
+    const runsOf = (factory: PolicyFactory, scenario: ScenarioInstance = sagemaker) => {
       const runs: Array<{ now: number; updating: boolean; wrote: boolean }> = [];
       runSimulation(scenario, (ctx) => {
         const inner = factory(ctx);
@@ -237,7 +238,8 @@ describe('SageMaker target tracking and writes', () => {
           runsWhenWritable: inner.runsWhenWritable,
           decide: (o) => {
             const d = inner.decide(o);
-            runs.push({ now: o.now, updating: o.updating === true, wrote: d.capacityWrite !== undefined || d.weights.some((w, i) => Math.abs(w - o.weights[i]) > 1e-9) });
+            const moved = d.weights.some((w, i) => Math.abs(w - o.weights[i]) > 1e-9);
+            runs.push({ now: o.now, updating: o.updating === true, wrote: d.capacityWrite !== undefined || moved });
             return d;
           },
         };
