@@ -1,5 +1,6 @@
 /**
- * Reconciler Lambda entry point: triggered every period by EventBridge and at once by capacity alarm state changes.
+ * Reconciler Lambda entry point: triggered every period by EventBridge, at once by capacity alarm state changes and (SageMaker)
+ * by the endpoint's state change to IN_SERVICE (any event that is not an alarm's is a plain run).
  * Thin: read the configuration the construct validated at synth, run one reconciliation before a deadline that leaves
  * time to print its audit line, fail the invocation (so the function's Errors metric shows it) when the run failed.
  * Weights are left unchanged in that case.

@@ -133,7 +133,8 @@ function signalSourceLines(config: ReconcilerConfig): string[] {
 const RECONCILERS_OF = new WeakMap<object, Reconciler[]>();
 
 /**
- * The reconciler: a Lambda function, run every period and at once on capacity alarm state changes, that reads the
+ * The reconciler: a Lambda function, run every period, at once on capacity alarm state changes and (SageMaker) when the
+ * endpoint takes writes again (`writableRule`), that reads the
  * routing target and one GetMetricData batch, calls the core policy `decide()`, writes weights only when they change
  * (SageMaker UpdateEndpointWeightsAndCapacities, ELBv2 ModifyListener or ModifyRule), and logs EMF decision metrics and an audit
  * line. Reserved concurrency 1: two runs never race on the same weights.
@@ -266,9 +267,9 @@ export class Reconciler extends Construct {
     });
     const writable = routingTarget(serving.routing).writableAgain(serving.routing);
     if (writable) {
-      // A run right after an update ends finds the endpoint writable before Application Auto Scaling's next invocation
-      // of a refused scaling takes it again (its alarm repeats Auto Scaling actions once per minute); at its tick it
-      // would often find it Updating again. The event is best effort, so the schedule stays.
+      // A run right after an update ends finds the endpoint writable unless Application Auto Scaling repeats a refused
+      // scaling first (its alarm repeats Auto Scaling actions once per minute, at no known phase); at its tick it may
+      // find it Updating again. The event is best effort, so the schedule stays.
       this.writableRule = new events.Rule(this, 'WritableAgain', {
         description: `Runs the routing reconciler of ${serving.service} when its routing target takes writes again`,
         eventPattern: { source: [...writable.source], detailType: [...writable.detailType], detail: writable.detail },

@@ -118,9 +118,10 @@ class Simulation {
     this.updatingEnds = until;
     this.updatingChanges++;
     const update = this.platform.endpointUpdate;
-    if (update && this.policy.runsWhenWritable && Number.isFinite(until)) {
-      this.heap.push(until + update.writableRunSeconds, EV_WRITABLE, this.updatingChanges);
-    }
+    const at = until + (update?.writableRunSeconds ?? 0);
+    // Not past the run's end: its last minute is closed by then.
+    if (!update || !this.policy.runsWhenWritable || !Number.isFinite(until) || at >= this.minutes * 60) return;
+    this.heap.push(at, EV_WRITABLE, this.updatingChanges);
   }
   /** The oracle sets replicas itself; the platform's autoscalers then stand aside. */
   private oracle = false;
@@ -485,7 +486,9 @@ class Simulation {
     const ci = this.classes.findIndex((c) => c.name === raise.name);
     const cs = this.states[ci];
     cs.desired = Math.min(cs.spec.maxReplicas, raise.to);
-    this.updatingUntil = Math.max(this.updatingUntil, this.provision(cs, ci, now, m, false));
+    // provision() first: a retry that gets the rest ends the update sooner, which a maximum read before it would undo.
+    const done = this.provision(cs, ci, now, m, false);
+    this.updatingUntil = Math.max(this.updatingUntil, done);
   }
 
   /** SageMaker, the write the deployed reconciler step planned (it already held back while the endpoint was Updating). */
@@ -500,7 +503,8 @@ class Simulation {
     if (!raise || raise.classIndex < 0) return;
     const cs = this.states[raise.classIndex];
     cs.desired = Math.min(cs.spec.maxReplicas, raise.desired);
-    this.updatingUntil = Math.max(this.updatingUntil, this.provision(cs, raise.classIndex, now, m, false));
+    const done = this.provision(cs, raise.classIndex, now, m, false);
+    this.updatingUntil = Math.max(this.updatingUntil, done);
   }
 
   /** EKS: every class's HPA sync at `now` (the minute's own at the tick, after the Reconciler's run). */

@@ -238,7 +238,9 @@ describe('SageMaker target tracking and writes', () => {
           runsWhenWritable: inner.runsWhenWritable,
           decide: (o) => {
             const d = inner.decide(o);
-            const moved = d.weights.some((w, i) => Math.abs(w - o.weights[i]) > 1e-9);
+            // The step's weights are the target's integers, the observation's the router's fractions.
+            const sum = d.weights.reduce((x, y) => x + y, 0);
+            const moved = d.weights.some((w, i) => Math.abs(w / sum - o.weights[i]) > 1e-6);
             runs.push({ now: o.now, updating: o.updating === true, wrote: d.capacityWrite !== undefined || moved });
             return d;
           },
@@ -256,6 +258,17 @@ describe('SageMaker target tracking and writes', () => {
     // A baseline has no such rule; nor has the Reconciler of a listener, which takes every write at once.
     expect(runsOf(retryOnPreferred).every((r) => r.now % 60 === 0)).toBe(true);
     expect(runsOf(libraryPolicy(), S1.build(3, SHORT_LLM)).every((r) => r.now % 60 === 0)).toBe(true);
+  });
+
+  test('no event run after the run\'s end (its last minute is closed): a shortage that outlasts the run', () => {
+    const lasting = { ...S1.build(3, { ...SHORT_LLM, shortageMinutes: 100 }), platform: 'sagemaker' as const };
+    const times: number[] = [];
+    const run = runSimulation(lasting, (ctx) => {
+      const inner = libraryPolicy()(ctx);
+      return { name: inner.name, runsWhenWritable: inner.runsWhenWritable, decide: (o) => (times.push(o.now), inner.decide(o)) };
+    }, { seed: 3 });
+    expect(times.some((t) => t % 60 !== 0)).toBe(true);
+    expect(Math.max(...times)).toBeLessThan(run.series.minutes * 60);
   });
 });
 

@@ -229,7 +229,7 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
    * The EventBridge event that says the target takes writes again, as a rule's event pattern, so that a run follows
    * at once instead of at the next tick; undefined where writes are never refused (ALB). SageMaker refuses every
    * update while the endpoint is Updating, and Application Auto Scaling takes the endpoint again when its alarm next
-   * invokes a refused scaling: a run that waits for its tick finds the endpoint Updating again more often than not.
+   * repeats a refused scaling (once per minute): a run that waits for its tick may find the endpoint Updating again.
    */
   writableAgain(facts: F): EventPattern | undefined;
   /** The serving platform's signal producers by routed name, compacted to fit the Lambda environment. */
