@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { erlangCMeanWait, erlangCWaitQuantile } from '../lib/sim/erlang';
 import { runJobs } from '../lib/sim/parallel';
 import { degradationReport, formatDegradationReport } from '../lib/sim/planning';
-import { type PlatformKind, PLATFORMS } from '../lib/sim/platform';
+import { type PlatformKind, type PlatformOverrides, PLATFORMS, platformOverrideProblems } from '../lib/sim/platform';
 import {
   htmlReport, markdownReport, PLATFORM_LABELS, reportChecks, scenarioCharts, type SuiteReport, terminalTable, verdict,
 } from '../lib/sim/report';
@@ -30,7 +30,8 @@ Usage:
   cdk-capacity-sim bench [options]                   the whole suite (S0..S9, P1 and the held-out traces H1..H9)
   cdk-capacity-sim trace <scenario> [--seed <n>] [--platforms eks|sagemaker] [--policies a,b] [--from <min>] [--to <min>]
                                                      one run minute by minute: weights, replicas, shedding, the
-                                                     policy's reasons (also --param, --scenario-file, --library-config)
+                                                     policy's reasons (also --param, --scenario-file, --library-config,
+                                                     --platform-param)
   cdk-capacity-sim plan [--service llama3-chat|sd21] [--file <module>] [--peak <req/s>]
                                                      capacity plan, cost and how the service degrades
   cdk-capacity-sim validate [--arrivals <n>] [--seed <n>] [--json]
@@ -47,6 +48,9 @@ Options:
   --out <dir>              where the HTML report, SVG charts, Markdown and JSON go (default reports)
   --chart-seed <n>         seed whose runs are charted (default: the first)
   --library-config <k=v>   override a PolicyConfig field of the library's policy (repeatable), e.g. headroom=0.1
+  --platform-param <k=v>   change an assumed SageMaker update timing (repeatable, seconds 0-60): refusedScalingRetrySeconds
+                           (a refused scaling retried after the update ends; default 0), writableRunSeconds (the
+                           Reconciler's run on the endpoint's IN_SERVICE event; default 5)
   -h, --help               this text
 `;
 
@@ -64,6 +68,7 @@ const RUN_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   out: { type: 'string' },
   'chart-seed': { type: 'string' },
   'library-config': { type: 'string', multiple: true },
+  'platform-param': { type: 'string', multiple: true },
   platforms: { type: 'string' },
 };
 /** The options each command takes, and how many positional arguments after the command. */
@@ -75,6 +80,7 @@ const COMMANDS: Readonly<Record<string, { readonly options: Readonly<Record<stri
     options: {
       seed: { type: 'string' }, platforms: { type: 'string' }, policies: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' },
       param: { type: 'string', multiple: true }, 'scenario-file': { type: 'string' }, 'library-config': { type: 'string', multiple: true },
+      'platform-param': { type: 'string', multiple: true },
     },
     positionals: 1,
   },
@@ -112,10 +118,18 @@ function parseParams(args: Args, key = 'param'): ScenarioParams {
   const out: Record<string, number> = {};
   for (const p of args.flags.get(key) ?? []) {
     const [k, v] = p.split('=', 2);
-    if (!k || v === undefined || Number.isNaN(Number(v))) throw new Error(`--param '${p}': use key=number`);
+    if (!k || v === undefined || Number.isNaN(Number(v))) throw new Error(`--${key} '${p}': use key=number`);
     out[k] = Number(v);
   }
   return out;
+}
+
+/** `--platform-param`: SageMaker's assumed update timings, checked before any job runs. */
+function parsePlatformOverrides(args: Args): PlatformOverrides | undefined {
+  const overrides = parseParams(args, 'platform-param');
+  const problems = platformOverrideProblems(overrides);
+  if (problems.length > 0) throw new Error(`--platform-param: ${problems.join('; ')}`);
+  return Object.keys(overrides).length > 0 ? overrides : undefined;
 }
 
 /** A suite scenario's id as written in the suite, whatever its case (an unknown name is passed on for the lookup to reject). */
@@ -157,11 +171,13 @@ async function compare(io: Io, argv: readonly string[], args: Args, scenarioIds:
   const policies = parsePolicies(flag(args, 'policies'), POLICY_NAMES);
   const params = parseParams(args);
   const libraryConfig = parseParams(args, 'library-config');
+  const platformOverrides = parsePlatformOverrides(args);
   const workers = Number(flag(args, 'workers') ?? cpus().length);
   const out = resolve(flag(args, 'out') ?? 'reports');
   const chartSeed = Number(flag(args, 'chart-seed') ?? seeds[0]);
   const jobs: Job[] = scenarioIds.flatMap((scenarioId) => platforms.flatMap((platform) => seeds.map((seed) => ({
     scenarioId, scenarioFile, params, seed, policies, charts: seed === chartSeed, libraryConfig, platform,
+    ...(platformOverrides ? { platformOverrides } : {}),
   }))));
   const weights = jobs.map(jobWeight);
   const totalWeight = weights.reduce((a, b) => a + b, 0);
@@ -230,7 +246,8 @@ function trace(io: Io, args: Args, target: string | undefined): void {
   const seed = Number(flag(args, 'seed') ?? 1);
   if (!Number.isInteger(seed)) throw new Error(`trace: --seed '${flag(args, 'seed')}': must be an integer`);
   const policies = parsePolicies(flag(args, 'policies'), ['library']);
-  const scenario = { ...def.build(seed, parseParams(args)), platform: platforms[0] };
+  const platformOverrides = parsePlatformOverrides(args);
+  const scenario = { ...def.build(seed, parseParams(args)), platform: platforms[0], ...(platformOverrides ? { platformOverrides } : {}) };
   const from = Number(flag(args, 'from') ?? 0);
   const to = Number(flag(args, 'to') ?? Math.ceil(scenario.durationSeconds / 60));
   if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from) throw new Error(`trace: --from ${from} --to ${to}: minutes, from before to`);

@@ -88,7 +88,7 @@ class DeployedReconciler implements RoutingPolicy {
   readonly runsWhenWritable: boolean;
 
   constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>, private readonly options: LibraryPolicyOptions) {
-    const platform = platformModel(scenario.platform ?? 'eks');
+    const platform = platformModel(scenario.platform ?? 'eks', scenario.platformOverrides);
     this.platform = platform;
     const preferred = scenario.classes.reduce((a, b) => (b.preferenceRank < a.preferenceRank ? b : a));
     const p = preferred.provisioningSeconds;

@@ -151,7 +151,7 @@ function eventReactions(run: RunResult, scenario: ScenarioInstance):
   const timesToReturn: number[] = [];
   let floor = NaN;
   // The Reconciler reads no period newer than its metric delay (or CloudWatch's own, if later).
-  const delay = Math.max(scenario.metricDelaySeconds ?? 60, platformModel(scenario.platform ?? 'eks').reconciler.metricDelaySeconds);
+  const delay = Math.max(scenario.metricDelaySeconds ?? 60, platformModel(scenario.platform ?? 'eks', scenario.platformOverrides).reconciler.metricDelaySeconds);
   for (const ev of scenario.capacityEvents ?? []) {
     // A shortage of a variant's pool is measured on its variant: its other pools' instances count as its own capacity.
     const ci = classes.findIndex((c) => poolsOf(scenario, c).some((p) => p.name === ev.className));

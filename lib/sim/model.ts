@@ -1,7 +1,7 @@
 import { type RoutedClassFacts } from '../core/reconciler/routing-facts';
 import { variantScalingDefaults } from '../core/platform/control-loop';
 import { type ServerAdmission } from '../core/runtime/admission';
-import { type PlatformKind } from './platform';
+import { type PlatformKind, type PlatformOverrides } from './platform';
 import { tokenDistributionMean, type WorkloadSpec } from './workload';
 import { describeRule, ruleProblem } from '../core/validation/checker';
 import { SAGEMAKER_RULES } from '../core/validation/rules';
@@ -103,6 +103,8 @@ export interface ScenarioInstance {
   readonly metricDelaySeconds?: number;
   /** The construct the service runs on: its autoscaler, signals and write sequencing (`platformModel`). @default 'eks' */
   readonly platform?: PlatformKind;
+  /** Changed timing assumptions of the platform model (`--platform-param`; SageMaker only). @default none */
+  readonly platformOverrides?: PlatformOverrides;
   /**
    * Output tokens per request the service declares (its contract's mean): where the engine does not count tokens, the
    * Reconciler measures demand as requests x this. @default the workload's mean output length

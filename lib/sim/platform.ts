@@ -202,8 +202,31 @@ export function demandOf(r: DemandReading): number {
   return r.served + (r.servedIncludesRejected ? 0 : r.rejected);
 }
 
-/** What the named construct deploys by default, from the same constants the constructs render. */
-export function platformModel(kind: PlatformKind): PlatformModel {
+/**
+ * The timing assumptions of SageMaker's endpoint updates a run may change (`--platform-param`), to see what a result
+ * owes to them: AWS publishes neither. Each a whole number of seconds from 0 to 60 (CloudWatch repeats an Auto Scaling
+ * action once per minute; an event run later than that is no sooner than the next tick).
+ */
+export type PlatformOverrides = Partial<Record<typeof PLATFORM_OVERRIDE_KEYS[number], number>>;
+export const PLATFORM_OVERRIDE_KEYS = ['refusedScalingRetrySeconds', 'writableRunSeconds'] as const;
+
+/** What is wrong with these overrides (empty: nothing), each naming the key, the value and what is allowed. */
+export function platformOverrideProblems(overrides: Readonly<Record<string, number>>): string[] {
+  return Object.entries(overrides).flatMap(([key, value]) => {
+    if (!(PLATFORM_OVERRIDE_KEYS as readonly string[]).includes(key)) {
+      return [`platform parameter '${key}' is not known; allowed: ${PLATFORM_OVERRIDE_KEYS.join(', ')} (SageMaker)`];
+    }
+    return Number.isInteger(value) && value >= 0 && value <= 60 ? [] : [`platform parameter ${key} is ${value}; allowed: a whole number of seconds from 0 to 60`];
+  });
+}
+
+/**
+ * What the named construct deploys by default, from the same constants the constructs render; `overrides` change
+ * SageMaker's assumed update timings (EKS has none, and ignores them).
+ */
+export function platformModel(kind: PlatformKind, overrides: PlatformOverrides = {}): PlatformModel {
+  const problems = platformOverrideProblems(overrides);
+  if (problems.length > 0) throw new Error(problems.join('; '));
   const reconciler = { periodSeconds: DEFAULT_POLICY_CONFIG.periodSeconds, metricDelaySeconds: RECONCILER_TIMING_DEFAULTS.metricDelaySeconds };
   if (kind === 'eks') {
     const k = EKS_SCALING_DEFAULTS;
@@ -257,6 +280,7 @@ export function platformModel(kind: PlatformKind): PlatformModel {
       provisionTimeoutSeconds: SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds,
       refusedScalingRetrySeconds: 0,
       writableRunSeconds: 5,
+      ...overrides,
     },
     floorPublicationSeconds: 60,
   };

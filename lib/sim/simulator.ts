@@ -155,7 +155,7 @@ class Simulation {
     this.waits = options.recordWaits ? new Float64Array(n) : undefined;
     this.s = createRunSeries(this.minutes, this.k);
 
-    this.platform = platformModel(scenario.platform ?? 'eks');
+    this.platform = platformModel(scenario.platform ?? 'eks', scenario.platformOverrides);
     this.publication = new Publication(scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? []);
     // Initial state: steady operation at time 0.
     this.states.forEach((cs, ci) => {

@@ -4,7 +4,7 @@ import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { libraryPolicy } from './library-policy';
 import { computeMetrics, type RunMetrics } from './metrics';
 import { type ScenarioInstance } from './model';
-import { type PlatformKind } from './platform';
+import { type PlatformKind, type PlatformOverrides } from './platform';
 import { type PolicyFactory } from './policy';
 import { findScenario, type ScenarioDefinition, type ScenarioParams } from './scenarios';
 import { requireScenarioModule } from './scenario-file';
@@ -37,6 +37,8 @@ export interface Job {
   readonly libraryConfig?: Partial<PolicyConfig>;
   /** The platform to run on. @default the scenario's own ('eks' unless it says otherwise) */
   readonly platform?: PlatformKind;
+  /** Changed timing assumptions of the platform model (`--platform-param`). */
+  readonly platformOverrides?: PlatformOverrides;
 }
 
 export interface JobResult {
@@ -96,7 +98,9 @@ export function runJob(job: Job): JobResult {
   const started = Date.now();
   const def = loadScenario(job);
   const built = def.build(job.seed, job.params);
-  const scenario: ScenarioInstance = job.platform ? { ...built, platform: job.platform } : built;
+  const scenario: ScenarioInstance = {
+    ...built, ...(job.platform ? { platform: job.platform } : {}), ...(job.platformOverrides ? { platformOverrides: job.platformOverrides } : {}),
+  };
   const trace = generateTrace(scenario.workload, scenario.durationSeconds, job.seed);
   const metrics: Record<string, RunMetrics> = {};
   const charts: Record<string, ChartSeries> = {};

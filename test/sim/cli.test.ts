@@ -30,7 +30,7 @@ test('bench --seed 3 --polices library fails, naming the flag and what bench tak
   expect(r.status).toBe(1);
   expect(r.stdout).toBe('');
   expect(r.stderr).toBe(
-    "bench: Unknown option '--seed'; bench takes --seeds, --policies, --param, --scenario-file, --workers, --out, --chart-seed, --library-config, --platforms, --scenarios",
+    "bench: Unknown option '--seed'; bench takes --seeds, --policies, --param, --scenario-file, --workers, --out, --chart-seed, --library-config, --platform-param, --platforms, --scenarios",
   );
 });
 
@@ -70,4 +70,18 @@ test('trace fails when the seed, the minute range or a policy is not one it can 
   expect(await fails('S1', '--from', '30', '--to', '20')).toEqual([1, '', 'trace: --from 30 --to 20: minutes, from before to']);
   expect(await fails('S1', '--policies', 'library,nope')).toEqual([1, '', `Unknown policy 'nope'. Known: ${POLICY_NAMES.join(', ')}`]);
   expect(await fails()).toEqual([1, '', 'trace: which scenario? (S0..S9, P1, H1..H9; see list)']);
+});
+
+test('--platform-param changes an assumed SageMaker update timing, and fails on an unknown key or a value outside 0-60 s before anything runs', async () => {
+  const args = ['trace', 'H3', '--seed', '1', '--platforms', 'sagemaker', '--from', '0', '--to', '1'];
+  const headline = async (...extra: string[]) => (await sim(...args, ...extra)).stdout.split('\n').find((l) => l.startsWith('library:'));
+  const byDefault = await headline();
+  expect(await headline('--platform-param', 'refusedScalingRetrySeconds=0')).toBe(byDefault);
+  // A refused scaling retried 30 s after the update, not at once: the run is another one.
+  expect(await headline('--platform-param', 'refusedScalingRetrySeconds=30')).not.toBe(byDefault);
+  expect((await sim(...args, '--platform-param', 'refusedScalingRetrySeconds=61')).stderr)
+    .toBe('--platform-param: platform parameter refusedScalingRetrySeconds is 61; allowed: a whole number of seconds from 0 to 60');
+  expect((await sim('bench', '--platform-param', 'retry=5')).stderr)
+    .toBe("--platform-param: platform parameter 'retry' is not known; allowed: refusedScalingRetrySeconds, writableRunSeconds (SageMaker)");
+  expect((await sim('bench', '--platform-param', 'writableRunSeconds')).stderr).toBe("--platform-param 'writableRunSeconds': use key=number");
 });
