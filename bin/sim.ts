@@ -48,9 +48,9 @@ Options:
   --out <dir>              where the HTML report, SVG charts, Markdown and JSON go (default reports)
   --chart-seed <n>         seed whose runs are charted (default: the first)
   --library-config <k=v>   override a PolicyConfig field of the library's policy (repeatable), e.g. headroom=0.1
-  --platform-param <k=v>   change an assumed SageMaker update timing (repeatable, seconds 0-60): refusedScalingRetrySeconds
-                           (a refused scaling retried after the update ends; default 0), writableRunSeconds (the
-                           Reconciler's run on the endpoint's IN_SERVICE event; default 5)
+  --platform-param <k=v>   SageMaker runs only: change an assumed update timing (repeatable, whole seconds 0-60):
+                           refusedScalingRetrySeconds (a refused scaling retried after the update ends; default 0),
+                           writableRunSeconds (the Reconciler's run on the endpoint's IN_SERVICE event; default 5)
   -h, --help               this text
 `;
 
@@ -117,8 +117,10 @@ function parseSeeds(spec: string | undefined): number[] {
 function parseParams(args: Args, key = 'param'): ScenarioParams {
   const out: Record<string, number> = {};
   for (const p of args.flags.get(key) ?? []) {
-    const [k, v] = p.split('=', 2);
-    if (!k || v === undefined || Number.isNaN(Number(v))) throw new Error(`--${key} '${p}': use key=number`);
+    const at = p.indexOf('=');
+    const [k, v] = at < 0 ? [p, ''] : [p.slice(0, at), p.slice(at + 1).trim()];
+    // A name, and a decimal number: '' would read as 0, '0x10' or '1e3' as numbers nobody meant to write.
+    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(k) || !/^-?\d+(\.\d+)?$/.test(v)) throw new Error(`--${key} '${p}': use key=number`);
     out[k] = Number(v);
   }
   return out;
@@ -130,6 +132,13 @@ function parsePlatformOverrides(args: Args): PlatformOverrides | undefined {
   const problems = platformOverrideProblems(overrides);
   if (problems.length > 0) throw new Error(`--platform-param: ${problems.join('; ')}`);
   return Object.keys(overrides).length > 0 ? overrides : undefined;
+}
+
+/** The overrides apply to SageMaker runs only: asked for with none, they would be silently ignored. */
+function checkPlatformOverrides(overrides: PlatformOverrides | undefined, platforms: readonly PlatformKind[]): void {
+  if (overrides && !platforms.includes('sagemaker')) {
+    throw new Error(`--platform-param applies to SageMaker runs only; this one runs ${platforms.join(', ')} (add --platforms sagemaker)`);
+  }
 }
 
 /** A suite scenario's id as written in the suite, whatever its case (an unknown name is passed on for the lookup to reject). */
@@ -172,6 +181,7 @@ async function compare(io: Io, argv: readonly string[], args: Args, scenarioIds:
   const params = parseParams(args);
   const libraryConfig = parseParams(args, 'library-config');
   const platformOverrides = parsePlatformOverrides(args);
+  checkPlatformOverrides(platformOverrides, platforms);
   const workers = Number(flag(args, 'workers') ?? cpus().length);
   const out = resolve(flag(args, 'out') ?? 'reports');
   const chartSeed = Number(flag(args, 'chart-seed') ?? seeds[0]);
@@ -247,6 +257,7 @@ function trace(io: Io, args: Args, target: string | undefined): void {
   if (!Number.isInteger(seed)) throw new Error(`trace: --seed '${flag(args, 'seed')}': must be an integer`);
   const policies = parsePolicies(flag(args, 'policies'), ['library']);
   const platformOverrides = parsePlatformOverrides(args);
+  checkPlatformOverrides(platformOverrides, platforms);
   const scenario = { ...def.build(seed, parseParams(args)), platform: platforms[0], ...(platformOverrides ? { platformOverrides } : {}) };
   const from = Number(flag(args, 'from') ?? 0);
   const to = Number(flag(args, 'to') ?? Math.ceil(scenario.durationSeconds / 60));

@@ -552,8 +552,9 @@ class Simulation {
    * tick evaluates it): the policy's alarm stays in ALARM, and CloudWatch performs Auto Scaling actions again while the
    * condition persists ("Except for Auto Scaling actions, the actions happen only on state transitions",
    * docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-actions.html), "once per minute that the alarm remains
-   * in the new state" (CloudWatch user guide, AlarmThatSendsEmail). Until stop 38 the model retried the moment the
-   * update ended, which no Reconciler run could precede.
+   * in the new state" (CloudWatch user guide, AlarmThatSendsEmail), at a phase nobody controls. The default, 0, is
+   * the moment the update ends, which no Reconciler run can precede; the SageMaker results are very sensitive to it
+   * (BENCHMARKS.md, stop 38: P1 seeds 1-2 at 0 s and at 1 s differ by 18-20 pt).
    */
   private trackTargets(now: number, m: number): void {
     this.rollBackExpiredScaleOuts(now);

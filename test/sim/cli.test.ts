@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { main } from '../../bin/sim';
+import { platformModel } from '../../lib/sim/platform';
 import { POLICY_NAMES } from '../../lib/sim/suite';
 
 const ROOT = join(__dirname, '..', '..');
@@ -74,6 +75,9 @@ test('trace fails when the seed, the minute range or a policy is not one it can 
 
 test('--platform-param changes an assumed SageMaker update timing, and fails on an unknown key or a value outside 0-60 s before anything runs', async () => {
   const args = ['trace', 'H3', '--seed', '1', '--platforms', 'sagemaker', '--from', '0', '--to', '1'];
+  const model = platformModel('sagemaker', { refusedScalingRetrySeconds: 7, writableRunSeconds: 2 }).endpointUpdate!;
+  expect([model.refusedScalingRetrySeconds, model.writableRunSeconds]).toEqual([7, 2]);
+  expect(() => platformModel('sagemaker', { writableRunSeconds: 2.5 })).toThrow('platform parameter writableRunSeconds is 2.5; allowed:');
   const headline = async (...extra: string[]) => (await sim(...args, ...extra)).stdout.split('\n').find((l) => l.startsWith('library:'));
   const byDefault = await headline();
   expect(await headline('--platform-param', 'refusedScalingRetrySeconds=0')).toBe(byDefault);
@@ -84,4 +88,14 @@ test('--platform-param changes an assumed SageMaker update timing, and fails on 
   expect((await sim('bench', '--platform-param', 'retry=5')).stderr)
     .toBe("--platform-param: platform parameter 'retry' is not known; allowed: refusedScalingRetrySeconds, writableRunSeconds (SageMaker)");
   expect((await sim('bench', '--platform-param', 'writableRunSeconds')).stderr).toBe("--platform-param 'writableRunSeconds': use key=number");
+  for (const bad of ['writableRunSeconds=', 'writableRunSeconds=1e1', 'writableRunSeconds=0x10', '5=9']) {
+    expect((await sim('bench', '--platform-param', bad)).stderr).toBe(`--platform-param '${bad}': use key=number`);
+  }
+  expect((await sim('bench', '--platform-param', 'writableRunSeconds=-1')).stderr)
+    .toBe('--platform-param: platform parameter writableRunSeconds is -1; allowed: a whole number of seconds from 0 to 60');
+  // SageMaker runs only: asked of an EKS run (trace's default platform), it would be silently ignored.
+  expect((await sim('trace', 'H3', '--platform-param', 'writableRunSeconds=5')).stderr)
+    .toBe('--platform-param applies to SageMaker runs only; this one runs eks (add --platforms sagemaker)');
+  expect((await sim('run', 'H3', '--platforms', 'eks', '--platform-param', 'writableRunSeconds=5')).stderr)
+    .toBe('--platform-param applies to SageMaker runs only; this one runs eks (add --platforms sagemaker)');
 });
