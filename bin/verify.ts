@@ -161,6 +161,9 @@ async function metricChecks(d: Deployment, c: VerifyClients): Promise<CheckResul
   return results;
 }
 
+/** An error as a check's detail quotes it: its name and message. */
+const errorText = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+
 /** Hours of data the scaling check asks for: long enough to hold traffic on a quiet endpoint, short enough to be current. */
 const SCALING_WINDOW_HOURS = 3;
 
@@ -190,7 +193,7 @@ async function scalingAnswer(cw: CloudWatchClient, queries: readonly ScalingQuer
       next = page.NextToken;
     } while (next);
   } catch (e) {
-    return { error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+    return { error: errorText(e) };
   }
   return { results: [...values].map(([id, v]) => ({ id, values: v })), messages };
 }
@@ -220,7 +223,7 @@ async function livePolicy(d: Deployment, c: VerifyClients, p: ScalingMetricPolic
       next = page.NextToken;
     } while (next);
   } catch (e) {
-    return { missing: `DescribeScalingPolicies failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}` };
+    return { missing: `DescribeScalingPolicies failed: ${errorText(e)}` };
   }
   return { missing: `DescribeScalingPolicies lists no live policy with ARN ${arn}` };
 }
