@@ -48,9 +48,11 @@ Options:
   --out <dir>              where the HTML report, SVG charts, Markdown and JSON go (default reports)
   --chart-seed <n>         seed whose runs are charted (default: the first)
   --library-config <k=v>   override a PolicyConfig field of the library's policy (repeatable), e.g. headroom=0.1
-  --platform-param <k=v>   SageMaker runs only: change an assumed update timing (repeatable, whole seconds 0-60):
-                           refusedScalingRetrySeconds (a refused scaling retried after the update ends; default 0),
-                           writableRunSeconds (the Reconciler's run on the endpoint's IN_SERVICE event; default 5)
+  --platform-param <k=v>   SageMaker runs only: change an assumed update timing (repeatable, whole seconds):
+                           alarmPhaseSeconds (0-59: every variant's alarms evaluated at this second of the minute;
+                           default: each variant's drawn from the seed), rollbackSeconds (0-60: how long RollingBack
+                           lasts after a provisioning timeout; default 10), writableRunSeconds (0-60: the Reconciler's
+                           run on the endpoint's IN_SERVICE event; default 5)
   -h, --help               this text
 `;
 
@@ -126,19 +128,19 @@ function parseParams(args: Args, key = 'param'): ScenarioParams {
   return out;
 }
 
-/** `--platform-param`: SageMaker's assumed update timings, checked before any job runs. */
-function parsePlatformOverrides(args: Args): PlatformOverrides | undefined {
+/**
+ * `--platform-param`: SageMaker's assumed update timings, checked before any job runs. They apply to SageMaker runs
+ * only: asked for with none, they would be silently ignored.
+ */
+function platformOverridesFor(args: Args, platforms: readonly PlatformKind[]): PlatformOverrides | undefined {
   const overrides = parseParams(args, 'platform-param');
   const problems = platformOverrideProblems(overrides);
   if (problems.length > 0) throw new Error(`--platform-param: ${problems.join('; ')}`);
-  return Object.keys(overrides).length > 0 ? overrides : undefined;
-}
-
-/** The overrides apply to SageMaker runs only: asked for with none, they would be silently ignored. */
-function checkPlatformOverrides(overrides: PlatformOverrides | undefined, platforms: readonly PlatformKind[]): void {
-  if (overrides && !platforms.includes('sagemaker')) {
+  if (Object.keys(overrides).length === 0) return undefined;
+  if (!platforms.includes('sagemaker')) {
     throw new Error(`--platform-param applies to SageMaker runs only; this one runs ${platforms.join(', ')} (add --platforms sagemaker)`);
   }
+  return overrides;
 }
 
 /** A suite scenario's id as written in the suite, whatever its case (an unknown name is passed on for the lookup to reject). */
@@ -180,8 +182,7 @@ async function compare(io: Io, argv: readonly string[], args: Args, scenarioIds:
   const policies = parsePolicies(flag(args, 'policies'), POLICY_NAMES);
   const params = parseParams(args);
   const libraryConfig = parseParams(args, 'library-config');
-  const platformOverrides = parsePlatformOverrides(args);
-  checkPlatformOverrides(platformOverrides, platforms);
+  const platformOverrides = platformOverridesFor(args, platforms);
   const workers = Number(flag(args, 'workers') ?? cpus().length);
   const out = resolve(flag(args, 'out') ?? 'reports');
   const chartSeed = Number(flag(args, 'chart-seed') ?? seeds[0]);
@@ -256,8 +257,7 @@ function trace(io: Io, args: Args, target: string | undefined): void {
   const seed = Number(flag(args, 'seed') ?? 1);
   if (!Number.isInteger(seed)) throw new Error(`trace: --seed '${flag(args, 'seed')}': must be an integer`);
   const policies = parsePolicies(flag(args, 'policies'), ['library']);
-  const platformOverrides = parsePlatformOverrides(args);
-  checkPlatformOverrides(platformOverrides, platforms);
+  const platformOverrides = platformOverridesFor(args, platforms);
   const scenario = { ...def.build(seed, parseParams(args)), platform: platforms[0], ...(platformOverrides ? { platformOverrides } : {}) };
   const from = Number(flag(args, 'from') ?? 0);
   const to = Number(flag(args, 'to') ?? Math.ceil(scenario.durationSeconds / 60));

@@ -99,7 +99,7 @@ export class TargetTracking {
   private lastScaleIn = -Infinity;
   /**
    * Per policy, the start of the current run of evaluations below its scale-in threshold (low) and of those that ask
-   * for more instances than the variant has (high); null: the last one was not.
+   * above the target per instance in service (high); null: the last one was not.
    */
   private lowSince: Array<number | null> = [];
   private highSince: Array<number | null> = [];
@@ -135,7 +135,8 @@ export class TargetTracking {
     policies.forEach((p, i) => {
       const low = inFlight < this.model.scaleInThresholdShare * p.target * inService;
       this.lowSince[i] = low ? (this.lowSince[i] ?? now) : null;
-      this.highSince[i] = wanted[i] > b.current ? (this.highSince[i] ?? now) : null;
+      // The high alarm is on the metric, not on the desired count: it stays in ALARM through a wait for capacity.
+      this.highSince[i] = inFlight > p.target * inService ? (this.highSince[i] ?? now) : null;
     });
     if (!canScale) return held;
     // An alarm needs every datapoint of its window: the evaluation that starts the run is its first datapoint.

@@ -10,7 +10,7 @@ import { routingTarget } from '../core/reconciler/targets';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { declaredTokensPerRequest, poolsOf, type ScenarioInstance, type SimClass } from './model';
-import { demandReading, measuredMinute, type PlatformModel, platformModel, readsEngineTokens } from './platform';
+import { demandReading, measuredMinute, type PlatformModel, readsEngineTokens, scenarioPlatform } from './platform';
 import { type Decision, type Observation, type PolicyFactory, type RoutingPolicy } from './policy';
 
 /** Epoch of simulated time 0: the reconciler reads epoch seconds. */
@@ -88,7 +88,7 @@ class DeployedReconciler implements RoutingPolicy {
   readonly runsWhenWritable: boolean;
 
   constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>, private readonly options: LibraryPolicyOptions) {
-    const platform = platformModel(scenario.platform ?? 'eks', scenario.platformOverrides);
+    const platform = scenarioPlatform(scenario);
     this.platform = platform;
     const preferred = scenario.classes.reduce((a, b) => (b.preferenceRank < a.preferenceRank ? b : a));
     const p = preferred.provisioningSeconds;

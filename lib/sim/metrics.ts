@@ -1,6 +1,6 @@
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { availabilityAt, type CapacityEvent, poolsOf, routedScenario, type ScenarioInstance } from './model';
-import { platformModel } from './platform';
+import { scenarioPlatform } from './platform';
 import { type RunResult } from './simulator';
 
 /** The metrics of one run (BENCHMARKS.md, "What the columns mean"). Times in seconds, shares in 0..1, costs in USD. */
@@ -151,7 +151,7 @@ function eventReactions(run: RunResult, scenario: ScenarioInstance):
   const timesToReturn: number[] = [];
   let floor = NaN;
   // The Reconciler reads no period newer than its metric delay (or CloudWatch's own, if later).
-  const delay = Math.max(scenario.metricDelaySeconds ?? 60, platformModel(scenario.platform ?? 'eks', scenario.platformOverrides).reconciler.metricDelaySeconds);
+  const delay = Math.max(scenario.metricDelaySeconds ?? 60, scenarioPlatform(scenario).reconciler.metricDelaySeconds);
   for (const ev of scenario.capacityEvents ?? []) {
     // A shortage of a variant's pool is measured on its variant: its other pools' instances count as its own capacity.
     const ci = classes.findIndex((c) => poolsOf(scenario, c).some((p) => p.name === ev.className));

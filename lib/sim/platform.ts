@@ -113,12 +113,17 @@ export interface PlatformModel {
    * (`provisionTimeoutSeconds`, the construct's default), when it rolls back (documented: "waits until the timeout
    * expires", then `RollingBack` "to its previous configuration"; `SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds`).
    * Who writes first once an update is over:
-   * - `refusedScalingRetrySeconds`: a scaling the endpoint refused while Updating is tried again when the policy's alarm
-   *   next invokes it. CloudWatch repeats an Auto Scaling action "once per minute that the alarm remains in the new
-   *   state" (CloudWatch user guide, AlarmThatSendsEmail: "The exception is for alarms with Auto Scaling actions"), at a
-   *   phase nobody controls: 0 to 60 s after the update ends. The model takes 0, the moment it ends: the case least
-   *   favourable to the Reconciler, whose runs then never precede a retry (a fixed mean of 30 s would starve target
-   *   tracking under a policy that writes every minute for 30 s, a knife edge of the mean, not of the system).
+   * - Target tracking asks when its alarm is evaluated: once a minute, at a phase of the minute of its own (CloudWatch
+   *   evaluates each alarm on its own schedule and repeats an Auto Scaling action "once per minute that the alarm
+   *   remains in the new state", CloudWatch user guide, AlarmThatSendsEmail: "The exception is for alarms with Auto
+   *   Scaling actions"). A scaling the endpoint refuses while Updating is asked again at the alarm's next evaluation,
+   *   a minute later. The phase is not published; the model draws each variant's from the run's seed (paired: every
+   *   policy gets the same phases on a seed), or takes `alarmPhaseSeconds` for every variant when given.
+   * - `rollbackSeconds`: how long `RollingBack` lasts after a provisioning timeout, the endpoint still taking no write
+   *   (not published; 10 s assumed). With 0, a wait that began at an alarm's evaluation ends exactly at its evaluation
+   *   five minutes later (the timeout is a whole number of minutes), and the model would have to decide a tie AWS
+   *   decides by its own timings; any positive value gives the Reconciler's `WritableAgain` run the endpoint before that
+   *   alarm's next ask.
    * - `writableRunSeconds`: from the end of an update to the write of the Reconciler run its `WritableAgain` rule
    *   triggers (the "SageMaker Endpoint State Change" event to IN_SERVICE, delivered "in near real time"; a warm
    *   function's reads before its write): 5 s, assumed. Such a run is made only by a policy that `runsWhenWritable`.
@@ -127,8 +132,10 @@ export interface PlatformModel {
     readonly weightsSeconds: number;
     readonly scaleInSeconds: number;
     readonly provisionTimeoutSeconds: number;
-    readonly refusedScalingRetrySeconds: number;
+    readonly rollbackSeconds: number;
     readonly writableRunSeconds: number;
+    /** Every variant's alarm phase in the minute; undefined: each variant's drawn from the run's seed. */
+    readonly alarmPhaseSeconds?: number;
   };
   /** Seconds from a Reconciler run until its published floor datapoint can be read (EMF ingestion). Assumed. */
   readonly floorPublicationSeconds: number;
@@ -204,20 +211,33 @@ export function demandOf(r: DemandReading): number {
 
 /**
  * The timing assumptions of SageMaker's endpoint updates a run may change (`--platform-param`), to see what a result
- * owes to them: AWS publishes neither. Each a whole number of seconds from 0 to 60 (CloudWatch repeats an Auto Scaling
- * action once per minute; an event run later than that is no sooner than the next tick).
+ * owes to them: AWS publishes none. Each a whole number of seconds in its range: an alarm's phase is within the minute;
+ * a rollback or an event run longer than a minute would only move the Reconciler's write past the alarm's next ask.
  */
-export type PlatformOverrides = Partial<Record<typeof PLATFORM_OVERRIDE_KEYS[number], number>>;
-export const PLATFORM_OVERRIDE_KEYS = ['refusedScalingRetrySeconds', 'writableRunSeconds'] as const;
+export type PlatformOverrides = Partial<Record<PlatformOverrideKey, number>>;
+const PLATFORM_OVERRIDE_RANGES = {
+  alarmPhaseSeconds: [0, 59],
+  rollbackSeconds: [0, 60],
+  writableRunSeconds: [0, 60],
+} as const;
+type PlatformOverrideKey = keyof typeof PLATFORM_OVERRIDE_RANGES;
+export const PLATFORM_OVERRIDE_KEYS = Object.keys(PLATFORM_OVERRIDE_RANGES) as PlatformOverrideKey[];
 
 /** What is wrong with these overrides (empty: nothing), each naming the key, the value and what is allowed. */
 export function platformOverrideProblems(overrides: Readonly<Record<string, number>>): string[] {
   return Object.entries(overrides).flatMap(([key, value]) => {
-    if (!(PLATFORM_OVERRIDE_KEYS as readonly string[]).includes(key)) {
+    if (!(key in PLATFORM_OVERRIDE_RANGES)) {
       return [`platform parameter '${key}' is not known; allowed: ${PLATFORM_OVERRIDE_KEYS.join(', ')} (SageMaker)`];
     }
-    return Number.isInteger(value) && value >= 0 && value <= 60 ? [] : [`platform parameter ${key} is ${value}; allowed: a whole number of seconds from 0 to 60`];
+    const [min, max] = PLATFORM_OVERRIDE_RANGES[key as PlatformOverrideKey];
+    return Number.isInteger(value) && value >= min && value <= max
+      ? [] : [`platform parameter ${key} is ${value}; allowed: a whole number of seconds from ${min} to ${max}`];
   });
+}
+
+/** The platform a scenario runs on (EKS unless it says otherwise), with the timings it overrides. */
+export function scenarioPlatform(scenario: { readonly platform?: PlatformKind; readonly platformOverrides?: PlatformOverrides }): PlatformModel {
+  return platformModel(scenario.platform ?? 'eks', scenario.platformOverrides);
 }
 
 /**
@@ -278,7 +298,7 @@ export function platformModel(kind: PlatformKind, overrides: PlatformOverrides =
       weightsSeconds: 30,
       scaleInSeconds: 60,
       provisionTimeoutSeconds: SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds,
-      refusedScalingRetrySeconds: 0,
+      rollbackSeconds: 10,
       writableRunSeconds: 5,
       ...overrides,
     },

@@ -6,7 +6,7 @@ import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
 import { availabilityAt, declaredTokensPerRequest, poolsOf, routedScenario, type ScenarioInstance, type SimClass } from './model';
-import { type HpaModel, type PlatformModel, platformModel, type TargetTrackingModel } from './platform';
+import { type HpaModel, type PlatformModel, scenarioPlatform, type TargetTrackingModel } from './platform';
 import { type Decision, type PolicyFactory, type PublishedMetrics, type RoutingPolicy, normalise } from './policy';
 import { Rng } from './rng';
 import { createRunSeries, type RunSeries } from './run-series';
@@ -17,10 +17,10 @@ export { type RunSeries } from './run-series';
 /**
  * Discrete-event simulation of one service under one routing policy on one platform: arrivals from a seeded trace, a
  * weighted router, one FIFO queue per class with deadline admission, replicas with `safeConcurrency` slots each, the
- * platform's autoscalers (EKS: the HPA of each class's ScaledObject every 15 s; SageMaker: target tracking every
- * minute), provisioning delays and cloud availability, a 60 s metrics pipeline with publication delay, and a
+ * platform's autoscalers (EKS: the HPA of each class's ScaledObject every 15 s; SageMaker: each variant's target
+ * tracking every minute, at a phase of its own), provisioning delays and cloud availability, a 60 s metrics pipeline with publication delay, and a
  * reconciler that calls the policy every 60 s on periods older than its metric delay and writes as the deployed one
- * does. Events are requests' completions, replica readiness, HPA syncs and minute ticks, kept in one typed-array heap;
+ * does. Events are requests' completions, replica readiness, autoscaler evaluations and minute ticks, kept in one typed-array heap;
  * no per-token events.
  */
 
@@ -28,7 +28,7 @@ const EV_COMPLETE = 0;
 const EV_READY = 1;
 const EV_TICK = 2;
 const EV_SYNC = 3;
-/** SageMaker: target tracking retries a scaling the endpoint refused while Updating, once the update is over. */
+/** SageMaker: one variant's target-tracking alarms are evaluated (once a minute, at the variant's own phase). */
 const EV_TRACK = 4;
 /** SageMaker: the Reconciler run its construct's `writableRule` triggers when the endpoint is InService again. */
 const EV_WRITABLE = 5;
@@ -102,6 +102,10 @@ class Simulation {
   private readonly publication: Publication;
   /** SageMaker: the endpoint accepts no update before this time (it is Updating). */
   private updatingEnds = -Infinity;
+  /** SageMaker: a rollback after a provisioning timeout keeps the endpoint Updating until this time. */
+  private rollingBackUntil = -Infinity;
+  /** SageMaker: each variant's target-tracking alarms are evaluated at this many seconds past every minute. */
+  private readonly alarmPhases: readonly number[];
   /** Counts the changes of `updatingUntil`: an event run scheduled for an update that has since changed is not made. */
   private updatingChanges = 0;
 
@@ -155,7 +159,9 @@ class Simulation {
     this.waits = options.recordWaits ? new Float64Array(n) : undefined;
     this.s = createRunSeries(this.minutes, this.k);
 
-    this.platform = platformModel(scenario.platform ?? 'eks', scenario.platformOverrides);
+    this.platform = scenarioPlatform(scenario);
+    const phaseRng = Rng.derive(seed, 'alarm-phase');
+    this.alarmPhases = this.classes.map(() => this.platform.endpointUpdate?.alarmPhaseSeconds ?? phaseRng.next() * 60);
     this.publication = new Publication(scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? []);
     // Initial state: steady operation at time 0.
     this.states.forEach((cs, ci) => {
@@ -180,6 +186,7 @@ class Simulation {
 
   run(): RunResult {
     this.control(0);
+    this.scheduleAutoscalers(0);
     this.heap.push(60, EV_TICK, 1);
     const heap = this.heap;
     const times = this.trace.time;
@@ -199,7 +206,7 @@ class Simulation {
       if (kind === EV_COMPLETE) this.complete(payload, tEvent);
       else if (kind === EV_READY) this.makeReady(this.replicas[payload], tEvent);
       else if (kind === EV_SYNC) this.syncAutoscalers(tEvent);
-      else if (kind === EV_TRACK) this.trackTargets(tEvent, this.minuteOf(tEvent));
+      else if (kind === EV_TRACK) this.trackTarget(payload, tEvent, this.minuteOf(tEvent));
       else if (kind === EV_WRITABLE) {
         if (payload === this.updatingChanges) this.control(tEvent, false);
       }
@@ -412,15 +419,22 @@ class Simulation {
     if (tick < this.minutes) {
       this.control(now);
       this.heap.push((tick + 1) * 60, EV_TICK, tick + 1);
-      const autoscaler = this.platform.autoscaler;
-      if (autoscaler.kind === 'hpa') for (let t = now + autoscaler.syncSeconds; t < now + 60; t += autoscaler.syncSeconds) this.heap.push(t, EV_SYNC, 0);
+      this.scheduleAutoscalers(now);
     }
   }
 
+  /** The autoscalers' evaluations within the minute from `now` that are not part of the tick's own run. */
+  private scheduleAutoscalers(now: number): void {
+    const autoscaler = this.platform.autoscaler;
+    if (autoscaler.kind === 'hpa') {
+      if (now > 0) for (let t = now + autoscaler.syncSeconds; t < now + 60; t += autoscaler.syncSeconds) this.heap.push(t, EV_SYNC, 0);
+    } else this.alarmPhases.forEach((phase, ci) => this.heap.push(now + phase, EV_TRACK, ci));
+  }
+
   /**
-   * One Reconciler run, then (on a tick) the scenario's interruptions and the autoscalers' evaluation of this instant
-   * and the provisioning they call for. A run the endpoint's IN_SERVICE event triggers (`scheduled` false) is the run
-   * alone: the autoscalers keep their own clock.
+   * One Reconciler run, then (on a tick) the scenario's interruptions and, on EKS, the HPAs' sync of this instant and
+   * the provisioning it calls for (SageMaker's alarms keep their own phases: `trackTarget`). A run the endpoint's
+   * IN_SERVICE event triggers (`scheduled` false) is the run alone.
    */
   private control(now: number, scheduled = true): void {
     this.rollBackExpiredScaleOuts(now);
@@ -449,9 +463,7 @@ class Simulation {
     if (this.platform.floors === 'metric') this.writeRoutingAndPublishFloors(decision, now);
     else if (decision.deployedWrite) this.applyEndpointWrite(decision, now, m);
     else this.writeEndpoint(decision, now, m);
-    if (!scheduled) return;
-    if (this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
-    else this.trackTargets(now, m);
+    if (scheduled && this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
   }
 
   /** EKS: listener weights are written at once; the floors go out as a metric the HPA reads a publication later. */
@@ -546,39 +558,35 @@ class Simulation {
   }
 
   /**
-   * SageMaker: each variant's target tracking on the newest minute's in-flight requests, unless the endpoint is
-   * Updating. A scaling the endpoint refuses (an update under way, typically the Reconciler's write of this minute) is
-   * tried again `refusedScalingRetrySeconds` after the update is over, if that is within the minute (else the next
-   * tick evaluates it): the policy's alarm stays in ALARM, and CloudWatch performs Auto Scaling actions again while the
-   * condition persists ("Except for Auto Scaling actions, the actions happen only on state transitions",
-   * docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-actions.html), "once per minute that the alarm remains
-   * in the new state" (CloudWatch user guide, AlarmThatSendsEmail), at a phase nobody controls. The default, 0, is
-   * the moment the update ends, which no Reconciler run can precede; the SageMaker results are very sensitive to it
-   * (BENCHMARKS.md, stop 38: P1 seeds 1-2 at 0 s and at 1 s differ by 18-20 pt).
+   * SageMaker: one variant's target tracking on the newest minute's in-flight requests, at its alarms' evaluation
+   * (`alarmPhases`), then the provisioning it calls for (within a wait, launching what capacity allows). A scaling the
+   * endpoint refuses while Updating (typically behind the Reconciler's write, or another variant's wait) is asked again
+   * at the next evaluation, a minute later: the alarm stays in ALARM, and CloudWatch performs Auto Scaling actions again
+   * while it does ("Except for Auto Scaling actions, the actions happen only on state transitions",
+   * docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-actions.html).
    */
-  private trackTargets(now: number, m: number): void {
+  private trackTarget(ci: number, now: number, m: number): void {
     this.rollBackExpiredScaleOuts(now);
-    const retryAt = this.updatingUntil + this.platform.endpointUpdate!.refusedScalingRetrySeconds;
-    if (now < this.updatingUntil && retryAt < (m + 1) * 60) this.heap.push(retryAt, EV_TRACK, 0);
-    this.states.forEach((cs, ci) => {
-      const spec = cs.spec;
-      const last = m - 1;
-      if (last >= 0 && this.publication.survives(now)) {
-        // While the endpoint is Updating the alarms still evaluate the datapoint; only the scaling waits.
-        const model = this.platform.autoscaler as TargetTrackingModel;
-        const policies = variantTrackingPolicies(model, spec.targetConcurrencyPerReplica, spec.poolTargets, cs.pools, last * 60);
-        const wanted = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], policies,
-          { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil, this.s.readyReplicas[last * this.k + ci]);
-        if (wanted !== cs.desired) {
-          const shrink = wanted < cs.desired;
-          cs.desired = wanted;
-          const until = this.provision(cs, ci, now, m, false);
-          this.updatingUntil = Math.max(this.updatingUntil, shrink ? now + this.platform.endpointUpdate!.scaleInSeconds : until);
-          return;
-        }
-      }
+    const cs = this.states[ci];
+    const spec = cs.spec;
+    const last = m - 1;
+    if (this.oracle || last < 0 || !this.publication.survives(now)) {
+      if (!this.oracle) this.provision(cs, ci, now, m, false);
+      return;
+    }
+    // While the endpoint is Updating the alarms still evaluate the datapoint; only the scaling waits.
+    const model = this.platform.autoscaler as TargetTrackingModel;
+    const policies = variantTrackingPolicies(model, spec.targetConcurrencyPerReplica, spec.poolTargets, cs.pools, last * 60);
+    const wanted = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], policies,
+      { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil, this.s.readyReplicas[last * this.k + ci]);
+    if (wanted === cs.desired) {
       this.provision(cs, ci, now, m, false);
-    });
+      return;
+    }
+    const shrink = wanted < cs.desired;
+    cs.desired = wanted;
+    const until = this.provision(cs, ci, now, m, false);
+    this.updatingUntil = Math.max(this.updatingUntil, shrink ? now + this.platform.endpointUpdate!.scaleInSeconds : until);
   }
 
   /** Weights as the router applies them: finite, non-negative, normalised; all-zero routes to the preferred class. */
@@ -643,8 +651,8 @@ class Simulation {
         if (count === cs.desired - have && count > 0 && cs.rollbackAt !== Infinity) {
           // A retry within the timeout got the rest: the update ends when they are in service, not at the timeout.
           cs.rollbackAt = Infinity;
-          const waiting = this.states.filter((o) => o.rollbackAt !== Infinity).map((o) => o.rollbackAt);
-          this.updatingUntil = Math.max(done, ...waiting);
+          const waiting = this.states.filter((o) => o.rollbackAt !== Infinity).map((o) => this.waitEnd(o));
+          this.updatingUntil = Math.max(done, this.rollingBackUntil, ...waiting);
         }
         if (count < cs.desired - have) {
           this.s.capacityErrors[m * this.k + ci]++;
@@ -658,10 +666,15 @@ class Simulation {
     }
     if (cs.rollbackAt !== Infinity) {
       // The endpoint is Updating for as long as a variant waits for capacity, whoever asked and whichever call this is.
-      this.updatingUntil = Math.max(this.updatingUntil, cs.rollbackAt);
-      done = Math.max(done, cs.rollbackAt);
+      this.updatingUntil = Math.max(this.updatingUntil, this.waitEnd(cs));
+      done = Math.max(done, this.waitEnd(cs));
     }
     return done;
+  }
+
+  /** SageMaker: when a variant's wait for capacity ends, should it last to its timeout: after the rollback. */
+  private waitEnd(cs: ClassState): number {
+    return cs.rollbackAt + this.platform.endpointUpdate!.rollbackSeconds;
   }
 
   /**
@@ -686,15 +699,14 @@ class Simulation {
   /**
    * SageMaker: a variant still short of capacity at its provisioning timeout is rolled back (`RollingBack` "to its
    * previous configuration"): its desired count falls back to the instances it has (whether instances that came up
-   * during the wait are kept is not documented; the model keeps them), and the endpoint takes writes again at once
-   * (how long `RollingBack` lasts is not documented; the model takes 0). Runs before anything else acts at `now`: a
-   * Reconciler run or a scaling at the same instant sees the endpoint rolled back. When the rollback falls on a
-   * Reconciler run, the Reconciler writes first and target tracking's next ask waits for that write (AWS documents
-   * neither order).
+   * during the wait are kept is not documented; the model keeps them), and the endpoint takes writes again
+   * `rollbackSeconds` later (`PlatformModel.endpointUpdate`). Runs before anything else acts at `now`: a Reconciler
+   * run or a scaling at the same instant sees the variant rolled back.
    */
   private rollBackExpiredScaleOuts(now: number): void {
     for (const cs of this.states) {
       if (now < cs.rollbackAt) continue;
+      this.rollingBackUntil = Math.max(this.rollingBackUntil, this.waitEnd(cs));
       cs.desired = Math.min(cs.desired, cs.counted());
       cs.rollbackAt = Infinity;
     }

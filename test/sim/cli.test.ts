@@ -73,20 +73,21 @@ test('trace fails when the seed, the minute range or a policy is not one it can 
   expect(await fails()).toEqual([1, '', 'trace: which scenario? (S0..S9, P1, H1..H9; see list)']);
 });
 
-test('--platform-param changes an assumed SageMaker update timing, and fails on an unknown key or a value outside 0-60 s before anything runs', async () => {
+test('--platform-param changes an assumed SageMaker update timing, and fails on an unknown key or a value outside its range before anything runs', async () => {
   const args = ['trace', 'H3', '--seed', '1', '--platforms', 'sagemaker', '--from', '0', '--to', '1'];
-  const model = platformModel('sagemaker', { refusedScalingRetrySeconds: 7, writableRunSeconds: 2 }).endpointUpdate!;
-  expect([model.refusedScalingRetrySeconds, model.writableRunSeconds]).toEqual([7, 2]);
+  const model = platformModel('sagemaker', { alarmPhaseSeconds: 7, rollbackSeconds: 3, writableRunSeconds: 2 }).endpointUpdate!;
+  expect([model.alarmPhaseSeconds, model.rollbackSeconds, model.writableRunSeconds]).toEqual([7, 3, 2]);
+  expect(platformModel('sagemaker').endpointUpdate!.alarmPhaseSeconds).toBeUndefined();
   expect(() => platformModel('sagemaker', { writableRunSeconds: 2.5 })).toThrow('platform parameter writableRunSeconds is 2.5; allowed:');
   const headline = async (...extra: string[]) => (await sim(...args, ...extra)).stdout.split('\n').find((l) => l.startsWith('library:'));
   const byDefault = await headline();
-  expect(await headline('--platform-param', 'refusedScalingRetrySeconds=0')).toBe(byDefault);
-  // A refused scaling retried 30 s after the update, not at once: the run is another one.
-  expect(await headline('--platform-param', 'refusedScalingRetrySeconds=30')).not.toBe(byDefault);
-  expect((await sim(...args, '--platform-param', 'refusedScalingRetrySeconds=61')).stderr)
-    .toBe('--platform-param: platform parameter refusedScalingRetrySeconds is 61; allowed: a whole number of seconds from 0 to 60');
+  expect(await headline('--platform-param', 'rollbackSeconds=10')).toBe(byDefault);
+  // Every variant's alarms at second 0 of the minute, with the Reconciler's tick, not at seeded phases: another run.
+  expect(await headline('--platform-param', 'alarmPhaseSeconds=0')).not.toBe(byDefault);
+  expect((await sim(...args, '--platform-param', 'alarmPhaseSeconds=60')).stderr)
+    .toBe('--platform-param: platform parameter alarmPhaseSeconds is 60; allowed: a whole number of seconds from 0 to 59');
   expect((await sim('bench', '--platform-param', 'retry=5')).stderr)
-    .toBe("--platform-param: platform parameter 'retry' is not known; allowed: refusedScalingRetrySeconds, writableRunSeconds (SageMaker)");
+    .toBe("--platform-param: platform parameter 'retry' is not known; allowed: alarmPhaseSeconds, rollbackSeconds, writableRunSeconds (SageMaker)");
   expect((await sim('bench', '--platform-param', 'writableRunSeconds')).stderr).toBe("--platform-param 'writableRunSeconds': use key=number");
   for (const bad of ['writableRunSeconds=', 'writableRunSeconds=1e1', 'writableRunSeconds=0x10', '5=9']) {
     expect((await sim('bench', '--platform-param', bad)).stderr).toBe(`--platform-param '${bad}': use key=number`);

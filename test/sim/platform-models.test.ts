@@ -152,6 +152,18 @@ describe('SageMaker target tracking and writes', () => {
     expect(lows[14]).toBe(5);
   });
 
+  test('the high alarm is on the metric: it stays in ALARM through a wait for capacity, so a rolled-back variant asks again at once', () => {
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    const custom = [{ target: 10, scaleOutAlarmSeconds: model.customScaleOutAlarmSeconds }];
+    const tt = new TargetTracking(model);
+    // 45 in flight on 4 in service: 11.25 each, above 10; three minutes of datapoints, then out to 5.
+    expect([0, 60, 120].map((t) => tt.evaluate(t, 45, custom, { current: 4, min: 1, max: 9 }, true, 4))).toEqual([4, 4, 5]);
+    // Waiting for the fifth (desired 5, 4 in service, the endpoint Updating): the metric stays above the target.
+    expect([180, 240, 300, 360].map((t) => tt.evaluate(t, 45, custom, { current: 5, min: 1, max: 9 }, false, 4))).toEqual([5, 5, 5, 5]);
+    // Rolled back to 4: the alarm has been in ALARM all along, so the first evaluation asks again, not three minutes on.
+    expect(tt.evaluate(420, 45, custom, { current: 4, min: 1, max: 9 }, true, 4)).toBe(5);
+  });
+
   test('a pooled variant\'s policies: the per-pool one on its custom alarm, over the pools in service since the minute began', () => {
     const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
     const l40s = { ...S1.build(1).classes[0] };
@@ -181,18 +193,55 @@ describe('SageMaker target tracking and writes', () => {
     return Array.from({ length: run.series.minutes }, (_, m) => run.series.desiredReplicas[m * k + fallback]);
   };
 
-  test('target tracking still scales an endpoint the Reconciler updates every minute: it retries once the update is over', () => {
-    // Weights change on every run, so the endpoint is Updating for 30 s after each minute's write.
-    let tick = 0;
-    const flipping: PolicyFactory = () => ({
-      name: 'flipping', decide: () => ({ weights: tick++ % 2 === 0 ? [0.9, 0.05, 0.05] : [0.8, 0.1, 0.1], mode: 'x', reason: '' }),
-    });
-    const run = runSimulation(sagemaker, flipping, { seed: 3 });
-    const k = run.series.classCount;
-    const preferred = Array.from({ length: run.series.minutes }, (_, m) => run.series.desiredReplicas[m * k]);
-    // S1's demand grows the preferred variant past its first count (its own target tracking, no floors here); a scaling
-    // attempted only at the minute, while the minute's write is under way, would never happen.
-    expect(Math.max(...preferred)).toBeGreaterThan(preferred[0]);
+  test('target tracking asks at its alarm\'s phase: it scales between the Reconciler\'s minute writes, never during them', () => {
+    // Weights change on every run, so the endpoint is Updating for its first 30 s after each minute's write.
+    const flipping: PolicyFactory = () => {
+      let tick = 0;
+      return { name: 'flipping', decide: () => ({ weights: tick++ % 2 === 0 ? [0.9, 0.05, 0.05] : [0.8, 0.1, 0.1], mode: 'x', reason: '' }) };
+    };
+    const preferredAt = (alarmPhaseSeconds: number) => {
+      const run = runSimulation({ ...sagemaker, platformOverrides: { alarmPhaseSeconds } }, flipping, { seed: 3 });
+      const k = run.series.classCount;
+      return Array.from({ length: run.series.minutes }, (_, m) => run.series.desiredReplicas[m * k]);
+    };
+    expect(platformModel('sagemaker').endpointUpdate!.weightsSeconds).toBe(30);
+    // S1's demand grows the preferred variant past its first count (its own target tracking, no floors here) when its
+    // alarm fires after the write is over; inside the write, refused every minute, it never scales.
+    const after = preferredAt(45);
+    expect(Math.max(...after)).toBeGreaterThan(after[0]);
+    const inside = preferredAt(10);
+    expect(inside.every((d) => d === inside[0])).toBe(true);
+  });
+
+  test('each variant\'s alarms are evaluated once a minute at a phase of their own, drawn from the seed, the same for every policy', () => {
+    const spy = jest.spyOn(TargetTracking.prototype, 'evaluate');
+    const phasesOf = (factory: PolicyFactory, scenario: ScenarioInstance = sagemaker) => {
+      spy.mockClear();
+      const run = runSimulation(scenario, factory, { seed: 3 });
+      const byVariant = new Map<TargetTracking, number[]>();
+      spy.mock.contexts.forEach((ctx, i) => {
+        const at = byVariant.get(ctx as TargetTracking) ?? [];
+        at.push(spy.mock.calls[i][0]);
+        byVariant.set(ctx as TargetTracking, at);
+      });
+      const variants = [...byVariant.values()];
+      expect(variants).toHaveLength(run.series.classCount);
+      return variants.map((times) => {
+        // One evaluation in each minute after the first, always at the same second of the minute.
+        expect(times.map((t) => Math.floor(t / 60))).toEqual(Array.from({ length: times.length }, (_, i) => i + 1));
+        const phase = times[0] % 60;
+        expect(times.every((t) => Math.abs((t % 60) - phase) < 1e-6)).toBe(true);
+        return phase;
+      });
+    };
+    try {
+      const phases = phasesOf(libraryPolicy());
+      expect(new Set(phases.map((p) => p.toFixed(6))).size).toBe(phases.length);
+      expect(phasesOf(retryOnPreferred)).toEqual(phases);
+      expect(phasesOf(libraryPolicy(), { ...sagemaker, platformOverrides: { alarmPhaseSeconds: 17 } })).toEqual(phases.map(() => 17));
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   test('a floor is written only on a run whose weights did not change (one write per run)', () => {
@@ -310,6 +359,34 @@ describe('SageMaker: a scale-out short of capacity', () => {
       longestUpdating = Math.max(longestUpdating, updatingRun);
     }
     expect(longestUpdating).toBeGreaterThanOrEqual(timeoutMinutes - 1);
+  });
+});
+
+describe('SageMaker: the end of a rollback', () => {
+  test('the endpoint takes writes again rollbackSeconds after the timeout: the Reconciler\'s event run comes before the alarm asks again', () => {
+    const update = platformModel('sagemaker').endpointUpdate!;
+    expect(update.rollbackSeconds).toBe(10);
+    // All alarms at second 30: a wait a scale-out begins there ends at second 30 + rollbackSeconds five minutes later.
+    const eventRuns = (rollbackSeconds: number) => {
+      const scenario = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const, platformOverrides: { alarmPhaseSeconds: 30, rollbackSeconds } };
+      const runs: Array<{ second: number; updating: boolean }> = [];
+      runSimulation(scenario, (ctx) => {
+        const inner = libraryPolicy()(ctx);
+        return { ...inner, decide: (o) => {
+          if (o.now % 60 !== 0) runs.push({ second: Math.round((o.now % 60) * 1e6) / 1e6, updating: o.updating === true });
+          return inner.decide(o);
+        } };
+      }, { seed: 3 });
+      return runs;
+    };
+    const at = (runs: ReturnType<typeof eventRuns>, second: number) => runs.filter((r) => r.second === second);
+    const [ten, twenty] = [eventRuns(10), eventRuns(20)];
+    // Rollbacks (the wait began at an alarm, second 30) end at second 30 + rollbackSeconds; the run follows, writable.
+    expect(at(ten, 45).length).toBeGreaterThan(0);
+    expect(at(ten, 45).every((r) => !r.updating)).toBe(true);
+    expect(at(twenty, 55).length).toBeGreaterThan(0);
+    expect(at(twenty, 55).every((r) => !r.updating)).toBe(true);
+    expect([at(ten, 55), at(twenty, 45)]).toEqual([[], []]);
   });
 });
 
