@@ -50,9 +50,10 @@ Options:
   --library-config <k=v>   override a PolicyConfig field of the library's policy (repeatable), e.g. headroom=0.1
   --platform-param <k=v>   SageMaker runs only: change an assumed update timing (repeatable, whole seconds):
                            alarmPhaseSeconds (0-59: every variant's alarms evaluated at this second of the minute;
-                           default: each variant's drawn from the seed), rollbackSeconds (0-60: how long RollingBack
-                           lasts after a provisioning timeout; default 10), writableRunSeconds (0-60: the Reconciler's
-                           run on the endpoint's IN_SERVICE event; default 5)
+                           default: each variant's drawn from the seed), rollbackSeconds (0-25: the mean time
+                           RollingBack lasts after a provisioning timeout, each drawn uniform on (0, 2 x mean);
+                           default 10), writableRunSeconds (0-60: the Reconciler's run on the endpoint's IN_SERVICE
+                           event; default 5)
   -h, --help               this text
 `;
 

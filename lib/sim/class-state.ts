@@ -90,6 +90,8 @@ export class ClassState {
   retryAt = 0;
   /** SageMaker: when a scale-out short of capacity gives up and rolls back (its provisioning timeout; none under way: Infinity). */
   rollbackAt = Infinity;
+  /** SageMaker: how long the rollback at `rollbackAt` keeps the endpoint Updating (drawn when the wait begins). */
+  rollbackSeconds = 0;
   /** EKS: the class's HPA; SageMaker: its variant's target tracking. */
   hpa?: HpaAutoscaler;
   tracking?: TargetTracking;

@@ -1,15 +1,19 @@
 /**
  * Binary min-heap of timed events, stored in typed arrays (no object per event): the simulator pushes one
- * completion per request, so allocation-free pushes and pops are what keeps a suite run in minutes.
+ * completion per request, so allocation-free pushes and pops are what keeps a suite run in minutes. Events at the same
+ * time pop in the order they were pushed, so a run does not depend on the heap's layout.
  */
 export class EventHeap {
   private times: Float64Array;
+  private seqs: Float64Array;
   private kinds: Int32Array;
   private payloads: Int32Array;
   private count = 0;
+  private pushed = 0;
 
   constructor(capacity = 1024) {
     this.times = new Float64Array(capacity);
+    this.seqs = new Float64Array(capacity);
     this.kinds = new Int32Array(capacity);
     this.payloads = new Int32Array(capacity);
   }
@@ -26,16 +30,17 @@ export class EventHeap {
   push(time: number, kind: number, payload: number): void {
     if (this.count === this.times.length) this.grow();
     let i = this.count++;
+    const seq = this.pushed++;
     const times = this.times;
+    const seqs = this.seqs;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (times[parent] <= time) break;
-      times[i] = times[parent];
-      this.kinds[i] = this.kinds[parent];
-      this.payloads[i] = this.payloads[parent];
+      if (times[parent] < time || (times[parent] === time && seqs[parent] < seq)) break;
+      this.move(parent, i);
       i = parent;
     }
     times[i] = time;
+    seqs[i] = seq;
     this.kinds[i] = kind;
     this.payloads[i] = payload;
   }
@@ -45,23 +50,32 @@ export class EventHeap {
     const n = --this.count;
     if (n === 0) return;
     const times = this.times;
+    const seqs = this.seqs;
     const time = times[n];
+    const seq = seqs[n];
     const kind = this.kinds[n];
     const payload = this.payloads[n];
+    const before = (a: number, t: number, q: number) => times[a] < t || (times[a] === t && seqs[a] < q);
     let i = 0;
     for (;;) {
       let child = 2 * i + 1;
       if (child >= n) break;
-      if (child + 1 < n && times[child + 1] < times[child]) child++;
-      if (times[child] >= time) break;
-      times[i] = times[child];
-      this.kinds[i] = this.kinds[child];
-      this.payloads[i] = this.payloads[child];
+      if (child + 1 < n && before(child + 1, times[child], seqs[child])) child++;
+      if (!before(child, time, seq)) break;
+      this.move(child, i);
       i = child;
     }
     times[i] = time;
+    seqs[i] = seq;
     this.kinds[i] = kind;
     this.payloads[i] = payload;
+  }
+
+  private move(from: number, to: number): void {
+    this.times[to] = this.times[from];
+    this.seqs[to] = this.seqs[from];
+    this.kinds[to] = this.kinds[from];
+    this.payloads[to] = this.payloads[from];
   }
 
   topKind(): number {
@@ -76,11 +90,14 @@ export class EventHeap {
     const size = this.times.length * 2;
     const times = new Float64Array(size);
     times.set(this.times);
+    const seqs = new Float64Array(size);
+    seqs.set(this.seqs);
     const kinds = new Int32Array(size);
     kinds.set(this.kinds);
     const payloads = new Int32Array(size);
     payloads.set(this.payloads);
     this.times = times;
+    this.seqs = seqs;
     this.kinds = kinds;
     this.payloads = payloads;
   }

@@ -35,8 +35,8 @@ export interface HpaModel {
 /**
  * SageMaker: Application Auto Scaling target tracking on ConcurrentRequestsPerModel (in-flight requests per instance in
  * service over the newest minute, as a mean: the statistic the predefined metric uses is not published), evaluated
- * every minute, with its cooldowns; it cannot change an endpoint that is
- * Updating. Scale-out follows the metric at once; scale-in waits for the policy's low alarm: the metric below
+ * every minute at the variant's own phase of the minute (`PlatformModel.endpointUpdate`), with its cooldowns; it
+ * cannot change an endpoint that is Updating. Scale-out follows the metric at once; scale-in waits for the policy's low alarm: the metric below
  * `scaleInThresholdShare` of the target in every datapoint of `scaleInAlarmSeconds`.
  */
 export interface TargetTrackingModel {
@@ -113,17 +113,22 @@ export interface PlatformModel {
    * (`provisionTimeoutSeconds`, the construct's default), when it rolls back (documented: "waits until the timeout
    * expires", then `RollingBack` "to its previous configuration"; `SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds`).
    * Who writes first once an update is over:
-   * - Target tracking asks when its alarm is evaluated: once a minute, at a phase of the minute of its own (CloudWatch
-   *   evaluates each alarm on its own schedule and repeats an Auto Scaling action "once per minute that the alarm
-   *   remains in the new state", CloudWatch user guide, AlarmThatSendsEmail: "The exception is for alarms with Auto
-   *   Scaling actions"). A scaling the endpoint refuses while Updating is asked again at the alarm's next evaluation,
-   *   a minute later. The phase is not published; the model draws each variant's from the run's seed (paired: every
-   *   policy gets the same phases on a seed), or takes `alarmPhaseSeconds` for every variant when given.
-   * - `rollbackSeconds`: how long `RollingBack` lasts after a provisioning timeout, the endpoint still taking no write
-   *   (not published; 10 s assumed). With 0, a wait that began at an alarm's evaluation ends exactly at its evaluation
-   *   five minutes later (the timeout is a whole number of minutes), and the model would have to decide a tie AWS
-   *   decides by its own timings; any positive value gives the Reconciler's `WritableAgain` run the endpoint before that
-   *   alarm's next ask.
+   * - Target tracking asks when its alarm is evaluated. CloudWatch repeats an Auto Scaling action "once per minute
+   *   that the alarm remains in the new state" (CloudWatch user guide, AlarmThatSendsEmail: "The exception is for
+   *   alarms with Auto Scaling actions"), and SageMaker blocks auto scaling "while the update operation is in progress"
+   *   (endpoint-scaling-update.html). The model's assumptions, which AWS does not publish: each variant's alarms are
+   *   evaluated once a minute at a phase of the minute of their own, drawn from the run's seed for the whole run (the
+   *   same for every policy on a seed), or `alarmPhaseSeconds` for every variant when given (a high-resolution alarm is
+   *   evaluated every 10 s, so an ALARM may begin at any 10 s of a minute and its repeats follow it); and a scaling
+   *   the endpoint refuses is asked again at the alarm's next evaluation, a minute later (that a blocked activity fails
+   *   rather than waits is inferred, not documented).
+   * - `rollbackSeconds`: the mean time `RollingBack` keeps the endpoint from writes after a provisioning timeout (not
+   *   published; 10 s assumed). Each rollback's is drawn from the seed, uniform on (0, 2 x the mean): with a fixed
+   *   value every wait begun at an alarm's evaluation would end at the same second of the minute, a lock of the model's
+   *   own; with 0 the wait ends exactly at that alarm's evaluation five minutes later (the timeout is a whole number of
+   *   minutes), a tie the heap's order would decide. A rollback of r seconds leaves the endpoint writable for 60 - r
+   *   seconds before that alarm asks again, in which the Reconciler's `WritableAgain` run comes first when r +
+   *   `writableRunSeconds` < 60 (another variant's alarm may still come between).
    * - `writableRunSeconds`: from the end of an update to the write of the Reconciler run its `WritableAgain` rule
    *   triggers (the "SageMaker Endpoint State Change" event to IN_SERVICE, delivered "in near real time"; a warm
    *   function's reads before its write): 5 s, assumed. Such a run is made only by a policy that `runsWhenWritable`.
@@ -212,12 +217,13 @@ export function demandOf(r: DemandReading): number {
 /**
  * The timing assumptions of SageMaker's endpoint updates a run may change (`--platform-param`), to see what a result
  * owes to them: AWS publishes none. Each a whole number of seconds in its range: an alarm's phase is within the minute;
- * a rollback or an event run longer than a minute would only move the Reconciler's write past the alarm's next ask.
+ * an event run of a minute or more would come no sooner than the next tick.
  */
 export type PlatformOverrides = Partial<Record<PlatformOverrideKey, number>>;
 const PLATFORM_OVERRIDE_RANGES = {
   alarmPhaseSeconds: [0, 59],
-  rollbackSeconds: [0, 60],
+  // A mean of 25 s draws rollbacks up to 50 s, which with a 5 s event run still leave the Reconciler its run.
+  rollbackSeconds: [0, 25],
   writableRunSeconds: [0, 60],
 } as const;
 type PlatformOverrideKey = keyof typeof PLATFORM_OVERRIDE_RANGES;
@@ -233,6 +239,16 @@ export function platformOverrideProblems(overrides: Readonly<Record<string, numb
     return Number.isInteger(value) && value >= min && value <= max
       ? [] : [`platform parameter ${key} is ${value}; allowed: a whole number of seconds from ${min} to ${max}`];
   });
+}
+
+/**
+ * How long one rollback keeps the endpoint Updating: uniform on (0, 2 x `mean`) in steps of 1/1024 s (times stay exact
+ * sums), 0 when the mean is 0.
+ */
+export function rollbackDuration(rng: { next(): number }, mean: number): number {
+  if (mean <= 0) return 0;
+  const steps = 2 * mean * 1024;
+  return (1 + Math.floor(rng.next() * (steps - 1))) / 1024;
 }
 
 /** The platform a scenario runs on (EKS unless it says otherwise), with the timings it overrides. */

@@ -6,7 +6,7 @@ import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
 import { availabilityAt, declaredTokensPerRequest, poolsOf, routedScenario, type ScenarioInstance, type SimClass } from './model';
-import { type HpaModel, type PlatformModel, scenarioPlatform, type TargetTrackingModel } from './platform';
+import { type HpaModel, type PlatformModel, rollbackDuration, scenarioPlatform, type TargetTrackingModel } from './platform';
 import { type Decision, type PolicyFactory, type PublishedMetrics, type RoutingPolicy, normalise } from './policy';
 import { Rng } from './rng';
 import { createRunSeries, type RunSeries } from './run-series';
@@ -102,10 +102,10 @@ class Simulation {
   private readonly publication: Publication;
   /** SageMaker: the endpoint accepts no update before this time (it is Updating). */
   private updatingEnds = -Infinity;
-  /** SageMaker: a rollback after a provisioning timeout keeps the endpoint Updating until this time. */
-  private rollingBackUntil = -Infinity;
   /** SageMaker: each variant's target-tracking alarms are evaluated at this many seconds past every minute. */
   private readonly alarmPhases: readonly number[];
+  /** SageMaker: draws how long each rollback lasts. */
+  private readonly rollbackRng: Rng;
   /** Counts the changes of `updatingUntil`: an event run scheduled for an update that has since changed is not made. */
   private updatingChanges = 0;
 
@@ -160,8 +160,11 @@ class Simulation {
     this.s = createRunSeries(this.minutes, this.k);
 
     this.platform = scenarioPlatform(scenario);
+    // Times in 1/1024 s: sums of phases, timeouts and cooldowns stay exact, so a comparison of two of them never
+    // slips a minute by a rounding error.
     const phaseRng = Rng.derive(seed, 'alarm-phase');
-    this.alarmPhases = this.classes.map(() => this.platform.endpointUpdate?.alarmPhaseSeconds ?? phaseRng.next() * 60);
+    this.alarmPhases = this.classes.map(() => this.platform.endpointUpdate?.alarmPhaseSeconds ?? Math.floor(phaseRng.next() * 60 * 1024) / 1024);
+    this.rollbackRng = Rng.derive(seed, 'rollback');
     this.publication = new Publication(scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? []);
     // Initial state: steady operation at time 0.
     this.states.forEach((cs, ci) => {
@@ -652,13 +655,16 @@ class Simulation {
           // A retry within the timeout got the rest: the update ends when they are in service, not at the timeout.
           cs.rollbackAt = Infinity;
           const waiting = this.states.filter((o) => o.rollbackAt !== Infinity).map((o) => this.waitEnd(o));
-          this.updatingUntil = Math.max(done, this.rollingBackUntil, ...waiting);
+          this.updatingUntil = Math.max(done, ...waiting);
         }
         if (count < cs.desired - have) {
           this.s.capacityErrors[m * this.k + ci]++;
           cs.retryAt = now + CAPACITY_RETRY_SECONDS;
           // SageMaker keeps trying until the provisioning timeout.
-          if (timeout !== undefined && cs.rollbackAt === Infinity) cs.rollbackAt = now + timeout;
+          if (timeout !== undefined && cs.rollbackAt === Infinity) {
+            cs.rollbackAt = now + timeout;
+            cs.rollbackSeconds = rollbackDuration(this.rollbackRng, this.platform.endpointUpdate!.rollbackSeconds);
+          }
         }
       }
     } else if (cs.desired < have) {
@@ -674,7 +680,7 @@ class Simulation {
 
   /** SageMaker: when a variant's wait for capacity ends, should it last to its timeout: after the rollback. */
   private waitEnd(cs: ClassState): number {
-    return cs.rollbackAt + this.platform.endpointUpdate!.rollbackSeconds;
+    return cs.rollbackAt + cs.rollbackSeconds;
   }
 
   /**
@@ -699,14 +705,13 @@ class Simulation {
   /**
    * SageMaker: a variant still short of capacity at its provisioning timeout is rolled back (`RollingBack` "to its
    * previous configuration"): its desired count falls back to the instances it has (whether instances that came up
-   * during the wait are kept is not documented; the model keeps them), and the endpoint takes writes again
-   * `rollbackSeconds` later (`PlatformModel.endpointUpdate`). Runs before anything else acts at `now`: a Reconciler
+   * during the wait are kept is not documented; the model keeps them), and the endpoint takes writes again when the
+   * rollback is over (`rollbackDuration`, drawn when the wait began; `provision` set `updatingUntil` to it). Runs before anything else acts at `now`: a Reconciler
    * run or a scaling at the same instant sees the variant rolled back.
    */
   private rollBackExpiredScaleOuts(now: number): void {
     for (const cs of this.states) {
       if (now < cs.rollbackAt) continue;
-      this.rollingBackUntil = Math.max(this.rollingBackUntil, this.waitEnd(cs));
       cs.desired = Math.min(cs.desired, cs.counted());
       cs.rollbackAt = Infinity;
     }

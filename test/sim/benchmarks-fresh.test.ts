@@ -14,7 +14,7 @@ test('BENCHMARKS.md was generated from the current behaviour of the benchmark so
   const current = benchmarkSourceHash();
   if (recorded !== current) {
     throw new Error(`BENCHMARKS.md is stale: it was generated from sources ${recorded}, the tree has ${current}. ` +
-      `Rerun \`npm run bench\` and regenerate BENCHMARKS.md; its line is: ${sourceHashLine(current)}`);
+      `Rerun \`npm run bench -- --out <dir>\` and \`npm run bench:doc -- <dir>\`; its line is: ${sourceHashLine(current)}`);
   }
 });
 

@@ -81,11 +81,14 @@ test('--platform-param changes an assumed SageMaker update timing, and fails on 
   expect(() => platformModel('sagemaker', { writableRunSeconds: 2.5 })).toThrow('platform parameter writableRunSeconds is 2.5; allowed:');
   const headline = async (...extra: string[]) => (await sim(...args, ...extra)).stdout.split('\n').find((l) => l.startsWith('library:'));
   const byDefault = await headline();
-  expect(await headline('--platform-param', 'rollbackSeconds=10')).toBe(byDefault);
+  // H3's reclaims make scale-outs wait and roll back: without rollback time the run is another one.
+  expect(await headline('--platform-param', 'rollbackSeconds=0')).not.toBe(byDefault);
   // Every variant's alarms at second 0 of the minute, with the Reconciler's tick, not at seeded phases: another run.
   expect(await headline('--platform-param', 'alarmPhaseSeconds=0')).not.toBe(byDefault);
   expect((await sim(...args, '--platform-param', 'alarmPhaseSeconds=60')).stderr)
     .toBe('--platform-param: platform parameter alarmPhaseSeconds is 60; allowed: a whole number of seconds from 0 to 59');
+  expect((await sim(...args, '--platform-param', 'rollbackSeconds=26')).stderr)
+    .toBe('--platform-param: platform parameter rollbackSeconds is 26; allowed: a whole number of seconds from 0 to 25');
   expect((await sim('bench', '--platform-param', 'retry=5')).stderr)
     .toBe("--platform-param: platform parameter 'retry' is not known; allowed: alarmPhaseSeconds, rollbackSeconds, writableRunSeconds (SageMaker)");
   expect((await sim('bench', '--platform-param', 'writableRunSeconds')).stderr).toBe("--platform-param 'writableRunSeconds': use key=number");

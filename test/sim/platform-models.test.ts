@@ -8,8 +8,9 @@ import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
 import { retryOnPreferred } from '../../lib/sim/baselines';
 import {
-  demandReading, type HpaModel, platformModel, readsEngineTokens, TARGET_TRACKING_ALARMS, type TargetTrackingModel,
+  demandReading, type HpaModel, platformModel, readsEngineTokens, rollbackDuration, TARGET_TRACKING_ALARMS, type TargetTrackingModel,
 } from '../../lib/sim/platform';
+import { Rng } from '../../lib/sim/rng';
 import { type Observation, type PolicyFactory } from '../../lib/sim/policy';
 import { HELD_OUT, H8, S1, S9 } from '../../lib/sim/scenarios';
 import { type ScenarioInstance } from '../../lib/sim/model';
@@ -309,6 +310,25 @@ describe('SageMaker target tracking and writes', () => {
     expect(runsOf(libraryPolicy(), S1.build(3, SHORT_LLM)).every((r) => r.now % 60 === 0)).toBe(true);
   });
 
+  test('a run on the IN_SERVICE event is the Reconciler\'s alone: the scenario\'s interruptions keep the minute\'s clock', () => {
+    // Weights flip on every run, so every minute has an event run 30 s + writableRunSeconds after its tick, inside the
+    // minute of the interruption's notice: were it to apply interruptions again, it would doom another of the two ready.
+    const scenario = { ...S9.build(3, { ...SHORT_LLM, lostReplicas: 1 }), platform: 'sagemaker' as const };
+    let runs = 0;
+    let between = 0;
+    const flipping: PolicyFactory = () => ({
+      name: 'flipping', runsWhenWritable: true,
+      decide: (o) => {
+        if (o.now % 60 !== 0) between++;
+        return { weights: runs++ % 2 === 0 ? [0.9, 0.05, 0.05] : [0.8, 0.1, 0.1], mode: 'x', reason: '' };
+      },
+    });
+    const s = runSimulation(scenario, flipping, { seed: 3 }).series;
+    expect(between).toBeGreaterThan(s.minutes / 2);
+    const notices = Array.from({ length: s.minutes }, (_, m) => s.interruptionNotices[m * s.classCount]).reduce((a, b) => a + b, 0);
+    expect(notices).toBe(1);
+  });
+
   test('no event run after the run\'s end (its last minute is closed): a shortage that outlasts the run', () => {
     const lasting = { ...S1.build(3, { ...SHORT_LLM, shortageMinutes: 100 }), platform: 'sagemaker' as const };
     const times: number[] = [];
@@ -363,30 +383,47 @@ describe('SageMaker: a scale-out short of capacity', () => {
 });
 
 describe('SageMaker: the end of a rollback', () => {
-  test('the endpoint takes writes again rollbackSeconds after the timeout: the Reconciler\'s event run comes before the alarm asks again', () => {
+  test('each rollback lasts a drawn time, uniform on (0, 2 x rollbackSeconds); none with a mean of 0', () => {
+    const rng = new Rng(11);
+    const draws = Array.from({ length: 20000 }, () => rollbackDuration(rng, 10));
+    expect(Math.min(...draws)).toBeGreaterThan(0);
+    expect(Math.max(...draws)).toBeLessThan(20);
+    expect(draws.reduce((x, y) => x + y, 0) / draws.length).toBeCloseTo(10, 0);
+    expect(draws.every((d) => Number.isInteger(d * 1024))).toBe(true);
+    expect(rollbackDuration(rng, 0)).toBe(0);
+    expect(platformModel('sagemaker').endpointUpdate!.rollbackSeconds).toBe(10);
+  });
+
+  test('the endpoint takes writes again when the rollback is over: the Reconciler\'s event run comes before the alarm asks again', () => {
     const update = platformModel('sagemaker').endpointUpdate!;
-    expect(update.rollbackSeconds).toBe(10);
-    // All alarms at second 30: a wait a scale-out begins there ends at second 30 + rollbackSeconds five minutes later.
-    const eventRuns = (rollbackSeconds: number) => {
+    // All alarms at second 30: a wait a scale-out begins there rolls back at second 30 five minutes later.
+    const afterRollbacks = (rollbackSeconds: number) => {
       const scenario = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const, platformOverrides: { alarmPhaseSeconds: 30, rollbackSeconds } };
-      const runs: Array<{ second: number; updating: boolean }> = [];
+      const ends: number[] = [];
+      let last: Observation | undefined;
       runSimulation(scenario, (ctx) => {
         const inner = libraryPolicy()(ctx);
         return { ...inner, decide: (o) => {
-          if (o.now % 60 !== 0) runs.push({ second: Math.round((o.now % 60) * 1e6) / 1e6, updating: o.updating === true });
+          const was = last?.live?.[0];
+          const now = o.live![0];
+          // An event run right after the preferred variant's wait rolled back: the same instances, the ask withdrawn.
+          if (o.now % 60 !== 0 && was && was.desired > was.ready && now.desired === was.ready && now.ready === was.ready && o.updating !== true) {
+            ends.push((o.now - update.writableRunSeconds) % 60);
+          }
+          last = o;
           return inner.decide(o);
         } };
       }, { seed: 3 });
-      return runs;
+      return ends;
     };
-    const at = (runs: ReturnType<typeof eventRuns>, second: number) => runs.filter((r) => r.second === second);
-    const [ten, twenty] = [eventRuns(10), eventRuns(20)];
-    // Rollbacks (the wait began at an alarm, second 30) end at second 30 + rollbackSeconds; the run follows, writable.
-    expect(at(ten, 45).length).toBeGreaterThan(0);
-    expect(at(ten, 45).every((r) => !r.updating)).toBe(true);
-    expect(at(twenty, 55).length).toBeGreaterThan(0);
-    expect(at(twenty, 55).every((r) => !r.updating)).toBe(true);
-    expect([at(ten, 55), at(twenty, 45)]).toEqual([[], []]);
+    // With no rollback time the update ends at second 30 itself (when the alarm, no longer high, does not ask again).
+    const none = afterRollbacks(0);
+    expect(none.length).toBeGreaterThan(0);
+    expect(none.every((s) => s === 30)).toBe(true);
+    const drawn = afterRollbacks(10);
+    expect(drawn.length).toBeGreaterThan(0);
+    expect(drawn.every((s) => s > 30 && s < 50)).toBe(true);
+    expect(new Set(drawn).size).toBeGreaterThan(1);
   });
 });
 
