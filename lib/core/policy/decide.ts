@@ -158,17 +158,9 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   const flapAbsorbed = returnedRecently && preferredEvidence.some((t) => t !== 'latency-breach') && entering.length === 0;
 
   // Growing is what a latency breach calls for; capacity errors or stuck replicas mean a class cannot grow now. For the
-  // preferred class that judgement is the mode's (with its hysteresis), not one datapoint's, except where floors are
-  // capacity writes (SageMaker): the endpoint takes one update at a time, and a fallback's own scale-out holds it until
-  // its instances are in service (minutes), so a fallback grown while the preferred class could grow again keeps that
-  // class from growing. There, once the preferred class shows no shortage of its own (capacity looks back while the mode
-  // waits out its hold), it is the class that grows in capacity mode too: it receives the deficit first (it is the
-  // cheapest) and asks for its part (`standingAsk`). Measured on the simulator (10 seeds, SageMaker): H3 (spot-like
-  // reclaims) 96.95% -> 97.56% of requests within the SLO at 2.2% less cost per SLO token, H5 +1.02 pt at 4.6% less;
-  // elsewhere within 0.12 pt and 0.6% more cost (BENCHMARKS.md, stop 39).
-  const preferredGrowsInCapacity = input.floorsTakenBy === 'capacity-writes' && preferredEvidence.length === 0;
+  // preferred class that judgement is the mode's (with its hysteresis), not one datapoint's.
   const canGrow = (c: PolicyClass, mode: RoutingMode) =>
-    c.name === preferred.name ? mode === 'cost' || preferredGrowsInCapacity : evidence.get(c.name)!.every((t) => t === 'latency-breach');
+    c.name === preferred.name ? mode === 'cost' : evidence.get(c.name)!.every((t) => t === 'latency-breach');
   const growable = (mode: RoutingMode) => new Set(classes.filter((c) => canGrow(c, mode)).map((c) => c.name));
   const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, mode === 'capacity' && config.replicaFloorsApplied);
   // Floors only in capacity mode: in cost mode the cheapest class's own autoscaler sees its overflow, and a floor
@@ -179,7 +171,7 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
       ? replicaFloors(views.filter((v) => v.cls.placementAllowed), need, growable(mode), config)
       : new Map<string, number>();
     // SageMaker's writes wait until the class shows no shortage of its own (`standingAsk`); a published floor asks always.
-    const asking = input.floorsTakenBy === 'published' || preferredGrowsInCapacity;
+    const asking = input.floorsTakenBy === 'published' || (input.floorsTakenBy === 'capacity-writes' && preferredEvidence.length === 0);
     if (mode === 'capacity' && asking) {
       // The preferred class asks for its part of the cost plan: the demand classes cheaper per token than it leave over.
       const cheaper = eligible.filter((v) => byCost(v.cls, preferredView.cls) < 0).reduce((s, v) => s + v.capacity, 0);
