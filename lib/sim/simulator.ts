@@ -706,8 +706,8 @@ class Simulation {
    * SageMaker: a variant still short of capacity at its provisioning timeout is rolled back (`RollingBack` "to its
    * previous configuration"): its desired count falls back to the instances it has (whether instances that came up
    * during the wait are kept is not documented; the model keeps them), and the endpoint takes writes again when the
-   * rollback is over (`rollbackDuration`, drawn when the wait began; `provision` set `updatingUntil` to it). Runs before anything else acts at `now`: a Reconciler
-   * run or a scaling at the same instant sees the variant rolled back.
+   * rollback is over (`rollbackDuration`, drawn when the wait began; `provision` set `updatingUntil` to it). Runs
+   * before anything else acts at `now`: a Reconciler run or a scaling at the same instant sees the variant rolled back.
    */
   private rollBackExpiredScaleOuts(now: number): void {
     for (const cs of this.states) {
