@@ -28,7 +28,7 @@ import { findPublishedMetric } from '../core/metrics/aws-published';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
-import { lambdaCode } from '../util/lambda-code';
+import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
@@ -229,7 +229,7 @@ export class Reconciler extends Construct {
     this.grantTargetAccess(props.serving);
 
     this.function = new lambda.Function(this, 'Function', {
-      runtime: lambda.Runtime.NODEJS_24_X,
+      runtime: latestNodeRuntime(),
       architecture: lambda.Architecture.ARM_64,
       handler: 'index.handler',
       code: lambdaCode('reconciler'),

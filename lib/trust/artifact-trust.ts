@@ -18,7 +18,7 @@ import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { TRUST_RULES } from '../core/validation/rules';
 import { isUnresolved } from '../core/validation/tokens';
 import { durationDays, durationSeconds } from '../util/duration';
-import { lambdaCode } from '../util/lambda-code';
+import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { type IClassArtifactGate } from './gate';
@@ -226,7 +226,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       (r) => r.endsWith('/*') && (r.includes(':signer:') || r.includes('SigningProfile')),
     );
     this.verifier = new lambda.Function(this, 'Verifier', {
-      runtime: lambda.Runtime.NODEJS_24_X,
+      runtime: latestNodeRuntime(),
       architecture: lambda.Architecture.ARM_64,
       handler: 'index.handler',
       code: lambdaCode('artifact-verifier'),

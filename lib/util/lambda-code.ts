@@ -22,6 +22,20 @@ export function lambdaCode(name: string): lambda.Code {
   return lambda.Code.fromAsset(dir);
 }
 
+/**
+ * The newest Node.js runtime the installed aws-cdk-lib knows (`Runtime.ALL`). The handlers are bundled for Node 22
+ * (scripts/bundle-lambdas.mjs, `target: 'node22'`) and run on any later one. cdk-nag's AwsSolutions-L1 asks for the
+ * newest version of the family in that same list (cdk-nag src/rules/lambda/LambdaLatestVersion.ts: the highest
+ * version of `Runtime.ALL` in the family), so a runtime pinned in the source fails it as soon as a consumer's
+ * aws-cdk-lib adds a newer one (a pinned NODEJS_24_X did on aws-cdk-lib 2.278.0, which added nodejs26.x).
+ */
+export function latestNodeRuntime(known: readonly lambda.Runtime[] = lambda.Runtime.ALL): lambda.Runtime {
+  const version = (r: lambda.Runtime) => Number(/^nodejs(\d+)\.x$/.exec(r.name)?.[1] ?? -1);
+  const newest = known.reduce<lambda.Runtime | undefined>((a, b) => (version(b) > (a ? version(a) : -1) ? b : a), undefined);
+  if (!newest || version(newest) < 22) throw new Error(`${PACKAGE_NAME}: aws-cdk-lib knows no Node.js runtime of 22 or later`);
+  return newest;
+}
+
 function packageRoot(): string {
   // Works from lib/util (ts-node, jest) and from the compiled package alike: walk up to our package.json.
   let dir = __dirname;
