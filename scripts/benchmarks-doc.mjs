@@ -40,18 +40,19 @@ const generatedAt = doc.indexOf(GENERATED);
 if (!title.startsWith('# ') || narrativeStart < 0 || generatedAt < narrativeStart) fail(`${DOC} has lost its layout (a title, hand-written sections, then "${GENERATED}")`);
 const narrative = doc.slice(narrativeStart, generatedAt);
 
-// The same anchors as the generated report (lib/sim/report.ts, anchor()).
-const anchor = (h) => h.toLowerCase().replace(/[^a-z0-9 -]/g, '').trim().replace(/ /g, '-');
-const headings = [...narrative.filter((l) => l.startsWith('## ')).map((l) => l.slice(3)), GENERATED.slice(3)];
-const toc = [...headings.map((h) => `- [${h}](#${anchor(h)})`), ...resultsToc.map((l) => `  ${l}`)];
-
 const charts = narrative.flatMap((l) => [...l.matchAll(/\]\(docs\/benchmarks\/([^)]+\.svg)\)/g)].map((m) => m[1]));
 const missing = charts.filter((c) => !existsSync(join(dir, c)));
 if (missing.length > 0) fail(`the text shows charts the run did not draw: ${missing.join(', ')}`);
 
+// The sources' hash line, and the headings' anchors as the generated report writes them (lib/sim/report.ts, anchor()).
+const headings = [...narrative.filter((l) => l.startsWith('## ')).map((l) => l.slice(3)), GENERATED.slice(3)];
 const tsNode = join(ROOT, 'node_modules', '.bin', 'ts-node');
-const hashLine = execFileSync(tsNode, ['--transpile-only', '-e',
-  "const h = require('./lib/sim/source-hash'); console.log(h.sourceHashLine(h.benchmarkSourceHash()))"], { cwd: ROOT, encoding: 'utf8' }).trimEnd();
+const { hashLine, anchors } = JSON.parse(execFileSync(tsNode, ['--transpile-only', '-e', [
+  "const h = require('./lib/sim/source-hash');",
+  "const { anchor } = require('./lib/sim/report');",
+  'console.log(JSON.stringify({ hashLine: h.sourceHashLine(h.benchmarkSourceHash()), anchors: JSON.parse(process.argv[1]).map(anchor) }));',
+].join(' '), JSON.stringify(headings)], { cwd: ROOT, encoding: 'utf8' }));
+const toc = [...headings.map((h, i) => `- [${h}](#${anchors[i]})`), ...resultsToc.map((l) => `  ${l}`)];
 
 for (const c of charts) copyFileSync(join(dir, c), join(TARGET, 'docs', 'benchmarks', c));
 const freshness = [

@@ -32,15 +32,14 @@ export class EventHeap {
     let i = this.count++;
     const seq = this.pushed++;
     const times = this.times;
-    const seqs = this.seqs;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (times[parent] < time || (times[parent] === time && seqs[parent] < seq)) break;
+      if (this.before(parent, time, seq)) break;
       this.move(parent, i);
       i = parent;
     }
     times[i] = time;
-    seqs[i] = seq;
+    this.seqs[i] = seq;
     this.kinds[i] = kind;
     this.payloads[i] = payload;
   }
@@ -55,13 +54,12 @@ export class EventHeap {
     const seq = seqs[n];
     const kind = this.kinds[n];
     const payload = this.payloads[n];
-    const before = (a: number, t: number, q: number) => times[a] < t || (times[a] === t && seqs[a] < q);
     let i = 0;
     for (;;) {
       let child = 2 * i + 1;
       if (child >= n) break;
-      if (child + 1 < n && before(child + 1, times[child], seqs[child])) child++;
-      if (!before(child, time, seq)) break;
+      if (child + 1 < n && this.before(child + 1, times[child], seqs[child])) child++;
+      if (!this.before(child, time, seq)) break;
       this.move(child, i);
       i = child;
     }
@@ -69,6 +67,11 @@ export class EventHeap {
     seqs[i] = seq;
     this.kinds[i] = kind;
     this.payloads[i] = payload;
+  }
+
+  /** Whether the event at index `i` comes before one at time `t` pushed as the `q`th (the same time: pushed sooner). */
+  private before(i: number, t: number, q: number): boolean {
+    return this.times[i] < t || (this.times[i] === t && this.seqs[i] < q);
   }
 
   private move(from: number, to: number): void {

@@ -36,8 +36,8 @@ export interface HpaModel {
  * SageMaker: Application Auto Scaling target tracking on ConcurrentRequestsPerModel (in-flight requests per instance in
  * service over the newest minute, as a mean: the statistic the predefined metric uses is not published), evaluated
  * every minute at the variant's own phase of the minute (`PlatformModel.endpointUpdate`), with its cooldowns; it
- * cannot change an endpoint that is Updating. Scale-out follows the metric at once; scale-in waits for the policy's low alarm: the metric below
- * `scaleInThresholdShare` of the target in every datapoint of `scaleInAlarmSeconds`.
+ * cannot change an endpoint that is Updating. Scale-out follows the metric at once; scale-in waits for the policy's
+ * low alarm: the metric below `scaleInThresholdShare` of the target in every datapoint of `scaleInAlarmSeconds`.
  */
 export interface TargetTrackingModel {
   readonly kind: 'target-tracking';

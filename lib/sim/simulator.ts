@@ -18,10 +18,10 @@ export { type RunSeries } from './run-series';
  * Discrete-event simulation of one service under one routing policy on one platform: arrivals from a seeded trace, a
  * weighted router, one FIFO queue per class with deadline admission, replicas with `safeConcurrency` slots each, the
  * platform's autoscalers (EKS: the HPA of each class's ScaledObject every 15 s; SageMaker: each variant's target
- * tracking every minute, at a phase of its own), provisioning delays and cloud availability, a 60 s metrics pipeline with publication delay, and a
- * reconciler that calls the policy every 60 s on periods older than its metric delay and writes as the deployed one
- * does. Events are requests' completions, replica readiness, autoscaler evaluations and minute ticks, kept in one typed-array heap;
- * no per-token events.
+ * tracking every minute, at a phase of its own), provisioning delays and cloud availability, a 60 s metrics pipeline
+ * with publication delay, and a reconciler that calls the policy every 60 s on periods older than its metric delay and
+ * writes as the deployed one does. Events are requests' completions, replica readiness, autoscaler evaluations and
+ * minute ticks, kept in one typed-array heap; no per-token events.
  */
 
 const EV_COMPLETE = 0;
@@ -430,6 +430,7 @@ class Simulation {
   private scheduleAutoscalers(now: number): void {
     const autoscaler = this.platform.autoscaler;
     if (autoscaler.kind === 'hpa') {
+      // Minute 0 has the initial run's sync only (the first syncs between ticks start at minute 1).
       if (now > 0) for (let t = now + autoscaler.syncSeconds; t < now + 60; t += autoscaler.syncSeconds) this.heap.push(t, EV_SYNC, 0);
     } else this.alarmPhases.forEach((phase, ci) => this.heap.push(now + phase, EV_TRACK, ci));
   }
@@ -570,26 +571,21 @@ class Simulation {
    */
   private trackTarget(ci: number, now: number, m: number): void {
     this.rollBackExpiredScaleOuts(now);
+    if (this.oracle) return;
     const cs = this.states[ci];
     const spec = cs.spec;
     const last = m - 1;
-    if (this.oracle || last < 0 || !this.publication.survives(now)) {
-      if (!this.oracle) this.provision(cs, ci, now, m, false);
-      return;
+    const before = cs.desired;
+    if (last >= 0 && this.publication.survives(now)) {
+      // While the endpoint is Updating the alarms still evaluate the datapoint; only the scaling waits.
+      const model = this.platform.autoscaler as TargetTrackingModel;
+      const policies = variantTrackingPolicies(model, spec.targetConcurrencyPerReplica, spec.poolTargets, cs.pools, last * 60);
+      cs.desired = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], policies,
+        { current: before, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil, this.s.readyReplicas[last * this.k + ci]);
     }
-    // While the endpoint is Updating the alarms still evaluate the datapoint; only the scaling waits.
-    const model = this.platform.autoscaler as TargetTrackingModel;
-    const policies = variantTrackingPolicies(model, spec.targetConcurrencyPerReplica, spec.poolTargets, cs.pools, last * 60);
-    const wanted = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], policies,
-      { current: cs.desired, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil, this.s.readyReplicas[last * this.k + ci]);
-    if (wanted === cs.desired) {
-      this.provision(cs, ci, now, m, false);
-      return;
-    }
-    const shrink = wanted < cs.desired;
-    cs.desired = wanted;
     const until = this.provision(cs, ci, now, m, false);
-    this.updatingUntil = Math.max(this.updatingUntil, shrink ? now + this.platform.endpointUpdate!.scaleInSeconds : until);
+    if (cs.desired === before) return;
+    this.updatingUntil = Math.max(this.updatingUntil, cs.desired < before ? now + this.platform.endpointUpdate!.scaleInSeconds : until);
   }
 
   /** Weights as the router applies them: finite, non-negative, normalised; all-zero routes to the preferred class. */

@@ -31,8 +31,8 @@ export function lambdaCode(name: string): lambda.Code {
  */
 export function latestNodeRuntime(known: readonly lambda.Runtime[] = lambda.Runtime.ALL): lambda.Runtime {
   const version = (r: lambda.Runtime) => Number(/^nodejs(\d+)\.x$/.exec(r.name)?.[1] ?? -1);
-  const newest = known.reduce<lambda.Runtime | undefined>((a, b) => (version(b) > (a ? version(a) : -1) ? b : a), undefined);
-  if (!newest || version(newest) < 22) throw new Error(`${PACKAGE_NAME}: aws-cdk-lib knows no Node.js runtime of 22 or later`);
+  const newest = known.filter((r) => version(r) >= 22).sort((a, b) => version(b) - version(a))[0];
+  if (!newest) throw new Error(`${PACKAGE_NAME}: aws-cdk-lib knows no Node.js runtime of 22 or later`);
   return newest;
 }
 
