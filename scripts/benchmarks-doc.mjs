@@ -15,11 +15,11 @@ const fail = (message) => {
   process.exit(1);
 };
 
-const [dir, flag, into] = process.argv.slice(2);
-if (!dir || !existsSync(join(dir, 'results.md')) || (flag !== undefined && (flag !== '--into' || !into))) {
-  console.error('usage: node scripts/benchmarks-doc.mjs <dir> [--into <checkout>]: <dir> is the --out directory of a bench run ' +
-    `(${dir ?? 'none given'}${dir && !existsSync(join(dir, 'results.md')) ? ' has no results.md' : ''})`);
-  process.exit(1);
+const USAGE = 'usage: node scripts/benchmarks-doc.mjs <dir> [--into <checkout>]: <dir> is the --out directory of a bench run';
+const [dir, flag, into, ...rest] = process.argv.slice(2);
+if (!dir || !existsSync(join(dir, 'results.md'))) fail(`${USAGE} (${dir ?? 'none given'}${dir ? ' has no results.md' : ''})`);
+if (flag !== undefined && (flag !== '--into' || !into || rest.length > 0)) {
+  fail(`${USAGE} ('${process.argv.slice(3).join(' ')}': the only option is --into <checkout>)`);
 }
 const TARGET = into ?? ROOT;
 const DOC = join(TARGET, 'BENCHMARKS.md');

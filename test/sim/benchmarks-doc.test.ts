@@ -71,3 +71,20 @@ test('writes nothing from a run of part of the suite, or one that lacks a chart 
     for (const d of [partial, chartless, into]) rmSync(d, { recursive: true, force: true });
   }
 }, 60_000);
+
+test('fails when the run folder has no results.md or the option is not --into, naming what it was given and the usage', () => {
+  const empty = mkdtempSync(join(tmpdir(), 'empty-'));
+  try {
+    const none = spawnSync(process.execPath, [SCRIPT, empty], { cwd: ROOT, encoding: 'utf8' });
+    expect(none.status).toBe(1);
+    expect(none.stderr).toBe(`bench:doc: usage: node scripts/benchmarks-doc.mjs <dir> [--into <checkout>]: <dir> is the --out directory of a bench run (${empty} has no results.md)\n`);
+    const bench = benchFrom(readFileSync(join(ROOT, 'BENCHMARKS.md'), 'utf8'));
+    const badFlag = spawnSync(process.execPath, [SCRIPT, bench, '--to', empty], { cwd: ROOT, encoding: 'utf8' });
+    rmSync(bench, { recursive: true, force: true });
+    expect(badFlag.status).toBe(1);
+    expect(badFlag.stderr).toBe('bench:doc: usage: node scripts/benchmarks-doc.mjs <dir> [--into <checkout>]: <dir> is the --out directory of a bench run ' +
+      `('--to ${empty}': the only option is --into <checkout>)\n`);
+  } finally {
+    rmSync(empty, { recursive: true, force: true });
+  }
+});
