@@ -33,7 +33,7 @@ function routes(facts: SageMakerRoutingFacts): Route[] {
  * really serves), otherwise those of its first pool. A variant may take sensitive traffic only if every pool may:
  * SageMaker picks the pool, not us.
  */
-function variantClass(route: Route, placement: PlacementOptions, counts: Readonly<Record<string, number>>): PolicyClass {
+function variantClass(route: Route, placement: PlacementOptions, counts: Readonly<Record<string, number>>, maxReplicas: number): PolicyClass {
   const pools = route.classes;
   const weighted = pools.map((c) => ({ c, n: Math.max(0, counts[c.instanceType] ?? 0) }));
   const instances = weighted.reduce((s, p) => s + p.n, 0);
@@ -45,8 +45,19 @@ function variantClass(route: Route, placement: PlacementOptions, counts: Readonl
     tokensPerSecondPerReplica: mean((c) => c.tokensPerSecondPerReplica),
     usdPerReplicaHour: mean((c) => c.usdPerReplicaHour),
     placementAllowed: pools.every((c) => placementAllows(c, placement)),
-    maxReplicas: route.maxReplicas,
+    maxReplicas,
   };
+}
+
+/**
+ * The most instances the policy may plan a variant for: what a capacity write may ask of it (`capacityCeilings`), but
+ * never below what it has, nor below 1. A variant pinned by a game day (MaxCapacity = its count) or whose scalable
+ * target the run did not find is then planned as unable to grow, so no replica floor or deficit is planned for
+ * instances nothing would provision (`replicaFloors`, `retriesGrowth`).
+ */
+function plannedMaximum(route: Route, ceiling: number, target: TargetState | undefined): number {
+  const has = target?.replicas[route.name]?.desired ?? 0;
+  return Math.max(1, Math.min(route.maxReplicas, Math.max(ceiling, has)));
 }
 
 /**
@@ -199,7 +210,11 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     awsDimensions: sageMakerVariantDimensions(facts.endpointName, v.variantName, v.classes.length > 1 ? cls.instanceType : undefined),
   }))),
   uniqueRouteNames: true,
-  policyClasses: (facts, placement, target) => routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {})),
+  policyClasses: (facts, placement, target) => {
+    const ceilings = target ? capacityCeilings(facts, target) : undefined;
+    return routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {},
+      plannedMaximum(r, ceilings?.get(r.name) ?? r.maxReplicas, target)));
+  },
   signalSources,
   classes: (facts) => objectEntries<SageMakerRoutingFacts['variants'][number]>(facts.variants, 'variants', VARIANT)
     .flatMap((v) => objectEntries<RoutedClassFacts>(v.classes, 'classes', POOL)),
