@@ -165,8 +165,9 @@ describe('reconciler run, SageMaker endpoint', () => {
     const pin = scalableTargetPin(variantResourceId('llm', 'fallback'), { minCapacity: 1, maxCapacity: 10 }, 1).after;
     scalableTargets({ fallback: { min: pin.minCapacity, max: pin.maxCapacity } });
     const { result, lines } = await run();
-    // The same decision as without the pin (a floor of 2 above the desired 1), so the test is not vacuous: no write.
-    expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
+    // Without the pin the same run floors the fallback at 2 (the first test). The policy plans each variant within its
+    // live MaxCapacity, so the pinned fallback gets no floor above its count: nothing to write.
+    expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 0 } });
     expect(result).toEqual({ action: 'unchanged', weights: { preferred: 75, fallback: 25 } });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
   });
@@ -183,7 +184,8 @@ describe('reconciler run, SageMaker endpoint', () => {
     const pin = scalableTargetPin(variantResourceId('llm', 'preferred'), { minCapacity: 1, maxCapacity: 10 }, 3).after;
     scalableTargets({ preferred: { min: pin.minCapacity, max: pin.maxCapacity } });
     const pinned = await run();
-    expect(audit(pinned.lines)).toMatchObject({ mode: 'capacity', replicaFloors: { preferred: 5 } });
+    // Its ask is planned within the pin: its count, 3.
+    expect(audit(pinned.lines)).toMatchObject({ mode: 'capacity', replicaFloors: { preferred: 3 } });
     expect(pinned.result).toMatchObject({ action: 'unchanged' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
   });
@@ -191,12 +193,10 @@ describe('reconciler run, SageMaker endpoint', () => {
   test('a MaxCapacity lowered at runtime caps the raise at it', async () => {
     // The preferred variant at 3 of 3 instances (its floor 5), the fallback at 3 desired (above its floor 2).
     inCapacityModeWithFallbackDesired(3, 3);
-    // The facts allow 10; the operator lowered the preferred variant's maximum to 4 after the deploy: its floor of 5 is
-    // written as 4.
+    // The facts allow 10; the operator lowered the preferred variant's maximum to 4 after the deploy: the policy plans it
+    // within 4, and 4 is written. (Floors in force from before the change are capped by the write: reconciler-step.test.ts.)
     scalableTargets({ preferred: { min: 1, max: 4 } });
-    expect((await run()).result).toMatchObject({
-      action: 'applied', detail: 'desired instances of preferred raised from 3 to 4, its scalable target\'s MaxCapacity (replica floor 5)',
-    });
+    expect((await run()).result).toMatchObject({ action: 'applied', detail: 'desired instances of preferred raised from 3 to its replica floor 4' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map((c) => c.args[0].input)).toEqual([{
       EndpointName: 'llm', DesiredWeightsAndCapacities: [{ VariantName: 'preferred', DesiredInstanceCount: 4 }],
     }]);
@@ -206,7 +206,8 @@ describe('reconciler run, SageMaker endpoint', () => {
     inCapacityModeWithFallbackDesired(1);
     scalableTargets({ fallback: null });
     const { result, lines } = await run();
-    expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
+    // Planned as unable to grow (a floor of 2 without it, the first test).
+    expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 0 } });
     expect(result).toMatchObject({ action: 'unchanged' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
     // Weights do not depend on it: the shortage entry (a weights write) goes through with no scalable target at all.

@@ -179,6 +179,43 @@ describe('decide(): entering capacity mode', () => {
     expect(costMode.replicaFloors!.inf2).toBe(0);
   });
 
+  test('on SageMaker the preferred class retries growth in capacity mode once its loss is behind it, with a backoff', () => {
+    // Demand 1000, then 1500 for the newest three minutes (also the typical demand SageMaker's floors are sized on): a
+    // deficit of 150 tokens/s over the 1350 ready, not a sustained one. Capacity mode for 5 minutes; inf2's only losses
+    // are the capacity errors given.
+    const demand = [...flat(1000, W - 3), 1500, 1500, 1500];
+    const errorsAgo = (...agos: number[]) =>
+      ({ ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((_, i) => (agos.includes(W - 1 - i) ? 1 : 0)) } });
+    const capacity: PolicyState = { mode: 'capacity', weights: { inf2: 96, g6: 2, g5: 2 }, modeSince: NOW - 300, ramping: false, entries: [NOW - 300] };
+    const run = (signals: Record<string, ClassSignals>, extra: Partial<PolicyInput> = {}) =>
+      decide(input(signals, null, { demandTokensPerSecond: demand, floorsTakenBy: 'capacity-writes', ...extra }), capacity).decision;
+    const lookback = DEFAULT_POLICY_CONFIG.capacityErrorLookbackSeconds / 60;
+    // A loss just out of the lookback: 180 s loss-free, at least a quarter of the 600 s a return requires. inf2 takes
+    // the deficit (its standing ask, 1500 / 250 = 6) and no fallback is floored for it.
+    const retried = run(errorsAgo(lookback));
+    expect(retried.mode).toBe('capacity');
+    expect(retried.replicaFloors).toEqual({ inf2: 6, g6: 0, g5: 0 });
+    expect(retried.reason.message).toContain('inf2 retries growth: no shortage of its own now, and loss-free for 180 s of the 600 s a return ' +
+      'requires (1 loss episode within 3600 s), so it takes the deficit and no fallback is grown for it.');
+    // Not counted on: g6 is floored for the deficit, as before this rule.
+    const fallbackGrown = { inf2: 6, g6: 3, g5: 0 };
+    expect(retried.weights.inf2).toBeGreaterThan(run(errorsAgo(lookback - 1)).weights.inf2);
+    // - while the loss is within the lookback (evidence holds the mode; no standing ask either);
+    expect(run(errorsAgo(lookback - 1)).replicaFloors).toEqual({ inf2: 0, g6: 3, g5: 0 });
+    // - without a loss in the memory (a capacity mode entered on a deficit alone grows the fallbacks);
+    expect(run(BASE).replicaFloors).toEqual(fallbackGrown);
+    expect(run(BASE).reason.message).not.toContain('retries growth');
+    // - backoff: a second loss episode 25 periods before the newest doubles what a return requires (2 x 24 quiet periods
+    //   = 2880 s, capped at 2400): a retry needs 600 s loss-free, not 300;
+    expect(run(errorsAgo(5, 30)).replicaFloors).toEqual(fallbackGrown);
+    expect(run(errorsAgo(10, 35)).replicaFloors).toEqual({ inf2: 6, g6: 0, g5: 0 });
+    // - at its maximum (SageMaker: the live MaxCapacity, e.g. a game day's pin): it could not be raised;
+    const pinned = CLASSES.map((c) => (c.name === 'inf2' ? { ...c, maxReplicas: 3 } : c));
+    expect(run(errorsAgo(lookback), { classes: pinned }).replicaFloors).toEqual({ inf2: 3, g6: 3, g5: 0 });
+    // - where floors are published (EKS): each class has its own autoscaler, the standing ask is enough.
+    expect(run(errorsAgo(lookback), { floorsTakenBy: 'published' }).replicaFloors).toEqual(fallbackGrown);
+  });
+
   test('enters when the preferred class reports a capacity error within the lookback, not after it', () => {
     const errorsAt = (ago: number) => ({ ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((_, i) => (i === W - 1 - ago ? 2 : 0)) } });
     const lookback = DEFAULT_POLICY_CONFIG.capacityErrorLookbackSeconds / 60;

@@ -476,6 +476,33 @@ describe('replica floors', () => {
     expect(s.floors).toEqual({ inf2: 0, g6: 12 });
   });
 
+  test('SageMaker: floors in force above a MaxCapacity lowered since are written only up to it', () => {
+    // The decision plans within each variant's live MaxCapacity (the policy classes' maxReplicas); a tick that holds
+    // everything writes the floors in force instead, published before the operator lowered the fallback's maximum to 2.
+    const world: World = {
+      mode: fill(1),
+      classes: {
+        preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: withGap(perMinute(900)) },
+        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: withGap(perMinute(250)) },
+      },
+    };
+    const period = Math.floor(NOW_MS / 60_000) * 60;
+    const memory: RunMemory = {
+      period: period - 60, floors: { preferred: 0, fallback: 4 },
+      state: { mode: 'capacity', weights: { preferred: 75, fallback: 25 }, modeSince: period - 600, ramping: false },
+    };
+    const target: TargetState = {
+      ...sagemaker({ preferred: 75, fallback: 25 }), scalingBounds: { preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 2 } },
+    };
+    const s = decided(step(SM, target, answer(SM, world), NOW_MS, memory));
+    expect(s.decision.reason.code).toBe('missing-data');
+    expect(s.floors).toEqual({ preferred: 0, fallback: 4 });
+    expect(s.plan).toEqual({
+      action: 'write', write: { kind: 'capacity', route: 'fallback', from: 1, to: 2, floor: 4 },
+      detail: 'desired instances of fallback raised from 1 to 2, its scalable target\'s MaxCapacity (replica floor 4)',
+    });
+  });
+
   test('the preferred class\'s standing ask is published as it is; a fallback\'s floor is raised past the HPA tolerance', () => {
     // Raised to 23, an ask of 21 would stick: the HPA ignores the next floor of 21 within its tolerance of 23 replicas,
     // and 21 ready against 23 desired would read as a shortage the ask itself made.

@@ -22,11 +22,12 @@
  *   variant's desired instance count, raised only; EKS: a ScaledObject trigger on the published floor). The fallbacks
  *   then grow at once instead of after shedding the load that shows them short, so the plan routes the receiver only
  *   its headroom above its envelope and spreads the rest of the deficit by ready capacity, where it sheds least;
- * - the mode says whether the preferred class may be counted on to grow. Capacity mode is entered on capacity
- *   evidence (capacity errors, desired > ready beyond the grace period without progress) while the preferred class
- *   alone cannot carry the planned demand, on a latency breach, or on a deficit that autoscaling had the whole grace
- *   period to fix and did not. Demand noise and autoscaling lag are not evidence: overflow spills down the cost order
- *   in either mode and the engines' admission limits shed what nothing can carry;
+ * - the mode says whether the preferred class may be counted on to grow (on SageMaker, whose endpoint takes one update
+ *   at a time, it retries growth in capacity mode once its loss is behind it, with a backoff: `retriesGrowth`). Capacity
+ *   mode is entered on capacity evidence (capacity errors, desired > ready beyond the grace period without progress)
+ *   while the preferred class alone cannot carry the planned demand, on a latency breach, or on a deficit that
+ *   autoscaling had the whole grace period to fix and did not. Demand noise and autoscaling lag are not evidence:
+ *   overflow spills down the cost order in either mode and the engines' admission limits shed what nothing can carry;
  * - cost mode returns only when no evidence is left, the preferred class has been healthy for the stabilization
  *   window, and capacity mode has lasted the return hold, which doubles with each re-entry of the same capacity event
  *   (an event ends after an hour of cost mode; `eventEntries`). A class that lost capacity, regained it and lost it
@@ -127,6 +128,8 @@ interface Situation {
    * the planned demand, so it does not re-enter (named in the audit line).
    */
   readonly flapAbsorbed: boolean;
+  /** In capacity mode, the audit clause of the preferred class's retry of growth (`retriesGrowth`); '' when it does not. */
+  readonly growthRetry: string;
 }
 
 type RoutingPlan = ReturnType<typeof routingPlan>;
@@ -160,7 +163,8 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   // Growing is what a latency breach calls for; capacity errors or stuck replicas mean a class cannot grow now. For the
   // preferred class that judgement is the mode's (with its hysteresis), not one datapoint's, except where it retries
   // growth in capacity mode (`retriesGrowth`).
-  const growsInCapacity = retriesGrowth(input, config, preferredView, active);
+  const retry = retriesGrowth(input, config, preferredView, active);
+  const growsInCapacity = retry !== null;
   const canGrow = (c: PolicyClass, mode: RoutingMode) =>
     c.name === preferred.name ? mode === 'cost' || growsInCapacity : evidence.get(c.name)!.every((t) => t === 'latency-breach');
   const growable = (mode: RoutingMode) => new Set(classes.filter((c) => canGrow(c, mode)).map((c) => c.name));
@@ -182,7 +186,10 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
   };
   const from = restrict(heldShares, eligible.map((v) => v.cls));
-  return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed };
+  const growthRetry = retry === null ? '' : ` ${preferred.name} retries growth: no shortage of its own now, and loss-free for ` +
+    `${retry.quietSeconds} s of the ${retry.requiredQuietSeconds} s a return requires (${retry.episodes} loss episode` +
+    `${retry.episodes === 1 ? '' : 's'} within ${config.reentryMemorySeconds} s), so it takes the deficit and no fallback is grown for it.`;
+  return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed, growthRetry };
 }
 
 /**
@@ -193,28 +200,29 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
 const GROWTH_RETRY_QUIET_SHARE = 0.25;
 
 /**
- * Whether the preferred class counts as able to grow in capacity mode: it receives the deficit first (it is the
- * cheapest) and no fallback is floored for that part. Only where floors are capacity writes (SageMaker): the endpoint
- * takes one update at a time, and a fallback's own scale-out holds it until its instances are in service, so fallbacks
- * grown while capacity has come back keep the preferred class from growing, and its standing ask is never written
- * (traced on H3, spot-like reclaims: the preferred variant held at 4 for 14 minutes while retry-on-preferred's grew to
- * 8). Where floors are published (EKS) each class has its own autoscaler, and the standing ask is enough. It retries
- * only when
+ * Whether the preferred class counts as able to grow in capacity mode (its loss record, for the audit line; null when
+ * not): it receives the deficit first (it is the cheapest) and no fallback is floored for that part. Only where floors
+ * are capacity writes (SageMaker): the endpoint takes one update at a time, and a fallback's own scale-out holds it
+ * until its instances are in service, so fallbacks grown while capacity has come back keep the preferred class from
+ * growing, and its standing ask is never written (traced on H3, spot-like reclaims: the preferred variant held at 4
+ * for 14 minutes while retry-on-preferred's grew to 8). Where floors are published (EKS) each class has its own
+ * autoscaler, and the standing ask is enough. It retries only when
  * - it lost capacity within the memory (`flapStability` counts an episode): a capacity mode entered on a deficit alone
  *   grows the fallbacks, as the mode is for;
  * - nothing holds the mode now (no shortage evidence of its own, no sustained deficit, which would say that growth
- *   is not happening), and it has been loss-free for `GROWTH_RETRY_QUIET_SHARE` of the time a return would
- *   require, which doubles with each loss episode: a backoff, so a class whose retries keep failing is asked less often;
+ *   is not happening), and it has been loss-free for `GROWTH_RETRY_QUIET_SHARE` of the time a return would require,
+ *   which doubles with each loss episode: a backoff, so a class whose retries keep failing is asked less often;
  * - it has ready replicas below its maximum (SageMaker: the live MaxCapacity, a game day's pin included), so a class
  *   that could not be raised never takes the fallbacks' floors.
  * Measured on the simulator (SageMaker, 10 seeds): H3 96.95% -> 97.56% of requests within the SLO at 1.2% less cost per
  * SLO token, every other scenario within 0.07 pt (BENCHMARKS.md, stop 40).
  */
-function retriesGrowth(input: PolicyInput, config: PolicyConfig, preferred: ClassView, active: readonly TriggerCode[]): boolean {
-  if (input.floorsTakenBy !== 'capacity-writes' || active.length > 0) return false;
-  if (!(preferred.ready < (preferred.cls.maxReplicas ?? Infinity))) return false;
+function retriesGrowth(input: PolicyInput, config: PolicyConfig, preferred: ClassView, active: readonly TriggerCode[]):
+  ReturnType<typeof flapStability> | null {
+  if (input.floorsTakenBy !== 'capacity-writes' || active.length > 0) return null;
+  if (!(preferred.ready < (preferred.cls.maxReplicas ?? Infinity))) return null;
   const flap = flapStability(input.signals[preferred.cls.name], config);
-  return flap.episodes >= 1 && flap.quietSeconds >= GROWTH_RETRY_QUIET_SHARE * flap.requiredQuietSeconds;
+  return flap.episodes >= 1 && flap.quietSeconds >= GROWTH_RETRY_QUIET_SHARE * flap.requiredQuietSeconds ? flap : null;
 }
 
 /**
@@ -323,7 +331,7 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
     return step(ctx, 'capacity', keep, weights, {
       code: 'stabilizing',
       triggers: [],
-      message: stabilizingMessage(ctx, hold, { healthy, dwelt, stable, flap, recovery }),
+      message: stabilizingMessage(ctx, hold, { healthy, dwelt, stable, flap, recovery }) + situation.growthRetry,
     }, figures(situation, plan, 'capacity'));
   }
   const costPlan = situation.planFor('cost');

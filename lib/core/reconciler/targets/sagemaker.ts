@@ -49,16 +49,6 @@ function variantClass(route: Route, placement: PlacementOptions, counts: Readonl
   };
 }
 
-/**
- * The most instances the policy may plan a variant for: what a capacity write may ask of it (`capacityCeilings`), but
- * never below what it has, nor below 1. A variant pinned by a game day (MaxCapacity = its count) or whose scalable
- * target the run did not find is then planned as unable to grow, so no replica floor or deficit is planned for
- * instances nothing would provision (`replicaFloors`, `retriesGrowth`).
- */
-function plannedMaximum(route: Route, ceiling: number, target: TargetState | undefined): number {
-  const has = target?.replicas[route.name]?.desired ?? 0;
-  return Math.max(1, Math.min(route.maxReplicas, Math.max(ceiling, has)));
-}
 
 /**
  * SageMaker's endpoint metrics with instance pools (developer guide, "Deploy to multiple instance types with instance
@@ -210,10 +200,13 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     awsDimensions: sageMakerVariantDimensions(facts.endpointName, v.variantName, v.classes.length > 1 ? cls.instanceType : undefined),
   }))),
   uniqueRouteNames: true,
+  // Each variant planned up to what a capacity write may ask of it (`capacityCeilings`: the live MaxCapacity where the
+  // run read it), at least 1. A variant pinned by a game day (MaxCapacity = its count) or without a scalable target is
+  // then planned as unable to grow: no replica floor, deficit or retried growth (`replicaFloors`, `retriesGrowth`) is
+  // planned on instances no write would provision, and the fallbacks that can grow get them instead.
   policyClasses: (facts, placement, target) => {
     const ceilings = target ? capacityCeilings(facts, target) : undefined;
-    return routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {},
-      plannedMaximum(r, ceilings?.get(r.name) ?? r.maxReplicas, target)));
+    return routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {}, Math.max(1, ceilings?.get(r.name) ?? r.maxReplicas)));
   },
   signalSources,
   classes: (facts) => objectEntries<SageMakerRoutingFacts['variants'][number]>(facts.variants, 'variants', VARIANT)
