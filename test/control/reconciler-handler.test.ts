@@ -206,7 +206,7 @@ describe('reconciler run, SageMaker endpoint', () => {
     inCapacityModeWithFallbackDesired(1);
     scalableTargets({ fallback: null });
     const { result, lines } = await run();
-    // Planned as unable to grow (a floor of 2 without it, the first test).
+    // Planned at its desired count, 1: unable to grow, so no floor (2 with a scalable target, the first test).
     expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 0 } });
     expect(result).toMatchObject({ action: 'unchanged' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
@@ -227,6 +227,9 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(audit(held.lines)).toMatchObject({
       apply: { action: 'unchanged', detail: 'no capacity write this run: DescribeScalableTargets failed (AccessDeniedException: denied)' },
     });
+    // The decision is the one a good read gives (the first test: a floor of 2): unknown bounds are planned at the facts'
+    // maxima, not as no room, so one failed read moves no weight.
+    expect(audit(held.lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
     resetWorld();
     aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
     inShortage();

@@ -195,8 +195,12 @@ describe('decide(): entering capacity mode', () => {
     const retried = run(errorsAgo(lookback));
     expect(retried.mode).toBe('capacity');
     expect(retried.replicaFloors).toEqual({ inf2: 6, g6: 0, g5: 0 });
-    expect(retried.reason.message).toContain('inf2 retries growth: no shortage of its own now, and loss-free for 180 s of the 600 s a return ' +
-      'requires (1 loss episode within 3600 s), so it takes the deficit and no fallback is grown for it.');
+    expect(retried.reason.message).toContain('inf2 retries growth: no shortage of its own now, and loss-free for 180 s, at least the 150 s ' +
+      'its backoff requires after 1 loss episode within 3600 s; it takes the deficit and no fallback is grown for it.');
+    // Without a deficit there is nothing to take, and the audit line does not claim it.
+    const noDeficit = decide(input(errorsAgo(lookback), 1000, { floorsTakenBy: 'capacity-writes' }), capacity).decision;
+    expect(noDeficit.reason.code).toBe('stabilizing');
+    expect(noDeficit.reason.message).not.toContain('retries growth');
     // Not counted on: g6 is floored for the deficit, as before this rule.
     const fallbackGrown = { inf2: 6, g6: 3, g5: 0 };
     expect(retried.weights.inf2).toBeGreaterThan(run(errorsAgo(lookback - 1)).weights.inf2);
@@ -209,9 +213,18 @@ describe('decide(): entering capacity mode', () => {
     //   = 2880 s, capped at 2400): a retry needs 600 s loss-free, not 300;
     expect(run(errorsAgo(5, 30)).replicaFloors).toEqual(fallbackGrown);
     expect(run(errorsAgo(10, 35)).replicaFloors).toEqual({ inf2: 6, g6: 0, g5: 0 });
+    //   and it keeps doubling where the return's requirement is capped: four episodes (10 periods apart) need a quarter
+    //   of 600 x 2^3 = 4800 s, 1200 s, where a quarter of the capped 2400 s would retry after 600.
+    expect(run(errorsAgo(10, 20, 30, 40)).replicaFloors).toEqual(fallbackGrown);
+    expect(run(errorsAgo(20, 30, 40, 50)).replicaFloors).toEqual({ inf2: 6, g6: 0, g5: 0 });
+    // - while anything else holds the mode: here a latency breach (every period over the SLO);
+    const breaching = errorsAgo(lookback);
+    const slow = { ...breaching, inf2: { ...breaching.inf2, latencyP95Ms: flat(2000) } };
+    expect(run(slow).replicaFloors).toEqual({ inf2: 0, g6: 3, g5: 0 });
     // - at its maximum (SageMaker: the live MaxCapacity, e.g. a game day's pin): it could not be raised;
     const pinned = CLASSES.map((c) => (c.name === 'inf2' ? { ...c, maxReplicas: 3 } : c));
     expect(run(errorsAgo(lookback), { classes: pinned }).replicaFloors).toEqual({ inf2: 3, g6: 3, g5: 0 });
+    expect(run(errorsAgo(lookback), { classes: pinned }).weights).toEqual(run(errorsAgo(lookback - 1)).weights);
     // - where floors are published (EKS): each class has its own autoscaler, the standing ask is enough.
     expect(run(errorsAgo(lookback), { floorsTakenBy: 'published' }).replicaFloors).toEqual(fallbackGrown);
   });

@@ -187,15 +187,17 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   };
   const from = restrict(heldShares, eligible.map((v) => v.cls));
   const growthRetry = retry === null ? '' : ` ${preferred.name} retries growth: no shortage of its own now, and loss-free for ` +
-    `${retry.quietSeconds} s of the ${retry.requiredQuietSeconds} s a return requires (${retry.episodes} loss episode` +
-    `${retry.episodes === 1 ? '' : 's'} within ${config.reentryMemorySeconds} s), so it takes the deficit and no fallback is grown for it.`;
+    `${retry.quietSeconds} s, at least the ${retry.requiredQuietSeconds} s its backoff requires after ${retry.episodes} loss episode` +
+    `${retry.episodes === 1 ? '' : 's'} within ${config.reentryMemorySeconds} s; it takes the deficit and no fallback is grown for it.`;
   return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed, growthRetry };
 }
 
 /**
- * The share of the loss-free time a return requires (`flapStability`) after which the preferred class retries growth
- * in capacity mode (`retriesGrowth`): a quarter, so 150 s after a first loss (where the capacity-error lookback, 180 s
- * by default, binds first), then at least 300, 600, 1200 s as loss episodes repeat within the memory.
+ * The share of the loss-free time after which the preferred class retries growth in capacity mode (`retriesGrowth`): a
+ * quarter of what a return requires (`flapStability`), or of the stabilization window doubled per loss episode where
+ * that is longer (the return's own requirement stops doubling at `maxReturnHoldSeconds`, a backoff must not). With the
+ * defaults: 150 s after a first loss (the capacity-error lookback, 180 s, binds first), then 300 (or a quarter of twice
+ * the longest gap between losses), 600, 1200, 2400 s; from six episodes within the hour, not at all.
  */
 const GROWTH_RETRY_QUIET_SHARE = 0.25;
 
@@ -210,19 +212,26 @@ const GROWTH_RETRY_QUIET_SHARE = 0.25;
  * - it lost capacity within the memory (`flapStability` counts an episode): a capacity mode entered on a deficit alone
  *   grows the fallbacks, as the mode is for;
  * - nothing holds the mode now (no shortage evidence of its own, no sustained deficit, which would say that growth
- *   is not happening), and it has been loss-free for `GROWTH_RETRY_QUIET_SHARE` of the time a return would require,
- *   which doubles with each loss episode: a backoff, so a class whose retries keep failing is asked less often;
+ *   is not happening, no latency breach), and it has been loss-free for `GROWTH_RETRY_QUIET_SHARE` of a time that
+ *   doubles with each loss episode: a backoff, so a class whose retries keep failing is asked less often;
  * - it has ready replicas below its maximum (SageMaker: the live MaxCapacity, a game day's pin included), so a class
  *   that could not be raised never takes the fallbacks' floors.
+ * A retry that fails costs this much: the raise holds the endpoint Updating until the variant's provisioning timeout
+ * (300 s by default) and is rolled back; in that time no new fallback floor is written (SageMaker floors only raise, so
+ * the fallbacks keep the instances they have), and the preferred class is routed its headroom above its envelope for
+ * its part of the deficit, which it sheds. The rollback is a new loss episode, so the next retry waits twice as long.
  * Measured on the simulator (SageMaker, 10 seeds): H3 96.95% -> 97.56% of requests within the SLO at 1.2% less cost per
  * SLO token, every other scenario within 0.07 pt (BENCHMARKS.md, stop 40).
  */
 function retriesGrowth(input: PolicyInput, config: PolicyConfig, preferred: ClassView, active: readonly TriggerCode[]):
-  ReturnType<typeof flapStability> | null {
+  { episodes: number; quietSeconds: number; requiredQuietSeconds: number } | null {
   if (input.floorsTakenBy !== 'capacity-writes' || active.length > 0) return null;
   if (!(preferred.ready < (preferred.cls.maxReplicas ?? Infinity))) return null;
   const flap = flapStability(input.signals[preferred.cls.name], config);
-  return flap.episodes >= 1 && flap.quietSeconds >= GROWTH_RETRY_QUIET_SHARE * flap.requiredQuietSeconds ? flap : null;
+  if (flap.episodes < 1) return null;
+  const backoff = Math.max(flap.requiredQuietSeconds, config.stabilizationWindowSeconds * Math.pow(2, Math.min(flap.episodes - 1, 30)));
+  const required = GROWTH_RETRY_QUIET_SHARE * backoff;
+  return flap.quietSeconds >= required ? { ...flap, requiredQuietSeconds: required } : null;
 }
 
 /**
@@ -331,7 +340,7 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
     return step(ctx, 'capacity', keep, weights, {
       code: 'stabilizing',
       triggers: [],
-      message: stabilizingMessage(ctx, hold, { healthy, dwelt, stable, flap, recovery }) + situation.growthRetry,
+      message: stabilizingMessage(ctx, hold, { healthy, dwelt, stable, flap, recovery }) + (plan.deficit > 0 ? situation.growthRetry : ''),
     }, figures(situation, plan, 'capacity'));
   }
   const costPlan = situation.planFor('cost');

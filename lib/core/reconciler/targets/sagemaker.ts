@@ -156,6 +156,22 @@ export function capacityCeilings(facts: SageMakerRoutingFacts, target: TargetSta
 }
 
 /**
+ * The most instances the policy plans a variant for: what a capacity write may ask of it (`capacityCeilings`, the live
+ * MaxCapacity), so a variant pinned by a game day (MaxCapacity = its count) is planned as unable to grow, and no replica
+ * floor, deficit or retried growth (`replicaFloors`, `retriesGrowth`) is planned on instances no write would provision:
+ * the fallbacks that can grow get them instead. A variant whose scalable target the read did not find is planned at
+ * its desired count (at least 1), its live maximum being unknown. When the read failed (`capacityUnwritable`: no capacity
+ * write this run anyway) or was not made (the simulator), the facts' maximum: one failed read must not replan every
+ * variant and move the weights twice.
+ */
+function plannedMaximum(facts: SageMakerRoutingFacts, route: Route, target: TargetState | undefined): number {
+  if (!target?.scalingBounds || target.capacityUnwritable) return route.maxReplicas;
+  const found = target.scalingBounds[route.name] !== undefined;
+  const ceiling = capacityCeilings(facts, target).get(route.name)!;
+  return Math.max(1, found ? ceiling : Math.min(route.maxReplicas, target.replicas[route.name]?.desired ?? 1));
+}
+
+/**
  * The writer's calls (lambda/reconciler/targets/sagemaker.ts: DescribeEndpoint, DescribeScalableTargets,
  * UpdateEndpointWeightsAndCapacities) and the ones nearest to them it must not make.
  */
@@ -200,14 +216,8 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     awsDimensions: sageMakerVariantDimensions(facts.endpointName, v.variantName, v.classes.length > 1 ? cls.instanceType : undefined),
   }))),
   uniqueRouteNames: true,
-  // Each variant planned up to what a capacity write may ask of it (`capacityCeilings`: the live MaxCapacity where the
-  // run read it), at least 1. A variant pinned by a game day (MaxCapacity = its count) or without a scalable target is
-  // then planned as unable to grow: no replica floor, deficit or retried growth (`replicaFloors`, `retriesGrowth`) is
-  // planned on instances no write would provision, and the fallbacks that can grow get them instead.
-  policyClasses: (facts, placement, target) => {
-    const ceilings = target ? capacityCeilings(facts, target) : undefined;
-    return routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {}, Math.max(1, ceilings?.get(r.name) ?? r.maxReplicas)));
-  },
+  policyClasses: (facts, placement, target) =>
+    routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {}, plannedMaximum(facts, r, target))),
   signalSources,
   classes: (facts) => objectEntries<SageMakerRoutingFacts['variants'][number]>(facts.variants, 'variants', VARIANT)
     .flatMap((v) => objectEntries<RoutedClassFacts>(v.classes, 'classes', POOL)),
