@@ -221,7 +221,7 @@ const GROWTH_RETRY_QUIET_SHARE = 0.25;
  * the fallbacks keep the instances they have), and the preferred class is routed its headroom above its envelope for
  * its part of the deficit, which it sheds. The rollback is a new loss episode, so the next retry waits twice as long.
  * Measured on the simulator (SageMaker, 10 seeds): H3 96.95% -> 97.56% of requests within the SLO at 1.2% less cost per
- * SLO token, every other scenario within 0.07 pt (BENCHMARKS.md, stop 40).
+ * SLO token, S2 +0.14 pt at 1.3% less, every other scenario within 0.06 pt (BENCHMARKS.md, stop 40).
  */
 function retriesGrowth(input: PolicyInput, config: PolicyConfig, preferred: ClassView, active: readonly TriggerCode[]):
   { episodes: number; quietSeconds: number; requiredQuietSeconds: number } | null {
