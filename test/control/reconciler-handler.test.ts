@@ -210,6 +210,14 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(audit(lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 0 } });
     expect(result).toMatchObject({ action: 'unchanged' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    // The preferred variant at 3 of 3 without a scalable target: its ask (5 with one, the pin test) is planned at its
+    // desired count, 3, not below what it has.
+    resetWorld();
+    inCapacityModeWithFallbackDesired(3, 3);
+    scalableTargets({ preferred: null });
+    const unbounded = await run();
+    expect(audit(unbounded.lines)).toMatchObject({ mode: 'capacity', replicaFloors: { preferred: 3 } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
     // Weights do not depend on it: the shortage entry (a weights write) goes through with no scalable target at all.
     resetWorld();
     scalableTargets({ preferred: null, fallback: null });
