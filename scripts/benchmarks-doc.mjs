@@ -28,7 +28,7 @@ const results = readFileSync(join(dir, 'results.md'), 'utf8').split('\n');
 const verdict = results[0];
 const commandAt = results.findIndex((l) => l.startsWith('Command: '));
 if (!verdict.startsWith('**Verdict: ') || commandAt < 0) fail(`${dir}/results.md is not a bench report`);
-if (!/ bench /.test(results[commandAt]) || /--(scenarios|policies|platforms|platform-param|library-config|param) /.test(results[commandAt])) {
+if (!/ bench /.test(results[commandAt]) || /--(scenarios|policies|platforms|platform-param|library-config|param|scenario-file) /.test(results[commandAt])) {
   fail(`BENCHMARKS.md is made from the whole suite; ${dir} ran ${results[commandAt]}`);
 }
 const resultsToc = results.slice(1, commandAt).filter((l) => l.startsWith('- ['));
@@ -47,11 +47,21 @@ if (missing.length > 0) fail(`the text shows charts the run did not draw: ${miss
 // The sources' hash line, and the headings' anchors as the generated report writes them (lib/sim/report.ts, anchor()).
 const headings = [...narrative.filter((l) => l.startsWith('## ')).map((l) => l.slice(3)), GENERATED.slice(3)];
 const tsNode = join(ROOT, 'node_modules', '.bin', 'ts-node');
-const { hashLine, anchors } = JSON.parse(execFileSync(tsNode, ['--transpile-only', '-e', [
+const { hashLine, anchors, suite } = JSON.parse(execFileSync(tsNode, ['--transpile-only', '-e', [
   "const h = require('./lib/sim/source-hash');",
   "const { anchor } = require('./lib/sim/report');",
-  'console.log(JSON.stringify({ hashLine: h.sourceHashLine(h.benchmarkSourceHash()), anchors: JSON.parse(process.argv[1]).map(anchor) }));',
+  "const { SCENARIOS, HELD_OUT } = require('./lib/sim/scenarios');",
+  'console.log(JSON.stringify({ hashLine: h.sourceHashLine(h.benchmarkSourceHash()), anchors: JSON.parse(process.argv[1]).map(anchor),',
+  'suite: [...SCENARIOS, ...HELD_OUT].map((s) => s.id) }));',
 ].join(' '), JSON.stringify(headings)], { cwd: ROOT, encoding: 'utf8' }));
+
+// The whole suite on its default seeds (1-10), whatever the command line said: each scenario's section, and its seeds.
+const ran = results.slice(commandAt).flatMap((l) => /^## (\S+) /.exec(l)?.[1] ?? []).filter((id) => suite.includes(id));
+const seedCounts = [...new Set(results.slice(commandAt).flatMap((l) => /^(\d+) seeds, /.exec(l)?.[1] ?? []))];
+if (ran.join() !== suite.join() || seedCounts.join() !== '10') {
+  fail(`BENCHMARKS.md is made from the whole suite (${suite.join(', ')}) on seeds 1-10; ${dir} ran ${ran.join(', ') || 'none of it'} ` +
+    `on ${seedCounts.join(' or ') || 'no'} seeds`);
+}
 const toc = [...headings.map((h, i) => `- [${h}](#${anchors[i]})`), ...resultsToc.map((l) => `  ${l}`)];
 
 for (const c of charts) copyFileSync(join(dir, c), join(TARGET, 'docs', 'benchmarks', c));

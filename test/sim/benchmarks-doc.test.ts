@@ -50,15 +50,23 @@ test('regenerates BENCHMARKS.md from the run it was made from byte for byte, cha
   }
 }, 60_000);
 
-test('writes nothing from a run of part of the suite, or one that lacks a chart the text shows', () => {
+test('writes nothing from a run of part of the suite, on other seeds, or one that lacks a chart the text shows', () => {
   const doc = readFileSync(join(ROOT, 'BENCHMARKS.md'), 'utf8');
   const partial = benchFrom(doc);
   const results = join(partial, 'results.md');
   writeFileSync(results, readFileSync(results, 'utf8').replace(/^Command: `cdk-capacity-sim bench /m, 'Command: `cdk-capacity-sim bench --scenarios S1 '));
   const chartless = benchFrom(doc);
   rmSync(join(chartless, 'S1-eks-replicas.svg'));
+  // A bench on seeds 1-3 whose command line (as an older report's) does not say so: the sections' seed counts do.
+  const fewSeeds = benchFrom(doc);
+  const fewResults = join(fewSeeds, 'results.md');
+  writeFileSync(fewResults, readFileSync(fewResults, 'utf8').replace(/^10 seeds, /gm, '3 seeds, '));
   const into = checkout(doc);
   try {
+    const f = run(fewSeeds, into);
+    expect(f.status).toBe(1);
+    expect(f.stderr).toContain('on seeds 1-10; ');
+    expect(f.stderr).toContain(' on 3 seeds\n');
     const p = run(partial, into);
     expect(p.status).toBe(1);
     expect(p.stderr).toContain('bench:doc: BENCHMARKS.md is made from the whole suite');
@@ -68,7 +76,7 @@ test('writes nothing from a run of part of the suite, or one that lacks a chart 
     expect(readFileSync(join(into, 'BENCHMARKS.md'), 'utf8')).toBe(doc);
     expect(readdirSync(join(into, 'docs', 'benchmarks'))).toEqual([]);
   } finally {
-    for (const d of [partial, chartless, into]) rmSync(d, { recursive: true, force: true });
+    for (const d of [partial, chartless, fewSeeds, into]) rmSync(d, { recursive: true, force: true });
   }
 }, 60_000);
 
