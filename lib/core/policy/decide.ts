@@ -128,8 +128,8 @@ interface Situation {
    * the planned demand, so it does not re-enter (named in the audit line).
    */
   readonly flapAbsorbed: boolean;
-  /** In capacity mode, the audit clause of the preferred class's retry of growth (`retriesGrowth`); '' when it does not. */
-  readonly growthRetry: string;
+  /** The preferred class's retry of growth in capacity mode (`retriesGrowth`): its loss record; null when it does not. */
+  readonly growthRetry: GrowthRetry | null;
 }
 
 type RoutingPlan = ReturnType<typeof routingPlan>;
@@ -163,10 +163,9 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   // Growing is what a latency breach calls for; capacity errors or stuck replicas mean a class cannot grow now. For the
   // preferred class that judgement is the mode's (with its hysteresis), not one datapoint's, except where it retries
   // growth in capacity mode (`retriesGrowth`).
-  const retry = retriesGrowth(input, config, preferredView, active);
-  const growsInCapacity = retry !== null;
+  const growthRetry = retriesGrowth(input, config, preferredView, active);
   const canGrow = (c: PolicyClass, mode: RoutingMode) =>
-    c.name === preferred.name ? mode === 'cost' || growsInCapacity : evidence.get(c.name)!.every((t) => t === 'latency-breach');
+    c.name === preferred.name ? mode === 'cost' || growthRetry !== null : evidence.get(c.name)!.every((t) => t === 'latency-breach');
   const growable = (mode: RoutingMode) => new Set(classes.filter((c) => canGrow(c, mode)).map((c) => c.name));
   const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, mode === 'capacity' && config.replicaFloorsApplied);
   // Floors only in capacity mode: in cost mode the cheapest class's own autoscaler sees its overflow, and a floor
@@ -186,9 +185,6 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
   };
   const from = restrict(heldShares, eligible.map((v) => v.cls));
-  const growthRetry = retry === null ? '' : ` ${preferred.name} retries growth: no shortage of its own now, and loss-free for ` +
-    `${retry.quietSeconds} s, at least the ${retry.requiredQuietSeconds} s its backoff requires after ${retry.episodes} loss episode` +
-    `${retry.episodes === 1 ? '' : 's'} within ${config.reentryMemorySeconds} s; it takes the deficit and no fallback is grown for it.`;
   return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed, growthRetry };
 }
 
@@ -226,15 +222,30 @@ const GROWTH_RETRY_QUIET_SHARE = 0.25;
  * Measured on the simulator (SageMaker, 10 seeds): H3 96.95% -> 97.56% of requests within the SLO at 1.2% less cost per
  * SLO token, S2 +0.14 pt at 1.3% less, every other scenario within 0.06 pt (BENCHMARKS.md, stop 40).
  */
-function retriesGrowth(input: PolicyInput, config: PolicyConfig, preferred: ClassView, active: readonly TriggerCode[]):
-  { episodes: number; quietSeconds: number; requiredQuietSeconds: number } | null {
+function retriesGrowth(input: PolicyInput, config: PolicyConfig, preferred: ClassView, active: readonly TriggerCode[]): GrowthRetry | null {
   if (input.floorsTakenBy !== 'capacity-writes' || active.length > 0) return null;
   if (!(preferred.ready < (preferred.cls.maxReplicas ?? Infinity))) return null;
   const flap = flapStability(input.signals[preferred.cls.name], config);
   if (flap.episodes < 1) return null;
   const backoff = Math.max(flap.requiredQuietSeconds, config.stabilizationWindowSeconds * Math.pow(2, Math.min(flap.episodes - 1, 30)));
-  const required = GROWTH_RETRY_QUIET_SHARE * backoff;
-  return flap.quietSeconds >= required ? { ...flap, requiredQuietSeconds: required } : null;
+  const retryAfterSeconds = GROWTH_RETRY_QUIET_SHARE * backoff;
+  return flap.quietSeconds >= retryAfterSeconds ? { episodes: flap.episodes, quietSeconds: flap.quietSeconds, retryAfterSeconds } : null;
+}
+
+/** A retry of growth (`retriesGrowth`): the loss episodes in memory, the loss-free time, and the time the backoff asks. */
+interface GrowthRetry {
+  readonly episodes: number;
+  readonly quietSeconds: number;
+  readonly retryAfterSeconds: number;
+}
+
+/** The audit clause of a retry of growth, when there is a deficit for the preferred class to take ('' otherwise). */
+function retryNote(ctx: Context, situation: Situation, plan: { deficit: number }): string {
+  const retry = situation.growthRetry;
+  if (retry === null || !(plan.deficit > 0)) return '';
+  return ` ${ctx.preferred.name} retries growth: no shortage of its own now, and loss-free for ${retry.quietSeconds} s, at least the ` +
+    `${retry.retryAfterSeconds} s its backoff requires after ${retry.episodes} loss episode${retry.episodes === 1 ? '' : 's'} within ` +
+    `${ctx.config.reentryMemorySeconds} s; it takes the deficit and no fallback is grown for it.`;
 }
 
 /**
@@ -343,7 +354,7 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
     return step(ctx, 'capacity', keep, weights, {
       code: 'stabilizing',
       triggers: [],
-      message: stabilizingMessage(ctx, hold, { healthy, dwelt, stable, flap, recovery }) + (plan.deficit > 0 ? situation.growthRetry : ''),
+      message: stabilizingMessage(ctx, hold, { healthy, dwelt, stable, flap, recovery }) + retryNote(ctx, situation, plan),
     }, figures(situation, plan, 'capacity'));
   }
   const costPlan = situation.planFor('cost');

@@ -49,7 +49,6 @@ function variantClass(route: Route, placement: PlacementOptions, counts: Readonl
   };
 }
 
-
 /**
  * SageMaker's endpoint metrics with instance pools (developer guide, "Deploy to multiple instance types with instance
  * pools", section "Monitoring instance pools", https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html):
@@ -156,19 +155,21 @@ export function capacityCeilings(facts: SageMakerRoutingFacts, target: TargetSta
 }
 
 /**
- * The most instances the policy plans a variant for: what a capacity write may ask of it (`capacityCeilings`, the live
- * MaxCapacity), so a variant pinned by a game day (MaxCapacity = its count) is planned as unable to grow, and no replica
- * floor, deficit or retried growth (`replicaFloors`, `retriesGrowth`) is planned on instances no write would provision:
- * the fallbacks that can grow get them instead. A variant whose scalable target the read did not find is planned at
- * its desired count (at least 1), its live maximum being unknown. When the read failed (`capacityUnwritable`: no capacity
- * write this run anyway) or was not made (the simulator), the facts' maximum: one failed read must not replan every
- * variant and move the weights twice.
+ * The most instances the policy plans each variant for, by variant name: what a capacity write may ask of it
+ * (`capacityCeilings`, the live MaxCapacity), so a variant pinned by a game day (MaxCapacity = its count) is planned as
+ * unable to grow, and no replica floor, deficit or retried growth (`replicaFloors`, `retriesGrowth`) is planned on
+ * instances no write would provision: the fallbacks that can grow get them instead. A variant whose scalable target the
+ * read did not find is planned at its desired count (at least 1), its live maximum being unknown. When the read failed
+ * (`capacityUnwritable`: no capacity write this run anyway) or was not made (the simulator), the facts' maxima: one
+ * failed read must not replan every variant and move the weights twice.
  */
-function plannedMaximum(facts: SageMakerRoutingFacts, route: Route, target: TargetState | undefined): number {
-  if (!target?.scalingBounds || target.capacityUnwritable) return route.maxReplicas;
-  const found = target.scalingBounds[route.name] !== undefined;
-  const ceiling = capacityCeilings(facts, target).get(route.name)!;
-  return Math.max(1, found ? ceiling : Math.min(route.maxReplicas, target.replicas[route.name]?.desired ?? 1));
+function plannedMaxima(facts: SageMakerRoutingFacts, target: TargetState | undefined): Map<string, number> {
+  const bounds = target?.scalingBounds;
+  if (!target || !bounds || target.capacityUnwritable) return new Map(routes(facts).map((r) => [r.name, r.maxReplicas]));
+  const ceilings = capacityCeilings(facts, target);
+  return new Map(routes(facts).map((r) => [r.name, Math.max(1, bounds[r.name] !== undefined
+    ? ceilings.get(r.name)!
+    : Math.min(r.maxReplicas, target.replicas[r.name]?.desired ?? 1))]));
 }
 
 /**
@@ -216,8 +217,10 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     awsDimensions: sageMakerVariantDimensions(facts.endpointName, v.variantName, v.classes.length > 1 ? cls.instanceType : undefined),
   }))),
   uniqueRouteNames: true,
-  policyClasses: (facts, placement, target) =>
-    routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {}, plannedMaximum(facts, r, target))),
+  policyClasses: (facts, placement, target) => {
+    const maxima = plannedMaxima(facts, target);
+    return routes(facts).map((r) => variantClass(r, placement, target?.pools[r.name] ?? {}, maxima.get(r.name)!));
+  },
   signalSources,
   classes: (facts) => objectEntries<SageMakerRoutingFacts['variants'][number]>(facts.variants, 'variants', VARIANT)
     .flatMap((v) => objectEntries<RoutedClassFacts>(v.classes, 'classes', POOL)),
