@@ -1,4 +1,4 @@
-import { decide, initialPolicyState } from '../../lib/core/policy/decide';
+import { decide, initialPolicyState, returnHold } from '../../lib/core/policy/decide';
 import {
   DEFAULT_POLICY_CONFIG,
   policyClassProblems,
@@ -10,7 +10,7 @@ import { policyClassesFromFacts } from '../../lib/core/reconciler/from-facts';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { policyConfigProblems } from '../../lib/core/validation/policy-config';
 import { replicaFloors } from '../../lib/core/policy/plan';
-import { plannedDemand, recoverySeen, sustainedDemand, typicalDemand } from '../../lib/core/policy/evidence';
+import { doubledWindow, plannedDemand, recoverySeen, sustainedDemand, typicalDemand } from '../../lib/core/policy/evidence';
 
 // GIVEN three classes in preference order; the preferred one is also the cheapest per token.
 // inf2: 0.76 USD/h / 300 tok/s; g6: 0.80 / 200; g5: 1.00 / 250 (g6 and g5 cost the same per token, g6 ranks first).
@@ -622,6 +622,23 @@ describe('replicaFloors', () => {
     // g6 has no ready replica: all 300 short are its to carry, 2 replicas at 166.7.
     expect(Object.fromEntries(replicaFloors([view(inf2, 3), view(g6, 0)], 1200, new Set(['g6']), DEFAULT_POLICY_CONFIG)))
       .toEqual({ inf2: 0, g6: 2 });
+  });
+});
+
+describe('doubledWindow: the one growth law of the policy\'s waits', () => {
+  const c = DEFAULT_POLICY_CONFIG;
+  const w = c.stabilizationWindowSeconds;
+  test('the stabilization window doubled per time, never below it, never Infinity', () => {
+    expect(doubledWindow(c, 0)).toBe(w);
+    expect(doubledWindow(c, -1)).toBe(w);
+    expect(doubledWindow(c, 3)).toBe(8 * w);
+    expect(Number.isFinite(doubledWindow(c, 5000))).toBe(true);
+  });
+  test('the return hold is it, per further entry, capped at maxReturnHoldSeconds', () => {
+    expect(returnHold([], c)).toBe(w);
+    expect(returnHold([0], c)).toBe(w);
+    expect(returnHold([0, 600], c)).toBe(2 * w);
+    expect(returnHold(Array.from({ length: 40 }, (_, i) => i * 60), c)).toBe(c.maxReturnHoldSeconds);
   });
 });
 

@@ -46,8 +46,8 @@ import { policyClassProblems, policyWindowPeriods, resolvePolicyConfig } from '.
 import { asDelivered } from './envelope';
 import { apportion, byCost, byPreference, type ClassView, maxShareDelta, rampToward, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
 import {
-  flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit, sustainedDemand, typicalDemand,
-  windowPeriods,
+  doubledWindow, flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit, sustainedDemand,
+  typicalDemand, windowPeriods,
 } from './evidence';
 import {
   type ClassSignals,
@@ -227,7 +227,7 @@ function retriesGrowth(input: PolicyInput, config: PolicyConfig, preferred: Clas
   if (!(preferred.ready < (preferred.cls.maxReplicas ?? Infinity))) return null;
   const flap = flapStability(input.signals[preferred.cls.name], config);
   if (flap.episodes < 1) return null;
-  const backoff = Math.max(flap.requiredQuietSeconds, config.stabilizationWindowSeconds * Math.pow(2, Math.min(flap.episodes - 1, 30)));
+  const backoff = Math.max(flap.requiredQuietSeconds, doubledWindow(config, flap.episodes - 1));
   const retryAfterSeconds = GROWTH_RETRY_QUIET_SHARE * backoff;
   return flap.quietSeconds >= retryAfterSeconds ? { episodes: flap.episodes, quietSeconds: flap.quietSeconds, retryAfterSeconds } : null;
 }
@@ -461,8 +461,7 @@ function eventEntries(previous: PolicyState, now: number, config: PolicyConfig, 
  * number of mode changes per hour, and the hold is back to the window once an event has ended.
  */
 export function returnHold(entries: readonly number[], config: PolicyConfig): number {
-  const doublings = Math.max(0, entries.length - 1);
-  return Math.min(config.maxReturnHoldSeconds, config.stabilizationWindowSeconds * Math.pow(2, Math.min(doublings, 30)));
+  return Math.min(config.maxReturnHoldSeconds, doubledWindow(config, entries.length - 1));
 }
 
 interface Context {

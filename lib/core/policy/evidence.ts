@@ -195,10 +195,18 @@ export function flapStability(signals: ClassSignals | undefined, config: PolicyC
     last = i;
   });
   const quietSeconds = (last < 0 ? n : n - 1 - last) * config.periodSeconds;
-  const base = config.stabilizationWindowSeconds;
-  const requiredQuietSeconds = episodes < 2 ? base : Math.min(config.maxReturnHoldSeconds,
-    Math.max(base * Math.pow(2, Math.min(episodes - 1, 30)), 2 * longestGap * config.periodSeconds));
+  const requiredQuietSeconds = episodes < 2 ? config.stabilizationWindowSeconds : Math.min(config.maxReturnHoldSeconds,
+    Math.max(doubledWindow(config, episodes - 1), 2 * longestGap * config.periodSeconds));
   return { episodes, requiredQuietSeconds, quietSeconds };
+}
+
+/**
+ * The stabilization window doubled `times` times: the one growth law of the policy's waits (a flapping class's quiet
+ * time in `flapStability`, the return hold in `returnHold`, the growth retry's backoff in `retriesGrowth`), each
+ * capping it as it needs. The exponent stops at 30 so a long history cannot overflow to Infinity.
+ */
+export function doubledWindow(config: PolicyConfig, times: number): number {
+  return config.stabilizationWindowSeconds * Math.pow(2, Math.min(Math.max(0, times), 30));
 }
 
 /**
