@@ -1,4 +1,7 @@
-/** Two-sided 95% Student t quantiles by degrees of freedom (1..30); 1.96 beyond. */
+/**
+ * Two-sided 95% Student t quantiles by degrees of freedom (1..30); beyond, `t95` expands around the normal quantile
+ * (1.96 alone would make a 40-seed interval 3% too narrow).
+ */
 const T95 = [NaN, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11,
   2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
 
@@ -21,8 +24,18 @@ export function estimate(values: readonly number[]): Estimate {
   const mean = finite.reduce((a, b) => a + b, 0) / n;
   if (n < 2) return { mean, ci95: NaN, n, infinite };
   const variance = finite.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1);
-  const t = n - 1 < T95.length ? T95[n - 1] : 1.96;
-  return { mean, ci95: t * Math.sqrt(variance / n), n, infinite };
+  return { mean, ci95: t95(n - 1) * Math.sqrt(variance / n), n, infinite };
+}
+
+/**
+ * The two-sided 95% t quantile at `df` degrees of freedom: the table to 30, then the Cornish-Fisher expansion of t
+ * around z = 1.959964 to the 1/df^2 term (Abramowitz and Stegun 26.7.5), within 2e-4 of the exact quantile from 31
+ * on (2.0227 at 39, 2.0003 at 60, 1.9799 at 120).
+ */
+export function t95(df: number): number {
+  if (df < T95.length) return T95[df];
+  const z = 1.959964;
+  return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2);
 }
 
 /** Paired differences a[i] - b[i] over the indices where both are finite (same seed, same trace). */
