@@ -246,6 +246,31 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(audit(moved.lines)).toMatchObject({ apply: { action: 'applied', detail: expect.stringContaining('DescribeScalableTargets failed') } });
   });
 
+  test('a failed DescribeScalableTargets plans within the bounds an earlier run read: a pin stays in the plan', async () => {
+    inCapacityModeWithFallbackDesired(1);
+    scalableTargets({ fallback: { min: 1, max: 1 } });
+    const log = () => undefined;
+    const pinned = await reconcile(SM, clients, { nowMs: NOW_MS, log, retry: fastRetry });
+    expect(pinned.memory?.scalingBounds).toEqual({ preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 1 } });
+    // The next run's read fails. Planned at the facts' maxima, the pinned fallback would get a floor of 2 (the failed
+    // read test above); planned within the bounds the earlier run read, none. No capacity write either way.
+    aas.reset();
+    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
+    const lines: Array<Record<string, unknown>> = [];
+    const next = await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: (l) => lines.push(l), retry: fastRetry, memory: pinned.memory });
+    expect(audit(lines)).toMatchObject({
+      mode: 'capacity', replicaFloors: { fallback: 0 },
+      apply: { detail: expect.stringContaining('planned within the scaling bounds an earlier run read') },
+    });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    // Carried on while reads keep failing.
+    expect(next.memory?.scalingBounds).toEqual(pinned.memory?.scalingBounds);
+    // A cold start has no memory: the facts' maxima, as in the failed read test.
+    const cold: Array<Record<string, unknown>> = [];
+    await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: (l) => cold.push(l), retry: fastRetry });
+    expect(audit(cold)).toMatchObject({ replicaFloors: { fallback: 2 } });
+  });
+
   test('DescribeScalableTargets throttled once is retried, and the capacity write goes through', async () => {
     inCapacityModeWithFallbackDesired(1);
     const throttled = Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });

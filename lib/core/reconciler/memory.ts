@@ -6,6 +6,7 @@
  * concurrency 1 runs one environment at a time), a simulator between ticks.
  */
 import { type PolicyState } from '../policy/types';
+import { type ScalingBounds } from './targets/kind';
 
 export interface RunMemory {
   /** Start (epoch seconds) of the period the run decided in. */
@@ -16,4 +17,10 @@ export interface RunMemory {
   readonly wrote?: 'weights' | 'capacity';
   /** The replica floors it published (null: none known). */
   readonly floors: Readonly<Record<string, number>> | null;
+  /**
+   * SageMaker: the scaling bounds the newest successful read in this environment found (`TargetState.scalingBounds`),
+   * carried over runs whose read failed, so such a run plans within them (`TargetState.rememberedBounds`). Absent
+   * before the first good read and after a cold start.
+   */
+  readonly scalingBounds?: Readonly<Record<string, ScalingBounds>>;
 }

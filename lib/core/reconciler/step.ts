@@ -71,13 +71,14 @@ export interface RunOutcome {
  */
 export function step(
   config: ReconcilerConfig,
-  target: TargetState,
+  read: TargetState,
   results: readonly MetricResult[],
   nowMs: number,
   memory?: RunMemory,
   alarmed: readonly string[] = [],
 ): ReconcilerStep {
   const kind = routingTarget(config.facts);
+  const target = withRememberedBounds(read, memory);
   const observation = observe(config, target, results, nowMs, memory, alarmed);
   const now = observation.query.now;
   if (observation.missingRoutes.length > 0) {
@@ -243,6 +244,24 @@ export function rememberRun(s: ReconcilerStep, outcome: RunOutcome, memory?: Run
   const wroteNow = outcome.action === 'applied' && s.plan.action === 'write' ? s.plan.write.kind : undefined;
   const earlier = memory?.period === now ? memory.wrote : undefined;
   const wrote = wroteNow ?? earlier;
-  return { period: now, state: recordedState(s, outcome).recorded, ...(wrote ? { wrote } : {}), floors: s.floors };
+  // The newest bounds read successfully: this run's, or, when its read failed, those it planned with.
+  const scalingBounds = s.target.capacityUnwritable ? s.target.rememberedBounds : s.target.scalingBounds;
+  return {
+    period: now, state: recordedState(s, outcome).recorded, ...(wrote ? { wrote } : {}), floors: s.floors,
+    ...(scalingBounds ? { scalingBounds } : {}),
+  };
+}
+
+/**
+ * The target as the run plans with it: when its scaling bounds could not be read, those of the newest good read in
+ * this execution environment (`TargetState.rememberedBounds`), named in the audit line; still no capacity write.
+ */
+function withRememberedBounds(read: TargetState, memory: RunMemory | undefined): TargetState {
+  if (!read.capacityUnwritable || !memory?.scalingBounds) return read;
+  return {
+    ...read,
+    rememberedBounds: memory.scalingBounds,
+    capacityUnwritable: `${read.capacityUnwritable}; planned within the scaling bounds an earlier run read`,
+  };
 }
 

@@ -83,6 +83,13 @@ export interface TargetState {
    * read). The audit line carries it, so a lasting failure (a permissions boundary denying the read) is visible.
    */
   readonly capacityUnwritable?: string;
+  /**
+   * When the bounds could not be read this run (`capacityUnwritable`): those the newest successful read in this
+   * execution environment found (`RunMemory.scalingBounds`). The policy plans within them, as it would within a good
+   * read's, so a failed read neither lifts a game day's pin from the plan nor moves the weights; no capacity write is made
+   * on them.
+   */
+  readonly rememberedBounds?: Readonly<Record<string, ScalingBounds>>;
 }
 
 /** An EventBridge rule's event pattern, in the shape aws-cdk-lib's `EventPattern` takes (`detailType` for `detail-type`). */

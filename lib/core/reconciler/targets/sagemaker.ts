@@ -149,8 +149,7 @@ export function capacitiesToRaise(
  * scalable target the read did not find gets 0, so no write raises it: nothing would scale it back in, and its
  * operator's bounds are unknown (weights are still written). Without bounds read at all (the simulator), the facts alone.
  */
-export function capacityCeilings(facts: SageMakerRoutingFacts, target: TargetState): Map<string, number> {
-  const bounds = target.scalingBounds;
+export function capacityCeilings(facts: SageMakerRoutingFacts, bounds: TargetState['scalingBounds']): Map<string, number> {
   return new Map(routes(facts).map((r) => [r.name, bounds ? Math.min(r.maxReplicas, bounds[r.name]?.max ?? 0) : r.maxReplicas]));
 }
 
@@ -160,13 +159,15 @@ export function capacityCeilings(facts: SageMakerRoutingFacts, target: TargetSta
  * unable to grow, and no replica floor, deficit or retried growth (`replicaFloors`, `retriesGrowth`) is planned on
  * instances no write would provision: the fallbacks that can grow get them instead. A variant whose scalable target the
  * read did not find is planned at its desired count (at least 1), its live maximum being unknown. When the read failed
- * (`capacityUnwritable`: no capacity write this run anyway) or was not made (the simulator), the facts' maxima: one
- * failed read must not replan every variant and move the weights twice.
+ * (`capacityUnwritable`: no capacity write this run anyway), the bounds an earlier run read (`rememberedBounds`): a pin
+ * stays in the plan and the weights do not move twice. With none (a cold start, or no read has succeeded since), and
+ * when no read was made (the simulator), the facts' maxima: one failed read must not plan every variant as unable to
+ * grow.
  */
 function plannedMaxima(facts: SageMakerRoutingFacts, target: TargetState | undefined): Map<string, number> {
-  const bounds = target?.scalingBounds;
-  if (!target || !bounds || target.capacityUnwritable) return new Map(routes(facts).map((r) => [r.name, r.maxReplicas]));
-  const ceilings = capacityCeilings(facts, target);
+  const bounds = target?.capacityUnwritable ? target.rememberedBounds : target?.scalingBounds;
+  if (!target || !bounds) return new Map(routes(facts).map((r) => [r.name, r.maxReplicas]));
+  const ceilings = capacityCeilings(facts, bounds);
   return new Map(routes(facts).map((r) => [r.name, Math.max(1, bounds[r.name] !== undefined
     ? ceilings.get(r.name)!
     : Math.min(r.maxReplicas, target.replicas[r.name]?.desired ?? 1))]));
@@ -288,7 +289,7 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     // endpoint Updating: weights go first (routing is the fast lever), one capacity per run after them.
     const zeroed = stray(routes(facts), target);
     if (decision.weightsChanged || zeroed.length > 0) return { kind: 'weights', weights: decision.weights, zeroed };
-    const max = capacityCeilings(facts, target);
+    const max = capacityCeilings(facts, target.scalingBounds);
     const capped = floors && Object.fromEntries(Object.entries(floors).map(([n, f]) => [n, Math.min(f, max.get(n) ?? f)]));
     const raise = capacitiesToRaise(capped, target.replicas)[0];
     if (!raise) return undefined;
