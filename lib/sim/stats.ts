@@ -29,8 +29,8 @@ export function estimate(values: readonly number[]): Estimate {
 
 /**
  * The two-sided 95% t quantile at `df` degrees of freedom: the table to 30, then the Cornish-Fisher expansion of t
- * around z = 1.959964 to the 1/df^2 term (Abramowitz and Stegun 26.7.5), within 2e-4 of the exact quantile from 31
- * on (2.0227 at 39, 2.0003 at 60, 1.9799 at 120).
+ * around z = 1.959964 to the 1/df^2 term (Abramowitz and Stegun 26.7.5), within 1e-4 of the exact quantile from 31
+ * on (exact: 2.0227 at 39, 2.0003 at 60, 1.9799 at 120).
  */
 export function t95(df: number): number {
   if (df < T95.length) return T95[df];

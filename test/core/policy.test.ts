@@ -10,7 +10,7 @@ import { policyClassesFromFacts } from '../../lib/core/reconciler/from-facts';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { policyConfigProblems } from '../../lib/core/validation/policy-config';
 import { replicaFloors } from '../../lib/core/policy/plan';
-import { doubledWindow, plannedDemand, recoverySeen, sustainedDemand, typicalDemand } from '../../lib/core/policy/evidence';
+import { doubledWindow, flapStability, plannedDemand, recoverySeen, sustainedDemand, typicalDemand } from '../../lib/core/policy/evidence';
 
 // GIVEN three classes in preference order; the preferred one is also the cheapest per token.
 // inf2: 0.76 USD/h / 300 tok/s; g6: 0.80 / 200; g5: 1.00 / 250 (g6 and g5 cost the same per token, g6 ranks first).
@@ -632,7 +632,17 @@ describe('doubledWindow: the one growth law of the policy\'s waits', () => {
     expect(doubledWindow(c, 0)).toBe(w);
     expect(doubledWindow(c, -1)).toBe(w);
     expect(doubledWindow(c, 3)).toBe(8 * w);
+    expect(doubledWindow(c, 31)).toBe(w * 2 ** 30);
     expect(Number.isFinite(doubledWindow(c, 5000))).toBe(true);
+  });
+  test('a flapping class waits the window doubled per further loss episode, where that is longer than its gaps', () => {
+    // Two losses 4 periods apart (more than the 3-period capacity-error lookback: two episodes) in the hour: twice the
+    // longest quiet gap is 480 s, the window doubled once 1200 s.
+    const n = c.reentryMemorySeconds / c.periodSeconds;
+    const errors = Array.from({ length: n }, (_, i) => (i === 40 || i === 45 ? 1 : 0));
+    const steady = Array.from({ length: 2 * n }, () => 3);
+    const flap = flapStability({ readyReplicas: steady, desiredReplicas: steady, capacityErrors: errors }, c);
+    expect(flap).toEqual({ episodes: 2, requiredQuietSeconds: 2 * w, quietSeconds: (n - 1 - 45) * c.periodSeconds });
   });
   test('the return hold is it, per further entry, capped at maxReturnHoldSeconds', () => {
     expect(returnHold([], c)).toBe(w);

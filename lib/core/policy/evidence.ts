@@ -203,7 +203,7 @@ export function flapStability(signals: ClassSignals | undefined, config: PolicyC
 /**
  * The stabilization window doubled `times` times: the one growth law of the policy's waits (a flapping class's quiet
  * time in `flapStability`, the return hold in `returnHold`, the growth retry's backoff in `retriesGrowth`), each
- * capping it as it needs. The exponent stops at 30 so a long history cannot overflow to Infinity.
+ * bounding or combining it as it needs. The exponent stops at 30 so a long history cannot overflow to Infinity.
  */
 export function doubledWindow(config: PolicyConfig, times: number): number {
   return config.stabilizationWindowSeconds * Math.pow(2, Math.min(Math.max(0, times), 30));
