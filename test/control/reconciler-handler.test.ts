@@ -251,7 +251,9 @@ describe('reconciler run, SageMaker endpoint', () => {
     scalableTargets({ fallback: { min: 1, max: 1 } });
     const log = () => undefined;
     const pinned = await reconcile(SM, clients, { nowMs: NOW_MS, log, retry: fastRetry });
-    expect(pinned.memory?.scalingBounds).toEqual({ preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 1 } });
+    expect(pinned.memory?.boundsRead).toEqual({
+      at: NOW_MS / 1000 - ((NOW_MS / 1000) % 60), bounds: { preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 1 } },
+    });
     // The next run's read fails. Planned at the facts' maxima, the pinned fallback would get a floor of 2 (the failed
     // read test above); planned within the bounds the earlier run read, none. No capacity write either way.
     aas.reset();
@@ -260,15 +262,43 @@ describe('reconciler run, SageMaker endpoint', () => {
     const next = await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: (l) => lines.push(l), retry: fastRetry, memory: pinned.memory });
     expect(audit(lines)).toMatchObject({
       mode: 'capacity', replicaFloors: { fallback: 0 },
-      apply: { detail: expect.stringContaining('planned within the scaling bounds an earlier run read') },
+      apply: { detail: expect.stringContaining(`planned within the scaling bounds read at ${new Date(pinned.memory!.boundsRead!.at * 1000).toISOString()}`) },
     });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
     // Carried on while reads keep failing.
-    expect(next.memory?.scalingBounds).toEqual(pinned.memory?.scalingBounds);
+    expect(next.memory?.boundsRead).toEqual(pinned.memory?.boundsRead);
     // A cold start has no memory: the facts' maxima, as in the failed read test.
     const cold: Array<Record<string, unknown>> = [];
     await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: (l) => cold.push(l), retry: fastRetry });
     expect(audit(cold)).toMatchObject({ replicaFloors: { fallback: 2 } });
+  });
+
+  test('remembered bounds only plan: a failed read writes no capacity even where they would allow it', async () => {
+    inCapacityModeWithFallbackDesired(2);
+    const first = await reconcile(SM, clients, { nowMs: NOW_MS, log: () => undefined, retry: fastRetry });
+    expect(first.memory?.boundsRead?.bounds).toEqual({ preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 10 } });
+    aas.reset();
+    sm.reset();
+    // The fallback at 1 desired, its floor 2 within the remembered maximum of 10: a good read would raise it.
+    inCapacityModeWithFallbackDesired(1);
+    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
+    const lines: Array<Record<string, unknown>> = [];
+    await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: (l) => lines.push(l), retry: fastRetry, memory: first.memory });
+    expect(audit(lines)).toMatchObject({ replicaFloors: { fallback: 2 } });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+
+  test('a good read after a remembered pin plans with the fresh bounds and remembers them', async () => {
+    inCapacityModeWithFallbackDesired(1);
+    scalableTargets({ fallback: { min: 1, max: 1 } });
+    const pinned = await reconcile(SM, clients, { nowMs: NOW_MS, log: () => undefined, retry: fastRetry });
+    aas.reset();
+    scalableTargets();
+    const lines: Array<Record<string, unknown>> = [];
+    const next = await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: (l) => lines.push(l), retry: fastRetry, memory: pinned.memory });
+    expect(audit(lines)).toMatchObject({ replicaFloors: { fallback: 2 } });
+    expect(next.memory?.boundsRead?.bounds).toEqual({ preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 10 } });
+    expect(next.memory?.boundsRead?.at).toBeGreaterThan(pinned.memory!.boundsRead!.at);
   });
 
   test('DescribeScalableTargets throttled once is retried, and the capacity write goes through', async () => {

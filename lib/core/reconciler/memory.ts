@@ -18,9 +18,10 @@ export interface RunMemory {
   /** The replica floors it published (null: none known). */
   readonly floors: Readonly<Record<string, number>> | null;
   /**
-   * SageMaker: the scaling bounds the newest successful read in this environment found (`TargetState.scalingBounds`),
-   * carried over runs whose read failed, so such a run plans within them (`TargetState.rememberedBounds`). Absent
-   * before the first good read and after a cold start.
+   * SageMaker: the scaling bounds of the newest successful read by a run in this environment that reached a decision
+   * (`TargetState.scalingBounds`), and the start of that run's period (epoch seconds), carried over runs whose read
+   * failed, so such a run plans within them (`TargetState.rememberedBounds`). Absent before the first good read and
+   * after a cold start.
    */
-  readonly scalingBounds?: Readonly<Record<string, ScalingBounds>>;
+  readonly boundsRead?: { readonly at: number; readonly bounds: Readonly<Record<string, ScalingBounds>> };
 }

@@ -244,24 +244,27 @@ export function rememberRun(s: ReconcilerStep, outcome: RunOutcome, memory?: Run
   const wroteNow = outcome.action === 'applied' && s.plan.action === 'write' ? s.plan.write.kind : undefined;
   const earlier = memory?.period === now ? memory.wrote : undefined;
   const wrote = wroteNow ?? earlier;
-  // The newest bounds read successfully: this run's, or, when its read failed, those it planned with.
-  const scalingBounds = s.target.capacityUnwritable ? s.target.rememberedBounds : s.target.scalingBounds;
+  // The newest bounds read successfully: this run's, or, when its read failed, the earlier ones it planned with.
+  const bounds = s.target.capacityUnwritable ? undefined : s.target.scalingBounds;
+  const boundsRead = bounds ? { at: now, bounds } : memory?.boundsRead;
   return {
     period: now, state: recordedState(s, outcome).recorded, ...(wrote ? { wrote } : {}), floors: s.floors,
-    ...(scalingBounds ? { scalingBounds } : {}),
+    ...(boundsRead ? { boundsRead } : {}),
   };
 }
 
 /**
  * The target as the run plans with it: when its scaling bounds could not be read, those of the newest good read in
- * this execution environment (`TargetState.rememberedBounds`), named in the audit line; still no capacity write.
+ * this execution environment (`TargetState.rememberedBounds`), named with their time in the audit line; still no
+ * capacity write.
  */
 function withRememberedBounds(read: TargetState, memory: RunMemory | undefined): TargetState {
-  if (!read.capacityUnwritable || !memory?.scalingBounds) return read;
+  if (!read.capacityUnwritable || !memory?.boundsRead) return read;
+  const at = new Date(memory.boundsRead.at * 1000).toISOString();
   return {
     ...read,
-    rememberedBounds: memory.scalingBounds,
-    capacityUnwritable: `${read.capacityUnwritable}; planned within the scaling bounds an earlier run read`,
+    rememberedBounds: memory.boundsRead.bounds,
+    capacityUnwritable: `${read.capacityUnwritable}; planned within the scaling bounds read at ${at}`,
   };
 }
 

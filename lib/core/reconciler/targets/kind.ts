@@ -85,7 +85,7 @@ export interface TargetState {
   readonly capacityUnwritable?: string;
   /**
    * When the bounds could not be read this run (`capacityUnwritable`): those the newest successful read in this
-   * execution environment found (`RunMemory.scalingBounds`). The policy plans within them, as it would within a good
+   * execution environment found (`RunMemory.boundsRead`). The policy plans within them, as it would within a good
    * read's, so a failed read neither lifts a game day's pin from the plan nor moves the weights; no capacity write is made
    * on them.
    */

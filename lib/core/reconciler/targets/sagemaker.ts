@@ -289,7 +289,8 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     // endpoint Updating: weights go first (routing is the fast lever), one capacity per run after them.
     const zeroed = stray(routes(facts), target);
     if (decision.weightsChanged || zeroed.length > 0) return { kind: 'weights', weights: decision.weights, zeroed };
-    const max = capacityCeilings(facts, target.scalingBounds);
+    // A run whose bounds read failed writes no capacity, whatever bounds it planned with.
+    const max = capacityCeilings(facts, target.capacityUnwritable ? {} : target.scalingBounds);
     const capped = floors && Object.fromEntries(Object.entries(floors).map(([n, f]) => [n, Math.min(f, max.get(n) ?? f)]));
     const raise = capacitiesToRaise(capped, target.replicas)[0];
     if (!raise) return undefined;
