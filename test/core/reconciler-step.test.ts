@@ -503,6 +503,30 @@ describe('replica floors', () => {
     });
   });
 
+  test('SageMaker: a run whose bounds read failed writes no capacity, whatever bounds its target carries', () => {
+    // The same floors in force as above, the bounds allowing them; the read failed (`capacityUnwritable`). The Lambda's
+    // reader leaves the bounds empty then, but the step must not depend on it.
+    const world: World = {
+      mode: fill(1),
+      classes: {
+        preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: withGap(perMinute(900)) },
+        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: withGap(perMinute(250)) },
+      },
+    };
+    const period = Math.floor(NOW_MS / 60_000) * 60;
+    const memory: RunMemory = {
+      period: period - 60, floors: { preferred: 0, fallback: 4 },
+      state: { mode: 'capacity', weights: { preferred: 75, fallback: 25 }, modeSince: period - 600, ramping: false },
+    };
+    const target: TargetState = {
+      ...sagemaker({ preferred: 75, fallback: 25 }), scalingBounds: { preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 10 } },
+      capacityUnwritable: 'no capacity write this run: DescribeScalableTargets failed (AccessDeniedException: denied)',
+    };
+    const s = decided(step(SM, target, answer(SM, world), NOW_MS, memory));
+    expect(s.floors).toEqual({ preferred: 0, fallback: 4 });
+    expect(s.plan).toEqual({ action: 'unchanged', detail: target.capacityUnwritable });
+  });
+
   test('the preferred class\'s standing ask is published as it is; a fallback\'s floor is raised past the HPA tolerance', () => {
     // Raised to 23, an ask of 21 would stick: the HPA ignores the next floor of 21 within its tolerance of 23 replicas,
     // and 21 ready against 23 desired would read as a shortage the ask itself made.
