@@ -476,21 +476,31 @@ describe('replica floors', () => {
     expect(s.floors).toEqual({ inf2: 0, g6: 12 });
   });
 
+  /**
+   * A SageMaker tick that holds everything (a gap in the newest period), so the floors in force from the previous run
+   * (the fallback's 4) are what it writes.
+   */
+  function holdingFloorsInForce(): { world: World; memory: RunMemory } {
+    const period = Math.floor(NOW_MS / 60_000) * 60;
+    return {
+      world: {
+        mode: fill(1),
+        classes: {
+          preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: withGap(perMinute(900)) },
+          fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: withGap(perMinute(250)) },
+        },
+      },
+      memory: {
+        period: period - 60, floors: { preferred: 0, fallback: 4 },
+        state: { mode: 'capacity', weights: { preferred: 75, fallback: 25 }, modeSince: period - 600, ramping: false },
+      },
+    };
+  }
+
   test('SageMaker: floors in force above a MaxCapacity lowered since are written only up to it', () => {
     // The decision plans within each variant's live MaxCapacity (the policy classes' maxReplicas); a tick that holds
     // everything writes the floors in force instead, published before the operator lowered the fallback's maximum to 2.
-    const world: World = {
-      mode: fill(1),
-      classes: {
-        preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: withGap(perMinute(900)) },
-        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: withGap(perMinute(250)) },
-      },
-    };
-    const period = Math.floor(NOW_MS / 60_000) * 60;
-    const memory: RunMemory = {
-      period: period - 60, floors: { preferred: 0, fallback: 4 },
-      state: { mode: 'capacity', weights: { preferred: 75, fallback: 25 }, modeSince: period - 600, ramping: false },
-    };
+    const { world, memory } = holdingFloorsInForce();
     const target: TargetState = {
       ...sagemaker({ preferred: 75, fallback: 25 }), scalingBounds: { preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 2 } },
     };
@@ -506,18 +516,7 @@ describe('replica floors', () => {
   test('SageMaker: a run whose bounds read failed writes no capacity, whatever bounds its target carries', () => {
     // The same floors in force as above, the bounds allowing them; the read failed (`capacityUnwritable`). The Lambda's
     // reader leaves the bounds empty then, but the step must not depend on it.
-    const world: World = {
-      mode: fill(1),
-      classes: {
-        preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: withGap(perMinute(900)) },
-        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: withGap(perMinute(250)) },
-      },
-    };
-    const period = Math.floor(NOW_MS / 60_000) * 60;
-    const memory: RunMemory = {
-      period: period - 60, floors: { preferred: 0, fallback: 4 },
-      state: { mode: 'capacity', weights: { preferred: 75, fallback: 25 }, modeSince: period - 600, ramping: false },
-    };
+    const { world, memory } = holdingFloorsInForce();
     const target: TargetState = {
       ...sagemaker({ preferred: 75, fallback: 25 }), scalingBounds: { preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 10 } },
       capacityUnwritable: 'no capacity write this run: DescribeScalableTargets failed (AccessDeniedException: denied)',
