@@ -9,6 +9,7 @@ import { variantResourceId } from '../../lib/core/platform/sagemaker-scalable-ta
 import { Dim } from '../../lib/core/metrics/contract';
 import { DEFAULT_POLICY_CONFIG, policyWindowPeriods } from '../../lib/core/policy/defaults';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { routingTarget } from '../../lib/core/reconciler/targets';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
@@ -33,6 +34,18 @@ function run(config: ReconcilerConfig = SM) {
     .then(({ memory: _, ...result }) => ({ result, lines }));
 }
 const audit = (lines: Array<Record<string, unknown>>) => lines.find((l) => l.audit === 'routing-decision') as Record<string, unknown>;
+
+/** A run at `nowMs` handed `memory`, keeping the memory it hands on (the runs of one execution environment). */
+async function runRemembering(nowMs: number, memory?: RunMemory) {
+  const lines: Array<Record<string, unknown>> = [];
+  const { memory: next } = await reconcile(SM, clients, { nowMs, log: (l) => lines.push(l), retry: fastRetry, ...(memory ? { memory } : {}) });
+  return { lines, memory: next };
+}
+
+/** DescribeScalableTargets denied (a permissions boundary): the read fails on every attempt. */
+function denyScalableTargetsRead(): void {
+  aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
+}
 
 beforeEach(() => {
   resetWorld();
@@ -227,7 +240,7 @@ describe('reconciler run, SageMaker endpoint', () => {
 
   test('DescribeScalableTargets failing writes no capacity, but the weights still move (the fallback does not wait on it)', async () => {
     inCapacityModeWithFallbackDesired(1);
-    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
+    denyScalableTargetsRead();
     const held = await run();
     expect(held.result).toMatchObject({ action: 'unchanged' });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
@@ -239,7 +252,7 @@ describe('reconciler run, SageMaker endpoint', () => {
     // maxima, not as no room, so one failed read moves no weight.
     expect(audit(held.lines)).toMatchObject({ mode: 'capacity', replicaFloors: { fallback: 2 } });
     resetWorld();
-    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
+    denyScalableTargetsRead();
     inShortage();
     const moved = await run();
     expect(moved.result).toMatchObject({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
@@ -249,18 +262,16 @@ describe('reconciler run, SageMaker endpoint', () => {
   test('a failed DescribeScalableTargets plans within the bounds an earlier run read: a pin stays in the plan', async () => {
     inCapacityModeWithFallbackDesired(1);
     scalableTargets({ fallback: { min: 1, max: 1 } });
-    const log = () => undefined;
-    const pinned = await reconcile(SM, clients, { nowMs: NOW_MS, log, retry: fastRetry });
+    const pinned = await runRemembering(NOW_MS);
     expect(pinned.memory?.boundsRead).toEqual({
       at: NOW_MS / 1000 - ((NOW_MS / 1000) % 60), bounds: { preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 1 } },
     });
     // The next run's read fails. Planned at the facts' maxima, the pinned fallback would get a floor of 2 (the failed
     // read test above); planned within the bounds the earlier run read, none. No capacity write either way.
     aas.reset();
-    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
-    const lines: Array<Record<string, unknown>> = [];
-    const next = await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: (l) => lines.push(l), retry: fastRetry, memory: pinned.memory });
-    expect(audit(lines)).toMatchObject({
+    denyScalableTargetsRead();
+    const next = await runRemembering(NOW_MS + 60_000, pinned.memory);
+    expect(audit(next.lines)).toMatchObject({
       mode: 'capacity', replicaFloors: { fallback: 0 },
       apply: { detail: expect.stringContaining(`planned within the scaling bounds read at ${new Date(pinned.memory!.boundsRead!.at * 1000).toISOString()}`) },
     });
@@ -268,35 +279,32 @@ describe('reconciler run, SageMaker endpoint', () => {
     // Carried on while reads keep failing.
     expect(next.memory?.boundsRead).toEqual(pinned.memory?.boundsRead);
     // A cold start has no memory: the facts' maxima, as in the failed read test.
-    const cold: Array<Record<string, unknown>> = [];
-    await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: (l) => cold.push(l), retry: fastRetry });
-    expect(audit(cold)).toMatchObject({ replicaFloors: { fallback: 2 } });
+    const cold = await runRemembering(NOW_MS + 60_000);
+    expect(audit(cold.lines)).toMatchObject({ replicaFloors: { fallback: 2 } });
   });
 
   test('remembered bounds only plan: a failed read writes no capacity even where they would allow it', async () => {
     inCapacityModeWithFallbackDesired(2);
-    const first = await reconcile(SM, clients, { nowMs: NOW_MS, log: () => undefined, retry: fastRetry });
+    const first = await runRemembering(NOW_MS);
     expect(first.memory?.boundsRead?.bounds).toEqual({ preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 10 } });
     aas.reset();
     sm.reset();
     // The fallback at 1 desired, its floor 2 within the remembered maximum of 10: a good read would raise it.
     inCapacityModeWithFallbackDesired(1);
-    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
-    const lines: Array<Record<string, unknown>> = [];
-    await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: (l) => lines.push(l), retry: fastRetry, memory: first.memory });
-    expect(audit(lines)).toMatchObject({ replicaFloors: { fallback: 2 } });
+    denyScalableTargetsRead();
+    const next = await runRemembering(NOW_MS + 60_000, first.memory);
+    expect(audit(next.lines)).toMatchObject({ replicaFloors: { fallback: 2 } });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
   });
 
   test('a good read after a remembered pin plans with the fresh bounds and remembers them', async () => {
     inCapacityModeWithFallbackDesired(1);
     scalableTargets({ fallback: { min: 1, max: 1 } });
-    const pinned = await reconcile(SM, clients, { nowMs: NOW_MS, log: () => undefined, retry: fastRetry });
+    const pinned = await runRemembering(NOW_MS);
     aas.reset();
     scalableTargets();
-    const lines: Array<Record<string, unknown>> = [];
-    const next = await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: (l) => lines.push(l), retry: fastRetry, memory: pinned.memory });
-    expect(audit(lines)).toMatchObject({ replicaFloors: { fallback: 2 } });
+    const next = await runRemembering(NOW_MS + 60_000, pinned.memory);
+    expect(audit(next.lines)).toMatchObject({ replicaFloors: { fallback: 2 } });
     expect(next.memory?.boundsRead?.bounds).toEqual({ preferred: { min: 1, max: 10 }, fallback: { min: 1, max: 10 } });
     expect(next.memory?.boundsRead?.at).toBeGreaterThan(pinned.memory!.boundsRead!.at);
   });
