@@ -341,9 +341,37 @@ export function verdict(r: SuiteReport): string {
     const mine = checks.filter((c) => c.platform === p);
     return `${mine.filter((c) => c.met).length} of ${mine.length} checks on ${PLATFORM_LABELS[p]}`;
   });
-  const missed = checks.filter((c) => !c.met).map((c) => `${c.scenarioId} ${PLATFORM_LABELS[c.platform]} (${c.target})`);
+  // One clause per target, not per miss: the line stays one line however many scenarios miss (they are in the table).
+  const missed = targetSummary(checks).filter((t) => t.missed > 0).sort((a, b) => b.missed - a.missed)
+    .map((t) => `${t.target} in ${t.missed} of ${t.checked} scenario-platform pairs`);
   return `Verdict: the library's policy meets its targets in ${counts.join(' and ')}` +
-    (missed.length === 0 ? '; none missed.' : `; missed: ${missed.join(', ')}.`);
+    (missed.length === 0 ? '; none missed.' : `; missed: ${missed.join(', ')} (each miss in the targets table).`);
+}
+
+/** One target of the library's policy across the report: how often it was checked and missed, and where, per platform. */
+export interface TargetSummary {
+  readonly target: string;
+  readonly checked: number;
+  readonly missed: number;
+  readonly byPlatform: ReadonlyArray<{ readonly platform: PlatformKind; readonly checked: number; readonly missedIn: readonly string[] }>;
+}
+
+/** The checks grouped by target, in the order the targets are first checked. */
+export function targetSummary(checks: readonly TargetCheck[]): TargetSummary[] {
+  const targets = [...new Set(checks.map((c) => c.target))];
+  const platforms = [...new Set(checks.map((c) => c.platform))];
+  return targets.map((target) => {
+    const mine = checks.filter((c) => c.target === target);
+    return {
+      target,
+      checked: mine.length,
+      missed: mine.filter((c) => !c.met).length,
+      byPlatform: platforms.map((platform) => {
+        const here = mine.filter((c) => c.platform === platform);
+        return { platform, checked: here.length, missedIn: here.filter((c) => !c.met).map((c) => c.scenarioId) };
+      }),
+    };
+  });
 }
 
 /** GitHub's anchor of a Markdown heading. */
@@ -352,10 +380,25 @@ export function anchor(heading: string): string {
 }
 
 
+/** One platform's cell of the target summary: met of checked, and the scenarios that missed ('-': not checked there). */
+function summaryCell(p: TargetSummary['byPlatform'][number]): string {
+  if (p.checked === 0) return '-';
+  return `${p.checked - p.missedIn.length} of ${p.checked}${p.missedIn.length > 0 ? `; missed: ${p.missedIn.join(', ')}` : ''}`;
+}
+
+/** Per target and platform: met of checked, and the scenarios that missed. */
+function targetSummaryMarkdown(checks: readonly TargetCheck[]): string {
+  const summary = targetSummary(checks);
+  const platforms = summary[0]?.byPlatform.map((p) => PLATFORM_LABELS[p.platform]) ?? [];
+  return [`| target | ${platforms.join(' | ')} |`, `|---|${platforms.map(() => '---|').join('')}`,
+    ...summary.map((t) => `| ${t.target} | ${t.byPlatform.map(summaryCell).join(' | ')} |`)].join('\n');
+}
+
 function targetsMarkdown(r: SuiteReport): string {
   const checks = reportChecks(r);
   if (checks.length === 0) return '';
-  return ['| scenario | platform | target | library | met | miss |', '|---|---|---|---:|:---:|---|',
+  return [targetSummaryMarkdown(checks), '', 'Every check:', '',
+    '| scenario | platform | target | library | met | miss |', '|---|---|---|---:|:---:|---|',
     ...checks.map((c) => `| ${c.scenarioId} | ${PLATFORM_LABELS[c.platform]} | ${c.target} | ${c.value} | ${c.met ? 'yes' : 'no'} | ${c.miss} |`)].join('\n');
 }
 
@@ -420,7 +463,10 @@ export function htmlReport(r: SuiteReport): string {
     const heading = `${s.scenarioId} ${s.title} on ${PLATFORM_LABELS[s.platform]}`;
     return `<li><a href="#${anchor(heading)}">${escape(heading)}</a></li>`;
   }).join('')}</ul>`;
-  const targets = checks.length === 0 ? '' : `<h2>Targets of the library's policy</h2><table><tr><th>scenario</th><th>platform</th><th>target</th><th>library</th><th>met</th><th>miss</th></tr>${
+  const summary = targetSummary(checks);
+  const summaryTable = `<table><tr><th>target</th>${(summary[0]?.byPlatform ?? []).map((p) => `<th>${PLATFORM_LABELS[p.platform]}</th>`).join('')}</tr>${
+    summary.map((t) => `<tr class="${t.missed > 0 ? 'miss' : 'ok'}"><td>${escape(t.target)}</td>${t.byPlatform.map((p) => `<td>${summaryCell(p)}</td>`).join('')}</tr>`).join('')}</table>`;
+  const targets = checks.length === 0 ? '' : `<h2>Targets of the library's policy</h2>${summaryTable}<table><tr><th>scenario</th><th>platform</th><th>target</th><th>library</th><th>met</th><th>miss</th></tr>${
     checks.map((c) => `<tr class="${c.met ? 'ok' : 'miss'}"><td>${c.scenarioId}</td><td>${PLATFORM_LABELS[c.platform]}</td><td>${escape(c.target)}</td><td>${escape(c.value)}</td><td>${c.met ? 'yes' : 'no'}</td><td>${escape(c.miss)}</td></tr>`).join('')}</table>`;
   return `<!doctype html><html><head><meta charset="utf-8"><title>cdk-capacity-aware-inference benchmark</title><style>
 body{font-family:sans-serif;margin:24px;max-width:1500px}table{border-collapse:collapse;font-size:12px;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../bin/sim';
 import { degradationReport, formatDegradationReport } from '../../lib/sim/planning';
-import { checkTargets, markdownTable } from '../../lib/sim/report';
+import { checkTargets, markdownTable, type TargetCheck, targetSummary } from '../../lib/sim/report';
 import { llamaChatService } from '../../lib/sim/services';
 import { estimate, pairedDifference } from '../../lib/sim/stats';
 import { type JobResult, runJob, summarise } from '../../lib/sim/suite';
@@ -121,6 +121,27 @@ describe('a baseline better on both', () => {
   });
 });
 
+describe('the targets summary', () => {
+  const check = (scenarioId: string, platform: 'eks' | 'sagemaker', target: string, met: boolean): TargetCheck =>
+    ({ scenarioId, platform, target, value: '', met, miss: met ? '' : 'x' });
+  const checks = [
+    check('S0', 'eks', 'zero mode changes', true), check('S0', 'sagemaker', 'zero mode changes', true),
+    check('S1', 'eks', 'time to fallback', true), check('S1', 'sagemaker', 'time to fallback', false),
+    check('S2', 'eks', 'time to fallback', false), check('S2', 'sagemaker', 'time to fallback', false),
+    check('S3', 'eks', 'regret', false),
+  ];
+
+  test('groups the checks by target in the order first checked, with met of checked and the scenarios that missed, per platform', () => {
+    const summary = targetSummary(checks);
+    expect(summary.map((t) => [t.target, t.checked, t.missed])).toEqual([['zero mode changes', 2, 0], ['time to fallback', 4, 3], ['regret', 1, 1]]);
+    expect(summary[1].byPlatform).toEqual([
+      { platform: 'eks', checked: 2, missedIn: ['S2'] }, { platform: 'sagemaker', checked: 2, missedIn: ['S1', 'S2'] },
+    ]);
+    // A target checked on one platform only is not checked (0) on the other, not met there.
+    expect(summary[2].byPlatform[1]).toEqual({ platform: 'sagemaker', checked: 0, missedIn: [] });
+  });
+});
+
 describe('CLI', () => {
   const root = join(__dirname, '..', '..');
   const cli = (args: string[]) => execFileSync(process.execPath, ['--require', 'ts-node/register/transpile-only', join(root, 'bin', 'sim.ts'), ...args],
@@ -145,6 +166,11 @@ describe('CLI', () => {
     expect(md).toContain('- [S1 Preferred shortage](#s1-preferred-shortage)');
     expect(md).toContain('| policy | SLO % EKS | SLO % SageMaker |');
     expect(md).toContain('## Targets of the library\'s policy');
+    // The verdict names each missed target once, with its count, never a list of scenarios; the table says where.
+    const verdictLine = stdout.split('\n').find((l) => l.startsWith('Verdict: '))!;
+    expect(verdictLine).not.toMatch(/S1 (EKS|SageMaker) \(/);
+    for (const m of verdictLine.matchAll(/missed: (.*) \(each miss/g)) expect(m[1]).toMatch(/in \d+ of \d+ scenario-platform pairs/);
+    expect(md).toContain('| target | EKS | SageMaker |');
   });
 
   test("a user's scenario file is reported without the library's targets", () => {
