@@ -22,7 +22,8 @@ export interface RunMetrics {
   readonly excessRejectedShare: number;
   /**
    * Per capacity event: from the first minute with a deficit (onset at the earliest) until the fallbacks carry 90% of
-   * it, on trailing 3-minute means (NaN: no deficit arose; Infinity: never within the event).
+   * it, or of their ceiling where that is less, on trailing 3-minute means (NaN: no deficit arose that the fallbacks
+   * could take; Infinity: never within the event).
    */
   readonly timeToFallbackSeconds: number;
   /** Metric period + metric delay + control period + fallback provisioning: nothing can react faster. */
@@ -130,9 +131,9 @@ function excessRejections(run: RunResult, scenario: ScenarioInstance): number {
     const demandTokens = sum(s.demandTokens, from, to) / ((to - from) * 60);
     let capacity = 0;
     scenario.classes.flatMap((column) => poolsOf(scenario, column)).forEach((c) => {
-      let instances = c.maxReplicas;
-      for (let m = from; m < to; m++) instances = Math.min(instances, availabilityAt(scenario.availability?.[c.name], m * 60));
-      capacity += instances * c.tokensPerSecondPerReplica * (scenario.speedFactors?.[c.name] ?? 1);
+      let ceiling = Infinity;
+      for (let m = from; m < to; m++) ceiling = Math.min(ceiling, poolCeiling(scenario, c, m * 60));
+      capacity += ceiling;
     });
     const unavoidable = demandTokens > 0 ? Math.max(0, 1 - capacity / demandTokens) : 0;
     const windowArrivals = sum(s.demandRequests, from, to);
@@ -141,6 +142,16 @@ function excessRejections(run: RunResult, scenario: ScenarioInstance): number {
     if (windowArrivals > 0) excess += Math.max(0, windowRejected / windowArrivals - unavoidable) * windowArrivals;
   }
   return excess;
+}
+
+/**
+ * Tokens per second a pool could carry at `at`: every instance the cloud would hand out then, up to its maximum, at its
+ * envelope times its speed. No policy can do better, so the unavoidable share of rejections and the part of a deficit
+ * the fallbacks can be asked to carry are both measured against it.
+ */
+function poolCeiling(scenario: ScenarioInstance, pool: ReturnType<typeof poolsOf>[number], at: number): number {
+  const instances = Math.min(pool.maxReplicas, availabilityAt(scenario.availability?.[pool.name], at));
+  return instances * pool.tokensPerSecondPerReplica * (scenario.speedFactors?.[pool.name] ?? 1);
 }
 
 /** Reaction to each capacity event (time to fallback, time to return) and the physical floor of the last one. */
@@ -162,7 +173,7 @@ function eventReactions(run: RunResult, scenario: ScenarioInstance):
       return typeof p === 'number' ? p : (p[0] + p[1]) / 2;
     }));
     floor = 60 + delay + 60 + provisioning;
-    timesToFallback.push(timeToFallback(run, ci, ev));
+    timesToFallback.push(timeToFallback(run, scenario, ci, ev));
     timesToReturn.push(timeToReturn(run, ev));
   }
   return { timesToFallback, timesToReturn, floor };
@@ -171,12 +182,16 @@ function eventReactions(run: RunResult, scenario: ScenarioInstance):
 
 
 /**
- * From the first minute with a deficit of class `ci` until the fallbacks carry 90% of it (NaN: no deficit arose;
- * Infinity: never within the event).
+ * From the first minute with a deficit of class `ci` until the fallbacks carry 90% of what of it they could carry (NaN:
+ * no deficit arose that the fallbacks could take; Infinity: never within the event). What they could carry is capped
+ * at their ceiling (`poolCeiling`, summed over the other classes): where the cloud hands out fewer fallback instances
+ * than the deficit needs (S2's capped fallbacks), the clock stops when they carry 90% of what they can, as the
+ * clairvoyant references do, not never.
  */
-function timeToFallback(run: RunResult, ci: number, ev: CapacityEvent): number {
+function timeToFallback(run: RunResult, scenario: ScenarioInstance, ci: number, ev: CapacityEvent): number {
   const s = run.series;
   const k = s.classCount;
+  const classes = scenario.classes;
   const start = Math.floor(ev.onset / 60);
   const end = Math.min(s.minutes, Math.ceil(ev.restoration / 60));
   // The deficit is judged on trailing 3-minute means (a single noisy minute is not a deficit, for the policy or for
@@ -194,7 +209,12 @@ function timeToFallback(run: RunResult, ci: number, ev: CapacityEvent): number {
     const demand = mean3((j) => s.demandTokens[j], m);
     // A pool's shortage is measured on its variant: what all its pools' ready instances sustain, each at its envelope.
     const preferredCapacity = mean3((j) => s.readyCapacity[j * k + ci] * 60, m);
-    const deficit = demand - preferredCapacity;
+    // Per minute, as the demand and the ready capacity are; never below what the fallbacks have ready (replicas kept
+    // from before a cap count, though the cloud would hand out no more).
+    const fallbackCeiling = (j: number, i: number) =>
+      Math.max(s.readyCapacity[j * k + i], poolsOf(scenario, classes[i]).reduce((t, pool) => t + poolCeiling(scenario, pool, j * 60), 0));
+    const ceiling = mean3((j) => 60 * classes.reduce((sum, _, i) => (i === ci ? sum : sum + fallbackCeiling(j, i)), 0), m);
+    const deficit = Math.min(demand - preferredCapacity, ceiling);
     if (deficit <= 0.02 * demand) continue;
     if (!sawDeficit) clock = Math.max(ev.onset, (m - DEFICIT_SMOOTHING_MINUTES + 1) * 60);
     sawDeficit = true;

@@ -223,7 +223,7 @@ export const METRIC_DEFINITIONS: ReadonlyArray<readonly [string, string]> = [
   ['regret %', 'cost per 1M SLO tokens above the clairvoyant oracle (zero delay, no standby, sized at the envelope): a lower bound'],
   ['fleet regret %', 'the same against the fleet-structure oracle, which also knows the future but pays the plan\'s warm standby and scaling headroom: the policy\'s own regret'],
   ['rejected %, excess rej %', 'rejected arrivals; excess = above the unavoidable share max(0, 1 - capacity / demand) per 5-minute window'],
-  ['to fallback s', 'from the first minute with a deficit (demand minus the preferred class\'s ready envelope; event onset at the earliest) until the fallbacks serve 90% of it, on trailing 3-minute means'],
+  ['to fallback s', 'from the first minute with a deficit (demand minus the preferred class\'s ready envelope; event onset at the earliest) until the fallbacks serve 90% of it, or of what they could serve with every instance the cloud hands out up to their maximum where that is less, on trailing 3-minute means'],
   ['floor s', 'metric period + metric delay + control period + fallback provisioning: nothing reacts faster'],
   ['to return s', 'restoration until the rolling 5-minute cost per token is within 5% of the 30 minutes before onset'],
   ['modes/event', 'changes of the policy\'s mode label per capacity event (per run when there is none)'],

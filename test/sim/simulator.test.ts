@@ -1,9 +1,9 @@
-import { costOnly, oracle, retryOnPreferred } from '../../lib/sim/baselines';
+import { costOnly, fleetOracle, oracle, retryOnPreferred } from '../../lib/sim/baselines';
 import { libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
 import { type ScenarioInstance } from '../../lib/sim/model';
 import { type PolicyFactory } from '../../lib/sim/policy';
-import { S1, S7, S9, SCENARIOS } from '../../lib/sim/scenarios';
+import { S1, S2, S7, S9, SCENARIOS } from '../../lib/sim/scenarios';
 import { runSimulation } from '../../lib/sim/simulator';
 import { runJob } from '../../lib/sim/suite';
 
@@ -40,6 +40,18 @@ describe('simulator mechanics', () => {
     const m = computeMetrics(run, surge);
     expect(m.rejectedShare).toBeGreaterThan(0.02);
     expect(m.timeToFallbackSeconds).toBe(Infinity);
+  });
+
+  test('time to fallback is measured against what the fallbacks could carry: capped below the deficit, 90% of their ceiling', () => {
+    // One inf2 instance and no a10g while demand doubles: no policy can carry 90% of the deficit. The clairvoyant fleet
+    // oracle, which gets every instance the cloud hands out, must still meet the metric (it read never before).
+    const capped = S2.build(3, { ...SHORT_LLM, surge: 2, inf2Cap: 1, a10gCap: 0 });
+    expect(computeMetrics(runSimulation(capped, fleetOracle, { seed: 3 }), capped).timeToFallbackSeconds).toBe(180);
+    // Nothing to fall back to at all: no deficit the fallbacks could take, so no time (not 0, not never).
+    const none = S2.build(3, { ...SHORT_LLM, surge: 2, inf2Cap: 0, a10gCap: 0 });
+    expect(computeMetrics(runSimulation(none, fleetOracle, { seed: 3 }), none).timeToFallbackSeconds).toBeNaN();
+    // A policy that never routes to a fallback still never falls back, capped or not.
+    expect(computeMetrics(runSimulation(capped, retryOnPreferred, { seed: 3 }), capped).timeToFallbackSeconds).toBe(Infinity);
   });
 
   test('the preferred class gets capacity errors, retried no more often than every 3 minutes, while it is held', () => {
