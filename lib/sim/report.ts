@@ -343,9 +343,9 @@ export function verdict(r: SuiteReport): string {
   });
   // One clause per target, not per miss: the line stays one line however many scenarios miss (they are in the table).
   const missed = targetSummary(checks).filter((t) => t.missed > 0).sort((a, b) => b.missed - a.missed)
-    .map((t) => `${t.target} in ${t.missed} of ${t.checked} scenario-platform pairs`);
+    .map((t) => `${t.target} (${t.missed} of ${t.checked})`);
   return `Verdict: the library's policy meets its targets in ${counts.join(' and ')}` +
-    (missed.length === 0 ? '; none missed.' : `; missed: ${missed.join(', ')} (each miss in the targets table).`);
+    (missed.length === 0 ? '; none missed.' : `; missed, in scenario-platform pairs: ${missed.join(', ')}; each miss is in the targets table.`);
 }
 
 /** One target of the library's policy across the report: how often it was checked and missed, and where, per platform. */
