@@ -138,10 +138,12 @@ function controlRow(m: ServiceMetrics): cloudwatch.IWidget[] {
     }),
     // A deferred write is routing frozen: on SageMaker an endpoint Updating (a scale-out waiting for capacity holds it
     // until the provisioning timeout) takes no weights, whatever the policy decided.
-    graph('Weight changes and deferred writes', 4, {
+    // A degraded run wrote its weights without a read it uses (SageMaker: no replica floor can be written).
+    graph('Weight changes, deferred writes and degraded runs', 4, {
       left: [
         m.perService(Metrics.weightChanges, { label: 'weight changes' }),
         m.perService(Metrics.writesDeferred, { label: 'writes deferred' }),
+        m.perService(Metrics.degradedReads, { label: 'runs without a read they use' }),
       ],
       leftYAxis: ZERO_AXIS('runs'),
     }),

@@ -133,6 +133,13 @@ function signalSourceLines(config: ReconcilerConfig): string[] {
 const RECONCILERS_OF = new WeakMap<object, Reconciler[]>();
 
 /**
+ * How long every run must go on without a read it uses before `degradedReadsAlarm` fires: longer than a throttling
+ * episode (each such read gets one retry within 6 s, and the next run reads again), short enough that a missing grant
+ * is seen within the first quarter hour of a shortage.
+ */
+const DEGRADED_READS_ALARM_SECONDS = 15 * 60;
+
+/**
  * The reconciler: a Lambda function, run every period, at once on capacity alarm state changes and (SageMaker) when the
  * endpoint takes writes again (`writableRule`), that reads the
  * routing target and one GetMetricData batch, calls the core policy `decide()`, writes weights only when they change
@@ -164,6 +171,14 @@ export class Reconciler extends Construct {
    * record a failure (the failure alarm sees only failures a run lived to record).
    */
   public readonly errorsAlarm: cloudwatch.Alarm;
+  /**
+   * Runs that went on without a read they use (`DegradedReads`: SageMaker DescribeScalableTargets, EKS
+   * DescribeTargetHealth) in every period of 15 minutes. Such a run writes its weights and succeeds, so the failure
+   * alarms never see it; on SageMaker it writes no replica floor, so a shortage would get weights but no fallback
+   * capacity. A throttled read that its one retry does not absorb passes within minutes; a missing grant or a denying
+   * service control policy does not. It notifies `alarmTopic`.
+   */
+  public readonly degradedReadsAlarm: cloudwatch.Alarm;
   /** The topic every alarm of the reconciler notifies. */
   public readonly alarmTopic: sns.ITopic;
   /** The key of the log group (the audit trail). */
@@ -281,6 +296,7 @@ export class Reconciler extends Construct {
     this.capacityErrorAlarms = alarms.capacityErrors;
     this.failureAlarm = alarms.failures;
     this.errorsAlarm = alarms.functionErrors;
+    this.degradedReadsAlarm = alarms.degradedReads;
     this.alarmTopic = alarms.topic;
     acknowledgeNistRules(this, {
       IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
@@ -290,6 +306,11 @@ export class Reconciler extends Construct {
       LambdaInsideVPC: 'The function calls AWS APIs only (CloudWatch, SageMaker or Elastic Load Balancing) and reaches no resource in a VPC; ' +
         'in a VPC it would need NAT or interface endpoints for each of them.',
     });
+  }
+
+  /** Runs that went on without a read they use (Sum). The `degradedReadsAlarm` watches it. */
+  public metricDegradedReads(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.contractMetric(Metrics.degradedReads, {}, props);
   }
 
   /** Failed runs (all reasons, Sum). The `failureAlarm` watches it. */
@@ -416,9 +437,23 @@ export class Reconciler extends Construct {
       alarmDescription: `${service}: reconciler invocations are failing (the function's error count: a crash, a timeout or a denied write); ` +
         'routing weights are frozen until runs succeed. See the reconciler log group.',
     });
+    const degradedPeriods = Math.ceil(DEGRADED_READS_ALARM_SECONDS / period.toSeconds());
+    const degradedReads = new cloudwatch.Alarm(this, 'DegradedReads', {
+      metric: this.metricDegradedReads({ period }),
+      threshold: 1,
+      evaluationPeriods: degradedPeriods,
+      datapointsToAlarm: degradedPeriods,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      // No datapoint: no run. A reconciler that does not run at all is the heartbeat alarm's job.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${service}: for ${DEGRADED_READS_ALARM_SECONDS / 60} minutes every reconciler run went on without a read it uses ` +
+        `(${Metrics.degradedReads.name}; the audit lines' apply.detail says which and why: DescribeScalableTargets on SageMaker, so no replica ` +
+        'floor is written, or DescribeTargetHealth on EKS). Weights are still written. Check the reconciler role\'s grants and any service ' +
+        'control policy; `verify` probes them.',
+    });
     const topic = props.alarmTopic ?? encryptedAlarmTopic(this, 'AlarmTopic', service).topic;
-    notifyOnAlarmAndOk(topic, [failures, functionErrors, ...capacityErrors]);
-    return { capacityErrors, failures, functionErrors, topic };
+    notifyOnAlarmAndOk(topic, [failures, functionErrors, degradedReads, ...capacityErrors]);
+    return { capacityErrors, failures, functionErrors, degradedReads, topic };
   }
 
   private validate(props: ReconcilerProps, serving: ServingDescription, policy: Partial<PolicyConfig>): Problem[] {

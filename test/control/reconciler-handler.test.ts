@@ -257,6 +257,14 @@ describe('reconciler run, SageMaker endpoint', () => {
     const moved = await run();
     expect(moved.result).toMatchObject({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
     expect(audit(moved.lines)).toMatchObject({ apply: { action: 'applied', detail: expect.stringContaining('DescribeScalableTargets failed') } });
+    // Both runs succeed, so each counts a DegradedReads datapoint for the alarm that sees a lasting denial.
+    for (const lines of [held.lines, moved.lines]) expect(lines.find((l) => 'PolicyMode' in l)).toMatchObject({ DegradedReads: 1 });
+  });
+
+  test('a run whose reads all answer publishes DegradedReads 0', async () => {
+    inShortage();
+    const { lines } = await run();
+    expect(lines.find((l) => 'PolicyMode' in l)).toMatchObject({ DegradedReads: 0 });
   });
 
   test('a failed DescribeScalableTargets plans within the bounds an earlier run read: a pin stays in the plan', async () => {
@@ -632,6 +640,8 @@ describe('reconciler run, ALB listener', () => {
       });
       expect(result).toMatchObject({ action: 'unchanged' });
       expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
+      // A run that goes on without its health read counts for the degraded-reads alarm (a lasting denial is not silent).
+      expect(lines.find((l) => 'PolicyMode' in l)).toMatchObject({ DegradedReads: 1 });
     });
 
     test('a class that has pods again reads its gap from the counts earlier runs published: no hold, the losses stay losses', async () => {
@@ -666,6 +676,7 @@ describe('reconciler run, ALB listener', () => {
       expect(audit(lines)).toMatchObject({ healthyTargets: { inf2: 0, g6: 2 } });
       expect(audit(lines)).not.toHaveProperty('healthUnread');
       expect(result).toMatchObject({ action: 'applied' });
+      expect(lines.find((l) => 'PolicyMode' in l)).toMatchObject({ DegradedReads: 0 });
     });
 
     test('a health read still throttled after its one retry, or cut off by the network, is a failed read, not a failed run', async () => {

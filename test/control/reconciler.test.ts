@@ -191,11 +191,11 @@ describe('Reconciler on a SageMaker endpoint', () => {
     expect(nagFindings(bare).some((f) => f.startsWith('AwsSolutions-IAM5'))).toBe(true);
   });
 
-  test('every alarm (failed runs, Lambda errors) notifies its encrypted topic on ALARM and OK', () => {
+  test('every alarm (failed runs, Lambda errors, runs without a read they use) notifies its encrypted topic on ALARM and OK', () => {
     const topic = { Ref: stack.getLogicalId(reconciler.alarmTopic.node.defaultChild as sns.CfnTopic) };
     const alarms = template.findResources('AWS::CloudWatch::Alarm', { Properties: { AlarmName: Match.absent() } });
     const own = Object.entries(alarms).filter(([id]) => id.startsWith('Reconciler'));
-    expect(own.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['ReconcilerFailures', 'ReconcilerFunctionErrors']);
+    expect(own.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['ReconcilerDegradedReads', 'ReconcilerFailures', 'ReconcilerFunctionErrors']);
     for (const [, alarm] of own) {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);
@@ -204,6 +204,12 @@ describe('Reconciler on a SageMaker endpoint', () => {
       Namespace: 'AWS/Lambda', MetricName: 'Errors', Statistic: 'Sum', Period: 60, Threshold: 1, EvaluationPeriods: 3, DatapointsToAlarm: 2,
       Dimensions: [{ Name: 'FunctionName', Value: { Ref: stack.getLogicalId(reconciler.function.node.defaultChild as lambda.CfnFunction) } }],
       TreatMissingData: 'notBreaching',
+    });
+    // Every run for a quarter hour without a read it uses: a lasting denial, not a throttled minute.
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'CapacityAwareInference', MetricName: 'DegradedReads', Statistic: 'Sum', Period: 60, Threshold: 1, EvaluationPeriods: 15,
+      DatapointsToAlarm: 15, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching',
+      Dimensions: [{ Name: 'Service', Value: 'llama3-chat' }],
     });
     template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ReconcilerAlarmTopicKey'), 'Arn'] } });
   });

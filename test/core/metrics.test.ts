@@ -80,7 +80,7 @@ describe('the metric contract', () => {
   test('every metric has exactly one emitter, and the split matches the design', () => {
     const byEmitter = (e: Parameters<typeof metricsEmittedBy>[0]) => metricsEmittedBy(e).map((m) => m.name).sort();
     expect(byEmitter('reconciler')).toEqual(
-      ['CapacityEventEntries', 'Decisions', 'DesiredReplicas', 'FallbackShareRequests', 'FallbackShareTokens', 'HealthyTargets', 'PendingScaleOut', 'PolicyMode', 'PolicyRamping', 'ReadyReplicas', 'ReconcilerFailures', 'RefusedScaleOuts', 'ReplicaFloor', 'RouteWeight',
+      ['CapacityEventEntries', 'Decisions', 'DegradedReads', 'DesiredReplicas', 'FallbackShareRequests', 'FallbackShareTokens', 'HealthyTargets', 'PendingScaleOut', 'PolicyMode', 'PolicyRamping', 'ReadyReplicas', 'ReconcilerFailures', 'RefusedScaleOuts', 'ReplicaFloor', 'RouteWeight',
         'WeightChanges', 'WritesDeferred'],
     );
     expect(byEmitter('model-server')).toEqual(

@@ -160,6 +160,9 @@ export const Metrics = {
   weightChanges: own('WeightChanges', 'Count', [S], 'Sum', 'reconciler', 'Reconciler runs that changed the weights'),
   writesDeferred: own('WritesDeferred', 'Count', [S], 'Sum', 'reconciler',
     'Reconciler runs whose planned write waited for a later run: the routing target took no write (a SageMaker endpoint not InService), or one write was already made in the period'),
+  degradedReads: own('DegradedReads', 'Count', [S], 'Sum', 'reconciler',
+    'Reconciler runs that went on without a read they use (the weights are still written): SageMaker DescribeScalableTargets, so no capacity '
+    + 'write that run; EKS DescribeTargetHealth, so the target groups\' health unread. The audit line says which read and why'),
   reconcilerFailures: own('ReconcilerFailures', 'Count', [S, Dim.REASON], 'Sum', 'reconciler',
     'Reconciler runs that failed (weights left unchanged), by reason: aws-error, timeout, invalid-config, target-mismatch, internal-error',
     [[S]]),

@@ -247,6 +247,12 @@ export interface DecisionRecords {
   readonly floors: Readonly<Record<string, number>> | null;
   /** What the run saw of each route (replica counts, per-pool instances). */
   readonly observed?: Readonly<Record<string, RouteObservation>>;
+  /**
+   * Whether the run went on without a read it uses (`TargetState.capacityUnwritable`: SageMaker's scaling bounds, so no
+   * capacity write; `healthUnread`: the ALB target health): published as `DegradedReads`, which the Reconciler's
+   * `degradedReadsAlarm` watches. A run like that succeeds, so nothing else would say that it keeps happening.
+   */
+  readonly degraded?: boolean;
   /** ALB: the healthy targets the run counted per route (`TargetState.healthyTargets`; null: the read failed). */
   readonly healthyTargets?: Readonly<Record<string, number | null>>;
   /**
@@ -270,7 +276,8 @@ export function pendingScaleOut(counts: { readonly ready: number; readonly desir
  * observed them, replicas) per routed class; on SageMaker also ready instances per pool class.
  */
 export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> {
-  const { decision, next, input, service, timestampMs, weightTotal, written, deferred = false, floors, observed = {}, refused, healthyTargets } = r;
+  const { decision, next, input, service, timestampMs, weightTotal, written, floors, observed = {}, refused, healthyTargets } = r;
+  const { deferred = false, degraded = false } = r;
   const total = Object.values(decision.weights).reduce((a, b) => a + b, 0) || weightTotal;
   const tps = new Map(input.classes.map((c) => [c.name, c.tokensPerSecondPerReplica]));
   const tokenWeight = (name: string) => (decision.weights[name] ?? 0) * (tps.get(name) ?? 0);
@@ -291,6 +298,7 @@ export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> 
       { spec: Metrics.fallbackShareTokens, value: tokenTotal > 0 ? (1 - tokenWeight(preferred) / tokenTotal) * 100 : 0 },
       { spec: Metrics.weightChanges, value: written ? 1 : 0 },
       { spec: Metrics.writesDeferred, value: deferred ? 1 : 0 },
+      { spec: Metrics.degradedReads, value: degraded ? 1 : 0 },
     ]),
     emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: decision.reason.code }, [
       { spec: Metrics.decisions, value: 1 },

@@ -195,6 +195,7 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
     weightTotal: s.observation.query.policy.weightTotal,
     written,
     deferred: outcome.action === 'skipped',
+    degraded: Boolean(s.target.capacityUnwritable ?? s.target.healthUnread),
     floors: s.floors,
     observed: kind.observations(config.facts, s.target, newest),
     ...(s.target.healthyTargets ? { healthyTargets: s.target.healthyTargets } : {}),
