@@ -202,6 +202,13 @@ export class ClassState {
     return c;
   }
 
+  /** Output tokens/s the ready replicas of every pool sustain at their envelopes times their actual speed. */
+  readyCapacityAtSpeed(): number {
+    let c = 0;
+    for (const pool of this.pools) c += pool.readyCount * pool.spec.tokensPerSecondPerReplica * pool.speed;
+    return c;
+  }
+
   /** Replicas counted toward the desired count: pending and ready, except those under interruption notice. */
   counted(): number {
     let c = 0;

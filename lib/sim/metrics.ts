@@ -209,10 +209,11 @@ function timeToFallback(run: RunResult, scenario: ScenarioInstance, ci: number, 
     const demand = mean3((j) => s.demandTokens[j], m);
     // A pool's shortage is measured on its variant: what all its pools' ready instances sustain, each at its envelope.
     const preferredCapacity = mean3((j) => s.readyCapacity[j * k + ci] * 60, m);
-    // Per minute, as the demand and the ready capacity are; never below what the fallbacks have ready (replicas kept
-    // from before a cap count, though the cloud would hand out no more).
-    const fallbackCeiling = (j: number, i: number) =>
-      Math.max(s.readyCapacity[j * k + i], poolsOf(scenario, classes[i]).reduce((t, pool) => t + poolCeiling(scenario, pool, j * 60), 0));
+    // Per minute, as the demand and the ready capacity are; never below what the fallbacks have ready, at their actual
+    // speed (replicas kept from before a cap count, though the cloud would hand out no more). Per class, not per pool:
+    // a fallback variant with several pools, one of them above its cap, would be capped a little low (none in the suite).
+    const fallbackCeiling = (j: number, i: number) => Math.max(s.readyCapacityAtSpeed[j * k + i],
+      poolsOf(scenario, classes[i]).reduce((t, pool) => t + poolCeiling(scenario, pool, j * 60), 0));
     const ceiling = mean3((j) => 60 * classes.reduce((sum, _, i) => (i === ci ? sum : sum + fallbackCeiling(j, i)), 0), m);
     const deficit = Math.min(demand - preferredCapacity, ceiling);
     if (deficit <= 0.02 * demand) continue;

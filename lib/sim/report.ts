@@ -223,7 +223,7 @@ export const METRIC_DEFINITIONS: ReadonlyArray<readonly [string, string]> = [
   ['regret %', 'cost per 1M SLO tokens above the clairvoyant oracle (zero delay, no standby, sized at the envelope): a lower bound'],
   ['fleet regret %', 'the same against the fleet-structure oracle, which also knows the future but pays the plan\'s warm standby and scaling headroom: the policy\'s own regret'],
   ['rejected %, excess rej %', 'rejected arrivals; excess = above the unavoidable share max(0, 1 - capacity / demand) per 5-minute window'],
-  ['to fallback s', 'from the first minute with a deficit (demand minus the preferred class\'s ready envelope; event onset at the earliest) until the fallbacks serve 90% of it, or of what they could serve with every instance the cloud hands out up to their maximum where that is less, on trailing 3-minute means'],
+  ['to fallback s', 'from the first minute with a deficit (demand minus the preferred class\'s ready envelope; event onset at the earliest) until the fallbacks serve 90% of it, or of what they could serve where that is less (every instance the cloud hands out up to their maximum, or what they have ready if more, at their envelope times their actual speed), on trailing 3-minute means; no value where the fallbacks could take none of it'],
   ['floor s', 'metric period + metric delay + control period + fallback provisioning: nothing reacts faster'],
   ['to return s', 'restoration until the rolling 5-minute cost per token is within 5% of the 30 minutes before onset'],
   ['modes/event', 'changes of the policy\'s mode label per capacity event (per run when there is none)'],
@@ -465,8 +465,8 @@ export function htmlReport(r: SuiteReport): string {
   }).join('')}</ul>`;
   const summary = targetSummary(checks);
   const summaryTable = `<table><tr><th>target</th>${(summary[0]?.byPlatform ?? []).map((p) => `<th>${PLATFORM_LABELS[p.platform]}</th>`).join('')}</tr>${
-    summary.map((t) => `<tr class="${t.missed > 0 ? 'miss' : 'ok'}"><td>${escape(t.target)}</td>${t.byPlatform.map((p) => `<td>${summaryCell(p)}</td>`).join('')}</tr>`).join('')}</table>`;
-  const targets = checks.length === 0 ? '' : `<h2>Targets of the library's policy</h2>${summaryTable}<table><tr><th>scenario</th><th>platform</th><th>target</th><th>library</th><th>met</th><th>miss</th></tr>${
+    summary.map((t) => `<tr class="${t.missed > 0 ? 'miss' : 'ok'}"><td>${escape(t.target)}</td>${t.byPlatform.map((p) => `<td>${escape(summaryCell(p))}</td>`).join('')}</tr>`).join('')}</table>`;
+  const targets = checks.length === 0 ? '' : `<h2>Targets of the library's policy</h2>${summaryTable}<p>Every check:</p><table><tr><th>scenario</th><th>platform</th><th>target</th><th>library</th><th>met</th><th>miss</th></tr>${
     checks.map((c) => `<tr class="${c.met ? 'ok' : 'miss'}"><td>${c.scenarioId}</td><td>${PLATFORM_LABELS[c.platform]}</td><td>${escape(c.target)}</td><td>${escape(c.value)}</td><td>${c.met ? 'yes' : 'no'}</td><td>${escape(c.miss)}</td></tr>`).join('')}</table>`;
   return `<!doctype html><html><head><meta charset="utf-8"><title>cdk-capacity-aware-inference benchmark</title><style>
 body{font-family:sans-serif;margin:24px;max-width:1500px}table{border-collapse:collapse;font-size:12px;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}

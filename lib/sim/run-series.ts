@@ -36,6 +36,8 @@ export interface RunSeries {
   readonly lowerPoolCostUsd: Float64Array;
   /** Output tokens/s the ready replicas sustain at their envelopes at the minute's end (each pool at its own). */
   readonly readyCapacity: Float64Array;
+  /** The same at the pools' actual speed (a scenario's speed factors): what the ready replicas can really carry. */
+  readonly readyCapacityAtSpeed: Float64Array;
   /** Mean requests in flight (queued or in service) over the minute: SageMaker's ConcurrentRequestsPerModel x instances. */
   readonly inFlight: Float64Array;
   /** Latency histograms of completed requests (index = (minute * classes + class) * LATENCY_BUCKETS + bucket). */
@@ -78,6 +80,7 @@ export function createRunSeries(minutes: number, k: number): RunSeries {
     costUsd: perCell(),
     lowerPoolCostUsd: perCell(),
     readyCapacity: perCell(),
+    readyCapacityAtSpeed: perCell(),
     inFlight: perCell(),
     latency: new Uint32Array(cells * LATENCY_BUCKETS),
     demandRequests: new Float64Array(minutes),

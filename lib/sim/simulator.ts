@@ -731,6 +731,7 @@ class Simulation {
       });
       s.costUsd[cell] = cost;
       s.readyCapacity[cell] = cs.readyCapacity();
+      s.readyCapacityAtSpeed[cell] = cs.readyCapacityAtSpeed();
       s.readyReplicas[cell] = cs.readyCount;
       s.pendingReplicas[cell] = cs.pending();
       s.desiredReplicas[cell] = cs.desired;

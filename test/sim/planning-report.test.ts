@@ -171,8 +171,13 @@ describe('CLI', () => {
     expect(verdictLine).not.toMatch(/S1 (EKS|SageMaker) \(/);
     const missed = /missed, in scenario-platform pairs: (.*); each miss is in the targets table\.$/.exec(verdictLine);
     expect(missed).not.toBeNull();
-    for (const clause of missed![1].split('), ')) expect(clause).toMatch(/ \(\d+ of \d+\)?$/);
+    const clauses = missed![1].split(/(?<=\)), /);
+    expect(new Set(clauses.map((c) => c.replace(/ \(\d+ of \d+\)$/, ''))).size).toBe(clauses.length);
+    // This run misses time to fallback on both platforms: one clause, counted over both.
+    expect(clauses).toContain('time to fallback <= floor + 2 control periods (2 of 2)');
     expect(md).toContain('| target | EKS | SageMaker |');
+    expect(md).toContain('| time to fallback <= floor + 2 control periods | 0 of 1; missed: S1 | 0 of 1; missed: S1 |');
+    expect(html).toContain('<tr class="miss"><td>time to fallback &lt;= floor + 2 control periods</td><td>0 of 1; missed: S1</td>');
   });
 
   test("a user's scenario file is reported without the library's targets", () => {

@@ -1,4 +1,4 @@
-import { costOnly, fleetOracle, oracle, retryOnPreferred } from '../../lib/sim/baselines';
+import { capacityOnly, costOnly, fleetOracle, oracle, retryOnPreferred } from '../../lib/sim/baselines';
 import { libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
 import { type ScenarioInstance } from '../../lib/sim/model';
@@ -47,9 +47,16 @@ describe('simulator mechanics', () => {
     // oracle, which gets every instance the cloud hands out, must still meet the metric (it read never before).
     const capped = S2.build(3, { ...SHORT_LLM, surge: 2, inf2Cap: 1, a10gCap: 0 });
     expect(computeMetrics(runSimulation(capped, fleetOracle, { seed: 3 }), capped).timeToFallbackSeconds).toBe(180);
+    // The ceiling is at the fallbacks' actual speed: at half speed the same cap holds half as much, and the oracle
+    // still meets it (it read never when the ready replicas counted at their declared speed).
+    const slow = { ...capped, speedFactors: { inf2: 0.5, a10g: 0.5 } };
+    expect(computeMetrics(runSimulation(slow, fleetOracle, { seed: 3 }), slow).timeToFallbackSeconds).toBe(240);
     // Nothing to fall back to at all: no deficit the fallbacks could take, so no time (not 0, not never).
     const none = S2.build(3, { ...SHORT_LLM, surge: 2, inf2Cap: 0, a10gCap: 0 });
     expect(computeMetrics(runSimulation(none, fleetOracle, { seed: 3 }), none).timeToFallbackSeconds).toBeNaN();
+    // Replicas kept from before a cap count, though the cloud hands out no more: capacity-only keeps its fallbacks'
+    // replicas and carries with them; the fleet oracle above has none ready.
+    expect(computeMetrics(runSimulation(none, capacityOnly, { seed: 3 }), none).timeToFallbackSeconds).toBe(180);
     // A policy that never routes to a fallback still never falls back, capped or not.
     expect(computeMetrics(runSimulation(capped, retryOnPreferred, { seed: 3 }), capped).timeToFallbackSeconds).toBe(Infinity);
   });
