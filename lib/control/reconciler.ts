@@ -172,11 +172,11 @@ export class Reconciler extends Construct {
    */
   public readonly errorsAlarm: cloudwatch.Alarm;
   /**
-   * Runs that went on without a read they use (`DegradedReads`: SageMaker DescribeScalableTargets, EKS
-   * DescribeTargetHealth) in every period of 15 minutes. Such a run writes its weights and succeeds, so the failure
-   * alarms never see it; on SageMaker it writes no replica floor, so a shortage would get weights but no fallback
-   * capacity. A throttled read that its one retry does not absorb passes within minutes; a missing grant or a denying
-   * service control policy does not. It notifies `alarmTopic`.
+   * Runs that went on without a read they use (`DegradedReads`) in every period of 15 minutes. Such a run succeeds, so
+   * the failure alarms never see it. On SageMaker (DescribeScalableTargets) it writes its weights but no replica floor,
+   * so a shortage would get weights and no fallback capacity; on EKS (DescribeTargetHealth) a class whose target group
+   * lost every pod stays unknown and the run holds the weights. A throttled read that its one retry does not absorb
+   * passes within minutes; a missing grant or a denying service control policy does not. It notifies `alarmTopic`.
    */
   public readonly degradedReadsAlarm: cloudwatch.Alarm;
   /** The topic every alarm of the reconciler notifies. */
@@ -447,9 +447,9 @@ export class Reconciler extends Construct {
       // No datapoint: no run. A reconciler that does not run at all is the heartbeat alarm's job.
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: `${service}: for ${DEGRADED_READS_ALARM_SECONDS / 60} minutes every reconciler run went on without a read it uses ` +
-        `(${Metrics.degradedReads.name}; the audit lines' apply.detail says which and why: DescribeScalableTargets on SageMaker, so no replica ` +
-        'floor is written, or DescribeTargetHealth on EKS). Weights are still written. Check the reconciler role\'s grants and any service ' +
-        'control policy; `verify` probes them.',
+        `(${Metrics.degradedReads.name}; the audit lines say which and why: DescribeScalableTargets on SageMaker, so no replica floor is ` +
+        'written, or DescribeTargetHealth on EKS, so a class whose target group lost every pod holds the weights). Check the reconciler role\'s ' +
+        'grants and any service control policy; `verify` probes them.',
     });
     const topic = props.alarmTopic ?? encryptedAlarmTopic(this, 'AlarmTopic', service).topic;
     notifyOnAlarmAndOk(topic, [failures, functionErrors, degradedReads, ...capacityErrors]);

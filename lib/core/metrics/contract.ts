@@ -161,8 +161,9 @@ export const Metrics = {
   writesDeferred: own('WritesDeferred', 'Count', [S], 'Sum', 'reconciler',
     'Reconciler runs whose planned write waited for a later run: the routing target took no write (a SageMaker endpoint not InService), or one write was already made in the period'),
   degradedReads: own('DegradedReads', 'Count', [S], 'Sum', 'reconciler',
-    'Reconciler runs that went on without a read they use (the weights are still written): SageMaker DescribeScalableTargets, so no capacity '
-    + 'write that run; EKS DescribeTargetHealth, so the target groups\' health unread. The audit line says which read and why'),
+    'Reconciler runs that went on without a read they use: SageMaker DescribeScalableTargets (weights written, no capacity write that run); EKS '
+    + 'DescribeTargetHealth (a class whose target group lost every pod, and so has no ReadyReplicas datapoint, stays unknown and the run holds '
+    + 'the weights). The audit line says which read and why'),
   reconcilerFailures: own('ReconcilerFailures', 'Count', [S, Dim.REASON], 'Sum', 'reconciler',
     'Reconciler runs that failed (weights left unchanged), by reason: aws-error, timeout, invalid-config, target-mismatch, internal-error',
     [[S]]),

@@ -249,8 +249,9 @@ export interface DecisionRecords {
   readonly observed?: Readonly<Record<string, RouteObservation>>;
   /**
    * Whether the run went on without a read it uses (`TargetState.capacityUnwritable`: SageMaker's scaling bounds, so no
-   * capacity write; `healthUnread`: the ALB target health): published as `DegradedReads`, which the Reconciler's
-   * `degradedReadsAlarm` watches. A run like that succeeds, so nothing else would say that it keeps happening.
+   * capacity write; `healthUnread`: the ALB target health, so a class without ReadyReplicas datapoints stays unknown):
+   * published as `DegradedReads`, which the Reconciler's `degradedReadsAlarm` watches. A run like that succeeds, so
+   * nothing else would say that it keeps happening.
    */
   readonly degraded?: boolean;
   /** ALB: the healthy targets the run counted per route (`TargetState.healthyTargets`; null: the read failed). */
