@@ -138,7 +138,8 @@ function controlRow(m: ServiceMetrics): cloudwatch.IWidget[] {
     }),
     // A deferred write is routing frozen: on SageMaker an endpoint Updating (a scale-out waiting for capacity holds it
     // until the provisioning timeout) takes no weights, whatever the policy decided.
-    // A degraded run wrote its weights without a read it uses (SageMaker: no replica floor can be written).
+    // A degraded run went on without a read it uses (SageMaker: no replica floor is written; EKS: a class that lost every
+    // pod stays unknown, and the run holds the weights).
     graph('Weight changes, deferred writes and degraded runs', 4, {
       left: [
         m.perService(Metrics.weightChanges, { label: 'weight changes' }),

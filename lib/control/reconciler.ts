@@ -135,9 +135,11 @@ const RECONCILERS_OF = new WeakMap<object, Reconciler[]>();
 /**
  * How long every run must go on without a read it uses before `degradedReadsAlarm` fires: longer than a throttling
  * episode (each such read gets one retry within 6 s, and the next run reads again), short enough that a missing grant
- * is seen within the first quarter hour of a shortage.
+ * is seen within a quarter hour of the denial. At least `DEGRADED_READS_MIN_PERIODS` periods, so that with a long
+ * period one run alone never alarms.
  */
 const DEGRADED_READS_ALARM_SECONDS = 15 * 60;
+const DEGRADED_READS_MIN_PERIODS = 3;
 
 /**
  * The reconciler: a Lambda function, run every period, at once on capacity alarm state changes and (SageMaker) when the
@@ -172,11 +174,12 @@ export class Reconciler extends Construct {
    */
   public readonly errorsAlarm: cloudwatch.Alarm;
   /**
-   * Runs that went on without a read they use (`DegradedReads`) in every period of 15 minutes. Such a run succeeds, so
-   * the failure alarms never see it. On SageMaker (DescribeScalableTargets) it writes its weights but no replica floor,
-   * so a shortage would get weights and no fallback capacity; on EKS (DescribeTargetHealth) a class whose target group
-   * lost every pod stays unknown and the run holds the weights. A throttled read that its one retry does not absorb
-   * passes within minutes; a missing grant or a denying service control policy does not. It notifies `alarmTopic`.
+   * Every run that decided went on without a read it uses (`DegradedReads`, Minimum) in every period of 15 minutes (at
+   * least 3 periods). Such a run succeeds, so the failure alarms never see it. On SageMaker (DescribeScalableTargets)
+   * it writes its weights but no replica floor, so a shortage would get weights and no fallback capacity; on EKS
+   * (DescribeTargetHealth) a class whose target group lost every pod stays unknown and the run holds the weights. A
+   * throttled read that its one retry does not absorb passes within minutes; a missing grant or a denying service
+   * control policy does not. It notifies `alarmTopic`.
    */
   public readonly degradedReadsAlarm: cloudwatch.Alarm;
   /** The topic every alarm of the reconciler notifies. */
@@ -308,7 +311,7 @@ export class Reconciler extends Construct {
     });
   }
 
-  /** Runs that went on without a read they use (Sum). The `degradedReadsAlarm` watches it. */
+  /** Runs that went on without a read they use (Sum). The `degradedReadsAlarm` watches its Minimum (every run in a period). */
   public metricDegradedReads(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.contractMetric(Metrics.degradedReads, {}, props);
   }
@@ -437,16 +440,20 @@ export class Reconciler extends Construct {
       alarmDescription: `${service}: reconciler invocations are failing (the function's error count: a crash, a timeout or a denied write); ` +
         'routing weights are frozen until runs succeed. See the reconciler log group.',
     });
-    const degradedPeriods = Math.ceil(DEGRADED_READS_ALARM_SECONDS / period.toSeconds());
+    const degradedPeriods = Math.max(DEGRADED_READS_MIN_PERIODS, Math.ceil(DEGRADED_READS_ALARM_SECONDS / period.toSeconds()));
     const degradedReads = new cloudwatch.Alarm(this, 'DegradedReads', {
-      metric: this.metricDegradedReads({ period }),
+      // Minimum: a period counts only when every run in it (the scheduled one and any an alarm or event triggered) went
+      // without the read.
+      metric: this.metricDegradedReads({ period, statistic: 'Minimum' }),
       threshold: 1,
       evaluationPeriods: degradedPeriods,
       datapointsToAlarm: degradedPeriods,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      // No datapoint: no run. A reconciler that does not run at all is the heartbeat alarm's job.
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      alarmDescription: `${service}: for ${DEGRADED_READS_ALARM_SECONDS / 60} minutes every reconciler run went on without a read it uses ` +
+      // No datapoint: no run decided in that period (runs that fail publish ReconcilerFailures instead, which the failure
+      // alarms watch), which says nothing about the reads: the state stays as it is, so a stretch of failed runs does not
+      // notify OK while the denial lasts.
+      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      alarmDescription: `${service}: for ${(degradedPeriods * period.toSeconds()) / 60} minutes every reconciler run went on without a read it uses ` +
         `(${Metrics.degradedReads.name}; the audit lines say which and why: DescribeScalableTargets on SageMaker, so no replica floor is ` +
         'written, or DescribeTargetHealth on EKS, so a class whose target group lost every pod holds the weights). Check the reconciler role\'s ' +
         'grants and any service control policy; `verify` probes them.',

@@ -91,6 +91,17 @@ describe('Reconciler on a SageMaker endpoint', () => {
     expect(ages).toEqual([300, 300, 300]);
   });
 
+  test('the degraded-reads alarm spans a quarter hour of periods whatever the period, never fewer than 3', () => {
+    for (const [minutes, periods] of [[2, 8], [5, 3], [15, 3]] as const) {
+      const { stack: s } = testStack(`Degraded${minutes}`);
+      new Reconciler(s, 'R', { serving: servingOf(SAGEMAKER, 'svc', 100), policy: { period: Duration.minutes(minutes) } });
+      Template.fromStack(s).hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'DegradedReads', Statistic: 'Minimum', Period: minutes * 60, EvaluationPeriods: periods, DatapointsToAlarm: periods,
+        AlarmDescription: Match.stringLikeRegexp(`^svc: for ${minutes * periods} minutes every reconciler run went on without a read it uses`),
+      });
+    }
+  });
+
   test('triggerOnAlarms adds alarms to the same rule', () => {
     const { stack: s2 } = testStack('Later');
     const r = new Reconciler(s2, 'R', { serving: servingOf(SAGEMAKER, 'svc', 100) });
@@ -207,8 +218,8 @@ describe('Reconciler on a SageMaker endpoint', () => {
     });
     // Every run for a quarter hour without a read it uses: a lasting denial, not a throttled minute.
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'CapacityAwareInference', MetricName: 'DegradedReads', Statistic: 'Sum', Period: 60, Threshold: 1, EvaluationPeriods: 15,
-      DatapointsToAlarm: 15, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching',
+      Namespace: 'CapacityAwareInference', MetricName: 'DegradedReads', Statistic: 'Minimum', Period: 60, Threshold: 1, EvaluationPeriods: 15,
+      DatapointsToAlarm: 15, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'ignore',
       Dimensions: [{ Name: 'Service', Value: 'llama3-chat' }],
     });
     template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ReconcilerAlarmTopicKey'), 'Arn'] } });

@@ -610,6 +610,33 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
     const nextPeriod = decided(step(SM, target, answer(SM, shortage, NOW_MS + 60_000), NOW_MS + 60_000, wroteWeights));
     expect(nextPeriod.plan).toMatchObject({ action: 'write', write: { kind: 'capacity' } });
   });
+
+  test('a run that went on without a read counts a DegradedReads datapoint, and its audit line names the read, skipped or not', () => {
+    const shortage: World = {
+      mode: fill(1),
+      classes: {
+        preferred: { readyReplicas: fill(3), desiredReplicas: fill(6), servedTokensPerSecond: fill(perMinute(950)) },
+        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(250)) },
+      },
+    };
+    const unread = 'no capacity write this run: DescribeScalableTargets failed (AccessDeniedException: denied)';
+    const serviceRecord = (s: StepDecision, outcome: RunOutcome) => runRecords(SM, s, outcome, NOW_MS).find((r) => 'DegradedReads' in r);
+    // The cost plan's weights in force: the shortage plans a weights write, which an Updating endpoint skips.
+    const base = sagemaker({ preferred: 98, fallback: 2 }, { preferred: 6, fallback: 1 });
+    for (const [notWritable, degraded] of [[undefined, false], ['endpoint llm is Updating', false], [undefined, true], ['endpoint llm is Updating', true]] as const) {
+      const target: TargetState = { ...base, ...(notWritable ? { notWritable } : {}), ...(degraded ? { capacityUnwritable: unread } : {}) };
+      const s = decided(step(SM, target, answer(SM, shortage), NOW_MS));
+      const outcome: RunOutcome = s.plan.action === 'skipped' ? { action: 'skipped', detail: s.plan.detail } : { action: 'applied' };
+      expect(serviceRecord(s, outcome)).toMatchObject({ DegradedReads: degraded ? 1 : 0 });
+      if (notWritable) expect(s.plan).toMatchObject({ action: 'skipped', detail: degraded ? `${notWritable}; ${unread}` : notWritable });
+    }
+    // A write already made in the period: skipped, and the unread bounds named as well.
+    const first = decided(step(SM, base, answer(SM, shortage), NOW_MS));
+    const wroteWeights: RunMemory = { period: first.observation.query.now, state: first.observation.previous, wrote: 'weights', floors: null };
+    const held = decided(step(SM, { ...base, capacityUnwritable: unread }, answer(SM, shortage), NOW_MS + 15_000, wroteWeights));
+    expect(held.plan).toMatchObject({ action: 'skipped', detail: expect.stringMatching(/already made in this period.*; no capacity write this run: DescribeScalableTargets failed/) });
+    expect(serviceRecord(held, { action: 'skipped', detail: held.plan.action === 'skipped' ? held.plan.detail : '' })).toMatchObject({ DegradedReads: 1 });
+  });
 });
 
 describe('cold start: the capacity event outlives the PolicyMode window', () => {

@@ -142,14 +142,16 @@ function planOf(
   now: number,
 ): StepPlan {
   const held = target.capacityUnwritable;
+  // A read the run went without is named on every audit line it counts a DegradedReads datapoint for, skipped or not.
+  const withHeld = (detail: string) => [detail, held].filter((d) => d !== undefined).join('; ');
   if (!write) return held ? { action: 'unchanged', detail: held } : { action: 'unchanged' };
-  if (target.notWritable) return { action: 'skipped', detail: target.notWritable };
+  if (target.notWritable) return { action: 'skipped', detail: withHeld(target.notWritable) };
   // One write per period, whatever the number of runs in it: a second write would outpace the ramp bound (ALB) or hit
   // an endpoint still Updating from the first (SageMaker). Entering capacity mode is the exception: reacting at once
   // to a capacity alarm is what the alarm-triggered run is for.
   const entering = decision.modeChanged && decision.mode === 'capacity';
   if (memory?.period === now && memory.wrote && !entering) {
-    return { action: 'skipped', detail: `a ${memory.wrote} write was already made in this period; the next period writes` };
+    return { action: 'skipped', detail: withHeld(`a ${memory.wrote} write was already made in this period; the next period writes`) };
   }
   const detail = [describeWrite(write), held].filter((d) => d !== undefined).join('; ');
   return { action: 'write', write, ...(detail ? { detail } : {}) };
@@ -195,7 +197,7 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
     weightTotal: s.observation.query.policy.weightTotal,
     written,
     deferred: outcome.action === 'skipped',
-    degraded: Boolean(s.target.capacityUnwritable ?? s.target.healthUnread),
+    degraded: Boolean(s.target.capacityUnwritable || s.target.healthUnread),
     floors: s.floors,
     observed: kind.observations(config.facts, s.target, newest),
     ...(s.target.healthyTargets ? { healthyTargets: s.target.healthyTargets } : {}),
