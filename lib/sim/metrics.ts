@@ -21,9 +21,10 @@ export interface RunMetrics {
   /** Rejections above the unavoidable share max(0, 1 - capacity/demand), per 5-minute window, over all arrivals. */
   readonly excessRejectedShare: number;
   /**
-   * Per capacity event: from the first minute with a deficit (onset at the earliest) until the fallbacks carry 90% of
-   * it, or of their ceiling where that is less, on trailing 3-minute means (NaN: no deficit arose that the fallbacks
-   * could take; Infinity: never within the event).
+   * Per capacity event: from the first minute with a deficit (onset at the earliest) until the fallbacks (a variant's
+   * lower pools too, when its priority-1 pool is the short one) carry 90% of it, or of their ceiling where that is
+   * less, on trailing 3-minute means (NaN: no deficit arose that the fallbacks could take; Infinity: never within the
+   * event).
    */
   readonly timeToFallbackSeconds: number;
   /** Metric period + metric delay + control period + fallback provisioning: nothing can react faster. */
@@ -205,21 +206,28 @@ function timeToFallback(run: RunResult, scenario: ScenarioInstance, ci: number, 
   };
   let sawDeficit = false;
   let clock = ev.onset;
+  // A shortage of a variant's priority-1 pool is measured on that pool: the variant's lower-priority pools are its
+  // fallback inside the variant (SageMaker "retries with the next instance pool"), and carry it as the other variants
+  // do. A shortage of a lower pool, or of a variant with one pool, is measured on the whole variant.
+  const pools = poolsOf(scenario, classes[ci]);
+  const onFirstPool = pools.length > 1 && pools[0].name === ev.className;
+  const shortCapacity = (j: number) => (onFirstPool ? s.firstPoolReadyCapacity[j * k + ci] : s.readyCapacity[j * k + ci]);
+  const ownLowerCeiling = (j: number) => (onFirstPool ? pools.slice(1).reduce((t, pool) => t + poolCeiling(scenario, pool, j * 60), 0) : 0);
+  const ownLowerServed = (j: number) => (onFirstPool ? s.lowerPoolServedTokens[j * k + ci] : 0);
   for (let m = start; m < end; m++) {
     const demand = mean3((j) => s.demandTokens[j], m);
-    // A pool's shortage is measured on its variant: what all its pools' ready instances sustain, each at its envelope.
-    const preferredCapacity = mean3((j) => s.readyCapacity[j * k + ci] * 60, m);
+    const preferredCapacity = mean3((j) => shortCapacity(j) * 60, m);
     // Per minute, as the demand and the ready capacity are; never below what the fallbacks have ready, at their actual
     // speed (replicas kept from before a cap count, though the cloud would hand out no more). Per class, not per pool:
     // a fallback variant with several pools, one of them above its cap, would be capped a little low (none in the suite).
     const fallbackCeiling = (j: number, i: number) => Math.max(s.readyCapacityAtSpeed[j * k + i],
       poolsOf(scenario, classes[i]).reduce((t, pool) => t + poolCeiling(scenario, pool, j * 60), 0));
-    const ceiling = mean3((j) => 60 * classes.reduce((sum, _, i) => (i === ci ? sum : sum + fallbackCeiling(j, i)), 0), m);
+    const ceiling = mean3((j) => 60 * classes.reduce((sum, _, i) => (i === ci ? sum + ownLowerCeiling(j) : sum + fallbackCeiling(j, i)), 0), m);
     const deficit = Math.min(demand - preferredCapacity, ceiling);
     if (deficit <= 0.02 * demand) continue;
     if (!sawDeficit) clock = Math.max(ev.onset, (m - DEFICIT_SMOOTHING_MINUTES + 1) * 60);
     sawDeficit = true;
-    const carried = mean3((j) => minuteTotal(s.servedTokens, k, j, (i) => i !== ci), m);
+    const carried = mean3((j) => minuteTotal(s.servedTokens, k, j, (i) => i !== ci) + ownLowerServed(j), m);
     if (carried >= 0.9 * deficit) return (m + 1) * 60 - clock;
   }
   return sawDeficit ? Infinity : NaN;

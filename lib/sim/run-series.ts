@@ -36,6 +36,10 @@ export interface RunSeries {
   readonly lowerPoolCostUsd: Float64Array;
   /** Output tokens/s the ready replicas sustain at their envelopes at the minute's end (each pool at its own). */
   readonly readyCapacity: Float64Array;
+  /** Of `readyCapacity`, what the priority-1 pool's ready replicas sustain (a variant with instance pools). */
+  readonly firstPoolReadyCapacity: Float64Array;
+  /** Output tokens served by a variant's lower-priority pools (its fallback inside the variant; 0 with one pool). */
+  readonly lowerPoolServedTokens: Float64Array;
   /** The same at the pools' actual speed (a scenario's speed factors): what the ready replicas can really carry. */
   readonly readyCapacityAtSpeed: Float64Array;
   /** Mean requests in flight (queued or in service) over the minute: SageMaker's ConcurrentRequestsPerModel x instances. */
@@ -81,6 +85,8 @@ export function createRunSeries(minutes: number, k: number): RunSeries {
     lowerPoolCostUsd: perCell(),
     readyCapacity: perCell(),
     readyCapacityAtSpeed: perCell(),
+    firstPoolReadyCapacity: perCell(),
+    lowerPoolServedTokens: perCell(),
     inFlight: perCell(),
     latency: new Uint32Array(cells * LATENCY_BUCKETS),
     demandRequests: new Float64Array(minutes),

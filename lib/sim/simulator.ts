@@ -323,6 +323,7 @@ class Simulation {
     }
     s.completed[cell]++;
     s.servedTokens[cell] += tokens;
+    if (this.replicas[this.reqReplica[req]].pool > 0) s.lowerPoolServedTokens[cell] += tokens;
     if (latency <= this.reqDeadline[req]) {
       s.sloMetRequests[cell]++;
       s.sloMetTokens[cell] += tokens;
@@ -732,6 +733,7 @@ class Simulation {
       s.costUsd[cell] = cost;
       s.readyCapacity[cell] = cs.readyCapacity();
       s.readyCapacityAtSpeed[cell] = cs.readyCapacityAtSpeed();
+      s.firstPoolReadyCapacity[cell] = cs.pools[0].readyCount * cs.pools[0].spec.tokensPerSecondPerReplica;
       s.readyReplicas[cell] = cs.readyCount;
       s.pendingReplicas[cell] = cs.pending();
       s.desiredReplicas[cell] = cs.desired;

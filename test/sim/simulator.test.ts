@@ -3,7 +3,7 @@ import { libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
 import { type ScenarioInstance } from '../../lib/sim/model';
 import { type PolicyFactory } from '../../lib/sim/policy';
-import { S1, S2, S7, S9, SCENARIOS } from '../../lib/sim/scenarios';
+import { H9, S1, S2, S7, S9, SCENARIOS } from '../../lib/sim/scenarios';
 import { runSimulation } from '../../lib/sim/simulator';
 import { runJob } from '../../lib/sim/suite';
 
@@ -59,6 +59,19 @@ describe('simulator mechanics', () => {
     expect(computeMetrics(runSimulation(none, capacityOnly, { seed: 3 }), none).timeToFallbackSeconds).toBe(180);
     // A policy that never routes to a fallback still never falls back, capped or not.
     expect(computeMetrics(runSimulation(capped, retryOnPreferred, { seed: 3 }), capped).timeToFallbackSeconds).toBe(Infinity);
+  });
+
+  test('time to fallback of a variant\'s priority-1 pool counts its lower pools as fallback: SageMaker retries with the next pool', () => {
+    // H9 on SageMaker: L40S and A10G are pools of one variant. Measured on the whole variant, the A10G instances its
+    // scale-outs get were its own capacity, and the clairvoyant fleet oracle read never; measured on the L40S pool, they
+    // carry the deficit as the Inferentia2 variant does.
+    const pooled = { ...H9.build(3, SHORT_LLM), platform: 'sagemaker' as const };
+    expect(computeMetrics(runSimulation(pooled, fleetOracle, { seed: 3 }), pooled).timeToFallbackSeconds).toBe(180);
+    // A policy that sends everything to the preferred variant falls back too, later: through the variant's own pool.
+    expect(computeMetrics(runSimulation(pooled, retryOnPreferred, { seed: 3 }), pooled).timeToFallbackSeconds).toBe(780);
+    // On EKS the classes are target groups of their own: no pools, and retry-on-preferred never falls back.
+    const eks = { ...pooled, platform: 'eks' as const };
+    expect(computeMetrics(runSimulation(eks, retryOnPreferred, { seed: 3 }), eks).timeToFallbackSeconds).toBe(Infinity);
   });
 
   test('the preferred class gets capacity errors, retried no more often than every 3 minutes, while it is held', () => {
