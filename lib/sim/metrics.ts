@@ -1,5 +1,5 @@
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
-import { availabilityAt, type CapacityEvent, poolsOf, routedScenario, type ScenarioInstance } from './model';
+import { availabilityAt, type CapacityEvent, poolsOf, routedScenario, type ScenarioInstance, type SimClass } from './model';
 import { scenarioPlatform } from './platform';
 import { type RunResult } from './simulator';
 
@@ -27,7 +27,10 @@ export interface RunMetrics {
    * event).
    */
   readonly timeToFallbackSeconds: number;
-  /** Metric period + metric delay + control period + fallback provisioning: nothing can react faster. */
+  /**
+   * Metric period + metric delay + control period + fallback provisioning (the fastest carrier's: another class, or the
+   * short variant's lower pool): nothing can react faster.
+   */
   readonly physicalFloorSeconds: number;
   /** Restoration until cost per token is within 5% of the pre-event level (NaN: never within the run). */
   readonly timeToReturnSeconds: number;
@@ -150,7 +153,7 @@ function excessRejections(run: RunResult, scenario: ScenarioInstance): number {
  * envelope times its speed. No policy can do better, so the unavoidable share of rejections and the part of a deficit
  * the fallbacks can be asked to carry are both measured against it.
  */
-function poolCeiling(scenario: ScenarioInstance, pool: ReturnType<typeof poolsOf>[number], at: number): number {
+function poolCeiling(scenario: ScenarioInstance, pool: SimClass, at: number): number {
   const instances = Math.min(pool.maxReplicas, availabilityAt(scenario.availability?.[pool.name], at));
   return instances * pool.tokensPerSecondPerReplica * (scenario.speedFactors?.[pool.name] ?? 1);
 }
@@ -158,23 +161,20 @@ function poolCeiling(scenario: ScenarioInstance, pool: ReturnType<typeof poolsOf
 /** Reaction to each capacity event (time to fallback, time to return) and the physical floor of the last one. */
 function eventReactions(run: RunResult, scenario: ScenarioInstance):
   { timesToFallback: number[]; timesToReturn: number[]; floor: number } {
-  const classes = scenario.classes;
   const timesToFallback: number[] = [];
   const timesToReturn: number[] = [];
   let floor = NaN;
   // The Reconciler reads no period newer than its metric delay (or CloudWatch's own, if later).
   const delay = Math.max(scenario.metricDelaySeconds ?? 60, scenarioPlatform(scenario).reconciler.metricDelaySeconds);
   for (const ev of scenario.capacityEvents ?? []) {
-    // A shortage of a variant's pool is measured on its variant: its other pools' instances count as its own capacity.
-    const ci = classes.findIndex((c) => poolsOf(scenario, c).some((p) => p.name === ev.className));
-    if (ci < 0) continue;
-    const fallbacks = classes.map((_, i) => i).filter((i) => i !== ci);
-    const provisioning = Math.min(...fallbacks.map((i) => {
-      const p = classes[i].provisioningSeconds;
+    const short = shortageOf(scenario, ev);
+    if (!short) continue;
+    const provisioning = Math.min(...fallbackPools(scenario, short).map(({ pool }) => {
+      const p = pool.provisioningSeconds;
       return typeof p === 'number' ? p : (p[0] + p[1]) / 2;
     }));
     floor = 60 + delay + 60 + provisioning;
-    timesToFallback.push(timeToFallback(run, scenario, ci, ev));
+    timesToFallback.push(timeToFallback(run, scenario, short, ev));
     timesToReturn.push(timeToReturn(run, ev));
   }
   return { timesToFallback, timesToReturn, floor };
@@ -183,16 +183,45 @@ function eventReactions(run: RunResult, scenario: ScenarioInstance):
 
 
 /**
- * From the first minute with a deficit of class `ci` until the fallbacks carry 90% of what of it they could carry (NaN:
+ * Where a capacity event's shortage is measured: the column that holds the short class, and whether the short class is
+ * the priority-1 pool of a variant with several. Then the deficit is that pool's, and the variant's lower-priority pools
+ * are its fallback inside the variant (SageMaker "retries with the next instance pool"), carrying it as the other
+ * variants do. A shortage of a lower pool, or of a column with one pool, is measured on the whole column.
+ */
+interface Shortage {
+  readonly ci: number;
+  readonly firstPool: boolean;
+}
+
+function shortageOf(scenario: ScenarioInstance, ev: CapacityEvent): Shortage | undefined {
+  const ci = scenario.classes.findIndex((c) => poolsOf(scenario, c).some((p) => p.name === ev.className));
+  if (ci < 0) return undefined;
+  const pools = poolsOf(scenario, scenario.classes[ci]);
+  return { ci, firstPool: pools.length > 1 && pools[0].name === ev.className };
+}
+
+/** The pools that can carry a shortage: every pool of the other columns, and the short variant's lower pools. */
+function fallbackPools(scenario: ScenarioInstance, short: Shortage): Array<{ readonly column: number; readonly pool: SimClass }> {
+  return scenario.classes.flatMap((column, i) => {
+    const pools = poolsOf(scenario, column);
+    const carrying = i !== short.ci ? pools : short.firstPool ? pools.slice(1) : [];
+    return carrying.map((pool) => ({ column: i, pool }));
+  });
+}
+
+/**
+ * From the first minute with a deficit of the short class until the fallbacks carry 90% of what of it they could carry (NaN:
  * no deficit arose that the fallbacks could take; Infinity: never within the event). What they could carry is capped
  * at their ceiling (`poolCeiling`, summed over the other classes): where the cloud hands out fewer fallback instances
  * than the deficit needs (S2's capped fallbacks), the clock stops when they carry 90% of what they can, as the
  * clairvoyant references do, not never.
  */
-function timeToFallback(run: RunResult, scenario: ScenarioInstance, ci: number, ev: CapacityEvent): number {
+function timeToFallback(run: RunResult, scenario: ScenarioInstance, short: Shortage, ev: CapacityEvent): number {
   const s = run.series;
   const k = s.classCount;
-  const classes = scenario.classes;
+  const { ci, firstPool } = short;
+  const carriers = fallbackPools(scenario, short);
+  const columns = [...new Set(carriers.map((c) => c.column))];
   const start = Math.floor(ev.onset / 60);
   const end = Math.min(s.minutes, Math.ceil(ev.restoration / 60));
   // The deficit is judged on trailing 3-minute means (a single noisy minute is not a deficit, for the policy or for
@@ -206,28 +235,27 @@ function timeToFallback(run: RunResult, scenario: ScenarioInstance, ci: number, 
   };
   let sawDeficit = false;
   let clock = ev.onset;
-  // A shortage of a variant's priority-1 pool is measured on that pool: the variant's lower-priority pools are its
-  // fallback inside the variant (SageMaker "retries with the next instance pool"), and carry it as the other variants
-  // do. A shortage of a lower pool, or of a variant with one pool, is measured on the whole variant.
-  const pools = poolsOf(scenario, classes[ci]);
-  const onFirstPool = pools.length > 1 && pools[0].name === ev.className;
-  const shortCapacity = (j: number) => (onFirstPool ? s.firstPoolReadyCapacity[j * k + ci] : s.readyCapacity[j * k + ci]);
-  const ownLowerCeiling = (j: number) => (onFirstPool ? pools.slice(1).reduce((t, pool) => t + poolCeiling(scenario, pool, j * 60), 0) : 0);
-  const ownLowerServed = (j: number) => (onFirstPool ? s.lowerPoolServedTokens[j * k + ci] : 0);
+  // What the short class has ready, at its envelope; what a carrying column serves, and has ready at its actual speed
+  // (the short variant itself: its lower pools only).
+  const shortCapacity = (j: number) => (firstPool ? s.firstPoolReadyCapacity[j * k + ci] : s.readyCapacity[j * k + ci]);
+  const servedBy = (j: number, i: number) => (i === ci ? s.lowerPoolServedTokens[j * k + i] : s.servedTokens[j * k + i]);
+  const readyAtSpeed = (j: number, i: number) => (i === ci ? s.lowerPoolReadyCapacityAtSpeed[j * k + i] : s.readyCapacityAtSpeed[j * k + i]);
+  // Per minute, as the demand and the ready capacity are; per carrying column, never below what it has ready at its
+  // actual speed (replicas kept from before a cap count, though the cloud would hand out no more). Per column, not per
+  // pool: a fallback variant with several pools, one of them above its cap, would be capped a little low (none in the
+  // suite). A variant's pools share its maximum, which the simulator does not split; each pool's own is used, which
+  // errs high (towards the deficit, never towards an easier target).
+  const columnCeiling = (j: number, i: number) =>
+    Math.max(readyAtSpeed(j, i), carriers.filter((c) => c.column === i).reduce((t, c) => t + poolCeiling(scenario, c.pool, j * 60), 0));
   for (let m = start; m < end; m++) {
     const demand = mean3((j) => s.demandTokens[j], m);
     const preferredCapacity = mean3((j) => shortCapacity(j) * 60, m);
-    // Per minute, as the demand and the ready capacity are; never below what the fallbacks have ready, at their actual
-    // speed (replicas kept from before a cap count, though the cloud would hand out no more). Per class, not per pool:
-    // a fallback variant with several pools, one of them above its cap, would be capped a little low (none in the suite).
-    const fallbackCeiling = (j: number, i: number) => Math.max(s.readyCapacityAtSpeed[j * k + i],
-      poolsOf(scenario, classes[i]).reduce((t, pool) => t + poolCeiling(scenario, pool, j * 60), 0));
-    const ceiling = mean3((j) => 60 * classes.reduce((sum, _, i) => (i === ci ? sum + ownLowerCeiling(j) : sum + fallbackCeiling(j, i)), 0), m);
+    const ceiling = mean3((j) => 60 * columns.reduce((sum, i) => sum + columnCeiling(j, i), 0), m);
     const deficit = Math.min(demand - preferredCapacity, ceiling);
     if (deficit <= 0.02 * demand) continue;
     if (!sawDeficit) clock = Math.max(ev.onset, (m - DEFICIT_SMOOTHING_MINUTES + 1) * 60);
     sawDeficit = true;
-    const carried = mean3((j) => minuteTotal(s.servedTokens, k, j, (i) => i !== ci) + ownLowerServed(j), m);
+    const carried = mean3((j) => columns.reduce((sum, i) => sum + servedBy(j, i), 0), m);
     if (carried >= 0.9 * deficit) return (m + 1) * 60 - clock;
   }
   return sawDeficit ? Infinity : NaN;

@@ -66,12 +66,35 @@ describe('simulator mechanics', () => {
     // scale-outs get were its own capacity, and the clairvoyant fleet oracle read never; measured on the L40S pool, they
     // carry the deficit as the Inferentia2 variant does.
     const pooled = { ...H9.build(3, SHORT_LLM), platform: 'sagemaker' as const };
-    expect(computeMetrics(runSimulation(pooled, fleetOracle, { seed: 3 }), pooled).timeToFallbackSeconds).toBe(180);
+    const oracleRun = computeMetrics(runSimulation(pooled, fleetOracle, { seed: 3 }), pooled);
+    expect(oracleRun.timeToFallbackSeconds).toBe(180);
+    // Its physical floor is the fastest carrier's: the A10G pool's provisioning (300 s mean), not the Inferentia2
+    // variant's (390 s): 60 + the 120 s metric delay + 60 + 300.
+    expect(oracleRun.physicalFloorSeconds).toBe(540);
     // A policy that sends everything to the preferred variant falls back too, later: through the variant's own pool.
     expect(computeMetrics(runSimulation(pooled, retryOnPreferred, { seed: 3 }), pooled).timeToFallbackSeconds).toBe(780);
     // On EKS the classes are target groups of their own: no pools, and retry-on-preferred never falls back.
     const eks = { ...pooled, platform: 'eks' as const };
     expect(computeMetrics(runSimulation(eks, retryOnPreferred, { seed: 3 }), eks).timeToFallbackSeconds).toBe(Infinity);
+    const capped = (s: typeof pooled, caps: Record<string, number>, at = 1800) => {
+      const steps = Object.entries(caps).map(([c, n]) => [c, [{ at: 0, instances: Infinity }, { at, instances: n }]]);
+      return { ...s, availability: { ...s.availability, ...Object.fromEntries(steps) } };
+    };
+    // No Inferentia2 during the event: the variant's own A10G pool is the whole ceiling.
+    const noInf2 = capped(pooled, { inf2: 0 });
+    expect(computeMetrics(runSimulation(noInf2, retryOnPreferred, { seed: 3 }), noInf2).timeToFallbackSeconds).toBe(780);
+    expect(computeMetrics(runSimulation(noInf2, fleetOracle, { seed: 3 }), noInf2).timeToFallbackSeconds).toBe(180);
+    // A10G capped at 3 too: the deficit is capped at what 3 A10G instances carry.
+    const fewA10g = capped(noInf2, { a10g: 3 });
+    expect(computeMetrics(runSimulation(fewA10g, retryOnPreferred, { seed: 3 }), fewA10g).timeToFallbackSeconds).toBe(480);
+    // The A10G instances kept from before a cap of 0 count, at their speed, as other classes' ready replicas do.
+    const kept = capped(pooled, { inf2: 0, a10g: 0 }, 1860);
+    expect(computeMetrics(runSimulation(kept, retryOnPreferred, { seed: 3 }), kept).timeToFallbackSeconds).toBe(480);
+    // An event that names the lower pool is measured on the whole variant: its A10G instances are its own capacity.
+    const onLower = { ...pooled, capacityEvents: pooled.capacityEvents!.map((e) => ({ ...e, className: 'a10g' })) };
+    const onLowerRun = computeMetrics(runSimulation(onLower, fleetOracle, { seed: 3 }), onLower);
+    expect(onLowerRun.timeToFallbackSeconds).toBe(Infinity);
+    expect(onLowerRun.physicalFloorSeconds).toBe(630);
   });
 
   test('the preferred class gets capacity errors, retried no more often than every 3 minutes, while it is held', () => {
