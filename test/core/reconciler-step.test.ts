@@ -589,14 +589,16 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
     expect(next.plan).toMatchObject({ action: 'write', write: { weights: { preferred: 98, fallback: 2 } } });
   });
 
+  // In capacity mode, the preferred variant asking for 6 with 3 ready: a fallback floor to write.
+  const shortage: World = {
+    mode: fill(1),
+    classes: {
+      preferred: { readyReplicas: fill(3), desiredReplicas: fill(6), servedTokensPerSecond: fill(perMinute(950)) },
+      fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(250)) },
+    },
+  };
+
   test('fails when a weight write and a capacity write land in one period: the capacity write waits for the next', () => {
-    const shortage: World = {
-      mode: fill(1),
-      classes: {
-        preferred: { readyReplicas: fill(3), desiredReplicas: fill(6), servedTokensPerSecond: fill(perMinute(950)) },
-        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(250)) },
-      },
-    };
     const target = sagemaker({ preferred: 75, fallback: 25 }, { preferred: 6, fallback: 1 });
     const fresh = decided(step(SM, target, answer(SM, shortage), NOW_MS));
     expect(fresh.plan).toMatchObject({ action: 'write', write: { kind: 'capacity', route: 'fallback', to: 2 } });
@@ -612,13 +614,6 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
   });
 
   test('a run that went on without a read counts a DegradedReads datapoint, and its audit line names the read, skipped or not', () => {
-    const shortage: World = {
-      mode: fill(1),
-      classes: {
-        preferred: { readyReplicas: fill(3), desiredReplicas: fill(6), servedTokensPerSecond: fill(perMinute(950)) },
-        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(250)) },
-      },
-    };
     const unread = 'no capacity write this run: DescribeScalableTargets failed (AccessDeniedException: denied)';
     const serviceRecord = (s: StepDecision, outcome: RunOutcome) => runRecords(SM, s, outcome, NOW_MS).find((r) => 'DegradedReads' in r);
     // The cost plan's weights in force: the shortage plans a weights write, which an Updating endpoint skips.
