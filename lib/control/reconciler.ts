@@ -441,7 +441,7 @@ export class Reconciler extends Construct {
         'routing weights are frozen until runs succeed. See the reconciler log group.',
     });
     const degradedPeriods = Math.max(DEGRADED_READS_MIN_PERIODS, Math.ceil(DEGRADED_READS_ALARM_SECONDS / period.toSeconds()));
-    const degradedReads = new cloudwatch.Alarm(this, 'DegradedReads', {
+    const degradedReads = new cloudwatch.Alarm(this, 'DegradedRuns', {
       // Minimum: a period counts only when every run in it (the scheduled one and any an alarm or event triggered) went
       // without the read.
       metric: this.metricDegradedReads({ period, statistic: 'Minimum' }),

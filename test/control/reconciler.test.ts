@@ -206,7 +206,7 @@ describe('Reconciler on a SageMaker endpoint', () => {
     const topic = { Ref: stack.getLogicalId(reconciler.alarmTopic.node.defaultChild as sns.CfnTopic) };
     const alarms = template.findResources('AWS::CloudWatch::Alarm', { Properties: { AlarmName: Match.absent() } });
     const own = Object.entries(alarms).filter(([id]) => id.startsWith('Reconciler'));
-    expect(own.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['ReconcilerDegradedReads', 'ReconcilerFailures', 'ReconcilerFunctionErrors']);
+    expect(own.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['ReconcilerDegradedRuns', 'ReconcilerFailures', 'ReconcilerFunctionErrors']);
     for (const [, alarm] of own) {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);
