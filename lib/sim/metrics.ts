@@ -210,11 +210,11 @@ function fallbackPools(scenario: ScenarioInstance, short: Shortage): Array<{ rea
 }
 
 /**
- * From the first minute with a deficit of the short class until the fallbacks carry 90% of what of it they could carry (NaN:
- * no deficit arose that the fallbacks could take; Infinity: never within the event). What they could carry is capped
- * at their ceiling (`poolCeiling`, summed over the other classes): where the cloud hands out fewer fallback instances
- * than the deficit needs (S2's capped fallbacks), the clock stops when they carry 90% of what they can, as the
- * clairvoyant references do, not never.
+ * From the first minute with a deficit of the short class until the fallbacks (`fallbackPools`) carry 90% of what of it
+ * they could carry (NaN: no deficit arose that they could take; Infinity: never within the event). What they could
+ * carry is capped at their ceiling (`poolCeiling`, summed over the carrying pools): where the cloud hands out fewer
+ * fallback instances than the deficit needs (S2's capped fallbacks), the clock stops when they carry 90% of what they
+ * can, as the clairvoyant references do, not never.
  */
 function timeToFallback(run: RunResult, scenario: ScenarioInstance, short: Shortage, ev: CapacityEvent): number {
   const s = run.series;
