@@ -222,6 +222,9 @@ function timeToFallback(run: RunResult, scenario: ScenarioInstance, short: Short
   const { ci, firstPool } = short;
   const carriers = fallbackPools(scenario, short);
   const columns = [...new Set(carriers.map((c) => c.column))];
+  const carryingPools = new Map(columns.map((i) => [i, carriers.filter((c) => c.column === i).map((c) => c.pool)]));
+  // The short variant's priority-1 pool runs at this speed: what its lower pools have ready is the rest of its own.
+  const firstPoolSpeed = scenario.speedFactors?.[poolsOf(scenario, scenario.classes[ci])[0].name] ?? 1;
   const start = Math.floor(ev.onset / 60);
   const end = Math.min(s.minutes, Math.ceil(ev.restoration / 60));
   // The deficit is judged on trailing 3-minute means (a single noisy minute is not a deficit, for the policy or for
@@ -239,14 +242,15 @@ function timeToFallback(run: RunResult, scenario: ScenarioInstance, short: Short
   // (the short variant itself: its lower pools only).
   const shortCapacity = (j: number) => (firstPool ? s.firstPoolReadyCapacity[j * k + ci] : s.readyCapacity[j * k + ci]);
   const servedBy = (j: number, i: number) => (i === ci ? s.lowerPoolServedTokens[j * k + i] : s.servedTokens[j * k + i]);
-  const readyAtSpeed = (j: number, i: number) => (i === ci ? s.lowerPoolReadyCapacityAtSpeed[j * k + i] : s.readyCapacityAtSpeed[j * k + i]);
+  const readyAtSpeed = (j: number, i: number) =>
+    s.readyCapacityAtSpeed[j * k + i] - (i === ci ? s.firstPoolReadyCapacity[j * k + i] * firstPoolSpeed : 0);
   // Per minute, as the demand and the ready capacity are; per carrying column, never below what it has ready at its
   // actual speed (replicas kept from before a cap count, though the cloud would hand out no more). Per column, not per
   // pool: a fallback variant with several pools, one of them above its cap, would be capped a little low (none in the
   // suite). A variant's pools share its maximum, which the simulator does not split; each pool's own is used, which
   // errs high (towards the deficit, never towards an easier target).
   const columnCeiling = (j: number, i: number) =>
-    Math.max(readyAtSpeed(j, i), carriers.filter((c) => c.column === i).reduce((t, c) => t + poolCeiling(scenario, c.pool, j * 60), 0));
+    Math.max(readyAtSpeed(j, i), carryingPools.get(i)!.reduce((t, pool) => t + poolCeiling(scenario, pool, j * 60), 0));
   for (let m = start; m < end; m++) {
     const demand = mean3((j) => s.demandTokens[j], m);
     const preferredCapacity = mean3((j) => shortCapacity(j) * 60, m);

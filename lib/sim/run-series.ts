@@ -38,8 +38,6 @@ export interface RunSeries {
   readonly readyCapacity: Float64Array;
   /** Of `readyCapacity`, what the priority-1 pool's ready replicas sustain (a variant with instance pools). */
   readonly firstPoolReadyCapacity: Float64Array;
-  /** Of `readyCapacityAtSpeed`, what a variant's lower-priority pools' ready replicas carry (0 with one pool). */
-  readonly lowerPoolReadyCapacityAtSpeed: Float64Array;
   /** Output tokens served by a variant's lower-priority pools (its fallback inside the variant; 0 with one pool). */
   readonly lowerPoolServedTokens: Float64Array;
   /** The same at the pools' actual speed (a scenario's speed factors): what the ready replicas can really carry. */
@@ -88,7 +86,6 @@ export function createRunSeries(minutes: number, k: number): RunSeries {
     readyCapacity: perCell(),
     readyCapacityAtSpeed: perCell(),
     firstPoolReadyCapacity: perCell(),
-    lowerPoolReadyCapacityAtSpeed: perCell(),
     lowerPoolServedTokens: perCell(),
     inFlight: perCell(),
     latency: new Uint32Array(cells * LATENCY_BUCKETS),

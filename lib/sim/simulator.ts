@@ -733,9 +733,7 @@ class Simulation {
       s.costUsd[cell] = cost;
       s.readyCapacity[cell] = cs.readyCapacity();
       s.readyCapacityAtSpeed[cell] = cs.readyCapacityAtSpeed();
-      const first = cs.pools[0];
-      s.firstPoolReadyCapacity[cell] = first.readyCount * first.spec.tokensPerSecondPerReplica;
-      s.lowerPoolReadyCapacityAtSpeed[cell] = s.readyCapacityAtSpeed[cell] - s.firstPoolReadyCapacity[cell] * first.speed;
+      s.firstPoolReadyCapacity[cell] = cs.pools[0].readyCount * cs.pools[0].spec.tokensPerSecondPerReplica;
       s.readyReplicas[cell] = cs.readyCount;
       s.pendingReplicas[cell] = cs.pending();
       s.desiredReplicas[cell] = cs.desired;

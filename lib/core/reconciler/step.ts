@@ -143,7 +143,7 @@ function planOf(
 ): StepPlan {
   const held = target.capacityUnwritable;
   // A read the run went without is named on every audit line it counts a DegradedReads datapoint for, skipped or not.
-  const withHeld = (detail: string) => [detail, held].filter((d) => d !== undefined).join('; ');
+  const withHeld = (detail: string | undefined) => [detail, held].filter((d) => d !== undefined).join('; ');
   if (!write) return held ? { action: 'unchanged', detail: held } : { action: 'unchanged' };
   if (target.notWritable) return { action: 'skipped', detail: withHeld(target.notWritable) };
   // One write per period, whatever the number of runs in it: a second write would outpace the ramp bound (ALB) or hit
@@ -153,7 +153,7 @@ function planOf(
   if (memory?.period === now && memory.wrote && !entering) {
     return { action: 'skipped', detail: withHeld(`a ${memory.wrote} write was already made in this period; the next period writes`) };
   }
-  const detail = [describeWrite(write), held].filter((d) => d !== undefined).join('; ');
+  const detail = withHeld(describeWrite(write));
   return { action: 'write', write, ...(detail ? { detail } : {}) };
 }
 
