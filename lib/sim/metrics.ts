@@ -185,8 +185,10 @@ function eventReactions(run: RunResult, scenario: ScenarioInstance):
 /**
  * Where a capacity event's shortage is measured: the column that holds the short class, and whether the short class is
  * the priority-1 pool of a variant with several. Then the deficit is that pool's, and the variant's lower-priority pools
- * are its fallback inside the variant (SageMaker "retries with the next instance pool"), carrying it as the other
- * variants do. A shortage of a lower pool, or of a column with one pool, is measured on the whole column.
+ * are its fallback inside the variant, carrying it as the other variants do: on insufficient capacity SageMaker "retries
+ * with the next instance pool" (https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html;
+ * quoted at `provisionTimeoutSeconds`, lib/core/platform/control-loop.ts). A shortage of a lower pool, or of a column
+ * with one pool, is measured on the whole column.
  */
 interface Shortage {
   readonly ci: number;
