@@ -21,7 +21,8 @@
  *   needs for its part of the deficit, which the reconciler hands to the platform's autoscaler (SageMaker: the
  *   variant's desired instance count, raised only; EKS: a ScaledObject trigger on the published floor). The fallbacks
  *   then grow at once instead of after shedding the load that shows them short, so the plan routes the receiver only
- *   its headroom above its envelope and spreads the rest of the deficit by ready capacity, where it sheds least;
+ *   what its platform needs to keep the floor (SageMaker: its headroom above its envelope; EKS, where the floor is a
+ *   metric of its HPA: nothing above it) and spreads the rest of the deficit by ready capacity, where it sheds least;
  * - the mode says whether the preferred class may be counted on to grow (on SageMaker, whose endpoint takes one update
  *   at a time, it retries growth in capacity mode once its loss is behind it, with a backoff: `retriesGrowth`). Capacity
  *   mode is entered on capacity evidence (capacity errors, desired > ready beyond the grace period without progress)
@@ -44,7 +45,7 @@
  */
 import { policyClassProblems, policyWindowPeriods, resolvePolicyConfig } from './defaults';
 import { asDelivered } from './envelope';
-import { apportion, byCost, byPreference, type ClassView, maxShareDelta, rampToward, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
+import { apportion, byCost, byPreference, type ClassView, maxShareDelta, rampToward, type ReceiverGrowth, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
 import {
   doubledWindow, flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit, sustainedDemand,
   typicalDemand, windowPeriods,
@@ -167,7 +168,10 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   const canGrow = (c: PolicyClass, mode: RoutingMode) =>
     c.name === preferred.name ? mode === 'cost' || growthRetry !== null : evidence.get(c.name)!.every((t) => t === 'latency-breach');
   const growable = (mode: RoutingMode) => new Set(classes.filter((c) => canGrow(c, mode)).map((c) => c.name));
-  const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, mode === 'capacity' && config.replicaFloorsApplied);
+  // Floors are written only in capacity mode; unset, the platform is taken to need the load, as capacity writes do.
+  const growth = (mode: RoutingMode): ReceiverGrowth =>
+    (mode === 'capacity' && config.replicaFloorsApplied ? input.floorsTakenBy ?? 'capacity-writes' : 'load');
+  const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, growth(mode));
   // Floors only in capacity mode: in cost mode the cheapest class's own autoscaler sees its overflow, and a floor
   // computed from noisy demand would be a second controller fighting it.
   const floorsFor = (mode: RoutingMode): Record<string, number> => {

@@ -33,10 +33,17 @@ export function byPreference(a: PolicyClass, b: PolicyClass): number {
 }
 
 /**
+ * How the class that receives the deficit is asked to grow (`routingPlan`): by its routed load alone (`load`: no
+ * replica floors applied), or by replica floors as the platform takes them (`PolicyInput.floorsTakenBy`).
+ */
+export type ReceiverGrowth = 'load' | 'published' | 'capacity-writes';
+
+/**
  * The routing plan, the same in both modes: `demand` (the planned high quantile) is assigned cheapest per token first,
  * each class up to its ready envelope capacity (the measured sustainable rate at the SLO). What no ready capacity can
  * carry (the deficit) is given to the cheapest class that can grow: its autoscaler must *see* the load to add the
- * replicas that will carry it. A class that cannot grow (capacity evidence, or the preferred class in capacity mode)
+ * replicas that will carry it, unless a replica floor asks for them (`growth`). A class that cannot grow (capacity
+ * evidence, or the preferred class in capacity mode)
  * gets no more than its ready capacity. When no class can grow, the deficit stays unassigned and the engines'
  * admission limits shed it where it lands (shares are then proportional to ready capacity). Every eligible class is
  * then lifted to its warm floor.
@@ -55,20 +62,16 @@ export function routingPlan(
   demand: number,
   growable: ReadonlySet<string>,
   config: PolicyConfig,
-  floorsWritten = false,
+  growth: ReceiverGrowth = 'load',
 ): { shares: Shares; deficit: number; receiver?: string } {
   const { ordered, carried: assigned, deficit } = fillReadyCheapestFirst(eligible, demand);
   const receiverView = deficit > 0 ? ordered.find((v) => growable.has(v.cls.name)) : undefined;
   const receiver = receiverView?.cls.name;
-  // Without replica floors the receiver takes up to its own ready capacity again: it runs at up to twice its envelope,
-  // so its autoscaler asks for 2 x (1 + headroom) times its replicas per scale-out. With floors written (capacity
-  // mode, `replicaFloors`) the replicas are already asked for, so the receiver needs only enough load to keep its
-  // autoscaler agreeing with the floor and its new replicas busy the moment they are ready: its ready capacity x
-  // headroom. Either way, the rest of the deficit is spread over every eligible class in proportion to ready capacity,
-  // where the engines' queues absorb what they can and the admission limits shed the rest (the least shedding: each
-  // class over its envelope by the same fraction). Piling it all on a one-replica fallback would shed most of it there.
-  const toReceiver = receiverView ? Math.min(deficit, receiverView.capacity * (floorsWritten ? config.headroom : 1)) : 0;
+  const toReceiver = receiverView ? Math.min(deficit, receiverView.capacity * RECEIVER_LOAD_ABOVE_ENVELOPE[growth](config)) : 0;
   if (receiver) assigned.set(receiver, assigned.get(receiver)! + toReceiver);
+  // The rest of the deficit is spread over every eligible class in proportion to ready capacity, where the engines'
+  // queues absorb what they can and the admission limits shed the rest (the least shedding: each class over its
+  // envelope by the same fraction). Piling it all on a one-replica fallback would shed most of it there.
   const spread = deficit - toReceiver;
   const readyTotal = eligible.reduce((s, v) => s + v.capacity, 0);
   if (spread > 0 && readyTotal > 0) for (const v of ordered) assigned.set(v.cls.name, assigned.get(v.cls.name)! + (spread * v.capacity) / readyTotal);
@@ -80,6 +83,27 @@ export function routingPlan(
   }
   return { shares: withWarmFloor(shares, eligible, demand, config), deficit, receiver };
 }
+
+/**
+ * What the receiving class is routed above its envelope, as a share of its ready capacity, by what grows it:
+ * - `load`: up to its own ready capacity again. It runs at up to twice its envelope, so its autoscaler asks for
+ *   2 x (1 + headroom) times its replicas per scale-out.
+ * - `capacity-writes` (SageMaker): its headroom. The floor is sized on the typical (median) demand and target tracking
+ *   takes back a written count its load does not hold (`floorDemand`, decide.ts), so the variant's own target tracking
+ *   scales out for the bursts above the median, on load above its target; and its new instances are busy the moment
+ *   they are in service.
+ * - `published` (EKS): nothing. The floor is sized on the sustained demand, and it is one more metric of the class's
+ *   HPA (`replicaFloorTrigger`, lib/eks/manifests/keda.ts), which runs the largest count any metric asks for ("the
+ *   maximum replica count across all metrics will be used": Kubernetes API autoscaling/v2,
+ *   HorizontalPodAutoscalerSpec.metrics), so the floor holds the replicas whatever the load. Load above the envelope
+ *   would only be shed on the receiver, often a fallback with one or two ready replicas. Its new replicas take load
+ *   from the first run that reads them ready.
+ */
+const RECEIVER_LOAD_ABOVE_ENVELOPE: Readonly<Record<ReceiverGrowth, (config: PolicyConfig) => number>> = {
+  'load': () => 1,
+  'capacity-writes': (config) => config.headroom,
+  'published': () => 0,
+};
 
 /**
  * Demand filled cheapest per token first, each class up to its ready envelope: the views in that order, what each

@@ -96,7 +96,8 @@ export interface PolicyConfig {
   readonly minWeightChangeShare: number;
   /**
    * Whether the platform applies the decision's replica floors (a Reconciler sets it from its serving construct).
-   * True: in capacity mode the receiving fallback is routed only its headroom above its envelope, the floors grow it.
+   * True: in capacity mode the floors grow the receiving fallback, which is routed only its headroom above its envelope
+   * where floors are capacity writes, and nothing above it where they are published (`floorsTakenBy`).
    * False: it is routed up to its ready capacity again above its envelope, so its autoscaler sees the load.
    */
   readonly replicaFloorsApplied: boolean;
