@@ -12,6 +12,11 @@ function num(v: number, digits: number): string {
   return v.toFixed(digits);
 }
 
+/** A duration in seconds; "never" or "-" without a unit. */
+function seconds(v: number): string {
+  return Number.isFinite(v) ? `${num(v, 0)} s` : num(v, 0);
+}
+
 function withCi(e: Estimate, scale: number, digits: number): string {
   if (!Number.isFinite(e.mean)) return num(e.mean, digits);
   const ci = Number.isFinite(e.ci95) ? ` ±${(e.ci95 * scale).toFixed(digits)}` : '';
@@ -174,8 +179,8 @@ export function checkTargets(s: ScenarioSummary): TargetCheck[] {
   const floor = lib.metrics.physicalFloorSeconds.mean;
   if (Number.isFinite(floor) && (ttf.n > 0 || ttf.infinite > 0)) {
     const ok = ttf.infinite === 0 && ttf.mean <= floor + 120;
-    add('time to fallback <= floor + 2 control periods', `${num(ttf.mean, 0)} s (floor ${floor.toFixed(0)} s)`, ok,
-      ttf.infinite > 0 ? `${ttf.infinite} seeds never` : `${(ttf.mean - floor - 120).toFixed(0)} s over`);
+    add('time to fallback <= floor + 2 control periods', `${seconds(ttf.mean)} (floor ${floor.toFixed(0)} s)`, ok,
+      ttf.infinite > 0 ? `${ttf.infinite} ${ttf.infinite === 1 ? 'seed' : 'seeds'} never` : `${(ttf.mean - floor - 120).toFixed(0)} s over`);
   }
   return out;
 }
@@ -198,7 +203,7 @@ export function takeaway(s: ScenarioSummary): string[] {
   const ttf = m.timeToFallbackSeconds;
   lines.push(`What happened: ${events === 0 ? 'no capacity event' : `${events} capacity event${events > 1 ? 's' : ''}`}; the library's policy changed mode ` +
     `${m.modeChanges.mean.toFixed(1)} times per run (${m.modeChangesPerEvent.mean.toFixed(1)} per event)` +
-    (ttf.n > 0 || ttf.infinite > 0 ? `, its fallbacks carried 90% of the deficit after ${num(ttf.mean, 0)} s (physical floor ${num(m.physicalFloorSeconds.mean, 0)} s)` : '') +
+    (ttf.n > 0 || ttf.infinite > 0 ? `, its fallbacks carried 90% of the deficit after ${seconds(ttf.mean)} (physical floor ${seconds(m.physicalFloorSeconds.mean)})` : '') +
     `; ${pct(m.sloAttainment.mean)} of requests met the SLO at $${m.usdPerMillionSloTokens.mean.toFixed(3)} per 1M SLO-meeting tokens.`);
   const dom = dominating(s);
   const rank = (list: PolicySummary[]) => list.findIndex((p) => p.policy === 'library') + 1;

@@ -181,6 +181,22 @@ describe('decide(): entering capacity mode', () => {
     expect(surgeSm.deficitTokensPerSecond).toBe(450);
     expect(surgeSm.weights).toEqual({ inf2: 65, g6: 17, g5: 18 });
     expect(surgeEks.weights).toEqual({ inf2: 67, g6: 15, g5: 18 });
+    // A one-period spike (1000, then 1800 once): the plan's p90 sees a deficit, but the sustained demand (1000) asks
+    // g6 for no replica, so on EKS too only its load can grow it, and it is routed its headroom: as on SageMaker.
+    const spike = input(erroring, null, { demandTokensPerSecond: [...flat(1000, W - 1), 1800], floorsTakenBy: 'published' });
+    const spikeEks = decide(spike, fromPreferred).decision;
+    expect(spikeEks.replicaFloors!.g6).toBe(0);
+    expect(spikeEks.deficitTokensPerSecond).toBeGreaterThan(0);
+    expect(spikeEks.weights).toEqual(decide({ ...spike, floorsTakenBy: 'capacity-writes' }, fromPreferred).decision.weights);
+    expect(spikeEks.weights.g6).toBeGreaterThan(surgeEks.weights.g6);
+    // Published floors the construct does not apply (no `enableReplicaFloors`): the receiver is routed up to its ready
+    // capacity again, whatever the platform: g6 200 + 200 of the 450, the other 250 spread (inf2 1066.7, g6 437,
+    // g5 296.3 of 1800).
+    const unapplied = { latencySloP95Ms: 1000, replicaFloorsApplied: false };
+    const unappliedEks = decide({ ...surgeInput('published'), config: unapplied }, fromPreferred).decision;
+    expect(unappliedEks.weights).toEqual({ inf2: 59, g6: 24, g5: 17 });
+    expect(unappliedEks.weights)
+      .toEqual(decide({ ...surgeInput('capacity-writes'), config: unapplied }, fromPreferred).decision.weights);
     // Cost mode asks for nothing: the class's own autoscaler sees its overflow.
     const costMode = decide(input(BASE, 1000, { floorsTakenBy: 'published' }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
     expect(costMode.mode).toBe('cost');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../bin/sim';
 import { degradationReport, formatDegradationReport } from '../../lib/sim/planning';
-import { checkTargets, markdownTable, type TargetCheck, targetSummary } from '../../lib/sim/report';
+import { checkTargets, markdownTable, takeaway, type TargetCheck, targetSummary } from '../../lib/sim/report';
 import { llamaChatService } from '../../lib/sim/services';
 import { estimate, pairedDifference } from '../../lib/sim/stats';
 import { type JobResult, runJob, summarise } from '../../lib/sim/suite';
@@ -118,6 +118,31 @@ describe('a baseline better on both', () => {
     // One seed: no interval to give.
     const one = check({ ...scenario({ slo: [0.99], usd: [0.7] }, { slo: [0.995], usd: [0.69] }), seeds: [1] });
     expect(one.miss).toBe('cost-only 99.50% at 0.690 (paired: 1 seed with both values, no interval)');
+  });
+});
+
+describe('time to fallback', () => {
+  const scenario = (ttf: number[]) => ({
+    scenarioId: 'S1', platform: 'eks', seeds: ttf.map((_, i) => i + 1), capacityEvents: [{ className: 'l40s', onset: 600, restoration: 1200 }],
+    policies: [{
+      policy: 'library',
+      metrics: {
+        sloAttainment: estimate(ttf.map(() => 0.99)), usdPerMillionSloTokens: estimate(ttf.map(() => 0.7)),
+        timeToFallbackSeconds: estimate(ttf), physicalFloorSeconds: estimate(ttf.map(() => 540)),
+        modeChanges: estimate(ttf.map(() => 2)), modeChangesPerEvent: estimate(ttf.map(() => 2)),
+        ...Object.fromEntries(['rejectedShare', 'excessRejectedShare', 'sloAttainmentAdmitted', 'costUsd', 'fallbackCostUsd']
+          .map((k) => [k, estimate(ttf.map(() => 0.5))])),
+      },
+      fleetRegret: estimate([]),
+    }],
+  }) as unknown as Parameters<typeof checkTargets>[0];
+  const check = (ttf: number[]) => checkTargets(scenario(ttf)).find((t) => t.target.startsWith('time to fallback'))!;
+
+  test('fails when a fallback that never came reads "never s", or one seed reads as "seeds"', () => {
+    expect(check([600, 700])).toMatchObject({ value: '650 s (floor 540 s)', met: true });
+    expect(check([600, Infinity])).toMatchObject({ value: '600 s (floor 540 s)', met: false, miss: '1 seed never' });
+    expect(check([Infinity, Infinity])).toMatchObject({ value: 'never (floor 540 s)', met: false, miss: '2 seeds never' });
+    expect(takeaway(scenario([Infinity]))[0]).toContain('its fallbacks carried 90% of the deficit after never (physical floor 540 s)');
   });
 });
 

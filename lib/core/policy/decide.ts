@@ -22,7 +22,8 @@
  *   variant's desired instance count, raised only; EKS: a ScaledObject trigger on the published floor). The fallbacks
  *   then grow at once instead of after shedding the load that shows them short, so the plan routes the receiver only
  *   what its platform needs to keep the floor (SageMaker: its headroom above its envelope; EKS, where the floor is a
- *   metric of its HPA: nothing above it) and spreads the rest of the deficit by ready capacity, where it sheds least;
+ *   metric of its HPA: no more than its share of the spread) and spreads the rest of the deficit by ready capacity,
+ *   where it sheds least;
  * - the mode says whether the preferred class may be counted on to grow (on SageMaker, whose endpoint takes one update
  *   at a time, it retries growth in capacity mode once its loss is behind it, with a backoff: `retriesGrowth`). Capacity
  *   mode is entered on capacity evidence (capacity errors, desired > ready beyond the grace period without progress)
@@ -168,10 +169,6 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   const canGrow = (c: PolicyClass, mode: RoutingMode) =>
     c.name === preferred.name ? mode === 'cost' || growthRetry !== null : evidence.get(c.name)!.every((t) => t === 'latency-breach');
   const growable = (mode: RoutingMode) => new Set(classes.filter((c) => canGrow(c, mode)).map((c) => c.name));
-  // Floors are written only in capacity mode; unset, the platform is taken to need the load, as capacity writes do.
-  const growth = (mode: RoutingMode): ReceiverGrowth =>
-    (mode === 'capacity' && config.replicaFloorsApplied ? input.floorsTakenBy ?? 'capacity-writes' : 'load');
-  const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, growth(mode));
   // Floors only in capacity mode: in cost mode the cheapest class's own autoscaler sees its overflow, and a floor
   // computed from noisy demand would be a second controller fighting it.
   const floorsFor = (mode: RoutingMode): Record<string, number> => {
@@ -188,6 +185,12 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     }
     return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
   };
+  // Floors are written only in capacity mode. Unset, the platform is taken to need the load, as capacity writes do.
+  const growth = (mode: RoutingMode): ReceiverGrowth => {
+    if (mode !== 'capacity' || !config.replicaFloorsApplied) return { by: 'load' };
+    return input.floorsTakenBy === 'published' ? { by: 'published', floors: floorsFor(mode) } : { by: 'capacity-writes' };
+  };
+  const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, growth(mode));
   const from = restrict(heldShares, eligible.map((v) => v.cls));
   return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed, growthRetry };
 }
@@ -327,7 +330,7 @@ function enterCapacity(ctx: Context, situation: Situation): PolicyStep {
       code: 'enter-capacity',
       triggers: situation.entering,
       message: `Entering capacity mode: ${describe(ctx, situation.entering)}${reentry}` +
-        (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s goes to ${plan.receiver} so its autoscaler grows it.` : '.'),
+        (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.'),
     }, figures(situation, plan, 'capacity'));
 }
 

@@ -97,7 +97,8 @@ export interface PolicyConfig {
   /**
    * Whether the platform applies the decision's replica floors (a Reconciler sets it from its serving construct).
    * True: in capacity mode the floors grow the receiving fallback, which is routed only its headroom above its envelope
-   * where floors are capacity writes, and nothing above it where they are published (`floorsTakenBy`).
+   * where floors are capacity writes, and no more than its proportional share of the deficit where they are published
+   * and its own floor asks for more replicas than it has ready (`floorsTakenBy`).
    * False: it is routed up to its ready capacity again above its envelope, so its autoscaler sees the load.
    */
   readonly replicaFloorsApplied: boolean;
@@ -140,8 +141,9 @@ export interface PolicyInput {
    * reads them from a metric (EKS: a KEDA trigger), `capacity-writes` when the reconciler writes desired instance
    * counts (SageMaker). Decides whether and when the preferred class keeps asking for the replicas it is short of in
    * capacity mode, and which demand every floor is sized on: the sustained demand when published, the typical demand
-   * for capacity writes, which the platform's own autoscaler can take back (`floorDemand` in decide.ts). Unset: no
-   * standing ask, floors on the sustained demand (the reconciler's step always sets it).
+   * for capacity writes, which the platform's own autoscaler can take back (`floorDemand` in decide.ts); and what the
+   * fallback that receives the deficit is routed above its envelope (`routingPlan`). Unset: no standing ask, floors on
+   * the sustained demand, the receiver routed its headroom (the reconciler's step always sets it).
    */
   readonly floorsTakenBy?: 'published' | 'capacity-writes';
   /**
