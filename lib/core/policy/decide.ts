@@ -186,10 +186,8 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     return Object.fromEntries(classes.map((c) => [c.name, floors.get(c.name) ?? 0]));
   };
   // Floors are written only in capacity mode. Unset, the platform is taken to need the load, as capacity writes do.
-  const growth = (mode: RoutingMode): ReceiverGrowth => {
-    if (mode !== 'capacity' || !config.replicaFloorsApplied) return { by: 'load' };
-    return input.floorsTakenBy === 'published' ? { by: 'published', floors: floorsFor(mode) } : { by: 'capacity-writes' };
-  };
+  const growth = (mode: RoutingMode): ReceiverGrowth =>
+    (mode === 'capacity' && config.replicaFloorsApplied ? input.floorsTakenBy ?? 'capacity-writes' : 'load');
   const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, growth(mode));
   const from = restrict(heldShares, eligible.map((v) => v.cls));
   return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed, growthRetry };

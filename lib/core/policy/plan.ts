@@ -33,46 +33,42 @@ export function byPreference(a: PolicyClass, b: PolicyClass): number {
 }
 
 /**
- * How the class that receives the deficit is asked to grow (`routingPlan`): by its routed load alone (no replica
- * floors applied), or by replica floors as the platform takes them (`PolicyInput.floorsTakenBy`); published floors come
- * with this run's floors by class name, since a receiver may have none (below).
+ * How the class that receives the deficit is asked to grow (`routingPlan`): by its routed load alone (`load`: no
+ * replica floors applied), or by replica floors as the platform takes them (`PolicyInput.floorsTakenBy`).
  */
-export type ReceiverGrowth =
-  | { readonly by: 'load' }
-  | { readonly by: 'capacity-writes' }
-  | { readonly by: 'published'; readonly floors: Readonly<Record<string, number>> };
+export type ReceiverGrowth = 'load' | 'published' | 'capacity-writes';
 
 /**
  * The routing plan, the same in both modes: `demand` (the planned high quantile) is assigned cheapest per token first,
  * each class up to its ready envelope capacity (the measured sustainable rate at the SLO). What no ready capacity can
- * carry (the deficit) is given to the cheapest class that can grow, the receiver: its autoscaler must either *see*
- * load above its target or be asked for the replicas by a floor (`growth`, `loadAboveEnvelope`). A class that cannot
- * grow (capacity evidence, or the preferred class in capacity mode) gets no more than its ready capacity. What the
- * receiver is not routed of the deficit is spread over every eligible class in proportion to ready capacity, where the
- * engines' queues absorb what they can and the admission limits shed the rest (the least shedding: each class over its
- * envelope by the same fraction). When no class can grow, the whole deficit is spread so. Every eligible class is then
- * lifted to its warm floor.
+ * carry (the deficit) is given to the cheapest class that can grow, the receiver: unless replica floors ask for the
+ * replicas, its autoscaler must *see* load above its target to add them, so it is routed part of the deficit above its
+ * envelope (`growth`, `RECEIVER_LOAD_ABOVE_ENVELOPE`). A class that cannot grow (capacity evidence, or the preferred
+ * class in capacity mode) gets no more than its ready capacity. The rest of the deficit is spread over every eligible
+ * class in proportion to ready capacity, where the engines' queues absorb what they can and the admission limits shed
+ * the rest (the least shedding: each class over its envelope by the same fraction); when no class can grow, all of
+ * it. Every eligible class is then lifted to its warm floor.
  *
  * Why each class is filled to its envelope and not to envelope / (1 + headroom): autoscalers target
  * envelope / (1 + headroom) per replica (lib/core/service/sizing.ts). Capping the cheap class at that target would hold it
  * exactly at its target, so it would never scale out and the dearer class would carry the overflow for good. Filled to
  * its envelope it runs above its target, scales out, and the overflow drains back to it as replicas become ready.
  *
- * Why a receiver without a floor that asks for its replicas takes load above its envelope, not just its proportional
- * share of the spread: a one-replica fallback given a share proportional to its one replica sees load at its target
- * and never grows (the P1 reference experiment took 25 minutes to fall back that way).
+ * Why a receiver grown by its load takes load above its envelope, not just its proportional share of the spread: a
+ * one-replica fallback given a share proportional to its one replica sees load at its target and never grows (the P1
+ * reference experiment took 25 minutes to fall back that way).
  */
 export function routingPlan(
   eligible: readonly ClassView[],
   demand: number,
   growable: ReadonlySet<string>,
   config: PolicyConfig,
-  growth: ReceiverGrowth = { by: 'load' },
+  growth: ReceiverGrowth = 'load',
 ): { shares: Shares; deficit: number; receiver?: string } {
   const { ordered, carried: assigned, deficit } = fillReadyCheapestFirst(eligible, demand);
   const receiverView = deficit > 0 ? ordered.find((v) => growable.has(v.cls.name)) : undefined;
   const receiver = receiverView?.cls.name;
-  const toReceiver = receiverView ? Math.min(deficit, receiverView.capacity * loadAboveEnvelope(receiverView, growth, config)) : 0;
+  const toReceiver = receiverView ? Math.min(deficit, receiverView.capacity * RECEIVER_LOAD_ABOVE_ENVELOPE[growth](config)) : 0;
   if (receiver) assigned.set(receiver, assigned.get(receiver)! + toReceiver);
   const spread = deficit - toReceiver;
   const readyTotal = eligible.reduce((s, v) => s + v.capacity, 0);
@@ -88,29 +84,32 @@ export function routingPlan(
 
 /**
  * What the receiver is routed above its envelope, as a share of its ready capacity, by what grows it:
- * - its load alone: up to its own ready capacity again. It runs at up to twice its envelope, so its autoscaler asks
- *   for 2 x (1 + headroom) times its replicas per scale-out.
- * - capacity writes (SageMaker): its headroom. The floor is sized on the typical (median) demand and target tracking
+ * - `load`: up to its own ready capacity again. It runs at up to twice its envelope, so its autoscaler asks for
+ *   2 x (1 + headroom) times its replicas per scale-out.
+ * - `capacity-writes` (SageMaker): its headroom. The floor is sized on the typical (median) demand and target tracking
  *   takes back a written count its load does not hold (`floorDemand`, decide.ts), so the variant's own target tracking
  *   scales out for the bursts above the median, on load above its target; and its new instances are busy the moment
  *   they are in service.
- * - a published floor (EKS) that asks for more replicas than it has ready: nothing. The floor is one more metric of
- *   the class's HPA (`replicaFloorTrigger`, lib/eks/manifests/keda.ts), which runs the largest count any metric asks
- *   for ("the maximum replica count across all metrics will be used": Kubernetes API autoscaling/v2,
- *   HorizontalPodAutoscalerSpec.metrics), so the floor holds the replicas whatever the load, and load above the
- *   envelope would only be shed on the receiver, often a fallback with one or two ready replicas. Its new replicas take
- *   their share of the load from the first run that reads them ready (the ready count is read `metricDelay` late).
- *   Where this run's floor asks for no more than it has (floors are sized on the sustained demand, the plan on the
- *   high quantile: a one-period spike, a surge's first period; or the deficit's floor went to a cheaper class with no
- *   ready replica), only its load can grow it, and it is routed its headroom, as before floors were published.
+ * - `published` (EKS): nothing, so it carries only its share of the spread. Growth is the floors' to ask: each is one
+ *   more metric of the class's HPA (`replicaFloorTrigger`, lib/eks/manifests/keda.ts), which runs the largest count any
+ *   metric asks for ("the maximum replica count across all metrics will be used": Kubernetes API autoscaling/v2,
+ *   HorizontalPodAutoscalerSpec.metrics), so a floor holds the replicas whatever the load. Floors are sized on the
+ *   sustained demand, the plan on the high quantile: a deficit only the high quantile sees (a one-period spike, a
+ *   surge's first period) buys no replicas, as the sizing means (they would come minutes after the spike), and its
+ *   load is spread where the queues absorb it best rather than shed on the receiver, often a fallback with one or two
+ *   ready replicas. Routed at its envelope, the receiver's own request-count trigger (target at envelope / (1 +
+ *   headroom)) still asks for one replica in five more than it has. The cost: where a surge lasts, the receiver grows a
+ *   period later (when its floor asks), and its new replicas take their share from the first run that reads them
+ *   ready (`metricDelay` late). Measured on the simulator (10 seeds, EKS, against its headroom): cost per SLO token
+ *   0.2-0.8% lower in 8 of 18 shortage scenarios, SLO within 0.06 pt, time to fallback up to 48 s later (BENCHMARKS.md,
+ *   stop 43); with the headroom kept wherever the receiver's own floor asks for no more than it has ready (review R65),
+ *   the saving stays only in H3 and H5 (-0.6% and -0.5%) and neither the SLO nor time to fallback is better for it.
  */
-function loadAboveEnvelope(receiver: ClassView, growth: ReceiverGrowth, config: PolicyConfig): number {
-  switch (growth.by) {
-    case 'load': return 1;
-    case 'capacity-writes': return config.headroom;
-    case 'published': return (growth.floors[receiver.cls.name] ?? 0) > receiver.ready ? 0 : config.headroom;
-  }
-}
+const RECEIVER_LOAD_ABOVE_ENVELOPE: Readonly<Record<ReceiverGrowth, (config: PolicyConfig) => number>> = {
+  'load': () => 1,
+  'capacity-writes': (config) => config.headroom,
+  'published': () => 0,
+};
 
 /**
  * Demand filled cheapest per token first, each class up to its ready envelope: the views in that order, what each

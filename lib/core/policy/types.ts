@@ -98,7 +98,7 @@ export interface PolicyConfig {
    * Whether the platform applies the decision's replica floors (a Reconciler sets it from its serving construct).
    * True: in capacity mode the floors grow the receiving fallback, which is routed only its headroom above its envelope
    * where floors are capacity writes, and no more than its proportional share of the deficit where they are published
-   * and its own floor asks for more replicas than it has ready (`floorsTakenBy`).
+   * (`floorsTakenBy`).
    * False: it is routed up to its ready capacity again above its envelope, so its autoscaler sees the load.
    */
   readonly replicaFloorsApplied: boolean;
