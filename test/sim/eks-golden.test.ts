@@ -16,7 +16,7 @@ function fingerprint(scenario: Parameters<typeof runSimulation>[0], policy: Poli
 }
 
 test.each([
-  ['S1', 'library', '19476458 334 15.640338060 735 604'],
+  ['S1', 'library', '19479536 324 15.704213194 740 604'],
   ['S1', 'cost-only', '19426574 578 15.415046667 714 400'],
   ['S9', 'library', '12395280 3595 13.202473211 644 612'],
 ])('EKS %s, %s: the run is the one the bench measured', (id, policy, expected) => {
