@@ -23,7 +23,8 @@ export interface IInferenceServing {
    * reconciler produces in capacity mode (EKS: a ScaledObject trigger on the published floor, read over a window that
    * spans the reconciler's period; SageMaker: nothing to deploy, the reconciler raises desired instance counts itself).
    * A serving without it gets no floors: the policy then grows fallbacks by the load it routes to them alone
-   * (`PolicyConfig.replicaFloorsApplied: false`).
+   * (`PolicyConfig.replicaFloorsApplied: false`). An implementation must make the autoscaler read the floors: where they
+   * are published, the policy routes the fallback that receives a deficit no load above its envelope to grow by.
    */
   enableReplicaFloors?(options: ReplicaFloorOptions): unknown;
 }

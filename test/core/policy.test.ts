@@ -9,7 +9,7 @@ import { type ClassSignals, type PolicyClass, type PolicyInput, type PolicyState
 import { policyClassesFromFacts } from '../../lib/core/reconciler/from-facts';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { policyConfigProblems } from '../../lib/core/validation/policy-config';
-import { replicaFloors } from '../../lib/core/policy/plan';
+import { replicaFloors, routingPlan } from '../../lib/core/policy/plan';
 import { doubledWindow, flapStability, plannedDemand, recoverySeen, sustainedDemand, typicalDemand } from '../../lib/core/policy/evidence';
 
 // GIVEN three classes in preference order; the preferred one is also the cheapest per token.
@@ -191,6 +191,13 @@ describe('decide(): entering capacity mode', () => {
     expect(spikeEks.deficitTokensPerSecond).toBeGreaterThan(0);
     expect(spikeEks.weights).toEqual({ inf2: 67, g6: 15, g5: 18 });
     expect(spikeSm.weights).toEqual({ inf2: 65, g6: 17, g5: 18 });
+    // Entering on the spike, the audit line says that nothing asks g6 to grow; entering on the surge, its floor does.
+    const costFrom = costState({ inf2: 96, g6: 2, g5: 2 });
+    expect(decide(spike, costFrom).decision.reason.message)
+      .toContain('; the deficit of 130 tokens/s is spread by ready capacity, and no replica floor asks g6 to grow for it.');
+    expect(decide(surgeInput('published'), costFrom).decision.reason.message).toContain('; the deficit of 450 tokens/s to g6 to grow.');
+    expect(decide({ ...spike, floorsTakenBy: 'capacity-writes' }, costFrom).decision.reason.message)
+      .toContain('; the deficit of 130 tokens/s to g6 to grow.');
     // Published floors the construct does not apply (no `enableReplicaFloors`): the receiver is routed up to its ready
     // capacity again, whatever the platform: g6 200 + 200 of the 450, the other 250 spread (inf2 1066.7, g6 437,
     // g5 296.3 of 1800).
@@ -308,6 +315,25 @@ describe('decide(): entering capacity mode', () => {
   test('a missing latency datapoint is not a breach', () => {
     const gaps = { ...BASE, inf2: { ...healthy(3), latencyP95Ms: [...flat(1500, W - 1), null] } };
     expect(decide(input(gaps, 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision.mode).toBe('cost');
+  });
+});
+
+describe('routingPlan()', () => {
+  // inf2 900, g6 200, g5 250 tokens/s ready; planned demand 1500: a deficit of 150 beyond the 1350 ready, g6 (the
+  // cheapest fallback that can grow) its receiver.
+  const views = CLASSES.map((cls, i) => ({ cls, ready: [3, 1, 1][i], capacity: [900, 200, 250][i], eligible: true }));
+  const plan = (growth?: Parameters<typeof routingPlan>[4]) =>
+    routingPlan(views, 1500, new Set(['g6', 'g5']), { ...DEFAULT_POLICY_CONFIG, warmFloorShare: 0 }, growth);
+  const share = (growth?: Parameters<typeof routingPlan>[4]) => plan(growth).shares.get('g6')! * 1500;
+
+  test('routes the receiver above its envelope by what grows it: its load, a written floor, or a published floor', () => {
+    expect(plan('published').receiver).toBe('g6');
+    // Its load alone: up to its ready capacity again (200 + 150, nothing left to spread).
+    expect(share()).toBeCloseTo(350, 9);
+    // A written floor (SageMaker): its headroom, 200 x 0.2 = 40, and its share of the other 110 (200 / 1350 of it).
+    expect(share('capacity-writes')).toBeCloseTo(200 + 40 + (110 * 200) / 1350, 9);
+    // A published floor (EKS): only its share of the spread, exactly in proportion to ready capacity.
+    expect(share('published')).toBeCloseTo((1500 * 200) / 1350, 9);
   });
 });
 

@@ -132,6 +132,8 @@ interface Situation {
   readonly flapAbsorbed: boolean;
   /** The preferred class's retry of growth in capacity mode (`retriesGrowth`): its loss record; null when it does not. */
   readonly growthRetry: GrowthRetry | null;
+  /** Ready replicas by class name, as planned. */
+  readonly readyReplicas: ReadonlyMap<string, number>;
 }
 
 type RoutingPlan = ReturnType<typeof routingPlan>;
@@ -190,7 +192,8 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     (mode === 'capacity' && config.replicaFloorsApplied ? input.floorsTakenBy ?? 'capacity-writes' : 'load');
   const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, growth(mode));
   const from = restrict(heldShares, eligible.map((v) => v.cls));
-  return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed, growthRetry };
+  const readyReplicas = new Map(views.map((v) => [v.cls.name, v.ready]));
+  return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed, growthRetry, readyReplicas };
 }
 
 /**
@@ -323,13 +326,28 @@ function enterCapacity(ctx: Context, situation: Situation): PolicyStep {
     ? ` (re-entering the capacity event under way, ${entries.length} earlier entr${entries.length === 1 ? 'y' : 'ies'}: the planned demand of ` +
       `${round(situation.demand)} tokens/s exceeds the summed ready capacity of the eligible classes, ${round(situation.ready)} tokens/s)`
     : '';
+  const numbers = figures(situation, plan, 'capacity');
   return step(ctx, 'capacity', { modeSince: now, ramping: false, lastStepAt: previous.lastStepAt, entries: [...entries, now] },
     apportion(plan.shares, classes, config.weightTotal), {
       code: 'enter-capacity',
       triggers: situation.entering,
-      message: `Entering capacity mode: ${describe(ctx, situation.entering)}${reentry}` +
-        (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.'),
-    }, figures(situation, plan, 'capacity'));
+      message: `Entering capacity mode: ${describe(ctx, situation.entering)}${reentry}${deficitNote(ctx, situation, plan, numbers)}`,
+    }, numbers);
+}
+
+/**
+ * Where the deficit of an entry goes. Where floors are published (EKS) the receiver takes only its share of the spread
+ * (`RECEIVER_LOAD_ABOVE_ENVELOPE`, plan.ts), so only its floor grows it: the line says when none asks (a deficit only
+ * the plan's high quantile sees, or one whose floor went to a cheaper class with no ready replica).
+ */
+function deficitNote(ctx: Context, situation: Situation, plan: { deficit: number; receiver?: string }, numbers: Figures): string {
+  const receiver = plan.receiver;
+  if (!receiver) return '.';
+  const ready = situation.readyReplicas.get(receiver) ?? 0;
+  const floored = (numbers.floors?.[receiver] ?? 0) > ready;
+  return ctx.input.floorsTakenBy === 'published' && ctx.config.replicaFloorsApplied && !floored
+    ? `; the deficit of ${round(plan.deficit)} tokens/s is spread by ready capacity, and no replica floor asks ${receiver} to grow for it.`
+    : `; the deficit of ${round(plan.deficit)} tokens/s to ${receiver} to grow.`;
 }
 
 /** In capacity mode: hold on evidence, stabilize until the preferred class is back for good, then return and ramp. */

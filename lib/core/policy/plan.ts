@@ -95,15 +95,20 @@ export function routingPlan(
  *   metric asks for ("the maximum replica count across all metrics will be used": Kubernetes API autoscaling/v2,
  *   HorizontalPodAutoscalerSpec.metrics), so a floor holds the replicas whatever the load. Floors are sized on the
  *   sustained demand, the plan on the high quantile: a deficit only the high quantile sees (a one-period spike, a
- *   surge's first period) buys no replicas, as the sizing means (they would come minutes after the spike), and its
+ *   surge's first period) gets no floor, as the sizing means (replicas would come minutes after the spike), and its
  *   load is spread where the queues absorb it best rather than shed on the receiver, often a fallback with one or two
- *   ready replicas. Routed at its envelope, the receiver's own request-count trigger (target at envelope / (1 +
- *   headroom)) still asks for one replica in five more than it has. The cost: where a surge lasts, the receiver grows a
- *   period later (when its floor asks), and its new replicas take their share from the first run that reads them
- *   ready (`metricDelay` late). Measured on the simulator (10 seeds, EKS, against its headroom): cost per SLO token
- *   0.2-0.8% lower in 8 of 18 shortage scenarios, SLO within 0.06 pt, time to fallback up to 48 s later (BENCHMARKS.md,
- *   stop 43); with the headroom kept wherever the receiver's own floor asks for no more than it has ready (review R65),
- *   the saving stays only in H3 and H5 (-0.6% and -0.5%) and neither the SLO nor time to fallback is better for it.
+ *   ready replicas. The receiver's own request-count trigger (target envelope / (1 + headroom)) still asks for
+ *   ceil(1.2 x n) replicas while its actual load is at its declared envelope, but nothing once the load is within the
+ *   HPA's 10% tolerance of the target: when demand is below the plan's high quantile, or for a class planned at a
+ *   delivered envelope below its declared one (`asDelivered`, decide.ts). The cost: where a surge lasts, the receiver
+ *   grows a period later (when its floor asks), and its new replicas take their share from the first run that reads
+ *   them ready (`metricDelay` late or more). Measured on the simulator (10 seeds, EKS, against the headroom stop 42
+ *   routed): cost per SLO token 0.2-0.8% lower in 8 of 18 shortage scenarios (each within its 95% paired interval, H5
+ *   -0.77 +-0.73% borderline, but all eight the same way), SLO within 0.06 pt, the fallbacks carrying 90% of the deficit
+ *   up to 48 s later on average (later on 16 of the 180 seed-runs: by 20-120 s on 14, 360 s on one each of S7 and H5;
+ *   BENCHMARKS.md, stop 43). Keeping the headroom wherever the receiver's own floor asks for no more than it has ready (review R65)
+ *   gives back most of both: cost within 0.2% of stop 42's except H3 and H5 (-0.6% and -0.5%), time to fallback 6-40 s
+ *   sooner than here in five scenarios, SLO within 0.04 pt of either.
  */
 const RECEIVER_LOAD_ABOVE_ENVELOPE: Readonly<Record<ReceiverGrowth, (config: PolicyConfig) => number>> = {
   'load': () => 1,

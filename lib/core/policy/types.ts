@@ -100,6 +100,9 @@ export interface PolicyConfig {
    * where floors are capacity writes, and no more than its proportional share of the deficit where they are published
    * (`floorsTakenBy`).
    * False: it is routed up to its ready capacity again above its envelope, so its autoscaler sees the load.
+   * A Reconciler construct sets it from its serving; a hand-written configuration must set false unless the class's
+   * autoscaler reads the floors (EKS: the ScaledObject's floor trigger), since published floors route the receiver no
+   * load to grow by.
    */
   readonly replicaFloorsApplied: boolean;
 }
