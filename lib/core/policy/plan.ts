@@ -93,22 +93,14 @@ export function routingPlan(
  * - `published` (EKS): nothing, so it carries only its share of the spread. Growth is the floors' to ask: each is one
  *   more metric of the class's HPA (`replicaFloorTrigger`, lib/eks/manifests/keda.ts), which runs the largest count any
  *   metric asks for ("the maximum replica count across all metrics will be used": Kubernetes API autoscaling/v2,
- *   HorizontalPodAutoscalerSpec.metrics), so a floor holds the replicas whatever the load. Floors are sized on the
- *   sustained demand, the plan on the high quantile: a deficit only the high quantile sees (a one-period spike, a
- *   surge's first period) gets no floor, as the sizing means (replicas would come minutes after the spike), and its
- *   load is spread where the queues absorb it best rather than shed on the receiver, often a fallback with one or two
- *   ready replicas. The receiver's own request-count trigger (target envelope / (1 + headroom)) still asks for
- *   ceil(1.2 x n) replicas while its actual load is at its declared envelope, but nothing once the load is within the
- *   HPA's 10% tolerance of the target: when demand is below the plan's high quantile, or for a class planned at a
- *   delivered envelope below its declared one (`asDelivered`, decide.ts). The cost: where a surge lasts, the receiver
- *   grows a period later (when its floor asks), and its new replicas take their share from the first run that reads
- *   them ready (`metricDelay` late or more). Measured on the simulator (10 seeds, EKS, against the headroom stop 42
- *   routed): cost per SLO token 0.2-0.8% lower in 8 of 18 shortage scenarios (each within its 95% paired interval, H5
- *   -0.77 +-0.73% borderline, but all eight the same way), SLO within 0.06 pt, the fallbacks carrying 90% of the deficit
- *   up to 48 s later on average (later on 16 of the 180 seed-runs: by 20-120 s on 14, 360 s on one each of S7 and H5;
- *   BENCHMARKS.md, stop 43). Keeping the headroom wherever the receiver's own floor asks for no more than it has ready (review R65)
- *   gives back most of both: cost within 0.2% of stop 42's except H3 and H5 (-0.6% and -0.5%), time to fallback 6-40 s
- *   sooner than here in five scenarios, SLO within 0.04 pt of either.
+ *   HorizontalPodAutoscalerSpec.metrics), so a floor holds the replicas whatever the load, and load above the envelope
+ *   would only be shed on the receiver, often a fallback with one or two ready replicas. A deficit only the plan's high
+ *   quantile sees (a one-period spike, a surge's first period) gets no floor, since floors are sized on the sustained
+ *   demand, and no extra load either: the receiver's own request-count trigger asks for ceil(1.2 x n) replicas only
+ *   while its actual load is at its declared envelope. Where a surge lasts, the receiver so grows a period later, when
+ *   its floor asks. Measured on the simulator against the headroom (BENCHMARKS.md, stop 43): cost per SLO token 0.2-0.8%
+ *   lower in 8 of 18 shortage scenarios, SLO within 0.06 pt, time to fallback up to 48 s later on average; keeping the
+ *   headroom for a receiver whose floor asks for nothing more (review R65) gave back most of both.
  */
 const RECEIVER_LOAD_ABOVE_ENVELOPE: Readonly<Record<ReceiverGrowth, (config: PolicyConfig) => number>> = {
   'load': () => 1,
