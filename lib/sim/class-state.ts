@@ -195,17 +195,13 @@ export class ClassState {
     return n;
   }
 
-  /** Output tokens/s the ready replicas of every pool sustain at their envelopes. */
-  readyCapacity(): number {
+  /**
+   * Output tokens/s the ready replicas of every pool sustain at their envelopes, as the policy plans them; `atSpeed`:
+   * times each pool's actual speed (a scenario's speed factor), what they really carry.
+   */
+  readyCapacity(atSpeed = false): number {
     let c = 0;
-    for (const pool of this.pools) c += pool.readyCount * pool.spec.tokensPerSecondPerReplica;
-    return c;
-  }
-
-  /** Output tokens/s the ready replicas of every pool sustain at their envelopes times their actual speed. */
-  readyCapacityAtSpeed(): number {
-    let c = 0;
-    for (const pool of this.pools) c += pool.readyCount * pool.spec.tokensPerSecondPerReplica * pool.speed;
+    for (const pool of this.pools) c += pool.readyCount * pool.spec.tokensPerSecondPerReplica * (atSpeed ? pool.speed : 1);
     return c;
   }
 

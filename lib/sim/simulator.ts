@@ -732,7 +732,7 @@ class Simulation {
       });
       s.costUsd[cell] = cost;
       s.readyCapacity[cell] = cs.readyCapacity();
-      s.readyCapacityAtSpeed[cell] = cs.readyCapacityAtSpeed();
+      s.readyCapacityAtSpeed[cell] = cs.readyCapacity(true);
       s.firstPoolReadyCapacity[cell] = cs.pools[0].readyCount * cs.pools[0].spec.tokensPerSecondPerReplica;
       s.readyReplicas[cell] = cs.readyCount;
       s.pendingReplicas[cell] = cs.pending();

@@ -125,6 +125,8 @@ interface Situation {
   readonly from: Shares;
   readonly planFor: (mode: RoutingMode) => RoutingPlan;
   readonly floorsFor: (mode: RoutingMode) => Record<string, number>;
+  /** How the plan's receiver of the deficit is asked to grow in each mode (`ReceiverGrowth`). */
+  readonly growth: (mode: RoutingMode) => ReceiverGrowth;
   /**
    * Within a capacity event after a return: the preferred class shows capacity evidence, but the ready classes carry
    * the planned demand, so it does not re-enter (named in the audit line).
@@ -193,7 +195,7 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, growth(mode));
   const from = restrict(heldShares, eligible.map((v) => v.cls));
   const readyReplicas = new Map(views.map((v) => [v.cls.name, v.ready]));
-  return { demand, ready, active, entering, from, planFor, floorsFor, flapAbsorbed, growthRetry, readyReplicas };
+  return { demand, ready, active, entering, from, planFor, floorsFor, growth, flapAbsorbed, growthRetry, readyReplicas };
 }
 
 /**
@@ -331,21 +333,20 @@ function enterCapacity(ctx: Context, situation: Situation): PolicyStep {
     apportion(plan.shares, classes, config.weightTotal), {
       code: 'enter-capacity',
       triggers: situation.entering,
-      message: `Entering capacity mode: ${describe(ctx, situation.entering)}${reentry}${deficitNote(ctx, situation, plan, numbers)}`,
+      message: `Entering capacity mode: ${describe(ctx, situation.entering)}${reentry}${deficitNote(situation, plan, 'capacity', numbers)}`,
     }, numbers);
 }
 
 /**
- * Where the deficit of an entry goes. Where floors are published (EKS) the receiver takes only its share of the spread
- * (`RECEIVER_LOAD_ABOVE_ENVELOPE`, plan.ts), so only its floor grows it: the line says when none asks (a deficit only
- * the plan's high quantile sees, or one whose floor went to a cheaper class with no ready replica).
+ * The audit clause of where the deficit goes. Where floors are published (EKS) the receiver takes only its share of the
+ * spread (`RECEIVER_LOAD_ABOVE_ENVELOPE`, plan.ts), so only its floor grows it: the clause says when none asks (a
+ * deficit only the plan's high quantile sees, or one whose floor went to a cheaper class with no ready replica).
  */
-function deficitNote(ctx: Context, situation: Situation, plan: { deficit: number; receiver?: string }, numbers: Figures): string {
+function deficitNote(situation: Situation, plan: { deficit: number; receiver?: string }, mode: RoutingMode, numbers: Figures): string {
   const receiver = plan.receiver;
   if (!receiver) return '.';
-  const ready = situation.readyReplicas.get(receiver) ?? 0;
-  const floored = (numbers.floors?.[receiver] ?? 0) > ready;
-  return ctx.input.floorsTakenBy === 'published' && ctx.config.replicaFloorsApplied && !floored
+  const floored = (numbers.floors?.[receiver] ?? 0) > (situation.readyReplicas.get(receiver) ?? 0);
+  return situation.growth(mode) === 'published' && !floored
     ? `; the deficit of ${round(plan.deficit)} tokens/s is spread by ready capacity, and no replica floor asks ${receiver} to grow for it.`
     : `; the deficit of ${round(plan.deficit)} tokens/s to ${receiver} to grow.`;
 }
@@ -431,13 +432,14 @@ function inCostMode(ctx: Context, situation: Situation): PolicyStep {
     }, figures(situation, plan, 'cost'));
   }
   const keep = { modeSince: previous.modeSince, ramping: previous.ramping, lastStepAt: previous.lastStepAt };
+  const numbers = figures(situation, plan, 'cost');
   return step(ctx, 'cost', keep, steady(ctx, apportion(plan.shares, classes, config.weightTotal)), {
     code: 'cost-plan',
     triggers: [],
     message: `Planned demand ${round(situation.demand)} tokens/s (p${Math.round(config.demandQuantile * 100)} of ${config.demandWindowPeriods} periods) ` +
       `against ready capacity ${round(situation.ready)} tokens/s; cheapest classes first` +
-      (plan.receiver ? `; the deficit of ${round(plan.deficit)} tokens/s to ${plan.receiver} to grow.` : '.') + absorbedNote(ctx, situation),
-  }, figures(situation, plan, 'cost'));
+      deficitNote(situation, plan, 'cost', numbers) + absorbedNote(ctx, situation),
+  }, numbers);
 }
 
 /** The audit clause of a capacity-event re-entry the ready classes made unnecessary (`assess`, `flapAbsorbed`). */
