@@ -136,8 +136,14 @@ async function reconcileChecked(
       : { action: 'unchanged', ...(s.plan.detail ? { detail: s.plan.detail } : {}) };
   } else {
     const write = s.plan.write;
+    let attempts = 0;
+    const once = async () => {
+      // A retry first asks whether the attempt whose answer was lost landed (`TargetIo.landed`).
+      if (attempts++ > 0 && io.landed && await io.landed(config, clients, write, signal)) return;
+      await io.write(config, clients, write, read.context, signal);
+    };
     try {
-      await withRetries(beforeDeadline(() => io.write(config, clients, write, read.context, signal), signal), retry);
+      await withRetries(beforeDeadline(once, signal), retry);
       outcome = { action: 'applied', ...(s.plan.detail ? { detail: s.plan.detail } : {}) };
     } catch (error) {
       const f = awsFailure(error);

@@ -40,11 +40,14 @@ export interface EksClassOptions {
   /** Readiness path: answers 200 only once the model is loaded. Also the target group's health check. @default '/ready' */
   readonly readyPath?: string;
   /**
-   * A warm-up request that must answer within `maxLatency` (twice in a row) before the pod turns Ready.
-   * @default - readiness is the model-ready endpoint alone
+   * A warm-up request (an HTTP GET that runs a real inference) that must answer within `maxLatency` before the pod's
+   * start is over, so that it turns Ready warm. It is the startup probe, asked only until it first succeeds: readiness
+   * stays `readyPath` for the pod's whole life, so a slow inference under peak load never takes a loaded pod out of
+   * the target group. `startupTimeout` covers the warm-up too.
+   * @default - the start is over once `healthPath` answers; readiness is the model-ready endpoint alone
    */
   readonly warmup?: { readonly path: string; readonly maxLatency: Duration };
-  /** Longest the server may take to download weights and start. @default Duration.minutes(30) */
+  /** Longest the server may take to download weights and start (and warm up, with `warmup`). @default Duration.minutes(30) */
   readonly startupTimeout?: Duration;
   /**
    * Scratch space for the weights downloaded at start and the engine's caches (HOME, XDG_CACHE_HOME, compile caches):

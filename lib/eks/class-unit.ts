@@ -117,9 +117,17 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
   const hw = cls.hardware;
   const nodeLabels = { ...u.labels, [CLASS_LABEL]: cls.name };
   const instanceTypes = [cls.instanceType, ...(opts.additionalInstanceTypes ?? [])];
-  const maxInstances = Math.ceil(cls.maxReplicas / cls.replicasPerInstance);
-  const volumeGiB = opts.nodeVolumeSize?.toGibibytes() ?? cacheGiB * cls.replicasPerInstance + 100;
-  const vcpuOf = (type: string) => u.catalog.find(type)?.vcpu ?? hw.vcpu;
+  const hardwareOf = (type: string) => u.catalog.find(type) ?? hw;
+  const replicasPerNode = (type: string) => Math.max(1, Math.floor(hardwareOf(type).tensorParallelUnits / cls.footprint.tensorParallelDegree));
+  // Karpenter charges a NodePool's limits with each node's whole capacity, and launches no instance type that would
+  // exceed what is left ("filterByRemainingResources is used to filter out instance types that if launched would
+  // exceed the nodepool limits": kubernetes-sigs/karpenter v1.14.1 pkg/controllers/provisioning/scheduling/
+  // scheduler.go). So the limits are whole nodes: as many as maxReplicas takes on the type holding the fewest
+  // replicas, each counted at the largest type's capacity; counted in replicas, a last node only partly needed, or a
+  // type with more accelerators than the replicas need, would never launch.
+  const maxInstances = Math.ceil(cls.maxReplicas / Math.min(...instanceTypes.map(replicasPerNode)));
+  const volumeGiB = opts.nodeVolumeSize?.toGibibytes() ?? cacheGiB * Math.max(...instanceTypes.map(replicasPerNode)) + 100;
+  const vcpuOf = (type: string) => hardwareOf(type).vcpu;
   const nodeClass = m.ec2NodeClass({
     name: nodePoolName,
     roleName: u.nodeRoleName,
@@ -137,7 +145,7 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
     capacityTypes: opts.capacityTypes ?? ['on-demand'],
     acceleratorKind: hw.acceleratorKind,
     acceleratorResource: hw.kubernetesResourceName,
-    acceleratorLimit: cls.maxReplicas * cls.footprint.tensorParallelDegree,
+    acceleratorLimit: maxInstances * Math.max(...instanceTypes.map((type) => hardwareOf(type).tensorParallelUnits)),
     cpuLimit: maxInstances * Math.max(...instanceTypes.map(vcpuOf)),
     weight: Math.max(1, 100 - 10 * u.rank),
     labels: nodeLabels,

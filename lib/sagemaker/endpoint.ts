@@ -62,7 +62,11 @@ export interface EndpointDataCaptureOptions {
 export interface EndpointMetricsOptions {
   /** @default true */
   readonly enhancedMetrics?: boolean;
-  /** 10, 30, 60, 120, 180, 240 or 300 seconds. @default Duration.minutes(1) - the reconciler's period */
+  /**
+   * 10, 30, 60, 120, 180, 240 or 300 seconds; at most 60 while `enhancedMetrics` is on, since they then publish the
+   * invocation metrics the Reconciler, the dashboards and the alarms read per minute at this frequency too.
+   * @default Duration.minutes(1) - the reconciler's period
+   */
   readonly publishFrequency?: Duration;
   /** @default false */
   readonly detailedObservability?: boolean;
@@ -675,7 +679,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     c.optional('scaleOutCooldown', durationSeconds(p.scaleOutCooldown));
     c.optional('scaleInCooldown', durationSeconds(p.scaleInCooldown));
     const frequency = durationSeconds(p.metrics?.publishFrequency);
-    if (frequency !== undefined) c.cross('metrics.publishFrequency', frequency);
+    if (frequency !== undefined) {
+      c.cross('metrics.publishFrequency', frequency);
+      c.cross('metrics.publishFrequency@enhancedMetrics', { seconds: frequency, enhancedMetrics: p.metrics?.enhancedMetrics ?? true }, 'metrics.publishFrequency');
+    }
     return c.problems;
   }
 

@@ -1,17 +1,26 @@
 /**
- * SageMaker instance families with local NVMe instance storage. CreateEndpointConfig fails when `KmsKeyId` is set and
- * any variant uses such a type: their storage is encrypted by the instance's hardware module instead
- * (SageMaker API reference, CreateEndpointConfig `KmsKeyId`; EC2 user guide, instance store volumes).
+ * Whether a SageMaker instance type has local NVMe instance storage. CreateEndpointConfig fails when `KmsKeyId` is set
+ * and any variant uses such a type ("If you specify a value for KmsKeyId when using any nitro-based instances with
+ * local storage, the call to CreateEndpointConfig fails": SageMaker API reference, CreateEndpointConfig `KmsKeyId`);
+ * their storage is encrypted by the instance's hardware module instead (EC2 user guide, instance store volumes).
+ *
+ * A family says so in its name when it carries the `d` attribute after its generation (instance store volumes: c5d,
+ * m6gd, r7gd, g4dn, p3dn, p4de; EC2 Instance Types guide, instance-type-names.html), so a type a user registers with
+ * `HardwareCatalog.with()` is covered by the rule, not only the families listed here. These accelerated families carry
+ * local NVMe storage without the letter.
  */
-const INSTANCE_STORE_FAMILIES = new Set([
-  'c5d', 'c6id', 'm5d', 'm6id', 'r5d', 'r6id',
-  'g4dn', 'g5', 'g6', 'g6e', 'gr6',
-  'p3dn', 'p4d', 'p4de', 'p5', 'p5e', 'p5en', 'p6-b200',
+const INSTANCE_STORE_WITHOUT_D = new Set([
+  'g5', 'g6', 'g6e', 'gr6',
+  'p5', 'p5e', 'p5en', 'p6-b200',
   'trn1', 'trn1n', 'trn2',
+  'dl1',
 ]);
+
+/** A family's attributes (the letters after its generation) include `d`. */
+const D_ATTRIBUTE = /^[a-z]+\d+[a-z]*d[a-z]*$/;
 
 /** Whether `ml.<family>.<size>` has local instance storage (so its volumes cannot take a customer KMS key). */
 export function hasInstanceStorage(instanceType: string): boolean {
   const family = instanceType.replace(/^ml\./, '').split('.')[0];
-  return INSTANCE_STORE_FAMILIES.has(family);
+  return INSTANCE_STORE_WITHOUT_D.has(family) || D_ATTRIBUTE.test(family);
 }

@@ -13,6 +13,7 @@ import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { routingTarget } from '../../lib/core/reconciler/targets';
 import { handler } from '../../lambda/reconciler';
 import { reconcile } from '../../lambda/reconciler/reconcile';
+import { landed } from '../../lambda/reconciler/targets/sagemaker';
 import {
   aas, clients, cls, cw, elb, endpoint, fill, healthyHistory, NOW_MS, perMinute, resetWorld, scalableTargets, scalableTargetsAnswer, serveMetrics, sm,
   SLOTS,
@@ -413,6 +414,44 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(3);
     // Exponential: 200 ms, then 400 ms (jitter pinned to its maximum).
     expect(fastRetry.sleep.mock.calls).toEqual([[200], [400]]);
+  });
+
+  describe('a write whose answer was lost (a timeout: SageMaker may have applied it)', () => {
+    const timedOut = () => Object.assign(new Error('Request timed out'), { name: 'TimeoutError' });
+    const before = [
+      { name: 'preferred', weight: 98, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ];
+
+    test('is not sent again when the endpoint already asks for it: the run reports it applied', async () => {
+      inShortage();
+      // The read sees 98/2 in force; the check before the retry sees the endpoint Updating to the weights written.
+      sm.on(DescribeEndpointCommand).resolvesOnce(endpoint('InService', before)).resolves(endpoint('Updating', [
+        { ...before[0], weight: 75 }, { ...before[1], weight: 25 },
+      ]));
+      sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(timedOut());
+      const { result, lines } = await run();
+      expect(result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
+      expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(1);
+      expect(sm.commandCalls(DescribeEndpointCommand)).toHaveLength(2);
+      expect(audit(lines)).toMatchObject({ apply: { action: 'applied' } });
+    });
+
+    test('is sent again when the endpoint does not ask for it', async () => {
+      inShortage();
+      sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejectsOnce(timedOut()).resolves({ EndpointArn: 'arn' });
+      const { result } = await run();
+      expect(result).toEqual({ action: 'applied', weights: { preferred: 75, fallback: 25 } });
+      expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(2);
+    });
+
+    test('a capacity write is checked on its variant\'s desired instance count', async () => {
+      sm.on(DescribeEndpointCommand).resolves(endpoint('Updating', [{ ...before[0] }, { ...before[1], desired: 3 }]));
+      const write = { kind: 'capacity' as const, route: 'fallback', from: 1, to: 3 };
+      expect(await landed(SM, clients, write)).toBe(true);
+      expect(await landed(SM, clients, { ...write, to: 4 })).toBe(false);
+      expect(await landed(SM, clients, { ...write, route: 'preferred' })).toBe(false);
+    });
   });
 
   test('persistent throttling leaves the weights unchanged and fails the run', async () => {

@@ -264,6 +264,16 @@ describe('EksInferenceService', () => {
       expect(inf2.objects.deployment.spec.template.spec.nodeSelector).toEqual({ 'karpenter.sh/nodepool': 'llama3-chat-inf2' });
     });
 
+    test('NodePool limits are whole nodes: Karpenter launches no node whose capacity would exceed what is left', () => {
+      // g5.12xlarge: 4 A10G, TP 1 -> 4 replicas a node; 10 replicas take 3 nodes, so 12 GPUs (10 would stop at 2 nodes).
+      const classes = llamaClasses().map((c) => (c.name === 'a10g' ? { ...c, instanceType: 'g5.12xlarge', maxReplicas: 10 } : c));
+      const a10g = build({ classes }).service.units.find((u) => u.cls.name === 'a10g')!;
+      expect(a10g.objects.nodePool.spec.limits).toEqual({ cpu: String(3 * 48), 'nvidia.com/gpu': '12' });
+      // An additional type with more GPUs than a replica needs: each of the 8 nodes may be a 4-GPU g6e.12xlarge.
+      const mixed = build({ classOptions: { l40s: { additionalInstanceTypes: ['g6e.12xlarge'] } } }).service.units.find((u) => u.cls.name === 'l40s')!;
+      expect(mixed.objects.nodePool.spec.limits).toEqual({ cpu: String(8 * 48), 'nvidia.com/gpu': String(8 * 4) });
+    });
+
     test('KEDA targets come from the envelope via the plan; min/max from the plan and quota', () => {
       for (const u of service.units) {
         const spec = u.objects.scaledObject.spec;

@@ -69,9 +69,13 @@ describe('typed manifest builders', () => {
     expect(pod.automountServiceAccountToken).toBe(false);
   });
 
-  test('GIVEN a warm-up WHEN building the Deployment THEN readiness runs it with the latency floor as timeout, twice in a row', () => {
+  test('GIVEN a warm-up WHEN building the Deployment THEN the start ends with it, the latency floor as timeout, and readiness stays the model-ready check', () => {
     const d = m.deployment(deploymentInput({ readiness: { healthPath: '/h', readyPath: '/r', warmup: { path: '/warmup', maxLatencySeconds: 1.2 }, startupTimeoutSeconds: 600 } }));
-    expect(d.spec.template.spec.containers[0].readinessProbe).toMatchObject({ httpGet: { path: '/warmup' }, timeoutSeconds: 2, successThreshold: 2 });
+    // The warm-up ends the start (asked until its first success); readiness stays the cheap model-ready check for life.
+    const c = d.spec.template.spec.containers[0];
+    expect(c.startupProbe).toMatchObject({ httpGet: { path: '/warmup' }, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 60 });
+    expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/r' }, successThreshold: 1 });
+    expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/h' } });
   });
 
   test('GIVEN a Neuron class WHEN building its NodePool THEN it carries the Neuron taint, its quota as limits and never consolidates warm servers', () => {

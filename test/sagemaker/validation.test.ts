@@ -50,6 +50,15 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(errorOf({ metrics: { publishFrequency: Duration.seconds(10), enhancedMetrics: false } })).toBe('');
   });
 
+  test('with enhanced metrics on, metrics.publishFrequency is at most the 60 s period the Reconciler and the alarms read', () => {
+    // Enhanced metrics publish the invocation metrics at this frequency too: at 300 s four periods in five are empty.
+    expect(errorOf({ metrics: { publishFrequency: Duration.minutes(5) } })).toContain(
+      'metrics.publishFrequency: is 300 s with enhancedMetrics on; allowed: at most 60 seconds while enhancedMetrics is on');
+    expect(errorOf({ metrics: { publishFrequency: Duration.seconds(120), enhancedMetrics: true } })).toContain('is 120 s with enhancedMetrics on');
+    expect(errorOf({ metrics: { publishFrequency: Duration.seconds(30) } })).toBe('');
+    expect(errorOf({ metrics: { publishFrequency: Duration.minutes(5), enhancedMetrics: false } })).toBe('');
+  });
+
   test('enhanced metrics are on by default at the reconciler period; detailed observability (PromQL-only) is off', () => {
     const { stack } = testStack();
     const endpoint = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS });

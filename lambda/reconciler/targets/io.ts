@@ -28,6 +28,12 @@ export interface TargetIo {
   /** `retry` (with the run's deadline as its signal) is for the reads the run can go on without (`optionalRead`). */
   read(config: ReconcilerConfig, clients: Clients, retry: RetryOptions): Promise<TargetRead>;
   write(config: ReconcilerConfig, clients: Clients, write: RoutingWrite, context: unknown, signal?: AbortSignal): Promise<void>;
+  /**
+   * Whether `write` is already in force at the target: asked before a write is retried, for a kind whose write cannot
+   * be sent twice (an attempt whose answer was lost, a timeout or a 5xx, may have been applied). Absent: the write is
+   * idempotent and is simply sent again.
+   */
+  landed?(config: ReconcilerConfig, clients: Clients, write: RoutingWrite, signal?: AbortSignal): Promise<boolean>;
   /** The SDK client this kind calls, built with the shell's options (one attempt, request timeouts). */
   client(options: object): Promise<Partial<Clients>>;
 }

@@ -96,6 +96,22 @@ export async function write(config: ReconcilerConfig, clients: Clients, w: Routi
   await clients.sagemaker!.send(command, { abortSignal: signal });
 }
 
+/**
+ * Whether `w` is what the endpoint now asks for: every routed variant's `DesiredWeight`, or the variant's
+ * `DesiredInstanceCount` ("The requested weight, as specified in the UpdateEndpointWeightsAndCapacities request";
+ * "The number of instances requested in the UpdateEndpointWeightsAndCapacities request": ProductionVariantSummary,
+ * @aws-sdk/client-sagemaker). Asked before a retry: an attempt SageMaker accepted but whose answer was lost has set
+ * the endpoint Updating, which rejects the same write sent again, and the run would report a write in force as failed.
+ */
+export async function landed(config: ReconcilerConfig, clients: Clients, w: RoutingWrite, signal?: AbortSignal): Promise<boolean> {
+  const f = facts(config);
+  const endpoint = await clients.sagemaker!.send(new DescribeEndpointCommand({ EndpointName: f.endpointName }), { abortSignal: signal });
+  const byName = new Map((endpoint.ProductionVariants ?? []).map((v) => [v.VariantName, v]));
+  if (w.kind === 'capacity') return byName.get(w.route)?.DesiredInstanceCount === w.to;
+  const wanted = [...f.variants.map((v) => [v.variantName, w.weights[v.variantName]] as const), ...w.zeroed.map((n) => [n, 0] as const)];
+  return wanted.every(([name, weight]) => byName.get(name)?.DesiredWeight === weight);
+}
+
 export async function client(options: object): Promise<Partial<Clients>> {
   return { sagemaker: new SageMakerClient(options), autoScaling: new ApplicationAutoScalingClient(options) };
 }

@@ -12,6 +12,7 @@ import {
   RECONCILER_RULES, ROUTING_FACTS_RULES, SERVICE_DIMENSION_RULE, SERVING_RULE, WARM_FLOOR_SHARE_RULE,
 } from './reconciler-rules';
 import { isUnresolved } from './tokens';
+import { METRIC_PERIOD_SECONDS } from '../metrics/contract';
 
 // The tables the reconciler Lambda checks its configuration with live in reconciler-rules.ts (see there why); every
 // construct's checks still find their table here.
@@ -289,6 +290,15 @@ export const SAGEMAKER_RULES = {
     // MetricPublishFrequencyInSeconds values CloudFormation accepts (aws-properties-sagemaker-endpointconfig-metricsconfig).
     (seconds) => ([10, 30, 60, 120, 180, 240, 300].includes(seconds) ? undefined : isUnresolved(seconds) ? 'is a CDK token' : `is ${seconds} s`),
     'the periods SageMaker enhanced metrics publish at',
+  ),
+  'metrics.publishFrequency@enhancedMetrics': crossRule<{ readonly seconds: number; readonly enhancedMetrics: boolean }>(
+    `at most ${METRIC_PERIOD_SECONDS} seconds while enhancedMetrics is on`,
+    ({ seconds, enhancedMetrics }) => (!enhancedMetrics || isUnresolved(seconds) || seconds <= METRIC_PERIOD_SECONDS ? undefined
+      : `is ${seconds} s with enhancedMetrics on`),
+    // MetricsConfig.MetricPublishFrequencyInSeconds: "When EnableEnhancedMetrics is set to True, this interval applies to
+    // both utilization and invocation metrics" (SageMaker API reference, MetricsConfig).
+    'enhanced metrics publish Invocations, ModelLatency and the error counts at this frequency too, and the Reconciler, the ' +
+      `dashboards and the alarms read them per ${METRIC_PERIOD_SECONDS} s period: a longer one leaves most periods empty`,
   ),
   'metric(variantName)': crossRule<{ readonly variantName: string; readonly declared: readonly string[] }>(
     'the name of a declared variant (call the metric methods after addVariant())',

@@ -13,7 +13,10 @@ export interface NodePoolInput {
   readonly instanceTypes: readonly string[];
   readonly capacityTypes: ReadonlyArray<'on-demand' | 'spot' | 'reserved'>;
   readonly acceleratorKind: 'gpu' | 'neuron';
-  /** The Kubernetes extended resource of the accelerator and how many of it the quota allows in total. */
+  /**
+   * The Kubernetes extended resource of the accelerator and how many of it the class's nodes may have in total (their
+   * whole capacity: Karpenter charges limits per node, not per pod request).
+   */
   readonly acceleratorResource: string;
   readonly acceleratorLimit: number;
   readonly cpuLimit: number;

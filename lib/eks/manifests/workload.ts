@@ -139,8 +139,8 @@ export interface ReadinessInput {
   /** Path that answers 200 once the model is loaded (readiness). */
   readonly readyPath: string;
   /**
-   * Optional warm-up: a path that runs a real inference. The probe's timeout is the latency floor, and it must
-   * succeed twice in a row before the pod turns Ready, so a replica joins the target group only when it is warm.
+   * Optional warm-up: a path that runs a real inference. The start ends only once it answers within the latency floor,
+   * so a replica joins the target group only when it is warm; it is not asked again once the pod has started.
    */
   readonly warmup?: { readonly path: string; readonly maxLatencySeconds: number };
   /** Longest the server may take to start and download weights before it is restarted, in seconds. */
@@ -189,14 +189,17 @@ function probe(path: string, overrides: Partial<Probe> = {}): Probe {
  */
 export function deployment(input: DeploymentInput): Deployment {
   const r = input.readiness;
-  const readinessProbe = r.warmup
-    ? probe(r.warmup.path, {
-        timeoutSeconds: Math.max(1, Math.ceil(r.warmup.maxLatencySeconds)),
-        successThreshold: 2,
-        failureThreshold: 2,
-        periodSeconds: 15,
-      })
-    : probe(r.readyPath, { successThreshold: 1, failureThreshold: 2 });
+  // Weight download and compilation can take many minutes; liveness must not kill a server that is still loading.
+  const startFailures = Math.max(1, Math.ceil(r.startupTimeoutSeconds / PROBE_PERIOD_SECONDS));
+  // The warm-up is the startup probe, which Kubernetes runs until its first success and never again. As the readiness
+  // probe it would run for the pod's whole life ("Readiness probes runs on the container during its whole lifecycle",
+  // kubernetes.io/docs/concepts/configuration/liveness-readiness-startup-probes/), and at peak load, when an inference
+  // takes longer than the floor or a full queue answers 503, it would pull loaded pods out of the target group one
+  // after another. Readiness stays the model-ready check, which load does not slow.
+  const startupProbe = r.warmup
+    ? probe(r.warmup.path, { timeoutSeconds: Math.max(1, Math.ceil(r.warmup.maxLatencySeconds)), failureThreshold: startFailures })
+    : probe(r.healthPath, { failureThreshold: startFailures });
+  const readinessProbe = probe(r.readyPath, { successThreshold: 1, failureThreshold: 2 });
   const container: Container = {
     name: 'model-server',
     image: input.image,
@@ -210,8 +213,7 @@ export function deployment(input: DeploymentInput): Deployment {
       requests: { cpu: input.cpu, memory: input.memory, [input.acceleratorResource]: String(input.acceleratorCount) },
       limits: { memory: input.memory, [input.acceleratorResource]: String(input.acceleratorCount) },
     },
-    // Weight download and compilation can take many minutes; liveness must not kill a server that is still loading.
-    startupProbe: probe(r.healthPath, { failureThreshold: Math.max(1, Math.ceil(r.startupTimeoutSeconds / PROBE_PERIOD_SECONDS)) }),
+    startupProbe,
     readinessProbe,
     livenessProbe: probe(r.healthPath, { failureThreshold: 6, timeoutSeconds: 10 }),
     lifecycle: { preStop: { sleep: { seconds: input.drainSeconds } } },
