@@ -578,7 +578,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     fetcherImage?: string;
     triggerAuthenticationName: string;
     gate?: IClassArtifactGate;
-    admission?: IDependable;
+    admission?: ApprovedImagesAdmission;
     /** The controller's permission on this service's target groups, when it is a policy of the service's own. */
     registration?: IDependable;
   }): EksClassUnit {
@@ -613,8 +613,14 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     const workloadDeps: IDependable[] = [this.namespaceManifest, capacity, binding, ...c.loadBalancerControllerReady];
     const role = this.servingRoles[name];
     if (role) workloadDeps.push(role);
-    if (u.gate) workloadDeps.push(u.gate.gateFor(this, u.cls));
-    if (u.admission) workloadDeps.push(u.admission);
+    const gate = u.gate?.gateFor(this, u.cls);
+    if (gate) workloadDeps.push(gate);
+    if (u.admission) {
+      workloadDeps.push(u.admission);
+      // The approved images change only once the artifacts they name are verified: a check that fails leaves the
+      // policy that admits what runs now.
+      if (gate) u.admission.node.addDependency(gate);
+    }
     const workload = this.apply(
       `Workload-${name}`,
       [...(o.serviceAccount ? [o.serviceAccount] : []), o.priorityClass, o.deployment, o.podDisruptionBudget],

@@ -339,9 +339,9 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     this.specs.push(spec);
     this.cached = undefined;
     if (this.classModels.has(spec.name)) return this.checked(); // duplicate name
-    if (!hasInstanceStorage(spec.instanceType)) this.ensureKey();
     const resolved = this.checkClasses().classes.find((c) => c.name === spec.name && c.preferenceRank === this.specs.length - 1);
     if (!resolved) return this.checked(); // invalid class
+    if (!hasInstanceStorage(resolved.instanceType, resolved.hardware.localInstanceStorage)) this.ensureKey();
     const runtime = sageMakerRuntime(resolved, this.contract);
     const capture = this.captureOptions();
     const classModel = new ClassModel(this, `Class-${spec.name}`, {
@@ -716,7 +716,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   }
 
   private volumesTakeKey(): boolean {
-    return this.resolve().variants.every((v) => v.pools.every((p) => !hasInstanceStorage(p.capacityClass.instanceType)));
+    return this.resolve().variants.every((v) => v.pools.every((p) => !hasInstanceStorage(p.capacityClass.instanceType, p.capacityClass.hardware.localInstanceStorage)));
   }
 
   private captureOptions(): Required<EndpointDataCaptureOptions> | undefined {

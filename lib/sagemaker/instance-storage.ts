@@ -4,10 +4,10 @@
  * local storage, the call to CreateEndpointConfig fails": SageMaker API reference, CreateEndpointConfig `KmsKeyId`);
  * their storage is encrypted by the instance's hardware module instead (EC2 user guide, instance store volumes).
  *
- * A family says so in its name when it carries the `d` attribute after its generation (instance store volumes: c5d,
- * m6gd, r7gd, g4dn, p3dn, p4de; EC2 Instance Types guide, instance-type-names.html), so a type a user registers with
- * `HardwareCatalog.with()` is covered by the rule, not only the families listed here. These accelerated families carry
- * local NVMe storage without the letter.
+ * A hardware profile may say so (`localInstanceStorage`). Otherwise the family's name decides: the `d` attribute after
+ * its generation (instance store volumes: c5d, m6gd, r7gd, g4dn, p3dn, p4de; EC2 Instance Types guide,
+ * instance-type-names.html), or one of the accelerated families below, which carry local NVMe storage without the
+ * letter. A family that is neither (a new one) is taken to have none: its profile must say otherwise.
  */
 const INSTANCE_STORE_WITHOUT_D = new Set([
   'g5', 'g6', 'g6e', 'gr6',
@@ -19,8 +19,12 @@ const INSTANCE_STORE_WITHOUT_D = new Set([
 /** A family's attributes (the letters after its generation) include `d`. */
 const D_ATTRIBUTE = /^[a-z]+\d+[a-z]*d[a-z]*$/;
 
-/** Whether `ml.<family>.<size>` has local instance storage (so its volumes cannot take a customer KMS key). */
-export function hasInstanceStorage(instanceType: string): boolean {
+/**
+ * Whether `ml.<family>.<size>` has local instance storage (so its volumes cannot take a customer KMS key): `stated`, the
+ * profile's `localInstanceStorage`, when given.
+ */
+export function hasInstanceStorage(instanceType: string, stated?: boolean): boolean {
+  if (stated !== undefined) return stated;
   const family = instanceType.replace(/^ml\./, '').split('.')[0];
   return INSTANCE_STORE_WITHOUT_D.has(family) || D_ATTRIBUTE.test(family);
 }

@@ -92,13 +92,21 @@ export const POD_TEMPLATE_OWNERS: readonly ResourceRule[] = [
  * the approved digests. It matches creation and update, and the `pods/ephemeralcontainers` subresource (so
  * `kubectl debug` cannot inject an unapproved image). Scale and status subresources are not matched: scaling a
  * Deployment never needs an image check.
+ *
+ * An update may keep the images the object already had: it adds none. A rollout replaces the approved digests before
+ * the old ReplicaSet is scaled down, and the Deployment controller scales it with an update of the whole object
+ * (`scaleReplicaSet` in kubernetes/kubernetes pkg/controller/deployment/sync.go calls `ReplicaSets(...).Update`), so
+ * judged on the new list alone that update is denied and the rollout never finishes, with the old pods in service.
  */
 export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): ValidatingAdmissionPolicy {
   const problems = approvedImagesPolicyProblems(options);
   if (problems.length > 0) throw new ConstructValidationError('approvedImagesPolicy', undefined, problems);
   // JSON string literals are valid CEL string literals for image references (no escapes needed).
   const allowed = `[${options.images.map((i) => JSON.stringify(i)).join(', ')}]`;
-  const imagesOf = (field: string) => `(has(variables.podSpec.${field}) ? variables.podSpec.${field}.map(c, c.image) : [])`;
+  const podSpecOf = (o: string) =>
+    `${o}.kind == 'Pod' ? ${o}.spec : (${o}.kind == 'CronJob' ? ${o}.spec.jobTemplate.spec.template.spec : ${o}.spec.template.spec)`;
+  const imagesOf = (spec: string) => `${spec}.containers.map(c, c.image)` +
+    ['initContainers', 'ephemeralContainers'].map((f) => ` + (has(${spec}.${f}) ? ${spec}.${f}.map(c, c.image) : [])`).join('');
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
@@ -113,19 +121,19 @@ export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): Vali
       },
       variables: [
         { name: 'allowed', expression: allowed },
-        {
-          name: 'podSpec',
-          expression:
-            "object.kind == 'Pod' ? object.spec : (object.kind == 'CronJob' ? object.spec.jobTemplate.spec.template.spec : object.spec.template.spec)",
-        },
-        { name: 'images', expression: `variables.podSpec.containers.map(c, c.image) + ${imagesOf('initContainers')} + ${imagesOf('ephemeralContainers')}` },
+        { name: 'podSpec', expression: podSpecOf('object') },
+        { name: 'images', expression: imagesOf('variables.podSpec') },
+        // On create there is no old object (null): nothing is kept. The old spec falls back to the new one so that the
+        // variable always has a pod spec's type.
+        { name: 'oldPodSpec', expression: `oldObject == null ? variables.podSpec : (${podSpecOf('oldObject')})` },
+        { name: 'kept', expression: `oldObject == null ? [] : ${imagesOf('variables.oldPodSpec')}` },
       ],
       validations: [
         {
-          expression: 'variables.images.all(i, i in variables.allowed)',
+          expression: 'variables.images.all(i, i in variables.allowed || i in variables.kept)',
           messageExpression:
             "object.kind + ' ' + object.metadata.name + ': images not among the approved digests of this namespace: ' + " +
-            "variables.images.filter(i, !(i in variables.allowed)).join(', ')",
+            "variables.images.filter(i, !(i in variables.allowed) && !(i in variables.kept)).join(', ')",
           reason: 'Forbidden',
         },
       ],

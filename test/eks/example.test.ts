@@ -1,4 +1,4 @@
-import { App } from 'aws-cdk-lib';
+import { App, CfnResource } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EksStableDiffusionStack, SD21_CONTRACT, SD21_UNITS } from '../../examples/eks-stable-diffusion';
 import { admissionLimits } from '../../lib/core/runtime/admission';
@@ -68,6 +68,16 @@ describe('examples/eks-stable-diffusion', () => {
     for (const unit of stack.chat.units) {
       expect(unit.manifests.workload.node.dependencies).toContain(stack.chat.admission);
     }
+    // The approved images change only once the artifacts they name are verified: a check that fails leaves the policy
+    // that admits what runs now.
+    const resources = template.toJSON().Resources as Record<string, { Type: string; DependsOn?: string[] }>;
+    const checks = new Set(Object.keys(resources).filter((id) => resources[id].Type === 'Custom::ClassArtifactVerification'));
+    const checksBefore = (admission: typeof stack.admission | undefined) => {
+      const cfn = admission!.manifest.node.findAll().find((c): c is CfnResource => c instanceof CfnResource)!;
+      return (resources[stack.resolve(cfn.logicalId) as string].DependsOn ?? []).filter((id) => checks.has(id)).length;
+    };
+    expect(checksBefore(stack.admission)).toBe(SD21_UNITS.length);
+    expect(checksBefore(stack.chat.admission)).toBe(stack.chat.units.length);
   });
 
   test('two services share one cluster and one ALB: one set of controllers, each service its own namespace, forward action and reconciler', () => {

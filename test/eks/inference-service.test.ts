@@ -272,6 +272,10 @@ describe('EksInferenceService', () => {
       // An additional type with more GPUs than a replica needs: each of the 8 nodes may be a 4-GPU g6e.12xlarge.
       const mixed = build({ classOptions: { l40s: { additionalInstanceTypes: ['g6e.12xlarge'] } } }).service.units.find((u) => u.cls.name === 'l40s')!;
       expect(mixed.objects.nodePool.spec.limits).toEqual({ cpu: String(8 * 48), 'nvidia.com/gpu': String(8 * 4) });
+      // Its nodes' volume holds the model cache of the replicas the larger type takes: 4, where g6e.xlarge takes 1.
+      const gib = (u: typeof mixed) => parseInt(String(u.objects.nodeClass.spec.blockDeviceMappings![0].ebs.volumeSize), 10);
+      const single = build().service.units.find((u) => u.cls.name === 'l40s')!;
+      expect(gib(mixed) - 100).toBe(4 * (gib(single) - 100));
     });
 
     test('KEDA targets come from the envelope via the plan; min/max from the plan and quota', () => {

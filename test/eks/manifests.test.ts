@@ -76,6 +76,9 @@ describe('typed manifest builders', () => {
     expect(c.startupProbe).toMatchObject({ httpGet: { path: '/warmup' }, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 60 });
     expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/r' }, successThreshold: 1 });
     expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/h' } });
+    // A warm-up slower than the period: each attempt that times out takes 30 s, so 600 s is 20 attempts, not 60.
+    const slow = m.deployment(deploymentInput({ readiness: { healthPath: '/h', readyPath: '/r', warmup: { path: '/warmup', maxLatencySeconds: 30 }, startupTimeoutSeconds: 600 } }));
+    expect(slow.spec.template.spec.containers[0].startupProbe).toMatchObject({ timeoutSeconds: 30, failureThreshold: 20 });
   });
 
   test('GIVEN a Neuron class WHEN building its NodePool THEN it carries the Neuron taint, its quota as limits and never consolidates warm servers', () => {

@@ -6,6 +6,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct, type IDependable } from 'constructs';
+import { HardwareCatalog } from '../../lib/core/hardware/catalog';
 import { type CapacityClass } from '../../lib/core/service/capacity-class';
 import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
 import { type IClassArtifactGate } from '../../lib/trust/gate';
@@ -253,6 +254,17 @@ describe('SageMakerCapacityEndpoint', () => {
       const keyId = Object.keys(t.findResources('AWS::KMS::Key')).find((id) => !id.includes('LogKey'))!;
       t.hasResourceProperties('AWS::SageMaker::EndpointConfig', { KmsKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] } });
       t.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    });
+
+    test('a hardware profile that states local instance storage wins over the name (a family the name does not tell)', () => {
+      const { stack } = testStack();
+      // ml.inf2 has no instance storage by its name; a profile that says it has must keep the key off the volumes.
+      const catalog = HardwareCatalog.builtIn();
+      const stated = catalog.with({ ...catalog.get('ml.inf2.xlarge'), localInstanceStorage: true });
+      new SageMakerCapacityEndpoint(stack, 'Inf', {
+        contract: LLAMA_CONTRACT, classes: [smClasses()[2]], variants: [{ name: 'only', classes: ['inf2'] }], catalog: stated,
+      });
+      Template.fromStack(stack).hasResourceProperties('AWS::SageMaker::EndpointConfig', { KmsKeyId: Match.absent() });
     });
 
     test('no data key is created when nothing would use it (GPU pools with instance storage, no data capture): only the log group key', () => {

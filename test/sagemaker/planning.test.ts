@@ -147,8 +147,8 @@ describe('model data and instance storage', () => {
   });
 
   test('instance storage: GPU families with NVMe have it, Inferentia2 does not', () => {
-    expect(['ml.g5.xlarge', 'ml.g6e.xlarge', 'ml.p4d.24xlarge', 'ml.trn1.2xlarge'].map(hasInstanceStorage)).toEqual([true, true, true, true]);
-    expect(['ml.inf2.xlarge', 'ml.inf2.48xlarge'].map(hasInstanceStorage)).toEqual([false, false]);
+    expect(['ml.g5.xlarge', 'ml.g6e.xlarge', 'ml.p4d.24xlarge', 'ml.trn1.2xlarge'].map((t) => hasInstanceStorage(t))).toEqual([true, true, true, true]);
+    expect(['ml.inf2.xlarge', 'ml.inf2.48xlarge'].map((t) => hasInstanceStorage(t))).toEqual([false, false]);
   });
 
   test('instance storage of a type outside the catalog: the d attribute of its family says so', () => {
@@ -156,7 +156,11 @@ describe('model data and instance storage', () => {
     const local = ['ml.c6gd.xlarge', 'ml.m6gd.large', 'ml.r6gd.xlarge', 'ml.r7gd.2xlarge', 'ml.g4dn.xlarge', 'ml.p3dn.24xlarge', 'ml.p4de.24xlarge', 'ml.c5d.large', 'ml.m6idn.xlarge', 'ml.dl1.24xlarge'];
     expect(local.filter((t) => !hasInstanceStorage(t))).toEqual([]);
     const ebsOnly = ['ml.c5.xlarge', 'ml.m7i.large', 'ml.p3.2xlarge', 'ml.c7g.xlarge', 'ml.r6g.large', 'ml.inf1.xlarge', 'ml.t3.medium'];
-    expect(ebsOnly.filter(hasInstanceStorage)).toEqual([]);
+    expect(ebsOnly.filter((t) => hasInstanceStorage(t))).toEqual([]);
+    // A family the name does not tell (a new GPU family): its hardware profile says so, and wins over the name.
+    expect(hasInstanceStorage('ml.g7e.2xlarge')).toBe(false);
+    expect(hasInstanceStorage('ml.g7e.2xlarge', true)).toBe(true);
+    expect(hasInstanceStorage('ml.g5.xlarge', false)).toBe(false);
   });
 });
 

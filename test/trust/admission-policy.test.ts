@@ -38,9 +38,9 @@ describe('approved-images admission policy', () => {
    * Evaluates the policy as the API server does (variables in order, then the validation) with a real CEL engine.
    * An expression that fails to evaluate counts as a denial (failurePolicy: Fail), never as admitted.
    */
-  function admits(object: Record<string, unknown>): boolean {
+  function admits(object: Record<string, unknown>, oldObject: Record<string, unknown> | null = null): boolean {
     const variables: Record<string, unknown> = {};
-    const bindings = () => ({ object, variables }) as unknown as Record<string, CelInput>;
+    const bindings = () => ({ object, oldObject, variables }) as unknown as Record<string, CelInput>;
     for (const v of policy.spec.variables) variables[v.name] = run(v.expression, bindings());
     return run(policy.spec.validations[0].expression, bindings()) === true;
   }
@@ -68,7 +68,37 @@ describe('approved-images admission policy', () => {
   test('lists every approved digest in the CEL', () => {
     const vars = Object.fromEntries(policy.spec.variables.map((v) => [v.name, v.expression]));
     expect(vars.allowed).toBe(`[${IMAGES.map((i) => `"${i}"`).join(', ')}]`);
-    expect(policy.spec.validations[0].expression).toBe('variables.images.all(i, i in variables.allowed)');
+    expect(policy.spec.validations[0].expression).toBe('variables.images.all(i, i in variables.allowed || i in variables.kept)');
+  });
+
+  describe('an update may keep the images the object had, and add none', () => {
+    const retired = imageRef('vllm', 'd');
+    const rs = (image: string, replicas: number, extra?: Record<string, unknown>) =>
+      ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'old', namespace: 'serving' }, spec: { replicas, ...template(image, extra) } });
+
+    test('the Deployment controller scales down a ReplicaSet whose image the new list no longer approves', () => {
+      // A rollout replaced the approved digests; the old ReplicaSet is scaled with an update of the whole object.
+      expect(admits(rs(retired, 1), rs(retired, 2))).toBe(true);
+    });
+
+    test('a retired image is not admitted anew: not on create, not swapped in by an update, not as a debug container', () => {
+      expect(admits(rs(retired, 2))).toBe(false);
+      expect(admits(rs(retired, 2), rs(IMAGES[0], 2))).toBe(false);
+      const pod = (extra?: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'serving' }, spec: podSpec(retired, extra) });
+      expect(admits(pod({ ephemeralContainers: [{ name: 'debug', image: 'busybox' }] }), pod())).toBe(false);
+      expect(admits(pod({ ephemeralContainers: [{ name: 'debug', image: IMAGES[1] }] }), pod())).toBe(true);
+    });
+
+    test('the denial names only the images the update adds', () => {
+      const message = policy.spec.validations[0].messageExpression!;
+      const object = rs(retired, 2, { initContainers: [{ name: 'init', image: 'busybox' }] });
+      const variables: Record<string, unknown> = {};
+      const bindings = () => ({ object, oldObject: rs(retired, 2), variables }) as unknown as Record<string, CelInput>;
+      for (const v of policy.spec.variables) variables[v.name] = run(v.expression, bindings());
+      // The engine here has no Kubernetes string library (join): evaluate the list the message joins.
+      const listed = /(variables\.images\.filter\(.*\))\.join\(/.exec(message)![1];
+      expect([...(run(listed, bindings()) as unknown as Iterable<unknown>)]).toEqual(['busybox']);
+    });
   });
 
   test('the binding denies in the serving namespace only', () => {

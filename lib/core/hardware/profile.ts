@@ -35,6 +35,14 @@ export interface HardwareProfileData {
   readonly priceRegion?: string;
   /** Well-known Karpenter labels of the type (EC2 only). */
   readonly karpenterLabels?: Readonly<Record<string, string>>;
+  /**
+   * Whether the type has local NVMe instance storage (EC2 DescribeInstanceTypes `InstanceStorageSupported`). A SageMaker
+   * endpoint configuration takes no customer KMS key for the volumes of such a type (CreateEndpointConfig fails).
+   * @default - read from the family's name: the `d` attribute (c6gd, g4dn, p4de) or an accelerated family known to
+   * carry NVMe without it (g5, g6, g6e, p5, trn1, ...: lib/sagemaker/instance-storage.ts); state it for a family that
+   * is neither, such as a new GPU family.
+   */
+  readonly localInstanceStorage?: boolean;
   /** Where these facts come from. */
   readonly source?: string;
 }

@@ -297,8 +297,8 @@ export const SAGEMAKER_RULES = {
       : `is ${seconds} s with enhancedMetrics on`),
     // MetricsConfig.MetricPublishFrequencyInSeconds: "When EnableEnhancedMetrics is set to True, this interval applies to
     // both utilization and invocation metrics" (SageMaker API reference, MetricsConfig).
-    'enhanced metrics publish Invocations, ModelLatency and the error counts at this frequency too, and the Reconciler, the ' +
-      `dashboards and the alarms read them per ${METRIC_PERIOD_SECONDS} s period: a longer one leaves most periods empty`,
+    'enhanced metrics publish the invocation metrics (requests, latency, errors) at this frequency too, and the Reconciler, ' +
+      `the dashboards and the alarms read them per ${METRIC_PERIOD_SECONDS} s period: a longer one leaves most periods empty`,
   ),
   'metric(variantName)': crossRule<{ readonly variantName: string; readonly declared: readonly string[] }>(
     'the name of a declared variant (call the metric methods after addVariant())',
