@@ -716,7 +716,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   }
 
   private volumesTakeKey(): boolean {
-    return this.resolve().variants.every((v) => v.pools.every((p) => !hasInstanceStorage(p.capacityClass.instanceType, p.capacityClass.hardware.localInstanceStorage)));
+    const storage = (c: CapacityClass) => hasInstanceStorage(c.instanceType, c.hardware.localInstanceStorage);
+    return this.resolve().variants.every((v) => v.pools.every((p) => !storage(p.capacityClass)));
   }
 
   private captureOptions(): Required<EndpointDataCaptureOptions> | undefined {
