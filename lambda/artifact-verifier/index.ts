@@ -123,7 +123,10 @@ async function imageSigningEvidence(
   return { statuses: out.signingStatuses ?? [] };
 }
 
-/** Most signature referrers read per image: a bound on work, far above what signing on push produces. */
+/**
+ * Most signature referrers read per image: a bound on work, far above what signing on push produces. An image with
+ * more fails the check (`notRead`): an unread signature may be a revoked one.
+ */
 const MAX_SIGNATURES = 20;
 
 /**
@@ -151,6 +154,7 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
     referrers.push(...(page.referrers ?? []));
     nextToken = page.nextToken;
   } while (nextToken && referrers.length < MAX_SIGNATURES);
+  const notRead = referrers.length > MAX_SIGNATURES ? referrers.length - MAX_SIGNATURES : nextToken ? 'some' as const : undefined;
 
   const signer = new SignerClient({ region: arnRegion(profileArn), maxAttempts: 1 });
   const signatures: SignatureRevocationEvidence['signatures'][number][] = [];
@@ -182,7 +186,7 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
     );
     signatures.push({ signatureDigest, ...facts, revokedEntities: out.revokedEntities ?? [] });
   }
-  return { signatures, unreadable };
+  return { signatures, unreadable, ...(notRead !== undefined ? { notRead } : {}) };
 }
 
 /** The envelope blob of one signature manifest, checked against its digest. */

@@ -240,7 +240,32 @@ describe('artifact verifier', () => {
       images: [{ imageManifest: JSON.stringify({ layers: [{ mediaType: 'application/jose+json', digest: `sha256:${createHash('sha256').update(good).digest('hex')}` }] }) }],
     });
     envelope = { mediaType: 'application/jose+json', bytes: Buffer.concat([good, Buffer.from(' ')]) };
-    await expectRejected(/no Notation signature .* unreadable signatures: .*envelope digest is sha256:/);
+    await expectRejected(/no Notation signature .*; .*signatures that could not be read \(any may be a revoked one\): .*envelope digest is sha256:/);
+  });
+
+  test('fails when one signature cannot be read, even beside a good one: it may be the revoked one', async () => {
+    const unreadable = `sha256:${'9'.repeat(64)}`;
+    ecr.on(ListImageReferrersCommand).resolves({
+      referrers: [SIGNATURE_MANIFEST, unreadable].map((digest) => ({ digest, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.cncf.notary.signature', size: 700 })),
+    });
+    ecr.on(BatchGetImageCommand, { imageIds: [{ imageDigest: unreadable }] }).resolves({ images: [] });
+    const res = await expectRejected(new RegExp(`signatures that could not be read \\(any may be a revoked one\\): ${unreadable}`));
+    expect(res.Reason).not.toMatch(/no Notation signature/);
+  });
+
+  test('fails when the image has more signature referrers than the verifier reads', async () => {
+    const referrer = (i: number) => ({ digest: `sha256:${String(i).padStart(64, '0')}`, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.cncf.notary.signature', size: 700 });
+    ecr.on(ListImageReferrersCommand)
+      .resolvesOnce({ referrers: Array.from({ length: 15 }, (_, i) => referrer(i)), nextToken: 'a' })
+      .resolvesOnce({ referrers: Array.from({ length: 15 }, (_, i) => referrer(15 + i)), nextToken: 'b' });
+    await expectRejected(/10 signature referrers beyond the 20 read were not checked/);
+  });
+
+  test('fails when a page of signature referrers is left unread', async () => {
+    const referrer = (i: number) => ({ digest: `sha256:${String(i).padStart(64, '0')}`, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.cncf.notary.signature', size: 700 });
+    ecr.on(ListImageReferrersCommand).resolves({ referrers: Array.from({ length: 20 }, (_, i) => referrer(i)), nextToken: 'more' });
+    await expectRejected(/more signature referrers beyond the 20 read were not checked/);
+    expect(ecr.commandCalls(ListImageReferrersCommand)).toHaveLength(1);
   });
 
   test('fails when the model object digest does not match', async () => {

@@ -170,6 +170,8 @@ export interface SignatureRevocationEvidence {
   }[];
   /** Signatures that could not be read, with the reason. */
   readonly unreadable?: readonly string[];
+  /** How many signature referrers the image has beyond those read (more than the verifier reads). */
+  readonly notRead?: 'some' | number;
 }
 
 /** S3 `HeadObject` (checksum mode enabled) and the object's tags, for the pinned version. */
@@ -242,14 +244,22 @@ export function isVersionOfProfile(profileVersionArn: string, profileArn: string
 /**
  * Failures of signature revocation: the image must carry at least one signature by the approved profile that covers
  * its digest, and no signature by that profile may be revoked (a revocation signals a compromise: a second,
- * unrevoked signature does not outvote it).
+ * unrevoked signature does not outvote it). So every signature must be read: one that could not be, or one beyond
+ * those the verifier reads, may be the revoked one, and fails the check too.
  */
 export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDigest: string, evidence: SignatureRevocationEvidence): string[] {
   const mine = evidence.signatures.filter((s) => isVersionOfProfile(s.profileVersionArn, approved.signingProfileArn));
   const failures: string[] = [];
   if (mine.length === 0) {
-    const why = evidence.unreadable?.length ? `; unreadable signatures: ${evidence.unreadable.join('; ')}` : '';
-    failures.push(`image ${approved.image}: no Notation signature by ${approved.signingProfileArn} found among its referrers${why}`);
+    failures.push(`image ${approved.image}: no Notation signature by ${approved.signingProfileArn} found among its referrers`);
+  }
+  if (evidence.unreadable?.length) {
+    failures.push(`image ${approved.image}: signatures that could not be read (any may be a revoked one): ${evidence.unreadable.join('; ')}`);
+  }
+  if (evidence.notRead !== undefined) {
+    failures.push(`image ${approved.image}: ${evidence.notRead === 'some' ? 'more' : evidence.notRead} signature referrers beyond the ` +
+      `${evidence.signatures.length + (evidence.unreadable?.length ?? 0)} read were not checked (any may be a revoked one); ` +
+      'delete the image\'s stale signatures');
   }
   for (const s of mine) {
     if (s.targetDigest !== imageDigest) {
