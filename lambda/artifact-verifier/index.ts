@@ -5,6 +5,13 @@
  * `verifyArtifacts()` (lib/core) passes. Every error, exhausted retry or approaching timeout reports FAILED, so the
  * class's Model or Deployment, which depends on this resource, is never created. Delete always succeeds: removing
  * a gate must never block removing a stack.
+ *
+ * The physical id names the record it verified (`physicalIdOf`). An Update asked to verify the record the resource
+ * already holds is a rollback: CloudFormation calls Update again with the old properties when a stack update fails
+ * ("a failed update triggers a rollback causing CloudFormation to call update on the custom resource again"). That
+ * record was verified when it was deployed and is what runs; checked again, a signature revoked since (the reason to
+ * bump `verificationNonce`) would fail the rollback too and leave the stack UPDATE_ROLLBACK_FAILED. It answers SUCCESS
+ * and deploys nothing new. A forward update always changes the properties, so it is always checked.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -64,11 +71,18 @@ const MAX_REASON_CHARS = 3000;
 
 export async function handler(event: CloudFormationCustomResourceEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<void> {
   const props = event.ResourceProperties as unknown as VerifierProperties;
-  const physicalId = event.RequestType === 'Create' ? `artifact-gate/${props.Record?.className ?? 'unknown'}` : event.PhysicalResourceId;
   if (event.RequestType === 'Delete') {
-    await respond(event, physicalId, 'SUCCESS', 'nothing to verify on delete');
+    await respond(event, event.PhysicalResourceId, 'SUCCESS', 'nothing to verify on delete');
     return;
   }
+  const verified = physicalIdOf(event.ResourceProperties);
+  if (event.RequestType === 'Update' && event.PhysicalResourceId === verified) {
+    log({ className: props.Record?.className, image: props.Record?.image, passed: true, rollback: true });
+    await respond(event, verified, 'SUCCESS', 'the record in force, verified when it was deployed (a rollback): nothing new deployed');
+    return;
+  }
+  // A failed check keeps the physical id in force, so that a rollback to it is recognised.
+  const physicalId = event.RequestType === 'Create' ? verified : event.PhysicalResourceId;
   let verdict: VerificationVerdict;
   try {
     verdict = await withDeadline(verifyClass(props), context.getRemainingTimeInMillis() - RESPONSE_RESERVE_MS);
@@ -79,7 +93,7 @@ export async function handler(event: CloudFormationCustomResourceEvent, context:
   const record = props.Record;
   log({ className: record?.className, image: record?.image, passed: verdict.passed, failures: verdict.failures });
   if (verdict.passed) {
-    await respond(event, physicalId, 'SUCCESS', 'artifacts verified', {
+    await respond(event, verified, 'SUCCESS', 'artifacts verified', {
       ImageDigest: parseEcrImage(record.image)?.digest ?? '',
       ModelSha256: record.modelData?.sha256 ?? '',
     });
@@ -87,6 +101,19 @@ export async function handler(event: CloudFormationCustomResourceEvent, context:
     const reason = `class '${record?.className ?? '?'}' artifacts rejected: ${verdict.failures.join('; ')}`;
     await respond(event, physicalId, 'FAILED', reason);
   }
+}
+
+/**
+ * `artifact-gate/<class>/<digest>`: the digest of everything the check is asked (the record, the key, the nonce, the
+ * options; not the ServiceToken, which changes when the function is replaced, not what it checks).
+ */
+export function physicalIdOf(properties: Readonly<Record<string, unknown>>): string {
+  const { ServiceToken: _, ...asked } = properties;
+  const canonical = (v: unknown): unknown => (Array.isArray(v) ? v.map(canonical) : v && typeof v === 'object'
+    ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v);
+  const digest = createHash('sha256').update(JSON.stringify(canonical(asked))).digest('hex').slice(0, 32);
+  const record = (asked as Partial<VerifierProperties>).Record;
+  return `artifact-gate/${record?.className ?? 'unknown'}/${digest}`;
 }
 
 /** Gathers all evidence for one class and judges it. Throws when AWS cannot be asked. */

@@ -11,7 +11,7 @@ import { GetObjectTaggingCommand, HeadObjectCommand, S3Client } from '@aws-sdk/c
 import { GetRevocationStatusCommand, GetSigningProfileCommand, SignerClient } from '@aws-sdk/client-signer';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { handler } from '../../lambda/artifact-verifier';
+import { handler, physicalIdOf } from '../../lambda/artifact-verifier';
 import { MODEL_SIGNATURE_TAG } from '../../lib/core/trust/artifact-verification';
 import { CHAIN_HASHES, coseEnvelope, jwsEnvelope } from './envelope-fixtures';
 
@@ -144,7 +144,8 @@ async function expectRejected(reason: RegExp, e?: CloudFormationCustomResourceEv
 describe('artifact verifier', () => {
   test('reports SUCCESS when image, signer, revocation, model object and model signature all check out', async () => {
     const res = await run();
-    expect(res).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: 'artifact-gate/l40s', Data: { ImageDigest: DIGEST, ModelSha256: MODEL_SHA } });
+    expect(res).toMatchObject({ Status: 'SUCCESS', Data: { ImageDigest: DIGEST, ModelSha256: MODEL_SHA } });
+    expect(res.PhysicalResourceId).toMatch(/^artifact-gate\/l40s\/[0-9a-f]{32}$/);
     expect(firstInput(ecr, DescribeImageSigningStatusCommand)).toMatchObject({ registryId: '123456789012', repositoryName: 'vllm', imageId: { imageDigest: DIGEST } });
     expect(firstInput(ecr, ListImageReferrersCommand)).toMatchObject({
       subjectId: { imageDigest: DIGEST },
@@ -172,9 +173,38 @@ describe('artifact verifier', () => {
     expect(firstInput(signer, GetRevocationStatusCommand)).toMatchObject({ certificateHashes: CHAIN_HASHES, signatureTimestamp: SIGNED_AT });
   });
 
-  test('Update re-verifies and keeps the physical id', async () => {
-    expect(await run(event('Update'))).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: 'artifact-gate/l40s' });
+  test('Update re-verifies and names the record it verified', async () => {
+    const update = event('Update');
+    expect(await run(update)).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: physicalIdOf(update.ResourceProperties) });
     expect(ecr.commandCalls(DescribeImageSigningStatusCommand).length).toBeGreaterThan(0);
+  });
+
+  describe('a rollback to the record in force (CloudFormation calls Update again with the old properties)', () => {
+    const revoke = () => signer.on(GetRevocationStatusCommand).resolves({ revokedEntities: [JOB] });
+    const deployed = event('Create').ResourceProperties;
+
+    test('succeeds without checking again, though its signature was revoked since', async () => {
+      revoke();
+      const rollback = { ...event('Update'), PhysicalResourceId: physicalIdOf(deployed), OldResourceProperties: { ...deployed, Nonce: 'r2' } };
+      expect(await run(rollback as CloudFormationCustomResourceEvent)).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: physicalIdOf(deployed) });
+      expect(ecr.calls()).toHaveLength(0);
+      expect(signer.calls()).toHaveLength(0);
+    });
+
+    test('a forward update (a new nonce) is checked, and a failure keeps the id in force so that the rollback is recognised', async () => {
+      revoke();
+      const bumped = { ...event('Update', { Nonce: 'r2' }), PhysicalResourceId: physicalIdOf(deployed), OldResourceProperties: deployed };
+      const res = await expectRejected(/is revoked/, bumped as CloudFormationCustomResourceEvent);
+      expect(res.PhysicalResourceId).toBe(physicalIdOf(deployed));
+      expect(physicalIdOf(bumped.ResourceProperties)).not.toBe(physicalIdOf(deployed));
+    });
+
+    test('the id ignores the ServiceToken (a replaced function checks the same record) and the order of keys', () => {
+      const { ServiceToken: _, ...rest } = deployed;
+      expect(physicalIdOf({ ...rest, ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:other' })).toBe(physicalIdOf(deployed));
+      expect(physicalIdOf(Object.fromEntries(Object.entries(deployed).reverse()))).toBe(physicalIdOf(deployed));
+      expect(physicalIdOf({ ...deployed, MaxAttempts: '5' })).not.toBe(physicalIdOf(deployed));
+    });
   });
 
   test('Delete always succeeds and calls nothing', async () => {
