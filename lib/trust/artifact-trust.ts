@@ -116,7 +116,9 @@ export interface ArtifactTrustProps {
   readonly logEncryptionKey?: kms.IKey;
   /**
    * Removal policy of the repositories and keys.
-   * @default RemovalPolicy.RETAIN - images and the keys that verify signatures outlive the stack
+   * @default RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE - images and the keys that verify signatures outlive the stack,
+   * but a deployment that created them and rolls back (typically the first, whose checks fail because no image has
+   * been pushed to the new repositories yet) deletes them, so that they do not block the next one by name
    */
   readonly removalPolicy?: RemovalPolicy;
 }
@@ -164,7 +166,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   constructor(scope: Construct, id: string, props: ArtifactTrustProps = {}) {
     super(scope, id);
     this.props = props;
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     this.checkProps(props);
 
     const profileName = this.validName(props.signingProfileName);
@@ -278,7 +280,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       imageScanOnPush: true,
       encryption: ecr.RepositoryEncryption.KMS,
       encryptionKey: this.repositoryKey,
-      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN,
+      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
     this.repos.push(repo);
     for (const publisher of this.publishers) repo.grantPullPush(publisher);
