@@ -52,6 +52,14 @@ describe('ArtifactTrust', () => {
     template.hasResourceProperties('AWS::KMS::Key', { Description: Match.stringLikeRegexp('ECR repositories'), EnableKeyRotation: true });
   });
 
+  test('repositories and keys outlive the stack, but not a rollback of the deployment that created them', () => {
+    // A first deployment fails its checks on empty repositories; retained, named repositories would block the next.
+    const kept = [...Object.values(template.findResources('AWS::ECR::Repository')), ...Object.values(template.findResources('AWS::KMS::Key'))
+      .filter((k) => !/log/i.test(JSON.stringify(k.Properties.Description ?? '')))];
+    expect(kept.length).toBeGreaterThanOrEqual(4);
+    for (const r of kept) expect([r.DeletionPolicy, r.UpdateReplacePolicy]).toEqual(['RetainExceptOnCreate', 'Retain']);
+  });
+
   test('a Notation signing profile signs the class repositories on push', () => {
     template.hasResourceProperties('AWS::Signer::SigningProfile', { PlatformId: 'Notation-OCI-SHA384-ECDSA' });
     template.hasResourceProperties('AWS::ECR::SigningConfiguration', {
