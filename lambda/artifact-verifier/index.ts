@@ -11,7 +11,8 @@
  * ("a failed update triggers a rollback causing CloudFormation to call update on the custom resource again"). That
  * record was verified when it was deployed and is what runs; checked again, a signature revoked since (the reason to
  * bump `verificationNonce`) would fail the rollback too and leave the stack UPDATE_ROLLBACK_FAILED. It answers SUCCESS
- * and deploys nothing new. A forward update always changes the properties, so it is always checked.
+ * and deploys nothing new. A forward update changes what is checked (the record, the nonce, the options), so it is
+ * checked; one that changes only the ServiceToken, or a value's spelling, names the same record, verified already.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -82,7 +83,8 @@ export async function handler(event: CloudFormationCustomResourceEvent, context:
     return;
   }
   // A failed check keeps the physical id in force, so that a rollback to it is recognised.
-  const physicalId = event.RequestType === 'Create' ? verified : event.PhysicalResourceId;
+  // A failed Create answers an id no record has: a retry of the failed resource must be checked again, never skipped.
+  const physicalId = event.RequestType === 'Create' ? `artifact-gate/${props.Record?.className ?? 'unknown'}/unverified` : event.PhysicalResourceId;
   let verdict: VerificationVerdict;
   try {
     verdict = await withDeadline(verifyClass(props), context.getRemainingTimeInMillis() - RESPONSE_RESERVE_MS);
@@ -181,7 +183,8 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
     referrers.push(...(page.referrers ?? []));
     nextToken = page.nextToken;
   } while (nextToken && referrers.length < MAX_SIGNATURES);
-  const notRead = referrers.length > MAX_SIGNATURES ? referrers.length - MAX_SIGNATURES : nextToken ? 'some' as const : undefined;
+  // With a page still unread the count beyond the bound is unknown: 'some'.
+  const notRead = nextToken ? 'some' as const : referrers.length > MAX_SIGNATURES ? referrers.length - MAX_SIGNATURES : undefined;
 
   const signer = new SignerClient({ region: arnRegion(profileArn), maxAttempts: 1 });
   const signatures: SignatureRevocationEvidence['signatures'][number][] = [];
@@ -193,7 +196,7 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
       const blob = await signatureBlob(ecr, repo, signatureDigest, retry);
       facts = parseNotationEnvelope(blob.mediaType, blob.bytes);
     } catch (err) {
-      // A signature we cannot read proves nothing either way; it only counts against the image if no readable one remains.
+      // A signature we cannot read may be a revoked one: it fails the check (`signatureRevocationFailures`).
       unreadable.push(`${signatureDigest}: ${describeError(err)}`);
       continue;
     }

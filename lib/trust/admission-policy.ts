@@ -93,10 +93,13 @@ export const POD_TEMPLATE_OWNERS: readonly ResourceRule[] = [
  * `kubectl debug` cannot inject an unapproved image). Scale and status subresources are not matched: scaling a
  * Deployment never needs an image check.
  *
- * An update may keep the images the object already had: it adds none. A rollout replaces the approved digests before
- * the old ReplicaSet is scaled down, and the Deployment controller scales it with an update of the whole object
- * (`scaleReplicaSet` in kubernetes/kubernetes pkg/controller/deployment/sync.go calls `ReplicaSets(...).Update`), so
- * judged on the new list alone that update is denied and the rollout never finishes, with the old pods in service.
+ * An update may keep what a container already ran: a container whose name and image the old object had passes, so an
+ * update adds no image to any container. A rollout replaces the approved digests before the old ReplicaSet is scaled
+ * down, and the Deployment controller scales it with an update of the whole object (`scaleReplicaSet` in
+ * kubernetes/kubernetes pkg/controller/deployment/sync.go calls `ReplicaSets(...).Update`), so judged on the new list
+ * alone that update is denied and the rollout never finishes, with the old pods in service. Names are unique across a
+ * pod's containers, init containers and ephemeral containers, and a debug container is a new name: it is judged on
+ * the list alone.
  */
 export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): ValidatingAdmissionPolicy {
   const problems = approvedImagesPolicyProblems(options);
@@ -105,8 +108,9 @@ export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): Vali
   const allowed = `[${options.images.map((i) => JSON.stringify(i)).join(', ')}]`;
   const podSpecOf = (o: string) =>
     `${o}.kind == 'Pod' ? ${o}.spec : (${o}.kind == 'CronJob' ? ${o}.spec.jobTemplate.spec.template.spec : ${o}.spec.template.spec)`;
-  const imagesOf = (spec: string) => `${spec}.containers.map(c, c.image)` +
-    ['initContainers', 'ephemeralContainers'].map((f) => ` + (has(${spec}.${f}) ? ${spec}.${f}.map(c, c.image) : [])`).join('');
+  const containersOf = (spec: string) => `${spec}.containers` +
+    ['initContainers', 'ephemeralContainers'].map((f) => ` + (has(${spec}.${f}) ? ${spec}.${f} : [])`).join('');
+  const judged = 'c.image in variables.allowed || variables.oldContainers.exists(o, o.name == c.name && o.image == c.image)';
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
@@ -122,18 +126,18 @@ export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): Vali
       variables: [
         { name: 'allowed', expression: allowed },
         { name: 'podSpec', expression: podSpecOf('object') },
-        { name: 'images', expression: imagesOf('variables.podSpec') },
+        { name: 'containers', expression: containersOf('variables.podSpec') },
         // On create there is no old object (null): nothing is kept. The old spec falls back to the new one so that the
         // variable always has a pod spec's type.
         { name: 'oldPodSpec', expression: `oldObject == null ? variables.podSpec : (${podSpecOf('oldObject')})` },
-        { name: 'kept', expression: `oldObject == null ? [] : ${imagesOf('variables.oldPodSpec')}` },
+        { name: 'oldContainers', expression: `oldObject == null ? [] : ${containersOf('variables.oldPodSpec')}` },
       ],
       validations: [
         {
-          expression: 'variables.images.all(i, i in variables.allowed || i in variables.kept)',
+          expression: `variables.containers.all(c, ${judged})`,
           messageExpression:
             "object.kind + ' ' + object.metadata.name + ': images not among the approved digests of this namespace: ' + " +
-            "variables.images.filter(i, !(i in variables.allowed) && !(i in variables.kept)).join(', ')",
+            `variables.containers.filter(c, !(${judged})).map(c, c.image).join(', ')`,
           reason: 'Forbidden',
         },
       ],

@@ -68,7 +68,8 @@ describe('approved-images admission policy', () => {
   test('lists every approved digest in the CEL', () => {
     const vars = Object.fromEntries(policy.spec.variables.map((v) => [v.name, v.expression]));
     expect(vars.allowed).toBe(`[${IMAGES.map((i) => `"${i}"`).join(', ')}]`);
-    expect(policy.spec.validations[0].expression).toBe('variables.images.all(i, i in variables.allowed || i in variables.kept)');
+    expect(policy.spec.validations[0].expression).toBe(
+      'variables.containers.all(c, c.image in variables.allowed || variables.oldContainers.exists(o, o.name == c.name && o.image == c.image))');
   });
 
   describe('an update may keep the images the object had, and add none', () => {
@@ -87,6 +88,13 @@ describe('approved-images admission policy', () => {
       const pod = (extra?: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'serving' }, spec: podSpec(retired, extra) });
       expect(admits(pod({ ephemeralContainers: [{ name: 'debug', image: 'busybox' }] }), pod())).toBe(false);
       expect(admits(pod({ ephemeralContainers: [{ name: 'debug', image: IMAGES[1] }] }), pod())).toBe(true);
+      // Kept per container: a debug container cannot borrow the retired image the pod's server runs, nor a sidecar.
+      expect(admits(pod({ ephemeralContainers: [{ name: 'debug', image: retired }] }), pod())).toBe(false);
+      const sidecar = { initContainers: [{ name: 'init', image: IMAGES[0] }] };
+      expect(admits(rs(IMAGES[0], 2, { initContainers: [{ name: 'init', image: retired }] }), rs(retired, 2, sidecar))).toBe(false);
+      // An added debug container stays with the pod: later updates keep it.
+      const debugged = pod({ ephemeralContainers: [{ name: 'debug', image: IMAGES[1] }] });
+      expect(admits(debugged, debugged)).toBe(true);
     });
 
     test('the denial names only the images the update adds', () => {
@@ -96,7 +104,7 @@ describe('approved-images admission policy', () => {
       const bindings = () => ({ object, oldObject: rs(retired, 2), variables }) as unknown as Record<string, CelInput>;
       for (const v of policy.spec.variables) variables[v.name] = run(v.expression, bindings());
       // The engine here has no Kubernetes string library (join): evaluate the list the message joins.
-      const listed = /(variables\.images\.filter\(.*\))\.join\(/.exec(message)![1];
+      const listed = /(variables\.containers\.filter\(.*\)\.map\(c, c\.image\))\.join\(/.exec(message)![1];
       expect([...(run(listed, bindings()) as unknown as Iterable<unknown>)]).toEqual(['busybox']);
     });
   });

@@ -207,6 +207,14 @@ describe('artifact verifier', () => {
     });
   });
 
+  test('a failed Create answers an id no record has, so a retry of it is checked again', async () => {
+    signer.on(GetRevocationStatusCommand).resolves({ revokedEntities: [JOB] });
+    const created = event('Create');
+    const res = await expectRejected(/is revoked/, created);
+    expect(res.PhysicalResourceId).toBe('artifact-gate/l40s/unverified');
+    expect(res.PhysicalResourceId).not.toBe(physicalIdOf(created.ResourceProperties));
+  });
+
   test('Delete always succeeds and calls nothing', async () => {
     ecr.on(DescribeImageSigningStatusCommand).rejects(new Error('must not be called'));
     expect((await run(event('Delete'))).Status).toBe('SUCCESS');
@@ -288,6 +296,12 @@ describe('artifact verifier', () => {
     ecr.on(ListImageReferrersCommand)
       .resolvesOnce({ referrers: Array.from({ length: 15 }, (_, i) => referrer(i)), nextToken: 'a' })
       .resolvesOnce({ referrers: Array.from({ length: 15 }, (_, i) => referrer(15 + i)), nextToken: 'b' });
+    await expectRejected(/more signature referrers beyond the 20 read were not checked/);
+  });
+
+  test('fails when the image has more signature referrers than the verifier reads, all on one page', async () => {
+    const referrer = (i: number) => ({ digest: `sha256:${String(i).padStart(64, '0')}`, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.cncf.notary.signature', size: 700 });
+    ecr.on(ListImageReferrersCommand).resolves({ referrers: Array.from({ length: 30 }, (_, i) => referrer(i)) });
     await expectRejected(/10 signature referrers beyond the 20 read were not checked/);
   });
 
