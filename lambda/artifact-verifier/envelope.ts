@@ -71,6 +71,14 @@ function parseCose(bytes: Uint8Array): NotationSignatureFacts {
   return facts(payload, headers, typeof epoch === 'number' ? new Date(epoch * 1000) : undefined, certs);
 }
 
+/**
+ * A well-formed Notation signature without AWS Signer's signing attributes: another signer's. Signer writes them on
+ * every signature it makes, so such a signature is none of the approved profile's and cannot be a revoked one of it.
+ */
+export class NotSignerSignatureError extends Error {
+  override readonly name = 'NotSignerSignatureError';
+}
+
 function facts(payload: Uint8Array, headers: Record<string, unknown>, signingTime: Date | undefined, certs: Uint8Array[]): NotationSignatureFacts {
   const body = JSON.parse(Buffer.from(payload).toString('utf8')) as { targetArtifact?: { digest?: string } };
   const targetDigest = body.targetArtifact?.digest;
@@ -78,7 +86,7 @@ function facts(payload: Uint8Array, headers: Record<string, unknown>, signingTim
   const jobArn = headers[ATTR_JOB];
   if (typeof targetDigest !== 'string') throw new Error('signature payload has no targetArtifact.digest');
   if (typeof profileVersionArn !== 'string' || typeof jobArn !== 'string') {
-    throw new Error(`signature has no ${ATTR_PROFILE_VERSION} / ${ATTR_JOB}: it was not made by AWS Signer`);
+    throw new NotSignerSignatureError(`signature has no ${ATTR_PROFILE_VERSION} / ${ATTR_JOB}: it was not made by AWS Signer`);
   }
   if (!signingTime || Number.isNaN(signingTime.getTime())) throw new Error('signature has no signing time');
   return { targetDigest, signingTime, profileVersionArn, jobArn, certificateHashes: certificateChainHashes(certs) };

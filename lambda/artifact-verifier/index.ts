@@ -7,11 +7,13 @@
  * a gate must never block removing a stack.
  *
  * The physical id names the record it verified (`physicalIdOf`). An Update asked to verify the record the resource
- * already holds is a rollback: CloudFormation calls Update again with the old properties when a stack update fails
- * ("a failed update triggers a rollback causing CloudFormation to call update on the custom resource again"). That
- * record was verified when it was deployed and is what runs; checked again, a signature revoked since (the reason to
- * bump `verificationNonce`) would fail the rollback too and leave the stack UPDATE_ROLLBACK_FAILED. It answers SUCCESS
- * and deploys nothing new. A forward update changes what is checked (the record, the nonce, the options), so it is
+ * already holds is a rollback of an update this check refused: CloudFormation calls Update again with the old
+ * properties when a stack update fails ("a failed update triggers a rollback causing CloudFormation to call update on
+ * the custom resource again"), and a refused check kept the old id. That record was verified when it was deployed and
+ * is what runs; checked again, a signature revoked since (the reason to bump `verificationNonce`) would fail the
+ * rollback too and leave the stack UPDATE_ROLLBACK_FAILED. It answers SUCCESS and deploys nothing new. Where this
+ * check passed and another resource failed the update, the resource holds the new record, and the rollback to the old
+ * one is checked like any update (docs/artifact-trust.md). A forward update changes what is checked (the record, the nonce, the options), so it is
  * checked; one that changes only the ServiceToken, or a value's spelling, names the same record, verified already.
  */
 import { createHash } from 'node:crypto';
@@ -48,7 +50,7 @@ import {
   verifyArtifacts,
 } from '../../lib/core/trust/artifact-verification';
 import { type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
-import { NOTATION_SIGNATURE_ARTIFACT_TYPE, parseNotationEnvelope } from './envelope';
+import { NOTATION_SIGNATURE_ARTIFACT_TYPE, NotSignerSignatureError, parseNotationEnvelope } from './envelope';
 
 /** ResourceProperties as CloudFormation delivers them (every scalar is a string). */
 interface VerifierProperties {
@@ -79,7 +81,10 @@ export async function handler(event: CloudFormationCustomResourceEvent, context:
   const verified = physicalIdOf(event.ResourceProperties);
   if (event.RequestType === 'Update' && event.PhysicalResourceId === verified) {
     log({ className: props.Record?.className, image: props.Record?.image, passed: true, rollback: true });
-    await respond(event, verified, 'SUCCESS', 'the record in force, verified when it was deployed (a rollback): nothing new deployed');
+    await respond(event, verified, 'SUCCESS', 'the record in force, verified when it was deployed (a rollback): nothing new deployed', {
+      ImageDigest: parseEcrImage(props.Record.image)?.digest ?? '',
+      ModelSha256: props.Record.modelData?.sha256 ?? '',
+    });
     return;
   }
   // A failed check keeps the physical id in force, so that a rollback to it is recognised.
@@ -196,8 +201,9 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
       const blob = await signatureBlob(ecr, repo, signatureDigest, retry);
       facts = parseNotationEnvelope(blob.mediaType, blob.bytes);
     } catch (err) {
-      // A signature we cannot read may be a revoked one: it fails the check (`signatureRevocationFailures`).
-      unreadable.push(`${signatureDigest}: ${describeError(err)}`);
+      // Another signer's signature (no Signer attributes) is none of the profile's. One we cannot read may be a revoked
+      // one: it fails the check (`signatureRevocationFailures`).
+      if (!(err instanceof NotSignerSignatureError)) unreadable.push(`${signatureDigest}: ${describeError(err)}`);
       continue;
     }
     if (!isVersionOfProfile(facts.profileVersionArn, profileArn)) continue;
@@ -216,7 +222,7 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
     );
     signatures.push({ signatureDigest, ...facts, revokedEntities: out.revokedEntities ?? [] });
   }
-  return { signatures, unreadable, ...(notRead !== undefined ? { notRead } : {}) };
+  return { signatures, unreadable, read: Math.min(referrers.length, MAX_SIGNATURES), ...(notRead !== undefined ? { notRead } : {}) };
 }
 
 /** The envelope blob of one signature manifest, checked against its digest. */

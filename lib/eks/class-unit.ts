@@ -118,7 +118,16 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
   const nodeLabels = { ...u.labels, [CLASS_LABEL]: cls.name };
   const instanceTypes = [cls.instanceType, ...(opts.additionalInstanceTypes ?? [])];
   const hardwareOf = (type: string) => u.catalog.find(type) ?? hw;
-  const replicasPerNode = (type: string) => Math.max(1, Math.floor(hardwareOf(type).tensorParallelUnits / cls.footprint.tensorParallelDegree));
+  // The pods a node of the type holds: by its accelerators, and by its CPU and memory at the pod's requests (sized on
+  // the class's own type, `podRequests`), which an additional type with less of them per accelerator runs out of first.
+  // Capacity, not allocatable (less by what the kubelet and the DaemonSets reserve): where CPU or memory binds, one pod
+  // fewer may fit.
+  const requests = podRequests(cls);
+  const replicasPerNode = (type: string) => {
+    const t = hardwareOf(type);
+    return Math.max(1, Math.min(Math.floor(t.tensorParallelUnits / cls.footprint.tensorParallelDegree),
+      Math.floor(t.vcpu / requests.cpu), Math.floor(t.memoryGiB / requests.memoryGiB)));
+  };
   // Karpenter charges a NodePool's limits with each node's whole capacity, and launches no instance type that would
   // exceed what is left ("filterByRemainingResources is used to filter out instance types that if launched would
   // exceed the nodepool limits": kubernetes-sigs/karpenter v1.14.1 pkg/controllers/provisioning/scheduling/
@@ -194,8 +203,8 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
     acceleratorKind: hw.acceleratorKind,
     acceleratorResource: hw.kubernetesResourceName,
     acceleratorCount: cls.footprint.tensorParallelDegree,
-    cpu: String(Math.max(1, Math.floor((hw.vcpu * 0.75) / cls.replicasPerInstance))),
-    memory: `${Math.max(2, Math.floor((hw.memoryGiB * 0.75) / cls.replicasPerInstance))}Gi`,
+    cpu: String(podRequests(cls).cpu),
+    memory: `${podRequests(cls).memoryGiB}Gi`,
     modelCacheSize: `${cacheGiB}Gi`,
     modelFetch,
     nodePoolName,
@@ -211,6 +220,14 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
     inFlightSeconds: u.deadlineSeconds,
   });
   return { priorityClass, serviceAccount, deployment };
+}
+
+/** A model server's CPU and memory requests: three quarters of its own instance type's, shared by its replicas. */
+function podRequests(cls: CapacityClass): { cpu: number; memoryGiB: number } {
+  return {
+    cpu: Math.max(1, Math.floor((cls.hardware.vcpu * 0.75) / cls.replicasPerInstance)),
+    memoryGiB: Math.max(2, Math.floor((cls.hardware.memoryGiB * 0.75) / cls.replicasPerInstance)),
+  };
 }
 
 /** KEDA's input for the class: the target group's request count per replica against the plan's target. */

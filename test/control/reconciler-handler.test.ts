@@ -452,6 +452,17 @@ describe('reconciler run, SageMaker endpoint', () => {
       expect(await landed(SM, clients, { ...write, to: 4 })).toBe(false);
       expect(await landed(SM, clients, { ...write, route: 'preferred' })).toBe(false);
     });
+
+    test('a weights write with a zeroed variant is checked on it too', async () => {
+      const weights = { kind: 'weights' as const, weights: { preferred: 98, fallback: 2 }, zeroed: ['retired'] };
+      sm.on(DescribeEndpointCommand).resolvesOnce(endpoint('Updating', [...before, { name: 'retired', weight: 0, ready: 1, desired: 1, type: 'ml.g5.xlarge' }]))
+        .resolvesOnce(endpoint('Updating', [...before, { name: 'retired', weight: 5, ready: 1, desired: 1, type: 'ml.g5.xlarge' }]))
+        .resolvesOnce(endpoint('Updating', before));
+      expect(await landed(SM, clients, weights)).toBe(true);
+      expect(await landed(SM, clients, weights)).toBe(false);
+      // A zeroed variant the endpoint no longer has: nothing shows the write landed.
+      expect(await landed(SM, clients, weights)).toBe(false);
+    });
   });
 
   test('persistent throttling leaves the weights unchanged and fails the run', async () => {

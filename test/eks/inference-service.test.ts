@@ -276,6 +276,13 @@ describe('EksInferenceService', () => {
       const gib = (u: typeof mixed) => parseInt(String(u.objects.nodeClass.spec.blockDeviceMappings![0].ebs.volumeSize), 10);
       const single = build().service.units.find((u) => u.cls.name === 'l40s')!;
       expect(gib(mixed) - 100).toBe(4 * (gib(single) - 100));
+      // A type with less CPU per accelerator than the pods request holds fewer of them: a replica of a class with 4 GPUs
+      // a replica on g6e.48xlarge requests 72 vCPU (3/4 of 192, 2 replicas a node), so a p4d.24xlarge (96 vCPU, 8 GPUs)
+      // holds one by CPU, not two by GPU: 8 replicas may take 8 nodes, not 4.
+      const big = llamaClasses().map((c) => (c.name === 'l40s'
+        ? { ...c, instanceType: 'g6e.48xlarge', footprint: { ...c.footprint, tensorParallelDegree: 4 }, maxReplicas: 8 } : c));
+      const cpuBound = build({ classes: big, classOptions: { l40s: { additionalInstanceTypes: ['p4d.24xlarge'] } } }).service.units.find((u) => u.cls.name === 'l40s')!;
+      expect(cpuBound.objects.nodePool.spec.limits['nvidia.com/gpu']).toBe(String(8 * 8));
     });
 
     test('KEDA targets come from the envelope via the plan; min/max from the plan and quota', () => {

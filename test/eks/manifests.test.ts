@@ -76,9 +76,13 @@ describe('typed manifest builders', () => {
     expect(c.startupProbe).toMatchObject({ httpGet: { path: '/warmup' }, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 60 });
     expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/r' }, successThreshold: 1 });
     expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/h' } });
-    // A warm-up slower than the period: each attempt that times out takes 30 s, so 600 s is 20 attempts, not 60.
+    // A warm-up slower than the period is asked every 30 s: 20 attempts last the 600 s whether they time out or fail at
+    // once while the server is still loading (at 10 s, 20 fast failures would restart it after 200 s).
     const slow = m.deployment(deploymentInput({ readiness: { healthPath: '/h', readyPath: '/r', warmup: { path: '/warmup', maxLatencySeconds: 30 }, startupTimeoutSeconds: 600 } }));
-    expect(slow.spec.template.spec.containers[0].startupProbe).toMatchObject({ timeoutSeconds: 30, failureThreshold: 20 });
+    const p = slow.spec.template.spec.containers[0].startupProbe!;
+    expect(p).toMatchObject({ timeoutSeconds: 30, periodSeconds: 30, failureThreshold: 20 });
+    expect(p.periodSeconds! * p.failureThreshold!).toBeGreaterThanOrEqual(600);
+    expect(c.startupProbe!.periodSeconds! * c.startupProbe!.failureThreshold!).toBeGreaterThanOrEqual(600);
   });
 
   test('GIVEN a Neuron class WHEN building its NodePool THEN it carries the Neuron taint, its quota as limits and never consolidates warm servers', () => {

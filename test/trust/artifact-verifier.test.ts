@@ -212,7 +212,13 @@ describe('artifact verifier', () => {
     const created = event('Create');
     const res = await expectRejected(/is revoked/, created);
     expect(res.PhysicalResourceId).toBe('artifact-gate/l40s/unverified');
-    expect(res.PhysicalResourceId).not.toBe(physicalIdOf(created.ResourceProperties));
+  });
+
+  test("another signer's signature (no Signer attributes) is passed over, not counted as unreadable", async () => {
+    const other = { targetDigest: DIGEST, signingTime: SIGNED_AT } as unknown as Parameters<typeof jwsEnvelope>[0];
+    envelope = { mediaType: 'application/jose+json', bytes: jwsEnvelope(other) };
+    const res = await expectRejected(/no Notation signature by .* found among its referrers/);
+    expect(res.Reason).not.toMatch(/could not be read/);
   });
 
   test('Delete always succeeds and calls nothing', async () => {

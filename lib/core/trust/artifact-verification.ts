@@ -170,6 +170,8 @@ export interface SignatureRevocationEvidence {
   }[];
   /** Signatures that could not be read, with the reason. */
   readonly unreadable?: readonly string[];
+  /** How many signature referrers were read (each signature, another signer's or unreadable). @default - the signatures and unreadable ones */
+  readonly read?: number;
   /** How many signature referrers the image has beyond those read (more than the verifier reads). */
   readonly notRead?: 'some' | number;
 }
@@ -258,7 +260,7 @@ export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDi
   }
   if (evidence.notRead !== undefined) {
     failures.push(`image ${approved.image}: ${evidence.notRead === 'some' ? 'more' : evidence.notRead} signature referrers beyond the ` +
-      `${evidence.signatures.length + (evidence.unreadable?.length ?? 0)} read were not checked (any may be a revoked one); ` +
+      `${evidence.read ?? evidence.signatures.length + (evidence.unreadable?.length ?? 0)} read were not checked (any may be a revoked one); ` +
       'delete the image\'s stale signatures');
   }
   for (const s of mine) {

@@ -184,22 +184,24 @@ function probe(path: string, overrides: Partial<Probe> = {}): Probe {
 
 /**
  * A model-server Deployment pinned to its class's NodePool. No `replicas`: KEDA owns the count. Readiness is "model
- * loaded" (and warm, with a warm-up), never "HTTP up". On termination the pod keeps serving for the target group's
+ * loaded", never "HTTP up"; with a warm-up the start ends only once one inference answered within the floor. On termination the pod keeps serving for the target group's
  * deregistration delay (preStop sleep) and then has the service deadline to finish what it holds.
  */
 export function deployment(input: DeploymentInput): Deployment {
   const r = input.readiness;
-  // Weight download and compilation can take many minutes; liveness must not kill a server that is still loading. A
-  // probe that times out takes its timeout, not the period, so the attempts are counted at the longer of the two.
+  // Weight download and compilation can take many minutes; liveness must not kill a server that is still loading. The
+  // warm-up is asked no more often than it may take (its period at least its timeout), so the start lasts the startup
+  // timeout whether its attempts fail at once (the server still loading) or time out.
   const warmupTimeout = r.warmup ? Math.max(1, Math.ceil(r.warmup.maxLatencySeconds)) : 0;
-  const startFailures = Math.max(1, Math.ceil(r.startupTimeoutSeconds / Math.max(PROBE_PERIOD_SECONDS, warmupTimeout)));
+  const startPeriod = Math.max(PROBE_PERIOD_SECONDS, warmupTimeout);
+  const startFailures = Math.max(1, Math.ceil(r.startupTimeoutSeconds / startPeriod));
   // The warm-up is the startup probe, which Kubernetes runs until its first success and never again. As the readiness
   // probe it would run for the pod's whole life ("Readiness probes runs on the container during its whole lifecycle",
   // kubernetes.io/docs/concepts/configuration/liveness-readiness-startup-probes/), and at peak load, when an inference
   // takes longer than the floor or a full queue answers 503, it would pull loaded pods out of the target group one
   // after another. Readiness stays the model-ready check, which load does not slow.
   const startupProbe = r.warmup
-    ? probe(r.warmup.path, { timeoutSeconds: warmupTimeout, failureThreshold: startFailures })
+    ? probe(r.warmup.path, { timeoutSeconds: warmupTimeout, periodSeconds: startPeriod, failureThreshold: startFailures })
     : probe(r.healthPath, { failureThreshold: startFailures });
   const readinessProbe = probe(r.readyPath, { successThreshold: 1, failureThreshold: 2 });
   const container: Container = {
