@@ -184,8 +184,9 @@ function probe(path: string, overrides: Partial<Probe> = {}): Probe {
 
 /**
  * A model-server Deployment pinned to its class's NodePool. No `replicas`: KEDA owns the count. Readiness is "model
- * loaded", never "HTTP up"; with a warm-up the start ends only once one inference answered within the floor. On termination the pod keeps serving for the target group's
- * deregistration delay (preStop sleep) and then has the service deadline to finish what it holds.
+ * loaded", never "HTTP up"; with a warm-up the start ends only once one inference answered within the floor. On
+ * termination the pod keeps serving for the target group's deregistration delay (preStop sleep) and then has the
+ * service deadline to finish what it holds.
  */
 export function deployment(input: DeploymentInput): Deployment {
   const r = input.readiness;
