@@ -13,8 +13,9 @@
  * is what runs; checked again, a signature revoked since (the reason to bump `verificationNonce`) would fail the
  * rollback too and leave the stack UPDATE_ROLLBACK_FAILED. It answers SUCCESS and deploys nothing new. Where this
  * check passed and another resource failed the update, the resource holds the new record, and the rollback to the old
- * one is checked like any update (docs/artifact-trust.md). A forward update changes what is checked (the record, the nonce, the options), so it is
- * checked; one that changes only the ServiceToken, or a value's spelling, names the same record, verified already.
+ * one is checked like any update (docs/artifact-trust.md). A forward update changes what is checked (the record, the
+ * nonce, the options), so it is checked; one that changes only the ServiceToken names the same record, verified
+ * already.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -87,8 +88,8 @@ export async function handler(event: CloudFormationCustomResourceEvent, context:
     });
     return;
   }
-  // A failed check keeps the physical id in force, so that a rollback to it is recognised.
-  // A failed Create answers an id no record has: a retry of the failed resource must be checked again, never skipped.
+  // A failed check keeps the physical id in force, so that a rollback to it is recognised; a failed Create answers an
+  // id no record has, so that a retry of it is checked again, never skipped.
   const physicalId = event.RequestType === 'Create' ? `artifact-gate/${props.Record?.className ?? 'unknown'}/unverified` : event.PhysicalResourceId;
   let verdict: VerificationVerdict;
   try {

@@ -191,6 +191,7 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
   const priorityClass = m.priorityClass(name, 100000 - 1000 * u.rank, `Model servers of capacity class ${cls.name} (preference rank ${u.rank})`, labels);
   // A class that reads model data gets its own service account, so that its pod identity reads only its own object.
   const serviceAccount = modelFetch ? m.serviceAccount(name, u.namespace, labels) : undefined;
+  const requests = podRequests(cls);
   const deployment = m.deployment({
     name,
     namespace: u.namespace,
@@ -203,8 +204,8 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
     acceleratorKind: hw.acceleratorKind,
     acceleratorResource: hw.kubernetesResourceName,
     acceleratorCount: cls.footprint.tensorParallelDegree,
-    cpu: String(podRequests(cls).cpu),
-    memory: `${podRequests(cls).memoryGiB}Gi`,
+    cpu: String(requests.cpu),
+    memory: `${requests.memoryGiB}Gi`,
     modelCacheSize: `${cacheGiB}Gi`,
     modelFetch,
     nodePoolName,

@@ -29,7 +29,7 @@ import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules } from '../util/nag';
 import { type IClassArtifactGate } from '../trust/gate';
 import { ClassModel, sageMakerRuntime } from './class-model';
-import { hasInstanceStorage } from './instance-storage';
+import { classHasInstanceStorage } from './instance-storage';
 import { type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, type VariantSpec } from './variants';
 import { capacityPlanProblems, NO_CLASSES } from '../core/service/checks';
 import { VARIANT_SCALABLE_DIMENSION, variantResourceId } from '../core/platform/sagemaker-scalable-target';
@@ -341,7 +341,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     if (this.classModels.has(spec.name)) return this.checked(); // duplicate name
     const resolved = this.checkClasses().classes.find((c) => c.name === spec.name && c.preferenceRank === this.specs.length - 1);
     if (!resolved) return this.checked(); // invalid class
-    if (!hasInstanceStorage(resolved.instanceType, resolved.hardware.localInstanceStorage)) this.ensureKey();
+    if (!classHasInstanceStorage(resolved)) this.ensureKey();
     const runtime = sageMakerRuntime(resolved, this.contract);
     const capture = this.captureOptions();
     const classModel = new ClassModel(this, `Class-${spec.name}`, {
@@ -716,8 +716,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   }
 
   private volumesTakeKey(): boolean {
-    const storage = (c: CapacityClass) => hasInstanceStorage(c.instanceType, c.hardware.localInstanceStorage);
-    return this.resolve().variants.every((v) => v.pools.every((p) => !storage(p.capacityClass)));
+    return this.resolve().variants.every((v) => v.pools.every((p) => !classHasInstanceStorage(p.capacityClass)));
   }
 
   private captureOptions(): Required<EndpointDataCaptureOptions> | undefined {

@@ -1,3 +1,5 @@
+import { type CapacityClass } from '../core/service/capacity-class';
+
 /**
  * Whether a SageMaker instance type has local NVMe instance storage. CreateEndpointConfig fails when `KmsKeyId` is set
  * and any variant uses such a type ("If you specify a value for KmsKeyId when using any nitro-based instances with
@@ -27,4 +29,9 @@ export function hasInstanceStorage(instanceType: string, stated?: boolean): bool
   if (stated !== undefined) return stated;
   const family = instanceType.replace(/^ml\./, '').split('.')[0];
   return INSTANCE_STORE_WITHOUT_D.has(family) || D_ATTRIBUTE.test(family);
+}
+
+/** Whether a class's instance type has local instance storage, as its hardware profile states or its name says. */
+export function classHasInstanceStorage(cls: Pick<CapacityClass, 'instanceType' | 'hardware'>): boolean {
+  return hasInstanceStorage(cls.instanceType, cls.hardware.localInstanceStorage);
 }

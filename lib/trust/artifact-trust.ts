@@ -166,7 +166,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   constructor(scope: Construct, id: string, props: ArtifactTrustProps = {}) {
     super(scope, id);
     this.props = props;
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
+    const removalPolicy = this.removalPolicy;
     this.checkProps(props);
 
     const profileName = this.validName(props.signingProfileName);
@@ -268,6 +268,11 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     return this.repos;
   }
 
+  /** The repositories' and keys' removal policy (`ArtifactTrustProps.removalPolicy`). */
+  private get removalPolicy(): RemovalPolicy {
+    return this.props.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
+  }
+
   /** Adds a class image repository: immutable tags, scan on push, KMS encryption, signed on push. */
   public addRepository(repositoryName: string): ecr.Repository {
     const problem = nameProblem(TRUST_RULES.repositoryNames, repositoryName);
@@ -280,7 +285,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       imageScanOnPush: true,
       encryption: ecr.RepositoryEncryption.KMS,
       encryptionKey: this.repositoryKey,
-      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+      removalPolicy: this.removalPolicy,
     });
     this.repos.push(repo);
     for (const publisher of this.publishers) repo.grantPullPush(publisher);
