@@ -131,9 +131,10 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
   // Karpenter charges a NodePool's limits with each node's whole capacity, and launches no instance type that would
   // exceed what is left ("filterByRemainingResources is used to filter out instance types that if launched would
   // exceed the nodepool limits": kubernetes-sigs/karpenter v1.14.1 pkg/controllers/provisioning/scheduling/
-  // scheduler.go). So the limits are whole nodes: as many as maxReplicas takes on the type holding the fewest
-  // replicas, each counted at the largest type's capacity; counted in replicas, a last node only partly needed, or a
-  // type with more accelerators than the replicas need, would never launch.
+  // scheduler.go:1068-1084, read by review R68; existing nodes are charged `node.Capacity()`). So the limits are whole
+  // nodes: as many as maxReplicas takes on the type holding the fewest replicas, each counted at the largest type's
+  // capacity; counted in replicas, a last node only partly needed, or a type with more accelerators than the replicas
+  // need, would never launch.
   const maxInstances = Math.ceil(cls.maxReplicas / Math.min(...instanceTypes.map(replicasPerNode)));
   const volumeGiB = opts.nodeVolumeSize?.toGibibytes() ?? cacheGiB * Math.max(...instanceTypes.map(replicasPerNode)) + 100;
   const vcpuOf = (type: string) => hardwareOf(type).vcpu;

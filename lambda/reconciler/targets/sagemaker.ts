@@ -100,8 +100,9 @@ export async function write(config: ReconcilerConfig, clients: Clients, w: Routi
  * Whether `w` is what the endpoint now asks for: every routed variant's `DesiredWeight`, or the variant's
  * `DesiredInstanceCount` ("The requested weight, as specified in the UpdateEndpointWeightsAndCapacities request";
  * "The number of instances requested in the UpdateEndpointWeightsAndCapacities request": ProductionVariantSummary,
- * @aws-sdk/client-sagemaker). Asked before a retry: an attempt SageMaker accepted but whose answer was lost has set
- * the endpoint Updating, which rejects the same write sent again, and the run would report a write in force as failed.
+ * @aws-sdk/client-sagemaker 3.1142.0 dist-types/models/models_2.d.ts). Asked before a retry: an attempt SageMaker
+ * accepted but whose answer was lost has set the endpoint Updating, which rejects the same write sent again, and the
+ * run would report a write in force as failed.
  */
 export async function landed(config: ReconcilerConfig, clients: Clients, w: RoutingWrite, signal?: AbortSignal): Promise<boolean> {
   const f = facts(config);
