@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { Construct } from 'constructs';
 import { Checker } from '../core/validation/checker';
@@ -37,6 +38,7 @@ export interface ValidatingAdmissionPolicy {
   readonly metadata: ObjectMetadata;
   readonly spec: {
     readonly failurePolicy: 'Fail' | 'Ignore';
+    readonly paramKind: { readonly apiVersion: string; readonly kind: string };
     readonly matchConstraints: { readonly resourceRules: readonly ResourceRule[] };
     readonly variables: readonly { readonly name: string; readonly expression: string }[];
     readonly validations: readonly AdmissionValidation[];
@@ -49,6 +51,7 @@ export interface ValidatingAdmissionPolicyBinding {
   readonly metadata: ObjectMetadata;
   readonly spec: {
     readonly policyName: string;
+    readonly paramRef: { readonly name: string; readonly parameterNotFoundAction: 'Deny' | 'Allow' };
     readonly validationActions: readonly ('Deny' | 'Warn' | 'Audit')[];
     readonly matchResources: { readonly namespaceSelector: LabelSelector };
   };
@@ -65,6 +68,26 @@ export interface ApprovedImagesPolicyOptions {
 }
 
 const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'cdk-capacity-aware-inference' };
+
+/** The prefix of the annotations on the policy that approve an image each (`imageApproval`). */
+export const APPROVAL_ANNOTATION_PREFIX = 'approved-image.cdk-capacity-aware-inference/';
+
+/** One image's approval: an annotation on the policy, `key: image`. */
+export interface ImageApproval {
+  /**
+   * `APPROVAL_ANNOTATION_PREFIX` and the first 40 hex digits of the SHA-256 of the reference: an annotation's name is
+   * at most 63 characters of `[-._a-zA-Z0-9]` (Kubernetes object-meta, annotations), which a reference's `/`, `@` and
+   * `:` are not.
+   */
+  readonly key: string;
+  /** The image reference, as the policy compares it with a container's `image`. */
+  readonly image: string;
+}
+
+/** The approval of `image` (the same image always has the same key). */
+export function imageApproval(image: string): ImageApproval {
+  return { key: `${APPROVAL_ANNOTATION_PREFIX}${createHash('sha256').update(image).digest('hex').slice(0, 40)}`, image };
+}
 
 /** Every problem of the options (fields `name`, `namespace`, `images`), each rule from TRUST_RULES `admission.*`. */
 export function approvedImagesPolicyProblems(options: ApprovedImagesPolicyOptions): Problem[] {
@@ -88,35 +111,40 @@ export const POD_TEMPLATE_OWNERS: readonly ResourceRule[] = [
 
 /**
  * A ValidatingAdmissionPolicy that denies a pod, or any pod-template owner (Deployment, ReplicaSet, StatefulSet,
- * DaemonSet, Job, CronJob), unless every image of its containers, init containers and ephemeral containers is one of
- * the approved digests. It matches creation and update, and the `pods/ephemeralcontainers` subresource (so
- * `kubectl debug` cannot inject an unapproved image). Scale and status subresources are not matched: scaling a
- * Deployment never needs an image check.
+ * DaemonSet, Job, CronJob), unless every image of its containers, init containers and ephemeral containers is
+ * approved. It matches creation and update, and the `pods/ephemeralcontainers` subresource (so `kubectl debug` cannot
+ * inject an unapproved image). Scale and status subresources are not matched: scaling a Deployment never needs an
+ * image check.
+ *
+ * The approved images are not in the expression: each is an annotation on the policy itself (`imageApproval`), which
+ * is the policy's parameter (`paramKind` ValidatingAdmissionPolicy, and the binding's `paramRef` names the policy), so
+ * approving an image takes the same permission as editing the policy, and an approval can be added and removed on its
+ * own (`ApprovedImagesAdmission` says why). The `options.images` are checked here and approved by the construct.
  *
  * An update may keep what a container already ran: a container whose name and image the old object had passes, so an
- * update adds no image to any container. A rollout replaces the approved digests before the old ReplicaSet is scaled
- * down, and the Deployment controller scales it with an update of the whole object (`scaleReplicaSet` in
- * kubernetes/kubernetes pkg/controller/deployment/sync.go calls `ReplicaSets(...).Update`), so judged on the new list
+ * update adds no image to any container. A rollout's old ReplicaSet is scaled down after the deployment that retired
+ * its image, and the Deployment controller scales it with an update of the whole object (`scaleReplicaSet` in
+ * kubernetes/kubernetes pkg/controller/deployment/sync.go calls `ReplicaSets(...).Update`), so judged on the approvals
  * alone that update is denied and the rollout never finishes, with the old pods in service. Names are unique across a
  * pod's containers, init containers and ephemeral containers, and a debug container is a new name: it is judged on
- * the list alone.
+ * the approvals alone.
  */
 export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): ValidatingAdmissionPolicy {
   const problems = approvedImagesPolicyProblems(options);
   if (problems.length > 0) throw new ConstructValidationError('approvedImagesPolicy', undefined, problems);
-  // JSON string literals are valid CEL string literals for image references (no escapes needed).
-  const allowed = `[${options.images.map((i) => JSON.stringify(i)).join(', ')}]`;
   const podSpecOf = (o: string) =>
     `${o}.kind == 'Pod' ? ${o}.spec : (${o}.kind == 'CronJob' ? ${o}.spec.jobTemplate.spec.template.spec : ${o}.spec.template.spec)`;
   const containersOf = (spec: string) => `${spec}.containers` +
     ['initContainers', 'ephemeralContainers'].map((f) => ` + (has(${spec}.${f}) ? ${spec}.${f} : [])`).join('');
   const judged = 'c.image in variables.allowed || variables.oldContainers.exists(o, o.name == c.name && o.image == c.image)';
+  const annotations = 'params.metadata.annotations';
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
     metadata: { name: options.name, labels: MANAGED_BY },
     spec: {
       failurePolicy: 'Fail',
+      paramKind: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy' },
       matchConstraints: {
         resourceRules: [
           { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods', 'pods/ephemeralcontainers'] },
@@ -124,7 +152,11 @@ export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): Vali
         ],
       },
       variables: [
-        { name: 'allowed', expression: allowed },
+        // Only this construct's annotations approve: the policy carries others (kubectl's last-applied-configuration).
+        {
+          name: 'allowed',
+          expression: `has(${annotations}) ? ${annotations}.filter(k, k.startsWith('${APPROVAL_ANNOTATION_PREFIX}')).map(k, ${annotations}[k]) : []`,
+        },
         { name: 'podSpec', expression: podSpecOf('object') },
         { name: 'containers', expression: containersOf('variables.podSpec') },
         // On create there is no old object (null): nothing is kept. The old spec falls back to the new one so that the
@@ -145,7 +177,10 @@ export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): Vali
   };
 }
 
-/** Binds the policy to the serving namespace with `Deny`. */
+/**
+ * Binds the policy to the serving namespace with `Deny`, its parameter the policy itself (a cluster-scoped kind: no
+ * namespace); without it every request is denied (`parameterNotFoundAction: Deny`).
+ */
 export function approvedImagesPolicyBinding(options: ApprovedImagesPolicyOptions): ValidatingAdmissionPolicyBinding {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
@@ -153,6 +188,7 @@ export function approvedImagesPolicyBinding(options: ApprovedImagesPolicyOptions
     metadata: { name: `${options.name}-binding`, labels: MANAGED_BY },
     spec: {
       policyName: options.name,
+      paramRef: { name: options.name, parameterNotFoundAction: 'Deny' },
       validationActions: ['Deny'],
       matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': options.namespace } } },
     },
@@ -179,13 +215,29 @@ export interface ApprovedImagesAdmissionProps {
 
 /**
  * Applies the approved-images ValidatingAdmissionPolicy and its binding to an EKS cluster: pods, and Deployments,
- * ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs, in the serving namespace whose images are not the approved
- * digests are rejected by the API server when they are applied.
+ * ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs, in the serving namespace whose images are not approved
+ * are rejected by the API server when they are applied.
+ *
+ * Each image is approved by a resource of its own (a merge patch that adds its annotation to the policy and removes it
+ * when the resource is deleted), whose construct id is derived from the image. A deployment that changes an image
+ * therefore creates the new approval and deletes the old one, and CloudFormation creates before it deletes: an old
+ * resource is deleted in `UPDATE_COMPLETE_CLEANUP_IN_PROGRESS`, after the update has succeeded, and a resource the
+ * failed update created is deleted in `UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS`, after the resources it updated
+ * are rolled back (CloudFormation User Guide, stack status codes, using-cfn-describing-stacks.html). Until the
+ * deployment has ended either way, the old image and the new one are both approved, so a stack rollback that returns
+ * a Deployment to its old image is admitted, in whatever order CloudFormation rolls resources back. Had the images
+ * been a list in the policy, the rollback would re-apply the Deployment while the policy listed only the new image.
+ *
+ * Whatever applies pods in the namespace should depend on this construct (all its approvals), as `EksInferenceService`
+ * does.
  */
 export class ApprovedImagesAdmission extends Construct {
   public readonly policy: ValidatingAdmissionPolicy;
   public readonly binding: ValidatingAdmissionPolicyBinding;
+  /** The policy and its binding. */
   public readonly manifest: eks.KubernetesManifest;
+  /** One per image, in the order of `images`: the image's annotation on the policy, applied after the policy. */
+  public readonly approvals: readonly eks.KubernetesPatch[];
 
   constructor(scope: Construct, id: string, props: ApprovedImagesAdmissionProps) {
     super(scope, id);
@@ -201,6 +253,19 @@ export class ApprovedImagesAdmission extends Construct {
       // The policy before its binding: a binding to a missing policy is ignored until the policy exists.
       manifest: [this.policy, this.binding] as unknown as Record<string, unknown>[],
       overwrite: true,
+    });
+    this.approvals = props.images.map((image) => {
+      const approval = imageApproval(image);
+      const patch = new eks.KubernetesPatch(this, `Approve-${approval.key.slice(-16)}`, {
+        cluster: props.cluster,
+        resourceName: `validatingadmissionpolicies.admissionregistration.k8s.io/${options.name}`,
+        // A JSON merge patch (RFC 7386): adds the one annotation, and its null removes it, leaving the others.
+        patchType: eks.PatchType.MERGE,
+        applyPatch: { metadata: { annotations: { [approval.key]: approval.image } } },
+        restorePatch: { metadata: { annotations: { [approval.key]: null } } },
+      });
+      patch.node.addDependency(this.manifest);
+      return patch;
     });
   }
 }

@@ -131,15 +131,24 @@ describe('two services on one EksInferenceCluster', () => {
   test('each namespace gets its own approved-images policy, in force before its pods, with the fetcher image and no duplicates', () => {
     const applied = appliedObjects(template).filter((o) => o.kind === 'ValidatingAdmissionPolicy');
     expect(applied.map((o) => (o.metadata as { name: string }).name).sort()).toEqual(['approved-images-llama3-chat', 'approved-images-mistral-chat']);
-    const allowed = (o: KubernetesObject) => JSON.parse(((o.spec as { variables: { name: string; expression: string }[] }).variables.find((v) => v.name === 'allowed')!.expression)) as string[];
-    for (const o of applied) expect(allowed(o)).toContain(FETCHER_IMAGE);
+    // Each image is approved by an annotation a patch of its own adds to the policy.
+    const patches = Object.values(template.findResources('Custom::AWSCDK-EKS-KubernetesPatch'));
+    const approved = (policy: string) => patches
+      .filter((p) => p.Properties.ResourceName === `validatingadmissionpolicies.admissionregistration.k8s.io/${policy}`)
+      .flatMap((p) => Object.values(JSON.parse(p.Properties.ApplyPatchJson).metadata.annotations) as string[]);
+    for (const o of applied) {
+      const images = approved((o.metadata as { name: string }).name);
+      expect(images).toContain(FETCHER_IMAGE);
+      expect(new Set(images).size).toBe(images.length);
+    }
     for (const svc of [llama, mistral]) {
       for (const u of svc.units) expect(u.manifests.workload.node.dependencies).toContain(svc.node.findChild('Admission'));
     }
   });
 
-  test('both services bind replica floors in their own ScaledObjects (no KubernetesPatch)', () => {
-    template.resourceCountIs('Custom::AWSCDK-EKS-KubernetesPatch', 0);
+  test('both services bind replica floors in their own ScaledObjects (no KubernetesPatch but the image approvals)', () => {
+    const patched = Object.values(template.findResources('Custom::AWSCDK-EKS-KubernetesPatch')).map((p) => p.Properties.ResourceName as string);
+    for (const name of patched) expect(name).toMatch(/^validatingadmissionpolicies\.admissionregistration\.k8s\.io\//);
     const scaled = appliedObjects(template).filter((o) => o.kind === 'ScaledObject') as unknown as { spec: { triggers: { name: string; metadata: { dimensionValue: string } }[] } }[];
     expect(scaled).toHaveLength(5);
     for (const so of scaled) expect(so.spec.triggers.map((t) => t.name)).toEqual(['per-replica-load', 'replica-floor']);

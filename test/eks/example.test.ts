@@ -1,9 +1,13 @@
 import { App, CfnResource } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { type Construct } from 'constructs';
 import { EksStableDiffusionStack, SD21_CONTRACT, SD21_UNITS } from '../../examples/eks-stable-diffusion';
 import { admissionLimits } from '../../lib/core/runtime/admission';
 import { EXAMPLE_ENV } from '../../examples/env';
 import { builtinValidationOn, cdkJsonContext, nagFindings, nistFindings } from '../util';
+
+/** The one CloudFormation resource under a construct (a KubernetesManifest's or a KubernetesPatch's custom resource). */
+const cfnOf = (c: Construct) => c.node.findAll().find((r): r is CfnResource => r instanceof CfnResource)!;
 
 describe('examples/eks-stable-diffusion', () => {
   let app: App;
@@ -59,8 +63,10 @@ describe('examples/eks-stable-diffusion', () => {
     const template = Template.fromStack(stack);
     template.resourceCountIs('Custom::ClassArtifactVerification', SD21_UNITS.length + stack.chat.units.length);
     template.resourceCountIs('AWS::ECR::Repository', 5);
-    expect([...stack.admission.policy.spec.variables].find((v) => v.name === 'allowed')?.expression).toEqual(
-      expect.stringContaining(stack.service.units[0].cls.artifact.image),
+    const approved = (admission: typeof stack.admission) =>
+      admission!.approvals.map((a) => JSON.parse(template.toJSON().Resources[stack.resolve(cfnOf(a).logicalId)].Properties.ApplyPatchJson));
+    expect(approved(stack.admission).flatMap((p) => Object.values(p.metadata.annotations))).toEqual(
+      expect.arrayContaining(stack.service.units.map((u) => u.cls.artifact.image)),
     );
     for (const unit of stack.service.units) {
       expect(unit.manifests.workload.node.dependencies).toContain(stack.admission);
@@ -72,12 +78,12 @@ describe('examples/eks-stable-diffusion', () => {
     // that admits what runs now.
     const resources = template.toJSON().Resources as Record<string, { Type: string; DependsOn?: string[] }>;
     const checks = new Set(Object.keys(resources).filter((id) => resources[id].Type === 'Custom::ClassArtifactVerification'));
-    const checksBefore = (admission: typeof stack.admission | undefined) => {
-      const cfn = admission!.manifest.node.findAll().find((c): c is CfnResource => c instanceof CfnResource)!;
-      return (resources[stack.resolve(cfn.logicalId) as string].DependsOn ?? []).filter((id) => checks.has(id)).length;
-    };
-    expect(checksBefore(stack.admission)).toBe(SD21_UNITS.length);
-    expect(checksBefore(stack.chat.admission)).toBe(stack.chat.units.length);
+    const checksBefore = (c: Construct) =>
+      (resources[stack.resolve(cfnOf(c).logicalId) as string].DependsOn ?? []).filter((id) => checks.has(id)).length;
+    for (const [admission, classes] of [[stack.admission!, SD21_UNITS.length], [stack.chat.admission!, stack.chat.units.length]] as const) {
+      expect(checksBefore(admission.manifest)).toBe(classes);
+      for (const approval of admission.approvals) expect(checksBefore(approval)).toBe(classes);
+    }
   });
 
   test('two services share one cluster and one ALB: one set of controllers, each service its own namespace, forward action and reconciler', () => {

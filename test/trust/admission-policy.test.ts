@@ -3,10 +3,12 @@ import { type CelInput, run } from '@bufbuild/cel';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import {
+  APPROVAL_ANNOTATION_PREFIX,
   ApprovedImagesAdmission,
   approvedImagesPolicy,
   approvedImagesPolicyBinding,
   approvedImagesPolicyProblems,
+  imageApproval,
 } from '../../lib/trust/admission-policy';
 import { expectValidManifests, imageRef, testStack } from '../util';
 
@@ -38,11 +40,20 @@ describe('approved-images admission policy', () => {
    * Evaluates the policy as the API server does (variables in order, then the validation) with a real CEL engine.
    * An expression that fails to evaluate counts as a denial (failurePolicy: Fail), never as admitted.
    */
-  function admits(object: Record<string, unknown>, oldObject: Record<string, unknown> | null = null): boolean {
+  function admits(object: Record<string, unknown>, oldObject: Record<string, unknown> | null = null, approved = IMAGES): boolean {
     const variables: Record<string, unknown> = {};
-    const bindings = () => ({ object, oldObject, variables }) as unknown as Record<string, CelInput>;
+    const bindings = () => ({ object, oldObject, variables, params: paramsApproving(approved) }) as unknown as Record<string, CelInput>;
     for (const v of policy.spec.variables) variables[v.name] = run(v.expression, bindings());
     return run(policy.spec.validations[0].expression, bindings()) === true;
+  }
+  /**
+   * The policy's parameter as the API server hands it over: the policy object, with kubectl's last-applied annotation
+   * (which holds the policy's text) and one annotation per approved image.
+   */
+  function paramsApproving(images: readonly string[]): Record<string, unknown> {
+    const annotations: Record<string, string> = { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify(policy) };
+    for (const i of images) annotations[imageApproval(i).key] = i;
+    return { ...policy, metadata: { ...policy.metadata, annotations } };
   }
   const podSpec = (image: string, extra: Record<string, unknown> = {}) => ({ containers: [{ name: 'server', image }], ...extra });
   const template = (image: string, extra?: Record<string, unknown>) => ({ template: { spec: podSpec(image, extra) } });
@@ -65,11 +76,41 @@ describe('approved-images admission policy', () => {
     expect(admits(object(spec(IMAGES[0], { ephemeralContainers: [{ name: 'debug', image: 'busybox' }] })))).toBe(false);
   });
 
-  test('lists every approved digest in the CEL', () => {
-    const vars = Object.fromEntries(policy.spec.variables.map((v) => [v.name, v.expression]));
-    expect(vars.allowed).toBe(`[${IMAGES.map((i) => `"${i}"`).join(', ')}]`);
+  test('approves what the annotations on the policy approve, and nothing its expression or other annotations name', () => {
+    expect(JSON.stringify(policy.spec)).not.toContain('@sha256:');
+    const pod = (image: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'serving' }, spec: podSpec(image) });
+    expect(admits(pod(IMAGES[0]), null, [IMAGES[0]])).toBe(true);
+    expect(admits(pod(IMAGES[0]), null, [IMAGES[1]])).toBe(false);
+    // The last-applied annotation names every field of the policy, and a stray annotation is no approval.
+    expect(admits(pod(JSON.stringify(policy)), null, [])).toBe(false);
+    const stray = { ...paramsApproving([]), metadata: { name: 'x', annotations: { 'example.com/image': IMAGES[0] } } };
+    const variables: Record<string, unknown> = {};
+    const bindings = { object: pod(IMAGES[0]), oldObject: null, variables, params: stray } as unknown as Record<string, CelInput>;
+    for (const v of policy.spec.variables) variables[v.name] = run(v.expression, bindings);
+    expect(run(policy.spec.validations[0].expression, bindings)).toBe(false);
+    // A policy without annotations approves nothing (and does not fail to evaluate).
+    const bare = { object: pod(IMAGES[0]), oldObject: null, variables: {}, params: policy } as unknown as Record<string, CelInput>;
+    expect([...(run(policy.spec.variables[0].expression, bare) as unknown as Iterable<unknown>)]).toEqual([]);
+  });
+
+  test('an approval is an annotation of at most 63 characters after its prefix, one key per image', () => {
+    const keys = IMAGES.map((i) => imageApproval(i).key);
+    expect(new Set(keys).size).toBe(IMAGES.length);
+    for (const key of keys) expect(key).toMatch(new RegExp(`^${APPROVAL_ANNOTATION_PREFIX.replace(/\./g, '\\.')}[0-9a-f]{40}$`));
+    expect(imageApproval(IMAGES[0])).toEqual(imageApproval(IMAGES[0]));
     expect(policy.spec.validations[0].expression).toBe(
       'variables.containers.all(c, c.image in variables.allowed || variables.oldContainers.exists(o, o.name == c.name && o.image == c.image))');
+  });
+
+  test('while a deployment replaces an image, both are approved: a rollback to the old one is admitted', () => {
+    const [old, next] = [imageRef('vllm', 'd'), IMAGES[0]];
+    const deployment = (image: string) =>
+      ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'server', namespace: 'serving' }, spec: template(image) });
+    // The new approval exists before the Deployment is updated; the old one is deleted only in cleanup.
+    expect(admits(deployment(next), deployment(old), [old, next])).toBe(true);
+    expect(admits(deployment(old), deployment(next), [old, next])).toBe(true);
+    // After the update's cleanup, only the new image: returning to the old one is refused.
+    expect(admits(deployment(old), deployment(next), [next])).toBe(false);
   });
 
   describe('an update may keep the images the object had, and add none', () => {
@@ -101,7 +142,8 @@ describe('approved-images admission policy', () => {
       const message = policy.spec.validations[0].messageExpression!;
       const object = rs(retired, 2, { initContainers: [{ name: 'init', image: 'busybox' }] });
       const variables: Record<string, unknown> = {};
-      const bindings = () => ({ object, oldObject: rs(retired, 2), variables }) as unknown as Record<string, CelInput>;
+      const params = paramsApproving(IMAGES);
+      const bindings = () => ({ object, oldObject: rs(retired, 2), variables, params }) as unknown as Record<string, CelInput>;
       for (const v of policy.spec.variables) variables[v.name] = run(v.expression, bindings());
       // The engine here has no Kubernetes string library (join): evaluate the list the message joins.
       const listed = /(variables\.containers\.filter\(.*\)\.map\(c, c\.image\))\.join\(/.exec(message)![1];
@@ -109,9 +151,11 @@ describe('approved-images admission policy', () => {
     });
   });
 
-  test('the binding denies in the serving namespace only', () => {
+  test('the binding denies in the serving namespace only, with the policy as its parameter', () => {
+    expect(policy.spec.paramKind).toEqual({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy' });
     expect(binding.spec).toEqual({
       policyName: 'approved-images-serving',
+      paramRef: { name: 'approved-images-serving', parameterNotFoundAction: 'Deny' },
       validationActions: ['Deny'],
       matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'serving' } } },
     });
@@ -150,6 +194,37 @@ describe('ApprovedImagesAdmission', () => {
     expect(applied.map((m: { kind: string }) => m.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     expect(applied[0].metadata.name).toBe('approved-images-serving');
     expect(admission.binding.spec.policyName).toBe(admission.policy.metadata.name);
+  });
+
+  test('approves each image with a merge patch of its own, after the policy, whose deletion removes only its annotation', () => {
+    const patches = template.findResources('Custom::AWSCDK-EKS-KubernetesPatch');
+    const manifestId = Object.keys(template.findResources('Custom::AWSCDK-EKS-KubernetesResource'))[0];
+    expect(Object.keys(patches)).toHaveLength(IMAGES.length);
+    const byImage = new Map(Object.values(patches).map((p) => [JSON.parse(p.Properties.ApplyPatchJson), p]));
+    IMAGES.forEach((image) => {
+      const { key } = imageApproval(image);
+      const patch = [...byImage].find(([apply]) => apply.metadata.annotations[key] === image)![1];
+      expect(patch.Properties).toMatchObject({
+        ResourceName: 'validatingadmissionpolicies.admissionregistration.k8s.io/approved-images-serving',
+        PatchType: 'merge',
+        RestorePatchJson: JSON.stringify({ metadata: { annotations: { [key]: null } } }),
+      });
+      expect(Object.keys(JSON.parse(patch.Properties.ApplyPatchJson).metadata.annotations)).toEqual([key]);
+      expect(patch.DependsOn).toContain(manifestId);
+    });
+  });
+
+  test("an approval's logical id follows its image alone: changing one image replaces one approval and keeps the others", () => {
+    const ids = (images: string[]) => {
+      const { stack: s } = testStack('Ids');
+      const c = new eks.Cluster(s, 'Cluster', { version: eks.KubernetesVersion.V1_33, kubectlProviderOptions: { kubectlLayer: new KubectlV34Layer(s, 'K') } });
+      new ApprovedImagesAdmission(s, 'Admission', { cluster: c, namespace: 'serving', images });
+      return Object.keys(Template.fromStack(s).findResources('Custom::AWSCDK-EKS-KubernetesPatch'));
+    };
+    const before = ids(IMAGES);
+    const after = ids([IMAGES[0], imageRef('vllm', 'e'), IMAGES[2]]);
+    expect(after.filter((id) => before.includes(id))).toHaveLength(2);
+    expect(ids([...IMAGES].reverse()).sort()).toEqual([...before].sort());
   });
 
   test('fails when an image is not pinned by digest', () => {

@@ -391,7 +391,7 @@ export const TRUST_RULES = {
     (images) => {
       if (images.length === 0) return 'is empty (a policy that allows nothing would reject every serving pod)';
       const found = [
-        ...(images.some(isUnresolved) ? ['holds a CDK token (the policy embeds literal digests in its CEL expression)'] : []),
+        ...(images.some(isUnresolved) ? ['holds a CDK token (each approval is named, at synth, by a hash of its image reference)'] : []),
         ...images.filter((i) => !isUnresolved(i) && !isDigestPinnedImage(i)).map((i) => `'${i}' is not pinned by digest (a tag is mutable)`),
         ...duplicates(images).map((i) => `'${i}' is listed twice`),
       ];
