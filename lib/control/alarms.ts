@@ -107,7 +107,26 @@ export interface InferenceAlarmOptions {
   readonly replicaShortage?: ReplicaShortageAlarmOptions;
   /** @default - enabled with the defaults of `ReconcilerHeartbeatAlarmOptions` */
   readonly reconcilerHeartbeat?: ReconcilerHeartbeatAlarmOptions;
+  /**
+   * How often the Reconciler runs (its `policy.period`): the replica shortage and heartbeat alarms read what each run
+   * publishes, one datapoint per run, so they are evaluated at this period (their durations are whole multiples of
+   * it). At a shorter period a longer-running Reconciler leaves periods empty: the shortage alarm (missing data not
+   * breaching) could never fill its window, and the heartbeat (missing data breaching) would fire between runs. The
+   * Reconciler refuses `capacityAlarms` made for another period. The two alarms' default durations are rounded up to
+   * whole periods of it, and the heartbeat's to two at least (a run at the edge of a period can leave one empty).
+   * @default - `period` (the Reconciler's default `policy.period` is one minute, as is `period`'s)
+   */
+  readonly reconcilerPeriod?: Duration;
 }
+
+/**
+ * The Reconciler period an alarm of `InferenceAlarms` was made for, where it reads the Reconciler's own metrics
+ * (replica shortages): `Reconciler` checks its `capacityAlarms` against its own period with it.
+ */
+export function reconcilerPeriodOfAlarm(alarm: cloudwatch.IAlarm): Duration | undefined {
+  return RECONCILER_PERIOD_OF.get(alarm);
+}
+const RECONCILER_PERIOD_OF = new WeakMap<cloudwatch.IAlarm, Duration>();
 
 export interface InferenceAlarmsProps extends ServiceObservabilityProps, InferenceAlarmOptions {}
 
@@ -153,6 +172,8 @@ export class InferenceAlarms extends Construct {
     throwIfInvalid('InferenceAlarms', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props)]);
     const m = new ServiceMetrics(props.serving.servingDescription(), props.period);
     this.metrics = m;
+    // The alarms that read one datapoint per reconciler run, at its period.
+    const runs = new ServiceMetrics(props.serving.servingDescription(), props.reconcilerPeriod ?? m.period);
 
     if (props.alarmTopic) {
       this.topic = props.alarmTopic;
@@ -162,13 +183,14 @@ export class InferenceAlarms extends Construct {
       this.topicKey = created.key;
     }
 
-    const o = this.options(props);
+    const o = this.options(props, runs.period);
     this.fallbackShareAlarm = this.fallbackShare(m, o.fallback);
     this.deadlineExhaustionAlarm = this.deadlineExhaustion(m, o.deadline);
     this.preferredCapacityErrorsAlarm = this.preferredCapacityErrors(m, o.capacity);
-    this.replicaShortageAlarms = this.replicaShortages(m, o.shortage);
+    this.replicaShortageAlarms = this.replicaShortages(runs, o.shortage);
+    for (const a of this.replicaShortageAlarms) RECONCILER_PERIOD_OF.set(a, runs.period);
     const capacityAlarms = [...(this.preferredCapacityErrorsAlarm ? [this.preferredCapacityErrorsAlarm] : []), ...this.replicaShortageAlarms];
-    this.reconcilerHeartbeatAlarm = this.reconcilerHeartbeat(m, o.heartbeat);
+    this.reconcilerHeartbeatAlarm = this.reconcilerHeartbeat(runs, o.heartbeat);
 
     this.capacityAlarms = capacityAlarms;
     this.alarms = [this.fallbackShareAlarm, this.deadlineExhaustionAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm]
@@ -176,14 +198,16 @@ export class InferenceAlarms extends Construct {
     notifyOnAlarmAndOk(this.topic, this.alarms as cloudwatch.Alarm[]);
   }
 
-  /** Each alarm's options: the defaults, then the user's. */
-  private options(props: InferenceAlarmsProps) {
+  /** Each alarm's options: the defaults (those of the run-fed alarms in whole reconciler periods), then the user's. */
+  private options(props: InferenceAlarmsProps, runPeriod: Duration) {
+    const runs = (d: Duration, atLeast = 1) =>
+      Duration.seconds(Math.max(atLeast, Math.ceil(d.toSeconds() / runPeriod.toSeconds())) * runPeriod.toSeconds());
     return {
       fallback: { ...ALARM_DEFAULTS.fallbackShare, ...props.fallbackShare },
       deadline: { ...ALARM_DEFAULTS.deadlineExhaustion, ...props.deadlineExhaustion },
       capacity: { ...ALARM_DEFAULTS.preferredCapacityErrors, ...props.preferredCapacityErrors },
-      shortage: { ...ALARM_DEFAULTS.replicaShortage, ...props.replicaShortage },
-      heartbeat: { ...ALARM_DEFAULTS.reconcilerHeartbeat, ...props.reconcilerHeartbeat },
+      shortage: { duration: runs(ALARM_DEFAULTS.replicaShortage.duration), ...props.replicaShortage },
+      heartbeat: { duration: runs(ALARM_DEFAULTS.reconcilerHeartbeat.duration, 2), ...props.reconcilerHeartbeat },
     };
   }
 
@@ -349,10 +373,13 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
   // measured against the default, never against a token's encoding.
   const given = durationSeconds(props.period);
   const period = given !== undefined && OBSERVABILITY_RULES.period.check(given) === undefined ? given : 60;
-  const duration = (prop: string, d: Duration | undefined) => {
+  const reconciler = durationSeconds(props.reconcilerPeriod);
+  const runPeriod = reconciler !== undefined && c.cross('alarm.reconcilerPeriod', { seconds: reconciler, periodSeconds: period }, 'reconcilerPeriod')
+    ? reconciler : period;
+  const duration = (prop: string, d: Duration | undefined, periodSeconds = period) => {
     if (d === undefined) return;
     const seconds = durationSeconds(d)!;
-    c.cross('alarm.duration', { seconds, human: d.isUnresolved() ? 'a CDK token' : d.toHumanString(), periodSeconds: period }, prop);
+    c.cross('alarm.duration', { seconds, human: d.isUnresolved() ? 'a CDK token' : d.toHumanString(), periodSeconds }, prop);
   };
   c.optional('fallbackShare.thresholdPercent', props.fallbackShare?.thresholdPercent);
   duration('fallbackShare.duration', props.fallbackShare?.duration);
@@ -362,7 +389,7 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
   c.optional('deadlineExhaustion.minRequestsPerPeriod', props.deadlineExhaustion?.minRequestsPerPeriod);
   c.optional('preferredCapacityErrors.threshold', props.preferredCapacityErrors?.threshold);
   duration('preferredCapacityErrors.duration', props.preferredCapacityErrors?.duration);
-  duration('replicaShortage.duration', props.replicaShortage?.duration);
-  duration('reconcilerHeartbeat.duration', props.reconcilerHeartbeat?.duration);
+  duration('replicaShortage.duration', props.replicaShortage?.duration, runPeriod);
+  duration('reconcilerHeartbeat.duration', props.reconcilerHeartbeat?.duration, runPeriod);
   return c.problems;
 }

@@ -28,6 +28,7 @@ import { findPublishedMetric } from '../core/metrics/aws-published';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
+import { reconcilerPeriodOfAlarm } from './alarms';
 import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../util/nag';
@@ -467,6 +468,11 @@ export class Reconciler extends Construct {
     const c = new Checker(RECONCILER_RULES);
     const other = (RECONCILERS_OF.get(props.serving) ?? []).find((r) => r.node.root === this.node.root);
     c.cross('serving@once', { routedBy: other?.node.path }, 'serving');
+    const periodSeconds = policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds;
+    for (const alarm of props.capacityAlarms ?? []) {
+      const madeFor = reconcilerPeriodOfAlarm(alarm);
+      if (madeFor) c.cross('capacityAlarms@period', { alarm: alarm.node.path, madeForSeconds: madeFor.toSeconds(), periodSeconds }, 'capacityAlarms');
+    }
     const description = servingDescriptionProblems(serving);
     const fromContainerInsights = isKnownTargetKind(serving.routing) && routingTarget(serving.routing).desiredReplicasFrom === 'container-insights';
     c.cross('serving.signals.containerInsightsClusterName', { required: fromContainerInsights, clusterName: serving.signals?.containerInsightsClusterName });

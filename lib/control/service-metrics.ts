@@ -184,12 +184,17 @@ export class ServiceMetrics {
   }
 
   /**
-   * Output tokens of a class per period: what the model server counted where its metrics are scraped, else requests x
-   * the contract's mean output tokens.
+   * Output tokens of a class per period: what the model server counted where its metrics are scraped every period or
+   * more often, else requests x the contract's mean output tokens. A counter scraped less often than the period
+   * (`generatedTokensIntervalSeconds`) leaves some periods without tokens, and a share over classes, or an alarm that
+   * needs every period, would swing between 0% and 100%; one expression reads all its metrics at one period, so it
+   * cannot read that counter over a longer one as the reconciler does (`counterPerSecond`): it uses the requests,
+   * which every platform counts each period.
    */
   tokens(cls: ObservedClass, idPrefix = 'tk'): cloudwatch.IMetric {
-    const source = this.producers(cls).generatedTokens;
-    if (source) return this.produced(source, cls.facts.name);
+    const producers = this.producers(cls);
+    const source = producers.generatedTokens;
+    if (source && (producers.generatedTokensIntervalSeconds ?? 0) <= this.period.toSeconds()) return this.produced(source, cls.facts.name);
     const id = metricId(`${idPrefix}r`, cls.index);
     return new cloudwatch.MathExpression({
       expression: `${id} * ${this.serving.tokensPerRequest}`,
@@ -284,12 +289,19 @@ export class ServiceMetrics {
     });
   }
 
-  /** Output tokens per second of the class: tokens over the period / period seconds. */
+  /**
+   * Output tokens per second of the class: tokens over the period / the period's seconds. The seconds are `PERIOD()` of
+   * a metric of the same graph, not `this.period`: the dashboard adapts every graph's period to its time range
+   * (`PeriodOverride.AUTO`), and a constant would misstate the rate on any other period. PERIOD takes a metric, not
+   * an expression (CloudWatch User Guide, using-metric-math.html, "PERIOD"), and the tokens may be one (requests x
+   * mean), so the class's ready replicas give the period.
+   */
   classTokensPerSecond(cls: ObservedClass): cloudwatch.MathExpression {
     const id = metricId('gt', cls.index);
+    const probe = metricId('gp', cls.index);
     return new cloudwatch.MathExpression({
-      expression: `${id} / ${this.period.toSeconds()}`,
-      usingMetrics: { [id]: this.tokens(cls, 'gx') },
+      expression: `${id} / PERIOD(${probe})`,
+      usingMetrics: { [id]: this.tokens(cls, 'gx'), [probe]: this.perClass(Metrics.readyReplicas, cls, { statistic: 'Average' }) },
       label: cls.facts.name,
       period: this.period,
     });
@@ -300,7 +312,7 @@ export class ServiceMetrics {
     const t = metricId('pt', cls.index);
     const r = metricId('pr', cls.index);
     return new cloudwatch.MathExpression({
-      expression: `${t} / ${this.period.toSeconds()} / ${r}`,
+      expression: `${t} / PERIOD(${r}) / ${r}`,
       usingMetrics: { [t]: this.tokens(cls, 'px'), [r]: this.perClass(Metrics.readyReplicas, cls, { statistic: 'Average' }) },
       label: cls.facts.name,
       period: this.period,
@@ -315,7 +327,7 @@ export class ServiceMetrics {
     const r = metricId('cr', cls.index);
     const t = metricId('ct', cls.index);
     return new cloudwatch.MathExpression({
-      expression: `${usd(cls.facts.usdPerReplicaHour)} * ${r} * ${this.period.toSeconds()} / 3600 / ${t} * 1000000`,
+      expression: `${usd(cls.facts.usdPerReplicaHour)} * ${r} * PERIOD(${r}) / 3600 / ${t} * 1000000`,
       usingMetrics: {
         [r]: this.perClass(Metrics.readyReplicas, cls, { statistic: 'Average' }),
         [t]: this.tokens(cls, 'cx'),
@@ -342,7 +354,7 @@ export class ServiceMetrics {
       tokens.push(t);
     }
     return new cloudwatch.MathExpression({
-      expression: `(${dollars.join(' + ')}) * ${this.period.toSeconds()} / 3600 / (${tokens.join(' + ')}) * 1000000`,
+      expression: `(${dollars.join(' + ')}) * PERIOD(${metricId('sr', this.classes[0].index)}) / 3600 / (${tokens.join(' + ')}) * 1000000`,
       usingMetrics: using,
       label: 'service USD / 1M tokens (incl. warm standby)',
       period: this.period,

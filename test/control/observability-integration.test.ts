@@ -1,4 +1,4 @@
-import { type Stack } from 'aws-cdk-lib';
+import { Duration, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -104,5 +104,47 @@ describe('InferenceObservability with EksInferenceService (ALB target groups)', 
     // fallback share, deadline exhaustion (shed over arriving requests per target group), preferred capacity errors,
     // 3 replica shortages, heartbeat
     Template.fromStack(stack).resourceCountIs('AWS::CloudWatch::Alarm', 7);
+  });
+});
+
+/** The alarms fed by reconciler runs (replica shortage, heartbeat) read one datapoint per run: they follow its period. */
+describe('a Reconciler that runs every 2 minutes', () => {
+  const alarmOf = (t: Template, fragment: string) =>
+    Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((r) => r.Properties).find((p) => String(p.AlarmDescription).includes(fragment))!;
+
+  test('its replica shortage and heartbeat alarms are evaluated per run, the others per minute, their default durations in whole runs', () => {
+    const built = endpointStack();
+    const obs = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint, reconcilerPeriod: Duration.minutes(2) });
+    new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, capacityAlarms: obs.capacityAlarms, policy: { period: Duration.minutes(2) } });
+    const t = Template.fromStack(built.stack);
+    const shortage = alarmOf(t, 'has wanted more replicas than are ready');
+    const periods = (a: { Metrics: Array<{ MetricStat?: { Period: number } }> }) =>
+      [...new Set(a.Metrics.flatMap((q) => (q.MetricStat ? [q.MetricStat.Period] : [])))];
+    expect(periods(shortage)).toEqual([120]);
+    // 5 minutes rounded up to whole runs: 6 minutes, 3 periods.
+    expect([shortage.EvaluationPeriods, shortage.DatapointsToAlarm]).toEqual([3, 3]);
+    const heartbeat = alarmOf(t, 'has recorded no decision');
+    expect([heartbeat.Period, heartbeat.EvaluationPeriods, heartbeat.DatapointsToAlarm]).toEqual([120, 5, 5]);
+    const fallback = alarmOf(t, 'served by fallback classes');
+    expect(periods(fallback)).toEqual([60]);
+  });
+
+  test('refuses capacity alarms made for a one-minute reconciler, naming the alarm and both periods', () => {
+    const built = endpointStack();
+    const obs = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint });
+    const capacityAlarms = obs.capacityAlarms;
+    expect(() => new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, capacityAlarms, policy: { period: Duration.minutes(2) } }))
+      .toThrow(new RegExp("capacityAlarms: holds '[^']*ReplicaShortage0', which reads one datapoint per run every 60 s, "
+        + 'and this Reconciler runs every 120 s; allowed: alarms made'));
+  });
+
+  test('a reconcilerPeriod that is not whole minutes, or durations that are not whole runs, fail at synth', () => {
+    const built = endpointStack();
+    expect(() => new InferenceObservability(built.stack, 'Observability', {
+      serving: built.endpoint, reconcilerPeriod: Duration.seconds(90), replicaShortage: { duration: Duration.minutes(3) },
+    })).toThrow(/reconcilerPeriod: is 90 s with a period of 60 s; allowed: a whole number of minutes/);
+    expect(() => new InferenceObservability(built.stack, 'Observability2', {
+      serving: built.endpoint, reconcilerPeriod: Duration.minutes(2), replicaShortage: { duration: Duration.minutes(5) },
+    })).toThrow(/replicaShortage.duration: is 5 minutes with a period of 120 s/);
   });
 });

@@ -255,21 +255,36 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     const w = widget(widgets, 'Cost per 1M output tokens (USD)');
     const exprs = expressions(w);
     expect(exprs.filter((e) => /^\d/.test(e))).toEqual([
-      '2.61 * cr0 * 60 / 3600 / ct0 * 1000000',
-      '1.4084 * cr1 * 60 / 3600 / ct1 * 1000000',
-      '0.99 * cr2 * 60 / 3600 / ct2 * 1000000',
+      '2.61 * cr0 * PERIOD(cr0) / 3600 / ct0 * 1000000',
+      '1.4084 * cr1 * PERIOD(cr1) / 3600 / ct1 * 1000000',
+      '0.99 * cr2 * PERIOD(cr2) / 3600 / ct2 * 1000000',
     ]);
     // Every class's ready replicas are paid for, including fallback classes that serve nothing (warm standby).
-    expect(exprs).toContain('(2.61 * sr0 + 1.4084 * sr1 + 0.99 * sr2) * 60 / 3600 / (st0 + st1 + st2) * 1000000');
+    expect(exprs).toContain('(2.61 * sr0 + 1.4084 * sr1 + 0.99 * sr2) * PERIOD(sr0) / 3600 / (st0 + st1 + st2) * 1000000');
     expect(metricKeys(w)).toContain('CapacityAwareInference ReadyReplicas CapacityClass=inf2 Service=llama3-chat Average');
   });
 
   test('tokens per replica are drawn against each class envelope', () => {
     const w = widget(widgets, 'Tokens/s per ready replica vs envelope');
-    expect(expressions(w)).toContain('pt0 / 60 / pr0');
+    expect(expressions(w)).toContain('pt0 / PERIOD(pr0) / pr0');
     expect((w.properties.annotations as { horizontal: Array<{ value: number; label: string }> }).horizontal.map((a) => [a.label, a.value])).toEqual([
       ['l40s envelope', 1200], ['a10g envelope', 400], ['inf2 envelope', 300],
     ]);
+  });
+
+  test('every rate divides by the period CloudWatch graphs at (the dashboard adapts it to the time range), never by a constant', () => {
+    const body = stack.resolve(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0].Properties.DashboardBody);
+    expect(JSON.stringify(body)).toMatch(/periodOverride\W+auto/);
+    const w = widget(widgets, 'Output tokens/s per class');
+    expect(expressions(w).filter((e) => e.startsWith('gt'))).toEqual(['gt0 / PERIOD(gp0)', 'gt1 / PERIOD(gp1)', 'gt2 / PERIOD(gp2)']);
+    expect(metricKeys(w)).toContain('CapacityAwareInference ReadyReplicas CapacityClass=l40s Service=llama3-chat Average');
+    // PERIOD takes a metric, never an expression, and no expression of any widget divides by the seconds of a minute.
+    const graphs = widgets.filter((x) => Array.isArray(x.properties.metrics));
+    const all = graphs.flatMap((x) => expressions(x));
+    const metricRows = graphs.flatMap((x) => rows(x)).filter((r) => typeof r[0] === 'string');
+    const ids = new Set(metricRows.map((r) => (r[r.length - 1] as { id?: string }).id));
+    for (const e of all) for (const [, id] of e.matchAll(/PERIOD\((\w+)\)/g)) expect(ids).toContain(id);
+    expect(all.filter((e) => /[*/] 60\b/.test(e))).toEqual([]);
   });
 
   test('no widget is wider than the grid and no row overflows', () => {
@@ -422,6 +437,28 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
 // ---------------------------------------------------------------------------------------------------------------
 // EKS (ALB): the dashboard alone and the alarms alone, with user options
 // ---------------------------------------------------------------------------------------------------------------
+
+describe('token counters scraped less often than the period', () => {
+  const counter = (cls: string) => ({
+    namespace: 'ContainerInsights/Prometheus', metricName: 'vllm_generation_tokens_total', dimensions: { Service: 'llama-eks', CapacityClass: cls }, stat: 'Sum' as const,
+  });
+  const tokenShareAlarm = (intervalSeconds?: number) => {
+    const { stack } = testStack(`Interval${intervalSeconds ?? 0}`);
+    const classes = Object.fromEntries(EC2_CLASSES.map((c) => [c.name, {
+      generatedTokens: counter(c.name), ...(intervalSeconds ? { generatedTokensIntervalSeconds: intervalSeconds } : {}),
+    }]));
+    new InferenceAlarms(stack, 'Alarms', { serving: servingOf(ALB, 'llama-eks', 250, { classes }) });
+    return mathOf(oneAlarm(Template.fromStack(stack), 'served by fallback classes'));
+  };
+
+  test('the token share reads the counters scraped every period, and requests x the mean where a scrape spans several', () => {
+    const names = (m: ReturnType<typeof tokenShareAlarm>) => m.metrics.map((x) => x.split(' ')[2]);
+    expect(new Set(names(tokenShareAlarm()))).toEqual(new Set(['vllm_generation_tokens_total']));
+    expect(new Set(names(tokenShareAlarm(60)))).toEqual(new Set(['vllm_generation_tokens_total']));
+    // A 120 s scrape leaves every other minute without tokens: the share would swing between 0% and 100%.
+    expect(new Set(names(tokenShareAlarm(120)))).toEqual(new Set(['RequestCount']));
+  });
+});
 
 describe('InferenceDashboard and InferenceAlarms on an ALB, with options', () => {
   let stack: Stack;
