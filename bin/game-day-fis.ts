@@ -66,9 +66,18 @@ export function fisTemplate(s: FisShortage): CreateExperimentTemplateRequest {
 /**
  * The experiment states in which FIS injects no more, or soon will not (@aws-sdk/client-fis@3.523.0
  * dist-types/models/models_0.d.ts ExperimentStatus: pending, initiating, running, completed, stopping, stopped,
- * failed). Any other state, a missing one included, is stopped: the command fails safe towards ending the injection.
+ * failed; the API reference adds cancelled, API_ExperimentState.html). Any other state, a missing one included, is
+ * stopped: the command fails safe towards ending the injection.
  */
-const SETTLED = new Set(['completed', 'stopping', 'stopped', 'failed']);
+const SETTLED = new Set(['completed', 'stopping', 'stopped', 'failed', 'cancelled']);
+
+/**
+ * StartExperiment answers `initiating`; the injection runs only once the experiment is `running`, and one that fails
+ * to start (the experiment role may not inject, a target is gone) goes to `failed` instead. The command waits for
+ * `running` this long, asking every `START_POLL_MS`, before it counts the game day as started.
+ */
+export const START_TIMEOUT_MS = 180_000;
+export const START_POLL_MS = 5_000;
 
 /** The id FIS answered with; without one the command cannot stop or delete what it made, so it says so. */
 function required(id: string | undefined, what: string): string {
@@ -76,8 +85,13 @@ function required(id: string | undefined, what: string): string {
   return id;
 }
 
-/** The zonal shortage as a game-day injection: start the experiment; restore = stop it (unless FIS already did) and delete the template. */
-export function fisInjection(fis: FisClient, s: FisShortage): Injection {
+/**
+ * The zonal shortage as a game-day injection: start the experiment and wait until it runs (an experiment that ends
+ * before is an error: nothing is injected); restore = stop it (unless FIS already did) and delete the template.
+ */
+export function fisInjection(
+  fis: FisClient, s: FisShortage, pause: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): Injection {
   let templateId: string | undefined;
   let experimentId: string | undefined;
   const target = `FIS ${FIS_ICE_ACTION} on ${s.karpenterRoleArn} in ${s.zones.join(', ')}`;
@@ -93,6 +107,15 @@ export function fisInjection(fis: FisClient, s: FisShortage): Injection {
       templateId = required(created.experimentTemplate?.id, 'CreateExperimentTemplate');
       const started = await fis.send(new StartExperimentCommand({ experimentTemplateId: templateId, clientToken: `${s.clientToken}-start` }));
       experimentId = required(started.experiment?.id, 'StartExperiment');
+      for (let waited = 0; ; waited += START_POLL_MS) {
+        const state = (await fis.send(new GetExperimentCommand({ id: experimentId }))).experiment?.state;
+        if (state?.status === 'running') break;
+        if (SETTLED.has(state?.status ?? '')) {
+          throw new Error(`AWS FIS experiment ${experimentId} is ${state!.status}${state!.reason ? ` (${state!.reason})` : ''} before it ran: nothing was injected`);
+        }
+        if (waited >= START_TIMEOUT_MS) throw new Error(`AWS FIS experiment ${experimentId} is still ${state?.status ?? 'in no state'} after ${START_TIMEOUT_MS / 1000} s`);
+        await pause(START_POLL_MS);
+      }
       const after = { experimentTemplateId: templateId, experimentId, zones: s.zones, duration: isoMinutes(s.durationSeconds) };
       return { target, before: null, after };
     },

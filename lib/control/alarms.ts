@@ -108,13 +108,13 @@ export interface InferenceAlarmOptions {
   /** @default - enabled with the defaults of `ReconcilerHeartbeatAlarmOptions` */
   readonly reconcilerHeartbeat?: ReconcilerHeartbeatAlarmOptions;
   /**
-   * How often the Reconciler runs (its `policy.period`): the replica shortage and heartbeat alarms read what each run
-   * publishes, one datapoint per run, so they are evaluated at this period (their durations are whole multiples of
-   * it). At a shorter period a longer-running Reconciler leaves periods empty: the shortage alarm (missing data not
-   * breaching) could never fill its window, and the heartbeat (missing data breaching) would fire between runs. The
-   * Reconciler refuses `capacityAlarms` made for another period. The two alarms' default durations are rounded up to
-   * whole periods of it, and the heartbeat's to two at least (a run at the edge of a period can leave one empty).
-   * @default - `period` (the Reconciler's default `policy.period` is one minute, as is `period`'s)
+   * How often the Reconciler runs (its `policy.period`, whole minutes): the replica shortage and heartbeat alarms read
+   * what each run publishes, one datapoint per run, so where this is longer than `period` they are evaluated at it
+   * (their durations whole multiples of it). At a shorter period, runs further apart leave periods empty: the shortage
+   * alarm (missing data not breaching) could never fill its window, and the heartbeat (missing data breaching) would
+   * fire between runs. The Reconciler refuses `capacityAlarms` whose period is shorter than its own. The two alarms'
+   * default durations are rounded up to whole periods, and the heartbeat's to two at least.
+   * @default - one minute, the Reconciler's default `policy.period`
    */
   readonly reconcilerPeriod?: Duration;
 }
@@ -127,6 +127,11 @@ export function reconcilerPeriodOfAlarm(alarm: cloudwatch.IAlarm): Duration | un
   return RECONCILER_PERIOD_OF.get(alarm);
 }
 const RECONCILER_PERIOD_OF = new WeakMap<cloudwatch.IAlarm, Duration>();
+
+/** The period of the alarms fed by reconciler runs: `period`, or the Reconciler's when that is longer. */
+function runsPeriod(period: Duration, reconcilerPeriod: Duration | undefined): Duration {
+  return reconcilerPeriod && reconcilerPeriod.toSeconds() > period.toSeconds() ? reconcilerPeriod : period;
+}
 
 export interface InferenceAlarmsProps extends ServiceObservabilityProps, InferenceAlarmOptions {}
 
@@ -172,8 +177,8 @@ export class InferenceAlarms extends Construct {
     throwIfInvalid('InferenceAlarms', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props)]);
     const m = new ServiceMetrics(props.serving.servingDescription(), props.period);
     this.metrics = m;
-    // The alarms that read one datapoint per reconciler run, at its period.
-    const runs = new ServiceMetrics(props.serving.servingDescription(), props.reconcilerPeriod ?? m.period);
+    // The alarms that read one datapoint per reconciler run: at its period where that is longer than `period`.
+    const runs = new ServiceMetrics(props.serving.servingDescription(), runsPeriod(m.period, props.reconcilerPeriod));
 
     if (props.alarmTopic) {
       this.topic = props.alarmTopic;
@@ -374,8 +379,7 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
   const given = durationSeconds(props.period);
   const period = given !== undefined && OBSERVABILITY_RULES.period.check(given) === undefined ? given : 60;
   const reconciler = durationSeconds(props.reconcilerPeriod);
-  const runPeriod = reconciler !== undefined && c.cross('alarm.reconcilerPeriod', { seconds: reconciler, periodSeconds: period }, 'reconcilerPeriod')
-    ? reconciler : period;
+  const runPeriod = Math.max(period, reconciler !== undefined && c.cross('alarm.reconcilerPeriod', reconciler, 'reconcilerPeriod') ? reconciler : period);
   const duration = (prop: string, d: Duration | undefined, periodSeconds = period) => {
     if (d === undefined) return;
     const seconds = durationSeconds(d)!;

@@ -471,7 +471,7 @@ export class Reconciler extends Construct {
     const periodSeconds = policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds;
     for (const alarm of props.capacityAlarms ?? []) {
       const madeFor = reconcilerPeriodOfAlarm(alarm);
-      if (madeFor) c.cross('capacityAlarms@period', { alarm: alarm.node.path, madeForSeconds: madeFor.toSeconds(), periodSeconds }, 'capacityAlarms');
+      if (madeFor) c.cross('capacityAlarms@period', { alarm: alarm.node.path, alarmPeriodSeconds: madeFor.toSeconds(), periodSeconds }, 'capacityAlarms');
     }
     const description = servingDescriptionProblems(serving);
     const fromContainerInsights = isKnownTargetKind(serving.routing) && routingTarget(serving.routing).desiredReplicasFrom === 'container-insights';

@@ -294,14 +294,14 @@ export class ServiceMetrics {
    * a metric of the same graph, not `this.period`: the dashboard adapts every graph's period to its time range
    * (`PeriodOverride.AUTO`), and a constant would misstate the rate on any other period. PERIOD takes a metric, not
    * an expression (CloudWatch User Guide, using-metric-math.html, "PERIOD"), and the tokens may be one (requests x
-   * mean), so the class's ready replicas give the period.
+   * mean), so the class's requests, which the platform counts whenever there are tokens, give the period.
    */
   classTokensPerSecond(cls: ObservedClass): cloudwatch.MathExpression {
     const id = metricId('gt', cls.index);
     const probe = metricId('gp', cls.index);
     return new cloudwatch.MathExpression({
       expression: `${id} / PERIOD(${probe})`,
-      usingMetrics: { [id]: this.tokens(cls, 'gx'), [probe]: this.perClass(Metrics.readyReplicas, cls, { statistic: 'Average' }) },
+      usingMetrics: { [id]: this.tokens(cls, 'gx'), [probe]: this.requests(cls) },
       label: cls.facts.name,
       period: this.period,
     });

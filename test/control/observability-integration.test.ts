@@ -134,15 +134,23 @@ describe('a Reconciler that runs every 2 minutes', () => {
     const obs = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint });
     const capacityAlarms = obs.capacityAlarms;
     expect(() => new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, capacityAlarms, policy: { period: Duration.minutes(2) } }))
-      .toThrow(new RegExp("capacityAlarms: holds '[^']*ReplicaShortage0', which reads one datapoint per run every 60 s, "
-        + 'and this Reconciler runs every 120 s; allowed: alarms made'));
+      .toThrow(new RegExp("capacityAlarms: holds '[^']*ReplicaShortage0', which needs a datapoint from a run every 60 s, "
+        + 'and this Reconciler runs every 120 s; allowed: alarms whose periods are at least'));
+  });
+
+  test('alarms at a period longer than the runs are accepted: several runs per period', () => {
+    const built = endpointStack();
+    const obs = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint, period: Duration.minutes(5) });
+    expect(() => new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, capacityAlarms: obs.capacityAlarms })).not.toThrow();
+    const shortage = alarmOf(Template.fromStack(built.stack), 'has wanted more replicas than are ready');
+    expect(shortage.EvaluationPeriods).toBe(1);
   });
 
   test('a reconcilerPeriod that is not whole minutes, or durations that are not whole runs, fail at synth', () => {
     const built = endpointStack();
     expect(() => new InferenceObservability(built.stack, 'Observability', {
       serving: built.endpoint, reconcilerPeriod: Duration.seconds(90), replicaShortage: { duration: Duration.minutes(3) },
-    })).toThrow(/reconcilerPeriod: is 90 s with a period of 60 s; allowed: a whole number of minutes/);
+    })).toThrow(/reconcilerPeriod: is 90 s; allowed: a whole number of minutes/);
     expect(() => new InferenceObservability(built.stack, 'Observability2', {
       serving: built.endpoint, reconcilerPeriod: Duration.minutes(2), replicaShortage: { duration: Duration.minutes(5) },
     })).toThrow(/replicaShortage.duration: is 5 minutes with a period of 120 s/);

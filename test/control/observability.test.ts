@@ -277,7 +277,7 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     expect(JSON.stringify(body)).toMatch(/periodOverride\W+auto/);
     const w = widget(widgets, 'Output tokens/s per class');
     expect(expressions(w).filter((e) => e.startsWith('gt'))).toEqual(['gt0 / PERIOD(gp0)', 'gt1 / PERIOD(gp1)', 'gt2 / PERIOD(gp2)']);
-    expect(metricKeys(w)).toContain('CapacityAwareInference ReadyReplicas CapacityClass=l40s Service=llama3-chat Average');
+    expect(metricKeys(w)).toContain('AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=preferred Sum');
     // PERIOD takes a metric, never an expression, and no expression of any widget divides by the seconds of a minute.
     const graphs = widgets.filter((x) => Array.isArray(x.properties.metrics));
     const all = graphs.flatMap((x) => expressions(x));

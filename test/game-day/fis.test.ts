@@ -18,7 +18,7 @@ import {
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { clients, main, type MainDeps, parseArgs, sleep, UsageError } from '../../bin/game-day';
-import { FIS_ICE_ACTION, fisTemplate, isoMinutes } from '../../bin/game-day-fis';
+import { FIS_ICE_ACTION, fisInjection, fisTemplate, isoMinutes, START_POLL_MS } from '../../bin/game-day-fis';
 import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
 import { EKS_CONFIG } from '../verify/account';
 import { serveWindow, shortageWorld } from './window';
@@ -134,7 +134,10 @@ test('hold complete: the experiment is started on the Karpenter role found in th
   serveFis();
   const r = run([...BASE, '--hold', '0.2']);
   expect(await r.done).toBe(0);
-  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  // The experiment is read once it is started (running: the injection is on), and again at the restore.
+  expect(fisCalls()).toEqual([
+    'CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand', 'GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand',
+  ]);
   const template = fisInput(CreateExperimentTemplateCommand);
   expect(template.targets!.KarpenterController.resourceArns).toEqual([KARPENTER_ROLE]);
   expect(template.stopConditions).toEqual([{ source: 'aws:cloudwatch:alarm', value: 'arn:aws:cloudwatch:us-east-1:123456789012:alarm:slo-p95' }]);
@@ -154,10 +157,10 @@ test('an interrupt mid-experiment stops the experiment', async () => {
   serveFis();
   const r = run([...BASE, '--hold', '30']);
   await new Promise((resolve) => setTimeout(resolve, 200));
-  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand']);
+  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand']);
   r.signals.emit('SIGINT');
   expect(await r.done).toBe(0);
-  expect(fisCalls().slice(2)).toEqual(['GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  expect(fisCalls().slice(3)).toEqual(['GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
   expect(fisInput(StopExperimentCommand)).toEqual({ id: 'EXP1' });
   expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'interrupt', 'restore', 'end']);
 });
@@ -172,7 +175,7 @@ test('a stop condition firing: FIS has stopped the experiment itself, the comman
   serveFis(() => (firing ? 'Experiment stopped by stop condition' : undefined));
   const r = run([...BASE, '--hold', '30']);
   expect(await r.done).toBe(0);
-  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand', 'GetExperimentCommand', 'DeleteExperimentTemplateCommand']);
   const events = r.events();
   expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'stop-condition', 'restore', 'end']);
   expect(events[3].change).toMatchObject({ after: { experiment: 'stopped (Experiment stopped by stop condition)', template: 'deleted' } });
@@ -190,13 +193,49 @@ test('an error after the template was made: StartExperiment refused, the templat
   expect(events[2].change).toMatchObject({ after: { experiment: 'not started', template: 'deleted' } });
 });
 
+test('an experiment that fails to start injects nothing: the game day is an error (exit 1), the template deleted', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({
+    experiment: { id, state: { status: 'failed', reason: 'The experiment role is not authorized to perform ec2:InjectApiError' } },
+  }));
+  const r = run([...BASE, '--hold', '30']);
+  expect(await r.done).toBe(1);
+  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand', 'GetExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  const events = r.events();
+  expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
+  expect(events[1].detail).toContain('experiment EXP1 is failed (The experiment role is not authorized to perform ec2:InjectApiError) before it ran: '
+    + 'nothing was injected');
+});
+
+test('the command waits while the experiment is initiating, and a cancelled one is not stopped again', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  const states: ExperimentStatus[] = ['initiating', 'initiating', 'running'];
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({
+    experiment: { id, state: { status: states.shift() ?? ('cancelled' as ExperimentStatus) } },
+  }));
+  const pauses: number[] = [];
+  const injection = fisInjection(fis as unknown as FisClient, {
+    karpenterRoleArn: KARPENTER_ROLE, experimentRoleArn: 'arn:fis-role', zones: ['use1-az1'], durationSeconds: 60, stopAlarmArns: [], stack: 'Svc', clientToken: 't',
+  }, async (ms) => {
+    pauses.push(ms);
+  });
+  await injection.inject();
+  expect(pauses).toEqual([START_POLL_MS, START_POLL_MS]);
+  const restored = await injection.restore();
+  expect(restored.after).toEqual({ experiment: 'cancelled', template: 'deleted' });
+  expect(fisCalls().filter((c) => c === 'StopExperimentCommand')).toEqual([]);
+});
+
 test('an experiment whose state FIS does not say is stopped (fail safe towards ending the injection)', async () => {
   alarm(() => 'OK');
   serveFis();
-  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({ experiment: { id } }));
+  let reads = 0;
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({ experiment: { id, ...(++reads === 1 ? { state: { status: 'running' } } : {}) } }));
   const r = run([...BASE, '--hold', '0.1']);
   expect(await r.done).toBe(0);
-  expect(fisCalls().slice(2)).toEqual(['GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  expect(fisCalls().slice(3)).toEqual(['GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
   expect(r.events()[3].change).toMatchObject({ after: { experiment: 'unknown, stopped by the game day' } });
 });
 

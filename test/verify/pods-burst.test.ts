@@ -66,6 +66,16 @@ describe('pods-Ready check', () => {
     expect(wrong.detail).toBe('a: model-server CAI_CLASS="a10g", rendered "inf2"; a: model-server MODEL_BUCKET="gs://x", rendered "s3://{token}/m"; a: model-server has no POD_IP');
   });
 
+  test('pods that ended (an evicted one stays listed, Failed) or are being deleted are not judged; the serving ones are', () => {
+    const w = renderedWorkloads(template)[0];
+    const evicted = { ...pod('evicted', false), status: { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False' }] } };
+    const done = { ...pod('done', false), status: { phase: 'Succeeded' } };
+    const leaving = { ...pod('old', false), metadata: { name: 'old', deletionTimestamp: '2026-12-05T04:00:00Z' } };
+    expect(podsReadyCheck(w, { items: [evicted, done, leaving, pod('a', true)] })).toMatchObject({ status: 'pass', detail: expect.stringMatching(/^1 pod\(s\) Ready/) });
+    expect(podsReadyCheck(w, { items: [evicted, pod('b', false)] })).toMatchObject({ status: 'fail', detail: 'b is not Ready' });
+    expect(podsReadyCheck(w, { items: [evicted] }).status).toBe('skip');
+  });
+
   test('no pods: skipped, not passed', () => {
     expect(podsReadyCheck(renderedWorkloads(template)[0], { items: [] }).status).toBe('skip');
   });

@@ -2,7 +2,7 @@
  * The post-deploy conformance command against mocked AWS clients (aws-sdk-client-mock): each check passes on the
  * answer a conforming account gives and fails, naming what it saw, on the answer a broken one gives.
  */
-import { DescribeAddonCommand } from '@aws-sdk/client-eks';
+import { DescribeAddonCommand, DescribeAddonConfigurationCommand } from '@aws-sdk/client-eks';
 import { ListMetricsCommand, type ListMetricsCommandInput } from '@aws-sdk/client-cloudwatch';
 import { TestMetricFilterCommand, type TestMetricFilterCommandInput } from '@aws-sdk/client-cloudwatch-logs';
 import { SimulatePrincipalPolicyCommand, type SimulatePrincipalPolicyCommandInput } from '@aws-sdk/client-iam';
@@ -102,6 +102,18 @@ describe('a conforming EKS deployment', () => {
 });
 
 describe('each check fails on a non-conforming answer, saying what it saw', () => {
+  test('an AWS error fails its group of checks, named, and every other group still reports', async () => {
+    conformingAccount();
+    // EKS does not know the pinned add-on version: DescribeAddonConfiguration answers with an error.
+    eks.on(DescribeAddonConfigurationCommand).rejects(Object.assign(new Error('Addon version 9.9.9 is not supported'), { name: 'InvalidParameterException' }));
+    const results = await runVerify('Svc', clients('us-east-1'));
+    expect(results.filter((r) => r.status === 'fail')).toEqual([{
+      id: 'addon:error', status: 'fail', settles: 'the addon checks could run', detail: 'InvalidParameterException: Addon version 9.9.9 is not supported',
+    }]);
+    expect(results.filter((r) => r.id.startsWith('filter:') && r.status === 'pass').length).toBeGreaterThan(0);
+    expect(results.filter((r) => r.id.startsWith('metric:')).length).toBe(expectedMetrics(EKS_CONFIG).length);
+  });
+
   test('a metric published under another dimension set', async () => {
     conformingAccount();
     cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => ({

@@ -86,6 +86,20 @@ export interface KarpenterPods {
  * name and a '-' (e.g. `svc-a10g-triton-x7k2p` against pool `svc-a10g`) is excluded by name: `otherNodePools` lists
  * the pools of the same cluster the construct knows.
  */
+/**
+ * The Karpenter pods a pattern of `karpenterCapacityErrorPattern` selects (its literal namespace, container and pod
+ * prefix terms), to build log lines it must match; undefined for a pattern without them.
+ */
+export function karpenterPodsOfPattern(pattern: string): KarpenterPods | undefined {
+  const term = (field: string) => {
+    const m = new RegExp(`\\$\\.kubernetes\\.${field} = "((?:[^"\\\\]|\\\\.)*)"`).exec(pattern);
+    return m ? m[1].replace(/\\(.)/g, '$1') : undefined;
+  };
+  const [namespace, containerName, pod] = [term('namespace_name'), term('container_name'), term('pod_name')];
+  return namespace !== undefined && containerName !== undefined && pod?.endsWith('*')
+    ? { namespace, containerName, podNamePrefix: pod.slice(0, -1) } : undefined;
+}
+
 export function karpenterCapacityErrorPattern(nodePoolName: string, karpenter: KarpenterPods, otherNodePools: readonly string[] = []): string {
   const f = '$.log_processed';
   const k = '$.kubernetes';

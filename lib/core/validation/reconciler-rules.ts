@@ -49,11 +49,11 @@ export const RECONCILER_RULES = {
     ({ routedBy }) => (routedBy === undefined ? undefined : `is already routed by the Reconciler at '${routedBy}'`),
     'two reconcilers would write the same weights against each other every period',
   ),
-  'capacityAlarms@period': crossRule<{ readonly alarm: string; readonly madeForSeconds: number; readonly periodSeconds: number }>(
-    "alarms made for this Reconciler's period (InferenceAlarms' reconcilerPeriod equal to policy.period)",
-    ({ alarm, madeForSeconds, periodSeconds }) => (madeForSeconds === periodSeconds ? undefined
-      : `holds '${alarm}', which reads one datapoint per run every ${madeForSeconds} s, and this Reconciler runs every ${periodSeconds} s`),
-    'a longer period leaves the alarm periods without datapoints, and it could never fire',
+  'capacityAlarms@period': crossRule<{ readonly alarm: string; readonly alarmPeriodSeconds: number; readonly periodSeconds: number }>(
+    "alarms whose periods are at least this Reconciler's period (InferenceAlarms' reconcilerPeriod set to policy.period)",
+    ({ alarm, alarmPeriodSeconds, periodSeconds }) => (alarmPeriodSeconds >= periodSeconds ? undefined
+      : `holds '${alarm}', which needs a datapoint from a run every ${alarmPeriodSeconds} s, and this Reconciler runs every ${periodSeconds} s`),
+    'runs further apart than the alarm period leave periods without datapoints, and the alarm could never fire',
   ),
   'serving.service': SERVICE_DIMENSION_RULE,
   'serving.tokensPerRequest': numberRule({ above: 0, unit: 'tokens' }),

@@ -352,12 +352,11 @@ export const OBSERVABILITY_RULES = {
     (s) => (s === 10 || s === 30 || (Number.isInteger(s) && s >= 60 && s % 60 === 0) ? undefined
       : isUnresolved(s) ? 'is a CDK token (the alarms compute their evaluation periods from it)' : `is ${s} s`),
   ),
-  'alarm.reconcilerPeriod': crossRule<{ readonly seconds: number; readonly periodSeconds: number }>(
-    "a whole number of minutes and of the alarms' periods: the Reconciler's policy.period",
-    ({ seconds, periodSeconds }) => {
+  'alarm.reconcilerPeriod': crossRule<number>(
+    "a whole number of minutes: the Reconciler's policy.period",
+    (seconds) => {
       if (isUnresolved(seconds)) return 'is a CDK token (the alarms compute their evaluation periods from it)';
-      return Number.isInteger(seconds) && seconds >= 60 && seconds % 60 === 0 && seconds % periodSeconds === 0 ? undefined
-        : `is ${seconds} s with a period of ${periodSeconds} s`;
+      return Number.isInteger(seconds) && seconds >= 60 && seconds % 60 === 0 ? undefined : `is ${seconds} s`;
     },
   ),
   'alarm.duration': crossRule<{ readonly seconds: number; readonly human: string; readonly periodSeconds: number }>(

@@ -12,6 +12,8 @@
  * Merge_Log On, Merge_Log_Key log_processed). See lib/core/metrics/karpenter-capacity.ts.
  */
 
+import { type KarpenterPods } from '../metrics/karpenter-capacity';
+
 /** The EC2 fleet error Karpenter wraps when a launch finds no capacity (karpenter-provider-aws v1.14.1). */
 export const FLEET_INSUFFICIENT_CAPACITY = 'creating instance, insufficient capacity, with fleet error(s), InsufficientInstanceCapacity: '
   + 'We currently do not have sufficient capacity in the Availability Zone you requested.';
@@ -29,8 +31,11 @@ function fluentBitRecord(podName: string, namespace: string, container: string, 
   });
 }
 
-/** Karpenter's "failed launching nodeclaim" line for a NodeClaim, as it lands in the application log group. */
-export function karpenterLaunchFailureLine(nodeClaimName: string, error: string = FLEET_INSUFFICIENT_CAPACITY): string {
+/**
+ * Karpenter's "failed launching nodeclaim" line for a NodeClaim, as it lands in the application log group, written by
+ * the pods the filter selects (the cluster's own Karpenter release, or `ExistingKarpenter.pods` of an imported one).
+ */
+export function karpenterLaunchFailureLine(nodeClaimName: string, pods: KarpenterPods, error: string = FLEET_INSUFFICIENT_CAPACITY): string {
   const line = {
     level: 'ERROR',
     time: FIXED_TIME,
@@ -46,7 +51,7 @@ export function karpenterLaunchFailureLine(nodeClaimName: string, error: string 
     reconcileID: '6f1c1c4e-2a0c-4d3e-9d55-0b9f0b7c2e11',
     error,
   };
-  return fluentBitRecord('karpenter-7d9f8c5b6-abcde', 'kube-system', 'controller', JSON.stringify(line), line);
+  return fluentBitRecord(`${pods.podNamePrefix}7d9f8c5b6-abcde`, pods.namespace, pods.containerName ?? 'controller', JSON.stringify(line), line);
 }
 
 /**
@@ -64,12 +69,12 @@ export interface FilterSample {
 }
 
 /** The lines one NodePool's filter is tested with, and whether each must match. */
-export function capacityFilterSamples(nodePoolName: string): FilterSample[] {
+export function capacityFilterSamples(nodePoolName: string, pods: KarpenterPods): FilterSample[] {
   return [
-    { line: karpenterLaunchFailureLine(`${nodePoolName}-x7k2p`), mustMatch: true, what: `Karpenter's insufficient-capacity launch failure of NodeClaim ${nodePoolName}-x7k2p` },
+    { line: karpenterLaunchFailureLine(`${nodePoolName}-x7k2p`, pods), mustMatch: true, what: `Karpenter's insufficient-capacity launch failure of NodeClaim ${nodePoolName}-x7k2p` },
     { line: foreignPodLine(`${nodePoolName}-server-6c9d7-q2w3e`), mustMatch: false, what: `a plain-text line of a foreign pod ${nodePoolName}-server-6c9d7-q2w3e` },
     {
-      line: karpenterLaunchFailureLine(`${nodePoolName}-x7k2p`, 'NodeClassRef not ready, EC2NodeClass is not ready'),
+      line: karpenterLaunchFailureLine(`${nodePoolName}-x7k2p`, pods, 'NodeClassRef not ready, EC2NodeClass is not ready'),
       mustMatch: false,
       what: 'Karpenter\'s launch failure for a NodeClass that is not ready (not a capacity error)',
     },

@@ -3,7 +3,7 @@
  * pod's? Judged on CloudWatch's own matcher (TestMetricFilter: the offline tests only run the library's re-implementation
  * of the pattern subset, lib/core/metrics/filter-pattern.ts).
  */
-import { capacityFilterSamples } from './log-lines';
+import { type FilterSample } from './log-lines';
 import { type CheckResult } from './result';
 
 /** The NodePool a capacity-error metric counts, from its metric name `InsufficientCapacity/<cluster>/<nodepool>`. */
@@ -17,10 +17,10 @@ export interface FilterMatches {
   readonly matches?: ReadonlyArray<{ readonly eventMessage?: string }>;
 }
 
-/** One result per sample line: matched when it must, and only then. */
-export function metricFilterChecks(filterName: string, nodePoolName: string, answer: FilterMatches): CheckResult[] {
+/** One result per sample line (`capacityFilterSamples`, the lines sent): matched when it must, and only then. */
+export function metricFilterChecks(filterName: string, samples: readonly FilterSample[], answer: FilterMatches): CheckResult[] {
   const matched = new Set((answer.matches ?? []).map((m) => m.eventMessage));
-  return capacityFilterSamples(nodePoolName).map((s, i) => {
+  return samples.map((s, i) => {
     const hit = matched.has(s.line);
     const settles = `metric filter ${filterName} ${s.mustMatch ? 'counts' : 'does not count'} ${s.what}`;
     return {

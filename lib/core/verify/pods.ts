@@ -90,11 +90,11 @@ export function renderedWorkloads(template: CfnTemplate): RenderedWorkload[] {
 /** The parts of `kubectl get pods -o json` the check reads. */
 export interface PodList {
   readonly items?: ReadonlyArray<{
-    readonly metadata?: { readonly name?: string };
+    readonly metadata?: { readonly name?: string; readonly deletionTimestamp?: string };
     readonly spec?: {
       readonly containers?: ReadonlyArray<{ name?: string; args?: string[]; command?: string[]; env?: Array<{ name?: string; value?: string }> }>;
     };
-    readonly status?: { readonly conditions?: ReadonlyArray<{ readonly type?: string; readonly status?: string }> };
+    readonly status?: { readonly phase?: string; readonly conditions?: ReadonlyArray<{ readonly type?: string; readonly status?: string }> };
   }>;
 }
 
@@ -131,11 +131,15 @@ export function containerDifferences(rendered: readonly RenderedContainer[], pod
   return problems;
 }
 
-/** One check per class: its pods Ready, each with the rendered args and environment. */
+/**
+ * One check per class: its pods Ready, each with the rendered args and environment. Pods that have ended (phase
+ * Failed or Succeeded: a pod the kubelet evicted stays listed, Failed, until it is garbage-collected) or are being
+ * deleted (an old ReplicaSet's, `deletionTimestamp` set) are not the class's serving pods and are not judged.
+ */
 export function podsReadyCheck(w: RenderedWorkload, pods: PodList): CheckResult {
   const id = `pods:${w.namespace}/${w.deploymentName}`;
   const settles = `class ${w.className}'s pods (${w.namespace}/${w.deploymentName}) are Ready with the flags and environment the library rendered`;
-  const items = pods.items ?? [];
+  const items = (pods.items ?? []).filter((p) => p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded' && !p.metadata?.deletionTimestamp);
   if (items.length === 0) return { id, status: 'skip', settles, detail: `no pods match ${w.selector} (the class is scaled to zero): nothing to compare` };
   const problems: string[] = [];
   for (const p of items) {
