@@ -19,6 +19,7 @@ import {
   CreateExperimentTemplateCommand, type CreateExperimentTemplateRequest, DeleteExperimentTemplateCommand, type FisClient,
   GetExperimentCommand, StartExperimentCommand, StopExperimentCommand,
 } from '@aws-sdk/client-fis';
+import { setTimeout as delay } from 'node:timers/promises';
 import { type AuditChange, type Injection } from '../lib/core/game-day/runner';
 
 export const FIS_ICE_ACTION = 'aws:ec2:api-insufficient-instance-capacity-error';
@@ -79,6 +80,11 @@ const SETTLED = new Set(['completed', 'stopping', 'stopped', 'failed', 'cancelle
 export const START_TIMEOUT_MS = 180_000;
 export const START_POLL_MS = 5_000;
 
+/** A pause that an abort ends early (and quietly: the caller looks at the signal). */
+async function wait(ms: number, signal?: AbortSignal): Promise<void> {
+  await delay(ms, undefined, { signal }).catch(() => undefined);
+}
+
 /** The id FIS answered with; without one the command cannot stop or delete what it made, so it says so. */
 function required(id: string | undefined, what: string): string {
   if (!id) throw new Error(`AWS FIS answered ${what} without an id`);
@@ -89,9 +95,7 @@ function required(id: string | undefined, what: string): string {
  * The zonal shortage as a game-day injection: start the experiment and wait until it runs (an experiment that ends
  * before is an error: nothing is injected); restore = stop it (unless FIS already did) and delete the template.
  */
-export function fisInjection(
-  fis: FisClient, s: FisShortage, pause: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-): Injection {
+export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number, signal?: AbortSignal) => Promise<void> = wait): Injection {
   let templateId: string | undefined;
   let experimentId: string | undefined;
   const target = `FIS ${FIS_ICE_ACTION} on ${s.karpenterRoleArn} in ${s.zones.join(', ')}`;
@@ -102,19 +106,20 @@ export function fisInjection(
       return experimentId ? `aws fis stop-experiment --id ${experimentId}; aws fis delete-experiment-template --id ${templateId}`
         : templateId ? `aws fis delete-experiment-template --id ${templateId}` : '(nothing was changed)';
     },
-    async inject(): Promise<AuditChange> {
+    async inject(_step, signal): Promise<AuditChange> {
       const created = await fis.send(new CreateExperimentTemplateCommand(fisTemplate(s)));
       templateId = required(created.experimentTemplate?.id, 'CreateExperimentTemplate');
       const started = await fis.send(new StartExperimentCommand({ experimentTemplateId: templateId, clientToken: `${s.clientToken}-start` }));
       experimentId = required(started.experiment?.id, 'StartExperiment');
-      for (let waited = 0; ; waited += START_POLL_MS) {
+      // An interrupt ends the wait: the runner then restores (stops the experiment, deletes the template).
+      for (let waited = 0; !signal?.aborted; waited += START_POLL_MS) {
         const state = (await fis.send(new GetExperimentCommand({ id: experimentId }))).experiment?.state;
         if (state?.status === 'running') break;
         if (SETTLED.has(state?.status ?? '')) {
           throw new Error(`AWS FIS experiment ${experimentId} is ${state!.status}${state!.reason ? ` (${state!.reason})` : ''} before it ran: nothing was injected`);
         }
         if (waited >= START_TIMEOUT_MS) throw new Error(`AWS FIS experiment ${experimentId} is still ${state?.status ?? 'in no state'} after ${START_TIMEOUT_MS / 1000} s`);
-        await pause(START_POLL_MS);
+        await pause(START_POLL_MS, signal);
       }
       const after = { experimentTemplateId: templateId, experimentId, zones: s.zones, duration: isoMinutes(s.durationSeconds) };
       return { target, before: null, after };

@@ -525,7 +525,7 @@ async function chooseInjection(
       karpenterRoleArn: karpenterRoleArn(cmd, d), experimentRoleArn: cmd.fisRole!, zones: cmd.fisZones,
       durationSeconds: cmd.options!.stop.maxDurationSeconds,
       stopAlarmArns: await alarmArns(c.cloudWatch, cmd.options!.stop.alarmNames), stack: cmd.stack!, clientToken: `game-day-${deps.now()}`,
-    }, (ms) => deps.sleep(ms, new AbortController().signal));
+    }, (ms, signal) => deps.sleep(ms, signal ?? new AbortController().signal));
   }
   if (cmd.reclaim !== undefined) {
     if (target.kind !== 'nodepool') throw new Error('--reclaim is the EKS scenario (Karpenter NodeClaims); this stack serves on SageMaker');

@@ -443,13 +443,20 @@ export async function sendBurst(plan: BurstPlan, send: typeof fetch = fetch): Pr
   return Promise.all(Array.from({ length: plan.requests }, (_, i) => one(i)));
 }
 
-async function burstResults(d: Deployment, bursts: readonly BurstTarget[], send?: typeof fetch): Promise<CheckResult[]> {
-  const results: CheckResult[] = [];
-  if (bursts.length === 0) return results;
+/** Each `--burst` with the serving record of its class; a name no record has is the user's mistake, said before any check runs. */
+function burstRecords(d: Deployment, bursts: readonly BurstTarget[]): Array<{ burst: BurstTarget; record: ReturnType<typeof servingRecordOf> }> {
+  if (bursts.length === 0) return [];
   const records = d.reconcilers.map((r) => servingRecordOf(d.template, r.config.service));
-  for (const b of bursts) {
+  return bursts.map((b) => {
     const record = records.find((r) => r.classes.some((c) => c.name === b.className));
     if (!record) throw new Error(`--burst ${b.className}: no class of that name in the stack's serving records (${records.flatMap((r) => r.classes.map((c) => c.name)).join(', ')})`);
+    return { burst: b, record };
+  });
+}
+
+async function burstResults(bursts: ReturnType<typeof burstRecords>, send?: typeof fetch): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  for (const { burst: b, record } of bursts) {
     const plan = burstPlan(record.classes.find((c) => c.name === b.className)!, record.contract, b.url);
     if ('skip' in plan) {
       results.push({ id: `burst:${b.className}`, status: 'skip', settles: `class ${b.className} sheds at the bound the library set`, detail: plan.skip });
@@ -472,6 +479,7 @@ export interface VerifyOptions {
 export async function runVerify(stack: string, c: VerifyClients, options: VerifyOptions = {}): Promise<CheckResult[]> {
   const d = await findDeployment(stack, c);
   if (d.reconcilers.length === 0) throw new Error(`${stack} has no reconciler function (no Lambda function with ${RECONCILER_CONFIG_ENV}): is it a stack of this library?`);
+  const bursts = burstRecords(d, options.bursts ?? []);
   return [
     ...await each('metrics', () => metricChecks(d, c)),
     ...await each('scaling', () => scalingResults(d, c)),
@@ -479,7 +487,7 @@ export async function runVerify(stack: string, c: VerifyClients, options: Verify
     ...await each('filter', () => filterResults(d, c)),
     ...await each('permissions', () => permissionResults(d, c)),
     ...options.kubectl ? await each('pods', () => podResults(d, options.kubectl!)) : [],
-    ...await each('burst', () => burstResults(d, options.bursts ?? [], options.fetch)),
+    ...await each('burst', () => burstResults(bursts, options.fetch)),
   ];
 }
 

@@ -109,11 +109,12 @@ export interface InferenceAlarmOptions {
   readonly reconcilerHeartbeat?: ReconcilerHeartbeatAlarmOptions;
   /**
    * How often the Reconciler runs (its `policy.period`, whole minutes): the replica shortage and heartbeat alarms read
-   * what each run publishes, one datapoint per run, so where this is longer than `period` they are evaluated at it
-   * (their durations whole multiples of it). At a shorter period, runs further apart leave periods empty: the shortage
-   * alarm (missing data not breaching) could never fill its window, and the heartbeat (missing data breaching) would
-   * fire between runs. The Reconciler refuses `capacityAlarms` whose period is shorter than its own. The two alarms'
-   * default durations are rounded up to whole periods, and the heartbeat's to two at least.
+   * what each run publishes, one datapoint per run, so they are evaluated at this period, whatever `period` (their
+   * durations whole multiples of it). At a shorter period, runs further apart leave periods empty: the shortage alarm
+   * (missing data not breaching) could never fill its window, and the heartbeat (missing data breaching) would fire
+   * between runs; at a longer one the shortage would pair one run's desired count with another's ready count. The
+   * Reconciler refuses `capacityAlarms` whose period is shorter than its own. The two alarms' default durations are
+   * rounded up to whole periods, and the heartbeat's to two at least.
    * @default - one minute, the Reconciler's default `policy.period`
    */
   readonly reconcilerPeriod?: Duration;
@@ -128,10 +129,8 @@ export function reconcilerPeriodOfAlarm(alarm: cloudwatch.IAlarm): Duration | un
 }
 const RECONCILER_PERIOD_OF = new WeakMap<cloudwatch.IAlarm, Duration>();
 
-/** The period of the alarms fed by reconciler runs: `period`, or the Reconciler's when that is longer. */
-function runsPeriod(period: Duration, reconcilerPeriod: Duration | undefined): Duration {
-  return reconcilerPeriod && reconcilerPeriod.toSeconds() > period.toSeconds() ? reconcilerPeriod : period;
-}
+/** The Reconciler's default `policy.period`. */
+const DEFAULT_RECONCILER_PERIOD = Duration.minutes(1);
 
 export interface InferenceAlarmsProps extends ServiceObservabilityProps, InferenceAlarmOptions {}
 
@@ -177,8 +176,9 @@ export class InferenceAlarms extends Construct {
     throwIfInvalid('InferenceAlarms', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props)]);
     const m = new ServiceMetrics(props.serving.servingDescription(), props.period);
     this.metrics = m;
-    // The alarms that read one datapoint per reconciler run: at its period where that is longer than `period`.
-    const runs = new ServiceMetrics(props.serving.servingDescription(), runsPeriod(m.period, props.reconcilerPeriod));
+    // The alarms that read one datapoint per reconciler run, at its period: a longer one would compare the Maximum and
+    // Minimum of several runs' counts, a shorter one would have periods without a run.
+    const runs = new ServiceMetrics(props.serving.servingDescription(), props.reconcilerPeriod ?? DEFAULT_RECONCILER_PERIOD);
 
     if (props.alarmTopic) {
       this.topic = props.alarmTopic;
@@ -379,7 +379,7 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
   const given = durationSeconds(props.period);
   const period = given !== undefined && OBSERVABILITY_RULES.period.check(given) === undefined ? given : 60;
   const reconciler = durationSeconds(props.reconcilerPeriod);
-  const runPeriod = Math.max(period, reconciler !== undefined && c.cross('alarm.reconcilerPeriod', reconciler, 'reconcilerPeriod') ? reconciler : period);
+  const runPeriod = reconciler !== undefined && c.cross('alarm.reconcilerPeriod', reconciler, 'reconcilerPeriod') ? reconciler : DEFAULT_RECONCILER_PERIOD.toSeconds();
   const duration = (prop: string, d: Duration | undefined, periodSeconds = period) => {
     if (d === undefined) return;
     const seconds = durationSeconds(d)!;

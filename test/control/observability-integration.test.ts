@@ -138,12 +138,16 @@ describe('a Reconciler that runs every 2 minutes', () => {
         + 'and this Reconciler runs every 120 s; allowed: alarms whose periods are at least'));
   });
 
-  test('alarms at a period longer than the runs are accepted: several runs per period', () => {
+  test('with a 5-minute period the other alarms read 5 minutes, the run-fed ones still one run each: accepted by the Reconciler', () => {
     const built = endpointStack();
     const obs = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint, period: Duration.minutes(5) });
     expect(() => new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, capacityAlarms: obs.capacityAlarms })).not.toThrow();
-    const shortage = alarmOf(Template.fromStack(built.stack), 'has wanted more replicas than are ready');
-    expect(shortage.EvaluationPeriods).toBe(1);
+    const t = Template.fromStack(built.stack);
+    const shortage = alarmOf(t, 'has wanted more replicas than are ready');
+    const periods = shortage.Metrics.flatMap((q: { MetricStat?: { Period: number } }) => (q.MetricStat ? [q.MetricStat.Period] : []));
+    expect([...new Set(periods)]).toEqual([60]);
+    expect([shortage.EvaluationPeriods, shortage.DatapointsToAlarm]).toEqual([5, 5]);
+    expect(alarmOf(t, 'served by fallback classes').EvaluationPeriods).toBe(3);
   });
 
   test('a reconcilerPeriod that is not whole minutes, or durations that are not whole runs, fail at synth', () => {

@@ -18,7 +18,7 @@ import {
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { clients, main, type MainDeps, parseArgs, sleep, UsageError } from '../../bin/game-day';
-import { FIS_ICE_ACTION, fisInjection, fisTemplate, isoMinutes, START_POLL_MS } from '../../bin/game-day-fis';
+import { FIS_ICE_ACTION, fisInjection, fisTemplate, isoMinutes, START_POLL_MS, START_TIMEOUT_MS } from '../../bin/game-day-fis';
 import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
 import { EKS_CONFIG } from '../verify/account';
 import { serveWindow, shortageWorld } from './window';
@@ -226,6 +226,32 @@ test('the command waits while the experiment is initiating, and a cancelled one 
   const restored = await injection.restore();
   expect(restored.after).toEqual({ experiment: 'cancelled', template: 'deleted' });
   expect(fisCalls().filter((c) => c === 'StopExperimentCommand')).toEqual([]);
+});
+
+test('an experiment that never runs: after START_TIMEOUT_MS of waiting the injection is an error (the runner restores)', async () => {
+  serveFis();
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({ experiment: { id, state: { status: 'initiating' } } }));
+  let waited = 0;
+  const injection = fisInjection(fis as unknown as FisClient, {
+    karpenterRoleArn: KARPENTER_ROLE, experimentRoleArn: 'arn:fis-role', zones: ['use1-az1'], durationSeconds: 60, stopAlarmArns: [], stack: 'Svc', clientToken: 't',
+  }, async (ms) => {
+    waited += ms;
+  });
+  await expect(injection.inject()).rejects.toThrow('AWS FIS experiment EXP1 is still initiating after 180 s');
+  expect(waited).toBe(START_TIMEOUT_MS);
+});
+
+test('an interrupt while the experiment is still initiating ends the wait: the experiment is stopped, the template deleted', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({ experiment: { id, state: { status: 'initiating' } } }));
+  const r = run([...BASE, '--hold', '30']);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand']);
+  r.signals.emit('SIGINT');
+  expect(await r.done).toBe(0);
+  expect(fisCalls().slice(3)).toEqual(['GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'interrupt', 'restore', 'end']);
 });
 
 test('an experiment whose state FIS does not say is stopped (fail safe towards ending the injection)', async () => {

@@ -32,9 +32,11 @@ export interface Injection {
   readonly manualRestore: string;
   /**
    * Makes the change and returns it. An injection of several changes reports each earlier one through `step` as it is
-   * made (each is audited at once, so a failure halfway leaves a record of what was changed).
+   * made (each is audited at once, so a failure halfway leaves a record of what was changed). One that waits for its
+   * change to take effect stops waiting when `signal` is aborted (an interrupt) and returns what it made: the game day
+   * then restores it.
    */
-  inject(step?: (change: AuditChange) => void): Promise<AuditChange>;
+  inject(step?: (change: AuditChange) => void, signal?: AbortSignal): Promise<AuditChange>;
   restore(): Promise<AuditChange>;
   /** What the restore cannot give back (a reclaim's deleted NodeClaims), said in the last audit line; none: everything. */
   readonly notRestorable?: string;
@@ -136,7 +138,7 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
   let attempted = false;
   try {
     attempted = true;
-    const change = await deps.injection.inject((c) => record('inject', { change: c }));
+    const change = await deps.injection.inject((c) => record('inject', { change: c }), deps.signal);
     injectedAt = deps.now();
     record('inject', { change });
     for (;;) {

@@ -80,13 +80,6 @@ export interface KarpenterPods {
 }
 
 /**
- * The filter pattern of one NodePool: Karpenter's insufficient-capacity launch failures of NodeClaims named after it,
- * written by Karpenter's own pods only (any other pod's JSON line with the same fields is ignored: otherwise a
- * workload could force capacity mode by printing one). A NodeClaim of another pool whose name extends this pool's
- * name and a '-' (e.g. `svc-a10g-triton-x7k2p` against pool `svc-a10g`) is excluded by name: `otherNodePools` lists
- * the pools of the same cluster the construct knows.
- */
-/**
  * The Karpenter pods a pattern of `karpenterCapacityErrorPattern` selects (its literal namespace, container and pod
  * prefix terms), to build log lines it must match; undefined for a pattern without them.
  */
@@ -100,6 +93,13 @@ export function karpenterPodsOfPattern(pattern: string): KarpenterPods | undefin
     ? { namespace, containerName, podNamePrefix: pod.slice(0, -1) } : undefined;
 }
 
+/**
+ * The filter pattern of one NodePool: Karpenter's insufficient-capacity launch failures of NodeClaims named after it,
+ * written by Karpenter's own pods only (any other pod's JSON line with the same fields is ignored: otherwise a
+ * workload could force capacity mode by printing one). A NodeClaim of another pool whose name extends this pool's
+ * name and a '-' (e.g. `svc-a10g-triton-x7k2p` against pool `svc-a10g`) is excluded by name: `otherNodePools` lists
+ * the pools of the same cluster the construct knows.
+ */
 export function karpenterCapacityErrorPattern(nodePoolName: string, karpenter: KarpenterPods, otherNodePools: readonly string[] = []): string {
   const f = '$.log_processed';
   const k = '$.kubernetes';

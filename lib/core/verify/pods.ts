@@ -140,7 +140,11 @@ export function podsReadyCheck(w: RenderedWorkload, pods: PodList): CheckResult 
   const id = `pods:${w.namespace}/${w.deploymentName}`;
   const settles = `class ${w.className}'s pods (${w.namespace}/${w.deploymentName}) are Ready with the flags and environment the library rendered`;
   const items = (pods.items ?? []).filter((p) => p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded' && !p.metadata?.deletionTimestamp);
-  if (items.length === 0) return { id, status: 'skip', settles, detail: `no pods match ${w.selector} (the class is scaled to zero): nothing to compare` };
+  if (items.length === 0) {
+    const ended = (pods.items ?? []).length;
+    const why = ended > 0 ? `${ended} ended or terminating, none serving` : 'the class is scaled to zero';
+    return { id, status: 'skip', settles, detail: `no pods match ${w.selector} (${why}): nothing to compare` };
+  }
   const problems: string[] = [];
   for (const p of items) {
     const name = p.metadata?.name ?? '?';
