@@ -11,3 +11,4 @@ export * from './trust';
 export * from './control';
 export * from './sagemaker';
 export * from './eks';
+export { newLogGroupKey } from './util/log-encryption';

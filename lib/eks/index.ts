@@ -30,3 +30,4 @@ export {
   EksObservability, type EksObservabilityProps, type ObservabilityOptions, type ObservabilityClass, type ExistingObservabilityAddon,
   OBSERVABILITY_ADDON_VERSION, OBSERVABILITY_NAMESPACE, OBSERVABILITY_SERVICE_ACCOUNT,
 } from './observability-addon';
+export { acknowledgeVpcFindings } from './cluster-vpc';
