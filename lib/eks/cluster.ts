@@ -227,6 +227,14 @@ export class EksInferenceCluster extends Construct {
         chart: withVersion(LOAD_BALANCER_CONTROLLER_CHART, versions.loadBalancerController),
       });
     }
+    // The controllers run on the system nodes: their charts wait for ready pods when installed, and must be removed
+    // before the nodes on destroy, while Karpenter and the Load Balancer Controller can still clear the finalizers of
+    // NodeClaims, EC2NodeClasses and TargetGroupBindings (aws-eks-v2 orders its own ALB controller after a node group
+    // the same way: managed-nodegroup.js, `Node.of(this.cluster.albController).addDependency(this)`).
+    const systemNodes = props.cluster ? undefined : this.cluster.node.tryFindChild(`Nodegroup${SYSTEM_NODES}`);
+    if (systemNodes) {
+      for (const chart of [this.karpenter?.chart, this.keda?.chart, this.loadBalancerController?.chart]) chart?.node.addDependency(systemNodes);
+    }
     this.observability = new EksObservability(this, 'Observability', {
       ...props.observability,
       cluster: this.cluster,
@@ -276,6 +284,16 @@ export class EksInferenceCluster extends Construct {
         });
       }
     }
+    // One target group per class, each named in an inline policy of the controller's role (`allowTargetGroups`).
+    const targetGroups = [...this.tenants, tenant].reduce((n, t) => n + t.clusterScopedNames.length, 0);
+    if ((this.loadBalancerController || this.existingLbcRole) && targetGroups > MAX_REGISTERED_TARGET_GROUPS) {
+      problems.push({
+        field: 'classes',
+        message: `take the cluster ${this.node.path} to ${targetGroups} target groups across its services; allowed: at most ${MAX_REGISTERED_TARGET_GROUPS} `
+          + "(the Load Balancer Controller's role names each in an inline policy, and IAM caps a role's inline policies at 10,240 characters in all: "
+          + 'put further services on another cluster)',
+      });
+    }
     // The service's own error: it cannot attach to EksInferenceCluster this.node.path.
     throwIfInvalid('EksInferenceService', tenant.path, problems);
     this.tenants.push(tenant);
@@ -324,6 +342,14 @@ function invalid(scope: Construct, problems: readonly ClassProblem[]): Error {
 function withVersion(chart: ChartSpec, version: string | undefined): ChartSpec {
   return version === undefined ? chart : { ...chart, version };
 }
+
+/**
+ * Target groups the Load Balancer Controller's role may register pods in, over all services of a cluster: each ARN
+ * (up to about 118 characters with a 32-character name, quoted) goes into an inline policy of the role, and IAM caps a
+ * role's inline policies at 10,240 characters in all, whitespace not counted (IAM and STS quotes, "Role policy size");
+ * the controller's own read statement takes about 900 of them.
+ */
+const MAX_REGISTERED_TARGET_GROUPS = 75;
 
 /** Subnet tag Karpenter's EC2NodeClasses select node subnets by. */
 export const DISCOVERY_TAG = 'karpenter.sh/discovery';
@@ -388,11 +414,14 @@ function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: New
  * managed-nodegroup.js), while EKS publishes no AL2 AMIs for Kubernetes 1.33 and later
  * (https://docs.aws.amazon.com/eks/latest/userguide/eks-ami-deprecation-faqs.html): the node group would not create.
  */
+/** The system node group's construct id under the cluster (aws-eks-v2 `addNodegroupCapacity` names it `Nodegroup<id>`). */
+const SYSTEM_NODES = 'DefaultCapacity';
+
 function addSystemNodes(cluster: eks.Cluster, o: NewClusterOptions): void {
   const count = o.systemNodeCount ?? 2;
   if (count <= 0) return;
   const instanceType = o.systemNodeInstanceType ?? ec2.InstanceType.of(ec2.InstanceClass.M7I, ec2.InstanceSize.LARGE);
-  cluster.addNodegroupCapacity('DefaultCapacity', {
+  cluster.addNodegroupCapacity(SYSTEM_NODES, {
     instanceTypes: [instanceType],
     minSize: count,
     amiType: instanceType.architecture === ec2.InstanceArchitecture.ARM_64

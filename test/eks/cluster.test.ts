@@ -70,6 +70,14 @@ describe('two services on one EksInferenceCluster', () => {
     template.resourceCountIs('AWS::Events::Rule', 5);
   });
 
+  test('the three controller charts wait for the system node group: installed once it is up, removed before it on destroy', () => {
+    const nodegroups = Object.keys(template.findResources('AWS::EKS::Nodegroup'));
+    expect(nodegroups).toHaveLength(1);
+    const charts = Object.values(template.findResources('Custom::AWSCDK-EKS-HelmChart'));
+    expect(charts).toHaveLength(3);
+    for (const chart of charts) expect(chart.DependsOn).toContain(nodegroups[0]);
+  });
+
   test('each service owns its routing, and no CloudFormation resource is defined twice', () => {
     template.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 2);
     template.resourceCountIs('AWS::ElasticLoadBalancingV2::TargetGroup', llama.units.length + mistral.units.length);
@@ -317,6 +325,18 @@ describe('EksInferenceCluster validation', () => {
         + 'which has 98 from this library already \\(101\\); allowed: at most 100 metric filters per log group'));
     // Two more fit exactly.
     expect(cluster.observability.capacityFilterProblems(2)).toEqual([]);
+  });
+
+  test("fails when a service would take the cluster past 75 target groups, which the controller role's inline policies can name", () => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    const tenant = (i: number, classes: number) => ({
+      path: `Test/S${i}`, service: `s${i}`, namespace: `s${i}`, clusterScopedNames: Array.from({ length: classes }, (_, k) => `s${i}-c${k}`), images: [],
+    });
+    for (let i = 0; i < 15; i++) cluster.attach(stack, tenant(i, 5));
+    expect(() => cluster.attach(stack, tenant(15, 1))).toThrow(
+      "EksInferenceService 'Test/S15' is invalid (1 problem):\n  - classes: take the cluster Test/Cluster to 76 target groups across its services; allowed: at most 75",
+    );
   });
 
   test('fails when the imported cluster has no kubectl provider (kubectlProviderOptions is ignored on import)', () => {
