@@ -71,6 +71,8 @@ export function fisTemplate(s: FisShortage): CreateExperimentTemplateRequest {
  * stopped: the command fails safe towards ending the injection.
  */
 const SETTLED = new Set(['completed', 'stopping', 'stopped', 'failed', 'cancelled']);
+/** Settled states an experiment reaches without running (API_ExperimentState.html). */
+const NEVER_RAN = new Set(['failed', 'cancelled']);
 
 /**
  * StartExperiment answers `initiating`; the injection runs only once the experiment is `running`, and one that fails
@@ -116,7 +118,11 @@ export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number,
         const state = (await fis.send(new GetExperimentCommand({ id: experimentId }))).experiment?.state;
         if (state?.status === 'running') break;
         if (SETTLED.has(state?.status ?? '')) {
-          throw new Error(`AWS FIS experiment ${experimentId} is ${state!.status}${state!.reason ? ` (${state!.reason})` : ''} before it ran: nothing was injected`);
+          // failed and cancelled never ran; stopping, stopped and completed may have, briefly (a stop-condition alarm
+          // already in ALARM stops an experiment as soon as it starts): either way no shortage holds now.
+          const status = `${state!.status}${state!.reason ? ` (${state!.reason})` : ''}`;
+          throw new Error(`AWS FIS experiment ${experimentId} is ${status} before the game day saw it running: ${NEVER_RAN.has(state!.status!)
+            ? 'nothing was injected' : 'the shortage is not in force (a stop condition already in ALARM ends an experiment at once)'}`);
         }
         if (waited >= START_TIMEOUT_MS) throw new Error(`AWS FIS experiment ${experimentId} is still ${state?.status ?? 'in no state'} after ${START_TIMEOUT_MS / 1000} s`);
         await pause(START_POLL_MS, signal);

@@ -113,7 +113,7 @@ export interface InferenceAlarmOptions {
    * durations whole multiples of it). At a shorter period, runs further apart leave periods empty: the shortage alarm
    * (missing data not breaching) could never fill its window, and the heartbeat (missing data breaching) would fire
    * between runs; at a longer one the shortage would pair one run's desired count with another's ready count. The
-   * Reconciler refuses `capacityAlarms` whose period is shorter than its own. The two alarms' default durations are
+   * Reconciler refuses `capacityAlarms` made for another period. The two alarms' default durations are
    * rounded up to whole periods, and the heartbeat's to two at least.
    * @default - one minute, the Reconciler's default `policy.period`
    */

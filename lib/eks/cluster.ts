@@ -16,7 +16,7 @@ import { clusterProblems } from './checks';
 import { newClusterVpc } from './cluster-vpc';
 import { Karpenter } from './karpenter';
 import { Keda } from './keda';
-import { LoadBalancerController } from './load-balancer-controller';
+import { controllerInlinePolicyChars, LoadBalancerController, ROLE_INLINE_POLICY_CHARS, type TargetRegistration } from './load-balancer-controller';
 import { EksObservability, type ObservabilityOptions } from './observability-addon';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
 
@@ -190,6 +190,7 @@ export class EksInferenceCluster extends Construct {
   private readonly existingLbcRole?: iam.IRole;
   private lbcRegistration?: iam.PolicyStatement;
   private readonly tenants: ClusterTenant[] = [];
+  private readonly registrations: TargetRegistration[] = [];
   private readonly admissionEnabled: boolean;
 
   constructor(scope: Construct, id: string, props: EksInferenceClusterProps = {}) {
@@ -284,16 +285,6 @@ export class EksInferenceCluster extends Construct {
         });
       }
     }
-    // One target group per class, each named in an inline policy of the controller's role (`allowTargetGroups`).
-    const targetGroups = [...this.tenants, tenant].reduce((n, t) => n + t.clusterScopedNames.length, 0);
-    if ((this.loadBalancerController || this.existingLbcRole) && targetGroups > MAX_REGISTERED_TARGET_GROUPS) {
-      problems.push({
-        field: 'classes',
-        message: `take the cluster ${this.node.path} to ${targetGroups} target groups across its services; allowed: at most ${MAX_REGISTERED_TARGET_GROUPS} `
-          + "(the Load Balancer Controller's role names each in an inline policy, and IAM caps a role's inline policies at 10,240 characters in all: "
-          + 'put further services on another cluster)',
-      });
-    }
     // The service's own error: it cannot attach to EksInferenceCluster this.node.path.
     throwIfInvalid('EksInferenceService', tenant.path, problems);
     this.tenants.push(tenant);
@@ -317,6 +308,7 @@ export class EksInferenceCluster extends Construct {
   public allowTargetGroups(scope: Construct, targetGroupArns: readonly string[]): iam.Policy | undefined {
     const role = this.loadBalancerController?.role ?? this.existingLbcRole;
     if (!role) return undefined;
+    this.checkRegistrations(scope, { targetGroups: targetGroupArns.length, ownPolicy: Stack.of(scope) !== Stack.of(this) });
     if (Stack.of(scope) !== Stack.of(this)) {
       return new iam.Policy(scope, 'LoadBalancerControllerTargets', {
         roles: [role],
@@ -333,6 +325,28 @@ export class EksInferenceCluster extends Construct {
     }
     return undefined;
   }
+
+  /**
+   * Every service's target groups are named in inline policies of the controller's role, which IAM caps at 10,240
+   * characters in all: a service that would pass it fails at synth, not at deployment ("Maximum policy size exceeded").
+   */
+  private checkRegistrations(scope: Construct, registration: TargetRegistration): void {
+    const registrations = [...this.registrations, registration];
+    const chars = controllerInlinePolicyChars(registrations, this.loadBalancerController !== undefined);
+    if (chars > ROLE_INLINE_POLICY_CHARS) {
+      const targetGroups = registrations.reduce((n, r) => n + r.targetGroups, 0);
+      const shared = registrations.some((r) => !r.ownPolicy) || this.loadBalancerController !== undefined;
+      const policies = registrations.filter((r) => r.ownPolicy).length + (shared ? 1 : 0);
+      throwIfInvalid('EksInferenceService', scope.node.path, [{
+        field: 'classes',
+        message: `take the Load Balancer Controller's inline policies on the cluster ${this.node.path} to ${chars} characters `
+          + `(${targetGroups} target groups in ${policies} ${policies === 1 ? 'policy' : 'policies'}, each ARN counted at its longest); `
+          + `allowed: at most ${ROLE_INLINE_POLICY_CHARS} (IAM's cap on a role's inline policies): put further services on another cluster, `
+          + "or in the cluster's stack, where all share one policy",
+      }]);
+    }
+    this.registrations.push(registration);
+  }
 }
 
 function invalid(scope: Construct, problems: readonly ClassProblem[]): Error {
@@ -342,14 +356,6 @@ function invalid(scope: Construct, problems: readonly ClassProblem[]): Error {
 function withVersion(chart: ChartSpec, version: string | undefined): ChartSpec {
   return version === undefined ? chart : { ...chart, version };
 }
-
-/**
- * Target groups the Load Balancer Controller's role may register pods in, over all services of a cluster: each ARN
- * (up to about 118 characters with a 32-character name, quoted) goes into an inline policy of the role, and IAM caps a
- * role's inline policies at 10,240 characters in all, whitespace not counted (IAM and STS quotes, "Role policy size");
- * the controller's own read statement takes about 900 of them.
- */
-const MAX_REGISTERED_TARGET_GROUPS = 75;
 
 /** Subnet tag Karpenter's EC2NodeClasses select node subnets by. */
 export const DISCOVERY_TAG = 'karpenter.sh/discovery';

@@ -41,28 +41,7 @@ export class LoadBalancerController extends Construct {
       namespace: LOAD_BALANCER_CONTROLLER_NAMESPACE,
       serviceAccountName: LOAD_BALANCER_CONTROLLER_SERVICE_ACCOUNT,
       description: 'AWS Load Balancer Controller: registers pods in CDK-owned target groups',
-      statements: [
-        new iam.PolicyStatement({
-          sid: 'ReadLoadBalancingAndNetworkState',
-          actions: [
-            'elasticloadbalancing:DescribeLoadBalancers',
-            'elasticloadbalancing:DescribeListeners',
-            'elasticloadbalancing:DescribeRules',
-            'elasticloadbalancing:DescribeTags',
-            'elasticloadbalancing:DescribeTargetGroups',
-            'elasticloadbalancing:DescribeTargetGroupAttributes',
-            'elasticloadbalancing:DescribeTargetHealth',
-            'ec2:DescribeAvailabilityZones',
-            'ec2:DescribeInstances',
-            'ec2:DescribeNetworkInterfaces',
-            'ec2:DescribeSecurityGroups',
-            'ec2:DescribeSubnets',
-            'ec2:DescribeVpcs',
-          ],
-          resources: ['*'],
-          conditions: { StringEquals: { 'aws:RequestedRegion': Stack.of(this).region } },
-        }),
-      ],
+      statements: [LoadBalancerController.readStatement(Stack.of(this).region)],
       wildcardReason:
         'ELB and EC2 Describe* actions have no resource-level permissions (restricted to this region); target registration is scoped to ' +
         "the service's own target group ARNs.",
@@ -90,6 +69,30 @@ export class LoadBalancerController extends Construct {
   }
 
   /** Register and deregister pods in exactly these target groups (also for a controller this construct did not install). */
+  /** What the controller reads to keep TargetGroupBindings in step (no resource-level permissions: held to one region). */
+  public static readStatement(region: string): iam.PolicyStatement {
+    return new iam.PolicyStatement({
+      sid: 'ReadLoadBalancingAndNetworkState',
+      actions: [
+        'elasticloadbalancing:DescribeLoadBalancers',
+        'elasticloadbalancing:DescribeListeners',
+        'elasticloadbalancing:DescribeRules',
+        'elasticloadbalancing:DescribeTags',
+        'elasticloadbalancing:DescribeTargetGroups',
+        'elasticloadbalancing:DescribeTargetGroupAttributes',
+        'elasticloadbalancing:DescribeTargetHealth',
+        'ec2:DescribeAvailabilityZones',
+        'ec2:DescribeInstances',
+        'ec2:DescribeNetworkInterfaces',
+        'ec2:DescribeSecurityGroups',
+        'ec2:DescribeSubnets',
+        'ec2:DescribeVpcs',
+      ],
+      resources: ['*'],
+      conditions: { StringEquals: { 'aws:RequestedRegion': region } },
+    });
+  }
+
   public static targetRegistrationStatement(targetGroupArns: readonly string[]): iam.PolicyStatement {
     return new iam.PolicyStatement({
       sid: 'RegisterPodsInOwnedTargetGroups',
@@ -107,4 +110,39 @@ export class LoadBalancerController extends Construct {
     this.registration = LoadBalancerController.targetRegistrationStatement(targetGroupArns);
     this.policy.addStatements(this.registration);
   }
+}
+
+/**
+ * IAM counts all of a role's inline policy documents together, whitespace excluded, against 10,240 characters (IAM and
+ * STS quotas, "Role policy size": https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html).
+ */
+export const ROLE_INLINE_POLICY_CHARS = 10_240;
+
+const LONGEST_REGION = 'ap-southeast-1';
+const LONGEST_TARGET_GROUP_ARN_PREFIX = `arn:aws-us-gov:elasticloadbalancing:${LONGEST_REGION}:123456789012:targetgroup/${'n'.repeat(32)}/`;
+
+/** Where a service's target groups are registered: the cluster stack's policy, or a policy of its own (another stack). */
+export interface TargetRegistration {
+  readonly targetGroups: number;
+  readonly ownPolicy: boolean;
+}
+
+/**
+ * The characters IAM counts for the controller role's inline policies, with every value a token fills at its longest
+ * (the region, and each target group ARN: the aws-us-gov partition, a 14-character region such as ap-southeast-1, a
+ * 32-character name, the most CreateTargetGroup accepts). `withReadStatement`: the policy in the cluster's stack also
+ * holds the controller's read statement (a controller this library installs); an imported role's own policies are not
+ * counted.
+ */
+export function controllerInlinePolicyChars(registrations: readonly TargetRegistration[], withReadStatement: boolean): number {
+  let next = 0;
+  const arns = (n: number) => Array.from({ length: n }, () => LONGEST_TARGET_GROUP_ARN_PREFIX + (next++).toString(16).padStart(16, '0'));
+  const chars = (statements: iam.PolicyStatement[]) => JSON.stringify(new iam.PolicyDocument({ statements }).toJSON()).length;
+  const inStack = registrations.filter((r) => !r.ownPolicy).reduce((n, r) => n + r.targetGroups, 0);
+  const shared = [
+    ...(withReadStatement ? [LoadBalancerController.readStatement(LONGEST_REGION)] : []),
+    ...(inStack > 0 ? [LoadBalancerController.targetRegistrationStatement(arns(inStack))] : []),
+  ];
+  const own = registrations.filter((r) => r.ownPolicy).map((r) => chars([LoadBalancerController.targetRegistrationStatement(arns(r.targetGroups))]));
+  return (shared.length > 0 ? chars(shared) : 0) + own.reduce((a, b) => a + b, 0);
 }

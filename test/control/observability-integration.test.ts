@@ -134,8 +134,15 @@ describe('a Reconciler that runs every 2 minutes', () => {
     const obs = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint });
     const capacityAlarms = obs.capacityAlarms;
     expect(() => new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, capacityAlarms, policy: { period: Duration.minutes(2) } }))
-      .toThrow(new RegExp("capacityAlarms: holds '[^']*ReplicaShortage0', which needs a datapoint from a run every 60 s, "
-        + 'and this Reconciler runs every 120 s; allowed: alarms whose periods are at least'));
+      .toThrow(new RegExp("capacityAlarms: holds '[^']*ReplicaShortage0', made for a run every 60 s, "
+        + "and this Reconciler runs every 120 s; allowed: alarms made for this Reconciler's period"));
+  });
+
+  test('refuses capacity alarms made for a slower reconciler: a 2-minute shortage would pair two runs\' counts', () => {
+    const built = endpointStack();
+    const obs = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint, reconcilerPeriod: Duration.minutes(2) });
+    expect(() => new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, capacityAlarms: obs.capacityAlarms }))
+      .toThrow(new RegExp("capacityAlarms: holds '[^']*ReplicaShortage0', made for a run every 120 s, and this Reconciler runs every 60 s"));
   });
 
   test('with a 5-minute period the other alarms read 5 minutes, the run-fed ones still one run each: accepted by the Reconciler', () => {

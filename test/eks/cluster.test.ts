@@ -10,6 +10,7 @@ import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { type ServiceContract } from '../../lib/core/service/contract';
 import { EksInferenceCluster } from '../../lib/eks/cluster';
 import { EksInferenceService } from '../../lib/eks/inference-service';
+import { controllerInlinePolicyChars } from '../../lib/eks/load-balancer-controller';
 import { InferenceObservability } from '../../lib/control/observability';
 import { Reconciler } from '../../lib/control/reconciler';
 import { signalContractProblems } from '../../lib/core/metrics/template-check';
@@ -44,6 +45,28 @@ function twoServices(): { stack: Stack; cluster: EksInferenceCluster; llama: Eks
   llama.enableReplicaFloors();
   mistral.enableReplicaFloors();
   return { stack, cluster, llama, mistral };
+}
+
+/**
+ * The characters IAM counts for the inline policies attached to a role (whitespace excluded), read off the synthesized
+ * templates with each token at its longest: the region as ap-southeast-1, each target group ARN in the aws-us-gov
+ * partition with a 32-character name.
+ */
+function renderedInlinePolicyChars(templates: Template[], roleLogicalId: string): number {
+  let n = 0;
+  const longest = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(longest);
+    if (v && typeof v === 'object') {
+      const ref = (v as { Ref?: string }).Ref;
+      if (ref === 'AWS::Region') return 'ap-southeast-1';
+      if (ref !== undefined) return `arn:aws-us-gov:elasticloadbalancing:ap-southeast-1:123456789012:targetgroup/${'n'.repeat(32)}/${(n++).toString(16).padStart(16, '0')}`;
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, longest(x)]));
+    }
+    return v;
+  };
+  return templates.flatMap((t) => Object.values(t.findResources('AWS::IAM::Policy')))
+    .filter((p) => JSON.stringify(p.Properties.Roles).includes(roleLogicalId))
+    .reduce((sum, p) => sum + JSON.stringify(longest(p.Properties.PolicyDocument)).length, 0);
 }
 
 describe('two services on one EksInferenceCluster', () => {
@@ -296,6 +319,15 @@ describe('an EksInferenceCluster in one stack, a service in another', () => {
     expect(own.roles).toEqual([{ 'Fn::ImportValue': expect.stringMatching(new RegExp(`^Platform:ExportsOutputRef${roleId}[0-9A-F]{8}$`)) }]);
   });
 
+  test("the synth check sizes the controller role's inline policies as IAM counts them, each token at its longest", () => {
+    const roleId = Stack.of(cluster).getLogicalId(cluster.loadBalancerController!.role.node.defaultChild as CfnElement);
+    const rendered = renderedInlinePolicyChars([platform, chat], roleId);
+    expect(rendered).toBeGreaterThan(1000);
+    // The test stack's region is a literal, shorter than the longest the estimate assumes.
+    const region = Stack.of(cluster).region;
+    expect(controllerInlinePolicyChars([{ targetGroups: service.units.length, ownPolicy: true }], true)).toBe(rendered + 'ap-southeast-1'.length - region.length);
+  });
+
   test('each TargetGroupBinding waits for that policy (the controller can register the first pods)', () => {
     const policyId = Object.keys(chat.findResources('AWS::IAM::Policy', { Properties: { PolicyName: Match.stringLikeRegexp('LoadBalancerControllerTargets') } }));
     expect(policyId).toHaveLength(1);
@@ -327,16 +359,43 @@ describe('EksInferenceCluster validation', () => {
     expect(cluster.observability.capacityFilterProblems(2)).toEqual([]);
   });
 
-  test("fails when a service would take the cluster past 75 target groups, which the controller role's inline policies can name", () => {
+  test("sizes the controller role's inline policies in the cluster's stack as IAM counts them, each token at its longest", () => {
+    const { stack, cluster, llama, mistral } = twoServices();
+    const roleId = stack.getLogicalId(cluster.loadBalancerController!.role.node.defaultChild as CfnElement);
+    const targetGroups = llama.units.length + mistral.units.length;
+    const rendered = renderedInlinePolicyChars([Template.fromStack(stack)], roleId);
+    expect(controllerInlinePolicyChars([{ targetGroups, ownPolicy: false }], true)).toBe(rendered + 'ap-southeast-1'.length - stack.region.length);
+  });
+
+  test("fails when a service would take the controller role's inline policies past IAM's 10,240 characters, naming the size and the count", () => {
     const { stack } = testStack();
     const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
-    const tenant = (i: number, classes: number) => ({
-      path: `Test/S${i}`, service: `s${i}`, namespace: `s${i}`, clusterScopedNames: Array.from({ length: classes }, (_, k) => `s${i}-c${k}`), images: [],
-    });
-    for (let i = 0; i < 15; i++) cluster.attach(stack, tenant(i, 5));
-    expect(() => cluster.attach(stack, tenant(15, 1))).toThrow(
-      "EksInferenceService 'Test/S15' is invalid (1 problem):\n  - classes: take the cluster Test/Cluster to 76 target groups across its services; allowed: at most 75",
-    );
+    const arns = (service: number, n: number) => Array.from({ length: n }, (_, k) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/s${service}-c${k}/0123456789abcdef`);
+    // In the cluster's stack every ARN joins one statement: 14 services of 5 classes fit (about 9,850 characters), a 15th does not.
+    for (let i = 0; i < 14; i++) cluster.allowTargetGroups(new Construct(stack, `S${i}`), arns(i, 5));
+    expect(() => cluster.allowTargetGroups(new Construct(stack, 'S14'), arns(14, 5))).toThrow(new RegExp(
+      "EksInferenceService 'Test/S14' is invalid \\(1 problem\\):\n  - classes: take the Load Balancer Controller's inline policies on the cluster Test/Cluster "
+      + 'to 10\\d{3} characters \\(75 target groups in 1 policy, each ARN counted at its longest\\); allowed: at most 10240'));
+    // One class still fits.
+    expect(() => cluster.allowTargetGroups(new Construct(stack, 'S15'), arns(15, 1))).not.toThrow();
+  });
+
+  test('counts a policy of its own for each service in another stack, so fewer target groups fit', () => {
+    const { app, stack } = testStack('Platform');
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    let fitted = 0;
+    const attach = () => {
+      const other = new Stack(app, `Svc${fitted}`);
+      cluster.allowTargetGroups(new Construct(other, 'S'), [`arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/c${fitted}/0123456789abcdef`]);
+      fitted++;
+    };
+    // Each single-class service in its own stack adds a whole policy document around its one ARN.
+    expect(() => { for (;;) attach(); }).toThrow(/policies on the cluster Platform\/Cluster to \d+ characters \(\d+ target groups in \d+ policies/);
+    expect(fitted).toBeGreaterThan(20);
+    expect(fitted).toBeLessThan(75);
+    const singles = (n: number) => Array.from({ length: n }, () => ({ targetGroups: 1, ownPolicy: true }));
+    expect(controllerInlinePolicyChars(singles(fitted), true)).toBeLessThanOrEqual(10_240);
+    expect(controllerInlinePolicyChars(singles(fitted + 1), true)).toBeGreaterThan(10_240);
   });
 
   test('fails when the imported cluster has no kubectl provider (kubectlProviderOptions is ignored on import)', () => {

@@ -204,8 +204,23 @@ test('an experiment that fails to start injects nothing: the game day is an erro
   expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand', 'GetExperimentCommand', 'DeleteExperimentTemplateCommand']);
   const events = r.events();
   expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
-  expect(events[1].detail).toContain('experiment EXP1 is failed (The experiment role is not authorized to perform ec2:InjectApiError) before it ran: '
+  expect(events[1].detail).toContain('experiment EXP1 is failed (The experiment role is not authorized to perform ec2:InjectApiError) before the game day saw it running: '
     + 'nothing was injected');
+});
+
+test('an experiment stopped before the game day saw it running (a stop condition already in ALARM) is an error that says the shortage is not in force', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({
+    experiment: { id, state: { status: 'stopped', reason: 'Experiment stopped by stop condition' } },
+  }));
+  const r = run([...BASE, '--hold', '30']);
+  expect(await r.done).toBe(1);
+  const events = r.events();
+  expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
+  expect(events[1].detail).toContain('experiment EXP1 is stopped (Experiment stopped by stop condition) before the game day saw it running: '
+    + 'the shortage is not in force');
+  expect(events[1].detail).not.toContain('nothing was injected');
 });
 
 test('the command waits while the experiment is initiating, and a cancelled one is not stopped again', async () => {

@@ -50,10 +50,11 @@ export const RECONCILER_RULES = {
     'two reconcilers would write the same weights against each other every period',
   ),
   'capacityAlarms@period': crossRule<{ readonly alarm: string; readonly alarmPeriodSeconds: number; readonly periodSeconds: number }>(
-    "alarms whose periods are at least this Reconciler's period (InferenceAlarms' reconcilerPeriod set to policy.period)",
-    ({ alarm, alarmPeriodSeconds, periodSeconds }) => (alarmPeriodSeconds >= periodSeconds ? undefined
-      : `holds '${alarm}', which needs a datapoint from a run every ${alarmPeriodSeconds} s, and this Reconciler runs every ${periodSeconds} s`),
-    'runs further apart than the alarm period leave periods without datapoints, and the alarm could never fire',
+    "alarms made for this Reconciler's period (InferenceAlarms' reconcilerPeriod equal to policy.period)",
+    ({ alarm, alarmPeriodSeconds, periodSeconds }) => (alarmPeriodSeconds === periodSeconds ? undefined
+      : `holds '${alarm}', made for a run every ${alarmPeriodSeconds} s, and this Reconciler runs every ${periodSeconds} s`),
+    'at a shorter period runs leave periods without datapoints and the alarm could never fire; at a longer one it pairs one run\'s '
+      + 'desired count with another\'s ready count and fires on an ordinary scale-in',
   ),
   'serving.service': SERVICE_DIMENSION_RULE,
   'serving.tokensPerRequest': numberRule({ above: 0, unit: 'tokens' }),
