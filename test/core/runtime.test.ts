@@ -148,6 +148,17 @@ describe('vLLM', () => {
     const [bad] = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engineVersion: 'latest' } }));
     expect(eks(bad).problems.map((p) => p.message)).toContainEqual("'latest' is not a release number; allowed: 'X.Y.Z' (e.g. '0.29.0')");
   });
+
+  test('fails when the batch token budget is below the batch size (vLLM refuses to start), on both platforms', () => {
+    const [cls] = classes('', (s) => ({ ...s, runtime: { ...s.runtime, maxBatchTokens: 8 } }));
+    const message = 'is 8, below runtime.maxConcurrentSequences (16); vLLM refuses to start when --max-num-batched-tokens < --max-num-seqs '
+      + '(vllm.flag.max-num-batched-tokens); allowed: 16 or more, or unset';
+    expect(eks(cls).problems).toEqual([expect.objectContaining({ field: 'runtime.maxBatchTokens', message })]);
+    const [ml] = classes('ml.', (s) => ({ ...s, runtime: { ...s.runtime, maxBatchTokens: 8 } }));
+    expect(sageMaker(ml).problems).toEqual([expect.objectContaining({ field: 'runtime.maxBatchTokens', message })]);
+    const [equal] = classes('', (s) => ({ ...s, runtime: { ...s.runtime, maxBatchTokens: 16 } }));
+    expect(eks(equal).problems).toEqual([]);
+  });
 });
 
 describe('TGI', () => {
@@ -207,6 +218,18 @@ describe('TGI', () => {
     expect(eks(cls).problems).toEqual([
       expect.objectContaining({ field: 'runtime.maxBatchTokens', message: expect.stringContaining('is 4096, below the longest prompt TGI admits (MAX_INPUT_TOKENS = footprint.maxSequenceTokens - 1 = 8191)') }),
     ]);
+  });
+
+  test('fails when the prefill budget is above the batch token budget it renders (TGI refuses to start)', () => {
+    const cls = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '2.0.4', maxBatchTokens: 200_000 } }))[0];
+    expect(eks(cls).problems).toEqual([expect.objectContaining({
+      field: 'runtime.maxBatchTokens',
+      message: 'is 200000, above the batch token budget TGI is given (MAX_BATCH_TOTAL_TOKENS = runtime.maxConcurrentSequences x footprint.maxSequenceTokens '
+        + '= 131072); TGI refuses to start when MAX_BATCH_PREFILL_TOKENS > MAX_BATCH_TOTAL_TOKENS (tgi.variable.MAX_BATCH_TOTAL_TOKENS); allowed: 8191 to 131072, or unset',
+    })]);
+    // The budget itself is accepted.
+    const atBudget = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '2.0.4', maxBatchTokens: 131_072 } }))[0];
+    expect(eks(atBudget).problems).toEqual([]);
   });
 
   test('fails on SageMaker when the TGI entrypoint would have no HF_MODEL_ID (no model data, no modelPath)', () => {

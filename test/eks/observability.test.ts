@@ -127,6 +127,31 @@ describe('EKS signal producers', () => {
     ]));
   });
 
+  test("each running serving pod is scraped once: of the targets pod discovery makes (a container's ports, a portless init container), one survives", () => {
+    const jobs: Array<{ job_name: string; relabel_configs: Array<{ source_labels?: string[]; regex?: string; action?: string }> }> =
+      addonConfig(template).agents[1].prometheus.config.scrape_configs;
+    const scraped = service.units.filter((u) => jobs.some((j) => j.job_name === `cai-llama3-chat-${u.cls.name}`));
+    expect(scraped.map((u) => u.cls.name)).toEqual(['l40s', 'a10g']);
+    for (const unit of scraped) {
+      const job = jobs.find((j) => j.job_name === `cai-llama3-chat-${unit.cls.name}`)!;
+      const pod = unit.objects.deployment.spec.template;
+      expect(pod.spec.initContainers?.length).toBeGreaterThan(0); // the model-data fetcher
+      // Prometheus pod discovery (prometheus@v3.0.1 discovery/kubernetes/pod.go): a target per container port, one per
+      // container (init containers included) that has none.
+      const podLabels = Object.fromEntries(Object.entries(pod.metadata!.labels!).map(([k, v]) => [`__meta_kubernetes_pod_label_${k.replace(/[^a-zA-Z0-9_]/g, '_')}`, v]));
+      const targets = [...pod.spec.initContainers ?? [], ...pod.spec.containers].flatMap((c) => {
+        const ports: Array<{ name?: string }> = (c as { ports?: Array<{ name?: string }> }).ports ?? [];
+        return (ports.length > 0 ? ports : [{}]).map((port) => ({
+          ...podLabels, __meta_kubernetes_pod_phase: 'Running', __meta_kubernetes_pod_container_name: c.name, __meta_kubernetes_pod_container_port_name: port.name ?? '',
+        } as Record<string, string>));
+      });
+      expect(targets.length).toBeGreaterThan(1);
+      const kept = targets.filter((t) => job.relabel_configs.filter((r) => r.action === 'keep')
+        .every((r) => new RegExp(`^(?:${r.regex})$`).test(r.source_labels!.map((l) => t[l] ?? '').join(';'))));
+      expect(kept.map((t) => t.__meta_kubernetes_pod_container_name)).toEqual(['model-server']);
+    }
+  });
+
   test('the reconciler reads served tokens from the scrape where vLLM counts them, requests x mean tokens elsewhere', () => {
     const fn = Object.values(template.findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { RECONCILER_CONFIG: Match.anyValue() } } } }))[0];
     const raw = fn.Properties.Environment.Variables.RECONCILER_CONFIG;

@@ -244,7 +244,16 @@ function engineSettings(
   const queue = admission.maxInFlight;
   const neuron = cls.hardware.acceleratorTarget === 'neuron';
   switch (engine) {
-    case 'vllm':
+    case 'vllm': {
+      const batchTokens = r.maxBatchTokens;
+      const resolved = batchTokens !== undefined && !isUnresolved(batchTokens) && !isUnresolved(r.maxConcurrentSequences);
+      if (resolved && batchTokens < r.maxConcurrentSequences) {
+        problem(
+          'runtime.maxBatchTokens',
+          `is ${batchTokens}, below runtime.maxConcurrentSequences (${r.maxConcurrentSequences}); vLLM refuses to start when ` +
+            `--max-num-batched-tokens < --max-num-seqs (vllm.flag.max-num-batched-tokens); allowed: ${r.maxConcurrentSequences} or more, or unset`,
+        );
+      }
       // Facts vllm.flag.*. On SageMaker the DLC turns SM_VLLM_<FLAG> into --<flag> (vllm.entrypoint.sagemaker-variables).
       return [
         // --model, not a positional model: the api_server entrypoint has no positional model (vllm.flag.model).
@@ -260,6 +269,7 @@ function engineSettings(
         { name: 'max-num-queued-reqs', value: queue },
         { name: 'max-num-queued-tokens', value: admission.maxQueuedPromptTokens },
       ];
+    }
     case 'tgi': {
       // text-generation-launcher fields, each `#[clap(long, env)]`: the variable is the field name in upper case.
       const maxInputTokens = f.maxSequenceTokens - 1; // must be < MAX_TOTAL_TOKENS (tgi.variable.MAX_INPUT_TOKENS)
@@ -270,6 +280,15 @@ function engineSettings(
           `is ${r.maxBatchTokens}, below the longest prompt TGI admits (MAX_INPUT_TOKENS = footprint.maxSequenceTokens - 1 = ${maxInputTokens}); ` +
             'TGI refuses to start when MAX_BATCH_PREFILL_TOKENS < MAX_INPUT_TOKENS (tgi.variable.MAX_BATCH_PREFILL_TOKENS); ' +
             `allowed: ${maxInputTokens} or more, or unset (then one longest prompt, ${maxInputTokens})`,
+        );
+      }
+      const batchTotal = r.maxConcurrentSequences * f.maxSequenceTokens;
+      if (prefill !== undefined && !isUnresolved(prefill) && !isUnresolved(batchTotal) && prefill > batchTotal) {
+        problem(
+          'runtime.maxBatchTokens',
+          `is ${prefill}, above the batch token budget TGI is given (MAX_BATCH_TOTAL_TOKENS = runtime.maxConcurrentSequences x ` +
+            `footprint.maxSequenceTokens = ${batchTotal}); TGI refuses to start when MAX_BATCH_PREFILL_TOKENS > MAX_BATCH_TOTAL_TOKENS ` +
+            `(tgi.variable.MAX_BATCH_TOTAL_TOKENS); allowed: ${maxInputTokens} to ${batchTotal}, or unset`,
         );
       }
       return [
@@ -286,7 +305,7 @@ function engineSettings(
         // The batch bound: flash-attention models ignore MAX_BATCH_TOTAL_TOKENS and infer the token budget, while
         // MAX_BATCH_SIZE bounds every batch (tgi.variable.MAX_BATCH_SIZE). The token budget still binds non-flash models.
         { name: 'MAX_BATCH_SIZE', value: r.maxConcurrentSequences },
-        { name: 'MAX_BATCH_TOTAL_TOKENS', value: r.maxConcurrentSequences * f.maxSequenceTokens },
+        { name: 'MAX_BATCH_TOTAL_TOKENS', value: batchTotal },
         { name: 'CUDA_MEMORY_FRACTION', value: neuron ? undefined : cls.memory.utilizationCap },
         { name: 'MAX_CONCURRENT_REQUESTS', value: queue },
       ];

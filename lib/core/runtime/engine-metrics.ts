@@ -87,6 +87,10 @@ export interface ScrapeTarget {
   readonly classLabel: string;
 }
 
+/** The serving container of every class pod on EKS, and its one named port (lib/eks/manifests/workload.ts renders both). */
+export const SERVING_CONTAINER = 'model-server';
+export const SERVING_PORT_NAME = 'http';
+
 /** Prometheus relabel label name of a pod label (Kubernetes SD: non-alphanumerics become '_'). */
 function podLabelMeta(label: string): string {
   return `__meta_kubernetes_pod_label_${label.replace(/[^a-zA-Z0-9_]/g, '_')}`;
@@ -109,8 +113,13 @@ export function scrapeJob(t: ScrapeTarget, intervalSeconds: number): Record<stri
     metrics_path: e.metricsPath,
     kubernetes_sd_configs: [{ role: 'pod', namespaces: { names: [t.namespace] } }],
     relabel_configs: [
-      // Only this class's serving pods, once per pod (the container port that serves metrics).
+      // Only this class's serving pods, once per pod. Pod discovery makes a target of every container port, and of every
+      // container without one (the model-data init container among them: prometheus/prometheus@v3.0.1
+      // discovery/kubernetes/pod.go:273-293); the agent keeps each target's original address in a label of its own
+      // (amazon-cloudwatch-agent@v1.300070.0 plugins/inputs/prometheus/start.go:335-362), so two targets rewritten to
+      // the same address would both be scraped and every datapoint published twice. Keep the serving port alone.
       { source_labels: [podLabelMeta(t.classLabel)], regex: anchored(t.className), action: 'keep' },
+      { source_labels: ['__meta_kubernetes_pod_container_name', '__meta_kubernetes_pod_container_port_name'], regex: `${SERVING_CONTAINER};${SERVING_PORT_NAME}`, action: 'keep' },
       { source_labels: ['__meta_kubernetes_pod_phase'], regex: 'Running', action: 'keep' },
       { source_labels: ['__meta_kubernetes_pod_ip'], regex: '(.+)', target_label: '__address__', replacement: `$1:${port}` },
       { target_label: Dim.SERVICE, replacement: t.service, action: 'replace' },

@@ -91,7 +91,9 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   source: 'vllm-project/vllm@00a5fdd vllm/entrypoints/cli/serve.py (usage "vllm serve [model_tag] [options]"); https://github.com/vllm-project/vllm/issues/17172 (ENTRYPOINT api_server)', status: 'source' }),
   f({ id: 'vllm.flag.port', subject: 'vllm', kind: 'flag', name: 'port', platforms: eksOnly, statement: 'API server port (the SageMaker DLC passes --port 8080 itself).', source: VLLM_DOCS, status: 'docs' }),
   f({ id: 'vllm.flag.max-num-seqs', subject: 'vllm', kind: 'flag', name: 'max-num-seqs', statement: 'Sequences per iteration: the class batch.', source: VLLM_DOCS, status: 'docs' }),
-  f({ id: 'vllm.flag.max-num-batched-tokens', subject: 'vllm', kind: 'flag', name: 'max-num-batched-tokens', statement: 'Tokens per iteration: the class batch tokens.', source: VLLM_DOCS, status: 'docs' }),
+  f({ id: 'vllm.flag.max-num-batched-tokens', subject: 'vllm', kind: 'flag', name: 'max-num-batched-tokens', statement:
+    'Tokens per iteration: the class batch tokens. Below max-num-seqs the scheduler config raises ValueError at start (read at a main-branch commit, not at the pinned tag).',
+  source: `${VLLM_DOCS}; vllm-project/vllm@f0de1a604cad003379e5bb4dfc3cc5d2a1f25fa8 vllm/config/scheduler.py:250-261`, status: 'docs' }),
   f({ id: 'vllm.flag.tensor-parallel-size', subject: 'vllm', kind: 'flag', name: 'tensor-parallel-size', statement: 'Tensor-parallel degree.', source: VLLM_DOCS, status: 'docs' }),
   f({ id: 'vllm.flag.max-model-len', subject: 'vllm', kind: 'flag', name: 'max-model-len', statement: 'Longest sequence (prompt + output).', source: VLLM_DOCS, status: 'docs' }),
   f({ id: 'vllm.flag.gpu-memory-utilization', subject: 'vllm', kind: 'flag', name: 'gpu-memory-utilization', statement: 'Share of accelerator memory vLLM may take: the memory cap.', source: VLLM_DOCS, status: 'docs' }),
@@ -132,7 +134,7 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'tgi.version.floor', subject: 'tgi', kind: 'version', name: 'minimum', value: '2.0.0', statement:
     'max_input_tokens replaced max_input_length in 2.0; every rendered variable exists from 2.0.0 through 3.3.7.', source: `${TGI2} launcher/src/main.rs:224-307`, status: 'source' }),
   f({ id: 'tgi.variable.MODEL_ID', subject: 'tgi', kind: 'variable', name: 'MODEL_ID', platforms: eksOnly, statement: 'Model path or hub id.', source: `${TGI} launcher/src/main.rs (model_id, #[clap(long, env)])`, status: 'source' }),
-  f({ id: 'tgi.variable.PORT', subject: 'tgi', kind: 'variable', name: 'PORT', platforms: eksOnly, value: 3000, statement: 'Serving port (default 3000).', source: `${TGI} launcher/src/main.rs:766-768`, status: 'source' }),
+  f({ id: 'tgi.variable.PORT', subject: 'tgi', kind: 'variable', name: 'PORT', platforms: eksOnly, value: 3000, statement: 'Serving port (default 3000).', source: `${TGI} launcher/src/main.rs:772-774`, status: 'source' }),
   f({ id: 'tgi.variable.NUM_SHARD', subject: 'tgi', kind: 'variable', name: 'NUM_SHARD', platforms: eksOnly, statement: 'Shards (tensor parallel).', source: `${TGI} launcher/src/main.rs (num_shard)`, status: 'source' }),
   f({ id: 'tgi.variable.MAX_TOTAL_TOKENS', subject: 'tgi', kind: 'variable', name: 'MAX_TOTAL_TOKENS', statement: 'Longest prompt + output of one request.', source: `${TGI} launcher/src/main.rs:694-695`, status: 'source' }),
   f({ id: 'tgi.variable.MAX_INPUT_TOKENS', subject: 'tgi', kind: 'variable', name: 'MAX_INPUT_TOKENS', statement:
@@ -142,8 +144,9 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
     'Prefill token budget per batch; must be >= MAX_INPUT_TOKENS (launcher check through 2.3.x; router check in 3.x unless the model supports chunking). Unset, 2.0 defaults it to max_batch_size x max_input_tokens (warm-up then prefills that many tokens) and 3.x to about 4096: the library always renders it (maxBatchTokens, else MAX_INPUT_TOKENS).',
   source: `${TGI2} launcher/src/main.rs:1348-1349,1367-1371; ${TGI} launcher/src/main.rs:2114-2153; ${TGI} backends/v3/src/main.rs:188-189`, status: 'source' }),
   f({ id: 'tgi.variable.MAX_BATCH_TOTAL_TOKENS', subject: 'tgi', kind: 'variable', name: 'MAX_BATCH_TOTAL_TOKENS', statement:
-    'Token budget of the batch; ignored (with a "deprecated" warning) for flash-attention models, which infer it from memory: only non-flash models honour it.',
-  source: `${TGI} backends/v3/src/lib.rs:86-98; ${TGI2} router/src/main.rs:334`, status: 'source' }),
+    'Token budget of the batch; ignored (with a "deprecated" warning) for flash-attention models, which infer it from memory: only non-flash models honour it. '
+    + 'Must be >= MAX_BATCH_PREFILL_TOKENS: 2.0 checks the value passed for every model, 3.x the budget the backend reports.',
+  source: `${TGI} backends/v3/src/lib.rs:86-98, backends/v3/src/main.rs:191-192; ${TGI2} router/src/main.rs:334, launcher/src/main.rs:1412-1417`, status: 'source' }),
   f({ id: 'tgi.variable.MAX_BATCH_SIZE', subject: 'tgi', kind: 'variable', name: 'MAX_BATCH_SIZE', statement:
     'Requests per batch; the batching loop never grows a batch past it (flash models included): the class batch bound.',
   source: `${TGI} launcher/src/main.rs:758-760, backends/v3/src/backend.rs:198; ${TGI2} router/src/infer.rs:414`, status: 'source' }),

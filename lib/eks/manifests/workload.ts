@@ -1,3 +1,4 @@
+import { SERVING_CONTAINER, SERVING_PORT_NAME } from '../../core/runtime/engine-metrics';
 import { ACCELERATOR_TAINTS } from './karpenter';
 import {
   type Container,
@@ -206,14 +207,14 @@ export function deployment(input: DeploymentInput): Deployment {
     : probe(r.healthPath, { failureThreshold: startFailures });
   const readinessProbe = probe(r.readyPath, { successThreshold: 1, failureThreshold: 2 });
   const container: Container = {
-    name: 'model-server',
+    name: SERVING_CONTAINER,
     image: input.image,
     imagePullPolicy: 'IfNotPresent',
     ...(input.args && input.args.length > 0 ? { args: [...input.args] } : {}),
     env: Object.entries(input.env)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([name, value]) => ({ name, value })),
-    ports: [{ name: 'http', containerPort: input.port, protocol: 'TCP' }],
+    ports: [{ name: SERVING_PORT_NAME, containerPort: input.port, protocol: 'TCP' }],
     resources: {
       requests: { cpu: input.cpu, memory: input.memory, [input.acceleratorResource]: String(input.acceleratorCount) },
       limits: { memory: input.memory, [input.acceleratorResource]: String(input.acceleratorCount) },
@@ -273,7 +274,7 @@ export function service(name: string, ns: string, labels: Labels, selector: Labe
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name, namespace: ns, labels },
-    spec: { type: 'ClusterIP', selector, ports: [{ name: 'http', port, targetPort: 'http', protocol: 'TCP' }] },
+    spec: { type: 'ClusterIP', selector, ports: [{ name: SERVING_PORT_NAME, port, targetPort: SERVING_PORT_NAME, protocol: 'TCP' }] },
   };
 }
 
