@@ -1,5 +1,5 @@
 /**
- * The library works when consumed from npm: `npm pack` (which runs `prepack` = `npm run build`) in a temp copy of the
+ * The library works when consumed from npm: `npm pack` (which runs `prepack`: empty dist, `npm run build`) in a temp copy of the
  * repository, then install the tarball into a scratch consumer app the way npm lays it out, without the registry: the
  * tarball is extracted to node_modules/cdk-capacity-aware-inference and each dependency and peer dependency it
  * declares is a symlink to the copy already installed here (only the declared ones, so an undeclared import fails).
@@ -87,7 +87,10 @@ describe('npm package', () => {
     for (const entry of SOURCES) if (existsSync(join(ROOT, entry))) cpSync(join(ROOT, entry), join(copy, entry), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
     const quiet = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false', QUIET_BUNDLE: '1' };
-    // `npm pack` runs prepack (`npm run build`: tsc, then the Lambda bundles) exactly as publishing does.
+    // A file an earlier build left in dist (a module since renamed) must not ship: prepack starts from an empty dist.
+    mkdirSync(join(copy, 'dist', 'lib'), { recursive: true });
+    writeFileSync(join(copy, 'dist', 'lib', 'stale-leftover.js'), "require('./gone');\n");
+    // `npm pack` runs prepack (empty dist, then `npm run build`: tsc, then the Lambda bundles) exactly as publishing does.
     const name = timed('pack', () =>
       execFileSync('npm', ['pack', '--offline', '--silent', '--pack-destination', work], { cwd: copy, env: quiet, encoding: 'utf8' }).trim(),
     );
@@ -140,6 +143,7 @@ describe('npm package', () => {
       'package/assets/lambda/reconciler/index.js',
     ]));
     expect(files.filter((f) => /^package\/(lambda|test|lib)\//.test(f) || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+    expect(files).not.toContain('package/dist/lib/stale-leftover.js');
   });
 
   test('a consumer app resolves the installed package and synthesizes the reconciler with the shipped handler', () => {
@@ -211,7 +215,7 @@ describe('npm package', () => {
     expect([r.status, r.stderr.split('\n')[0]]).toEqual([2, '--stack <name> is required']);
   });
 
-  test('sim --scenario-file runs the docs\' TypeScript scenario and a JavaScript one from the installed package', () => {
+  test('sim --scenario-file runs the docs\' TypeScript scenario (also in a "type": "commonjs" package) and a JavaScript one from the installed package', () => {
     const docs = readFileSync(join(ROOT, 'docs', 'simulator.md'), 'utf8');
     const example = /`npx cdk-capacity-sim run --scenario-file \.\/my-scenario\.ts`[^\n]*\n\n```ts\n([\s\S]*?)```/.exec(docs)![1];
     writeFileSync(join(consumer, 'my-scenario.ts'), example);
@@ -225,8 +229,13 @@ describe('npm package', () => {
     }
     // The same scenario as CommonJS JavaScript, as a user without TypeScript would write it.
     writeFileSync(join(consumer, 'my-scenario.js'), transpileModule(example, { compilerOptions: { module: ModuleKind.CommonJS, target: ScriptTarget.ES2022 } }).outputText);
-    for (const file of ['my-scenario.ts', 'my-scenario.js']) {
-      const out = join(consumer, `reports-${file}`);
+    // The same TypeScript under a package.json that says "type": "commonjs" (what `npm init` writes): Node.js 22.18+
+    // strips the types but loads it as CommonJS, where its import is a syntax error; the project's ts-node loads it.
+    mkdirSync(join(consumer, 'commonjs'));
+    writeFileSync(join(consumer, 'commonjs', 'package.json'), JSON.stringify({ name: 'scenarios', private: true, type: 'commonjs' }));
+    writeFileSync(join(consumer, 'commonjs', 'my-scenario.ts'), example);
+    for (const file of ['my-scenario.ts', 'my-scenario.js', 'commonjs/my-scenario.ts']) {
+      const out = join(consumer, `reports-${file.replace('/', '-')}`);
       const r = command(consumer, 'cdk-capacity-sim', ['run', '--scenario-file', `./${file}`, '--seeds', '1', '--workers', '1', '--policies', 'library', '--out', out]);
       expect({ file, status: r.status, stderr: r.stderr.split('\n').filter((l) => !l.startsWith('Running') && !l.startsWith('[')) }).toEqual({ file, status: 0, stderr: [''] });
       const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { scenarios: Array<{ scenarioId: string; platform: string }> };
