@@ -71,8 +71,11 @@ export function fisTemplate(s: FisShortage): CreateExperimentTemplateRequest {
  * stopped: the command fails safe towards ending the injection.
  */
 const SETTLED = new Set(['completed', 'stopping', 'stopped', 'failed', 'cancelled']);
-/** Settled states an experiment reaches without running (API_ExperimentState.html). */
-const NEVER_RAN = new Set(['failed', 'cancelled']);
+/**
+ * The settled state an experiment reaches only without running (API_ExperimentState.html). `failed` is not one: an
+ * experiment whose action fails goes from running to failed, perhaps between two polls.
+ */
+const NEVER_RAN = new Set(['cancelled']);
 
 /**
  * StartExperiment answers `initiating`; the injection runs only once the experiment is `running`, and one that fails
@@ -118,11 +121,12 @@ export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number,
         const state = (await fis.send(new GetExperimentCommand({ id: experimentId }))).experiment?.state;
         if (state?.status === 'running') break;
         if (SETTLED.has(state?.status ?? '')) {
-          // failed and cancelled never ran; stopping, stopped and completed may have, briefly (a stop-condition alarm
-          // already in ALARM stops an experiment as soon as it starts): either way no shortage holds now.
+          // cancelled never ran; the others may have, briefly (a stop-condition alarm already in ALARM stops an
+          // experiment as soon as it starts, a failing action fails it): either way no shortage holds now.
           const status = `${state!.status}${state!.reason ? ` (${state!.reason})` : ''}`;
           throw new Error(`AWS FIS experiment ${experimentId} is ${status} before the game day saw it running: ${NEVER_RAN.has(state!.status!)
-            ? 'nothing was injected' : 'the shortage is not in force (a stop condition already in ALARM ends an experiment at once)'}`);
+            ? 'nothing was injected' : 'the shortage is not in force (a stop condition already in ALARM ends an experiment at once; a role that may not '
+            + 'inject fails it)'}`);
         }
         if (waited >= START_TIMEOUT_MS) throw new Error(`AWS FIS experiment ${experimentId} is still ${state?.status ?? 'in no state'} after ${START_TIMEOUT_MS / 1000} s`);
         await pause(START_POLL_MS, signal);

@@ -7,6 +7,7 @@ import { memoryBreakdown } from '../core/service/sizing';
 import { Checker, isFiniteLiteral } from '../core/validation/checker';
 import { duplicates } from '../core/validation/names';
 import { EKS_RULES } from '../core/validation/rules';
+import { ROLE_INLINE_POLICY_CHARS } from './controller-policy-size';
 import { isUnresolved } from '../core/validation/tokens';
 import { durationSeconds, sizeGibibytes } from '../util/duration';
 import { type EksClassOptions } from './class-options';
@@ -47,7 +48,7 @@ export interface ClusterCheckInput {
     readonly karpenter?: { readonly nodeRoleName: string };
     readonly keda?: boolean;
     readonly kedaVersion?: string;
-    readonly loadBalancerController?: unknown;
+    readonly loadBalancerController?: { readonly role?: unknown; readonly roleInlinePolicyChars?: number };
   };
 }
 
@@ -91,6 +92,14 @@ export function clusterProblems(input: ClusterCheckInput): ClassProblem[] {
   const role = input.existingControllers?.karpenter?.nodeRoleName;
   if (role !== undefined && !isUnresolved(role) && !IAM_ROLE_NAME.test(role)) {
     add('existingControllers.karpenter.nodeRoleName', `'${role}' is not an IAM role name (1-64 of letters, digits and +=,.@_-)`);
+  }
+  const lbc = input.existingControllers?.loadBalancerController;
+  const own = lbc?.roleInlinePolicyChars;
+  if (own !== undefined && !(Number.isInteger(own) && own >= 0 && own < ROLE_INLINE_POLICY_CHARS)) {
+    add('existingControllers.loadBalancerController.roleInlinePolicyChars', `is ${own}; allowed: a whole number of characters from 0 to `
+      + `${ROLE_INLINE_POLICY_CHARS - 1} (IAM caps a role's inline policies at ${ROLE_INLINE_POLICY_CHARS} in all)`);
+  } else if (own !== undefined && lbc?.role === undefined) {
+    add('existingControllers.loadBalancerController.roleInlinePolicyChars', `is ${own} but no role is given, so nothing is added to a role; allowed: unset, or a role`);
   }
   const keda = input.existingControllers?.kedaVersion;
   if (keda !== undefined) {

@@ -16,7 +16,8 @@ import { clusterProblems } from './checks';
 import { newClusterVpc } from './cluster-vpc';
 import { Karpenter } from './karpenter';
 import { Keda } from './keda';
-import { controllerInlinePolicyChars, LoadBalancerController, ROLE_INLINE_POLICY_CHARS, type TargetRegistration } from './load-balancer-controller';
+import { controllerInlinePolicyChars, ROLE_INLINE_POLICY_CHARS, type TargetRegistration } from './controller-policy-size';
+import { LoadBalancerController } from './load-balancer-controller';
 import { EksObservability, type ObservabilityOptions } from './observability-addon';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
 
@@ -68,6 +69,14 @@ export interface ExistingLoadBalancerController {
    * @default - no grant: the controller's own policy must allow elasticloadbalancing:RegisterTargets on them
    */
   readonly role?: iam.IRole;
+  /**
+   * Characters the role's own inline policies take already (JSON without whitespace, as IAM counts them). IAM caps a
+   * role's inline policies at 10,240 characters in all, and this construct adds one naming every service's target
+   * groups: a service that would pass the cap fails at synth. A role with managed policies only (the upstream install)
+   * takes 0; a role made by aws-eks's `AlbController` holds the whole upstream policy inline, about 5,200.
+   * @default 0
+   */
+  readonly roleInlinePolicyChars?: number;
 }
 
 /** Controllers an imported cluster runs already: each one given is not installed. */
@@ -188,6 +197,7 @@ export class EksInferenceCluster extends Construct {
   /** Role of the nodes Karpenter launches (each EC2NodeClass's `spec.role`). */
   public readonly nodeRoleName: string;
   private readonly existingLbcRole?: iam.IRole;
+  private readonly existingLbcPolicyChars: number = 0;
   private lbcRegistration?: iam.PolicyStatement;
   private readonly tenants: ClusterTenant[] = [];
   private readonly registrations: TargetRegistration[] = [];
@@ -220,6 +230,7 @@ export class EksInferenceCluster extends Construct {
     if (!existing.keda) this.keda = new Keda(this, 'Keda', { cluster: this.cluster, chart: withVersion(KEDA_CHART, versions.keda) });
     if (existing.loadBalancerController) {
       this.existingLbcRole = existing.loadBalancerController.role;
+      this.existingLbcPolicyChars = existing.loadBalancerController.roleInlinePolicyChars ?? 0;
     } else {
       this.loadBalancerController = new LoadBalancerController(this, 'LoadBalancerController', {
         cluster: this.cluster,
@@ -332,7 +343,7 @@ export class EksInferenceCluster extends Construct {
    */
   private checkRegistrations(scope: Construct, registration: TargetRegistration): void {
     const registrations = [...this.registrations, registration];
-    const chars = controllerInlinePolicyChars(registrations, this.loadBalancerController !== undefined);
+    const chars = this.existingLbcPolicyChars + controllerInlinePolicyChars(registrations, this.loadBalancerController !== undefined);
     if (chars > ROLE_INLINE_POLICY_CHARS) {
       const targetGroups = registrations.reduce((n, r) => n + r.targetGroups, 0);
       const shared = registrations.some((r) => !r.ownPolicy) || this.loadBalancerController !== undefined;
@@ -340,7 +351,8 @@ export class EksInferenceCluster extends Construct {
       throwIfInvalid('EksInferenceService', scope.node.path, [{
         field: 'classes',
         message: `take the Load Balancer Controller's inline policies on the cluster ${this.node.path} to ${chars} characters `
-          + `(${targetGroups} target groups in ${policies} ${policies === 1 ? 'policy' : 'policies'}, each ARN counted at its longest); `
+          + `(${targetGroups} target groups in ${policies} ${policies === 1 ? 'policy' : 'policies'}, each ARN counted at its longest`
+          + `${this.existingLbcPolicyChars > 0 ? `, and the role's own ${this.existingLbcPolicyChars}` : ''}); `
           + `allowed: at most ${ROLE_INLINE_POLICY_CHARS} (IAM's cap on a role's inline policies): put further services on another cluster, `
           + "or in the cluster's stack, where all share one policy",
       }]);

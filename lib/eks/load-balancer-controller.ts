@@ -68,7 +68,6 @@ export class LoadBalancerController extends Construct {
     });
   }
 
-  /** Register and deregister pods in exactly these target groups (also for a controller this construct did not install). */
   /** What the controller reads to keep TargetGroupBindings in step (no resource-level permissions: held to one region). */
   public static readStatement(region: string): iam.PolicyStatement {
     return new iam.PolicyStatement({
@@ -93,6 +92,7 @@ export class LoadBalancerController extends Construct {
     });
   }
 
+  /** Register and deregister pods in exactly these target groups (also for a controller this construct did not install). */
   public static targetRegistrationStatement(targetGroupArns: readonly string[]): iam.PolicyStatement {
     return new iam.PolicyStatement({
       sid: 'RegisterPodsInOwnedTargetGroups',
@@ -112,37 +112,3 @@ export class LoadBalancerController extends Construct {
   }
 }
 
-/**
- * IAM counts all of a role's inline policy documents together, whitespace excluded, against 10,240 characters (IAM and
- * STS quotas, "Role policy size": https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html).
- */
-export const ROLE_INLINE_POLICY_CHARS = 10_240;
-
-const LONGEST_REGION = 'ap-southeast-1';
-const LONGEST_TARGET_GROUP_ARN_PREFIX = `arn:aws-us-gov:elasticloadbalancing:${LONGEST_REGION}:123456789012:targetgroup/${'n'.repeat(32)}/`;
-
-/** Where a service's target groups are registered: the cluster stack's policy, or a policy of its own (another stack). */
-export interface TargetRegistration {
-  readonly targetGroups: number;
-  readonly ownPolicy: boolean;
-}
-
-/**
- * The characters IAM counts for the controller role's inline policies, with every value a token fills at its longest
- * (the region, and each target group ARN: the aws-us-gov partition, a 14-character region such as ap-southeast-1, a
- * 32-character name, the most CreateTargetGroup accepts). `withReadStatement`: the policy in the cluster's stack also
- * holds the controller's read statement (a controller this library installs); an imported role's own policies are not
- * counted.
- */
-export function controllerInlinePolicyChars(registrations: readonly TargetRegistration[], withReadStatement: boolean): number {
-  let next = 0;
-  const arns = (n: number) => Array.from({ length: n }, () => LONGEST_TARGET_GROUP_ARN_PREFIX + (next++).toString(16).padStart(16, '0'));
-  const chars = (statements: iam.PolicyStatement[]) => JSON.stringify(new iam.PolicyDocument({ statements }).toJSON()).length;
-  const inStack = registrations.filter((r) => !r.ownPolicy).reduce((n, r) => n + r.targetGroups, 0);
-  const shared = [
-    ...(withReadStatement ? [LoadBalancerController.readStatement(LONGEST_REGION)] : []),
-    ...(inStack > 0 ? [LoadBalancerController.targetRegistrationStatement(arns(inStack))] : []),
-  ];
-  const own = registrations.filter((r) => r.ownPolicy).map((r) => chars([LoadBalancerController.targetRegistrationStatement(arns(r.targetGroups))]));
-  return (shared.length > 0 ? chars(shared) : 0) + own.reduce((a, b) => a + b, 0);
-}

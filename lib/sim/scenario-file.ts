@@ -5,17 +5,28 @@
  * ts-node of the scenario's own project registers itself (a `cdk init app` project has it), resolved from the
  * scenario file's folder, so the CLI carries no TypeScript toolchain of its own. Runs in each worker thread too.
  *
- * Node.js strips types but does not convert module syntax: it loads a `.ts` file as CommonJS where the nearest
- * package.json says `"type": "commonjs"` (what `npm init` writes), and an `import` there is a syntax error
- * ("Modules: TypeScript", Determining module system). So the project's ts-node, which compiles to CommonJS, loads a
- * `.ts` or `.cts` file wherever the project has one; Node.js strips the types of the rest (`.mts` files included).
+ * Node.js strips types but does not convert module syntax: it loads a `.cts` file, and a `.ts` file whose nearest
+ * package.json says `"type": "commonjs"` (what `npm init` writes), as CommonJS, where an `import` is a syntax error
+ * (https://nodejs.org/api/typescript.html, "Determining module system"). Those go through the project's ts-node, which
+ * compiles them to CommonJS. The rest stay with Node.js: ts-node 10 refuses a `.ts` file under `"type": "module"`
+ * (ERR_REQUIRE_ESM), which Node.js loads as an ES module.
  */
-import { dirname } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 const TYPESCRIPT = /\.[cm]?ts$/;
 
 function nodeStripsTypes(): boolean {
   return Boolean((process.features as { typescript?: unknown }).typescript);
+}
+
+/** The `type` of the package.json nearest to the file (Node.js's rule), undefined when none says. */
+function packageType(file: string): string | undefined {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) return (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: string }).type;
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 /** The scenario project's ts-node register hook, undefined when the project has none. */
@@ -27,35 +38,64 @@ function projectTsNode(file: string): string | undefined {
   }
 }
 
-function isModuleSyntaxInCommonJs(e: unknown): boolean {
-  return e instanceof SyntaxError && /Cannot use import statement outside a module|Unexpected token 'export'/.test(e.message);
+/** What the running Node.js and the scenario's project offer. */
+export interface LoaderEnvironment {
+  readonly stripsTypes: boolean;
+  readonly loaderRegistered: boolean;
+  /** The nearest package.json's `type`. */
+  readonly packageType?: string;
+  /** The project has ts-node. */
+  readonly tsNode: boolean;
+  readonly nodeVersion: string;
 }
 
-/** ts-node registered already (this repository's ts-node runs), or, before Node.js strips types, any `.ts` loader (jest). */
+/** What loads a scenario file: Node.js itself, the project's ts-node, or nothing (an error saying what to change). */
+export type ScenarioLoader = 'node' | 'ts-node' | { readonly error: string };
+
+/**
+ * The loader for a file, from what the running Node.js and the scenario's project offer. `loaderRegistered`: a `.ts`
+ * loader is in place already (this repository's ts-node, or jest's transform).
+ */
+export function scenarioLoader(file: string, env: LoaderEnvironment): ScenarioLoader {
+  if (!TYPESCRIPT.test(file) || env.loaderRegistered) return 'node';
+  const commonJs = file.endsWith('.cts') || (file.endsWith('.ts') && env.packageType === 'commonjs');
+  if (env.stripsTypes && !commonJs) return 'node';
+  if (env.tsNode) return 'ts-node';
+  if (env.stripsTypes) return 'node'; // a CommonJS file without import or export still loads; one with them fails, explained
+  return { error: `${file}: Node.js ${env.nodeVersion} cannot load TypeScript by itself: use Node.js 22.18 or newer (it strips types), `
+    + 'add ts-node to the scenario\'s project, or compile the scenario to JavaScript' };
+}
+
+/** ts-node registered already (this repository's), or, before Node.js strips types, any `.ts` loader. */
 function loaderRegistered(): boolean {
   return Boolean((process as unknown as Record<symbol, unknown>)[Symbol.for('ts-node.register.instance')])
     || (!nodeStripsTypes() && Boolean(require.extensions['.ts']));
 }
 
+function isModuleSyntaxInCommonJs(e: unknown): boolean {
+  return e instanceof SyntaxError && /Cannot use import statement outside a module|Unexpected token 'export'/.test(e.message);
+}
+
 /** `require` of the scenario module, after registering a TypeScript loader when the file needs one and none is there. */
 export function requireScenarioModule(file: string): unknown {
-  const typescript = TYPESCRIPT.test(file);
-  if (typescript && !loaderRegistered() && !(nodeStripsTypes() && file.endsWith('.mts'))) {
-    const register = projectTsNode(file);
-    if (register) {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      require(register);
-    } else if (!nodeStripsTypes()) {
-      throw new Error(`${file}: Node.js ${process.version} cannot load TypeScript by itself: use Node.js 22.18 or newer (it strips types), `
-        + 'add ts-node to the scenario\'s project, or compile the scenario to JavaScript');
-    }
-  }
+  const register = TYPESCRIPT.test(file) ? projectTsNode(file) : undefined;
+  const loader = scenarioLoader(file, {
+    stripsTypes: nodeStripsTypes(),
+    loaderRegistered: loaderRegistered(),
+    packageType: packageType(file),
+    tsNode: register !== undefined,
+    nodeVersion: process.version,
+  });
+  if (typeof loader === 'object') throw new Error(loader.error);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  if (loader === 'ts-node') require(register!);
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(file);
   } catch (e) {
-    if (!typescript || !isModuleSyntaxInCommonJs(e)) throw e;
-    throw new Error(`${file}: Node.js ${process.version} loads it as CommonJS (its package.json says "type": "commonjs"), where import `
-      + 'and export are syntax errors: name it .mts, set "type": "module", add ts-node to the scenario\'s project, or compile it to JavaScript', { cause: e });
+    if (!TYPESCRIPT.test(file) || !isModuleSyntaxInCommonJs(e)) throw e;
+    throw new Error(`${file}: Node.js ${process.version} loads it as CommonJS (a .cts file, or its package.json says "type": "commonjs"), `
+      + 'where import and export are syntax errors: name it .mts, set "type": "module", add ts-node to the scenario\'s project, '
+      + 'or compile it to JavaScript', { cause: e });
   }
 }

@@ -225,7 +225,8 @@ describe('TGI', () => {
     expect(eks(cls).problems).toEqual([expect.objectContaining({
       field: 'runtime.maxBatchTokens',
       message: 'is 200000, above the batch token budget TGI is given (MAX_BATCH_TOTAL_TOKENS = runtime.maxConcurrentSequences x footprint.maxSequenceTokens '
-        + '= 131072); TGI refuses to start when MAX_BATCH_PREFILL_TOKENS > MAX_BATCH_TOTAL_TOKENS (tgi.variable.MAX_BATCH_TOTAL_TOKENS); allowed: 8191 to 131072, or unset',
+        + '= 131072); TGI 2.x, and 3.x for models without flash attention, refuse to start when MAX_BATCH_PREFILL_TOKENS > MAX_BATCH_TOTAL_TOKENS, '
+        + 'and no prefill batch of MAX_BATCH_SIZE prompts could use more (tgi.variable.MAX_BATCH_TOTAL_TOKENS); allowed: 8191 to 131072, or unset',
     })]);
     // The budget itself is accepted.
     const atBudget = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '2.0.4', maxBatchTokens: 131_072 } }))[0];

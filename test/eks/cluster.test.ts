@@ -10,7 +10,7 @@ import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { type ServiceContract } from '../../lib/core/service/contract';
 import { EksInferenceCluster } from '../../lib/eks/cluster';
 import { EksInferenceService } from '../../lib/eks/inference-service';
-import { controllerInlinePolicyChars } from '../../lib/eks/load-balancer-controller';
+import { controllerInlinePolicyChars } from '../../lib/eks/controller-policy-size';
 import { InferenceObservability } from '../../lib/control/observability';
 import { Reconciler } from '../../lib/control/reconciler';
 import { signalContractProblems } from '../../lib/core/metrics/template-check';
@@ -49,7 +49,7 @@ function twoServices(): { stack: Stack; cluster: EksInferenceCluster; llama: Eks
 
 /**
  * The characters IAM counts for the inline policies attached to a role (whitespace excluded), read off the synthesized
- * templates with each token at its longest: the region as ap-southeast-1, each target group ARN in the aws-us-gov
+ * templates with each token at its longest: the region as us-isof-south-1, each target group ARN in the aws-us-gov
  * partition with a 32-character name.
  */
 function renderedInlinePolicyChars(templates: Template[], roleLogicalId: string): number {
@@ -58,8 +58,8 @@ function renderedInlinePolicyChars(templates: Template[], roleLogicalId: string)
     if (Array.isArray(v)) return v.map(longest);
     if (v && typeof v === 'object') {
       const ref = (v as { Ref?: string }).Ref;
-      if (ref === 'AWS::Region') return 'ap-southeast-1';
-      if (ref !== undefined) return `arn:aws-us-gov:elasticloadbalancing:ap-southeast-1:123456789012:targetgroup/${'n'.repeat(32)}/${(n++).toString(16).padStart(16, '0')}`;
+      if (ref === 'AWS::Region') return 'us-isof-south-1';
+      if (ref !== undefined) return `arn:aws-us-gov:elasticloadbalancing:us-isof-south-1:123456789012:targetgroup/${'n'.repeat(32)}/${(n++).toString(16).padStart(16, '0')}`;
       return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, longest(x)]));
     }
     return v;
@@ -325,7 +325,7 @@ describe('an EksInferenceCluster in one stack, a service in another', () => {
     expect(rendered).toBeGreaterThan(1000);
     // The test stack's region is a literal, shorter than the longest the estimate assumes.
     const region = Stack.of(cluster).region;
-    expect(controllerInlinePolicyChars([{ targetGroups: service.units.length, ownPolicy: true }], true)).toBe(rendered + 'ap-southeast-1'.length - region.length);
+    expect(controllerInlinePolicyChars([{ targetGroups: service.units.length, ownPolicy: true }], true)).toBe(rendered + 'us-isof-south-1'.length - region.length);
   });
 
   test('each TargetGroupBinding waits for that policy (the controller can register the first pods)', () => {
@@ -364,7 +364,7 @@ describe('EksInferenceCluster validation', () => {
     const roleId = stack.getLogicalId(cluster.loadBalancerController!.role.node.defaultChild as CfnElement);
     const targetGroups = llama.units.length + mistral.units.length;
     const rendered = renderedInlinePolicyChars([Template.fromStack(stack)], roleId);
-    expect(controllerInlinePolicyChars([{ targetGroups, ownPolicy: false }], true)).toBe(rendered + 'ap-southeast-1'.length - stack.region.length);
+    expect(controllerInlinePolicyChars([{ targetGroups, ownPolicy: false }], true)).toBe(rendered + 'us-isof-south-1'.length - stack.region.length);
   });
 
   test("fails when a service would take the controller role's inline policies past IAM's 10,240 characters, naming the size and the count", () => {
@@ -378,6 +378,37 @@ describe('EksInferenceCluster validation', () => {
       + 'to 10\\d{3} characters \\(75 target groups in 1 policy, each ARN counted at its longest\\); allowed: at most 10240'));
     // One class still fits.
     expect(() => cluster.allowTargetGroups(new Construct(stack, 'S15'), arns(15, 1))).not.toThrow();
+  });
+
+  test("counts what an existing controller role's own inline policies take (an aws-eks AlbController role holds about 5,200)", () => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', {
+      cluster: importedCluster(stack),
+      existingControllers: { loadBalancerController: { role: iam.Role.fromRoleName(stack, 'Lbc', 'lbc'), roleInlinePolicyChars: 5200 } },
+    });
+    const arns = (service: number, n: number) => Array.from({ length: n }, (_, k) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/s${service}-c${k}/0123456789abcdef`);
+    for (let i = 0; i < 7; i++) cluster.allowTargetGroups(new Construct(stack, `S${i}`), arns(i, 5));
+    expect(() => cluster.allowTargetGroups(new Construct(stack, 'S7'), arns(7, 5))).toThrow(
+      new RegExp('inline policies on the cluster Test/Cluster to 10\\d{3} characters '
+        + "\\(40 target groups in 1 policy, each ARN counted at its longest, and the role's own 5200\\)"));
+  });
+
+  test('fails when roleInlinePolicyChars is not a size below the cap, or is given without a role', () => {
+    const existing = (lbc: { role?: boolean; roleInlinePolicyChars: number }) => () => {
+      const { stack } = testStack();
+      const role = lbc.role ? iam.Role.fromRoleName(stack, 'Lbc', 'lbc') : undefined;
+      return new EksInferenceCluster(stack, 'Cluster', {
+        cluster: importedCluster(stack), existingControllers: { loadBalancerController: { role, roleInlinePolicyChars: lbc.roleInlinePolicyChars } },
+      });
+    };
+    const role = true;
+    for (const bad of [-1, 1.5, 10_240]) {
+      expect(existing({ role, roleInlinePolicyChars: bad })).toThrow(
+        `existingControllers.loadBalancerController.roleInlinePolicyChars: is ${bad}; allowed: a whole number of characters from 0 to 10239`);
+    }
+    expect(existing({ roleInlinePolicyChars: 100 })).toThrow(
+      'existingControllers.loadBalancerController.roleInlinePolicyChars: is 100 but no role is given, so nothing is added to a role; allowed: unset, or a role');
+    expect(existing({ role, roleInlinePolicyChars: 0 })).not.toThrow();
   });
 
   test('counts a policy of its own for each service in another stack, so fewer target groups fit', () => {

@@ -193,7 +193,7 @@ test('an error after the template was made: StartExperiment refused, the templat
   expect(events[2].change).toMatchObject({ after: { experiment: 'not started', template: 'deleted' } });
 });
 
-test('an experiment that fails to start injects nothing: the game day is an error (exit 1), the template deleted', async () => {
+test('an experiment that failed before the game day saw it running is an error (exit 1), the template deleted', async () => {
   alarm(() => 'OK');
   serveFis();
   answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({
@@ -204,8 +204,18 @@ test('an experiment that fails to start injects nothing: the game day is an erro
   expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand', 'GetExperimentCommand', 'DeleteExperimentTemplateCommand']);
   const events = r.events();
   expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
+  // failed may follow a short running phase between two polls (a failing action): the command does not claim nothing ran.
   expect(events[1].detail).toContain('experiment EXP1 is failed (The experiment role is not authorized to perform ec2:InjectApiError) before the game day saw it running: '
-    + 'nothing was injected');
+    + 'the shortage is not in force');
+});
+
+test('a cancelled experiment never ran: nothing was injected', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({ experiment: { id, state: { status: 'cancelled' as ExperimentStatus } } }));
+  const r = run([...BASE, '--hold', '30']);
+  expect(await r.done).toBe(1);
+  expect(r.events()[1].detail).toContain('experiment EXP1 is cancelled before the game day saw it running: nothing was injected');
 });
 
 test('an experiment stopped before the game day saw it running (a stop condition already in ALARM) is an error that says the shortage is not in force', async () => {

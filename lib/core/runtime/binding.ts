@@ -287,7 +287,8 @@ function engineSettings(
         problem(
           'runtime.maxBatchTokens',
           `is ${prefill}, above the batch token budget TGI is given (MAX_BATCH_TOTAL_TOKENS = runtime.maxConcurrentSequences x ` +
-            `footprint.maxSequenceTokens = ${batchTotal}); TGI refuses to start when MAX_BATCH_PREFILL_TOKENS > MAX_BATCH_TOTAL_TOKENS ` +
+            `footprint.maxSequenceTokens = ${batchTotal}); TGI 2.x, and 3.x for models without flash attention, refuse to start when ` +
+            'MAX_BATCH_PREFILL_TOKENS > MAX_BATCH_TOTAL_TOKENS, and no prefill batch of MAX_BATCH_SIZE prompts could use more ' +
             `(tgi.variable.MAX_BATCH_TOTAL_TOKENS); allowed: ${maxInputTokens} to ${batchTotal}, or unset`,
         );
       }
