@@ -115,8 +115,10 @@ export class EksStableDiffusionStack extends Stack {
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
     // Explicit zones keep the synth offline: seeding the context the availability-zone lookup would fill means no AWS
-    // call at synth. Use zones of your region that offer the accelerator types.
-    const zones = ['a', 'b', 'c'].map((z) => `${this.region}${z}`);
+    // call at synth. Zones a, b and c by default; pass `-c availabilityZones=<zone>,<zone>,<zone>` where the region
+    // names them otherwise (ap-northeast-1 has a, c and d; ca-central-1 a, b and d; us-west-1 two), and choose zones
+    // that offer the accelerator types and that EKS accepts (docs/eks-inference-cluster.md, "Zones and egress").
+    const zones = exampleZones(this.region, this.node.tryGetContext('availabilityZones'));
     if (!Token.isUnresolved(this.account) && !Token.isUnresolved(this.region)) {
       this.node.setContext(`availability-zones:account=${this.account}:region=${this.region}`, zones);
     }
@@ -169,4 +171,15 @@ export class EksStableDiffusionStack extends Stack {
       capacityAlarms: this.chatObservability.capacityAlarms,
     });
   }
+}
+
+/** The example's zones: `availabilityZones` from the context (comma-separated), else a, b and c of the region. */
+function exampleZones(region: string, fromContext: unknown): string[] {
+  if (fromContext === undefined) return ['a', 'b', 'c'].map((z) => `${region}${z}`);
+  const zones = String(fromContext).split(',').map((z) => z.trim()).filter((z) => z.length > 0);
+  const foreign = Token.isUnresolved(region) ? [] : zones.filter((z) => !z.startsWith(region));
+  if (zones.length < 2 || foreign.length > 0) {
+    throw new Error(`EksStableDiffusion: context availabilityZones is '${String(fromContext)}'; allowed: two or more zones of ${region}, comma-separated`);
+  }
+  return zones;
 }

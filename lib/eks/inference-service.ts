@@ -97,7 +97,7 @@ export interface EksInferenceServiceProps extends ClusterSettings {
   readonly artifactGate?: IClassArtifactGate;
   /**
    * Image of the init container that fetches a class's model data (one S3 object version) into the pod and checks
-   * its SHA-256 before the server starts. Needs `/bin/sh`, the AWS CLI v2, `sha256sum` and, for `.tar` / `.tar.gz`
+   * its SHA-256 before the server starts. Needs `/bin/sh`, the AWS CLI v2 (2.15.0 or later), `sha256sum` and, for `.tar` / `.tar.gz`
    * model data, `tar` and `gzip`; give it by digest. The AWS CLI image has no tar: for archives build one
    * `FROM public.ecr.aws/aws-cli/aws-cli@sha256:<digest>` with `RUN dnf install -y tar gzip` (docs/eks-inference-service.md).
    * @default - none: a synth error when a class has `artifact.modelData`
@@ -176,6 +176,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   public readonly sharedObjects: readonly m.KubernetesObject[];
   /** Per class with model data: the role its pods assume (pod identity) to read exactly that model data version. */
   public readonly servingRoles: Readonly<Record<string, iam.Role>>;
+  private readonly servingIdentities: Readonly<Record<string, PodIdentityRole>>;
   public readonly units: readonly EksClassUnit[];
   /** Initial listener weights by class name, summing to 100: the policy's cost plan at planned demand (lib/core/service/initial-weights.ts). */
   public readonly initialWeights: Readonly<Record<string, number>>;
@@ -242,7 +243,9 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     throwIfInvalid('EksInferenceService', this.node.path, listenerVpcProblems(props.listenerRule, this.vpc));
     const routing = props.listenerRule
       ? ruleRouting(this, { vpc: this.vpc, cluster: this.cluster, options: props.listenerRule, classes: routed })
-      : albRouting(this, { vpc: this.vpc, cluster: this.cluster, options: props.loadBalancer ?? {}, classes: routed });
+      : albRouting(this, {
+        vpc: this.vpc, cluster: this.cluster, options: props.loadBalancer ?? {}, classes: routed, requestDeadlineMs: props.contract.slo.deadlineMs,
+      });
     this.loadBalancer = routing.loadBalancer;
     this.listener = routing.listener;
     this.listenerRule = routing.rule;
@@ -253,10 +256,11 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.namespaceManifest = namespaced.namespaceManifest;
     this.triggerAuthenticationManifest = namespaced.triggerAuthenticationManifest;
     this.sharedObjects = namespaced.objects;
-    this.servingRoles = Object.fromEntries(classes.flatMap((cls) => {
-      const role = modelDataRole(this, this.cluster, this.namespace, cls, props.modelDataEncryptionKey);
-      return role ? [[cls.name, role]] : [];
+    this.servingIdentities = Object.fromEntries(classes.flatMap((cls) => {
+      const identity = modelDataIdentity(this, this.cluster, this.namespace, cls, props.modelDataEncryptionKey);
+      return identity ? [[cls.name, identity]] : [];
     }));
+    this.servingRoles = Object.fromEntries(Object.entries(this.servingIdentities).map(([name, identity]) => [name, identity.role]));
 
     const scaling = props.scaling ?? {};
     this.units = classes.map((cls, rank) => this.addClassUnit({
@@ -611,8 +615,11 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     const binding = this.apply(`Binding-${name}`, [o.service, o.targetGroupBinding], this.namespaceManifest, ...c.loadBalancerControllerReady,
       ...(u.registration ? [u.registration] : []));
     const workloadDeps: IDependable[] = [this.namespaceManifest, capacity, binding, ...c.loadBalancerControllerReady];
-    const role = this.servingRoles[name];
-    if (role) workloadDeps.push(role);
+    // The whole identity, not the role alone: EKS gives a pod its credentials when the pod is admitted, if the service
+    // account's association exists by then (CreatePodIdentityAssociation: "Amazon EKS sets environment variables" in
+    // pods that use it), and a pod's environment never changes: one admitted earlier fetches nothing, ever.
+    const identity = this.servingIdentities[name];
+    if (identity) workloadDeps.push(identity);
     const gate = u.gate?.gateFor(this, u.cls);
     if (gate) workloadDeps.push(gate);
     if (u.admission) {
@@ -643,9 +650,9 @@ export class EksInferenceService extends Construct implements IInferenceServing 
  * The pod identity of one class with model data: it may read its own object only, and with a pinned version only
  * that version (s3:GetObjectVersion bound by the s3:VersionId condition key).
  */
-function modelDataRole(
+function modelDataIdentity(
   scope: EksInferenceService, cluster: eks.ICluster, ns: string, cls: CapacityClass, key: kms.IKey | undefined,
-): iam.Role | undefined {
+): PodIdentityRole | undefined {
   const data = cls.artifact.modelData;
   if (!data) return undefined;
   const object = `arn:${Stack.of(scope).partition}:s3:::${data.uri.replace(/^s3:\/\//, '')}`;
@@ -666,6 +673,6 @@ function modelDataRole(
       ...(key ? [modelDataDecryptStatement(scope, key)] : []),
     ],
   });
-  return identity.role;
+  return identity;
 }
 

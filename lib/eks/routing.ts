@@ -6,6 +6,7 @@ import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { type Construct } from 'constructs';
+import { ALB_MAX_IDLE_TIMEOUT_SECONDS } from '../core/platform/alb-connection';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { Checker, numberRule } from '../core/validation/checker';
@@ -109,6 +110,17 @@ export interface AlbRoutingInput {
   readonly cluster: eks.ICluster;
   readonly options: LoadBalancerOptions;
   readonly classes: readonly RoutedClass[];
+  /** The contract's end-to-end deadline of one request (`slo.deadlineMs`): the ALB waits at least this long for an answer. */
+  readonly requestDeadlineMs: number;
+}
+
+/**
+ * The ALB's idle timeout: its 60 s default, or the request deadline and a few seconds where that is longer, so a
+ * non-streamed answer within its deadline is not cut off with a 504 (the timeout counts seconds without a byte on the
+ * connection; 1 to 4000 s: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html).
+ */
+export function albIdleTimeout(requestDeadlineMs: number): Duration {
+  return Duration.seconds(Math.min(ALB_MAX_IDLE_TIMEOUT_SECONDS, Math.max(60, Math.ceil(requestDeadlineMs / 1000) + 5)));
 }
 
 /**
@@ -148,6 +160,7 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
     internetFacing: o.internetFacing ?? false,
     vpcSubnets: { subnetType: o.internetFacing ? ec2.SubnetType.PUBLIC : ec2.SubnetType.PRIVATE_WITH_EGRESS },
     dropInvalidHeaderFields: true,
+    idleTimeout: albIdleTimeout(input.requestDeadlineMs),
   });
   loadBalancer.logAccessLogs(o.accessLogBucket ?? newAccessLogBucket(scope));
   acknowledgeRule(

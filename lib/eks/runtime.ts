@@ -36,7 +36,7 @@ export function modelDataProblems(cls: CapacityClass, fetcherImage: string | und
     add(
       'artifact.modelData',
       'is set but the service has no modelDataFetcherImage; on EKS an init container fetches and verifies the model data, ' +
-        'so give an image with sh, the AWS CLI v2, sha256sum and tar by digest (e.g. public.ecr.aws/aws-cli/aws-cli@sha256:<digest>)',
+        'so give an image with sh, the AWS CLI v2 (2.15.0 or later: EKS Pod Identity), sha256sum and tar by digest (e.g. public.ecr.aws/aws-cli/aws-cli@sha256:<digest>)',
     );
   }
   if (!isUnresolved(data.uri)) {

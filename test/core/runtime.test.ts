@@ -61,7 +61,11 @@ describe('vLLM', () => {
       'max-num-queued-tokens': '51555',
     });
     for (const flag of Object.keys(flagsOf(b.args))) expect(VLLM_FLAGS).toContain(flag);
-    expect(engineVariables(b)).toEqual({ ...CACHE_EKS, VLLM_CACHE_ROOT: '/models/cache/.cache/vllm', HF_HOME: '/models/cache/.cache/huggingface' });
+    // The server keeps idle connections longer than any ALB's idle timeout (at most 4000 s), so the ALB never reuses
+    // one the server is closing.
+    expect(engineVariables(b)).toEqual({
+      ...CACHE_EKS, VLLM_CACHE_ROOT: '/models/cache/.cache/vllm', HF_HOME: '/models/cache/.cache/huggingface', VLLM_HTTP_TIMEOUT_KEEP_ALIVE: '4005',
+    });
     expect(b.rejectionStatus).toBe(503);
     expect(b.admission).toEqual({
       maxInFlight: 25, maxQueuedPromptTokens: 51555, holdsUnderBursts: false, countsSequences: true, rejectionStatus: 503,

@@ -32,6 +32,17 @@ describe('examples/eks-stable-diffusion', () => {
     Template.fromStack(stack).resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
   });
 
+  test('takes its zones from the availabilityZones context where the region names them otherwise, and refuses zones of another region', () => {
+    const zonesOf = (context: Record<string, unknown>) => {
+      const other = new App({ context: { ...cdkJsonContext(), ...context } });
+      const s = new EksStableDiffusionStack(other, 'EksStableDiffusion', { env: { account: '111111111111', region: 'ap-northeast-1' } });
+      return s.service.vpc.privateSubnets.map((n) => n.availabilityZone);
+    };
+    expect(zonesOf({ availabilityZones: 'ap-northeast-1a,ap-northeast-1c,ap-northeast-1d' })).toEqual(['ap-northeast-1a', 'ap-northeast-1c', 'ap-northeast-1d']);
+    expect(() => zonesOf({ availabilityZones: 'us-east-1a,us-east-1b' })).toThrow(
+      "EksStableDiffusion: context availabilityZones is 'us-east-1a,us-east-1b'; allowed: two or more zones of ap-northeast-1, comma-separated");
+  });
+
   test('deploys the loop\'s signal producers: the add-on with pod identity, the log group, a filter per class, the Triton scrape', () => {
     const t = Template.fromStack(stack);
     const addon = Object.values(t.findResources('AWS::EKS::Addon', { Properties: { AddonName: 'amazon-cloudwatch-observability' } }));

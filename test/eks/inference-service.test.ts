@@ -350,6 +350,19 @@ describe('EksInferenceService', () => {
       }
     });
 
+    test("a class's pods wait for their pod identity's association and policy, not only its role (EKS gives credentials at admission)", () => {
+      const resources = template.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
+      const withModelData = service.units.filter((u) => service.servingRoles[u.cls.name]);
+      expect(withModelData.length).toBeGreaterThan(0);
+      for (const u of withModelData) {
+        const identity = service.servingRoles[u.cls.name].node.scope!;
+        const association = identity.node.findChild('Association');
+        const policy = identity.node.findChild('Policy').node.defaultChild!;
+        const waitsFor = resources[logicalIdOf(u.manifests.workload)].DependsOn;
+        expect(waitsFor).toEqual(expect.arrayContaining([logicalIdOf(association), logicalIdOf(policy)]));
+      }
+    });
+
     test('each Deployment depends on its class artifact gate', () => {
       expect(gate.gated).toEqual(['l40s', 'a10g', 'inf2']);
       const resources = template.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
@@ -443,6 +456,17 @@ describe('EksInferenceService', () => {
 });
 
 describe('EksInferenceService options', () => {
+  test("the ALB waits for an answer as long as the contract's deadline allows (its 60 s idle timeout at least, 4000 s at most)", () => {
+    const idle = (deadlineMs: number) => {
+      const { stack } = build({ contract: { ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs } } });
+      const lb = Object.values(Template.fromStack(stack).findResources('AWS::ElasticLoadBalancingV2::LoadBalancer'))[0];
+      return (lb.Properties.LoadBalancerAttributes as Array<{ Key: string; Value: string }>).find((a) => a.Key === 'idle_timeout.timeout_seconds')?.Value;
+    };
+    expect(idle(30_000)).toBe('60');
+    expect(idle(180_000)).toBe('185');
+    expect(idle(5_000_000)).toBe('4000');
+  });
+
   test('grantRouting: DescribeListeners and DescribeTargetHealth (no resource type) and ModifyListener on its listener; floors capped at each ScaledObject\'s maximum; the SLO is the deadline', () => {
     const { stack, service } = build({ classOptions: { a10g: { maxReplicas: 3 } } });
     const role = new iam.Role(stack, 'Reconciler', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });

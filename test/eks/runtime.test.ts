@@ -147,7 +147,7 @@ describe('model data in the pod', () => {
     const { stack } = testStack();
     expect(() => new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses() })).toThrow(
       "class 'l40s' artifact.modelData: is set but the service has no modelDataFetcherImage; on EKS an init container fetches and verifies the model data, " +
-        'so give an image with sh, the AWS CLI v2, sha256sum and tar by digest (e.g. public.ecr.aws/aws-cli/aws-cli@sha256:<digest>)',
+        'so give an image with sh, the AWS CLI v2 (2.15.0 or later: EKS Pod Identity), sha256sum and tar by digest (e.g. public.ecr.aws/aws-cli/aws-cli@sha256:<digest>)',
     );
   });
 
@@ -177,7 +177,7 @@ describe('model data in the pod', () => {
 });
 
 /** Runs the init container's script with a stand-in `aws` that serves `object` (or fails), as the pod would. */
-function runFetch(object: Buffer | undefined, sha256: string, key: string, pinned = true) {
+function runFetch(object: Buffer | undefined, sha256: string, key: string, pinned = true, credentials = true) {
   const versionId = pinned ? 'v9' : undefined;
   const dir = mkdtempSync(join(tmpdir(), 'cai-fetch-'));
   const bin = join(dir, 'bin');
@@ -202,6 +202,7 @@ function runFetch(object: Buffer | undefined, sha256: string, key: string, pinne
       CAI_FETCH_UNPACK: key.endsWith('.tar') ? 'tar' : 'none',
       CAI_MODEL_VOLUME: volume,
       CAI_MODEL_DIR: join(volume, 'model'),
+      ...(credentials ? { AWS_CONTAINER_CREDENTIALS_FULL_URI: 'http://169.254.170.23/v1/credentials' } : {}),
     },
     encoding: 'utf8',
   });
@@ -254,7 +255,14 @@ describe('the fetch script fails closed', () => {
   test('a failed download exits non-zero and says which object version failed', () => {
     const r = runFetch(undefined, digest(weights), 'llama/model.safetensors');
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain('model-data: download of s3://b/llama/model.safetensors version v9 failed');
+    expect(r.stderr).toContain('model-data: download of s3://b/llama/model.safetensors version v9 failed\n');
     expect(r.files).toEqual([]);
+  });
+
+  test('a failed download in a pod without pod identity credentials says why it will never succeed', () => {
+    const r = runFetch(undefined, digest(weights), 'llama/model.safetensors', true, false);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('model-data: download of s3://b/llama/model.safetensors version v9 failed (this pod has no pod identity credentials: '
+      + 'a pod admitted before the pod identity association of its service account existed never gets them; delete the pod)');
   });
 });

@@ -4,6 +4,7 @@
  * approved are the settings the server runs with. Pure (no aws-cdk-lib): the constructs, the tests and the simulator
  * call it alike.
  */
+import { KEEP_ALIVE_ABOVE_ANY_ALB_SECONDS } from '../platform/alb-connection';
 import { type CapacityClass } from '../service/capacity-class';
 import { type ClassProblem } from '../service/checks';
 import { type ServiceContract } from '../service/contract';
@@ -268,6 +269,10 @@ function engineSettings(
         // one API server process (vllm.behaviour.api-server-count).
         { name: 'max-num-queued-reqs', value: queue },
         { name: 'max-num-queued-tokens', value: admission.maxQueuedPromptTokens },
+        // Uvicorn closes an idle connection after 5 s by default, while the ALB in front keeps it for its idle timeout
+        // (60 s and up) and may send the next request as it closes: a 502 (vllm.variable.VLLM_HTTP_TIMEOUT_KEEP_ALIVE).
+        // On SageMaker the platform's front end holds the connection.
+        { name: 'VLLM_HTTP_TIMEOUT_KEEP_ALIVE', value: sm ? undefined : KEEP_ALIVE_ABOVE_ANY_ALB_SECONDS, environment: true },
       ];
     }
     case 'tgi': {

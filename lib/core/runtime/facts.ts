@@ -110,6 +110,9 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'vllm.behaviour.api-server-count', subject: 'vllm', kind: 'behaviour', name: 'api-server-count', value: 1, statement:
     'The caps are counted per API server process; `vllm serve` starts one per data-parallel rank (1 without data parallelism), so one process counts the whole replica.',
   source: 'vllm-project/vllm@00a5fdd vllm/entrypoints/cli/serve.py (api_server_count defaults to data_parallel_size); https://github.com/vllm-project/vllm/pull/54746', status: 'source' }),
+  f({ id: 'vllm.variable.VLLM_HTTP_TIMEOUT_KEEP_ALIVE', subject: 'vllm', kind: 'variable', name: 'VLLM_HTTP_TIMEOUT_KEEP_ALIVE', value: 5, platforms: eksOnly, statement:
+    'Seconds the API server (uvicorn) keeps an idle HTTP connection open (default 5): passed as timeout_keep_alive to serve_http. Read in vllm/envs.py and the api_server entrypoint on the main branch, not at the pinned tag.',
+  source: 'vllm-project/vllm vllm/envs.py VLLM_HTTP_TIMEOUT_KEEP_ALIVE, vllm/entrypoints/openai/api_server.py serve_http(timeout_keep_alive=...) (file index)', status: 'source' }),
   f({ id: 'vllm.variable.VLLM_CACHE_ROOT', subject: 'vllm', kind: 'variable', name: 'VLLM_CACHE_ROOT', statement:
     'vLLM cache root (torch.compile and other caches); defaults to $XDG_CACHE_HOME/vllm or ~/.cache/vllm.', source: 'vllm-project/vllm vllm/envs.py VLLM_CACHE_ROOT (file index)', status: 'source' }),
   f({ id: 'vllm.variable.HF_HOME', subject: 'vllm', kind: 'variable', name: 'HF_HOME', statement: 'Hugging Face hub cache root (tokenizer and config downloads).', source: 'https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hfhome', status: 'docs' }),

@@ -22,7 +22,7 @@ export const MODEL_DATA_DIR = `${MODEL_VOLUME_PATH}/model`;
 
 /** One S3 object version to fetch into the model volume and verify before the server starts. */
 export interface ModelFetch {
-  /** Image with `/bin/sh`, the AWS CLI v2 (`aws`), `sha256sum` and, for archives, `tar`; by digest. */
+  /** Image with `/bin/sh`, the AWS CLI v2 (`aws`, 2.15.0 or later: EKS Pod Identity), `sha256sum` and, for archives, `tar`; by digest. */
   readonly image: string;
   readonly bucket: string;
   readonly key: string;
@@ -49,13 +49,17 @@ const FETCH_SCRIPT = [
   'fail() { echo "model-data: $*" >&2; exit 1; }',
   'dest="$CAI_MODEL_DIR"; tmp="$CAI_MODEL_VOLUME/.download"; object="$tmp/object"',
   'rm -rf "$dest" "$tmp" && mkdir -p "$dest" "$tmp" || fail "cannot prepare $dest"',
+  // EKS puts pod identity credentials into a pod when it is admitted, if the association exists by then; a pod
+  // admitted earlier never has them (its environment never changes), so a failed download says so.
+  'creds=""; [ -n "${AWS_CONTAINER_CREDENTIALS_FULL_URI:-}" ] || creds=" (this pod has no pod identity credentials: ' +
+    'a pod admitted before the pod identity association of its service account existed never gets them; delete the pod)"',
   'version="${CAI_FETCH_VERSION_ID:-}"',
   'echo "model-data: fetching s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY version ${version:-current}"',
   'if [ -n "$version" ]; then',
   '  aws s3api get-object --bucket "$CAI_FETCH_BUCKET" --key "$CAI_FETCH_KEY" --version-id "$version" "$object" ' +
-    '|| fail "download of s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY version $version failed"',
+    '|| fail "download of s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY version $version failed$creds"',
   'else',
-  '  aws s3api get-object --bucket "$CAI_FETCH_BUCKET" --key "$CAI_FETCH_KEY" "$object" || fail "download of s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY failed"',
+  '  aws s3api get-object --bucket "$CAI_FETCH_BUCKET" --key "$CAI_FETCH_KEY" "$object" || fail "download of s3://$CAI_FETCH_BUCKET/$CAI_FETCH_KEY failed$creds"',
   'fi',
   'actual="$(sha256sum "$object" | cut -d " " -f 1)" || fail "cannot hash $object"',
   '[ "$actual" = "$CAI_FETCH_SHA256" ] || { rm -f "$object"; fail "SHA-256 mismatch: expected $CAI_FETCH_SHA256, got $actual"; }',
