@@ -176,8 +176,8 @@ export class EksStableDiffusionStack extends Stack {
 /** The example's zones: `availabilityZones` from the context (comma-separated), else a, b and c of the region. */
 function exampleZones(region: string, fromContext: unknown): string[] {
   if (fromContext === undefined) return ['a', 'b', 'c'].map((z) => `${region}${z}`);
-  const zones = String(fromContext).split(',').map((z) => z.trim()).filter((z) => z.length > 0);
-  const foreign = Token.isUnresolved(region) ? [] : zones.filter((z) => !z.startsWith(region));
+  const zones = [...new Set(String(fromContext).split(',').map((z) => z.trim()).filter((z) => z.length > 0))];
+  const foreign = Token.isUnresolved(region) ? [] : zones.filter((z) => !new RegExp(`^${region}[a-z]$`).test(z));
   if (zones.length < 2 || foreign.length > 0) {
     throw new Error(`EksStableDiffusion: context availabilityZones is '${String(fromContext)}'; allowed: two or more zones of ${region}, comma-separated`);
   }

@@ -66,6 +66,9 @@ describe('vLLM', () => {
     expect(engineVariables(b)).toEqual({
       ...CACHE_EKS, VLLM_CACHE_ROOT: '/models/cache/.cache/vllm', HF_HOME: '/models/cache/.cache/huggingface', VLLM_HTTP_TIMEOUT_KEEP_ALIVE: '4005',
     });
+    // A keep-alive of the user's own is theirs to choose (no check derives it).
+    const own = eks(classes('', (s) => ({ ...s, runtime: { ...s.runtime, env: { VLLM_HTTP_TIMEOUT_KEEP_ALIVE: '900' } } }))[0]);
+    expect([own.problems, own.env.VLLM_HTTP_TIMEOUT_KEEP_ALIVE]).toEqual([[], '900']);
     expect(b.rejectionStatus).toBe(503);
     expect(b.admission).toEqual({
       maxInFlight: 25, maxQueuedPromptTokens: 51555, holdsUnderBursts: false, countsSequences: true, rejectionStatus: 503,

@@ -39,6 +39,9 @@ describe('examples/eks-stable-diffusion', () => {
       return s.service.vpc.privateSubnets.map((n) => n.availabilityZone);
     };
     expect(zonesOf({ availabilityZones: 'ap-northeast-1a,ap-northeast-1c,ap-northeast-1d' })).toEqual(['ap-northeast-1a', 'ap-northeast-1c', 'ap-northeast-1d']);
+    for (const bad of ['ap-northeast-1a,ap-northeast-1a', 'ap-northeast-1,ap-northeast-1a']) {
+      expect(() => zonesOf({ availabilityZones: bad })).toThrow(`context availabilityZones is '${bad}'; allowed: two or more zones of ap-northeast-1`);
+    }
     expect(() => zonesOf({ availabilityZones: 'us-east-1a,us-east-1b' })).toThrow(
       "EksStableDiffusion: context availabilityZones is 'us-east-1a,us-east-1b'; allowed: two or more zones of ap-northeast-1, comma-separated");
   });

@@ -271,8 +271,13 @@ function engineSettings(
         { name: 'max-num-queued-tokens', value: admission.maxQueuedPromptTokens },
         // Uvicorn closes an idle connection after 5 s by default, while the ALB in front keeps it for its idle timeout
         // (60 s and up) and may send the next request as it closes: a 502 (vllm.variable.VLLM_HTTP_TIMEOUT_KEEP_ALIVE).
-        // On SageMaker the platform's front end holds the connection.
-        { name: 'VLLM_HTTP_TIMEOUT_KEEP_ALIVE', value: sm ? undefined : KEEP_ALIVE_ABOVE_ANY_ALB_SECONDS, environment: true },
+        // On SageMaker the platform's front end holds the connection. Not derived from any check: a value of the
+        // user's own (`runtime.env`) wins.
+        {
+          name: 'VLLM_HTTP_TIMEOUT_KEEP_ALIVE',
+          value: sm || r.env?.VLLM_HTTP_TIMEOUT_KEEP_ALIVE !== undefined ? undefined : KEEP_ALIVE_ABOVE_ANY_ALB_SECONDS,
+          environment: true,
+        },
       ];
     }
     case 'tgi': {
