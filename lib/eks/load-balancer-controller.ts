@@ -111,4 +111,3 @@ export class LoadBalancerController extends Construct {
     this.policy.addStatements(this.registration);
   }
 }
-

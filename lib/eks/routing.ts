@@ -164,8 +164,8 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
   });
   if (input.requestDeadlineMs / 1000 + 5 > ALB_MAX_IDLE_TIMEOUT_SECONDS) {
     Annotations.of(loadBalancer).addWarningV2('cdk-capacity-aware-inference:alb-idle-timeout',
-      `slo.deadlineMs is ${input.requestDeadlineMs}, longer than an ALB waits for a byte (${ALB_MAX_IDLE_TIMEOUT_SECONDS} s at most): a non-streamed answer `
-      + 'that takes longer is cut off with a 504; stream the answers, or shorten the deadline');
+      `slo.deadlineMs is ${input.requestDeadlineMs}: with 5 s of margin, longer than an ALB waits for a byte (${ALB_MAX_IDLE_TIMEOUT_SECONDS} s at most): `
+      + 'a non-streamed answer near the deadline is cut off with a 504; stream the answers, or shorten the deadline');
   }
   loadBalancer.logAccessLogs(o.accessLogBucket ?? newAccessLogBucket(scope));
   acknowledgeRule(

@@ -84,7 +84,7 @@ export function karpenterControllerProbes(f: KarpenterProbeFacts): PermissionPro
 }
 
 /**
- * A class's model-data reader (the EKS model-data pod identity, lib/eks/inference-service.ts `modelDataRole`): its
+ * A class's model-data reader (the EKS model-data pod identity, lib/eks/inference-service.ts `modelDataIdentity`): its
  * pinned object (GetObjectVersion bound by s3:VersionId when a version is pinned, else GetObject) and, with an SSE-KMS
  * key, kms:Decrypt only when S3 asks on its behalf (kms:ViaService = s3.<key region>.amazonaws.com,
  * lib/trust/model-data-key.ts). Denied: another version, another object, writing, and decrypting outside S3.

@@ -184,7 +184,14 @@ export interface DeploymentInput {
 const PROBE_PERIOD_SECONDS = 10;
 
 function probe(path: string, overrides: Partial<Probe> = {}): Probe {
-  return { httpGet: { path, port: 'http' }, periodSeconds: PROBE_PERIOD_SECONDS, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 3, ...overrides };
+  return {
+    httpGet: { path, port: SERVING_PORT_NAME },
+    periodSeconds: PROBE_PERIOD_SECONDS,
+    timeoutSeconds: 5,
+    successThreshold: 1,
+    failureThreshold: 3,
+    ...overrides,
+  };
 }
 
 /**
