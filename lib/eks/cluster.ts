@@ -319,8 +319,9 @@ export class EksInferenceCluster extends Construct {
   public allowTargetGroups(scope: Construct, targetGroupArns: readonly string[]): iam.Policy | undefined {
     const role = this.loadBalancerController?.role ?? this.existingLbcRole;
     if (!role) return undefined;
-    this.checkRegistrations(scope, { targetGroups: targetGroupArns.length, ownPolicy: Stack.of(scope) !== Stack.of(this) });
-    if (Stack.of(scope) !== Stack.of(this)) {
+    const ownPolicy = Stack.of(scope) !== Stack.of(this);
+    this.checkRegistrations(scope, { targetGroups: targetGroupArns.length, ownPolicy });
+    if (ownPolicy) {
       return new iam.Policy(scope, 'LoadBalancerControllerTargets', {
         roles: [role],
         statements: [LoadBalancerController.targetRegistrationStatement(targetGroupArns)],

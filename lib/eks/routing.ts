@@ -120,7 +120,12 @@ export interface AlbRoutingInput {
  * connection; 1 to 4000 s: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html).
  */
 export function albIdleTimeout(requestDeadlineMs: number): Duration {
-  return Duration.seconds(Math.min(ALB_MAX_IDLE_TIMEOUT_SECONDS, Math.max(60, Math.ceil(requestDeadlineMs / 1000) + 5)));
+  return Duration.seconds(Math.min(ALB_MAX_IDLE_TIMEOUT_SECONDS, wantedIdleSeconds(requestDeadlineMs)));
+}
+
+/** The idle timeout a deadline asks for, before the ALB's 4000 s cap. */
+function wantedIdleSeconds(requestDeadlineMs: number): number {
+  return Math.max(60, Math.ceil(requestDeadlineMs / 1000) + 5);
 }
 
 /**
@@ -162,7 +167,7 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
     dropInvalidHeaderFields: true,
     idleTimeout: albIdleTimeout(input.requestDeadlineMs),
   });
-  if (input.requestDeadlineMs / 1000 + 5 > ALB_MAX_IDLE_TIMEOUT_SECONDS) {
+  if (wantedIdleSeconds(input.requestDeadlineMs) > ALB_MAX_IDLE_TIMEOUT_SECONDS) {
     Annotations.of(loadBalancer).addWarningV2('cdk-capacity-aware-inference:alb-idle-timeout',
       `slo.deadlineMs is ${input.requestDeadlineMs}: with 5 s of margin, longer than an ALB waits for a byte (${ALB_MAX_IDLE_TIMEOUT_SECONDS} s at most): `
       + 'a non-streamed answer near the deadline is cut off with a 504; stream the answers, or shorten the deadline');
