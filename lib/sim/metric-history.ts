@@ -31,8 +31,8 @@ export class Publication {
  * The Reconciler's view of the metrics: 60 s datapoints of each class and of the service's demand, as CloudWatch
  * publishes them, of periods that ended at least the Reconciler's metric delay ago (`cutSeconds`). Demand is what the
  * deployed Reconciler measures (`demandWindow`, lib/core/reconciler/faults.ts), over every class: the requests that
- * reached its replicas (ALB RequestCount, which includes the ones its server rejected; SageMaker Invocations plus the
- * rejected ones) x the declared tokens per request, or, where the Reconciler reads the engine's token counter, the
+ * reached its replicas (ALB RequestCount and SageMaker Invocations, both including the ones its server rejected) x the
+ * declared tokens per request, or, where the Reconciler reads the engine's token counter, the
  * tokens it served plus its rejected requests x the declared tokens per request (`demandReading`). Before time 0
  * it holds an hour of synthetic steady-state history, so policies and autoscalers start from steady operation.
  */

@@ -156,9 +156,9 @@ export function readsEngineTokens(platform: PlatformModel, c: { readonly countsG
 
 /**
  * One class's demand in one minute as the deployed Reconciler reads it, tokens: `served` from the engine's counter
- * where it reads one (`readsEngineTokens`), else from the load balancer's count x `tokensPerRequest` (ALB RequestCount
- * counts every request a target answered, rejections included: `servedIncludesRejected`; SageMaker Invocations, as
- * assumed, the ones its model accepted); `rejected` the server's rejections x `tokensPerRequest`. The simulated
+ * where it reads one (`readsEngineTokens`), else from the platform's request count x `tokensPerRequest` (ALB
+ * RequestCount counts every request a target answered, SageMaker Invocations every request sent to the model, rejections
+ * included in both: `servedIncludesRejected`); `rejected` the server's rejections x `tokensPerRequest`. The simulated
  * Reconciler answers its queries from it and the baselines sum it (`demandOf`), so both read demand alike.
  */
 export interface DemandReading {
@@ -204,9 +204,7 @@ export function demandReading(
   const lost = platform.kind === 'eks' ? minute.lostWithReplica ?? 0 : 0;
   const rejected = (minute.serverRejected - lost) * tokensPerRequest;
   if (readsEngineTokens(platform, c)) return { served: minute.servedTokens, rejected, servedIncludesRejected: false };
-  const alb = platform.kind === 'eks';
-  const requests = alb ? minute.targetedRequests : minute.targetedRequests - minute.serverRejected;
-  return { served: requests * tokensPerRequest, rejected, servedIncludesRejected: alb };
+  return { served: minute.targetedRequests * tokensPerRequest, rejected, servedIncludesRejected: true };
 }
 
 /** The demand of one reading: served plus rejected, each counted once (`demandWindow`, lib/core/reconciler/faults.ts). */

@@ -204,6 +204,30 @@ describe('demand holes', () => {
     expect(o.demandTokensPerSecond.slice(-10).every((d) => d !== null && Math.abs(d - 410) < 1e-6)).toBe(true);
   });
 
+  test('fails when SageMaker shed requests are counted twice: Invocations already counts the requests the model answered 5XX', () => {
+    const world: World = {
+      mode: fill(0),
+      classes: {
+        preferred: {
+          readyReplicas: fill(3), desiredReplicas: fill(3),
+          servedTokensPerSecond: fill(perMinute(400)), rejectedTokensPerSecond: fill(perMinute(100)),
+        },
+        fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(10)) },
+      },
+    };
+    const o = observe(SM, sagemaker({ preferred: 98, fallback: 2 }), answer(SM, world), NOW_MS);
+    expect(o.demandTokensPerSecond.at(-1)).toBeCloseTo(410, 6);
+    expect(o.signals.preferred.servedIncludesRejected).toBe(true);
+    // A variant whose engine counts its own tokens (excluding what it shed) adds its rejections.
+    const tokens = { namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'chat', CapacityClass: 'preferred' }, stat: 'Sum' };
+    const counted: ReconcilerConfig = { ...SM, signals: { preferred: { generatedTokens: tokens } } };
+    // The counter's query answers the tokens of each 60-s period (Sum): 300 tokens/s served.
+    const tokenWorld: World = { ...world, classes: { ...world.classes, preferred: { ...world.classes.preferred, servedTokensPerSecond: fill(300 * 60) } } };
+    const c = observe(counted, sagemaker({ preferred: 98, fallback: 2 }), answer(counted, tokenWorld), NOW_MS);
+    expect(c.demandTokensPerSecond.at(-1)).toBeCloseTo(410, 6);
+    expect(c.signals.preferred.servedIncludesRejected).toBeUndefined();
+  });
+
   test('a mixed SageMaker variant sums its 4XX and 5XX queries per period', () => {
     const config: ReconcilerConfig = { ...SM, signals: { fallback: { rejectionStatus: 'mixed' } } };
     const { batch } = metricQuery(config, NOW_MS);

@@ -16,7 +16,7 @@ import { type ClassSignals, type PolicyClass } from './types';
  * period) says nothing about the envelope. A class without an admission limit answers late instead of shedding; its
  * offered load is not observable (the load balancer counts answers, not arrivals), so it is not measured: its declared
  * envelope stands. Delivered is served minus rejected where the platform's served count includes the rejected requests
- * (ALB RequestCount, `servedIncludesRejected`). Ready replicas are those present through the period
+ * (ALB RequestCount, SageMaker Invocations: `servedIncludesRejected`). Ready replicas are those present through the period
  * (`servingReplicas`): replicas that served part of it count as not there, so a period errs high, towards the declared
  * envelope. The saturated periods are pooled (delivered over replica-periods), so one period measured high or low
  * does not decide. Never above the declared envelope: the policy never plans a class faster than its owner measured

@@ -46,8 +46,9 @@ export interface ClassSignals {
   /** Tokens (or requests x tokens per request) rejected per second; informational, echoed in the audit line. */
   readonly rejectedTokensPerSecond?: SignalWindow;
   /**
-   * True when `servedTokensPerSecond` already counts the rejected requests (ALB RequestCount counts every request a
-   * target answered, 4XX/5XX included): what the class delivered is then served minus rejected.
+   * True when `servedTokensPerSecond` already counts the rejected requests (ALB RequestCount and SageMaker Invocations
+   * count every request a target or model answered, 4XX/5XX included): what the class delivered is then served minus
+   * rejected.
    */
   readonly servedIncludesRejected?: boolean;
 }

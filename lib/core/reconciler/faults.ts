@@ -35,7 +35,7 @@ export const SILENT_WEIGHT_SHARE = 0.05;
 
 /**
  * Total demand (tokens/s) per period from per-class windows: served + rejected, or served alone for a class whose
- * served signal already counts the rejected requests (`servedIncludesRejected`: ALB RequestCount). A class reports in a
+ * served signal already counts the rejected requests (`servedIncludesRejected`: ALB RequestCount, SageMaker Invocations). A class reports in a
  * period when its served signal has a datapoint, or its rejected signal a positive one: a rejection count of 0 with no
  * served datapoint (SageMaker publishes Invocation5XXErrors as 0 per request, so it can be present while Invocations
  * is missing) is a silent class, not one with no demand. A period with no report from any class is missing; so is one

@@ -33,8 +33,8 @@ export interface ClassSignalSources {
   /** Several sources (a route whose servers shed with different status classes) are summed per period. */
   readonly rejectedTokensPerSecond?: SignalSource | readonly SignalSource[];
   /**
-   * The served source already counts the requests the servers rejected (ALB RequestCount includes the responses a
-   * target answered 4XX/5XX): demand is then the served signal alone, never served + rejected.
+   * The served source already counts the requests the servers rejected (ALB RequestCount and SageMaker Invocations
+   * count the requests answered 4XX/5XX too): demand is then the served signal alone, never served + rejected.
    */
   readonly servedIncludesRejected?: boolean;
 }

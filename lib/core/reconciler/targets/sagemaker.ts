@@ -97,10 +97,15 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
       latencyP95Ms: v.classes.length > 1
         ? { expression: maxOfSearches([latencySearch(true), latencySearch(false)]), scale: AWS_LATENCY_TO_MS.sageMaker }
         : { metric: variantMetric(AwsMetrics.sageMaker.modelLatency, 'p95'), scale: AWS_LATENCY_TO_MS.sageMaker },
-      // Tokens the server counted (Sum per period) to tokens per second; without them, invocations x mean tokens.
-      servedTokensPerSecond: producers?.generatedTokens
-        ? counterPerSecond(producers.generatedTokens, periodSeconds, producers.generatedTokensIntervalSeconds)
-        : count(AwsMetrics.sageMaker.invocations),
+      // Tokens the server counted (Sum per period) to tokens per second, which excludes what it shed; without them,
+      // Invocations x mean tokens. Invocations is "the number of InvokeEndpoint requests sent to a model endpoint", and
+      // the 4XX/5XX metrics count "InvokeEndpoint requests where the model returned" such a code, "for each 4xx
+      // response ... a 1; otherwise, 0" (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html):
+      // requests the model shed were sent to it, so they are in Invocations already and demand must not add them again
+      // (as with ALB RequestCount; a client's own 4xx then adds no demand either).
+      ...(producers?.generatedTokens
+        ? { servedTokensPerSecond: counterPerSecond(producers.generatedTokens, periodSeconds, producers.generatedTokensIntervalSeconds) }
+        : { servedTokensPerSecond: count(AwsMetrics.sageMaker.invocations), servedIncludesRejected: true }),
       rejectedTokensPerSecond: rejected.length === 1 ? rejected[0] : rejected,
     };
   }
