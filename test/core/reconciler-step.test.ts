@@ -222,7 +222,8 @@ describe('demand holes', () => {
     const tokens = { namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'chat', CapacityClass: 'preferred' }, stat: 'Sum' };
     const counted: ReconcilerConfig = { ...SM, signals: { preferred: { generatedTokens: tokens } } };
     // The counter's query answers the tokens of each 60-s period (Sum): 300 tokens/s served.
-    const tokenWorld: World = { ...world, classes: { ...world.classes, preferred: { ...world.classes.preferred, servedTokensPerSecond: fill(300 * 60) } } };
+    const preferred = { ...world.classes.preferred, servedTokensPerSecond: fill(300 * 60) };
+    const tokenWorld: World = { ...world, classes: { ...world.classes, preferred } };
     const c = observe(counted, sagemaker({ preferred: 98, fallback: 2 }), answer(counted, tokenWorld), NOW_MS);
     expect(c.demandTokensPerSecond.at(-1)).toBeCloseTo(410, 6);
     expect(c.signals.preferred.servedIncludesRejected).toBeUndefined();
