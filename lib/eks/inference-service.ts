@@ -522,8 +522,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     ];
     throwIfInvalid('EksInferenceService', this.node.path, problems);
     for (const [name, runtime] of runtimes) {
-      // One id per class, so that acknowledging one class's accepted risk does not hide another's.
-      for (const warning of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:unbounded-queue-${name}`, warning);
+      // One id per topic and class, so that acknowledging one class's accepted risk does not hide another's.
+      for (const w of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:${w.topic}-${name}`, w.message);
     }
     return { classes: checked.classes, runtimes };
   }

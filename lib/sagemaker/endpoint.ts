@@ -347,7 +347,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     const classModel = new ClassModel(this, `Class-${spec.name}`, {
       capacityClass: resolved,
       environment: { ...runtime.env },
-      warnings: runtime.warnings,
+      warnings: runtime.warnings.map((w) => w.message),
       endpointName: this.endpointName,
       networkIsolation: this.props.networkIsolation ?? true,
       vpc: this.props.vpc,

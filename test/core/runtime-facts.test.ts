@@ -196,6 +196,7 @@ describe('the table itself', () => {
       expect(['source', 'docs', 'not-confirmed']).toContain(f.status);
     }
     expect(ENGINE_FACT_TABLE.filter((f) => f.status === 'not-confirmed').map((f) => f.id)).toEqual([
+      'vllm.behaviour.burst-bound',
       'djl-lmi.behaviour.neuron-0.35',
       'any.variable.NEURON_COMPILE_CACHE_URL',
       'any.behaviour.cache-size',

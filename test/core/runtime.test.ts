@@ -146,7 +146,9 @@ describe('vLLM', () => {
     expect(b.problems).toEqual([]);
     expect(b.boundedQueue).toBe(false);
     expect(b.admission.maxInFlight).toBeUndefined();
-    expect(b.warnings).toEqual([expect.stringContaining('requests past the admission limit of 25 in flight per replica (16 serving + 9 queued)')]);
+    expect(b.warnings).toEqual([
+      { topic: 'unbounded-queue', message: expect.stringContaining('requests past the admission limit of 25 in flight per replica (16 serving + 9 queued)') },
+    ]);
   });
 
   test('fails when a vLLM class states no engineVersion, or one that is not a release number', () => {
@@ -326,6 +328,35 @@ describe('DJL LMI', () => {
   });
 });
 
+describe('idle connections behind the ALB', () => {
+  test('every engine either never closes an idle connection (a fact read in source) or gets a keep-alive above any ALB idle timeout', () => {
+    for (const engine of ENGINES) {
+      const idle = ENGINE_FACTS[engine].idleConnections;
+      if (idle.kind === 'kept') {
+        const fact = ENGINE_FACT_TABLE.find((f) => f.id === idle.fact)!;
+        expect([fact.subject, fact.kind, fact.status]).toEqual([engine, 'behaviour', 'source']);
+      } else if (idle.kind === 'closed') {
+        expect(idle.afterSeconds).toBeLessThan(60); // shorter than any ALB idle timeout the library sets
+        const fact = ENGINE_FACT_TABLE.find((f) => f.id === idle.fact)!;
+        expect([fact.subject, fact.name]).toEqual([engine, idle.variable]);
+      } else {
+        expect(engine).toBe('custom');
+      }
+    }
+  });
+
+  test('fails when an engine that closes idle connections keeps its default behind the ALB, or gets the setting on SageMaker', () => {
+    for (const engine of ENGINES) {
+      const idle = ENGINE_FACTS[engine].idleConnections;
+      if (idle.kind !== 'closed') continue;
+      const [cls] = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine } }));
+      expect(Number(eks(cls).env[idle.variable])).toBeGreaterThan(4000);
+      const [sm] = classes('ml.', (s) => ({ ...s, runtime: { ...s.runtime, engine } }));
+      expect(sageMaker(sm).env[idle.variable]).toBeUndefined();
+    }
+  });
+});
+
 describe('Triton and custom engines', () => {
   test('Triton on EKS: tritonserver with the model repository and port; its queue lives in config.pbtxt', () => {
     const cls = classes('', (s) => ({
@@ -339,7 +370,8 @@ describe('Triton and custom engines', () => {
     expect(engineVariables(b)).toEqual(CACHE_EKS);
     for (const arg of b.args.slice(1)) expect(TRITON_FLAGS).toContain(arg.slice(2).split('=')[0]);
     expect([b.healthPath, b.readyPath]).toEqual(['/v2/health/live', '/v2/health/ready']);
-    expect(b.warnings).toEqual([expect.stringContaining("Triton's bounded queue is max_queue_size in each model's config.pbtxt")]);
+    // Triton never closes an idle connection (triton.behaviour.idle-connections): nothing about keep-alive to say.
+    expect(b.warnings).toEqual([{ topic: 'unbounded-queue', message: expect.stringContaining("Triton's bounded queue is max_queue_size in each model's config.pbtxt") }]);
   });
 
   test('custom: the engine-neutral variables only, on both platforms; without best-effort it fails', () => {
@@ -350,8 +382,12 @@ describe('Triton and custom engines', () => {
     expect(engineVariables(s)).toEqual(CACHE_SM);
     expect(e.args).toEqual([]);
     // SageMaker runs `<image> serve`: the image must accept that argument, which the library cannot check.
-    expect(s.warnings).toContainEqual(expect.stringContaining("the custom image's entrypoint must accept or ignore the argument 'serve'"));
-    expect(e.warnings.join(' ')).not.toContain("'serve'");
+    const topics = (b: RuntimeBinding) => b.warnings.map((w) => w.topic);
+    expect(s.warnings).toContainEqual({ topic: 'entrypoint', message: expect.stringContaining("the custom image's entrypoint must accept or ignore the argument 'serve'") });
+    expect(topics(e)).not.toContain('entrypoint');
+    // Behind the ALB the library cannot know a custom image's keep-alive: it says what it must be (not on SageMaker).
+    expect(e.warnings).toContainEqual({ topic: 'keep-alive', message: expect.stringContaining("must outlast the ALB's idle timeout (at least 60 s, up to 4000 s") });
+    expect(topics(s)).not.toContain('keep-alive');
     const strict = eks(classes('', (x) => ({ ...x, runtime: { ...x.runtime, engine: 'custom', engineVersion: undefined } }))[0]);
     expect(strict.problems.map((p) => p.field)).toEqual(['runtime.queueBound']);
   });

@@ -129,7 +129,8 @@ export interface ServerAdmission {
   readonly maxQueuedPromptTokens?: number;
   /**
    * Whether the bound holds when many requests arrive at once. vLLM 0.29.0 checks its caps before rendering a request and
-   * counts it only after (vllm issue #58192, open): a burst passes the check together, so it holds for spaced arrivals.
+   * counts it only after (vllm issue #58192, open); whether a second check at hand-over makes it exact is not confirmed
+   * at the tag (fact vllm.behaviour.burst-bound), so it is taken to hold for spaced arrivals only.
    */
   readonly holdsUnderBursts: boolean;
   /** Whether a request asking for n > 1 sequences takes n slots of the bound (vLLM). */

@@ -4,7 +4,7 @@
  * approved are the settings the server runs with. Pure (no aws-cdk-lib): the constructs, the tests and the simulator
  * call it alike.
  */
-import { KEEP_ALIVE_ABOVE_ANY_ALB_SECONDS } from '../platform/alb-connection';
+import { ALB_MAX_IDLE_TIMEOUT_SECONDS, KEEP_ALIVE_ABOVE_ANY_ALB_SECONDS } from '../platform/alb-connection';
 import { type CapacityClass } from '../service/capacity-class';
 import { type ClassProblem } from '../service/checks';
 import { type ServiceContract } from '../service/contract';
@@ -43,10 +43,18 @@ export interface RuntimeBinding {
   readonly problems: readonly ClassProblem[];
   /**
    * Consequences the user accepted (runtime.queueBound 'best-effort') and what an image must do that the library cannot
-   * check (a custom image on SageMaker gets the argument `serve`); the constructs emit them as warnings.
+   * check (a custom image on SageMaker gets the argument `serve`, behind an ALB it must keep idle connections long
+   * enough); the constructs emit them as warnings, one id per topic and class so that each can be acknowledged alone.
    */
-  readonly warnings: readonly string[];
+  readonly warnings: readonly RuntimeWarning[];
 }
+
+export interface RuntimeWarning {
+  readonly topic: 'unbounded-queue' | 'entrypoint' | 'keep-alive';
+  readonly message: string;
+}
+
+type Warn = (topic: RuntimeWarning['topic'], message: string) => void;
 
 type Value = string | number | undefined;
 
@@ -64,7 +72,8 @@ interface Setting {
  */
 export function bindRuntime(cls: CapacityClass, contract: ServiceContract, target: RuntimeTarget): RuntimeBinding {
   const problems: ClassProblem[] = [];
-  const warnings: string[] = [];
+  const warnings: RuntimeWarning[] = [];
+  const warn: Warn = (topic, message) => warnings.push({ topic, message });
   const problem = (field: string, message: string) => problems.push({ className: cls.name, field, message });
   const r = cls.runtime;
   const limits = admissionLimits(cls, contract);
@@ -81,17 +90,21 @@ export function bindRuntime(cls: CapacityClass, contract: ServiceContract, targe
   checkVersion(cls, engine, problem);
   const bound = queueBoundOf(cls);
   const boundedQueue = known && bound.kind !== 'none';
-  if (known && bound.kind === 'none') queueBoundProblem(cls, engine, bound.reason, limits, problem, warnings);
+  if (known && bound.kind === 'none') queueBoundProblem(cls, engine, bound.reason, limits, problem, warn);
   const admission = serverAdmission(cls, contract);
   if (engine === 'custom' && target.platform === 'sagemaker') {
     // fact sagemaker.entrypoint.serve: an entrypoint that takes its arguments as a command or a model fails on `serve`.
-    warnings.push(`class '${cls.name}': SageMaker starts the container as \`<image> serve\`; the custom image's entrypoint must accept or ignore the argument 'serve'.`);
+    warn('entrypoint', `class '${cls.name}': SageMaker starts the container as \`<image> serve\`; the custom image's entrypoint must accept or ignore the argument 'serve'.`);
   }
 
   const cacheDir = target.cacheDir ?? (target.platform === 'sagemaker' ? SAGEMAKER_CACHE_DIR : undefined);
   if (cacheDir === undefined) throw new Error(`internal: no writable cache directory for class ${cls.name} on ${target.platform}`);
   const modelPath = resolveModelPath(cls, target, engine, problem);
-  const settings = [...engineSettings(cls, engine, target, admission, modelPath, problem), ...cacheSettings(cls, engine, cacheDir)];
+  const settings = [
+    ...engineSettings(cls, engine, target, admission, modelPath, problem),
+    ...cacheSettings(cls, engine, cacheDir),
+    ...idleConnectionSettings(cls, engine, target, warn),
+  ];
   const rendered = render(engine, target, settings);
   const user = userArguments(cls, engine, target, rendered, problem);
 
@@ -174,14 +187,14 @@ function queueBoundProblem(
   what: string,
   limits: AdmissionLimits,
   problem: (field: string, message: string) => void,
-  warnings: string[],
+  warn: Warn,
 ): void {
   const facts = ENGINE_FACTS[engine];
   const consequence =
     `requests past the admission limit of ${limits.maxConcurrentRequests} in flight per replica ` +
     `(${limits.concurrencyLimit} serving + ${limits.queueSlots} queued) are not rejected by the server but queue past the deadline`;
   if ((cls.runtime.queueBound ?? 'required') === 'best-effort') {
-    warnings.push(`class '${cls.name}': ${what}; ${consequence}.`);
+    warn('unbounded-queue', `class '${cls.name}': ${what}; ${consequence}.`);
     return;
   }
   const neuronDjl = engine === 'djl-lmi' && cls.hardware.acceleratorTarget === 'neuron';
@@ -269,15 +282,6 @@ function engineSettings(
         // one API server process (vllm.behaviour.api-server-count).
         { name: 'max-num-queued-reqs', value: queue },
         { name: 'max-num-queued-tokens', value: admission.maxQueuedPromptTokens },
-        // Uvicorn closes an idle connection after 5 s by default, while the ALB in front keeps it for its idle timeout
-        // (60 s and up) and may send the next request as it closes: a 502 (vllm.variable.VLLM_HTTP_TIMEOUT_KEEP_ALIVE).
-        // On SageMaker the platform's front end holds the connection. Not derived from any check: a value of the
-        // user's own (`runtime.env`) wins.
-        {
-          name: 'VLLM_HTTP_TIMEOUT_KEEP_ALIVE',
-          value: sm || r.env?.VLLM_HTTP_TIMEOUT_KEEP_ALIVE !== undefined ? undefined : KEEP_ALIVE_ABOVE_ANY_ALB_SECONDS,
-          environment: true,
-        },
       ];
     }
     case 'tgi': {
@@ -388,6 +392,27 @@ export function sageMakerVllmVariable(flag: string): string {
 /** A launcher variable as its flag: `MAX_CONCURRENT_REQUESTS` is `max-concurrent-requests`. */
 function flagOfVariable(name: string): string {
   return name.toLowerCase().replace(/_/g, '-');
+}
+
+/**
+ * Behind an ALB (EKS) a server must keep an idle connection longer than the ALB's idle timeout (60 s and up), else the
+ * ALB may send the next request on a connection the server is closing: a 502 (lib/core/platform/alb-connection.ts).
+ * An engine that closes idle connections gets its keep-alive above any ALB's (vLLM: uvicorn's 5 s); one that never
+ * closes them needs nothing (TGI, DJL, Triton: facts *.behaviour.idle-connections); a custom image is the user's to
+ * check, and says so. On SageMaker the platform's front end holds the connection. A value of the user's own
+ * (`runtime.env`) wins: no check derives it.
+ */
+function idleConnectionSettings(cls: CapacityClass, engine: EngineName, target: RuntimeTarget, warn: Warn): Setting[] {
+  if (target.platform === 'sagemaker') return [];
+  const idle = ENGINE_FACTS[engine].idleConnections;
+  if (idle.kind === 'unknown') {
+    warn('keep-alive', `class '${cls.name}': behind the ALB the custom image's HTTP keep-alive must outlast the ALB's idle timeout ` +
+      `(at least 60 s, up to ${ALB_MAX_IDLE_TIMEOUT_SECONDS} s: more than ${ALB_MAX_IDLE_TIMEOUT_SECONDS} s is always enough), ` +
+      'else the ALB may reuse a connection as the server closes it (a 502).');
+    return [];
+  }
+  if (idle.kind === 'kept' || cls.runtime.env?.[idle.variable] !== undefined) return [];
+  return [{ name: idle.variable, value: KEEP_ALIVE_ABOVE_ANY_ALB_SECONDS, environment: true }];
 }
 
 function render(engine: EngineName, target: RuntimeTarget, settings: readonly Setting[]): Rendered {

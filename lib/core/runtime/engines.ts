@@ -22,12 +22,26 @@ export interface EngineFacts {
   readonly versionRequired: boolean;
   /** What the server answers when its bounded queue is full (undefined: the library does not know). */
   readonly rejectionStatus?: RejectionStatus;
+  /**
+   * What the server does with an idle HTTP keep-alive connection, which matters behind an ALB (its idle timeout must be
+   * the shorter: lib/core/platform/alb-connection.ts). `kept`: never closed; `closed`: after `afterSeconds`, unless the
+   * `variable` sets longer (the binding sets it); `unknown`: a custom image, the user's to check.
+   */
+  readonly idleConnections: IdleConnections;
   /** Liveness (process up) and readiness (model loaded) paths of the server's HTTP API. */
   readonly healthPath: string;
   readonly readyPath: string;
   /** Where the facts come from. */
   readonly sources: readonly string[];
 }
+
+export type IdleConnections =
+  | { readonly kind: 'kept'; readonly fact: string }
+  | { readonly kind: 'closed'; readonly afterSeconds: number; readonly variable: string; readonly fact: string }
+  | { readonly kind: 'unknown' };
+
+/** An engine that never closes an idle connection, from its fact. */
+const kept = (fact: string): IdleConnections => ({ kind: 'kept', fact: engineFact(fact).id });
 
 export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
   vllm: {
@@ -40,6 +54,13 @@ export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
     boundedQueueSince: engineFact('vllm.flag.max-num-queued-reqs').since,
     versionRequired: true,
     rejectionStatus: factNumber('vllm.status.queue-full') as RejectionStatus,
+    // Uvicorn's keep-alive, 5 s by default.
+    idleConnections: {
+      kind: 'closed',
+      afterSeconds: factNumber('vllm.variable.VLLM_HTTP_TIMEOUT_KEEP_ALIVE'),
+      variable: engineFact('vllm.variable.VLLM_HTTP_TIMEOUT_KEEP_ALIVE').name,
+      fact: 'vllm.variable.VLLM_HTTP_TIMEOUT_KEEP_ALIVE',
+    },
     // The API server listens only once the engine (and the model) is up; /health answers 200 from then on.
     healthPath: '/health',
     readyPath: '/health',
@@ -51,6 +72,7 @@ export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
     boundedQueueSince: factString('tgi.version.floor'),
     versionRequired: false,
     rejectionStatus: factNumber('tgi.status.overloaded') as RejectionStatus,
+    idleConnections: kept('tgi.behaviour.idle-connections'),
     healthPath: '/health',
     readyPath: '/health',
     sources: factSources('tgi'),
@@ -64,6 +86,7 @@ export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
     boundedQueueSince: factString('djl-lmi.version.floor'),
     versionRequired: true,
     rejectionStatus: factNumber('djl-lmi.status.queue-full') as RejectionStatus,
+    idleConnections: kept('djl-lmi.behaviour.idle-connections'),
     healthPath: '/ping',
     readyPath: '/ping',
     sources: factSources('djl-lmi'),
@@ -73,6 +96,7 @@ export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
     // max_queue_size lives in each model's config.pbtxt, which the library does not write (triton.behaviour.queue).
     versionRequired: false,
     rejectionStatus: factNumber('triton.status.queue-full') as RejectionStatus,
+    idleConnections: kept('triton.behaviour.idle-connections'),
     healthPath: '/v2/health/live',
     readyPath: '/v2/health/ready',
     sources: factSources('triton'),
@@ -80,6 +104,7 @@ export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
   custom: {
     name: 'custom',
     versionRequired: false,
+    idleConnections: { kind: 'unknown' },
     healthPath: '/health',
     readyPath: '/ready',
     sources: [],

@@ -101,12 +101,15 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
     'Cap on in-flight requests (waiting + running) of the API server; past it new requests get 503; a request with n > 1 counts as n slots.',
   source: VLLM_QUEUE_PR, status: 'docs' }),
   f({ id: 'vllm.flag.max-num-queued-tokens', subject: 'vllm', kind: 'flag', name: 'max-num-queued-tokens', since: '0.29.0', statement:
-    'Cap on the prompt tokens of requests still in the prefill phase (counted conservatively: the full prompt until prefill ends); past it new requests get 503. Sized as target TTFT x prefill throughput.',
-  source: `${VLLM_QUEUE_PR}; vllm/config/scheduler.py max_num_queued_tokens field doc (file index)`, status: 'docs' }),
+    'Cap on the prompt tokens of requests still in the prefill phase (counted conservatively: the full prompt until prefill ends); past it new requests get 503. Sized as target TTFT x prefill throughput. ' +
+    'Read at a main-branch commit, not the tag: a request is admitted while the counted tokens are below the cap (its own prompt is not added first), so the backlog may pass the cap by one prompt; ' +
+    'the simulator (lib/sim/class-state.ts admitsQueued) and admitBurst admit only a prompt that fits, one prompt stricter.',
+  source: `${VLLM_QUEUE_PR}; vllm/config/scheduler.py max_num_queued_tokens field doc (file index); vllm-project/vllm@eb4d64a3 vllm/v1/engine/async_llm.py (check in add_request before process_inputs), tests/v1/engine/test_admission_control.py (test_tokens_rejects_at_limit, test_tokens_allows_when_under_limit)`, status: 'docs' }),
   f({ id: 'vllm.status.queue-full', subject: 'vllm', kind: 'status', name: 'queue-full', value: 503, since: '0.29.0', statement: 'A request past either admission cap is answered 503.', source: VLLM_QUEUE_PR, status: 'docs' }),
   f({ id: 'vllm.behaviour.burst-bound', subject: 'vllm', kind: 'behaviour', name: 'soft-under-bursts', since: '0.29.0', statement:
-    'The cap is checked before the request is rendered and counted only after: a burst arriving together passes the check together (300 simultaneous requests with a cap of 166 gave no 503). No release fixes it yet: the bound holds for steady arrivals only.',
-  source: VLLM_BURST_ISSUE, status: 'docs' }),
+    'The cap is checked before the request is rendered and counted only after (the issue); a main-branch commit checks it again when the request is handed to the engine (current + n > cap) and counts it with no await between, which is exact for n = 1, but that second check is not confirmed at the tag (the repository is too large to read whole). ' +
+    'The issue\'s own run (300 simultaneous requests, cap 166, no 503) peaked at 88 waiting, so it shows late 503s after rendering rather than an overshoot. Not confirmed either way at 0.29.0: the simulator keeps the bound soft for requests within the render time (a server that admits more than its cap, the less kind model) and the burst check staggers its requests.',
+  source: `${VLLM_BURST_ISSUE}; vllm-project/vllm@eb4d64a3 vllm/v1/engine/async_llm.py (_add_request), tests/v1/engine/test_admission_control.py`, status: 'not-confirmed' }),
   f({ id: 'vllm.behaviour.api-server-count', subject: 'vllm', kind: 'behaviour', name: 'api-server-count', value: 1, statement:
     'The caps are counted per API server process; `vllm serve` starts one per data-parallel rank (1 without data parallelism), so one process counts the whole replica.',
   source: 'vllm-project/vllm@00a5fdd vllm/entrypoints/cli/serve.py (api_server_count defaults to data_parallel_size); https://github.com/vllm-project/vllm/pull/54746', status: 'source' }),
@@ -168,6 +171,9 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'tgi.metric.batch_current_size', subject: 'tgi', kind: 'metric', name: 'tgi_batch_current_size', metricType: 'gauge', statement: 'Requests in the running batch.', source: `${TGI} backends/v3/src/backend.rs:170`, status: 'source' }),
   f({ id: 'tgi.metric.request_failure', subject: 'tgi', kind: 'metric', name: 'tgi_request_failure', metricType: 'counter', statement:
     'Counts every 429 with label err="overloaded" (not scraped: the platform 4XX metric counts the same rejections on both platforms).', source: `${TGI} router/src/infer/mod.rs:117`, status: 'source' }),
+  f({ id: 'tgi.behaviour.idle-connections', subject: 'tgi', kind: 'behaviour', name: 'keep-alive', platforms: eksOnly, statement:
+    'The router never closes an idle keep-alive connection: axum 0.7.9 `serve` builds hyper-util\'s auto builder without a timer, and hyper 1.6.0 drops its 30 s header_read_timeout when no timer is set (it would otherwise also bound the wait for the next request). No setting exists. v2.0.0: axum 0.6.20 on hyper 0.14.28, no header read timeout by default.',
+  source: `${TGI} router/src/server.rs:2322-2332 and Cargo.lock (axum 0.7.9, hyper 1.6.0, hyper-util 0.1.10); tokio-rs/axum@axum-v0.7.9 axum/src/serve.rs:423-424; hyperium/hyper-util@v0.1.10 src/server/conn/auto/mod.rs:85-96; hyperium/hyper@v1.6.0 src/server/conn/http1.rs:236,242,461-466, src/common/time.rs:63-71; ${TGI2} router/src/server.rs:1485-1489`, status: 'source' }),
   f({ id: 'tgi.behaviour.metrics-port', subject: 'tgi', kind: 'behaviour', name: 'prometheus_port', value: 9000, since: '3.3.0', statement:
     'From 3.3.0 the router also serves metrics on PROMETHEUS_PORT (9000); /metrics stays on the serving port, which the library scrapes.', source: `${TGI} router/src/server.rs:1970-1975,2243 (commit 02715dc5)`, status: 'source' }),
 
@@ -200,6 +206,9 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'djl-lmi.behaviour.neuron-0.35', subject: 'djl-lmi', kind: 'behaviour', name: 'neuron-rolling-batch', since: '0.35.0', statement:
     'Which rolling batch a NeuronX image of 0.35.0 or later runs is not confirmed (no tnx branch in its recommender): the library refuses a bounded queue for it.',
   source: `${DJL} LmiConfigRecommender.java (no isTnxEnabled); tags 0.30.0-0.34.0 are not in the snapshot`, status: 'not-confirmed' }),
+  f({ id: 'djl-lmi.behaviour.idle-connections', subject: 'djl-lmi', kind: 'behaviour', name: 'keep-alive', platforms: eksOnly, statement:
+    'The Netty pipeline has no idle or read timeout handler (ssl, HttpServerCodec, HttpObjectAggregator, handlers) and the server socket only sets SO_KEEPALIVE: an idle keep-alive connection is never closed. No setting exists (max_idle_time scales idle workers, not connections). Read at 0.27.0 and 0.35.0; tags 0.30.0-0.34.0 are not in the snapshot.',
+  source: `${DJL} serving/src/main/java/ai/djl/serving/ServerInitializer.java:64-91, ModelServer.java:330-334; deepjavalibrary/djl-serving@v0.27.0 ServerInitializer.java:64-85`, status: 'source' }),
   f({ id: 'djl-lmi.variable.DJL_CACHE_DIR', subject: 'djl-lmi', kind: 'variable', name: 'DJL_CACHE_DIR', statement: 'DJL cache (default ~/.djl.ai, or java.io.tmpdir when HOME is not writable).', source: 'deepjavalibrary/djl@02b4111 api/src/main/java/ai/djl/util/Utils.java getCacheDir()', status: 'source' }),
   f({ id: 'djl-lmi.variable.HF_HOME', subject: 'djl-lmi', kind: 'variable', name: 'HF_HOME', statement: 'Hub cache root of the Python handlers.', source: 'https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hfhome', status: 'docs' }),
 
@@ -209,6 +218,9 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'triton.behaviour.queue', subject: 'triton', kind: 'behaviour', name: 'max_queue_size', statement:
     'The bounded queue is max_queue_size in each model config.pbtxt (0 = unbounded); no flag sets it, so the library cannot bound it.', source: 'triton-inference-server/server@v2.71.0 docs/user_guide/batcher.md:183; core RequestQueue::Enqueue', status: 'source' }),
   f({ id: 'triton.status.queue-full', subject: 'triton', kind: 'status', name: 'queue-full', value: 503, statement: '"Exceeds maximum queue size" is UNAVAILABLE, answered 503 over HTTP.', source: 'triton-inference-server/server@v2.71.0 src/http_server.cc:111-112; core RequestQueue::Enqueue', status: 'source' }),
+  f({ id: 'triton.behaviour.idle-connections', subject: 'triton', kind: 'behaviour', name: 'keep-alive', platforms: eksOnly, statement:
+    'The HTTP server never calls evhtp_set_timeouts (libevhtp then sets no read or write timeout) and no flag sets one (the keepalive flags are gRPC\'s): an idle keep-alive connection is never closed. Triton\'s libevhtp copy read at r25.07, not r26.07.',
+  source: 'triton-inference-server/server@v2.71.0 src/http_server.cc:211-220, src/command_line_parser.cc:482-508; triton-inference-server/third_party@r25.07 libevhtp/libevhtp/evhtp.c:2730-2748,5356-5390', status: 'source' }),
   f({ id: 'triton.metric.pending_request_count', subject: 'triton', kind: 'metric', name: 'nv_inference_pending_request_count', metricType: 'gauge', statement: 'Requests awaiting execution; metrics on port 8002.', source: 'triton-inference-server/server@v2.71.0 docs/user_guide/metrics.md:33-47,101', status: 'source' }),
 
   // ----- every engine -------------------------------------------------------------------------------------------------
