@@ -130,7 +130,7 @@ async function reconcileChecked(
   const s = step(config, read.state, results, options.nowMs, options.memory, alarmed);
   let outcome: RunOutcome;
   if (!s.ok) {
-    outcome = { action: 'failed', reason: s.reason, detail: s.detail };
+    outcome = s.deferred ? { action: 'skipped', detail: s.detail } : { action: 'failed', reason: s.reason, detail: s.detail };
   } else if (s.plan.action !== 'write') {
     outcome = s.plan.action === 'skipped' ? { action: 'skipped', detail: s.plan.detail }
       : { action: 'unchanged', ...(s.plan.detail ? { detail: s.plan.detail } : {}) };

@@ -123,6 +123,15 @@ export function failureEmf(service: string, reason: FailureReason, timestampMs: 
   return emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: reason }, [{ spec: Metrics.reconcilerFailures, value: 1 }]);
 }
 
+/** The audit line of a run that could not decide but did not fail (`StepFailure.deferred`). */
+export function skippedAuditLine(nowSeconds: number, detail: string, context: Readonly<Record<string, unknown>> = {}): Record<string, unknown> {
+  return { audit: 'routing-decision', now: auditTime(nowSeconds), apply: { action: 'skipped', detail }, ...context };
+}
+
+function auditTime(nowSeconds: number): string {
+  return Number.isFinite(nowSeconds) ? new Date(nowSeconds * 1000).toISOString() : String(nowSeconds);
+}
+
 /** The audit line of a run that failed before (or instead of) applying a decision. */
 export function failureAuditLine(
   nowSeconds: number,
@@ -130,8 +139,7 @@ export function failureAuditLine(
   detail: string,
   context: Readonly<Record<string, unknown>> = {},
 ): Record<string, unknown> {
-  const now = Number.isFinite(nowSeconds) ? new Date(nowSeconds * 1000).toISOString() : String(nowSeconds);
-  return { audit: 'routing-decision', now, apply: { action: 'failed', reason, detail }, ...context };
+  return { audit: 'routing-decision', now: auditTime(nowSeconds), apply: { action: 'failed', reason, detail }, ...context };
 }
 
 /**

@@ -16,7 +16,7 @@ import { decide } from '../policy/decide';
 import { latest } from '../policy/evidence';
 import { type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from '../policy/types';
 import { type ReconcilerConfig } from './config';
-import { failureAuditLine, failureEmf, type FailureReason, weightInvariantProblems } from './faults';
+import { failureAuditLine, failureEmf, type FailureReason, skippedAuditLine, weightInvariantProblems } from './faults';
 import { auditLine, decisionEmf, type MetricResult } from './io';
 import { type RunMemory } from './memory';
 import { type Observation, observe } from './observe';
@@ -33,6 +33,11 @@ export interface StepFailure {
   readonly ok: false;
   readonly reason: FailureReason;
   readonly detail: string;
+  /**
+   * Not a fault: the target is in transition and does not hold the facts' routes yet (a deployment that adds or renames
+   * them is under way). The run is recorded as skipped, without a failure metric, so a deploy does not page.
+   */
+  readonly deferred?: boolean;
   /** Printed with the audit line (e.g. the weights in force). */
   readonly context: Readonly<Record<string, unknown>>;
   readonly now: number;
@@ -84,6 +89,17 @@ export function step(
   if (observation.missingRoutes.length > 0) {
     const missing = observation.missingRoutes.map((m) => `'${m}'`).join(', ');
     const held = target.present.map((m) => `'${m}'`).join(', ') || 'none';
+    if (target.inTransition) {
+      return {
+        ok: false,
+        reason: 'target-mismatch',
+        deferred: true,
+        detail: `weights unchanged: ${target.notWritable ?? 'the target is in transition'}; it holds ${held}, not yet ${missing} ` +
+          '(a deployment under way)',
+        context: targetRead(target),
+        now,
+      };
+    }
     return {
       ok: false,
       reason: 'target-mismatch',
@@ -180,6 +196,7 @@ function recordedState(s: StepDecision, outcome: RunOutcome): { inForce: Readonl
  * when it failed) and one audit line. Every run prints exactly one audit line.
  */
 export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome: RunOutcome, nowMs: number): Array<Record<string, unknown>> {
+  if (!s.ok && s.deferred) return [skippedAuditLine(Math.floor(nowMs / 1000), s.detail, s.context)];
   if (!s.ok) {
     return [failureEmf(config.service, s.reason, nowMs), failureAuditLine(Math.floor(nowMs / 1000), s.reason, s.detail, s.context)];
   }

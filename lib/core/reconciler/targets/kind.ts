@@ -72,6 +72,12 @@ export interface TargetState {
   /** Why nothing can be written now (SageMaker endpoint not InService, listener without a forward action). */
   readonly notWritable?: string;
   /**
+   * The target is in transition (SageMaker: Creating, Updating, SystemUpdating, RollingBack): it may still hold the
+   * previous deployment's routes while the new one (whose facts the run has) is rolled out, so routes it lacks are a
+   * deployment under way, not a mismatch (`step`).
+   */
+  readonly inTransition?: boolean;
+  /**
    * SageMaker: each variant's live scaling bounds, its scalable target's MinCapacity and MaxCapacity as Application
    * Auto Scaling holds them now (a game day's pin, a maximum lowered at runtime), by variant name. A variant the read
    * found no scalable target for is absent. Undefined: the reader did not read bounds (the simulator); the facts'
