@@ -51,9 +51,8 @@ export async function read(config: ReconcilerConfig, clients: Clients, retry: Re
   const scalingBounds = 'value' in bounds ? bounds.value : {};
   const capacityUnwritable = 'failed' in bounds ? `no capacity write this run: DescribeScalableTargets failed (${bounds.failed})` : undefined;
   const state = { weights, pools, replicas, present: Object.keys(weights), scalingBounds };
-  return {
-    state: { ...state, ...(notWritable ? { notWritable } : {}), ...(inTransition ? { inTransition } : {}), ...(capacityUnwritable ? { capacityUnwritable } : {}) },
-  };
+  const unwritable = { ...(notWritable ? { notWritable } : {}), ...(capacityUnwritable ? { capacityUnwritable } : {}) };
+  return { state: { ...state, ...unwritable, ...(inTransition ? { inTransition } : {}) } };
 }
 
 /** Endpoint statuses on the way to another deployment (EndpointStatus enum, API_DescribeEndpoint.html). */
