@@ -16,8 +16,8 @@ export * from './hardware/profile';
 export { HardwareCatalog } from './hardware/catalog';
 
 // ---- runtime: what each engine reads, and the flags and variables a class binds to
-export { ENGINES, ENGINE_FACTS, type EngineName, type EngineFacts, type RejectionStatus } from './runtime/engines';
-export { bindRuntime, type ServingPlatform, type RuntimeTarget, type RuntimeBinding } from './runtime/binding';
+export { ENGINES, ENGINE_FACTS, type EngineName, type EngineFacts, type RejectionStatus, type IdleConnections } from './runtime/engines';
+export { bindRuntime, type ServingPlatform, type RuntimeTarget, type RuntimeBinding, type RuntimeWarning } from './runtime/binding';
 export { admissionLimits, serverAdmission, type AdmissionLimits } from './runtime/admission';
 
 // ---- metrics: the metric contract (names, namespace, dimensions) and the signal-contract check

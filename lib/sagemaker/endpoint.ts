@@ -29,7 +29,7 @@ import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules } from '../util/nag';
 import { type IClassArtifactGate } from '../trust/gate';
 import { ClassModel, sageMakerRuntime } from './class-model';
-import { classHasInstanceStorage } from './instance-storage';
+import { classHasInstanceStorage, variantVolume } from './instance-storage';
 import { type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, type VariantSpec } from './variants';
 import { capacityPlanProblems, NO_CLASSES } from '../core/service/checks';
 import { VARIANT_SCALABLE_DIMENSION, variantResourceId } from '../core/platform/sagemaker-scalable-target';
@@ -649,6 +649,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       warmFloorShare: this.props.warmFloorShare ?? DEFAULT_POLICY_CONFIG.warmFloorShare,
     });
     problems.push(...layout.problems);
+    for (const v of layout.variants) {
+      const volume = variantVolume(v.pools.map((p) => p.capacityClass));
+      if (volume.kind === 'problem') problems.push({ field: `variants[${v.name}]`, message: volume.message });
+    }
     problems.push(...this.otherProblems());
     const pending: Problem[] = [
       ...(this.specs.length === 0 ? [NO_CLASSES] : []),
@@ -759,8 +763,15 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       routingConfig: { routingStrategy: 'LEAST_OUTSTANDING_REQUESTS' },
       containerStartupHealthCheckTimeoutInSeconds: startup,
       modelDataDownloadTimeoutInSeconds: download,
+      volumeSizeInGb: volumeSizeOf(v),
     }));
   }
+}
+
+/** The variant's VolumeSizeInGB where its model data needs more than SageMaker's default (`variantVolume`). */
+function volumeSizeOf(v: PlannedVariant): number | undefined {
+  const volume = variantVolume(v.pools.map((p) => p.capacityClass));
+  return volume.kind === 'size' ? volume.gb : undefined;
 }
 
 /** The Duration when it is a whole number of seconds (or a token), else undefined: the rule reports it at synth. */

@@ -35,3 +35,60 @@ export function hasInstanceStorage(instanceType: string, stated?: boolean): bool
 export function classHasInstanceStorage(cls: Pick<CapacityClass, 'instanceType' | 'hardware'>): boolean {
   return hasInstanceStorage(cls.instanceType, cls.hardware.localInstanceStorage);
 }
+
+/**
+ * The ML storage volume of an instance without local storage. SageMaker gives it a default size ("If the size of the
+ * model is larger than 30 GB and you are using an instance without a local disk, you should increase this parameter
+ * [VolumeSizeInGB] to be slightly larger than the size of your model": developer guide, large-model-inference-hosting.html);
+ * `VolumeSizeInGB` takes 1 to 512 (API ProductionVariant). An instance type with local storage takes no VolumeSizeInGB
+ * (aws/sagemaker-python-sdk src/sagemaker/utils.py `volume_size_supported`: no `d` family, not g5; trn1 added by PR
+ * #4828), and the setting is the variant's, for every pool.
+ */
+export const SAGEMAKER_MODEL_VOLUME = { defaultFitsGb: 30, maxGb: 512 } as const;
+
+const GB_PER_GIB = 1.073741824;
+/** Room beside the model data on its volume (the same margin as the EKS model volume). */
+const VOLUME_MARGIN = 1.1;
+
+/**
+ * GB of ML storage volume a class's model data takes on an instance: its weights, twice for a gzip archive (the
+ * archive and the tree unpacked from it may both be on the volume while SageMaker unpacks: not documented, so counted),
+ * plus 10%. A class without model data (its engine fetches the model itself into /tmp) counts nothing here.
+ */
+export function modelVolumeNeedGb(cls: Pick<CapacityClass, 'artifact' | 'footprint'>): number {
+  const uri = cls.artifact.modelData?.uri;
+  if (uri === undefined) return 0;
+  const archive = uri.endsWith('.tar.gz') || uri.endsWith('.tgz');
+  return Math.ceil((archive ? 2 : 1) * cls.footprint.weightsGiB * GB_PER_GIB * VOLUME_MARGIN);
+}
+
+/** A variant's VolumeSizeInGB: what the largest model data of its pools needs, or why none can be set. */
+export type VariantVolume =
+  | { readonly kind: 'default' }
+  | { readonly kind: 'size'; readonly gb: number }
+  | { readonly kind: 'problem'; readonly message: string };
+
+/**
+ * VolumeSizeInGB for a variant of these pools: none while SageMaker's default holds the model data (30 GB); the need
+ * when every pool lacks local storage; a problem when the need is over 512 GB, or when a pool that needs it shares the
+ * variant with a pool type that has local storage (which takes no VolumeSizeInGB).
+ */
+export function variantVolume(pools: ReadonlyArray<Pick<CapacityClass, 'name' | 'instanceType' | 'hardware' | 'artifact' | 'footprint'>>): VariantVolume {
+  const ebsOnly = pools.filter((p) => !classHasInstanceStorage(p));
+  const need = Math.max(0, ...ebsOnly.map(modelVolumeNeedGb));
+  if (need <= SAGEMAKER_MODEL_VOLUME.defaultFitsGb) return { kind: 'default' };
+  const largest = ebsOnly.find((p) => modelVolumeNeedGb(p) === need)!;
+  const what = `class '${largest.name}' (${largest.instanceType}, no local storage) needs a ${need} GB ML storage volume for its model data`;
+  if (ebsOnly.length < pools.length) {
+    const local = pools.filter((p) => classHasInstanceStorage(p)).map((p) => p.instanceType).join(', ');
+    return {
+      kind: 'problem',
+      message: `${what}, above the ${SAGEMAKER_MODEL_VOLUME.defaultFitsGb} GB SageMaker gives by default, but VolumeSizeInGB is the variant's and ` +
+        `${local} (local storage) takes none; allowed: pools of one storage kind per variant (put the ${largest.instanceType} pool in a variant of its own)`,
+    };
+  }
+  if (need > SAGEMAKER_MODEL_VOLUME.maxGb) {
+    return { kind: 'problem', message: `${what}; VolumeSizeInGB allows 1 to ${SAGEMAKER_MODEL_VOLUME.maxGb}: use an instance type with local storage, or EKS` };
+  }
+  return { kind: 'size', gb: need };
+}
