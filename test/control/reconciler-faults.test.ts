@@ -50,34 +50,38 @@ describe('facts that no longer match the target', () => {
     expect(lines.some((l) => 'Decisions' in l)).toBe(false);
   });
 
-  test('fails when a deployment under way pages: an Updating endpoint still holding the previous variants is a skipped run', async () => {
+  test('fails when a deployment under way pages: variants its pending deployment brings are a skipped run with a heartbeat', async () => {
     // A deploy that renames 'fallback-v2' to 'fallback': the function has the new facts, while DescribeEndpoint shows the
-    // running deployment's variants until the blue/green update ends.
-    for (const status of ['Updating', 'SystemUpdating', 'RollingBack', 'Creating']) {
-      sm.on(DescribeEndpointCommand).resolves(endpoint(status, [
-        { name: 'preferred', weight: 50, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
-        { name: 'fallback-v2', weight: 50, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
-      ]));
-      serveMetrics(SM, {
-        mode: fill(0),
-        classes: { preferred: { readyReplicas: fill(3), desiredReplicas: fill(6), servedTokensPerSecond: fill(perMinute(1200)) } },
-      });
-      const { result, lines } = await run(SM);
-      expect(result).toMatchObject({ action: 'skipped' });
-      expect(result.detail).toContain(`endpoint llm is ${status}`);
-      expect(result.detail).toContain("it holds 'preferred', 'fallback-v2', not yet 'fallback' (a deployment under way)");
-      expect(audits(lines)).toEqual([expect.objectContaining({ apply: expect.objectContaining({ action: 'skipped' }) })]);
-      expect(failures(lines)).toEqual([]);
-      expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
-    }
-    // An endpoint whose update failed stays a mismatch: it pages.
-    sm.on(DescribeEndpointCommand).resolves(endpoint('Failed', [
+    // running deployment's variants, and the new ones in PendingDeploymentSummary, until the blue/green update ends.
+    const running = [
       { name: 'preferred', weight: 50, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
       { name: 'fallback-v2', weight: 50, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
-    ]));
-    const { result, lines } = await run(SM);
-    expect(result).toMatchObject({ action: 'failed', reason: 'target-mismatch' });
-    expect(failures(lines)).toHaveLength(1);
+    ];
+    const pending = (...names: string[]) => ({
+      ...endpoint('Updating', running),
+      PendingDeploymentSummary: { EndpointConfigName: 'llm-config-2', ProductionVariants: names.map((VariantName) => ({ VariantName })) },
+    });
+    serveMetrics(SM, {
+      mode: fill(0),
+      classes: { preferred: { readyReplicas: fill(3), desiredReplicas: fill(6), servedTokensPerSecond: fill(perMinute(1200)) } },
+    });
+    sm.on(DescribeEndpointCommand).resolves(pending('preferred', 'fallback'));
+    const deferred = await run(SM);
+    expect(deferred.result).toMatchObject({ action: 'skipped' });
+    expect(deferred.result.detail).toBe("weights unchanged: the deployment under way brings 'fallback', not yet among the variant(s) of endpoint llm "
+      + "(it holds: 'preferred', 'fallback-v2'); weights are written once it is over");
+    expect(audits(deferred.lines)).toEqual([expect.objectContaining({ apply: expect.objectContaining({ action: 'skipped' }) })]);
+    expect(failures(deferred.lines)).toEqual([]);
+    // The heartbeat (Decisions) still beats: a long blue/green update is not a frozen reconciler.
+    expect(deferred.lines).toContainEqual(expect.objectContaining({ Service: 'chat', Reason: 'deployment-under-way', Decisions: 1 }));
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    // Updating for another reason (autoscaling, a deployment that does not bring 'fallback'): still a mismatch, it pages.
+    for (const answer of [endpoint('Updating', running), pending('preferred', 'fallback-v3'), endpoint('InService', running)]) {
+      sm.on(DescribeEndpointCommand).resolves(answer);
+      const { result, lines } = await run(SM);
+      expect(result).toMatchObject({ action: 'failed', reason: 'target-mismatch' });
+      expect(failures(lines)).toHaveLength(1);
+    }
   });
 
   test('a target group missing from the listener: no ModifyListener, an audit line and a failure datapoint', async () => {

@@ -42,8 +42,8 @@ export async function read(config: ReconcilerConfig, clients: Clients, retry: Re
   // Updating (a deployment, or our own previous write): SageMaker rejects a second update; a later tick writes.
   const notWritable = status === 'InService' ? undefined : `endpoint ${f.endpointName} is ${status}; weights are written on a later tick`;
   // While an UpdateEndpoint is under way, DescribeEndpoint's ProductionVariants are the running (previous) deployment's;
-  // the new variants are in PendingDeploymentSummary until it ends (API_DescribeEndpoint.html).
-  const inTransition = status !== undefined && TRANSITIONS.has(status);
+  // the new variants are in PendingDeploymentSummary until it ends (API_PendingDeploymentSummary.html).
+  const arriving = (endpoint.PendingDeploymentSummary?.ProductionVariants ?? []).flatMap((v) => (v.VariantName ? [v.VariantName] : []));
   // Bounds only gate capacity raises; weights (the fallback itself) must not wait on Application Auto Scaling. A failed
   // read (throttled, denied to a hand-written serving without the grant) leaves every variant's bounds unknown: no
   // capacity write this run (`capacityCeilings`), weights as decided.
@@ -52,11 +52,8 @@ export async function read(config: ReconcilerConfig, clients: Clients, retry: Re
   const capacityUnwritable = 'failed' in bounds ? `no capacity write this run: DescribeScalableTargets failed (${bounds.failed})` : undefined;
   const state = { weights, pools, replicas, present: Object.keys(weights), scalingBounds };
   const unwritable = { ...(notWritable ? { notWritable } : {}), ...(capacityUnwritable ? { capacityUnwritable } : {}) };
-  return { state: { ...state, ...unwritable, ...(inTransition ? { inTransition } : {}) } };
+  return { state: { ...state, ...unwritable, ...(arriving.length > 0 ? { arriving } : {}) } };
 }
-
-/** Endpoint statuses on the way to another deployment (EndpointStatus enum, API_DescribeEndpoint.html). */
-const TRANSITIONS: ReadonlySet<string> = new Set(['Creating', 'Updating', 'SystemUpdating', 'RollingBack']);
 
 /**
  * DescribeScalableTargets for the facts' variants: each one's MinCapacity and MaxCapacity as Application Auto Scaling

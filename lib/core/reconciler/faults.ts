@@ -123,6 +123,14 @@ export function failureEmf(service: string, reason: FailureReason, timestampMs: 
   return emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: reason }, [{ spec: Metrics.reconcilerFailures, value: 1 }]);
 }
 
+/** The `Decisions` reason of a run that waits for a deployment under way (`StepFailure.deferred`). */
+export const DEPLOYMENT_UNDER_WAY = 'deployment-under-way';
+
+/** The heartbeat of a run that could not decide but did not fail: one `Decisions` datapoint, by its reason. */
+export function deferredEmf(service: string, timestampMs: number): Record<string, unknown> {
+  return emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: DEPLOYMENT_UNDER_WAY }, [{ spec: Metrics.decisions, value: 1 }]);
+}
+
 /** The audit line of a run that could not decide but did not fail (`StepFailure.deferred`). */
 export function skippedAuditLine(nowSeconds: number, detail: string, context: Readonly<Record<string, unknown>> = {}): Record<string, unknown> {
   return { audit: 'routing-decision', now: auditTime(nowSeconds), apply: { action: 'skipped', detail }, ...context };

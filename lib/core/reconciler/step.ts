@@ -16,7 +16,7 @@ import { decide } from '../policy/decide';
 import { latest } from '../policy/evidence';
 import { type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from '../policy/types';
 import { type ReconcilerConfig } from './config';
-import { failureAuditLine, failureEmf, type FailureReason, skippedAuditLine, weightInvariantProblems } from './faults';
+import { deferredEmf, failureAuditLine, failureEmf, type FailureReason, skippedAuditLine, weightInvariantProblems } from './faults';
 import { auditLine, decisionEmf, type MetricResult } from './io';
 import { type RunMemory } from './memory';
 import { type Observation, observe } from './observe';
@@ -34,8 +34,9 @@ export interface StepFailure {
   readonly reason: FailureReason;
   readonly detail: string;
   /**
-   * Not a fault: the target is in transition and does not hold the facts' routes yet (a deployment that adds or renames
-   * them is under way). The run is recorded as skipped, without a failure metric, so a deploy does not page.
+   * Not a fault: the routes the target lacks are those a deployment under way brings (`TargetState.arriving`). The run
+   * is recorded as skipped, with a `Decisions` datapoint (reason `deployment-under-way`) and no failure metric, so a
+   * deploy that adds or renames routes pages neither the failure alarm nor the heartbeat.
    */
   readonly deferred?: boolean;
   /** Printed with the audit line (e.g. the weights in force). */
@@ -89,13 +90,13 @@ export function step(
   if (observation.missingRoutes.length > 0) {
     const missing = observation.missingRoutes.map((m) => `'${m}'`).join(', ');
     const held = target.present.map((m) => `'${m}'`).join(', ') || 'none';
-    if (target.inTransition) {
+    if (observation.missingRoutes.every((m) => target.arriving?.includes(m))) {
       return {
         ok: false,
         reason: 'target-mismatch',
         deferred: true,
-        detail: `weights unchanged: ${target.notWritable ?? 'the target is in transition'}; it holds ${held}, not yet ${missing} ` +
-          '(a deployment under way)',
+        detail: `weights unchanged: the deployment under way brings ${missing}, not yet among the ${kind.describeRoutes(config.facts)} ` +
+          `(it holds: ${held}); weights are written once it is over`,
         context: targetRead(target),
         now,
       };
@@ -196,7 +197,7 @@ function recordedState(s: StepDecision, outcome: RunOutcome): { inForce: Readonl
  * when it failed) and one audit line. Every run prints exactly one audit line.
  */
 export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome: RunOutcome, nowMs: number): Array<Record<string, unknown>> {
-  if (!s.ok && s.deferred) return [skippedAuditLine(Math.floor(nowMs / 1000), s.detail, s.context)];
+  if (!s.ok && s.deferred) return [deferredEmf(config.service, nowMs), skippedAuditLine(Math.floor(nowMs / 1000), s.detail, s.context)];
   if (!s.ok) {
     return [failureEmf(config.service, s.reason, nowMs), failureAuditLine(Math.floor(nowMs / 1000), s.reason, s.detail, s.context)];
   }

@@ -72,11 +72,11 @@ export interface TargetState {
   /** Why nothing can be written now (SageMaker endpoint not InService, listener without a forward action). */
   readonly notWritable?: string;
   /**
-   * The target is in transition (SageMaker: Creating, Updating, SystemUpdating, RollingBack): it may still hold the
-   * previous deployment's routes while the new one (whose facts the run has) is rolled out, so routes it lacks are a
-   * deployment under way, not a mismatch (`step`).
+   * Routes a deployment under way brings (SageMaker: the variants of `PendingDeploymentSummary`, "returned when the
+   * endpoint is creating or updating with a new endpoint configuration", while `ProductionVariants` are still the
+   * running deployment's): a route the facts name that is among them is arriving, not a mismatch (`step`).
    */
-  readonly inTransition?: boolean;
+  readonly arriving?: readonly string[];
   /**
    * SageMaker: each variant's live scaling bounds, its scalable target's MinCapacity and MaxCapacity as Application
    * Auto Scaling holds them now (a game day's pin, a maximum lowered at runtime), by variant name. A variant the read
