@@ -41,8 +41,10 @@ export function classHasInstanceStorage(cls: Pick<CapacityClass, 'instanceType' 
  * model is larger than 30 GB and you are using an instance without a local disk, you should increase this parameter
  * [VolumeSizeInGB] to be slightly larger than the size of your model": developer guide, large-model-inference-hosting.html);
  * `VolumeSizeInGB` takes 1 to 512 (API ProductionVariant). An instance type with local storage takes no VolumeSizeInGB
- * (aws/sagemaker-python-sdk src/sagemaker/utils.py `volume_size_supported`: no `d` family, not g5; trn1 added by PR
- * #4828), and the setting is the variant's, for every pool.
+ * (aws/sagemaker-python-sdk@v2.257.6 src/sagemaker/utils.py `volume_size_supported`: no `d` family, nor g5, g6, p5 or
+ * trn1; PR #4828: the service "throws a service exception"), and the setting is the variant's, for every pool. AWS
+ * documents default volume sizes per instance type (host-instance-storage.html); 30 GB is the large-model page's rule,
+ * so a type whose default is larger gets no smaller volume from this rule only while the need stays under 30 GB.
  */
 export const SAGEMAKER_MODEL_VOLUME = { defaultFitsGb: 30, maxGb: 512 } as const;
 

@@ -28,7 +28,7 @@ export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, R
   const modeWindow = modeId === undefined ? undefined : windows.get(modeId);
   const series: ChartSeries = { classNames, share: [], readyReplicas: [], latency: [], modes: [], demandTokensPerSecond: [], rejectedShare: [] };
   // Demand as the reconciler derives it (served + rejected, or served alone where the served signal already counts the
-  // rejections: ALB RequestCount), so the observed rejected share is the one the policy saw.
+  // rejections: ALB RequestCount, SageMaker Invocations), so the observed rejected share is the one the policy saw.
   // Ready counts as the reconciler reads them: ALB's gaps (no HealthyHostCount for an emptied target group) read the
   // healthy targets its runs counted.
   const ready = (c: string) => seenWhereUnpublished(signal(c, 'readyReplicas') ?? [], signal(c, 'readyReplicasSeen'));
