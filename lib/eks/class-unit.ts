@@ -161,8 +161,16 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
     labels: nodeLabels,
     zones: cls.placement.zones,
     consolidateAfter: '10m',
-    expireAfter: '720h',
-    terminationGracePeriod: `${u.deregistrationDelaySeconds + u.deadlineSeconds + 60}s`,
+    // Expiration is forceful: no disruption budget, no replacement launched first, and nodes launched together expire
+    // together (aws/karpenter-provider-aws@v1.14.1 website/content/en/docs/concepts/disruption.md, "Expiration"), which
+    // would take a class's replicas at once. Drift, budgeted one node at a time (`Drifted: 1`), replaces nodes when the
+    // AMI (`bottlerocket@latest` resolves anew) or the NodePool changes.
+    expireAfter: 'Never',
+    // Karpenter deletes a draining node's pods, bypassing their PodDisruptionBudget, at the node's grace expiry minus each
+    // pod's own terminationGracePeriodSeconds (kubernetes-sigs/karpenter@v1.14.1 pkg/controllers/node/termination/
+    // terminator/terminator.go:140-185), so the budget (one pod at a time) holds for the difference. It must cover a
+    // replacement's start, or a drift would take the next pod before the one it replaced is Ready (R91).
+    terminationGracePeriod: `${startupTimeoutSeconds(opts) + u.deregistrationDelaySeconds + u.deadlineSeconds + 60}s`,
   });
   return { nodeClass, nodePool };
 }
@@ -216,12 +224,17 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
       healthPath: opts.healthPath ?? runtime.healthPath,
       readyPath: opts.readyPath ?? runtime.readyPath,
       warmup: opts.warmup ? { path: opts.warmup.path, maxLatencySeconds: opts.warmup.maxLatency.toSeconds({ integral: false }) } : undefined,
-      startupTimeoutSeconds: (opts.startupTimeout ?? Duration.minutes(30)).toSeconds(),
+      startupTimeoutSeconds: startupTimeoutSeconds(opts),
     },
     drainSeconds: u.deregistrationDelaySeconds,
     inFlightSeconds: u.deadlineSeconds,
   });
   return { priorityClass, serviceAccount, deployment };
+}
+
+/** Longest a model server may take to start (`EksClassOptions.startupTimeout`, 30 minutes by default). */
+function startupTimeoutSeconds(opts: EksClassOptions): number {
+  return (opts.startupTimeout ?? Duration.minutes(30)).toSeconds();
 }
 
 /** A model server's CPU and memory requests: three quarters of its own instance type's, shared by its replicas. */

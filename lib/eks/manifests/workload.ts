@@ -290,8 +290,10 @@ export function service(name: string, ns: string, labels: Labels, selector: Labe
 }
 
 /**
- * At most one pod of the class evicted at a time (node drift, upgrades). `maxUnavailable` rather than `minAvailable`,
- * so a single warm-standby replica never blocks a node drain forever; pods that never turned Ready can always go.
+ * At most one pod of the class evicted at a time (node drift, upgrades), for as long as Karpenter honours the budget: the
+ * NodePool's terminationGracePeriod less the pod's own, which covers a replacement's start (class-unit.ts).
+ * `maxUnavailable` rather than `minAvailable`, so a single warm-standby replica never blocks a node drain forever; pods
+ * that never turned Ready can always go.
  */
 export function podDisruptionBudget(name: string, ns: string, labels: Labels, selector: Labels): PodDisruptionBudget {
   return {
