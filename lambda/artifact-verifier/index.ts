@@ -33,6 +33,7 @@ import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
 import {
   type ApprovedArtifacts,
   type ApprovedModelData,
+  type CurrentObjectEvidence,
   type EcrImageReference,
   type ImageSigningEvidence,
   type ModelObjectEvidence,
@@ -63,6 +64,8 @@ interface VerifierProperties {
   };
   readonly ModelSigningKeyArn: string;
   readonly MultipartDigest: string;
+  /** 'true' when a consumer reads the model data without a version id (SageMaker): the approved version must be current. */
+  readonly RequireCurrentVersion?: string;
   readonly MaxAttempts: string;
   readonly BaseDelayMs: string;
   readonly MaxDelayMs: string;
@@ -132,16 +135,24 @@ export async function verifyClass(props: VerifierProperties): Promise<Verificati
   const image = parseEcrImage(approved.image);
   if (!image) return { passed: false, failures: [`image '${approved.image}' is not a private ECR image pinned by digest`] };
   const model = approved.modelData;
+  const requireCurrentVersion = props.RequireCurrentVersion === 'true';
   const [imageSigning, signingProfile, signatureRevocation, modelEvidence] = await Promise.all([
     imageSigningEvidence(image.registryId, image.region, image.repositoryName, image.digest, retry),
     signingProfileEvidence(approved.signingProfileArn, retry),
     signatureRevocationEvidence(image, approved.signingProfileArn, retry),
-    model ? modelEvidenceFor(model, props.ModelSigningKeyArn, retry) : Promise.resolve(undefined),
+    model ? modelEvidenceFor(model, props.ModelSigningKeyArn, requireCurrentVersion, retry) : Promise.resolve(undefined),
   ]);
   return verifyArtifacts(
     approved,
-    { imageSigning, signingProfile, signatureRevocation, modelObject: modelEvidence?.object, modelSignature: modelEvidence?.signature },
-    { modelSigningKeyArn: props.ModelSigningKeyArn, multipartDigest },
+    {
+      imageSigning,
+      signingProfile,
+      signatureRevocation,
+      modelObject: modelEvidence?.object,
+      currentModelObject: modelEvidence?.current,
+      modelSignature: modelEvidence?.signature,
+    },
+    { modelSigningKeyArn: props.ModelSigningKeyArn, multipartDigest, requireCurrentVersion },
   );
 }
 
@@ -269,8 +280,9 @@ async function signingProfileEvidence(profileArn: string, retry: RetryOptions): 
 async function modelEvidenceFor(
   model: ApprovedModelData,
   keyArn: string,
+  requireCurrentVersion: boolean,
   retry: RetryOptions,
-): Promise<{ object: ModelObjectEvidence; signature: ModelSignatureEvidence }> {
+): Promise<{ object: ModelObjectEvidence; current?: CurrentObjectEvidence; signature: ModelSignatureEvidence }> {
   const s3 = new S3Client({ followRegionRedirects: true, maxAttempts: 1 });
   const version = model.versionId ? { VersionId: model.versionId } : {};
   const head = await withRetries(
@@ -284,9 +296,12 @@ async function modelEvidenceFor(
     checksumType: head.ChecksumType,
     metadataSha256: head.Metadata?.[MODEL_SHA256_METADATA],
   };
+  // The HeadObject above names the approved version, so S3 answers that version whatever is current. A consumer that
+  // reads the key without a version (SageMaker) gets the current object: ask for it the same way, with no version id.
+  const current = requireCurrentVersion && model.versionId ? await currentObjectEvidence(s3, model, retry) : undefined;
   const tags = await withRetries(() => s3.send(new GetObjectTaggingCommand({ Bucket: model.bucket, Key: model.key, ...version })), retry);
   const signatureB64 = tags.TagSet?.find((t) => t.Key === MODEL_SIGNATURE_TAG)?.Value;
-  if (signatureB64 === undefined) return { object, signature: { signaturePresent: false, signatureValid: false } };
+  if (signatureB64 === undefined) return { object, current, signature: { signaturePresent: false, signatureValid: false } };
   const kms = new KMSClient({ region: arnRegion(keyArn), maxAttempts: 1 });
   const signatureValid = await withRetries(async () => {
     try {
@@ -306,7 +321,21 @@ async function modelEvidenceFor(
       throw err;
     }
   }, retry);
-  return { object, signature: { signaturePresent: true, signatureValid } };
+  return { object, current, signature: { signaturePresent: true, signatureValid } };
+}
+
+/**
+ * HeadObject of the key with no version id (no checksum mode: only the version id is read, and an SSE-KMS object then
+ * needs no decrypt). S3 answers a key whose current version is a delete marker, or that does not exist, with 404.
+ */
+async function currentObjectEvidence(s3: S3Client, model: ApprovedModelData, retry: RetryOptions): Promise<CurrentObjectEvidence> {
+  try {
+    const head = await withRetries(() => s3.send(new HeadObjectCommand({ Bucket: model.bucket, Key: model.key })), retry);
+    return { versionId: head.VersionId };
+  } catch (err) {
+    if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return { missing: true };
+    throw err;
+  }
 }
 
 function approvedFrom(props: VerifierProperties): ApprovedArtifacts {

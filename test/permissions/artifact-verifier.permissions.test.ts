@@ -30,7 +30,7 @@ interface Gated {
 }
 
 /** One ArtifactTrust gating one class, synthesized; the custom resource's properties and the role as deployed. */
-function gated(id: string, options: { pinned: boolean; encrypted: boolean }): Gated {
+function gated(id: string, options: { pinned: boolean; encrypted: boolean; requireCurrentVersion?: boolean }): Gated {
   const { stack } = testStack(id);
   const modelKey = options.encrypted ? new kms.Key(stack, 'ModelKey', { enableKeyRotation: true }) : undefined;
   const trust = new ArtifactTrust(stack, 'Trust', { repositoryNames: ['vllm'], requireModelVersion: options.pinned, modelDataEncryptionKey: modelKey });
@@ -39,7 +39,7 @@ function gated(id: string, options: { pinned: boolean; encrypted: boolean }): Ga
     ...spec,
     artifact: { image: IMAGE, modelData: { uri: 's3://models-bucket/llama3-8b/bf16.tar', sha256: MODEL_SHA, ...(options.pinned ? { versionId: 'v1' } : {}) } },
   }], { contract: LLAMA_CONTRACT });
-  trust.gateFor(stack, cls);
+  trust.gateFor(stack, cls, { requireCurrentVersion: options.requireCurrentVersion });
   const template = Template.fromStack(stack).toJSON();
   const resolve = resolver(template);
   const resources = template.Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>;
@@ -133,8 +133,10 @@ describe('artifact verifier permissions (real SDK against a recording endpoint o
   test.each([
     ['a pinned, SSE-KMS-encrypted model version, through throttling and a 503', { pinned: true, encrypted: true }, ['ecr:DescribeImageSigningStatus', 's3:HeadObject', 'kms:Verify']],
     ['unpinned model data (requireModelVersion: false)', { pinned: false, encrypted: false }, []],
-  ])('%s: every call is allowed and nothing else is granted', async (_, options, faults) => {
-    const g = gated(options.pinned ? 'Pinned' : 'Unpinned', options);
+    // SageMaker's gate: the current version (HeadObject without a version id) is read too, authorized by s3:GetObject.
+    ['a pinned, SSE-KMS-encrypted version that must be the current one (SageMaker)', { pinned: true, encrypted: true, requireCurrentVersion: true }, []],
+  ])('%s: every call is allowed and nothing else is granted', async (name, options, faults) => {
+    const g = gated(name.replace(/[^A-Za-z]/g, '').slice(0, 40), options);
     const { responses, exchanges } = await verify(g, faults);
     expect(responses).toEqual([expect.objectContaining({ Status: 'SUCCESS' })]);
     // The faults really happened (and were retried).
@@ -145,7 +147,9 @@ describe('artifact verifier permissions (real SDK against a recording endpoint o
     expect(report.used).toEqual([
       'ecr:BatchGetImage', 'ecr:DescribeImageSigningStatus', 'ecr:GetDownloadUrlForLayer',
       ...(options.encrypted ? ['kms:Decrypt'] : []), 'kms:Verify',
-      ...(options.pinned ? ['s3:GetObjectTagging', 's3:GetObjectVersion', 's3:GetObjectVersionTagging'] : ['s3:GetObject', 's3:GetObjectTagging']),
+      ...(options.pinned
+        ? [...('requireCurrentVersion' in options ? ['s3:GetObject'] : []), 's3:GetObjectTagging', 's3:GetObjectVersion', 's3:GetObjectVersionTagging']
+        : ['s3:GetObject', 's3:GetObjectTagging']),
       'signer:GetRevocationStatus', 'signer:GetSigningProfile',
     ]);
   });

@@ -350,6 +350,50 @@ describe('artifact verifier', () => {
     expect(kms.commandCalls(VerifyCommand)).toHaveLength(0);
   });
 
+  describe('RequireCurrentVersion (SageMaker reads the key with no version id)', () => {
+    const sagemaker = () => event('Create', { RequireCurrentVersion: 'true' });
+    /** The pinned HeadObject answers the approved version whatever is current; the unversioned one the current object. */
+    const currentIs = (answer: Record<string, unknown> | Error) => {
+      const pinned = { VersionId: 'v1', ChecksumSHA256: MODEL_SHA_B64, ChecksumType: 'FULL_OBJECT' as const };
+      s3.on(HeadObjectCommand).callsFake((input: { VersionId?: string }) => {
+        if (input.VersionId === 'v1') return pinned;
+        if (answer instanceof Error) throw answer;
+        return answer;
+      });
+    };
+
+    test('passes when the approved version is the current one, asking S3 with and without the version id', async () => {
+      currentIs({ VersionId: 'v1' });
+      expect((await run(sagemaker())).Status).toBe('SUCCESS');
+      const heads = s3.commandCalls(HeadObjectCommand).map((c) => c.args[0].input);
+      expect(heads).toEqual([
+        expect.objectContaining({ VersionId: 'v1', ChecksumMode: 'ENABLED' }),
+        { Bucket: 'models-bucket', Key: 'llama3-8b/bf16.tar' },
+      ]);
+    });
+
+    test('fails when a later upload made another version current: SageMaker would serve it', async () => {
+      currentIs({ VersionId: 'v2', ChecksumSHA256: Buffer.from('e'.repeat(64), 'hex').toString('base64') });
+      await expectRejected(/the current version is v2, approved v1 \(a later upload to the key\); SageMaker reads the current object/, sagemaker());
+    });
+
+    test('fails when the bucket returns no version id (unversioned)', async () => {
+      currentIs({});
+      await expectRejected(/S3 returned no version id for the current object \(is the bucket versioned\?\)/, sagemaker());
+    });
+
+    test('fails when the key has no current object (404)', async () => {
+      currentIs(Object.assign(new Error('NotFound'), { name: 'NotFound', $metadata: { httpStatusCode: 404 } }));
+      await expectRejected(/the key has no current object/, sagemaker());
+    });
+
+    test('without it (EKS fetches the pinned version itself) only the pinned version is read', async () => {
+      currentIs({ VersionId: 'v2' });
+      expect((await run()).Status).toBe('SUCCESS');
+      expect(s3.commandCalls(HeadObjectCommand).map((c) => c.args[0].input.VersionId)).toEqual(['v1']);
+    });
+  });
+
   describe('multipart uploads (composite checksum)', () => {
     beforeEach(() => {
       s3.on(HeadObjectCommand).resolves({ VersionId: 'v1', ChecksumSHA256: `${MODEL_SHA_B64.slice(0, -1)}A=-12`, ChecksumType: 'COMPOSITE', Metadata: { sha256: MODEL_SHA } });

@@ -188,6 +188,18 @@ export interface ModelObjectEvidence {
   readonly metadataSha256?: string;
 }
 
+/**
+ * S3 `HeadObject` of the key WITHOUT a version id: the object a reader that names no version gets, which is what
+ * SageMaker serves (its S3ModelDataSource has no VersionId; lib/sagemaker/class-model.ts). The pinned HeadObject
+ * names the approved version, so S3 answers that version or an error, and cannot say whether it is still the current one.
+ */
+export interface CurrentObjectEvidence {
+  /** `x-amz-version-id` of the current object; absent when the bucket is unversioned (S3 sends none). */
+  readonly versionId?: string;
+  /** The key has no current object (S3 answered 404: deleted, or a delete marker is current). */
+  readonly missing?: boolean;
+}
+
 /** KMS `Verify` of the model digest's signature. */
 export interface ModelSignatureEvidence {
   /** The signature found on the object version (tag `MODEL_SIGNATURE_TAG`). */
@@ -315,6 +327,9 @@ export function modelObjectFailures(model: ApprovedModelData, evidence: ModelObj
   const where = `model data s3://${model.bucket}/${model.key}`;
   if (evidence.deleteMarker) return [`${where}: version ${model.versionId || '(latest)'} is a delete marker`];
   const failures: string[] = [];
+  // The verifier names the approved version in its HeadObject, so S3 answers that version or an error and this cannot
+  // fail against S3; it is kept for evidence gathered otherwise. Whether the approved version is the CURRENT one is
+  // `currentVersionFailures`.
   if (model.versionId && evidence.versionId !== model.versionId) {
     failures.push(`${where}: object version is ${evidence.versionId ?? '(unversioned)'}, approved ${model.versionId}`);
   }
@@ -337,6 +352,25 @@ export function modelObjectFailures(model: ApprovedModelData, evidence: ModelObj
   return failures;
 }
 
+/**
+ * Failures of the current object at the key, for a consumer that reads the key without a version id (SageMaker): the
+ * approved version must be the current one, or the consumer serves bytes the gate never checked. An unversioned bucket
+ * (no version id) or a missing object fails: neither can be proven to be the approved version.
+ */
+export function currentVersionFailures(model: ApprovedModelData, current: CurrentObjectEvidence): string[] {
+  const where = `model data s3://${model.bucket}/${model.key}`;
+  const served = 'SageMaker reads the current object of the key (it names no version), so it would not serve the approved one';
+  if (current.missing) return [`${where}: the key has no current object (deleted, or a delete marker is current); ${served}`];
+  if (current.versionId === undefined) {
+    return [`${where}: S3 returned no version id for the current object (is the bucket versioned?), so it cannot be proven to be ` +
+      `the approved version ${model.versionId}; ${served}`];
+  }
+  if (current.versionId !== model.versionId) {
+    return [`${where}: the current version is ${current.versionId}, approved ${model.versionId} (a later upload to the key); ${served}`];
+  }
+  return [];
+}
+
 /** Failures of the model digest's KMS signature. */
 export function modelSignatureFailures(model: ApprovedModelData, evidence: ModelSignatureEvidence, keyArn: string): string[] {
   const where = `model data s3://${model.bucket}/${model.key}`;
@@ -357,6 +391,8 @@ export interface VerificationEvidence {
   readonly signingProfile?: SigningProfileEvidence;
   readonly signatureRevocation?: SignatureRevocationEvidence;
   readonly modelObject?: ModelObjectEvidence;
+  /** Only gathered when `requireCurrentVersion` is set and a version is approved. */
+  readonly currentModelObject?: CurrentObjectEvidence;
   readonly modelSignature?: ModelSignatureEvidence;
 }
 
@@ -369,7 +405,15 @@ export interface VerificationVerdict {
 export function verifyArtifacts(
   approved: ApprovedArtifacts,
   evidence: VerificationEvidence,
-  options: { readonly modelSigningKeyArn: string; readonly multipartDigest: MultipartDigestPolicy },
+  options: {
+    readonly modelSigningKeyArn: string;
+    readonly multipartDigest: MultipartDigestPolicy;
+    /**
+     * The consumer reads the key without a version id (SageMaker): the approved version must also be the current one.
+     * @default false - the consumer fetches the approved version itself (EKS: `aws s3api get-object --version-id`)
+     */
+    readonly requireCurrentVersion?: boolean;
+  },
 ): VerificationVerdict {
   const failures: string[] = [];
   const missing = (what: string) => failures.push(`${what} was not checked`);
@@ -385,6 +429,11 @@ export function verifyArtifacts(
   if (model) {
     if (evidence.modelObject) failures.push(...modelObjectFailures(model, evidence.modelObject, options.multipartDigest));
     else missing('the model object');
+    // Without an approved version the pinned check already read the current object.
+    if (options.requireCurrentVersion && model.versionId) {
+      if (evidence.currentModelObject) failures.push(...currentVersionFailures(model, evidence.currentModelObject));
+      else missing('the current model object version');
+    }
     if (evidence.modelSignature) failures.push(...modelSignatureFailures(model, evidence.modelSignature, options.modelSigningKeyArn));
     else missing('the model signature');
   }
