@@ -87,9 +87,13 @@ export interface ArtifactTrustProps {
    */
   readonly modelDataEncryptionKey?: kms.IKey;
   /**
-   * What the verifier accepts as the model's digest when S3 holds no full-object SHA-256 (multipart uploads):
-   * `metadata` trusts the `x-amz-meta-sha256` of the pinned, immutable object version (its digest must still carry a
-   * valid KMS signature); `reject` fails such objects.
+   * What the verifier accepts as the model's digest when S3 holds no full-object SHA-256 (multipart uploads, the
+   * normal case above 5 GB): `metadata` accepts the `x-amz-meta-sha256` of the pinned object version, which is the
+   * uploader's claim, not a hash S3 or the verifier computed: the KMS signature proves that the signer approved that
+   * digest, not that the object's bytes have it. EKS computes the SHA-256 of what it fetched (its init container runs
+   * `sha256sum` and refuses a mismatch); SageMaker computes nothing, so on SageMaker `metadata` trusts whoever can write
+   * the object with that metadata. `reject` accepts only an S3-computed full-object SHA-256 (one PUT of at most 5 GB
+   * with `--checksum-algorithm SHA256`) and fails every other object.
    * @default 'metadata'
    */
   readonly multipartModelDigest?: MultipartDigestPolicy;
