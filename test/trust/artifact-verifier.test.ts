@@ -167,6 +167,13 @@ describe('artifact verifier', () => {
     expect(Buffer.from(verify.Signature!).toString()).toBe('der-signature');
   });
 
+  test('bounds both downloads (the envelope and the answer to CloudFormation) with a timeout signal', async () => {
+    expect((await run()).Status).toBe('SUCCESS');
+    const calls = (globalThis.fetch as jest.Mock).mock.calls as [string, RequestInit | undefined][];
+    expect(calls.map(([url]) => url)).toEqual([ENVELOPE_URL, RESPONSE_URL]);
+    for (const [, init] of calls) expect(init?.signal).toBeInstanceOf(AbortSignal);
+  });
+
   test('reads COSE envelopes as well as JWS', async () => {
     envelope = { mediaType: 'application/cose', bytes: coseEnvelope({ targetDigest: DIGEST, profileVersionArn: PROFILE_VERSION, jobArn: JOB, signingTime: SIGNED_AT }) };
     expect((await run()).Status).toBe('SUCCESS');
