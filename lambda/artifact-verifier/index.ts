@@ -236,7 +236,13 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
     );
     signatures.push({ signatureDigest, ...facts, revokedEntities: out.revokedEntities ?? [] });
   }
-  return { signatures, unreadable, read: Math.min(referrers.length, MAX_SIGNATURES), ...(notRead !== undefined ? { notRead } : {}) };
+  return {
+    signatures,
+    unreadable,
+    read: Math.min(referrers.length, MAX_SIGNATURES),
+    checkedAt: new Date(),
+    ...(notRead !== undefined ? { notRead } : {}),
+  };
 }
 
 /** The envelope blob of one signature manifest, checked against its digest. */

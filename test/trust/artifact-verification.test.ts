@@ -141,6 +141,17 @@ describe('verifyArtifacts', () => {
     expect(verdict.failures).toEqual([`image ${APPROVED.image}: signature sha256:r (job job) is revoked: job`]);
   });
 
+  test('an expired signature by the approved profile fails at and after its expiry, even next to a valid one', () => {
+    const expiry = new Date('2026-11-01T00:00:00Z');
+    const expired = { ...GOOD.signatureRevocation.signatures[0], signatureDigest: 'sha256:e', expiry };
+    const at = (checkedAt?: Date) =>
+      verifyArtifacts(APPROVED, { ...GOOD, signatureRevocation: { signatures: [...GOOD.signatureRevocation.signatures, expired], checkedAt } }, OPTIONS);
+    expect(at(new Date(expiry.getTime() - 1000)).passed).toBe(true);
+    expect(at(expiry).failures).toEqual([expect.stringContaining('signature sha256:e (job job) expired at 2026-11-01T00:00:00.000Z')]);
+    // An expiry with no time to judge it at is not a pass.
+    expect(at(undefined).failures).toEqual([expect.stringContaining('has an expiry that was not checked')]);
+  });
+
   test('a class without model data needs no model evidence', () => {
     const imageOnly = { ...GOOD, modelObject: undefined, currentModelObject: undefined, modelSignature: undefined };
     expect(verifyArtifacts({ ...APPROVED, modelData: undefined }, imageOnly, OPTIONS).passed).toBe(true);

@@ -13,7 +13,7 @@ import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler, physicalIdOf } from '../../lambda/artifact-verifier';
 import { MODEL_SIGNATURE_TAG } from '../../lib/core/trust/artifact-verification';
-import { CHAIN_HASHES, coseEnvelope, jwsEnvelope } from './envelope-fixtures';
+import { CHAIN_HASHES, coseEnvelope, coseTag, jwsEnvelope } from './envelope-fixtures';
 
 // GIVEN an approved record: image vllm@sha256:aaa..., signed by profile `serving`, model data v1 with a known digest.
 const DIGEST = `sha256:${'a'.repeat(64)}`;
@@ -178,6 +178,42 @@ describe('artifact verifier', () => {
     envelope = { mediaType: 'application/cose', bytes: coseEnvelope({ targetDigest: DIGEST, profileVersionArn: PROFILE_VERSION, jobArn: JOB, signingTime: SIGNED_AT }) };
     expect((await run()).Status).toBe('SUCCESS');
     expect(firstInput(signer, GetRevocationStatusCommand)).toMatchObject({ certificateHashes: CHAIN_HASHES, signatureTimestamp: SIGNED_AT });
+  });
+
+  describe('signature expiry (io.cncf.notary.expiry, optional)', () => {
+    const facts = { targetDigest: DIGEST, profileVersionArn: PROFILE_VERSION, jobArn: JOB, signingTime: SIGNED_AT };
+    const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+    const future = new Date(Date.now() + 86_400_000);
+    const past = new Date('2026-11-01T00:00:00Z');
+    const jws = (expiry: unknown) => ({ mediaType: 'application/jose+json', bytes: jwsEnvelope({ ...facts, expiry }) });
+    const cose = (expiry: unknown) => ({ mediaType: 'application/cose', bytes: coseEnvelope({ ...facts, expiry }) });
+
+    test('passes a signature that expires later (JWS: RFC 3339; COSE: tag 1 epoch seconds)', async () => {
+      envelope = jws(future.toISOString().replace(/\.\d+Z$/, 'Z'));
+      expect((await run()).Status).toBe('SUCCESS');
+      responses = [];
+      envelope = cose(coseTag(1, seconds(future)));
+      expect((await run()).Status).toBe('SUCCESS');
+    });
+
+    test.each([
+      ['JWS', () => jws('2026-11-01T00:00:00Z')],
+      ['JWS with an offset', () => jws('2026-11-01T01:00:00+01:00')],
+      ['COSE', () => cose(coseTag(1, seconds(past)))],
+    ])('fails a %s signature that expired', async (_, make) => {
+      envelope = make();
+      await expectRejected(new RegExp(`signature ${SIGNATURE_MANIFEST} \\(job .*\\) expired at 2026-11-01T00:00:00.000Z`));
+    });
+
+    test.each([
+      ['JWS, not RFC 3339', () => jws('next tuesday')],
+      ['JWS, a number', () => jws(seconds(future))],
+      ['COSE, an untagged integer', () => cose(seconds(future))],
+      ['COSE, another tag', () => cose(coseTag(0, future.toISOString()))],
+    ])('fails closed on an unreadable expiry (%s): the signature counts as unreadable', async (_, make) => {
+      envelope = make();
+      await expectRejected(/signatures that could not be read \(any may be a revoked one\): .*signature expiry is unreadable/);
+    });
   });
 
   test('Update re-verifies and names the record it verified', async () => {

@@ -167,7 +167,11 @@ export interface SignatureRevocationEvidence {
     readonly jobArn: string;
     /** `revokedEntities`: job, profile version or certificate hashes Signer reports revoked. */
     readonly revokedEntities: readonly string[];
+    /** The signature's `io.cncf.notary.expiry` (its signer's "best by use" time), when it has one. */
+    readonly expiry?: Date;
   }[];
+  /** When the signatures were read: the time their expiry is judged at. */
+  readonly checkedAt?: Date;
   /** Signatures that could not be read, with the reason. */
   readonly unreadable?: readonly string[];
   /** How many signature referrers were read (each signature, another signer's or unreadable). @default - the signatures and unreadable ones */
@@ -257,7 +261,7 @@ export function isVersionOfProfile(profileVersionArn: string, profileArn: string
 
 /**
  * Failures of signature revocation: the image must carry at least one signature by the approved profile that covers
- * its digest, and no signature by that profile may be revoked (a revocation signals a compromise: a second,
+ * its digest, and no signature by that profile may be revoked or expired (a revocation signals a compromise: a second,
  * unrevoked signature does not outvote it). So every signature must be read: one that could not be, or one beyond
  * those the verifier reads, may be the revoked one, and fails the check too.
  */
@@ -281,6 +285,16 @@ export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDi
     }
     if (s.revokedEntities.length > 0) {
       failures.push(`image ${approved.image}: signature ${s.signatureDigest} (job ${s.jobArn}) is revoked: ${s.revokedEntities.join(', ')}`);
+    }
+    // "The artifact is considered expired when the current time is greater than or equal to expiry time"
+    // (notaryproject/specifications@v1.1.0:specs/trust-store-trust-policy.md:231). Like a revoked one, an expired
+    // signature fails the image even beside a valid one: re-sign it and delete the stale signature.
+    if (s.expiry !== undefined) {
+      if (!evidence.checkedAt) failures.push(`image ${approved.image}: signature ${s.signatureDigest} has an expiry that was not checked`);
+      else if (evidence.checkedAt.getTime() >= s.expiry.getTime()) {
+        failures.push(`image ${approved.image}: signature ${s.signatureDigest} (job ${s.jobArn}) expired at ${s.expiry.toISOString()} ` +
+          "(io.cncf.notary.expiry, its signer's 'best by use' time); re-sign the image and delete the expired signature");
+      }
     }
   }
   return failures;
