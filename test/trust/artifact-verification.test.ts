@@ -144,8 +144,10 @@ describe('verifyArtifacts', () => {
   test('an expired signature by the approved profile fails at and after its expiry, even next to a valid one', () => {
     const expiry = new Date('2026-11-01T00:00:00Z');
     const expired = { ...GOOD.signatureRevocation.signatures[0], signatureDigest: 'sha256:e', expiry };
-    const at = (checkedAt?: Date) =>
-      verifyArtifacts(APPROVED, { ...GOOD, signatureRevocation: { signatures: [...GOOD.signatureRevocation.signatures, expired], checkedAt } }, OPTIONS);
+    const at = (checkedAt?: Date) => {
+      const signatureRevocation = { signatures: [...GOOD.signatureRevocation.signatures, expired], checkedAt };
+      return verifyArtifacts(APPROVED, { ...GOOD, signatureRevocation }, OPTIONS);
+    };
     expect(at(new Date(expiry.getTime() - 1000)).passed).toBe(true);
     expect(at(expiry).failures).toEqual([expect.stringContaining('signature sha256:e (job job) expired at 2026-11-01T00:00:00.000Z')]);
     // An expiry with no time to judge it at is not a pass.
