@@ -16,6 +16,14 @@ const ATTR_PROFILE_VERSION = 'com.amazonaws.signer.signingProfileVersion';
 const ATTR_JOB = 'com.amazonaws.signer.signingJob';
 const ATTR_AUTHENTIC_TIME = 'io.cncf.notary.authenticSigningTime';
 const ATTR_SIGNING_TIME = 'io.cncf.notary.signingTime';
+/**
+ * The signer's optional "best by use" time (notaryproject/specifications@v1.1.0:specs/signature-envelope-jws.md:105,
+ * an RFC 3339 string; specs/signature-envelope-cose.md:114, an RFC 8949 epoch-based date/time, which
+ * notation-core-go@v1.3.0:signature/cose/envelope.go:693 accepts only as tag 1).
+ */
+const ATTR_EXPIRY = 'io.cncf.notary.expiry';
+/** RFC 3339 section 5.6 date-time (time-secfrac allowed, though the spec says SHOULD NOT). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** What one signature says about itself. */
 export interface NotationSignatureFacts {
@@ -26,6 +34,8 @@ export interface NotationSignatureFacts {
   readonly jobArn: string;
   /** Per certificate of the chain (leaf first): hex SHA-384 of its TBS followed by that of its issuer (a root is its own issuer). */
   readonly certificateHashes: string[];
+  /** `io.cncf.notary.expiry`, when the signature has one (it is optional). */
+  readonly expiry?: Date;
 }
 
 /** Parses an envelope; throws with the reason when it is not a Notation envelope made by AWS Signer. */
@@ -45,7 +55,23 @@ function parseJws(bytes: Uint8Array): NotationSignatureFacts {
     headers,
     typeof time === 'string' ? new Date(time) : undefined,
     envelope.header.x5c.map((c) => Buffer.from(c, 'base64')),
+    jwsExpiry,
   );
+}
+
+/** A JWS expiry: an RFC 3339 string. */
+export function jwsExpiry(value: unknown): Date {
+  const date = typeof value === 'string' && RFC3339.test(value) ? new Date(value) : undefined;
+  if (!date || Number.isNaN(date.getTime())) throw new Error(`signature expiry is unreadable: ${JSON.stringify(value)} is not an RFC 3339 date-time`);
+  return date;
+}
+
+/** A COSE expiry: a CBOR tag 1 (epoch-based date/time) over an integer number of seconds. */
+export function coseExpiry(value: unknown): Date {
+  if (!(value instanceof CborTag) || value.tag !== 1 || typeof value.value !== 'number' || !Number.isSafeInteger(value.value)) {
+    throw new Error('signature expiry is unreadable: not a CBOR tag 1 epoch date/time in whole seconds');
+  }
+  return new Date(value.value * 1000);
 }
 
 function parseCose(bytes: Uint8Array): NotationSignatureFacts {
@@ -68,7 +94,7 @@ function parseCose(bytes: Uint8Array): NotationSignatureFacts {
   const chain = unprotected.get(33); // x5chain: one certificate as a byte string, or an array of them
   const certs = chain instanceof Uint8Array ? [chain] : Array.isArray(chain) ? chain : [];
   if (!certs.every((c): c is Uint8Array => c instanceof Uint8Array) || certs.length === 0) throw new Error('COSE envelope without x5chain');
-  return facts(payload, headers, typeof epoch === 'number' ? new Date(epoch * 1000) : undefined, certs);
+  return facts(payload, headers, typeof epoch === 'number' ? new Date(epoch * 1000) : undefined, certs, coseExpiry);
 }
 
 /**
@@ -79,7 +105,13 @@ export class NotSignerSignatureError extends Error {
   override readonly name = 'NotSignerSignatureError';
 }
 
-function facts(payload: Uint8Array, headers: Record<string, unknown>, signingTime: Date | undefined, certs: Uint8Array[]): NotationSignatureFacts {
+function facts(
+  payload: Uint8Array,
+  headers: Record<string, unknown>,
+  signingTime: Date | undefined,
+  certs: Uint8Array[],
+  readExpiry: (value: unknown) => Date,
+): NotationSignatureFacts {
   const body = JSON.parse(Buffer.from(payload).toString('utf8')) as { targetArtifact?: { digest?: string } };
   const targetDigest = body.targetArtifact?.digest;
   const profileVersionArn = headers[ATTR_PROFILE_VERSION];
@@ -89,7 +121,10 @@ function facts(payload: Uint8Array, headers: Record<string, unknown>, signingTim
     throw new NotSignerSignatureError(`signature has no ${ATTR_PROFILE_VERSION} / ${ATTR_JOB}: it was not made by AWS Signer`);
   }
   if (!signingTime || Number.isNaN(signingTime.getTime())) throw new Error('signature has no signing time');
-  return { targetDigest, signingTime, profileVersionArn, jobArn, certificateHashes: certificateChainHashes(certs) };
+  // Absent: the signature does not expire (the header is optional). Present but unreadable: throws, and the signature
+  // counts as unreadable, which fails the check (it may be an expired one).
+  const expiry = ATTR_EXPIRY in headers ? readExpiry(headers[ATTR_EXPIRY]) : undefined;
+  return { targetDigest, signingTime, profileVersionArn, jobArn, certificateHashes: certificateChainHashes(certs), ...(expiry ? { expiry } : {}) };
 }
 
 /** Signer's certificate identifiers for a chain, leaf first: `sha384(tbs(cert)) || sha384(tbs(issuer))`, hex. */

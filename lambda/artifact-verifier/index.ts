@@ -33,6 +33,7 @@ import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
 import {
   type ApprovedArtifacts,
   type ApprovedModelData,
+  type CurrentObjectEvidence,
   type EcrImageReference,
   type ImageSigningEvidence,
   type ModelObjectEvidence,
@@ -50,7 +51,7 @@ import {
   parseEcrImage,
   verifyArtifacts,
 } from '../../lib/core/trust/artifact-verification';
-import { type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
+import { type RetryOptions, SDK_CLIENT_OPTIONS, withRetries } from '../../lib/core/reconciler/retry';
 import { NOTATION_SIGNATURE_ARTIFACT_TYPE, NotSignerSignatureError, parseNotationEnvelope } from './envelope';
 
 /** ResourceProperties as CloudFormation delivers them (every scalar is a string). */
@@ -63,6 +64,8 @@ interface VerifierProperties {
   };
   readonly ModelSigningKeyArn: string;
   readonly MultipartDigest: string;
+  /** 'true' when a consumer reads the model data without a version id (SageMaker): the approved version must be current. */
+  readonly RequireCurrentVersion?: string;
   readonly MaxAttempts: string;
   readonly BaseDelayMs: string;
   readonly MaxDelayMs: string;
@@ -70,6 +73,8 @@ interface VerifierProperties {
 
 /** Time kept back from the Lambda timeout to send FAILED before CloudFormation would wait an hour for an answer. */
 const RESPONSE_RESERVE_MS = 15_000;
+/** How long the answer to CloudFormation may take: well inside RESPONSE_RESERVE_MS. */
+const RESPONSE_TIMEOUT_MS = 10_000;
 /** CloudFormation rejects responses over 4 KiB; the reason is the only long field. */
 const MAX_REASON_CHARS = 3000;
 
@@ -132,16 +137,24 @@ export async function verifyClass(props: VerifierProperties): Promise<Verificati
   const image = parseEcrImage(approved.image);
   if (!image) return { passed: false, failures: [`image '${approved.image}' is not a private ECR image pinned by digest`] };
   const model = approved.modelData;
+  const requireCurrentVersion = props.RequireCurrentVersion === 'true';
   const [imageSigning, signingProfile, signatureRevocation, modelEvidence] = await Promise.all([
     imageSigningEvidence(image.registryId, image.region, image.repositoryName, image.digest, retry),
     signingProfileEvidence(approved.signingProfileArn, retry),
     signatureRevocationEvidence(image, approved.signingProfileArn, retry),
-    model ? modelEvidenceFor(model, props.ModelSigningKeyArn, retry) : Promise.resolve(undefined),
+    model ? modelEvidenceFor(model, props.ModelSigningKeyArn, requireCurrentVersion, retry) : Promise.resolve(undefined),
   ]);
   return verifyArtifacts(
     approved,
-    { imageSigning, signingProfile, signatureRevocation, modelObject: modelEvidence?.object, modelSignature: modelEvidence?.signature },
-    { modelSigningKeyArn: props.ModelSigningKeyArn, multipartDigest },
+    {
+      imageSigning,
+      signingProfile,
+      signatureRevocation,
+      modelObject: modelEvidence?.object,
+      currentModelObject: modelEvidence?.current,
+      modelSignature: modelEvidence?.signature,
+    },
+    { modelSigningKeyArn: props.ModelSigningKeyArn, multipartDigest, requireCurrentVersion },
   );
 }
 
@@ -152,7 +165,7 @@ async function imageSigningEvidence(
   imageDigest: string,
   retry: RetryOptions,
 ): Promise<ImageSigningEvidence> {
-  const ecr = new ECRClient({ region, maxAttempts: 1 });
+  const ecr = new ECRClient({ ...SDK_CLIENT_OPTIONS, region });
   const command = new DescribeImageSigningStatusCommand({ registryId, repositoryName, imageId: { imageDigest } });
   const out = await withRetries(() => ecr.send(command), retry);
   return { statuses: out.signingStatuses ?? [] };
@@ -169,7 +182,7 @@ const MAX_SIGNATURES = 20;
  * the signing job, profile version or certificates of each signature by the approved profile are revoked.
  */
 async function signatureRevocationEvidence(image: EcrImageReference, profileArn: string, retry: RetryOptions): Promise<SignatureRevocationEvidence> {
-  const ecr = new ECRClient({ region: image.region, maxAttempts: 1 });
+  const ecr = new ECRClient({ ...SDK_CLIENT_OPTIONS, region: image.region });
   const repo = { registryId: image.registryId, repositoryName: image.repositoryName };
   const referrers: ImageReferrer[] = [];
   let nextToken: string | undefined;
@@ -192,7 +205,7 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
   // With a page still unread the count beyond the bound is unknown: 'some'.
   const notRead = nextToken ? 'some' as const : referrers.length > MAX_SIGNATURES ? referrers.length - MAX_SIGNATURES : undefined;
 
-  const signer = new SignerClient({ region: arnRegion(profileArn), maxAttempts: 1 });
+  const signer = new SignerClient({ ...SDK_CLIENT_OPTIONS, region: arnRegion(profileArn) });
   const signatures: SignatureRevocationEvidence['signatures'][number][] = [];
   const unreadable: string[] = [];
   for (const referrer of referrers.slice(0, MAX_SIGNATURES)) {
@@ -223,7 +236,13 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
     );
     signatures.push({ signatureDigest, ...facts, revokedEntities: out.revokedEntities ?? [] });
   }
-  return { signatures, unreadable, read: Math.min(referrers.length, MAX_SIGNATURES), ...(notRead !== undefined ? { notRead } : {}) };
+  return {
+    signatures,
+    unreadable,
+    read: Math.min(referrers.length, MAX_SIGNATURES),
+    checkedAt: new Date(),
+    ...(notRead !== undefined ? { notRead } : {}),
+  };
 }
 
 /** The envelope blob of one signature manifest, checked against its digest. */
@@ -249,7 +268,8 @@ async function signatureBlob(
   if (!url.downloadUrl) throw new Error('ECR returned no download URL for the signature envelope');
   const downloadUrl = url.downloadUrl;
   const bytes = await withRetries(async () => {
-    const res = await fetch(downloadUrl);
+    // Bounded like an SDK request: a hung download costs one attempt (a TimeoutError, retried), not the whole budget.
+    const res = await fetch(downloadUrl, { signal: AbortSignal.timeout(SDK_CLIENT_OPTIONS.requestHandler.requestTimeout) });
     if (!res.ok) throw Object.assign(new Error(`envelope download failed: HTTP ${res.status}`), { $metadata: { httpStatusCode: res.status } });
     return new Uint8Array(await res.arrayBuffer());
   }, retry);
@@ -261,7 +281,7 @@ async function signatureBlob(
 async function signingProfileEvidence(profileArn: string, retry: RetryOptions): Promise<SigningProfileEvidence> {
   const m = /^arn:[^:]+:signer:([^:]+):(\d{12}):\/?signing-profiles\/([^/]+)$/.exec(profileArn);
   if (!m) throw new Error(`'${profileArn}' is not a signing profile ARN`);
-  const signer = new SignerClient({ region: m[1], maxAttempts: 1 });
+  const signer = new SignerClient({ ...SDK_CLIENT_OPTIONS, region: m[1] });
   const out = await withRetries(() => signer.send(new GetSigningProfileCommand({ profileName: m[3], profileOwner: m[2] })), retry);
   return { arn: out.arn, status: out.status, platformId: out.platformId, revocationRecord: out.revocationRecord };
 }
@@ -269,9 +289,10 @@ async function signingProfileEvidence(profileArn: string, retry: RetryOptions): 
 async function modelEvidenceFor(
   model: ApprovedModelData,
   keyArn: string,
+  requireCurrentVersion: boolean,
   retry: RetryOptions,
-): Promise<{ object: ModelObjectEvidence; signature: ModelSignatureEvidence }> {
-  const s3 = new S3Client({ followRegionRedirects: true, maxAttempts: 1 });
+): Promise<{ object: ModelObjectEvidence; current?: CurrentObjectEvidence; signature: ModelSignatureEvidence }> {
+  const s3 = new S3Client({ ...SDK_CLIENT_OPTIONS, followRegionRedirects: true });
   const version = model.versionId ? { VersionId: model.versionId } : {};
   const head = await withRetries(
     () => s3.send(new HeadObjectCommand({ Bucket: model.bucket, Key: model.key, ChecksumMode: 'ENABLED', ...version })),
@@ -284,10 +305,13 @@ async function modelEvidenceFor(
     checksumType: head.ChecksumType,
     metadataSha256: head.Metadata?.[MODEL_SHA256_METADATA],
   };
+  // The HeadObject above names the approved version, so S3 answers that version whatever is current. A consumer that
+  // reads the key without a version (SageMaker) gets the current object: ask for it the same way, with no version id.
+  const current = requireCurrentVersion && model.versionId ? await currentObjectEvidence(s3, model, retry) : undefined;
   const tags = await withRetries(() => s3.send(new GetObjectTaggingCommand({ Bucket: model.bucket, Key: model.key, ...version })), retry);
   const signatureB64 = tags.TagSet?.find((t) => t.Key === MODEL_SIGNATURE_TAG)?.Value;
-  if (signatureB64 === undefined) return { object, signature: { signaturePresent: false, signatureValid: false } };
-  const kms = new KMSClient({ region: arnRegion(keyArn), maxAttempts: 1 });
+  if (signatureB64 === undefined) return { object, current, signature: { signaturePresent: false, signatureValid: false } };
+  const kms = new KMSClient({ ...SDK_CLIENT_OPTIONS, region: arnRegion(keyArn) });
   const signatureValid = await withRetries(async () => {
     try {
       const out = await kms.send(
@@ -306,7 +330,21 @@ async function modelEvidenceFor(
       throw err;
     }
   }, retry);
-  return { object, signature: { signaturePresent: true, signatureValid } };
+  return { object, current, signature: { signaturePresent: true, signatureValid } };
+}
+
+/**
+ * HeadObject of the key with no version id (no checksum mode: only the version id is read, and an SSE-KMS object then
+ * needs no decrypt). S3 answers a key whose current version is a delete marker, or that does not exist, with 404.
+ */
+async function currentObjectEvidence(s3: S3Client, model: ApprovedModelData, retry: RetryOptions): Promise<CurrentObjectEvidence> {
+  try {
+    const head = await withRetries(() => s3.send(new HeadObjectCommand({ Bucket: model.bucket, Key: model.key })), retry);
+    return { versionId: head.VersionId };
+  } catch (err) {
+    if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return { missing: true };
+    throw err;
+  }
 }
 
 function approvedFrom(props: VerifierProperties): ApprovedArtifacts {
@@ -370,7 +408,11 @@ async function respond(
     Data: data,
   });
   // The pre-signed response URL is signed without a content type.
-  const res = await fetch(event.ResponseURL, { method: 'PUT', body, headers: { 'content-type': '' } });
+  // Bounded: a hung PUT fails the invocation (CloudFormation then fails the resource at its ServiceTimeout) rather than
+  // running out the Lambda timeout.
+  const res = await fetch(event.ResponseURL, {
+    method: 'PUT', body, headers: { 'content-type': '' }, signal: AbortSignal.timeout(RESPONSE_TIMEOUT_MS),
+  });
   if (!res.ok) throw new Error(`CloudFormation response was not accepted: HTTP ${res.status}`);
 }
 

@@ -9,18 +9,11 @@ import { type AlarmStateChangeEvent } from '../../lib/core/reconciler/alarm-trig
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { failureAuditLine, failureEmf, RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler/faults';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
+import { SDK_CLIENT_OPTIONS } from '../../lib/core/reconciler/retry';
 import { type Clients, reconcile, type RunResult, TARGET_IO } from './reconcile';
 
-/**
- * Our own retry layer (lib/core/reconciler/retry.ts) is the only one: one SDK attempt per call. Each attempt is bounded:
- * 2 s to connect, 5 s for the whole request. `throwOnRequestTimeout` makes the request timeout an error; without it
- * @smithy/node-http-handler only logs a warning ("Without this setting, a breach of the request timeout will be logged
- * as a warning", @smithy/types NodeHttpHandlerOptions).
- */
-export const SDK_OPTIONS = {
-  maxAttempts: 1,
-  requestHandler: { connectionTimeout: 2_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
-};
+/** One SDK attempt per call, each bounded (`SDK_CLIENT_OPTIONS`, shared with the artifact verifier; it says why). */
+export const SDK_OPTIONS = SDK_CLIENT_OPTIONS;
 
 /**
  * Time kept back from the Lambda timeout for what follows the last AWS call: the records, the audit line, a backoff

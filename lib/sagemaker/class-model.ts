@@ -29,7 +29,8 @@ export function sageMakerRuntime(cls: CapacityClass, contract: ServiceContract):
  * SageMaker model data must be immutable by construction. SageMaker downloads the current object at the key at every
  * scale-out: S3ModelDataSource has no VersionId (boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json;
  * its ETag member is not in CloudFormation and not documented as enforced; fact sagemaker.behaviour.model-data-version).
- * A pinned `versionId` therefore pins what the artifact gate verifies, not what SageMaker serves; what makes the served
+ * A pinned `versionId` therefore pins what the artifact gate verifies, not what SageMaker serves (the gate also checks
+ * that it is the key's current version, but only at deploy time: `requireCurrentVersion`); what makes the served
  * bytes the verified ones is a key that names its content (contains the SHA-256 the gate verifies), so a new model is a
  * new key and a new SageMaker Model, never an overwrite. A key that does not name its content is refused.
  */
@@ -180,7 +181,9 @@ export class ClassModel extends Construct {
     } else {
       // s3:GetObject only: CreateModel's S3DataSource names no object version (S3Uri, S3DataType, CompressionType, ...
       // in the SageMaker API model), so SageMaker reads the current version and never asks for s3:GetObjectVersion.
-      // A pinned version is held by ArtifactTrust's verifier, which checks that the current version is the approved one.
+      // ArtifactTrust's verifier checks at deploy time that the approved version is the key's current one (the endpoint's
+      // gate asks requireCurrentVersion); an upload to the key after that is served at the next instance launch: only a
+      // bucket policy denying s3:PutObject on the key, or S3 Object Lock, keeps it (docs/artifact-trust.md).
       this.allow({ sid: 'ReadOwnModelData', actions: ['s3:GetObject'], resources: [`${bucketArn}/${objectKey}`] });
     }
     if (key) this.role.addToPolicy(modelDataDecryptStatement(this, key));

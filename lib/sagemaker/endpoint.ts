@@ -88,7 +88,8 @@ export interface SageMakerCapacityEndpointProps {
   /** @default HardwareCatalog.builtIn() */
   readonly catalog?: HardwareCatalog;
   /**
-   * Verifies each class's artifacts before its model is created; each class's Model depends on `gateFor(this, class)`.
+   * Verifies each class's artifacts before its model is created; each class's Model depends on
+   * `gateFor(this, class, { requireCurrentVersion: true })` (SageMaker reads the model data key's current object).
    * @default - no deploy-time verification
    */
   readonly artifactGate?: IClassArtifactGate;
@@ -356,7 +357,11 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       modelDataEncryptionKey: this.props.modelDataEncryptionKey,
       dataCapture: capture ? { bucket: capture.bucket, prefix: capture.prefix, key: this.ensureKey() } : undefined,
     });
-    if (this.props.artifactGate) classModel.model.node.addDependency(this.props.artifactGate.gateFor(this, resolved));
+    // SageMaker reads the model data key's current object at each instance launch (no version id): the gate must prove
+    // that the approved version is the current one.
+    if (this.props.artifactGate) {
+      classModel.model.node.addDependency(this.props.artifactGate.gateFor(this, resolved, { requireCurrentVersion: true }));
+    }
     this.classModels.set(spec.name, classModel);
     return this.checked();
   }

@@ -111,10 +111,11 @@ export const POD_TEMPLATE_OWNERS: readonly ResourceRule[] = [
 
 /**
  * A ValidatingAdmissionPolicy that denies a pod, or any pod-template owner (Deployment, ReplicaSet, StatefulSet,
- * DaemonSet, Job, CronJob), unless every image of its containers, init containers and ephemeral containers is
- * approved. It matches creation and update, and the `pods/ephemeralcontainers` subresource (so `kubectl debug` cannot
- * inject an unapproved image). Scale and status subresources are not matched: scaling a Deployment never needs an
- * image check.
+ * DaemonSet, Job, CronJob), unless every image of its containers, init containers and ephemeral containers, and every
+ * image volume's reference (`spec.volumes[].image.reference`, https://kubernetes.io/docs/concepts/storage/volumes/#image:
+ * the kubelet pulls it like a container image and mounts its contents), is approved. It matches creation and update,
+ * and the `pods/ephemeralcontainers` subresource (so `kubectl debug` cannot inject an unapproved image). Scale and
+ * status subresources are not matched: scaling a Deployment never needs an image check.
  *
  * The approved images are not in the expression: each is an annotation on the policy itself (`imageApproval`), which
  * is the policy's parameter (`paramKind` ValidatingAdmissionPolicy, and the binding's `paramRef` names the policy), so
@@ -127,7 +128,7 @@ export const POD_TEMPLATE_OWNERS: readonly ResourceRule[] = [
  * kubernetes/kubernetes pkg/controller/deployment/sync.go calls `ReplicaSets(...).Update`), so judged on the approvals
  * alone that update is denied and the rollout never finishes, with the old pods in service. Names are unique across a
  * pod's containers, init containers and ephemeral containers, and a debug container is a new name: it is judged on
- * the approvals alone.
+ * the approvals alone. An image volume keeps its reference the same way, by volume name (unique among a pod's volumes).
  */
 export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): ValidatingAdmissionPolicy {
   const problems = approvedImagesPolicyProblems(options);
@@ -137,6 +138,15 @@ export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): Vali
   const containersOf = (spec: string) => `${spec}.containers` +
     ['initContainers', 'ephemeralContainers'].map((f) => ` + (has(${spec}.${f}) ? ${spec}.${f} : [])`).join('');
   const judged = 'c.image in variables.allowed || variables.oldContainers.exists(o, o.name == c.name && o.image == c.image)';
+  // `reference` is optional in the schema (a controller may fill it in): a volume without one is refused, not waved through.
+  const judgedVolume = 'has(v.image.reference) && (v.image.reference in variables.allowed || ' +
+    'variables.oldImageVolumes.exists(o, o.name == v.name && has(o.image.reference) && o.image.reference == v.image.reference))';
+  // Image volumes (ImageVolumeSource, core/v1 since Kubernetes 1.31; test/schemas/kubernetes/v1.33.0-standalone-strict
+  // has it) are read with has() guards only: on an API server whose schema lacks the field no pod carries it, and the
+  // policy's expressions are compiled against `object` as a dynamic type (schema type checking only warns, in
+  // status.typeChecking: https://kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/#type-checking),
+  // so the expression is valid on 1.30 too.
+  const imageVolumesOf = (spec: string) => `(has(${spec}.volumes) ? ${spec}.volumes : []).filter(v, has(v.image))`;
   const annotations = 'params.metadata.annotations';
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
@@ -163,6 +173,8 @@ export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): Vali
         // variable always has a pod spec's type.
         { name: 'oldPodSpec', expression: `oldObject == null ? variables.podSpec : (${podSpecOf('oldObject')})` },
         { name: 'oldContainers', expression: `oldObject == null ? [] : ${containersOf('variables.oldPodSpec')}` },
+        { name: 'imageVolumes', expression: imageVolumesOf('variables.podSpec') },
+        { name: 'oldImageVolumes', expression: `oldObject == null ? [] : ${imageVolumesOf('variables.oldPodSpec')}` },
       ],
       validations: [
         {
@@ -170,6 +182,14 @@ export function approvedImagesPolicy(options: ApprovedImagesPolicyOptions): Vali
           messageExpression:
             "object.kind + ' ' + object.metadata.name + ': images not among the approved digests of this namespace: ' + " +
             `variables.containers.filter(c, !(${judged})).map(c, c.image).join(', ')`,
+          reason: 'Forbidden',
+        },
+        {
+          expression: `variables.imageVolumes.all(v, ${judgedVolume})`,
+          messageExpression:
+            "object.kind + ' ' + object.metadata.name + ': image volumes whose reference is not among the approved digests of this namespace: ' + " +
+            `variables.imageVolumes.filter(v, !(${judgedVolume}))` +
+            ".map(v, v.name + '=' + (has(v.image.reference) ? v.image.reference : '(no reference)')).join(', ')",
           reason: 'Forbidden',
         },
       ],

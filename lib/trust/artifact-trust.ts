@@ -21,7 +21,7 @@ import { durationDays, durationSeconds } from '../util/duration';
 import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
-import { type IClassArtifactGate } from './gate';
+import { type ClassArtifactGateOptions, type IClassArtifactGate } from './gate';
 import { modelDataDecryptStatement } from './model-data-key';
 
 /** `s3://bucket/` or `s3://bucket/prefix`: a place model data is published under. */
@@ -87,9 +87,13 @@ export interface ArtifactTrustProps {
    */
   readonly modelDataEncryptionKey?: kms.IKey;
   /**
-   * What the verifier accepts as the model's digest when S3 holds no full-object SHA-256 (multipart uploads):
-   * `metadata` trusts the `x-amz-meta-sha256` of the pinned, immutable object version (its digest must still carry a
-   * valid KMS signature); `reject` fails such objects.
+   * What the verifier accepts as the model's digest when S3 holds no full-object SHA-256 (multipart uploads, the
+   * normal case above 5 GB): `metadata` accepts the `x-amz-meta-sha256` of the pinned object version, which is the
+   * uploader's claim, not a hash S3 or the verifier computed: the KMS signature proves that the signer approved that
+   * digest, not that the object's bytes have it. EKS computes the SHA-256 of what it fetched (its init container runs
+   * `sha256sum` and refuses a mismatch); SageMaker computes nothing, so on SageMaker `metadata` trusts whoever can write
+   * the object with that metadata. `reject` accepts only an S3-computed full-object SHA-256 (one PUT of at most 5 GB
+   * with `--checksum-algorithm SHA256`) and fails every other object.
    * @default 'metadata'
    */
   readonly multipartModelDigest?: MultipartDigestPolicy;
@@ -157,6 +161,9 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   /** Per class name, every distinct set of artifacts gated under it and the serving scopes that gated it. */
   private readonly gates = new Map<string, Array<{
     readonly resource: CustomResource; readonly image: string; readonly signature: string; readonly scopes: string[];
+    readonly record: ApprovedArtifacts;
+    /** Whether a consumer of this gate reads the model data without a version id (`requireCurrentVersion`). */
+    requireCurrentVersion: boolean;
   }>>();
   /** Problems of the props, thrown at the end of construction (each later call that adds input throws its own at once). */
   private readonly problems: Problem[] = [];
@@ -351,7 +358,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
    * fail (and with them the deployment) unless the class's image is signed by its approved profile, the profile is
    * active and not revoked, and the model data's object version, digest and KMS signature match.
    */
-  public gateFor(scope: Construct, cls: CapacityClass): IDependable {
+  public gateFor(scope: Construct, cls: CapacityClass, options: ClassArtifactGateOptions = {}): IDependable {
     const stack = Stack.of(this);
     const { record, problems } = approvedArtifactsFor(cls, {
       defaultSigningProfileArn: this.signingProfile.signingProfileArn,
@@ -371,6 +378,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     const same = sameName.find((g) => g.signature === signature);
     if (record && same) {
       same.scopes.push(scope.node.path);
+      if (options.requireCurrentVersion) this.requireCurrentVersion(same);
       return same.resource;
     }
     const mine = sameName.find((g) => g.scopes.includes(scope.node.path));
@@ -413,13 +421,36 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
         BaseDelayMs: String((retry.baseDelay ?? Duration.millis(500)).toMilliseconds()),
         MaxDelayMs: String((retry.maxDelay ?? Duration.seconds(8)).toMilliseconds()),
         ...(this.props.verificationNonce === undefined ? {} : { Nonce: this.props.verificationNonce }),
+        // Set by any consumer of the shared gate that reads the key without a version (SageMaker); absent otherwise, so
+        // the properties (and the physical id the verifier derives from them) of a gate no such consumer shares stay as they were.
+        RequireCurrentVersion: Lazy.any({ produce: () => (gate.requireCurrentVersion ? 'true' : undefined) }),
       },
     });
+    const gate = { resource, image: cls.artifact.image, signature: signature!, scopes: [scope.node.path], record, requireCurrentVersion: false };
     // The verifier must hold its read permissions before CloudFormation invokes it.
     resource.node.addDependency(this.verifier.role!);
     this.records.set(sameName.length === 0 ? cls.name : `${scope.node.path}/${cls.name}`, record);
-    this.gates.set(cls.name, [...sameName, { resource, image: cls.artifact.image, signature: signature!, scopes: [scope.node.path] }]);
+    this.gates.set(cls.name, [...sameName, gate]);
+    if (options.requireCurrentVersion) this.requireCurrentVersion(gate);
     return resource;
+  }
+
+  /**
+   * Makes a gate also prove that the approved model object version is the key's current one, and lets the verifier ask:
+   * a HeadObject without a version id is authorized by s3:GetObject on the object, where the pinned one needs
+   * s3:GetObjectVersion (S3 API reference, HeadObject: "If you include a versionId in your request header, you must have
+   * the s3:GetObjectVersion permission to access a specific version of an object. The s3:GetObject permission is not
+   * required in this scenario"). Without a pinned version the verifier reads the current object already, with s3:GetObject.
+   */
+  private requireCurrentVersion(gate: { record: ApprovedArtifacts; requireCurrentVersion: boolean }): void {
+    if (gate.requireCurrentVersion) return;
+    gate.requireCurrentVersion = true;
+    const model = gate.record.modelData;
+    if (!model?.versionId) return;
+    this.verifier.role!.addToPrincipalPolicy(new iam.PolicyStatement({
+      actions: ['s3:GetObject'],
+      resources: [`arn:${Stack.of(this).partition}:s3:::${model.bucket}/${model.key}`],
+    }));
   }
 
   /**

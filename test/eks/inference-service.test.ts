@@ -18,8 +18,10 @@ import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTR
 class RecordingGate implements IClassArtifactGate {
   public readonly gated: string[] = [];
   public readonly markers = new Map<string, Construct>();
-  gateFor(scope: Construct, cls: CapacityClass): IDependable {
+  public readonly options: unknown[] = [];
+  gateFor(scope: Construct, cls: CapacityClass, options?: unknown): IDependable {
     this.gated.push(cls.name);
+    this.options.push(options);
     const marker = new Construct(scope, `Gate-${cls.name}`);
     new CfnResource(marker, 'Resource', { type: 'AWS::CloudFormation::WaitConditionHandle' });
     this.markers.set(cls.name, marker);
@@ -365,6 +367,8 @@ describe('EksInferenceService', () => {
 
     test('each Deployment depends on its class artifact gate', () => {
       expect(gate.gated).toEqual(['l40s', 'a10g', 'inf2']);
+      // EKS fetches the approved version itself (--version-id): no current-version check (nor its s3:GetObject grant).
+      expect(gate.options).toEqual([undefined, undefined, undefined]);
       const resources = template.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
       for (const u of service.units) {
         expect(resources[logicalIdOf(u.manifests.workload)].DependsOn).toContain(logicalIdOf(gate.markers.get(u.cls.name)!));

@@ -30,7 +30,7 @@ interface Gated {
 }
 
 /** One ArtifactTrust gating one class, synthesized; the custom resource's properties and the role as deployed. */
-function gated(id: string, options: { pinned: boolean; encrypted: boolean }): Gated {
+function gated(id: string, options: { pinned: boolean; encrypted: boolean; requireCurrentVersion?: boolean }): Gated {
   const { stack } = testStack(id);
   const modelKey = options.encrypted ? new kms.Key(stack, 'ModelKey', { enableKeyRotation: true }) : undefined;
   const trust = new ArtifactTrust(stack, 'Trust', { repositoryNames: ['vllm'], requireModelVersion: options.pinned, modelDataEncryptionKey: modelKey });
@@ -39,7 +39,7 @@ function gated(id: string, options: { pinned: boolean; encrypted: boolean }): Ga
     ...spec,
     artifact: { image: IMAGE, modelData: { uri: 's3://models-bucket/llama3-8b/bf16.tar', sha256: MODEL_SHA, ...(options.pinned ? { versionId: 'v1' } : {}) } },
   }], { contract: LLAMA_CONTRACT });
-  trust.gateFor(stack, cls);
+  trust.gateFor(stack, cls, { requireCurrentVersion: options.requireCurrentVersion });
   const template = Template.fromStack(stack).toJSON();
   const resolve = resolver(template);
   const resources = template.Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>;
@@ -66,6 +66,7 @@ function approvedWorld(g: Gated, envelopeUrl: string, faults: Set<string>): { wo
   const version = record.modelData.versionId || 'current-version';
   const world = (call: CapturedCall): Reply => {
     // Each fault fires once: the verifier's retry layer must get through it.
+    if (faults.delete(`hang:${call.service}:${call.operation}`)) return { hang: true };
     if (faults.delete(`${call.service}:${call.operation}`)) return fault(call.service === 's3' ? 'SlowDown' : 'ThrottlingException', call.service === 's3' ? 503 : 400);
     switch (`${call.service}:${call.operation}`) {
       case 'ecr:DescribeImageSigningStatus': return { output: { signingStatuses: [{ signingProfileArn: profile, status: 'COMPLETE' }] } };
@@ -93,15 +94,16 @@ function approvedWorld(g: Gated, envelopeUrl: string, faults: Set<string>): { wo
   return { world, envelope };
 }
 
-async function verify(g: Gated, faults: string[] = []) {
+async function verify(g: Gated, faults: string[] = [], remainingMs = 300_000) {
   const responses: Array<{ Status: string; Reason: string }> = [];
   let envelope: Buffer | undefined;
+  const plainFaults = new Set(faults);
   const endpoint = new RecordingEndpoint(() => fault('NotReady', 500), (req) => {
     if (req.method === 'PUT' && req.path === '/cfn-response') {
       responses.push(JSON.parse(req.body.toString('utf8')));
       return { status: 200 };
     }
-    if (req.path === '/blob/envelope') return { status: 200, body: envelope };
+    if (req.path === '/blob/envelope') return plainFaults.delete('hang:envelope') ? { status: 0, hang: true } : { status: 200, body: envelope };
     return { status: 404 };
   });
   await endpoint.start();
@@ -118,7 +120,7 @@ async function verify(g: Gated, faults: string[] = []) {
       const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
       try {
         const { handler } = await import('../../lambda/artifact-verifier');
-        await handler(event, { getRemainingTimeInMillis: () => 300_000 });
+        await handler(event, { getRemainingTimeInMillis: () => remainingMs });
       } finally {
         log.mockRestore();
       }
@@ -133,8 +135,10 @@ describe('artifact verifier permissions (real SDK against a recording endpoint o
   test.each([
     ['a pinned, SSE-KMS-encrypted model version, through throttling and a 503', { pinned: true, encrypted: true }, ['ecr:DescribeImageSigningStatus', 's3:HeadObject', 'kms:Verify']],
     ['unpinned model data (requireModelVersion: false)', { pinned: false, encrypted: false }, []],
-  ])('%s: every call is allowed and nothing else is granted', async (_, options, faults) => {
-    const g = gated(options.pinned ? 'Pinned' : 'Unpinned', options);
+    // SageMaker's gate: the current version (HeadObject without a version id) is read too, authorized by s3:GetObject.
+    ['a pinned, SSE-KMS-encrypted version that must be the current one (SageMaker)', { pinned: true, encrypted: true, requireCurrentVersion: true }, []],
+  ])('%s: every call is allowed and nothing else is granted', async (name, options, faults) => {
+    const g = gated(name.replace(/[^A-Za-z]/g, '').slice(0, 40), options);
     const { responses, exchanges } = await verify(g, faults);
     expect(responses).toEqual([expect.objectContaining({ Status: 'SUCCESS' })]);
     // The faults really happened (and were retried).
@@ -145,10 +149,24 @@ describe('artifact verifier permissions (real SDK against a recording endpoint o
     expect(report.used).toEqual([
       'ecr:BatchGetImage', 'ecr:DescribeImageSigningStatus', 'ecr:GetDownloadUrlForLayer',
       ...(options.encrypted ? ['kms:Decrypt'] : []), 'kms:Verify',
-      ...(options.pinned ? ['s3:GetObjectTagging', 's3:GetObjectVersion', 's3:GetObjectVersionTagging'] : ['s3:GetObject', 's3:GetObjectTagging']),
+      ...(options.pinned
+        ? [...('requireCurrentVersion' in options ? ['s3:GetObject'] : []), 's3:GetObjectTagging', 's3:GetObjectVersion', 's3:GetObjectVersionTagging']
+        : ['s3:GetObject', 's3:GetObjectTagging']),
       'signer:GetRevocationStatus', 'signer:GetSigningProfile',
     ]);
   });
+
+  test('a request that never gets an answer costs one attempt (the request timeout), not the whole time budget', async () => {
+    // One hung S3 HeadObject, one hung ECR call and one hung envelope download: each is abandoned after the SDK's (or the
+    // fetch's) 5 s request timeout and retried. Without a timeout they would hang until the deadline, 12 s on.
+    const g = gated('Hung', { pinned: true, encrypted: false });
+    const started = Date.now();
+    const { responses, exchanges } = await verify(g, ['hang:s3:HeadObject', 'hang:ecr:DescribeImageSigningStatus', 'hang:envelope'], 15_000 + 12_000);
+    expect(responses).toEqual([expect.objectContaining({ Status: 'SUCCESS' })]);
+    expect(exchanges.filter((e) => e.call.operation === 'HeadObject')).toHaveLength(2);
+    expect(exchanges.filter((e) => e.call.operation === 'DescribeImageSigningStatus')).toHaveLength(2);
+    expect(Date.now() - started).toBeLessThan(11_000);
+  }, 30_000);
 
   test('fails when the role lacks a permission the verifier needs: without the model-data key the decrypt is denied', async () => {
     // The same encrypted object, verified by a role synthesized without modelDataEncryptionKey (the state before issue 20).

@@ -31,7 +31,9 @@ export type Reply =
   | AwsFault
   | { readonly output: Record<string, unknown> }
   | { readonly headers?: Record<string, string>; readonly xml?: string; readonly status?: number }
-  | { readonly raw: Buffer; readonly contentType: string };
+  | { readonly raw: Buffer; readonly contentType: string }
+  /** No answer at all: the connection stays open until the client gives up (a hung socket). */
+  | { readonly hang: true };
 
 export type World = (call: CapturedCall) => Reply;
 
@@ -55,7 +57,7 @@ export class RecordingEndpoint {
 
   constructor(
     private world: World,
-    private readonly plainHandler: (req: PlainRequest) => { status: number; body?: Buffer | string } = () => ({ status: 404 }),
+    private readonly plainHandler: (req: PlainRequest) => { status: number; body?: Buffer | string; hang?: boolean } = () => ({ status: 404 }),
   ) {}
 
   /** Replaces the world (a scenario's next phase). */
@@ -90,6 +92,8 @@ export class RecordingEndpoint {
 
   public async stop(): Promise<void> {
     this.restoreLookup?.();
+    // Hung requests hold their connections open: end them, or close() would wait for them.
+    this.server?.closeAllConnections();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
@@ -113,6 +117,7 @@ export class RecordingEndpoint {
       const plain = { method: req.method ?? 'GET', path: url.pathname, body };
       this.plain.push(plain);
       const answer = this.plainHandler(plain);
+      if (answer.hang) return;
       res.statusCode = answer.status;
       res.end(answer.body ?? '');
       return;
@@ -166,6 +171,7 @@ function parseTagSet(xml: string): Array<{ Key: string; Value: string }> {
 }
 
 function encode(service: string, call: CapturedCall, reply: Reply, res: ServerResponse): void {
+  if ('hang' in reply) return;
   res.setHeader('x-amzn-requestid', 'recording-endpoint');
   if ('fault' in reply) return encodeFault(service, call, reply.fault, res);
   if ('raw' in reply) {

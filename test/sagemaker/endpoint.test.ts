@@ -9,7 +9,7 @@ import { type Construct, type IDependable } from 'constructs';
 import { HardwareCatalog } from '../../lib/core/hardware/catalog';
 import { type CapacityClass } from '../../lib/core/service/capacity-class';
 import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
-import { type IClassArtifactGate } from '../../lib/trust/gate';
+import { type ClassArtifactGateOptions, type IClassArtifactGate } from '../../lib/trust/gate';
 import { ACCOUNT, allows, REGION, roleStatements } from '../permissions/iam-policy';
 import { LLAMA_CONTRACT, nagFindings, nistFindings, testStack } from '../util';
 import { endpointStack, smClasses, TWO_VARIANTS } from './fixtures';
@@ -17,8 +17,10 @@ import { endpointStack, smClasses, TWO_VARIANTS } from './fixtures';
 /** A gate that records its calls and hands out one CloudFormation resource per class. */
 class FakeGate implements IClassArtifactGate {
   public readonly calls: CapacityClass[] = [];
-  gateFor(scope: Construct, cls: CapacityClass): IDependable {
+  public readonly options: (ClassArtifactGateOptions | undefined)[] = [];
+  gateFor(scope: Construct, cls: CapacityClass, options?: ClassArtifactGateOptions): IDependable {
     this.calls.push(cls);
+    this.options.push(options);
     return new CfnWaitConditionHandle(scope, `Gate-${cls.name}`);
   }
 }
@@ -123,6 +125,8 @@ describe('SageMakerCapacityEndpoint', () => {
         ['a10g', 1, 'sagemaker'],
         ['inf2', 2, 'sagemaker'],
       ]);
+      // SageMaker reads the model data key without a version id: the gate must prove the approved version is the current one.
+      expect(gate.options).toEqual([1, 2, 3].map(() => ({ requireCurrentVersion: true })));
       for (const cls of ['l40s', 'a10g', 'inf2']) {
         const gateId = Object.keys(template.findResources('AWS::CloudFormation::WaitConditionHandle')).find((id) => id.startsWith(`LlamaGate${cls}`))!;
         const deps: string[] = template.toJSON().Resources[modelId(template, cls)].DependsOn;

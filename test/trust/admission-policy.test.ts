@@ -44,7 +44,7 @@ describe('approved-images admission policy', () => {
     const variables: Record<string, unknown> = {};
     const bindings = () => ({ object, oldObject, variables, params: paramsApproving(approved) }) as unknown as Record<string, CelInput>;
     for (const v of policy.spec.variables) variables[v.name] = run(v.expression, bindings());
-    return run(policy.spec.validations[0].expression, bindings()) === true;
+    return policy.spec.validations.every((validation) => run(validation.expression, bindings()) === true);
   }
   /**
    * The policy's parameter as the API server hands it over: the policy object, with kubectl's last-applied annotation
@@ -74,6 +74,50 @@ describe('approved-images admission policy', () => {
     expect(admits(object(spec('public.ecr.aws/unapproved/vllm:latest')))).toBe(false);
     expect(admits(object(spec(IMAGES[0], { initContainers: [{ name: 'init', image: 'busybox' }] })))).toBe(false);
     expect(admits(object(spec(IMAGES[0], { ephemeralContainers: [{ name: 'debug', image: 'busybox' }] })))).toBe(false);
+  });
+
+  describe('image volumes (spec.volumes[].image.reference: the kubelet pulls the reference and mounts it)', () => {
+    const imageVolume = (name: string, reference?: string) => ({ name, image: reference === undefined ? { pullPolicy: 'IfNotPresent' } : { reference } });
+    const volumes = (...v: unknown[]) => ({ volumes: [{ name: 'cache', emptyDir: {} }, ...v] });
+
+    test.each(kinds)('a %s may mount an approved image volume and no other', (kind, spec) => {
+      const object = (s: Record<string, unknown>) => ({ apiVersion: 'v1', kind, metadata: { name: 'x', namespace: 'serving' }, spec: s });
+      expect(admits(object(spec(IMAGES[0], volumes(imageVolume('weights', IMAGES[2])))))).toBe(true);
+      expect(admits(object(spec(IMAGES[0], volumes())))).toBe(true);
+      expect(admits(object(spec(IMAGES[0], volumes(imageVolume('weights', 'public.ecr.aws/unapproved/weights:latest')))))).toBe(false);
+      expect(admits(object(spec(IMAGES[0], volumes(imageVolume('weights', IMAGES[2]), imageVolume('more', 'busybox')))))).toBe(false);
+      // Without a reference the volume names nothing to approve: refused (a pod-template owner's controller would fill it in unchecked).
+      expect(admits(object(spec(IMAGES[0], volumes(imageVolume('weights')))))).toBe(false);
+    });
+
+    test('the schema of the pinned Kubernetes version has the field the policy reads', () => {
+      const pod = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'x', namespace: 'serving' },
+        spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: podSpec(IMAGES[0], volumes(imageVolume('weights', IMAGES[2]))) } } };
+      expectValidManifests([pod]);
+    });
+
+    test('an update keeps the reference a volume of that name already mounted, and adds none', () => {
+      const retired = imageRef('vllm', 'd');
+      const rs = (extra: Record<string, unknown>, replicas = 2) =>
+        ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'old', namespace: 'serving' }, spec: { replicas, ...template(IMAGES[0], extra) } });
+      expect(admits(rs(volumes(imageVolume('weights', retired)), 1), rs(volumes(imageVolume('weights', retired))))).toBe(true);
+      expect(admits(rs(volumes(imageVolume('weights', retired))))).toBe(false);
+      expect(admits(rs(volumes(imageVolume('other', retired))), rs(volumes(imageVolume('weights', retired))))).toBe(false);
+      expect(admits(rs(volumes(imageVolume('weights', retired))), rs(volumes(imageVolume('weights', IMAGES[2]))))).toBe(false);
+    });
+
+    test('the denial names the volumes and references it refuses', () => {
+      const validation = policy.spec.validations[1];
+      const object = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'serving' },
+        spec: podSpec(IMAGES[0], volumes(imageVolume('ok', IMAGES[2]), imageVolume('bad', 'busybox'), imageVolume('bare'))) };
+      const variables: Record<string, unknown> = {};
+      const bindings = () => ({ object, oldObject: null, variables, params: paramsApproving(IMAGES) }) as unknown as Record<string, CelInput>;
+      for (const v of policy.spec.variables) variables[v.name] = run(v.expression, bindings());
+      expect(run(validation.expression, bindings())).toBe(false);
+      // The engine here has no Kubernetes string library (join): evaluate the list the message joins.
+      const listed = /(variables\.imageVolumes\.filter\(.*\)\.map\(.*\))\.join\(/.exec(validation.messageExpression!)![1];
+      expect([...(run(listed, bindings()) as unknown as Iterable<unknown>)]).toEqual(['bad=busybox', 'bare=(no reference)']);
+    });
   });
 
   test('approves what the annotations on the policy approve, and nothing its expression or other annotations name', () => {

@@ -95,6 +95,7 @@ describe('ArtifactTrust', () => {
       BaseDelayMs: '500',
       MaxDelayMs: '8000',
       Nonce: Match.absent(),
+      RequireCurrentVersion: Match.absent(),
     });
     expect([...trust.records.keys()]).toEqual(['l40s', 'a10g', 'inf2']);
     expect(trust.approvedImages).toEqual(classes.map((c) => c.artifact.image));
@@ -159,6 +160,33 @@ describe('ArtifactTrust', () => {
     expect(actions.filter((a: string) => a.endsWith('*'))).toEqual([]);
     expect(actions).not.toContain('kms:Sign');
     expect(actions).not.toContain('kms:Decrypt');
+    // Without a consumer that reads the key without a version (SageMaker), the current version is never asked for.
+    expect(byAction('s3:GetObject')).toEqual([]);
+  });
+
+  test('a consumer that reads the key without a version (SageMaker) makes the shared gate check the current version too', () => {
+    const { stack: s2 } = testStack('Current');
+    const t = new ArtifactTrust(s2, 'Trust', { repositoryNames: ['vllm', 'neuron'] });
+    const [l40s, a10g] = pinnedClasses();
+    const eksScope = new Construct(s2, 'Eks');
+    const sageMakerScope = new Construct(s2, 'SageMaker');
+    // EKS first, then SageMaker on the same record: one verification, asked for the current version.
+    const eksGate = t.gateFor(eksScope, l40s);
+    expect(t.gateFor(sageMakerScope, l40s, { requireCurrentVersion: true })).toBe(eksGate);
+    t.gateFor(sageMakerScope, l40s, { requireCurrentVersion: true });
+    t.gateFor(eksScope, a10g);
+    const tpl = Template.fromStack(s2);
+    const byClass = Object.fromEntries(Object.values(tpl.findResources('Custom::ClassArtifactVerification'))
+      .map((r) => [r.Properties.Record.className, r.Properties.RequireCurrentVersion]));
+    expect(byClass).toEqual({ l40s: 'true', a10g: undefined });
+    // HeadObject without a version id is authorized by s3:GetObject on the object (the pinned one by s3:GetObjectVersion): once, for l40s only.
+    const statements = Object.values(tpl.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: Match.stringLikeRegexp('TrustVerifierRole') }] } }))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const getObject = statements.filter((st) => [st.Action].flat().includes('s3:GetObject'));
+    expect(getObject).toEqual([{
+      Action: 's3:GetObject', Effect: 'Allow',
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::models-bucket/llama3-8b/bf16.tar']] },
+    }]);
   });
 
   test('CloudFormation waits at most the verifier timeout plus a minute for an answer, not an hour', () => {

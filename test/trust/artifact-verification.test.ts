@@ -28,11 +28,12 @@ const GOOD: Required<VerificationEvidence> = {
   signingProfile: { arn: PROFILE, status: 'Active', platformId: 'Notation-OCI-SHA384-ECDSA' },
   signatureRevocation: { signatures: [{ signatureDigest: 'sha256:s', targetDigest: DIGEST, profileVersionArn: `${PROFILE}/v1`, jobArn: 'job', revokedEntities: [] }] },
   modelObject: { versionId: 'v1', checksumSha256: Buffer.from(MODEL.sha256, 'hex').toString('base64'), checksumType: 'FULL_OBJECT' },
+  currentModelObject: { versionId: 'v1' },
   modelSignature: { signaturePresent: true, signatureValid: true },
 };
 /** Deterministic property runs. */
 const SEEDED = { seed: 20261130, numRuns: 200 };
-const OPTIONS = { modelSigningKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/k', multipartDigest: 'metadata' as const };
+const OPTIONS = { modelSigningKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/k', multipartDigest: 'metadata' as const, requireCurrentVersion: true };
 
 describe('references', () => {
   test.each([
@@ -140,9 +141,44 @@ describe('verifyArtifacts', () => {
     expect(verdict.failures).toEqual([`image ${APPROVED.image}: signature sha256:r (job job) is revoked: job`]);
   });
 
+  test('an expired signature by the approved profile fails at and after its expiry, even next to a valid one', () => {
+    const expiry = new Date('2026-11-01T00:00:00Z');
+    const expired = { ...GOOD.signatureRevocation.signatures[0], signatureDigest: 'sha256:e', expiry };
+    const at = (checkedAt?: Date) => {
+      const signatureRevocation = { signatures: [...GOOD.signatureRevocation.signatures, expired], checkedAt };
+      return verifyArtifacts(APPROVED, { ...GOOD, signatureRevocation }, OPTIONS);
+    };
+    expect(at(new Date(expiry.getTime() - 1000)).passed).toBe(true);
+    expect(at(expiry).failures).toEqual([expect.stringContaining('signature sha256:e (job job) expired at 2026-11-01T00:00:00.000Z')]);
+    // An expiry with no time to judge it at is not a pass.
+    expect(at(undefined).failures).toEqual([expect.stringContaining('has an expiry that was not checked')]);
+  });
+
   test('a class without model data needs no model evidence', () => {
-    const imageOnly = { ...GOOD, modelObject: undefined, modelSignature: undefined };
+    const imageOnly = { ...GOOD, modelObject: undefined, currentModelObject: undefined, modelSignature: undefined };
     expect(verifyArtifacts({ ...APPROVED, modelData: undefined }, imageOnly, OPTIONS).passed).toBe(true);
+  });
+});
+
+describe('the approved version must be the current one for a consumer that reads the key without a version (SageMaker)', () => {
+  const where = 's3://models-bucket/m.tar';
+  test.each([
+    ['a later upload to the key', { versionId: 'v2' }, `${where}: the current version is v2, approved v1 (a later upload to the key)`],
+    ['an unversioned bucket (S3 sends no version id)', {}, `${where}: S3 returned no version id for the current object (is the bucket versioned?)`],
+    ['no current object (deleted)', { missing: true }, `${where}: the key has no current object`],
+  ])('fails on %s', (_, current, message) => {
+    const verdict = verifyArtifacts(APPROVED, { ...GOOD, currentModelObject: current }, OPTIONS);
+    expect(verdict.passed).toBe(false);
+    expect(verdict.failures).toEqual([expect.stringContaining(message)]);
+    expect(verdict.failures[0]).toContain('SageMaker reads the current object of the key');
+  });
+
+  test('is not asked of a consumer that fetches the approved version itself (EKS), nor without an approved version', () => {
+    const later = { ...GOOD, currentModelObject: { versionId: 'v2' } };
+    expect(verifyArtifacts(APPROVED, later, { ...OPTIONS, requireCurrentVersion: false }).passed).toBe(true);
+    expect(verifyArtifacts(APPROVED, { ...GOOD, currentModelObject: undefined }, { ...OPTIONS, requireCurrentVersion: undefined }).passed).toBe(true);
+    const unpinned = { ...APPROVED, modelData: { ...MODEL, versionId: '' } };
+    expect(verifyArtifacts(unpinned, { ...GOOD, modelObject: { ...GOOD.modelObject, versionId: 'v2' }, currentModelObject: undefined }, OPTIONS).passed).toBe(true);
   });
 });
 

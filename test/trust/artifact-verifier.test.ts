@@ -13,7 +13,7 @@ import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler, physicalIdOf } from '../../lambda/artifact-verifier';
 import { MODEL_SIGNATURE_TAG } from '../../lib/core/trust/artifact-verification';
-import { CHAIN_HASHES, coseEnvelope, jwsEnvelope } from './envelope-fixtures';
+import { CHAIN_HASHES, coseEnvelope, coseTag, jwsEnvelope } from './envelope-fixtures';
 
 // GIVEN an approved record: image vllm@sha256:aaa..., signed by profile `serving`, model data v1 with a known digest.
 const DIGEST = `sha256:${'a'.repeat(64)}`;
@@ -167,10 +167,53 @@ describe('artifact verifier', () => {
     expect(Buffer.from(verify.Signature!).toString()).toBe('der-signature');
   });
 
+  test('bounds both downloads (the envelope and the answer to CloudFormation) with a timeout signal', async () => {
+    expect((await run()).Status).toBe('SUCCESS');
+    const calls = (globalThis.fetch as jest.Mock).mock.calls as [string, RequestInit | undefined][];
+    expect(calls.map(([url]) => url)).toEqual([ENVELOPE_URL, RESPONSE_URL]);
+    for (const [, init] of calls) expect(init?.signal).toBeInstanceOf(AbortSignal);
+  });
+
   test('reads COSE envelopes as well as JWS', async () => {
     envelope = { mediaType: 'application/cose', bytes: coseEnvelope({ targetDigest: DIGEST, profileVersionArn: PROFILE_VERSION, jobArn: JOB, signingTime: SIGNED_AT }) };
     expect((await run()).Status).toBe('SUCCESS');
     expect(firstInput(signer, GetRevocationStatusCommand)).toMatchObject({ certificateHashes: CHAIN_HASHES, signatureTimestamp: SIGNED_AT });
+  });
+
+  describe('signature expiry (io.cncf.notary.expiry, optional)', () => {
+    const facts = { targetDigest: DIGEST, profileVersionArn: PROFILE_VERSION, jobArn: JOB, signingTime: SIGNED_AT };
+    const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+    const future = new Date(Date.now() + 86_400_000);
+    const past = new Date('2026-11-01T00:00:00Z');
+    const jws = (expiry: unknown) => ({ mediaType: 'application/jose+json', bytes: jwsEnvelope({ ...facts, expiry }) });
+    const cose = (expiry: unknown) => ({ mediaType: 'application/cose', bytes: coseEnvelope({ ...facts, expiry }) });
+
+    test('passes a signature that expires later (JWS: RFC 3339; COSE: tag 1 epoch seconds)', async () => {
+      envelope = jws(future.toISOString().replace(/\.\d+Z$/, 'Z'));
+      expect((await run()).Status).toBe('SUCCESS');
+      responses = [];
+      envelope = cose(coseTag(1, seconds(future)));
+      expect((await run()).Status).toBe('SUCCESS');
+    });
+
+    test.each([
+      ['JWS', () => jws('2026-11-01T00:00:00Z')],
+      ['JWS with an offset', () => jws('2026-11-01T01:00:00+01:00')],
+      ['COSE', () => cose(coseTag(1, seconds(past)))],
+    ])('fails a %s signature that expired', async (_, make) => {
+      envelope = make();
+      await expectRejected(new RegExp(`signature ${SIGNATURE_MANIFEST} \\(job .*\\) expired at 2026-11-01T00:00:00.000Z`));
+    });
+
+    test.each([
+      ['JWS, not RFC 3339', () => jws('next tuesday')],
+      ['JWS, a number', () => jws(seconds(future))],
+      ['COSE, an untagged integer', () => cose(seconds(future))],
+      ['COSE, another tag', () => cose(coseTag(0, future.toISOString()))],
+    ])('fails closed on an unreadable expiry (%s): the signature counts as unreadable', async (_, make) => {
+      envelope = make();
+      await expectRejected(/signatures that could not be read \(any may be a revoked one\): .*signature expiry is unreadable/);
+    });
   });
 
   test('Update re-verifies and names the record it verified', async () => {
@@ -348,6 +391,50 @@ describe('artifact verifier', () => {
     s3.on(GetObjectTaggingCommand).resolves({ TagSet: [{ Key: 'owner', Value: 'ml' }] });
     await expectRejected(new RegExp(`no ${MODEL_SIGNATURE_TAG} tag on version v1`));
     expect(kms.commandCalls(VerifyCommand)).toHaveLength(0);
+  });
+
+  describe('RequireCurrentVersion (SageMaker reads the key with no version id)', () => {
+    const sagemaker = () => event('Create', { RequireCurrentVersion: 'true' });
+    /** The pinned HeadObject answers the approved version whatever is current; the unversioned one the current object. */
+    const currentIs = (answer: Record<string, unknown> | Error) => {
+      const pinned = { VersionId: 'v1', ChecksumSHA256: MODEL_SHA_B64, ChecksumType: 'FULL_OBJECT' as const };
+      s3.on(HeadObjectCommand).callsFake((input: { VersionId?: string }) => {
+        if (input.VersionId === 'v1') return pinned;
+        if (answer instanceof Error) throw answer;
+        return answer;
+      });
+    };
+
+    test('passes when the approved version is the current one, asking S3 with and without the version id', async () => {
+      currentIs({ VersionId: 'v1' });
+      expect((await run(sagemaker())).Status).toBe('SUCCESS');
+      const heads = s3.commandCalls(HeadObjectCommand).map((c) => c.args[0].input);
+      expect(heads).toEqual([
+        expect.objectContaining({ VersionId: 'v1', ChecksumMode: 'ENABLED' }),
+        { Bucket: 'models-bucket', Key: 'llama3-8b/bf16.tar' },
+      ]);
+    });
+
+    test('fails when a later upload made another version current: SageMaker would serve it', async () => {
+      currentIs({ VersionId: 'v2', ChecksumSHA256: Buffer.from('e'.repeat(64), 'hex').toString('base64') });
+      await expectRejected(/the current version is v2, approved v1 \(a later upload to the key\); SageMaker reads the current object/, sagemaker());
+    });
+
+    test('fails when the bucket returns no version id (unversioned)', async () => {
+      currentIs({});
+      await expectRejected(/S3 returned no version id for the current object \(is the bucket versioned\?\)/, sagemaker());
+    });
+
+    test('fails when the key has no current object (404)', async () => {
+      currentIs(Object.assign(new Error('NotFound'), { name: 'NotFound', $metadata: { httpStatusCode: 404 } }));
+      await expectRejected(/the key has no current object/, sagemaker());
+    });
+
+    test('without it (EKS fetches the pinned version itself) only the pinned version is read', async () => {
+      currentIs({ VersionId: 'v2' });
+      expect((await run()).Status).toBe('SUCCESS');
+      expect(s3.commandCalls(HeadObjectCommand).map((c) => c.args[0].input.VersionId)).toEqual(['v1']);
+    });
   });
 
   describe('multipart uploads (composite checksum)', () => {

@@ -29,6 +29,8 @@ export interface EnvelopeFacts {
   readonly profileVersionArn: string;
   readonly jobArn: string;
   readonly signingTime: Date;
+  /** The raw `io.cncf.notary.expiry` header value (a string for JWS, `coseTag(1, seconds)` for COSE); absent when not given. */
+  readonly expiry?: unknown;
 }
 
 export function jwsEnvelope(f: EnvelopeFacts): Buffer {
@@ -40,7 +42,9 @@ export function jwsEnvelope(f: EnvelopeFacts): Buffer {
     'io.cncf.notary.authenticSigningTime': f.signingTime.toISOString(),
     'com.amazonaws.signer.signingProfileVersion': f.profileVersionArn,
     'com.amazonaws.signer.signingJob': f.jobArn,
+    ...('expiry' in f ? { 'io.cncf.notary.expiry': f.expiry } : {}),
   };
+  if ('expiry' in f) protectedHeader.crit.push('io.cncf.notary.expiry');
   const payload = { targetArtifact: { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: f.targetDigest, size: 1234 } };
   return Buffer.from(
     JSON.stringify({
@@ -59,6 +63,8 @@ class Tag {
     readonly value: unknown,
   ) {}
 }
+/** A CBOR tag for `cbor()` (tag 1 over epoch seconds is an epoch-based date/time). */
+export const coseTag = (tag: number, value: unknown) => new Tag(tag, value);
 function head(major: number, n: number): Buffer {
   if (n < 24) return Buffer.from([(major << 5) | n]);
   if (n < 0x100) return Buffer.from([(major << 5) | 24, n]);
@@ -86,6 +92,7 @@ export function coseEnvelope(f: EnvelopeFacts): Buffer {
     ['io.cncf.notary.authenticSigningTime', new Tag(1, Math.floor(f.signingTime.getTime() / 1000))],
     ['com.amazonaws.signer.signingProfileVersion', f.profileVersionArn],
     ['com.amazonaws.signer.signingJob', f.jobArn],
+    ...('expiry' in f ? [['io.cncf.notary.expiry', f.expiry] as [unknown, unknown]] : []),
   ]);
   const unprotected = new Map<unknown, unknown>([[33, [LEAF.der, ROOT.der]]]);
   const payload = Buffer.from(JSON.stringify({ targetArtifact: { digest: f.targetDigest } }));

@@ -167,7 +167,11 @@ export interface SignatureRevocationEvidence {
     readonly jobArn: string;
     /** `revokedEntities`: job, profile version or certificate hashes Signer reports revoked. */
     readonly revokedEntities: readonly string[];
+    /** The signature's `io.cncf.notary.expiry` (its signer's "best by use" time), when it has one. */
+    readonly expiry?: Date;
   }[];
+  /** When the signatures were read: the time their expiry is judged at. */
+  readonly checkedAt?: Date;
   /** Signatures that could not be read, with the reason. */
   readonly unreadable?: readonly string[];
   /** How many signature referrers were read (each signature, another signer's or unreadable). @default - the signatures and unreadable ones */
@@ -186,6 +190,18 @@ export interface ModelObjectEvidence {
   readonly checksumType?: string;
   /** User metadata `sha256` written at upload (immutable for the version). */
   readonly metadataSha256?: string;
+}
+
+/**
+ * S3 `HeadObject` of the key WITHOUT a version id: the object a reader that names no version gets, which is what
+ * SageMaker serves (its S3ModelDataSource has no VersionId; lib/sagemaker/class-model.ts). The pinned HeadObject
+ * names the approved version, so S3 answers that version or an error, and cannot say whether it is still the current one.
+ */
+export interface CurrentObjectEvidence {
+  /** `x-amz-version-id` of the current object; absent when the bucket is unversioned (S3 sends none). */
+  readonly versionId?: string;
+  /** The key has no current object (S3 answered 404: deleted, or a delete marker is current). */
+  readonly missing?: boolean;
 }
 
 /** KMS `Verify` of the model digest's signature. */
@@ -245,7 +261,7 @@ export function isVersionOfProfile(profileVersionArn: string, profileArn: string
 
 /**
  * Failures of signature revocation: the image must carry at least one signature by the approved profile that covers
- * its digest, and no signature by that profile may be revoked (a revocation signals a compromise: a second,
+ * its digest, and no signature by that profile may be revoked or expired (a revocation signals a compromise: a second,
  * unrevoked signature does not outvote it). So every signature must be read: one that could not be, or one beyond
  * those the verifier reads, may be the revoked one, and fails the check too.
  */
@@ -269,6 +285,16 @@ export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDi
     }
     if (s.revokedEntities.length > 0) {
       failures.push(`image ${approved.image}: signature ${s.signatureDigest} (job ${s.jobArn}) is revoked: ${s.revokedEntities.join(', ')}`);
+    }
+    // "The artifact is considered expired when the current time is greater than or equal to expiry time"
+    // (notaryproject/specifications@v1.1.0:specs/trust-store-trust-policy.md:231). Like a revoked one, an expired
+    // signature fails the image even beside a valid one: re-sign it and delete the stale signature.
+    if (s.expiry !== undefined) {
+      if (!evidence.checkedAt) failures.push(`image ${approved.image}: signature ${s.signatureDigest} has an expiry that was not checked`);
+      else if (evidence.checkedAt.getTime() >= s.expiry.getTime()) {
+        failures.push(`image ${approved.image}: signature ${s.signatureDigest} (job ${s.jobArn}) expired at ${s.expiry.toISOString()} ` +
+          "(io.cncf.notary.expiry, its signer's 'best by use' time); re-sign the image and delete the expired signature");
+      }
     }
   }
   return failures;
@@ -315,6 +341,9 @@ export function modelObjectFailures(model: ApprovedModelData, evidence: ModelObj
   const where = `model data s3://${model.bucket}/${model.key}`;
   if (evidence.deleteMarker) return [`${where}: version ${model.versionId || '(latest)'} is a delete marker`];
   const failures: string[] = [];
+  // The verifier names the approved version in its HeadObject, so S3 answers that version or an error and this cannot
+  // fail against S3; it is kept for evidence gathered otherwise. Whether the approved version is the CURRENT one is
+  // `currentVersionFailures`.
   if (model.versionId && evidence.versionId !== model.versionId) {
     failures.push(`${where}: object version is ${evidence.versionId ?? '(unversioned)'}, approved ${model.versionId}`);
   }
@@ -337,6 +366,25 @@ export function modelObjectFailures(model: ApprovedModelData, evidence: ModelObj
   return failures;
 }
 
+/**
+ * Failures of the current object at the key, for a consumer that reads the key without a version id (SageMaker): the
+ * approved version must be the current one, or the consumer serves bytes the gate never checked. An unversioned bucket
+ * (no version id) or a missing object fails: neither can be proven to be the approved version.
+ */
+export function currentVersionFailures(model: ApprovedModelData, current: CurrentObjectEvidence): string[] {
+  const where = `model data s3://${model.bucket}/${model.key}`;
+  const served = 'SageMaker reads the current object of the key (it names no version), so it would not serve the approved one';
+  if (current.missing) return [`${where}: the key has no current object (deleted, or a delete marker is current); ${served}`];
+  if (current.versionId === undefined) {
+    return [`${where}: S3 returned no version id for the current object (is the bucket versioned?), so it cannot be proven to be ` +
+      `the approved version ${model.versionId}; ${served}`];
+  }
+  if (current.versionId !== model.versionId) {
+    return [`${where}: the current version is ${current.versionId}, approved ${model.versionId} (a later upload to the key); ${served}`];
+  }
+  return [];
+}
+
 /** Failures of the model digest's KMS signature. */
 export function modelSignatureFailures(model: ApprovedModelData, evidence: ModelSignatureEvidence, keyArn: string): string[] {
   const where = `model data s3://${model.bucket}/${model.key}`;
@@ -357,6 +405,8 @@ export interface VerificationEvidence {
   readonly signingProfile?: SigningProfileEvidence;
   readonly signatureRevocation?: SignatureRevocationEvidence;
   readonly modelObject?: ModelObjectEvidence;
+  /** Only gathered when `requireCurrentVersion` is set and a version is approved. */
+  readonly currentModelObject?: CurrentObjectEvidence;
   readonly modelSignature?: ModelSignatureEvidence;
 }
 
@@ -369,7 +419,15 @@ export interface VerificationVerdict {
 export function verifyArtifacts(
   approved: ApprovedArtifacts,
   evidence: VerificationEvidence,
-  options: { readonly modelSigningKeyArn: string; readonly multipartDigest: MultipartDigestPolicy },
+  options: {
+    readonly modelSigningKeyArn: string;
+    readonly multipartDigest: MultipartDigestPolicy;
+    /**
+     * The consumer reads the key without a version id (SageMaker): the approved version must also be the current one.
+     * @default false - the consumer fetches the approved version itself (EKS: `aws s3api get-object --version-id`)
+     */
+    readonly requireCurrentVersion?: boolean;
+  },
 ): VerificationVerdict {
   const failures: string[] = [];
   const missing = (what: string) => failures.push(`${what} was not checked`);
@@ -385,6 +443,11 @@ export function verifyArtifacts(
   if (model) {
     if (evidence.modelObject) failures.push(...modelObjectFailures(model, evidence.modelObject, options.multipartDigest));
     else missing('the model object');
+    // Without an approved version the pinned check already read the current object.
+    if (options.requireCurrentVersion && model.versionId) {
+      if (evidence.currentModelObject) failures.push(...currentVersionFailures(model, evidence.currentModelObject));
+      else missing('the current model object version');
+    }
     if (evidence.modelSignature) failures.push(...modelSignatureFailures(model, evidence.modelSignature, options.modelSigningKeyArn));
     else missing('the model signature');
   }
