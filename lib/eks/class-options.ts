@@ -14,10 +14,11 @@ export interface EksClassOptions {
    */
   readonly additionalInstanceTypes?: readonly string[];
   /**
-   * EC2 purchase options. Spot suits fallback classes whose standby may be interrupted.
+   * EC2 purchase options. Spot suits fallback classes whose standby may be interrupted. Karpenter's `reserved` needs
+   * capacity reservation selector terms on the EC2NodeClass, which the library does not render: it is refused.
    * @default ['on-demand']
    */
-  readonly capacityTypes?: ReadonlyArray<'on-demand' | 'spot' | 'reserved'>;
+  readonly capacityTypes?: ReadonlyArray<'on-demand' | 'spot'>;
   /**
    * Fewest replicas KEDA keeps.
    * @default - the capacity plan's minReplicas (the preferred class's steady fleet, a fallback's warm standby)

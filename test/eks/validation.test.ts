@@ -77,6 +77,14 @@ describe('EksInferenceService input checks', () => {
     expect(construct({ classOptions: { a10g: { modelCacheSize: Size.mebibytes(1500) } } })).toThrow(/classOptions.modelCacheSize: is 1\.46\d* GiB/);
   });
 
+  test("fails when a class asks for Karpenter's 'reserved' capacity, which needs reservation selector terms the NodeClass does not have", () => {
+    const reserved = ['reserved', 'on-demand'] as unknown as ReadonlyArray<'on-demand'>;
+    expect(construct({ classOptions: { a10g: { capacityTypes: reserved } } })).toThrow(
+      "class 'a10g' classOptions.capacityTypes: is [reserved, on-demand]; allowed: a non-empty list of 'on-demand' and 'spot' ('reserved' needs capacity reservation selector terms",
+    );
+    expect(construct({ classOptions: { a10g: { capacityTypes: ['spot', 'on-demand'] } } })).not.toThrow();
+  });
+
   test('fails when max replicas are above the class quota, and accepts the quota itself', () => {
     expect(construct({ classOptions: { l40s: { maxReplicas: 9 } } })).toThrow(
       /class 'l40s' classOptions.maxReplicas: 9 is above the class quota of 8 replicas/,

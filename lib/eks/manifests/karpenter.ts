@@ -11,7 +11,7 @@ export interface NodePoolInput {
   readonly nodeClassName: string;
   /** The class's instance types (all of one accelerator kind). */
   readonly instanceTypes: readonly string[];
-  readonly capacityTypes: ReadonlyArray<'on-demand' | 'spot' | 'reserved'>;
+  readonly capacityTypes: ReadonlyArray<'on-demand' | 'spot'>;
   readonly acceleratorKind: 'gpu' | 'neuron';
   /**
    * The Kubernetes extended resource of the accelerator and how many of it the class's nodes may have in total (their
