@@ -275,7 +275,8 @@ describe('EksInferenceService', () => {
       const mixed = build({ classOptions: { l40s: { additionalInstanceTypes: ['g6e.12xlarge'] } } }).service.units.find((u) => u.cls.name === 'l40s')!;
       expect(mixed.objects.nodePool.spec.limits).toEqual({ cpu: String(8 * 48), 'nvidia.com/gpu': String(8 * 4) });
       // Its nodes' volume holds the model cache of the replicas the larger type takes: 4, where g6e.xlarge takes 1.
-      const gib = (u: typeof mixed) => parseInt(String(u.objects.nodeClass.spec.blockDeviceMappings![0].ebs.volumeSize), 10);
+      // The data volume (Bottlerocket's /dev/xvdb; its OS volume /dev/xvda is a fixed 4Gi).
+      const gib = (u: typeof mixed) => parseInt(String(u.objects.nodeClass.spec.blockDeviceMappings!.at(-1)!.ebs.volumeSize), 10);
       const single = build().service.units.find((u) => u.cls.name === 'l40s')!;
       expect(gib(mixed) - 100).toBe(4 * (gib(single) - 100));
       // A type with less CPU per accelerator than the pods request holds fewer of them: a replica of a class with 4 GPUs

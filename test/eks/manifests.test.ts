@@ -149,6 +149,15 @@ describe('typed manifest builders', () => {
     ]));
   });
 
+  test('fails when a Bottlerocket node keeps the AMI\'s own OS volume mapping: our mappings replace Karpenter\'s defaults whole', () => {
+    const nodeClass = (amiAlias: string) => m.ec2NodeClass({
+      name: 'svc-inf2', roleName: 'node-role', amiAlias, subnetTags: { k: 'c' }, securityGroupTags: { k: 'c' }, volumeSizeGiB: 200, labels, tags: {},
+    });
+    const devices = (amiAlias: string) => nodeClass(amiAlias).spec.blockDeviceMappings!.map((b) => [b.deviceName, b.ebs.volumeSize, b.ebs.encrypted]);
+    expect(devices('bottlerocket@latest')).toEqual([['/dev/xvda', '4Gi', true], ['/dev/xvdb', '200Gi', true]]);
+    expect(devices('al2023@latest')).toEqual([['/dev/xvda', '200Gi', true]]);
+  });
+
   test('the schema check catches a typo (the validator is strict)', () => {
     const bad = { ...m.podDisruptionBudget('x', 'svc', labels, selector), spec: { maxUnavailabe: 1 } };
     expect(manifestErrors(bad).join('\n')).toMatch(/additional/i);

@@ -88,8 +88,14 @@ export interface EC2NodeClassInput {
 
 /** An EC2NodeClass: IMDSv2 only with a hop limit of 1 (pods cannot reach node credentials), encrypted gp3 volumes. */
 export function ec2NodeClass(input: EC2NodeClassInput): EC2NodeClass {
-  // Bottlerocket keeps the OS on /dev/xvda and images and data on /dev/xvdb; AL2023 has one root volume.
-  const deviceName = input.amiAlias.startsWith('bottlerocket@') ? '/dev/xvdb' : '/dev/xvda';
+  // Bottlerocket keeps the OS on /dev/xvda and images and data on /dev/xvdb; AL2023 has one root volume. Mappings of
+  // our own replace Karpenter's defaults whole (Bottlerocket's: a 4Gi /dev/xvda beside /dev/xvdb,
+  // aws/karpenter-provider-aws@v1.14.1 pkg/providers/amifamily/bottlerocket.go DefaultBlockDeviceMappings), so the OS
+  // volume is mapped here too, or it would keep the AMI's own mapping, encrypted only where the account encrypts by
+  // default (R91).
+  const bottlerocket = input.amiAlias.startsWith('bottlerocket@');
+  const deviceName = bottlerocket ? '/dev/xvdb' : '/dev/xvda';
+  const osVolume = { deviceName: '/dev/xvda', ebs: { volumeSize: '4Gi', volumeType: 'gp3', encrypted: true, deleteOnTermination: true } } as const;
   return {
     apiVersion: 'karpenter.k8s.aws/v1',
     kind: 'EC2NodeClass',
@@ -101,6 +107,7 @@ export function ec2NodeClass(input: EC2NodeClassInput): EC2NodeClass {
       securityGroupSelectorTerms: [{ tags: input.securityGroupTags }],
       metadataOptions: { httpEndpoint: 'enabled', httpProtocolIPv6: 'disabled', httpPutResponseHopLimit: 1, httpTokens: 'required' },
       blockDeviceMappings: [
+        ...(bottlerocket ? [osVolume] : []),
         {
           deviceName,
           ebs: { volumeSize: `${input.volumeSizeGiB}Gi`, volumeType: 'gp3', encrypted: true, deleteOnTermination: true, throughput: 500, iops: 6000 },
