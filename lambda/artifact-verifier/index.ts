@@ -335,7 +335,9 @@ async function modelEvidenceFor(
 
 /**
  * HeadObject of the key with no version id (no checksum mode: only the version id is read, and an SSE-KMS object then
- * needs no decrypt). S3 answers a key whose current version is a delete marker, or that does not exist, with 404.
+ * needs no decrypt). S3 answers a key whose current version is a delete marker with 404; a key that does not exist is
+ * 403 to a caller without s3:ListBucket, which the verifier does not have (HeadObject API reference): an AWS error, so
+ * the class fails as "could not complete" rather than "missing". Either way it fails.
  */
 async function currentObjectEvidence(s3: S3Client, model: ApprovedModelData, retry: RetryOptions): Promise<CurrentObjectEvidence> {
   try {

@@ -96,6 +96,13 @@ describe('approvedArtifactsFor', () => {
     ]);
     expect(approvedArtifactsFor(spec, { ...options, requireModelVersion: false }).problems).toEqual([]);
   });
+
+  test("fails when the pinned version is 'null', which a later upload without versioning replaces in place", () => {
+    const spec = { ...l40s, artifact: { ...l40s.artifact, modelData: { uri: 's3://models-bucket/m.tar', sha256: 'a'.repeat(64), versionId: 'null' } } };
+    expect(approvedArtifactsFor(spec, options).problems).toEqual([
+      { className: 'l40s', field: 'artifact.modelData.versionId', message: expect.stringMatching(/^is 'null', the id of an object written without versioning/) },
+    ]);
+  });
 });
 
 describe('verifyArtifacts', () => {

@@ -7,8 +7,9 @@
 
 /**
  * Options of every AWS SDK client of the library's Lambda functions. This retry layer is the only one: one SDK attempt
- * per call. Each attempt is bounded: 2 s to connect, 5 s for the whole request, so that one hung socket costs one
- * attempt, not the run's whole time budget (@smithy/node-http-handler's requestTimeout defaults to 0: none).
+ * per call. Each attempt is bounded: 2 s to connect, 5 s until the response's headers, so that one hung socket costs one
+ * attempt, not the run's whole time budget (@smithy/node-http-handler's requestTimeout defaults to 0: none; its timer
+ * ends when the headers arrive, so a body that stalls after them runs on to the caller's own deadline, review R92).
  * `throwOnRequestTimeout` makes the request timeout an error; without it @smithy/node-http-handler only logs a warning
  * ("Without this setting, a breach of the request timeout will be logged as a warning", @smithy/types
  * NodeHttpHandlerOptions). A timed-out request fails with a `TimeoutError`, which is retried. Plain data, no SDK import.

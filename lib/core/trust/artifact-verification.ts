@@ -117,6 +117,11 @@ export function approvedArtifactsFor(
         '(enable bucket versioning and give the version id, or set requireModelVersion: false)');
     } else if (modelData.versionId !== undefined && !isUnresolved(modelData.versionId) && !/^[\x21-\x7e]{1,1024}$/.test(modelData.versionId)) {
       add('artifact.modelData.versionId', `'${modelData.versionId}' is not an S3 version id`);
+    } else if (modelData.versionId === 'null') {
+      // An object written while versioning was off or suspended has the version id "null", and a later write in that state
+      // replaces it under the same id (S3 user guide, "Working with objects in a versioning-suspended bucket"): it pins nothing.
+      add('artifact.modelData.versionId', "is 'null', the id of an object written without versioning, which a later upload replaces in place; "
+        + 'allowed: the version id of an upload made with versioning enabled');
     }
     if (object) approvedModel = { ...object, versionId: modelData.versionId ?? '', sha256: modelData.sha256 };
   }
