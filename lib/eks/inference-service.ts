@@ -89,7 +89,10 @@ export interface EksInferenceServiceProps extends ClusterSettings {
   readonly scaling?: ScalingOptions;
   /**
    * Karpenter AMI alias of the GPU and Neuron nodes. Pin a version in production (`bottlerocket@v1.x.y`).
-   * Bottlerocket's NVIDIA variants ship the NVIDIA device plugin.
+   * Bottlerocket's NVIDIA variants ship the NVIDIA device plugin; the AL2023 NVIDIA AMIs (`al2023@...`) do not, and
+   * the library does not install it: GPU classes on them need the NVIDIA device plugin installed on the cluster
+   * (https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html). Neuron nodes get the Neuron
+   * device plugin from the cluster (`neuronDevicePlugin`) with either family.
    * @default 'bottlerocket@latest'
    */
   readonly amiAlias?: string;
