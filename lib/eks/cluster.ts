@@ -164,7 +164,10 @@ export interface EksInferenceClusterProps extends ClusterSettings {
    * @default - a new cluster
    */
   readonly cluster?: eks.ICluster;
-  /** Controllers an imported cluster runs already (not installed again). @default - install all three */
+  /**
+   * Controllers an imported cluster runs already (not installed again).
+   * @default - install all three, and the Neuron device plugin once a Neuron class attaches
+   */
   readonly existingControllers?: ExistingControllers;
   /**
    * Admit only the approved image digests in each service namespace: a ValidatingAdmissionPolicy per namespace
@@ -199,7 +202,8 @@ export interface ClusterAttachment {
 /**
  * One EKS cluster for many inference services: a new cluster (VPC, private endpoint, encrypted secrets, control-plane
  * logs) or an imported one, with what every service needs installed once: Karpenter, KEDA, the AWS Load Balancer
- * Controller, the amazon-cloudwatch-observability add-on with its log groups, and (optionally) an approved-images
+ * Controller, the Neuron device plugin (once a service with a Neuron class attaches), the
+ * amazon-cloudwatch-observability add-on with its log groups, and (optionally) an approved-images
  * admission policy per service namespace. Controllers an imported cluster already runs are marked in
  * `existingControllers` and not installed. `EksInferenceService`s attach to it with their `cluster` prop; names they
  * create cluster-wide (NodePools, PriorityClasses, namespaces) are checked not to collide.
