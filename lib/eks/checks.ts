@@ -42,13 +42,20 @@ export interface ClusterCheckInput {
   readonly clusterOptions?: { readonly systemNodeCount?: number };
   readonly vpc?: unknown;
   readonly kubectlLayer?: unknown;
-  readonly chartVersions?: { readonly karpenter?: string; readonly keda?: string; readonly loadBalancerController?: string };
+  readonly chartVersions?: {
+    readonly karpenter?: string;
+    readonly keda?: string;
+    readonly loadBalancerController?: string;
+    readonly neuronDevicePlugin?: string;
+  };
   readonly observability?: ObservabilityOptions;
+  readonly neuronDevicePlugin?: boolean;
   readonly existingControllers?: {
     readonly karpenter?: { readonly nodeRoleName: string };
     readonly keda?: boolean;
     readonly kedaVersion?: string;
     readonly loadBalancerController?: { readonly role?: unknown; readonly roleInlinePolicyChars?: number };
+    readonly neuronDevicePlugin?: boolean;
   };
 }
 
@@ -106,8 +113,22 @@ export function clusterProblems(input: ClusterCheckInput): ClassProblem[] {
     const p = existingKedaProblem(keda, input.existingControllers?.keda === true);
     if (p) add('existingControllers.kedaVersion', p);
   }
+  neuronDevicePluginProblems(input, add);
   problems.push(...observabilityProblems(input.observability ?? {}));
   return problems;
+}
+
+/** `neuronDevicePlugin` and `existingControllers.neuronDevicePlugin`: booleans, and not both saying where the plugin comes from. */
+function neuronDevicePluginProblems(input: ClusterCheckInput, add: (field: string, message: string) => void): void {
+  const install = input.neuronDevicePlugin as unknown;
+  const existing = input.existingControllers?.neuronDevicePlugin as unknown;
+  for (const [field, value] of [['neuronDevicePlugin', install], ['existingControllers.neuronDevicePlugin', existing]] as const) {
+    if (value !== undefined && typeof value !== 'boolean') add(field, `is ${JSON.stringify(value)}; allowed: true or false`);
+  }
+  if (install === true && existing === true) {
+    add('neuronDevicePlugin', 'is true, but existingControllers.neuronDevicePlugin marks a Neuron device plugin the cluster runs already (a second one '
+      + 'would be a second DaemonSet advertising the same NeuronCores); allowed: unset, with existingControllers.neuronDevicePlugin');
+  }
 }
 
 /**

@@ -18,8 +18,9 @@ import { Karpenter } from './karpenter';
 import { Keda } from './keda';
 import { controllerInlinePolicyChars, ROLE_INLINE_POLICY_CHARS, type TargetRegistration } from './controller-policy-size';
 import { LoadBalancerController } from './load-balancer-controller';
+import { NeuronDevicePlugin } from './neuron-device-plugin';
 import { EksObservability, type ObservabilityOptions } from './observability-addon';
-import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
+import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, NEURON_DEVICE_PLUGIN_CHART } from './versions';
 
 /** Chart versions to use instead of the pinned ones (exact semantic versions). */
 export interface ChartVersions {
@@ -29,6 +30,8 @@ export interface ChartVersions {
   readonly keda?: string;
   /** @default LOAD_BALANCER_CONTROLLER_CHART.version */
   readonly loadBalancerController?: string;
+  /** @default NEURON_DEVICE_PLUGIN_CHART.version */
+  readonly neuronDevicePlugin?: string;
 }
 
 /** The cluster this construct creates when none is given. */
@@ -96,6 +99,12 @@ export interface ExistingControllers {
    */
   readonly kedaVersion?: string;
   readonly loadBalancerController?: ExistingLoadBalancerController;
+  /**
+   * A Neuron device plugin runs already on the cluster's Inferentia and Trainium nodes (it advertises
+   * `aws.amazon.com/neuroncore`): the chart is not installed.
+   * @default false
+   */
+  readonly neuronDevicePlugin?: boolean;
 }
 
 /**
@@ -130,10 +139,21 @@ export interface ClusterSettings {
    * @default - install the add-on with the defaults of ObservabilityOptions
    */
   readonly observability?: ObservabilityOptions;
+  /**
+   * Install the Neuron device plugin (the pinned `neuron-helm-chart`, device plugin only, NEURON_DEVICE_PLUGIN_CHART)
+   * when the first service with a Neuron class attaches: the EKS-optimized Bottlerocket and AL2023 AMIs do not run
+   * it, and without it a Neuron node never advertises `aws.amazon.com/neuroncore`. A cluster with no Neuron class
+   * gets no chart. `false` installs nothing: a service with a Neuron class then fails at synth, unless an imported
+   * cluster marks its own plugin in `existingControllers.neuronDevicePlugin`.
+   * @default true
+   */
+  readonly neuronDevicePlugin?: boolean;
 }
 
 /** The names of ClusterSettings, for the service that must refuse them next to an EksInferenceCluster. */
-export const CLUSTER_SETTINGS = ['clusterName', 'clusterOptions', 'vpc', 'kubectlLayer', 'chartVersions', 'observability'] as const satisfies
+export const CLUSTER_SETTINGS = [
+  'clusterName', 'clusterOptions', 'vpc', 'kubectlLayer', 'chartVersions', 'observability', 'neuronDevicePlugin',
+] as const satisfies
   ReadonlyArray<keyof ClusterSettings>;
 
 export interface EksInferenceClusterProps extends ClusterSettings {
@@ -144,7 +164,10 @@ export interface EksInferenceClusterProps extends ClusterSettings {
    * @default - a new cluster
    */
   readonly cluster?: eks.ICluster;
-  /** Controllers an imported cluster runs already (not installed again). @default - install all three */
+  /**
+   * Controllers an imported cluster runs already (not installed again).
+   * @default - install all three, and the Neuron device plugin once a Neuron class attaches
+   */
   readonly existingControllers?: ExistingControllers;
   /**
    * Admit only the approved image digests in each service namespace: a ValidatingAdmissionPolicy per namespace
@@ -166,6 +189,8 @@ export interface ClusterTenant {
   readonly clusterScopedNames: readonly string[];
   /** Every image the service's pods run (for the admission policy). */
   readonly images: readonly string[];
+  /** The service's Neuron classes and their instance types (they need the Neuron device plugin). @default - none */
+  readonly neuronClasses?: ReadonlyArray<{ readonly name: string; readonly instanceTypes: readonly string[] }>;
 }
 
 /** What the cluster gives an attached service. */
@@ -177,7 +202,8 @@ export interface ClusterAttachment {
 /**
  * One EKS cluster for many inference services: a new cluster (VPC, private endpoint, encrypted secrets, control-plane
  * logs) or an imported one, with what every service needs installed once: Karpenter, KEDA, the AWS Load Balancer
- * Controller, the amazon-cloudwatch-observability add-on with its log groups, and (optionally) an approved-images
+ * Controller, the Neuron device plugin (once a service with a Neuron class attaches), the
+ * amazon-cloudwatch-observability add-on with its log groups, and (optionally) an approved-images
  * admission policy per service namespace. Controllers an imported cluster already runs are marked in
  * `existingControllers` and not installed. `EksInferenceService`s attach to it with their `cluster` prop; names they
  * create cluster-wide (NodePools, PriorityClasses, namespaces) are checked not to collide.
@@ -192,6 +218,13 @@ export class EksInferenceCluster extends Construct {
   public readonly keda?: Keda;
   /** Undefined when the cluster runs the controller already. */
   public readonly loadBalancerController?: LoadBalancerController;
+  /**
+   * The Neuron device plugin chart: created when the first service with a Neuron class attaches, undefined until
+   * then, and always with `neuronDevicePlugin: false` or `existingControllers.neuronDevicePlugin`.
+   */
+  public get neuronDevicePlugin(): NeuronDevicePlugin | undefined {
+    return this.neuronPlugin;
+  }
   /** The add-on, its log groups and (added by the services) the per-NodePool filters and the scrape. */
   public readonly observability: EksObservability;
   /** Role of the nodes Karpenter launches (each EC2NodeClass's `spec.role`). */
@@ -202,6 +235,11 @@ export class EksInferenceCluster extends Construct {
   private readonly tenants: ClusterTenant[] = [];
   private readonly registrations: TargetRegistration[] = [];
   private readonly admissionEnabled: boolean;
+  private neuronPlugin?: NeuronDevicePlugin;
+  /** How Neuron nodes get their device plugin: this construct installs it, the cluster runs one, or neither. */
+  private readonly neuronPluginSource: 'install' | 'existing' | 'none';
+  private readonly neuronPluginChart: ChartSpec;
+  private readonly systemNodes?: IDependable;
 
   constructor(scope: Construct, id: string, props: EksInferenceClusterProps = {}) {
     super(scope, id);
@@ -243,10 +281,12 @@ export class EksInferenceCluster extends Construct {
     // before the nodes on destroy, while Karpenter and the Load Balancer Controller can still clear the finalizers of
     // NodeClaims, EC2NodeClasses and TargetGroupBindings (aws-eks-v2 orders its own ALB controller after a node group
     // the same way: managed-nodegroup.js, `Node.of(this.cluster.albController).addDependency(this)`).
-    const systemNodes = props.cluster ? undefined : this.cluster.node.tryFindChild(`Nodegroup${SYSTEM_NODES}`);
-    if (systemNodes) {
-      for (const chart of [this.karpenter?.chart, this.keda?.chart, this.loadBalancerController?.chart]) chart?.node.addDependency(systemNodes);
+    this.systemNodes = props.cluster ? undefined : this.cluster.node.tryFindChild(`Nodegroup${SYSTEM_NODES}`);
+    if (this.systemNodes) {
+      for (const chart of [this.karpenter?.chart, this.keda?.chart, this.loadBalancerController?.chart]) chart?.node.addDependency(this.systemNodes);
     }
+    this.neuronPluginSource = existing.neuronDevicePlugin ? 'existing' : props.neuronDevicePlugin === false ? 'none' : 'install';
+    this.neuronPluginChart = withVersion(NEURON_DEVICE_PLUGIN_CHART, versions.neuronDevicePlugin);
     this.observability = new EksObservability(this, 'Observability', {
       ...props.observability,
       cluster: this.cluster,
@@ -268,6 +308,14 @@ export class EksInferenceCluster extends Construct {
   /** What TargetGroupBindings (and pods, for the readiness-gate webhook) wait for. */
   public get loadBalancerControllerReady(): readonly IDependable[] {
     return this.loadBalancerController ? [this.loadBalancerController.chart] : [];
+  }
+
+  /**
+   * What the NodePools of Neuron classes wait for: the Neuron device plugin's chart, when this construct installs it
+   * (and a service with a Neuron class has attached).
+   */
+  public get neuronDevicePluginReady(): readonly IDependable[] {
+    return this.neuronPlugin ? [this.neuronPlugin.chart] : [];
   }
 
   /** Services attached so far. */
@@ -296,9 +344,20 @@ export class EksInferenceCluster extends Construct {
         });
       }
     }
+    const neuron = tenant.neuronClasses ?? [];
+    if (neuron.length > 0 && this.neuronPluginSource === 'none') {
+      problems.push({
+        field: 'classes',
+        message: `${neuron.map((c) => `'${c.name}'`).join(', ')} request aws.amazon.com/neuroncore, but the cluster ${this.node.path} has `
+          + 'neuronDevicePlugin: false and no existingControllers.neuronDevicePlugin: nothing would advertise the resource, and the pods would stay '
+          + 'Pending on Neuron nodes that run; allowed: neuronDevicePlugin unset or true (the pinned Neuron device plugin chart is installed), '
+          + 'or, on an imported cluster that runs a Neuron device plugin, existingControllers.neuronDevicePlugin: true',
+      });
+    }
     // The service's own error: it cannot attach to EksInferenceCluster this.node.path.
     throwIfInvalid('EksInferenceService', tenant.path, problems);
     this.tenants.push(tenant);
+    if (neuron.length > 0 && this.neuronPluginSource === 'install') this.installNeuronDevicePlugin(neuron.flatMap((c) => c.instanceTypes));
     if (!this.admissionEnabled) return {};
     const admission = new ApprovedImagesAdmission(scope, 'Admission', {
       cluster: this.cluster,
@@ -336,6 +395,18 @@ export class EksInferenceCluster extends Construct {
       new iam.Policy(this, 'LoadBalancerControllerTargets', { roles: [role], statements: [this.lbcRegistration] });
     }
     return undefined;
+  }
+
+  /**
+   * Creates the Neuron device plugin chart on the first Neuron class, like the other controller charts (after the
+   * system node group, removed before it), and lets its DaemonSet run on the classes' instance types.
+   */
+  private installNeuronDevicePlugin(instanceTypes: readonly string[]): void {
+    if (!this.neuronPlugin) {
+      this.neuronPlugin = new NeuronDevicePlugin(this, 'NeuronDevicePlugin', { cluster: this.cluster, chart: this.neuronPluginChart });
+      if (this.systemNodes) this.neuronPlugin.chart.node.addDependency(this.systemNodes);
+    }
+    this.neuronPlugin.addInstanceTypes(instanceTypes);
   }
 
   /**

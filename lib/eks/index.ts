@@ -1,4 +1,6 @@
-export { KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, type ChartSpec } from './versions';
+export {
+  KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, NEURON_DEVICE_PLUGIN_CHART, NEURON_DEVICE_PLUGIN_INSTANCE_TYPES, type ChartSpec,
+} from './versions';
 export type { EksClassOptions } from './class-options';
 export type { ScalingOptions } from './scaling-options';
 export { PodIdentityRole, type PodIdentityRoleProps } from './pod-identity';
@@ -6,6 +8,7 @@ export { Karpenter, type KarpenterProps, KARPENTER_NAMESPACE } from './karpenter
 export { KARPENTER_SERVICE_ACCOUNT, KEDA_OPERATOR_SERVICE_ACCOUNT } from '../core/platform/service-accounts';
 export * from './keda';
 export * from './load-balancer-controller';
+export { NeuronDevicePlugin, type NeuronDevicePluginProps, NEURON_DEVICE_PLUGIN_NAMESPACE } from './neuron-device-plugin';
 export {
   EksInferenceCluster,
   type EksInferenceClusterProps,

@@ -89,7 +89,10 @@ export interface EksInferenceServiceProps extends ClusterSettings {
   readonly scaling?: ScalingOptions;
   /**
    * Karpenter AMI alias of the GPU and Neuron nodes. Pin a version in production (`bottlerocket@v1.x.y`).
-   * Bottlerocket's NVIDIA variants ship the NVIDIA device plugin.
+   * Bottlerocket's NVIDIA variants ship the NVIDIA device plugin; the AL2023 NVIDIA AMIs (`al2023@...`) do not, and
+   * the library does not install it: GPU classes on them need the NVIDIA device plugin installed on the cluster
+   * (https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html). Neuron nodes get the Neuron
+   * device plugin from the cluster (`neuronDevicePlugin`) with either family.
    * @default 'bottlerocket@latest'
    */
   readonly amiAlias?: string;
@@ -229,6 +232,10 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         ...classes.map((c) => c.artifact.image),
         ...(props.modelDataFetcherImage && classes.some((c) => c.artifact.modelData) ? [props.modelDataFetcherImage] : []),
       ],
+      neuronClasses: classes.filter((c) => c.hardware.acceleratorKind === 'neuron').map((c) => ({
+        name: c.name,
+        instanceTypes: [c.instanceType, ...(classOptions[c.name]?.additionalInstanceTypes ?? [])],
+      })),
     });
 
     this.admission = attachment.admission;
@@ -611,7 +618,10 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.scaledObjectInputs.set(u.cls.name, built.scaledObjectInput);
     const o = built.objects;
     const name = u.cls.name;
-    const capacity = this.apply(`Capacity-${name}`, [o.nodeClass, o.nodePool], ...c.karpenterReady);
+    // A Neuron class's nodes are launched only once its device plugin is installed: a node without it never offers
+    // aws.amazon.com/neuroncore, and a failing install then fails the deployment before any instance runs.
+    const plugin = u.cls.hardware.acceleratorKind === 'neuron' ? c.neuronDevicePluginReady : [];
+    const capacity = this.apply(`Capacity-${name}`, [o.nodeClass, o.nodePool], ...c.karpenterReady, ...plugin);
     const binding = this.apply(`Binding-${name}`, [o.service, o.targetGroupBinding], this.namespaceManifest, ...c.loadBalancerControllerReady,
       ...(u.registration ? [u.registration] : []));
     const workloadDeps: IDependable[] = [this.namespaceManifest, capacity, binding, ...c.loadBalancerControllerReady];

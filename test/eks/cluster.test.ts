@@ -8,7 +8,10 @@ import { Construct } from 'constructs';
 import { enginePrometheusMetrics } from '../../lib/core/runtime/engine-metrics';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { type ServiceContract } from '../../lib/core/service/contract';
-import { EksInferenceCluster } from '../../lib/eks/cluster';
+import { EksInferenceCluster, type EksInferenceClusterProps } from '../../lib/eks/cluster';
+import { ACCELERATOR_TAINTS } from '../../lib/eks/manifests/karpenter';
+import { NEURON_DEVICE_PLUGIN_CHART, NEURON_DEVICE_PLUGIN_INSTANCE_TYPES } from '../../lib/eks/versions';
+import { HardwareCatalog } from '../../lib/core/hardware/catalog';
 import { EksInferenceService } from '../../lib/eks/inference-service';
 import { controllerInlinePolicyChars } from '../../lib/eks/controller-policy-size';
 import { InferenceObservability } from '../../lib/control/observability';
@@ -81,9 +84,10 @@ describe('two services on one EksInferenceCluster', () => {
     template = Template.fromStack(stack);
   });
 
-  test('the cluster-level resources exist once: one cluster, three charts, one add-on, two log groups', () => {
+  test('the cluster-level resources exist once: one cluster, four charts (the Neuron device plugin for the inf2 class), one add-on, two log groups', () => {
     template.resourceCountIs('AWS::EKS::Cluster', 1);
-    template.resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
+    template.resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 4);
+    template.resourcePropertiesCountIs('Custom::AWSCDK-EKS-HelmChart', { Chart: 'neuron-helm-chart' }, 1);
     template.resourceCountIs('AWS::EKS::Addon', 2); // the observability add-on and the Pod Identity agent of the new cluster
     template.resourcePropertiesCountIs('AWS::EKS::Addon', { AddonName: 'amazon-cloudwatch-observability' }, 1);
     for (const kind of ['application', 'prometheus']) {
@@ -93,11 +97,11 @@ describe('two services on one EksInferenceCluster', () => {
     template.resourceCountIs('AWS::Events::Rule', 5);
   });
 
-  test('the three controller charts wait for the system node group: installed once it is up, removed before it on destroy', () => {
+  test('the four controller charts wait for the system node group: installed once it is up, removed before it on destroy', () => {
     const nodegroups = Object.keys(template.findResources('AWS::EKS::Nodegroup'));
     expect(nodegroups).toHaveLength(1);
     const charts = Object.values(template.findResources('Custom::AWSCDK-EKS-HelmChart'));
-    expect(charts).toHaveLength(3);
+    expect(charts.map((c) => c.Properties.Chart).sort()).toEqual(['aws-load-balancer-controller', 'karpenter', 'keda', 'neuron-helm-chart']);
     for (const chart of charts) expect(chart.DependsOn).toContain(nodegroups[0]);
   });
 
@@ -236,6 +240,7 @@ describe('a service on an imported cluster whose controllers exist', () => {
         karpenter: { nodeRoleName: 'KarpenterNodeRole-prod', pods: { namespace: 'karpenter', podNamePrefix: 'karpenter-' } },
         keda: true,
         loadBalancerController: { role: lbcRole },
+        neuronDevicePlugin: true,
       },
       observability: { existingAddon: { modelServerScrape: true } },
     });
@@ -473,5 +478,144 @@ describe('EksInferenceCluster validation', () => {
     expect(() => new EksInferenceCluster(stack, 'Cluster', { cluster: importedCluster(stack), clusterOptions: { systemNodeCount: 3 } })).toThrow(
       /clusterOptions: is a setting of a new cluster, but 'cluster' is given/,
     );
+  });
+});
+
+describe('the Neuron device plugin', () => {
+  const charts = (template: Template) => Object.entries(template.findResources('Custom::AWSCDK-EKS-HelmChart'));
+  const neuronCharts = (template: Template) => charts(template).filter(([, c]) => c.Properties.Chart === NEURON_DEVICE_PLUGIN_CHART.chart);
+  const valuesOf = (chart: Record<string, unknown>) => JSON.parse((chart.Properties as { Values: string }).Values) as {
+    neuronInstances: string[];
+    devicePlugin: { enabled: boolean };
+    npd: { enabled: boolean };
+    scheduler: { enabled: boolean };
+    draDriver: { enabled: boolean };
+    ultraserverOperator: { enabled: boolean };
+  };
+  const capacityOf = (template: Template, service: EksInferenceService, className: string) => {
+    const unit = service.units.find((u) => u.cls.name === className)!;
+    const id = Stack.of(service).resolve((unit.manifests.capacity.node.defaultChild as CfnElement).logicalId) as string;
+    return template.toJSON().Resources[id] as { DependsOn?: string[] };
+  };
+
+  describe('a service with a Neuron class on a new cluster', () => {
+    let template: Template;
+    let service: EksInferenceService;
+
+    beforeAll(() => {
+      const { stack } = testStack();
+      const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+      service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+      template = Template.fromStack(stack);
+    });
+
+    test('installs the pinned neuron-helm-chart once, in kube-system, with wait and atomic, after the system node group', () => {
+      expect(NEURON_DEVICE_PLUGIN_CHART).toEqual({ chart: 'neuron-helm-chart', repository: 'oci://public.ecr.aws/neuron/neuron-helm-chart', version: '1.9.0' });
+      template.hasResourceProperties('Custom::AWSCDK-EKS-HelmChart', {
+        Release: 'neuron-device-plugin',
+        Chart: 'neuron-helm-chart',
+        Repository: 'oci://public.ecr.aws/neuron/neuron-helm-chart',
+        Version: '1.9.0',
+        Namespace: 'kube-system',
+        Wait: true,
+        Atomic: true,
+      });
+      const neuron = neuronCharts(template);
+      expect(neuron).toHaveLength(1);
+      const nodegroups = Object.keys(template.findResources('AWS::EKS::Nodegroup'));
+      expect(neuron[0][1].DependsOn).toContain(nodegroups[0]);
+    });
+
+    test('enables the device plugin only (no node problem detector, scheduler extension, DRA driver or UltraServer operator)', () => {
+      const values = valuesOf(neuronCharts(template)[0][1]);
+      expect([values.devicePlugin, values.npd, values.scheduler, values.draDriver, values.ultraserverOperator].map((v) => v.enabled))
+        .toEqual([true, false, false, false, false]);
+    });
+
+    test("runs on the chart's Neuron instance types and the class's (its required node affinity), which carry the taint the chart tolerates", () => {
+      const values = valuesOf(neuronCharts(template)[0][1]);
+      expect(values.neuronInstances).toEqual(expect.arrayContaining([...NEURON_DEVICE_PLUGIN_INSTANCE_TYPES, 'inf2.xlarge']));
+      expect(values.neuronInstances).not.toContain('g6e.xlarge');
+      // neuron-helm-chart 1.9.0 values.yaml devicePlugin.tolerations: { key: aws.amazon.com/neuron, operator: Exists, effect: NoSchedule }
+      expect(ACCELERATOR_TAINTS.neuron).toMatchObject({ key: 'aws.amazon.com/neuron', effect: 'NoSchedule' });
+    });
+
+    test("the Neuron class's NodePool waits for the plugin (no Neuron node is launched before it), the GPU classes' do not", () => {
+      const [chartId] = neuronCharts(template)[0];
+      expect(capacityOf(template, service, 'inf2').DependsOn).toContain(chartId);
+      expect(capacityOf(template, service, 'l40s').DependsOn).not.toContain(chartId);
+      expect(service.inferenceCluster.neuronDevicePluginReady).toEqual([service.inferenceCluster.neuronDevicePlugin!.chart]);
+    });
+  });
+
+  test('a cluster whose services have no Neuron class gets no Neuron chart', () => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    new EksInferenceService(stack, 'Mistral', { contract: MISTRAL_CONTRACT, classes: mistralClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+    const template = Template.fromStack(stack);
+    expect(charts(template).map(([, c]) => c.Properties.Chart).sort()).toEqual(['aws-load-balancer-controller', 'karpenter', 'keda']);
+    expect(cluster.neuronDevicePlugin).toBeUndefined();
+  });
+
+  test("two services share one chart, whose node affinity names every Neuron type they use, including one the chart's list lacks", () => {
+    const { stack } = testStack();
+    const builtIn = HardwareCatalog.builtIn();
+    const catalog = builtIn.with({ ...builtIn.get('inf2.xlarge'), instanceType: 'inf2.4xlarge' });
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+    const [, , inf2] = llamaClasses();
+    new EksInferenceService(stack, 'Mistral', {
+      contract: MISTRAL_CONTRACT, classes: [{ ...inf2, instanceType: 'inf2.4xlarge' }], cluster, catalog, modelDataFetcherImage: FETCHER_IMAGE,
+    });
+    const neuron = neuronCharts(Template.fromStack(stack));
+    expect(neuron).toHaveLength(1);
+    expect(NEURON_DEVICE_PLUGIN_INSTANCE_TYPES).not.toContain('inf2.4xlarge');
+    expect(valuesOf(neuron[0][1]).neuronInstances).toEqual(expect.arrayContaining(['inf2.xlarge', 'inf2.4xlarge']));
+  });
+
+  test('an imported cluster gets the chart through its kubectl provider unless it marks its own plugin', () => {
+    const install = testStack().stack;
+    const imported = new EksInferenceCluster(install, 'Cluster', { cluster: importedCluster(install) });
+    new EksInferenceService(install, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster: imported, modelDataFetcherImage: FETCHER_IMAGE });
+    expect(neuronCharts(Template.fromStack(install))).toHaveLength(1);
+
+    const own = testStack().stack;
+    const marked = new EksInferenceCluster(own, 'Cluster', { cluster: importedCluster(own), existingControllers: { neuronDevicePlugin: true } });
+    new EksInferenceService(own, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster: marked, modelDataFetcherImage: FETCHER_IMAGE });
+    expect(neuronCharts(Template.fromStack(own))).toHaveLength(0);
+  });
+
+  test('neuronDevicePlugin: false installs nothing, and a Neuron class then fails at synth naming the class, the setting and what is allowed', () => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), neuronDevicePlugin: false });
+    new EksInferenceService(stack, 'Mistral', { contract: MISTRAL_CONTRACT, classes: mistralClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+    expect(() => new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE })).toThrow(
+      new RegExp("Test/Llama[\\s\\S]*classes: 'inf2' request aws.amazon.com/neuroncore, but the cluster Test/Cluster has neuronDevicePlugin: false "
+        + '[\\s\\S]*allowed: neuronDevicePlugin unset or true[\\s\\S]*existingControllers.neuronDevicePlugin: true'),
+    );
+    expect(neuronCharts(Template.fromStack(stack))).toHaveLength(0);
+    // A service with a cluster of its own passes the setting to it.
+    const other = testStack().stack;
+    expect(() => new EksInferenceService(other, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), kubectlLayer: new KubectlV34Layer(other, 'Kubectl'), neuronDevicePlugin: false,
+      modelDataFetcherImage: FETCHER_IMAGE,
+    })).toThrow(/classes: 'inf2' request aws.amazon.com\/neuroncore, but the cluster Test\/Llama\/Default has neuronDevicePlugin: false/);
+  });
+
+  test('fails on a value that is not a boolean, on both installing and marking an existing plugin, and on a chart version that is not exact', () => {
+    const build = (props: Partial<EksInferenceClusterProps>, imported = false) => () => {
+      const { stack } = testStack();
+      const base = imported ? { cluster: importedCluster(stack) } : { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') };
+      return new EksInferenceCluster(stack, 'Cluster', { ...base, ...props });
+    };
+    expect(build({ neuronDevicePlugin: 'yes' as unknown as boolean })).toThrow(/Test\/Cluster[\s\S]*neuronDevicePlugin: is "yes"; allowed: true or false/);
+    expect(build({ existingControllers: { neuronDevicePlugin: 1 as unknown as boolean } }, true)).toThrow(
+      /existingControllers.neuronDevicePlugin: is 1; allowed: true or false/);
+    expect(build({ neuronDevicePlugin: true, existingControllers: { neuronDevicePlugin: true } }, true)).toThrow(
+      /neuronDevicePlugin: is true, but existingControllers.neuronDevicePlugin marks a Neuron device plugin the cluster runs already.*allowed: unset/,
+    );
+    expect(build({ chartVersions: { neuronDevicePlugin: 'latest' } })).toThrow(/chartVersions.neuronDevicePlugin: 'latest' is not a chart version/);
+    expect(build({ neuronDevicePlugin: false })).not.toThrow();
+    expect(build({ existingControllers: { neuronDevicePlugin: true } }, true)).not.toThrow();
   });
 });

@@ -29,7 +29,8 @@ describe('examples/eks-stable-diffusion', () => {
     expect(nagFindings(stack)).toEqual([]);
     // Two services on one cluster: every NIST finding fixed or acknowledged with its reason where the resource is made.
     expect(nistFindings(stack)).toEqual([]);
-    Template.fromStack(stack).resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
+    // Karpenter, KEDA, the Load Balancer Controller and, for the inf2 and trn1 classes, the Neuron device plugin.
+    Template.fromStack(stack).resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 4);
   });
 
   test('takes its zones from the availabilityZones context where the region names them otherwise, and refuses zones of another region', () => {
@@ -103,7 +104,11 @@ describe('examples/eks-stable-diffusion', () => {
   test('two services share one cluster and one ALB: one set of controllers, each service its own namespace, forward action and reconciler', () => {
     const t = Template.fromStack(stack);
     t.resourceCountIs('AWS::EKS::Cluster', 1);
-    t.resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
+    t.resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 4);
+    // One Neuron device plugin chart for both services, on the example's Neuron instance types.
+    const neuron = Object.values(t.findResources('Custom::AWSCDK-EKS-HelmChart', { Properties: { Chart: 'neuron-helm-chart' } }));
+    expect(neuron).toHaveLength(1);
+    expect(JSON.parse(neuron[0].Properties.Values).neuronInstances).toEqual(expect.arrayContaining(['inf2.xlarge', 'trn1.2xlarge']));
     t.resourcePropertiesCountIs('AWS::EKS::Addon', { AddonName: 'amazon-cloudwatch-observability' }, 1);
     // The chat service is a rule on the image service's listener (the OpenAI-compatible paths).
     t.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 1);

@@ -61,5 +61,6 @@ test('the EKS example synthesizes offline as written: the zones come from the co
   const template = Template.fromJSON(assembly.getStackByName('Serving').template);
   const subnets = Object.values(template.findResources('AWS::EC2::Subnet')).map((s) => s.Properties.AvailabilityZone);
   expect([...new Set(subnets)].sort()).toEqual(['us-east-1a', 'us-east-1b', 'us-east-1c']);
-  template.resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 3);
+  // Karpenter, KEDA, the Load Balancer Controller and the Neuron device plugin (the example has a Neuron class).
+  template.resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 4);
 });
