@@ -148,11 +148,12 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
     labels: nodeLabels,
     tags: { 'capacity-aware-inference:service': u.service, 'capacity-aware-inference:class': cls.name },
   });
+  const capacityTypes = opts.capacityTypes ?? ['on-demand'];
   const nodePool = m.nodePool({
     name: nodePoolName,
     nodeClassName: nodePoolName,
     instanceTypes,
-    capacityTypes: opts.capacityTypes ?? ['on-demand'],
+    capacityTypes,
     acceleratorKind: hw.acceleratorKind,
     acceleratorResource: hw.kubernetesResourceName,
     acceleratorLimit: maxInstances * Math.max(...instanceTypes.map((type) => hardwareOf(type).tensorParallelUnits)),
@@ -166,11 +167,7 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
     // would take a class's replicas at once. Drift, budgeted one node at a time (`Drifted: 1`), replaces nodes when the
     // AMI (`bottlerocket@latest` resolves anew) or the NodePool changes.
     expireAfter: 'Never',
-    // Karpenter deletes a draining node's pods, bypassing their PodDisruptionBudget, at the node's grace expiry minus each
-    // pod's own terminationGracePeriodSeconds (kubernetes-sigs/karpenter@v1.14.1 pkg/controllers/node/termination/
-    // terminator/terminator.go:140-185), so the budget (one pod at a time) holds for the difference. It must cover a
-    // replacement's start, or a drift would take the next pod before the one it replaced is Ready (R91).
-    terminationGracePeriod: `${startupTimeoutSeconds(opts) + u.deregistrationDelaySeconds + u.deadlineSeconds + 60}s`,
+    terminationGracePeriod: `${nodeGraceSeconds(u, capacityTypes)}s`,
   });
   return { nodeClass, nodePool };
 }
@@ -230,6 +227,20 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
     inFlightSeconds: u.deadlineSeconds,
   });
   return { priorityClass, serviceAccount, deployment };
+}
+
+/**
+ * The NodePool's terminationGracePeriod. Karpenter deletes a draining node's pods, bypassing their PodDisruptionBudget,
+ * at the node's grace expiry minus each pod's own terminationGracePeriodSeconds (kubernetes-sigs/karpenter@v1.14.1
+ * pkg/controllers/node/termination/terminator/terminator.go:140-185), so the budget (one pod at a time) holds for the
+ * difference: it must cover a replacement's start, or a drift would take the next pod before the one it replaced is
+ * Ready (R91). Not for a pool that may run spot: an interrupted instance is gone two minutes after its notice, so a pod
+ * the budget held longer would die with it, neither deregistered nor drained (R93); there the budget holds 60 s, and
+ * every pod has left, drained, within the notice when deregistration + deadline fit in it.
+ */
+function nodeGraceSeconds(u: ClassUnitInput, capacityTypes: readonly string[]): number {
+  const podGrace = u.deregistrationDelaySeconds + u.deadlineSeconds;
+  return podGrace + 60 + (capacityTypes.includes('spot') ? 0 : startupTimeoutSeconds(u.opts));
 }
 
 /** Longest a model server may take to start (`EksClassOptions.startupTimeout`, 30 minutes by default). */

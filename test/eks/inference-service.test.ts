@@ -256,6 +256,18 @@ describe('EksInferenceService', () => {
   });
 
   describe('serving units', () => {
+    test('fails when a drain can take the next pod before its replacement started, or a spot pod outlives its instance', () => {
+      const [l40s, a10g] = service.units;
+      const spec = (u: typeof l40s) => u.objects.nodePool.spec.template.spec;
+      // On-demand: the budget holds for the grace less the pod's own (30 s deregistration + 30 s deadline): the 30-minute
+      // startup timeout + 60 s. Nodes never expire (expiration is forceful and unbudgeted); drift rotates them.
+      expect([spec(l40s).terminationGracePeriod, spec(l40s).expireAfter]).toEqual(['1920s', 'Never']);
+      expect(l40s.objects.deployment.spec.template.spec.terminationGracePeriodSeconds).toBe(60);
+      // A pool that may run spot: an interrupted instance is gone 2 minutes after its notice, so every pod is deleted by
+      // 60 s and drained within it.
+      expect(spec(a10g).terminationGracePeriod).toBe('120s');
+    });
+
     test('each class runs on its own NodePool with its instance type, capacity types and quota limits', () => {
       const [l40s, a10g, inf2] = service.units;
       expect(l40s.objects.nodePool.spec.limits).toEqual({ cpu: '32', 'nvidia.com/gpu': '8' });

@@ -330,7 +330,8 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
       + 'not restorable: Karpenter launches replacements for the Pending pods now the cap is lifted');
     expect(events[4].change).toEqual({ target: 'NodePool sd21-inf2 spec.limits', before: { cpu: '0', memory: '0' }, after: { cpu: '1000' } });
     expect(r.out).toContain('note: 4 pod(s) of the class are on the reclaimed nodes and its PodDisruptionBudget allows 1 eviction(s) at a time: '
-      + 'replacements cannot become Ready under the cap, so the rest leave when the NodeClaim\'s terminationGracePeriod (2580s) elapses');
+      + 'replacements cannot become Ready under the cap, so the rest are deleted at the NodeClaim\'s terminationGracePeriod (2580s) '
+      + 'less their own grace period, and gone when it elapses');
     expect(r.out).toContain('note: the hold (0.1 s) ends before terminationGracePeriod (2580 s): the class loses 1 of the 4 pod(s) during the hold, not all '
       + '(the prediction assumes the same); hold longer to take them all');
   });

@@ -76,7 +76,8 @@ test('more class pods on the reclaimed nodes than the budget allows: said before
   const p = reclaimPlan(input({ count: 'all' }));
   expect(p.refusals).toEqual([]);
   expect(p.notes[0]).toBe('2 pod(s) of the class are on the reclaimed nodes and its PodDisruptionBudget allows 1 eviction(s) at a time: '
-    + 'replacements cannot become Ready under the cap, so the rest leave when the NodeClaim\'s terminationGracePeriod (2580s) elapses');
+    + 'replacements cannot become Ready under the cap, so the rest are deleted at the NodeClaim\'s terminationGracePeriod (2580s) '
+      + 'less their own grace period, and gone when it elapses');
   expect(p.notes.at(-1)).toMatch(/^every pod on the reclaimed nodes is evicted, not only the class's/);
 });
 

@@ -168,7 +168,8 @@ export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
   if (budgets.length > 0 && evicted.length > allowed) {
     const grace = chosen.map((c) => c.spec?.terminationGracePeriod).find((g) => g !== undefined);
     notes.push(`${evicted.length} pod(s) of the class are on the reclaimed nodes and its PodDisruptionBudget allows ${allowed} eviction(s) at a time: `
-      + `replacements cannot become Ready under the cap, so the rest leave when the NodeClaim's terminationGracePeriod (${grace ?? '?'}) elapses`);
+      + `replacements cannot become Ready under the cap, so the rest are deleted at the NodeClaim's terminationGracePeriod (${grace ?? '?'}) `
+      + 'less their own grace period, and gone when it elapses');
   }
   notes.push('every pod on the reclaimed nodes is evicted, not only the class\'s (static pods, finished pods and pods tolerating '
     + 'karpenter.sh/disrupted:NoSchedule excepted); the deleted nodes do not come back: '
