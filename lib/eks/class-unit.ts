@@ -234,14 +234,23 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
  * at the node's grace expiry minus each pod's own terminationGracePeriodSeconds (kubernetes-sigs/karpenter@v1.14.1
  * pkg/controllers/node/termination/terminator/terminator.go:140-185), so the budget (one pod at a time) holds for the
  * difference: it must cover a replacement's start, or a drift would take the next pod before the one it replaced is
- * Ready (R91). Not for a pool that may run spot: an interrupted instance is gone two minutes after its notice, so a pod
- * the budget held longer would die with it, neither deregistered nor drained (R93); there the budget holds 60 s, and
- * every pod has left, drained, within the notice when deregistration + deadline fit in it.
+ * Ready (R91). Not for a pool that may run spot: an interrupted instance is gone two minutes after its notice, and the
+ * node's pods terminate until its grace expiry (deletion + grace: lifecycle/controller.go:298), so a pod the budget held
+ * past the notice would die with the instance, neither deregistered nor drained (R93, R94). There the grace is at most
+ * `SPOT_NODE_GRACE_SECONDS`: every pod is gone within the notice, drained as far as its own grace fits before then. A
+ * mixed pool (on-demand and spot) gets the spot grace for all its nodes: its drifts are not held for a replacement.
  */
 function nodeGraceSeconds(u: ClassUnitInput, capacityTypes: readonly string[]): number {
   const podGrace = u.deregistrationDelaySeconds + u.deadlineSeconds;
-  return podGrace + 60 + (capacityTypes.includes('spot') ? 0 : startupTimeoutSeconds(u.opts));
+  if (capacityTypes.includes('spot')) return Math.min(podGrace + 60, SPOT_NODE_GRACE_SECONDS);
+  return podGrace + 60 + startupTimeoutSeconds(u.opts);
 }
+
+/**
+ * A spot node's grace: inside the two-minute interruption notice (EC2 user guide, spot-instance-termination-notices),
+ * with room for the notice's way to Karpenter (EventBridge, SQS).
+ */
+const SPOT_NODE_GRACE_SECONDS = 105;
 
 /** Longest a model server may take to start (`EksClassOptions.startupTimeout`, 30 minutes by default). */
 function startupTimeoutSeconds(opts: EksClassOptions): number {

@@ -263,9 +263,9 @@ describe('EksInferenceService', () => {
       // startup timeout + 60 s. Nodes never expire (expiration is forceful and unbudgeted); drift rotates them.
       expect([spec(l40s).terminationGracePeriod, spec(l40s).expireAfter]).toEqual(['1920s', 'Never']);
       expect(l40s.objects.deployment.spec.template.spec.terminationGracePeriodSeconds).toBe(60);
-      // A pool that may run spot: an interrupted instance is gone 2 minutes after its notice, so every pod is deleted by
-      // 60 s and drained within it.
-      expect(spec(a10g).terminationGracePeriod).toBe('120s');
+      // A pool that may run spot: an interrupted instance is gone 2 minutes after its notice, and pods terminate until the
+      // grace expires, so it ends inside the notice (105 s; the pods are deleted at 45 s and drained by then).
+      expect(spec(a10g).terminationGracePeriod).toBe('105s');
     });
 
     test('each class runs on its own NodePool with its instance type, capacity types and quota limits', () => {
