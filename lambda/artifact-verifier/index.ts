@@ -51,7 +51,7 @@ import {
   parseEcrImage,
   verifyArtifacts,
 } from '../../lib/core/trust/artifact-verification';
-import { type RetryOptions, SDK_CLIENT_OPTIONS, withRetries } from '../../lib/core/reconciler/retry';
+import { isAccessDenied, isRetryableError, type RetryOptions, SDK_CLIENT_OPTIONS, withRetries } from '../../lib/core/reconciler/retry';
 import { NOTATION_SIGNATURE_ARTIFACT_TYPE, NotSignerSignatureError, parseNotationEnvelope } from './envelope';
 
 /** ResourceProperties as CloudFormation delivers them (every scalar is a string). */
@@ -369,6 +369,10 @@ function retryOptions(props: VerifierProperties): RetryOptions {
     maxDelayMs: int(props.MaxDelayMs, 8000),
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     random: Math.random,
+    // The verifier runs right after CloudFormation creates or changes its role's policy (a new class, a new grant on
+    // upgrade), while the grant may still be spreading: a denial is tried again within the same bounded attempts, and
+    // a lasting one still fails the class (about 7.5 s later with the defaults).
+    retryable: (err) => isRetryableError(err) || isAccessDenied(err),
   };
 }
 

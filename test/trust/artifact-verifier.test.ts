@@ -487,10 +487,17 @@ describe('artifact verifier', () => {
       expect(kms.commandCalls(VerifyCommand)).toHaveLength(4);
     });
 
-    test('fails without retrying on access denied', async () => {
+    test('fails when a denial lasts: tried again within the attempts (a new grant may still be spreading), then FAILED', async () => {
       s3.on(HeadObjectCommand).rejects(Object.assign(new Error('Forbidden'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
       await expectRejected(/could not complete: AccessDenied: Forbidden/);
-      expect(s3.commandCalls(HeadObjectCommand)).toHaveLength(1);
+      expect(s3.commandCalls(HeadObjectCommand)).toHaveLength(4);
+    });
+
+    test('fails when a grant still spreading right after the role changed fails the class: a denial that stops is recovered', async () => {
+      const denied = Object.assign(new Error('not authorized to perform kms:Verify'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } });
+      kms.on(VerifyCommand).rejectsOnce(denied).resolves({ SignatureValid: true, KeyId: KEY, SigningAlgorithm: 'ECDSA_SHA_256' });
+      expect((await run()).Status).toBe('SUCCESS');
+      expect(kms.commandCalls(VerifyCommand)).toHaveLength(2);
     });
 
     test('fails when the image does not exist', async () => {

@@ -53,6 +53,18 @@ export function isRetryableError(err: unknown): boolean {
   return status === 429 || (status !== undefined && status >= 500);
 }
 
+/**
+ * A denial that may be a grant still spreading: IAM is eventually consistent ("changes ... take time to become
+ * visible", IAM user guide, troubleshoot_general.html#troubleshoot_general_eventual-consistency), and a function run
+ * right after its role's policy was created or changed can be denied what the policy grants (aws/aws-cdk#37675). AWS
+ * JSON APIs name it AccessDeniedException, S3 AccessDenied; a HEAD (no body) carries only its 403.
+ */
+export function isAccessDenied(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+  return [e.name, e.code].some((n) => n === 'AccessDenied' || n === 'AccessDeniedException') || e.$metadata?.httpStatusCode === 403;
+}
+
 export interface RetryOptions {
   /** Attempts in total, at least 1. */
   readonly maxAttempts: number;
@@ -63,6 +75,8 @@ export interface RetryOptions {
   readonly random: () => number;
   /** Once aborted (the run's deadline), no further attempt is made: the last error is rethrown. @default - never */
   readonly signal?: AbortSignal;
+  /** Which errors are worth another attempt. @default isRetryableError */
+  readonly retryable?: (err: unknown) => boolean;
 }
 
 /** Four attempts, 200 ms doubling to at most 3 s: about 5 s of waiting at worst, well inside a one-minute run. */
@@ -89,7 +103,7 @@ export async function withRetries<T>(op: () => Promise<T>, options: RetryOptions
     try {
       return await op();
     } catch (err) {
-      if (attempt >= options.maxAttempts || !isRetryableError(err) || options.signal?.aborted) throw err;
+      if (attempt >= options.maxAttempts || !(options.retryable ?? isRetryableError)(err) || options.signal?.aborted) throw err;
       await options.sleep(backoffDelayMs(attempt, options));
       if (options.signal?.aborted) throw err;
     }
