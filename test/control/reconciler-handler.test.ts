@@ -646,6 +646,32 @@ describe('reconciler run, ALB listener', () => {
     ]));
   });
 
+  test('fails when an action added between the read and the write is written away: the actions are read again, and nothing is written', async () => {
+    // A deployment adds the authenticate action while the run reads health and metrics: ModifyListener replaces the
+    // whole list, so a write from the first read would drop it and leave the route open.
+    const [, forward] = listener(98, 2).Listeners[0].DefaultActions;
+    const forwardOnly = { Listeners: [{ ...listener(98, 2).Listeners[0], DefaultActions: [{ ...forward, Order: 1 }] }] };
+    elb.on(DescribeListenersCommand).resolvesOnce(forwardOnly).resolves(listener(98, 2));
+    serveMetrics(ALB, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), capacityErrors: [...fill(0, 9), 2], servedTokensPerSecond: fill(perMinute(1200)) },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
+      },
+    });
+    const { result } = await run(ALB);
+    expect(result).toMatchObject({ action: 'failed', reason: 'aws-error' });
+    expect(String((result as { detail?: string }).detail)).toContain('changed since this run read them (a deployment or an operator): nothing written');
+    expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
+    // Only the weights changed (another writer's): written from the new read.
+    elb.reset();
+    elb.on(DescribeListenersCommand).resolvesOnce(listener(98, 2)).resolves(listener(60, 40));
+    elb.on(DescribeTargetHealthCommand).resolves(health('healthy', 'healthy'));
+    const again = await run(ALB);
+    expect(again.result).toMatchObject({ action: 'applied' });
+    expect(elb.commandCalls(ModifyListenerCommand).map((c) => c.args[0].input.DefaultActions)).toEqual([WRITTEN_ACTIONS]);
+  });
+
   const tgArn = (name: string) => (ALB.facts.kind === 'alb' ? ALB.facts.targets.find((t) => t.class.name === name)!.targetGroupArn : '');
   const health = (...states: TargetHealthStateEnum[]) => ({
     TargetHealthDescriptions: states.map((State, i) => ({ Target: { Id: `10.0.0.${i + 1}`, Port: 8080 }, TargetHealth: { State } })),
@@ -827,7 +853,8 @@ describe('reconciler run, ALB listener', () => {
     });
     const { result } = await run(onRule);
     expect(result).toEqual({ action: 'applied', weights: { inf2: 75, g6: 25 } });
-    expect(elb.commandCalls(DescribeRulesCommand).map((c) => c.args[0].input)).toEqual([{ RuleArns: [ruleArn] }]);
+    // Read, and read again just before the write (nothing but the weights may have changed meanwhile).
+    expect(elb.commandCalls(DescribeRulesCommand).map((c) => c.args[0].input)).toEqual([{ RuleArns: [ruleArn] }, { RuleArns: [ruleArn] }]);
     expect(elb.commandCalls(DescribeListenersCommand)).toHaveLength(0);
     expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
     // The rule's actions as read, the OIDC secret kept (UseExistingClientSecret: "If you are modifying a rule, you can

@@ -55,7 +55,11 @@ async function writeBack(config: ReconcilerConfig, output: Record<string, unknow
     { Type: 'forward', Order: 2, ForwardConfig: { TargetGroups: config.facts.targets.map((t) => ({ TargetGroupArn: t.targetGroupArn, Weight: 1 })) } },
   ];
   const weights = Object.fromEntries(config.facts.targets.map((t, i) => [t.class.name, i === 0 ? 100 : 0]));
-  const endpoint = new RecordingEndpoint(() => ({ output }));
+  // The write reads the actions again just before it (lambda/reconciler/targets/alb.ts unchangedActions): unchanged here.
+  const endpoint = new RecordingEndpoint((call) => ({
+    output: call.operation === 'DescribeListeners' ? { Listeners: [{ ListenerArn: 'x', DefaultActions: read }] }
+      : call.operation === 'DescribeRules' ? { Rules: [{ RuleArn: 'x', Actions: read }] } : output,
+  }));
   await endpoint.start();
   try {
     await withEnvironment(endpoint.sdkEnvironment(REGION), async () => {
@@ -71,31 +75,30 @@ describe('reconciler permissions on a listener with an authenticate-cognito acti
   test('the pool named in loadBalancer.cognitoUserPools: the write is allowed, nothing else granted', async () => {
     const { config, statements } = reconcilerRole(true);
     const exchanges = await writeBack(config);
-    expect(exchanges.map((e) => `${e.call.service}:${e.call.operation}`)).toEqual(['elasticloadbalancing:ModifyListener']);
+    // The write reads the actions again just before it, then writes them.
+    expect(exchanges.map((e) => `${e.call.service}:${e.call.operation}`)).toEqual(['elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:ModifyListener']);
     const report = permissionReport(exchanges, statements, {
       ...LAMBDA_LOG_DELIVERY,
       'cloudwatch:GetMetricData': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
-      'elasticloadbalancing:DescribeListeners': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
       'elasticloadbalancing:DescribeTargetHealth': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
     });
     expect(report.denied).toEqual([]);
     expect(report.unused).toEqual([]);
-    expect(report.used).toEqual(['cognito-idp:DescribeUserPoolClient', 'elasticloadbalancing:ModifyListener']);
+    expect(report.used).toEqual(['cognito-idp:DescribeUserPoolClient', 'elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:ModifyListener']);
   });
 
   test('a rule on a shared listener, the pool named in listenerRule.cognitoUserPools: ModifyRule is allowed, nothing else granted', async () => {
     const { config, statements } = reconcilerRole(true, true);
     const exchanges = await writeBack(config, { Rules: [{ RuleArn: 'x' }] });
-    expect(exchanges.map((e) => `${e.call.service}:${e.call.operation}`)).toEqual(['elasticloadbalancing:ModifyRule']);
+    expect(exchanges.map((e) => `${e.call.service}:${e.call.operation}`)).toEqual(['elasticloadbalancing:DescribeRules', 'elasticloadbalancing:ModifyRule']);
     const report = permissionReport(exchanges, statements, {
       ...LAMBDA_LOG_DELIVERY,
       'cloudwatch:GetMetricData': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
-      'elasticloadbalancing:DescribeRules': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
       'elasticloadbalancing:DescribeTargetHealth': 'read by the handler every tick (test/permissions/reconciler.permissions.test.ts); this test writes only',
     });
     expect(report.denied).toEqual([]);
     expect(report.unused).toEqual([]);
-    expect(report.used).toEqual(['cognito-idp:DescribeUserPoolClient', 'elasticloadbalancing:ModifyRule']);
+    expect(report.used).toEqual(['cognito-idp:DescribeUserPoolClient', 'elasticloadbalancing:DescribeRules', 'elasticloadbalancing:ModifyRule']);
   });
 
   test('fails when a rule\'s pool is not named: its ModifyRule is denied, and no cognito grant exists', async () => {

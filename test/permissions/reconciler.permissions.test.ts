@@ -331,7 +331,8 @@ describe('reconciler permissions on an ALB listener (examples/eks-stable-diffusi
       { ok: true, result: expect.objectContaining({ action: 'applied' }) },
       { ok: false, error: expect.stringMatching(/AccessDenied/) },
     ]);
-    expect(lastTick.filter((o) => o === 'elasticloadbalancing:DescribeListeners')).toHaveLength(2);
+    // Throttled once, read again; and once more just before the write (the actions must be as the run read them).
+    expect(lastTick.filter((o) => o === 'elasticloadbalancing:DescribeListeners')).toHaveLength(3);
     expect(lastTick.filter((o) => o === 'monitoring:GetMetricData')).toHaveLength(2);
     expect(lastTick.filter((o) => o === 'elasticloadbalancing:ModifyListener')).toHaveLength(1);
     // The shortage of the preferred class put the loop in capacity mode; the healthy hour after it brought it back.

@@ -107,11 +107,40 @@ export function actionsToWrite(f: AlbRoutingFacts, read: readonly Action[], weig
   });
 }
 
+/**
+ * The actions as they are now, when every action but our weights is as the run read it; else an error, and no write.
+ * ModifyListener and ModifyRule replace the whole list and take no condition on what they replace, and the run writes
+ * seconds after its read (health and metric reads between): an action a deployment or an operator added meanwhile (an
+ * `authenticate-oidc` in front of the forward) would be written away, leaving the route open until the next deploy
+ * (review R95). So the list is read again just before the write and the write is made from that read; if anything but
+ * the weights changed, the run writes nothing and the next run decides on the new list.
+ */
+async function unchangedActions(
+  f: AlbRoutingFacts, client: ElasticLoadBalancingV2Client, read: readonly Action[], signal?: AbortSignal,
+): Promise<Action[]> {
+  const now = await readActions(f, client, signal);
+  const shape = (actions: readonly Action[]) => canonical(actionsToWrite(f, actions, {}));
+  if (shape(now) !== shape(read)) {
+    const at = albWeightsLocation(f);
+    throw Object.assign(new Error(`the actions of ${at.description} changed since this run read them (a deployment or an operator): `
+      + 'nothing written; the next run reads them again'), { name: 'ActionsChanged' });
+  }
+  return now;
+}
+
+/** JSON with object keys sorted: two reads of the same actions compare equal whatever order the SDK built them in. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v)
+    ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    : v));
+}
+
 export async function write(config: ReconcilerConfig, clients: Clients, w: RoutingWrite, context: unknown, signal?: AbortSignal): Promise<void> {
   const f = facts(config);
   // The planner never asks an ALB for a capacity write (floors are published metrics there).
   if (w.kind !== 'weights') throw new Error(`an ALB listener takes no ${w.kind} write`);
-  const actions = actionsToWrite(f, (context as Action[] | undefined) ?? [], w.weights);
+  const current = await unchangedActions(f, clients.elbv2!, (context as Action[] | undefined) ?? [], signal);
+  const actions = actionsToWrite(f, current, w.weights);
   const at = albWeightsLocation(f);
   if (at.write === 'ModifyRule') {
     await clients.elbv2!.send(new ModifyRuleCommand({ RuleArn: at.arn, Actions: actions }), { abortSignal: signal });
