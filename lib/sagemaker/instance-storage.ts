@@ -1,4 +1,5 @@
 import { type CapacityClass } from '../core/service/capacity-class';
+import { modelDataSource } from './class-model';
 
 /**
  * Whether a SageMaker instance type has local NVMe instance storage. CreateEndpointConfig fails when `KmsKeyId` is set
@@ -60,7 +61,7 @@ const VOLUME_MARGIN = 1.1;
 export function modelVolumeNeedGb(cls: Pick<CapacityClass, 'artifact' | 'footprint'>): number {
   const uri = cls.artifact.modelData?.uri;
   if (uri === undefined) return 0;
-  const archive = uri.endsWith('.tar.gz') || uri.endsWith('.tgz');
+  const archive = modelDataSource(uri).compressionType === 'Gzip';
   return Math.ceil((archive ? 2 : 1) * cls.footprint.weightsGiB * GB_PER_GIB * VOLUME_MARGIN);
 }
 
@@ -76,17 +77,18 @@ export type VariantVolume =
  * variant with a pool type that has local storage (which takes no VolumeSizeInGB).
  */
 export function variantVolume(pools: ReadonlyArray<Pick<CapacityClass, 'name' | 'instanceType' | 'hardware' | 'artifact' | 'footprint'>>): VariantVolume {
-  const ebsOnly = pools.filter((p) => !classHasInstanceStorage(p));
-  const need = Math.max(0, ...ebsOnly.map(modelVolumeNeedGb));
-  if (need <= SAGEMAKER_MODEL_VOLUME.defaultFitsGb) return { kind: 'default' };
-  const largest = ebsOnly.find((p) => modelVolumeNeedGb(p) === need)!;
-  const what = `class '${largest.name}' (${largest.instanceType}, no local storage) needs a ${need} GB ML storage volume for its model data`;
-  if (ebsOnly.length < pools.length) {
-    const local = pools.filter((p) => classHasInstanceStorage(p)).map((p) => p.instanceType).join(', ');
+  const local = pools.filter((p) => classHasInstanceStorage(p));
+  const needs = pools.filter((p) => !local.includes(p)).map((p) => ({ pool: p, gb: modelVolumeNeedGb(p) }));
+  const largest = needs.reduce<(typeof needs)[number] | undefined>((a, b) => (a === undefined || b.gb > a.gb ? b : a), undefined);
+  if (largest === undefined || largest.gb <= SAGEMAKER_MODEL_VOLUME.defaultFitsGb) return { kind: 'default' };
+  const need = largest.gb;
+  const what = `class '${largest.pool.name}' (${largest.pool.instanceType}, no local storage) needs a ${need} GB ML storage volume for its model data`;
+  if (local.length > 0) {
     return {
       kind: 'problem',
       message: `${what}, above the ${SAGEMAKER_MODEL_VOLUME.defaultFitsGb} GB SageMaker gives by default, but VolumeSizeInGB is the variant's and ` +
-        `${local} (local storage) takes none; allowed: pools of one storage kind per variant (put the ${largest.instanceType} pool in a variant of its own)`,
+        `${local.map((p) => p.instanceType).join(', ')} (local storage) takes none; allowed: pools of one storage kind per variant ` +
+        `(put the ${largest.pool.instanceType} pool in a variant of its own)`,
     };
   }
   if (need > SAGEMAKER_MODEL_VOLUME.maxGb) {

@@ -6,6 +6,7 @@
 import { Dim, emfRecord, Metrics, serviceDimensions } from '../metrics/contract';
 import { policyClassProblems } from '../policy/defaults';
 import { finiteOrNull } from '../policy/evidence';
+import { decisionsRecord } from './io';
 import { numberProblem, nameProblem } from '../validation/checker';
 import { type Problem } from '../validation/error';
 import { policyConfigProblems } from '../validation/policy-config';
@@ -128,7 +129,7 @@ export const DEPLOYMENT_UNDER_WAY = 'deployment-under-way';
 
 /** The heartbeat of a run that could not decide but did not fail: one `Decisions` datapoint, by its reason. */
 export function deferredEmf(service: string, timestampMs: number): Record<string, unknown> {
-  return emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: DEPLOYMENT_UNDER_WAY }, [{ spec: Metrics.decisions, value: 1 }]);
+  return decisionsRecord(service, timestampMs, DEPLOYMENT_UNDER_WAY);
 }
 
 /** The audit line of a run that could not decide but did not fail (`StepFailure.deferred`). */

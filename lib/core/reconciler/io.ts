@@ -272,6 +272,15 @@ export function pendingScaleOut(counts: { readonly ready: number; readonly desir
 }
 
 /**
+ * One run's `Decisions` datapoint, by its reason: the [Service] rollup is the heartbeat the ReconcilerHeartbeat alarm
+ * counts, so every run that is not a failure writes exactly one, whether it decided (`decisionEmf`) or waited for a
+ * deployment under way (`deferredEmf`, faults.ts).
+ */
+export function decisionsRecord(service: string, timestampMs: number, reason: string): Record<string, unknown> {
+  return emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: reason }, [{ spec: Metrics.decisions, value: 1 }]);
+}
+
+/**
  * The EMF records of one decision, built with the metric contract's `emfRecord` (lib/core/metrics/contract.ts): mode, ramp,
  * planned fallback shares and weight changes per service; the decision by reason; weight (and, where the reconciler
  * observed them, replicas) per routed class; on SageMaker also ready instances per pool class.
@@ -301,9 +310,7 @@ export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> 
       { spec: Metrics.writesDeferred, value: deferred ? 1 : 0 },
       { spec: Metrics.degradedReads, value: degraded ? 1 : 0 },
     ]),
-    emfRecord(timestampMs, { ...serviceDimensions(service), [Dim.REASON]: decision.reason.code }, [
-      { spec: Metrics.decisions, value: 1 },
-    ]),
+    decisionsRecord(service, timestampMs, decision.reason.code),
   ];
   for (const [className, weight] of Object.entries(decision.weights)) {
     const seen = observed[className];
