@@ -84,6 +84,37 @@ describe('facts that no longer match the target', () => {
     }
   });
 
+  test('an endpoint no wait brings back (Failed, UpdateRollbackFailed, OutOfService, Deleting) pages; a transient status waits', async () => {
+    const variants = [
+      { name: 'preferred', weight: 50, ready: 0, desired: 6, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 50, ready: 2, desired: 2, type: 'ml.g5.xlarge' },
+    ];
+    serveMetrics(SM, {
+      mode: fill(0),
+      classes: {
+        preferred: { readyReplicas: fill(0), desiredReplicas: fill(6), capacityErrors: fill(3) },
+        fallback: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(1200)) },
+      },
+    });
+    for (const status of ['Failed', 'UpdateRollbackFailed', 'OutOfService', 'Deleting']) {
+      sm.on(DescribeEndpointCommand).resolves({ ...endpoint(status, variants), FailureReason: 'Rollback failed' });
+      const { result, lines } = await run(SM);
+      expect(result).toMatchObject({ action: 'failed', reason: 'target-unavailable' });
+      expect(result.detail).toBe(`weights unchanged: endpoint llm is ${status} (Rollback failed); no weight can be written until it is InService again`);
+      expect(failures(lines)).toEqual([expect.objectContaining({ Service: 'chat', Reason: 'target-unavailable', ReconcilerFailures: 1 })]);
+      // No heartbeat: the reconciler cannot act, so the failure alarm must be what an operator sees.
+      expect(lines.some((l) => 'Decisions' in l)).toBe(false);
+      expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    }
+    for (const status of ['Updating', 'SystemUpdating', 'RollingBack', 'Creating']) {
+      sm.on(DescribeEndpointCommand).resolves(endpoint(status, variants));
+      const { result, lines } = await run(SM);
+      expect(result).toMatchObject({ action: 'skipped' });
+      expect(failures(lines)).toEqual([]);
+    }
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+
   test('a target group missing from the listener: no ModifyListener, an audit line and a failure datapoint', async () => {
     elb.on(DescribeListenersCommand).resolves(listener({ inf2: 100 }));
     serveMetrics(ALB, {

@@ -12,7 +12,7 @@ import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapac
 import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceId } from '../../../lib/core/platform/sagemaker-scalable-target';
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type SageMakerRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
-import { type RoutingWrite, type ScalingBounds } from '../../../lib/core/reconciler/targets';
+import { endpointWritability, type RoutingWrite, type ScalingBounds } from '../../../lib/core/reconciler/targets';
 import { type RetryOptions } from '../../../lib/core/reconciler/retry';
 import { type Clients, optionalRead, type TargetRead } from './io';
 
@@ -38,9 +38,9 @@ export async function read(config: ReconcilerConfig, clients: Clients, retry: Re
     pools[v.VariantName] = Object.fromEntries((v.InstancePools ?? []).map((p) => [p.InstanceType!, p.CurrentInstanceCount ?? 0]));
     replicas[v.VariantName] = { ready: v.CurrentInstanceCount ?? 0, desired: v.DesiredInstanceCount ?? v.CurrentInstanceCount ?? 0 };
   }
-  const status = endpoint.EndpointStatus;
-  // Updating (a deployment, or our own previous write): SageMaker rejects a second update; a later tick writes.
-  const notWritable = status === 'InService' ? undefined : `endpoint ${f.endpointName} is ${status}; weights are written on a later tick`;
+  // Updating (a deployment, or our own previous write): SageMaker rejects a second update; a later tick writes. Failed
+  // and the like: the run fails until an operator acts.
+  const writability = endpointWritability(f.endpointName, endpoint.EndpointStatus, endpoint.FailureReason);
   // While an UpdateEndpoint is under way, DescribeEndpoint's ProductionVariants are the running (previous) deployment's;
   // the new variants are in PendingDeploymentSummary until it ends (API_PendingDeploymentSummary.html).
   const arriving = (endpoint.PendingDeploymentSummary?.ProductionVariants ?? []).flatMap((v) => (v.VariantName ? [v.VariantName] : []));
@@ -51,7 +51,7 @@ export async function read(config: ReconcilerConfig, clients: Clients, retry: Re
   const scalingBounds = 'value' in bounds ? bounds.value : {};
   const capacityUnwritable = 'failed' in bounds ? `no capacity write this run: DescribeScalableTargets failed (${bounds.failed})` : undefined;
   const state = { weights, pools, replicas, present: Object.keys(weights), scalingBounds };
-  const unwritable = { ...(notWritable ? { notWritable } : {}), ...(capacityUnwritable ? { capacityUnwritable } : {}) };
+  const unwritable = { ...writability, ...(capacityUnwritable ? { capacityUnwritable } : {}) };
   return { state: { ...state, ...unwritable, ...(arriving.length > 0 ? { arriving } : {}) } };
 }
 

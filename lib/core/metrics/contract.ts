@@ -165,7 +165,7 @@ export const Metrics = {
     + 'DescribeTargetHealth (a class whose target group lost every pod, and so has no ReadyReplicas datapoint, stays unknown and the run holds '
     + 'the weights). The audit line says which read and why'),
   reconcilerFailures: own('ReconcilerFailures', 'Count', [S, Dim.REASON], 'Sum', 'reconciler',
-    'Reconciler runs that failed (weights left unchanged), by reason: aws-error, timeout, invalid-config, target-mismatch, internal-error',
+    'Reconciler runs that failed (weights left unchanged), by reason: aws-error, timeout, invalid-config, target-mismatch, target-unavailable, internal-error',
     [[S]]),
 } as const satisfies Record<string, MetricSpec>;
 

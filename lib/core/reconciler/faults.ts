@@ -81,7 +81,7 @@ export function demandWindow(
 }
 
 /** Why a run failed: the `Reason` dimension of `ReconcilerFailures`. */
-export type FailureReason = 'aws-error' | 'timeout' | 'invalid-config' | 'target-mismatch' | 'internal-error';
+export type FailureReason = 'aws-error' | 'timeout' | 'invalid-config' | 'target-mismatch' | 'target-unavailable' | 'internal-error';
 
 /**
  * Every problem of the configuration the function received (the construct validated it at synth, but the

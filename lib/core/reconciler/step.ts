@@ -87,6 +87,9 @@ export function step(
   const target = withRememberedBounds(read, memory);
   const observation = observe(config, target, results, nowMs, memory, alarmed);
   const now = observation.query.now;
+  if (target.unavailable) {
+    return { ok: false, reason: 'target-unavailable', detail: `weights unchanged: ${target.unavailable}`, context: targetRead(target), now };
+  }
   if (observation.missingRoutes.length > 0) {
     const missing = observation.missingRoutes.map((m) => `'${m}'`).join(', ');
     const held = target.present.map((m) => `'${m}'`).join(', ') || 'none';

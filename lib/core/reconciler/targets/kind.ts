@@ -72,6 +72,11 @@ export interface TargetState {
   /** Why nothing can be written now (SageMaker endpoint not InService, listener without a forward action). */
   readonly notWritable?: string;
   /**
+   * Why nothing can be written until someone acts (a SageMaker endpoint `Failed`, `UpdateRollbackFailed`,
+   * `OutOfService` or `Deleting`): waiting for a later run would hold the weights without paging, so the run fails.
+   */
+  readonly unavailable?: string;
+  /**
    * Routes a deployment under way brings (SageMaker: the variants of `PendingDeploymentSummary`, "returned when the
    * endpoint is creating or updating with a new endpoint configuration", while `ProductionVariants` are still the
    * running deployment's): a route the facts name that is among them is arriving, not a mismatch (`step`).

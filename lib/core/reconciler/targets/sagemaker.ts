@@ -198,6 +198,33 @@ function writerProbes(facts: SageMakerRoutingFacts): PermissionProbe[] {
   ];
 }
 
+/**
+ * Endpoint statuses that no wait ends (DescribeEndpoint `EndpointStatus`,
+ * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeEndpoint.html): "Failed: Endpoint could not be
+ * created, updated, or re-scaled"; "UpdateRollbackFailed: Both the rolling deployment and auto-rollback failed" (an
+ * operator restores it); "OutOfService: Endpoint is not available to take incoming requests"; "Deleting". Creating,
+ * Updating, SystemUpdating and RollingBack end in InService by themselves.
+ */
+const NEEDS_AN_OPERATOR: ReadonlySet<string> = new Set(['Failed', 'UpdateRollbackFailed', 'OutOfService', 'Deleting']);
+
+/**
+ * Whether the endpoint takes a write now (`UpdateEndpointWeightsAndCapacities` needs InService): a status a later run
+ * may find InService again only defers the write (`notWritable`); one that needs an operator fails the run
+ * (`unavailable`), so the failure alarm pages instead of the heartbeat beating over weights that cannot move.
+ */
+export function endpointWritability(
+  endpointName: string,
+  status: string | undefined,
+  failureReason?: string,
+): Pick<TargetState, 'notWritable' | 'unavailable'> {
+  if (status === 'InService') return {};
+  if (status !== undefined && NEEDS_AN_OPERATOR.has(status)) {
+    const why = failureReason ? ` (${failureReason})` : '';
+    return { unavailable: `endpoint ${endpointName} is ${status}${why}; no weight can be written until it is InService again` };
+  }
+  return { notWritable: `endpoint ${endpointName} is ${status}; weights are written on a later tick` };
+}
+
 /** The detail-type of the event SageMaker sends to EventBridge when an endpoint's status changes. */
 export const SAGEMAKER_ENDPOINT_STATE_CHANGE = 'SageMaker Endpoint State Change';
 
