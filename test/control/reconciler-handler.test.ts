@@ -672,6 +672,31 @@ describe('reconciler run, ALB listener', () => {
     expect(elb.commandCalls(ModifyListenerCommand).map((c) => c.args[0].input.DefaultActions)).toEqual([WRITTEN_ACTIONS]);
   });
 
+  describe('target groups of the action that are not the service\'s', () => {
+    const foreign = (n: number) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/canary${n}/0009`;
+    const shortage = () => serveMetrics(ALB, {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: fill(3), capacityErrors: [...fill(0, 9), 2], servedTokensPerSecond: fill(perMinute(1200)) },
+        g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
+      },
+    });
+    const withForward = (forward: Record<string, unknown>) => ({
+      Listeners: [{ ...listener(98, 2).Listeners[0], DefaultActions: [auth, { Type: 'forward' as const, Order: 2, ...forward }] }],
+    });
+
+    test('fails when the action would pass 5 target groups: no write ALB would refuse, and the failure names the others', async () => {
+      const groups = [tgArn('inf2'), tgArn('g6'), foreign(1), foreign(2), foreign(3), foreign(4)].map((TargetGroupArn) => ({ TargetGroupArn, Weight: 1 }));
+      elb.on(DescribeListenersCommand).resolves(withForward({ ForwardConfig: { TargetGroups: groups } }));
+      shortage();
+      const { result } = await run(ALB);
+      expect(result).toMatchObject({ action: 'failed', reason: 'target-unavailable' });
+      expect(String((result as { detail?: string }).detail)).toContain(
+        `would hold 6 target groups (this service's 2 and 4 others: ${foreign(1)}, ${foreign(2)}, ${foreign(3)}, ${foreign(4)}); an action holds at most 5`);
+      expect(elb.commandCalls(ModifyListenerCommand)).toHaveLength(0);
+    });
+  });
+
   const tgArn = (name: string) => (ALB.facts.kind === 'alb' ? ALB.facts.targets.find((t) => t.class.name === name)!.targetGroupArn : '');
   const health = (...states: TargetHealthStateEnum[]) => ({
     TargetHealthDescriptions: states.map((State, i) => ({ Target: { Id: `10.0.0.${i + 1}`, Port: 8080 }, TargetHealth: { State } })),

@@ -20,7 +20,9 @@ import {
   ModifyListenerCommand,
   ModifyRuleCommand,
   TargetHealthStateEnum,
+  type TargetGroupTuple,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { ALB_LIMITS as ALB } from '../../../lib/core/platform/limits';
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type AlbRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
 import { type RetryOptions } from '../../../lib/core/reconciler/retry';
@@ -77,25 +79,57 @@ export async function read(config: ReconcilerConfig, clients: Clients, retry: Re
   const actions = await readActions(f, elbv2, retry.signal);
   const health = await readHealthyTargets(f, elbv2, retry);
   const forward = actions.find((a) => a.Type === 'forward');
-  const byArn = new Map((forward?.ForwardConfig?.TargetGroups ?? []).map((tg) => [tg.TargetGroupArn, tg.Weight ?? 1]));
-  if (!forward?.ForwardConfig && forward?.TargetGroupArn) byArn.set(forward.TargetGroupArn, 1);
+  const groups = forward ? forwardGroups(forward) : [];
+  const byArn = new Map(groups.map((tg) => [tg.TargetGroupArn, tg.Weight ?? 1]));
   const weights = Object.fromEntries(f.targets.map((t) => [t.class.name, byArn.get(t.targetGroupArn) ?? 0]));
   const at = albWeightsLocation(f);
   const notWritable = forward ? undefined : `${at.description} has no forward ${at.read === 'DescribeRules' ? 'action' : 'default action'}`;
   const present = f.targets.filter((t) => byArn.has(t.targetGroupArn)).map((t) => t.class.name);
-  return { state: { weights, pools: {}, replicas: {}, present, ...health, ...(notWritable ? { notWritable } : {}) }, context: actions };
+  const unavailable = tooManyGroups(f, groups);
+  return {
+    state: { weights, pools: {}, replicas: {}, present, ...health, ...(notWritable ? { notWritable } : {}), ...(unavailable ? { unavailable } : {}) },
+    context: actions,
+  };
+}
+
+/**
+ * A forward action's weighted target groups: its `ForwardConfig`'s, or else its lone `TargetGroupArn`, which takes all
+ * the traffic ("The default value is 1 ... if only one target group is provided, there is no need to set the weight").
+ */
+function forwardGroups(a: Action): TargetGroupTuple[] {
+  if (a.ForwardConfig?.TargetGroups && a.ForwardConfig.TargetGroups.length > 0) return a.ForwardConfig.TargetGroups;
+  return a.TargetGroupArn ? [{ TargetGroupArn: a.TargetGroupArn, Weight: 1 }] : [];
+}
+
+/** The target groups of the action that are not this service's (another team's canary, say): written back as read. */
+function foreignGroups(f: AlbRoutingFacts, groups: readonly TargetGroupTuple[]): TargetGroupTuple[] {
+  const ours = new Set(f.targets.map((t) => t.targetGroupArn));
+  return groups.filter((tg) => !ours.has(tg.TargetGroupArn ?? ''));
+}
+
+/**
+ * Why no write can succeed until someone acts: the write holds every class's target group and the foreign ones, and
+ * "Target Groups per Action per Application Load Balancer" is 5, not adjustable (load-balancer-limits.html): each
+ * ModifyListener would be refused with a validation error, run after run.
+ */
+function tooManyGroups(f: AlbRoutingFacts, groups: readonly TargetGroupTuple[]): string | undefined {
+  const foreign = foreignGroups(f, groups);
+  const total = f.targets.length + foreign.length;
+  if (total <= ALB.targetGroupsPerForwardAction) return undefined;
+  return `the forward action of ${albWeightsLocation(f).description} would hold ${total} target groups (this service's ${f.targets.length} and `
+    + `${foreign.length} others: ${foreign.map((tg) => tg.TargetGroupArn).join(', ')}); an action holds at most ${ALB.targetGroupsPerForwardAction}: `
+    + 'remove the others from it';
 }
 
 /** The actions to write: the forward action with our weights, every other action as read (see above). */
 export function actionsToWrite(f: AlbRoutingFacts, read: readonly Action[], weights: Readonly<Record<string, number>>): Action[] {
-  const ours = new Set(f.targets.map((t) => t.targetGroupArn));
   return read.map((a) => {
     if (a.Type === 'authenticate-oidc' && a.AuthenticateOidcConfig) {
       const { ClientSecret: _, ...oidc } = a.AuthenticateOidcConfig;
       return { ...a, AuthenticateOidcConfig: { ...oidc, UseExistingClientSecret: true } };
     }
     if (a.Type !== 'forward') return a;
-    const others = (a.ForwardConfig?.TargetGroups ?? []).filter((tg) => !ours.has(tg.TargetGroupArn ?? ''));
+    const others = foreignGroups(f, forwardGroups(a));
     return {
       Type: 'forward',
       Order: a.Order,
