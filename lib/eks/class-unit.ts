@@ -111,6 +111,9 @@ export function classUnitObjects(u: ClassUnitInput): ClassUnitObjects {
   };
 }
 
+/** Nodes the NodePool limits hold beyond what maxReplicas takes: one rollout surge pod or one drift replacement at a time. */
+export const TRANSIENT_NODES = 1;
+
 /** The class's Karpenter NodePool and EC2NodeClass: its instance types, capacity types and quota as limits. */
 function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: number): { nodeClass: m.EC2NodeClass; nodePool: m.NodePool } {
   const { cls, opts } = u;
@@ -134,8 +137,13 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
   // scheduler.go:1068-1084, read by review R68; existing nodes are charged `node.Capacity()`). So the limits are whole
   // nodes: as many as maxReplicas takes on the type holding the fewest replicas, each counted at the largest type's
   // capacity; counted in replicas, a last node only partly needed, or a type with more accelerators than the replicas
-  // need, would never launch.
-  const maxInstances = Math.ceil(cls.maxReplicas / Math.min(...instanceTypes.map(replicasPerNode)));
+  // need, would never launch. One node more than maxReplicas takes: a rollout's surge pod (`maxSurge: 1`,
+  // `maxUnavailable: 0`) and drift's replacement (budget `Drifted: 1`; "Karpenter's drift resolution workflow requires
+  // a replacement Node to be spun up and available before the drifted node is terminated", kubernetes-sigs/karpenter
+  // PR #2906; aws/karpenter-provider-aws#8873 for the deadlock at limits) each need one node at most beside a class
+  // at maxReplicas; without it both wait until the load lets the class scale in. The HPA never runs more than
+  // maxReplicas pods, so the node exists only while one of them is under way (empty nodes are consolidated).
+  const maxInstances = Math.ceil(cls.maxReplicas / Math.min(...instanceTypes.map(replicasPerNode))) + TRANSIENT_NODES;
   const volumeGiB = opts.nodeVolumeSize?.toGibibytes() ?? cacheGiB * Math.max(...instanceTypes.map(replicasPerNode)) + 100;
   const vcpuOf = (type: string) => hardwareOf(type).vcpu;
   const nodeClass = m.ec2NodeClass({

@@ -270,22 +270,24 @@ describe('EksInferenceService', () => {
 
     test('each class runs on its own NodePool with its instance type, capacity types and quota limits', () => {
       const [l40s, a10g, inf2] = service.units;
-      expect(l40s.objects.nodePool.spec.limits).toEqual({ cpu: '32', 'nvidia.com/gpu': '8' });
+      // 8 replicas on 1-GPU nodes, and one node more for a rollout's surge pod or a drift's replacement.
+      expect(l40s.objects.nodePool.spec.limits).toEqual({ cpu: '36', 'nvidia.com/gpu': '9' });
       expect(a10g.objects.nodePool.spec.template.spec.requirements).toContainEqual({ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand', 'spot'] });
-      // inf2.xlarge: 2 NeuronCores, TP 2 -> one replica per node; 24 replicas -> 48 NeuronCores.
-      expect(inf2.objects.nodePool.spec.limits['aws.amazon.com/neuroncore']).toBe('48');
+      // inf2.xlarge: 2 NeuronCores, TP 2 -> one replica per node; 24 replicas (+ 1 transient node) -> 50 NeuronCores.
+      expect(inf2.objects.nodePool.spec.limits['aws.amazon.com/neuroncore']).toBe('50');
       expect(inf2.objects.deployment.spec.template.spec.containers[0].resources.limits['aws.amazon.com/neuroncore']).toBe('2');
       expect(inf2.objects.deployment.spec.template.spec.nodeSelector).toEqual({ 'karpenter.sh/nodepool': 'llama3-chat-inf2' });
     });
 
     test('NodePool limits are whole nodes: Karpenter launches no node whose capacity would exceed what is left', () => {
-      // g5.12xlarge: 4 A10G, TP 1 -> 4 replicas a node; 10 replicas take 3 nodes, so 12 GPUs (10 would stop at 2 nodes).
+      // g5.12xlarge: 4 A10G, TP 1 -> 4 replicas a node; 10 replicas take 3 nodes, so 12 GPUs (10 would stop at 2 nodes),
+      // and a fourth for drift's replacement, which Karpenter launches before it takes a node away.
       const classes = llamaClasses().map((c) => (c.name === 'a10g' ? { ...c, instanceType: 'g5.12xlarge', maxReplicas: 10 } : c));
       const a10g = build({ classes }).service.units.find((u) => u.cls.name === 'a10g')!;
-      expect(a10g.objects.nodePool.spec.limits).toEqual({ cpu: String(3 * 48), 'nvidia.com/gpu': '12' });
-      // An additional type with more GPUs than a replica needs: each of the 8 nodes may be a 4-GPU g6e.12xlarge.
+      expect(a10g.objects.nodePool.spec.limits).toEqual({ cpu: String(4 * 48), 'nvidia.com/gpu': '16' });
+      // An additional type with more GPUs than a replica needs: each of the 8 + 1 nodes may be a 4-GPU g6e.12xlarge.
       const mixed = build({ classOptions: { l40s: { additionalInstanceTypes: ['g6e.12xlarge'] } } }).service.units.find((u) => u.cls.name === 'l40s')!;
-      expect(mixed.objects.nodePool.spec.limits).toEqual({ cpu: String(8 * 48), 'nvidia.com/gpu': String(8 * 4) });
+      expect(mixed.objects.nodePool.spec.limits).toEqual({ cpu: String(9 * 48), 'nvidia.com/gpu': String(9 * 4) });
       // Its nodes' volume holds the model cache of the replicas the larger type takes: 4, where g6e.xlarge takes 1.
       // The data volume (Bottlerocket's /dev/xvdb; its OS volume /dev/xvda is a fixed 4Gi).
       const gib = (u: typeof mixed) => parseInt(String(u.objects.nodeClass.spec.blockDeviceMappings!.at(-1)!.ebs.volumeSize), 10);
@@ -293,11 +295,11 @@ describe('EksInferenceService', () => {
       expect(gib(mixed) - 100).toBe(4 * (gib(single) - 100));
       // A type with less CPU per accelerator than the pods request holds fewer of them: a replica of a class with 4 GPUs
       // a replica on g6e.48xlarge requests 72 vCPU (3/4 of 192, 2 replicas a node), so a p4d.24xlarge (96 vCPU, 8 GPUs)
-      // holds one by CPU, not two by GPU: 8 replicas may take 8 nodes, not 4.
+      // holds one by CPU, not two by GPU: 8 replicas may take 8 nodes (+ 1), not 4.
       const big = llamaClasses().map((c) => (c.name === 'l40s'
         ? { ...c, instanceType: 'g6e.48xlarge', footprint: { ...c.footprint, tensorParallelDegree: 4 }, maxReplicas: 8 } : c));
       const cpuBound = build({ classes: big, classOptions: { l40s: { additionalInstanceTypes: ['p4d.24xlarge'] } } }).service.units.find((u) => u.cls.name === 'l40s')!;
-      expect(cpuBound.objects.nodePool.spec.limits['nvidia.com/gpu']).toBe(String(8 * 8));
+      expect(cpuBound.objects.nodePool.spec.limits['nvidia.com/gpu']).toBe(String(9 * 8));
     });
 
     test('KEDA targets come from the envelope via the plan; min/max from the plan and quota', () => {
