@@ -4,6 +4,7 @@
  */
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
+import { unpackNeedGiB } from '../core/service/model-disk';
 import { factNumber } from '../core/runtime/facts';
 import { parseS3Object } from '../core/trust/artifact-verification';
 import { imageRepository } from '../core/trust/image-reference';
@@ -39,9 +40,6 @@ export function fetcherToolProblems(classes: readonly CapacityClass[], image: st
   });
 }
 
-/** Headroom over the bytes that coexist in the model volume: tar headers, files the server writes beside the model. */
-const CACHE_MARGIN = 1.1;
-
 /**
  * The model volume a class needs, GiB: the larger of what coexists there during the fetch (an archive and the tree
  * unpacked from it until the script removes the archive, twice the weights; a single file once; each + 10 %) and what
@@ -54,7 +52,7 @@ export function modelVolumeNeedGiB(cls: CapacityClass, fetch: ModelFetch | undef
 }
 
 function fetchNeedGiB(cls: CapacityClass, fetch: ModelFetch | undefined): number {
-  return fetch ? (fetch.unpack === 'none' ? 1 : 2) * cls.footprint.weightsGiB * CACHE_MARGIN : 0;
+  return fetch ? unpackNeedGiB(cls.footprint.weightsGiB, fetch.unpack !== 'none') : 0;
 }
 
 /** The model volume of a class, GiB: the option, else what it needs (at least 20, and 2 x weights for a server that downloads them). */

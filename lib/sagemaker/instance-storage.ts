@@ -1,4 +1,5 @@
 import { type CapacityClass } from '../core/service/capacity-class';
+import { unpackNeedGiB } from '../core/service/model-disk';
 import { modelDataSource } from './class-model';
 
 /**
@@ -50,8 +51,6 @@ export function classHasInstanceStorage(cls: Pick<CapacityClass, 'instanceType' 
 export const SAGEMAKER_MODEL_VOLUME = { defaultFitsGb: 30, maxGb: 512 } as const;
 
 const GB_PER_GIB = 1.073741824;
-/** Room beside the model data on its volume (the same margin as the EKS model volume). */
-const VOLUME_MARGIN = 1.1;
 
 /**
  * GB of ML storage volume a class's model data takes on an instance: its weights, twice for a gzip archive (the
@@ -62,7 +61,7 @@ export function modelVolumeNeedGb(cls: Pick<CapacityClass, 'artifact' | 'footpri
   const uri = cls.artifact.modelData?.uri;
   if (uri === undefined) return 0;
   const archive = modelDataSource(uri).compressionType === 'Gzip';
-  return Math.ceil((archive ? 2 : 1) * cls.footprint.weightsGiB * GB_PER_GIB * VOLUME_MARGIN);
+  return Math.ceil(unpackNeedGiB(cls.footprint.weightsGiB, archive) * GB_PER_GIB);
 }
 
 /** A variant's VolumeSizeInGB: what the largest model data of its pools needs, or why none can be set. */
