@@ -627,11 +627,24 @@ describe('configuration', () => {
     const config = resolvePolicyConfig({ periodSeconds: 45, weightTotal: 1000, headroom: -1, stabilizationWindowSeconds: 100 });
     const problems = policyConfigProblems(config);
     expect(problems).toEqual(expect.arrayContaining([
-      'periodSeconds: is 45 s; allowed: a whole number at least 60 s, a multiple of 60 (the schedule runs at EventBridge rates of whole minutes)',
+      'periodSeconds: is 45 s; allowed: a whole number from 60 to 21_600 s, a multiple of 60 (the schedule runs at EventBridge rates of whole minutes, '
+        + "and a trigger event may wait one period, up to Lambda's maximum event age of 21600 s)",
       'weightTotal: is 1000; allowed: a whole number from 10 to 999 (ALB accepts at most 999 per target group)',
       'headroom: is -1; allowed: a finite number from 0 to 4',
       'stabilizationWindowSeconds: is 100 s, not a whole number of 60 s periods; allowed: a whole number of periods, at least one',
     ]));
+  });
+
+  test('fails when a period passes Lambda\'s maximum event age, or a window makes each run read more than a day of minutes', () => {
+    expect(policyConfigProblems(resolvePolicyConfig({ periodSeconds: 7 * 3600 }))[0]).toMatch(/^periodSeconds: is 25200 s; allowed: a whole number from 60 to 21_600 s/);
+    // Two days of re-entry memory at one-minute periods: 2880 + 5 - 1 periods a run, past the 1440 the reads are bounded by.
+    expect(policyConfigProblems(resolvePolicyConfig({ reentryMemorySeconds: 2 * 86_400 }))).toEqual([
+      'reentryMemorySeconds: makes each run read 2884 periods of 60 s; allowed: a history of at most 1440 periods (each run reads it with GetMetricData, '
+        + '100,800 datapoints a page, at most 5 pages)',
+    ]);
+    // The same memory at 5-minute periods is 580 periods: within the bound.
+    expect(policyConfigProblems(resolvePolicyConfig({ periodSeconds: 300, reentryMemorySeconds: 2 * 86_400, provisioningGraceSeconds: 300,
+      stabilizationWindowSeconds: 600, capacityErrorLookbackSeconds: 300 }))).toEqual([]);
   });
 
   test('fails when replicaFloorsApplied is not a boolean (a JSON config that says "true")', () => {

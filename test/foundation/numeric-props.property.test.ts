@@ -311,7 +311,7 @@ describe('platform limits the issue named', () => {
       "EksInferenceService 'Test/Svc' is invalid (1 problem):\n  - scaling.metricPeriod: is 90 s; allowed: a whole number at least 60 s, a multiple of 60",
     );
     const { stack: r } = testStack('R');
-    expect(reconciler(r, { policy: { period: Duration.seconds(90) } })).toContain('policy.period: is 90 s; allowed: a whole number at least 60 s, a multiple of 60');
+    expect(reconciler(r, { policy: { period: Duration.seconds(90) } })).toContain('policy.period: is 90 s; allowed: a whole number from 60 to 21_600 s, a multiple of 60');
   });
 
   test('an invalid ECR repository name is reported with our path, not by aws-cdk-lib', () => {

@@ -5,7 +5,7 @@
  * that broke its own rule takes its default: every problem is reported once, under one name, without reading any
  * message text.
  */
-import { resolvePolicyConfig } from '../policy/defaults';
+import { policyWindowPeriods, resolvePolicyConfig } from '../policy/defaults';
 import { type PolicyConfig } from '../policy/types';
 import { Checker } from './checker';
 import { type Problem } from './error';
@@ -54,6 +54,9 @@ export function policyProblems(overrides: Partial<PolicyConfig>, names: PolicyFi
   }
   c.cross('policy.rampStep>=2', { rampStepShare: p.rampStepShare, weightTotal: p.weightTotal }, pathOf('rampStepShare'));
   c.cross('policy.minWeightChange<ramp', { minWeightChangeShare: p.minWeightChangeShare, rampStepShare: p.rampStepShare }, pathOf('minWeightChangeShare'));
+  const longest = (['reentryMemorySeconds', 'provisioningGraceSeconds', 'stabilizationWindowSeconds', 'capacityErrorLookbackSeconds'] as const)
+    .reduce((a, b) => (p[b] > p[a] ? b : a));
+  c.cross('policy.window<=periods', { periods: policyWindowPeriods(p), periodSeconds: p.periodSeconds }, pathOf(longest));
   c.cross('policy.maxReturnHold>=stabilization', {
     maxReturnHoldSeconds: p.maxReturnHoldSeconds, stabilizationWindowSeconds: p.stabilizationWindowSeconds,
   }, pathOf('maxReturnHoldSeconds'));

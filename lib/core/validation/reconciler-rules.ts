@@ -42,6 +42,14 @@ export const SERVING_RULE = crossRule<{ readonly serving: unknown; readonly lega
 );
 
 /** `Reconciler` props (the routing policy's tunables included). */
+/**
+ * The most periods of history a run reads (`policyWindowPeriods`): a day at 60 s periods. GetMetricData answers at
+ * most 100,800 datapoints a page (MaxDatapoints) and the reconciler follows at most 5 pages (MAX_METRIC_PAGES,
+ * lambda/reconciler/reconcile.ts), and CloudWatch keeps 60 s datapoints for 15 days; a longer history (a reentryMemory
+ * of days) would page past the bound or read as missing data.
+ */
+export const MAX_WINDOW_PERIODS = 1440;
+
 export const RECONCILER_RULES = {
   serving: SERVING_RULE,
   'serving@once': crossRule<{ readonly routedBy?: string }>(
@@ -71,7 +79,10 @@ export const RECONCILER_RULES = {
     'a routed class that may take sensitive requests (placement.allowSensitive) when sensitive is true',
     ({ sensitive, allowed }) => (!sensitive || allowed.length > 0 ? undefined : 'is true but every routed class has allowSensitive: false'),
   ),
-  'policy.period': numberRule({ integer: true, min: 60, multipleOf: 60, unit: 's', why: 'the schedule runs at EventBridge rates of whole minutes' }),
+  'policy.period': numberRule({
+    integer: true, min: 60, max: 21_600, multipleOf: 60, unit: 's',
+    why: 'the schedule runs at EventBridge rates of whole minutes, and a trigger event may wait one period, up to Lambda\'s maximum event age of 21600 s',
+  }),
   'policy.headroom': numberRule({ min: 0, max: 4 }),
   'policy.warmFloorShare': WARM_FLOOR_SHARE_RULE,
   'policy.weightTotal': numberRule({ integer: true, min: 10, max: 999, why: 'ALB accepts at most 999 per target group' }),
@@ -101,6 +112,11 @@ export const RECONCILER_RULES = {
   'policy.demandQuantile': numberRule({ min: 0, max: 1 }),
   'policy.reentryMemory': numberRule({ integer: true, min: 0, unit: 's' }),
   'policy.maxReturnHold': numberRule({ integer: true, min: 1, unit: 's' }),
+  'policy.window<=periods': crossRule<{ readonly periods: number; readonly periodSeconds: number }>(
+    `a history of at most ${MAX_WINDOW_PERIODS} periods (each run reads it with GetMetricData, 100,800 datapoints a page, at most 5 pages)`,
+    ({ periods, periodSeconds }) => (periods <= MAX_WINDOW_PERIODS ? undefined
+      : `makes each run read ${periods} periods of ${periodSeconds} s`),
+  ),
   'policy.maxReturnHold>=stabilization': crossRule<{ readonly maxReturnHoldSeconds: number; readonly stabilizationWindowSeconds: number }>(
     'at least stabilizationWindow',
     ({ maxReturnHoldSeconds: hold, stabilizationWindowSeconds: window }) => (hold >= window ? undefined
