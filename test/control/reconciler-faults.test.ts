@@ -4,7 +4,7 @@
  * carries all-zero weights, a weight for a placement-forbidden class, or a weight for a target that does not exist;
  * in steady state at most one write per period.
  */
-import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { GetMetricDataCommand, type GetMetricDataCommandOutput, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
 import { DescribeListenersCommand, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import * as fc from 'fast-check';
@@ -13,6 +13,9 @@ import { type RoutedClassFacts } from '../../lib/core/reconciler/routing-facts';
 import { handler } from '../../lambda/reconciler';
 import { MAX_METRIC_PAGES, reconcile } from '../../lambda/reconciler/reconcile';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
+import { DEFAULT_RETRY } from '../../lib/core/reconciler/retry';
+import { buildQueryBatch } from '../../lib/core/reconciler/io';
+import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import {
   ALB, albTarget, clients, cw, elb, endpoint, fill, listener, NOW_MS, perMinute, resetWorld, type Series, serveMetrics, sm, SLOTS, SM, tg,
 } from './reconciler-world';
@@ -398,6 +401,38 @@ describe('a run never outlives its deadline', () => {
     expect(SDK_OPTIONS).toEqual({ maxAttempts: 1, requestHandler: { connectionTimeout: 2_000, requestTimeout: 5_000, throwOnRequestTimeout: true } });
     // The deadline leaves the reserve for the records before the function's own timeout (the construct's 30 s).
     expect(FUNCTION_TIMEOUT_MS - DEADLINE_RESERVE_MS).toBeGreaterThanOrEqual(4 * SDK_OPTIONS.requestHandler.requestTimeout);
+  });
+
+  test('fails when a query CloudWatch did not answer is read as no data: InternalError is asked again, then the run fails unchanged', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 98, ready: 3, desired: 3, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 1, desired: 1, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, {
+      mode: fill(0),
+      classes: { preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(1200)) } },
+    });
+    // The world's answer, with the mode's query not answered: read as no history, a cold environment would start in
+    // capacity mode and publish it.
+    const answer = (await clients.cloudwatch.send(new GetMetricDataCommand({ MetricDataQueries: buildQueryBatch(signalPlan(SM, 60), 60).queries as MetricDataQuery[],
+      StartTime: new Date(0), EndTime: new Date(0) }))) as GetMetricDataCommandOutput;
+    const unanswered = (status: 'InternalError' | 'Forbidden' | 'PartialData') => ({ ...answer, MetricDataResults: answer.MetricDataResults!.map((r, i) =>
+      (i === 0 ? { ...r, Timestamps: [], Values: [], StatusCode: status, Messages: [{ Code: 'InternalError', Value: 'try again' }] } : r)) });
+    for (const status of ['InternalError', 'PartialData', 'Forbidden'] as const) {
+      cw.reset();
+      cw.on(GetMetricDataCommand).resolves(unanswered(status));
+      const { result, lines } = await run(SM);
+      expect(result).toMatchObject({ action: 'failed', reason: 'aws-error' });
+      expect(result.detail).toContain(`GetMetricData did not answer ${answer.MetricDataResults![0].Id} (${status}): InternalError: try again`);
+      expect(lines.some((l) => 'PolicyMode' in l)).toBe(false);
+      expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+      // InternalError and a partial answer with no page to follow are asked again; a denial is not.
+      expect(cw.commandCalls(GetMetricDataCommand).length).toBe(status === 'Forbidden' ? 1 : DEFAULT_RETRY.maxAttempts);
+    }
+    // Answered once asked again: the run decides as usual.
+    cw.reset();
+    cw.on(GetMetricDataCommand).resolvesOnce(unanswered('InternalError')).resolves(answer);
+    expect((await run(SM)).result.action).not.toBe('failed');
   });
 
   test('fails when GetMetricData pages without end: the run stops after a bounded number of pages', async () => {
