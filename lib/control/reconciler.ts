@@ -154,8 +154,11 @@ export class Reconciler extends Construct {
   public readonly role: iam.Role;
   public readonly logGroup: logs.LogGroup;
   public readonly scheduleRule: events.Rule;
-  /** The rule that runs the reconciler on capacity alarm state changes (absent until there is an alarm). */
-  public alarmRule?: events.Rule;
+  /**
+   * The rules that run the reconciler on capacity alarm state changes, at most `ALARMS_PER_RULE` alarms each (empty
+   * until there is an alarm).
+   */
+  public readonly alarmRules: events.Rule[] = [];
   /**
    * The rule that runs the reconciler when its routing target takes writes again (SageMaker: the endpoint back
    * InService after an update, whose runs in the meantime could write nothing); absent where writes are never refused (ALB).
@@ -191,7 +194,8 @@ export class Reconciler extends Construct {
   public readonly config: ReconcilerConfig;
   private readonly service: string;
   private readonly trigger: targets.LambdaFunction;
-  private readonly alarmArns: string[] = [];
+  /** The alarm ARNs of each rule of `alarmRules`, rendered at synth. */
+  private readonly alarmArns: string[][] = [];
 
   constructor(scope: Construct, id: string, props: ReconcilerProps) {
     super(scope, id);
@@ -322,23 +326,36 @@ export class Reconciler extends Construct {
     return this.contractMetric(Metrics.reconcilerFailures, {}, props);
   }
 
+  /** The first rule of `alarmRules`: it matches every alarm unless there are more than `ALARMS_PER_RULE`. */
+  public get alarmRule(): events.Rule | undefined {
+    return this.alarmRules[0];
+  }
+
   /**
    * Runs the reconciler at once whenever one of these alarms changes state (e.g. `InferenceObservability`'s
-   * `capacityAlarms`), on top of the schedule. Can be called more than once; one rule matches every alarm.
+   * `capacityAlarms`), on top of the schedule. Can be called more than once; an alarm given twice is matched once.
    */
   public triggerOnAlarms(alarms: readonly cloudwatch.IAlarm[]): void {
-    if (alarms.length === 0) return;
-    this.alarmArns.push(...alarms.map((a) => a.alarmArn));
-    this.alarmRule ??= new events.Rule(this, 'AlarmStateChange', {
+    for (const arn of alarms.map((a) => a.alarmArn)) {
+      if (this.alarmArns.some((arns) => arns.includes(arn))) continue;
+      if (this.alarmArns.length === 0 || this.alarmArns[this.alarmArns.length - 1].length >= ALARMS_PER_RULE) this.addAlarmRule();
+      this.alarmArns[this.alarmArns.length - 1].push(arn);
+    }
+  }
+
+  private addAlarmRule(): void {
+    const arns: string[] = [];
+    const n = this.alarmArns.push(arns);
+    this.alarmRules.push(new events.Rule(this, n === 1 ? 'AlarmStateChange' : `AlarmStateChange${n}`, {
       description: `Runs the routing reconciler of ${this.service} when a capacity alarm changes state`,
       eventPattern: {
         source: ['aws.cloudwatch'],
         detailType: ['CloudWatch Alarm State Change'],
         // Rendered at synth, so alarms added after construction are matched too.
-        resources: Lazy.list({ produce: () => [...new Set(this.alarmArns)] }),
+        resources: Lazy.list({ produce: () => [...arns] }),
       },
       targets: [this.trigger],
-    });
+    }));
   }
 
   /** The routing mode: 0 = cost, 1 = capacity. */
@@ -489,6 +506,15 @@ export class Reconciler extends Construct {
     return [...c.problems, ...description, ...policyProblems(policy, 'option')];
   }
 }
+
+/**
+ * Alarms one rule matches. An event pattern takes at most 2,048 characters ("Event pattern size", not adjustable:
+ * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-quota.html), and an alarm ARN resolves only at deploy:
+ * `arn:` + partition (up to 10: aws-us-gov) + `:cloudwatch:` + Region (up to 14) + `:` + account (12) + `:alarm:` +
+ * name (up to 255, PutMetricAlarm AlarmName; CloudFormation's generated names are cut to fit) is at most 312, quoted
+ * and separated 315. Six of them and the rest of the pattern (about 100) stay under the limit, whatever the names.
+ */
+export const ALARMS_PER_RULE = 6;
 
 /**
  * How old a trigger event may be before it is dropped: one period (a newer tick supersedes it), at least 60 s, the

@@ -120,6 +120,27 @@ describe('Reconciler on a SageMaker endpoint', () => {
     ]);
   });
 
+  test('fails when one rule would match so many alarms that its pattern could pass EventBridge\'s 2,048 characters: six a rule', () => {
+    const { stack: s3 } = testStack('ManyAlarms');
+    const r = new Reconciler(s3, 'R', { serving: servingOf(SAGEMAKER, 'svc', 100) });
+    const alarms = Array.from({ length: 13 }, (_, i) => new cloudwatch.Alarm(s3, `A${i}`, { metric: karpenterErrors(`c${i}`), threshold: 1, evaluationPeriods: 1 }));
+    r.triggerOnAlarms(alarms.slice(0, 4));
+    r.triggerOnAlarms([...alarms.slice(2), alarms[0]]);
+    const rules = Object.values(Template.fromStack(s3).findResources('AWS::Events::Rule')).filter((x) => x.Properties.EventPattern?.source?.[0] === 'aws.cloudwatch');
+    expect(rules.map((x) => x.Properties.EventPattern.resources.length)).toEqual([6, 6, 1]);
+    expect(r.alarmRules).toHaveLength(3);
+    expect(r.alarmRule).toBe(r.alarmRules[0]);
+    // Each alarm matched once, by one rule.
+    const arns = rules.flatMap((x) => x.Properties.EventPattern.resources.map((ref: { 'Fn::GetAtt': string[] }) => ref['Fn::GetAtt'][0]));
+    expect(new Set(arns).size).toBe(13);
+    // Every rule within the limit with each ARN at its longest (a 255-character alarm name in aws-us-gov).
+    const longest = `arn:aws-us-gov:cloudwatch:ap-southeast-4:123456789012:alarm:${'n'.repeat(255)}`;
+    for (const rule of rules) {
+      const pattern = { ...rule.Properties.EventPattern, resources: rule.Properties.EventPattern.resources.map(() => longest) };
+      expect(JSON.stringify(pattern).length).toBeLessThanOrEqual(2048);
+    }
+  });
+
   test('runs at once when a capacity alarm changes state', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
