@@ -149,7 +149,10 @@ async function reconcileChecked(
       outcome = { action: 'applied', ...(s.plan.detail ? { detail: s.plan.detail } : {}) };
     } catch (error) {
       const f = awsFailure(error);
-      outcome = { action: 'failed', reason: f.reason, detail: `${s.plan.detail ? `${s.plan.detail} failed` : 'weights unchanged'}: ${f.detail}` };
+      // A write the deadline cut off was sent and may have landed: say so, not "unchanged"; the next run reads what is in force.
+      const what = f.reason === 'timeout' ? `${s.plan.detail ?? 'the write'}: outcome unknown (sent, and it may have landed; the next run reads the target)`
+        : s.plan.detail ? `${s.plan.detail} failed` : 'weights unchanged';
+      outcome = { action: 'failed', reason: f.reason, detail: `${what}: ${f.detail}` };
     }
   }
   // The audit line names the alarm evidence the run counted: no datapoint of the window shows it yet.

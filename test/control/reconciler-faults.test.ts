@@ -384,6 +384,26 @@ describe('a run never outlives its deadline', () => {
     expect(failures(lines)).toEqual([expect.objectContaining({ Reason: 'timeout', ReconcilerFailures: 1 })]);
   });
 
+  test('fails when a write the deadline cut off is reported as weights unchanged: its outcome is unknown', async () => {
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+      { name: 'preferred', weight: 98, ready: 0, desired: 6, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 2, ready: 2, desired: 2, type: 'ml.g5.xlarge' },
+    ]));
+    serveMetrics(SM, {
+      mode: fill(0),
+      classes: {
+        preferred: { readyReplicas: fill(0), desiredReplicas: fill(6), capacityErrors: fill(3) },
+        fallback: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(1200)) },
+      },
+    });
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).callsFake(() => new Promise(() => undefined));
+    const result = await reconcile(SM, clients, { nowMs: NOW_MS, deadlineMs: NOW_MS + 300, log: () => undefined, retry: fastRetry });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(1);
+    expect(result).toMatchObject({ action: 'failed', reason: 'timeout' });
+    expect(result.detail).toMatch(/: outcome unknown \(sent, and it may have landed; the next run reads the target\): AWS did not answer before the run's deadline/);
+    expect(result.detail).not.toContain('unchanged');
+  });
+
   test('fails when a throttled call is retried past the deadline: no attempt starts after it', async () => {
     let calls = 0;
     sm.on(DescribeEndpointCommand).callsFake(() => {
