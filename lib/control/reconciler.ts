@@ -1,4 +1,4 @@
-import { Duration, Lazy, Stack } from 'aws-cdk-lib';
+import { Duration, Lazy, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -133,6 +133,16 @@ function signalSourceLines(config: ReconcilerConfig): string[] {
 /** The Reconcilers of each serving (by construct tree root): one serving has one reconciler. */
 const RECONCILERS_OF = new WeakMap<object, Reconciler[]>();
 
+/** The Reconciler of each service name in each known account and Region, by construct tree root (`service@environment`). */
+const SERVICES_IN = new WeakMap<object, Map<string, string>>();
+
+/** `<account>/<region>/<service>` of a Reconciler whose stack names both, else undefined (deployed wherever the CLI points). */
+function serviceKey(scope: Construct, service: string): { where: string; key: string } | undefined {
+  const { account, region } = Stack.of(scope);
+  if (Token.isUnresolved(account) || Token.isUnresolved(region)) return undefined;
+  return { where: `${account}/${region}`, key: `${account}/${region}/${service}` };
+}
+
 /**
  * How long every run must go on without a read it uses before `degradedReadsAlarm` fires: longer than a throttling
  * episode (each such read gets one retry within 6 s, and the next run reads again), short enough that a missing grant
@@ -238,6 +248,8 @@ export class Reconciler extends Construct {
       }]);
     }
     RECONCILERS_OF.set(props.serving, [...(RECONCILERS_OF.get(props.serving) ?? []), this]);
+    const at = serviceKey(this, serving.service);
+    if (at) SERVICES_IN.set(this.node.root, (SERVICES_IN.get(this.node.root) ?? new Map()).set(at.key, this.node.path));
     props.serving.enableReplicaFloors?.({ periodSeconds: policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds });
     this.service = serving.service;
 
@@ -485,6 +497,10 @@ export class Reconciler extends Construct {
     const c = new Checker(RECONCILER_RULES);
     const other = (RECONCILERS_OF.get(props.serving) ?? []).find((r) => r.node.root === this.node.root);
     c.cross('serving@once', { routedBy: other?.node.path }, 'serving');
+    const at = serviceKey(this, serving.service);
+    // One serving routed twice is the problem above; the name is then shared as a matter of course.
+    const sharedWith = at && !other ? SERVICES_IN.get(this.node.root)?.get(at.key) : undefined;
+    c.cross('service@environment', { sharedWith, service: serving.service, where: at?.where }, 'serving.service');
     const periodSeconds = policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds;
     for (const alarm of props.capacityAlarms ?? []) {
       const madeFor = reconcilerPeriodOfAlarm(alarm);

@@ -4,7 +4,7 @@
  * serving construct would produce in place of the serving construct's own problems; input that used to pass silently
  * (issue 20, items 12 and 13) is refused with the value and what is allowed.
  */
-import { Duration, Lazy } from 'aws-cdk-lib';
+import { Duration, Lazy, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { InferenceAlarms } from '../../lib/control/alarms';
 import { InferenceObservability } from '../../lib/control/observability';
@@ -140,6 +140,22 @@ describe('issue 20 item 12: silently accepted input is refused', () => {
     const { stack: other } = testStack('Other');
     expect(() => new Reconciler(other, 'First', { serving })).not.toThrow();
     Template.fromStack(other);
+  });
+
+  test('fails when two Reconcilers of one app route one service name in the same account and Region (their state metrics are keyed by it)', () => {
+    const { app, stack } = testStack('Prod');
+    new Reconciler(stack, 'R', { serving: servingOf(FACTS, 'chat') });
+    const staging = new Stack(app, 'Staging', { env: { account: '123456789012', region: 'us-east-1' } });
+    expect(() => new Reconciler(staging, 'R', { serving: servingOf(FACTS, 'chat') })).toThrow(
+      "Reconciler 'Staging/R' is invalid (1 problem):\n  - serving.service: is 'chat', which the Reconciler at 'Prod/R' also routes in "
+      + '123456789012/us-east-1; allowed: a service name that no other Reconciler uses in the same account and Region',
+    );
+    // Another Region, another name, or a stack deployed wherever the CLI points: accepted.
+    const west = new Stack(app, 'West', { env: { account: '123456789012', region: 'us-west-2' } });
+    expect(() => new Reconciler(west, 'R', { serving: servingOf(FACTS, 'chat') })).not.toThrow();
+    expect(() => new Reconciler(staging, 'R2', { serving: servingOf(FACTS, 'chat-staging') })).not.toThrow();
+    const anywhere = new Stack(app, 'Anywhere');
+    expect(() => new Reconciler(anywhere, 'R', { serving: servingOf(FACTS, 'chat') })).not.toThrow();
   });
 });
 

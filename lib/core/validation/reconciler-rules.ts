@@ -57,6 +57,13 @@ export const RECONCILER_RULES = {
     ({ routedBy }) => (routedBy === undefined ? undefined : `is already routed by the Reconciler at '${routedBy}'`),
     'two reconcilers would write the same weights against each other every period',
   ),
+  'service@environment': crossRule<{ readonly sharedWith?: string; readonly service: string; readonly where?: string }>(
+    'a service name that no other Reconciler uses in the same account and Region',
+    ({ sharedWith, service, where }) => (sharedWith === undefined ? undefined
+      : `is '${service}', which the Reconciler at '${sharedWith}' also routes in ${where}`),
+    'the reconciler keeps its state (the routing mode, replica floors, replica history) as CloudWatch metrics keyed by Service: two deployments '
+      + 'of one name would read each other\'s and write into them; give each its own contract name',
+  ),
   'capacityAlarms@period': crossRule<{ readonly alarm: string; readonly alarmPeriodSeconds: number; readonly periodSeconds: number }>(
     "alarms made for this Reconciler's period (InferenceAlarms' reconcilerPeriod equal to policy.period)",
     ({ alarm, alarmPeriodSeconds, periodSeconds }) => (alarmPeriodSeconds === periodSeconds ? undefined
