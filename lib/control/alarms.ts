@@ -84,9 +84,11 @@ export interface ReconcilerHeartbeatAlarmOptions extends AlarmToggle {
 
 export interface InferenceAlarmOptions {
   /**
-   * Where every alarm sends its ALARM and OK notifications.
+   * Where every alarm sends its ALARM and OK notifications. Its policy must let `cloudwatch.amazonaws.com` publish
+   * (a topic policy, such as the one `enforceSSL` writes, replaces SNS's default one that let same-account alarms
+   * publish) and, if it is encrypted, its key must let CloudWatch use it; this construct changes neither.
    * @default - a new SNS topic encrypted with a new customer managed KMS key (rotation on; CloudWatch may use it) that
-   * accepts only TLS publishers
+   * accepts only TLS publishers and lets the alarms of this account and region publish
    */
   readonly alarmTopic?: sns.ITopic;
   /** @default - enabled with the defaults of `FallbackShareAlarmOptions` */

@@ -428,6 +428,24 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     });
   });
 
+  test('fails when the topic policy lets no alarm publish: it replaces SNS\'s default policy, so CloudWatch needs its own Allow', () => {
+    const topicRef = { Ref: stack.getLogicalId(obs.alarms.topic.node.defaultChild as sns.CfnTopic) };
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [topicRef],
+      PolicyDocument: {
+        Statement: Match.arrayWith([{
+          Sid: 'AllowAlarmsOfThisAccountToPublish',
+          Effect: 'Allow',
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: 'sns:Publish',
+          Resource: topicRef,
+          // Only the alarms of this account and region.
+          Condition: { ArnLike: { 'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:us-east-1:123456789012:alarm:*']] } } },
+        }]),
+      },
+    });
+  });
+
   test('is cdk-nag clean', () => {
     expect(nagFindings(stack)).toEqual([]);
     expect(nistFindings(stack)).toEqual([]);
