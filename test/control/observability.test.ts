@@ -74,6 +74,13 @@ function dashboardWidgets(stack: Stack, template: Template): Widget[] {
   return JSON.parse(text).widgets;
 }
 
+/** The dashboard's periodOverride (auto: each graph's period adapts to the time range). */
+function dashboardPeriodOverride(stack: Stack, template: Template): unknown {
+  const body = stack.resolve(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0].Properties.DashboardBody);
+  const text = typeof body === 'string' ? body : (body['Fn::Join'][1] as unknown[]).map((p) => (typeof p === 'string' ? p : 'REF')).join('');
+  return JSON.parse(text).periodOverride;
+}
+
 function widget(widgets: Widget[], title: string): Widget {
   const found = widgets.find((w) => w.properties.title === title);
   if (!found) throw new Error(`no widget '${title}'; titles: ${widgets.map((w) => w.properties.title).join(' | ')}`);
@@ -243,11 +250,14 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     expect(w.properties.yAxis).toEqual(expect.objectContaining({ right: { min: 0, max: 1, label: 'mode', showUnits: false } }));
   });
 
-  test('decisions by reason are found by a search on the service, one line per reason', () => {
+  test('decisions by reason are found by a search on the service, one line per reason, at the graph\'s period (none fixed in the call)', () => {
     const w = widget(widgets, 'Reconciler decisions by reason');
+    // A period in the call would hold for every time range: a fixed 60 s returns nothing for ranges older than 15 days.
     expect(expressions(w)).toEqual([
-      'SEARCH(\'{CapacityAwareInference,Service,Reason} MetricName="Decisions" Service="llama3-chat"\', \'Sum\', 60)',
+      'SEARCH(\'{CapacityAwareInference,Service,Reason} MetricName="Decisions" Service="llama3-chat"\', \'Sum\')',
     ]);
+    expect(rows(w)[0][0]).toEqual(expect.objectContaining({ period: 60 }));
+    expect(dashboardPeriodOverride(stack, template)).toBe('auto');
     expect(rows(w)[0][0]).toEqual(expect.objectContaining({ label: "${PROP('Dim.Reason')}" }));
   });
 
