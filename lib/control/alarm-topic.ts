@@ -1,3 +1,4 @@
+import { ArnFormat, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -15,7 +16,10 @@ export interface EncryptedAlarmTopic {
   readonly key: kms.Key;
 }
 
-/** A new topic encrypted with a new rotating key that CloudWatch may use, accepting only TLS publishers. */
+/**
+ * A new topic encrypted with a new rotating key that CloudWatch may use, accepting only TLS publishers and letting the
+ * alarms of this account and region publish.
+ */
 export function encryptedAlarmTopic(scope: Construct, idPrefix: string, service: string): EncryptedAlarmTopic {
   const key = new kms.Key(scope, `${idPrefix}Key`, { description: `Encrypts the alarm topic of inference service ${service}`, enableKeyRotation: true });
   // CloudWatch publishes alarm notifications to an encrypted topic only if the key lets it (the AWS managed SNS key does not).
@@ -25,6 +29,22 @@ export function encryptedAlarmTopic(scope: Construct, idPrefix: string, service:
     resources: ['*'],
   }));
   const topic = new sns.Topic(scope, idPrefix, { masterKey: key, enforceSSL: true, displayName: `Inference alarms: ${service}` });
+  // enforceSSL writes a topic policy, and a topic policy replaces SNS's default one, whose AWS:SourceOwner statement is
+  // what let same-account alarms publish; SnsAction.bind adds no statement (aws-cdk-lib@2.269.0 aws-cloudwatch-actions/lib/sns.ts).
+  // Without this one every alarm action fails "... alarm:<name> is not authorized to perform: SNS:Publish":
+  // https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger (the statement and its ArnLike
+  // aws:SourceArn condition). The alarm ARN pins account and region; aws:SourceAccount is left out, as no AWS page
+  // confirms CloudWatch sends it with an alarm's publish and a condition on a missing key would deny every notification.
+  // No other publisher exists: the library's EventBridge rules target the reconciler function and queues, not this topic.
+  topic.addToResourcePolicy(new iam.PolicyStatement({
+    sid: 'AllowAlarmsOfThisAccountToPublish',
+    principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+    actions: ['sns:Publish'],
+    resources: [topic.topicArn],
+    conditions: {
+      ArnLike: { 'aws:SourceArn': Stack.of(scope).formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+    },
+  }));
   return { topic, key };
 }
 

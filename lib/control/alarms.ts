@@ -8,10 +8,10 @@ import { Checker } from '../core/validation/checker';
 import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
 import { routingTarget } from '../core/reconciler/targets';
-import { servingPropProblem } from '../core/validation/serving';
+import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { durationSeconds } from '../util/duration';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
-import { metricId, observedClasses, serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps } from './service-metrics';
+import { metricId, serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps } from './service-metrics';
 
 /** Common shape of every alarm's options. */
 export interface AlarmToggle {
@@ -84,9 +84,11 @@ export interface ReconcilerHeartbeatAlarmOptions extends AlarmToggle {
 
 export interface InferenceAlarmOptions {
   /**
-   * Where every alarm sends its ALARM and OK notifications.
+   * Where every alarm sends its ALARM and OK notifications. Its policy must let `cloudwatch.amazonaws.com` publish
+   * (a topic policy, such as the one `enforceSSL` writes, replaces SNS's default one that let same-account alarms
+   * publish) and, if it is encrypted, its key must let CloudWatch use it; this construct changes neither.
    * @default - a new SNS topic encrypted with a new customer managed KMS key (rotation on; CloudWatch may use it) that
-   * accepts only TLS publishers
+   * accepts only TLS publishers and lets the alarms of this account and region publish
    */
   readonly alarmTopic?: sns.ITopic;
   /** @default - enabled with the defaults of `FallbackShareAlarmOptions` */
@@ -188,7 +190,7 @@ export class InferenceAlarms extends Construct {
       this.topicKey = created.key;
     }
 
-    const o = this.options(props, runs.period);
+    const o = this.options(props, m.period, runs.period);
     this.fallbackShareAlarm = this.fallbackShare(m, o.fallback);
     this.deadlineExhaustionAlarm = this.deadlineExhaustion(m, o.deadline);
     this.preferredCapacityErrorsAlarm = this.preferredCapacityErrors(m, o.capacity);
@@ -203,19 +205,27 @@ export class InferenceAlarms extends Construct {
     notifyOnAlarmAndOk(this.topic, this.alarms as cloudwatch.Alarm[]);
   }
 
-  /** Each alarm's options: the defaults (those of the run-fed alarms in whole reconciler periods), then the user's. */
-  private options(props: InferenceAlarmsProps, runPeriod: Duration) {
-    const runs = (d: Duration, atLeast = 1) =>
-      Duration.seconds(Math.max(atLeast, Math.ceil(d.toSeconds() / runPeriod.toSeconds())) * runPeriod.toSeconds());
+  /**
+   * Each alarm's options: the defaults, each rounded up to whole periods of its alarm (the run-fed alarms' to whole
+   * reconciler periods), then the user's, which the validation holds to whole periods. A default shorter than the
+   * period would otherwise give 0 evaluation periods, which PutMetricAlarm refuses (EvaluationPeriods: minimum 1,
+   * https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html), and one between two
+   * multiples would be cut short.
+   */
+  private options(props: InferenceAlarmsProps, period: Duration, runPeriod: Duration) {
+    const D = ALARM_DEFAULTS;
+    const whole = <T extends { readonly duration: Duration }>(defaults: T, p = period, atLeast = 1) =>
+      ({ ...defaults, duration: wholePeriods(defaults.duration, p, atLeast) });
     return {
-      fallback: { ...ALARM_DEFAULTS.fallbackShare, ...props.fallbackShare },
-      deadline: { ...ALARM_DEFAULTS.deadlineExhaustion, ...props.deadlineExhaustion },
-      capacity: { ...ALARM_DEFAULTS.preferredCapacityErrors, ...props.preferredCapacityErrors },
-      shortage: { duration: runs(ALARM_DEFAULTS.replicaShortage.duration), ...props.replicaShortage },
-      heartbeat: { duration: runs(ALARM_DEFAULTS.reconcilerHeartbeat.duration, 2), ...props.reconcilerHeartbeat },
+      fallback: given(whole(D.fallbackShare), props.fallbackShare),
+      deadline: given(whole(D.deadlineExhaustion), props.deadlineExhaustion),
+      capacity: given(whole(D.preferredCapacityErrors), props.preferredCapacityErrors),
+      shortage: given(whole(D.replicaShortage, runPeriod), props.replicaShortage),
+      heartbeat: given(whole(D.reconcilerHeartbeat, runPeriod, 2), props.reconcilerHeartbeat),
     };
   }
 
+  /** A duration's evaluation periods: a whole number of periods, at least one (see `options`). */
   private static periods(m: ServiceMetrics, d: Duration): number {
     return Math.round(durationSeconds(d)! / m.period.toSeconds());
   }
@@ -224,7 +234,7 @@ export class InferenceAlarms extends Construct {
     // A service without fallback classes has no fallback share to watch.
     if (fallback.enabled !== false && m.fallback.length > 0) {
       return new cloudwatch.Alarm(this, 'FallbackShare', {
-        metric: m.fallbackShare(fallback.basis, 'fs'),
+        metric: fallbackShareMetric(m, fallback.basis),
         threshold: fallback.thresholdPercent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: InferenceAlarms.periods(m, fallback.duration),
@@ -243,19 +253,8 @@ export class InferenceAlarms extends Construct {
     // The producer is the platform: each class's server sheds what its deadline-sized admission limit cannot serve in
     // time, with its engine's status, and SageMaker or the ALB counts it (ServiceMetrics.shedRequests).
     if (deadline.enabled !== false) {
-      const using: Record<string, cloudwatch.IMetric> = {};
-      for (const c of m.classes) {
-        using[metricId('sh', c.index)] = m.shedRequests(c);
-        using[metricId('rq', c.index)] = m.requests(c);
-      }
-      const sum = (prefix: string) => m.classes.map((c) => `FILL(${metricId(prefix, c.index)}, 0)`).join(' + ');
       return new cloudwatch.Alarm(this, 'DeadlineExhaustion', {
-        metric: new cloudwatch.MathExpression({
-          expression: `IF((${sum('rq')}) >= ${deadline.minRequestsPerPeriod}, 100 * (${sum('sh')}) / (${sum('rq')}), 0)`,
-          usingMetrics: using,
-          label: 'requests shed to protect the deadline (% of arriving requests)',
-          period: m.period,
-        }),
+        metric: deadlineExhaustionMetric(m, deadline.minRequestsPerPeriod),
         threshold: deadline.thresholdPercent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: InferenceAlarms.periods(m, deadline.duration),
@@ -271,18 +270,11 @@ export class InferenceAlarms extends Construct {
   private preferredCapacityErrors(m: ServiceMetrics, capacity: WithDefaults<CapacityErrorAlarmOptions>): cloudwatch.Alarm | undefined {
     // Only classes whose platform produces capacity errors (EKS: Karpenter's log line); SageMaker shortages show as
     // replica shortages.
-    const producing = m.preferred.filter((c) => m.capacityErrors(c) !== undefined);
-    if (capacity.enabled !== false && producing.length > 0) {
-      const using: Record<string, cloudwatch.IMetric> = Object.fromEntries(producing.map((c) => [metricId('ce', c.index), m.capacityErrors(c)!]));
-      const names = producing.map((c) => c.facts.name).join(', ');
+    const metric = preferredCapacityErrorsMetric(m);
+    if (capacity.enabled !== false && metric) {
+      const names = m.preferred.filter((c) => m.capacityErrors(c) !== undefined).map((c) => c.facts.name).join(', ');
       return new cloudwatch.Alarm(this, 'PreferredCapacityErrors', {
-        metric: new cloudwatch.MathExpression({
-          // FILL: a period without a matching log line has no datapoint.
-          expression: Object.keys(using).map((id) => `FILL(${id}, 0)`).join(' + '),
-          usingMetrics: using,
-          label: `capacity errors on ${names}`,
-          period: m.period,
-        }),
+        metric,
         threshold: capacity.threshold,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: InferenceAlarms.periods(m, capacity.duration),
@@ -352,32 +344,114 @@ export class InferenceAlarms extends Construct {
   }
 }
 
+// ----- the metric-math alarms' expressions: built here once, for the alarms and for counting their queries -----------
+
+/** The observed fallback share (%). */
+function fallbackShareMetric(m: ServiceMetrics, basis: 'tokens' | 'requests'): cloudwatch.MathExpression {
+  return m.fallbackShare(basis, 'fs');
+}
+
+/** Requests every class shed (%) of the requests that reached the classes; 0 in a period with fewer than `minRequests`. */
+function deadlineExhaustionMetric(m: ServiceMetrics, minRequests: number): cloudwatch.MathExpression {
+  const using: Record<string, cloudwatch.IMetric> = {};
+  for (const c of m.classes) {
+    using[metricId('sh', c.index)] = m.shedRequests(c);
+    using[metricId('rq', c.index)] = m.requests(c);
+  }
+  const sum = (prefix: string) => m.classes.map((c) => `FILL(${metricId(prefix, c.index)}, 0)`).join(' + ');
+  return new cloudwatch.MathExpression({
+    expression: `IF((${sum('rq')}) >= ${minRequests}, 100 * (${sum('sh')}) / (${sum('rq')}), 0)`,
+    usingMetrics: using,
+    label: 'requests shed to protect the deadline (% of arriving requests)',
+    period: m.period,
+  });
+}
+
+/** Capacity errors of the preferred classes whose platform produces them; undefined when none does. */
+function preferredCapacityErrorsMetric(m: ServiceMetrics): cloudwatch.MathExpression | undefined {
+  const producing = m.preferred.filter((c) => m.capacityErrors(c) !== undefined);
+  if (producing.length === 0) return undefined;
+  const using: Record<string, cloudwatch.IMetric> = Object.fromEntries(producing.map((c) => [metricId('ce', c.index), m.capacityErrors(c)!]));
+  return new cloudwatch.MathExpression({
+    // FILL: a period without a matching log line has no datapoint.
+    expression: Object.keys(using).map((id) => `FILL(${id}, 0)`).join(' + '),
+    usingMetrics: using,
+    label: `capacity errors on ${producing.map((c) => c.facts.name).join(', ')}`,
+    period: m.period,
+  });
+}
+
+/**
+ * The queries a metric-math alarm on `expression` sends PutMetricAlarm: the metrics it reads and its math expressions,
+ * nested ones included (each is one more query), every id once, as CDK renders them.
+ */
+function alarmQueries(expression: cloudwatch.MathExpression): { metrics: number; expressions: number } {
+  const seen = new Map<string, cloudwatch.IMetric>();
+  const walk = (e: cloudwatch.MathExpression) => {
+    for (const [id, q] of Object.entries(e.usingMetrics)) {
+      if (seen.has(id)) continue;
+      seen.set(id, q);
+      if (q instanceof cloudwatch.MathExpression) walk(q);
+    }
+  };
+  walk(expression);
+  const nested = [...seen.values()].filter((q) => q instanceof cloudwatch.MathExpression).length;
+  return { metrics: seen.size - nested, expressions: 1 + nested };
+}
+
+/** `d` rounded up to a whole number of `period`s, `atLeast` of them. */
+function wholePeriods(d: Duration, period: Duration, atLeast = 1): Duration {
+  return Duration.seconds(Math.max(atLeast, Math.ceil(d.toSeconds() / period.toSeconds())) * period.toSeconds());
+}
+
+/** The defaults, with every option the user set (an option set to `undefined` keeps its default). */
+function given<D extends object, U extends object>(defaults: D, user: U | undefined): D & U {
+  const set = Object.entries(user ?? {}).filter(([, v]) => v !== undefined);
+  return { ...defaults, ...Object.fromEntries(set) } as D & U;
+}
+
 /** Every problem of the alarm options. */
 export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<ServiceObservabilityProps>): Problem[] {
   const c = new Checker(OBSERVABILITY_RULES);
-  const facts = servingPropProblem(props) ? undefined : props.serving!.servingDescription().routing;
-  if (facts && props.fallbackShare?.enabled !== false) {
-    const n = observedClasses(facts).length;
-    c.cross('alarm.metrics', { metrics: n, what: `the fallback share alarm: one per capacity class, ${n} classes`, toggle: 'fallbackShare.enabled' }, 'serving');
-  }
-  if (facts && props.deadlineExhaustion?.enabled !== false) {
-    const n = observedClasses(facts).length;
-    c.cross('alarm.metrics', {
-      metrics: 2 * n, what: `the deadline exhaustion alarm: shed and arriving requests per capacity class, ${n} classes`, toggle: 'deadlineExhaustion.enabled',
-    }, 'serving');
-  }
-  if (facts && props.preferredCapacityErrors?.enabled !== false) {
-    const ranks = observedClasses(facts).map((cls) => cls.facts.preferenceRank);
-    const best = ranks.filter((r) => r === Math.min(...ranks)).length;
-    c.cross('alarm.metrics', {
-      metrics: best, what: `the preferred-class capacity error alarm: one per class of the best preference rank, ${best} classes`,
-      toggle: 'preferredCapacityErrors.enabled',
-    }, 'serving');
-  }
   // A period that breaks its own rule (a token included) is reported by the shared checks; durations are then
   // measured against the default, never against a token's encoding.
-  const given = durationSeconds(props.period);
-  const period = given !== undefined && OBSERVABILITY_RULES.period.check(given) === undefined ? given : 60;
+  const givenPeriod = durationSeconds(props.period);
+  const period = givenPeriod !== undefined && OBSERVABILITY_RULES.period.check(givenPeriod) === undefined ? givenPeriod : 60;
+  // The alarms' queries are counted on the expressions the alarms are built from, over valid facts only (the serving
+  // description's own problems are reported by the shared checks).
+  const description = servingPropProblem(props) ? undefined : props.serving!.servingDescription();
+  const valid = description && servingDescriptionProblems(description).length === 0 ? description : undefined;
+  const m = valid && new ServiceMetrics(valid, Duration.seconds(period));
+  const queries = (alarm: cloudwatch.MathExpression, what: string, fix: string) => c.cross('alarm.metrics', { ...alarmQueries(alarm), what, fix }, 'serving');
+  const n = m?.classes.length ?? 0;
+  if (m && props.fallbackShare?.enabled !== false && m.fallback.length > 0) {
+    // An invalid basis is reported by its own rule; the alarm's queries are then those of the default.
+    const set = props.fallbackShare?.basis;
+    const basis = set === 'tokens' || set === 'requests' ? set : ALARM_DEFAULTS.fallbackShare.basis;
+    const alarm = fallbackShareMetric(m, basis);
+    const perClass = alarmQueries(alarm).expressions - 1;
+    queries(
+      alarm,
+      `the fallback share alarm by ${basis}: one metric per capacity class${perClass > 0
+        ? `, and one expression, requests x tokensPerRequest, for each of the ${perClass} classes without a token counter` : ''}, ${n} classes`,
+      `${perClass > 0 ? "set fallbackShare.basis: 'requests' or " : ''}disable it with fallbackShare.enabled: false`,
+    );
+  }
+  if (m && props.deadlineExhaustion?.enabled !== false) {
+    queries(
+      deadlineExhaustionMetric(m, ALARM_DEFAULTS.deadlineExhaustion.minRequestsPerPeriod),
+      `the deadline exhaustion alarm: shed and arriving requests per capacity class, ${n} classes`,
+      'disable it with deadlineExhaustion.enabled: false',
+    );
+  }
+  const capacityErrors = m && preferredCapacityErrorsMetric(m);
+  if (capacityErrors && props.preferredCapacityErrors?.enabled !== false) {
+    queries(
+      capacityErrors,
+      'the preferred-class capacity error alarm: one per class of the best preference rank whose platform produces them',
+      'disable it with preferredCapacityErrors.enabled: false',
+    );
+  }
   const reconciler = durationSeconds(props.reconcilerPeriod);
   const runPeriod = reconciler !== undefined && c.cross('alarm.reconcilerPeriod', reconciler, 'reconcilerPeriod') ? reconciler : DEFAULT_RECONCILER_PERIOD.toSeconds();
   const duration = (prop: string, d: Duration | undefined, periodSeconds = period) => {

@@ -126,7 +126,11 @@ function controlRow(m: ServiceMetrics): cloudwatch.IWidget[] {
         new cloudwatch.SearchExpression({
           expression: searchExpression({
             namespace: Metrics.decisions.namespace, dimensionNames: [Dim.SERVICE, Dim.REASON], metricName: Metrics.decisions.name,
-            pinned: { [Dim.SERVICE]: m.service }, stat: 'Sum', periodSeconds: m.period.toSeconds(),
+            // No period in the call: the graph's period applies, which the dashboard adapts to the time range
+            // (periodOverride auto). A fixed 60 s would return nothing for a range starting more than 15 days back
+            // ("Start time between 15 and 63 days ago - Use a multiple of 300 seconds", MetricDataQuery Period:
+            // https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_MetricDataQuery.html).
+            pinned: { [Dim.SERVICE]: m.service }, stat: 'Sum',
           }),
           // A dynamic label: one line per reason, named by it.
           label: `\${PROP('Dim.${Dim.REASON}')}`,

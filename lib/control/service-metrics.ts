@@ -31,7 +31,8 @@ export interface ServiceObservabilityProps {
    */
   readonly serving: IInferenceServing;
   /**
-   * Period of every metric on the dashboard and of every alarm.
+   * Period of every metric on the dashboard and of every alarm: a whole number of minutes, at most one day (every metric
+   * they read is published once a minute). Alarm default durations are rounded up to whole periods.
    * @default Duration.minutes(1) - the reconciler's tick
    */
   readonly period?: Duration;

@@ -74,6 +74,13 @@ function dashboardWidgets(stack: Stack, template: Template): Widget[] {
   return JSON.parse(text).widgets;
 }
 
+/** The dashboard's periodOverride (auto: each graph's period adapts to the time range). */
+function dashboardPeriodOverride(stack: Stack, template: Template): unknown {
+  const body = stack.resolve(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0].Properties.DashboardBody);
+  const text = typeof body === 'string' ? body : (body['Fn::Join'][1] as unknown[]).map((p) => (typeof p === 'string' ? p : 'REF')).join('');
+  return JSON.parse(text).periodOverride;
+}
+
 function widget(widgets: Widget[], title: string): Widget {
   const found = widgets.find((w) => w.properties.title === title);
   if (!found) throw new Error(`no widget '${title}'; titles: ${widgets.map((w) => w.properties.title).join(' | ')}`);
@@ -243,11 +250,14 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     expect(w.properties.yAxis).toEqual(expect.objectContaining({ right: { min: 0, max: 1, label: 'mode', showUnits: false } }));
   });
 
-  test('decisions by reason are found by a search on the service, one line per reason', () => {
+  test('decisions by reason are found by a search on the service, one line per reason, at the graph\'s period (none fixed in the call)', () => {
     const w = widget(widgets, 'Reconciler decisions by reason');
+    // A period in the call would hold for every time range: a fixed 60 s returns nothing for ranges older than 15 days.
     expect(expressions(w)).toEqual([
-      'SEARCH(\'{CapacityAwareInference,Service,Reason} MetricName="Decisions" Service="llama3-chat"\', \'Sum\', 60)',
+      'SEARCH(\'{CapacityAwareInference,Service,Reason} MetricName="Decisions" Service="llama3-chat"\', \'Sum\')',
     ]);
+    expect(rows(w)[0][0]).toEqual(expect.objectContaining({ period: 60 }));
+    expect(dashboardPeriodOverride(stack, template)).toBe('auto');
     expect(rows(w)[0][0]).toEqual(expect.objectContaining({ label: "${PROP('Dim.Reason')}" }));
   });
 
@@ -428,6 +438,24 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     });
   });
 
+  test('fails when the topic policy lets no alarm publish: it replaces SNS\'s default policy, so CloudWatch needs its own Allow', () => {
+    const topicRef = { Ref: stack.getLogicalId(obs.alarms.topic.node.defaultChild as sns.CfnTopic) };
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [topicRef],
+      PolicyDocument: {
+        Statement: Match.arrayWith([{
+          Sid: 'AllowAlarmsOfThisAccountToPublish',
+          Effect: 'Allow',
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: 'sns:Publish',
+          Resource: topicRef,
+          // Only the alarms of this account and region.
+          Condition: { ArnLike: { 'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:us-east-1:123456789012:alarm:*']] } } },
+        }]),
+      },
+    });
+  });
+
   test('is cdk-nag clean', () => {
     expect(nagFindings(stack)).toEqual([]);
     expect(nistFindings(stack)).toEqual([]);
@@ -457,6 +485,39 @@ describe('token counters scraped less often than the period', () => {
     expect(new Set(names(tokenShareAlarm(60)))).toEqual(new Set(['vllm_generation_tokens_total']));
     // A 120 s scrape leaves every other minute without tokens: the share would swing between 0% and 100%.
     expect(new Set(names(tokenShareAlarm(120)))).toEqual(new Set(['RequestCount']));
+  });
+});
+
+describe('default durations at periods longer than they are', () => {
+  const errors = { namespace: 'CapacityAwareInference/Karpenter', metricName: 'InsufficientCapacity/prod/llama-l40s', dimensions: {}, stat: 'Sum' as const };
+  // Each alarm's default duration, and the period it is evaluated at (the run-fed ones at the Reconciler's, one minute).
+  const defaults: Array<[string, Duration, 'period' | 'runs']> = [
+    ['served by fallback classes', ALARM_DEFAULTS.fallbackShare.duration, 'period'],
+    ['to protect the deadline', ALARM_DEFAULTS.deadlineExhaustion.duration, 'period'],
+    ['reported capacity errors', ALARM_DEFAULTS.preferredCapacityErrors.duration, 'period'],
+    ['wanted more replicas', ALARM_DEFAULTS.replicaShortage.duration, 'runs'],
+    ['recorded no decision', ALARM_DEFAULTS.reconcilerHeartbeat.duration, 'runs'],
+  ];
+
+  test.each([3, 11, 15])('fails when a default alarm has 0 evaluation periods or a shortened window: period %i minutes', (minutes) => {
+    const { stack } = testStack();
+    new InferenceAlarms(stack, 'Alarms', { serving: servingOf(ALB, 'llama-eks', 250, { classes: { l40s: { capacityErrors: errors } } }), period: Duration.minutes(minutes) });
+    const template = Template.fromStack(stack);
+    expect(Object.keys(template.findResources('AWS::CloudWatch::Alarm'))).toHaveLength(1 + 1 + 1 + ALB.targets.length + 1);
+    for (const [fragment, duration, at] of defaults) {
+      for (const a of alarmsByDescription(template, fragment)) {
+        const stats = (a.Metrics ?? []).map((q) => (q.MetricStat as { Period?: number } | undefined)?.Period);
+        const periods = new Set([a.Period, ...stats].filter((p) => p !== undefined));
+        expect([...periods]).toEqual([at === 'period' ? minutes * 60 : 60]);
+        const period = [...periods][0] as number;
+        const n = a.EvaluationPeriods as number;
+        expect(n).toBeGreaterThanOrEqual(1);
+        expect(a.DatapointsToAlarm).toBe(n);
+        // Rounded up to whole periods: at least the default, less than one period more.
+        expect(n * period).toBeGreaterThanOrEqual(duration.toSeconds());
+        expect(n * period - period).toBeLessThan(duration.toSeconds());
+      }
+    }
   });
 });
 
@@ -576,7 +637,8 @@ describe('validation', () => {
         + '(the Service dimension of every metric and alarm; CloudWatch alarms document 255 characters)',
       "  - serving.routing.classes: 'l40s' occur more than once; allowed: unique capacity class names",
       "  - serving.routing.classes['l40s'].usdPerReplicaHour: is -1 USD; allowed: a finite number at least 0 USD",
-      '  - period: is 90 s; allowed: 10 s, 30 s or a whole number of minutes (CloudWatch periods)',
+      '  - period: is 90 s; allowed: a whole number of minutes from 1 minute to 1 day (the dashboard and the alarms read metrics published '
+        + 'once a minute; a period under a minute is for high-resolution metrics only)',
       '  - fallbackShare.thresholdPercent: is 150 %; allowed: a finite number above 0 and below 100 %',
       '  - fallbackShare.duration: is 30 seconds with a period of 60 s; allowed: a whole number of periods, at least one, at most 1 day',
       '  - deadlineExhaustion.minRequestsPerPeriod: is 0; allowed: a whole number at least 1',
@@ -591,7 +653,7 @@ describe('validation', () => {
       .toThrow("InferenceDashboard 'Test/Dash' is invalid (1 problem):\n  - serving.routing.targets: 0 target groups; allowed: 1 to 5 ALB target groups");
   });
 
-  test('fails when more preferred classes share rank 0 than one alarm can read (one metric each, 10 at most)', () => {
+  test('fails when more preferred classes with capacity errors share rank 0 than one alarm can read (one metric each, 10 at most)', () => {
     const { stack } = testStack();
     // Up to 5 pools per variant: n preferred classes spread over variants of 5.
     const pool = SAGEMAKER.variants[0].classes[0];
@@ -602,15 +664,45 @@ describe('validation', () => {
         classes: Array.from({ length: Math.min(5, n - 5 * v) }, (_, i) => ({ ...pool, name: `c${5 * v + i}`, preferenceRank: 0 })),
       })),
     });
+    // A platform that produces capacity errors for every class (SageMaker itself produces none).
+    const producing = (n: number) => servingOf(many(n), 's', 250, {
+      classes: Object.fromEntries(Array.from({ length: n }, (_, i) => [`c${i}`, {
+        capacityErrors: { namespace: 'CapacityAwareInference/Karpenter', metricName: `InsufficientCapacity/c${i}`, dimensions: {}, stat: 'Sum' as const },
+      }])),
+    });
     const noFallback = { fallbackShare: { enabled: false }, deadlineExhaustion: { enabled: false } };
-    expect(() => new InferenceAlarms(stack, 'Alarms', { serving: servingOf(many(11), 's'), ...noFallback })).toThrow(
-      "InferenceAlarms 'Test/Alarms' is invalid (1 problem):\n  - serving: needs 11 metrics in one alarm (the preferred-class capacity error alarm: "
-      + 'one per class of the best preference rank, 11 classes); disable it with preferredCapacityErrors.enabled: false; allowed: at most 10 metrics '
-      + 'in one alarm, or the alarm disabled',
+    expect(() => new InferenceAlarms(stack, 'Alarms', { serving: producing(11), ...noFallback })).toThrow(
+      "InferenceAlarms 'Test/Alarms' is invalid (1 problem):\n  - serving: needs 11 metrics and 1 math expression in one alarm (the preferred-class "
+      + 'capacity error alarm: one per class of the best preference rank whose platform produces them); disable it with '
+      + 'preferredCapacityErrors.enabled: false; allowed: at most 10 metrics and 10 math expressions in one alarm, or the alarm disabled '
+      + '(PutMetricAlarm takes at most 10 metrics and 10 expressions)',
     );
-    expect(() => new InferenceAlarms(stack, 'Ten', { serving: servingOf(many(10), 's'), ...noFallback })).not.toThrow();
-    expect(() => new InferenceAlarms(stack, 'Off', { serving: servingOf(many(11), 's'), ...noFallback, preferredCapacityErrors: { enabled: false } }))
+    expect(() => new InferenceAlarms(stack, 'Ten', { serving: producing(10), ...noFallback })).not.toThrow();
+    expect(() => new InferenceAlarms(stack, 'Off', { serving: producing(11), ...noFallback, preferredCapacityErrors: { enabled: false } }))
       .not.toThrow();
+    // Without a producer there is no such alarm, and nothing to count.
+    expect(() => new InferenceAlarms(stack, 'None', { serving: servingOf(many(11), 's'), ...noFallback })).not.toThrow();
+  });
+
+  test('fails when the token-based fallback share alarm needs more than 10 expressions (requests x tokensPerRequest per class without a token counter)', () => {
+    const { stack } = testStack();
+    const pool = SAGEMAKER.variants[0].classes[0];
+    // Ten classes, one per variant (SageMaker counts no tokens): ten metrics, and eleven expressions by tokens.
+    const ten: SageMakerRoutingFacts = {
+      ...SAGEMAKER,
+      variants: Array.from({ length: 10 }, (_, v) => ({ variantName: `v${v}`, classes: [{ ...pool, name: `c${v}`, preferenceRank: v }] })),
+    };
+    const noDeadline = { deadlineExhaustion: { enabled: false } };
+    expect(() => new InferenceAlarms(stack, 'Tokens', { serving: servingOf(ten, 's'), ...noDeadline })).toThrow(
+      "InferenceAlarms 'Test/Tokens' is invalid (1 problem):\n  - serving: needs 10 metrics and 11 math expressions in one alarm (the fallback share "
+      + 'alarm by tokens: one metric per capacity class, and one expression, requests x tokensPerRequest, for each of the 10 classes without a token '
+      + "counter, 10 classes); set fallbackShare.basis: 'requests' or disable it with fallbackShare.enabled: false; allowed: at most 10 metrics and "
+      + '10 math expressions in one alarm, or the alarm disabled (PutMetricAlarm takes at most 10 metrics and 10 expressions)',
+    );
+    new InferenceAlarms(stack, 'Requests', { serving: servingOf(ten, 's'), ...noDeadline, fallbackShare: { basis: 'requests' } });
+    const metrics = oneAlarm(Template.fromStack(stack), 'served by fallback classes').Metrics ?? [];
+    expect([metrics.filter((q) => q.MetricStat).length, metrics.filter((q) => q.Expression).length]).toEqual([10, 1]);
+    expect(() => new InferenceAlarms(stack, 'Off', { serving: servingOf(ten, 's'), ...noDeadline, fallbackShare: { enabled: false } })).not.toThrow();
   });
 
   test('fails when the deadline exhaustion alarm would read more than 10 metrics (two per class: more than 5 classes)', () => {
@@ -625,8 +717,9 @@ describe('validation', () => {
       })),
     });
     expect(() => new InferenceAlarms(stack, 'Six', { serving: servingOf(many(6), 's') })).toThrow(
-      '  - serving: needs 12 metrics in one alarm (the deadline exhaustion alarm: shed and arriving requests per capacity class, 6 classes); '
-      + 'disable it with deadlineExhaustion.enabled: false; allowed: at most 10 metrics in one alarm, or the alarm disabled',
+      '  - serving: needs 12 metrics and 1 math expression in one alarm (the deadline exhaustion alarm: shed and arriving requests per capacity '
+      + 'class, 6 classes); disable it with deadlineExhaustion.enabled: false; allowed: at most 10 metrics and 10 math expressions in one alarm, '
+      + 'or the alarm disabled',
     );
     expect(() => new InferenceAlarms(stack, 'Five', { serving: servingOf(many(5), 's') })).not.toThrow();
     expect(() => new InferenceAlarms(stack, 'Off', { serving: servingOf(many(6), 's'), deadlineExhaustion: { enabled: false } })).not.toThrow();
@@ -641,6 +734,17 @@ describe('validation', () => {
     );
     const same: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [{ ...SAGEMAKER.variants[0], variantName: 'l40s' }, SAGEMAKER.variants[1]] };
     expect(() => new InferenceDashboard(stack, 'Same', { serving: servingOf(same, 's') })).not.toThrow();
+  });
+
+  test('fails when the period is under a minute: every metric the alarms read is published once a minute, so they could never fill a window', () => {
+    for (const seconds of [10, 30]) {
+      const { stack } = testStack();
+      expect(() => new InferenceAlarms(stack, 'Alarms', { serving: servingOf(ALB, 's'), period: Duration.seconds(seconds) })).toThrow(
+        `InferenceAlarms 'Test/Alarms' is invalid (1 problem):\n  - period: is ${seconds} s; allowed: a whole number of minutes from 1 minute to 1 day `
+        + '(the dashboard and the alarms read metrics published once a minute; a period under a minute is for high-resolution metrics only)',
+      );
+      expect(() => new InferenceDashboard(stack, 'Dashboard', { serving: servingOf(ALB, 's'), period: Duration.seconds(seconds) })).toThrow(`is ${seconds} s`);
+    }
   });
 
   test('accepts the boundaries: 99.9% share, one-period durations, a 1-day heartbeat', () => {

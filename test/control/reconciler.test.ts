@@ -244,6 +244,13 @@ describe('Reconciler on a SageMaker endpoint', () => {
       Dimensions: [{ Name: 'Service', Value: 'llama3-chat' }],
     });
     template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ReconcilerAlarmTopicKey'), 'Arn'] } });
+    // Its TLS-only policy replaces SNS's default one: without its own Allow no alarm could publish.
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [topic],
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish', Resource: topic })]),
+      },
+    });
   });
 
   test('the audit-trail log group is encrypted with a rotating key that CloudWatch Logs may use', () => {

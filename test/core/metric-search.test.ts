@@ -17,6 +17,14 @@ describe('SEARCH expressions: one builder, one parser', () => {
       + 'EndpointName="my\\"end\\\\point" VariantName="a"\', \'p95\', 60)');
   });
 
+  test('without a period the call has no third argument (the graph\'s period applies), and parses back the same', () => {
+    const { periodSeconds: _, ...noPeriod } = SPEC;
+    const e = searchExpression(noPeriod);
+    expect(e).toBe('SEARCH(\'{AWS/SageMaker,EndpointName,InstanceType,VariantName} MetricName="ModelLatency" '
+      + 'EndpointName="my\\"end\\\\point" VariantName="a"\', \'p95\')');
+    expect(parseSearch(e)).toStrictEqual(parseSearch(searchExpression(SPEC)));
+  });
+
   test('build then parse gives the metric back: pinned values (quotes and backslashes too), the other dimensions searched over', () => {
     expect(parseSearch(searchExpression(SPEC))).toStrictEqual({
       namespace: 'AWS/SageMaker',

@@ -109,7 +109,7 @@ describe('issue 20 item 13: unclear failures', () => {
     const message = thrown(() => new InferenceAlarms(stack, 'Alarms', {
       serving: servingOf(FACTS, 'chat'), period: token, fallbackShare: { duration: token },
     })).message;
-    expect(message).toContain('  - period: is a CDK token (the alarms compute their evaluation periods from it); allowed: 10 s, 30 s or a whole number of minutes');
+    expect(message).toContain('  - period: is a CDK token (the alarms compute their evaluation periods from it); allowed: a whole number of minutes from 1 minute to 1 day');
     expect(message).toContain('  - fallbackShare.duration: is a CDK token (the alarm computes its evaluation periods from it)');
     expect(message).not.toMatch(/e\+28\d/);
   });

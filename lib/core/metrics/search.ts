@@ -19,7 +19,11 @@ export interface SearchSpec {
   readonly pinned: Readonly<Record<string, string>>;
   /** `Sum`, `Average`, a percentile such as `p95`, ... */
   readonly stat: string;
-  readonly periodSeconds: number;
+  /**
+   * The period written into the call; without it the graph's period applies (the call's third argument is optional:
+   * the syntax page's form is `SEARCH('{...} SearchTerm', 'Statistic')`).
+   */
+  readonly periodSeconds?: number;
 }
 
 /** The metric a `SEARCH` reads: the schema's dimension names, each with its pinned value or `undefined` (any value). */
@@ -44,7 +48,8 @@ function unquote(value: string): string {
  */
 export function searchExpression(spec: SearchSpec): string {
   const terms = [['MetricName', spec.metricName], ...Object.entries(spec.pinned)].map(([k, v]) => `${k}=${quote(v)}`);
-  return `SEARCH('{${[spec.namespace, ...spec.dimensionNames].join(',')}} ${terms.join(' ')}', '${spec.stat}', ${spec.periodSeconds})`;
+  const period = spec.periodSeconds === undefined ? '' : `, ${spec.periodSeconds}`;
+  return `SEARCH('{${[spec.namespace, ...spec.dimensionNames].join(',')}} ${terms.join(' ')}', '${spec.stat}'${period})`;
 }
 
 // A SEARCH call as searchExpression writes it: the schema, then only Name="value" terms (escapes inside the quotes).

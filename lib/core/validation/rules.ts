@@ -351,10 +351,17 @@ export const OBSERVABILITY_RULES = {
   serving: SERVING_RULE,
   'serving.service': SERVICE_DIMENSION_RULE,
   'serving.tokensPerRequest': numberRule({ above: 0, unit: 'tokens' }),
+  // Every metric the dashboard and the alarms read is published once a minute (AWS/SageMaker, AWS/ApplicationELB, the
+  // EMF and metric-filter metrics, none at StorageResolution 1): a sub-minute period is for high-resolution metrics only,
+  // and an alarm at one "does not receive data for the attempts that do not correspond to a one-minute data resolution"
+  // (PutMetricAlarm, Period: https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html),
+  // so with missing data not breaching over every period of its window it could never fire. Past one day no alarm
+  // duration is allowed (alarm.duration).
   period: crossRule<number>(
-    '10 s, 30 s or a whole number of minutes (CloudWatch periods)',
-    (s) => (s === 10 || s === 30 || (Number.isInteger(s) && s >= 60 && s % 60 === 0) ? undefined
+    'a whole number of minutes from 1 minute to 1 day',
+    (s) => (Number.isInteger(s) && s >= 60 && s % 60 === 0 && s <= 86400 ? undefined
       : isUnresolved(s) ? 'is a CDK token (the alarms compute their evaluation periods from it)' : `is ${s} s`),
+    'the dashboard and the alarms read metrics published once a minute; a period under a minute is for high-resolution metrics only',
   ),
   'alarm.reconcilerPeriod': crossRule<number>(
     "a whole number of minutes: the Reconciler's policy.period",
@@ -372,10 +379,14 @@ export const OBSERVABILITY_RULES = {
     },
   ),
   'fallbackShare.basis': crossRule<unknown>("'tokens' or 'requests'", (v) => (v === undefined || v === 'tokens' || v === 'requests' ? undefined : `is ${JSON.stringify(v)}`)),
-  'alarm.metrics': crossRule<{ readonly metrics: number; readonly what: string; readonly toggle: string }>(
-    'at most 10 metrics in one alarm, or the alarm disabled',
-    ({ metrics, what, toggle }) => (metrics <= 10 ? undefined : `needs ${metrics} metrics in one alarm (${what}); disable it with ${toggle}: false`),
-    'a CloudWatch metric-math alarm reads at most 10 metrics',
+  // PutMetricAlarm's Metrics: "up to 20 MetricDataQuery structures ... as many as 10 structures that contain a MetricStat
+  // parameter to retrieve a metric, and as many as 10 structures that contain the Expression parameter"
+  // (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_MetricDataQuery.html); nested expressions count.
+  'alarm.metrics': crossRule<{ readonly metrics: number; readonly expressions: number; readonly what: string; readonly fix: string }>(
+    'at most 10 metrics and 10 math expressions in one alarm, or the alarm disabled',
+    ({ metrics, expressions, what, fix }) => (metrics <= 10 && expressions <= 10 ? undefined
+      : `needs ${metrics} metric${metrics === 1 ? '' : 's'} and ${expressions} math expression${expressions === 1 ? '' : 's'} in one alarm (${what}); ${fix}`),
+    'PutMetricAlarm takes at most 10 metrics and 10 expressions',
   ),
   'fallbackShare.thresholdPercent': numberRule({ above: 0, below: 100, unit: '%' }),
   'deadlineExhaustion.thresholdPercent': numberRule({ above: 0, below: 100, unit: '%' }),
