@@ -101,9 +101,11 @@ export interface ReconcilerProps {
   readonly logEncryptionKey?: kms.IKey;
   /**
    * Where the reconciler's alarms (failed runs, Lambda errors, capacity errors) notify on ALARM and OK. Pass
-   * `InferenceObservability`'s `alarms.topic` to page through one topic.
+   * `InferenceObservability`'s `alarms.topic` to page through one topic. A topic of your own must let
+   * `cloudwatch.amazonaws.com` publish (a topic policy replaces SNS's default one) and, if encrypted, let CloudWatch use
+   * its key; this construct changes neither.
    * @default - a new SNS topic encrypted with a new customer managed key (rotation on; CloudWatch may use it) that
-   * accepts only TLS publishers
+   * accepts only TLS publishers and lets the alarms of this account and region publish
    */
   readonly alarmTopic?: sns.ITopic;
 }
