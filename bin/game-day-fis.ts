@@ -16,13 +16,15 @@
  * every other way out and deletes the template it created.
  */
 import {
-  CreateExperimentTemplateCommand, type CreateExperimentTemplateRequest, DeleteExperimentTemplateCommand, type FisClient,
+  CreateExperimentTemplateCommand, type CreateExperimentTemplateRequest, DeleteExperimentTemplateCommand, type Experiment, type FisClient,
   GetExperimentCommand, StartExperimentCommand, StopExperimentCommand,
 } from '@aws-sdk/client-fis';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type AuditChange, type Injection } from '../lib/core/game-day/runner';
 
 export const FIS_ICE_ACTION = 'aws:ec2:api-insufficient-instance-capacity-error';
+/** The action's name in the template, the key of its state in GetExperiment's `experiment.actions`. */
+export const FIS_ACTION_NAME = 'ZonalCapacityShortage';
 
 export interface FisShortage {
   /** The Karpenter controller's role: the launches that fail are the ones it makes. */
@@ -53,7 +55,7 @@ export function fisTemplate(s: FisShortage): CreateExperimentTemplateRequest {
     stopConditions: s.stopAlarmArns.map((value) => ({ source: 'aws:cloudwatch:alarm', value })),
     targets: { KarpenterController: { resourceType: 'aws:iam:role', resourceArns: [s.karpenterRoleArn], selectionMode: 'ALL' } },
     actions: {
-      ZonalCapacityShortage: {
+      [FIS_ACTION_NAME]: {
         actionId: FIS_ICE_ACTION,
         description: 'every launch of the Karpenter controller in these zones fails with InsufficientInstanceCapacity',
         parameters: { duration: isoMinutes(s.durationSeconds), availabilityZoneIdentifiers: s.zones.join(','), percentage: '100' },
@@ -78,9 +80,34 @@ const SETTLED = new Set(['completed', 'stopping', 'stopped', 'failed', 'cancelle
 const NEVER_RAN = new Set(['cancelled']);
 
 /**
- * StartExperiment answers `initiating`; the injection runs only once the experiment is `running`, and one that fails
- * to start (the experiment role may not inject, a target is gone) goes to `failed` instead. The command waits for
- * `running` this long, asking every `START_POLL_MS`, before it counts the game day as started.
+ * The action states before the action runs (API_ExperimentActionState.html: pending, initiating, running, completed,
+ * cancelled, stopping, stopped, failed, skipped; @aws-sdk/client-fis@3.523.0 ExperimentActionStatus the same). Every
+ * state but these and `running` is one in which the action injects no more, or never did.
+ */
+const ACTION_NOT_YET = new Set(['pending', 'initiating']);
+
+/** `status (reason)`, or `in no state` when FIS gives none. */
+function said(state: { status?: string; reason?: string } | undefined): string {
+  return state?.status ? `${state.status}${state.reason ? ` (${state.reason})` : ''}` : 'in no state';
+}
+
+/**
+ * Why the shortage is not in force in one GetExperiment answer, or undefined when it is: only an experiment that is
+ * `running` with its action `running` injects. The experiment's state alone does not say so: its action can fail, or
+ * still be pending, while the experiment shows `running` (the experiment's and each action's state are apart in
+ * GetExperiment: API_Experiment.html `state` and `actions`, API_ExperimentAction.html `state`).
+ */
+export function shortageNotInForce(experiment: Experiment | undefined, experimentId: string): string | undefined {
+  const status = experiment?.state?.status;
+  const action = experiment?.actions?.[FIS_ACTION_NAME]?.state;
+  if (status === 'running' && action?.status === 'running') return undefined;
+  return `AWS FIS experiment ${experimentId} is ${said(experiment?.state)}, its action ${FIS_ACTION_NAME} ${said(action)}`;
+}
+
+/**
+ * StartExperiment answers `initiating`; the injection runs only once the experiment and its action are `running`, and
+ * one that fails to start (the experiment role may not inject, a target is gone) goes to `failed` instead. The command
+ * waits for both this long, asking every `START_POLL_MS`, before it counts the game day as started.
  */
 export const START_TIMEOUT_MS = 180_000;
 export const START_POLL_MS = 5_000;
@@ -97,8 +124,9 @@ function required(id: string | undefined, what: string): string {
 }
 
 /**
- * The zonal shortage as a game-day injection: start the experiment and wait until it runs (an experiment that ends
- * before is an error: nothing is injected); restore = stop it (unless FIS already did) and delete the template.
+ * The zonal shortage as a game-day injection: start the experiment and wait until it and its action run (one that
+ * ends before is an error: nothing is injected); while held, the runner asks `inForce` at every poll; restore = stop it
+ * (unless FIS already did) and delete the template.
  */
 export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number, signal?: AbortSignal) => Promise<void> = wait): Injection {
   let templateId: string | undefined;
@@ -118,8 +146,16 @@ export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number,
       experimentId = required(started.experiment?.id, 'StartExperiment');
       // An interrupt ends the wait: the runner then restores (stops the experiment, deletes the template).
       for (let waited = 0; !signal?.aborted; waited += START_POLL_MS) {
-        const state = (await fis.send(new GetExperimentCommand({ id: experimentId }))).experiment?.state;
-        if (state?.status === 'running') break;
+        const experiment = (await fis.send(new GetExperimentCommand({ id: experimentId }))).experiment;
+        const state = experiment?.state;
+        const action = experiment?.actions?.[FIS_ACTION_NAME]?.state;
+        if (state?.status === 'running' && action?.status === 'running') break;
+        // The experiment runs but its action has ended, or never started: a failing action (the role may not inject on
+        // that target) shows here before the experiment itself turns `failed`.
+        if (state?.status === 'running' && action?.status !== undefined && !ACTION_NOT_YET.has(action.status)) {
+          throw new Error(`AWS FIS experiment ${experimentId} is running but its action ${FIS_ACTION_NAME} is ${said(action)} before the game day `
+            + 'saw it running: the shortage is not in force');
+        }
         if (SETTLED.has(state?.status ?? '')) {
           // cancelled never ran; the others may have, briefly (a stop-condition alarm already in ALARM stops an
           // experiment as soon as it starts, a failing action fails it): either way no shortage holds now.
@@ -128,11 +164,20 @@ export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number,
             ? 'nothing was injected' : 'the shortage is not in force (a stop condition already in ALARM ends an experiment at once; a role that may not '
             + 'inject fails it)'}`);
         }
-        if (waited >= START_TIMEOUT_MS) throw new Error(`AWS FIS experiment ${experimentId} is still ${state?.status ?? 'in no state'} after ${START_TIMEOUT_MS / 1000} s`);
+        if (waited >= START_TIMEOUT_MS) {
+          throw new Error(`AWS FIS experiment ${experimentId} is still ${state?.status ?? 'in no state'} (its action ${FIS_ACTION_NAME} ${said(action)}) `
+            + `after ${START_TIMEOUT_MS / 1000} s`);
+        }
         await pause(START_POLL_MS, signal);
       }
       const after = { experimentTemplateId: templateId, experimentId, zones: s.zones, duration: isoMinutes(s.durationSeconds) };
       return { target, before: null, after };
+    },
+    async inForce(): Promise<string | undefined> {
+      // FIS ends the injection itself on a stop alarm (which may clear before the runner's next poll of the alarms), on
+      // a failing action, or at the action's duration: none of it shows in the alarms, so the experiment is asked.
+      if (!experimentId) return 'no AWS FIS experiment was started';
+      return shortageNotInForce((await fis.send(new GetExperimentCommand({ id: experimentId }))).experiment, experimentId);
     },
     async restore(): Promise<AuditChange> {
       if (!templateId) return { target, before: null, after: null };

@@ -19,7 +19,7 @@ import { CloudWatchClient, DescribeAlarmsCommand, GetMetricDataCommand, type Met
 import { FisClient } from '@aws-sdk/client-fis';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
+import { capacityErrorsDuring, compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { type ChartSeries } from '../lib/core/report/chart-series';
 import { type LimitsPatch, nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds } from '../lib/core/game-day/injection';
 import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceId } from '../lib/core/platform/sagemaker-scalable-target';
@@ -59,7 +59,7 @@ Stop conditions (required; it refuses to start without both):
   --hold <dur>           how long the shortage is held (at most --max-duration)
   --service <name>       the service whose reconciler is watched, when the stack holds several (its contract name)
   --class <name>         the class to take away (default: the preferred class, preference rank 0)
-  --poll <dur>           how often the stop alarms are read (default 30s)
+  --poll <dur>           how often the stop alarms (and with --fis-zones the experiment) are read (default 30s)
   --watch-return <dur>   keep the timeline going this long after the restore (default 15m)
   --audit <file>         JSON lines of every change and event (default game-day-audit.jsonl)
   --report <dir>         the window's metrics from CloudWatch beside the simulator's run of the same shortage on the
@@ -361,8 +361,14 @@ export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
   }
 }
 
+/** A window as the report reads it: the chart series, and a class's capacity errors summed over slots [from, to]. */
+export interface ObservedWindow {
+  readonly series: ChartSeries;
+  capacityErrors(className: string, from: number, to: number): number | undefined;
+}
+
 /** The reconciler's signals over [start, end) (epoch seconds), one slot per period, from GetMetricData. */
-export async function observeWindow(cw: CloudWatchClient, config: ReconcilerConfig, start: number, end: number): Promise<ChartSeries> {
+export async function observeWindow(cw: CloudWatchClient, config: ReconcilerConfig, start: number, end: number): Promise<ObservedWindow> {
   const period = config.policy?.periodSeconds ?? 60;
   const batch = buildQueryBatch(signalPlan(config, period), period);
   const slots = Math.max(1, Math.ceil((end - start) / period));
@@ -375,7 +381,11 @@ export async function observeWindow(cw: CloudWatchClient, config: ReconcilerConf
     results.push(...(page.MetricDataResults ?? []));
     next = page.NextToken;
   } while (next);
-  return observedSeries(batch, windowsFromResults(results, batch, { start, periodSeconds: period, slots }), slots);
+  const windows = windowsFromResults(results, batch, { start, periodSeconds: period, slots });
+  return {
+    series: observedSeries(batch, windows, slots),
+    capacityErrors: (className, from, to) => capacityErrorsDuring(batch, windows, className, from, to),
+  };
 }
 
 /** The library policy's means from a `cdk-capacity-sim run` results.json. */
@@ -394,6 +404,7 @@ export function predictedFrom(resultsJson: string): PredictedOutcome {
 /** The report's Markdown: observed beside predicted with each difference named, the prediction's assumptions, the charts. */
 export function reportMarkdown(
   stack: string, className: string, rows: ReturnType<typeof compareOutcomes>, charts: readonly string[], prediction: readonly string[] = [],
+  observed: readonly string[] = [],
 ): string {
   return [
     `# Game day on ${stack}: ${className} taken away`,
@@ -402,6 +413,7 @@ export function reportMarkdown(
     '|---|---:|---:|---|',
     ...rows.map((r) => `| ${r.measure} | ${r.observed} | ${r.predicted} | ${r.difference} |`),
     '',
+    ...(observed.length > 0 ? ['Observed:', '', ...observed.map((a) => `- ${a}`), ''] : []),
     ...(prediction.length > 0 ? ['Prediction:', '', ...prediction.map((a) => `- ${a}`), ''] : []),
     ...charts.map((c) => `![${c}](${c}.svg)`),
     '',
@@ -436,15 +448,41 @@ function observedPrices(template: CfnTemplate, config: ReconcilerConfig): Record
   }
 }
 
+/**
+ * Whether AWS FIS's errors reached Karpenter, from the class's capacity-error signal over the hold: FIS fails a launch
+ * only when one is made, and Karpenter's capacity-error metric filter counts only the failures it logs as insufficient
+ * capacity. None counted means the report compares a shortage that may never have touched the class: said as a warning.
+ */
+function fisReachedKarpenter(className: string, errors: number | undefined, io: Io): string {
+  if (errors === undefined) {
+    const note = `${className} has no capacity-error signal (the reconciler counts no Karpenter capacity errors for it): whether AWS FIS's `
+      + 'errors reached a launch of the class is not known';
+    io.err(`warning: ${note}`);
+    return note;
+  }
+  if (errors > 0) {
+    const note = `capacity errors of ${className} during the hold: ${Math.round(errors * 100) / 100} (its capacity-error signal, summed)`;
+    io.out(note);
+    return note;
+  }
+  const note = `no capacity error of ${className} during the hold (its capacity-error signal summed to 0): AWS FIS injected nothing that `
+    + 'Karpenter hit. No launch of the class was made in those zones (its pods fitted, or Karpenter launched in another zone), or the error '
+    + 'was not logged as insufficient capacity; the comparison is of a shortage that may never have touched the class';
+  io.err(`warning: ${note}`);
+  return note;
+}
+
 async function writeReport(
   cmd: GameDayCommand, template: CfnTemplate, config: ReconcilerConfig, routedClass: string,
   injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io, reclaim?: ReclaimShape,
 ): Promise<void> {
   const period = config.policy?.periodSeconds ?? 60;
   const start = Math.floor(injectedAt / 1000 / period) * period - BASELINE_SECONDS;
-  const series = await observeWindow(cw, config, start, Math.ceil(endedAt / 1000));
+  const { series, capacityErrors } = await observeWindow(cw, config, start, Math.ceil(endedAt / 1000));
   const onset = injectedAt / 1000 - start;
   const restoration = restoredAt / 1000 - start;
+  const observedNotes = cmd.fisZones
+    ? [fisReachedKarpenter(routedClass, capacityErrors(routedClass, Math.floor(onset / period), Math.floor(restoration / period)), io)] : [];
   const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period, observedPrices(template, config));
   const window: ShortageWindow = {
     routedClass, onsetSeconds: onset, restorationSeconds: restoration, durationSeconds: series.modes.length * period, periodSeconds: period,
@@ -465,7 +503,7 @@ async function writeReport(
   }
   mkdirSync(cmd.report!, { recursive: true });
   for (const [name, svg] of Object.entries(charts)) writeFileSync(join(cmd.report!, `${name}.svg`), svg);
-  writeFileSync(join(cmd.report!, 'report.md'), reportMarkdown(cmd.stack!, routedClass, rows, Object.keys(charts), predicted.notes));
+  writeFileSync(join(cmd.report!, 'report.md'), reportMarkdown(cmd.stack!, routedClass, rows, Object.keys(charts), predicted.notes, observedNotes));
   for (const r of rows) io.out(`${r.measure}: observed ${r.observed}, predicted ${r.predicted} (${r.difference})`);
   for (const n of predicted.notes) io.out(`prediction: ${n}`);
   io.out(`report: ${join(cmd.report!, 'report.md')}`);
@@ -502,18 +540,22 @@ function karpenterRoleArn(cmd: GameDayCommand, d: Deployment): string {
 }
 
 /**
- * Why the NodePool cap would exercise nothing, or undefined. The cap only stops new nodes: a class already running its
- * most replicas (the planner's preferred classes run at min = max by default) never asks for one, so the hold would
- * pass with no shortage at all. Refused before anything changes.
+ * Why the NodePool cap or the FIS shortage would exercise nothing, or undefined. Both only stop new nodes (the cap
+ * refuses launches; FIS fails them): a class already running its most replicas (the planner's preferred classes run at
+ * min = max by default) never asks for one, so the hold would pass with no shortage of the class at all. Refused before
+ * anything changes. The reclaim takes nodes the class has, so it is not refused.
  */
 async function atMostReplicas(cmd: GameDayCommand, target: CapacityHolder, run: Kubectl): Promise<string | undefined> {
-  if (target.kind !== 'nodepool' || cmd.fisZones || cmd.reclaim !== undefined) return undefined;
+  if (target.kind !== 'nodepool' || cmd.reclaim !== undefined) return undefined;
   const out = await run(['get', 'deployment', target.deploymentName, '-n', target.namespace, '-o', 'jsonpath={.spec.replicas}']);
   const replicas = Number(out.trim());
   if (!Number.isFinite(replicas) || replicas < target.maxReplicas) return undefined;
-  return `${target.routedClass} already runs ${replicas} replicas, its maximum (${target.maxReplicas}): capping NodePool ${target.nodePool} `
-    + 'takes nothing away, since the class never asks for another node. Take existing capacity away instead (--reclaim <n|all>), '
-    + 'raise its classOptions.maxReplicas for the game day, or take away a class that autoscales (--class). Nothing was changed.';
+  const atMost = `${target.routedClass} already runs ${replicas} replicas, its maximum (${target.maxReplicas}): `;
+  const instead = 'Take existing capacity away instead (--reclaim <n|all>), raise its classOptions.maxReplicas for the game day, '
+    + 'or take away a class that autoscales (--class). Nothing was changed.';
+  return cmd.fisZones
+    ? `${atMost}AWS FIS fails only launches, and the class never asks for another node, so no launch of it would fail. ${instead}`
+    : `${atMost}capping NodePool ${target.nodePool} takes nothing away, since the class never asks for another node. ${instead}`;
 }
 
 async function chooseInjection(

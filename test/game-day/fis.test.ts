@@ -12,13 +12,15 @@ import { CloudFormationClient, GetTemplateCommand, ListStackResourcesCommand } f
 import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
 import {
   CreateExperimentTemplateCommand, type CreateExperimentTemplateRequest, type CreateExperimentTemplateResponse, DeleteExperimentTemplateCommand,
-  type DeleteExperimentTemplateResponse, type ExperimentStatus, FisClient, GetExperimentCommand, type GetExperimentResponse,
-  StartExperimentCommand, type StartExperimentResponse, StopExperimentCommand, type StopExperimentResponse,
+  type DeleteExperimentTemplateResponse, type ExperimentActionStatus, type ExperimentStatus, FisClient, GetExperimentCommand,
+  type GetExperimentResponse, StartExperimentCommand, type StartExperimentResponse, StopExperimentCommand, type StopExperimentResponse,
 } from '@aws-sdk/client-fis';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { clients, main, type MainDeps, parseArgs, sleep, UsageError } from '../../bin/game-day';
-import { FIS_ICE_ACTION, fisInjection, fisTemplate, isoMinutes, START_POLL_MS, START_TIMEOUT_MS } from '../../bin/game-day-fis';
+import {
+  FIS_ACTION_NAME, FIS_ICE_ACTION, fisInjection, fisTemplate, isoMinutes, shortageNotInForce, START_POLL_MS, START_TIMEOUT_MS,
+} from '../../bin/game-day-fis';
 import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
 import { EKS_CONFIG } from '../verify/account';
 import { serveWindow, shortageWorld } from './window';
@@ -57,9 +59,15 @@ beforeEach(() => {
   lambda.on(GetFunctionConfigurationCommand).resolves({ Role: 'arn:aws:iam::123456789012:role/r', Environment: { Variables: { [RECONCILER_CONFIG_ENV]: JSON.stringify(EKS_CONFIG) } } });
 });
 
+/** An experiment as GetExperiment answers: its state and its one action's. */
+function experiment(id: string | undefined, status: ExperimentStatus, action: ExperimentActionStatus, reason?: string): GetExperimentResponse {
+  const actions = { [FIS_ACTION_NAME]: { actionId: FIS_ICE_ACTION, state: { status: action } } };
+  return { experiment: { id, state: { status, ...(reason ? { reason } : {}) }, actions } };
+}
+
 /**
- * FIS as the command sees it: the template is EXT1, the experiment EXP1; it runs until StopExperiment, or until
- * `stoppedBy` gives the reason FIS stopped it itself (a stop condition).
+ * FIS as the command sees it: the template is EXT1, the experiment EXP1; it and its action run until StopExperiment,
+ * or until `stoppedBy` gives the reason FIS stopped it itself (a stop condition).
  */
 function serveFis(stoppedBy?: () => string | undefined) {
   let status: ExperimentStatus = 'running';
@@ -67,7 +75,7 @@ function serveFis(stoppedBy?: () => string | undefined) {
   answer(StartExperimentCommand, (): StartExperimentResponse => ({ experiment: { id: 'EXP1', experimentTemplateId: 'EXT1', state: { status: 'initiating' } } }));
   answer(GetExperimentCommand, ({ id }): GetExperimentResponse => {
     const reason = stoppedBy?.();
-    return { experiment: { id, state: reason ? { status: 'stopped', reason } : { status } } };
+    return reason ? experiment(id, 'stopped', 'stopped', reason) : experiment(id, status, status === 'running' ? 'running' : 'stopping');
   });
   answer(StopExperimentCommand, ({ id }): StopExperimentResponse => {
     status = 'stopping';
@@ -90,17 +98,25 @@ function alarm(state: () => string) {
 }
 
 let n = 0;
-function run(argv: string[]) {
+/** `replicas`: what kubectl answers for the class's Deployment (the preflight's only read; EKS_CONFIG's maximum is 4). */
+function run(argv: string[], replicas = 2) {
   const audit = join(process.env.TMPDIR!, `fis-audit-${++n}.jsonl`);
+  const report = join(process.env.TMPDIR!, `fis-report-${n}`);
   const out: string[] = [];
   const signals = new EventEmitter();
+  const kubectlCalls: string[][] = [];
   const deps: MainDeps = {
-    clients, kubectl: () => async () => {
+    clients, kubectl: () => async (args) => {
+      kubectlCalls.push([...args]);
+      if (args[0] === 'get' && args[1] === 'deployment') return String(replicas);
       throw new Error('the FIS scenario does not touch the NodePool');
     }, signals: signals as unknown as MainDeps['signals'], now: () => Date.now(), sleep,
   };
-  const done = main([...argv, '--audit', audit, '--report', join(process.env.TMPDIR!, `fis-report-${n}`)], { out: (l) => out.push(l), err: (l) => out.push(l) }, deps);
-  return { done, out, signals, events: () => readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; change?: unknown; detail?: string }) };
+  const done = main([...argv, '--audit', audit, '--report', report], { out: (l) => out.push(l), err: (l) => out.push(l) }, deps);
+  return {
+    done, out, signals, kubectlCalls, report: () => readFileSync(join(report, 'report.md'), 'utf8'),
+    events: () => readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; change?: unknown; detail?: string }),
+  };
 }
 
 const BASE = ['--stack', 'Svc', '--region', 'us-east-1', '--stop-alarm', 'slo-p95', '--max-duration', '60', '--poll', '0.05', '--watch-return', '0',
@@ -134,10 +150,13 @@ test('hold complete: the experiment is started on the Karpenter role found in th
   serveFis();
   const r = run([...BASE, '--hold', '0.2']);
   expect(await r.done).toBe(0);
-  // The experiment is read once it is started (running: the injection is on), and again at the restore.
-  expect(fisCalls()).toEqual([
-    'CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand', 'GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand',
-  ]);
+  // The experiment is read once it is started (it and its action running: the injection is on), at every poll of the
+  // hold and at its end (still in force), and again at the restore.
+  const calls = fisCalls();
+  expect(calls.slice(0, 3)).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand']);
+  expect(calls.slice(-3)).toEqual(['GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  expect(calls.slice(3, -3).length).toBeGreaterThanOrEqual(2);
+  expect(new Set(calls.slice(3, -3))).toEqual(new Set(['GetExperimentCommand']));
   const template = fisInput(CreateExperimentTemplateCommand);
   expect(template.targets!.KarpenterController.resourceArns).toEqual([KARPENTER_ROLE]);
   expect(template.stopConditions).toEqual([{ source: 'aws:cloudwatch:alarm', value: 'arn:aws:cloudwatch:us-east-1:123456789012:alarm:slo-p95' }]);
@@ -157,10 +176,12 @@ test('an interrupt mid-experiment stops the experiment', async () => {
   serveFis();
   const r = run([...BASE, '--hold', '30']);
   await new Promise((resolve) => setTimeout(resolve, 200));
-  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand']);
+  const held = fisCalls();
+  expect(held.slice(0, 2)).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand']);
+  expect(new Set(held.slice(2))).toEqual(new Set(['GetExperimentCommand']));
   r.signals.emit('SIGINT');
   expect(await r.done).toBe(0);
-  expect(fisCalls().slice(3)).toEqual(['GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  expect(fisCalls().slice(-3)).toEqual(['GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
   expect(fisInput(StopExperimentCommand)).toEqual({ id: 'EXP1' });
   expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'interrupt', 'restore', 'end']);
 });
@@ -175,7 +196,7 @@ test('a stop condition firing: FIS has stopped the experiment itself, the comman
   serveFis(() => (firing ? 'Experiment stopped by stop condition' : undefined));
   const r = run([...BASE, '--hold', '30']);
   expect(await r.done).toBe(0);
-  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'GetExperimentCommand', 'GetExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  expect(fisCalls().filter((c) => c !== 'GetExperimentCommand')).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'DeleteExperimentTemplateCommand']);
   const events = r.events();
   expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'stop-condition', 'restore', 'end']);
   expect(events[3].change).toMatchObject({ after: { experiment: 'stopped (Experiment stopped by stop condition)', template: 'deleted' } });
@@ -215,10 +236,13 @@ test.each([
 test('the command waits while the experiment is initiating, and a cancelled one is not stopped again', async () => {
   alarm(() => 'OK');
   serveFis();
-  const states: ExperimentStatus[] = ['initiating', 'initiating', 'running'];
-  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({
-    experiment: { id, state: { status: states.shift() ?? ('cancelled' as ExperimentStatus) } },
-  }));
+  // Running, but its action still pending: the injection has not begun yet.
+  const states: Array<[ExperimentStatus, ExperimentActionStatus]> = [['initiating', 'pending'], ['running', 'pending'], ['running', 'running']];
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => {
+    // cancelled: the API reference's state, not yet in @aws-sdk/client-fis@3.523.0's ExperimentStatus.
+    const [status, action] = states.shift() ?? ['cancelled' as ExperimentStatus, 'cancelled'];
+    return experiment(id, status, action);
+  });
   const pauses: number[] = [];
   const injection = fisInjection(fis as unknown as FisClient, {
     karpenterRoleArn: KARPENTER_ROLE, experimentRoleArn: 'arn:fis-role', zones: ['use1-az1'], durationSeconds: 60, stopAlarmArns: [], stack: 'Svc', clientToken: 't',
@@ -234,14 +258,14 @@ test('the command waits while the experiment is initiating, and a cancelled one 
 
 test('an experiment that never runs: after START_TIMEOUT_MS of waiting the injection is an error (the runner restores)', async () => {
   serveFis();
-  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({ experiment: { id, state: { status: 'initiating' } } }));
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => experiment(id, 'initiating', 'pending'));
   let waited = 0;
   const injection = fisInjection(fis as unknown as FisClient, {
     karpenterRoleArn: KARPENTER_ROLE, experimentRoleArn: 'arn:fis-role', zones: ['use1-az1'], durationSeconds: 60, stopAlarmArns: [], stack: 'Svc', clientToken: 't',
   }, async (ms) => {
     waited += ms;
   });
-  await expect(injection.inject()).rejects.toThrow('AWS FIS experiment EXP1 is still initiating after 180 s');
+  await expect(injection.inject()).rejects.toThrow(`AWS FIS experiment EXP1 is still initiating (its action ${FIS_ACTION_NAME} pending) after 180 s`);
   expect(waited).toBe(START_TIMEOUT_MS);
 });
 
@@ -258,15 +282,71 @@ test('an interrupt while the experiment is still initiating ends the wait: the e
   expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'interrupt', 'restore', 'end']);
 });
 
-test('an experiment whose state FIS does not say is stopped (fail safe towards ending the injection)', async () => {
+test('an experiment whose state FIS does not say is not in force, and is stopped (fail safe towards ending the injection)', async () => {
   alarm(() => 'OK');
   serveFis();
   let reads = 0;
-  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => ({ experiment: { id, ...(++reads === 1 ? { state: { status: 'running' } } : {}) } }));
-  const r = run([...BASE, '--hold', '0.1']);
-  expect(await r.done).toBe(0);
-  expect(fisCalls().slice(3)).toEqual(['GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
-  expect(r.events()[3].change).toMatchObject({ after: { experiment: 'unknown, stopped by the game day' } });
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => (++reads === 1 ? experiment(id, 'running', 'running') : { experiment: { id } }));
+  const r = run([...BASE, '--hold', '30']);
+  expect(await r.done).toBe(1);
+  expect(fisCalls().slice(3)).toEqual(['GetExperimentCommand', 'GetExperimentCommand', 'StopExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  const events = r.events();
+  expect(events[2]).toMatchObject({
+    event: 'error', detail: expect.stringContaining(`no longer in force: AWS FIS experiment EXP1 is in no state, its action ${FIS_ACTION_NAME} in no state`),
+  });
+  expect(events[3].change).toMatchObject({ after: { experiment: 'unknown, stopped by the game day' } });
+});
+
+test('in force only while the experiment and its action both run', () => {
+  const said = (status: ExperimentStatus, action: ExperimentActionStatus, reason?: string) => shortageNotInForce(experiment('EXP1', status, action, reason).experiment, 'EXP1');
+  expect(said('running', 'running')).toBeUndefined();
+  expect(said('running', 'pending')).toBe(`AWS FIS experiment EXP1 is running, its action ${FIS_ACTION_NAME} pending`);
+  expect(said('running', 'failed')).toBe(`AWS FIS experiment EXP1 is running, its action ${FIS_ACTION_NAME} failed`);
+  expect(said('stopped', 'stopped', 'Experiment stopped by stop condition'))
+    .toBe(`AWS FIS experiment EXP1 is stopped (Experiment stopped by stop condition), its action ${FIS_ACTION_NAME} stopped`);
+  expect(said('completed', 'completed')).toBe(`AWS FIS experiment EXP1 is completed, its action ${FIS_ACTION_NAME} completed`);
+  expect(shortageNotInForce({ id: 'EXP1', state: { status: 'running' } }, 'EXP1')).toBe(`AWS FIS experiment EXP1 is running, its action ${FIS_ACTION_NAME} in no state`);
+});
+
+test('the start waits for the action, not only the experiment: an action that fails while the experiment runs is an error (exit 1)', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  const states: Array<[ExperimentStatus, ExperimentActionStatus]> = [['running', 'initiating'], ['running', 'failed']];
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => {
+    const [status, action] = states.shift() ?? ['failed', 'failed'];
+    return experiment(id, status, action);
+  });
+  const pauses: number[] = [];
+  const injection = fisInjection(fis as unknown as FisClient, {
+    karpenterRoleArn: KARPENTER_ROLE, experimentRoleArn: 'arn:fis-role', zones: ['use1-az1'], durationSeconds: 60, stopAlarmArns: [], stack: 'Svc', clientToken: 't',
+  }, async (ms) => {
+    pauses.push(ms);
+  });
+  await expect(injection.inject()).rejects.toThrow(
+    `AWS FIS experiment EXP1 is running but its action ${FIS_ACTION_NAME} is failed before the game day saw it running: the shortage is not in force`);
+  expect(pauses).toEqual([START_POLL_MS]);
+});
+
+// FIS ends the injection on its own while every stop alarm the command polls reads OK: the action fails after the
+// start, or FIS stops the experiment on an alarm that clears before the command's next poll. Not a hold: exit 1.
+test.each([
+  ['its action fails after the start', (id?: string) => experiment(id, 'running', 'failed')],
+  ['FIS stops it on a stop alarm that clears before the next poll', (id?: string) => experiment(id, 'stopped', 'stopped', 'Experiment stopped by stop condition')],
+  ['it fails', (id?: string) => experiment(id, 'failed', 'failed', 'Action ZonalCapacityShortage failed')],
+])('a shortage that ends during the hold (%s) ends the game day as an error, exit 1, saying why', async (_, ended) => {
+  alarm(() => 'OK');
+  serveFis();
+  let reads = 0;
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => (++reads <= 3 ? experiment(id, 'running', 'running') : ended(id)));
+  const r = run([...BASE, '--hold', '30']);
+  expect(await r.done).toBe(1);
+  const events = r.events();
+  expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'error', 'restore', 'end']);
+  const { experiment: e } = ended('EXP1');
+  expect(events[2].detail).toMatch(/^\d+ s into the hold the shortage is no longer in force: /);
+  expect(events[2].detail).toContain(shortageNotInForce(e, 'EXP1'));
+  expect(events.at(-1)?.detail).toBe('ended by error; everything restored');
+  expect(fisCalls().at(-1)).toBe('DeleteExperimentTemplateCommand');
 });
 
 test('a stack without a Karpenter role of its own needs --karpenter-role', async () => {
@@ -276,4 +356,39 @@ test('a stack without a Karpenter role of its own needs --karpenter-role', async
   const r = run([...BASE, '--hold', '1']);
   await expect(r.done).rejects.toThrow(/binds no role to the karpenter service account .*--karpenter-role/);
   expect(fis.calls()).toEqual([]);
+});
+
+test('a class already at its maximum replicas is refused before anything changes: FIS fails only launches, and it makes none', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  const r = run([...BASE, '--hold', '1'], 4);
+  expect(await r.done).toBe(2);
+  expect(r.out.join('\n')).toContain('inf2 already runs 4 replicas, its maximum (4): AWS FIS fails only launches, and the class never asks for '
+    + 'another node, so no launch of it would fail.');
+  expect(r.kubectlCalls).toEqual([['get', 'deployment', 'sd21-inf2', '-n', 'serving', '-o', 'jsonpath={.spec.replicas}']]);
+  expect(fis.calls()).toEqual([]);
+});
+
+describe('the report says whether FIS\'s errors reached Karpenter: the class\'s capacity errors over the hold', () => {
+  test('none counted: a warning, on the terminal and in report.md', async () => {
+    alarm(() => 'OK');
+    serveFis();
+    const r = run([...BASE, '--hold', '0.1']);
+    expect(await r.done).toBe(0);
+    const warning = 'no capacity error of inf2 during the hold (its capacity-error signal summed to 0): AWS FIS injected nothing that Karpenter hit.';
+    expect(r.out.find((l) => l.startsWith('warning: '))).toContain(warning);
+    expect(r.report()).toContain(`Observed:\n\n- ${warning.slice(0, 60)}`);
+  });
+
+  test('counted: the sum over the hold (the periods before the injection left out)', async () => {
+    alarm(() => 'OK');
+    serveFis();
+    // Minute 10 of the window is the injection's (10 minutes of baseline): 3 errors then, 7 in the baseline.
+    serveWindow(cw, EKS_CONFIG, (className, signal, m) => (signal === 'capacityErrors' && className === 'inf2' ? (m === 10 ? 3 : m === 5 ? 7 : undefined)
+      : shortageWorld(className, signal, m)));
+    const r = run([...BASE, '--hold', '0.1']);
+    expect(await r.done).toBe(0);
+    expect(r.out).toContain('capacity errors of inf2 during the hold: 3 (its capacity-error signal, summed)');
+    expect(r.out.some((l) => l.startsWith('warning: '))).toBe(false);
+  });
 });

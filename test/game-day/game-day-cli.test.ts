@@ -85,6 +85,20 @@ function run(argv: string[], overrides: Partial<MainDeps> = {}) {
   return { done, out, signals, events: () => readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; change?: unknown; detail?: string }) };
 }
 
+/**
+ * The real sleep, but the restore's pauses (RESTORE_BACKOFF_MS, seconds) are recorded and taken as 1 ms: what the
+ * command would wait before each retry, without the wait.
+ */
+function backoffRecorded() {
+  const pauses: number[] = [];
+  const fast: MainDeps['sleep'] = (ms, signal) => {
+    if (ms < 5_000) return sleep(ms, signal);
+    pauses.push(ms);
+    return sleep(1, signal);
+  };
+  return { pauses, sleep: fast };
+}
+
 const BASE = ['--stack', 'Svc', '--region', 'us-east-1', '--stop-alarm', 'slo-p95', '--max-duration', '60', '--poll', '0.05', '--watch-return', '0'];
 
 beforeEach(() => {
@@ -183,8 +197,11 @@ describe('SageMaker: pin the preferred variant\'s scalable target', () => {
     sageMakerWorld();
     alarm(() => 'OK');
     aas.on(RegisterScalableTargetCommand).resolvesOnce({}).rejects(new Error('ThrottlingException'));
-    const r = run([...BASE, '--hold', '0.1']);
+    const backoff = backoffRecorded();
+    const r = run([...BASE, '--hold', '0.1'], { sleep: backoff.sleep });
     expect(await r.done).toBe(1);
+    expect(backoff.pauses).toEqual([5_000, 15_000, 45_000]);
+    expect(registered()).toHaveLength(5); // the pin, then four attempts at restoring
     expect(r.out).toContain('NOT RESTORED: aws application-autoscaling register-scalable-target --service-namespace sagemaker '
       + '--resource-id endpoint/llm/variant/preferred --scalable-dimension sagemaker:variant:DesiredInstanceCount --min-capacity 1 --max-capacity 8');
   });
@@ -397,11 +414,13 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
     deployment(EKS_CONFIG);
     alarm(() => 'OK');
     const { changes, k } = reclaimKubectl({ failRestore: true });
-    const r = run([...BASE, '--hold', '0.1', '--reclaim', '1', '--kube-context', 'prod'], { kubectl: () => k });
+    const backoff = backoffRecorded();
+    const r = run([...BASE, '--hold', '0.1', '--reclaim', '1', '--kube-context', 'prod'], { kubectl: () => k, sleep: backoff.sleep });
     expect(await r.done).toBe(1);
-    expect(changes).toEqual([CAP, DELETE, RESTORE, RESTORE, RESTORE]);
+    expect(changes).toEqual([CAP, DELETE, RESTORE, RESTORE, RESTORE, RESTORE]);
+    expect(backoff.pauses).toEqual([5_000, 15_000, 45_000]);
     expect(r.out).toContain('NOT RESTORED: kubectl --context prod patch nodepool sd21-inf2 --type merge -p \'{"spec":{"limits":{"cpu":"1000","memory":null}}}\'');
-    expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'inject', 'hold-complete', 'restore-failed', 'restore-failed', 'restore-failed', 'end']);
+    expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'inject', 'hold-complete', ...Array(4).fill('restore-failed'), 'end']);
   });
 
   test('refused before any change: a budget that allows no disruption, a do-not-disrupt pod, no class pod to evict (exit 2, said why)', async () => {

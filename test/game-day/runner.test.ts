@@ -2,13 +2,17 @@
  * The game day's control flow with a fake injection, alarm reader and clock: it refuses without stop conditions,
  * ends the hold on each stop condition and on interrupt, and restores on every way out.
  */
-import { type AuditEvent, type GameDayDeps, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../../lib/core/game-day/runner';
+import {
+  type AuditEvent, type GameDayDeps, type GameDayOptions, gameDayProblems, type Injection, RESTORE_BACKOFF_MS, runGameDay,
+} from '../../lib/core/game-day/runner';
 
 const OPTIONS: GameDayOptions = { holdSeconds: 600, stop: { alarmNames: ['slo-p95'], maxDurationSeconds: 900 }, pollSeconds: 30 };
 
 interface Fake {
   deps: GameDayDeps;
   calls: string[];
+  /** Seconds since the start of each restore attempt. */
+  restoreTimes: number[];
   audit: AuditEvent[];
   controller: AbortController;
 }
@@ -21,12 +25,15 @@ interface WorldOptions {
   failInject?: boolean;
   injectSeconds?: number;
   states?: Record<string, string>;
+  /** The shortage ends on its own (an AWS FIS experiment stopped or failed) this many seconds after the start. */
+  endsAt?: number;
 }
 
 function world(opts: WorldOptions = {}): Fake {
   let t = Date.UTC(2026, 11, 1, 10, 0, 0);
   const start = t;
   const calls: string[] = [];
+  const restoreTimes: number[] = [];
   const audit: AuditEvent[] = [];
   const controller = new AbortController();
   let restoreFailures = opts.failRestore ?? 0;
@@ -41,9 +48,16 @@ function world(opts: WorldOptions = {}): Fake {
     },
     restore: async () => {
       calls.push('restore');
+      restoreTimes.push((t - start) / 1000);
       if (restoreFailures-- > 0) throw new Error('throttled');
       return { target: 'NodePool pool-a spec.limits', before: { cpu: '8' }, after: null };
     },
+    ...(opts.endsAt === undefined ? {} : {
+      inForce: async () => {
+        calls.push('inForce');
+        return (t - start) / 1000 >= opts.endsAt! ? 'AWS FIS experiment EXP1 is stopped (Experiment stopped by stop condition)' : undefined;
+      },
+    }),
   };
   const deps: GameDayDeps = {
     injection,
@@ -55,8 +69,10 @@ function world(opts: WorldOptions = {}): Fake {
     },
     now: () => t,
     sleep: async (ms, signal) => {
+      // Like the real sleep: an aborted signal ends the pause at once.
+      if (signal.aborted) return;
       const s = (t - start) / 1000;
-      if (opts.abortAt !== undefined && s + ms / 1000 >= opts.abortAt && !signal.aborted) {
+      if (opts.abortAt !== undefined && s + ms / 1000 >= opts.abortAt && !controller.signal.aborted) {
         t = start + opts.abortAt * 1000;
         controller.abort();
         return;
@@ -66,7 +82,7 @@ function world(opts: WorldOptions = {}): Fake {
     record: (e) => audit.push(e),
     signal: controller.signal,
   };
-  return { deps, calls, audit, controller };
+  return { deps, calls, restoreTimes, audit, controller };
 }
 
 describe('refuses to start without stop conditions', () => {
@@ -148,9 +164,58 @@ test('a restore that keeps failing is retried, then reported with the command th
   const stuck = world({ failRestore: 5 });
   const outcome = await runGameDay(OPTIONS, stuck.deps);
   expect(outcome.restored).toBe(false);
-  expect(stuck.audit.filter((e) => e.event === 'restore-failed').at(-1)?.detail).toBe(
-    'attempt 3/3: throttled; restore by hand: kubectl patch nodepool pool-a --type merge -p \'{"spec":{"limits":null}}\'');
+  const failed = stuck.audit.filter((e) => e.event === 'restore-failed').map((e) => e.detail);
+  expect(failed).toEqual([
+    'attempt 1/4: throttled; retrying in 5 s', 'attempt 2/4: throttled; retrying in 15 s', 'attempt 3/4: throttled; retrying in 45 s',
+    'attempt 4/4: throttled; restore by hand: kubectl patch nodepool pool-a --type merge -p \'{"spec":{"limits":null}}\'',
+  ]);
   expect(stuck.audit.at(-1)?.detail).toBe('ended by hold-complete; NOT restored');
+});
+
+// A throttled API (HTTP 429) or a timeout of a few seconds must not fail every attempt at once: the attempts are spaced,
+// and an interrupt (whose aborted signal ends any pause on it at once) does not put them back in the same instant.
+test.each([
+  ['after the hold', {}, 600],
+  ['after an interrupt', { abortAt: 200 }, 200],
+])('the restore\'s attempts are spaced by RESTORE_BACKOFF_MS, %s', async (_, opts, first) => {
+  const w = world({ ...opts, failRestore: 3 });
+  const outcome = await runGameDay(OPTIONS, w.deps);
+  expect(outcome.restored).toBe(true);
+  expect(RESTORE_BACKOFF_MS).toEqual([5_000, 15_000, 45_000]);
+  expect(w.restoreTimes).toEqual([first, first + 5, first + 20, first + 65]);
+  expect((outcome.restoredAt! - outcome.injectedAt!) / 1000).toBe(first + 65);
+});
+
+describe('a shortage that ends on its own (Injection.inForce) is not reported as a hold', () => {
+  test('ended mid-hold (between two alarm polls, the alarms all OK): the game day ends as an error, says why, and restores', async () => {
+    const w = world({ endsAt: 95 });
+    const outcome = await runGameDay(OPTIONS, w.deps);
+    expect(outcome).toMatchObject({ endedBy: 'error', restored: true });
+    expect(w.audit.map((e) => e.event)).toEqual(['start', 'inject', 'error', 'restore', 'end']);
+    expect(w.audit[2].detail).toBe(
+      '120 s into the hold the shortage is no longer in force: AWS FIS experiment EXP1 is stopped (Experiment stopped by stop condition)');
+    expect(w.audit.at(-1)?.detail).toBe('ended by error; everything restored');
+    // Asked at every poll, after the alarms.
+    expect(w.calls.slice(0, 5)).toEqual(['alarms', 'inject', 'alarms', 'inForce', 'alarms']);
+  });
+
+  test('ended after the last poll: asked once more at the end of the hold, so it is not "held 600 s"', async () => {
+    const w = world({ endsAt: 599 });
+    const outcome = await runGameDay(OPTIONS, w.deps);
+    expect(outcome.endedBy).toBe('error');
+    expect(w.audit[2].detail).toMatch(/^600 s into the hold the shortage is no longer in force/);
+  });
+
+  test('in force throughout: the hold completes', async () => {
+    const w = world({ endsAt: 10_000 });
+    expect((await runGameDay(OPTIONS, w.deps)).endedBy).toBe('hold-complete');
+    expect(w.calls.filter((c) => c === 'inForce')).toHaveLength(21); // 20 polls of 30 s and the end of the hold
+  });
+
+  test('an alarm in ALARM at the same poll is the stop condition (the more telling end)', async () => {
+    const w = world({ endsAt: 95, alarmAt: 95 });
+    expect((await runGameDay(OPTIONS, w.deps)).endedBy).toBe('stop-condition');
+  });
 });
 
 test('an audit that cannot be written never skips the restore (best effort; each failure reported)', async () => {

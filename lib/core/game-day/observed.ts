@@ -58,6 +58,25 @@ export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, R
   return series;
 }
 
+/**
+ * A class's capacity-error signal summed over slots [from, to] of a window, or undefined when the batch reads no such
+ * signal for the class. A slot without a datapoint counts 0: the Karpenter capacity-error metric filters publish nothing
+ * while no log line matches (lib/core/metrics/karpenter-capacity.ts). A datapoint of a longer query period fills each
+ * slot it covers (`windowsFromResults`), so each slot counts its share of it.
+ */
+export function capacityErrorsDuring(
+  batch: QueryBatch, windows: ReadonlyMap<string, ReadonlyArray<number | null>>, className: string, from: number, to: number,
+): number | undefined {
+  const entries = batch.index.filter((e) => e.className === className && e.signal === 'capacityErrors');
+  if (entries.length === 0) return undefined;
+  let sum = 0;
+  for (const { id, span = 1 } of entries) {
+    const window = windows.get(id) ?? [];
+    for (let slot = Math.max(0, from); slot <= to && slot < window.length; slot++) sum += (window[slot] ?? 0) / span;
+  }
+  return sum;
+}
+
 /** The numbers of a window that the simulator also predicts. Minutes are slots of the series. */
 export interface ObservedOutcome {
   /** Injection to the first minute in capacity mode (NaN: never). */

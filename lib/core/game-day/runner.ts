@@ -40,6 +40,13 @@ export interface Injection {
   restore(): Promise<AuditChange>;
   /** What the restore cannot give back (a reclaim's deleted NodeClaims), said in the last audit line; none: everything. */
   readonly notRestorable?: string;
+  /**
+   * Whether the shortage still holds, asked at every poll of the hold and once more at its end: undefined when it does,
+   * else why not. For an injection that something else can end before the restore (an AWS FIS experiment that a stop
+   * condition stops, or whose action fails, between two polls): a hold whose shortage ended early is no hold, so the game
+   * day then ends as an error instead of reporting a full hold. Absent: the change holds until the restore undoes it.
+   */
+  inForce?(): Promise<string | undefined>;
 }
 
 export interface StopConditions {
@@ -72,9 +79,22 @@ export interface GameDayDeps {
   readonly recordFailed?: (event: AuditEvent, error: unknown) => void;
   /** Aborted on interrupt (SIGINT, SIGTERM). */
   readonly signal: AbortSignal;
-  /** Attempts at restoring before giving up and printing the manual command. @default 3 */
+  /** Attempts at restoring before giving up and printing the manual command. @default 4 (RESTORE_BACKOFF_MS.length + 1) */
   readonly restoreAttempts?: number;
 }
+
+/**
+ * The pauses before the second, third and fourth attempt at restoring. Attempts with no pause between them run within
+ * the same few milliseconds, so one throttling answer (HTTP 429 from the API server, a ThrottlingException) or a
+ * timeout of a few seconds fails them all and leaves the shortage in place; these give the API about a minute in all.
+ */
+export const RESTORE_BACKOFF_MS: readonly number[] = [5_000, 15_000, 45_000];
+
+/**
+ * The signal the restore's pauses wait on: never aborted. The run's own signal is already aborted after an interrupt,
+ * and a sleep on it returns at once, which would put every retry back in the same instant.
+ */
+const NEVER_ABORTED = new AbortController().signal;
 
 export type EndedBy = 'hold-complete' | 'stop-condition' | 'max-duration' | 'interrupt' | 'error' | 'refused';
 
@@ -148,21 +168,32 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
         break;
       }
       const now = deps.now();
-      if (now - started >= options.stop.maxDurationSeconds * 1000) {
-        endedBy = 'max-duration';
+      const due: EndedBy | undefined = now - started >= options.stop.maxDurationSeconds * 1000 ? 'max-duration'
+        : now - injectedAt >= options.holdSeconds * 1000 ? 'hold-complete' : undefined;
+      if (due === undefined) {
+        const states = await deps.alarmStates(names);
+        const alarms = names.filter((n) => states[n] === 'ALARM');
+        if (alarms.length > 0) {
+          endedBy = 'stop-condition';
+          record('stop-condition', { detail: `in ALARM: ${alarms.join(', ')}` });
+          break;
+        }
+      }
+      // Asked at the end of the hold too: a shortage that ended after the last poll was not held for --hold either.
+      const gone = await deps.injection.inForce?.();
+      if (gone !== undefined) {
+        endedBy = 'error';
+        record('error', { detail: `${Math.round((deps.now() - injectedAt) / 1000)} s into the hold the shortage is no longer in force: ${gone}` });
+        break;
+      }
+      if (due === 'max-duration') {
+        endedBy = due;
         record('max-duration', { detail: `${options.stop.maxDurationSeconds} s since the start` });
         break;
       }
-      if (now - injectedAt >= options.holdSeconds * 1000) {
-        endedBy = 'hold-complete';
+      if (due === 'hold-complete') {
+        endedBy = due;
         record('hold-complete', { detail: `held ${options.holdSeconds} s` });
-        break;
-      }
-      const states = await deps.alarmStates(names);
-      const alarms = names.filter((n) => states[n] === 'ALARM');
-      if (alarms.length > 0) {
-        endedBy = 'stop-condition';
-        record('stop-condition', { detail: `in ALARM: ${alarms.join(', ')}` });
         break;
       }
       const left = Math.min(options.holdSeconds * 1000 - (now - injectedAt), options.stop.maxDurationSeconds * 1000 - (now - started));
@@ -176,8 +207,10 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
   let restored = !attempted;
   let restoredAt: number | undefined;
   if (attempted) {
-    const attempts = deps.restoreAttempts ?? 3;
+    const attempts = deps.restoreAttempts ?? RESTORE_BACKOFF_MS.length + 1;
+    const pause = (i: number) => RESTORE_BACKOFF_MS[Math.min(i - 1, RESTORE_BACKOFF_MS.length - 1)];
     for (let i = 1; i <= attempts && !restored; i++) {
+      if (i > 1) await deps.sleep(pause(i - 1), NEVER_ABORTED);
       try {
         const change = await deps.injection.restore();
         restored = true;
@@ -186,7 +219,7 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
       } catch (e) {
         record('restore-failed', {
           detail: `attempt ${i}/${attempts}: ${e instanceof Error ? e.message : String(e)}`
-            + (i === attempts ? `; restore by hand: ${deps.injection.manualRestore}` : ''),
+            + (i === attempts ? `; restore by hand: ${deps.injection.manualRestore}` : `; retrying in ${pause(i) / 1000} s`),
         });
       }
     }
