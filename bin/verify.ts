@@ -26,8 +26,8 @@ import { karpenterPodsOfPattern } from '../lib/core/metrics/karpenter-capacity';
 import { metricFilterChecks } from '../lib/core/verify/metric-filter';
 import { expectedMetrics, listMetricsFilter, metricPresenceCheck } from '../lib/core/verify/metric-presence';
 import {
-  decisionFor, kedaOperatorProbes, karpenterControllerProbes, modelDataReaderProbes, permissionChecks, reconcilerProbes, sageMakerExecutionProbes,
-  type SimulatedDecision, type SimulationGroup, simulationGroups,
+  decisionFor, kedaOperatorProbes, karpenterControllerProbes, modelDataReaderProbes, permissionChecks, type ProbeDecision, reconcilerProbes,
+  sageMakerExecutionProbes, type SimulationGroup, simulationGroups,
 } from '../lib/core/verify/permissions';
 import { type PermissionProbe } from '../lib/core/verify/probe';
 import { type CheckResult, formatCheck, summarizeChecks } from '../lib/core/verify/result';
@@ -242,7 +242,7 @@ async function scalingResults(d: Deployment, c: VerifyClients): Promise<CheckRes
  * Each probe's decision (`decisions[i]` answers `probes[i]`): one SimulatePrincipalPolicy call per resource and
  * context (ResourceArns and ContextEntries apply to every action of a call), following Marker.
  */
-async function simulate(iam: IAMClient, roleArn: string, probes: readonly PermissionProbe[]): Promise<Array<SimulatedDecision | undefined>> {
+async function simulate(iam: IAMClient, roleArn: string, probes: readonly PermissionProbe[]): Promise<Array<ProbeDecision | undefined>> {
   const answers: Array<{ group: SimulationGroup; results: EvaluationResult[] }> = [];
   for (const group of simulationGroups(probes)) {
     const results: EvaluationResult[] = [];

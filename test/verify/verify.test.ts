@@ -15,7 +15,7 @@ import { AwsDim, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics/con
 import { expectedMetrics, metricPresenceCheck, publishedOnlyOn } from '../../lib/core/verify/metric-presence';
 import {
   ACCOUNT, ADDON_VERSION, conformingAccount, contextOf, cw, EKS_CONFIG, eks, healthyAccountBeforeAnyEvent, iam, KARPENTER_STATEMENTS, lambda, logs,
-  resetAccount, ROLE_ARN, target,
+  resetAccount, ROLE_ARN, simulator, target,
 } from './account';
 
 beforeEach(resetAccount);
@@ -191,9 +191,7 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
 
   test('a role allowed more than its handler calls, or less', async () => {
     conformingAccount();
-    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
-      EvaluationResults: (input.ActionNames ?? []).map((a) => ({ EvalActionName: a, EvalResourceName: input.ResourceArns![0], EvalDecision: a === 'elasticloadbalancing:ModifyListener' ? 'implicitDeny' : 'allowed' })),
-    }));
+    iam.on(SimulatePrincipalPolicyCommand).callsFake(simulator((_, a) => a !== 'elasticloadbalancing:ModifyListener'));
     const failed = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('iam:reconciler') && r.status === 'fail').map((r) => r.settles);
     expect(failed).toEqual(expect.arrayContaining([
       expect.stringMatching(/can call elasticloadbalancing:ModifyListener on arn:.*listener\/app\/sd\/abc\/def \(writes the target-group weights\)$/),
@@ -213,20 +211,46 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
     ]);
     // The launch statement loses its NodePool condition: any launch tagged for the cluster is allowed.
     const loose = KARPENTER_STATEMENTS.map((st) => (st.Sid === 'AllowScopedEC2InstanceActionsWithTags' ? { ...st, Condition: { StringEquals: st.Condition!.StringEquals } } : st));
-    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
-      EvaluationResults: (input.ActionNames ?? []).map((a) => ({
-        EvalActionName: a, EvalResourceName: input.ResourceArns![0],
-        EvalDecision: allows(loose, { action: a, resource: input.ResourceArns![0], context: contextOf(input) }) ? 'allowed' : 'implicitDeny',
-        // The simulator names the condition keys a probe did not give.
-        ...(a === 'eks:DescribeCluster' ? { MissingContextValues: ['aws:RequestedRegion'] } : {}),
-      })),
-    }));
+    iam.on(SimulatePrincipalPolicyCommand).callsFake(simulator((input, a) => ({
+      allowed: allows(loose, { action: a, resource: input.ResourceArns![0], context: contextOf(input) }),
+      // The simulator names the condition keys a probe did not give: for a call on an ARN, under ResourceSpecificResults.
+      ...(a === 'eks:DescribeCluster' ? { missing: ['aws:RequestedRegion'] } : {}),
+    })));
     const karpenter = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('iam:Karpenter'));
     expect(karpenter.filter((r) => r.status === 'fail').map((r) => r.settles)).toEqual([
       'Karpenter controller role SdService-KarpenterControllerRole-4H8T cannot call ec2:RunInstances on arn:aws:ec2:us-east-1:123456789012:instance/i-0000000000verify ' +
         'with aws:RequestTag/kubernetes.io/cluster/prod=owned, aws:RequestTag/eks:eks-cluster-name=prod (an instance no NodePool claims)',
     ]);
     expect(karpenter.find((r) => r.id.includes('eks:DescribeCluster'))?.detail).toMatch(/context keys the policies test but the probe does not give: aws:RequestedRegion$/);
+  });
+
+  test('the simulator\'s earlier answer (one result per action and resource, the ARN in EvalResourceName) is still read', async () => {
+    conformingAccount();
+    const earlier = simulator((input, a) => ({ allowed: a === 'cloudwatch:GetMetricData' || a.startsWith('elasticloadbalancing:Describe')
+      || (a === 'elasticloadbalancing:ModifyListener' && input.ResourceArns![0].endsWith(':listener/app/sd/abc/def')), missing: ['aws:SourceVpc'] }));
+    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
+      EvaluationResults: earlier(input).EvaluationResults.map((r) => ({
+        EvalActionName: r.EvalActionName, EvalResourceName: input.ResourceArns![0], EvalDecision: r.EvalDecision, MissingContextValues: ['aws:SourceVpc'],
+      })),
+    }));
+    const reconciler = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('iam:reconciler'));
+    expect(reconciler.length).toBeGreaterThan(5);
+    expect(reconciler.filter((r) => r.status !== 'pass')).toEqual([]);
+    const missing = /; context keys the policies test but the probe does not give: aws:SourceVpc$/;
+    expect(reconciler.map((r) => r.detail)).toEqual(reconciler.map(() => expect.stringMatching(missing)));
+  });
+
+  test('a call the organization\'s service control policies deny fails, saying so', async () => {
+    conformingAccount();
+    // The simulator evaluates SCPs (OrganizationsDecisionDetail): here one denies the listener write the reconciler needs.
+    iam.on(SimulatePrincipalPolicyCommand).callsFake(simulator((_, a) => (a === 'elasticloadbalancing:ModifyListener'
+      ? { allowed: false, deniedByOrganizations: true }
+      : ['cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:DescribeTargetHealth'].includes(a))));
+    const failed = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('iam:reconciler') && r.status === 'fail');
+    expect(failed.map((r) => [r.id.split(':').slice(2, 4).join(':'), r.detail])).toEqual([[
+      'elasticloadbalancing:ModifyListener',
+      `SimulatePrincipalPolicy(${ROLE_ARN}): explicitDeny; your organization's service control policies deny it`,
+    ]]);
   });
 
   test('main exits 1 and prints FAIL when a check fails; a stack without a reconciler is an error', async () => {
@@ -274,12 +298,8 @@ describe('a SageMaker deployment', () => {
   const pooledVariantLevel = 'metric:AWS/SageMaker:ModelLatency:EndpointName=llm,VariantName=pooled';
   const smAccount = () => {
     conformingAccount(SM_CONFIG);
-    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
-      EvaluationResults: (input.ActionNames ?? []).map((a) => ({
-        EvalActionName: a, EvalResourceName: input.ResourceArns![0],
-        EvalDecision: a === 'cloudwatch:GetMetricData' || a === 'application-autoscaling:DescribeScalableTargets' || (a.startsWith('sagemaker:') && ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'].includes(a) && input.ResourceArns![0].endsWith('endpoint/llm')) ? 'allowed' : 'implicitDeny',
-      })),
-    }));
+    iam.on(SimulatePrincipalPolicyCommand).callsFake(simulator((input, a) => a === 'cloudwatch:GetMetricData' || a === 'application-autoscaling:DescribeScalableTargets'
+      || (['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'].includes(a) && input.ResourceArns![0].endsWith('endpoint/llm'))));
   };
   const sageMakerChecks = async () => (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:AWS/SageMaker:'));
   /** ListMetrics as CloudWatch answers it: the metrics carrying every filtered dimension (a value where given), more dimensions allowed. */
