@@ -24,10 +24,12 @@ import { addonChecks, type InstalledAddon } from '../lib/core/verify/addon';
 import { capacityFilterSamples } from '../lib/core/verify/log-lines';
 import { karpenterPodsOfPattern } from '../lib/core/metrics/karpenter-capacity';
 import { metricFilterChecks } from '../lib/core/verify/metric-filter';
-import { expectedMetrics, listMetricsFilter, metricPresenceCheck } from '../lib/core/verify/metric-presence';
 import {
-  decisionFor, kedaOperatorProbes, karpenterControllerProbes, modelDataReaderProbes, permissionChecks, reconcilerProbes, sageMakerExecutionProbes,
-  type SimulatedDecision, type SimulationGroup, simulationGroups,
+  exactlyListed, expectedMetrics, listMetricsFilter, type ListMetricsFilter, metricPresenceCheck, recentlyActiveFilter,
+} from '../lib/core/verify/metric-presence';
+import {
+  decisionFor, kedaOperatorProbes, karpenterControllerProbes, modelDataReaderProbes, permissionChecks, type ProbeDecision, reconcilerProbes,
+  sageMakerExecutionProbes, type SimulationGroup, simulationGroups,
 } from '../lib/core/verify/permissions';
 import { type PermissionProbe } from '../lib/core/verify/probe';
 import { type CheckResult, formatCheck, summarizeChecks } from '../lib/core/verify/result';
@@ -55,7 +57,9 @@ Usage:
   cdk-capacity-verify --stack <name> [--region <region>] [--kube-context <context>] [--burst <class>=<url> ...] [--json]
 
 Checks, each printed as PASS or FAIL with the fact it settles:
-  metrics      every metric the reconciler reads is listed by CloudWatch under the dimension set it reads (ListMetrics)
+  metrics      every metric the reconciler reads, and each class's requests and shed requests the alarms read, is listed
+               by CloudWatch under the dimension set read, with data in the past 3 hours unless only an event publishes
+               it (ListMetrics, RecentlyActive PT3H)
   add-on       the amazon-cloudwatch-observability version and configuration are accepted (DescribeAddonConfiguration
                schema, DescribeAddon status)
   filters      each Karpenter capacity-error filter matches Karpenter's real line for its NodePool and not a foreign
@@ -143,7 +147,7 @@ export function clients(region?: string): VerifyClients {
   };
 }
 
-async function listMetrics(cw: CloudWatchClient, filter: ReturnType<typeof listMetricsFilter>): Promise<Metric[]> {
+async function listMetrics(cw: CloudWatchClient, filter: ListMetricsFilter): Promise<Metric[]> {
   const out: Metric[] = [];
   let next: string | undefined;
   do {
@@ -157,7 +161,14 @@ async function listMetrics(cw: CloudWatchClient, filter: ReturnType<typeof listM
 async function metricChecks(d: Deployment, c: VerifyClients): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
   for (const r of d.reconcilers) {
-    for (const m of expectedMetrics(r.config)) results.push(metricPresenceCheck(m, await listMetrics(c.cloudWatch, listMetricsFilter(m))));
+    for (const m of expectedMetrics(r.config)) {
+      // Over the past 3 hours for a metric published continuously; over the two weeks when that does not list it (to
+      // tell a metric that stopped from one never published), and for one published only on an event.
+      const recentFilter = recentlyActiveFilter(m);
+      const recent = recentFilter && await listMetrics(c.cloudWatch, recentFilter);
+      const listed = recent && exactlyListed(m, recent) ? recent : await listMetrics(c.cloudWatch, listMetricsFilter(m));
+      results.push(metricPresenceCheck(m, listed, recent));
+    }
   }
   return results;
 }
@@ -242,7 +253,7 @@ async function scalingResults(d: Deployment, c: VerifyClients): Promise<CheckRes
  * Each probe's decision (`decisions[i]` answers `probes[i]`): one SimulatePrincipalPolicy call per resource and
  * context (ResourceArns and ContextEntries apply to every action of a call), following Marker.
  */
-async function simulate(iam: IAMClient, roleArn: string, probes: readonly PermissionProbe[]): Promise<Array<SimulatedDecision | undefined>> {
+async function simulate(iam: IAMClient, roleArn: string, probes: readonly PermissionProbe[]): Promise<Array<ProbeDecision | undefined>> {
   const answers: Array<{ group: SimulationGroup; results: EvaluationResult[] }> = [];
   for (const group of simulationGroups(probes)) {
     const results: EvaluationResult[] = [];

@@ -22,6 +22,7 @@ import { OBSERVABILITY_RULES } from '../core/validation/rules';
 import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { type IInferenceServing } from './serving';
 import { type MetricStatSource } from '../core/metrics/aws-published';
+import { classRequests, classShedRequests } from '../core/metrics/class-serving';
 
 /** What the dashboard and the alarms are built from. */
 export interface ServiceObservabilityProps {
@@ -218,9 +219,7 @@ export class ServiceMetrics {
    * same status class count too: the rate errs high, never low.
    */
   shedRequests(cls: ObservedClass): cloudwatch.Metric {
-    const { namespace, clientErrors, serverErrors } = routingTarget(this.facts).servingMetrics;
-    const metricName = this.producers(cls).rejectionStatus === '4xx' ? clientErrors : serverErrors;
-    return new cloudwatch.Metric({ namespace, metricName, dimensionsMap: cls.awsDimensions, statistic: 'Sum', period: this.period, label: `${cls.facts.name} shed` });
+    return this.produced(classShedRequests(this.facts, cls, this.producers(cls).rejectionStatus === '4xx' ? '4xx' : '5xx'), `${cls.facts.name} shed`);
   }
 
   /** Requests a class turned away (every decision but `admitted`), summed. */
@@ -238,8 +237,7 @@ export class ServiceMetrics {
 
   /** Requests that reached the class: SageMaker Invocations or ALB RequestCount, Sum. */
   requests(cls: ObservedClass): cloudwatch.Metric {
-    const { namespace, requests: metricName } = routingTarget(this.facts).servingMetrics;
-    return new cloudwatch.Metric({ namespace, metricName, dimensionsMap: cls.awsDimensions, statistic: 'Sum', period: this.period, label: cls.facts.name });
+    return this.produced(classRequests(this.facts, cls), cls.facts.name);
   }
 
   /** Latency of the class at `statistic` (e.g. 'p95') in milliseconds: SageMaker ModelLatency or ALB TargetResponseTime. */

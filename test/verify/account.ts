@@ -144,12 +144,41 @@ export function conformingAccount(config: ReconcilerConfig = EKS_CONFIG) {
     ? action === 'cloudwatch:GetMetricData'
     : ['cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:DescribeTargetHealth'].includes(action)
       || (action === 'elasticloadbalancing:ModifyListener' && resource === (EKS_CONFIG.facts as { listenerArn: string }).listenerArn));
-  iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
-    EvaluationResults: (input.ActionNames ?? []).map((a) => ({
-      EvalActionName: a, EvalResourceName: input.ResourceArns![0],
-      EvalDecision: granted(input.PolicySourceArn!, a, input.ResourceArns![0], contextOf(input)) ? 'allowed' : 'implicitDeny',
-    })),
-  }));
+  iam.on(SimulatePrincipalPolicyCommand)
+    .callsFake(simulator((input, a) => granted(input.PolicySourceArn!, a, input.ResourceArns![0], contextOf(input))));
+}
+
+/** What a fake simulator says of one action of a call: allowed or not, and the context keys the policies test that it lacks. */
+type Simulated = boolean | { readonly allowed: boolean; readonly missing?: string[]; readonly deniedByOrganizations?: boolean };
+
+/**
+ * A SimulatePrincipalPolicy stand-in answering in the documented shape (@aws-sdk/client-iam@3.1169.0
+ * dist-types/models/models_0.d.ts:8259-8290, :8224-8233): one EvaluationResult per action, its EvalResourceName the
+ * ARN template of the resource type (never the ARN asked about), and for a call naming an ARN the decision and the
+ * missing context keys in ResourceSpecificResults; for `*`, the missing keys at the top level.
+ */
+export function simulator(decide: (input: SimulatePrincipalPolicyCommandInput, action: string) => Simulated) {
+  return (input: SimulatePrincipalPolicyCommandInput) => ({
+    EvaluationResults: (input.ActionNames ?? []).map((a) => {
+      const said = decide(input, a);
+      const { allowed, missing, deniedByOrganizations } = typeof said === 'boolean' ? { allowed: said } as Exclude<Simulated, boolean> : said;
+      const decision = deniedByOrganizations ? 'explicitDeny' : allowed ? 'allowed' : 'implicitDeny';
+      const resource = input.ResourceArns![0];
+      const organizations = deniedByOrganizations ? { OrganizationsDecisionDetail: { AllowedByOrganizations: false } } : {};
+      const keys = missing ? { MissingContextValues: missing } : {};
+      if (resource === '*') return { EvalActionName: a, EvalResourceName: '*', EvalDecision: decision, ...keys, ...organizations };
+      return {
+        EvalActionName: a, EvalResourceName: arnTemplate(resource), EvalDecision: decision, ...organizations,
+        ResourceSpecificResults: [{ EvalResourceName: resource, EvalResourceDecision: decision, ...keys }],
+      };
+    }),
+  });
+}
+
+/** An ARN's resource type as a template, as the simulator names it now (`arn:${Partition}:s3:::${BucketName}/${KeyName}`). */
+function arnTemplate(arn: string): string {
+  const [, , service] = arn.split(':');
+  return `arn:\${Partition}:${service}:\${Region}:\${Account}:\${ResourceName}`;
 }
 
 /** The request context a SimulatePrincipalPolicy call gives (its ContextEntries, one value each here). */

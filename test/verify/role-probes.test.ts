@@ -7,7 +7,7 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import { ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
-import { GetRoleCommand, SimulatePrincipalPolicyCommand, type SimulatePrincipalPolicyCommandInput } from '@aws-sdk/client-iam';
+import { GetRoleCommand, SimulatePrincipalPolicyCommand } from '@aws-sdk/client-iam';
 import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -26,7 +26,7 @@ import { smClasses } from '../sagemaker/fixtures';
 import { ACCOUNT, allows, REGION, resolver, roleStatements, type Statement, type Template as Json } from '../permissions/iam-policy';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 import { clients, runVerify } from '../../bin/verify';
-import { cfn, contextOf, cw, iam, lambda, resetAccount } from './account';
+import { cfn, contextOf, cw, iam, lambda, resetAccount, simulator } from './account';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
@@ -190,15 +190,8 @@ describe('verify against the SageMaker example as deployed (every call mocked, I
     iam.on(GetRoleCommand).callsFake((input: { RoleName: string }) => ({
       Role: { Arn: `arn:aws:iam::${ACCOUNT}:role/${input.RoleName}`, RoleName: input.RoleName, Path: '/', RoleId: 'x', CreateDate: new Date(0) },
     }));
-    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => {
-      const statements = roleStatements(template, input.PolicySourceArn!.split('/')[1]);
-      return {
-        EvaluationResults: (input.ActionNames ?? []).map((a) => ({
-          EvalActionName: a, EvalResourceName: input.ResourceArns![0],
-          EvalDecision: allows(statements, { action: a, resource: input.ResourceArns![0], context: contextOf(input) }) ? 'allowed' : 'implicitDeny',
-        })),
-      };
-    });
+    iam.on(SimulatePrincipalPolicyCommand).callsFake(simulator((input, a) =>
+      allows(roleStatements(template, input.PolicySourceArn!.split('/')[1]), { action: a, resource: input.ResourceArns![0], context: contextOf(input) })));
     const checks = (await runVerify('SageMakerLlm', clients(REGION))).filter((r) => r.id.startsWith('iam:'));
     expect(checks.filter((r) => r.status !== 'pass')).toEqual([]);
     const roles = [...new Set(checks.map((r) => r.id.split(':')[1]))];

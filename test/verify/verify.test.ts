@@ -15,7 +15,7 @@ import { AwsDim, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics/con
 import { expectedMetrics, metricPresenceCheck, publishedOnlyOn } from '../../lib/core/verify/metric-presence';
 import {
   ACCOUNT, ADDON_VERSION, conformingAccount, contextOf, cw, EKS_CONFIG, eks, healthyAccountBeforeAnyEvent, iam, KARPENTER_STATEMENTS, lambda, logs,
-  resetAccount, ROLE_ARN, target,
+  resetAccount, ROLE_ARN, simulator, target,
 } from './account';
 
 beforeEach(resetAccount);
@@ -150,6 +150,38 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
     expect(results.filter((r) => r.status === 'skip')).toHaveLength(4);
   });
 
+  test('a metric published continuously is asked for over the past 3 hours (RecentlyActive PT3H); one only an event publishes, over two weeks', async () => {
+    conformingAccount();
+    await runVerify('Svc', clients('us-east-1'));
+    const asked = cw.commandCalls(ListMetricsCommand).map((c) => c.args[0].input);
+    const recently = (name: string) => asked.filter((i) => i.MetricName === name).map((i) => i.RecentlyActive);
+    // Each listed within the 3 hours: no second, two-week call.
+    for (const name of [AwsMetrics.alb.healthyHostCount, AwsMetrics.alb.requestCount, 'PolicyMode', 'HealthyTargets']) {
+      expect(recently(name).length).toBeGreaterThan(0);
+      expect(recently(name)).toEqual(recently(name).map(() => 'PT3H'));
+    }
+    expect(recently(AwsMetrics.alb.target5xx)).toEqual([undefined, undefined]);
+    expect(asked.filter((i) => i.Namespace === KARPENTER_CAPACITY_NAMESPACE).map((i) => i.RecentlyActive)).toEqual([undefined, undefined]);
+  });
+
+  test('a metric that stopped publishing fails although ListMetrics still lists it over the two weeks', async () => {
+    conformingAccount();
+    // PolicyMode and the inf2 RequestCount have no datapoint in the past 3 hours; the rest do.
+    cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => {
+      const stale = input.MetricName === 'PolicyMode' || (input.MetricName === AwsMetrics.alb.requestCount && input.Dimensions?.some((d) => d.Value === 'targetgroup/inf2/0001'));
+      return { Metrics: stale && input.RecentlyActive ? [] : [{ Namespace: input.Namespace, MetricName: input.MetricName, Dimensions: (input.Dimensions ?? []).map((d) => ({ Name: d.Name, Value: d.Value ?? 'any' })) }] };
+    });
+    const metrics = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:'));
+    expect(metrics.filter((r) => r.status !== 'pass').map((r) => [r.id, r.status, r.detail])).toEqual([
+      ['metric:AWS/ApplicationELB:RequestCount:TargetGroup=targetgroup/inf2/0001,LoadBalancer=app/sd/abc', 'fail',
+        'last published more than 3 h ago: ListMetrics lists it under [LoadBalancer, TargetGroup] in the past two weeks, not with RecentlyActive PT3H '
+        + '(traffic-driven metrics need traffic)'],
+      ['metric:CapacityAwareInference:PolicyMode:Service=sd21', 'fail',
+        'last published more than 3 h ago: ListMetrics lists it under [Service] in the past two weeks, not with RecentlyActive PT3H (traffic-driven metrics need traffic)'],
+    ]);
+    expect(metrics.find((r) => r.id.startsWith('metric:CapacityAwareInference:PolicyRamping:'))?.detail).toBe('ListMetrics lists it under [Service] with data in the past 3 h');
+  });
+
   test('an event-published metric listed under another dimension set still fails', async () => {
     conformingAccount();
     cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => ({
@@ -191,9 +223,7 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
 
   test('a role allowed more than its handler calls, or less', async () => {
     conformingAccount();
-    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
-      EvaluationResults: (input.ActionNames ?? []).map((a) => ({ EvalActionName: a, EvalResourceName: input.ResourceArns![0], EvalDecision: a === 'elasticloadbalancing:ModifyListener' ? 'implicitDeny' : 'allowed' })),
-    }));
+    iam.on(SimulatePrincipalPolicyCommand).callsFake(simulator((_, a) => a !== 'elasticloadbalancing:ModifyListener'));
     const failed = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('iam:reconciler') && r.status === 'fail').map((r) => r.settles);
     expect(failed).toEqual(expect.arrayContaining([
       expect.stringMatching(/can call elasticloadbalancing:ModifyListener on arn:.*listener\/app\/sd\/abc\/def \(writes the target-group weights\)$/),
@@ -213,20 +243,46 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
     ]);
     // The launch statement loses its NodePool condition: any launch tagged for the cluster is allowed.
     const loose = KARPENTER_STATEMENTS.map((st) => (st.Sid === 'AllowScopedEC2InstanceActionsWithTags' ? { ...st, Condition: { StringEquals: st.Condition!.StringEquals } } : st));
-    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
-      EvaluationResults: (input.ActionNames ?? []).map((a) => ({
-        EvalActionName: a, EvalResourceName: input.ResourceArns![0],
-        EvalDecision: allows(loose, { action: a, resource: input.ResourceArns![0], context: contextOf(input) }) ? 'allowed' : 'implicitDeny',
-        // The simulator names the condition keys a probe did not give.
-        ...(a === 'eks:DescribeCluster' ? { MissingContextValues: ['aws:RequestedRegion'] } : {}),
-      })),
-    }));
+    iam.on(SimulatePrincipalPolicyCommand).callsFake(simulator((input, a) => ({
+      allowed: allows(loose, { action: a, resource: input.ResourceArns![0], context: contextOf(input) }),
+      // The simulator names the condition keys a probe did not give: for a call on an ARN, under ResourceSpecificResults.
+      ...(a === 'eks:DescribeCluster' ? { missing: ['aws:RequestedRegion'] } : {}),
+    })));
     const karpenter = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('iam:Karpenter'));
     expect(karpenter.filter((r) => r.status === 'fail').map((r) => r.settles)).toEqual([
       'Karpenter controller role SdService-KarpenterControllerRole-4H8T cannot call ec2:RunInstances on arn:aws:ec2:us-east-1:123456789012:instance/i-0000000000verify ' +
         'with aws:RequestTag/kubernetes.io/cluster/prod=owned, aws:RequestTag/eks:eks-cluster-name=prod (an instance no NodePool claims)',
     ]);
     expect(karpenter.find((r) => r.id.includes('eks:DescribeCluster'))?.detail).toMatch(/context keys the policies test but the probe does not give: aws:RequestedRegion$/);
+  });
+
+  test('the simulator\'s earlier answer (one result per action and resource, the ARN in EvalResourceName) is still read', async () => {
+    conformingAccount();
+    const earlier = simulator((input, a) => ({ allowed: a === 'cloudwatch:GetMetricData' || a.startsWith('elasticloadbalancing:Describe')
+      || (a === 'elasticloadbalancing:ModifyListener' && input.ResourceArns![0].endsWith(':listener/app/sd/abc/def')), missing: ['aws:SourceVpc'] }));
+    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
+      EvaluationResults: earlier(input).EvaluationResults.map((r) => ({
+        EvalActionName: r.EvalActionName, EvalResourceName: input.ResourceArns![0], EvalDecision: r.EvalDecision, MissingContextValues: ['aws:SourceVpc'],
+      })),
+    }));
+    const reconciler = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('iam:reconciler'));
+    expect(reconciler.length).toBeGreaterThan(5);
+    expect(reconciler.filter((r) => r.status !== 'pass')).toEqual([]);
+    const missing = /; context keys the policies test but the probe does not give: aws:SourceVpc$/;
+    expect(reconciler.map((r) => r.detail)).toEqual(reconciler.map(() => expect.stringMatching(missing)));
+  });
+
+  test('a call the organization\'s service control policies deny fails, saying so', async () => {
+    conformingAccount();
+    // The simulator evaluates SCPs (OrganizationsDecisionDetail): here one denies the listener write the reconciler needs.
+    iam.on(SimulatePrincipalPolicyCommand).callsFake(simulator((_, a) => (a === 'elasticloadbalancing:ModifyListener'
+      ? { allowed: false, deniedByOrganizations: true }
+      : ['cloudwatch:GetMetricData', 'elasticloadbalancing:DescribeListeners', 'elasticloadbalancing:DescribeTargetHealth'].includes(a))));
+    const failed = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('iam:reconciler') && r.status === 'fail');
+    expect(failed.map((r) => [r.id.split(':').slice(2, 4).join(':'), r.detail])).toEqual([[
+      'elasticloadbalancing:ModifyListener',
+      `SimulatePrincipalPolicy(${ROLE_ARN}): explicitDeny; your organization's service control policies deny it`,
+    ]]);
   });
 
   test('main exits 1 and prints FAIL when a check fails; a stack without a reconciler is an error', async () => {
@@ -253,11 +309,13 @@ describe('a SageMaker deployment', () => {
     },
     placement: {}, policy: {}, service: 'chat', tokensPerRequest: 200, metricDelaySeconds: 120,
   };
-  const sageMakerReads = () => expectedMetrics(SM_CONFIG).filter((m) => m.namespace === 'AWS/SageMaker').map((m) => [m.name, m.dimensions, m.readBy]);
+  /** The reconciler's reads of AWS/SageMaker (the alarms' are `alarmReadBy`). */
+  const sageMakerReads = () => expectedMetrics(SM_CONFIG).filter((m) => m.namespace === 'AWS/SageMaker' && m.readBy.length > 0).map((m) => [m.name, m.dimensions, m.readBy]);
+  const variant = (VariantName: string) => ({ EndpointName: 'llm', VariantName });
+  const pool = (InstanceType: string) => ({ EndpointName: 'llm', VariantName: 'pooled', InstanceType });
 
   test('the request metrics of every variant are read under [EndpointName, VariantName]; only the pooled variant\'s latency is searched per InstanceType, '
     + 'and at the variant level too', () => {
-    const variant = (VariantName: string) => ({ EndpointName: 'llm', VariantName });
     // Strict: an InstanceType searched over is an undefined value, which toEqual would not tell from no InstanceType.
     expect(sageMakerReads()).toStrictEqual([
       ['ModelLatency', { EndpointName: 'llm', InstanceType: undefined, VariantName: 'pooled' }, ['pooled latencyP95Ms']],
@@ -270,16 +328,29 @@ describe('a SageMaker deployment', () => {
     ]);
   });
 
+  test('the alarms\' reads are checked too: each pool\'s InstanceType series of the pooled variant (nothing else reads them), the single '
+    + 'variant\'s variant-level series (which the reconciler reads too)', () => {
+    const alarms = expectedMetrics(SM_CONFIG).filter((m) => m.alarmReadBy).map((m) => [m.name, m.dimensions, m.readBy, m.alarmReadBy]);
+    expect(alarms).toStrictEqual([
+      ['Invocations', variant('single'), ['single servedTokensPerSecond'], ["DeadlineExhaustion alarm's inf2 requests"]],
+      ['Invocation5XXErrors', variant('single'), ['single rejectedTokensPerSecond'], ["DeadlineExhaustion alarm's inf2 shed requests"]],
+      ['Invocations', pool('ml.g6e.xlarge'), [], ["DeadlineExhaustion alarm's l40s requests"]],
+      ['Invocation5XXErrors', pool('ml.g6e.xlarge'), [], ["DeadlineExhaustion alarm's l40s shed requests"]],
+      ['Invocations', pool('ml.g5.xlarge'), [], ["DeadlineExhaustion alarm's a10g requests"]],
+      ['Invocation5XXErrors', pool('ml.g5.xlarge'), [], ["DeadlineExhaustion alarm's a10g shed requests"]],
+    ]);
+    // A variant whose pools shed in both status classes (TGI 429 beside vLLM 503): both series of each pool.
+    const mixed = expectedMetrics({ ...SM_CONFIG, signals: { pooled: { rejectionStatus: 'mixed' } } })
+      .filter((m) => m.readBy.length === 0 && m.dimensions.InstanceType === 'ml.g5.xlarge').map((m) => m.name);
+    expect(mixed).toEqual(['Invocations', 'Invocation4XXErrors', 'Invocation5XXErrors']);
+  });
+
   const pooledPerType = 'metric:AWS/SageMaker:ModelLatency:EndpointName=llm,InstanceType=*,VariantName=pooled';
   const pooledVariantLevel = 'metric:AWS/SageMaker:ModelLatency:EndpointName=llm,VariantName=pooled';
   const smAccount = () => {
     conformingAccount(SM_CONFIG);
-    iam.on(SimulatePrincipalPolicyCommand).callsFake((input: SimulatePrincipalPolicyCommandInput) => ({
-      EvaluationResults: (input.ActionNames ?? []).map((a) => ({
-        EvalActionName: a, EvalResourceName: input.ResourceArns![0],
-        EvalDecision: a === 'cloudwatch:GetMetricData' || a === 'application-autoscaling:DescribeScalableTargets' || (a.startsWith('sagemaker:') && ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'].includes(a) && input.ResourceArns![0].endsWith('endpoint/llm')) ? 'allowed' : 'implicitDeny',
-      })),
-    }));
+    iam.on(SimulatePrincipalPolicyCommand).callsFake(simulator((input, a) => a === 'cloudwatch:GetMetricData' || a === 'application-autoscaling:DescribeScalableTargets'
+      || (['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'].includes(a) && input.ResourceArns![0].endsWith('endpoint/llm'))));
   };
   const sageMakerChecks = async () => (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.id.startsWith('metric:AWS/SageMaker:'));
   /** ListMetrics as CloudWatch answers it: the metrics carrying every filtered dimension (a value where given), more dimensions allowed. */
@@ -297,7 +368,7 @@ describe('a SageMaker deployment', () => {
   ];
 
   test('the pooled variant\'s two ModelLatency reads are each the other\'s fallback; every other read has none', () => {
-    const fallbacks = expectedMetrics(SM_CONFIG).filter((m) => m.namespace === 'AWS/SageMaker').map((m) => [m.name, m.readBy, m.fallbacks]);
+    const fallbacks = expectedMetrics(SM_CONFIG).filter((m) => m.namespace === 'AWS/SageMaker' && m.readBy.length > 0).map((m) => [m.name, m.readBy, m.fallbacks]);
     expect(fallbacks).toStrictEqual([
       ['ModelLatency', ['pooled latencyP95Ms'], [{ namespace: 'AWS/SageMaker', name: 'ModelLatency', dimensions: { EndpointName: 'llm', VariantName: 'pooled' } }]],
       ['ModelLatency', ['pooled latencyP95Ms'], [{ namespace: 'AWS/SageMaker', name: 'ModelLatency', dimensions: { EndpointName: 'llm', InstanceType: undefined, VariantName: 'pooled' } }]],
@@ -319,12 +390,27 @@ describe('a SageMaker deployment', () => {
     smAccount();
     cw.on(ListMetricsCommand).callsFake(listing(variantLevel));
     const sm = await sageMakerChecks();
-    expect(sm.filter((r) => r.status !== 'pass').map((r) => [r.id, r.status, r.detail])).toEqual([[pooledPerType, 'fail',
-      'ListMetrics lists no such metric: nothing published it in the past two weeks (new metrics take up to 15 minutes to appear; traffic-driven metrics need traffic), '
-      + "so the reconciler's pooled latencyP95Ms reads ModelLatency under [EndpointName, VariantName] alone (checked on its own), not per InstanceType: "
-      + 'the largest value of any one InstanceType is lost (one that takes few of the requests can hide in the series over all of them)']]);
+    const none = 'ListMetrics lists no such metric: nothing published it in the past two weeks (new metrics take up to 15 minutes to appear; traffic-driven metrics need traffic)';
+    expect(sm.filter((r) => r.status !== 'pass').map((r) => [r.id, r.status, r.detail])).toEqual([
+      [pooledPerType, 'fail', `${none}, so the reconciler's pooled latencyP95Ms reads ModelLatency under [EndpointName, VariantName] alone (checked on its own), `
+        + 'not per InstanceType: the largest value of any one InstanceType is lost (one that takes few of the requests can hide in the series over all of them)'],
+      // The alarms' per-pool requests and shed requests: nothing replaces them.
+      ...['ml.g6e.xlarge', 'ml.g5.xlarge'].flatMap((type) => ['Invocations', 'Invocation5XXErrors']
+        .map((n) => [`metric:AWS/SageMaker:${n}:EndpointName=llm,VariantName=pooled,InstanceType=${type}`, 'fail', none])),
+    ]);
     expect(sm.filter((r) => r.status === 'pass').map((r) => r.id)).toEqual(expect.arrayContaining([pooledVariantLevel]));
     expect(sm.filter((r) => r.status === 'pass')).toHaveLength(6);
+  });
+
+  test('a pool\'s series the alarms read, listed only under another set: the alarm\'s query reads nothing', () => {
+    const read = expectedMetrics(SM_CONFIG).find((m) => m.name === 'Invocations' && m.dimensions.InstanceType === 'ml.g5.xlarge')!;
+    const withZone = { Namespace: 'AWS/SageMaker', MetricName: 'Invocations', Dimensions: Object.entries({ ...pool('ml.g5.xlarge'), AvailabilityZone: 'us-east-1a' }).map(([Name, Value]) => ({ Name, Value })) };
+    expect(metricPresenceCheck(read, [withZone])).toStrictEqual({
+      id: 'metric:AWS/SageMaker:Invocations:EndpointName=llm,VariantName=pooled,InstanceType=ml.g5.xlarge', status: 'fail',
+      settles: 'AWS/SageMaker Invocations is published under [EndpointName, InstanceType, VariantName] for EndpointName=llm, VariantName=pooled, InstanceType=ml.g5.xlarge '
+        + "(read by DeadlineExhaustion alarm's a10g requests)",
+      detail: "ListMetrics lists it only under [AvailabilityZone, EndpointName, InstanceType, VariantName]: the DeadlineExhaustion alarm's query reads nothing",
+    });
   });
 
   test('the per-InstanceType latency listed only under another set reads nothing there, and the same fallback', () => {
@@ -345,6 +431,11 @@ describe('a SageMaker deployment', () => {
     expect(failed[0].detail).toBe('ListMetrics lists it only under [EndpointName, InstanceType, VariantName]: the reconciler reads nothing under [EndpointName, VariantName], '
       + "so the reconciler's pooled latencyP95Ms reads ModelLatency under [EndpointName, InstanceType, VariantName] alone (checked on its own): "
       + "the per-InstanceType reading stays; lost is this series' fill-in for when those are missing");
-    for (const r of failed.slice(1)) expect(r.detail).toBe("ListMetrics lists it only under [EndpointName, InstanceType, VariantName]: the reconciler's query reads nothing");
+    const onlyUnder = 'ListMetrics lists it only under [EndpointName, InstanceType, VariantName]: ';
+    // The single variant's request metrics are the alarms' series of its class as well.
+    expect(failed.slice(1).map((r) => r.detail)).toEqual([
+      ...Array(3).fill(`${onlyUnder}the reconciler's query reads nothing`),
+      ...Array(2).fill(`${onlyUnder}the reconciler's and the DeadlineExhaustion alarm's queries read nothing`),
+    ]);
   });
 });

@@ -1,31 +1,39 @@
 /**
- * Does every metric the reconciler reads exist in CloudWatch under the dimension set it reads? The reads are the
- * deployed reconciler's own GetMetricData batch (the same `signalPlan` / `buildQueryBatch` the handler runs), built
+ * Does every metric the reconciler and the alarms read exist in CloudWatch under the dimension set they read? The reads
+ * are the deployed reconciler's own GetMetricData batch (the same `signalPlan` / `buildQueryBatch` the handler runs)
+ * and each class's serving metrics the alarms read (`alarmReads`, from the module the alarms build them with), built
  * from the configuration of the deployed function, so every dimension value is resolved.
  *
  * ListMetrics returns a metric when it carries the dimensions asked for, even if it carries more, and only metrics with
  * datapoints in the past two weeks (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html):
- * the exact dimension set is compared here. A metric never published yet fails with that said, unless it is published
- * only on an event a healthy deployment may never have had (a target's 5XX, a capacity error): that one is SKIP. A
+ * the exact dimension set is compared here. A metric published continuously is asked for over the past three hours
+ * (`RecentlyActive`): one that stopped fails, although the two weeks still list it. A metric never published yet fails
+ * with that said, unless it is published only on an event a healthy deployment may never have had (a target's 5XX, a
+ * capacity error): that one is SKIP, and is asked for over the two weeks (an event may be days apart). A
  * missing metric that is one operand of a MAX of SEARCHes (a pooled SageMaker variant's p95 latency) still fails, but
  * the reconciler then reads the other operands, and the detail says which and what is lost.
  */
 import { type ReconcilerConfig } from '../reconciler/config';
 import { buildQueryBatch } from '../reconciler/io';
 import { signalPlan } from '../reconciler/signal-sources';
-import { findPublishedMetric } from '../metrics/aws-published';
+import { findPublishedMetric, type MetricStatSource } from '../metrics/aws-published';
 import { parseMaxOfSearches, type SearchedMetric, searchesIn } from '../metrics/search';
 import { KARPENTER_CAPACITY_ERROR_PUBLISHED_ON, KARPENTER_CAPACITY_NAMESPACE } from '../metrics/karpenter-capacity';
 import { ALL_METRICS } from '../metrics/contract';
+import { classRequests, classShedRequests } from '../metrics/class-serving';
+import { routingTarget } from '../reconciler/targets';
+import { rejectionStatusOf } from '../reconciler/targets/shared';
 import { type CheckResult } from './result';
 
-/** A metric the reconciler reads. A dimension whose value is `undefined` is searched over (any value). */
+/** A metric the reconciler or the alarms read. A dimension whose value is `undefined` is searched over (any value). */
 export interface ExpectedMetric {
   readonly namespace: string;
   readonly name: string;
   readonly dimensions: Readonly<Record<string, string | undefined>>;
-  /** Which signals read it, e.g. `l40s readyReplicas`. */
+  /** Which of the reconciler's signals read it, e.g. `l40s readyReplicas` (none when only the alarms do). */
   readonly readBy: readonly string[];
+  /** Which alarm series read it, e.g. `DeadlineExhaustion alarm's l40s requests` (`alarmReads`). @default - none */
+  readonly alarmReadBy?: readonly string[];
   /** Why it may be missing although the service runs and serves traffic: the contract's `MetricSpec.whyAbsent`. */
   readonly whyAbsent?: string;
   /**
@@ -46,12 +54,45 @@ function key(m: Omit<ExpectedMetric, 'readBy'>): string {
   return JSON.stringify([m.namespace, m.name, Object.entries(m.dimensions).sort(([a], [b]) => a.localeCompare(b))]);
 }
 
-/** Every metric of the reconciler's GetMetricData batch, once each, with the signals that read it. */
+/** The alarm whose reads `alarmReads` lists (lib/control/alarms.ts, construct id and runbook entry). */
+const DEADLINE_EXHAUSTION_ALARM = 'DeadlineExhaustion';
+
+/**
+ * The serving metrics of each class that InferenceAlarms read (lib/core/metrics/class-serving.ts, which the alarms build
+ * them from): DeadlineExhaustion reads every class's requests and shed requests, FallbackShare the same requests (by
+ * requests, or by tokens where the class has no token counter). The status a class sheds with is its route's in the
+ * reconciler's configuration: a SageMaker variant whose pools shed in both (`mixed`) is checked for both, each of which
+ * SageMaker publishes with every invocation ("for each 4xx response ... a 1; otherwise, 0",
+ * https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html). A class of a variant with several
+ * instance pools is read on its pool's InstanceType series, which nothing else reads and nothing replaces when missing.
+ * Checked whether or not the stack holds the alarms (they may be in another stack).
+ */
+export function alarmReads(config: ReconcilerConfig): Array<{ metric: SearchedMetric; reader: string }> {
+  const target = routingTarget(config.facts);
+  const routes = target.routes(config.facts);
+  return target.observedClasses(config.facts).flatMap((cls) => {
+    const route = routes.find((r) => r.classes.some((c) => c.name === cls.facts.name));
+    const status = rejectionStatusOf(route && config.signals?.[route.name]);
+    const searched = (m: MetricStatSource): SearchedMetric => ({ namespace: m.namespace, name: m.metricName, dimensions: m.dimensions });
+    const alarm = `${DEADLINE_EXHAUSTION_ALARM} alarm's ${cls.facts.name}`;
+    return [
+      { metric: searched(classRequests(config.facts, cls)), reader: `${alarm} requests` },
+      ...(status === 'mixed' ? ['4xx', '5xx'] as const : [status]).map((s) => ({
+        metric: searched(classShedRequests(config.facts, cls, s)), reader: `${alarm} shed requests`,
+      })),
+    ];
+  });
+}
+
+/**
+ * Every metric of the reconciler's GetMetricData batch, with the signals that read it, and every serving metric the
+ * alarms read (`alarmReads`), once each.
+ */
 export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
   const period = config.policy?.periodSeconds ?? 60;
   const batch = buildQueryBatch(signalPlan(config, period), period);
   // fallbacks: null once a query reads the metric without one.
-  const byKey = new Map<string, { metric: SearchedMetric; readBy: string[]; fallbacks?: SearchedMetric[] | null }>();
+  const byKey = new Map<string, { metric: SearchedMetric; readBy: string[]; alarmReadBy?: string[]; fallbacks?: SearchedMetric[] | null }>();
   batch.queries.forEach((q, i) => {
     const entry = batch.index[i];
     const reader = entry.className ? `${entry.className} ${entry.signal}` : entry.signal;
@@ -74,19 +115,62 @@ export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
       byKey.set(k, seen);
     }
   });
-  return [...byKey.values()].map(({ metric, readBy, fallbacks }) => {
+  for (const { metric, reader } of alarmReads(config)) {
+    const k = key(metric);
+    const seen = byKey.get(k) ?? { metric, readBy: [] };
+    seen.alarmReadBy = [...seen.alarmReadBy ?? [], reader];
+    byKey.set(k, seen);
+  }
+  return [...byKey.values()].map(({ metric, readBy, alarmReadBy, fallbacks }) => {
     const whyAbsent = ALL_METRICS.find((s) => s.namespace === metric.namespace && s.name === metric.name)?.whyAbsent;
-    return { ...metric, readBy, ...(whyAbsent === undefined ? {} : { whyAbsent }), ...(fallbacks ? { fallbacks } : {}) };
+    const optional = { ...(whyAbsent === undefined ? {} : { whyAbsent }), ...(fallbacks ? { fallbacks } : {}) };
+    return { ...metric, readBy, ...(alarmReadBy ? { alarmReadBy } : {}), ...optional };
   });
 }
 
-/** The ListMetrics filter for one expected metric (names always, values where pinned). */
-export function listMetricsFilter(m: ExpectedMetric): { Namespace: string; MetricName: string; Dimensions: Array<{ Name: string; Value?: string }> } {
+/** A ListMetrics request's filter, plain data shaped like the SDK's ListMetricsInput. */
+export interface ListMetricsFilter {
+  readonly Namespace: string;
+  readonly MetricName: string;
+  readonly Dimensions: Array<{ Name: string; Value?: string }>;
+  readonly RecentlyActive?: typeof RECENTLY_ACTIVE;
+}
+
+/**
+ * ListMetrics' one recency filter: "To filter the results to show only metrics that have had data points published in
+ * the past three hours, specify this parameter with a value of PT3H. This is the only valid value for this parameter."
+ * The results are "an approximation": they may include a metric last published "as much as 50 minutes more" ago, never
+ * leave out one published within it (@aws-sdk/client-cloudwatch@3.1162.0 dist-types/models/models_0.d.ts:3914-3923).
+ */
+export const RECENTLY_ACTIVE = 'PT3H';
+const RECENT_HOURS = 3;
+
+/** The ListMetrics filter for one expected metric (names always, values where pinned), over the past two weeks. */
+export function listMetricsFilter(m: ExpectedMetric): ListMetricsFilter {
   return {
     Namespace: m.namespace,
     MetricName: m.name,
     Dimensions: Object.entries(m.dimensions).map(([Name, Value]) => (Value === undefined ? { Name } : { Name, Value })),
   };
+}
+
+/**
+ * The filter over the past three hours, for a metric published continuously (the reconciler's each run, the platform's
+ * while the service runs or has traffic): one that stopped would still be listed for two weeks. None for a metric
+ * published only on an event (`publishedOnlyOn`), which a healthy service may not have had for hours.
+ */
+export function recentlyActiveFilter(m: ExpectedMetric): ListMetricsFilter | undefined {
+  return publishedOnlyOn(m) === undefined ? { ...listMetricsFilter(m), RecentlyActive: RECENTLY_ACTIVE } : undefined;
+}
+
+/** The listed metric that carries exactly the expected dimension names, with the pinned values. */
+export function exactlyListed(expected: ExpectedMetric, listed: readonly ListedMetric[]): ListedMetric | undefined {
+  const names = Object.keys(expected.dimensions);
+  return listed.find((l) => {
+    const dims = l.Dimensions ?? [];
+    return dims.length === names.length
+      && names.every((n) => dims.some((d) => d.Name === n && (expected.dimensions[n] === undefined || d.Value === expected.dimensions[n])));
+  });
 }
 
 function describeSet(names: readonly string[]): string {
@@ -124,13 +208,20 @@ function fallbackReading(expected: ExpectedMetric, fallbacks: readonly SearchedM
   return `the reconciler's ${expected.readBy.join(', ')} ${verb} ${series} alone (checked on its own)${loss}`;
 }
 
+/** Whose queries read a metric: "the reconciler's query reads", "the DeadlineExhaustion alarm's query reads", or both. */
+function queriesOf(expected: ExpectedMetric): string {
+  const whose = [...expected.readBy.length > 0 ? ["the reconciler's"] : [], ...expected.alarmReadBy?.length ? [`the ${DEADLINE_EXHAUSTION_ALARM} alarm's`] : []];
+  return whose.length > 1 ? `${whose.join(' and ')} queries read` : `${whose[0]} query reads`;
+}
+
 /**
- * Pass when some listed metric carries exactly the expected dimension names, with the pinned values. Nothing listed is a
- * failure, or SKIP for a metric published only on an event (`publishedOnlyOn`); listed under other dimensions fails.
- * A missing metric with fallbacks (an operand of a MAX of SEARCHes) fails too, its detail saying what the reconciler
- * then reads instead and what is lost.
+ * Pass when some listed metric carries exactly the expected dimension names, with the pinned values: among `recent`
+ * (the `recentlyActiveFilter` answer) for a metric published continuously, which fails when only `listed` (the past two
+ * weeks) has it; among `listed` for one published only on an event. Nothing listed is a failure, or SKIP for a metric
+ * published only on an event (`publishedOnlyOn`); listed under other dimensions fails. A missing metric with fallbacks
+ * (an operand of a MAX of SEARCHes) fails too, its detail saying what the reconciler then reads instead and what is lost.
  */
-export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly ListedMetric[]): CheckResult {
+export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly ListedMetric[], recent?: readonly ListedMetric[]): CheckResult {
   const names = Object.keys(expected.dimensions);
   const pinned = Object.entries(expected.dimensions).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
   // A dimension searched over is `Name=*` in the id: a pooled variant's per-InstanceType p95 and its variant-level p95
@@ -138,27 +229,35 @@ export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly L
   const id = `metric:${expected.namespace}:${expected.name}:`
     + Object.entries(expected.dimensions).map(([k, v]) => `${k}=${v ?? '*'}`).join(',');
   const settles = `${expected.namespace} ${expected.name} is published under ${describeSet(names)}`
-    + `${pinned.length > 0 ? ` for ${pinned.join(', ')}` : ''} (read by ${expected.readBy.join(', ')})`;
+    + `${pinned.length > 0 ? ` for ${pinned.join(', ')}` : ''} (read by ${[...expected.readBy, ...expected.alarmReadBy ?? []].join(', ')})`;
   const sets = listed.map((l) => (l.Dimensions ?? []).map((d) => d.Name ?? ''));
-  const exact = listed.find((l) => {
-    const dims = l.Dimensions ?? [];
-    return dims.length === names.length
-      && names.every((n) => dims.some((d) => d.Name === n && (expected.dimensions[n] === undefined || d.Value === expected.dimensions[n])));
-  });
-  if (exact) return { id, status: 'pass', settles, detail: `ListMetrics lists it under ${describeSet(names)}` };
-  const other = [...new Set(sets.map(describeSet))];
   const event = publishedOnlyOn(expected);
+  const instead = expected.fallbacks ? `, so ${fallbackReading(expected, expected.fallbacks)}` : '';
+  if (event === undefined && recent !== undefined) {
+    if (exactlyListed(expected, recent)) {
+      return { id, status: 'pass', settles, detail: `ListMetrics lists it under ${describeSet(names)} with data in the past ${RECENT_HOURS} h` };
+    }
+    if (exactlyListed(expected, listed)) {
+      return {
+        id, status: 'fail', settles,
+        detail: `last published more than ${RECENT_HOURS} h ago: ListMetrics lists it under ${describeSet(names)} in the past two weeks, not with `
+          + `RecentlyActive ${RECENTLY_ACTIVE} (${expected.whyAbsent ?? 'traffic-driven metrics need traffic'})${instead}`,
+      };
+    }
+  } else if (exactlyListed(expected, listed)) {
+    return { id, status: 'pass', settles, detail: `ListMetrics lists it under ${describeSet(names)}` };
+  }
+  const other = [...new Set(sets.map(describeSet))];
   if (other.length === 0 && event !== undefined) {
     return { id, status: 'skip', settles, detail: `not yet published (expected until the first ${event}): ListMetrics lists no such metric` };
   }
-  const instead = expected.fallbacks ? `, so ${fallbackReading(expected, expected.fallbacks)}` : '';
   return {
     id,
     status: 'fail',
     settles,
     detail: other.length > 0
       ? `ListMetrics lists it only under ${other.join(' and ')}: `
-        + (instead ? `the reconciler reads nothing under ${describeSet(names)}${instead}` : "the reconciler's query reads nothing")
+        + (instead ? `the reconciler reads nothing under ${describeSet(names)}${instead}` : `${queriesOf(expected)} nothing`)
       : 'ListMetrics lists no such metric: nothing published it in the past two weeks (new metrics take up to 15 minutes to appear; '
         + `${expected.whyAbsent ?? 'traffic-driven metrics need traffic'})${instead}`,
   };

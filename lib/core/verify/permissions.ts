@@ -1,8 +1,13 @@
 /**
  * Can each role make the calls its handler makes, and no more? The probes: every call of the handler on the resource
  * it calls it on (must be allowed), the same calls on a neighbouring resource, and the destructive calls nearest to
- * them (must be denied). Judged on IAM's policy simulator (SimulatePrincipalPolicy: every policy attached to the role
- * and its permissions boundary; https://docs.aws.amazon.com/IAM/latest/APIReference/API_SimulatePrincipalPolicy.html).
+ * them (must be denied). Judged on IAM's policy simulator (SimulatePrincipalPolicy,
+ * https://docs.aws.amazon.com/IAM/latest/APIReference/API_SimulatePrincipalPolicy.html): the role's identity-based
+ * policies, its permissions boundary and the organization's service control policies ("evaluates statements in
+ * identity-based policies, service control policies (SCPs) including their condition keys and resource scoping",
+ * @aws-sdk/client-iam@3.1169.0 dist-types/commands/SimulatePrincipalPolicyCommand.d.ts:53-57); not resource-based
+ * policies such as a KMS key policy ("Simulation of resource-based policies isn't supported for IAM roles",
+ * dist-types/models/models_0.d.ts, SimulatePrincipalPolicyRequest.ResourcePolicy).
  */
 import { type RoutingFacts } from '../reconciler/routing-facts';
 import { routingTarget } from '../reconciler/targets';
@@ -167,16 +172,41 @@ function sageMakerModelDataProbes(modelData: ModelDataArtifact | undefined, part
   ];
 }
 
-/** SimulatePrincipalPolicy's answer for one action and resource (EvaluationResult). */
+/**
+ * SimulatePrincipalPolicy's answer for one action (EvaluationResult), plain data shaped like the SDK's. The simulator
+ * returns one per action, whatever the number of resources: the top-level fields are the aggregate over the requested
+ * resources, EvalResourceName is the ARN template of the resource type (not the ARN asked about), and the decision and
+ * missing context keys for a given ARN are in ResourceSpecificResults (@aws-sdk/client-iam@3.1169.0
+ * dist-types/models/models_0.d.ts:8259-8275 "The simulator now returns a single EvaluationResult per action", :8282-8290,
+ * :8224-8233). Earlier answers held one result per action and resource, the ARN in EvalResourceName: both are read.
+ */
 export interface SimulatedDecision {
   readonly EvalActionName?: string;
   readonly EvalResourceName?: string;
   readonly EvalDecision?: string;
   /**
    * "A list of context keys that are required by the included input policies but that were not provided by one of the
-   * input parameters" (https://docs.aws.amazon.com/IAM/latest/APIReference/API_EvaluationResult.html).
+   * input parameters" (https://docs.aws.amazon.com/IAM/latest/APIReference/API_EvaluationResult.html); for a call that
+   * names resource ARNs, listed under ResourceSpecificResults instead.
    */
-  readonly MissingContextValues?: string[];
+  readonly MissingContextValues?: readonly string[];
+  readonly ResourceSpecificResults?: ReadonlyArray<{
+    readonly EvalResourceName?: string;
+    readonly EvalResourceDecision?: string;
+    readonly MissingContextValues?: readonly string[];
+  }>;
+  /** "Specifies whether the simulated operation is allowed by the Organizations service control policies" (models_0.d.ts:8171-8177). */
+  readonly OrganizationsDecisionDetail?: { readonly AllowedByOrganizations?: boolean };
+}
+
+/** The simulator's decision for one probe, from the result for its action and, within it, its resource. */
+export interface ProbeDecision {
+  /** `allowed`, `implicitDeny` or `explicitDeny`. */
+  readonly decision: string;
+  /** Context keys the policies test that the probe did not give (top-level and per-resource, once each). */
+  readonly missingContext: readonly string[];
+  /** The organization's service control policies deny it (the simulator evaluates them). */
+  readonly deniedByOrganizations: boolean;
 }
 
 /** One SimulatePrincipalPolicy call: the actions of the probes that share a resource and a context. */
@@ -202,13 +232,25 @@ export function simulationGroups(probes: readonly PermissionProbe[]): Simulation
   return [...groups.values()];
 }
 
-/** The decision for one probe among the answers to its group's call. */
+/**
+ * The decision for one probe among the answers to its group's call. Each call names one resource, so the result for
+ * the probe's action is the probe's: its ResourceSpecificResults entry for the probe's ARN where there is one, else
+ * the top-level decision, which aggregates that one resource (or is the old shape's per-resource result).
+ */
 export function decisionFor(
   probe: PermissionProbe, answers: ReadonlyArray<{ group: SimulationGroup; results: readonly SimulatedDecision[] }>,
-): SimulatedDecision | undefined {
+): ProbeDecision | undefined {
   const key = JSON.stringify([probe.resource, contextEntries(probe)]);
   const answer = answers.find((a) => JSON.stringify([a.group.resource, a.group.context]) === key);
-  return answer?.results.find((x) => x.EvalActionName === probe.action && (x.EvalResourceName ?? '*') === probe.resource);
+  const result = answer?.results.find((x) => x.EvalActionName === probe.action);
+  const specific = result?.ResourceSpecificResults?.find((r) => r.EvalResourceName === probe.resource);
+  const decision = specific?.EvalResourceDecision ?? result?.EvalDecision;
+  if (!result || decision === undefined) return undefined;
+  return {
+    decision,
+    missingContext: [...new Set([...result.MissingContextValues ?? [], ...specific?.MissingContextValues ?? []])],
+    deniedByOrganizations: result.OrganizationsDecisionDetail?.AllowedByOrganizations === false,
+  };
 }
 
 /** One result per probe, from the simulator's decision for each (`decisions[i]` answers `probes[i]`). */
@@ -216,14 +258,15 @@ export function permissionChecks(
   roleName: string,
   roleArn: string,
   probes: readonly PermissionProbe[],
-  decisions: ReadonlyArray<SimulatedDecision | undefined>,
+  decisions: ReadonlyArray<ProbeDecision | undefined>,
 ): CheckResult[] {
   return probes.map((p, i) => {
-    const d = decisions[i]?.EvalDecision;
+    const d = decisions[i]?.decision;
     const allowed = d === 'allowed';
     const ok = d !== undefined && allowed === (p.expect === 'allowed');
     const context = Object.entries(p.context ?? {}).map(([k, v]) => `${k}=${[v].flat().join(',')}`);
-    const missing = decisions[i]?.MissingContextValues ?? [];
+    const missing = decisions[i]?.missingContext ?? [];
+    const scp = decisions[i]?.deniedByOrganizations ? "; your organization's service control policies deny it" : '';
     return {
       id: `iam:${roleName}:${p.action}:${p.resource}${context.length > 0 ? `:${context.join(';')}` : ''}`,
       status: ok ? 'pass' : 'fail',
@@ -231,7 +274,8 @@ export function permissionChecks(
         `${context.length > 0 ? ` with ${context.join(', ')}` : ''} (${p.why})`,
       detail: d === undefined
         ? 'the simulator returned no decision for it'
-        : `SimulatePrincipalPolicy(${roleArn}): ${d}${missing.length > 0 ? `; context keys the policies test but the probe does not give: ${missing.join(', ')}` : ''}`,
+        : `SimulatePrincipalPolicy(${roleArn}): ${d}${scp}`
+          + `${missing.length > 0 ? `; context keys the policies test but the probe does not give: ${missing.join(', ')}` : ''}`,
     };
   });
 }

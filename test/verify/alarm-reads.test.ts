@@ -1,0 +1,76 @@
+/**
+ * verify's metrics check covers what the alarms read: every AWS serving metric of the synthesized DeadlineExhaustion
+ * and FallbackShare alarms is among the metrics verify expects, for the configuration the Reconciler of the same serving
+ * deploys. Built from the constructs, so the alarms and verify cannot drift apart unnoticed.
+ */
+import { Template } from 'aws-cdk-lib/assertions';
+import { InferenceAlarms } from '../../lib/control/alarms';
+import { Reconciler } from '../../lib/control/reconciler';
+import { type AlbRoutingFacts, type RoutedClassFacts, type RoutingFacts, type SageMakerRoutingFacts } from '../../lib/core/reconciler/routing-facts';
+import { type ServingSignals } from '../../lib/core/reconciler/serving';
+import { expectedMetrics } from '../../lib/core/verify/metric-presence';
+import { testStack } from '../util';
+import { servingOf } from '../control/serving-fixture';
+
+const cls = (name: string, preferenceRank: number, instanceType: string): RoutedClassFacts => ({
+  name, preferenceRank, tokensPerSecondPerReplica: 300, safeConcurrency: 8, usdPerReplicaHour: 1, allowSensitive: true, maxReplicas: 4, instanceType,
+});
+
+const SAGEMAKER: SageMakerRoutingFacts = {
+  kind: 'sagemaker', endpointName: 'llm', endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+  variants: [
+    { variantName: 'preferred', classes: [cls('l40s', 0, 'ml.g6e.xlarge')] },
+    { variantName: 'pooled', classes: [cls('a10g', 1, 'ml.g5.xlarge'), cls('inf2', 2, 'ml.inf2.xlarge')] },
+  ],
+};
+const tg = (name: string) => `targetgroup/${name}/0001`;
+const ALB: AlbRoutingFacts = {
+  kind: 'alb', listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/sd/abc/def', loadBalancerFullName: 'app/sd/abc',
+  targets: [cls('l40s', 0, 'g6e.xlarge'), cls('a10g', 1, 'g5.xlarge')].map((c) => ({
+    class: c, targetGroupArn: `arn:aws:elasticloadbalancing:us-east-1:123456789012:${tg(c.name)}`, targetGroupFullName: tg(c.name),
+    namespace: 'serving', deploymentName: `sd-${c.name}`, nodePoolName: `sd-${c.name}`,
+  })),
+};
+
+type AlarmMetric = { MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions?: Array<{ Name: string; Value: string }> } } };
+
+/** A metric as `[namespace, name, dimensions]` with its dimensions in name order, for comparison. */
+const keyOf = (namespace: string, name: string, dims: Readonly<Record<string, string | undefined>>) =>
+  JSON.stringify([namespace, name, Object.fromEntries(Object.entries(dims).sort(([a], [b]) => a.localeCompare(b)))]);
+
+/** The AWS metrics the service's alarms read, and the metrics verify expects for its reconciler's configuration. */
+function readsOf(facts: RoutingFacts, signals: ServingSignals) {
+  const { stack } = testStack();
+  const serving = servingOf(facts, 'svc', 250, signals);
+  new InferenceAlarms(stack, 'Alarms', { serving, fallbackShare: { basis: 'requests' } });
+  const reconciler = new Reconciler(stack, 'Reconciler', { serving });
+  const alarms = Object.entries(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm'))
+    .filter(([id]) => /DeadlineExhaustion|FallbackShare/.test(id))
+    .flatMap(([, r]) => (r.Properties.Metrics as AlarmMetric[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : [])))
+    .filter((m) => m.Namespace.startsWith('AWS/'))
+    .map((m) => keyOf(m.Namespace, m.MetricName, Object.fromEntries((m.Dimensions ?? []).map((d) => [d.Name, d.Value]))));
+  const expected = new Map(expectedMetrics(reconciler.config).map((m) => [keyOf(m.namespace, m.name, m.dimensions), m]));
+  return { alarms: [...new Set(alarms)], expected };
+}
+
+test.each([
+  ['SageMaker, a variant with two pools shedding in different status classes (TGI 429 beside vLLM 503)', SAGEMAKER,
+    { classes: { a10g: { rejectionStatus: '4xx' as const } } }],
+  ['SageMaker, every pool shedding 503', SAGEMAKER, { classes: {} }],
+  ['an ALB, a class shedding 429', ALB, { classes: { a10g: { rejectionStatus: '4xx' as const } }, containerInsightsClusterName: 'prod' }],
+])('%s: every AWS serving metric the DeadlineExhaustion and FallbackShare alarms read is one verify checks', (_, facts, signals) => {
+  const { alarms, expected } = readsOf(facts, signals);
+  expect(alarms.length).toBeGreaterThan(0);
+  expect(alarms.filter((a) => !expected.has(a))).toEqual([]);
+});
+
+test('the pooled variant\'s per-InstanceType series: read by the alarms alone, checked as theirs', () => {
+  const { alarms, expected } = readsOf(SAGEMAKER, { classes: { a10g: { rejectionStatus: '4xx' } } });
+  const perType = alarms.flatMap((a) => expected.get(a) ?? []).filter((m) => m.dimensions.InstanceType);
+  expect(perType.map((m) => [m.name, m.dimensions.InstanceType, m.readBy, m.alarmReadBy]).sort()).toEqual([
+    ['Invocation4XXErrors', 'ml.g5.xlarge', [], ["DeadlineExhaustion alarm's a10g shed requests"]],
+    ['Invocation5XXErrors', 'ml.inf2.xlarge', [], ["DeadlineExhaustion alarm's inf2 shed requests"]],
+    ['Invocations', 'ml.g5.xlarge', [], ["DeadlineExhaustion alarm's a10g requests"]],
+    ['Invocations', 'ml.inf2.xlarge', [], ["DeadlineExhaustion alarm's inf2 requests"]],
+  ]);
+});
