@@ -1,7 +1,7 @@
 import { Annotations, Names, Stack, Tags, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -76,8 +76,9 @@ export interface ExistingLoadBalancerController {
   /**
    * Characters the role's own inline policies take already (JSON without whitespace, as IAM counts them). IAM caps a
    * role's inline policies at 10,240 characters in all, and this construct adds one per target group of every service
-   * (`LoadBalancerController.targetGroupPolicy`): a service that would pass the cap fails at synth. A role with managed policies only (the upstream install)
-   * takes 0; a role made by aws-eks's `AlbController` holds the whole upstream policy inline, about 5,200.
+   * (`LoadBalancerController.targetGroupPolicy`): a service that would pass the cap fails at synth. A role with managed
+   * policies only (the upstream install) takes 0; a role made by aws-eks's `AlbController` holds the whole upstream
+   * policy inline, about 5,200.
    * @default 0
    */
   readonly roleInlinePolicyChars?: number;

@@ -552,7 +552,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:eks-drain-exceeds-delete',
       `The model servers' termination grace is ${grace} s (${routingProp}.deregistrationDelay ${deregistrationDelaySeconds} s, then `
       + `contract.slo.deadlineMs ${deadlineSeconds} s), above the ${MAX_DRAIN_ON_DELETE_SECONDS} s a delete can wait: removing a class or the `
-      + `service, or destroying the stack, waits for the pods and their nodes inside the kubectl handler, which stops at `
+      + 'service, or destroying the stack, waits for the pods and their nodes inside the kubectl handler, which stops at '
       + `${KUBECTL_HANDLER_TIMEOUT_SECONDS} s, and CloudFormation then waits an hour and fails the delete. Keep the two at most `
       + `${MAX_DRAIN_ON_DELETE_SECONDS} s together, or delete the class's Deployment by hand and wait for its pods to end before the deploy `
       + 'that removes it (docs/eks-inference-service.md, "Removing a class or a service").');

@@ -2,6 +2,7 @@ import { Stack } from 'aws-cdk-lib';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { acknowledgeNistRules } from '../util/nag';
 import { controllerChart, PodIdentityRole } from './pod-identity';
 import { type ChartSpec, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
 
@@ -105,10 +106,16 @@ export class LoadBalancerController extends Construct {
    * minutes, the stack waits an hour and fails. A policy of its own is removed in the cleanup phase, after its binding.
    */
   public static targetGroupPolicy(scope: Construct, id: string, role: iam.IRole, targetGroupArn: string): iam.Policy {
-    return new iam.Policy(scope, `LoadBalancerControllerTargets-${id}`, {
+    const policy = new iam.Policy(scope, `LoadBalancerControllerTargets-${id}`, {
       roles: [role],
       statements: [LoadBalancerController.targetRegistrationStatement([targetGroupArn])],
     });
+    acknowledgeNistRules(policy, {
+      IAMNoInlinePolicy: "Target registration in one target group, attached to the Load Balancer Controller's role only: a policy of "
+        + 'its own per target group so that it is removed after the TargetGroupBinding that needs it; a customer managed policy would be '
+        + 'a second resource per target group holding the same statement.',
+    });
+    return policy;
   }
 
   /**

@@ -163,7 +163,8 @@ describe('two services on one EksInferenceCluster', () => {
   });
 
   test('the Load Balancer Controller registers pods in the target groups of both services and no others, one policy each', () => {
-    expectOnePolicyPerTargetGroup(template, stack, [...llama.units, ...mistral.units], [{ Ref: expect.stringMatching(/LoadBalancerControllerRole/) }]);
+    const role = [{ Ref: expect.stringMatching(/LoadBalancerControllerRole/) }];
+    expectOnePolicyPerTargetGroup(template, stack, [...llama.units, ...mistral.units], role);
   });
 
   test('the add-on scrapes the classes of both services, and each class has its own capacity-error metric', () => {

@@ -177,7 +177,8 @@ describe('EksInferenceService', () => {
     });
 
     test('the load balancer controller registers targets only in the service target groups, one policy per class', () => {
-      const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: any; DependsOn?: string[] }>;
+      type Policy = { Roles: unknown; PolicyDocument: { Statement: unknown[] } };
+      const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Policy; DependsOn?: string[] }>;
       for (const c of ['l40s', 'a10g', 'inf2']) {
         const grants = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Policy'
           && JSON.stringify(r.Properties.PolicyDocument).includes('RegisterPodsInOwnedTargetGroups')

@@ -15,15 +15,16 @@ import { controllerChart } from '../../lib/eks/pod-identity';
 import { KEDA_CHART } from '../../lib/eks/versions';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- template properties of several resource types
 type Resources = Record<string, { Type: string; Properties: Record<string, any>; DependsOn?: string[] }>;
 
-function build(classes: number, overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; service: EksInferenceService; resources: Resources } {
+function build(classes: number, overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; resources: Resources } {
   const { stack } = testStack();
-  const service = new EksInferenceService(stack, 'Llama', {
+  new EksInferenceService(stack, 'Llama', {
     contract: LLAMA_CONTRACT, classes: llamaClasses().slice(0, classes), modelDataFetcherImage: FETCHER_IMAGE,
     kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), ...overrides,
   });
-  return { stack, service, resources: Template.fromStack(stack).toJSON().Resources as Resources };
+  return { stack, resources: Template.fromStack(stack).toJSON().Resources as Resources };
 }
 
 function logicalId(resources: Resources, pattern: RegExp): string {
@@ -85,7 +86,8 @@ describe('removing a service from a shared cluster in the same stack', () => {
       const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
       for (const name of services) {
         new EksInferenceService(stack, name, {
-          contract: { ...LLAMA_CONTRACT, name: name.toLowerCase() }, classes: llamaClasses().slice(0, 2), cluster, modelDataFetcherImage: FETCHER_IMAGE,
+          contract: { ...LLAMA_CONTRACT, name: name.toLowerCase() }, classes: llamaClasses().slice(0, 2), cluster,
+          modelDataFetcherImage: FETCHER_IMAGE,
         });
       }
       return Template.fromStack(stack).toJSON().Resources as Resources;
