@@ -1,7 +1,7 @@
 import { Annotations, Names, Stack, Tags, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -16,7 +16,7 @@ import { clusterProblems } from './checks';
 import { newClusterVpc } from './cluster-vpc';
 import { Karpenter } from './karpenter';
 import { Keda } from './keda';
-import { controllerInlinePolicyChars, ROLE_INLINE_POLICY_CHARS, type TargetRegistration } from './controller-policy-size';
+import { controllerInlinePolicyChars, ROLE_INLINE_POLICY_CHARS } from './controller-policy-size';
 import { LoadBalancerController } from './load-balancer-controller';
 import { NeuronDevicePlugin } from './neuron-device-plugin';
 import { EksObservability, type ObservabilityOptions } from './observability-addon';
@@ -68,15 +68,17 @@ export interface ExistingKarpenter {
 /** The AWS Load Balancer Controller runs on the cluster already (with the TargetGroupBinding CRD and its pod webhook). */
 export interface ExistingLoadBalancerController {
   /**
-   * The controller's role: this construct then lets it register pods in exactly the services' target groups.
+   * The controller's role: this construct then lets it register pods in exactly the services' target groups (one
+   * inline policy per target group).
    * @default - no grant: the controller's own policy must allow elasticloadbalancing:RegisterTargets on them
    */
   readonly role?: iam.IRole;
   /**
    * Characters the role's own inline policies take already (JSON without whitespace, as IAM counts them). IAM caps a
-   * role's inline policies at 10,240 characters in all, and this construct adds one naming every service's target
-   * groups: a service that would pass the cap fails at synth. A role with managed policies only (the upstream install)
-   * takes 0; a role made by aws-eks's `AlbController` holds the whole upstream policy inline, about 5,200.
+   * role's inline policies at 10,240 characters in all, and this construct adds one per target group of every service
+   * (`LoadBalancerController.targetGroupPolicy`): a service that would pass the cap fails at synth. A role with managed
+   * policies only (the upstream install) takes 0; a role made by aws-eks's `AlbController` holds the whole upstream
+   * policy inline, about 5,200.
    * @default 0
    */
   readonly roleInlinePolicyChars?: number;
@@ -231,9 +233,9 @@ export class EksInferenceCluster extends Construct {
   public readonly nodeRoleName: string;
   private readonly existingLbcRole?: iam.IRole;
   private readonly existingLbcPolicyChars: number = 0;
-  private lbcRegistration?: iam.PolicyStatement;
   private readonly tenants: ClusterTenant[] = [];
-  private readonly registrations: TargetRegistration[] = [];
+  /** Target groups the controller's role has a policy for, over every attached service. */
+  private targetGroups = 0;
   private readonly admissionEnabled: boolean;
   private neuronPlugin?: NeuronDevicePlugin;
   /** How Neuron nodes get their device plugin: this construct installs it, the cluster runs one, or neither. */
@@ -368,33 +370,27 @@ export class EksInferenceCluster extends Construct {
   }
 
   /**
-   * Lets the Load Balancer Controller register pods in a service's target groups (and no others). In the cluster's
-   * stack the ARNs join one statement for every service; a service in another stack gets its own `iam.Policy`
-   * (`<service>/LoadBalancerControllerTargets`) attached to the controller's role, so the reference points from the
-   * service's stack to the cluster's only (the cluster's stack referring to the service's target groups, while the
-   * service's manifests refer to the cluster, is a cycle CDK refuses). Returns that policy (the service's
-   * TargetGroupBindings wait for it), undefined when the statement is in the cluster's stack or nothing runs the controller.
+   * Lets the Load Balancer Controller register pods in a service's target groups (and no others): one `iam.Policy`
+   * per target group (`<scope>/LoadBalancerControllerTargets-<name>`, `LoadBalancerController.targetGroupPolicy`)
+   * attached to the controller's role, keyed by the names given (the service's class names). The policies are in the
+   * service's scope, so a service in another stack refers to the cluster's stack only (the cluster's stack referring to
+   * the service's target groups, while the service's manifests refer to the cluster, is a cycle CDK refuses), and a
+   * removed class or service removes its own policies, after the TargetGroupBindings that depend on them. Returns
+   * them by name (each class's TargetGroupBinding waits for its own), none when nothing runs the controller.
    */
-  public allowTargetGroups(scope: Construct, targetGroupArns: readonly string[]): iam.Policy | undefined {
+  public allowTargetGroups(scope: Construct, targetGroupArns: Readonly<Record<string, string>>): Readonly<Record<string, iam.Policy>> {
     const role = this.loadBalancerController?.role ?? this.existingLbcRole;
-    if (!role) return undefined;
-    const ownPolicy = Stack.of(scope) !== Stack.of(this);
-    this.checkRegistrations(scope, { targetGroups: targetGroupArns.length, ownPolicy });
-    if (ownPolicy) {
-      return new iam.Policy(scope, 'LoadBalancerControllerTargets', {
-        roles: [role],
-        statements: [LoadBalancerController.targetRegistrationStatement(targetGroupArns)],
-      });
-    }
-    if (this.loadBalancerController) {
-      this.loadBalancerController.allowTargetGroups(targetGroupArns);
-    } else if (this.lbcRegistration) {
-      this.lbcRegistration.addResources(...targetGroupArns);
-    } else {
-      this.lbcRegistration = LoadBalancerController.targetRegistrationStatement(targetGroupArns);
-      new iam.Policy(this, 'LoadBalancerControllerTargets', { roles: [role], statements: [this.lbcRegistration] });
-    }
-    return undefined;
+    if (!role) return {};
+    const names = Object.keys(targetGroupArns);
+    this.checkRegistrations(scope, names.length);
+    return Object.fromEntries(names.map((name) => {
+      const policy = LoadBalancerController.targetGroupPolicy(scope, name, role, targetGroupArns[name]);
+      // Created after the controller's own policy is updated: a stack deployed when that policy named every target
+      // group drops them there first, so the role never holds both (IAM refuses a role's inline policies past
+      // ROLE_INLINE_POLICY_CHARS in all). Across stacks this is the stack dependency the service has anyway.
+      if (this.loadBalancerController) policy.node.addDependency(this.loadBalancerController.policy);
+      return [name, policy];
+    }));
   }
 
   /**
@@ -413,23 +409,19 @@ export class EksInferenceCluster extends Construct {
    * Every service's target groups are named in inline policies of the controller's role, which IAM caps at 10,240
    * characters in all: a service that would pass it fails at synth, not at deployment ("Maximum policy size exceeded").
    */
-  private checkRegistrations(scope: Construct, registration: TargetRegistration): void {
-    const registrations = [...this.registrations, registration];
-    const chars = this.existingLbcPolicyChars + controllerInlinePolicyChars(registrations, this.loadBalancerController !== undefined);
+  private checkRegistrations(scope: Construct, targetGroups: number): void {
+    const total = this.targetGroups + targetGroups;
+    const chars = this.existingLbcPolicyChars + controllerInlinePolicyChars(total, this.loadBalancerController !== undefined);
     if (chars > ROLE_INLINE_POLICY_CHARS) {
-      const targetGroups = registrations.reduce((n, r) => n + r.targetGroups, 0);
-      const shared = registrations.some((r) => !r.ownPolicy) || this.loadBalancerController !== undefined;
-      const policies = registrations.filter((r) => r.ownPolicy).length + (shared ? 1 : 0);
       throwIfInvalid('EksInferenceService', scope.node.path, [{
         field: 'classes',
         message: `take the Load Balancer Controller's inline policies on the cluster ${this.node.path} to ${chars} characters `
-          + `(${targetGroups} target groups in ${policies} ${policies === 1 ? 'policy' : 'policies'}, each ARN counted at its longest`
+          + `(${total} target groups, one policy each, each ARN counted at its longest`
           + `${this.existingLbcPolicyChars > 0 ? `, and the role's own ${this.existingLbcPolicyChars}` : ''}); `
-          + `allowed: at most ${ROLE_INLINE_POLICY_CHARS} (IAM's cap on a role's inline policies): put further services on another cluster, `
-          + "or in the cluster's stack, where all share one policy",
+          + `allowed: at most ${ROLE_INLINE_POLICY_CHARS} (IAM's cap on a role's inline policies): put further services on another cluster`,
       }]);
     }
-    this.registrations.push(registration);
+    this.targetGroups = total;
   }
 }
 

@@ -47,6 +47,7 @@ import {
 import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
+import { KUBECTL_HANDLER_TIMEOUT_SECONDS, MAX_DRAIN_ON_DELETE_SECONDS } from '../core/platform/kubectl-handler';
 
 export { CLASS_LABEL } from './class-unit';
 export { DISCOVERY_TAG, type ChartVersions, type ClusterSettings, type NewClusterOptions } from './cluster';
@@ -257,7 +258,9 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.listener = routing.listener;
     this.listenerRule = routing.rule;
     this.loadBalancerFullName = routing.loadBalancerFullName;
-    const registration = this.inferenceCluster.allowTargetGroups(this, routing.targetGroups.map((tg) => tg.targetGroupArn));
+    this.warnLongDrain(routing.deregistrationDelay.toSeconds(), props.listenerRule ? 'listenerRule' : 'loadBalancer');
+    const registrations = this.inferenceCluster.allowTargetGroups(this,
+      Object.fromEntries(classes.map((cls, i) => [cls.name, routing.targetGroups[i].targetGroupArn])));
 
     const namespaced = this.addNamespace();
     this.namespaceManifest = namespaced.namespaceManifest;
@@ -284,7 +287,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       triggerAuthenticationName: namespaced.triggerAuthenticationName,
       gate: props.artifactGate,
       admission: attachment.admission,
-      registration,
+      registration: registrations[cls.name],
     }));
 
     // Signal producers of the control loop: this service's filters (its child 'Observability') and scrape.
@@ -535,6 +538,31 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     return { classes: checked.classes, runtimes };
   }
 
+  /**
+   * A model server's termination grace (the deregistration delay, then the request deadline: `deadlineSeconds`) that
+   * a delete cannot wait for: removing a class, or the service, deletes its Deployment and then its NodePool and
+   * EC2NodeClass (and on destroy its Namespace), whose `kubectl delete` waits for the pods and the nodes inside
+   * aws-eks-v2's kubectl handler. Past MAX_DRAIN_ON_DELETE_SECONDS the handler dies, CloudFormation waits an hour and
+   * fails the delete. Valid settings, so a warning (the delay is an ALB setting of up to 3600 s).
+   */
+  private warnLongDrain(deregistrationDelaySeconds: number, routingProp: 'loadBalancer' | 'listenerRule'): void {
+    const deadlineSeconds = this.deadlineSeconds();
+    const grace = deregistrationDelaySeconds + deadlineSeconds;
+    if (grace <= MAX_DRAIN_ON_DELETE_SECONDS) return;
+    Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:eks-drain-exceeds-delete',
+      `The model servers' termination grace is ${grace} s (${routingProp}.deregistrationDelay ${deregistrationDelaySeconds} s, then `
+      + `contract.slo.deadlineMs ${deadlineSeconds} s), above the ${MAX_DRAIN_ON_DELETE_SECONDS} s a delete can wait: removing a class or the `
+      + 'service, or destroying the stack, waits for the pods and their nodes inside the kubectl handler, which stops at '
+      + `${KUBECTL_HANDLER_TIMEOUT_SECONDS} s, and CloudFormation then waits an hour and fails the delete. Keep the two at most `
+      + `${MAX_DRAIN_ON_DELETE_SECONDS} s together, or delete the class's Deployment by hand and wait for its pods to end before the deploy `
+      + 'that removes it (docs/eks-inference-service.md, "Removing a class or a service").');
+  }
+
+  /** Seconds an admitted request may still need: the contract's deadline, whole seconds. */
+  private deadlineSeconds(): number {
+    return Math.ceil(this.contract.slo.deadlineMs / 1000);
+  }
+
   /** Two services of this app with one priority on one listener: the second deploy would fail (PriorityInUse). */
   private priorityProblems(rule: ListenerRuleOptions | undefined): ClassProblem[] {
     const holder = rule && Number.isInteger(rule.priority) ? takeListenerPriority(this, rule, this.node.path) : undefined;
@@ -590,7 +618,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     triggerAuthenticationName: string;
     gate?: IClassArtifactGate;
     admission?: ApprovedImagesAdmission;
-    /** The controller's permission on this service's target groups, when it is a policy of the service's own. */
+    /** The controller's permission on this class's target group (its own policy), when this library grants it. */
     registration?: IDependable;
   }): EksClassUnit {
     const plan = this.plan.classes[u.rank];
@@ -605,7 +633,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       nodeRoleName: c.nodeRoleName,
       discoveryTag: DISCOVERY_TAG,
       deregistrationDelaySeconds: u.deregistrationDelay.toSeconds(),
-      deadlineSeconds: Math.ceil(this.contract.slo.deadlineMs / 1000),
+      deadlineSeconds: this.deadlineSeconds(),
       periodSeconds: (u.scaling.metricPeriod ?? Duration.seconds(EKS_SCALING_DEFAULTS.metricPeriodSeconds)).toSeconds(),
       load: {
         loadBalancerFullName: this.loadBalancerFullName,
@@ -622,6 +650,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     // aws.amazon.com/neuroncore, and a failing install then fails the deployment before any instance runs.
     const plugin = u.cls.hardware.acceleratorKind === 'neuron' ? c.neuronDevicePluginReady : [];
     const capacity = this.apply(`Capacity-${name}`, [o.nodeClass, o.nodePool], ...c.karpenterReady, ...plugin);
+    // After its own target group's policy, which is then removed after it (LoadBalancerController.targetGroupPolicy).
     const binding = this.apply(`Binding-${name}`, [o.service, o.targetGroupBinding], this.namespaceManifest, ...c.loadBalancerControllerReady,
       ...(u.registration ? [u.registration] : []));
     const workloadDeps: IDependable[] = [this.namespaceManifest, capacity, binding, ...c.loadBalancerControllerReady];

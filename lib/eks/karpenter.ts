@@ -110,7 +110,6 @@ export class Karpenter extends Construct {
       release: 'karpenter',
       namespace: KARPENTER_NAMESPACE,
       createNamespace: false,
-      timeout: Duration.minutes(15),
       values: {
         settings: { clusterName, interruptionQueue: this.interruptionQueue.queueName },
         serviceAccount: { create: true, name: KARPENTER_SERVICE_ACCOUNT },

@@ -1,4 +1,3 @@
-import { Duration } from 'aws-cdk-lib';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
@@ -37,7 +36,6 @@ export class Keda extends Construct {
       release: 'keda',
       namespace: KEDA_NAMESPACE,
       createNamespace: true,
-      timeout: Duration.minutes(10),
       values: { podIdentity: { aws: { irsa: { enabled: false } } } },
       dependsOn: [identity],
     });

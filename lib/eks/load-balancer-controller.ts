@@ -1,7 +1,8 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { acknowledgeNistRules } from '../util/nag';
 import { controllerChart, PodIdentityRole } from './pod-identity';
 import { type ChartSpec, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
 
@@ -12,12 +13,6 @@ export interface LoadBalancerControllerProps {
   readonly cluster: eks.ICluster;
   readonly clusterName: string;
   readonly vpcId: string;
-  /**
-   * The target groups the controller may register pods in (and no others). Services on a shared cluster add theirs
-   * with `allowTargetGroups`.
-   * @default - none yet
-   */
-  readonly targetGroupArns?: readonly string[];
   /** @default LOAD_BALANCER_CONTROLLER_CHART */
   readonly chart?: ChartSpec;
 }
@@ -32,7 +27,6 @@ export class LoadBalancerController extends Construct {
   public readonly policy: iam.Policy;
   /** Installs the TargetGroupBinding CRD. */
   public readonly chart: eks.HelmChart;
-  private registration?: iam.PolicyStatement;
 
   constructor(scope: Construct, id: string, props: LoadBalancerControllerProps) {
     super(scope, id);
@@ -48,14 +42,12 @@ export class LoadBalancerController extends Construct {
     });
     this.role = identity.role;
     this.policy = identity.policy;
-    if (props.targetGroupArns && props.targetGroupArns.length > 0) this.allowTargetGroups(props.targetGroupArns);
     this.chart = controllerChart(this, 'Chart', {
       cluster: props.cluster,
       chart: props.chart ?? LOAD_BALANCER_CONTROLLER_CHART,
       release: 'aws-load-balancer-controller',
       namespace: LOAD_BALANCER_CONTROLLER_NAMESPACE,
       createNamespace: false,
-      timeout: Duration.minutes(10),
       values: {
         clusterName: props.clusterName,
         region: Stack.of(this).region,
@@ -101,13 +93,36 @@ export class LoadBalancerController extends Construct {
     });
   }
 
-  /** Lets the controller register pods in these target groups (one statement for all services on the cluster). */
-  public allowTargetGroups(targetGroupArns: readonly string[]): void {
-    if (this.registration) {
-      this.registration.addResources(...targetGroupArns);
-      return;
-    }
-    this.registration = LoadBalancerController.targetRegistrationStatement(targetGroupArns);
-    this.policy.addStatements(this.registration);
+  /**
+   * The policy (`LoadBalancerControllerTargets-<id>`, in `scope`) that lets the controller's `role` register and
+   * deregister pods in one target group: one policy per target group, never a statement shared by several. A
+   * TargetGroupBinding that depends on it is deleted before it, and the controller keeps the binding's finalizer until
+   * it has deregistered the binding's targets: only TargetGroupNotFound or an invalid ARN count as done, an AccessDenied
+   * keeps it (kubernetes-sigs/aws-load-balancer-controller@v3.5.0 pkg/targetgroupbinding/resource_manager.go:385-408
+   * cleanupTargets; controllers/elbv2/targetgroupbinding_controller.go:174-182), and aws-eks-v2's manifest delete is a
+   * plain `kubectl delete`, which waits for the finalizer (aws-cdk-lib 2.269.0 custom-resource-handlers/dist/aws-eks-v2/
+   * kubectl-handler/apply/__init__.py:68-72). An ARN dropped from a shared policy is revoked when CloudFormation updates
+   * that policy, before it removes the binding in the cleanup phase: the delete then waits past the handler's 15
+   * minutes, the stack waits an hour and fails. A policy of its own is removed in the cleanup phase, after its binding.
+   */
+  public static targetGroupPolicy(scope: Construct, id: string, role: iam.IRole, targetGroupArn: string): iam.Policy {
+    const policy = new iam.Policy(scope, `LoadBalancerControllerTargets-${id}`, {
+      roles: [role],
+      statements: [LoadBalancerController.targetRegistrationStatement([targetGroupArn])],
+    });
+    acknowledgeNistRules(policy, {
+      IAMNoInlinePolicy: "Target registration in one target group, attached to the Load Balancer Controller's role only: a policy of "
+        + 'its own per target group so that it is removed after the TargetGroupBinding that needs it; a customer managed policy would be '
+        + 'a second resource per target group holding the same statement.',
+    });
+    return policy;
+  }
+
+  /**
+   * Lets the controller register pods in one target group, by a policy of its own in `scope` (`targetGroupPolicy`):
+   * the TargetGroupBinding of that target group should depend on it.
+   */
+  public allowTargetGroup(scope: Construct, id: string, targetGroupArn: string): iam.Policy {
+    return LoadBalancerController.targetGroupPolicy(scope, id, this.role, targetGroupArn);
   }
 }

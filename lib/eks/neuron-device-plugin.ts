@@ -1,4 +1,4 @@
-import { Duration, Lazy } from 'aws-cdk-lib';
+import { Lazy } from 'aws-cdk-lib';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { Construct } from 'constructs';
 import { controllerChart } from './pod-identity';
@@ -45,7 +45,6 @@ export class NeuronDevicePlugin extends Construct {
       release: 'neuron-device-plugin',
       namespace: NEURON_DEVICE_PLUGIN_NAMESPACE,
       createNamespace: false,
-      timeout: Duration.minutes(10),
       values: {
         neuronInstances: Lazy.any({ produce: () => [...this.instanceTypes] }),
         devicePlugin: { enabled: true },

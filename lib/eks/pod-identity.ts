@@ -1,7 +1,9 @@
-import { type Duration } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct, type IDependable } from 'constructs';
+import { KUBECTL_HANDLER_TIMEOUT_SECONDS, MAX_ATOMIC_CHART_TIMEOUT_SECONDS } from '../core/platform/kubectl-handler';
+import { throwIfInvalid } from '../core/validation/error';
 import { acknowledgeNistRules, acknowledgeWildcardResources } from '../util/nag';
 import { type ChartSpec } from './versions';
 
@@ -61,14 +63,36 @@ export interface ControllerChartProps {
   readonly release: string;
   readonly namespace: string;
   readonly createNamespace: boolean;
-  readonly timeout: Duration;
+  /**
+   * How long Helm waits for the release, at most MAX_ATOMIC_CHART_TIMEOUT_SECONDS (a failed upgrade waits it twice).
+   * @default CONTROLLER_CHART_TIMEOUT
+   */
+  readonly timeout?: Duration;
   readonly values: Record<string, unknown>;
   /** What the controller needs before it starts (its identity, node access). */
   readonly dependsOn: readonly IDependable[];
 }
 
-/** A pinned controller chart, installed with `wait` and `atomic` so that dependents see a working controller or nothing. */
+/**
+ * How long a controller chart waits for its pods: a system node already runs (the charts follow the node group), so
+ * what remains is the image pulls and the controllers' start, minutes at most.
+ */
+export const CONTROLLER_CHART_TIMEOUT = Duration.minutes(6);
+
+/**
+ * A pinned controller chart, installed with `wait` and `atomic` so that dependents see a working controller or nothing.
+ * Its timeout fits twice in the kubectl handler's 15 minutes (MAX_ATOMIC_CHART_TIMEOUT_SECONDS), so a failed upgrade
+ * has rolled back before the handler dies and CloudFormation's own rollback finds the release deployed.
+ */
 export function controllerChart(scope: Construct, id: string, props: ControllerChartProps): eks.HelmChart {
+  const timeout = props.timeout ?? CONTROLLER_CHART_TIMEOUT;
+  if (timeout.toSeconds() > MAX_ATOMIC_CHART_TIMEOUT_SECONDS) {
+    throwIfInvalid(scope.constructor.name, scope.node.path, [{
+      field: 'timeout',
+      message: `is ${timeout.toSeconds()} s for chart '${props.chart.chart}'; allowed: at most ${MAX_ATOMIC_CHART_TIMEOUT_SECONDS} s (an atomic Helm `
+        + `upgrade that fails waits its timeout, then rolls back waiting it again, inside the kubectl handler's ${KUBECTL_HANDLER_TIMEOUT_SECONDS} s)`,
+    }]);
+  }
   const chart = new eks.HelmChart(scope, id, {
     cluster: props.cluster,
     chart: props.chart.chart,
@@ -79,7 +103,7 @@ export function controllerChart(scope: Construct, id: string, props: ControllerC
     createNamespace: props.createNamespace,
     wait: true,
     atomic: true,
-    timeout: props.timeout,
+    timeout,
     values: props.values,
   });
   chart.node.addDependency(...props.dependsOn);

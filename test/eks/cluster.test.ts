@@ -1,6 +1,6 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -72,6 +72,33 @@ function renderedInlinePolicyChars(templates: Template[], roleLogicalId: string)
     .reduce((sum, p) => sum + JSON.stringify(longest(p.Properties.PolicyDocument)).length, 0);
 }
 
+/** `n` target group ARNs of a service, keyed by class name. */
+function targetGroupArns(service: number, n: number): Record<string, string> {
+  return Object.fromEntries(Array.from({ length: n }, (_, k) => [`c${k}`, `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/s${service}-c${k}/0123456789abcdef`]));
+}
+
+/** The controller's target-registration statements of a template, with the roles of the policy holding each. */
+function registrations(t: Template): { id: string; roles: unknown; statement: { Action: unknown; Resource: unknown } }[] {
+  return Object.entries(t.findResources('AWS::IAM::Policy')).flatMap(([id, p]) =>
+    (p.Properties.PolicyDocument.Statement as { Sid?: string; Action: unknown; Resource: unknown }[])
+      .filter((st) => st.Sid === 'RegisterPodsInOwnedTargetGroups').map((statement) => ({ id, roles: p.Properties.Roles, statement })));
+}
+
+/** Each unit's target group has one policy of its own, naming it alone, and its TargetGroupBinding waits for it. */
+function expectOnePolicyPerTargetGroup(t: Template, stack: Stack, units: readonly EksInferenceService['units'][number][], roles: unknown): void {
+  const all = registrations(t);
+  expect(all).toHaveLength(units.length);
+  const resources = t.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
+  for (const u of units) {
+    const own = all.filter((r) => JSON.stringify(r.statement.Resource) === JSON.stringify(stack.resolve(u.targetGroup.targetGroupArn)));
+    expect(own).toHaveLength(1);
+    expect(own[0].statement.Action).toEqual(['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets']);
+    expect(own[0].roles).toEqual(roles);
+    const binding = stack.resolve((u.manifests.binding.node.defaultChild as unknown as { logicalId: string }).logicalId) as string;
+    expect(resources[binding].DependsOn).toContain(own[0].id);
+  }
+}
+
 describe('two services on one EksInferenceCluster', () => {
   let stack: Stack;
   let template: Template;
@@ -135,18 +162,9 @@ describe('two services on one EksInferenceCluster', () => {
     expectValidManifests(applied);
   });
 
-  test('the Load Balancer Controller registers pods in the target groups of both services and no others', () => {
-    template.hasResourceProperties('AWS::IAM::Policy', {
-      Roles: [{ Ref: Match.stringLikeRegexp('LoadBalancerControllerRole') }],
-      PolicyDocument: {
-        Statement: Match.arrayWith([{
-          Sid: 'RegisterPodsInOwnedTargetGroups',
-          Effect: 'Allow',
-          Action: ['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets'],
-          Resource: [...llama.units, ...mistral.units].map((u) => stack.resolve(u.targetGroup.targetGroupArn)),
-        }]),
-      },
-    });
+  test('the Load Balancer Controller registers pods in the target groups of both services and no others, one policy each', () => {
+    const role = [{ Ref: expect.stringMatching(/LoadBalancerControllerRole/) }];
+    expectOnePolicyPerTargetGroup(template, stack, [...llama.units, ...mistral.units], role);
   });
 
   test('the add-on scrapes the classes of both services, and each class has its own capacity-error metric', () => {
@@ -266,10 +284,7 @@ describe('a service on an imported cluster whose controllers exist', () => {
 
   test("the EC2NodeClasses use the existing Karpenter's node role; the existing controller may register in the service's target groups", () => {
     for (const u of service.units) expect(u.objects.nodeClass.spec.role).toBe('KarpenterNodeRole-prod');
-    template.hasResourceProperties('AWS::IAM::Policy', {
-      Roles: ['aws-load-balancer-controller'],
-      PolicyDocument: { Statement: [Match.objectLike({ Sid: 'RegisterPodsInOwnedTargetGroups', Resource: service.units.map((u) => stack.resolve(u.targetGroup.targetGroupArn)) })] },
-    });
+    expectOnePolicyPerTargetGroup(template, Stack.of(service), service.units, ['aws-load-balancer-controller']);
   });
 
   test('the manifests still apply through the imported kubectl provider and validate', () => {
@@ -311,17 +326,12 @@ describe('an EksInferenceCluster in one stack, a service in another', () => {
     expect(Stack.of(cluster).dependencies).toEqual([]);
   });
 
-  test("the controller's role may register pods in the service's target groups, in a policy of the service's stack, and nothing wider", () => {
-    const registrations = (t: Template) => Object.values(t.findResources('AWS::IAM::Policy')).flatMap((p) =>
-      (p.Properties.PolicyDocument.Statement as { Sid?: string; Action: unknown; Resource: unknown }[]).filter((st) => st.Sid === 'RegisterPodsInOwnedTargetGroups').map((st) => ({ roles: p.Properties.Roles, st })));
+  test("the controller's role may register pods in the service's target groups, in policies of the service's stack, and nothing wider", () => {
     expect(registrations(platform)).toEqual([]);
-    const [own, ...more] = registrations(chat);
-    expect(more).toEqual([]);
-    expect(own.st.Action).toEqual(['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets']);
-    expect(own.st.Resource).toEqual(service.units.map((u) => chatStack.resolve(u.targetGroup.targetGroupArn)));
-    // Attached to the controller's role, imported from the cluster's stack.
+    // Attached to the controller's role, imported from the cluster's stack; each binding waits for its own.
     const roleId = Stack.of(cluster).getLogicalId(cluster.loadBalancerController!.role.node.defaultChild as CfnElement);
-    expect(own.roles).toEqual([{ 'Fn::ImportValue': expect.stringMatching(new RegExp(`^Platform:ExportsOutputRef${roleId}[0-9A-F]{8}$`)) }]);
+    expectOnePolicyPerTargetGroup(chat, chatStack, service.units,
+      [{ 'Fn::ImportValue': expect.stringMatching(new RegExp(`^Platform:ExportsOutputRef${roleId}[0-9A-F]{8}$`)) }]);
   });
 
   test("the synth check sizes the controller role's inline policies as IAM counts them, each token at its longest", () => {
@@ -330,17 +340,7 @@ describe('an EksInferenceCluster in one stack, a service in another', () => {
     expect(rendered).toBeGreaterThan(1000);
     // The test stack's region is a literal, shorter than the longest the estimate assumes.
     const region = Stack.of(cluster).region;
-    expect(controllerInlinePolicyChars([{ targetGroups: service.units.length, ownPolicy: true }], true)).toBe(rendered + 'us-isof-south-1'.length - region.length);
-  });
-
-  test('each TargetGroupBinding waits for that policy (the controller can register the first pods)', () => {
-    const policyId = Object.keys(chat.findResources('AWS::IAM::Policy', { Properties: { PolicyName: Match.stringLikeRegexp('LoadBalancerControllerTargets') } }));
-    expect(policyId).toHaveLength(1);
-    const resources = chat.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
-    for (const u of service.units) {
-      const id = chatStack.resolve((u.manifests.binding.node.defaultChild as unknown as { logicalId: string }).logicalId) as string;
-      expect(resources[id].DependsOn).toContain(policyId[0]);
-    }
+    expect(controllerInlinePolicyChars(service.units.length, true)).toBe(rendered + 'us-isof-south-1'.length - region.length);
   });
 
   test('cdk-nag finds nothing unacknowledged in either stack', () => {
@@ -369,20 +369,21 @@ describe('EksInferenceCluster validation', () => {
     const roleId = stack.getLogicalId(cluster.loadBalancerController!.role.node.defaultChild as CfnElement);
     const targetGroups = llama.units.length + mistral.units.length;
     const rendered = renderedInlinePolicyChars([Template.fromStack(stack)], roleId);
-    expect(controllerInlinePolicyChars([{ targetGroups, ownPolicy: false }], true)).toBe(rendered + 'us-isof-south-1'.length - stack.region.length);
+    expect(controllerInlinePolicyChars(targetGroups, true)).toBe(rendered + 'us-isof-south-1'.length - stack.region.length);
   });
 
   test("fails when a service would take the controller role's inline policies past IAM's 10,240 characters, naming the size and the count", () => {
     const { stack } = testStack();
     const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
-    const arns = (service: number, n: number) => Array.from({ length: n }, (_, k) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/s${service}-c${k}/0123456789abcdef`);
-    // In the cluster's stack every ARN joins one statement: 14 services of 5 classes fit (about 9,850 characters), a 15th does not.
-    for (let i = 0; i < 14; i++) cluster.allowTargetGroups(new Construct(stack, `S${i}`), arns(i, 5));
-    expect(() => cluster.allowTargetGroups(new Construct(stack, 'S14'), arns(14, 5))).toThrow(new RegExp(
-      "EksInferenceService 'Test/S14' is invalid \\(1 problem\\):\n  - classes: take the Load Balancer Controller's inline policies on the cluster Test/Cluster "
-      + 'to 10\\d{3} characters \\(75 target groups in 1 policy, each ARN counted at its longest\\); allowed: at most 10240'));
-    // One class still fits.
-    expect(() => cluster.allowTargetGroups(new Construct(stack, 'S15'), arns(15, 1))).not.toThrow();
+    // A policy per target group (about 330 characters each beside the controller's read statement): 29 fit.
+    for (let i = 0; i < 9; i++) cluster.allowTargetGroups(new Construct(stack, `S${i}`), targetGroupArns(i, 3));
+    expect(() => cluster.allowTargetGroups(new Construct(stack, 'S9'), targetGroupArns(9, 3))).toThrow(new RegExp(
+      "EksInferenceService 'Test/S9' is invalid \\(1 problem\\):\n  - classes: take the Load Balancer Controller's inline policies on the cluster Test/Cluster "
+      + 'to 10\\d{3} characters \\(30 target groups, one policy each, each ARN counted at its longest\\); allowed: at most 10240'));
+    // Two classes still fit.
+    expect(() => cluster.allowTargetGroups(new Construct(stack, 'S10'), targetGroupArns(10, 2))).not.toThrow();
+    expect(controllerInlinePolicyChars(29, true)).toBeLessThanOrEqual(10_240);
+    expect(controllerInlinePolicyChars(30, true)).toBeGreaterThan(10_240);
   });
 
   test("counts what an existing controller role's own inline policies take (an aws-eks AlbController role holds about 5,200)", () => {
@@ -391,11 +392,10 @@ describe('EksInferenceCluster validation', () => {
       cluster: importedCluster(stack),
       existingControllers: { loadBalancerController: { role: iam.Role.fromRoleName(stack, 'Lbc', 'lbc'), roleInlinePolicyChars: 5200 } },
     });
-    const arns = (service: number, n: number) => Array.from({ length: n }, (_, k) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/s${service}-c${k}/0123456789abcdef`);
-    for (let i = 0; i < 7; i++) cluster.allowTargetGroups(new Construct(stack, `S${i}`), arns(i, 5));
-    expect(() => cluster.allowTargetGroups(new Construct(stack, 'S7'), arns(7, 5))).toThrow(
+    for (let i = 0; i < 5; i++) cluster.allowTargetGroups(new Construct(stack, `S${i}`), targetGroupArns(i, 3));
+    expect(() => cluster.allowTargetGroups(new Construct(stack, 'S5'), targetGroupArns(5, 1))).toThrow(
       new RegExp('inline policies on the cluster Test/Cluster to 10\\d{3} characters '
-        + "\\(40 target groups in 1 policy, each ARN counted at its longest, and the role's own 5200\\)"));
+        + "\\(16 target groups, one policy each, each ARN counted at its longest, and the role's own 5200\\)"));
   });
 
   test('fails when roleInlinePolicyChars is not a size below the cap, or is given without a role', () => {
@@ -416,25 +416,19 @@ describe('EksInferenceCluster validation', () => {
     expect(existing({ role, roleInlinePolicyChars: 0 })).not.toThrow();
   });
 
-  test('counts a policy of its own for each service in another stack, so fewer target groups fit', () => {
+  test('counts a service in another stack as one in the cluster\'s stack: a policy per target group', () => {
     const { app, stack } = testStack('Platform');
     const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
     let fitted = 0;
     const attach = () => {
-      const other = new Stack(app, `Svc${fitted}`);
-      cluster.allowTargetGroups(new Construct(other, 'S'), [`arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/c${fitted}/0123456789abcdef`]);
+      cluster.allowTargetGroups(new Construct(new Stack(app, `Svc${fitted}`), 'S'), targetGroupArns(fitted, 1));
       fitted++;
     };
-    // Each single-class service in its own stack adds a whole policy document around its one ARN.
     // Bounded: a regressed check fails the test instead of hanging it.
     expect(() => {
       for (let i = 0; i < 200; i++) attach();
-    }).toThrow(/policies on the cluster Platform\/Cluster to \d+ characters \(\d+ target groups in \d+ policies/);
-    expect(fitted).toBeGreaterThan(20);
-    expect(fitted).toBeLessThan(75);
-    const singles = (n: number) => Array.from({ length: n }, () => ({ targetGroups: 1, ownPolicy: true }));
-    expect(controllerInlinePolicyChars(singles(fitted), true)).toBeLessThanOrEqual(10_240);
-    expect(controllerInlinePolicyChars(singles(fitted + 1), true)).toBeGreaterThan(10_240);
+    }).toThrow(/policies on the cluster Platform\/Cluster to \d+ characters \(30 target groups, one policy each/);
+    expect(fitted).toBe(29);
   });
 
   test('fails when the imported cluster has no kubectl provider (kubectlProviderOptions is ignored on import)', () => {

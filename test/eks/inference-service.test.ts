@@ -176,20 +176,26 @@ describe('EksInferenceService', () => {
       template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', { Namespace: 'keda', ServiceAccount: 'keda-operator' });
     });
 
-    test('the load balancer controller registers targets only in the service target groups', () => {
-      template.hasResourceProperties('AWS::IAM::Policy', {
-        Roles: [{ Ref: Match.stringLikeRegexp('LoadBalancerControllerRole') }],
-        PolicyDocument: {
-          Statement: Match.arrayWith([
-            {
-              Sid: 'RegisterPodsInOwnedTargetGroups',
-              Effect: 'Allow',
-              Action: ['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets'],
-              Resource: ['l40s', 'a10g', 'inf2'].map((c) => ({ Ref: Match.stringLikeRegexp(`TargetGroup${c}`) })),
-            },
-          ]),
-        },
-      });
+    test('the load balancer controller registers targets only in the service target groups, one policy per class', () => {
+      type Policy = { Roles: unknown; PolicyDocument: { Statement: unknown[] } };
+      const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Policy; DependsOn?: string[] }>;
+      for (const c of ['l40s', 'a10g', 'inf2']) {
+        const grants = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Policy'
+          && JSON.stringify(r.Properties.PolicyDocument).includes('RegisterPodsInOwnedTargetGroups')
+          && JSON.stringify(r.Properties.PolicyDocument).includes(`TargetGroup${c}`));
+        expect(grants).toHaveLength(1);
+        const [id, policy] = grants[0];
+        expect(id).toMatch(new RegExp(`^LlamaLoadBalancerControllerTargets${c}`));
+        expect(policy.Properties.Roles).toEqual([{ Ref: expect.stringMatching(/LoadBalancerControllerRole/) }]);
+        expect(policy.Properties.PolicyDocument.Statement).toEqual([{
+          Sid: 'RegisterPodsInOwnedTargetGroups',
+          Effect: 'Allow',
+          Action: ['elasticloadbalancing:RegisterTargets', 'elasticloadbalancing:DeregisterTargets'],
+          Resource: { Ref: expect.stringMatching(new RegExp(`^LlamaTargetGroup${c}`)) },
+        }]);
+        // The class's binding waits for it, so that it is removed after the binding (the controller deregisters first).
+        expect(resources[logicalIdOf(service.units.find((u) => u.cls.name === c)!.manifests.binding)].DependsOn).toContain(id);
+      }
     });
   });
 

@@ -1,0 +1,160 @@
+/**
+ * What CloudFormation does with the service's resources across deployments (review R100): which resources an update
+ * modifies and which it removes in the cleanup phase, in what order, and whether each custom-resource request fits the
+ * kubectl handler's 15 minutes.
+ */
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { Duration, type Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Construct } from 'constructs';
+import { HELM_REQUEST_OVERHEAD_SECONDS, KUBECTL_HANDLER_TIMEOUT_SECONDS, MAX_ATOMIC_CHART_TIMEOUT_SECONDS } from '../../lib/core/platform/kubectl-handler';
+import { ConstructValidationError } from '../../lib/core/validation/error';
+import { EksInferenceCluster } from '../../lib/eks/cluster';
+import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
+import { controllerChart } from '../../lib/eks/pod-identity';
+import { KEDA_CHART } from '../../lib/eks/versions';
+import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- template properties of several resource types
+type Resources = Record<string, { Type: string; Properties: Record<string, any>; DependsOn?: string[] }>;
+
+function build(classes: number, overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; resources: Resources } {
+  const { stack } = testStack();
+  new EksInferenceService(stack, 'Llama', {
+    contract: LLAMA_CONTRACT, classes: llamaClasses().slice(0, classes), modelDataFetcherImage: FETCHER_IMAGE,
+    kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), ...overrides,
+  });
+  return { stack, resources: Template.fromStack(stack).toJSON().Resources as Resources };
+}
+
+function logicalId(resources: Resources, pattern: RegExp): string {
+  const ids = Object.keys(resources).filter((k) => pattern.test(k));
+  expect(ids).toHaveLength(1);
+  return ids[0];
+}
+
+/** Policies that name `targetGroup` (a logical id) in their document. */
+function grantsOn(resources: Resources, targetGroup: string): string[] {
+  return Object.keys(resources).filter((k) => resources[k].Type === 'AWS::IAM::Policy'
+    && JSON.stringify(resources[k].Properties.PolicyDocument).includes(`{"Ref":"${targetGroup}"}`));
+}
+
+describe('removing a class from a deployed service', () => {
+  const three = build(3).resources;
+  const two = build(2).resources;
+  const removedTargetGroup = logicalId(three, /^LlamaTargetGroupinf2/);
+  const removedBinding = logicalId(three, /^LlamaBindinginf2/);
+
+  test("removes every policy granting on the removed target group, after that class's TargetGroupBinding", () => {
+    // A policy kept and modified would lose the grant in the update phase, before the binding is deleted in the cleanup
+    // phase: the controller could not deregister its targets and would keep the binding's finalizer.
+    const grants = grantsOn(three, removedTargetGroup);
+    expect(grants).toHaveLength(1);
+    for (const g of grants) {
+      expect(two[g]).toBeUndefined();
+      expect(three[removedBinding].DependsOn).toContain(g);
+    }
+  });
+
+  test("each class's TargetGroupBinding depends on its own class's policy, and no policy of the remaining classes changes", () => {
+    for (const c of ['l40s', 'a10g']) {
+      const [grant] = grantsOn(two, logicalId(two, new RegExp(`^LlamaTargetGroup${c}`)));
+      expect(two[logicalId(two, new RegExp(`^LlamaBinding${c}`))].DependsOn).toContain(grant);
+      expect(two[grant]).toEqual(three[grant]);
+    }
+    // The controller's own policy names no target group.
+    const controller = logicalId(two, /LoadBalancerControllerPolicy/);
+    expect(JSON.stringify(two[controller].Properties.PolicyDocument)).not.toMatch(/RegisterTargets|"Ref"/);
+  });
+
+  test('keeps the logical ids of the remaining classes\' manifests (a changed id deletes live objects)', () => {
+    const manifests = (r: Resources) => Object.keys(r).filter((k) => r[k].Type === 'Custom::AWSCDK-EKS-KubernetesResource');
+    expect(manifests(two)).toEqual(manifests(three).filter((k) => !/inf2/.test(k)));
+    expect(manifests(two).filter((k) => /^Llama(Capacity|Binding|Workload|Scaler)l40s/.test(k))).toHaveLength(4);
+  });
+
+  test("the class policies are created after the controller's own policy is updated (the role never holds both forms)", () => {
+    const controller = logicalId(two, /LoadBalancerControllerPolicy/);
+    for (const g of grantsOn(two, logicalId(two, /^LlamaTargetGroupl40s/))) expect(two[g].DependsOn).toContain(controller);
+  });
+});
+
+describe('removing a service from a shared cluster in the same stack', () => {
+  test("removes the service's policies and modifies none of the cluster's", () => {
+    const synth = (services: string[]) => {
+      const { stack } = testStack();
+      const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+      for (const name of services) {
+        new EksInferenceService(stack, name, {
+          contract: { ...LLAMA_CONTRACT, name: name.toLowerCase() }, classes: llamaClasses().slice(0, 2), cluster,
+          modelDataFetcherImage: FETCHER_IMAGE,
+        });
+      }
+      return Template.fromStack(stack).toJSON().Resources as Resources;
+    };
+    const both = synth(['Chat', 'Code']);
+    const one = synth(['Chat']);
+    const policies = (r: Resources) => Object.keys(r).filter((k) => r[k].Type === 'AWS::IAM::Policy');
+    for (const id of policies(both)) {
+      if (id.startsWith('Code')) expect(one[id]).toBeUndefined();
+      else expect(one[id]).toEqual(both[id]);
+    }
+    expect(policies(both).filter((id) => id.startsWith('CodeLoadBalancerControllerTargets'))).toHaveLength(2);
+  });
+});
+
+describe('Helm charts fit the kubectl handler', () => {
+  test('every controller chart can fail, roll back and be answered within the handler timeout', () => {
+    const { stack } = testStack();
+    new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+    });
+    const resources = Template.fromStack(stack).toJSON().Resources as Resources;
+    const handler = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function'
+      && r.Properties.Description === 'onEvent handler for EKS kubectl resource provider')!;
+    expect(handler.Properties.Timeout).toBe(KUBECTL_HANDLER_TIMEOUT_SECONDS);
+    const charts = Object.values(resources).filter((r) => r.Type === 'Custom::AWSCDK-EKS-HelmChart');
+    // Karpenter, KEDA, the Load Balancer Controller and (a Neuron class) the Neuron device plugin.
+    expect(charts.map((c) => c.Properties.Chart).sort()).toEqual(['aws-load-balancer-controller', 'karpenter', 'keda', 'neuron-helm-chart']);
+    for (const chart of charts) {
+      expect(chart.Properties).toMatchObject({ Wait: true, Atomic: true });
+      const seconds = Number(/^(\d+)s$/.exec(chart.Properties.Timeout)![1]);
+      expect(2 * seconds + HELM_REQUEST_OVERHEAD_SECONDS).toBeLessThanOrEqual(handler.Properties.Timeout);
+    }
+  });
+
+  test('a chart timeout that a failed upgrade could not wait twice fails at synth, naming the chart and the bound', () => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    let n = 0;
+    const chart = (seconds: number) => () => controllerChart(new Construct(stack, `Scope${n++}`), 'Chart', {
+      cluster: cluster.cluster, chart: KEDA_CHART, release: 'r', namespace: 'n', createNamespace: false, values: {}, dependsOn: [],
+      timeout: Duration.seconds(seconds),
+    });
+    expect(MAX_ATOMIC_CHART_TIMEOUT_SECONDS).toBe(390);
+    expect(chart(391)).toThrow(ConstructValidationError);
+    expect(chart(391)).toThrow("Construct 'Test/Scope1' is invalid (1 problem):\n  - timeout: is 391 s for chart 'keda'; allowed: at most 390 s");
+    expect(chart(390)).not.toThrow();
+  });
+});
+
+describe('drains a delete cannot wait for', () => {
+  const warnings = (stack: Stack) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-drain-exceeds-delete'));
+
+  test('warns, naming the service, the values and the bound, when the deregistration delay and the deadline pass 600 s', () => {
+    const { stack } = build(2, { loadBalancer: { deregistrationDelay: Duration.seconds(3600) } });
+    const found = warnings(stack);
+    expect(found).toHaveLength(1);
+    expect(found[0].id).toBe('/Test/Llama');
+    expect(found[0].entry.data).toContain(`The model servers' termination grace is ${3600 + Math.ceil(LLAMA_CONTRACT.slo.deadlineMs / 1000)} s `
+      + '(loadBalancer.deregistrationDelay 3600 s, then contract.slo.deadlineMs');
+    expect(found[0].entry.data).toContain('above the 600 s a delete can wait');
+  });
+
+  test('does not warn for the defaults, nor at the bound', () => {
+    expect(warnings(build(2).stack)).toEqual([]);
+    const atBound = 600 - Math.ceil(LLAMA_CONTRACT.slo.deadlineMs / 1000);
+    expect(warnings(build(2, { loadBalancer: { deregistrationDelay: Duration.seconds(atBound) } }).stack)).toEqual([]);
+    expect(warnings(build(2, { loadBalancer: { deregistrationDelay: Duration.seconds(atBound + 1) } }).stack)).toHaveLength(1);
+  });
+});
