@@ -636,7 +636,8 @@ describe('configuration', () => {
   });
 
   test('fails when a period passes Lambda\'s maximum event age, or a window makes each run read more than a day of minutes', () => {
-    expect(policyConfigProblems(resolvePolicyConfig({ periodSeconds: 7 * 3600 }))[0]).toMatch(/^periodSeconds: is 25200 s; allowed: a whole number from 60 to 21_600 s/);
+    expect(policyConfigProblems(resolvePolicyConfig({ periodSeconds: 7 * 3600 }))[0])
+      .toMatch(/^periodSeconds: is 25200 s; allowed: a whole number from 60 to 21_600 s/);
     // Two days of re-entry memory at one-minute periods: 2880 + 5 - 1 periods a run, past the 1440 the reads are bounded by.
     expect(policyConfigProblems(resolvePolicyConfig({ reentryMemorySeconds: 2 * 86_400 }))).toEqual([
       'reentryMemorySeconds: makes each run read 2884 periods of 60 s; allowed: a history of at most 1440 periods (each run reads it with GetMetricData, '

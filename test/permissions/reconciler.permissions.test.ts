@@ -256,7 +256,8 @@ describe('reconciler permissions on an ALB listener (examples/eks-stable-diffusi
   const listenerArn = resolve({ Ref: listenerId }) as string;
   // The target groups the listener's default action forwards to (the example's second service is routed by a rule of
   // its own: its target groups are not in this action).
-  const forwarded = new Set((resources[listenerId].Properties!.DefaultActions as Array<{ ForwardConfig?: { TargetGroups: Array<{ TargetGroupArn: { Ref: string } }> } }>)
+  type Forward = { ForwardConfig?: { TargetGroups: Array<{ TargetGroupArn: { Ref: string } }> } };
+  const forwarded = new Set((resources[listenerId].Properties!.DefaultActions as Forward[])
     .flatMap((a) => a.ForwardConfig?.TargetGroups ?? []).map((tg) => tg.TargetGroupArn.Ref));
   const targetGroups = Object.entries(resources).filter(([id, r]) => r.Type === 'AWS::ElasticLoadBalancingV2::TargetGroup' && forwarded.has(id)).map(([id]) => ({
     arn: resolve({ Ref: id }) as string, fullName: resolve({ 'Fn::GetAtt': [id, 'TargetGroupFullName'] }) as string,
