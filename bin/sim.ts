@@ -53,7 +53,8 @@ Options:
                            default: each variant's drawn from the seed), rollbackSeconds (0-25: the mean time
                            RollingBack lasts after a provisioning timeout, each drawn uniform on (0, 2 x mean);
                            default 10), writableRunSeconds (0-60: the Reconciler's run on the endpoint's IN_SERVICE
-                           event; default 5)
+                           event; default 5), weightsSeconds (0-120: how long a weight update keeps the endpoint
+                           Updating, the written weights taking effect at its end; default 30)
   -h, --help               this text
 `;
 

@@ -108,7 +108,8 @@ export interface PlatformModel {
   readonly floors: 'metric' | 'capacity-write';
   /**
    * SageMaker only: how long an update leaves the endpoint Updating (no further write accepted). A weight update for
-   * `weightsSeconds`, a scale-in for `scaleInSeconds` (assumed values, not published by AWS; docs/simulator.md); a
+   * `weightsSeconds` (30 s by default, a platform parameter), at whose end the written weights take effect (traffic
+   * keeps the current ones until then, while DescribeEndpoint shows the written ones as DesiredWeight), a scale-in for `scaleInSeconds` (assumed values, not published by AWS; docs/simulator.md); a
    * scale-out until its instances are in service or, short of capacity, until the variant's provisioning timeout
    * (`provisionTimeoutSeconds`, the construct's default), when it rolls back (documented: "waits until the timeout
    * expires", then `RollingBack` "to its previous configuration"; `SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds`).
@@ -223,6 +224,8 @@ const PLATFORM_OVERRIDE_RANGES = {
   // A mean of 25 s draws rollbacks up to 50 s, which with a 5 s event run still leave the Reconciler its run.
   rollbackSeconds: [0, 25],
   writableRunSeconds: [0, 60],
+  // Up to two Reconciler periods: a run may find the endpoint still Updating from the previous run's write.
+  weightsSeconds: [0, 120],
 } as const;
 type PlatformOverrideKey = keyof typeof PLATFORM_OVERRIDE_RANGES;
 export const PLATFORM_OVERRIDE_KEYS = Object.keys(PLATFORM_OVERRIDE_RANGES) as PlatformOverrideKey[];

@@ -96,7 +96,13 @@ class Simulation {
   private waitCount = 0;
   private readonly history: MetricHistory;
   private readonly policy: RoutingPolicy;
+  /** Weights the router applies now (SageMaker: each variant's CurrentWeight). */
   private weights: number[];
+  /**
+   * SageMaker: weights written and not yet in force, routed as `routedWeights` gives them (DesiredWeight while the
+   * endpoint is Updating); they take effect when the update ends (`settleWeights`).
+   */
+  private pendingWeights: number[] | undefined;
   private readonly cumulative: Float64Array;
   private readonly platform: PlatformModel;
   private readonly publication: Publication;
@@ -199,6 +205,7 @@ class Simulation {
       const tArrival = next < n ? times[next] : Infinity;
       const tEvent = heap.peekTime();
       if (tArrival === Infinity && tEvent === Infinity) break;
+      if (this.pendingWeights && Math.min(tArrival, tEvent) >= this.updatingEnds) this.settleWeights();
       if (tArrival < tEvent) {
         this.arrive(next++, tArrival);
         continue;
@@ -449,7 +456,7 @@ class Simulation {
       : undefined;
     const healthyTargets = this.platform.targetGroupHealth ? this.states.map((cs) => cs.readyCount) : undefined;
     const decision = this.policy.decide({
-      now, classes: this.classes, windows: this.history.classes, demand: this.history.demand, weights: this.weights, live, healthyTargets,
+      now, classes: this.classes, windows: this.history.classes, demand: this.history.demand, weights: this.desiredWeights(), live, healthyTargets,
       capacityErrorSignal: this.platform.capacityErrorSignal, updating: now < this.updatingUntil, metrics: this.published,
     });
     const m = this.minuteOf(now);
@@ -491,9 +498,8 @@ class Simulation {
     const update = this.platform.endpointUpdate!;
     if (now < this.updatingUntil) return;
     const next = this.routedWeights(decision.weights);
-    if (next.some((w, i) => w !== this.weights[i])) {
-      this.applyWeights(decision.weights);
-      this.updatingUntil = now + update.weightsSeconds;
+    if (next.some((w, i) => w !== this.desiredWeights()[i])) {
+      this.writeWeights(next, now, now + update.weightsSeconds);
       return;
     }
     const floors = Object.fromEntries(this.classes.map((c, ci) => [c.name, decision.minReplicas?.[ci] ?? 0]));
@@ -512,10 +518,7 @@ class Simulation {
   private applyEndpointWrite(decision: Decision, now: number, m: number): void {
     const update = this.platform.endpointUpdate!;
     const next = this.routedWeights(decision.weights);
-    if (next.some((w, i) => w !== this.weights[i])) {
-      this.applyWeights(decision.weights);
-      this.updatingUntil = now + update.weightsSeconds;
-    }
+    if (next.some((w, i) => w !== this.desiredWeights()[i])) this.writeWeights(next, now, now + update.weightsSeconds);
     const raise = decision.capacityWrite;
     if (!raise || raise.classIndex < 0) return;
     const cs = this.states[raise.classIndex];
@@ -596,8 +599,40 @@ class Simulation {
     return next.every((x) => x === 0) ? this.states.map((_, i) => (i === 0 ? 1 : 0)) : next;
   }
 
+  /** SageMaker: the weights a DescribeEndpoint shows as each variant's DesiredWeight (the current ones when none is pending). */
+  private desiredWeights(): readonly number[] {
+    return this.pendingWeights ?? this.weights;
+  }
+
+  /**
+   * SageMaker: an UpdateEndpointWeightsAndCapacities of the weights. The endpoint is Updating until `until` and traffic
+   * keeps the current weights meanwhile: while Updating after that call a variant's DesiredWeight and CurrentWeight
+   * differ (ProductionVariantSummary, docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantSummary.html:
+   * "If you sent a request to the UpdateEndpointWeightsAndCapacities API and the endpoint status is Updating, you get
+   * different desired and current values"). That the new split applies at once when the update ends, not gradually
+   * during it, is assumed.
+   */
+  private writeWeights(routed: number[], now: number, until: number): void {
+    this.updatingUntil = until;
+    // The run starts in steady operation: the first run's weights are those in force before it.
+    if (now === 0) this.route(routed);
+    // Else settled by `run` before the next arrival or event at or past `until`, also when that is now (a 0 s update).
+    else this.pendingWeights = routed;
+  }
+
+  /** The pending weights take effect: the update that wrote them is over (`run` calls it at the first instant past it). */
+  private settleWeights(): void {
+    const w = this.pendingWeights!;
+    this.pendingWeights = undefined;
+    this.route(w);
+  }
+
   private applyWeights(w: readonly number[]): void {
-    const next = this.routedWeights(w);
+    this.route(this.routedWeights(w));
+  }
+
+  /** The router takes weights as `routedWeights` gave them (normalising them again could change them by a rounding). */
+  private route(next: number[]): void {
     this.weights = next;
     let c = 0;
     for (let i = 0; i < this.k; i++) {

@@ -214,6 +214,33 @@ describe('SageMaker target tracking and writes', () => {
     expect(inside.every((d) => d === inside[0])).toBe(true);
   });
 
+  test('written weights take effect when the endpoint\'s update ends; a run meanwhile reads them as DesiredWeight', () => {
+    const seen = new Map<number, { weights: readonly number[]; updating?: boolean }>();
+    const switching: PolicyFactory = () => ({
+      name: 'switching',
+      decide: (o) => {
+        seen.set(o.now, { weights: o.weights, updating: o.updating });
+        return { weights: o.now < 120 ? [1, 0, 0] : [0, 1, 0], mode: 'x', reason: '' };
+      },
+    });
+    const secondShare = (weightsSeconds: number) => {
+      const run = runSimulation({ ...sagemaker, platformOverrides: { weightsSeconds } }, switching, { seed: 3 });
+      const { routedRequests: routed, classCount: k } = run.series;
+      return [1, 2, 3, 4].map((m) => routed[m * k + 1] / (routed[m * k] + routed[m * k + 1] + routed[m * k + 2]));
+    };
+    expect(platformModel('sagemaker').endpointUpdate!.weightsSeconds).toBe(30);
+    // Written at 120 s, Updating for 90 s: traffic keeps the old split until 210 s, half of minute 3.
+    const share = secondShare(90);
+    expect(share[0]).toBe(0);
+    expect(share[1]).toBe(0);
+    expect(share[2]).toBeGreaterThan(0.3);
+    expect(share[2]).toBeLessThan(0.7);
+    expect(share[3]).toBe(1);
+    expect(seen.get(180)).toEqual({ weights: [0, 1, 0], updating: true });
+    // A 0 s update: in force at the write.
+    expect(secondShare(0)[1]).toBe(1);
+  });
+
   test('each variant\'s alarms are evaluated once a minute at a phase of their own, drawn from the seed, the same for every policy', () => {
     const spy = jest.spyOn(TargetTracking.prototype, 'evaluate');
     const phasesOf = (factory: PolicyFactory, scenario: ScenarioInstance = sagemaker) => {
