@@ -109,7 +109,8 @@ export interface PlatformModel {
   /**
    * SageMaker only: how long an update leaves the endpoint Updating (no further write accepted). A weight update for
    * `weightsSeconds` (30 s by default, a platform parameter), at whose end the written weights take effect (traffic
-   * keeps the current ones until then, while DescribeEndpoint shows the written ones as DesiredWeight), a scale-in for `scaleInSeconds` (assumed values, not published by AWS; docs/simulator.md); a
+   * keeps the current ones until then, while DescribeEndpoint shows the written ones as DesiredWeight), a scale-in
+   * for `scaleInSeconds` (assumed values, not published by AWS; docs/simulator.md); a
    * scale-out until its instances are in service or, short of capacity, until the variant's provisioning timeout
    * (`provisionTimeoutSeconds`, the construct's default), when it rolls back (documented: "waits until the timeout
    * expires", then `RollingBack` "to its previous configuration"; `SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds`).
