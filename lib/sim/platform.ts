@@ -80,8 +80,12 @@ export const TARGET_TRACKING_ALARMS = {
 
 export interface PlatformModel {
   readonly kind: PlatformKind;
-  /** The Reconciler's period and how far back its newest period ends (its `metricDelay`). */
-  readonly reconciler: { readonly periodSeconds: number; readonly metricDelaySeconds: number };
+  /**
+   * The Reconciler's period and how far back its newest period ends (its `metricDelay`). `phaseSeconds`: the second of
+   * the minute at which its scheduled runs fire (an EventBridge `rate(1 minute)` schedule starts at a second nobody
+   * chooses); undefined: drawn from the run's seed for the whole run, the same for every policy on a seed.
+   */
+  readonly reconciler: { readonly periodSeconds: number; readonly metricDelaySeconds: number; readonly phaseSeconds?: number };
   /** Whether the preferred class reports capacity errors by default (EKS: the Karpenter log metric filter per NodePool). */
   readonly capacityErrorSignal: boolean;
   /** Whether the newest ready and desired counts are read live from the target (SageMaker DescribeEndpoint). */
@@ -215,9 +219,10 @@ export function demandOf(r: DemandReading): number {
 }
 
 /**
- * The timing assumptions of SageMaker's endpoint updates a run may change (`--platform-param`), to see what a result
- * owes to them: AWS publishes none. Each a whole number of seconds in its range: an alarm's phase is within the minute;
- * an event run of a minute or more would come no sooner than the next tick.
+ * The timing assumptions a run may change (`--platform-param`), to see what a result owes to them: AWS publishes none.
+ * Each a whole number of seconds in its range: a phase is within the minute; an event run of a minute or more would
+ * come no sooner than the next tick. `reconcilerPhaseSeconds` applies on both platforms, the others to SageMaker's
+ * endpoint updates (`SAGEMAKER_ONLY_OVERRIDES`).
  */
 export type PlatformOverrides = Partial<Record<PlatformOverrideKey, number>>;
 const PLATFORM_OVERRIDE_RANGES = {
@@ -227,15 +232,18 @@ const PLATFORM_OVERRIDE_RANGES = {
   writableRunSeconds: [0, 60],
   // Up to two Reconciler periods: a run may find the endpoint still Updating from the previous run's write.
   weightsSeconds: [0, 120],
+  reconcilerPhaseSeconds: [0, 59],
 } as const;
 type PlatformOverrideKey = keyof typeof PLATFORM_OVERRIDE_RANGES;
 export const PLATFORM_OVERRIDE_KEYS = Object.keys(PLATFORM_OVERRIDE_RANGES) as PlatformOverrideKey[];
+/** The overrides an EKS run has nothing to apply to. */
+export const SAGEMAKER_ONLY_OVERRIDES: readonly string[] = PLATFORM_OVERRIDE_KEYS.filter((k) => k !== 'reconcilerPhaseSeconds');
 
 /** What is wrong with these overrides (empty: nothing), each naming the key, the value and what is allowed. */
 export function platformOverrideProblems(overrides: Readonly<Record<string, number>>): string[] {
   return Object.entries(overrides).flatMap(([key, value]) => {
     if (!(key in PLATFORM_OVERRIDE_RANGES)) {
-      return [`platform parameter '${key}' is not known; allowed: ${PLATFORM_OVERRIDE_KEYS.join(', ')} (SageMaker)`];
+      return [`platform parameter '${key}' is not known; allowed: ${PLATFORM_OVERRIDE_KEYS.join(', ')}`];
     }
     const [min, max] = PLATFORM_OVERRIDE_RANGES[key as PlatformOverrideKey];
     return Number.isInteger(value) && value >= min && value <= max
@@ -260,12 +268,17 @@ export function scenarioPlatform(scenario: { readonly platform?: PlatformKind; r
 
 /**
  * What the named construct deploys by default, from the same constants the constructs render; `overrides` change
- * SageMaker's assumed update timings (EKS has none, and ignores them).
+ * assumed timings (EKS has no endpoint updates, and ignores SageMaker's).
  */
-export function platformModel(kind: PlatformKind, overrides: PlatformOverrides = {}): PlatformModel {
-  const problems = platformOverrideProblems(overrides);
+export function platformModel(kind: PlatformKind, allOverrides: PlatformOverrides = {}): PlatformModel {
+  const problems = platformOverrideProblems(allOverrides);
   if (problems.length > 0) throw new Error(problems.join('; '));
-  const reconciler = { periodSeconds: DEFAULT_POLICY_CONFIG.periodSeconds, metricDelaySeconds: RECONCILER_TIMING_DEFAULTS.metricDelaySeconds };
+  const { reconcilerPhaseSeconds, ...overrides } = allOverrides;
+  const reconciler = {
+    periodSeconds: DEFAULT_POLICY_CONFIG.periodSeconds,
+    metricDelaySeconds: RECONCILER_TIMING_DEFAULTS.metricDelaySeconds,
+    ...(reconcilerPhaseSeconds !== undefined ? { phaseSeconds: reconcilerPhaseSeconds } : {}),
+  };
   if (kind === 'eks') {
     const k = EKS_SCALING_DEFAULTS;
     return {

@@ -32,6 +32,8 @@ const EV_SYNC = 3;
 const EV_TRACK = 4;
 /** SageMaker: the Reconciler run its construct's `writableRule` triggers when the endpoint is InService again. */
 const EV_WRITABLE = 5;
+/** The Reconciler's scheduled run, at its phase of the minute (`reconcilerPhase`), when that is not the tick's instant. */
+const EV_RUN = 6;
 
 /** Karpenter does not retry a capacity-unavailable offering for 3 minutes. */
 const CAPACITY_RETRY_SECONDS = 180;
@@ -110,6 +112,8 @@ class Simulation {
   private updatingEnds = -Infinity;
   /** SageMaker: each variant's target-tracking alarms are evaluated at this many seconds past every minute. */
   private readonly alarmPhases: readonly number[];
+  /** Seconds past every minute at which the Reconciler's schedule fires (`PlatformModel.reconciler.phaseSeconds`). */
+  private readonly reconcilerPhase: number;
   /** SageMaker: draws how long each rollback lasts. */
   private readonly rollbackRng: Rng;
   /** Counts the changes of `updatingUntil`: an event run scheduled for an update that has since changed is not made. */
@@ -171,6 +175,8 @@ class Simulation {
     const phaseRng = Rng.derive(seed, 'alarm-phase');
     this.alarmPhases = this.classes.map(() => this.platform.endpointUpdate?.alarmPhaseSeconds ?? Math.floor(phaseRng.next() * 60 * 1024) / 1024);
     this.rollbackRng = Rng.derive(seed, 'rollback');
+    // Drawn like the alarms' phases: from the seed alone, so every policy on a seed runs at the same second.
+    this.reconcilerPhase = this.platform.reconciler.phaseSeconds ?? Math.floor(Rng.derive(seed, 'reconciler-phase').next() * 60 * 1024) / 1024;
     this.publication = new Publication(scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? []);
     // Initial state: steady operation at time 0.
     this.states.forEach((cs, ci) => {
@@ -217,6 +223,7 @@ class Simulation {
       else if (kind === EV_READY) this.makeReady(this.replicas[payload], tEvent);
       else if (kind === EV_SYNC) this.syncAutoscalers(tEvent);
       else if (kind === EV_TRACK) this.trackTarget(payload, tEvent, this.minuteOf(tEvent));
+      else if (kind === EV_RUN) this.control(tEvent, false);
       else if (kind === EV_WRITABLE) {
         if (payload === this.updatingChanges) this.control(tEvent, false);
       }
@@ -425,10 +432,21 @@ class Simulation {
 
   // ---- Control loop -----------------------------------------------------------------------------------------
 
+  /**
+   * A minute's close, then the minute's scheduled Reconciler run: at the tick itself with a phase of 0, else
+   * `reconcilerPhase` later, the tick keeping the rest of `control`'s scheduled work (the interruptions, the HPAs'
+   * sync). The first run, at time 0, stays at 0: it sets the steady state the run starts from.
+   */
   private tick(tick: number, now: number): void {
     this.closeMinute(tick - 1, now);
     if (tick < this.minutes) {
-      this.control(now);
+      if (this.reconcilerPhase === 0) this.control(now);
+      else {
+        this.rollBackExpiredScaleOuts(now);
+        this.interrupt(now, this.minuteOf(now));
+        if (this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
+        this.heap.push(now + this.reconcilerPhase, EV_RUN, 0);
+      }
       this.heap.push((tick + 1) * 60, EV_TICK, tick + 1);
       this.scheduleAutoscalers(now);
     }

@@ -16,9 +16,9 @@ function fingerprint(scenario: Parameters<typeof runSimulation>[0], policy: Poli
 }
 
 test.each([
-  ['S1', 'library', '19479536 324 15.704213194 740 604'],
-  ['S1', 'cost-only', '19426574 578 15.415046667 714 400'],
-  ['S9', 'library', '12395280 3595 13.202473211 644 612'],
+  ['S1', 'library', '19474860 340 16.038026393 741 644'],
+  ['S1', 'cost-only', '19426073 588 15.106274981 692 400'],
+  ['S9', 'library', '12379840 3667 12.937991275 630 612'],
 ])('EKS %s, %s: the run is the one the bench measured', (id, policy, expected) => {
   const scenario = { ...(id === 'S1' ? S1 : S9).build(5, SHORT_LLM), platform: 'eks' as const };
   const got = fingerprint(scenario, policy === 'library' ? libraryPolicy() : costOnly);

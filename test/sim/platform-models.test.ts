@@ -187,6 +187,8 @@ describe('SageMaker target tracking and writes', () => {
   });
 
   const sagemaker = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const };
+  // The Reconciler's scheduled runs on the minute: a run off it is an event run.
+  const onTheMinute = { reconcilerPhaseSeconds: 0 };
   const fallback = 2;
   const floorsOf = (policy: PolicyFactory) => {
     const run = runSimulation(sagemaker, policy, { seed: 3 });
@@ -214,6 +216,32 @@ describe('SageMaker target tracking and writes', () => {
     expect(inside.every((d) => d === inside[0])).toBe(true);
   });
 
+  test('the Reconciler runs at a phase of the minute drawn from the seed, the same for every policy; reconcilerPhaseSeconds fixes it', () => {
+    const runTimes = (factory: PolicyFactory, scenario: ScenarioInstance, seed = 3) => {
+      const times: number[] = [];
+      const recording: PolicyFactory = (ctx) => {
+        const inner = factory(ctx);
+        return { name: inner.name, decide: (o) => (times.push(o.now), inner.decide(o)) };
+      };
+      runSimulation(scenario, recording, { seed });
+      // The first run, at 0, sets the steady state; then one run a minute, each at the same second of its minute.
+      expect(times[0]).toBe(0);
+      const later = times.slice(1);
+      expect(later.map((t) => Math.floor(t / 60))).toEqual(later.map((_, i) => i + 1));
+      const phase = later[0] % 60;
+      expect(later.every((t) => Math.abs((t % 60) - phase) < 1e-6)).toBe(true);
+      return phase;
+    };
+    const eks = S1.build(3, SHORT_LLM);
+    const phase = runTimes(libraryPolicy(), eks);
+    expect(phase).toBeGreaterThan(0);
+    expect(runTimes(retryOnPreferred, eks)).toBe(phase);
+    expect(runTimes(retryOnPreferred, sagemaker)).toBe(phase);
+    expect(runTimes(retryOnPreferred, eks, 4)).not.toBe(phase);
+    expect(runTimes(libraryPolicy(), { ...eks, platformOverrides: { reconcilerPhaseSeconds: 17 } })).toBe(17);
+    expect(runTimes(retryOnPreferred, { ...sagemaker, platformOverrides: { reconcilerPhaseSeconds: 0 } })).toBe(0);
+  });
+
   test('written weights take effect when the endpoint\'s update ends; a run meanwhile reads them as DesiredWeight', () => {
     const seen = new Map<number, { weights: readonly number[]; updating?: boolean }>();
     const switching: PolicyFactory = () => ({
@@ -224,7 +252,7 @@ describe('SageMaker target tracking and writes', () => {
       },
     });
     const secondShare = (weightsSeconds: number) => {
-      const run = runSimulation({ ...sagemaker, platformOverrides: { weightsSeconds } }, switching, { seed: 3 });
+      const run = runSimulation({ ...sagemaker, platformOverrides: { ...onTheMinute, weightsSeconds } }, switching, { seed: 3 });
       const { routedRequests: routed, classCount: k } = run.series;
       return [1, 2, 3, 4].map((m) => routed[m * k + 1] / (routed[m * k] + routed[m * k + 1] + routed[m * k + 2]));
     };
@@ -308,7 +336,7 @@ describe('SageMaker target tracking and writes', () => {
     const update = platformModel('sagemaker').endpointUpdate!;
     const runsOf = (factory: PolicyFactory, scenario: ScenarioInstance = sagemaker) => {
       const runs: Array<{ now: number; updating: boolean; wrote: boolean }> = [];
-      runSimulation(scenario, (ctx) => {
+      runSimulation({ ...scenario, platformOverrides: onTheMinute }, (ctx) => {
         const inner = factory(ctx);
         return {
           name: inner.name,
@@ -425,7 +453,9 @@ describe('SageMaker: the end of a rollback', () => {
     const update = platformModel('sagemaker').endpointUpdate!;
     // All alarms at second 30: a wait a scale-out begins there rolls back at second 30 five minutes later.
     const afterRollbacks = (rollbackSeconds: number) => {
-      const scenario = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const, platformOverrides: { alarmPhaseSeconds: 30, rollbackSeconds } };
+      // The Reconciler's scheduled runs on the minute: a run off it is an event run.
+      const platformOverrides = { alarmPhaseSeconds: 30, rollbackSeconds, reconcilerPhaseSeconds: 0 };
+      const scenario = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const, platformOverrides };
       const ends: number[] = [];
       let last: Observation | undefined;
       runSimulation(scenario, (ctx) => {
@@ -674,7 +704,7 @@ describe('what the Reconciler measures', () => {
   test('the Reconciler reads no period newer than its 120 s metric delay', () => {
     const newest: number[] = [];
     const spy: PolicyFactory = () => ({ name: 'spy', decide: (o) => {
-      if (o.now >= 300) newest.push(o.now / 60 - o.windows[0][o.windows[0].length - 1]!.minute);
+      if (o.now >= 300) newest.push(Math.floor(o.now / 60) - o.windows[0][o.windows[0].length - 1]!.minute);
       return { weights: [1, 0, 0], mode: 'x', reason: '' };
     } });
     runSimulation(S1.build(3, SHORT_LLM), spy, { seed: 3 });
