@@ -6,7 +6,8 @@ import { metricQuery } from '../../lib/core/reconciler/observe';
 import * as reconcilerStep from '../../lib/core/reconciler/step';
 import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
-import { retryOnPreferred } from '../../lib/sim/baselines';
+import { capacityErrorsNow, retryOnPreferred, twoStateSwitch } from '../../lib/sim/baselines';
+import { createRunSeries } from '../../lib/sim/run-series';
 import {
   demandReading, type HpaModel, platformModel, readsEngineTokens, rollbackDuration, TARGET_TRACKING_ALARMS, type TargetTrackingModel,
 } from '../../lib/sim/platform';
@@ -699,6 +700,55 @@ describe('what the Reconciler measures', () => {
       expect({ m, tokens: tokens / baselines.get(m)! }).toEqual({ m, tokens: expect.closeTo(1, 9) });
     }
     expect(compared).toBeGreaterThan(60);
+  });
+
+  test('the two-state switch sees a capacity error in the same run the library\'s Reconciler does (up to the newest published period)', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
+    const preferred = scenario.classes.findIndex((c) => c.preferenceRank === Math.min(...scenario.classes.map((x) => x.preferenceRank)));
+    const name = scenario.classes[preferred].name;
+    // By minute: one run in each on EKS.
+    const baseline = new Map<number, number>();
+    const spyStep = jest.spyOn(reconcilerStep, 'step');
+    const library = new Map<number, number>();
+    try {
+      runSimulation(scenario, (ctx) => {
+        const inner = libraryPolicy()(ctx);
+        return { ...inner, decide: (o) => (baseline.set(Math.floor(o.now / 60), capacityErrorsNow(o, preferred) ?? 0), inner.decide(o)) };
+      }, { seed: 3 });
+      for (const r of spyStep.mock.results) {
+        const step = r.value as ReturnType<typeof reconcilerStep.step>;
+        if (!step.ok) continue;
+        const w = step.observation.signals[name].capacityErrors!;
+        library.set((step.observation.query.now - EPOCH) / 60, w[w.length - 1] ?? 0);
+      }
+    } finally {
+      spyStep.mockRestore();
+    }
+    const seenAt = (m: Map<number, number>) => [...m].filter(([, v]) => v > 0).map(([t]) => t);
+    expect(seenAt(library).length).toBeGreaterThan(0);
+    expect(seenAt(baseline)).toEqual(seenAt(library));
+  });
+
+  test('the two-state switch falls back on a capacity error published after its window\'s cut', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
+    const k = scenario.classes.length;
+    const p = scenario.classes.findIndex((c) => c.preferenceRank === Math.min(...scenario.classes.map((x) => x.preferenceRank)));
+    const series = createRunSeries(10, k);
+    // At 300 s the window ends with minute 2 (cut 120 s back); minute 3 is published (60 s delay) with an error.
+    const healthy = { minute: 2, routedRequests: 1, targetedRequests: 1, serverRejected: 0, routedTokens: 1,
+      admitted: 1, rejected: 0, rejectedTokens: 0, completed: 1, servedTokens: 1, sloMetRequests: 1, latencyP95Seconds: 0,
+      readyReplicas: 4, desiredReplicas: 4, pendingReplicas: 0, capacityErrors: 0, interruptionNotices: 0 };
+    const decide = (errorsInMinute3: number) => {
+      series.capacityErrors[3 * k + p] = errorsInMinute3;
+      const o: Observation = {
+        now: 300, classes: scenario.classes, windows: scenario.classes.map(() => [healthy]), demand: [{ minute: 2, requests: 1, tokens: 60 }],
+        weights: scenario.classes.map((_, i) => (i === p ? 1 : 0)), capacityErrorSignal: true,
+        metrics: { series, readable: (m, now) => (m + 1) * 60 + 60 <= now, steady: () => healthy },
+      };
+      return twoStateSwitch({ scenario, trace: undefined as never }).decide(o).mode;
+    };
+    expect(decide(0)).toBe('preferred');
+    expect(decide(1)).toBe('fallback');
   });
 
   test('the Reconciler reads no period newer than its 120 s metric delay', () => {
