@@ -188,6 +188,15 @@ export class ClassState {
     this.inSystem += delta;
   }
 
+  /** The fewest ready replicas since the current minute began (`RunSeries.minReadyReplicas`). */
+  minReadyInMinute = 0;
+
+  /** One ready replica of pool `pi` leaves service (removed, lost or draining). */
+  leaveReady(pi: number, now: number): void {
+    this.pools[pi].leaveReady(now);
+    this.minReadyInMinute = Math.min(this.minReadyInMinute, this.readyCount);
+  }
+
   /** Ready replicas of every pool (each pool keeps its own count, and its cost). */
   get readyCount(): number {
     let n = 0;

@@ -258,10 +258,12 @@ class DeployedReconciler implements RoutingPolicy {
     const reading = () => demandReading(this.platform, this.scenario.classes[ci], minute(), declaredTokensPerRequest(this.scenario));
     let v: number | undefined;
     switch (signal) {
-      // EKS: no HealthyHostCount datapoint for a target group with no healthy target (`PlatformModel.targetGroupHealth`).
+      // EKS: HealthyHostCount, Minimum (the fewest healthy targets of the minute); no datapoint for a target group with no
+      // healthy target at the minute's close (`PlatformModel.targetGroupHealth`).
       case 'readyReplicas':
         v = d ? d.readyReplicas : s.readyReplicas[cell];
         if (v === 0 && this.platform.targetGroupHealth) v = undefined;
+        else if (!d && this.platform.targetGroupHealth) v = s.minReadyReplicas[cell];
         break;
       // EKS: the healthy targets the run at minute m's start counted and published (HealthyTargets): the count at the
       // close of the minute before.

@@ -182,6 +182,7 @@ class Simulation {
     this.states.forEach((cs, ci) => {
       const count = this.launchByPriority(ci, cs.spec.initialReplicas, 0, true).count;
       cs.desired = count;
+      cs.minReadyInMinute = cs.readyCount;
       const autoscaler = this.platform.autoscaler;
       if (autoscaler.kind === 'hpa') cs.hpa = new HpaAutoscaler(autoscaler, count);
       else cs.tracking = new TargetTracking(autoscaler);
@@ -385,7 +386,7 @@ class Simulation {
   private removeReplica(r: Replica, now: number): void {
     const cs = this.states[r.cls];
     const pool = cs.pools[r.pool];
-    if (r.state === READY) pool.leaveReady(now);
+    if (r.state === READY) cs.leaveReady(r.pool, now);
     r.state = GONE;
     pool.changeAlive(now, -1);
     const i = cs.replicas.indexOf(r);
@@ -425,7 +426,7 @@ class Simulation {
       if (victim.state === PENDING || victim.busy === 0) this.removeReplica(victim, now);
       else {
         victim.state = DRAINING;
-        cs.pools[victim.pool].leaveReady(now);
+        cs.leaveReady(victim.pool, now);
       }
     }
   }
@@ -788,6 +789,10 @@ class Simulation {
       s.readyCapacityAtSpeed[cell] = cs.readyCapacity(true);
       s.firstPoolReadyCapacity[cell] = cs.pools[0].readyCount * cs.pools[0].spec.tokensPerSecondPerReplica;
       s.readyReplicas[cell] = cs.readyCount;
+      // A replica ready during the minute raises the count only from then: the minute's minimum is the lower of its
+      // start (the last close) and every dip since.
+      s.minReadyReplicas[cell] = Math.min(cs.minReadyInMinute, cs.readyCount);
+      cs.minReadyInMinute = cs.readyCount;
       s.pendingReplicas[cell] = cs.pending();
       s.desiredReplicas[cell] = cs.desired;
       s.weights[cell] = this.weights[ci];

@@ -751,6 +751,41 @@ describe('what the Reconciler measures', () => {
     expect(decide(1)).toBe('fallback');
   });
 
+  test('EKS: HealthyHostCount is the minute\'s Minimum: a replica ready mid-minute is not counted in that minute\'s datapoint', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
+    const spyStep = jest.spyOn(reconcilerStep, 'step');
+    const read = new Map<string, number | null>();
+    let s: ReturnType<typeof runSimulation>['series'];
+    try {
+      s = runSimulation(scenario, libraryPolicy(), { seed: 3 }).series;
+      for (const r of spyStep.mock.results) {
+        const step = r.value as ReturnType<typeof reconcilerStep.step>;
+        if (!step.ok) continue;
+        const { query, signals } = step.observation;
+        for (const [name, sig] of Object.entries(signals)) {
+          sig.readyReplicas!.slice(0, query.signalSlots).forEach((v, i) => read.set(`${name}:${(query.frame.start + i * 60 - EPOCH) / 60}`, v));
+        }
+      }
+    } finally {
+      spyStep.mockRestore();
+    }
+    const k = s.classCount;
+    let grew = 0;
+    scenario.classes.forEach((c, ci) => {
+      for (let m = 1; m < s.minutes; m++) {
+        const start = s.readyReplicas[(m - 1) * k + ci];
+        const end = s.readyReplicas[m * k + ci];
+        expect(s.minReadyReplicas[m * k + ci]).toBeLessThanOrEqual(Math.min(start, end));
+        const v = read.get(`${c.name}:${m}`);
+        if (v === undefined || end === 0) continue;
+        // What the Reconciler read for the minute is its minimum, not the count at its close.
+        expect({ m, v }).toEqual({ m, v: s.minReadyReplicas[m * k + ci] });
+        if (end > start && s.minReadyReplicas[m * k + ci] === start) grew++;
+      }
+    });
+    expect(grew).toBeGreaterThan(0);
+  });
+
   test('the Reconciler reads no period newer than its 120 s metric delay', () => {
     const newest: number[] = [];
     const spy: PolicyFactory = () => ({ name: 'spy', decide: (o) => {
