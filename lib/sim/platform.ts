@@ -1,5 +1,6 @@
 import {
-  CUSTOMIZED_METRIC_PERIOD_SECONDS, EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS, RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER,
+  CUSTOMIZED_METRIC_PERIOD_SECONDS, EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS, RECONCILER_TIMING_DEFAULTS,
+  REPLICA_FLOOR_TRIGGER,
   SAGEMAKER_SCALING_DEFAULTS,
 } from '../core/platform/control-loop';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
@@ -150,6 +151,13 @@ export interface PlatformModel {
   };
   /** Seconds from a Reconciler run until its published floor datapoint can be read (EMF ingestion). Assumed. */
   readonly floorPublicationSeconds: number;
+  /**
+   * EKS: a node outlives its last pod by the NodePool's `consolidateAfter` (`WhenEmpty`), billed, and a pod launched
+   * meanwhile takes it: no capacity check, no node boot, its image cached. `warmStartShare`: the share of a replica's
+   * provisioning time such a start takes (weight load and warm-up; the node's boot and the image pull are the rest):
+   * 0.4, assumed (the model's provisioning times are one figure per class, not broken down).
+   */
+  readonly nodes?: { readonly consolidateAfterSeconds: number; readonly warmStartShare: number };
 }
 
 /**
@@ -308,6 +316,7 @@ export function platformModel(kind: PlatformKind, allOverrides: PlatformOverride
       },
       floors: 'metric',
       floorPublicationSeconds: 60,
+      nodes: { consolidateAfterSeconds: EKS_NODE_DEFAULTS.consolidateAfterSeconds, warmStartShare: 0.4 },
     };
   }
   return {

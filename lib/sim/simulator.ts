@@ -361,12 +361,15 @@ class Simulation {
     };
     this.replicas.push(r);
     cs.replicas.push(r);
-    pool.changeAlive(now, 1);
+    const nodes = this.platform.nodes;
+    // An empty node not yet consolidated takes the pod: no new node, its image cached (`PlatformModel.nodes`).
+    const warm = !instant && nodes !== undefined && pool.takeIdleNode(now);
+    if (!warm) pool.changeAlive(now, 1);
     if (instant) {
       this.makeReady(r, now);
       return now;
     }
-    const readyAt = now + this.drawProvisioning(pool.spec);
+    const readyAt = now + this.drawProvisioning(pool.spec) * (warm ? nodes!.warmStartShare : 1);
     this.heap.push(readyAt, EV_READY, r.id);
     return readyAt;
   }
@@ -383,12 +386,18 @@ class Simulation {
     this.pull(r, now);
   }
 
-  private removeReplica(r: Replica, now: number): void {
+  /** `nodeLost`: the node went with the pod (an interruption); else on EKS it stays until consolidated. */
+  private removeReplica(r: Replica, now: number, nodeLost = false): void {
     const cs = this.states[r.cls];
     const pool = cs.pools[r.pool];
     if (r.state === READY) cs.leaveReady(r.pool, now);
     r.state = GONE;
-    pool.changeAlive(now, -1);
+    const nodes = this.platform.nodes;
+    // The oracle provisions and releases instantly: it keeps no empty node.
+    if (nodes && !nodeLost && !this.oracle) {
+      pool.expireIdle(now);
+      pool.idleUntil.push(now + nodes.consolidateAfterSeconds);
+    } else pool.changeAlive(now, -1);
     const i = cs.replicas.indexOf(r);
     if (i >= 0) cs.replicas.splice(i, 1);
   }
@@ -404,7 +413,7 @@ class Simulation {
       r.slots[i] = -1;
     }
     r.busy = 0;
-    this.removeReplica(r, now);
+    this.removeReplica(r, now, true);
   }
 
   /**
@@ -677,6 +686,10 @@ class Simulation {
           }
         }
         this.s.interruptionNotices[m * this.k + ci] += marked;
+        // The pool's empty nodes are reclaimed with it, from the notice (fail safe: a reclaim of its instance type that
+        // spared them, and let the replacements start warm on them, would be kinder; a scenario's interruption counts
+        // the pods it takes, not which nodes).
+        cs.pools[pi].dropIdleNodes(now);
       }
       if (it.at <= now && it.at > now - 60) {
         for (const r of [...cs.replicas]) if (r.pool === pi && r.doomed) this.kill(r, now);
@@ -746,7 +759,10 @@ class Simulation {
     let count = 0;
     let readyAt = now;
     cs.pools.forEach((pool, pi) => {
-      const n = Math.min(need - count, Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive));
+      pool.expireIdle(now);
+      // Empty nodes (counted in `alive`) take pods without asking the cloud for capacity.
+      const fresh = Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive);
+      const n = Math.min(need - count, pool.idleUntil.length + fresh);
       for (let i = 0; i < n; i++) readyAt = Math.max(readyAt, this.launch(ci, pi, now, instant));
       count += n;
     });

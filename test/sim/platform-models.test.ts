@@ -786,6 +786,45 @@ describe('what the Reconciler measures', () => {
     expect(grew).toBeGreaterThan(0);
   });
 
+  test('EKS: a node outlives its pod by consolidateAfter, billed, and a pod launched meanwhile takes it', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
+    const take = jest.spyOn(Pool.prototype, 'takeIdleNode');
+    // Floors of 4 replicas per class for 20 minutes, then none, then 4 again from minute 36: the HPA removes one pod per
+    // 120 s after its 600 s window (from minute ~30), and the floor's return relaunches them within consolidateAfter.
+    const flooring: PolicyFactory = ({ scenario: sc }) => ({
+      name: 'flooring',
+      decide: (o) => {
+        const on = o.now < 20 * 60 || (o.now >= 36 * 60 && o.now < 60 * 60);
+        return { weights: sc.classes.map(() => 1), mode: 'x', reason: '', minReplicas: sc.classes.map(() => (on ? 4 : 0)) };
+      },
+    });
+    let s: ReturnType<typeof runSimulation>['series'];
+    try {
+      s = runSimulation(scenario, flooring, { seed: 3 }).series;
+      expect(take.mock.results.some((r) => r.value === true)).toBe(true);
+    } finally {
+      take.mockRestore();
+    }
+    const k = s.classCount;
+    const { consolidateAfterSeconds } = platformModel('eks').nodes!;
+    expect(consolidateAfterSeconds).toBe(600);
+    // Node-minutes billed beyond the pods alive at both ends of the minute: an empty node's, for at most 10 minutes.
+    let idleMinutes = 0;
+    scenario.classes.forEach((c, ci) => {
+      const perMinute = c.usdPerReplicaHour / 60;
+      let run = 0;
+      for (let m = 1; m < s.minutes; m++) {
+        const pods = (x: number) => s.readyReplicas[x * k + ci] + s.pendingReplicas[x * k + ci];
+        const billed = s.costUsd[m * k + ci] / perMinute;
+        const idle = pods(m - 1) === pods(m) && billed > pods(m) + 0.999;
+        run = idle ? run + 1 : 0;
+        if (idle) idleMinutes++;
+        expect(run).toBeLessThanOrEqual(consolidateAfterSeconds / 60);
+      }
+    });
+    expect(idleMinutes).toBeGreaterThan(0);
+  });
+
   test('the Reconciler reads no period newer than its 120 s metric delay', () => {
     const newest: number[] = [];
     const spy: PolicyFactory = () => ({ name: 'spy', decide: (o) => {
