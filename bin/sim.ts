@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { erlangCMeanWait, erlangCWaitQuantile } from '../lib/sim/erlang';
 import { runJobs } from '../lib/sim/parallel';
 import { degradationReport, formatDegradationReport } from '../lib/sim/planning';
-import { type PlatformKind, type PlatformOverrides, PLATFORMS, platformOverrideProblems } from '../lib/sim/platform';
+import { type PlatformKind, type PlatformOverrides, PLATFORMS, platformOverrideProblems, SAGEMAKER_ONLY_OVERRIDES } from '../lib/sim/platform';
 import {
   htmlReport, markdownReport, PLATFORM_LABELS, reportChecks, scenarioCharts, type SuiteReport, terminalTable, verdict,
 } from '../lib/sim/report';
@@ -48,12 +48,15 @@ Options:
   --out <dir>              where the HTML report, SVG charts, Markdown and JSON go (default reports)
   --chart-seed <n>         seed whose runs are charted (default: the first)
   --library-config <k=v>   override a PolicyConfig field of the library's policy (repeatable), e.g. headroom=0.1
-  --platform-param <k=v>   SageMaker runs only: change an assumed update timing (repeatable, whole seconds):
+  --platform-param <k=v>   change an assumed timing (repeatable, whole seconds): reconcilerPhaseSeconds (0-59, any
+                           platform: the Reconciler's scheduled runs at this second of the minute; default: drawn from
+                           the seed); SageMaker runs only:
                            alarmPhaseSeconds (0-59: every variant's alarms evaluated at this second of the minute;
                            default: each variant's drawn from the seed), rollbackSeconds (0-25: the mean time
                            RollingBack lasts after a provisioning timeout, each drawn uniform on (0, 2 x mean);
                            default 10), writableRunSeconds (0-60: the Reconciler's run on the endpoint's IN_SERVICE
-                           event; default 5)
+                           event; default 5), weightsSeconds (0-120: how long a weight update keeps the endpoint
+                           Updating, the written weights taking effect at its end; default 30)
   -h, --help               this text
 `;
 
@@ -130,7 +133,7 @@ function parseParams(args: Args, key = 'param'): ScenarioParams {
 }
 
 /**
- * `--platform-param`: SageMaker's assumed update timings, checked before any job runs. They apply to SageMaker runs
+ * `--platform-param`: assumed timings, checked before any job runs. SageMaker's update timings apply to SageMaker runs
  * only: asked for with none, they would be silently ignored.
  */
 function platformOverridesFor(args: Args, platforms: readonly PlatformKind[]): PlatformOverrides | undefined {
@@ -138,8 +141,9 @@ function platformOverridesFor(args: Args, platforms: readonly PlatformKind[]): P
   const problems = platformOverrideProblems(overrides);
   if (problems.length > 0) throw new Error(`--platform-param: ${problems.join('; ')}`);
   if (Object.keys(overrides).length === 0) return undefined;
-  if (!platforms.includes('sagemaker')) {
-    throw new Error(`--platform-param applies to SageMaker runs only; this one runs ${platforms.join(', ')} (add --platforms sagemaker)`);
+  const sagemakerOnly = Object.keys(overrides).filter((k) => SAGEMAKER_ONLY_OVERRIDES.includes(k));
+  if (sagemakerOnly.length > 0 && !platforms.includes('sagemaker')) {
+    throw new Error(`--platform-param ${sagemakerOnly.join(', ')} applies to SageMaker runs only; this one runs ${platforms.join(', ')} (add --platforms sagemaker)`);
   }
   return overrides;
 }

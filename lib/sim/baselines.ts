@@ -1,3 +1,4 @@
+import { withFreshErrors } from '../core/reconciler/observe';
 import { availabilityAt, type SimClass } from './model';
 import { type Decision, type Observation, type PolicyFactory, latest, normalise } from './policy';
 
@@ -36,6 +37,29 @@ export function preferredIndex(classes: readonly SimClass[]): number {
     if (c.preferenceRank < classes[best].preferenceRank) best = i;
   });
   return best;
+}
+
+/**
+ * Class `ci`'s capacity errors in the newest period of its window, as the library's Reconciler reads them
+ * (`withFreshErrors`, lib/core/reconciler/observe.ts): its window is cut at the metric delay, but capacity errors
+ * count up to the newest period CloudWatch has published, added to the window's newest slot. Undefined when the
+ * window has no published datapoint.
+ */
+export function capacityErrorsNow(o: Observation, ci: number): number | undefined {
+  const window = o.windows[ci];
+  const newest = latest(window);
+  if (!newest) return undefined;
+  const newer: number[] = [];
+  const metrics = o.metrics;
+  if (metrics) {
+    const s = metrics.series;
+    // Past the newest datapoint only unpublished minutes (an outage's) may lie within the window: none is readable.
+    for (let m = newest.minute + 1; m < s.minutes && (m + 1) * 60 <= o.now; m++) {
+      if (metrics.readable(m, o.now)) newer.push(s.capacityErrors[m * s.classCount + ci]);
+    }
+  }
+  const errors = withFreshErrors([newest.capacityErrors], newer, false);
+  return errors[errors.length - 1] ?? 0;
 }
 
 const hold = (o: Observation, mode: string, reason: string): Decision => ({ weights: o.weights, mode, reason });
@@ -123,7 +147,8 @@ export const twoStateSwitch: PolicyFactory = ({ scenario }) => {
       const dp = latest(o.windows[p]);
       const demand = demandTokensPerSecond(o);
       if (!dp || demand === undefined) return hold(o, o.weights[p] === 1 ? 'preferred' : 'fallback', 'missing metrics: hold');
-      const errors = o.capacityErrorSignal !== false && dp.capacityErrors > 0;
+      // Capacity errors as the library reads them (up to the newest published period), the rest from the cut window.
+      const errors = o.capacityErrorSignal !== false && (capacityErrorsNow(o, p) ?? 0) > 0;
       const short = errors || dp.latencyP95Seconds > slo * 4 || demand > dp.readyReplicas * classes[p].tokensPerSecondPerReplica;
       return short
         ? { weights: split, mode: 'fallback', reason: 'preferred short: fixed split' }

@@ -53,6 +53,8 @@ export class Pool {
   alive = 0;
   aliveSince = 0;
   replicaSeconds = 0;
+  /** EKS: when each empty node is consolidated, oldest first (billed in `alive` until then; `PlatformModel.nodes`). */
+  readonly idleUntil: number[] = [];
 
   constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number) {
     const maxInFlight = spec.admission?.maxInFlight;
@@ -71,7 +73,29 @@ export class Pool {
     return this.readyCount > 0 || this.emptiedAt > since;
   }
 
+  /** Takes an empty node for a pod, the one emptied last (still billed; no longer consolidated); false when none. */
+  takeIdleNode(now: number): boolean {
+    this.expireIdle(now);
+    return this.idleUntil.pop() !== undefined;
+  }
+
+  /** Every empty node is gone at `now` (reclaimed with the pool's instances). */
+  dropIdleNodes(now: number): void {
+    this.expireIdle(now);
+    for (; this.idleUntil.length > 0; this.idleUntil.pop()) this.changeAliveNow(now, -1);
+  }
+
+  /** Consolidates the empty nodes due by `now`, each billed to its own time. */
+  expireIdle(now: number): void {
+    while (this.idleUntil.length > 0 && this.idleUntil[0] <= now) this.changeAliveNow(this.idleUntil.shift()!, -1);
+  }
+
   changeAlive(now: number, delta: number): void {
+    this.expireIdle(now);
+    this.changeAliveNow(now, delta);
+  }
+
+  private changeAliveNow(now: number, delta: number): void {
     this.replicaSeconds += this.alive * (now - this.aliveSince);
     this.aliveSince = now;
     this.alive += delta;
@@ -186,6 +210,15 @@ export class ClassState {
     this.area += this.inSystem * (now - this.lastChange);
     this.lastChange = now;
     this.inSystem += delta;
+  }
+
+  /** The fewest ready replicas since the current minute began (`RunSeries.minReadyReplicas`). */
+  minReadyInMinute = 0;
+
+  /** One ready replica of pool `pi` leaves service (removed, lost or draining). */
+  leaveReady(pi: number, now: number): void {
+    this.pools[pi].leaveReady(now);
+    this.minReadyInMinute = Math.min(this.minReadyInMinute, this.readyCount);
   }
 
   /** Ready replicas of every pool (each pool keeps its own count, and its cost). */

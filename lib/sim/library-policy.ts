@@ -84,6 +84,7 @@ class DeployedReconciler implements RoutingPolicy {
   /** With cold starts: the reconciler's own metrics as its EMF records published them, by series and minute (Maximum). */
   private readonly published = new Map<string, Map<number, number>>();
   private started = false;
+  private lastRunAt = 0;
   /** What the Reconciler construct renders for this kind of target: a rule that runs it when writes are taken again. */
   readonly runsWhenWritable: boolean;
 
@@ -126,7 +127,9 @@ class DeployedReconciler implements RoutingPolicy {
       this.started = true;
     }
     const every = this.options.coldStartEverySeconds;
-    if (every !== undefined && o.now > 0 && o.now % every === 0) this.memory = undefined;
+    // The first run past each multiple of `every` (runs fire at the Reconciler's phase of the minute, not on it).
+    if (every !== undefined && Math.floor(o.now / every) > Math.floor(this.lastRunAt / every)) this.memory = undefined;
+    this.lastRunAt = o.now;
     const target = this.target(o);
     const s = step(this.config, target, this.answer(o, nowMs), nowMs, this.memory);
     if (!s.ok) throw new Error(`simulated reconciler run failed: ${s.reason}: ${s.detail}`);
@@ -255,10 +258,12 @@ class DeployedReconciler implements RoutingPolicy {
     const reading = () => demandReading(this.platform, this.scenario.classes[ci], minute(), declaredTokensPerRequest(this.scenario));
     let v: number | undefined;
     switch (signal) {
-      // EKS: no HealthyHostCount datapoint for a target group with no healthy target (`PlatformModel.targetGroupHealth`).
+      // EKS: HealthyHostCount, Minimum (the fewest healthy targets of the minute); no datapoint for a target group with no
+      // healthy target at the minute's close (`PlatformModel.targetGroupHealth`).
       case 'readyReplicas':
         v = d ? d.readyReplicas : s.readyReplicas[cell];
         if (v === 0 && this.platform.targetGroupHealth) v = undefined;
+        else if (!d && this.platform.targetGroupHealth) v = s.minReadyReplicas[cell];
         break;
       // EKS: the healthy targets the run at minute m's start counted and published (HealthyTargets): the count at the
       // close of the minute before.

@@ -100,7 +100,9 @@ export class MetricHistory {
           admitted: s.admitted[cell], rejected: s.rejected[cell], rejectedTokens: s.rejectedTokens[cell], completed: s.completed[cell],
           servedTokens: s.servedTokens[cell], sloMetRequests: s.sloMetRequests[cell],
           latencyP95Seconds: histogramPercentile(s.latency.subarray(cell * LATENCY_BUCKETS), 0, 0.95),
-          readyReplicas: s.readyReplicas[cell], desiredReplicas: s.desiredReplicas[cell], pendingReplicas: s.pendingReplicas[cell],
+          // EKS: HealthyHostCount's Minimum, as the Reconciler reads it; SageMaker: the count at the minute's close.
+          readyReplicas: this.platform.targetGroupHealth ? s.minReadyReplicas[cell] : s.readyReplicas[cell],
+          desiredReplicas: s.desiredReplicas[cell], pendingReplicas: s.pendingReplicas[cell],
           capacityErrors: s.capacityErrors[cell], interruptionNotices: s.interruptionNotices[cell],
         } : undefined);
         if (window.length > WINDOW_MINUTES) window.shift();

@@ -1,5 +1,6 @@
 import {
-  CUSTOMIZED_METRIC_PERIOD_SECONDS, EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS, RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER,
+  CUSTOMIZED_METRIC_PERIOD_SECONDS, EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS, RECONCILER_TIMING_DEFAULTS,
+  REPLICA_FLOOR_TRIGGER,
   SAGEMAKER_SCALING_DEFAULTS,
 } from '../core/platform/control-loop';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
@@ -80,8 +81,12 @@ export const TARGET_TRACKING_ALARMS = {
 
 export interface PlatformModel {
   readonly kind: PlatformKind;
-  /** The Reconciler's period and how far back its newest period ends (its `metricDelay`). */
-  readonly reconciler: { readonly periodSeconds: number; readonly metricDelaySeconds: number };
+  /**
+   * The Reconciler's period and how far back its newest period ends (its `metricDelay`). `phaseSeconds`: the second of
+   * the minute at which its scheduled runs fire (an EventBridge `rate(1 minute)` schedule starts at a second nobody
+   * chooses); undefined: drawn from the run's seed for the whole run, the same for every policy on a seed.
+   */
+  readonly reconciler: { readonly periodSeconds: number; readonly metricDelaySeconds: number; readonly phaseSeconds?: number };
   /** Whether the preferred class reports capacity errors by default (EKS: the Karpenter log metric filter per NodePool). */
   readonly capacityErrorSignal: boolean;
   /** Whether the newest ready and desired counts are read live from the target (SageMaker DescribeEndpoint). */
@@ -108,7 +113,9 @@ export interface PlatformModel {
   readonly floors: 'metric' | 'capacity-write';
   /**
    * SageMaker only: how long an update leaves the endpoint Updating (no further write accepted). A weight update for
-   * `weightsSeconds`, a scale-in for `scaleInSeconds` (assumed values, not published by AWS; docs/simulator.md); a
+   * `weightsSeconds` (30 s by default, a platform parameter), at whose end the written weights take effect (traffic
+   * keeps the current ones until then, while DescribeEndpoint shows the written ones as DesiredWeight), a scale-in
+   * for `scaleInSeconds` (assumed values, not published by AWS; docs/simulator.md); a
    * scale-out until its instances are in service or, short of capacity, until the variant's provisioning timeout
    * (`provisionTimeoutSeconds`, the construct's default), when it rolls back (documented: "waits until the timeout
    * expires", then `RollingBack` "to its previous configuration"; `SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds`).
@@ -144,6 +151,13 @@ export interface PlatformModel {
   };
   /** Seconds from a Reconciler run until its published floor datapoint can be read (EMF ingestion). Assumed. */
   readonly floorPublicationSeconds: number;
+  /**
+   * EKS: a node outlives its last pod by the NodePool's `consolidateAfter` (`WhenEmpty`), billed, and a pod launched
+   * meanwhile takes it: no capacity check, no node boot, its image cached. `warmStartShare`: the share of a replica's
+   * provisioning time such a start takes (weight load and warm-up; the node's boot and the image pull are the rest):
+   * 0.4, assumed (the model's provisioning times are one figure per class, not broken down).
+   */
+  readonly nodes?: { readonly consolidateAfterSeconds: number; readonly warmStartShare: number };
 }
 
 /**
@@ -213,9 +227,10 @@ export function demandOf(r: DemandReading): number {
 }
 
 /**
- * The timing assumptions of SageMaker's endpoint updates a run may change (`--platform-param`), to see what a result
- * owes to them: AWS publishes none. Each a whole number of seconds in its range: an alarm's phase is within the minute;
- * an event run of a minute or more would come no sooner than the next tick.
+ * The timing assumptions a run may change (`--platform-param`), to see what a result owes to them: AWS publishes none.
+ * Each a whole number of seconds in its range: a phase is within the minute; an event run of a minute or more would
+ * come no sooner than the next tick. `reconcilerPhaseSeconds` applies on both platforms, the others to SageMaker's
+ * endpoint updates (`SAGEMAKER_ONLY_OVERRIDES`).
  */
 export type PlatformOverrides = Partial<Record<PlatformOverrideKey, number>>;
 const PLATFORM_OVERRIDE_RANGES = {
@@ -223,15 +238,20 @@ const PLATFORM_OVERRIDE_RANGES = {
   // A mean of 25 s draws rollbacks up to 50 s, which with a 5 s event run still leave the Reconciler its run.
   rollbackSeconds: [0, 25],
   writableRunSeconds: [0, 60],
+  // Up to two Reconciler periods: a run may find the endpoint still Updating from the previous run's write.
+  weightsSeconds: [0, 120],
+  reconcilerPhaseSeconds: [0, 59],
 } as const;
 type PlatformOverrideKey = keyof typeof PLATFORM_OVERRIDE_RANGES;
 export const PLATFORM_OVERRIDE_KEYS = Object.keys(PLATFORM_OVERRIDE_RANGES) as PlatformOverrideKey[];
+/** The overrides an EKS run has nothing to apply to. */
+export const SAGEMAKER_ONLY_OVERRIDES: readonly string[] = PLATFORM_OVERRIDE_KEYS.filter((k) => k !== 'reconcilerPhaseSeconds');
 
 /** What is wrong with these overrides (empty: nothing), each naming the key, the value and what is allowed. */
 export function platformOverrideProblems(overrides: Readonly<Record<string, number>>): string[] {
   return Object.entries(overrides).flatMap(([key, value]) => {
     if (!(key in PLATFORM_OVERRIDE_RANGES)) {
-      return [`platform parameter '${key}' is not known; allowed: ${PLATFORM_OVERRIDE_KEYS.join(', ')} (SageMaker)`];
+      return [`platform parameter '${key}' is not known; allowed: ${PLATFORM_OVERRIDE_KEYS.join(', ')}`];
     }
     const [min, max] = PLATFORM_OVERRIDE_RANGES[key as PlatformOverrideKey];
     return Number.isInteger(value) && value >= min && value <= max
@@ -256,12 +276,17 @@ export function scenarioPlatform(scenario: { readonly platform?: PlatformKind; r
 
 /**
  * What the named construct deploys by default, from the same constants the constructs render; `overrides` change
- * SageMaker's assumed update timings (EKS has none, and ignores them).
+ * assumed timings (EKS has no endpoint updates, and ignores SageMaker's).
  */
-export function platformModel(kind: PlatformKind, overrides: PlatformOverrides = {}): PlatformModel {
-  const problems = platformOverrideProblems(overrides);
+export function platformModel(kind: PlatformKind, allOverrides: PlatformOverrides = {}): PlatformModel {
+  const problems = platformOverrideProblems(allOverrides);
   if (problems.length > 0) throw new Error(problems.join('; '));
-  const reconciler = { periodSeconds: DEFAULT_POLICY_CONFIG.periodSeconds, metricDelaySeconds: RECONCILER_TIMING_DEFAULTS.metricDelaySeconds };
+  const { reconcilerPhaseSeconds, ...overrides } = allOverrides;
+  const reconciler = {
+    periodSeconds: DEFAULT_POLICY_CONFIG.periodSeconds,
+    metricDelaySeconds: RECONCILER_TIMING_DEFAULTS.metricDelaySeconds,
+    ...(reconcilerPhaseSeconds !== undefined ? { phaseSeconds: reconcilerPhaseSeconds } : {}),
+  };
   if (kind === 'eks') {
     const k = EKS_SCALING_DEFAULTS;
     return {
@@ -291,6 +316,7 @@ export function platformModel(kind: PlatformKind, overrides: PlatformOverrides =
       },
       floors: 'metric',
       floorPublicationSeconds: 60,
+      nodes: { consolidateAfterSeconds: EKS_NODE_DEFAULTS.consolidateAfterSeconds, warmStartShare: 0.4 },
     };
   }
   return {

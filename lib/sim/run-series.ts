@@ -26,6 +26,11 @@ export interface RunSeries {
   readonly sloMetRequests: Float64Array;
   readonly sloMetTokens: Float64Array;
   readonly readyReplicas: Float64Array;
+  /**
+   * The fewest ready replicas at any instant of the minute: ALB's HealthyHostCount as the Reconciler queries it (its
+   * Minimum statistic, lib/core/reconciler/targets/alb.ts), where `readyReplicas` is the count at the minute's close.
+   */
+  readonly minReadyReplicas: Float64Array;
   readonly pendingReplicas: Float64Array;
   readonly desiredReplicas: Float64Array;
   readonly capacityErrors: Float64Array;
@@ -77,6 +82,7 @@ export function createRunSeries(minutes: number, k: number): RunSeries {
     sloMetRequests: perCell(),
     sloMetTokens: perCell(),
     readyReplicas: perCell(),
+    minReadyReplicas: perCell(),
     pendingReplicas: perCell(),
     desiredReplicas: perCell(),
     capacityErrors: perCell(),

@@ -32,6 +32,8 @@ const EV_SYNC = 3;
 const EV_TRACK = 4;
 /** SageMaker: the Reconciler run its construct's `writableRule` triggers when the endpoint is InService again. */
 const EV_WRITABLE = 5;
+/** The Reconciler's scheduled run, at its phase of the minute (`reconcilerPhase`), when that is not the tick's instant. */
+const EV_RUN = 6;
 
 /** Karpenter does not retry a capacity-unavailable offering for 3 minutes. */
 const CAPACITY_RETRY_SECONDS = 180;
@@ -96,7 +98,13 @@ class Simulation {
   private waitCount = 0;
   private readonly history: MetricHistory;
   private readonly policy: RoutingPolicy;
+  /** Weights the router applies now (SageMaker: each variant's CurrentWeight). */
   private weights: number[];
+  /**
+   * SageMaker: weights written and not yet in force, routed as `routedWeights` gives them (DesiredWeight while the
+   * endpoint is Updating); they take effect when the update ends (`settleWeights`).
+   */
+  private pendingWeights: number[] | undefined;
   private readonly cumulative: Float64Array;
   private readonly platform: PlatformModel;
   private readonly publication: Publication;
@@ -104,6 +112,8 @@ class Simulation {
   private updatingEnds = -Infinity;
   /** SageMaker: each variant's target-tracking alarms are evaluated at this many seconds past every minute. */
   private readonly alarmPhases: readonly number[];
+  /** Seconds past every minute at which the Reconciler's schedule fires (`PlatformModel.reconciler.phaseSeconds`). */
+  private readonly reconcilerPhase: number;
   /** SageMaker: draws how long each rollback lasts. */
   private readonly rollbackRng: Rng;
   /** Counts the changes of `updatingUntil`: an event run scheduled for an update that has since changed is not made. */
@@ -165,11 +175,14 @@ class Simulation {
     const phaseRng = Rng.derive(seed, 'alarm-phase');
     this.alarmPhases = this.classes.map(() => this.platform.endpointUpdate?.alarmPhaseSeconds ?? Math.floor(phaseRng.next() * 60 * 1024) / 1024);
     this.rollbackRng = Rng.derive(seed, 'rollback');
+    // Drawn like the alarms' phases: from the seed alone, so every policy on a seed runs at the same second.
+    this.reconcilerPhase = this.platform.reconciler.phaseSeconds ?? Math.floor(Rng.derive(seed, 'reconciler-phase').next() * 60 * 1024) / 1024;
     this.publication = new Publication(scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? []);
     // Initial state: steady operation at time 0.
     this.states.forEach((cs, ci) => {
       const count = this.launchByPriority(ci, cs.spec.initialReplicas, 0, true).count;
       cs.desired = count;
+      cs.minReadyInMinute = cs.readyCount;
       const autoscaler = this.platform.autoscaler;
       if (autoscaler.kind === 'hpa') cs.hpa = new HpaAutoscaler(autoscaler, count);
       else cs.tracking = new TargetTracking(autoscaler);
@@ -199,6 +212,7 @@ class Simulation {
       const tArrival = next < n ? times[next] : Infinity;
       const tEvent = heap.peekTime();
       if (tArrival === Infinity && tEvent === Infinity) break;
+      if (this.pendingWeights && Math.min(tArrival, tEvent) >= this.updatingEnds) this.settleWeights();
       if (tArrival < tEvent) {
         this.arrive(next++, tArrival);
         continue;
@@ -210,6 +224,7 @@ class Simulation {
       else if (kind === EV_READY) this.makeReady(this.replicas[payload], tEvent);
       else if (kind === EV_SYNC) this.syncAutoscalers(tEvent);
       else if (kind === EV_TRACK) this.trackTarget(payload, tEvent, this.minuteOf(tEvent));
+      else if (kind === EV_RUN) this.control(tEvent, false);
       else if (kind === EV_WRITABLE) {
         if (payload === this.updatingChanges) this.control(tEvent, false);
       }
@@ -346,12 +361,15 @@ class Simulation {
     };
     this.replicas.push(r);
     cs.replicas.push(r);
-    pool.changeAlive(now, 1);
+    const nodes = this.platform.nodes;
+    // An empty node not yet consolidated takes the pod: no new node, its image cached (`PlatformModel.nodes`).
+    const warm = !instant && nodes !== undefined && pool.takeIdleNode(now);
+    if (!warm) pool.changeAlive(now, 1);
     if (instant) {
       this.makeReady(r, now);
       return now;
     }
-    const readyAt = now + this.drawProvisioning(pool.spec);
+    const readyAt = now + this.drawProvisioning(pool.spec) * (warm ? nodes!.warmStartShare : 1);
     this.heap.push(readyAt, EV_READY, r.id);
     return readyAt;
   }
@@ -368,12 +386,18 @@ class Simulation {
     this.pull(r, now);
   }
 
-  private removeReplica(r: Replica, now: number): void {
+  /** `nodeLost`: the node went with the pod (an interruption); else on EKS it stays until consolidated. */
+  private removeReplica(r: Replica, now: number, nodeLost = false): void {
     const cs = this.states[r.cls];
     const pool = cs.pools[r.pool];
-    if (r.state === READY) pool.leaveReady(now);
+    if (r.state === READY) cs.leaveReady(r.pool, now);
     r.state = GONE;
-    pool.changeAlive(now, -1);
+    const nodes = this.platform.nodes;
+    // The oracle provisions and releases instantly: it keeps no empty node.
+    if (nodes && !nodeLost && !this.oracle) {
+      pool.expireIdle(now);
+      pool.idleUntil.push(now + nodes.consolidateAfterSeconds);
+    } else pool.changeAlive(now, -1);
     const i = cs.replicas.indexOf(r);
     if (i >= 0) cs.replicas.splice(i, 1);
   }
@@ -389,7 +413,7 @@ class Simulation {
       r.slots[i] = -1;
     }
     r.busy = 0;
-    this.removeReplica(r, now);
+    this.removeReplica(r, now, true);
   }
 
   /**
@@ -411,17 +435,28 @@ class Simulation {
       if (victim.state === PENDING || victim.busy === 0) this.removeReplica(victim, now);
       else {
         victim.state = DRAINING;
-        cs.pools[victim.pool].leaveReady(now);
+        cs.leaveReady(victim.pool, now);
       }
     }
   }
 
   // ---- Control loop -----------------------------------------------------------------------------------------
 
+  /**
+   * A minute's close, then the minute's scheduled Reconciler run: at the tick itself with a phase of 0, else
+   * `reconcilerPhase` later, the tick keeping the rest of `control`'s scheduled work (the interruptions, the HPAs'
+   * sync). The first run, at time 0, stays at 0: it sets the steady state the run starts from.
+   */
   private tick(tick: number, now: number): void {
     this.closeMinute(tick - 1, now);
     if (tick < this.minutes) {
-      this.control(now);
+      if (this.reconcilerPhase === 0) this.control(now);
+      else {
+        this.rollBackExpiredScaleOuts(now);
+        this.interrupt(now, this.minuteOf(now));
+        if (this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
+        this.heap.push(now + this.reconcilerPhase, EV_RUN, 0);
+      }
       this.heap.push((tick + 1) * 60, EV_TICK, tick + 1);
       this.scheduleAutoscalers(now);
     }
@@ -449,7 +484,7 @@ class Simulation {
       : undefined;
     const healthyTargets = this.platform.targetGroupHealth ? this.states.map((cs) => cs.readyCount) : undefined;
     const decision = this.policy.decide({
-      now, classes: this.classes, windows: this.history.classes, demand: this.history.demand, weights: this.weights, live, healthyTargets,
+      now, classes: this.classes, windows: this.history.classes, demand: this.history.demand, weights: this.desiredWeights(), live, healthyTargets,
       capacityErrorSignal: this.platform.capacityErrorSignal, updating: now < this.updatingUntil, metrics: this.published,
     });
     const m = this.minuteOf(now);
@@ -491,9 +526,8 @@ class Simulation {
     const update = this.platform.endpointUpdate!;
     if (now < this.updatingUntil) return;
     const next = this.routedWeights(decision.weights);
-    if (next.some((w, i) => w !== this.weights[i])) {
-      this.applyWeights(decision.weights);
-      this.updatingUntil = now + update.weightsSeconds;
+    if (next.some((w, i) => w !== this.desiredWeights()[i])) {
+      this.writeWeights(next, now, now + update.weightsSeconds);
       return;
     }
     const floors = Object.fromEntries(this.classes.map((c, ci) => [c.name, decision.minReplicas?.[ci] ?? 0]));
@@ -512,10 +546,7 @@ class Simulation {
   private applyEndpointWrite(decision: Decision, now: number, m: number): void {
     const update = this.platform.endpointUpdate!;
     const next = this.routedWeights(decision.weights);
-    if (next.some((w, i) => w !== this.weights[i])) {
-      this.applyWeights(decision.weights);
-      this.updatingUntil = now + update.weightsSeconds;
-    }
+    if (next.some((w, i) => w !== this.desiredWeights()[i])) this.writeWeights(next, now, now + update.weightsSeconds);
     const raise = decision.capacityWrite;
     if (!raise || raise.classIndex < 0) return;
     const cs = this.states[raise.classIndex];
@@ -596,8 +627,40 @@ class Simulation {
     return next.every((x) => x === 0) ? this.states.map((_, i) => (i === 0 ? 1 : 0)) : next;
   }
 
+  /** SageMaker: the weights a DescribeEndpoint shows as each variant's DesiredWeight (the current ones when none is pending). */
+  private desiredWeights(): readonly number[] {
+    return this.pendingWeights ?? this.weights;
+  }
+
+  /**
+   * SageMaker: an UpdateEndpointWeightsAndCapacities of the weights. The endpoint is Updating until `until` and traffic
+   * keeps the current weights meanwhile: while Updating after that call a variant's DesiredWeight and CurrentWeight
+   * differ (ProductionVariantSummary, docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantSummary.html:
+   * "If you sent a request to the UpdateEndpointWeightsAndCapacities API and the endpoint status is Updating, you get
+   * different desired and current values"). That the new split applies at once when the update ends, not gradually
+   * during it, is assumed.
+   */
+  private writeWeights(routed: number[], now: number, until: number): void {
+    this.updatingUntil = until;
+    // The run starts in steady operation: the first run's weights are those in force before it.
+    if (now === 0) this.route(routed);
+    // Else settled by `run` before the next arrival or event at or past `until`, also when that is now (a 0 s update).
+    else this.pendingWeights = routed;
+  }
+
+  /** The pending weights take effect: the update that wrote them is over (`run` calls it at the first instant past it). */
+  private settleWeights(): void {
+    const w = this.pendingWeights!;
+    this.pendingWeights = undefined;
+    this.route(w);
+  }
+
   private applyWeights(w: readonly number[]): void {
-    const next = this.routedWeights(w);
+    this.route(this.routedWeights(w));
+  }
+
+  /** The router takes weights as `routedWeights` gave them (normalising them again could change them by a rounding). */
+  private route(next: number[]): void {
     this.weights = next;
     let c = 0;
     for (let i = 0; i < this.k; i++) {
@@ -623,6 +686,10 @@ class Simulation {
           }
         }
         this.s.interruptionNotices[m * this.k + ci] += marked;
+        // The pool's empty nodes are reclaimed with it, from the notice (fail safe: a reclaim of its instance type that
+        // spared them, and let the replacements start warm on them, would be kinder; a scenario's interruption counts
+        // the pods it takes, not which nodes).
+        cs.pools[pi].dropIdleNodes(now);
       }
       if (it.at <= now && it.at > now - 60) {
         for (const r of [...cs.replicas]) if (r.pool === pi && r.doomed) this.kill(r, now);
@@ -692,7 +759,10 @@ class Simulation {
     let count = 0;
     let readyAt = now;
     cs.pools.forEach((pool, pi) => {
-      const n = Math.min(need - count, Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive));
+      pool.expireIdle(now);
+      // Empty nodes (counted in `alive`) take pods without asking the cloud for capacity.
+      const fresh = Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive);
+      const n = Math.min(need - count, pool.idleUntil.length + fresh);
       for (let i = 0; i < n; i++) readyAt = Math.max(readyAt, this.launch(ci, pi, now, instant));
       count += n;
     });
@@ -735,6 +805,10 @@ class Simulation {
       s.readyCapacityAtSpeed[cell] = cs.readyCapacity(true);
       s.firstPoolReadyCapacity[cell] = cs.pools[0].readyCount * cs.pools[0].spec.tokensPerSecondPerReplica;
       s.readyReplicas[cell] = cs.readyCount;
+      // A replica ready during the minute raises the count only from then: the minute's minimum is the lower of its
+      // start (the last close) and every dip since.
+      s.minReadyReplicas[cell] = Math.min(cs.minReadyInMinute, cs.readyCount);
+      cs.minReadyInMinute = cs.readyCount;
       s.pendingReplicas[cell] = cs.pending();
       s.desiredReplicas[cell] = cs.desired;
       s.weights[cell] = this.weights[ci];

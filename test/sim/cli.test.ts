@@ -90,7 +90,7 @@ test('--platform-param changes an assumed SageMaker update timing, and fails on 
   expect((await sim(...args, '--platform-param', 'rollbackSeconds=26')).stderr)
     .toBe('--platform-param: platform parameter rollbackSeconds is 26; allowed: a whole number of seconds from 0 to 25');
   expect((await sim('bench', '--platform-param', 'retry=5')).stderr)
-    .toBe("--platform-param: platform parameter 'retry' is not known; allowed: alarmPhaseSeconds, rollbackSeconds, writableRunSeconds (SageMaker)");
+    .toBe("--platform-param: platform parameter 'retry' is not known; allowed: alarmPhaseSeconds, rollbackSeconds, writableRunSeconds, weightsSeconds, reconcilerPhaseSeconds");
   expect((await sim('bench', '--platform-param', 'writableRunSeconds')).stderr).toBe("--platform-param 'writableRunSeconds': use key=number");
   for (const bad of ['writableRunSeconds=', 'writableRunSeconds=1e1', 'writableRunSeconds=0x10', '5=9']) {
     expect((await sim('bench', '--platform-param', bad)).stderr).toBe(`--platform-param '${bad}': use key=number`);
@@ -99,7 +99,7 @@ test('--platform-param changes an assumed SageMaker update timing, and fails on 
     .toBe('--platform-param: platform parameter writableRunSeconds is -1; allowed: a whole number of seconds from 0 to 60');
   // SageMaker runs only: asked of an EKS run (trace's default platform), it would be silently ignored.
   expect((await sim('trace', 'H3', '--platform-param', 'writableRunSeconds=5')).stderr)
-    .toBe('--platform-param applies to SageMaker runs only; this one runs eks (add --platforms sagemaker)');
+    .toBe('--platform-param writableRunSeconds applies to SageMaker runs only; this one runs eks (add --platforms sagemaker)');
   expect((await sim('run', 'H3', '--platforms', 'eks', '--platform-param', 'writableRunSeconds=5')).stderr)
-    .toBe('--platform-param applies to SageMaker runs only; this one runs eks (add --platforms sagemaker)');
+    .toBe('--platform-param writableRunSeconds applies to SageMaker runs only; this one runs eks (add --platforms sagemaker)');
 });

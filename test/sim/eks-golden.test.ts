@@ -16,9 +16,9 @@ function fingerprint(scenario: Parameters<typeof runSimulation>[0], policy: Poli
 }
 
 test.each([
-  ['S1', 'library', '19479536 324 15.704213194 740 604'],
-  ['S1', 'cost-only', '19426574 578 15.415046667 714 400'],
-  ['S9', 'library', '12395280 3595 13.202473211 644 612'],
+  ['S1', 'library', '19474716 342 16.469225000 739 648'],
+  ['S1', 'cost-only', '19424972 592 15.508033333 692 400'],
+  ['S9', 'library', '12294281 4056 14.233075378 638 616'],
 ])('EKS %s, %s: the run is the one the bench measured', (id, policy, expected) => {
   const scenario = { ...(id === 'S1' ? S1 : S9).build(5, SHORT_LLM), platform: 'eks' as const };
   const got = fingerprint(scenario, policy === 'library' ? libraryPolicy() : costOnly);

@@ -28,6 +28,13 @@ describe('EKS: the HPA model is the ScaledObject the construct renders', () => {
   const model = platformModel('eks');
   const hpa = model.autoscaler as HpaModel;
 
+  test('nodes: each NodePool consolidates WhenEmpty after the consolidateAfter the model keeps empty nodes for', () => {
+    const { consolidateAfterSeconds } = model.nodes!;
+    for (const u of service.units) {
+      expect(u.objects.nodePool.spec.disruption).toMatchObject({ consolidationPolicy: 'WhenEmpty', consolidateAfter: `${consolidateAfterSeconds / 60}m` });
+    }
+  });
+
   test('behaviour: rate policies, windows, and the controller\'s own tolerance (not overridden)', () => {
     expect(hpa.kind).toBe('hpa');
     for (const u of service.units) {

@@ -6,7 +6,8 @@ import { metricQuery } from '../../lib/core/reconciler/observe';
 import * as reconcilerStep from '../../lib/core/reconciler/step';
 import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
-import { retryOnPreferred } from '../../lib/sim/baselines';
+import { capacityErrorsNow, retryOnPreferred, twoStateSwitch } from '../../lib/sim/baselines';
+import { createRunSeries } from '../../lib/sim/run-series';
 import {
   demandReading, type HpaModel, platformModel, readsEngineTokens, rollbackDuration, TARGET_TRACKING_ALARMS, type TargetTrackingModel,
 } from '../../lib/sim/platform';
@@ -187,6 +188,8 @@ describe('SageMaker target tracking and writes', () => {
   });
 
   const sagemaker = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const };
+  // The Reconciler's scheduled runs on the minute: a run off it is an event run.
+  const onTheMinute = { reconcilerPhaseSeconds: 0 };
   const fallback = 2;
   const floorsOf = (policy: PolicyFactory) => {
     const run = runSimulation(sagemaker, policy, { seed: 3 });
@@ -212,6 +215,59 @@ describe('SageMaker target tracking and writes', () => {
     expect(Math.max(...after)).toBeGreaterThan(after[0]);
     const inside = preferredAt(10);
     expect(inside.every((d) => d === inside[0])).toBe(true);
+  });
+
+  test('the Reconciler runs at a phase of the minute drawn from the seed, the same for every policy; reconcilerPhaseSeconds fixes it', () => {
+    const runTimes = (factory: PolicyFactory, scenario: ScenarioInstance, seed = 3) => {
+      const times: number[] = [];
+      const recording: PolicyFactory = (ctx) => {
+        const inner = factory(ctx);
+        return { name: inner.name, decide: (o) => (times.push(o.now), inner.decide(o)) };
+      };
+      runSimulation(scenario, recording, { seed });
+      // The first run, at 0, sets the steady state; then one run a minute, each at the same second of its minute.
+      expect(times[0]).toBe(0);
+      const later = times.slice(1);
+      expect(later.map((t) => Math.floor(t / 60))).toEqual(later.map((_, i) => i + 1));
+      const phase = later[0] % 60;
+      expect(later.every((t) => Math.abs((t % 60) - phase) < 1e-6)).toBe(true);
+      return phase;
+    };
+    const eks = S1.build(3, SHORT_LLM);
+    const phase = runTimes(libraryPolicy(), eks);
+    expect(phase).toBeGreaterThan(0);
+    expect(runTimes(retryOnPreferred, eks)).toBe(phase);
+    expect(runTimes(retryOnPreferred, sagemaker)).toBe(phase);
+    expect(runTimes(retryOnPreferred, eks, 4)).not.toBe(phase);
+    expect(runTimes(libraryPolicy(), { ...eks, platformOverrides: { reconcilerPhaseSeconds: 17 } })).toBe(17);
+    expect(runTimes(retryOnPreferred, { ...sagemaker, platformOverrides: { reconcilerPhaseSeconds: 0 } })).toBe(0);
+  });
+
+  test('written weights take effect when the endpoint\'s update ends; a run meanwhile reads them as DesiredWeight', () => {
+    const seen = new Map<number, { weights: readonly number[]; updating?: boolean }>();
+    const switching: PolicyFactory = () => ({
+      name: 'switching',
+      decide: (o) => {
+        seen.set(o.now, { weights: o.weights, updating: o.updating });
+        return { weights: o.now < 120 ? [1, 0, 0] : [0, 1, 0], mode: 'x', reason: '' };
+      },
+    });
+    const secondShare = (weightsSeconds: number) => {
+      const run = runSimulation({ ...sagemaker, platformOverrides: { ...onTheMinute, weightsSeconds } }, switching, { seed: 3 });
+      const { routedRequests: routed, classCount: k } = run.series;
+      return [1, 2, 3, 4].map((m) => routed[m * k + 1] / (routed[m * k] + routed[m * k + 1] + routed[m * k + 2]));
+    };
+    expect(platformModel('sagemaker').endpointUpdate!.weightsSeconds).toBe(30);
+    // Written at 120 s, Updating for 90 s: traffic keeps the old split until 210 s, half of minute 3.
+    const share = secondShare(90);
+    expect(share[0]).toBe(0);
+    expect(share[1]).toBe(0);
+    expect(share[2]).toBeGreaterThan(0.3);
+    expect(share[2]).toBeLessThan(0.7);
+    expect(share[3]).toBe(1);
+    expect(seen.get(180)).toEqual({ weights: [0, 1, 0], updating: true });
+    // A 0 s update: in force at the write.
+    expect(secondShare(0)[1]).toBe(1);
   });
 
   test('each variant\'s alarms are evaluated once a minute at a phase of their own, drawn from the seed, the same for every policy', () => {
@@ -281,7 +337,7 @@ describe('SageMaker target tracking and writes', () => {
     const update = platformModel('sagemaker').endpointUpdate!;
     const runsOf = (factory: PolicyFactory, scenario: ScenarioInstance = sagemaker) => {
       const runs: Array<{ now: number; updating: boolean; wrote: boolean }> = [];
-      runSimulation(scenario, (ctx) => {
+      runSimulation({ ...scenario, platformOverrides: onTheMinute }, (ctx) => {
         const inner = factory(ctx);
         return {
           name: inner.name,
@@ -398,7 +454,9 @@ describe('SageMaker: the end of a rollback', () => {
     const update = platformModel('sagemaker').endpointUpdate!;
     // All alarms at second 30: a wait a scale-out begins there rolls back at second 30 five minutes later.
     const afterRollbacks = (rollbackSeconds: number) => {
-      const scenario = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const, platformOverrides: { alarmPhaseSeconds: 30, rollbackSeconds } };
+      // The Reconciler's scheduled runs on the minute: a run off it is an event run.
+      const platformOverrides = { alarmPhaseSeconds: 30, rollbackSeconds, reconcilerPhaseSeconds: 0 };
+      const scenario = { ...S1.build(3, SHORT_LLM), platform: 'sagemaker' as const, platformOverrides };
       const ends: number[] = [];
       let last: Observation | undefined;
       runSimulation(scenario, (ctx) => {
@@ -644,10 +702,133 @@ describe('what the Reconciler measures', () => {
     expect(compared).toBeGreaterThan(60);
   });
 
+  test('the two-state switch sees a capacity error in the same run the library\'s Reconciler does (up to the newest published period)', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
+    const preferred = scenario.classes.findIndex((c) => c.preferenceRank === Math.min(...scenario.classes.map((x) => x.preferenceRank)));
+    const name = scenario.classes[preferred].name;
+    // By minute: one run in each on EKS.
+    const baseline = new Map<number, number>();
+    const spyStep = jest.spyOn(reconcilerStep, 'step');
+    const library = new Map<number, number>();
+    try {
+      runSimulation(scenario, (ctx) => {
+        const inner = libraryPolicy()(ctx);
+        return { ...inner, decide: (o) => (baseline.set(Math.floor(o.now / 60), capacityErrorsNow(o, preferred) ?? 0), inner.decide(o)) };
+      }, { seed: 3 });
+      for (const r of spyStep.mock.results) {
+        const step = r.value as ReturnType<typeof reconcilerStep.step>;
+        if (!step.ok) continue;
+        const w = step.observation.signals[name].capacityErrors!;
+        library.set((step.observation.query.now - EPOCH) / 60, w[w.length - 1] ?? 0);
+      }
+    } finally {
+      spyStep.mockRestore();
+    }
+    const seenAt = (m: Map<number, number>) => [...m].filter(([, v]) => v > 0).map(([t]) => t);
+    expect(seenAt(library).length).toBeGreaterThan(0);
+    expect(seenAt(baseline)).toEqual(seenAt(library));
+  });
+
+  test('the two-state switch falls back on a capacity error published after its window\'s cut', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
+    const k = scenario.classes.length;
+    const p = scenario.classes.findIndex((c) => c.preferenceRank === Math.min(...scenario.classes.map((x) => x.preferenceRank)));
+    const series = createRunSeries(10, k);
+    // At 300 s the window ends with minute 2 (cut 120 s back); minute 3 is published (60 s delay) with an error.
+    const healthy = { minute: 2, routedRequests: 1, targetedRequests: 1, serverRejected: 0, routedTokens: 1,
+      admitted: 1, rejected: 0, rejectedTokens: 0, completed: 1, servedTokens: 1, sloMetRequests: 1, latencyP95Seconds: 0,
+      readyReplicas: 4, desiredReplicas: 4, pendingReplicas: 0, capacityErrors: 0, interruptionNotices: 0 };
+    const decide = (errorsInMinute3: number) => {
+      series.capacityErrors[3 * k + p] = errorsInMinute3;
+      const o: Observation = {
+        now: 300, classes: scenario.classes, windows: scenario.classes.map(() => [healthy]), demand: [{ minute: 2, requests: 1, tokens: 60 }],
+        weights: scenario.classes.map((_, i) => (i === p ? 1 : 0)), capacityErrorSignal: true,
+        metrics: { series, readable: (m, now) => (m + 1) * 60 + 60 <= now, steady: () => healthy },
+      };
+      return twoStateSwitch({ scenario, trace: undefined as never }).decide(o).mode;
+    };
+    expect(decide(0)).toBe('preferred');
+    expect(decide(1)).toBe('fallback');
+  });
+
+  test('EKS: HealthyHostCount is the minute\'s Minimum: a replica ready mid-minute is not counted in that minute\'s datapoint', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
+    const spyStep = jest.spyOn(reconcilerStep, 'step');
+    const read = new Map<string, number | null>();
+    let s: ReturnType<typeof runSimulation>['series'];
+    try {
+      s = runSimulation(scenario, libraryPolicy(), { seed: 3 }).series;
+      for (const r of spyStep.mock.results) {
+        const step = r.value as ReturnType<typeof reconcilerStep.step>;
+        if (!step.ok) continue;
+        const { query, signals } = step.observation;
+        for (const [name, sig] of Object.entries(signals)) {
+          sig.readyReplicas!.slice(0, query.signalSlots).forEach((v, i) => read.set(`${name}:${(query.frame.start + i * 60 - EPOCH) / 60}`, v));
+        }
+      }
+    } finally {
+      spyStep.mockRestore();
+    }
+    const k = s.classCount;
+    let grew = 0;
+    scenario.classes.forEach((c, ci) => {
+      for (let m = 1; m < s.minutes; m++) {
+        const start = s.readyReplicas[(m - 1) * k + ci];
+        const end = s.readyReplicas[m * k + ci];
+        expect(s.minReadyReplicas[m * k + ci]).toBeLessThanOrEqual(Math.min(start, end));
+        const v = read.get(`${c.name}:${m}`);
+        if (v === undefined || end === 0) continue;
+        // What the Reconciler read for the minute is its minimum, not the count at its close.
+        expect({ m, v }).toEqual({ m, v: s.minReadyReplicas[m * k + ci] });
+        if (end > start && s.minReadyReplicas[m * k + ci] === start) grew++;
+      }
+    });
+    expect(grew).toBeGreaterThan(0);
+  });
+
+  test('EKS: a node outlives its pod by consolidateAfter, billed, and a pod launched meanwhile takes it', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
+    const take = jest.spyOn(Pool.prototype, 'takeIdleNode');
+    // Floors of 4 replicas per class for 20 minutes, then none, then 4 again from minute 36: the HPA removes one pod per
+    // 120 s after its 600 s window (from minute ~30), and the floor's return relaunches them within consolidateAfter.
+    const flooring: PolicyFactory = ({ scenario: sc }) => ({
+      name: 'flooring',
+      decide: (o) => {
+        const on = o.now < 20 * 60 || (o.now >= 36 * 60 && o.now < 60 * 60);
+        return { weights: sc.classes.map(() => 1), mode: 'x', reason: '', minReplicas: sc.classes.map(() => (on ? 4 : 0)) };
+      },
+    });
+    let s: ReturnType<typeof runSimulation>['series'];
+    try {
+      s = runSimulation(scenario, flooring, { seed: 3 }).series;
+      expect(take.mock.results.some((r) => r.value === true)).toBe(true);
+    } finally {
+      take.mockRestore();
+    }
+    const k = s.classCount;
+    const { consolidateAfterSeconds } = platformModel('eks').nodes!;
+    expect(consolidateAfterSeconds).toBe(600);
+    // Node-minutes billed beyond the pods alive at both ends of the minute: an empty node's, for at most 10 minutes.
+    let idleMinutes = 0;
+    scenario.classes.forEach((c, ci) => {
+      const perMinute = c.usdPerReplicaHour / 60;
+      let run = 0;
+      for (let m = 1; m < s.minutes; m++) {
+        const pods = (x: number) => s.readyReplicas[x * k + ci] + s.pendingReplicas[x * k + ci];
+        const billed = s.costUsd[m * k + ci] / perMinute;
+        const idle = pods(m - 1) === pods(m) && billed > pods(m) + 0.999;
+        run = idle ? run + 1 : 0;
+        if (idle) idleMinutes++;
+        expect(run).toBeLessThanOrEqual(consolidateAfterSeconds / 60);
+      }
+    });
+    expect(idleMinutes).toBeGreaterThan(0);
+  });
+
   test('the Reconciler reads no period newer than its 120 s metric delay', () => {
     const newest: number[] = [];
     const spy: PolicyFactory = () => ({ name: 'spy', decide: (o) => {
-      if (o.now >= 300) newest.push(o.now / 60 - o.windows[0][o.windows[0].length - 1]!.minute);
+      if (o.now >= 300) newest.push(Math.floor(o.now / 60) - o.windows[0][o.windows[0].length - 1]!.minute);
       return { weights: [1, 0, 0], mode: 'x', reason: '' };
     } });
     runSimulation(S1.build(3, SHORT_LLM), spy, { seed: 3 });

@@ -30,6 +30,16 @@ export const EKS_SCALING_DEFAULTS = {
 } as const;
 
 /**
+ * An EKS class's NodePool disruption: `WhenEmpty` consolidation after `consolidateAfterSeconds`. Karpenter waits that
+ * long "after a pod schedules or is removed from the node before considering the node consolidatable"
+ * (aws/karpenter-provider-aws website/content/en/docs/concepts/disruption.md), so a node outlives its last pod by it.
+ * lib/eks/class-unit.ts renders '10m'; test/sim/platform-defaults.test.ts pins the two together.
+ */
+export const EKS_NODE_DEFAULTS = {
+  consolidateAfterSeconds: 600,
+} as const;
+
+/**
  * The replica-floor trigger a Reconciler adds to each ScaledObject: the newest `ReplicaFloor` datapoint (Maximum per
  * 60 s) within `collectionPeriods` reconciler periods (at least a minute each), target 1 per replica; no datapoint
  * reads as 0 (no floor).

@@ -204,7 +204,7 @@ export function emptyWhereUnpublished(window: SignalWindow, healthyNow: number |
  * yet published (or published in part) reads as missing or lower, never as recovery. Counted in the newest slot they
  * never look older than they are, so no lookback forgets them sooner; later runs read them in their own periods.
  */
-function withFreshErrors(window: SignalWindow, newer: SignalWindow, alarmed: boolean): SignalWindow {
+export function withFreshErrors(window: SignalWindow, newer: SignalWindow, alarmed: boolean): SignalWindow {
   let fresh = alarmed ? 1 : 0;
   for (const v of newer) fresh += Math.max(0, finiteOrNull(v) ?? 0);
   if (fresh === 0 || window.length === 0) return window;
