@@ -15,7 +15,7 @@ import * as m from './manifests';
 import { modelCacheGiB } from './model-data-fetch';
 import { modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
-import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
+import { EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
 
 export const DEFAULT_PORT = 8080;
 export const SERVICE_PORT = 80;
@@ -169,7 +169,8 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
     weight: Math.max(1, 100 - 10 * u.rank),
     labels: nodeLabels,
     zones: cls.placement.zones,
-    consolidateAfter: '10m',
+    // The simulator's idle nodes live as long (EKS_NODE_DEFAULTS, lib/core/platform/control-loop.ts).
+    consolidateAfter: `${EKS_NODE_DEFAULTS.consolidateAfterSeconds / 60}m`,
     // Expiration is forceful: no disruption budget, no replacement launched first, and nodes launched together expire
     // together (aws/karpenter-provider-aws@v1.14.1 website/content/en/docs/concepts/disruption.md, "Expiration"), which
     // would take a class's replicas at once. Drift, budgeted one node at a time (`Drifted: 1`), replaces nodes when the
