@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, DescribeAlarmsCommand, GetMetricDataCommand, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import { unansweredQueries } from '../lib/core/metrics/metric-data-status';
 import { FisClient } from '@aws-sdk/client-fis';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
@@ -378,6 +379,9 @@ export async function observeWindow(cw: CloudWatchClient, config: ReconcilerConf
     const page = await cw.send(new GetMetricDataCommand({
       MetricDataQueries: batch.queries, StartTime: new Date(start * 1000), EndTime: new Date((start + slots * period) * 1000), NextToken: next,
     }));
+    // A query CloudWatch did not answer is not an empty series: the report would say no capacity error was seen.
+    const unanswered = unansweredQueries(page);
+    if (unanswered) throw unanswered;
     results.push(...(page.MetricDataResults ?? []));
     next = page.NextToken;
   } while (next);

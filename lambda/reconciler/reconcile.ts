@@ -3,9 +3,8 @@
  * one GetMetricData batch, call `step`, make the one write it plans, print its records. Clients, the clock, the run's
  * deadline and the memory of the previous run are injected, so tests drive it with mocks.
  */
-import {
-  type CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandOutput, type MetricDataQuery, type MetricDataResult,
-} from '@aws-sdk/client-cloudwatch';
+import { type CloudWatchClient, GetMetricDataCommand, type MetricDataQuery, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import { unansweredQueries } from '../../lib/core/metrics/metric-data-status';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { failureAuditLine, failureEmf, type FailureReason, reconcilerConfigProblems } from '../../lib/core/reconciler/faults';
 import { type AlarmStateChangeEvent, alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
@@ -168,26 +167,6 @@ async function reconcileChecked(
     ...(weights ? { weights } : {}),
     ...(memory ? { memory } : {}),
   };
-}
-
-/**
- * The error of a page some query of which CloudWatch did not answer in full, or undefined. A query's `StatusCode`
- * "Complete indicates that all data points in the requested time range were returned. PartialData means that an
- * incomplete set of data points were returned. You can use the NextToken value that was returned and repeat your
- * request to get more data points. NextToken is not returned if you are performing a math expression. InternalError
- * indicates that an error occurred." (Complete | InternalError | PartialData | Forbidden: API_MetricDataResult.html).
- * Read as no datapoints, an unanswered query would look like missing data, which the policy reads as healthy or as a
- * cold start (capacity mode): so the batch is asked again (InternalError, PartialData without a page to follow) or the
- * run fails with the weights unchanged (Forbidden, not retried).
- */
-function unansweredQueries(page: GetMetricDataCommandOutput): Error | undefined {
-  const bad = (page.MetricDataResults ?? []).filter((r) => r.StatusCode === 'InternalError' || r.StatusCode === 'Forbidden'
-    || (r.StatusCode === 'PartialData' && !page.NextToken));
-  if (bad.length === 0) return undefined;
-  const messages = [...(page.Messages ?? []), ...bad.flatMap((r) => r.Messages ?? [])].map((m) => `${m.Code}: ${m.Value}`);
-  const detail = `GetMetricData did not answer ${bad.map((r) => `${r.Id} (${r.StatusCode})`).join(', ')}${messages.length > 0 ? `: ${messages.join('; ')}` : ''}`;
-  // InternalFailure is retried by the one retry loop (retry.ts); Forbidden is a denial, which another attempt will not lift.
-  return Object.assign(new Error(detail), { name: bad.some((r) => r.StatusCode === 'Forbidden') ? 'Forbidden' : 'InternalFailure' });
 }
 
 async function getMetricData(

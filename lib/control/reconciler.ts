@@ -526,11 +526,12 @@ export class Reconciler extends Construct {
 }
 
 /**
- * Alarms one rule matches. An event pattern takes at most 2,048 characters ("Event pattern size", not adjustable:
- * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-quota.html), and an alarm ARN resolves only at deploy:
- * `arn:` + partition (up to 10: aws-us-gov) + `:cloudwatch:` + Region (up to 14) + `:` + account (12) + `:alarm:` +
- * name (up to 255, PutMetricAlarm AlarmName; CloudFormation's generated names are cut to fit) is at most 312, quoted
- * and separated 315. Six of them and the rest of the pattern (about 100) stay under the limit, whatever the names.
+ * Alarms one rule matches. An event pattern takes 2,048 characters by default ("Event pattern size", a quota an
+ * account may have raised, but not one to count on: https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-quota.html),
+ * and an alarm ARN resolves only at deploy: `arn:` + partition (up to 10: aws-us-gov) + `:cloudwatch:` + Region (up to
+ * 14) + `:` + account (12) + `:alarm:` + name (up to 255, PutMetricAlarm AlarmName; CloudFormation's generated names
+ * are cut to fit) is at most 315, quoted and separated 318. Six of them and the rest of the pattern (about 100) stay
+ * under the limit, whatever the names.
  */
 export const ALARMS_PER_RULE = 6;
 

@@ -140,7 +140,7 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
   // need, would never launch. One node more than maxReplicas takes: a rollout's surge pod (`maxSurge: 1`,
   // `maxUnavailable: 0`) and drift's replacement (budget `Drifted: 1`; "Karpenter's drift resolution workflow requires
   // a replacement Node to be spun up and available before the drifted node is terminated", kubernetes-sigs/karpenter
-  // PR #2906; aws/karpenter-provider-aws#8873 for the deadlock at limits) each need one node at most beside a class
+  // PR #2906; aws/karpenter-provider-aws#8873 shows the deadlock on a static NodePool at its limit) each need one node at most beside a class
   // at maxReplicas; without it both wait until the load lets the class scale in. The HPA never runs more than
   // maxReplicas pods, so the node exists only while one of them is under way (empty nodes are consolidated).
   const maxInstances = Math.ceil(cls.maxReplicas / Math.min(...instanceTypes.map(replicasPerNode))) + TRANSIENT_NODES;

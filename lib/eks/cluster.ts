@@ -387,7 +387,9 @@ export class EksInferenceCluster extends Construct {
       const policy = LoadBalancerController.targetGroupPolicy(scope, name, role, targetGroupArns[name]);
       // Created after the controller's own policy is updated: a stack deployed when that policy named every target
       // group drops them there first, so the role never holds both (IAM refuses a role's inline policies past
-      // ROLE_INLINE_POLICY_CHARS in all). Across stacks this is the stack dependency the service has anyway.
+      // ROLE_INLINE_POLICY_CHARS in all), at the cost of a minute or so in which the controller cannot register pods
+      // (it retries). Across stacks this is the stack dependency the service has anyway. An existing controller role's
+      // old shared policy goes only in cleanup (CHANGELOG, upgrade note).
       if (this.loadBalancerController) policy.node.addDependency(this.loadBalancerController.policy);
       return [name, policy];
     }));

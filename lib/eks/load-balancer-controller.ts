@@ -1,4 +1,4 @@
-import { Stack } from 'aws-cdk-lib';
+import { Names, Stack } from 'aws-cdk-lib';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
@@ -110,6 +110,10 @@ export class LoadBalancerController extends Construct {
       roles: [role],
       statements: [LoadBalancerController.targetRegistrationStatement([targetGroupArn])],
     });
+    // An inline policy's name is unique per role only, and iam.Policy names it from its stack-relative logical ID: two
+    // service stacks with the same construct paths on one cluster would write the same name on the controller's role,
+    // each replacing the other's grant (review R101). The construct's whole path, stack included, is unique in the app.
+    (policy.node.defaultChild as iam.CfnPolicy).policyName = Names.uniqueResourceName(policy, { maxLength: 128 });
     acknowledgeNistRules(policy, {
       IAMNoInlinePolicy: "Target registration in one target group, attached to the Load Balancer Controller's role only: a policy of "
         + 'its own per target group so that it is removed after the TargetGroupBinding that needs it; a customer managed policy would be '

@@ -4,7 +4,7 @@
  * kubectl handler's 15 minutes.
  */
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { Duration, type Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Construct } from 'constructs';
 import { HELM_REQUEST_OVERHEAD_SECONDS, KUBECTL_HANDLER_TIMEOUT_SECONDS, MAX_ATOMIC_CHART_TIMEOUT_SECONDS } from '../../lib/core/platform/kubectl-handler';
@@ -100,6 +100,26 @@ describe('removing a service from a shared cluster in the same stack', () => {
       else expect(one[id]).toEqual(both[id]);
     }
     expect(policies(both).filter((id) => id.startsWith('CodeLoadBalancerControllerTargets'))).toHaveLength(2);
+  });
+});
+
+describe('two service stacks with the same construct paths on one cluster', () => {
+  test("fails when their target-group policies take one name on the controller's role (each would replace the other's grant)", () => {
+    const { app, stack } = testStack('Platform');
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    const stacks = ['ChatSvc', 'CodeSvc'].map((id) => {
+      const svc = new Stack(app, id, { env: { account: stack.account, region: stack.region } });
+      new EksInferenceService(svc, 'Service', {
+        contract: { ...LLAMA_CONTRACT, name: id.toLowerCase() }, classes: llamaClasses().slice(0, 2), cluster, modelDataFetcherImage: FETCHER_IMAGE,
+      });
+      return svc;
+    });
+    // The policies on the controller's role (each service's own roles hold the others).
+    const names = stacks.flatMap((svc) => Object.entries(Template.fromStack(svc).toJSON().Resources as Resources)
+      .filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && id.includes('LoadBalancerControllerTargets')).map(([, r]) => r.Properties.PolicyName as string));
+    expect(names).toHaveLength(4);
+    expect(new Set(names).size).toBe(4);
+    for (const name of names) expect(name.length).toBeLessThanOrEqual(128);
   });
 });
 

@@ -10,11 +10,11 @@ import {
   ApplicationAutoScalingClient, DescribeScalableTargetsCommand, RegisterScalableTargetCommand,
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudFormationClient, GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
-import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
+import { CloudWatchClient, DescribeAlarmsCommand, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { mockClient } from 'aws-sdk-client-mock';
-import { clients, type Kubectl, main, type MainDeps, parseArgs, parseDuration, sleep, UsageError } from '../../bin/game-day';
+import { clients, type Kubectl, main, type MainDeps, observeWindow, parseArgs, parseDuration, sleep, UsageError } from '../../bin/game-day';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { serveWindow } from './window';
 
@@ -103,6 +103,14 @@ const BASE = ['--stack', 'Svc', '--region', 'us-east-1', '--stop-alarm', 'slo-p9
 
 beforeEach(() => {
   for (const m of [cfn, lambda, cw, sm, aas]) m.reset();
+});
+
+describe('the report\'s window', () => {
+  test('fails when a query CloudWatch did not answer is read as no data: the window is refused, not reported empty', async () => {
+    cw.reset();
+    cw.on(GetMetricDataCommand).resolves({ MetricDataResults: [{ Id: 'q0', StatusCode: 'InternalError', Timestamps: [], Values: [] }] });
+    await expect(observeWindow(new CloudWatchClient({ region: 'us-east-1' }), SM_CONFIG, 0, 600)).rejects.toThrow('GetMetricData did not answer q0 (InternalError)');
+  });
 });
 
 describe('parseArgs', () => {
