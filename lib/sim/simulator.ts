@@ -105,6 +105,8 @@ class Simulation {
    * endpoint is Updating); they take effect when the update ends (`settleWeights`).
    */
   private pendingWeights: number[] | undefined;
+  /** When the weight write that set `pendingWeights` is over: its own update's end, whatever else keeps the endpoint Updating. */
+  private pendingDue = Infinity;
   private readonly cumulative: Float64Array;
   private readonly platform: PlatformModel;
   private readonly publication: Publication;
@@ -212,7 +214,7 @@ class Simulation {
       const tArrival = next < n ? times[next] : Infinity;
       const tEvent = heap.peekTime();
       if (tArrival === Infinity && tEvent === Infinity) break;
-      if (this.pendingWeights && Math.min(tArrival, tEvent) >= this.updatingEnds) this.settleWeights();
+      if (this.pendingWeights && Math.min(tArrival, tEvent) >= this.pendingDue) this.settleWeights();
       if (tArrival < tEvent) {
         this.arrive(next++, tArrival);
         continue;
@@ -645,7 +647,12 @@ class Simulation {
     // The run starts in steady operation: the first run's weights are those in force before it.
     if (now === 0) this.route(routed);
     // Else settled by `run` before the next arrival or event at or past `until`, also when that is now (a 0 s update).
-    else this.pendingWeights = routed;
+    // At the write's own end: a scale-out the model starts meanwhile (it keeps the endpoint Updating up to its
+    // provisioning timeout) must not hold the weights back with it (review R102).
+    else {
+      this.pendingWeights = routed;
+      this.pendingDue = until;
+    }
   }
 
   /** The pending weights take effect: the update that wrote them is over (`run` calls it at the first instant past it). */

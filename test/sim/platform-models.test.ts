@@ -270,6 +270,29 @@ describe('SageMaker target tracking and writes', () => {
     expect(secondShare(0)[1]).toBe(1);
   });
 
+  test('fails when a scale-out begun during a weight write holds the written weights back until it ends', () => {
+    const switching: PolicyFactory = () => ({
+      name: 'switching', decide: (o) => ({ weights: o.now < 120 ? [1, 0, 0] : [0, 1, 0], mode: 'x', reason: '' }),
+    });
+    // The first variant's alarm asks for two more instances at its evaluation within the weight write (120-150 s): a
+    // scale-out that keeps the endpoint Updating for minutes.
+    const real = TargetTracking.prototype.evaluate;
+    const spy = jest.spyOn(TargetTracking.prototype, 'evaluate').mockImplementation(function (this: TargetTracking, ...args) {
+      const [now, , , bounds] = args;
+      return now > 120 && now < 150 ? bounds.current + 2 : real.apply(this, args);
+    });
+    try {
+      const run = runSimulation({ ...sagemaker, platformOverrides: { ...onTheMinute, weightsSeconds: 30 } }, switching, { seed: 3 });
+      const { routedRequests: routed, classCount: k } = run.series;
+      const share = (m: number) => routed[m * k + 1] / (routed[m * k] + routed[m * k + 1] + routed[m * k + 2]);
+      // Written at 120 s: in force from 150 s, half of minute 2, and all of minute 3.
+      expect(share(2)).toBeGreaterThan(0.3);
+      expect(share(3)).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   test('each variant\'s alarms are evaluated once a minute at a phase of their own, drawn from the seed, the same for every policy', () => {
     const spy = jest.spyOn(TargetTracking.prototype, 'evaluate');
     const phasesOf = (factory: PolicyFactory, scenario: ScenarioInstance = sagemaker) => {
