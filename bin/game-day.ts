@@ -22,7 +22,9 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { capacityErrorsDuring, compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { type ChartSeries } from '../lib/core/report/chart-series';
-import { type LimitsPatch, nodePoolCap, type NodePoolCap, type NodePoolState, scalableTargetPin, type ScalableBounds } from '../lib/core/game-day/injection';
+import {
+  type LimitsPatch, limitsNotInForce, nodePoolCap, type NodePoolCap, type NodePoolState, pinNotInForce, scalableTargetPin, type ScalableBounds,
+} from '../lib/core/game-day/injection';
 import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceId } from '../lib/core/platform/sagemaker-scalable-target';
 import { type NodeClaimState, NODEPOOL_LABEL, type PdbState, type PodState, type ReclaimPlan, reclaimPlan } from '../lib/core/game-day/reclaim';
 import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
@@ -60,7 +62,7 @@ Stop conditions (required; it refuses to start without both):
   --hold <dur>           how long the shortage is held (at most --max-duration)
   --service <name>       the service whose reconciler is watched, when the stack holds several (its contract name)
   --class <name>         the class to take away (default: the preferred class, preference rank 0)
-  --poll <dur>           how often the stop alarms (and with --fis-zones the experiment) are read (default 30s)
+  --poll <dur>           how often the stop alarms and the shortage (cap, pin or experiment) are read (default 30s)
   --watch-return <dur>   keep the timeline going this long after the restore (default 15m)
   --audit <file>         JSON lines of every change and event (default game-day-audit.jsonl)
   --report <dir>         the window's metrics from CloudWatch beside the simulator's run of the same shortage on the
@@ -183,7 +185,8 @@ function nodePoolLimits(nodePool: string, run: Kubectl, kubeContext?: string) {
 export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: string): Injection & { plan(): Promise<NodePoolCap> } {
   let applied: NodePoolCap | undefined;
   const { target, patch, byHand } = nodePoolLimits(nodePool, run, kubeContext);
-  const plan = async () => nodePoolCap(JSON.parse(await run(['get', 'nodepool', nodePool, '-o', 'json'])) as NodePoolState);
+  const read = async () => JSON.parse(await run(['get', 'nodepool', nodePool, '-o', 'json'])) as NodePoolState;
+  const plan = async () => nodePoolCap(await read());
   return {
     description: `cap Karpenter NodePool ${nodePool}'s spec.limits at its status.resources`,
     get manualRestore() {
@@ -195,6 +198,13 @@ export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: 
       applied = cap;
       await patch(cap.cap);
       return { target, before: cap.before ?? null, after: cap.after };
+    },
+    async inForce() {
+      // A read that fails (kubectl or the API server down) throws, as the FIS path's GetExperiment does: the runner
+      // ends the game day as an error naming the failure and restores. Not "not in force" (nothing says the cap went),
+      // and not "in force" either (nothing says it held): a hold that cannot be watched is not reported as held.
+      if (!applied) return 'no cap was applied';
+      return limitsNotInForce(nodePool, (await read()).spec.limits, applied.after);
     },
     async restore() {
       if (!applied) return { target, before: null, after: null };
@@ -292,6 +302,9 @@ export function scalableTargetInjection(endpointName: string, variantName: strin
     MinCapacity: b.minCapacity, MaxCapacity: b.maxCapacity,
   }));
   const target = `scalable target ${resourceId}`;
+  const describe = async () => (await c.autoScaling.send(new DescribeScalableTargetsCommand({
+    ServiceNamespace: VARIANT_SERVICE_NAMESPACE, ResourceIds: [resourceId], ScalableDimension: VARIANT_SCALABLE_DIMENSION,
+  }))).ScalableTargets?.[0];
   return {
     description: `pin ${resourceId}'s scalable target (${VARIANT_SCALABLE_DIMENSION}) at its current instance count`,
     get manualRestore() {
@@ -301,10 +314,7 @@ export function scalableTargetInjection(endpointName: string, variantName: strin
         : '(nothing was changed)';
     },
     async inject() {
-      const targets = await c.autoScaling.send(new DescribeScalableTargetsCommand({
-        ServiceNamespace: VARIANT_SERVICE_NAMESPACE, ResourceIds: [resourceId], ScalableDimension: VARIANT_SCALABLE_DIMENSION,
-      }));
-      const t = targets.ScalableTargets?.[0];
+      const t = await describe();
       if (t?.MinCapacity === undefined || t.MaxCapacity === undefined) throw new Error(`${resourceId} has no scalable target: the variant is not autoscaled, nothing to pin`);
       const endpoint = await c.sageMaker.send(new DescribeEndpointCommand({ EndpointName: endpointName }));
       const current = endpoint.ProductionVariants?.find((v) => v.VariantName === variantName)?.CurrentInstanceCount;
@@ -313,6 +323,13 @@ export function scalableTargetInjection(endpointName: string, variantName: strin
       pinned = pin.after;
       await register(pin.after);
       return { target, before: pin.before, after: pin.after };
+    },
+    async inForce() {
+      // A failed DescribeScalableTargets throws, as the FIS path's GetExperiment does: the runner ends the game day as
+      // an error naming the failure and restores, rather than guess either way about a pin it could not read.
+      if (!pinned) return 'no pin was applied';
+      const t = await describe();
+      return pinNotInForce(resourceId, t && { minCapacity: t.MinCapacity, maxCapacity: t.MaxCapacity }, pinned);
     },
     async restore() {
       if (!before) return { target, before: null, after: null };

@@ -10,6 +10,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { clients, main, type MainDeps } from '../../bin/game-day';
 import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
 import { EKS_CONFIG } from '../verify/account';
+import { applyLimitsPatch, type Limits } from './nodepool-fake';
 import { recordedTemplateBody, serveWindow, shortageWorld } from './window';
 
 const cfn = mockClient(CloudFormationClient);
@@ -50,8 +51,12 @@ const block = (marker: string) => new RegExp(`<!-- ${marker} -->\n\`\`\`text\n([
 const ARGV = ['--stack', 'SdService', '--stop-alarm', 'SdService-SloP95', '--max-duration', '45m', '--hold', '10m', '--poll', '5m'];
 
 test('docs/game-day.md shows the timeline game-day prints', async () => {
-  const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '32', memory: '128Gi', 'aws.amazon.com/neuron': '2' } } };
-  const kubectl: MainDeps['kubectl'] = () => async (args) => (args[0] === 'get' ? JSON.stringify(pool) : 'nodepool.karpenter.sh/sd21-inf2 patched');
+  const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } as Limits }, status: { resources: { cpu: '32', memory: '128Gi', 'aws.amazon.com/neuron': '2' } } };
+  const kubectl: MainDeps['kubectl'] = () => async (args) => {
+    if (args[0] === 'get') return JSON.stringify(pool);
+    applyLimitsPatch(pool, args);
+    return 'nodepool.karpenter.sh/sd21-inf2 patched';
+  };
   const { code, text, report, tmp } = await example(ARGV, kubectl);
   expect(code).toBe(0);
   if (process.env.PRINT_DOCS_EXAMPLE) process.stdout.write(`DOCS${JSON.stringify({ marker: 'game-day-example', text, report })}\n`);

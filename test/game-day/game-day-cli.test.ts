@@ -16,6 +16,7 @@ import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagema
 import { mockClient } from 'aws-sdk-client-mock';
 import { clients, type Kubectl, main, type MainDeps, observeWindow, parseArgs, parseDuration, sleep, UsageError } from '../../bin/game-day';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { applyLimitsPatch, type Limits } from './nodepool-fake';
 import { serveWindow } from './window';
 
 const cfn = mockClient(CloudFormationClient);
@@ -62,11 +63,28 @@ function alarm(state: () => string) {
   cw.on(DescribeAlarmsCommand).callsFake(() => ({ MetricAlarms: [{ AlarmName: 'slo-p95', StateValue: state() }] }));
 }
 
-function sageMakerWorld() {
+/**
+ * The scalable target as Application Auto Scaling keeps it: 1..8 until a RegisterScalableTarget sets other bounds (the
+ * game day's or, through `operator`, someone else's mid-hold), so the pin reads back while it holds.
+ */
+function sageMakerWorld(
+  operator?: (describes: number) => { MinCapacity: number; MaxCapacity: number } | 'gone' | undefined, restoreFails = false,
+) {
   deployment(SM_CONFIG);
-  aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [{ ServiceNamespace: 'sagemaker', ResourceId: 'endpoint/llm/variant/preferred', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount', MinCapacity: 1, MaxCapacity: 8, RoleARN: 'r', CreationTime: new Date(0) }] });
+  let bounds = { MinCapacity: 1, MaxCapacity: 8 };
+  let describes = 0;
+  aas.on(DescribeScalableTargetsCommand).callsFake(() => {
+    const changed = operator?.(++describes);
+    if (changed === 'gone') return { ScalableTargets: [] };
+    if (changed) bounds = changed;
+    return { ScalableTargets: [{ ServiceNamespace: 'sagemaker', ResourceId: 'endpoint/llm/variant/preferred', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount', ...bounds, RoleARN: 'r', CreationTime: new Date(0) }] };
+  });
+  aas.on(RegisterScalableTargetCommand).callsFake((input: { MinCapacity: number; MaxCapacity: number }) => {
+    if (restoreFails && aas.commandCalls(RegisterScalableTargetCommand).length > 1) throw new Error('ThrottlingException');
+    bounds = { MinCapacity: input.MinCapacity, MaxCapacity: input.MaxCapacity };
+    return {};
+  });
   sm.on(DescribeEndpointCommand).resolves({ ProductionVariants: [{ VariantName: 'preferred', CurrentInstanceCount: 3 }, { VariantName: 'fallback', CurrentInstanceCount: 1 }] } as never);
-  aas.on(RegisterScalableTargetCommand).resolves({});
 }
 
 const registered = () => aas.commandCalls(RegisterScalableTargetCommand)
@@ -150,6 +168,38 @@ describe('SageMaker: pin the preferred variant\'s scalable target', () => {
     const events = r.events();
     expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'hold-complete', 'restore', 'end']);
     expect(events[1].change).toEqual({ target: 'scalable target endpoint/llm/variant/preferred', before: { minCapacity: 1, maxCapacity: 8 }, after: { minCapacity: 3, maxCapacity: 3 } });
+    // The pin read back during the hold, untouched: the preflight read, then at least one poll and the end of the hold.
+    expect(aas.commandCalls(DescribeScalableTargetsCommand).length).toBeGreaterThanOrEqual(3);
+  });
+
+  test.each([
+    ['widened (a redeploy puts the stack\'s bounds back)', { MinCapacity: 1, MaxCapacity: 8 } as const,
+      'endpoint/llm/variant/preferred\'s scalable target is MinCapacity 1, MaxCapacity 8; the pin set 3, 3'],
+    ['deregistered', 'gone' as const, 'endpoint/llm/variant/preferred has no scalable target any more (deregistered since the pin at 3..3)'],
+  ])('a pin %s mid-hold ends the game day as an error, exit 1, saying why, and restores', async (_, change, why) => {
+    sageMakerWorld((describes) => (describes >= 3 ? change : undefined));
+    alarm(() => 'OK');
+    const r = run([...BASE, '--hold', '30']);
+    expect(await r.done).toBe(1);
+    const events = r.events();
+    expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'error', 'restore', 'end']);
+    expect(events[2].detail).toMatch(/^\d+ s into the hold the shortage is no longer in force: /);
+    expect(events[2].detail).toContain(why);
+    expect(registered().at(-1)).toEqual(['endpoint/llm/variant/preferred', 1, 8]);
+  });
+
+  test('a read of the pin that fails ends the game day as an error naming the failure (not "no longer in force"), and restores', async () => {
+    sageMakerWorld((describes) => {
+      if (describes >= 3) throw new Error('ThrottlingException: Rate exceeded');
+      return undefined;
+    });
+    alarm(() => 'OK');
+    const r = run([...BASE, '--hold', '30']);
+    expect(await r.done).toBe(1);
+    const events = r.events();
+    expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'error', 'restore', 'end']);
+    expect(events[2].detail).toBe('ThrottlingException: Rate exceeded');
+    expect(registered().at(-1)).toEqual(['endpoint/llm/variant/preferred', 1, 8]);
   });
 
   test('a stop condition firing ends the hold and restores', async () => {
@@ -202,26 +252,36 @@ describe('SageMaker: pin the preferred variant\'s scalable target', () => {
   });
 
   test('a restore that fails is reported with the command that restores by hand, exit 1', async () => {
-    sageMakerWorld();
+    sageMakerWorld(undefined, true);
     alarm(() => 'OK');
-    aas.on(RegisterScalableTargetCommand).resolvesOnce({}).rejects(new Error('ThrottlingException'));
     const backoff = backoffRecorded();
     const r = run([...BASE, '--hold', '0.1'], { sleep: backoff.sleep });
     expect(await r.done).toBe(1);
     expect(backoff.pauses).toEqual([5_000, 15_000, 45_000]);
     expect(registered()).toHaveLength(5); // the pin, then four attempts at restoring
+    expect(r.events().map((e) => e.event).slice(0, 3)).toEqual(['start', 'inject', 'hold-complete']);
     expect(r.out).toContain('NOT RESTORED: aws application-autoscaling register-scalable-target --service-namespace sagemaker '
       + '--resource-id endpoint/llm/variant/preferred --scalable-dimension sagemaker:variant:DesiredInstanceCount --min-capacity 1 --max-capacity 8');
   });
 });
 
 describe('EKS: cap the preferred NodePool\'s limits', () => {
-  function fakeKubectl(pool: unknown, replicas = 3) {
+  /** The NodePool, patched as the API server would; `operator` changes its limits before a read (GitOps, a redeploy, a hand). */
+  function fakeKubectl(
+    pool: { metadata: unknown; spec: { limits?: Limits }; status?: unknown }, replicas = 3, operator?: (gets: number) => Limits | undefined,
+  ) {
     const calls: string[][] = [];
+    let gets = 0;
     const k: Kubectl = async (args) => {
       if (args[1] === 'deployment') return String(replicas); // the class's replicas, below its maximum of 8 by default
       calls.push([...args]);
-      return args[0] === 'get' ? JSON.stringify(pool) : 'nodepool.karpenter.sh/sd21-inf2 patched';
+      if (args[0] === 'get') {
+        const changed = operator?.(++gets);
+        if (changed) pool.spec.limits = changed;
+        return JSON.stringify(pool);
+      }
+      applyLimitsPatch(pool, args);
+      return 'nodepool.karpenter.sh/sd21-inf2 patched';
     };
     return { calls, k };
   }
@@ -234,12 +294,44 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
     const r = run([...BASE, '--hold', '0.1', '--kube-context', 'prod'], { kubectl: (ctx) => { contexts.push(ctx); return k; } });
     expect(await r.done).toBe(0);
     expect(contexts).toEqual(['prod']);
-    expect(calls).toEqual([
-      ['get', 'nodepool', 'sd21-inf2', '-o', 'json'],
-      ['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":{"cpu":"16","memory":"64Gi"}}}'],
-      ['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":{"cpu":"1000","memory":null}}}'],
-    ]);
+    const get = ['get', 'nodepool', 'sd21-inf2', '-o', 'json'];
+    expect(calls[0]).toEqual(get);
+    expect(calls[1]).toEqual(['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":{"cpu":"16","memory":"64Gi"}}}']);
+    // Read back during the hold (at each poll and at its end), untouched.
+    expect(calls.slice(2, -1).length).toBeGreaterThanOrEqual(2);
+    expect(calls.slice(2, -1)).toEqual(calls.slice(2, -1).map(() => get));
+    expect(calls.at(-1)).toEqual(['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":{"cpu":"1000","memory":null}}}']);
     expect(r.events().map((e) => e.event)).toEqual(['start', 'inject', 'hold-complete', 'restore', 'end']);
+  });
+
+  test('a cap undone mid-hold (the old limits put back) ends the game day as an error, exit 1, naming each limit, and restores', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } as Limits }, status: { resources: { cpu: '16', memory: '64Gi' } } };
+    const { calls, k } = fakeKubectl(pool, 3, (gets) => (gets === 3 ? { cpu: '1000' } : undefined));
+    const r = run([...BASE, '--hold', '30'], { kubectl: () => k });
+    expect(await r.done).toBe(1);
+    const events = r.events();
+    expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'error', 'restore', 'end']);
+    expect(events[2].detail).toMatch(/^\d+ s into the hold the shortage is no longer in force: /);
+    expect(events[2].detail).toContain('NodePool sd21-inf2 spec.limits changed since the cap: cpu is 1000, the cap set 16; memory is none, the cap set 64Gi');
+    expect(calls.at(-1)).toEqual(['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":{"cpu":"1000","memory":null}}}']);
+  });
+
+  test('a read of the cap that fails ends the game day as an error naming the failure (not "no longer in force"), and restores', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const pool = { metadata: { name: 'sd21-inf2' }, spec: {}, status: { resources: { cpu: '16' } } };
+    const { calls, k } = fakeKubectl(pool, 3, (gets) => {
+      if (gets === 3) throw new Error('kubectl get nodepool sd21-inf2 -o json failed (exit 1): Unable to connect to the server');
+      return undefined;
+    });
+    const r = run([...BASE, '--hold', '30'], { kubectl: () => k });
+    expect(await r.done).toBe(1);
+    const events = r.events();
+    expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'error', 'restore', 'end']);
+    expect(events[2].detail).toBe('kubectl get nodepool sd21-inf2 -o json failed (exit 1): Unable to connect to the server');
+    expect(calls.at(-1)).toEqual(['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":null}}']);
   });
 
   test('a stack with two services: --service names the one, and without it the game day refuses and lists them', async () => {

@@ -1,4 +1,4 @@
-import { nodePoolCap, scalableTargetPin } from '../../lib/core/game-day/injection';
+import { limitsNotInForce, nodePoolCap, pinNotInForce, scalableTargetPin } from '../../lib/core/game-day/injection';
 import { variantResourceId } from '../../lib/core/platform/sagemaker-scalable-target';
 
 describe('NodePool cap (the reference experiment\'s method)', () => {
@@ -33,5 +33,21 @@ describe('SageMaker scalable target pin', () => {
   });
   test('fails when the variant has no instance', () => {
     expect(() => scalableTargetPin('endpoint/llm/variant/p', { minCapacity: 1, maxCapacity: 8 }, 0)).toThrow('cannot be pinned below 1');
+  });
+});
+
+describe('whether the cap or the pin still holds (read back during the hold)', () => {
+  test('the cap: equal as written (a number and its string alike); a limit changed, removed or added is named with both values', () => {
+    const set = { cpu: '16', memory: '64Gi', 'nvidia.com/gpu': 8 };
+    expect(limitsNotInForce('p', { cpu: '16', memory: '64Gi', 'nvidia.com/gpu': '8' }, set)).toBeUndefined();
+    expect(limitsNotInForce('p', { cpu: '1000', 'nvidia.com/gpu': 8, pods: '10' }, set)).toBe(
+      'NodePool p spec.limits changed since the cap: cpu is 1000, the cap set 16; memory is none, the cap set 64Gi; pods is 10, the cap set none');
+    expect(limitsNotInForce('p', undefined, { cpu: '16' })).toBe('NodePool p spec.limits changed since the cap: cpu is none, the cap set 16');
+  });
+  test('the pin: equal bounds hold; others, or no target, are said', () => {
+    const pin = { minCapacity: 3, maxCapacity: 3 };
+    expect(pinNotInForce('r', { minCapacity: 3, maxCapacity: 3 }, pin)).toBeUndefined();
+    expect(pinNotInForce('r', { minCapacity: 3, maxCapacity: 10 }, pin)).toBe("r's scalable target is MinCapacity 3, MaxCapacity 10; the pin set 3, 3");
+    expect(pinNotInForce('r', undefined, pin)).toBe('r has no scalable target any more (deregistered since the pin at 3..3)');
   });
 });

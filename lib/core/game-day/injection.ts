@@ -87,3 +87,29 @@ export function scalableTargetPin(resourceId: string, before: ScalableBounds, cu
   }
   return { resourceId, before, after: { minCapacity: currentInstanceCount, maxCapacity: currentInstanceCount } };
 }
+
+/**
+ * Why a NodePool's limits read back are no longer the cap (a GitOps controller, a redeploy or an operator put others
+ * back), or undefined while they are. Every key of either side is compared, so a limit added or removed counts as well
+ * as one changed. Quantities are compared as written: the cap copies `status.resources`, which Karpenter writes as
+ * serialized resource.Quantity strings, and a custom resource is stored as sent. Whether the API server could ever
+ * rewrite one into another spelling of the same quantity ("1000m" for "1") was not confirmed upstream; if it did, this
+ * says "not in force" and the game day ends as an error: the safe side, never a hold reported that was not held.
+ */
+export function limitsNotInForce(nodePool: string, found: ResourceList | undefined, set: ResourceList): string | undefined {
+  const shown = (v: string | number | undefined) => (v === undefined ? 'none' : String(v));
+  const changed = [...new Set([...Object.keys(set), ...Object.keys(found ?? {})])]
+    .filter((k) => shown(found?.[k]) !== shown(set[k]))
+    .map((k) => `${k} is ${shown(found?.[k])}, the cap set ${shown(set[k])}`);
+  return changed.length === 0 ? undefined : `NodePool ${nodePool} spec.limits changed since the cap: ${changed.join('; ')}`;
+}
+
+/** Why a scalable target read back is no longer the pin (its bounds changed, or it is gone), or undefined while it is. */
+export function pinNotInForce(resourceId: string, found: Partial<ScalableBounds> | undefined, pin: ScalableBounds): string | undefined {
+  if (found?.minCapacity === undefined || found.maxCapacity === undefined) {
+    return `${resourceId} has no scalable target any more (deregistered since the pin at ${pin.minCapacity}..${pin.maxCapacity})`;
+  }
+  if (found.minCapacity === pin.minCapacity && found.maxCapacity === pin.maxCapacity) return undefined;
+  return `${resourceId}'s scalable target is MinCapacity ${found.minCapacity}, MaxCapacity ${found.maxCapacity}; `
+    + `the pin set ${pin.minCapacity}, ${pin.maxCapacity}`;
+}
