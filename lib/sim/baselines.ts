@@ -19,9 +19,13 @@ export function costOrder(classes: readonly SimClass[]): number[] {
   return classes.map((_, i) => i).sort(byCost);
 }
 
-/** Ready replicas per class from the latest published datapoints (undefined when a class has none published). */
+/**
+ * Ready replicas per class as the library's Reconciler counts them now (SageMaker DescribeEndpoint, EKS
+ * DescribeTargetHealth), else from the latest published datapoint (undefined when a class has none published): every
+ * policy routes on the freshest count a deployed reconciler has.
+ */
 export function readyReplicas(o: Observation): Array<number | undefined> {
-  return o.windows.map((w, i) => o.live?.[i]?.ready ?? latest(w)?.readyReplicas);
+  return o.windows.map((w, i) => o.live?.[i]?.ready ?? o.healthyTargets?.[i] ?? latest(w)?.readyReplicas);
 }
 
 /** Demand in output tokens/s from the latest published datapoint. */
@@ -149,7 +153,7 @@ export const twoStateSwitch: PolicyFactory = ({ scenario }) => {
       if (!dp || demand === undefined) return hold(o, o.weights[p] === 1 ? 'preferred' : 'fallback', 'missing metrics: hold');
       // Capacity errors as the library reads them (up to the newest published period), the rest from the cut window.
       const errors = o.capacityErrorSignal !== false && (capacityErrorsNow(o, p) ?? 0) > 0;
-      const short = errors || dp.latencyP95Seconds > slo * 4 || demand > dp.readyReplicas * classes[p].tokensPerSecondPerReplica;
+      const short = errors || dp.latencyP95Seconds > slo * 4 || demand > (readyReplicas(o)[p] ?? dp.readyReplicas) * classes[p].tokensPerSecondPerReplica;
       return short
         ? { weights: split, mode: 'fallback', reason: 'preferred short: fixed split' }
         : { weights: classes.map((_, i) => (i === p ? 1 : 0)), mode: 'preferred', reason: 'preferred healthy' };

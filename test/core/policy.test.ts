@@ -585,6 +585,29 @@ describe('decide(): safety', () => {
     expect(decision.fallbackShare).toBe(1);
   });
 
+  test('routes on the ready count taken at the run (readyNow) where there is one: the load balancer routes on health now', () => {
+    // The window says inf2 still has its 3 replicas (published minutes late); the run's count says they are gone.
+    const lost = decide(input({ ...BASE, inf2: { ...healthy(3), readyNow: 0 } }, 300), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(lost.weights.inf2).toBe(0);
+    // The window still reads the loss (0 ready); the run's count says 3 are back: inf2 takes the cost plan again.
+    const back = { ...BASE, inf2: { ...healthy(3), readyReplicas: [...flat(3, W - 2), 0, 0], readyNow: 3 } };
+    expect(decide(input(back, 500), costState({ inf2: 0, g6: 67, g5: 33 })).decision.weights).toEqual({ inf2: 96, g6: 2, g5: 2 });
+    // The count stands in for a missing newest datapoint, and a missing count leaves the window's.
+    const gap = { ...BASE, g6: { ...healthy(1), readyReplicas: [...flat(1, W - 1), null], readyNow: 1 } };
+    expect(decide(input(gap, 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision.reason.code).toBe('cost-plan');
+    const unread = { ...BASE, g6: { ...healthy(1), readyReplicas: [...flat(1, W - 1), null], readyNow: Number.NaN } };
+    expect(decide(input(unread, 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision.reason.code).toBe('missing-data');
+  });
+
+  test('the evidence rules read the window, not the run\'s count: a class back now was still short in its periods', () => {
+    // desired 4 > ready 3 through the grace window without progress: replicas-not-ready, whatever the run counts now
+    // (1100 x 1.2 is more than inf2's 4 x 300 either way, so the evidence calls for the mode).
+    const short = { ...BASE, inf2: { ...healthy(3), desiredReplicas: flat(4), readyNow: 4 } };
+    const { decision } = decide(input(short, 1100), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(decision.mode).toBe('capacity');
+    expect(decision.reason.triggers).toContain('replicas-not-ready');
+  });
+
   test('when no allowed class is ready, weights stay on the allowed classes they were on, never all zero', () => {
     const none = { inf2: healthy(0), g6: healthy(0), g5: healthy(0) };
     const { decision } = decide(input(none, 300), costState({ inf2: 96, g6: 2, g5: 2 }));

@@ -270,6 +270,9 @@ describe('a refused SageMaker scale-out: the rollback is the capacity error', ()
     const errors = o.signals.preferred.capacityErrors!;
     expect(errors.filter((v) => v === 1)).toHaveLength(1);
     expect(errors.at(-1)).toBe(1);
+    // DescribeEndpoint's live count is already the window's newest slot: no separate count taken at the run.
+    expect(o.signals.preferred.readyReplicas.at(-1)).toBe(3);
+    expect(o.signals.preferred).not.toHaveProperty('readyNow');
     const s = decided(step(SM, sagemaker({ preferred: 98, fallback: 2 }), answer(SM, w), NOW_MS));
     expect(s.decision.reason.triggers).toContain('capacity-errors');
     // The audit line names what an operator will find: a rollback, not a capacity-error metric.
@@ -782,6 +785,14 @@ describe('an emptied target group: ALB publishes no HealthyHostCount for it, the
     expect(late.observation.signals.inf2.readyReplicas.slice(-5)).toEqual(fill(3, 5));
     // A period reads the lower of the counts seen at its start and at the next one's (HealthyHostCount is a Minimum).
     expect(seenWhereUnpublished([2, null, 1, null, null], [5, 4, 5, null, 3, 1])).toEqual([2, 4, 1, 3, 1]);
+  });
+
+  test('the plan routes on the healthy targets the run counted (readyNow); a failed read leaves the window\'s count', () => {
+    const back = decided(step(ALB, withHealth({ inf2: 2, g6: null }), answer(ALB, emptied), NOW_MS));
+    expect(back.observation.signals.inf2.readyNow).toBe(2);
+    expect(back.observation.signals.g6).not.toHaveProperty('readyNow');
+    // The window keeps what CloudWatch published: the evidence rules read it.
+    expect(back.observation.signals.inf2.readyReplicas.slice(-5)).toEqual([3, ...fill(null, 4)]);
   });
 
   test('only the trailing gap reads 0: an earlier missing period stays missing', () => {

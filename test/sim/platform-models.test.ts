@@ -6,7 +6,7 @@ import { metricQuery } from '../../lib/core/reconciler/observe';
 import * as reconcilerStep from '../../lib/core/reconciler/step';
 import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
-import { capacityErrorsNow, retryOnPreferred, twoStateSwitch } from '../../lib/sim/baselines';
+import { capacityErrorsNow, readyReplicas, retryOnPreferred, twoStateSwitch } from '../../lib/sim/baselines';
 import { createRunSeries } from '../../lib/sim/run-series';
 import {
   demandReading, type HpaModel, platformModel, readsEngineTokens, rollbackDuration, TARGET_TRACKING_ALARMS, type TargetTrackingModel,
@@ -772,6 +772,29 @@ describe('what the Reconciler measures', () => {
     };
     expect(decide(0)).toBe('preferred');
     expect(decide(1)).toBe('fallback');
+  });
+
+  test('every baseline routes on the ready count the library\'s Reconciler has at its run: live where the target reports it', () => {
+    const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
+    const k = scenario.classes.length;
+    const dp = { minute: 2, routedRequests: 1, targetedRequests: 1, serverRejected: 0, routedTokens: 1,
+      admitted: 1, rejected: 0, rejectedTokens: 0, completed: 1, servedTokens: 1, sloMetRequests: 1, latencyP95Seconds: 0,
+      readyReplicas: 4, desiredReplicas: 4, pendingReplicas: 0, capacityErrors: 0, interruptionNotices: 0 };
+    const o = (extra: Partial<Observation>): Observation => ({
+      now: 300, classes: scenario.classes, windows: scenario.classes.map(() => [dp]), demand: [{ minute: 2, requests: 1, tokens: 60 }],
+      weights: scenario.classes.map(() => 1 / k), ...extra,
+    });
+    expect(readyReplicas(o({}))).toEqual(scenario.classes.map(() => 4));
+    // EKS: the healthy targets DescribeTargetHealth counts at the run; SageMaker: DescribeEndpoint's counts.
+    expect(readyReplicas(o({ healthyTargets: scenario.classes.map((_, i) => i) }))).toEqual(scenario.classes.map((_, i) => i));
+    const live = scenario.classes.map((_, i) => ({ ready: i + 1, desired: i + 1, pools: [i + 1] }));
+    expect(readyReplicas(o({ live }))).toEqual(scenario.classes.map((_, i) => i + 1));
+    // The two-state switch too: the preferred class gone now is short now, though its published minute had 4 ready.
+    const p = scenario.classes.findIndex((c) => c.preferenceRank === Math.min(...scenario.classes.map((x) => x.preferenceRank)));
+    const switcher = twoStateSwitch({ scenario, trace: undefined as never });
+    const preferredOnly = scenario.classes.map((_, i) => (i === p ? 1 : 0));
+    expect(switcher.decide(o({ weights: preferredOnly })).mode).toBe('preferred');
+    expect(switcher.decide(o({ weights: preferredOnly, healthyTargets: scenario.classes.map((_, i) => (i === p ? 0 : 4)) })).mode).toBe('fallback');
   });
 
   test('EKS: HealthyHostCount is the minute\'s Minimum: a replica ready mid-minute is not counted in that minute\'s datapoint', () => {

@@ -48,7 +48,7 @@ import { policyClassProblems, policyWindowPeriods, resolvePolicyConfig } from '.
 import { asDelivered } from './envelope';
 import { apportion, byCost, byPreference, type ClassView, maxShareDelta, rampToward, type ReceiverGrowth, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
 import {
-  doubledWindow, flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit, sustainedDemand,
+  doubledWindow, finiteOrNull, flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit, sustainedDemand,
   typicalDemand, windowPeriods,
 } from './evidence';
 import {
@@ -83,7 +83,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const ctx: Context = { input, previous, config, classes, preferred, previousWeights, entries, envelopeNote: envelopeNote(classes, planned) };
   const keep = { modeSince: previous.modeSince, ramping: previous.ramping, lastStepAt: previous.lastStepAt };
 
-  const unknownReady = allowed.filter((c) => latest(input.signals[c.name]?.readyReplicas) === null).map((c) => c.name);
+  const unknownReady = allowed.filter((c) => readyNow(input.signals[c.name]) === null).map((c) => c.name);
   if (latest(input.demandTokensPerSecond) === null || unknownReady.length > 0) {
     const what = [...(latest(input.demandTokensPerSecond) === null ? ['demand'] : []), ...unknownReady.map((n) => `ready replicas of ${n}`)];
     return step(ctx, previous.mode, keep, apportion(held, classes, total), {
@@ -94,7 +94,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   }
   const demand = plannedDemand(input.demandTokensPerSecond, config)!;
   const views: ClassView[] = planned.map((cls) => {
-    const ready = Math.max(0, latest(input.signals[cls.name]?.readyReplicas) ?? 0);
+    const ready = Math.max(0, readyNow(input.signals[cls.name]) ?? 0);
     return { cls, ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: cls.placementAllowed && ready > 0 };
   });
   const eligible = views.filter((v) => v.eligible);
@@ -110,6 +110,11 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   if (previous.mode !== 'capacity' && situation.entering.length > 0) return enterCapacity(ctx, situation);
   if (previous.mode === 'capacity') return inCapacityMode(ctx, situation);
   return inCostMode(ctx, situation);
+}
+
+/** The ready replicas the plan routes on: the count taken at this run where the input has one, else the newest datapoint. */
+function readyNow(signals: ClassSignals | undefined): number | null {
+  return finiteOrNull(signals?.readyNow) ?? latest(signals?.readyReplicas);
 }
 
 /** What one run knows once the data is complete: demand, ready capacity, evidence and how to plan in either mode. */

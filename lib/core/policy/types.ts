@@ -35,6 +35,13 @@ export type SignalWindow = ReadonlyArray<number | null>;
 export interface ClassSignals {
   /** Replicas that are Ready (model loaded, serving). */
   readonly readyReplicas: SignalWindow;
+  /**
+   * Ready replicas counted at this run, newer than the window's newest datapoint (ALB: the target group's healthy
+   * targets from DescribeTargetHealth). What the plan routes on when known: the load balancer routes on target health
+   * now, and the published count is minutes old. The evidence and envelope rules read the window. Absent where the
+   * window already ends with the count the target reports now (SageMaker DescribeEndpoint).
+   */
+  readonly readyNow?: number;
   /** Replicas the autoscaler wants. */
   readonly desiredReplicas: SignalWindow;
   /** Capacity errors (insufficient capacity at launch) reported in each period. Missing counts as none. */

@@ -131,8 +131,11 @@ export function observe(
       : undefined;
     if (rolledBack) refusedScaleOuts[n] = rolledBack;
     const capacityErrors = rolledBack ? withRolledBackScaleOuts(reported, rolledBack) : reported;
+    // ALB: the healthy targets this run counted, newer than any published period (SageMaker's window ends with its own).
+    const healthyNow = observed ? null : finiteOrNull(target.healthyTargets?.[n]);
     return [n, {
       readyReplicas,
+      ...(healthyNow !== null ? { readyNow: healthyNow } : {}),
       desiredReplicas,
       ...(capacityErrors ? { capacityErrors } : {}),
       ...(s.latencyP95Ms ? { latencyP95Ms: cut(s.latencyP95Ms) } : {}),
