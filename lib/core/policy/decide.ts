@@ -48,8 +48,8 @@ import { policyClassProblems, policyWindowPeriods, resolvePolicyConfig } from '.
 import { asDelivered } from './envelope';
 import { apportion, byCost, byPreference, type ClassView, maxShareDelta, rampToward, type ReceiverGrowth, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
 import {
-  doubledWindow, finiteOrNull, flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit, sustainedDemand,
-  typicalDemand, windowPeriods,
+  doubledWindow, finiteOrNull, flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit,
+  sustainedDemand, typicalDemand, windowPeriods,
 } from './evidence';
 import {
   type ClassSignals,
