@@ -18,7 +18,7 @@ import {
   aas, clients, cls, cw, elb, endpoint, fill, healthyHistory, NOW_MS, perMinute, resetWorld, scalableTargets, scalableTargetsAnswer, serveMetrics, sm,
   SLOTS,
   SM as ENDPOINT_CONFIG,
-  START,
+  START, targetsHealthy,
 } from './reconciler-world';
 
 // GIVEN a SageMaker endpoint with a preferred (inf2, 300 tok/s) and a fallback (g5, 250 tok/s) variant.
@@ -622,6 +622,7 @@ describe('reconciler run, ALB listener', () => {
         g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
       },
     });
+    targetsHealthy({ inf2: 3, g6: 2 });
     const { result, lines } = await run(ALB);
     // 1200 tokens/s x 1.2 headroom > 900 on inf2, which reports capacity errors: inf2 filled to 900, g6 carries 300.
     expect(result).toEqual({ action: 'applied', weights: { inf2: 75, g6: 25 } });
@@ -666,7 +667,7 @@ describe('reconciler run, ALB listener', () => {
     // Only the weights changed (another writer's): written from the new read.
     elb.reset();
     elb.on(DescribeListenersCommand).resolvesOnce(listener(98, 2)).resolves(listener(60, 40));
-    elb.on(DescribeTargetHealthCommand).resolves(health('healthy', 'healthy'));
+    targetsHealthy({ inf2: 3, g6: 2 });
     const again = await run(ALB);
     expect(again.result).toMatchObject({ action: 'applied' });
     expect(elb.commandCalls(ModifyListenerCommand).map((c) => c.args[0].input.DefaultActions)).toEqual([WRITTEN_ACTIONS]);
@@ -876,6 +877,7 @@ describe('reconciler run, ALB listener', () => {
         g6: { readyReplicas: fill(2), desiredReplicas: fill(2) },
       },
     });
+    targetsHealthy({ inf2: 3, g6: 2 });
     const { result } = await run(onRule);
     expect(result).toEqual({ action: 'applied', weights: { inf2: 75, g6: 25 } });
     // Read, and read again just before the write (nothing but the weights may have changed meanwhile).

@@ -58,6 +58,19 @@ export function resetWorld(): void {
   elb.on(DescribeTargetHealthCommand).resolves({ TargetHealthDescriptions: [healthy, healthy] });
 }
 
+/**
+ * Each ALB target group with this many healthy pods now (DescribeTargetHealth), by class: the live count the policy
+ * routes on, so a world whose published HealthyHostCount says 3 says 3 here too unless a test means otherwise.
+ */
+export function targetsHealthy(counts: Readonly<Record<string, number>>): void {
+  const healthy = { TargetHealth: { State: TargetHealthStateEnum.HEALTHY } };
+  // By the target group's name (arn:...:targetgroup/<name>/<id>): the listeners of these tests carry their own ids.
+  const count = (arn = '') => counts[arn.split(':targetgroup/')[1]?.split('/')[0] ?? ''] ?? 0;
+  elb.on(DescribeTargetHealthCommand).callsFake((input: { TargetGroupArn?: string }) => ({
+    TargetHealthDescriptions: Array.from({ length: count(input.TargetGroupArn) }, () => healthy),
+  }));
+}
+
 export const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, allowSensitive = true): RoutedClassFacts => ({
   name, preferenceRank: rank, tokensPerSecondPerReplica: tps, safeConcurrency: 8, usdPerReplicaHour: usd, allowSensitive, maxReplicas: 10,
   instanceType,
