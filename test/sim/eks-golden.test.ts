@@ -16,9 +16,9 @@ function fingerprint(scenario: Parameters<typeof runSimulation>[0], policy: Poli
 }
 
 test.each([
-  ['S1', 'library', '19474716 342 16.469225000 739 648'],
-  ['S1', 'cost-only', '19424972 592 15.508033333 692 400'],
-  ['S9', 'library', '12294281 4056 14.233075378 638 616'],
+  ['S1', 'library', '19477309 332 16.771758333 748 636'],
+  ['S1', 'cost-only', '19412790 646 15.488716667 680 400'],
+  ['S9', 'library', '12721407 2051 14.862045827 663 628'],
 ])('EKS %s, %s: the run is the one the bench measured', (id, policy, expected) => {
   const scenario = { ...(id === 'S1' ? S1 : S9).build(5, SHORT_LLM), platform: 'eks' as const };
   const got = fingerprint(scenario, policy === 'library' ? libraryPolicy() : costOnly);
