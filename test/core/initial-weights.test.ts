@@ -22,7 +22,7 @@ describe('initial weights: the policy\'s cost plan at planned demand, for both s
     }));
     const views = policyClasses.map((cls, i) => {
       const ready = plan.classes[i].steadyReplicas;
-      return { cls, ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: true };
+      return { cls, ready, steadyReady: ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: true };
     });
     const { shares } = routingPlan(views, plan.plannedTokensPerSecond, new Set(policyClasses.map((c) => c.name)), DEFAULT_POLICY_CONFIG);
     expect(initialWeights(routes, plan.plannedTokensPerSecond)).toEqual(apportion(shares, policyClasses, DEFAULT_POLICY_CONFIG.weightTotal));

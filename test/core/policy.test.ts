@@ -321,7 +321,7 @@ describe('decide(): entering capacity mode', () => {
 describe('routingPlan()', () => {
   // inf2 900, g6 200, g5 250 tokens/s ready; planned demand 1500: a deficit of 150 beyond the 1350 ready, g6 (the
   // cheapest fallback that can grow) its receiver.
-  const views = CLASSES.map((cls, i) => ({ cls, ready: [3, 1, 1][i], capacity: [900, 200, 250][i], eligible: true }));
+  const views = CLASSES.map((cls, i) => ({ cls, ready: [3, 1, 1][i], steadyReady: [3, 1, 1][i], capacity: [900, 200, 250][i], eligible: true }));
   const plan = (growth?: Parameters<typeof routingPlan>[4]) =>
     routingPlan(views, 1500, new Set(['g6', 'g5']), { ...DEFAULT_POLICY_CONFIG, warmFloorShare: 0 }, growth);
   const share = (growth?: Parameters<typeof routingPlan>[4]) => plan(growth).shares.get('g6')! * 1500;
@@ -599,6 +599,22 @@ describe('decide(): safety', () => {
     expect(decide(input(unread, 500), costState({ inf2: 96, g6: 2, g5: 2 })).decision.reason.code).toBe('missing-data');
   });
 
+  test('a floor never holds a count seen only at the run: a rolling update\'s surge pods are not kept for capacity mode', () => {
+    // Capacity mode (inf2 refused a 9th replica), 8 ready in every published minute; the run counts 10 healthy targets
+    // (new pods up before the old ones drain). Its ask is what its part of the demand needs, never below the 8.
+    const capState: PolicyState = { mode: 'capacity', weights: { inf2: 60, g6: 30, g5: 10 }, modeSince: NOW - 120, ramping: false };
+    const inf2 = (readyNow?: number): ClassSignals => ({
+      ...refusedOnce(W - 2), readyReplicas: flat(8), desiredReplicas: flat(8).map((v, i) => (i === W - 2 ? 9 : v)),
+      ...(readyNow === undefined ? {} : { readyNow }),
+    });
+    const ask = (readyNow?: number) => decide(input({ ...BASE, inf2: inf2(readyNow) }, 1500, { floorsTakenBy: 'published' }), capState)
+      .decision.replicaFloors!.inf2;
+    expect(ask()).toBe(8);
+    expect(ask(10)).toBe(8);
+    // A live count below the published one holds no more than what is there now.
+    expect(ask(7)).toBe(7);
+  });
+
   test('the evidence rules read the window, not the run\'s count: a class back now was still short in its periods', () => {
     // desired 4 > ready 3 through the grace window without progress: replicas-not-ready, whatever the run counts now
     // (1100 x 1.2 is more than inf2's 4 x 300 either way, so the evidence calls for the mode).
@@ -689,7 +705,7 @@ describe('configuration', () => {
 });
 
 describe('replicaFloors', () => {
-  const view = (cls: PolicyClass, ready: number) => ({ cls, ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: ready > 0 });
+  const view = (cls: PolicyClass, ready: number) => ({ cls, ready, steadyReady: ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: ready > 0 });
   const [inf2, g6, g5] = CLASSES;
 
   test('the deficit beyond every ready envelope goes to the cheapest growable class, at its scaling target', () => {

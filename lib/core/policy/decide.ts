@@ -95,7 +95,8 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
   const demand = plannedDemand(input.demandTokensPerSecond, config)!;
   const views: ClassView[] = planned.map((cls) => {
     const ready = Math.max(0, readyNow(input.signals[cls.name]) ?? 0);
-    return { cls, ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: cls.placementAllowed && ready > 0 };
+    const steadyReady = Math.min(ready, Math.max(0, latest(input.signals[cls.name]?.readyReplicas) ?? ready));
+    return { cls, ready, steadyReady, capacity: ready * cls.tokensPerSecondPerReplica, eligible: cls.placementAllowed && ready > 0 };
   });
   const eligible = views.filter((v) => v.eligible);
   if (eligible.length === 0) {
@@ -313,7 +314,7 @@ function floorDemandBasis(input: PolicyInput): 'typical' | 'sustained' {
 function standingAsk(view: ClassView, demand: number, config: PolicyConfig): number {
   const target = view.cls.tokensPerSecondPerReplica / (1 + config.headroom);
   const need = Math.ceil(demand / target - 1e-9);
-  return Math.min(view.cls.maxReplicas ?? Infinity, Math.max(view.ready, need));
+  return Math.min(view.cls.maxReplicas ?? Infinity, Math.max(view.steadyReady, need));
 }
 
 function figures(situation: Situation, plan: { deficit: number }, mode: RoutingMode): Figures {

@@ -3,8 +3,14 @@ import { type PolicyClass, type PolicyConfig } from './types';
 /** A class as seen this tick: its ready token capacity and whether it may take traffic. */
 export interface ClassView {
   readonly cls: PolicyClass;
-  /** Ready replicas in the newest period (0 when unknown). */
+  /** Ready replicas the plan routes on: counted at this run where the input has the count, else the newest period's. */
   readonly ready: number;
+  /**
+   * Ready replicas a replica floor never goes below: the fewer of `ready` and the newest period's count. A count taken
+   * at one instant can include pods that are about to go (a rolling update's surge pods are healthy before the old
+   * ones drain); held as a floor, the autoscaler would keep them for the rest of capacity mode.
+   */
+  readonly steadyReady: number;
   /** Ready token capacity, tokens/s: ready replicas x envelope. */
   readonly capacity: number;
   /** Placement allowed and at least one ready replica. */
@@ -153,7 +159,7 @@ export function replicaFloors(
     if (extra <= 0) continue;
     remaining -= extra;
     const replicas = Math.ceil((carried.get(v.cls.name)! + extra) / target - 1e-9);
-    floors.set(v.cls.name, Math.min(v.cls.maxReplicas ?? Infinity, Math.max(v.ready, replicas)));
+    floors.set(v.cls.name, Math.min(v.cls.maxReplicas ?? Infinity, Math.max(v.steadyReady, replicas)));
   }
   return floors;
 }

@@ -45,7 +45,7 @@ export function initialWeights(
   }));
   const views: ClassView[] = classes.map((cls, i) => {
     const ready = Math.max(0, routes[i].readyReplicas);
-    return { cls, ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: ready > 0 };
+    return { cls, ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: ready > 0, steadyReady: ready };
   });
   const eligible = views.filter((v) => v.eligible);
   // Every class can grow in cost mode: a deficit goes to the cheapest, as the reconciler would send it.
