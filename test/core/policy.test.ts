@@ -705,7 +705,8 @@ describe('configuration', () => {
 });
 
 describe('replicaFloors', () => {
-  const view = (cls: PolicyClass, ready: number) => ({ cls, ready, steadyReady: ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: ready > 0 });
+  const view = (cls: PolicyClass, ready: number) =>
+    ({ cls, ready, steadyReady: ready, capacity: ready * cls.tokensPerSecondPerReplica, eligible: ready > 0 });
   const [inf2, g6, g5] = CLASSES;
 
   test('the deficit beyond every ready envelope goes to the cheapest growable class, at its scaling target', () => {
