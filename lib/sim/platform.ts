@@ -158,6 +158,17 @@ export interface PlatformModel {
    * 0.4, assumed (the model's provisioning times are one figure per class, not broken down).
    */
   readonly nodes?: { readonly consolidateAfterSeconds: number; readonly warmStartShare: number };
+  /**
+   * EKS: an interruption notice drains the pods of the nodes it names at once. The construct gives Karpenter its
+   * interruption queue (`settings.interruptionQueue`, lib/eks/karpenter.ts), and Karpenter then "taints, drains, and
+   * terminates the node(s) ahead of the interruption event" and, for a spot interruption, "will start a new node as soon
+   * as it sees the Spot interruption warning" (karpenter.sh v1.14 concepts/disruption, "Interruption"); the NodePool's
+   * terminationGracePeriod for a pool that may run spot ends every pod within the notice (`nodeGraceSeconds`,
+   * lib/eks/class-unit.ts). A draining pod takes no new request (its target deregistered) and finishes what it serves;
+   * what is still in service at the reclaim is lost. The PodDisruptionBudget's one-at-a-time hold (at most the node's
+   * grace minus the pod's, seconds) is not modelled. SageMaker: no notice reaches anyone; its instances serve until lost.
+   */
+  readonly drainsAtInterruptionNotice: boolean;
 }
 
 /**
@@ -317,11 +328,13 @@ export function platformModel(kind: PlatformKind, allOverrides: PlatformOverride
       floors: 'metric',
       floorPublicationSeconds: 60,
       nodes: { consolidateAfterSeconds: EKS_NODE_DEFAULTS.consolidateAfterSeconds, warmStartShare: 0.4 },
+      drainsAtInterruptionNotice: true,
     };
   }
   return {
     kind,
     reconciler,
+    drainsAtInterruptionNotice: false,
     capacityErrorSignal: false,
     liveReplicaCounts: true,
     targetGroupHealth: false,

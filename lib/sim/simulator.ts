@@ -307,7 +307,7 @@ class Simulation {
     r.unscrapedTokens += this.trace.output[req];
     this.recordEnd(req, now, true);
     if (r.state === READY) this.pull(r, now);
-    else if (r.state === DRAINING && r.busy === 0) this.removeReplica(r, now);
+    else if (r.state === DRAINING && r.busy === 0) this.removeReplica(r, now, r.doomed);
   }
 
   /** Pulls queued requests onto a replica's free slots, dropping those that can no longer meet their deadline. */
@@ -434,12 +434,19 @@ class Simulation {
         if (!victim || r.pool > victim.pool || (r.pool === victim.pool && rank(r) < rank(victim))) victim = r;
       }
       if (!victim) return;
-      if (victim.state === PENDING || victim.busy === 0) this.removeReplica(victim, now);
-      else {
-        victim.state = DRAINING;
-        cs.leaveReady(victim.pool, now);
-      }
+      if (victim.state === PENDING) this.removeReplica(victim, now);
+      else this.drain(victim, now);
     }
+  }
+
+  /** A ready replica leaves service: it takes no new request, finishes those it serves, and then goes. */
+  private drain(r: Replica, now: number): void {
+    if (r.busy === 0) {
+      this.removeReplica(r, now, r.doomed);
+      return;
+    }
+    r.state = DRAINING;
+    this.states[r.cls].leaveReady(r.pool, now);
   }
 
   // ---- Control loop -----------------------------------------------------------------------------------------
@@ -690,6 +697,7 @@ class Simulation {
           if (r.pool === pi && r.state === READY && !r.doomed) {
             r.doomed = true;
             marked++;
+            if (this.platform.drainsAtInterruptionNotice) this.drain(r, now);
           }
         }
         this.s.interruptionNotices[m * this.k + ci] += marked;

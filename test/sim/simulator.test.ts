@@ -127,7 +127,7 @@ describe('simulator mechanics', () => {
     expect(s.rejected[1]).toBe(s.routedRequests[1]);
   });
 
-  test('an interruption loses the in-flight requests of the interrupted replicas, after a notice', () => {
+  test('an interruption takes the interrupted replicas, after a notice', () => {
     const s9 = S9.build(2, SHORT_LLM);
     const run = runSimulation(s9, retryOnPreferred, { seed: 2 });
     const k = run.series.classCount;
@@ -135,6 +135,23 @@ describe('simulator mechanics', () => {
     expect(run.series.interruptionNotices[notice * k]).toBe(3);
     expect(run.series.readyReplicas[30 * k]).toBeLessThanOrEqual(run.series.readyReplicas[(notice - 1) * k] - 3);
     expect(computeMetrics(run, s9).littleLawMaxError).toBeLessThan(1e-9);
+  });
+
+  test('EKS drains the interrupted pods at the notice (Karpenter\'s interruption queue); SageMaker\'s serve until the reclaim', () => {
+    const k = S9.build(2, SHORT_LLM).classes.length;
+    const notice = (30 * 60 - 120) / 60;
+    const sum = (a: ArrayLike<number>, from: number, to: number) => {
+      let t = 0;
+      for (let m = from; m <= to; m++) t += a[m * k];
+      return t;
+    };
+    const eks = runSimulation({ ...S9.build(2, SHORT_LLM), platform: 'eks' }, retryOnPreferred, { seed: 2 }).series;
+    // Out of service within the notice's minute, and drained: nothing in service is lost at the reclaim.
+    expect(eks.readyReplicas[notice * k]).toBeLessThanOrEqual(eks.readyReplicas[(notice - 1) * k] - 3);
+    expect(sum(eks.lostWithReplica, notice, 31)).toBe(0);
+    const sagemaker = runSimulation({ ...S9.build(2, SHORT_LLM), platform: 'sagemaker' }, retryOnPreferred, { seed: 2 }).series;
+    expect(sagemaker.readyReplicas[(notice + 1) * k]).toBe(sagemaker.readyReplicas[(notice - 1) * k]);
+    expect(sum(sagemaker.lostWithReplica, notice, 31)).toBeGreaterThan(0);
   });
 
   test('during a metric outage the library policy holds its weights (never acts on missing data)', () => {
