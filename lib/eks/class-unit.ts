@@ -15,7 +15,7 @@ import * as m from './manifests';
 import { modelCacheGiB } from './model-data-fetch';
 import { modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
-import { EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
+import { EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, spotNodeGraceSeconds } from '../core/platform/control-loop';
 
 export const DEFAULT_PORT = 8080;
 export const SERVICE_PORT = 80;
@@ -246,20 +246,15 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
  * Ready (R91). Not for a pool that may run spot: an interrupted instance is gone two minutes after its notice, and the
  * node's pods terminate until its grace expiry (deletion + grace: lifecycle/controller.go:298), so a pod the budget held
  * past the notice would die with the instance, neither deregistered nor drained (R93, R94). There the grace is at most
- * `SPOT_NODE_GRACE_SECONDS`: every pod is gone within the notice, drained as far as its own grace fits before then. A
+ * `spotNodeGraceSeconds` (lib/core/platform/control-loop.ts): every pod is gone within the notice, drained as far as
+ * its own grace fits before then. A
  * mixed pool (on-demand and spot) gets the spot grace for all its nodes: its drifts are not held for a replacement.
  */
 function nodeGraceSeconds(u: ClassUnitInput, capacityTypes: readonly string[]): number {
   const podGrace = u.deregistrationDelaySeconds + u.deadlineSeconds;
-  if (capacityTypes.includes('spot')) return Math.min(podGrace + 60, SPOT_NODE_GRACE_SECONDS);
+  if (capacityTypes.includes('spot')) return spotNodeGraceSeconds(podGrace);
   return podGrace + 60 + startupTimeoutSeconds(u.opts);
 }
-
-/**
- * A spot node's grace: inside the two-minute interruption notice (EC2 user guide, spot-instance-termination-notices),
- * with room for the notice's way to Karpenter (EventBridge, SQS).
- */
-const SPOT_NODE_GRACE_SECONDS = 105;
 
 /** Longest a model server may take to start (`EksClassOptions.startupTimeout`, 30 minutes by default). */
 function startupTimeoutSeconds(opts: EksClassOptions): number {

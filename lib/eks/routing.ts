@@ -7,6 +7,7 @@ import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { type Construct } from 'constructs';
 import { ALB_MAX_IDLE_TIMEOUT_SECONDS } from '../core/platform/alb-connection';
+import { EKS_TARGET_GROUP_DEFAULTS } from '../core/platform/control-loop';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { Checker, numberRule } from '../core/validation/checker';
@@ -159,7 +160,7 @@ export interface RuleRoutingInput {
  */
 export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting {
   const o = input.options;
-  const deregistrationDelay = o.deregistrationDelay ?? Duration.seconds(30);
+  const deregistrationDelay = o.deregistrationDelay ?? Duration.seconds(EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds);
   const loadBalancer = new elbv2.ApplicationLoadBalancer(scope, 'LoadBalancer', {
     vpc: input.vpc,
     internetFacing: o.internetFacing ?? false,
@@ -204,7 +205,7 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
  */
 export function ruleRouting(scope: Construct, input: RuleRoutingInput): AlbRouting {
   const o = input.options;
-  const deregistrationDelay = o.deregistrationDelay ?? Duration.seconds(30);
+  const deregistrationDelay = o.deregistrationDelay ?? Duration.seconds(EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds);
   const targetGroups = classTargetGroups(scope, input.vpc, input.classes, deregistrationDelay);
   const conditions = [
     ...(o.hostHeaders?.length ? [elbv2.ListenerCondition.hostHeaders([...o.hostHeaders])] : []),

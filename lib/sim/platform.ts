@@ -1,6 +1,6 @@
 import {
-  CUSTOMIZED_METRIC_PERIOD_SECONDS, EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS, RECONCILER_TIMING_DEFAULTS,
-  REPLICA_FLOOR_TRIGGER,
+  CUSTOMIZED_METRIC_PERIOD_SECONDS, EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, EKS_TARGET_GROUP_DEFAULTS, HPA_CONTROLLER_DEFAULTS,
+  RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER,
   SAGEMAKER_SCALING_DEFAULTS,
 } from '../core/platform/control-loop';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
@@ -159,16 +159,18 @@ export interface PlatformModel {
    */
   readonly nodes?: { readonly consolidateAfterSeconds: number; readonly warmStartShare: number };
   /**
-   * EKS: an interruption notice drains the pods of the nodes it names at once. The construct gives Karpenter its
-   * interruption queue (`settings.interruptionQueue`, lib/eks/karpenter.ts), and Karpenter then "taints, drains, and
-   * terminates the node(s) ahead of the interruption event" and, for a spot interruption, "will start a new node as soon
-   * as it sees the Spot interruption warning" (karpenter.sh v1.14 concepts/disruption, "Interruption"); the NodePool's
-   * terminationGracePeriod for a pool that may run spot ends every pod within the notice (`nodeGraceSeconds`,
-   * lib/eks/class-unit.ts). A draining pod takes no new request (its target deregistered) and finishes what it serves;
-   * what is still in service at the reclaim is lost. The PodDisruptionBudget's one-at-a-time hold (at most the node's
-   * grace minus the pod's, seconds) is not modelled. SageMaker: no notice reaches anyone; its instances serve until lost.
+   * EKS: an interruption notice drains the pods of the nodes it names. The construct gives Karpenter its interruption
+   * queue (`settings.interruptionQueue`, lib/eks/karpenter.ts); on a spot interruption warning Karpenter deletes the
+   * NodeClaim at once and launches a replacement ("taints, drains, and terminates the node(s) ahead of the interruption
+   * event", "will start a new node as soon as it sees the Spot interruption warning": aws/karpenter-provider-aws@v1.14.1
+   * website/content/en/docs/concepts/disruption.md). Its pods are evicted through the PodDisruptionBudget (one at a
+   * time: lib/eks/manifests/workload.ts): the first at the notice, the others deleted when the node's grace less their
+   * own has passed (`interruptionHoldSeconds`, lib/core/platform/control-loop.ts: 45 s with the defaults). A draining
+   * pod takes no new request (a terminating endpoint is never ready, and the load balancer controller deregisters it)
+   * and finishes what it serves; what it still serves at the reclaim is lost. Absent on SageMaker: no notice reaches
+   * anyone, and its instances serve until lost. `deregistrationDelaySeconds`: the pods' grace is it plus the deadline.
    */
-  readonly drainsAtInterruptionNotice: boolean;
+  readonly interruptionDrain?: { readonly deregistrationDelaySeconds: number };
 }
 
 /**
@@ -328,13 +330,12 @@ export function platformModel(kind: PlatformKind, allOverrides: PlatformOverride
       floors: 'metric',
       floorPublicationSeconds: 60,
       nodes: { consolidateAfterSeconds: EKS_NODE_DEFAULTS.consolidateAfterSeconds, warmStartShare: 0.4 },
-      drainsAtInterruptionNotice: true,
+      interruptionDrain: { deregistrationDelaySeconds: EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds },
     };
   }
   return {
     kind,
     reconciler,
-    drainsAtInterruptionNotice: false,
     capacityErrorSignal: false,
     liveReplicaCounts: true,
     targetGroupHealth: false,

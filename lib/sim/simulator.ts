@@ -1,3 +1,4 @@
+import { interruptionHoldSeconds } from '../core/platform/control-loop';
 import { capacitiesToRaise } from '../core/reconciler/io';
 import { HpaAutoscaler, TargetTracking, variantTrackingPolicies } from './autoscaler';
 import { replicaCostUsd } from '../core/report/cost';
@@ -34,6 +35,8 @@ const EV_TRACK = 4;
 const EV_WRITABLE = 5;
 /** The Reconciler's scheduled run, at its phase of the minute (`reconcilerPhase`), when that is not the tick's instant. */
 const EV_RUN = 6;
+/** An interrupted pod the PodDisruptionBudget held is deleted: it drains (payload: the replica). */
+const EV_DRAIN = 7;
 
 /** Karpenter does not retry a capacity-unavailable offering for 3 minutes. */
 const CAPACITY_RETRY_SECONDS = 180;
@@ -227,6 +230,10 @@ class Simulation {
       else if (kind === EV_SYNC) this.syncAutoscalers(tEvent);
       else if (kind === EV_TRACK) this.trackTarget(payload, tEvent, this.minuteOf(tEvent));
       else if (kind === EV_RUN) this.control(tEvent, false);
+      else if (kind === EV_DRAIN) {
+        const r = this.replicas[payload];
+        if (r.state === READY) this.drain(r, tEvent);
+      }
       else if (kind === EV_WRITABLE) {
         if (payload === this.updatingChanges) this.control(tEvent, false);
       }
@@ -691,14 +698,14 @@ class Simulation {
       const cs = this.states[ci];
       const pi = cs.pools.findIndex((p) => p.spec.name === it.className);
       if (it.at - it.noticeSeconds <= now && it.at - it.noticeSeconds > now - 60) {
-        let marked = 0;
-        for (const r of cs.replicas) {
-          if (marked >= it.replicas) break;
-          if (r.pool === pi && r.state === READY && !r.doomed) {
-            r.doomed = true;
-            marked++;
-            if (this.platform.drainsAtInterruptionNotice) this.drain(r, now);
-          }
+        const doomed = cs.replicas.filter((r) => r.pool === pi && r.state === READY && !r.doomed).slice(0, it.replicas);
+        for (const r of doomed) r.doomed = true;
+        const marked = doomed.length;
+        // EKS: the first pod drains at the notice, the budget holds the others until Karpenter deletes them.
+        const drain = this.platform.interruptionDrain;
+        if (drain) {
+          const hold = interruptionHoldSeconds(drain.deregistrationDelaySeconds + this.scenario.service.deadlineSeconds);
+          doomed.forEach((r, i) => (i === 0 || hold === 0 ? this.drain(r, now) : this.heap.push(now + hold, EV_DRAIN, r.id)));
         }
         this.s.interruptionNotices[m * this.k + ci] += marked;
         // The pool's empty nodes are reclaimed with it, from the notice (fail safe: a reclaim of its instance type that

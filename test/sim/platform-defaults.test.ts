@@ -16,6 +16,7 @@ import { libraryPolicy } from '../../lib/sim/library-policy';
 import { routedScenario } from '../../lib/sim/model';
 import { S0 } from '../../lib/sim/scenarios';
 import { type HpaModel, platformModel, readsEngineTokens, type TargetTrackingModel } from '../../lib/sim/platform';
+import { spotNodeGraceSeconds } from '../../lib/core/platform/control-loop';
 import { smClasses, TWO_VARIANTS } from '../sagemaker/fixtures';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
@@ -33,6 +34,27 @@ describe('EKS: the HPA model is the ScaledObject the construct renders', () => {
     for (const u of service.units) {
       expect(u.objects.nodePool.spec.disruption).toMatchObject({ consolidationPolicy: 'WhenEmpty', consolidateAfter: `${consolidateAfterSeconds / 60}m` });
     }
+  });
+
+  test('interruptions: the model drains pods with the target groups\' deregistration delay and the spot NodePool grace', () => {
+    const { deregistrationDelaySeconds } = model.interruptionDrain!;
+    const groups = Template.fromStack(stack).findResources('AWS::ElasticLoadBalancingV2::TargetGroup');
+    expect(Object.keys(groups).length).toBeGreaterThan(0);
+    for (const g of Object.values(groups)) {
+      expect(g.Properties.TargetGroupAttributes).toEqual(expect.arrayContaining([
+        { Key: 'deregistration_delay.timeout_seconds', Value: String(deregistrationDelaySeconds) },
+      ]));
+    }
+    // A pool that may run spot ends every pod within the notice: the grace the model's hold is computed from.
+    const { stack: spotStack } = testStack();
+    const classes = llamaClasses();
+    const spot = new EksInferenceService(spotStack, 'Spot', {
+      contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(spotStack, 'Kubectl'),
+      classOptions: Object.fromEntries(classes.map((c) => [c.name, { capacityTypes: ['spot'] }])),
+    });
+    const podGrace = deregistrationDelaySeconds + LLAMA_CONTRACT.slo.deadlineMs / 1000;
+    expect(spot.units.length).toBeGreaterThan(0);
+    for (const u of spot.units) expect(u.objects.nodePool.spec.template.spec.terminationGracePeriod).toBe(`${spotNodeGraceSeconds(podGrace)}s`);
   });
 
   test('behaviour: rate policies, windows, and the controller\'s own tolerance (not overridden)', () => {

@@ -682,7 +682,9 @@ describe('what the Reconciler measures', () => {
   });
 
   test('EKS: requests in service on an interrupted pod are the ALB\'s 502s, not server rejections', () => {
-    const scenario = { ...S9.build(2, SHORT_LLM), platform: 'eks' as const };
+    // Reclaimed without a notice: nothing drains first.
+    const s9 = S9.build(2, SHORT_LLM);
+    const scenario = { ...s9, platform: 'eks' as const, interruptions: s9.interruptions!.map((i) => ({ ...i, noticeSeconds: 0 })) };
     const s = runSimulation(scenario, retryOnPreferred, { seed: 2 }).series;
     const lost = Array.from(s.lostWithReplica).reduce((a, b) => a + b, 0);
     expect(lost).toBeGreaterThan(0);

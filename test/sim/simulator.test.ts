@@ -6,6 +6,7 @@ import { type PolicyFactory } from '../../lib/sim/policy';
 import { H9, S1, S2, S7, S9, SCENARIOS } from '../../lib/sim/scenarios';
 import { runSimulation } from '../../lib/sim/simulator';
 import { runJob } from '../../lib/sim/suite';
+import { EKS_TARGET_GROUP_DEFAULTS, interruptionHoldSeconds, spotNodeGraceSeconds } from '../../lib/core/platform/control-loop';
 
 // Scenarios shortened so each run takes well under a second: the same mechanics, less time before and after.
 const SHORT_LLM = { durationMinutes: 100, onsetMinute: 30, shortageMinutes: 40, meanRate: 10, preferredInstancesDuringShortage: 2, flapMinutes: 40 };
@@ -137,7 +138,7 @@ describe('simulator mechanics', () => {
     expect(computeMetrics(run, s9).littleLawMaxError).toBeLessThan(1e-9);
   });
 
-  test('EKS drains the interrupted pods at the notice (Karpenter\'s interruption queue); SageMaker\'s serve until the reclaim', () => {
+  test('EKS drains the interrupted pods from the notice (Karpenter\'s interruption queue); SageMaker\'s serve until the reclaim', () => {
     const k = S9.build(2, SHORT_LLM).classes.length;
     const notice = (30 * 60 - 120) / 60;
     const sum = (a: ArrayLike<number>, from: number, to: number) => {
@@ -146,12 +147,36 @@ describe('simulator mechanics', () => {
       return t;
     };
     const eks = runSimulation({ ...S9.build(2, SHORT_LLM), platform: 'eks' }, retryOnPreferred, { seed: 2 }).series;
-    // Out of service within the notice's minute, and drained: nothing in service is lost at the reclaim.
+    // The first at the notice, the two the budget holds 45 s later: all out of service by the notice minute's close,
+    // and drained: nothing in service is lost at the reclaim.
+    expect(interruptionHoldSeconds(EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds + S9.build(2, SHORT_LLM).service.deadlineSeconds))
+      .toBeLessThan(60);
     expect(eks.readyReplicas[notice * k]).toBeLessThanOrEqual(eks.readyReplicas[(notice - 1) * k] - 3);
     expect(sum(eks.lostWithReplica, notice, 31)).toBe(0);
     const sagemaker = runSimulation({ ...S9.build(2, SHORT_LLM), platform: 'sagemaker' }, retryOnPreferred, { seed: 2 }).series;
     expect(sagemaker.readyReplicas[(notice + 1) * k]).toBe(sagemaker.readyReplicas[(notice - 1) * k]);
     expect(sum(sagemaker.lostWithReplica, notice, 31)).toBeGreaterThan(0);
+  });
+
+  test('an interruption that names every ready replica takes every one, idle ones included', () => {
+    // Light load: most replicas idle at the notice, so each drains (and leaves the class's list) at once.
+    const s9 = S9.build(2, { ...SHORT_LLM, meanRate: 2 });
+    const classes = s9.classes.map((c) => (c.name === 'l40s' ? { ...c, initialReplicas: 6, minReplicas: 6 } : c));
+    const lost = { ...s9, classes, platform: 'eks' as const, interruptions: s9.interruptions!.map((i) => ({ ...i, replicas: 50 })) };
+    const s = runSimulation(lost, retryOnPreferred, { seed: 2 }).series;
+    const k = s.classCount;
+    const notice = (30 * 60 - 120) / 60;
+    expect(s.readyReplicas[(notice - 1) * k]).toBeGreaterThan(1);
+    expect(s.interruptionNotices[notice * k]).toBe(s.readyReplicas[(notice - 1) * k]);
+    expect(s.readyReplicas[30 * k]).toBe(0);
+  });
+
+  test('the hold: Karpenter deletes the pods the budget held at the node\'s grace less their own, none past the notice', () => {
+    // Pod grace 60 s (30 s deregistration + 30 s deadline): node grace 105 s, the held pods go 45 s after the notice.
+    expect(spotNodeGraceSeconds(60)).toBe(105);
+    expect(interruptionHoldSeconds(60)).toBe(45);
+    expect(interruptionHoldSeconds(30)).toBe(60);
+    expect(interruptionHoldSeconds(120)).toBe(0);
   });
 
   test('during a metric outage the library policy holds its weights (never acts on missing data)', () => {

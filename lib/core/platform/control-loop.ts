@@ -37,7 +37,38 @@ export const EKS_SCALING_DEFAULTS = {
  */
 export const EKS_NODE_DEFAULTS = {
   consolidateAfterSeconds: 600,
+  /**
+   * The longest terminationGracePeriod of a NodePool that may run spot: inside the two-minute interruption notice (EC2
+   * user guide, spot-instance-termination-notices), with room for the notice's way to Karpenter (EventBridge, SQS).
+   */
+  spotNodeGraceSeconds: 105,
 } as const;
+
+/** An EKS class's target group: how long the ALB lets a deregistered pod finish (`deregistrationDelay` default). */
+export const EKS_TARGET_GROUP_DEFAULTS = {
+  deregistrationDelaySeconds: 30,
+} as const;
+
+/**
+ * The terminationGracePeriod of a NodePool that may run spot, for pods whose own grace is `podGraceSeconds` (the target
+ * group's deregistration delay, then the deadline of the requests in service): the pod's grace and a minute, at most
+ * `spotNodeGraceSeconds`, so every pod is gone within the notice.
+ */
+export function spotNodeGraceSeconds(podGraceSeconds: number): number {
+  return Math.min(podGraceSeconds + 60, EKS_NODE_DEFAULTS.spotNodeGraceSeconds);
+}
+
+/**
+ * How long after an interruption notice Karpenter deletes the pods the PodDisruptionBudget (one pod at a time) holds:
+ * it evicts through the Eviction API, which the budget refuses while a pod is unavailable, and at the node's grace
+ * expiry minus each pod's own grace deletes the rest, bypassing the budget (kubernetes-sigs/karpenter@v1.14.1
+ * pkg/controllers/node/termination/terminator/terminator.go:140-177, eviction.go:171-207; the node's grace counted
+ * from its deletion, which the interruption controller makes on the notice: aws/karpenter-provider-aws@v1.14.1
+ * pkg/controllers/interruption/utils.go). The first pod goes at the notice.
+ */
+export function interruptionHoldSeconds(podGraceSeconds: number): number {
+  return Math.max(0, spotNodeGraceSeconds(podGraceSeconds) - podGraceSeconds);
+}
 
 /**
  * The replica-floor trigger a Reconciler adds to each ScaledObject: the newest `ReplicaFloor` datapoint (Maximum per
