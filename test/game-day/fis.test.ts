@@ -233,22 +233,29 @@ test.each([
   expect(events[1].detail).toContain(`experiment EXP1 is ${status}${reason ? ` (${reason})` : ''} before the game day saw it running: ${says}`);
 });
 
-test('the command waits while the experiment is initiating, and a cancelled one is not stopped again', async () => {
-  alarm(() => 'OK');
-  serveFis();
-  // Running, but its action still pending: the injection has not begun yet.
-  const states: Array<[ExperimentStatus, ExperimentActionStatus]> = [['initiating', 'pending'], ['running', 'pending'], ['running', 'running']];
-  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => {
-    // cancelled: the API reference's state, not yet in @aws-sdk/client-fis@3.523.0's ExperimentStatus.
-    const [status, action] = states.shift() ?? ['cancelled' as ExperimentStatus, 'cancelled'];
-    return experiment(id, status, action);
-  });
+/** The injection of one zone for 60 s on the mocked client, its pauses recorded instead of slept. */
+function pausedInjection() {
   const pauses: number[] = [];
   const injection = fisInjection(fis as unknown as FisClient, {
     karpenterRoleArn: KARPENTER_ROLE, experimentRoleArn: 'arn:fis-role', zones: ['use1-az1'], durationSeconds: 60, stopAlarmArns: [], stack: 'Svc', clientToken: 't',
   }, async (ms) => {
     pauses.push(ms);
   });
+  return { injection, pauses };
+}
+
+/** GetExperiment answers these (experiment, action) states in turn, then `after` for good. */
+function experimentStates(states: Array<[ExperimentStatus, ExperimentActionStatus]>, after: [ExperimentStatus, ExperimentActionStatus]) {
+  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => experiment(id, ...(states.shift() ?? after)));
+}
+
+test('the command waits while the experiment is initiating, and a cancelled one is not stopped again', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  // Running, but its action still pending: the injection has not begun yet. Then cancelled: the API reference's state,
+  // not yet in @aws-sdk/client-fis@3.523.0's ExperimentStatus.
+  experimentStates([['initiating', 'pending'], ['running', 'pending'], ['running', 'running']], ['cancelled' as ExperimentStatus, 'cancelled']);
+  const { injection, pauses } = pausedInjection();
   await injection.inject();
   expect(pauses).toEqual([START_POLL_MS, START_POLL_MS]);
   const restored = await injection.restore();
@@ -259,14 +266,9 @@ test('the command waits while the experiment is initiating, and a cancelled one 
 test('an experiment that never runs: after START_TIMEOUT_MS of waiting the injection is an error (the runner restores)', async () => {
   serveFis();
   answer(GetExperimentCommand, ({ id }): GetExperimentResponse => experiment(id, 'initiating', 'pending'));
-  let waited = 0;
-  const injection = fisInjection(fis as unknown as FisClient, {
-    karpenterRoleArn: KARPENTER_ROLE, experimentRoleArn: 'arn:fis-role', zones: ['use1-az1'], durationSeconds: 60, stopAlarmArns: [], stack: 'Svc', clientToken: 't',
-  }, async (ms) => {
-    waited += ms;
-  });
+  const { injection, pauses } = pausedInjection();
   await expect(injection.inject()).rejects.toThrow(`AWS FIS experiment EXP1 is still initiating (its action ${FIS_ACTION_NAME} pending) after 180 s`);
-  expect(waited).toBe(START_TIMEOUT_MS);
+  expect(pauses.reduce((a, b) => a + b, 0)).toBe(START_TIMEOUT_MS);
 });
 
 test('an interrupt while the experiment is still initiating ends the wait: the experiment is stopped, the template deleted', async () => {
@@ -311,17 +313,8 @@ test('in force only while the experiment and its action both run', () => {
 test('the start waits for the action, not only the experiment: an action that fails while the experiment runs is an error (exit 1)', async () => {
   alarm(() => 'OK');
   serveFis();
-  const states: Array<[ExperimentStatus, ExperimentActionStatus]> = [['running', 'initiating'], ['running', 'failed']];
-  answer(GetExperimentCommand, ({ id }): GetExperimentResponse => {
-    const [status, action] = states.shift() ?? ['failed', 'failed'];
-    return experiment(id, status, action);
-  });
-  const pauses: number[] = [];
-  const injection = fisInjection(fis as unknown as FisClient, {
-    karpenterRoleArn: KARPENTER_ROLE, experimentRoleArn: 'arn:fis-role', zones: ['use1-az1'], durationSeconds: 60, stopAlarmArns: [], stack: 'Svc', clientToken: 't',
-  }, async (ms) => {
-    pauses.push(ms);
-  });
+  experimentStates([['running', 'initiating'], ['running', 'failed']], ['failed', 'failed']);
+  const { injection, pauses } = pausedInjection();
   await expect(injection.inject()).rejects.toThrow(
     `AWS FIS experiment EXP1 is running but its action ${FIS_ACTION_NAME} is failed before the game day saw it running: the shortage is not in force`);
   expect(pauses).toEqual([START_POLL_MS]);

@@ -2,11 +2,11 @@
 // write per run and nothing while Updating; the signals each platform produces; demand as the Reconciler measures it.
 import { HpaAutoscaler, TargetTracking, variantTrackingPolicies } from '../../lib/sim/autoscaler';
 import { Pool } from '../../lib/sim/class-state';
-import { metricQuery } from '../../lib/core/reconciler/observe';
+import { metricQuery, type Observation as ReconcilerObservation } from '../../lib/core/reconciler/observe';
 import * as reconcilerStep from '../../lib/core/reconciler/step';
 import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
-import { capacityErrorsNow, readyReplicas, retryOnPreferred, twoStateSwitch } from '../../lib/sim/baselines';
+import { capacityErrorsNow, preferredIndex, readyReplicas, retryOnPreferred, twoStateSwitch } from '../../lib/sim/baselines';
 import { createRunSeries } from '../../lib/sim/run-series';
 import {
   demandReading, type HpaModel, platformModel, readsEngineTokens, rollbackDuration, TARGET_TRACKING_ALARMS, type TargetTrackingModel,
@@ -22,6 +22,23 @@ import { runJob } from '../../lib/sim/suite';
 const one = (target: number) => [{ target, scaleOutAlarmSeconds: TARGET_TRACKING_ALARMS.scaleOutAlarmSeconds }];
 
 const SHORT_LLM = { durationMinutes: 100, onsetMinute: 30, shortageMinutes: 40, meanRate: 10, preferredInstancesDuringShortage: 2, flapMinutes: 40 };
+
+/** Runs `run` with the Reconciler's step spied on: what it returned, and the observation of every run that decided. */
+function observing<T>(run: () => T): { value: T; observations: ReconcilerObservation[] } {
+  const spyStep = jest.spyOn(reconcilerStep, 'step');
+  try {
+    const value = run();
+    const steps = spyStep.mock.results.map((r) => r.value as ReturnType<typeof reconcilerStep.step>);
+    return { value, observations: steps.flatMap((step) => (step.ok ? [step.observation] : [])) };
+  } finally {
+    spyStep.mockRestore();
+  }
+}
+
+/** One published minute of a class with 4 replicas ready, as a baseline's window holds it. */
+const FOUR_READY = { minute: 2, routedRequests: 1, targetedRequests: 1, serverRejected: 0, routedTokens: 1,
+  admitted: 1, rejected: 0, rejectedTokens: 0, completed: 1, servedTokens: 1, sloMetRequests: 1, latencyP95Seconds: 0,
+  readyReplicas: 4, desiredReplicas: 4, pendingReplicas: 0, capacityErrors: 0, interruptionNotices: 0 };
 const hpaModel = platformModel('eks').autoscaler as HpaModel;
 
 describe('HPA (EKS ScaledObject behaviour)', () => {
@@ -599,19 +616,10 @@ describe('what the Reconciler measures', () => {
     // a10g starts with no replica and no warm floor: no counter to scrape until it is scaled out.
     const scenario = { ...built, classes: built.classes.map((c) => (c.name === 'a10g' ? { ...c, minReplicas: 0, initialReplicas: 0 } : c)) };
     const ai = scenario.classes.findIndex((c) => c.name === 'a10g');
-    const spyStep = jest.spyOn(reconcilerStep, 'step');
+    const { value: s, observations } = observing(() => runSimulation(scenario, libraryPolicy(), { seed: 3 }).series);
     const read = new Map<number, number | null>();
-    let s: ReturnType<typeof runSimulation>['series'];
-    try {
-      s = runSimulation(scenario, libraryPolicy(), { seed: 3 }).series;
-      for (const r of spyStep.mock.results) {
-        const step = r.value as ReturnType<typeof reconcilerStep.step>;
-        if (!step.ok) continue;
-        const { query, signals } = step.observation;
-        signals.a10g.servedTokensPerSecond!.forEach((v, i) => read.set((query.frame.start + i * 60 - EPOCH) / 60, v));
-      }
-    } finally {
-      spyStep.mockRestore();
+    for (const { query, signals } of observations) {
+      signals.a10g.servedTokensPerSecond!.forEach((v, i) => read.set((query.frame.start + i * 60 - EPOCH) / 60, v));
     }
     let silent = 0;
     let published = 0;
@@ -729,25 +737,18 @@ describe('what the Reconciler measures', () => {
 
   test('the two-state switch sees a capacity error in the same run the library\'s Reconciler does (up to the newest published period)', () => {
     const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
-    const preferred = scenario.classes.findIndex((c) => c.preferenceRank === Math.min(...scenario.classes.map((x) => x.preferenceRank)));
+    const preferred = preferredIndex(scenario.classes);
     const name = scenario.classes[preferred].name;
     // By minute: one run in each on EKS.
     const baseline = new Map<number, number>();
-    const spyStep = jest.spyOn(reconcilerStep, 'step');
     const library = new Map<number, number>();
-    try {
-      runSimulation(scenario, (ctx) => {
-        const inner = libraryPolicy()(ctx);
-        return { ...inner, decide: (o) => (baseline.set(Math.floor(o.now / 60), capacityErrorsNow(o, preferred) ?? 0), inner.decide(o)) };
-      }, { seed: 3 });
-      for (const r of spyStep.mock.results) {
-        const step = r.value as ReturnType<typeof reconcilerStep.step>;
-        if (!step.ok) continue;
-        const w = step.observation.signals[name].capacityErrors!;
-        library.set((step.observation.query.now - EPOCH) / 60, w[w.length - 1] ?? 0);
-      }
-    } finally {
-      spyStep.mockRestore();
+    const { observations } = observing(() => runSimulation(scenario, (ctx) => {
+      const inner = libraryPolicy()(ctx);
+      return { ...inner, decide: (o) => (baseline.set(Math.floor(o.now / 60), capacityErrorsNow(o, preferred) ?? 0), inner.decide(o)) };
+    }, { seed: 3 }));
+    for (const { query, signals } of observations) {
+      const w = signals[name].capacityErrors!;
+      library.set((query.now - EPOCH) / 60, w[w.length - 1] ?? 0);
     }
     const seenAt = (m: Map<number, number>) => [...m].filter(([, v]) => v > 0).map(([t]) => t);
     expect(seenAt(library).length).toBeGreaterThan(0);
@@ -757,12 +758,10 @@ describe('what the Reconciler measures', () => {
   test('the two-state switch falls back on a capacity error published after its window\'s cut', () => {
     const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
     const k = scenario.classes.length;
-    const p = scenario.classes.findIndex((c) => c.preferenceRank === Math.min(...scenario.classes.map((x) => x.preferenceRank)));
+    const p = preferredIndex(scenario.classes);
     const series = createRunSeries(10, k);
     // At 300 s the window ends with minute 2 (cut 120 s back); minute 3 is published (60 s delay) with an error.
-    const healthy = { minute: 2, routedRequests: 1, targetedRequests: 1, serverRejected: 0, routedTokens: 1,
-      admitted: 1, rejected: 0, rejectedTokens: 0, completed: 1, servedTokens: 1, sloMetRequests: 1, latencyP95Seconds: 0,
-      readyReplicas: 4, desiredReplicas: 4, pendingReplicas: 0, capacityErrors: 0, interruptionNotices: 0 };
+    const healthy = FOUR_READY;
     const decide = (errorsInMinute3: number) => {
       series.capacityErrors[3 * k + p] = errorsInMinute3;
       const o: Observation = {
@@ -779,11 +778,8 @@ describe('what the Reconciler measures', () => {
   test('every baseline routes on the ready count the library\'s Reconciler has at its run: live where the target reports it', () => {
     const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
     const k = scenario.classes.length;
-    const dp = { minute: 2, routedRequests: 1, targetedRequests: 1, serverRejected: 0, routedTokens: 1,
-      admitted: 1, rejected: 0, rejectedTokens: 0, completed: 1, servedTokens: 1, sloMetRequests: 1, latencyP95Seconds: 0,
-      readyReplicas: 4, desiredReplicas: 4, pendingReplicas: 0, capacityErrors: 0, interruptionNotices: 0 };
     const o = (extra: Partial<Observation>): Observation => ({
-      now: 300, classes: scenario.classes, windows: scenario.classes.map(() => [dp]), demand: [{ minute: 2, requests: 1, tokens: 60 }],
+      now: 300, classes: scenario.classes, windows: scenario.classes.map(() => [FOUR_READY]), demand: [{ minute: 2, requests: 1, tokens: 60 }],
       weights: scenario.classes.map(() => 1 / k), ...extra,
     });
     expect(readyReplicas(o({}))).toEqual(scenario.classes.map(() => 4));
@@ -792,7 +788,7 @@ describe('what the Reconciler measures', () => {
     const live = scenario.classes.map((_, i) => ({ ready: i + 1, desired: i + 1, pools: [i + 1] }));
     expect(readyReplicas(o({ live }))).toEqual(scenario.classes.map((_, i) => i + 1));
     // The two-state switch too: the preferred class gone now is short now, though its published minute had 4 ready.
-    const p = scenario.classes.findIndex((c) => c.preferenceRank === Math.min(...scenario.classes.map((x) => x.preferenceRank)));
+    const p = preferredIndex(scenario.classes);
     const switcher = twoStateSwitch({ scenario, trace: undefined as never });
     const preferredOnly = scenario.classes.map((_, i) => (i === p ? 1 : 0));
     expect(switcher.decide(o({ weights: preferredOnly })).mode).toBe('preferred');
@@ -801,21 +797,12 @@ describe('what the Reconciler measures', () => {
 
   test('EKS: HealthyHostCount is the minute\'s Minimum: a replica ready mid-minute is not counted in that minute\'s datapoint', () => {
     const scenario = { ...S1.build(3, SHORT_LLM), platform: 'eks' as const };
-    const spyStep = jest.spyOn(reconcilerStep, 'step');
+    const { value: s, observations } = observing(() => runSimulation(scenario, libraryPolicy(), { seed: 3 }).series);
     const read = new Map<string, number | null>();
-    let s: ReturnType<typeof runSimulation>['series'];
-    try {
-      s = runSimulation(scenario, libraryPolicy(), { seed: 3 }).series;
-      for (const r of spyStep.mock.results) {
-        const step = r.value as ReturnType<typeof reconcilerStep.step>;
-        if (!step.ok) continue;
-        const { query, signals } = step.observation;
-        for (const [name, sig] of Object.entries(signals)) {
-          sig.readyReplicas!.slice(0, query.signalSlots).forEach((v, i) => read.set(`${name}:${(query.frame.start + i * 60 - EPOCH) / 60}`, v));
-        }
+    for (const { query, signals } of observations) {
+      for (const [name, sig] of Object.entries(signals)) {
+        sig.readyReplicas!.slice(0, query.signalSlots).forEach((v, i) => read.set(`${name}:${(query.frame.start + i * 60 - EPOCH) / 60}`, v));
       }
-    } finally {
-      spyStep.mockRestore();
     }
     const k = s.classCount;
     let grew = 0;
