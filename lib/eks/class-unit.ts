@@ -247,8 +247,8 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
  * node's pods terminate until its grace expiry (deletion + grace: lifecycle/controller.go:298), so a pod the budget held
  * past the notice would die with the instance, neither deregistered nor drained (R93, R94). There the grace is at most
  * `spotNodeGraceSeconds` (lib/core/platform/control-loop.ts): every pod is gone within the notice, drained as far as
- * its own grace fits before then. A
- * mixed pool (on-demand and spot) gets the spot grace for all its nodes: its drifts are not held for a replacement.
+ * its own grace fits before then. A mixed pool (on-demand and spot) gets the spot grace for all its nodes: its drifts
+ * are not held for a replacement.
  */
 function nodeGraceSeconds(u: ClassUnitInput, capacityTypes: readonly string[]): number {
   const podGrace = u.deregistrationDelaySeconds + u.deadlineSeconds;

@@ -153,6 +153,11 @@ export interface RuleRoutingInput {
   readonly classes: readonly RoutedClass[];
 }
 
+/** How long the target groups let a deregistered pod finish: the option, else the default the simulator models too. */
+function deregistrationDelayOf(o: { readonly deregistrationDelay?: Duration }): Duration {
+  return o.deregistrationDelay ?? Duration.seconds(EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds);
+}
+
 /**
  * The service's ALB, created in the service's scope (the ids `LoadBalancer`, `AccessLogs`, `TargetGroup-<class>` and
  * `Listener` are the logical ids of deployed stacks): internal by default, access logs on, invalid headers dropped,
@@ -160,7 +165,7 @@ export interface RuleRoutingInput {
  */
 export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting {
   const o = input.options;
-  const deregistrationDelay = o.deregistrationDelay ?? Duration.seconds(EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds);
+  const deregistrationDelay = deregistrationDelayOf(o);
   const loadBalancer = new elbv2.ApplicationLoadBalancer(scope, 'LoadBalancer', {
     vpc: input.vpc,
     internetFacing: o.internetFacing ?? false,
@@ -205,7 +210,7 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
  */
 export function ruleRouting(scope: Construct, input: RuleRoutingInput): AlbRouting {
   const o = input.options;
-  const deregistrationDelay = o.deregistrationDelay ?? Duration.seconds(EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds);
+  const deregistrationDelay = deregistrationDelayOf(o);
   const targetGroups = classTargetGroups(scope, input.vpc, input.classes, deregistrationDelay);
   const conditions = [
     ...(o.hostHeaders?.length ? [elbv2.ListenerCondition.hostHeaders([...o.hostHeaders])] : []),
