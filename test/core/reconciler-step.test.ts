@@ -626,19 +626,28 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
     },
   };
 
-  test('fails when a weight write and a capacity write land in one period: the capacity write waits for the next', () => {
+  test('one write of each kind per period: a capacity write follows a weights write in its period, a second of a kind waits', () => {
     const target = sagemaker({ preferred: 75, fallback: 25 }, { preferred: 6, fallback: 1 });
     const fresh = decided(step(SM, target, answer(SM, shortage), NOW_MS));
     expect(fresh.plan).toMatchObject({ action: 'write', write: { kind: 'capacity', route: 'fallback', to: 2 } });
-    const wroteWeights: RunMemory = { period: fresh.observation.query.now, state: fresh.observation.previous, wrote: 'weights', floors: null };
-    const after = decided(step(SM, target, answer(SM, shortage), NOW_MS + 15_000, wroteWeights));
-    expect(after.plan).toEqual({ action: 'skipped', detail: 'a weights write was already made in this period; the next period writes' });
+    const period = fresh.observation.query.now;
+    const wrote = (...kinds: Array<'weights' | 'capacity'>): RunMemory => ({ period, state: fresh.observation.previous, wrote: kinds, floors: null });
+    // The endpoint is InService again after the weights' update (SageMaker's run on that state change): the raise goes.
+    expect(decided(step(SM, target, answer(SM, shortage), NOW_MS + 15_000, wrote('weights'))).plan)
+      .toMatchObject({ action: 'write', write: { kind: 'capacity', route: 'fallback', to: 2 } });
+    // A second raise in the period (a repeated event, an alarm run) waits for the next period.
+    const after = decided(step(SM, target, answer(SM, shortage), NOW_MS + 15_000, wrote('weights', 'capacity')));
+    expect(after.plan).toEqual({ action: 'skipped', detail: 'a capacity write was already made in this period; the next period writes' });
     // The held write is counted as deferred (WritesDeferred), as a write an Updating endpoint refuses is.
     const serviceRecord = (s: StepDecision, outcome: RunOutcome) => runRecords(SM, s, outcome, NOW_MS).find((r) => 'WritesDeferred' in r);
     expect(serviceRecord(after, { action: 'skipped', detail: 'held' })).toMatchObject({ WritesDeferred: 1, WeightChanges: 0 });
     expect(serviceRecord(fresh, { action: 'applied' })).toMatchObject({ WritesDeferred: 0 });
-    const nextPeriod = decided(step(SM, target, answer(SM, shortage, NOW_MS + 60_000), NOW_MS + 60_000, wroteWeights));
+    const nextPeriod = decided(step(SM, target, answer(SM, shortage, NOW_MS + 60_000), NOW_MS + 60_000, wrote('weights', 'capacity')));
     expect(nextPeriod.plan).toMatchObject({ action: 'write', write: { kind: 'capacity' } });
+    // The run memory keeps every kind written in the period, and starts again in the next.
+    const applied = rememberRun(fresh, { action: 'applied' }, wrote('weights'));
+    expect(applied?.wrote).toEqual(['weights', 'capacity']);
+    expect(rememberRun(nextPeriod, { action: 'unchanged' }, applied)?.wrote).toBeUndefined();
   });
 
   test('a run that went on without a read counts a DegradedReads datapoint, and its audit line names the read, skipped or not', () => {
@@ -655,7 +664,7 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
     }
     // A write already made in the period: skipped, and the unread bounds named as well.
     const first = decided(step(SM, base, answer(SM, shortage), NOW_MS));
-    const wroteWeights: RunMemory = { period: first.observation.query.now, state: first.observation.previous, wrote: 'weights', floors: null };
+    const wroteWeights: RunMemory = { period: first.observation.query.now, state: first.observation.previous, wrote: ['weights'], floors: null };
     const held = decided(step(SM, { ...base, capacityUnwritable: unread }, answer(SM, shortage), NOW_MS + 15_000, wroteWeights));
     expect(held.plan).toMatchObject({ action: 'skipped', detail: expect.stringMatching(/already made in this period.*; no capacity write this run: DescribeScalableTargets failed/) });
     expect(serviceRecord(held, { action: 'skipped', detail: held.plan.action === 'skipped' ? held.plan.detail : '' })).toMatchObject({ DegradedReads: 1 });

@@ -6,15 +6,15 @@
  * concurrency 1 runs one environment at a time), a simulator between ticks.
  */
 import { type PolicyState } from '../policy/types';
-import { type ScalingBounds } from './targets/kind';
+import { type RoutingWrite, type ScalingBounds } from './targets/kind';
 
 export interface RunMemory {
   /** Start (epoch seconds) of the period the run decided in. */
   readonly period: number;
   /** The policy state it recorded (the weights it left in force). */
   readonly state: PolicyState;
-  /** The kind of write it made in that period, if any (also carried over from an earlier run in the same period). */
-  readonly wrote?: 'weights' | 'capacity';
+  /** The kinds of write made in that period, by this run or an earlier one in the same period; absent: none. */
+  readonly wrote?: ReadonlyArray<RoutingWrite['kind']>;
   /** The replica floors it published (null: none known). */
   readonly floors: Readonly<Record<string, number>> | null;
   /**

@@ -166,12 +166,16 @@ function planOf(
   const withHeld = (detail: string | undefined) => [detail, held].filter((d) => d !== undefined).join('; ');
   if (!write) return held ? { action: 'unchanged', detail: held } : { action: 'unchanged' };
   if (target.notWritable) return { action: 'skipped', detail: withHeld(target.notWritable) };
-  // One write per period, whatever the number of runs in it: a second write would outpace the ramp bound (ALB) or hit
-  // an endpoint still Updating from the first (SageMaker). Entering capacity mode is the exception: reacting at once
-  // to a capacity alarm is what the alarm-triggered run is for.
+  // One write of each kind per period, whatever the number of runs in it (EventBridge may deliver an event more than
+  // once): a second weights write would outpace the ramp bound, a second capacity write raise a variant again on
+  // counts the first one has not changed yet. A capacity write after a weights write is not held: the weights' update
+  // is over once the endpoint reads InService again (`notWritable` above), and SageMaker's run on that state change is
+  // the capacity write's turn. Held to the next period, a fallback's own target tracking, evaluated every minute,
+  // takes the endpoint first (traced on H3: the preferred variant's ask was not written for 15 minutes). Entering
+  // capacity mode is the exception: reacting at once to a capacity alarm is what the alarm-triggered run is for.
   const entering = decision.modeChanged && decision.mode === 'capacity';
-  if (memory?.period === now && memory.wrote && !entering) {
-    return { action: 'skipped', detail: withHeld(`a ${memory.wrote} write was already made in this period; the next period writes`) };
+  if (memory?.period === now && memory.wrote?.includes(write.kind) && !entering) {
+    return { action: 'skipped', detail: withHeld(`a ${write.kind} write was already made in this period; the next period writes`) };
   }
   const detail = withHeld(describeWrite(write));
   return { action: 'write', write, ...(detail ? { detail } : {}) };
@@ -265,9 +269,10 @@ function newestRefusals(windows: Readonly<Record<string, SignalWindow>>): Record
 export function rememberRun(s: ReconcilerStep, outcome: RunOutcome, memory?: RunMemory): RunMemory | undefined {
   if (!s.ok) return memory;
   const now = s.observation.query.now;
-  const wroteNow = outcome.action === 'applied' && s.plan.action === 'write' ? s.plan.write.kind : undefined;
-  const earlier = memory?.period === now ? memory.wrote : undefined;
-  const wrote = wroteNow ?? earlier;
+  const wroteNow = outcome.action === 'applied' && s.plan.action === 'write' ? [s.plan.write.kind] : [];
+  const earlier = memory?.period === now ? memory.wrote ?? [] : [];
+  const kinds = [...new Set([...earlier, ...wroteNow])];
+  const wrote = kinds.length > 0 ? kinds : undefined;
   // The newest bounds read successfully: this run's, or, when its read failed, the earlier ones it planned with.
   const bounds = s.target.capacityUnwritable ? undefined : s.target.scalingBounds;
   const boundsRead = bounds ? { at: now, bounds } : memory?.boundsRead;

@@ -280,8 +280,8 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   // 2d43c3e doc_source/automating-sagemaker-with-eventbridge.md:248-285). Matched on the name, not on `resources`: the
   // name in an endpoint's ARN is lower-cased in AWS's example and not in others, and matching is case-sensitive.
   // "InService" too, in case the spelling differs: an event that never matches would silently lose the runs. Delivery is
-  // best effort and may repeat ("may send multiple events ... for each state change"), so the schedule stays, and a
-  // run writes at most once per period whatever triggers it.
+  // best effort and may repeat ("may send multiple events ... for each state change"), so the schedule stays, and the
+  // runs make at most one write of each kind per period whatever triggers them (`planOf`, step.ts).
   writableAgain: (facts) => ({
     source: ['aws.sagemaker'],
     detailType: [SAGEMAKER_ENDPOINT_STATE_CHANGE],
