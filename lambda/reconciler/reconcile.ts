@@ -11,7 +11,7 @@ import { type AlarmStateChangeEvent, alarmedClasses } from '../../lib/core/recon
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { metricQuery } from '../../lib/core/reconciler/observe';
 import { beforeDeadline, DEFAULT_RETRY, isProgrammingError, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
-import { rememberRun, runRecords, type RunOutcome, step, targetRead } from '../../lib/core/reconciler/step';
+import { rememberRun, runRecords, type RunOutcome, step, targetRead, weightsInForce } from '../../lib/core/reconciler/step';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { type Clients, type TargetIo } from './targets/io';
 
@@ -151,7 +151,10 @@ async function reconcileChecked(
       // A write the deadline cut off was sent and may have landed: say so, not "unchanged"; the next run reads what is in force.
       const what = f.reason === 'timeout' ? `${s.plan.detail ?? 'the write'}: outcome unknown (sent, and it may have landed; the next run reads the target)`
         : s.plan.detail ? `${s.plan.detail} failed` : 'weights unchanged';
-      outcome = { action: 'failed', reason: f.reason, detail: `${what}: ${f.detail}` };
+      const taken = f.reason === 'timeout' ? undefined : await takenMeanwhile(io, config, clients, signal);
+      outcome = taken
+        ? { action: 'skipped', detail: `${s.plan.detail ?? 'the weights write'} deferred: ${taken} (it was taken after this run read it: ${f.detail})` }
+        : { action: 'failed', reason: f.reason, detail: `${what}: ${f.detail}` };
     }
   }
   // The audit line names the alarm evidence the run counted: no datapoint of the window shows it yet.
@@ -159,7 +162,7 @@ async function reconcileChecked(
     options.log(record.audit !== undefined && alarmed.length > 0 ? { ...record, alarmEvidence: alarmed } : record);
   }
   const memory = rememberRun(s, outcome, options.memory);
-  const weights = !s.ok ? undefined : outcome.action === 'applied' || outcome.action === 'unchanged' ? s.decision.weights : read.state.weights;
+  const weights = s.ok ? weightsInForce(s, outcome) : undefined;
   return {
     action: outcome.action,
     ...(outcome.reason ? { reason: outcome.reason } : {}),
@@ -201,4 +204,15 @@ async function getMetricData(
     nextToken = page.NextToken;
   } while (nextToken);
   return [...byId.values()];
+}
+
+/** The target's own reason to take no write now, asked after a write failed (`TargetIo.takenMeanwhile`); undefined when none, or unreadable. */
+async function takenMeanwhile(io: TargetIo, config: ReconcilerConfig, clients: Clients, signal: AbortSignal | undefined): Promise<string | undefined> {
+  if (!io.takenMeanwhile || signal?.aborted) return undefined;
+  try {
+    return await io.takenMeanwhile(config, clients, signal);
+  } catch (error) {
+    if (isProgrammingError(error)) throw error;
+    return undefined;
+  }
 }

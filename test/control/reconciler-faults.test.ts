@@ -2,7 +2,7 @@
  * The reconciler under injected AWS faults and facts that no longer match the world. Invariants, whatever happens:
  * every run leaves exactly one audit line; a failed run also leaves a ReconcilerFailures datapoint; no write ever
  * carries all-zero weights, a weight for a placement-forbidden class, or a weight for a target that does not exist;
- * in steady state at most one write per period.
+ * in steady state at most one write of each kind per period.
  */
 import { GetMetricDataCommand, type GetMetricDataCommandOutput, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
 import { DescribeListenersCommand, ModifyListenerCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
@@ -116,6 +116,35 @@ describe('facts that no longer match the target', () => {
       expect(failures(lines)).toEqual([]);
     }
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+
+  test('an endpoint another writer took between the read and the write defers the write; one still InService fails the run', async () => {
+    const variants = [
+      { name: 'preferred', weight: 50, ready: 0, desired: 6, type: 'ml.inf2.xlarge' },
+      { name: 'fallback', weight: 50, ready: 2, desired: 2, type: 'ml.g5.xlarge' },
+    ];
+    serveMetrics(SM, {
+      mode: fill(0),
+      classes: {
+        preferred: { readyReplicas: fill(0), desiredReplicas: fill(6), capacityErrors: fill(3) },
+        fallback: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(1200)) },
+      },
+    });
+    // Application Auto Scaling's own update starts after the run's DescribeEndpoint: SageMaker refuses the write.
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(Object.assign(new Error('in progress'), { name: 'ValidationException' }));
+    sm.on(DescribeEndpointCommand).resolvesOnce(endpoint('InService', variants)).resolves(endpoint('Updating', variants));
+    const taken = await run(SM);
+    expect(taken.result.action).toBe('skipped');
+    expect(taken.result.detail).toMatch(/deferred: endpoint llm is Updating; .*taken after this run read it: ValidationException: in progress/);
+    expect(failures(taken.lines)).toEqual([]);
+    expect(taken.lines.find((l) => 'WritesDeferred' in l)).toMatchObject({ WritesDeferred: 1 });
+    // Nothing was written: the next run in the period may write.
+    expect(taken.memory?.wrote).toBeUndefined();
+    // The endpoint reads InService again: the refusal is not another writer's, and the run fails.
+    sm.on(DescribeEndpointCommand).resolves(endpoint('InService', variants));
+    const refused = await run(SM);
+    expect(refused.result).toMatchObject({ action: 'failed' });
+    expect(failures(refused.lines)).toHaveLength(1);
   });
 
   test('a target group missing from the listener: no ModifyListener, an audit line and a failure datapoint', async () => {

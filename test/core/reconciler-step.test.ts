@@ -10,7 +10,7 @@ import { type MetricResult } from '../../lib/core/reconciler/io';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { emptyWhereUnpublished, metricQuery, observe, seenWhereUnpublished } from '../../lib/core/reconciler/observe';
 import { type RoutedClassFacts } from '../../lib/core/reconciler/routing-facts';
-import { rememberRun, runRecords, type RunOutcome, step, type StepDecision } from '../../lib/core/reconciler/step';
+import { rememberRun, runRecords, type RunOutcome, step, type StepDecision, weightsInForce } from '../../lib/core/reconciler/step';
 import { hpaHonouredFloor } from '../../lib/core/reconciler/targets/alb';
 import { type TargetState } from '../../lib/core/reconciler/targets/kind';
 
@@ -648,6 +648,23 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
     const applied = rememberRun(fresh, { action: 'applied' }, wrote('weights'));
     expect(applied?.wrote).toEqual(['weights', 'capacity']);
     expect(rememberRun(nextPeriod, { action: 'unchanged' }, applied)?.wrote).toBeUndefined();
+  });
+
+  test('changed weights the period already wrote are held, and the run makes the capacity write instead', () => {
+    // The cost plan's weights in force: the shortage plans new weights and a fallback floor.
+    const target = sagemaker({ preferred: 98, fallback: 2 }, { preferred: 6, fallback: 1 });
+    const fresh = decided(step(SM, target, answer(SM, shortage), NOW_MS));
+    expect(fresh.plan).toMatchObject({ action: 'write', write: { kind: 'weights' } });
+    const period = fresh.observation.query.now;
+    const wrote = (...kinds: Array<'weights' | 'capacity'>): RunMemory => ({ period, state: fresh.observation.previous, wrote: kinds, floors: null });
+    const held = decided(step(SM, target, answer(SM, shortage), NOW_MS + 15_000, wrote('weights')));
+    expect(held.plan).toMatchObject({ action: 'write', write: { kind: 'capacity', route: 'fallback', to: 2 } });
+    // The weights in force stay the target's, and the run records those, not the ones it held.
+    expect(weightsInForce(held, { action: 'applied' })).toEqual({ preferred: 98, fallback: 2 });
+    expect(rememberRun(held, { action: 'applied' }, wrote('weights'))?.state.weights).toEqual({ preferred: 98, fallback: 2 });
+    // Both kinds written in the period: nothing more until the next one.
+    expect(decided(step(SM, target, answer(SM, shortage), NOW_MS + 15_000, wrote('weights', 'capacity'))).plan)
+      .toEqual({ action: 'skipped', detail: 'a capacity write was already made in this period; the next period writes' });
   });
 
   test('a run that went on without a read counts a DegradedReads datapoint, and its audit line names the read, skipped or not', () => {

@@ -34,6 +34,13 @@ export interface TargetIo {
    * idempotent and is simply sent again.
    */
   landed?(config: ReconcilerConfig, clients: Clients, write: RoutingWrite, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Asked after a write failed: why the target takes no write now (a status that ends by itself, the read's
+   * `notWritable`), or undefined. A kind whose target another writer can lock between the run's read and its write
+   * (SageMaker: Application Auto Scaling's own update) defers such a write, as the read would have, instead of failing
+   * the run. Absent: a failed write fails the run.
+   */
+  takenMeanwhile?(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<string | undefined>;
   /** The SDK client this kind calls, built with the shell's options (one attempt, request timeouts). */
   client(options: object): Promise<Partial<Clients>>;
 }

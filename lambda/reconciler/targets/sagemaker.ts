@@ -117,6 +117,19 @@ export async function landed(config: ReconcilerConfig, clients: Clients, w: Rout
   return wanted.every(([name, weight]) => byName.get(name)?.DesiredWeight === weight);
 }
 
+/**
+ * Why the endpoint takes no write now, read after a write failed: Application Auto Scaling can start its own update
+ * (a variant's scale-out) between the run's DescribeEndpoint and its write, most likely on the run SageMaker's
+ * IN_SERVICE event triggers, when both wait for the same moment; SageMaker then refuses the write. The refusal's error
+ * text is not documented, so the status is read again instead: one that ends by itself (`endpointWritability`'s
+ * `notWritable`) defers the write to a later run; InService, or one that needs an operator, leaves the run failed.
+ */
+export async function takenMeanwhile(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<string | undefined> {
+  const f = facts(config);
+  const endpoint = await clients.sagemaker!.send(new DescribeEndpointCommand({ EndpointName: f.endpointName }), { abortSignal: signal });
+  return endpointWritability(f.endpointName, endpoint.EndpointStatus, endpoint.FailureReason).notWritable;
+}
+
 export async function client(options: object): Promise<Partial<Clients>> {
   return { sagemaker: new SageMakerClient(options), autoScaling: new ApplicationAutoScalingClient(options) };
 }

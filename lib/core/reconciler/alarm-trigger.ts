@@ -9,8 +9,8 @@
  * (`Reconciler.capacityErrorAlarms`), so the metric names the class; an alarm on any other metric (a user's
  * `capacityAlarms`, a metric-math alarm) runs the reconciler without naming a class. CloudWatch evaluates a one-minute
  * alarm every minute and acts on state transitions (AlarmThatSendsEmail.html), so a shortage that persists triggers
- * one run, and the scheduled runs read its datapoints from then on; a duplicate event is one more run, and a run writes
- * at most once per period.
+ * one run, and the scheduled runs read its datapoints from then on; a duplicate event is one more run, and the runs make
+ * at most one write of each kind per period.
  */
 import { resolvePolicyConfig } from '../policy/defaults';
 import { type ReconcilerConfig } from './config';

@@ -2,7 +2,7 @@
  * What a reconciler run hands the next run in the same execution environment. The policy's memory lives in the
  * reconciler's own CloudWatch metrics, which GetMetricData shows only after ingestion (seconds to minutes); a second
  * run soon after (an alarm run beside the scheduled one) reads this instead, so it neither takes a second ramp step
- * nor makes a second write in the same period. Plain JSON data; the Lambda keeps it in module scope (reserved
+ * nor makes a second write of the same kind in the same period. Plain JSON data; the Lambda keeps it in module scope (reserved
  * concurrency 1 runs one environment at a time), a simulator between ticks.
  */
 import { type PolicyState } from '../policy/types';

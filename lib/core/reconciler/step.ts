@@ -131,7 +131,12 @@ export function step(
     };
   }
   const floors = floorsToApply(config, decision, observation);
-  const write = kind.plannedWrite(config.facts, decision, target, floors);
+  const planned = kind.plannedWrite(config.facts, decision, target, floors);
+  // Weights the period already wrote are held (`planOf`); the run's write is then the capacity one it would make if the
+  // weights had not changed, so a raise does not wait behind them for another period.
+  const write = planned?.kind === 'weights' && heldThisPeriod('weights', decision, memory, now)
+    ? kind.plannedWrite(config.facts, { ...decision, weightsChanged: false }, target, floors) ?? planned
+    : planned;
   return { ok: true, observation, input, decision, state, plan: planOf(write, target, decision, memory, now), floors, target };
 }
 
@@ -166,19 +171,25 @@ function planOf(
   const withHeld = (detail: string | undefined) => [detail, held].filter((d) => d !== undefined).join('; ');
   if (!write) return held ? { action: 'unchanged', detail: held } : { action: 'unchanged' };
   if (target.notWritable) return { action: 'skipped', detail: withHeld(target.notWritable) };
-  // One write of each kind per period, whatever the number of runs in it (EventBridge may deliver an event more than
-  // once): a second weights write would outpace the ramp bound, a second capacity write raise a variant again on
-  // counts the first one has not changed yet. A capacity write after a weights write is not held: the weights' update
-  // is over once the endpoint reads InService again (`notWritable` above), and SageMaker's run on that state change is
-  // the capacity write's turn. Held to the next period, a fallback's own target tracking, evaluated every minute,
-  // takes the endpoint first (traced on H3: the preferred variant's ask was not written for 15 minutes). Entering
-  // capacity mode is the exception: reacting at once to a capacity alarm is what the alarm-triggered run is for.
-  const entering = decision.modeChanged && decision.mode === 'capacity';
-  if (memory?.period === now && memory.wrote?.includes(write.kind) && !entering) {
+  if (heldThisPeriod(write.kind, decision, memory, now)) {
     return { action: 'skipped', detail: withHeld(`a ${write.kind} write was already made in this period; the next period writes`) };
   }
   const detail = withHeld(describeWrite(write));
   return { action: 'write', write, ...(detail ? { detail } : {}) };
+}
+
+/**
+ * One write of each kind per period, whatever the number of runs in it (EventBridge may deliver an event more than
+ * once): a second weights write would outpace the ramp bound, a second capacity write raise a variant again on counts
+ * the first has not changed yet. A capacity write after a weights write is not held: the weights' update is over once
+ * the endpoint reads InService again (`notWritable`), and SageMaker's run on that state change is the capacity write's
+ * turn. Held to the next period, it lost the endpoint to a fallback's own target tracking, whose alarm asks every minute
+ * (traced on the simulator's H3: the preferred variant's ask went unwritten for 15 minutes). Entering capacity mode is
+ * the exception: reacting at once to a capacity alarm is what the alarm-triggered run is for.
+ */
+function heldThisPeriod(kind: RoutingWrite['kind'], decision: PolicyDecision, memory: RunMemory | undefined, now: number): boolean {
+  const entering = decision.modeChanged && decision.mode === 'capacity';
+  return memory?.period === now && memory.wrote?.includes(kind) === true && !entering;
 }
 
 /** The audit line's words for a write (none for a plain weights write). */
@@ -191,12 +202,18 @@ export function describeWrite(write: RoutingWrite): string | undefined {
   return write.zeroed.length > 0 ? `weight 0 written for ${write.zeroed.map((n) => `'${n}'`).join(', ')}, which the routing facts do not name` : undefined;
 }
 
+/** The weights in force after the run: the decided ones if it wrote them or had nothing to write, else the target's. */
+export function weightsInForce(s: StepDecision, outcome: RunOutcome): Readonly<Record<string, number>> {
+  return recordedState(s, outcome).inForce;
+}
+
 /** The weights in force and the state to record after the run: the new ones if its write went through, else the old. */
 function recordedState(s: StepDecision, outcome: RunOutcome): { inForce: Readonly<Record<string, number>>; recorded: PolicyState } {
   const kept = outcome.action === 'applied' || outcome.action === 'unchanged';
   const weightsWritten = kept && (s.plan.action !== 'write' || s.plan.write.kind === 'weights');
   const inForce = weightsWritten ? s.decision.weights : s.target.weights;
-  return { inForce, recorded: kept ? s.state : { ...s.state, weights: s.target.weights } };
+  // A capacity write made while changed weights were held leaves the old weights in force: record those.
+  return { inForce, recorded: kept && weightsWritten ? s.state : { ...s.state, weights: s.target.weights } };
 }
 
 /**
