@@ -206,8 +206,8 @@ async function getMetricData(
   return [...byId.values()];
 }
 
-/** The target's own reason to take no write now, asked after a write failed (`TargetIo.takenMeanwhile`); undefined when none, or unreadable. */
-async function takenMeanwhile(io: TargetIo, config: ReconcilerConfig, clients: Clients, signal: AbortSignal | undefined): Promise<string | undefined> {
+/** The target's reason to take no write now, asked after a write failed (`TargetIo.takenMeanwhile`); undefined: none, or unreadable. */
+async function takenMeanwhile(io: TargetIo, config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<string | undefined> {
   if (!io.takenMeanwhile || signal?.aborted) return undefined;
   try {
     return await io.takenMeanwhile(config, clients, signal);

@@ -239,8 +239,8 @@ export interface DecisionRecords {
   readonly written: boolean;
   /**
    * The run planned a write and could not make it now (`StepPlan` 'skipped': an endpoint not InService, a write of
-   * the same kind already made in this period, or one the endpoint refused because another writer took it meanwhile). Counted per run; a run with nothing new to write is not counted, even on an endpoint
-   * that is Updating.
+   * the same kind already made in this period, or one the endpoint refused because another writer took it meanwhile).
+   * Counted per run; a run with nothing new to write is not counted, even on an endpoint that is Updating.
    */
   readonly deferred?: boolean;
   /** The replica floors published this run, by routed name (null: none known, none published). */
