@@ -32,6 +32,21 @@ const failures = (lines: Array<Record<string, unknown>>) => lines.filter((l) => 
 
 beforeEach(resetWorld);
 
+/** The preferred variant lost every instance (capacity errors) while the fallback serves: a run plans a write. Returns the variants. */
+function servePreferredLost() {
+  serveMetrics(SM, {
+    mode: fill(0),
+    classes: {
+      preferred: { readyReplicas: fill(0), desiredReplicas: fill(6), capacityErrors: fill(3) },
+      fallback: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(1200)) },
+    },
+  });
+  return [
+    { name: 'preferred', weight: 50, ready: 0, desired: 6, type: 'ml.inf2.xlarge' },
+    { name: 'fallback', weight: 50, ready: 2, desired: 2, type: 'ml.g5.xlarge' },
+  ];
+}
+
 describe('facts that no longer match the target', () => {
   test('a renamed SageMaker variant: no write to a variant that does not exist, an audit line and a failure datapoint', async () => {
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
@@ -88,17 +103,7 @@ describe('facts that no longer match the target', () => {
   });
 
   test('an endpoint no wait brings back (Failed, UpdateRollbackFailed, OutOfService, Deleting) pages; a transient status waits', async () => {
-    const variants = [
-      { name: 'preferred', weight: 50, ready: 0, desired: 6, type: 'ml.inf2.xlarge' },
-      { name: 'fallback', weight: 50, ready: 2, desired: 2, type: 'ml.g5.xlarge' },
-    ];
-    serveMetrics(SM, {
-      mode: fill(0),
-      classes: {
-        preferred: { readyReplicas: fill(0), desiredReplicas: fill(6), capacityErrors: fill(3) },
-        fallback: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(1200)) },
-      },
-    });
+    const variants = servePreferredLost();
     for (const status of ['Failed', 'UpdateRollbackFailed', 'OutOfService', 'Deleting']) {
       sm.on(DescribeEndpointCommand).resolves({ ...endpoint(status, variants), FailureReason: 'Rollback failed' });
       const { result, lines } = await run(SM);
@@ -119,17 +124,7 @@ describe('facts that no longer match the target', () => {
   });
 
   test('an endpoint another writer took between the read and the write defers the write; one still InService fails the run', async () => {
-    const variants = [
-      { name: 'preferred', weight: 50, ready: 0, desired: 6, type: 'ml.inf2.xlarge' },
-      { name: 'fallback', weight: 50, ready: 2, desired: 2, type: 'ml.g5.xlarge' },
-    ];
-    serveMetrics(SM, {
-      mode: fill(0),
-      classes: {
-        preferred: { readyReplicas: fill(0), desiredReplicas: fill(6), capacityErrors: fill(3) },
-        fallback: { readyReplicas: fill(2), desiredReplicas: fill(2), servedTokensPerSecond: fill(perMinute(1200)) },
-      },
-    });
+    const variants = servePreferredLost();
     // Application Auto Scaling's own update starts after the run's DescribeEndpoint: SageMaker refuses the write.
     sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(Object.assign(new Error('in progress'), { name: 'ValidationException' }));
     sm.on(DescribeEndpointCommand).resolvesOnce(endpoint('InService', variants)).resolves(endpoint('Updating', variants));
