@@ -10,7 +10,7 @@ import { failureAuditLine, failureEmf, type FailureReason, reconcilerConfigProbl
 import { type AlarmStateChangeEvent, alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { metricQuery } from '../../lib/core/reconciler/observe';
-import { beforeDeadline, DEFAULT_RETRY, isProgrammingError, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
+import { beforeDeadline, DEFAULT_RETRY, isAccessDenied, isProgrammingError, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
 import { rememberRun, runRecords, type RunOutcome, step, targetRead, weightsInForce } from '../../lib/core/reconciler/step';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { type Clients, type TargetIo } from './targets/io';
@@ -151,7 +151,8 @@ async function reconcileChecked(
       // A write the deadline cut off was sent and may have landed: say so, not "unchanged"; the next run reads what is in force.
       const what = f.reason === 'timeout' ? `${s.plan.detail ?? 'the write'}: outcome unknown (sent, and it may have landed; the next run reads the target)`
         : s.plan.detail ? `${s.plan.detail} failed` : 'weights unchanged';
-      const taken = f.reason === 'timeout' ? undefined : await takenMeanwhile(io, config, clients, signal);
+      // A denial is the run's own fault whatever the endpoint's status: it fails, never deferred.
+      const taken = f.reason === 'timeout' || isAccessDenied(error) ? undefined : await takenMeanwhile(io, config, clients, signal);
       outcome = taken
         ? { action: 'skipped', detail: `${s.plan.detail ?? 'the weights write'} deferred: ${taken} (it was taken after this run read it: ${f.detail})` }
         : { action: 'failed', reason: f.reason, detail: `${what}: ${f.detail}` };

@@ -140,6 +140,12 @@ describe('facts that no longer match the target', () => {
     const refused = await run(SM);
     expect(refused.result).toMatchObject({ action: 'failed' });
     expect(failures(refused.lines)).toHaveLength(1);
+    // A denial fails the run whatever the status reads: a missing grant is never hidden as a deferral.
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    sm.on(DescribeEndpointCommand).resolvesOnce(endpoint('InService', variants)).resolves(endpoint('Updating', variants));
+    const denied = await run(SM);
+    expect(denied.result).toMatchObject({ action: 'failed', reason: 'aws-error' });
+    expect(failures(denied.lines)).toHaveLength(1);
   });
 
   test('a target group missing from the listener: no ModifyListener, an audit line and a failure datapoint', async () => {
