@@ -141,9 +141,11 @@ describe('facts that no longer match the target', () => {
     expect(refused.result).toMatchObject({ action: 'failed' });
     expect(failures(refused.lines)).toHaveLength(1);
     // A denial fails the run whatever the status reads: a missing grant is never hidden as a deferral.
+    sm.reset();
     sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
     sm.on(DescribeEndpointCommand).resolvesOnce(endpoint('InService', variants)).resolves(endpoint('Updating', variants));
     const denied = await run(SM);
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(1);
     expect(denied.result).toMatchObject({ action: 'failed', reason: 'aws-error' });
     expect(failures(denied.lines)).toHaveLength(1);
   });
