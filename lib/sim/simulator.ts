@@ -206,7 +206,9 @@ class Simulation {
   }
 
   run(): RunResult {
+    // The first run comes first: it sets the steady state the simulated hour starts from.
     this.control(0);
+    this.startMinute(0);
     this.scheduleAutoscalers(0);
     this.heap.push(60, EV_TICK, 1);
     const heap = this.heap;
@@ -229,13 +231,13 @@ class Simulation {
       else if (kind === EV_READY) this.makeReady(this.replicas[payload], tEvent);
       else if (kind === EV_SYNC) this.syncAutoscalers(tEvent);
       else if (kind === EV_TRACK) this.trackTarget(payload, tEvent, this.minuteOf(tEvent));
-      else if (kind === EV_RUN) this.control(tEvent, false);
+      else if (kind === EV_RUN) this.control(tEvent);
       else if (kind === EV_DRAIN) {
         const r = this.replicas[payload];
         if (r.state === READY) this.drain(r, tEvent);
       }
       else if (kind === EV_WRITABLE) {
-        if (payload === this.updatingChanges) this.control(tEvent, false);
+        if (payload === this.updatingChanges) this.control(tEvent);
       }
       else this.tick(payload, tEvent);
     }
@@ -459,23 +461,26 @@ class Simulation {
   // ---- Control loop -----------------------------------------------------------------------------------------
 
   /**
-   * A minute's close, then the minute's scheduled Reconciler run: at the tick itself with a phase of 0, else
-   * `reconcilerPhase` later, the tick keeping the rest of `control`'s scheduled work (the interruptions, the HPAs'
-   * sync). The first run, at time 0, stays at 0: it sets the steady state the run starts from.
+   * A minute's close and its start: the scenario's interruptions and, on EKS, the HPAs' sync of this instant (with
+   * the provisioning it calls for; SageMaker's alarms keep their own phases: `trackTarget`), then the minute's
+   * scheduled Reconciler run, at the tick itself with a phase of 0, else `reconcilerPhase` later.
    */
   private tick(tick: number, now: number): void {
     this.closeMinute(tick - 1, now);
     if (tick < this.minutes) {
+      this.startMinute(now);
       if (this.reconcilerPhase === 0) this.control(now);
-      else {
-        this.rollBackExpiredScaleOuts(now);
-        this.interrupt(now, this.minuteOf(now));
-        if (this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
-        this.heap.push(now + this.reconcilerPhase, EV_RUN, 0);
-      }
+      else this.heap.push(now + this.reconcilerPhase, EV_RUN, 0);
       this.heap.push((tick + 1) * 60, EV_TICK, tick + 1);
       this.scheduleAutoscalers(now);
     }
+  }
+
+  /** What happens at each minute's start whatever the Reconciler does: interruptions, and on EKS the HPAs' sync. */
+  private startMinute(now: number): void {
+    this.rollBackExpiredScaleOuts(now);
+    this.interrupt(now, this.minuteOf(now));
+    if (this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
   }
 
   /** The autoscalers' evaluations within the minute from `now` that are not part of the tick's own run. */
@@ -487,12 +492,8 @@ class Simulation {
     } else this.alarmPhases.forEach((phase, ci) => this.heap.push(now + phase, EV_TRACK, ci));
   }
 
-  /**
-   * One Reconciler run, then (on a tick) the scenario's interruptions and, on EKS, the HPAs' sync of this instant and
-   * the provisioning it calls for (SageMaker's alarms keep their own phases: `trackTarget`). A run the endpoint's
-   * IN_SERVICE event triggers (`scheduled` false) is the run alone.
-   */
-  private control(now: number, scheduled = true): void {
+  /** One Reconciler run: scheduled (`tick`), or on the endpoint's IN_SERVICE event (SageMaker, `EV_WRITABLE`). */
+  private control(now: number): void {
     this.rollBackExpiredScaleOuts(now);
     this.history.publish(now);
     const live = this.platform.liveReplicaCounts
@@ -507,7 +508,6 @@ class Simulation {
     this.s.modes[m] = decision.mode;
     this.s.reasons[m] = decision.reason;
     this.oracle = decision.replicas !== undefined;
-    if (scheduled) this.interrupt(now, m);
     if (this.oracle) {
       this.applyWeights(decision.weights);
       this.states.forEach((cs, ci) => {
@@ -519,7 +519,6 @@ class Simulation {
     if (this.platform.floors === 'metric') this.writeRoutingAndPublishFloors(decision, now);
     else if (decision.deployedWrite) this.applyEndpointWrite(decision, now, m);
     else this.writeEndpoint(decision, now, m);
-    if (scheduled && this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
   }
 
   /** EKS: listener weights are written at once; the floors go out as a metric the HPA reads a publication later. */
