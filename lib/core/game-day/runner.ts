@@ -4,6 +4,7 @@
  * happens. No AWS SDK here: the injection, the alarm reader, the clock and the audit writer are passed in, so the
  * tests drive every path with fakes and the CLI (bin/game-day.ts) with the real clients.
  */
+import { DEFAULT_RETRY, withRetries } from '../reconciler/retry';
 
 /** One change the game day made or undid: what, and its value before and after. */
 export interface AuditChange {
@@ -208,20 +209,24 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
   let restoredAt: number | undefined;
   if (attempted) {
     const attempts = deps.restoreAttempts ?? RESTORE_BACKOFF_MS.length + 1;
-    const pause = (i: number) => RESTORE_BACKOFF_MS[Math.min(i - 1, RESTORE_BACKOFF_MS.length - 1)];
-    for (let i = 1; i <= attempts && !restored; i++) {
-      if (i > 1) await deps.sleep(pause(i - 1), NEVER_ABORTED);
-      try {
-        const change = await deps.injection.restore();
-        restored = true;
-        restoredAt = deps.now();
-        record('restore', { change });
-      } catch (e) {
-        record('restore-failed', {
+    try {
+      // Every error is worth another attempt: the shortage stays in place until one succeeds.
+      const change = await withRetries(() => deps.injection.restore(), {
+        ...DEFAULT_RETRY,
+        maxAttempts: attempts,
+        retryable: () => true,
+        delayMs: (i) => RESTORE_BACKOFF_MS[Math.min(i - 1, RESTORE_BACKOFF_MS.length - 1)],
+        sleep: (ms) => deps.sleep(ms, NEVER_ABORTED),
+        onFailure: (e, i, next) => record('restore-failed', {
           detail: `attempt ${i}/${attempts}: ${e instanceof Error ? e.message : String(e)}`
-            + (i === attempts ? `; restore by hand: ${deps.injection.manualRestore}` : `; retrying in ${pause(i) / 1000} s`),
-        });
-      }
+            + (next === undefined ? `; restore by hand: ${deps.injection.manualRestore}` : `; retrying in ${next / 1000} s`),
+        }),
+      });
+      restored = true;
+      restoredAt = deps.now();
+      record('restore', { change });
+    } catch {
+      // Every failed attempt is in the audit (onFailure), the last one with the command that restores by hand.
     }
   }
   if (restored && attempted && !deps.signal.aborted && (options.returnWatchSeconds ?? 0) > 0) {

@@ -77,6 +77,10 @@ export interface RetryOptions {
   readonly signal?: AbortSignal;
   /** Which errors are worth another attempt. @default isRetryableError */
   readonly retryable?: (err: unknown) => boolean;
+  /** The pause before attempt `attempt + 1`. @default backoffDelayMs: exponential, capped, half jitter */
+  readonly delayMs?: (attempt: number) => number;
+  /** Told of every failed attempt: its error, its number, and the pause before the next (undefined: none follows). */
+  readonly onFailure?: (err: unknown, attempt: number, nextInMs: number | undefined) => void;
 }
 
 /** Four attempts, 200 ms doubling to at most 3 s: about 5 s of waiting at worst, well inside a one-minute run. */
@@ -103,8 +107,11 @@ export async function withRetries<T>(op: () => Promise<T>, options: RetryOptions
     try {
       return await op();
     } catch (err) {
-      if (attempt >= options.maxAttempts || !(options.retryable ?? isRetryableError)(err) || options.signal?.aborted) throw err;
-      await options.sleep(backoffDelayMs(attempt, options));
+      const last = attempt >= options.maxAttempts || !(options.retryable ?? isRetryableError)(err) || options.signal?.aborted === true;
+      const pause = last ? undefined : options.delayMs?.(attempt) ?? backoffDelayMs(attempt, options);
+      options.onFailure?.(err, attempt, pause);
+      if (pause === undefined) throw err;
+      await options.sleep(pause);
       if (options.signal?.aborted) throw err;
     }
   }
