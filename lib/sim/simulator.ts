@@ -105,11 +105,10 @@ class Simulation {
   private weights: number[];
   /**
    * SageMaker: weights written and not yet in force, routed as `routedWeights` gives them (DesiredWeight while the
-   * endpoint is Updating); they take effect when the update ends (`settleWeights`).
+   * endpoint is Updating), and when the write is over (`due`: its own update's end, whatever else keeps the endpoint
+   * Updating); they take effect then (`settleWeights`).
    */
-  private pendingWeights: number[] | undefined;
-  /** When the weight write that set `pendingWeights` is over: its own update's end, whatever else keeps the endpoint Updating. */
-  private pendingDue = Infinity;
+  private pendingWrite: { readonly weights: number[]; readonly due: number } | undefined;
   private readonly cumulative: Float64Array;
   private readonly platform: PlatformModel;
   private readonly publication: Publication;
@@ -219,7 +218,7 @@ class Simulation {
       const tArrival = next < n ? times[next] : Infinity;
       const tEvent = heap.peekTime();
       if (tArrival === Infinity && tEvent === Infinity) break;
-      if (this.pendingWeights && Math.min(tArrival, tEvent) >= this.pendingDue) this.settleWeights();
+      if (this.pendingWrite && Math.min(tArrival, tEvent) >= this.pendingWrite.due) this.settleWeights();
       if (tArrival < tEvent) {
         this.arrive(next++, tArrival);
         continue;
@@ -644,7 +643,7 @@ class Simulation {
 
   /** SageMaker: the weights a DescribeEndpoint shows as each variant's DesiredWeight (the current ones when none is pending). */
   private desiredWeights(): readonly number[] {
-    return this.pendingWeights ?? this.weights;
+    return this.pendingWrite?.weights ?? this.weights;
   }
 
   /**
@@ -662,16 +661,13 @@ class Simulation {
     // Else settled by `run` before the next arrival or event at or past `until`, also when that is now (a 0 s update).
     // At the write's own end: a scale-out the model starts meanwhile (it keeps the endpoint Updating up to its
     // provisioning timeout) must not hold the weights back with it (review R102).
-    else {
-      this.pendingWeights = routed;
-      this.pendingDue = until;
-    }
+    else this.pendingWrite = { weights: routed, due: until };
   }
 
   /** The pending weights take effect: the update that wrote them is over (`run` calls it at the first instant past it). */
   private settleWeights(): void {
-    const w = this.pendingWeights!;
-    this.pendingWeights = undefined;
+    const w = this.pendingWrite!.weights;
+    this.pendingWrite = undefined;
     this.route(w);
   }
 
