@@ -205,9 +205,12 @@ class Simulation {
   }
 
   run(): RunResult {
-    // The first run comes first: it sets the steady state the simulated hour starts from.
+    // As at every minute's start, interruptions first, so the first run sees them; that run sets the steady state the
+    // simulated hour starts from, and the HPAs sync on it.
+    this.rollBackExpiredScaleOuts(0);
+    this.interrupt(0, 0);
     this.control(0);
-    this.startMinute(0);
+    if (this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(0);
     this.scheduleAutoscalers(0);
     this.heap.push(60, EV_TICK, 1);
     const heap = this.heap;
@@ -569,7 +572,7 @@ class Simulation {
     this.updatingUntil = Math.max(this.updatingUntil, done);
   }
 
-  /** EKS: every class's HPA sync at `now` (the minute's own at the tick, after the Reconciler's run). */
+  /** EKS: every class's HPA sync at `now` (the minute's own at the tick, `startMinute`; at time 0 after the first run). */
   private syncAutoscalers(now: number): void {
     if (this.oracle) return;
     const model = this.platform.autoscaler as HpaModel;

@@ -43,5 +43,11 @@ describe('retry policy', () => {
     told.length = 0;
     await expect(withRetries(op, options)).rejects.toThrow('fail -7');
     expect(told.map(([, i, next]) => [i, next])).toEqual([[1, 5], [2, 15], [3, undefined]]);
+    // A hook that throws ends neither the retries nor hides the operation's own error.
+    calls = -10;
+    const throwing = { ...options, onFailure: () => { throw new Error('hook'); } };
+    await expect(withRetries(op, throwing)).rejects.toThrow('fail -7');
+    calls = 0;
+    await expect(withRetries(op, throwing)).resolves.toBe('done');
   });
 });

@@ -239,6 +239,27 @@ test('an audit that cannot be written never skips the restore (best effort; each
   expect(both.calls.filter((c) => c !== 'alarms')).toEqual(['inject', 'restore']);
 });
 
+test('an audit writer whose failure handler throws too never stops the restore\'s retries; at least one attempt is made', async () => {
+  const w = world({ failRestore: 2 });
+  const outcome = await runGameDay(OPTIONS, {
+    ...w.deps,
+    record: (e) => {
+      if (e.event === 'restore-failed') throw new Error('EIO');
+    },
+    recordFailed: () => {
+      throw new Error('stderr gone');
+    },
+  });
+  expect(outcome).toMatchObject({ restored: true });
+  expect(w.calls.filter((c) => c === 'restore')).toHaveLength(3);
+  const once = world({ failRestore: 1 });
+  const none = await runGameDay(OPTIONS, { ...once.deps, restoreAttempts: 0 });
+  expect(once.calls.filter((c) => c === 'restore')).toHaveLength(1);
+  expect(none.events.filter((e) => e.event === 'restore-failed').map((e) => e.detail)).toEqual([
+    'attempt 1/1: throttled; restore by hand: kubectl patch nodepool pool-a --type merge -p \'{"spec":{"limits":null}}\'',
+  ]);
+});
+
 test('the last line says what the restore cannot give back, never "everything restored" for it', async () => {
   const w = world();
   const outcome = await runGameDay(OPTIONS, { ...w.deps, injection: { ...w.deps.injection, notRestorable: 'NodeClaim(s) a deleted, not restorable' } });

@@ -208,26 +208,33 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
   let restored = !attempted;
   let restoredAt: number | undefined;
   if (attempted) {
-    const attempts = deps.restoreAttempts ?? RESTORE_BACKOFF_MS.length + 1;
+    const attempts = Math.max(1, deps.restoreAttempts ?? RESTORE_BACKOFF_MS.length + 1);
+    let gaveUp = false;
+    let change: AuditChange | undefined;
     try {
       // Every error is worth another attempt: the shortage stays in place until one succeeds.
-      const change = await withRetries(() => deps.injection.restore(), {
+      change = await withRetries(() => deps.injection.restore(), {
         ...DEFAULT_RETRY,
         maxAttempts: attempts,
         retryable: () => true,
         delayMs: (i) => RESTORE_BACKOFF_MS[Math.min(i - 1, RESTORE_BACKOFF_MS.length - 1)],
         sleep: (ms) => deps.sleep(ms, NEVER_ABORTED),
-        onFailure: (e, i, next) => record('restore-failed', {
-          detail: `attempt ${i}/${attempts}: ${e instanceof Error ? e.message : String(e)}`
-            + (next === undefined ? `; restore by hand: ${deps.injection.manualRestore}` : `; retrying in ${next / 1000} s`),
-        }),
+        onFailure: (e, i, next) => {
+          gaveUp = next === undefined;
+          record('restore-failed', {
+            detail: `attempt ${i}/${attempts}: ${e instanceof Error ? e.message : String(e)}`
+              + (gaveUp ? `; restore by hand: ${deps.injection.manualRestore}` : `; retrying in ${next! / 1000} s`),
+          });
+        },
       });
       restored = true;
       restoredAt = deps.now();
-      record('restore', { change });
-    } catch {
-      // Every failed attempt is in the audit (onFailure), the last one with the command that restores by hand.
+    } catch (e) {
+      // The attempts ran out: each is in the audit, the last with the command that restores by hand. Anything else
+      // (a pause that threw) is a fault of the run itself.
+      if (!gaveUp) throw e;
     }
+    if (restored) record('restore', { change });
   }
   if (restored && attempted && !deps.signal.aborted && (options.returnWatchSeconds ?? 0) > 0) {
     await deps.sleep(options.returnWatchSeconds! * 1000, deps.signal);

@@ -109,7 +109,11 @@ export async function withRetries<T>(op: () => Promise<T>, options: RetryOptions
     } catch (err) {
       const last = attempt >= options.maxAttempts || !(options.retryable ?? isRetryableError)(err) || options.signal?.aborted === true;
       const pause = last ? undefined : options.delayMs?.(attempt) ?? backoffDelayMs(attempt, options);
-      options.onFailure?.(err, attempt, pause);
+      try {
+        options.onFailure?.(err, attempt, pause);
+      } catch {
+        // A hook that throws (an audit writer) must not end the retries nor replace the operation's error.
+      }
       if (pause === undefined) throw err;
       await options.sleep(pause);
       if (options.signal?.aborted) throw err;
