@@ -80,7 +80,10 @@ export interface GameDayDeps {
   readonly recordFailed?: (event: AuditEvent, error: unknown) => void;
   /** Aborted on interrupt (SIGINT, SIGTERM). */
   readonly signal: AbortSignal;
-  /** Attempts at restoring before giving up and printing the manual command. @default 4 (RESTORE_BACKOFF_MS.length + 1) */
+  /**
+   * Attempts at restoring before giving up and printing the manual command; a test seam, not a user option. The
+   * restore is always attempted: a value below 1 counts as 1. @default 4 (RESTORE_BACKOFF_MS.length + 1)
+   */
   readonly restoreAttempts?: number;
 }
 
