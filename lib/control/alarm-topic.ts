@@ -5,6 +5,9 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { type Construct } from 'constructs';
+import { nameWithin } from '../util/name-within';
+
+const TOPIC_DISPLAY_NAME_MAX = 100;
 
 /**
  * Where the library's alarms page someone: one SNS topic, encrypted with a customer managed key, that every alarm
@@ -28,7 +31,10 @@ export function encryptedAlarmTopic(scope: Construct, idPrefix: string, service:
     actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
     resources: ['*'],
   }));
-  const topic = new sns.Topic(scope, idPrefix, { masterKey: key, enforceSSL: true, displayName: `Inference alarms: ${service}` });
+  // SNS takes a DisplayName of at most 100 characters (aws-cdk-lib 2.269.0 aws-sns throws DisplayNameLessEqualCharacters
+  // above it) and a service name may take 255.
+  const displayName = nameWithin(TOPIC_DISPLAY_NAME_MAX, service, `Inference alarms: ${service}`, 'Inference alarms');
+  const topic = new sns.Topic(scope, idPrefix, { masterKey: key, enforceSSL: true, displayName });
   // enforceSSL writes a topic policy, and a topic policy replaces SNS's default one, whose AWS:SourceOwner statement is
   // what let same-account alarms publish; SnsAction.bind adds no statement (aws-cdk-lib@2.269.0 aws-cloudwatch-actions/lib/sns.ts).
   // Without this one every alarm action fails "... alarm:<name> is not authorized to perform: SNS:Publish":

@@ -1,4 +1,4 @@
-import { Duration, Lazy, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, Duration, Lazy, Reference, Stack, Token, Tokenization } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -7,7 +7,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
 import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
 import { RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
@@ -25,12 +25,14 @@ import {
 import { policyClassesFromFacts } from '../core/reconciler/from-facts';
 import { signalPlan } from '../core/reconciler/signal-sources';
 import { findPublishedMetric } from '../core/metrics/aws-published';
+import { type RoutingFacts } from '../core/reconciler/routing-facts';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
 import { reconcilerPeriodOfAlarm } from './alarms';
 import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
+import { nameWithin } from '../util/name-within';
 import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
 
@@ -145,6 +147,9 @@ function serviceKey(scope: Construct, service: string): { where: string; key: st
   return { where: `${account}/${region}`, key: `${account}/${region}/${service}` };
 }
 
+/** Lambda's limit on a function's `Description` (CreateFunction; aws-cdk-lib 2.269.0 aws-lambda throws DescriptionTooLong above it). */
+const FUNCTION_DESCRIPTION_MAX = 256;
+
 /**
  * How long every run must go on without a read it uses before `degradedReadsAlarm` fires: longer than a throttling
  * episode (each such read gets one retry within 6 s, and the next run reads again), short enough that a missing grant
@@ -229,7 +234,7 @@ export class Reconciler extends Construct {
     // The platform's signal producers per routed name (an ALB target's class, a SageMaker variant's only class).
     const { signals: compact, karpenterCapacityErrors: karpenter, contractTokenCounters } = routingTarget(serving.routing).routedProducers(serving);
     this.config = {
-      facts: serving.routing,
+      facts: this.factsForThisStack(props.serving, serving.routing),
       placement: { sensitive: props.sensitive ?? false },
       policy,
       service: serving.service,
@@ -285,7 +290,8 @@ export class Reconciler extends Construct {
       // an event older than one period has been superseded by the next tick, so it is dropped instead of run late.
       maxEventAge: eventAge,
       environment: { [RECONCILER_CONFIG_ENV]: environment, [RECONCILER_SERVICE_ENV]: serving.service },
-      description: `Capacity-aware routing reconciler for ${serving.service}`,
+      description: nameWithin(FUNCTION_DESCRIPTION_MAX, serving.service, `Capacity-aware routing reconciler for ${serving.service}`,
+        'Capacity-aware routing reconciler'),
     });
     // For the operator reading the synthesized template: what each signal is read from, and who publishes it.
     (this.function.node.defaultChild as lambda.CfnFunction).addMetadata(SIGNAL_SOURCES_METADATA, signalSourceLines(this.config));
@@ -495,6 +501,32 @@ export class Reconciler extends Construct {
     return { capacityErrors, failures, functionErrors, degradedReads, topic };
   }
 
+  /**
+   * The facts as this function gets them. A SageMaker endpoint configuration name that is a reference into another
+   * deployed stack would be passed as that stack's export, and the name changes with every configuration replacement
+   * (CloudFormation generates it): "After another stack imports an output value, you can't ... modify the exported
+   * output value" (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/intrinsic-function-reference-importvalue.html),
+   * so every model change would fail to deploy. It is left out there, with a warning; a nested stack's references are
+   * parameters and outputs, not exports, and keep it.
+   */
+  private factsForThisStack(serving: IInferenceServing, facts: RoutingFacts): RoutingFacts {
+    if (facts.kind !== 'sagemaker' || facts.endpointConfigName === undefined || !Token.isUnresolved(facts.endpointConfigName)) return facts;
+    const references = Tokenization.reverseString(facts.endpointConfigName).tokens.filter((t) => Reference.isReference(t));
+    // A token without a reference in it (a Lazy) is taken to come from the serving construct, when it is one.
+    const producers = references.length > 0 ? references.map((r) => r.target) : Construct.isConstruct(serving) ? [serving] : [];
+    const here = deployedStack(this);
+    const elsewhere = producers.map(deployedStack).find((stack) => stack !== here);
+    if (!elsewhere) return facts;
+    Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:reconciler-cross-stack-config',
+      `The endpoint configuration is in stack ${elsewhere.stackName} and this Reconciler in ${here.stackName}: its name is left out of the ` +
+      'routing facts (as an export it would block every deploy that replaces the configuration). So the reconciler cannot tell facts of a new ' +
+      'configuration from the endpoint still on the old one, or the other way round, during a deploy: it may write weights from the wrong ' +
+      'facts, or set the endpoint Updating just as CloudFormation updates it, which fails the stack update. Define the Reconciler in the ' +
+      'endpoint\'s stack to keep the check.');
+    const { endpointConfigName: _, ...rest } = facts;
+    return rest;
+  }
+
   private validate(props: ReconcilerProps, serving: ServingDescription, policy: Partial<PolicyConfig>): Problem[] {
     const c = new Checker(RECONCILER_RULES);
     const other = (RECONCILERS_OF.get(props.serving) ?? []).find((r) => r.node.root === this.node.root);
@@ -523,6 +555,13 @@ export class Reconciler extends Construct {
     // Each policy option against its one rule (the same the Lambda checks its configuration with), then between fields.
     return [...c.problems, ...description, ...policyProblems(policy, 'option')];
   }
+}
+
+/** The top-level stack a construct is deployed with (a nested stack's parent's, up the chain). */
+function deployedStack(scope: IConstruct): Stack {
+  let stack = Stack.of(scope);
+  while (stack.nestedStackParent) stack = stack.nestedStackParent;
+  return stack;
 }
 
 /**

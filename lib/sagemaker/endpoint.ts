@@ -484,6 +484,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       kind: 'sagemaker',
       endpointName: this.endpointName,
       endpointArn: this.endpointArn,
+      // A token (Fn::GetAtt of the configuration, whose name CloudFormation generates): a function that embeds it depends
+      // on the configuration, so it gets facts naming a new one only once that exists, and the run tells which one the
+      // endpoint runs. A Reconciler in another stack leaves it out (an export would block every replacement).
+      endpointConfigName: this.endpointConfig.attrEndpointConfigName,
       variants: this.resolve().variants.map((v) => ({
         variantName: v.name,
         classes: v.pools.map((p) => routedClassFacts(p.capacityClass)),

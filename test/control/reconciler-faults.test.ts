@@ -102,6 +102,24 @@ describe('facts that no longer match the target', () => {
     }
   });
 
+  test('fails when facts of a new endpoint configuration write to the endpoint still on the old one (R108): the run defers', async () => {
+    // The stack update has given the function the facts of 'llm-config-new'; CloudFormation's UpdateEndpoint has not
+    // started, and the endpoint, InService on 'llm-config-old', would take the write and be Updating when it comes.
+    const variants = servePreferredLost();
+    const NEW: ReconcilerConfig = { ...SM, facts: { ...SM.facts, endpointConfigName: 'llm-config-new' } as ReconcilerConfig['facts'] };
+    sm.on(DescribeEndpointCommand).resolves({ ...endpoint('InService', variants), EndpointConfigName: 'llm-config-old' });
+    const deferred = await run(NEW);
+    expect(deferred.result).toMatchObject({ action: 'skipped' });
+    expect(deferred.result.detail).toContain("endpoint llm runs endpoint configuration 'llm-config-old', not 'llm-config-new'");
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    expect(failures(deferred.lines)).toEqual([]);
+    expect(deferred.lines).toContainEqual(expect.objectContaining({ Service: 'chat', Reason: 'deployment-under-way', Decisions: 1 }));
+    // Once the endpoint runs the configuration the facts describe, the same run writes.
+    sm.on(DescribeEndpointCommand).resolves({ ...endpoint('InService', variants), EndpointConfigName: 'llm-config-new' });
+    expect((await run(NEW)).result).toMatchObject({ action: 'applied' });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(1);
+  });
+
   test('an endpoint no wait brings back (Failed, UpdateRollbackFailed, OutOfService, Deleting) pages; a transient status waits', async () => {
     const variants = servePreferredLost();
     for (const status of ['Failed', 'UpdateRollbackFailed', 'OutOfService', 'Deleting']) {

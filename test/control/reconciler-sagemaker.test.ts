@@ -1,8 +1,9 @@
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { App, NestedStack, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
-import { type Reconciler } from '../../lib/control/reconciler';
+import { Reconciler } from '../../lib/control/reconciler';
 import { nagFindings, UNIT_TEST_APP_PROPS } from '../util';
+import { endpointStack } from '../sagemaker/fixtures';
 
 // GIVEN the SageMaker example, whose reconciler is fed by its endpoint's routing facts, THEN the reconciler routes its
 // variants, with the endpoint's deploy-time name and ARN resolved by CloudFormation.
@@ -29,6 +30,19 @@ describe('Reconciler fed by SageMakerCapacityEndpoint.routingFacts()', () => {
     expect(reconciler.config.facts.kind).toBe('sagemaker');
   });
 
+  test('fails when the function does not depend on the endpoint configuration its facts describe (R108)', () => {
+    // Fn::GetAtt of the configuration: CloudFormation updates the function only once a replacing configuration exists,
+    // and the run compares the name with the one the endpoint runs.
+    const configId = stack.getLogicalId(stack.endpoint.endpointConfig);
+    const fn = template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler', ReservedConcurrentExecutions: 1 } });
+    const env = Object.values(fn)[0].Properties.Environment.Variables.RECONCILER_CONFIG as { 'Fn::Join': [string, unknown[]] };
+    const parts = env['Fn::Join'][1];
+    const at = parts.findIndex((p) => JSON.stringify(p) === JSON.stringify({ 'Fn::GetAtt': [configId, 'EndpointConfigName'] }));
+    expect(at).toBeGreaterThan(0);
+    expect(String(parts[at - 1])).toMatch(/"endpointConfigName":"$/);
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('reconciler-cross-stack-config'))).toEqual([]);
+  });
+
   test('may call only this endpoint', () => {
     template.hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: Match.stringLikeRegexp('^ReconcilerRole') }],
@@ -44,5 +58,36 @@ describe('Reconciler fed by SageMakerCapacityEndpoint.routingFacts()', () => {
 
   test('adds no unacknowledged cdk-nag findings to the example stack', () => {
     expect(nagFindings(reconciler)).toEqual([]);
+  });
+});
+
+// A Reconciler in another stack would import the configuration's name, which changes with every replacement, and
+// CloudFormation refuses to modify an export another stack imports: the name is left out there, with a warning.
+describe('Reconciler in another stack than its SageMakerCapacityEndpoint (R108)', () => {
+  const warnings = (stack: Stack) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('reconciler-cross-stack-config'));
+
+  test('fails when every configuration replacement would be refused: no export of the name, a warning naming both stacks', () => {
+    const { app, stack, endpoint } = endpointStack();
+    const control = new Stack(app, 'Control', { env: { account: '123456789012', region: 'us-east-1' } });
+    const reconciler = new Reconciler(control, 'Reconciler', { serving: endpoint });
+    if (reconciler.config.facts.kind !== 'sagemaker') throw new Error('not SageMaker');
+    expect(reconciler.config.facts.endpointConfigName).toBeUndefined();
+    expect(JSON.stringify(Template.fromStack(control).toJSON())).not.toContain('EndpointConfigName');
+    expect(JSON.stringify(Template.fromStack(stack).toJSON().Outputs ?? {})).not.toContain('EndpointConfigName');
+    const message = /endpoint configuration is in stack Test and this Reconciler in Control: .*Define the Reconciler in the endpoint's stack/;
+    expect(warnings(control)).toEqual([expect.objectContaining({ id: '/Control/Reconciler', entry: expect.objectContaining({ data: expect.stringMatching(message) }) })]);
+  });
+
+  test('fails when a Reconciler in a nested stack of the endpoint\'s loses the check: a nested stack takes it as a parameter, no export', () => {
+    const { stack, endpoint } = endpointStack();
+    const reconciler = new Reconciler(new NestedStack(stack, 'Control'), 'Reconciler', { serving: endpoint });
+    if (reconciler.config.facts.kind !== 'sagemaker') throw new Error('not SageMaker');
+    expect(reconciler.config.facts.endpointConfigName).toBe(endpoint.endpointConfig.attrEndpointConfigName);
+    expect(warnings(stack)).toEqual([]);
+    // The parent passes the name to the nested stack as a parameter: updated with every replacement, nothing exported.
+    const parent = Template.fromStack(stack);
+    expect(parent.toJSON().Outputs ?? {}).toEqual({});
+    const nested = Object.values(parent.findResources('AWS::CloudFormation::Stack'))[0].Properties.Parameters as Record<string, unknown>;
+    expect(Object.values(nested)).toContainEqual({ 'Fn::GetAtt': [stack.getLogicalId(endpoint.endpointConfig), 'EndpointConfigName'] });
   });
 });

@@ -518,6 +518,25 @@ describe('Reconciler validation', () => {
     for (const n of names) expect(signalPlan(r.config, 60).classes[n].servedTokensPerSecond).toEqual({ metric: tokens(n), scale: 1 / 60 });
   });
 
+  test('fails when a service name of 255 characters makes the function description or the topic name too long (R109)', () => {
+    const synth = (service: string) => {
+      const { stack } = testStack();
+      new Reconciler(stack, 'R', { serving: servingOf(SAGEMAKER, service, 100) });
+      const template = Template.fromStack(stack);
+      const only = (type: string) => Object.values(template.findResources(type))[0].Properties;
+      return { description: only('AWS::Lambda::Function').Description as string, topic: only('AWS::SNS::Topic').DisplayName as string };
+    };
+    // Lambda takes a description of 256 characters, SNS a topic display name of 100: both are cut short, with '...'.
+    const longest = synth('s'.repeat(255));
+    expect(longest.description).toBe(`Capacity-aware routing reconciler for ${'s'.repeat(256 - 41)}...`);
+    expect(longest.description).toHaveLength(256);
+    expect(longest.topic).toBe(`Inference alarms: ${'s'.repeat(100 - 21)}...`);
+    expect(longest.topic).toHaveLength(100);
+    expect(synth('llama3-chat')).toEqual({ description: 'Capacity-aware routing reconciler for llama3-chat', topic: 'Inference alarms: llama3-chat' });
+    // A name known only at deploy is left out: its length is unknown at synth, and a long one would fail the deploy.
+    expect(synth(Lazy.string({ produce: () => 'llama3-chat' }))).toEqual({ description: 'Capacity-aware routing reconciler', topic: 'Inference alarms' });
+  });
+
   test('fails when the configuration would not fit in the Lambda environment', () => {
     const { stack } = testStack();
     const many = Array.from({ length: 10 }, (_, v) => ({

@@ -828,3 +828,54 @@ describe('an emptied target group: ALB publishes no HealthyHostCount for it, the
     expect(emptyWhereUnpublished([2, null], 1)).toEqual([2, null]);
   });
 });
+
+// Review R108: a stack update that replaces the endpoint configuration updates the function and the endpoint in no fixed
+// order, so for a while the facts describe one configuration and the endpoint runs another.
+describe('facts of another endpoint configuration than the endpoint runs: the run defers before any route is checked', () => {
+  const NEW: ReconcilerConfig = { ...SM, facts: { ...SM.facts, endpointConfigName: 'llm-config-new' } as ReconcilerConfig['facts'] };
+  const on = (config: string | undefined, target: TargetState): TargetState => ({ ...target, ...(config ? { endpointConfigName: config } : {}) });
+  const serving: World = {
+    mode: fill(0),
+    classes: {
+      preferred: { readyReplicas: fill(3), desiredReplicas: fill(3), servedTokensPerSecond: fill(perMinute(490)) },
+      fallback: { readyReplicas: fill(1), desiredReplicas: fill(1), servedTokensPerSecond: fill(perMinute(10)) },
+    },
+  };
+  const expectDeferred = (s: ReturnType<typeof step>) => {
+    expect(s).toMatchObject({ ok: false, deferred: true });
+    if (s.ok) throw new Error('decided');
+    expect(s.detail).toBe("weights unchanged: endpoint llm runs endpoint configuration 'llm-config-old', not 'llm-config-new' that the routing "
+      + 'facts describe (a deployment is replacing it, or the endpoint was updated outside this stack); weights are written once they match');
+    // Counted like the deployment-under-way deferral: a Decisions datapoint (the heartbeat), a skipped audit line, no failure.
+    const records = runRecords(NEW, s, { action: 'skipped', detail: s.detail }, NOW_MS);
+    expect(records.filter((r) => 'ReconcilerFailures' in r)).toEqual([]);
+    expect(records).toContainEqual(expect.objectContaining({ Reason: 'deployment-under-way', Decisions: 1 }));
+    expect(records.filter((r) => r.audit === 'routing-decision')).toEqual([expect.objectContaining({ apply: { action: 'skipped', detail: s.detail } })]);
+  };
+
+  test('fails when the old configuration\'s removed variant is zeroed from the new facts (the write would hold the endpoint Updating)', () => {
+    const old = { ...sagemaker({ preferred: 98, fallback: 2 }), weights: { preferred: 90, fallback: 2, retired: 8 }, present: ['preferred', 'fallback', 'retired'] };
+    expectDeferred(step(NEW, on('llm-config-old', old), answer(NEW, serving), NOW_MS));
+    // The same endpoint on the facts' configuration, facts without the field, or a read without it: zeroed as before.
+    const zeroes = (config: ReconcilerConfig, target: TargetState) =>
+      expect(decided(step(config, target, answer(config, serving), NOW_MS)).plan).toMatchObject({ action: 'write', write: { kind: 'weights', zeroed: ['retired'] } });
+    zeroes(NEW, on('llm-config-new', old));
+    zeroes(SM, on('llm-config-old', old));
+    zeroes(NEW, on(undefined, old));
+    // An endpoint that needs an operator still pages, whatever configuration it runs.
+    expect(step(NEW, { ...on('llm-config-old', old), unavailable: 'endpoint llm is Failed' }, answer(NEW, serving), NOW_MS))
+      .toMatchObject({ ok: false, reason: 'target-unavailable' });
+  });
+
+  test('fails when a variant only the new configuration has fails the run as a target mismatch instead of deferring', () => {
+    const old = { ...sagemaker({ preferred: 100 }), present: ['preferred'] };
+    expectDeferred(step(NEW, on('llm-config-old', old), answer(NEW, serving), NOW_MS));
+  });
+
+  test('fails when new weights (a price or envelope change) are written to the old configuration', () => {
+    // The cost plan of the new facts differs from the weights in force: a write is due on the configuration they describe.
+    const inForce = on('llm-config-old', sagemaker({ preferred: 50, fallback: 50 }));
+    expect(decided(step(NEW, { ...inForce, endpointConfigName: 'llm-config-new' }, answer(NEW, serving), NOW_MS)).plan.action).toBe('write');
+    expectDeferred(step(NEW, inForce, answer(NEW, serving), NOW_MS));
+  });
+});

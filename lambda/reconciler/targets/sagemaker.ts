@@ -22,8 +22,8 @@ function facts(config: ReconcilerConfig): SageMakerRoutingFacts {
 }
 
 /**
- * DescribeEndpoint: variant weights, current and desired instances, instances per pool, and whether it can be written;
- * then each variant's live scaling bounds (`readScalingBounds`).
+ * DescribeEndpoint: variant weights, current and desired instances, instances per pool, the endpoint configuration it
+ * runs, and whether it can be written; then each variant's live scaling bounds (`readScalingBounds`).
  */
 export async function read(config: ReconcilerConfig, clients: Clients, retry: RetryOptions): Promise<TargetRead> {
   const f = facts(config);
@@ -50,7 +50,9 @@ export async function read(config: ReconcilerConfig, clients: Clients, retry: Re
   const bounds = await optionalRead((budget) => readScalingBounds(f, clients, budget), retry);
   const scalingBounds = 'value' in bounds ? bounds.value : {};
   const capacityUnwritable = 'failed' in bounds ? `no capacity write this run: DescribeScalableTargets failed (${bounds.failed})` : undefined;
-  const state = { weights, pools, replicas, present: Object.keys(weights), scalingBounds };
+  // The configuration the endpoint runs: the core defers a run whose facts describe another (`otherConfiguration`).
+  const running = endpoint.EndpointConfigName ? { endpointConfigName: endpoint.EndpointConfigName } : {};
+  const state = { weights, pools, replicas, present: Object.keys(weights), scalingBounds, ...running };
   const unwritable = { ...writability, ...(capacityUnwritable ? { capacityUnwritable } : {}) };
   return { state: { ...state, ...unwritable, ...(arriving.length > 0 ? { arriving } : {}) } };
 }

@@ -115,6 +115,8 @@ const TOKEN_BOUNDS: ReadonlyArray<readonly [RegExp, number]> = [
   [/^facts\.targets\.\d+\.targetGroupFullName$/, TG_FULL_NAME],
   [/^facts\.endpointArn$/, ARN_PREFIX + 'sagemaker:endpoint/'.length + 63],
   [/^facts\.endpointName$/, 63],
+  // CloudFormation's generated name of the endpoint configuration (SageMaker names: at most 63).
+  [/^facts\.endpointConfigName$/, 63],
   [/^clusterName$/, 100],
   // The Service dimension rule allows 255 characters.
   [/^service$/, 255],

@@ -31,6 +31,14 @@ export interface SageMakerRoutingFacts {
   readonly kind: 'sagemaker';
   readonly endpointName: string;
   readonly endpointArn: string;
+  /**
+   * The endpoint configuration these facts describe. A run that finds the endpoint on another configuration (a
+   * deployment under way, or its end not yet reached the function) writes nothing: it would write the old fleet's
+   * variants from the new facts, or the other way round, and a write then holds the endpoint Updating, which makes
+   * CloudFormation's UpdateEndpoint fail.
+   * @default - the configuration is not checked (facts and endpoint are trusted to match)
+   */
+  readonly endpointConfigName?: string;
   readonly variants: ReadonlyArray<{
     readonly variantName: string;
     /** Classes in this variant, in pool priority order (pool priority 1 first). */

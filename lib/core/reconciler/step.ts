@@ -34,9 +34,11 @@ export interface StepFailure {
   readonly reason: FailureReason;
   readonly detail: string;
   /**
-   * Not a fault: the routes the target lacks are those a deployment under way brings (`TargetState.arriving`). The run
-   * is recorded as skipped, with a `Decisions` datapoint (reason `deployment-under-way`) and no failure metric, so a
-   * deploy that adds or renames routes pages neither the failure alarm nor the heartbeat.
+   * Not a fault: the routes the target lacks are those a deployment under way brings (`TargetState.arriving`), or the
+   * facts describe another configuration of the target (`RoutingTarget.otherConfiguration`). The run is recorded as
+   * skipped, with a `Decisions` datapoint (reason `deployment-under-way`) and no failure metric, so a deploy that adds
+   * or renames routes pages neither the failure alarm nor the heartbeat (nor does a deferral that never ends: see
+   * docs/reconciler.md).
    */
   readonly deferred?: boolean;
   /** Printed with the audit line (e.g. the weights in force). */
@@ -89,6 +91,13 @@ export function step(
   const now = observation.query.now;
   if (target.unavailable) {
     return { ok: false, reason: 'target-unavailable', detail: `weights unchanged: ${target.unavailable}`, context: targetRead(target), now };
+  }
+  // Before the routes are compared: facts of another configuration would read its variants as missing (a failure that
+  // pages during every deploy that adds one) or as strays to zero, and any write would hold the endpoint Updating when
+  // CloudFormation's UpdateEndpoint comes.
+  const other = kind.otherConfiguration(config.facts, target);
+  if (other !== undefined) {
+    return { ok: false, reason: 'target-mismatch', deferred: true, detail: `weights unchanged: ${other}`, context: targetRead(target), now };
   }
   if (observation.missingRoutes.length > 0) {
     const missing = observation.missingRoutes.map((m) => `'${m}'`).join(', ');

@@ -152,6 +152,13 @@ export const ROUTING_FACTS_RULES = {
     (n) => (n >= 1 && n <= SM.maxVariants ? undefined : `${n} variants`),
     `a SageMaker endpoint configuration takes 1 to ${SM.maxVariants}`,
   ),
+  // SageMaker's EndpointConfigName: "Length Constraints: Maximum length of 63. Pattern: ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}"
+  // (API reference, https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeEndpointConfig.html; the same on
+  // API_EndpointConfigSummary.html and API_PendingDeploymentSummary.html). A token is CloudFormation's generated name.
+  endpointConfigName: nameRule('sageMakerName', {
+    tokens: 'carry',
+    why: 'the SageMaker endpoint configuration the facts describe, compared with DescribeEndpoint\'s EndpointConfigName',
+  }),
   'variants[].classes': crossRule<number>(
     `1 to ${SM.maxPoolsPerVariant} classes (instance pools) per variant`,
     (n) => (n >= 1 && n <= SM.maxPoolsPerVariant ? undefined : `${n} classes`),

@@ -185,6 +185,8 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   publishesHealthyTargets: true,
   // ModifyListener and ModifyRule are not refused while an earlier change settles: a run never waits for the listener.
   writableAgain: () => undefined,
+  // A listener has no configuration of its own to be replaced: its actions are read and written as they are.
+  otherConfiguration: () => undefined,
   autoscalerFloor: hpaHonouredFloor,
   routedProducers: (serving) => {
     const signals: Record<string, ClassSignalProducers> = {};

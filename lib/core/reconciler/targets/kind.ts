@@ -83,6 +83,11 @@ export interface TargetState {
    */
   readonly arriving?: readonly string[];
   /**
+   * SageMaker: the endpoint configuration the endpoint runs (DescribeEndpoint `EndpointConfigName`), compared with the
+   * one the facts describe (`RoutingTarget.otherConfiguration`). Undefined: not read (ALB, the simulator).
+   */
+  readonly endpointConfigName?: string;
+  /**
    * SageMaker: each variant's live scaling bounds, its scalable target's MinCapacity and MaxCapacity as Application
    * Auto Scaling holds them now (a game day's pin, a maximum lowered at runtime), by variant name. A variant the read
    * found no scalable target for is absent. Undefined: the reader did not read bounds (the simulator); the facts'
@@ -269,6 +274,11 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
    * makes it on (allowed), the same call on a neighbouring resource and the destructive calls nearest to it (denied).
    */
   writerProbes(facts: F): PermissionProbe[];
+  /**
+   * Why the facts describe another deployment of the target than the one the run read (SageMaker: another endpoint
+   * configuration), or undefined. The run then writes nothing and is deferred, before any route is checked or zeroed.
+   */
+  otherConfiguration(facts: F, target: TargetState): string | undefined;
   /**
    * The route of the capacity class named (a class name, or a routed name), or of the preferred class (preference
    * rank 0) when none is named, and where its capacity is held. Throws naming the routes when none matches.

@@ -225,6 +225,23 @@ export function endpointWritability(
   return { notWritable: `endpoint ${endpointName} is ${status}; weights are written on a later tick` };
 }
 
+/**
+ * Why the facts do not describe the endpoint as the run found it: they name the endpoint configuration they were made
+ * for (`endpointConfigName`) and DescribeEndpoint's `EndpointConfigName` is another ("The name of the endpoint
+ * configuration associated with this endpoint", @aws-sdk/client-sagemaker 3.1142.0
+ * dist-types/models/models_2.d.ts:6314-6318). A stack update that replaces the configuration updates the function and
+ * the endpoint in no fixed order, so for a while new facts meet the old configuration or old facts the new one: the
+ * variants differ (a stray zeroed, a new one missing) or their envelope and price do, and a write would set the endpoint
+ * Updating, which makes CloudFormation's UpdateEndpoint fail. Undefined when they match, or when either side is unknown
+ * (facts without the field behave as before it existed).
+ */
+export function otherConfiguration(facts: SageMakerRoutingFacts, running: string | undefined): string | undefined {
+  const described = facts.endpointConfigName;
+  if (described === undefined || running === undefined || running === described) return undefined;
+  return `endpoint ${facts.endpointName} runs endpoint configuration '${running}', not '${described}' that the routing facts describe ` +
+    '(a deployment is replacing it, or the endpoint was updated outside this stack); weights are written once they match';
+}
+
 /** The detail-type of the event SageMaker sends to EventBridge when an endpoint's status changes. */
 export const SAGEMAKER_ENDPOINT_STATE_CHANGE = 'SageMaker Endpoint State Change';
 
@@ -258,6 +275,7 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   classes: (facts) => objectEntries<SageMakerRoutingFacts['variants'][number]>(facts.variants, 'variants', VARIANT)
     .flatMap((v) => objectEntries<RoutedClassFacts>(v.classes, 'classes', POOL)),
   checkFacts: (facts, c) => {
+    c.optional('endpointConfigName', facts.endpointConfigName);
     const variants = objectEntries<SageMakerRoutingFacts['variants'][number]>(facts.variants, 'variants', VARIANT, c);
     c.cross('variants', Array.isArray(facts.variants) ? facts.variants.length : 0);
     c.cross('variants[].variantName', variants.map((v) => v.variantName), 'variants');
@@ -330,6 +348,7 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     return { kind: 'capacity', route: raise.name, from: raise.from, to: raise.to, ...(floor > raise.to ? { floor } : {}) };
   },
   writerProbes,
+  otherConfiguration: (facts, target) => otherConfiguration(facts, target.endpointConfigName),
   // A class is found by its own name or its variant's; its capacity is the variant's (its scalable target).
   capacityHolder: (facts, className) => {
     const named = (variantName: string, c: { name: string; preferenceRank: number }) =>
