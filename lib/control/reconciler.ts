@@ -149,6 +149,7 @@ function serviceKey(scope: Construct, service: string): { where: string; key: st
 
 /** Lambda's limit on a function's `Description` (CreateFunction; aws-cdk-lib 2.269.0 aws-lambda throws DescriptionTooLong above it). */
 const FUNCTION_DESCRIPTION_MAX = 256;
+const FUNCTION_DESCRIPTION = 'Capacity-aware routing reconciler';
 
 /**
  * How long every run must go on without a read it uses before `degradedReadsAlarm` fires: longer than a throttling
@@ -290,8 +291,7 @@ export class Reconciler extends Construct {
       // an event older than one period has been superseded by the next tick, so it is dropped instead of run late.
       maxEventAge: eventAge,
       environment: { [RECONCILER_CONFIG_ENV]: environment, [RECONCILER_SERVICE_ENV]: serving.service },
-      description: nameWithin(FUNCTION_DESCRIPTION_MAX, serving.service, `Capacity-aware routing reconciler for ${serving.service}`,
-        'Capacity-aware routing reconciler'),
+      description: nameWithin(FUNCTION_DESCRIPTION_MAX, serving.service, `${FUNCTION_DESCRIPTION} for ${serving.service}`, FUNCTION_DESCRIPTION),
     });
     // For the operator reading the synthesized template: what each signal is read from, and who publishes it.
     (this.function.node.defaultChild as lambda.CfnFunction).addMetadata(SIGNAL_SOURCES_METADATA, signalSourceLines(this.config));
@@ -510,8 +510,9 @@ export class Reconciler extends Construct {
    * parameters and outputs, not exports, and keep it.
    */
   private factsForThisStack(serving: IInferenceServing, facts: RoutingFacts): RoutingFacts {
-    if (facts.kind !== 'sagemaker' || facts.endpointConfigName === undefined || !Token.isUnresolved(facts.endpointConfigName)) return facts;
-    const references = Tokenization.reverseString(facts.endpointConfigName).tokens.filter((t) => Reference.isReference(t));
+    const configuration = routingTarget(facts).configurationOf(facts);
+    if (!configuration || !Token.isUnresolved(configuration.name)) return facts;
+    const references = Tokenization.reverseString(configuration.name).tokens.filter((t) => Reference.isReference(t));
     // A token without a reference in it (a Lazy) is taken to come from the serving construct, when it is one.
     const producers = references.length > 0 ? references.map((r) => r.target) : Construct.isConstruct(serving) ? [serving] : [];
     const here = deployedStack(this);
@@ -523,8 +524,7 @@ export class Reconciler extends Construct {
       'configuration from the endpoint still on the old one, or the other way round, during a deploy: it may write weights from the wrong ' +
       'facts, or set the endpoint Updating just as CloudFormation updates it, which fails the stack update. Define the Reconciler in the ' +
       'endpoint\'s stack to keep the check.');
-    const { endpointConfigName: _, ...rest } = facts;
-    return rest;
+    return configuration.without;
   }
 
   private validate(props: ReconcilerProps, serving: ServingDescription, policy: Partial<PolicyConfig>): Problem[] {

@@ -187,6 +187,7 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   writableAgain: () => undefined,
   // A listener has no configuration of its own to be replaced: its actions are read and written as they are.
   otherConfiguration: () => undefined,
+  configurationOf: () => undefined,
   autoscalerFloor: hpaHonouredFloor,
   routedProducers: (serving) => {
     const signals: Record<string, ClassSignalProducers> = {};

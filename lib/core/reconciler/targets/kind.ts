@@ -280,6 +280,11 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
    */
   otherConfiguration(facts: F, target: TargetState): string | undefined;
   /**
+   * The name of the target's configuration the facts describe (SageMaker `endpointConfigName`), which each deployment
+   * that replaces it changes, and the facts without it; undefined where the facts name none (ALB).
+   */
+  configurationOf(facts: F): { readonly name: string; readonly without: F } | undefined;
+  /**
    * The route of the capacity class named (a class name, or a routed name), or of the preferred class (preference
    * rank 0) when none is named, and where its capacity is held. Throws naming the routes when none matches.
    */

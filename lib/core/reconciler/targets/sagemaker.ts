@@ -349,6 +349,7 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   },
   writerProbes,
   otherConfiguration: (facts, target) => otherConfiguration(facts, target.endpointConfigName),
+  configurationOf: ({ endpointConfigName: name, ...without }) => (name === undefined ? undefined : { name, without }),
   // A class is found by its own name or its variant's; its capacity is the variant's (its scalable target).
   capacityHolder: (facts, className) => {
     const named = (variantName: string, c: { name: string; preferenceRank: number }) =>
