@@ -153,7 +153,8 @@ export const twoStateSwitch: PolicyFactory = ({ scenario }) => {
       if (!dp || demand === undefined) return hold(o, o.weights[p] === 1 ? 'preferred' : 'fallback', 'missing metrics: hold');
       // Capacity errors as the library reads them (up to the newest published period), the rest from the cut window.
       const errors = o.capacityErrorSignal !== false && (capacityErrorsNow(o, p) ?? 0) > 0;
-      const ready = readyReplicas(o)[p] ?? dp.readyReplicas;
+      // Defined: without a live count it is the same window's latest datapoint, `dp`.
+      const ready = readyReplicas(o)[p]!;
       const short = errors || dp.latencyP95Seconds > slo * 4 || demand > ready * classes[p].tokensPerSecondPerReplica;
       return short
         ? { weights: split, mode: 'fallback', reason: 'preferred short: fixed split' }
