@@ -8,6 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
 import { type KarpenterPods } from '../core/metrics/karpenter-capacity';
 import { type ClassProblem } from '../core/service/checks';
+import { DEFAULT_SYSTEM_NODE_COUNT, M7I_LARGE, type NodeShape, systemNodeProblems } from '../core/platform/system-nodes';
 import { ConstructValidationError, throwIfInvalid } from '../core/validation/error';
 import { ApprovedImagesAdmission } from '../trust/admission-policy';
 import { newLogGroupKey } from '../util/log-encryption';
@@ -43,9 +44,17 @@ export interface NewClusterOptions {
    * @default eks.EndpointAccess.PRIVATE
    */
   readonly endpointAccess?: eks.EndpointAccess;
-  /** Nodes for the controllers (Karpenter cannot run on nodes it manages). @default m7i.large */
+  /**
+   * Nodes for the controllers, the add-on's operator and agents and the model-server scraper (Karpenter cannot run on
+   * nodes it manages, and the scraper is kept off them). Their requests, per pinned chart: SYSTEM_NODE_PODS.
+   * @default m7i.large
+   */
   readonly systemNodeInstanceType?: ec2.InstanceType;
-  /** @default 2 */
+  /**
+   * How many system nodes. With m7i.large, fewer than 3 cannot be sure to hold every system pod and a rolling update
+   * (a warning says so at synth): a pod that finds no node stays Pending, and a Pending scraper drops the token counters.
+   * @default 3
+   */
   readonly systemNodeCount?: number;
   /** Key that encrypts Kubernetes secrets. @default - a new key with rotation */
   readonly secretsEncryptionKey?: kms.IKey;
@@ -491,20 +500,41 @@ function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: New
   return cluster;
 }
 
-/**
- * The system node group (Karpenter, KEDA, the load balancer controller, CoreDNS), under the id aws-eks-v2 gives its
- * default capacity (`DefaultCapacity`), with an Amazon Linux 2023 AMI. Left to aws-eks-v2, the AMI type follows the
- * app's `@aws-cdk/aws-eks:defaultToAL2023` flag and is AL2 without it (aws-cdk-lib 2.269.0 aws-eks-v2
- * managed-nodegroup.js), while EKS publishes no AL2 AMIs for Kubernetes 1.33 and later
- * (https://docs.aws.amazon.com/eks/latest/userguide/eks-ami-deprecation-faqs.html): the node group would not create.
- */
 /** The system node group's construct id under the cluster (aws-eks-v2 `addNodegroupCapacity` names it `Nodegroup<id>`). */
 const SYSTEM_NODES = 'DefaultCapacity';
 
+/** System node types whose vCPUs, memory and max pods the library knows, to check a node count against. */
+const KNOWN_SYSTEM_NODES: readonly NodeShape[] = [M7I_LARGE];
+
+/**
+ * The system node group (Karpenter, KEDA, the load balancer controller, CoreDNS, the add-on's operator and the
+ * model-server scraper, besides the DaemonSets), under the id aws-eks-v2 gives its default capacity
+ * (`DefaultCapacity`), with an Amazon Linux 2023 AMI. Left to aws-eks-v2, the AMI type follows the app's
+ * `@aws-cdk/aws-eks:defaultToAL2023` flag and is AL2 without it (aws-cdk-lib 2.269.0 aws-eks-v2 managed-nodegroup.js),
+ * while EKS publishes no AL2 AMIs for Kubernetes 1.33 and later
+ * (https://docs.aws.amazon.com/eks/latest/userguide/eks-ami-deprecation-faqs.html): the node group would not create.
+ *
+ * 3 x m7i.large by default (lib/core/platform/system-nodes.ts has every figure and its source): a node offers 1930m
+ * CPU (nodeadm's kube-reserved 70m), the DaemonSets take 425m of each (CloudWatch agent 250m, Fluent Bit 50m,
+ * kube-proxy 100m, aws-node 25m) and Karpenter's two replicas 1000m of two nodes, one each. That leaves 505m + 505m
+ * on two nodes for 850m of Deployments (CoreDNS 2 x 100m, KEDA 3 x 100m, the add-on's operator 100m, the scraper
+ * 250m) plus the 250m a rolling update of the scraper surges: two nodes cannot hold it, a third (1505m free) can, in
+ * any order.
+ */
 function addSystemNodes(cluster: eks.Cluster, o: NewClusterOptions): void {
-  const count = o.systemNodeCount ?? 2;
+  const count = o.systemNodeCount ?? DEFAULT_SYSTEM_NODE_COUNT;
   if (count <= 0) return;
   const instanceType = o.systemNodeInstanceType ?? ec2.InstanceType.of(ec2.InstanceClass.M7I, ec2.InstanceSize.LARGE);
+  const shape = KNOWN_SYSTEM_NODES.find((n) => n.instanceType === instanceType.toString());
+  const problems = shape ? systemNodeProblems(shape, count) : [];
+  if (shape && problems.length > 0) {
+    const enough = Array.from({ length: 20 }, (_, i) => count + i + 1).find((n) => systemNodeProblems(shape, n).length === 0);
+    Annotations.of(cluster).addWarningV2('cdk-capacity-aware-inference:eks-system-nodes-too-few',
+      `clusterOptions.systemNodeCount is ${count} x ${shape.instanceType}, which cannot be sure to hold the controllers, the `
+      + `add-on's agents and the model-server scraper with room for a rolling update (${problems[0]}): a pod that finds no `
+      + 'node stays Pending, and a Pending scraper drops the token counters the control loop reads. '
+      + `Use ${enough !== undefined ? `at least ${enough} nodes` : 'more nodes'} or a larger systemNodeInstanceType.`);
+  }
   cluster.addNodegroupCapacity(SYSTEM_NODES, {
     instanceTypes: [instanceType],
     minSize: count,

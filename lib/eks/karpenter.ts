@@ -6,6 +6,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { KARPENTER_SERVICE_ACCOUNT } from '../core/platform/service-accounts';
+import { KARPENTER_CONTROLLER } from '../core/platform/system-nodes';
 import { acknowledgeManagedPolicies, acknowledgeRule } from '../util/nag';
 import { controllerChart, PodIdentityRole } from './pod-identity';
 import { type ChartSpec, KARPENTER_CHART } from './versions';
@@ -113,8 +114,9 @@ export class Karpenter extends Construct {
       values: {
         settings: { clusterName, interruptionQueue: this.interruptionQueue.queueName },
         serviceAccount: { create: true, name: KARPENTER_SERVICE_ACCOUNT },
-        replicas: 2,
-        controller: { resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } } },
+        // What the system node group is sized for (lib/core/platform/system-nodes.ts).
+        replicas: KARPENTER_CONTROLLER.replicas,
+        controller: { resources: KARPENTER_CONTROLLER.resources },
       },
       // Credentials and node access must exist before the controller starts launching nodes.
       dependsOn: [identity, this.nodeAccessEntry],

@@ -16,6 +16,7 @@ import { emfMetricDeclarations, enginePrometheusMetrics, SCRAPED_METRIC_NAMESPAC
 import { AwsMetrics, type MetricSpec } from '../core/metrics/contract';
 import { EXTERNAL_AGENTS_METADATA, EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_ADDON_NAME } from '../core/metrics/template-check';
 import { type MetricStatSource } from '../core/metrics/aws-published';
+import { SCRAPER_RESOURCES } from '../core/platform/system-nodes';
 import { Checker } from '../core/validation/checker';
 import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { EKS_RULES } from '../core/validation/rules';
@@ -393,6 +394,44 @@ function newLogKey(scope: Construct, clusterName: string): kms.Key {
 }
 
 /**
+ * Where the scraper may run: on the system nodes, never on a node Karpenter launched. Unset, it would take the chart's
+ * root toleration `- operator: Exists` (aws-observability/helm-charts amazon-cloudwatch-observability-6.4.0
+ * charts/amazon-cloudwatch-observability/values.yaml:27-28; an `agents[]` entry without `tolerations` falls back to
+ * it, templates/_helpers.tpl:8-20, applied by templates/linux/cloudwatch-agent-custom-resource.yaml:313), which
+ * tolerates the accelerator taints of the classes' NodePools, so it could land on a GPU or Neuron node. There it
+ * keeps the node from ever being empty: Karpenter counts a node empty only when no reschedulable non-DaemonSet pod
+ * has a positive eviction cost (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/disruption/types.go:150-157,198-209,
+ * emptiness.go:72-74, pkg/utils/pod/scheduling.go:44-51), and the scraper's system-node-critical priority (values.yaml:739) makes its cost positive
+ * (pkg/utils/disruption/disruption.go:62-68); with `expireAfter: Never` that node would run, and bill, for good.
+ * - affinity: the whole of it, because Helm's mergeOverwrite replaces lists (Masterminds/sprig v3.3.0 dict.go:109-117,
+ *   dario.cat/mergo v1.0.1 merge.go:166-170): the chart's own Fargate exclusion (values.yaml:740-748) is kept beside
+ *   `karpenter.sh/nodepool DoesNotExist`, the label Karpenter puts on its nodes (pkg/apis/v1/labels.go:41) and the
+ *   rule its own chart keeps the controller off them with (aws/karpenter-provider-aws v1.14.1
+ *   charts/karpenter/values.yaml:93-99).
+ * - tolerations: replace the root one (a non-nil entry list wins, _helpers.tpl:11-13) with Karpenter's controller's
+ *   own (values.yaml:109-111 there), so the scraper runs wherever Karpenter's controller can, and tolerates neither
+ *   the accelerator taints nor `node.kubernetes.io/unschedulable` (a draining system node).
+ * The scraper's configuration opens no port (only EMF, StatsD, collectd, OTLP, JMX, X-Ray and Application Signals do:
+ * aws/amazon-cloudwatch-agent-operator v3.6.0, the chart's operator, internal/manifests/collector/ports.go:126-299),
+ * so on the host network it does not clash with the DaemonSet agent of the same node.
+ */
+const SCRAPER_PLACEMENT = {
+  affinity: {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{
+          matchExpressions: [
+            { key: 'eks.amazonaws.com/compute-type', operator: 'NotIn', values: ['fargate'] },
+            { key: 'karpenter.sh/nodepool', operator: 'DoesNotExist' },
+          ],
+        }],
+      },
+    },
+  },
+  tolerations: [{ key: 'CriticalAddonsOnly', operator: 'Exists' }],
+} as const;
+
+/**
  * The add-on configuration: the default DaemonSet agent (Container Insights with enhanced observability, which
  * publishes replicas_desired) and a single-replica Deployment agent that scrapes the model servers once, each
  * configured with the chart's `agents[]` keys (each entry merges over `agent`).
@@ -408,6 +447,9 @@ function addonConfiguration(
       name: SCRAPER_AGENT_NAME,
       mode: 'deployment',
       replicas: 1,
+      ...SCRAPER_PLACEMENT,
+      // The requests the system node group is sized for (lib/core/platform/system-nodes.ts).
+      resources: SCRAPER_RESOURCES,
       // The chart defaults every agent's service account to cloudwatch-agent: the same pod identity applies.
       config: {
         logs: {

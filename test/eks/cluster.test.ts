@@ -1,6 +1,6 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -17,6 +17,7 @@ import { controllerInlinePolicyChars } from '../../lib/eks/controller-policy-siz
 import { InferenceObservability } from '../../lib/control/observability';
 import { Reconciler } from '../../lib/control/reconciler';
 import { signalContractProblems } from '../../lib/core/metrics/template-check';
+import { KARPENTER_CONTROLLER, SCRAPER_RESOURCES } from '../../lib/core/platform/system-nodes';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, renderWithPlaceholders, testStack } from '../util';
 
 /** A second model with other engines: TGI on L40S, vLLM on A10G. */
@@ -472,6 +473,53 @@ describe('EksInferenceCluster validation', () => {
     expect(() => new EksInferenceCluster(stack, 'Cluster', { cluster: importedCluster(stack), clusterOptions: { systemNodeCount: 3 } })).toThrow(
       /clusterOptions: is a setting of a new cluster, but 'cluster' is given/,
     );
+  });
+});
+
+describe('the system node group', () => {
+  const newCluster = (clusterOptions: EksInferenceClusterProps['clusterOptions'] = {}) => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), clusterOptions });
+    new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+    return stack;
+  };
+  const tooFew = (stack: Stack) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-system-nodes-too-few'));
+  const chartValues = (template: Template, chart: string) => {
+    const found = Object.values(template.findResources('Custom::AWSCDK-EKS-HelmChart', { Properties: { Chart: chart } }));
+    return JSON.parse(renderWithPlaceholders(found[0].Properties.Values)) as Record<string, unknown>;
+  };
+
+  test('is 3 x m7i.large by default: room for every controller, agent and the model-server scraper, and a rolling update', () => {
+    const stack = newCluster();
+    Template.fromStack(stack).hasResourceProperties('AWS::EKS::Nodegroup', {
+      InstanceTypes: ['m7i.large'],
+      ScalingConfig: { MinSize: 3, DesiredSize: 3, MaxSize: 3 },
+    });
+    expect(tooFew(stack)).toEqual([]);
+  });
+
+  test('warns at synth when fewer m7i.large nodes cannot be sure to place the scraper (it would drop the token counters)', () => {
+    const warnings = tooFew(newCluster({ systemNodeCount: 2 }));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.stringify(warnings[0].entry.data)).toContain('clusterOptions.systemNodeCount is 2 x m7i.large');
+    expect(JSON.stringify(warnings[0].entry.data)).toContain('Use at least 3 nodes or a larger systemNodeInstanceType.');
+    // A type the library has no figures for is not judged.
+    expect(tooFew(newCluster({ systemNodeCount: 2, systemNodeInstanceType: new ec2.InstanceType('t3.medium') }))).toEqual([]);
+  });
+
+  test("what runs there requests what the budget counts: Karpenter's and the scraper's own values, the other charts' defaults", () => {
+    const template = Template.fromStack(newCluster());
+    const karpenter = chartValues(template, 'karpenter');
+    expect(karpenter.replicas).toBe(KARPENTER_CONTROLLER.replicas);
+    expect((karpenter.controller as { resources: unknown }).resources).toEqual(KARPENTER_CONTROLLER.resources);
+    // The budget counts these charts' own defaults: nothing here overrides them.
+    for (const chart of ['keda', 'aws-load-balancer-controller']) {
+      expect(JSON.stringify(chartValues(template, chart))).not.toMatch(/"resources"|"replicaCount"/);
+    }
+    const addon = Object.values(template.findResources('AWS::EKS::Addon', { Properties: { AddonName: 'amazon-cloudwatch-observability' } }))[0];
+    const agents = JSON.parse(addon.Properties.ConfigurationValues).agents as Array<{ name: string; resources?: unknown }>;
+    expect(agents.find((a) => a.name === 'cai-model-server-scraper')!.resources).toEqual(SCRAPER_RESOURCES);
+    expect(agents.find((a) => a.name === 'cloudwatch-agent')!.resources).toBeUndefined(); // the chart's 250m, counted per node
   });
 });
 

@@ -230,7 +230,7 @@ describe('EksInferenceService', () => {
         TargetGroupAttributes: Match.arrayWith([{ Key: 'deregistration_delay.timeout_seconds', Value: '30' }]),
       });
       for (const u of service.units) {
-        expect(u.objects.deployment.spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds).toBe(30);
+        expect(u.objects.deployment.spec.template.spec.containers[0].lifecycle?.preStop.sleep.seconds).toBe(30);
       }
     });
 
@@ -520,6 +520,18 @@ describe('EksInferenceService options', () => {
     const classes = Object.values(service.servingDescription().signals.classes).filter((c) => c.generatedTokens);
     expect(classes.length).toBeGreaterThan(0);
     for (const c of classes) expect(c.generatedTokensIntervalSeconds).toBe(120);
+  });
+
+  test('a deregistration delay of 0 deploys model servers with no preStop hook (a 0 s sleep needs Kubernetes 1.33)', () => {
+    const { stack, service } = build({ loadBalancer: { deregistrationDelay: Duration.seconds(0) } });
+    Template.fromStack(stack).hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', {
+      TargetGroupAttributes: Match.arrayWith([{ Key: 'deregistration_delay.timeout_seconds', Value: '0' }]),
+    });
+    for (const u of service.units) {
+      const pod = u.objects.deployment.spec.template.spec;
+      expect(pod.containers[0]).not.toHaveProperty('lifecycle');
+      expect(pod.terminationGracePeriodSeconds).toBe(Math.ceil(LLAMA_CONTRACT.slo.deadlineMs / 1000));
+    }
   });
 
   test('an internet-facing ALB with a certificate serves HTTPS on 443', () => {

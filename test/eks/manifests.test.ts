@@ -62,11 +62,20 @@ describe('typed manifest builders', () => {
     expect(c.readinessProbe.httpGet.path).toBe('/ready');
     // 1800 s of weight download at a 10 s period.
     expect(c.startupProbe).toMatchObject({ httpGet: { path: '/health' }, periodSeconds: 10, failureThreshold: 180 });
-    expect(c.lifecycle.preStop.sleep.seconds).toBe(30);
+    expect(c.lifecycle?.preStop.sleep.seconds).toBe(30);
     expect(pod.terminationGracePeriodSeconds).toBe(90);
     expect(c.securityContext).toMatchObject({ runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
     expect(c.env.map((e) => e.name)).toEqual(['A', 'B']);
     expect(pod.automountServiceAccountToken).toBe(false);
+  });
+
+  test('GIVEN a deregistration delay of 0 WHEN building the Deployment THEN it has no preStop hook (a 0 s sleep is refused before Kubernetes 1.33)', () => {
+    const d = m.deployment(deploymentInput({ drainSeconds: 0 }));
+    const pod = d.spec.template.spec;
+    expect(pod.containers[0]).not.toHaveProperty('lifecycle');
+    // The grace is the service deadline alone.
+    expect(pod.terminationGracePeriodSeconds).toBe(60);
+    expectValidManifests(asJson([d]));
   });
 
   test('GIVEN a warm-up WHEN building the Deployment THEN the start ends with it, the latency floor as timeout, and readiness stays the model-ready check', () => {

@@ -9,6 +9,8 @@ import { signalContractProblems } from '../../lib/core/metrics/template-check';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
 import { OBSERVABILITY_ADDON_VERSION } from '../../lib/eks/observability-addon';
 import { KARPENTER_PODS } from '../../lib/eks/observability-addon';
+import { ACCELERATOR_TAINTS } from '../../lib/eks/manifests/karpenter';
+import { SCRAPER_RESOURCES } from '../../lib/core/platform/system-nodes';
 import { Metrics } from '../../lib/core/metrics/contract';
 import { ACCOUNT, allows, grantedActions, REGION, roleStatements } from '../permissions/iam-policy';
 import { InferenceObservability } from '../../lib/control/observability';
@@ -30,6 +32,28 @@ function build(overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stac
 function addonConfig(template: Template): Record<string, any> {
   const addon = Object.values(template.findResources('AWS::EKS::Addon', { Properties: { AddonName: 'amazon-cloudwatch-observability' } }))[0];
   return JSON.parse(addon.Properties.ConfigurationValues);
+}
+
+interface NodeSelectorTerm { matchExpressions: Array<{ key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }> }
+interface Toleration { key?: string; operator?: 'Exists' | 'Equal'; value?: string; effect?: string }
+
+/** Whether a node with `labels` satisfies required node affinity terms (any term; every expression of it). */
+function admits(terms: NodeSelectorTerm[], labels: Record<string, string>): boolean {
+  return terms.some((t) => t.matchExpressions.every((e) => {
+    const v = labels[e.key];
+    switch (e.operator) {
+      case 'In': return v !== undefined && e.values!.includes(v);
+      case 'NotIn': return v === undefined || !e.values!.includes(v);
+      case 'Exists': return v !== undefined;
+      case 'DoesNotExist': return v === undefined;
+    }
+  }));
+}
+
+/** Whether tolerations tolerate a taint (an empty key with Exists tolerates every taint; an empty effect every effect). */
+function tolerates(tolerations: Toleration[], taint: { key: string; value?: string; effect: string }): boolean {
+  return tolerations.some((t) => (t.effect === undefined || t.effect === taint.effect)
+    && (t.key === undefined || t.key === '' ? t.operator === 'Exists' : t.key === taint.key && (t.operator === 'Exists' || t.value === taint.value)));
 }
 
 describe('EKS signal producers', () => {
@@ -127,6 +151,33 @@ describe('EKS signal producers', () => {
     ]));
   });
 
+  test('the scraper runs on the system nodes only: never on a Karpenter node, whose emptiness it would block (the GPU or Neuron node would run for good)', () => {
+    const scraper = addonConfig(template).agents.find((a: { name: string }) => a.name === 'cai-model-server-scraper');
+    const terms: NodeSelectorTerm[] = scraper.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
+    // Helm's merge of the entry over `agent` replaces lists: the entry carries the chart's Fargate exclusion itself.
+    expect(terms).toEqual([{ matchExpressions: [
+      { key: 'eks.amazonaws.com/compute-type', operator: 'NotIn', values: ['fargate'] },
+      { key: 'karpenter.sh/nodepool', operator: 'DoesNotExist' },
+    ] }]);
+    const system = { 'kubernetes.io/os': 'linux', 'eks.amazonaws.com/nodegroup': 'DefaultCapacity', 'node.kubernetes.io/instance-type': 'm7i.large' };
+    expect(admits(terms, system)).toBe(true);
+    for (const u of service.units) {
+      // Every node Karpenter launches for a class carries its NodePool's name.
+      expect(admits(terms, { ...system, 'karpenter.sh/nodepool': u.objects.nodePool.metadata.name, 'node.kubernetes.io/instance-type': 'g6e.xlarge' })).toBe(false);
+    }
+    expect(admits(terms, { ...system, 'eks.amazonaws.com/compute-type': 'fargate' })).toBe(false);
+    // Its own tolerations replace the chart's root `- operator: Exists`: no accelerator taint, no cordon.
+    expect(scraper.tolerations).toEqual([{ key: 'CriticalAddonsOnly', operator: 'Exists' }]);
+    expect(tolerates([{ operator: 'Exists' }], ACCELERATOR_TAINTS.gpu)).toBe(true); // what the root toleration would do
+    for (const taint of [...Object.values(ACCELERATOR_TAINTS), { key: 'node.kubernetes.io/unschedulable', value: '', effect: 'NoSchedule' }]) {
+      expect(tolerates(scraper.tolerations, taint)).toBe(false);
+    }
+    // The requests the system node group is sized for.
+    expect(scraper.resources).toEqual(SCRAPER_RESOURCES);
+    // The per-node agent keeps the chart's tolerations: a DaemonSet pod never keeps a node from being empty.
+    expect(addonConfig(template).agents[0]).toEqual({ name: 'cloudwatch-agent' });
+  });
+
   test("each running serving pod is scraped once: of the targets pod discovery makes (a container's ports, a portless init container), one survives", () => {
     const jobs: Array<{ job_name: string; relabel_configs: Array<{ source_labels?: string[]; regex?: string; action?: string }> }> =
       addonConfig(template).agents[1].prometheus.config.scrape_configs;
@@ -190,7 +241,11 @@ describe('EKS signal producers on a cluster that already runs the add-on', () =>
 
   test('with the scraper merged into that add-on (modelServerScrape), the scraped metrics are read and accounted for', () => {
     const { template } = build({ observability: { existingAddon: { modelServerScrape: true } } });
-    expect(template.toJSON().Metadata['cdk-capacity-aware-inference:external-agents'][0].name).toBe('cai-model-server-scraper');
+    const [external] = template.toJSON().Metadata['cdk-capacity-aware-inference:external-agents'];
+    expect(external.name).toBe('cai-model-server-scraper');
+    // The entry to merge keeps the scraper off Karpenter's nodes there too.
+    expect(JSON.stringify(external.affinity)).toContain('"key":"karpenter.sh/nodepool","operator":"DoesNotExist"');
+    expect(external.tolerations).toEqual([{ key: 'CriticalAddonsOnly', operator: 'Exists' }]);
     expect(JSON.stringify(template.toJSON())).toContain('GeneratedTokens');
     expect(signalContractProblems(template.toJSON())).toEqual([]);
   });

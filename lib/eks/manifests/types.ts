@@ -111,7 +111,8 @@ export interface Container {
   readonly startupProbe: Probe;
   readonly readinessProbe: Probe;
   readonly livenessProbe: Probe;
-  readonly lifecycle: { readonly preStop: { readonly sleep: { readonly seconds: number } } };
+  /** Absent when there is nothing to sleep for (a deregistration delay of 0). */
+  readonly lifecycle?: { readonly preStop: { readonly sleep: { readonly seconds: number } } };
   readonly securityContext: ContainerSecurityContext;
   readonly volumeMounts: readonly VolumeMount[];
 }

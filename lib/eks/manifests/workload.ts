@@ -197,8 +197,8 @@ function probe(path: string, overrides: Partial<Probe> = {}): Probe {
 /**
  * A model-server Deployment pinned to its class's NodePool. No `replicas`: KEDA owns the count. Readiness is "model
  * loaded", never "HTTP up"; with a warm-up the start ends only once one inference answered within the floor. On
- * termination the pod keeps serving for the target group's deregistration delay (preStop sleep) and then has the
- * service deadline to finish what it holds.
+ * termination the pod keeps serving for the target group's deregistration delay (preStop sleep, none when the delay
+ * is 0) and then has the service deadline to finish what it holds.
  */
 export function deployment(input: DeploymentInput): Deployment {
   const r = input.readiness;
@@ -233,7 +233,12 @@ export function deployment(input: DeploymentInput): Deployment {
     startupProbe,
     readinessProbe,
     livenessProbe: probe(r.healthPath, { failureThreshold: 6, timeoutSeconds: 10 }),
-    lifecycle: { preStop: { sleep: { seconds: input.drainSeconds } } },
+    // A 0 s sleep is a no-op that the API server refuses before Kubernetes 1.33 ("Invalid value: 0: must be greater
+    // than 0 and less than terminationGracePeriodSeconds"; the PodLifecycleSleepActionAllowZero gate is alpha, off, in
+    // 1.32, beta and on in 1.33, stable in 1.34: KEP-4818, kubernetes/enhancements@64765b4b
+    // keps/sig-node/4818-allow-zero-value-for-sleep-action-of-prestop-hook/kep.yaml and README.md:75-78). An imported
+    // cluster may be older, so with no deregistration delay to wait out there is no hook at all.
+    ...(input.drainSeconds > 0 ? { lifecycle: { preStop: { sleep: { seconds: input.drainSeconds } } } } : {}),
     securityContext: RESTRICTED,
     volumeMounts: [
       { name: 'model-cache', mountPath: MODEL_VOLUME_PATH },
