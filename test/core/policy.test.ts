@@ -120,22 +120,6 @@ describe('decide(): entering capacity mode', () => {
     expect(unbound.decision.weights).toEqual({ inf2: 60, g6: 23, g5: 17 });
   });
 
-  test('a preferred class already at its maxReplicas does not receive the deficit: the next class that can grow does', () => {
-    // inf2 runs its 3 of at most 3: the 250 tokens/s the plan sees above ready capacity cannot be its to grow into
-    // (given to it, they would be shed there until the sustained-deficit rule entered capacity mode, a mode change
-    // with no shortage). g6 (g5's price per token, ranked first) receives it and is routed up to its ready capacity
-    // again, so that its autoscaler sees the load; the mode stays.
-    const capped = CLASSES.map((c) => (c.name === 'inf2' ? { ...c, maxReplicas: 3 } : c));
-    const demand = [...flat(1000, W - 2), 1600, 1600];
-    const { decision } = decide(input(BASE, null, { classes: capped, demandTokensPerSecond: demand }), costState({ inf2: 96, g6: 2, g5: 2 }));
-    expect(decision.mode).toBe('cost');
-    expect(decision.reason.message).toContain('the deficit of 250 tokens/s to g6 to grow');
-    expect(decision.weights.g6).toBeGreaterThan(decision.weights.g5);
-    // Below its maximum it takes the deficit itself, as before.
-    const open = decide(input(BASE, null, { demandTokensPerSecond: demand }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
-    expect(open.reason.message).toContain('the deficit of 250 tokens/s to inf2 to grow');
-  });
-
   test('replicas ready at this run but not yet in the published window are progress: no sustained deficit', () => {
     // 1500 > 1350 ready in every published period, as in the test above; but g6 counts 3 ready at this run (two came
     // up after the newest published period): autoscaling is making progress, so the mode stays.

@@ -176,13 +176,8 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   // preferred class that judgement is the mode's (with its hysteresis), not one datapoint's, except where it retries
   // growth in capacity mode (`retriesGrowth`).
   const growthRetry = retriesGrowth(input, config, preferredView, active);
-  // A class already running its `maxReplicas` (its quota or plan bound) cannot grow whatever the mode: a deficit given
-  // to it would be shed there until the sustained-deficit rule entered capacity mode, a mode change with no shortage
-  // (traced at three times the suite's demand in steady state: the preferred class at its 9 replicas took the deficit
-  // for the whole grace period). The next class in cost order that can grow receives it, as a shortage's would.
-  const atMax = new Set(views.filter((v) => v.ready >= (v.cls.maxReplicas ?? Infinity)).map((v) => v.cls.name));
-  const canGrow = (c: PolicyClass, mode: RoutingMode) => !atMax.has(c.name) &&
-    (c.name === preferred.name ? mode === 'cost' || growthRetry !== null : evidence.get(c.name)!.every((t) => t === 'latency-breach'));
+  const canGrow = (c: PolicyClass, mode: RoutingMode) =>
+    c.name === preferred.name ? mode === 'cost' || growthRetry !== null : evidence.get(c.name)!.every((t) => t === 'latency-breach');
   const growable = (mode: RoutingMode) => new Set(classes.filter((c) => canGrow(c, mode)).map((c) => c.name));
   // Floors only in capacity mode: in cost mode the cheapest class's own autoscaler sees its overflow, and a floor
   // computed from noisy demand would be a second controller fighting it.
