@@ -123,10 +123,7 @@ export function sustainedDeficit(
     const cap = capacity(i);
     if (d[i] === null || cap === null || !(d[i]! > cap)) return false;
   }
-  // Progress is judged on the newest count there is: replicas that became ready after the newest published period
-  // (counted at this run, `readyNow`) are progress the window cannot show yet.
-  const newest = classes.reduce((sum, c, i) => sum + (finiteOrNull(c.signals?.readyNow) ?? readyTails[i][grace - 1]!) * c.tokensPerSecond, 0);
-  return Math.max(newest, capacity(grace - 1)!) <= capacity(0)!;
+  return capacity(grace - 1)! <= capacity(0)!;
 }
 
 /**
