@@ -120,6 +120,18 @@ describe('decide(): entering capacity mode', () => {
     expect(unbound.decision.weights).toEqual({ inf2: 60, g6: 23, g5: 17 });
   });
 
+  test('the audit line does not say "to grow" of a receiver already at its maxReplicas', () => {
+    // inf2 runs its 3 of at most 3: the plan still gives it the deficit (the cheapest class without a shortage), and
+    // the line says it cannot grow and sheds what it cannot carry.
+    const capped = CLASSES.map((c) => (c.name === 'inf2' ? { ...c, maxReplicas: 3 } : c));
+    const demand = [...flat(1000, W - 2), 1600, 1600];
+    const { decision } = decide(input(BASE, null, { classes: capped, demandTokensPerSecond: demand }), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(decision.reason.message).toContain('the deficit of 250 tokens/s to inf2, which runs its most replicas (3) and cannot grow');
+    const open = decide(input(BASE, null, { demandTokensPerSecond: demand }), costState({ inf2: 96, g6: 2, g5: 2 })).decision;
+    expect(open.reason.message).toContain('the deficit of 250 tokens/s to inf2 to grow.');
+    expect(open.weights).toEqual(decision.weights);
+  });
+
   test('in capacity mode the preferred class keeps asking for what it is short of, as its platform takes floors', () => {
     // SageMaker: floors are capacity writes. While inf2 shows no shortage of its own (here the deficit alone entered),
     // its ask is written: 1500 tokens/s at inf2's target 300 / 1.2 = 6 replicas while 3 are ready. Routing is unchanged.

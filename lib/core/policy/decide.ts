@@ -339,7 +339,7 @@ function enterCapacity(ctx: Context, situation: Situation): PolicyStep {
     apportion(plan.shares, classes, config.weightTotal), {
       code: 'enter-capacity',
       triggers: situation.entering,
-      message: `Entering capacity mode: ${describe(ctx, situation.entering)}${reentry}${deficitNote(situation, plan, 'capacity', numbers)}`,
+      message: `Entering capacity mode: ${describe(ctx, situation.entering)}${reentry}${deficitNote(ctx, situation, plan, 'capacity', numbers)}`,
     }, numbers);
 }
 
@@ -348,10 +348,20 @@ function enterCapacity(ctx: Context, situation: Situation): PolicyStep {
  * spread (`RECEIVER_LOAD_ABOVE_ENVELOPE`, plan.ts), so only its floor grows it: the clause says when none asks (a
  * deficit only the plan's high quantile sees, or one whose floor went to a cheaper class with no ready replica).
  */
-function deficitNote(situation: Situation, plan: { deficit: number; receiver?: string }, mode: RoutingMode, numbers: Figures): string {
+function deficitNote(
+  ctx: Context, situation: Situation, plan: { deficit: number; receiver?: string }, mode: RoutingMode, numbers: Figures,
+): string {
   const receiver = plan.receiver;
   if (!receiver) return '.';
-  const floored = (numbers.floors?.[receiver] ?? 0) > (situation.readyReplicas.get(receiver) ?? 0);
+  const ready = situation.readyReplicas.get(receiver) ?? 0;
+  const max = ctx.classes.find((c) => c.name === receiver)?.maxReplicas;
+  // Still its deficit (the cheapest class that shows no shortage), but "to grow" would be false: measured, a class at its
+  // maximum passing the deficit on cost more than it saved (BENCHMARKS.md, stop 50).
+  if (max !== undefined && ready >= max) {
+    return `; the deficit of ${round(plan.deficit)} tokens/s to ${receiver}, which runs its most replicas (${max}) and cannot grow: ` +
+      'what it cannot carry is shed.';
+  }
+  const floored = (numbers.floors?.[receiver] ?? 0) > ready;
   return situation.growth(mode) === 'published' && !floored
     ? `; the deficit of ${round(plan.deficit)} tokens/s is spread by ready capacity, and no replica floor asks ${receiver} to grow for it.`
     : `; the deficit of ${round(plan.deficit)} tokens/s to ${receiver} to grow.`;
@@ -444,7 +454,7 @@ function inCostMode(ctx: Context, situation: Situation): PolicyStep {
     triggers: [],
     message: `Planned demand ${round(situation.demand)} tokens/s (p${Math.round(config.demandQuantile * 100)} of ${config.demandWindowPeriods} periods) ` +
       `against ready capacity ${round(situation.ready)} tokens/s; cheapest classes first` +
-      deficitNote(situation, plan, 'cost', numbers) + absorbedNote(ctx, situation),
+      deficitNote(ctx, situation, plan, 'cost', numbers) + absorbedNote(ctx, situation),
   }, numbers);
 }
 
