@@ -120,6 +120,31 @@ describe('facts that no longer match the target', () => {
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(1);
   });
 
+  test('fails when an endpoint updated outside the stack defers every run for ever: after 15 minutes InService the run pages (R110)', async () => {
+    const variants = servePreferredLost();
+    const NEW: ReconcilerConfig = { ...SM, facts: { ...SM.facts, endpointConfigName: 'llm-config-new' } as ReconcilerConfig['facts'] };
+    sm.on(DescribeEndpointCommand).resolves({ ...endpoint('InService', variants), EndpointConfigName: 'llm-config-console' });
+    // Each run hands the next its memory, as the warm execution environment does (lambda/reconciler/index.ts).
+    const first = await run(NEW);
+    const tenMinutes = await run(NEW, NOW_MS + 600_000, first.memory);
+    expect([first.result.action, tenMinutes.result.action]).toEqual(['skipped', 'skipped']);
+    expect(failures(tenMinutes.lines)).toEqual([]);
+    const stuck = await run(NEW, NOW_MS + 900_000, tenMinutes.memory);
+    expect(stuck.result).toMatchObject({ action: 'failed', reason: 'target-mismatch' });
+    expect(stuck.result.detail).toContain("runs endpoint configuration 'llm-config-console', not 'llm-config-new'");
+    expect(stuck.result.detail).toContain('so for 900 s with the endpoint InService');
+    expect(failures(stuck.lines)).toEqual([expect.objectContaining({ Service: 'chat', Reason: 'target-mismatch', ReconcilerFailures: 1 })]);
+    expect(stuck.lines.some((l) => 'Decisions' in l)).toBe(false);
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    // Redeployed (or pointed back): the run decides again (no metric this late: it holds), and the count is gone.
+    sm.on(DescribeEndpointCommand).resolves({ ...endpoint('InService', variants), EndpointConfigName: 'llm-config-new' });
+    const back = await run(NEW, NOW_MS + 960_000, stuck.memory);
+    expect(back.result.action).toBe('unchanged');
+    expect(failures(back.lines)).toEqual([]);
+    expect(stuck.memory?.configurationMismatch).toEqual({ seconds: 900, writableAt: Math.floor(NOW_MS / 1000) + 900 });
+    expect(back.memory?.configurationMismatch).toBeUndefined();
+  });
+
   test('an endpoint no wait brings back (Failed, UpdateRollbackFailed, OutOfService, Deleting) pages; a transient status waits', async () => {
     const variants = servePreferredLost();
     for (const status of ['Failed', 'UpdateRollbackFailed', 'OutOfService', 'Deleting']) {

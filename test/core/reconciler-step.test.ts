@@ -661,7 +661,7 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
     expect(held.plan).toMatchObject({ action: 'write', write: { kind: 'capacity', route: 'fallback', to: 2 } });
     // The weights in force stay the target's, and the run records those, not the ones it held.
     expect(weightsInForce(held, { action: 'applied' })).toEqual({ preferred: 98, fallback: 2 });
-    expect(rememberRun(held, { action: 'applied' }, wrote('weights'))?.state.weights).toEqual({ preferred: 98, fallback: 2 });
+    expect(rememberRun(held, { action: 'applied' }, wrote('weights'))?.state?.weights).toEqual({ preferred: 98, fallback: 2 });
     // Both kinds written in the period: nothing more until the next one.
     expect(decided(step(SM, target, answer(SM, shortage), NOW_MS + 15_000, wrote('weights', 'capacity'))).plan)
       .toEqual({ action: 'skipped', detail: 'a capacity write was already made in this period; the next period writes' });
@@ -736,7 +736,7 @@ describe('cold start: the capacity event outlives the PolicyMode window', () => 
     expect(directives).toEqual([expect.objectContaining({ Namespace: query.Metric.Namespace, Dimensions: [['Service']] })]);
     expect(record).toMatchObject({ Service: 'chat', CapacityEventEntries: 2 });
     // An event that has ended publishes 0, so a cold start does not revive it.
-    const ended = decided(step(SM, target, answer(SM, relapse), NOW_MS, { ...warm, state: { ...warm.state, entries: undefined } }));
+    const ended = decided(step(SM, target, answer(SM, relapse), NOW_MS, { ...warm, state: { ...warm.state!, entries: undefined } }));
     expect(ended.decision.mode).toBe('capacity');
     expect(runRecords(SM, ended, { action: 'applied' }, NOW_MS).find((r) => 'CapacityEventEntries' in r)).toMatchObject({ CapacityEventEntries: 1 });
   });
@@ -877,5 +877,57 @@ describe('facts of another endpoint configuration than the endpoint runs: the ru
     const inForce = on('llm-config-old', sagemaker({ preferred: 50, fallback: 50 }));
     expect(decided(step(NEW, { ...inForce, endpointConfigName: 'llm-config-new' }, answer(NEW, serving), NOW_MS)).plan.action).toBe('write');
     expectDeferred(step(NEW, inForce, answer(NEW, serving), NOW_MS));
+  });
+
+  // Review R110: a deferral that never ends (the endpoint updated outside the stack, an update failed while it stayed
+  // InService) froze the weights with the heartbeat beating. Runs from NOW_MS, each finding the endpoint on another
+  // configuration writable ('other'), on another one Updating ('updating'), or on the facts' own ('match').
+  describe('bounded: another configuration found writable for longer than a deployment leaves it fails the run (R110)', () => {
+    type Seen = 'other' | 'updating' | 'match';
+    const every60 = (from: number, to: number, seen: Seen): Array<[number, Seen]> =>
+      Array.from({ length: (to - from) / 60 + 1 }, (_, i) => [from + i * 60, seen]);
+    const runs = (seen: ReadonlyArray<[number, Seen]>) => {
+      let memory: RunMemory | undefined;
+      return seen.map(([t, what]) => {
+        const base = sagemaker({ preferred: 98, fallback: 2 });
+        const updating = { notWritable: 'endpoint llm is Updating; weights are written on a later tick' };
+        const target = what === 'match' ? on('llm-config-new', base) : { ...on('llm-config-old', base), ...(what === 'updating' ? updating : {}) };
+        const s = step(NEW, target, answer(NEW, serving, NOW_MS + t * 1000), NOW_MS + t * 1000, memory);
+        memory = rememberRun(s, { action: s.ok ? 'applied' : 'skipped' }, memory);
+        return { t, s, verdict: s.ok ? 'decided' : s.deferred ? 'deferred' : s.reason };
+      });
+    };
+    const firstFailure = (rs: ReturnType<typeof runs>) => rs.find((r) => r.verdict !== 'deferred' && r.verdict !== 'decided');
+
+    test('fails when a writable endpoint on another configuration defers for ever instead of failing target-mismatch after 15 minutes', () => {
+      const rs = runs(every60(0, 960, 'other'));
+      expect(rs.slice(0, 15).map((r) => r.verdict)).toEqual(Array(15).fill('deferred'));
+      const failed = firstFailure(rs)!;
+      expect(failed.t).toBe(900);
+      if (failed.s.ok) throw new Error('decided');
+      expect(failed.s.detail).toBe("weights unchanged: endpoint llm runs endpoint configuration 'llm-config-old', not 'llm-config-new' that the "
+        + 'routing facts describe (a deployment is replacing it, or the endpoint was updated outside this stack); weights are written once they '
+        + 'match; so for 900 s with the endpoint InService, longer than a deployment leaves it (900 s): the endpoint was updated outside this '
+        + 'stack, or its update failed; redeploy the stack so that they match');
+      // A normal failure: the failure datapoint the alarm watches, no heartbeat datapoint; and the next run fails too.
+      const records = runRecords(NEW, failed.s, { action: 'failed', reason: 'target-mismatch', detail: failed.s.detail }, NOW_MS + 900_000);
+      expect(records).toContainEqual(expect.objectContaining({ Reason: 'target-mismatch', ReconcilerFailures: 1 }));
+      expect(records.filter((r) => 'Decisions' in r)).toEqual([]);
+      expect(rs[16]).toMatchObject({ t: 960, verdict: 'target-mismatch', s: { detail: expect.stringContaining('so for 960 s') } });
+    });
+
+    test('fails when time the endpoint spends Updating counts towards the bound, or clears what was counted before it', () => {
+      // 600 s writable, 20 minutes Updating (a blue/green update), then writable on another configuration again.
+      const rs = runs([...every60(0, 600, 'other'), ...every60(660, 1800, 'updating'), ...every60(1860, 2220, 'other')]);
+      // Counted: 600 s before the update, and from its end (1860) on: 900 s at 2160.
+      expect(firstFailure(rs)).toMatchObject({ t: 2160, s: { reason: 'target-mismatch', detail: expect.stringContaining('so for 900 s') } });
+    });
+
+    test('fails when a run that finds the facts\' configuration leaves the count running', () => {
+      const rs = runs([...every60(0, 840, 'other'), [900, 'match'], ...every60(960, 1860, 'other')]);
+      expect(rs.find((r) => r.t === 900)!.verdict).toBe('decided');
+      // Counted again from 960: 900 s at 1860.
+      expect(firstFailure(rs)).toMatchObject({ t: 1860, s: { reason: 'target-mismatch', detail: expect.stringContaining('so for 900 s') } });
+    });
   });
 });

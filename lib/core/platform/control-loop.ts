@@ -182,4 +182,15 @@ export function variantScalingDefaults(pools: readonly PoolScalingPlan[], perPoo
 export const RECONCILER_TIMING_DEFAULTS = {
   /** CloudWatch publishes a period late: the newest period read ends at least this long ago. */
   metricDelaySeconds: 120,
+  /**
+   * SageMaker: how long runs may find the endpoint InService (writable) on another endpoint configuration than the
+   * routing facts describe before a run fails (`target-mismatch`, which pages) instead of deferring. A deploy leaves it
+   * so only between the new configuration's creation and the start of CloudFormation's UpdateEndpoint (the function and
+   * the endpoint are updated in no fixed order), or for the old function's last runs after the update: seconds, a few
+   * minutes at most; while the update runs the endpoint is Updating, which is not counted (`configurationMismatchClock`).
+   * Longer than that, the endpoint was updated outside the stack or its update failed while it stayed InService, and
+   * the weights would stay frozen with the heartbeat beating. 15 minutes (15 periods at the default 60 s period)
+   * leaves a slow deploy room and pages within the failure alarm's 2-of-3 periods after it.
+   */
+  configurationMismatchSeconds: 900,
 } as const;

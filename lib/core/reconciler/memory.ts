@@ -9,14 +9,17 @@ import { type PolicyState } from '../policy/types';
 import { type RoutingWrite, type ScalingBounds } from './targets/kind';
 
 export interface RunMemory {
-  /** Start (epoch seconds) of the period the run decided in. */
-  readonly period: number;
+  /**
+   * Start (epoch seconds) of the period the run decided in. Absent (with `state` and `floors`) when no run in this
+   * environment has decided yet and the memory holds only `configurationMismatch`.
+   */
+  readonly period?: number;
   /** The policy state it recorded (the weights it left in force). */
-  readonly state: PolicyState;
+  readonly state?: PolicyState;
   /** The kinds of write made in that period, by this run or an earlier one in the same period; absent: none. */
   readonly wrote?: ReadonlyArray<RoutingWrite['kind']>;
   /** The replica floors it published (null: none known). */
-  readonly floors: Readonly<Record<string, number>> | null;
+  readonly floors?: Readonly<Record<string, number>> | null;
   /**
    * SageMaker: the scaling bounds of the newest successful read by a run in this environment that reached a decision
    * (`TargetState.scalingBounds`), and the start of that run's period (epoch seconds), carried over runs whose read
@@ -24,4 +27,21 @@ export interface RunMemory {
    * after a cold start.
    */
   readonly boundsRead?: { readonly at: number; readonly bounds: Readonly<Record<string, ScalingBounds>> };
+  /**
+   * SageMaker: how long runs in this environment have found the endpoint writable on another configuration than the
+   * facts describe (`RoutingTarget.otherConfiguration`), carried over deferred runs so that a deferral that never ends
+   * fails (`configurationMismatchClock`). Absent since the newest run that found them matching, and after a cold start.
+   */
+  readonly configurationMismatch?: ConfigurationMismatch;
+}
+
+/** Time counted towards `RECONCILER_TIMING_DEFAULTS.configurationMismatchSeconds`. */
+export interface ConfigurationMismatch {
+  /** Seconds between runs that both found the endpoint writable (InService) on another configuration. */
+  readonly seconds: number;
+  /**
+   * Epoch seconds of the newest such run; absent when the newest run on another configuration found the endpoint not
+   * writable (an update under way): the time until the next writable one is not counted.
+   */
+  readonly writableAt?: number;
 }

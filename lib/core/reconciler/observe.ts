@@ -228,7 +228,7 @@ function fromMemory(
   now: number,
   policy: PolicyConfig,
 ): PolicyState | undefined {
-  if (!memory || !withinWindow(memory, now, policy)) return undefined;
+  if (memory?.period === undefined || !withinWindow(memory.period, now, policy)) return undefined;
   let last = -1;
   for (let i = mode.length - 1; i >= 0 && last < 0; i--) if (mode[i] !== null) last = i;
   const newestRecorded = last < 0 ? -Infinity : frame.start + last * frame.periodSeconds;
@@ -256,14 +256,15 @@ function floorsInForce(
       break;
     }
   }
-  const remembered = memory && withinWindow(memory, now, policy) ? memory.floors : undefined;
-  if (remembered !== undefined && memory!.period >= newest) return remembered;
+  const period = memory?.period;
+  const remembered = period !== undefined && withinWindow(period, now, policy) ? memory!.floors : undefined;
+  if (remembered !== undefined && period! >= newest) return remembered;
   return Object.keys(read).length > 0 ? read : null;
 }
 
-/** Whether a memory is from this period or an earlier one the policy window still covers. */
-function withinWindow(memory: RunMemory, now: number, policy: PolicyConfig): boolean {
-  return memory.period <= now && memory.period >= now - policyWindowPeriods(policy) * policy.periodSeconds;
+/** Whether a memory's period is this period or an earlier one the policy window still covers. */
+function withinWindow(period: number, now: number, policy: PolicyConfig): boolean {
+  return period <= now && period >= now - policyWindowPeriods(policy) * policy.periodSeconds;
 }
 
 /**

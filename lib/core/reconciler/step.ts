@@ -12,13 +12,14 @@
  * // s.plan.action === 'write': apply s.plan.write to the target, then print runRecords(...) and keep rememberRun(...)
  * ```
  */
+import { RECONCILER_TIMING_DEFAULTS } from '../platform/control-loop';
 import { decide } from '../policy/decide';
 import { latest } from '../policy/evidence';
 import { type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from '../policy/types';
 import { type ReconcilerConfig } from './config';
 import { deferredEmf, failureAuditLine, failureEmf, type FailureReason, skippedAuditLine, weightInvariantProblems } from './faults';
 import { auditLine, decisionEmf, type MetricResult } from './io';
-import { type RunMemory } from './memory';
+import { type ConfigurationMismatch, type RunMemory } from './memory';
 import { type Observation, observe } from './observe';
 import { routingTarget, type RoutingWrite, type TargetState } from './targets';
 
@@ -37,10 +38,12 @@ export interface StepFailure {
    * Not a fault: the routes the target lacks are those a deployment under way brings (`TargetState.arriving`), or the
    * facts describe another configuration of the target (`RoutingTarget.otherConfiguration`). The run is recorded as
    * skipped, with a `Decisions` datapoint (reason `deployment-under-way`) and no failure metric, so a deploy that adds
-   * or renames routes pages neither the failure alarm nor the heartbeat (nor does a deferral that never ends: see
-   * docs/reconciler.md).
+   * or renames routes pages neither the failure alarm nor the heartbeat. Another configuration found writable for
+   * longer than a deploy leaves it (`RECONCILER_TIMING_DEFAULTS.configurationMismatchSeconds`) is no longer deferred.
    */
   readonly deferred?: boolean;
+  /** The time counted towards that bound, for `rememberRun`; absent: the run found no other configuration (cleared). */
+  readonly configurationMismatch?: ConfigurationMismatch;
   /** Printed with the audit line (e.g. the weights in force). */
   readonly context: Readonly<Record<string, unknown>>;
   readonly now: number;
@@ -89,15 +92,25 @@ export function step(
   const target = withRememberedBounds(read, memory);
   const observation = observe(config, target, results, nowMs, memory, alarmed);
   const now = observation.query.now;
+  const other = kind.otherConfiguration(config.facts, target);
+  const clock = other === undefined ? undefined : configurationMismatchClock(memory?.configurationMismatch, target, nowMs);
+  const counted = clock ? { configurationMismatch: clock } : {};
   if (target.unavailable) {
-    return { ok: false, reason: 'target-unavailable', detail: `weights unchanged: ${target.unavailable}`, context: targetRead(target), now };
+    return { ok: false, reason: 'target-unavailable', detail: `weights unchanged: ${target.unavailable}`, context: targetRead(target), now, ...counted };
   }
   // Before the routes are compared: facts of another configuration would read its variants as missing (a failure that
   // pages during every deploy that adds one) or as strays to zero, and any write would hold the endpoint Updating when
   // CloudFormation's UpdateEndpoint comes.
-  const other = kind.otherConfiguration(config.facts, target);
   if (other !== undefined) {
-    return { ok: false, reason: 'target-mismatch', deferred: true, detail: `weights unchanged: ${other}`, context: targetRead(target), now };
+    const bound = RECONCILER_TIMING_DEFAULTS.configurationMismatchSeconds;
+    // Past the bound no deploy explains it: fail, so the failure alarm pages rather than the heartbeat beating over
+    // frozen weights.
+    const stuck = clock!.seconds >= bound;
+    const detail = stuck
+      ? `weights unchanged: ${other}; so for ${clock!.seconds} s with the endpoint InService, longer than a deployment leaves it (${bound} s): ` +
+        'the endpoint was updated outside this stack, or its update failed; redeploy the stack so that they match'
+      : `weights unchanged: ${other}`;
+    return { ok: false, reason: 'target-mismatch', ...(stuck ? {} : { deferred: true }), detail, context: targetRead(target), now, ...counted };
   }
   if (observation.missingRoutes.length > 0) {
     const missing = observation.missingRoutes.map((m) => `'${m}'`).join(', ');
@@ -293,7 +306,12 @@ function newestRefusals(windows: Readonly<Record<string, SignalWindow>>): Record
 
 /** What this run leaves the next run in the same execution environment (unchanged when it could not decide). */
 export function rememberRun(s: ReconcilerStep, outcome: RunOutcome, memory?: RunMemory): RunMemory | undefined {
-  if (!s.ok) return memory;
+  if (!s.ok) {
+    // Otherwise unchanged: only the configuration clock moves on a run that cannot decide.
+    const { configurationMismatch: _counted, ...kept } = memory ?? {};
+    const next: RunMemory = { ...kept, ...(s.configurationMismatch ? { configurationMismatch: s.configurationMismatch } : {}) };
+    return Object.keys(next).length > 0 ? next : undefined;
+  }
   const now = s.observation.query.now;
   const wroteNow = outcome.action === 'applied' && s.plan.action === 'write' ? [s.plan.write.kind] : [];
   const earlier = memory?.period === now ? memory.wrote ?? [] : [];
@@ -306,6 +324,25 @@ export function rememberRun(s: ReconcilerStep, outcome: RunOutcome, memory?: Run
     period: now, state: recordedState(s, outcome).recorded, ...(wrote ? { wrote } : {}), floors: s.floors,
     ...(boundsRead ? { boundsRead } : {}),
   };
+}
+
+/**
+ * The time runs have found the endpoint writable on another configuration than the facts describe, this run included:
+ * the seconds since the previous run found it so are added only when this run finds it writable too. A run that finds
+ * it not writable (Updating, Creating: CloudFormation's UpdateEndpoint under way, or an autoscaling scale-out) or
+ * unavailable counts nothing and stops the count until the next writable run, without clearing it: an update ends
+ * InService, on the facts' configuration (a match clears the count) or on another (counting goes on), and an endpoint
+ * whose scale-outs keep it Updating every few minutes still reaches the bound (UpdateEndpointWeightsAndCapacities:
+ * "When it receives the request, SageMaker sets the endpoint status to Updating",
+ * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateEndpointWeightsAndCapacities.html). The count
+ * lives in the run memory: a cold start begins it again, so the bound can be reached later than it says, never sooner.
+ */
+function configurationMismatchClock(previous: ConfigurationMismatch | undefined, target: TargetState, nowMs: number): ConfigurationMismatch {
+  const seconds = previous?.seconds ?? 0;
+  if (target.notWritable !== undefined || target.unavailable !== undefined) return { seconds };
+  const at = Math.floor(nowMs / 1000);
+  const since = previous?.writableAt;
+  return { seconds: seconds + (since !== undefined && at > since ? at - since : 0), writableAt: at };
 }
 
 /**
