@@ -5,6 +5,7 @@
  * enforces.
  */
 import { ALB_LIMITS as ALB, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
+import { KARPENTER_CONTROLLER } from '../platform/system-nodes';
 import { isDigestPinnedImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
 import { duplicates, quoted } from './names';
@@ -239,7 +240,13 @@ export const EKS_RULES = {
     "IPv4 CIDR blocks such as '10.0.0.0/16'",
     (cidr) => (isUnresolved(cidr) || IPV4_CIDR.test(cidr) ? undefined : `is '${cidr}'`),
   ),
-  'clusterOptions.systemNodeCount': numberRule({ integer: true, min: 1, max: 450, why: 'the controllers need a node; a managed node group holds at most 450' }),
+  // Karpenter's controller replicas run one per node (its chart's required pod anti-affinity on kubernetes.io/hostname,
+  // aws/karpenter-provider-aws v1.14.1 charts/karpenter/values.yaml:100-102) and the chart waits for them to be ready:
+  // on fewer nodes one stays Pending and the deploy fails when the chart's wait times out.
+  'clusterOptions.systemNodeCount': numberRule({
+    integer: true, min: KARPENTER_CONTROLLER.replicas, max: 450,
+    why: `Karpenter's ${KARPENTER_CONTROLLER.replicas} controller replicas run one per system node, and its chart waits for both; a managed node group holds at most 450`,
+  }),
   amiAlias: nameRule('karpenterAmiAlias'),
   'observability.addonVersion': crossRule<string>(
     "an exact add-on version 'v<major>.<minor>.<patch>-eksbuild.<build>' (the pinned one is OBSERVABILITY_ADDON_VERSION)",
