@@ -499,7 +499,8 @@ describe('the system node group', () => {
   });
 
   test("refuses one system node at synth: Karpenter's second controller replica could never schedule, and its chart waits for it", () => {
-    expect(() => newCluster({ systemNodeCount: 1 })).toThrow(/clusterOptions\.systemNodeCount.*1.*Karpenter's 2 controller replicas run one per system node/s);
+    expect(() => newCluster({ systemNodeCount: 1 }))
+      .toThrow(/clusterOptions\.systemNodeCount.*1.*Karpenter's 2 controller replicas run one per system node/s);
   });
 
   test('warns at synth when fewer m7i.large nodes cannot be sure to place the scraper (it would drop the token counters)', () => {
