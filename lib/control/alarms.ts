@@ -4,6 +4,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { Metrics } from '../core/metrics/contract';
+import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
 import { Checker } from '../core/validation/checker';
 import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
@@ -230,6 +231,22 @@ export class InferenceAlarms extends Construct {
     return Math.round(durationSeconds(d)! / m.period.toSeconds());
   }
 
+  /**
+   * M of N for an alarm whose expression FILLs missing datapoints: `d` in periods must breach (M, as before), out of
+   * `latePeriods` more (N). FILL turns a newest period not yet published into the fill value, and "the latest data point
+   * for the metric to always be the FILL value ... can result in the alarm being stuck in either OK state or ALARM
+   * state. You can work around this by using a M out of N alarm" (CloudWatch user guide, metric math, FILL:
+   * awsdocs/amazon-cloudwatch-user-guide@cc40332 doc_source/using-metric-math.md:111). N x period stays within one day,
+   * the bound the durations are held to (alarm.duration); at a period that long the margin shrinks, down to none at
+   * one day.
+   */
+  private static lateTolerant(m: ServiceMetrics, d: Duration): { evaluationPeriods: number; datapointsToAlarm: number } {
+    const datapointsToAlarm = InferenceAlarms.periods(m, d);
+    const period = m.period.toSeconds();
+    const evaluationPeriods = Math.min(datapointsToAlarm + latePeriods(period), Math.floor(86400 / period));
+    return { evaluationPeriods, datapointsToAlarm };
+  }
+
   private fallbackShare(m: ServiceMetrics, fallback: WithDefaults<FallbackShareAlarmOptions>): cloudwatch.Alarm | undefined {
     // A service without fallback classes has no fallback share to watch.
     if (fallback.enabled !== false && m.fallback.length > 0) {
@@ -257,8 +274,8 @@ export class InferenceAlarms extends Construct {
         metric: deadlineExhaustionMetric(m, deadline.minRequestsPerPeriod),
         threshold: deadline.thresholdPercent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: InferenceAlarms.periods(m, deadline.duration),
-        datapointsToAlarm: InferenceAlarms.periods(m, deadline.duration),
+        // FILL(...) over every class: M of N.
+        ...InferenceAlarms.lateTolerant(m, deadline.duration),
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         alarmDescription: `${m.service}: the model servers shed more than ${deadline.thresholdPercent}% of arriving requests to protect the deadline for ${deadline.duration.toHumanString()}. `
           + 'No class can meet the contract for the current load: the service is shedding. Runbook: docs/observability.md (cdk-capacity-aware-inference), DeadlineExhaustion.',
@@ -277,8 +294,9 @@ export class InferenceAlarms extends Construct {
         metric,
         threshold: capacity.threshold,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: InferenceAlarms.periods(m, capacity.duration),
-        datapointsToAlarm: InferenceAlarms.periods(m, capacity.duration),
+        // FILL(...) over the classes: M of N, so an error whose datapoint lands late (stamped with its log line's time) is
+        // still evaluated.
+        ...InferenceAlarms.lateTolerant(m, capacity.duration),
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         alarmDescription: `${m.service}: the preferred class (${names}) reported capacity errors (Karpenter could not launch a node: insufficient capacity). `
           + 'The reconciler is triggered to move load to fallback classes. Runbook: docs/observability.md (cdk-capacity-aware-inference), PreferredCapacityErrors.',
@@ -315,8 +333,9 @@ export class InferenceAlarms extends Construct {
           }),
           threshold: 1,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: InferenceAlarms.periods(m, shortage.duration),
-          datapointsToAlarm: InferenceAlarms.periods(m, shortage.duration),
+          // With the refusal term the expression FILLs: M of N.
+          ...(refusals ? InferenceAlarms.lateTolerant(m, shortage.duration)
+            : { evaluationPeriods: InferenceAlarms.periods(m, shortage.duration), datapointsToAlarm: InferenceAlarms.periods(m, shortage.duration) }),
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
           alarmDescription: `${m.service}: ${route.name} (${what}) has wanted more replicas than are ready for `
             + `${shortage.duration.toHumanString()}${refusals ? ' (or had a scale-out rolled back without new instances)' : ''}: capacity is not arriving. Runbook: docs/observability.md (cdk-capacity-aware-inference), ReplicaShortage.`,
@@ -397,6 +416,15 @@ function alarmQueries(expression: cloudwatch.MathExpression): { metrics: number;
   walk(expression);
   const nested = [...seen.values()].filter((q) => q instanceof cloudwatch.MathExpression).length;
   return { metrics: seen.size - nested, expressions: 1 + nested };
+}
+
+/**
+ * The periods an alarm that FILLs waits beyond its M for a late datapoint: the repo's figure for how late CloudWatch
+ * publishes a period is the Reconciler's default metric delay (RECONCILER_TIMING_DEFAULTS.metricDelaySeconds, 120 s),
+ * so 2 periods at the default one-minute period, 1 at 2 minutes or more.
+ */
+function latePeriods(periodSeconds: number): number {
+  return Math.max(1, Math.ceil(RECONCILER_TIMING_DEFAULTS.metricDelaySeconds / periodSeconds));
 }
 
 /** `d` rounded up to a whole number of `period`s, `atLeast` of them. */

@@ -81,20 +81,26 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
   });
 });
 
+/** InferenceObservability on an EksInferenceService of the llama classes, on an imported cluster. */
+function eksObservability(): { stack: Stack; obs: InferenceObservability } {
+  const { stack } = testStack();
+  const cluster = eks.Cluster.fromClusterAttributes(stack, 'Imported', {
+    clusterName: 'prod-inference',
+    clusterSecurityGroupId: 'sg-0123456789abcdef0',
+    vpc: ec2.Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: 'vpc-0123456789abcdef0', vpcCidrBlock: '10.0.0.0/16', availabilityZones: ['us-east-1a', 'us-east-1b'],
+      privateSubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'] }),
+    kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(stack, 'Kubectl', {
+      serviceToken: 'arn:aws:lambda:us-east-1:123456789012:function:kubectl-provider',
+    }),
+  });
+  const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+  const obs = new InferenceObservability(stack, 'Observability', { serving: service });
+  return { stack, obs };
+}
+
 describe('InferenceObservability with EksInferenceService (ALB target groups)', () => {
   test('builds from the service routing facts: one shortage alarm per target group, latency per target group', () => {
-    const { stack } = testStack();
-    const cluster = eks.Cluster.fromClusterAttributes(stack, 'Imported', {
-      clusterName: 'prod-inference',
-      clusterSecurityGroupId: 'sg-0123456789abcdef0',
-      vpc: ec2.Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: 'vpc-0123456789abcdef0', vpcCidrBlock: '10.0.0.0/16', availabilityZones: ['us-east-1a', 'us-east-1b'],
-        privateSubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'] }),
-      kubectlProvider: eks.KubectlProvider.fromKubectlProviderAttributes(stack, 'Kubectl', {
-        serviceToken: 'arn:aws:lambda:us-east-1:123456789012:function:kubectl-provider',
-      }),
-    });
-    const service = new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
-    const obs = new InferenceObservability(stack, 'Observability', { serving: service });
+    const { stack, obs } = eksObservability();
     expect(obs.alarms.metrics.routes.map((r) => r.name)).toEqual(['l40s', 'a10g', 'inf2']);
     // The preferred class's Karpenter capacity-error filter and one replica shortage per target group.
     expect(obs.capacityAlarms).toHaveLength(4);
@@ -104,6 +110,36 @@ describe('InferenceObservability with EksInferenceService (ALB target groups)', 
     // fallback share, deadline exhaustion (shed over arriving requests per target group), preferred capacity errors,
     // 3 replica shortages, heartbeat
     Template.fromStack(stack).resourceCountIs('AWS::CloudWatch::Alarm', 7);
+  });
+});
+
+/**
+ * An alarm whose metric math FILLs turns a newest period not yet published into the fill value, so with M = N the
+ * newest point would always be that value: "You can work around this by using a M out of N alarm" (CloudWatch user
+ * guide, metric math, FILL: awsdocs/amazon-cloudwatch-user-guide@cc40332 doc_source/using-metric-math.md:111).
+ */
+describe('every alarm whose expression FILLs is M of N, with periods to spare for a late datapoint', () => {
+  const filling = (t: Template) => Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((r) => r.Properties)
+    .filter((p) => (p.Metrics ?? []).some((q: { Expression?: string }) => q.Expression?.includes('FILL(')));
+  const sageMakerObservability = () => {
+    const built = endpointStack();
+    new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint });
+    return built.stack;
+  };
+  const name = (p: { AlarmDescription: string }) =>
+    ['to protect the deadline', 'reported capacity errors', 'wanted more replicas'].find((f) => p.AlarmDescription.includes(f));
+
+  test.each([
+    ['SageMaker', sageMakerObservability, ['to protect the deadline', 'wanted more replicas', 'wanted more replicas']],
+    ['EKS', () => eksObservability().stack, ['reported capacity errors', 'to protect the deadline']],
+  ])('%s: deadline exhaustion, capacity errors, SageMaker replica shortages', (_, build, expected) => {
+    const alarms = filling(Template.fromStack(build()));
+    expect(alarms.map(name).sort()).toEqual([...expected].sort());
+    for (const a of alarms) {
+      // The default durations in one-minute periods, out of 2 more: the 120 s CloudWatch publishes a period late.
+      expect(a.DatapointsToAlarm).toBeLessThan(a.EvaluationPeriods);
+      expect(a.EvaluationPeriods - a.DatapointsToAlarm).toBe(2);
+    }
   });
 });
 
@@ -121,8 +157,8 @@ describe('a Reconciler that runs every 2 minutes', () => {
     const periods = (a: { Metrics: Array<{ MetricStat?: { Period: number } }> }) =>
       [...new Set(a.Metrics.flatMap((q) => (q.MetricStat ? [q.MetricStat.Period] : [])))];
     expect(periods(shortage)).toEqual([120]);
-    // 5 minutes rounded up to whole runs: 6 minutes, 3 periods.
-    expect([shortage.EvaluationPeriods, shortage.DatapointsToAlarm]).toEqual([3, 3]);
+    // 5 minutes rounded up to whole runs: 6 minutes, 3 periods, out of one more (FILL: the 120 s a period is late).
+    expect([shortage.EvaluationPeriods, shortage.DatapointsToAlarm]).toEqual([4, 3]);
     const heartbeat = alarmOf(t, 'has recorded no decision');
     expect([heartbeat.Period, heartbeat.EvaluationPeriods, heartbeat.DatapointsToAlarm]).toEqual([120, 5, 5]);
     const fallback = alarmOf(t, 'served by fallback classes');
@@ -153,7 +189,7 @@ describe('a Reconciler that runs every 2 minutes', () => {
     const shortage = alarmOf(t, 'has wanted more replicas than are ready');
     const periods = shortage.Metrics.flatMap((q: { MetricStat?: { Period: number } }) => (q.MetricStat ? [q.MetricStat.Period] : []));
     expect([...new Set(periods)]).toEqual([60]);
-    expect([shortage.EvaluationPeriods, shortage.DatapointsToAlarm]).toEqual([5, 5]);
+    expect([shortage.EvaluationPeriods, shortage.DatapointsToAlarm]).toEqual([7, 5]);
     expect(alarmOf(t, 'served by fallback classes').EvaluationPeriods).toBe(3);
   });
 

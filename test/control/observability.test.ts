@@ -341,7 +341,8 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
       'sh2 AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat InstanceType=ml.inf2.xlarge VariantName=fallback Sum',
       'rq2 AWS/SageMaker Invocations EndpointName=llama3-chat InstanceType=ml.inf2.xlarge VariantName=fallback Sum',
     ]);
-    expect(a).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 5, ComparisonOperator: 'GreaterThanThreshold' }));
+    // 5 of 7: FILL reads a newest minute not yet published as 0 (M out of N, using-metric-math.md, FILL).
+    expect(a).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 7, DatapointsToAlarm: 5, ComparisonOperator: 'GreaterThanThreshold' }));
   });
 
   test('deadline exhaustion on an ALB: a TGI class sheds with 429 (4XX), the others with 503 (5XX); off when disabled', () => {
@@ -369,7 +370,8 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     expect(expression).toBe('FILL(ce0, 0)');
     expect(metrics).toEqual(['ce0 CapacityAwareInference/Karpenter InsufficientCapacity/prod/llama-l40s  Sum']);
     expect(a).toEqual(expect.objectContaining({
-      Threshold: 1, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching',
+      // 1 of 3: an error whose datapoint is published late (stamped with its log line's time) is still evaluated.
+      Threshold: 1, EvaluationPeriods: 3, DatapointsToAlarm: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching',
     }));
   });
 
@@ -387,7 +389,7 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
       'p1 CapacityAwareInference PendingScaleOut CapacityClass=fallback Service=llama3-chat Maximum',
       'f1 CapacityAwareInference RefusedScaleOuts CapacityClass=fallback Service=llama3-chat Maximum',
     ]);
-    expect(fallback).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 5 }));
+    expect(fallback).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 7, DatapointsToAlarm: 5 }));
   });
 
   test('the reconciler heartbeat alarm breaches on missing Decisions for 10 minutes', () => {
@@ -510,14 +512,33 @@ describe('default durations at periods longer than they are', () => {
         const periods = new Set([a.Period, ...stats].filter((p) => p !== undefined));
         expect([...periods]).toEqual([at === 'period' ? minutes * 60 : 60]);
         const period = [...periods][0] as number;
-        const n = a.EvaluationPeriods as number;
+        const n = a.DatapointsToAlarm as number;
         expect(n).toBeGreaterThanOrEqual(1);
-        expect(a.DatapointsToAlarm).toBe(n);
+        // An alarm whose math FILLs waits one period more for a late one (120 s, at periods of 2 minutes or more).
+        const fills = (a.Metrics ?? []).some((q) => String(q.Expression ?? '').includes('FILL('));
+        expect(a.EvaluationPeriods).toBe(fills ? n + (period >= 120 ? 1 : 2) : n);
+        expect((a.EvaluationPeriods as number) * period).toBeLessThanOrEqual(86400);
         // Rounded up to whole periods: at least the default, less than one period more.
         expect(n * period).toBeGreaterThanOrEqual(duration.toSeconds());
         expect(n * period - period).toBeLessThan(duration.toSeconds());
       }
     }
+  });
+
+  test('an alarm that FILLs waits for a late period only within one day: N x period is at most 86400 s', () => {
+    const { stack } = testStack();
+    new InferenceAlarms(stack, 'Alarms', {
+      serving: servingOf(ALB, 'llama-eks', 250, { classes: { l40s: { capacityErrors: errors } } }),
+      deadlineExhaustion: { duration: Duration.days(1) },
+      preferredCapacityErrors: { duration: Duration.minutes(1439) },
+    });
+    const template = Template.fromStack(stack);
+    const window = (fragment: string) => {
+      const a = oneAlarm(template, fragment);
+      return [a.DatapointsToAlarm, a.EvaluationPeriods];
+    };
+    expect(window('to protect the deadline')).toEqual([1440, 1440]);
+    expect(window('reported capacity errors')).toEqual([1439, 1440]);
   });
 });
 
