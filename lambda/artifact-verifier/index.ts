@@ -193,7 +193,11 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
           new ListImageReferrersCommand({
             ...repo,
             subjectId: { imageDigest: image.digest },
-            filter: { artifactTypes: [NOTATION_SIGNATURE_ARTIFACT_TYPE] },
+            // 'ANY': without a status filter ECR lists ACTIVE artifacts only (ListImageReferrersFilter.artifactStatus,
+            // @aws-sdk/client-ecr@3.1169.0 dist-types/models/models_0.d.ts:3302), so an archived revoked signature would
+            // go unread while an active one beside it passes. An archived one whose manifest cannot be pulled lands in
+            // `unreadable` below and fails the class.
+            filter: { artifactTypes: [NOTATION_SIGNATURE_ARTIFACT_TYPE], artifactStatus: 'ANY' },
             nextToken,
           }),
         ),

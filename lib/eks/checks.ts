@@ -6,7 +6,7 @@ import { type ClassProblem } from '../core/service/checks';
 import { memoryBreakdown } from '../core/service/sizing';
 import { Checker, isFiniteLiteral } from '../core/validation/checker';
 import { duplicates } from '../core/validation/names';
-import { EKS_RULES } from '../core/validation/rules';
+import { EKS_RULES, type ModelDataKeyFacts } from '../core/validation/rules';
 import { isUnresolved } from '../core/validation/tokens';
 import { durationSeconds, sizeGibibytes } from '../util/duration';
 import { ROLE_INLINE_POLICY_CHARS } from './controller-policy-size';
@@ -32,6 +32,8 @@ export interface EksCheckInput {
   readonly scaling?: ScalingOptions;
   readonly loadBalancer?: { readonly deregistrationDelay?: Duration; readonly allowedCidrs?: readonly string[] };
   readonly amiAlias?: string;
+  /** `modelDataEncryptionKey` (`modelDataKeyFacts`). */
+  readonly modelDataKey?: ModelDataKeyFacts;
 }
 
 /** What an EksInferenceCluster is made of (the props it checks). */
@@ -161,6 +163,7 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
   rules.check('namespace', input.namespace);
   rules.cross('classes', input.specs.map((s) => s.name));
   checkScaling(input.scaling ?? {}, rules);
+  if (input.modelDataKey) rules.cross('modelDataEncryptionKey', input.modelDataKey);
   const lb = input.loadBalancer ?? {};
   rules.optional('loadBalancer.deregistrationDelay', durationSeconds(lb.deregistrationDelay));
   (lb.allowedCidrs ?? []).forEach((cidr, i) => rules.cross('loadBalancer.allowedCidrs', cidr, `loadBalancer.allowedCidrs[${i}]`));

@@ -28,7 +28,7 @@ import { recordServing } from '../control/serving-record';
 import { type IInferenceServing, type ReplicaFloorOptions } from '../control/serving';
 import { type ApprovedImagesAdmission } from '../trust/admission-policy';
 import { type IClassArtifactGate } from '../trust/gate';
-import { modelDataDecryptStatement } from '../trust/model-data-key';
+import { modelDataDecryptStatement, modelDataKeyFacts } from '../trust/model-data-key';
 import { classObjectName, clusterProblems, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';
 import { CLASS_LABEL, type ClassObjects, classUnitObjects, DEFAULT_PORT, SERVING_SERVICE_ACCOUNT } from './class-unit';
@@ -512,6 +512,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         scaling: props.scaling,
         loadBalancer: props.loadBalancer,
         amiAlias: props.amiAlias,
+        ...(props.modelDataEncryptionKey ? { modelDataKey: modelDataKeyFacts(props.modelDataEncryptionKey) } : {}),
       }),
       ...(shared
         ? CLUSTER_SETTINGS.filter((p) => props[p] !== undefined).map((p) => ({

@@ -28,6 +28,7 @@ import { durationSeconds } from '../util/duration';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules } from '../util/nag';
 import { type IClassArtifactGate } from '../trust/gate';
+import { modelDataKeyFacts } from '../trust/model-data-key';
 import { ClassModel, sageMakerRuntime } from './class-model';
 import { classHasInstanceStorage, variantVolume } from './instance-storage';
 import { type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, type VariantSpec } from './variants';
@@ -691,6 +692,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     c.optional('modelDataDownloadTimeout', durationSeconds(p.modelDataDownloadTimeout));
     c.optional('scaleOutCooldown', durationSeconds(p.scaleOutCooldown));
     c.optional('scaleInCooldown', durationSeconds(p.scaleInCooldown));
+    if (p.modelDataEncryptionKey) c.cross('modelDataEncryptionKey', modelDataKeyFacts(p.modelDataEncryptionKey));
     const frequency = durationSeconds(p.metrics?.publishFrequency);
     if (frequency !== undefined) {
       c.cross('metrics.publishFrequency', frequency);

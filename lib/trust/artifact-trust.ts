@@ -22,7 +22,7 @@ import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { type ClassArtifactGateOptions, type IClassArtifactGate } from './gate';
-import { modelDataDecryptStatement } from './model-data-key';
+import { modelDataDecryptStatement, modelDataKeyFacts } from './model-data-key';
 
 /** `s3://bucket/` or `s3://bucket/prefix`: a place model data is published under. */
 const MODEL_DATA_LOCATION = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/;
@@ -517,6 +517,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     c.optional('verifierTimeout', durationSeconds(props.verifierTimeout));
     c.optional('signatureValidity', durationDays(props.signatureValidity));
     c.cross('multipartModelDigest', props.multipartModelDigest);
+    if (props.modelDataEncryptionKey) c.cross('modelDataEncryptionKey', modelDataKeyFacts(props.modelDataEncryptionKey));
     this.problems.push(...c.problems);
     (props.modelDataLocations ?? []).forEach((location, i) => {
       if (!MODEL_DATA_LOCATION.exec(location) || location.includes('*')) {

@@ -1,6 +1,7 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Size, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
 import { LLAMA_CONTRACT, llamaClasses, testStack, FETCHER_IMAGE } from '../util';
@@ -14,6 +15,16 @@ function construct(overrides: Partial<EksInferenceServiceProps> = {}): () => Eks
 }
 
 describe('EksInferenceService input checks', () => {
+  test('fails when modelDataEncryptionKey is an alias (a grant on the alias ARN is no grant on its key)', () => {
+    const { stack } = testStack();
+    const props = { contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') };
+    const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
+    const alias = new kms.Alias(stack, 'Alias', { aliasName: 'alias/models', targetKey: key });
+    expect(() => new EksInferenceService(stack, 'Llama', { ...props, modelDataEncryptionKey: alias }))
+      .toThrow(/EksInferenceService 'Test\/Llama' is invalid[^]*modelDataEncryptionKey: is the alias 'Test\/Alias'; allowed: a KMS key/);
+    expect(() => new EksInferenceService(stack, 'Keyed', { ...props, modelDataEncryptionKey: key })).not.toThrow();
+  });
+
   test('fails when a class artifact targets Neuron but its instance type carries a GPU', () => {
     const classes = llamaClasses();
     classes[2] = { ...classes[2], instanceType: 'g5.xlarge' };

@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import {
@@ -43,6 +44,19 @@ function sixClasses(): CapacityClassSpec[] {
 describe('SageMakerCapacityEndpoint validation', () => {
   test('valid input synthesizes', () => {
     expect(errorOf({})).toBe('');
+  });
+
+  test('modelDataEncryptionKey must be a key, not an alias (a grant on the alias ARN is no grant on its key)', () => {
+    const { stack } = testStack();
+    const build = (modelDataEncryptionKey: kms.IKey) => () =>
+      new SageMakerCapacityEndpoint(stack, `Llama${stack.node.children.length}`, {
+        contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, modelDataEncryptionKey,
+      });
+    expect(build(kms.Alias.fromAliasName(stack, 'Alias', 'alias/models')))
+      .toThrow(/SageMakerCapacityEndpoint 'Test\/Llama\d+' is invalid[^]*modelDataEncryptionKey: is the alias 'Test\/Alias'; allowed: a KMS key/);
+    expect(build(kms.Key.fromKeyArn(stack, 'AliasArn', 'arn:aws:kms:us-east-1:123456789012:alias/models')))
+      .toThrow("modelDataEncryptionKey: is 'arn:aws:kms:us-east-1:123456789012:alias/models', an alias ARN");
+    expect(build(kms.Key.fromKeyArn(stack, 'KeyArn', 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab'))).not.toThrow();
   });
 
   test('metrics.publishFrequency must be one CloudFormation accepts', () => {

@@ -364,6 +364,22 @@ describe('ArtifactTrust options', () => {
       .toThrow(/modelDataLocations\[1\]: 's3:\/\/models-bucket\/llama\/\*' is not an S3 location/);
   });
 
+  test('fails when modelDataEncryptionKey is an alias (a grant on the alias ARN is no grant on its key), with the other problems', () => {
+    const { stack } = testStack();
+    const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
+    const aliasArn = 'arn:aws:kms:us-east-1:123456789012:alias/models';
+    const allowed = "allowed: a KMS key, not an alias (a kms.Key, or kms.Key.fromKeyArn with the key's ARN";
+    expect(() => new ArtifactTrust(stack, 'New', { modelDataEncryptionKey: new kms.Alias(stack, 'Alias', { aliasName: 'alias/models', targetKey: key }), signingProfileName: 'a-b' }))
+      .toThrow(new RegExp(`ArtifactTrust 'Test/New' is invalid \\(2 problems\\):[^]*modelDataEncryptionKey: is the alias 'Test/Alias'; ${escape(allowed)}`));
+    expect(() => new ArtifactTrust(stack, 'ByName', { modelDataEncryptionKey: kms.Alias.fromAliasName(stack, 'ByNameAlias', 'alias/models') }))
+      .toThrow("modelDataEncryptionKey: is the alias 'Test/ByNameAlias'");
+    expect(() => new ArtifactTrust(stack, 'ByArn', { modelDataEncryptionKey: kms.Key.fromKeyArn(stack, 'AliasArn', aliasArn) }))
+      .toThrow(`modelDataEncryptionKey: is '${aliasArn}', an alias ARN; ${allowed}`);
+    const keyArn = 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+    expect(() => new ArtifactTrust(stack, 'ByKeyArn', { modelDataEncryptionKey: kms.Key.fromKeyArn(stack, 'KeyArn', keyArn) })).not.toThrow();
+    expect(() => new ArtifactTrust(stack, 'Created', { modelDataEncryptionKey: key })).not.toThrow();
+  });
+
   test('fails when class artifacts cannot be pinned, listing every problem with the construct path', () => {
     const { stack } = testStack();
     // The props at construction, every problem at once.
@@ -446,3 +462,7 @@ describe('ArtifactTrust options', () => {
     Template.fromStack(stack).resourceCountIs('Custom::ClassArtifactVerification', 2);
   });
 });
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

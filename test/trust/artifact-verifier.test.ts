@@ -149,7 +149,7 @@ describe('artifact verifier', () => {
     expect(firstInput(ecr, DescribeImageSigningStatusCommand)).toMatchObject({ registryId: '123456789012', repositoryName: 'vllm', imageId: { imageDigest: DIGEST } });
     expect(firstInput(ecr, ListImageReferrersCommand)).toMatchObject({
       subjectId: { imageDigest: DIGEST },
-      filter: { artifactTypes: ['application/vnd.cncf.notary.signature'] },
+      filter: { artifactTypes: ['application/vnd.cncf.notary.signature'], artifactStatus: 'ANY' },
     });
     expect(firstInput(signer, GetSigningProfileCommand)).toMatchObject({ profileName: 'serving', profileOwner: '123456789012' });
     expect(firstInput(signer, GetRevocationStatusCommand)).toMatchObject({
@@ -337,6 +337,23 @@ describe('artifact verifier', () => {
     });
     ecr.on(BatchGetImageCommand, { imageIds: [{ imageDigest: unreadable }] }).resolves({ images: [] });
     const res = await expectRejected(new RegExp(`signatures that could not be read \\(any may be a revoked one\\): ${unreadable}`));
+    expect(res.Reason).not.toMatch(/no Notation signature/);
+  });
+
+  test('lists archived signatures too, and fails when an archived one beside a good one cannot be read', async () => {
+    const archived = `sha256:${'8'.repeat(64)}`;
+    // ECR lists only ACTIVE referrers unless the request asks for others: answer the archived one only to 'ANY'.
+    ecr.on(ListImageReferrersCommand, { filter: { artifactTypes: ['application/vnd.cncf.notary.signature'], artifactStatus: 'ANY' } }).resolves({
+      referrers: [
+        { digest: SIGNATURE_MANIFEST, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.cncf.notary.signature', size: 700 },
+        { digest: archived, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.cncf.notary.signature', size: 700, artifactStatus: 'ARCHIVED' },
+      ],
+    });
+    ecr.on(BatchGetImageCommand, { imageIds: [{ imageDigest: archived }] }).resolves({
+      images: [],
+      failures: [{ imageId: { imageDigest: archived }, failureCode: 'ImageNotFound', failureReason: 'archived' }],
+    });
+    const res = await expectRejected(new RegExp(`signatures that could not be read \\(any may be a revoked one\\): ${archived}`));
     expect(res.Reason).not.toMatch(/no Notation signature/);
   });
 

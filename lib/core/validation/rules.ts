@@ -23,6 +23,28 @@ export { RECONCILER_RULES, ROUTING_FACTS_RULES, SERVICE_DIMENSION_RULE, SERVING_
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const IPV4_CIDR = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}\/(3[0-2]|[12]?\d)$/;
 
+/** What a construct knows of its `modelDataEncryptionKey` (lib/trust/model-data-key.ts `modelDataKeyFacts`). */
+export interface ModelDataKeyFacts {
+  /** `keyArn` of the IKey: literal text and CDK tokens. */
+  readonly keyArn: string;
+  /** The construct path of the key when it is a kms.IAlias (a `new kms.Alias`, `Alias.fromAliasName`, ...). */
+  readonly alias?: string;
+}
+
+/**
+ * The model-data key of every reader (ArtifactTrust, EksInferenceService, SageMakerCapacityEndpoint). An alias is
+ * refused: its `keyArn` is the alias ARN, and "when an alias is the value of a resource element, the policy applies to
+ * the alias resource, not to any KMS key" (https://docs.aws.amazon.com/kms/latest/developerguide/alias-authorization.html),
+ * so kms:Decrypt would never be granted. ':alias/' in the literal text of `keyArn` is an alias ARN even with tokens
+ * around it (a token never encodes to that text); a key whose ARN is wholly a token passes.
+ */
+export const MODEL_DATA_KEY_RULE = crossRule<ModelDataKeyFacts>(
+  "a KMS key, not an alias (a kms.Key, or kms.Key.fromKeyArn with the key's ARN: arn:<partition>:kms:<region>:<account>:key/<key id>)",
+  ({ keyArn, alias }) => (alias !== undefined ? `is the alias '${alias}'`
+    : keyArn.includes(':alias/') ? `is '${keyArn}', an alias ARN` : undefined),
+  'IAM grants kms:Decrypt on a key ARN only; a policy naming an alias ARN applies to the alias, not to its key',
+);
+
 /** The service contract (`contract` of every serving construct, and `defineCapacityClasses({ contract })`). */
 export const CONTRACT_RULES = {
   name: nameRule('dns1123Label', { why: 'it names Kubernetes objects, SageMaker resources and the Service metric dimension' }),
@@ -179,6 +201,7 @@ export const CLASS_RULES = {
 
 /** `EksInferenceService` props beyond the contract and the classes. */
 export const EKS_RULES = {
+  modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
   'contract.name': nameRule('dns1035Label', { why: "it prefixes every class's Kubernetes Service name, and Service names are DNS-1035 labels" }),
   namespace: nameRule('dns1123Label'),
   clusterName: nameRule('eksClusterName', { why: 'it appears in IAM condition keys and Karpenter discovery tags' }),
@@ -295,6 +318,7 @@ export const EKS_RULES = {
 
 /** `SageMakerCapacityEndpoint` props beyond the contract and the classes. */
 export const SAGEMAKER_RULES = {
+  modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
   endpointName: nameRule('sageMakerName', { tokens: 'carry' }),
   'metrics.publishFrequency': crossRule<number>(
     '10, 30, 60, 120, 180, 240 or 300 seconds',
@@ -404,6 +428,7 @@ export const OBSERVABILITY_RULES = {
 
 /** `ArtifactTrust` and `ApprovedImagesAdmission` props. */
 export const TRUST_RULES = {
+  modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
   signingProfileName: nameRule('signerProfile'),
   repositoryNames: nameRule('ecrRepository'),
   'verifierRetry.maxAttempts': numberRule({ integer: true, min: 1, max: 10 }),
