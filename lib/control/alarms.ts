@@ -247,6 +247,12 @@ export class InferenceAlarms extends Construct {
     return { evaluationPeriods, datapointsToAlarm };
   }
 
+  /** How an M-of-N alarm's description says its duration: "for" a duration would promise consecutive periods. */
+  private static inPeriods(m: ServiceMetrics, d: Duration): string {
+    const { evaluationPeriods: n, datapointsToAlarm: k } = InferenceAlarms.lateTolerant(m, d);
+    return `in ${k} of ${n} periods of ${m.period.toHumanString()}`;
+  }
+
   private fallbackShare(m: ServiceMetrics, fallback: WithDefaults<FallbackShareAlarmOptions>): cloudwatch.Alarm | undefined {
     // A service without fallback classes has no fallback share to watch.
     if (fallback.enabled !== false && m.fallback.length > 0) {
@@ -277,7 +283,7 @@ export class InferenceAlarms extends Construct {
         // FILL(...) over every class: M of N.
         ...InferenceAlarms.lateTolerant(m, deadline.duration),
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `${m.service}: the model servers shed more than ${deadline.thresholdPercent}% of arriving requests to protect the deadline for ${deadline.duration.toHumanString()}. `
+        alarmDescription: `${m.service}: the model servers shed more than ${deadline.thresholdPercent}% of arriving requests to protect the deadline ${InferenceAlarms.inPeriods(m, deadline.duration)}. `
           + 'No class can meet the contract for the current load: the service is shedding. Runbook: docs/observability.md (cdk-capacity-aware-inference), DeadlineExhaustion.',
       });
     }
@@ -337,8 +343,9 @@ export class InferenceAlarms extends Construct {
           ...(refusals ? InferenceAlarms.lateTolerant(m, shortage.duration)
             : { evaluationPeriods: InferenceAlarms.periods(m, shortage.duration), datapointsToAlarm: InferenceAlarms.periods(m, shortage.duration) }),
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          alarmDescription: `${m.service}: ${route.name} (${what}) has wanted more replicas than are ready for `
-            + `${shortage.duration.toHumanString()}${refusals ? ' (or had a scale-out rolled back without new instances)' : ''}: capacity is not arriving. Runbook: docs/observability.md (cdk-capacity-aware-inference), ReplicaShortage.`,
+          alarmDescription: `${m.service}: ${route.name} (${what}) has wanted more replicas than are ready `
+            + (refusals ? `${InferenceAlarms.inPeriods(m, shortage.duration)} (or had a scale-out rolled back without new instances)` : `for ${shortage.duration.toHumanString()}`)
+            + ': capacity is not arriving. Runbook: docs/observability.md (cdk-capacity-aware-inference), ReplicaShortage.',
         }));
       }
     }
