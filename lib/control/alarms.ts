@@ -240,17 +240,22 @@ export class InferenceAlarms extends Construct {
    * the bound the durations are held to (alarm.duration); at a period that long the margin shrinks, down to none at
    * one day.
    */
-  private static lateTolerant(m: ServiceMetrics, d: Duration): { evaluationPeriods: number; datapointsToAlarm: number } {
+  private static lateTolerant(m: ServiceMetrics, d: Duration): AlarmWindow {
     const datapointsToAlarm = InferenceAlarms.periods(m, d);
     const period = m.period.toSeconds();
     const evaluationPeriods = Math.min(datapointsToAlarm + latePeriods(period), Math.floor(86400 / period));
     return { evaluationPeriods, datapointsToAlarm };
   }
 
-  /** How an M-of-N alarm's description says its duration: "for" a duration would promise consecutive periods. */
-  private static inPeriods(m: ServiceMetrics, d: Duration): string {
-    const { evaluationPeriods: n, datapointsToAlarm: k } = InferenceAlarms.lateTolerant(m, d);
-    return `in ${k} of ${n} periods of ${m.period.toHumanString()}`;
+  /** Every period of `d` must breach (M = N): the alarms whose metric has no FILL. */
+  private static consecutive(m: ServiceMetrics, d: Duration): AlarmWindow {
+    const periods = InferenceAlarms.periods(m, d);
+    return { evaluationPeriods: periods, datapointsToAlarm: periods };
+  }
+
+  /** How an M-of-N alarm's description says its window: "for" a duration would promise consecutive periods. */
+  private static inPeriods(m: ServiceMetrics, window: AlarmWindow): string {
+    return `in ${window.datapointsToAlarm} of ${window.evaluationPeriods} periods of ${m.period.toHumanString()}`;
   }
 
   private fallbackShare(m: ServiceMetrics, fallback: WithDefaults<FallbackShareAlarmOptions>): cloudwatch.Alarm | undefined {
@@ -260,8 +265,7 @@ export class InferenceAlarms extends Construct {
         metric: fallbackShareMetric(m, fallback.basis),
         threshold: fallback.thresholdPercent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: InferenceAlarms.periods(m, fallback.duration),
-        datapointsToAlarm: InferenceAlarms.periods(m, fallback.duration),
+        ...InferenceAlarms.consecutive(m, fallback.duration),
         // No datapoint means no traffic in the period: nothing is on fallback.
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         alarmDescription: `${m.service}: more than ${fallback.thresholdPercent}% of the load (by ${fallback.basis}) has been served by fallback classes `
@@ -276,14 +280,15 @@ export class InferenceAlarms extends Construct {
     // The producer is the platform: each class's server sheds what its deadline-sized admission limit cannot serve in
     // time, with its engine's status, and SageMaker or the ALB counts it (ServiceMetrics.shedRequests).
     if (deadline.enabled !== false) {
+      // FILL(...) over every class: M of N.
+      const window = InferenceAlarms.lateTolerant(m, deadline.duration);
       return new cloudwatch.Alarm(this, 'DeadlineExhaustion', {
         metric: deadlineExhaustionMetric(m, deadline.minRequestsPerPeriod),
         threshold: deadline.thresholdPercent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        // FILL(...) over every class: M of N.
-        ...InferenceAlarms.lateTolerant(m, deadline.duration),
+        ...window,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `${m.service}: the model servers shed more than ${deadline.thresholdPercent}% of arriving requests to protect the deadline ${InferenceAlarms.inPeriods(m, deadline.duration)}. `
+        alarmDescription: `${m.service}: the model servers shed more than ${deadline.thresholdPercent}% of arriving requests to protect the deadline ${InferenceAlarms.inPeriods(m, window)}. `
           + 'No class can meet the contract for the current load: the service is shedding. Runbook: docs/observability.md (cdk-capacity-aware-inference), DeadlineExhaustion.',
       });
     }
@@ -320,6 +325,8 @@ export class InferenceAlarms extends Construct {
       // `PendingScaleOut` each run publishes, the reading the reconciler's own refusal check uses: `DesiredReplicas`
       // (Maximum) - `ReadyReplicas` (Minimum) of two runs in one minute can pair counts no run saw together.
       const refusals = routingTarget(m.facts).scaleOutsRollBack;
+      // With the refusal term the expression FILLs: M of N.
+      const window = refusals ? InferenceAlarms.lateTolerant(m, shortage.duration) : InferenceAlarms.consecutive(m, shortage.duration);
       for (const route of m.routes) {
         const d = metricId('d', route.index);
         const r = metricId('r', route.index);
@@ -339,12 +346,10 @@ export class InferenceAlarms extends Construct {
           }),
           threshold: 1,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          // With the refusal term the expression FILLs: M of N.
-          ...(refusals ? InferenceAlarms.lateTolerant(m, shortage.duration)
-            : { evaluationPeriods: InferenceAlarms.periods(m, shortage.duration), datapointsToAlarm: InferenceAlarms.periods(m, shortage.duration) }),
+          ...window,
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
           alarmDescription: `${m.service}: ${route.name} (${what}) has wanted more replicas than are ready `
-            + (refusals ? `${InferenceAlarms.inPeriods(m, shortage.duration)} (or had a scale-out rolled back without new instances)` : `for ${shortage.duration.toHumanString()}`)
+            + (refusals ? `${InferenceAlarms.inPeriods(m, window)} (or had a scale-out rolled back without new instances)` : `for ${shortage.duration.toHumanString()}`)
             + ': capacity is not arriving. Runbook: docs/observability.md (cdk-capacity-aware-inference), ReplicaShortage.',
         }));
       }
@@ -358,8 +363,7 @@ export class InferenceAlarms extends Construct {
         metric: m.perService(Metrics.decisions, { statistic: 'SampleCount' }),
         threshold: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-        evaluationPeriods: InferenceAlarms.periods(m, heartbeat.duration),
-        datapointsToAlarm: InferenceAlarms.periods(m, heartbeat.duration),
+        ...InferenceAlarms.consecutive(m, heartbeat.duration),
         // No datapoint is the symptom: the reconciler did not run, or failed before it decided.
         treatMissingData: cloudwatch.TreatMissingData.BREACHING,
         alarmDescription: `${m.service}: the reconciler has recorded no decision for ${heartbeat.duration.toHumanString()}; weights are frozen. `
@@ -423,6 +427,12 @@ function alarmQueries(expression: cloudwatch.MathExpression): { metrics: number;
   walk(expression);
   const nested = [...seen.values()].filter((q) => q instanceof cloudwatch.MathExpression).length;
   return { metrics: seen.size - nested, expressions: 1 + nested };
+}
+
+/** An alarm's M of N: `datapointsToAlarm` breaching periods within the last `evaluationPeriods`. */
+interface AlarmWindow {
+  readonly evaluationPeriods: number;
+  readonly datapointsToAlarm: number;
 }
 
 /**
