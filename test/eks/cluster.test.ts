@@ -498,7 +498,7 @@ describe('the system node group', () => {
     expect(tooFew(stack)).toEqual([]);
   });
 
-  test("refuses one system node at synth: Karpenter's second controller replica could never schedule, and its chart waits for it", () => {
+  test("fails when systemNodeCount is 1: Karpenter's second controller replica could never schedule, and its chart waits for it", () => {
     expect(() => newCluster({ systemNodeCount: 1 }))
       .toThrow(/clusterOptions\.systemNodeCount.*1.*Karpenter's 2 controller replicas run one per system node/s);
   });
