@@ -6,6 +6,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import {
   applicationLogGroupName,
+  FILTER_PATTERN_MAX_LENGTH,
   karpenterCapacityErrorMetric,
   karpenterCapacityErrorPattern,
   type KarpenterPods,
@@ -18,7 +19,7 @@ import { EXTERNAL_AGENTS_METADATA, EXTERNAL_PRODUCERS_METADATA, OBSERVABILITY_AD
 import { type MetricStatSource } from '../core/metrics/aws-published';
 import { SCRAPER_RESOURCES } from '../core/platform/system-nodes';
 import { Checker } from '../core/validation/checker';
-import { type Problem, throwIfInvalid } from '../core/validation/error';
+import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/validation/error';
 import { EKS_RULES } from '../core/validation/rules';
 import { durationSeconds } from '../util/duration';
 import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
@@ -208,6 +209,8 @@ export class EksObservability extends Construct {
       : new logs.LogGroup(this, id, { logGroupName, retention, encryptionKey: key, removalPolicy: RemovalPolicy.RETAIN }));
     this.applicationLogGroup = addonLogGroup('ApplicationLogs', applicationLogGroupName(props.clusterName), imported);
 
+    // At synth: a pattern grows with each NodePool (of any service on the cluster) whose name extends its own.
+    this.node.addValidation({ validate: () => this.filterPatternErrors() });
     const own = this.addClasses(this, props.classes ?? []);
     this.capacityErrorMetrics = own.capacityErrorMetrics;
     this.scrapedMetrics = own.scrapedMetrics;
@@ -320,6 +323,23 @@ export class EksObservability extends Construct {
       .filter((c) => c.service === service)
       .flatMap((c) => Object.values(enginePrometheusMetrics(c.engine)?.metrics ?? {}))));
     return addonConfiguration(this.clusterName, jobs, declarations);
+  }
+
+  /** A capacity-error pattern CloudWatch Logs would refuse: too long for its NodePool's exclusions. */
+  private filterPatternErrors(): string[] {
+    const pools = this.nodePoolNames();
+    const problems = pools.flatMap((pool): Problem[] => {
+      const length = karpenterCapacityErrorPattern(pool, this.karpenterPods, pools).length;
+      if (length <= FILTER_PATTERN_MAX_LENGTH) return [];
+      const extending = pools.filter((p) => p.startsWith(`${pool}-`));
+      return [{
+        field: `nodePoolName '${pool}'`,
+        message: `has a capacity-error filter pattern of ${length} characters, as it excludes the NodePools whose names extend ` +
+          `'${pool}-' (${extending.join(', ')}); allowed: at most ${FILTER_PATTERN_MAX_LENGTH} (CloudWatch Logs filterPattern): ` +
+          'shorter class or service names, or names that do not extend another NodePool\'s name and a \'-\'',
+      }];
+    });
+    return problems.length === 0 ? [] : [new ConstructValidationError('EksObservability', this.node.path, problems).message];
   }
 
   /** Every NodePool on the cluster the construct knows (each filter excludes the longer names of the others). */

@@ -50,7 +50,8 @@ export interface ArtifactTrustProps {
    */
   readonly signingProfileName?: string;
   /**
-   * How long image signatures stay valid.
+   * How long image signatures stay valid: a whole number of days, at most 4,050 (AWS Signer's maximum of 135 months,
+   * counted as 30-day months since Signer does not document how it counts DAYS against it).
    * @default Duration.days(135 * 30) - AWS Signer's default of 135 months
    */
   readonly signatureValidity?: Duration;

@@ -89,6 +89,14 @@ describe('Karpenter capacity-error filter', () => {
     expect(matchesFilterPattern(a10g, karpenterLine('sd21-a10g-x7k2p', FLEET_ICE, undefined, undefined, pod))).toBe(false);
   });
 
+  test('writes only the shortest extending names: excluding "a-b-*" already excludes "a-b-c-*"', () => {
+    const nested = ['sd21-a10g', 'sd21-a10g-triton', 'sd21-a10g-triton-fp8', 'sd21-a10g-triton'];
+    const pattern = karpenterCapacityErrorPattern('sd21-a10g', KARPENTER, nested);
+    expect(pattern).toBe(a10g);
+    expect(matchesFilterPattern(pattern, karpenterLine('sd21-a10g-triton-fp8-m2n6b', FLEET_ICE))).toBe(false);
+    expect(karpenterCapacityErrorPattern('sd21-a10g-triton', KARPENTER, nested)).toContain('!= "sd21-a10g-triton-fp8-*"');
+  });
+
   test('a workload cannot forge the metadata from inside its line: its JSON is merged under log_processed', () => {
     const forged = JSON.parse(karpenterLine('sd21-a10g-x7k2p', FLEET_ICE, undefined, undefined, { pod_name: 'app-1', namespace_name: 'default', container_name: 'app' }));
     forged.log_processed.kubernetes = KARPENTER_POD;

@@ -365,6 +365,22 @@ describe('EksInferenceCluster validation', () => {
     expect(cluster.observability.capacityFilterProblems(2)).toEqual([]);
   });
 
+  test("fails at synth when a NodePool's capacity-error pattern passes CloudWatch Logs' 1024 characters", () => {
+    const pool = (name: string) => ({ service: 'others', className: name, namespace: 'others', engine: 'vllm' as const, port: 8000, classLabel: 'cls', nodePoolName: name });
+    // Each name (57 characters, the longest allowed) extends 'gpu-' and none another: 'gpu' excludes each (101 characters).
+    const extending = (n: number) => Array.from({ length: n }, (_, i) => `gpu-${'x'.repeat(52)}${i}`);
+    const synth = (n: number) => () => {
+      const { stack } = testStack();
+      const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+      cluster.observability.addClasses(new Construct(stack, 'Others'), [pool('gpu'), ...extending(n).map(pool)]);
+      Template.fromStack(stack);
+    };
+    expect(synth(6)).not.toThrow();
+    expect(synth(7)).toThrow(new RegExp("EksObservability 'Test/Cluster/Observability' is invalid \\(1 problem\\):\\n"
+      + "  - nodePoolName 'gpu': has a capacity-error filter pattern of 10[0-9]{2} characters, as it excludes the NodePools whose names extend "
+      + "'gpu-' \\(gpu-x+0, .*gpu-x+6\\); allowed: at most 1024 \\(CloudWatch Logs filterPattern\\)"));
+  });
+
   test("sizes the controller role's inline policies in the cluster's stack as IAM counts them, each token at its longest", () => {
     const { stack, cluster, llama, mistral } = twoServices();
     const roleId = stack.getLogicalId(cluster.loadBalancerController!.role.node.defaultChild as CfnElement);

@@ -353,6 +353,15 @@ describe('ArtifactTrust options', () => {
     expect(nagFindings(stack).filter((f) => f.includes(':s3:::'))).toEqual([]);
   });
 
+  test("fails when signatureValidity passes AWS Signer's 135 months (counted as 4,050 days)", () => {
+    const { stack } = testStack();
+    new ArtifactTrust(stack, 'Trust', { signatureValidity: Duration.days(4050) });
+    Template.fromStack(stack).hasResourceProperties('AWS::Signer::SigningProfile', { SignatureValidityPeriod: { Type: 'DAYS', Value: 4050 } });
+    const { stack: s2 } = testStack('T2');
+    expect(() => new ArtifactTrust(s2, 'Trust', { signatureValidity: Duration.days(4051) }))
+      .toThrow(/signatureValidity: is 4051 days; allowed: a whole number from 1 to 4050 days \(AWS Signer's maximum is 135 months\)/);
+  });
+
   test('fails when a modelDataLocations entry is not an S3 location', () => {
     const { stack } = testStack();
     const build = () => new ArtifactTrust(stack, 'Trust', { modelDataLocations: ['models-bucket/llama', 's3://models-bucket/llama/*'] });

@@ -94,6 +94,13 @@ export function karpenterPodsOfPattern(pattern: string): KarpenterPods | undefin
 }
 
 /**
+ * Longest filter pattern CloudWatch Logs accepts: `filterPattern` "Maximum length of 1024"
+ * (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_MetricFilter.html). A longer one fails the
+ * deploy (PutMetricFilter), so the patterns are measured at synth.
+ */
+export const FILTER_PATTERN_MAX_LENGTH = 1024;
+
+/**
  * The filter pattern of one NodePool: Karpenter's insufficient-capacity launch failures of NodeClaims named after it,
  * written by Karpenter's own pods only (any other pod's JSON line with the same fields is ignored: otherwise a
  * workload could force capacity mode by printing one). A NodeClaim of another pool whose name extends this pool's
@@ -103,7 +110,9 @@ export function karpenterPodsOfPattern(pattern: string): KarpenterPods | undefin
 export function karpenterCapacityErrorPattern(nodePoolName: string, karpenter: KarpenterPods, otherNodePools: readonly string[] = []): string {
   const f = '$.log_processed';
   const k = '$.kubernetes';
-  const longer = otherNodePools.filter((p) => p !== nodePoolName && p.startsWith(`${nodePoolName}-`));
+  const extending = otherNodePools.filter((p) => p !== nodePoolName && p.startsWith(`${nodePoolName}-`));
+  // Excluding `a-b-*` already excludes `a-b-c-*`: only the shortest names are written, to stay within the limit.
+  const longer = [...new Set(extending)].filter((p) => !extending.some((q) => q !== p && p.startsWith(`${q}-`)));
   return [
     `{ (${k}.namespace_name = ${quoted(karpenter.namespace)})`,
     `(${k}.container_name = ${quoted(karpenter.containerName ?? 'controller')})`,

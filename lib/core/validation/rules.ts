@@ -433,7 +433,10 @@ export const TRUST_RULES = {
   repositoryNames: nameRule('ecrRepository'),
   'verifierRetry.maxAttempts': numberRule({ integer: true, min: 1, max: 10 }),
   verifierTimeout: numberRule({ integer: true, min: 60, max: 900, unit: 's', why: 'the verifier keeps 15 s to answer CloudFormation; Lambda allows 900 s' }),
-  signatureValidity: numberRule({ integer: true, min: 1, unit: 'days' }),
+  // Signer: "135 months (11 years and 3 months), which is the maximum validity supported"
+  // (https://docs.aws.amazon.com/signer/latest/developerguide/cli-profile.html); how it counts a month in DAYS is not
+  // documented, so the bound takes 30-day months (4,050 days, the default here), which any count of months allows.
+  signatureValidity: numberRule({ integer: true, min: 1, max: 135 * 30, unit: 'days', why: "AWS Signer's maximum is 135 months" }),
   'admission.policyName': crossRule<string>(
     'a DNS-1123 subdomain of at most 245 characters (the binding adds "-binding")',
     (name) => (isUnresolved(name) ? 'is a CDK token (the binding refers to the policy by its literal name)'
