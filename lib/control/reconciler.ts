@@ -424,8 +424,8 @@ export class Reconciler extends Construct {
     const unscoped = grant.principalStatements.filter((s) => s.resources.includes('*')).flatMap((s) => s.actions);
     const acknowledgements = [{
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'cloudwatch:GetMetricData supports no resource-level permissions (the Service Authorization Reference lists no ' +
-        'resource type for it), so it needs "*"; it only reads metrics.' +
+      reason: 'cloudwatch:GetMetricData has no resource type for metrics (the Service Authorization Reference lists only the ' +
+        'optional dataset type, CloudWatch datasets, which names no metric), so it needs "*"; it only reads metrics.' +
         (unscoped.length > 0 ? ` ${unscoped.join(' and ')} likewise ${unscoped.length > 1 ? 'have' : 'has'} no resource type and only ${unscoped.length > 1 ? 'read' : 'reads'}.` : ''),
     }, {
       id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.logGroup.node.defaultChild as logs.CfnLogGroup)}.Arn>:*]`,

@@ -27,7 +27,8 @@ export class Keda extends Construct {
       serviceAccountName: KEDA_OPERATOR_SERVICE_ACCOUNT,
       description: 'KEDA operator: reads CloudWatch metrics for ScaledObjects',
       statements: [new iam.PolicyStatement({ sid: 'ReadScalingMetrics', actions: ['cloudwatch:GetMetricData'], resources: ['*'] })],
-      wildcardReason: 'cloudwatch:GetMetricData has no resource-level permissions; it is the only action the KEDA operator may call.',
+      wildcardReason: 'cloudwatch:GetMetricData has no resource type for metrics (only the optional dataset type, which names no metric); ' +
+        'it is the only action the KEDA operator may call.',
     });
     this.operatorRole = identity.role;
     this.chart = controllerChart(this, 'Chart', {

@@ -239,7 +239,7 @@ export class EksObservability extends Construct {
       'The add-on writes only the Container Insights log groups of this cluster (application, dataplane and host from Fluent Bit, ' +
         'performance and prometheus from the agent; chart 6.4.0 values.yaml), in streams it names per node at run time; ' +
         'ec2:DescribeVolumes and ec2:DescribeTags have no resource-level permissions (host metadata); cloudwatch:PutMetricData has no ' +
-        'resource type and is bound to the ContainerInsights namespace by the cloudwatch:namespace condition.',
+        'resource type for metrics (only the optional dataset type, which names no metric) and is bound to the ContainerInsights namespace by the cloudwatch:namespace condition.',
     );
     this.addon = new eks.Addon(this, 'Addon', {
       cluster: props.cluster,
