@@ -207,9 +207,54 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
     if (opts.capacityTypes !== undefined) own.cross('classOptions.capacityTypes', opts.capacityTypes);
     for (const p of own.problems) add(p.field, p.message, spec.name);
     const cls = input.classes.find((c) => c.name === spec.name);
-    if (cls) checkInstanceTypes(spec, cls, opts, input.catalog, (field, message) => add(field, message, spec.name));
+    if (cls) {
+      checkInstanceTypes(spec, cls, opts, input.catalog, (field, message) => add(field, message, spec.name));
+      checkNeuronCoreRequest(spec, cls, opts, input.catalog, (field, message) => add(field, message, spec.name));
+    }
   }
   return problems;
+}
+
+/**
+ * A Neuron replica's pod requests `tensorParallelDegree` NeuronCores (manifests/workload.ts), and the class's NodePool
+ * packs floor(cores / degree) of them on a node (class-unit.ts). Only 1 or all of a node's cores is a request the
+ * default scheduler and the device plugin can place: "The scheduler extension is required for scheduling Pods that
+ * request more than one Neuron core or device resource" and "requesting one or all Neuron cores or devices is always
+ * valid" (aws-neuron/aws-neuron-sdk@3afa0fdf deploy/infrastructure/scheduler.rst); without it a pod may get cores that are
+ * not connected and the Neuron runtime fails (aws/containers-roadmap#1735, aws-neuron/aws-neuron-sdk#110). Whether
+ * the 2.31.0 device plugin alone picks connected cores is not documented: not confirmed, so such a class is refused.
+ *
+ * Why the library does not run the extension instead. On EKS it is a second kube-scheduler (`my-scheduler`) that pods
+ * must name in `schedulerName` ("Amazon EKS does not natively support modifying the default scheduler, so this multiple
+ * scheduler approach is required", deploy/includes/k8s-multiple-scheduler.rst); neuron-helm-chart 1.9.0 (b77a6f90
+ * values.yaml `scheduler.customScheduler`) runs it from `eks-distro/kubernetes/kube-scheduler:v1.31.12`, while a
+ * kube-scheduler may be at most one minor release older than the API server
+ * (https://kubernetes.io/releases/version-skew-policy/; the library's clusters default to 1.33). Karpenter v1.14.1 would
+ * provision for its pods (it reacts to any pod whose PodScheduled condition is Unschedulable, whichever scheduler set
+ * it, and never reads schedulerName: pkg/utils/pod/scheduling.go:96-133), but it plans with resource counts alone and
+ * knows no extender: a node with enough free but unconnected cores counts as room, so no node is launched and the pod
+ * stays Pending, and a count the extension refuses on a type (trn1.32xlarge takes 1, 4, 8 or all 16 devices) gets a
+ * node that never runs it. Requesting all of a node's cores for one replica is not done either: the NodePool of a class
+ * with `additionalInstanceTypes` mixes core counts while its one Deployment requests one count, and the capacity plan
+ * (replicasPerInstance, lib/core/service/checks.ts) would have to price cores the server never uses.
+ */
+function checkNeuronCoreRequest(spec: CapacityClassSpec, cls: CapacityClass, opts: EksClassOptions, catalog: HardwareCatalog, add: Add): void {
+  const tp = spec.footprint.tensorParallelDegree;
+  if (cls.hardware.acceleratorKind !== 'neuron' || !isFiniteLiteral(tp) || tp <= 1) return;
+  const exact = catalog.list().filter((hw) => hw.platform === 'ec2' && hw.acceleratorKind === 'neuron' && hw.tensorParallelUnits === tp);
+  const refuse = (field: string, type: string, cores: number) => {
+    if (cores <= tp) return; // fewer cores than the degree is checkInstanceTypes' problem; as many is the whole node
+    add(field, `'${type}' has ${cores} NeuronCores and footprint.tensorParallelDegree is ${tp}, so each replica's pod would request ${tp} of a ` +
+      'node\'s NeuronCores; only the Neuron scheduler extension, which the library does not run (Karpenter cannot plan for it), ' +
+      'gives such a pod connected cores, and on unconnected ones the Neuron runtime fails. Allowed: tensorParallelDegree 1 or ' +
+      `${cores} (all of ${type}'s NeuronCores: one replica per node), or an instance type with ${tp} NeuronCores` +
+      (exact.length > 0 ? ` (${exact.map((hw) => hw.instanceType).join(', ')})` : ' (none in the hardware catalog)'));
+  };
+  refuse('footprint.tensorParallelDegree', cls.instanceType, cls.hardware.tensorParallelUnits);
+  for (const type of opts.additionalInstanceTypes ?? []) {
+    const hw = catalog.find(type);
+    if (hw?.platform === 'ec2' && hw.acceleratorKind === 'neuron') refuse('classOptions.additionalInstanceTypes', type, hw.tensorParallelUnits);
+  }
 }
 
 /**

@@ -22,7 +22,9 @@ export interface NeuronDevicePluginProps {
  * - values.yaml: `devicePlugin.enabled: true`, `npd.enabled: true` (node problem detector, on by default: turned
  *   off here, it runs privileged in its own namespace and the library reads no node condition), `scheduler`,
  *   `draDriver` and `ultraserverOperator` off by default (set off again so that a newer chart's default cannot turn
- *   them on); the README's "Validation Rules" refuse `draDriver` beside the device plugin.
+ *   them on); the README's "Validation Rules" refuse `draDriver` beside the device plugin. Without the `scheduler`
+ *   extension a pod may request one NeuronCore or all of its node's: checks.ts (checkNeuronCoreRequest) refuses other
+ *   counts and says why the extension stays off.
  * - values.yaml `devicePlugin.tolerations`: `aws.amazon.com/neuron` Exists NoSchedule, which tolerates the taint the
  *   library puts on Neuron nodes (ACCELERATOR_TAINTS.neuron, lib/eks/manifests/karpenter.ts).
  * - values.yaml `devicePlugin.affinity` with templates/_helpers.tpl `neuron-device-plugin.affinity`: a required node

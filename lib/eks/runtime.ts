@@ -9,7 +9,7 @@ import { type ServiceContract } from '../core/service/contract';
 import { parseS3Object } from '../core/trust/artifact-verification';
 import { isDigestPinnedImage } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
-import { MODEL_DATA_DIR, MODEL_VOLUME_PATH, type ModelFetch, unpackOf } from './manifests/workload';
+import { MODEL_DATA_DIR, MODEL_VOLUME_PATH, type ModelFetch, SERVER_UID, unpackOf } from './manifests/workload';
 
 /**
  * Where the server writes its caches: the pod's model volume (an emptyDir sized for the weights and the engine's
@@ -19,7 +19,8 @@ export const ENGINE_CACHE_DIR = `${MODEL_VOLUME_PATH}/cache`;
 
 /** The class's model server in a pod listening on `port`; model data (if any) is where the init container leaves it. */
 export function eksRuntime(cls: CapacityClass, contract: ServiceContract, port: number): RuntimeBinding {
-  return bindRuntime(cls, contract, { platform: 'eks', port, modelDataPath: MODEL_DATA_DIR, cacheDir: ENGINE_CACHE_DIR });
+  // The Deployment runs the server as SERVER_UID (manifests/workload.ts): the binding names that uid's account.
+  return bindRuntime(cls, contract, { platform: 'eks', port, modelDataPath: MODEL_DATA_DIR, cacheDir: ENGINE_CACHE_DIR, runAsUser: SERVER_UID });
 }
 
 /**

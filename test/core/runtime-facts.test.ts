@@ -5,7 +5,7 @@
  * rendered setting that contradicts the table fails here.
  */
 import { admissionLimits, admitBurst, queueBoundOf, serverAdmission } from '../../lib/core/runtime/admission';
-import { bindRuntime, type RuntimeBinding, type ServingPlatform } from '../../lib/core/runtime/binding';
+import { bindRuntime, type RuntimeBinding, SERVER_USER_NAME, type ServingPlatform } from '../../lib/core/runtime/binding';
 import { ENGINE_PROMETHEUS_METRICS, scrapeJob } from '../../lib/core/runtime/engine-metrics';
 import { compareVersions, ENGINE_FACTS, type EngineName } from '../../lib/core/runtime/engines';
 import { ENGINE_FACT_TABLE, engineFact, type EngineFact } from '../../lib/core/runtime/facts';
@@ -50,7 +50,7 @@ function classOf(c: Case, prefix: '' | 'ml.'): CapacityClass {
 function bind(c: Case, platform: ServingPlatform): RuntimeBinding {
   const cls = classOf(c, platform === 'sagemaker' ? 'ml.' : '');
   return platform === 'eks'
-    ? bindRuntime(cls, LLAMA_CONTRACT, { platform, port: 8080, modelDataPath: '/models/model', cacheDir: '/models/cache' })
+    ? bindRuntime(cls, LLAMA_CONTRACT, { platform, port: 8080, modelDataPath: '/models/model', cacheDir: '/models/cache', runAsUser: 1000 })
     : bindRuntime(cls, LLAMA_CONTRACT, { platform, port: 8080 });
 }
 
@@ -156,6 +156,18 @@ describe('values the library relies on equal their facts', () => {
         for (const [k, v] of Object.entries(b.env)) if (/CACHE|HF_HOME/.test(k) && !k.startsWith('CAI_')) expect(v.startsWith(b.cacheDir)).toBe(true);
       }
     }
+  });
+});
+
+describe('the account variables', () => {
+  test('every engine gets USER and LOGNAME where the platform picks the uid (EKS), and nowhere else', () => {
+    for (const c of CASES) {
+      expect({ engine: c.engine, USER: bind(c, 'eks').env.USER, LOGNAME: bind(c, 'eks').env.LOGNAME })
+        .toEqual({ engine: c.engine, USER: SERVER_USER_NAME, LOGNAME: SERVER_USER_NAME });
+      // SageMaker starts the image as its own user, which its passwd knows.
+      expect({ engine: c.engine, USER: bind(c, 'sagemaker').env.USER, LOGNAME: bind(c, 'sagemaker').env.LOGNAME }).toEqual({ engine: c.engine });
+    }
+    expect(engineFact('any.variable.USER').statement).toContain('returns the first of LOGNAME, USER, LNAME, USERNAME that is set');
   });
 });
 

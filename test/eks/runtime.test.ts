@@ -11,7 +11,8 @@ import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
-import { modelFetchContainer } from '../../lib/eks/manifests/workload';
+import { SERVER_USER_NAME } from '../../lib/core/runtime/binding';
+import { modelFetchContainer, SERVER_UID } from '../../lib/eks/manifests/workload';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
 function build(overrides: Partial<EksInferenceServiceProps> = {}): EksInferenceService {
@@ -101,6 +102,36 @@ describe('the vLLM server in the Deployment', () => {
       '/Test/Llama',
       Match.stringLikeRegexp("class 'l40s': Triton's bounded queue is max_queue_size in each model's config.pbtxt.*requests past the admission limit of 25"),
     );
+  });
+});
+
+describe('the account of the uid the server runs as', () => {
+  test('every engine runs as SERVER_UID with USER and LOGNAME set, since that uid has no passwd entry in the images', () => {
+    // torch (and anything else) asking getpass.getuser() for a uid without a passwd entry raises KeyError on import
+    // unless LOGNAME or USER is set (vllm-project/vllm#44548, ai-dynamo/dynamo#12457).
+    const base = llamaClasses();
+    const [l40s, a10g, inf2] = base;
+    const classes: CapacityClassSpec[] = [
+      l40s, // vllm
+      { ...a10g, runtime: { ...a10g.runtime, engine: 'tgi', engineVersion: '3.3.7' } },
+      inf2, // djl-lmi on NeuronX
+      { ...a10g, name: 'triton', runtime: { ...a10g.runtime, engine: 'triton', engineVersion: undefined, queueBound: 'best-effort' } },
+      { ...a10g, name: 'custom', runtime: { ...a10g.runtime, engine: 'custom', engineVersion: undefined, queueBound: 'best-effort' } },
+    ];
+    const service = build({ classes });
+    expect(service.units.map((u) => u.cls.runtime.engine).sort()).toEqual(['custom', 'djl-lmi', 'tgi', 'triton', 'vllm']);
+    for (const unit of service.units) {
+      const server = unit.objects.deployment.spec.template.spec.containers[0];
+      const env = Object.fromEntries((server.env ?? []).map((e) => [e.name, e.value]));
+      const engine = unit.cls.runtime.engine;
+      expect({ engine, runAsUser: server.securityContext?.runAsUser }).toEqual({ engine, runAsUser: SERVER_UID });
+      expect({ engine, USER: env.USER, LOGNAME: env.LOGNAME }).toEqual({ engine, USER: SERVER_USER_NAME, LOGNAME: SERVER_USER_NAME });
+    }
+  });
+
+  test('a class cannot set USER or LOGNAME itself on EKS (the library derives them)', () => {
+    const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, runtime: { ...c.runtime, env: { USER: 'root' } } } : c));
+    expect(() => build({ classes })).toThrow("class 'l40s' runtime.env.USER: is set by the library");
   });
 });
 

@@ -53,6 +53,37 @@ describe('EksInferenceService input checks', () => {
     expect(svc.units[2].objects.nodePool.spec.template.spec.requirements[0].values).toEqual(['inf2.xlarge', 'inf2.8xlarge']);
   });
 
+  test('fails when a Neuron replica would request more than one but not all of its node\'s NeuronCores', () => {
+    // Only the Neuron scheduler extension places such a pod on connected cores (deploy/infrastructure/scheduler.rst).
+    const classes = llamaClasses();
+    classes[2] = { ...classes[2], instanceType: 'inf2.24xlarge' }; // 12 NeuronCores, tensorParallelDegree 2
+    expect(construct({ classes })).toThrow(
+      "class 'inf2' footprint.tensorParallelDegree: 'inf2.24xlarge' has 12 NeuronCores and footprint.tensorParallelDegree is 2, so each " +
+        "replica's pod would request 2 of a node's NeuronCores",
+    );
+    expect(construct({ classes })).toThrow(
+      "Allowed: tensorParallelDegree 1 or 12 (all of inf2.24xlarge's NeuronCores: one replica per node), or an instance type with 2 NeuronCores " +
+        '(inf2.8xlarge, inf2.xlarge, trn1.2xlarge)',
+    );
+    // An additional type with more cores than the degree puts several replicas on its nodes too.
+    expect(construct({ classOptions: { inf2: { additionalInstanceTypes: ['inf2.48xlarge'] } } })).toThrow(
+      "class 'inf2' classOptions.additionalInstanceTypes: 'inf2.48xlarge' has 24 NeuronCores and footprint.tensorParallelDegree is 2",
+    );
+  });
+
+  test('accepts a Neuron replica that requests one NeuronCore or all of its node\'s', () => {
+    const classes = llamaClasses();
+    const inf2 = classes[2];
+    // All 12 cores of inf2.24xlarge: one replica per node.
+    classes[2] = { ...inf2, instanceType: 'inf2.24xlarge', footprint: { ...inf2.footprint, tensorParallelDegree: 12 } };
+    expect(construct({ classes })).not.toThrow();
+    // One core of inf2.24xlarge (a model that fits one core's 16 GiB): twelve replicas per node.
+    classes[2] = { ...inf2, instanceType: 'inf2.24xlarge', footprint: { ...inf2.footprint, weightsGiB: 4, workspaceGiB: 1, maxSequenceTokens: 2048, tensorParallelDegree: 1 } };
+    expect(construct({ classes })).not.toThrow();
+    // All 2 cores of inf2.xlarge, and of inf2.8xlarge beside it.
+    expect(construct({ classOptions: { inf2: { additionalInstanceTypes: ['inf2.8xlarge'] } } })).not.toThrow();
+  });
+
   test('a new cluster needs the kubectl layer the user installs (the library does not bundle it)', () => {
     const build = construct({ kubectlLayer: undefined });
     expect(build).toThrow(/EksInferenceService 'Test\/Llama' is invalid \(1 problem\):\n/);

@@ -103,6 +103,7 @@ export function bindRuntime(cls: CapacityClass, contract: ServiceContract, targe
   const settings = [
     ...engineSettings(cls, engine, target, admission, modelPath, problem),
     ...cacheSettings(cls, engine, cacheDir),
+    ...accountSettings(target),
     ...idleConnectionSettings(cls, engine, target, warn),
   ];
   const rendered = render(engine, target, settings);
@@ -374,6 +375,29 @@ function cacheSettings(cls: CapacityClass, engine: EngineName, cacheDir: string)
     { name: 'HOME', value: cacheDir, environment: true },
     { name: 'XDG_CACHE_HOME', value: xdg, environment: true },
     ...[...own[engine], ...neuron].map((s) => ({ ...s, environment: true })),
+  ];
+}
+
+/** The login name the server's account variables carry where the platform runs it as a uid of its own choosing. */
+export const SERVER_USER_NAME = 'model-server';
+
+/**
+ * What the passwd entry the server's uid lacks would have given it, besides HOME (cacheSettings): its name. Python's
+ * getpass.getuser() returns the first of LOGNAME, USER, LNAME and USERNAME that is set and only then asks the password
+ * database, whose pwd.getpwuid() raises KeyError for a uid without an entry (https://docs.python.org/3/library/getpass.html;
+ * fact any.variable.USER). PyTorch calls it while it is imported, to name its Inductor cache directory
+ * (torch/_inductor/runtime/cache_dir_utils.py default_cache_dir, pytorch/pytorch#140765), and a module-level call there
+ * does not read TORCHINDUCTOR_CACHE_DIR (vllm-project/vllm#46734): the server exits with "getpwuid(): uid not found: 1000"
+ * before it parses an argument (vllm-project/vllm#44548; ai-dynamo/dynamo#12457 with vllm/vllm-openai at runAsUser 1000).
+ * Torch 2.13 falls back to a uid-derived name (pytorch/pytorch#184208), but the TGI, DJL and Triton images and other
+ * libraries in them are not bound to it; the variables are set for every engine, custom images included, wherever the
+ * platform picks the uid (RuntimeTarget.runAsUser: EKS), and nowhere else.
+ */
+function accountSettings(target: RuntimeTarget): Setting[] {
+  if (target.runAsUser === undefined) return [];
+  return [
+    { name: 'USER', value: SERVER_USER_NAME, environment: true },
+    { name: 'LOGNAME', value: SERVER_USER_NAME, environment: true },
   ];
 }
 

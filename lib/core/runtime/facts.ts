@@ -226,6 +226,16 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   // ----- every engine -------------------------------------------------------------------------------------------------
   f({ id: 'any.variable.HOME', subject: 'any-engine', kind: 'variable', name: 'HOME', statement:
     'Home of the server user: ~/.cache, ~/.triton, ~/.djl.ai and the like live under it; the EKS root filesystem is read-only and uid 1000 has no home.', source: XDG, status: 'docs' }),
+  f({ id: 'any.variable.USER', subject: 'any-engine', kind: 'variable', name: 'USER', platforms: eksOnly, statement:
+    'Login name: Python\'s getpass.getuser() returns the first of LOGNAME, USER, LNAME, USERNAME that is set, and only then asks pwd.getpwuid(), ' +
+    'which raises KeyError for a uid without a passwd entry (uid 1000 in the engine images); PyTorch calls it on import to name its Inductor cache ' +
+    '(fixed in torch 2.13, which vLLM 0.29.0 is built against; not in the torch of older vLLM, TGI or DJL images). Rendered where the platform picks the uid (EKS).',
+  source: 'https://docs.python.org/3/library/getpass.html#getpass.getuser; pytorch/pytorch#140765 (torch/_inductor/runtime/cache_dir_utils.py default_cache_dir), ' +
+    '#184208 (the fallback, torch 2.13: vllm-project/vllm#44579 review); vllm-project/vllm#44548, #46734 ("TORCHINDUCTOR_CACHE_DIR alone is not sufficient"); ' +
+    'ai-dynamo/dynamo#12457 (vllm/vllm-openai at runAsUser 1000); NVIDIA-NeMo/RL#4080 (vLLM 0.29.0 wheels built against torch 2.13)', status: 'docs' }),
+  f({ id: 'any.variable.LOGNAME', subject: 'any-engine', kind: 'variable', name: 'LOGNAME', platforms: eksOnly, statement:
+    'Login name, the first variable getpass.getuser() reads: set with USER so that both name the same account. Rendered where the platform picks the uid (EKS).',
+  source: 'https://docs.python.org/3/library/getpass.html#getpass.getuser', status: 'docs' }),
   f({ id: 'any.variable.XDG_CACHE_HOME', subject: 'any-engine', kind: 'variable', name: 'XDG_CACHE_HOME', statement: 'User cache root; vLLM and Hugging Face libraries read it.', source: XDG, status: 'docs' }),
   f({ id: 'any.variable.NEURON_COMPILE_CACHE_URL', subject: 'any-engine', kind: 'variable', name: 'NEURON_COMPILE_CACHE_URL', statement:
     'Neuron compiler cache (default /var/tmp/neuron-compile-cache, read-only under a read-only root). Rendered on Neuron classes only; pointing it at a writable directory is harmless if a release ignores it.',

@@ -26,4 +26,13 @@ export interface RuntimeTarget {
    * cache variables point into. @default SAGEMAKER_CACHE_DIR on SageMaker; required on EKS
    */
   readonly cacheDir?: string;
+  /**
+   * The uid the platform runs the container as, when the platform (not the image) chooses it: EKS runs every model
+   * server as SERVER_UID (lib/eks/manifests/workload.ts), which the engine images have no /etc/passwd entry for, so
+   * the binding gives the server the account variables a login would (USER, LOGNAME). SageMaker starts the image as
+   * the image's own user: ContainerDefinition has no user setting (Image, Environment, ModelDataUrl, ... in
+   * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-sagemaker-model-containerdefinition.html),
+   * and that user is one the image's passwd knows. @default - the image's own user (nothing set)
+   */
+  readonly runAsUser?: number;
 }
