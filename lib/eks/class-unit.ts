@@ -36,7 +36,8 @@ export interface ClassUnitInput {
   readonly labels: Readonly<Record<string, string>>;
   readonly clusterName: string;
   readonly nodeRoleName: string;
-  readonly discoveryTag: string;
+  /** What selects the node subnets (lib/eks/subnet-discovery.ts `nodeSubnetSelectorTerms`). */
+  readonly subnetSelectorTerms: readonly m.SelectorTerm[];
   readonly amiAlias: string;
   readonly deregistrationDelaySeconds: number;
   /** Seconds an admitted request may still need: the service deadline. */
@@ -150,7 +151,7 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
     name: nodePoolName,
     roleName: u.nodeRoleName,
     amiAlias: u.amiAlias,
-    subnetTags: { [u.discoveryTag]: u.clusterName },
+    subnetSelectorTerms: u.subnetSelectorTerms,
     securityGroupTags: { 'aws:eks:cluster-name': u.clusterName },
     volumeSizeGiB: volumeGiB,
     labels: nodeLabels,

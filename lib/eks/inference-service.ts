@@ -32,7 +32,7 @@ import { modelDataDecryptStatement, modelDataKeyFacts } from '../trust/model-dat
 import { classObjectName, clusterProblems, eksProblems } from './checks';
 import { type EksClassOptions } from './class-options';
 import { CLASS_LABEL, type ClassObjects, classUnitObjects, DEFAULT_PORT, SERVING_SERVICE_ACCOUNT } from './class-unit';
-import { CLUSTER_SETTINGS, type ClusterSettings, DISCOVERY_TAG, EksInferenceCluster } from './cluster';
+import { CLUSTER_SETTINGS, type ClusterSettings, EksInferenceCluster } from './cluster';
 import { type Karpenter } from './karpenter';
 import { type Keda } from './keda';
 import { type LoadBalancerController } from './load-balancer-controller';
@@ -46,6 +46,7 @@ import {
 } from './routing';
 import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
+import { nodeSubnetSelectorTerms } from './subnet-discovery';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { KUBECTL_HANDLER_TIMEOUT_SECONDS, MAX_DRAIN_ON_DELETE_SECONDS } from '../core/platform/kubectl-handler';
 
@@ -632,7 +633,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       labels: this.commonLabels(),
       clusterName: this.clusterName,
       nodeRoleName: c.nodeRoleName,
-      discoveryTag: DISCOVERY_TAG,
+      subnetSelectorTerms: nodeSubnetSelectorTerms(this.clusterName),
       deregistrationDelaySeconds: u.deregistrationDelay.toSeconds(),
       deadlineSeconds: this.deadlineSeconds(),
       periodSeconds: (u.scaling.metricPeriod ?? Duration.seconds(EKS_SCALING_DEFAULTS.metricPeriodSeconds)).toSeconds(),

@@ -492,6 +492,31 @@ describe('EksInferenceCluster validation', () => {
   });
 });
 
+/** Whether a Karpenter subnet selector term selects a subnet of these tags: every tag of the term, '*' for any value. */
+function selects(term: { tags?: Record<string, string> }, tags: ReadonlyArray<{ Key: string; Value: string }>): boolean {
+  return Object.entries(term.tags ?? {}).every(([k, v]) => tags.some((t) => t.Key === k && (v === '*' || t.Value === v)));
+}
+
+describe('two EksInferenceClusters on one VPC', () => {
+  test("each cluster's EC2NodeClasses select the VPC's private subnets, though a subnet holds one karpenter.sh/discovery value", () => {
+    const { stack } = testStack();
+    const vpc = new ec2.Vpc(stack, 'SharedVpc', { maxAzs: 2, natGateways: 1 });
+    const services = ['a', 'b'].map((n) => new EksInferenceService(stack, `Chat-${n}`, {
+      contract: { ...LLAMA_CONTRACT, name: `chat-${n}` },
+      classes: [llamaClasses()[1]],
+      modelDataFetcherImage: FETCHER_IMAGE,
+      cluster: new EksInferenceCluster(stack, `Cluster-${n}`, { clusterName: `cluster-${n}`, vpc, kubectlLayer: new KubectlV34Layer(stack, `Kubectl-${n}`) }),
+    }));
+    const subnets = Template.fromStack(stack).findResources('AWS::EC2::Subnet');
+    const privateSubnets = vpc.privateSubnets.map((s) => stack.getLogicalId(s.node.defaultChild as CfnElement)).sort();
+    for (const service of services) {
+      const terms = service.units[0].objects.nodeClass.spec.subnetSelectorTerms;
+      const selected = Object.entries(subnets).filter(([, r]) => terms.some((t) => selects(t, r.Properties.Tags))).map(([id]) => id).sort();
+      expect([service.clusterName, selected]).toEqual([service.clusterName, privateSubnets]);
+    }
+  });
+});
+
 describe('the system node group', () => {
   const newCluster = (clusterOptions: EksInferenceClusterProps['clusterOptions'] = {}) => {
     const { stack } = testStack();
