@@ -205,6 +205,8 @@ export interface ClusterTenant {
   readonly images: readonly string[];
   /** The service's Neuron classes and their instance types (they need the Neuron device plugin). @default - none */
   readonly neuronClasses?: ReadonlyArray<{ readonly name: string; readonly instanceTypes: readonly string[] }>;
+  /** The service's classes whose NodePools may launch spot instances. @default - none */
+  readonly spotClasses?: readonly string[];
 }
 
 /** What the cluster gives an attached service. */
@@ -371,6 +373,8 @@ export class EksInferenceCluster extends Construct {
     // The service's own error: it cannot attach to EksInferenceCluster this.node.path.
     throwIfInvalid('EksInferenceService', tenant.path, problems);
     this.tenants.push(tenant);
+    // An existing Karpenter's role is the user's: docs/eks-inference-cluster.md says what it needs for spot.
+    if ((tenant.spotClasses ?? []).length > 0) this.karpenter?.allowSpotCapacity();
     if (neuron.length > 0 && this.neuronPluginSource === 'install') this.installNeuronDevicePlugin(neuron.flatMap((c) => c.instanceTypes));
     if (!this.admissionEnabled) return {};
     const admission = new ApprovedImagesAdmission(scope, 'Admission', {

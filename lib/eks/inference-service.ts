@@ -238,6 +238,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         name: c.name,
         instanceTypes: [c.instanceType, ...(classOptions[c.name]?.additionalInstanceTypes ?? [])],
       })),
+      spotClasses: classes.filter((c) => (classOptions[c.name]?.capacityTypes ?? []).includes('spot')).map((c) => c.name),
     });
 
     this.admission = attachment.admission;

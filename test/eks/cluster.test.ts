@@ -517,6 +517,40 @@ describe('two EksInferenceClusters on one VPC', () => {
   });
 });
 
+describe('the EC2 Spot service-linked role', () => {
+  /** Every iam:CreateServiceLinkedRole statement of the template, with the roles of the policy holding it. */
+  const slrStatements = (stack: Stack) => Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy')).flatMap((p) =>
+    (p.Properties.PolicyDocument.Statement as { Action: unknown }[])
+      .filter((st) => JSON.stringify(st.Action).includes('iam:CreateServiceLinkedRole')).map((statement) => ({ statement, roles: p.Properties.Roles })));
+  const clusterWith = (capacityTypes: ReadonlyArray<ReadonlyArray<'on-demand' | 'spot'>>) => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    capacityTypes.forEach((types, i) => new EksInferenceService(stack, `Chat-${i}`, {
+      contract: { ...LLAMA_CONTRACT, name: `chat-${i}` }, classes: [llamaClasses()[1]], cluster, modelDataFetcherImage: FETCHER_IMAGE,
+      classOptions: { a10g: { capacityTypes: types } },
+    }));
+    return { stack, cluster };
+  };
+
+  test('the Karpenter controller may create it, and nothing else, once a class may run spot (once, for any number of them)', () => {
+    const { stack, cluster } = clusterWith([['on-demand'], ['on-demand', 'spot'], ['spot']]);
+    const found = slrStatements(stack);
+    expect(found).toHaveLength(1);
+    expect(found[0].statement).toEqual({
+      Sid: 'AllowSpotServiceLinkedRoleCreation',
+      Effect: 'Allow',
+      Action: 'iam:CreateServiceLinkedRole',
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot']] },
+      Condition: { StringEquals: { 'iam:AWSServiceName': 'spot.amazonaws.com' } },
+    });
+    expect(found[0].roles).toEqual([{ Ref: stack.getLogicalId(cluster.karpenter!.controllerRole.node.defaultChild as CfnElement) }]);
+  });
+
+  test('a cluster with no spot class grants none', () => {
+    expect(slrStatements(clusterWith([['on-demand'], ['on-demand']]).stack)).toEqual([]);
+  });
+});
+
 describe('the system node group', () => {
   const newCluster = (clusterOptions: EksInferenceClusterProps['clusterOptions'] = {}) => {
     const { stack } = testStack();
