@@ -96,6 +96,16 @@ describe('EksInferenceService input checks', () => {
     expect(construct({ classOptions: { a10g: { capacityTypes: ['spot', 'on-demand'] } } })).not.toThrow();
   });
 
+  test.each(['windows2022@latest', 'al2@latest'])('fails when amiAlias is %p (Windows nodes no NodePool takes; AL2 has no AMIs for 1.33+)', (alias) => {
+    expect(construct({ amiAlias: alias })).toThrow(
+      `  - amiAlias: is '${alias}'; allowed: a Karpenter AMI alias 'family@version' of at most 30 characters, family bottlerocket or al2023 (`,
+    );
+  });
+
+  test.each(['bottlerocket@v1.47.0', 'al2023@latest'])('accepts amiAlias %p', (alias) => {
+    expect(construct({ amiAlias: alias })).not.toThrow();
+  });
+
   test('fails when max replicas are above the class quota, and accepts the quota itself', () => {
     expect(construct({ classOptions: { l40s: { maxReplicas: 9 } } })).toThrow(
       /class 'l40s' classOptions.maxReplicas: 9 is above the class quota of 8 replicas/,

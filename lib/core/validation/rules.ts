@@ -270,7 +270,12 @@ export const EKS_RULES = {
     integer: true, min: KARPENTER_CONTROLLER.replicas, max: 450,
     why: `Karpenter's ${KARPENTER_CONTROLLER.replicas} controller replicas run one per system node, and its chart waits for both; a managed node group holds at most 450`,
   }),
-  amiAlias: nameRule('karpenterAmiAlias'),
+  // The NodePools require kubernetes.io/os linux (lib/eks/manifests/karpenter.ts), and the library's default Kubernetes
+  // version is 1.33: the reasons of the karpenterAmiAlias format (lib/core/validation/checker.ts).
+  amiAlias: nameRule('karpenterAmiAlias', {
+    why: "a Windows alias launches Windows nodes, which no NodePool of the library accepts (they require linux); EKS publishes no AL2 AMIs "
+      + 'for Kubernetes 1.33 and later, and none at all since 2025-11-26',
+  }),
   'observability.addonVersion': crossRule<string>(
     "an exact add-on version 'v<major>.<minor>.<patch>-eksbuild.<build>' (the pinned one is OBSERVABILITY_ADDON_VERSION)",
     (v) => (isUnresolved(v) || /^v\d+\.\d+\.\d+-eksbuild\.\d+$/.test(v) ? undefined : `is '${v}'`),
