@@ -37,7 +37,8 @@ import { type Karpenter } from './karpenter';
 import { type Keda } from './keda';
 import { type LoadBalancerController } from './load-balancer-controller';
 import * as m from './manifests';
-import { fetcherToolProblems, modelCacheProblems } from './model-data-fetch';
+import { fetcherToolProblems, modelCacheGiB, modelCacheProblems } from './model-data-fetch';
+import { nodeVolumeProblems } from './node-sizing';
 import { type EksObservability, type ServiceSignalProducers } from './observability-addon';
 import { PodIdentityRole } from './pod-identity';
 import { grantListenerAuthentication } from './listener-authentication';
@@ -527,11 +528,17 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       ...this.priorityProblems(props.listenerRule),
       ...fetcherImageProblems(image),
       ...fetcherToolProblems(checked.classes, image),
-      ...checked.classes.flatMap((cls) => [
-        ...runtimes.get(cls.name)!.problems,
-        ...modelDataProblems(cls, image),
-        ...modelCacheProblems(cls, modelFetchOf(cls, image), sizeGibibytes(classOptions[cls.name]?.modelCacheSize)),
-      ]),
+      ...checked.classes.flatMap((cls) => {
+        const opts = classOptions[cls.name] ?? {};
+        const fetch = modelFetchOf(cls, image);
+        const cacheSize = sizeGibibytes(opts.modelCacheSize);
+        return [
+          ...runtimes.get(cls.name)!.problems,
+          ...modelDataProblems(cls, image),
+          ...modelCacheProblems(cls, fetch, cacheSize),
+          ...nodeVolumeProblems(cls, opts, modelCacheGiB(cls, fetch, cacheSize), catalog),
+        ];
+      }),
     ];
     throwIfInvalid('EksInferenceService', this.node.path, problems);
     for (const [name, runtime] of runtimes) {

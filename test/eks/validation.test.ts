@@ -88,6 +88,27 @@ describe('EksInferenceService input checks', () => {
     expect(construct({ classOptions: { a10g: { modelCacheSize: Size.mebibytes(1500) } } })).toThrow(/classOptions.modelCacheSize: is 1\.46\d* GiB/);
   });
 
+  test('fails when nodeVolumeSize is below the 12 GiB a gp3 volume at 6000 IOPS needs (500 IOPS per GiB)', () => {
+    expect(construct({ classOptions: { a10g: { nodeVolumeSize: Size.gibibytes(11) } } })).toThrow(
+      "  - class 'a10g' classOptions.nodeVolumeSize: is 11 GiB; allowed: a whole number from 12 to 16_384 GiB (the node data volume is gp3 at 6000 IOPS "
+      + 'and gp3 provisions at most 500 IOPS per GiB, so a smaller volume fails the instance launch',
+    );
+  });
+
+  test('fails when nodeVolumeSize cannot hold the model volumes of the replicas a node holds (their emptyDirs are on it)', () => {
+    // a10g: a 20 GiB model volume per replica (the default: at least 20 GiB); g5.xlarge holds 1 replica, g5.12xlarge 4.
+    expect(construct({ classOptions: { a10g: { nodeVolumeSize: Size.gibibytes(19) } } })).toThrow(
+      "  - class 'a10g' classOptions.nodeVolumeSize: is 19 GiB, below the model volumes of the 1 replica a g5.xlarge node holds (1 x 20 GiB = 20 GiB); "
+      + "allowed: at least the model volume of a replica (modelCacheSize) times the replicas the class's fullest node holds",
+    );
+    expect(construct({ classOptions: { a10g: { nodeVolumeSize: Size.gibibytes(20) } } })).not.toThrow();
+    const fourPerNode = { additionalInstanceTypes: ['g5.12xlarge'], modelCacheSize: Size.gibibytes(30) };
+    expect(construct({ classOptions: { a10g: { ...fourPerNode, nodeVolumeSize: Size.gibibytes(100) } } })).toThrow(
+      "  - class 'a10g' classOptions.nodeVolumeSize: is 100 GiB, below the model volumes of the 4 replicas a g5.12xlarge node holds (4 x 30 GiB = 120 GiB)",
+    );
+    expect(construct({ classOptions: { a10g: { ...fourPerNode, nodeVolumeSize: Size.gibibytes(120) } } })).not.toThrow();
+  });
+
   test("fails when a class asks for Karpenter's 'reserved' capacity, which needs reservation selector terms the NodeClass does not have", () => {
     const reserved = ['reserved', 'on-demand'] as unknown as ReadonlyArray<'on-demand'>;
     expect(construct({ classOptions: { a10g: { capacityTypes: reserved } } })).toThrow(

@@ -4,7 +4,7 @@
  * the text. `docs/validation.md` is generated from `VALIDATION_MATRIX`: what the document says is what the code
  * enforces.
  */
-import { ALB_LIMITS as ALB, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
+import { ALB_LIMITS as ALB, GP3_LIMITS, MIN_NODE_VOLUME_GIB, NODE_DATA_VOLUME, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
 import { KARPENTER_CONTROLLER } from '../platform/system-nodes';
 import { isDigestPinnedImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
@@ -239,7 +239,20 @@ export const EKS_RULES = {
       : `is '${className}', no class of this service (classes: ${quoted(declared) || 'none'})`),
     'a metric with an unknown TargetGroup would be an empty metric: an alarm on it would never fire',
   ),
-  'classOptions.nodeVolumeSize': numberRule({ integer: true, min: 1, max: 16384, unit: 'GiB', why: 'gp3 volume sizes (EC2NodeClass blockDeviceMappings)' }),
+  'classOptions.nodeVolumeSize': numberRule({
+    integer: true, min: MIN_NODE_VOLUME_GIB, max: 16384, unit: 'GiB',
+    why: `the node data volume is gp3 at ${NODE_DATA_VOLUME.iops} IOPS and gp3 provisions at most ${GP3_LIMITS.maxIopsPerGiB} IOPS per GiB, `
+      + 'so a smaller volume fails the instance launch; a gp3 volume holds at most 16 TiB',
+  }),
+  'classOptions.nodeVolumeSize@modelVolumes': crossRule<{
+    readonly sizeGiB: number; readonly cacheGiB: number; readonly replicas: number; readonly instanceType: string;
+  }>(
+    "at least the model volume of a replica (modelCacheSize) times the replicas the class's fullest node holds",
+    ({ sizeGiB, cacheGiB, replicas, instanceType }) => (sizeGiB >= cacheGiB * replicas ? undefined
+      : `is ${sizeGiB} GiB, below the model volumes of the ${replicas} replica${replicas === 1 ? '' : 's'} a ${instanceType} node holds `
+        + `(${replicas} x ${cacheGiB} GiB = ${replicas * cacheGiB} GiB)`),
+    "each replica's model volume is an emptyDir on the node's data volume: a full volume puts the node under disk pressure, and the kubelet evicts its pods",
+  ),
   // 'reserved' (a Karpenter capacity type) needs the EC2NodeClass's capacityReservationSelectorTerms, which the library
   // does not render: without them the NodeClass has no reservations and Karpenter no reserved offerings
   // (aws/karpenter-provider-aws@v1.14.1 pkg/controllers/nodeclass/capacityreservation.go:54-59, review R91), so a

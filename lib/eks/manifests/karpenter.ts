@@ -1,3 +1,4 @@
+import { NODE_DATA_VOLUME } from '../../core/platform/limits';
 import { type DisruptionBudget, type EC2NodeClass, type NodePool, type NodeSelectorRequirement, type SelectorTerm, type Taint } from './types';
 
 /** The taint each accelerator kind carries, so that only pods that request the accelerator land on its nodes. */
@@ -111,7 +112,10 @@ export function ec2NodeClass(input: EC2NodeClassInput): EC2NodeClass {
         ...(bottlerocket ? [osVolume] : []),
         {
           deviceName,
-          ebs: { volumeSize: `${input.volumeSizeGiB}Gi`, volumeType: 'gp3', encrypted: true, deleteOnTermination: true, throughput: 500, iops: 6000 },
+          ebs: {
+            volumeSize: `${input.volumeSizeGiB}Gi`, volumeType: 'gp3', encrypted: true, deleteOnTermination: true,
+            throughput: NODE_DATA_VOLUME.throughputMiBps, iops: NODE_DATA_VOLUME.iops,
+          },
         },
       ],
       tags: input.tags,
