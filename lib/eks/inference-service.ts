@@ -29,7 +29,7 @@ import { type IInferenceServing, type ReplicaFloorOptions } from '../control/ser
 import { type ApprovedImagesAdmission } from '../trust/admission-policy';
 import { type IClassArtifactGate } from '../trust/gate';
 import { modelDataDecryptStatement, modelDataKeyFacts } from '../trust/model-data-key';
-import { classObjectName, clusterProblems, eksProblems } from './checks';
+import { classObjectName, clusterProblems, eksProblems, placementVpcProblems } from './checks';
 import { type EksClassOptions } from './class-options';
 import { CLASS_LABEL, type ClassObjects, classUnitObjects, DEFAULT_PORT, SERVING_SERVICE_ACCOUNT } from './class-unit';
 import { CLUSTER_SETTINGS, type ClusterSettings, EksInferenceCluster } from './cluster';
@@ -225,6 +225,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     });
     this.cluster = this.inferenceCluster.cluster;
     this.vpc = this.inferenceCluster.vpc;
+    throwIfInvalid('EksInferenceService', this.node.path, placementVpcProblems(classes, this.vpc));
     const classOptions = props.classOptions ?? {};
     const attachment = this.inferenceCluster.attach(this, {
       path: this.node.path,

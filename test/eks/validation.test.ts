@@ -1,10 +1,10 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { Size, Stack } from 'aws-cdk-lib';
+import { App, Size, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
-import { LLAMA_CONTRACT, llamaClasses, testStack, FETCHER_IMAGE } from '../util';
+import { LLAMA_CONTRACT, llamaClasses, testStack, FETCHER_IMAGE, UNIT_TEST_APP_PROPS } from '../util';
 
 /** Constructing the service validates its input; nothing is synthesized when it throws. */
 function construct(overrides: Partial<EksInferenceServiceProps> = {}): () => EksInferenceService {
@@ -239,6 +239,25 @@ describe('EksInferenceService: input the construct used to accept silently (issu
     );
     classes[0] = { ...classes[0], placement: { zones: [] } };
     expect(construct({ classes })).toThrow("  - class 'l40s' placement.zones: is []; allowed: a non-empty list of distinct zones");
+  });
+
+  test("fails when a class's zone has no subnet of the cluster's VPC; skips the check while the VPC's zones are not known", () => {
+    const inZones = (zones: string[], context: Record<string, unknown>) => () => {
+      const app = new App({ ...UNIT_TEST_APP_PROPS, context });
+      const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'us-east-1' } });
+      const classes = llamaClasses();
+      classes[1] = { ...classes[1], placement: { zones } };
+      return new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    };
+    // The new VPC takes the first three zones the account's lookup returned (the CLI's context entry).
+    const looked = { 'availability-zones:account=123456789012:region=us-east-1': ['us-east-1a', 'us-east-1b', 'us-east-1c', 'us-east-1d'] };
+    expect(inZones(['us-east-1b', 'us-east-1d'], looked)).toThrow(
+      "EksInferenceService 'Test/Llama' is invalid (1 problem):\n  - class 'a10g' placement.zones[1]: is 'us-east-1d', where the cluster's VPC has no "
+      + "private or isolated subnet (its zones: 'us-east-1a', 'us-east-1b', 'us-east-1c'); allowed: zones where the cluster's VPC has a private or isolated subnet",
+    );
+    expect(inZones(['us-east-1b', 'us-east-1c'], looked)).not.toThrow();
+    // Before the lookup aws-cdk-lib gives the VPC placeholder zones: nothing to judge against, and the CLI looks them up.
+    expect(inZones(['us-east-1d'], {})).not.toThrow();
   });
 
   test('fails when every class at its quota cannot carry the planned peak, with both numbers', () => {
