@@ -1,5 +1,5 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { App, type CfnElement, Stack } from 'aws-cdk-lib';
+import { App, Annotations as CoreAnnotations, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
@@ -600,6 +600,32 @@ describe('the system node group', () => {
     const agents = JSON.parse(addon.Properties.ConfigurationValues).agents as Array<{ name: string; resources?: unknown }>;
     expect(agents.find((a) => a.name === 'cai-model-server-scraper')!.resources).toEqual(SCRAPER_RESOURCES);
     expect(agents.find((a) => a.name === 'cloudwatch-agent')!.resources).toBeUndefined(); // the chart's 250m, counted per node
+  });
+});
+
+describe('the NVIDIA device plugin on AL2023 nodes', () => {
+  const service = (amiAlias: string | undefined, acknowledge: string[] = []) => {
+    const { stack } = testStack();
+    const svc = new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), amiAlias,
+    });
+    for (const id of acknowledge) CoreAnnotations.of(svc).acknowledgeWarning(id);
+    return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-nvidia-device-plugin'))
+      .map((w) => JSON.stringify(w.entry.data));
+  };
+
+  test('warns for each GPU class on an al2023 alias (the AMIs do not run it and the library installs none), not for the Neuron class', () => {
+    const warnings = service('al2023@latest');
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toContain("Class 'l40s' requests nvidia.com/gpu on 'al2023@latest' nodes: the EKS-optimized AL2023 NVIDIA AMIs do not run the NVIDIA device plugin");
+    expect(warnings[0]).toContain('[ack: cdk-capacity-aware-inference:eks-nvidia-device-plugin-l40s]');
+    expect(warnings[1]).toContain("Class 'a10g' requests nvidia.com/gpu");
+  });
+
+  test('does not warn on a Bottlerocket alias (its NVIDIA variants ship the plugin), nor for a class whose warning is acknowledged', () => {
+    expect(service(undefined)).toEqual([]);
+    expect(service('bottlerocket@v1.47.0')).toEqual([]);
+    expect(service('al2023@latest', ['cdk-capacity-aware-inference:eks-nvidia-device-plugin-l40s'])).toHaveLength(1);
   });
 });
 
