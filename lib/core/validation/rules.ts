@@ -292,7 +292,7 @@ export const EKS_RULES = {
   // The NodePools require kubernetes.io/os linux (lib/eks/manifests/karpenter.ts), and the library's default Kubernetes
   // version is 1.33: the reasons of the karpenterAmiAlias format (lib/core/validation/checker.ts).
   amiAlias: nameRule('karpenterAmiAlias', {
-    why: "a Windows alias launches Windows nodes, which no NodePool of the library accepts (they require linux); EKS publishes no AL2 AMIs "
+    why: 'a Windows alias launches Windows nodes, which no NodePool of the library accepts (they require linux); EKS publishes no AL2 AMIs '
       + 'for Kubernetes 1.33 and later, and none at all since 2025-11-26',
   }),
   'observability.addonVersion': crossRule<string>(
