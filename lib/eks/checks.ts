@@ -1,10 +1,11 @@
 import { type Duration, type Stack, Token } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { type HardwareCatalog } from '../core/hardware/catalog';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { memoryBreakdown } from '../core/service/sizing';
-import { Checker, isFiniteLiteral } from '../core/validation/checker';
+import { Checker, isFiniteLiteral, isName } from '../core/validation/checker';
 import { duplicates } from '../core/validation/names';
 import { EKS_RULES, type ModelDataKeyFacts } from '../core/validation/rules';
 import { isUnresolved } from '../core/validation/tokens';
@@ -15,6 +16,36 @@ import { type ScalingOptions } from './scaling-options';
 import { nodePoolNameProblem, scaledObjectNameProblem } from './name-limits';
 import { observabilityProblems, type ObservabilityOptions } from './observability-addon';
 import { chartVersionProblem } from './versions';
+
+/**
+ * The zones of the VPC's private and isolated subnets (where the cluster's node subnets are: the construct tags the
+ * private ones, and a user may tag isolated ones), or undefined when one is unknown at synth: a token, a subnet imported
+ * without its zone (aws-cdk-lib's ImportedSubnet throws on `availabilityZone`), or the placeholder zones aws-cdk-lib
+ * gives a VPC until the CLI has looked the account's zones up (`dummy1a`...: Stack.availabilityZones, core/lib/stack.js).
+ * The check is skipped then: a zone cannot be judged against zones not known yet.
+ */
+function nodeSubnetZones(vpc: ec2.IVpc): string[] | undefined {
+  let zones: string[];
+  try {
+    zones = [...vpc.privateSubnets, ...vpc.isolatedSubnets].map((s) => s.availabilityZone);
+  } catch {
+    return undefined;
+  }
+  return zones.length > 0 && zones.every((z) => isName('availabilityZone', z)) ? [...new Set(zones)] : undefined;
+}
+
+/** A class held (`placement.zones`) to a zone where the cluster's VPC has no subnet for its nodes. */
+export function placementVpcProblems(classes: readonly CapacityClass[], vpc: ec2.IVpc): ClassProblem[] {
+  const vpcZones = nodeSubnetZones(vpc);
+  if (!vpcZones) return [];
+  return classes.flatMap((cls) => {
+    const rules = new Checker(EKS_RULES, '', cls.name);
+    (cls.placement.zones ?? []).forEach((zone, i) => {
+      if (!isUnresolved(zone)) rules.cross('placement.zones@vpc', { zone, vpcZones }, `placement.zones[${i}]`);
+    });
+    return rules.problems;
+  });
+}
 
 /** The name every EKS object of a class derives from: `<service>-<class>` unless the NodePool name is overridden. */
 export function classObjectName(service: string, className: string): string {

@@ -55,6 +55,10 @@ export interface EksClassOptions {
    * at least weights + 10 GiB. @default - 2 x weights, at least 20 GiB
    */
   readonly modelCacheSize?: Size;
-  /** Node volume (images and weights). @default - modelCacheSize + 100 GiB */
+  /**
+   * Node data volume (images and every replica's model volume, an emptyDir there). At least 12 GiB (gp3 at 6,000 IOPS
+   * provisions at most 500 IOPS per GiB) and the model volumes of the replicas the class's fullest node holds.
+   * @default - modelCacheSize x the replicas the class's fullest node holds + 100 GiB
+   */
   readonly nodeVolumeSize?: Size;
 }

@@ -13,6 +13,7 @@ import { classObjectName } from './checks';
 import { type EksClassOptions } from './class-options';
 import * as m from './manifests';
 import { modelCacheGiB } from './model-data-fetch';
+import { classInstanceTypes, nodeVolumeGiB, podRequests, replicasPerNode } from './node-sizing';
 import { modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
 import { EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, spotNodeGraceSeconds } from '../core/platform/control-loop';
@@ -36,7 +37,8 @@ export interface ClassUnitInput {
   readonly labels: Readonly<Record<string, string>>;
   readonly clusterName: string;
   readonly nodeRoleName: string;
-  readonly discoveryTag: string;
+  /** What selects the node subnets (lib/eks/subnet-discovery.ts `nodeSubnetSelectorTerms`). */
+  readonly subnetSelectorTerms: readonly m.SelectorTerm[];
   readonly amiAlias: string;
   readonly deregistrationDelaySeconds: number;
   /** Seconds an admitted request may still need: the service deadline. */
@@ -119,18 +121,9 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
   const { cls, opts } = u;
   const hw = cls.hardware;
   const nodeLabels = { ...u.labels, [CLASS_LABEL]: cls.name };
-  const instanceTypes = [cls.instanceType, ...(opts.additionalInstanceTypes ?? [])];
+  const instanceTypes = classInstanceTypes(cls, opts);
   const hardwareOf = (type: string) => u.catalog.find(type) ?? hw;
-  // The pods a node of the type holds: by its accelerators, and by its CPU and memory at the pod's requests (sized on
-  // the class's own type, `podRequests`), which an additional type with less of them per accelerator runs out of first.
-  // Capacity, not allocatable (less by what the kubelet and the DaemonSets reserve): where CPU or memory binds, one pod
-  // fewer may fit.
-  const requests = podRequests(cls);
-  const replicasPerNode = (type: string) => {
-    const t = hardwareOf(type);
-    return Math.max(1, Math.min(Math.floor(t.tensorParallelUnits / cls.footprint.tensorParallelDegree),
-      Math.floor(t.vcpu / requests.cpu), Math.floor(t.memoryGiB / requests.memoryGiB)));
-  };
+  const perNode = (type: string) => replicasPerNode(cls, type, u.catalog);
   // Karpenter charges a NodePool's limits with each node's whole capacity, and launches no instance type that would
   // exceed what is left ("filterByRemainingResources is used to filter out instance types that if launched would
   // exceed the nodepool limits": kubernetes-sigs/karpenter v1.14.1 pkg/controllers/provisioning/scheduling/
@@ -143,14 +136,14 @@ function capacityObjects(u: ClassUnitInput, nodePoolName: string, cacheGiB: numb
   // PR #2906; aws/karpenter-provider-aws#8873 shows the deadlock on a static NodePool at its limit) each need one node at most beside a class
   // at maxReplicas; without it both wait until the load lets the class scale in. The HPA never runs more than
   // maxReplicas pods, so the node exists only while one of them is under way (empty nodes are consolidated).
-  const maxInstances = Math.ceil(cls.maxReplicas / Math.min(...instanceTypes.map(replicasPerNode))) + TRANSIENT_NODES;
-  const volumeGiB = opts.nodeVolumeSize?.toGibibytes() ?? cacheGiB * Math.max(...instanceTypes.map(replicasPerNode)) + 100;
+  const maxInstances = Math.ceil(cls.maxReplicas / Math.min(...instanceTypes.map(perNode))) + TRANSIENT_NODES;
+  const volumeGiB = nodeVolumeGiB(cls, opts, cacheGiB, u.catalog);
   const vcpuOf = (type: string) => hardwareOf(type).vcpu;
   const nodeClass = m.ec2NodeClass({
     name: nodePoolName,
     roleName: u.nodeRoleName,
     amiAlias: u.amiAlias,
-    subnetTags: { [u.discoveryTag]: u.clusterName },
+    subnetSelectorTerms: u.subnetSelectorTerms,
     securityGroupTags: { 'aws:eks:cluster-name': u.clusterName },
     volumeSizeGiB: volumeGiB,
     labels: nodeLabels,
@@ -259,14 +252,6 @@ function nodeGraceSeconds(u: ClassUnitInput, capacityTypes: readonly string[]): 
 /** Longest a model server may take to start (`EksClassOptions.startupTimeout`, 30 minutes by default). */
 function startupTimeoutSeconds(opts: EksClassOptions): number {
   return (opts.startupTimeout ?? Duration.minutes(30)).toSeconds();
-}
-
-/** A model server's CPU and memory requests: three quarters of its own instance type's, shared by its replicas. */
-function podRequests(cls: CapacityClass): { cpu: number; memoryGiB: number } {
-  return {
-    cpu: Math.max(1, Math.floor((cls.hardware.vcpu * 0.75) / cls.replicasPerInstance)),
-    memoryGiB: Math.max(2, Math.floor((cls.hardware.memoryGiB * 0.75) / cls.replicasPerInstance)),
-  };
 }
 
 /** KEDA's input for the class: the target group's request count per replica against the plan's target. */

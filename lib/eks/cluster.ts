@@ -1,4 +1,4 @@
-import { Annotations, Names, Stack, Tags, Token } from 'aws-cdk-lib';
+import { Annotations, Names, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import type * as iam from 'aws-cdk-lib/aws-iam';
@@ -21,7 +21,10 @@ import { controllerInlinePolicyChars, ROLE_INLINE_POLICY_CHARS } from './control
 import { LoadBalancerController } from './load-balancer-controller';
 import { NeuronDevicePlugin } from './neuron-device-plugin';
 import { EksObservability, type ObservabilityOptions } from './observability-addon';
+import { tagNodeSubnets } from './subnet-discovery';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, NEURON_DEVICE_PLUGIN_CHART } from './versions';
+
+export { DISCOVERY_TAG } from './subnet-discovery';
 
 /** Chart versions to use instead of the pinned ones (exact semantic versions). */
 export interface ChartVersions {
@@ -202,6 +205,8 @@ export interface ClusterTenant {
   readonly images: readonly string[];
   /** The service's Neuron classes and their instance types (they need the Neuron device plugin). @default - none */
   readonly neuronClasses?: ReadonlyArray<{ readonly name: string; readonly instanceTypes: readonly string[] }>;
+  /** The service's classes whose NodePools may launch spot instances. @default - none */
+  readonly spotClasses?: readonly string[];
 }
 
 /** What the cluster gives an attached service. */
@@ -368,6 +373,8 @@ export class EksInferenceCluster extends Construct {
     // The service's own error: it cannot attach to EksInferenceCluster this.node.path.
     throwIfInvalid('EksInferenceService', tenant.path, problems);
     this.tenants.push(tenant);
+    // An existing Karpenter's role is the user's: docs/eks-inference-cluster.md says what it needs for spot.
+    if ((tenant.spotClasses ?? []).length > 0) this.karpenter?.allowSpotCapacity();
     if (neuron.length > 0 && this.neuronPluginSource === 'install') this.installNeuronDevicePlugin(neuron.flatMap((c) => c.instanceTypes));
     if (!this.admissionEnabled) return {};
     const admission = new ApprovedImagesAdmission(scope, 'Admission', {
@@ -443,9 +450,6 @@ function invalid(scope: Construct, problems: readonly ClassProblem[]): Error {
 function withVersion(chart: ChartSpec, version: string | undefined): ChartSpec {
   return version === undefined ? chart : { ...chart, version };
 }
-
-/** Subnet tag Karpenter's EC2NodeClasses select node subnets by. */
-export const DISCOVERY_TAG = 'karpenter.sh/discovery';
 
 function newCluster(scope: Construct, clusterName: string, vpc: ec2.IVpc, o: NewClusterOptions, kubectlLayer: lambda.ILayerVersion): eks.Cluster {
   const key = o.secretsEncryptionKey ?? new kms.Key(scope, 'SecretsKey', { enableKeyRotation: true, description: `Secrets of EKS cluster ${clusterName}` });
@@ -555,17 +559,4 @@ function encryptKubectlProviderLogs(cluster: eks.Cluster, clusterName: string): 
   if (logGroups.length === 0) return;
   const key = newLogGroupKey(kubectl!, 'LogKey', `Logs of the kubectl provider of EKS cluster ${clusterName}`);
   for (const group of logGroups) group.kmsKeyId = key.keyArn;
-}
-
-function tagNodeSubnets(scope: Construct, vpc: ec2.IVpc, clusterName: string): void {
-  for (const subnet of vpc.privateSubnets) {
-    if (subnet instanceof ec2.Subnet) {
-      Tags.of(subnet).add(DISCOVERY_TAG, clusterName);
-    } else {
-      Annotations.of(scope).addWarningV2(
-        'cdk-capacity-aware-inference:eks-untagged-subnet',
-        `Tag the node subnet ${Token.isUnresolved(subnet.subnetId) ? '' : subnet.subnetId} with ${DISCOVERY_TAG}=${clusterName}: Karpenter selects node subnets by that tag.`,
-      );
-    }
-  }
 }

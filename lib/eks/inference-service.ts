@@ -29,15 +29,16 @@ import { type IInferenceServing, type ReplicaFloorOptions } from '../control/ser
 import { type ApprovedImagesAdmission } from '../trust/admission-policy';
 import { type IClassArtifactGate } from '../trust/gate';
 import { modelDataDecryptStatement, modelDataKeyFacts } from '../trust/model-data-key';
-import { classObjectName, clusterProblems, eksProblems } from './checks';
+import { classObjectName, clusterProblems, eksProblems, placementVpcProblems } from './checks';
 import { type EksClassOptions } from './class-options';
 import { CLASS_LABEL, type ClassObjects, classUnitObjects, DEFAULT_PORT, SERVING_SERVICE_ACCOUNT } from './class-unit';
-import { CLUSTER_SETTINGS, type ClusterSettings, DISCOVERY_TAG, EksInferenceCluster } from './cluster';
+import { CLUSTER_SETTINGS, type ClusterSettings, EksInferenceCluster } from './cluster';
 import { type Karpenter } from './karpenter';
 import { type Keda } from './keda';
 import { type LoadBalancerController } from './load-balancer-controller';
 import * as m from './manifests';
-import { fetcherToolProblems, modelCacheProblems } from './model-data-fetch';
+import { fetcherToolProblems, modelCacheGiB, modelCacheProblems } from './model-data-fetch';
+import { nodeVolumeProblems } from './node-sizing';
 import { type EksObservability, type ServiceSignalProducers } from './observability-addon';
 import { PodIdentityRole } from './pod-identity';
 import { grantListenerAuthentication } from './listener-authentication';
@@ -46,6 +47,7 @@ import {
 } from './routing';
 import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
+import { nodeSubnetSelectorTerms } from './subnet-discovery';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { KUBECTL_HANDLER_TIMEOUT_SECONDS, MAX_DRAIN_ON_DELETE_SECONDS } from '../core/platform/kubectl-handler';
 
@@ -89,11 +91,13 @@ export interface EksInferenceServiceProps extends ClusterSettings {
   /** @default - see ScalingOptions */
   readonly scaling?: ScalingOptions;
   /**
-   * Karpenter AMI alias of the GPU and Neuron nodes. Pin a version in production (`bottlerocket@v1.x.y`).
-   * Bottlerocket's NVIDIA variants ship the NVIDIA device plugin; the AL2023 NVIDIA AMIs (`al2023@...`) do not, and
-   * the library does not install it: GPU classes on them need the NVIDIA device plugin installed on the cluster
-   * (https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html). Neuron nodes get the Neuron
-   * device plugin from the cluster (`neuronDevicePlugin`) with either family.
+   * Karpenter AMI alias of the GPU and Neuron nodes: `bottlerocket@...` or `al2023@...` (Windows nodes would not
+   * match the NodePools, which require linux; EKS publishes no AL2 AMIs for Kubernetes 1.33 and later). Pin a version
+   * in production (`bottlerocket@v1.x.y`). Bottlerocket's NVIDIA variants ship the NVIDIA device plugin; the AL2023
+   * NVIDIA AMIs (`al2023@...`) do not, and the library does not install it: GPU classes on them need the NVIDIA device
+   * plugin installed on the cluster (https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html),
+   * and synth warns for each (`cdk-capacity-aware-inference:eks-nvidia-device-plugin-<class>`; acknowledge it once the
+   * plugin runs). Neuron nodes get the Neuron device plugin from the cluster (`neuronDevicePlugin`) with either family.
    * @default 'bottlerocket@latest'
    */
   readonly amiAlias?: string;
@@ -223,6 +227,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     });
     this.cluster = this.inferenceCluster.cluster;
     this.vpc = this.inferenceCluster.vpc;
+    throwIfInvalid('EksInferenceService', this.node.path, placementVpcProblems(classes, this.vpc));
     const classOptions = props.classOptions ?? {};
     const attachment = this.inferenceCluster.attach(this, {
       path: this.node.path,
@@ -237,6 +242,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         name: c.name,
         instanceTypes: [c.instanceType, ...(classOptions[c.name]?.additionalInstanceTypes ?? [])],
       })),
+      spotClasses: classes.filter((c) => (classOptions[c.name]?.capacityTypes ?? []).includes('spot')).map((c) => c.name),
     });
 
     this.admission = attachment.admission;
@@ -525,17 +531,24 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       ...this.priorityProblems(props.listenerRule),
       ...fetcherImageProblems(image),
       ...fetcherToolProblems(checked.classes, image),
-      ...checked.classes.flatMap((cls) => [
-        ...runtimes.get(cls.name)!.problems,
-        ...modelDataProblems(cls, image),
-        ...modelCacheProblems(cls, modelFetchOf(cls, image), sizeGibibytes(classOptions[cls.name]?.modelCacheSize)),
-      ]),
+      ...checked.classes.flatMap((cls) => {
+        const opts = classOptions[cls.name] ?? {};
+        const fetch = modelFetchOf(cls, image);
+        const cacheSize = sizeGibibytes(opts.modelCacheSize);
+        return [
+          ...runtimes.get(cls.name)!.problems,
+          ...modelDataProblems(cls, image),
+          ...modelCacheProblems(cls, fetch, cacheSize),
+          ...nodeVolumeProblems(cls, opts, modelCacheGiB(cls, fetch, cacheSize), catalog),
+        ];
+      }),
     ];
     throwIfInvalid('EksInferenceService', this.node.path, problems);
     for (const [name, runtime] of runtimes) {
       // One id per topic and class, so that acknowledging one class's accepted risk does not hide another's.
       for (const w of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:${w.topic}-${name}`, w.message);
     }
+    this.warnNvidiaDevicePlugin(props.amiAlias, checked.classes);
     return { classes: checked.classes, runtimes };
   }
 
@@ -557,6 +570,25 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       + `${KUBECTL_HANDLER_TIMEOUT_SECONDS} s, and CloudFormation then waits an hour and fails the delete. Keep the two at most `
       + `${MAX_DRAIN_ON_DELETE_SECONDS} s together, or delete the class's Deployment by hand and wait for its pods to end before the deploy `
       + 'that removes it (docs/eks-inference-service.md, "Removing a class or a service").');
+  }
+
+  /**
+   * GPU classes on AL2023 nodes: "When using the EKS-optimized AL2023 AMIs with NVIDIA GPUs, you must install the
+   * NVIDIA Kubernetes device plugin", while the Bottlerocket NVIDIA AMIs include it
+   * (https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html). The library installs no NVIDIA
+   * plugin and cannot see one the user runs, so a warning (not an error) per class: without a plugin nothing advertises
+   * `nvidia.com/gpu` and the class's pods stay Pending on nodes that run. Acknowledged once the plugin is installed.
+   */
+  private warnNvidiaDevicePlugin(amiAlias: string | undefined, classes: readonly CapacityClass[]): void {
+    if (amiAlias === undefined || !amiAlias.startsWith('al2023@')) return;
+    for (const cls of classes.filter((c) => c.hardware.acceleratorKind === 'gpu')) {
+      Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-nvidia-device-plugin-${cls.name}`,
+        `Class '${cls.name}' requests ${cls.hardware.kubernetesResourceName} on '${amiAlias}' nodes: the EKS-optimized AL2023 NVIDIA AMIs do not `
+        + 'run the NVIDIA device plugin and the library does not install it, so without one on the cluster the class\'s pods stay Pending on '
+        + 'nodes that run. Install the NVIDIA device plugin (https://github.com/NVIDIA/k8s-device-plugin), tolerating the nodes\' taint '
+        + `${m.ACCELERATOR_TAINTS.gpu.key} (${m.ACCELERATOR_TAINTS.gpu.effect}), and acknowledge this warning; or use a bottlerocket@ alias, `
+        + 'whose NVIDIA variants include the plugin (docs/eks-inference-cluster.md, "Device plugins").');
+    }
   }
 
   /** Seconds an admitted request may still need: the contract's deadline, whole seconds. */
@@ -632,7 +664,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       labels: this.commonLabels(),
       clusterName: this.clusterName,
       nodeRoleName: c.nodeRoleName,
-      discoveryTag: DISCOVERY_TAG,
+      subnetSelectorTerms: nodeSubnetSelectorTerms(this.clusterName),
       deregistrationDelaySeconds: u.deregistrationDelay.toSeconds(),
       deadlineSeconds: this.deadlineSeconds(),
       periodSeconds: (u.scaling.metricPeriod ?? Duration.seconds(EKS_SCALING_DEFAULTS.metricPeriodSeconds)).toSeconds(),

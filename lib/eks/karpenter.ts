@@ -47,6 +47,9 @@ export class Karpenter extends Construct {
   public readonly interruptionRules: events.Rule[];
   /** Installs the NodePool and EC2NodeClass CRDs: NodePools and EC2NodeClasses depend on it. */
   public readonly chart: eks.HelmChart;
+  /** The controller's policy: the chart, and so every NodePool, waits for it. */
+  private readonly controllerPolicy: iam.Policy;
+  private spotAllowed = false;
 
   constructor(scope: Construct, id: string, props: KarpenterProps) {
     super(scope, id);
@@ -93,6 +96,7 @@ export class Karpenter extends Construct {
         'resource-level permissions; AMI, snapshot and SSM public-parameter ARNs are AWS-owned.',
     });
     this.controllerRole = identity.role;
+    this.controllerPolicy = identity.policy;
     acknowledgeManagedPolicies(
       this.nodeRole,
       'Karpenter nodes are EKS worker nodes: AmazonEKSWorkerNodePolicy (kubelet), AmazonEKS_CNI_Policy (the VPC CNI assigns pod IPs ' +
@@ -122,6 +126,40 @@ export class Karpenter extends Construct {
       dependsOn: [identity, this.nodeAccessEntry],
     });
   }
+
+  /**
+   * Called when a class that may run spot attaches: the controller may then create the EC2 Spot service-linked role
+   * (spotServiceLinkedRoleStatement). Added to the controller's own policy, which the chart and every NodePool wait
+   * for. Idempotent; a cluster with no spot class never gets it.
+   */
+  public allowSpotCapacity(): void {
+    if (this.spotAllowed) return;
+    this.spotAllowed = true;
+    this.controllerPolicy.addStatements(spotServiceLinkedRoleStatement(Stack.of(this)));
+  }
+}
+
+/**
+ * Lets the controller create the EC2 Spot service-linked role, which a spot launch needs. Karpenter: "Unless your AWS
+ * account has already onboarded to EC2 Spot, you will need to create the service linked role to avoid
+ * `ServiceLinkedRoleCreationNotPermitted`" (aws/karpenter-provider-aws@v1.14.1
+ * website/content/en/docs/troubleshooting.md:27-36), and on that CreateFleet error it marks spot unavailable
+ * (pkg/providers/instance/instance.go:644-647), which reads as a capacity shortage. EC2: "If you use the AWS CLI or
+ * an API to request a Spot Instance, you must first ensure that this role exists"
+ * (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/service-linked-roles-spot-instance-requests.html). Scoped as the
+ * IAM user guide's "allow an IAM entity to create a specific service-linked role": the role's ARN,
+ * `aws-service-role/<service principal>/<role name>`, and the `iam:AWSServiceName` condition key
+ * (awsdocs/iam-user-guide doc_source/using-service-linked-roles.md; the Service Authorization Reference,
+ * list_awsidentityandaccessmanagementiam.html: CreateServiceLinkedRole on resource type `role`, condition key
+ * `iam:AWSServiceName`). Only the Spot role: the upstream reference grants no service-linked role at all.
+ */
+export function spotServiceLinkedRoleStatement(stack: Stack): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    sid: 'AllowSpotServiceLinkedRoleCreation',
+    actions: ['iam:CreateServiceLinkedRole'],
+    resources: [`arn:${stack.partition}:iam::${stack.account}:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot`],
+    conditions: { StringEquals: { 'iam:AWSServiceName': 'spot.amazonaws.com' } },
+  });
 }
 
 /** The controller's permissions: the upstream reference's statements, re-expressed with ARNs of this stack. */

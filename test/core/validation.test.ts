@@ -49,7 +49,8 @@ describe('name rules', () => {
     ['ecrRepository', 'team/vllm-server', true], ['ecrRepository', 'Team/vllm', false], ['ecrRepository', 'a', false],
     ['signerProfile', 'release_signing', true], ['signerProfile', 'release-signing', false],
     ['availabilityZone', 'us-east-1a', true], ['availabilityZone', 'us-west-2-lax-1a', true], ['availabilityZone', 'use1-az1', false],
-    ['karpenterAmiAlias', 'bottlerocket@v1.30.0', true], ['karpenterAmiAlias', 'windows2022@v1', false], ['karpenterAmiAlias', 'ubuntu@latest', false],
+    ['karpenterAmiAlias', 'bottlerocket@v1.30.0', true], ['karpenterAmiAlias', 'al2023@v20260801', true], ['karpenterAmiAlias', 'windows2022@latest', false],
+    ['karpenterAmiAlias', 'al2@latest', false], ['karpenterAmiAlias', 'ubuntu@latest', false],
     ['eksClusterName', 'prod_cluster-1', true], ['eksClusterName', '-prod', false], ['cloudWatchDashboard', 'llm-chat_1', true], ['cloudWatchDashboard', 'llm chat', false],
   ] as const)('%s %p: %p', (format, value, ok) => {
     expect(isName(format, value)).toBe(ok);

@@ -1,5 +1,5 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { App, type CfnElement, Stack } from 'aws-cdk-lib';
+import { App, Annotations as CoreAnnotations, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
@@ -492,6 +492,65 @@ describe('EksInferenceCluster validation', () => {
   });
 });
 
+/** Whether a Karpenter subnet selector term selects a subnet of these tags: every tag of the term, '*' for any value. */
+function selects(term: { tags?: Record<string, string> }, tags: ReadonlyArray<{ Key: string; Value: string }>): boolean {
+  return Object.entries(term.tags ?? {}).every(([k, v]) => tags.some((t) => t.Key === k && (v === '*' || t.Value === v)));
+}
+
+describe('two EksInferenceClusters on one VPC', () => {
+  test("each cluster's EC2NodeClasses select the VPC's private subnets, though a subnet holds one karpenter.sh/discovery value", () => {
+    const { stack } = testStack();
+    const vpc = new ec2.Vpc(stack, 'SharedVpc', { maxAzs: 2, natGateways: 1 });
+    const services = ['a', 'b'].map((n) => new EksInferenceService(stack, `Chat-${n}`, {
+      contract: { ...LLAMA_CONTRACT, name: `chat-${n}` },
+      classes: [llamaClasses()[1]],
+      modelDataFetcherImage: FETCHER_IMAGE,
+      cluster: new EksInferenceCluster(stack, `Cluster-${n}`, { clusterName: `cluster-${n}`, vpc, kubectlLayer: new KubectlV34Layer(stack, `Kubectl-${n}`) }),
+    }));
+    const subnets = Template.fromStack(stack).findResources('AWS::EC2::Subnet');
+    const privateSubnets = vpc.privateSubnets.map((s) => stack.getLogicalId(s.node.defaultChild as CfnElement)).sort();
+    for (const service of services) {
+      const terms = service.units[0].objects.nodeClass.spec.subnetSelectorTerms;
+      const selected = Object.entries(subnets).filter(([, r]) => terms.some((t) => selects(t, r.Properties.Tags))).map(([id]) => id).sort();
+      expect([service.clusterName, selected]).toEqual([service.clusterName, privateSubnets]);
+    }
+  });
+});
+
+describe('the EC2 Spot service-linked role', () => {
+  /** Every iam:CreateServiceLinkedRole statement of the template, with the roles of the policy holding it. */
+  const slrStatements = (stack: Stack) => Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy')).flatMap((p) =>
+    (p.Properties.PolicyDocument.Statement as { Action: unknown }[])
+      .filter((st) => JSON.stringify(st.Action).includes('iam:CreateServiceLinkedRole')).map((statement) => ({ statement, roles: p.Properties.Roles })));
+  const clusterWith = (capacityTypes: ReadonlyArray<ReadonlyArray<'on-demand' | 'spot'>>) => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    capacityTypes.forEach((types, i) => new EksInferenceService(stack, `Chat-${i}`, {
+      contract: { ...LLAMA_CONTRACT, name: `chat-${i}` }, classes: [llamaClasses()[1]], cluster, modelDataFetcherImage: FETCHER_IMAGE,
+      classOptions: { a10g: { capacityTypes: types } },
+    }));
+    return { stack, cluster };
+  };
+
+  test('the Karpenter controller may create it, and nothing else, once a class may run spot (once, for any number of them)', () => {
+    const { stack, cluster } = clusterWith([['on-demand'], ['on-demand', 'spot'], ['spot']]);
+    const found = slrStatements(stack);
+    expect(found).toHaveLength(1);
+    expect(found[0].statement).toEqual({
+      Sid: 'AllowSpotServiceLinkedRoleCreation',
+      Effect: 'Allow',
+      Action: 'iam:CreateServiceLinkedRole',
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot']] },
+      Condition: { StringEquals: { 'iam:AWSServiceName': 'spot.amazonaws.com' } },
+    });
+    expect(found[0].roles).toEqual([{ Ref: stack.getLogicalId(cluster.karpenter!.controllerRole.node.defaultChild as CfnElement) }]);
+  });
+
+  test('a cluster with no spot class grants none', () => {
+    expect(slrStatements(clusterWith([['on-demand'], ['on-demand']]).stack)).toEqual([]);
+  });
+});
+
 describe('the system node group', () => {
   const newCluster = (clusterOptions: EksInferenceClusterProps['clusterOptions'] = {}) => {
     const { stack } = testStack();
@@ -541,6 +600,32 @@ describe('the system node group', () => {
     const agents = JSON.parse(addon.Properties.ConfigurationValues).agents as Array<{ name: string; resources?: unknown }>;
     expect(agents.find((a) => a.name === 'cai-model-server-scraper')!.resources).toEqual(SCRAPER_RESOURCES);
     expect(agents.find((a) => a.name === 'cloudwatch-agent')!.resources).toBeUndefined(); // the chart's 250m, counted per node
+  });
+});
+
+describe('the NVIDIA device plugin on AL2023 nodes', () => {
+  const service = (amiAlias: string | undefined, acknowledge: string[] = []) => {
+    const { stack } = testStack();
+    const svc = new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), amiAlias,
+    });
+    for (const id of acknowledge) CoreAnnotations.of(svc).acknowledgeWarning(id);
+    return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-nvidia-device-plugin'))
+      .map((w) => JSON.stringify(w.entry.data));
+  };
+
+  test('warns for each GPU class on an al2023 alias (the AMIs do not run it and the library installs none), not for the Neuron class', () => {
+    const warnings = service('al2023@latest');
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toContain("Class 'l40s' requests nvidia.com/gpu on 'al2023@latest' nodes: the EKS-optimized AL2023 NVIDIA AMIs do not run the NVIDIA device plugin");
+    expect(warnings[0]).toContain('[ack: cdk-capacity-aware-inference:eks-nvidia-device-plugin-l40s]');
+    expect(warnings[1]).toContain("Class 'a10g' requests nvidia.com/gpu");
+  });
+
+  test('does not warn on a Bottlerocket alias (its NVIDIA variants ship the plugin), nor for a class whose warning is acknowledged', () => {
+    expect(service(undefined)).toEqual([]);
+    expect(service('bottlerocket@v1.47.0')).toEqual([]);
+    expect(service('al2023@latest', ['cdk-capacity-aware-inference:eks-nvidia-device-plugin-l40s'])).toHaveLength(1);
   });
 });
 

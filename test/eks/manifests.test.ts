@@ -1,4 +1,5 @@
 import * as m from '../../lib/eks/manifests';
+import { nodeSubnetSelectorTerms } from '../../lib/eks/subnet-discovery';
 import { expectValidManifests, type KubernetesObject, manifestErrors } from '../util';
 
 /** What kubectl receives: the objects as JSON. */
@@ -141,7 +142,7 @@ describe('typed manifest builders', () => {
         name: 'svc-inf2',
         roleName: 'node-role',
         amiAlias: 'bottlerocket@latest',
-        subnetTags: { 'karpenter.sh/discovery': 'c' },
+        subnetSelectorTerms: nodeSubnetSelectorTerms('c'),
         securityGroupTags: { 'aws:eks:cluster-name': 'c' },
         volumeSizeGiB: 200,
         labels,
@@ -160,7 +161,7 @@ describe('typed manifest builders', () => {
 
   test('fails when a Bottlerocket node keeps the AMI\'s own OS volume mapping: our mappings replace Karpenter\'s defaults whole', () => {
     const nodeClass = (amiAlias: string) => m.ec2NodeClass({
-      name: 'svc-inf2', roleName: 'node-role', amiAlias, subnetTags: { k: 'c' }, securityGroupTags: { k: 'c' }, volumeSizeGiB: 200, labels, tags: {},
+      name: 'svc-inf2', roleName: 'node-role', amiAlias, subnetSelectorTerms: [{ tags: { k: 'c' } }], securityGroupTags: { k: 'c' }, volumeSizeGiB: 200, labels, tags: {},
     });
     const devices = (amiAlias: string) => nodeClass(amiAlias).spec.blockDeviceMappings!.map((b) => [b.deviceName, b.ebs.volumeSize, b.ebs.encrypted]);
     expect(devices('bottlerocket@latest')).toEqual([['/dev/xvda', '4Gi', true], ['/dev/xvdb', '200Gi', true]]);

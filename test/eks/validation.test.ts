@@ -1,10 +1,10 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { Size, Stack } from 'aws-cdk-lib';
+import { App, Size, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
-import { LLAMA_CONTRACT, llamaClasses, testStack, FETCHER_IMAGE } from '../util';
+import { LLAMA_CONTRACT, llamaClasses, testStack, FETCHER_IMAGE, UNIT_TEST_APP_PROPS } from '../util';
 
 /** Constructing the service validates its input; nothing is synthesized when it throws. */
 function construct(overrides: Partial<EksInferenceServiceProps> = {}): () => EksInferenceService {
@@ -119,12 +119,43 @@ describe('EksInferenceService input checks', () => {
     expect(construct({ classOptions: { a10g: { modelCacheSize: Size.mebibytes(1500) } } })).toThrow(/classOptions.modelCacheSize: is 1\.46\d* GiB/);
   });
 
+  test('fails when nodeVolumeSize is below the 12 GiB a gp3 volume at 6000 IOPS needs (500 IOPS per GiB)', () => {
+    expect(construct({ classOptions: { a10g: { nodeVolumeSize: Size.gibibytes(11) } } })).toThrow(
+      "  - class 'a10g' classOptions.nodeVolumeSize: is 11 GiB; allowed: a whole number from 12 to 16_384 GiB (the node data volume is gp3 at 6000 IOPS "
+      + 'and gp3 provisions at most 500 IOPS per GiB, so a smaller volume fails the instance launch',
+    );
+  });
+
+  test('fails when nodeVolumeSize cannot hold the model volumes of the replicas a node holds (their emptyDirs are on it)', () => {
+    // a10g: a 20 GiB model volume per replica (the default: at least 20 GiB); g5.xlarge holds 1 replica, g5.12xlarge 4.
+    expect(construct({ classOptions: { a10g: { nodeVolumeSize: Size.gibibytes(19) } } })).toThrow(
+      "  - class 'a10g' classOptions.nodeVolumeSize: is 19 GiB, below the model volumes of the 1 replica a g5.xlarge node holds (1 x 20 GiB = 20 GiB); "
+      + "allowed: at least the model volume of a replica (modelCacheSize) times the replicas the class's fullest node holds",
+    );
+    expect(construct({ classOptions: { a10g: { nodeVolumeSize: Size.gibibytes(20) } } })).not.toThrow();
+    const fourPerNode = { additionalInstanceTypes: ['g5.12xlarge'], modelCacheSize: Size.gibibytes(30) };
+    expect(construct({ classOptions: { a10g: { ...fourPerNode, nodeVolumeSize: Size.gibibytes(100) } } })).toThrow(
+      "  - class 'a10g' classOptions.nodeVolumeSize: is 100 GiB, below the model volumes of the 4 replicas a g5.12xlarge node holds (4 x 30 GiB = 120 GiB)",
+    );
+    expect(construct({ classOptions: { a10g: { ...fourPerNode, nodeVolumeSize: Size.gibibytes(120) } } })).not.toThrow();
+  });
+
   test("fails when a class asks for Karpenter's 'reserved' capacity, which needs reservation selector terms the NodeClass does not have", () => {
     const reserved = ['reserved', 'on-demand'] as unknown as ReadonlyArray<'on-demand'>;
     expect(construct({ classOptions: { a10g: { capacityTypes: reserved } } })).toThrow(
       "class 'a10g' classOptions.capacityTypes: is [reserved, on-demand]; allowed: a non-empty list of 'on-demand' and 'spot' ('reserved' needs capacity reservation selector terms",
     );
     expect(construct({ classOptions: { a10g: { capacityTypes: ['spot', 'on-demand'] } } })).not.toThrow();
+  });
+
+  test.each(['windows2022@latest', 'al2@latest'])('fails when amiAlias is %p (Windows nodes no NodePool takes; AL2 has no AMIs for 1.33+)', (alias) => {
+    expect(construct({ amiAlias: alias })).toThrow(
+      `  - amiAlias: is '${alias}'; allowed: a Karpenter AMI alias 'family@version' of at most 30 characters, family bottlerocket or al2023 (`,
+    );
+  });
+
+  test.each(['bottlerocket@v1.47.0', 'al2023@latest'])('accepts amiAlias %p', (alias) => {
+    expect(construct({ amiAlias: alias })).not.toThrow();
   });
 
   test('fails when max replicas are above the class quota, and accepts the quota itself', () => {
@@ -239,6 +270,25 @@ describe('EksInferenceService: input the construct used to accept silently (issu
     );
     classes[0] = { ...classes[0], placement: { zones: [] } };
     expect(construct({ classes })).toThrow("  - class 'l40s' placement.zones: is []; allowed: a non-empty list of distinct zones");
+  });
+
+  test("fails when a class's zone has no subnet of the cluster's VPC; skips the check while the VPC's zones are not known", () => {
+    const inZones = (zones: string[], context: Record<string, unknown>) => () => {
+      const app = new App({ ...UNIT_TEST_APP_PROPS, context });
+      const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'us-east-1' } });
+      const classes = llamaClasses();
+      classes[1] = { ...classes[1], placement: { zones } };
+      return new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    };
+    // The new VPC takes the first three zones the account's lookup returned (the CLI's context entry).
+    const looked = { 'availability-zones:account=123456789012:region=us-east-1': ['us-east-1a', 'us-east-1b', 'us-east-1c', 'us-east-1d'] };
+    expect(inZones(['us-east-1b', 'us-east-1d'], looked)).toThrow(
+      "EksInferenceService 'Test/Llama' is invalid (1 problem):\n  - class 'a10g' placement.zones[1]: is 'us-east-1d', where the cluster's VPC has no "
+      + "private or isolated subnet (its zones: 'us-east-1a', 'us-east-1b', 'us-east-1c'); allowed: zones where the cluster's VPC has a private or isolated subnet",
+    );
+    expect(inZones(['us-east-1b', 'us-east-1c'], looked)).not.toThrow();
+    // Before the lookup aws-cdk-lib gives the VPC placeholder zones: nothing to judge against, and the CLI looks them up.
+    expect(inZones(['us-east-1d'], {})).not.toThrow();
   });
 
   test('fails when every class at its quota cannot carry the planned peak, with both numbers', () => {

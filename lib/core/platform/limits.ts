@@ -24,3 +24,24 @@ export const SAGEMAKER_ENDPOINT_LIMITS = {
   minProvisionTimeoutSeconds: 300,
   maxProvisionTimeoutSeconds: 3600,
 } as const;
+
+/**
+ * EBS gp3: "The maximum ratio of provisioned IOPS to provisioned volume size is 500 IOPS per GiB"
+ * (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html, gp3; awsdocs/amazon-ec2-user-guide
+ * doc_source/ebs-volume-types.md). A volume asked for above it fails to create, and with it the instance launch.
+ */
+export const GP3_LIMITS = {
+  maxIopsPerGiB: 500,
+} as const;
+
+/**
+ * The data volume of every node the library's EC2NodeClasses launch (lib/eks/manifests/karpenter.ts): gp3 with these
+ * IOPS and throughput, for the image pulls and the model fetch (500 MiB/s is within gp3's 0.25 MiB/s per IOPS).
+ */
+export const NODE_DATA_VOLUME = {
+  iops: 6000,
+  throughputMiBps: 500,
+} as const;
+
+/** The smallest data volume gp3 provisions at NODE_DATA_VOLUME's IOPS: 12 GiB. */
+export const MIN_NODE_VOLUME_GIB = Math.ceil(NODE_DATA_VOLUME.iops / GP3_LIMITS.maxIopsPerGiB);

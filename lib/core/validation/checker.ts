@@ -191,8 +191,11 @@ const ECR_REPOSITORY = new RegExp(`^${ECR_REPOSITORY_PATTERN}$`);
  * - CloudWatch dimension value: ASCII, no control characters, at least one non-blank character, 1..1024 characters
  *   (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_Dimension.html); the AWS::CloudWatch::Alarm
  *   Dimension page says 1..255 in its text (and 1024 in its schema line): the alarms carry it, so 255.
- * - Karpenter alias: `family@version`, at most 30 characters, families of the EC2NodeClass CRD (karpenter v1.14
- *   `karpenter.k8s.aws_ec2nodeclasses.yaml`, amiSelectorTerms.alias x-kubernetes-validations).
+ * - Karpenter alias: `family@version`, at most 30 characters (karpenter v1.14 `karpenter.k8s.aws_ec2nodeclasses.yaml`,
+ *   amiSelectorTerms.alias), of the two families the library's nodes can run: not the CRD's Windows families (their
+ *   nodes are `kubernetes.io/os: windows`, aws/karpenter-provider-aws@v1.14.1 pkg/providers/amifamily/windows.go:65,
+ *   and every NodePool requires linux), nor al2 (EKS stopped publishing AL2 AMIs on 2025-11-26 and has none for
+ *   Kubernetes 1.33 and later, https://docs.aws.amazon.com/eks/latest/userguide/eks-ami-deprecation-faqs.html).
  */
 const NAME_FORMATS: Record<NameFormat, NameFormatSpec> = {
   dns1123Label: {
@@ -240,14 +243,8 @@ const NAME_FORMATS: Record<NameFormat, NameFormatSpec> = {
     test: (v) => /^[a-z]{2}(-[a-z]+)+-\d+([a-z]|-[a-z]+-\d+[a-z])$/.test(v),
   },
   karpenterAmiAlias: {
-    allowed: "a Karpenter AMI alias 'family@version' of at most 30 characters, family one of al2, al2023, bottlerocket, " +
-      "windows2019, windows2022, windows2025 (Windows only with 'latest')",
-    test: (v) => {
-      if (v.length > 30 || !/^[a-zA-Z0-9]+@.+$/.test(v)) return false;
-      const [family, version] = v.split('@');
-      if (!['al2', 'al2023', 'bottlerocket', 'windows2019', 'windows2022', 'windows2025'].includes(family)) return false;
-      return !family.startsWith('windows') || version === 'latest';
-    },
+    allowed: "a Karpenter AMI alias 'family@version' of at most 30 characters, family bottlerocket or al2023",
+    test: (v) => v.length <= 30 && /^(bottlerocket|al2023)@.+$/.test(v),
   },
 };
 

@@ -4,7 +4,7 @@
  * the text. `docs/validation.md` is generated from `VALIDATION_MATRIX`: what the document says is what the code
  * enforces.
  */
-import { ALB_LIMITS as ALB, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
+import { ALB_LIMITS as ALB, GP3_LIMITS, MIN_NODE_VOLUME_GIB, NODE_DATA_VOLUME, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
 import { KARPENTER_CONTROLLER } from '../platform/system-nodes';
 import { isDigestPinnedImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
@@ -239,11 +239,30 @@ export const EKS_RULES = {
       : `is '${className}', no class of this service (classes: ${quoted(declared) || 'none'})`),
     'a metric with an unknown TargetGroup would be an empty metric: an alarm on it would never fire',
   ),
-  'classOptions.nodeVolumeSize': numberRule({ integer: true, min: 1, max: 16384, unit: 'GiB', why: 'gp3 volume sizes (EC2NodeClass blockDeviceMappings)' }),
+  'classOptions.nodeVolumeSize': numberRule({
+    integer: true, min: MIN_NODE_VOLUME_GIB, max: 16384, unit: 'GiB',
+    why: `the node data volume is gp3 at ${NODE_DATA_VOLUME.iops} IOPS and gp3 provisions at most ${GP3_LIMITS.maxIopsPerGiB} IOPS per GiB, `
+      + 'so a smaller volume fails the instance launch; a gp3 volume holds at most 16 TiB',
+  }),
+  'classOptions.nodeVolumeSize@modelVolumes': crossRule<{
+    readonly sizeGiB: number; readonly cacheGiB: number; readonly replicas: number; readonly instanceType: string;
+  }>(
+    "at least the model volume of a replica (modelCacheSize) times the replicas the class's fullest node holds",
+    ({ sizeGiB, cacheGiB, replicas, instanceType }) => (sizeGiB >= cacheGiB * replicas ? undefined
+      : `is ${sizeGiB} GiB, below the model volumes of the ${replicas} replica${replicas === 1 ? '' : 's'} a ${instanceType} node holds `
+        + `(${replicas} x ${cacheGiB} GiB = ${replicas * cacheGiB} GiB)`),
+    "each replica's model volume is an emptyDir on the node's data volume: a full volume puts the node under disk pressure, and the kubelet evicts its pods",
+  ),
   // 'reserved' (a Karpenter capacity type) needs the EC2NodeClass's capacityReservationSelectorTerms, which the library
   // does not render: without them the NodeClass has no reservations and Karpenter no reserved offerings
   // (aws/karpenter-provider-aws@v1.14.1 pkg/controllers/nodeclass/capacityreservation.go:54-59, review R91), so a
   // 'reserved'-only class would never launch and a mixed one would silently run on-demand.
+  'placement.zones@vpc': crossRule<{ readonly zone: string; readonly vpcZones: readonly string[] }>(
+    "zones where the cluster's VPC has a private or isolated subnet",
+    ({ zone, vpcZones }) => (vpcZones.includes(zone) ? undefined
+      : `is '${zone}', where the cluster's VPC has no private or isolated subnet (its zones: ${quoted(vpcZones)})`),
+    'Karpenter launches a node only in a subnet its EC2NodeClass selects: a NodePool held to a zone without one never gets a node',
+  ),
   'classOptions.capacityTypes': crossRule<readonly string[]>(
     "a non-empty list of 'on-demand' and 'spot' ('reserved' needs capacity reservation selector terms, which the library does not render)",
     (types) => (types.length > 0 && types.every((t) => ['on-demand', 'spot'].includes(t)) ? undefined : `is [${types.join(', ')}]`),
@@ -270,7 +289,12 @@ export const EKS_RULES = {
     integer: true, min: KARPENTER_CONTROLLER.replicas, max: 450,
     why: `Karpenter's ${KARPENTER_CONTROLLER.replicas} controller replicas run one per system node, and its chart waits for both; a managed node group holds at most 450`,
   }),
-  amiAlias: nameRule('karpenterAmiAlias'),
+  // The NodePools require kubernetes.io/os linux (lib/eks/manifests/karpenter.ts), and the library's default Kubernetes
+  // version is 1.33: the reasons of the karpenterAmiAlias format (lib/core/validation/checker.ts).
+  amiAlias: nameRule('karpenterAmiAlias', {
+    why: 'a Windows alias launches Windows nodes, which no NodePool of the library accepts (they require linux); EKS publishes no AL2 AMIs '
+      + 'for Kubernetes 1.33 and later, and none at all since 2025-11-26',
+  }),
   'observability.addonVersion': crossRule<string>(
     "an exact add-on version 'v<major>.<minor>.<patch>-eksbuild.<build>' (the pinned one is OBSERVABILITY_ADDON_VERSION)",
     (v) => (isUnresolved(v) || /^v\d+\.\d+\.\d+-eksbuild\.\d+$/.test(v) ? undefined : `is '${v}'`),

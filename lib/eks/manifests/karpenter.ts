@@ -1,4 +1,5 @@
-import { type DisruptionBudget, type EC2NodeClass, type NodePool, type NodeSelectorRequirement, type Taint } from './types';
+import { NODE_DATA_VOLUME } from '../../core/platform/limits';
+import { type DisruptionBudget, type EC2NodeClass, type NodePool, type NodeSelectorRequirement, type SelectorTerm, type Taint } from './types';
 
 /** The taint each accelerator kind carries, so that only pods that request the accelerator land on its nodes. */
 export const ACCELERATOR_TAINTS: Readonly<Record<'gpu' | 'neuron', Taint>> = {
@@ -77,8 +78,9 @@ export interface EC2NodeClassInput {
   readonly roleName: string;
   /** Karpenter AMI alias, e.g. `bottlerocket@v1.47.0` or `al2023@v20260801`. */
   readonly amiAlias: string;
-  /** Tags that select the node subnets and security groups. */
-  readonly subnetTags: Readonly<Record<string, string>>;
+  /** The terms that select the node subnets (ORed). */
+  readonly subnetSelectorTerms: readonly SelectorTerm[];
+  /** Tags that select the node security groups. */
   readonly securityGroupTags: Readonly<Record<string, string>>;
   /** Root/data volume size in GiB: large enough for the image and the model weights. */
   readonly volumeSizeGiB: number;
@@ -103,14 +105,17 @@ export function ec2NodeClass(input: EC2NodeClassInput): EC2NodeClass {
     spec: {
       role: input.roleName,
       amiSelectorTerms: [{ alias: input.amiAlias }],
-      subnetSelectorTerms: [{ tags: input.subnetTags }],
+      subnetSelectorTerms: input.subnetSelectorTerms,
       securityGroupSelectorTerms: [{ tags: input.securityGroupTags }],
       metadataOptions: { httpEndpoint: 'enabled', httpProtocolIPv6: 'disabled', httpPutResponseHopLimit: 1, httpTokens: 'required' },
       blockDeviceMappings: [
         ...(bottlerocket ? [osVolume] : []),
         {
           deviceName,
-          ebs: { volumeSize: `${input.volumeSizeGiB}Gi`, volumeType: 'gp3', encrypted: true, deleteOnTermination: true, throughput: 500, iops: 6000 },
+          ebs: {
+            volumeSize: `${input.volumeSizeGiB}Gi`, volumeType: 'gp3', encrypted: true, deleteOnTermination: true,
+            throughput: NODE_DATA_VOLUME.throughputMiBps, iops: NODE_DATA_VOLUME.iops,
+          },
         },
       ],
       tags: input.tags,

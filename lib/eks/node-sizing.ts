@@ -1,0 +1,66 @@
+/**
+ * What a node of a class holds: its model servers' requests, how many of them fit on a node of each of the class's
+ * instance types, and the data volume they share. Pure (the construct turns the problems into its synth error).
+ */
+import { type HardwareCatalog } from '../core/hardware/catalog';
+import { type CapacityClass } from '../core/service/capacity-class';
+import { type ClassProblem } from '../core/service/checks';
+import { Checker, isFiniteLiteral, numberProblem } from '../core/validation/checker';
+import { EKS_RULES } from '../core/validation/rules';
+import { sizeGibibytes } from '../util/duration';
+import { type EksClassOptions } from './class-options';
+
+/** A model server's CPU and memory requests: three quarters of its own instance type's, shared by its replicas. */
+export function podRequests(cls: CapacityClass): { cpu: number; memoryGiB: number } {
+  return {
+    cpu: Math.max(1, Math.floor((cls.hardware.vcpu * 0.75) / cls.replicasPerInstance)),
+    memoryGiB: Math.max(2, Math.floor((cls.hardware.memoryGiB * 0.75) / cls.replicasPerInstance)),
+  };
+}
+
+/** The instance types the class's NodePool may launch: its own and `additionalInstanceTypes`. */
+export function classInstanceTypes(cls: CapacityClass, opts: EksClassOptions): string[] {
+  return [cls.instanceType, ...(opts.additionalInstanceTypes ?? [])];
+}
+
+/**
+ * The pods a node of the type holds: by its accelerators, and by its CPU and memory at the pod's requests (sized on
+ * the class's own type, `podRequests`), which an additional type with less of them per accelerator runs out of first.
+ * Capacity, not allocatable (less by what the kubelet and the DaemonSets reserve): where CPU or memory binds, one pod
+ * fewer may fit.
+ */
+export function replicasPerNode(cls: CapacityClass, type: string, catalog: HardwareCatalog): number {
+  const t = catalog.find(type) ?? cls.hardware;
+  const requests = podRequests(cls);
+  return Math.max(1, Math.min(Math.floor(t.tensorParallelUnits / cls.footprint.tensorParallelDegree),
+    Math.floor(t.vcpu / requests.cpu), Math.floor(t.memoryGiB / requests.memoryGiB)));
+}
+
+/** The most replicas a node of the class holds, and the type that holds them. */
+function mostReplicasPerNode(cls: CapacityClass, opts: EksClassOptions, catalog: HardwareCatalog): { replicas: number; instanceType: string } {
+  return classInstanceTypes(cls, opts).map((instanceType) => ({ replicas: replicasPerNode(cls, instanceType, catalog), instanceType }))
+    .reduce((a, b) => (b.replicas > a.replicas ? b : a));
+}
+
+/**
+ * The node data volume, GiB: `nodeVolumeSize`, else the model volumes of as many replicas as the fullest node holds
+ * (each replica's model volume is an emptyDir there, `cacheGiB`) and 100 GiB for the images.
+ */
+export function nodeVolumeGiB(cls: CapacityClass, opts: EksClassOptions, cacheGiB: number, catalog: HardwareCatalog): number {
+  return opts.nodeVolumeSize?.toGibibytes() ?? cacheGiB * mostReplicasPerNode(cls, opts, catalog).replicas + 100;
+}
+
+/**
+ * A `nodeVolumeSize` below the model volumes of the replicas a node holds. Each replica's model volume (`cacheGiB`,
+ * `modelCacheSize`) is an emptyDir on the node's data volume: filled, the node reports disk pressure and the kubelet
+ * evicts its pods (https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/, `nodefs.available`).
+ * The size's own bounds (whole GiB, at least MIN_NODE_VOLUME_GIB for the volume's IOPS) are the number rule's, checked
+ * with the other options: this check runs only on a size that passes them.
+ */
+export function nodeVolumeProblems(cls: CapacityClass, opts: EksClassOptions, cacheGiB: number, catalog: HardwareCatalog): ClassProblem[] {
+  const sizeGiB = sizeGibibytes(opts.nodeVolumeSize);
+  if (sizeGiB === undefined || numberProblem(EKS_RULES['classOptions.nodeVolumeSize'], sizeGiB) !== undefined || !isFiniteLiteral(cacheGiB)) return [];
+  const c = new Checker(EKS_RULES, '', cls.name);
+  c.cross('classOptions.nodeVolumeSize@modelVolumes', { sizeGiB, cacheGiB, ...mostReplicasPerNode(cls, opts, catalog) }, 'classOptions.nodeVolumeSize');
+  return c.problems;
+}
