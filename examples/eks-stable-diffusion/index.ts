@@ -10,8 +10,16 @@ import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
  * so tokens/s per replica = images/s per replica. The paper measured each unit's breaking point as requests per
  * 60 s CloudWatch period at 900 ms latency; the envelope is that figure / 60 s, and its safe concurrency follows from
  * Little's law at 900 ms (rate x 0.9 s, rounded up).
+ *
+ * Two stacks: `EksStableDiffusionTrust` (the ECR repositories, the signing profile, the keys and the verifier) and
+ * `EksStableDiffusion` (the VPC, the cluster and both services, gated on that trust). Deploy the trust stack, push the
+ * images (signed on push), then deploy the serving stack: its checks would find the repositories empty before, and
+ * its failure would come only after the VPC and the cluster had started creating (docs/artifact-trust.md, "First
+ * deployment"). `-c adminPrincipalArn=<IAM role or user ARN>` gives that principal kubectl access to the cluster
+ * (docs/eks-inference-cluster.md, "kubectl access").
  */
-import { Duration, Stack, type StackProps, Token } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, type StackProps, Token } from 'aws-cdk-lib';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { type Construct } from 'constructs';
 import { type CapacityClassSpec, type ModelFootprint, type ServiceContract } from '../../lib/core';
 import { InferenceObservability, Reconciler } from '../../lib/control';
@@ -98,6 +106,30 @@ export function sd21Classes(account: string, region: string): CapacityClassSpec[
   });
 }
 
+/** Every repository of the example's images: the Stable Diffusion servers' and the chat engines'. */
+export const EXAMPLE_REPOSITORIES = [...SD21_REPOSITORIES, ...CHAT_REPOSITORIES];
+
+/** The example's signed-artifact trust: the repositories (signed on push), the signing profile, the keys and the verifier. */
+export class EksStableDiffusionTrustStack extends Stack {
+  public readonly trust: ArtifactTrust;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: EXAMPLE_REPOSITORIES });
+    // Pushers sign with the profile (ECR managed signing calls signer:SignPayload with the pusher's identity).
+    new CfnOutput(this, 'SigningProfileArn', { value: this.trust.signingProfile.signingProfileArn });
+  }
+}
+
+export interface EksStableDiffusionStackProps extends StackProps {
+  /**
+   * The trust the classes are gated on, from another stack of the same app (deployed, with the images pushed, before
+   * this one).
+   * @default - an EksStableDiffusionTrustStack `<id>Trust` in the same scope and environment
+   */
+  readonly trust?: ArtifactTrust;
+}
+
 export class EksStableDiffusionStack extends Stack {
   public readonly cluster: EksInferenceCluster;
   /** Stable Diffusion 2.1 on five deployment units. */
@@ -112,8 +144,9 @@ export class EksStableDiffusionStack extends Stack {
   public readonly chatObservability: InferenceObservability;
   public readonly chatReconciler: Reconciler;
 
-  constructor(scope: Construct, id: string, props?: StackProps) {
-    super(scope, id, props);
+  constructor(scope: Construct, id: string, props: EksStableDiffusionStackProps = {}) {
+    const { trust, ...stackProps } = props;
+    super(scope, id, stackProps);
     // Explicit zones keep the synth offline: seeding the context the availability-zone lookup would fill means no AWS
     // call at synth. Zones a, b and c by default; pass `-c availabilityZones=<zone>,<zone>,<zone>` where the region
     // names them otherwise (ap-northeast-1 has a, c and d; ca-central-1 a, b and d; us-west-1 two), and choose zones
@@ -125,8 +158,9 @@ export class EksStableDiffusionStack extends Stack {
     const vpc = exampleVpc(this, zones);
     const probes = { healthPath: '/health', readyPath: '/readiness', warmup: { path: '/warmup', maxLatency: Duration.seconds(2) } };
     // Signed artifacts: the images live in repositories that sign on push; every class's Deployment waits for the
-    // verifier to approve exactly its image digest.
-    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: [...SD21_REPOSITORIES, ...CHAT_REPOSITORIES] });
+    // verifier to approve exactly its image digest. The checks are created in this stack, which imports the trust's
+    // verifier, key and profile and so deploys after the trust's stack.
+    this.trust = trust ?? new EksStableDiffusionTrustStack(scope, `${id}Trust`, { env: props.env }).trust;
     // The cluster and what every service on it needs, once. Only the approved digests run in each service namespace
     // (a ValidatingAdmissionPolicy per namespace, Deny), in force before any serving pod is created.
     this.cluster = new EksInferenceCluster(this, 'Cluster', {
@@ -134,6 +168,18 @@ export class EksStableDiffusionStack extends Stack {
       kubectlLayer: new KubectlV34Layer(this, 'KubectlLayer'),
       approvedImagesAdmission: true,
     });
+    const admin = adminPrincipalArn(this.node.tryGetContext('adminPrincipalArn'));
+    if (admin !== undefined) {
+      // kubectl access for a human (`verify`'s pods check, `game-day`): the endpoint is private, so kubectl must also
+      // reach it from the VPC or a connected network (docs/eks-inference-cluster.md, "kubectl access"). Cluster admin
+      // because `game-day` patches NodePools and deletes NodeClaims, which are cluster-scoped: a namespace-scoped policy
+      // (AmazonEKSAdminPolicy, like Kubernetes' `admin` role) cannot reach them
+      // (https://docs.aws.amazon.com/eks/latest/userguide/access-policy-permissions.html).
+      // The example's cluster is always a new eks.Cluster (EksInferenceCluster creates it: no `cluster` prop above).
+      (this.cluster.cluster as eks.Cluster).grantAccess('AdminAccess', admin, [
+        eks.AccessPolicy.fromAccessPolicyName('AmazonEKSClusterAdminPolicy', { accessScopeType: eks.AccessScopeType.CLUSTER }),
+      ]);
+    }
     this.service = new EksInferenceService(this, 'Sd21', {
       contract: SD21_CONTRACT,
       classes: sd21Classes(this.account, this.region),
@@ -165,12 +211,32 @@ export class EksStableDiffusionStack extends Stack {
       // Every alarm of the service pages through one encrypted topic: subscribe your on-call to it.
       alarmTopic: this.observability.alarms.topic,
     });
+    // `aws eks update-kubeconfig --name <ClusterName>` (docs/eks-inference-cluster.md, "kubectl access").
+    new CfnOutput(this, 'ClusterName', { value: this.cluster.clusterName });
     this.chatObservability = new InferenceObservability(this, 'ChatObservability', { serving: this.chat });
     this.chatReconciler = new Reconciler(this, 'ChatReconciler', {
       serving: this.chat,
       capacityAlarms: this.chatObservability.capacityAlarms,
     });
   }
+}
+
+/**
+ * The `adminPrincipalArn` context: the ARN of an IAM role or user, which is what an EKS access entry takes
+ * (CreateAccessEntry `principalArn`: "The ARN of the IAM principal for the AccessEntry",
+ * https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateAccessEntry.html). `aws sts get-caller-identity` prints
+ * an assumed-role session (`arn:aws:sts::...:assumed-role/<role>/<session>`), which is not one: the role's ARN is.
+ */
+function adminPrincipalArn(fromContext: unknown): string | undefined {
+  if (fromContext === undefined) return undefined;
+  const arn = String(fromContext).trim();
+  if (!/^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+$/.test(arn)) {
+    const session = /^arn:(aws[a-z-]*):sts::(\d{12}):assumed-role\/([\w+=,.@-]+)\//.exec(arn);
+    const hint = session ? ` (the role of this session is arn:${session[1]}:iam::${session[2]}:role/${session[3]}, plus its path if it has one)` : '';
+    throw new Error(`EksStableDiffusion: context adminPrincipalArn is '${String(fromContext)}'; allowed: the ARN of an IAM role or user, ` +
+      `arn:<partition>:iam::<account>:role/<name> or arn:<partition>:iam::<account>:user/<name>, not an assumed-role session${hint}`);
+  }
+  return arn;
 }
 
 /** The example's zones: `availabilityZones` from the context (comma-separated), else a, b and c of the region. */

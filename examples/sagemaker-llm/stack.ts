@@ -7,6 +7,11 @@
  *
  * Replace the image digests, model-data URIs and digests with your own (the trust constructs sign and verify them),
  * the envelopes with your load-test results, and the prices with your region's.
+ *
+ * Two stacks: `SageMakerLlmTrust` (the ECR repositories, the signing profile, the keys and the verifier) and
+ * `SageMakerLlm` (the endpoint, gated on that trust). Deploy the trust stack, push and sign the images and model data,
+ * then deploy the serving stack: its checks would find the repositories empty before (docs/artifact-trust.md, "First
+ * deployment").
  */
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -82,14 +87,37 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
   ];
 }
 
+/** The example's signed-artifact trust: the repositories (signed on push), the signing profile, the keys and the verifier. */
+export class SageMakerLlmTrustStack extends Stack {
+  public readonly trust: ArtifactTrust;
+
+  constructor(scope: Construct, id: string, props: StackProps = {}) {
+    super(scope, id, { description: 'Signed-artifact trust (ECR repositories, signing profile, keys) of the llama3-chat example (cdk-capacity-aware-inference)', ...props });
+    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: LLAMA_CHAT_REPOSITORIES });
+    // What the publishing step needs: pushers sign with the profile (signer:SignPayload), sign-model with the key.
+    new CfnOutput(this, 'SigningProfileArn', { value: this.trust.signingProfile.signingProfileArn });
+    new CfnOutput(this, 'ModelSigningKeyArn', { value: this.trust.modelSigningKey.keyArn, description: 'The --key of cdk-capacity-sign-model sign' });
+  }
+}
+
+export interface SageMakerLlmStackProps extends StackProps {
+  /**
+   * The trust the classes are gated on, from another stack of the same app (deployed, with the images pushed and
+   * signed, before this one).
+   * @default - a SageMakerLlmTrustStack `<id>Trust` in the same scope and environment
+   */
+  readonly trust?: ArtifactTrust;
+}
+
 export class SageMakerLlmStack extends Stack {
   public readonly endpoint: SageMakerCapacityEndpoint;
   public readonly trust: ArtifactTrust;
   public readonly observability: InferenceObservability;
   public readonly reconciler: Reconciler;
 
-  constructor(scope: Construct, id: string, props: StackProps = {}) {
-    super(scope, id, { description: 'Capacity-aware SageMaker endpoint for a Llama-3-8B-class chat service (cdk-capacity-aware-inference example)', ...props });
+  constructor(scope: Construct, id: string, props: SageMakerLlmStackProps = {}) {
+    const { trust, ...stackProps } = props;
+    super(scope, id, { description: 'Capacity-aware SageMaker endpoint for a Llama-3-8B-class chat service (cdk-capacity-aware-inference example)', ...stackProps });
 
     const key = new kms.Key(this, 'Key', { enableKeyRotation: true, description: 'Data capture of the llama3-chat endpoint' });
     const accessLogs = new s3.Bucket(this, 'AccessLogs', {
@@ -112,8 +140,9 @@ export class SageMakerLlmStack extends Stack {
     });
 
     // Signed artifacts: images in repositories that sign on push, model digests signed with a KMS key; each class's
-    // Model waits for the verifier to approve exactly its image digest and model data version.
-    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: LLAMA_CHAT_REPOSITORIES });
+    // Model waits for the verifier to approve exactly its image digest and model data version. The checks are created
+    // in this stack, which imports the trust's verifier, key and profile and so deploys after the trust's stack.
+    this.trust = trust ?? new SageMakerLlmTrustStack(scope, `${id}Trust`, { env: props.env }).trust;
     this.endpoint = new SageMakerCapacityEndpoint(this, 'LlamaChat', {
       artifactGate: this.trust,
       contract: LLAMA_CHAT_CONTRACT,

@@ -134,7 +134,9 @@ export interface ArtifactTrustProps {
  * its image and model data are exactly the approved, signed ones.
  *
  * Pass it as `artifactGate` to the serving constructs: each class's Model or Deployment then depends on its
- * verification custom resource.
+ * verification custom resource. Keep it in a stack of its own when it creates the repositories, and the serving
+ * constructs in another stack of the same app: their checks are then created in their stack, which deploys after this
+ * one, once the images have been pushed (a check in the stack that creates the repositories finds them empty).
  */
 export class ArtifactTrust extends Construct implements IClassArtifactGate {
   /** The AWS Signer profile that signs images on push (platform Notation-OCI-SHA384-ECDSA). */
@@ -159,9 +161,12 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   private readonly repos: ecr.Repository[] = [];
   private readonly publishers: iam.IGrantable[] = [];
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
-  /** Per class name, every distinct set of artifacts gated under it and the serving scopes that gated it. */
+  /**
+   * Per class name, every distinct set of artifacts gated under it, the stack its check lives in and the serving
+   * scopes that gated it.
+   */
   private readonly gates = new Map<string, Array<{
-    readonly resource: CustomResource; readonly image: string; readonly signature: string; readonly scopes: string[];
+    readonly resource: CustomResource; readonly stack: Stack; readonly image: string; readonly signature: string; readonly scopes: string[];
     readonly record: ApprovedArtifacts;
     /** Whether a consumer of this gate reads the model data without a version id (`requireCurrentVersion`). */
     requireCurrentVersion: boolean;
@@ -376,7 +381,9 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     // with different artifacts.
     const sameName = this.gates.get(cls.name) ?? [];
     const signature = record ? JSON.stringify(stack.resolve(record)) : undefined;
-    const same = sameName.find((g) => g.signature === signature);
+    // A check is shared only within its stack: one in another stack would make this consumer's stack depend on it.
+    const consumerStack = Stack.of(scope);
+    const same = sameName.find((g) => g.signature === signature && g.stack === consumerStack);
     if (record && same) {
       same.scopes.push(scope.node.path);
       if (options.requireCurrentVersion) this.requireCurrentVersion(same);
@@ -404,10 +411,17 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     }
     this.grantVerifierRead(record, imageRepoArns);
     const retry = this.props.verifierRetry ?? {};
-    // The first gate of a class name keeps the id `Verify-<class>` (the logical id of earlier versions); a class of the
-    // same name in another service gets its own, suffixed with that service's construct address.
-    const id = sameName.length === 0 ? `Verify-${cls.name}` : `Verify-${cls.name}-${scope.node.addr.slice(0, 8)}`;
-    const resource = new CustomResource(this, id, {
+    // A serving construct in another stack gets its checks in its own stack, under itself: a check in this stack would
+    // run when this stack deploys, and this stack creates the repositories, empty until it has deployed and the images
+    // are pushed (docs/artifact-trust.md, "First deployment"). That stack then imports the verifier's ARN, the model
+    // signing key's ARN and the profile's ARN from this one (CDK's cross-stack references), and deploys after it.
+    const host: Construct = consumerStack === stack ? this : scope;
+    // In this construct, the first gate of a class name keeps the id `Verify-<class>` (the logical id of earlier
+    // versions); a class of the same name in another service gets its own, suffixed with that service's construct
+    // address. Under a serving construct, which gates a class once, `Verify-<class>` is unique.
+    const hereAlready = sameName.some((g) => g.resource.node.scope === host);
+    const id = hereAlready ? `Verify-${cls.name}-${scope.node.addr.slice(0, 8)}` : `Verify-${cls.name}`;
+    const resource = new CustomResource(host, id, {
       serviceToken: this.verifier.functionArn,
       resourceType: 'Custom::ClassArtifactVerification',
       // CloudFormation waits this long for an answer (default 3600 s): the verifier answers FAILED 15 s before its own
@@ -427,7 +441,10 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
         RequireCurrentVersion: Lazy.any({ produce: () => (gate.requireCurrentVersion ? 'true' : undefined) }),
       },
     });
-    const gate = { resource, image: cls.artifact.image, signature: signature!, scopes: [scope.node.path], record, requireCurrentVersion: false };
+    const gate = {
+      resource, stack: consumerStack, image: cls.artifact.image, signature: signature!, scopes: [scope.node.path], record,
+      requireCurrentVersion: false,
+    };
     // The verifier must hold its read permissions before CloudFormation invokes it.
     resource.node.addDependency(this.verifier.role!);
     this.records.set(sameName.length === 0 ? cls.name : `${scope.node.path}/${cls.name}`, record);

@@ -1,10 +1,10 @@
-import { App, CfnResource } from 'aws-cdk-lib';
+import { App, CfnResource, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { type Construct } from 'constructs';
 import { EksStableDiffusionStack, SD21_CONTRACT, SD21_UNITS } from '../../examples/eks-stable-diffusion';
 import { admissionLimits } from '../../lib/core/runtime/admission';
 import { EXAMPLE_ENV } from '../../examples/env';
-import { builtinValidationOn, cdkJsonContext, nagFindings, nistFindings } from '../util';
+import { builtinValidationOn, cdkJsonContext, nagFindings, nistFindings, UNIT_TEST_APP_PROPS } from '../util';
 
 /** The one CloudFormation resource under a construct (a KubernetesManifest's or a KubernetesPatch's custom resource). */
 const cfnOf = (c: Construct) => c.node.findAll().find((r): r is CfnResource => r instanceof CfnResource)!;
@@ -47,6 +47,32 @@ describe('examples/eks-stable-diffusion', () => {
       "EksStableDiffusion: context availabilityZones is 'us-east-1a,us-east-1b'; allowed: two or more zones of ap-northeast-1, comma-separated");
   });
 
+  test('gives the adminPrincipalArn context cluster-admin kubectl access (an access entry), and nobody without it', () => {
+    const entriesOf = (context: Record<string, unknown>) => {
+      const other = new App({ ...UNIT_TEST_APP_PROPS, context: { ...cdkJsonContext(), ...context } });
+      const s = new EksStableDiffusionStack(other, 'EksStableDiffusion', { env: EXAMPLE_ENV });
+      return Object.values(Template.fromStack(s).findResources('AWS::EKS::AccessEntry')).map((e) => e.Properties);
+    };
+    const role = 'arn:aws:iam::111111111111:role/platform/Admin';
+    const admin = entriesOf({ adminPrincipalArn: role }).filter((e) => e.PrincipalArn === role);
+    // No Type: a STANDARD entry, which takes access policies (aws-cdk-lib 2.269.0 aws-eks-v2 GrantAccessOptions.accessEntryType @default).
+    expect(admin).toEqual([expect.objectContaining({
+      AccessPolicies: [{
+        PolicyArn: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy']] },
+        AccessScope: { Type: 'cluster' },
+      }],
+    })]);
+    // Without the context only the library's own entries (the kubectl handler, the Karpenter nodes) exist.
+    const without = entriesOf({});
+    expect(without.some((e) => e.PrincipalArn === role)).toBe(false);
+    expect(entriesOf({ adminPrincipalArn: role })).toHaveLength(without.length + 1);
+    expect(() => entriesOf({ adminPrincipalArn: 'arn:aws:sts::111111111111:assumed-role/Admin/alice' })).toThrow(
+      "EksStableDiffusion: context adminPrincipalArn is 'arn:aws:sts::111111111111:assumed-role/Admin/alice'; allowed: the ARN of an IAM role or user, " +
+      'arn:<partition>:iam::<account>:role/<name> or arn:<partition>:iam::<account>:user/<name>, not an assumed-role session ' +
+      '(the role of this session is arn:aws:iam::111111111111:role/Admin, plus its path if it has one)');
+    expect(() => entriesOf({ adminPrincipalArn: 'Admin' })).toThrow("context adminPrincipalArn is 'Admin'; allowed: the ARN of an IAM role or user");
+  });
+
   test('deploys the loop\'s signal producers: the add-on with pod identity, the log group, a filter per class, the Triton scrape', () => {
     const t = Template.fromStack(stack);
     const addon = Object.values(t.findResources('AWS::EKS::Addon', { Properties: { AddonName: 'amazon-cloudwatch-observability' } }));
@@ -77,7 +103,9 @@ describe('examples/eks-stable-diffusion', () => {
   test('trust is wired: every class gated, only the approved digests admitted, the policy before the workloads', () => {
     const template = Template.fromStack(stack);
     template.resourceCountIs('Custom::ClassArtifactVerification', SD21_UNITS.length + stack.chat.units.length);
-    template.resourceCountIs('AWS::ECR::Repository', 5);
+    // The repositories are the trust stack's (test/trust/example-stacks.test.ts).
+    template.resourceCountIs('AWS::ECR::Repository', 0);
+    Template.fromStack(Stack.of(stack.trust)).resourceCountIs('AWS::ECR::Repository', 5);
     const approved = (admission: typeof stack.admission) =>
       admission!.approvals.map((a) => JSON.parse(template.toJSON().Resources[stack.resolve(cfnOf(a).logicalId)].Properties.ApplyPatchJson));
     expect(approved(stack.admission).flatMap((p) => Object.values(p.metadata.annotations))).toEqual(

@@ -12,7 +12,10 @@ import { type IntegAppBuilder, integSynthContext } from './integ-app';
 import { eksImportedClusterApp } from './integ.eks-imported-cluster';
 import { eksNewClusterApp } from './integ.eks-new-cluster';
 import { sageMakerReconcilerApp, variantNames } from './integ.sagemaker-reconciler';
+import { App } from 'aws-cdk-lib';
+import { exampleStacks } from '../../examples/app';
 import { type SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
+import { UNIT_TEST_APP_PROPS } from '../util';
 import { trustGateApp } from './integ.trust-gate';
 
 const APPS: Record<string, IntegAppBuilder> = {
@@ -137,4 +140,29 @@ test('the SageMaker assertion expects every declared variant by its name', () =>
       $ObjectLike: { EndpointStatus: 'InService', ProductionVariants: { $ArrayWith: [{ $ObjectLike: { VariantName: name } }] } },
     });
   }
+});
+
+test("the SageMaker test deploys and destroys only its serving stack, gated on the example app's trust stack", () => {
+  const integ = sageMakerReconcilerApp({ context: integSynthContext() }).synth();
+  type Exclusively = { args?: { exclusively?: boolean } };
+  const manifest = JSON.parse(readFileSync(join(integ.directory, 'integ.json'), 'utf8')) as {
+    testCases: Record<string, { stacks: string[]; cdkCommandOptions?: { deploy?: Exclusively; destroy?: Exclusively } }>;
+  };
+  const testCase = Object.values(manifest.testCases)[0];
+  expect(testCase.stacks).toEqual(['IntegSageMakerReconciler']);
+  // Without `exclusively`, integ-runner would deploy the trust stack with it (then over empty repositories) and destroy it after.
+  expect([testCase.cdkCommandOptions?.deploy?.args?.exclusively, testCase.cdkCommandOptions?.destroy?.args?.exclusively]).toEqual([true, true]);
+  const serving = integ.getStackByName('IntegSageMakerReconciler').template as { Resources: Record<string, { Type: string }> };
+  expect(Object.values(serving.Resources).filter((r) => r.Type === 'AWS::ECR::Repository')).toEqual([]);
+  expect(Object.values(serving.Resources).filter((r) => r.Type === 'Custom::ClassArtifactVerification')).toHaveLength(3);
+  // Every value it reads from another stack is an output of the trust stack the example app deploys (same name, same
+  // constructs). cdk.json's `@aws-cdk/core:defaultCrossStackReferences: weak` makes these Fn::GetStackOutput reads.
+  const app = new App({ ...UNIT_TEST_APP_PROPS, context: integSynthContext() });
+  exampleStacks(app);
+  const trust = app.synth().getStackByName('SageMakerLlmTrust').template as { Outputs: Record<string, unknown> };
+  const reads = [...JSON.stringify(serving).matchAll(/"Fn::GetStackOutput":\{"StackName":"([^"]+)","Region":"[^"]+","OutputName":"([^"]+)"\}/g)]
+    .map((m) => [m[1], m[2]]);
+  expect(JSON.stringify(serving)).not.toContain('Fn::ImportValue');
+  expect(new Set(reads.map(([, output]) => output)).size).toBe(3);
+  for (const [stackName, output] of reads) expect([stackName, output, output in trust.Outputs]).toEqual(['SageMakerLlmTrust', output, true]);
 });

@@ -1,6 +1,17 @@
 /**
  * Integration test (the CDK convention: @aws-cdk/integ-tests-alpha assertions, run by @aws-cdk/integ-runner in an
- * account) of the SageMaker example with its reconciler. What a deployed stack must show:
+ * account) of the SageMaker example's serving stack with its reconciler, gated on the example's trust stack.
+ *
+ * Before it runs (README "Integration tests"): the example's trust stack `SageMakerLlmTrust` is deployed from the example
+ * app, the example's images are pushed to its repositories (signed on push) and the model data signed, and the example
+ * names those digests and versions. This app declares the same trust stack (same name, same constructs, so the exports
+ * the test stack imports are that stack's) but never deploys or destroys it: deploy and destroy run `exclusively`, on
+ * the test stack and the assertion stack only (integ-runner's default selection expands to the stacks a test stack
+ * depends on, for both: aws/aws-cdk-cli@integ-runner@v2.204.5 packages/@aws-cdk/integ-runner/lib/engines/toolkit-lib.ts:312-318).
+ * A gate over repositories created in the same deployment would find them empty and fail (docs/artifact-trust.md,
+ * "First deployment"). Without the trust stack the deployment fails at once, on the imports.
+ *
+ * What a deployed stack must show:
  * - the endpoint InService with each variant the construct declared (by name; not its weight: the reconciler runs on a
  *   one-minute schedule from stack creation on and may have rewritten `CurrentWeight` before the assertion reads it);
  * - after one reconciler run: an audit line (`"audit":"routing-decision"`) in its log group, and its decision metrics
@@ -9,7 +20,7 @@
  */
 import { type App, Duration, Stack } from 'aws-cdk-lib';
 import { ExpectedResult, IntegTest, Match } from '@aws-cdk/integ-tests-alpha';
-import { SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
+import { SageMakerLlmStack, SageMakerLlmTrustStack } from '../../examples/sagemaker-llm/stack';
 import { Dim, METRIC_NAMESPACE, Metrics } from '../../lib/core/metrics/contract';
 import { integApp, type IntegAppOptions, integEnv } from './integ-app';
 
@@ -17,13 +28,17 @@ import { integApp, type IntegAppOptions, integEnv } from './integ-app';
 export function sageMakerReconcilerApp(options?: IntegAppOptions): App {
   const app = integApp(options);
   const env = integEnv();
-  const stack = new SageMakerLlmStack(app, 'IntegSageMakerReconciler', { env });
+  // The example app's trust stack, by its name there (examples/app.ts), so that the imports resolve to its exports.
+  const trust = new SageMakerLlmTrustStack(app, 'SageMakerLlmTrust', { env });
+  const stack = new SageMakerLlmStack(app, 'IntegSageMakerReconciler', { env, trust: trust.trust });
   // The assertions run in the same account and region as the stack they read.
   const integ = new IntegTest(app, 'SageMakerReconciler', {
     testCases: [stack], diffAssets: true, assertionStack: new Stack(app, 'IntegSageMakerReconcilerAssertions', { env }),
     // The committed snapshot holds templates for the offline check, not a deployable assembly (no assets): integ-runner
     // must not deploy it first (its update workflow).
     stackUpdateWorkflow: false,
+    // The trust stack is the user's, deployed beforehand: neither deployed nor destroyed here.
+    cdkCommandOptions: { deploy: { args: { exclusively: true } }, destroy: { args: { exclusively: true } } },
   });
 
   // One call per variant: Match.arrayWith keeps the order of its elements, and DescribeEndpoint does not promise the

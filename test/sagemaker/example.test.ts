@@ -1,4 +1,4 @@
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, llamaChatClasses, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { admissionLimits, serverAdmission } from '../../lib/core/runtime/admission';
@@ -42,10 +42,12 @@ describe('examples/sagemaker-llm', () => {
     template.hasOutput('PlannedUsdPerHour', { Value: '14.04' });
 
     // Signed artifacts: every class's Model waits for the verifier to approve its image digest and model data version.
+    // The checks are in this stack; the repositories they check in the trust's (test/trust/example-stacks.test.ts).
     template.resourceCountIs('Custom::ClassArtifactVerification', 3);
-    template.resourceCountIs('AWS::ECR::Repository', 2);
+    template.resourceCountIs('AWS::ECR::Repository', 0);
+    Template.fromStack(Stack.of(stack.trust)).resourceCountIs('AWS::ECR::Repository', 2);
     for (const [id, model] of Object.entries(template.findResources('AWS::SageMaker::Model'))) {
-      expect([id, (model.DependsOn as string[]).some((d) => d.startsWith('TrustVerify'))]).toEqual([id, true]);
+      expect([id, (model.DependsOn as string[]).some((d) => d.startsWith('LlamaChatVerify'))]).toEqual([id, true]);
     }
     // The servers bound their own queues at what serverAdmission() says they admit: vLLM's in-flight limit, DJL's job
     // queue beside its rolling batch (in flight = batch + queue).

@@ -470,6 +470,40 @@ describe('ArtifactTrust options', () => {
     expect(trust.approvedImages).toHaveLength(2);
     Template.fromStack(stack).resourceCountIs('Custom::ClassArtifactVerification', 2);
   });
+
+  test("a serving construct in another stack gets its checks in its own stack, which deploys after the trust's", () => {
+    // The trust's stack creates the repositories, which are empty until it has deployed and the images are pushed: a
+    // check there would fail that stack's first deployment, and its rollback would delete the repositories.
+    const app = new App(UNIT_TEST_APP_PROPS);
+    const env = { account: '123456789012', region: 'us-east-1' };
+    const trustStack = new Stack(app, 'Trust', { env });
+    const servingStack = new Stack(app, 'Serving', { env });
+    const trust = new ArtifactTrust(trustStack, 'Trust', { repositoryNames: ['vllm', 'neuron'] });
+    const serving = new Construct(servingStack, 'Llama');
+    const other = new Construct(servingStack, 'Other');
+    const [l40s, a10g] = pinnedClasses();
+    const gate = trust.gateFor(serving, l40s) as Construct;
+    trust.gateFor(serving, a10g);
+    expect(gate.node.path).toBe('Serving/Llama/Verify-l40s');
+    // Shared within the consumer's stack as before.
+    expect(trust.gateFor(other, l40s)).toBe(gate);
+
+    const inTrust = Template.fromStack(trustStack);
+    const inServing = Template.fromStack(servingStack);
+    inTrust.resourceCountIs('Custom::ClassArtifactVerification', 0);
+    inTrust.resourceCountIs('AWS::ECR::Repository', 2);
+    inServing.resourceCountIs('Custom::ClassArtifactVerification', 2);
+    inServing.resourceCountIs('AWS::ECR::Repository', 0);
+    // The verifier, the model signing key and the profile are the trust's, imported.
+    const check = Object.values(inServing.findResources('Custom::ClassArtifactVerification'))[0].Properties;
+    expect(check.ServiceToken).toEqual({ 'Fn::ImportValue': expect.stringMatching(/^Trust:ExportsOutputFnGetAttTrustVerifier/) });
+    expect(check.ModelSigningKeyArn).toEqual({ 'Fn::ImportValue': expect.stringMatching(/^Trust:ExportsOutputFnGetAttTrustModelSigningKey/) });
+    expect(JSON.stringify(check.Record)).toMatch(/"Fn::ImportValue":"Trust:ExportsOutputFnGetAttTrustSigningProfile/);
+    expect(servingStack.dependencies).toEqual([trustStack]);
+    // The verifier's read grants for the class stay on its role, in the trust's stack.
+    expect(JSON.stringify(inTrust.findResources('AWS::IAM::Policy'))).toContain('models-bucket/llama3-8b/bf16.tar');
+    expect(inServing.findResources('AWS::IAM::Policy')).toEqual({});
+  });
 });
 
 function escape(text: string): string {
