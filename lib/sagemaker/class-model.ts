@@ -36,9 +36,10 @@ export function sageMakerRuntime(cls: CapacityClass, contract: ServiceContract):
  */
 export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
   const data = cls.artifact.modelData;
-  if (!data || isUnresolved(data.uri) || isUnresolved(data.sha256)) return [];
-  if (data.uri.toLowerCase().includes(data.sha256.toLowerCase())) return [];
-  return [{
+  if (!data) return [];
+  const problems = unpackProblems(cls.name, data.uri);
+  if (isUnresolved(data.uri) || isUnresolved(data.sha256) || data.uri.toLowerCase().includes(data.sha256.toLowerCase())) return problems;
+  return [...problems, {
     className: cls.name,
     field: 'artifact.modelData.uri',
     message:
@@ -46,6 +47,31 @@ export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
       '(S3ModelDataSource has no VersionId) and downloads whatever the key holds at each scale-out, so the key must name its content ' +
       `(a versionId${data.versionId === undefined ? '' : ` such as '${data.versionId}'`} only pins what the artifact gate verifies); ` +
       'allowed: a key that contains the SHA-256, e.g. s3://<bucket>/<model>/<sha256>.tar.gz, never overwritten, or EKS, which fetches and verifies the pinned version',
+  }];
+}
+
+/**
+ * A tar archive SageMaker would not unpack. SageMaker untars an S3Object only with CompressionType Gzip; with None it
+ * places the object as one file named after the last part of its key (S3ModelDataSource.CompressionType,
+ * @aws-sdk/client-sagemaker 3.1142.0 dist-types/models/models_0.d.ts:226; botocore@1.43.67 the same text). A `.tar`
+ * would then reach the engine as /opt/ml/model/<name>.tar and it would never load a model (EKS does unpack `.tar`:
+ * lib/eks/manifests/workload.ts, so a class moved from EKS hits this). Decided on what `modelDataSource` renders, so
+ * an upper-case `.TAR.GZ` (rendered None) is refused too. The literal tail of a URI with a token bucket decides as well.
+ */
+function unpackProblems(className: string, uri: string): ClassProblem[] {
+  const lower = uri.toLowerCase();
+  const tarArchive = lower.endsWith('.tar') || lower.endsWith('.tar.gz') || lower.endsWith('.tgz');
+  if (!tarArchive || modelDataSource(uri).compressionType === 'Gzip') return [];
+  const fileName = uri.slice(uri.lastIndexOf('/') + 1);
+  return [{
+    className,
+    field: 'artifact.modelData.uri',
+    message:
+      `'${uri}' is ${lower.endsWith('.tar') ? 'an uncompressed tar archive' : 'a gzip archive with an upper-case suffix'}, which SageMaker ` +
+      'would not unpack (it unpacks an S3Object only with CompressionType Gzip, which the library sets for a lower-case .tar.gz or .tgz; ' +
+      `with None it places the object as the one file /opt/ml/model/${fileName}), so the engine would find no model and the endpoint ` +
+      'would never become healthy; allowed: a gzip-compressed archive ending in .tar.gz or .tgz, an s3://<bucket>/<prefix>/ of uncompressed files, ' +
+      'or one non-archive file (placed as /opt/ml/model/<its name>)',
   }];
 }
 

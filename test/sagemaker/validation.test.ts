@@ -308,6 +308,25 @@ describe('SageMakerCapacityEndpoint validation', () => {
     );
   });
 
+  test('fails when the model data is an uncompressed .tar object (SageMaker unpacks only gzip archives); .tar.gz, .tgz, a prefix and one file pass', () => {
+    const uriOf = (uri: string) => withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri } } }));
+    const sha = 'a'.repeat(64);
+    const tar = `s3://models-bucket/llama3-8b/bf16-${sha}.tar`;
+    expect(errorOf({ classes: uriOf(tar) })).toContain(
+      `class 'l40s' artifact.modelData.uri: '${tar}' is an uncompressed tar archive, which SageMaker would not unpack ` +
+        '(it unpacks an S3Object only with CompressionType Gzip, which the library sets for a lower-case .tar.gz or .tgz; ' +
+        `with None it places the object as the one file /opt/ml/model/bf16-${sha}.tar)`,
+    );
+    expect(errorOf({ classes: uriOf(tar) })).toContain(
+      "allowed: a gzip-compressed archive ending in .tar.gz or .tgz, an s3://<bucket>/<prefix>/ of uncompressed files, or one non-archive file",
+    );
+    // An upper-case suffix renders CompressionType None too: the archive would land as one file, not unpacked.
+    expect(errorOf({ classes: uriOf(`s3://models-bucket/llama3-8b/bf16-${sha}.TAR.GZ`) })).toContain('is a gzip archive with an upper-case suffix, which SageMaker would not unpack');
+    for (const ok of [`${tar}.gz`, `s3://models-bucket/llama3-8b/bf16-${sha}.tgz`, `s3://models-bucket/llama3-8b/${sha}/`, `s3://models-bucket/llama3-8b/${sha}.gguf`]) {
+      expect(errorOf({ classes: uriOf(ok) })).toBe('');
+    }
+  });
+
   test('fails when a TGI class has no model to load on SageMaker (its entrypoint exits without HF_MODEL_ID)', () => {
     const classes = withClass(0, (c) => ({ ...c, artifact: { image: c.artifact.image }, runtime: { ...c.runtime, engine: 'tgi', engineVersion: '3.3.7' } }));
     expect(errorOf({ classes })).toContain("class 'l40s' runtime.modelPath: is not set and the class has no artifact.modelData, so tgi on SageMaker has no model to load");
