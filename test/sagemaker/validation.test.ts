@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Lazy } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -325,6 +325,43 @@ describe('SageMakerCapacityEndpoint validation', () => {
     for (const ok of [`${tar}.gz`, `s3://models-bucket/llama3-8b/bf16-${sha}.tgz`, `s3://models-bucket/llama3-8b/${sha}/`, `s3://models-bucket/llama3-8b/${sha}.gguf`]) {
       expect(errorOf({ classes: uriOf(ok) })).toBe('');
     }
+  });
+
+  describe("the container environment within CreateModel's limits (ContainerDefinition.Environment)", () => {
+    const withRuntime = (patch: Partial<CapacityClassSpec['runtime']>) => withClass(0, (c) => ({ ...c, runtime: { ...c.runtime, ...patch } }));
+
+    test('fails when a runtime.args value becomes a variable over 1024 bytes; 1024 passes', () => {
+      const msg = errorOf({ classes: withRuntime({ args: ['--chat-template', 'x'.repeat(1500)] }) });
+      expect(msg).toContain(
+        "class 'l40s' runtime.args: sets the SageMaker container variable SM_VLLM_CHAT_TEMPLATE to a value of 1500 bytes; " +
+          'CreateModel allows at most 1024 bytes per value',
+      );
+      expect(errorOf({ classes: withRuntime({ args: ['--chat-template', 'x'.repeat(1024)] }) })).toBe('');
+    });
+
+    test('fails when a runtime.env key is not a variable name SageMaker takes, or its key or value is over 1024 bytes', () => {
+      const msg = errorOf({ classes: withRuntime({ env: { 'MY-VAR': '1', LONG: 'é'.repeat(600), ['K'.repeat(1025)]: '1' } }) });
+      expect(msg).toContain("class 'l40s' runtime.env.MY-VAR: 'MY-VAR' is not a name SageMaker takes for a container variable; allowed: [a-zA-Z_][a-zA-Z0-9_]*");
+      // Bytes, not characters: 600 x 'é' is 1200 bytes of UTF-8.
+      expect(msg).toContain("class 'l40s' runtime.env.LONG: sets the SageMaker container variable LONG to a value of 1200 bytes; CreateModel allows at most 1024");
+      expect(msg).toContain(`class 'l40s' runtime.env.${'K'.repeat(1025)}: is a variable name of 1025 bytes; CreateModel allows at most 1024 bytes per key`);
+    });
+
+    test('fails when the whole environment is over 32 KB or 100 variables', () => {
+      const big = Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`BIG_${i}`, 'x'.repeat(1000)]));
+      expect(errorOf({ classes: withRuntime({ env: big }) })).toMatch(
+        /class 'l40s' runtime\.env: the SageMaker container environment is 3\d{4} bytes \(keys and values\); CreateModel allows at most 32 KB, counted as 32000 bytes/,
+      );
+      const many = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`V_${i}`, '1']));
+      expect(errorOf({ classes: withRuntime({ env: many }) })).toMatch(
+        /class 'l40s' runtime\.env: the SageMaker container environment has 1\d\d variables \(80 from runtime\.env\); CreateModel allows at most 100/,
+      );
+    });
+
+    test('a value with a token in it is not measured (its length is known only at deploy time, not from the encoding)', () => {
+      // 1010 literal bytes and a token that resolves to '': its encoding alone would count over 1024.
+      expect(errorOf({ classes: withRuntime({ env: { LATER: `${'x'.repeat(1010)}${Lazy.string({ produce: () => '' })}` } }) })).toBe('');
+    });
   });
 
   test('fails when a TGI class has no model to load on SageMaker (its entrypoint exits without HF_MODEL_ID)', () => {
