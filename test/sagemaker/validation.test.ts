@@ -1,5 +1,6 @@
-import { Duration, Lazy } from 'aws-cdk-lib';
+import { Duration, Lazy, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
@@ -361,6 +362,54 @@ describe('SageMakerCapacityEndpoint validation', () => {
     test('a value with a token in it is not measured (its length is known only at deploy time, not from the encoding)', () => {
       // 1010 literal bytes and a token that resolves to '': its encoding alone would count over 1024.
       expect(errorOf({ classes: withRuntime({ env: { LATER: `${'x'.repeat(1010)}${Lazy.string({ produce: () => '' })}` } }) })).toBe('');
+    });
+  });
+
+  describe("VPC settings within AWS::SageMaker::Model VpcConfig's counts", () => {
+    const vpcError = (build: (stack: Stack, vpc: ec2.Vpc) => Partial<SageMakerCapacityEndpointProps>): string => {
+      const { stack } = testStack();
+      const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 1 });
+      try {
+        new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, vpc, ...build(stack, vpc) });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return synthError(stack);
+    };
+    const groups = (stack: Stack, vpc: ec2.Vpc, n: number) => Array.from({ length: n }, (_, i) => new ec2.SecurityGroup(stack, `Sg${i}`, { vpc }));
+
+    test('fails when securityGroups has none or more than 5; 1 and 5 pass', () => {
+      expect(vpcError(() => ({ securityGroups: [] }))).toContain(
+        `${PATH}' is invalid (1 problem):\n  - securityGroups: has 0 security groups; allowed: 1 to 5 (AWS::SageMaker::Model VpcConfig.SecurityGroupIds)`,
+      );
+      expect(vpcError((stack, vpc) => ({ securityGroups: groups(stack, vpc, 6) }))).toContain('securityGroups: has 6 security groups; allowed: 1 to 5');
+      expect(vpcError((stack, vpc) => ({ securityGroups: groups(stack, vpc, 1) }))).toBe('');
+      expect(vpcError((stack, vpc) => ({ securityGroups: groups(stack, vpc, 5) }))).toBe('');
+    });
+
+    test('fails when vpcSubnets selects no subnet or more than 16', () => {
+      expect(vpcError(() => ({ vpcSubnets: { subnets: [] } }))).toContain(
+        'vpcSubnets: selects 0 subnets; allowed: 1 to 16 (AWS::SageMaker::Model VpcConfig.Subnets)',
+      );
+      const subnets = (stack: Stack) => Array.from({ length: 17 }, (_, i) =>
+        ec2.Subnet.fromSubnetAttributes(stack, `Subnet${i}`, { subnetId: `subnet-${i}`, availabilityZone: `us-east-1${'abc'[i % 3]}` }));
+      expect(vpcError((stack) => ({ vpcSubnets: { subnets: subnets(stack) } }))).toContain('vpcSubnets: selects 17 subnets; allowed: 1 to 16');
+    });
+
+    test('warns when the selected subnets are all in one Availability Zone (SageMaker asks for two); not when the zone is unknown', () => {
+      const build = (select: (stack: Stack, vpc: ec2.Vpc) => ec2.SubnetSelection | undefined) => {
+        const { stack } = testStack();
+        const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 1 });
+        new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, vpc, vpcSubnets: select(stack, vpc) });
+        return Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('Availability Zone'));
+      };
+      const oneAz = build((_, vpc) => ({ subnets: [vpc.privateSubnets[0]] }));
+      expect(oneAz).toHaveLength(1);
+      expect(JSON.stringify(oneAz[0].entry.data)).toContain(
+        'the selected subnets are all in dummy1a; SageMaker asks for subnets in at least two Availability Zones even for one instance',
+      );
+      expect(build(() => undefined)).toEqual([]);
+      expect(build((stack) => ({ subnets: [ec2.Subnet.fromSubnetId(stack, 'NoZone', 'subnet-1')] }))).toEqual([]);
     });
   });
 
