@@ -319,7 +319,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
         `with None it places the object as the one file /opt/ml/model/bf16-${sha}.tar)`,
     );
     expect(errorOf({ classes: uriOf(tar) })).toContain(
-      "allowed: a gzip-compressed archive ending in .tar.gz or .tgz, an s3://<bucket>/<prefix>/ of uncompressed files, or one non-archive file",
+      'allowed: a gzip-compressed archive ending in .tar.gz or .tgz, an s3://<bucket>/<prefix>/ of uncompressed files, or one non-archive file',
     );
     // An upper-case suffix renders CompressionType None too: the archive would land as one file, not unpacked.
     expect(errorOf({ classes: uriOf(`s3://models-bucket/llama3-8b/bf16-${sha}.TAR.GZ`) })).toContain('is a gzip archive with an upper-case suffix, which SageMaker would not unpack');
@@ -350,9 +350,10 @@ describe('SageMakerCapacityEndpoint validation', () => {
 
     test('fails when the whole environment is over 32 KB or 100 variables', () => {
       const big = Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`BIG_${i}`, 'x'.repeat(1000)]));
-      expect(errorOf({ classes: withRuntime({ env: big }) })).toMatch(
-        /class 'l40s' runtime\.env: the SageMaker container environment is 3\d{4} bytes \(keys and values\); CreateModel allows at most 32 KB, counted as 32000 bytes/,
-      );
+      expect(errorOf({ classes: withRuntime({ env: big }) })).toMatch(new RegExp(
+        "class 'l40s' runtime\\.env: the SageMaker container environment is 3\\d{4} bytes \\(keys and values\\); " +
+          'CreateModel allows at most 32 KB, counted as 32000 bytes',
+      ));
       const many = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`V_${i}`, '1']));
       expect(errorOf({ classes: withRuntime({ env: many }) })).toMatch(
         /class 'l40s' runtime\.env: the SageMaker container environment has 1\d\d variables \(80 from runtime\.env\); CreateModel allows at most 100/,
