@@ -21,8 +21,96 @@ import { acknowledgeNistRules, acknowledgeRule, nagRendering, NIST_ONE_ROLE_POLI
  * what SageMaker cannot do with its model data.
  */
 export function sageMakerRuntime(cls: CapacityClass, contract: ServiceContract): RuntimeBinding {
-  const binding = bindRuntime(cls, contract, { platform: 'sagemaker', port: SAGEMAKER_PORT });
-  return { ...binding, problems: [...binding.problems, ...sageMakerModelDataProblems(cls)] };
+  const binding = bindRuntime(cls, contract, SAGEMAKER_TARGET);
+  return {
+    ...binding,
+    problems: [...binding.problems, ...sageMakerModelDataProblems(cls), ...sageMakerEnvironmentProblems(cls, contract, binding.env)],
+  };
+}
+
+const SAGEMAKER_TARGET = { platform: 'sagemaker', port: SAGEMAKER_PORT } as const;
+
+/**
+ * CreateModel's limits on ContainerDefinition.Environment: "The maximum length of each key and value in the
+ * Environment map is 1024 bytes. The maximum length of all keys and values in the map, combined, is 32 KB"
+ * (@aws-sdk/client-sagemaker 3.1142.0 dist-types/models/models_1.d.ts:461), and the shapes EnvironmentMap (at most 100
+ * entries), EnvironmentKey (pattern [a-zA-Z_][a-zA-Z0-9_]*, at most 1024) and EnvironmentValue (at most 1024)
+ * (boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json:25197-25253). CloudFormation passes the map
+ * through (AWS::SageMaker::Model ContainerDefinition Environment is Json), so CreateModel refuses it at deploy time.
+ */
+export const SAGEMAKER_ENVIRONMENT_LIMITS = {
+  maxEntries: 100,
+  maxKeyBytes: 1024,
+  maxValueBytes: 1024,
+  // Whether "32 KB" means 32,000 or 32,768 bytes is not said: the smaller is used, so nothing CreateModel could refuse passes synth.
+  maxTotalBytes: 32_000,
+  keyPattern: /^[a-zA-Z_][a-zA-Z0-9_]*$/,
+} as const;
+
+/**
+ * The class's final SageMaker container environment (what the binding derived, with runtime.env and the runtime.args
+ * SageMaker receives as variables) against CreateModel's limits, each problem under the field the variable came from
+ * when it can be told. A key or value that contains a token is not measured: its length is known only at deploy time
+ * (the encoding's length says nothing about it).
+ */
+export function sageMakerEnvironmentProblems(cls: CapacityClass, contract: ServiceContract, env: Readonly<Record<string, string>>): ClassProblem[] {
+  const limits = SAGEMAKER_ENVIRONMENT_LIMITS;
+  const problems: ClassProblem[] = [];
+  const sourceOf = environmentSources(cls, contract, env);
+  const add = (field: string, message: string) => problems.push({ className: cls.name, field, message });
+  let knownBytes = 0;
+  for (const [key, value] of Object.entries(env)) {
+    const field = sourceOf(key);
+    if (!isUnresolved(key)) {
+      const keyBytes = Buffer.byteLength(key, 'utf8');
+      knownBytes += keyBytes;
+      if (!limits.keyPattern.test(key)) {
+        add(field, `'${key}' is not a name SageMaker takes for a container variable; allowed: [a-zA-Z_][a-zA-Z0-9_]*`);
+      } else if (keyBytes > limits.maxKeyBytes) {
+        add(field, `is a variable name of ${keyBytes} bytes; CreateModel allows at most ${limits.maxKeyBytes} bytes per key`);
+      }
+    }
+    if (isUnresolved(value)) continue;
+    const valueBytes = Buffer.byteLength(value, 'utf8');
+    knownBytes += valueBytes;
+    if (valueBytes > limits.maxValueBytes) {
+      add(field, `sets the SageMaker container variable ${key} to a value of ${valueBytes} bytes; CreateModel allows at most ` +
+        `${limits.maxValueBytes} bytes per value${field === 'runtime.args' ? ' (SageMaker starts the image without arguments, so the library passes them as variables)' : ''}`);
+    }
+  }
+  const userEnv = Object.keys(cls.runtime.env ?? {}).length;
+  const userField = userEnv > 0 ? 'runtime.env' : (cls.runtime.args ?? []).length > 0 ? 'runtime.args' : 'runtime';
+  const bytes = (v: string) => Buffer.byteLength(v, 'utf8');
+  if (knownBytes > limits.maxTotalBytes) {
+    const largest = Object.entries(env).filter(([, v]) => !isUnresolved(v)).sort(([, a], [, b]) => bytes(b) - bytes(a)).slice(0, 3)
+      .map(([k, v]) => `${k} (${bytes(v)} bytes, ${sourceOf(k)})`);
+    add(userField, `the SageMaker container environment is ${knownBytes} bytes (keys and values); CreateModel allows at most 32 KB, counted as ` +
+      `${limits.maxTotalBytes} bytes; the largest: ${largest.join(', ')}`);
+  }
+  const entries = Object.keys(env).length;
+  if (entries > limits.maxEntries) {
+    add(userField, `the SageMaker container environment has ${entries} variables (${userEnv} from runtime.env); CreateModel allows at most ` +
+      `${limits.maxEntries}, and the library sets ${entries - userEnv}`);
+  }
+  return problems;
+}
+
+/**
+ * Which field of the class a variable of its environment came from: `runtime.env.<key>` for the user's own,
+ * `runtime.args` for what SageMaker receives of the arguments as variables (found by binding the class without
+ * them), else `runtime` (derived by the library from the class's settings).
+ */
+function environmentSources(cls: CapacityClass, contract: ServiceContract, env: Readonly<Record<string, string>>): (key: string) => string {
+  let withoutArgs: Readonly<Record<string, string>> | undefined;
+  return (key) => {
+    const own = cls.runtime.env ?? {};
+    if (Object.prototype.hasOwnProperty.call(own, key) && own[key] === env[key]) return `runtime.env.${key}`;
+    if ((cls.runtime.args ?? []).length > 0) {
+      withoutArgs ??= bindRuntime({ ...cls, runtime: { ...cls.runtime, args: undefined } }, contract, SAGEMAKER_TARGET).env;
+      if (withoutArgs[key] !== env[key]) return 'runtime.args';
+    }
+    return 'runtime';
+  };
 }
 
 /**
@@ -36,9 +124,10 @@ export function sageMakerRuntime(cls: CapacityClass, contract: ServiceContract):
  */
 export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
   const data = cls.artifact.modelData;
-  if (!data || isUnresolved(data.uri) || isUnresolved(data.sha256)) return [];
-  if (data.uri.toLowerCase().includes(data.sha256.toLowerCase())) return [];
-  return [{
+  if (!data) return [];
+  const problems = unpackProblems(cls.name, data.uri);
+  if (isUnresolved(data.uri) || isUnresolved(data.sha256) || data.uri.toLowerCase().includes(data.sha256.toLowerCase())) return problems;
+  return [...problems, {
     className: cls.name,
     field: 'artifact.modelData.uri',
     message:
@@ -46,6 +135,31 @@ export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
       '(S3ModelDataSource has no VersionId) and downloads whatever the key holds at each scale-out, so the key must name its content ' +
       `(a versionId${data.versionId === undefined ? '' : ` such as '${data.versionId}'`} only pins what the artifact gate verifies); ` +
       'allowed: a key that contains the SHA-256, e.g. s3://<bucket>/<model>/<sha256>.tar.gz, never overwritten, or EKS, which fetches and verifies the pinned version',
+  }];
+}
+
+/**
+ * A tar archive SageMaker would not unpack. SageMaker untars an S3Object only with CompressionType Gzip; with None it
+ * places the object as one file named after the last part of its key (S3ModelDataSource.CompressionType,
+ * @aws-sdk/client-sagemaker 3.1142.0 dist-types/models/models_0.d.ts:226; botocore@1.43.67 the same text). A `.tar`
+ * would then reach the engine as /opt/ml/model/<name>.tar and it would never load a model (EKS does unpack `.tar`:
+ * lib/eks/manifests/workload.ts, so a class moved from EKS hits this). Decided on what `modelDataSource` renders, so
+ * an upper-case `.TAR.GZ` (rendered None) is refused too. The literal tail of a URI with a token bucket decides as well.
+ */
+function unpackProblems(className: string, uri: string): ClassProblem[] {
+  const lower = uri.toLowerCase();
+  const tarArchive = lower.endsWith('.tar') || lower.endsWith('.tar.gz') || lower.endsWith('.tgz');
+  if (!tarArchive || modelDataSource(uri).compressionType === 'Gzip') return [];
+  const fileName = uri.slice(uri.lastIndexOf('/') + 1);
+  return [{
+    className,
+    field: 'artifact.modelData.uri',
+    message:
+      `'${uri}' is ${lower.endsWith('.tar') ? 'an uncompressed tar archive' : 'a gzip archive with an upper-case suffix'}, which SageMaker ` +
+      'would not unpack (it unpacks an S3Object only with CompressionType Gzip, which the library sets for a lower-case .tar.gz or .tgz; ' +
+      `with None it places the object as the one file /opt/ml/model/${fileName}), so the engine would find no model and the endpoint ` +
+      'would never become healthy; allowed: a gzip-compressed archive ending in .tar.gz or .tgz, an s3://<bucket>/<prefix>/ of uncompressed files, ' +
+      'or one non-archive file (placed as /opt/ml/model/<its name>)',
   }];
 }
 

@@ -1,4 +1,4 @@
-import { Duration, Lazy, Names, RemovalPolicy, Resource, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, Duration, Lazy, Names, RemovalPolicy, Resource, Stack, Token } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -146,9 +146,12 @@ export interface SageMakerCapacityEndpointProps {
    * @default - SageMaker-managed network
    */
   readonly vpc?: ec2.IVpc;
-  /** @default - the VPC's private subnets */
+  /**
+   * 1 to 16 subnets (VpcConfig.Subnets), in at least two Availability Zones as SageMaker asks (a synth warning otherwise).
+   * @default - the VPC's private subnets
+   */
   readonly vpcSubnets?: ec2.SubnetSelection;
-  /** @default - a new security group without ingress rules */
+  /** 1 to 5 security groups (VpcConfig.SecurityGroupIds). @default - a new security group without ingress rules */
   readonly securityGroups?: ec2.ISecurityGroup[];
   /**
    * Network isolation of the model containers (no outbound network calls; SageMaker fetches the model data).
@@ -268,7 +271,9 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     this.key = props.encryptionKey;
     if (props.dataCapture) this.ensureKey();
     if (props.vpc) {
-      this.subnetIds.push(...props.vpc.selectSubnets(props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds);
+      const selected = props.vpc.selectSubnets(props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS });
+      this.subnetIds.push(...selected.subnetIds);
+      this.warnIfOneZone(selected.subnets);
       this.securityGroups.push(
         ...(props.securityGroups ?? [
           new ec2.SecurityGroup(this, 'SecurityGroup', {
@@ -698,7 +703,59 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       c.cross('metrics.publishFrequency', frequency);
       c.cross('metrics.publishFrequency@enhancedMetrics', { seconds: frequency, enhancedMetrics: p.metrics?.enhancedMetrics ?? true }, 'metrics.publishFrequency');
     }
-    return c.problems;
+    return [...c.problems, ...(p.vpc ? this.vpcConfigProblems() : [])];
+  }
+
+  /**
+   * AWS::SageMaker::Model VpcConfig takes 1 to 5 SecurityGroupIds and 1 to 16 Subnets (CloudFormation reference
+   * https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-sagemaker-model-vpcconfig.html;
+   * botocore@1.43.67 service-2.json shapes VpcSecurityGroupIds and Subnets). A list token (one encoded element) has no
+   * count at synth and is left to CloudFormation.
+   */
+  private vpcConfigProblems(): Problem[] {
+    const problems: Problem[] = [];
+    const counted = (ids: readonly string[]) => !(ids.length === 1 && Token.isUnresolved(ids));
+    const groupIds = this.securityGroups.map((sg) => sg.securityGroupId);
+    if (counted(groupIds) && (groupIds.length < 1 || groupIds.length > 5)) {
+      problems.push({
+        field: 'securityGroups',
+        message: `has ${groupIds.length} security groups; allowed: 1 to 5 (AWS::SageMaker::Model VpcConfig.SecurityGroupIds), or leave it unset for a new group`,
+      });
+    }
+    if (counted(this.subnetIds) && (this.subnetIds.length < 1 || this.subnetIds.length > 16)) {
+      problems.push({
+        field: 'vpcSubnets',
+        message: `selects ${this.subnetIds.length} subnets; allowed: 1 to 16 (AWS::SageMaker::Model VpcConfig.Subnets), in at least two Availability Zones`,
+      });
+    }
+    return problems;
+  }
+
+  /**
+   * SageMaker's hosting guide: "You must create at least two subnets in different availability zones in your private
+   * VPC, even if you have only one hosting instance" (https://docs.aws.amazon.com/sagemaker/latest/dg/host-vpc.html,
+   * "Configure a Model for Amazon VPC Access"). What CreateModel does with subnets in one zone is not documented, so
+   * this warns and does not refuse; a zone that is a token, or an imported subnet without one, is unknown: no warning.
+   */
+  private warnIfOneZone(subnets: readonly ec2.ISubnet[]): void {
+    const zones: string[] = [];
+    for (const subnet of subnets) {
+      let zone: string;
+      try {
+        zone = subnet.availabilityZone;
+      } catch {
+        return; // an imported subnet without its zone (aws-cdk-lib throws on the read)
+      }
+      if (Token.isUnresolved(zone)) return;
+      zones.push(zone);
+    }
+    const distinct = [...new Set(zones)];
+    if (distinct.length !== 1) return;
+    Annotations.of(this).addWarningV2(
+      'cdk-capacity-aware-inference:sagemaker-subnets-one-az',
+      `the selected subnets are all in ${distinct[0]}; SageMaker asks for subnets in at least two Availability Zones even for one instance ` +
+        '(https://docs.aws.amazon.com/sagemaker/latest/dg/host-vpc.html): select private subnets in two or more zones with vpcSubnets',
+    );
   }
 
   /** At synth: everything, completeness included (CDK prefixes the construct path). */

@@ -56,7 +56,7 @@ describe('SageMakerCapacityEndpoint', () => {
             PrimaryContainer: {
               Image: cls.artifact.image,
               Mode: 'SingleModel',
-              ModelDataSource: { S3DataSource: { S3Uri: cls.artifact.modelData!.uri, S3DataType: 'S3Object', CompressionType: 'None' } },
+              ModelDataSource: { S3DataSource: { S3Uri: cls.artifact.modelData!.uri, S3DataType: 'S3Object', CompressionType: 'Gzip' } },
             },
           },
         });
@@ -87,7 +87,7 @@ describe('SageMakerCapacityEndpoint', () => {
             CAI_MAX_SEQUENCE_TOKENS: '8192',
             CAI_MEMORY_UTILIZATION_CAP: '0.9',
             CAI_MODEL_REVISION: 'meta-llama/Meta-Llama-3-8B-Instruct@5f0b02c',
-            CAI_MODEL_DATA_URI: `s3://models-bucket/llama3-8b/bf16-${'a'.repeat(64)}.tar`,
+            CAI_MODEL_DATA_URI: `s3://models-bucket/llama3-8b/bf16-${'a'.repeat(64)}.tar.gz`,
             CAI_MODEL_DATA_SHA256: 'a'.repeat(64),
             CAI_MODEL_DATA_VERSION_ID: 'v1',
             // The SageMaker vLLM DLC turns SM_VLLM_<FLAG> into --<flag>.
@@ -154,13 +154,13 @@ describe('SageMakerCapacityEndpoint', () => {
     test('each role pulls only its own image repository and reads only its own model data object', () => {
       const l40s = policyOf(template, 'l40s');
       expect(l40s).toContain(':ecr:us-east-1:123456789012:repository/vllm"');
-      expect(l40s).toContain(`:s3:::models-bucket/llama3-8b/bf16-${'a'.repeat(64)}.tar"`);
-      expect(l40s).not.toContain('awq.tar');
+      expect(l40s).toContain(`:s3:::models-bucket/llama3-8b/bf16-${'a'.repeat(64)}.tar.gz"`);
+      expect(l40s).not.toContain('awq-');
       expect(l40s).not.toContain('repository/neuron');
       const inf2 = policyOf(template, 'inf2');
       expect(inf2).toContain(':ecr:us-east-1:123456789012:repository/neuron"');
-      expect(inf2).toContain(`:s3:::models-bucket/llama3-8b/neuron-tp2-${'c'.repeat(64)}.tar"`);
-      expect(inf2).not.toContain('bf16.tar');
+      expect(inf2).toContain(`:s3:::models-bucket/llama3-8b/neuron-tp2-${'c'.repeat(64)}.tar.gz"`);
+      expect(inf2).not.toContain('bf16-');
       // SageMaker reads the current version (CreateModel names no version): no role may read other versions.
       expect(l40s).not.toContain('s3:GetObjectVersion');
       expect(inf2).not.toContain('s3:GetObjectVersion');

@@ -10,12 +10,13 @@ import { LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
 /**
  * The three SageMaker classes of test/util (l40s on ml.g6e, a10g on ml.g5, inf2 on ml.inf2), in preference order, with
- * content-addressed model-data keys (SageMaker downloads whatever the key holds: the key must contain the SHA-256).
+ * content-addressed model-data keys (SageMaker downloads whatever the key holds: the key must contain the SHA-256), and
+ * their `.tar` archives as `.tar.gz` (SageMaker unpacks only gzip archives).
  */
 export function smClasses(): CapacityClassSpec[] {
   return llamaClasses('ml.').map((c) => {
     const data = c.artifact.modelData;
-    return data ? { ...c, artifact: { ...c.artifact, modelData: { ...data, uri: data.uri.replace(/(\.tar(\.gz)?)?$/, `-${data.sha256}$1`) } } } : c;
+    return data ? { ...c, artifact: { ...c.artifact, modelData: { ...data, uri: data.uri.replace(/(\.tar)(\.gz)?$/, `-${data.sha256}.tar.gz`) } } } : c;
   });
 }
 

@@ -1,5 +1,6 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Lazy, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
@@ -306,6 +307,111 @@ describe('SageMakerCapacityEndpoint validation', () => {
       "class 'l40s' artifact.modelData.uri: 's3://models-bucket/llama3-8b/bf16.tar' does not contain the model data's SHA-256 " +
         `(${'a'.repeat(64)}); SageMaker cannot pin an S3 object version (S3ModelDataSource has no VersionId)`,
     );
+  });
+
+  test('fails when the model data is an uncompressed .tar object (SageMaker unpacks only gzip archives); .tar.gz, .tgz, a prefix and one file pass', () => {
+    const uriOf = (uri: string) => withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri } } }));
+    const sha = 'a'.repeat(64);
+    const tar = `s3://models-bucket/llama3-8b/bf16-${sha}.tar`;
+    expect(errorOf({ classes: uriOf(tar) })).toContain(
+      `class 'l40s' artifact.modelData.uri: '${tar}' is an uncompressed tar archive, which SageMaker would not unpack ` +
+        '(it unpacks an S3Object only with CompressionType Gzip, which the library sets for a lower-case .tar.gz or .tgz; ' +
+        `with None it places the object as the one file /opt/ml/model/bf16-${sha}.tar)`,
+    );
+    expect(errorOf({ classes: uriOf(tar) })).toContain(
+      'allowed: a gzip-compressed archive ending in .tar.gz or .tgz, an s3://<bucket>/<prefix>/ of uncompressed files, or one non-archive file',
+    );
+    // An upper-case suffix renders CompressionType None too: the archive would land as one file, not unpacked.
+    expect(errorOf({ classes: uriOf(`s3://models-bucket/llama3-8b/bf16-${sha}.TAR.GZ`) })).toContain('is a gzip archive with an upper-case suffix, which SageMaker would not unpack');
+    for (const ok of [`${tar}.gz`, `s3://models-bucket/llama3-8b/bf16-${sha}.tgz`, `s3://models-bucket/llama3-8b/${sha}/`, `s3://models-bucket/llama3-8b/${sha}.gguf`]) {
+      expect(errorOf({ classes: uriOf(ok) })).toBe('');
+    }
+  });
+
+  describe("the container environment within CreateModel's limits (ContainerDefinition.Environment)", () => {
+    const withRuntime = (patch: Partial<CapacityClassSpec['runtime']>) => withClass(0, (c) => ({ ...c, runtime: { ...c.runtime, ...patch } }));
+
+    test('fails when a runtime.args value becomes a variable over 1024 bytes; 1024 passes', () => {
+      const msg = errorOf({ classes: withRuntime({ args: ['--chat-template', 'x'.repeat(1500)] }) });
+      expect(msg).toContain(
+        "class 'l40s' runtime.args: sets the SageMaker container variable SM_VLLM_CHAT_TEMPLATE to a value of 1500 bytes; " +
+          'CreateModel allows at most 1024 bytes per value',
+      );
+      expect(errorOf({ classes: withRuntime({ args: ['--chat-template', 'x'.repeat(1024)] }) })).toBe('');
+    });
+
+    test('fails when a runtime.env key is not a variable name SageMaker takes, or its key or value is over 1024 bytes', () => {
+      const msg = errorOf({ classes: withRuntime({ env: { 'MY-VAR': '1', LONG: 'é'.repeat(600), ['K'.repeat(1025)]: '1' } }) });
+      expect(msg).toContain("class 'l40s' runtime.env.MY-VAR: 'MY-VAR' is not a name SageMaker takes for a container variable; allowed: [a-zA-Z_][a-zA-Z0-9_]*");
+      // Bytes, not characters: 600 x 'é' is 1200 bytes of UTF-8.
+      expect(msg).toContain("class 'l40s' runtime.env.LONG: sets the SageMaker container variable LONG to a value of 1200 bytes; CreateModel allows at most 1024");
+      expect(msg).toContain(`class 'l40s' runtime.env.${'K'.repeat(1025)}: is a variable name of 1025 bytes; CreateModel allows at most 1024 bytes per key`);
+    });
+
+    test('fails when the whole environment is over 32 KB or 100 variables', () => {
+      const big = Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`BIG_${i}`, 'x'.repeat(1000)]));
+      expect(errorOf({ classes: withRuntime({ env: big }) })).toMatch(new RegExp(
+        "class 'l40s' runtime\\.env: the SageMaker container environment is 3\\d{4} bytes \\(keys and values\\); " +
+          'CreateModel allows at most 32 KB, counted as 32000 bytes',
+      ));
+      const many = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`V_${i}`, '1']));
+      expect(errorOf({ classes: withRuntime({ env: many }) })).toMatch(
+        /class 'l40s' runtime\.env: the SageMaker container environment has 1\d\d variables \(80 from runtime\.env\); CreateModel allows at most 100/,
+      );
+    });
+
+    test('a value with a token in it is not measured (its length is known only at deploy time, not from the encoding)', () => {
+      // 1010 literal bytes and a token that resolves to '': its encoding alone would count over 1024.
+      expect(errorOf({ classes: withRuntime({ env: { LATER: `${'x'.repeat(1010)}${Lazy.string({ produce: () => '' })}` } }) })).toBe('');
+    });
+  });
+
+  describe("VPC settings within AWS::SageMaker::Model VpcConfig's counts", () => {
+    const vpcError = (build: (stack: Stack, vpc: ec2.Vpc) => Partial<SageMakerCapacityEndpointProps>): string => {
+      const { stack } = testStack();
+      const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 1 });
+      try {
+        new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, vpc, ...build(stack, vpc) });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return synthError(stack);
+    };
+    const groups = (stack: Stack, vpc: ec2.Vpc, n: number) => Array.from({ length: n }, (_, i) => new ec2.SecurityGroup(stack, `Sg${i}`, { vpc }));
+
+    test('fails when securityGroups has none or more than 5; 1 and 5 pass', () => {
+      expect(vpcError(() => ({ securityGroups: [] }))).toContain(
+        `${PATH}' is invalid (1 problem):\n  - securityGroups: has 0 security groups; allowed: 1 to 5 (AWS::SageMaker::Model VpcConfig.SecurityGroupIds)`,
+      );
+      expect(vpcError((stack, vpc) => ({ securityGroups: groups(stack, vpc, 6) }))).toContain('securityGroups: has 6 security groups; allowed: 1 to 5');
+      expect(vpcError((stack, vpc) => ({ securityGroups: groups(stack, vpc, 1) }))).toBe('');
+      expect(vpcError((stack, vpc) => ({ securityGroups: groups(stack, vpc, 5) }))).toBe('');
+    });
+
+    test('fails when vpcSubnets selects no subnet or more than 16', () => {
+      expect(vpcError(() => ({ vpcSubnets: { subnets: [] } }))).toContain(
+        'vpcSubnets: selects 0 subnets; allowed: 1 to 16 (AWS::SageMaker::Model VpcConfig.Subnets)',
+      );
+      const subnets = (stack: Stack) => Array.from({ length: 17 }, (_, i) =>
+        ec2.Subnet.fromSubnetAttributes(stack, `Subnet${i}`, { subnetId: `subnet-${i}`, availabilityZone: `us-east-1${'abc'[i % 3]}` }));
+      expect(vpcError((stack) => ({ vpcSubnets: { subnets: subnets(stack) } }))).toContain('vpcSubnets: selects 17 subnets; allowed: 1 to 16');
+    });
+
+    test('warns when the selected subnets are all in one Availability Zone (SageMaker asks for two); not when the zone is unknown', () => {
+      const build = (select: (stack: Stack, vpc: ec2.Vpc) => ec2.SubnetSelection | undefined) => {
+        const { stack } = testStack();
+        const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 1 });
+        new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, vpc, vpcSubnets: select(stack, vpc) });
+        return Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('Availability Zone'));
+      };
+      const oneAz = build((_, vpc) => ({ subnets: [vpc.privateSubnets[0]] }));
+      expect(oneAz).toHaveLength(1);
+      expect(JSON.stringify(oneAz[0].entry.data)).toContain(
+        'the selected subnets are all in dummy1a; SageMaker asks for subnets in at least two Availability Zones even for one instance',
+      );
+      expect(build(() => undefined)).toEqual([]);
+      expect(build((stack) => ({ subnets: [ec2.Subnet.fromSubnetId(stack, 'NoZone', 'subnet-1')] }))).toEqual([]);
+    });
   });
 
   test('fails when a TGI class has no model to load on SageMaker (its entrypoint exits without HF_MODEL_ID)', () => {

@@ -3,10 +3,10 @@ import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { modelVolumeNeedGb, SAGEMAKER_MODEL_VOLUME, variantVolume } from '../../lib/sagemaker/instance-storage';
 import { endpointStack, smClasses } from './fixtures';
 
-/** The test classes with the Inferentia2 class's model data as a gzip archive (its 15 GiB of weights: 36 GB to unpack). */
-function gzipInf2(): CapacityClassSpec[] {
+/** The test classes with the Inferentia2 class's model data as a prefix of uncompressed files (its 15 GiB of weights once: 17 GB). */
+function prefixInf2(): CapacityClassSpec[] {
   return smClasses().map((c) => (c.name !== 'inf2' ? c : {
-    ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri: c.artifact.modelData!.uri.replace(/\.tar$/, '.tar.gz') } },
+    ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri: `s3://models-bucket/llama3-8b/neuron-tp2/${c.artifact.modelData!.sha256}/` } },
   }));
 }
 
@@ -24,19 +24,20 @@ const variantsOf = (t: Template) => Object.values(t.findResources('AWS::SageMake
 
 describe('ML storage volume (VolumeSizeInGB)', () => {
   test('fails when an instance without local storage gets the 30 GB default for model data that unpacks to more', () => {
-    const { stack } = endpointStack({ classes: gzipInf2() });
+    // The fixtures' Inferentia2 model data is a .tar.gz archive (its 15 GiB of weights: 36 GB to unpack).
+    const { stack } = endpointStack();
     const byName = Object.fromEntries(variantsOf(Template.fromStack(stack)).map((v) => [v.VariantName, v.VolumeSizeInGB]));
     // 2 x 15 GiB (archive and tree) = 32.2 GB, + 10%.
     expect(byName).toEqual({ preferred: undefined, fallback: 36 });
   });
 
   test('model data within the default sets nothing (no new endpoint configuration for existing endpoints)', () => {
-    const { stack } = endpointStack();
+    const { stack } = endpointStack({ classes: prefixInf2() });
     expect(variantsOf(Template.fromStack(stack)).map((v) => v.VolumeSizeInGB)).toEqual([undefined, undefined]);
   });
 
   test('fails at synth when a pool that needs a volume shares its variant with a pool type that has local storage', () => {
-    const error = synthError(() => endpointStack({ classes: gzipInf2(), variants: [{ name: 'all', classes: ['l40s', 'a10g', 'inf2'] }] }).stack);
+    const error = synthError(() => endpointStack({ variants: [{ name: 'all', classes: ['l40s', 'a10g', 'inf2'] }] }).stack);
     expect(error).toContain("SageMakerCapacityEndpoint 'Test/Llama' is invalid");
     expect(error).toContain("variants[all]: class 'inf2' (ml.inf2.xlarge, no local storage) needs a 36 GB ML storage volume for its model data");
     expect(error).toContain('ml.g6e.xlarge, ml.g5.xlarge (local storage) takes none; allowed: pools of one storage kind per variant');

@@ -118,7 +118,7 @@ describe('a SageMaker execution role with its model data at a prefix, the bucket
   }
   const s3Probes = (cls: Parameters<typeof sageMakerExecutionProbes>[0]) => sageMakerExecutionProbes(cls, 'aws').filter((p) => p.action.startsWith('s3:'));
 
-  test.each([`s3://models-bucket/llama3-8b/${SHA}/`, `s3://models-bucket/llama3-8b/neuron-${SHA}.tar`])('model data %s: every probe decides as it expects', (uri) => {
+  test.each([`s3://models-bucket/llama3-8b/${SHA}/`, `s3://models-bucket/llama3-8b/neuron-${SHA}.tar.gz`])('model data %s: every probe decides as it expects', (uri) => {
     const { statements, cls } = synthesized(uri);
     expect(s3Probes(cls).filter((p) => p.expect === 'denied').length).toBeGreaterThan(0);
     expect(judged(statements, s3Probes(cls)).filter((j) => j.expect !== j.decided)).toEqual([]);
