@@ -107,7 +107,7 @@ export function approvedArtifactsFor(
     const object = isUnresolved(modelData.uri) ? tokenObject && { bucket: tokenObject[1], key: tokenObject[2] } : parseS3Object(modelData.uri);
     if (!object) {
       add('artifact.modelData.uri', `'${modelData.uri}' is not one S3 object (s3://bucket/key); ` +
-        'a prefix cannot be pinned by one digest: archive it (e.g. model.tar) and sign the archive');
+        'a prefix cannot be pinned by one digest: archive it (e.g. model.tar.gz, which both platforms unpack) and sign the archive');
     }
     if (!isUnresolved(modelData.sha256) && !/^[0-9a-f]{64}$/.test(modelData.sha256)) {
       add('artifact.modelData.sha256', `'${modelData.sha256}' is not 64 lower-case hex characters`);
