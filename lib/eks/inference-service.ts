@@ -55,6 +55,9 @@ export { CLASS_LABEL } from './class-unit';
 export { DISCOVERY_TAG, type ChartVersions, type ClusterSettings, type NewClusterOptions } from './cluster';
 export { type ListenerRuleOptions, type LoadBalancerOptions } from './routing';
 
+
+/** Nodes run Bottlerocket unless `amiAlias` says otherwise. */
+const DEFAULT_AMI_ALIAS = 'bottlerocket@latest';
 /**
  * The ClusterSettings (clusterName, clusterOptions, vpc, kubectlLayer, chartVersions, observability) apply when the
  * service has a cluster of its own (no `cluster`, or an imported `eks.ICluster`); with an EksInferenceCluster they are
@@ -286,7 +289,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       targetGroup: routing.targetGroups[rank],
       deregistrationDelay: routing.deregistrationDelay,
       scaling,
-      amiAlias: props.amiAlias ?? 'bottlerocket@latest',
+      amiAlias: props.amiAlias ?? DEFAULT_AMI_ALIAS,
       catalog,
       runtime: runtimes.get(cls.name)!,
       fetcherImage: props.modelDataFetcherImage,
@@ -539,7 +542,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
           ...runtimes.get(cls.name)!.problems,
           ...modelDataProblems(cls, image),
           ...modelCacheProblems(cls, fetch, cacheSize),
-          ...nodeVolumeProblems(cls, opts, modelCacheGiB(cls, fetch, cacheSize), catalog),
+          ...nodeVolumeProblems(cls, opts, modelCacheGiB(cls, fetch, cacheSize), catalog, props.amiAlias ?? DEFAULT_AMI_ALIAS),
         ];
       }),
     ];

@@ -7,6 +7,7 @@ import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { Checker, isFiniteLiteral, numberProblem } from '../core/validation/checker';
 import { EKS_RULES } from '../core/validation/rules';
+import { AL2023_ROOT_SNAPSHOT_GIB } from '../core/platform/limits';
 import { sizeGibibytes } from '../util/duration';
 import { type EksClassOptions } from './class-options';
 
@@ -57,10 +58,15 @@ export function nodeVolumeGiB(cls: CapacityClass, opts: EksClassOptions, cacheGi
  * The size's own bounds (whole GiB, at least MIN_NODE_VOLUME_GIB for the volume's IOPS) are the number rule's, checked
  * with the other options: this check runs only on a size that passes them.
  */
-export function nodeVolumeProblems(cls: CapacityClass, opts: EksClassOptions, cacheGiB: number, catalog: HardwareCatalog): ClassProblem[] {
+export function nodeVolumeProblems(
+  cls: CapacityClass, opts: EksClassOptions, cacheGiB: number, catalog: HardwareCatalog, amiAlias: string,
+): ClassProblem[] {
   const sizeGiB = sizeGibibytes(opts.nodeVolumeSize);
-  if (sizeGiB === undefined || numberProblem(EKS_RULES['classOptions.nodeVolumeSize'], sizeGiB) !== undefined || !isFiniteLiteral(cacheGiB)) return [];
+  if (sizeGiB === undefined || numberProblem(EKS_RULES['classOptions.nodeVolumeSize'], sizeGiB) !== undefined) return [];
+  // A model volume not known at synth counts as 0: the AL2023 root snapshot alone still bounds the size.
+  const osGiB = amiAlias.startsWith('al2023@') ? AL2023_ROOT_SNAPSHOT_GIB : 0;
   const c = new Checker(EKS_RULES, '', cls.name);
-  c.cross('classOptions.nodeVolumeSize@modelVolumes', { sizeGiB, cacheGiB, ...mostReplicasPerNode(cls, opts, catalog) }, 'classOptions.nodeVolumeSize');
+  c.cross('classOptions.nodeVolumeSize@modelVolumes',
+    { sizeGiB, cacheGiB: isFiniteLiteral(cacheGiB) ? cacheGiB : 0, osGiB, ...mostReplicasPerNode(cls, opts, catalog) }, 'classOptions.nodeVolumeSize');
   return c.problems;
 }

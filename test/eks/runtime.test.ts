@@ -129,9 +129,10 @@ describe('the account of the uid the server runs as', () => {
     }
   });
 
-  test('a class cannot set USER or LOGNAME itself on EKS (the library derives them)', () => {
-    const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, runtime: { ...c.runtime, env: { USER: 'root' } } } : c));
-    expect(() => build({ classes })).toThrow("class 'l40s' runtime.env.USER: is set by the library");
+  test("a class's own USER or LOGNAME wins (it was the workaround before the library set them); the other is still set", () => {
+    const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, runtime: { ...c.runtime, env: { USER: 'app' } } } : c));
+    const env = Object.fromEntries((pod(build({ classes }), 'l40s').containers[0].env ?? []).map((e: { name: string; value?: string }) => [e.name, e.value]));
+    expect({ USER: env.USER, LOGNAME: env.LOGNAME }).toEqual({ USER: 'app', LOGNAME: SERVER_USER_NAME });
   });
 });
 

@@ -130,7 +130,8 @@ describe('EksInferenceService input checks', () => {
     // a10g: a 20 GiB model volume per replica (the default: at least 20 GiB); g5.xlarge holds 1 replica, g5.12xlarge 4.
     expect(construct({ classOptions: { a10g: { nodeVolumeSize: Size.gibibytes(19) } } })).toThrow(
       "  - class 'a10g' classOptions.nodeVolumeSize: is 19 GiB, below the model volumes of the 1 replica a g5.xlarge node holds (1 x 20 GiB = 20 GiB); "
-      + "allowed: at least the model volume of a replica (modelCacheSize) times the replicas the class's fullest node holds",
+      + "allowed: at least the model volume of a replica (modelCacheSize) times the replicas the class's fullest node holds, "
+      + 'plus 20 GiB for the AL2023 root snapshot on an al2023 alias',
     );
     expect(construct({ classOptions: { a10g: { nodeVolumeSize: Size.gibibytes(20) } } })).not.toThrow();
     const fourPerNode = { additionalInstanceTypes: ['g5.12xlarge'], modelCacheSize: Size.gibibytes(30) };
@@ -138,6 +139,17 @@ describe('EksInferenceService input checks', () => {
       "  - class 'a10g' classOptions.nodeVolumeSize: is 100 GiB, below the model volumes of the 4 replicas a g5.12xlarge node holds (4 x 30 GiB = 120 GiB)",
     );
     expect(construct({ classOptions: { a10g: { ...fourPerNode, nodeVolumeSize: Size.gibibytes(120) } } })).not.toThrow();
+  });
+
+  test("fails on AL2023 when nodeVolumeSize cannot hold the AMI's 20 GiB root snapshot beside the model volumes (EC2 refuses the launch)", () => {
+    const al2023 = { amiAlias: 'al2023@latest' };
+    expect(construct({ ...al2023, classOptions: { a10g: { nodeVolumeSize: Size.gibibytes(39) } } })).toThrow(
+      "  - class 'a10g' classOptions.nodeVolumeSize: is 39 GiB, below the AL2023 root snapshot (20 GiB) and the model volumes of the 1 replica "
+      + 'a g5.xlarge node holds (20 + 1 x 20 GiB = 40 GiB)',
+    );
+    expect(construct({ ...al2023, classOptions: { a10g: { nodeVolumeSize: Size.gibibytes(40) } } })).not.toThrow();
+    // Bottlerocket keeps its OS on a volume of its own.
+    expect(construct({ classOptions: { a10g: { nodeVolumeSize: Size.gibibytes(20) } } })).not.toThrow();
   });
 
   test("fails when a class asks for Karpenter's 'reserved' capacity, which needs reservation selector terms the NodeClass does not have", () => {

@@ -103,7 +103,7 @@ export function bindRuntime(cls: CapacityClass, contract: ServiceContract, targe
   const settings = [
     ...engineSettings(cls, engine, target, admission, modelPath, problem),
     ...cacheSettings(cls, engine, cacheDir),
-    ...accountSettings(target),
+    ...accountSettings(cls, target),
     ...idleConnectionSettings(cls, engine, target, warn),
   ];
   const rendered = render(engine, target, settings);
@@ -391,14 +391,15 @@ export const SERVER_USER_NAME = 'model-server';
  * before it parses an argument (vllm-project/vllm#44548; ai-dynamo/dynamo#12457 with vllm/vllm-openai at runAsUser 1000).
  * Torch 2.13 falls back to a uid-derived name (pytorch/pytorch#184208), but the TGI, DJL and Triton images and other
  * libraries in them are not bound to it; the variables are set for every engine, custom images included, wherever the
- * platform picks the uid (RuntimeTarget.runAsUser: EKS), and nowhere else.
+ * platform picks the uid (RuntimeTarget.runAsUser: EKS), and nowhere else. A value of the user's own
+ * (`runtime.env`) wins.
  */
-function accountSettings(target: RuntimeTarget): Setting[] {
+function accountSettings(cls: CapacityClass, target: RuntimeTarget): Setting[] {
   if (target.runAsUser === undefined) return [];
-  return [
-    { name: 'USER', value: SERVER_USER_NAME, environment: true },
-    { name: 'LOGNAME', value: SERVER_USER_NAME, environment: true },
-  ];
+  // A name of the user's own wins (setting it was the workaround before the library did): any name serves, as long
+  // as one is set. Only the variables the user left unset are derived.
+  return ['USER', 'LOGNAME'].filter((name) => cls.runtime.env?.[name] === undefined)
+    .map((name): Setting => ({ name, value: SERVER_USER_NAME, environment: true }));
 }
 
 interface Rendered {

@@ -4,7 +4,7 @@
  * the text. `docs/validation.md` is generated from `VALIDATION_MATRIX`: what the document says is what the code
  * enforces.
  */
-import { ALB_LIMITS as ALB, GP3_LIMITS, MIN_NODE_VOLUME_GIB, NODE_DATA_VOLUME, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
+import { AL2023_ROOT_SNAPSHOT_GIB, ALB_LIMITS as ALB, GP3_LIMITS, MIN_NODE_VOLUME_GIB, NODE_DATA_VOLUME, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
 import { KARPENTER_CONTROLLER } from '../platform/system-nodes';
 import { isDigestPinnedImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
@@ -245,13 +245,16 @@ export const EKS_RULES = {
       + 'so a smaller volume fails the instance launch; a gp3 volume holds at most 16 TiB',
   }),
   'classOptions.nodeVolumeSize@modelVolumes': crossRule<{
-    readonly sizeGiB: number; readonly cacheGiB: number; readonly replicas: number; readonly instanceType: string;
+    readonly sizeGiB: number; readonly cacheGiB: number; readonly replicas: number; readonly instanceType: string; readonly osGiB: number;
   }>(
-    "at least the model volume of a replica (modelCacheSize) times the replicas the class's fullest node holds",
-    ({ sizeGiB, cacheGiB, replicas, instanceType }) => (sizeGiB >= cacheGiB * replicas ? undefined
-      : `is ${sizeGiB} GiB, below the model volumes of the ${replicas} replica${replicas === 1 ? '' : 's'} a ${instanceType} node holds `
-        + `(${replicas} x ${cacheGiB} GiB = ${replicas * cacheGiB} GiB)`),
-    "each replica's model volume is an emptyDir on the node's data volume: a full volume puts the node under disk pressure, and the kubelet evicts its pods",
+    "at least the model volume of a replica (modelCacheSize) times the replicas the class's fullest node holds, "
+      + `plus ${AL2023_ROOT_SNAPSHOT_GIB} GiB for the AL2023 root snapshot on an al2023 alias`,
+    ({ sizeGiB, cacheGiB, replicas, instanceType, osGiB }) => (sizeGiB >= osGiB + cacheGiB * replicas ? undefined
+      : `is ${sizeGiB} GiB, below ${osGiB > 0 ? `the AL2023 root snapshot (${osGiB} GiB) and ` : ''}the model volumes of the ${replicas} `
+        + `replica${replicas === 1 ? '' : 's'} a ${instanceType} node holds (${osGiB > 0 ? `${osGiB} + ` : ''}${replicas} x ${cacheGiB} GiB = `
+        + `${osGiB + replicas * cacheGiB} GiB)`),
+    "each replica's model volume is an emptyDir on the node's data volume: a full volume puts the node under disk pressure, and the kubelet evicts its pods; "
+      + 'on AL2023 that volume is the root volume, and EC2 refuses a root volume smaller than the AMI\'s snapshot',
   ),
   // 'reserved' (a Karpenter capacity type) needs the EC2NodeClass's capacityReservationSelectorTerms, which the library
   // does not render: without them the NodeClass has no reservations and Karpenter no reserved offerings
