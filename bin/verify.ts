@@ -45,6 +45,7 @@ import {
 import { servingRecordOf, servingRecords } from '../lib/core/service/serving-record';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseCommandLine, UsageError } from './args';
+import { cliClientConfig, type CliHttpTimeouts } from './aws-clients';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId, roleNameOf } from './deployment';
 import { type Kubectl, kubectl } from './kubectl';
@@ -134,8 +135,8 @@ export interface VerifyClients {
   readonly iam: IAMClient;
 }
 
-export function clients(region?: string): VerifyClients {
-  const config = region ? { region } : {};
+export function clients(region?: string, timeouts?: CliHttpTimeouts): VerifyClients {
+  const config = cliClientConfig(region, timeouts);
   return {
     cloudFormation: new CloudFormationClient(config),
     lambda: new LambdaClient(config),
