@@ -52,11 +52,27 @@ export function cliClientConfig(region?: string, timeouts: CliHttpTimeouts = CLI
       connectionTimeout: timeouts.connectionTimeoutMs,
       requestTimeout: timeouts.requestTimeoutMs,
       socketTimeout: timeouts.socketTimeoutMs,
-      // A request past requestTimeout only logs a warning unless this is set ("If exceeded, a warning will be emitted unless throwOnRequestTimeout=true, in which case a TimeoutError will be
-      // thrown": @smithy/types@4.20.0 dist-types/http/httpHandlerInitialization.d.ts:30-42; setRequestTimeout,
-      // @smithy/node-http-handler@4.14.2 dist-cjs/index.js:84-103). The 2.5.0 handler in client-fis has no such
-      // option and treats requestTimeout as socket inactivity (its dist-cjs/index.js:215-220, :311).
+      // A request past requestTimeout only logs a warning unless this is set ("If exceeded, a warning will be emitted
+      // unless throwOnRequestTimeout=true, in which case a TimeoutError will be thrown": @smithy/types@4.20.0
+      // dist-types/http/httpHandlerInitialization.d.ts:30-42; setRequestTimeout, @smithy/node-http-handler@4.14.2
+      // dist-cjs/index.js:84-103). The 2.5.0 handler in client-fis has no such option and treats requestTimeout as
+      // socket inactivity (its dist-cjs/index.js:215-220, :311).
       throwOnRequestTimeout: true,
     },
   };
+}
+
+/**
+ * The region the clients call, read before the first call. Without one every call fails with the SDK's bare "Region
+ * is missing", which says neither where a region comes from nor how to give one: the SDK reads AWS_REGION, then the
+ * profile's `region` (REGION_ENV_NAME, REGION_INI_NAME and the throw at @smithy/core@3.41.1
+ * dist-cjs/submodules/config/index.js:583-593).
+ */
+export async function clientRegion(client: { readonly config: { readonly region: () => Promise<string> } }): Promise<string> {
+  try {
+    return await client.config.region();
+  } catch (e) {
+    throw new Error(`no AWS region (${e instanceof Error ? e.message : String(e)}): pass --region <region>, or set AWS_REGION or a region `
+      + 'in your AWS profile', { cause: e });
+  }
 }

@@ -40,7 +40,7 @@ import { type CfnTemplate } from '../lib/core/metrics/template-check';
 import { servingRecordOf } from '../lib/core/service/serving-record';
 import { predictShortage, type ReclaimShape, routedClassPrices, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
-import { cliClientConfig, type CliHttpTimeouts } from './aws-clients';
+import { cliClientConfig, type CliHttpTimeouts, clientRegion } from './aws-clients';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId } from './deployment';
 import { fisInjection } from './game-day-fis';
@@ -140,11 +140,13 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
   if (!str('stack')) problems.push('--stack <name> is required');
   if (!str('hold')) problems.push('--hold <duration> is required');
+  const unparsed = new Set<string>();
   const duration = (k: string, fallback: number) => {
     try {
       return str(k) === undefined ? fallback : parseDuration(`--${k}`, str(k)!);
     } catch (e) {
       problems.push((e as Error).message);
+      unparsed.add(k);
       return fallback;
     }
   };
@@ -154,7 +156,8 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
     pollSeconds: duration('poll', 30),
     returnWatchSeconds: duration('watch-return', 900),
   };
-  problems.push(...gameDayProblems(options).filter((p) => !(p.startsWith('--hold must') && !str('hold'))));
+  // A --hold that is missing or not a duration is said once, above, not again as a hold of 0 s.
+  problems.push(...gameDayProblems(options).filter((p) => !(p.startsWith('--hold must') && (!str('hold') || unparsed.has('hold')))));
   const fisZones = str('fis-zones')?.split(',').map((z) => z.trim()).filter((z) => z !== '');
   if (fisZones && fisZones.length === 0) problems.push('--fis-zones names no zone');
   if ((fisZones !== undefined) !== (str('fis-role') !== undefined)) problems.push('--fis-zones and --fis-role go together (the zones to starve, the role FIS assumes)');
@@ -617,6 +620,7 @@ export async function main(argv: readonly string[], io: Io = CONSOLE_IO, deps: M
 
 async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<number> {
   const c = deps.clients(cmd.region);
+  await clientRegion(c.cloudFormation);
   const d = await findDeployment(cmd.stack!, c);
   // One service per run: the one named, or the only one of the stack.
   const services = d.reconcilers.map((r) => r.config.service);

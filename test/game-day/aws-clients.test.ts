@@ -4,7 +4,8 @@
  * makes while it holds a shortage is abandoned as soon as the run is interrupted. Short timeouts stand in for the
  * real 20 s so the file runs in seconds; the assertions are on the errors, not on the clock.
  */
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { DescribeScalableTargetsCommand, DescribeScalingPoliciesCommand } from '@aws-sdk/client-application-auto-scaling';
@@ -17,15 +18,17 @@ import { GetRoleCommand } from '@aws-sdk/client-iam';
 import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand } from '@aws-sdk/client-sagemaker';
 import { CLI_HTTP_TIMEOUTS, cliClientConfig, type CliHttpTimeouts } from '../../bin/aws-clients';
-import { alarmStates, clients as gameDayClients } from '../../bin/game-day';
+import { alarmStates, clients as gameDayClients, main as gameDay, type MainDeps, sleep } from '../../bin/game-day';
 import { fisInjection } from '../../bin/game-day-fis';
-import { clients as verifyClients } from '../../bin/verify';
+import { main as verify, clients as verifyClients } from '../../bin/verify';
+
+type Stalled = { server: Server; url: string; paths: string[] };
 
 /**
  * Answers nothing: the request stays open until the client gives up. `answer` may reply to some requests. `paths`: each
  * request's method and path, so a test sees its calls came here and nowhere else.
  */
-async function stalledServer(answer?: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string; paths: string[] }> {
+async function stalledServer(answer?: (req: IncomingMessage, res: ServerResponse) => void): Promise<Stalled> {
   const paths: string[] = [];
   const server = createServer((req, res) => {
     paths.push(`${req.method} ${req.url}`);
@@ -168,3 +171,35 @@ test('game-day, AWS FIS: an interrupt abandons the wait for the experiment to ru
     await close(fisServer.server);
   }
 }, 60_000);
+
+describe('without a region (none given, no AWS_REGION, no profile)', () => {
+  const HINT = 'no AWS region (Region is missing): pass --region <region>, or set AWS_REGION or a region in your AWS profile';
+  let env: NodeJS.ProcessEnv;
+  beforeEach(() => {
+    env = { ...process.env };
+    delete process.env.AWS_REGION;
+    delete process.env.AWS_PROFILE;
+    process.env.AWS_CONFIG_FILE = join(process.env.TMPDIR!, 'no-such-config');
+  });
+  afterEach(() => {
+    process.env = env;
+  });
+
+  test('verify says how to give one, and calls nothing', async () => {
+    paths.length = 0;
+    const err: string[] = [];
+    expect(await verify(['--stack', 'Svc'], { out: () => undefined, err: (l) => err.push(l) })).toBe(1);
+    expect(err).toEqual([HINT]);
+    expect(paths).toEqual([]);
+  });
+
+  test('game-day says how to give one, and calls nothing', async () => {
+    paths.length = 0;
+    const deps: MainDeps = {
+      clients: gameDayClients, kubectl: () => async () => '', signals: new EventEmitter() as unknown as MainDeps['signals'], now: () => Date.now(), sleep,
+    };
+    const argv = ['--stack', 'Svc', '--stop-alarm', 'slo', '--max-duration', '10m', '--hold', '5m', '--audit', join(process.env.TMPDIR!, 'a.jsonl')];
+    await expect(gameDay(argv, { out: () => undefined, err: () => undefined }, deps)).rejects.toThrow(HINT);
+    expect(paths).toEqual([]);
+  });
+});
