@@ -131,6 +131,26 @@ export function gameDayProblems(o: GameDayOptions): string[] {
   return problems;
 }
 
+/** Why the game day must not start (nothing changed yet), or undefined: bad options, stop alarms missing or firing, an interrupt. */
+async function whyNotStart(options: GameDayOptions, deps: GameDayDeps): Promise<string | undefined> {
+  const problems = gameDayProblems(options);
+  if (problems.length > 0) return problems.join('; ');
+  const names = options.stop.alarmNames;
+  let before: Readonly<Record<string, string>>;
+  try {
+    before = await deps.alarmStates(names);
+  } catch (e) {
+    // The CLI's reads end with the interrupt (their abort rejects them): nothing has changed yet.
+    if (deps.signal.aborted) return 'interrupted before the injection';
+    throw e;
+  }
+  const missing = names.filter((n) => before[n] === undefined);
+  if (missing.length > 0) return `stop alarm(s) ${missing.join(', ')} do not exist: a stop condition that cannot fire is none`;
+  const firing = names.filter((n) => before[n] === 'ALARM');
+  if (firing.length > 0) return `stop alarm(s) ${firing.join(', ')} already in ALARM: the service is not healthy enough to start`;
+  return deps.signal.aborted ? 'interrupted before the injection' : undefined;
+}
+
 export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Promise<GameDayOutcome> {
   const events: AuditEvent[] = [];
   const record = (event: AuditEvent['event'], extra: Omit<AuditEvent, 'at' | 'event'> = {}) => {
@@ -148,22 +168,9 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
     return { endedBy: 'refused', restored: true, events };
   };
 
-  const problems = gameDayProblems(options);
-  if (problems.length > 0) return refuse(problems.join('; '));
+  const refusal = await whyNotStart(options, deps);
+  if (refusal !== undefined) return refuse(refusal);
   const names = options.stop.alarmNames;
-  let before: Readonly<Record<string, string>>;
-  try {
-    before = await deps.alarmStates(names);
-  } catch (e) {
-    // The CLI's reads end with the interrupt (their abort rejects them): nothing has changed yet.
-    if (deps.signal.aborted) return refuse('interrupted before the injection');
-    throw e;
-  }
-  const missing = names.filter((n) => before[n] === undefined);
-  if (missing.length > 0) return refuse(`stop alarm(s) ${missing.join(', ')} do not exist: a stop condition that cannot fire is none`);
-  const firing = names.filter((n) => before[n] === 'ALARM');
-  if (firing.length > 0) return refuse(`stop alarm(s) ${firing.join(', ')} already in ALARM: the service is not healthy enough to start`);
-  if (deps.signal.aborted) return refuse('interrupted before the injection');
 
   record('start', { detail: deps.injection.description });
   const started = deps.now();
