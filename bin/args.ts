@@ -34,7 +34,7 @@ export function parseCommandLine(
   const takes = accepted.length > 0 ? `${command} takes ${accepted.join(', ')}` : `${command} takes no options`;
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: [...argv], options: { ...options }, strict: true, allowPositionals: true, tokens: true });
+    parsed = parseArgs({ args: negativeValuesJoined(argv, options), options: { ...options }, strict: true, allowPositionals: true, tokens: true });
   } catch (e) {
     // Node's messages go on with advice about '--' that does not apply here; keep the first sentence. (Not
     // `instanceof Error`: under jest the error comes from another realm.)
@@ -50,4 +50,25 @@ export function parseCommandLine(
   for (const t of parsed.tokens ?? []) if (t.kind === 'option') counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
   const repeated = [...counts].filter(([name, n]) => n > 1 && !options[name]?.multiple).map(([name]) => `--${name}`);
   return { values: parsed.values, positionals: parsed.positionals, repeated };
+}
+
+/**
+ * `--name -1` as `--name=-1`: parseArgs takes an argument that starts with a dash, after an option that needs a value,
+ * for an option of its own and fails ("Option '--name' argument is ambiguous ... To specify an option argument
+ * starting with a dash use '--name=-XYZ'": checkOptionLikeValue, Node's lib/internal/util/parse_args/parse_args.js).
+ * A negative number is never an option (none of ours starts with a digit), so it is passed on as the value, for the
+ * command to accept or refuse by its own rule. Not after `--`, where every argument is positional.
+ */
+function negativeValuesJoined(argv: readonly string[], options: Readonly<Record<string, OptionSpec>>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--') return [...out, ...argv.slice(i)];
+    const next = argv[i + 1];
+    if (arg.startsWith('--') && !arg.includes('=') && options[arg.slice(2)]?.type === 'string' && next !== undefined && /^-\.?\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 }

@@ -145,8 +145,10 @@ export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number,
       const started = await fis.send(new StartExperimentCommand({ experimentTemplateId: templateId, clientToken: `${s.clientToken}-start` }));
       experimentId = required(started.experiment?.id, 'StartExperiment');
       // An interrupt ends the wait: the runner then restores (stops the experiment, deletes the template).
+      // The reads of the wait take the signal too (the create and the start do not: their answer holds the ids the
+      // restore needs).
       for (let waited = 0; !signal?.aborted; waited += START_POLL_MS) {
-        const experiment = (await fis.send(new GetExperimentCommand({ id: experimentId }))).experiment;
+        const experiment = (await fis.send(new GetExperimentCommand({ id: experimentId }), { abortSignal: signal })).experiment;
         const state = experiment?.state;
         const action = experiment?.actions?.[FIS_ACTION_NAME]?.state;
         if (state?.status === 'running' && action?.status === 'running') break;

@@ -40,6 +40,7 @@ import { type CfnTemplate } from '../lib/core/metrics/template-check';
 import { servingRecordOf } from '../lib/core/service/serving-record';
 import { predictShortage, type ReclaimShape, routedClassPrices, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
+import { cliClientConfig, type CliHttpTimeouts, clientRegion } from './aws-clients';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId } from './deployment';
 import { fisInjection } from './game-day-fis';
@@ -139,11 +140,13 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
   if (!str('stack')) problems.push('--stack <name> is required');
   if (!str('hold')) problems.push('--hold <duration> is required');
+  const unparsed = new Set<string>();
   const duration = (k: string, fallback: number) => {
     try {
       return str(k) === undefined ? fallback : parseDuration(`--${k}`, str(k)!);
     } catch (e) {
       problems.push((e as Error).message);
+      unparsed.add(k);
       return fallback;
     }
   };
@@ -153,7 +156,8 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
     pollSeconds: duration('poll', 30),
     returnWatchSeconds: duration('watch-return', 900),
   };
-  problems.push(...gameDayProblems(options).filter((p) => !(p.startsWith('--hold must') && !str('hold'))));
+  // A --hold that is missing or not a duration is said once, above, not again as a hold of 0 s.
+  problems.push(...gameDayProblems(options).filter((p) => !(p.startsWith('--hold must') && (!str('hold') || unparsed.has('hold')))));
   const fisZones = str('fis-zones')?.split(',').map((z) => z.trim()).filter((z) => z !== '');
   if (fisZones && fisZones.length === 0) problems.push('--fis-zones names no zone');
   if ((fisZones !== undefined) !== (str('fis-role') !== undefined)) problems.push('--fis-zones and --fis-role go together (the zones to starve, the role FIS assumes)');
@@ -349,21 +353,32 @@ export interface GameDayClients {
   readonly fis: FisClient;
 }
 
-export function clients(region?: string): GameDayClients {
-  const config = region ? { region } : {};
+export function clients(region?: string, timeouts?: CliHttpTimeouts): GameDayClients {
+  const config = cliClientConfig(region, timeouts);
+  const cloudWatch = new CloudWatchClient(config);
   return {
     cloudFormation: new CloudFormationClient(config),
     lambda: new LambdaClient(config),
-    cloudWatch: new CloudWatchClient(config),
+    cloudWatch,
     sageMaker: new SageMakerClient(config),
     autoScaling: new ApplicationAutoScalingClient(config),
-    fis: new FisClient(config),
+    // @aws-sdk/client-fis stays at 3.523.0 (the newest version the npm registry serves here), whose own default
+    // credential chain is older than the other clients': its credential-provider-ini@3.523.0 knows no `login_session`
+    // profile (`aws login`), which the current one reads (credential-provider-ini@3.973.32 dist-cjs/index.js:110-120).
+    // So FIS signs with the credentials the other clients resolve, through the provider it takes as `credentials`
+    // (@aws-sdk/core@3.523.0 dist-types/httpAuthSchemes/aws_sdk/resolveAwsSdkSigV4Config.d.ts:10).
+    fis: new FisClient({ ...config, credentials: cloudWatch.config.credentials }),
   };
 }
 
-/** StateValue per alarm name; names CloudWatch does not know are left out. */
-export async function alarmStates(cw: CloudWatchClient, names: readonly string[]): Promise<Record<string, string>> {
-  const answer = await cw.send(new DescribeAlarmsCommand({ AlarmNames: [...names], AlarmTypes: ['MetricAlarm', 'CompositeAlarm'] }));
+/**
+ * StateValue per alarm name; names CloudWatch does not know are left out. `signal`: an interrupt abandons the read
+ * (a read changes nothing), so Ctrl-C during a slow poll goes straight to the restore.
+ */
+export async function alarmStates(cw: CloudWatchClient, names: readonly string[], signal?: AbortSignal): Promise<Record<string, string>> {
+  const answer = await cw.send(
+    new DescribeAlarmsCommand({ AlarmNames: [...names], AlarmTypes: ['MetricAlarm', 'CompositeAlarm'] }), { abortSignal: signal },
+  );
   const states: Record<string, string> = {};
   for (const a of [...(answer.MetricAlarms ?? []), ...(answer.CompositeAlarms ?? [])]) {
     if (a.AlarmName && a.StateValue) states[a.AlarmName] = a.StateValue;
@@ -605,6 +620,7 @@ export async function main(argv: readonly string[], io: Io = CONSOLE_IO, deps: M
 
 async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<number> {
   const c = deps.clients(cmd.region);
+  await clientRegion(c.cloudFormation);
   const d = await findDeployment(cmd.stack!, c);
   // One service per run: the one named, or the only one of the stack.
   const services = d.reconcilers.map((r) => r.config.service);
@@ -671,7 +687,7 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
     // Best effort: the terminal keeps the timeline, and the restore never waits on the audit file.
     const recordFailed = (e: AuditEvent, error: unknown) => io.err(`audit ${cmd.audit} not written (${e.event}): ${error instanceof Error ? error.message : String(error)}`);
     const outcome = await runGameDay(cmd.options!, {
-      injection, alarmStates: (names) => alarmStates(c.cloudWatch, names), now: deps.now, sleep: deps.sleep, record, recordFailed,
+      injection, alarmStates: (names) => alarmStates(c.cloudWatch, names, controller.signal), now: deps.now, sleep: deps.sleep, record, recordFailed,
       signal: controller.signal,
     });
     if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);

@@ -10,6 +10,26 @@ export type Kubectl = (args: readonly string[]) => Promise<string>;
 /** The most standard output kept from one kubectl run (a large `get -o json`). */
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 
+/** How long kubectl may wait, in seconds. */
+export interface KubectlTimeouts {
+  /**
+   * Each request to the API server: kubectl's `--request-timeout` ("The length of time to wait before giving up on a
+   * single server request ... A value of zero means don't timeout requests", default "0":
+   * https://kubernetes.io/docs/reference/kubectl/generated/kubectl_options/). The same 20 s as an AWS call's attempt
+   * (bin/aws-clients.ts).
+   */
+  readonly requestSeconds: number;
+  /**
+   * The whole run, the backstop for what no request timeout covers (an exec credential plugin that hangs, several
+   * requests one after another). Then its process group is sent SIGTERM: the run is its group's leader (detached,
+   * below), and a process it started (an exec credential plugin) is in that group and may hold a pipe it inherited, so
+   * killing kubectl alone (Node's spawn `timeout`) could leave the run waiting for the pipe to close.
+   */
+  readonly runSeconds: number;
+}
+
+export const KUBECTL_TIMEOUTS: KubectlTimeouts = { requestSeconds: 20, runSeconds: 120 };
+
 /**
  * A failed run: its exit code or signal, and what it printed. kubectl deletes (and patches) one object at a time, so
  * the standard output of a failed `delete a b` names the ones it did delete.
@@ -31,23 +51,39 @@ export class KubectlError extends Error {
  * detached child to exit", same page). execFile does not pass `detached` on to spawn (Node 20 lib/child_process.js
  * execFile), hence spawn. `executable`: the kubectl to run (tests give a fake one).
  */
-export function kubectl(context?: string, executable = 'kubectl'): Kubectl {
+export function kubectl(context?: string, executable = 'kubectl', timeouts: KubectlTimeouts = KUBECTL_TIMEOUTS): Kubectl {
   return (args) => new Promise((resolve, reject) => {
-    const all = [...(context ? ['--context', context] : []), ...args];
-    const child = spawn(executable, all, { detached: process.platform !== 'win32', windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const all = [...(context ? ['--context', context] : []), `--request-timeout=${timeouts.requestSeconds}s`, ...args];
+    const detached = process.platform !== 'win32';
+    const child = spawn(executable, all, { detached, windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let size = 0;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        if (detached && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+        else child.kill();
+      } catch {
+        // already gone
+      }
+    }, timeouts.runSeconds * 1000);
     child.stdout.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_OUTPUT_BYTES) child.kill();
       else out.push(chunk);
     });
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', reject);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
     child.on('close', (code, signal) => {
+      clearTimeout(timer);
       const stdout = Buffer.concat(out).toString('utf8');
-      if (size > MAX_OUTPUT_BYTES) reject(new KubectlError(all, stdout, `standard output over ${MAX_OUTPUT_BYTES} bytes`, code, signal));
+      if (timedOut) reject(new KubectlError(all, stdout, `no end within ${timeouts.runSeconds} s: stopped`, code, signal));
+      else if (size > MAX_OUTPUT_BYTES) reject(new KubectlError(all, stdout, `standard output over ${MAX_OUTPUT_BYTES} bytes`, code, signal));
       else if (code === 0) resolve(stdout);
       else reject(new KubectlError(all, stdout, Buffer.concat(err).toString('utf8'), code, signal));
     });

@@ -9,7 +9,7 @@ import { type PlatformKind, type PlatformOverrides, PLATFORMS, platformOverrideP
 import {
   htmlReport, markdownReport, PLATFORM_LABELS, reportChecks, scenarioCharts, type SuiteReport, terminalTable, verdict,
 } from '../lib/sim/report';
-import { HELD_OUT, SCENARIOS, type ScenarioParams } from '../lib/sim/scenarios';
+import { HELD_OUT, SCENARIOS, type ScenarioDefinition, type ScenarioParams } from '../lib/sim/scenarios';
 import { llamaChatService, sd21Service, type ServiceDefinition } from '../lib/sim/services';
 import { computeMetrics } from '../lib/sim/metrics';
 import { runSimulation } from '../lib/sim/simulator';
@@ -19,6 +19,8 @@ import {
 import { traceHeadline, traceLines } from '../lib/sim/trace';
 import { generateTrace } from '../lib/sim/workload';
 import { simulateMmc } from '../lib/sim/validation';
+import { type PolicyConfig } from '../lib/core/policy/types';
+import { POLICY_OPTION_OF } from '../lib/core/validation/policy-config';
 import { type OptionSpec, parseCommandLine, UsageError } from './args';
 import { CONSOLE_IO, type Io, runAsProcess } from './command';
 
@@ -42,12 +44,12 @@ Options:
   --policies <a,b,...>     policies (default all: ${POLICY_NAMES.join(', ')})
   --scenarios <a,b,...>    bench only: a subset of scenarios
   --platforms <a,b>        eks, sagemaker or both (default both): what each construct deploys by default
-  --param <key=value>      override a scenario parameter (repeatable; see 'list')
+  --param <key=value>      override a scenario parameter (repeatable): one every scenario run has (see 'list')
   --scenario-file <module> run a user-defined scenario (a module exporting a ScenarioDefinition)
-  --workers <n>            worker threads (default: number of CPUs)
+  --workers <n>            worker threads, at least 1 (default: number of CPUs)
   --out <dir>              where the HTML report, SVG charts, Markdown and JSON go (default reports)
-  --chart-seed <n>         seed whose runs are charted (default: the first)
-  --library-config <k=v>   override a PolicyConfig field of the library's policy (repeatable), e.g. headroom=0.1
+  --chart-seed <n>         seed whose runs are charted, one of --seeds (default: the first)
+  --library-config <k=v>   override a numeric PolicyConfig field of the library's policy (repeatable), e.g. headroom=0.1
   --platform-param <k=v>   change an assumed timing (repeatable, whole seconds): reconcilerPhaseSeconds (0-59, any
                            platform: the Reconciler's scheduled runs at this second of the minute; default: drawn from
                            the seed); SageMaker runs only:
@@ -110,14 +112,31 @@ function parseArgs(argv: readonly string[]): Args {
 
 const flag = (args: Args, key: string): string | undefined => args.flags.get(key)?.at(-1);
 
+/** `--seeds`: a count (10: seeds 1-10), a range (1-10) or a list (1,2,3); at least one seed, each a whole number. */
 function parseSeeds(spec: string | undefined): number[] {
-  if (!spec) return Array.from({ length: 10 }, (_, i) => i + 1);
-  if (/^\d+$/.test(spec)) return Array.from({ length: Number(spec) }, (_, i) => i + 1);
+  if (spec === undefined) return Array.from({ length: 10 }, (_, i) => i + 1);
+  const bad = (why: string) => new Error(`--seeds '${spec}': ${why}; use a count of at least 1 (10: seeds 1-10), a range from low to high (1-10) `
+    + 'or a list of whole numbers (1,2,3)');
+  if (/^\d+$/.test(spec)) {
+    if (Number(spec) < 1) throw bad('no seed to run');
+    return Array.from({ length: Number(spec) }, (_, i) => i + 1);
+  }
   const range = /^(\d+)-(\d+)$/.exec(spec);
-  if (range) return Array.from({ length: Number(range[2]) - Number(range[1]) + 1 }, (_, i) => Number(range[1]) + i);
-  const list = spec.split(',').map(Number);
-  if (list.some((n) => !Number.isInteger(n))) throw new Error(`--seeds '${spec}': use a count (10), a range (1-10) or a list (1,2,3)`);
-  return list;
+  if (range) {
+    if (Number(range[2]) < Number(range[1])) throw bad('the range runs backwards');
+    return Array.from({ length: Number(range[2]) - Number(range[1]) + 1 }, (_, i) => Number(range[1]) + i);
+  }
+  const list = spec.split(',').map((item) => item.trim());
+  if (list.some((item) => !/^\d+$/.test(item))) throw bad('not a seed');
+  return list.map(Number);
+}
+
+/** A count of at least 1 (`--workers`), or the fallback when the flag is absent. */
+function parseCount(args: Args, key: string, fallback: number, what: string): number {
+  const value = flag(args, key);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new Error(`--${key} '${value}': not a count of ${what}; allowed: a whole number from 1`);
+  return Number(value);
 }
 
 function parseParams(args: Args, key = 'param'): ScenarioParams {
@@ -130,6 +149,32 @@ function parseParams(args: Args, key = 'param'): ScenarioParams {
     out[k] = Number(v);
   }
   return out;
+}
+
+/**
+ * `--param`: each key a parameter of every scenario the command runs (its `defaults`, which `list` prints): a scenario
+ * merges the parameters over its defaults, so a key none of them has would run the defaults without a word.
+ */
+function scenarioParams(args: Args, defs: readonly ScenarioDefinition[]): ScenarioParams {
+  const params = parseParams(args);
+  const common = Object.keys(defs[0]?.defaults ?? {}).filter((k) => defs.every((d) => k in d.defaults));
+  for (const key of Object.keys(params)) {
+    const lacking = defs.filter((d) => !(key in d.defaults)).map((d) => d.id || 'the scenario file');
+    if (lacking.length > 0) {
+      throw new Error(`--param ${key}: not a parameter of ${lacking.join(', ')}; allowed: ${common.join(', ') || 'none'}`
+        + `${defs.length > 1 ? ' (the parameters every scenario run has; --scenarios runs fewer)' : ''}; see 'list'`);
+    }
+  }
+  return params;
+}
+
+/** `--library-config`: each key a numeric field of PolicyConfig (a key it does not have would change nothing). */
+function libraryConfigOf(args: Args): Partial<PolicyConfig> {
+  const overrides = parseParams(args, 'library-config');
+  const fields = Object.keys(POLICY_OPTION_OF);
+  const unknown = Object.keys(overrides).filter((k) => !fields.includes(k));
+  if (unknown.length > 0) throw new Error(`--library-config ${unknown.join(', ')}: not a field of PolicyConfig; allowed: ${fields.join(', ')}`);
+  return overrides;
 }
 
 /**
@@ -185,12 +230,13 @@ async function compare(io: Io, argv: readonly string[], args: Args, scenarioIds:
   const platforms = parsePlatforms(flag(args, 'platforms'));
   const seeds = parseSeeds(flag(args, 'seeds'));
   const policies = parsePolicies(flag(args, 'policies'), POLICY_NAMES);
-  const params = parseParams(args);
-  const libraryConfig = parseParams(args, 'library-config');
+  const params = scenarioParams(args, scenarioIds.map((scenarioId) => loadScenario({ scenarioId, scenarioFile })));
+  const libraryConfig = libraryConfigOf(args);
   const platformOverrides = platformOverridesFor(args, platforms);
-  const workers = Number(flag(args, 'workers') ?? cpus().length);
+  const workers = parseCount(args, 'workers', cpus().length, 'worker threads');
   const out = resolve(flag(args, 'out') ?? 'reports');
-  const chartSeed = Number(flag(args, 'chart-seed') ?? seeds[0]);
+  const chartSeed = flag(args, 'chart-seed') === undefined ? seeds[0] : Number(flag(args, 'chart-seed'));
+  if (!seeds.includes(chartSeed)) throw new Error(`--chart-seed '${flag(args, 'chart-seed')}': not a seed of this run; allowed: ${seeds.join(', ')}`);
   const jobs: Job[] = scenarioIds.flatMap((scenarioId) => platforms.flatMap((platform) => seeds.map((seed) => ({
     scenarioId, scenarioFile, params, seed, policies, charts: seed === chartSeed, libraryConfig, platform,
     ...(platformOverrides ? { platformOverrides } : {}),
@@ -263,12 +309,12 @@ function trace(io: Io, args: Args, target: string | undefined): void {
   if (!Number.isInteger(seed)) throw new Error(`trace: --seed '${flag(args, 'seed')}': must be an integer`);
   const policies = parsePolicies(flag(args, 'policies'), ['library']);
   const platformOverrides = platformOverridesFor(args, platforms);
-  const scenario = { ...def.build(seed, parseParams(args)), platform: platforms[0], ...(platformOverrides ? { platformOverrides } : {}) };
+  const libraryConfig = libraryConfigOf(args);
+  const scenario = { ...def.build(seed, scenarioParams(args, [def])), platform: platforms[0], ...(platformOverrides ? { platformOverrides } : {}) };
   const from = Number(flag(args, 'from') ?? 0);
   const to = Number(flag(args, 'to') ?? Math.ceil(scenario.durationSeconds / 60));
   if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from) throw new Error(`trace: --from ${from} --to ${to}: minutes, from before to`);
   const arrivals = generateTrace(scenario.workload, scenario.durationSeconds, seed);
-  const libraryConfig = parseParams(args, 'library-config');
   io.out(`${scenario.id} ${PLATFORM_LABELS[platforms[0]]} seed ${seed}: ${scenario.title}; capacity events ${JSON.stringify(scenario.capacityEvents ?? [])}`);
   for (const policy of policies) {
     const run = runSimulation(scenario, policyFactory(policy, libraryConfig), { seed, trace: arrivals });

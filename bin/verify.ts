@@ -45,6 +45,7 @@ import {
 import { servingRecordOf, servingRecords } from '../lib/core/service/serving-record';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseCommandLine, UsageError } from './args';
+import { cliClientConfig, type CliHttpTimeouts, clientRegion } from './aws-clients';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId, roleNameOf } from './deployment';
 import { type Kubectl, kubectl } from './kubectl';
@@ -134,8 +135,8 @@ export interface VerifyClients {
   readonly iam: IAMClient;
 }
 
-export function clients(region?: string): VerifyClients {
-  const config = region ? { region } : {};
+export function clients(region?: string, timeouts?: CliHttpTimeouts): VerifyClients {
+  const config = cliClientConfig(region, timeouts);
   return {
     cloudFormation: new CloudFormationClient(config),
     lambda: new LambdaClient(config),
@@ -519,7 +520,9 @@ export async function main(
 ): Promise<number> {
   return runCommand(argv, io, { usage: USAGE, parse: parseArgs, run: async (cmd) => {
     try {
-      const results = await runVerify(cmd.stack!, make(cmd.region), { kubectl: kube(cmd.kubeContext), bursts: cmd.bursts });
+      const c = make(cmd.region);
+      await clientRegion(c.cloudFormation);
+      const results = await runVerify(cmd.stack!, c, { kubectl: kube(cmd.kubeContext), bursts: cmd.bursts });
       const summary = summarizeChecks(results);
       if (cmd.json) io.out(JSON.stringify({ stack: cmd.stack, results, summary: summary.line }, null, 1));
       else {

@@ -19,6 +19,16 @@ const cw = mockClient(CloudWatchClient);
 
 const t0 = Date.UTC(2026, 11, 1, 14, 0, 0);
 
+// The page's command gives no --region: the user's environment does (the command reads the region before any call).
+const savedRegion = process.env.AWS_REGION;
+beforeAll(() => {
+  process.env.AWS_REGION = 'us-east-1';
+});
+afterAll(() => {
+  if (savedRegion === undefined) delete process.env.AWS_REGION;
+  else process.env.AWS_REGION = savedRegion;
+});
+
 /** game-day against the mocked window with `kubectl`, printed as the page shows it. */
 async function example(argv: string[], kubectl: MainDeps['kubectl']) {
   cfn.on(ListStackResourcesCommand).resolves({

@@ -428,6 +428,9 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
     expect([changes, reads, cfn.calls().length]).toEqual([[], [], 0]);
     expect(out.join('\n')).toMatch(/a stop condition is required/);
     expect(() => parseArgs([...BASE, '--hold', '1m', '--reclaim', 'some'])).toThrow("--reclaim 'some' is not a count of NodeClaims (1, 2, ... or all)");
+    // A negative number is the option's value (parseArgs alone calls it ambiguous), refused by the option's own rule.
+    expect(() => parseArgs([...BASE, '--hold', '1m', '--reclaim', '-1'])).toThrow(new UsageError("--reclaim '-1' is not a count of NodeClaims (1, 2, ... or all)"));
+    expect(() => parseArgs([...BASE, '--hold', '-5m'])).toThrow(new UsageError("--hold '-5m' is not a duration (90s, 20m, 1h or seconds)"));
     expect(() => parseArgs([...BASE, '--hold', '1m', '--reclaim', '1', '--fis-zones', 'use1-az1', '--fis-role', 'arn:r'])).toThrow(/different scenarios/);
   });
 

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kubectl, KubectlError } from '../../bin/kubectl';
+import { kubectl, KubectlError, KUBECTL_TIMEOUTS } from '../../bin/kubectl';
 
 const bin = join(process.env.TMPDIR!, 'fake-bin');
 const fake = join(bin, 'kubectl');
@@ -16,6 +16,8 @@ beforeAll(() => {
     'echo "args $*"',
     'echo "ids $$ $(ps -o pgid= -p $$ | tr -d \' \') $(ps -o sid= -p $$ | tr -d \' \')"',
     'case "$*" in *fail*) echo \'nodeclaim.karpenter.sh "a" deleted\'; echo \'Error from server (Forbidden): "b"\' >&2; exit 1;; esac',
+    // An exec credential plugin that never returns: a child in kubectl's process group holding its standard error.
+    'case "$*" in *hang*) sleep 600 >&2 & wait;; esac',
     '',
   ].join('\n'));
   chmodSync(fake, 0o755);
@@ -23,7 +25,7 @@ beforeAll(() => {
 
 test('kubectl runs in its own process group and session, so the terminal\'s Ctrl-C does not reach it', async () => {
   const out = await kubectl('prod', fake)(['get', 'nodepool', 'x']);
-  expect(out.split('\n')[0]).toBe('args --context prod get nodepool x');
+  expect(out.split('\n')[0]).toBe('args --context prod --request-timeout=20s get nodepool x');
   const [, pid, pgid, sid] = out.split('\n')[1].split(' ').map(Number);
   expect(pgid).toBe(pid);
   expect(sid).toBe(pid);
@@ -34,5 +36,16 @@ test('a failure carries what kubectl printed: the objects it deleted before fail
   const e = await kubectl(undefined, fake)(['delete', 'nodeclaim', 'a', 'b', 'fail']).catch((x: unknown) => x);
   expect(e).toBeInstanceOf(KubectlError);
   expect((e as KubectlError).stdout).toContain('nodeclaim.karpenter.sh "a" deleted');
-  expect((e as KubectlError).message).toBe('kubectl delete nodeclaim a b fail failed (exit 1): Error from server (Forbidden): "b"');
+  expect((e as KubectlError).message).toBe('kubectl --request-timeout=20s delete nodeclaim a b fail failed (exit 1): Error from server (Forbidden): "b"');
 });
+
+test('each request to the API server gives up after 20 s (kubectl\'s own default, 0, waits for ever)', async () => {
+  expect(KUBECTL_TIMEOUTS.requestSeconds).toBe(20);
+  expect((await kubectl(undefined, fake)(['get', 'pods'])).split('\n')[0]).toBe('args --request-timeout=20s get pods');
+});
+
+test('a run that does not end is stopped, with what it started: the call fails instead of waiting', async () => {
+  const e = await kubectl(undefined, fake, { requestSeconds: 1, runSeconds: 1 })(['get', 'hang']).catch((x: unknown) => x);
+  expect(e).toBeInstanceOf(KubectlError);
+  expect((e as KubectlError).message).toBe('kubectl --request-timeout=1s get hang failed (signal SIGTERM): no end within 1 s: stopped');
+}, 30_000);

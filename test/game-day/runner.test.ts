@@ -27,6 +27,8 @@ interface WorldOptions {
   states?: Record<string, string>;
   /** The shortage ends on its own (an AWS FIS experiment stopped or failed) this many seconds after the start. */
   endsAt?: number;
+  /** The interrupt comes during this read of the alarms (1: the first), which its abort rejects, as the CLI's reads do. */
+  abortInRead?: number;
 }
 
 function world(opts: WorldOptions = {}): Fake {
@@ -63,6 +65,10 @@ function world(opts: WorldOptions = {}): Fake {
     injection,
     alarmStates: async (names) => {
       calls.push('alarms');
+      if (calls.filter((c) => c === 'alarms').length === opts.abortInRead) {
+        controller.abort();
+        throw Object.assign(new Error('Request aborted'), { name: 'AbortError' });
+      }
       if (opts.states) return opts.states;
       const s = (t - start) / 1000;
       return Object.fromEntries(names.map((n) => [n, opts.alarmAt !== undefined && s >= opts.alarmAt ? 'ALARM' : 'OK']));
@@ -148,6 +154,22 @@ test('an interrupt mid-experiment ends the hold at once and restores', async () 
   expect(outcome.restored).toBe(true);
   expect((outcome.restoredAt! - outcome.injectedAt!) / 1000).toBe(200);
   expect(w.audit.map((e) => e.event)).toEqual(['start', 'inject', 'interrupt', 'restore', 'end']);
+});
+
+test('an interrupt during a read of the alarms (abandoned by its abort) ends the game day as an interrupt and restores', async () => {
+  const w = world({ abortInRead: 3 });
+  const outcome = await runGameDay(OPTIONS, w.deps);
+  expect(outcome).toMatchObject({ endedBy: 'interrupt', restored: true });
+  expect(w.audit.map((e) => e.event)).toEqual(['start', 'inject', 'interrupt', 'restore', 'end']);
+  expect(w.audit[2].detail).toBe('interrupted: restoring (Request aborted)');
+});
+
+test('an interrupt during the first read of the alarms refuses, nothing changed', async () => {
+  const w = world({ abortInRead: 1 });
+  const outcome = await runGameDay(OPTIONS, w.deps);
+  expect(outcome).toMatchObject({ endedBy: 'refused', restored: true });
+  expect(w.calls).toEqual(['alarms']);
+  expect(w.audit.map((e) => [e.event, e.detail])).toEqual([['refused', 'interrupted before the injection']]);
 });
 
 test('an injection that fails is still restored (it may have applied), and the error is recorded', async () => {

@@ -103,3 +103,38 @@ test('--platform-param changes an assumed SageMaker update timing, and fails on 
   expect((await sim('run', 'H3', '--platforms', 'eks', '--platform-param', 'writableRunSeconds=5')).stderr)
     .toBe('--platform-param writableRunSeconds applies to SageMaker runs only; this one runs eks (add --platforms sagemaker)');
 });
+
+test('fails, before anything runs, on a --param or --library-config key the run does not have, naming it and what is allowed', async () => {
+  const fails = async (...args: string[]) => {
+    const r = await sim(...args);
+    return [r.status, r.stdout, r.stderr];
+  };
+  const s1 = 'durationMinutes, onsetMinute, meanRate, shortageMinutes, surge, preferredInstancesDuringShortage';
+  expect(await fails('run', 'S1', '--param', 'foo=1')).toEqual([1, '', `--param foo: not a parameter of S1; allowed: ${s1}; see 'list'`]);
+  expect(await fails('trace', 'S1', '--param', 'foo=1')).toEqual([1, '', `--param foo: not a parameter of S1; allowed: ${s1}; see 'list'`]);
+  // A key some scenarios of the bench lack would change only the others.
+  expect(await fails('bench', '--scenarios', 'S0,P1', '--param', 'meanRate=10')).toEqual([
+    1, '', "--param meanRate: not a parameter of P1; allowed: none (the parameters every scenario run has; --scenarios runs fewer); see 'list'",
+  ]);
+  const fields = 'periodSeconds, headroom, warmFloorShare, weightTotal, capacityErrorLookbackSeconds, provisioningGraceSeconds, '
+    + 'stabilizationWindowSeconds, latencySloP95Ms, latencyBreachPeriods, rampStepShare, minWeightChangeShare, demandWindowPeriods, '
+    + 'demandQuantile, reentryMemorySeconds, maxReturnHoldSeconds';
+  for (const command of [['run', 'S1'], ['trace', 'S1']]) {
+    expect(await fails(...command, '--library-config', 'headrom=0.1')).toEqual([1, '', `--library-config headrom: not a field of PolicyConfig; allowed: ${fields}`]);
+  }
+});
+
+test('fails, before anything runs, on no seeds, a backward range, or a worker count that is not a whole number from 1', async () => {
+  const fails = async (...args: string[]) => {
+    const r = await sim('run', 'S1', ...args);
+    return [r.status, r.stdout, r.stderr];
+  };
+  const use = 'use a count of at least 1 (10: seeds 1-10), a range from low to high (1-10) or a list of whole numbers (1,2,3)';
+  expect(await fails('--seeds', '0')).toEqual([1, '', `--seeds '0': no seed to run; ${use}`]);
+  expect(await fails('--seeds', '5-1')).toEqual([1, '', `--seeds '5-1': the range runs backwards; ${use}`]);
+  expect(await fails('--seeds', '1,,2')).toEqual([1, '', `--seeds '1,,2': not a seed; ${use}`]);
+  for (const workers of ['abc', '0', '1.5', '-2']) {
+    expect(await fails('--workers', workers)).toEqual([1, '', `--workers '${workers}': not a count of worker threads; allowed: a whole number from 1`]);
+  }
+  expect(await fails('--seeds', '1-3', '--chart-seed', '7')).toEqual([1, '', "--chart-seed '7': not a seed of this run; allowed: 1, 2, 3"]);
+});

@@ -293,7 +293,7 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
     expect(out.some((l) => l.startsWith('FAIL'))).toBe(true);
     lambda.on(GetFunctionConfigurationCommand).resolves({ Role: ROLE_ARN, Environment: { Variables: {} } });
     const err: string[] = [];
-    expect(await main(['--stack', 'Svc'], { out: () => undefined, err: (l) => err.push(l) })).toBe(1);
+    expect(await main(['--stack', 'Svc', '--region', 'us-east-1'], { out: () => undefined, err: (l) => err.push(l) })).toBe(1);
     expect(err).toEqual(['Svc has no reconciler function (no Lambda function with RECONCILER_CONFIG): is it a stack of this library?']);
   });
 });

@@ -69,7 +69,10 @@ export interface GameDayOptions {
 
 export interface GameDayDeps {
   readonly injection: Injection;
-  /** StateValue per alarm name (OK, ALARM, INSUFFICIENT_DATA); a name missing from the answer does not exist. */
+  /**
+   * StateValue per alarm name (OK, ALARM, INSUFFICIENT_DATA); a name missing from the answer does not exist. May reject
+   * once `signal` is aborted (a read abandoned by the interrupt): the game day then ends as an interrupt.
+   */
   readonly alarmStates: (names: readonly string[]) => Promise<Readonly<Record<string, string>>>;
   readonly now: () => number;
   /** Resolves after `ms`, or as soon as `signal` aborts. */
@@ -128,6 +131,26 @@ export function gameDayProblems(o: GameDayOptions): string[] {
   return problems;
 }
 
+/** Why the game day must not start (nothing changed yet), or undefined: bad options, stop alarms missing or firing, an interrupt. */
+async function whyNotStart(options: GameDayOptions, deps: GameDayDeps): Promise<string | undefined> {
+  const problems = gameDayProblems(options);
+  if (problems.length > 0) return problems.join('; ');
+  const names = options.stop.alarmNames;
+  let before: Readonly<Record<string, string>>;
+  try {
+    before = await deps.alarmStates(names);
+  } catch (e) {
+    // The CLI's reads end with the interrupt (their abort rejects them): nothing has changed yet.
+    if (deps.signal.aborted) return 'interrupted before the injection';
+    throw e;
+  }
+  const missing = names.filter((n) => before[n] === undefined);
+  if (missing.length > 0) return `stop alarm(s) ${missing.join(', ')} do not exist: a stop condition that cannot fire is none`;
+  const firing = names.filter((n) => before[n] === 'ALARM');
+  if (firing.length > 0) return `stop alarm(s) ${firing.join(', ')} already in ALARM: the service is not healthy enough to start`;
+  return deps.signal.aborted ? 'interrupted before the injection' : undefined;
+}
+
 export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Promise<GameDayOutcome> {
   const events: AuditEvent[] = [];
   const record = (event: AuditEvent['event'], extra: Omit<AuditEvent, 'at' | 'event'> = {}) => {
@@ -145,15 +168,9 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
     return { endedBy: 'refused', restored: true, events };
   };
 
-  const problems = gameDayProblems(options);
-  if (problems.length > 0) return refuse(problems.join('; '));
+  const refusal = await whyNotStart(options, deps);
+  if (refusal !== undefined) return refuse(refusal);
   const names = options.stop.alarmNames;
-  const before = await deps.alarmStates(names);
-  const missing = names.filter((n) => before[n] === undefined);
-  if (missing.length > 0) return refuse(`stop alarm(s) ${missing.join(', ')} do not exist: a stop condition that cannot fire is none`);
-  const firing = names.filter((n) => before[n] === 'ALARM');
-  if (firing.length > 0) return refuse(`stop alarm(s) ${firing.join(', ')} already in ALARM: the service is not healthy enough to start`);
-  if (deps.signal.aborted) return refuse('interrupted before the injection');
 
   record('start', { detail: deps.injection.description });
   const started = deps.now();
@@ -204,8 +221,15 @@ export async function runGameDay(options: GameDayOptions, deps: GameDayDeps): Pr
       await deps.sleep(Math.max(0, Math.min(options.pollSeconds * 1000, left)), deps.signal);
     }
   } catch (e) {
-    endedBy = 'error';
-    record('error', { detail: e instanceof Error ? e.message : String(e) });
+    const message = e instanceof Error ? e.message : String(e);
+    if (deps.signal.aborted) {
+      // A read in flight when the interrupt came is abandoned (its abort rejects it): that is the interrupt, not a fault.
+      endedBy = 'interrupt';
+      record('interrupt', { detail: `interrupted: restoring (${message})` });
+    } else {
+      endedBy = 'error';
+      record('error', { detail: message });
+    }
   }
 
   let restored = !attempted;
