@@ -93,7 +93,9 @@ export class Karpenter extends Construct {
         'Karpenter creates and terminates instances, fleets, launch templates, volumes, network interfaces and instance profiles whose ids do ' +
         'not exist before launch: every statement on them is conditioned on the cluster-owned and karpenter.sh/nodepool (or ec2nodeclass) tags, ' +
         'as in the upstream reference. EC2 Describe* (restricted to this region), pricing:GetProducts and iam:ListInstanceProfiles have no ' +
-        'resource-level permissions; AMI, snapshot and SSM public-parameter ARNs are AWS-owned.',
+        'resource-level permissions; AMI, snapshot and SSM public-parameter ARNs are AWS-owned. RunInstances and CreateFleet also name the ' +
+        'subnets, security groups, capacity reservations and placement groups a launch may use, unconditioned as upstream: which ones is the ' +
+        "EC2NodeClass's selection, resolved at run time, and these actions only create what the tag-conditioned statements allow.",
     });
     this.controllerRole = identity.role;
     this.controllerPolicy = identity.policy;
