@@ -22,6 +22,12 @@ export interface LoadBalancerOptions {
   readonly internetFacing?: boolean;
   /** Serve HTTPS on 443 with this certificate. @default - HTTP on port 80 */
   readonly certificate?: acm.ICertificate;
+  /**
+   * Subnets of the ALB. An ALB takes "only one subnet per Availability Zone" (ELB CreateLoadBalancer, Subnets), so one
+   * per zone is taken from whatever this selects (`onePerAz`).
+   * @default - the VPC's private subnets with egress (public when internet-facing), one per zone
+   */
+  readonly vpcSubnets?: ec2.SubnetSelection;
   /** Client CIDRs the ALB accepts. @default - the VPC CIDR when internal, anywhere when internet-facing */
   readonly allowedCidrs?: readonly string[];
   /**
@@ -169,7 +175,12 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
   const loadBalancer = new elbv2.ApplicationLoadBalancer(scope, 'LoadBalancer', {
     vpc: input.vpc,
     internetFacing: o.internetFacing ?? false,
-    vpcSubnets: { subnetType: o.internetFacing ? ec2.SubnetType.PUBLIC : ec2.SubnetType.PRIVATE_WITH_EGRESS },
+    // A VPC with two private subnet groups (an app tier and a data tier) has two private subnets per zone, and
+    // aws-cdk-lib selects every subnet of a type: one per zone, or CreateLoadBalancer refuses the ALB.
+    vpcSubnets: {
+      ...(o.vpcSubnets ?? { subnetType: o.internetFacing ? ec2.SubnetType.PUBLIC : ec2.SubnetType.PRIVATE_WITH_EGRESS }),
+      onePerAz: true,
+    },
     dropInvalidHeaderFields: true,
     idleTimeout: albIdleTimeout(input.requestDeadlineMs),
   });

@@ -274,6 +274,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       const selected = props.vpc.selectSubnets(props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS });
       this.subnetIds.push(...selected.subnetIds);
       this.warnIfOneZone(selected.subnets);
+      this.warnIfIsolated(props.vpc, selected.subnets);
       this.securityGroups.push(
         ...(props.securityGroups ?? [
           new ec2.SecurityGroup(this, 'SecurityGroup', {
@@ -755,6 +756,22 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       'cdk-capacity-aware-inference:sagemaker-subnets-one-az',
       `the selected subnets are all in ${distinct[0]}; SageMaker asks for subnets in at least two Availability Zones even for one instance ` +
         '(https://docs.aws.amazon.com/sagemaker/latest/dg/host-vpc.html): select private subnets in two or more zones with vpcSubnets',
+    );
+  }
+
+  /**
+   * Isolated subnets have no route out: SageMaker's containers there "can't connect to the Amazon S3 buckets that
+   * contain your data unless you create a VPC endpoint" (https://docs.aws.amazon.com/sagemaker/latest/dg/host-vpc.html,
+   * "Create an Amazon S3 VPC Endpoint"), and the endpoint never becomes InService. Whether the VPC has one is not known
+   * here (the library creates none), so a warning, not a refusal.
+   */
+  private warnIfIsolated(vpc: ec2.IVpc, subnets: readonly ec2.ISubnet[]): void {
+    const isolated = new Set(vpc.isolatedSubnets.map((n) => n.subnetId));
+    if (subnets.length === 0 || !subnets.every((n) => isolated.has(n.subnetId))) return;
+    Annotations.of(this).addWarningV2(
+      'cdk-capacity-aware-inference:sagemaker-subnets-isolated',
+      'the selected subnets are isolated (no route out): the model containers reach the model data only through an S3 gateway ' +
+        'endpoint in the VPC (https://docs.aws.amazon.com/sagemaker/latest/dg/host-vpc.html); add one, or select private subnets with egress',
     );
   }
 

@@ -2,12 +2,14 @@ import { ConstructValidationError } from '../../lib/core/validation/error';
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { CfnResource, Duration, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { type IConstruct, type IDependable, Construct } from 'constructs';
 import { Metrics } from '../../lib/core/metrics/contract';
 import { rejectionStatusClass } from '../../lib/core/runtime/engines';
 import { type CapacityClass } from '../../lib/core/service/capacity-class';
+import { EksInferenceCluster } from '../../lib/eks/cluster';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
 import { KARPENTER_INTERRUPTION_EVENTS } from '../../lib/eks/karpenter';
 import { KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from '../../lib/eks/versions';
@@ -550,5 +552,34 @@ describe('EksInferenceService options', () => {
     t.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', {
       TargetGroupAttributes: Match.arrayWith([{ Key: 'deregistration_delay.timeout_seconds', Value: '45' }]),
     });
+  });
+});
+
+describe('the ALB in a VPC with two private subnet groups', () => {
+  test('takes one subnet per zone (CreateLoadBalancer refuses two in one zone), from the tier it is given', () => {
+    const build2 = (vpcSubnets?: ec2.SubnetSelection) => {
+      const { stack } = testStack();
+      const vpc = new ec2.Vpc(stack, 'Vpc', {
+        maxAzs: 3, natGateways: 1,
+        subnetConfiguration: [
+          { name: 'public', subnetType: ec2.SubnetType.PUBLIC },
+          { name: 'app', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+          { name: 'data', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 24 },
+        ],
+      });
+      const cluster = new EksInferenceCluster(stack, 'Cluster', { vpc, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+      new EksInferenceService(stack, 'Llama', {
+        contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, cluster, loadBalancer: { vpcSubnets },
+      });
+      const [lb] = Object.values(Template.fromStack(stack).findResources('AWS::ElasticLoadBalancingV2::LoadBalancer'));
+      const ids = (group: string) => vpc.selectSubnets({ subnetGroupName: group }).subnets
+        .map((n) => ({ Ref: stack.getLogicalId(n.node.defaultChild as ec2.CfnSubnet) }));
+      return { subnets: lb.Properties.Subnets as unknown[], app: ids('app'), data: ids('data') };
+    };
+    const byDefault = build2();
+    expect(byDefault.subnets).toHaveLength(3);
+    expect(byDefault.subnets).toEqual(byDefault.app);
+    const data = build2({ subnetGroupName: 'data' });
+    expect(data.subnets).toEqual(data.data);
   });
 });

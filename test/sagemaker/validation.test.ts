@@ -412,6 +412,26 @@ describe('SageMakerCapacityEndpoint validation', () => {
       expect(build(() => undefined)).toEqual([]);
       expect(build((stack) => ({ subnets: [ec2.Subnet.fromSubnetId(stack, 'NoZone', 'subnet-1')] }))).toEqual([]);
     });
+
+    test('warns when the selected subnets are isolated (the model data needs an S3 gateway endpoint there)', () => {
+      const build = (subnetType?: ec2.SubnetType) => {
+        const { stack } = testStack();
+        const vpc = new ec2.Vpc(stack, 'Vpc', {
+          maxAzs: 2, natGateways: 1,
+          subnetConfiguration: [
+            { name: 'public', subnetType: ec2.SubnetType.PUBLIC },
+            { name: 'private', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+            { name: 'isolated', subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+          ],
+        });
+        new SageMakerCapacityEndpoint(stack, 'Llama', {
+          contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, vpc, vpcSubnets: subnetType && { subnetType },
+        });
+        return Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('isolated'));
+      };
+      expect(build(ec2.SubnetType.PRIVATE_ISOLATED)).toHaveLength(1);
+      expect(build()).toEqual([]);
+    });
   });
 
   test('fails when a TGI class has no model to load on SageMaker (its entrypoint exits without HF_MODEL_ID)', () => {
