@@ -17,7 +17,7 @@ export const SDK_OPTIONS = SDK_CLIENT_OPTIONS;
 
 /**
  * Time kept back from the Lambda timeout for what follows the last AWS call: the records, the audit line, a backoff
- * sleep that began just before the deadline (at most 3 s, DEFAULT_RETRY.maxDelayMs).
+ * sleep that began just before the deadline (DEFAULT_RETRY's longest is 800 ms; its cap, maxDelayMs, 3 s).
  */
 export const DEADLINE_RESERVE_MS = 8_000;
 /** The function's timeout (the construct sets it): the deadline when the runtime does not say how much time is left. */

@@ -279,9 +279,9 @@ export class Reconciler extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       memorySize: 256,
-      // Worst case: three steps (read, metrics, write), each retried 3 times with backoff capped at 3 s (a read's
-      // optional calls, the SageMaker scaling bounds or the ALB target health, get 6 s of it at most), and the run's
-      // deadline aborts the rest; a run normally takes well under 1 s.
+      // Worst case: three steps (read, metrics, write), each retried 3 times with at most 1.4 s of backoff in all
+      // (DEFAULT_RETRY; a read's optional calls, the SageMaker scaling bounds or the ALB target health, get 6 s at
+      // most), and the run's deadline aborts the rest; a run normally takes well under 1 s.
       timeout: Duration.seconds(30),
       reservedConcurrentExecutions: 1,
       // The next tick is the retry: a stale run must not write weights after a newer one.

@@ -83,7 +83,10 @@ export interface RetryOptions {
   readonly onFailure?: (err: unknown, attempt: number, nextInMs: number | undefined) => void;
 }
 
-/** Four attempts, 200 ms doubling to at most 3 s: about 5 s of waiting at worst, well inside a one-minute run. */
+/**
+ * Four attempts, 200 ms doubling (ceilings 200, 400 and 800 ms, jittered to at least half): at most 1.4 s of waiting in
+ * all, well inside a one-minute run; the 3 s cap binds only from a fifth attempt (a caller's own maxAttempts).
+ */
 export const DEFAULT_RETRY: RetryOptions = {
   maxAttempts: 4,
   baseDelayMs: 200,
