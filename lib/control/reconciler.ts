@@ -465,7 +465,8 @@ export class Reconciler extends Construct {
       evaluationPeriods: 3,
       datapointsToAlarm: 2,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      // No datapoint: no failed run. A reconciler that does not run at all is the heartbeat alarm's job.
+      // No datapoint: no failed run. A reconciler that does not run at all is the job of InferenceAlarms' heartbeat, which
+      // only exists where an InferenceObservability watches this serving: synth warns otherwise (alarmsOfServingProblems).
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: `${service}: reconciler runs are failing (see the Reason dimension of ${Metrics.reconcilerFailures.name} and the audit lines ` +
         'in the reconciler log group); routing weights are frozen until they succeed.',

@@ -270,7 +270,7 @@ describe('a Reconciler and the InferenceAlarms of the same serving', () => {
     expect(noHeartbeat(built.stack)).toEqual([]);
     const own = endpointStack();
     new Reconciler(own.stack, 'Reconciler', { serving: own.endpoint });
-    // Acknowledged on a scope above the Reconciler: aws-cdk-lib 2.269.0 matches an acknowledgement on the ancestors' paths.
+    // On a scope above it: "The acknowledgement will apply to all child scopes" (aws-cdk-lib 2.269.0 core/lib/annotations.d.ts).
     CoreAnnotations.of(own.stack).acknowledgeWarning('cdk-capacity-aware-inference:reconciler-no-heartbeat', 'our own alarm on Decisions');
     expect(noHeartbeat(own.stack)).toEqual([]);
   });
