@@ -2,7 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sns from 'aws-cdk-lib/aws-sns';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { Metrics } from '../core/metrics/contract';
 import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
 import { Checker } from '../core/validation/checker';
@@ -135,6 +135,31 @@ const RECONCILER_PERIOD_OF = new WeakMap<cloudwatch.IAlarm, Duration>();
 /** The Reconciler's default `policy.period`. */
 const DEFAULT_RECONCILER_PERIOD = Duration.minutes(1);
 
+/** What the Reconciler of a serving checks at synth of each `InferenceAlarms` on the same serving. */
+export interface AlarmsOfServing {
+  readonly alarms: InferenceAlarms;
+  /** The reconciler period its run-fed alarms (replica shortages, heartbeat) are evaluated at. */
+  readonly reconcilerPeriod: Duration;
+  /** Whether any alarm reads one datapoint per reconciler run: only then does the period matter. */
+  readonly readsRuns: boolean;
+  /** Whether it has the heartbeat alarm, the one that pages when runs stop. */
+  readonly heartbeat: boolean;
+}
+const ALARMS_OF = new WeakMap<object, AlarmsOfServing[]>();
+
+/**
+ * The `InferenceAlarms` on `serving` in the construct tree of `root`. Either construct may be created first, so the
+ * Reconciler reads this at synth (a validation), when both exist.
+ */
+export function inferenceAlarmsOf(serving: object, root: IConstruct): AlarmsOfServing[] {
+  return (ALARMS_OF.get(serving) ?? []).filter((a) => a.alarms.node.root === root);
+}
+
+/** Periods of the heartbeat alarm with its default duration at a reconciler period: 10 minutes in whole runs, 2 at least. */
+export function defaultHeartbeatPeriods(reconcilerPeriod: Duration): number {
+  return wholePeriods(ALARM_DEFAULTS.reconcilerHeartbeat.duration, reconcilerPeriod, 2).toSeconds() / reconcilerPeriod.toSeconds();
+}
+
 export interface InferenceAlarmsProps extends ServiceObservabilityProps, InferenceAlarmOptions {}
 
 /** Alarm options once the defaults are filled in: every field but `enabled` is set. */
@@ -204,6 +229,10 @@ export class InferenceAlarms extends Construct {
     this.alarms = [this.fallbackShareAlarm, this.deadlineExhaustionAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm]
       .filter((a): a is cloudwatch.Alarm => a !== undefined);
     notifyOnAlarmAndOk(this.topic, this.alarms as cloudwatch.Alarm[]);
+    const heartbeat = this.reconcilerHeartbeatAlarm !== undefined;
+    ALARMS_OF.set(props.serving, [...(ALARMS_OF.get(props.serving) ?? []), {
+      alarms: this, reconcilerPeriod: runs.period, readsRuns: heartbeat || this.replicaShortageAlarms.length > 0, heartbeat,
+    }]);
   }
 
   /**

@@ -12,7 +12,7 @@ import { Dim, Metrics } from '../core/metrics/contract';
 import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
 import { RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
 import { Checker } from '../core/validation/checker';
-import { type Problem, throwIfInvalid } from '../core/validation/error';
+import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/validation/error';
 import { policyProblems } from '../core/validation/policy-config';
 import { RECONCILER_RULES } from '../core/validation/rules';
 import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
@@ -29,7 +29,7 @@ import { type RoutingFacts } from '../core/reconciler/routing-facts';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
-import { reconcilerPeriodOfAlarm } from './alarms';
+import { defaultHeartbeatPeriods, inferenceAlarmsOf, reconcilerPeriodOfAlarm } from './alarms';
 import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { nameWithin } from '../util/name-within';
@@ -321,6 +321,8 @@ export class Reconciler extends Construct {
     }
 
     const alarms = this.addAlarms(props, serving.service, period);
+    // InferenceAlarms on the same serving may be created before or after this construct: both are known at synth.
+    this.node.addValidation({ validate: () => this.alarmsOfServingProblems(props.serving, period) });
     this.capacityErrorAlarms = alarms.capacityErrors;
     this.failureAlarm = alarms.failures;
     this.errorsAlarm = alarms.functionErrors;
@@ -463,7 +465,8 @@ export class Reconciler extends Construct {
       evaluationPeriods: 3,
       datapointsToAlarm: 2,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      // No datapoint: no failed run. A reconciler that does not run at all is the heartbeat alarm's job.
+      // No datapoint: no failed run. A reconciler that does not run at all is the job of InferenceAlarms' heartbeat, which
+      // only exists where an InferenceObservability watches this serving: synth warns otherwise (alarmsOfServingProblems).
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: `${service}: reconciler runs are failing (see the Reason dimension of ${Metrics.reconcilerFailures.name} and the audit lines ` +
         'in the reconciler log group); routing weights are frozen until they succeed.',
@@ -499,6 +502,36 @@ export class Reconciler extends Construct {
     const topic = props.alarmTopic ?? encryptedAlarmTopic(this, 'AlarmTopic', service).topic;
     notifyOnAlarmAndOk(topic, [failures, functionErrors, degradedReads, ...capacityErrors]);
     return { capacityErrors, failures, functionErrors, degradedReads, topic };
+  }
+
+  /**
+   * This reconciler against the `InferenceAlarms` of its serving. Their run-fed alarms read one datapoint per run at
+   * their `reconcilerPeriod`: at another period than this one the heartbeat (missing data breaching) would flip between
+   * runs, or the replica shortage pair two runs' counts, so synth fails. Without a heartbeat, nothing pages when runs
+   * stop: this construct's own alarms see only runs that happened and failed (missing data is not breaching), so a
+   * disabled schedule, reserved concurrency set to 0 (throttled async events are dropped after `maxEventAge`), invocations
+   * EventBridge fails to deliver, or a log group key that no longer lets Lambda write (no EMF) leave them all OK.
+   */
+  private alarmsOfServingProblems(servingConstruct: IInferenceServing, period: Duration): string[] {
+    const all = inferenceAlarmsOf(servingConstruct, this.node.root);
+    const problems: Problem[] = all.filter((a) => a.readsRuns && a.reconcilerPeriod.toSeconds() !== period.toSeconds()).map((a) => ({
+      field: 'policy.period',
+      message: `is ${period.toSeconds()} s, and InferenceAlarms '${a.alarms.node.path}' of the same serving evaluates its replica shortage and ` +
+        `heartbeat alarms every ${a.reconcilerPeriod.toSeconds()} s (its reconcilerPeriod, one minute unless set); allowed: the same period: ` +
+        `set that InferenceObservability's (or InferenceAlarms') reconcilerPeriod to this Reconciler's policy.period, Duration.seconds(${period.toSeconds()})`,
+    }));
+    if (!all.some((a) => a.heartbeat)) {
+      const m = Metrics.decisions;
+      const n = defaultHeartbeatPeriods(period);
+      Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:reconciler-no-heartbeat',
+        `No InferenceObservability (InferenceAlarms) with its reconciler heartbeat is on this Reconciler's serving (${this.service}), so nothing ` +
+        'pages when runs stop: this Reconciler\'s own alarms see only runs that fail, not a disabled schedule, reserved concurrency 0, ' +
+        'invocations EventBridge fails to deliver or metrics that stop, and the routing weights stay frozen. Add new InferenceObservability(scope, id, ' +
+        `{ serving, reconcilerPeriod: Duration.seconds(${period.toSeconds()}) }) on the same serving, or an alarm of your own: ${m.namespace} ` +
+        `${m.name} with dimension ${Dim.SERVICE}=${this.service} only, statistic SampleCount, period ${period.toSeconds()} s, less than 1 in ` +
+        `${n} of ${n} periods, missing data breaching (then acknowledge this warning on the Reconciler's stack).`);
+    }
+    return problems.length > 0 ? [new ConstructValidationError('Reconciler', this.node.path, problems).message] : [];
   }
 
   /**

@@ -1,5 +1,5 @@
-import { Duration, type Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations as CoreAnnotations, Duration, type Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
@@ -9,7 +9,7 @@ import { Dim, Metrics } from '../../lib/core/metrics/contract';
 import { initialPolicyState } from '../../lib/core/policy/decide';
 import { type PolicyDecision, type PolicyInput } from '../../lib/core/policy/types';
 import { decisionEmf } from '../../lib/core/reconciler/io';
-import { endpointStack } from '../sagemaker/fixtures';
+import { endpointStack, synthError } from '../sagemaker/fixtures';
 import { EksInferenceService } from '../../lib/eks/inference-service';
 import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack, FETCHER_IMAGE } from '../util';
 
@@ -205,5 +205,73 @@ describe('a Reconciler that runs every 2 minutes', () => {
     expect(() => new InferenceObservability(built.stack, 'Observability2', {
       serving: built.endpoint, reconcilerPeriod: Duration.minutes(2), replicaShortage: { duration: Duration.minutes(5) },
     })).toThrow(/replicaShortage.duration: is 5 minutes with a period of 120 s/);
+  });
+});
+
+/**
+ * A Reconciler and the InferenceAlarms of its serving, in either order: checked at synth (review R120). The heartbeat is
+ * the only alarm that pages when runs stop, and it reads one datapoint per run at InferenceAlarms' reconcilerPeriod.
+ */
+describe('a Reconciler and the InferenceAlarms of the same serving', () => {
+  const noHeartbeat = (stack: Stack) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('reconciler-no-heartbeat'));
+
+  test.each(['observability first', 'reconciler first'])('fails at synth when their periods differ (%s), naming both paths and both periods', (order) => {
+    const built = endpointStack();
+    const observe = () => new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint });
+    const reconcile = () => new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, policy: { period: Duration.minutes(15) } });
+    if (order === 'observability first') { observe(); reconcile(); } else { reconcile(); observe(); }
+    expect(synthError(built.stack)).toContain("Reconciler 'Test/Reconciler' is invalid (1 problem):\n  - policy.period: is 900 s, and InferenceAlarms "
+      + "'Test/Observability/Alarms' of the same serving evaluates its replica shortage and heartbeat alarms every 60 s (its reconcilerPeriod, "
+      + "one minute unless set); allowed: the same period: set that InferenceObservability's (or InferenceAlarms') reconcilerPeriod to this "
+      + "Reconciler's policy.period, Duration.seconds(900)");
+  });
+
+  test('synthesizes when reconcilerPeriod is the Reconciler\'s period, or when no alarm reads its runs', () => {
+    const same = endpointStack();
+    new Reconciler(same.stack, 'Reconciler', { serving: same.endpoint, policy: { period: Duration.minutes(15) } });
+    new InferenceObservability(same.stack, 'Observability', { serving: same.endpoint, reconcilerPeriod: Duration.minutes(15) });
+    expect(synthError(same.stack)).toBe('');
+    const none = endpointStack();
+    new Reconciler(none.stack, 'Reconciler', { serving: none.endpoint, policy: { period: Duration.minutes(15) } });
+    new InferenceObservability(none.stack, 'Observability', { serving: none.endpoint, replicaShortage: { enabled: false }, reconcilerHeartbeat: { enabled: false } });
+    expect(synthError(none.stack)).toBe('');
+  });
+
+  test('warns when no heartbeat watches the Reconciler: how to add one, and the alarm to write otherwise', () => {
+    const built = endpointStack();
+    new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, policy: { period: Duration.minutes(2) } });
+    const warnings = noHeartbeat(built.stack);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].id).toBe('/Test/Reconciler');
+    const text = String(warnings[0].entry.data);
+    expect(text).toContain('nothing pages when runs stop');
+    expect(text).toContain('reconcilerPeriod: Duration.seconds(120)');
+    expect(text).toContain(`${Metrics.decisions.namespace} ${Metrics.decisions.name} with dimension ${Dim.SERVICE}=${LLAMA_CONTRACT.name} only, `
+      + 'statistic SampleCount, period 120 s, less than 1 in 5 of 5 periods, missing data breaching');
+    expect(text).toContain('[ack: cdk-capacity-aware-inference:reconciler-no-heartbeat]');
+  });
+
+  test('warns when the only InferenceObservability of the serving has its heartbeat off, or is in another app', () => {
+    const off = endpointStack();
+    new Reconciler(off.stack, 'Reconciler', { serving: off.endpoint });
+    new InferenceObservability(off.stack, 'Observability', { serving: off.endpoint, reconcilerHeartbeat: { enabled: false } });
+    expect(noHeartbeat(off.stack)).toHaveLength(1);
+    const other = endpointStack();
+    new Reconciler(other.stack, 'Reconciler', { serving: other.endpoint });
+    const elsewhere = endpointStack();
+    new InferenceObservability(elsewhere.stack, 'Observability', { serving: other.endpoint });
+    expect(noHeartbeat(other.stack)).toHaveLength(1);
+  });
+
+  test('no warning with InferenceObservability on the same serving, created after the Reconciler; none once acknowledged on its stack', () => {
+    const built = endpointStack();
+    new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint });
+    new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint });
+    expect(noHeartbeat(built.stack)).toEqual([]);
+    const own = endpointStack();
+    new Reconciler(own.stack, 'Reconciler', { serving: own.endpoint });
+    // On a scope above it: "The acknowledgement will apply to all child scopes" (aws-cdk-lib 2.269.0 core/lib/annotations.d.ts).
+    CoreAnnotations.of(own.stack).acknowledgeWarning('cdk-capacity-aware-inference:reconciler-no-heartbeat', 'our own alarm on Decisions');
+    expect(noHeartbeat(own.stack)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The README quickstart and the EKS example of docs/eks-inference-service.md run as written: each ends with
+ * The README quickstart, the EKS example of docs/eks-inference-service.md and docs/reconciler.md's example run as written: each ends with
  * `app.synth()`, and the synthesis must need no context lookup (a lookup would need an AWS account at `cdk synth`).
  * `cdk-capacity-aware-inference` is bound to this checkout's lib/; every other import is the real module.
  */
@@ -63,4 +63,12 @@ test('the EKS example synthesizes offline as written: the zones come from the co
   expect([...new Set(subnets)].sort()).toEqual(['us-east-1a', 'us-east-1b', 'us-east-1c']);
   // Karpenter, KEDA, the Load Balancer Controller and the Neuron device plugin (the example has a Neuron class).
   template.resourceCountIs('Custom::AWSCDK-EKS-HelmChart', 4);
+});
+
+test('docs/reconciler.md\'s example synthesizes with its heartbeat: no reconciler-no-heartbeat warning (R120)', () => {
+  const [app] = run(blockAfter('docs/reconciler.md', 'docs-example: reconciler'));
+  const stack = app.synth().getStackByName('Routing');
+  const warnings = stack.messages.filter((m) => m.level === 'warning').map((m) => String(m.entry.data));
+  expect(warnings.filter((w) => w.includes('reconciler-no-heartbeat'))).toEqual([]);
+  Template.fromJSON(stack.template).hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Decisions', Statistic: 'SampleCount' });
 });
