@@ -116,7 +116,8 @@ export interface InferenceAlarmOptions {
    * durations whole multiples of it). At a shorter period, runs further apart leave periods empty: the shortage alarm
    * (missing data not breaching) could never fill its window, and the heartbeat (missing data breaching) would fire
    * between runs; at a longer one the shortage would pair one run's desired count with another's ready count. The
-   * Reconciler refuses `capacityAlarms` made for another period. The two alarms' default durations are
+   * Reconciler of the same serving fails synth when this differs from its `policy.period` (and refuses `capacityAlarms`
+   * made for another period). The two alarms' default durations are
    * rounded up to whole periods, and the heartbeat's to two at least.
    * @default - one minute, the Reconciler's default `policy.period`
    */
@@ -155,9 +156,14 @@ export function inferenceAlarmsOf(serving: object, root: IConstruct): AlarmsOfSe
   return (ALARMS_OF.get(serving) ?? []).filter((a) => a.alarms.node.root === root);
 }
 
-/** Periods of the heartbeat alarm with its default duration at a reconciler period: 10 minutes in whole runs, 2 at least. */
+/** The heartbeat alarm's default duration at a reconciler period: 10 minutes in whole runs, 2 runs at least. */
+function defaultHeartbeatDuration(reconcilerPeriod: Duration): Duration {
+  return wholePeriods(ALARM_DEFAULTS.reconcilerHeartbeat.duration, reconcilerPeriod, 2);
+}
+
+/** Periods of the heartbeat alarm with its default duration at a reconciler period (what the Reconciler's warning quotes). */
 export function defaultHeartbeatPeriods(reconcilerPeriod: Duration): number {
-  return wholePeriods(ALARM_DEFAULTS.reconcilerHeartbeat.duration, reconcilerPeriod, 2).toSeconds() / reconcilerPeriod.toSeconds();
+  return defaultHeartbeatDuration(reconcilerPeriod).toSeconds() / reconcilerPeriod.toSeconds();
 }
 
 export interface InferenceAlarmsProps extends ServiceObservabilityProps, InferenceAlarmOptions {}
@@ -251,7 +257,7 @@ export class InferenceAlarms extends Construct {
       deadline: given(whole(D.deadlineExhaustion), props.deadlineExhaustion),
       capacity: given(whole(D.preferredCapacityErrors), props.preferredCapacityErrors),
       shortage: given(whole(D.replicaShortage, runPeriod), props.replicaShortage),
-      heartbeat: given(whole(D.reconcilerHeartbeat, runPeriod, 2), props.reconcilerHeartbeat),
+      heartbeat: given({ ...D.reconcilerHeartbeat, duration: defaultHeartbeatDuration(runPeriod) }, props.reconcilerHeartbeat),
     };
   }
 
