@@ -321,8 +321,6 @@ export class Reconciler extends Construct {
     }
 
     const alarms = this.addAlarms(props, serving.service, period);
-    // InferenceAlarms on the same serving may be created before or after this construct: both are known at synth.
-    this.node.addValidation({ validate: () => this.alarmsOfServingProblems(props.serving, period) });
     this.capacityErrorAlarms = alarms.capacityErrors;
     this.failureAlarm = alarms.failures;
     this.errorsAlarm = alarms.functionErrors;
@@ -441,6 +439,8 @@ export class Reconciler extends Construct {
    * and function errors, each notifying the alarm topic on ALARM and OK.
    */
   private addAlarms(props: ReconcilerProps, service: string, period: Duration) {
+    // InferenceAlarms on the same serving may be created before or after this construct: both are known at synth.
+    this.node.addValidation({ validate: () => this.alarmsOfServingProblems(props.serving, period) });
     // One alarm per capacity-error metric the reconciler reads (the plan expands the Karpenter filter metric per NodePool).
     const plan = signalPlan(this.config, this.config.policy?.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds).classes;
     const errorSources = Object.entries(plan).flatMap(([className, s]) => (s.capacityErrors && 'metric' in s.capacityErrors ? [[className, s.capacityErrors.metric] as const] : []));
