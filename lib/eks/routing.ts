@@ -23,8 +23,8 @@ export interface LoadBalancerOptions {
   /** Serve HTTPS on 443 with this certificate. @default - HTTP on port 80 */
   readonly certificate?: acm.ICertificate;
   /**
-   * Subnets of the ALB. An ALB takes "only one subnet per Availability Zone" (ELB CreateLoadBalancer, Subnets), so one
-   * per zone is taken from whatever this selects (`onePerAz`).
+   * Subnets of the ALB. An ALB takes "only one subnet per Availability Zone" (ELB CreateLoadBalancer, Subnets), so the
+   * first of each zone is taken from whatever this selects (when the zones are known at synth).
    * @default - the VPC's private subnets with egress (public when internet-facing), one per zone
    */
   readonly vpcSubnets?: ec2.SubnetSelection;
@@ -165,6 +165,30 @@ function deregistrationDelayOf(o: { readonly deregistrationDelay?: Duration }): 
 }
 
 /**
+ * The first subnet of each zone of `selection`. A VPC with two private subnet groups (an app tier and a data tier) has
+ * two private subnets per zone, aws-cdk-lib selects every subnet of a type, and CreateLoadBalancer takes "only one
+ * subnet per Availability Zone". Done here rather than with `onePerAz`, which aws-cdk-lib 2.269.0 skips for a
+ * `subnets` selection, pushes into the caller's own `subnetFilters` array, and applies to zones that are tokens (an
+ * imported VPC's list-token zones all read alike: it would keep one subnet). Zones not known at synth: every subnet,
+ * as selected.
+ */
+function oneSubnetPerZone(vpc: ec2.IVpc, selection: ec2.SubnetSelection): ec2.SubnetSelection {
+  const { subnets } = vpc.selectSubnets({ ...selection, subnetFilters: [...(selection.subnetFilters ?? [])] });
+  const zoneOf = (subnet: ec2.ISubnet): string | undefined => {
+    try {
+      return subnet.availabilityZone;
+    } catch {
+      return undefined; // an imported subnet without its zone (aws-cdk-lib throws on the read)
+    }
+  };
+  const zones = subnets.map(zoneOf);
+  // A zone taken from a list token reads `#{Token[...]}`, which Token.isUnresolved sees only as a one-element list
+  // (aws-cdk-lib 2.269.0 core/lib/private/encoding.js `unresolved`, BEGIN_LIST_TOKEN_MARKER).
+  if (zones.some((z) => z === undefined || Token.isUnresolved(z) || Token.isUnresolved([z]))) return { subnets };
+  return { subnets: subnets.filter((_, i) => zones.indexOf(zones[i]) === i) };
+}
+
+/**
  * The service's ALB, created in the service's scope (the ids `LoadBalancer`, `AccessLogs`, `TargetGroup-<class>` and
  * `Listener` are the logical ids of deployed stacks): internal by default, access logs on, invalid headers dropped,
  * clients limited to the VPC or the given CIDRs, and ALB -> pod traffic opened to the cluster security group.
@@ -175,12 +199,9 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
   const loadBalancer = new elbv2.ApplicationLoadBalancer(scope, 'LoadBalancer', {
     vpc: input.vpc,
     internetFacing: o.internetFacing ?? false,
-    // A VPC with two private subnet groups (an app tier and a data tier) has two private subnets per zone, and
-    // aws-cdk-lib selects every subnet of a type: one per zone, or CreateLoadBalancer refuses the ALB.
-    vpcSubnets: {
-      ...(o.vpcSubnets ?? { subnetType: o.internetFacing ? ec2.SubnetType.PUBLIC : ec2.SubnetType.PRIVATE_WITH_EGRESS }),
-      onePerAz: true,
-    },
+    vpcSubnets: oneSubnetPerZone(input.vpc, o.vpcSubnets ?? {
+      subnetType: o.internetFacing ? ec2.SubnetType.PUBLIC : ec2.SubnetType.PRIVATE_WITH_EGRESS,
+    }),
     dropInvalidHeaderFields: true,
     idleTimeout: albIdleTimeout(input.requestDeadlineMs),
   });

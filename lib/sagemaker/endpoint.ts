@@ -274,7 +274,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       const selected = props.vpc.selectSubnets(props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS });
       this.subnetIds.push(...selected.subnetIds);
       this.warnIfOneZone(selected.subnets);
-      this.warnIfIsolated(props.vpc, selected.subnets);
+      if (!selected.isPendingLookup) this.warnIfIsolated(props.vpc, selected.subnets); // a lookup's placeholder VPC reuses its ids
       this.securityGroups.push(
         ...(props.securityGroups ?? [
           new ec2.SecurityGroup(this, 'SecurityGroup', {

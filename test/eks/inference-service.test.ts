@@ -1,6 +1,6 @@
 import { ConstructValidationError } from '../../lib/core/validation/error';
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { CfnResource, Duration, type Stack } from 'aws-cdk-lib';
+import { CfnResource, Duration, Fn, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -557,7 +557,7 @@ describe('EksInferenceService options', () => {
 
 describe('the ALB in a VPC with two private subnet groups', () => {
   test('takes one subnet per zone (CreateLoadBalancer refuses two in one zone), from the tier it is given', () => {
-    const build2 = (vpcSubnets?: ec2.SubnetSelection) => {
+    const build2 = (select?: (vpc: ec2.Vpc) => ec2.SubnetSelection) => {
       const { stack } = testStack();
       const vpc = new ec2.Vpc(stack, 'Vpc', {
         maxAzs: 3, natGateways: 1,
@@ -569,7 +569,7 @@ describe('the ALB in a VPC with two private subnet groups', () => {
       });
       const cluster = new EksInferenceCluster(stack, 'Cluster', { vpc, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
       new EksInferenceService(stack, 'Llama', {
-        contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, cluster, loadBalancer: { vpcSubnets },
+        contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, cluster, loadBalancer: { vpcSubnets: select?.(vpc) },
       });
       const [lb] = Object.values(Template.fromStack(stack).findResources('AWS::ElasticLoadBalancingV2::LoadBalancer'));
       const ids = (group: string) => vpc.selectSubnets({ subnetGroupName: group }).subnets
@@ -579,7 +579,25 @@ describe('the ALB in a VPC with two private subnet groups', () => {
     const byDefault = build2();
     expect(byDefault.subnets).toHaveLength(3);
     expect(byDefault.subnets).toEqual(byDefault.app);
-    const data = build2({ subnetGroupName: 'data' });
+    const data = build2(() => ({ subnetGroupName: 'data' }));
     expect(data.subnets).toEqual(data.data);
+    // Given as subnets of both tiers, data first (aws-cdk-lib's onePerAz skips a subnets selection): the first of each zone.
+    const given = build2((vpc) => ({ subnets: [...vpc.selectSubnets({ subnetGroupName: 'data' }).subnets, ...vpc.privateSubnets] }));
+    expect(given.subnets).toEqual(given.data);
+    // The caller's own filters are not changed.
+    const filters: ec2.SubnetFilter[] = [ec2.SubnetFilter.byCidrMask(24)];
+    expect(build2(() => ({ subnetFilters: filters, subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS })).subnets).toHaveLength(3);
+    expect(filters).toHaveLength(1);
+  });
+
+  test('takes every given subnet when their zones are not known at synth (an imported VPC whose zones are a list token)', () => {
+    const { stack } = testStack();
+    const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
+      vpcId: 'vpc-1', vpcCidrBlock: '10.0.0.0/16', availabilityZones: Fn.getAzs(), privateSubnetIds: ['subnet-a', 'subnet-b', 'subnet-c'],
+    });
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { vpc, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, cluster });
+    const [lb] = Object.values(Template.fromStack(stack).findResources('AWS::ElasticLoadBalancingV2::LoadBalancer'));
+    expect(lb.Properties.Subnets).toEqual(['subnet-a', 'subnet-b', 'subnet-c']);
   });
 });

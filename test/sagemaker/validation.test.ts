@@ -431,6 +431,11 @@ describe('SageMakerCapacityEndpoint validation', () => {
       };
       expect(build(ec2.SubnetType.PRIVATE_ISOLATED)).toHaveLength(1);
       expect(build()).toEqual([]);
+      // A pending lookup's placeholder VPC gives its private and isolated groups the same ids: no warning then.
+      const { stack } = testStack();
+      const vpc = ec2.Vpc.fromLookup(stack, 'Vpc', { vpcId: 'vpc-12345' });
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, vpc });
+      expect(Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('isolated'))).toEqual([]);
     });
   });
 
