@@ -10,6 +10,7 @@ import { duplicates } from '../core/validation/names';
 import { EKS_RULES, type ModelDataKeyFacts } from '../core/validation/rules';
 import { isUnresolved } from '../core/validation/tokens';
 import { durationSeconds, sizeGibibytes } from '../util/duration';
+import { subnetZones } from '../util/subnet-zones';
 import { ROLE_INLINE_POLICY_CHARS } from './controller-policy-size';
 import { type EksClassOptions } from './class-options';
 import { type ScalingOptions } from './scaling-options';
@@ -25,13 +26,8 @@ import { chartVersionProblem } from './versions';
  * The check is skipped then: a zone cannot be judged against zones not known yet.
  */
 function nodeSubnetZones(vpc: ec2.IVpc): string[] | undefined {
-  let zones: string[];
-  try {
-    zones = [...vpc.privateSubnets, ...vpc.isolatedSubnets].map((s) => s.availabilityZone);
-  } catch {
-    return undefined;
-  }
-  return zones.length > 0 && zones.every((z) => isName('availabilityZone', z)) ? [...new Set(zones)] : undefined;
+  const zones = subnetZones([...vpc.privateSubnets, ...vpc.isolatedSubnets]);
+  return zones && zones.length > 0 && zones.every((z) => isName('availabilityZone', z)) ? [...new Set(zones)] : undefined;
 }
 
 /** A class held (`placement.zones`) to a zone where the cluster's VPC has no subnet for its nodes. */

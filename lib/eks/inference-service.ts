@@ -38,7 +38,7 @@ import { type Keda } from './keda';
 import { type LoadBalancerController } from './load-balancer-controller';
 import * as m from './manifests';
 import { fetcherToolProblems, modelCacheGiB, modelCacheProblems } from './model-data-fetch';
-import { nodeVolumeProblems } from './node-sizing';
+import { classInstanceTypes, nodeVolumeProblems } from './node-sizing';
 import { type EksObservability, type ServiceSignalProducers } from './observability-addon';
 import { PodIdentityRole } from './pod-identity';
 import { grantListenerAuthentication } from './listener-authentication';
@@ -55,9 +55,9 @@ export { CLASS_LABEL } from './class-unit';
 export { DISCOVERY_TAG, type ChartVersions, type ClusterSettings, type NewClusterOptions } from './cluster';
 export { type ListenerRuleOptions, type LoadBalancerOptions } from './routing';
 
-
 /** Nodes run Bottlerocket unless `amiAlias` says otherwise. */
 const DEFAULT_AMI_ALIAS = 'bottlerocket@latest';
+
 /**
  * The ClusterSettings (clusterName, clusterOptions, vpc, kubectlLayer, chartVersions, observability) apply when the
  * service has a cluster of its own (no `cluster`, or an imported `eks.ICluster`); with an EksInferenceCluster they are
@@ -243,7 +243,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       ],
       neuronClasses: classes.filter((c) => c.hardware.acceleratorKind === 'neuron').map((c) => ({
         name: c.name,
-        instanceTypes: [c.instanceType, ...(classOptions[c.name]?.additionalInstanceTypes ?? [])],
+        instanceTypes: classInstanceTypes(c, classOptions[c.name] ?? {}),
       })),
       spotClasses: classes.filter((c) => (classOptions[c.name]?.capacityTypes ?? []).includes('spot')).map((c) => c.name),
     });

@@ -14,6 +14,7 @@ import { Checker, numberRule } from '../core/validation/checker';
 import { EKS_RULES } from '../core/validation/rules';
 import { durationSeconds } from '../util/duration';
 import { acknowledgeRule } from '../util/nag';
+import { subnetZones } from '../util/subnet-zones';
 import { newAccessLogBucket, secureLoadBalancer } from './load-balancer-hardening';
 
 /** The ALB in front of the classes. */
@@ -174,18 +175,8 @@ function deregistrationDelayOf(o: { readonly deregistrationDelay?: Duration }): 
  */
 function oneSubnetPerZone(vpc: ec2.IVpc, selection: ec2.SubnetSelection): ec2.SubnetSelection {
   const { subnets } = vpc.selectSubnets({ ...selection, subnetFilters: [...(selection.subnetFilters ?? [])] });
-  const zoneOf = (subnet: ec2.ISubnet): string | undefined => {
-    try {
-      return subnet.availabilityZone;
-    } catch {
-      return undefined; // an imported subnet without its zone (aws-cdk-lib throws on the read)
-    }
-  };
-  const zones = subnets.map(zoneOf);
-  // A zone taken from a list token reads `#{Token[...]}`, which Token.isUnresolved sees only as a one-element list
-  // (aws-cdk-lib 2.269.0 core/lib/private/encoding.js `unresolved`, BEGIN_LIST_TOKEN_MARKER).
-  if (zones.some((z) => z === undefined || Token.isUnresolved(z) || Token.isUnresolved([z]))) return { subnets };
-  return { subnets: subnets.filter((_, i) => zones.indexOf(zones[i]) === i) };
+  const zones = subnetZones(subnets);
+  return { subnets: zones ? subnets.filter((_, i) => zones.indexOf(zones[i]) === i) : subnets };
 }
 
 /**

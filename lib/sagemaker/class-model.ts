@@ -58,11 +58,12 @@ export function sageMakerEnvironmentProblems(cls: CapacityClass, contract: Servi
   const problems: ClassProblem[] = [];
   const sourceOf = environmentSources(cls, contract, env);
   const add = (field: string, message: string) => problems.push({ className: cls.name, field, message });
+  const bytes = (v: string) => Buffer.byteLength(v, 'utf8');
   let knownBytes = 0;
   for (const [key, value] of Object.entries(env)) {
     const field = sourceOf(key);
     if (!isUnresolved(key)) {
-      const keyBytes = Buffer.byteLength(key, 'utf8');
+      const keyBytes = bytes(key);
       knownBytes += keyBytes;
       if (!limits.keyPattern.test(key)) {
         add(field, `'${key}' is not a name SageMaker takes for a container variable; allowed: [a-zA-Z_][a-zA-Z0-9_]*`);
@@ -71,7 +72,7 @@ export function sageMakerEnvironmentProblems(cls: CapacityClass, contract: Servi
       }
     }
     if (isUnresolved(value)) continue;
-    const valueBytes = Buffer.byteLength(value, 'utf8');
+    const valueBytes = bytes(value);
     knownBytes += valueBytes;
     if (valueBytes > limits.maxValueBytes) {
       add(field, `sets the SageMaker container variable ${key} to a value of ${valueBytes} bytes; CreateModel allows at most ` +
@@ -80,7 +81,6 @@ export function sageMakerEnvironmentProblems(cls: CapacityClass, contract: Servi
   }
   const userEnv = Object.keys(cls.runtime.env ?? {}).length;
   const userField = userEnv > 0 ? 'runtime.env' : (cls.runtime.args ?? []).length > 0 ? 'runtime.args' : 'runtime';
-  const bytes = (v: string) => Buffer.byteLength(v, 'utf8');
   if (knownBytes > limits.maxTotalBytes) {
     const largest = Object.entries(env).filter(([, v]) => !isUnresolved(v)).sort(([, a], [, b]) => bytes(b) - bytes(a)).slice(0, 3)
       .map(([k, v]) => `${k} (${bytes(v)} bytes, ${sourceOf(k)})`);

@@ -44,6 +44,8 @@ export const NODE_DATA_VOLUME = {
 } as const;
 
 /** The smallest data volume gp3 provisions at NODE_DATA_VOLUME's IOPS: 12 GiB. */
+export const MIN_NODE_VOLUME_GIB = Math.ceil(NODE_DATA_VOLUME.iops / GP3_LIMITS.maxIopsPerGiB);
+
 /**
  * The EKS AL2023 AMIs' root volume, GiB: built on a 20 GiB volume (awslabs/amazon-eks-ami
  * templates/al2023/variables-default.json `volume_size`), so their snapshot is 20 GiB and EC2 refuses a smaller root
@@ -51,5 +53,3 @@ export const NODE_DATA_VOLUME = {
  * volume is that root volume (lib/eks/manifests/karpenter.ts); Bottlerocket keeps it apart.
  */
 export const AL2023_ROOT_SNAPSHOT_GIB = 20;
-
-export const MIN_NODE_VOLUME_GIB = Math.ceil(NODE_DATA_VOLUME.iops / GP3_LIMITS.maxIopsPerGiB);
