@@ -27,6 +27,7 @@ import { SAGEMAKER_RULES } from '../core/validation/rules';
 import { durationSeconds } from '../util/duration';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules } from '../util/nag';
+import { subnetZones } from '../util/subnet-zones';
 import { type IClassArtifactGate } from '../trust/gate';
 import { modelDataKeyFacts } from '../trust/model-data-key';
 import { ClassModel, sageMakerRuntime } from './class-model';
@@ -736,20 +737,12 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
    * SageMaker's hosting guide: "You must create at least two subnets in different availability zones in your private
    * VPC, even if you have only one hosting instance" (https://docs.aws.amazon.com/sagemaker/latest/dg/host-vpc.html,
    * "Configure a Model for Amazon VPC Access"). What CreateModel does with subnets in one zone is not documented, so
-   * this warns and does not refuse; a zone that is a token, or an imported subnet without one, is unknown: no warning.
+   * this warns and does not refuse; a zone not known at synth (`subnetZones`: a token, a list token's element, an
+   * imported subnet without one): no warning.
    */
   private warnIfOneZone(subnets: readonly ec2.ISubnet[]): void {
-    const zones: string[] = [];
-    for (const subnet of subnets) {
-      let zone: string;
-      try {
-        zone = subnet.availabilityZone;
-      } catch {
-        return; // an imported subnet without its zone (aws-cdk-lib throws on the read)
-      }
-      if (Token.isUnresolved(zone)) return;
-      zones.push(zone);
-    }
+    const zones = subnetZones(subnets);
+    if (!zones) return;
     const distinct = [...new Set(zones)];
     if (distinct.length !== 1) return;
     Annotations.of(this).addWarningV2(

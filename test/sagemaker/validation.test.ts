@@ -1,4 +1,4 @@
-import { Duration, Lazy, type Stack } from 'aws-cdk-lib';
+import { Duration, Fn, Lazy, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -411,6 +411,13 @@ describe('SageMakerCapacityEndpoint validation', () => {
       );
       expect(build(() => undefined)).toEqual([]);
       expect(build((stack) => ({ subnets: [ec2.Subnet.fromSubnetId(stack, 'NoZone', 'subnet-1')] }))).toEqual([]);
+      // An imported VPC whose zones are a list token: every subnet reads the same encoded zone, which says nothing.
+      const { stack } = testStack();
+      const imported = ec2.Vpc.fromVpcAttributes(stack, 'Imported', {
+        vpcId: 'vpc-1', vpcCidrBlock: '10.0.0.0/16', availabilityZones: Fn.getAzs(), privateSubnetIds: ['subnet-a', 'subnet-b'],
+      });
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, vpc: imported });
+      expect(Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('Availability Zone'))).toEqual([]);
     });
 
     test('warns when the selected subnets are isolated (the model data needs an S3 gateway endpoint there)', () => {
