@@ -59,6 +59,34 @@ export interface EndpointDataCaptureOptions {
   readonly samplingPercentage?: number;
 }
 
+/**
+ * Deployment guardrail of the endpoint: a blue/green update with all at once traffic shifting, a bake, and automatic
+ * rollback on alarms (`AWS::SageMaker::Endpoint.DeploymentConfig`). The only mode this endpoint's shape supports safely;
+ * see docs/sagemaker-endpoint.md, "Deployment guardrails", for why not canary, linear or rolling.
+ */
+export interface EndpointDeploymentOptions {
+  /**
+   * How long the old fleet stays up after the new one takes all traffic, while the rollback alarms watch
+   * (`TerminationWaitInSeconds`), 60 to 3600 seconds. The endpoint stays `Updating` for it: no autoscaling and no
+   * reconciler write until it ends, and both fleets are billed.
+   */
+  readonly bakeTime: Duration;
+  /**
+   * Alarms whose `ALARM` state during the deployment rolls it back to the old fleet (1 to 10 in all, with
+   * `addRollbackAlarm()`). Any alarm on the endpoint's metrics; one that fires on the old fleet's behaviour also rolls
+   * back ("if your old fleet trips the alarm during the deployment, SageMaker terminates your deployment", SageMaker
+   * guide, deployment-guardrails-configuration.html).
+   * @default - none here; add them with addRollbackAlarm() (at least one by synth)
+   */
+  readonly rollbackAlarms?: readonly cloudwatch.IAlarm[];
+  /**
+   * Time limit of the whole deployment (`MaximumExecutionTimeoutInSeconds`), 600 to 28800 seconds and longer than
+   * `bakeTime`. Leave room for the new fleet's provisioning, model download and container start before the bake.
+   * @default - SageMaker's default
+   */
+  readonly maximumExecutionTimeout?: Duration;
+}
+
 /** Properties of a {@link SageMakerCapacityEndpoint}. */
 /** `AWS::SageMaker::EndpointConfig.MetricsConfig`. */
 export interface EndpointMetricsOptions {
@@ -178,6 +206,14 @@ export interface SageMakerCapacityEndpointProps {
    * @default true
    */
   readonly retainVariantPropertiesOnUpdate?: boolean;
+  /**
+   * Deployment guardrail for updates that replace the endpoint configuration (a new image, model data or variant
+   * layout): the new fleet takes all traffic, the old one stays up for `bakeTime`, and an alarm in `ALARM` rolls the
+   * traffic back to it. Opt-in: the bake keeps the endpoint `Updating` (no autoscaling, no reconciler writes) and
+   * doubles the fleet for its length.
+   * @default - SageMaker's default update: all at once, no bake, no rollback on alarms
+   */
+  readonly deployment?: EndpointDeploymentOptions;
 }
 
 /** Options of the metric helpers. */
@@ -254,6 +290,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   private readonly securityGroups: ec2.ISecurityGroup[] = [];
   private readonly subnetIds: string[] = [];
   private readonly scalingRole: iam.IRole;
+  private readonly rollbackAlarms: cloudwatch.IAlarm[] = [];
   private cached?: Resolved;
   private key?: kms.IKey;
   private constructed = false;
@@ -318,7 +355,9 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       retainAllVariantProperties: retain,
       // Data capture settings come from the template; weights and instance counts stay with the reconciler and autoscaling.
       excludeRetainedVariantProperties: retain ? [{ variantPropertyType: 'DataCaptureConfig' }] : undefined,
+      deploymentConfig: props.deployment ? Lazy.any({ produce: () => this.renderDeploymentConfig() }) : undefined,
     });
+    for (const alarm of props.deployment?.rollbackAlarms ?? []) this.addRollbackAlarm(alarm);
     this.endpoint.node.addDependency(this.logGroup);
 
     for (const spec of props.classes ?? []) this.addClass(spec);
@@ -371,6 +410,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       classModel.model.node.addDependency(this.props.artifactGate.gateFor(this, resolved, { requireCurrentVersion: true }));
     }
     this.classModels.set(spec.name, classModel);
+    for (const alarm of this.rollbackAlarms) grantDescribeAlarm(classModel.role, alarm);
     return this.checked();
   }
 
@@ -430,6 +470,26 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   /** The execution role of a class's model. */
   public roleFor(className: string): iam.IRole | undefined {
     return this.classModels.get(className)?.role;
+  }
+
+  /**
+   * Adds an alarm that rolls a deployment back (`deployment` must be set): for alarms made after the endpoint, such as
+   * `InferenceAlarms`' deadline exhaustion alarm, whose name the endpoint then references (no cycle: that alarm reads
+   * the endpoint's metrics by name, not its resources). Each class's role may describe it: the guide asks the
+   * "execution role" for `cloudwatch:DescribeAlarms` on the rollback alarms (deployment-guardrails-configuration.html),
+   * and which role a model-based endpoint uses is not documented, so every class's role gets it.
+   */
+  public addRollbackAlarm(alarm: cloudwatch.IAlarm): this {
+    if (!this.props.deployment) {
+      throwIfInvalid(CONSTRUCT, this.node.path, [{
+        field: 'addRollbackAlarm()',
+        message: `got alarm '${alarm.node.path}' but deployment is not set; allowed: set deployment: { bakeTime } to bake and roll back deployments`,
+      }]);
+    }
+    this.rollbackAlarms.push(alarm);
+    this.cached = undefined;
+    for (const m of this.classModels.values()) grantDescribeAlarm(m.role, alarm);
+    return this.checked();
   }
 
   /** The scalable target of a variant. */
@@ -679,6 +739,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       }] : []),
       ...variantCoverageProblems(this.specs.map((s) => s.name), variantSpecs),
       ...capacityPlanProblems(this.contract, plannable, plan),
+      ...(this.props.deployment && this.rollbackAlarms.length === 0 ? this.rollbackAlarmCountProblems() : []),
     ];
     this.cached = { classes, plan, variants: layout.variants, problems, pending };
     return this.cached;
@@ -704,6 +765,16 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     if (frequency !== undefined) {
       c.cross('metrics.publishFrequency', frequency);
       c.cross('metrics.publishFrequency@enhancedMetrics', { seconds: frequency, enhancedMetrics: p.metrics?.enhancedMetrics ?? true }, 'metrics.publishFrequency');
+    }
+    const d = p.deployment;
+    if (d) {
+      const bake = durationSeconds(d.bakeTime);
+      const timeout = durationSeconds(d.maximumExecutionTimeout);
+      c.check('deployment.bakeTime', bake);
+      c.optional('deployment.maximumExecutionTimeout', timeout);
+      if (bake !== undefined && timeout !== undefined) c.cross('deployment.maximumExecutionTimeout@bakeTime', { timeout, bake }, 'deployment.maximumExecutionTimeout');
+      if (this.rollbackAlarms.length > 10) c.cross('deployment.rollbackAlarms', this.rollbackAlarms.length);
+      c.cross('deployment@instanceTypes', this.specs.map((s) => s.instanceType), 'deployment');
     }
     return [...c.problems, ...(p.vpc ? this.vpcConfigProblems() : [])];
   }
@@ -819,6 +890,37 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     };
   }
 
+  /** Whether alarms may still come (addRollbackAlarm()) is known only when the endpoint is read or synthesized. */
+  private rollbackAlarmCountProblems(): Problem[] {
+    const c = new Checker(SAGEMAKER_RULES);
+    c.cross('deployment.rollbackAlarms', this.rollbackAlarms.length);
+    return c.problems;
+  }
+
+  /**
+   * Blue/green with all at once traffic shifting, the only guardrail mode this endpoint's shape supports (SageMaker guide,
+   * deployment-guardrails-exclusions.html: rolling is not for "Multi-variant inference endpoints"; canary and linear
+   * size each step against "the variant's total instance count", which a one-instance standby variant cannot meet,
+   * TrafficRoutingConfig in the API reference). With all at once the bake is the wait before the old fleet terminates:
+   * the guide's all-at-once example sets only TerminationWaitInSeconds, during which "pre-specified Amazon CloudWatch
+   * alarms monitor the performance of the green fleet" and a trip shifts "100% of the traffic ... back to the blue
+   * fleet" (deployment-guardrails-blue-green-all-at-once.html). WaitIntervalInSeconds is required by the API
+   * (TrafficRoutingConfig, "Required: Yes") and there is no step to wait between: 0.
+   */
+  private renderDeploymentConfig(): sagemaker.CfnEndpoint.DeploymentConfigProperty | undefined {
+    const d = this.props.deployment;
+    const { problems, pending } = this.resolve();
+    if (!d || problems.length > 0 || pending.length > 0) return undefined;
+    return {
+      blueGreenUpdatePolicy: {
+        trafficRoutingConfiguration: { type: 'ALL_AT_ONCE', waitIntervalInSeconds: 0 },
+        terminationWaitInSeconds: durationSeconds(d.bakeTime),
+        maximumExecutionTimeoutInSeconds: durationSeconds(d.maximumExecutionTimeout),
+      },
+      autoRollbackConfiguration: { alarms: this.rollbackAlarms.map((a) => ({ alarmName: a.alarmName })) },
+    };
+  }
+
   private renderVariants(): sagemaker.CfnEndpointConfig.ProductionVariantProperty[] {
     const startup = durationSeconds(this.props.containerStartupHealthCheckTimeout) ?? 1200;
     const download = durationSeconds(this.props.modelDataDownloadTimeout) ?? 1200;
@@ -856,4 +958,12 @@ function volumeSizeOf(v: PlannedVariant): number | undefined {
 function wholeSeconds(d: Duration | undefined): Duration | undefined {
   const seconds = durationSeconds(d);
   return seconds === undefined || Number.isInteger(seconds) ? d : undefined;
+}
+
+/**
+ * `cloudwatch:DescribeAlarms` on one alarm. The action's resource type is the alarm (Service Authorization Reference,
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatch.html).
+ */
+function grantDescribeAlarm(role: iam.IRole, alarm: cloudwatch.IAlarm): void {
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:DescribeAlarms'], resources: [alarm.alarmArn] }));
 }

@@ -1,5 +1,6 @@
 import { CfnWaitConditionHandle, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -12,7 +13,7 @@ import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
 import { type ClassArtifactGateOptions, type IClassArtifactGate } from '../../lib/trust/gate';
 import { ACCOUNT, allows, REGION, roleStatements } from '../permissions/iam-policy';
 import { LLAMA_CONTRACT, nagFindings, nistFindings, testStack } from '../util';
-import { endpointStack, smClasses, TWO_VARIANTS } from './fixtures';
+import { endpointStack, smClasses, synthError, TWO_VARIANTS } from './fixtures';
 
 /** A gate that records its calls and hands out one CloudFormation resource per class. */
 class FakeGate implements IClassArtifactGate {
@@ -611,5 +612,85 @@ describe('SageMakerCapacityEndpoint', () => {
   test('snapshot', () => {
     const json = JSON.stringify(template.toJSON(), null, 1).replace(/[0-9a-f]{64}\.(zip|json)/g, '<asset>');
     expect(JSON.parse(json)).toMatchSnapshot();
+  });
+});
+
+describe('deployment guardrail (R117)', () => {
+  const alarmIn = (scope: Construct, id: string) => new cloudwatch.Alarm(scope, id, {
+    metric: new cloudwatch.Metric({ namespace: 'AWS/SageMaker', metricName: 'Invocation5XXErrors' }), threshold: 1, evaluationPeriods: 1,
+  });
+
+  test('without deployment the endpoint keeps SageMaker\'s default update (no DeploymentConfig)', () => {
+    const { stack } = endpointStack();
+    Template.fromStack(stack).hasResourceProperties('AWS::SageMaker::Endpoint', { DeploymentConfig: Match.absent() });
+  });
+
+  test('deployment renders an all-at-once blue/green with the bake as TerminationWait, the alarms, and keeps the retained properties', () => {
+    const { stack, endpoint } = endpointStack({ deployment: { bakeTime: Duration.minutes(10), maximumExecutionTimeout: Duration.hours(2) } });
+    const late = alarmIn(stack, 'Late');
+    endpoint.addRollbackAlarm(late);
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties('AWS::SageMaker::Endpoint', {
+      RetainAllVariantProperties: true,
+      ExcludeRetainedVariantProperties: [{ VariantPropertyType: 'DataCaptureConfig' }],
+      DeploymentConfig: {
+        BlueGreenUpdatePolicy: {
+          TrafficRoutingConfiguration: { Type: 'ALL_AT_ONCE', WaitIntervalInSeconds: 0 },
+          TerminationWaitInSeconds: 600,
+          MaximumExecutionTimeoutInSeconds: 7200,
+        },
+        AutoRollbackConfiguration: { Alarms: [{ AlarmName: { Ref: Match.stringLikeRegexp('^Late') } }] },
+      },
+    });
+    // Every class's role may describe the alarm, whichever SageMaker uses.
+    const policies = t.findResources('AWS::IAM::Policy');
+    const describing = Object.values(policies).filter((p) => JSON.stringify(p).includes('cloudwatch:DescribeAlarms'));
+    expect(describing).toHaveLength(endpoint.plannedVariants.flatMap((v) => v.pools).length);
+    expect(JSON.stringify(describing[0])).toContain('"Fn::GetAtt":["Late');
+  });
+
+  test('alarms given in props and a class added after them: every role may describe every alarm', () => {
+    const { stack } = testStack();
+    const a = alarmIn(stack, 'A');
+    const [first, ...rest] = smClasses();
+    const e = new SageMakerCapacityEndpoint(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: [first], deployment: { bakeTime: Duration.minutes(5), rollbackAlarms: [a] },
+    });
+    for (const c of rest) e.addClass(c);
+    for (const v of TWO_VARIANTS) e.addVariant(v);
+    const policies = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy'))
+      .filter((p) => JSON.stringify(p).includes('cloudwatch:DescribeAlarms'));
+    expect(policies).toHaveLength(smClasses().length);
+  });
+
+  test('bad deployment values fail synth naming the construct, the value and what is allowed', () => {
+    expect(() => endpointStack({ deployment: { bakeTime: Duration.seconds(30) } }))
+      .toThrow(/SageMakerCapacityEndpoint 'Test\/Llama' is invalid[^]*deployment\.bakeTime: is 30 s; allowed: a whole number from 60 to 3600 s/);
+    expect(() => endpointStack({ deployment: { bakeTime: Duration.hours(2) } })).toThrow(/deployment\.bakeTime: is 7200 s/);
+    expect(() => endpointStack({ deployment: { bakeTime: Duration.minutes(20), maximumExecutionTimeout: Duration.minutes(15) } }))
+      .toThrow('deployment.maximumExecutionTimeout: is 900 s with a bakeTime of 1200 s; allowed: longer than deployment.bakeTime');
+    expect(() => endpointStack({ deployment: { bakeTime: Duration.minutes(5), maximumExecutionTimeout: Duration.hours(9) } }))
+      .toThrow(/deployment\.maximumExecutionTimeout: is 32400 s/);
+  });
+
+  test('a deployment without any rollback alarm fails at synth; more than 10 fail when added', () => {
+    const { stack, endpoint } = endpointStack({ deployment: { bakeTime: Duration.minutes(5) } });
+    expect(synthError(stack)).toMatch(/deployment\.rollbackAlarms: has 0 alarms; allowed: 1 to 10 alarms/);
+    for (let i = 0; i < 10; i++) endpoint.addRollbackAlarm(alarmIn(stack, `A${i}`));
+    expect(synthError(stack)).toBe('');
+    expect(() => endpoint.addRollbackAlarm(alarmIn(stack, 'A10'))).toThrow(/deployment\.rollbackAlarms: has 11 alarms/);
+  });
+
+  test('addRollbackAlarm without deployment is refused', () => {
+    const { stack, endpoint } = endpointStack();
+    expect(() => endpoint.addRollbackAlarm(alarmIn(stack, 'A'))).toThrow(/addRollbackAlarm\(\): got alarm 'Test\/A' but deployment is not set/);
+  });
+
+  test('an Inf1 pool is refused with a deployment (SageMaker would skip the bake and the rollback)', () => {
+    const [first, ...rest] = smClasses();
+    expect(() => endpointStack({
+      classes: [{ ...first, instanceType: 'ml.inf1.xlarge' }, ...rest],
+      deployment: { bakeTime: Duration.minutes(5) },
+    })).toThrow(/deployment: has pool type 'ml\.inf1\.xlarge'; allowed: no ml\.inf1 pool type while deployment is set/);
   });
 });

@@ -402,6 +402,42 @@ export const SAGEMAKER_RULES = {
   scaleOutCooldown: numberRule({ integer: true, min: 0, unit: 's', tokens: 'carry' }),
   scaleInCooldown: numberRule({ integer: true, min: 0, unit: 's', tokens: 'carry' }),
   'dataCapture.samplingPercentage': numberRule({ integer: true, min: 1, max: 100, tokens: 'carry' }),
+  // BlueGreenUpdatePolicy.TerminationWaitInSeconds takes 0 to 3600 (SageMaker API reference, BlueGreenUpdatePolicy);
+  // below one alarm period (every alarm this library makes, and CloudWatch's standard resolution, is 60 s) the old fleet
+  // is gone before an alarm on the new one can have a datapoint, so the rollback could never happen.
+  'deployment.bakeTime': numberRule({
+    integer: true, min: 60, max: 3600, unit: 's',
+    why: 'TerminationWaitInSeconds allows up to 3600 s, and a bake shorter than one 60 s alarm period ends before a rollback alarm can fire',
+  }),
+  // BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds: 600 to 28800 (SageMaker API reference, BlueGreenUpdatePolicy).
+  'deployment.maximumExecutionTimeout': numberRule({ integer: true, min: 600, max: 28800, unit: 's', why: 'MaximumExecutionTimeoutInSeconds' }),
+  'deployment.maximumExecutionTimeout@bakeTime': crossRule<{ readonly timeout: number; readonly bake: number }>(
+    'longer than deployment.bakeTime',
+    ({ timeout, bake }) => (timeout > bake ? undefined : `is ${timeout} s with a bakeTime of ${bake} s`),
+    // "the timeout value should be larger than the total waiting time specified in TerminationWaitInSeconds and
+    // WaitIntervalInSeconds" (SageMaker API reference, BlueGreenUpdatePolicy); the deployment also provisions the new
+    // fleet (model download, container start) before the bake, so leave room for that too.
+    'MaximumExecutionTimeoutInSeconds must exceed the bake (TerminationWaitInSeconds)',
+  ),
+  'deployment.rollbackAlarms': crossRule<number>(
+    '1 to 10 alarms (given in deployment.rollbackAlarms or with addRollbackAlarm())',
+    (count) => (count >= 1 && count <= 10 ? undefined : `has ${count} alarms`),
+    // AutoRollbackConfig.Alarms: "Minimum number of 1 item. Maximum number of 10 items" (SageMaker API reference); a
+    // bake without an alarm watches nothing and only keeps a second fleet running.
+    'AutoRollbackConfiguration.Alarms takes 1 to 10 alarms, and without one a bake cannot roll anything back',
+  ),
+  'deployment@instanceTypes': crossRule<readonly string[]>(
+    'no ml.inf1 pool type while deployment is set',
+    (types) => {
+      const inf1 = types.filter((t) => !isUnresolved(t) && t.startsWith('ml.inf1.'));
+      return inf1.length === 0 ? undefined : `has pool type ${quoted(inf1)}`;
+    },
+    // "Endpoints that use Inf1 (Inferentia-based) instances" cannot use deployment guardrails and "fall back to using a
+    // blue/green deployment with all at once traffic shifting and no final baking period"
+    // (https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-exclusions.html): the bake and the rollback
+    // would silently not happen.
+    'SageMaker ignores deployment guardrails on endpoints with Inf1 instances (no bake, no rollback)',
+  ),
 } as const;
 
 /** `InferenceAlarms`, `InferenceDashboard` and `InferenceObservability` props. */
