@@ -567,9 +567,11 @@ class Simulation {
     const raise = decision.capacityWrite;
     if (!raise || raise.classIndex < 0) return;
     const cs = this.states[raise.classIndex];
+    const before = cs.desired;
     cs.desired = Math.min(cs.spec.maxReplicas, raise.desired);
     const done = this.provision(cs, raise.classIndex, now, m, false);
-    this.updatingUntil = Math.max(this.updatingUntil, done);
+    // A write that lowers the count is a scale-in, which keeps the endpoint Updating as target tracking's own does.
+    this.updatingUntil = Math.max(this.updatingUntil, cs.desired < before ? now + update.scaleInSeconds : done);
   }
 
   /** EKS: every class's HPA sync at `now` (the minute's own at the tick, `startMinute`; at time 0 after the first run). */

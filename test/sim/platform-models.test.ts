@@ -373,6 +373,38 @@ describe('SageMaker target tracking and writes', () => {
     expect(eks.every((o) => o.capacityErrorSignal === true && o.live === undefined && !o.updating)).toBe(true);
   });
 
+  test('a capacity write that lowers a variant keeps the endpoint Updating for a scale-in, as target tracking\'s own does', () => {
+    const update = platformModel('sagemaker').endpointUpdate!;
+    let loweredAt: number | undefined;
+    const after: Array<{ now: number; updating: boolean }> = [];
+    // Raises the fallback to 3, waits until they are in service, lowers it to 1 once, then watches when it runs again.
+    const raiseThenLower: PolicyFactory = () => ({
+      name: 'raise-then-lower',
+      runsWhenWritable: true,
+      decide: (o) => {
+        const keep = { weights: o.weights, mode: 'x', reason: '', deployedWrite: true };
+        if (loweredAt !== undefined) {
+          after.push({ now: o.now, updating: o.updating === true });
+          return keep;
+        }
+        const live = o.live![fallback];
+        if (o.updating || o.now < 120) return keep;
+        if (live.desired < 3) return { ...keep, capacityWrite: { classIndex: fallback, desired: 3 } };
+        if (live.ready < 3) return keep;
+        loweredAt = o.now;
+        return { ...keep, capacityWrite: { classIndex: fallback, desired: 1 } };
+      },
+    });
+    runSimulation({ ...sagemaker, platformOverrides: onTheMinute }, raiseThenLower, { seed: 3 });
+    expect(loweredAt).toBeDefined();
+    const over = loweredAt! + update.scaleInSeconds;
+    // A scheduled run within the scale-in finds the endpoint Updating; the event run comes when it is over.
+    const during = after.filter((r) => r.now < over);
+    expect(during.length).toBeGreaterThan(0);
+    expect(during.every((r) => r.updating)).toBe(true);
+    expect(after.find((r) => r.now >= over)).toEqual({ now: over + update.writableRunSeconds, updating: false });
+  });
+
   test('the Reconciler also runs writableRunSeconds after each update ends (its WritableAgain rule), and writes there; no other policy does', () => {
     const update = platformModel('sagemaker').endpointUpdate!;
     const runsOf = (factory: PolicyFactory, scenario: ScenarioInstance = sagemaker) => {
