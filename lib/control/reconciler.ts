@@ -29,7 +29,7 @@ import { type RoutingFacts } from '../core/reconciler/routing-facts';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
-import { defaultHeartbeatPeriods, inferenceAlarmsOf, reconcilerPeriodOfAlarm } from './alarms';
+import { type AlarmsOfServing, defaultHeartbeatPeriods, inferenceAlarmsOf, inferenceAlarmsOfAlarm } from './alarms';
 import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { nameWithin } from '../util/name-within';
@@ -514,12 +514,9 @@ export class Reconciler extends Construct {
    */
   private alarmsOfServingProblems(servingConstruct: IInferenceServing, period: Duration): string[] {
     const all = inferenceAlarmsOf(servingConstruct, this.node.root);
-    const problems: Problem[] = all.filter((a) => a.readsRuns && a.reconcilerPeriod.toSeconds() !== period.toSeconds()).map((a) => ({
-      field: 'policy.period',
-      message: `is ${period.toSeconds()} s, and InferenceAlarms '${a.alarms.node.path}' of the same serving evaluates its replica shortage and ` +
-        `heartbeat alarms every ${a.reconcilerPeriod.toSeconds()} s (its reconcilerPeriod, one minute unless set); allowed: the same period: ` +
-        `set that InferenceObservability's (or InferenceAlarms') reconcilerPeriod to this Reconciler's policy.period, Duration.seconds(${period.toSeconds()})`,
-    }));
+    const c = new Checker(RECONCILER_RULES);
+    for (const a of all.filter((record) => record.readsRuns)) runAlarmsPeriodCheck(c, a, period.toSeconds());
+    const problems = c.problems;
     if (!all.some((a) => a.heartbeat)) {
       const m = Metrics.decisions;
       const n = defaultHeartbeatPeriods(period);
@@ -569,10 +566,13 @@ export class Reconciler extends Construct {
     const sharedWith = at && !other ? SERVICES_IN.get(this.node.root)?.get(at.key) : undefined;
     c.cross('service@environment', { sharedWith, service: serving.service, where: at?.where }, 'serving.service');
     const periodSeconds = policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds;
+    // Each InferenceAlarms once, named by the first of its run-fed alarms given.
+    const given = new Map<AlarmsOfServing, cloudwatch.IAlarm>();
     for (const alarm of props.capacityAlarms ?? []) {
-      const madeFor = reconcilerPeriodOfAlarm(alarm);
-      if (madeFor) c.cross('capacityAlarms@period', { alarm: alarm.node.path, alarmPeriodSeconds: madeFor.toSeconds(), periodSeconds }, 'capacityAlarms');
+      const record = inferenceAlarmsOfAlarm(alarm);
+      if (record && !given.has(record)) given.set(record, alarm);
     }
+    for (const [record, alarm] of given) runAlarmsPeriodCheck(c, record, periodSeconds, alarm.node.path);
     const description = servingDescriptionProblems(serving);
     const fromContainerInsights = isKnownTargetKind(serving.routing) && routingTarget(serving.routing).desiredReplicasFrom === 'container-insights';
     c.cross('serving.signals.containerInsightsClusterName', { required: fromContainerInsights, clusterName: serving.signals?.containerInsightsClusterName });
@@ -588,6 +588,16 @@ export class Reconciler extends Construct {
     // Each policy option against its one rule (the same the Lambda checks its configuration with), then between fields.
     return [...c.problems, ...description, ...policyProblems(policy, 'option')];
   }
+}
+
+/**
+ * The one check of an `InferenceAlarms` that reads this Reconciler's runs against its period, whichever way it reached
+ * the Reconciler: on the same serving (`alarm` undefined) or through `capacityAlarms` (`alarm`, the one given).
+ */
+function runAlarmsPeriodCheck(c: Checker<typeof RECONCILER_RULES>, record: AlarmsOfServing, periodSeconds: number, alarm?: string): void {
+  c.cross('policy.period@alarms', {
+    inferenceAlarms: record.alarms.node.path, alarm, alarmPeriodSeconds: record.reconcilerPeriod.toSeconds(), periodSeconds,
+  }, 'policy.period');
 }
 
 /** The top-level stack a construct is deployed with (a nested stack's parent's, up the chain). */
