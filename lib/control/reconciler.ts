@@ -345,13 +345,10 @@ export class Reconciler extends Construct {
       });
     }
 
-    const alarms = this.addAlarms(props, serving.service, period);
-    this.capacityErrorAlarms = alarms.capacityErrors;
-    this.failureAlarm = alarms.failures;
-    this.errorsAlarm = alarms.functionErrors;
-    this.degradedReadsAlarm = alarms.degradedReads;
-    this.missingDataAlarm = alarms.missingData;
-    this.alarmTopic = alarms.topic;
+    ({
+      capacityErrors: this.capacityErrorAlarms, failures: this.failureAlarm, functionErrors: this.errorsAlarm, degradedReads: this.degradedReadsAlarm,
+      missingData: this.missingDataAlarm, topic: this.alarmTopic,
+    } = this.addAlarms(props, serving.service, period));
     acknowledgeNistRules(this, {
       IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
       LambdaDLQ: 'Scheduled and alarm events are not retried (retryAttempts 0: the next tick is the retry, a stale event is worthless) and every ' +

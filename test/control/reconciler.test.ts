@@ -348,6 +348,17 @@ describe('Reconciler on an ALB listener', () => {
     expect(JSON.stringify(template.findResources('AWS::Events::Rule'))).not.toContain('aws.sagemaker');
   });
 
+  test('the missing-data alarm counts the requests of each target group (ALB RequestCount, Sum)', () => {
+    const [alarm] = Object.values(template.findResources('AWS::CloudWatch::Alarm'))
+      .map((r) => r.Properties).filter((p) => JSON.stringify(p.Metrics ?? []).includes('missing-data'));
+    type Query = { Id: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown[] } } };
+    const requests = (alarm.Metrics as Query[])
+      .filter((q) => q.Id.startsWith('rq')).map((q) => q.MetricStat!.Metric);
+    expect(requests).toEqual(['targetgroup/l40s/73e2d6bc24d8a067', 'targetgroup/inf2/1234567890abcdef'].map((group) => ({
+      Namespace: 'AWS/ApplicationELB', MetricName: 'RequestCount', Dimensions: expect.arrayContaining([{ Name: 'TargetGroup', Value: group }]),
+    })));
+  });
+
   test('alarms on each capacity-error metric and runs at once on its state changes', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'Karpenter', MetricName: 'InsufficientCapacityErrors', Dimensions: [{ Name: 'NodePool', Value: 'l40s' }],
