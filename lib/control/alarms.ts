@@ -124,19 +124,15 @@ export interface InferenceAlarmOptions {
   readonly reconcilerPeriod?: Duration;
 }
 
-/**
- * The Reconciler period an alarm of `InferenceAlarms` was made for, where it reads the Reconciler's own metrics
- * (replica shortages): `Reconciler` checks its `capacityAlarms` against its own period with it.
- */
-export function reconcilerPeriodOfAlarm(alarm: cloudwatch.IAlarm): Duration | undefined {
-  return RECONCILER_PERIOD_OF.get(alarm);
-}
-const RECONCILER_PERIOD_OF = new WeakMap<cloudwatch.IAlarm, Duration>();
-
 /** The Reconciler's default `policy.period`. */
 const DEFAULT_RECONCILER_PERIOD = Duration.minutes(1);
 
-/** What the Reconciler of a serving checks at synth of each `InferenceAlarms` on the same serving. */
+/**
+ * What the Reconciler checks at synth of an `InferenceAlarms` that reads its runs: the one record of the fact that its
+ * run-fed alarms (replica shortages, heartbeat) are made for one reconciler period, reached from the serving
+ * (`inferenceAlarmsOf`) or from one of those alarms (`inferenceAlarmsOfAlarm`, for the Reconciler's `capacityAlarms`).
+ * The Reconciler holds both to one rule (RECONCILER_RULES 'policy.period@alarms').
+ */
 export interface AlarmsOfServing {
   readonly alarms: InferenceAlarms;
   /** The reconciler period its run-fed alarms (replica shortages, heartbeat) are evaluated at. */
@@ -147,6 +143,7 @@ export interface AlarmsOfServing {
   readonly heartbeat: boolean;
 }
 const ALARMS_OF = new WeakMap<object, AlarmsOfServing[]>();
+const RECORD_OF_RUN_ALARM = new WeakMap<cloudwatch.IAlarm, AlarmsOfServing>();
 
 /**
  * The `InferenceAlarms` on `serving` in the construct tree of `root`. Either construct may be created first, so the
@@ -154,6 +151,14 @@ const ALARMS_OF = new WeakMap<object, AlarmsOfServing[]>();
  */
 export function inferenceAlarmsOf(serving: object, root: IConstruct): AlarmsOfServing[] {
   return (ALARMS_OF.get(serving) ?? []).filter((a) => a.alarms.node.root === root);
+}
+
+/**
+ * The `InferenceAlarms` record of an alarm that reads one datapoint per reconciler run (a replica shortage or the
+ * heartbeat); undefined for any other alarm, whose period is no Reconciler's business.
+ */
+export function inferenceAlarmsOfAlarm(alarm: cloudwatch.IAlarm): AlarmsOfServing | undefined {
+  return RECORD_OF_RUN_ALARM.get(alarm);
 }
 
 /** The heartbeat alarm's default duration at a reconciler period: 10 minutes in whole runs, 2 runs at least. */
@@ -227,7 +232,6 @@ export class InferenceAlarms extends Construct {
     this.deadlineExhaustionAlarm = this.deadlineExhaustion(m, o.deadline);
     this.preferredCapacityErrorsAlarm = this.preferredCapacityErrors(m, o.capacity);
     this.replicaShortageAlarms = this.replicaShortages(runs, o.shortage);
-    for (const a of this.replicaShortageAlarms) RECONCILER_PERIOD_OF.set(a, runs.period);
     const capacityAlarms = [...(this.preferredCapacityErrorsAlarm ? [this.preferredCapacityErrorsAlarm] : []), ...this.replicaShortageAlarms];
     this.reconcilerHeartbeatAlarm = this.reconcilerHeartbeat(runs, o.heartbeat);
 
@@ -235,10 +239,12 @@ export class InferenceAlarms extends Construct {
     this.alarms = [this.fallbackShareAlarm, this.deadlineExhaustionAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm]
       .filter((a): a is cloudwatch.Alarm => a !== undefined);
     notifyOnAlarmAndOk(this.topic, this.alarms as cloudwatch.Alarm[]);
-    const heartbeat = this.reconcilerHeartbeatAlarm !== undefined;
-    ALARMS_OF.set(props.serving, [...(ALARMS_OF.get(props.serving) ?? []), {
-      alarms: this, reconcilerPeriod: runs.period, readsRuns: heartbeat || this.replicaShortageAlarms.length > 0, heartbeat,
-    }]);
+    const runAlarms = [...this.replicaShortageAlarms, ...(this.reconcilerHeartbeatAlarm ? [this.reconcilerHeartbeatAlarm] : [])];
+    const record: AlarmsOfServing = {
+      alarms: this, reconcilerPeriod: runs.period, readsRuns: runAlarms.length > 0, heartbeat: this.reconcilerHeartbeatAlarm !== undefined,
+    };
+    ALARMS_OF.set(props.serving, [...(ALARMS_OF.get(props.serving) ?? []), record]);
+    for (const a of runAlarms) RECORD_OF_RUN_ALARM.set(a, record);
   }
 
   /**

@@ -18,7 +18,7 @@ import { RECONCILER_RULES } from '../core/validation/rules';
 import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { durationMillis, durationSeconds } from '../util/duration';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
-import { type PolicyConfig } from '../core/policy/types';
+import { type PolicyConfig, type ReasonCode } from '../core/policy/types';
 import {
   ENVIRONMENT_LIMIT_BYTES, environmentBytes, RECONCILER_CONFIG_ENV, type ReconcilerConfig, windowDefaultsForPeriod,
 } from '../core/reconciler/config';
@@ -29,12 +29,13 @@ import { type RoutingFacts } from '../core/reconciler/routing-facts';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
-import { defaultHeartbeatPeriods, inferenceAlarmsOf, reconcilerPeriodOfAlarm } from './alarms';
+import { type AlarmsOfServing, defaultHeartbeatPeriods, inferenceAlarmsOf, inferenceAlarmsOfAlarm } from './alarms';
 import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { nameWithin } from '../util/name-within';
 import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
+import { metricId, ServiceMetrics } from './service-metrics';
 
 /** Tunables of the routing policy. Every default is explained in lib/core/policy/defaults.ts. */
 export interface RoutingPolicyOptions {
@@ -161,6 +162,23 @@ const DEGRADED_READS_ALARM_SECONDS = 15 * 60;
 const DEGRADED_READS_MIN_PERIODS = 3;
 
 /**
+ * How long every run must hold the weights on missing data while requests arrive before `missingDataAlarm` fires: as
+ * long as the heartbeat waits for runs that stopped (InferenceAlarms' default, 10 minutes), longer than a scraper or
+ * a CloudWatch agent restarting or a class's pods being replaced (a few minutes of silence), and short enough that a
+ * shortage the runs cannot see is paged before the ReplicaShortage alarms alone would have to carry it. At least
+ * `MISSING_DATA_MIN_PERIODS` periods, so that with a long period one run alone never alarms.
+ */
+const MISSING_DATA_ALARM_SECONDS = 10 * 60;
+const MISSING_DATA_MIN_PERIODS = 3;
+/** The decision reason of a run that held the weights because a signal it needs had no datapoint (`decide`). */
+const MISSING_DATA: ReasonCode = 'missing-data';
+/**
+ * PutMetricAlarm takes at most 10 metrics (OBSERVABILITY_RULES 'alarm.metrics'): the two `Decisions` series, and the
+ * requests of at most 8 classes in preference order.
+ */
+const MISSING_DATA_TRAFFIC_CLASSES = 8;
+
+/**
  * The reconciler: a Lambda function, run every period, at once on capacity alarm state changes and (SageMaker) when the
  * endpoint takes writes again (`writableRule`), that reads the
  * routing target and one GetMetricData batch, calls the core policy `decide()`, writes weights only when they change
@@ -204,6 +222,13 @@ export class Reconciler extends Construct {
    * control policy does not. It notifies `alarmTopic`.
    */
   public readonly degradedReadsAlarm: cloudwatch.Alarm;
+  /**
+   * Every run that decided held the weights on missing data (`Decisions` with `Reason` `missing-data`: no demand
+   * datapoint, or no ready count of an allowed class, in the newest period) while requests reached the classes, for 10
+   * minutes (at least 3 periods). Such a run succeeds and counts as a heartbeat, so no other alarm sees it: when a
+   * class's scraper or metric source stops, every run holds the weights, in a shortage too. It notifies `alarmTopic`.
+   */
+  public readonly missingDataAlarm: cloudwatch.Alarm;
   /** The topic every alarm of the reconciler notifies. */
   public readonly alarmTopic: sns.ITopic;
   /** The key of the log group (the audit trail). */
@@ -320,12 +345,10 @@ export class Reconciler extends Construct {
       });
     }
 
-    const alarms = this.addAlarms(props, serving.service, period);
-    this.capacityErrorAlarms = alarms.capacityErrors;
-    this.failureAlarm = alarms.failures;
-    this.errorsAlarm = alarms.functionErrors;
-    this.degradedReadsAlarm = alarms.degradedReads;
-    this.alarmTopic = alarms.topic;
+    ({
+      capacityErrors: this.capacityErrorAlarms, failures: this.failureAlarm, functionErrors: this.errorsAlarm, degradedReads: this.degradedReadsAlarm,
+      missingData: this.missingDataAlarm, topic: this.alarmTopic,
+    } = this.addAlarms(props, serving.service, period));
     acknowledgeNistRules(this, {
       IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
       LambdaDLQ: 'Scheduled and alarm events are not retried (retryAttempts 0: the next tick is the retry, a stale event is worthless) and every ' +
@@ -499,9 +522,61 @@ export class Reconciler extends Construct {
         'written, or DescribeTargetHealth on EKS, so a class whose target group lost every pod holds the weights). Check the reconciler role\'s ' +
         'grants and any service control policy; `verify` probes them.',
     });
+    const missingData = this.missingDataRuns(props.serving, service, period);
     const topic = props.alarmTopic ?? encryptedAlarmTopic(this, 'AlarmTopic', service).topic;
-    notifyOnAlarmAndOk(topic, [failures, functionErrors, degradedReads, ...capacityErrors]);
-    return { capacityErrors, failures, functionErrors, degradedReads, topic };
+    notifyOnAlarmAndOk(topic, [failures, functionErrors, degradedReads, missingData, ...capacityErrors]);
+    return { capacityErrors, failures, functionErrors, degradedReads, missingData, topic };
+  }
+
+  /**
+   * Every run of a period held the weights on missing data while requests arrived, in M of N periods. Each run that
+   * decides publishes one `Decisions` datapoint (value 1) under [Service, Reason] and the [Service] rollup
+   * (`decisionsRecord`, lib/core/reconciler/io.ts), so the SampleCount of the `missing-data` reason equals that of the
+   * rollup exactly when every run of the period held. An idle service holds too (no class reports demand: ALB publishes
+   * RequestCount "only when requests are flowing through the load balancer",
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html), so a
+   * period counts only when the platform counted requests to the classes (`ServiceMetrics.requests`).
+   */
+  private missingDataRuns(serving: IInferenceServing, service: string, period: Duration): cloudwatch.Alarm {
+    const periods = Math.max(MISSING_DATA_MIN_PERIODS, Math.ceil(MISSING_DATA_ALARM_SECONDS / period.toSeconds()));
+    // The platform's request counts arrive later than the reconciler's EMF: a newest period whose requests are not yet
+    // published reads 0 (see the expression), so N exceeds M by the periods of this Reconciler's metric delay. N x
+    // period stays within one day (at the longest policy.period, 6 hours, 3 + 1 periods are one day).
+    const late = Math.max(1, Math.ceil(this.config.metricDelaySeconds / period.toSeconds()));
+    const evaluationPeriods = Math.min(periods + late, Math.floor(86_400 / period.toSeconds()));
+    const m = new ServiceMetrics(serving.servingDescription(), period);
+    const traffic = m.classes.slice(0, MISSING_DATA_TRAFFIC_CLASSES);
+    const requests = Object.fromEntries(traffic.map((c) => [metricId('rq', c.index), m.requests(c)]));
+    return new cloudwatch.Alarm(this, 'MissingDataRuns', {
+      metric: new cloudwatch.MathExpression({
+        // Comparisons and arithmetic read a series' missing datapoint as 0 where another series has one, and IF(TS, TS, S)
+        // gives 0 where the condition holds and the second series has no datapoint, and nothing where the condition has
+        // none (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html, "Comparison and
+        // logical operators", "Basic arithmetic functions", "Using IF expressions"): 1 where every run held and requests
+        // arrived, 0 where a run decided otherwise or none arrived, no datapoint where no run decided.
+        expression: `IF(held >= runs, (${Object.keys(requests).join(' + ')}) > 0, 0)`,
+        usingMetrics: {
+          held: this.metricDecisions(MISSING_DATA, { period, statistic: 'SampleCount' }),
+          runs: this.contractMetric(Metrics.decisions, {}, { period, statistic: 'SampleCount' }),
+          ...requests,
+        },
+        label: 'every run held the weights on missing data while requests arrived',
+        period,
+      }),
+      threshold: 1,
+      evaluationPeriods,
+      datapointsToAlarm: periods,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      // No datapoint: no run decided in that period (the heartbeat and the failure alarms' business), which says nothing
+      // about the data: the state stays as it is, so a stretch of failed runs does not notify OK while the data is missing.
+      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      alarmDescription: `${service}: in ${periods} of ${evaluationPeriods} periods every reconciler run held the weights on missing data ` +
+        `(${Metrics.decisions.name} with ${Dim.REASON} ${MISSING_DATA}) while requests reached the classes: a signal the policy needs has no ` +
+        'datapoint (the audit line says which: demand of a class holding weight, or ready replicas of an allowed class), so the weights ' +
+        'stay where they are, in a shortage too. Check that class\'s metric producer (its CloudWatch agent or scraper, Container Insights, ' +
+        'the load balancer\'s or endpoint\'s metrics).' + (m.classes.length > traffic.length
+        ? ` Requests are read for the ${traffic.length} most preferred of ${m.classes.length} classes only (an alarm reads at most 10 metrics).` : ''),
+    });
   }
 
   /**
@@ -514,12 +589,9 @@ export class Reconciler extends Construct {
    */
   private alarmsOfServingProblems(servingConstruct: IInferenceServing, period: Duration): string[] {
     const all = inferenceAlarmsOf(servingConstruct, this.node.root);
-    const problems: Problem[] = all.filter((a) => a.readsRuns && a.reconcilerPeriod.toSeconds() !== period.toSeconds()).map((a) => ({
-      field: 'policy.period',
-      message: `is ${period.toSeconds()} s, and InferenceAlarms '${a.alarms.node.path}' of the same serving evaluates its replica shortage and ` +
-        `heartbeat alarms every ${a.reconcilerPeriod.toSeconds()} s (its reconcilerPeriod, one minute unless set); allowed: the same period: ` +
-        `set that InferenceObservability's (or InferenceAlarms') reconcilerPeriod to this Reconciler's policy.period, Duration.seconds(${period.toSeconds()})`,
-    }));
+    const c = new Checker(RECONCILER_RULES);
+    for (const a of all.filter((record) => record.readsRuns)) runAlarmsPeriodCheck(c, a, period.toSeconds());
+    const problems = c.problems;
     if (!all.some((a) => a.heartbeat)) {
       const m = Metrics.decisions;
       const n = defaultHeartbeatPeriods(period);
@@ -569,10 +641,13 @@ export class Reconciler extends Construct {
     const sharedWith = at && !other ? SERVICES_IN.get(this.node.root)?.get(at.key) : undefined;
     c.cross('service@environment', { sharedWith, service: serving.service, where: at?.where }, 'serving.service');
     const periodSeconds = policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds;
+    // Each InferenceAlarms once, named by the first of its run-fed alarms given.
+    const given = new Map<AlarmsOfServing, cloudwatch.IAlarm>();
     for (const alarm of props.capacityAlarms ?? []) {
-      const madeFor = reconcilerPeriodOfAlarm(alarm);
-      if (madeFor) c.cross('capacityAlarms@period', { alarm: alarm.node.path, alarmPeriodSeconds: madeFor.toSeconds(), periodSeconds }, 'capacityAlarms');
+      const record = inferenceAlarmsOfAlarm(alarm);
+      if (record && !given.has(record)) given.set(record, alarm);
     }
+    for (const [record, alarm] of given) runAlarmsPeriodCheck(c, record, periodSeconds, alarm.node.path);
     const description = servingDescriptionProblems(serving);
     const fromContainerInsights = isKnownTargetKind(serving.routing) && routingTarget(serving.routing).desiredReplicasFrom === 'container-insights';
     c.cross('serving.signals.containerInsightsClusterName', { required: fromContainerInsights, clusterName: serving.signals?.containerInsightsClusterName });
@@ -588,6 +663,16 @@ export class Reconciler extends Construct {
     // Each policy option against its one rule (the same the Lambda checks its configuration with), then between fields.
     return [...c.problems, ...description, ...policyProblems(policy, 'option')];
   }
+}
+
+/**
+ * The one check of an `InferenceAlarms` that reads this Reconciler's runs against its period, whichever way it reached
+ * the Reconciler: on the same serving (`alarm` undefined) or through `capacityAlarms` (`alarm`, the one given).
+ */
+function runAlarmsPeriodCheck(c: Checker<typeof RECONCILER_RULES>, record: AlarmsOfServing, periodSeconds: number, alarm?: string): void {
+  c.cross('policy.period@alarms', {
+    inferenceAlarms: record.alarms.node.path, alarm, alarmPeriodSeconds: record.reconcilerPeriod.toSeconds(), periodSeconds,
+  }, 'policy.period');
 }
 
 /** The top-level stack a construct is deployed with (a nested stack's parent's, up the chain). */

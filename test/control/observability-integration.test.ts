@@ -174,15 +174,33 @@ describe('a Reconciler that runs every 2 minutes', () => {
     const obs = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint });
     const capacityAlarms = obs.capacityAlarms;
     expect(() => new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, capacityAlarms, policy: { period: Duration.minutes(2) } }))
-      .toThrow(new RegExp("capacityAlarms: holds '[^']*ReplicaShortage0', made for a run every 60 s, "
-        + "and this Reconciler runs every 120 s; allowed: alarms made for this Reconciler's period"));
+      .toThrow("policy.period: is 120 s, and InferenceAlarms 'Test/Observability/Alarms' (its 'Test/Observability/Alarms/ReplicaShortage0' is "
+        + 'in capacityAlarms) evaluates its replica shortage and heartbeat alarms every 60 s (its reconcilerPeriod, one minute unless set): set '
+        + "that InferenceObservability's (or InferenceAlarms') reconcilerPeriod to this Reconciler's policy.period, Duration.seconds(120), or leave "
+        + "its alarms out of capacityAlarms; allowed: the reconcilerPeriod of every InferenceAlarms that reads this Reconciler's runs");
   });
 
   test('refuses capacity alarms made for a slower reconciler: a 2-minute shortage would pair two runs\' counts', () => {
     const built = endpointStack();
     const obs = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint, reconcilerPeriod: Duration.minutes(2) });
     expect(() => new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, capacityAlarms: obs.capacityAlarms }))
-      .toThrow(new RegExp("capacityAlarms: holds '[^']*ReplicaShortage0', made for a run every 120 s, and this Reconciler runs every 60 s"));
+      .toThrow(new RegExp("policy.period: is 60 s, and InferenceAlarms '[^']*' \\(its '[^']*ReplicaShortage0' is in capacityAlarms\\) evaluates "
+        + 'its replica shortage and heartbeat alarms every 120 s'));
+  });
+
+  test('capacityAlarms are held to the same rule as an InferenceAlarms on the serving: once per InferenceAlarms, only its run-fed alarms', () => {
+    // An InferenceAlarms the serving check cannot see (another app): only capacityAlarms bring it to the Reconciler.
+    const other = endpointStack();
+    const elsewhere = new InferenceObservability(other.stack, 'Observability', { serving: other.endpoint });
+    const built = endpointStack();
+    const capacityAlarms = [elsewhere.alarms.reconcilerHeartbeatAlarm!, ...elsewhere.capacityAlarms];
+    expect(() => new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, capacityAlarms, policy: { period: Duration.minutes(2) } }))
+      .toThrow("Reconciler 'Test/Reconciler' is invalid (1 problem):\n  - policy.period: is 120 s, and InferenceAlarms 'Test/Observability/Alarms' "
+        + "(its 'Test/Observability/Alarms/ReconcilerHeartbeat' is in capacityAlarms) evaluates its replica shortage and heartbeat alarms every 60 s");
+    // The fallback share reads the platform's metrics at its own period: no Reconciler's period is its business.
+    expect(() => new Reconciler(built.stack, 'Reconciler2', {
+      serving: built.endpoint, capacityAlarms: [elsewhere.alarms.fallbackShareAlarm!], policy: { period: Duration.minutes(2) },
+    })).not.toThrow();
   });
 
   test('with a 5-minute period the other alarms read 5 minutes, the run-fed ones still one run each: accepted by the Reconciler', () => {
@@ -222,8 +240,8 @@ describe('a Reconciler and the InferenceAlarms of the same serving', () => {
     if (order === 'observability first') { observe(); reconcile(); } else { reconcile(); observe(); }
     expect(synthError(built.stack)).toContain("Reconciler 'Test/Reconciler' is invalid (1 problem):\n  - policy.period: is 900 s, and InferenceAlarms "
       + "'Test/Observability/Alarms' of the same serving evaluates its replica shortage and heartbeat alarms every 60 s (its reconcilerPeriod, "
-      + "one minute unless set); allowed: the same period: set that InferenceObservability's (or InferenceAlarms') reconcilerPeriod to this "
-      + "Reconciler's policy.period, Duration.seconds(900)");
+      + "one minute unless set): set that InferenceObservability's (or InferenceAlarms') reconcilerPeriod to this Reconciler's policy.period, "
+      + "Duration.seconds(900); allowed: the reconcilerPeriod of every InferenceAlarms that reads this Reconciler's runs");
   });
 
   test('synthesizes when reconcilerPeriod is the Reconciler\'s period, or when no alarm reads its runs', () => {

@@ -11,6 +11,7 @@ import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core/reconci
 import { environmentBytes, RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
 import { RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler/faults';
 import { signalPlan } from '../../lib/core/reconciler/signal-sources';
+import { decisionsRecord } from '../../lib/core/reconciler/io';
 import { Reconciler } from '../../lib/control/reconciler';
 import { type IInferenceServing } from '../../lib/control/serving';
 import { nagFindings, nistFindings, testStack } from '../util';
@@ -223,11 +224,11 @@ describe('Reconciler on a SageMaker endpoint', () => {
     expect(nagFindings(bare).some((f) => f.startsWith('AwsSolutions-IAM5'))).toBe(true);
   });
 
-  test('every alarm (failed runs, Lambda errors, runs without a read they use) notifies its encrypted topic on ALARM and OK', () => {
+  test('every alarm (failed runs, Lambda errors, runs without a read they use, runs held on missing data) notifies its encrypted topic on ALARM and OK', () => {
     const topic = { Ref: stack.getLogicalId(reconciler.alarmTopic.node.defaultChild as sns.CfnTopic) };
     const alarms = template.findResources('AWS::CloudWatch::Alarm', { Properties: { AlarmName: Match.absent() } });
     const own = Object.entries(alarms).filter(([id]) => id.startsWith('Reconciler'));
-    expect(own.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['ReconcilerDegradedRuns', 'ReconcilerFailures', 'ReconcilerFunctionErrors']);
+    expect(own.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['ReconcilerDegradedRuns', 'ReconcilerFailures', 'ReconcilerFunctionErrors', 'ReconcilerMissingDataRuns']);
     for (const [, alarm] of own) {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);
@@ -251,6 +252,53 @@ describe('Reconciler on a SageMaker endpoint', () => {
         Statement: Match.arrayWith([Match.objectLike({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish', Resource: topic })]),
       },
     });
+  });
+
+  /** Review R120: a run that holds on missing data succeeds and is a heartbeat, so nothing else pages while it lasts. */
+  test('pages when every run of 10 minutes held the weights on missing data while requests reached the classes', () => {
+    const [alarm] = Object.values(template.findResources('AWS::CloudWatch::Alarm'))
+      .map((r) => r.Properties).filter((p) => JSON.stringify(p.Metrics ?? []).includes('missing-data'));
+    // M of N: the platform's request counts arrive after the run's EMF, by up to the metric delay (120 s: 2 periods).
+    expect(alarm).toMatchObject({
+      Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', DatapointsToAlarm: 10, EvaluationPeriods: 12, TreatMissingData: 'ignore',
+    });
+    const byId = Object.fromEntries((alarm.Metrics as Array<{ Id: string }>).map((q) => [q.Id, q]));
+    expect(byId.expr_1).toMatchObject({ Expression: 'IF(held >= runs, (rq0 + rq1 + rq2) > 0, 0)', ReturnData: true });
+    type Stat = { Metric: { Namespace: string; MetricName: string; Dimensions: unknown[] }; Stat: string; Period: number };
+    const stat = (id: string) => (byId[id] as unknown as { MetricStat: Stat }).MetricStat;
+    // Exactly the series each decided run publishes once (value 1): its reason, and the Service rollup.
+    type Directive = { Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> };
+    const emf = decisionsRecord('llama3-chat', 0, 'missing-data');
+    const [directive] = (emf._aws as { CloudWatchMetrics: Directive[] }).CloudWatchMetrics;
+    expect(directive.Dimensions).toEqual([['Service', 'Reason'], ['Service']]);
+    expect(stat('held')).toEqual({
+      Metric: { Namespace: directive.Namespace, MetricName: directive.Metrics[0].Name, Dimensions: [{ Name: 'Reason', Value: emf.Reason }, { Name: 'Service', Value: emf.Service }] },
+      Stat: 'SampleCount', Period: 60,
+    });
+    expect(stat('runs')).toEqual({
+      Metric: { Namespace: directive.Namespace, MetricName: directive.Metrics[0].Name, Dimensions: [{ Name: 'Service', Value: emf.Service }] },
+      Stat: 'SampleCount', Period: 60,
+    });
+    // The requests SageMaker counted per class: a pool's InstanceType series, a one-class variant's own.
+    expect(stat('rq1')).toMatchObject({ Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocations', Dimensions: expect.arrayContaining([
+      { Name: 'VariantName', Value: 'preferred' }, { Name: 'InstanceType', Value: 'ml.g5.xlarge' }]) }, Stat: 'Sum', Period: 60 });
+    expect(stat('rq2').Metric.Dimensions).toEqual([{ Name: 'EndpointName', Value: 'llm' }, { Name: 'VariantName', Value: 'fallback' }]);
+    expect(reconciler.missingDataAlarm.alarmArn).toBeDefined();
+  });
+
+  test('the missing-data alarm follows the period and the metric delay: at least 3 periods, N within one day', () => {
+    const { stack: slow } = testStack('Slow');
+    const r = new Reconciler(slow, 'Reconciler', {
+      serving: servingOf(SAGEMAKER, 'llama3-chat', 250), policy: { period: Duration.minutes(5) }, metricDelay: Duration.minutes(11),
+    });
+    const p = r.missingDataAlarm.node.defaultChild as cloudwatch.CfnAlarm;
+    expect([p.datapointsToAlarm, p.evaluationPeriods]).toEqual([3, 6]);
+    const { stack: longest } = testStack('Longest');
+    const l = new Reconciler(longest, 'Reconciler', { serving: servingOf(SAGEMAKER, 'llama3-chat', 250), policy: { period: Duration.hours(6), maxReturnHold: Duration.hours(6) } });
+    const q = l.missingDataAlarm.node.defaultChild as cloudwatch.CfnAlarm;
+    expect([q.datapointsToAlarm, q.evaluationPeriods]).toEqual([3, 4]);
+    const periods = (q.metrics as Array<{ metricStat?: { period: number } }>).flatMap((m) => (m.metricStat ? [m.metricStat.period] : []));
+    expect(periods).toEqual(Array(5).fill(21_600));
   });
 
   test('the audit-trail log group is encrypted with a rotating key that CloudWatch Logs may use', () => {
@@ -298,6 +346,17 @@ describe('Reconciler on an ALB listener', () => {
 
   test('no run on a target state change: a listener takes every write at once', () => {
     expect(JSON.stringify(template.findResources('AWS::Events::Rule'))).not.toContain('aws.sagemaker');
+  });
+
+  test('the missing-data alarm counts the requests of each target group (ALB RequestCount, Sum)', () => {
+    const [alarm] = Object.values(template.findResources('AWS::CloudWatch::Alarm'))
+      .map((r) => r.Properties).filter((p) => JSON.stringify(p.Metrics ?? []).includes('missing-data'));
+    type Query = { Id: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown[] } } };
+    const requests = (alarm.Metrics as Query[])
+      .filter((q) => q.Id.startsWith('rq')).map((q) => q.MetricStat!.Metric);
+    expect(requests).toEqual(['targetgroup/l40s/73e2d6bc24d8a067', 'targetgroup/inf2/1234567890abcdef'].map((group) => ({
+      Namespace: 'AWS/ApplicationELB', MetricName: 'RequestCount', Dimensions: expect.arrayContaining([{ Name: 'TargetGroup', Value: group }]),
+    })));
   });
 
   test('alarms on each capacity-error metric and runs at once on its state changes', () => {

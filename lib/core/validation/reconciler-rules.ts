@@ -64,12 +64,21 @@ export const RECONCILER_RULES = {
     'the reconciler keeps its state (the routing mode, replica floors, replica history) as CloudWatch metrics keyed by Service: two deployments '
       + 'of one name would read each other\'s and write into them; give each its own contract name',
   ),
-  'capacityAlarms@period': crossRule<{ readonly alarm: string; readonly alarmPeriodSeconds: number; readonly periodSeconds: number }>(
-    "alarms made for this Reconciler's period (InferenceAlarms' reconcilerPeriod equal to policy.period)",
-    ({ alarm, alarmPeriodSeconds, periodSeconds }) => (alarmPeriodSeconds === periodSeconds ? undefined
-      : `holds '${alarm}', made for a run every ${alarmPeriodSeconds} s, and this Reconciler runs every ${periodSeconds} s`),
-    'at a shorter period runs leave periods without datapoints and the alarm could never fire; at a longer one it pairs one run\'s '
-      + 'desired count with another\'s ready count and fires on an ordinary scale-in',
+  // One rule for both ways an InferenceAlarms reaches a Reconciler (on its serving, checked at synth; through
+  // capacityAlarms, checked at construction), so the two cannot say different things.
+  'policy.period@alarms': crossRule<{
+    readonly inferenceAlarms: string; readonly alarm?: string; readonly alarmPeriodSeconds: number; readonly periodSeconds: number;
+  }>(
+    "the reconcilerPeriod of every InferenceAlarms that reads this Reconciler's runs (one on the same serving, or one whose replica shortage "
+      + 'or heartbeat alarm is in capacityAlarms): the same period',
+    ({ inferenceAlarms, alarm, alarmPeriodSeconds, periodSeconds }) => (alarmPeriodSeconds === periodSeconds ? undefined
+      : `is ${periodSeconds} s, and InferenceAlarms '${inferenceAlarms}' ${alarm === undefined ? 'of the same serving' : `(its '${alarm}' is in capacityAlarms)`} `
+        + `evaluates its replica shortage and heartbeat alarms every ${alarmPeriodSeconds} s (its reconcilerPeriod, one minute unless set): set `
+        + `that InferenceObservability's (or InferenceAlarms') reconcilerPeriod to this Reconciler's policy.period, Duration.seconds(${periodSeconds})`
+        + (alarm === undefined ? '' : ', or leave its alarms out of capacityAlarms')),
+    'each of those alarms reads one datapoint per run: at a shorter period runs leave periods without datapoints (the replica shortage '
+      + 'could never fire, the heartbeat fires between runs); at a longer one the replica shortage pairs one run\'s desired count with another\'s '
+      + 'ready count and fires on an ordinary scale-in',
   ),
   'serving.service': SERVICE_DIMENSION_RULE,
   'serving.tokensPerRequest': numberRule({ above: 0, unit: 'tokens' }),
