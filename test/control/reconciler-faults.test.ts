@@ -492,10 +492,11 @@ describe('a run never outlives its deadline', () => {
   });
 
   test('each SDK attempt is bounded: connection and request timeouts that throw, one attempt (our retry layer is the only one)', async () => {
-    const { SDK_OPTIONS, DEADLINE_RESERVE_MS, FUNCTION_TIMEOUT_MS } = await import('../../lambda/reconciler');
-    expect(SDK_OPTIONS).toEqual({ maxAttempts: 1, requestHandler: { connectionTimeout: 2_000, requestTimeout: 5_000, throwOnRequestTimeout: true } });
+    const { DEADLINE_RESERVE_MS, FUNCTION_TIMEOUT_MS } = await import('../../lambda/reconciler');
+    const { LAMBDA_CLIENT_OPTIONS } = await import('../../lib/core/sdk-client-profiles');
+    expect(LAMBDA_CLIENT_OPTIONS).toEqual({ maxAttempts: 1, requestHandler: { connectionTimeout: 2_000, requestTimeout: 5_000, throwOnRequestTimeout: true } });
     // The deadline leaves the reserve for the records before the function's own timeout (the construct's 30 s).
-    expect(FUNCTION_TIMEOUT_MS - DEADLINE_RESERVE_MS).toBeGreaterThanOrEqual(4 * SDK_OPTIONS.requestHandler.requestTimeout);
+    expect(FUNCTION_TIMEOUT_MS - DEADLINE_RESERVE_MS).toBeGreaterThanOrEqual(4 * LAMBDA_CLIENT_OPTIONS.requestHandler.requestTimeout);
   });
 
   test('fails when a query CloudWatch did not answer is read as no data: InternalError is asked again, then the run fails unchanged', async () => {

@@ -17,7 +17,7 @@ import { FisClient, GetExperimentCommand } from '@aws-sdk/client-fis';
 import { GetRoleCommand } from '@aws-sdk/client-iam';
 import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand } from '@aws-sdk/client-sagemaker';
-import { CLI_HTTP_TIMEOUTS, cliClientConfig, type CliHttpTimeouts } from '../../bin/aws-clients';
+import { CLI_HTTP_TIMEOUTS, cliClientConfig, type HttpTimeouts } from '../../lib/core/sdk-client-profiles';
 import { alarmStates, clients as gameDayClients, main as gameDay, type MainDeps, sleep } from '../../bin/game-day';
 import { fisInjection } from '../../bin/game-day-fis';
 import { main as verify, clients as verifyClients } from '../../bin/verify';
@@ -46,14 +46,14 @@ async function close(server: Server): Promise<void> {
   await once(server, 'close');
 }
 
-const SHORT: CliHttpTimeouts = { connectionTimeoutMs: 500, requestTimeoutMs: 500, socketTimeoutMs: 500 };
+const SHORT: HttpTimeouts = { connectionTimeoutMs: 500, requestTimeoutMs: 500, socketTimeoutMs: 500 };
 /**
  * For the interrupt tests, whose interrupt comes as the server receives the read: a call that then fails with an
  * AbortError was ended by it, one that was not fails later with a TimeoutError. Short enough that client-fis@3.523.0's
  * handler (@smithy/node-http-handler@2.5.0), which leaves a timer of requestTimeout + connectionTimeout armed when a
  * request is rejected (its socket-usage check, dist-cjs/index.js:244-269), does not hold the file open for long.
  */
-const LONG: CliHttpTimeouts = { connectionTimeoutMs: 1_000, requestTimeoutMs: 2_000, socketTimeoutMs: 2_000 };
+const LONG: HttpTimeouts = { connectionTimeoutMs: 1_000, requestTimeoutMs: 2_000, socketTimeoutMs: 2_000 };
 
 let server: Server;
 let url: string;
