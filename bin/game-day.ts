@@ -40,7 +40,8 @@ import { type CfnTemplate } from '../lib/core/metrics/template-check';
 import { servingRecordOf } from '../lib/core/service/serving-record';
 import { predictShortage, type ReclaimShape, routedClassPrices, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
-import { cliClientConfig, type CliHttpTimeouts, clientRegion } from './aws-clients';
+import { cliClientConfig, type HttpTimeouts } from '../lib/core/sdk-client-profiles';
+import { clientRegion } from './aws-clients';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId } from './deployment';
 import { fisInjection } from './game-day-fis';
@@ -353,7 +354,7 @@ export interface GameDayClients {
   readonly fis: FisClient;
 }
 
-export function clients(region?: string, timeouts?: CliHttpTimeouts): GameDayClients {
+export function clients(region?: string, timeouts?: HttpTimeouts): GameDayClients {
   const config = cliClientConfig(region, timeouts);
   const cloudWatch = new CloudWatchClient(config);
   return {

@@ -21,6 +21,7 @@ import {
   modelDigestMessage,
   parseS3Object,
 } from '../lib/core/trust/artifact-verification';
+import { cliClientConfig, type HttpTimeouts } from '../lib/core/sdk-client-profiles';
 
 export const USAGE = `Usage:
   cdk-capacity-sign-model digest <file>
@@ -141,6 +142,19 @@ export async function recordSignature(
   return { versionId: head.VersionId, digestProvenBy };
 }
 
+/**
+ * The clients of `sign`, with the commands' profile (cliClientConfig): without it a call to an endpoint that never
+ * answers waits for ever. Its 20 s request timeout bounds the time to a response's headers, which would cut the upload
+ * of a large body (lib/core/sdk-client-profiles.ts reads why); these clients carry none: the model is hashed from the
+ * local file, and S3 is only asked for the object's headers and tags, KMS for a signature of 32 bytes.
+ */
+export function clients(keyArn: string, region?: string, timeouts?: HttpTimeouts): { readonly kms: KMSClient; readonly s3: S3Client } {
+  return {
+    kms: new KMSClient(cliClientConfig(region ?? /^arn:[^:]+:kms:([^:]+):/.exec(keyArn)?.[1], timeouts)),
+    s3: new S3Client({ ...cliClientConfig(region, timeouts), followRegionRedirects: true }),
+  };
+}
+
 export interface Io {
   readonly out: (line: string) => void;
   readonly err: (line: string) => void;
@@ -159,11 +173,12 @@ async function execute(cmd: Exclude<Command, { readonly command: 'help' }>, io: 
       io.out(await sha256OfFile(cmd.file));
     } else {
       const sha256 = cmd.sha256 ?? (await sha256OfFile(cmd.file!));
-      const kms = io.kms ?? new KMSClient({ region: cmd.region ?? /^arn:[^:]+:kms:([^:]+):/.exec(cmd.keyArn)?.[1] });
+      const made = io.kms && io.s3 ? undefined : clients(cmd.keyArn, cmd.region);
+      const kms = io.kms ?? made!.kms;
       const signature = await signDigest(kms, cmd.keyArn, sha256);
       const result: Record<string, unknown> = { sha256, signature, keyArn: cmd.keyArn, signingAlgorithm: MODEL_SIGNING_ALGORITHM };
       if (cmd.s3) {
-        const s3 = io.s3 ?? new S3Client({ region: cmd.region, followRegionRedirects: true });
+        const s3 = io.s3 ?? made!.s3;
         const recorded = await recordSignature(s3, { ...cmd.s3, versionId: cmd.versionId }, sha256, signature);
         result.digestProvenBy = recorded.digestProvenBy;
         result.modelData = { uri: `s3://${cmd.s3.bucket}/${cmd.s3.key}`, sha256, versionId: recorded.versionId };

@@ -21,6 +21,7 @@ import { generateTrace } from '../lib/sim/workload';
 import { simulateMmc } from '../lib/sim/validation';
 import { type PolicyConfig } from '../lib/core/policy/types';
 import { POLICY_OPTION_OF } from '../lib/core/validation/policy-config';
+import { type ServiceContract, serviceContractProblems } from '../lib/core/service/contract';
 import { type OptionSpec, parseCommandLine, UsageError } from './args';
 import { CONSOLE_IO, type Io, runAsProcess } from './command';
 
@@ -137,6 +138,27 @@ function parseCount(args: Args, key: string, fallback: number, what: string): nu
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new Error(`--${key} '${value}': not a count of ${what}; allowed: a whole number from 1`);
   return Number(value);
+}
+
+/** `--seed` of one run: an integer (`Number('abc')` is NaN, which a run would take for a seed). @default 1 */
+function seedOf(args: Args, command: string): number {
+  const seed = Number(flag(args, 'seed') ?? 1);
+  if (!Number.isInteger(seed)) throw new Error(`${command}: --seed '${flag(args, 'seed')}': must be an integer`);
+  return seed;
+}
+
+/**
+ * `--peak`: a decimal number the contract's own rule for peakRequestsPerSecond admits (serviceContractProblems, the
+ * rule a construct applies at synth), so `plan` never reports on a peak of NaN or of -1 requests/s.
+ */
+function withPeak(args: Args, contract: ServiceContract): ServiceContract {
+  const value = flag(args, 'peak');
+  if (value === undefined) return contract;
+  // As --param: '' would read as 0, '0x10' or '1e3' as numbers nobody meant to write.
+  const withIt = { ...contract, peakRequestsPerSecond: /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : Number.NaN };
+  const problem = serviceContractProblems(withIt).find((p) => p.field === 'contract.peakRequestsPerSecond');
+  if (problem) throw new Error(`--peak '${value}': not a peak rate; ${problem.message.slice(problem.message.indexOf('allowed:'))}`);
+  return withIt;
 }
 
 function parseParams(args: Args, key = 'param'): ScenarioParams {
@@ -305,8 +327,7 @@ function trace(io: Io, args: Args, target: string | undefined): void {
   const def = loadScenario(file ? { scenarioId: '', scenarioFile: resolve(file) } : { scenarioId: suiteScenarioId(target!) });
   const platforms = parsePlatforms(flag(args, 'platforms') ?? 'eks');
   if (platforms.length !== 1) throw new Error(`trace: --platforms '${flag(args, 'platforms')}': trace runs one platform (eks or sagemaker)`);
-  const seed = Number(flag(args, 'seed') ?? 1);
-  if (!Number.isInteger(seed)) throw new Error(`trace: --seed '${flag(args, 'seed')}': must be an integer`);
+  const seed = seedOf(args, 'trace');
   const policies = parsePolicies(flag(args, 'policies'), ['library']);
   const platformOverrides = platformOverridesFor(args, platforms);
   const libraryConfig = libraryConfigOf(args);
@@ -338,14 +359,13 @@ function plan(io: Io, args: Args): void {
     if (!services[name]) throw new Error(`--service '${name}': known services are ${Object.keys(services).join(', ')}; or pass --file`);
     service = services[name]();
   }
-  const peak = flag(args, 'peak');
-  const contract = peak ? { ...service.contract, peakRequestsPerSecond: Number(peak) } : service.contract;
+  const contract = withPeak(args, service.contract);
   io.out(formatDegradationReport(contract, service.classes, degradationReport(contract, service.classes)));
 }
 
 function validate(io: Io, args: Args): number {
-  const arrivals = Number(flag(args, 'arrivals') ?? 10_000_000);
-  const seed = Number(flag(args, 'seed') ?? 1);
+  const arrivals = parseCount(args, 'arrivals', 10_000_000, 'arrivals');
+  const seed = seedOf(args, 'validate');
   const json = flag(args, 'json') === 'true';
   if (!json) io.out(`M/M/c through the simulator core, ${arrivals.toLocaleString('en-US')} arrivals per row, seed ${seed} (mu = 1):`);
   let ok = true;

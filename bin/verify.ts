@@ -45,7 +45,8 @@ import {
 import { servingRecordOf, servingRecords } from '../lib/core/service/serving-record';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseCommandLine, UsageError } from './args';
-import { cliClientConfig, type CliHttpTimeouts, clientRegion } from './aws-clients';
+import { cliClientConfig, type HttpTimeouts } from '../lib/core/sdk-client-profiles';
+import { clientRegion } from './aws-clients';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId, roleNameOf } from './deployment';
 import { type Kubectl, kubectl } from './kubectl';
@@ -135,7 +136,7 @@ export interface VerifyClients {
   readonly iam: IAMClient;
 }
 
-export function clients(region?: string, timeouts?: CliHttpTimeouts): VerifyClients {
+export function clients(region?: string, timeouts?: HttpTimeouts): VerifyClients {
   const config = cliClientConfig(region, timeouts);
   return {
     cloudFormation: new CloudFormationClient(config),

@@ -51,7 +51,8 @@ import {
   parseEcrImage,
   verifyArtifacts,
 } from '../../lib/core/trust/artifact-verification';
-import { isAccessDenied, isRetryableError, type RetryOptions, SDK_CLIENT_OPTIONS, withRetries } from '../../lib/core/reconciler/retry';
+import { isAccessDenied, isRetryableError, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
+import { LAMBDA_CLIENT_OPTIONS } from '../../lib/core/sdk-client-profiles';
 import { NOTATION_SIGNATURE_ARTIFACT_TYPE, NotSignerSignatureError, parseNotationEnvelope } from './envelope';
 
 /** ResourceProperties as CloudFormation delivers them (every scalar is a string). */
@@ -165,7 +166,7 @@ async function imageSigningEvidence(
   imageDigest: string,
   retry: RetryOptions,
 ): Promise<ImageSigningEvidence> {
-  const ecr = new ECRClient({ ...SDK_CLIENT_OPTIONS, region });
+  const ecr = new ECRClient({ ...LAMBDA_CLIENT_OPTIONS, region });
   const command = new DescribeImageSigningStatusCommand({ registryId, repositoryName, imageId: { imageDigest } });
   const out = await withRetries(() => ecr.send(command), retry);
   return { statuses: out.signingStatuses ?? [] };
@@ -182,7 +183,7 @@ const MAX_SIGNATURES = 20;
  * the signing job, profile version or certificates of each signature by the approved profile are revoked.
  */
 async function signatureRevocationEvidence(image: EcrImageReference, profileArn: string, retry: RetryOptions): Promise<SignatureRevocationEvidence> {
-  const ecr = new ECRClient({ ...SDK_CLIENT_OPTIONS, region: image.region });
+  const ecr = new ECRClient({ ...LAMBDA_CLIENT_OPTIONS, region: image.region });
   const repo = { registryId: image.registryId, repositoryName: image.repositoryName };
   const referrers: ImageReferrer[] = [];
   let nextToken: string | undefined;
@@ -209,7 +210,7 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
   // With a page still unread the count beyond the bound is unknown: 'some'.
   const notRead = nextToken ? 'some' as const : referrers.length > MAX_SIGNATURES ? referrers.length - MAX_SIGNATURES : undefined;
 
-  const signer = new SignerClient({ ...SDK_CLIENT_OPTIONS, region: arnRegion(profileArn) });
+  const signer = new SignerClient({ ...LAMBDA_CLIENT_OPTIONS, region: arnRegion(profileArn) });
   const signatures: SignatureRevocationEvidence['signatures'][number][] = [];
   const unreadable: string[] = [];
   for (const referrer of referrers.slice(0, MAX_SIGNATURES)) {
@@ -273,7 +274,7 @@ async function signatureBlob(
   const downloadUrl = url.downloadUrl;
   const bytes = await withRetries(async () => {
     // Bounded like an SDK request: a hung download costs one attempt (a TimeoutError, retried), not the whole budget.
-    const res = await fetch(downloadUrl, { signal: AbortSignal.timeout(SDK_CLIENT_OPTIONS.requestHandler.requestTimeout) });
+    const res = await fetch(downloadUrl, { signal: AbortSignal.timeout(LAMBDA_CLIENT_OPTIONS.requestHandler.requestTimeout) });
     if (!res.ok) throw Object.assign(new Error(`envelope download failed: HTTP ${res.status}`), { $metadata: { httpStatusCode: res.status } });
     return new Uint8Array(await res.arrayBuffer());
   }, retry);
@@ -285,7 +286,7 @@ async function signatureBlob(
 async function signingProfileEvidence(profileArn: string, retry: RetryOptions): Promise<SigningProfileEvidence> {
   const m = /^arn:[^:]+:signer:([^:]+):(\d{12}):\/?signing-profiles\/([^/]+)$/.exec(profileArn);
   if (!m) throw new Error(`'${profileArn}' is not a signing profile ARN`);
-  const signer = new SignerClient({ ...SDK_CLIENT_OPTIONS, region: m[1] });
+  const signer = new SignerClient({ ...LAMBDA_CLIENT_OPTIONS, region: m[1] });
   const out = await withRetries(() => signer.send(new GetSigningProfileCommand({ profileName: m[3], profileOwner: m[2] })), retry);
   return { arn: out.arn, status: out.status, platformId: out.platformId, revocationRecord: out.revocationRecord };
 }
@@ -296,7 +297,7 @@ async function modelEvidenceFor(
   requireCurrentVersion: boolean,
   retry: RetryOptions,
 ): Promise<{ object: ModelObjectEvidence; current?: CurrentObjectEvidence; signature: ModelSignatureEvidence }> {
-  const s3 = new S3Client({ ...SDK_CLIENT_OPTIONS, followRegionRedirects: true });
+  const s3 = new S3Client({ ...LAMBDA_CLIENT_OPTIONS, followRegionRedirects: true });
   const version = model.versionId ? { VersionId: model.versionId } : {};
   const head = await withRetries(
     () => s3.send(new HeadObjectCommand({ Bucket: model.bucket, Key: model.key, ChecksumMode: 'ENABLED', ...version })),
@@ -315,7 +316,7 @@ async function modelEvidenceFor(
   const tags = await withRetries(() => s3.send(new GetObjectTaggingCommand({ Bucket: model.bucket, Key: model.key, ...version })), retry);
   const signatureB64 = tags.TagSet?.find((t) => t.Key === MODEL_SIGNATURE_TAG)?.Value;
   if (signatureB64 === undefined) return { object, current, signature: { signaturePresent: false, signatureValid: false } };
-  const kms = new KMSClient({ ...SDK_CLIENT_OPTIONS, region: arnRegion(keyArn) });
+  const kms = new KMSClient({ ...LAMBDA_CLIENT_OPTIONS, region: arnRegion(keyArn) });
   const signatureValid = await withRetries(async () => {
     try {
       const out = await kms.send(

@@ -9,11 +9,8 @@ import { type AlarmStateChangeEvent } from '../../lib/core/reconciler/alarm-trig
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { failureAuditLine, failureEmf, RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler/faults';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
-import { SDK_CLIENT_OPTIONS } from '../../lib/core/reconciler/retry';
-import { type Clients, reconcile, type RunResult, TARGET_IO } from './reconcile';
-
-/** One SDK attempt per call, each bounded (`SDK_CLIENT_OPTIONS`, shared with the artifact verifier; it says why). */
-export const SDK_OPTIONS = SDK_CLIENT_OPTIONS;
+import { LAMBDA_CLIENT_OPTIONS } from '../../lib/core/sdk-client-profiles';
+import { armDeadline, type Clients, reconcile, type RunResult, TARGET_IO } from './reconcile';
 
 /**
  * Time kept back from the Lambda timeout for what follows the last AWS call: the records, the audit line, a backoff
@@ -43,7 +40,7 @@ async function makeClients(c: ReconcilerConfig): Promise<Clients> {
   const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
   const io = TARGET_IO[c.facts.kind];
   if (!io) throw new Error(`unknown routing target kind ${JSON.stringify(c.facts.kind)}`);
-  return { cloudwatch: new CloudWatchClient(SDK_OPTIONS), ...(await (await io()).client(SDK_OPTIONS)) };
+  return { cloudwatch: new CloudWatchClient(LAMBDA_CLIENT_OPTIONS), ...(await (await io()).client()) };
 }
 
 /** The Lambda context's clock: only what the handler reads. */
@@ -56,20 +53,27 @@ export async function handler(event: AlarmStateChangeEvent & { source?: string }
   const log = (line: Record<string, unknown>) => console.log(JSON.stringify({ trigger, ...line }));
   const nowMs = Date.now();
   const remaining = context?.getRemainingTimeInMillis?.() ?? FUNCTION_TIMEOUT_MS;
+  const budgetMs = Math.max(1_000, remaining - DEADLINE_RESERVE_MS);
+  // Armed here, before the clients are loaded: the time left is the invocation's ("Returns the number of milliseconds
+  // left before the execution times out", https://docs.aws.amazon.com/lambda/latest/dg/nodejs-context.html), so a cold
+  // start's client loading must count against the budget, not be added to it (review R120).
+  const deadline = armDeadline(budgetMs);
   try {
-    config ??= loadConfig();
-    clients ??= await makeClients(config);
-  } catch (error) {
-    // Even a run that cannot start leaves its audit line and the failure datapoint the failure alarm watches.
-    const detail = `weights unchanged: cannot start: ${(error as Error).name}: ${(error as Error).message}`;
-    log(failureEmf(process.env[RECONCILER_SERVICE_ENV] || 'unknown', 'invalid-config', nowMs));
-    log(failureAuditLine(Math.floor(nowMs / 1000), 'invalid-config', detail));
-    throw new Error(`reconciler: ${detail}`, { cause: error });
+    try {
+      config ??= loadConfig();
+      clients ??= await makeClients(config);
+    } catch (error) {
+      // Even a run that cannot start leaves its audit line and the failure datapoint the failure alarm watches.
+      const detail = `weights unchanged: cannot start: ${(error as Error).name}: ${(error as Error).message}`;
+      log(failureEmf(process.env[RECONCILER_SERVICE_ENV] || 'unknown', 'invalid-config', nowMs));
+      log(failureAuditLine(Math.floor(nowMs / 1000), 'invalid-config', detail));
+      throw new Error(`reconciler: ${detail}`, { cause: error });
+    }
+    const result = await reconcile(config, clients, { nowMs, log, memory, event, deadlineMs: nowMs + budgetMs, deadline: deadline.signal });
+    memory = result.memory;
+    if (result.action === 'failed') throw new Error(`reconciler: ${result.detail}`);
+    return result;
+  } finally {
+    deadline.clear();
   }
-  const result = await reconcile(config, clients, {
-    nowMs, log, memory, event, deadlineMs: nowMs + Math.max(1_000, remaining - DEADLINE_RESERVE_MS),
-  });
-  memory = result.memory;
-  if (result.action === 'failed') throw new Error(`reconciler: ${result.detail}`);
-  return result;
 }

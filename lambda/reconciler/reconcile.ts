@@ -27,6 +27,13 @@ export interface RunOptions {
    * timeout never does). @default - no deadline
    */
   readonly deadlineMs?: number;
+  /**
+   * The deadline as a signal the caller armed (`armDeadline`), for a caller whose own work before the run counts
+   * against the same budget: the handler arms it at the invocation's start, so a cold start's client loading cannot
+   * push the run's end into the time kept back for its records (review R120). `deadlineMs` then only names the
+   * budget in the failure's detail. @default - armed when the run starts, to fire `deadlineMs - nowMs` later
+   */
+  readonly deadline?: AbortSignal;
   /** What the previous run in this execution environment left (`RunResult.memory`). @default - none */
   readonly memory?: RunMemory;
   /**
@@ -73,7 +80,9 @@ export async function reconcile(config: ReconcilerConfig, clients: Clients, opti
   };
   const problems = reconcilerConfigProblems(config);
   if (problems.length > 0) return fail('invalid-config', `weights unchanged: invalid configuration: ${problems.join('; ')}`);
-  const deadline = deadlineSignal(options);
+  const deadline = options.deadline
+    ? { signal: options.deadline, clear: () => undefined }
+    : armDeadline(options.deadlineMs === undefined ? undefined : options.deadlineMs - options.nowMs);
   try {
     return await reconcileChecked(config, clients, options, deadline.signal, fail);
   } catch (error) {
@@ -87,11 +96,11 @@ function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-/** An AbortSignal that fires at the run's deadline (never, without one). */
-function deadlineSignal(options: RunOptions): { signal: AbortSignal; clear: () => void } {
+/** An AbortSignal that fires `budgetMs` from now, the run's deadline (never, without a budget); `clear` disarms it. */
+export function armDeadline(budgetMs: number | undefined): { signal: AbortSignal; clear: () => void } {
   const controller = new AbortController();
-  if (options.deadlineMs === undefined) return { signal: controller.signal, clear: () => undefined };
-  const timer = setTimeout(() => controller.abort(new Error('run deadline')), Math.max(0, options.deadlineMs - options.nowMs));
+  if (budgetMs === undefined) return { signal: controller.signal, clear: () => undefined };
+  const timer = setTimeout(() => controller.abort(new Error('run deadline')), Math.max(0, budgetMs));
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 

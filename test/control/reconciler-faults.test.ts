@@ -491,11 +491,13 @@ describe('a run never outlives its deadline', () => {
     expect(calls).toBe(1);
   });
 
-  test('each SDK attempt is bounded: connection and request timeouts that throw, one attempt (our retry layer is the only one)', async () => {
-    const { SDK_OPTIONS, DEADLINE_RESERVE_MS, FUNCTION_TIMEOUT_MS } = await import('../../lambda/reconciler');
-    expect(SDK_OPTIONS).toEqual({ maxAttempts: 1, requestHandler: { connectionTimeout: 2_000, requestTimeout: 5_000, throwOnRequestTimeout: true } });
+  test('four SDK attempts, each bounded, fit between the run\'s start and its deadline', async () => {
+    const { DEADLINE_RESERVE_MS, FUNCTION_TIMEOUT_MS } = await import('../../lambda/reconciler');
+    const { LAMBDA_CLIENT_OPTIONS } = await import('../../lib/core/sdk-client-profiles');
+    // The profile's own values: test/core/sdk-client-profiles.test.ts.
+    expect(LAMBDA_CLIENT_OPTIONS.maxAttempts).toBe(1);
     // The deadline leaves the reserve for the records before the function's own timeout (the construct's 30 s).
-    expect(FUNCTION_TIMEOUT_MS - DEADLINE_RESERVE_MS).toBeGreaterThanOrEqual(4 * SDK_OPTIONS.requestHandler.requestTimeout);
+    expect(FUNCTION_TIMEOUT_MS - DEADLINE_RESERVE_MS).toBeGreaterThanOrEqual(4 * LAMBDA_CLIENT_OPTIONS.requestHandler.requestTimeout);
   });
 
   test('fails when a query CloudWatch did not answer is read as no data: InternalError is asked again, then the run fails unchanged', async () => {

@@ -1,5 +1,5 @@
 /**
- * The AWS clients of verify and game-day against a server that accepts every connection and never answers (node:http
+ * The AWS clients of verify, game-day and sign-model against a server that accepts every connection and never answers (node:http
  * on 127.0.0.1, no network): each call fails with a TimeoutError instead of waiting for ever, and a read the game day
  * makes while it holds a shortage is abandoned as soon as the run is interrupted. Short timeouts stand in for the
  * real 20 s so the file runs in seconds; the assertions are on the errors, not on the clock.
@@ -17,10 +17,13 @@ import { FisClient, GetExperimentCommand } from '@aws-sdk/client-fis';
 import { GetRoleCommand } from '@aws-sdk/client-iam';
 import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { DescribeEndpointCommand } from '@aws-sdk/client-sagemaker';
-import { CLI_HTTP_TIMEOUTS, cliClientConfig, type CliHttpTimeouts } from '../../bin/aws-clients';
+import { cliClientConfig, type HttpTimeouts } from '../../lib/core/sdk-client-profiles';
 import { alarmStates, clients as gameDayClients, main as gameDay, type MainDeps, sleep } from '../../bin/game-day';
 import { fisInjection } from '../../bin/game-day-fis';
 import { main as verify, clients as verifyClients } from '../../bin/verify';
+import { SignCommand } from '@aws-sdk/client-kms';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { clients as signModelClients } from '../../bin/sign-model';
 
 type Stalled = { server: Server; url: string; paths: string[] };
 
@@ -46,14 +49,14 @@ async function close(server: Server): Promise<void> {
   await once(server, 'close');
 }
 
-const SHORT: CliHttpTimeouts = { connectionTimeoutMs: 500, requestTimeoutMs: 500, socketTimeoutMs: 500 };
+const SHORT: HttpTimeouts = { connectionTimeoutMs: 500, requestTimeoutMs: 500, socketTimeoutMs: 500 };
 /**
  * For the interrupt tests, whose interrupt comes as the server receives the read: a call that then fails with an
  * AbortError was ended by it, one that was not fails later with a TimeoutError. Short enough that client-fis@3.523.0's
  * handler (@smithy/node-http-handler@2.5.0), which leaves a timer of requestTimeout + connectionTimeout armed when a
  * request is rejected (its socket-usage check, dist-cjs/index.js:244-269), does not hold the file open for long.
  */
-const LONG: CliHttpTimeouts = { connectionTimeoutMs: 1_000, requestTimeoutMs: 2_000, socketTimeoutMs: 2_000 };
+const LONG: HttpTimeouts = { connectionTimeoutMs: 1_000, requestTimeoutMs: 2_000, socketTimeoutMs: 2_000 };
 
 let server: Server;
 let url: string;
@@ -76,13 +79,24 @@ afterAll(async () => {
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
 
-test('the commands\' clients give up on a call after 5 s without a connection, 20 s without an answer', () => {
-  expect(CLI_HTTP_TIMEOUTS).toEqual({ connectionTimeoutMs: 5_000, requestTimeoutMs: 20_000, socketTimeoutMs: 20_000 });
-  expect(cliClientConfig('eu-west-1')).toEqual({
-    region: 'eu-west-1', requestHandler: { connectionTimeout: 5_000, requestTimeout: 20_000, socketTimeout: 20_000, throwOnRequestTimeout: true },
-  });
-  expect(cliClientConfig()).not.toHaveProperty('region');
-});
+test('sign-model: KMS and S3 fail a call the server never answers with a TimeoutError (they had no timeout)', async () => {
+  paths.length = 0;
+  // No --region: KMS calls the key's region, S3 the SDK's own (AWS_REGION here).
+  process.env.AWS_REGION = 'us-east-1';
+  const c = signModelClients('arn:aws:kms:eu-west-1:123456789012:key/k', undefined, SHORT);
+  const calls = [
+    c.kms.send(new SignCommand({ KeyId: 'k', Message: new Uint8Array(32), MessageType: 'DIGEST', SigningAlgorithm: 'ECDSA_SHA_256' })),
+    c.s3.send(new HeadObjectCommand({ Bucket: 'models', Key: 'm/model.tar' })),
+  ];
+  for (const result of await Promise.allSettled(calls)) {
+    expect(result).toMatchObject({ status: 'rejected', reason: { name: 'TimeoutError' } });
+  }
+  expect(paths).toHaveLength(calls.length);
+  expect(await c.kms.config.region()).toBe('eu-west-1');
+  expect(await c.s3.config.region()).toBe('us-east-1');
+  delete process.env.AWS_REGION;
+  for (const client of Object.values(c)) client.destroy();
+}, 60_000);
 
 test('verify: every client fails a call the server never answers with a TimeoutError', async () => {
   paths.length = 0;

@@ -63,7 +63,7 @@ async function writeBack(config: ReconcilerConfig, output: Record<string, unknow
   await endpoint.start();
   try {
     await withEnvironment(endpoint.sdkEnvironment(REGION), async () => {
-      await write(config, (await client({ region: REGION })) as Clients, { kind: 'weights', weights, zeroed: [] }, read);
+      await write(config, (await client()) as Clients, { kind: 'weights', weights, zeroed: [] }, read);
     });
   } finally {
     await endpoint.stop();

@@ -138,3 +138,24 @@ test('fails, before anything runs, on no seeds, a backward range, or a worker co
   }
   expect(await fails('--seeds', '1-3', '--chart-seed', '7')).toEqual([1, '', "--chart-seed '7': not a seed of this run; allowed: 1, 2, 3"]);
 });
+
+test('validate fails, before anything runs, on an arrival count or a seed that is not one (they read as NaN)', async () => {
+  for (const arrivals of ['abc', '0', '1.5', '-2', '']) {
+    const r = await sim('validate', '--arrivals', arrivals);
+    expect([r.status, r.stdout, r.stderr]).toEqual([1, '', `--arrivals '${arrivals}': not a count of arrivals; allowed: a whole number from 1`]);
+  }
+  const r = await sim('validate', '--seed', 'abc', '--arrivals', '200');
+  expect([r.status, r.stdout, r.stderr]).toEqual([1, '', "validate: --seed 'abc': must be an integer"]);
+});
+
+test('plan fails, before it reports, on a peak that is not a rate the contract admits; a decimal one is planned for', async () => {
+  const allowed = 'allowed: a finite number above 0 requests/s (the fleet is planned for it)';
+  for (const peak of ['abc', '0', '-1', '1e3', '0x10', '']) {
+    const r = await sim('plan', '--peak', peak);
+    expect([r.status, r.stdout, r.stderr]).toEqual([1, '', `--peak '${peak}': not a peak rate; ${allowed}`]);
+  }
+  const ok = await sim('plan', '--peak', '2.5');
+  expect([ok.status, ok.stderr]).toEqual([0, '']);
+  expect(ok.stdout).not.toContain('NaN');
+  expect(ok.stdout).toContain('2.5');
+});

@@ -28,6 +28,7 @@ import { type AlbRoutingFacts } from '../../../lib/core/reconciler/routing-facts
 import { type RetryOptions } from '../../../lib/core/reconciler/retry';
 import { type RoutingWrite, type TargetState } from '../../../lib/core/reconciler/targets';
 import { albWeightsLocation } from '../../../lib/core/reconciler/targets/alb';
+import { LAMBDA_CLIENT_OPTIONS } from '../../../lib/core/sdk-client-profiles';
 import { type Clients, optionalRead, type TargetRead } from './io';
 
 function facts(config: ReconcilerConfig): AlbRoutingFacts {
@@ -183,6 +184,6 @@ export async function write(config: ReconcilerConfig, clients: Clients, w: Routi
   }
 }
 
-export async function client(options: object): Promise<Partial<Clients>> {
-  return { elbv2: new ElasticLoadBalancingV2Client(options) };
+export async function client(): Promise<Partial<Clients>> {
+  return { elbv2: new ElasticLoadBalancingV2Client(LAMBDA_CLIENT_OPTIONS) };
 }

@@ -41,8 +41,8 @@ export interface TargetIo {
    * the run. Absent: a failed write fails the run.
    */
   takenMeanwhile?(config: ReconcilerConfig, clients: Clients, signal?: AbortSignal): Promise<string | undefined>;
-  /** The SDK client this kind calls, built with the shell's options (one attempt, request timeouts). */
-  client(options: object): Promise<Partial<Clients>>;
+  /** The SDK clients this kind calls, built with the Lambda profile (LAMBDA_CLIENT_OPTIONS: one attempt, request timeouts). */
+  client(): Promise<Partial<Clients>>;
 }
 
 /** Most time a read the run can go on without may take, its retry included: it must never eat the run's deadline. */

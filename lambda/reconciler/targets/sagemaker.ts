@@ -14,6 +14,7 @@ import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type SageMakerRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
 import { endpointWritability, type RoutingWrite, type ScalingBounds } from '../../../lib/core/reconciler/targets';
 import { type RetryOptions } from '../../../lib/core/reconciler/retry';
+import { LAMBDA_CLIENT_OPTIONS } from '../../../lib/core/sdk-client-profiles';
 import { type Clients, optionalRead, type TargetRead } from './io';
 
 function facts(config: ReconcilerConfig): SageMakerRoutingFacts {
@@ -132,6 +133,6 @@ export async function takenMeanwhile(config: ReconcilerConfig, clients: Clients,
   return endpointWritability(f.endpointName, endpoint.EndpointStatus, endpoint.FailureReason).notWritable;
 }
 
-export async function client(options: object): Promise<Partial<Clients>> {
-  return { sagemaker: new SageMakerClient(options), autoScaling: new ApplicationAutoScalingClient(options) };
+export async function client(): Promise<Partial<Clients>> {
+  return { sagemaker: new SageMakerClient(LAMBDA_CLIENT_OPTIONS), autoScaling: new ApplicationAutoScalingClient(LAMBDA_CLIENT_OPTIONS) };
 }

@@ -1,23 +1,10 @@
 /**
  * The one retry policy of the library's Lambda functions (the reconciler and the artifact verifier): retry throttling,
  * server-side faults and network failures with capped exponential backoff and jitter; never a denial, a validation
- * error or a missing object. The SDK clients are built with `maxAttempts: 1`, so this is the only retry layer and a
- * run's time budget stays predictable. Pure: the sleep and the jitter source are injected (seeded in tests).
+ * error or a missing object. The SDK clients are built with `maxAttempts: 1` (LAMBDA_CLIENT_OPTIONS,
+ * lib/core/sdk-client-profiles.ts), so this is the only retry layer and a run's time budget stays predictable. Pure:
+ * the sleep and the jitter source are injected (seeded in tests).
  */
-
-/**
- * Options of every AWS SDK client of the library's Lambda functions. This retry layer is the only one: one SDK attempt
- * per call. Each attempt is bounded: 2 s to connect, 5 s until the response's headers, so that one hung socket costs one
- * attempt, not the run's whole time budget (@smithy/node-http-handler's requestTimeout defaults to 0: none; its timer
- * ends when the headers arrive, so a body that stalls after them runs on to the caller's own deadline, review R92).
- * `throwOnRequestTimeout` makes the request timeout an error; without it @smithy/node-http-handler only logs a warning
- * ("Without this setting, a breach of the request timeout will be logged as a warning", @smithy/types
- * NodeHttpHandlerOptions). A timed-out request fails with a `TimeoutError`, which is retried. Plain data, no SDK import.
- */
-export const SDK_CLIENT_OPTIONS = {
-  maxAttempts: 1,
-  requestHandler: { connectionTimeout: 2_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
-} as const;
 
 /** Error names (the SDK's `name`) and Node.js network codes (`code`) worth another attempt. */
 const RETRYABLE_NAMES = new Set([
