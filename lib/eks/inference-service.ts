@@ -230,7 +230,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     });
     this.cluster = this.inferenceCluster.cluster;
     this.vpc = this.inferenceCluster.vpc;
-    throwIfInvalid('EksInferenceService', this.node.path, placementVpcProblems(classes, this.vpc));
+    throwIfInvalid('EksInferenceService', this.node.path, placementVpcProblems(classes, this.inferenceCluster.nodeSubnets));
     const classOptions = props.classOptions ?? {};
     const attachment = this.inferenceCluster.attach(this, {
       path: this.node.path,
