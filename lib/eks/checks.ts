@@ -19,25 +19,30 @@ import { observabilityProblems, type ObservabilityOptions } from './observabilit
 import { chartVersionProblem } from './versions';
 
 /**
- * The zones of the VPC's private and isolated subnets (where the cluster's node subnets are: the construct tags the
- * private ones, and a user may tag isolated ones), or undefined when one is unknown at synth: a token, a subnet imported
- * without its zone (aws-cdk-lib's ImportedSubnet throws on `availabilityZone`), or the placeholder zones aws-cdk-lib
- * gives a VPC until the CLI has looked the account's zones up (`dummy1a`...: Stack.availabilityZones, core/lib/stack.js).
- * The check is skipped then: a zone cannot be judged against zones not known yet.
+ * The zones of the cluster's node subnets (the ones tagged for its EC2NodeClasses: `nodeSubnets`, by default the VPC's
+ * private subnets; an isolated subnet only when `nodeSubnets` selects it), or undefined when one is unknown at synth:
+ * a token, a subnet imported without its zone (aws-cdk-lib's ImportedSubnet throws on `availabilityZone`), or the
+ * placeholder zones aws-cdk-lib gives a VPC until the CLI has looked the account's zones up (`dummy1a`...:
+ * Stack.availabilityZones, core/lib/stack.js). The check is skipped then: a zone cannot be judged against zones not
+ * known yet.
  */
-function nodeSubnetZones(vpc: ec2.IVpc): string[] | undefined {
-  const zones = subnetZones([...vpc.privateSubnets, ...vpc.isolatedSubnets]);
+function nodeSubnetZones(subnets: readonly ec2.ISubnet[]): string[] | undefined {
+  const zones = subnetZones(subnets);
   return zones && zones.length > 0 && zones.every((z) => isName('availabilityZone', z)) ? [...new Set(zones)] : undefined;
 }
 
-/** A class held (`placement.zones`) to a zone where the cluster's VPC has no subnet for its nodes. */
-export function placementVpcProblems(classes: readonly CapacityClass[], vpc: ec2.IVpc): ClassProblem[] {
-  const vpcZones = nodeSubnetZones(vpc);
-  if (!vpcZones) return [];
+/**
+ * A class held (`placement.zones`) to a zone where the cluster has no node subnet: Karpenter launches only into the
+ * subnets its EC2NodeClass selects, one per zone of them (aws/karpenter-provider-aws@v1.14.1
+ * pkg/providers/subnet/subnet.go:129-162 `ZonalSubnetsForLaunch`), so a NodePool held to another zone never gets a node.
+ */
+export function placementVpcProblems(classes: readonly CapacityClass[], nodeSubnets: readonly ec2.ISubnet[]): ClassProblem[] {
+  const zones = nodeSubnetZones(nodeSubnets);
+  if (!zones) return [];
   return classes.flatMap((cls) => {
     const rules = new Checker(EKS_RULES, '', cls.name);
     (cls.placement.zones ?? []).forEach((zone, i) => {
-      if (!isUnresolved(zone)) rules.cross('placement.zones@vpc', { zone, vpcZones }, `placement.zones[${i}]`);
+      if (!isUnresolved(zone)) rules.cross('placement.zones@nodeSubnets', { zone, nodeZones: zones }, `placement.zones[${i}]`);
     });
     return rules.problems;
   });

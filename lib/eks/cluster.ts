@@ -21,7 +21,7 @@ import { controllerInlinePolicyChars, ROLE_INLINE_POLICY_CHARS } from './control
 import { LoadBalancerController } from './load-balancer-controller';
 import { NeuronDevicePlugin } from './neuron-device-plugin';
 import { EksObservability, type ObservabilityOptions } from './observability-addon';
-import { tagNodeSubnets } from './subnet-discovery';
+import { nodeSubnets, tagNodeSubnets } from './subnet-discovery';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, NEURON_DEVICE_PLUGIN_CHART } from './versions';
 
 export { DISCOVERY_TAG } from './subnet-discovery';
@@ -140,6 +140,16 @@ export interface ClusterSettings {
    */
   readonly vpc?: ec2.IVpc;
   /**
+   * The subnets of the cluster's VPC its Karpenter nodes go to: the construct tags these (and only these) for the
+   * EC2NodeClasses' subnet selection. In a VPC with several private tiers, name the tier (e.g.
+   * `{ subnetGroupName: 'app' }`): Karpenter takes, of the selected subnets of a zone, the one with the most free
+   * addresses, so by default nodes may land in a data tier. Subnets tagged `karpenter.sh/discovery=<cluster name>` by
+   * hand stay selected. Narrowing it on a deployed cluster replaces the nodes in the subnets left out (Karpenter's
+   * subnet drift).
+   * @default - the VPC's private subnets with egress
+   */
+  readonly nodeSubnets?: ec2.SubnetSelection;
+  /**
    * The kubectl/helm Lambda layer of a new cluster, matching its Kubernetes version, e.g.
    * `new KubectlV34Layer(this, 'Kubectl')` from `@aws-cdk/lambda-layer-kubectl-v34`. Required for a new cluster. Not
    * bundled, so that a SageMaker-only user does not install the 36 MB layer.
@@ -166,7 +176,7 @@ export interface ClusterSettings {
 
 /** The names of ClusterSettings, for the service that must refuse them next to an EksInferenceCluster. */
 export const CLUSTER_SETTINGS = [
-  'clusterName', 'clusterOptions', 'vpc', 'kubectlLayer', 'chartVersions', 'observability', 'neuronDevicePlugin',
+  'clusterName', 'clusterOptions', 'vpc', 'nodeSubnets', 'kubectlLayer', 'chartVersions', 'observability', 'neuronDevicePlugin',
 ] as const satisfies
   ReadonlyArray<keyof ClusterSettings>;
 
@@ -228,6 +238,8 @@ export class EksInferenceCluster extends Construct {
   public readonly cluster: eks.ICluster;
   public readonly clusterName: string;
   public readonly vpc: ec2.IVpc;
+  /** The subnets tagged for the cluster's Karpenter nodes (`nodeSubnets`): the zones a class may be held to. */
+  public readonly nodeSubnets: readonly ec2.ISubnet[];
   /** Undefined when the cluster runs Karpenter already. */
   public readonly karpenter?: Karpenter;
   /** Undefined when the cluster runs KEDA already. */
@@ -271,7 +283,8 @@ export class EksInferenceCluster extends Construct {
       this.vpc = props.vpc ?? newClusterVpc(this);
       this.cluster = newCluster(this, this.clusterName, this.vpc, props.clusterOptions ?? {}, props.kubectlLayer!);
     }
-    tagNodeSubnets(this, this.vpc, this.clusterName);
+    this.nodeSubnets = selectedNodeSubnets(this, this.vpc, props.nodeSubnets);
+    tagNodeSubnets(this, this.nodeSubnets, this.clusterName);
 
     const existing = props.existingControllers ?? {};
     const versions = props.chartVersions ?? {};
@@ -445,6 +458,25 @@ export class EksInferenceCluster extends Construct {
 
 function invalid(scope: Construct, problems: readonly ClassProblem[]): Error {
   return new ConstructValidationError('EksInferenceCluster', scope.node.path, problems);
+}
+
+/**
+ * `nodeSubnets` as subnets of the VPC, or a synth error naming the selection: one that selects nothing would leave
+ * every EC2NodeClass without a subnet to launch in ("no subnets matched selector",
+ * aws/karpenter-provider-aws@v1.14.1 pkg/providers/subnet/subnet.go:131-133). A VPC still being looked up
+ * (`Vpc.fromLookup` before the CLI's context entry) selects nothing yet: not refused.
+ */
+function selectedNodeSubnets(scope: Construct, vpc: ec2.IVpc, selection: ec2.SubnetSelection | undefined): readonly ec2.ISubnet[] {
+  let selected: { readonly subnets: readonly ec2.ISubnet[]; readonly isPendingLookup: boolean };
+  try {
+    selected = nodeSubnets(vpc, selection);
+  } catch (e) {
+    throw invalid(scope, [{ field: 'nodeSubnets', message: `selects no subnet of the cluster's VPC (${(e as Error).message}); allowed: a selection of its subnets` }]);
+  }
+  if (selected.subnets.length === 0 && selection !== undefined && !selected.isPendingLookup) {
+    throw invalid(scope, [{ field: 'nodeSubnets', message: "selects no subnet of the cluster's VPC; allowed: a selection of at least one of its subnets" }]);
+  }
+  return selected.subnets;
 }
 
 function withVersion(chart: ChartSpec, version: string | undefined): ChartSpec {

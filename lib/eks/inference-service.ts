@@ -16,7 +16,7 @@ import { rejectionStatusClass } from '../core/runtime/engines';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
 import { capacityPlanProblems, checkCapacityClasses, type ClassProblem } from '../core/service/checks';
 import { initialWeights } from '../core/service/initial-weights';
-import { Checker } from '../core/validation/checker';
+import { amiFamily, Checker } from '../core/validation/checker';
 import { throwIfInvalid } from '../core/validation/error';
 import { EKS_RULES } from '../core/validation/rules';
 import { sizeGibibytes } from '../util/duration';
@@ -230,7 +230,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     });
     this.cluster = this.inferenceCluster.cluster;
     this.vpc = this.inferenceCluster.vpc;
-    throwIfInvalid('EksInferenceService', this.node.path, placementVpcProblems(classes, this.vpc));
+    throwIfInvalid('EksInferenceService', this.node.path, placementVpcProblems(classes, this.inferenceCluster.nodeSubnets));
     const classOptions = props.classOptions ?? {};
     const attachment = this.inferenceCluster.attach(this, {
       path: this.node.path,
@@ -583,7 +583,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
    * `nvidia.com/gpu` and the class's pods stay Pending on nodes that run. Acknowledged once the plugin is installed.
    */
   private warnNvidiaDevicePlugin(amiAlias: string | undefined, classes: readonly CapacityClass[]): void {
-    if (amiAlias === undefined || !amiAlias.startsWith('al2023@')) return;
+    if (amiAlias === undefined || amiFamily(amiAlias) !== 'al2023') return;
     for (const cls of classes.filter((c) => c.hardware.acceleratorKind === 'gpu')) {
       Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-nvidia-device-plugin-${cls.name}`,
         `Class '${cls.name}' requests ${cls.hardware.kubernetesResourceName} on '${amiAlias}' nodes: the EKS-optimized AL2023 NVIDIA AMIs do not `

@@ -5,7 +5,7 @@
 import { type HardwareCatalog } from '../core/hardware/catalog';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
-import { Checker, isFiniteLiteral, numberProblem } from '../core/validation/checker';
+import { amiFamily, Checker, isFiniteLiteral, numberProblem } from '../core/validation/checker';
 import { EKS_RULES } from '../core/validation/rules';
 import { AL2023_ROOT_SNAPSHOT_GIB } from '../core/platform/limits';
 import { sizeGibibytes } from '../util/duration';
@@ -64,7 +64,7 @@ export function nodeVolumeProblems(
   const sizeGiB = sizeGibibytes(opts.nodeVolumeSize);
   if (sizeGiB === undefined || numberProblem(EKS_RULES['classOptions.nodeVolumeSize'], sizeGiB) !== undefined) return [];
   // A model volume not known at synth counts as 0: the AL2023 root snapshot alone still bounds the size.
-  const osGiB = amiAlias.startsWith('al2023@') ? AL2023_ROOT_SNAPSHOT_GIB : 0;
+  const osGiB = amiFamily(amiAlias) === 'al2023' ? AL2023_ROOT_SNAPSHOT_GIB : 0;
   const c = new Checker(EKS_RULES, '', cls.name);
   c.cross('classOptions.nodeVolumeSize@modelVolumes',
     { sizeGiB, cacheGiB: isFiniteLiteral(cacheGiB) ? cacheGiB : 0, osGiB, ...mostReplicasPerNode(cls, opts, catalog) }, 'classOptions.nodeVolumeSize');

@@ -37,15 +37,31 @@ export function nodeSubnetSelectorTerms(clusterName: string): SelectorTerm[] {
 }
 
 /**
- * Tags the VPC's private subnets for the cluster's nodes, or warns for each subnet the construct cannot tag (an
- * imported one). No `kubernetes.io/cluster/<name>` tag: the AWS Load Balancer Controller drops from its subnet
- * discovery a subnet tagged for other clusters but not its own (kubernetes-sigs/aws-load-balancer-controller@v3.5.0
- * docs/deploy/subnet_discovery.md, "Cluster Tag Check"), so such a tag would change where the controllers of other
- * clusters on the VPC put load balancers; the keys written here are not read by it.
+ * The subnets a cluster's nodes go to, which the construct tags: the `nodeSubnets` selection, or the VPC's private
+ * subnets (with egress). In a VPC with several private tiers that default tags them all, and Karpenter takes, of the
+ * selected subnets of a zone, the one with the most free IP addresses (aws/karpenter-provider-aws@v1.14.1
+ * pkg/providers/subnet/subnet.go:129-162 `ZonalSubnetsForLaunch`): nodes land in whichever tier is emptiest, a data
+ * tier too, unless the selection names the tier. The caller's `subnetFilters` array is copied: aws-cdk-lib 2.269.0
+ * pushes into it on `onePerAz` (ec2/lib/vpc.js `reifySelectionDefaults`).
  */
-export function tagNodeSubnets(scope: Construct, vpc: ec2.IVpc, clusterName: string): void {
+export function nodeSubnets(
+  vpc: ec2.IVpc, selection: ec2.SubnetSelection | undefined,
+): { readonly subnets: readonly ec2.ISubnet[]; readonly isPendingLookup: boolean } {
+  if (selection === undefined) return { subnets: vpc.privateSubnets, isPendingLookup: false };
+  const { subnets, isPendingLookup } = vpc.selectSubnets({ ...selection, subnetFilters: [...(selection.subnetFilters ?? [])] });
+  return { subnets, isPendingLookup: isPendingLookup ?? false };
+}
+
+/**
+ * Tags the cluster's node subnets, or warns for each subnet the construct cannot tag (an imported one). No
+ * `kubernetes.io/cluster/<name>` tag: the AWS Load Balancer Controller drops from its subnet discovery a subnet tagged
+ * for other clusters but not its own (kubernetes-sigs/aws-load-balancer-controller@v3.5.0 docs/deploy/subnet_discovery.md,
+ * "Cluster Tag Check"), so such a tag would change where the controllers of other clusters on the VPC put load
+ * balancers; the keys written here are not read by it.
+ */
+export function tagNodeSubnets(scope: Construct, subnets: readonly ec2.ISubnet[], clusterName: string): void {
   const own = clusterDiscoveryTag(clusterName);
-  for (const subnet of vpc.privateSubnets) {
+  for (const subnet of subnets) {
     if (subnet instanceof ec2.Subnet) {
       Tags.of(subnet).add(own, CLUSTER_DISCOVERY_TAG_VALUE);
       Tags.of(subnet).add(DISCOVERY_TAG, clusterName);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as fc from 'fast-check';
 import { checkCapacityClasses, defineCapacityClasses } from '../../lib/core/service/checks';
 import { serviceContractProblems } from '../../lib/core/service/contract';
-import { isName, nameProblem, numberProblem, numberRule } from '../../lib/core/validation/checker';
+import { amiFamily, isName, nameProblem, numberProblem, numberRule } from '../../lib/core/validation/checker';
 import { validationMatrixMarkdown } from '../../lib/core/validation/doc';
 import { CLASS_RULES, CONTRACT_RULES } from '../../lib/core/validation/rules';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
@@ -50,10 +50,16 @@ describe('name rules', () => {
     ['signerProfile', 'release_signing', true], ['signerProfile', 'release-signing', false],
     ['availabilityZone', 'us-east-1a', true], ['availabilityZone', 'us-west-2-lax-1a', true], ['availabilityZone', 'use1-az1', false],
     ['karpenterAmiAlias', 'bottlerocket@v1.30.0', true], ['karpenterAmiAlias', 'al2023@v20260801', true], ['karpenterAmiAlias', 'windows2022@latest', false],
-    ['karpenterAmiAlias', 'al2@latest', false], ['karpenterAmiAlias', 'ubuntu@latest', false],
+    ['karpenterAmiAlias', 'al2@latest', false], ['karpenterAmiAlias', 'ubuntu@latest', false], ['karpenterAmiAlias', 'al2023@', false],
+    ['karpenterAmiAlias', `bottlerocket@${'1'.repeat(17)}`, true], ['karpenterAmiAlias', `bottlerocket@${'1'.repeat(18)}`, false],
     ['eksClusterName', 'prod_cluster-1', true], ['eksClusterName', '-prod', false], ['cloudWatchDashboard', 'llm-chat_1', true], ['cloudWatchDashboard', 'llm chat', false],
   ] as const)('%s %p: %p', (format, value, ok) => {
     expect(isName(format, value)).toBe(ok);
+  });
+  test.each([
+    ['bottlerocket@latest', 'bottlerocket'], ['al2023@v20260801', 'al2023'], ['al2@latest', undefined], ['al2023', undefined], ['AL2023@latest', undefined],
+  ] as const)('amiFamily(%p) is %p: the family the node volumes, the root snapshot and the device plugin warning read', (alias, family) => {
+    expect(amiFamily(alias)).toBe(family);
   });
   test('a string token follows the rule: rejected by default, carried when the rule says so', () => {
     expect(nameProblem({ kind: 'name', format: 'sageMakerName', tokens: 'reject' }, '${Token[X.1]}')).toContain('is a CDK token');

@@ -517,6 +517,65 @@ describe('two EksInferenceClusters on one VPC', () => {
   });
 });
 
+describe('nodeSubnets: the tier of a multi-tier VPC the nodes go to', () => {
+  /** A VPC with an app and a data tier of private subnets, and an isolated one; the subnets the EC2NodeClass selects. */
+  const build = (nodeSubnets?: (vpc: ec2.Vpc) => ec2.SubnetSelection) => {
+    const { stack } = testStack();
+    const vpc = new ec2.Vpc(stack, 'Vpc', {
+      maxAzs: 2, natGateways: 1,
+      subnetConfiguration: [
+        { name: 'public', subnetType: ec2.SubnetType.PUBLIC },
+        { name: 'app', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+        { name: 'data', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 24 },
+        { name: 'db', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 24 },
+      ],
+    });
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { vpc, nodeSubnets: nodeSubnets?.(vpc), kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    const service = new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: [llamaClasses()[1]], modelDataFetcherImage: FETCHER_IMAGE, cluster,
+    });
+    const terms = service.units[0].objects.nodeClass.spec.subnetSelectorTerms;
+    const subnets = Template.fromStack(stack).findResources('AWS::EC2::Subnet');
+    const selected = Object.entries(subnets).filter(([, r]) => terms.some((t) => selects(t, r.Properties.Tags))).map(([id]) => id).sort();
+    const group = (name: string) => vpc.selectSubnets({ subnetGroupName: name }).subnets
+      .map((n) => stack.getLogicalId(n.node.defaultChild as CfnElement));
+    return { selected, cluster, group };
+  };
+
+  test("by default every private subnet (both tiers; Karpenter takes a zone's emptiest), with nodeSubnets only the ones it names", () => {
+    const byDefault = build();
+    expect(byDefault.selected).toEqual([...byDefault.group('app'), ...byDefault.group('data')].sort());
+    const app = build(() => ({ subnetGroupName: 'app' }));
+    expect(app.selected).toEqual(app.group('app').sort());
+    expect(app.cluster.nodeSubnets).toHaveLength(2);
+    const isolated = build(() => ({ subnetType: ec2.SubnetType.PRIVATE_ISOLATED }));
+    expect(isolated.selected).toEqual(isolated.group('db').sort());
+    // The caller's own filters are not changed (aws-cdk-lib pushes onePerAz's filter into the array it is given).
+    const filters: ec2.SubnetFilter[] = [];
+    const onePerZone = build(() => ({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, subnetFilters: filters, onePerAz: true }));
+    expect(onePerZone.selected).toHaveLength(2);
+    expect(filters).toEqual([]);
+  });
+
+  test('fails when nodeSubnets selects no subnet of the VPC, naming the selection', () => {
+    expect(() => build(() => ({ subnetGroupName: 'web' }))).toThrow(
+      "EksInferenceCluster 'Test/Cluster' is invalid (1 problem):\n  - nodeSubnets: selects no subnet of the cluster's VPC (There are no subnet groups "
+      + "with name 'web' in this VPC. Available names: public,app,data,db); allowed: a selection of its subnets",
+    );
+    expect(() => build(() => ({ subnetGroupName: 'app', subnetFilters: [ec2.SubnetFilter.availabilityZones(['us-east-1f'])] }))).toThrow(
+      "  - nodeSubnets: selects no subnet of the cluster's VPC; allowed: a selection of at least one of its subnets",
+    );
+  });
+
+  test('is a setting of the cluster: a service attached to an EksInferenceCluster refuses it', () => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    expect(() => new EksInferenceService(stack, 'A', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE, nodeSubnets: { subnetGroupName: 'Private' },
+    })).toThrow(/nodeSubnets: is a setting of the cluster, but the service attaches to EksInferenceCluster 'Test\/Cluster'/);
+  });
+});
+
 describe('the EC2 Spot service-linked role', () => {
   /** Every iam:CreateServiceLinkedRole statement of the template, with the roles of the policy holding it. */
   const slrStatements = (stack: Stack) => Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy')).flatMap((p) =>

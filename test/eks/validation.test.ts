@@ -1,6 +1,7 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { App, Size, Stack } from 'aws-cdk-lib';
+import { App, Fn, Size, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
@@ -295,12 +296,62 @@ describe('EksInferenceService: input the construct used to accept silently (issu
     // The new VPC takes the first three zones the account's lookup returned (the CLI's context entry).
     const looked = { 'availability-zones:account=123456789012:region=us-east-1': ['us-east-1a', 'us-east-1b', 'us-east-1c', 'us-east-1d'] };
     expect(inZones(['us-east-1b', 'us-east-1d'], looked)).toThrow(
-      "EksInferenceService 'Test/Llama' is invalid (1 problem):\n  - class 'a10g' placement.zones[1]: is 'us-east-1d', where the cluster's VPC has no "
-      + "private or isolated subnet (its zones: 'us-east-1a', 'us-east-1b', 'us-east-1c'); allowed: zones where the cluster's VPC has a private or isolated subnet",
+      "EksInferenceService 'Test/Llama' is invalid (1 problem):\n  - class 'a10g' placement.zones[1]: is 'us-east-1d', where the cluster has no node subnet "
+      + "(the zones of its node subnets: 'us-east-1a', 'us-east-1b', 'us-east-1c'); allowed: zones of the cluster's node subnets: nodeSubnets, by default "
+      + "the VPC's private subnets with egress",
     );
     expect(inZones(['us-east-1b', 'us-east-1c'], looked)).not.toThrow();
     // Before the lookup aws-cdk-lib gives the VPC placeholder zones: nothing to judge against, and the CLI looks them up.
     expect(inZones(['us-east-1d'], {})).not.toThrow();
+  });
+
+  test("fails when a class's zone has only isolated subnets (not tagged for nodes, and not the ALB's), unless nodeSubnets selects them", () => {
+    // The VPC as the CLI's lookup returns it (asymmetric subnets): private subnets in two zones, isolated ones in three.
+    const subnet = (id: string, zone: string) => ({ subnetId: id, cidr: '10.0.0.0/24', availabilityZone: zone, routeTableId: `rtb-${id}` });
+    const lookup = {
+      'vpc-provider:account=123456789012:filter.vpc-id=vpc-1:region=us-east-1:returnAsymmetricSubnets=true': {
+        vpcId: 'vpc-1', vpcCidrBlock: '10.0.0.0/16', availabilityZones: [],
+        subnetGroups: [
+          { name: 'Private', type: 'Private', subnets: [subnet('p-a', 'us-east-1a'), subnet('p-b', 'us-east-1b')] },
+          { name: 'Isolated', type: 'Isolated', subnets: [subnet('i-a', 'us-east-1a'), subnet('i-b', 'us-east-1b'), subnet('i-c', 'us-east-1c')] },
+        ],
+      },
+    };
+    const pinned = (zones: string[], nodeSubnets?: ec2.SubnetSelection) => () => {
+      const app = new App({ ...UNIT_TEST_APP_PROPS, context: lookup });
+      const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'us-east-1' } });
+      const classes = llamaClasses();
+      classes[1] = { ...classes[1], placement: { zones } };
+      return new EksInferenceService(stack, 'Llama', {
+        contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+        vpc: ec2.Vpc.fromLookup(stack, 'Vpc', { vpcId: 'vpc-1' }), nodeSubnets,
+      });
+    };
+    expect(pinned(['us-east-1b', 'us-east-1c'])).toThrow(
+      "EksInferenceService 'Test/Llama' is invalid (1 problem):\n  - class 'a10g' placement.zones[1]: is 'us-east-1c', where the cluster has no node subnet "
+      + "(the zones of its node subnets: 'us-east-1a', 'us-east-1b'); allowed: zones of the cluster's node subnets",
+    );
+    expect(pinned(['us-east-1b'])).not.toThrow();
+    expect(pinned(['us-east-1c'], { subnetType: ec2.SubnetType.PRIVATE_ISOLATED })).not.toThrow();
+  });
+
+  test("does not refuse a class's zone while the node subnets' zones are tokens (an imported VPC's list token, a subnet's string token)", () => {
+    const pinned = (nodeSubnets?: (stack: Stack) => ec2.SubnetSelection) => () => {
+      const { stack } = testStack();
+      const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
+        vpcId: 'vpc-1', vpcCidrBlock: '10.0.0.0/16', availabilityZones: Fn.getAzs(), privateSubnetIds: ['subnet-a', 'subnet-b', 'subnet-c'],
+      });
+      const classes = llamaClasses();
+      classes[1] = { ...classes[1], placement: { zones: ['us-east-1c', 'us-east-1d'] } };
+      return new EksInferenceService(stack, 'Llama', {
+        contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), vpc,
+        nodeSubnets: nodeSubnets?.(stack),
+      });
+    };
+    expect(pinned()).not.toThrow();
+    expect(pinned((stack) => ({
+      subnets: [ec2.Subnet.fromSubnetAttributes(stack, 'Node', { subnetId: 'subnet-n', availabilityZone: Fn.select(0, Fn.getAzs()) })],
+    }))).not.toThrow();
   });
 
   test('fails when every class at its quota cannot carry the planned peak, with both numbers', () => {

@@ -178,6 +178,19 @@ const SAGEMAKER_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
 const ECR_REPOSITORY = new RegExp(`^${ECR_REPOSITORY_PATTERN}$`);
 
 /**
+ * The AMI families a Karpenter alias (`amiAlias`) may name: Bottlerocket and AL2023 (the reasons of the others' refusal
+ * are the amiAlias rule's, lib/core/validation/rules.ts). One list for the format and for what the family decides
+ * (the node's block devices, the AL2023 root snapshot, the NVIDIA device plugin warning).
+ */
+export const KARPENTER_AMI_FAMILIES = ['bottlerocket', 'al2023'] as const;
+export type KarpenterAmiFamily = (typeof KARPENTER_AMI_FAMILIES)[number];
+
+/** The family a Karpenter AMI alias names (`al2023@v20260801` -> 'al2023'), or undefined for an alias of no family the library runs. */
+export function amiFamily(alias: string): KarpenterAmiFamily | undefined {
+  return KARPENTER_AMI_FAMILIES.find((family) => alias.startsWith(`${family}@`));
+}
+
+/**
  * Name rules, each from its platform's own definition:
  * - DNS-1123 label/subdomain, DNS-1035 label, label values: Kubernetes apimachinery `pkg/util/validation/validation.go`
  *   (IsDNS1123Label, IsDNS1123Subdomain, IsDNS1035Label, IsValidLabelValue); Service names are DNS-1035 labels
@@ -243,8 +256,11 @@ const NAME_FORMATS: Record<NameFormat, NameFormatSpec> = {
     test: (v) => /^[a-z]{2}(-[a-z]+)+-\d+([a-z]|-[a-z]+-\d+[a-z])$/.test(v),
   },
   karpenterAmiAlias: {
-    allowed: "a Karpenter AMI alias 'family@version' of at most 30 characters, family bottlerocket or al2023",
-    test: (v) => v.length <= 30 && /^(bottlerocket|al2023)@.+$/.test(v),
+    allowed: `a Karpenter AMI alias 'family@version' of at most 30 characters, family ${KARPENTER_AMI_FAMILIES.join(' or ')}`,
+    test: (v) => {
+      const family = amiFamily(v);
+      return v.length <= 30 && family !== undefined && v.length > `${family}@`.length;
+    },
   },
 };
 

@@ -256,16 +256,17 @@ export const EKS_RULES = {
     "each replica's model volume is an emptyDir on the node's data volume: a full volume puts the node under disk pressure, and the kubelet evicts its pods; "
       + 'on AL2023 that volume is the root volume, and EC2 refuses a root volume smaller than the AMI\'s snapshot',
   ),
+  'placement.zones@nodeSubnets': crossRule<{ readonly zone: string; readonly nodeZones: readonly string[] }>(
+    "zones of the cluster's node subnets: nodeSubnets, by default the VPC's private subnets with egress",
+    ({ zone, nodeZones }) => (nodeZones.includes(zone) ? undefined
+      : `is '${zone}', where the cluster has no node subnet (the zones of its node subnets: ${quoted(nodeZones)})`),
+    'Karpenter launches a node only in a subnet its EC2NodeClass selects, and the construct tags only the node subnets (an isolated '
+      + 'subnet only when nodeSubnets selects it): a NodePool held to a zone without one never gets a node',
+  ),
   // 'reserved' (a Karpenter capacity type) needs the EC2NodeClass's capacityReservationSelectorTerms, which the library
   // does not render: without them the NodeClass has no reservations and Karpenter no reserved offerings
   // (aws/karpenter-provider-aws@v1.14.1 pkg/controllers/nodeclass/capacityreservation.go:54-59, review R91), so a
   // 'reserved'-only class would never launch and a mixed one would silently run on-demand.
-  'placement.zones@vpc': crossRule<{ readonly zone: string; readonly vpcZones: readonly string[] }>(
-    "zones where the cluster's VPC has a private or isolated subnet",
-    ({ zone, vpcZones }) => (vpcZones.includes(zone) ? undefined
-      : `is '${zone}', where the cluster's VPC has no private or isolated subnet (its zones: ${quoted(vpcZones)})`),
-    'Karpenter launches a node only in a subnet its EC2NodeClass selects: a NodePool held to a zone without one never gets a node',
-  ),
   'classOptions.capacityTypes': crossRule<readonly string[]>(
     "a non-empty list of 'on-demand' and 'spot' ('reserved' needs capacity reservation selector terms, which the library does not render)",
     (types) => (types.length > 0 && types.every((t) => ['on-demand', 'spot'].includes(t)) ? undefined : `is [${types.join(', ')}]`),

@@ -1,4 +1,5 @@
 import { NODE_DATA_VOLUME } from '../../core/platform/limits';
+import { amiFamily } from '../../core/validation/checker';
 import { type DisruptionBudget, type EC2NodeClass, type NodePool, type NodeSelectorRequirement, type SelectorTerm, type Taint } from './types';
 
 /** The taint each accelerator kind carries, so that only pods that request the accelerator land on its nodes. */
@@ -95,7 +96,7 @@ export function ec2NodeClass(input: EC2NodeClassInput): EC2NodeClass {
   // aws/karpenter-provider-aws@v1.14.1 pkg/providers/amifamily/bottlerocket.go DefaultBlockDeviceMappings), so the OS
   // volume is mapped here too, or it would keep the AMI's own mapping, encrypted only where the account encrypts by
   // default (R91).
-  const bottlerocket = input.amiAlias.startsWith('bottlerocket@');
+  const bottlerocket = amiFamily(input.amiAlias) === 'bottlerocket';
   const deviceName = bottlerocket ? '/dev/xvdb' : '/dev/xvda';
   const osVolume = { deviceName: '/dev/xvda', ebs: { volumeSize: '4Gi', volumeType: 'gp3', encrypted: true, deleteOnTermination: true } } as const;
   return {
