@@ -23,7 +23,8 @@ const APPROVED: ApprovedArtifacts = {
   signingProfileArn: PROFILE,
   modelData: MODEL,
 };
-const GOOD: Required<VerificationEvidence> = {
+// Every check a class without a transition needs (previous profiles' evidence is asked only of a record that lists them).
+const GOOD: Required<Omit<VerificationEvidence, 'previousSigningProfiles'>> = {
   imageSigning: { statuses: [{ signingProfileArn: PROFILE, status: 'COMPLETE' }] },
   signingProfile: { arn: PROFILE, status: 'Active', platformId: 'Notation-OCI-SHA384-ECDSA' },
   signatureRevocation: { signatures: [{ signatureDigest: 'sha256:s', targetDigest: DIGEST, profileVersionArn: `${PROFILE}/v1`, jobArn: 'job', revokedEntities: [] }] },
@@ -107,7 +108,7 @@ describe('approvedArtifactsFor', () => {
 
 describe('verifyArtifacts', () => {
   test('passes when every check ran and found nothing', () => {
-    expect(verifyArtifacts(APPROVED, GOOD, OPTIONS)).toEqual({ passed: true, failures: [] });
+    expect(verifyArtifacts(APPROVED, GOOD, OPTIONS)).toEqual({ passed: true, failures: [], signedBy: { profileArn: PROFILE, previous: false } });
   });
 
   test('never passes when any required evidence is missing', () => {
