@@ -312,7 +312,7 @@ async function previousProfilesEvidence(profileArns: readonly string[], retry: R
     try {
       return [arn, await signingProfileEvidence(arn, retry)] as const;
     } catch (err) {
-      throw new Error(`previous signing profile ${arn}: ${describeError(err)}`);
+      throw new Error(`previous signing profile ${arn}: ${describeError(err)}`, { cause: err });
     }
   }));
   return Object.fromEntries(found);

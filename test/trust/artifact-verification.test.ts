@@ -209,7 +209,8 @@ describe('a transition from previous signing profiles (the profile the construct
   });
 
   test('accepts an image signed by a previous profile only, and says so', () => {
-    expect(verifyArtifacts(TRANSITION, SIGNED_BY_OLD, OPTIONS)).toEqual({ passed: true, failures: [], signedBy: { profileArn: OLD, previous: true } });
+    expect(verifyArtifacts(TRANSITION, SIGNED_BY_OLD, OPTIONS))
+      .toEqual({ passed: true, failures: [], signedBy: { profileArn: OLD, previous: true } });
     // Without the transition the same image fails, as before.
     const verdict = verifyArtifacts(APPROVED, SIGNED_BY_OLD, OPTIONS);
     expect(verdict.passed).toBe(false);
@@ -273,7 +274,8 @@ describe('a transition from previous signing profiles (the profile the construct
 
   test("a previous profile of another region than the approved one's fails (revocation is asked in one region)", () => {
     const west = OLD.replace('us-east-1', 'us-west-2');
-    const verdict = verifyArtifacts({ ...APPROVED, previousSigningProfileArns: [west] }, { ...GOOD, previousSigningProfiles: { [west]: { ...ACTIVE_OLD, arn: west } } }, OPTIONS);
+    const evidence = { ...GOOD, previousSigningProfiles: { [west]: { ...ACTIVE_OLD, arn: west } } };
+    const verdict = verifyArtifacts({ ...APPROVED, previousSigningProfileArns: [west] }, evidence, OPTIONS);
     expect(verdict.failures).toEqual([expect.stringMatching(/^previous signing profile .*us-west-2.* is not in the region of /)]);
   });
 

@@ -328,7 +328,9 @@ function signatureGapFailures(approved: ApprovedArtifacts, evidence: SignatureRe
 }
 
 /** Failures of signatures that were read: each must cover the image's digest, be unrevoked and unexpired. */
-function signatureSoundnessFailures(approved: ApprovedArtifacts, imageDigest: string, signatures: readonly ReadSignature[], checkedAt?: Date): string[] {
+function signatureSoundnessFailures(
+  approved: ApprovedArtifacts, imageDigest: string, signatures: readonly ReadSignature[], checkedAt?: Date,
+): string[] {
   const failures: string[] = [];
   for (const s of signatures) {
     if (s.targetDigest !== imageDigest) {
