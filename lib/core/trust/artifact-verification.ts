@@ -396,7 +396,9 @@ export function signingProfileFailures(approved: ApprovedArtifacts, evidence: Si
 /**
  * Failures of a previous profile of a transition: never revoked, Notation, and Active or Canceled. Canceled is allowed
  * because CloudFormation cancels the profile it replaced: the delete handler of AWS::Signer::SigningProfile calls
- * signer:CancelSigningProfile (its resource schema's handler permissions), in the cleanup after the update, so a serving
+ * signer:CancelSigningProfile (the resource schema's handlers.delete.permissions, as rendered from the CloudFormation
+ * registry in stackql/stackql-registry-docs:docs/aws-docs/providers/aws/signer/signing_profiles/index.md; Signer has no
+ * delete call), in the cleanup after the update, so a serving
  * stack that deploys after the trust's stack finds the previous profile Canceled. Canceling stops new signing jobs
  * ("it cannot perform new signing jobs", https://docs.aws.amazon.com/signer/latest/api/API_CancelSigningProfile.html),
  * so each signature of a canceled profile was made while it was Active; what invalidates signatures is revocation
