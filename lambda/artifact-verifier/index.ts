@@ -46,6 +46,7 @@ import {
   MODEL_SIGNATURE_TAG,
   MODEL_SIGNING_ALGORITHM,
   NOTATION_PLATFORM_ID,
+  acceptedSigningProfiles,
   isVersionOfProfile,
   modelDigestMessage,
   parseEcrImage,
@@ -61,6 +62,7 @@ interface VerifierProperties {
     readonly className: string;
     readonly image: string;
     readonly signingProfileArn: string;
+    readonly previousSigningProfileArns?: readonly string[];
     readonly modelData?: { readonly bucket: string; readonly key: string; readonly versionId: string; readonly sha256: string };
   };
   readonly ModelSigningKeyArn: string;
@@ -105,9 +107,13 @@ export async function handler(event: CloudFormationCustomResourceEvent, context:
     verdict = { passed: false, failures: [`verification could not complete: ${describeError(err)}`] };
   }
   const record = props.Record;
-  log({ className: record?.className, image: record?.image, passed: verdict.passed, failures: verdict.failures });
+  // `signedBy` names the profile the image was accepted under: a verdict with `signedByPrevious: true` is a class whose
+  // image still carries only a previous profile's signature, so the transition is not complete (docs/artifact-trust.md).
+  const signedBy = verdict.signedBy ? { signedBy: verdict.signedBy.profileArn, signedByPrevious: verdict.signedBy.previous } : {};
+  log({ className: record?.className, image: record?.image, passed: verdict.passed, ...signedBy, failures: verdict.failures });
   if (verdict.passed) {
-    await respond(event, verified, 'SUCCESS', 'artifacts verified', {
+    const how = verdict.signedBy?.previous ? ` (image signed by the previous profile ${verdict.signedBy.profileArn}, not yet by the approved one)` : '';
+    await respond(event, verified, 'SUCCESS', `artifacts verified${how}`, {
       ImageDigest: parseEcrImage(record.image)?.digest ?? '',
       ModelSha256: record.modelData?.sha256 ?? '',
     });
@@ -139,17 +145,20 @@ export async function verifyClass(props: VerifierProperties): Promise<Verificati
   if (!image) return { passed: false, failures: [`image '${approved.image}' is not a private ECR image pinned by digest`] };
   const model = approved.modelData;
   const requireCurrentVersion = props.RequireCurrentVersion === 'true';
-  const [imageSigning, signingProfile, signatureRevocation, modelEvidence] = await Promise.all([
+  const previous = acceptedSigningProfiles(approved).slice(1);
+  const [imageSigning, signingProfile, signatureRevocation, modelEvidence, previousSigningProfiles] = await Promise.all([
     imageSigningEvidence(image.registryId, image.region, image.repositoryName, image.digest, retry),
     signingProfileEvidence(approved.signingProfileArn, retry),
-    signatureRevocationEvidence(image, approved.signingProfileArn, retry),
+    signatureRevocationEvidence(image, approved.signingProfileArn, retry, previous),
     model ? modelEvidenceFor(model, props.ModelSigningKeyArn, requireCurrentVersion, retry) : Promise.resolve(undefined),
+    previousProfilesEvidence(previous, retry),
   ]);
   return verifyArtifacts(
     approved,
     {
       imageSigning,
       signingProfile,
+      previousSigningProfiles,
       signatureRevocation,
       modelObject: modelEvidence?.object,
       currentModelObject: modelEvidence?.current,
@@ -180,9 +189,16 @@ const MAX_SIGNATURES = 20;
 
 /**
  * Reads the image's Notation signatures from ECR (referrers API, then the envelope blob) and asks AWS Signer whether
- * the signing job, profile version or certificates of each signature by the approved profile are revoked.
+ * the signing job, profile version or certificates of each signature by the approved profile, or by a previous profile
+ * of a transition, are revoked. Signer is asked in the approved profile's region: a previous profile of another region
+ * fails the class (lib/core `previousProfileRegionFailures`), so no answer from the wrong region counts.
  */
-async function signatureRevocationEvidence(image: EcrImageReference, profileArn: string, retry: RetryOptions): Promise<SignatureRevocationEvidence> {
+async function signatureRevocationEvidence(
+  image: EcrImageReference,
+  profileArn: string,
+  retry: RetryOptions,
+  previousProfileArns: readonly string[] = [],
+): Promise<SignatureRevocationEvidence> {
   const ecr = new ECRClient({ ...LAMBDA_CLIENT_OPTIONS, region: image.region });
   const repo = { registryId: image.registryId, repositoryName: image.repositoryName };
   const referrers: ImageReferrer[] = [];
@@ -225,7 +241,7 @@ async function signatureRevocationEvidence(image: EcrImageReference, profileArn:
       if (!(err instanceof NotSignerSignatureError)) unreadable.push(`${signatureDigest}: ${describeError(err)}`);
       continue;
     }
-    if (!isVersionOfProfile(facts.profileVersionArn, profileArn)) continue;
+    if (![profileArn, ...previousProfileArns].some((p) => isVersionOfProfile(facts.profileVersionArn, p))) continue;
     const out = await withRetries(
       () =>
         signer.send(
@@ -289,6 +305,18 @@ async function signingProfileEvidence(profileArn: string, retry: RetryOptions): 
   const signer = new SignerClient({ ...LAMBDA_CLIENT_OPTIONS, region: m[1] });
   const out = await withRetries(() => signer.send(new GetSigningProfileCommand({ profileName: m[3], profileOwner: m[2] })), retry);
   return { arn: out.arn, status: out.status, platformId: out.platformId, revocationRecord: out.revocationRecord };
+}
+
+/** `GetSigningProfile` of each previous profile; an error names the profile, which may have to be delisted (deleted, denied). */
+async function previousProfilesEvidence(profileArns: readonly string[], retry: RetryOptions): Promise<Record<string, SigningProfileEvidence>> {
+  const found = await Promise.all(profileArns.map(async (arn) => {
+    try {
+      return [arn, await signingProfileEvidence(arn, retry)] as const;
+    } catch (err) {
+      throw new Error(`previous signing profile ${arn}: ${describeError(err)}`, { cause: err });
+    }
+  }));
+  return Object.fromEntries(found);
 }
 
 async function modelEvidenceFor(
@@ -360,7 +388,14 @@ function approvedFrom(props: VerifierProperties): ApprovedArtifacts {
     throw new Error('the custom resource is missing Record.className, Record.image, Record.signingProfileArn or ModelSigningKeyArn');
   }
   const modelData = r.modelData ? { bucket: r.modelData.bucket, key: r.modelData.key, versionId: r.modelData.versionId ?? '', sha256: r.modelData.sha256 } : undefined;
-  return { className: r.className, image: r.image, signingProfileArn: r.signingProfileArn, modelData };
+  const previous = r.previousSigningProfileArns;
+  if (previous !== undefined && (!Array.isArray(previous) || previous.some((p) => typeof p !== 'string'))) {
+    throw new Error('the custom resource has a Record.previousSigningProfileArns that is not a list of ARNs');
+  }
+  return {
+    className: r.className, image: r.image, signingProfileArn: r.signingProfileArn, modelData,
+    ...(previous?.length ? { previousSigningProfileArns: previous } : {}),
+  };
 }
 
 function retryOptions(props: VerifierProperties): RetryOptions {

@@ -11,6 +11,7 @@ import {
   type ApprovedArtifacts,
   type MultipartDigestPolicy,
   approvedArtifactsFor,
+  parseSigningProfileArn,
 } from '../core/trust/artifact-verification';
 import { parseEcrImage } from '../core/trust/image-reference';
 import { Checker, nameProblem, numberProblem } from '../core/validation/checker';
@@ -55,6 +56,18 @@ export interface ArtifactTrustProps {
    * @default Duration.days(135 * 30) - AWS Signer's default of 135 months
    */
   readonly signatureValidity?: Duration;
+  /**
+   * Signer profiles whose signatures the verifier still accepts, besides the construct's profile, for the classes signed
+   * by the construct's profile (a class that names its own `artifact.signingProfileName` gets none): the transition
+   * after a change of `signingProfileName` or `signatureValidity`, which replaces the profile, so that images signed by
+   * the replaced one still deploy until they are pushed again. Each is held to the same evidence as the construct's
+   * profile (signing status COMPLETE, Notation, never revoked, no revoked or expired signature), except that it may be
+   * Canceled, which CloudFormation makes of the profile it replaced. The verifier's log says, per class, which profile
+   * its image was accepted under (docs/artifact-trust.md, "Changing the signing profile").
+   * Literal ARNs (`arn:<partition>:signer:<region>:<account>:/signing-profiles/<name>`) in the stack's region.
+   * @default - none: only the construct's profile
+   */
+  readonly previousSigningProfileArns?: readonly string[];
   /**
    * Whether to create the registry's ECR signing configuration (signing on push for this construct's repositories).
    * A registry has exactly one signing configuration: set false when another stack owns it, and add a rule for
@@ -371,6 +384,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       knownProfileArns: this.validName(this.props.signingProfileName) === undefined
         ? {}
         : { [this.props.signingProfileName!]: this.signingProfile.signingProfileArn },
+      previousSigningProfileArns: this.props.previousSigningProfileArns,
       partition: stack.partition,
       region: stack.region,
       account: stack.account,
@@ -494,7 +508,10 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
         resources: repositoryArns,
       }),
     );
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['signer:GetSigningProfile'], resources: [record.signingProfileArn] }));
+    // A transition's previous profiles are read like the approved one (lib/core `acceptedSigningProfiles`): each is a
+    // literal ARN (refused otherwise at synth), so each grant names it.
+    const previous = record.previousSigningProfileArns ?? [];
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['signer:GetSigningProfile'], resources: [record.signingProfileArn, ...previous] }));
     // GetRevocationStatus has two required resource types, signing-profile and signing-job
     // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssigner.html): the profile (its ARN,
     // and its versions, which the request names by `<profile ARN>/<version>`) and the jobs of the profile's account and
@@ -503,9 +520,14 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     const stack = Stack.of(this);
     const parsed = isUnresolved(record.signingProfileArn) ? undefined : /^arn:[^:]+:signer:([^:]+):(\d{12}):/.exec(record.signingProfileArn);
     const [region, account] = parsed ? [parsed[1], parsed[2]] : [stack.region, stack.account];
+    const jobsOf = (p: { region: string; account: string }) => `arn:${stack.partition}:signer:${p.region}:${p.account}:/signing-jobs/*`;
+    const previousParsed = previous.flatMap((p) => parseSigningProfileArn(p) ?? []);
     role.addToPrincipalPolicy(new iam.PolicyStatement({
       actions: ['signer:GetRevocationStatus'],
-      resources: [record.signingProfileArn, `${record.signingProfileArn}/*`, `arn:${stack.partition}:signer:${region}:${account}:/signing-jobs/*`],
+      resources: [...new Set([
+        record.signingProfileArn, `${record.signingProfileArn}/*`, jobsOf({ region, account }),
+        ...previous.flatMap((p) => [p, `${p}/*`]), ...previousParsed.map(jobsOf),
+      ])],
     }));
     const model = record.modelData;
     if (model) {
@@ -535,6 +557,15 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     c.optional('verifierTimeout', durationSeconds(props.verifierTimeout));
     c.optional('signatureValidity', durationDays(props.signatureValidity));
     c.cross('multipartModelDigest', props.multipartModelDigest);
+    if (props.previousSigningProfileArns) {
+      const stack = Stack.of(this);
+      c.cross('previousSigningProfileArns', {
+        arns: props.previousSigningProfileArns,
+        currentProfileName: this.validName(props.signingProfileName),
+        region: stack.region,
+        account: stack.account,
+      });
+    }
     if (props.modelDataEncryptionKey) c.cross('modelDataEncryptionKey', modelDataKeyFacts(props.modelDataEncryptionKey));
     this.problems.push(...c.problems);
     (props.modelDataLocations ?? []).forEach((location, i) => {

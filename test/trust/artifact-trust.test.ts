@@ -247,6 +247,74 @@ describe('ArtifactTrust', () => {
   });
 });
 
+describe('ArtifactTrust previousSigningProfileArns (the transition after the profile is replaced)', () => {
+  const OLD = 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/release_2025';
+  const OTHER_ACCOUNT = 'arn:aws:signer:us-east-1:210987654321:/signing-profiles/release_2024';
+
+  function transition(id = 'Test') {
+    const { app, stack } = testStack(id);
+    const ci = new iam.Role(stack, 'CiRole', { assumedBy: new iam.AccountRootPrincipal() });
+    const trust = new ArtifactTrust(stack, 'Trust', {
+      repositoryNames: ['vllm', 'neuron'], publishers: [ci], signingProfileName: 'release_2026', previousSigningProfileArns: [OLD, OTHER_ACCOUNT],
+    });
+    // l40s on the construct's profile, inf2 on a profile of its own.
+    const classes = pinnedClasses((s) => (s.name === 'inf2' ? { ...s, artifact: { ...s.artifact, signingProfileName: 'isolated' } } : s));
+    for (const cls of classes) trust.gateFor(stack, cls);
+    return { app, stack, trust, ci, template: Template.fromStack(stack) };
+  }
+
+  test("only the classes on the construct's profile accept the previous profiles", () => {
+    const { trust } = transition();
+    expect(trust.records.get('l40s')?.previousSigningProfileArns).toEqual([OLD, OTHER_ACCOUNT]);
+    expect(trust.records.get('inf2')).not.toHaveProperty('previousSigningProfileArns');
+  });
+
+  test('the verifier may read the previous profiles, their versions and their signing jobs, and nothing else of Signer', () => {
+    const { template } = transition();
+    const policies = template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: Match.stringLikeRegexp('TrustVerifierRole') }] } });
+    const statements = Object.values(policies).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const resourcesOf = (action: string) => statements.filter((s) => [s.Action].flat().includes(action)).flatMap((s) => [s.Resource].flat());
+    const literal = (r: unknown) => (typeof r === 'string' ? [r] : []);
+    expect(resourcesOf('signer:GetSigningProfile').flatMap(literal).sort()).toEqual([OLD, OTHER_ACCOUNT].sort());
+    const revocation = resourcesOf('signer:GetRevocationStatus').flatMap(literal);
+    expect(new Set(revocation)).toEqual(new Set([OLD, `${OLD}/*`, OTHER_ACCOUNT, `${OTHER_ACCOUNT}/*`]));
+    const jobs = JSON.stringify(resourcesOf('signer:GetRevocationStatus'));
+    expect(jobs).toContain(':signer:us-east-1:123456789012:/signing-jobs/*');
+    expect(jobs).toContain(':signer:us-east-1:210987654321:/signing-jobs/*');
+    // The class on its own profile is granted nothing of the previous ones: its statement names only its profile.
+    const isolated = statements.filter((s) => JSON.stringify(s.Resource).includes('/signing-profiles/isolated'));
+    expect(isolated.length).toBeGreaterThan(0);
+    for (const s of isolated) expect(JSON.stringify(s.Resource)).not.toContain('release_2025');
+  });
+
+  test('cdk-nag finds nothing new: the previous profiles\' wildcards are the acknowledged Signer ones', () => {
+    const { app, stack, ci } = transition('Nag');
+    app.synth();
+    Validations.of(ci).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'ecr:GetAuthorizationToken has no resource-level permissions' },
+      { id: 'NIST.800.53.R5-IAMNoInlinePolicy', reason: 'The CI role of this test holds its grants in its own policy.' });
+    expect(nagFindings(stack)).toEqual([]);
+    expect(nistFindings(stack)).toEqual([]);
+  });
+
+  test('fails at synth on anything but literal Signer profile ARNs of the stack region, duplicates and its own profile', () => {
+    const { stack } = testStack();
+    const token = Stack.of(stack).formatArn({ service: 'signer', resource: '', resourceName: 'signing-profiles/x' });
+    const build = (previousSigningProfileArns: string[], id: string) => () =>
+      new ArtifactTrust(stack, id, { signingProfileName: 'release_2026', previousSigningProfileArns });
+    const allowed = "allowed: literal AWS Signer profile ARNs (arn:<partition>:signer:<region>:<account>:/signing-profiles/<name>) in the stack's region";
+    expect(build(['arn:aws:signer:us-east-1:123456789012:/signing-profiles/release-2025'], 'Hyphen'))
+      .toThrow(`ArtifactTrust 'Test/Hyphen' is invalid (1 problem):\n  - previousSigningProfileArns: [0] 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/release-2025' is not a signing profile ARN; ${allowed}`);
+    expect(build([`${OLD}/v1abc`], 'Version')).toThrow(`[0] '${OLD}/v1abc' is not a signing profile ARN`);
+    expect(build([token], 'Token')).toThrow('[0] is a CDK token');
+    expect(build([OLD.replace('us-east-1', 'eu-west-1')], 'Region')).toThrow(/\[0\] '.*' is in eu-west-1, the stack in us-east-1/);
+    expect(build([OLD, OLD], 'Twice')).toThrow(`'${OLD}' is listed twice`);
+    expect(build(['arn:aws:signer:us-east-1:123456789012:/signing-profiles/release_2026'], 'Own'))
+      .toThrow("is the construct's own profile (signingProfileName 'release_2026')");
+    // The same name in another account is another profile.
+    expect(build(['arn:aws:signer:us-east-1:210987654321:/signing-profiles/release_2026'], 'Elsewhere')).not.toThrow();
+  });
+});
+
 describe('ArtifactTrust options', () => {
   test('a class naming its own signing profile is verified against that profile', () => {
     const { stack } = testStack();

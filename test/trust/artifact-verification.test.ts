@@ -4,8 +4,10 @@ import { defineCapacityClasses } from '../../lib/core/service/checks';
 import {
   type ApprovedArtifacts,
   type VerificationEvidence,
+  acceptedSigningProfiles,
   approvedArtifactsFor,
   isVersionOfProfile,
+  parseSigningProfileArn,
   modelObjectFailures,
   parseS3Object,
   sameSigningProfile,
@@ -23,7 +25,8 @@ const APPROVED: ApprovedArtifacts = {
   signingProfileArn: PROFILE,
   modelData: MODEL,
 };
-const GOOD: Required<VerificationEvidence> = {
+// Every check a class without a transition needs (previous profiles' evidence is asked only of a record that lists them).
+const GOOD: Required<Omit<VerificationEvidence, 'previousSigningProfiles'>> = {
   imageSigning: { statuses: [{ signingProfileArn: PROFILE, status: 'COMPLETE' }] },
   signingProfile: { arn: PROFILE, status: 'Active', platformId: 'Notation-OCI-SHA384-ECDSA' },
   signatureRevocation: { signatures: [{ signatureDigest: 'sha256:s', targetDigest: DIGEST, profileVersionArn: `${PROFILE}/v1`, jobArn: 'job', revokedEntities: [] }] },
@@ -107,7 +110,7 @@ describe('approvedArtifactsFor', () => {
 
 describe('verifyArtifacts', () => {
   test('passes when every check ran and found nothing', () => {
-    expect(verifyArtifacts(APPROVED, GOOD, OPTIONS)).toEqual({ passed: true, failures: [] });
+    expect(verifyArtifacts(APPROVED, GOOD, OPTIONS)).toEqual({ passed: true, failures: [], signedBy: { profileArn: PROFILE, previous: false } });
   });
 
   test('never passes when any required evidence is missing', () => {
@@ -164,6 +167,124 @@ describe('verifyArtifacts', () => {
   test('a class without model data needs no model evidence', () => {
     const imageOnly = { ...GOOD, modelObject: undefined, currentModelObject: undefined, modelSignature: undefined };
     expect(verifyArtifacts({ ...APPROVED, modelData: undefined }, imageOnly, OPTIONS).passed).toBe(true);
+  });
+});
+
+describe('a transition from previous signing profiles (the profile the construct replaced)', () => {
+  const OLD = 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/serving_2025';
+  const TRANSITION: ApprovedArtifacts = { ...APPROVED, previousSigningProfileArns: [OLD] };
+  const oldSignature = { signatureDigest: 'sha256:o', targetDigest: DIGEST, profileVersionArn: `${OLD}/v0`, jobArn: 'old-job', revokedEntities: [] };
+  const ACTIVE_OLD = { arn: OLD, status: 'Active', platformId: 'Notation-OCI-SHA384-ECDSA' };
+  /** The image as it is before it is pushed again: signed by the previous profile only. */
+  const SIGNED_BY_OLD: VerificationEvidence = {
+    ...GOOD,
+    imageSigning: { statuses: [{ signingProfileArn: OLD, status: 'COMPLETE' }] },
+    signatureRevocation: { signatures: [oldSignature] },
+    previousSigningProfiles: { [OLD]: ACTIVE_OLD },
+  };
+
+  test('the record lists them only for classes on the default profile', () => {
+    const [l40s, fallback] = defineCapacityClasses(llamaClasses(), { contract: LLAMA_CONTRACT });
+    const options = {
+      defaultSigningProfileArn: PROFILE, partition: 'aws', region: 'us-east-1', account: '123456789012', requireModelVersion: true,
+      previousSigningProfileArns: [OLD],
+    };
+    expect(approvedArtifactsFor(l40s, options).record?.previousSigningProfileArns).toEqual([OLD]);
+    // A class that names the default profile by its name is on it too.
+    const named = { ...fallback, artifact: { ...fallback.artifact, signingProfileName: 'serving' } };
+    expect(approvedArtifactsFor(named, { ...options, knownProfileArns: { serving: PROFILE } }).record?.previousSigningProfileArns).toEqual([OLD]);
+    // A class on a profile of its own does not start trusting the default profile's predecessors.
+    const own = { ...fallback, artifact: { ...fallback.artifact, signingProfileName: 'isolated' } };
+    expect(approvedArtifactsFor(own, options).record).not.toHaveProperty('previousSigningProfileArns');
+    // No transition: the record is as it was (its custom resource's properties and physical id unchanged).
+    expect(approvedArtifactsFor(l40s, { ...options, previousSigningProfileArns: [] }).record).not.toHaveProperty('previousSigningProfileArns');
+  });
+
+  test('a previous profile that is the approved one is dropped, not accepted twice', () => {
+    const noSlash = PROFILE.replace(':/signing-profiles/', ':signing-profiles/');
+    expect(acceptedSigningProfiles({ ...APPROVED, previousSigningProfileArns: [noSlash, OLD, OLD] })).toEqual([PROFILE, OLD]);
+    // So the verdict never calls the current profile a previous one, and asks no evidence of it.
+    const verdict = verifyArtifacts({ ...APPROVED, previousSigningProfileArns: [PROFILE] }, GOOD, OPTIONS);
+    expect(verdict).toEqual({ passed: true, failures: [], signedBy: { profileArn: PROFILE, previous: false } });
+  });
+
+  test('accepts an image signed by a previous profile only, and says so', () => {
+    expect(verifyArtifacts(TRANSITION, SIGNED_BY_OLD, OPTIONS))
+      .toEqual({ passed: true, failures: [], signedBy: { profileArn: OLD, previous: true } });
+    // Without the transition the same image fails, as before.
+    const verdict = verifyArtifacts(APPROVED, SIGNED_BY_OLD, OPTIONS);
+    expect(verdict.passed).toBe(false);
+    expect(verdict.failures).toEqual([
+      `image ${APPROVED.image} has no signature by the approved profile ${PROFILE} (signed only by ${OLD})`,
+      `image ${APPROVED.image}: no Notation signature by ${PROFILE} found among its referrers`,
+    ]);
+  });
+
+  test('an image signed again by the approved profile is accepted under it: the transition is complete for it', () => {
+    const both: VerificationEvidence = {
+      ...SIGNED_BY_OLD,
+      imageSigning: { statuses: [...SIGNED_BY_OLD.imageSigning!.statuses, ...GOOD.imageSigning.statuses] },
+      signatureRevocation: { signatures: [oldSignature, ...GOOD.signatureRevocation.signatures] },
+    };
+    expect(verifyArtifacts(TRANSITION, both, OPTIONS).signedBy).toEqual({ profileArn: PROFILE, previous: false });
+  });
+
+  test('a previous profile CloudFormation canceled when it replaced it still vouches for what it signed while Active', () => {
+    const canceled = { ...SIGNED_BY_OLD, previousSigningProfiles: { [OLD]: { ...ACTIVE_OLD, status: 'Canceled' } } };
+    expect(verifyArtifacts(TRANSITION, canceled, OPTIONS).passed).toBe(true);
+    // The approved profile is still held to Active, as before.
+    const approvedCanceled = { ...canceled, signingProfile: { ...GOOD.signingProfile, status: 'Canceled' } };
+    expect(verifyArtifacts(TRANSITION, approvedCanceled, OPTIONS).failures).toEqual([`signing profile ${PROFILE} is Canceled, not Active`]);
+  });
+
+  test('a revoked, non-Notation or unread previous profile fails the class, whichever profile signed the image', () => {
+    const withOld = (profile: VerificationEvidence['signingProfile'] | undefined) =>
+      verifyArtifacts(TRANSITION, { ...GOOD, previousSigningProfiles: profile ? { [OLD]: profile } : {} }, OPTIONS);
+    const revoked = withOld({ ...ACTIVE_OLD, status: 'Revoked', revocationRecord: { revokedBy: 'security-team' } });
+    expect(revoked.passed).toBe(false);
+    expect(revoked.failures).toEqual([
+      `previous signing profile ${OLD} is Revoked, not Active or Canceled`,
+      `previous signing profile ${OLD} was revoked (effective from ? by security-team): its signatures are no longer trusted`,
+    ]);
+    expect(withOld({ ...ACTIVE_OLD, platformId: 'AWSLambda-SHA384-ECDSA' }).failures).toEqual([
+      `previous signing profile ${OLD} has platform AWSLambda-SHA384-ECDSA, expected Notation-OCI-SHA384-ECDSA`,
+    ]);
+    expect(withOld(undefined).failures).toEqual([`the previous signing profile ${OLD} was not checked`]);
+  });
+
+  test("a revoked or expired signature of a previous profile fails the image beside the approved profile's valid one", () => {
+    const signatureRevocation = { signatures: [...GOOD.signatureRevocation.signatures, { ...oldSignature, revokedEntities: ['old-job'] }] };
+    const verdict = verifyArtifacts(TRANSITION, { ...GOOD, signatureRevocation, previousSigningProfiles: { [OLD]: ACTIVE_OLD } }, OPTIONS);
+    expect(verdict.failures).toEqual([`image ${APPROVED.image}: signature sha256:o (job old-job) is revoked: old-job`]);
+    const expired = { ...oldSignature, expiry: new Date('2026-01-01T00:00:00Z') };
+    const late = { signatures: [expired], checkedAt: new Date('2026-06-01T00:00:00Z') };
+    expect(verifyArtifacts(TRANSITION, { ...SIGNED_BY_OLD, signatureRevocation: late }, OPTIONS).failures).toEqual([
+      expect.stringContaining('signature sha256:o (job old-job) expired at 2026-01-01T00:00:00.000Z'),
+    ]);
+  });
+
+  test('a previous profile is accepted only with both a COMPLETE signing status and a Notation signature by it', () => {
+    const noEnvelope = verifyArtifacts(TRANSITION, { ...SIGNED_BY_OLD, signatureRevocation: { signatures: [] } }, OPTIONS);
+    expect(noEnvelope.passed).toBe(false);
+    expect(noEnvelope.failures).toContain(`image ${APPROVED.image}: no Notation signature by ${OLD} found among its referrers`);
+    const inProgress = verifyArtifacts(TRANSITION, { ...SIGNED_BY_OLD, imageSigning: { statuses: [{ signingProfileArn: OLD, status: 'IN_PROGRESS' }] } }, OPTIONS);
+    expect(inProgress.failures).toContain(`image ${APPROVED.image}: signing by ${OLD} is IN_PROGRESS, not COMPLETE`);
+    expect(inProgress.signedBy).toBeUndefined();
+  });
+
+  test("a previous profile of another region than the approved one's fails (revocation is asked in one region)", () => {
+    const west = OLD.replace('us-east-1', 'us-west-2');
+    const evidence = { ...GOOD, previousSigningProfiles: { [west]: { ...ACTIVE_OLD, arn: west } } };
+    const verdict = verifyArtifacts({ ...APPROVED, previousSigningProfileArns: [west] }, evidence, OPTIONS);
+    expect(verdict.failures).toEqual([expect.stringMatching(/^previous signing profile .*us-west-2.* is not in the region of /)]);
+  });
+
+  test('parses the signing profile ARNs ECR reports, and nothing else', () => {
+    expect(parseSigningProfileArn(OLD)).toEqual({ region: 'us-east-1', account: '123456789012', name: 'serving_2025' });
+    expect(parseSigningProfileArn('arn:aws-us-gov:signer:us-gov-west-1:123456789012:/signing-profiles/p1')?.region).toBe('us-gov-west-1');
+    for (const bad of [`${OLD}/v0`, OLD.replace(':/signing', ':signing'), OLD.replace('serving_2025', 'has-hyphen'), 'arn:aws:signer:us-east-1:123:/signing-profiles/p1']) {
+      expect(parseSigningProfileArn(bad)).toBeUndefined();
+    }
   });
 });
 

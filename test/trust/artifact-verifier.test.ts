@@ -539,6 +539,105 @@ describe('artifact verifier', () => {
     });
   });
 
+  describe('a transition from a previous signing profile (Record.previousSigningProfileArns)', () => {
+    const OLD = 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/serving_2025';
+    const OLD_JOB = 'arn:aws:signer:us-east-1:123456789012:/signing-jobs/0b1e7c2a-0000-4000-8000-000000000001';
+    const transition = (type: 'Create' | 'Update' = 'Create') =>
+      event(type, { Record: { ...event('Create').ResourceProperties.Record as object, previousSigningProfileArns: [OLD] } });
+    const referrer = (digest: string) => ({ digest, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.cncf.notary.signature', size: 700 });
+    /** The image's signatures, one envelope per referrer, each served under its own layer digest. */
+    function signatures(...envelopes: Array<{ manifest: string; profileVersionArn: string; jobArn: string }>): void {
+      const blobs = new Map(envelopes.map((e) => {
+        const bytes = jwsEnvelope({ targetDigest: DIGEST, profileVersionArn: e.profileVersionArn, jobArn: e.jobArn, signingTime: SIGNED_AT });
+        return [e.manifest, { bytes, layer: `sha256:${createHash('sha256').update(bytes).digest('hex')}` }] as const;
+      }));
+      ecr.on(ListImageReferrersCommand).resolves({ referrers: envelopes.map((e) => referrer(e.manifest)) });
+      ecr.on(BatchGetImageCommand).callsFake((input: { imageIds: { imageDigest: string }[] }) => {
+        const blob = blobs.get(input.imageIds[0].imageDigest)!;
+        return { images: [{ imageManifest: JSON.stringify({ layers: [{ mediaType: 'application/jose+json', digest: blob.layer, size: blob.bytes.length }] }) }] };
+      });
+      ecr.on(GetDownloadUrlForLayerCommand).callsFake((input: { layerDigest: string }) => ({ downloadUrl: `${ENVELOPE_URL}?layer=${input.layerDigest}` }));
+      (globalThis.fetch as jest.Mock).mockImplementation(async (input: unknown, init?: RequestInit) => {
+        const url = String(input);
+        if (url === RESPONSE_URL) {
+          responses.push(JSON.parse(String(init?.body)));
+          return new Response('', { status: 200 });
+        }
+        const blob = [...blobs.values()].find((b) => url === `${ENVELOPE_URL}?layer=${b.layer}`);
+        if (blob) return new Response(blob.bytes, { status: 200 });
+        throw new Error(`unexpected fetch ${url}`);
+      });
+    }
+    const profiles = (old: { status: string; revocationRecord?: object }) =>
+      signer.on(GetSigningProfileCommand).callsFake((input: { profileName: string }) => (input.profileName === 'serving_2025'
+        ? { arn: OLD, platformId: 'Notation-OCI-SHA384-ECDSA', ...old }
+        : { arn: PROFILE, status: 'Active', platformId: 'Notation-OCI-SHA384-ECDSA', profileVersionArn: PROFILE_VERSION }));
+    const verdictLine = () => ((console.log as jest.Mock).mock.calls as string[][]).map(([line]) => JSON.parse(line)).find((l) => l.event === 'artifact-verification');
+
+    beforeEach(() => {
+      // The image as it is when the profile was replaced: signed on push by the previous profile only.
+      ecr.on(DescribeImageSigningStatusCommand).resolves({ signingStatuses: [{ signingProfileArn: OLD, status: 'COMPLETE' }] });
+      signatures({ manifest: SIGNATURE_MANIFEST, profileVersionArn: `${OLD}/v0old`, jobArn: OLD_JOB });
+      // CloudFormation canceled the replaced profile in the cleanup of the trust stack's update.
+      profiles({ status: 'Canceled' });
+    });
+
+    test("accepts the previous profile's signature, checking its state and revocation, and says which profile in the log and the reason", async () => {
+      const res = await run(transition());
+      expect(res.Status).toBe('SUCCESS');
+      expect(res.Reason).toBe(`artifacts verified (image signed by the previous profile ${OLD}, not yet by the approved one)`);
+      expect(signer.commandCalls(GetSigningProfileCommand).map((c) => c.args[0].input)).toEqual(expect.arrayContaining([
+        { profileName: 'serving', profileOwner: '123456789012' }, { profileName: 'serving_2025', profileOwner: '123456789012' },
+      ]));
+      expect(firstInput(signer, GetRevocationStatusCommand)).toMatchObject({ profileVersionArn: `${OLD}/v0old`, jobArn: OLD_JOB });
+      expect(verdictLine()).toMatchObject({ className: 'l40s', passed: true, signedBy: OLD, signedByPrevious: true });
+    });
+
+    test('the same image without the transition fails, and asks nothing about the previous profile', async () => {
+      await expectRejected(/has no signature by the approved profile .*serving \(signed only by .*serving_2025\)/);
+      expect(signer.commandCalls(GetSigningProfileCommand).map((c) => c.args[0].input.profileName)).toEqual(['serving']);
+      expect(signer.commandCalls(GetRevocationStatusCommand)).toHaveLength(0);
+    });
+
+    test('an image pushed again (signed by both) is accepted under the approved profile: the log says the transition is done for it', async () => {
+      ecr.on(DescribeImageSigningStatusCommand).resolves({
+        signingStatuses: [{ signingProfileArn: OLD, status: 'COMPLETE' }, { signingProfileArn: PROFILE, status: 'COMPLETE' }],
+      });
+      const fresh = `sha256:${'e'.repeat(64)}`;
+      signatures({ manifest: SIGNATURE_MANIFEST, profileVersionArn: `${OLD}/v0old`, jobArn: OLD_JOB }, { manifest: fresh, profileVersionArn: PROFILE_VERSION, jobArn: JOB });
+      const res = await run(transition());
+      expect(res).toMatchObject({ Status: 'SUCCESS', Reason: 'artifacts verified' });
+      // Both profiles' signatures are checked for revocation.
+      expect(signer.commandCalls(GetRevocationStatusCommand).map((c) => c.args[0].input.jobArn).sort()).toEqual([JOB, OLD_JOB].sort());
+      expect(verdictLine()).toMatchObject({ passed: true, signedBy: PROFILE, signedByPrevious: false });
+    });
+
+    test("a revoked signature of the previous profile fails the image beside the approved profile's valid one", async () => {
+      ecr.on(DescribeImageSigningStatusCommand).resolves({ signingStatuses: [{ signingProfileArn: PROFILE, status: 'COMPLETE' }] });
+      const fresh = `sha256:${'e'.repeat(64)}`;
+      signatures({ manifest: SIGNATURE_MANIFEST, profileVersionArn: `${OLD}/v0old`, jobArn: OLD_JOB }, { manifest: fresh, profileVersionArn: PROFILE_VERSION, jobArn: JOB });
+      signer.on(GetRevocationStatusCommand, { jobArn: OLD_JOB }).resolves({ revokedEntities: [OLD_JOB] });
+      await expectRejected(new RegExp(`signature ${SIGNATURE_MANIFEST} \\(job ${OLD_JOB}\\) is revoked`), transition());
+    });
+
+    test('a revoked previous profile fails the class', async () => {
+      profiles({ status: 'Revoked', revocationRecord: { revokedBy: 'security-team' } });
+      await expectRejected(/previous signing profile .*serving_2025 is Revoked, not Active or Canceled; .*was revoked/, transition());
+    });
+
+    test('a previous profile Signer cannot find (deleted long after its cancellation) fails, naming it', async () => {
+      signer.on(GetSigningProfileCommand, { profileName: 'serving_2025' }).rejects(Object.assign(new Error('profile not found'), {
+        name: 'ResourceNotFoundException', $metadata: { httpStatusCode: 404 },
+      }));
+      await expectRejected(/could not complete: Error: previous signing profile .*serving_2025: ResourceNotFoundException/, transition());
+    });
+
+    test('a record whose previous profiles are not a list fails closed', async () => {
+      const bad = event('Create', { Record: { ...event('Create').ResourceProperties.Record as object, previousSigningProfileArns: OLD } });
+      await expectRejected(/Record.previousSigningProfileArns that is not a list/, bad);
+    });
+  });
+
   test('a class without model data is verified on its image alone', async () => {
     const res = await run(event('Create', { Record: { className: 'baked', image: IMAGE, signingProfileArn: PROFILE } }));
     expect(res.Status).toBe('SUCCESS');

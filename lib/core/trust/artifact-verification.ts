@@ -36,6 +36,17 @@ export function signingProfileArn(partition: string, region: string, account: st
   return `arn:${partition}:signer:${region}:${account}:/signing-profiles/${profileName}`;
 }
 
+/**
+ * A signing profile ARN as ECR reports it in `ImageSigningStatus.signingProfileArn` and takes in a signing rule (the
+ * pattern of both, ECR API reference: `^arn:aws(-[a-z]+)*:signer:[a-z0-9-]+:[0-9]{12}:\/signing-profiles\/[a-zA-Z0-9_]{2,}$`,
+ * https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_ImageSigningStatus.html), with Signer's 64-character
+ * bound on the name. Its parts, or undefined.
+ */
+export function parseSigningProfileArn(arn: string): { readonly region: string; readonly account: string; readonly name: string } | undefined {
+  const m = /^arn:aws(?:-[a-z]+)*:signer:([a-z0-9-]+):(\d{12}):\/signing-profiles\/([a-zA-Z0-9_]{2,64})$/.exec(arn);
+  return m ? { region: m[1], account: m[2], name: m[3] } : undefined;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The class record
 // ---------------------------------------------------------------------------------------------------------------
@@ -60,6 +71,12 @@ export interface ApprovedArtifacts {
   readonly image: string;
   /** ARN of the AWS Signer profile that must have signed the image. */
   readonly signingProfileArn: string;
+  /**
+   * Profiles whose signature is accepted instead during a transition from them to `signingProfileArn` (the profile
+   * this one replaced): each is held to the same evidence, except that it may be Canceled (`previousSigningProfileFailures`).
+   * @default - none; absent rather than empty, so that the record of a class without a transition stays as it was
+   */
+  readonly previousSigningProfileArns?: readonly string[];
   /** @default - weights are in the image */
   readonly modelData?: ApprovedModelData;
 }
@@ -79,6 +96,14 @@ export interface ArtifactRecordOptions {
    * @default - none
    */
   readonly knownProfileArns?: Readonly<Record<string, string>>;
+  /**
+   * Profiles the default profile replaced, accepted besides it for the classes whose approved profile is the default
+   * one. A class that names a profile of its own gets none: what accepts that profile's predecessors is for its own
+   * owner to say, and a class isolated on its own profile (e.g. `allowSensitive: false`) must not start trusting the
+   * default profile's predecessors.
+   * @default - none
+   */
+  readonly previousSigningProfileArns?: readonly string[];
 }
 
 /**
@@ -126,15 +151,17 @@ export function approvedArtifactsFor(
     if (object) approvedModel = { ...object, versionId: modelData.versionId ?? '', sha256: modelData.sha256 };
   }
   if (problems.length > 0) return { problems };
+  const approvedProfile = profileName === undefined
+    ? options.defaultSigningProfileArn
+    : (options.knownProfileArns?.[profileName] ?? signingProfileArn(options.partition, options.region, options.account, profileName));
+  const previous = approvedProfile === options.defaultSigningProfileArn ? options.previousSigningProfileArns ?? [] : [];
   return {
     problems,
     record: {
       className: cls.name,
       image,
-      signingProfileArn:
-        profileName === undefined
-          ? options.defaultSigningProfileArn
-          : (options.knownProfileArns?.[profileName] ?? signingProfileArn(options.partition, options.region, options.account, profileName)),
+      signingProfileArn: approvedProfile,
+      ...(previous.length > 0 ? { previousSigningProfileArns: [...previous] } : {}),
       modelData: approvedModel,
     },
   };
@@ -229,23 +256,39 @@ export const MODEL_SIGNING_ALGORITHM = 'ECDSA_SHA_256';
 /** How the verifier accepts a model digest when S3 holds no full-object SHA-256 (multipart uploads). */
 export type MultipartDigestPolicy = 'metadata' | 'reject';
 
-/** Failures of the image signature: signed by the approved profile, signing complete. */
-export function imageSignatureFailures(approved: ApprovedArtifacts, evidence: ImageSigningEvidence): string[] {
-  const approvedBy = (s: { readonly signingProfileArn?: string }) =>
-    s.signingProfileArn !== undefined && sameSigningProfile(s.signingProfileArn, approved.signingProfileArn);
-  const mine = evidence.statuses.filter(approvedBy);
+/**
+ * The profiles whose signature a class accepts: its approved profile, then each previous one once. A previous profile
+ * that is the approved one is dropped, not refused: the approved profile is held to the stricter rule (Active) anyway,
+ * and the verdict must not report an image as accepted under a "previous" profile that is the current one. (The
+ * construct refuses it at synth where it can know; with a generated profile name only the deployed ARN tells.)
+ */
+export function acceptedSigningProfiles(approved: ApprovedArtifacts): string[] {
+  const accepted = [approved.signingProfileArn];
+  for (const p of approved.previousSigningProfileArns ?? []) if (!accepted.some((a) => sameSigningProfile(a, p))) accepted.push(p);
+  return accepted;
+}
+
+/** How a message names a profile: the approved one, or a previous one of a transition. */
+function profileRole(approved: ApprovedArtifacts, profile: string): string {
+  return profile === approved.signingProfileArn ? 'the approved profile' : 'the previous profile';
+}
+
+/** Failures of the image signature by `profile` (default: the approved one): signed by it, signing complete. */
+export function imageSignatureFailures(approved: ApprovedArtifacts, evidence: ImageSigningEvidence, profile = approved.signingProfileArn): string[] {
+  const by = (s: { readonly signingProfileArn?: string }) => s.signingProfileArn !== undefined && sameSigningProfile(s.signingProfileArn, profile);
+  const mine = evidence.statuses.filter(by);
   if (mine.length === 0) {
     const others = evidence.statuses.map((s) => s.signingProfileArn ?? '?');
     return [
-      `image ${approved.image} has no signature by the approved profile ${approved.signingProfileArn}` +
+      `image ${approved.image} has no signature by ${profileRole(approved, profile)} ${profile}` +
         (others.length > 0 ? ` (signed only by ${others.join(', ')})` : ' (it is not signed)'),
     ];
   }
   if (mine.some((s) => s.status === 'COMPLETE')) return [];
   return mine.map((s) =>
     s.status === 'FAILED'
-      ? `image ${approved.image}: signing by ${approved.signingProfileArn} FAILED (${s.failureCode ?? '?'}: ${s.failureReason ?? '?'})`
-      : `image ${approved.image}: signing by ${approved.signingProfileArn} is ${s.status ?? 'in an unknown state'}, not COMPLETE`,
+      ? `image ${approved.image}: signing by ${profile} FAILED (${s.failureCode ?? '?'}: ${s.failureReason ?? '?'})`
+      : `image ${approved.image}: signing by ${profile} is ${s.status ?? 'in an unknown state'}, not COMPLETE`,
   );
 }
 
@@ -264,18 +307,15 @@ export function isVersionOfProfile(profileVersionArn: string, profileArn: string
   return cut > 0 && sameSigningProfile(profileVersionArn.slice(0, cut), profileArn);
 }
 
-/**
- * Failures of signature revocation: the image must carry at least one signature by the approved profile that covers
- * its digest, and no signature by that profile may be revoked or expired (a revocation signals a compromise: a second,
- * unrevoked signature does not outvote it). So every signature must be read: one that could not be, or one beyond
- * those the verifier reads, may be the revoked one, and fails the check too.
- */
-export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDigest: string, evidence: SignatureRevocationEvidence): string[] {
-  const mine = evidence.signatures.filter((s) => isVersionOfProfile(s.profileVersionArn, approved.signingProfileArn));
+type ReadSignature = SignatureRevocationEvidence['signatures'][number];
+
+function noNotationSignature(approved: ApprovedArtifacts, profile: string): string {
+  return `image ${approved.image}: no Notation signature by ${profile} found among its referrers`;
+}
+
+/** Signatures that were not read: any may be a revoked one of an accepted profile, so each fails the image. */
+function signatureGapFailures(approved: ApprovedArtifacts, evidence: SignatureRevocationEvidence): string[] {
   const failures: string[] = [];
-  if (mine.length === 0) {
-    failures.push(`image ${approved.image}: no Notation signature by ${approved.signingProfileArn} found among its referrers`);
-  }
   if (evidence.unreadable?.length) {
     failures.push(`image ${approved.image}: signatures that could not be read (any may be a revoked one): ${evidence.unreadable.join('; ')}`);
   }
@@ -284,7 +324,15 @@ export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDi
       `${evidence.read ?? evidence.signatures.length + (evidence.unreadable?.length ?? 0)} read were not checked (any may be a revoked one); ` +
       'delete the image\'s stale signatures');
   }
-  for (const s of mine) {
+  return failures;
+}
+
+/** Failures of signatures that were read: each must cover the image's digest, be unrevoked and unexpired. */
+function signatureSoundnessFailures(
+  approved: ApprovedArtifacts, imageDigest: string, signatures: readonly ReadSignature[], checkedAt?: Date,
+): string[] {
+  const failures: string[] = [];
+  for (const s of signatures) {
     if (s.targetDigest !== imageDigest) {
       failures.push(`image ${approved.image}: signature ${s.signatureDigest} covers ${s.targetDigest}, not ${imageDigest}`);
     }
@@ -295,8 +343,8 @@ export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDi
     // (notaryproject/specifications@v1.1.0:specs/trust-store-trust-policy.md:231). Like a revoked one, an expired
     // signature fails the image even beside a valid one: re-sign it and delete the stale signature.
     if (s.expiry !== undefined) {
-      if (!evidence.checkedAt) failures.push(`image ${approved.image}: signature ${s.signatureDigest} has an expiry that was not checked`);
-      else if (evidence.checkedAt.getTime() >= s.expiry.getTime()) {
+      if (!checkedAt) failures.push(`image ${approved.image}: signature ${s.signatureDigest} has an expiry that was not checked`);
+      else if (checkedAt.getTime() >= s.expiry.getTime()) {
         failures.push(`image ${approved.image}: signature ${s.signatureDigest} (job ${s.jobArn}) expired at ${s.expiry.toISOString()} ` +
           "(io.cncf.notary.expiry, its signer's 'best by use' time); re-sign the image and delete the expired signature");
       }
@@ -305,23 +353,125 @@ export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDi
   return failures;
 }
 
-/** Failures of the signing profile: it must be the approved one, active, Notation, and never revoked. */
-export function signingProfileFailures(approved: ApprovedArtifacts, evidence: SigningProfileEvidence): string[] {
+/**
+ * Failures of signature revocation: the image must carry at least one signature by the approved profile that covers
+ * its digest, and no signature by that profile may be revoked or expired (a revocation signals a compromise: a second,
+ * unrevoked signature does not outvote it). So every signature must be read: one that could not be, or one beyond
+ * those the verifier reads, may be the revoked one, and fails the check too.
+ */
+export function signatureRevocationFailures(approved: ApprovedArtifacts, imageDigest: string, evidence: SignatureRevocationEvidence): string[] {
+  const mine = evidence.signatures.filter((s) => isVersionOfProfile(s.profileVersionArn, approved.signingProfileArn));
+  return [
+    ...(mine.length === 0 ? [noNotationSignature(approved, approved.signingProfileArn)] : []),
+    ...signatureGapFailures(approved, evidence),
+    ...signatureSoundnessFailures(approved, imageDigest, mine, evidence.checkedAt),
+  ];
+}
+
+/** Failures of a profile's `GetSigningProfile`: it must be the profile asked for, in an allowed status, Notation, never revoked. */
+function profileFailures(profile: string, evidence: SigningProfileEvidence, allowedStatuses: readonly string[], role: string): string[] {
   const failures: string[] = [];
-  const profile = approved.signingProfileArn;
   if (evidence.arn !== undefined && !sameSigningProfile(evidence.arn, profile)) failures.push(`signing profile is ${evidence.arn}, expected ${profile}`);
-  if (evidence.status !== 'Active') failures.push(`signing profile ${profile} is ${evidence.status ?? 'in an unknown state'}, not Active`);
+  if (evidence.status === undefined || !allowedStatuses.includes(evidence.status)) {
+    failures.push(`${role} ${profile} is ${evidence.status ?? 'in an unknown state'}, not ${allowedStatuses.join(' or ')}`);
+  }
   if (evidence.revocationRecord) {
     const r = evidence.revocationRecord;
     failures.push(
-      `signing profile ${profile} was revoked (effective from ${r.revocationEffectiveFrom?.toISOString() ?? '?'} by ${r.revokedBy ?? '?'}): ` +
+      `${role} ${profile} was revoked (effective from ${r.revocationEffectiveFrom?.toISOString() ?? '?'} by ${r.revokedBy ?? '?'}): ` +
         'its signatures are no longer trusted',
     );
   }
   if (evidence.platformId !== NOTATION_PLATFORM_ID) {
-    failures.push(`signing profile ${profile} has platform ${evidence.platformId ?? '?'}, expected ${NOTATION_PLATFORM_ID}`);
+    failures.push(`${role} ${profile} has platform ${evidence.platformId ?? '?'}, expected ${NOTATION_PLATFORM_ID}`);
   }
   return failures;
+}
+
+/** Failures of the signing profile: it must be the approved one, active, Notation, and never revoked. */
+export function signingProfileFailures(approved: ApprovedArtifacts, evidence: SigningProfileEvidence): string[] {
+  return profileFailures(approved.signingProfileArn, evidence, ['Active'], 'signing profile');
+}
+
+/**
+ * Failures of a previous profile of a transition: never revoked, Notation, and Active or Canceled. Canceled is allowed
+ * because CloudFormation cancels the profile it replaced: the delete handler of AWS::Signer::SigningProfile calls
+ * signer:CancelSigningProfile (the resource schema's handlers.delete.permissions, as rendered from the CloudFormation
+ * registry in stackql/stackql-registry-docs:docs/aws-docs/providers/aws/signer/signing_profiles/index.md; Signer has no
+ * delete call), in the cleanup after the update, so a serving
+ * stack that deploys after the trust's stack finds the previous profile Canceled. Canceling stops new signing jobs
+ * ("it cannot perform new signing jobs", https://docs.aws.amazon.com/signer/latest/api/API_CancelSigningProfile.html),
+ * so each signature of a canceled profile was made while it was Active; what invalidates signatures is revocation
+ * (https://docs.aws.amazon.com/signer/latest/api/API_RevokeSigningProfile.html), which fails here as it does for the
+ * approved profile. Any failure here fails the class whichever profile signed its image: a listed profile that is
+ * revoked signals a compromise, one that is not Notation is a mistake, and either is fixed by delisting it.
+ */
+export function previousSigningProfileFailures(profile: string, evidence: SigningProfileEvidence): string[] {
+  return profileFailures(profile, evidence, ['Active', 'Canceled'], 'previous signing profile');
+}
+
+/**
+ * Failures of a previous profile's place: the verifier asks one Signer region, the approved profile's, about the
+ * revocation of every accepted signature; whether that region answers for a profile of another is not documented, so
+ * such a profile fails rather than be reported unrevoked.
+ */
+function previousProfileRegionFailures(approved: ApprovedArtifacts, profile: string): string[] {
+  const region = (arn: string) => /^arn:[^:]+:signer:([^:]+):/.exec(arn)?.[1];
+  const [mine, theirs] = [region(approved.signingProfileArn), region(profile)];
+  return theirs !== undefined && theirs === mine ? [] : [`previous signing profile ${profile} is not in the region of ` +
+    `${approved.signingProfileArn}; allowed: a profile of the approved profile's region (revocation is asked there)`];
+}
+
+/** The profile an image was accepted under. */
+export interface AcceptedSigningProfile {
+  readonly profileArn: string;
+  /** Accepted under a previous profile of a transition, not the approved one: the transition is not complete. */
+  readonly previous: boolean;
+}
+
+/**
+ * The image's trust: accepted under the first profile of `acceptedSigningProfiles` that signed it (a COMPLETE ECR
+ * signing status and a Notation signature by it), while failures that another profile's signature cannot outweigh fail
+ * it anyway: missing evidence, the approved profile's own state (as before transitions existed), any failure of a
+ * previous profile's state, unread signatures, and any signature of an accepted profile that is revoked, expired or
+ * covers another digest.
+ */
+function imageTrust(
+  approved: ApprovedArtifacts,
+  evidence: VerificationEvidence,
+): { readonly failures: string[]; readonly accepted?: AcceptedSigningProfile } {
+  const profiles = acceptedSigningProfiles(approved);
+  const failures: string[] = [];
+  const refusals: string[] = [];
+  const missing = (what: string) => failures.push(`${what} was not checked`);
+  if (!evidence.imageSigning) missing('the image signature');
+  if (evidence.signingProfile) failures.push(...signingProfileFailures(approved, evidence.signingProfile));
+  else missing('the signing profile');
+  for (const p of profiles.slice(1)) {
+    failures.push(...previousProfileRegionFailures(approved, p));
+    const found = evidence.previousSigningProfiles?.[p];
+    if (found) failures.push(...previousSigningProfileFailures(p, found));
+    else missing(`the previous signing profile ${p}`);
+  }
+  const digest = parseEcrImage(approved.image)?.digest;
+  const revocation = evidence.signatureRevocation;
+  if (!digest) failures.push(`image '${approved.image}' is not a private ECR image pinned by digest`);
+  else if (revocation) failures.push(...signatureGapFailures(approved, revocation));
+  else missing('signature revocation');
+  let accepted: AcceptedSigningProfile | undefined;
+  for (const [i, profile] of profiles.entries()) {
+    const signatures = revocation?.signatures.filter((s) => isVersionOfProfile(s.profileVersionArn, profile)) ?? [];
+    if (digest && revocation) failures.push(...signatureSoundnessFailures(approved, digest, signatures, revocation.checkedAt));
+    if (!evidence.imageSigning || !digest || !revocation) continue;
+    const why = [
+      ...imageSignatureFailures(approved, evidence.imageSigning, profile),
+      ...(signatures.length === 0 ? [noNotationSignature(approved, profile)] : []),
+    ];
+    if (why.length === 0) accepted ??= { profileArn: profile, previous: i > 0 };
+    refusals.push(...why);
+  }
+  // Why no profile accepted the image, first; a profile that did makes the others' refusals moot.
+  return accepted ? { failures, accepted } : { failures: [...refusals, ...failures] };
 }
 
 /** Hex of a base64 value, or undefined when it is not 32 bytes of base64. */
@@ -408,6 +558,8 @@ export function modelDigestMessage(sha256Hex: string): Uint8Array {
 export interface VerificationEvidence {
   readonly imageSigning?: ImageSigningEvidence;
   readonly signingProfile?: SigningProfileEvidence;
+  /** `GetSigningProfile` of each previous profile of the record, by its ARN as the record lists it. */
+  readonly previousSigningProfiles?: Readonly<Record<string, SigningProfileEvidence>>;
   readonly signatureRevocation?: SignatureRevocationEvidence;
   readonly modelObject?: ModelObjectEvidence;
   /** Only gathered when `requireCurrentVersion` is set and a version is approved. */
@@ -418,6 +570,8 @@ export interface VerificationEvidence {
 export interface VerificationVerdict {
   readonly passed: boolean;
   readonly failures: readonly string[];
+  /** The profile the image was accepted under, when one was (also when another check failed the class). */
+  readonly signedBy?: AcceptedSigningProfile;
 }
 
 /** The verdict on one class: passes only when every required check ran and found nothing. */
@@ -434,16 +588,9 @@ export function verifyArtifacts(
     readonly requireCurrentVersion?: boolean;
   },
 ): VerificationVerdict {
-  const failures: string[] = [];
+  const image = imageTrust(approved, evidence);
+  const failures = [...image.failures];
   const missing = (what: string) => failures.push(`${what} was not checked`);
-  if (evidence.imageSigning) failures.push(...imageSignatureFailures(approved, evidence.imageSigning));
-  else missing('the image signature');
-  if (evidence.signingProfile) failures.push(...signingProfileFailures(approved, evidence.signingProfile));
-  else missing('the signing profile');
-  const digest = parseEcrImage(approved.image)?.digest;
-  if (!digest) failures.push(`image '${approved.image}' is not a private ECR image pinned by digest`);
-  else if (evidence.signatureRevocation) failures.push(...signatureRevocationFailures(approved, digest, evidence.signatureRevocation));
-  else missing('signature revocation');
   const model = approved.modelData;
   if (model) {
     if (evidence.modelObject) failures.push(...modelObjectFailures(model, evidence.modelObject, options.multipartDigest));
@@ -456,6 +603,6 @@ export function verifyArtifacts(
     if (evidence.modelSignature) failures.push(...modelSignatureFailures(model, evidence.modelSignature, options.modelSigningKeyArn));
     else missing('the model signature');
   }
-  return { passed: failures.length === 0, failures };
+  return { passed: failures.length === 0, failures, ...(image.accepted ? { signedBy: image.accepted } : {}) };
 }
 

@@ -6,6 +6,7 @@
  */
 import { AL2023_ROOT_SNAPSHOT_GIB, ALB_LIMITS as ALB, GP3_LIMITS, MIN_NODE_VOLUME_GIB, NODE_DATA_VOLUME, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
 import { KARPENTER_CONTROLLER } from '../platform/system-nodes';
+import { parseSigningProfileArn } from '../trust/artifact-verification';
 import { isDigestPinnedImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
 import { duplicates, quoted } from './names';
@@ -518,6 +519,32 @@ export const TRUST_RULES = {
       ];
       return found.length === 0 ? undefined : found.join('; ');
     },
+  ),
+  previousSigningProfileArns: crossRule<{
+    readonly arns: readonly string[];
+    /** The construct's own profile name, when it is given (a generated one is only known deployed). */
+    readonly currentProfileName?: string;
+    readonly region: string;
+    readonly account: string;
+  }>(
+    "literal AWS Signer profile ARNs (arn:<partition>:signer:<region>:<account>:/signing-profiles/<name>) in the stack's region, " +
+      "each listed once, none of them the construct's own profile",
+    ({ arns, currentProfileName, region, account }) => {
+      const found = arns.flatMap((arn, i) => {
+        if (isUnresolved(arn)) return [`[${i}] is a CDK token (the verifier's grant and the region check need the literal ARN)`];
+        const p = parseSigningProfileArn(arn);
+        if (!p) return [`[${i}] '${arn}' is not a signing profile ARN`];
+        if (!isUnresolved(region) && p.region !== region) return [`[${i}] '${arn}' is in ${p.region}, the stack in ${region}`];
+        if (p.name === currentProfileName && (isUnresolved(account) || p.account === account)) {
+          return [`[${i}] '${arn}' is the construct's own profile (signingProfileName '${currentProfileName}')`];
+        }
+        return [];
+      });
+      found.push(...duplicates(arns).map((a) => `'${a}' is listed twice`));
+      return found.length === 0 ? undefined : found.join('; ');
+    },
+    "the profile the construct's profile replaced was in the stack's region, and the verifier asks Signer about every accepted " +
+      "signature's revocation in that one region",
   ),
   multipartModelDigest: crossRule<unknown>("'metadata' or 'reject'", (v) => (v === undefined || v === 'metadata' || v === 'reject' ? undefined : `is ${JSON.stringify(v)}`)),
 } as const;
