@@ -140,11 +140,15 @@ function parseCount(args: Args, key: string, fallback: number, what: string): nu
   return Number(value);
 }
 
-/** `--seed` of one run: an integer (`Number('abc')` is NaN, which a run would take for a seed). @default 1 */
+/**
+ * `--seed` of one run: a whole number written as digits, as `--seeds` takes them (`Number('abc')` is NaN and
+ * `Number('')` is 0, either of which a run would take for a seed). @default 1
+ */
 function seedOf(args: Args, command: string): number {
-  const seed = Number(flag(args, 'seed') ?? 1);
-  if (!Number.isInteger(seed)) throw new Error(`${command}: --seed '${flag(args, 'seed')}': must be an integer`);
-  return seed;
+  const value = flag(args, 'seed');
+  if (value === undefined) return 1;
+  if (!/^\d+$/.test(value)) throw new Error(`${command}: --seed '${value}': must be a whole number (digits only)`);
+  return Number(value);
 }
 
 /**

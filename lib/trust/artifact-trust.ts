@@ -64,7 +64,9 @@ export interface ArtifactTrustProps {
    * profile (signing status COMPLETE, Notation, never revoked, no revoked or expired signature), except that it may be
    * Canceled, which CloudFormation makes of the profile it replaced. The verifier's log says, per class, which profile
    * its image was accepted under (docs/artifact-trust.md, "Changing the signing profile").
-   * Literal ARNs (`arn:<partition>:signer:<region>:<account>:/signing-profiles/<name>`) in the stack's region.
+   * Literal ARNs (`arn:<partition>:signer:<region>:<account>:/signing-profiles/<name>`) in the stack's region. A
+   * profile of another account is read with `signer:GetSigningProfile`, which that account must allow on the profile
+   * (Signer's `AddProfilePermission`); without it the verifier fails the class, naming the profile.
    * @default - none: only the construct's profile
    */
   readonly previousSigningProfileArns?: readonly string[];

@@ -14,6 +14,21 @@ import { EksInferenceService } from '../../lib/eks/inference-service';
 import { LLAMA_CONTRACT, llamaClasses, nagFindings, testStack, FETCHER_IMAGE } from '../util';
 
 /**
+ * The flow the deployment guardrail documents: its rollback alarm is the deadline exhaustion alarm InferenceAlarms makes
+ * from the endpoint's own description, added after both exist (review R122: the missing alarm used to fail that read).
+ */
+test('a deployment that rolls back on InferenceAlarms\' deadline exhaustion alarm, added after the alarms and the Reconciler, synthesizes', () => {
+  const built = endpointStack({ deployment: { bakeTime: Duration.minutes(10) } });
+  const obs = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint });
+  new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, capacityAlarms: obs.capacityAlarms });
+  built.endpoint.addRollbackAlarm(obs.alarms.deadlineExhaustionAlarm!);
+  expect(synthError(built.stack)).toBe('');
+  const [endpoint] = Object.values(Template.fromStack(built.stack).findResources('AWS::SageMaker::Endpoint'));
+  expect(built.stack.resolve(endpoint.Properties.DeploymentConfig.AutoRollbackConfiguration.Alarms))
+    .toEqual([{ AlarmName: built.stack.resolve(obs.alarms.deadlineExhaustionAlarm!.alarmName) }]);
+});
+
+/**
  * The observability constructs on the real SageMaker endpoint's routing facts, wired to the real reconciler: the
  * capacity alarms trigger it at once.
  */

@@ -297,7 +297,7 @@ describe('EksInferenceService: input the construct used to accept silently (issu
     const looked = { 'availability-zones:account=123456789012:region=us-east-1': ['us-east-1a', 'us-east-1b', 'us-east-1c', 'us-east-1d'] };
     expect(inZones(['us-east-1b', 'us-east-1d'], looked)).toThrow(
       "EksInferenceService 'Test/Llama' is invalid (1 problem):\n  - class 'a10g' placement.zones[1]: is 'us-east-1d', where the cluster has no node subnet "
-      + "(the zones of its node subnets: 'us-east-1a', 'us-east-1b', 'us-east-1c'); allowed: zones of the cluster's node subnets: nodeSubnets, by default "
+      + "(the zones of its node subnets: 'us-east-1a', 'us-east-1b', 'us-east-1c'); subnets of that zone tagged for Karpenter by hand are not seen at synth: select them with the cluster's nodeSubnets (e.g. { subnetType: PRIVATE_ISOLATED }); allowed: zones of the cluster's node subnets: nodeSubnets, by default "
       + "the VPC's private subnets with egress",
     );
     expect(inZones(['us-east-1b', 'us-east-1c'], looked)).not.toThrow();
@@ -329,7 +329,7 @@ describe('EksInferenceService: input the construct used to accept silently (issu
     };
     expect(pinned(['us-east-1b', 'us-east-1c'])).toThrow(
       "EksInferenceService 'Test/Llama' is invalid (1 problem):\n  - class 'a10g' placement.zones[1]: is 'us-east-1c', where the cluster has no node subnet "
-      + "(the zones of its node subnets: 'us-east-1a', 'us-east-1b'); allowed: zones of the cluster's node subnets",
+      + "(the zones of its node subnets: 'us-east-1a', 'us-east-1b'); subnets of that zone tagged for Karpenter by hand are not seen at synth: select them with the cluster's nodeSubnets (e.g. { subnetType: PRIVATE_ISOLATED }); allowed: zones of the cluster's node subnets",
     );
     expect(pinned(['us-east-1b'])).not.toThrow();
     expect(pinned(['us-east-1c'], { subnetType: ec2.SubnetType.PRIVATE_ISOLATED })).not.toThrow();

@@ -681,6 +681,14 @@ describe('deployment guardrail (R117)', () => {
     expect(() => endpoint.addRollbackAlarm(alarmIn(stack, 'A10'))).toThrow(/deployment\.rollbackAlarms: has 11 alarms/);
   });
 
+  test('a composite rollback alarm is refused (DescribeAlarms returns one only to a permission scoped to *)', () => {
+    const { stack, endpoint } = endpointStack({ deployment: { bakeTime: Duration.minutes(5) } });
+    const alarmRule = cloudwatch.AlarmRule.fromAlarm(alarmIn(stack, 'M'), cloudwatch.AlarmState.ALARM);
+    const composite = new cloudwatch.CompositeAlarm(stack, 'Composite', { alarmRule });
+    expect(() => endpoint.addRollbackAlarm(composite))
+      .toThrow(/deployment\.rollbackAlarms: got composite alarm 'Test\/Composite'; allowed: metric alarms/);
+  });
+
   test('addRollbackAlarm without deployment is refused', () => {
     const { stack, endpoint } = endpointStack();
     expect(() => endpoint.addRollbackAlarm(alarmIn(stack, 'A'))).toThrow(/addRollbackAlarm\(\): got alarm 'Test\/A' but deployment is not set/);

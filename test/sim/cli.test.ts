@@ -21,7 +21,7 @@ test('the process exits with the command line\'s code: 0 for help, 1 for a bad v
   const help = run('run', 'S1', '-h');
   expect([help.status, help.stdout.startsWith('cdk-capacity-sim: simulate')]).toEqual([0, true]);
   const bad = run('trace', 'S1', '--seed', 'x');
-  expect([bad.status, bad.stdout, bad.stderr.trim()]).toEqual([1, '', "trace: --seed 'x': must be an integer"]);
+  expect([bad.status, bad.stdout, bad.stderr.trim()]).toEqual([1, '', "trace: --seed 'x': must be a whole number (digits only)"]);
   const unknown = run('nonsense');
   expect([unknown.status, unknown.stdout.startsWith('cdk-capacity-sim: simulate'), unknown.stderr]).toEqual([2, true, '']);
 });
@@ -67,7 +67,7 @@ test('trace fails when the seed, the minute range or a policy is not one it can 
     const r = await sim('trace', ...args);
     return [r.status, r.stdout, r.stderr];
   };
-  expect(await fails('S1', '--seed', 'x')).toEqual([1, '', "trace: --seed 'x': must be an integer"]);
+  expect(await fails('S1', '--seed', 'x')).toEqual([1, '', "trace: --seed 'x': must be a whole number (digits only)"]);
   expect(await fails('S1', '--from', '30', '--to', '20')).toEqual([1, '', 'trace: --from 30 --to 20: minutes, from before to']);
   expect(await fails('S1', '--policies', 'library,nope')).toEqual([1, '', `Unknown policy 'nope'. Known: ${POLICY_NAMES.join(', ')}`]);
   expect(await fails()).toEqual([1, '', 'trace: which scenario? (S0..S9, P1, H1..H9; see list)']);
@@ -144,8 +144,10 @@ test('validate fails, before anything runs, on an arrival count or a seed that i
     const r = await sim('validate', '--arrivals', arrivals);
     expect([r.status, r.stdout, r.stderr]).toEqual([1, '', `--arrivals '${arrivals}': not a count of arrivals; allowed: a whole number from 1`]);
   }
-  const r = await sim('validate', '--seed', 'abc', '--arrivals', '200');
-  expect([r.status, r.stdout, r.stderr]).toEqual([1, '', "validate: --seed 'abc': must be an integer"]);
+  for (const seed of ['abc', '', '1e3', '-1']) {
+    const r = await sim('validate', '--seed', seed, '--arrivals', '200');
+    expect([r.status, r.stdout, r.stderr]).toEqual([1, '', `validate: --seed '${seed}': must be a whole number (digits only)`]);
+  }
 });
 
 test('plan fails, before it reports, on a peak that is not a rate the contract admits; a decimal one is planned for', async () => {

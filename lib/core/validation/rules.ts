@@ -260,7 +260,8 @@ export const EKS_RULES = {
   'placement.zones@nodeSubnets': crossRule<{ readonly zone: string; readonly nodeZones: readonly string[] }>(
     "zones of the cluster's node subnets: nodeSubnets, by default the VPC's private subnets with egress",
     ({ zone, nodeZones }) => (nodeZones.includes(zone) ? undefined
-      : `is '${zone}', where the cluster has no node subnet (the zones of its node subnets: ${quoted(nodeZones)})`),
+      : `is '${zone}', where the cluster has no node subnet (the zones of its node subnets: ${quoted(nodeZones)}); subnets of that zone `
+        + "tagged for Karpenter by hand are not seen at synth: select them with the cluster's nodeSubnets (e.g. { subnetType: PRIVATE_ISOLATED })"),
     'Karpenter launches a node only in a subnet its EC2NodeClass selects, and the construct tags only the node subnets (an isolated '
       + 'subnet only when nodeSubnets selects it): a NodePool held to a zone without one never gets a node',
   ),
