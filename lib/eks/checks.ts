@@ -5,12 +5,12 @@ import { type HardwareCatalog } from '../core/hardware/catalog';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { memoryBreakdown } from '../core/service/sizing';
-import { Checker, isFiniteLiteral, isName } from '../core/validation/checker';
+import { Checker, isFiniteLiteral } from '../core/validation/checker';
 import { duplicates } from '../core/validation/names';
 import { EKS_RULES, type ModelDataKeyFacts } from '../core/validation/rules';
 import { isUnresolved } from '../core/validation/tokens';
 import { durationSeconds, sizeGibibytes } from '../util/duration';
-import { subnetZones } from '../util/subnet-zones';
+import { knownZones } from '../util/subnet-zones';
 import { ROLE_INLINE_POLICY_CHARS } from './controller-policy-size';
 import { type EksClassOptions } from './class-options';
 import { type ScalingOptions } from './scaling-options';
@@ -19,31 +19,41 @@ import { observabilityProblems, type ObservabilityOptions } from './observabilit
 import { chartVersionProblem } from './versions';
 
 /**
- * The zones of the cluster's node subnets (the ones tagged for its EC2NodeClasses: `nodeSubnets`, by default the VPC's
- * private subnets; an isolated subnet only when `nodeSubnets` selects it), or undefined when one is unknown at synth:
- * a token, a subnet imported without its zone (aws-cdk-lib's ImportedSubnet throws on `availabilityZone`), or the
- * placeholder zones aws-cdk-lib gives a VPC until the CLI has looked the account's zones up (`dummy1a`...:
- * Stack.availabilityZones, core/lib/stack.js). The check is skipped then: a zone cannot be judged against zones not
- * known yet.
- */
-function nodeSubnetZones(subnets: readonly ec2.ISubnet[]): string[] | undefined {
-  const zones = subnetZones(subnets);
-  return zones && zones.length > 0 && zones.every((z) => isName('availabilityZone', z)) ? [...new Set(zones)] : undefined;
-}
-
-/**
  * A class held (`placement.zones`) to a zone where the cluster has no node subnet: Karpenter launches only into the
  * subnets its EC2NodeClass selects, one per zone of them (aws/karpenter-provider-aws@v1.14.1
  * pkg/providers/subnet/subnet.go:129-162 `ZonalSubnetsForLaunch`), so a NodePool held to another zone never gets a node.
  */
 export function placementVpcProblems(classes: readonly CapacityClass[], nodeSubnets: readonly ec2.ISubnet[]): ClassProblem[] {
-  const zones = nodeSubnetZones(nodeSubnets);
+  // The zones of the subnets tagged for its EC2NodeClasses (`nodeSubnets`); unknown at synth, nothing to judge.
+  const zones = knownZones(nodeSubnets);
   if (!zones) return [];
   return classes.flatMap((cls) => {
     const rules = new Checker(EKS_RULES, '', cls.name);
     (cls.placement.zones ?? []).forEach((zone, i) => {
       if (!isUnresolved(zone)) rules.cross('placement.zones@nodeSubnets', { zone, nodeZones: zones }, `placement.zones[${i}]`);
     });
+    return rules.problems;
+  });
+}
+
+/**
+ * A class whose pods may run in a zone the service's own load balancer is not enabled in: its held zones
+ * (`placement.zones`), or without them every zone of the cluster's node subnets. `albZones` undefined (a rule on a
+ * shared listener, or zones not known at synth): nothing to judge.
+ */
+export function loadBalancerZoneProblems(
+  classes: readonly CapacityClass[], nodeSubnets: readonly ec2.ISubnet[], albZones: readonly string[] | undefined,
+): ClassProblem[] {
+  const nodeZones = knownZones(nodeSubnets);
+  if (!albZones) return [];
+  return classes.flatMap((cls) => {
+    const held = cls.placement.zones;
+    const pinned = held !== undefined && held.length > 0;
+    if (pinned && held.some((z) => isUnresolved(z))) return [];
+    const podZones = pinned ? held : nodeZones;
+    if (!podZones) return [];
+    const rules = new Checker(EKS_RULES, '', cls.name);
+    rules.cross('placement.zones@loadBalancer', { podZones, pinned, albZones }, 'placement.zones');
     return rules.problems;
   });
 }

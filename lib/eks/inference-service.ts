@@ -29,7 +29,7 @@ import { type IInferenceServing, type ReplicaFloorOptions } from '../control/ser
 import { type ApprovedImagesAdmission } from '../trust/admission-policy';
 import { type IClassArtifactGate } from '../trust/gate';
 import { modelDataDecryptStatement, modelDataKeyFacts } from '../trust/model-data-key';
-import { classObjectName, clusterProblems, eksProblems, placementVpcProblems } from './checks';
+import { classObjectName, clusterProblems, eksProblems, loadBalancerZoneProblems, placementVpcProblems } from './checks';
 import { type EksClassOptions } from './class-options';
 import { CLASS_LABEL, type ClassObjects, classUnitObjects, DEFAULT_PORT, SERVING_SERVICE_ACCOUNT } from './class-unit';
 import { CLUSTER_SETTINGS, type ClusterSettings, EksInferenceCluster } from './cluster';
@@ -263,6 +263,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       : albRouting(this, {
         vpc: this.vpc, cluster: this.cluster, options: props.loadBalancer ?? {}, classes: routed, requestDeadlineMs: props.contract.slo.deadlineMs,
       });
+    throwIfInvalid('EksInferenceService', this.node.path, loadBalancerZoneProblems(classes, this.inferenceCluster.nodeSubnets, routing.zones));
     this.loadBalancer = routing.loadBalancer;
     this.listener = routing.listener;
     this.listenerRule = routing.rule;

@@ -14,7 +14,7 @@ import { Checker, numberRule } from '../core/validation/checker';
 import { EKS_RULES } from '../core/validation/rules';
 import { durationSeconds } from '../util/duration';
 import { acknowledgeRule } from '../util/nag';
-import { subnetZones } from '../util/subnet-zones';
+import { knownZones, subnetZones } from '../util/subnet-zones';
 import { newAccessLogBucket, secureLoadBalancer } from './load-balancer-hardening';
 
 /** The ALB in front of the classes. */
@@ -146,6 +146,8 @@ export interface AlbRouting {
   readonly listener: elbv2.IApplicationListener;
   /** The service's rule on the shared listener. */
   readonly rule?: elbv2.ApplicationListenerRule;
+  /** The zones the service's own ALB is enabled in, when known at synth; undefined on a shared listener. */
+  readonly zones?: readonly string[];
   /** `app/<name>/<id>`: the `LoadBalancer` dimension of the ALB's metrics. */
   readonly loadBalancerFullName: string;
   /** In class order. */
@@ -187,12 +189,13 @@ function oneSubnetPerZone(vpc: ec2.IVpc, selection: ec2.SubnetSelection): ec2.Su
 export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting {
   const o = input.options;
   const deregistrationDelay = deregistrationDelayOf(o);
+  const vpcSubnets = oneSubnetPerZone(input.vpc, o.vpcSubnets ?? {
+    subnetType: o.internetFacing ? ec2.SubnetType.PUBLIC : ec2.SubnetType.PRIVATE_WITH_EGRESS,
+  });
   const loadBalancer = new elbv2.ApplicationLoadBalancer(scope, 'LoadBalancer', {
     vpc: input.vpc,
     internetFacing: o.internetFacing ?? false,
-    vpcSubnets: oneSubnetPerZone(input.vpc, o.vpcSubnets ?? {
-      subnetType: o.internetFacing ? ec2.SubnetType.PUBLIC : ec2.SubnetType.PRIVATE_WITH_EGRESS,
-    }),
+    vpcSubnets,
     dropInvalidHeaderFields: true,
     idleTimeout: albIdleTimeout(input.requestDeadlineMs),
   });
@@ -223,7 +226,10 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
     webAclArn: o.webAclArn, deletionProtection: o.deletionProtection,
   });
   openPodPorts(loadBalancer, input.cluster, input.classes);
-  return { loadBalancer, listener, loadBalancerFullName: loadBalancer.loadBalancerFullName, targetGroups, deregistrationDelay };
+  const zones = knownZones(vpcSubnets.subnets ?? []);
+  return {
+    loadBalancer, listener, loadBalancerFullName: loadBalancer.loadBalancerFullName, targetGroups, deregistrationDelay, ...(zones ? { zones } : {}),
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Token } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import { isName } from '../core/validation/checker';
 
 /**
  * The zone of each subnet, in order, or undefined when one is not known at synth: a subnet imported without its zone
@@ -21,4 +22,14 @@ export function subnetZones(subnets: readonly ec2.ISubnet[]): string[] | undefin
     zones.push(zone);
   }
   return zones;
+}
+
+/**
+ * The distinct zones of `subnets` when every one is known at synth (`subnetZones`) and real: undefined also for the
+ * placeholder zones aws-cdk-lib gives a VPC until the CLI has looked the account's zones up (`dummy1a`...:
+ * Stack.availabilityZones, core/lib/stack.js), since a zone cannot be judged against zones not known yet.
+ */
+export function knownZones(subnets: readonly ec2.ISubnet[]): string[] | undefined {
+  const zones = subnetZones(subnets);
+  return zones && zones.length > 0 && zones.every((z) => isName('availabilityZone', z)) ? [...new Set(zones)] : undefined;
 }

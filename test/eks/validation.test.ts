@@ -317,14 +317,14 @@ describe('EksInferenceService: input the construct used to accept silently (issu
         ],
       },
     };
-    const pinned = (zones: string[], nodeSubnets?: ec2.SubnetSelection) => () => {
+    const pinned = (zones: string[], nodeSubnets?: ec2.SubnetSelection, albSubnets?: ec2.SubnetSelection) => () => {
       const app = new App({ ...UNIT_TEST_APP_PROPS, context: lookup });
       const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'us-east-1' } });
       const classes = llamaClasses();
       classes[1] = { ...classes[1], placement: { zones } };
       return new EksInferenceService(stack, 'Llama', {
         contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
-        vpc: ec2.Vpc.fromLookup(stack, 'Vpc', { vpcId: 'vpc-1' }), nodeSubnets,
+        vpc: ec2.Vpc.fromLookup(stack, 'Vpc', { vpcId: 'vpc-1' }), nodeSubnets, ...(albSubnets ? { loadBalancer: { vpcSubnets: albSubnets } } : {}),
       });
     };
     expect(pinned(['us-east-1b', 'us-east-1c'])).toThrow(
@@ -332,7 +332,38 @@ describe('EksInferenceService: input the construct used to accept silently (issu
       + "(the zones of its node subnets: 'us-east-1a', 'us-east-1b'); subnets of that zone tagged for Karpenter by hand are not seen at synth: select them with the cluster's nodeSubnets (e.g. { subnetType: PRIVATE_ISOLATED }); allowed: zones of the cluster's node subnets",
     );
     expect(pinned(['us-east-1b'])).not.toThrow();
-    expect(pinned(['us-east-1c'], { subnetType: ec2.SubnetType.PRIVATE_ISOLATED })).not.toThrow();
+    // Nodes in us-east-1c, but the ALB (private subnets by default) is not enabled there: its pods would get no traffic.
+    const isolated = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
+    expect(pinned(['us-east-1c'], isolated)).toThrow(
+      "class 'a10g' placement.zones: holds the class to 'us-east-1c', where the load balancer is "
+      + "not enabled (its zones: 'us-east-1a', 'us-east-1b'); allowed: zones the service's load balancer is enabled in",
+    );
+    expect(pinned(['us-east-1c'], isolated, isolated)).not.toThrow();
+  });
+
+  test('fails when a class may run in a zone the service\'s load balancer is not enabled in (its targets there get no traffic)', () => {
+    const subnet = (id: string, zone: string) => ({ subnetId: id, cidr: '10.0.0.0/24', availabilityZone: zone, routeTableId: `rtb-${id}` });
+    const lookup = {
+      'vpc-provider:account=123456789012:filter.vpc-id=vpc-1:region=us-east-1:returnAsymmetricSubnets=true': {
+        vpcId: 'vpc-1', vpcCidrBlock: '10.0.0.0/16', availabilityZones: [],
+        subnetGroups: [{ name: 'Private', type: 'Private', subnets: ['a', 'b', 'c'].map((z) => subnet(`p-${z}`, `us-east-1${z}`)) }],
+      },
+    };
+    const service = (zones?: string[]) => () => {
+      const app = new App({ ...UNIT_TEST_APP_PROPS, context: lookup });
+      const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'us-east-1' } });
+      const vpc = ec2.Vpc.fromLookup(stack, 'Vpc', { vpcId: 'vpc-1' });
+      const classes = llamaClasses();
+      if (zones) classes[1] = { ...classes[1], placement: { zones } };
+      return new EksInferenceService(stack, 'Llama', {
+        contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+        vpc, loadBalancer: { vpcSubnets: { availabilityZones: ['us-east-1a', 'us-east-1b'] } },
+      });
+    };
+    // No placement.zones: every class's pods may go to every node zone, us-east-1c among them.
+    expect(service()).toThrow("class 'l40s' placement.zones: is unset, so the class's pods may run in every zone of the cluster's node subnets, "
+      + "'us-east-1c' among them, where the load balancer is not enabled (its zones: 'us-east-1a', 'us-east-1b')");
+    expect(service(['us-east-1c'])).toThrow("class 'a10g' placement.zones: holds the class to 'us-east-1c', where the load balancer is not enabled");
   });
 
   test("does not refuse a class's zone while the node subnets' zones are tokens (an imported VPC's list token, a subnet's string token)", () => {

@@ -257,6 +257,18 @@ export const EKS_RULES = {
     "each replica's model volume is an emptyDir on the node's data volume: a full volume puts the node under disk pressure, and the kubelet evicts its pods; "
       + 'on AL2023 that volume is the root volume, and EC2 refuses a root volume smaller than the AMI\'s snapshot',
   ),
+  'placement.zones@loadBalancer': crossRule<{ readonly podZones: readonly string[]; readonly pinned: boolean; readonly albZones: readonly string[] }>(
+    "zones the service's load balancer is enabled in (loadBalancer.vpcSubnets, by default one private subnet per zone)",
+    ({ podZones, pinned, albZones }) => {
+      const outside = podZones.filter((z) => !albZones.includes(z));
+      if (outside.length === 0) return undefined;
+      const where = pinned ? `holds the class to ${quoted(outside)}` : `is unset, so the class's pods may run in every zone of the cluster's node subnets, ${quoted(outside)} among them`;
+      return `${where}, where the load balancer is not enabled (its zones: ${quoted(albZones)})`;
+    },
+    'a target registered in an Availability Zone the load balancer does not enable receives no traffic (Elastic Load Balancing guide, '
+      + '"Availability Zones and load balancer nodes"), so its pods would hold a share of the routed weight and answer nothing; set '
+      + "placement.zones, loadBalancer.vpcSubnets or the cluster's nodeSubnets so that they agree",
+  ),
   'placement.zones@nodeSubnets': crossRule<{ readonly zone: string; readonly nodeZones: readonly string[] }>(
     "zones of the cluster's node subnets: nodeSubnets, by default the VPC's private subnets with egress",
     ({ zone, nodeZones }) => (nodeZones.includes(zone) ? undefined
