@@ -305,31 +305,38 @@ describe('EksInferenceService: input the construct used to accept silently (issu
     expect(inZones(['us-east-1d'], {})).not.toThrow();
   });
 
-  test("fails when a class's zone has only isolated subnets (not tagged for nodes, and not the ALB's), unless nodeSubnets selects them", () => {
-    // The VPC as the CLI's lookup returns it (asymmetric subnets): private subnets in two zones, isolated ones in three.
-    const subnet = (id: string, zone: string) => ({ subnetId: id, cidr: '10.0.0.0/24', availabilityZone: zone, routeTableId: `rtb-${id}` });
+  /**
+   * A service on a VPC as the CLI's lookup returns it (asymmetric subnets, `groups`: subnet group type -> zone letters of
+   * us-east-1), its class a10g held to `zones` when given.
+   */
+  const onLookedUpVpc = (groups: Record<'Private' | 'Isolated', string>, props: Partial<EksInferenceServiceProps> & { zones?: string[] }) => () => {
+    const subnetGroups = Object.entries(groups).map(([type, letters]) => ({
+      name: type, type, subnets: [...letters].map((z) => ({ subnetId: `${type}-${z}`, cidr: '10.0.0.0/24', availabilityZone: `us-east-1${z}`, routeTableId: `rtb-${type}-${z}` })),
+    }));
     const lookup = {
       'vpc-provider:account=123456789012:filter.vpc-id=vpc-1:region=us-east-1:returnAsymmetricSubnets=true': {
-        vpcId: 'vpc-1', vpcCidrBlock: '10.0.0.0/16', availabilityZones: [],
-        subnetGroups: [
-          { name: 'Private', type: 'Private', subnets: [subnet('p-a', 'us-east-1a'), subnet('p-b', 'us-east-1b')] },
-          { name: 'Isolated', type: 'Isolated', subnets: [subnet('i-a', 'us-east-1a'), subnet('i-b', 'us-east-1b'), subnet('i-c', 'us-east-1c')] },
-        ],
+        vpcId: 'vpc-1', vpcCidrBlock: '10.0.0.0/16', availabilityZones: [], subnetGroups,
       },
     };
-    const pinned = (zones: string[], nodeSubnets?: ec2.SubnetSelection, albSubnets?: ec2.SubnetSelection) => () => {
-      const app = new App({ ...UNIT_TEST_APP_PROPS, context: lookup });
-      const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'us-east-1' } });
-      const classes = llamaClasses();
-      classes[1] = { ...classes[1], placement: { zones } };
-      return new EksInferenceService(stack, 'Llama', {
-        contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
-        vpc: ec2.Vpc.fromLookup(stack, 'Vpc', { vpcId: 'vpc-1' }), nodeSubnets, ...(albSubnets ? { loadBalancer: { vpcSubnets: albSubnets } } : {}),
-      });
-    };
+    const app = new App({ ...UNIT_TEST_APP_PROPS, context: lookup });
+    const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'us-east-1' } });
+    const { zones, ...rest } = props;
+    const classes = llamaClasses();
+    if (zones) classes[1] = { ...classes[1], placement: { zones } };
+    return new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+      vpc: ec2.Vpc.fromLookup(stack, 'Vpc', { vpcId: 'vpc-1' }), ...rest,
+    });
+  };
+
+  test("fails when a class's zone has only isolated subnets (not tagged for nodes, and not the ALB's), unless nodeSubnets selects them", () => {
+    // Private subnets in two zones, isolated ones in three.
+    const pinned = (zones: string[], nodeSubnets?: ec2.SubnetSelection, albSubnets?: ec2.SubnetSelection) =>
+      onLookedUpVpc({ Private: 'ab', Isolated: 'abc' }, { zones, nodeSubnets, ...(albSubnets ? { loadBalancer: { vpcSubnets: albSubnets } } : {}) });
     expect(pinned(['us-east-1b', 'us-east-1c'])).toThrow(
       "EksInferenceService 'Test/Llama' is invalid (1 problem):\n  - class 'a10g' placement.zones[1]: is 'us-east-1c', where the cluster has no node subnet "
-      + "(the zones of its node subnets: 'us-east-1a', 'us-east-1b'); subnets of that zone tagged for Karpenter by hand are not seen at synth: select them with the cluster's nodeSubnets (e.g. { subnetType: PRIVATE_ISOLATED }); allowed: zones of the cluster's node subnets",
+      + "(the zones of its node subnets: 'us-east-1a', 'us-east-1b'); subnets of that zone tagged for Karpenter by hand are not seen at synth: "
+      + "select them with the cluster's nodeSubnets (e.g. { subnetType: PRIVATE_ISOLATED }); allowed: zones of the cluster's node subnets",
     );
     expect(pinned(['us-east-1b'])).not.toThrow();
     // Nodes in us-east-1c, but the ALB (private subnets by default) is not enabled there: its pods would get no traffic.
@@ -342,24 +349,8 @@ describe('EksInferenceService: input the construct used to accept silently (issu
   });
 
   test('fails when a class may run in a zone the service\'s load balancer is not enabled in (its targets there get no traffic)', () => {
-    const subnet = (id: string, zone: string) => ({ subnetId: id, cidr: '10.0.0.0/24', availabilityZone: zone, routeTableId: `rtb-${id}` });
-    const lookup = {
-      'vpc-provider:account=123456789012:filter.vpc-id=vpc-1:region=us-east-1:returnAsymmetricSubnets=true': {
-        vpcId: 'vpc-1', vpcCidrBlock: '10.0.0.0/16', availabilityZones: [],
-        subnetGroups: [{ name: 'Private', type: 'Private', subnets: ['a', 'b', 'c'].map((z) => subnet(`p-${z}`, `us-east-1${z}`)) }],
-      },
-    };
-    const service = (zones?: string[]) => () => {
-      const app = new App({ ...UNIT_TEST_APP_PROPS, context: lookup });
-      const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'us-east-1' } });
-      const vpc = ec2.Vpc.fromLookup(stack, 'Vpc', { vpcId: 'vpc-1' });
-      const classes = llamaClasses();
-      if (zones) classes[1] = { ...classes[1], placement: { zones } };
-      return new EksInferenceService(stack, 'Llama', {
-        contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
-        vpc, loadBalancer: { vpcSubnets: { availabilityZones: ['us-east-1a', 'us-east-1b'] } },
-      });
-    };
+    const service = (zones?: string[]) =>
+      onLookedUpVpc({ Private: 'abc', Isolated: '' }, { zones, loadBalancer: { vpcSubnets: { availabilityZones: ['us-east-1a', 'us-east-1b'] } } });
     // No placement.zones: every class's pods may go to every node zone, us-east-1c among them.
     expect(service()).toThrow("class 'l40s' placement.zones: is unset, so the class's pods may run in every zone of the cluster's node subnets, "
       + "'us-east-1c' among them, where the load balancer is not enabled (its zones: 'us-east-1a', 'us-east-1b')");
