@@ -261,7 +261,9 @@ async function compare(io: Io, argv: readonly string[], args: Args, scenarioIds:
   const platformOverrides = platformOverridesFor(args, platforms);
   const workers = parseCount(args, 'workers', cpus().length, 'worker threads');
   const out = resolve(flag(args, 'out') ?? 'reports');
-  const chartSeed = flag(args, 'chart-seed') === undefined ? seeds[0] : Number(flag(args, 'chart-seed'));
+  const chartFlag = flag(args, 'chart-seed');
+  // Digits only, as every seed: Number('') is 0, which a run of seeds 0-3 would chart.
+  const chartSeed = chartFlag === undefined ? seeds[0] : /^\d+$/.test(chartFlag) ? Number(chartFlag) : NaN;
   if (!seeds.includes(chartSeed)) throw new Error(`--chart-seed '${flag(args, 'chart-seed')}': not a seed of this run; allowed: ${seeds.join(', ')}`);
   const jobs: Job[] = scenarioIds.flatMap((scenarioId) => platforms.flatMap((platform) => seeds.map((seed) => ({
     scenarioId, scenarioFile, params, seed, policies, charts: seed === chartSeed, libraryConfig, platform,

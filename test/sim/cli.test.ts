@@ -137,6 +137,8 @@ test('fails, before anything runs, on no seeds, a backward range, or a worker co
     expect(await fails('--workers', workers)).toEqual([1, '', `--workers '${workers}': not a count of worker threads; allowed: a whole number from 1`]);
   }
   expect(await fails('--seeds', '1-3', '--chart-seed', '7')).toEqual([1, '', "--chart-seed '7': not a seed of this run; allowed: 1, 2, 3"]);
+  // Number('') is 0, a seed of this run.
+  expect(await fails('--seeds', '0-2', '--chart-seed', '')).toEqual([1, '', "--chart-seed '': not a seed of this run; allowed: 0, 1, 2"]);
 });
 
 test('validate fails, before anything runs, on an arrival count or a seed that is not one (they read as NaN)', async () => {

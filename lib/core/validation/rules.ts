@@ -258,7 +258,7 @@ export const EKS_RULES = {
       + 'on AL2023 that volume is the root volume, and EC2 refuses a root volume smaller than the AMI\'s snapshot',
   ),
   'placement.zones@loadBalancer': crossRule<{ readonly podZones: readonly string[]; readonly pinned: boolean; readonly albZones: readonly string[] }>(
-    "zones the service's load balancer is enabled in (loadBalancer.vpcSubnets, by default one private subnet per zone)",
+    "zones the service's load balancer is enabled in (loadBalancer.vpcSubnets, by default one private subnet per zone, public when internetFacing)",
     ({ podZones, pinned, albZones }) => {
       const outside = podZones.filter((z) => !albZones.includes(z));
       if (outside.length === 0) return undefined;
@@ -266,8 +266,10 @@ export const EKS_RULES = {
       return `${where}, where the load balancer is not enabled (its zones: ${quoted(albZones)})`;
     },
     'a target registered in an Availability Zone the load balancer does not enable receives no traffic (Elastic Load Balancing guide, '
-      + '"Availability Zones and load balancer nodes"), so its pods would hold a share of the routed weight and answer nothing; set '
-      + "placement.zones, loadBalancer.vpcSubnets or the cluster's nodeSubnets so that they agree",
+      + '"Availability Zones and load balancer nodes") and is never healthy, and the load balancer controller\'s pod readiness gate '
+      + 'turns a pod Ready only for a healthy target (aws-load-balancer-controller pkg/targetgroupbinding/resource_manager.go, '
+      + 'calculateReadinessGateTransition): its pods would never be Ready, stalling rollouts on billed nodes; set placement.zones, '
+      + "loadBalancer.vpcSubnets or the cluster's nodeSubnets so that they agree",
   ),
   'placement.zones@nodeSubnets': crossRule<{ readonly zone: string; readonly nodeZones: readonly string[] }>(
     "zones of the cluster's node subnets: nodeSubnets, by default the VPC's private subnets with egress",
