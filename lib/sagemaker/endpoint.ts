@@ -936,7 +936,9 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
         maximumExecutionTimeoutInSeconds: durationSeconds(d.maximumExecutionTimeout),
       },
       // None yet: synth fails on it (rollbackAlarmCountProblems); render no empty list meanwhile.
-      ...(this.rollbackAlarms.length > 0 ? { autoRollbackConfiguration: { alarms: this.rollbackAlarms.map((a) => ({ alarmName: a.alarmName })) } } : {}),
+      ...(this.rollbackAlarms.length > 0
+        ? { autoRollbackConfiguration: { alarms: this.rollbackAlarms.map((a) => ({ alarmName: a.alarmName })) } }
+        : {}),
     };
   }
 
