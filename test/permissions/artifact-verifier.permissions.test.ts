@@ -20,7 +20,10 @@ import { ACCOUNT, REGION, resolver, roleStatements } from './iam-policy';
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 const IMAGE = `${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/vllm@${DIGEST}`;
 const MODEL_SHA = 'b'.repeat(64);
-const SIGNATURE_MANIFEST = `sha256:${'c'.repeat(64)}`;
+/** The image's signature manifests, one per signing profile of the world (`WorldOptions.signedBy`). */
+const SIGNATURE_MANIFESTS = [`sha256:${'c'.repeat(64)}`, `sha256:${'d'.repeat(64)}`];
+/** The profile a transition replaced: a literal ARN in the stack's account and region (ArtifactTrust refuses others). */
+const PREVIOUS_PROFILE = `arn:aws:signer:${REGION}:${ACCOUNT}:/signing-profiles/serving_2025`;
 
 interface Gated {
   readonly template: Record<string, unknown>;
@@ -30,10 +33,15 @@ interface Gated {
 }
 
 /** One ArtifactTrust gating one class, synthesized; the custom resource's properties and the role as deployed. */
-function gated(id: string, options: { pinned: boolean; encrypted: boolean; requireCurrentVersion?: boolean }): Gated {
+function gated(
+  id: string,
+  options: { pinned: boolean; encrypted: boolean; requireCurrentVersion?: boolean; previousSigningProfileArns?: readonly string[] },
+): Gated {
   const { stack } = testStack(id);
   const modelKey = options.encrypted ? new kms.Key(stack, 'ModelKey', { enableKeyRotation: true }) : undefined;
-  const trust = new ArtifactTrust(stack, 'Trust', { repositoryNames: ['vllm'], requireModelVersion: options.pinned, modelDataEncryptionKey: modelKey });
+  const trust = new ArtifactTrust(stack, 'Trust', {
+    repositoryNames: ['vllm'], requireModelVersion: options.pinned, modelDataEncryptionKey: modelKey, previousSigningProfileArns: options.previousSigningProfileArns,
+  });
   const [spec] = llamaClasses();
   const [cls] = defineCapacityClasses([{
     ...spec,
@@ -54,31 +62,64 @@ function gated(id: string, options: { pinned: boolean; encrypted: boolean; requi
   };
 }
 
-/** AWS as the verifier should find it for an approved class: signed, active, not revoked, digest and signature in place. */
-function approvedWorld(g: Gated, envelopeUrl: string, faults: Set<string>): { world: (call: CapturedCall) => Reply; envelope: Buffer } {
-  const record = g.properties.Record as { signingProfileArn: string; modelData: { versionId: string } };
-  const profile = record.signingProfileArn;
-  const envelope = jwsEnvelope({
-    targetDigest: DIGEST, profileVersionArn: `${profile}/v1abc`, jobArn: `arn:aws:signer:${REGION}:${ACCOUNT}:/signing-jobs/5808635f-05de-4207-a891-c95f827b50f4`,
-    signingTime: new Date('2026-10-01T12:00:00Z'),
+/**
+ * Which of the record's accepted profiles hold the image's ECR signing status COMPLETE and a Notation signature: the
+ * approved one (the default), only the previous ones of a transition, or all of them (approved first).
+ */
+interface WorldOptions {
+  readonly signedBy?: 'approved' | 'previous' | 'all';
+}
+
+/**
+ * AWS as the verifier should find it for an approved class: signed, active, not revoked, digest and signature in place.
+ * A transition's previous profiles are Canceled (CloudFormation cancels the profile it replaced) and never revoked.
+ */
+function approvedWorld(
+  g: Gated, envelopeUrl: string, faults: Set<string>, options: WorldOptions = {},
+): { world: (call: CapturedCall) => Reply; envelopes: Map<string, Buffer> } {
+  const record = g.properties.Record as { signingProfileArn: string; previousSigningProfileArns?: string[]; modelData: { versionId: string } };
+  const approved = record.signingProfileArn;
+  const previous = record.previousSigningProfileArns ?? [];
+  const signedBy = options.signedBy === 'previous' ? previous : options.signedBy === 'all' ? [approved, ...previous] : [approved];
+  const signatures = signedBy.map((profile, i) => {
+    const envelope = jwsEnvelope({
+      targetDigest: DIGEST, profileVersionArn: `${profile}/v1abc`, jobArn: `arn:aws:signer:${REGION}:${ACCOUNT}:/signing-jobs/5808635f-05de-4207-a891-c95f827b50f${i + 4}`,
+      signingTime: new Date('2026-10-01T12:00:00Z'),
+    });
+    const layerDigest = `sha256:${createHash('sha256').update(envelope).digest('hex')}`;
+    return { manifest: SIGNATURE_MANIFESTS[i], envelope, layerDigest, url: i === 0 ? envelopeUrl : `${envelopeUrl}-${i}` };
   });
-  const layerDigest = `sha256:${createHash('sha256').update(envelope).digest('hex')}`;
   const version = record.modelData.versionId || 'current-version';
   const world = (call: CapturedCall): Reply => {
     // Each fault fires once: the verifier's retry layer must get through it.
     if (faults.delete(`hang:${call.service}:${call.operation}`)) return { hang: true };
     if (faults.delete(`${call.service}:${call.operation}`)) return fault(call.service === 's3' ? 'SlowDown' : 'ThrottlingException', call.service === 's3' ? 503 : 400);
     switch (`${call.service}:${call.operation}`) {
-      case 'ecr:DescribeImageSigningStatus': return { output: { signingStatuses: [{ signingProfileArn: profile, status: 'COMPLETE' }] } };
+      case 'ecr:DescribeImageSigningStatus':
+        return { output: { signingStatuses: signedBy.map((signingProfileArn) => ({ signingProfileArn, status: 'COMPLETE' })) } };
       case 'ecr:ListImageReferrers':
-        return { output: { referrers: [{ digest: SIGNATURE_MANIFEST, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.cncf.notary.signature', size: 700 }] } };
-      case 'ecr:BatchGetImage':
+        return { output: { referrers: signatures.map((s) => ({
+          digest: s.manifest, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.cncf.notary.signature', size: 700,
+        })) } };
+      case 'ecr:BatchGetImage': {
+        const wanted = (call.input.imageIds as Array<{ imageDigest: string }>)[0].imageDigest;
+        const s = signatures.find((x) => x.manifest === wanted);
+        if (!s) return { output: { images: [], failures: [{ imageId: { imageDigest: wanted }, failureCode: 'ImageNotFound' }] } };
         return { output: { images: [{ imageManifest: JSON.stringify({
           schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.cncf.notary.signature',
-          layers: [{ mediaType: 'application/jose+json', digest: layerDigest, size: envelope.length }], subject: { digest: DIGEST },
+          layers: [{ mediaType: 'application/jose+json', digest: s.layerDigest, size: s.envelope.length }], subject: { digest: DIGEST },
         }) }], failures: [] } };
-      case 'ecr:GetDownloadUrlForLayer': return { output: { downloadUrl: envelopeUrl, layerDigest } };
-      case 'signer:GetSigningProfile': return { output: { arn: profile, status: 'Active', platformId: 'Notation-OCI-SHA384-ECDSA', profileVersionArn: `${profile}/v1abc` } };
+      }
+      case 'ecr:GetDownloadUrlForLayer': {
+        const s = signatures.find((x) => x.layerDigest === call.input.layerDigest);
+        return s ? { output: { downloadUrl: s.url, layerDigest: s.layerDigest } } : fault('LayersNotFoundException', 400);
+      }
+      case 'signer:GetSigningProfile': {
+        const profile = [approved, ...previous].find((p) => p.endsWith(`/signing-profiles/${call.input.profileName}`));
+        if (!profile) return fault('ResourceNotFoundException', 404);
+        const status = profile === approved ? 'Active' : 'Canceled';
+        return { output: { arn: profile, status, platformId: 'Notation-OCI-SHA384-ECDSA', profileVersionArn: `${profile}/v1abc` } };
+      }
       case 'signer:GetRevocationStatus': return { output: { revokedEntities: [] } };
       case 's3:HeadObject':
         return { headers: {
@@ -91,26 +132,27 @@ function approvedWorld(g: Gated, envelopeUrl: string, faults: Set<string>): { wo
       default: return fault('UnknownOperationException', 400);
     }
   };
-  return { world, envelope };
+  return { world, envelopes: new Map(signatures.map((s) => [new URL(s.url).pathname, s.envelope])) };
 }
 
-async function verify(g: Gated, faults: string[] = [], remainingMs = 300_000) {
+async function verify(g: Gated, faults: string[] = [], remainingMs = 300_000, worldOptions: WorldOptions = {}) {
   const responses: Array<{ Status: string; Reason: string }> = [];
-  let envelope: Buffer | undefined;
+  let envelopes = new Map<string, Buffer>();
   const plainFaults = new Set(faults);
   const endpoint = new RecordingEndpoint(() => fault('NotReady', 500), (req) => {
     if (req.method === 'PUT' && req.path === '/cfn-response') {
       responses.push(JSON.parse(req.body.toString('utf8')));
       return { status: 200 };
     }
-    if (req.path === '/blob/envelope') return plainFaults.delete('hang:envelope') ? { status: 0, hang: true } : { status: 200, body: envelope };
+    const envelope = envelopes.get(req.path);
+    if (envelope) return plainFaults.delete('hang:envelope') ? { status: 0, hang: true } : { status: 200, body: envelope };
     return { status: 404 };
   });
   await endpoint.start();
   try {
-    const approved = approvedWorld(g, `${endpoint.url}/blob/envelope`, new Set(faults));
+    const approved = approvedWorld(g, `${endpoint.url}/blob/envelope`, new Set(faults), worldOptions);
     endpoint.answerWith(approved.world);
-    envelope = approved.envelope;
+    envelopes = approved.envelopes;
     const event: CloudFormationCustomResourceEvent = {
       RequestType: 'Create', ServiceToken: String(g.properties.ServiceToken), ResponseURL: `${endpoint.url}/cfn-response`,
       StackId: `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/test/1`, RequestId: 'req-1', LogicalResourceId: 'Verify', ResourceType: 'Custom::ClassArtifactVerification',
@@ -153,6 +195,29 @@ describe('artifact verifier permissions (real SDK against a recording endpoint o
         ? [...('requireCurrentVersion' in options ? ['s3:GetObject'] : []), 's3:GetObjectTagging', 's3:GetObjectVersion', 's3:GetObjectVersionTagging']
         : ['s3:GetObject', 's3:GetObjectTagging']),
       'signer:GetRevocationStatus', 'signer:GetSigningProfile',
+    ]);
+  });
+
+  // A signing-profile transition (previousSigningProfileArns): the verifier also reads the previous profile, Canceled as
+  // CloudFormation leaves the profile it replaced, and asks about the revocation of its signatures; the role grants
+  // both on that profile, and no more.
+  test.each([
+    ['signed only by the previous profile', 'previous', `artifacts verified (image signed by the previous profile ${PREVIOUS_PROFILE}, not yet by the approved one)`],
+    ['signed by both the approved and the previous profile', 'all', 'artifacts verified'],
+  ] as const)('a signing-profile transition, the image %s: every call is allowed and nothing else is granted', async (_name, signedBy, reason) => {
+    const g = gated(`Transition${signedBy}`, { pinned: true, encrypted: false, previousSigningProfileArns: [PREVIOUS_PROFILE] });
+    const { responses, exchanges } = await verify(g, [], 300_000, { signedBy });
+    expect(responses).toEqual([expect.objectContaining({ Status: 'SUCCESS', Reason: reason })]);
+    // The previous profile was really read, and its signature's revocation really asked (each a request the role judges).
+    const signer = exchanges.filter((e) => e.call.service === 'signer');
+    expect(signer.filter((e) => e.call.operation === 'GetSigningProfile').map((e) => e.call.input.profileName)).toContain('serving_2025');
+    expect(signer.filter((e) => e.call.operation === 'GetRevocationStatus').map((e) => e.call.input.profileVersionArn)).toContain(`${PREVIOUS_PROFILE}/v1abc`);
+    const report = permissionReport(exchanges, roleStatements(g.template, g.roleId), LAMBDA_LOG_DELIVERY);
+    expect(report.denied).toEqual([]);
+    expect(report.unused).toEqual([]);
+    expect(report.used).toEqual([
+      'ecr:BatchGetImage', 'ecr:DescribeImageSigningStatus', 'ecr:GetDownloadUrlForLayer', 'kms:Verify',
+      's3:GetObjectTagging', 's3:GetObjectVersion', 's3:GetObjectVersionTagging', 'signer:GetRevocationStatus', 'signer:GetSigningProfile',
     ]);
   });
 
