@@ -12,6 +12,7 @@ import {
   type MultipartDigestPolicy,
   approvedArtifactsFor,
   parseSigningProfileArn,
+  signerArnPlace,
 } from '../core/trust/artifact-verification';
 import { parseEcrImage } from '../core/trust/image-reference';
 import { Checker, nameProblem, numberProblem } from '../core/validation/checker';
@@ -520,8 +521,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     // region (a job's id is only known from the signature).
     // A token is this construct's own profile (this stack's account and region); a literal ARN names its own.
     const stack = Stack.of(this);
-    const parsed = isUnresolved(record.signingProfileArn) ? undefined : /^arn:[^:]+:signer:([^:]+):(\d{12}):/.exec(record.signingProfileArn);
-    const [region, account] = parsed ? [parsed[1], parsed[2]] : [stack.region, stack.account];
+    const parsed = isUnresolved(record.signingProfileArn) ? undefined : signerArnPlace(record.signingProfileArn);
+    const [region, account] = parsed ? [parsed.region, parsed.account] : [stack.region, stack.account];
     const jobsOf = (p: { region: string; account: string }) => `arn:${stack.partition}:signer:${p.region}:${p.account}:/signing-jobs/*`;
     const previousParsed = previous.flatMap((p) => parseSigningProfileArn(p) ?? []);
     role.addToPrincipalPolicy(new iam.PolicyStatement({

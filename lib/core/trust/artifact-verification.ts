@@ -37,6 +37,15 @@ export function signingProfileArn(partition: string, region: string, account: st
 }
 
 /**
+ * The region and account of a Signer ARN (a profile's, a profile version's or a job's), or undefined: what the grants
+ * and the one-region revocation check read of an ARN, without holding its resource part to a pattern.
+ */
+export function signerArnPlace(arn: string): { readonly region: string; readonly account: string } | undefined {
+  const m = /^arn:[^:]+:signer:([^:]+):(\d{12}):/.exec(arn);
+  return m ? { region: m[1], account: m[2] } : undefined;
+}
+
+/**
  * A signing profile ARN as ECR reports it in `ImageSigningStatus.signingProfileArn` and takes in a signing rule (the
  * pattern of both, ECR API reference: `^arn:aws(-[a-z]+)*:signer:[a-z0-9-]+:[0-9]{12}:\/signing-profiles\/[a-zA-Z0-9_]{2,}$`,
  * https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_ImageSigningStatus.html), with Signer's 64-character
@@ -416,8 +425,7 @@ export function previousSigningProfileFailures(profile: string, evidence: Signin
  * such a profile fails rather than be reported unrevoked.
  */
 function previousProfileRegionFailures(approved: ApprovedArtifacts, profile: string): string[] {
-  const region = (arn: string) => /^arn:[^:]+:signer:([^:]+):/.exec(arn)?.[1];
-  const [mine, theirs] = [region(approved.signingProfileArn), region(profile)];
+  const [mine, theirs] = [signerArnPlace(approved.signingProfileArn)?.region, signerArnPlace(profile)?.region];
   return theirs !== undefined && theirs === mine ? [] : [`previous signing profile ${profile} is not in the region of ` +
     `${approved.signingProfileArn}; allowed: a profile of the approved profile's region (revocation is asked there)`];
 }
