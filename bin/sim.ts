@@ -127,9 +127,14 @@ function parseSeeds(spec: string | undefined): number[] {
     if (Number(range[2]) < Number(range[1])) throw bad('the range runs backwards');
     return Array.from({ length: Number(range[2]) - Number(range[1]) + 1 }, (_, i) => Number(range[1]) + i);
   }
-  const list = spec.split(',').map((item) => item.trim());
-  if (list.some((item) => !/^\d+$/.test(item))) throw bad('not a seed');
-  return list.map(Number);
+  const list = spec.split(',').map((item) => seedValue(item.trim()));
+  if (list.some((seed) => seed === undefined)) throw bad('not a seed');
+  return list as number[];
+}
+
+/** A seed as every flag takes one: a whole number written as digits (`Number('')` is 0, `Number('1e3')` 1000). */
+function seedValue(value: string): number | undefined {
+  return /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
 /** A count of at least 1 (`--workers`), or the fallback when the flag is absent. */
@@ -147,8 +152,9 @@ function parseCount(args: Args, key: string, fallback: number, what: string): nu
 function seedOf(args: Args, command: string): number {
   const value = flag(args, 'seed');
   if (value === undefined) return 1;
-  if (!/^\d+$/.test(value)) throw new Error(`${command}: --seed '${value}': must be a whole number (digits only)`);
-  return Number(value);
+  const seed = seedValue(value);
+  if (seed === undefined) throw new Error(`${command}: --seed '${value}': must be a whole number (digits only)`);
+  return seed;
 }
 
 /**
@@ -262,9 +268,8 @@ async function compare(io: Io, argv: readonly string[], args: Args, scenarioIds:
   const workers = parseCount(args, 'workers', cpus().length, 'worker threads');
   const out = resolve(flag(args, 'out') ?? 'reports');
   const chartFlag = flag(args, 'chart-seed');
-  // Digits only, as every seed: Number('') is 0, which a run of seeds 0-3 would chart.
-  const chartSeed = chartFlag === undefined ? seeds[0] : /^\d+$/.test(chartFlag) ? Number(chartFlag) : NaN;
-  if (!seeds.includes(chartSeed)) throw new Error(`--chart-seed '${flag(args, 'chart-seed')}': not a seed of this run; allowed: ${seeds.join(', ')}`);
+  const chartSeed = chartFlag === undefined ? seeds[0] : seedValue(chartFlag);
+  if (chartSeed === undefined || !seeds.includes(chartSeed)) throw new Error(`--chart-seed '${flag(args, 'chart-seed')}': not a seed of this run; allowed: ${seeds.join(', ')}`);
   const jobs: Job[] = scenarioIds.flatMap((scenarioId) => platforms.flatMap((platform) => seeds.map((seed) => ({
     scenarioId, scenarioFile, params, seed, policies, charts: seed === chartSeed, libraryConfig, platform,
     ...(platformOverrides ? { platformOverrides } : {}),
