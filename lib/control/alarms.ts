@@ -274,18 +274,16 @@ export class InferenceAlarms extends Construct {
 
   /**
    * M of N for an alarm whose expression FILLs missing datapoints: `d` in periods must breach (M, as before), out of
-   * `latePeriods` more (N). FILL turns a newest period not yet published into the fill value, and "the latest data point
-   * for the metric to always be the FILL value ... can result in the alarm being stuck in either OK state or ALARM
-   * state. You can work around this by using a M out of N alarm" (CloudWatch user guide, metric math, FILL:
+   * the late periods more (N, `lateTolerantWindow`). FILL turns a newest period not yet published into the fill value,
+   * and "the latest data point for the metric to always be the FILL value ... can result in the alarm being stuck in
+   * either OK state or ALARM state. You can work around this by using a M out of N alarm" (CloudWatch user guide, metric
+   * math, FILL:
    * awsdocs/amazon-cloudwatch-user-guide@cc40332 doc_source/using-metric-math.md:111). N x period stays within one day,
    * the bound the durations are held to (alarm.duration); at a period that long the margin shrinks, down to none at
    * one day.
    */
   private static lateTolerant(m: ServiceMetrics, d: Duration): AlarmWindow {
-    const datapointsToAlarm = InferenceAlarms.periods(m, d);
-    const period = m.period.toSeconds();
-    const evaluationPeriods = Math.min(datapointsToAlarm + latePeriods(period), Math.floor(86400 / period));
-    return { evaluationPeriods, datapointsToAlarm };
+    return lateTolerantWindow(InferenceAlarms.periods(m, d), m.period.toSeconds());
   }
 
   /** Every period of `d` must breach (M = N): the alarms whose metric has no FILL. */
@@ -471,18 +469,23 @@ function alarmQueries(expression: cloudwatch.MathExpression): { metrics: number;
 }
 
 /** An alarm's M of N: `datapointsToAlarm` breaching periods within the last `evaluationPeriods`. */
-interface AlarmWindow {
+export interface AlarmWindow {
   readonly evaluationPeriods: number;
   readonly datapointsToAlarm: number;
 }
 
 /**
- * The periods an alarm that FILLs waits beyond its M for a late datapoint: the repo's figure for how late CloudWatch
- * publishes a period is the Reconciler's default metric delay (RECONCILER_TIMING_DEFAULTS.metricDelaySeconds, 120 s),
- * so 2 periods at the default one-minute period, 1 at 2 minutes or more.
+ * M of N for an alarm one of whose metrics may publish its newest period late: `datapointsToAlarm` (M) out of M plus
+ * the periods of `metricDelaySeconds`, at least one (N), N x period within one day (the longest an alarm evaluates).
+ * The repo's figure for how late CloudWatch publishes a period is the Reconciler's metric delay (by default
+ * RECONCILER_TIMING_DEFAULTS.metricDelaySeconds, 120 s): 2 periods at the default one-minute period, 1 at 2 minutes
+ * or more.
  */
-function latePeriods(periodSeconds: number): number {
-  return Math.max(1, Math.ceil(RECONCILER_TIMING_DEFAULTS.metricDelaySeconds / periodSeconds));
+export function lateTolerantWindow(
+  datapointsToAlarm: number, periodSeconds: number, metricDelaySeconds: number = RECONCILER_TIMING_DEFAULTS.metricDelaySeconds,
+): AlarmWindow {
+  const late = Math.max(1, Math.ceil(metricDelaySeconds / periodSeconds));
+  return { datapointsToAlarm, evaluationPeriods: Math.min(datapointsToAlarm + late, Math.floor(86_400 / periodSeconds)) };
 }
 
 /** `d` rounded up to a whole number of `period`s, `atLeast` of them. */

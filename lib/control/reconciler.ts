@@ -29,7 +29,7 @@ import { type RoutingFacts } from '../core/reconciler/routing-facts';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
-import { type AlarmsOfServing, defaultHeartbeatPeriods, inferenceAlarmsOf, inferenceAlarmsOfAlarm } from './alarms';
+import { type AlarmsOfServing, defaultHeartbeatPeriods, inferenceAlarmsOf, inferenceAlarmsOfAlarm, lateTolerantWindow } from './alarms';
 import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { nameWithin } from '../util/name-within';
@@ -540,10 +540,9 @@ export class Reconciler extends Construct {
   private missingDataRuns(serving: IInferenceServing, service: string, period: Duration): cloudwatch.Alarm {
     const periods = Math.max(MISSING_DATA_MIN_PERIODS, Math.ceil(MISSING_DATA_ALARM_SECONDS / period.toSeconds()));
     // The platform's request counts arrive later than the reconciler's EMF: a newest period whose requests are not yet
-    // published reads 0 (see the expression), so N exceeds M by the periods of this Reconciler's metric delay. N x
-    // period stays within one day (at the longest policy.period, 6 hours, 3 + 1 periods are one day).
-    const late = Math.max(1, Math.ceil(this.config.metricDelaySeconds / period.toSeconds()));
-    const evaluationPeriods = Math.min(periods + late, Math.floor(86_400 / period.toSeconds()));
+    // published reads 0 (see the expression), so N exceeds M by the periods of this Reconciler's metric delay (at the
+    // longest policy.period, 6 hours, 3 + 1 periods are the day N is held to).
+    const { evaluationPeriods } = lateTolerantWindow(periods, period.toSeconds(), this.config.metricDelaySeconds);
     const m = new ServiceMetrics(serving.servingDescription(), period);
     const traffic = m.classes.slice(0, MISSING_DATA_TRAFFIC_CLASSES);
     const requests = Object.fromEntries(traffic.map((c) => [metricId('rq', c.index), m.requests(c)]));
