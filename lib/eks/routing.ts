@@ -14,7 +14,7 @@ import { Checker, numberRule } from '../core/validation/checker';
 import { EKS_RULES } from '../core/validation/rules';
 import { durationSeconds } from '../util/duration';
 import { acknowledgeRule } from '../util/nag';
-import { knownZones, subnetZones } from '../util/subnet-zones';
+import { knownZones, selectSubnetsOf, subnetZones } from '../util/subnet-zones';
 import { newAccessLogBucket, secureLoadBalancer } from './load-balancer-hardening';
 
 /** The ALB in front of the classes. */
@@ -176,7 +176,7 @@ function deregistrationDelayOf(o: { readonly deregistrationDelay?: Duration }): 
  * as selected.
  */
 function oneSubnetPerZone(vpc: ec2.IVpc, selection: ec2.SubnetSelection): ec2.SubnetSelection {
-  const { subnets } = vpc.selectSubnets({ ...selection, subnetFilters: [...(selection.subnetFilters ?? [])] });
+  const { subnets } = selectSubnetsOf(vpc, selection);
   const zones = subnetZones(subnets);
   return { subnets: zones ? subnets.filter((_, i) => zones.indexOf(zones[i]) === i) : subnets };
 }

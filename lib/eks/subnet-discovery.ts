@@ -1,6 +1,7 @@
 import { Annotations, Tags, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { type Construct } from 'constructs';
+import { selectSubnetsOf } from '../util/subnet-zones';
 import { type SelectorTerm } from './manifests/types';
 
 /**
@@ -41,14 +42,13 @@ export function nodeSubnetSelectorTerms(clusterName: string): SelectorTerm[] {
  * subnets (with egress). In a VPC with several private tiers that default tags them all, and Karpenter takes, of the
  * selected subnets of a zone, the one with the most free IP addresses (aws/karpenter-provider-aws@v1.14.1
  * pkg/providers/subnet/subnet.go:129-162 `ZonalSubnetsForLaunch`): nodes land in whichever tier is emptiest, a data
- * tier too, unless the selection names the tier. The caller's `subnetFilters` array is copied: aws-cdk-lib 2.269.0
- * pushes into it on `onePerAz` (ec2/lib/vpc.js `reifySelectionDefaults`).
+ * tier too, unless the selection names the tier. The caller's selection is left as it was (`selectSubnetsOf`).
  */
 export function nodeSubnets(
   vpc: ec2.IVpc, selection: ec2.SubnetSelection | undefined,
 ): { readonly subnets: readonly ec2.ISubnet[]; readonly isPendingLookup: boolean } {
   if (selection === undefined) return { subnets: vpc.privateSubnets, isPendingLookup: false };
-  const { subnets, isPendingLookup } = vpc.selectSubnets({ ...selection, subnetFilters: [...(selection.subnetFilters ?? [])] });
+  const { subnets, isPendingLookup } = selectSubnetsOf(vpc, selection);
   return { subnets, isPendingLookup: isPendingLookup ?? false };
 }
 

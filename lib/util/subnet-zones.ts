@@ -33,3 +33,11 @@ export function knownZones(subnets: readonly ec2.ISubnet[]): string[] | undefine
   const zones = subnetZones(subnets);
   return zones && zones.length > 0 && zones.every((z) => isName('availabilityZone', z)) ? [...new Set(zones)] : undefined;
 }
+
+/**
+ * `vpc.selectSubnets(selection)` without touching the caller's selection: aws-cdk-lib 2.269.0 pushes into the given
+ * `subnetFilters` array on `onePerAz` (ec2/lib/vpc.js `reifySelectionDefaults`), so the array is copied first.
+ */
+export function selectSubnetsOf(vpc: ec2.IVpc, selection: ec2.SubnetSelection): ec2.SelectedSubnets {
+  return vpc.selectSubnets({ ...selection, subnetFilters: [...(selection.subnetFilters ?? [])] });
+}
