@@ -3,6 +3,7 @@
  * cap): no Kubernetes client library, the kubeconfig and credentials the user already has. Injected, so tests fake it.
  */
 import { spawn } from 'node:child_process';
+import { CLI_HTTP_TIMEOUTS } from '../lib/core/sdk-client-profiles';
 
 /** Runs kubectl with its arguments (no shell) and returns its standard output. */
 export type Kubectl = (args: readonly string[]) => Promise<string>;
@@ -15,8 +16,8 @@ export interface KubectlTimeouts {
   /**
    * Each request to the API server: kubectl's `--request-timeout` ("The length of time to wait before giving up on a
    * single server request ... A value of zero means don't timeout requests", default "0":
-   * https://kubernetes.io/docs/reference/kubectl/generated/kubectl_options/). The same 20 s as an AWS call's attempt
-   * (bin/aws-clients.ts).
+   * https://kubernetes.io/docs/reference/kubectl/generated/kubectl_options/). The same bound as an AWS call's attempt
+   * of the commands (CLI_HTTP_TIMEOUTS, lib/core/sdk-client-profiles.ts).
    */
   readonly requestSeconds: number;
   /**
@@ -28,7 +29,7 @@ export interface KubectlTimeouts {
   readonly runSeconds: number;
 }
 
-export const KUBECTL_TIMEOUTS: KubectlTimeouts = { requestSeconds: 20, runSeconds: 120 };
+export const KUBECTL_TIMEOUTS: KubectlTimeouts = { requestSeconds: CLI_HTTP_TIMEOUTS.requestTimeoutMs / 1000, runSeconds: 120 };
 
 /**
  * A failed run: its exit code or signal, and what it printed. kubectl deletes (and patches) one object at a time, so
