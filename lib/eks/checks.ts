@@ -44,8 +44,8 @@ export function placementVpcProblems(classes: readonly CapacityClass[], nodeSubn
 export function loadBalancerZoneProblems(
   classes: readonly CapacityClass[], nodeSubnets: readonly ec2.ISubnet[], albZones: readonly string[] | undefined,
 ): ClassProblem[] {
-  const nodeZones = knownZones(nodeSubnets);
   if (!albZones) return [];
+  const nodeZones = knownZones(nodeSubnets);
   return classes.flatMap((cls) => {
     const held = cls.placement.zones;
     const pinned = held !== undefined && held.length > 0;
