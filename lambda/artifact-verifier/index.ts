@@ -50,6 +50,8 @@ import {
   isVersionOfProfile,
   modelDigestMessage,
   parseEcrImage,
+  parseSigningProfileArn,
+  SIGNING_PROFILE_ARN_FORM,
   verifyArtifacts,
 } from '../../lib/core/trust/artifact-verification';
 import { isAccessDenied, isRetryableError, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
@@ -300,10 +302,12 @@ async function signatureBlob(
 }
 
 async function signingProfileEvidence(profileArn: string, retry: RetryOptions): Promise<SigningProfileEvidence> {
-  const m = /^arn:[^:]+:signer:([^:]+):(\d{12}):\/?signing-profiles\/([^/]+)$/.exec(profileArn);
-  if (!m) throw new Error(`'${profileArn}' is not a signing profile ARN`);
-  const signer = new SignerClient({ ...LAMBDA_CLIENT_OPTIONS, region: m[1] });
-  const out = await withRetries(() => signer.send(new GetSigningProfileCommand({ profileName: m[3], profileOwner: m[2] })), retry);
+  // The synth checks' parser: an ARN it refuses is not asked about (fails closed), whatever reached the record.
+  const profile = parseSigningProfileArn(profileArn);
+  if (!profile) throw new Error(`'${profileArn}' is not a signing profile ARN (${SIGNING_PROFILE_ARN_FORM})`);
+  const signer = new SignerClient({ ...LAMBDA_CLIENT_OPTIONS, region: profile.region });
+  const input = { profileName: profile.name, profileOwner: profile.account };
+  const out = await withRetries(() => signer.send(new GetSigningProfileCommand(input)), retry);
   return { arn: out.arn, status: out.status, platformId: out.platformId, revocationRecord: out.revocationRecord };
 }
 

@@ -9,11 +9,13 @@ import {
   isVersionOfProfile,
   parseSigningProfileArn,
   modelObjectFailures,
+  signingProfileArn,
   parseS3Object,
   sameSigningProfile,
   verifyArtifacts,
 } from '../../lib/core/trust/artifact-verification';
 import { parseEcrImage } from '../../lib/core/trust/image-reference';
+import { ACCEPTED_PROFILE_ARNS, REFUSED_PROFILE_ARNS } from './profile-arn-forms';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;
@@ -278,12 +280,20 @@ describe('a transition from previous signing profiles (the profile the construct
     const verdict = verifyArtifacts({ ...APPROVED, previousSigningProfileArns: [west] }, evidence, OPTIONS);
     expect(verdict.failures).toEqual([expect.stringMatching(/^previous signing profile .*us-west-2.* is not in the region of /)]);
   });
+});
 
-  test('parses the signing profile ARNs ECR reports, and nothing else', () => {
-    expect(parseSigningProfileArn(OLD)).toEqual({ region: 'us-east-1', account: '123456789012', name: 'serving_2025' });
-    expect(parseSigningProfileArn('arn:aws-us-gov:signer:us-gov-west-1:123456789012:/signing-profiles/p1')?.region).toBe('us-gov-west-1');
-    for (const bad of [`${OLD}/v0`, OLD.replace(':/signing', ':signing'), OLD.replace('serving_2025', 'has-hyphen'), 'arn:aws:signer:us-east-1:123:/signing-profiles/p1']) {
-      expect(parseSigningProfileArn(bad)).toBeUndefined();
+describe('signing profile ARNs: one parser for the synth checks and the verifier', () => {
+  test.each(ACCEPTED_PROFILE_ARNS)('reads %s', (arn, parts) => {
+    expect(parseSigningProfileArn(arn)).toEqual(parts);
+  });
+
+  test.each(REFUSED_PROFILE_ARNS)('refuses %s (%s)', (arn) => {
+    expect(parseSigningProfileArn(arn)).toBeUndefined();
+  });
+
+  test('reads every ARN the construct builds from a profile name, in any partition', () => {
+    for (const partition of ['aws', 'aws-cn', 'aws-us-gov', 'aws-iso', 'aws-iso-b']) {
+      expect(parseSigningProfileArn(signingProfileArn(partition, 'r-1', '123456789012', 'serving'))).toEqual({ region: 'r-1', account: '123456789012', name: 'serving' });
     }
   });
 });

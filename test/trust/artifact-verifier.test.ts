@@ -14,6 +14,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { handler, physicalIdOf } from '../../lambda/artifact-verifier';
 import { MODEL_SIGNATURE_TAG } from '../../lib/core/trust/artifact-verification';
 import { CHAIN_HASHES, coseEnvelope, coseTag, jwsEnvelope } from './envelope-fixtures';
+import { ACCEPTED_PROFILE_ARNS, REFUSED_PROFILE_ARNS } from './profile-arn-forms';
 
 // GIVEN an approved record: image vllm@sha256:aaa..., signed by profile `serving`, model data v1 with a known digest.
 const DIGEST = `sha256:${'a'.repeat(64)}`;
@@ -635,6 +636,29 @@ describe('artifact verifier', () => {
     test('a record whose previous profiles are not a list fails closed', async () => {
       const bad = event('Create', { Record: { ...event('Create').ResourceProperties.Record as object, previousSigningProfileArns: OLD } });
       await expectRejected(/Record.previousSigningProfileArns that is not a list/, bad);
+    });
+  });
+
+  describe("profile ARNs are read with the synth checks' parser (parseSigningProfileArn)", () => {
+    const withProfiles = (approved: string, previous?: string[]) =>
+      event('Create', { Record: { ...event('Create').ResourceProperties.Record as object, signingProfileArn: approved, previousSigningProfileArns: previous } });
+    const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+    test.each(ACCEPTED_PROFILE_ARNS)('asks Signer about %s in its region, by name and owner', async (arn, parts) => {
+      await run(withProfiles(arn));
+      const calls = signer.commandCalls(GetSigningProfileCommand);
+      expect(calls.map((c) => c.args[0].input)).toEqual([{ profileName: parts.name, profileOwner: parts.account }]);
+      expect(await (calls[0].thisValue as SignerClient).config.region()).toBe(parts.region);
+    });
+
+    test.each(REFUSED_PROFILE_ARNS)('fails closed on the approved profile %s (%s), asking Signer nothing about it', async (arn) => {
+      await expectRejected(new RegExp(`'${escaped(arn)}' is not a signing profile ARN`), withProfiles(arn));
+      expect(signer.commandCalls(GetSigningProfileCommand)).toHaveLength(0);
+    });
+
+    test.each(REFUSED_PROFILE_ARNS)('fails closed on the previous profile %s (%s), naming it', async (arn) => {
+      await expectRejected(new RegExp(`previous signing profile ${escaped(arn)}: .*is not a signing profile ARN`), withProfiles(PROFILE, [arn]));
+      expect(signer.commandCalls(GetSigningProfileCommand).map((c) => c.args[0].input.profileName)).toEqual(['serving']);
     });
   });
 

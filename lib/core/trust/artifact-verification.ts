@@ -45,11 +45,31 @@ export function signerArnPlace(arn: string): { readonly region: string; readonly
   return m ? { region: m[1], account: m[2] } : undefined;
 }
 
+/** The one form of a signing profile ARN that `parseSigningProfileArn` reads, as messages name it. */
+export const SIGNING_PROFILE_ARN_FORM = 'arn:<partition>:signer:<region>:<account>:/signing-profiles/<name>';
+
 /**
- * A signing profile ARN as ECR reports it in `ImageSigningStatus.signingProfileArn` and takes in a signing rule (the
- * pattern of both, ECR API reference: `^arn:aws(-[a-z]+)*:signer:[a-z0-9-]+:[0-9]{12}:\/signing-profiles\/[a-zA-Z0-9_]{2,}$`,
- * https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_ImageSigningStatus.html), with Signer's 64-character
- * bound on the name. Its parts, or undefined.
+ * The region, account and name of a signing profile ARN, or undefined. The one reading of a profile ARN: the synth checks
+ * of `previousSigningProfileArns` and the verifier (which asks `GetSigningProfile` by name and owner) both call it, and
+ * the same ARN is granted to the verifier literally and compared with what ECR reports, so one form serves every use.
+ * - ECR reports and takes exactly `^arn:aws(-[a-z]+)*:signer:[a-z0-9-]+:[0-9]{12}:\/signing-profiles\/[a-zA-Z0-9_]{2,}$`:
+ *   the `/` after the account, any partition (aws, aws-cn, aws-us-gov, aws-iso...), no version
+ *   (https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_ImageSigningStatus.html,
+ *   https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_SigningRule.html,
+ *   https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-ecr-signingconfiguration-rule.html).
+ * - Signer gives a profile's `arn` no pattern ("Type: String": https://docs.aws.amazon.com/signer/latest/api/API_GetSigningProfile.html,
+ *   https://docs.aws.amazon.com/signer/latest/api/API_SigningProfile.html), nor does CloudFormation to
+ *   AWS::Signer::SigningProfile's `Arn`, the construct's own profile (aws-cdk-lib: signingProfileArn = attrArn), beyond a
+ *   generic `^arn:aws(-(cn|gov))?:[a-z-]+:(([a-z]+-)+[0-9])?:([0-9]{12})?:[^.]+$`
+ *   (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-signer-signingprofile.html#aws-resource-signer-signingprofile-return-values).
+ *   The form without the `/` (which the verifier's own regex used to take) is refused: IAM names a profile
+ *   `arn:${Partition}:signer:${Region}:${Account}:/signing-profiles/${ProfileName}`
+ *   (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssigner.html), so a grant of the ARN without it
+ *   matches no profile and the verifier could not read it; and the construct's ECR signing rule, which requires the `/`,
+ *   takes that same `Arn` attribute.
+ * - A profile version ARN (`.../signing-profiles/<name>/<version>`, the separate `ProfileVersionArn` attribute) is refused:
+ *   no record holds one, and GetSigningProfile takes no version.
+ * - GetSigningProfile's `profileName` is `^[a-zA-Z0-9_]{2,}` of 2 to 64 characters, its `profileOwner` 12 digits.
  */
 export function parseSigningProfileArn(arn: string): { readonly region: string; readonly account: string; readonly name: string } | undefined {
   const m = /^arn:aws(?:-[a-z]+)*:signer:([a-z0-9-]+):(\d{12}):\/signing-profiles\/([a-zA-Z0-9_]{2,64})$/.exec(arn);

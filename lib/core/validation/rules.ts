@@ -6,7 +6,7 @@
  */
 import { AL2023_ROOT_SNAPSHOT_GIB, ALB_LIMITS as ALB, GP3_LIMITS, MIN_NODE_VOLUME_GIB, NODE_DATA_VOLUME, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
 import { KARPENTER_CONTROLLER } from '../platform/system-nodes';
-import { parseSigningProfileArn } from '../trust/artifact-verification';
+import { parseSigningProfileArn, SIGNING_PROFILE_ARN_FORM } from '../trust/artifact-verification';
 import { isDigestPinnedImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
 import { duplicates, quoted } from './names';
@@ -542,7 +542,7 @@ export const TRUST_RULES = {
     readonly region: string;
     readonly account: string;
   }>(
-    "literal AWS Signer profile ARNs (arn:<partition>:signer:<region>:<account>:/signing-profiles/<name>) in the stack's region, " +
+    `literal AWS Signer profile ARNs (${SIGNING_PROFILE_ARN_FORM}) in the stack's region, ` +
       "each listed once, none of them the construct's own profile",
     ({ arns, currentProfileName, region, account }) => {
       const found = arns.flatMap((arn, i) => {
