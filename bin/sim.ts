@@ -127,13 +127,13 @@ function parseSeeds(spec: string | undefined): number[] {
     if (Number(range[2]) < Number(range[1])) throw bad('the range runs backwards');
     return Array.from({ length: Number(range[2]) - Number(range[1]) + 1 }, (_, i) => Number(range[1]) + i);
   }
-  const list = spec.split(',').map((item) => seedValue(item.trim()));
+  const list = spec.split(',').map((item) => wholeNumberValue(item.trim()));
   if (list.some((seed) => seed === undefined)) throw bad('not a seed');
   return list as number[];
 }
 
-/** A seed as every flag takes one: a whole number written as digits (`Number('')` is 0, `Number('1e3')` 1000). */
-function seedValue(value: string): number | undefined {
+/** A seed or a minute as every flag takes one: a whole number written as digits (`Number('')` is 0, `Number('1e3')` 1000). */
+function wholeNumberValue(value: string): number | undefined {
   return /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
@@ -145,6 +145,15 @@ function parseCount(args: Args, key: string, fallback: number, what: string): nu
   return Number(value);
 }
 
+/** A minute of `trace` (`--from`, `--to`): digits only, as seeds (`Number('')` is 0, `Number('1e1')` 10), or the fallback. */
+function minuteOf(args: Args, key: string, fallback: number): number {
+  const value = flag(args, key);
+  if (value === undefined) return fallback;
+  const minute = wholeNumberValue(value);
+  if (minute === undefined) throw new Error(`trace: --${key} '${value}': must be a whole number of minutes (digits only)`);
+  return minute;
+}
+
 /**
  * `--seed` of one run: a whole number written as digits, as `--seeds` takes them (`Number('abc')` is NaN and
  * `Number('')` is 0, either of which a run would take for a seed). @default 1
@@ -152,7 +161,7 @@ function parseCount(args: Args, key: string, fallback: number, what: string): nu
 function seedOf(args: Args, command: string): number {
   const value = flag(args, 'seed');
   if (value === undefined) return 1;
-  const seed = seedValue(value);
+  const seed = wholeNumberValue(value);
   if (seed === undefined) throw new Error(`${command}: --seed '${value}': must be a whole number (digits only)`);
   return seed;
 }
@@ -268,7 +277,7 @@ async function compare(io: Io, argv: readonly string[], args: Args, scenarioIds:
   const workers = parseCount(args, 'workers', cpus().length, 'worker threads');
   const out = resolve(flag(args, 'out') ?? 'reports');
   const chartFlag = flag(args, 'chart-seed');
-  const chartSeed = chartFlag === undefined ? seeds[0] : seedValue(chartFlag);
+  const chartSeed = chartFlag === undefined ? seeds[0] : wholeNumberValue(chartFlag);
   if (chartSeed === undefined || !seeds.includes(chartSeed)) throw new Error(`--chart-seed '${flag(args, 'chart-seed')}': not a seed of this run; allowed: ${seeds.join(', ')}`);
   const jobs: Job[] = scenarioIds.flatMap((scenarioId) => platforms.flatMap((platform) => seeds.map((seed) => ({
     scenarioId, scenarioFile, params, seed, policies, charts: seed === chartSeed, libraryConfig, platform,
@@ -343,9 +352,9 @@ function trace(io: Io, args: Args, target: string | undefined): void {
   const platformOverrides = platformOverridesFor(args, platforms);
   const libraryConfig = libraryConfigOf(args);
   const scenario = { ...def.build(seed, scenarioParams(args, [def])), platform: platforms[0], ...(platformOverrides ? { platformOverrides } : {}) };
-  const from = Number(flag(args, 'from') ?? 0);
-  const to = Number(flag(args, 'to') ?? Math.ceil(scenario.durationSeconds / 60));
-  if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from) throw new Error(`trace: --from ${from} --to ${to}: minutes, from before to`);
+  const from = minuteOf(args, 'from', 0);
+  const to = minuteOf(args, 'to', Math.ceil(scenario.durationSeconds / 60));
+  if (to <= from) throw new Error(`trace: --from ${from} --to ${to}: minutes, from before to`);
   const arrivals = generateTrace(scenario.workload, scenario.durationSeconds, seed);
   io.out(`${scenario.id} ${PLATFORM_LABELS[platforms[0]]} seed ${seed}: ${scenario.title}; capacity events ${JSON.stringify(scenario.capacityEvents ?? [])}`);
   for (const policy of policies) {

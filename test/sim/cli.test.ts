@@ -69,6 +69,8 @@ test('trace fails when the seed, the minute range or a policy is not one it can 
   };
   expect(await fails('S1', '--seed', 'x')).toEqual([1, '', "trace: --seed 'x': must be a whole number (digits only)"]);
   expect(await fails('S1', '--from', '30', '--to', '20')).toEqual([1, '', 'trace: --from 30 --to 20: minutes, from before to']);
+  expect(await fails('S1', '--from', '', '--to', '20')).toEqual([1, '', "trace: --from '': must be a whole number of minutes (digits only)"]);
+  expect(await fails('S1', '--to', '1e1')).toEqual([1, '', "trace: --to '1e1': must be a whole number of minutes (digits only)"]);
   expect(await fails('S1', '--policies', 'library,nope')).toEqual([1, '', `Unknown policy 'nope'. Known: ${POLICY_NAMES.join(', ')}`]);
   expect(await fails()).toEqual([1, '', 'trace: which scenario? (S0..S9, P1, H1..H9; see list)']);
 });
