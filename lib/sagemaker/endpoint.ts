@@ -8,6 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct } from 'constructs';
+import { type BlueGreenSteps, defaultBlueGreenExecutionTimeoutSeconds } from '../core/platform/blue-green-deployment';
 import { SAGEMAKER_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { servingRecord } from '../core/service/serving-record';
@@ -83,9 +84,12 @@ export interface EndpointDeploymentOptions {
    */
   readonly rollbackAlarms?: readonly cloudwatch.IAlarm[];
   /**
-   * Time limit of the whole deployment (`MaximumExecutionTimeoutInSeconds`), 600 to 28800 seconds and longer than
-   * `bakeTime`. Leave room for the new fleet's provisioning, model download and container start before the bake.
-   * @default - SageMaker's default
+   * Time limit of the whole deployment (`MaximumExecutionTimeoutInSeconds`), 600 to 28800 seconds, and at least what
+   * the deployment's own steps may take: `bakeTime` + the longest variant's `provisionTimeout` +
+   * `modelDataDownloadTimeout` + `containerStartupHealthCheckTimeout` (the new fleet is provisioned, downloads the model
+   * and passes its health check before the traffic shift and the bake). The instance launch once capacity is found and
+   * the traffic shift are not counted (AWS documents no duration for them): give more room than that sum if they matter.
+   * @default - that sum, at least 600 s (SageMaker documents no default of its own)
    */
   readonly maximumExecutionTimeout?: Duration;
 }
@@ -252,6 +256,10 @@ interface Resolved {
 }
 
 const CONSTRUCT = 'SageMakerCapacityEndpoint';
+
+/** `ContainerStartupHealthCheckTimeoutInSeconds` and `ModelDataDownloadTimeoutInSeconds` when the props set none. */
+const CONTAINER_STARTUP_DEFAULT_SECONDS = 1200;
+const MODEL_DATA_DOWNLOAD_DEFAULT_SECONDS = 1200;
 
 /**
  * A SageMaker real-time endpoint that survives a shortage of its preferred instance type.
@@ -744,7 +752,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       const volume = variantVolume(v.pools.map((p) => p.capacityClass));
       if (volume.kind === 'problem') problems.push({ field: `variants[${v.name}]`, message: volume.message });
     }
-    problems.push(...this.otherProblems());
+    problems.push(...this.otherProblems(layout.variants));
     const pending: Problem[] = [
       ...(this.specs.length === 0 ? [NO_CLASSES] : []),
       ...(this.variantSpecs.length === 0 ? [{
@@ -763,14 +771,16 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     return { ...rest, provisionTimeoutSeconds: durationSeconds(provisionTimeout) };
   }
 
-  private otherProblems(): ClassProblem[] {
+  private otherProblems(variants: readonly PlannedVariant[]): ClassProblem[] {
     const c = new Checker(SAGEMAKER_RULES);
     const p = this.props;
     c.check('endpointName', this.endpointName);
     c.optional('dataCapture.samplingPercentage', this.captureOptions()?.samplingPercentage);
     c.optional('standbyInstances', p.standbyInstances);
-    c.optional('containerStartupHealthCheckTimeout', durationSeconds(p.containerStartupHealthCheckTimeout));
-    c.optional('modelDataDownloadTimeout', durationSeconds(p.modelDataDownloadTimeout));
+    const fleetTimeoutsValid = [
+      c.optional('containerStartupHealthCheckTimeout', durationSeconds(p.containerStartupHealthCheckTimeout)),
+      c.optional('modelDataDownloadTimeout', durationSeconds(p.modelDataDownloadTimeout)),
+    ].every(Boolean);
     c.optional('scaleOutCooldown', durationSeconds(p.scaleOutCooldown));
     c.optional('scaleInCooldown', durationSeconds(p.scaleInCooldown));
     if (p.modelDataEncryptionKey) c.cross('modelDataEncryptionKey', modelDataKeyFacts(p.modelDataEncryptionKey));
@@ -783,9 +793,11 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     if (d) {
       const bake = durationSeconds(d.bakeTime);
       const timeout = durationSeconds(d.maximumExecutionTimeout);
-      c.check('deployment.bakeTime', bake);
-      c.optional('deployment.maximumExecutionTimeout', timeout);
-      if (bake !== undefined && timeout !== undefined) c.cross('deployment.maximumExecutionTimeout@bakeTime', { timeout, bake }, 'deployment.maximumExecutionTimeout');
+      const bakeValid = c.check('deployment.bakeTime', bake);
+      // Only literal, valid step limits are added up; the others are reported by their own rules.
+      if (c.optional('deployment.maximumExecutionTimeout', timeout) && timeout !== undefined && bakeValid && fleetTimeoutsValid) {
+        c.cross('deployment.maximumExecutionTimeout@steps', { timeout, steps: this.deploymentSteps(variants) }, 'deployment.maximumExecutionTimeout');
+      }
       if (this.rollbackAlarms.length > 10) c.cross('deployment.rollbackAlarms', this.rollbackAlarms.length);
       c.cross('deployment@instanceTypes', this.specs.map((s) => s.instanceType), 'deployment');
     }
@@ -927,13 +939,15 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
    */
   private renderDeploymentConfig(): sagemaker.CfnEndpoint.DeploymentConfigProperty | undefined {
     const d = this.props.deployment;
-    const { problems, pending } = this.resolve();
+    const { problems, pending, variants } = this.resolve();
     if (!d || problems.length > 0 || pending.length > 0) return undefined;
     return {
       blueGreenUpdatePolicy: {
         trafficRoutingConfiguration: { type: 'ALL_AT_ONCE', waitIntervalInSeconds: 0 },
         terminationWaitInSeconds: durationSeconds(d.bakeTime),
-        maximumExecutionTimeoutInSeconds: durationSeconds(d.maximumExecutionTimeout),
+        // Unset, a sufficient limit is rendered rather than SageMaker's undocumented one (defaultBlueGreenExecutionTimeoutSeconds).
+        maximumExecutionTimeoutInSeconds: durationSeconds(d.maximumExecutionTimeout)
+          ?? defaultBlueGreenExecutionTimeoutSeconds(this.deploymentSteps(variants)),
       },
       // None yet: synth fails on it (rollbackAlarmCountProblems); render no empty list meanwhile.
       ...(this.rollbackAlarms.length > 0
@@ -942,9 +956,26 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     };
   }
 
+  /** What a blue/green deployment of this endpoint waits for: the bake and the limits renderVariants() gives each variant. */
+  private deploymentSteps(variants: readonly PlannedVariant[]): BlueGreenSteps {
+    const { startup, download } = this.fleetTimeouts();
+    return {
+      bakeSeconds: durationSeconds(this.props.deployment?.bakeTime) ?? 0,
+      variants: variants.map((v) => ({
+        name: v.name, provisionSeconds: v.provisionTimeoutSeconds, modelDataDownloadSeconds: download, containerStartupSeconds: startup,
+      })),
+    };
+  }
+
+  private fleetTimeouts(): { readonly startup: number; readonly download: number } {
+    return {
+      startup: durationSeconds(this.props.containerStartupHealthCheckTimeout) ?? CONTAINER_STARTUP_DEFAULT_SECONDS,
+      download: durationSeconds(this.props.modelDataDownloadTimeout) ?? MODEL_DATA_DOWNLOAD_DEFAULT_SECONDS,
+    };
+  }
+
   private renderVariants(): sagemaker.CfnEndpointConfig.ProductionVariantProperty[] {
-    const startup = durationSeconds(this.props.containerStartupHealthCheckTimeout) ?? 1200;
-    const download = durationSeconds(this.props.modelDataDownloadTimeout) ?? 1200;
+    const { startup, download } = this.fleetTimeouts();
     // With problems, synth fails on validation; render nothing computed from invalid input meanwhile (token resolution
     // runs before validation, and a number computed from a token's encoding does not resolve).
     const { problems, pending } = this.resolve();

@@ -668,9 +668,65 @@ describe('deployment guardrail (R117)', () => {
       .toThrow(/SageMakerCapacityEndpoint 'Test\/Llama' is invalid[^]*deployment\.bakeTime: is 30 s; allowed: a whole number from 60 to 3600 s/);
     expect(() => endpointStack({ deployment: { bakeTime: Duration.hours(2) } })).toThrow(/deployment\.bakeTime: is 7200 s/);
     expect(() => endpointStack({ deployment: { bakeTime: Duration.minutes(20), maximumExecutionTimeout: Duration.minutes(15) } }))
-      .toThrow('deployment.maximumExecutionTimeout: is 900 s with a bakeTime of 1200 s; allowed: longer than deployment.bakeTime');
+      .toThrow("deployment.maximumExecutionTimeout: is 900 s, below the 4500 s the deployment's steps may take: variant 'preferred' "
+        + 'provisionTimeout 900 s + modelDataDownloadTimeout 1200 s + containerStartupHealthCheckTimeout 1200 s, then bakeTime 1200 s');
     expect(() => endpointStack({ deployment: { bakeTime: Duration.minutes(5), maximumExecutionTimeout: Duration.hours(9) } }))
       .toThrow(/deployment\.maximumExecutionTimeout: is 32400 s/);
+  });
+
+  describe('maximumExecutionTimeout covers the steps the deployment runs (provisioning, download, start-up, bake)', () => {
+    // fallback's own provisionTimeout makes it the longest variant: 1800 + 300 + 600 s of fleet, then a 600 s bake.
+    const steps = (maximumExecutionTimeout?: Duration) => endpointStack({
+      variants: [TWO_VARIANTS[0], { ...TWO_VARIANTS[1], provisionTimeout: Duration.minutes(30) }],
+      modelDataDownloadTimeout: Duration.minutes(5),
+      containerStartupHealthCheckTimeout: Duration.minutes(10),
+      deployment: { bakeTime: Duration.minutes(10), maximumExecutionTimeout },
+    });
+    const rendered = (built: ReturnType<typeof endpointStack>) => {
+      built.endpoint.addRollbackAlarm(alarmIn(built.stack, 'A'));
+      const endpoints = Template.fromStack(built.stack).findResources('AWS::SageMaker::Endpoint');
+      return Object.values(endpoints)[0].Properties.DeploymentConfig.BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds;
+    };
+
+    test('shorter than the longest variant\'s steps plus the bake is refused, naming the construct, the value and the components', () => {
+      expect(() => steps(Duration.seconds(3299))).toThrow(new RegExp(
+        "SageMakerCapacityEndpoint 'Test/Llama' is invalid[^]*deployment\\.maximumExecutionTimeout: is 3299 s, below the 3300 s the "
+        + "deployment's steps may take: variant 'fallback' provisionTimeout 1800 s \\+ modelDataDownloadTimeout 300 s \\+ "
+        + 'containerStartupHealthCheckTimeout 600 s, then bakeTime 600 s; allowed: at least what the deployment\'s own steps may take',
+      ));
+    });
+
+    test('exactly the sum is accepted and rendered as given', () => {
+      expect(rendered(steps(Duration.seconds(3300)))).toBe(3300);
+    });
+
+    test('unset, the sum is rendered (SageMaker documents no default), raised to the API minimum of 600 s', () => {
+      expect(rendered(steps())).toBe(3300);
+      // 300 s provisioning (the default) + 60 + 60 s + a 60 s bake = 480 s, below MaximumExecutionTimeoutInSeconds' 600.
+      const short = endpointStack({
+        provisionTimeout: undefined,
+        modelDataDownloadTimeout: Duration.minutes(1),
+        containerStartupHealthCheckTimeout: Duration.minutes(1),
+        deployment: { bakeTime: Duration.minutes(1) },
+      });
+      expect(rendered(short)).toBe(600);
+    });
+
+    test('a step limit that fails its own rule is reported by it alone', () => {
+      const msg = ((): string => {
+        try {
+          endpointStack({
+            modelDataDownloadTimeout: Duration.hours(2),
+            deployment: { bakeTime: Duration.minutes(10), maximumExecutionTimeout: Duration.hours(1) },
+          });
+        } catch (e) {
+          return (e as Error).message;
+        }
+        return '';
+      })();
+      expect(msg).toContain('modelDataDownloadTimeout: is 7200 s; allowed: a whole number from 60 to 3600 s');
+      expect(msg).not.toContain('deployment.maximumExecutionTimeout');
+    });
   });
 
   test('a deployment without any rollback alarm fails at synth; more than 10 fail when added', () => {

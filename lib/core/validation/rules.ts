@@ -4,6 +4,7 @@
  * the text. `docs/validation.md` is generated from `VALIDATION_MATRIX`: what the document says is what the code
  * enforces.
  */
+import { BLUE_GREEN_EXECUTION_TIMEOUT_SECONDS, type BlueGreenSteps, blueGreenStepsFloor } from '../platform/blue-green-deployment';
 import { AL2023_ROOT_SNAPSHOT_GIB, ALB_LIMITS as ALB, GP3_LIMITS, MIN_NODE_VOLUME_GIB, NODE_DATA_VOLUME, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
 import { KARPENTER_CONTROLLER } from '../platform/system-nodes';
 import { parseSigningProfileArn, SIGNING_PROFILE_ARN_FORM } from '../trust/artifact-verification';
@@ -427,14 +428,27 @@ export const SAGEMAKER_RULES = {
     why: 'TerminationWaitInSeconds allows up to 3600 s, and a bake shorter than one 60 s alarm period ends before a rollback alarm can fire',
   }),
   // BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds: 600 to 28800 (SageMaker API reference, BlueGreenUpdatePolicy).
-  'deployment.maximumExecutionTimeout': numberRule({ integer: true, min: 600, max: 28800, unit: 's', why: 'MaximumExecutionTimeoutInSeconds' }),
-  'deployment.maximumExecutionTimeout@bakeTime': crossRule<{ readonly timeout: number; readonly bake: number }>(
-    'longer than deployment.bakeTime',
-    ({ timeout, bake }) => (timeout > bake ? undefined : `is ${timeout} s with a bakeTime of ${bake} s`),
-    // "the timeout value should be larger than the total waiting time specified in TerminationWaitInSeconds and
-    // WaitIntervalInSeconds" (SageMaker API reference, BlueGreenUpdatePolicy); the deployment also provisions the new
-    // fleet (model download, container start) before the bake, so leave room for that too.
-    'MaximumExecutionTimeoutInSeconds must exceed the bake (TerminationWaitInSeconds)',
+  'deployment.maximumExecutionTimeout': numberRule({
+    integer: true, min: BLUE_GREEN_EXECUTION_TIMEOUT_SECONDS.min, max: BLUE_GREEN_EXECUTION_TIMEOUT_SECONDS.max, unit: 's',
+    why: 'MaximumExecutionTimeoutInSeconds',
+  }),
+  // The steps and their sources: lib/core/platform/blue-green-deployment.ts. Equal to the floor is allowed: every step
+  // then has its whole limit; the API's own rule (above the bake) holds, since the fleet's limits are at least 420 s.
+  'deployment.maximumExecutionTimeout@steps': crossRule<{ readonly timeout: number; readonly steps: BlueGreenSteps }>(
+    "at least what the deployment's own steps may take: bakeTime + the longest variant's provisionTimeout + modelDataDownloadTimeout + " +
+      'containerStartupHealthCheckTimeout (unset, the endpoint renders that sum, at least 600 s)',
+    ({ timeout, steps }) => {
+      const floor = blueGreenStepsFloor(steps);
+      if (floor === undefined || timeout >= floor.seconds) return undefined;
+      const v = floor.variant;
+      return `is ${timeout} s, below the ${floor.seconds} s the deployment's steps may take: variant '${v.name}' ` +
+        `provisionTimeout ${v.provisionSeconds} s + modelDataDownloadTimeout ${v.modelDataDownloadSeconds} s + ` +
+        `containerStartupHealthCheckTimeout ${v.containerStartupSeconds} s, then bakeTime ${steps.bakeSeconds} s`;
+    },
+    'a blue/green deployment provisions the new fleet (VariantInstanceProvisionTimeoutInSeconds), downloads the model ' +
+      '(ModelDataDownloadTimeoutInSeconds) and passes the start-up health check (ContainerStartupHealthCheckTimeoutInSeconds) ' +
+      'before the traffic shift and the bake (TerminationWaitInSeconds), all within MaximumExecutionTimeoutInSeconds; the instance ' +
+      'launch once capacity is found and the traffic shift have no documented duration and are not counted',
   ),
   'deployment.rollbackAlarms': crossRule<number>(
     '1 to 10 alarms (given in deployment.rollbackAlarms or with addRollbackAlarm())',
