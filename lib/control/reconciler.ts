@@ -584,8 +584,8 @@ export class Reconciler extends Construct {
    * This reconciler against the `InferenceAlarms` of its serving. Their run-fed alarms read one datapoint per run at
    * their `reconcilerPeriod`: at another period than this one the heartbeat (missing data breaching) would flip between
    * runs, or the replica shortage pair two runs' counts, so synth fails; so it does when their M of N alarms leave less
-   * room for a late datapoint than this reconciler's `metricDelay` says the metrics need. Without a heartbeat, nothing pages when runs
-   * stop: this construct's own alarms see only runs that happened and failed (missing data is not breaching), so a
+   * room for a late datapoint than this reconciler's `metricDelay` says the metrics need. Without a heartbeat, nothing
+   * pages when runs stop: this construct's own alarms see only runs that happened and failed (missing data is not breaching), so a
    * disabled schedule, reserved concurrency set to 0 (throttled async events are dropped after `maxEventAge`), invocations
    * EventBridge fails to deliver, or a log group key that no longer lets Lambda write (no EMF) leave them all OK.
    */
