@@ -122,6 +122,15 @@ export interface InferenceAlarmOptions {
    * @default - one minute, the Reconciler's default `policy.period`
    */
   readonly reconcilerPeriod?: Duration;
+  /**
+   * How late CloudWatch publishes a period of the metrics these alarms read: the Reconciler's `metricDelay`, same rule
+   * (whole seconds, 0 to 900). The alarms that FILL a period without a datapoint (deadline exhaustion, preferred-class
+   * capacity errors, the SageMaker replica shortage) read a period not yet published as 0, so each breaches in M of N
+   * periods, N = M + the periods of this delay (at least one). The Reconciler of the same serving fails synth when its
+   * own `metricDelay` is longer (and refuses `capacityAlarms` made for a shorter one).
+   * @default Duration.minutes(2) - the Reconciler's default `metricDelay`
+   */
+  readonly metricDelay?: Duration;
 }
 
 /** The Reconciler's default `policy.period`. */
@@ -129,9 +138,10 @@ const DEFAULT_RECONCILER_PERIOD = Duration.minutes(1);
 
 /**
  * What the Reconciler checks at synth of an `InferenceAlarms` that reads its runs: the one record of the fact that its
- * run-fed alarms (replica shortages, heartbeat) are made for one reconciler period, reached from the serving
- * (`inferenceAlarmsOf`) or from one of those alarms (`inferenceAlarmsOfAlarm`, for the Reconciler's `capacityAlarms`).
- * The Reconciler holds both to one rule (RECONCILER_RULES 'policy.period@alarms').
+ * run-fed alarms (replica shortages, heartbeat) are made for one reconciler period, and its M of N alarms for one
+ * metric delay, reached from the serving (`inferenceAlarmsOf`) or from one of the run-fed alarms
+ * (`inferenceAlarmsOfAlarm`, for the Reconciler's `capacityAlarms`). The Reconciler holds both ways to the same rules
+ * (RECONCILER_RULES 'policy.period@alarms', 'metricDelay@alarms').
  */
 export interface AlarmsOfServing {
   readonly alarms: InferenceAlarms;
@@ -141,6 +151,10 @@ export interface AlarmsOfServing {
   readonly readsRuns: boolean;
   /** Whether it has the heartbeat alarm, the one that pages when runs stop. */
   readonly heartbeat: boolean;
+  /** How late a datapoint its M of N alarms leave room for (its `metricDelay`). */
+  readonly metricDelay: Duration;
+  /** Whether any alarm has that M of N window: only then does the delay matter. */
+  readonly readsLate: boolean;
 }
 const ALARMS_OF = new WeakMap<object, AlarmsOfServing[]>();
 const RECORD_OF_RUN_ALARM = new WeakMap<cloudwatch.IAlarm, AlarmsOfServing>();
@@ -209,12 +223,17 @@ export class InferenceAlarms extends Construct {
   readonly alarms: cloudwatch.IAlarm[];
   /** The metrics the alarms read (shared with the dashboard). */
   readonly metrics: ServiceMetrics;
+  /** The `metricDelay` the M of N alarms leave room for. */
+  private readonly metricDelaySeconds: number;
+  /** Whether an alarm was given that room (`lateTolerant`). */
+  private readsLate = false;
 
   constructor(scope: Construct, id: string, props: InferenceAlarmsProps) {
     super(scope, id);
     throwIfInvalid('InferenceAlarms', this.node.path, [...serviceObservabilityProblems(props), ...alarmOptionProblems(props)]);
     const m = new ServiceMetrics(props.serving.servingDescription(), props.period);
     this.metrics = m;
+    this.metricDelaySeconds = durationSeconds(props.metricDelay) ?? RECONCILER_TIMING_DEFAULTS.metricDelaySeconds;
     // The alarms that read one datapoint per reconciler run, at its period: a longer one would compare the Maximum and
     // Minimum of several runs' counts, a shorter one would have periods without a run.
     const runs = new ServiceMetrics(props.serving.servingDescription(), props.reconcilerPeriod ?? DEFAULT_RECONCILER_PERIOD);
@@ -242,6 +261,7 @@ export class InferenceAlarms extends Construct {
     const runAlarms = [...this.replicaShortageAlarms, ...(this.reconcilerHeartbeatAlarm ? [this.reconcilerHeartbeatAlarm] : [])];
     const record: AlarmsOfServing = {
       alarms: this, reconcilerPeriod: runs.period, readsRuns: runAlarms.length > 0, heartbeat: this.reconcilerHeartbeatAlarm !== undefined,
+      metricDelay: Duration.seconds(this.metricDelaySeconds), readsLate: this.readsLate,
     };
     ALARMS_OF.set(props.serving, [...(ALARMS_OF.get(props.serving) ?? []), record]);
     for (const a of runAlarms) RECORD_OF_RUN_ALARM.set(a, record);
@@ -274,16 +294,17 @@ export class InferenceAlarms extends Construct {
 
   /**
    * M of N for an alarm whose expression FILLs missing datapoints: `d` in periods must breach (M, as before), out of
-   * the late periods more (N, `lateTolerantWindow`). FILL turns a newest period not yet published into the fill value,
-   * and "the latest data point for the metric to always be the FILL value ... can result in the alarm being stuck in
-   * either OK state or ALARM state. You can work around this by using a M out of N alarm" (CloudWatch user guide, metric
-   * math, FILL:
+   * the periods of this construct's `metricDelay` more (N, `lateTolerantWindow`). FILL turns a newest period not yet
+   * published into the fill value, and "the latest data point for the metric to always be the FILL value ... can result
+   * in the alarm being stuck in either OK state or ALARM state. You can work around this by using a M out of N alarm"
+   * (CloudWatch user guide, metric math, FILL:
    * awsdocs/amazon-cloudwatch-user-guide@cc40332 doc_source/using-metric-math.md:111). N x period stays within one day,
    * the bound the durations are held to (alarm.duration); at a period that long the margin shrinks, down to none at
    * one day.
    */
-  private static lateTolerant(m: ServiceMetrics, d: Duration): AlarmWindow {
-    return lateTolerantWindow(InferenceAlarms.periods(m, d), m.period.toSeconds());
+  private lateTolerant(m: ServiceMetrics, d: Duration): AlarmWindow {
+    this.readsLate = true;
+    return lateTolerantWindow(InferenceAlarms.periods(m, d), m.period.toSeconds(), this.metricDelaySeconds);
   }
 
   /** Every period of `d` must breach (M = N): the alarms whose metric has no FILL. */
@@ -320,7 +341,7 @@ export class InferenceAlarms extends Construct {
     // time, with its engine's status, and SageMaker or the ALB counts it (ServiceMetrics.shedRequests).
     if (deadline.enabled !== false) {
       // FILL(...) over every class: M of N.
-      const window = InferenceAlarms.lateTolerant(m, deadline.duration);
+      const window = this.lateTolerant(m, deadline.duration);
       return new cloudwatch.Alarm(this, 'DeadlineExhaustion', {
         metric: deadlineExhaustionMetric(m, deadline.minRequestsPerPeriod),
         threshold: deadline.thresholdPercent,
@@ -346,7 +367,7 @@ export class InferenceAlarms extends Construct {
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         // FILL(...) over the classes: M of N, so an error whose datapoint lands late (stamped with its log line's time) is
         // still evaluated.
-        ...InferenceAlarms.lateTolerant(m, capacity.duration),
+        ...this.lateTolerant(m, capacity.duration),
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         alarmDescription: `${m.service}: the preferred class (${names}) reported capacity errors (Karpenter could not launch a node: insufficient capacity). `
           + 'The reconciler is triggered to move load to fallback classes. Runbook: docs/observability.md (cdk-capacity-aware-inference), PreferredCapacityErrors.',
@@ -365,7 +386,7 @@ export class InferenceAlarms extends Construct {
       // (Maximum) - `ReadyReplicas` (Minimum) of two runs in one minute can pair counts no run saw together.
       const refusals = routingTarget(m.facts).scaleOutsRollBack;
       // With the refusal term the expression FILLs: M of N.
-      const window = refusals ? InferenceAlarms.lateTolerant(m, shortage.duration) : InferenceAlarms.consecutive(m, shortage.duration);
+      const window = refusals ? this.lateTolerant(m, shortage.duration) : InferenceAlarms.consecutive(m, shortage.duration);
       for (const route of m.routes) {
         const d = metricId('d', route.index);
         const r = metricId('r', route.index);
@@ -476,14 +497,20 @@ export interface AlarmWindow {
 
 /**
  * M of N for an alarm one of whose metrics may publish its newest period late: `datapointsToAlarm` (M) out of M plus
- * the periods of `metricDelaySeconds`, at least one (N), N x period within one day (the longest an alarm evaluates).
- * The repo's figure for how late CloudWatch publishes a period is the Reconciler's metric delay (by default
- * RECONCILER_TIMING_DEFAULTS.metricDelaySeconds, 120 s): 2 periods at the default one-minute period, 1 at 2 minutes
- * or more.
+ * the periods of `metricDelaySeconds`, at least one (N), N x period within one day ("The number of evaluation periods
+ * for an alarm multiplied by the length of each evaluation period can't exceed one day").
+ *
+ * An alarm "is evaluated every minute and the evaluation is based on the window of time defined by the Period and
+ * Evaluation Periods", so a period not yet published is in the window; without FILL, CloudWatch reads a wider
+ * *evaluation range* and judges "the most recent real data points", so a late datapoint only waits, but a FILLed one
+ * reads as the fill value and the real one is judged only while it is still among the last N (CloudWatch user guide,
+ * "Evaluating an alarm" and "How alarm state is evaluated when data is missing",
+ * https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html;
+ * awsdocs/amazon-cloudwatch-user-guide@b355497 doc_source/AlarmThatSendsEmail.md:39, :90-95, :189). `metricDelaySeconds`
+ * is no default: it is what the user declared (InferenceAlarms' and the Reconciler's `metricDelay`, one rule, the
+ * Reconciler refusing a longer one than its alarms': RECONCILER_RULES 'metricDelay@alarms').
  */
-export function lateTolerantWindow(
-  datapointsToAlarm: number, periodSeconds: number, metricDelaySeconds: number = RECONCILER_TIMING_DEFAULTS.metricDelaySeconds,
-): AlarmWindow {
+export function lateTolerantWindow(datapointsToAlarm: number, periodSeconds: number, metricDelaySeconds: number): AlarmWindow {
   const late = Math.max(1, Math.ceil(metricDelaySeconds / periodSeconds));
   return { datapointsToAlarm, evaluationPeriods: Math.min(datapointsToAlarm + late, Math.floor(86_400 / periodSeconds)) };
 }
@@ -555,6 +582,7 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
   duration('deadlineExhaustion.duration', props.deadlineExhaustion?.duration);
   c.optional('deadlineExhaustion.minRequestsPerPeriod', props.deadlineExhaustion?.minRequestsPerPeriod);
   c.optional('preferredCapacityErrors.threshold', props.preferredCapacityErrors?.threshold);
+  c.optional('metricDelay', durationSeconds(props.metricDelay));
   duration('preferredCapacityErrors.duration', props.preferredCapacityErrors?.duration);
   duration('replicaShortage.duration', props.replicaShortage?.duration, runPeriod);
   duration('reconcilerHeartbeat.duration', props.reconcilerHeartbeat?.duration, runPeriod);

@@ -11,7 +11,7 @@ import { Construct, type IConstruct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
 import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
 import { RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
-import { Checker } from '../core/validation/checker';
+import { Checker, numberProblem } from '../core/validation/checker';
 import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/validation/error';
 import { policyProblems } from '../core/validation/policy-config';
 import { RECONCILER_RULES } from '../core/validation/rules';
@@ -92,7 +92,9 @@ export interface ReconcilerProps {
   readonly capacityAlarms?: readonly cloudwatch.IAlarm[];
   /**
    * CloudWatch publishes a period late: the newest period read ends at least this long ago (capacity errors, which only
-   * ever count against a class, are read up to the current period). @default Duration.minutes(2)
+   * ever count against a class, are read up to the current period). An `InferenceObservability` (`InferenceAlarms`) on
+   * the same serving, or whose run-fed alarms are in `capacityAlarms`, must declare at least this `metricDelay` (its
+   * M of N alarms leave that much room for a late datapoint): synth fails otherwise. @default Duration.minutes(2)
    */
   readonly metricDelay?: Duration;
   /** Retention of the reconciler's log group (EMF metrics and one audit line per decision). @default RetentionDays.THREE_MONTHS */
@@ -463,7 +465,7 @@ export class Reconciler extends Construct {
    */
   private addAlarms(props: ReconcilerProps, service: string, period: Duration) {
     // InferenceAlarms on the same serving may be created before or after this construct: both are known at synth.
-    this.node.addValidation({ validate: () => this.alarmsOfServingProblems(props.serving, period) });
+    this.node.addValidation({ validate: () => this.alarmsOfServingProblems(props.serving, period, this.config.metricDelaySeconds) });
     // One alarm per capacity-error metric the reconciler reads (the plan expands the Karpenter filter metric per NodePool).
     const plan = signalPlan(this.config, this.config.policy?.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds).classes;
     const errorSources = Object.entries(plan).flatMap(([className, s]) => (s.capacityErrors && 'metric' in s.capacityErrors ? [[className, s.capacityErrors.metric] as const] : []));
@@ -581,15 +583,16 @@ export class Reconciler extends Construct {
   /**
    * This reconciler against the `InferenceAlarms` of its serving. Their run-fed alarms read one datapoint per run at
    * their `reconcilerPeriod`: at another period than this one the heartbeat (missing data breaching) would flip between
-   * runs, or the replica shortage pair two runs' counts, so synth fails. Without a heartbeat, nothing pages when runs
-   * stop: this construct's own alarms see only runs that happened and failed (missing data is not breaching), so a
+   * runs, or the replica shortage pair two runs' counts, so synth fails; so it does when their M of N alarms leave less
+   * room for a late datapoint than this reconciler's `metricDelay` says the metrics need. Without a heartbeat, nothing
+   * pages when runs stop: this construct's own alarms see only runs that happened and failed (missing data is not breaching), so a
    * disabled schedule, reserved concurrency set to 0 (throttled async events are dropped after `maxEventAge`), invocations
    * EventBridge fails to deliver, or a log group key that no longer lets Lambda write (no EMF) leave them all OK.
    */
-  private alarmsOfServingProblems(servingConstruct: IInferenceServing, period: Duration): string[] {
+  private alarmsOfServingProblems(servingConstruct: IInferenceServing, period: Duration, metricDelaySeconds: number): string[] {
     const all = inferenceAlarmsOf(servingConstruct, this.node.root);
     const c = new Checker(RECONCILER_RULES);
-    for (const a of all.filter((record) => record.readsRuns)) runAlarmsPeriodCheck(c, a, period.toSeconds());
+    for (const a of all) checkInferenceAlarms(c, a, period.toSeconds(), metricDelaySeconds);
     const problems = c.problems;
     if (!all.some((a) => a.heartbeat)) {
       const m = Metrics.decisions;
@@ -598,7 +601,8 @@ export class Reconciler extends Construct {
         `No InferenceObservability (InferenceAlarms) with its reconciler heartbeat is on this Reconciler's serving (${this.service}), so nothing ` +
         'pages when runs stop: this Reconciler\'s own alarms see only runs that fail, not a disabled schedule, reserved concurrency 0, ' +
         'invocations EventBridge fails to deliver or metrics that stop, and the routing weights stay frozen. Add new InferenceObservability(scope, id, ' +
-        `{ serving, reconcilerPeriod: Duration.seconds(${period.toSeconds()}) }) on the same serving, or an alarm of your own: ${m.namespace} ` +
+        `{ serving, reconcilerPeriod: Duration.seconds(${period.toSeconds()})${metricDelaySeconds === RECONCILER_TIMING_DEFAULTS.metricDelaySeconds
+          ? '' : `, metricDelay: Duration.seconds(${metricDelaySeconds})`} }) on the same serving, or an alarm of your own: ${m.namespace} ` +
         `${m.name} with dimension ${Dim.SERVICE}=${this.service} only, statistic SampleCount, period ${period.toSeconds()} s, less than 1 in ` +
         `${n} of ${n} periods, missing data breaching (then acknowledge this warning on the Reconciler's stack).`);
     }
@@ -646,7 +650,10 @@ export class Reconciler extends Construct {
       const record = inferenceAlarmsOfAlarm(alarm);
       if (record && !given.has(record)) given.set(record, alarm);
     }
-    for (const [record, alarm] of given) runAlarmsPeriodCheck(c, record, periodSeconds, alarm.node.path);
+    // Its own rule reports a metricDelay that is no whole number of seconds from 0 to 900; the alarms are then not judged against it.
+    const delay = durationSeconds(props.metricDelay) ?? RECONCILER_TIMING_DEFAULTS.metricDelaySeconds;
+    const metricDelaySeconds = numberProblem(RECONCILER_RULES.metricDelay, delay) === undefined ? delay : undefined;
+    for (const [record, alarm] of given) checkInferenceAlarms(c, record, periodSeconds, metricDelaySeconds, alarm.node.path);
     const description = servingDescriptionProblems(serving);
     const fromContainerInsights = isKnownTargetKind(serving.routing) && routingTarget(serving.routing).desiredReplicasFrom === 'container-insights';
     c.cross('serving.signals.containerInsightsClusterName', { required: fromContainerInsights, clusterName: serving.signals?.containerInsightsClusterName });
@@ -665,13 +672,20 @@ export class Reconciler extends Construct {
 }
 
 /**
- * The one check of an `InferenceAlarms` that reads this Reconciler's runs against its period, whichever way it reached
- * the Reconciler: on the same serving (`alarm` undefined) or through `capacityAlarms` (`alarm`, the one given).
+ * The one check of an `InferenceAlarms` against this Reconciler's period and metric delay, whichever way it reached
+ * the Reconciler: on the same serving (`alarm` undefined) or through `capacityAlarms` (`alarm`, the one given). Each
+ * only where the alarms depend on it: run-fed alarms on the period, M of N alarms on the delay.
  */
-function runAlarmsPeriodCheck(c: Checker<typeof RECONCILER_RULES>, record: AlarmsOfServing, periodSeconds: number, alarm?: string): void {
-  c.cross('policy.period@alarms', {
-    inferenceAlarms: record.alarms.node.path, alarm, alarmPeriodSeconds: record.reconcilerPeriod.toSeconds(), periodSeconds,
-  }, 'policy.period');
+function checkInferenceAlarms(
+  c: Checker<typeof RECONCILER_RULES>, record: AlarmsOfServing, periodSeconds: number, metricDelaySeconds: number | undefined, alarm?: string,
+): void {
+  const inferenceAlarms = record.alarms.node.path;
+  if (record.readsRuns) {
+    c.cross('policy.period@alarms', { inferenceAlarms, alarm, alarmPeriodSeconds: record.reconcilerPeriod.toSeconds(), periodSeconds }, 'policy.period');
+  }
+  if (record.readsLate && metricDelaySeconds !== undefined) {
+    c.cross('metricDelay@alarms', { inferenceAlarms, alarm, alarmsDelaySeconds: record.metricDelay.toSeconds(), metricDelaySeconds }, 'metricDelay');
+  }
 }
 
 /** The top-level stack a construct is deployed with (a nested stack's parent's, up the chain). */

@@ -270,6 +270,40 @@ describe('a Reconciler and the InferenceAlarms of the same serving', () => {
     expect(synthError(none.stack)).toBe('');
   });
 
+  test.each(['observability first', 'reconciler first'])(
+    'fails at synth when the Reconciler declares a longer metricDelay than the alarms leave room for (%s), naming both and both delays',
+    (order) => {
+      const built = endpointStack();
+      const observe = () => new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint });
+      const reconcile = () => new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, metricDelay: Duration.minutes(5) });
+      if (order === 'observability first') { observe(); reconcile(); } else { reconcile(); observe(); }
+      expect(synthError(built.stack)).toContain("Reconciler 'Test/Reconciler' is invalid (1 problem):\n  - metricDelay: is 300 s, and InferenceAlarms "
+        + "'Test/Observability/Alarms' of the same serving leaves its M of N alarms 120 s for a datapoint to land (its metricDelay, 120 s unless "
+        + "set): set that InferenceObservability's (or InferenceAlarms') metricDelay to this Reconciler's, Duration.seconds(300); allowed: at most "
+        + 'the metricDelay of every InferenceAlarms on the same serving (or whose replica shortage or heartbeat alarm is in capacityAlarms) that has an '
+        + 'M of N alarm');
+    },
+  );
+
+  test('refuses capacityAlarms of alarms made for a shorter metricDelay; synthesizes with the same one, a longer one, or no M of N alarm', () => {
+    const short = endpointStack();
+    const obs = new InferenceObservability(short.stack, 'Observability', { serving: short.endpoint, metricDelay: Duration.minutes(3) });
+    expect(() => new Reconciler(short.stack, 'Reconciler', { serving: short.endpoint, capacityAlarms: obs.capacityAlarms, metricDelay: Duration.minutes(4) }))
+      .toThrow("metricDelay: is 240 s, and InferenceAlarms 'Test/Observability/Alarms' (its 'Test/Observability/Alarms/ReplicaShortage0' is in "
+        + 'capacityAlarms) leaves its M of N alarms 180 s for a datapoint to land');
+    for (const [id, delay] of [['Same', 3], ['Longer', 2]] as const) {
+      const built = endpointStack();
+      const alarms = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint, metricDelay: Duration.minutes(3) });
+      new Reconciler(built.stack, id, { serving: built.endpoint, capacityAlarms: alarms.capacityAlarms, metricDelay: Duration.minutes(delay) });
+      expect(synthError(built.stack)).toBe('');
+    }
+    // SageMaker without deadline exhaustion and replica shortage alarms: only the heartbeat, which has no FILL.
+    const none = endpointStack();
+    new InferenceObservability(none.stack, 'Observability', { serving: none.endpoint, deadlineExhaustion: { enabled: false }, replicaShortage: { enabled: false } });
+    new Reconciler(none.stack, 'Reconciler', { serving: none.endpoint, metricDelay: Duration.minutes(15) });
+    expect(synthError(none.stack)).toBe('');
+  });
+
   test('warns when no heartbeat watches the Reconciler: how to add one, and the alarm to write otherwise', () => {
     const built = endpointStack();
     new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, policy: { period: Duration.minutes(2) } });
@@ -282,6 +316,13 @@ describe('a Reconciler and the InferenceAlarms of the same serving', () => {
     expect(text).toContain(`${Metrics.decisions.namespace} ${Metrics.decisions.name} with dimension ${Dim.SERVICE}=${LLAMA_CONTRACT.name} only, `
       + 'statistic SampleCount, period 120 s, less than 1 in 5 of 5 periods, missing data breaching');
     expect(text).toContain('[ack: cdk-capacity-aware-inference:reconciler-no-heartbeat]');
+  });
+
+  test('the warning\'s InferenceObservability declares the Reconciler\'s metricDelay when it is not the default', () => {
+    const built = endpointStack();
+    new Reconciler(built.stack, 'Reconciler', { serving: built.endpoint, metricDelay: Duration.minutes(5) });
+    const [warning] = noHeartbeat(built.stack);
+    expect(String(warning.entry.data)).toContain('{ serving, reconcilerPeriod: Duration.seconds(60), metricDelay: Duration.seconds(300) }');
   });
 
   test('warns when the only InferenceObservability of the serving has its heartbeat off, or is in another app', () => {

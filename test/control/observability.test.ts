@@ -540,6 +540,30 @@ describe('default durations at periods longer than they are', () => {
     expect(window('to protect the deadline')).toEqual([1440, 1440]);
     expect(window('reported capacity errors')).toEqual([1439, 1440]);
   });
+
+  test('the alarms that FILL leave room for the metricDelay declared (300 s at 60 s periods: 5 periods), the others do not change', () => {
+    const { stack } = testStack();
+    new InferenceAlarms(stack, 'Alarms', {
+      serving: servingOf(ALB, 'llama-eks', 250, { classes: { l40s: { capacityErrors: errors } } }), metricDelay: Duration.seconds(300),
+    });
+    const template = Template.fromStack(stack);
+    const window = (fragment: string) => alarmsByDescription(template, fragment).map((a) => [a.DatapointsToAlarm, a.EvaluationPeriods]);
+    expect(window('to protect the deadline')).toEqual([[5, 10]]);
+    expect(window('reported capacity errors')).toEqual([[1, 6]]);
+    expect(oneAlarm(template, 'to protect the deadline').AlarmDescription).toContain('in 5 of 10 periods of 1 minute');
+    // No FILL: CloudWatch judges the most recent real datapoints of its evaluation range, a late one only waits.
+    expect(window('served by fallback classes')).toEqual([[15, 15]]);
+    expect(window('wanted more replicas')).toEqual(ALB.targets.map(() => [5, 5]));
+    expect(window('recorded no decision')).toEqual([[10, 10]]);
+  });
+
+  test.each([
+    [Duration.seconds(901), 'is 901 s'], [Duration.millis(90_500), 'is 90.5 s'],
+  ])('metricDelay is held to the Reconciler\'s rule: %s', (metricDelay, found) => {
+    const { stack } = testStack();
+    expect(() => new InferenceAlarms(stack, 'Alarms', { serving: servingOf(ALB, 'llama-eks', 250), metricDelay }))
+      .toThrow(`metricDelay: ${found}; allowed: a whole number from 0 to 900 s`);
+  });
 });
 
 describe('InferenceDashboard and InferenceAlarms on an ALB, with options', () => {

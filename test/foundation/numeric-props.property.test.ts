@@ -213,7 +213,7 @@ const CONSTRUCTS: Record<string, { path: string; props: NumericProp[] }> = {
       field: `${group}.${f}`,
       rule: OBSERVABILITY_RULES[`${group}.${f}` as keyof typeof OBSERVABILITY_RULES],
       build: (s, v) => observability(s, { [group]: { [f]: v } }),
-    })),
+    })).concat([durationProp('metricDelay', OBSERVABILITY_RULES.metricDelay, (s, d) => observability(s, { metricDelay: d }))]),
   },
   ArtifactTrust: {
     path: 'Test/Svc',

@@ -9,6 +9,7 @@
  * variant's perPoolTargets message) changed the Lambda's asset hash, so `cdk deploy` updated the function for nothing.
  * test/foundation/structure.test.ts pins what the Lambda bundles.
  */
+import { RECONCILER_TIMING_DEFAULTS } from '../platform/control-loop';
 import { ALB_LIMITS as ALB, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
 import { crossRule, nameRule, numberRule } from './checker';
 import { duplicates, quoted } from './names';
@@ -40,6 +41,12 @@ export const SERVING_RULE = crossRule<{ readonly serving: unknown; readonly lega
       : '');
   },
 );
+
+/**
+ * How late CloudWatch publishes a period, as the user declares it: the Reconciler's `metricDelay` (the newest period a
+ * run reads ends this long ago) and InferenceAlarms' (the periods its M of N alarms leave for a datapoint to land).
+ */
+export const METRIC_DELAY_RULE = numberRule({ integer: true, min: 0, max: 900, unit: 's' });
 
 /** `Reconciler` props (the routing policy's tunables included). */
 /**
@@ -79,6 +86,19 @@ export const RECONCILER_RULES = {
     'each of those alarms reads one datapoint per run: at a shorter period runs leave periods without datapoints (the replica shortage '
       + 'could never fire, the heartbeat fires between runs); at a longer one the replica shortage pairs one run\'s desired count with another\'s '
       + 'ready count and fires on an ordinary scale-in',
+  ),
+  // Beside the period rule above, for the same two ways in (checkInferenceAlarms, lib/control/reconciler.ts).
+  'metricDelay@alarms': crossRule<{
+    readonly inferenceAlarms: string; readonly alarm?: string; readonly alarmsDelaySeconds: number; readonly metricDelaySeconds: number;
+  }>(
+    'at most the metricDelay of every InferenceAlarms on the same serving (or whose replica shortage or heartbeat alarm is in capacityAlarms) '
+      + 'that has an M of N alarm (deadline exhaustion, capacity errors, a SageMaker replica shortage)',
+    ({ inferenceAlarms, alarm, alarmsDelaySeconds, metricDelaySeconds }) => (metricDelaySeconds <= alarmsDelaySeconds ? undefined
+      : `is ${metricDelaySeconds} s, and InferenceAlarms '${inferenceAlarms}' ${alarm === undefined ? 'of the same serving' : `(its '${alarm}' is in capacityAlarms)`} `
+        + `leaves its M of N alarms ${alarmsDelaySeconds} s for a datapoint to land (its metricDelay, ${RECONCILER_TIMING_DEFAULTS.metricDelaySeconds} s unless set): set that `
+        + `InferenceObservability's (or InferenceAlarms') metricDelay to this Reconciler's, Duration.seconds(${metricDelaySeconds})`),
+    'those alarms FILL a period not yet published with 0, so their N exceeds M by the periods of their metricDelay; a datapoint later than that '
+      + 'leaves the window before it lands, and a breach as long as the alarm\'s duration never fires',
   ),
   'serving.service': SERVICE_DIMENSION_RULE,
   'serving.tokensPerRequest': numberRule({ above: 0, unit: 'tokens' }),
@@ -143,7 +163,7 @@ export const RECONCILER_RULES = {
     // JSON-quoted: a string "true" from a hand-written configuration must not print like the boolean it is not.
     (v) => (typeof v === 'boolean' ? undefined : `is ${JSON.stringify(v)}`),
   ),
-  metricDelay: numberRule({ integer: true, min: 0, max: 900, unit: 's' }),
+  metricDelay: METRIC_DELAY_RULE,
 } as const;
 
 /**

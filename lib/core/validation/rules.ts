@@ -12,7 +12,7 @@ import { isDigestPinnedImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
 import { duplicates, quoted } from './names';
 import {
-  RECONCILER_RULES, ROUTING_FACTS_RULES, SERVICE_DIMENSION_RULE, SERVING_RULE, WARM_FLOOR_SHARE_RULE,
+  METRIC_DELAY_RULE, RECONCILER_RULES, ROUTING_FACTS_RULES, SERVICE_DIMENSION_RULE, SERVING_RULE, WARM_FLOOR_SHARE_RULE,
 } from './reconciler-rules';
 import { isUnresolved } from './tokens';
 import { METRIC_PERIOD_SECONDS } from '../metrics/contract';
@@ -495,6 +495,8 @@ export const OBSERVABILITY_RULES = {
       return Number.isInteger(seconds) && seconds >= 60 && seconds % 60 === 0 ? undefined : `is ${seconds} s`;
     },
   ),
+  // The Reconciler's own rule: both say how late the same metrics publish (the Reconciler refuses a longer one of its own).
+  metricDelay: METRIC_DELAY_RULE,
   'alarm.duration': crossRule<{ readonly seconds: number; readonly human: string; readonly periodSeconds: number }>(
     'a whole number of periods, at least one, at most 1 day',
     ({ seconds, human, periodSeconds }) => {
