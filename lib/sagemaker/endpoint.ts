@@ -8,7 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct } from 'constructs';
-import { type BlueGreenSteps, defaultBlueGreenExecutionTimeoutSeconds } from '../core/platform/blue-green-deployment';
+import { type BlueGreenSteps } from '../core/platform/blue-green-deployment';
 import { SAGEMAKER_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { servingRecord } from '../core/service/serving-record';
@@ -87,9 +87,10 @@ export interface EndpointDeploymentOptions {
    * Time limit of the whole deployment (`MaximumExecutionTimeoutInSeconds`), 600 to 28800 seconds, and at least what
    * the deployment's own steps may take: `bakeTime` + the longest variant's `provisionTimeout` +
    * `modelDataDownloadTimeout` + `containerStartupHealthCheckTimeout` (the new fleet is provisioned, downloads the model
-   * and passes its health check before the traffic shift and the bake). The instance launch once capacity is found and
-   * the traffic shift are not counted (AWS documents no duration for them): give more room than that sum if they matter.
-   * @default - that sum, at least 600 s (SageMaker documents no default of its own)
+   * and passes its health check before the traffic shift and the bake), checked at synth. That sum is a lower bound, not
+   * an estimate: the instance launch once capacity is found, the image pull and the traffic shift have no documented
+   * duration and are not counted. Set it with room to spare for a large model, whose download and start-up are long.
+   * @default - none rendered: SageMaker's own default (undocumented) applies
    */
   readonly maximumExecutionTimeout?: Duration;
 }
@@ -939,15 +940,15 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
    */
   private renderDeploymentConfig(): sagemaker.CfnEndpoint.DeploymentConfigProperty | undefined {
     const d = this.props.deployment;
-    const { problems, pending, variants } = this.resolve();
+    const { problems, pending } = this.resolve();
     if (!d || problems.length > 0 || pending.length > 0) return undefined;
     return {
       blueGreenUpdatePolicy: {
         trafficRoutingConfiguration: { type: 'ALL_AT_ONCE', waitIntervalInSeconds: 0 },
         terminationWaitInSeconds: durationSeconds(d.bakeTime),
-        // Unset, a sufficient limit is rendered rather than SageMaker's undocumented one (defaultBlueGreenExecutionTimeoutSeconds).
-        maximumExecutionTimeoutInSeconds: durationSeconds(d.maximumExecutionTimeout)
-          ?? defaultBlueGreenExecutionTimeoutSeconds(this.deploymentSteps(variants)),
+        // Unset, none is rendered and SageMaker's own default applies: the steps' floor is a lower bound, not an estimate
+        // (lib/core/platform/blue-green-deployment.ts), and rendering it could only time out a slow deployment sooner.
+        maximumExecutionTimeoutInSeconds: durationSeconds(d.maximumExecutionTimeout),
       },
       // None yet: synth fails on it (rollbackAlarmCountProblems); render no empty list meanwhile.
       ...(this.rollbackAlarms.length > 0

@@ -1,6 +1,4 @@
-import {
-  BLUE_GREEN_EXECUTION_TIMEOUT_SECONDS, blueGreenStepsFloor, defaultBlueGreenExecutionTimeoutSeconds,
-} from '../../lib/core/platform/blue-green-deployment';
+import { BLUE_GREEN_EXECUTION_TIMEOUT_SECONDS, blueGreenStepsFloor } from '../../lib/core/platform/blue-green-deployment';
 import { SAGEMAKER_RULES } from '../../lib/core/validation/rules';
 
 const variant = (name: string, provisionSeconds: number, modelDataDownloadSeconds = 1200, containerStartupSeconds = 1200) =>
@@ -14,21 +12,15 @@ describe('blue/green deployment floor', () => {
 
   test('no variant, no floor (the endpoint then fails on its missing variants)', () => {
     expect(blueGreenStepsFloor({ bakeSeconds: 600, variants: [] })).toBeUndefined();
-    expect(defaultBlueGreenExecutionTimeoutSeconds({ bakeSeconds: 600, variants: [] })).toBeUndefined();
   });
 
-  test('the rendered default is the floor, at least the API minimum', () => {
-    expect(defaultBlueGreenExecutionTimeoutSeconds({ bakeSeconds: 600, variants: [variant('a', 300)] })).toBe(3300);
-    expect(defaultBlueGreenExecutionTimeoutSeconds({ bakeSeconds: 60, variants: [variant('a', 300, 60, 60)] })).toBe(600);
-  });
-
-  test('with every step at its rule\'s maximum the default still fits the API maximum, so it never has to be refused', () => {
+  test('with every step at its rule\'s maximum the floor still fits the API maximum, so some explicit limit always passes', () => {
     const max = (rule: { readonly kind: string; readonly max?: number }) => (rule.kind === 'number' ? rule.max! : NaN);
-    const worst = defaultBlueGreenExecutionTimeoutSeconds({
+    const worst = blueGreenStepsFloor({
       bakeSeconds: max(SAGEMAKER_RULES['deployment.bakeTime']),
       variants: [variant('a', max(SAGEMAKER_RULES['variants[].provisionTimeout']), max(SAGEMAKER_RULES.modelDataDownloadTimeout),
         max(SAGEMAKER_RULES.containerStartupHealthCheckTimeout))],
-    });
+    })!.seconds;
     expect(worst).toBe(14400);
     expect(worst).toBeLessThanOrEqual(BLUE_GREEN_EXECUTION_TIMEOUT_SECONDS.max);
     expect(SAGEMAKER_RULES['deployment.maximumExecutionTimeout']).toMatchObject(BLUE_GREEN_EXECUTION_TIMEOUT_SECONDS);

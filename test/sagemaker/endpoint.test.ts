@@ -700,16 +700,27 @@ describe('deployment guardrail (R117)', () => {
       expect(rendered(steps(Duration.seconds(3300)))).toBe(3300);
     });
 
-    test('unset, the sum is rendered (SageMaker documents no default), raised to the API minimum of 600 s', () => {
-      expect(rendered(steps())).toBe(3300);
-      // 300 s provisioning (the default) + 60 + 60 s + a 60 s bake = 480 s, below MaximumExecutionTimeoutInSeconds' 600.
-      const short = endpointStack({
-        provisionTimeout: undefined,
-        modelDataDownloadTimeout: Duration.minutes(1),
-        containerStartupHealthCheckTimeout: Duration.minutes(1),
-        deployment: { bakeTime: Duration.minutes(1) },
+    test('unset, none is rendered and SageMaker\'s own default applies (the floor is a lower bound, not an estimate), whatever the steps', () => {
+      const renderedPolicy = (built: ReturnType<typeof endpointStack>) => {
+        built.endpoint.addRollbackAlarm(alarmIn(built.stack, 'A'));
+        const endpoints = Template.fromStack(built.stack).findResources('AWS::SageMaker::Endpoint');
+        return Object.values(endpoints)[0].Properties.DeploymentConfig.BlueGreenUpdatePolicy;
+      };
+      const policy = renderedPolicy(steps());
+      expect(policy).not.toHaveProperty('MaximumExecutionTimeoutInSeconds');
+      expect(policy).toEqual({ TrafficRoutingConfiguration: { Type: 'ALL_AT_ONCE', WaitIntervalInSeconds: 0 }, TerminationWaitInSeconds: 600 });
+      // Steps at their maximum (3600 s each) with a one-hour bake: still nothing refused and nothing rendered.
+      const long = endpointStack({
+        provisionTimeout: Duration.hours(1), modelDataDownloadTimeout: Duration.hours(1), containerStartupHealthCheckTimeout: Duration.hours(1),
+        deployment: { bakeTime: Duration.hours(1) },
       });
-      expect(rendered(short)).toBe(600);
+      expect(renderedPolicy(long)).not.toHaveProperty('MaximumExecutionTimeoutInSeconds');
+    });
+
+    test('refused where it deployed before: 900 s with a 300 s bake (longer than the bake, short of the 3300 s of fleet steps)', () => {
+      expect(() => endpointStack({ deployment: { bakeTime: Duration.minutes(5), maximumExecutionTimeout: Duration.minutes(15) } }))
+        .toThrow("deployment.maximumExecutionTimeout: is 900 s, below the 3600 s the deployment's steps may take: variant 'preferred' "
+          + 'provisionTimeout 900 s + modelDataDownloadTimeout 1200 s + containerStartupHealthCheckTimeout 1200 s, then bakeTime 300 s');
     });
 
     test('a step limit that fails its own rule is reported by it alone', () => {

@@ -1,8 +1,9 @@
 /**
  * How long a SageMaker blue/green endpoint deployment (all at once traffic shifting) can take by its own configured
- * step limits: the floor its `MaximumExecutionTimeoutInSeconds` must not cut into. One module for the rule that refuses
- * a shorter limit (`deployment.maximumExecutionTimeout@steps`, lib/core/validation/rules.ts) and for the value the
- * endpoint renders when none is given (lib/sagemaker/endpoint.ts).
+ * step limits: the floor a `MaximumExecutionTimeoutInSeconds` the user gives must not cut into, for the rule that refuses
+ * a shorter one (`deployment.maximumExecutionTimeout@steps`, lib/core/validation/rules.ts). When the user gives none,
+ * the endpoint renders none and SageMaker's own default applies: the floor is a lower bound, not an estimate (see the
+ * end of this comment), so rendering it could only time out a healthy but slow deployment sooner than SageMaker would.
  *
  * The steps, from the SageMaker API reference (boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json):
  * - the deployment "creates a new fleet during the deployment while maintaining the old fleet" and flips traffic to it
@@ -26,9 +27,10 @@
  * (API reference and AWS::SageMaker::Endpoint BlueGreenUpdatePolicy: "Required: No", no default).
  *
  * Not counted, because AWS documents no duration for them: the time an instance takes to launch once capacity is
- * found (if the provision timeout does not already cover it) and the traffic shift itself. Nor whether the variants of
- * one endpoint are provisioned at once: the floor takes the longest variant, as if they were. So the floor is a lower
- * bound on a limit that lets every step run to its own limit, not an estimate of the deployment's duration.
+ * found (if the provision timeout does not already cover it), the image pull (no limit above names it) and the traffic
+ * shift itself. Nor whether the variants of one endpoint are provisioned at once: the floor takes the longest variant,
+ * as if they were. So the floor is a lower bound on a limit that lets every step run to its own limit, not an estimate
+ * of the deployment's duration.
  */
 
 /** `BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds` bounds (service-2.json:35543-35548). */
@@ -68,13 +70,3 @@ export function blueGreenStepsFloor(steps: BlueGreenSteps): BlueGreenStepsFloor 
   return longest === undefined ? undefined : { seconds: steps.bakeSeconds + fleetSeconds(longest), variant: longest };
 }
 
-/**
- * `MaximumExecutionTimeoutInSeconds` when the user gives none: the floor, raised to the API's minimum. Rendered rather
- * than left to SageMaker because SageMaker's own value is not documented, so nothing shows that it covers the steps; a
- * known limit that covers them fails safe. Refusing instead would make every deployment without a limit fail synth,
- * though a sufficient one can always be rendered: the floor is at most 4 x 3600 s, below the 28800 s maximum.
- */
-export function defaultBlueGreenExecutionTimeoutSeconds(steps: BlueGreenSteps): number | undefined {
-  const floor = blueGreenStepsFloor(steps);
-  return floor === undefined ? undefined : Math.max(BLUE_GREEN_EXECUTION_TIMEOUT_SECONDS.min, floor.seconds);
-}

@@ -436,7 +436,7 @@ export const SAGEMAKER_RULES = {
   // then has its whole limit; the API's own rule (above the bake) holds, since the fleet's limits are at least 420 s.
   'deployment.maximumExecutionTimeout@steps': crossRule<{ readonly timeout: number; readonly steps: BlueGreenSteps }>(
     "at least what the deployment's own steps may take: bakeTime + the longest variant's provisionTimeout + modelDataDownloadTimeout + " +
-      'containerStartupHealthCheckTimeout (unset, the endpoint renders that sum, at least 600 s)',
+      "containerStartupHealthCheckTimeout (unset, none is rendered and SageMaker's own default applies)",
     ({ timeout, steps }) => {
       const floor = blueGreenStepsFloor(steps);
       if (floor === undefined || timeout >= floor.seconds) return undefined;
