@@ -8,6 +8,12 @@ export const ACCEPTED_PROFILE_ARNS: readonly (readonly [arn: string, parts: { re
   ['arn:aws-us-gov:signer:us-gov-west-1:123456789012:/signing-profiles/P_1', { region: 'us-gov-west-1', account: '123456789012', name: 'P_1' }],
   ['arn:aws-iso-b:signer:us-isob-east-1:123456789012:/signing-profiles/ab', { region: 'us-isob-east-1', account: '123456789012', name: 'ab' }],
   [`arn:aws:signer:eu-west-1:210987654321:/signing-profiles/${'n'.repeat(64)}`, { region: 'eu-west-1', account: '210987654321', name: 'n'.repeat(64) }],
+  // A name CloudFormation generates when ProfileName is not given (mixed case after `SigningProfile_`): a deployed
+  // profile's ARN from github.com/govuk-one-login/authentication-api/pull/4719.
+  [
+    'arn:aws:signer:eu-west-2:767397776536:/signing-profiles/SigningProfile_Lne9jMArpvlM',
+    { region: 'eu-west-2', account: '767397776536', name: 'SigningProfile_Lne9jMArpvlM' },
+  ],
 ];
 
 const OK = 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/serving_2025';
