@@ -3,9 +3,10 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct, type IConstruct } from 'constructs';
+import { type AlarmWindow, lateTolerantWindow } from '../core/metrics/alarm-window';
 import { Metrics } from '../core/metrics/contract';
 import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
-import { Checker } from '../core/validation/checker';
+import { Checker, ruleProblem } from '../core/validation/checker';
 import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
 import { routingTarget } from '../core/reconciler/targets';
@@ -127,7 +128,9 @@ export interface InferenceAlarmOptions {
    * (whole seconds, 0 to 900). The alarms that FILL a period without a datapoint (deadline exhaustion, preferred-class
    * capacity errors, the SageMaker replica shortage) read a period not yet published as 0, so each breaches in M of N
    * periods, N = M + the periods of this delay (at least one). The Reconciler of the same serving fails synth when its
-   * own `metricDelay` is longer (and refuses `capacityAlarms` made for a shorter one).
+   * own `metricDelay` is longer (and refuses `capacityAlarms` made for a shorter one). N x period must fit what
+   * CloudWatch evaluates (one day at periods under an hour, 7 days otherwise): a duration that leaves no room for these
+   * periods fails synth.
    * @default Duration.minutes(2) - the Reconciler's default `metricDelay`
    */
   readonly metricDelay?: Duration;
@@ -298,9 +301,9 @@ export class InferenceAlarms extends Construct {
    * published into the fill value, and "the latest data point for the metric to always be the FILL value ... can result
    * in the alarm being stuck in either OK state or ALARM state. You can work around this by using a M out of N alarm"
    * (CloudWatch user guide, metric math, FILL:
-   * awsdocs/amazon-cloudwatch-user-guide@cc40332 doc_source/using-metric-math.md:111). N x period stays within one day,
-   * the bound the durations are held to (alarm.duration); at a period that long the margin shrinks, down to none at
-   * one day.
+   * awsdocs/amazon-cloudwatch-user-guide@cc40332 doc_source/using-metric-math.md:111). N x period within CloudWatch's
+   * bound is what 'alarm.duration' holds the durations to, margin included: a duration too long for it is refused at
+   * synth rather than losing its margin.
    */
   private lateTolerant(m: ServiceMetrics, d: Duration): AlarmWindow {
     this.readsLate = true;
@@ -489,32 +492,6 @@ function alarmQueries(expression: cloudwatch.MathExpression): { metrics: number;
   return { metrics: seen.size - nested, expressions: 1 + nested };
 }
 
-/** An alarm's M of N: `datapointsToAlarm` breaching periods within the last `evaluationPeriods`. */
-export interface AlarmWindow {
-  readonly evaluationPeriods: number;
-  readonly datapointsToAlarm: number;
-}
-
-/**
- * M of N for an alarm one of whose metrics may publish its newest period late: `datapointsToAlarm` (M) out of M plus
- * the periods of `metricDelaySeconds`, at least one (N), N x period within one day ("The number of evaluation periods
- * for an alarm multiplied by the length of each evaluation period can't exceed one day").
- *
- * An alarm "is evaluated every minute and the evaluation is based on the window of time defined by the Period and
- * Evaluation Periods", so a period not yet published is in the window; without FILL, CloudWatch reads a wider
- * *evaluation range* and judges "the most recent real data points", so a late datapoint only waits, but a FILLed one
- * reads as the fill value and the real one is judged only while it is still among the last N (CloudWatch user guide,
- * "Evaluating an alarm" and "How alarm state is evaluated when data is missing",
- * https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html;
- * awsdocs/amazon-cloudwatch-user-guide@b355497 doc_source/AlarmThatSendsEmail.md:39, :90-95, :189). `metricDelaySeconds`
- * is no default: it is what the user declared (InferenceAlarms' and the Reconciler's `metricDelay`, one rule, the
- * Reconciler refusing a longer one than its alarms': RECONCILER_RULES 'metricDelay@alarms').
- */
-export function lateTolerantWindow(datapointsToAlarm: number, periodSeconds: number, metricDelaySeconds: number): AlarmWindow {
-  const late = Math.max(1, Math.ceil(metricDelaySeconds / periodSeconds));
-  return { datapointsToAlarm, evaluationPeriods: Math.min(datapointsToAlarm + late, Math.floor(86_400 / periodSeconds)) };
-}
-
 /** `d` rounded up to a whole number of `period`s, `atLeast` of them. */
 function wholePeriods(d: Duration, period: Duration, atLeast = 1): Duration {
   return Duration.seconds(Math.max(atLeast, Math.ceil(d.toSeconds() / period.toSeconds())) * period.toSeconds());
@@ -570,21 +547,29 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
   }
   const reconciler = durationSeconds(props.reconcilerPeriod);
   const runPeriod = reconciler !== undefined && c.cross('alarm.reconcilerPeriod', reconciler, 'reconcilerPeriod') ? reconciler : DEFAULT_RECONCILER_PERIOD.toSeconds();
-  const duration = (prop: string, d: Duration | undefined, periodSeconds = period) => {
+  // The alarms that FILL (lateTolerant) evaluate the periods of metricDelay more; one that breaks its rule is reported
+  // by it, and the durations are then measured with the default.
+  const givenDelay = durationSeconds(props.metricDelay);
+  const delay = givenDelay !== undefined && ruleProblem(OBSERVABILITY_RULES.metricDelay, givenDelay) === undefined
+    ? givenDelay : RECONCILER_TIMING_DEFAULTS.metricDelaySeconds;
+  const duration = (prop: string, d: Duration | undefined, fills: boolean, periodSeconds = period) => {
     if (d === undefined) return;
     const seconds = durationSeconds(d)!;
-    c.cross('alarm.duration', { seconds, human: d.isUnresolved() ? 'a CDK token' : d.toHumanString(), periodSeconds }, prop);
+    c.cross('alarm.duration', {
+      seconds, human: d.isUnresolved() ? 'a CDK token' : d.toHumanString(), periodSeconds, metricDelaySeconds: fills ? delay : undefined,
+    }, prop);
   };
   c.optional('fallbackShare.thresholdPercent', props.fallbackShare?.thresholdPercent);
-  duration('fallbackShare.duration', props.fallbackShare?.duration);
+  duration('fallbackShare.duration', props.fallbackShare?.duration, false);
   c.cross('fallbackShare.basis', props.fallbackShare?.basis);
   c.optional('deadlineExhaustion.thresholdPercent', props.deadlineExhaustion?.thresholdPercent);
-  duration('deadlineExhaustion.duration', props.deadlineExhaustion?.duration);
+  duration('deadlineExhaustion.duration', props.deadlineExhaustion?.duration, true);
   c.optional('deadlineExhaustion.minRequestsPerPeriod', props.deadlineExhaustion?.minRequestsPerPeriod);
   c.optional('preferredCapacityErrors.threshold', props.preferredCapacityErrors?.threshold);
-  c.optional('metricDelay', durationSeconds(props.metricDelay));
-  duration('preferredCapacityErrors.duration', props.preferredCapacityErrors?.duration);
-  duration('replicaShortage.duration', props.replicaShortage?.duration, runPeriod);
-  duration('reconcilerHeartbeat.duration', props.reconcilerHeartbeat?.duration, runPeriod);
+  c.optional('metricDelay', givenDelay);
+  duration('preferredCapacityErrors.duration', props.preferredCapacityErrors?.duration, true);
+  // FILLs where a refused scale-out is rolled back (replicaShortages); with facts that fail their own checks, as not.
+  duration('replicaShortage.duration', props.replicaShortage?.duration, m !== undefined && routingTarget(m.facts).scaleOutsRollBack, runPeriod);
+  duration('reconcilerHeartbeat.duration', props.reconcilerHeartbeat?.duration, false, runPeriod);
   return c.problems;
 }

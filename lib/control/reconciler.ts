@@ -8,6 +8,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct, type IConstruct } from 'constructs';
+import { lateTolerantWindow } from '../core/metrics/alarm-window';
 import { Dim, Metrics } from '../core/metrics/contract';
 import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
 import { RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
@@ -29,7 +30,7 @@ import { type RoutingFacts } from '../core/reconciler/routing-facts';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
-import { type AlarmsOfServing, defaultHeartbeatPeriods, inferenceAlarmsOf, inferenceAlarmsOfAlarm, lateTolerantWindow } from './alarms';
+import { type AlarmsOfServing, defaultHeartbeatPeriods, inferenceAlarmsOf, inferenceAlarmsOfAlarm } from './alarms';
 import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { nameWithin } from '../util/name-within';
@@ -542,8 +543,9 @@ export class Reconciler extends Construct {
   private missingDataRuns(serving: IInferenceServing, service: string, period: Duration): cloudwatch.Alarm {
     const periods = Math.max(MISSING_DATA_MIN_PERIODS, Math.ceil(MISSING_DATA_ALARM_SECONDS / period.toSeconds()));
     // The platform's request counts arrive later than the reconciler's EMF: a newest period whose requests are not yet
-    // published reads 0 (see the expression), so N exceeds M by the periods of this Reconciler's metric delay (at the
-    // longest policy.period, 6 hours, 3 + 1 periods are the day N is held to).
+    // published reads 0 (see the expression), so N exceeds M by the periods of this Reconciler's metric delay. At every
+    // policy.period and metricDelay its rules allow N fits CloudWatch's bound (at 6 hours, 3 + 1 periods: one day of 7),
+    // test/core/alarm-window.test.ts.
     const { evaluationPeriods } = lateTolerantWindow(periods, period.toSeconds(), this.config.metricDelaySeconds);
     const m = new ServiceMetrics(serving.servingDescription(), period);
     const traffic = m.classes.slice(0, MISSING_DATA_TRAFFIC_CLASSES);

@@ -525,20 +525,76 @@ describe('default durations at periods longer than they are', () => {
     }
   });
 
-  test('an alarm that FILLs waits for a late period only within one day: N x period is at most 86400 s', () => {
+  test('an alarm that FILLs keeps its late margin up to CloudWatch\'s bound: 1 day at periods under an hour, N = M + late', () => {
+    // 60 s periods, metricDelay 120 s: 2 late periods, so 1438 minutes is the longest duration that keeps them.
     const { stack } = testStack();
     new InferenceAlarms(stack, 'Alarms', {
       serving: servingOf(ALB, 'llama-eks', 250, { classes: { l40s: { capacityErrors: errors } } }),
-      deadlineExhaustion: { duration: Duration.days(1) },
-      preferredCapacityErrors: { duration: Duration.minutes(1439) },
+      deadlineExhaustion: { duration: Duration.minutes(1438) },
+      preferredCapacityErrors: { duration: Duration.minutes(1438) },
+      // No FILL: the whole day is its own.
+      fallbackShare: { duration: Duration.days(1) },
     });
     const template = Template.fromStack(stack);
     const window = (fragment: string) => {
       const a = oneAlarm(template, fragment);
       return [a.DatapointsToAlarm, a.EvaluationPeriods];
     };
-    expect(window('to protect the deadline')).toEqual([1440, 1440]);
-    expect(window('reported capacity errors')).toEqual([1439, 1440]);
+    expect(window('to protect the deadline')).toEqual([1438, 1440]);
+    expect(window('reported capacity errors')).toEqual([1438, 1440]);
+    expect(window('served by fallback classes')).toEqual([1440, 1440]);
+  });
+
+  test('a duration that leaves a FILL alarm no room for its metricDelay is refused, naming the duration, the delay and the longest allowed', () => {
+    // 60 s periods, metricDelay 900 s (15 periods), 1 day: before, M = N = 1440, and a late datapoint was never judged.
+    const { stack } = testStack();
+    expect(() => new InferenceAlarms(stack, 'Alarms', {
+      serving: servingOf(ALB, 'llama-eks', 250), metricDelay: Duration.minutes(15), deadlineExhaustion: { duration: Duration.days(1) },
+    })).toThrow("InferenceAlarms 'Test/Alarms' is invalid (1 problem):\n  - deadlineExhaustion.duration: is 1 day with a period of 60 s and "
+      + 'a metricDelay of 900 s: the alarm FILLs, so it evaluates 15 periods more for a late datapoint, 87300 s in all, over the 86400 s CloudWatch '
+      + 'evaluates at that period; at most 85500 s (Duration.minutes(1425)); allowed: a whole number of periods, at least one, whose evaluation range');
+    const { stack: boundary } = testStack('Boundary');
+    new InferenceAlarms(boundary, 'Alarms', {
+      serving: servingOf(ALB, 'llama-eks', 250), metricDelay: Duration.minutes(15), deadlineExhaustion: { duration: Duration.minutes(1425) },
+    });
+    expect([oneAlarm(Template.fromStack(boundary), 'to protect the deadline')].map((a) => [a.DatapointsToAlarm, a.EvaluationPeriods]))
+      .toEqual([[1425, 1440]]);
+  });
+
+  test('at periods of an hour or more the bound is 7 days (604800 s), the margin included', () => {
+    const built = (deadline: Duration, fallback = Duration.hours(1)) => {
+      const { stack } = testStack();
+      new InferenceAlarms(stack, 'Alarms', {
+        serving: servingOf(ALB, 'llama-eks', 250), period: Duration.hours(1), deadlineExhaustion: { duration: deadline }, fallbackShare: { duration: fallback },
+      });
+      return Template.fromStack(stack);
+    };
+    const t = built(Duration.hours(167), Duration.days(7));
+    expect([oneAlarm(t, 'to protect the deadline')].map((a) => [a.DatapointsToAlarm, a.EvaluationPeriods])).toEqual([[167, 168]]);
+    expect(oneAlarm(t, 'served by fallback classes').EvaluationPeriods).toBe(168);
+    expect(() => built(Duration.days(7))).toThrow('deadlineExhaustion.duration: is 7 days with a period of 3600 s and a metricDelay of 120 s: '
+      + 'the alarm FILLs, so it evaluates 1 period more for a late datapoint, 608400 s in all, over the 604800 s CloudWatch evaluates at that period; '
+      + 'at most 601200 s (Duration.minutes(10020))');
+    expect(() => built(Duration.hours(1), Duration.days(8))).toThrow('fallbackShare.duration: is 8 days with a period of 3600 s, longer than the '
+      + '604800 s CloudWatch evaluates at that period; at most 604800 s (Duration.minutes(10080))');
+  });
+
+  test('at a one-day period the FILL alarms keep their late period (N = 2 days), no longer cut to M = N by a one-day bound', () => {
+    const { stack } = testStack();
+    new InferenceAlarms(stack, 'Alarms', { serving: servingOf(ALB, 'llama-eks', 250, { classes: { l40s: { capacityErrors: errors } } }), period: Duration.days(1) });
+    const template = Template.fromStack(stack);
+    for (const fragment of ['to protect the deadline', 'reported capacity errors']) {
+      expect([oneAlarm(template, fragment)].map((a) => [a.DatapointsToAlarm, a.EvaluationPeriods])).toEqual([[1, 2]]);
+    }
+  });
+
+  test('a SageMaker replica shortage FILLs (its refused scale-outs) and gets the margin in the bound; on an ALB it does not', () => {
+    const shortage = (facts: typeof ALB | typeof SAGEMAKER) => () => {
+      const { stack } = testStack();
+      new InferenceAlarms(stack, 'Alarms', { serving: servingOf(facts, 'llama', 250), replicaShortage: { duration: Duration.days(1) } });
+    };
+    expect(shortage(SAGEMAKER)).toThrow('replicaShortage.duration: is 1 day with a period of 60 s and a metricDelay of 120 s: the alarm FILLs');
+    expect(shortage(ALB)).not.toThrow();
   });
 
   test('the alarms that FILL leave room for the metricDelay declared (300 s at 60 s periods: 5 periods), the others do not change', () => {
@@ -685,10 +741,17 @@ describe('validation', () => {
       '  - period: is 90 s; allowed: a whole number of minutes from 1 minute to 1 day (the dashboard and the alarms read metrics published '
         + 'once a minute; a period under a minute is for high-resolution metrics only)',
       '  - fallbackShare.thresholdPercent: is 150 %; allowed: a finite number above 0 and below 100 %',
-      '  - fallbackShare.duration: is 30 seconds with a period of 60 s; allowed: a whole number of periods, at least one, at most 1 day',
+      '  - fallbackShare.duration: is 30 seconds with a period of 60 s; allowed: a whole number of periods, at least one, whose evaluation range '
+        + '(the duration, plus the periods of metricDelay for the alarms that FILL: deadlineExhaustion, preferredCapacityErrors, a SageMaker '
+        + 'replicaShortage) is at most 1 day at periods under 1 hour, 7 days otherwise (PutMetricAlarm: Period x EvaluationPeriods at most '
+        + '604,800 s, and at most 86,400 s at a period under 3,600 s)',
       '  - deadlineExhaustion.minRequestsPerPeriod: is 0; allowed: a whole number at least 1',
       '  - preferredCapacityErrors.threshold: is 0.5; allowed: a whole number at least 1 (capacity errors per period)',
-      '  - reconcilerHeartbeat.duration: is 2 days with a period of 60 s; allowed: a whole number of periods, at least one, at most 1 day',
+      '  - reconcilerHeartbeat.duration: is 2 days with a period of 60 s, longer than the 86400 s CloudWatch evaluates at that period; at most '
+        + '86400 s (Duration.minutes(1440)); allowed: a whole number of periods, at least one, whose evaluation range (the duration, plus the '
+        + 'periods of metricDelay for the alarms that FILL: deadlineExhaustion, preferredCapacityErrors, a SageMaker replicaShortage) is at most '
+        + '1 day at periods under 1 hour, 7 days otherwise (PutMetricAlarm: Period x EvaluationPeriods at most 604,800 s, and at most 86,400 s '
+        + 'at a period under 3,600 s)',
     ]);
   });
 

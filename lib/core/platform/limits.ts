@@ -26,6 +26,18 @@ export const SAGEMAKER_ENDPOINT_LIMITS = {
 } as const;
 
 /**
+ * The longest evaluation range (EvaluationPeriods x Period) CloudWatch accepts for an alarm at a period: "An alarm's
+ * total current evaluation period can be no longer than seven days, so Period multiplied by EvaluationPeriods can't be
+ * more than 604,800 seconds. For alarms with a period of less than one hour (3,600 seconds), the total evaluation period
+ * can't be longer than one day (86,400 seconds)." (PutMetricAlarm, Period:
+ * https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html;
+ * boto/botocore@1.43.67 botocore/data/cloudwatch/2010-08-01/service-2.json:4322). A longer one fails at deploy.
+ */
+export function maxAlarmEvaluationSeconds(periodSeconds: number): number {
+  return periodSeconds < 3600 ? 86_400 : 604_800;
+}
+
+/**
  * EBS gp3: "The maximum ratio of provisioned IOPS to provisioned volume size is 500 IOPS per GiB"
  * (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html, gp3; awsdocs/amazon-ec2-user-guide
  * doc_source/ebs-volume-types.md). A volume asked for above it fails to create, and with it the instance launch.

@@ -5,7 +5,10 @@
  * enforces.
  */
 import { BLUE_GREEN_EXECUTION_TIMEOUT_SECONDS, type BlueGreenSteps, blueGreenStepsFloor } from '../platform/blue-green-deployment';
-import { AL2023_ROOT_SNAPSHOT_GIB, ALB_LIMITS as ALB, GP3_LIMITS, MIN_NODE_VOLUME_GIB, NODE_DATA_VOLUME, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
+import {
+  AL2023_ROOT_SNAPSHOT_GIB, ALB_LIMITS as ALB, GP3_LIMITS, maxAlarmEvaluationSeconds, MIN_NODE_VOLUME_GIB, NODE_DATA_VOLUME,
+  SAGEMAKER_ENDPOINT_LIMITS as SM,
+} from '../platform/limits';
 import { KARPENTER_CONTROLLER } from '../platform/system-nodes';
 import { parseSigningProfileArn, SIGNING_PROFILE_ARN_FORM } from '../trust/artifact-verification';
 import { isDigestPinnedImage } from '../trust/image-reference';
@@ -15,6 +18,7 @@ import {
   METRIC_DELAY_RULE, RECONCILER_RULES, ROUTING_FACTS_RULES, SERVICE_DIMENSION_RULE, SERVING_RULE, WARM_FLOOR_SHARE_RULE,
 } from './reconciler-rules';
 import { isUnresolved } from './tokens';
+import { latePeriods } from '../metrics/alarm-window';
 import { METRIC_PERIOD_SECONDS } from '../metrics/contract';
 
 // The tables the reconciler Lambda checks its configuration with live in reconciler-rules.ts (see there why); every
@@ -480,8 +484,8 @@ export const OBSERVABILITY_RULES = {
   // EMF and metric-filter metrics, none at StorageResolution 1): a sub-minute period is for high-resolution metrics only,
   // and an alarm at one "does not receive data for the attempts that do not correspond to a one-minute data resolution"
   // (PutMetricAlarm, Period: https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html),
-  // so with missing data not breaching over every period of its window it could never fire. Past one day no alarm
-  // duration is allowed (alarm.duration).
+  // so with missing data not breaching over every period of its window it could never fire. At most one day: every
+  // alarm's default duration, late margin included, then fits the 7 days CloudWatch evaluates at such a period (alarm.duration).
   period: crossRule<number>(
     'a whole number of minutes from 1 minute to 1 day',
     (s) => (Number.isInteger(s) && s >= 60 && s % 60 === 0 && s <= 86400 ? undefined
@@ -497,13 +501,30 @@ export const OBSERVABILITY_RULES = {
   ),
   // The Reconciler's own rule: both say how late the same metrics publish (the Reconciler refuses a longer one of its own).
   metricDelay: METRIC_DELAY_RULE,
-  'alarm.duration': crossRule<{ readonly seconds: number; readonly human: string; readonly periodSeconds: number }>(
-    'a whole number of periods, at least one, at most 1 day',
-    ({ seconds, human, periodSeconds }) => {
+  // The alarms that FILL evaluate `metricDelay`'s periods more than their duration (lateTolerantWindow,
+  // lib/core/metrics/alarm-window.ts): that margin counts against CloudWatch's bound too, so a duration that leaves it
+  // no room is refused here instead of the alarm losing it (an alarm that FILLs with M = N never sees a late datapoint).
+  'alarm.duration': crossRule<{
+    readonly seconds: number; readonly human: string; readonly periodSeconds: number;
+    /** Set for an alarm that FILLs (its N exceeds M by this delay's periods). */
+    readonly metricDelaySeconds?: number;
+  }>(
+    'a whole number of periods, at least one, whose evaluation range (the duration, plus the periods of metricDelay for the alarms that FILL: '
+      + 'deadlineExhaustion, preferredCapacityErrors, a SageMaker replicaShortage) is at most 1 day at periods under 1 hour, 7 days otherwise',
+    ({ seconds, human, periodSeconds, metricDelaySeconds }) => {
       if (isUnresolved(seconds)) return 'is a CDK token (the alarm computes its evaluation periods from it)';
-      return Number.isFinite(seconds) && seconds >= periodSeconds && seconds % periodSeconds === 0 && seconds <= 86400 ? undefined
-        : `is ${human} with a period of ${periodSeconds} s`;
+      const found = `is ${human} with a period of ${periodSeconds} s`;
+      if (!(Number.isFinite(seconds) && seconds >= periodSeconds && seconds % periodSeconds === 0)) return found;
+      const bound = maxAlarmEvaluationSeconds(periodSeconds);
+      const late = metricDelaySeconds === undefined ? 0 : latePeriods(periodSeconds, metricDelaySeconds);
+      const maxSeconds = (Math.floor(bound / periodSeconds) - late) * periodSeconds;
+      if (seconds <= maxSeconds) return undefined;
+      const most = `; at most ${maxSeconds} s (Duration.minutes(${maxSeconds / 60}))`;
+      return late === 0 ? `${found}, longer than the ${bound} s CloudWatch evaluates at that period${most}`
+        : `${found} and a metricDelay of ${metricDelaySeconds} s: the alarm FILLs, so it evaluates ${late} period${late === 1 ? '' : 's'} more `
+          + `for a late datapoint, ${seconds + late * periodSeconds} s in all, over the ${bound} s CloudWatch evaluates at that period${most}`;
     },
+    'PutMetricAlarm: Period x EvaluationPeriods at most 604,800 s, and at most 86,400 s at a period under 3,600 s',
   ),
   'fallbackShare.basis': crossRule<unknown>("'tokens' or 'requests'", (v) => (v === undefined || v === 'tokens' || v === 'requests' ? undefined : `is ${JSON.stringify(v)}`)),
   // PutMetricAlarm's Metrics: "up to 20 MetricDataQuery structures ... as many as 10 structures that contain a MetricStat
