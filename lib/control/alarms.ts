@@ -112,13 +112,13 @@ export interface InferenceAlarmOptions {
   /** @default - enabled with the defaults of `ReconcilerHeartbeatAlarmOptions` */
   readonly reconcilerHeartbeat?: ReconcilerHeartbeatAlarmOptions;
   /**
-   * How often the Reconciler runs (its `policy.period`, whole minutes): the replica shortage and heartbeat alarms read
-   * what each run publishes, one datapoint per run, so they are evaluated at this period, whatever `period` (their
-   * durations whole multiples of it). At a shorter period, runs further apart leave periods empty: the shortage alarm
-   * (missing data not breaching) could never fill its window, and the heartbeat (missing data breaching) would fire
-   * between runs; at a longer one the shortage would pair one run's desired count with another's ready count. The
-   * Reconciler of the same serving fails synth when this differs from its `policy.period` (and refuses `capacityAlarms`
-   * made for another period). The two alarms' default durations are
+   * How often the Reconciler runs (its `policy.period`, same rule: whole minutes, 1 minute to 6 hours): the replica
+   * shortage and heartbeat alarms read what each run publishes, one datapoint per run, so they are evaluated at this
+   * period, whatever `period` (their durations whole multiples of it). At a shorter period, runs further apart leave
+   * periods empty: the shortage alarm (missing data not breaching) could never fill its window, and the heartbeat
+   * (missing data breaching) would fire between runs; at a longer one the shortage would pair one run's desired count
+   * with another's ready count. The Reconciler of the same serving fails synth when this differs from its
+   * `policy.period` (and refuses `capacityAlarms` made for another period). The two alarms' default durations are
    * rounded up to whole periods, and the heartbeat's to two at least.
    * @default - one minute, the Reconciler's default `policy.period`
    */
@@ -546,7 +546,8 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
     );
   }
   const reconciler = durationSeconds(props.reconcilerPeriod);
-  const runPeriod = reconciler !== undefined && c.cross('alarm.reconcilerPeriod', reconciler, 'reconcilerPeriod') ? reconciler : DEFAULT_RECONCILER_PERIOD.toSeconds();
+  const runPeriod = reconciler !== undefined && c.check('alarm.reconcilerPeriod', reconciler, 'reconcilerPeriod')
+    ? reconciler : DEFAULT_RECONCILER_PERIOD.toSeconds();
   // The alarms that FILL (lateTolerant) evaluate the periods of metricDelay more; one that breaks its rule is reported
   // by it, and the durations are then measured with the default.
   const givenDelay = durationSeconds(props.metricDelay);

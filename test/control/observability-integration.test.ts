@@ -234,7 +234,7 @@ describe('a Reconciler that runs every 2 minutes', () => {
     const built = endpointStack();
     expect(() => new InferenceObservability(built.stack, 'Observability', {
       serving: built.endpoint, reconcilerPeriod: Duration.seconds(90), replicaShortage: { duration: Duration.minutes(3) },
-    })).toThrow(/reconcilerPeriod: is 90 s; allowed: a whole number of minutes/);
+    })).toThrow(/reconcilerPeriod: is 90 s; allowed: a whole number from 60 to 21_600 s, a multiple of 60/);
     expect(() => new InferenceObservability(built.stack, 'Observability2', {
       serving: built.endpoint, reconcilerPeriod: Duration.minutes(2), replicaShortage: { duration: Duration.minutes(5) },
     })).toThrow(/replicaShortage.duration: is 5 minutes with a period of 120 s/);

@@ -1,5 +1,6 @@
 import { Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import {
   type AlbRoutingFacts,
@@ -9,6 +10,8 @@ import {
 import { type CapacityClass } from '../../lib/core/service/capacity-class';
 import { checkCapacityClasses } from '../../lib/core/service/checks';
 import { ALARM_DEFAULTS, InferenceAlarms, InferenceDashboard, InferenceObservability } from '../../lib/control/observability';
+import { maxAlarmEvaluationSeconds } from '../../lib/core/platform/limits';
+import { OBSERVABILITY_RULES, RECONCILER_RULES } from '../../lib/core/validation/rules';
 import { llamaClasses, nagFindings, nistFindings, testStack } from '../util';
 import { servingOf } from './serving-fixture';
 
@@ -611,6 +614,36 @@ describe('default durations at periods longer than they are', () => {
     expect(window('served by fallback classes')).toEqual([[15, 15]]);
     expect(window('wanted more replicas')).toEqual(ALB.targets.map(() => [5, 5]));
     expect(window('recorded no decision')).toEqual([[10, 10]]);
+  });
+
+  test('every default run-fed alarm fits CloudWatch\'s bound at every reconcilerPeriod the Reconciler\'s policy.period rule allows', () => {
+    // Swept from the rule itself (whole minutes, 1 minute to 6 hours); metricDelay at its 900 s maximum gives the FILLed
+    // SageMaker replica shortage its widest margin. The heartbeat (2 periods at least) did not fit at a 4-day period (R193).
+    const rule = OBSERVABILITY_RULES['alarm.reconcilerPeriod'];
+    expect(rule).toBe(RECONCILER_RULES['policy.period']);
+    const { stack } = testStack();
+    const alarmTopic = new sns.Topic(stack, 'Topic');
+    const serving = servingOf(SAGEMAKER, 'llama', 250);
+    for (let period = rule.min!; period <= rule.max!; period += rule.multipleOf!) {
+      const a = new InferenceAlarms(stack, `Alarms${period}`, {
+        serving, alarmTopic, reconcilerPeriod: Duration.seconds(period), metricDelay: Duration.seconds(900),
+      });
+      const runFed = [...a.replicaShortageAlarms, a.reconcilerHeartbeatAlarm!];
+      expect(runFed).toHaveLength(SAGEMAKER.variants.length + 1);
+      for (const alarm of runFed) {
+        const n = (alarm.node.defaultChild as cloudwatch.CfnAlarm).evaluationPeriods!;
+        expect(n * period).toBeLessThanOrEqual(maxAlarmEvaluationSeconds(period));
+      }
+    }
+  });
+
+  test.each([
+    [Duration.days(4), 'is 345600 s'], [Duration.hours(6).plus(Duration.minutes(1)), 'is 21660 s'], [Duration.seconds(90), 'is 90 s'],
+  ])('reconcilerPeriod %s is refused with the Reconciler\'s policy.period rule, before any alarm is built', (reconcilerPeriod, found) => {
+    const { stack } = testStack();
+    expect(() => new InferenceAlarms(stack, 'Alarms', { serving: servingOf(SAGEMAKER, 'llama', 250), reconcilerPeriod }))
+      .toThrow(`InferenceAlarms 'Test/Alarms' is invalid (1 problem):\n  - reconcilerPeriod: ${found}; allowed: a whole number from 60 to 21_600 s, `
+        + 'a multiple of 60 (the schedule runs at EventBridge rates of whole minutes');
   });
 
   test.each([

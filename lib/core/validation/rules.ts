@@ -270,11 +270,16 @@ export const EKS_RULES = {
       const where = pinned ? `holds the class to ${quoted(outside)}` : `is unset, so the class's pods may run in every zone of the cluster's node subnets, ${quoted(outside)} among them`;
       return `${where}, where the load balancer is not enabled (its zones: ${quoted(albZones)})`;
     },
+    // The controller the EKS path installs (LOAD_BALANCER_CONTROLLER_CHART 3.5.0, appVersion v3.5.0) sets a gated pod's
+    // condition True only when its target's state is healthy, False for any other state, and a pod not yet registered
+    // reads as 'initial' (kubernetes-sigs/aws-load-balancer-controller@v3.5.0 pkg/targetgroupbinding/resource_manager.go:515-528
+    // calculateReadinessGateTransition, :427-433); a pod without the gate is True at once (:516-518), which is why the
+    // gate is injected first (test/eks/readiness-gate.test.ts).
     'a target registered in an Availability Zone the load balancer does not enable receives no traffic (Elastic Load Balancing guide, '
       + '"Availability Zones and load balancer nodes") and is never healthy, and the load balancer controller\'s pod readiness gate '
-      + 'turns a pod Ready only for a healthy target (aws-load-balancer-controller pkg/targetgroupbinding/resource_manager.go, '
-      + 'calculateReadinessGateTransition): its pods would never be Ready, stalling rollouts on billed nodes; set placement.zones, '
-      + "loadBalancer.vpcSubnets or the cluster's nodeSubnets so that they agree",
+      + 'turns a pod Ready only for a healthy target (kubernetes-sigs/aws-load-balancer-controller@v3.5.0 '
+      + 'pkg/targetgroupbinding/resource_manager.go:515-528, calculateReadinessGateTransition): its pods would never be Ready, '
+      + "stalling rollouts on billed nodes; set placement.zones, loadBalancer.vpcSubnets or the cluster's nodeSubnets so that they agree",
   ),
   'placement.zones@nodeSubnets': crossRule<{ readonly zone: string; readonly nodeZones: readonly string[] }>(
     "zones of the cluster's node subnets: nodeSubnets, by default the VPC's private subnets with egress",
@@ -452,7 +457,7 @@ export const SAGEMAKER_RULES = {
     'a blue/green deployment provisions the new fleet (VariantInstanceProvisionTimeoutInSeconds), downloads the model ' +
       '(ModelDataDownloadTimeoutInSeconds) and passes the start-up health check (ContainerStartupHealthCheckTimeoutInSeconds) ' +
       'before the traffic shift and the bake (TerminationWaitInSeconds), all within MaximumExecutionTimeoutInSeconds; the instance ' +
-      'launch once capacity is found and the traffic shift have no documented duration and are not counted',
+      'launch once capacity is found, the image pull and the traffic shift have no documented duration and are not counted',
   ),
   'deployment.rollbackAlarms': crossRule<number>(
     '1 to 10 alarms (given in deployment.rollbackAlarms or with addRollbackAlarm())',
@@ -492,13 +497,11 @@ export const OBSERVABILITY_RULES = {
       : isUnresolved(s) ? 'is a CDK token (the alarms compute their evaluation periods from it)' : `is ${s} s`),
     'the dashboard and the alarms read metrics published once a minute; a period under a minute is for high-resolution metrics only',
   ),
-  'alarm.reconcilerPeriod': crossRule<number>(
-    "a whole number of minutes: the Reconciler's policy.period",
-    (seconds) => {
-      if (isUnresolved(seconds)) return 'is a CDK token (the alarms compute their evaluation periods from it)';
-      return Number.isInteger(seconds) && seconds >= 60 && seconds % 60 === 0 ? undefined : `is ${seconds} s`;
-    },
-  ),
+  // The Reconciler's policy.period, so its rule: the Reconciler refuses alarms made for another period ('policy.period@alarms').
+  // Its 6-hour bound also keeps every default run-fed alarm within CloudWatch's (at 6 h the heartbeat's 2 periods, the
+  // FILLed SageMaker replica shortage's 1 + 1, are half a day of 7), test/control/observability.test.ts; a 4-day period
+  // gave the heartbeat 8 days, which PutMetricAlarm refuses.
+  'alarm.reconcilerPeriod': RECONCILER_RULES['policy.period'],
   // The Reconciler's own rule: both say how late the same metrics publish (the Reconciler refuses a longer one of its own).
   metricDelay: METRIC_DELAY_RULE,
   // The alarms that FILL evaluate `metricDelay`'s periods more than their duration (lateTolerantWindow,
