@@ -7,9 +7,13 @@
  * `readinessGateProblems` reads that ordering from the synthesized template (CloudFormation DependsOn, transitively).
  */
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
+import { EKS_RULES } from '../../lib/core/validation/rules';
 import { EksInferenceCluster } from '../../lib/eks/cluster';
 import { EksInferenceService } from '../../lib/eks/inference-service';
+import { LOAD_BALANCER_CONTROLLER_CHART } from '../../lib/eks/versions';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, renderWithPlaceholders, testStack } from '../util';
 
 type Obj = { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: Record<string, unknown> };
@@ -105,5 +109,27 @@ describe('ALB readiness gate for the first pods (issue 21 item 8)', () => {
     }
     expect(readinessGateProblems(broken)).toHaveLength(3);
     expect(readinessGateProblems(broken)[0]).toMatch(/its namespace is not labelled elbv2.k8s.aws\/pod-readiness-gate-inject=enabled/);
+  });
+});
+
+/**
+ * What the library relies on of the controller is cited at the tag it installs: chart 3.5.0 ships appVersion v3.5.0
+ * (kubernetes-sigs/aws-load-balancer-controller@v3.5.0 helm/aws-load-balancer-controller/Chart.yaml:4-5). A chart bump
+ * fails here until every cited fact is read again at the new tag.
+ */
+describe('aws-load-balancer-controller facts are cited at the installed version', () => {
+  const tag = `v${LOAD_BALANCER_CONTROLLER_CHART.version}`;
+
+  test('the readiness gate is True only for a healthy target (resource_manager.go calculateReadinessGateTransition)', () => {
+    expect(EKS_RULES['placement.zones@loadBalancer'].why).toContain(
+      `aws-load-balancer-controller@${tag} pkg/targetgroupbinding/resource_manager.go:515-528, calculateReadinessGateTransition`);
+  });
+
+  test('every aws-load-balancer-controller@<tag> citation in lib/ names that tag', () => {
+    const lib = join(__dirname, '..', '..', 'lib');
+    const files = (readdirSync(lib, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts'));
+    const tags = files.flatMap((f) => [...readFileSync(join(lib, f), 'utf8').matchAll(/aws-load-balancer-controller@(v[\w.-]+)/g)].map((m) => `${f}: ${m[1]}`));
+    expect(tags.length).toBeGreaterThanOrEqual(3);
+    expect(tags.filter((t) => !t.endsWith(`: ${tag}`))).toEqual([]);
   });
 });
