@@ -21,6 +21,7 @@ import { controllerInlinePolicyChars, ROLE_INLINE_POLICY_CHARS } from './control
 import { LoadBalancerController } from './load-balancer-controller';
 import { NeuronDevicePlugin } from './neuron-device-plugin';
 import { EksObservability, type ObservabilityOptions } from './observability-addon';
+import { endpointAccessProblems, isolatedNodeSubnets, isolatedSubnetEndpointProblems, type IsolatedSubnetEndpoints } from './isolated-subnets';
 import { nodeSubnets, tagNodeSubnets } from './subnet-discovery';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, NEURON_DEVICE_PLUGIN_CHART } from './versions';
 
@@ -150,6 +151,15 @@ export interface ClusterSettings {
    */
   readonly nodeSubnets?: ec2.SubnetSelection;
   /**
+   * How isolated node subnets (`ec2.SubnetType.PRIVATE_ISOLATED`, no NAT) reach the AWS services their nodes call.
+   * `'in-vpc'`: through the VPC's own endpoints, checked at synth when the VPC is an `ec2.Vpc` of this app: one the nodes
+   * need to join (ec2, ecr.api, ecr.dkr, s3) missing fails synth, one a feature needs (eks-auth, logs) warns
+   * (docs/eks-inference-cluster.md, "Isolated node subnets"). `'elsewhere'`: through endpoints outside the VPC (a shared
+   * endpoint VPC reached over Transit Gateway, say), not checked. Subnets of an imported VPC are never checked.
+   * @default 'in-vpc'
+   */
+  readonly isolatedSubnetEndpoints?: IsolatedSubnetEndpoints;
+  /**
    * The kubectl/helm Lambda layer of a new cluster, matching its Kubernetes version, e.g.
    * `new KubectlV34Layer(this, 'Kubectl')` from `@aws-cdk/lambda-layer-kubectl-v34`. Required for a new cluster. Not
    * bundled, so that a SageMaker-only user does not install the 36 MB layer.
@@ -176,7 +186,8 @@ export interface ClusterSettings {
 
 /** The names of ClusterSettings, for the service that must refuse them next to an EksInferenceCluster. */
 export const CLUSTER_SETTINGS = [
-  'clusterName', 'clusterOptions', 'vpc', 'nodeSubnets', 'kubectlLayer', 'chartVersions', 'observability', 'neuronDevicePlugin',
+  'clusterName', 'clusterOptions', 'vpc', 'nodeSubnets', 'isolatedSubnetEndpoints', 'kubectlLayer', 'chartVersions', 'observability',
+  'neuronDevicePlugin',
 ] as const satisfies
   ReadonlyArray<keyof ClusterSettings>;
 
@@ -285,6 +296,21 @@ export class EksInferenceCluster extends Construct {
     }
     this.nodeSubnets = selectedNodeSubnets(this, this.vpc, props.nodeSubnets);
     tagNodeSubnets(this, this.nodeSubnets, this.clusterName);
+    if (!props.cluster) {
+      // aws-cdk-lib 2.269.0 aws-eks-v2 EndpointAccess keeps it in `_config` (public in its .d.ts): false only for PUBLIC.
+      const access = props.clusterOptions?.endpointAccess ?? eks.EndpointAccess.PRIVATE;
+      const problems = endpointAccessProblems(isolatedNodeSubnets(this.vpc, this.nodeSubnets), access._config.privateAccess !== false);
+      if (problems.length > 0) throw invalid(this, problems);
+    }
+    if (props.isolatedSubnetEndpoints !== 'elsewhere') {
+      // At synth: the VPC's endpoints may be added after the cluster.
+      this.node.addValidation({
+        validate: () => {
+          const problems = isolatedSubnetEndpointProblems(this, this.vpc, this.nodeSubnets);
+          return problems.length === 0 ? [] : [invalid(this, problems).message];
+        },
+      });
+    }
 
     const existing = props.existingControllers ?? {};
     const versions = props.chartVersions ?? {};

@@ -34,3 +34,5 @@ export {
   OBSERVABILITY_ADDON_VERSION, OBSERVABILITY_NAMESPACE, OBSERVABILITY_SERVICE_ACCOUNT,
 } from './observability-addon';
 export { acknowledgeVpcFindings } from './cluster-vpc';
+export { type IsolatedSubnetEndpoints } from './isolated-subnets';
+export { ISOLATED_NODE_SUBNET_ENDPOINTS, type NodeSubnetEndpoint, type EndpointNeed } from '../core/platform/isolated-node-endpoints';

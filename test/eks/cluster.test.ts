@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { App, Annotations as CoreAnnotations, type CfnElement, Stack } from 'aws-cdk-lib';
+import { App, Annotations as CoreAnnotations, type CfnElement, Fn, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
@@ -17,6 +19,7 @@ import { controllerInlinePolicyChars } from '../../lib/eks/controller-policy-siz
 import { InferenceObservability } from '../../lib/control/observability';
 import { Reconciler } from '../../lib/control/reconciler';
 import { signalContractProblems } from '../../lib/core/metrics/template-check';
+import { ISOLATED_NODE_SUBNET_ENDPOINTS } from '../../lib/core/platform/isolated-node-endpoints';
 import { KARPENTER_CONTROLLER, SCRAPER_RESOURCES } from '../../lib/core/platform/system-nodes';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, renderWithPlaceholders, testStack } from '../util';
 
@@ -548,7 +551,10 @@ describe('nodeSubnets: the tier of a multi-tier VPC the nodes go to', () => {
     const app = build(() => ({ subnetGroupName: 'app' }));
     expect(app.selected).toEqual(app.group('app').sort());
     expect(app.cluster.nodeSubnets).toHaveLength(2);
-    const isolated = build(() => ({ subnetType: ec2.SubnetType.PRIVATE_ISOLATED }));
+    const isolated = build((vpc) => {
+      addNodeEndpoints(vpc);
+      return { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
+    });
     expect(isolated.selected).toEqual(isolated.group('db').sort());
     // The caller's own filters are not changed (aws-cdk-lib pushes onePerAz's filter into the array it is given).
     const filters: ec2.SubnetFilter[] = [];
@@ -573,6 +579,160 @@ describe('nodeSubnets: the tier of a multi-tier VPC the nodes go to', () => {
     expect(() => new EksInferenceService(stack, 'A', {
       contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE, nodeSubnets: { subnetGroupName: 'Private' },
     })).toThrow(/nodeSubnets: is a setting of the cluster, but the service attaches to EksInferenceCluster 'Test\/Cluster'/);
+  });
+});
+
+/** Every endpoint of ISOLATED_NODE_SUBNET_ENDPOINTS (or those of `services`) on `vpc`: S3 as a gateway endpoint on every subnet. */
+function addNodeEndpoints(vpc: ec2.Vpc, services: readonly string[] = ISOLATED_NODE_SUBNET_ENDPOINTS.map((e) => e.service)): void {
+  for (const service of services) {
+    if (service === 's3') vpc.addGatewayEndpoint('S3', { service: ec2.GatewayVpcEndpointAwsService.S3 });
+    else vpc.addInterfaceEndpoint(service, { service: new ec2.InterfaceVpcEndpointAwsService(service) });
+  }
+}
+
+describe('nodeSubnets: isolated subnets and the VPC endpoints their nodes need', () => {
+  const ISOLATED = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
+  /** A VPC with public, private (egress) and isolated subnets, and a cluster whose nodes go to `nodeSubnets`. */
+  const build = (props: Partial<EksInferenceClusterProps> = {}, endpoints?: (vpc: ec2.Vpc) => void) => {
+    const { app, stack } = testStack();
+    const vpc = new ec2.Vpc(stack, 'Vpc', {
+      maxAzs: 2, natGateways: 1,
+      subnetConfiguration: [
+        { name: 'public', subnetType: ec2.SubnetType.PUBLIC },
+        { name: 'app', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+        { name: 'nodes', subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      ],
+    });
+    const cluster = new EksInferenceCluster(stack, 'Cluster', {
+      vpc, nodeSubnets: ISOLATED, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), ...props,
+    });
+    // After the cluster: the check runs at synth.
+    endpoints?.(vpc);
+    return { app, stack, vpc, cluster };
+  };
+  const synthError = (app: App) => {
+    try {
+      app.synth();
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return undefined;
+  };
+  const endpointWarnings = (stack: Stack) => Annotations.fromStack(stack)
+    .findWarning('*', Match.stringLikeRegexp('eks-isolated-subnet-endpoints')).map((w) => String(w.entry.data));
+  const NODES = "'Test/Vpc/nodesSubnet1', 'Test/Vpc/nodesSubnet2'";
+
+  test('fails synth without the endpoints the nodes need to join, naming the construct, the subnets and every missing endpoint', () => {
+    const { app } = build();
+    expect(synthError(app)).toContain(
+      "[Test/Cluster] EksInferenceCluster 'Test/Cluster' is invalid (1 problem):\n  - nodeSubnets: selects isolated subnets "
+      + `(${NODES}) of the VPC Test/Vpc, which has no endpoint for 'com.amazonaws.us-east-1.ec2', 'com.amazonaws.us-east-1.ecr.api', `
+      + "'com.amazonaws.us-east-1.ecr.dkr', 'com.amazonaws.us-east-1.s3' they can reach; allowed: isolated node subnets (PRIVATE_ISOLATED) in a VPC "
+      + 'with endpoints they reach for com.amazonaws.<region>.ec2, com.amazonaws.<region>.ecr.api, com.amazonaws.<region>.ecr.dkr and '
+      + "com.amazonaws.<region>.s3: interface endpoints with private DNS, or for s3 a gateway endpoint on the subnets' route tables; or "
+      + "isolatedSubnetEndpoints: 'elsewhere' when they reach these services through endpoints outside the VPC (nodes there reach AWS only",
+    );
+  });
+
+  test('synthesizes with every endpoint, added after the cluster; without eks-auth and logs it warns, naming what fails', () => {
+    const all = build({}, (vpc) => addNodeEndpoints(vpc));
+    expect(() => Template.fromStack(all.stack)).not.toThrow();
+    expect(endpointWarnings(all.stack)).toEqual([]);
+
+    const joinOnly = build({}, (vpc) => addNodeEndpoints(vpc, ['ec2', 'ecr.api', 'ecr.dkr', 's3']));
+    expect(() => Template.fromStack(joinOnly.stack)).not.toThrow();
+    const warnings = endpointWarnings(joinOnly.stack);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`The isolated node subnets ${NODES} of the VPC Test/Vpc reach AWS only through VPC endpoints, and synth `
+      + "finds none in the VPC they can reach for 'com.amazonaws.us-east-1.eks-auth', 'com.amazonaws.us-east-1.logs'. eks-auth: the EKS Pod "
+      + 'Identity agent gets every pod identity credential from it: without it the model-data init container has no credentials');
+    expect(warnings[0]).toContain('Add them (ec2.InterfaceVpcEndpointAwsService.EKS_AUTH, ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS)');
+  });
+
+  test("an S3 gateway endpoint counts only on the subnets' route tables, an interface endpoint only with private DNS", () => {
+    const { app } = build({}, (vpc) => {
+      addNodeEndpoints(vpc, ['ecr.api', 'ecr.dkr', 'eks-auth', 'logs']);
+      vpc.addGatewayEndpoint('S3', { service: ec2.GatewayVpcEndpointAwsService.S3, subnets: [{ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }] });
+      vpc.addInterfaceEndpoint('Ec2', { service: ec2.InterfaceVpcEndpointAwsService.EC2, privateDnsEnabled: false });
+    });
+    expect(synthError(app)).toContain("which has no endpoint for 'com.amazonaws.us-east-1.ec2', 'com.amazonaws.us-east-1.s3' they can reach");
+    // An S3 interface endpoint serves them too.
+    const s3Interface = build({}, (vpc) => {
+      addNodeEndpoints(vpc, ['ec2', 'ecr.api', 'ecr.dkr', 'eks-auth', 'logs']);
+      vpc.addInterfaceEndpoint('S3', { service: ec2.InterfaceVpcEndpointAwsService.S3 });
+    });
+    expect(synthError(s3Interface.app)).toBeUndefined();
+  });
+
+  test('an endpoint whose service is not known at synth turns the error into a warning: it may be one of them', () => {
+    const { app, stack } = build({}, (vpc) => {
+      new ec2.CfnVPCEndpoint(vpc, 'Opaque', { vpcId: vpc.vpcId, serviceName: Fn.importValue('endpoint-service'), vpcEndpointType: 'Interface' });
+    });
+    expect(synthError(app)).toBeUndefined();
+    const warnings = endpointWarnings(stack);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("finds none in the VPC they can reach for 'com.amazonaws.us-east-1.ec2', 'com.amazonaws.us-east-1.ecr.api', ");
+    expect(warnings[0]).toContain(
+      "(The VPC has an endpoint whose service is not known at synth, so the nodes' own needs, com.amazonaws.us-east-1.ec2,",
+    );
+  });
+
+  test("private subnets with egress are not checked, nor with isolatedSubnetEndpoints: 'elsewhere'", () => {
+    const egress = build({ nodeSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } });
+    expect(synthError(egress.app)).toBeUndefined();
+    expect(endpointWarnings(egress.stack)).toEqual([]);
+    const elsewhere = build({ isolatedSubnetEndpoints: 'elsewhere' });
+    expect(synthError(elsewhere.app)).toBeUndefined();
+    expect(endpointWarnings(elsewhere.stack)).toEqual([]);
+    expect(() => build({ isolatedSubnetEndpoints: 'nat' as 'elsewhere' })).toThrow(
+      "EksInferenceCluster 'Test/Cluster' is invalid (1 problem):\n  - isolatedSubnetEndpoints: is \"nat\"; allowed: 'in-vpc' or 'elsewhere'",
+    );
+  });
+
+  test('the isolated subnets of an imported VPC are not checked (its endpoints are outside the app)', () => {
+    const { app, stack } = testStack();
+    const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
+      vpcId: 'vpc-1', vpcCidrBlock: '10.0.0.0/16', availabilityZones: ['us-east-1a', 'us-east-1b'],
+      privateSubnetIds: ['subnet-p1', 'subnet-p2'], isolatedSubnetIds: ['subnet-i1', 'subnet-i2'],
+    });
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { vpc, nodeSubnets: ISOLATED, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    expect(cluster.nodeSubnets.map((s) => s.subnetId)).toEqual(['subnet-i1', 'subnet-i2']);
+    expect(synthError(app)).toBeUndefined();
+    expect(endpointWarnings(stack)).toEqual([]);
+  });
+
+  test('a service with a cluster of its own fails the same way, and a public-only API endpoint fails at construction', () => {
+    const { app, stack } = testStack();
+    const vpc = new ec2.Vpc(stack, 'Vpc', {
+      maxAzs: 2, natGateways: 1,
+      subnetConfiguration: [
+        { name: 'public', subnetType: ec2.SubnetType.PUBLIC },
+        { name: 'app', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+        { name: 'nodes', subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      ],
+    });
+    new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+      vpc, nodeSubnets: ISOLATED,
+    });
+    expect(synthError(app)).toContain(
+      "[Test/Llama/Default] EksInferenceCluster 'Test/Llama/Default' is invalid (1 problem):\n  - nodeSubnets: selects isolated subnets",
+    );
+
+    expect(() => build({ clusterOptions: { endpointAccess: eks.EndpointAccess.PUBLIC } }, (v) => addNodeEndpoints(v))).toThrow(
+      "EksInferenceCluster 'Test/Cluster' is invalid (1 problem):\n  - clusterOptions.endpointAccess: is eks.EndpointAccess.PUBLIC, but nodeSubnets "
+      + `selects isolated subnets (${NODES}), from which the public endpoint cannot be reached; allowed: eks.EndpointAccess.PRIVATE or `
+      + 'PUBLIC_AND_PRIVATE when nodeSubnets selects isolated subnets',
+    );
+    expect(() => build({ clusterOptions: { endpointAccess: eks.EndpointAccess.PUBLIC_AND_PRIVATE.onlyFrom('10.0.0.0/8') } })).not.toThrow();
+  });
+
+  test('docs/eks-inference-cluster.md lists every endpoint of the list, and what a missing one breaks', () => {
+    const doc = readFileSync(resolve(__dirname, '..', '..', 'docs', 'eks-inference-cluster.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('### Isolated node subnets'), doc.indexOf('\n## ', doc.indexOf('### Isolated node subnets')));
+    for (const e of ISOLATED_NODE_SUBNET_ENDPOINTS) {
+      expect(section).toContain(`| \`com.amazonaws.<region>.${e.service}\` | ${e.need === 'join' ? 'error' : 'warning'} |`);
+    }
   });
 });
 

@@ -9,6 +9,7 @@ import {
   AL2023_ROOT_SNAPSHOT_GIB, ALB_LIMITS as ALB, GP3_LIMITS, maxAlarmEvaluationSeconds, MIN_NODE_VOLUME_GIB, NODE_DATA_VOLUME,
   SAGEMAKER_ENDPOINT_LIMITS as SM,
 } from '../platform/limits';
+import { describeNodeEndpoints, GATEWAY_NODE_ENDPOINTS } from '../platform/isolated-node-endpoints';
 import { KARPENTER_CONTROLLER } from '../platform/system-nodes';
 import { parseSigningProfileArn, SIGNING_PROFILE_ARN_FORM } from '../trust/artifact-verification';
 import { isDigestPinnedImage } from '../trust/image-reference';
@@ -288,6 +289,26 @@ export const EKS_RULES = {
         + "tagged for Karpenter by hand are not seen at synth: select them with the cluster's nodeSubnets (e.g. { subnetType: PRIVATE_ISOLATED })"),
     'Karpenter launches a node only in a subnet its EC2NodeClass selects, and the construct tags only the node subnets (an isolated '
       + 'subnet only when nodeSubnets selects it): a NodePool held to a zone without one never gets a node',
+  ),
+  // Decided at synth (endpoints may be added to the VPC after the cluster): lib/eks/isolated-subnets.ts. The endpoints a
+  // feature needs (describeNodeEndpoints('feature')) only warn.
+  'nodeSubnets@endpoints': crossRule<{ readonly subnets: readonly string[]; readonly vpc: string; readonly missing: readonly string[] }>(
+    `isolated node subnets (PRIVATE_ISOLATED) in a VPC with endpoints they reach for ${describeNodeEndpoints('join')}: interface `
+      + `endpoints with private DNS, or for ${GATEWAY_NODE_ENDPOINTS.join(', ')} a gateway endpoint on the subnets' route tables; or `
+      + "isolatedSubnetEndpoints: 'elsewhere' when they reach these services through endpoints outside the VPC",
+    ({ subnets, vpc, missing }) => (missing.length === 0 ? undefined
+      : `selects isolated subnets (${quoted(subnets)}) of the VPC ${vpc}, which has no endpoint for ${quoted(missing)} they can reach`),
+    'nodes there reach AWS only through VPC endpoints: the VPC CNI reads the node\'s network interfaces through EC2 before the kubelet '
+      + "reports the node Ready, and every image, the VPC CNI's own among them, is pulled through ECR's API, its registry and S3: the "
+      + 'node would never turn Ready',
+  ),
+  'clusterOptions.endpointAccess@nodeSubnets': crossRule<{ readonly subnets: readonly string[] }>(
+    'eks.EndpointAccess.PRIVATE or PUBLIC_AND_PRIVATE when nodeSubnets selects isolated subnets',
+    ({ subnets }) => (subnets.length === 0 ? undefined
+      : `is eks.EndpointAccess.PUBLIC, but nodeSubnets selects isolated subnets (${quoted(subnets)}), from which the public endpoint `
+        + 'cannot be reached'),
+    'nodes register with the API server through its private endpoint when they have no internet access '
+      + '(https://docs.aws.amazon.com/eks/latest/userguide/private-clusters.html): they would never join',
   ),
   // 'reserved' (a Karpenter capacity type) needs the EC2NodeClass's capacityReservationSelectorTerms, which the library
   // does not render: without them the NodeClass has no reservations and Karpenter no reserved offerings

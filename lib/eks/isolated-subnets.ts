@@ -1,0 +1,121 @@
+import { Annotations, Stack, Token } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import { type IConstruct } from 'constructs';
+import {
+  describeNodeEndpoints, endpointServiceName, missingNodeEndpoints, type NodeSubnetEndpoint, parseEndpointServiceName,
+} from '../core/platform/isolated-node-endpoints';
+import { type ClassProblem } from '../core/service/checks';
+import { Checker } from '../core/validation/checker';
+import { quoted } from '../core/validation/names';
+import { EKS_RULES } from '../core/validation/rules';
+
+/** How isolated node subnets reach the AWS services their nodes call (`ClusterSettings.isolatedSubnetEndpoints`). */
+export type IsolatedSubnetEndpoints = 'in-vpc' | 'elsewhere';
+export const ISOLATED_SUBNET_ENDPOINTS: readonly IsolatedSubnetEndpoints[] = ['in-vpc', 'elsewhere'];
+
+/** The synth warning for endpoints only a feature needs (and for a check that could not decide). */
+export const ISOLATED_SUBNET_ENDPOINTS_WARNING = 'cdk-capacity-aware-inference:eks-isolated-subnet-endpoints';
+
+/**
+ * The node subnets that are isolated subnets of a VPC defined in this app (an `ec2.Vpc`), the only ones whose endpoints
+ * can be judged at synth. An imported VPC (`Vpc.fromLookup`, `fromVpcAttributes`) is not an `ec2.Vpc`: its endpoints
+ * exist outside the app, and `fromVpcAttributes` does not even know which subnets are isolated.
+ */
+export function isolatedNodeSubnets(vpc: ec2.IVpc, nodeSubnets: readonly ec2.ISubnet[]): ec2.ISubnet[] {
+  if (!(vpc instanceof ec2.Vpc)) return [];
+  return nodeSubnets.filter((s) => vpc.isolatedSubnets.includes(s));
+}
+
+/** `nodeSubnets` selecting isolated subnets of a cluster whose API server has no private endpoint (known at construction). */
+export function endpointAccessProblems(isolated: readonly ec2.ISubnet[], privateAccess: boolean): ClassProblem[] {
+  if (privateAccess) return [];
+  const rules = new Checker(EKS_RULES);
+  rules.cross('clusterOptions.endpointAccess@nodeSubnets', { subnets: isolated.map((s) => s.node.path) }, 'clusterOptions.endpointAccess');
+  return rules.problems;
+}
+
+interface VpcEndpoint {
+  /** The service, or undefined when its name is not known at synth. */
+  readonly service?: string;
+  /** The subnets it serves: every one for an interface endpoint, those whose route table it is on for a gateway endpoint. */
+  readonly serves: (subnet: ec2.ISubnet) => boolean;
+}
+
+/**
+ * Every VPC endpoint of `vpc` in the app, read from its CloudFormation resource (AWS::EC2::VPCEndpoint): the L2
+ * constructs keep neither the service nor the route tables (aws-cdk-lib 2.269.0 aws-ec2/lib/vpc-endpoint.js hands
+ * `serviceName`, `routeTableIds`, `privateDnsEnabled` and `vpcId` to CfnVPCEndpoint only). Endpoints in any stack count.
+ */
+function vpcEndpoints(vpc: ec2.Vpc, region: string): VpcEndpoint[] {
+  const cfns = vpc.node.root.node.findAll().filter((c): c is ec2.CfnVPCEndpoint => c instanceof ec2.CfnVPCEndpoint && c.vpcId === vpc.vpcId);
+  return cfns.flatMap((cfn): VpcEndpoint[] => {
+    const name = templateString(Stack.of(cfn).resolve(cfn.serviceName));
+    const parsed = name === undefined ? undefined : parseEndpointServiceName(name);
+    // Not an AWS service's endpoint (an endpoint service of an account), or one of another region (cross-region
+    // PrivateLink), which the services' regional names do not resolve to: none of the list.
+    if (name !== undefined && (!parsed || (parsed.region !== '*' && !Token.isUnresolved(region) && parsed.region !== region))) return [];
+    if ((cfn.vpcEndpointType ?? 'Gateway') === 'Gateway') {
+      const tables = cfn.routeTableIds;
+      const known = Array.isArray(tables) && tables.every((t) => typeof t === 'string');
+      return [{ service: parsed?.service, serves: (s) => !known || (tables as string[]).includes(s.routeTable.routeTableId) }];
+    }
+    // Without private DNS the endpoint does not answer the services' default names, which the kubelet, the VPC CNI and
+    // the SDKs call (the EKS guide asks for it: private-clusters.html, "enable private DNS names").
+    if (cfn.privateDnsEnabled === false) return [];
+    return [{ service: parsed?.service, serves: () => true }];
+  });
+}
+
+/** A resolved service name as a string, `*` for each part not known at synth (a region reference); undefined otherwise. */
+function templateString(value: unknown): string | undefined {
+  if (typeof value === 'string') return Token.isUnresolved(value) ? undefined : value;
+  const join = (value as { 'Fn::Join'?: unknown } | undefined)?.['Fn::Join'];
+  if (Array.isArray(join) && typeof join[0] === 'string' && Array.isArray(join[1])) {
+    return (join[1] as unknown[]).map((p) => (typeof p === 'string' ? p : '*')).join(join[0]);
+  }
+  const sub = (value as { 'Fn::Sub'?: unknown } | undefined)?.['Fn::Sub'];
+  return typeof sub === 'string' ? sub.replace(/\$\{[^}]*\}/g, '*') : undefined;
+}
+
+/**
+ * At synth (an endpoint may be added to the VPC after the cluster): the node subnets of `scope` that are isolated
+ * subnets of an in-app VPC, against the endpoints of that VPC. An endpoint the nodes need to join missing is an error
+ * (returned, naming the subnets, the VPC and every missing endpoint); one only a feature needs is a warning
+ * (ISOLATED_SUBNET_ENDPOINTS_WARNING). When an endpoint's service is not known at synth, the missing ones only warn:
+ * that endpoint may be one of them.
+ */
+export function isolatedSubnetEndpointProblems(scope: IConstruct, vpc: ec2.IVpc, nodeSubnets: readonly ec2.ISubnet[]): ClassProblem[] {
+  const isolated = isolatedNodeSubnets(vpc, nodeSubnets);
+  if (isolated.length === 0) return [];
+  const region = Stack.of(scope).region;
+  const endpoints = vpcEndpoints(vpc as ec2.Vpc, region);
+  const undecided = endpoints.some((e) => e.service === undefined);
+  const byMissing = new Map<string, { subnets: string[]; join: NodeSubnetEndpoint[]; feature: NodeSubnetEndpoint[] }>();
+  for (const subnet of isolated) {
+    const present = new Set(endpoints.filter((e) => e.service !== undefined && e.serves(subnet)).map((e) => e.service!));
+    const join = missingNodeEndpoints(present, 'join');
+    const feature = missingNodeEndpoints(present, 'feature');
+    if (join.length === 0 && feature.length === 0) continue;
+    const key = [...join, ...feature].map((e) => e.service).join(',');
+    const entry = byMissing.get(key) ?? { subnets: [], join, feature };
+    entry.subnets.push(subnet.node.path);
+    byMissing.set(key, entry);
+  }
+  const rules = new Checker(EKS_RULES);
+  const literalRegion = Token.isUnresolved(region) ? undefined : region;
+  const name = (e: NodeSubnetEndpoint) => endpointServiceName(e.service, literalRegion);
+  for (const { subnets, join, feature } of byMissing.values()) {
+    if (join.length > 0 && !undecided) {
+      rules.cross('nodeSubnets@endpoints', { subnets, vpc: vpc.node.path, missing: join.map(name) }, 'nodeSubnets');
+    }
+    const warn = undecided ? [...join, ...feature] : feature;
+    if (warn.length === 0) continue;
+    Annotations.of(scope).addWarningV2(ISOLATED_SUBNET_ENDPOINTS_WARNING,
+      `The isolated node subnets ${quoted(subnets)} of the VPC ${vpc.node.path} reach AWS only through VPC endpoints, and synth finds `
+      + `none in the VPC they can reach for ${quoted(warn.map(name))}. ${warn.map((e) => `${e.service}: ${e.why}.`).join(' ')}`
+      + (undecided ? ' (The VPC has an endpoint whose service is not known at synth, so the nodes\' own needs, '
+        + `${describeNodeEndpoints('join', literalRegion)}, are not checked.)` : '')
+      + ` Add them (${warn.map((e) => e.cdk).join(', ')}), or set isolatedSubnetEndpoints: 'elsewhere' when the subnets reach them outside the VPC.`);
+  }
+  return rules.problems;
+}
