@@ -2,7 +2,7 @@ import { Annotations, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { type IConstruct } from 'constructs';
 import {
-  describeNodeEndpoints, endpointServiceName, missingNodeEndpoints, type NodeSubnetEndpoint, parseEndpointServiceName,
+  describeNodeEndpoints, endpointServiceName, GATEWAY_NODE_ENDPOINTS, missingNodeEndpoints, type NodeSubnetEndpoint, parseEndpointServiceName,
 } from '../core/platform/isolated-node-endpoints';
 import { type ClassProblem } from '../core/service/checks';
 import { Checker } from '../core/validation/checker';
@@ -37,7 +37,10 @@ export function endpointAccessProblems(isolated: readonly ec2.ISubnet[], private
 interface VpcEndpoint {
   /** The service, or undefined when its name is not known at synth. */
   readonly service?: string;
-  /** The subnets it serves: every one for an interface endpoint, those whose route table it is on for a gateway endpoint. */
+  /**
+   * The subnets it serves: every one for an interface endpoint (for S3 only with DNS for all resolvers), those whose
+   * route table it is on for a gateway endpoint.
+   */
   readonly serves: (subnet: ec2.ISubnet) => boolean;
 }
 
@@ -62,8 +65,23 @@ function vpcEndpoints(vpc: ec2.Vpc, region: string): VpcEndpoint[] {
     // Without private DNS the endpoint does not answer the services' default names, which the kubelet, the VPC CNI and
     // the SDKs call (the EKS guide asks for it: private-clusters.html, "enable private DNS names").
     if (cfn.privateDnsEnabled === false) return [];
+    // An interface endpoint of a service that has gateway endpoints too (S3) answers its names inside the VPC only with
+    // PrivateDnsOnlyForInboundResolverEndpoint AllResolvers: OnlyInboundResolver "routes traffic that originates from
+    // the VPC to the gateway endpoint"
+    // (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-ec2-vpcendpoint-dnsoptionsspecification.html;
+    // aws-cdk-lib 2.269.0 aws-ec2/lib/vpc-endpoint.d.ts:132-146, VpcEndpointPrivateDnsOnlyForInboundResolverEndpoint).
+    // The value AWS applies when the template leaves it out is not confirmed here (the S3 guide's private DNS section
+    // describes inbound-only as the console's choice): fail safe, only an explicit AllResolvers counts.
+    if (parsed && GATEWAY_NODE_ENDPOINTS.includes(parsed.service) && !allResolvers(Stack.of(cfn).resolve(cfn.dnsOptions))) return [];
     return [{ service: parsed?.service, serves: () => true }];
   });
+}
+
+/** Whether resolved DnsOptions of an AWS::EC2::VPCEndpoint send every resolver's queries to the interface endpoint. */
+function allResolvers(dnsOptions: unknown): boolean {
+  const o = dnsOptions as { privateDnsOnlyForInboundResolverEndpoint?: unknown; PrivateDnsOnlyForInboundResolverEndpoint?: unknown } | undefined;
+  const value = o?.privateDnsOnlyForInboundResolverEndpoint ?? o?.PrivateDnsOnlyForInboundResolverEndpoint;
+  return value === ec2.VpcEndpointPrivateDnsOnlyForInboundResolverEndpoint.ALL_RESOLVERS;
 }
 
 /** A resolved service name as a string, `*` for each part not known at synth (a region reference); undefined otherwise. */

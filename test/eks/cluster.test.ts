@@ -629,7 +629,8 @@ describe('nodeSubnets: isolated subnets and the VPC endpoints their nodes need',
       + `(${NODES}) of the VPC Test/Vpc, which has no endpoint for 'com.amazonaws.us-east-1.ec2', 'com.amazonaws.us-east-1.ecr.api', `
       + "'com.amazonaws.us-east-1.ecr.dkr', 'com.amazonaws.us-east-1.s3' they can reach; allowed: isolated node subnets (PRIVATE_ISOLATED) in a VPC "
       + 'with endpoints they reach for com.amazonaws.<region>.ec2, com.amazonaws.<region>.ecr.api, com.amazonaws.<region>.ecr.dkr and '
-      + "com.amazonaws.<region>.s3: interface endpoints with private DNS, or for s3 a gateway endpoint on the subnets' route tables; or "
+      + "com.amazonaws.<region>.s3: interface endpoints with private DNS, or for s3 a gateway endpoint on the subnets' route tables (or an "
+      + 'interface endpoint whose private DNS is for all resolvers, privateDnsOnlyForInboundResolverEndpoint ALL_RESOLVERS); or '
       + "isolatedSubnetEndpoints: 'elsewhere' when they reach these services through endpoints outside the VPC (nodes there reach AWS only",
     );
   });
@@ -649,19 +650,23 @@ describe('nodeSubnets: isolated subnets and the VPC endpoints their nodes need',
     expect(warnings[0]).toContain('Add them (ec2.InterfaceVpcEndpointAwsService.EKS_AUTH, ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS)');
   });
 
-  test("an S3 gateway endpoint counts only on the subnets' route tables, an interface endpoint only with private DNS", () => {
+  test("an S3 gateway endpoint counts only on its route tables, an interface endpoint only with private DNS (S3's for all resolvers)", () => {
     const { app } = build({}, (vpc) => {
       addNodeEndpoints(vpc, ['ecr.api', 'ecr.dkr', 'eks-auth', 'logs']);
       vpc.addGatewayEndpoint('S3', { service: ec2.GatewayVpcEndpointAwsService.S3, subnets: [{ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }] });
       vpc.addInterfaceEndpoint('Ec2', { service: ec2.InterfaceVpcEndpointAwsService.EC2, privateDnsEnabled: false });
     });
     expect(synthError(app)).toContain("which has no endpoint for 'com.amazonaws.us-east-1.ec2', 'com.amazonaws.us-east-1.s3' they can reach");
-    // An S3 interface endpoint serves them too.
-    const s3Interface = build({}, (vpc) => {
+    // An S3 interface endpoint serves them only with private DNS for all resolvers: inbound-only DNS (or none stated)
+    // leaves the VPC's own traffic to the gateway endpoint.
+    const s3Interface = (dns?: ec2.VpcEndpointPrivateDnsOnlyForInboundResolverEndpoint) => build({}, (vpc) => {
       addNodeEndpoints(vpc, ['ec2', 'ecr.api', 'ecr.dkr', 'eks-auth', 'logs']);
-      vpc.addInterfaceEndpoint('S3', { service: ec2.InterfaceVpcEndpointAwsService.S3 });
-    });
-    expect(synthError(s3Interface.app)).toBeUndefined();
+      vpc.addInterfaceEndpoint('S3', { service: ec2.InterfaceVpcEndpointAwsService.S3, privateDnsOnlyForInboundResolverEndpoint: dns });
+    }).app;
+    const noS3 = "which has no endpoint for 'com.amazonaws.us-east-1.s3' they can reach";
+    expect(synthError(s3Interface())).toContain(noS3);
+    expect(synthError(s3Interface(ec2.VpcEndpointPrivateDnsOnlyForInboundResolverEndpoint.ONLY_INBOUND_RESOLVER))).toContain(noS3);
+    expect(synthError(s3Interface(ec2.VpcEndpointPrivateDnsOnlyForInboundResolverEndpoint.ALL_RESOLVERS))).toBeUndefined();
   });
 
   test('an endpoint whose service is not known at synth turns the error into a warning: it may be one of them', () => {

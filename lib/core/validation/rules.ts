@@ -294,7 +294,8 @@ export const EKS_RULES = {
   // feature needs (describeNodeEndpoints('feature')) only warn.
   'nodeSubnets@endpoints': crossRule<{ readonly subnets: readonly string[]; readonly vpc: string; readonly missing: readonly string[] }>(
     `isolated node subnets (PRIVATE_ISOLATED) in a VPC with endpoints they reach for ${describeNodeEndpoints('join')}: interface `
-      + `endpoints with private DNS, or for ${GATEWAY_NODE_ENDPOINTS.join(', ')} a gateway endpoint on the subnets' route tables; or `
+      + `endpoints with private DNS, or for ${GATEWAY_NODE_ENDPOINTS.join(', ')} a gateway endpoint on the subnets' route tables (or an `
+      + 'interface endpoint whose private DNS is for all resolvers, privateDnsOnlyForInboundResolverEndpoint ALL_RESOLVERS); or '
       + "isolatedSubnetEndpoints: 'elsewhere' when they reach these services through endpoints outside the VPC",
     ({ subnets, vpc, missing }) => (missing.length === 0 ? undefined
       : `selects isolated subnets (${quoted(subnets)}) of the VPC ${vpc}, which has no endpoint for ${quoted(missing)} they can reach`),
