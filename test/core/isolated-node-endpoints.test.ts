@@ -17,6 +17,9 @@ describe('the VPC endpoints of isolated node subnets', () => {
     expect(parseEndpointServiceName('com.amazonaws.us-east-1.ecr.api')).toEqual({ region: 'us-east-1', service: 'ecr.api' });
     expect(parseEndpointServiceName('cn.com.amazonaws.cn-north-1.s3')).toEqual({ region: 'cn-north-1', service: 's3' });
     expect(parseEndpointServiceName('com.amazonaws.*.s3')).toEqual({ region: '*', service: 's3' });
+    // The European Sovereign Cloud's region (aws-cdk-lib region-info) and its ECR prefix (aws-ec2/lib/vpc-endpoint.js getDefaultEndpointPrefix).
+    expect(parseEndpointServiceName('eu.amazonaws.eusc-de-east-1.ecr.api')).toEqual({ region: 'eusc-de-east-1', service: 'ecr.api' });
+    expect(parseEndpointServiceName('com.amazonaws.eusc-de-east-1.s3')).toEqual({ region: 'eusc-de-east-1', service: 's3' });
     expect(parseEndpointServiceName('com.amazonaws.vpce.us-east-1.vpce-svc-0123456789abcdef0')).toBeUndefined();
     expect(parseEndpointServiceName('my-endpoint-service')).toBeUndefined();
   });

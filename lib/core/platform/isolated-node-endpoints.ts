@@ -118,7 +118,8 @@ export function endpointServiceName(service: string, region = '<region>'): strin
  * an account, `com.amazonaws.vpce.<region>.vpce-svc-...`).
  */
 export function parseEndpointServiceName(name: string): { readonly region: string; readonly service: string } | undefined {
-  const m = /^(?:[a-z]+\.)*amazonaws\.(\*|[a-z]{2}(?:-[a-z]+)+-\d+)\.(.+)$/.exec(name);
+  // Region codes of two to four letters first: `eusc-de-east-1` (aws-cdk-lib 2.269.0 region-info/lib/aws-entities.js).
+  const m = /^(?:[a-z]+\.)*amazonaws\.(\*|[a-z]{2,4}(?:-[a-z]+)+-\d+)\.(.+)$/.exec(name);
   return m ? { region: m[1], service: m[2] } : undefined;
 }
 
