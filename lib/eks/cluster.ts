@@ -21,7 +21,9 @@ import { controllerInlinePolicyChars, ROLE_INLINE_POLICY_CHARS } from './control
 import { LoadBalancerController } from './load-balancer-controller';
 import { NeuronDevicePlugin } from './neuron-device-plugin';
 import { EksObservability, type ObservabilityOptions } from './observability-addon';
-import { endpointAccessProblems, isolatedNodeSubnets, isolatedSubnetEndpointProblems, type IsolatedSubnetEndpoints } from './isolated-subnets';
+import {
+  endpointAccessProblems, isolatedNodeSubnets, isolatedSubnetEndpointProblems, type IsolatedSubnetEndpoints, warnPublicEndpoint,
+} from './isolated-subnets';
 import { nodeSubnets, tagNodeSubnets } from './subnet-discovery';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, NEURON_DEVICE_PLUGIN_CHART } from './versions';
 
@@ -297,10 +299,17 @@ export class EksInferenceCluster extends Construct {
     this.nodeSubnets = selectedNodeSubnets(this, this.vpc, props.nodeSubnets);
     tagNodeSubnets(this, this.nodeSubnets, this.clusterName);
     if (!props.cluster) {
-      // aws-cdk-lib 2.269.0 aws-eks-v2 EndpointAccess keeps it in `_config` (public in its .d.ts): false only for PUBLIC.
-      const access = props.clusterOptions?.endpointAccess ?? eks.EndpointAccess.PRIVATE;
-      const problems = endpointAccessProblems(isolatedNodeSubnets(this.vpc, this.nodeSubnets), access._config.privateAccess !== false);
-      if (problems.length > 0) throw invalid(this, problems);
+      // EndpointAccess.PUBLIC is the only value without private access: the constructor is private and PUBLIC.onlyFrom()
+      // throws ("Cannot restric public access to endpoint when private access is disabled"), aws-cdk-lib 2.269.0
+      // aws-eks-v2/lib/cluster.d.ts:490,508 and cluster.js EndpointAccess.onlyFrom. Its settings are @internal (`_config`).
+      const publicOnly = props.clusterOptions?.endpointAccess === eks.EndpointAccess.PUBLIC;
+      const isolated = isolatedNodeSubnets(this.vpc, this.nodeSubnets);
+      if (props.isolatedSubnetEndpoints === 'elsewhere') {
+        if (publicOnly) warnPublicEndpoint(this, isolated);
+      } else {
+        const problems = endpointAccessProblems(isolated, !publicOnly);
+        if (problems.length > 0) throw invalid(this, problems);
+      }
     }
     if (props.isolatedSubnetEndpoints !== 'elsewhere') {
       // At synth: the VPC's endpoints may be added after the cluster.

@@ -34,6 +34,23 @@ export function endpointAccessProblems(isolated: readonly ec2.ISubnet[], private
   return rules.problems;
 }
 
+/** The synth warning for a public-only API endpoint with isolated node subnets under isolatedSubnetEndpoints: 'elsewhere'. */
+export const ISOLATED_SUBNET_PUBLIC_ENDPOINT_WARNING = 'cdk-capacity-aware-inference:eks-isolated-subnet-public-endpoint';
+
+/**
+ * Under isolatedSubnetEndpoints: 'elsewhere' a public-only API endpoint is not refused: subnets CDK calls isolated may
+ * reach the internet outside the VPC (a Transit Gateway route to an egress VPC), so the nodes may register through it.
+ */
+export function warnPublicEndpoint(scope: IConstruct, isolated: readonly ec2.ISubnet[]): void {
+  if (isolated.length === 0) return;
+  Annotations.of(scope).addWarningV2(ISOLATED_SUBNET_PUBLIC_ENDPOINT_WARNING,
+    `clusterOptions.endpointAccess is eks.EndpointAccess.PUBLIC and nodeSubnets selects isolated subnets (${quoted(isolated.map((s) => s.node.path))}`
+    + '): '
+    + 'their nodes register with the API server through its public endpoint, so they join only if the subnets reach the internet outside '
+    + "the VPC (isolatedSubnetEndpoints: 'elsewhere'). Otherwise use eks.EndpointAccess.PRIVATE or PUBLIC_AND_PRIVATE "
+    + '(https://docs.aws.amazon.com/eks/latest/userguide/private-clusters.html).');
+}
+
 interface VpcEndpoint {
   /** The service, or undefined when its name is not known at synth. */
   readonly service?: string;

@@ -730,6 +730,18 @@ describe('nodeSubnets: isolated subnets and the VPC endpoints their nodes need',
       + 'PUBLIC_AND_PRIVATE when nodeSubnets selects isolated subnets',
     );
     expect(() => build({ clusterOptions: { endpointAccess: eks.EndpointAccess.PUBLIC_AND_PRIVATE.onlyFrom('10.0.0.0/8') } })).not.toThrow();
+    // The only other way to a public-only endpoint throws in aws-cdk-lib itself.
+    expect(() => eks.EndpointAccess.PUBLIC.onlyFrom('10.0.0.0/8')).toThrow(/private access is disabled/);
+    // Under 'elsewhere' the subnets may reach the internet outside the VPC (a Transit Gateway): a warning, not a refusal.
+    const elsewhere = build({ isolatedSubnetEndpoints: 'elsewhere', clusterOptions: { endpointAccess: eks.EndpointAccess.PUBLIC } });
+    expect(synthError(elsewhere.app)).toBeUndefined();
+    const warnings = Annotations.fromStack(elsewhere.stack)
+      .findWarning('*', Match.stringLikeRegexp('eks-isolated-subnet-public-endpoint')).map((w) => String(w.entry.data));
+    expect(warnings).toEqual([expect.stringContaining(
+      `clusterOptions.endpointAccess is eks.EndpointAccess.PUBLIC and nodeSubnets selects isolated subnets (${NODES}): their nodes register `,
+    )]);
+    const quiet = build({ isolatedSubnetEndpoints: 'elsewhere' });
+    expect(Annotations.fromStack(quiet.stack).findWarning('*', Match.stringLikeRegexp('eks-isolated-subnet-public-endpoint'))).toEqual([]);
   });
 
   test('docs/eks-inference-cluster.md lists every endpoint of the list, and what a missing one breaks', () => {
