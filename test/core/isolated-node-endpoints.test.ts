@@ -1,5 +1,5 @@
 import {
-  describeNodeEndpoints, ISOLATED_NODE_SUBNET_ENDPOINTS, missingNodeEndpoints, parseEndpointServiceName,
+  describeNodeEndpoints, endpointServiceName, ISOLATED_NODE_SUBNET_ENDPOINTS, missingNodeEndpoints, parseEndpointServiceName,
 } from '../../lib/core/platform/isolated-node-endpoints';
 
 describe('the VPC endpoints of isolated node subnets', () => {
@@ -11,6 +11,20 @@ describe('the VPC endpoints of isolated node subnets', () => {
     for (const e of ISOLATED_NODE_SUBNET_ENDPOINTS) expect(e.source).toMatch(/https:\/\/|lib\//);
     expect(describeNodeEndpoints('join', 'us-east-1')).toBe('com.amazonaws.us-east-1.ec2, com.amazonaws.us-east-1.ecr.api, '
       + 'com.amazonaws.us-east-1.ecr.dkr and com.amazonaws.us-east-1.s3');
+  });
+
+  test("names endpoints with their partition's prefix (aws-cdk-lib's getDefaultEndpointPrefix), China's noted without a region", () => {
+    expect(endpointServiceName('ec2', 'cn-north-1')).toBe('cn.com.amazonaws.cn-north-1.ec2');
+    expect(endpointServiceName('ecr.dkr', 'cn-northwest-1')).toBe('cn.com.amazonaws.cn-northwest-1.ecr.dkr');
+    expect(endpointServiceName('s3', 'cn-north-1')).toBe('com.amazonaws.cn-north-1.s3');
+    expect(endpointServiceName('logs', 'cn-north-1')).toBe('com.amazonaws.cn-north-1.logs');
+    expect(endpointServiceName('ecr.api', 'eusc-de-east-1')).toBe('eu.amazonaws.eusc-de-east-1.ecr.api');
+    expect(endpointServiceName('ec2', 'eusc-de-east-1')).toBe('com.amazonaws.eusc-de-east-1.ec2');
+    expect(describeNodeEndpoints('join', 'cn-north-1')).toBe('cn.com.amazonaws.cn-north-1.ec2, cn.com.amazonaws.cn-north-1.ecr.api, '
+      + 'cn.com.amazonaws.cn-north-1.ecr.dkr and com.amazonaws.cn-north-1.s3');
+    expect(describeNodeEndpoints('join')).toBe('com.amazonaws.<region>.ec2, com.amazonaws.<region>.ecr.api, com.amazonaws.<region>.ecr.dkr '
+      + 'and com.amazonaws.<region>.s3 (cn.com.amazonaws.<region>.{ec2,ecr.api,ecr.dkr} in China)');
+    expect(describeNodeEndpoints('feature')).toBe('com.amazonaws.<region>.eks-auth and com.amazonaws.<region>.logs');
   });
 
   test('reads the region and service of an endpoint service name, in any partition, a region token as *', () => {

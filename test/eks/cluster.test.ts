@@ -629,7 +629,7 @@ describe('nodeSubnets: isolated subnets and the VPC endpoints their nodes need',
       + `(${NODES}) of the VPC Test/Vpc, which has no endpoint for 'com.amazonaws.us-east-1.ec2', 'com.amazonaws.us-east-1.ecr.api', `
       + "'com.amazonaws.us-east-1.ecr.dkr', 'com.amazonaws.us-east-1.s3' they can reach; allowed: isolated node subnets (PRIVATE_ISOLATED) in a VPC "
       + 'with endpoints they reach for com.amazonaws.<region>.ec2, com.amazonaws.<region>.ecr.api, com.amazonaws.<region>.ecr.dkr and '
-      + "com.amazonaws.<region>.s3: interface endpoints with private DNS, or for s3 a gateway endpoint on the subnets' route tables (or an "
+      + "com.amazonaws.<region>.s3 (cn.com.amazonaws.<region>.{ec2,ecr.api,ecr.dkr} in China): interface endpoints with private DNS, or for s3 a gateway endpoint on the subnets' route tables (or an "
       + 'interface endpoint whose private DNS is for all resolvers, privateDnsOnlyForInboundResolverEndpoint ALL_RESOLVERS); or '
       + "isolatedSubnetEndpoints: 'elsewhere' when they reach these services through endpoints outside the VPC (nodes there reach AWS only",
     );

@@ -107,9 +107,24 @@ export const ISOLATED_NODE_SUBNET_ENDPOINTS: readonly NodeSubnetEndpoint[] = [
   },
 ];
 
-/** `com.amazonaws.<region>.<service>`, the service name of an AWS endpoint in the commercial partition. */
+/**
+ * The regions whose interface endpoint service names of this list's services have another prefix than `com.amazonaws`,
+ * from aws-cdk-lib 2.269.0 aws-ec2/lib/vpc-endpoint.js InterfaceVpcEndpointAwsService.getDefaultEndpointPrefix (its
+ * table cut to this list's services). S3 is left out: its gateway endpoint, the one the messages ask for first, keeps
+ * `com.amazonaws` there (GatewayVpcEndpointAwsService: `${prefix||"com.amazonaws"}`). The ISO regions' prefixes
+ * (gov.ic.c2s, ...) are not here: parseEndpointServiceName does not read them either.
+ */
+const CHINA = { prefix: 'cn.com.amazonaws', services: ['ec2', 'ecr.api', 'ecr.dkr'] };
+const REGION_PREFIXES: Readonly<Record<string, { readonly prefix: string; readonly services: readonly string[] }>> = {
+  'cn-north-1': CHINA,
+  'cn-northwest-1': CHINA,
+  'eusc-de-east-1': { prefix: 'eu.amazonaws', services: ['ecr.api', 'ecr.dkr'] },
+};
+
+/** `com.amazonaws.<region>.<service>`, the service name of an AWS endpoint (`cn.com.amazonaws.` for ec2 and ECR in China). */
 export function endpointServiceName(service: string, region = '<region>'): string {
-  return `com.amazonaws.${region}.${service}`;
+  const other = REGION_PREFIXES[region];
+  return `${other?.services.includes(service) ? other.prefix : 'com.amazonaws'}.${region}.${service}`;
 }
 
 /**
@@ -128,10 +143,17 @@ export function missingNodeEndpoints(present: ReadonlySet<string>, need: Endpoin
   return ISOLATED_NODE_SUBNET_ENDPOINTS.filter((e) => e.need === need && !present.has(e.service));
 }
 
-/** The endpoints of `need` in words: `com.amazonaws.<region>.ec2, ... and com.amazonaws.<region>.s3`. */
+/**
+ * The endpoints of `need` in words: `com.amazonaws.<region>.ec2, ... and com.amazonaws.<region>.s3`; without a region,
+ * with the China partition's prefix of those that have it.
+ */
 export function describeNodeEndpoints(need: EndpointNeed, region?: string): string {
-  const names = ISOLATED_NODE_SUBNET_ENDPOINTS.filter((e) => e.need === need).map((e) => endpointServiceName(e.service, region));
-  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+  const services = ISOLATED_NODE_SUBNET_ENDPOINTS.filter((e) => e.need === need).map((e) => e.service);
+  const names = services.map((service) => endpointServiceName(service, region));
+  const text = names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+  const china = services.filter((service) => CHINA.services.includes(service));
+  if (region !== undefined || china.length === 0) return text;
+  return `${text} (${CHINA.prefix}.<region>.${china.length === 1 ? china[0] : `{${china.join(',')}}`} in China)`;
 }
 
 /** The services of the list a gateway endpoint serves too (S3). */
