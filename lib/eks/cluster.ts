@@ -19,10 +19,11 @@ import { Karpenter } from './karpenter';
 import { Keda } from './keda';
 import { controllerInlinePolicyChars, ROLE_INLINE_POLICY_CHARS } from './controller-policy-size';
 import { LoadBalancerController } from './load-balancer-controller';
-import { NeuronDevicePlugin } from './neuron-device-plugin';
+import { NeuronDevicePlugin, neuronDevicePluginImage } from './neuron-device-plugin';
 import { EksObservability, type ObservabilityOptions } from './observability-addon';
 import {
-  endpointAccessProblems, isolatedNodeSubnets, isolatedSubnetEndpointProblems, type IsolatedSubnetEndpoints, warnPublicEndpoint,
+  endpointAccessProblems, isolatedNodeSubnets, isolatedSubnetEndpointProblems, type IsolatedSubnetEndpoints, warnNeuronDevicePluginImage,
+  warnPublicEndpoint,
 } from './isolated-subnets';
 import { nodeSubnets, tagNodeSubnets } from './subnet-discovery';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, NEURON_DEVICE_PLUGIN_CHART } from './versions';
@@ -277,6 +278,8 @@ export class EksInferenceCluster extends Construct {
   private targetGroups = 0;
   private readonly admissionEnabled: boolean;
   private neuronPlugin?: NeuronDevicePlugin;
+  /** The Neuron classes the installed plugin is for, as `'<class>' of <service path>`. */
+  private readonly neuronPluginClasses: string[] = [];
   /** How Neuron nodes get their device plugin: this construct installs it, the cluster runs one, or neither. */
   private readonly neuronPluginSource: 'install' | 'existing' | 'none';
   private readonly neuronPluginChart: ChartSpec;
@@ -315,6 +318,11 @@ export class EksInferenceCluster extends Construct {
       // At synth: the VPC's endpoints may be added after the cluster.
       this.node.addValidation({
         validate: () => {
+          // Under 'elsewhere' not warned: the subnets may reach the internet outside the VPC (warnNeuronDevicePluginImage).
+          if (this.neuronPlugin) {
+            warnNeuronDevicePluginImage(this, isolatedNodeSubnets(this.vpc, this.nodeSubnets), this.neuronPluginClasses,
+              neuronDevicePluginImage(this.neuronPluginChart));
+          }
           const problems = isolatedSubnetEndpointProblems(this, this.vpc, this.nodeSubnets);
           return problems.length === 0 ? [] : [invalid(this, problems).message];
         },
@@ -423,7 +431,10 @@ export class EksInferenceCluster extends Construct {
     this.tenants.push(tenant);
     // An existing Karpenter's role is the user's: docs/eks-inference-cluster.md says what it needs for spot.
     if ((tenant.spotClasses ?? []).length > 0) this.karpenter?.allowSpotCapacity();
-    if (neuron.length > 0 && this.neuronPluginSource === 'install') this.installNeuronDevicePlugin(neuron.flatMap((c) => c.instanceTypes));
+    if (neuron.length > 0 && this.neuronPluginSource === 'install') {
+      this.installNeuronDevicePlugin(neuron.flatMap((c) => c.instanceTypes));
+      this.neuronPluginClasses.push(...neuron.map((c) => `'${c.name}' of ${tenant.path}`));
+    }
     if (!this.admissionEnabled) return {};
     const admission = new ApprovedImagesAdmission(scope, 'Admission', {
       cluster: this.cluster,

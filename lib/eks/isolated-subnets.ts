@@ -51,6 +51,33 @@ export function warnPublicEndpoint(scope: IConstruct, isolated: readonly ec2.ISu
     + '(https://docs.aws.amazon.com/eks/latest/userguide/private-clusters.html).');
 }
 
+/** The synth warning for the Neuron device plugin the library installs on a cluster with isolated node subnets. */
+export const ISOLATED_SUBNET_NEURON_PLUGIN_WARNING = 'cdk-capacity-aware-inference:eks-isolated-subnet-neuron-device-plugin';
+
+/**
+ * The Neuron device plugin's image is on ECR Public (`public.ecr.aws`), which no VPC endpoint serves: "VPC endpoints
+ * currently don't support Amazon ECR Public repositories. Consider using a pull through cache rule to host the public
+ * image in a private repository" (https://docs.aws.amazon.com/AmazonECR/latest/userguide/vpc-endpoints.html; the page's
+ * later wording adds the ECR Public API in us-east-1 only, not the registry the images are pulled from), and a cluster
+ * without outbound internet access "must pull images from a container registry that's in your VPC"
+ * (https://docs.aws.amazon.com/eks/latest/userguide/private-clusters.html). So on isolated node subnets the plugin never
+ * starts and Neuron nodes never advertise aws.amazon.com/neuroncore. A warning, not an error: synth cannot see a proxy
+ * or registry mirror the nodes may be given. The caller skips it under isolatedSubnetEndpoints: 'elsewhere': no endpoint
+ * elsewhere serves ECR Public either, but subnets CDK calls isolated may reach the internet outside the VPC (a Transit
+ * Gateway route to an egress VPC, as warnPublicEndpoint assumes), which synth cannot see.
+ */
+export function warnNeuronDevicePluginImage(scope: IConstruct, isolated: readonly ec2.ISubnet[], classes: readonly string[], image: string): void {
+  if (isolated.length === 0 || classes.length === 0) return;
+  Annotations.of(scope).addWarningV2(ISOLATED_SUBNET_NEURON_PLUGIN_WARNING,
+    `The cluster ${scope.node.path} installs the Neuron device plugin for the Neuron classes ${classes.join(', ')} with the image ${image}, `
+    + `but nodeSubnets selects isolated subnets (${quoted(isolated.map((s) => s.node.path))}) and no VPC endpoint serves ECR Public `
+    + '(public.ecr.aws): the plugin never starts on their Neuron nodes, which never advertise aws.amazon.com/neuroncore, so the classes\' pods '
+    + 'stay Pending while the nodes are billed. Give the node subnets egress (PRIVATE_WITH_EGRESS, or a route to an egress VPC with '
+    + "isolatedSubnetEndpoints: 'elsewhere'), or mirror the image into a private ECR repository of the region (an ECR Public pull through "
+    + 'cache rule) and run the plugin from it yourself: the library sets no image of its own, so that is an imported cluster with '
+    + 'existingControllers.neuronDevicePlugin: true (https://docs.aws.amazon.com/AmazonECR/latest/userguide/vpc-endpoints.html).');
+}
+
 interface VpcEndpoint {
   /** The service, or undefined when its name is not known at synth. */
   readonly service?: string;

@@ -7,6 +7,15 @@ import { type ChartSpec, NEURON_DEVICE_PLUGIN_CHART, NEURON_DEVICE_PLUGIN_INSTAN
 /** Where the chart puts the device plugin DaemonSet (`devicePlugin.namespaceOverride` in its values.yaml). */
 export const NEURON_DEVICE_PLUGIN_NAMESPACE = 'kube-system';
 
+/**
+ * The device plugin's image: `devicePlugin.image.repository` and `.tag` of NEURON_DEVICE_PLUGIN_CHART's values.yaml
+ * (see NeuronDevicePlugin), which the library does not set. Another chart version pins its own tag, not known here.
+ */
+export function neuronDevicePluginImage(chart: ChartSpec): string {
+  const repository = 'public.ecr.aws/neuron/neuron-device-plugin';
+  return chart.version === NEURON_DEVICE_PLUGIN_CHART.version ? `${repository}:2.31.0.0` : `${repository} (the tag chart ${chart.version} pins)`;
+}
+
 export interface NeuronDevicePluginProps {
   readonly cluster: eks.ICluster;
   /** @default NEURON_DEVICE_PLUGIN_CHART */

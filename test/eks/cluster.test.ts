@@ -744,6 +744,30 @@ describe('nodeSubnets: isolated subnets and the VPC endpoints their nodes need',
     expect(Annotations.fromStack(quiet.stack).findWarning('*', Match.stringLikeRegexp('eks-isolated-subnet-public-endpoint'))).toEqual([]);
   });
 
+  test('a Neuron class warns that its device plugin image (ECR Public) cannot be pulled there; not with egress, no Neuron class, or elsewhere', () => {
+    const withService = (props: Partial<EksInferenceClusterProps>, neuron = true) => {
+      const built = build(props, (vpc) => addNodeEndpoints(vpc));
+      new EksInferenceService(built.stack, 'Llama', {
+        contract: neuron ? LLAMA_CONTRACT : MISTRAL_CONTRACT, classes: neuron ? llamaClasses() : mistralClasses(), cluster: built.cluster,
+        modelDataFetcherImage: FETCHER_IMAGE,
+      });
+      expect(synthError(built.app)).toBeUndefined();
+      return Annotations.fromStack(built.stack)
+        .findWarning('*', Match.stringLikeRegexp('eks-isolated-subnet-neuron-device-plugin')).map((w) => String(w.entry.data));
+    };
+    const warnings = withService({});
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("The cluster Test/Cluster installs the Neuron device plugin for the Neuron classes 'inf2' of Test/Llama with the "
+      + `image public.ecr.aws/neuron/neuron-device-plugin:2.31.0.0, but nodeSubnets selects isolated subnets (${NODES}) and no VPC endpoint `
+      + 'serves ECR Public (public.ecr.aws)');
+    expect(warnings[0]).toContain('Give the node subnets egress');
+    expect(warnings[0]).toContain('mirror the image into a private ECR repository of the region');
+    expect(withService({ nodeSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } })).toEqual([]);
+    expect(withService({}, false)).toEqual([]);
+    // 'elsewhere': no endpoint serves ECR Public there either, but the subnets may reach the internet through a Transit Gateway.
+    expect(withService({ isolatedSubnetEndpoints: 'elsewhere' })).toEqual([]);
+  });
+
   test('docs/eks-inference-cluster.md lists every endpoint of the list, and what a missing one breaks', () => {
     const doc = readFileSync(resolve(__dirname, '..', '..', 'docs', 'eks-inference-cluster.md'), 'utf8');
     const section = doc.slice(doc.indexOf('### Isolated node subnets'), doc.indexOf('\n## ', doc.indexOf('### Isolated node subnets')));
