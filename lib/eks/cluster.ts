@@ -301,12 +301,13 @@ export class EksInferenceCluster extends Construct {
     }
     this.nodeSubnets = selectedNodeSubnets(this, this.vpc, props.nodeSubnets);
     tagNodeSubnets(this, this.nodeSubnets, this.clusterName);
+    // Fixed once the subnets are selected: an in-app VPC's isolated subnets are known at its construction.
+    const isolated = isolatedNodeSubnets(this.vpc, this.nodeSubnets);
     if (!props.cluster) {
       // EndpointAccess.PUBLIC is the only value without private access: the constructor is private and PUBLIC.onlyFrom()
       // throws ("Cannot restric public access to endpoint when private access is disabled"), aws-cdk-lib 2.269.0
       // aws-eks-v2/lib/cluster.d.ts:490,508 and cluster.js EndpointAccess.onlyFrom. Its settings are @internal (`_config`).
       const publicOnly = props.clusterOptions?.endpointAccess === eks.EndpointAccess.PUBLIC;
-      const isolated = isolatedNodeSubnets(this.vpc, this.nodeSubnets);
       if (props.isolatedSubnetEndpoints === 'elsewhere') {
         if (publicOnly) warnPublicEndpoint(this, isolated);
       } else {
@@ -320,10 +321,9 @@ export class EksInferenceCluster extends Construct {
         validate: () => {
           // Under 'elsewhere' not warned: the subnets may reach the internet outside the VPC (warnNeuronDevicePluginImage).
           if (this.neuronPlugin) {
-            warnNeuronDevicePluginImage(this, isolatedNodeSubnets(this.vpc, this.nodeSubnets), this.neuronPluginClasses,
-              neuronDevicePluginImage(this.neuronPluginChart));
+            warnNeuronDevicePluginImage(this, isolated, this.neuronPluginClasses, neuronDevicePluginImage(this.neuronPluginChart));
           }
-          const problems = isolatedSubnetEndpointProblems(this, this.vpc, this.nodeSubnets);
+          const problems = isolatedSubnetEndpointProblems(this, this.vpc, isolated);
           return problems.length === 0 ? [] : [invalid(this, problems).message];
         },
       });

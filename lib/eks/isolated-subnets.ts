@@ -141,13 +141,12 @@ function templateString(value: unknown): string | undefined {
 
 /**
  * At synth (an endpoint may be added to the VPC after the cluster): the node subnets of `scope` that are isolated
- * subnets of an in-app VPC, against the endpoints of that VPC. An endpoint the nodes need to join missing is an error
+ * subnets of the in-app `vpc` (`isolatedNodeSubnets`), against the endpoints of that VPC. An endpoint the nodes need to join missing is an error
  * (returned, naming the subnets, the VPC and every missing endpoint); one only a feature needs is a warning
  * (ISOLATED_SUBNET_ENDPOINTS_WARNING). When an endpoint's service is not known at synth, the missing ones only warn:
  * that endpoint may be one of them.
  */
-export function isolatedSubnetEndpointProblems(scope: IConstruct, vpc: ec2.IVpc, nodeSubnets: readonly ec2.ISubnet[]): ClassProblem[] {
-  const isolated = isolatedNodeSubnets(vpc, nodeSubnets);
+export function isolatedSubnetEndpointProblems(scope: IConstruct, vpc: ec2.IVpc, isolated: readonly ec2.ISubnet[]): ClassProblem[] {
   if (isolated.length === 0) return [];
   const region = Stack.of(scope).region;
   const endpoints = vpcEndpoints(vpc as ec2.Vpc, region);
