@@ -2,18 +2,15 @@ import { Lazy } from 'aws-cdk-lib';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { Construct } from 'constructs';
 import { controllerChart } from './pod-identity';
-import { type ChartSpec, NEURON_DEVICE_PLUGIN_CHART, NEURON_DEVICE_PLUGIN_INSTANCE_TYPES } from './versions';
+import { type ChartSpec, NEURON_DEVICE_PLUGIN_CHART, NEURON_DEVICE_PLUGIN_IMAGE, NEURON_DEVICE_PLUGIN_INSTANCE_TYPES } from './versions';
 
 /** Where the chart puts the device plugin DaemonSet (`devicePlugin.namespaceOverride` in its values.yaml). */
 export const NEURON_DEVICE_PLUGIN_NAMESPACE = 'kube-system';
 
-/**
- * The device plugin's image: `devicePlugin.image.repository` and `.tag` of NEURON_DEVICE_PLUGIN_CHART's values.yaml
- * (see NeuronDevicePlugin), which the library does not set. Another chart version pins its own tag, not known here.
- */
+/** The device plugin's image under `chart` (NEURON_DEVICE_PLUGIN_IMAGE); another chart version's tag is not known here. */
 export function neuronDevicePluginImage(chart: ChartSpec): string {
-  const repository = 'public.ecr.aws/neuron/neuron-device-plugin';
-  return chart.version === NEURON_DEVICE_PLUGIN_CHART.version ? `${repository}:2.31.0.0` : `${repository} (the tag chart ${chart.version} pins)`;
+  const { repository, tag } = NEURON_DEVICE_PLUGIN_IMAGE;
+  return chart.version === NEURON_DEVICE_PLUGIN_CHART.version ? `${repository}:${tag}` : `${repository} (the tag chart ${chart.version} pins)`;
 }
 
 export interface NeuronDevicePluginProps {
@@ -41,8 +38,8 @@ export interface NeuronDevicePluginProps {
  *   [fargate, hybrid, auto]`, so it runs on Neuron instance types only. `neuronInstances` is set to the chart's list
  *   plus every Neuron type a service's class uses (a catalog may add types the chart does not know).
  * - the image: `public.ecr.aws/neuron/neuron-device-plugin:2.31.0.0` (`devicePlugin.image.tag`, rendered as
- *   `<repository>:<tag>` by `neuron-device-plugin.fullimage`), an exact release tag like the other charts' images;
- *   no digest is set, as none could be read from an upstream source.
+ *   `<repository>:<tag>` by `neuron-device-plugin.fullimage`; NEURON_DEVICE_PLUGIN_IMAGE in lib/eks/versions.ts), an
+ *   exact release tag like the other charts' images; no digest is set, as none could be read from an upstream source.
  */
 export class NeuronDevicePlugin extends Construct {
   public readonly chart: eks.HelmChart;

@@ -27,13 +27,20 @@ export const LOAD_BALANCER_CONTROLLER_CHART: ChartSpec = {
  * https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html; awsdocs/amazon-eks-user-guide
  * latest/ug/ml/ml-eks-k8s-device-plugin.adoc). Chart 1.9.0 is release https://github.com/aws-neuron/neuron-helm-charts/releases/tag/1.9.0
  * (commit b77a6f90, Neuron SDK 2.31.0): charts/neuron-helm-chart/Chart.yaml `version: 1.9.0`, no `kubeVersion`
- * constraint; its values.yaml pins the device plugin image `public.ecr.aws/neuron/neuron-device-plugin:2.31.0.0`.
+ * constraint; its values.yaml pins the device plugin image (NEURON_DEVICE_PLUGIN_IMAGE).
  */
 export const NEURON_DEVICE_PLUGIN_CHART: ChartSpec = {
   chart: 'neuron-helm-chart',
   repository: 'oci://public.ecr.aws/neuron/neuron-helm-chart',
   version: '1.9.0',
 };
+
+/**
+ * The device plugin image NEURON_DEVICE_PLUGIN_CHART's values.yaml pins (`devicePlugin.image.repository` and `.tag`,
+ * rendered as `<repository>:<tag>` by the chart's `neuron-device-plugin.fullimage`); the library sets neither, so
+ * another chart version runs its own tag.
+ */
+export const NEURON_DEVICE_PLUGIN_IMAGE = { repository: 'public.ecr.aws/neuron/neuron-device-plugin', tag: '2.31.0.0' } as const;
 
 /**
  * The instance types the device plugin DaemonSet of NEURON_DEVICE_PLUGIN_CHART runs on: `neuronInstances` in
