@@ -592,17 +592,19 @@ function addNodeEndpoints(vpc: ec2.Vpc, services: readonly string[] = ISOLATED_N
 
 describe('nodeSubnets: isolated subnets and the VPC endpoints their nodes need', () => {
   const ISOLATED = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
-  /** A VPC with public, private (egress) and isolated subnets, and a cluster whose nodes go to `nodeSubnets`. */
+  /** A VPC with public, private (egress) and isolated subnets. */
+  const threeTierVpc = (stack: Stack) => new ec2.Vpc(stack, 'Vpc', {
+    maxAzs: 2, natGateways: 1,
+    subnetConfiguration: [
+      { name: 'public', subnetType: ec2.SubnetType.PUBLIC },
+      { name: 'app', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+      { name: 'nodes', subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+    ],
+  });
+  /** threeTierVpc and a cluster whose nodes go to `nodeSubnets`. */
   const build = (props: Partial<EksInferenceClusterProps> = {}, endpoints?: (vpc: ec2.Vpc) => void) => {
     const { app, stack } = testStack();
-    const vpc = new ec2.Vpc(stack, 'Vpc', {
-      maxAzs: 2, natGateways: 1,
-      subnetConfiguration: [
-        { name: 'public', subnetType: ec2.SubnetType.PUBLIC },
-        { name: 'app', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
-        { name: 'nodes', subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
-      ],
-    });
+    const vpc = threeTierVpc(stack);
     const cluster = new EksInferenceCluster(stack, 'Cluster', {
       vpc, nodeSubnets: ISOLATED, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), ...props,
     });
@@ -708,14 +710,7 @@ describe('nodeSubnets: isolated subnets and the VPC endpoints their nodes need',
 
   test('a service with a cluster of its own fails the same way, and a public-only API endpoint fails at construction', () => {
     const { app, stack } = testStack();
-    const vpc = new ec2.Vpc(stack, 'Vpc', {
-      maxAzs: 2, natGateways: 1,
-      subnetConfiguration: [
-        { name: 'public', subnetType: ec2.SubnetType.PUBLIC },
-        { name: 'app', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
-        { name: 'nodes', subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
-      ],
-    });
+    const vpc = threeTierVpc(stack);
     new EksInferenceService(stack, 'Llama', {
       contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
       vpc, nodeSubnets: ISOLATED,
