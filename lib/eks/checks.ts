@@ -17,7 +17,7 @@ import { type EksClassOptions } from './class-options';
 import { type ScalingOptions } from './scaling-options';
 import { nodePoolNameProblem, scaledObjectNameProblem } from './name-limits';
 import { observabilityProblems, type ObservabilityOptions } from './observability-addon';
-import { chartVersionProblem } from './versions';
+import { chartVersionProblem, NEURON_DEVICE_PLUGIN_CHART } from './versions';
 
 /**
  * A class held (`placement.zones`) to a zone where the cluster has no node subnet: Karpenter launches only into the
@@ -96,6 +96,7 @@ export interface ClusterCheckInput {
   };
   readonly observability?: ObservabilityOptions;
   readonly neuronDevicePlugin?: boolean;
+  readonly neuronDevicePluginImage?: string;
   readonly existingControllers?: {
     readonly karpenter?: { readonly nodeRoleName: string };
     readonly keda?: boolean;
@@ -168,7 +169,10 @@ export function clusterProblems(input: ClusterCheckInput): ClassProblem[] {
   return problems;
 }
 
-/** `neuronDevicePlugin` and `existingControllers.neuronDevicePlugin`: booleans, and not both saying where the plugin comes from. */
+/**
+ * `neuronDevicePlugin` and `existingControllers.neuronDevicePlugin`: booleans, and not both saying where the plugin comes
+ * from; `neuronDevicePluginImage`: a private ECR image pinned by digest, for a plugin the cluster installs from the pinned chart.
+ */
 function neuronDevicePluginProblems(input: ClusterCheckInput, add: (field: string, message: string) => void): void {
   const install = input.neuronDevicePlugin as unknown;
   const existing = input.existingControllers?.neuronDevicePlugin as unknown;
@@ -178,6 +182,17 @@ function neuronDevicePluginProblems(input: ClusterCheckInput, add: (field: strin
   if (install === true && existing === true) {
     add('neuronDevicePlugin', 'is true, but existingControllers.neuronDevicePlugin marks a Neuron device plugin the cluster runs already (a second one '
       + 'would be a second DaemonSet advertising the same NeuronCores); allowed: unset, with existingControllers.neuronDevicePlugin');
+  }
+  const image = input.neuronDevicePluginImage;
+  if (image !== undefined) {
+    const rules = new Checker(EKS_RULES);
+    rules.cross('neuronDevicePluginImage', {
+      image,
+      source: existing === true ? 'existing' : install === false ? 'none' : 'install',
+      chartVersion: input.chartVersions?.neuronDevicePlugin,
+      pinnedChartVersion: NEURON_DEVICE_PLUGIN_CHART.version,
+    });
+    for (const p of rules.problems) add(p.field, p.message);
   }
 }
 

@@ -185,12 +185,24 @@ export interface ClusterSettings {
    * @default true
    */
   readonly neuronDevicePlugin?: boolean;
+  /**
+   * The Neuron device plugin's image, mirrored into a private ECR repository and pinned by digest:
+   * `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>` (e.g. an ECR Public pull through cache
+   * repository of the cluster's region, `.../ecr-public/neuron/neuron-device-plugin@sha256:...`). The chart's own image
+   * is on ECR Public, which no VPC endpoint serves: on isolated node subnets this is how the plugin starts. The image
+   * must be the device plugin release the pinned chart runs (2.31.0.0 for chart 1.9.0). The Karpenter node role this
+   * construct creates is granted pulls from exactly that repository; another account's repository must also allow
+   * the role in its repository policy, and with `existingControllers.karpenter` the nodes' own role must be able to pull.
+   * Only with the pinned chart version, on a cluster that installs the plugin.
+   * @default - the image the chart pins, `public.ecr.aws/neuron/neuron-device-plugin:2.31.0.0`
+   */
+  readonly neuronDevicePluginImage?: string;
 }
 
 /** The names of ClusterSettings, for the service that must refuse them next to an EksInferenceCluster. */
 export const CLUSTER_SETTINGS = [
   'clusterName', 'clusterOptions', 'vpc', 'nodeSubnets', 'isolatedSubnetEndpoints', 'kubectlLayer', 'chartVersions', 'observability',
-  'neuronDevicePlugin',
+  'neuronDevicePlugin', 'neuronDevicePluginImage',
 ] as const satisfies
   ReadonlyArray<keyof ClusterSettings>;
 
@@ -283,6 +295,8 @@ export class EksInferenceCluster extends Construct {
   /** How Neuron nodes get their device plugin: this construct installs it, the cluster runs one, or neither. */
   private readonly neuronPluginSource: 'install' | 'existing' | 'none';
   private readonly neuronPluginChart: ChartSpec;
+  /** `neuronDevicePluginImage`: a private ECR mirror of the plugin's image, or the chart's own. */
+  private readonly neuronPluginImage?: string;
   private readonly systemNodes?: IDependable;
 
   constructor(scope: Construct, id: string, props: EksInferenceClusterProps = {}) {
@@ -321,7 +335,8 @@ export class EksInferenceCluster extends Construct {
         validate: () => {
           // Under 'elsewhere' not warned: the subnets may reach the internet outside the VPC (warnNeuronDevicePluginImage).
           if (this.neuronPlugin) {
-            warnNeuronDevicePluginImage(this, isolated, this.neuronPluginClasses, neuronDevicePluginImage(this.neuronPluginChart));
+            const image = neuronDevicePluginImage(this.neuronPluginChart, this.neuronPluginImage);
+            warnNeuronDevicePluginImage(this, isolated, this.neuronPluginClasses, image, this.neuronPluginImage !== undefined);
           }
           const problems = isolatedSubnetEndpointProblems(this, this.vpc, isolated);
           return problems.length === 0 ? [] : [invalid(this, problems).message];
@@ -359,6 +374,7 @@ export class EksInferenceCluster extends Construct {
     }
     this.neuronPluginSource = existing.neuronDevicePlugin ? 'existing' : props.neuronDevicePlugin === false ? 'none' : 'install';
     this.neuronPluginChart = withVersion(NEURON_DEVICE_PLUGIN_CHART, versions.neuronDevicePlugin);
+    this.neuronPluginImage = props.neuronDevicePluginImage;
     this.observability = new EksObservability(this, 'Observability', {
       ...props.observability,
       cluster: this.cluster,
@@ -476,7 +492,13 @@ export class EksInferenceCluster extends Construct {
    */
   private installNeuronDevicePlugin(instanceTypes: readonly string[]): void {
     if (!this.neuronPlugin) {
-      this.neuronPlugin = new NeuronDevicePlugin(this, 'NeuronDevicePlugin', { cluster: this.cluster, chart: this.neuronPluginChart });
+      this.neuronPlugin = new NeuronDevicePlugin(this, 'NeuronDevicePlugin', {
+        cluster: this.cluster,
+        chart: this.neuronPluginChart,
+        image: this.neuronPluginImage,
+        // The DaemonSet runs on Neuron nodes only, which Karpenter launches with this role (an existing Karpenter's role is not the library's).
+        pullRole: this.karpenter?.nodeRole,
+      });
       if (this.systemNodes) this.neuronPlugin.chart.node.addDependency(this.systemNodes);
     }
     this.neuronPlugin.addInstanceTypes(instanceTypes);

@@ -5,6 +5,7 @@ import {
   describeNodeEndpoints, endpointServiceName, GATEWAY_NODE_ENDPOINTS, missingNodeEndpoints, type NodeSubnetEndpoint, parseEndpointServiceName,
 } from '../core/platform/isolated-node-endpoints';
 import { type ClassProblem } from '../core/service/checks';
+import { ECR_IMAGE_FORM } from '../core/trust/image-reference';
 import { Checker } from '../core/validation/checker';
 import { quoted } from '../core/validation/names';
 import { EKS_RULES } from '../core/validation/rules';
@@ -65,17 +66,23 @@ export const ISOLATED_SUBNET_NEURON_PLUGIN_WARNING = 'cdk-capacity-aware-inferen
  * or registry mirror the nodes may be given. The caller skips it under isolatedSubnetEndpoints: 'elsewhere': no endpoint
  * elsewhere serves ECR Public either, but subnets CDK calls isolated may reach the internet outside the VPC (a Transit
  * Gateway route to an egress VPC, as warnPublicEndpoint assumes), which synth cannot see.
+ *
+ * `mirrored` (`neuronDevicePluginImage`, a private ECR image, the fix the message names): not warned. The nodes pull it
+ * through the ECR endpoints the isolated-subnet check requires (ecr.api, ecr.dkr, s3); a mirror in another region than
+ * the VPC's endpoints is the user's to route, as the endpoint check counts the region's endpoints only.
  */
-export function warnNeuronDevicePluginImage(scope: IConstruct, isolated: readonly ec2.ISubnet[], classes: readonly string[], image: string): void {
-  if (isolated.length === 0 || classes.length === 0) return;
+export function warnNeuronDevicePluginImage(
+  scope: IConstruct, isolated: readonly ec2.ISubnet[], classes: readonly string[], image: string, mirrored: boolean,
+): void {
+  if (isolated.length === 0 || classes.length === 0 || mirrored) return;
   Annotations.of(scope).addWarningV2(ISOLATED_SUBNET_NEURON_PLUGIN_WARNING,
     `The cluster ${scope.node.path} installs the Neuron device plugin for the Neuron classes ${classes.join(', ')} with the image ${image}, `
     + `but nodeSubnets selects isolated subnets (${quoted(isolated.map((s) => s.node.path))}) and no VPC endpoint serves ECR Public `
     + '(public.ecr.aws): the plugin never starts on their Neuron nodes, which never advertise aws.amazon.com/neuroncore, so the classes\' pods '
-    + 'stay Pending while the nodes are billed. Give the node subnets egress (PRIVATE_WITH_EGRESS, or a route to an egress VPC with '
-    + "isolatedSubnetEndpoints: 'elsewhere'), or mirror the image into a private ECR repository of the region (an ECR Public pull through "
-    + 'cache rule) and run the plugin from it yourself: the library sets no image of its own, so that is an imported cluster with '
-    + 'existingControllers.neuronDevicePlugin: true (https://docs.aws.amazon.com/AmazonECR/latest/userguide/vpc-endpoints.html).');
+    + 'stay Pending while the nodes are billed. Mirror the image into a private ECR repository of the region (an ECR Public pull through '
+    + `cache rule) and set neuronDevicePluginImage to it, pinned by digest (${ECR_IMAGE_FORM}); `
+    + "or give the node subnets egress (PRIVATE_WITH_EGRESS, or a route to an egress VPC with isolatedSubnetEndpoints: 'elsewhere') "
+    + '(https://docs.aws.amazon.com/AmazonECR/latest/userguide/vpc-endpoints.html).');
 }
 
 interface VpcEndpoint {

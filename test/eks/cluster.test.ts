@@ -12,6 +12,7 @@ import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { type ServiceContract } from '../../lib/core/service/contract';
 import { EksInferenceCluster, type EksInferenceClusterProps } from '../../lib/eks/cluster';
 import { ACCELERATOR_TAINTS } from '../../lib/eks/manifests/karpenter';
+import { neuronDevicePluginImageValues } from '../../lib/eks/neuron-device-plugin';
 import { NEURON_DEVICE_PLUGIN_CHART, NEURON_DEVICE_PLUGIN_INSTANCE_TYPES } from '../../lib/eks/versions';
 import { HardwareCatalog } from '../../lib/core/hardware/catalog';
 import { EksInferenceService } from '../../lib/eks/inference-service';
@@ -22,6 +23,9 @@ import { signalContractProblems } from '../../lib/core/metrics/template-check';
 import { ISOLATED_NODE_SUBNET_ENDPOINTS } from '../../lib/core/platform/isolated-node-endpoints';
 import { KARPENTER_CONTROLLER, SCRAPER_RESOURCES } from '../../lib/core/platform/system-nodes';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, renderWithPlaceholders, testStack } from '../util';
+
+/** The Neuron device plugin's image mirrored into a private ECR repository (a pull through cache of ECR Public), by digest. */
+const NEURON_MIRROR = `123456789012.dkr.ecr.us-east-1.amazonaws.com/ecr-public/neuron/neuron-device-plugin@sha256:${'c'.repeat(64)}`;
 
 /** A second model with other engines: TGI on L40S, vLLM on A10G. */
 const MISTRAL_CONTRACT: ServiceContract = { ...LLAMA_CONTRACT, name: 'mistral-chat', peakRequestsPerSecond: 8 };
@@ -755,8 +759,11 @@ describe('nodeSubnets: isolated subnets and the VPC endpoints their nodes need',
     expect(warnings[0]).toContain("The cluster Test/Cluster installs the Neuron device plugin for the Neuron classes 'inf2' of Test/Llama with the "
       + `image public.ecr.aws/neuron/neuron-device-plugin:2.31.0.0, but nodeSubnets selects isolated subnets (${NODES}) and no VPC endpoint `
       + 'serves ECR Public (public.ecr.aws)');
-    expect(warnings[0]).toContain('Give the node subnets egress');
-    expect(warnings[0]).toContain('mirror the image into a private ECR repository of the region');
+    expect(warnings[0]).toContain('Mirror the image into a private ECR repository of the region (an ECR Public pull through cache rule) and set '
+      + 'neuronDevicePluginImage to it, pinned by digest (<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>)');
+    expect(warnings[0]).toContain('or give the node subnets egress');
+    // The fix the message names: a private mirror, pulled through the ECR endpoints the subnets have.
+    expect(withService({ neuronDevicePluginImage: NEURON_MIRROR })).toEqual([]);
     expect(withService({ nodeSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } })).toEqual([]);
     expect(withService({}, false)).toEqual([]);
     // 'elsewhere': no endpoint serves ECR Public there either, but the subnets may reach the internet through a Transit Gateway.
@@ -889,7 +896,7 @@ describe('the Neuron device plugin', () => {
   const neuronCharts = (template: Template) => charts(template).filter(([, c]) => c.Properties.Chart === NEURON_DEVICE_PLUGIN_CHART.chart);
   const valuesOf = (chart: Record<string, unknown>) => JSON.parse((chart.Properties as { Values: string }).Values) as {
     neuronInstances: string[];
-    devicePlugin: { enabled: boolean };
+    devicePlugin: { enabled: boolean; image?: { repository: string; tag: string } };
     npd: { enabled: boolean };
     scheduler: { enabled: boolean };
     draDriver: { enabled: boolean };
@@ -948,6 +955,79 @@ describe('the Neuron device plugin', () => {
       expect(capacityOf(template, service, 'inf2').DependsOn).toContain(chartId);
       expect(capacityOf(template, service, 'l40s').DependsOn).not.toContain(chartId);
       expect(service.inferenceCluster.neuronDevicePluginReady).toEqual([service.inferenceCluster.neuronDevicePlugin!.chart]);
+    });
+  });
+
+  test('the default image is the chart\'s own: the values set none', () => {
+    const { stack } = testStack();
+    const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+    expect(valuesOf(neuronCharts(Template.fromStack(stack))[0][1]).devicePlugin).toEqual({ enabled: true });
+  });
+
+  describe('neuronDevicePluginImage: a private ECR mirror pinned by digest', () => {
+    let template: Template;
+    let cluster: EksInferenceCluster;
+    let stack: Stack;
+
+    beforeAll(() => {
+      stack = testStack().stack;
+      cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), neuronDevicePluginImage: NEURON_MIRROR });
+      new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
+      template = Template.fromStack(stack);
+    });
+
+    test('the chart values name it so that the chart\'s `printf "%s:%s" repository tag` renders the digest reference whole', () => {
+      const image = valuesOf(neuronCharts(template)[0][1]).devicePlugin.image!;
+      // neuron-helm-chart templates/_helpers.tpl neuron-device-plugin.fullimage (lib/eks/neuron-device-plugin.ts cites it).
+      expect(`${image.repository}:${image.tag}`).toBe(NEURON_MIRROR);
+      expect(image).toEqual({
+        repository: '123456789012.dkr.ecr.us-east-1.amazonaws.com/ecr-public/neuron/neuron-device-plugin@sha256',
+        tag: 'c'.repeat(64),
+      });
+      expect(neuronDevicePluginImageValues(NEURON_MIRROR)).toEqual(image);
+      expect(() => neuronDevicePluginImageValues('public.ecr.aws/neuron/neuron-device-plugin:2.31.0.0')).toThrow(/internal/);
+    });
+
+    test('the Karpenter node role may pull from exactly that repository, and the chart waits for the grant', () => {
+      const policies = Object.entries(template.findResources('AWS::IAM::Policy')).filter(([, p]) =>
+        JSON.stringify(p.Properties.PolicyDocument).includes('PullNeuronDevicePluginImage'));
+      expect(policies).toHaveLength(1);
+      const [policyId, policy] = policies[0];
+      const nodeRole = stack.resolve((cluster.karpenter!.nodeRole.node.defaultChild as CfnElement).logicalId) as string;
+      expect(policy.Properties.Roles).toEqual([{ Ref: nodeRole }]);
+      expect(policy.Properties.PolicyDocument.Statement).toEqual([{
+        Sid: 'PullNeuronDevicePluginImage',
+        Effect: 'Allow',
+        Action: ['ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
+        Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ecr:us-east-1:123456789012:repository/ecr-public/neuron/neuron-device-plugin']] },
+      }]);
+      expect(neuronCharts(template)[0][1].DependsOn).toContain(policyId);
+      // One repository, no wildcard: nothing for cdk-nag to acknowledge.
+      expect(nagFindings(stack)).toEqual([]);
+    });
+
+    test('nothing is granted or set before a Neuron class attaches', () => {
+      const other = testStack().stack;
+      const quiet = new EksInferenceCluster(other, 'Cluster', { kubectlLayer: new KubectlV34Layer(other, 'Kubectl'), neuronDevicePluginImage: NEURON_MIRROR });
+      new EksInferenceService(other, 'Mistral', { contract: MISTRAL_CONTRACT, classes: mistralClasses(), cluster: quiet, modelDataFetcherImage: FETCHER_IMAGE });
+      expect(JSON.stringify(Template.fromStack(other).toJSON())).not.toContain('PullNeuronDevicePluginImage');
+    });
+
+    test('a service with a cluster of its own passes it on; one on an EksInferenceCluster refuses it', () => {
+      const own = testStack().stack;
+      const service = new EksInferenceService(own, 'Llama', {
+        contract: LLAMA_CONTRACT, classes: llamaClasses(), kubectlLayer: new KubectlV34Layer(own, 'Kubectl'), modelDataFetcherImage: FETCHER_IMAGE,
+        neuronDevicePluginImage: NEURON_MIRROR,
+      });
+      expect(valuesOf(neuronCharts(Template.fromStack(own))[0][1]).devicePlugin.image).toEqual(neuronDevicePluginImageValues(NEURON_MIRROR));
+      expect(service.inferenceCluster.neuronDevicePlugin).toBeDefined();
+      const other = testStack().stack;
+      const shared = new EksInferenceCluster(other, 'Cluster', { kubectlLayer: new KubectlV34Layer(other, 'Kubectl') });
+      expect(() => new EksInferenceService(other, 'Llama', {
+        contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster: shared, modelDataFetcherImage: FETCHER_IMAGE,
+        neuronDevicePluginImage: NEURON_MIRROR,
+      })).toThrow(/neuronDevicePluginImage: is a setting of the cluster, but the service attaches to EksInferenceCluster 'Test\/Cluster'/);
     });
   });
 
@@ -1020,5 +1100,35 @@ describe('the Neuron device plugin', () => {
     expect(build({ chartVersions: { neuronDevicePlugin: 'latest' } })).toThrow(/chartVersions.neuronDevicePlugin: 'latest' is not a chart version/);
     expect(build({ neuronDevicePlugin: false })).not.toThrow();
     expect(build({ existingControllers: { neuronDevicePlugin: true } }, true)).not.toThrow();
+  });
+
+  test('neuronDevicePluginImage fails at construction unless a literal private ECR image by digest, for the pinned chart the cluster installs', () => {
+    const build = (props: Partial<EksInferenceClusterProps>, imported = false) => () => {
+      const { stack } = testStack();
+      const base = imported ? { cluster: importedCluster(stack) } : { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') };
+      return new EksInferenceCluster(stack, 'Cluster', { ...base, ...props });
+    };
+    const allowed = 'allowed: a literal private ECR image pinned by digest (<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>), '
+      + 'on a cluster that installs the plugin (neuronDevicePlugin not false, no existingControllers.neuronDevicePlugin) from the pinned chart '
+      + '(chartVersions.neuronDevicePlugin unset)';
+    const tagged = '123456789012.dkr.ecr.us-east-1.amazonaws.com/neuron-device-plugin:2.31.0.0';
+    expect(build({ neuronDevicePluginImage: tagged })).toThrow(
+      `EksInferenceCluster 'Test/Cluster' is invalid (1 problem):\n  - neuronDevicePluginImage: is '${tagged}', not a private ECR image pinned by `
+      + `digest (a tag can move under a running fleet); ${allowed}`,
+    );
+    const chartsOwn = `public.ecr.aws/neuron/neuron-device-plugin@sha256:${'c'.repeat(64)}`;
+    expect(build({ neuronDevicePluginImage: chartsOwn })).toThrow(`neuronDevicePluginImage: is '${chartsOwn}', not a private ECR image pinned by digest; ${allowed}`);
+    expect(build({ neuronDevicePluginImage: NEURON_MIRROR.replace('sha256:', 'sha512:') })).toThrow(/neuronDevicePluginImage: is '.*sha512:c+', not a private ECR/);
+    expect(build({ neuronDevicePluginImage: Fn.importValue('Mirror') })).toThrow(
+      /neuronDevicePluginImage: is a CDK token \(the chart's values and the nodes' pull grant need the literal reference\)/);
+    expect(build({ neuronDevicePluginImage: NEURON_MIRROR, neuronDevicePlugin: false })).toThrow(
+      `neuronDevicePluginImage: is '${NEURON_MIRROR}', but neuronDevicePlugin is false: no plugin is installed to run it; ${allowed}`);
+    expect(build({ neuronDevicePluginImage: NEURON_MIRROR, existingControllers: { neuronDevicePlugin: true } }, true)).toThrow(
+      `neuronDevicePluginImage: is '${NEURON_MIRROR}', but existingControllers.neuronDevicePlugin marks a plugin the cluster runs already: none is installed`);
+    expect(build({ neuronDevicePluginImage: NEURON_MIRROR, chartVersions: { neuronDevicePlugin: '1.10.0' } })).toThrow(
+      `neuronDevicePluginImage: is '${NEURON_MIRROR}' with chartVersions.neuronDevicePlugin '1.10.0', whose image template is read here for 1.9.0 only`);
+    const pinned = { neuronDevicePlugin: NEURON_DEVICE_PLUGIN_CHART.version };
+    expect(build({ neuronDevicePluginImage: NEURON_MIRROR, chartVersions: pinned })).not.toThrow();
+    expect(build({ neuronDevicePluginImage: NEURON_MIRROR }, true)).not.toThrow();
   });
 });

@@ -65,16 +65,28 @@ describe('references', () => {
     expect(parseS3Object('https://models-bucket.s3.amazonaws.com/x')).toBeUndefined();
   });
 
-  test('profile ARNs compare with or without the slash Signer puts before signing-profiles, names exactly', () => {
-    expect(sameSigningProfile(PROFILE, 'arn:aws:signer:us-east-1:123456789012:signing-profiles/serving')).toBe(true);
+  test('profile ARNs are the same only in the one form parseSigningProfileArn reads, names exactly', () => {
+    for (const [arn] of ACCEPTED_PROFILE_ARNS) expect(sameSigningProfile(arn, arn)).toBe(true);
+    // Without the `/` after the account: the form ECR's SigningRule pattern and IAM do not take (artifact-verification.ts).
+    const loose = PROFILE.replace(':/signing-profiles/', ':signing-profiles/');
+    expect(loose).not.toBe(PROFILE);
+    expect(sameSigningProfile(PROFILE, loose)).toBe(false);
+    expect(sameSigningProfile(loose, PROFILE)).toBe(false);
     expect(sameSigningProfile(PROFILE, 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/Serving')).toBe(false);
     expect(sameSigningProfile(PROFILE, 'arn:aws:signer:us-east-1:210987654321:/signing-profiles/serving')).toBe(false);
+  });
+
+  test.each(REFUSED_PROFILE_ARNS)('%s (%s) is not the same profile as itself: unreadable fails closed', (arn) => {
+    expect(sameSigningProfile(arn, arn)).toBe(false);
+    expect(isVersionOfProfile(`${arn}/v1abc`, arn)).toBe(false);
   });
 
   test('profile versions belong to their profile only', () => {
     expect(isVersionOfProfile(`${PROFILE}/abc123`, PROFILE)).toBe(true);
     expect(isVersionOfProfile(`${PROFILE}_evil/abc123`, PROFILE)).toBe(false);
     expect(isVersionOfProfile(PROFILE, PROFILE)).toBe(false);
+    expect(isVersionOfProfile(`${PROFILE}/`, PROFILE)).toBe(false);
+    expect(isVersionOfProfile(`${PROFILE.replace(':/signing-profiles/', ':signing-profiles/')}/abc123`, PROFILE)).toBe(false);
   });
 });
 
@@ -203,8 +215,11 @@ describe('a transition from previous signing profiles (the profile the construct
   });
 
   test('a previous profile that is the approved one is dropped, not accepted twice', () => {
+    expect(acceptedSigningProfiles({ ...APPROVED, previousSigningProfileArns: [PROFILE, OLD, OLD] })).toEqual([PROFILE, OLD]);
+    // The form without the `/` after the account is no reading of the approved profile (the synth checks and the verifier
+    // refuse it before this): it is not folded into it, and no signature is ever by it (sameSigningProfile).
     const noSlash = PROFILE.replace(':/signing-profiles/', ':signing-profiles/');
-    expect(acceptedSigningProfiles({ ...APPROVED, previousSigningProfileArns: [noSlash, OLD, OLD] })).toEqual([PROFILE, OLD]);
+    expect(acceptedSigningProfiles({ ...APPROVED, previousSigningProfileArns: [noSlash] })).toEqual([PROFILE, noSlash]);
     // So the verdict never calls the current profile a previous one, and asks no evidence of it.
     const verdict = verifyArtifacts({ ...APPROVED, previousSigningProfileArns: [PROFILE] }, GOOD, OPTIONS);
     expect(verdict).toEqual({ passed: true, failures: [], signedBy: { profileArn: PROFILE, previous: false } });

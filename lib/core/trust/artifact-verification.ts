@@ -322,18 +322,22 @@ export function imageSignatureFailures(approved: ApprovedArtifacts, evidence: Im
 }
 
 /**
- * Whether two signing profile ARNs name the same profile. Signer writes `...:/signing-profiles/<name>`; some
- * documents drop the slash after the account. Names compare exactly: an approval check does not fold case.
+ * Whether two signing profile ARNs name the same profile: both are in the one form `parseSigningProfileArn` reads (the
+ * `/` after the account, as ECR's SigningRule pattern and IAM name a profile: see there) and they are equal. Anything
+ * else is not the same profile, the form without that `/` included: it names no profile IAM or ECR knows, and an
+ * approval check that cannot read an ARN fails closed. Names compare exactly: an approval check does not fold case.
  */
 export function sameSigningProfile(a: string, b: string): boolean {
-  const norm = (arn: string) => arn.replace(/:(\d{12}):signing-profiles\//, ':$1:/signing-profiles/');
-  return norm(a) === norm(b);
+  return parseSigningProfileArn(a) !== undefined && parseSigningProfileArn(b) !== undefined && a === b;
 }
 
-/** Whether a signing profile version ARN (`.../signing-profiles/<name>/<version>`) belongs to the profile ARN. */
+/**
+ * Whether a signing profile version ARN (`<profile ARN>/<version>`, a non-empty version) belongs to the profile ARN,
+ * read with `sameSigningProfile` (so an unreadable profile part belongs to no profile).
+ */
 export function isVersionOfProfile(profileVersionArn: string, profileArn: string): boolean {
   const cut = profileVersionArn.lastIndexOf('/');
-  return cut > 0 && sameSigningProfile(profileVersionArn.slice(0, cut), profileArn);
+  return cut > 0 && cut < profileVersionArn.length - 1 && sameSigningProfile(profileVersionArn.slice(0, cut), profileArn);
 }
 
 type ReadSignature = SignatureRevocationEvidence['signatures'][number];

@@ -32,6 +32,9 @@ const ECR_HOST = String.raw`(\d{12})\.dkr\.ecr(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-
 export const ECR_REPOSITORY_PATTERN = String.raw`(?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-z0-9]+)*`;
 const ECR_IMAGE = new RegExp(`^${ECR_HOST}\\/(${ECR_REPOSITORY_PATTERN})@(sha256:[0-9a-f]{64})$`);
 
+/** The form `parseEcrImage` reads, as messages name it. */
+export const ECR_IMAGE_FORM = '<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>';
+
 /** Parses `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>`; undefined for anything else (tags included). */
 export function parseEcrImage(image: string): EcrImageReference | undefined {
   const m = ECR_IMAGE.exec(image);

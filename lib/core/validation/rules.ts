@@ -12,7 +12,7 @@ import {
 import { describeNodeEndpoints, GATEWAY_NODE_ENDPOINTS } from '../platform/isolated-node-endpoints';
 import { KARPENTER_CONTROLLER } from '../platform/system-nodes';
 import { parseSigningProfileArn, SIGNING_PROFILE_ARN_FORM } from '../trust/artifact-verification';
-import { isDigestPinnedImage } from '../trust/image-reference';
+import { ECR_IMAGE_FORM, isDigestPinnedImage, parseEcrImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
 import { duplicates, quoted } from './names';
 import {
@@ -310,6 +310,32 @@ export const EKS_RULES = {
         + 'cannot be reached'),
     'nodes register with the API server through its private endpoint when they have no internet access '
       + '(https://docs.aws.amazon.com/eks/latest/userguide/private-clusters.html): they would never join',
+  ),
+  // The chart's helper renders `printf "%s:%s" repository tag` and has no digest value (lib/eks/neuron-device-plugin.ts
+  // cites the template): the library splits the reference at its last ':' so that it renders whole, which is known of
+  // the pinned chart only.
+  neuronDevicePluginImage: crossRule<{
+    readonly image: string;
+    /** How Neuron nodes get their plugin: the cluster installs it, runs one already, or neither. */
+    readonly source: 'install' | 'existing' | 'none';
+    readonly chartVersion?: string;
+    readonly pinnedChartVersion: string;
+  }>(
+    `a literal private ECR image pinned by digest (${ECR_IMAGE_FORM}), on a cluster that installs the plugin (neuronDevicePlugin `
+      + 'not false, no existingControllers.neuronDevicePlugin) from the pinned chart (chartVersions.neuronDevicePlugin unset)',
+    ({ image, source, chartVersion, pinnedChartVersion }) => {
+      if (isUnresolved(image)) return "is a CDK token (the chart's values and the nodes' pull grant need the literal reference)";
+      if (!parseEcrImage(image)) {
+        return `is '${image}', not a private ECR image pinned by digest${image.includes('@sha256:') ? '' : ' (a tag can move under a running fleet)'}`;
+      }
+      if (source === 'none') return `is '${image}', but neuronDevicePlugin is false: no plugin is installed to run it`;
+      if (source === 'existing') return `is '${image}', but existingControllers.neuronDevicePlugin marks a plugin the cluster runs already: none is installed to run it`;
+      return chartVersion !== undefined && chartVersion !== pinnedChartVersion
+        ? `is '${image}' with chartVersions.neuronDevicePlugin '${chartVersion}', whose image template is read here for ${pinnedChartVersion} only`
+        : undefined;
+    },
+    "the device plugin's image is pulled by every Neuron node; the chart takes it as a repository and a tag, which the library "
+      + 'fills so that the pinned chart renders the digest reference whole',
   ),
   // 'reserved' (a Karpenter capacity type) needs the EC2NodeClass's capacityReservationSelectorTerms, which the library
   // does not render: without them the NodeClass has no reservations and Karpenter no reserved offerings
