@@ -283,6 +283,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   public readonly endpointName: string;
   /** The endpoint ARN. */
   public readonly endpointArn: string;
+  /** The ARNs grants name: `endpointArn`, and the ARN with the name as written where that has capitals. */
+  private readonly endpointArns: string[];
   public readonly endpoint: sagemaker.CfnEndpoint;
   public readonly endpointConfig: sagemaker.CfnEndpointConfig;
   /** Key for data capture and (where the instance types allow) storage volumes; undefined while nothing needs one. */
@@ -314,12 +316,17 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     this.props = props;
     this.contract = props.contract;
     this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-', allowedSpecialCharacters: '-' });
-    this.endpointArn = Stack.of(this).formatArn({
-      service: 'sagemaker',
-      resource: 'endpoint',
-      // SageMaker lower-cases names in ARNs.
-      resourceName: Token.isUnresolved(this.endpointName) ? this.endpointName : this.endpointName.toLowerCase(),
-    });
+    const arnOf = (resourceName: string) => Stack.of(this).formatArn({ service: 'sagemaker', resource: 'endpoint', resourceName });
+    // SageMaker lower-cases names in ARNs.
+    this.endpointArn = arnOf(Token.isUnresolved(this.endpointName) ? this.endpointName : this.endpointName.toLowerCase());
+    // Grants name the endpoint in both spellings where they differ. Requests on an endpoint named with capitals were
+    // evaluated against the lower-cased ARN (philschmid/cdk-samples#2: "not authorized to perform: sagemaker:InvokeEndpoint
+    // on resource: ...:endpoint/endpoint-setu4993--labse" for a name written with "LaBSE"), but no AWS page states which
+    // spelling IAM evaluates, and reports differ (aws-solutions/research-service-workbench-on-aws#1048 grants both).
+    // Both name one endpoint: the name "is case-insensitive in CreateEndpoint" (CreateEndpoint EndpointName, SageMaker
+    // API reference), so the second ARN grants nothing more.
+    this.endpointArns = Token.isUnresolved(this.endpointName) || this.endpointName === this.endpointName.toLowerCase()
+      ? [this.endpointArn] : [this.endpointArn, arnOf(this.endpointName)];
     this.key = props.encryptionKey;
     if (props.dataCapture) this.ensureKey();
     if (props.vpc) {
@@ -609,7 +616,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     return iam.Grant.addToPrincipal({
       grantee,
       actions: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'],
-      resourceArns: [this.endpointArn],
+      resourceArns: this.endpointArns,
     });
   }
 
@@ -633,7 +640,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     return iam.Grant.addToPrincipal({
       grantee,
       actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'],
-      resourceArns: [this.endpointArn],
+      resourceArns: this.endpointArns,
     });
   }
 

@@ -50,7 +50,11 @@ describe('Reconciler fed by SageMakerCapacityEndpoint.routingFacts()', () => {
         Statement: Match.arrayWith([{
           Action: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'],
           Effect: 'Allow',
-          Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, Match.stringLikeRegexp('^:sagemaker:us-east-1:123456789012:endpoint/llm-llamachat-')]] },
+          // The ARN SageMaker writes (the name lower-cased) and the name as written (SageMakerCapacityEndpoint.endpointArns).
+          Resource: [
+            { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, Match.stringLikeRegexp('^:sagemaker:us-east-1:123456789012:endpoint/llm-llamachat-[a-z0-9-]+$')]] },
+            { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, Match.stringLikeRegexp('^:sagemaker:us-east-1:123456789012:endpoint/Llm-LlamaChat-')]] },
+          ],
         }]),
       },
     });

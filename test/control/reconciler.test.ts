@@ -166,7 +166,7 @@ describe('Reconciler on a SageMaker endpoint', () => {
     });
   });
 
-  test('IAM: only DescribeEndpoint and UpdateEndpointWeightsAndCapacities on the endpoint, GetMetricData, its own log streams', () => {
+  test('IAM: only DescribeEndpoint and UpdateEndpointWeightsAndCapacities on the endpoint, the scaling bounds read, GetMetricData, its own log streams', () => {
     const policies = template.findResources('AWS::IAM::Policy');
     const statements = Object.values(policies).flatMap((p) => p.Properties.PolicyDocument.Statement);
     expect(statements).toEqual([
@@ -176,6 +176,8 @@ describe('Reconciler on a SageMaker endpoint', () => {
         Effect: 'Allow',
         Resource: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
       },
+      // No resource types in the Service Authorization Reference: "*" (SageMakerCapacityEndpoint.grantRouting).
+      { Action: 'application-autoscaling:DescribeScalableTargets', Effect: 'Allow', Resource: '*' },
       {
         Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
         Effect: 'Allow',

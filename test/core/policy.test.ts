@@ -9,6 +9,7 @@ import { type ClassSignals, type PolicyClass, type PolicyInput, type PolicyState
 import { policyClassesFromFacts } from '../../lib/core/reconciler/from-facts';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { policyConfigProblems } from '../../lib/core/validation/policy-config';
+import { historyPeriodMultiple } from '../../lib/core/validation/reconciler-rules';
 import { replicaFloors, routingPlan } from '../../lib/core/policy/plan';
 import { doubledWindow, flapStability, plannedDemand, recoverySeen, sustainedDemand, typicalDemand } from '../../lib/core/policy/evidence';
 
@@ -692,11 +693,31 @@ describe('configuration', () => {
     // Two days of re-entry memory at one-minute periods: 2880 + 5 - 1 periods a run, past the 1440 the reads are bounded by.
     expect(policyConfigProblems(resolvePolicyConfig({ reentryMemorySeconds: 2 * 86_400 }))).toEqual([
       'reentryMemorySeconds: makes each run read 2884 periods of 60 s; allowed: a history of at most 1440 periods (each run reads it with GetMetricData, '
-        + '100,800 datapoints a page, at most 5 pages)',
+        + '100,800 datapoints a page, at most 5 pages), in a period CloudWatch still answers for its oldest datapoint (a multiple of 300 s beyond 15 days '
+        + 'back, of 3600 s beyond 63 days) (the oldest periods would read as missing data)',
     ]);
     // The same memory at 5-minute periods is 580 periods: within the bound.
     expect(policyConfigProblems(resolvePolicyConfig({ periodSeconds: 300, reentryMemorySeconds: 2 * 86_400, provisioningGraceSeconds: 300,
       stabilizationWindowSeconds: 600, capacityErrorLookbackSeconds: 300 }))).toEqual([]);
+  });
+
+  test('fails when the history a run reads reaches past 15 days (63 days) in a period that is not a multiple of 300 s (3600 s)', () => {
+    // GetMetricData returns nothing for a start time 15-63 days back unless the period is a multiple of 300 s, beyond
+    // 63 days of 3600 s (botocore 1.43.67 cloudwatch service-2.json, GetMetricDataInput.StartTime).
+    expect(historyPeriodMultiple(15 * 86_400)).toBe(60);
+    expect(historyPeriodMultiple(15 * 86_400 + 1)).toBe(300);
+    expect(historyPeriodMultiple(63 * 86_400 + 1)).toBe(3600);
+    const at = (periodSeconds: number, reentryMemoryDays: number) => policyConfigProblems(resolvePolicyConfig({
+      periodSeconds, reentryMemorySeconds: reentryMemoryDays * 86_400, provisioningGraceSeconds: periodSeconds,
+      stabilizationWindowSeconds: periodSeconds, capacityErrorLookbackSeconds: periodSeconds, maxReturnHoldSeconds: periodSeconds,
+    }));
+    // 16 days at 20-minute periods (a multiple of 300 s) reads; at 16-minute periods its oldest periods would be missing.
+    expect(at(1200, 16)).toEqual([]);
+    expect(at(960, 16)[0]).toMatch(new RegExp('^reentryMemorySeconds: makes each run read \\d+ periods of 960 s, back 16 days, '
+      + 'where GetMetricData returns datapoints only for a period that is a multiple of 300 s;'));
+    // 70 days at 75-minute periods (a multiple of 300 s, not of 3600 s); at 2 hours it reads.
+    expect(at(4500, 70)[0]).toMatch(/a multiple of 3600 s;/);
+    expect(at(7200, 70)).toEqual([]);
   });
 
   test('fails when replicaFloorsApplied is not a boolean (a JSON config that says "true")', () => {

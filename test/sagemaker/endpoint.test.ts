@@ -541,7 +541,10 @@ describe('SageMakerCapacityEndpoint', () => {
       // The latency trigger watches the contract's end-to-end deadline.
       expect(e.servingDescription().latencySloP95Ms).toBe(LLAMA_CONTRACT.slo.deadlineMs);
       const t = Template.fromStack(stack);
-      const arn = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:sagemaker:us-east-1:123456789012:endpoint/${e.endpointName.toLowerCase()}`]] };
+      const arnOf = (name: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:sagemaker:us-east-1:123456789012:endpoint/${name}`]] });
+      // The generated name has capitals: the ARN SageMaker writes (lower-cased) and the name as written.
+      expect(e.endpointName).not.toBe(e.endpointName.toLowerCase());
+      const arn = [arnOf(e.endpointName.toLowerCase()), arnOf(e.endpointName)];
       t.hasResourceProperties('AWS::IAM::Policy', {
         Roles: [{ Ref: Match.stringLikeRegexp('^Caller') }],
         PolicyDocument: { Statement: [{ Effect: 'Allow', Action: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'], Resource: arn }] },
@@ -554,6 +557,19 @@ describe('SageMakerCapacityEndpoint', () => {
           { Effect: 'Allow', Action: 'application-autoscaling:DescribeScalableTargets', Resource: '*' },
         ] },
       });
+    });
+  });
+
+  test('grants name the endpoint by one ARN when its name is lower case already', () => {
+    const { stack, endpoint: e } = endpointStack({ endpointName: 'llm-chat' });
+    const caller = new iam.Role(stack, 'Caller', { assumedBy: new iam.AccountRootPrincipal() });
+    e.grantInvoke(caller);
+    Template.fromStack(stack).hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: Match.stringLikeRegexp('^Caller') }],
+      PolicyDocument: { Statement: [{
+        Effect: 'Allow', Action: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'],
+        Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':sagemaker:us-east-1:123456789012:endpoint/llm-chat']] },
+      }] },
     });
   });
 

@@ -42,11 +42,14 @@ export const SERVING_RULE = crossRule<{ readonly serving: unknown; readonly lega
   },
 );
 
+/** The longest `metricDelay` METRIC_DELAY_RULE accepts: the history a run reads starts at most this much earlier again. */
+const METRIC_DELAY_MAX_SECONDS = 900;
+
 /**
  * How late CloudWatch publishes a period, as the user declares it: the Reconciler's `metricDelay` (the newest period a
  * run reads ends this long ago) and InferenceAlarms' (the periods its M of N alarms leave for a datapoint to land).
  */
-export const METRIC_DELAY_RULE = numberRule({ integer: true, min: 0, max: 900, unit: 's' });
+export const METRIC_DELAY_RULE = numberRule({ integer: true, min: 0, max: METRIC_DELAY_MAX_SECONDS, unit: 's' });
 
 /** `Reconciler` props (the routing policy's tunables included). */
 /**
@@ -56,6 +59,19 @@ export const METRIC_DELAY_RULE = numberRule({ integer: true, min: 0, max: 900, u
  * of days) would page past the bound or read as missing data.
  */
 export const MAX_WINDOW_PERIODS = 1440;
+
+/**
+ * The period GetMetricData needs a multiple of to return datapoints from `secondsBack` ago: "Start time between 3 hours
+ * and 15 days ago - Use a multiple of 60 seconds (1 minute). Start time between 15 and 63 days ago - Use a multiple of
+ * 300 seconds (5 minutes). Start time greater than 63 days ago - Use a multiple of 3600 seconds (1 hour)", "or no data
+ * points in that time range is returned" (CloudWatch API reference, GetMetricData StartTime and MetricStat Period;
+ * botocore 1.43.67 data/cloudwatch/2010-08-01/service-2.json, shapes GetMetricDataInput.StartTime and MetricStat.Period).
+ * Periods are whole minutes already (`policy.period`).
+ */
+export function historyPeriodMultiple(secondsBack: number): number {
+  const day = 86_400;
+  return secondsBack > 63 * day ? 3600 : secondsBack > 15 * day ? 300 : 60;
+}
 
 export const RECONCILER_RULES = {
   serving: SERVING_RULE,
@@ -149,9 +165,16 @@ export const RECONCILER_RULES = {
   'policy.reentryMemory': numberRule({ integer: true, min: 0, unit: 's' }),
   'policy.maxReturnHold': numberRule({ integer: true, min: 1, unit: 's' }),
   'policy.window<=periods': crossRule<{ readonly periods: number; readonly periodSeconds: number }>(
-    `a history of at most ${MAX_WINDOW_PERIODS} periods (each run reads it with GetMetricData, 100,800 datapoints a page, at most 5 pages)`,
-    ({ periods, periodSeconds }) => (periods <= MAX_WINDOW_PERIODS ? undefined
-      : `makes each run read ${periods} periods of ${periodSeconds} s`),
+    `a history of at most ${MAX_WINDOW_PERIODS} periods (each run reads it with GetMetricData, 100,800 datapoints a page, at most 5 pages), `
+      + 'in a period CloudWatch still answers for its oldest datapoint (a multiple of 300 s beyond 15 days back, of 3600 s beyond 63 days)',
+    ({ periods, periodSeconds }) => {
+      if (periods > MAX_WINDOW_PERIODS) return `makes each run read ${periods} periods of ${periodSeconds} s`;
+      const multiple = historyPeriodMultiple(periods * periodSeconds + METRIC_DELAY_MAX_SECONDS);
+      return periodSeconds % multiple === 0 ? undefined
+        : `makes each run read ${periods} periods of ${periodSeconds} s, back ${Math.ceil((periods * periodSeconds) / 86_400)} days, `
+          + `where GetMetricData returns datapoints only for a period that is a multiple of ${multiple} s`;
+    },
+    'the oldest periods would read as missing data',
   ),
   'policy.maxReturnHold>=stabilization': crossRule<{ readonly maxReturnHoldSeconds: number; readonly stabilizationWindowSeconds: number }>(
     'at least stabilizationWindow',
