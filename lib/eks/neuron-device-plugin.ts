@@ -110,9 +110,10 @@ export class NeuronDevicePlugin extends Construct {
    * Lets `role` pull `image` from its repository, and nothing else: the actions an ECR pull makes besides
    * ecr:GetAuthorizationToken ("ecr:BatchGetImage, ecr:GetDownloadUrlForLayer, and ecr:GetAuthorizationToken",
    * https://docs.aws.amazon.com/AmazonECR/latest/userguide/ECR_on_ECS.html). The Karpenter node role has
-   * AmazonEC2ContainerRegistryPullOnly already (lib/eks/karpenter.ts), whose actions are GetAuthorizationToken,
-   * BatchGetImage and GetDownloadUrlForLayer (https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AmazonEC2ContainerRegistryPullOnly.html);
-   * its Resource could not be read here, so the repository is granted explicitly rather than assumed covered. A
+   * AmazonEC2ContainerRegistryPullOnly already (lib/eks/karpenter.ts): GetAuthorizationToken, BatchGetImage,
+   * GetDownloadUrlForLayer and BatchImportUpstreamImage on "*" (version 1 as mirrored by zoph-io/MAMIP
+   * policies/AmazonEC2ContainerRegistryPullOnly; https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AmazonEC2ContainerRegistryPullOnly.html),
+   * so this grant is redundant there; it is kept so that the plugin's pull does not depend on that managed policy. A
    * repository of another account also needs its repository policy to allow the role (not granted here). The chart
    * waits for the grant: its pods pull on the first Neuron node.
    */

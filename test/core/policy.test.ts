@@ -713,11 +713,16 @@ describe('configuration', () => {
     }));
     // 16 days at 20-minute periods (a multiple of 300 s) reads; at 16-minute periods its oldest periods would be missing.
     expect(at(1200, 16)).toEqual([]);
-    expect(at(960, 16)[0]).toMatch(new RegExp('^reentryMemorySeconds: makes each run read \\d+ periods of 960 s, back 16 days, '
+    expect(at(960, 16)[0]).toMatch(new RegExp('^reentryMemorySeconds: makes each run read \\d+ periods of 960 s, from up to 17 days back, '
       + 'where GetMetricData returns datapoints only for a period that is a multiple of 300 s;'));
     // 70 days at 75-minute periods (a multiple of 300 s, not of 3600 s); at 2 hours it reads.
     expect(at(4500, 70)[0]).toMatch(/a multiple of 3600 s;/);
     expect(at(7200, 70)).toEqual([]);
+    // Just under 15 days of periods still reaches past it: the newest period is rounded down (one more period) and the
+    // metric delay may be up to 900 s (R201).
+    const edge = policyConfigProblems(resolvePolicyConfig({ periodSeconds: 960, capacityErrorLookbackSeconds: 1349 * 960,
+      provisioningGraceSeconds: 1920, stabilizationWindowSeconds: 960, maxReturnHoldSeconds: 960 }));
+    expect(edge[0]).toMatch(/a multiple of 300 s;/);
   });
 
   test('fails when replicaFloorsApplied is not a boolean (a JSON config that says "true")', () => {

@@ -169,9 +169,12 @@ export const RECONCILER_RULES = {
       + 'in a period CloudWatch still answers for its oldest datapoint (a multiple of 300 s beyond 15 days back, of 3600 s beyond 63 days)',
     ({ periods, periodSeconds }) => {
       if (periods > MAX_WINDOW_PERIODS) return `makes each run read ${periods} periods of ${periodSeconds} s`;
-      const multiple = historyPeriodMultiple(periods * periodSeconds + METRIC_DELAY_MAX_SECONDS);
+      // The run's newest period ends metricDelay before it, rounded down to a period (metricQuery, observe.ts): its
+      // StartTime is up to one period more than the periods back.
+      const back = (periods + 1) * periodSeconds + METRIC_DELAY_MAX_SECONDS;
+      const multiple = historyPeriodMultiple(back);
       return periodSeconds % multiple === 0 ? undefined
-        : `makes each run read ${periods} periods of ${periodSeconds} s, back ${Math.ceil((periods * periodSeconds) / 86_400)} days, `
+        : `makes each run read ${periods} periods of ${periodSeconds} s, from up to ${Math.ceil(back / 86_400)} days back, `
           + `where GetMetricData returns datapoints only for a period that is a multiple of ${multiple} s`;
     },
     'the oldest periods would read as missing data',
