@@ -75,7 +75,11 @@ export interface ObservabilityOptions {
   readonly logRetention?: logs.RetentionDays;
   /** Key that encrypts those log groups. @default - a new key with rotation */
   readonly logEncryptionKey?: kms.IKey;
-  /** Period of the model-server scrape. @default Duration.minutes(1) */
+  /**
+   * Period of the model-server scrape: 10, 12, 15, 20, 30 or 60 seconds, or 2, 3 or 4 minutes (EKS_RULES
+   * `observability.scrapeInterval`, `observability.scrapeInterval@periods`).
+   * @default Duration.minutes(1)
+   */
   readonly scrapeInterval?: Duration;
   /** The cluster already runs the add-on: do not install it. @default - install it */
   readonly existingAddon?: ExistingObservabilityAddon;
@@ -122,7 +126,8 @@ export interface ServiceSignalProducers {
 export function observabilityProblems(o: ObservabilityOptions): Problem[] {
   const c = new Checker(EKS_RULES);
   if (o.addonVersion !== undefined) c.cross('observability.addonVersion', o.addonVersion);
-  c.optional('observability.scrapeInterval', durationSeconds(o.scrapeInterval));
+  const scrape = durationSeconds(o.scrapeInterval);
+  if (c.optional('observability.scrapeInterval', scrape) && scrape !== undefined) c.cross('observability.scrapeInterval@periods', scrape, 'observability.scrapeInterval');
   if (o.existingLogGroups === true) {
     const set = (['logRetention', 'logEncryptionKey', 'existingAddon'] as const).filter((prop) => o[prop] !== undefined);
     c.cross('observability.existingLogGroups', set);
@@ -135,12 +140,28 @@ export function observabilityProblems(o: ObservabilityOptions): Problem[] {
   if (raw === undefined) return c.problems;
   const values = parsedValues(raw);
   if (!c.cross('observability.existingAddon.configurationValues', values)) return c.problems;
-  const v = values as { containerLogs?: { enabled?: unknown }; containerInsights?: { enabled?: unknown }; agent?: { config?: unknown } };
+  const v = values as {
+    containerLogs?: { enabled?: unknown }; containerInsights?: { enabled?: unknown }; agent?: { config?: unknown }; agents?: unknown;
+  };
   c.cross('observability.existingAddon.configurationValues.containerLogs.enabled', v.containerLogs?.enabled);
   c.cross('observability.existingAddon.configurationValues.containerInsights.enabled', v.containerInsights?.enabled);
   c.cross('observability.existingAddon.configurationValues.agent.config', v.agent?.config);
+  // The chart renders one AmazonCloudWatchAgent per `agents` entry, each `merge`d over `agent` (the entry's own keys
+  // win), named `cloudwatch-agent` unless the entry names it (charts/amazon-cloudwatch-observability
+  // templates/linux/cloudwatch-agent-custom-resource.yaml, chart 6.4.0 lines 69 and 104-107, review R202; the same in
+  // aws-observability/helm-charts@0168249e): an entry's own `config` replaces `agent.config` for that agent.
+  const agents = Array.isArray(v.agents) ? (v.agents as Array<{ name?: unknown; config?: unknown } | null>) : [];
+  agents.forEach((entry, i) => {
+    if (entry && (entry.name === undefined || entry.name === DEFAULT_AGENT_NAME)) {
+      c.cross('observability.existingAddon.configurationValues.agents[].config', entry.config,
+        `observability.existingAddon.configurationValues.agents[${i}].config`);
+    }
+  });
   return c.problems;
 }
+
+/** The name the chart gives the agent an `agents` entry does not name (its `cloudwatch-agent.name` helper). */
+const DEFAULT_AGENT_NAME = 'cloudwatch-agent';
 
 /** The configuration values as an object: CloudFormation's `ConfigurationValues` is their JSON string. */
 function parsedValues(raw: Record<string, unknown> | string): unknown {

@@ -1,6 +1,6 @@
 /* eslint-disable max-len -- expected messages are asserted whole */
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { type Stack } from 'aws-cdk-lib';
+import { Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Reconciler } from '../../lib/control/reconciler';
 import { matchesFilterPattern } from '../../lib/core/metrics/filter-pattern';
@@ -264,6 +264,28 @@ describe('EKS signal producers on a cluster that already runs the add-on', () =>
       '  - observability.existingAddon.configurationValues.containerInsights.enabled: is false; allowed: true or unset',
       '  - observability.existingAddon.configurationValues.agent.config: has no logs.metrics_collected.kubernetes.enhanced_container_insights: true',
     ].map((line) => `${line}.*`).join('\\n')));
+  });
+
+  test('fails when the default agents entry runs its own config without enhanced Container Insights; other agents may run any config', () => {
+    const plain = { logs: { metrics_collected: { kubernetes: {} } } };
+    const enhanced = { logs: { metrics_collected: { kubernetes: { enhanced_container_insights: true } } } };
+    const problem = 'has no logs.metrics_collected.kubernetes.enhanced_container_insights: true';
+    // An entry without a name is the chart's cloudwatch-agent, and its own config replaces agent.config.
+    expect(() => build({ observability: { existingAddon: { configurationValues: { agent: { config: enhanced }, agents: [{ config: plain }] } } } }))
+      .toThrow(`  - observability.existingAddon.configurationValues.agents[0].config: ${problem}`);
+    expect(() => build({ observability: { existingAddon: { configurationValues: { agents: [{ name: 'scraper', config: plain }, { name: 'cloudwatch-agent', config: plain }] } } } }))
+      .toThrow(`  - observability.existingAddon.configurationValues.agents[1].config: ${problem}`);
+    expect(() => build({ observability: { existingAddon: { configurationValues: { agents: [{ name: 'cloudwatch-agent' }, { name: 'scraper', config: plain }] } } } }))
+      .not.toThrow();
+  });
+
+  test('fails on a scrape interval the agent would drop token deltas at (over 240 s) or that splits unevenly over minutes', () => {
+    expect(() => build({ observability: { scrapeInterval: Duration.minutes(5) } }))
+      .toThrow('  - observability.scrapeInterval: is 300 s; allowed: a whole number from 10 to 240 s');
+    expect(() => build({ observability: { scrapeInterval: Duration.seconds(45) } }))
+      .toThrow('  - observability.scrapeInterval: is 45 s; allowed: a divisor of 60 s (10, 12, 15, 20, 30 or 60 s) or whole minutes (120, 180 or 240 s)');
+    expect(() => build({ observability: { scrapeInterval: Duration.seconds(90) } })).toThrow('observability.scrapeInterval: is 90 s');
+    for (const seconds of [15, 30, 180, 240]) expect(() => build({ observability: { scrapeInterval: Duration.seconds(seconds) } })).not.toThrow();
   });
 
   test('fails when the configuration values are the JSON string CloudFormation takes and say container logs are off (the string is checked too)', () => {

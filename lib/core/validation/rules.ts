@@ -377,7 +377,21 @@ export const EKS_RULES = {
     "an exact add-on version 'v<major>.<minor>.<patch>-eksbuild.<build>' (the pinned one is OBSERVABILITY_ADDON_VERSION)",
     (v) => (isUnresolved(v) || /^v\d+\.\d+\.\d+-eksbuild\.\d+$/.test(v) ? undefined : `is '${v}'`),
   ),
-  'observability.scrapeInterval': numberRule({ integer: true, min: 10, max: 300, unit: 's', why: 'the scrape job of the agent configuration' }),
+  // At most 240 s: the agent turns each counter into per-scrape deltas from the value it kept from the previous scrape,
+  // and drops kept values 5 minutes old before storing new ones (aws/amazon-cloudwatch-agent@v1.300070.0
+  // plugins/inputs/prometheus/delta_calculator.go:15,41,55-60 and internal/mapWithExpiry/mapWIthExpiry.go:25,40; review
+  // R202), so at 300 s a scrape processed a little later than the one before finds no previous value and publishes no
+  // GeneratedTokens for its interval.
+  'observability.scrapeInterval': numberRule({ integer: true, min: 10, max: 240, unit: 's', why: 'the scrape job of the agent configuration' }),
+  // Each delta is stamped with its scrape's time (the agent's prometheus metrics_handler.go:62, R202): an interval that
+  // neither divides a minute nor is whole minutes puts one delta in one period and two in the next (45 s: 0.75x and 1.5x
+  // the rate), and the Reconciler reads the counter per period, or over the whole periods that span a longer interval.
+  'observability.scrapeInterval@periods': crossRule<number>(
+    'a divisor of 60 s (10, 12, 15, 20, 30 or 60 s) or whole minutes (120, 180 or 240 s)',
+    (seconds) => (60 % seconds === 0 || seconds % 60 === 0 ? undefined : `is ${seconds} s`),
+    'the agent publishes one token delta per scrape, stamped with the scrape\'s time: other intervals put a different number of '
+      + 'scrapes in consecutive minutes, and the token rate the Reconciler and the alarms read would swing by that ratio',
+  ),
   'observability.existingAddon': crossRule<{ readonly set: readonly string[]; readonly createsLogGroup: boolean }>(
     'no addonVersion, and no logRetention or logEncryptionKey unless existingAddon.applicationLogGroupExists is false',
     ({ set, createsLogGroup }) => {
@@ -415,6 +429,16 @@ export const EKS_RULES = {
         ? undefined : 'has no logs.metrics_collected.kubernetes.enhanced_container_insights: true';
     },
     'Container Insights publishes desired replica counts only with enhanced observability',
+  ),
+  'observability.existingAddon.configurationValues.agents[].config': crossRule<unknown>(
+    'unset on the default agent (an agents entry with no name or the name cloudwatch-agent), or an agent config with '
+      + 'logs.metrics_collected.kubernetes.enhanced_container_insights: true',
+    (config) => {
+      type AgentConfig = { logs?: { metrics_collected?: { kubernetes?: { enhanced_container_insights?: unknown } } } };
+      return config === undefined || (config as AgentConfig).logs?.metrics_collected?.kubernetes?.enhanced_container_insights === true
+        ? undefined : 'has no logs.metrics_collected.kubernetes.enhanced_container_insights: true';
+    },
+    'each agents entry runs with its own config over agent.config, and the default agent is the one Container Insights runs in',
   ),
 } as const;
 
