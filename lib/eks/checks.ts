@@ -16,7 +16,10 @@ import { ISOLATED_SUBNET_ENDPOINTS } from './isolated-subnets';
 import { type EksClassOptions } from './class-options';
 import { type ScalingOptions } from './scaling-options';
 import { nodePoolNameProblem, scaledObjectNameProblem } from './name-limits';
-import { observabilityProblems, type ObservabilityOptions } from './observability-addon';
+import { KARPENTER_NAMESPACE } from './karpenter';
+import { KEDA_NAMESPACE } from './keda';
+import { LOAD_BALANCER_CONTROLLER_NAMESPACE } from './load-balancer-controller';
+import { OBSERVABILITY_NAMESPACE, observabilityProblems, type ObservabilityOptions } from './observability-addon';
 import { chartVersionProblem, NEURON_DEVICE_PLUGIN_CHART } from './versions';
 
 /**
@@ -58,6 +61,15 @@ export function loadBalancerZoneProblems(
     return rules.problems;
   });
 }
+
+/**
+ * Namespaces no service may take for its own: Kubernetes' own, and those of the controllers the library installs
+ * (KEDA; the CloudWatch observability add-on; Karpenter and the load balancer controller run in kube-system).
+ */
+const RESERVED_NAMESPACES: readonly string[] = [
+  ...new Set(['kube-system', 'kube-public', 'kube-node-lease', 'default', KEDA_NAMESPACE, OBSERVABILITY_NAMESPACE, KARPENTER_NAMESPACE,
+    LOAD_BALANCER_CONTROLLER_NAMESPACE]),
+];
 
 /** The name every EKS object of a class derives from: `<service>-<class>` unless the NodePool name is overridden. */
 export function classObjectName(service: string, className: string): string {
@@ -223,7 +235,7 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
   const rules = new Checker(EKS_RULES);
 
   rules.check('contract.name', input.service);
-  rules.check('namespace', input.namespace);
+  if (rules.check('namespace', input.namespace)) rules.cross('namespace@reserved', { namespace: input.namespace, reserved: RESERVED_NAMESPACES }, 'namespace');
   rules.cross('classes', input.specs.map((s) => s.name));
   checkScaling(input.scaling ?? {}, rules);
   if (input.modelDataKey) rules.cross('modelDataEncryptionKey', input.modelDataKey);
@@ -249,7 +261,7 @@ export function eksProblems(input: EksCheckInput): ClassProblem[] {
     const objectName = classObjectName(input.service, spec.name);
     // Only when both parts are valid on their own: otherwise the part's own problem says it better.
     if (isNameLike(input.service) && isNameLike(spec.name)) {
-      own.check('class.objectName', objectName, 'name');
+      if (own.check('class.objectName', objectName, 'name')) own.cross('class.objectName@priorityClass', objectName, 'name');
       checkNameLimits(objectName, opts.nodePoolName, (field, message) => add(field, message, spec.name));
     }
     own.optional('classOptions.nodePoolName', opts.nodePoolName);

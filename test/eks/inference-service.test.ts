@@ -43,6 +43,20 @@ function logicalIdOf(scope: IConstruct): string {
   return cfn.stack.resolve(cfn.logicalId) as string;
 }
 
+describe('EksInferenceService names the API server or the cluster\'s controllers keep for themselves (R203)', () => {
+  test('fails when the namespace is Kubernetes\' own or a controller\'s', () => {
+    for (const namespace of ['kube-system', 'default', 'keda', 'amazon-cloudwatch']) {
+      expect(() => build({ namespace })).toThrow(new RegExp(`namespace: is '${namespace}', which is reserved \\(kube-system, kube-public`));
+    }
+    expect(() => build({ namespace: 'llm-serving' })).not.toThrow();
+  });
+
+  test("fails when '<service>-<class>' would name a PriorityClass with the reserved 'system-' prefix", () => {
+    expect(() => build({ contract: { ...LLAMA_CONTRACT, name: 'system' }, namespace: 'llm' }))
+      .toThrow("name: is 'system-l40s'; allowed: a name that does not start with 'system-'");
+  });
+});
+
 describe('EksInferenceService', () => {
   let stack: Stack;
   let service: EksInferenceService;

@@ -13,8 +13,9 @@ export const EKS_SCALING_DEFAULTS = {
   /** KEDA reads datapoints this many periods back (metricCollectionTime). */
   metricCollectionPeriods: 3,
   /**
-   * The newest, still-filling period is skipped (metricEndTimeOffset = one period): a partial Sum would read as a
-   * drop in load.
+   * The window ends one period before KEDA's query time, itself rounded down to the period (kedacore/keda@v2.20.2
+   * pkg/scalers/aws_cloudwatch_scaler.go:186; review R203): the newest closed period is skipped too, since CloudWatch
+   * may not have all of its datapoints yet and a partial Sum would read as a drop in load.
    */
   metricEndTimeOffsetPeriods: 1,
   /** The recommendation must stay lower this long before pods are removed (HPA scaleDown stabilization window). */
@@ -25,7 +26,11 @@ export const EKS_SCALING_DEFAULTS = {
   /** Most pods removed per scale-down period. */
   maxScaleDownPods: 1,
   scaleDownPeriodSeconds: 120,
-  /** KEDA's polling interval (activation and its metrics cache), seconds. */
+  /**
+   * KEDA's polling interval, seconds: how often it checks activation. It does not delay a floor: the HPA's metric
+   * requests (every 15 s) query CloudWatch directly, as no trigger here sets `useCachedMetrics` (kedacore/keda@v2.20.2
+   * pkg/scaling/scale_handler.go:682; review R203).
+   */
   pollingIntervalSeconds: 30,
 } as const;
 

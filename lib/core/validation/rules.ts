@@ -211,6 +211,23 @@ export const EKS_RULES = {
   modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
   'contract.name': nameRule('dns1035Label', { why: "it prefixes every class's Kubernetes Service name, and Service names are DNS-1035 labels" }),
   namespace: nameRule('dns1123Label'),
+  // The service owns its namespace: the library creates it with Pod Security Admission `enforce: restricted` (which
+  // refuses the privileged pods of the cluster's own controllers when they are recreated) and deletes it with the
+  // service (taking the controllers installed there with it).
+  'namespace@reserved': crossRule<{ readonly namespace: string; readonly reserved: readonly string[] }>(
+    "a namespace of the service's own, not Kubernetes' (kube-system, kube-public, kube-node-lease, default) or one the library's "
+      + 'controllers run in',
+    ({ namespace, reserved }) => (reserved.includes(namespace) ? `is '${namespace}', which is reserved (${reserved.join(', ')})` : undefined),
+    'the service creates its namespace with Pod Security Admission enforce: restricted and deletes it when the service is removed',
+  ),
+  // ValidatePriorityClass refuses "system-" names other than the built-in classes: "priority class names with 'system-'
+  // prefix are reserved for system use only" (kubernetes/kubernetes pkg/apis/scheduling/validation/validation.go,
+  // read at 00447344; review R203).
+  'class.objectName@priorityClass': crossRule<string>(
+    "a name that does not start with 'system-'",
+    (name) => (name.startsWith('system-') ? `is '${name}'` : undefined),
+    "'<service>-<class>' also names the class's PriorityClass, and the API server keeps the 'system-' prefix for its own",
+  ),
   clusterName: nameRule('eksClusterName', { why: 'it appears in IAM condition keys and Karpenter discovery tags' }),
   classes: crossRule<readonly string[]>(
     `1 to ${ALB.targetGroupsPerForwardAction} classes`,

@@ -72,6 +72,8 @@ export function scaledObject(input: ScaledObjectInput): ScaledObject {
     spec: {
       scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: input.deploymentName },
       pollingInterval: input.pollingIntervalSeconds,
+      // Governs only a scale to zero, which minReplicaCount >= 1 rules out (KEDA docs, ScaledObject spec, cooldownPeriod;
+      // review R203): the HPA's scale-down stabilization below paces scale-in. Kept at the same value so a reader sees one wait.
       cooldownPeriod: input.scaleDownStabilizationSeconds,
       minReplicaCount: input.minReplicas,
       maxReplicaCount: input.maxReplicas,
