@@ -206,6 +206,13 @@ export const CLASS_RULES = {
   ),
 } as const;
 
+/** An agent config that would not run Container Insights with enhanced observability (unset keeps the add-on's default, which does). */
+function enhancedContainerInsightsProblem(config: unknown): string | undefined {
+  type AgentConfig = { logs?: { metrics_collected?: { kubernetes?: { enhanced_container_insights?: unknown } } } };
+  return config === undefined || (config as AgentConfig).logs?.metrics_collected?.kubernetes?.enhanced_container_insights === true
+    ? undefined : 'has no logs.metrics_collected.kubernetes.enhanced_container_insights: true';
+}
+
 /** `EksInferenceService` props beyond the contract and the classes. */
 export const EKS_RULES = {
   modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
@@ -440,21 +447,13 @@ export const EKS_RULES = {
   ),
   'observability.existingAddon.configurationValues.agent.config': crossRule<unknown>(
     'unset, or an agent config with logs.metrics_collected.kubernetes.enhanced_container_insights: true',
-    (config) => {
-      type AgentConfig = { logs?: { metrics_collected?: { kubernetes?: { enhanced_container_insights?: unknown } } } };
-      return config === undefined || (config as AgentConfig).logs?.metrics_collected?.kubernetes?.enhanced_container_insights === true
-        ? undefined : 'has no logs.metrics_collected.kubernetes.enhanced_container_insights: true';
-    },
+    enhancedContainerInsightsProblem,
     'Container Insights publishes desired replica counts only with enhanced observability',
   ),
   'observability.existingAddon.configurationValues.agents[].config': crossRule<unknown>(
     'unset on the default agent (an agents entry with no name or the name cloudwatch-agent), or an agent config with '
       + 'logs.metrics_collected.kubernetes.enhanced_container_insights: true',
-    (config) => {
-      type AgentConfig = { logs?: { metrics_collected?: { kubernetes?: { enhanced_container_insights?: unknown } } } };
-      return config === undefined || (config as AgentConfig).logs?.metrics_collected?.kubernetes?.enhanced_container_insights === true
-        ? undefined : 'has no logs.metrics_collected.kubernetes.enhanced_container_insights: true';
-    },
+    enhancedContainerInsightsProblem,
     'each agents entry runs with its own config over agent.config, and the default agent is the one Container Insights runs in',
   ),
 } as const;
