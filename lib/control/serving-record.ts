@@ -1,6 +1,9 @@
 import { Lazy, Stack, Token, Tokenization } from 'aws-cdk-lib';
 import { type Construct } from 'constructs';
 import { SERVING_RECORD_METADATA_KEY, TOKEN_TEXT, type ServingRecord } from '../core/service/serving-record';
+import { Checker } from '../core/validation/checker';
+import { ConstructValidationError } from '../core/validation/error';
+import { SERVICE_PER_STACK_RULE } from '../core/validation/rules';
 
 /** Every value that is a CloudFormation token becomes TOKEN_TEXT: the record says what was literal, never a reference. */
 function literalOnly(value: unknown): unknown {
@@ -13,14 +16,24 @@ function literalOnly(value: unknown): unknown {
   return value;
 }
 
+/** The construct path that records each service name, per stack (`SERVICE_PER_STACK_RULE`). */
+const RECORDED_BY = new WeakMap<Stack, Map<string, string>>();
+
 /**
  * Records a serving construct's `servingRecord()` in its stack's template Metadata, under its service's name, for the
  * post-deploy commands (lib/core/service/serving-record.ts says what reads it). Produced at synth, when every class
- * is known.
+ * is known. A second serving construct of the same service name in the stack fails (`construct` names its class).
  */
-export function recordServing(scope: Construct, service: string, produce: () => ServingRecord): void {
-  const options = Stack.of(scope).templateOptions;
-  const metadata: Record<string, unknown> = (options.metadata ??= {});
+export function recordServing(scope: Construct, construct: string, service: string, produce: () => ServingRecord): void {
+  const stack = Stack.of(scope);
+  const recorded = RECORDED_BY.get(stack) ?? new Map<string, string>();
+  RECORDED_BY.set(stack, recorded);
+  const c = new Checker({ 'contract.name@stack': SERVICE_PER_STACK_RULE });
+  if (!c.cross('contract.name@stack', { service, servedBy: recorded.get(service) }, 'contract.name')) {
+    throw new ConstructValidationError(construct, scope.node.path, c.problems);
+  }
+  recorded.set(service, scope.node.path);
+  const metadata: Record<string, unknown> = (stack.templateOptions.metadata ??= {});
   const records = (metadata[SERVING_RECORD_METADATA_KEY] ??= {}) as Record<string, unknown>;
   records[service] = Lazy.any({ produce: () => literalOnly(produce()) });
 }

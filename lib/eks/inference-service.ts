@@ -219,7 +219,6 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.classes = classes;
     this.plan = planCapacity(props.contract, classes);
     throwIfInvalid('EksInferenceService', this.node.path, capacityPlanProblems(props.contract, classes, this.plan));
-    recordServing(this, props.contract.name, () => servingRecord('eks', this.contract, this.classes, this.plan));
 
     // The id 'Default' is left out of logical ids: a service that builds its own cluster keeps the ids it had when
     // it installed the controllers itself (aws-cdk-lib core/lib/private/uniqueid.js makeUniqueId, HIDDEN_ID).
@@ -247,6 +246,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       })),
       spotClasses: classes.filter((c) => (classOptions[c.name]?.capacityTypes ?? []).includes('spot')).map((c) => c.name),
     });
+    // After the cluster's own checks, which say more about two services of one name on one cluster.
+    recordServing(this, 'EksInferenceService', props.contract.name, () => servingRecord('eks', this.contract, this.classes, this.plan));
 
     this.admission = attachment.admission;
     const routes = classes.map((cls, i) => ({ name: cls.name, classes: [cls], readyReplicas: this.plan.classes[i].steadyReplicas }));

@@ -51,6 +51,13 @@ describe('EksInferenceService names the API server or the cluster\'s controllers
     expect(() => build({ namespace: 'llm-serving' })).not.toThrow();
   });
 
+  test('fails when a second serving construct in the stack serves the same service name, on another cluster too', () => {
+    const { stack } = build();
+    expect(() => new EksInferenceService(stack, 'Again', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl2'),
+    })).toThrow("contract.name: is 'llama3-chat', which the serving construct at 'Test/Llama' in this stack also serves");
+  });
+
   test("fails when '<service>-<class>' would name a PriorityClass with the reserved 'system-' prefix", () => {
     expect(() => build({ contract: { ...LLAMA_CONTRACT, name: 'system' }, namespace: 'llm' }))
       .toThrow("name: is 'system-l40s'; allowed: a name that does not start with 'system-'");

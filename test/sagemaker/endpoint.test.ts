@@ -1,4 +1,4 @@
-import { CfnWaitConditionHandle, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { type App, CfnWaitConditionHandle, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -571,6 +571,16 @@ describe('SageMakerCapacityEndpoint', () => {
         Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':sagemaker:us-east-1:123456789012:endpoint/llm-chat']] },
       }] },
     });
+  });
+
+  test('fails when a second serving construct in the stack serves the same service name (one serving record per name)', () => {
+    const { stack } = endpointStack();
+    expect(() => new SageMakerCapacityEndpoint(stack, 'Again', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS }))
+      .toThrow("SageMakerCapacityEndpoint 'Test/Again' is invalid (1 problem):\n  - contract.name: is 'llama3-chat', which the serving "
+        + "construct at 'Test/Llama' in this stack also serves; allowed: a service name no other serving construct in this stack uses");
+    // Another stack keeps its own record.
+    const other = new Stack(stack.node.scope as App, 'Other', { env: { account: '123456789012', region: 'us-east-1' } });
+    expect(() => new SageMakerCapacityEndpoint(other, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS })).not.toThrow();
   });
 
   describe('as aws-cdk-lib sagemaker.IEndpoint', () => {

@@ -45,6 +45,17 @@ export interface ModelDataKeyFacts {
  * so kms:Decrypt would never be granted. ':alias/' in the literal text of `keyArn` is an alias ARN even with tokens
  * around it (a token never encodes to that text); a key whose ARN is wholly a token passes.
  */
+/**
+ * One serving construct per service name in a stack: the stack's template keeps one serving record per name
+ * (`Metadata[SERVING_RECORD_METADATA_KEY][service]`, lib/core/service/serving-record.ts), which `verify` and the game day
+ * read, so a second construct of that name would silently replace the first's (review R203).
+ */
+export const SERVICE_PER_STACK_RULE = crossRule<{ readonly service: string; readonly servedBy?: string }>(
+  'a service name no other serving construct in this stack uses',
+  ({ service, servedBy }) => (servedBy === undefined ? undefined : `is '${service}', which the serving construct at '${servedBy}' in this stack also serves`),
+  "the stack's serving record, which verify and the game day read, holds one service per name",
+);
+
 export const MODEL_DATA_KEY_RULE = crossRule<ModelDataKeyFacts>(
   "a KMS key, not an alias (a kms.Key, or kms.Key.fromKeyArn with the key's ARN: arn:<partition>:kms:<region>:<account>:key/<key id>)",
   ({ keyArn, alias }) => (alias !== undefined ? `is the alias '${alias}'`
@@ -216,6 +227,7 @@ function enhancedContainerInsightsProblem(config: unknown): string | undefined {
 /** `EksInferenceService` props beyond the contract and the classes. */
 export const EKS_RULES = {
   modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
+  'contract.name@stack': SERVICE_PER_STACK_RULE,
   'contract.name': nameRule('dns1035Label', { why: "it prefixes every class's Kubernetes Service name, and Service names are DNS-1035 labels" }),
   namespace: nameRule('dns1123Label'),
   // The service owns its namespace: the library creates it with Pod Security Admission `enforce: restricted` (which
@@ -461,6 +473,7 @@ export const EKS_RULES = {
 /** `SageMakerCapacityEndpoint` props beyond the contract and the classes. */
 export const SAGEMAKER_RULES = {
   modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
+  'contract.name@stack': SERVICE_PER_STACK_RULE,
   endpointName: nameRule('sageMakerName', { tokens: 'carry' }),
   'metrics.publishFrequency': crossRule<number>(
     '10, 30, 60, 120, 180, 240 or 300 seconds',
