@@ -63,12 +63,13 @@ export function loadBalancerZoneProblems(
 }
 
 /**
- * Namespaces no service may take for its own: Kubernetes' own, and those of the controllers the library installs
- * (KEDA; the CloudWatch observability add-on; Karpenter and the load balancer controller run in kube-system).
+ * Namespaces no service may take for its own: Kubernetes' own, those of the controllers the library installs (KEDA; the
+ * CloudWatch observability add-on; Karpenter and the load balancer controller run in kube-system), and `karpenter`,
+ * where an existing Karpenter (`existingControllers.karpenter`) commonly runs.
  */
 const RESERVED_NAMESPACES: readonly string[] = [
   ...new Set(['kube-system', 'kube-public', 'kube-node-lease', 'default', KEDA_NAMESPACE, OBSERVABILITY_NAMESPACE, KARPENTER_NAMESPACE,
-    LOAD_BALANCER_CONTROLLER_NAMESPACE]),
+    LOAD_BALANCER_CONTROLLER_NAMESPACE, 'karpenter']),
 ];
 
 /** The name every EKS object of a class derives from: `<service>-<class>` unless the NodePool name is overridden. */

@@ -4,7 +4,7 @@
  */
 import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
 import { ALARM_STATE_CHANGE, alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
-import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { counterPerSecond, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { demandWindow } from '../../lib/core/reconciler/faults';
 import { type MetricResult } from '../../lib/core/reconciler/io';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
@@ -179,6 +179,19 @@ describe('demand holes', () => {
     // The policy is told the served count includes the rejections (it measures what a class delivered from it).
     expect(o.signals.inf2.servedIncludesRejected).toBe(true);
     expect(o.signals.g6.servedIncludesRejected).toBe(true);
+  });
+
+  test('reads a scraped counter over the least common multiple of the period and the scrape interval (an even count of deltas each)', () => {
+    const tokens = { namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'chat', CapacityClass: 'inf2' }, stat: 'Sum' };
+    const periodOf = (periodSeconds: number, intervalSeconds: number) =>
+      counterPerSecond(tokens, periodSeconds, intervalSeconds).periodSeconds ?? periodSeconds;
+    // 300 s periods and a 2-minute scrape: 2 or 3 deltas per period, 5 in every 600 s (R204).
+    expect(periodOf(300, 120)).toBe(600);
+    expect(periodOf(120, 180)).toBe(360);
+    expect(periodOf(60, 120)).toBe(120);
+    expect(periodOf(60, 30)).toBe(60);
+    expect(periodOf(300, 60)).toBe(300);
+    expect(counterPerSecond(tokens, 300, 120).scale).toBe(1 / 600);
   });
 
   test('fails when a token counter scraped every 2 minutes leaves every other period without demand: it is read over 2 periods', () => {

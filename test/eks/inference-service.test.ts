@@ -45,7 +45,7 @@ function logicalIdOf(scope: IConstruct): string {
 
 describe('EksInferenceService names the API server or the cluster\'s controllers keep for themselves (R203)', () => {
   test('fails when the namespace is Kubernetes\' own or a controller\'s', () => {
-    for (const namespace of ['kube-system', 'default', 'keda', 'amazon-cloudwatch']) {
+    for (const namespace of ['kube-system', 'default', 'keda', 'amazon-cloudwatch', 'karpenter']) {
       expect(() => build({ namespace })).toThrow(new RegExp(`namespace: is '${namespace}', which is reserved \\(kube-system, kube-public`));
     }
     expect(() => build({ namespace: 'llm-serving' })).not.toThrow();

@@ -277,6 +277,8 @@ describe('EKS signal producers on a cluster that already runs the add-on', () =>
       .toThrow(`  - observability.existingAddon.configurationValues.agents[1].config: ${problem}`);
     expect(() => build({ observability: { existingAddon: { configurationValues: { agents: [{ name: 'cloudwatch-agent' }, { name: 'scraper', config: plain }] } } } }))
       .not.toThrow();
+    // Null or empty: the chart's `if $agent.config` is false, and the agent runs the add-on's default config (R204).
+    expect(() => build({ observability: { existingAddon: { configurationValues: { agent: { config: null }, agents: [{ config: {} }] } } } })).not.toThrow();
   });
 
   test('fails on a scrape interval the agent would drop token deltas at (over 240 s) or that splits unevenly over minutes', () => {

@@ -28,12 +28,18 @@ export type SignalSource =
   | { readonly expression: string; readonly scale?: number; readonly periodSeconds?: number };
 
 /**
- * The source of a counter published every `intervalSeconds` (e.g. a Prometheus scrape) read per second: summed over
- * the least whole number of reconciler periods that spans the interval, so every period gets a value (each datapoint
- * then stands for all the periods its query period covers).
+ * The source of a counter published every `intervalSeconds` (e.g. a Prometheus scrape, one delta per scrape) read per
+ * second: summed over the least common multiple of the reconciler period and the interval, so every query period
+ * holds the same number of deltas and every reconciler period gets a value (each datapoint then stands for all the
+ * periods its query period covers). The least whole number of periods spanning the interval is not enough: at a
+ * 300 s period a 120 s scrape puts 2 or 3 deltas in consecutive periods, a 1.5x swing of the rate (review R204).
+ * Both are whole seconds; the EKS scrape interval divides a minute or is whole minutes (EKS_RULES
+ * `observability.scrapeInterval@periods`), so the result is whole minutes, as GetMetricData's periods are.
  */
 export function counterPerSecond(metric: MetricStatSource, periodSeconds: number, intervalSeconds = periodSeconds): SignalSource {
-  const queryPeriod = Math.max(1, Math.ceil(intervalSeconds / periodSeconds)) * periodSeconds;
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const interval = Math.max(1, Math.round(intervalSeconds));
+  const queryPeriod = (periodSeconds / gcd(periodSeconds, interval)) * interval;
   return { metric, scale: 1 / queryPeriod, ...(queryPeriod !== periodSeconds ? { periodSeconds: queryPeriod } : {}) };
 }
 

@@ -217,10 +217,16 @@ export const CLASS_RULES = {
   ),
 } as const;
 
-/** An agent config that would not run Container Insights with enhanced observability (unset keeps the add-on's default, which does). */
+/**
+ * An agent config that would not run Container Insights with enhanced observability. Unset, null or empty keeps the
+ * add-on's default config, which does: the chart renders `{{- if $agent.config }}` its config `{{- else }}` its
+ * defaultConfig, and Helm's `if` is false for null and for an empty map (templates/linux/cloudwatch-agent-custom-resource.yaml;
+ * review R204).
+ */
 function enhancedContainerInsightsProblem(config: unknown): string | undefined {
   type AgentConfig = { logs?: { metrics_collected?: { kubernetes?: { enhanced_container_insights?: unknown } } } };
-  return config === undefined || (config as AgentConfig).logs?.metrics_collected?.kubernetes?.enhanced_container_insights === true
+  const unset = config === undefined || config === null || (typeof config === 'object' && !Array.isArray(config) && Object.keys(config).length === 0);
+  return unset || (config as AgentConfig).logs?.metrics_collected?.kubernetes?.enhanced_container_insights === true
     ? undefined : 'has no logs.metrics_collected.kubernetes.enhanced_container_insights: true';
 }
 
@@ -234,8 +240,8 @@ export const EKS_RULES = {
   // refuses the privileged pods of the cluster's own controllers when they are recreated) and deletes it with the
   // service (taking the controllers installed there with it).
   'namespace@reserved': crossRule<{ readonly namespace: string; readonly reserved: readonly string[] }>(
-    "a namespace of the service's own, not Kubernetes' (kube-system, kube-public, kube-node-lease, default) or one the library's "
-      + 'controllers run in',
+    "a namespace of the service's own, not Kubernetes' (kube-system, kube-public, kube-node-lease, default) nor one the library's "
+      + 'controllers or an existing Karpenter run in',
     ({ namespace, reserved }) => (reserved.includes(namespace) ? `is '${namespace}', which is reserved (${reserved.join(', ')})` : undefined),
     'the service creates its namespace with Pod Security Admission enforce: restricted and deletes it when the service is removed',
   ),
