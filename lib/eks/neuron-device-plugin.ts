@@ -2,7 +2,7 @@ import { Aws, Lazy } from 'aws-cdk-lib';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { parseEcrImage } from '../core/trust/image-reference';
+import { ecrRepositoryArn, parseEcrImage } from '../core/trust/image-reference';
 import { controllerChart } from './pod-identity';
 import { type ChartSpec, NEURON_DEVICE_PLUGIN_CHART, NEURON_DEVICE_PLUGIN_IMAGE, NEURON_DEVICE_PLUGIN_INSTANCE_TYPES } from './versions';
 
@@ -118,11 +118,10 @@ export class NeuronDevicePlugin extends Construct {
    * waits for the grant: its pods pull on the first Neuron node.
    */
   private grantPull(image: string, role: iam.IRole): void {
-    const repo = parseEcrImage(image)!;
     const grant = role.addToPrincipalPolicy(new iam.PolicyStatement({
       sid: 'PullNeuronDevicePluginImage',
       actions: ['ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
-      resources: [`arn:${Aws.PARTITION}:ecr:${repo.region}:${repo.registryId}:repository/${repo.repositoryName}`],
+      resources: [ecrRepositoryArn(parseEcrImage(image)!, Aws.PARTITION)],
     }));
     if (grant.policyDependable) this.chart.node.addDependency(grant.policyDependable);
   }

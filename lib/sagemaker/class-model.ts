@@ -10,7 +10,7 @@ import { bindRuntime, type RuntimeBinding } from '../core/runtime/binding';
 import { SAGEMAKER_PORT } from '../core/runtime/platform';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ServiceContract } from '../core/service/contract';
-import { parseEcrImage } from '../core/trust/image-reference';
+import { ecrRepositoryArn, parseEcrImage } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
 import { type ClassProblem } from '../core/service/checks';
 import { modelDataDecryptStatement } from '../trust/model-data-key';
@@ -274,7 +274,7 @@ export class ClassModel extends Construct {
     const repo = isUnresolved(image) ? undefined : parseEcrImage(image);
     // An image given as a token (e.g. from an asset) is in this account and region; its repository name is not known here.
     const repositoryArn = repo
-      ? `arn:${Aws.PARTITION}:ecr:${repo.region}:${repo.registryId}:repository/${repo.repositoryName}`
+      ? ecrRepositoryArn(repo, Aws.PARTITION)
       : Stack.of(this).formatArn({ service: 'ecr', resource: 'repository', resourceName: '*' });
     this.allow(
       { sid: 'PullOwnImage', actions: ['ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchCheckLayerAvailability'], resources: [repositoryArn] },

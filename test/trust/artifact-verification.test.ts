@@ -14,7 +14,7 @@ import {
   sameSigningProfile,
   verifyArtifacts,
 } from '../../lib/core/trust/artifact-verification';
-import { parseEcrImage } from '../../lib/core/trust/image-reference';
+import { ecrRepositoryArn, parseEcrImage } from '../../lib/core/trust/image-reference';
 import { ACCEPTED_PROFILE_ARNS, REFUSED_PROFILE_ARNS } from './profile-arn-forms';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
 
@@ -57,6 +57,11 @@ describe('references', () => {
     '123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm@sha256:' + 'a'.repeat(63),
   ])('rejects %s', (image) => {
     expect(parseEcrImage(image)).toBeUndefined();
+  });
+
+  test('the repository ARN IAM names a pull by, in the partition given', () => {
+    const image = parseEcrImage('123456789012.dkr.ecr-fips.us-gov-west-1.amazonaws.com/team/vllm-openai@' + DIGEST)!;
+    expect(ecrRepositoryArn(image, 'aws-us-gov')).toBe('arn:aws-us-gov:ecr:us-gov-west-1:123456789012:repository/team/vllm-openai');
   });
 
   test('S3 objects, not prefixes', () => {

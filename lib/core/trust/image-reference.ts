@@ -35,6 +35,15 @@ const ECR_IMAGE = new RegExp(`^${ECR_HOST}\\/(${ECR_REPOSITORY_PATTERN})@(sha256
 /** The form `parseEcrImage` reads, as messages name it. */
 export const ECR_IMAGE_FORM = '<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>';
 
+/**
+ * The ARN of the repository `image` is in, the resource IAM names ECR pulls by
+ * (`arn:${Partition}:ecr:${Region}:${Account}:repository/${RepositoryName}`, Service Authorization Reference, Amazon
+ * ECR, resource type `repository`). `partition` may be a token (`Aws.PARTITION`).
+ */
+export function ecrRepositoryArn(image: EcrImageReference, partition: string): string {
+  return `arn:${partition}:ecr:${image.region}:${image.registryId}:repository/${image.repositoryName}`;
+}
+
 /** Parses `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>`; undefined for anything else (tags included). */
 export function parseEcrImage(image: string): EcrImageReference | undefined {
   const m = ECR_IMAGE.exec(image);

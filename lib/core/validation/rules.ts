@@ -39,13 +39,6 @@ export interface ModelDataKeyFacts {
 }
 
 /**
- * The model-data key of every reader (ArtifactTrust, EksInferenceService, SageMakerCapacityEndpoint). An alias is
- * refused: its `keyArn` is the alias ARN, and "when an alias is the value of a resource element, the policy applies to
- * the alias resource, not to any KMS key" (https://docs.aws.amazon.com/kms/latest/developerguide/alias-authorization.html),
- * so kms:Decrypt would never be granted. ':alias/' in the literal text of `keyArn` is an alias ARN even with tokens
- * around it (a token never encodes to that text); a key whose ARN is wholly a token passes.
- */
-/**
  * One serving construct per service name in a stack: the stack's template keeps one serving record per name
  * (`Metadata[SERVING_RECORD_METADATA_KEY][service]`, lib/core/service/serving-record.ts), which `verify` and the game day
  * read, so a second construct of that name would silently replace the first's (review R203).
@@ -56,6 +49,13 @@ export const SERVICE_PER_STACK_RULE = crossRule<{ readonly service: string; read
   "the stack's serving record, which verify and the game day read, holds one service per name",
 );
 
+/**
+ * The model-data key of every reader (ArtifactTrust, EksInferenceService, SageMakerCapacityEndpoint). An alias is
+ * refused: its `keyArn` is the alias ARN, and "when an alias is the value of a resource element, the policy applies to
+ * the alias resource, not to any KMS key" (https://docs.aws.amazon.com/kms/latest/developerguide/alias-authorization.html),
+ * so kms:Decrypt would never be granted. ':alias/' in the literal text of `keyArn` is an alias ARN even with tokens
+ * around it (a token never encodes to that text); a key whose ARN is wholly a token passes.
+ */
 export const MODEL_DATA_KEY_RULE = crossRule<ModelDataKeyFacts>(
   "a KMS key, not an alias (a kms.Key, or kms.Key.fromKeyArn with the key's ARN: arn:<partition>:kms:<region>:<account>:key/<key id>)",
   ({ keyArn, alias }) => (alias !== undefined ? `is the alias '${alias}'`
@@ -426,8 +426,9 @@ export const EKS_RULES = {
   // GeneratedTokens for its interval.
   'observability.scrapeInterval': numberRule({ integer: true, min: 10, max: 240, unit: 's', why: 'the scrape job of the agent configuration' }),
   // Each delta is stamped with its scrape's time (the agent's prometheus metrics_handler.go:62, R202): an interval that
-  // neither divides a minute nor is whole minutes puts one delta in one period and two in the next (45 s: 0.75x and 1.5x
-  // the rate), and the Reconciler reads the counter per period, or over the whole periods that span a longer interval.
+  // neither divides a minute nor is whole minutes puts one delta in one minute and two in the next (45 s: 0.75x and 1.5x
+  // the rate) on the dashboard and the alarms, which read per minute; the Reconciler reads the counter over the least
+  // common multiple of its period and the interval (`counterPerSecond`), which these intervals keep to whole minutes.
   'observability.scrapeInterval@periods': crossRule<number>(
     'a divisor of 60 s (10, 12, 15, 20, 30 or 60 s) or whole minutes (120, 180 or 240 s)',
     (seconds) => (60 % seconds === 0 || seconds % 60 === 0 ? undefined : `is ${seconds} s`),

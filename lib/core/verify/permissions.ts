@@ -13,7 +13,7 @@ import { type RoutingFacts } from '../reconciler/routing-facts';
 import { routingTarget } from '../reconciler/targets';
 import { AwsMetrics } from '../metrics/contract';
 import { type CapacityClass, type ModelDataArtifact } from '../service/capacity-class';
-import { parseEcrImage } from '../trust/image-reference';
+import { ecrRepositoryArn, parseEcrImage } from '../trust/image-reference';
 import { contextEntries, neighbour, type PermissionProbe } from './probe';
 import { type CheckResult } from './result';
 
@@ -131,7 +131,7 @@ function decryptThroughS3Probes(keyArn: string | undefined): PermissionProbe[] {
  */
 export function sageMakerExecutionProbes(cls: CapacityClass, partition: string, keyArn?: string): PermissionProbe[] {
   const image = parseEcrImage(cls.artifact.image);
-  const repo = image && `arn:${partition}:ecr:${image.region}:${image.registryId}:repository/${image.repositoryName}`;
+  const repo = image && ecrRepositoryArn(image, partition);
   const namespace = AwsMetrics.sageMakerEndpointInstances.namespace;
   return [
     ...(repo ? [
