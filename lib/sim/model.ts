@@ -4,7 +4,7 @@ import { type ServerAdmission } from '../core/runtime/admission';
 import { type PlatformKind, type PlatformOverrides } from './platform';
 import { tokenDistributionMean, type WorkloadSpec } from './workload';
 import { describeRule, ruleProblem } from '../core/validation/checker';
-import { SAGEMAKER_RULES } from '../core/validation/rules';
+import { SAGEMAKER_SCALING_TARGET_RULES } from '../core/validation/sagemaker-scaling-rules';
 
 /** One capacity class as the simulator runs it: the routing facts plus how it provisions and scales. */
 export interface SimClass extends RoutedClassFacts {
@@ -158,8 +158,8 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
   const missing = scenario.classes.filter((c) => !placed.includes(c.name)).map((c) => c.name);
   // The construct's rules for these props, so a scenario cannot run a value the construct refuses. Its cap of the target
   // at the pools' smallest safe concurrency (lib/sagemaker/variants.ts) is no rule, and stays open here: H9's what-if.
-  const targetRule = SAGEMAKER_RULES['variants[].scaling.targetConcurrencyPerInstance'];
-  const perPoolRule = SAGEMAKER_RULES['variants[].scaling.perPoolTargets'];
+  const targetRule = SAGEMAKER_SCALING_TARGET_RULES['variants[].scaling.targetConcurrencyPerInstance'];
+  const perPoolRule = SAGEMAKER_SCALING_TARGET_RULES['variants[].scaling.perPoolTargets'];
   for (const v of scenario.variants) {
     const targetProblem = v.targetConcurrencyPerInstance === undefined ? undefined : ruleProblem(targetRule, v.targetConcurrencyPerInstance);
     if (targetProblem) throw new Error(`Scenario ${scenario.id}: variant '${v.name}' targetConcurrencyPerInstance ${targetProblem}`);

@@ -9,7 +9,7 @@ import { meanServiceTimeMs } from '../runtime/admission';
 import { isUnresolved } from '../validation/tokens';
 import { Checker, isFiniteLiteral, numberProblem } from '../validation/checker';
 import { ConstructValidationError, type Problem } from '../validation/error';
-import { CLASS_RULES, CONTRACT_RULES } from '../validation/rules';
+import { CLASS_RULES, CONTRACT_RULES } from '../validation/service-rules';
 import { type CapacityPlan } from './sizing';
 
 /** One thing wrong with a declared class: the one problem type of every construct (lib/core/validation/error.ts). */

@@ -1,6 +1,6 @@
 import { Checker } from '../validation/checker';
 import { type Problem } from '../validation/error';
-import { CONTRACT_RULES } from '../validation/rules';
+import { CONTRACT_RULES } from '../validation/service-rules';
 
 /** What the model service promises its callers. */
 export interface LatencySlo {
