@@ -12,7 +12,6 @@ import { isUnresolved } from '../core/validation/tokens';
 import { durationSeconds, sizeGibibytes } from '../util/duration';
 import { knownZones } from '../util/subnet-zones';
 import { ROLE_INLINE_POLICY_CHARS } from './controller-policy-size';
-import { ISOLATED_SUBNET_ENDPOINTS } from './isolated-subnets';
 import { type EksClassOptions } from './class-options';
 import { type ScalingOptions } from './scaling-options';
 import { nodePoolNameProblem, scaledObjectNameProblem } from './name-limits';
@@ -141,10 +140,7 @@ export function clusterProblems(input: ClusterCheckInput): ClassProblem[] {
     if (p) add(`chartVersions.${chart}`, p);
   }
   rules.optional('clusterOptions.systemNodeCount', input.clusterOptions?.systemNodeCount);
-  const endpoints = input.isolatedSubnetEndpoints;
-  if (endpoints !== undefined && !(ISOLATED_SUBNET_ENDPOINTS as readonly string[]).includes(endpoints)) {
-    add('isolatedSubnetEndpoints', `is ${JSON.stringify(endpoints)}; allowed: ${ISOLATED_SUBNET_ENDPOINTS.map((e) => `'${e}'`).join(' or ')}`);
-  }
+  rules.cross('isolatedSubnetEndpoints', input.isolatedSubnetEndpoints);
   for (const p of rules.problems) add(p.field, p.message);
   if (input.cluster) {
     if (!input.cluster.kubectlProvider) {

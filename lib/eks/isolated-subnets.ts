@@ -10,9 +10,8 @@ import { Checker } from '../core/validation/checker';
 import { quoted } from '../core/validation/names';
 import { EKS_RULES } from '../core/validation/rules';
 
-/** How isolated node subnets reach the AWS services their nodes call (`ClusterSettings.isolatedSubnetEndpoints`). */
-export type IsolatedSubnetEndpoints = 'in-vpc' | 'elsewhere';
-export const ISOLATED_SUBNET_ENDPOINTS: readonly IsolatedSubnetEndpoints[] = ['in-vpc', 'elsewhere'];
+// Its values are EKS_RULES' (`isolatedSubnetEndpoints`), so the type lives beside the endpoints in lib/core.
+export { type IsolatedSubnetEndpoints } from '../core/platform/isolated-node-endpoints';
 
 /** The synth warning for endpoints only a feature needs (and for a check that could not decide). */
 export const ISOLATED_SUBNET_ENDPOINTS_WARNING = 'cdk-capacity-aware-inference:eks-isolated-subnet-endpoints';

@@ -695,8 +695,13 @@ describe('nodeSubnets: isolated subnets and the VPC endpoints their nodes need',
     const elsewhere = build({ isolatedSubnetEndpoints: 'elsewhere' });
     expect(synthError(elsewhere.app)).toBeUndefined();
     expect(endpointWarnings(elsewhere.stack)).toEqual([]);
+    // The EKS_RULES entry (docs/validation.md): what was found, what is allowed and why.
+    const why = "(the VPC endpoint checks run for any value but 'elsewhere': a misspelt 'elsewhere' would check endpoints the subnets do not use)";
     expect(() => build({ isolatedSubnetEndpoints: 'nat' as 'elsewhere' })).toThrow(
-      "EksInferenceCluster 'Test/Cluster' is invalid (1 problem):\n  - isolatedSubnetEndpoints: is \"nat\"; allowed: 'in-vpc' or 'elsewhere'",
+      `EksInferenceCluster 'Test/Cluster' is invalid (1 problem):\n  - isolatedSubnetEndpoints: is "nat"; allowed: 'in-vpc' or 'elsewhere' ${why}`,
+    );
+    expect(() => build({ isolatedSubnetEndpoints: null as unknown as 'elsewhere' })).toThrow(
+      `isolatedSubnetEndpoints: is null; allowed: 'in-vpc' or 'elsewhere' ${why}`,
     );
   });
 

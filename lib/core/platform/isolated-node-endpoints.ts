@@ -26,6 +26,10 @@
  * (docs/eks-inference-cluster.md lists them).
  */
 
+/** How isolated node subnets reach the AWS services their nodes call (`ClusterSettings.isolatedSubnetEndpoints`). */
+export type IsolatedSubnetEndpoints = 'in-vpc' | 'elsewhere';
+export const ISOLATED_SUBNET_ENDPOINTS: readonly IsolatedSubnetEndpoints[] = ['in-vpc', 'elsewhere'];
+
 /**
  * `join`: without it no node turns Ready (synth fails); `feature`: nodes join, but something the library runs on them
  * fails (synth warns: it is not certain, e.g. a service without model data needs no credentials for the fetch).

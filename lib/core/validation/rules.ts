@@ -9,7 +9,7 @@ import {
   AL2023_ROOT_SNAPSHOT_GIB, ALB_LIMITS as ALB, GP3_LIMITS, maxAlarmEvaluationSeconds, MIN_NODE_VOLUME_GIB, NODE_DATA_VOLUME,
   SAGEMAKER_ENDPOINT_LIMITS as SM,
 } from '../platform/limits';
-import { describeNodeEndpoints, GATEWAY_NODE_ENDPOINTS } from '../platform/isolated-node-endpoints';
+import { describeNodeEndpoints, GATEWAY_NODE_ENDPOINTS, ISOLATED_SUBNET_ENDPOINTS } from '../platform/isolated-node-endpoints';
 import { KARPENTER_CONTROLLER } from '../platform/system-nodes';
 import { parseSigningProfileArn, SIGNING_PROFILE_ARN_FORM } from '../trust/artifact-verification';
 import { ECR_IMAGE_FORM, isDigestPinnedImage, parseEcrImage } from '../trust/image-reference';
@@ -180,6 +180,12 @@ export const EKS_RULES = {
         + "tagged for Karpenter by hand are not seen at synth: select them with the cluster's nodeSubnets (e.g. { subnetType: PRIVATE_ISOLATED })"),
     'Karpenter launches a node only in a subnet its EC2NodeClass selects, and the construct tags only the node subnets (an isolated '
       + 'subnet only when nodeSubnets selects it): a NodePool held to a zone without one never gets a node',
+  ),
+  // lib/eks/cluster.ts skips the endpoint checks for 'elsewhere' only, so any other value would run them as 'in-vpc'.
+  isolatedSubnetEndpoints: crossRule<unknown>(
+    ISOLATED_SUBNET_ENDPOINTS.map((e) => `'${e}'`).join(' or '),
+    (v) => (v === undefined || (ISOLATED_SUBNET_ENDPOINTS as readonly unknown[]).includes(v) ? undefined : `is ${JSON.stringify(v)}`),
+    "the VPC endpoint checks run for any value but 'elsewhere': a misspelt 'elsewhere' would check endpoints the subnets do not use",
   ),
   // Decided at synth (endpoints may be added to the VPC after the cluster): lib/eks/isolated-subnets.ts. The endpoints a
   // feature needs (describeNodeEndpoints('feature')) only warn.
