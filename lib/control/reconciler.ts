@@ -36,6 +36,7 @@ import { newLogGroupKey } from '../util/log-encryption';
 import { nameWithin } from '../util/name-within';
 import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
+import { serviceKey } from './service-environment';
 import { metricId, ServiceMetrics } from './service-metrics';
 
 /** Tunables of the routing policy. Every default is explained in lib/core/policy/defaults.ts. */
@@ -143,13 +144,6 @@ const RECONCILERS_OF = new WeakMap<object, Reconciler[]>();
 
 /** The Reconciler of each service name in each known account and Region, by construct tree root (`service@environment`). */
 const SERVICES_IN = new WeakMap<object, Map<string, string>>();
-
-/** `<account>/<region>/<service>` of a Reconciler whose stack names both, else undefined (deployed wherever the CLI points). */
-function serviceKey(scope: Construct, service: string): { where: string; key: string } | undefined {
-  const { account, region } = Stack.of(scope);
-  if (Token.isUnresolved(account) || Token.isUnresolved(region)) return undefined;
-  return { where: `${account}/${region}`, key: `${account}/${region}/${service}` };
-}
 
 /** Lambda's limit on a function's `Description` (CreateFunction; aws-cdk-lib 2.269.0 aws-lambda throws DescriptionTooLong above it). */
 const FUNCTION_DESCRIPTION_MAX = 256;

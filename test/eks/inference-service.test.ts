@@ -1,6 +1,6 @@
 import { ConstructValidationError } from '../../lib/core/validation/error';
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { CfnResource, Duration, Fn, type Stack } from 'aws-cdk-lib';
+import { type App, CfnResource, Duration, Fn, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -56,6 +56,23 @@ describe('EksInferenceService names the API server or the cluster\'s controllers
     expect(() => new EksInferenceService(stack, 'Again', {
       contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl2'),
     })).toThrow("contract.name: is 'llama3-chat', which the serving construct at 'Test/Llama' in this stack also serves");
+  });
+
+  test('fails when an EKS service in another stack of the app serves the same name in the same account and Region, not elsewhere', () => {
+    const { stack } = build();
+    const app = stack.node.scope as App;
+    const service = (scope: Stack) => () => new EksInferenceService(scope, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(scope, 'Kubectl'),
+    });
+    // One's KEDA ScaledObject would read the other's ReplicaFloor: both are [Service, CapacityClass] in that account and Region.
+    expect(service(new Stack(app, 'Staging', { env: { account: '123456789012', region: 'us-east-1' } }))).toThrow(
+      "EksInferenceService 'Staging/Llama' is invalid (1 problem):\n  - contract.name: is 'llama3-chat', which the serving construct at 'Test/Llama' "
+      + 'also serves in 123456789012/us-east-1; allowed: a service name no other serving construct of this app uses in the same account and Region',
+    );
+    expect(service(new Stack(app, 'West', { env: { account: '123456789012', region: 'us-west-2' } }))).not.toThrow();
+    expect(service(testStack('Prod').stack)).not.toThrow();
+    // An environment-agnostic stack is refused on its own (env): the name check never has to pass one by.
+    expect(service(new Stack(app, 'Anywhere'))).toThrow("EksInferenceService 'Anywhere/Llama' is invalid (1 problem):\n  - env: stack 'Anywhere' is environment-agnostic");
   });
 
   test("fails when '<service>-<class>' would name a PriorityClass with the reserved 'system-' prefix", () => {

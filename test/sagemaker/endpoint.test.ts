@@ -6,13 +6,15 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
+import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { type Construct, type IDependable } from 'constructs';
 import { HardwareCatalog } from '../../lib/core/hardware/catalog';
 import { type CapacityClass } from '../../lib/core/service/capacity-class';
 import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
 import { type ClassArtifactGateOptions, type IClassArtifactGate } from '../../lib/trust/gate';
+import { EksInferenceService } from '../../lib/eks/inference-service';
 import { ACCOUNT, allows, REGION, roleStatements } from '../permissions/iam-policy';
-import { LLAMA_CONTRACT, nagFindings, nistFindings, testStack } from '../util';
+import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, nagFindings, nistFindings, testStack } from '../util';
 import { endpointStack, smClasses, synthError, TWO_VARIANTS } from './fixtures';
 
 /** A gate that records its calls and hands out one CloudFormation resource per class. */
@@ -573,14 +575,43 @@ describe('SageMakerCapacityEndpoint', () => {
     });
   });
 
+  /** The classes with their images in `region` (SageMaker pulls from ECR in the endpoint's own Region). */
+  const classesIn = (region: string) => smClasses().map((c) => ({ ...c, artifact: { ...c.artifact, image: c.artifact.image.replace('us-east-1', region) } }));
+
   test('fails when a second serving construct in the stack serves the same service name (one serving record per name)', () => {
     const { stack } = endpointStack();
     expect(() => new SageMakerCapacityEndpoint(stack, 'Again', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS }))
       .toThrow("SageMakerCapacityEndpoint 'Test/Again' is invalid (1 problem):\n  - contract.name: is 'llama3-chat', which the serving "
         + "construct at 'Test/Llama' in this stack also serves; allowed: a service name no other serving construct in this stack uses");
-    // Another stack keeps its own record.
-    const other = new Stack(stack.node.scope as App, 'Other', { env: { account: '123456789012', region: 'us-east-1' } });
-    expect(() => new SageMakerCapacityEndpoint(other, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS })).not.toThrow();
+    // Another stack keeps its own record (in another Region: one in the same one is the next test's).
+    const other = new Stack(stack.node.scope as App, 'Other', { env: { account: '123456789012', region: 'us-west-2' } });
+    expect(() => new SageMakerCapacityEndpoint(other, 'Llama', { contract: LLAMA_CONTRACT, classes: classesIn('us-west-2'), variants: TWO_VARIANTS }))
+      .not.toThrow();
+  });
+
+  test('fails when a serving construct in another stack of the app serves the same service name in the same account and Region', () => {
+    const { app } = endpointStack();
+    const again = (scope: App, id: string, env?: { account: string; region: string }, name = LLAMA_CONTRACT.name) => () => new SageMakerCapacityEndpoint(
+      new Stack(scope, id, { env }), 'Llama', { contract: { ...LLAMA_CONTRACT, name }, classes: classesIn(env?.region ?? 'us-east-1'), variants: TWO_VARIANTS },
+    );
+    const prodEnv = { account: '123456789012', region: 'us-east-1' };
+    // Their metrics share the dimensions [Service, CapacityClass] the control loop reads and writes.
+    expect(again(app, 'Staging', prodEnv)).toThrow(
+      "SageMakerCapacityEndpoint 'Staging/Llama' is invalid (1 problem):\n  - contract.name: is 'llama3-chat', which the serving construct at "
+      + "'Test/Llama' also serves in 123456789012/us-east-1; allowed: a service name no other serving construct of this app uses in the same "
+      + 'account and Region (another contract name, or a stack in another account or Region)',
+    );
+    // An EKS service of that name there is refused too: one concept across platforms.
+    const eks = new Stack(app, 'Eks', { env: prodEnv });
+    expect(() => new EksInferenceService(eks, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(eks, 'Kubectl') }))
+      .toThrow("EksInferenceService 'Eks/Llama' is invalid (1 problem):\n  - contract.name: is 'llama3-chat', which the serving construct at 'Test/Llama' also serves in");
+    // Another name, another Region or account, a stack deployed wherever the CLI points, another app: accepted (nothing
+    // can tell at synth where an environment-agnostic stack or another app deploys).
+    expect(again(app, 'Renamed', prodEnv, 'llama3-chat-staging')).not.toThrow();
+    expect(again(app, 'West', { ...prodEnv, region: 'us-west-2' })).not.toThrow();
+    expect(again(app, 'OtherAccount', { ...prodEnv, account: '210987654321' })).not.toThrow();
+    expect(again(app, 'Anywhere')).not.toThrow();
+    expect(again(testStack('Unused').app, 'Prod', prodEnv)).not.toThrow();
   });
 
   describe('as aws-cdk-lib sagemaker.IEndpoint', () => {

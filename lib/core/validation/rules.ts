@@ -53,6 +53,23 @@ export const SERVICE_PER_STACK_RULE = crossRule<{ readonly service: string; read
 );
 
 /**
+ * One serving construct per service name in each account and Region an app deploys to: the control loop reads and
+ * writes its CloudWatch metrics by the dimensions [Service, CapacityClass] (lib/core/metrics/contract.ts `Dim`) within
+ * an account and Region, so two of one name in different stacks would mix their series (one's KEDA ScaledObject reading
+ * the other's ReplicaFloor; the Reconciler, the alarms and the dashboards reading both). Checked only where the stack
+ * names both account and Region (`serviceKey`, lib/control/service-environment.ts); environment-agnostic stacks and
+ * separate apps cannot be checked at synth (docs/reconciler.md).
+ */
+export const SERVICE_PER_ENVIRONMENT_RULE = crossRule<{ readonly service: string; readonly servedBy?: string; readonly where?: string }>(
+  'a service name no other serving construct of this app uses in the same account and Region (another contract name, or a stack in '
+    + 'another account or Region)',
+  ({ service, servedBy, where }) => (servedBy === undefined ? undefined
+    : `is '${service}', which the serving construct at '${servedBy}' also serves in ${where}`),
+  'the control loop reads and writes its CloudWatch metrics by [Service, CapacityClass] in an account and Region: two services of one name '
+    + "would read each other's replica floors, routing state and signals, and their alarms and dashboards would mix both",
+);
+
+/**
  * The model-data key of every reader (ArtifactTrust, EksInferenceService, SageMakerCapacityEndpoint). An alias is
  * refused: its `keyArn` is the alias ARN, and "when an alias is the value of a resource element, the policy applies to
  * the alias resource, not to any KMS key" (https://docs.aws.amazon.com/kms/latest/developerguide/alias-authorization.html),
@@ -83,6 +100,7 @@ function enhancedContainerInsightsProblem(config: unknown): string | undefined {
 export const EKS_RULES = {
   modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
   'contract.name@stack': SERVICE_PER_STACK_RULE,
+  'contract.name@environment': SERVICE_PER_ENVIRONMENT_RULE,
   'contract.name': nameRule('dns1035Label', { why: "it prefixes every class's Kubernetes Service name, and Service names are DNS-1035 labels" }),
   namespace: nameRule('dns1123Label'),
   // The service owns its namespace: the library creates it with Pod Security Admission `enforce: restricted` (which
@@ -336,6 +354,7 @@ export const EKS_RULES = {
 export const SAGEMAKER_RULES = {
   modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
   'contract.name@stack': SERVICE_PER_STACK_RULE,
+  'contract.name@environment': SERVICE_PER_ENVIRONMENT_RULE,
   endpointName: nameRule('sageMakerName', { tokens: 'carry' }),
   'metrics.publishFrequency': crossRule<number>(
     '10, 30, 60, 120, 180, 240 or 300 seconds',
