@@ -591,9 +591,10 @@ describe('SageMakerCapacityEndpoint', () => {
 
   test('fails when a serving construct in another stack of the app serves the same service name in the same account and Region', () => {
     const { app } = endpointStack();
-    const again = (scope: App, id: string, env?: { account: string; region: string }, name = LLAMA_CONTRACT.name) => () => new SageMakerCapacityEndpoint(
-      new Stack(scope, id, { env }), 'Llama', { contract: { ...LLAMA_CONTRACT, name }, classes: classesIn(env?.region ?? 'us-east-1'), variants: TWO_VARIANTS },
-    );
+    const again = (scope: App, id: string, env?: { account: string; region: string }, name = LLAMA_CONTRACT.name) => () =>
+      new SageMakerCapacityEndpoint(new Stack(scope, id, { env }), 'Llama', {
+        contract: { ...LLAMA_CONTRACT, name }, classes: classesIn(env?.region ?? 'us-east-1'), variants: TWO_VARIANTS,
+      });
     const prodEnv = { account: '123456789012', region: 'us-east-1' };
     // Their metrics share the dimensions [Service, CapacityClass] the control loop reads and writes.
     expect(again(app, 'Staging', prodEnv)).toThrow(
