@@ -59,7 +59,8 @@ Options:
                            RollingBack lasts after a provisioning timeout, each drawn uniform on (0, 2 x mean);
                            default 10), writableRunSeconds (0-60: the Reconciler's run on the endpoint's IN_SERVICE
                            event; default 5), weightsSeconds (0-120: how long a weight update keeps the endpoint
-                           Updating, the written weights taking effect at its end; default 30)
+                           Updating, the written weights taking effect at its end; default 30), scaleInSeconds
+                           (0-600: how long a scale-in keeps the endpoint Updating; default 60)
   -h, --help               this text
 `;
 

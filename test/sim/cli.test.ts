@@ -92,7 +92,7 @@ test('--platform-param changes an assumed SageMaker update timing, and fails on 
   expect((await sim(...args, '--platform-param', 'rollbackSeconds=26')).stderr)
     .toBe('--platform-param: platform parameter rollbackSeconds is 26; allowed: a whole number of seconds from 0 to 25');
   expect((await sim('bench', '--platform-param', 'retry=5')).stderr)
-    .toBe("--platform-param: platform parameter 'retry' is not known; allowed: alarmPhaseSeconds, rollbackSeconds, writableRunSeconds, weightsSeconds, reconcilerPhaseSeconds");
+    .toBe("--platform-param: platform parameter 'retry' is not known; allowed: alarmPhaseSeconds, rollbackSeconds, writableRunSeconds, weightsSeconds, scaleInSeconds, reconcilerPhaseSeconds");
   expect((await sim('bench', '--platform-param', 'writableRunSeconds')).stderr).toBe("--platform-param 'writableRunSeconds': use key=number");
   for (const bad of ['writableRunSeconds=', 'writableRunSeconds=1e1', 'writableRunSeconds=0x10', '5=9']) {
     expect((await sim('bench', '--platform-param', bad)).stderr).toBe(`--platform-param '${bad}': use key=number`);

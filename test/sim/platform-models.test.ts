@@ -373,8 +373,12 @@ describe('SageMaker target tracking and writes', () => {
     expect(eks.every((o) => o.capacityErrorSignal === true && o.live === undefined && !o.updating)).toBe(true);
   });
 
-  test('a capacity write that lowers a variant keeps the endpoint Updating for a scale-in, as target tracking\'s own does', () => {
-    const update = platformModel('sagemaker').endpointUpdate!;
+  test.each([
+    ['the assumed 60 s', {}],
+    ['a scaleInSeconds platform parameter', { scaleInSeconds: 90 }],
+  ])('a capacity write that lowers a variant keeps the endpoint Updating for a scale-in (%s), as target tracking\'s own does', (_, scaleIn) => {
+    const update = platformModel('sagemaker', scaleIn).endpointUpdate!;
+    expect(update.scaleInSeconds).toBe(scaleIn.scaleInSeconds ?? 60);
     let loweredAt: number | undefined;
     const after: Array<{ now: number; updating: boolean }> = [];
     // Raises the fallback to 3, waits until they are in service, lowers it to 1 once, then watches when it runs again.
@@ -395,7 +399,7 @@ describe('SageMaker target tracking and writes', () => {
         return { ...keep, capacityWrite: { classIndex: fallback, desired: 1 } };
       },
     });
-    runSimulation({ ...sagemaker, platformOverrides: onTheMinute }, raiseThenLower, { seed: 3 });
+    runSimulation({ ...sagemaker, platformOverrides: { ...onTheMinute, ...scaleIn } }, raiseThenLower, { seed: 3 });
     expect(loweredAt).toBeDefined();
     const over = loweredAt! + update.scaleInSeconds;
     // A scheduled run within the scale-in finds the endpoint Updating; the event run comes when it is over.
