@@ -1,4 +1,4 @@
-// Writes docs/validation.md from the validation rule tables (lib/core/validation/rules.ts):
+// Writes docs/validation.md from the validation rule tables (lib/core/validation/*rules.ts, VALIDATION_MATRIX in doc.ts):
 //   node scripts/gen-validation-doc.mjs
 // test/core/validation.test.ts fails when the committed document differs from what this writes.
 import { writeFileSync } from 'node:fs';
