@@ -373,7 +373,7 @@ describe('SageMaker target tracking and writes', () => {
     expect(eks.every((o) => o.capacityErrorSignal === true && o.live === undefined && !o.updating)).toBe(true);
   });
 
-  test.each([
+  test.each<[string, { scaleInSeconds?: number }]>([
     ['the assumed 60 s', {}],
     ['a scaleInSeconds platform parameter', { scaleInSeconds: 90 }],
   ])('a capacity write that lowers a variant keeps the endpoint Updating for a scale-in (%s), as target tracking\'s own does', (_, scaleIn) => {
