@@ -95,21 +95,29 @@ export interface EndpointDeploymentOptions {
   readonly maximumExecutionTimeout?: Duration;
 }
 
-/** Properties of a {@link SageMakerCapacityEndpoint}. */
 /** `AWS::SageMaker::EndpointConfig.MetricsConfig`. */
 export interface EndpointMetricsOptions {
   /** @default true */
   readonly enhancedMetrics?: boolean;
   /**
    * 10, 30, 60, 120, 180, 240 or 300 seconds; at most 60 while `enhancedMetrics` is on, since they then publish the
-   * invocation metrics the Reconciler, the dashboards and the alarms read per minute at this frequency too.
-   * @default Duration.minutes(1) - the reconciler's period
+   * invocation metrics the Reconciler, the dashboards and the alarms read per minute at this frequency too ("When
+   * EnableEnhancedMetrics is set to True, this interval applies to both utilization and invocation metrics", API
+   * reference, MetricsConfig). `ConcurrentRequestsPerModel`, the metric each variant scales on, is one of those
+   * invocation metrics (SageMaker guide, monitoring-cloudwatch.html), and its high-resolution form "emit[s] data every
+   * 10 seconds" (endpoint-auto-scaling-add-code-define.html). Whether a longer interval here slows it is not documented,
+   * so with enhanced metrics on the default is 10 s: scale-out keeps its 10-second datapoints either way. At 30 or 60 s,
+   * if the interval does apply to it, target tracking sees one datapoint per interval, and a burst may wait minutes
+   * for a scale-out that the 10-second metric starts in about 30 s (docs/sagemaker-endpoint.md, "Per-pool targets").
+   * Without enhanced metrics the interval applies to utilization metrics only and the invocation metrics stay at 60 s.
+   * @default - Duration.seconds(10) with enhancedMetrics on, Duration.minutes(1) (SageMaker's default) with it off
    */
   readonly publishFrequency?: Duration;
   /** @default false */
   readonly detailedObservability?: boolean;
 }
 
+/** Properties of a {@link SageMakerCapacityEndpoint}. */
 export interface SageMakerCapacityEndpointProps {
   /** The service contract: SLO, request shape and peak demand. Scaling targets, weights and admission limits derive from it. */
   readonly contract: ServiceContract;
@@ -172,10 +180,11 @@ export interface SageMakerCapacityEndpointProps {
   /**
    * The endpoint configuration's `MetricsConfig`. Enhanced metrics (instance-level invocation and utilization metrics,
    * https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch-enhanced-metrics.html) are on by default,
-   * published every `publishFrequency`. Detailed observability is off by default: its container metrics (token rates,
-   * engine queue) are OpenTelemetry metrics read with PromQL, not with the GetMetricData the reconciler and CloudWatch
-   * alarms use, so the control loop would not read them (see docs/signals.md).
-   * @default - { enhancedMetrics: true, publishFrequency: Duration.minutes(1), detailedObservability: false }
+   * published every `publishFrequency` (10 s by default, so as not to slow the high-resolution metric autoscaling
+   * reads; see `EndpointMetricsOptions.publishFrequency`). Detailed observability is off by default: its container
+   * metrics (token rates, engine queue) are OpenTelemetry metrics read with PromQL, not with the GetMetricData the
+   * reconciler and CloudWatch alarms use, so the control loop would not read them (see docs/signals.md).
+   * @default - { enhancedMetrics: true, publishFrequency: Duration.seconds(10), detailedObservability: false }
    */
   readonly metrics?: EndpointMetricsOptions;
   /**
@@ -210,7 +219,16 @@ export interface SageMakerCapacityEndpointProps {
   /**
    * Keep the live variant weights and instance counts when a deployment updates the endpoint
    * (`RetainAllVariantProperties`). Without it, every deployment that changes the endpoint configuration resets the
-   * weights the reconciler set and the instance counts autoscaling reached to their initial values.
+   * weights the reconciler set and the instance counts autoscaling reached to their initial values (each variant's
+   * minimum instances and initial weight).
+   *
+   * Data capture: whether a retained update also keeps the running endpoint's data capture settings is not documented.
+   * The API lists `DataCaptureConfig` among the variant properties an update may take from the new configuration
+   * instead, "(Not currently supported.)" (`VariantProperty`), so the endpoint does not ask for it. To be sure that a
+   * change of `dataCapture` (on, off, bucket, prefix, sampling) reaches a running endpoint, deploy it with this `false`:
+   * that deployment also starts every variant at its minimum instances and initial weights, so under load the endpoint
+   * serves on its minimum fleet until autoscaling adds instances again (each one provisioned and its model loaded) and
+   * the reconciler's next run sets the weights. See docs/sagemaker-endpoint.md, "Weights and deployments".
    * @default true
    */
   readonly retainVariantPropertiesOnUpdate?: boolean;
@@ -258,6 +276,21 @@ interface Resolved {
 
 const CONSTRUCT = 'SageMakerCapacityEndpoint';
 
+/**
+ * `MetricPublishFrequencyInSeconds` when the props set none. With enhanced metrics on, the interval "applies to both
+ * utilization and invocation metrics" (botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json:35744, shape
+ * MetricsConfig), and ConcurrentRequestsPerModel is listed among the invocation metrics
+ * (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html). The high-resolution predefined metric
+ * each variant scales on "emit[s] data every 10 seconds" (https://docs.aws.amazon.com/sagemaker/latest/dg/
+ * endpoint-auto-scaling-add-code-define.html, high-resolution metrics). Whether a 60 s interval would slow it is not
+ * documented, so 10 s, the shortest value accepted, keeps it at its own resolution either way (fail safe). The
+ * Reconciler, the dashboards, the alarms and the per-pool scaling policy read whole-minute periods, which aggregate the
+ * datapoints within each (a Sum adds them, a Maximum takes the largest): no reader assumes one datapoint a minute.
+ * With enhanced metrics off the interval applies to utilization metrics only and invocation metrics stay at 60 s:
+ * SageMaker's own default, 60, is kept.
+ */
+const PUBLISH_FREQUENCY_SECONDS = { enhanced: 10, standard: 60 } as const;
+
 /** `ContainerStartupHealthCheckTimeoutInSeconds` and `ModelDataDownloadTimeoutInSeconds` when the props set none. */
 const CONTAINER_STARTUP_DEFAULT_SECONDS = 1200;
 const MODEL_DATA_DOWNLOAD_DEFAULT_SECONDS = 1200;
@@ -276,7 +309,8 @@ const MODEL_DATA_DOWNLOAD_DEFAULT_SECONDS = 1200;
  * requests last seconds to minutes, so invocations per minute mixes the arrival rate with the request length, and the
  * same rate can be idle or saturated. The envelope measures safe *concurrency*; by Little's law concurrency is what
  * fills the KV cache and sets queueing, and target tracking on it keeps each instance at `safeConcurrency / (1 +
- * headroom)`. Its 10-second resolution also lets scale-out react within a minute.
+ * headroom)`. Its 10-second resolution also lets scale-out react within a minute; enhanced metrics are published every
+ * 10 s by default so that their interval does not slow it (`EndpointMetricsOptions.publishFrequency`).
  */
 export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEndpoint, IInferenceServing {
   /** The endpoint name (also the `EndpointName` dimension of its metrics). */
@@ -358,24 +392,29 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       { mutable: false },
     );
 
+    const enhancedMetrics = props.metrics?.enhancedMetrics ?? true;
     this.endpointConfig = new sagemaker.CfnEndpointConfig(this, 'Config', {
       productionVariants: Lazy.any({ produce: () => this.renderVariants() }),
       kmsKeyId: Lazy.string({ produce: () => (this.volumesTakeKey() ? this.key?.keyArn : undefined) }),
       dataCaptureConfig: this.renderDataCapture(),
       metricsConfig: {
-        enableEnhancedMetrics: props.metrics?.enhancedMetrics ?? true,
+        enableEnhancedMetrics: enhancedMetrics,
         // Fractional seconds are reported by the publishFrequency rule below, with this construct's path.
-        metricPublishFrequencyInSeconds: props.metrics?.publishFrequency?.toSeconds({ integral: false }) ?? 60,
+        metricPublishFrequencyInSeconds: props.metrics?.publishFrequency?.toSeconds({ integral: false })
+          ?? (enhancedMetrics ? PUBLISH_FREQUENCY_SECONDS.enhanced : PUBLISH_FREQUENCY_SECONDS.standard),
         enableDetailedObservability: props.metrics?.detailedObservability ?? false,
       },
     });
-    const retain = props.retainVariantPropertiesOnUpdate ?? true;
     this.endpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
       endpointName: this.endpointName,
       endpointConfigName: this.endpointConfig.attrEndpointConfigName,
-      retainAllVariantProperties: retain,
-      // Data capture settings come from the template; weights and instance counts stay with the reconciler and autoscaling.
-      excludeRetainedVariantProperties: retain ? [{ variantPropertyType: 'DataCaptureConfig' }] : undefined,
+      // Weights and instance counts stay with the reconciler and autoscaling. No ExcludeRetainedVariantProperties:
+      // DesiredWeight and DesiredInstanceCount would reset what is retained, and DataCaptureConfig is "(Not currently
+      // supported.)" (botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json:51123, shape VariantProperty;
+      // the same on the CloudFormation page aws-properties-sagemaker-endpoint-variantproperty): at best ignored, at
+      // worst a refused UpdateEndpoint on every deployment that replaces the configuration. How a data-capture change
+      // reaches a running endpoint: the retainVariantPropertiesOnUpdate prop docs.
+      retainAllVariantProperties: props.retainVariantPropertiesOnUpdate ?? true,
       deploymentConfig: props.deployment ? Lazy.any({ produce: () => this.renderDeploymentConfig() }) : undefined,
     });
     for (const alarm of props.deployment?.rollbackAlarms ?? []) this.addRollbackAlarm(alarm);

@@ -1,5 +1,5 @@
 import { Duration, Fn, Lazy, type Stack } from 'aws-cdk-lib';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -74,17 +74,38 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(errorOf({ metrics: { publishFrequency: Duration.minutes(5), enhancedMetrics: false } })).toBe('');
   });
 
-  test('enhanced metrics are on by default at the reconciler period; detailed observability (PromQL-only) is off', () => {
+  test('enhanced metrics are on by default every 10 s (the scaling metric\'s cadence); detailed observability (PromQL-only) is off', () => {
     const { stack } = testStack();
     const endpoint = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS });
+    // With enhanced metrics the interval applies to the invocation metrics too, ConcurrentRequestsPerModel among them,
+    // whose high-resolution form emits every 10 s (endpoint-auto-scaling-add-code-define.html): 10 s cannot slow it.
     expect(stack.resolve(endpoint.endpointConfig.metricsConfig)).toEqual({
-      enableEnhancedMetrics: true, metricPublishFrequencyInSeconds: 60, enableDetailedObservability: false,
+      enableEnhancedMetrics: true, metricPublishFrequencyInSeconds: 10, enableDetailedObservability: false,
     });
     // No capacity-error or token producer on SageMaker: only the status class each pool's engine sheds with.
     expect(endpoint.servingDescription().signals).toEqual({
       classes: { a10g: { rejectionStatus: '5xx' }, inf2: { rejectionStatus: '5xx' }, l40s: { rejectionStatus: '5xx' } },
     });
     expect(endpoint.servingDescription().tokensPerRequest).toBe(LLAMA_CONTRACT.requestShape.meanOutputTokens);
+  });
+
+  test('without enhanced metrics the publish frequency stays at SageMaker\'s 60 s; a frequency given is rendered as given', () => {
+    const metricsOf = (metrics: SageMakerCapacityEndpointProps['metrics']) => {
+      const { stack } = testStack();
+      const endpoint = new SageMakerCapacityEndpoint(stack, 'Llama', {
+        contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, metrics,
+      });
+      const configs = Template.fromStack(stack).findResources('AWS::SageMaker::EndpointConfig');
+      return configs[stack.getLogicalId(endpoint.endpointConfig)].Properties.MetricsConfig;
+    };
+    // Invocation metrics then publish at 60 s whatever the interval, and the high-resolution metric is not affected.
+    expect(metricsOf({ enhancedMetrics: false }))
+      .toEqual({ EnableEnhancedMetrics: false, MetricPublishFrequencyInSeconds: 60, EnableDetailedObservability: false });
+    expect(metricsOf({ publishFrequency: Duration.seconds(30) })).toMatchObject({ EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 30 });
+    expect(metricsOf({ publishFrequency: Duration.minutes(1) })).toMatchObject({ EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 60 });
+    expect(metricsOf({ enhancedMetrics: false, publishFrequency: Duration.seconds(10) })).toMatchObject({ MetricPublishFrequencyInSeconds: 10 });
+    expect(metricsOf({ detailedObservability: true }))
+      .toEqual({ EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 10, EnableDetailedObservability: true });
   });
 
   test('the message names the construct path and the service, and lists every problem at once', () => {

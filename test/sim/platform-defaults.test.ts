@@ -212,6 +212,17 @@ describe('SageMaker: the target-tracking model is the scaling policy the constru
     });
   });
 
+  test('the high-resolution metric is published as often as the scale-out alarm the model runs assumes', () => {
+    // The model scales out after 3 datapoints above target within scaleOutAlarmSeconds (30 s: the 10 s datapoints of
+    // SageMakerVariantConcurrentRequestsPerModelHighResolution). With enhanced metrics on, MetricPublishFrequencyInSeconds
+    // applies to the invocation metrics, ConcurrentRequestsPerModel among them; rendered at 60 s it could leave one
+    // datapoint a minute, and the model's 30 s would not hold. The endpoint renders 10 s by default.
+    const [config] = Object.values(template.findResources('AWS::SageMaker::EndpointConfig'));
+    const { EnableEnhancedMetrics, MetricPublishFrequencyInSeconds } = config.Properties.MetricsConfig;
+    expect(EnableEnhancedMetrics).toBe(true);
+    expect(3 * MetricPublishFrequencyInSeconds).toBeLessThanOrEqual(tracking.scaleOutAlarmSeconds);
+  });
+
   test('writes, signals and timing: one capacity write per run after the weights, no capacity-error signal by default', () => {
     expect(model.floors).toBe('capacity-write');
     expect(model.endpointUpdate).toBeDefined();

@@ -102,7 +102,10 @@ export const HPA_CONTROLLER_DEFAULTS = {
 
 /** Defaults of a SageMaker variant's target-tracking policy (Application Auto Scaling). */
 export const SAGEMAKER_SCALING_DEFAULTS = {
-  /** The predefined metric: in-flight requests per model container, 10 s resolution. */
+  /**
+   * The predefined metric: in-flight requests per model container, 10 s resolution. The endpoint publishes enhanced
+   * metrics every 10 s by default so that their interval cannot slow it (`EndpointMetricsOptions.publishFrequency`).
+   */
   predefinedMetric: 'SageMakerVariantConcurrentRequestsPerModelHighResolution',
   /** Short, so that a burst gets capacity fast. */
   scaleOutCooldownSeconds: 60,

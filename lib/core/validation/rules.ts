@@ -454,9 +454,11 @@ export const OBSERVABILITY_RULES = {
   serving: SERVING_RULE,
   'serving.service': SERVICE_DIMENSION_RULE,
   'serving.tokensPerRequest': numberRule({ above: 0, unit: 'tokens' }),
-  // Every metric the dashboard and the alarms read is published once a minute (AWS/SageMaker, AWS/ApplicationELB, the
-  // EMF and metric-filter metrics, none at StorageResolution 1): a sub-minute period is for high-resolution metrics only,
-  // and an alarm at one "does not receive data for the attempts that do not correspond to a one-minute data resolution"
+  // Most metrics the dashboard and the alarms read are published once a minute (AWS/ApplicationELB, the EMF and
+  // metric-filter metrics, none at StorageResolution 1; a SageMaker endpoint with enhanced metrics publishes its
+  // invocation metrics every 10 s by default, `metrics.publishFrequency`, which a whole-minute period aggregates): a
+  // sub-minute period is for high-resolution metrics only, and an alarm at one "does not receive data for the attempts
+  // that do not correspond to a one-minute data resolution"
   // (PutMetricAlarm, Period: https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html),
   // so with missing data not breaching over every period of its window it could never fire. At most one day: every
   // alarm's default duration, late margin included, then fits the 7 days CloudWatch evaluates at such a period (alarm.duration).
