@@ -159,7 +159,7 @@ export async function verifyClass(props: VerifierProperties, signingWaitMs: numb
   const model = approved.modelData;
   const requireCurrentVersion = props.RequireCurrentVersion === 'true';
   const previous = acceptedSigningProfiles(approved).slice(1);
-  // The signatures are read once the signing has settled: ECR adds a signature as a referrer when its signing completes.
+  // The signatures are read once the signing has settled (`signingInProgress`): one still being generated is not there yet.
   const imageEvidence = async () => {
     const signing = await imageSigningEvidence(approved, image, retry, signingWaitMs);
     return [signing, await signatureRevocationEvidence(image, approved.signingProfileArn, retry, previous)] as const;

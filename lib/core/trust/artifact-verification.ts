@@ -222,10 +222,11 @@ export const SIGNING_IN_PROGRESS = 'IN_PROGRESS';
 /**
  * The accepted profiles (`acceptedSigningProfiles`) whose signing of the image ECR still reports `IN_PROGRESS`. ECR signs
  * after the push ("IN_PROGRESS - Signing is currently in progress", then COMPLETE or FAILED:
- * https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_ImageSigningStatus.html), and the signature is a
- * referrer only once it is COMPLETE, so a deploy right after a push finds it in progress: the verifier reads the status
- * again while this is not empty, until its deadline, and only then reads the signatures. A FAILED or COMPLETE one is
- * final; a profile no rule signs with (no status) or another signer's status is not waited for.
+ * https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_ImageSigningStatus.html), so a deploy right after a
+ * push finds it in progress: the verifier reads the status again while this is not empty, until its deadline, and only
+ * then reads the signatures (COMPLETE is "The signature was successfully generated"; that ECR lists it as a referrer
+ * before then is not documented, so they are not read before). A FAILED or COMPLETE one is final; a profile no rule
+ * signs with (no status) or another signer's status is not waited for.
  */
 export function signingInProgress(approved: ApprovedArtifacts, evidence: ImageSigningEvidence): string[] {
   const signing = (p: string) => (s: ImageSigningEvidence['statuses'][number]) =>
