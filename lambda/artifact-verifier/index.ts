@@ -52,6 +52,7 @@ import {
   parseEcrImage,
   parseSigningProfileArn,
   SIGNING_PROFILE_ARN_FORM,
+  signingInProgress,
   verifyArtifacts,
 } from '../../lib/core/trust/artifact-verification';
 import { isAccessDenied, isRetryableError, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
@@ -78,6 +79,12 @@ interface VerifierProperties {
 
 /** Time kept back from the Lambda timeout to send FAILED before CloudFormation would wait an hour for an answer. */
 const RESPONSE_RESERVE_MS = 15_000;
+/**
+ * Time kept back from the verifier's deadline when it stops waiting for an image's signing (`signingInProgress`): to
+ * read the signatures after it (ListImageReferrers, then per signature BatchGetImage, GetDownloadUrlForLayer, the envelope
+ * and GetRevocationStatus), while the other evidence is read beside it.
+ */
+export const SIGNATURE_READ_RESERVE_MS = 15_000;
 /** How long the answer to CloudFormation may take: well inside RESPONSE_RESERVE_MS. */
 const RESPONSE_TIMEOUT_MS = 10_000;
 /** CloudFormation rejects responses over 4 KiB; the reason is the only long field. */
@@ -102,8 +109,9 @@ export async function handler(event: CloudFormationCustomResourceEvent, context:
   // id no record has, so that a retry of it is checked again, never skipped.
   const physicalId = event.RequestType === 'Create' ? `artifact-gate/${props.Record?.className ?? 'unknown'}/unverified` : event.PhysicalResourceId;
   let verdict: VerificationVerdict;
+  const budgetMs = context.getRemainingTimeInMillis() - RESPONSE_RESERVE_MS;
   try {
-    verdict = await withDeadline(verifyClass(props), context.getRemainingTimeInMillis() - RESPONSE_RESERVE_MS);
+    verdict = await withDeadline(verifyClass(props, budgetMs - SIGNATURE_READ_RESERVE_MS), budgetMs);
   } catch (err) {
     // Fail closed: an error is never a pass.
     verdict = { passed: false, failures: [`verification could not complete: ${describeError(err)}`] };
@@ -138,8 +146,11 @@ export function physicalIdOf(properties: Readonly<Record<string, unknown>>): str
   return `artifact-gate/${record?.className ?? 'unknown'}/${digest}`;
 }
 
-/** Gathers all evidence for one class and judges it. Throws when AWS cannot be asked. */
-export async function verifyClass(props: VerifierProperties): Promise<VerificationVerdict> {
+/**
+ * Gathers all evidence for one class and judges it. Throws when AWS cannot be asked. A signing still in progress is
+ * read again for up to `signingWaitMs` (`imageSigningEvidence`).
+ */
+export async function verifyClass(props: VerifierProperties, signingWaitMs: number): Promise<VerificationVerdict> {
   const approved = approvedFrom(props);
   const retry = retryOptions(props);
   const multipartDigest: MultipartDigestPolicy = props.MultipartDigest === 'metadata' ? 'metadata' : 'reject';
@@ -148,10 +159,14 @@ export async function verifyClass(props: VerifierProperties): Promise<Verificati
   const model = approved.modelData;
   const requireCurrentVersion = props.RequireCurrentVersion === 'true';
   const previous = acceptedSigningProfiles(approved).slice(1);
-  const [imageSigning, signingProfile, signatureRevocation, modelEvidence, previousSigningProfiles] = await Promise.all([
-    imageSigningEvidence(image.registryId, image.region, image.repositoryName, image.digest, retry),
+  // The signatures are read once the signing has settled (`signingInProgress`): one still being generated is not there yet.
+  const imageEvidence = async () => {
+    const signing = await imageSigningEvidence(approved, image, retry, signingWaitMs);
+    return [signing, await signatureRevocationEvidence(image, approved.signingProfileArn, retry, previous)] as const;
+  };
+  const [[imageSigning, signatureRevocation], signingProfile, modelEvidence, previousSigningProfiles] = await Promise.all([
+    imageEvidence(),
     signingProfileEvidence(approved.signingProfileArn, retry),
-    signatureRevocationEvidence(image, approved.signingProfileArn, retry, previous),
     model ? modelEvidenceFor(model, props.ModelSigningKeyArn, requireCurrentVersion, retry) : Promise.resolve(undefined),
     previousProfilesEvidence(previous, retry),
   ]);
@@ -170,17 +185,43 @@ export async function verifyClass(props: VerifierProperties): Promise<Verificati
   );
 }
 
+/** The image's signing read while an accepted profile's signing was still in progress: the wait goes on. */
+class SigningInProgress extends Error {
+  constructor(readonly evidence: ImageSigningEvidence) {
+    super('image signing in progress');
+  }
+}
+
+/**
+ * ECR `DescribeImageSigningStatus` of the image, read again while an accepted profile's signing is IN_PROGRESS
+ * (`signingInProgress`) for up to `waitMs`, with the verifier's own backoff (BaseDelayMs doubling to MaxDelayMs); each
+ * read retries its own failures as any call does. At the end of the wait the last answer is the evidence, marked
+ * `inProgressAtDeadline`, and the rules fail the image unless another accepted profile's signing is COMPLETE.
+ */
 async function imageSigningEvidence(
-  registryId: string,
-  region: string,
-  repositoryName: string,
-  imageDigest: string,
+  approved: ApprovedArtifacts,
+  image: EcrImageReference,
   retry: RetryOptions,
+  waitMs: number,
 ): Promise<ImageSigningEvidence> {
-  const ecr = new ECRClient({ ...LAMBDA_CLIENT_OPTIONS, region });
-  const command = new DescribeImageSigningStatusCommand({ registryId, repositoryName, imageId: { imageDigest } });
-  const out = await withRetries(() => ecr.send(command), retry);
-  return { statuses: out.signingStatuses ?? [] };
+  const ecr = new ECRClient({ ...LAMBDA_CLIENT_OPTIONS, region: image.region });
+  const command = new DescribeImageSigningStatusCommand({
+    registryId: image.registryId, repositoryName: image.repositoryName, imageId: { imageDigest: image.digest },
+  });
+  const read = async (): Promise<ImageSigningEvidence> => {
+    const evidence = { statuses: (await withRetries(() => ecr.send(command), retry)).signingStatuses ?? [] };
+    if (signingInProgress(approved, evidence).length > 0) throw new SigningInProgress(evidence);
+    return evidence;
+  };
+  const waitEnds = AbortSignal.timeout(Math.max(0, waitMs));
+  try {
+    return await withRetries(read, {
+      ...retry, maxAttempts: Number.POSITIVE_INFINITY, signal: waitEnds, retryable: (err) => err instanceof SigningInProgress,
+    });
+  } catch (err) {
+    if (err instanceof SigningInProgress) return { ...err.evidence, inProgressAtDeadline: true };
+    throw err;
+  }
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   signingProfileArn,
   parseS3Object,
   sameSigningProfile,
+  signingInProgress,
   verifyArtifacts,
 } from '../../lib/core/trust/artifact-verification';
 import { ecrRepositoryArn, parseEcrImage } from '../../lib/core/trust/image-reference';
@@ -299,6 +300,31 @@ describe('a transition from previous signing profiles (the profile the construct
     const evidence = { ...GOOD, previousSigningProfiles: { [west]: { ...ACTIVE_OLD, arn: west } } };
     const verdict = verifyArtifacts({ ...APPROVED, previousSigningProfileArns: [west] }, evidence, OPTIONS);
     expect(verdict.failures).toEqual([expect.stringMatching(/^previous signing profile .*us-west-2.* is not in the region of /)]);
+  });
+});
+
+describe('a signing still in progress (ECR signs after the push)', () => {
+  const OLD = 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/serving_2025';
+  const OTHER = 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/someone_else';
+  const status = (signingProfileArn: string, s: string) => ({ signingProfileArn, status: s });
+
+  test('the verifier waits while an accepted profile is IN_PROGRESS; never for another signer, nor for COMPLETE or FAILED', () => {
+    const transition = { ...APPROVED, previousSigningProfileArns: [OLD] };
+    expect(signingInProgress(APPROVED, { statuses: [status(PROFILE, 'IN_PROGRESS')] })).toEqual([PROFILE]);
+    expect(signingInProgress(transition, { statuses: [status(PROFILE, 'COMPLETE'), status(OLD, 'IN_PROGRESS')] })).toEqual([OLD]);
+    expect(signingInProgress(APPROVED, { statuses: [status(PROFILE, 'COMPLETE'), status(OTHER, 'IN_PROGRESS')] })).toEqual([]);
+    expect(signingInProgress(APPROVED, { statuses: [status(PROFILE, 'FAILED')] })).toEqual([]);
+    expect(signingInProgress(APPROVED, { statuses: [] })).toEqual([]);
+  });
+
+  test('IN_PROGRESS fails the image; at the deadline the failure says the signing was still in progress then', () => {
+    const inProgress = { statuses: [status(PROFILE, 'IN_PROGRESS')] };
+    expect(verifyArtifacts(APPROVED, { ...GOOD, imageSigning: inProgress }, OPTIONS).failures).toEqual([
+      expect.stringMatching(/signing by .*serving is IN_PROGRESS, not COMPLETE$/),
+    ]);
+    const atDeadline = verifyArtifacts(APPROVED, { ...GOOD, imageSigning: { ...inProgress, inProgressAtDeadline: true } }, OPTIONS);
+    expect(atDeadline.passed).toBe(false);
+    expect(atDeadline.failures).toEqual([expect.stringMatching(/signing by .*serving was still IN_PROGRESS at the verifier's deadline/)]);
   });
 });
 

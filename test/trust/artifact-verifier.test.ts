@@ -11,7 +11,7 @@ import { GetObjectTaggingCommand, HeadObjectCommand, S3Client } from '@aws-sdk/c
 import { GetRevocationStatusCommand, GetSigningProfileCommand, SignerClient } from '@aws-sdk/client-signer';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { handler, physicalIdOf } from '../../lambda/artifact-verifier';
+import { handler, physicalIdOf, SIGNATURE_READ_RESERVE_MS } from '../../lambda/artifact-verifier';
 import { MODEL_SIGNATURE_TAG } from '../../lib/core/trust/artifact-verification';
 import { CHAIN_HASHES, coseEnvelope, coseTag, jwsEnvelope } from './envelope-fixtures';
 import { ACCEPTED_PROFILE_ARNS, REFUSED_PROFILE_ARNS } from './profile-arn-forms';
@@ -288,11 +288,47 @@ describe('artifact verifier', () => {
     expect(signer.commandCalls(GetRevocationStatusCommand)).toHaveLength(0);
   });
 
-  test('fails when signing by the approved profile is still in progress or failed', async () => {
+  test('fails at once when signing by the approved profile FAILED: the status is read once, not waited on', async () => {
     ecr.on(DescribeImageSigningStatusCommand).resolves({
       signingStatuses: [{ signingProfileArn: PROFILE, status: 'FAILED', failureCode: 'SIGNING_FAILED', failureReason: 'profile canceled' }],
     });
     await expectRejected(/signing by .*serving FAILED \(SIGNING_FAILED: profile canceled\)/);
+    expect(ecr.commandCalls(DescribeImageSigningStatusCommand)).toHaveLength(1);
+  });
+
+  describe('a signing still in progress (ECR signs after the push)', () => {
+    const inProgress = { signingStatuses: [{ signingProfileArn: PROFILE, status: 'IN_PROGRESS' as const }] };
+
+    test('is read again until COMPLETE, and the signatures are read only then', async () => {
+      ecr.on(DescribeImageSigningStatusCommand).resolvesOnce(inProgress).resolvesOnce(inProgress)
+        .resolves({ signingStatuses: [{ signingProfileArn: PROFILE, status: 'COMPLETE' }] });
+      expect((await run()).Status).toBe('SUCCESS');
+      expect(ecr.commandCalls(DescribeImageSigningStatusCommand)).toHaveLength(3);
+      const order = ecr.calls().map((c) => (c.args[0] as object).constructor.name);
+      expect(order.indexOf('ListImageReferrersCommand')).toBeGreaterThan(order.lastIndexOf('DescribeImageSigningStatusCommand'));
+    });
+
+    test('fails closed when it is still IN_PROGRESS at the deadline, saying so, before the Lambda timeout', async () => {
+      ecr.on(DescribeImageSigningStatusCommand).resolves(inProgress);
+      // 15 s kept to answer CloudFormation, 15 s to read the signatures after the wait: 100 ms of waiting.
+      const res = await run(event('Create'), 15_000 + SIGNATURE_READ_RESERVE_MS + 100);
+      expect(res.Status).toBe('FAILED');
+      expect(res.Reason).toMatch(/signing by .*serving was still IN_PROGRESS at the verifier's deadline/);
+      expect(res.Reason).not.toMatch(/did not finish within/);
+      expect(ecr.commandCalls(DescribeImageSigningStatusCommand).length).toBeGreaterThan(1);
+    });
+
+    test("another profile's signing in progress is not waited for; one FAILED ends the wait", async () => {
+      ecr.on(DescribeImageSigningStatusCommand).resolves({
+        signingStatuses: [{ signingProfileArn: PROFILE, status: 'COMPLETE' }, { signingProfileArn: OTHER_PROFILE, status: 'IN_PROGRESS' }],
+      });
+      expect((await run()).Status).toBe('SUCCESS');
+      expect(ecr.commandCalls(DescribeImageSigningStatusCommand)).toHaveLength(1);
+      ecr.on(DescribeImageSigningStatusCommand).resolvesOnce(inProgress)
+        .resolves({ signingStatuses: [{ signingProfileArn: PROFILE, status: 'FAILED', failureCode: 'X', failureReason: 'y' }] });
+      responses = [];
+      await expectRejected(/signing by .*serving FAILED \(X: y\)/);
+    });
   });
 
   test('fails when the signature is revoked', async () => {
@@ -516,6 +552,29 @@ describe('artifact verifier', () => {
       kms.on(VerifyCommand).rejectsOnce(denied).resolves({ SignatureValid: true, KeyId: KEY, SigningAlgorithm: 'ECDSA_SHA_256' });
       expect((await run()).Status).toBe('SUCCESS');
       expect(kms.commandCalls(VerifyCommand)).toHaveLength(2);
+    });
+
+    test("a network failure of the envelope download (fetch's TypeError with the code on its cause) is retried", async () => {
+      const fetch = globalThis.fetch as jest.Mock;
+      const download = fetch.getMockImplementation()!;
+      const reset = new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
+      fetch.mockImplementation(async (input: unknown, init?: RequestInit) => {
+        if (String(input) === ENVELOPE_URL && fetch.mock.calls.length === 1) throw reset;
+        return download(input, init);
+      });
+      expect((await run()).Status).toBe('SUCCESS');
+      expect(fetch.mock.calls.filter(([url]) => url === ENVELOPE_URL)).toHaveLength(2);
+    });
+
+    test('a fetch TypeError that is not a network failure is not retried: the signature is unreadable and the class fails', async () => {
+      const fetch = globalThis.fetch as jest.Mock;
+      const download = fetch.getMockImplementation()!;
+      fetch.mockImplementation(async (input: unknown, init?: RequestInit) => {
+        if (String(input) === ENVELOPE_URL) throw new TypeError('fetch failed', { cause: new Error('bad port') });
+        return download(input, init);
+      });
+      await expectRejected(/signatures that could not be read .*TypeError: fetch failed/);
+      expect(fetch.mock.calls.filter(([url]) => url === ENVELOPE_URL)).toHaveLength(1);
     });
 
     test('fails when the image does not exist', async () => {

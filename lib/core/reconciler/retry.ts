@@ -6,7 +6,7 @@
  * the sleep and the jitter source are injected (seeded in tests).
  */
 
-/** Error names (the SDK's `name`) and Node.js network codes (`code`) worth another attempt. */
+/** Error names (the SDK's `name`, or a `code` that repeats it) worth another attempt. */
 const RETRYABLE_NAMES = new Set([
   'ThrottlingException',
   'Throttling',
@@ -25,19 +25,57 @@ const RETRYABLE_NAMES = new Set([
   'RequestTimeout',
   'RequestTimeoutException',
   'TimeoutError',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
 ]);
 
-/** Whether an AWS error is worth another attempt: throttling, a server-side fault (429, 5xx) or a network failure. */
+/**
+ * Network failures worth another attempt, by `code`: a connection reset, refused or timed out, a host or network out of
+ * reach, a name not resolved. The Node.js ones are the SDK's own transient codes (@smithy/core@3.41.1
+ * dist-cjs/submodules/retry/index.js:38-39, its NODEJS_TIMEOUT_ERROR_CODES and NODEJS_NETWORK_ERROR_CODES). The
+ * UND_ERR_ ones are undici's, the client under Node's global `fetch`: SocketError ('other side closed'), and the
+ * connect, headers and body timeouts (nodejs/undici@v6.24.1 lib/core/errors.js:24,40,72,252; the same codes at
+ * v7.19.2 and v8.10.0).
+ */
+const NETWORK_CODES = new Set([
+  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
+]);
+
+/** How deep `isRetryableError` follows `cause`: the SDK's own bound (depth <= 10, @smithy/core@3.41.1 retry/index.js:71), and a cycle ends. */
+const MAX_CAUSE_DEPTH = 10;
+
+/**
+ * Whether an error is worth another attempt: throttling, a server-side fault (429, 5xx) or a network failure.
+ *
+ * The SDK's HTTP handler rejects with the socket's own error, its `code` on the error itself (@smithy/node-http-handler@4.14.2
+ * dist-cjs/index.js:380-386). Node's global `fetch` (undici, what the verifier downloads signature envelopes with)
+ * rejects a network failure with `TypeError('fetch failed', { cause })` (nodejs/undici@v6.24.1 lib/web/fetch/index.js:230,
+ * @v7.19.2 :237, @v8.10.0 :271) and a body cut off after the headers with `TypeError('terminated', { cause })`
+ * (@v6.24.1 :2046): the code is only on the `cause`. Run on Node 20.20.2 (undici 6.24.1): `fetch` of a closed port gave
+ * `TypeError: fetch failed` with cause `{ code: 'ECONNREFUSED' }`, of an unknown host cause `{ code: 'ENOTFOUND' }`, of a
+ * server that reset the connection cause `{ code: 'ECONNRESET' }`, of one that closed it `SocketError { code:
+ * 'UND_ERR_SOCKET' }`, a body cut short `TypeError: terminated` with that SocketError; a bad URL gave `TypeError: Failed
+ * to parse URL` with cause `{ code: 'ERR_INVALID_URL' }`, a bad port cause `Error: bad port` (no code), neither retried.
+ * So a network code counts on the error and on its causes; a name or a status counts only on the error itself.
+ */
 export function isRetryableError(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
   const e = err as { name?: string; code?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number } };
   if ((e.name !== undefined && RETRYABLE_NAMES.has(e.name)) || (e.code !== undefined && RETRYABLE_NAMES.has(e.code))) return true;
+  if (isNetworkFailure(err)) return true;
   if (e.$retryable) return true;
   const status = e.$metadata?.httpStatusCode;
   return status === 429 || (status !== undefined && status >= 500);
+}
+
+/** Whether the error, or an error in its `cause` chain, carries a network failure's `code`. */
+function isNetworkFailure(err: unknown): boolean {
+  let e = err;
+  for (let depth = 0; depth <= MAX_CAUSE_DEPTH && e !== null && typeof e === 'object'; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /**
@@ -60,7 +98,7 @@ export interface RetryOptions {
   readonly sleep: (ms: number) => Promise<void>;
   /** In [0, 1): jitter source (inject a seeded one in tests). */
   readonly random: () => number;
-  /** Once aborted (the run's deadline), no further attempt is made: the last error is rethrown. @default - never */
+  /** Once aborted (the run's deadline), no further attempt is made and a pause ends: the last error is rethrown. @default - never */
   readonly signal?: AbortSignal;
   /** Which errors are worth another attempt. @default isRetryableError */
   readonly retryable?: (err: unknown) => boolean;
@@ -105,9 +143,25 @@ export async function withRetries<T>(op: () => Promise<T>, options: RetryOptions
         // A hook that throws (an audit writer) must not end the retries nor replace the operation's error.
       }
       if (pause === undefined) throw err;
-      await options.sleep(pause);
+      await untilAborted(options.sleep(pause), options.signal);
       if (options.signal?.aborted) throw err;
     }
+  }
+}
+
+/** `pause`, cut short when `signal` aborts: no attempt follows then, so waiting on would only delay the last error. */
+async function untilAborted(pause: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return pause;
+  let onAbort = () => undefined as void;
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = resolve;
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([pause, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
   }
 }
 

@@ -204,10 +204,34 @@ export function approvedArtifactsFor(
 export interface ImageSigningEvidence {
   readonly statuses: readonly {
     readonly signingProfileArn?: string;
+    /** `IN_PROGRESS`, `COMPLETE` or `FAILED` (SigningStatus, @aws-sdk/client-ecr@3.1169.0 dist-types/models/enums.d.ts:256-260). */
     readonly status?: string;
     readonly failureCode?: string;
     readonly failureReason?: string;
   }[];
+  /**
+   * The verifier stopped reading the status again at its deadline with a signing still `IN_PROGRESS` (`signingInProgress`).
+   * @default false
+   */
+  readonly inProgressAtDeadline?: boolean;
+}
+
+/** The status ECR reports while it signs (API_ImageSigningStatus.html: "IN_PROGRESS - Signing is currently in progress"). */
+export const SIGNING_IN_PROGRESS = 'IN_PROGRESS';
+
+/**
+ * The accepted profiles (`acceptedSigningProfiles`) whose signing of the image ECR still reports `IN_PROGRESS`. ECR signs
+ * after the push ("IN_PROGRESS - Signing is currently in progress", then COMPLETE or FAILED:
+ * https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_ImageSigningStatus.html), so a deploy right after a
+ * push finds it in progress: the verifier reads the status again while this is not empty, until its deadline, and only
+ * then reads the signatures (COMPLETE is "The signature was successfully generated"; that ECR lists it as a referrer
+ * before then is not documented, so they are not read before). A FAILED or COMPLETE one is final; a profile no rule
+ * signs with (no status) or another signer's status is not waited for.
+ */
+export function signingInProgress(approved: ApprovedArtifacts, evidence: ImageSigningEvidence): string[] {
+  const signing = (p: string) => (s: ImageSigningEvidence['statuses'][number]) =>
+    s.status === SIGNING_IN_PROGRESS && s.signingProfileArn !== undefined && sameSigningProfile(s.signingProfileArn, p);
+  return acceptedSigningProfiles(approved).filter((p) => evidence.statuses.some(signing(p)));
 }
 
 /** AWS Signer `GetSigningProfile` of the approved profile. */
@@ -317,7 +341,10 @@ export function imageSignatureFailures(approved: ApprovedArtifacts, evidence: Im
   return mine.map((s) =>
     s.status === 'FAILED'
       ? `image ${approved.image}: signing by ${profile} FAILED (${s.failureCode ?? '?'}: ${s.failureReason ?? '?'})`
-      : `image ${approved.image}: signing by ${profile} is ${s.status ?? 'in an unknown state'}, not COMPLETE`,
+      : s.status === SIGNING_IN_PROGRESS && evidence.inProgressAtDeadline
+        ? `image ${approved.image}: signing by ${profile} was still IN_PROGRESS at the verifier's deadline (ECR signs after the push); ` +
+          'deploy again once DescribeImageSigningStatus reports COMPLETE, or give the verifier more time (verifierTimeout)'
+        : `image ${approved.image}: signing by ${profile} is ${s.status ?? 'in an unknown state'}, not COMPLETE`,
   );
 }
 
