@@ -109,13 +109,24 @@ export function sd21Classes(account: string, region: string): CapacityClassSpec[
 /** Every repository of the example's images: the Stable Diffusion servers' and the chat engines'. */
 export const EXAMPLE_REPOSITORIES = [...SD21_REPOSITORIES, ...CHAT_REPOSITORIES];
 
+export interface EksStableDiffusionTrustStackProps extends StackProps {
+  /**
+   * Whether the trust creates the registry's ECR signing configuration (`ArtifactTrustProps.manageRegistrySigningConfiguration`):
+   * false where another ArtifactTrust of the app manages it in the same account and Region and signs this one's
+   * repositories (`signRepositoriesOf()`), as in the example app (examples/app.ts).
+   * @default true
+   */
+  readonly manageRegistrySigningConfiguration?: boolean;
+}
+
 /** The example's signed-artifact trust: the repositories (signed on push), the signing profile, the keys and the verifier. */
 export class EksStableDiffusionTrustStack extends Stack {
   public readonly trust: ArtifactTrust;
 
-  constructor(scope: Construct, id: string, props?: StackProps) {
-    super(scope, id, props);
-    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: EXAMPLE_REPOSITORIES });
+  constructor(scope: Construct, id: string, props: EksStableDiffusionTrustStackProps = {}) {
+    const { manageRegistrySigningConfiguration, ...stackProps } = props;
+    super(scope, id, stackProps);
+    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: EXAMPLE_REPOSITORIES, manageRegistrySigningConfiguration });
     // Pushers sign with the profile (ECR managed signing calls signer:SignPayload with the pusher's identity).
     new CfnOutput(this, 'SigningProfileArn', { value: this.trust.signingProfile.signingProfileArn });
   }
