@@ -15,7 +15,9 @@ import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
  * `EksStableDiffusion` (the VPC, the cluster and both services, gated on that trust). Deploy the trust stack, push the
  * images (signed on push), then deploy the serving stack: its checks would find the repositories empty before, and
  * its failure would come only after the VPC and the cluster had started creating (docs/artifact-trust.md, "First
- * deployment"). `-c adminPrincipalArn=<IAM role or user ARN>` gives that principal kubectl access to the cluster
+ * deployment"). In the example app (examples/app.ts), `SageMakerLlmTrust` holds the registry's one signing
+ * configuration and signs this trust's repositories with this trust's profile: deploy it too before pushing (README,
+ * "Deploy an example"). `-c adminPrincipalArn=<IAM role or user ARN>` gives that principal kubectl access to the cluster
  * (docs/eks-inference-cluster.md, "kubectl access").
  */
 import { CfnOutput, Duration, Stack, type StackProps, Token } from 'aws-cdk-lib';

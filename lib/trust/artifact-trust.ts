@@ -79,12 +79,12 @@ export interface ArtifactTrustProps {
   readonly previousSigningProfileArns?: readonly string[];
   /**
    * Whether to create the registry's ECR signing configuration (signing on push for this construct's repositories).
-   * A registry (an account and Region) has exactly one signing configuration, which this replaces whole, and deleting
-   * the stack deletes it: in an app with several ArtifactTrust in one account and Region, one manages it and signs the
-   * others' repositories with their own profiles (`signRepositoriesOf()`), and the others set false (two that manage it
-   * in one account and Region fail at synth). Set false too when a stack outside the app owns it, and add a rule for
-   * these repositories and this profile there. Without repositories, a managed configuration's rule has no filter and
-   * signs every repository of the registry.
+   * A registry (an account and Region) has exactly one signing configuration: this one fails to deploy beside another
+   * or replaces it, and deleting the stack deletes it. In an app with several ArtifactTrust in one account and Region,
+   * one manages it and signs the others' repositories with their own profiles (`signRepositoriesOf()`), and the others
+   * set false (two that manage it in one account and Region fail at synth). Set false too when a stack outside the app
+   * owns it, and add a rule for these repositories and this profile there. Without repositories, a managed
+   * configuration's rule has no filter and signs every repository of the registry.
    * @default true when the construct creates repositories
    */
   readonly manageRegistrySigningConfiguration?: boolean;
