@@ -15,7 +15,9 @@ import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
  * `EksStableDiffusion` (the VPC, the cluster and both services, gated on that trust). Deploy the trust stack, push the
  * images (signed on push), then deploy the serving stack: its checks would find the repositories empty before, and
  * its failure would come only after the VPC and the cluster had started creating (docs/artifact-trust.md, "First
- * deployment"). `-c adminPrincipalArn=<IAM role or user ARN>` gives that principal kubectl access to the cluster
+ * deployment"). In the example app (examples/app.ts), `SageMakerLlmTrust` holds the registry's one signing
+ * configuration and signs this trust's repositories with this trust's profile: deploy it too before pushing (README,
+ * "Deploy an example"). `-c adminPrincipalArn=<IAM role or user ARN>` gives that principal kubectl access to the cluster
  * (docs/eks-inference-cluster.md, "kubectl access").
  */
 import { CfnOutput, Duration, Stack, type StackProps, Token } from 'aws-cdk-lib';
@@ -109,13 +111,24 @@ export function sd21Classes(account: string, region: string): CapacityClassSpec[
 /** Every repository of the example's images: the Stable Diffusion servers' and the chat engines'. */
 export const EXAMPLE_REPOSITORIES = [...SD21_REPOSITORIES, ...CHAT_REPOSITORIES];
 
+export interface EksStableDiffusionTrustStackProps extends StackProps {
+  /**
+   * Whether the trust creates the registry's ECR signing configuration (`ArtifactTrustProps.manageRegistrySigningConfiguration`):
+   * false where another ArtifactTrust of the app manages it in the same account and Region and signs this one's
+   * repositories (`signRepositoriesOf()`), as in the example app (examples/app.ts).
+   * @default true
+   */
+  readonly manageRegistrySigningConfiguration?: boolean;
+}
+
 /** The example's signed-artifact trust: the repositories (signed on push), the signing profile, the keys and the verifier. */
 export class EksStableDiffusionTrustStack extends Stack {
   public readonly trust: ArtifactTrust;
 
-  constructor(scope: Construct, id: string, props?: StackProps) {
-    super(scope, id, props);
-    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: EXAMPLE_REPOSITORIES });
+  constructor(scope: Construct, id: string, props: EksStableDiffusionTrustStackProps = {}) {
+    const { manageRegistrySigningConfiguration, ...stackProps } = props;
+    super(scope, id, stackProps);
+    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: EXAMPLE_REPOSITORIES, manageRegistrySigningConfiguration });
     // Pushers sign with the profile (ECR managed signing calls signer:SignPayload with the pusher's identity).
     new CfnOutput(this, 'SigningProfileArn', { value: this.trust.signingProfile.signingProfileArn });
   }

@@ -36,7 +36,7 @@ import { newLogGroupKey } from '../util/log-encryption';
 import { nameWithin } from '../util/name-within';
 import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
-import { serviceKey } from './service-environment';
+import { environmentKey } from '../util/environment-key';
 import { metricId, ServiceMetrics } from './service-metrics';
 
 /** Tunables of the routing policy. Every default is explained in lib/core/policy/defaults.ts. */
@@ -278,7 +278,7 @@ export class Reconciler extends Construct {
       }]);
     }
     RECONCILERS_OF.set(props.serving, [...(RECONCILERS_OF.get(props.serving) ?? []), this]);
-    const at = serviceKey(this, serving.service);
+    const at = environmentKey(this, serving.service);
     if (at) SERVICES_IN.set(this.node.root, (SERVICES_IN.get(this.node.root) ?? new Map()).set(at.key, this.node.path));
     props.serving.enableReplicaFloors?.({ periodSeconds: policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds });
     this.service = serving.service;
@@ -635,7 +635,7 @@ export class Reconciler extends Construct {
     const c = new Checker(RECONCILER_RULES);
     const other = (RECONCILERS_OF.get(props.serving) ?? []).find((r) => r.node.root === this.node.root);
     c.cross('serving@once', { routedBy: other?.node.path }, 'serving');
-    const at = serviceKey(this, serving.service);
+    const at = environmentKey(this, serving.service);
     // One serving routed twice is the problem above; the name is then shared as a matter of course.
     const sharedWith = at && !other ? SERVICES_IN.get(this.node.root)?.get(at.key) : undefined;
     c.cross('service@environment', { sharedWith, service: serving.service, where: at?.where }, 'serving.service');

@@ -4,7 +4,7 @@ import { SERVING_RECORD_METADATA_KEY, TOKEN_TEXT, type ServingRecord } from '../
 import { Checker } from '../core/validation/checker';
 import { ConstructValidationError } from '../core/validation/error';
 import { SERVICE_PER_ENVIRONMENT_RULE, SERVICE_PER_STACK_RULE } from '../core/validation/rules';
-import { serviceKey } from './service-environment';
+import { environmentKey } from '../util/environment-key';
 
 /** Every value that is a CloudFormation token becomes TOKEN_TEXT: the record says what was literal, never a reference. */
 function literalOnly(value: unknown): unknown {
@@ -33,7 +33,7 @@ export function recordServing(scope: Construct, construct: string, service: stri
   const recorded = RECORDED_BY.get(stack) ?? new Map<string, string>();
   RECORDED_BY.set(stack, recorded);
   const c = new Checker({ 'contract.name@stack': SERVICE_PER_STACK_RULE, 'contract.name@environment': SERVICE_PER_ENVIRONMENT_RULE });
-  const at = serviceKey(scope, service);
+  const at = environmentKey(scope, service);
   const served = SERVED_IN.get(scope.node.root) ?? new Map<string, string>();
   SERVED_IN.set(scope.node.root, served);
   if (c.cross('contract.name@stack', { service, servedBy: recorded.get(service) }, 'contract.name')) {

@@ -20,11 +20,17 @@ import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { TRUST_RULES } from '../core/validation/rules';
 import { isUnresolved } from '../core/validation/tokens';
 import { durationDays, durationSeconds } from '../util/duration';
+import { environmentKey } from '../util/environment-key';
 import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { type ClassArtifactGateOptions, type IClassArtifactGate } from './gate';
 import { modelDataDecryptStatement, modelDataKeyFacts } from './model-data-key';
+
+/** The ArtifactTrust managing the registry signing configuration in each known account and Region, by construct tree root. */
+const SIGNING_CONFIGURATION_IN = new WeakMap<object, Map<string, string>>();
+/** The name of the one-per-account-and-Region key (`environmentKey`) of the registry signing configuration. */
+const SIGNING_CONFIGURATION = 'AWS::ECR::SigningConfiguration';
 
 /** `s3://bucket/` or `s3://bucket/prefix`: a place model data is published under. */
 const MODEL_DATA_LOCATION = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/;
@@ -73,9 +79,12 @@ export interface ArtifactTrustProps {
   readonly previousSigningProfileArns?: readonly string[];
   /**
    * Whether to create the registry's ECR signing configuration (signing on push for this construct's repositories).
-   * A registry has exactly one signing configuration: set false when another stack owns it, and add a rule for
-   * these repositories and this profile there. Without repositories, a managed configuration's rule has no filter
-   * and signs every repository of the registry.
+   * A registry (an account and Region) has exactly one signing configuration: this one fails to deploy beside another
+   * or replaces it, and deleting the stack deletes it. In an app with several ArtifactTrust in one account and Region,
+   * one manages it and signs the others' repositories with their own profiles (`signRepositoriesOf()`), and the others
+   * set false (two that manage it in one account and Region fail at synth). Set false too when a stack outside the app
+   * owns it, and add a rule for these repositories and this profile there. Without repositories, a managed
+   * configuration's rule has no filter and signs every repository of the registry.
    * @default true when the construct creates repositories
    */
   readonly manageRegistrySigningConfiguration?: boolean;
@@ -177,6 +186,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   private readonly repos: ecr.Repository[] = [];
   private readonly publishers: iam.IGrantable[] = [];
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
+  /** The ArtifactTrust whose repositories the managed configuration signs with their own profiles (`signRepositoriesOf`). */
+  private readonly signed: ArtifactTrust[] = [];
   /**
    * Per class name, every distinct set of artifacts gated under it, the stack its check lives in and the serving
    * scopes that gated it.
@@ -224,15 +235,15 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     });
     for (const name of props.repositoryNames ?? []) this.addRepository(name);
 
-    if (props.manageRegistrySigningConfiguration ?? (props.repositoryNames ?? []).length > 0) {
+    if (this.managesSigningConfiguration) {
       this.signingConfiguration = new ecr.CfnSigningConfiguration(this, 'RegistrySigningConfiguration', {
-        rules: [
-          {
-            signingProfileArn: this.signingProfile.signingProfileArn,
+        rules: Lazy.any({
+          produce: () => [this, ...this.signed].map((trust) => ({
+            signingProfileArn: trust.signingProfile.signingProfileArn,
             // Repositories added later with addRepository() are signed too.
-            repositoryFilters: Lazy.any({ produce: () => this.repositoryFilters }, { omitEmptyArray: true }),
-          },
-        ],
+            repositoryFilters: Lazy.any({ produce: () => trust.repositoryFilters }, { omitEmptyArray: true }),
+          })),
+        }),
       });
     }
 
@@ -284,6 +295,44 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     }
     this.constructed = true;
     this.throwIfInvalid();
+    const at = environmentKey(this, SIGNING_CONFIGURATION);
+    if (this.signingConfiguration && at) {
+      SIGNING_CONFIGURATION_IN.set(this.node.root, (SIGNING_CONFIGURATION_IN.get(this.node.root) ?? new Map()).set(at.key, this.node.path));
+    }
+  }
+
+  /** Whether this construct creates the registry's signing configuration (`manageRegistrySigningConfiguration`). */
+  private get managesSigningConfiguration(): boolean {
+    return this.props.manageRegistrySigningConfiguration ?? (this.props.repositoryNames ?? []).length > 0;
+  }
+
+  /**
+   * Signs the repositories of `other` on push with `other`'s own signing profile: a rule of this construct's registry
+   * signing configuration naming `other`'s profile and repositories (those added later with its `addRepository()`
+   * too), so that `other`'s checks, which require its own profile's signature, pass. For ArtifactTrust in one account
+   * and Region, of which only this one manages the configuration (`other` sets `manageRegistrySigningConfiguration:
+   * false`). The rule names `other`'s profile ARN: in another stack, this construct's stack then reads it from
+   * `other`'s stack and deploys after it, and images pushed to `other`'s repositories before this stack has deployed
+   * are not signed (docs/artifact-trust.md, "The registry's signing configuration").
+   */
+  public signRepositoriesOf(other: ArtifactTrust): void {
+    if (this.signed.includes(other)) return;
+    const here = environmentKey(this, SIGNING_CONFIGURATION);
+    const there = environmentKey(other, SIGNING_CONFIGURATION);
+    const c = new Checker(TRUST_RULES);
+    c.cross('signRepositoriesOf', {
+      other: other.node.path,
+      itself: other === this,
+      manages: this.signingConfiguration !== undefined,
+      otherManages: other.signingConfiguration !== undefined,
+      otherRepositories: other.repos.length,
+      here: here?.where,
+      there: there?.where,
+      rules: 2 + this.signed.length,
+    });
+    this.problems.push(...c.problems);
+    this.throwIfInvalid();
+    this.signed.push(other);
   }
 
   /** The verifier's Lambda timeout (an out-of-range one is reported at the end of construction; aws-cdk-lib would throw first, without our path). */
@@ -560,6 +609,14 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     c.optional('verifierTimeout', durationSeconds(props.verifierTimeout));
     c.optional('signatureValidity', durationDays(props.signatureValidity));
     c.cross('multipartModelDigest', props.multipartModelDigest);
+    const at = environmentKey(this, SIGNING_CONFIGURATION);
+    if (this.managesSigningConfiguration && at) {
+      c.cross('manageRegistrySigningConfiguration@environment', {
+        explicit: props.manageRegistrySigningConfiguration !== undefined,
+        managedBy: SIGNING_CONFIGURATION_IN.get(this.node.root)?.get(at.key),
+        where: at.where,
+      }, 'manageRegistrySigningConfiguration');
+    }
     if (props.previousSigningProfileArns) {
       const stack = Stack.of(this);
       c.cross('previousSigningProfileArns', {

@@ -574,6 +574,120 @@ describe('ArtifactTrust options', () => {
   });
 });
 
+// GIVEN several ArtifactTrust in one app, THEN at most one per account and Region manages the registry's signing
+// configuration: AWS::ECR::SigningConfiguration creates or overwrites the registry's one configuration (its primary
+// identifier is RegistryId), so a second would replace the first's rules and deleting either stack deletes it for both.
+describe("ArtifactTrust: the registry's signing configuration, one per account and Region", () => {
+  const ENV = { account: '123456789012', region: 'us-east-1' };
+  const twoStacks = (second: { region?: string; env?: false } = {}) => {
+    const app = new App(UNIT_TEST_APP_PROPS);
+    const a = new Stack(app, 'SageMakerTrust', { env: ENV });
+    const b = new Stack(app, 'EksTrust', second.env === false ? {} : { env: { ...ENV, region: second.region ?? ENV.region } });
+    return { app, a, b };
+  };
+  const allowed = 'allowed: one ArtifactTrust per account and Region of the app managing the registry signing configuration: it signs the '
+    + 'repositories of the others with their own profiles (signRepositoriesOf(other)), and the others set manageRegistrySigningConfiguration: false';
+
+  test('fails when two manage it in one account and Region, naming both paths, the account and Region, and what is allowed', () => {
+    const { a, b } = twoStacks();
+    new ArtifactTrust(a, 'Registry', { repositoryNames: ['vllm'] });
+    expect(() => new ArtifactTrust(b, 'Eks', { repositoryNames: ['sd21'] })).toThrow([
+      "ArtifactTrust 'EksTrust/Eks' is invalid (1 problem):",
+      '  - manageRegistrySigningConfiguration: is unset (true, since the construct creates repositories), and the ArtifactTrust at '
+        + `'SageMakerTrust/Registry' also manages the registry signing configuration in 123456789012/us-east-1; ${allowed} (a registry`,
+    ].join('\n'));
+    // Explicitly, without repositories (its rule would sign every repository), and in the same stack.
+    expect(() => new ArtifactTrust(b, 'Explicit', { manageRegistrySigningConfiguration: true }))
+      .toThrow("manageRegistrySigningConfiguration: is true, and the ArtifactTrust at 'SageMakerTrust/Registry' also manages");
+    expect(() => new ArtifactTrust(a, 'Same', { repositoryNames: ['tgi'] })).toThrow("ArtifactTrust 'SageMakerTrust/Same' is invalid");
+  });
+
+  test.each([
+    ['in another Region', () => twoStacks({ region: 'us-west-2' }), {}],
+    ['when the other sets manageRegistrySigningConfiguration: false', () => twoStacks(), { manageRegistrySigningConfiguration: false }],
+    // An environment-agnostic stack deploys wherever the CLI points: which others share its registry is unknown at synth.
+    ['in an environment-agnostic stack (cannot be checked)', () => twoStacks({ env: false }), {}],
+  ])('a second is allowed %s', (_, build, props) => {
+    const { a, b } = build();
+    new ArtifactTrust(a, 'Registry', { repositoryNames: ['vllm'] });
+    expect(() => new ArtifactTrust(b, 'Eks', { repositoryNames: ['sd21'], ...props })).not.toThrow();
+  });
+
+  test('a second is allowed in another app (separate apps cannot be checked) and after a construct that failed', () => {
+    for (const id of ['One', 'Two']) new ArtifactTrust(testStack(id).stack, 'Trust', { repositoryNames: ['vllm'] });
+    const { a, b } = twoStacks();
+    expect(() => new ArtifactTrust(a, 'Bad', { repositoryNames: ['vllm'], signingProfileName: 'has-hyphens' })).toThrow('signingProfileName');
+    expect(() => new ArtifactTrust(b, 'Eks', { repositoryNames: ['sd21'] })).not.toThrow();
+  });
+
+  test("signRepositoriesOf() adds a rule with the other's profile and its repositories, so that the other's checks pass", () => {
+    const { a, b } = twoStacks();
+    const registry = new ArtifactTrust(a, 'Registry', { repositoryNames: ['vllm', 'neuron'] });
+    const eksTrust = new ArtifactTrust(b, 'Eks', { repositoryNames: ['sd21/triton'], manageRegistrySigningConfiguration: false });
+    registry.signRepositoriesOf(eksTrust);
+    registry.signRepositoriesOf(eksTrust); // once
+    eksTrust.addRepository('chat/vllm'); // added later: still in the rule
+    const [cls] = pinnedClasses((spec) => ({ ...spec, artifact: { ...spec.artifact, image: imageRef('sd21/triton') } }));
+    eksTrust.gateFor(b, cls);
+    const inA = Template.fromStack(a);
+    inA.resourceCountIs('AWS::ECR::SigningConfiguration', 1);
+    const rules = Object.values(inA.findResources('AWS::ECR::SigningConfiguration'))[0].Properties.Rules;
+    expect(rules).toEqual([
+      {
+        SigningProfileArn: { 'Fn::GetAtt': [expect.stringMatching(/^RegistrySigningProfile/), 'Arn'] },
+        RepositoryFilters: [{ Filter: 'vllm', FilterType: 'WILDCARD_MATCH' }, { Filter: 'neuron', FilterType: 'WILDCARD_MATCH' }],
+      },
+      {
+        SigningProfileArn: { 'Fn::ImportValue': expect.stringMatching(/^EksTrust:ExportsOutputFnGetAttEksSigningProfile[0-9A-F]{8}Arn/) },
+        RepositoryFilters: [{ Filter: 'sd21/triton', FilterType: 'WILDCARD_MATCH' }, { Filter: 'chat/vllm', FilterType: 'WILDCARD_MATCH' }],
+      },
+    ]);
+    Template.fromStack(b).resourceCountIs('AWS::ECR::SigningConfiguration', 0);
+    // The managing stack reads the other's profile, so it deploys after it.
+    expect(a.dependencies).toEqual([b]);
+    // The other's check requires a signature by the profile its rule names: its own (the export of the same attribute).
+    const record = Object.values(Template.fromStack(b).findResources('Custom::ClassArtifactVerification'))[0].Properties.Record;
+    const exported = rules[1].SigningProfileArn['Fn::ImportValue'] as string;
+    expect(record.signingProfileArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^EksSigningProfile/), 'Arn'] });
+    expect(exported).toContain(`OutputFnGetAtt${record.signingProfileArn['Fn::GetAtt'][0]}Arn`);
+  });
+
+  test('signRepositoriesOf() fails unless called on the managing construct with another trust of its account and Region', () => {
+    const { a, b } = twoStacks();
+    const registry = new ArtifactTrust(a, 'Registry', { repositoryNames: ['vllm'] });
+    const eksTrust = new ArtifactTrust(b, 'Eks', { repositoryNames: ['sd21'], manageRegistrySigningConfiguration: false });
+    const empty = new ArtifactTrust(b, 'Empty');
+    const ruleAllowed = 'allowed: another ArtifactTrust of the same account and Region, with repositories and manageRegistrySigningConfiguration: '
+      + 'false, given to the ArtifactTrust that manages the registry signing configuration; at most 50 rules in all';
+    expect(() => eksTrust.signRepositoriesOf(registry)).toThrow([
+      "ArtifactTrust 'EksTrust/Eks' is invalid (1 problem):",
+      "  - signRepositoriesOf: is 'SageMakerTrust/Registry', and this construct does not manage the registry signing configuration "
+        + `(manageRegistrySigningConfiguration false, or unset without repositories); ${ruleAllowed}`,
+    ].join('\n'));
+    expect(() => registry.signRepositoriesOf(registry)).toThrow('signRepositoriesOf: is this construct, whose own rule signs its repositories');
+    expect(() => registry.signRepositoriesOf(empty)).toThrow(
+      "signRepositoriesOf: is 'EksTrust/Empty', which has no repositories (a rule without repository filters signs every repository of the registry)");
+
+    const west = twoStacks({ region: 'us-west-2' });
+    const east = new ArtifactTrust(west.a, 'Registry', { repositoryNames: ['vllm'] });
+    const managing = new ArtifactTrust(west.b, 'Eks', { repositoryNames: ['sd21'] });
+    expect(() => east.signRepositoriesOf(managing)).toThrow(
+      "signRepositoriesOf: is 'EksTrust/Eks', which manages a registry signing configuration of its own, is in 123456789012/us-west-2, "
+        + 'this construct in 123456789012/us-east-1');
+  });
+
+  test('signRepositoriesOf() fails past the 50 rules a signing configuration holds', () => {
+    const { stack } = testStack();
+    const registry = new ArtifactTrust(stack, 'Registry', { repositoryNames: ['own'] });
+    const others = Array.from({ length: 50 }, (_, i) =>
+      new ArtifactTrust(stack, `T${i}`, { repositoryNames: [`repo${i}`], manageRegistrySigningConfiguration: false }));
+    for (const other of others.slice(0, 49)) registry.signRepositoriesOf(other);
+    expect(() => registry.signRepositoriesOf(others[49])).toThrow("signRepositoriesOf: is 'Test/T49', which would be rule 51 of the configuration");
+    const [configuration] = Object.values(Template.fromStack(stack).findResources('AWS::ECR::SigningConfiguration'));
+    expect(configuration.Properties.Rules).toHaveLength(50);
+  });
+});
+
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

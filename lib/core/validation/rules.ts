@@ -57,7 +57,7 @@ export const SERVICE_PER_STACK_RULE = crossRule<{ readonly service: string; read
  * writes its CloudWatch metrics by the dimensions [Service, CapacityClass] (lib/core/metrics/contract.ts `Dim`) within
  * an account and Region, so two of one name in different stacks would mix their series (one's KEDA ScaledObject reading
  * the other's ReplicaFloor; the Reconciler, the alarms and the dashboards reading both). Checked only where the stack
- * names both account and Region (`serviceKey`, lib/control/service-environment.ts); environment-agnostic stacks and
+ * names both account and Region (`environmentKey`, lib/util/environment-key.ts); environment-agnostic stacks and
  * separate apps cannot be checked at synth (docs/reconciler.md).
  */
 export const SERVICE_PER_ENVIRONMENT_RULE = crossRule<{ readonly service: string; readonly servedBy?: string; readonly where?: string }>(
@@ -573,6 +573,61 @@ export const TRUST_RULES = {
       "signature's revocation in that one region",
   ),
   multipartModelDigest: crossRule<unknown>("'metadata' or 'reject'", (v) => (v === undefined || v === 'metadata' || v === 'reject' ? undefined : `is ${JSON.stringify(v)}`)),
+  // AWS::ECR::SigningConfiguration "creates or updates the signing configuration for an Amazon ECR registry", and its
+  // primary identifier is RegistryId, the account (the CloudFormation registry schema, as vendored by
+  // pulumi/pulumi-aws-native@43eed3b aws-cloudformation-schema/aws-ecr-signingconfiguration.json:3,57-75; a registry is
+  // per account and Region). Its handlers call PutSigningConfiguration, which "Creates or updates the registry's signing
+  // configuration" from the whole rule list
+  // (https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_PutSigningConfiguration.html), and
+  // DeleteSigningConfiguration, which deletes the registry's. Whether a second resource's create fails or overwrites the
+  // first's rules is not documented (the handler's source is not public): either breaks the first, so both are refused.
+  // Checked only where the stack names both account and Region (`environmentKey`, lib/util/environment-key.ts);
+  // environment-agnostic stacks and separate apps cannot be checked at synth (docs/artifact-trust.md, "The registry's
+  // signing configuration").
+  'manageRegistrySigningConfiguration@environment': crossRule<{ readonly explicit: boolean; readonly managedBy?: string; readonly where?: string }>(
+    'one ArtifactTrust per account and Region of the app managing the registry signing configuration: it signs the repositories of the '
+      + 'others with their own profiles (signRepositoriesOf(other)), and the others set manageRegistrySigningConfiguration: false',
+    ({ explicit, managedBy, where }) => (managedBy === undefined ? undefined
+      : `is ${explicit ? 'true' : 'unset (true, since the construct creates repositories)'}, and the ArtifactTrust at '${managedBy}' also `
+        + `manages the registry signing configuration in ${where}`),
+    'a registry (an account and Region) has one signing configuration, which AWS::ECR::SigningConfiguration creates or updates with its '
+      + "whole rule list: a second one fails, or replaces the first's rules, leaving the first's new images unsigned (its checks then "
+      + 'refuse them), and deleting either stack deletes the configuration of both',
+  ),
+  // One rule per signing profile, each with its repositories (AWS::ECR::SigningConfiguration: Rules "Maximum: 50",
+  // https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-ecr-signingconfiguration.html; a
+  // rule's RepositoryFilters 1 to 100, and "If no filters are specified, all images pushed to the registry are signed
+  // using the rule's signing profile", .../aws-properties-ecr-signingconfiguration-rule.html).
+  signRepositoriesOf: crossRule<{
+    /** The other ArtifactTrust's path. */
+    readonly other: string;
+    readonly itself: boolean;
+    /** Whether this construct manages the registry signing configuration. */
+    readonly manages: boolean;
+    readonly otherManages: boolean;
+    readonly otherRepositories: number;
+    /** `<account>/<region>` of each, where its stack names both. */
+    readonly here?: string;
+    readonly there?: string;
+    /** Rules of the configuration with this one. */
+    readonly rules: number;
+  }>(
+    'another ArtifactTrust of the same account and Region, with repositories and manageRegistrySigningConfiguration: false, given to the '
+      + 'ArtifactTrust that manages the registry signing configuration; at most 50 rules in all (its own and one per ArtifactTrust it signs)',
+    ({ other, itself, manages, otherManages, otherRepositories, here, there, rules }) => {
+      if (!manages) return `is '${other}', and this construct does not manage the registry signing configuration (manageRegistrySigningConfiguration false, or unset without repositories)`;
+      if (itself) return 'is this construct, whose own rule signs its repositories';
+      const found = [
+        ...(otherManages ? ['manages a registry signing configuration of its own'] : []),
+        ...(otherRepositories === 0 ? ['has no repositories (a rule without repository filters signs every repository of the registry)'] : []),
+        ...(here !== undefined && there !== undefined && here !== there ? [`is in ${there}, this construct in ${here}`] : []),
+        ...(rules > 50 ? [`would be rule ${rules} of the configuration`] : []),
+      ];
+      return found.length === 0 ? undefined : `is '${other}', which ${found.join(', ')}`;
+    },
+    "the configuration signs the images pushed to its own registry, with each rule's profile for the repositories the rule names; "
+      + 'AWS::ECR::SigningConfiguration holds at most 50 rules',
+  ),
 } as const;
 
 /** Every table, by the construct (or function) whose props it checks: the source of `docs/validation.md`. */
