@@ -658,7 +658,7 @@ describe("ArtifactTrust: the registry's signing configuration, one per account a
     const eksTrust = new ArtifactTrust(b, 'Eks', { repositoryNames: ['sd21'], manageRegistrySigningConfiguration: false });
     const empty = new ArtifactTrust(b, 'Empty');
     const ruleAllowed = 'allowed: another ArtifactTrust of the same account and Region, with repositories and manageRegistrySigningConfiguration: '
-      + 'false, given to the ArtifactTrust that manages the registry signing configuration; at most 50 rules in all';
+      + 'false, given to the ArtifactTrust that manages the registry signing configuration, with at most 100 repositories; at most 10 rules in all';
     expect(() => eksTrust.signRepositoriesOf(registry)).toThrow([
       "ArtifactTrust 'EksTrust/Eks' is invalid (1 problem):",
       "  - signRepositoriesOf: is 'SageMakerTrust/Registry', and this construct does not manage the registry signing configuration "
@@ -676,15 +676,23 @@ describe("ArtifactTrust: the registry's signing configuration, one per account a
         + 'this construct in 123456789012/us-east-1');
   });
 
-  test('signRepositoriesOf() fails past the 50 rules a signing configuration holds', () => {
+  test('signRepositoriesOf() fails past the 10 rules and 100 repository filters ECR\'s PutSigningConfiguration takes', () => {
     const { stack } = testStack();
     const registry = new ArtifactTrust(stack, 'Registry', { repositoryNames: ['own'] });
-    const others = Array.from({ length: 50 }, (_, i) =>
+    const others = Array.from({ length: 10 }, (_, i) =>
       new ArtifactTrust(stack, `T${i}`, { repositoryNames: [`repo${i}`], manageRegistrySigningConfiguration: false }));
-    for (const other of others.slice(0, 49)) registry.signRepositoriesOf(other);
-    expect(() => registry.signRepositoriesOf(others[49])).toThrow("signRepositoriesOf: is 'Test/T49', which would be rule 51 of the configuration");
+    for (const other of others.slice(0, 9)) registry.signRepositoriesOf(other);
+    expect(() => registry.signRepositoriesOf(others[9])).toThrow("signRepositoriesOf: is 'Test/T9', which would be rule 11 of the configuration");
     const [configuration] = Object.values(Template.fromStack(stack).findResources('AWS::ECR::SigningConfiguration'));
-    expect(configuration.Properties.Rules).toHaveLength(50);
+    expect(configuration.Properties.Rules).toHaveLength(10);
+
+    const { stack: other } = testStack();
+    const manager = new ArtifactTrust(other, 'Registry', { repositoryNames: ['own'] });
+    const large = new ArtifactTrust(other, 'Large', {
+      repositoryNames: Array.from({ length: 101 }, (_, i) => `repo${i}`), manageRegistrySigningConfiguration: false,
+    });
+    expect(() => manager.signRepositoriesOf(large)).toThrow(
+      "signRepositoriesOf: is 'Test/Large', which has 101 repositories, more than a rule's 100 repository filters");
   });
 });
 

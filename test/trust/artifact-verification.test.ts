@@ -308,10 +308,13 @@ describe('a signing still in progress (ECR signs after the push)', () => {
   const OTHER = 'arn:aws:signer:us-east-1:123456789012:/signing-profiles/someone_else';
   const status = (signingProfileArn: string, s: string) => ({ signingProfileArn, status: s });
 
-  test('the verifier waits while an accepted profile is IN_PROGRESS; never for another signer, nor for COMPLETE or FAILED', () => {
+  test('the verifier waits while an accepted profile is IN_PROGRESS and none is COMPLETE; never for another signer, nor for FAILED', () => {
     const transition = { ...APPROVED, previousSigningProfileArns: [OLD] };
     expect(signingInProgress(APPROVED, { statuses: [status(PROFILE, 'IN_PROGRESS')] })).toEqual([PROFILE]);
-    expect(signingInProgress(transition, { statuses: [status(PROFILE, 'COMPLETE'), status(OLD, 'IN_PROGRESS')] })).toEqual([OLD]);
+    expect(signingInProgress(transition, { statuses: [status(PROFILE, 'IN_PROGRESS'), status(OLD, 'IN_PROGRESS')] })).toEqual([PROFILE, OLD]);
+    // One accepted profile's COMPLETE is enough: no wait for the other's.
+    expect(signingInProgress(transition, { statuses: [status(PROFILE, 'COMPLETE'), status(OLD, 'IN_PROGRESS')] })).toEqual([]);
+    expect(signingInProgress(transition, { statuses: [status(PROFILE, 'IN_PROGRESS'), status(OLD, 'COMPLETE')] })).toEqual([]);
     expect(signingInProgress(APPROVED, { statuses: [status(PROFILE, 'COMPLETE'), status(OTHER, 'IN_PROGRESS')] })).toEqual([]);
     expect(signingInProgress(APPROVED, { statuses: [status(PROFILE, 'FAILED')] })).toEqual([]);
     expect(signingInProgress(APPROVED, { statuses: [] })).toEqual([]);

@@ -226,12 +226,17 @@ export const SIGNING_IN_PROGRESS = 'IN_PROGRESS';
  * push finds it in progress: the verifier reads the status again while this is not empty, until its deadline, and only
  * then reads the signatures (COMPLETE is "The signature was successfully generated"; that ECR lists it as a referrer
  * before then is not documented, so they are not read before). A FAILED or COMPLETE one is final; a profile no rule
- * signs with (no status) or another signer's status is not waited for.
+ * signs with (no status) or another signer's status is not waited for, and nothing is once an accepted profile's is
+ * COMPLETE.
  */
 export function signingInProgress(approved: ApprovedArtifacts, evidence: ImageSigningEvidence): string[] {
-  const signing = (p: string) => (s: ImageSigningEvidence['statuses'][number]) =>
-    s.status === SIGNING_IN_PROGRESS && s.signingProfileArn !== undefined && sameSigningProfile(s.signingProfileArn, p);
-  return acceptedSigningProfiles(approved).filter((p) => evidence.statuses.some(signing(p)));
+  const by = (status: string, p: string) => (s: ImageSigningEvidence['statuses'][number]) =>
+    s.status === status && s.signingProfileArn !== undefined && sameSigningProfile(s.signingProfileArn, p);
+  const accepted = acceptedSigningProfiles(approved);
+  // One accepted profile's complete signing is enough (`verifyArtifacts` accepts the image by any of them): waiting for
+  // another's would only delay the answer (review R214).
+  if (accepted.some((p) => evidence.statuses.some(by('COMPLETE', p)))) return [];
+  return accepted.filter((p) => evidence.statuses.some(by(SIGNING_IN_PROGRESS, p)));
 }
 
 /** AWS Signer `GetSigningProfile` of the approved profile. */

@@ -518,6 +518,10 @@ export const OBSERVABILITY_RULES = {
 } as const;
 
 /** `ArtifactTrust` and `ApprovedImagesAdmission` props. */
+/** ECR's PutSigningConfiguration limits (see `signRepositoriesOf` below). */
+const SIGNING_CONFIGURATION_MAX_RULES = 10;
+const SIGNING_RULE_MAX_FILTERS = 100;
+
 export const TRUST_RULES = {
   modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
   signingProfileName: nameRule('signerProfile'),
@@ -594,10 +598,12 @@ export const TRUST_RULES = {
       + "whole rule list: a second one fails, or replaces the first's rules, leaving the first's new images unsigned (its checks then "
       + 'refuse them), and deleting either stack deletes the configuration of both',
   ),
-  // One rule per signing profile, each with its repositories (AWS::ECR::SigningConfiguration: Rules "Maximum: 50",
-  // https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-ecr-signingconfiguration.html; a
-  // rule's RepositoryFilters 1 to 100, and "If no filters are specified, all images pushed to the registry are signed
-  // using the rule's signing profile", .../aws-properties-ecr-signingconfiguration-rule.html).
+  // One rule per signing profile, each with its repositories. The resource schema allows 50 rules
+  // (AWS::ECR::SigningConfiguration, https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-ecr-signingconfiguration.html),
+  // but the API it writes through takes "Maximum of 10 rules" and "Maximum of 100 filters per rule" (SigningConfiguration
+  // and SigningRule, @aws-sdk/client-ecr 3.1169.0 dist-types/models/models_0.d.ts:1236,1249; review R214): the lower
+  // bounds hold. "If no filters are specified, all images pushed to the registry are signed using the rule's signing
+  // profile" (.../aws-properties-ecr-signingconfiguration-rule.html).
   signRepositoriesOf: crossRule<{
     /** The other ArtifactTrust's path. */
     readonly other: string;
@@ -613,7 +619,7 @@ export const TRUST_RULES = {
     readonly rules: number;
   }>(
     'another ArtifactTrust of the same account and Region, with repositories and manageRegistrySigningConfiguration: false, given to the '
-      + 'ArtifactTrust that manages the registry signing configuration; at most 50 rules in all (its own and one per ArtifactTrust it signs)',
+      + 'ArtifactTrust that manages the registry signing configuration, with at most 100 repositories; at most 10 rules in all (its own and one per ArtifactTrust it signs)',
     ({ other, itself, manages, otherManages, otherRepositories, here, there, rules }) => {
       if (!manages) return `is '${other}', and this construct does not manage the registry signing configuration (manageRegistrySigningConfiguration false, or unset without repositories)`;
       if (itself) return 'is this construct, whose own rule signs its repositories';
@@ -621,12 +627,13 @@ export const TRUST_RULES = {
         ...(otherManages ? ['manages a registry signing configuration of its own'] : []),
         ...(otherRepositories === 0 ? ['has no repositories (a rule without repository filters signs every repository of the registry)'] : []),
         ...(here !== undefined && there !== undefined && here !== there ? [`is in ${there}, this construct in ${here}`] : []),
-        ...(rules > 50 ? [`would be rule ${rules} of the configuration`] : []),
+        ...(otherRepositories > SIGNING_RULE_MAX_FILTERS ? [`has ${otherRepositories} repositories, more than a rule's ${SIGNING_RULE_MAX_FILTERS} repository filters`] : []),
+        ...(rules > SIGNING_CONFIGURATION_MAX_RULES ? [`would be rule ${rules} of the configuration`] : []),
       ];
       return found.length === 0 ? undefined : `is '${other}', which ${found.join(', ')}`;
     },
     "the configuration signs the images pushed to its own registry, with each rule's profile for the repositories the rule names; "
-      + 'AWS::ECR::SigningConfiguration holds at most 50 rules',
+      + `the registry's signing configuration holds at most ${SIGNING_CONFIGURATION_MAX_RULES} rules of at most ${SIGNING_RULE_MAX_FILTERS} repository filters each`,
   ),
 } as const;
 
