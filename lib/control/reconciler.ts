@@ -35,8 +35,8 @@ import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { nameWithin } from '../util/name-within';
 import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../util/nag';
+import { EnvironmentClaims } from '../util/environment-key';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
-import { environmentKey } from '../util/environment-key';
 import { metricId, ServiceMetrics } from './service-metrics';
 
 /** Tunables of the routing policy. Every default is explained in lib/core/policy/defaults.ts. */
@@ -143,7 +143,7 @@ function signalSourceLines(config: ReconcilerConfig): string[] {
 const RECONCILERS_OF = new WeakMap<object, Reconciler[]>();
 
 /** The Reconciler of each service name in each known account and Region, by construct tree root (`service@environment`). */
-const SERVICES_IN = new WeakMap<object, Map<string, string>>();
+const SERVICES_IN = new EnvironmentClaims();
 
 /** Lambda's limit on a function's `Description` (CreateFunction; aws-cdk-lib 2.269.0 aws-lambda throws DescriptionTooLong above it). */
 const FUNCTION_DESCRIPTION_MAX = 256;
@@ -278,8 +278,7 @@ export class Reconciler extends Construct {
       }]);
     }
     RECONCILERS_OF.set(props.serving, [...(RECONCILERS_OF.get(props.serving) ?? []), this]);
-    const at = environmentKey(this, serving.service);
-    if (at) SERVICES_IN.set(this.node.root, (SERVICES_IN.get(this.node.root) ?? new Map()).set(at.key, this.node.path));
+    SERVICES_IN.claim(this, serving.service);
     props.serving.enableReplicaFloors?.({ periodSeconds: policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds });
     this.service = serving.service;
 
@@ -635,9 +634,9 @@ export class Reconciler extends Construct {
     const c = new Checker(RECONCILER_RULES);
     const other = (RECONCILERS_OF.get(props.serving) ?? []).find((r) => r.node.root === this.node.root);
     c.cross('serving@once', { routedBy: other?.node.path }, 'serving');
-    const at = environmentKey(this, serving.service);
+    const at = SERVICES_IN.find(this, serving.service);
     // One serving routed twice is the problem above; the name is then shared as a matter of course.
-    const sharedWith = at && !other ? SERVICES_IN.get(this.node.root)?.get(at.key) : undefined;
+    const sharedWith = other ? undefined : at?.claimedBy;
     c.cross('service@environment', { sharedWith, service: serving.service, where: at?.where }, 'serving.service');
     const periodSeconds = policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds;
     // Each InferenceAlarms once, named by the first of its run-fed alarms given.

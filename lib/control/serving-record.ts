@@ -4,7 +4,7 @@ import { SERVING_RECORD_METADATA_KEY, TOKEN_TEXT, type ServingRecord } from '../
 import { Checker } from '../core/validation/checker';
 import { ConstructValidationError } from '../core/validation/error';
 import { SERVICE_PER_ENVIRONMENT_RULE, SERVICE_PER_STACK_RULE } from '../core/validation/rules';
-import { environmentKey } from '../util/environment-key';
+import { EnvironmentClaims } from '../util/environment-key';
 
 /** Every value that is a CloudFormation token becomes TOKEN_TEXT: the record says what was literal, never a reference. */
 function literalOnly(value: unknown): unknown {
@@ -20,7 +20,7 @@ function literalOnly(value: unknown): unknown {
 /** The construct path that records each service name, per stack (`SERVICE_PER_STACK_RULE`). */
 const RECORDED_BY = new WeakMap<Stack, Map<string, string>>();
 /** The serving construct of each service name in each known account and Region, by construct tree root (`SERVICE_PER_ENVIRONMENT_RULE`). */
-const SERVED_IN = new WeakMap<object, Map<string, string>>();
+const SERVED_IN = new EnvironmentClaims();
 
 /**
  * Records a serving construct's `servingRecord()` in its stack's template Metadata, under its service's name, for the
@@ -33,16 +33,14 @@ export function recordServing(scope: Construct, construct: string, service: stri
   const recorded = RECORDED_BY.get(stack) ?? new Map<string, string>();
   RECORDED_BY.set(stack, recorded);
   const c = new Checker({ 'contract.name@stack': SERVICE_PER_STACK_RULE, 'contract.name@environment': SERVICE_PER_ENVIRONMENT_RULE });
-  const at = environmentKey(scope, service);
-  const served = SERVED_IN.get(scope.node.root) ?? new Map<string, string>();
-  SERVED_IN.set(scope.node.root, served);
+  const at = SERVED_IN.find(scope, service);
   if (c.cross('contract.name@stack', { service, servedBy: recorded.get(service) }, 'contract.name')) {
     // After the stack's own check: two in one stack share its account and Region as a matter of course.
-    c.cross('contract.name@environment', { service, servedBy: at && served.get(at.key), where: at?.where }, 'contract.name');
+    c.cross('contract.name@environment', { service, servedBy: at?.claimedBy, where: at?.where }, 'contract.name');
   }
   if (c.problems.length > 0) throw new ConstructValidationError(construct, scope.node.path, c.problems);
   recorded.set(service, scope.node.path);
-  if (at) served.set(at.key, scope.node.path);
+  SERVED_IN.claim(scope, service);
   const metadata: Record<string, unknown> = (stack.templateOptions.metadata ??= {});
   const records = (metadata[SERVING_RECORD_METADATA_KEY] ??= {}) as Record<string, unknown>;
   records[service] = Lazy.any({ produce: () => literalOnly(produce()) });

@@ -20,7 +20,7 @@ import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { TRUST_RULES } from '../core/validation/rules';
 import { isUnresolved } from '../core/validation/tokens';
 import { durationDays, durationSeconds } from '../util/duration';
-import { environmentKey } from '../util/environment-key';
+import { EnvironmentClaims, environmentKey } from '../util/environment-key';
 import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
@@ -28,7 +28,7 @@ import { type ClassArtifactGateOptions, type IClassArtifactGate } from './gate';
 import { modelDataDecryptStatement, modelDataKeyFacts } from './model-data-key';
 
 /** The ArtifactTrust managing the registry signing configuration in each known account and Region, by construct tree root. */
-const SIGNING_CONFIGURATION_IN = new WeakMap<object, Map<string, string>>();
+const SIGNING_CONFIGURATION_IN = new EnvironmentClaims();
 /** The name of the one-per-account-and-Region key (`environmentKey`) of the registry signing configuration. */
 const SIGNING_CONFIGURATION = 'AWS::ECR::SigningConfiguration';
 
@@ -295,10 +295,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     }
     this.constructed = true;
     this.throwIfInvalid();
-    const at = environmentKey(this, SIGNING_CONFIGURATION);
-    if (this.signingConfiguration && at) {
-      SIGNING_CONFIGURATION_IN.set(this.node.root, (SIGNING_CONFIGURATION_IN.get(this.node.root) ?? new Map()).set(at.key, this.node.path));
-    }
+    if (this.signingConfiguration) SIGNING_CONFIGURATION_IN.claim(this, SIGNING_CONFIGURATION);
   }
 
   /** Whether this construct creates the registry's signing configuration (`manageRegistrySigningConfiguration`). */
@@ -609,11 +606,11 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     c.optional('verifierTimeout', durationSeconds(props.verifierTimeout));
     c.optional('signatureValidity', durationDays(props.signatureValidity));
     c.cross('multipartModelDigest', props.multipartModelDigest);
-    const at = environmentKey(this, SIGNING_CONFIGURATION);
+    const at = SIGNING_CONFIGURATION_IN.find(this, SIGNING_CONFIGURATION);
     if (this.managesSigningConfiguration && at) {
       c.cross('manageRegistrySigningConfiguration@environment', {
         explicit: props.manageRegistrySigningConfiguration !== undefined,
-        managedBy: SIGNING_CONFIGURATION_IN.get(this.node.root)?.get(at.key),
+        managedBy: at.claimedBy,
         where: at.where,
       }, 'manageRegistrySigningConfiguration');
     }

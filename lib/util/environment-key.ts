@@ -14,3 +14,26 @@ export function environmentKey(scope: Construct, name: string): { where: string;
   if (Token.isUnresolved(account) || Token.isUnresolved(region)) return undefined;
   return { where: `${account}/${region}`, key: `${account}/${region}/${name}` };
 }
+
+/**
+ * Who holds each one-per-account-and-Region name (`environmentKey`) in an app: keyed by the construct tree root, so
+ * separate apps (and tests) never see each other's. A check reads `find` before the construct is valid, and the
+ * construct `claim`s the name once it is.
+ */
+export class EnvironmentClaims {
+  private readonly byRoot = new WeakMap<object, Map<string, string>>();
+
+  /** Where `scope` deploys and the path of the construct that claimed `name` there before; undefined where unknown. */
+  public find(scope: Construct, name: string): { readonly where: string; readonly claimedBy?: string } | undefined {
+    const at = environmentKey(scope, name);
+    return at && { where: at.where, claimedBy: this.byRoot.get(scope.node.root)?.get(at.key) };
+  }
+
+  /** Records `scope` as the holder of `name` in its account and Region (nothing for an environment-agnostic stack). */
+  public claim(scope: Construct, name: string): void {
+    const at = environmentKey(scope, name);
+    if (!at) return;
+    const claims = this.byRoot.get(scope.node.root) ?? new Map<string, string>();
+    this.byRoot.set(scope.node.root, claims.set(at.key, scope.node.path));
+  }
+}
