@@ -91,6 +91,8 @@ test('--platform-param changes an assumed SageMaker update timing, and fails on 
     .toBe('--platform-param: platform parameter alarmPhaseSeconds is 60; allowed: a whole number of seconds from 0 to 59');
   expect((await sim(...args, '--platform-param', 'rollbackSeconds=26')).stderr)
     .toBe('--platform-param: platform parameter rollbackSeconds is 26; allowed: a whole number of seconds from 0 to 25');
+  expect((await sim(...args, '--platform-param', 'scaleInSeconds=601')).stderr)
+    .toBe('--platform-param: platform parameter scaleInSeconds is 601; allowed: a whole number of seconds from 0 to 600');
   expect((await sim('bench', '--platform-param', 'retry=5')).stderr)
     .toBe("--platform-param: platform parameter 'retry' is not known; allowed: alarmPhaseSeconds, rollbackSeconds, writableRunSeconds, weightsSeconds, scaleInSeconds, reconcilerPhaseSeconds");
   expect((await sim('bench', '--platform-param', 'writableRunSeconds')).stderr).toBe("--platform-param 'writableRunSeconds': use key=number");
