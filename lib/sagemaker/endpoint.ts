@@ -40,7 +40,7 @@ import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
 import { Checker } from '../core/validation/checker';
 import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/validation/error';
 
-/** What `addVariant()` takes: a routing group of classes, one instance pool each. */
+/** What `addVariant()` takes: a routing group of classes, one instance pool each when it has several. */
 export interface EndpointVariantOptions extends Omit<VariantSpec, 'provisionTimeoutSeconds'> {
   /**
    * How long SageMaker tries to provision the variant's instances across all its pools before the operation fails
@@ -249,8 +249,9 @@ export interface SageMakerVariantMetricOptions extends cloudwatch.MetricOptions 
   /**
    * Only the instances of this type: the series with an `InstanceType` dimension, which SageMaker publishes besides the
    * variant-level one for a variant with instance pools ("Monitoring instance pools",
-   * https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html). Whether a variant with a
-   * single pool publishes it is not documented: read such a variant without this option.
+   * https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html). A variant with several
+   * classes only: one with a single class has no pools (it runs on a plain `InstanceType`), so the option is refused
+   * for it; its variant-level series is that class's.
    * @default - the whole variant
    */
   readonly instanceType?: string;
@@ -299,9 +300,10 @@ const MODEL_DATA_DOWNLOAD_DEFAULT_SECONDS = 1200;
  * A SageMaker real-time endpoint that survives a shortage of its preferred instance type.
  *
  * Each capacity class becomes a SageMaker Model (own image by digest, own model data, own least-privilege role, runtime
- * settings and admission limits as container environment). Classes are grouped into production variants; each class
- * is one instance pool of its variant (priority 1 to 5, `ModelNameOverride` to its model), so SageMaker falls back pool
- * by pool on insufficient capacity. Variants are the routing groups whose weights the reconciler moves with
+ * settings and admission limits as container environment). Classes are grouped into production variants; in a variant
+ * of several classes each class is one instance pool (priority 1 to 5, `ModelNameOverride` to its model), so SageMaker
+ * falls back pool by pool on insufficient capacity, and a variant of one class runs on that class's instance type
+ * (`InstanceType`, no pools). Variants are the routing groups whose weights the reconciler moves with
  * UpdateEndpointWeightsAndCapacities; each variant scales with target tracking on concurrent requests per instance,
  * with its target and range from the capacity plan.
  *
@@ -1029,13 +1031,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     if (problems.length > 0 || pending.length > 0) return [];
     return this.resolve().variants.map((v) => ({
       variantName: v.name,
-      // The variant's model is its priority-1 pool's; every pool names its own model explicitly.
-      modelName: this.classModels.get(v.pools[0].capacityClass.name)!.model.attrModelName,
-      instancePools: v.pools.map((p) => ({
-        instanceType: p.capacityClass.instanceType,
-        priority: p.priority,
-        modelNameOverride: this.classModels.get(p.capacityClass.name)!.model.attrModelName,
-      })),
+      ...variantInstances(v, (name) => this.classModels.get(name)!.model.attrModelName),
       variantInstanceProvisionTimeoutInSeconds: v.provisionTimeoutSeconds,
       initialInstanceCount: v.minInstances,
       initialVariantWeight: v.initialWeight,
@@ -1045,6 +1041,34 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       volumeSizeInGb: volumeSizeOf(v),
     }));
   }
+}
+
+/**
+ * What a variant runs on. Several classes: `InstancePools`, one per class (priority as planned, `ModelNameOverride` to
+ * the class's model), with the priority-1 pool's model as the variant's. One class: a plain `InstanceType` and that
+ * class's model, no pools. The API shape takes a one-entry list (InstancePoolList, min 1, max 5: boto/botocore@1.43.67
+ * botocore/data/sagemaker/2017-07-24/service-2.json:29400-29405), but no AWS page says SageMaker accepts one: the guide
+ * presents pools as what replaces `InstanceType` to fall back over "an ordered list of up to five instance types", with
+ * two-pool examples only (https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html), and a
+ * one-entry list that SageMaker refused would fail every one-class variant at deploy (review R209). A one-class variant
+ * has nothing to fall back to, so the form every endpoint had before pools loses nothing. Its provisioning timeout still
+ * applies: "it retries with the next instance pool (if configured) or waits until the timeout expires"
+ * (VariantInstanceProvisionTimeoutInSeconds, service-2.json:41289-41292).
+ */
+function variantInstances(
+  v: PlannedVariant,
+  modelOf: (className: string) => string,
+): Pick<sagemaker.CfnEndpointConfig.ProductionVariantProperty, 'modelName' | 'instanceType' | 'instancePools'> {
+  const modelName = modelOf(v.pools[0].capacityClass.name);
+  if (v.pools.length === 1) return { modelName, instanceType: v.pools[0].capacityClass.instanceType };
+  return {
+    modelName,
+    instancePools: v.pools.map((p) => ({
+      instanceType: p.capacityClass.instanceType,
+      priority: p.priority,
+      modelNameOverride: modelOf(p.capacityClass.name),
+    })),
+  };
 }
 
 /** The variant's VolumeSizeInGB where its model data needs more than SageMaker's default (`variantVolume`). */

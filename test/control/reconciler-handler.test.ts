@@ -124,6 +124,27 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect((decisions._aws as { CloudWatchMetrics: Array<{ Dimensions: string[][] }> }).CloudWatchMetrics[0].Dimensions).toEqual([['Service', 'Reason'], ['Service']]);
   });
 
+  test.each(['plain', 'pools'] as const)(
+    'a one-class variant (%s): its class\'s ready instances are the variant\'s CurrentInstanceCount, with or without InstancePools',
+    async (shape) => {
+      // ENDPOINT's variants have one class each: rendered with a plain InstanceType, DescribeEndpoint lists no pools for
+      // them ('plain'); an endpoint configuration with one-entry pool lists ('pools') reads the same.
+      sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [
+        { name: 'preferred', weight: 98, ready: 3, desired: 6, type: 'ml.inf2.xlarge' },
+        { name: 'fallback', weight: 2, ready: 2, desired: 2, type: 'ml.g5.xlarge' },
+      ], shape));
+      serveMetrics(SM, {
+        mode: fill(0),
+        classes: { preferred: { ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(1200)) }, fallback: healthyHistory(2) },
+      });
+      const { lines } = await run();
+      const ready = (name: string) => lines.filter((l) => l.CapacityClass === name).map((l) => [l.ReadyReplicas, l.DesiredReplicas]);
+      expect(ready('inf2')).toEqual([[3, undefined]]);
+      expect(ready('g5')).toEqual([[2, undefined]]);
+      expect(lines.find((l) => l.CapacityClass === 'preferred' && 'RouteWeight' in l)).toMatchObject({ ReadyReplicas: 3, DesiredReplicas: 6 });
+    },
+  );
+
   /**
    * The run after the shortage test's entry: capacity mode, weights 75/25 in force, 1200 tokens/s demand (both variants
    * hold weight, so both report what they serve: 950 + 250), the fallback's floor 2; `fallbackDesired` as described; the

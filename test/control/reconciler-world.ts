@@ -140,8 +140,13 @@ export function serveMetrics(config: ReconcilerConfig, world: World): void {
 
 export type VariantState = { name: string; weight: number; ready: number; desired: number; type: string };
 
-/** A DescribeEndpoint answer for ENDPOINT with these variants. */
-export function endpoint(status: string, variants: VariantState[]): DescribeEndpointCommandOutput {
+/**
+ * A DescribeEndpoint answer for ENDPOINT with these variants. ENDPOINT's variants have one class each, which
+ * SageMakerCapacityEndpoint renders with a plain InstanceType: their summaries list no `InstancePools` (`type` unused).
+ * With `pools`, each lists a one-entry `InstancePools` of its `type` instead (an endpoint configuration written by hand
+ * or by a version of the library that rendered pools for every variant).
+ */
+export function endpoint(status: string, variants: VariantState[], shape: 'plain' | 'pools' = 'plain'): DescribeEndpointCommandOutput {
   return {
     $metadata: {},
     EndpointName: ENDPOINT.endpointName,
@@ -155,7 +160,7 @@ export function endpoint(status: string, variants: VariantState[]): DescribeEndp
       DesiredWeight: v.weight,
       CurrentInstanceCount: v.ready,
       DesiredInstanceCount: v.desired,
-      InstancePools: [{ InstanceType: v.type as 'ml.g5.xlarge', CurrentInstanceCount: v.ready }],
+      ...(shape === 'pools' ? { InstancePools: [{ InstanceType: v.type as 'ml.g5.xlarge', CurrentInstanceCount: v.ready }] } : {}),
     })),
   };
 }

@@ -9,9 +9,11 @@ import { demandWindow } from '../../lib/core/reconciler/faults';
 import { type MetricResult } from '../../lib/core/reconciler/io';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { emptyWhereUnpublished, metricQuery, observe, seenWhereUnpublished } from '../../lib/core/reconciler/observe';
-import { type RoutedClassFacts } from '../../lib/core/reconciler/routing-facts';
+import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { rememberRun, runRecords, type RunOutcome, step, type StepDecision, weightsInForce } from '../../lib/core/reconciler/step';
 import { hpaHonouredFloor } from '../../lib/core/reconciler/targets/alb';
+import { routingTarget } from '../../lib/core/reconciler/targets';
+import { instancesByType } from '../../lib/core/reconciler/targets/sagemaker';
 import { type TargetState } from '../../lib/core/reconciler/targets/kind';
 
 const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);
@@ -487,6 +489,35 @@ describe('a class with no ready replica is empty, not silent (review R39)', () =
     // With a replica ready in that period its silence is missing data: the period's demand is unknown.
     const silent = observe(SM, target, answer(SM, w([...fill(1, 9), 1, 0, 0])), NOW_MS).demandTokensPerSecond;
     expect(silent.at(-1)).toBeNull();
+  });
+});
+
+describe('instances per pool of a SageMaker variant (review R209)', () => {
+  const one = [cls('inf2', 0, 'ml.inf2.xlarge', 300, 0.76)];
+  const two = [cls('l40s', 0, 'ml.g6e.xlarge', 600, 2.6), cls('a10g', 1, 'ml.g5.xlarge', 400, 1.4)];
+  test('fails when a one-class variant without InstancePools (rendered with a plain InstanceType) counts no instances', () => {
+    expect(instancesByType(one, { currentInstanceCount: 3 })).toEqual({ 'ml.inf2.xlarge': 3 });
+  });
+  test('the pools DescribeEndpoint lists are taken as they are, one entry or several', () => {
+    expect(instancesByType(one, { currentInstanceCount: 3, pools: [{ instanceType: 'ml.inf2.xlarge', count: 3 }] })).toEqual({ 'ml.inf2.xlarge': 3 });
+    const pools = [{ instanceType: 'ml.g6e.xlarge', count: 2 }, { instanceType: 'ml.g5.xlarge', count: 4 }];
+    expect(instancesByType(two, { currentInstanceCount: 6, pools })).toEqual({ 'ml.g6e.xlarge': 2, 'ml.g5.xlarge': 4 });
+  });
+  test('no split is invented: several classes without pools, or a variant the facts do not name, count none', () => {
+    expect(instancesByType(two, { currentInstanceCount: 6 })).toEqual({});
+    expect(instancesByType(undefined, { currentInstanceCount: 2 })).toEqual({});
+  });
+  test('observations name a one-class variant\'s count by its class, from those counts', () => {
+    const facts = SM.facts as SageMakerRoutingFacts;
+    const target: TargetState = {
+      weights: { preferred: 98, fallback: 2 }, present: ['preferred', 'fallback'],
+      replicas: { preferred: { ready: 3, desired: 4 }, fallback: { ready: 1, desired: 1 } },
+      pools: Object.fromEntries(facts.variants.map((v, i) => [v.variantName, instancesByType(v.classes, { currentInstanceCount: [3, 1][i] })])),
+    };
+    expect(routingTarget(facts).observations(facts, target, {})).toEqual({
+      preferred: { ready: 3, desired: 4, pools: { inf2: 3 } },
+      fallback: { ready: 1, desired: 1, pools: { g5: 1 } },
+    });
   });
 });
 

@@ -124,7 +124,7 @@ describe('reconciler permissions on SageMaker (examples/sagemaker-llm, real SDK 
   const resources = template.Resources as Resources;
   const endpointName = String(Object.values(resources).find((r) => r.Type === 'AWS::SageMaker::Endpoint')!.Properties.EndpointName);
   const variants = (Object.values(resources).find((r) => r.Type === 'AWS::SageMaker::EndpointConfig')!.Properties.ProductionVariants as Array<{
-    VariantName: string; InstancePools: Array<{ InstanceType: string }>;
+    VariantName: string; InstancePools?: Array<{ InstanceType: string }>;
   }>);
 
   test('steady state, shortage, floors, return and faults: every call allowed, nothing else granted', async () => {
@@ -141,7 +141,10 @@ describe('reconciler permissions on SageMaker (examples/sagemaker-llm, real SDK 
             ProductionVariants: variants.map((v) => ({
               VariantName: v.VariantName, CurrentWeight: moment.weights[v.VariantName], DesiredWeight: moment.weights[v.VariantName],
               CurrentInstanceCount: moment.replicas[v.VariantName].ready, DesiredInstanceCount: moment.replicas[v.VariantName].desired,
-              InstancePools: [{ InstanceType: v.InstancePools[0].InstanceType, CurrentInstanceCount: moment.replicas[v.VariantName].ready }],
+              // As rendered: a variant of one class has no pools (a plain InstanceType), and DescribeEndpoint lists none.
+              ...(v.InstancePools
+                ? { InstancePools: [{ InstanceType: v.InstancePools[0].InstanceType, CurrentInstanceCount: moment.replicas[v.VariantName].ready }] }
+                : {}),
             })),
           } };
         case 'sagemaker:UpdateEndpointWeightsAndCapacities':

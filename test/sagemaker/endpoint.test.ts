@@ -216,7 +216,7 @@ describe('SageMakerCapacityEndpoint', () => {
   });
 
   describe('endpoint configuration', () => {
-    test('production variants use instance pools in the given order, each pool naming its class model', () => {
+    test('a variant of several classes uses instance pools in the given order, each naming its class model; one of one class a plain InstanceType', () => {
       const pool = (type: string, priority: number, cls: string) => ({
         InstanceType: type,
         Priority: priority,
@@ -234,7 +234,16 @@ describe('SageMakerCapacityEndpoint', () => {
             ContainerStartupHealthCheckTimeoutInSeconds: 1200,
             ModelDataDownloadTimeoutInSeconds: 1200,
           }),
-          Match.objectLike({ VariantName: 'fallback', InstancePools: [pool('ml.inf2.xlarge', 1, 'inf2')] }),
+          // One class, nothing to fall back to: no one-entry pool list, which no AWS page says SageMaker accepts (R209).
+          Match.objectLike({
+            VariantName: 'fallback',
+            InstanceType: 'ml.inf2.xlarge',
+            ModelName: { 'Fn::GetAtt': [modelId(template, 'inf2'), 'ModelName'] },
+            InstancePools: Match.absent(),
+            // Applies without pools too: SageMaker "waits until the timeout expires" (VariantInstanceProvisionTimeoutInSeconds).
+            VariantInstanceProvisionTimeoutInSeconds: 900,
+            RoutingConfig: { RoutingStrategy: 'LEAST_OUTSTANDING_REQUESTS' },
+          }),
         ],
       });
     });
@@ -538,6 +547,10 @@ describe('SageMakerCapacityEndpoint', () => {
       expect(perType.dimensions).toEqual({ EndpointName: endpoint.endpointName, VariantName: 'preferred', InstanceType: 'ml.g5.xlarge' });
       expect([perType.statistic, perType.period.toMinutes()]).toEqual(['Sum', 5]);
       expect(endpoint.metricModelLatency('fallback').statistic).toBe('p95');
+      // 'fallback' has one class, so no pools: SageMaker documents the InstanceType series only for variants with pools.
+      expect(() => endpoint.metricInvocations('fallback', { instanceType: 'ml.inf2.xlarge' })).toThrow(
+        "metric('Invocations').options.instanceType: is 'ml.inf2.xlarge' on variant 'fallback', which has one class and so no instance pools",
+      );
       expect(endpoint.metricInvocation5xxErrors('fallback').metricName).toBe('Invocation5XXErrors');
       expect(endpoint.metricInvocation4xxErrors('fallback').metricName).toBe('Invocation4XXErrors');
       expect(endpoint.metricInvocationsPerInstance('fallback').metricName).toBe('InvocationsPerInstance');

@@ -12,7 +12,7 @@ import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapac
 import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceId } from '../../../lib/core/platform/sagemaker-scalable-target';
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type SageMakerRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
-import { endpointWritability, type RoutingWrite, type ScalingBounds } from '../../../lib/core/reconciler/targets';
+import { endpointWritability, instancesByType, type RoutingWrite, type ScalingBounds } from '../../../lib/core/reconciler/targets';
 import { type RetryOptions } from '../../../lib/core/reconciler/retry';
 import { LAMBDA_CLIENT_OPTIONS } from '../../../lib/core/sdk-client-profiles';
 import { type Clients, optionalRead, type TargetRead } from './io';
@@ -23,8 +23,9 @@ function facts(config: ReconcilerConfig): SageMakerRoutingFacts {
 }
 
 /**
- * DescribeEndpoint: variant weights, current and desired instances, instances per pool, the endpoint configuration it
- * runs, and whether it can be written; then each variant's live scaling bounds (`readScalingBounds`).
+ * DescribeEndpoint: variant weights, current and desired instances, instances per pool (a one-class variant, rendered
+ * without pools: its current instances, `instancesByType`), the endpoint configuration it runs, and whether it can be
+ * written; then each variant's live scaling bounds (`readScalingBounds`).
  */
 export async function read(config: ReconcilerConfig, clients: Clients, retry: RetryOptions): Promise<TargetRead> {
   const f = facts(config);
@@ -36,7 +37,10 @@ export async function read(config: ReconcilerConfig, clients: Clients, retry: Re
   for (const v of endpoint.ProductionVariants ?? []) {
     if (!v.VariantName) continue;
     weights[v.VariantName] = v.DesiredWeight ?? v.CurrentWeight ?? 0;
-    pools[v.VariantName] = Object.fromEntries((v.InstancePools ?? []).map((p) => [p.InstanceType!, p.CurrentInstanceCount ?? 0]));
+    pools[v.VariantName] = instancesByType(f.variants.find((x) => x.variantName === v.VariantName)?.classes, {
+      currentInstanceCount: v.CurrentInstanceCount ?? 0,
+      pools: v.InstancePools?.map((p) => ({ instanceType: p.InstanceType!, count: p.CurrentInstanceCount ?? 0 })),
+    });
     replicas[v.VariantName] = { ready: v.CurrentInstanceCount ?? 0, desired: v.DesiredInstanceCount ?? v.CurrentInstanceCount ?? 0 };
   }
   // Updating (a deployment, or our own previous write): SageMaker rejects a second update; a later tick writes. Failed

@@ -94,7 +94,7 @@ export function findPublishedMetric(namespace: string, name: string, dimensionNa
  * The dimensions of an AWS/SageMaker endpoint metric of one production variant: [EndpointName, VariantName], the
  * variant-level series SageMaker publishes with or without instance pools, or with `instanceType` the series of one
  * pool's instances, [EndpointName, VariantName, InstanceType], documented for a variant that uses instance pools (see
- * SM_SETS above; whether a variant with a one-entry InstancePools list publishes it is not documented).
+ * SM_SETS above): only a variant of several classes, since a one-class variant is rendered without pools.
  */
 export function sageMakerVariantDimensions(endpointName: string, variantName: string, instanceType?: string): Record<string, string> {
   return {

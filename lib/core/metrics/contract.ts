@@ -111,7 +111,8 @@ export const Metrics = {
     [[S]]),
   readyReplicas: own('ReadyReplicas', 'Count', [S, C], 'Minimum', 'reconciler',
     'Replicas with the model loaded and passing readiness, per routed class; on SageMaker also per instance pool (class) '
-    + 'from DescribeEndpoint InstancePools[].CurrentInstanceCount, which cost per class needs'),
+    + 'from DescribeEndpoint InstancePools[].CurrentInstanceCount (a one-class variant, which has no pools: its '
+    + 'CurrentInstanceCount), which cost per class needs'),
   healthyTargets: own('HealthyTargets', 'Count', [S, C], 'Minimum', 'reconciler',
     'EKS: the healthy targets of the class\'s target group as one reconciler run counted them (DescribeTargetHealth); read '
     + 'back for the periods HealthyHostCount has no datapoint (ALB publishes none for a target group with no target left)', [],

@@ -378,10 +378,15 @@ export const SAGEMAKER_RULES = {
     'a metric with an unknown VariantName dimension is valid CloudWatch and stays empty: an alarm on it would never fire',
   ),
   'metric(instanceType)': crossRule<{ readonly instanceType: string; readonly variantName: string; readonly poolTypes: readonly string[] }>(
-    "the instance type of one of the variant's pools",
-    ({ instanceType, variantName, poolTypes }) => (poolTypes.length === 0 || poolTypes.includes(instanceType) ? undefined
-      : `is '${instanceType}', no pool of variant '${variantName}' (pools: ${quoted(poolTypes)})`),
-    'a metric with an unknown InstanceType dimension stays empty',
+    "the instance type of one of the variant's pools, on a variant of several classes (read a one-class variant without it)",
+    ({ instanceType, variantName, poolTypes }) => (poolTypes.length === 0 ? undefined
+      : poolTypes.length === 1 ? `is '${instanceType}' on variant '${variantName}', which has one class and so no instance pools`
+        : poolTypes.includes(instanceType) ? undefined
+          : `is '${instanceType}', no pool of variant '${variantName}' (pools: ${quoted(poolTypes)})`),
+    // "In addition, CloudWatch publishes these metrics with an InstanceType dimension" is said of variants that use
+    // instance pools (https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html, "Monitoring
+    // instance pools"); a one-class variant is rendered with a plain InstanceType (renderVariants).
+    'a metric with an InstanceType dimension SageMaker does not publish for the variant stays empty',
   ),
   'variants[].name': nameRule('sageMakerName'),
   'variants[].classes[].priority': numberRule({ integer: true, min: 1, max: SM.maxPoolsPerVariant }),

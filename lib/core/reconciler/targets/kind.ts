@@ -56,7 +56,10 @@ export interface Route {
 export interface TargetState {
   /** Weights in force. A route the facts do not name may appear (a stray SageMaker variant). */
   readonly weights: Readonly<Record<string, number>>;
-  /** SageMaker: per variant, the current instance count of each pool's instance type. ALB: empty. */
+  /**
+   * SageMaker: per variant, the current instance count of each pool's instance type; a one-class variant, which has no
+   * pools, all its instances on its class's type (`instancesByType`). ALB: empty.
+   */
   readonly pools: Readonly<Record<string, Readonly<Record<string, number>>>>;
   /** SageMaker: ready (current) and desired instances per variant. ALB: empty (the counts come from metrics). */
   readonly replicas: Readonly<Record<string, { readonly ready: number; readonly desired: number }>>;

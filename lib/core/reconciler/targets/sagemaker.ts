@@ -56,8 +56,8 @@ function variantClass(route: Route, placement: PlacementOptions, counts: Readonl
  * ModelLatency, and CPUUtilization — continue to work the same way when you use instance pools", and "In addition,
  * CloudWatch publishes these metrics with an InstanceType dimension". So every variant is read on its variant-level
  * series [EndpointName, VariantName]; the per-InstanceType series are read only where the variant has several pools
- * and a per-type statistic is needed (the p95 latency). Whether a variant with a one-entry InstancePools list (which
- * the construct renders for every variant) publishes the InstanceType series is not documented.
+ * and a per-type statistic is needed (the p95 latency). A variant with one class has no pools (the construct renders a
+ * plain InstanceType for it), and the InstanceType series is documented only for variants that use pools.
  */
 function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['signalSources']>[0], periodSeconds: number): Record<string, ClassSignalSources> {
   const facts = config.facts;
@@ -128,6 +128,24 @@ function variantSearch(
     stat,
     periodSeconds,
   });
+}
+
+/**
+ * A variant's instances by instance type (`TargetState.pools`), from its DescribeEndpoint summary: the `InstancePools`
+ * it lists ("Each pool indicates the instance type and the current number of instances of that type",
+ * ProductionVariantSummary), else, for a variant the facts give one class, all of `CurrentInstanceCount` on that
+ * class's type. A variant with one class is rendered with a plain `InstanceType` and no pools (renderVariants,
+ * lib/sagemaker/endpoint.ts), and its summary then lists none: `InstancePools` is optional and, when present, has at
+ * least one entry (InstancePoolSummaryList, min 1), and the summary has no `InstanceType` (boto/botocore@1.43.67
+ * botocore/data/sagemaker/2017-07-24/service-2.json:29430-29434, 41841-41899). A variant of several classes without
+ * pools (not one this library renders) has no known split: none.
+ */
+export function instancesByType(
+  classes: ReadonlyArray<Pick<RoutedClassFacts, 'instanceType'>> | undefined,
+  summary: { readonly currentInstanceCount: number; readonly pools?: ReadonlyArray<{ readonly instanceType: string; readonly count: number }> },
+): Record<string, number> {
+  if (summary.pools && summary.pools.length > 0) return Object.fromEntries(summary.pools.map((p) => [p.instanceType, p.count]));
+  return classes?.length === 1 ? { [classes[0].instanceType]: summary.currentInstanceCount } : {};
 }
 
 /**
@@ -329,6 +347,7 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     for (const v of facts.variants) {
       const replicas = target.replicas[v.variantName];
       if (!replicas) continue;
+      // By instance type; a one-class variant without pools has its whole count there too (`instancesByType`).
       const counts = target.pools[v.variantName] ?? {};
       out[v.variantName] = { ...replicas, pools: Object.fromEntries(v.classes.map((c) => [c.name, counts[c.instanceType] ?? 0])) };
     }
