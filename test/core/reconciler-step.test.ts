@@ -13,7 +13,7 @@ import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/cor
 import { rememberRun, runRecords, type RunOutcome, step, type StepDecision, weightsInForce } from '../../lib/core/reconciler/step';
 import { hpaHonouredFloor } from '../../lib/core/reconciler/targets/alb';
 import { routingTarget } from '../../lib/core/reconciler/targets';
-import { instancesByType } from '../../lib/core/reconciler/targets/sagemaker';
+import { instancesByType } from '../../lib/core/reconciler/targets/sagemaker-instances';
 import { type TargetState } from '../../lib/core/reconciler/targets/kind';
 
 const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);

@@ -12,7 +12,8 @@ import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapac
 import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceId } from '../../../lib/core/platform/sagemaker-scalable-target';
 import { type ReconcilerConfig } from '../../../lib/core/reconciler/config';
 import { type SageMakerRoutingFacts } from '../../../lib/core/reconciler/routing-facts';
-import { endpointWritability, instancesByType, type RoutingWrite, type ScalingBounds } from '../../../lib/core/reconciler/targets';
+import { endpointWritability, type RoutingWrite, type ScalingBounds } from '../../../lib/core/reconciler/targets';
+import { instancesByType } from '../../../lib/core/reconciler/targets/sagemaker-instances';
 import { type RetryOptions } from '../../../lib/core/reconciler/retry';
 import { LAMBDA_CLIENT_OPTIONS } from '../../../lib/core/sdk-client-profiles';
 import { type Clients, optionalRead, type TargetRead } from './io';

@@ -110,9 +110,10 @@ export const Metrics = {
     'Output tokens generated (Sum over a period / period seconds = class tokens per second, however many replicas emit)',
     [[S]]),
   readyReplicas: own('ReadyReplicas', 'Count', [S, C], 'Minimum', 'reconciler',
+    // A one-class SageMaker variant lists no InstancePools (rendered with a plain InstanceType): its class is counted
+    // from the variant's CurrentInstanceCount (instancesByType, lib/core/reconciler/targets/sagemaker-instances.ts).
     'Replicas with the model loaded and passing readiness, per routed class; on SageMaker also per instance pool (class) '
-    + 'from DescribeEndpoint InstancePools[].CurrentInstanceCount (a one-class variant, which has no pools: its '
-    + 'CurrentInstanceCount), which cost per class needs'),
+    + 'from DescribeEndpoint InstancePools[].CurrentInstanceCount, which cost per class needs'),
   healthyTargets: own('HealthyTargets', 'Count', [S, C], 'Minimum', 'reconciler',
     'EKS: the healthy targets of the class\'s target group as one reconciler run counted them (DescribeTargetHealth); read '
     + 'back for the periods HealthyHostCount has no datapoint (ALB publishes none for a target group with no target left)', [],

@@ -8,7 +8,7 @@ import { type RoutingTarget } from './kind';
 import { SAGEMAKER_TARGET } from './sagemaker';
 
 export * from './kind';
-export { capacitiesToRaise, endpointWritability, instancesByType } from './sagemaker';
+export { capacitiesToRaise, endpointWritability } from './sagemaker';
 
 const TARGETS: { readonly [K in RoutingFacts['kind']]: RoutingTarget<Extract<RoutingFacts, { kind: K }>> } = {
   sagemaker: SAGEMAKER_TARGET,

@@ -131,24 +131,6 @@ function variantSearch(
 }
 
 /**
- * A variant's instances by instance type (`TargetState.pools`), from its DescribeEndpoint summary: the `InstancePools`
- * it lists ("Each pool indicates the instance type and the current number of instances of that type",
- * ProductionVariantSummary), else, for a variant the facts give one class, all of `CurrentInstanceCount` on that
- * class's type. A variant with one class is rendered with a plain `InstanceType` and no pools (renderVariants,
- * lib/sagemaker/endpoint.ts), and its summary then lists none: `InstancePools` is optional and, when present, has at
- * least one entry (InstancePoolSummaryList, min 1), and the summary has no `InstanceType` (boto/botocore@1.43.67
- * botocore/data/sagemaker/2017-07-24/service-2.json:29430-29434, 41841-41899). A variant of several classes without
- * pools (not one this library renders) has no known split: none.
- */
-export function instancesByType(
-  classes: ReadonlyArray<Pick<RoutedClassFacts, 'instanceType'>> | undefined,
-  summary: { readonly currentInstanceCount: number; readonly pools?: ReadonlyArray<{ readonly instanceType: string; readonly count: number }> },
-): Record<string, number> {
-  if (summary.pools && summary.pools.length > 0) return Object.fromEntries(summary.pools.map((p) => [p.instanceType, p.count]));
-  return classes?.length === 1 ? { [classes[0].instanceType]: summary.currentInstanceCount } : {};
-}
-
-/**
  * SageMaker: the variants whose desired instance count is below the decision's replica floor, furthest below first
  * (then by name). Counts are only ever raised: lowering is Application Auto Scaling's job, which scales in when the load
  * falls (a floor that lowered counts would be a second controller fighting it). The reconciler re-raises on later
