@@ -13,6 +13,7 @@ import { type AlbRoutingFacts, routedClassFacts } from '../core/reconciler/routi
 import { ALB_TARGET_HEALTH_READ, albWeightsLocation } from '../core/reconciler/targets/alb';
 import { type RuntimeBinding } from '../core/runtime/binding';
 import { rejectionStatusClass } from '../core/runtime/engines';
+import { requestDeadlineSeconds } from '../core/runtime/shutdown';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
 import { capacityPlanProblems, checkCapacityClasses, type ClassProblem } from '../core/service/checks';
 import { initialWeights } from '../core/service/initial-weights';
@@ -596,9 +597,9 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     }
   }
 
-  /** Seconds an admitted request may still need: the contract's deadline, whole seconds. */
+  /** Seconds an admitted request may still need: the contract's deadline, whole seconds (vLLM's --shutdown-timeout too). */
   private deadlineSeconds(): number {
-    return Math.ceil(this.contract.slo.deadlineMs / 1000);
+    return requestDeadlineSeconds(this.contract);
   }
 
   /** Two services of this app with one priority on one listener: the second deploy would fail (PriorityInUse). */

@@ -8,11 +8,15 @@ import { admissionLimits, admitBurst, queueBoundOf, serverAdmission } from '../.
 import { bindRuntime, type RuntimeBinding, SERVER_USER_NAME, type ServingPlatform } from '../../lib/core/runtime/binding';
 import { ENGINE_PROMETHEUS_METRICS, scrapeJob } from '../../lib/core/runtime/engine-metrics';
 import { compareVersions, ENGINE_FACTS, type EngineName } from '../../lib/core/runtime/engines';
-import { ENGINE_FACT_TABLE, engineFact, type EngineFact } from '../../lib/core/runtime/facts';
+import { ENGINE_FACT_TABLE as ENGINE_ONLY, engineFact, type EngineFact } from '../../lib/core/runtime/facts';
+import { SHUTDOWN_FACTS } from '../../lib/core/runtime/shutdown';
 import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { OBSERVABILITY_ADDON_VERSION } from '../../lib/eks/observability-addon';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
+
+/** Both tables: the engine facts, and how each engine stops (kept apart from the simulator's import closure). */
+const ENGINE_FACT_TABLE: readonly EngineFact[] = [...ENGINE_ONLY, ...SHUTDOWN_FACTS];
 
 /** One engine release on one kind of hardware, as a checked class on each platform. */
 interface Case {

@@ -7,13 +7,14 @@ import { admissionLimits } from '../../lib/core/runtime/admission';
 import { bindRuntime, type RuntimeBinding } from '../../lib/core/runtime/binding';
 import { ENGINE_FACTS, ENGINES, rejectionStatusClass } from '../../lib/core/runtime/engines';
 import { ENGINE_FACT_TABLE, type FactSubject } from '../../lib/core/runtime/facts';
+import { SHUTDOWN_FACTS } from '../../lib/core/runtime/shutdown';
 import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
 
-/** Names the facts table (lib/core/runtime/facts.ts) holds for an engine: what every rendered name is checked against. */
+/** Names the facts tables (lib/core/runtime/facts.ts, shutdown.ts) hold for an engine: what every rendered name is checked against. */
 function factNames(subject: FactSubject | 'any-engine', kind: 'flag' | 'variable'): Set<string> {
-  return new Set(ENGINE_FACT_TABLE.filter((f) => (f.subject === subject || f.subject === 'any-engine') && f.kind === kind).map((f) => f.name));
+  return new Set([...ENGINE_FACT_TABLE, ...SHUTDOWN_FACTS].filter((f) => (f.subject === subject || f.subject === 'any-engine') && f.kind === kind).map((f) => f.name));
 }
 const VLLM_FLAGS = new Set([...factNames('vllm', 'flag'), 'enable-prefix-caching', 'kv-cache-dtype', 'quantization', 'swap-space']);
 const TGI_VARIABLES = new Set([...factNames('tgi', 'variable'), ...factNames('any-engine', 'variable')]);
@@ -59,6 +60,8 @@ describe('vLLM', () => {
       'max-num-queued-reqs': '25', // 16 serving + 9 queued: admissionLimits(l40s).maxConcurrentRequests
       // 16 mean prompts of 1000 tokens prefilled within 900 ms, over the 2 s queue budget + 0.9 s TTFT
       'max-num-queued-tokens': '51555',
+      // What it holds at SIGTERM may run for the deadline (30 s) instead of being aborted (the default 0).
+      'shutdown-timeout': '30',
     });
     for (const flag of Object.keys(flagsOf(b.args))) expect(VLLM_FLAGS).toContain(flag);
     // The server keeps idle connections longer than any ALB's idle timeout (at most 4000 s), so the ALB never reuses
@@ -91,6 +94,8 @@ describe('vLLM', () => {
       SM_VLLM_GPU_MEMORY_UTILIZATION: '0.9',
       SM_VLLM_MAX_NUM_QUEUED_REQS: '25',
       SM_VLLM_MAX_NUM_QUEUED_TOKENS: '51555',
+      // SageMaker sends SIGKILL 30 s after SIGTERM: requests finish up to then instead of being aborted.
+      SM_VLLM_SHUTDOWN_TIMEOUT: '30',
     });
     const dlc = Object.keys(engineVariables(b)).filter((k) => k.startsWith('SM_VLLM_'));
     for (const name of dlc) expect(VLLM_FLAGS).toContain(name.replace(/^SM_VLLM_/, '').toLowerCase().replace(/_/g, '-'));

@@ -49,6 +49,7 @@ describe('the vLLM server in the Deployment', () => {
       'gpu-memory-utilization': '0.9',
       'max-num-queued-reqs': '25',
       'max-num-queued-tokens': '51555',
+      'shutdown-timeout': '30',
     });
     // Caches on the model volume: the root filesystem is read-only and uid 1000 has no home.
     expect(server.env).toEqual(expect.arrayContaining([
@@ -81,7 +82,20 @@ describe('the vLLM server in the Deployment', () => {
       'gpu-memory-utilization': '0.8',
       'max-num-queued-reqs': '24', // 20 serving + 4.8 req/s x 1 s = 4 queued
       'max-num-queued-tokens': '42222', // 20 x 1000-token prompts in 0.9 s, over 1 s + 0.9 s
+      'shutdown-timeout': '30',
     });
+  });
+
+  test('vLLM finishes what it holds at SIGTERM for the grace the pod has left after its preStop sleep (R215)', () => {
+    // vLLM's --shutdown-timeout defaults to 0: SIGTERM aborts every request in flight (vllm-project/vllm#36666). The
+    // kubelet sends SIGTERM after the preStop sleep (the deregistration delay) and SIGKILL at the end of the grace.
+    for (const deadlineMs of [30000, 95500]) {
+      const spec = pod(build({ contract: { ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs } } }), 'l40s');
+      const server = spec.containers[0];
+      const preStop = server.lifecycle?.preStop.sleep.seconds ?? 0;
+      expect(Number(flags(server.args)['shutdown-timeout'])).toBe(spec.terminationGracePeriodSeconds - preStop);
+      expect(Number(flags(server.args)['shutdown-timeout'])).toBe(Math.ceil(deadlineMs / 1000));
+    }
   });
 
   test('the probes and the target group health check use the engine readiness path, on the class port', () => {

@@ -12,6 +12,7 @@ import { isUnresolved } from '../validation/tokens';
 import { type AdmissionLimits, admissionLimits, DJL_ASYNC_DEFAULT_SINCE, queueBoundOf, type ServerAdmission, serverAdmission } from './admission';
 import { compareVersions, ENGINE_FACTS, ENGINES, type EngineName, isEngineName, parseVersion, type RejectionStatus } from './engines';
 import { SAGEMAKER_CACHE_DIR, SAGEMAKER_MODEL_PATH, type RuntimeTarget } from './platform';
+import { shutdownSetting } from './shutdown';
 
 export { SAGEMAKER_CACHE_DIR, SAGEMAKER_MODEL_PATH, SAGEMAKER_PORT, type RuntimeTarget, type ServingPlatform } from './platform';
 
@@ -102,6 +103,8 @@ export function bindRuntime(cls: CapacityClass, contract: ServiceContract, targe
   const modelPath = resolveModelPath(cls, target, engine, problem);
   const settings = [
     ...engineSettings(cls, engine, target, admission, modelPath, problem),
+    // How long the server finishes what it holds after SIGTERM (lib/core/runtime/shutdown.ts).
+    ...[shutdownSetting(engine, contract)].filter((s): s is Setting & { value: number } => s !== undefined),
     ...cacheSettings(cls, engine, cacheDir),
     ...accountSettings(cls, target),
     ...idleConnectionSettings(cls, engine, target, warn),
