@@ -13,7 +13,7 @@ import { classObjectName } from './checks';
 import { type EksClassOptions } from './class-options';
 import * as m from './manifests';
 import { modelCacheGiB } from './model-data-fetch';
-import { classInstanceTypes, nodeVolumeGiB, podRequests, replicasPerNode } from './node-sizing';
+import { classInstanceTypes, mostReplicasPerNode, nodeVolumeGiB, podRequests, replicasPerNode } from './node-sizing';
 import { modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
 import { EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, spotNodeGraceSeconds } from '../core/platform/control-loop';
@@ -236,17 +236,22 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
  * at the node's grace expiry minus each pod's own terminationGracePeriodSeconds (kubernetes-sigs/karpenter@v1.14.1
  * pkg/controllers/node/termination/terminator/terminator.go:140-185), so the budget (one pod at a time) holds for the
  * difference: it must cover a replacement's start, or a drift would take the next pod before the one it replaced is
- * Ready (R91). Not for a pool that may run spot: an interrupted instance is gone two minutes after its notice, and the
- * node's pods terminate until its grace expiry (deletion + grace: lifecycle/controller.go:298), so a pod the budget held
- * past the notice would die with the instance, neither deregistered nor drained (R93, R94). There the grace is at most
- * `spotNodeGraceSeconds` (lib/core/platform/control-loop.ts): every pod is gone within the notice, drained as far as
- * its own grace fits before then. A mixed pool (on-demand and spot) gets the spot grace for all its nodes: its drifts
- * are not held for a replacement.
+ * Ready (R91). A node holding several of the class's replicas has them evicted one at a time, each once the previous
+ * one's replacement is Ready: the eviction queue honours the budget (terminator.go:112, eviction.go:173-205), the
+ * grace's deletions do not (terminator.go:144-155). So the grace covers one start per replica of the fullest node,
+ * else the last ones are deleted together when it runs out (R215). A start is bounded by `startupTimeout`, which does
+ * not count the init container's model download (class-options.ts). Not for a pool that may run spot: an interrupted
+ * instance is gone two minutes after its notice, and the node's pods terminate until its grace expiry (deletion +
+ * grace: lifecycle/controller.go:298), so a pod the budget held past the notice would die with the instance, neither
+ * deregistered nor drained (R93, R94). There the grace is at most `spotNodeGraceSeconds`
+ * (lib/core/platform/control-loop.ts): every pod is gone within the notice, drained as far as its own grace fits before
+ * then. A mixed pool (on-demand and spot) gets the spot grace for all its nodes: its drifts are not held for a
+ * replacement.
  */
 function nodeGraceSeconds(u: ClassUnitInput, capacityTypes: readonly string[]): number {
   const podGrace = u.deregistrationDelaySeconds + u.deadlineSeconds;
   if (capacityTypes.includes('spot')) return spotNodeGraceSeconds(podGrace);
-  return podGrace + 60 + startupTimeoutSeconds(u.opts);
+  return podGrace + 60 + mostReplicasPerNode(u.cls, u.opts, u.catalog).replicas * startupTimeoutSeconds(u.opts);
 }
 
 /** Longest a model server may take to start (`EksClassOptions.startupTimeout`, 30 minutes by default). */

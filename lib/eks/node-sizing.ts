@@ -38,7 +38,7 @@ export function replicasPerNode(cls: CapacityClass, type: string, catalog: Hardw
 }
 
 /** The most replicas a node of the class holds, and the type that holds them. */
-function mostReplicasPerNode(cls: CapacityClass, opts: EksClassOptions, catalog: HardwareCatalog): { replicas: number; instanceType: string } {
+export function mostReplicasPerNode(cls: CapacityClass, opts: EksClassOptions, catalog: HardwareCatalog): { replicas: number; instanceType: string } {
   return classInstanceTypes(cls, opts).map((instanceType) => ({ replicas: replicasPerNode(cls, instanceType, catalog), instanceType }))
     .reduce((a, b) => (b.replicas > a.replicas ? b : a));
 }

@@ -314,6 +314,19 @@ describe('EksInferenceService', () => {
       expect(spec(a10g).terminationGracePeriod).toBe('105s');
     });
 
+    test('fails when a node holding several replicas lets its drain delete the last ones together (R215)', () => {
+      // g5.12xlarge: 4 A10G, TP 1 -> 4 replicas a node. The budget evicts them one at a time, each once the previous
+      // one's replacement is Ready; Karpenter deletes what is left, bypassing the budget, at the grace less the pod's
+      // own. So the grace holds 4 starts (30 min each by default), not one: 60 s pod grace + 60 s + 4 x 1800 s.
+      const classes = llamaClasses().map((c) => (c.name === 'a10g' ? { ...c, instanceType: 'g5.12xlarge', maxReplicas: 10 } : c));
+      const fourPerNode = build({ classes, classOptions: { a10g: { capacityTypes: ['on-demand'] } } }).service.units.find((u) => u.cls.name === 'a10g')!;
+      expect(fourPerNode.objects.nodePool.spec.template.spec.terminationGracePeriod).toBe(`${60 + 60 + 4 * 1800}s`);
+      // An additional type holding more replicas than the class's own: the fullest node counts (g6e.12xlarge: 4 L40S).
+      const mixed = build({ classOptions: { l40s: { additionalInstanceTypes: ['g6e.12xlarge'], startupTimeout: Duration.minutes(10) } } })
+        .service.units.find((u) => u.cls.name === 'l40s')!;
+      expect(mixed.objects.nodePool.spec.template.spec.terminationGracePeriod).toBe(`${60 + 60 + 4 * 600}s`);
+    });
+
     test('each class runs on its own NodePool with its instance type, capacity types and quota limits', () => {
       const [l40s, a10g, inf2] = service.units;
       // 8 replicas on 1-GPU nodes, and one node more for a rollout's surge pod or a drift's replacement.
