@@ -48,7 +48,13 @@ export interface EksClassOptions {
    * @default - the start is over once `healthPath` answers; readiness is the model-ready endpoint alone
    */
   readonly warmup?: { readonly path: string; readonly maxLatency: Duration };
-  /** Longest the server may take to download weights and start (and warm up, with `warmup`). @default Duration.minutes(30) */
+  /**
+   * Longest the server may take to start once its container runs: load the weights (and download any it fetches
+   * itself), then warm up with `warmup`. It does not count the init container that fetches `artifact.modelData`:
+   * probes start only with the server's container, after every init container has completed
+   * (https://kubernetes.io/docs/concepts/workloads/pods/init-containers/), and nothing bounds that download.
+   * @default Duration.minutes(30)
+   */
   readonly startupTimeout?: Duration;
   /**
    * Scratch space for the weights downloaded at start and the engine's caches (HOME, XDG_CACHE_HOME, compile caches):

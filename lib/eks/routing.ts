@@ -323,6 +323,7 @@ function classTargetGroups(
     port: c.port,
     deregistrationDelay,
     loadBalancingAlgorithmType: elbv2.TargetGroupLoadBalancingAlgorithmType.LEAST_OUTSTANDING_REQUESTS,
+    // Two misses of 5 s take a target out, like the pod's readiness probe (manifests/workload.ts says why not longer).
     healthCheck: {
       path: c.readyPath,
       healthyHttpCodes: '200',

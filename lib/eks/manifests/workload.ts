@@ -148,7 +148,11 @@ export interface ReadinessInput {
    * so a replica joins the target group only when it is warm; it is not asked again once the pod has started.
    */
   readonly warmup?: { readonly path: string; readonly maxLatencySeconds: number };
-  /** Longest the server may take to start and download weights before it is restarted, in seconds. */
+  /**
+   * Longest the server may take to start before it is restarted, in seconds, counted from its container's start: the
+   * startup probe runs only once the init containers (the model data fetch) have completed
+   * (https://kubernetes.io/docs/concepts/workloads/pods/init-containers/), so the fetch is not in it.
+   */
   readonly startupTimeoutSeconds: number;
 }
 
@@ -202,7 +206,7 @@ function probe(path: string, overrides: Partial<Probe> = {}): Probe {
  */
 export function deployment(input: DeploymentInput): Deployment {
   const r = input.readiness;
-  // Weight download and compilation can take many minutes; liveness must not kill a server that is still loading. The
+  // Loading weights and compiling can take many minutes; liveness must not kill a server that is still loading. The
   // warm-up is asked no more often than it may take (its period at least its timeout), so the start lasts the startup
   // timeout whether its attempts fail at once (the server still loading) or time out.
   const warmupTimeout = r.warmup ? Math.max(1, Math.ceil(r.warmup.maxLatencySeconds)) : 0;
@@ -216,6 +220,13 @@ export function deployment(input: DeploymentInput): Deployment {
   const startupProbe = r.warmup
     ? probe(r.warmup.path, { timeoutSeconds: warmupTimeout, periodSeconds: startPeriod, failureThreshold: startFailures })
     : probe(r.healthPath, { failureThreshold: startFailures });
+  // Two failures of 5 s each (within about 20 s) take a pod out, as the target group's health check does (routing.ts).
+  // The ready path answers from the server's event loop without asking the engine (vLLM: the errored flag,
+  // gonka-ai/gonka#1421), so a saturated server can answer it late: reports of healthy pods marked NotReady are at 1 s
+  // and 2 s timeouts (llm-d/llm-d-benchmark#1734, gonka-ai/gonka#1421), none above 5 s, and the server's bounded queue
+  // caps what a replica holds. A longer timeout or threshold would keep a hung server (one that
+  // accepts and never answers) in rotation longer, its requests waiting past the deadline; a crashed or erroring
+  // one fails at once either way. Kept (review R215); docs/eks-inference-service.md says so.
   const readinessProbe = probe(r.readyPath, { successThreshold: 1, failureThreshold: 2 });
   const container: Container = {
     name: SERVING_CONTAINER,
@@ -253,6 +264,11 @@ export function deployment(input: DeploymentInput): Deployment {
     metadata: { name: input.name, namespace: input.namespace, labels: input.labels },
     spec: {
       revisionHistoryLimit: 5,
+      // A new pod's init container (the model data fetch) runs before this start is counted: a fetch longer than about
+      // 300 s plus what the start leaves of its timeout marks a rollout ProgressDeadlineExceeded while it still
+      // progresses. Only a reported condition ("Kubernetes takes no action on a stalled Deployment other than to report
+      // a status condition", kubernetes.io/docs/concepts/workloads/controllers/deployment/#failed-deployment) that
+      // nothing here reads; the fetch's duration is not known at synth, so it is not added.
       progressDeadlineSeconds: Math.max(600, r.startupTimeoutSeconds + 300),
       selector: { matchLabels: input.selector },
       // Surge one pod at a time: each new server pulls an image and gigabytes of weights.
