@@ -558,11 +558,15 @@ export interface MainDeps {
 
 const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep };
 
-/** The alarms' ARNs by name (FIS stop conditions take ARNs). */
+/**
+ * The alarms' ARNs by name (FIS stop conditions take ARNs), each alarm once: the names are de-duplicated before they
+ * are asked for and counted, so a --stop-alarm given twice is one stop condition, not "an alarm without an ARN".
+ */
 export async function alarmArns(cw: CloudWatchClient, names: readonly string[]): Promise<string[]> {
-  const answer = await cw.send(new DescribeAlarmsCommand({ AlarmNames: [...names], AlarmTypes: ['MetricAlarm', 'CompositeAlarm'] }));
+  const unique = [...new Set(names)];
+  const answer = await cw.send(new DescribeAlarmsCommand({ AlarmNames: unique, AlarmTypes: ['MetricAlarm', 'CompositeAlarm'] }));
   const arns = [...(answer.MetricAlarms ?? []), ...(answer.CompositeAlarms ?? [])].flatMap((a) => (a.AlarmArn ? [a.AlarmArn] : []));
-  if (arns.length !== names.length) throw new Error(`not every stop alarm has an ARN in DescribeAlarms (${names.join(', ')}): FIS needs them as stop conditions`);
+  if (arns.length !== unique.length) throw new Error(`not every stop alarm has an ARN in DescribeAlarms (${unique.join(', ')}): FIS needs them as stop conditions`);
   return arns;
 }
 

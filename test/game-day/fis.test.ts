@@ -342,6 +342,15 @@ test.each([
   expect(fisCalls().at(-1)).toBe('DeleteExperimentTemplateCommand');
 });
 
+test('a stop alarm given twice is one stop condition, not "an alarm without an ARN"', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  const r = run([...BASE, '--stop-alarm', 'slo-p95', '--hold', '0.1']);
+  expect(await r.done).toBe(0);
+  expect(cw.commandCalls(DescribeAlarmsCommand)[0].args[0].input.AlarmNames).toEqual(['slo-p95']);
+  expect(fisInput(CreateExperimentTemplateCommand).stopConditions).toEqual([{ source: 'aws:cloudwatch:alarm', value: 'arn:aws:cloudwatch:us-east-1:123456789012:alarm:slo-p95' }]);
+});
+
 test('a stack without a Karpenter role of its own needs --karpenter-role', async () => {
   alarm(() => 'OK');
   cfn.on(GetTemplateCommand).resolves({ TemplateBody: '{"Resources":{}}' });
