@@ -62,7 +62,11 @@ export interface ObservedRoute {
   readonly classes: readonly ObservedClass[];
   /** The best rank among its classes. */
   readonly preferenceRank: number;
-  /** Sum of its classes' quotas. */
+  /**
+   * Most replicas (instances) it may run, as the reconciler bounds it (`Route.maxReplicas`): its classes' quotas added
+   * up, and on SageMaker no more than the variant's `maxInstances` where the facts name it, the MaxCapacity of its
+   * scalable target (lib/sagemaker/endpoint.ts `addVariant`, `routingFacts`).
+   */
   readonly maxReplicas: number;
 }
 
@@ -101,9 +105,8 @@ export class ServiceMetrics {
     this.preferred = this.classes.filter((c) => c.facts.preferenceRank === best);
     const byName = new Map(this.classes.map((c) => [c.facts.name, c]));
     this.routes = routeMembers(facts)
-      .map(({ name, classNames }) => {
+      .map(({ name, classNames, maxReplicas }) => {
         const classes = classNames.map((n) => byName.get(n)!).sort((a, b) => a.index - b.index);
-        const maxReplicas = classes.reduce((sum, c) => sum + c.facts.maxReplicas, 0);
         return { name, classes, preferenceRank: classes[0].facts.preferenceRank, maxReplicas };
       })
       .sort((a, b) => a.classes[0].index - b.classes[0].index)
@@ -366,9 +369,9 @@ function usd(value: number): string {
   return Number(value.toFixed(6)).toString();
 }
 
-/** The routed classes of the facts and the names of the capacity classes behind each. */
-export function routeMembers(facts: RoutingFacts): Array<{ name: string; classNames: string[] }> {
-  return routingTarget(facts).routes(facts).map((r) => ({ name: r.name, classNames: r.classes.map((c) => c.name) }));
+/** The routed classes of the facts, the names of the capacity classes behind each and the most replicas each may run. */
+export function routeMembers(facts: RoutingFacts): Array<{ name: string; classNames: string[]; maxReplicas: number }> {
+  return routingTarget(facts).routes(facts).map((r) => ({ name: r.name, classNames: r.classes.map((c) => c.name), maxReplicas: r.maxReplicas }));
 }
 
 /** The classes of the facts with the dimensions of their AWS serving metrics, in declaration order. */
