@@ -277,12 +277,6 @@ export class ServiceMetrics {
   /**
    * The observed share (%) of the load served by non-preferred classes: by generated tokens (model-server metric) or
    * by requests (SageMaker Invocations / ALB RequestCount). No datapoint in a period without traffic.
-   *
-   * The FallbackShare alarm watches it, so its SUMs are of arrays: "The SUM of an array of time series returns a single
-   * time series"; the guide recommends against SUM in alarms only "if you want the function to return a scalar. For
-   * example, SUM(m1)", which behaves differently when an alarm asks for more datapoints than it evaluates (CloudWatch
-   * user guide, using-metric-math.html, "SUM": awsdocs/amazon-cloudwatch-user-guide@b355497
-   * doc_source/using-metric-math.md:132, its last version in that repository).
    */
   fallbackShare(basis: 'tokens' | 'requests', idPrefix: string): cloudwatch.MathExpression {
     const metricOf = (c: ObservedClass) => (basis === 'tokens' ? this.tokens(c, `${idPrefix}t`) : this.requests(c));
@@ -290,6 +284,10 @@ export class ServiceMetrics {
     const ids = (cs: readonly ObservedClass[]) => cs.map((c) => metricId(idPrefix, c.index)).join(', ');
     const fallback = this.fallback;
     return new cloudwatch.MathExpression({
+      // The FallbackShare alarm watches this, so its SUMs are of arrays: "The SUM of an array of time series returns a
+      // single time series"; the guide advises against SUM in alarms only "if you want the function to return a scalar.
+      // For example, SUM(m1)", which acts differently when an alarm asks for more datapoints than it evaluates
+      // (using-metric-math.html, "SUM": awsdocs/amazon-cloudwatch-user-guide@b355497 doc_source/using-metric-math.md:132).
       expression: fallback.length > 0 ? `100 * SUM([${ids(fallback)}]) / SUM([${ids(this.classes)}])` : `0 * SUM([${ids(this.classes)}])`,
       usingMetrics: using,
       label: `observed, by ${basis}`,

@@ -392,7 +392,7 @@ describe('the class\'s NodePool must be held to one of the zones: FIS does not s
 
   test('the patch it suggests holds the pool to the first zone given, by the label that names it', () => {
     expect(fisZoneRefusal(pool(), ['use1-az2', 'use1-az1'])).toContain(
-      `kubectl patch nodepool sd21-inf2 --type json -p '[{"op":"add","path":"/spec/template/spec/requirements/-","value":{"key":"topology.k8s.aws/zone-id",`
+      'kubectl patch nodepool sd21-inf2 --type json -p \'[{"op":"add","path":"/spec/template/spec/requirements/-","value":{"key":"topology.k8s.aws/zone-id",'
       + '"operator":"In","values":["use1-az2"]}}]\'');
     expect(fisZoneRefusal(pool(), ['us-east-1b'])).toContain('"key":"topology.kubernetes.io/zone","operator":"In","values":["us-east-1b"]');
   });

@@ -140,7 +140,7 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
         `CapacityAwareInference ${name} is published under [CapacityClass, Service] for Service=sd21, CapacityClass=${c} (read by ReplicaShortage alarm's ${c} ${what} replicas)`,
       ])),
     ]);
-    expect(new Set(failed.map((r) => r.detail))).toEqual(new Set([expect.stringMatching(/^ListMetrics lists no such metric: nothing published it in the past two weeks/)]));
+    for (const r of failed) expect(r.detail).toMatch(/^ListMetrics lists no such metric: nothing published it in the past two weeks/);
     // Listed only under another set: the alarm's query reads nothing.
     const decisions = expectedMetrics(EKS_CONFIG).find((m) => m.name === 'Decisions')!;
     expect(metricPresenceCheck(decisions, [{ Namespace: METRIC_NAMESPACE, MetricName: 'Decisions', Dimensions: [{ Name: 'Service', Value: 'sd21' }, { Name: 'Reason', Value: 'x' }] }]).detail)

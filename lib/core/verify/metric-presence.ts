@@ -109,7 +109,9 @@ export function alarmReads(config: ReconcilerConfig): AlarmRead[] {
  */
 export function runAlarmReads(config: ReconcilerConfig): AlarmRead[] {
   const target = routingTarget(config.facts);
-  const own = (spec: MetricSpec, dims: Record<string, string>): SearchedMetric => ({ namespace: spec.namespace, name: spec.name, dimensions: dimensionMap(spec, dims) });
+  const own = (spec: MetricSpec, dims: Record<string, string>): SearchedMetric => ({
+    namespace: spec.namespace, name: spec.name, dimensions: dimensionMap(spec, dims),
+  });
   const shortage = target.scaleOutsRollBack
     ? [[Metrics.pendingScaleOut, 'pending scale-out'], [Metrics.refusedScaleOuts, 'refused scale-outs']] as const
     : [[Metrics.desiredReplicas, 'desired replicas'], [Metrics.readyReplicas, 'ready replicas']] as const;
