@@ -7,7 +7,7 @@
  *   supported" (https://docs.aws.amazon.com/fis/latest/userguide/fis-actions-reference.html#api-ice).
  * - Karpenter launches a node with one CreateFleet call whose overrides are every instance type and zone the NodeClaim
  *   allows, one per pair, each with its AvailabilityZone (aws/karpenter-provider-aws@v1.14.1
- *   pkg/providers/instance/instance.go: `launchInstance` :360-391, `getOverrides` :505-569, the zone at :562). A
+ *   pkg/providers/instance/instance.go: `launchInstance` :351-435, its one CreateFleet :391, `getOverrides` :505-571, the zone at :562). A
  *   NodeClaim's requirements start from its NodePool's (kubernetes-sigs/karpenter@6e7eab7a0f48, the commit v1.14.1's
  *   go.mod pins: pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go `NewNodeClaimTemplate` :66-83); its pods
  *   may narrow them, nothing widens them.
