@@ -1,9 +1,11 @@
 /**
  * The game day's other shortage on EKS: AWS FIS `aws:ec2:api-insufficient-instance-capacity-error` against the
- * Karpenter controller's role in chosen zones. Every launch Karpenter asks for in those zones fails with
- * InsufficientInstanceCapacity, whatever its class: a zonal shortage of EVERY class, a different scenario from the
- * NodePool-limit cap (one class, no capacity error logged). It exercises the capacity-error path (Karpenter's log
- * line, the metric filter, the reconciler's capacity signal), which the cap does not.
+ * Karpenter controller's role in chosen zones. A launch Karpenter asks for in one of those zones alone fails with
+ * InsufficientInstanceCapacity, whatever its class; one that asks in several zones at once is not supported by the
+ * action (below), and Karpenter asks in every zone a NodePool allows, so only the classes whose NodePool is held to
+ * one zone are short (bin/game-day.ts refuses unless the class taken away is: lib/core/game-day/fis-zones.ts). A
+ * different scenario from the NodePool-limit cap (one class, no capacity error logged): it exercises the
+ * capacity-error path (Karpenter's log line, the metric filter, the reconciler's capacity signal), which the cap does not.
  *
  * The action (https://docs.aws.amazon.com/fis/latest/userguide/fis-actions-reference.html#api-ice): resource type
  * aws:iam:role (targets by ARN only: "doesn't support defining targets using resource tags, filters, or parameters");
@@ -134,7 +136,7 @@ export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number,
   const target = `FIS ${FIS_ICE_ACTION} on ${s.karpenterRoleArn} in ${s.zones.join(', ')}`;
   return {
     description: `inject InsufficientInstanceCapacity on the Karpenter controller's launches in ${s.zones.join(', ')} with AWS FIS `
-      + '(a zonal shortage of every class: a different scenario from the NodePool-limit cap)',
+      + '(a zonal shortage of the classes held to those zones: a different scenario from the NodePool-limit cap)',
     get manualRestore() {
       return experimentId ? `aws fis stop-experiment --id ${experimentId}; aws fis delete-experiment-template --id ${templateId}`
         : templateId ? `aws fis delete-experiment-template --id ${templateId}` : '(nothing was changed)';

@@ -26,6 +26,7 @@ import {
   type LimitsPatch, limitsNotInForce, nodePoolCap, type NodePoolCap, type NodePoolState, pinNotInForce, scalableTargetPin, type ScalableBounds,
 } from '../lib/core/game-day/injection';
 import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceId } from '../lib/core/platform/sagemaker-scalable-target';
+import { FIS_ZONES_CONFIRMED_FLAG, fisZoneRefusal, type NodePoolZones } from '../lib/core/game-day/fis-zones';
 import { type NodeClaimState, NODEPOOL_LABEL, type PdbState, type PodState, type ReclaimPlan, reclaimPlan } from '../lib/core/game-day/reclaim';
 import { type AuditEvent, type GameDayOptions, gameDayProblems, type Injection, runGameDay } from '../lib/core/game-day/runner';
 import { KARPENTER_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts';
@@ -73,8 +74,11 @@ Stop conditions (required; it refuses to start without both):
   --predicted <file>     instead, results.json of your own 'cdk-capacity-sim run' of the shortage
   --kube-context <ctx>   EKS: the kubeconfig context of the cluster (default: kubectl's current context)
   --fis-zones <z1,z2>    EKS: instead of the cap, AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the
-                         Karpenter controller role in these zones (IDs like use1-az1 or names): a zonal shortage of
-                         EVERY class, a different scenario from the NodePool-limit cap (needs --fis-role)
+                         Karpenter controller role in these zones (IDs like use1-az1 or names): a zonal shortage of the
+                         classes whose NodePool is held to one of them, a different scenario from the NodePool-limit cap
+                         (needs --fis-role). FIS does not support requests that ask in several zones, and Karpenter asks
+                         in every zone its NodePool allows: refused unless the class's NodePool is held to one zone named
+  --fis-zones-confirmed  skip that check: you know every launch of the class asks in one of those zones only
   --fis-role <arn>       the role FIS assumes (ec2:InjectApiError for that action on the Karpenter role)
   --karpenter-role <arn> the Karpenter controller role (default: the stack's karpenter Pod Identity association)
   --reclaim <n|all>      EKS: take existing capacity away, like a spot reclaim: cap the class's NodePool limits at zero,
@@ -88,8 +92,8 @@ The shortage:
   EKS        caps the class's Karpenter NodePool spec.limits at its status.resources (kubectl patch --type merge):
              no new nodes, pods stay Pending, the reconciler sees desired > ready. Not an insufficient-capacity
              error: for that, --fis-zones (AWS FIS aws:ec2:api-insufficient-instance-capacity-error on the
-             Karpenter controller role: a zonal shortage of every class, a different scenario; stop alarms become
-             FIS stop conditions; StopExperiment on every exit).
+             Karpenter controller role: a zonal shortage of the classes held to one of those zones, a different
+             scenario; stop alarms become FIS stop conditions; StopExperiment on every exit).
   EKS with --reclaim: limits to zero, n NodeClaims deleted; the restore lifts the cap (the deleted nodes do not come
              back: Karpenter launches replacements for the Pending pods). Refused, before anything changes, when a
              PodDisruptionBudget of the class allows no disruption, a pod on those nodes carries
@@ -115,6 +119,8 @@ export interface GameDayCommand {
   readonly region?: string;
   readonly dryRun?: boolean;
   readonly fisZones?: readonly string[];
+  /** --fis-zones-confirmed: the class's NodePool is not read for its zones. */
+  readonly fisZonesConfirmed?: boolean;
   readonly fisRole?: string;
   readonly karpenterRole?: string;
   /** EKS: delete this many of the class's NodeClaims under a zero cap. */
@@ -135,7 +141,7 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
     class: { type: 'string' }, service: { type: 'string' }, poll: { type: 'string' }, 'watch-return': { type: 'string' }, audit: { type: 'string' },
     'kube-context': { type: 'string' }, region: { type: 'string' }, 'dry-run': { type: 'boolean' }, report: { type: 'string' },
     predicted: { type: 'string' }, 'fis-zones': { type: 'string' }, 'fis-role': { type: 'string' }, 'karpenter-role': { type: 'string' },
-    reclaim: { type: 'string' },
+    reclaim: { type: 'string' }, 'fis-zones-confirmed': { type: 'boolean' },
   });
   const problems = repeated.map((f) => `${f} is given twice`);
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
@@ -162,6 +168,8 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
   const fisZones = str('fis-zones')?.split(',').map((z) => z.trim()).filter((z) => z !== '');
   if (fisZones && fisZones.length === 0) problems.push('--fis-zones names no zone');
   if ((fisZones !== undefined) !== (str('fis-role') !== undefined)) problems.push('--fis-zones and --fis-role go together (the zones to starve, the role FIS assumes)');
+  const fisZonesConfirmed = values['fis-zones-confirmed'] === true;
+  if (fisZonesConfirmed && fisZones === undefined) problems.push(`${FIS_ZONES_CONFIRMED_FLAG} confirms the zones of --fis-zones: give both or neither`);
   const reclaim = str('reclaim') === undefined ? undefined : str('reclaim') === 'all' ? 'all' as const : Number(str('reclaim'));
   if (reclaim !== undefined && reclaim !== 'all' && !(Number.isInteger(reclaim) && reclaim >= 1)) {
     problems.push(`--reclaim '${str('reclaim')}' is not a count of NodeClaims (1, 2, ... or all)`);
@@ -172,7 +180,7 @@ export function parseArgs(argv: readonly string[]): GameDayCommand {
     command: 'run', stack: str('stack'), options, service: str('service'), className: str('class'), audit: str('audit') ?? 'game-day-audit.jsonl',
     report: str('report') ?? 'game-day-report', predicted: str('predicted'),
     kubeContext: str('kube-context'), region: str('region'), dryRun: values['dry-run'] === true,
-    fisZones, fisRole: str('fis-role'), karpenterRole: str('karpenter-role'), reclaim,
+    fisZones, ...(fisZonesConfirmed ? { fisZonesConfirmed } : {}), fisRole: str('fis-role'), karpenterRole: str('karpenter-role'), reclaim,
   };
 }
 
@@ -466,7 +474,8 @@ function prediction(cmd: GameDayCommand, template: CfnTemplate, config: Reconcil
 } {
   if (cmd.predicted) return { outcome: predictedFrom(readFileSync(cmd.predicted, 'utf8')), notes: [`from ${cmd.predicted} (--predicted)`] };
   if (cmd.fisZones) {
-    return { notes: ['not predicted: the FIS scenario is a zonal shortage of every class, the simulator\'s run models one class taken away (pass --predicted with your own scenario)'] };
+    return { notes: ['not predicted: the FIS scenario is a zonal shortage of the classes held to those zones, the simulator\'s run models one class '
+      + 'taken away (pass --predicted with your own scenario)'] };
   }
   try {
     const p = predictShortage(servingRecordOf(template, config.service), config, series, w);
@@ -558,11 +567,15 @@ export interface MainDeps {
 
 const DEFAULT_DEPS: MainDeps = { clients, kubectl, signals: process, now: () => Date.now(), sleep };
 
-/** The alarms' ARNs by name (FIS stop conditions take ARNs). */
+/**
+ * The alarms' ARNs by name (FIS stop conditions take ARNs), each alarm once: the names are de-duplicated before they
+ * are asked for and counted, so a --stop-alarm given twice is one stop condition, not "an alarm without an ARN".
+ */
 export async function alarmArns(cw: CloudWatchClient, names: readonly string[]): Promise<string[]> {
-  const answer = await cw.send(new DescribeAlarmsCommand({ AlarmNames: [...names], AlarmTypes: ['MetricAlarm', 'CompositeAlarm'] }));
+  const unique = [...new Set(names)];
+  const answer = await cw.send(new DescribeAlarmsCommand({ AlarmNames: unique, AlarmTypes: ['MetricAlarm', 'CompositeAlarm'] }));
   const arns = [...(answer.MetricAlarms ?? []), ...(answer.CompositeAlarms ?? [])].flatMap((a) => (a.AlarmArn ? [a.AlarmArn] : []));
-  if (arns.length !== names.length) throw new Error(`not every stop alarm has an ARN in DescribeAlarms (${names.join(', ')}): FIS needs them as stop conditions`);
+  if (arns.length !== unique.length) throw new Error(`not every stop alarm has an ARN in DescribeAlarms (${unique.join(', ')}): FIS needs them as stop conditions`);
   return arns;
 }
 
@@ -593,6 +606,20 @@ async function atMostReplicas(cmd: GameDayCommand, target: CapacityHolder, run: 
   return cmd.fisZones
     ? `${atMost}AWS FIS fails only launches, and the class never asks for another node, so no launch of it would fail. ${instead}`
     : `${atMost}capping NodePool ${target.nodePool} takes nothing away, since the class never asks for another node. ${instead}`;
+}
+
+/**
+ * Why the FIS scenario would inject nothing into the class's launches, or undefined: its NodePool, read now, must be
+ * held to one of the zones given (lib/core/game-day/fis-zones.ts says why), unless --fis-zones-confirmed. Refused
+ * before anything changes, like `atMostReplicas`.
+ */
+async function fisZonesUnconfirmed(cmd: GameDayCommand, target: CapacityHolder, run: Kubectl, io: Io): Promise<string | undefined> {
+  if (!cmd.fisZones || target.kind !== 'nodepool') return undefined;
+  if (cmd.fisZonesConfirmed) {
+    io.out(`note: ${FIS_ZONES_CONFIRMED_FLAG}: NodePool ${target.nodePool} is not checked for being held to one of ${cmd.fisZones.join(', ')}`);
+    return undefined;
+  }
+  return fisZoneRefusal(JSON.parse(await run(['get', 'nodepool', target.nodePool, '-o', 'json'])) as NodePoolZones, cmd.fisZones);
 }
 
 async function chooseInjection(
@@ -639,7 +666,7 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   const target = routingTarget(facts).capacityHolder(facts, cmd.className);
   // One kubectl runner for the whole run (EKS), in the named context.
   const run = deps.kubectl(cmd.kubeContext);
-  const nothingToTake = await atMostReplicas(cmd, target, run);
+  const nothingToTake = await atMostReplicas(cmd, target, run) ?? await fisZonesUnconfirmed(cmd, target, run, io);
   if (nothingToTake) {
     io.err(nothingToTake);
     return 2;

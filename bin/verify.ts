@@ -59,9 +59,10 @@ Usage:
   cdk-capacity-verify --stack <name> [--region <region>] [--kube-context <context>] [--burst <class>=<url> ...] [--json]
 
 Checks, each printed as PASS or FAIL with the fact it settles:
-  metrics      every metric the reconciler reads, and each class's requests and shed requests the alarms read, is listed
-               by CloudWatch under the dimension set read, with data in the past 3 hours unless only an event publishes
-               it (ListMetrics, RecentlyActive PT3H)
+  metrics      every metric the reconciler reads, each class's requests and shed requests the alarms read, and the
+               reconciler's own metrics the heartbeat and replica-shortage alarms read, is listed by CloudWatch under
+               the dimension set read, with data in the past 3 hours unless only an event publishes it (ListMetrics,
+               RecentlyActive PT3H)
   add-on       the amazon-cloudwatch-observability version and configuration are accepted (DescribeAddonConfiguration
                schema, DescribeAddon status)
   filters      each Karpenter capacity-error filter matches Karpenter's real line for its NodePool and not a foreign

@@ -1,5 +1,6 @@
+import { Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { Dim, Metrics } from '../core/metrics/contract';
 import { Checker } from '../core/validation/checker';
 import { type Problem, throwIfInvalid } from '../core/validation/error';
@@ -16,7 +17,8 @@ export interface InferenceDashboardOptions {
    */
   readonly dashboardName?: string;
   /**
-   * The service's alarms: their thresholds are drawn on the matching graphs and their states shown in a status row.
+   * The service's alarms: their thresholds are drawn on the matching graphs and their states shown in a status row,
+   * with the alarms of the service's `Reconciler` when one is defined in the dashboard's stack.
    * @default - no alarm row, no threshold lines
    */
   readonly alarms?: InferenceAlarms;
@@ -49,7 +51,42 @@ export class InferenceDashboard extends Construct {
       dashboardName: props.dashboardName,
       periodOverride: cloudwatch.PeriodOverride.AUTO,
     });
-    for (const row of dashboardRows(m, props.alarms)) this.dashboard.addWidgets(...row);
+    for (const row of dashboardRows(m, props.alarms, props.serving, this)) this.dashboard.addWidgets(...row);
+  }
+}
+
+/** The alarms of each serving's Reconciler (`recordReconcilerAlarms`), by the construct that owns them. */
+const RECONCILER_ALARMS_OF = new WeakMap<object, Array<{ owner: IConstruct; alarms: readonly cloudwatch.IAlarm[] }>>();
+
+/** Called by the Reconciler: its alarms join the status row of the dashboards of `serving` in its stack. */
+export function recordReconcilerAlarms(serving: object, owner: IConstruct, alarms: readonly cloudwatch.IAlarm[]): void {
+  RECONCILER_ALARMS_OF.set(serving, [...(RECONCILER_ALARMS_OF.get(serving) ?? []), { owner, alarms }]);
+}
+
+/**
+ * The alarms of the Reconcilers of `serving` in the stack of `dashboard`. Only that stack's: an alarm of another
+ * stack would make the dashboard's stack import it, and the Reconciler's stack usually imports the InferenceAlarms'
+ * alarms already (`capacityAlarms`), which would close a cycle.
+ */
+function reconcilerAlarmsOf(serving: object, dashboard: IConstruct): cloudwatch.IAlarm[] {
+  return (RECONCILER_ALARMS_OF.get(serving) ?? []).filter((r) => Stack.of(r.owner) === Stack.of(dashboard)).flatMap((r) => r.alarms);
+}
+
+/**
+ * An alarm status widget whose alarms are read when the dashboard body is rendered (at synth), not when the row is
+ * added: the Reconciler is usually defined after the dashboard (it takes `capacityAlarms` from it).
+ */
+class AlarmStatusRow extends cloudwatch.ConcreteWidget {
+  constructor(private readonly title: string, private readonly alarms: () => cloudwatch.IAlarm[]) {
+    super(GRID, 3);
+  }
+
+  toJson(): unknown[] {
+    const alarms = this.alarms();
+    if (alarms.length === 0) return [];
+    const widget = new cloudwatch.AlarmStatusWidget({ title: this.title, alarms, width: this.width, height: this.height });
+    widget.position(this.x ?? 0, this.y ?? 0);
+    return widget.toJson();
   }
 }
 
@@ -155,8 +192,8 @@ function controlRow(m: ServiceMetrics): cloudwatch.IWidget[] {
   ];
 }
 
-/** Every row of the dashboard, top to bottom. */
-function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.IWidget[][] {
+/** Every row of the dashboard of `serving`, top to bottom. */
+function dashboardRows(m: ServiceMetrics, alarms: InferenceAlarms | undefined, serving: object, dashboard: IConstruct): cloudwatch.IWidget[][] {
   const classes = m.classes;
   const rows: cloudwatch.IWidget[][] = [[summary(m)]];
 
@@ -248,8 +285,8 @@ function dashboardRows(m: ServiceMetrics, alarms?: InferenceAlarms): cloudwatch.
     }),
   ]);
 
-  if (alarms && alarms.alarms.length > 0) {
-    rows.push([new cloudwatch.AlarmStatusWidget({ title: `Alarms of ${m.service}`, alarms: alarms.alarms, width: GRID, height: 3 })]);
+  if (alarms) {
+    rows.push([new AlarmStatusRow(`Alarms of ${m.service}`, () => [...alarms.alarms, ...reconcilerAlarmsOf(serving, dashboard)])]);
   }
   return rows;
 }

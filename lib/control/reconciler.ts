@@ -38,6 +38,7 @@ import { acknowledgeNistRules, acknowledgeRule, NIST_ONE_ROLE_POLICY } from '../
 import { EnvironmentClaims } from '../util/environment-key';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
 import { metricId, ServiceMetrics } from './service-metrics';
+import { recordReconcilerAlarms } from './dashboard';
 
 /** Tunables of the routing policy. Every default is explained in lib/core/policy/defaults.ts. */
 export interface RoutingPolicyOptions {
@@ -345,6 +346,10 @@ export class Reconciler extends Construct {
       capacityErrors: this.capacityErrorAlarms, failures: this.failureAlarm, functionErrors: this.errorsAlarm, degradedReads: this.degradedReadsAlarm,
       missingData: this.missingDataAlarm, topic: this.alarmTopic,
     } = this.addAlarms(props, serving.service, period));
+    // The status row of the serving's dashboard shows them beside InferenceAlarms' (docs/observability.md, "every alarm of the service").
+    recordReconcilerAlarms(props.serving, this, [
+      this.failureAlarm, this.errorsAlarm, this.degradedReadsAlarm, this.missingDataAlarm, ...this.capacityErrorAlarms,
+    ]);
     acknowledgeNistRules(this, {
       IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
       LambdaDLQ: 'Scheduled and alarm events are not retried (retryAttempts 0: the next tick is the retry, a stale event is worthless) and every ' +

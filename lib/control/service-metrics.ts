@@ -62,7 +62,11 @@ export interface ObservedRoute {
   readonly classes: readonly ObservedClass[];
   /** The best rank among its classes. */
   readonly preferenceRank: number;
-  /** Sum of its classes' quotas. */
+  /**
+   * Most replicas (instances) it may run, as the reconciler bounds it (`Route.maxReplicas`): its classes' quotas added
+   * up, and on SageMaker no more than the variant's `maxInstances` where the facts name it, the MaxCapacity of its
+   * scalable target (lib/sagemaker/endpoint.ts `addVariant`, `routingFacts`).
+   */
   readonly maxReplicas: number;
 }
 
@@ -101,9 +105,8 @@ export class ServiceMetrics {
     this.preferred = this.classes.filter((c) => c.facts.preferenceRank === best);
     const byName = new Map(this.classes.map((c) => [c.facts.name, c]));
     this.routes = routeMembers(facts)
-      .map(({ name, classNames }) => {
+      .map(({ name, classNames, maxReplicas }) => {
         const classes = classNames.map((n) => byName.get(n)!).sort((a, b) => a.index - b.index);
-        const maxReplicas = classes.reduce((sum, c) => sum + c.facts.maxReplicas, 0);
         return { name, classes, preferenceRank: classes[0].facts.preferenceRank, maxReplicas };
       })
       .sort((a, b) => a.classes[0].index - b.classes[0].index)
@@ -281,6 +284,10 @@ export class ServiceMetrics {
     const ids = (cs: readonly ObservedClass[]) => cs.map((c) => metricId(idPrefix, c.index)).join(', ');
     const fallback = this.fallback;
     return new cloudwatch.MathExpression({
+      // The FallbackShare alarm watches this, so its SUMs are of arrays: "The SUM of an array of time series returns a
+      // single time series"; the guide advises against SUM in alarms only "if you want the function to return a scalar.
+      // For example, SUM(m1)", which acts differently when an alarm asks for more datapoints than it evaluates
+      // (using-metric-math.html, "SUM": awsdocs/amazon-cloudwatch-user-guide@b355497 doc_source/using-metric-math.md:132).
       expression: fallback.length > 0 ? `100 * SUM([${ids(fallback)}]) / SUM([${ids(this.classes)}])` : `0 * SUM([${ids(this.classes)}])`,
       usingMetrics: using,
       label: `observed, by ${basis}`,
@@ -366,9 +373,9 @@ function usd(value: number): string {
   return Number(value.toFixed(6)).toString();
 }
 
-/** The routed classes of the facts and the names of the capacity classes behind each. */
-export function routeMembers(facts: RoutingFacts): Array<{ name: string; classNames: string[] }> {
-  return routingTarget(facts).routes(facts).map((r) => ({ name: r.name, classNames: r.classes.map((c) => c.name) }));
+/** The routed classes of the facts, the names of the capacity classes behind each and the most replicas each may run. */
+export function routeMembers(facts: RoutingFacts): Array<{ name: string; classNames: string[]; maxReplicas: number }> {
+  return routingTarget(facts).routes(facts).map((r) => ({ name: r.name, classNames: r.classes.map((c) => c.name), maxReplicas: r.maxReplicas }));
 }
 
 /** The classes of the facts with the dimensions of their AWS serving metrics, in declaration order. */

@@ -1,4 +1,4 @@
-import { Annotations as CoreAnnotations, Duration, type Stack } from 'aws-cdk-lib';
+import { Annotations as CoreAnnotations, type CfnElement, Duration, type Stack, Stack as CdkStack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -26,6 +26,25 @@ test('a deployment that rolls back on InferenceAlarms\' deadline exhaustion alar
   const [endpoint] = Object.values(Template.fromStack(built.stack).findResources('AWS::SageMaker::Endpoint'));
   expect(built.stack.resolve(endpoint.Properties.DeploymentConfig.AutoRollbackConfiguration.Alarms))
     .toEqual([{ AlarmName: built.stack.resolve(obs.alarms.deadlineExhaustionAlarm!.alarmName) }]);
+});
+
+/** The alarms of the dashboard's status row, each `@<logical id>` (the ARN's Fn::GetAtt); undefined without the row. */
+function statusRow(stack: Stack, template: Template): string[] | undefined {
+  const [dashboard] = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
+  const body = stack.resolve(dashboard.Properties.DashboardBody);
+  const parts = typeof body === 'string' ? [body] : (body['Fn::Join'][1] as unknown[]);
+  const text = parts.map((p) => (typeof p === 'string' ? p : `@${(p as { 'Fn::GetAtt'?: string[] })['Fn::GetAtt']?.[0] ?? 'REF'}`)).join('');
+  const widgets = JSON.parse(text).widgets as Array<{ type: string; properties: { alarms?: string[] } }>;
+  return widgets.find((w) => w.type === 'alarm')?.properties.alarms;
+}
+
+test('a Reconciler in another stack: the status row keeps InferenceAlarms\' alone, and the two stacks synthesize without a cycle', () => {
+  const built = endpointStack();
+  const obs = new InferenceObservability(built.stack, 'Observability', { serving: built.endpoint });
+  const other = new CdkStack(built.app, 'ReconcilerStack', { env: { account: built.stack.account, region: built.stack.region } });
+  new Reconciler(other, 'Reconciler', { serving: built.endpoint, capacityAlarms: obs.capacityAlarms });
+  expect(synthError(built.stack)).toBe('');
+  expect(statusRow(built.stack, Template.fromStack(built.stack))).toEqual(obs.alarms.alarms.map((a) => `@${built.stack.getLogicalId(a.node.defaultChild as CfnElement)}`));
 });
 
 /**
@@ -89,6 +108,14 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
       Dimensions: [{ Name: 'Service', Value: 'llama3-chat' }],
       TreatMissingData: 'breaching',
     });
+  });
+
+  test('the dashboard\'s status row shows every alarm of the service: InferenceAlarms\' and the Reconciler\'s, defined after the dashboard', () => {
+    const ids = (alarms: readonly cloudwatch.IAlarm[]) => alarms.map((a) => `@${stack.getLogicalId(a.node.defaultChild as CfnElement)}`);
+    expect(statusRow(stack, template)).toEqual(ids([
+      ...obs.alarms.alarms, reconciler.failureAlarm, reconciler.errorsAlarm, reconciler.degradedReadsAlarm, reconciler.missingDataAlarm,
+      ...reconciler.capacityErrorAlarms,
+    ]));
   });
 
   test('the whole stack is cdk-nag clean', () => {

@@ -231,6 +231,16 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     for (const g of replicaGraphs) expect(metricKeys(g).filter((k) => k.includes(' HealthyTargets '))).toEqual([]);
   });
 
+  test('a variant whose scaling maximum is below its pools\' quotas: the line is the variant\'s maximum (its scalable target\'s MaxCapacity)', () => {
+    const { stack: s } = testStack();
+    const capped: SageMakerRoutingFacts = { ...SAGEMAKER, variants: [SAGEMAKER.variants[0], { ...SAGEMAKER.variants[1], maxInstances: 15 }] };
+    new InferenceDashboard(s, 'Dashboard', { serving: servingOf(capped, 'llama3-chat') });
+    const w = widget(dashboardWidgets(s, Template.fromStack(s)), 'Replicas fallback: desired vs ready');
+    expect((w.properties.annotations as { horizontal: Array<{ value: number; label: string }> }).horizontal).toEqual([
+      expect.objectContaining({ value: 15, label: 'max replicas (quota)' }),
+    ]);
+  });
+
   test('SageMaker produces no capacity-error metric: no such widget; server errors per class and the shed rate instead', () => {
     const titles = widgets.map((w) => w.properties.title);
     expect(titles.filter((t) => /Capacity|Deadline|Replica ready time/.test(String(t)))).toEqual(['Deadline exhaustions (% of arrivals)']);

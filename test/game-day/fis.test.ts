@@ -21,6 +21,7 @@ import { clients, main, type MainDeps, parseArgs, sleep, UsageError } from '../.
 import {
   FIS_ACTION_NAME, FIS_ICE_ACTION, fisInjection, fisTemplate, isoMinutes, shortageNotInForce, START_POLL_MS, START_TIMEOUT_MS,
 } from '../../bin/game-day-fis';
+import { fisZoneRefusal, type NodePoolZones, type ZoneRequirement } from '../../lib/core/game-day/fis-zones';
 import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
 import { EKS_CONFIG } from '../verify/account';
 import { serveWindow, shortageWorld } from './window';
@@ -97,9 +98,20 @@ function alarm(state: () => string) {
   cw.on(DescribeAlarmsCommand).callsFake(() => ({ MetricAlarms: [{ AlarmName: 'slo-p95', AlarmArn: 'arn:aws:cloudwatch:us-east-1:123456789012:alarm:slo-p95', StateValue: state() }] }));
 }
 
+/** The class's NodePool (EKS_CONFIG's inf2 pool) with these requirements besides its instance types. */
+const pool = (...zones: ZoneRequirement[]): NodePoolZones => ({
+  metadata: { name: 'sd21-inf2' },
+  spec: { template: { spec: { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['inf2.xlarge'] }, ...zones] } } },
+});
+/** Held to use1-az1, one of BASE's zones: the FIS scenario can reach its launches. */
+const HELD = pool({ key: 'topology.k8s.aws/zone-id', operator: 'In', values: ['use1-az1'] });
+
 let n = 0;
-/** `replicas`: what kubectl answers for the class's Deployment (the preflight's only read; EKS_CONFIG's maximum is 4). */
-function run(argv: string[], replicas = 2) {
+/**
+ * `replicas`: what kubectl answers for the class's Deployment (EKS_CONFIG's maximum is 4); `nodePool`: for the class's
+ * NodePool (the preflight's two reads).
+ */
+function run(argv: string[], replicas = 2, nodePool: NodePoolZones = HELD) {
   const audit = join(process.env.TMPDIR!, `fis-audit-${++n}.jsonl`);
   const report = join(process.env.TMPDIR!, `fis-report-${n}`);
   const out: string[] = [];
@@ -109,7 +121,8 @@ function run(argv: string[], replicas = 2) {
     clients, kubectl: () => async (args) => {
       kubectlCalls.push([...args]);
       if (args[0] === 'get' && args[1] === 'deployment') return String(replicas);
-      throw new Error('the FIS scenario does not touch the NodePool');
+      if (args.join(' ') === 'get nodepool sd21-inf2 -o json') return JSON.stringify(nodePool);
+      throw new Error('the FIS scenario does not change the NodePool');
     }, signals: signals as unknown as MainDeps['signals'], now: () => Date.now(), sleep,
   };
   const done = main([...argv, '--audit', audit, '--report', report], { out: (l) => out.push(l), err: (l) => out.push(l) }, deps);
@@ -167,8 +180,8 @@ test('hold complete: the experiment is started on the Karpenter role found in th
   const events = r.events();
   expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'hold-complete', 'restore', 'end']);
   expect(events[3].change).toMatchObject({ after: { experiment: 'running, stopped by the game day', template: 'deleted' } });
-  expect(r.out.join('\n')).toContain('a zonal shortage of every class: a different scenario from the NodePool-limit cap');
-  expect(r.out.join('\n')).toContain('prediction: not predicted: the FIS scenario is a zonal shortage of every class');
+  expect(r.out.join('\n')).toContain('a zonal shortage of the classes held to those zones: a different scenario from the NodePool-limit cap');
+  expect(r.out.join('\n')).toContain('prediction: not predicted: the FIS scenario is a zonal shortage of the classes held to those zones');
 });
 
 test('an interrupt mid-experiment stops the experiment', async () => {
@@ -340,6 +353,75 @@ test.each([
   expect(events[2].detail).toContain(shortageNotInForce(e, 'EXP1'));
   expect(events.at(-1)?.detail).toBe('ended by error; everything restored');
   expect(fisCalls().at(-1)).toBe('DeleteExperimentTemplateCommand');
+});
+
+test('a stop alarm given twice is one stop condition, not "an alarm without an ARN"', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  const r = run([...BASE, '--stop-alarm', 'slo-p95', '--hold', '0.1']);
+  expect(await r.done).toBe(0);
+  expect(cw.commandCalls(DescribeAlarmsCommand)[0].args[0].input.AlarmNames).toEqual(['slo-p95']);
+  expect(fisInput(CreateExperimentTemplateCommand).stopConditions).toEqual([{ source: 'aws:cloudwatch:alarm', value: 'arn:aws:cloudwatch:us-east-1:123456789012:alarm:slo-p95' }]);
+});
+
+describe('the class\'s NodePool must be held to one of the zones: FIS does not support a request that asks in several, and Karpenter asks '
+  + 'in every zone its pool allows', () => {
+  const zone = (...values: string[]): ZoneRequirement => ({ key: 'topology.kubernetes.io/zone', operator: 'In', values });
+  test.each([
+    ['held to one zone named, by name', pool(zone('us-east-1a')), ['us-east-1a', 'us-east-1b'], undefined],
+    ['held to one zone named, by ID', HELD, ['use1-az1'], undefined],
+    ['held by name and by ID (requirements are ANDed: one is enough)', pool(zone('us-east-1a', 'us-east-1b'), HELD.spec.template!.spec!.requirements![1]),
+      ['use1-az1'], undefined],
+    ['without a zone requirement (the library\'s default)', pool(), ['use1-az1'],
+      'NodePool sd21-inf2 has no topology.kubernetes.io/zone or topology.k8s.aws/zone-id requirement: Karpenter may launch its nodes in every zone of its subnets. '],
+    ['held to exactly the zones given, two of them: still a request in two zones', pool(zone('us-east-1a', 'us-east-1b')), ['us-east-1a', 'us-east-1b'],
+      'NodePool sd21-inf2 is not held to one zone (topology.kubernetes.io/zone In [us-east-1a, us-east-1b]). '],
+    ['held to a zone not named (a name where IDs were given)', pool(zone('us-east-1a')), ['use1-az1'],
+      'NodePool sd21-inf2 is held to us-east-1a (topology.kubernetes.io/zone In [us-east-1a]), which --fis-zones (use1-az1) does not name '],
+    ['kept out of zones only', pool({ key: 'topology.kubernetes.io/zone', operator: 'NotIn', values: ['us-east-1c'] }), ['us-east-1a'],
+      'NodePool sd21-inf2 is not held to one zone (topology.kubernetes.io/zone NotIn [us-east-1c]). '],
+  ])('%s', (_, p, zones, refusal) => {
+    const said = fisZoneRefusal(p, zones);
+    if (refusal === undefined) expect(said).toBeUndefined();
+    else {
+      expect(said?.startsWith(refusal)).toBe(true);
+      expect(said).toContain('does not support "requests that include capacity asks in multiple Availability Zones"');
+      expect(said).toContain('--fis-zones-confirmed');
+    }
+  });
+
+  test('the patch it suggests holds the pool to the first zone given, by the label that names it', () => {
+    expect(fisZoneRefusal(pool(), ['use1-az2', 'use1-az1'])).toContain(
+      'kubectl patch nodepool sd21-inf2 --type json -p \'[{"op":"add","path":"/spec/template/spec/requirements/-","value":{"key":"topology.k8s.aws/zone-id",'
+      + '"operator":"In","values":["use1-az2"]}}]\'');
+    expect(fisZoneRefusal(pool(), ['us-east-1b'])).toContain('"key":"topology.kubernetes.io/zone","operator":"In","values":["us-east-1b"]');
+  });
+
+  test('a pool in every zone is refused before anything changes: exit 2, the NodePool read, no FIS call', async () => {
+    alarm(() => 'OK');
+    serveFis();
+    const r = run([...BASE, '--hold', '1'], 2, pool());
+    expect(await r.done).toBe(2);
+    expect(r.out.join('\n')).toContain('NodePool sd21-inf2 has no topology.kubernetes.io/zone or topology.k8s.aws/zone-id requirement');
+    expect(r.out.join('\n')).toContain('Nothing was changed.');
+    expect(r.kubectlCalls).toEqual([['get', 'deployment', 'sd21-inf2', '-n', 'serving', '-o', 'jsonpath={.spec.replicas}'], ['get', 'nodepool', 'sd21-inf2', '-o', 'json']]);
+    expect(fis.calls()).toEqual([]);
+  });
+
+  test('--fis-zones-confirmed skips the read, says so, and runs', async () => {
+    alarm(() => 'OK');
+    serveFis();
+    const r = run([...BASE, '--fis-zones-confirmed', '--hold', '0.1'], 2, pool());
+    expect(await r.done).toBe(0);
+    expect(r.out).toContain('note: --fis-zones-confirmed: NodePool sd21-inf2 is not checked for being held to one of use1-az1, use1-az2');
+    expect(r.kubectlCalls.some((a) => a[1] === 'nodepool')).toBe(false);
+    expect(fisCalls()[0]).toBe('CreateExperimentTemplateCommand');
+  });
+
+  test('--fis-zones-confirmed without --fis-zones is a usage error', () => {
+    expect(() => parseArgs(['--stack', 'S', '--stop-alarm', 'a', '--max-duration', '5m', '--hold', '1m', '--fis-zones-confirmed']))
+      .toThrow(new UsageError('--fis-zones-confirmed confirms the zones of --fis-zones: give both or neither'));
+  });
 });
 
 test('a stack without a Karpenter role of its own needs --karpenter-role', async () => {

@@ -38,16 +38,22 @@ type AlarmMetric = { MetricStat?: { Metric: { Namespace: string; MetricName: str
 const keyOf = (namespace: string, name: string, dims: Readonly<Record<string, string | undefined>>) =>
   JSON.stringify([namespace, name, Object.fromEntries(Object.entries(dims).sort(([a], [b]) => a.localeCompare(b)))]);
 
-/** The AWS metrics the service's alarms read, and the metrics verify expects for its reconciler's configuration. */
-function readsOf(facts: RoutingFacts, signals: ServingSignals) {
+/**
+ * The metrics the service's alarms whose construct id matches `ids` read (by default the AWS ones of DeadlineExhaustion
+ * and FallbackShare), and the metrics verify expects for its reconciler's configuration.
+ */
+function readsOf(facts: RoutingFacts, signals: ServingSignals, ids = /DeadlineExhaustion|FallbackShare/, namespace = 'AWS/') {
   const { stack } = testStack();
   const serving = servingOf(facts, 'svc', 250, signals);
   new InferenceAlarms(stack, 'Alarms', { serving, fallbackShare: { basis: 'requests' } });
   const reconciler = new Reconciler(stack, 'Reconciler', { serving });
   const alarms = Object.entries(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm'))
-    .filter(([id]) => /DeadlineExhaustion|FallbackShare/.test(id))
-    .flatMap(([, r]) => (r.Properties.Metrics as AlarmMetric[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : [])))
-    .filter((m) => m.Namespace.startsWith('AWS/'))
+    .filter(([id]) => ids.test(id))
+    // A metric alarm (the heartbeat) names its metric itself; a metric-math alarm lists its metrics.
+    .flatMap(([, r]) => (r.Properties.Metrics
+      ? (r.Properties.Metrics as AlarmMetric[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []))
+      : [{ Namespace: r.Properties.Namespace, MetricName: r.Properties.MetricName, Dimensions: r.Properties.Dimensions }]))
+    .filter((m) => m.Namespace.startsWith(namespace))
     .map((m) => keyOf(m.Namespace, m.MetricName, Object.fromEntries((m.Dimensions ?? []).map((d) => [d.Name, d.Value]))));
   const expected = new Map(expectedMetrics(reconciler.config).map((m) => [keyOf(m.namespace, m.name, m.dimensions), m]));
   return { alarms: [...new Set(alarms)], expected };
@@ -73,4 +79,17 @@ test('the pooled variant\'s per-InstanceType series: read by the alarms alone, c
     ['Invocations', 'ml.g5.xlarge', [], ["DeadlineExhaustion alarm's a10g requests"]],
     ['Invocations', 'ml.inf2.xlarge', [], ["DeadlineExhaustion alarm's inf2 requests"]],
   ]);
+});
+
+test.each([
+  ['SageMaker (refused scale-outs roll back: PendingScaleOut and RefusedScaleOuts)', SAGEMAKER, { classes: {} }, ['PendingScaleOut', 'RefusedScaleOuts']],
+  ['an ALB (DesiredReplicas and ReadyReplicas)', ALB, { classes: {}, containerInsightsClusterName: 'prod' }, ['DesiredReplicas', 'ReadyReplicas']],
+])('%s: every metric of the ReplicaShortage and ReconcilerHeartbeat alarms is one verify checks, named by the alarm', (_, facts, signals, shortage) => {
+  const { alarms, expected } = readsOf(facts, signals, /ReplicaShortage|ReconcilerHeartbeat/, 'CapacityAwareInference');
+  expect(alarms.filter((a) => !expected.has(a))).toEqual([]);
+  const read = alarms.map((a) => expected.get(a)!);
+  // The [Service] rollup of Decisions, and the two series of each of the two routes.
+  expect(read.map((m) => m.name).sort()).toEqual(['Decisions', ...shortage, ...shortage].sort());
+  expect(read.find((m) => m.name === 'Decisions')).toMatchObject({ dimensions: { Service: 'svc' }, alarms: ['ReconcilerHeartbeat'] });
+  expect(read.filter((m) => m.name !== 'Decisions').every((m) => m.alarms?.includes('ReplicaShortage'))).toBe(true);
 });

@@ -125,6 +125,28 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
     expect(failed[0].detail).toMatch(/^ListMetrics lists it only under \[.*AvailabilityZone.*\]: the reconciler's query reads nothing$/);
   });
 
+  test('the run-fed alarms\' own inputs: a reconciler that publishes no Decisions, DesiredReplicas or ReadyReplicas fails each, naming the alarm', async () => {
+    conformingAccount();
+    const unpublished = new Set(['Decisions', 'DesiredReplicas', 'ReadyReplicas']);
+    cw.on(ListMetricsCommand).callsFake((input: ListMetricsCommandInput) => ({
+      Metrics: input.Namespace === METRIC_NAMESPACE && unpublished.has(input.MetricName!) ? []
+        : [{ Namespace: input.Namespace, MetricName: input.MetricName, Dimensions: (input.Dimensions ?? []).map((d) => ({ Name: d.Name, Value: d.Value ?? 'any' })) }],
+    }));
+    const failed = (await runVerify('Svc', clients('us-east-1'))).filter((r) => r.status === 'fail');
+    expect(failed.map((r) => [r.id, r.settles])).toEqual([
+      ['metric:CapacityAwareInference:Decisions:Service=sd21', "CapacityAwareInference Decisions is published under [Service] for Service=sd21 (read by ReconcilerHeartbeat alarm's decisions)"],
+      ...['inf2', 'a10g'].flatMap((c) => [['DesiredReplicas', 'desired'], ['ReadyReplicas', 'ready']].map(([name, what]) => [
+        `metric:CapacityAwareInference:${name}:Service=sd21,CapacityClass=${c}`,
+        `CapacityAwareInference ${name} is published under [CapacityClass, Service] for Service=sd21, CapacityClass=${c} (read by ReplicaShortage alarm's ${c} ${what} replicas)`,
+      ])),
+    ]);
+    for (const r of failed) expect(r.detail).toMatch(/^ListMetrics lists no such metric: nothing published it in the past two weeks/);
+    // Listed only under another set: the alarm's query reads nothing.
+    const decisions = expectedMetrics(EKS_CONFIG).find((m) => m.name === 'Decisions')!;
+    expect(metricPresenceCheck(decisions, [{ Namespace: METRIC_NAMESPACE, MetricName: 'Decisions', Dimensions: [{ Name: 'Service', Value: 'sd21' }, { Name: 'Reason', Value: 'x' }] }]).detail)
+      .toBe("ListMetrics lists it only under [Reason, Service]: the ReconcilerHeartbeat alarm's query reads nothing");
+  });
+
   test('a metric never published: FAIL when it is always published, SKIP when only an event publishes it', async () => {
     conformingAccount();
     cw.on(ListMetricsCommand).resolves({ Metrics: [] });
@@ -330,7 +352,7 @@ describe('a SageMaker deployment', () => {
 
   test('the alarms\' reads are checked too: each pool\'s InstanceType series of the pooled variant (nothing else reads them), the single '
     + 'variant\'s variant-level series (which the reconciler reads too)', () => {
-    const alarms = expectedMetrics(SM_CONFIG).filter((m) => m.alarmReadBy).map((m) => [m.name, m.dimensions, m.readBy, m.alarmReadBy]);
+    const alarms = expectedMetrics(SM_CONFIG).filter((m) => m.alarmReadBy && m.namespace === 'AWS/SageMaker').map((m) => [m.name, m.dimensions, m.readBy, m.alarmReadBy]);
     expect(alarms).toStrictEqual([
       ['Invocations', variant('single'), ['single servedTokensPerSecond'], ["DeadlineExhaustion alarm's inf2 requests"]],
       ['Invocation5XXErrors', variant('single'), ['single rejectedTokensPerSecond'], ["DeadlineExhaustion alarm's inf2 shed requests"]],

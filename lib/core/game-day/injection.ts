@@ -7,8 +7,8 @@
  * pkg/apis/v1/nodepool.go `Limits.ExceededBy`: usage.Cmp(limit) > 0), so the pool keeps its nodes and gets no more:
  * new pods stay Pending and the reconciler sees desired > ready. This is not an insufficient-capacity error: the
  * Karpenter capacity-error metric filter does not fire (that path needs AWS FIS
- * `aws:ec2:api-insufficient-instance-capacity-error` against the Karpenter controller role, a zonal shortage of every
- * class: a different scenario).
+ * `aws:ec2:api-insufficient-instance-capacity-error` against the Karpenter controller role, a zonal shortage of the
+ * classes held to those zones: a different scenario, fis-zones.ts).
  *
  * SageMaker: pin the preferred variant's scalable target at its current instance count (MinCapacity = MaxCapacity =
  * current; Application Auto Scaling RegisterScalableTarget updates only the fields given,

@@ -1,8 +1,9 @@
 /**
  * Does every metric the reconciler and the alarms read exist in CloudWatch under the dimension set they read? The reads
- * are the deployed reconciler's own GetMetricData batch (the same `signalPlan` / `buildQueryBatch` the handler runs)
- * and each class's serving metrics the alarms read (`alarmReads`, from the module the alarms build them with), built
- * from the configuration of the deployed function, so every dimension value is resolved.
+ * are the deployed reconciler's own GetMetricData batch (the same `signalPlan` / `buildQueryBatch` the handler runs),
+ * each class's serving metrics the alarms read (`alarmReads`, from the module the alarms build them with) and the
+ * reconciler's own metrics the run-fed alarms read (`runAlarmReads`), built from the configuration of the deployed
+ * function, so every dimension value is resolved.
  *
  * ListMetrics returns a metric when it carries the dimensions asked for, even if it carries more, and only metrics with
  * datapoints in the past two weeks (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html):
@@ -19,7 +20,7 @@ import { signalPlan } from '../reconciler/signal-sources';
 import { findPublishedMetric, type MetricStatSource } from '../metrics/aws-published';
 import { parseMaxOfSearches, type SearchedMetric, searchesIn } from '../metrics/search';
 import { KARPENTER_CAPACITY_ERROR_PUBLISHED_ON, KARPENTER_CAPACITY_NAMESPACE } from '../metrics/karpenter-capacity';
-import { ALL_METRICS } from '../metrics/contract';
+import { ALL_METRICS, classDimensions, dimensionMap, type MetricSpec, Metrics, serviceDimensions } from '../metrics/contract';
 import { classRequests, classShedRequests } from '../metrics/class-serving';
 import { routingTarget } from '../reconciler/targets';
 import { rejectionStatusOf } from '../reconciler/targets/shared';
@@ -32,8 +33,13 @@ export interface ExpectedMetric {
   readonly dimensions: Readonly<Record<string, string | undefined>>;
   /** Which of the reconciler's signals read it, e.g. `l40s readyReplicas` (none when only the alarms do). */
   readonly readBy: readonly string[];
-  /** Which alarm series read it, e.g. `DeadlineExhaustion alarm's l40s requests` (`alarmReads`). @default - none */
+  /**
+   * Which alarm series read it, e.g. `DeadlineExhaustion alarm's l40s requests` (`alarmReads`, `runAlarmReads`).
+   * @default - none
+   */
   readonly alarmReadBy?: readonly string[];
+  /** The alarms of those series, by name, once each (`ReplicaShortage`). @default - none */
+  readonly alarms?: readonly string[];
   /** Why it may be missing although the service runs and serves traffic: the contract's `MetricSpec.whyAbsent`. */
   readonly whyAbsent?: string;
   /**
@@ -54,8 +60,17 @@ function key(m: Omit<ExpectedMetric, 'readBy'>): string {
   return JSON.stringify([m.namespace, m.name, Object.entries(m.dimensions).sort(([a], [b]) => a.localeCompare(b))]);
 }
 
-/** The alarm whose reads `alarmReads` lists (lib/control/alarms.ts, construct id and runbook entry). */
+/** The alarms whose reads are checked (lib/control/alarms.ts: construct ids and runbook entries). */
 const DEADLINE_EXHAUSTION_ALARM = 'DeadlineExhaustion';
+const REPLICA_SHORTAGE_ALARM = 'ReplicaShortage';
+const HEARTBEAT_ALARM = 'ReconcilerHeartbeat';
+
+/** One metric an alarm reads: the series (`reader`, as the check names it) and the alarm. */
+export interface AlarmRead {
+  readonly metric: SearchedMetric;
+  readonly reader: string;
+  readonly alarm: string;
+}
 
 /**
  * The serving metrics of each class that InferenceAlarms read (lib/core/metrics/class-serving.ts, which the alarms build
@@ -67,7 +82,7 @@ const DEADLINE_EXHAUSTION_ALARM = 'DeadlineExhaustion';
  * instance pools is read on its pool's InstanceType series, which nothing else reads and nothing replaces when missing.
  * Checked whether or not the stack holds the alarms (they may be in another stack).
  */
-export function alarmReads(config: ReconcilerConfig): Array<{ metric: SearchedMetric; reader: string }> {
+export function alarmReads(config: ReconcilerConfig): AlarmRead[] {
   const target = routingTarget(config.facts);
   const routes = target.routes(config.facts);
   return target.observedClasses(config.facts).flatMap((cls) => {
@@ -76,12 +91,36 @@ export function alarmReads(config: ReconcilerConfig): Array<{ metric: SearchedMe
     const searched = (m: MetricStatSource): SearchedMetric => ({ namespace: m.namespace, name: m.metricName, dimensions: m.dimensions });
     const alarm = `${DEADLINE_EXHAUSTION_ALARM} alarm's ${cls.facts.name}`;
     return [
-      { metric: searched(classRequests(config.facts, cls)), reader: `${alarm} requests` },
+      { metric: searched(classRequests(config.facts, cls)), reader: `${alarm} requests`, alarm: DEADLINE_EXHAUSTION_ALARM },
       ...(status === 'mixed' ? ['4xx', '5xx'] as const : [status]).map((s) => ({
-        metric: searched(classShedRequests(config.facts, cls, s)), reader: `${alarm} shed requests`,
+        metric: searched(classShedRequests(config.facts, cls, s)), reader: `${alarm} shed requests`, alarm: DEADLINE_EXHAUSTION_ALARM,
       })),
     ];
   });
+}
+
+/**
+ * The reconciler's own metrics that InferenceAlarms' run-fed alarms read (lib/control/alarms.ts `reconcilerHeartbeat`,
+ * `replicaShortages`): ReconcilerHeartbeat the `Decisions` [Service] rollup, whose absence is what it pages on; each
+ * routed class's ReplicaShortage its `DesiredReplicas` and `ReadyReplicas`, or where a refused scale-out is rolled back
+ * (SageMaker, `RoutingTarget.scaleOutsRollBack`) its `PendingScaleOut` and `RefusedScaleOuts`. The reconciler publishes
+ * them every run, so a stack whose alarms would read nothing fails here rather than on the day the alarm should fire.
+ * Checked whether or not the stack holds the alarms, like `alarmReads`.
+ */
+export function runAlarmReads(config: ReconcilerConfig): AlarmRead[] {
+  const target = routingTarget(config.facts);
+  const own = (spec: MetricSpec, dims: Record<string, string>): SearchedMetric => ({
+    namespace: spec.namespace, name: spec.name, dimensions: dimensionMap(spec, dims),
+  });
+  const shortage = target.scaleOutsRollBack
+    ? [[Metrics.pendingScaleOut, 'pending scale-out'], [Metrics.refusedScaleOuts, 'refused scale-outs']] as const
+    : [[Metrics.desiredReplicas, 'desired replicas'], [Metrics.readyReplicas, 'ready replicas']] as const;
+  return [
+    { metric: own(Metrics.decisions, serviceDimensions(config.service)), reader: `${HEARTBEAT_ALARM} alarm's decisions`, alarm: HEARTBEAT_ALARM },
+    ...target.routes(config.facts).flatMap((route) => shortage.map(([spec, what]) => ({
+      metric: own(spec, classDimensions(config.service, route.name)), reader: `${REPLICA_SHORTAGE_ALARM} alarm's ${route.name} ${what}`, alarm: REPLICA_SHORTAGE_ALARM,
+    }))),
+  ];
 }
 
 /**
@@ -92,7 +131,9 @@ export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
   const period = config.policy?.periodSeconds ?? 60;
   const batch = buildQueryBatch(signalPlan(config, period), period);
   // fallbacks: null once a query reads the metric without one.
-  const byKey = new Map<string, { metric: SearchedMetric; readBy: string[]; alarmReadBy?: string[]; fallbacks?: SearchedMetric[] | null }>();
+  const byKey = new Map<string, {
+    metric: SearchedMetric; readBy: string[]; alarmReadBy?: string[]; alarms?: string[]; fallbacks?: SearchedMetric[] | null;
+  }>();
   batch.queries.forEach((q, i) => {
     const entry = batch.index[i];
     const reader = entry.className ? `${entry.className} ${entry.signal}` : entry.signal;
@@ -115,16 +156,17 @@ export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
       byKey.set(k, seen);
     }
   });
-  for (const { metric, reader } of alarmReads(config)) {
+  for (const { metric, reader, alarm } of [...alarmReads(config), ...runAlarmReads(config)]) {
     const k = key(metric);
     const seen = byKey.get(k) ?? { metric, readBy: [] };
     seen.alarmReadBy = [...seen.alarmReadBy ?? [], reader];
+    seen.alarms = [...new Set([...seen.alarms ?? [], alarm])];
     byKey.set(k, seen);
   }
-  return [...byKey.values()].map(({ metric, readBy, alarmReadBy, fallbacks }) => {
+  return [...byKey.values()].map(({ metric, readBy, alarmReadBy, alarms, fallbacks }) => {
     const whyAbsent = ALL_METRICS.find((s) => s.namespace === metric.namespace && s.name === metric.name)?.whyAbsent;
     const optional = { ...(whyAbsent === undefined ? {} : { whyAbsent }), ...(fallbacks ? { fallbacks } : {}) };
-    return { ...metric, readBy, ...(alarmReadBy ? { alarmReadBy } : {}), ...optional };
+    return { ...metric, readBy, ...(alarmReadBy ? { alarmReadBy, alarms } : {}), ...optional };
   });
 }
 
@@ -208,9 +250,9 @@ function fallbackReading(expected: ExpectedMetric, fallbacks: readonly SearchedM
   return `the reconciler's ${expected.readBy.join(', ')} ${verb} ${series} alone (checked on its own)${loss}`;
 }
 
-/** Whose queries read a metric: "the reconciler's query reads", "the DeadlineExhaustion alarm's query reads", or both. */
+/** Whose queries read a metric: "the reconciler's query reads", "the DeadlineExhaustion alarm's query reads", or several. */
 function queriesOf(expected: ExpectedMetric): string {
-  const whose = [...expected.readBy.length > 0 ? ["the reconciler's"] : [], ...expected.alarmReadBy?.length ? [`the ${DEADLINE_EXHAUSTION_ALARM} alarm's`] : []];
+  const whose = [...expected.readBy.length > 0 ? ["the reconciler's"] : [], ...(expected.alarms ?? []).map((a) => `the ${a} alarm's`)];
   return whose.length > 1 ? `${whose.join(' and ')} queries read` : `${whose[0]} query reads`;
 }
 
