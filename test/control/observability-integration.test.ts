@@ -92,6 +92,7 @@ describe('InferenceObservability with SageMakerCapacityEndpoint and Reconciler',
       reason: { code: 'cost-plan', triggers: [], message: 'cost plan' },
       fallbackShare: 0.02, requiredTokensPerSecond: 6000, deficitTokensPerSecond: 0, readyTokensPerSecond: 9000, preferredClass: 'preferred',
       replicaFloors: { preferred: 0, fallback: 0 },
+      replicaNeeds: null,
     };
     const input: PolicyInput = { now: 0, classes: [], signals: {}, demandTokensPerSecond: [] };
     const records = decisionEmf({

@@ -13,6 +13,7 @@ import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/cor
 import { rememberRun, runRecords, type RunOutcome, step, type StepDecision, weightsInForce } from '../../lib/core/reconciler/step';
 import { hpaHonouredFloor } from '../../lib/core/reconciler/targets/alb';
 import { routingTarget } from '../../lib/core/reconciler/targets';
+import { capacityToLower } from '../../lib/core/reconciler/targets/sagemaker';
 import { instancesByType } from '../../lib/core/reconciler/targets/sagemaker-instances';
 import { type TargetState } from '../../lib/core/reconciler/targets/kind';
 
@@ -633,6 +634,75 @@ describe('replica floors', () => {
         expect(published).toBeGreaterThanOrEqual(floor);
       }
     }
+  });
+});
+
+describe('SageMaker, capacity mode: a fallback the event grew is lowered to what the routing needs (capacityToLower)', () => {
+  // The preferred variant is back (6 of 6 ready for the last 4 periods, 3 before: not yet healthy for the stabilization
+  // window, so the mode stays capacity); it carries the demand, so the fallback is routed its warm floor (2%) and needs
+  // one instance at its scaling target, where it runs 6.
+  const recovered = (mode: number): World => ({
+    mode: fill(mode),
+    classes: {
+      preferred: { readyReplicas: [...fill(3, 8), ...fill(6, 4)], desiredReplicas: fill(6), servedTokensPerSecond: fill(perMinute(1470)) },
+      fallback: { readyReplicas: fill(6), desiredReplicas: fill(6), servedTokensPerSecond: fill(perMinute(30)) },
+    },
+  });
+  const bounds = (fallbackMin = 1) => ({ preferred: { min: 1, max: 10 }, fallback: { min: fallbackMin, max: 10 } });
+  const target = (over: Partial<TargetState> = {}, fallback = { ready: 6, desired: 6 }): TargetState => ({
+    ...sagemaker({ preferred: 98, fallback: 2 }, { preferred: 6, fallback: fallback.desired }, { preferred: 6, fallback: fallback.ready }),
+    scalingBounds: bounds(), ...over,
+  });
+
+  test('fails when the fallback keeps instances its routed share does not need: it is lowered to the need, in one write', () => {
+    const s = decided(step(SM, target(), answer(SM, recovered(1)), NOW_MS));
+    expect(s.decision).toMatchObject({ mode: 'capacity', weightsChanged: false, deficitTokensPerSecond: 0 });
+    expect(s.decision.replicaNeeds).toEqual({ preferred: 6, fallback: 1 });
+    expect(s.plan).toEqual({
+      action: 'write', write: { kind: 'capacity', route: 'fallback', from: 6, to: 1 },
+      detail: 'desired instances of fallback lowered from 6 to 1: what the routing needs at the window\'s peak demand',
+    });
+  });
+
+  test('fails when the lowering goes below the scalable target\'s MinCapacity, or writes without bounds read', () => {
+    expect(decided(step(SM, target({ scalingBounds: bounds(4) }), answer(SM, recovered(1)), NOW_MS)).plan)
+      .toMatchObject({ action: 'write', write: { kind: 'capacity', route: 'fallback', from: 6, to: 4 } });
+    expect(decided(step(SM, target({ scalingBounds: undefined }), answer(SM, recovered(1)), NOW_MS)).plan).toEqual({ action: 'unchanged' });
+    const unread = 'no capacity write this run: DescribeScalableTargets failed (ThrottlingException)';
+    expect(decided(step(SM, target({ capacityUnwritable: unread }), answer(SM, recovered(1)), NOW_MS)).plan).toEqual({ action: 'unchanged', detail: unread });
+  });
+
+  test('fails when a fallback scale-out in progress is lowered: only a settled variant is', () => {
+    const s = decided(step(SM, target({}, { ready: 5, desired: 6 }), answer(SM, recovered(1)), NOW_MS));
+    expect(s.plan).toEqual({ action: 'unchanged' });
+  });
+
+  test('fails when cost mode lowers a fallback: there its count is its own target tracking\'s', () => {
+    const s = decided(step(SM, target(), answer(SM, recovered(0)), NOW_MS));
+    expect(s.decision.mode).toBe('cost');
+    expect(s.decision.replicaNeeds).toBeNull();
+    expect(s.plan).toEqual({ action: 'unchanged' });
+  });
+
+  test('fails when the preferred class is lowered, a deficit is ignored, or a replica floor is undercut (the rule itself)', () => {
+    const facts = SM.facts as SageMakerRoutingFacts;
+    const replicas = { preferred: { ready: 8, desired: 8 }, fallback: { ready: 6, desired: 6 } };
+    const decision = { mode: 'capacity' as const, deficitTokensPerSecond: 0, preferredClass: 'preferred', replicaNeeds: { preferred: 2, fallback: 1 } };
+    expect(capacityToLower(facts, decision, null, replicas, bounds())).toEqual({ name: 'fallback', from: 6, to: 1 });
+    expect(capacityToLower(facts, { ...decision, deficitTokensPerSecond: 10 }, null, replicas, bounds())).toBeUndefined();
+    expect(capacityToLower(facts, decision, { preferred: 0, fallback: 5 }, replicas, bounds())).toEqual({ name: 'fallback', from: 6, to: 5 });
+    expect(capacityToLower(facts, decision, null, { ...replicas, fallback: { ready: 1, desired: 1 } }, bounds())).toBeUndefined();
+  });
+
+  test('fails when a burst in the stabilization window is forgotten: the need is sized on the window\'s peak', () => {
+    // Demand was 2430 tokens/s eight periods ago: at that peak the preferred class's 6 (1800 tokens/s) leave 630 to the
+    // fallback, 3.02 instances at its target (250 / 1.2 tokens/s each), so it keeps 4 of its 6.
+    const world = recovered(1);
+    const served = [...fill(perMinute(1470), 3), perMinute(2400), ...fill(perMinute(1470), 8)];
+    const bursty: World = { ...world, classes: { ...world.classes, preferred: { ...world.classes.preferred, servedTokensPerSecond: served } } };
+    const s = decided(step(SM, target(), answer(SM, bursty), NOW_MS));
+    expect(s.decision.replicaNeeds?.fallback).toBe(4);
+    expect(s.plan).toMatchObject({ action: 'write', write: { kind: 'capacity', route: 'fallback', from: 6, to: 4 } });
   });
 });
 

@@ -50,7 +50,7 @@ export async function read(config: ReconcilerConfig, clients: Clients, retry: Re
   // While an UpdateEndpoint is under way, DescribeEndpoint's ProductionVariants are the running (previous) deployment's;
   // the new variants are in PendingDeploymentSummary until it ends (API_PendingDeploymentSummary.html).
   const arriving = (endpoint.PendingDeploymentSummary?.ProductionVariants ?? []).flatMap((v) => (v.VariantName ? [v.VariantName] : []));
-  // Bounds only gate capacity raises; weights (the fallback itself) must not wait on Application Auto Scaling. A failed
+  // Bounds only gate capacity writes; weights (the fallback itself) must not wait on Application Auto Scaling. A failed
   // read (throttled, denied to a hand-written serving without the grant) leaves every variant's bounds unknown: no
   // capacity write this run (`capacityCeilings`), weights as decided.
   const bounds = await optionalRead((budget) => readScalingBounds(f, clients, budget), retry);

@@ -46,10 +46,10 @@
  */
 import { policyClassProblems, policyWindowPeriods, resolvePolicyConfig } from './defaults';
 import { asDelivered } from './envelope';
-import { apportion, byCost, byPreference, type ClassView, maxShareDelta, rampToward, type ReceiverGrowth, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
+import { apportion, byCost, byPreference, type ClassView, maxShareDelta, rampToward, type ReceiverGrowth, replicaFloors, replicasAtTarget, routingPlan, type Shares, sharesOf } from './plan';
 import {
   doubledWindow, finiteOrNull, flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit,
-  sustainedDemand, typicalDemand, windowPeriods,
+  sustainedDemand, tail, typicalDemand, windowPeriods,
 } from './evidence';
 import {
   type ClassSignals,
@@ -90,7 +90,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
       code: 'missing-data',
       triggers: [],
       message: `Holding the current weights: no datapoint for ${what.join(', ')} in the newest period.`,
-    }, { demand: null, ready: 0, deficit: 0, floors: null });
+    }, { demand: null, ready: 0, deficit: 0, floors: null, needs: null });
   }
   const demand = plannedDemand(input.demandTokensPerSecond, config)!;
   const views: ClassView[] = planned.map((cls) => {
@@ -104,7 +104,7 @@ export function decide(input: PolicyInput, previous: PolicyState): PolicyStep {
       code: 'nothing-ready',
       triggers: [],
       message: 'No allowed class has a ready replica: keeping traffic on the allowed classes it was on (never all zero).',
-    }, { demand, ready: 0, deficit: demand, floors: null });
+    }, { demand, ready: 0, deficit: demand, floors: null, needs: null });
   }
 
   const situation = assess(ctx, demand, views, heldShares);
@@ -131,6 +131,8 @@ interface Situation {
   readonly from: Shares;
   readonly planFor: (mode: RoutingMode) => RoutingPlan;
   readonly floorsFor: (mode: RoutingMode) => Record<string, number>;
+  /** Capacity mode's replicas per class at the window's peak demand (`PolicyDecision.replicaNeeds`). */
+  readonly needsAtPeak: () => Record<string, number>;
   /** How the plan's receiver of the deficit is asked to grow in each mode (`ReceiverGrowth`). */
   readonly growth: (mode: RoutingMode) => ReceiverGrowth;
   /**
@@ -145,7 +147,9 @@ interface Situation {
 }
 
 type RoutingPlan = ReturnType<typeof routingPlan>;
-type Figures = { demand: number | null; ready: number; deficit: number; floors: Record<string, number> | null };
+type Figures = {
+  demand: number | null; ready: number; deficit: number; floors: Record<string, number> | null; needs: Record<string, number> | null;
+};
 
 function assess(ctx: Context, demand: number, views: readonly ClassView[], heldShares: Shares): Situation {
   const { input, previous, config, classes, preferred, entries } = ctx;
@@ -201,7 +205,16 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   const planFor = (mode: RoutingMode) => routingPlan(eligible, demand, growable(mode), config, growth(mode));
   const from = restrict(heldShares, eligible.map((v) => v.cls));
   const readyReplicas = new Map(views.map((v) => [v.cls.name, v.ready]));
-  return { demand, ready, active, entering, from, planFor, floorsFor, growth, flapAbsorbed, growthRetry, readyReplicas };
+  // The peak of the stabilization window, the span a return to cost mode looks back on: a fallback the event grew keeps
+  // what the plan would route it at that peak, so bursty demand does not see its instances lowered in a quiet minute
+  // and asked for again at the next burst (traced on H5 SageMaker: 10 instances lowered to 1 the minute after they came).
+  const needsAtPeak = (): Record<string, number> => {
+    const recent = tail(input.demandTokensPerSecond, windowPeriods(config.stabilizationWindowSeconds, config));
+    const peak = Math.max(demand, ...recent.map((v) => v ?? 0));
+    const plan = routingPlan(eligible, peak, growable('capacity'), config, growth('capacity'));
+    return Object.fromEntries(views.map((v) => [v.cls.name, replicasAtTarget((plan.shares.get(v.cls.name) ?? 0) * peak, v.cls, config)]));
+  };
+  return { demand, ready, active, entering, from, planFor, floorsFor, needsAtPeak, growth, flapAbsorbed, growthRetry, readyReplicas };
 }
 
 /**
@@ -312,13 +325,14 @@ function floorDemandBasis(input: PolicyInput): 'typical' | 'sustained' {
  *   fallbacks' writes.
  */
 function standingAsk(view: ClassView, demand: number, config: PolicyConfig): number {
-  const target = view.cls.tokensPerSecondPerReplica / (1 + config.headroom);
-  const need = Math.ceil(demand / target - 1e-9);
-  return Math.min(view.cls.maxReplicas ?? Infinity, Math.max(view.steadyReady, need));
+  return Math.min(view.cls.maxReplicas ?? Infinity, Math.max(view.steadyReady, replicasAtTarget(demand, view.cls, config)));
 }
 
 function figures(situation: Situation, plan: { deficit: number }, mode: RoutingMode): Figures {
-  return { demand: situation.demand, ready: situation.ready, deficit: plan.deficit, floors: situation.floorsFor(mode) };
+  return {
+    demand: situation.demand, ready: situation.ready, deficit: plan.deficit, floors: situation.floorsFor(mode),
+    needs: mode === 'capacity' ? situation.needsAtPeak() : null,
+  };
 }
 
 function describe(ctx: Context, triggers: readonly TriggerCode[]): string {
@@ -592,6 +606,7 @@ function step(
       readyTokensPerSecond: numbers.ready,
       preferredClass: ctx.preferred.name,
       replicaFloors: numbers.floors,
+      replicaNeeds: numbers.needs,
     },
     state: {
       mode,

@@ -158,10 +158,18 @@ export function replicaFloors(
     const extra = Math.min(remaining, room);
     if (extra <= 0) continue;
     remaining -= extra;
-    const replicas = Math.ceil((carried.get(v.cls.name)! + extra) / target - 1e-9);
+    const replicas = replicasAtTarget(carried.get(v.cls.name)! + extra, v.cls, config);
     floors.set(v.cls.name, Math.min(v.cls.maxReplicas ?? Infinity, Math.max(v.steadyReady, replicas)));
   }
   return floors;
+}
+
+/**
+ * The replicas that carry `tokensPerSecond` at the class's scaling target, envelope / (1 + headroom): the per-replica
+ * value its autoscaler aims for (lib/core/service/sizing.ts), so a count sized here is one the autoscaler keeps.
+ */
+export function replicasAtTarget(tokensPerSecond: number, cls: PolicyClass, config: PolicyConfig): number {
+  return Math.ceil(tokensPerSecond / (cls.tokensPerSecondPerReplica / (1 + config.headroom)) - 1e-9);
 }
 
 /**

@@ -217,6 +217,9 @@ function heldThisPeriod(kind: RoutingWrite['kind'], decision: PolicyDecision, me
 /** The audit line's words for a write (none for a plain weights write). */
 export function describeWrite(write: RoutingWrite): string | undefined {
   if (write.kind === 'capacity') {
+    if (write.to < write.from) {
+      return `desired instances of ${write.route} lowered from ${write.from} to ${write.to}: what the routing needs at the window's peak demand`;
+    }
     return write.floor === undefined
       ? `desired instances of ${write.route} raised from ${write.from} to its replica floor ${write.to}`
       : `desired instances of ${write.route} raised from ${write.from} to ${write.to}, its scalable target's MaxCapacity (replica floor ${write.floor})`;

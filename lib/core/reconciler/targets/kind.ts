@@ -146,7 +146,8 @@ export interface RouteObservation {
  * One write to the routing target. A run makes at most one, and at most one per period (targets/index.ts).
  * `weights`: every routed weight, plus 0 for each stray route the target holds beyond the facts.
  * `capacity`: one route's desired instance count raised to its replica floor, or to its live scaling maximum when that
- * is lower (SageMaker).
+ * is lower, or (`to` below `from`) a fallback lowered to what the routing needs in capacity mode (SageMaker,
+ * `capacityToLower`).
  */
 export type RoutingWrite =
   | { readonly kind: 'weights'; readonly weights: Readonly<Record<string, number>>; readonly zeroed: readonly string[] }

@@ -6,7 +6,7 @@
 import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, type MetricSpec, Metrics } from '../../metrics/contract';
 import { sageMakerVariantDimensions, sageMakerVariantMetric } from '../../metrics/aws-published';
 import { maxOfSearches, searchExpression } from '../../metrics/search';
-import { type PolicyClass } from '../../policy/types';
+import { type PolicyClass, type PolicyDecision } from '../../policy/types';
 import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { counterPerSecond, type PlacementOptions, type SignalSource } from '../config';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
@@ -132,9 +132,9 @@ function variantSearch(
 
 /**
  * SageMaker: the variants whose desired instance count is below the decision's replica floor, furthest below first
- * (then by name). Counts are only ever raised: lowering is Application Auto Scaling's job, which scales in when the load
- * falls (a floor that lowered counts would be a second controller fighting it). The reconciler re-raises on later
- * runs while the floor holds, so a scale-in below it lasts only until the next write.
+ * (then by name). Floors only raise: a floor that lowered counts would be a second controller fighting Application
+ * Auto Scaling, which scales in when the load falls. The reconciler re-raises on later runs while the floor holds, so a
+ * scale-in below it lasts only until the next write. The one lowering write is `capacityToLower`'s, in capacity mode.
  */
 export function capacitiesToRaise(
   floors: Readonly<Record<string, number>> | null,
@@ -144,6 +144,46 @@ export function capacitiesToRaise(
     .filter(([name, floor]) => replicas[name] !== undefined && Number.isInteger(floor) && floor > replicas[name].desired)
     .map(([name, to]) => ({ name, from: replicas[name].desired, to }))
     .sort((a, b) => b.to - b.from - (a.to - a.from) || a.name.localeCompare(b.name));
+}
+
+/**
+ * SageMaker, capacity mode: the fallback variant furthest above what the routing needs, lowered to that. A fallback the
+ * capacity event grew (its floors, or its own target tracking on the deficit it was routed) otherwise keeps its
+ * instances until target tracking's scale-in alarm has seen every datapoint of its window low, 15 minutes
+ * (ConcurrentRequestsPerModel "< 4.5 for 90 datapoints within 15 minutes" at target 5, AWS's faster-autoscaling example;
+ * the SageMaker guide: high-resolution metrics scale in "at the same speed as it would for standard metrics": sources in
+ * TARGET_TRACKING_ALARMS, lib/sim/platform.ts), paid while the preferred class is back and the fallback is routed its
+ * warm floor. Traced on the simulator's H3 (spot-like
+ * reclaims): 8 inf2 instances for 18 minutes on 2% of the traffic, the gap to retry-on-preferred's cost.
+ * Lowered only where it cannot take what the routing needs:
+ * - the decision is capacity mode's and the ready classes carry the planned demand (no deficit): in cost mode a
+ *   fallback's count is its own autoscaler's, and while short the floors are raising;
+ * - not the preferred class (its count is its own target tracking's and its standing ask's);
+ * - the variant is settled (in service = desired): lowering a scale-out in progress would cancel instances the
+ *   routing may be waiting for;
+ * - to no less than its need (`replicaNeeds`: what the plan routes it at the window's peak demand, at its scaling
+ *   target, so target tracking sees its load at or below target and does not scale back out), its replica floor, and
+ *   its scalable target's live MinCapacity (an operator's or a game day's pin holds; without bounds read, no write).
+ * One variant per run, like a raise (the endpoint takes one update at a time), after any raise.
+ */
+export function capacityToLower(
+  facts: SageMakerRoutingFacts,
+  decision: Pick<PolicyDecision, 'mode' | 'deficitTokensPerSecond' | 'preferredClass' | 'replicaNeeds'>,
+  floors: Readonly<Record<string, number>> | null,
+  replicas: TargetState['replicas'],
+  bounds: TargetState['scalingBounds'],
+): { name: string; from: number; to: number } | undefined {
+  const needs = decision.replicaNeeds;
+  if (decision.mode !== 'capacity' || !needs || decision.deficitTokensPerSecond > 0 || !bounds) return undefined;
+  let lowest: { name: string; from: number; to: number } | undefined;
+  for (const r of routes(facts)) {
+    const live = replicas[r.name];
+    const min = bounds[r.name]?.min;
+    if (r.name === decision.preferredClass || !live || live.ready < live.desired || min === undefined) continue;
+    const to = Math.max(needs[r.name] ?? live.desired, floors?.[r.name] ?? 0, min);
+    if (to < live.desired && (!lowest || live.desired - to > lowest.from - lowest.to)) lowest = { name: r.name, from: live.desired, to };
+  }
+  return lowest;
 }
 
 /**
@@ -344,7 +384,10 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     const max = capacityCeilings(facts, target.capacityUnwritable ? {} : target.scalingBounds);
     const capped = floors && Object.fromEntries(Object.entries(floors).map(([n, f]) => [n, Math.min(f, max.get(n) ?? f)]));
     const raise = capacitiesToRaise(capped, target.replicas)[0];
-    if (!raise) return undefined;
+    if (!raise) {
+      const lower = target.capacityUnwritable ? undefined : capacityToLower(facts, decision, floors, target.replicas, target.scalingBounds);
+      return lower && { kind: 'capacity', route: lower.name, from: lower.from, to: lower.to };
+    }
     const floor = floors![raise.name];
     return { kind: 'capacity', route: raise.name, from: raise.from, to: raise.to, ...(floor > raise.to ? { floor } : {}) };
   },
