@@ -597,7 +597,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     }
   }
 
-  /** Seconds an admitted request may still need: the contract's deadline, whole seconds (vLLM's --shutdown-timeout too). */
+  /** Seconds an admitted request may still need: the contract's deadline, whole seconds (vLLM's --shutdown-timeout is 5 s less). */
   private deadlineSeconds(): number {
     return requestDeadlineSeconds(this.contract);
   }

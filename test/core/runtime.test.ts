@@ -7,7 +7,7 @@ import { admissionLimits } from '../../lib/core/runtime/admission';
 import { bindRuntime, type RuntimeBinding } from '../../lib/core/runtime/binding';
 import { ENGINE_FACTS, ENGINES, rejectionStatusClass } from '../../lib/core/runtime/engines';
 import { ENGINE_FACT_TABLE, type FactSubject } from '../../lib/core/runtime/facts';
-import { SHUTDOWN_FACTS } from '../../lib/core/runtime/shutdown';
+import { SHUTDOWN_FACTS, VLLM_EXIT_MARGIN_SECONDS, vllmShutdownTimeoutSeconds } from '../../lib/core/runtime/shutdown';
 import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
@@ -60,8 +60,9 @@ describe('vLLM', () => {
       'max-num-queued-reqs': '25', // 16 serving + 9 queued: admissionLimits(l40s).maxConcurrentRequests
       // 16 mean prompts of 1000 tokens prefilled within 900 ms, over the 2 s queue budget + 0.9 s TTFT
       'max-num-queued-tokens': '51555',
-      // What it holds at SIGTERM may run for the deadline (30 s) instead of being aborted (the default 0).
-      'shutdown-timeout': '30',
+      // What it holds at SIGTERM may run for the deadline (30 s) less vLLM's exit margin (5 s) instead of being aborted
+      // (the default 0): the kubelet's SIGKILL comes a deadline after SIGTERM.
+      'shutdown-timeout': '25',
     });
     for (const flag of Object.keys(flagsOf(b.args))) expect(VLLM_FLAGS).toContain(flag);
     // The server keeps idle connections longer than any ALB's idle timeout (at most 4000 s), so the ALB never reuses
@@ -94,11 +95,33 @@ describe('vLLM', () => {
       SM_VLLM_GPU_MEMORY_UTILIZATION: '0.9',
       SM_VLLM_MAX_NUM_QUEUED_REQS: '25',
       SM_VLLM_MAX_NUM_QUEUED_TOKENS: '51555',
-      // SageMaker sends SIGKILL 30 s after SIGTERM: requests finish up to then instead of being aborted.
-      SM_VLLM_SHUTDOWN_TIMEOUT: '30',
+      // SageMaker sends SIGKILL 30 s after SIGTERM: requests finish up to then, less vLLM's exit margin, instead of
+      // being aborted.
+      SM_VLLM_SHUTDOWN_TIMEOUT: '25',
     });
     const dlc = Object.keys(engineVariables(b)).filter((k) => k.startsWith('SM_VLLM_'));
     for (const name of dlc) expect(VLLM_FLAGS).toContain(name.replace(/^SM_VLLM_/, '').toLowerCase().replace(/_/g, '-'));
+  });
+
+  test("--shutdown-timeout leaves vLLM's exit margin before the SIGKILL, and never drains less than min(deadline, margin)", () => {
+    // vLLM allows its engine max(timeout, 5) s to stop (vllm-project/vllm#34730): the margin is those 5 s.
+    expect(VLLM_EXIT_MARGIN_SECONDS).toBe(5);
+    const timeout = (deadlineMs: number, platform: 'eks' | 'sagemaker') =>
+      vllmShutdownTimeoutSeconds({ ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs } }, platform);
+    // EKS: the SIGKILL comes a deadline after SIGTERM (grace = preStop + deadline), so the margin comes off the deadline.
+    expect([30000, 95500, 10000, 8000, 5000, 3000, 500].map((d) => timeout(d, 'eks'))).toEqual([25, 91, 5, 5, 5, 3, 1]);
+    // SageMaker: the SIGKILL comes 30 s after SIGTERM (fact sagemaker.behaviour.container-stop), whatever the deadline.
+    expect([120000, 30000, 26000, 25000, 8000, 3000].map((d) => timeout(d, 'sagemaker'))).toEqual([25, 25, 25, 25, 8, 3]);
+    fc.assert(fc.property(fc.integer({ min: 1, max: 3_600_000 }), fc.constantFrom('eks' as const, 'sagemaker' as const), (deadlineMs, platform) => {
+      const deadline = Math.ceil(deadlineMs / 1000);
+      const killAfter = platform === 'eks' ? deadline : 30;
+      const t = timeout(deadlineMs, platform);
+      // Never beyond what a request may need, never 0 (abort everything), the margin kept wherever a drain of at least
+      // the margin leaves it.
+      expect(t).toBeLessThanOrEqual(deadline);
+      expect(t).toBeGreaterThanOrEqual(Math.min(deadline, VLLM_EXIT_MARGIN_SECONDS));
+      if (killAfter >= 2 * VLLM_EXIT_MARGIN_SECONDS) expect(killAfter - t).toBeGreaterThanOrEqual(VLLM_EXIT_MARGIN_SECONDS);
+    }));
   });
 
   test('the memory cap the server gets is the one the memory check used, and changing the class changes the flags', () => {

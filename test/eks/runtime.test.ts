@@ -12,6 +12,7 @@ import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
 import { SERVER_USER_NAME } from '../../lib/core/runtime/binding';
+import { VLLM_EXIT_MARGIN_SECONDS } from '../../lib/core/runtime/shutdown';
 import { modelFetchContainer, SERVER_UID } from '../../lib/eks/manifests/workload';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
@@ -49,7 +50,7 @@ describe('the vLLM server in the Deployment', () => {
       'gpu-memory-utilization': '0.9',
       'max-num-queued-reqs': '25',
       'max-num-queued-tokens': '51555',
-      'shutdown-timeout': '30',
+      'shutdown-timeout': '25',
     });
     // Caches on the model volume: the root filesystem is read-only and uid 1000 has no home.
     expect(server.env).toEqual(expect.arrayContaining([
@@ -82,19 +83,22 @@ describe('the vLLM server in the Deployment', () => {
       'gpu-memory-utilization': '0.8',
       'max-num-queued-reqs': '24', // 20 serving + 4.8 req/s x 1 s = 4 queued
       'max-num-queued-tokens': '42222', // 20 x 1000-token prompts in 0.9 s, over 1 s + 0.9 s
-      'shutdown-timeout': '30',
+      'shutdown-timeout': '25',
     });
   });
 
-  test('vLLM finishes what it holds at SIGTERM for the grace the pod has left after its preStop sleep (R215)', () => {
+  test('vLLM finishes what it holds at SIGTERM within the grace the pod has left after its preStop sleep, less its exit margin', () => {
     // vLLM's --shutdown-timeout defaults to 0: SIGTERM aborts every request in flight (vllm-project/vllm#36666). The
-    // kubelet sends SIGTERM after the preStop sleep (the deregistration delay) and SIGKILL at the end of the grace.
-    for (const deadlineMs of [30000, 95500]) {
+    // kubelet sends SIGTERM after the preStop sleep (the deregistration delay) and SIGKILL at the end of the grace;
+    // vLLM allows its engine max(timeout, 5) s to stop (vllm-project/vllm#34730), so the timeout ends 5 s before the
+    // SIGKILL (R217). The grace stays the deregistration delay plus the deadline.
+    for (const [deadlineMs, timeout] of [[30000, 25], [95500, 91], [13000, 8]]) {
       const spec = pod(build({ contract: { ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs } } }), 'l40s');
       const server = spec.containers[0];
       const preStop = server.lifecycle?.preStop.sleep.seconds ?? 0;
-      expect(Number(flags(server.args)['shutdown-timeout'])).toBe(spec.terminationGracePeriodSeconds - preStop);
-      expect(Number(flags(server.args)['shutdown-timeout'])).toBe(Math.ceil(deadlineMs / 1000));
+      expect(spec.terminationGracePeriodSeconds).toBe(preStop + Math.ceil(deadlineMs / 1000));
+      expect(Number(flags(server.args)['shutdown-timeout'])).toBe(timeout);
+      expect(spec.terminationGracePeriodSeconds - preStop - timeout).toBe(VLLM_EXIT_MARGIN_SECONDS);
     }
   });
 

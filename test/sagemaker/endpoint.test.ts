@@ -101,8 +101,9 @@ describe('SageMakerCapacityEndpoint', () => {
             SM_VLLM_GPU_MEMORY_UTILIZATION: '0.9',
             SM_VLLM_MAX_NUM_QUEUED_REQS: '25',
             SM_VLLM_MAX_NUM_QUEUED_TOKENS: '51555',
-            // SIGKILL follows SIGTERM by 30 s: in-flight requests finish up to then instead of being aborted.
-            SM_VLLM_SHUTDOWN_TIMEOUT: '30',
+            // SIGKILL follows SIGTERM by 30 s: in-flight requests finish up to then, less vLLM's 5 s exit margin,
+            // instead of being aborted.
+            SM_VLLM_SHUTDOWN_TIMEOUT: '25',
             // Writable cache locations (lib/core/runtime/platform.ts SAGEMAKER_CACHE_DIR).
             HOME: '/tmp/cai-cache',
             XDG_CACHE_HOME: '/tmp/cai-cache/.cache',

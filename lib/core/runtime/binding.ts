@@ -104,7 +104,7 @@ export function bindRuntime(cls: CapacityClass, contract: ServiceContract, targe
   const settings = [
     ...engineSettings(cls, engine, target, admission, modelPath, problem),
     // How long the server finishes what it holds after SIGTERM (lib/core/runtime/shutdown.ts).
-    ...[shutdownSetting(engine, contract)].filter((s): s is Setting & { value: number } => s !== undefined),
+    ...[shutdownSetting(engine, contract, target.platform)].filter((s): s is Setting & { value: number } => s !== undefined),
     ...cacheSettings(cls, engine, cacheDir),
     ...accountSettings(cls, target),
     ...idleConnectionSettings(cls, engine, target, warn),

@@ -7,6 +7,7 @@
 import { type ServiceContract } from '../service/contract';
 import { type EngineName } from './engines';
 import { type EngineFact } from './facts';
+import { type ServingPlatform } from './platform';
 
 const VLLM_SHUTDOWN_PR = 'https://github.com/vllm-project/vllm/pull/36666 (merged 2026-03-10; re-applies #34730, reverted by #36628)';
 const TGI = 'huggingface/text-generation-inference@v3.3.7';
@@ -20,7 +21,7 @@ export const SHUTDOWN_FACTS: readonly EngineFact[] = [
     source: `${VLLM_SHUTDOWN_PR}; https://github.com/llm-d/llm-d/issues/927 ("included in the v0.18.0 release"); `
       + 'vllm-project/vllm@3be31f74 tests/entrypoints/launchers/test_shutdown.py (test_wait_timeout_completes_requests, '
       + 'test_abort_timeout_fails_inflight_requests); https://github.com/vllm-project/vllm/pull/43208 (Kubernetes guide: '
-      + 'grace >= preStop sleep + --shutdown-timeout)',
+      + 'grace >= preStop sleep + --shutdown-timeout; its review asks for strictly greater, VLLM_EXIT_MARGIN_SECONDS)',
     status: 'docs',
   },
   {
@@ -52,13 +53,48 @@ export function requestDeadlineSeconds(contract: ServiceContract): number {
 }
 
 /**
- * The engine's own drain setting, as a flag name and value (undefined: none to set). vLLM aborts what it holds at
- * SIGTERM unless `--shutdown-timeout` says how long to wait (fact vllm.flag.shutdown-timeout): it gets the request
- * deadline, the part of the EKS pod's grace after the preStop sleep (lib/eks/manifests/workload.ts), so that what it
- * holds at SIGTERM may finish before the kubelet's SIGKILL. SageMaker sends SIGKILL 30 s after SIGTERM
- * (sagemaker.behaviour.container-stop): the same setting lets requests finish up to then instead of aborting them.
- * TGI drains by itself for up to 90 s (tgi.behaviour.graceful-shutdown); DJL, Triton and custom images are not read.
+ * Seconds left between the end of vLLM's drain and the SIGKILL, for its own exit. vLLM's shutdown allows its engine
+ * processes max(--shutdown-timeout, 5) s to stop, 5 s being the fixed allowance it had before the drain existed
+ * (vllm-project/vllm#34730, review of 2026-02-28: "`shutdown()` had a hard-coded timeout of 5s before, so I just went
+ * with that `max(configured_timeout, 5)`"); a grace of exactly preStop + timeout leaves that exit no time, and the
+ * Kubernetes guide's review asks for a grace strictly above it (vllm-project/vllm#43208, docs/deployment/k8s.md). The
+ * margin does not guarantee the exit fits: vLLM's own test allows a tiny model up to timeout + 10 s to exit after
+ * SIGTERM (vllm-project/vllm@3be31f74 tests/entrypoints/launchers/test_shutdown.py, test_wait_timeout_with_short_duration).
  */
-export function shutdownSetting(engine: EngineName, contract: ServiceContract): { name: string; value: number } | undefined {
-  return engine === 'vllm' ? { name: 'shutdown-timeout', value: requestDeadlineSeconds(contract) } : undefined;
+export const VLLM_EXIT_MARGIN_SECONDS = 5;
+
+/** Seconds from SIGTERM to SIGKILL on SageMaker (fact sagemaker.behaviour.container-stop). */
+function sagemakerKillAfterSeconds(): number {
+  const value = SHUTDOWN_FACTS.find((f) => f.id === 'sagemaker.behaviour.container-stop')?.value;
+  if (typeof value !== 'number') throw new Error('internal: no numeric fact sagemaker.behaviour.container-stop');
+  return value;
+}
+
+/**
+ * vLLM's `--shutdown-timeout`: as long as what it holds may still need (the deadline), less the exit margin before the
+ * SIGKILL. On EKS the SIGKILL comes a deadline after SIGTERM (the pod's grace is the preStop sleep plus the deadline:
+ * lib/eks/manifests/workload.ts), so the margin comes off the deadline and the grace, and the NodePool's grace built
+ * on it, stay as they are; on SageMaker it comes 30 s after SIGTERM whatever the deadline. Never under
+ * min(deadline, margin): vLLM allows its engine the margin to stop whatever the timeout (max(timeout, 5)), so a
+ * shorter drain, down to 0 (abort everything at SIGTERM), would cut requests without bringing its exit any earlier.
+ */
+export function vllmShutdownTimeoutSeconds(contract: ServiceContract, platform: ServingPlatform): number {
+  const deadline = requestDeadlineSeconds(contract);
+  const killAfter = platform === 'sagemaker' ? sagemakerKillAfterSeconds() : deadline;
+  return Math.max(Math.min(deadline, killAfter - VLLM_EXIT_MARGIN_SECONDS), Math.min(deadline, VLLM_EXIT_MARGIN_SECONDS));
+}
+
+/**
+ * The engine's own drain setting, as a flag name and value (undefined: none to set). vLLM aborts what it holds at
+ * SIGTERM unless `--shutdown-timeout` says how long to wait (fact vllm.flag.shutdown-timeout): it waits for what it
+ * holds up to the SIGKILL less its exit margin (vllmShutdownTimeoutSeconds), on EKS (the kubelet's SIGKILL at the end
+ * of the pod's grace) and on SageMaker (SIGKILL 30 s after SIGTERM, sagemaker.behaviour.container-stop) alike. TGI
+ * drains by itself for up to 90 s (tgi.behaviour.graceful-shutdown); DJL, Triton and custom images are not read.
+ */
+export function shutdownSetting(
+  engine: EngineName,
+  contract: ServiceContract,
+  platform: ServingPlatform,
+): { name: string; value: number } | undefined {
+  return engine === 'vllm' ? { name: 'shutdown-timeout', value: vllmShutdownTimeoutSeconds(contract, platform) } : undefined;
 }
