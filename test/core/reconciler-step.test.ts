@@ -692,6 +692,21 @@ describe('SageMaker, capacity mode: a fallback the event grew is lowered to what
     expect(capacityToLower(facts, { ...decision, deficitTokensPerSecond: 10 }, null, replicas, bounds())).toBeUndefined();
     expect(capacityToLower(facts, decision, { preferred: 0, fallback: 5 }, replicas, bounds())).toEqual({ name: 'fallback', from: 6, to: 5 });
     expect(capacityToLower(facts, decision, null, { ...replicas, fallback: { ready: 1, desired: 1 } }, bounds())).toBeUndefined();
+    // A MinCapacity of 0 and no need: one instance stays (a variant at zero is documented for inference components only).
+    expect(capacityToLower(facts, { ...decision, replicaNeeds: { preferred: 2, fallback: 0 } }, null, replicas, bounds(0)))
+      .toEqual({ name: 'fallback', from: 6, to: 1 });
+    // A variant of several pools is left to its target tracking: a scale-in releases its lowest-priority pool first.
+    const pooled: SageMakerRoutingFacts = {
+      ...facts, variants: [facts.variants[0], { variantName: 'fallback', classes: [cls('g5', 1, 'ml.g5.xlarge', 250, 1.0), cls('g6', 2, 'ml.g6.xlarge', 200, 0.9)] }],
+    };
+    expect(capacityToLower(pooled, decision, null, replicas, bounds())).toBeUndefined();
+  });
+
+  test('fails when the need follows the plan below the weights in force: the larger share is kept (review R218)', () => {
+    // The weights in force give the fallback 30% (a write the dead band or the period held back); the plan gives it its
+    // warm floor. At 1500 tokens/s the 30% are 450 tokens/s, 3 instances at its target (250 / 1.2 each), not 1.
+    const s = decided(step(SM, target({ weights: { preferred: 70, fallback: 30 } }), answer(SM, recovered(1)), NOW_MS));
+    expect(s.decision.replicaNeeds?.fallback).toBe(3);
   });
 
   test('fails when a burst in the stabilization window is forgotten: the need is sized on the window\'s peak', () => {

@@ -132,7 +132,7 @@ interface Situation {
   readonly planFor: (mode: RoutingMode) => RoutingPlan;
   readonly floorsFor: (mode: RoutingMode) => Record<string, number>;
   /** Capacity mode's replicas per class at the window's peak demand (`PolicyDecision.replicaNeeds`). */
-  readonly needsAtPeak: () => Record<string, number>;
+  readonly needsAtPeak: (decided: Readonly<Record<string, number>>) => Record<string, number>;
   /** How the plan's receiver of the deficit is asked to grow in each mode (`ReceiverGrowth`). */
   readonly growth: (mode: RoutingMode) => ReceiverGrowth;
   /**
@@ -148,7 +148,9 @@ interface Situation {
 
 type RoutingPlan = ReturnType<typeof routingPlan>;
 type Figures = {
-  demand: number | null; ready: number; deficit: number; floors: Record<string, number> | null; needs: Record<string, number> | null;
+  demand: number | null; ready: number; deficit: number; floors: Record<string, number> | null;
+  /** Capacity mode's `replicaNeeds` given the decided weights; null in cost mode and on holds. */
+  needs: Situation['needsAtPeak'] | null;
 };
 
 function assess(ctx: Context, demand: number, views: readonly ClassView[], heldShares: Shares): Situation {
@@ -208,11 +210,17 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   // The peak of the stabilization window, the span a return to cost mode looks back on: a fallback the event grew keeps
   // what the plan would route it at that peak, so bursty demand does not see its instances lowered in a quiet minute
   // and asked for again at the next burst (traced on H5 SageMaker: 10 instances lowered to 1 the minute after they came).
-  const needsAtPeak = (): Record<string, number> => {
+  // Its share is the largest of that plan's, the weights in force and the decided ones: weights follow the plan only
+  // past the dead band (`steady`) and a held weights write leaves the old ones in force, so a count sized on the plan
+  // alone could leave the traffic actually routed above the target, and target tracking would scale it back out (R218).
+  const needsAtPeak = (decided: Readonly<Record<string, number>>): Record<string, number> => {
     const recent = tail(input.demandTokensPerSecond, windowPeriods(config.stabilizationWindowSeconds, config));
     const peak = Math.max(demand, ...recent.map((v) => v ?? 0));
-    const plan = routingPlan(eligible, peak, growable('capacity'), config, growth('capacity'));
-    return Object.fromEntries(views.map((v) => [v.cls.name, replicasAtTarget((plan.shares.get(v.cls.name) ?? 0) * peak, v.cls, config)]));
+    const plan = routingPlan(eligible, peak, growable('capacity'), config, growth('capacity')).shares;
+    const inForce = sharesOf(ctx.previousWeights, classes);
+    const next = sharesOf(decided, classes);
+    const share = (name: string) => Math.max(plan.get(name) ?? 0, inForce.get(name) ?? 0, next.get(name) ?? 0);
+    return Object.fromEntries(views.map((v) => [v.cls.name, replicasAtTarget(share(v.cls.name) * peak, v.cls, config)]));
   };
   return { demand, ready, active, entering, from, planFor, floorsFor, needsAtPeak, growth, flapAbsorbed, growthRetry, readyReplicas };
 }
@@ -331,7 +339,7 @@ function standingAsk(view: ClassView, demand: number, config: PolicyConfig): num
 function figures(situation: Situation, plan: { deficit: number }, mode: RoutingMode): Figures {
   return {
     demand: situation.demand, ready: situation.ready, deficit: plan.deficit, floors: situation.floorsFor(mode),
-    needs: mode === 'capacity' ? situation.needsAtPeak() : null,
+    needs: mode === 'capacity' ? situation.needsAtPeak : null,
   };
 }
 
@@ -606,7 +614,7 @@ function step(
       readyTokensPerSecond: numbers.ready,
       preferredClass: ctx.preferred.name,
       replicaFloors: numbers.floors,
-      replicaNeeds: numbers.needs,
+      replicaNeeds: numbers.needs ? numbers.needs(weights) : null,
     },
     state: {
       mode,

@@ -158,12 +158,17 @@ export function capacitiesToRaise(
  * Lowered only where it cannot take what the routing needs:
  * - the decision is capacity mode's and the ready classes carry the planned demand (no deficit): in cost mode a
  *   fallback's count is its own autoscaler's, and while short the floors are raising;
- * - not the preferred class (its count is its own target tracking's and its standing ask's);
+ * - not the preferred class (its count is its own target tracking's and its standing ask's), nor a variant of several
+ *   pools: what remains after a scale-in ("SageMaker AI releases instances starting with the lowest-priority pool",
+ *   realtime-endpoints-heterogeneous.html) carries what its pools' envelopes give, not the instance-weighted mean the
+ *   need is sized on;
  * - the variant is settled (in service = desired): lowering a scale-out in progress would cancel instances the
  *   routing may be waiting for;
  * - to no less than its need (`replicaNeeds`: what the plan routes it at the window's peak demand, at its scaling
  *   target, so target tracking sees its load at or below target and does not scale back out), its replica floor, and
- *   its scalable target's live MinCapacity (an operator's or a game day's pin holds; without bounds read, no write).
+ *   its scalable target's live MinCapacity (an operator's or a game day's pin holds; without bounds read, no write), and
+ *   1: Application Auto Scaling allows a MinCapacity of 0 for a variant, but scaling an endpoint variant to zero
+ *   instances is documented only for endpoints of inference components (R218).
  * One variant per run, like a raise (the endpoint takes one update at a time), after any raise.
  */
 export function capacityToLower(
@@ -179,8 +184,8 @@ export function capacityToLower(
   for (const r of routes(facts)) {
     const live = replicas[r.name];
     const min = bounds[r.name]?.min;
-    if (r.name === decision.preferredClass || !live || live.ready < live.desired || min === undefined) continue;
-    const to = Math.max(needs[r.name] ?? live.desired, floors?.[r.name] ?? 0, min);
+    if (r.name === decision.preferredClass || r.classes.length > 1 || !live || live.ready < live.desired || min === undefined) continue;
+    const to = Math.max(needs[r.name] ?? live.desired, floors?.[r.name] ?? 0, min, 1);
     if (to < live.desired && (!lowest || live.desired - to > lowest.from - lowest.to)) lowest = { name: r.name, from: live.desired, to };
   }
   return lowest;
