@@ -212,10 +212,11 @@ export interface PolicyDecision {
    */
   readonly replicaFloors: Readonly<Record<string, number>> | null;
   /**
-   * In capacity mode, the replicas each class needs (every class present) to carry what the routing plan would give it
-   * at the peak demand of the stabilization window, at its scaling target (delivered envelope / (1 + headroom)): how
-   * far a fallback the capacity event grew may be lowered once the ready classes carry the demand (SageMaker,
-   * `capacityToLower`). `null` in cost mode, where a fallback's count is its own autoscaler's, and when the tick holds.
+   * In capacity mode, the replicas each class needs (every class present) to carry, at the peak demand of the
+   * stabilization window, the largest of the share the routing plan would give it at that peak, its share in force and
+   * its decided share, at its scaling target (delivered envelope / (1 + headroom)): how far a fallback the capacity
+   * event grew may be lowered once the ready classes carry the demand (SageMaker, `capacityToLower`). `null` in cost
+   * mode, where a fallback's count is its own autoscaler's, and when the tick holds.
    */
   readonly replicaNeeds: Readonly<Record<string, number>> | null;
 }
