@@ -346,10 +346,6 @@ export class Reconciler extends Construct {
       capacityErrors: this.capacityErrorAlarms, failures: this.failureAlarm, functionErrors: this.errorsAlarm, degradedReads: this.degradedReadsAlarm,
       missingData: this.missingDataAlarm, topic: this.alarmTopic,
     } = this.addAlarms(props, serving.service, period));
-    // The status row of the serving's dashboard shows them beside InferenceAlarms' (docs/observability.md, "every alarm of the service").
-    recordReconcilerAlarms(props.serving, this, [
-      this.failureAlarm, this.errorsAlarm, this.degradedReadsAlarm, this.missingDataAlarm, ...this.capacityErrorAlarms,
-    ]);
     acknowledgeNistRules(this, {
       IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY,
       LambdaDLQ: 'Scheduled and alarm events are not retried (retryAttempts 0: the next tick is the retry, a stale event is worthless) and every ' +
@@ -526,6 +522,8 @@ export class Reconciler extends Construct {
     const missingData = this.missingDataRuns(props.serving, service, period);
     const topic = props.alarmTopic ?? encryptedAlarmTopic(this, 'AlarmTopic', service).topic;
     notifyOnAlarmAndOk(topic, [failures, functionErrors, degradedReads, missingData, ...capacityErrors]);
+    // The status row of the serving's dashboard shows them beside InferenceAlarms' (docs/observability.md, "every alarm of the service").
+    recordReconcilerAlarms(props.serving, this, [failures, functionErrors, degradedReads, missingData, ...capacityErrors]);
     return { capacityErrors, failures, functionErrors, degradedReads, missingData, topic };
   }
 
