@@ -148,6 +148,11 @@ describe('vLLM', () => {
     expect(eks(bad).problems.map((p) => p.message)).toEqual([expect.stringContaining('sets --max-num-seqs, which the library derives')]);
   });
 
+  test('fails when runtime.args sets --shutdown-timeout, which the library derives from the deadline and the SIGKILL', () => {
+    const [own] = classes('', (s) => ({ ...s, runtime: { ...s.runtime, args: ['--shutdown-timeout', '120'] } }));
+    expect(eks(own).problems.map((p) => p.message)).toEqual([expect.stringContaining('sets --shutdown-timeout, which the library derives')]);
+  });
+
   test('fails when the vLLM release is older than 0.29.0, the floor every rendered name and metric is cited at', () => {
     const [old] = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engineVersion: '0.28.1' } }));
     const b = eks(old);
