@@ -3,7 +3,8 @@
  *
  * Three capacity classes in preference order: L40S (ml.g6e, bf16, vLLM), A10G (ml.g5, AWQ int4, vLLM) and
  * Inferentia2 (ml.inf2, Neuron-compiled for tensor parallelism 2, DJL LMI NeuronX). Two routing groups: `preferred`
- * holds the GPU pools (g6e first, g5 when g6e is short), `fallback` the Inferentia2 pool with a warm standby.
+ * holds the GPU pools (g6e first, g5 when g6e is short), `fallback` runs on Inferentia2 with a warm standby (one class: a
+ * plain instance type, no pools).
  *
  * Replace the image digests, model-data URIs and digests with your own (the trust constructs sign and verify them),
  * the envelopes with your load-test results, and the prices with your region's.
