@@ -18,6 +18,7 @@ import { type HardwareCatalog } from '../core/hardware/catalog';
 import { perPoolConcurrencyQueries, sageMakerVariantDimensions, type TargetTrackingQuery } from '../core/metrics/aws-published';
 import { AwsMetrics } from '../core/metrics/contract';
 import { routedClassFacts, type SageMakerRoutingFacts } from '../core/reconciler/routing-facts';
+import { hasInstancePools } from '../core/reconciler/targets/sagemaker-instances';
 import { rejectionStatusClass } from '../core/runtime/engines';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
 import { type ClassProblem, checkCapacityClasses } from '../core/service/checks';
@@ -1060,7 +1061,7 @@ function variantInstances(
   modelOf: (className: string) => string,
 ): Pick<sagemaker.CfnEndpointConfig.ProductionVariantProperty, 'modelName' | 'instanceType' | 'instancePools'> {
   const modelName = modelOf(v.pools[0].capacityClass.name);
-  if (v.pools.length === 1) return { modelName, instanceType: v.pools[0].capacityClass.instanceType };
+  if (!hasInstancePools(v.pools.length)) return { modelName, instanceType: v.pools[0].capacityClass.instanceType };
   return {
     modelName,
     instancePools: v.pools.map((p) => ({

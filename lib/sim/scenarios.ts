@@ -6,7 +6,7 @@ import { type PlatformKind } from './platform';
 import { Rng } from './rng';
 import { LLAMA_MEAN_RATE, llamaChatService, SD21_PEAK_RATE, sd21Service, type ServiceDefinition } from './services';
 import {
-  type ArrivalPattern, AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, diurnalProfile, type RateProfile,
+  type ArrivalPattern, AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, diurnalProfile, type RateProfile, rateMultiplierAt,
   type TokenDistribution,
 } from './workload';
 
@@ -113,14 +113,17 @@ function llm(o: LlmOptions): ScenarioInstance {
   const service = llamaChatService();
   const rate = o.p.meanRate ?? LLAMA_MEAN_RATE;
   const preferred = service.plan.classes[0];
-  const initialTokens = rate * service.contract.requestShape.meanOutputTokens;
+  // Sized on the rate at time 0, the one the steady-state history before time 0 holds (MetricHistory): a preferred
+  // class sized on the mean rate of a profile that starts above it (H5's diurnal peak) starts with a deficit its own
+  // history calls sustained, so every run opens with a capacity event no scenario declares.
+  const initialTokens = rate * rateMultiplierAt(o.profile, 0) * service.contract.requestShape.meanOutputTokens;
   return buildScenario({
     id: o.id,
     title: o.title,
     service,
     durationSeconds: (o.p.durationMinutes ?? 180) * MIN,
     workload: { pattern: 'near-poisson', meanRatePerSecond: rate, rateProfile: o.profile, promptTokens: AZURE_CONVERSATION_PROMPT, outputTokens: AZURE_CONVERSATION_OUTPUT },
-    initialReplicas: { [preferred.name]: Math.ceil(initialTokens / preferred.targetTokensPerSecondPerReplica) },
+    initialReplicas: { [preferred.name]: Math.min(preferred.maxReplicas, Math.ceil(initialTokens / preferred.targetTokensPerSecondPerReplica)) },
     availability: o.availability,
     interruptions: o.interruptions,
     speedFactors: o.speedFactors,

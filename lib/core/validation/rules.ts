@@ -23,6 +23,7 @@ import { CLASS_RULES, CONTRACT_RULES } from './service-rules';
 import { isUnresolved } from './tokens';
 import { latePeriods } from '../metrics/alarm-window';
 import { METRIC_PERIOD_SECONDS } from '../metrics/contract';
+import { hasInstancePools } from '../reconciler/targets/sagemaker-instances';
 
 // The tables the reconciler Lambda checks its configuration with live in reconciler-rules.ts, the contract's and a
 // class's in service-rules.ts, a SageMaker variant's scaling target in sagemaker-scaling-rules.ts (see there why);
@@ -380,7 +381,7 @@ export const SAGEMAKER_RULES = {
   'metric(instanceType)': crossRule<{ readonly instanceType: string; readonly variantName: string; readonly poolTypes: readonly string[] }>(
     "the instance type of one of the variant's pools, on a variant of several classes (read a one-class variant without it)",
     ({ instanceType, variantName, poolTypes }) => (poolTypes.length === 0 ? undefined
-      : poolTypes.length === 1 ? `is '${instanceType}' on variant '${variantName}', which has one class and so no instance pools`
+      : !hasInstancePools(poolTypes.length) ? `is '${instanceType}' on variant '${variantName}', which has one class and so no instance pools`
         : poolTypes.includes(instanceType) ? undefined
           : `is '${instanceType}', no pool of variant '${variantName}' (pools: ${quoted(poolTypes)})`),
     // "In addition, CloudWatch publishes these metrics with an InstanceType dimension" is said of variants that use

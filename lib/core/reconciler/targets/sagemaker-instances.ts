@@ -6,6 +6,18 @@
 import { type RoutedClassFacts } from '../routing-facts';
 
 /**
+ * Whether a variant of `classCount` classes is rendered with `InstancePools` (renderVariants, lib/sagemaker/endpoint.ts)
+ * or, with one class, a plain `InstanceType`: no AWS page says a one-entry pool list is accepted, and one class has
+ * nothing to fall back to (review R209). What follows from it is decided here once: how instances are counted
+ * (`instancesByType`), which latency and per-class series exist (SageMaker publishes the InstanceType dimension only
+ * for variants with pools), and which variants the Reconciler may lower (a scale-in of a variant with pools releases
+ * its lowest-priority pool first, not the one it would lower).
+ */
+export function hasInstancePools(classCount: number): boolean {
+  return classCount > 1;
+}
+
+/**
  * A variant's instances by instance type (`TargetState.pools`), from its DescribeEndpoint summary: the `InstancePools`
  * it lists ("Each pool indicates the instance type and the current number of instances of that type",
  * ProductionVariantSummary), else, for a variant the facts give one class, all of `CurrentInstanceCount` on that
@@ -20,5 +32,5 @@ export function instancesByType(
   summary: { readonly currentInstanceCount: number; readonly pools?: ReadonlyArray<{ readonly instanceType: string; readonly count: number }> },
 ): Record<string, number> {
   if (summary.pools && summary.pools.length > 0) return Object.fromEntries(summary.pools.map((p) => [p.instanceType, p.count]));
-  return classes?.length === 1 ? { [classes[0].instanceType]: summary.currentInstanceCount } : {};
+  return classes && classes.length > 0 && !hasInstancePools(classes.length) ? { [classes[0].instanceType]: summary.currentInstanceCount } : {};
 }

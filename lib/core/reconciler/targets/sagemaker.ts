@@ -12,6 +12,7 @@ import { counterPerSecond, type PlacementOptions, type SignalSource } from '../c
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RoutingWrite, type TargetState } from './kind';
+import { hasInstancePools } from './sagemaker-instances';
 import { classMetric, objectEntries, placementAllows, policyClassOf, rejectionStatusOf, stray } from './shared';
 
 const VARIANT = 'a production variant with its instance pools';
@@ -94,7 +95,7 @@ function signalSources(config: Parameters<RoutingTarget<SageMakerRoutingFacts>['
       // is never below either one: a conservative reading. "The MAX value of an array of time series returns a single
       // time series" (CloudWatch metric math, https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html).
       // Both operands are SEARCHes: a source's expression cannot name the batch's other queries (buildQueryBatch).
-      latencyP95Ms: v.classes.length > 1
+      latencyP95Ms: hasInstancePools(v.classes.length)
         ? { expression: maxOfSearches([latencySearch(true), latencySearch(false)]), scale: AWS_LATENCY_TO_MS.sageMaker }
         : { metric: variantMetric(AwsMetrics.sageMaker.modelLatency, 'p95'), scale: AWS_LATENCY_TO_MS.sageMaker },
       // Tokens the server counted (Sum per period) to tokens per second, which excludes what it shed; without them,
@@ -184,7 +185,7 @@ export function capacityToLower(
   for (const r of routes(facts)) {
     const live = replicas[r.name];
     const min = bounds[r.name]?.min;
-    if (r.name === decision.preferredClass || r.classes.length > 1 || !live || live.ready < live.desired || min === undefined) continue;
+    if (r.name === decision.preferredClass || hasInstancePools(r.classes.length) || !live || live.ready < live.desired || min === undefined) continue;
     const to = Math.max(needs[r.name] ?? live.desired, floors?.[r.name] ?? 0, min, 1);
     if (to < live.desired && (!lowest || live.desired - to > lowest.from - lowest.to)) lowest = { name: r.name, from: live.desired, to };
   }
@@ -309,7 +310,7 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     facts: cls,
     // A class of a variant with several instance pools is its pool's InstanceType series, which SageMaker publishes for
     // such variants besides the variant-level one (see signalSources); a single-class variant is its variant-level series.
-    awsDimensions: sageMakerVariantDimensions(facts.endpointName, v.variantName, v.classes.length > 1 ? cls.instanceType : undefined),
+    awsDimensions: sageMakerVariantDimensions(facts.endpointName, v.variantName, hasInstancePools(v.classes.length) ? cls.instanceType : undefined),
   }))),
   uniqueRouteNames: true,
   policyClasses: (facts, placement, target) => {
@@ -385,12 +386,14 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     // endpoint Updating: weights go first (routing is the fast lever), one capacity per run after them.
     const zeroed = stray(routes(facts), target);
     if (decision.weightsChanged || zeroed.length > 0) return { kind: 'weights', weights: decision.weights, zeroed };
-    // A run whose bounds read failed writes no capacity, whatever bounds it planned with.
-    const max = capacityCeilings(facts, target.capacityUnwritable ? {} : target.scalingBounds);
+    // A run whose bounds read failed writes no capacity, whatever bounds it planned with: no ceiling above 0 and no
+    // MinCapacity to lower to.
+    const bounds = target.capacityUnwritable ? {} : target.scalingBounds;
+    const max = capacityCeilings(facts, bounds);
     const capped = floors && Object.fromEntries(Object.entries(floors).map(([n, f]) => [n, Math.min(f, max.get(n) ?? f)]));
     const raise = capacitiesToRaise(capped, target.replicas)[0];
     if (!raise) {
-      const lower = target.capacityUnwritable ? undefined : capacityToLower(facts, decision, floors, target.replicas, target.scalingBounds);
+      const lower = capacityToLower(facts, decision, floors, target.replicas, bounds);
       return lower && { kind: 'capacity', route: lower.name, from: lower.from, to: lower.to };
     }
     const floor = floors![raise.name];
