@@ -45,6 +45,7 @@ export function simClassesFromPlan(
       targetConcurrencyPerReplica: p.targetConcurrencyPerReplica,
       admission: serverAdmission(cls, contract),
       countsGeneratedTokens: engineCountsGeneratedTokens(cls.runtime.engine),
+      engine: cls.runtime.engine,
     };
   });
 }

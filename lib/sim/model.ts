@@ -37,6 +37,8 @@ export interface SimClass extends RoutedClassFacts {
    * (`PlatformModel.engineTokenCounters`), the Reconciler reads served demand in tokens, not requests x the declared mean.
    */
   readonly countsGeneratedTokens?: boolean;
+  /** The class's engine (`runtime.engine`): how long its server serves what it holds after SIGTERM (`servesAfterSigtermSeconds`). */
+  readonly engine?: string;
 }
 
 /** What a request is promised and how a replica turns tokens into time. */

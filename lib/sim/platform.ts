@@ -171,6 +171,15 @@ export interface PlatformModel {
    * anyone, and its instances serve until lost. `deregistrationDelaySeconds`: the pods' grace is it plus the deadline.
    */
   readonly interruptionDrain?: { readonly deregistrationDelaySeconds: number };
+  /**
+   * SageMaker: an instance a scale-in removes gets SIGTERM as it leaves service and SIGKILL 30 s later (fact
+   * sagemaker.behaviour.container-stop, lib/core/runtime/shutdown.ts); its server serves what it holds for as long as
+   * its drain setting allows (`servesAfterSigtermSeconds`: vLLM's rendered --shutdown-timeout, 25 s with a 30 s
+   * deadline) and what it still holds then is lost. Whether SageMaker stops routing to it before SIGTERM is not
+   * documented: routing stops at once here (the kinder reading). Absent on EKS: a pod's grace is its preStop sleep plus
+   * the deadline, longer than any admitted request may take.
+   */
+  readonly stopsRemovedInstances?: boolean;
 }
 
 /**
@@ -352,6 +361,7 @@ export function platformModel(kind: PlatformKind, allOverrides: PlatformOverride
       ...TARGET_TRACKING_ALARMS,
     },
     floors: 'capacity-write',
+    stopsRemovedInstances: true,
     endpointUpdate: {
       weightsSeconds: 30,
       scaleInSeconds: 60,

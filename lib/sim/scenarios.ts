@@ -6,7 +6,7 @@ import { type PlatformKind } from './platform';
 import { Rng } from './rng';
 import { LLAMA_MEAN_RATE, llamaChatService, SD21_PEAK_RATE, sd21Service, type ServiceDefinition } from './services';
 import {
-  type ArrivalPattern, AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, diurnalProfile, type RateProfile, rateMultiplierAt,
+  type ArrivalPattern, AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, diurnalProfile, type RateProfile, rateMultiplierAt, tokenDistributionMean,
   type TokenDistribution,
 } from './workload';
 
@@ -37,7 +37,13 @@ export interface ScenarioOptions {
     readonly promptTokens: TokenDistribution;
     readonly outputTokens: TokenDistribution;
   };
-  /** Ready replicas per class at time 0 (defaults: enough of the preferred class for the initial demand; standby). */
+  /**
+   * Ready replicas per class at time 0. Default: the preferred class enough for the demand at time 0 at its scaling
+   * target (up to its maximum), the others their standby (`minReplicas`). Time 0 follows an hour of steady operation at
+   * that demand (MetricHistory): a preferred class sized below it (on the mean rate of a profile that starts above it,
+   * as H5's diurnal peak once was) starts with a deficit its own history calls sustained, and every run opens with a
+   * capacity event the scenario does not declare.
+   */
   readonly initialReplicas?: Readonly<Record<string, number>>;
   readonly availability?: Readonly<Record<string, readonly AvailabilityStep[]>>;
   readonly interruptions?: readonly Interruption[];
@@ -56,12 +62,16 @@ export interface ScenarioOptions {
 /** Builds a concrete scenario from a service declared with the library's capacity classes and plan. */
 export function buildScenario(o: ScenarioOptions): ScenarioInstance {
   const svc = o.service;
+  const preferred = svc.plan.classes[0];
+  const w = o.workload;
+  const tokensAtZero = w.meanRatePerSecond * rateMultiplierAt(w.rateProfile, 0) * tokenDistributionMean(w.outputTokens);
+  const steady = Math.min(preferred.maxReplicas, Math.ceil(tokensAtZero / preferred.targetTokensPerSecondPerReplica));
   const behavior = Object.fromEntries(svc.classes.map((c) => {
     const b = svc.behavior[c.name];
     return [c.name, {
       ...b,
       provisioningSeconds: o.provisioningSeconds?.[c.name] ?? b?.provisioningSeconds ?? 300,
-      initialReplicas: o.initialReplicas?.[c.name] ?? b?.initialReplicas,
+      initialReplicas: o.initialReplicas?.[c.name] ?? b?.initialReplicas ?? (c.name === preferred.name ? steady : undefined),
     }];
   }));
   return {
@@ -112,18 +122,12 @@ interface LlmOptions {
 function llm(o: LlmOptions): ScenarioInstance {
   const service = llamaChatService();
   const rate = o.p.meanRate ?? LLAMA_MEAN_RATE;
-  const preferred = service.plan.classes[0];
-  // Sized on the rate at time 0, the one the steady-state history before time 0 holds (MetricHistory): a preferred
-  // class sized on the mean rate of a profile that starts above it (H5's diurnal peak) starts with a deficit its own
-  // history calls sustained, so every run opens with a capacity event no scenario declares.
-  const initialTokens = rate * rateMultiplierAt(o.profile, 0) * service.contract.requestShape.meanOutputTokens;
   return buildScenario({
     id: o.id,
     title: o.title,
     service,
     durationSeconds: (o.p.durationMinutes ?? 180) * MIN,
     workload: { pattern: 'near-poisson', meanRatePerSecond: rate, rateProfile: o.profile, promptTokens: AZURE_CONVERSATION_PROMPT, outputTokens: AZURE_CONVERSATION_OUTPUT },
-    initialReplicas: { [preferred.name]: Math.min(preferred.maxReplicas, Math.ceil(initialTokens / preferred.targetTokensPerSecondPerReplica)) },
     availability: o.availability,
     interruptions: o.interruptions,
     speedFactors: o.speedFactors,

@@ -1,5 +1,6 @@
 import { interruptionHoldSeconds } from '../core/platform/control-loop';
 import { capacitiesToRaise } from '../core/reconciler/io';
+import { servesAfterSigtermSeconds } from '../core/runtime/shutdown';
 import { HpaAutoscaler, TargetTracking, variantTrackingPolicies } from './autoscaler';
 import { replicaCostUsd } from '../core/report/cost';
 import { ClassState, DRAINING, GONE, PENDING, Pool, READY, type Replica } from './class-state';
@@ -37,6 +38,8 @@ const EV_WRITABLE = 5;
 const EV_RUN = 6;
 /** An interrupted pod the PodDisruptionBudget held is deleted: it drains (payload: the replica). */
 const EV_DRAIN = 7;
+/** SageMaker: a removed instance's server stops serving what it still holds (payload: the replica). */
+const EV_STOP = 8;
 
 /** Karpenter does not retry a capacity-unavailable offering for 3 minutes. */
 const CAPACITY_RETRY_SECONDS = 180;
@@ -238,6 +241,10 @@ class Simulation {
         const r = this.replicas[payload];
         if (r.state === READY) this.drain(r, tEvent);
       }
+      else if (kind === EV_STOP) {
+        const r = this.replicas[payload];
+        if (r.state === DRAINING) this.kill(r, tEvent);
+      }
       else if (kind === EV_WRITABLE) {
         if (payload === this.updatingChanges) this.control(tEvent);
       }
@@ -415,7 +422,7 @@ class Simulation {
     if (i >= 0) cs.replicas.splice(i, 1);
   }
 
-  /** Loses a replica at once: its requests in service end unserved. */
+  /** Loses a replica at once (an interruption, or a removed SageMaker instance's SIGKILL): its requests in service end unserved. */
   private kill(r: Replica, now: number): void {
     for (let i = 0; i < r.slots.length; i++) {
       const req = r.slots[i];
@@ -458,6 +465,10 @@ class Simulation {
     }
     r.state = DRAINING;
     this.states[r.cls].leaveReady(r.pool, now);
+    if (this.platform.stopsRemovedInstances) {
+      const engine = this.states[r.cls].pools[r.pool].spec.engine ?? '';
+      this.heap.push(now + servesAfterSigtermSeconds(engine, this.scenario.service.deadlineSeconds, this.platform.kind), EV_STOP, r.id);
+    }
   }
 
   // ---- Control loop -----------------------------------------------------------------------------------------

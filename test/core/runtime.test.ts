@@ -7,7 +7,7 @@ import { admissionLimits } from '../../lib/core/runtime/admission';
 import { bindRuntime, type RuntimeBinding } from '../../lib/core/runtime/binding';
 import { ENGINE_FACTS, ENGINES, rejectionStatusClass } from '../../lib/core/runtime/engines';
 import { ENGINE_FACT_TABLE, type FactSubject } from '../../lib/core/runtime/facts';
-import { SHUTDOWN_FACTS, VLLM_EXIT_MARGIN_SECONDS, vllmShutdownTimeoutSeconds } from '../../lib/core/runtime/shutdown';
+import { servesAfterSigtermSeconds, SHUTDOWN_FACTS, VLLM_EXIT_MARGIN_SECONDS, vllmShutdownTimeoutSeconds } from '../../lib/core/runtime/shutdown';
 import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
@@ -101,6 +101,23 @@ describe('vLLM', () => {
     });
     const dlc = Object.keys(engineVariables(b)).filter((k) => k.startsWith('SM_VLLM_'));
     for (const name of dlc) expect(VLLM_FLAGS).toContain(name.replace(/^SM_VLLM_/, '').toLowerCase().replace(/_/g, '-'));
+  });
+
+  test('how long a server serves what it holds after SIGTERM: vLLM its rendered drain, TGI its own up to the SIGKILL, others until the SIGKILL', () => {
+    // vLLM: exactly the --shutdown-timeout the binding renders (what the simulator ends a removed instance's requests at).
+    for (const deadlineMs of [30000, 8000, 120000]) {
+      for (const platform of ['eks', 'sagemaker'] as const) {
+        expect(servesAfterSigtermSeconds('vllm', deadlineMs / 1000, platform))
+          .toBe(vllmShutdownTimeoutSeconds({ ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs } }, platform));
+      }
+    }
+    // SageMaker's SIGKILL 30 s after SIGTERM caps TGI's 90 s drain and bounds an engine whose stop is not read.
+    expect(servesAfterSigtermSeconds('tgi', 30, 'sagemaker')).toBe(30);
+    expect(servesAfterSigtermSeconds('djl-lmi', 30, 'sagemaker')).toBe(30);
+    expect(servesAfterSigtermSeconds('djl-lmi', 10, 'sagemaker')).toBe(30);
+    // EKS: the kubelet's SIGKILL a deadline after SIGTERM; TGI drains up to its 90 s within it.
+    expect(servesAfterSigtermSeconds('tgi', 120, 'eks')).toBe(90);
+    expect(servesAfterSigtermSeconds('triton', 45.5, 'eks')).toBe(46);
   });
 
   test("--shutdown-timeout leaves vLLM's exit margin before the SIGKILL, and never drains less than min(deadline, margin)", () => {

@@ -79,9 +79,36 @@ function sagemakerKillAfterSeconds(): number {
  * shorter drain, down to 0 (abort everything at SIGTERM), would cut requests without bringing its exit any earlier.
  */
 export function vllmShutdownTimeoutSeconds(contract: ServiceContract, platform: ServingPlatform): number {
-  const deadline = requestDeadlineSeconds(contract);
-  const killAfter = platform === 'sagemaker' ? sagemakerKillAfterSeconds() : deadline;
+  return vllmTimeoutFor(requestDeadlineSeconds(contract), platform);
+}
+
+function vllmTimeoutFor(deadline: number, platform: ServingPlatform): number {
+  const killAfter = killAfterSeconds(deadline, platform);
   return Math.max(Math.min(deadline, killAfter - VLLM_EXIT_MARGIN_SECONDS), Math.min(deadline, VLLM_EXIT_MARGIN_SECONDS));
+}
+
+/** Seconds from SIGTERM to SIGKILL: on SageMaker its fixed 30 s, on EKS the pod's grace after its preStop sleep, the deadline. */
+function killAfterSeconds(deadline: number, platform: ServingPlatform): number {
+  return platform === 'sagemaker' ? sagemakerKillAfterSeconds() : deadline;
+}
+
+/**
+ * Seconds a server goes on serving the requests it holds after SIGTERM, with the drain setting the binding renders
+ * (`shutdownSetting`); what it still holds then is lost. vLLM: its `--shutdown-timeout`; TGI: its own 90 s drain; an
+ * engine whose stop is not read here (DJL, Triton, custom): until the SIGKILL. Never past the SIGKILL. The simulator
+ * ends a removed SageMaker instance's requests here (lib/sim/simulator.ts, `drain`); `deadlineSeconds` is rounded up
+ * to whole seconds as the binding's is. Until the SIGKILL for DJL assumes what its image makes likely, not what was
+ * observed: its entrypoint runs djl-serving from a bash script without exec, and djl-serving registers no shutdown hook
+ * (deepjavalibrary/djl-serving@v0.29.0 serving/docker/dockerd-entrypoint.sh:12-16, review R219), so SIGTERM reaches a
+ * bash PID 1, which ignores it, unless the platform runs an init process (not documented for SageMaker); then it
+ * would lose what it holds at SIGTERM. TGI's SageMaker entrypoint has no exec either: the same 30 s there.
+ */
+export function servesAfterSigtermSeconds(engine: string, deadlineSeconds: number, platform: ServingPlatform): number {
+  const deadline = Math.ceil(deadlineSeconds);
+  const killAfter = killAfterSeconds(deadline, platform);
+  if (engine === 'vllm') return vllmTimeoutFor(deadline, platform);
+  const tgi = SHUTDOWN_FACTS.find((f) => f.id === 'tgi.behaviour.graceful-shutdown')?.value;
+  return engine === 'tgi' && typeof tgi === 'number' ? Math.min(tgi, killAfter) : killAfter;
 }
 
 /**
