@@ -6,8 +6,8 @@ import { type PlatformKind } from './platform';
 import { Rng } from './rng';
 import { LLAMA_MEAN_RATE, llamaChatService, SD21_PEAK_RATE, sd21Service, type ServiceDefinition } from './services';
 import {
-  type ArrivalPattern, AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, diurnalProfile, type RateProfile, rateMultiplierAt, tokenDistributionMean,
-  type TokenDistribution,
+  type ArrivalPattern, AZURE_CONVERSATION_OUTPUT, AZURE_CONVERSATION_PROMPT, diurnalProfile, type RateProfile, rateMultiplierAt,
+  tokenDistributionMean, type TokenDistribution,
 } from './workload';
 
 /** Scenario parameters: plain numbers, so the CLI can override them (`--param shortageMinutes=45`). */

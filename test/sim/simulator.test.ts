@@ -179,7 +179,8 @@ describe('simulator mechanics', () => {
     const lostOn = (platform: 'eks' | 'sagemaker') => {
       const s0 = S0.build(1, { durationMinutes: 45, meanRate: 2 });
       const classes = s0.classes.map((c) => (c.name === 'l40s' ? { ...c, initialReplicas: 8 } : c));
-      const run = runSimulation({ ...s0, classes, platform, workload: { ...s0.workload, outputTokens: { fixed: 2500 } } }, retryOnPreferred, { seed: 1 });
+      const long = { ...s0, classes, platform, workload: { ...s0.workload, outputTokens: { fixed: 2500 } } };
+      const run = runSimulation(long, retryOnPreferred, { seed: 1 });
       const k = run.series.classCount;
       let lost = 0;
       for (let m = 0; m < 45; m++) lost += run.series.lostWithReplica[m * k];
