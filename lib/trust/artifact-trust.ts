@@ -16,7 +16,7 @@ import {
 } from '../core/trust/artifact-verification';
 import { parseEcrImage } from '../core/trust/image-reference';
 import { Checker, nameProblem, numberProblem } from '../core/validation/checker';
-import { type Problem, throwIfInvalid } from '../core/validation/error';
+import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/validation/error';
 import { TRUST_RULES } from '../core/validation/rules';
 import { isUnresolved } from '../core/validation/tokens';
 import { durationDays, durationSeconds } from '../util/duration';
@@ -236,6 +236,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     for (const name of props.repositoryNames ?? []) this.addRepository(name);
 
     if (this.managesSigningConfiguration) {
+      this.node.addValidation({ validate: () => this.signingRuleErrors() });
       this.signingConfiguration = new ecr.CfnSigningConfiguration(this, 'RegistrySigningConfiguration', {
         rules: Lazy.any({
           produce: () => [this, ...this.signed].map((trust) => ({
@@ -633,6 +634,18 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
         });
       }
     });
+  }
+
+  /**
+   * At synth, each rule of the managed signing configuration against ECR's filter limit: repositories can be added to
+   * this construct and to the ones it signs after every call that could have checked them.
+   */
+  private signingRuleErrors(): string[] {
+    const c = new Checker(TRUST_RULES);
+    for (const trust of [this, ...this.signed]) {
+      c.cross('repositoryNames@signingRule', { trust: trust.node.path, itself: trust === this, repositories: trust.repos.length }, 'repositoryNames');
+    }
+    return c.problems.length === 0 ? [] : [new ConstructValidationError('ArtifactTrust', this.node.path, c.problems).message];
   }
 
   /** Once constructed, every call that adds input throws its problems at once (in the constructor: at its end). */

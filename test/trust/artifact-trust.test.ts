@@ -694,6 +694,33 @@ describe("ArtifactTrust: the registry's signing configuration, one per account a
     expect(() => manager.signRepositoriesOf(large)).toThrow(
       "signRepositoriesOf: is 'Test/Large', which has 101 repositories, more than a rule's 100 repository filters");
   });
+
+  test('a rule past 100 repository filters fails at synth, whoever added the repositories after the checks at the calls', () => {
+    const synthError = (stack: Stack) => {
+      try {
+        Template.fromStack(stack);
+        return '';
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    const build = (grow: boolean) => {
+      const { stack } = testStack();
+      const manager = new ArtifactTrust(stack, 'Registry', { repositoryNames: Array.from({ length: 100 }, (_, i) => `own${i}`) });
+      const other = new ArtifactTrust(stack, 'Other', { repositoryNames: ['other'], manageRegistrySigningConfiguration: false });
+      manager.signRepositoriesOf(other);
+      if (grow) {
+        manager.addRepository('own100');
+        for (let i = 0; i < 100; i++) other.addRepository(`other${i}`);
+      }
+      return stack;
+    };
+    expect(synthError(build(false))).toBe('');
+    const message = synthError(build(true));
+    expect(message).toContain("ArtifactTrust 'Test/Registry' is invalid (2 problems)");
+    expect(message).toContain("repositoryNames: this construct has 101 repositories, more than a rule's 100 repository filters");
+    expect(message).toContain("repositoryNames: the ArtifactTrust at 'Test/Other' (signRepositoriesOf) has 101 repositories");
+  });
 });
 
 function escape(text: string): string {

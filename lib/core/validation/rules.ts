@@ -610,6 +610,16 @@ export const TRUST_RULES = {
   // and SigningRule, @aws-sdk/client-ecr 3.1169.0 dist-types/models/models_0.d.ts:1236,1249; review R214): the lower
   // bounds hold. "If no filters are specified, all images pushed to the registry are signed using the rule's signing
   // profile" (.../aws-properties-ecr-signingconfiguration-rule.html).
+  // The same limit, checked at synth over every rule of the configuration this construct manages: repositories added
+  // with addRepository(), its own or a signed ArtifactTrust's after signRepositoriesOf(), are only counted then.
+  'repositoryNames@signingRule': crossRule<{ readonly trust: string; readonly itself: boolean; readonly repositories: number }>(
+    `at most ${SIGNING_RULE_MAX_FILTERS} repositories (repositoryNames and addRepository()) per ArtifactTrust the managed registry signing `
+      + 'configuration signs: each is one rule of it',
+    ({ trust, itself, repositories }) => (repositories <= SIGNING_RULE_MAX_FILTERS ? undefined
+      : `${itself ? 'this construct' : `the ArtifactTrust at '${trust}' (signRepositoriesOf)`} has ${repositories} repositories, `
+        + `more than a rule's ${SIGNING_RULE_MAX_FILTERS} repository filters`),
+    `PutSigningConfiguration takes at most ${SIGNING_RULE_MAX_FILTERS} repository filters per rule: the deployment would fail`,
+  ),
   signRepositoriesOf: crossRule<{
     /** The other ArtifactTrust's path. */
     readonly other: string;
