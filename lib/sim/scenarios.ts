@@ -65,7 +65,9 @@ export function buildScenario(o: ScenarioOptions): ScenarioInstance {
   const preferred = svc.plan.classes[0];
   const w = o.workload;
   const tokensAtZero = w.meanRatePerSecond * rateMultiplierAt(w.rateProfile, 0) * tokenDistributionMean(w.outputTokens);
-  const steady = Math.min(preferred.maxReplicas, Math.ceil(tokensAtZero / preferred.targetTokensPerSecondPerReplica));
+  // Never below the class's standby (a profile may start at 0), as the simulator's own minimum would keep it.
+  const standby = svc.behavior[preferred.name]?.minReplicas ?? 1;
+  const steady = Math.max(standby, Math.min(preferred.maxReplicas, Math.ceil(tokensAtZero / preferred.targetTokensPerSecondPerReplica)));
   const behavior = Object.fromEntries(svc.classes.map((c) => {
     const b = svc.behavior[c.name];
     return [c.name, {

@@ -328,18 +328,13 @@ class Simulation {
     else if (r.state === DRAINING && r.busy === 0) this.removeReplica(r, now, r.doomed);
   }
 
-  /**
-   * Pulls queued requests onto a replica's free slots, dropping those that can no longer meet their deadline: at the
-   * speed the replica serves at (`start`), its pool's speed factor included, so a slower fallback does not start work
-   * it cannot finish in time.
-   */
+  /** Pulls queued requests onto a replica's free slots, dropping those that can no longer meet their deadline. */
   private pull(r: Replica, now: number): void {
     const cs = this.states[r.cls];
-    const pool = cs.pools[r.pool];
-    const rate = pool.slotRate * pool.speed;
+    const slotRate = cs.pools[r.pool].slotRate;
     while (r.busy < r.slots.length && cs.qLen > 0) {
       const req = cs.dequeue(this.promptOf);
-      if (now + this.reqWork[req] / rate > this.trace.time[req] + this.reqDeadline[req]) {
+      if (now + this.reqWork[req] / slotRate > this.trace.time[req] + this.reqDeadline[req]) {
         this.recordEnd(req, now, false);
         continue;
       }

@@ -1,8 +1,9 @@
 /**
  * How each model server stops: what it does with the requests it holds when the platform sends SIGTERM, and the one
  * setting the binding derives from it. The facts follow the engine facts table's form (facts.ts) and are checked the
- * same way (test/core/runtime-facts.test.ts); they live here, outside facts.ts, because the simulator imports the
- * table and models no termination: a fact about stopping must not make BENCHMARKS.md stale.
+ * same way (test/core/runtime-facts.test.ts). They live here, outside facts.ts, which the simulator imports for other
+ * facts; since stop 57 the simulator imports this module too (`servesAfterSigtermSeconds`: a removed SageMaker
+ * instance's drain), so a change here, a citation included, makes BENCHMARKS.md stale as any simulated rule does.
  */
 import { type ServiceContract } from '../service/contract';
 import { type EngineName } from './engines';
