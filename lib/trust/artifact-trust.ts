@@ -643,7 +643,9 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   private signingRuleErrors(): string[] {
     const c = new Checker(TRUST_RULES);
     for (const trust of [this, ...this.signed]) {
-      c.cross('repositoryNames@signingRule', { trust: trust.node.path, itself: trust === this, repositories: trust.repos.length }, 'repositoryNames');
+      // The field of the input that holds the repositories: this construct's own, or the call that added the other's rule.
+      const field = trust === this ? 'repositoryNames' : 'signRepositoriesOf';
+      c.cross('repositoryNames@signingRule', { trust: trust.node.path, itself: trust === this, repositories: trust.repos.length }, field);
     }
     return c.problems.length === 0 ? [] : [new ConstructValidationError('ArtifactTrust', this.node.path, c.problems).message];
   }

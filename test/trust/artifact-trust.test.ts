@@ -719,7 +719,7 @@ describe("ArtifactTrust: the registry's signing configuration, one per account a
     const message = synthError(build(true));
     expect(message).toContain("ArtifactTrust 'Test/Registry' is invalid (2 problems)");
     expect(message).toContain("repositoryNames: this construct has 101 repositories, more than a rule's 100 repository filters");
-    expect(message).toContain("repositoryNames: the ArtifactTrust at 'Test/Other' (signRepositoriesOf) has 101 repositories");
+    expect(message).toContain("signRepositoriesOf: the ArtifactTrust at 'Test/Other' (signRepositoriesOf) has 101 repositories");
   });
 });
 
