@@ -13,7 +13,12 @@ export interface ClassRuntimeBehavior {
   readonly provisioningSeconds: number | readonly [number, number];
   /** Autoscaling lower bound. @default the plan's warm standby for fallbacks; 1 for the preferred class */
   readonly minReplicas?: number;
-  /** Ready replicas at time 0. @default minReplicas */
+  /**
+   * Ready replicas at time 0. @default minReplicas; for the preferred class, when `simClassesFromPlan` is given the
+   * demand at time 0, the replicas that carry it at the class's scaling target (up to its maximum, never below
+   * minReplicas): time 0 follows an hour of steady operation at that demand (MetricHistory), and a fleet sized below it
+   * starts with a deficit its own history calls sustained.
+   */
   readonly initialReplicas?: number;
 }
 
@@ -28,6 +33,7 @@ export function simClassesFromPlan(
   plan: CapacityPlan,
   behavior: Readonly<Record<string, ClassRuntimeBehavior>>,
   contract: ServiceContract,
+  demandAtZeroTokensPerSecond?: number,
 ): SimClass[] {
   return classes.map((cls) => {
     const p = plan.classes.find((x) => x.name === cls.name);
@@ -35,11 +41,14 @@ export function simClassesFromPlan(
     if (!p) throw new Error(`The capacity plan has no entry for class '${cls.name}'`);
     if (!b) throw new Error(`No run-time behavior (provisioning delay) given for class '${cls.name}'`);
     const minReplicas = b.minReplicas ?? (p.role === 'preferred' ? 1 : p.minReplicas);
+    const steady = p.role === 'preferred' && demandAtZeroTokensPerSecond !== undefined
+      ? Math.max(minReplicas, Math.min(p.maxReplicas, Math.ceil(demandAtZeroTokensPerSecond / p.targetTokensPerSecondPerReplica)))
+      : minReplicas;
     return {
       ...routedClassFacts(cls, p.maxReplicas),
       provisioningSeconds: b.provisioningSeconds,
       minReplicas,
-      initialReplicas: b.initialReplicas ?? minReplicas,
+      initialReplicas: b.initialReplicas ?? steady,
       targetTokensPerSecondPerReplica: p.targetTokensPerSecondPerReplica,
       targetRequestsPerSecondPerReplica: p.targetRequestsPerSecondPerReplica,
       targetConcurrencyPerReplica: p.targetConcurrencyPerReplica,

@@ -62,25 +62,21 @@ export interface ScenarioOptions {
 /** Builds a concrete scenario from a service declared with the library's capacity classes and plan. */
 export function buildScenario(o: ScenarioOptions): ScenarioInstance {
   const svc = o.service;
-  const preferred = svc.plan.classes[0];
   const w = o.workload;
   const tokensAtZero = w.meanRatePerSecond * rateMultiplierAt(w.rateProfile, 0) * tokenDistributionMean(w.outputTokens);
-  // Never below the class's standby (a profile may start at 0), as the simulator's own minimum would keep it.
-  const standby = svc.behavior[preferred.name]?.minReplicas ?? 1;
-  const steady = Math.max(standby, Math.min(preferred.maxReplicas, Math.ceil(tokensAtZero / preferred.targetTokensPerSecondPerReplica)));
   const behavior = Object.fromEntries(svc.classes.map((c) => {
     const b = svc.behavior[c.name];
     return [c.name, {
       ...b,
       provisioningSeconds: o.provisioningSeconds?.[c.name] ?? b?.provisioningSeconds ?? 300,
-      initialReplicas: o.initialReplicas?.[c.name] ?? b?.initialReplicas ?? (c.name === preferred.name ? steady : undefined),
+      initialReplicas: o.initialReplicas?.[c.name] ?? b?.initialReplicas,
     }];
   }));
   return {
     id: o.id,
     title: o.title,
     durationSeconds: o.durationSeconds,
-    classes: simClassesFromPlan(svc.classes, svc.plan, behavior, svc.contract),
+    classes: simClassesFromPlan(svc.classes, svc.plan, behavior, svc.contract, tokensAtZero),
     workload: o.workload,
     service: serviceModelFromContract(svc.contract, svc.prefillWeight),
     availability: o.availability,

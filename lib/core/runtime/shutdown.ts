@@ -64,10 +64,10 @@ export function requestDeadlineSeconds(contract: ServiceContract): number {
  */
 export const VLLM_EXIT_MARGIN_SECONDS = 5;
 
-/** Seconds from SIGTERM to SIGKILL on SageMaker (fact sagemaker.behaviour.container-stop). */
-function sagemakerKillAfterSeconds(): number {
-  const value = SHUTDOWN_FACTS.find((f) => f.id === 'sagemaker.behaviour.container-stop')?.value;
-  if (typeof value !== 'number') throw new Error('internal: no numeric fact sagemaker.behaviour.container-stop');
+/** A numeric fact of the table by id (seconds, for these): a missing or non-numeric one is a bug of the table. */
+function secondsFact(id: string): number {
+  const value = SHUTDOWN_FACTS.find((f) => f.id === id)?.value;
+  if (typeof value !== 'number') throw new Error(`internal: no numeric fact ${id}`);
   return value;
 }
 
@@ -90,7 +90,7 @@ function vllmTimeoutFor(deadline: number, platform: ServingPlatform): number {
 
 /** Seconds from SIGTERM to SIGKILL: on SageMaker its fixed 30 s, on EKS the pod's grace after its preStop sleep, the deadline. */
 function killAfterSeconds(deadline: number, platform: ServingPlatform): number {
-  return platform === 'sagemaker' ? sagemakerKillAfterSeconds() : deadline;
+  return platform === 'sagemaker' ? secondsFact('sagemaker.behaviour.container-stop') : deadline;
 }
 
 /**
@@ -108,8 +108,7 @@ export function servesAfterSigtermSeconds(engine: string, deadlineSeconds: numbe
   const deadline = Math.ceil(deadlineSeconds);
   const killAfter = killAfterSeconds(deadline, platform);
   if (engine === 'vllm') return vllmTimeoutFor(deadline, platform);
-  const tgi = SHUTDOWN_FACTS.find((f) => f.id === 'tgi.behaviour.graceful-shutdown')?.value;
-  return engine === 'tgi' && typeof tgi === 'number' ? Math.min(tgi, killAfter) : killAfter;
+  return engine === 'tgi' ? Math.min(secondsFact('tgi.behaviour.graceful-shutdown'), killAfter) : killAfter;
 }
 
 /**
