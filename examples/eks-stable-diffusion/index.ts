@@ -198,7 +198,8 @@ export class EksStableDiffusionStack extends Stack {
       classes: sd21Classes(this.account, this.region),
       cluster: this.cluster,
       artifactGate: this.trust,
-      classOptions: Object.fromEntries(SD21_UNITS.map((u) => [u.name, probes])),
+      // The probes of the custom servers; the Triton classes keep Triton's own (/v2/health/live, /v2/health/ready).
+      classOptions: Object.fromEntries(SD21_UNITS.filter((u) => u.engine === 'custom').map((u) => [u.name, probes])),
       loadBalancer: { internetFacing: false },
     });
     // The chat model shares the image service's ALB: a rule on its listener sends the OpenAI-compatible API paths

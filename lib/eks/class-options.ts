@@ -36,9 +36,17 @@ export interface EksClassOptions {
   readonly targetRequestsPerReplicaPerPeriod?: number;
   /** Container port of the model server. @default 8080 */
   readonly port?: number;
-  /** Liveness/startup path (process up). @default '/health' */
+  /**
+   * Liveness/startup path (process up). For an engine the library knows, a path other than its own draws a warning at
+   * synth: a path the server does not answer keeps every pod from turning Ready.
+   * @default - the engine's own: '/health' (vLLM, TGI, custom), '/v2/health/live' (Triton), '/ping' (DJL LMI)
+   */
   readonly healthPath?: string;
-  /** Readiness path: answers 200 only once the model is loaded. Also the target group's health check. @default '/ready' */
+  /**
+   * Readiness path: answers 200 only once the model is loaded. Also the target group's health check. Warned at synth
+   * like `healthPath`.
+   * @default - the engine's own: '/health' (vLLM, TGI), '/v2/health/ready' (Triton), '/ping' (DJL LMI), '/ready' (custom)
+   */
   readonly readyPath?: string;
   /**
    * A warm-up request (an HTTP GET that runs a real inference) that must answer within `maxLatency` before the pod's

@@ -555,7 +555,34 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       for (const w of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:${w.topic}-${name}`, w.message);
     }
     this.warnNvidiaDevicePlugin(props.amiAlias, checked.classes);
+    this.warnProbePaths(classOptions, runtimes);
     return { classes: checked.classes, runtimes };
+  }
+
+  /**
+   * Probe paths set on a class whose engine the library knows: the probes and the target group's health check then
+   * ask the server for paths other than the ones its engine facts name (lib/core/runtime/engines.ts, with their
+   * sources). A path the server does not answer with 200 keeps every pod from turning Ready (the startup probe restarts
+   * it after `startupTimeout`) and the target group unhealthy; one it does answer (Triton's per-model readiness, say)
+   * is valid, and the library cannot tell which from here, so a warning per class, not an error.
+   */
+  private warnProbePaths(classOptions: Readonly<Record<string, EksClassOptions>>, runtimes: ReadonlyMap<string, RuntimeBinding>): void {
+    for (const [name, runtime] of runtimes) {
+      if (runtime.engine === 'custom') continue;
+      const opts = classOptions[name] ?? {};
+      const set = [
+        opts.healthPath !== undefined && opts.healthPath !== runtime.healthPath ? `healthPath '${opts.healthPath}'` : undefined,
+        opts.readyPath !== undefined && opts.readyPath !== runtime.readyPath ? `readyPath '${opts.readyPath}'` : undefined,
+        opts.warmup ? `warmup.path '${opts.warmup.path}'` : undefined,
+      ].filter((x): x is string => x !== undefined);
+      if (set.length === 0) continue;
+      Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-probe-paths-${name}`,
+        `Class '${name}' runs ${runtime.engine}, whose server answers liveness at '${runtime.healthPath}' and readiness at `
+        + `'${runtime.readyPath}', but classOptions sets ${set.join(', ')}. The startup, readiness and liveness probes and the target `
+        + 'group\'s health check ask for these paths: one the server does not answer with 200 keeps every pod from turning Ready and '
+        + `the class out of the load balancer. Leave them unset to use ${runtime.engine}'s own (a warm-up request is for servers of your `
+        + 'own, engine \'custom\'), or acknowledge this warning once you have checked that the server answers them.');
+    }
   }
 
   /**

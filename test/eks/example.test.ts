@@ -1,5 +1,5 @@
 import { App, CfnResource, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { type Construct } from 'constructs';
 import { EksStableDiffusionStack, SD21_CONTRACT, SD21_UNITS } from '../../examples/eks-stable-diffusion';
 import { admissionLimits } from '../../lib/core/runtime/admission';
@@ -163,6 +163,21 @@ describe('examples/eks-stable-diffusion', () => {
       expect.objectContaining({ 'nvidia.com/gpu': '1' }),
       expect.objectContaining({ 'nvidia.com/gpu': '1' }),
     ]);
+  });
+
+  test('each server is probed where it answers: Triton at its own /v2/health paths, the custom servers at theirs (review R222)', () => {
+    const probes = Object.fromEntries(stack.service.units.map((u) => {
+      const server = u.objects.deployment.spec.template.spec.containers[0];
+      return [u.cls.name, [server.startupProbe.httpGet.path, server.readinessProbe.httpGet.path, server.livenessProbe.httpGet.path]];
+    }));
+    expect(probes).toEqual({
+      'inf2': ['/warmup', '/readiness', '/health'],
+      'trn1': ['/warmup', '/readiness', '/health'],
+      'a10g-triton': ['/v2/health/live', '/v2/health/ready', '/v2/health/live'],
+      'l4-triton': ['/v2/health/live', '/v2/health/ready', '/v2/health/live'],
+      'a10g-cuda': ['/warmup', '/readiness', '/health'],
+    });
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-probe-paths'))).toEqual([]);
   });
 
   test('KEDA targets are the breaking points less the 20 % headroom, in requests per 60 s', () => {

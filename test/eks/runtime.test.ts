@@ -8,7 +8,9 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
+import { Duration } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { type EksClassOptions } from '../../lib/eks/class-options';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
 import { SERVER_USER_NAME } from '../../lib/core/runtime/binding';
@@ -120,6 +122,31 @@ describe('the vLLM server in the Deployment', () => {
       '/Test/Llama',
       Match.stringLikeRegexp("class 'l40s': Triton's bounded queue is max_queue_size in each model's config.pbtxt.*requests past the admission limit of 25"),
     );
+  });
+});
+
+describe('probe paths of a known engine (review R222: the example asked Triton for /readiness)', () => {
+  const warningsFor = (engine: 'triton' | 'custom', options: EksClassOptions) => {
+    const { stack } = testStack();
+    const classes = llamaClasses().map((c) => (c.name === 'a10g' ? { ...c, runtime: { ...c.runtime, engine, engineVersion: undefined, queueBound: 'best-effort' as const } } : c));
+    new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'), classOptions: { a10g: options },
+    });
+    return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-probe-paths-a10g')).map((w) => String(w.entry.data));
+  };
+
+  test("warns per class when probe paths differ from the engine's own, naming each path and the engine's", () => {
+    const probes = { healthPath: '/health', readyPath: '/readiness', warmup: { path: '/warmup', maxLatency: Duration.seconds(2) } };
+    const [warning, ...more] = warningsFor('triton', probes);
+    expect(more).toEqual([]);
+    expect(warning).toContain("Class 'a10g' runs triton, whose server answers liveness at '/v2/health/live' and readiness at '/v2/health/ready'");
+    expect(warning).toContain("classOptions sets healthPath '/health', readyPath '/readiness', warmup.path '/warmup'");
+  });
+
+  test("no warning for the engine's own paths, for no paths, or for a custom server's", () => {
+    expect(warningsFor('triton', { healthPath: '/v2/health/live', readyPath: '/v2/health/ready' })).toEqual([]);
+    expect(warningsFor('triton', {})).toEqual([]);
+    expect(warningsFor('custom', { healthPath: '/health', readyPath: '/readiness', warmup: { path: '/warmup', maxLatency: Duration.seconds(2) } })).toEqual([]);
   });
 });
 
