@@ -48,6 +48,7 @@ import { type Deployment, findDeployment, physicalId } from './deployment';
 import { fisInjection } from './game-day-fis';
 import { podIdentityRole } from '../lib/core/verify/template';
 import { type Kubectl, kubectl } from './kubectl';
+import { resolvePolicyConfig } from '../lib/core/policy/defaults';
 
 export { UsageError, type Io, type Kubectl };
 
@@ -411,7 +412,7 @@ export interface ObservedWindow {
 
 /** The reconciler's signals over [start, end) (epoch seconds), one slot per period, from GetMetricData. */
 export async function observeWindow(cw: CloudWatchClient, config: ReconcilerConfig, start: number, end: number): Promise<ObservedWindow> {
-  const period = config.policy?.periodSeconds ?? 60;
+  const period = resolvePolicyConfig(config.policy).periodSeconds;
   const batch = buildQueryBatch(signalPlan(config, period), period);
   const slots = Math.max(1, Math.ceil((end - start) / period));
   const results: MetricDataResult[] = [];
@@ -522,7 +523,7 @@ async function writeReport(
   cmd: GameDayCommand, template: CfnTemplate, config: ReconcilerConfig, routedClass: string,
   injectedAt: number, restoredAt: number, endedAt: number, cw: CloudWatchClient, io: Io, reclaim?: ReclaimShape,
 ): Promise<void> {
-  const period = config.policy?.periodSeconds ?? 60;
+  const period = resolvePolicyConfig(config.policy).periodSeconds;
   const start = Math.floor(injectedAt / 1000 / period) * period - BASELINE_SECONDS;
   const { series, capacityErrors } = await observeWindow(cw, config, start, Math.ceil(endedAt / 1000));
   const onset = injectedAt / 1000 - start;

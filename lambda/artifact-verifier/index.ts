@@ -53,6 +53,7 @@ import {
   parseSigningProfileArn,
   SIGNING_PROFILE_ARN_FORM,
   signingInProgress,
+  VERIFIER_RETRY_DEFAULTS,
   verifyArtifacts,
 } from '../../lib/core/trust/artifact-verification';
 import { isAccessDenied, isRetryableError, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
@@ -449,9 +450,9 @@ function retryOptions(props: VerifierProperties): RetryOptions {
     return Number.isFinite(n) && n >= 0 ? n : fallback;
   };
   return {
-    maxAttempts: Math.max(1, int(props.MaxAttempts, 5)),
-    baseDelayMs: int(props.BaseDelayMs, 500),
-    maxDelayMs: int(props.MaxDelayMs, 8000),
+    maxAttempts: Math.max(1, int(props.MaxAttempts, VERIFIER_RETRY_DEFAULTS.maxAttempts)),
+    baseDelayMs: int(props.BaseDelayMs, VERIFIER_RETRY_DEFAULTS.baseDelayMs),
+    maxDelayMs: int(props.MaxDelayMs, VERIFIER_RETRY_DEFAULTS.maxDelayMs),
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     random: Math.random,
     // The verifier runs right after CloudFormation creates or changes its role's policy (a new class, a new grant on

@@ -11,6 +11,7 @@ import { failureAuditLine, failureEmf, RECONCILER_SERVICE_ENV } from '../../lib/
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { LAMBDA_CLIENT_OPTIONS } from '../../lib/core/sdk-client-profiles';
 import { armDeadline, type Clients, reconcile, type RunResult, TARGET_IO } from './reconcile';
+import { RECONCILER_FUNCTION_TIMEOUT_SECONDS } from '../../lib/core/reconciler/retry';
 
 /**
  * Time kept back from the Lambda timeout for what follows the last AWS call: the records, the audit line, a backoff
@@ -18,7 +19,7 @@ import { armDeadline, type Clients, reconcile, type RunResult, TARGET_IO } from 
  */
 export const DEADLINE_RESERVE_MS = 8_000;
 /** The function's timeout (the construct sets it): the deadline when the runtime does not say how much time is left. */
-export const FUNCTION_TIMEOUT_MS = 30_000;
+export const FUNCTION_TIMEOUT_MS = RECONCILER_FUNCTION_TIMEOUT_SECONDS * 1000;
 
 let clients: Clients | undefined;
 let config: ReconcilerConfig | undefined;

@@ -14,6 +14,7 @@ import { servingDescriptionProblems, servingPropProblem } from '../core/validati
 import { durationSeconds } from '../util/duration';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
 import { metricId, serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps } from './service-metrics';
+import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
 
 /** Common shape of every alarm's options. */
 export interface AlarmToggle {
@@ -137,7 +138,7 @@ export interface InferenceAlarmOptions {
 }
 
 /** The Reconciler's default `policy.period`. */
-const DEFAULT_RECONCILER_PERIOD = Duration.minutes(1);
+const DEFAULT_RECONCILER_PERIOD = Duration.seconds(DEFAULT_POLICY_CONFIG.periodSeconds);
 
 /**
  * What the Reconciler checks at synth of an `InferenceAlarms` that reads its runs: the one record of the fact that its

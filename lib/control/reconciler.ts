@@ -18,7 +18,7 @@ import { policyProblems } from '../core/validation/policy-config';
 import { RECONCILER_RULES } from '../core/validation/rules';
 import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { durationMillis, durationSeconds } from '../util/duration';
-import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
+import { DEFAULT_POLICY_CONFIG, resolvePolicyConfig } from '../core/policy/defaults';
 import { type PolicyConfig, type ReasonCode } from '../core/policy/types';
 import {
   ENVIRONMENT_LIMIT_BYTES, environmentBytes, RECONCILER_CONFIG_ENV, type ReconcilerConfig, windowDefaultsForPeriod,
@@ -39,6 +39,7 @@ import { EnvironmentClaims } from '../util/environment-key';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
 import { metricId, ServiceMetrics } from './service-metrics';
 import { recordReconcilerAlarms } from './dashboard';
+import { RECONCILER_FUNCTION_TIMEOUT_SECONDS } from '../core/reconciler/retry';
 
 /** Tunables of the routing policy. Every default is explained in lib/core/policy/defaults.ts. */
 export interface RoutingPolicyOptions {
@@ -122,7 +123,7 @@ export interface ReconcilerProps {
 export const SIGNAL_SOURCES_METADATA = 'cdk-capacity-aware-inference:signal-sources';
 
 function signalSourceLines(config: ReconcilerConfig): string[] {
-  const period = config.policy.periodSeconds ?? 60;
+  const period = resolvePolicyConfig(config.policy).periodSeconds;
   const plan = signalPlan(config, period);
   const lines: string[] = [];
   for (const [route, { servedIncludesRejected: _, ...sources }] of Object.entries(plan.classes)) {
@@ -285,7 +286,7 @@ export class Reconciler extends Construct {
 
     this.logEncryptionKey = props.logEncryptionKey ?? newLogGroupKey(this, 'LogKey', `Audit trail (log group) of the routing reconciler of ${serving.service}`);
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS, encryptionKey: this.logEncryptionKey });
-    const period = Duration.seconds(policy.periodSeconds ?? 60);
+    const period = Duration.seconds(policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds);
     const eventAge = staleEventAge(period);
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
@@ -301,10 +302,7 @@ export class Reconciler extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       memorySize: 256,
-      // Worst case: three steps (read, metrics, write), each retried 3 times with at most 1.4 s of backoff in all
-      // (DEFAULT_RETRY; a read's optional calls, the SageMaker scaling bounds or the ALB target health, get 6 s at
-      // most), and the run's deadline aborts the rest; a run normally takes well under 1 s.
-      timeout: Duration.seconds(30),
+      timeout: Duration.seconds(RECONCILER_FUNCTION_TIMEOUT_SECONDS),
       reservedConcurrentExecutions: 1,
       // The next tick is the retry: a stale run must not write weights after a newer one.
       retryAttempts: 0,

@@ -20,6 +20,7 @@ import { KEDA_NAMESPACE } from './keda';
 import { LOAD_BALANCER_CONTROLLER_NAMESPACE } from './load-balancer-controller';
 import { OBSERVABILITY_NAMESPACE, observabilityProblems, type ObservabilityOptions } from './observability-addon';
 import { chartVersionProblem, NEURON_DEVICE_PLUGIN_CHART } from './versions';
+import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
 
 /**
  * A class held (`placement.zones`) to a zone where the cluster has no node subnet: Karpenter launches only into the
@@ -352,7 +353,7 @@ function checkScaling(s: ScalingOptions, rules: Checker<typeof EKS_RULES>): void
   const periodOk = rules.optional('scaling.metricPeriod', period);
   const collection = durationSeconds(s.metricCollectionTime);
   if (rules.optional('scaling.metricCollectionTime', collection) && collection !== undefined && periodOk && isFiniteLiteral(collection)) {
-    rules.cross('scaling.metricCollectionTime%period', { collectionSeconds: collection, periodSeconds: period ?? 60 }, 'scaling.metricCollectionTime');
+    rules.cross('scaling.metricCollectionTime%period', { collectionSeconds: collection, periodSeconds: period ?? EKS_SCALING_DEFAULTS.metricPeriodSeconds }, 'scaling.metricCollectionTime');
   }
   rules.optional('scaling.scaleDownStabilization', durationSeconds(s.scaleDownStabilization));
   rules.optional('scaling.maxScaleUpPods', s.maxScaleUpPods);

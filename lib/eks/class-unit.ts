@@ -249,7 +249,7 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
  * replacement.
  */
 function nodeGraceSeconds(u: ClassUnitInput, capacityTypes: readonly string[]): number {
-  const podGrace = u.deregistrationDelaySeconds + u.deadlineSeconds;
+  const podGrace = m.podTerminationGraceSeconds(u.deregistrationDelaySeconds, u.deadlineSeconds);
   if (capacityTypes.includes('spot')) return spotNodeGraceSeconds(podGrace);
   return podGrace + 60 + mostReplicasPerNode(u.cls, u.opts, u.catalog).replicas * startupTimeoutSeconds(u.opts);
 }

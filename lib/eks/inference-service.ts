@@ -51,6 +51,7 @@ import { type ScalingOptions } from './scaling-options';
 import { nodeSubnetSelectorTerms } from './subnet-discovery';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { KUBECTL_HANDLER_TIMEOUT_SECONDS, MAX_DRAIN_ON_DELETE_SECONDS } from '../core/platform/kubectl-handler';
+import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
 
 export { CLASS_LABEL } from './class-unit';
 export { DISCOVERY_TAG, type ChartVersions, type ClusterSettings, type NewClusterOptions } from './cluster';
@@ -343,7 +344,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
    * metric nothing publishes. The trigger reads the floor over three of the reconciler's periods, so a floor published
    * once per period (and one missed run) never lapses to zero. Idempotent. Returns the ScaledObjects.
    */
-  public enableReplicaFloors(options: ReplicaFloorOptions = { periodSeconds: 60 }): readonly m.ScaledObject[] {
+  public enableReplicaFloors(options: ReplicaFloorOptions = { periodSeconds: DEFAULT_POLICY_CONFIG.periodSeconds }): readonly m.ScaledObject[] {
     if (!this.floorsEnabled) {
       this.floorsEnabled = true;
       for (const u of this.units) {
@@ -594,7 +595,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
    */
   private warnLongDrain(deregistrationDelaySeconds: number, routingProp: 'loadBalancer' | 'listenerRule'): void {
     const deadlineSeconds = this.deadlineSeconds();
-    const grace = deregistrationDelaySeconds + deadlineSeconds;
+    const grace = m.podTerminationGraceSeconds(deregistrationDelaySeconds, deadlineSeconds);
     if (grace <= MAX_DRAIN_ON_DELETE_SECONDS) return;
     Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:eks-drain-exceeds-delete',
       `The model servers' termination grace is ${grace} s (${routingProp}.deregistrationDelay ${deregistrationDelaySeconds} s, then `

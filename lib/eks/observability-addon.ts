@@ -377,7 +377,7 @@ export class EksObservability extends Construct {
 
 /** Log groups the add-on writes on a cluster: Fluent Bit's three (chart 6.4.0 values.yaml cloudwatch_logs outputs) and the agent's two. */
 export function containerInsightsLogGroupNames(clusterName: string): string[] {
-  const fluentBit = ['application', 'dataplane', 'host'].map((g) => `/aws/containerinsights/${clusterName}/${g}`);
+  const fluentBit = [applicationLogGroupName(clusterName), ...['dataplane', 'host'].map((g) => `/aws/containerinsights/${clusterName}/${g}`)];
   return [...fluentBit, `/aws/containerinsights/${clusterName}/performance`, prometheusLogGroupName(clusterName)];
 }
 

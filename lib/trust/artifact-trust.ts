@@ -13,6 +13,7 @@ import {
   approvedArtifactsFor,
   parseSigningProfileArn,
   signerArnPlace,
+  VERIFIER_RETRY_DEFAULTS,
 } from '../core/trust/artifact-verification';
 import { parseEcrImage } from '../core/trust/image-reference';
 import { Checker, nameProblem, numberProblem } from '../core/validation/checker';
@@ -496,9 +497,9 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
         Record: record,
         ModelSigningKeyArn: this.modelSigningKey.keyArn,
         MultipartDigest: this.props.multipartModelDigest ?? 'metadata',
-        MaxAttempts: String(retry.maxAttempts ?? 5),
-        BaseDelayMs: String((retry.baseDelay ?? Duration.millis(500)).toMilliseconds()),
-        MaxDelayMs: String((retry.maxDelay ?? Duration.seconds(8)).toMilliseconds()),
+        MaxAttempts: String(retry.maxAttempts ?? VERIFIER_RETRY_DEFAULTS.maxAttempts),
+        BaseDelayMs: String(retry.baseDelay?.toMilliseconds() ?? VERIFIER_RETRY_DEFAULTS.baseDelayMs),
+        MaxDelayMs: String(retry.maxDelay?.toMilliseconds() ?? VERIFIER_RETRY_DEFAULTS.maxDelayMs),
         ...(this.props.verificationNonce === undefined ? {} : { Nonce: this.props.verificationNonce }),
         // Set by any consumer of the shared gate that reads the key without a version (SageMaker); absent otherwise, so
         // the properties (and the physical id the verifier derives from them) of a gate no such consumer shares stay as they were.

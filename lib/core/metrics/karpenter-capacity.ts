@@ -45,6 +45,12 @@ export function karpenterCapacityErrorMetric(clusterName: string, nodePoolName: 
   return { namespace: KARPENTER_CAPACITY_NAMESPACE, metricName: `InsufficientCapacity/${clusterName}/${nodePoolName}`, dimensions: {}, stat: 'Sum' };
 }
 
+/** The NodePool a capacity-error metric counts, from the name `karpenterCapacityErrorMetric` gives it. */
+export function nodePoolOfCapacityMetric(metricName: string): string | undefined {
+  const parts = metricName.split('/');
+  return parts.length >= 3 && parts[parts.length - 1] ? parts[parts.length - 1] : undefined;
+}
+
 /**
  * The capacity-error filters set no `defaultValue`, and a metric filter without one publishes nothing while no log
  * event matches (PutMetricFilter `defaultValue`: https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_MetricTransformation.html;

@@ -12,6 +12,7 @@ import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../reconciler/conf
 import { signalPlan } from '../reconciler/signal-sources';
 import { AWS_PUBLISHED_METRICS, type PublishedMetricPrerequisite } from './aws-published';
 import { searchesIn } from './search';
+import { resolvePolicyConfig } from '../policy/defaults';
 
 /** The add-on whose agent and Fluent Bit produce Container Insights metrics and application logs. */
 export const OBSERVABILITY_ADDON_NAME = 'amazon-cloudwatch-observability';
@@ -155,7 +156,7 @@ function reconcilerConfig(p: Record<string, Json>): ReconcilerConfig | undefined
 }
 
 function reconcilerReads(id: string, config: ReconcilerConfig): MetricRead[] {
-  const period = config.policy?.periodSeconds ?? 60;
+  const period = resolvePolicyConfig(config.policy).periodSeconds;
   const reader = `${id} (reconciler GetMetricData)`;
   return buildQueryBatch(signalPlan(config, period), period).queries.flatMap((q): MetricRead[] => {
     if (q.Expression) return searchReads(q.Expression, reader);

@@ -121,6 +121,14 @@ export const DEFAULT_RETRY: RetryOptions = {
 };
 
 /**
+ * The Reconciler function's timeout (the construct sets it; the handler's deadline when the runtime does not say how
+ * much time is left). Worst case: three steps (read, metrics, write), each retried per DEFAULT_RETRY with at most 1.4 s
+ * of backoff in all (a read's optional calls, the SageMaker scaling bounds or the ALB target health, get 6 s at most),
+ * and the run's deadline aborts the rest; a run normally takes well under 1 s.
+ */
+export const RECONCILER_FUNCTION_TIMEOUT_SECONDS = 30;
+
+/**
  * Backoff before attempt `attempt + 1` (attempt counts from 1): exponential, capped, with half jitter (at least half
  * the ceiling, so a retry never fires at once; the other half random, so concurrent callers spread out).
  */

@@ -311,6 +311,9 @@ export const MODEL_SHA256_METADATA = 'sha256';
 export const MODEL_SIGNING_KEY_SPEC = 'ECC_NIST_P256';
 export const MODEL_SIGNING_ALGORITHM = 'ECDSA_SHA_256';
 
+/** The verifier's retry of its AWS calls where the custom resource's properties do not say (the construct always does). */
+export const VERIFIER_RETRY_DEFAULTS = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 8000 } as const;
+
 /** How the verifier accepts a model digest when S3 holds no full-object SHA-256 (multipart uploads). */
 export type MultipartDigestPolicy = 'metadata' | 'reject';
 

@@ -6,12 +6,6 @@
 import { type FilterSample } from './log-lines';
 import { type CheckResult } from './result';
 
-/** The NodePool a capacity-error metric counts, from its metric name `InsufficientCapacity/<cluster>/<nodepool>`. */
-export function nodePoolOfCapacityMetric(metricName: string): string | undefined {
-  const parts = metricName.split('/');
-  return parts.length >= 3 && parts[parts.length - 1] ? parts[parts.length - 1] : undefined;
-}
-
 /** TestMetricFilter's answer: the messages it matched. */
 export interface FilterMatches {
   readonly matches?: ReadonlyArray<{ readonly eventMessage?: string }>;

@@ -25,6 +25,7 @@ import { classRequests, classShedRequests } from '../metrics/class-serving';
 import { routingTarget } from '../reconciler/targets';
 import { rejectionStatusOf } from '../reconciler/targets/shared';
 import { type CheckResult } from './result';
+import { resolvePolicyConfig } from '../policy/defaults';
 
 /** A metric the reconciler or the alarms read. A dimension whose value is `undefined` is searched over (any value). */
 export interface ExpectedMetric {
@@ -128,7 +129,7 @@ export function runAlarmReads(config: ReconcilerConfig): AlarmRead[] {
  * alarms read (`alarmReads`), once each.
  */
 export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
-  const period = config.policy?.periodSeconds ?? 60;
+  const period = resolvePolicyConfig(config.policy).periodSeconds;
   const batch = buildQueryBatch(signalPlan(config, period), period);
   // fallbacks: null once a query reads the metric without one.
   const byKey = new Map<string, {

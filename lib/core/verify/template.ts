@@ -5,7 +5,7 @@
  */
 import { KARPENTER_CAPACITY_NAMESPACE } from '../metrics/karpenter-capacity';
 import { OBSERVABILITY_ADDON_NAME, type CfnTemplate } from '../metrics/template-check';
-import { nodePoolOfCapacityMetric } from './metric-filter';
+import { nodePoolOfCapacityMetric } from '../metrics/karpenter-capacity';
 
 type Json = unknown;
 

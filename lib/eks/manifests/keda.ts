@@ -1,5 +1,6 @@
 import { EKS_SCALING_DEFAULTS, REPLICA_FLOOR_TRIGGER } from '../../core/platform/control-loop';
 import { type AwsCloudWatchTriggerMetadata, type ScaledObject, type TriggerAuthentication } from './types';
+import { DEFAULT_POLICY_CONFIG } from '../../core/policy/defaults';
 
 /** KEDA authenticates to CloudWatch with the operator's own pod identity: workloads get no AWS permissions. */
 export function triggerAuthentication(name: string, ns: string, labels: Readonly<Record<string, string>>): TriggerAuthentication {
@@ -131,7 +132,7 @@ export interface ReplicaFloorMetric {
  * that would trip KEDA's fallback. metricCollectionTime must be a multiple of metricStatPeriod (same file :88): the
  * period is whole minutes.
  */
-export function replicaFloorTrigger(floor: ReplicaFloorMetric, authName: string, reconcilerPeriodSeconds = 60): ScaledObject['spec']['triggers'][number] {
+export function replicaFloorTrigger(floor: ReplicaFloorMetric, authName: string, reconcilerPeriodSeconds = DEFAULT_POLICY_CONFIG.periodSeconds): ScaledObject['spec']['triggers'][number] {
   const metric: LoadMetric = {
     namespace: floor.namespace,
     metricName: floor.metricName,

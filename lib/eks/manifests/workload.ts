@@ -185,6 +185,15 @@ export interface DeploymentInput {
   readonly inFlightSeconds: number;
 }
 
+/**
+ * A model server pod's termination grace: it keeps serving through the target group's deregistration delay (its preStop
+ * sleep), then its in-flight requests get the service deadline. The node's grace and the delete-time warning are sized
+ * on it too.
+ */
+export function podTerminationGraceSeconds(drainSeconds: number, inFlightSeconds: number): number {
+  return drainSeconds + inFlightSeconds;
+}
+
 const PROBE_PERIOD_SECONDS = 10;
 
 function probe(path: string, overrides: Partial<Probe> = {}): Probe {
@@ -284,7 +293,7 @@ export function deployment(input: DeploymentInput): Deployment {
           topologySpreadConstraints: [
             { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: input.selector } },
           ],
-          terminationGracePeriodSeconds: input.drainSeconds + input.inFlightSeconds,
+          terminationGracePeriodSeconds: podTerminationGraceSeconds(input.drainSeconds, input.inFlightSeconds),
           securityContext: { runAsNonRoot: true, fsGroup: SERVER_UID, seccompProfile: { type: 'RuntimeDefault' } },
           ...(input.modelFetch ? { initContainers: [modelFetchContainer(input.modelFetch)] } : {}),
           containers: [container],
