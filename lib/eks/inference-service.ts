@@ -20,6 +20,7 @@ import { initialWeights } from '../core/service/initial-weights';
 import { amiFamily, Checker } from '../core/validation/checker';
 import { throwIfInvalid } from '../core/validation/error';
 import { EKS_RULES } from '../core/validation/rules';
+import { parseS3Object } from '../core/trust/artifact-verification';
 import { sizeGibibytes } from '../util/duration';
 import { type ServiceContract } from '../core/service/contract';
 import { type CapacityPlan, planCapacity } from '../core/service/sizing';
@@ -761,7 +762,10 @@ function modelDataIdentity(
 ): PodIdentityRole | undefined {
   const data = cls.artifact.modelData;
   if (!data) return undefined;
-  const object = `arn:${Stack.of(scope).partition}:s3:::${data.uri.replace(/^s3:\/\//, '')}`;
+  // Read as the init container reads it (modelFetchOf): a bucket given as a token stays one in the ARN, which CloudFormation resolves.
+  const location = parseS3Object(data.uri);
+  if (!location) throw new Error(`internal: class ${cls.name}'s model data '${data.uri}' passed the checks without being one S3 object`);
+  const object = `arn:${Stack.of(scope).partition}:s3:::${location.bucket}/${location.key}`;
   const identity = new PodIdentityRole(scope, `ModelData-${cls.name}`, {
     cluster,
     namespace: ns,

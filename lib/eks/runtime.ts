@@ -6,7 +6,7 @@ import { bindRuntime, type RuntimeBinding } from '../core/runtime/binding';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { type ServiceContract } from '../core/service/contract';
-import { parseS3Object } from '../core/trust/artifact-verification';
+import { parseS3Object, parseS3Uri } from '../core/trust/artifact-verification';
 import { isDigestPinnedImage } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
 import { MODEL_DATA_DIR, MODEL_VOLUME_PATH, type ModelFetch, SERVER_UID, unpackOf } from './manifests/workload';
@@ -40,12 +40,20 @@ export function modelDataProblems(cls: CapacityClass, fetcherImage: string | und
         'so give an image with sh, the AWS CLI v2 (2.15.0 or later: EKS Pod Identity), sha256sum and tar by digest (e.g. public.ecr.aws/aws-cli/aws-cli@sha256:<digest>)',
     );
   }
-  if (!isUnresolved(data.uri)) {
-    if (data.uri.endsWith('/')) {
-      add('artifact.modelData.uri', `'${data.uri}' is a prefix; on EKS the model data must be one object (a .tar, .tar.gz or single file) so that its SHA-256 pins all of it`);
-    } else if (!parseS3Object(data.uri)) {
-      add('artifact.modelData.uri', `'${data.uri}' is not an s3://<bucket>/<key> URI`);
-    }
+  // Read with the one parser whether or not the URI holds a token: a URI the init container cannot be built from is
+  // refused here, never left without one (the pod would start its server on an empty model directory).
+  const location = parseS3Uri(data.uri);
+  if (!location) {
+    add('artifact.modelData.uri', isUnresolved(data.uri)
+      ? `'${data.uri}' holds a CDK token but is not s3://<bucket>/<key> around it; on EKS the init container needs the bucket and key apart, ` +
+        'so allowed: s3://<bucket>/<key> where the bucket may be a token (e.g. s3://${bucket.bucketName}/model.tar)'
+      : `'${data.uri}' is not an s3://<bucket>/<key> URI`);
+  } else if (location.prefix) {
+    add('artifact.modelData.uri', `'${data.uri}' is a prefix; on EKS the model data must be one object (a .tar, .tar.gz or single file) so that its SHA-256 pins all of it`);
+  } else if (isUnresolved(location.key)) {
+    add('artifact.modelData.uri', `'${data.uri}' has a CDK token in its key; on EKS the init container unpacks the object by its key's suffix ` +
+      '(.tar, .tar.gz or .tgz, else one file), chosen at synth, and the key must be one object, not a prefix; ' +
+      'allowed: a literal key (only the bucket may be a token, e.g. s3://${bucket.bucketName}/model.tar)');
   }
   return problems;
 }
@@ -59,7 +67,10 @@ export function fetcherImageProblems(image: string | undefined): ClassProblem[] 
 /** The init container's inputs for a checked class, or undefined when the weights are in the image. */
 export function modelFetchOf(cls: CapacityClass, image: string | undefined): ModelFetch | undefined {
   const data = cls.artifact.modelData;
+  // Undefined only for what modelDataProblems refuses (no fetcher image, not one object, a key with a token). A token
+  // bucket reaches the init container's env as is: KubernetesManifest renders its manifest with `stack.toJsonString`
+  // (aws-cdk-lib@2.269.0 aws-eks-v2/lib/k8s-manifest.ts, "enables embedding CDK tokens"), so CloudFormation resolves it.
   const location = data ? parseS3Object(data.uri) : undefined;
-  if (!data || !location || !image) return undefined;
+  if (!data || !location || isUnresolved(location.key) || !image) return undefined;
   return { image, bucket: location.bucket, key: location.key, versionId: data.versionId, sha256: data.sha256, unpack: unpackOf(location.key) };
 }

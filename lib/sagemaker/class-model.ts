@@ -10,6 +10,7 @@ import { bindRuntime, type RuntimeBinding } from '../core/runtime/binding';
 import { SAGEMAKER_PORT } from '../core/runtime/platform';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ServiceContract } from '../core/service/contract';
+import { parseS3Uri } from '../core/trust/artifact-verification';
 import { ecrRepositoryArn, parseEcrImage } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
 import { type ClassProblem } from '../core/service/checks';
@@ -126,6 +127,15 @@ export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
   const data = cls.artifact.modelData;
   if (!data) return [];
   const problems = unpackProblems(cls.name, data.uri);
+  // A literal URI that is not one is the class checks' to report; one holding a token is read here, or the role would read nothing.
+  if (isUnresolved(data.uri) && !parseS3Uri(data.uri)) {
+    problems.push({
+      className: cls.name,
+      field: 'artifact.modelData.uri',
+      message: `'${data.uri}' holds a CDK token but is not s3://<bucket>/<key> around it, so the execution role's read of it cannot be scoped; ` +
+        'allowed: s3://<bucket>/<key or prefix/> where the bucket may be a token (e.g. s3://${bucket.bucketName}/model.tar.gz)',
+    });
+  }
   if (isUnresolved(data.uri) || isUnresolved(data.sha256) || data.uri.toLowerCase().includes(data.sha256.toLowerCase())) return problems;
   return [...problems, {
     className: cls.name,
@@ -284,11 +294,11 @@ export class ClassModel extends Construct {
   }
 
   private grantModelDataRead(uri: string, key: kms.IKey | undefined): void {
-    const m = /^s3:\/\/([^/]+)\/(.*)$/.exec(uri);
-    if (!m) return; // reported by the class checks
-    const [, bucket, objectKey] = m;
+    const location = parseS3Uri(uri);
+    if (!location) return; // reported: a literal URI by the class checks, one holding a token by sageMakerModelDataProblems
+    const { bucket, key: objectKey } = location;
     const bucketArn = `arn:${Aws.PARTITION}:s3:::${bucket}`;
-    if (uri.endsWith('/')) {
+    if (location.prefix) {
       const why = "Objects under the class's own model-data prefix (uncompressed weights are many files).";
       this.allow({ sid: 'ReadOwnModelData', actions: ['s3:GetObject'], resources: [`${bucketArn}/${objectKey}*`] }, why);
       this.allow({ sid: 'ListOwnModelData', actions: ['s3:ListBucket'], resources: [bucketArn], conditions: { StringLike: { 's3:prefix': [`${objectKey}*`] } } });

@@ -8,8 +8,9 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { Duration } from 'aws-cdk-lib';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { type CfnElement, Duration, Lazy, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type EksClassOptions } from '../../lib/eks/class-options';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
@@ -250,6 +251,94 @@ describe('model data in the pod', () => {
     expect(make).toThrow("EksInferenceService 'Test/Llama' is invalid");
     expect(make).toThrow("class 'l40s' runtime.engine: 'vllm-neuron' is not an engine the library can bind; allowed: vllm, tgi, djl-lmi, triton, custom");
     expect(make).toThrow("class 'a10g' runtime.queueBound: is 'required' but vllm 0.28.0 has no bounded queue (it exists from 0.29.0)");
+  });
+});
+
+/** The l40s class with its model data at `uri` (the other classes as in test/util). */
+function l40sAt(uri: string): CapacityClassSpec[] {
+  const classes = llamaClasses();
+  classes[0] = { ...classes[0], artifact: { ...classes[0].artifact, modelData: { ...classes[0].artifact.modelData!, uri } } };
+  return classes;
+}
+
+/** A `{ Ref }` as `<Ref:id>`, any other intrinsic as a placeholder: the text kubectl gets once CloudFormation resolves it. */
+function renderRefs(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const v = value as { Ref?: string; 'Fn::Join'?: [string, unknown[]] };
+  if (v.Ref !== undefined) return `<Ref:${v.Ref}>`;
+  return v['Fn::Join'] ? v['Fn::Join'][1].map(renderRefs).join(v['Fn::Join'][0]) : 'resolved-at-deploy';
+}
+
+/** The class's pod spec in the workload manifest as the stack renders it for the kubectl handler. */
+function renderedPod(service: EksInferenceService, className: string) {
+  const stack = Stack.of(service);
+  const manifest = service.units.find((u) => u.cls.name === className)!.manifests.workload;
+  const resource = Template.fromStack(stack).toJSON().Resources[stack.getLogicalId(manifest.node.defaultChild as CfnElement)];
+  const objects = JSON.parse(renderRefs(resource.Properties.Manifest)) as KubernetesObject[];
+  return (objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: ReturnType<typeof pod> } } }).spec.template.spec;
+}
+
+describe('model data in a bucket given as a token (s3://${bucket.bucketName}/key)', () => {
+  function service(uriOf: (bucketName: string) => string) {
+    const { stack } = testStack();
+    const bucket = new s3.Bucket(stack, 'Models');
+    const built = new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: l40sAt(uriOf(bucket.bucketName)), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+    });
+    return { stack, built, bucketId: stack.getLogicalId(bucket.node.defaultChild as CfnElement) };
+  }
+
+  test('gets the init container and the pod identity grant of a literal bucket, the bucket a CloudFormation reference', () => {
+    const literal = build();
+    const literalPod = renderedPod(literal, 'l40s');
+    const { stack, built, bucketId } = service((b) => `s3://${b}/llama3-8b/bf16.tar`);
+    const tokenPod = renderedPod(built, 'l40s');
+    const tokenValues: Record<string, string> = { CAI_FETCH_BUCKET: `<Ref:${bucketId}>`, CAI_MODEL_DATA_URI: `s3://<Ref:${bucketId}>/llama3-8b/bf16.tar` };
+    const bucketed = (env: readonly { name: string; value: string }[]) => env.map((e) => ({ ...e, value: tokenValues[e.name] ?? e.value }));
+    const [literalInit] = literalPod.initContainers!;
+    expect(literalInit.env).toContainEqual({ name: 'CAI_FETCH_BUCKET', value: 'models-bucket' });
+    expect(tokenPod.initContainers).toEqual([{ ...literalInit, env: bucketed(literalInit.env) }]);
+    expect(tokenPod.containers[0].env).toEqual(bucketed(literalPod.containers[0].env));
+    expect(tokenPod.serviceAccountName).toBe(literalPod.serviceAccountName);
+    Template.fromStack(stack).hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: [{
+          Sid: 'ReadPinnedModelDataVersion',
+          Effect: 'Allow',
+          Action: 's3:GetObjectVersion',
+          Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { Ref: bucketId }, '/llama3-8b/bf16.tar']] },
+          Condition: { StringEquals: { 's3:VersionId': 'v1' } },
+        }],
+      },
+    });
+    Template.fromStack(stack).hasResourceProperties('AWS::EKS::PodIdentityAssociation', { Namespace: 'llama3-chat', ServiceAccount: 'llama3-chat-l40s' });
+  });
+
+  test('fails when it is a prefix, like a literal one', () => {
+    expect(() => service((b) => `s3://${b}/llama3-8b/bf16/`)).toThrow(
+      /class 'l40s' artifact\.modelData\.uri: 's3:\/\/\$\{Token\[[^\]]+\]\}\/llama3-8b\/bf16\/' is a prefix; on EKS the model data must be one/,
+    );
+  });
+
+  test('fails, naming what is allowed, when the key holds a token or the whole URI is one', () => {
+    const make = (uri: string) => () =>
+      new EksInferenceService(testStack().stack, 'Llama', { contract: LLAMA_CONTRACT, classes: l40sAt(uri), modelDataFetcherImage: FETCHER_IMAGE });
+    expect(make(`s3://models-bucket/${Lazy.string({ produce: () => 'llama3-8b/bf16.tar' })}`)).toThrow(new RegExp(
+      "class 'l40s' artifact\\.modelData\\.uri: 's3://models-bucket/\\$\\{Token\\[[^\\]]+\\]\\}' has a CDK token in its key; " +
+        "on EKS the init container unpacks the object by its key's suffix",
+    ));
+    expect(make(`s3://models-bucket/${Lazy.string({ produce: () => 'x' })}`)).toThrow('allowed: a literal key (only the bucket may be a token, e.g. s3://${bucket.bucketName}/model.tar)');
+    expect(make(Lazy.string({ produce: () => 's3://models-bucket/llama3-8b/bf16.tar' }))).toThrow(
+      /class 'l40s' artifact\.modelData\.uri: '\$\{Token\[[^\]]+\]\}' holds a CDK token but is not s3:\/\/<bucket>\/<key> around it/,
+    );
+  });
+
+  test('an archive in it needs tar in the fetcher image, as in a literal bucket', () => {
+    const { stack } = testStack();
+    const bucket = new s3.Bucket(stack, 'Models');
+    expect(() => new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: l40sAt(`s3://${bucket.bucketName}/llama3-8b/bf16.tar`), modelDataFetcherImage: `public.ecr.aws/aws-cli/aws-cli@sha256:${'d'.repeat(64)}`,
+    })).toThrow("class 'l40s' modelDataFetcherImage: 'public.ecr.aws/aws-cli/aws-cli@sha256:" + 'd'.repeat(64) + "' is the AWS CLI image, which has no tar");
   });
 });
 

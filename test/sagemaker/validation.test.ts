@@ -349,6 +349,27 @@ describe('SageMakerCapacityEndpoint validation', () => {
     }
   });
 
+  test('model data in a bucket given as a token is read like a literal one (the same parser); a URI that is wholly a token is refused', () => {
+    const { stack } = testStack();
+    const bucket = new s3.Bucket(stack, 'Models');
+    const sha = 'a'.repeat(64);
+    const uriOf = (uri: string) => withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri } } }));
+    const classes = uriOf(`s3://${bucket.bucketName}/llama3-8b/${sha}/`);
+    new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS });
+    const bucketRef = { Ref: stack.getLogicalId(bucket.node.defaultChild as s3.CfnBucket) };
+    Template.fromStack(stack).hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Sid: 'ReadOwnModelData', Action: 's3:GetObject', Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', bucketRef, `/llama3-8b/${sha}/*`]] } }),
+          Match.objectLike({ Sid: 'ListOwnModelData', Action: 's3:ListBucket', Condition: { StringLike: { 's3:prefix': [`llama3-8b/${sha}/*`] } } }),
+        ]),
+      },
+    });
+    expect(errorOf({ classes: uriOf(Lazy.string({ produce: () => `s3://models-bucket/${sha}.tar.gz` })) })).toMatch(
+      /class 'l40s' artifact\.modelData\.uri: '\$\{Token\[[^\]]+\]\}' holds a CDK token but is not s3:\/\/<bucket>\/<key> around it, so the/,
+    );
+  });
+
   describe("the container environment within CreateModel's limits (ContainerDefinition.Environment)", () => {
     const withRuntime = (patch: Partial<CapacityClassSpec['runtime']>) => withClass(0, (c) => ({ ...c, runtime: { ...c.runtime, ...patch } }));
 

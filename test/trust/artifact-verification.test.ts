@@ -11,6 +11,7 @@ import {
   modelObjectFailures,
   signingProfileArn,
   parseS3Object,
+  parseS3Uri,
   sameSigningProfile,
   signingInProgress,
   verifyArtifacts,
@@ -69,6 +70,33 @@ describe('references', () => {
     expect(parseS3Object('s3://models-bucket/llama/bf16.tar')).toEqual({ bucket: 'models-bucket', key: 'llama/bf16.tar' });
     expect(parseS3Object('s3://models-bucket/llama/')).toBeUndefined();
     expect(parseS3Object('https://models-bucket.s3.amazonaws.com/x')).toBeUndefined();
+  });
+
+  test('one reading of an S3 URI, literal or with a token bucket: a literal bucket is a bucket name, a prefix never one object', () => {
+    // The string encoding of a CDK token (aws-cdk-lib core/lib/private/encoding.ts: ${Token[<key of [a-zA-Z0-9:._-]>]}).
+    const token = '${Token[Models.Ref.1234]}';
+    expect(parseS3Uri(`s3://${token}/llama/bf16.tar`)).toEqual({ bucket: token, key: 'llama/bf16.tar', prefix: false });
+    expect(parseS3Object(`s3://${token}/llama/bf16.tar`)).toEqual({ bucket: token, key: 'llama/bf16.tar' });
+    expect(parseS3Object(`s3://models-${token}/m.tar`)).toEqual({ bucket: `models-${token}`, key: 'm.tar' });
+    expect(parseS3Uri(`s3://${token}/llama/`)).toEqual({ bucket: token, key: 'llama/', prefix: true });
+    expect(parseS3Object(`s3://${token}/llama/`)).toBeUndefined();
+    expect(parseS3Uri('s3://models-bucket/llama/')).toEqual({ bucket: 'models-bucket', key: 'llama/', prefix: true });
+    // A token elsewhere does not excuse a literal bucket that is no bucket name.
+    expect(parseS3Object(`s3://Models_Bucket/${token}`)).toBeUndefined();
+    expect(parseS3Object(`s3://models-bucket/${token}`)).toEqual({ bucket: 'models-bucket', key: token });
+    for (const bad of [token, `s3://${token}`, `s3://${token}/`, `https://${token}/m.tar`, 's3://Models_Bucket/m.tar', 's3://models-bucket']) {
+      expect(parseS3Uri(bad)).toBeUndefined();
+    }
+  });
+
+  test('the artifact record reads model data with the same parser: a token bucket is kept, a token prefix refused', () => {
+    const [l40s] = defineCapacityClasses(llamaClasses());
+    const token = '${Token[Models.Ref.1234]}';
+    const options = { defaultSigningProfileArn: PROFILE, partition: 'aws', region: 'us-east-1', account: '123456789012', requireModelVersion: true };
+    const at = (uri: string) =>
+      approvedArtifactsFor({ ...l40s, artifact: { ...l40s.artifact, modelData: { ...l40s.artifact.modelData!, uri } } }, options);
+    expect(at(`s3://${token}/m.tar`).record?.modelData).toEqual({ bucket: token, key: 'm.tar', versionId: 'v1', sha256: 'a'.repeat(64) });
+    expect(at(`s3://${token}/llama/`).problems.map((p) => p.message)).toEqual([expect.stringContaining(`'s3://${token}/llama/' is not one S3 object`)]);
   });
 
   test('profile ARNs are the same only in the one form parseSigningProfileArn reads, names exactly', () => {

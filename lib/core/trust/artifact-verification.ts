@@ -21,11 +21,32 @@ export interface S3ObjectReference {
   readonly key: string;
 }
 
-/** Parses `s3://bucket/key` of a single object; undefined for a prefix (`.../`) or anything else. */
+/** An S3 URI of model data: one object, or a prefix (`prefix`: the key ends with `/`, which only SageMaker reads). */
+export interface S3UriReference extends S3ObjectReference {
+  readonly prefix: boolean;
+}
+
+/**
+ * The bucket and key of `s3://<bucket>/<key>`, or undefined. The one reading of a model-data URI: EKS (the init
+ * container and its pod identity), SageMaker (its execution role) and the artifact record all call it, so a bucket given
+ * as a CDK token (`s3://${bucket.bucketName}/model.tar`, resolved by CloudFormation) reads the same everywhere. A literal
+ * bucket must be an S3 bucket name; a bucket part holding a token is taken as given, since a string token's encoding
+ * `${Token[<key>]}` never contains `/` (its key is of [a-zA-Z0-9:._-]: aws-cdk-lib@2.269.0 core/lib/private/encoding.ts
+ * VALID_KEY_CHARS), so the first `/` after the bucket still ends it. A key may hold a token; whether it is a prefix
+ * is read from its literal end.
+ */
+export function parseS3Uri(uri: string): S3UriReference | undefined {
+  const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri);
+  if (!m) return undefined;
+  const [, bucket, key] = m;
+  if (!isUnresolved(bucket) && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) return undefined;
+  return { bucket, key, prefix: key.endsWith('/') };
+}
+
+/** Parses `s3://bucket/key` of a single object (`parseS3Uri`); undefined for a prefix (`.../`) or anything else. */
 export function parseS3Object(uri: string): S3ObjectReference | undefined {
-  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.+)$/.exec(uri);
-  if (!m || m[2].endsWith('/')) return undefined;
-  return { bucket: m[1], key: m[2] };
+  const location = parseS3Uri(uri);
+  return location && !location.prefix ? { bucket: location.bucket, key: location.key } : undefined;
 }
 
 /** AWS Signer profile names: letters, digits and underscores only (no hyphens), 2..64 characters. */
@@ -157,8 +178,7 @@ export function approvedArtifactsFor(
   let approvedModel: ApprovedModelData | undefined;
   if (modelData) {
     // A bucket given as a token (`s3://${bucket.bucketName}/key`) stays a token inside the record and the IAM ARN.
-    const tokenObject = /^s3:\/\/([^/]+)\/(.*[^/])$/.exec(modelData.uri);
-    const object = isUnresolved(modelData.uri) ? tokenObject && { bucket: tokenObject[1], key: tokenObject[2] } : parseS3Object(modelData.uri);
+    const object = parseS3Object(modelData.uri);
     if (!object) {
       add('artifact.modelData.uri', `'${modelData.uri}' is not one S3 object (s3://bucket/key); ` +
         'a prefix cannot be pinned by one digest: archive it (e.g. model.tar.gz, which both platforms unpack) and sign the archive');
