@@ -11,6 +11,7 @@ import { Checker, isFiniteLiteral, numberProblem } from '../validation/checker';
 import { ConstructValidationError, type Problem } from '../validation/error';
 import { CLASS_RULES, CONTRACT_RULES } from '../validation/service-rules';
 import { type CapacityPlan } from './sizing';
+import { parseS3Uri } from '../trust/s3-uri';
 
 /** One thing wrong with a declared class: the one problem type of every construct (lib/core/validation/error.ts). */
 export type ClassProblem = Problem;
@@ -33,7 +34,6 @@ export interface CheckOptions {
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
-const S3_URI = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/.+$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
@@ -187,7 +187,7 @@ function checkArtifact(spec: CapacityClassSpec, add: Add): void {
     );
   }
   if (!modelData) return;
-  if (!isUnresolved(modelData.uri) && !S3_URI.test(modelData.uri)) {
+  if (!isUnresolved(modelData.uri) && !parseS3Uri(modelData.uri)) {
     add('artifact.modelData.uri', `'${modelData.uri}' is not an S3 URI; use s3://<bucket>/<key>`);
   }
   if (!isUnresolved(modelData.sha256) && !SHA256.test(modelData.sha256)) {
