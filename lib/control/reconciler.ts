@@ -282,6 +282,8 @@ export class Reconciler extends Construct {
     RECONCILERS_OF.set(props.serving, [...(RECONCILERS_OF.get(props.serving) ?? []), this]);
     SERVICES_IN.claim(this, serving.service);
     props.serving.enableReplicaFloors?.({ periodSeconds: policy.periodSeconds ?? DEFAULT_POLICY_CONFIG.periodSeconds });
+    // The serving's deployed weights route until the first run: they honour the placement the runs enforce.
+    props.serving.applyPlacement?.(this.config.placement);
     this.service = serving.service;
 
     this.logEncryptionKey = props.logEncryptionKey ?? newLogGroupKey(this, 'LogKey', `Audit trail (log group) of the routing reconciler of ${serving.service}`);
@@ -655,8 +657,15 @@ export class Reconciler extends Construct {
     c.cross('serving.signals.containerInsightsClusterName', { required: fromContainerInsights, clusterName: serving.signals?.containerInsightsClusterName });
     if (description.length === 0) {
       const facts = serving.routing;
-      const allowed = policyClassesFromFacts(facts, { sensitive: props.sensitive }).filter((cls) => cls.placementAllowed).map((cls) => cls.name);
+      const classes = policyClassesFromFacts(facts, { sensitive: props.sensitive });
+      const allowed = classes.filter((cls) => cls.placementAllowed).map((cls) => cls.name);
       c.cross('sensitive', { sensitive: props.sensitive ?? false, allowed });
+      const forbidden = classes.filter((cls) => !cls.placementAllowed).map((cls) => `'${cls.name}'`);
+      if (allowed.length > 0 && forbidden.length > 0 && typeof props.serving.applyPlacement !== 'function') {
+        c.add('serving.applyPlacement', `is undefined while sensitive is true and the placement forbids ${forbidden.join(', ')} (allowSensitive: false): ` +
+          'nothing says the weights the serving deploys, which route until the first run, leave them out; allowed: a serving that implements ' +
+          'applyPlacement (SageMakerCapacityEndpoint and EksInferenceService do), or sensitive: false');
+      }
     }
     if (typeof props.serving.grantRouting !== 'function') {
       c.add('serving.grantRouting', 'is undefined; allowed: a function (the construct that owns the routing target grants the routing writes on it)');

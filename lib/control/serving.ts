@@ -1,4 +1,5 @@
 import type * as iam from 'aws-cdk-lib/aws-iam';
+import { type PlacementOptions } from '../core/reconciler/config';
 import { type ServingDescription } from '../core/reconciler/serving';
 
 /**
@@ -27,6 +28,14 @@ export interface IInferenceServing {
    * are published, the policy routes the fallback that receives a deficit no load above its envelope to grow by.
    */
   enableReplicaFloors?(options: ReplicaFloorOptions): unknown;
+  /**
+   * Called once by each Reconciler on this serving with the placement it enforces (its `sensitive`): the weights the
+   * serving deploys, which route every request until the reconciler's first run and again after each deployment that
+   * rewrites them, must give a class the placement forbids no weight, as the reconciler never does. A Reconciler with
+   * `sensitive: true` over a class with `allowSensitive: false` fails at synth on a serving without it, since nothing
+   * then says its deployed weights leave that class out.
+   */
+  applyPlacement?(placement: PlacementOptions): unknown;
 }
 
 /** How the reconciler publishes replica floors. */

@@ -38,6 +38,7 @@ export { decide, initialPolicyState } from './policy/decide';
 // ---- reconciler: what a serving construct tells the reconciler about itself
 export * from './reconciler/routing-facts';
 export { type ServingDescription, type ServingSignals, type ClassSignalProducers } from './reconciler/serving';
+export { type PlacementOptions } from './reconciler/config';
 
 // ---- trust: what "pinned" and "approved" mean
 export { isDigestPinnedImage, type EcrImageReference } from './trust/image-reference';

@@ -1,4 +1,4 @@
-import { Annotations, Duration, Names, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, Duration, Lazy, Names, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -9,6 +9,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct, type IDependable } from 'constructs';
 import { HardwareCatalog } from '../core/hardware/catalog';
 import { AwsMetrics, classDimensions, Metrics } from '../core/metrics/contract';
+import { type PlacementOptions } from '../core/reconciler/config';
 import { type AlbRoutingFacts, routedClassFacts } from '../core/reconciler/routing-facts';
 import { ALB_TARGET_HEALTH_READ, albWeightsLocation } from '../core/reconciler/targets/alb';
 import { type RuntimeBinding } from '../core/runtime/binding';
@@ -16,7 +17,7 @@ import { rejectionStatusClass } from '../core/runtime/engines';
 import { requestDeadlineSeconds } from '../core/runtime/shutdown';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
 import { capacityPlanProblems, checkCapacityClasses, type ClassProblem } from '../core/service/checks';
-import { initialWeights } from '../core/service/initial-weights';
+import { forbiddenRoutes, initialWeights } from '../core/service/initial-weights';
 import { amiFamily, Checker } from '../core/validation/checker';
 import { throwIfInvalid } from '../core/validation/error';
 import { EKS_RULES } from '../core/validation/rules';
@@ -192,8 +193,6 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   public readonly servingRoles: Readonly<Record<string, iam.Role>>;
   private readonly servingIdentities: Readonly<Record<string, PodIdentityRole>>;
   public readonly units: readonly EksClassUnit[];
-  /** Initial listener weights by class name, summing to 100: the policy's cost plan at planned demand (lib/core/service/initial-weights.ts). */
-  public readonly initialWeights: Readonly<Record<string, number>>;
   /** This service's signal producers: a capacity-error filter per NodePool and the scraped metrics. */
   public readonly signalProducers: ServiceSignalProducers;
   /** The namespace's approved-images policy, when the cluster admits only approved images (its workloads wait for it). */
@@ -201,6 +200,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   private readonly contract: ServiceContract;
   private readonly scaledObjectInputs = new Map<string, m.ScaledObjectInput>();
   private floorsEnabled = false;
+  /** The placement of the Reconciler on this service (`applyPlacement`): the initial weights honour it. */
+  private placement: PlacementOptions = {};
   private readonly retainFloorPatches: boolean;
   /** User pools of authenticate-cognito actions on the listener or the rule (the routing writer needs to describe their clients). */
   private readonly cognitoUserPools: readonly cognito.IUserPool[];
@@ -253,13 +254,12 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     recordServing(this, 'EksInferenceService', props.contract.name, () => servingRecord('eks', this.contract, this.classes, this.plan));
 
     this.admission = attachment.admission;
-    const routes = classes.map((cls, i) => ({ name: cls.name, classes: [cls], readyReplicas: this.plan.classes[i].steadyReplicas }));
-    this.initialWeights = initialWeights(routes, this.plan.plannedTokensPerSecond);
     const routed = classes.map((cls) => ({
       cls,
       port: classOptions[cls.name]?.port ?? DEFAULT_PORT,
       readyPath: classOptions[cls.name]?.readyPath ?? runtimes.get(cls.name)!.readyPath,
-      weight: this.initialWeights[cls.name],
+      // At synth: a Reconciler made after the service gives its placement first (`applyPlacement`).
+      weight: Lazy.number({ produce: () => this.initialWeights[cls.name] }),
     }));
     throwIfInvalid('EksInferenceService', this.node.path, listenerVpcProblems(props.listenerRule, this.vpc));
     const routing = props.listenerRule
@@ -314,6 +314,32 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       classLabel: CLASS_LABEL,
       nodePoolName: u.nodePoolName,
     })));
+  }
+
+  /**
+   * Initial listener weights by class name, summing to 100: the policy's cost plan at planned demand
+   * (lib/core/service/initial-weights.ts), with no weight on a class the placement of the Reconciler on this service
+   * forbids (`applyPlacement`). The listener renders them at synth, when every Reconciler has given its placement.
+   */
+  public get initialWeights(): Readonly<Record<string, number>> {
+    const ready = Object.fromEntries(this.classes.map((cls, i) => [cls.name, this.plan.classes[i].steadyReplicas]));
+    return initialWeights(this.routingFacts(), ready, this.plan.plannedTokensPerSecond, { placement: this.placement });
+  }
+
+  /**
+   * Called by a Reconciler on this service with the placement it enforces: the listener's initial weights then give a
+   * class it forbids (`allowSensitive: false` when the service's requests are sensitive) no weight, as its runs never do.
+   * Returns the initial weights.
+   */
+  public applyPlacement(placement: PlacementOptions): Readonly<Record<string, number>> {
+    const forbidden = forbiddenRoutes(this.routingFacts(), placement);
+    throwIfInvalid('EksInferenceService', this.node.path, forbidden.length < this.classes.length ? [] : [{
+      field: 'classes[].placement.allowSensitive',
+      message: `is false on every class (${forbidden.map((n) => `'${n}'`).join(', ')}) and the Reconciler routes sensitive requests ` +
+        '(sensitive: true), so no class may take traffic; allowed: at least one class that allows sensitive requests',
+    }]);
+    this.placement = placement;
+    return this.initialWeights;
   }
 
   /** The cluster's Karpenter (undefined where the cluster runs its own). */

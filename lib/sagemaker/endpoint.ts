@@ -17,7 +17,8 @@ import { type IInferenceServing } from '../control/serving';
 import { type HardwareCatalog } from '../core/hardware/catalog';
 import { perPoolConcurrencyQueries, sageMakerVariantDimensions, type TargetTrackingQuery } from '../core/metrics/aws-published';
 import { AwsMetrics } from '../core/metrics/contract';
-import { routedClassFacts, type SageMakerRoutingFacts } from '../core/reconciler/routing-facts';
+import { type SageMakerRoutingFacts } from '../core/reconciler/routing-facts';
+import { type PlacementOptions } from '../core/reconciler/config';
 import { hasInstancePools } from '../core/reconciler/targets/sagemaker-instances';
 import { rejectionStatusClass } from '../core/runtime/engines';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
@@ -34,7 +35,9 @@ import { type IClassArtifactGate } from '../trust/gate';
 import { modelDataKeyFacts } from '../trust/model-data-key';
 import { ClassModel, sageMakerRuntime } from './class-model';
 import { classHasInstanceStorage, variantVolume } from './instance-storage';
-import { type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, type VariantSpec } from './variants';
+import {
+  type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, variantRoutingFacts, type VariantSpec,
+} from './variants';
 import { capacityPlanProblems, NO_CLASSES } from '../core/service/checks';
 import { VARIANT_SCALABLE_DIMENSION, variantResourceId } from '../core/platform/sagemaker-scalable-target';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
@@ -345,6 +348,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   private readonly scalingRole: iam.IRole;
   private readonly rollbackAlarms: cloudwatch.IAlarm[] = [];
   private cached?: Resolved;
+  /** The placement of the Reconciler on this endpoint (`applyPlacement`): the initial weights honour it. */
+  private placement: PlacementOptions = {};
   private key?: kms.IKey;
   private constructed = false;
 
@@ -593,6 +598,17 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   }
 
   /**
+   * Called by a Reconciler on this endpoint with the placement it enforces: the variants' initial weights (rendered at
+   * synth) then give a variant it forbids (one with a pool of `allowSensitive: false`, when the service's requests are
+   * sensitive) no weight, as its runs never do, and an explicit `initialWeight` above 0 on such a variant fails.
+   */
+  public applyPlacement(placement: PlacementOptions): void {
+    this.placement = placement;
+    this.cached = undefined;
+    this.checked();
+  }
+
+  /**
    * Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. SageMaker publishes
    * no capacity-error or token metric readable with GetMetricData: the loop sees shortages as desired > ready
    * instances (DescribeEndpoint) and estimates tokens as invocations x the contract's mean output tokens. Call it
@@ -628,12 +644,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       // on the configuration, so it gets facts naming a new one only once that exists, and the run tells which one the
       // endpoint runs. A Reconciler in another stack leaves it out (an export would block every replacement).
       endpointConfigName: this.endpointConfig.attrEndpointConfigName,
-      variants: this.resolve().variants.map((v) => ({
-        variantName: v.name,
-        classes: v.pools.map((p) => routedClassFacts(p.capacityClass)),
-        // A floor above the scalable target's MaxCapacity would be undone by Application Auto Scaling.
-        ...(Token.isUnresolved(v.maxInstances) ? {} : { maxInstances: v.maxInstances }),
-      })),
+      variants: variantRoutingFacts(this.resolve().variants),
     };
   }
 
@@ -796,6 +807,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     const layout = planVariants(plannable, plan, variantSpecs, {
       provisionTimeoutSeconds: durationSeconds(this.props.provisionTimeout) ?? SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds,
       warmFloorShare: this.props.warmFloorShare ?? DEFAULT_POLICY_CONFIG.warmFloorShare,
+      placement: this.placement,
     });
     problems.push(...layout.problems);
     for (const v of layout.variants) {

@@ -9,7 +9,10 @@ import { type CapacityPlan, type ClassPlan } from '../core/service/sizing';
 import { describeRule, ruleProblem } from '../core/validation/checker';
 import { duplicates } from '../core/validation/names';
 import { SAGEMAKER_RULES } from '../core/validation/rules';
-import { initialWeights } from '../core/service/initial-weights';
+import { forbiddenRoutes, initialWeights } from '../core/service/initial-weights';
+import { type PlacementOptions } from '../core/reconciler/config';
+import { routedClassFacts, type SageMakerRoutingFacts } from '../core/reconciler/routing-facts';
+import { isUnresolved } from '../core/validation/tokens';
 import { SAGEMAKER_ENDPOINT_LIMITS } from '../core/platform/limits';
 import { variantScalingDefaults } from '../core/platform/control-loop';
 
@@ -110,6 +113,8 @@ export interface VariantPlanOptions {
   readonly provisionTimeoutSeconds: number;
   /** Largest share of traffic a fallback variant gets in the cost plan (further bounded by what its standby carries). */
   readonly warmFloorShare: number;
+  /** The placement the endpoint's Reconciler enforces: a variant it forbids gets no initial weight. @default - none forbidden */
+  readonly placement?: PlacementOptions;
 }
 
 /**
@@ -190,7 +195,7 @@ export function planVariants(
     const variant = resolveScaling(spec, resolved, timeout, field, add);
     if (variant) variants.push(variant);
   }
-  return { variants: withInitialWeights(variants, specs, plan, options.warmFloorShare, add), problems };
+  return { variants: withInitialWeights(variants, specs, plan, options, add), problems };
 }
 
 /** Classes in no variant and variants naming undeclared classes: problems of an endpoint that is complete. */
@@ -279,29 +284,57 @@ function resolveScaling(
   };
 }
 
+/** The variants as the reconciler's routing facts name them (`SageMakerRoutingFacts.variants`). */
+export function variantRoutingFacts(variants: readonly PlannedVariant[]): SageMakerRoutingFacts['variants'] {
+  return variants.map((v) => ({
+    variantName: v.name,
+    classes: v.pools.map((p) => routedClassFacts(p.capacityClass)),
+    // A floor above the scalable target's MaxCapacity would be undone by Application Auto Scaling.
+    ...(isUnresolved(v.maxInstances) ? {} : { maxInstances: v.maxInstances }),
+  }));
+}
+
 /**
  * Initial weights: the one rule of both serving constructs (lib/core/service/initial-weights.ts), the policy's cost plan
- * at planned demand with each variant's minimum ready, on its priority-1 pool; an explicit `initialWeight` wins.
+ * at planned demand with each variant's minimum ready, on its priority-1 pool, under the Reconciler's placement; an
+ * explicit `initialWeight` wins, except on a variant that placement forbids (the Reconciler never routes to it).
  */
 function withInitialWeights(
   variants: PlannedVariant[],
   specs: readonly VariantSpec[],
   plan: CapacityPlan,
-  warmFloorShare: number,
+  options: VariantPlanOptions,
   add: (field: string, message: string) => void,
 ): PlannedVariant[] {
+  const placement = options.placement ?? {};
+  // The policy's view of a variant reads its pools and bounds only (targets/sagemaker.ts policyClasses), not the
+  // endpoint's identity, which is not known here.
+  const facts: SageMakerRoutingFacts = { kind: 'sagemaker', endpointName: '', endpointArn: '', variants: variantRoutingFacts(variants) };
+  const forbidden = new Set(forbiddenRoutes(facts, placement));
+  const sensitivePools = (name: string) => variants.find((v) => v.name === name)!.pools
+    .filter((p) => !p.capacityClass.placement.allowSensitive).map((p) => `'${p.capacityClass.name}'`).join(', ');
   const explicit = new Map<string, number>();
   for (const s of specs.filter((v) => v.initialWeight !== undefined)) {
     const problem = ruleProblem(SAGEMAKER_RULES['variants[].initialWeight'], s.initialWeight);
     // An invalid weight is reported and never computed with (a token's encoding would be rounded into garbage).
     if (problem) add(`variants['${s.name}'].initialWeight`, problem);
-    else explicit.set(s.name, s.initialWeight!);
+    else if (forbidden.has(s.name) && s.initialWeight !== 0) {
+      add(`variants['${s.name}'].initialWeight`, `is ${s.initialWeight} but the variant's pool ${sensitivePools(s.name)} has allowSensitive: false ` +
+        'and the Reconciler routes sensitive requests (sensitive: true), so it never gives the variant weight; allowed: 0, or no initialWeight');
+    } else explicit.set(s.name, s.initialWeight!);
+  }
+  if (variants.length > 0 && forbidden.size === variants.length) {
+    add('variants', 'every variant has a pool with allowSensitive: false and the Reconciler routes sensitive requests (sensitive: true), ' +
+      'so no variant may take traffic; allowed: at least one variant whose pools all allow sensitive requests');
+    return variants.map((v) => ({ ...v, initialWeight: 0 }));
   }
   const planned = variants.length === 0 ? {} : initialWeights(
-    variants.map((v) => ({ name: v.name, classes: v.pools.map((p) => p.capacityClass), readyReplicas: v.minInstances })),
+    facts,
+    Object.fromEntries(variants.map((v) => [v.name, v.minInstances])),
     plan.plannedTokensPerSecond,
-    { warmFloorShare },
+    { warmFloorShare: options.warmFloorShare, placement },
   );
+  // A forbidden variant's planned weight is 0, and an explicit one above 0 is refused above.
   const weighted = variants.map((v) => ({ ...v, initialWeight: explicit.get(v.name) ?? planned[v.name] ?? 0 }));
   if (weighted.length > 0 && weighted.every((v) => v.initialWeight === 0)) {
     add('variants', 'every variant has an initial weight of 0; at least one variant must take traffic');
