@@ -28,8 +28,8 @@ import {
   exactlyListed, expectedMetrics, listMetricsFilter, type ListMetricsFilter, metricPresenceCheck, recentlyActiveFilter,
 } from '../lib/core/verify/metric-presence';
 import {
-  decisionFor, kedaOperatorProbes, karpenterControllerProbes, modelDataReaderProbes, permissionChecks, type ProbeDecision, reconcilerProbes,
-  sageMakerExecutionProbes, type SimulationGroup, simulationGroups,
+  decisionFor, kedaOperatorProbes, karpenterControllerProbes, modelDataReaderProbes, modelDataSkipped, modelDataUnnamed, permissionChecks,
+  type ProbeDecision, reconcilerProbes, sageMakerExecutionProbes, type SimulationGroup, simulationGroups,
 } from '../lib/core/verify/permissions';
 import { type PermissionProbe } from '../lib/core/verify/probe';
 import { type CheckResult, formatCheck, summarizeChecks } from '../lib/core/verify/result';
@@ -348,7 +348,8 @@ async function executionRoleResults(d: Deployment, c: VerifyClients): Promise<Ch
     const p = await arnParts(c, arn);
     const decrypt = statementsAllowing(roleStatements(d.template, roleId), 'kms:Decrypt')[0];
     const probes = sageMakerExecutionProbes(cls, p.partition, decrypt ? keyArnOf(d, decrypt.Resource, p) : undefined);
-    results.push(...await roleChecks(c, `execution role ${roleNameOf(arn)} (class ${cls.name})`, arn, probes));
+    const label = `execution role ${roleNameOf(arn)} (class ${cls.name})`;
+    results.push(...await roleChecks(c, label, arn, probes), ...(modelDataUnnamed(cls.artifact.modelData) ? [modelDataSkipped(label)] : []));
   }
   return results;
 }
@@ -365,7 +366,9 @@ async function modelDataResults(d: Deployment, c: VerifyClients): Promise<CheckR
     const p = await arnParts(c, arn);
     const decrypt = statementsAllowing(roleStatements(d.template, roleId), 'kms:Decrypt')[0];
     const keyArn = decrypt ? keyArnOf(d, decrypt.Resource, p) : undefined;
-    results.push(...await roleChecks(c, `model-data role ${roleNameOf(arn)} (class ${w.className})`, arn, modelDataReaderProbes(modelData, p.partition, keyArn)));
+    const label = `model-data role ${roleNameOf(arn)} (class ${w.className})`;
+    if (modelDataUnnamed(modelData)) results.push(modelDataSkipped(label));
+    else results.push(...await roleChecks(c, label, arn, modelDataReaderProbes(modelData, p.partition, keyArn)));
   }
   return results;
 }

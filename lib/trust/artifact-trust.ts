@@ -27,14 +27,12 @@ import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { type ClassArtifactGateOptions, type IClassArtifactGate } from './gate';
 import { modelDataDecryptStatement, modelDataKeyFacts } from './model-data-key';
+import { parseS3Location } from '../core/trust/s3-uri';
 
 /** The ArtifactTrust managing the registry signing configuration in each known account and Region, by construct tree root. */
 const SIGNING_CONFIGURATION_IN = new EnvironmentClaims();
 /** The name of the one-per-account-and-Region key (`environmentKey`) of the registry signing configuration. */
 const SIGNING_CONFIGURATION = 'AWS::ECR::SigningConfiguration';
-
-/** `s3://bucket/` or `s3://bucket/prefix`: a place model data is published under. */
-const MODEL_DATA_LOCATION = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/;
 
 /** How the verifier retries throttled or failing AWS calls before it fails the deployment. */
 export interface VerifierRetryOptions {
@@ -413,8 +411,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   /** Object ARNs of the valid `modelDataLocations` (every object under each). */
   private modelDataObjectArns(): string[] {
     return (this.props.modelDataLocations ?? []).flatMap((location) => {
-      const m = MODEL_DATA_LOCATION.exec(location);
-      return m ? [`arn:${Stack.of(this).partition}:s3:::${m[1]}/${m[2] ?? ''}*`] : [];
+      const place = parseS3Location(location);
+      return place ? [`arn:${Stack.of(this).partition}:s3:::${place.bucket}/${place.key}*`] : [];
     });
   }
 
@@ -628,7 +626,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     if (props.modelDataEncryptionKey) c.cross('modelDataEncryptionKey', modelDataKeyFacts(props.modelDataEncryptionKey));
     this.problems.push(...c.problems);
     (props.modelDataLocations ?? []).forEach((location, i) => {
-      if (!MODEL_DATA_LOCATION.exec(location) || location.includes('*')) {
+      if (!parseS3Location(location) || location.includes('*')) {
         this.problems.push({
           field: `modelDataLocations[${i}]`,
           message: `'${location}' is not an S3 location; allowed: s3://<bucket>/ or s3://<bucket>/<key prefix> (no wildcards)`,

@@ -421,6 +421,26 @@ describe('ArtifactTrust options', () => {
     expect(nagFindings(stack).filter((f) => f.includes(':s3:::'))).toEqual([]);
   });
 
+  test('a modelDataLocations bucket given as a reference (a bucket of the app) is granted like a literal one (review R223)', () => {
+    const { app, stack } = testStack('PublishRef');
+    const ci = new iam.Role(stack, 'Ci', { assumedBy: new iam.AccountRootPrincipal() });
+    const bucket = new s3.Bucket(stack, 'Models', { enforceSSL: true });
+    new ArtifactTrust(stack, 'Trust', { publishers: [ci], modelDataLocations: [`s3://${bucket.bucketName}/llama3-8b/`, `s3://${bucket.bucketName}`] });
+    app.synth();
+    const t = Template.fromStack(stack);
+    const bucketId = stack.getLogicalId(bucket.node.defaultChild as CfnResource);
+    const statements = Object.values(t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: stack.getLogicalId(ci.node.defaultChild as CfnResource) }] } }))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(statements).toEqual(expect.arrayContaining([
+      expect.objectContaining({
+        Resource: [
+          { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { Ref: bucketId }, '/llama3-8b/*']] },
+          { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { Ref: bucketId }, '/*']] },
+        ],
+      }),
+    ]));
+  });
+
   test("fails when signatureValidity passes AWS Signer's 135 months (counted as 4,050 days)", () => {
     const { stack } = testStack();
     new ArtifactTrust(stack, 'Trust', { signatureValidity: Duration.days(4050) });

@@ -16,8 +16,8 @@ import { EksStableDiffusionStack } from '../../examples/eks-stable-diffusion';
 import { SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { KARPENTER_SERVICE_ACCOUNT } from '../../lib/core/platform/service-accounts';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
-import { servingRecords } from '../../lib/core/service/serving-record';
-import { karpenterControllerProbes, modelDataReaderProbes, reconcilerProbes, sageMakerExecutionProbes } from '../../lib/core/verify/permissions';
+import { servingRecords, TOKEN_TEXT } from '../../lib/core/service/serving-record';
+import { karpenterControllerProbes, modelDataReaderProbes, modelDataSkipped, modelDataUnnamed, reconcilerProbes, sageMakerExecutionProbes } from '../../lib/core/verify/permissions';
 import { type PermissionProbe } from '../../lib/core/verify/probe';
 import { podIdentityRole } from '../../lib/core/verify/template';
 import { EksInferenceService } from '../../lib/eks/inference-service';
@@ -164,6 +164,19 @@ describe('the model-data pod identities of an EKS service with a model-data key'
     const conditional = probes.filter((p) => p.expect === 'allowed' && p.context);
     expect(conditional).toHaveLength(cls.artifact.modelData!.versionId ? 2 : 1);
     expect(judged(statements, conditional, false).map((j) => j.decided)).toEqual(conditional.map(() => 'denied'));
+  });
+});
+
+describe('model data whose URI was a CloudFormation reference at synth (review R223)', () => {
+  test('no probe names an object the serving record does not keep; the check is skipped, with why, on both platforms', () => {
+    const [l40s] = llamaClasses();
+    const unnamed = { ...l40s.artifact.modelData!, uri: TOKEN_TEXT };
+    expect(modelDataUnnamed(unnamed)).toBe(true);
+    expect(modelDataUnnamed(l40s.artifact.modelData)).toBe(false);
+    expect(modelDataReaderProbes(unnamed, 'aws')).toEqual([]);
+    const execution = sageMakerExecutionProbes({ ...l40s, artifact: { ...l40s.artifact, modelData: unnamed } } as never, 'aws');
+    expect(execution.filter((p) => p.action.startsWith('s3:'))).toEqual([]);
+    expect(modelDataSkipped('model-data role r (class l40s)')).toMatchObject({ status: 'skip', id: 'iam:model-data role r (class l40s):model-data' });
   });
 });
 

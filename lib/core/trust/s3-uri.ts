@@ -21,11 +21,20 @@ export interface S3UriReference extends S3ObjectReference {
  * is read from its literal end.
  */
 export function parseS3Uri(uri: string): S3UriReference | undefined {
-  const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri);
+  const location = parseS3Location(uri);
+  return location && location.key !== '' ? location : undefined;
+}
+
+/**
+ * `s3://<bucket>`, `s3://<bucket>/` or `s3://<bucket>/<key or prefix>`, read as `parseS3Uri` reads its bucket; the key is
+ * '' for the bucket itself (a place model data is published under, `ArtifactTrust.modelDataLocations`).
+ */
+export function parseS3Location(uri: string): S3UriReference | undefined {
+  const m = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(uri);
   if (!m) return undefined;
-  const [, bucket, key] = m;
+  const [, bucket, key = ''] = m;
   if (!isUnresolved(bucket) && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) return undefined;
-  return { bucket, key, prefix: key.endsWith('/') };
+  return { bucket, key, prefix: key === '' || key.endsWith('/') };
 }
 
 /** Parses `s3://bucket/key` of a single object (`parseS3Uri`); undefined for a prefix (`.../`) or anything else. */

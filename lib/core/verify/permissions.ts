@@ -16,6 +16,8 @@ import { type CapacityClass, type ModelDataArtifact } from '../service/capacity-
 import { ecrRepositoryArn, parseEcrImage } from '../trust/image-reference';
 import { contextEntries, neighbour, type PermissionProbe } from './probe';
 import { type CheckResult } from './result';
+import { parseS3Uri } from '../trust/s3-uri';
+import { TOKEN_TEXT } from '../service/serving-record';
 
 /**
  * The reconciler's calls (lambda/reconciler: GetMetricData in reconcile.ts; its target's reads and writes, whose probes
@@ -95,7 +97,9 @@ export function karpenterControllerProbes(f: KarpenterProbeFacts): PermissionPro
  * lib/trust/model-data-key.ts). Denied: another version, another object, writing, and decrypting outside S3.
  */
 export function modelDataReaderProbes(modelData: ModelDataArtifact, partition: string, keyArn?: string): PermissionProbe[] {
-  const object = `arn:${partition}:s3:::${modelData.uri.replace(/^s3:\/\//, '')}`;
+  const location = parseS3Uri(modelData.uri);
+  if (!location || modelDataUnnamed(modelData)) return [];
+  const object = `arn:${partition}:s3:::${location.bucket}/${location.key}`;
   const v = modelData.versionId;
   return [
     ...(v === undefined
@@ -108,6 +112,25 @@ export function modelDataReaderProbes(modelData: ModelDataArtifact, partition: s
     { action: 's3:PutObject', resource: object, expect: 'denied', why: 'it only reads' },
     ...decryptThroughS3Probes(keyArn),
   ];
+}
+
+/**
+ * Model data whose URI held a CloudFormation token at synth (a bucket created or imported in the app): the serving
+ * record keeps only TOKEN_TEXT for it (lib/control/serving-record.ts), so no probe can name the object.
+ */
+export function modelDataUnnamed(modelData: ModelDataArtifact | undefined): boolean {
+  return modelData !== undefined && modelData.uri.includes(TOKEN_TEXT);
+}
+
+/** The check in place of a role's model-data probes when `modelDataUnnamed`: skipped, and why, never a false failure. */
+export function modelDataSkipped(roleLabel: string): CheckResult {
+  return {
+    id: `iam:${roleLabel}:model-data`,
+    status: 'skip',
+    settles: `${roleLabel} reads its model data and nothing else`,
+    detail: 'the model data\'s URI was a CloudFormation reference at synth (a bucket of the app), which the serving record does not '
+      + 'keep, so no probe can name the object; read the role\'s s3 statement in the console or the template',
+  };
 }
 
 /**
@@ -147,7 +170,9 @@ export function sageMakerExecutionProbes(cls: CapacityClass, partition: string, 
 }
 
 function sageMakerModelDataProbes(modelData: ModelDataArtifact | undefined, partition: string): PermissionProbe[] {
-  const m = modelData && /^s3:\/\/([^/]+)\/(.*)$/.exec(modelData.uri);
+  // The bucket root `s3://bucket/` has an empty key, which parseS3Uri (a key of one character at least) does not read.
+  if (!modelData || modelDataUnnamed(modelData)) return [];
+  const m = /^s3:\/\/([^/]+)\/(.*)$/.exec(modelData.uri);
   if (!m) return [];
   const [, bucket, key] = m;
   const object = `arn:${partition}:s3:::${bucket}/${key}`;
