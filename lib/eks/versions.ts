@@ -13,6 +13,11 @@ export interface ChartSpec {
 }
 
 export const KARPENTER_CHART: ChartSpec = { chart: 'karpenter', repository: 'oci://public.ecr.aws/karpenter/karpenter', version: '1.14.1' };
+/**
+ * KEDA 2.20 is tested on Kubernetes v1.33 to v1.35 ("compatibility matrix", https://keda.sh/docs/2.20/operate/cluster/):
+ * the default cluster version (1.33, lib/eks/cluster.ts) is the lowest of them, so a cluster older than 1.33 needs an
+ * older chart through `chartVersions`.
+ */
 export const KEDA_CHART: ChartSpec = { chart: 'keda', repository: 'https://kedacore.github.io/charts', version: '2.20.2' };
 export const LOAD_BALANCER_CONTROLLER_CHART: ChartSpec = {
   chart: 'aws-load-balancer-controller',
