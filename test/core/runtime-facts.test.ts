@@ -145,6 +145,30 @@ describe('values the library relies on equal their facts', () => {
     }
   });
 
+  test('probe paths: every named engine\'s liveness and readiness paths are its path facts, as read upstream', () => {
+    const read = {
+      vllm: ['/health', '/health'], tgi: ['/health', '/health'], 'djl-lmi': ['/ping', '/ping'], triton: ['/v2/health/live', '/v2/health/ready'],
+    };
+    for (const [engine, [live, ready]] of Object.entries(read) as Array<[EngineName, string[]]>) {
+      expect([engineFact(`${engine}.path.live`).value, engineFact(`${engine}.path.ready`).value]).toEqual([live, ready]);
+      expect([ENGINE_FACTS[engine].healthPath, ENGINE_FACTS[engine].readyPath]).toEqual([live, ready]);
+      expect(ENGINE_FACTS[engine].sources).toContain(engineFact(`${engine}.path.ready`).source);
+    }
+    for (const c of CASES.filter((x) => x.engine !== 'custom')) {
+      for (const platform of ['eks', 'sagemaker'] as const) {
+        const b = bind(c, platform);
+        expect([b.healthPath, b.readyPath]).toEqual(read[c.engine as keyof typeof read]);
+      }
+    }
+    // Every path fact is one of these eight: a new engine path must be read, recorded and pinned here.
+    expect(ENGINE_FACT_TABLE.filter((f) => f.kind === 'path').map((f) => f.id).sort()).toEqual(
+      Object.keys(read).flatMap((e) => [`${e}.path.live`, `${e}.path.ready`]).sort());
+    // Each readiness fact says the path answers nothing, or not 200, until the model is loaded.
+    for (const engine of Object.keys(read)) {
+      expect(engineFact(`${engine}.path.ready`).statement).toMatch(/answers nothing while loading|only while every model is READY/);
+    }
+  });
+
   test('vLLM on SageMaker: a bare user flag is an empty value, which the DLC renders as the bare flag', () => {
     const c: Case = { engine: 'vllm', version: '0.29.0', base: 0, extra: { args: ['--enforce-eager'] } };
     expect(bind(c, 'sagemaker').env.SM_VLLM_ENFORCE_EAGER).toBe('');
@@ -213,6 +237,8 @@ describe('the table itself', () => {
     }
     expect(ENGINE_FACT_TABLE.filter((f) => f.status === 'not-confirmed').map((f) => f.id)).toEqual([
       'vllm.behaviour.burst-bound',
+      'vllm.path.live',
+      'vllm.path.ready',
       'djl-lmi.behaviour.neuron-0.35',
       'any.variable.NEURON_COMPILE_CACHE_URL',
       'any.behaviour.cache-size',

@@ -1,7 +1,7 @@
 /**
  * What each model server reads, for a named version range: the release floor, the bounded queue it enforces itself,
- * and the HTTP status it answers when that queue is full. Every value comes from the engine facts table (facts.ts),
- * which says where upstream it was read; the tests pin rendered classes against that table.
+ * the HTTP status it answers when that queue is full, and its liveness and readiness paths. Every value comes from the
+ * engine facts table (facts.ts), which says where upstream it was read; the tests pin rendered classes against it.
  */
 import { ENGINE_FACT_TABLE, engineFact, factNumber, factString } from './facts';
 
@@ -28,7 +28,10 @@ export interface EngineFacts {
    * `variable` sets longer (the binding sets it); `unknown`: a custom image, the user's to check.
    */
   readonly idleConnections: IdleConnections;
-  /** Liveness (process up) and readiness (model loaded) paths of the server's HTTP API. */
+  /**
+   * Liveness (process up) and readiness (model loaded) paths of the server's HTTP API: the EKS startup, readiness and
+   * liveness probes and the target group's health check (facts `<engine>.path.live` / `<engine>.path.ready`).
+   */
   readonly healthPath: string;
   readonly readyPath: string;
   /** Where the facts come from. */
@@ -61,9 +64,10 @@ export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
       variable: engineFact('vllm.variable.VLLM_HTTP_TIMEOUT_KEEP_ALIVE').name,
       fact: 'vllm.variable.VLLM_HTTP_TIMEOUT_KEEP_ALIVE',
     },
-    // The API server listens only once the engine (and the model) is up; /health answers 200 from then on.
-    healthPath: '/health',
-    readyPath: '/health',
+    // The API server listens only once the engine (and the model) is up; /health answers 200 from then on, 503 once the
+    // engine is dead. Read on the main branch, not at the 0.29.0 tag (vllm.path.ready says what that leaves open).
+    healthPath: factString('vllm.path.live'),
+    readyPath: factString('vllm.path.ready'),
     sources: factSources('vllm'),
   },
   tgi: {
@@ -73,8 +77,9 @@ export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
     versionRequired: false,
     rejectionStatus: factNumber('tgi.status.overloaded') as RejectionStatus,
     idleConnections: kept('tgi.behaviour.idle-connections'),
-    healthPath: '/health',
-    readyPath: '/health',
+    // The router binds its port only after every shard has loaded and warmed the model.
+    healthPath: factString('tgi.path.live'),
+    readyPath: factString('tgi.path.ready'),
     sources: factSources('tgi'),
   },
   'djl-lmi': {
@@ -87,8 +92,9 @@ export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
     versionRequired: true,
     rejectionStatus: factNumber('djl-lmi.status.queue-full') as RejectionStatus,
     idleConnections: kept('djl-lmi.behaviour.idle-connections'),
-    healthPath: '/ping',
-    readyPath: '/ping',
+    // The server binds its port only after its startup models are loaded (wait_model_loading, on by default).
+    healthPath: factString('djl-lmi.path.live'),
+    readyPath: factString('djl-lmi.path.ready'),
     sources: factSources('djl-lmi'),
   },
   triton: {
@@ -97,14 +103,16 @@ export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
     versionRequired: false,
     rejectionStatus: factNumber('triton.status.queue-full') as RejectionStatus,
     idleConnections: kept('triton.behaviour.idle-connections'),
-    healthPath: '/v2/health/live',
-    readyPath: '/v2/health/ready',
+    // Live once initialised; ready only while every model is (--strict-readiness, on by default).
+    healthPath: factString('triton.path.live'),
+    readyPath: factString('triton.path.ready'),
     sources: factSources('triton'),
   },
   custom: {
     name: 'custom',
     versionRequired: false,
     idleConnections: { kind: 'unknown' },
+    // The library's convention for an image of the user's own, not an upstream fact: classOptions can set others.
     healthPath: '/health',
     readyPath: '/ready',
     sources: [],

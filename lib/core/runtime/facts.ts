@@ -38,7 +38,9 @@ export type FactKind =
   /** What an image's entrypoint does with its arguments and variables. */
   | 'entrypoint'
   /** A behaviour of the server the library sizes or checks against. */
-  | 'behaviour';
+  | 'behaviour'
+  /** An HTTP path the server answers: its liveness and readiness routes (EKS probes, the target group's health check). */
+  | 'path';
 
 /** Who a fact is about: an engine, or something the platform runs around it. */
 export type FactSubject = 'vllm' | 'tgi' | 'djl-lmi' | 'triton' | 'any-engine' | 'sagemaker' | 'cloudwatch-agent';
@@ -48,14 +50,14 @@ export interface EngineFact {
   readonly id: string;
   readonly subject: FactSubject;
   readonly kind: FactKind;
-  /** The flag (without dashes), variable, metric or status name. */
+  /** The flag (without dashes), variable, metric or status name; for a path, `live` or `ready`. */
   readonly name: string;
   /** Platforms it holds on. @default - both */
   readonly platforms?: readonly ServingPlatform[];
   /** Releases it holds for: from `since` (inclusive) and before `until` (exclusive). @default - every supported release */
   readonly since?: string;
   readonly until?: string;
-  /** The default or status value the library relies on, when there is one. */
+  /** The default, status or path the library relies on, when there is one. */
   readonly value?: string | number;
   /** Prometheus type of a metric. */
   readonly metricType?: 'counter' | 'gauge';
@@ -76,6 +78,20 @@ const VLLM_DOCS = 'https://docs.vllm.ai/en/latest/configuration/engine_args.html
 const DLC_VLLM = 'aws/deep-learning-containers@cb035a10 vllm/build_artifacts/sagemaker_entrypoint.sh';
 const SM_RUN = 'https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html ("docker run <image> serve")';
 const XDG = 'https://specifications.freedesktop.org/basedir-spec/latest/ (XDG_CACHE_HOME; default $HOME/.cache)';
+const VLLM_HEALTH = 'vllm-project/vllm@0001948b vllm/entrypoints/openai/api_server.py (setup_server binds the socket before the engine is built; ' +
+  'run_server_worker builds the engine client, then build_and_serve -> serve_http, where uvicorn starts listening); ' +
+  'vllm/entrypoints/serve/instrumentator/health.py (file index, several main-branch versions). Neither file is in the index at the v0.29.0 tag ' +
+  '(98dff2a8, vllm-project/vllm-ascend#16393)';
+const TGI_HEALTH = `${TGI} router/src/server.rs:218-241 (health), 2238,2241-2242 (/, /health, /ping), 2322-2329 (bind, then serve), ` +
+  'router/src/infer/mod.rs:87,357-364, backends/v3/src/backend.rs:105-117, backends/v3/src/lib.rs:111-135 (warm-up before serving), ' +
+  `launcher/src/main.rs:1239-1241,1664-1670,2294,2317 (the webserver starts once every shard is ready); ${TGI2} router/src/server.rs:116-127,1385-1386, router/src/main.rs:313,369`;
+const DJL_PING = `${DJL} serving/src/main/java/ai/djl/serving/http/InferenceRequestHandler.java:69-71,111-139, models/ModelManager.java:392-443, ` +
+  'ModelServer.java:203,221-224 (models loaded before the server binds),378-402, util/ConfigManager.java:304-306 (wait_model_loading, default true),313-315; ' +
+  'deepjavalibrary/djl-serving@v0.27.0 ModelServer.java:202,221-224,462-463, InferenceRequestHandler.java:107-129, ConfigManager.java:227';
+const TRITON_HEALTH = 'triton-inference-server/server@v2.71.0 src/http_server.cc:1182,1411-1433,4907-4911, src/main.cc:515-517,535 ' +
+  '(endpoints start after the server, and its models, are created), src/command_line_parser.h:113,115, src/command_line_parser.cc:418-422, ' +
+  'docs/customization_guide/deploy.md:164-169; triton-inference-server/core@73aad7c (main, 2026-06-09: no release tag in the snapshot) ' +
+  'src/server.cc:259-286,396-413,416-475';
 
 const f = (fact: EngineFact): EngineFact => fact;
 const eksOnly: readonly ServingPlatform[] = ['eks'];
@@ -135,6 +151,16 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'vllm.metric.exposition', subject: 'vllm', kind: 'behaviour', name: 'make_asgi_app', statement:
     '/metrics is prometheus_client make_asgi_app: it answers OpenMetrics when the scraper asks for it (TYPE line without _total), Prometheus text 0.0.4 otherwise (TYPE line with _total).',
   source: 'prometheus/client_python@v0.25.0 prometheus_client/exposition.py:303-305,343-357, openmetrics/exposition.py:62-66, asgi.py:15-24; vLLM mounts Mount("/metrics", make_asgi_app(...))', status: 'source' }),
+  f({ id: 'vllm.path.live', subject: 'vllm', kind: 'path', name: 'live', value: '/health', statement:
+    'Liveness: /health awaits the engine client\'s check_health and answers 200, or 503 once the engine is dead (EngineDeadError), so a dead engine restarts the pod. ' +
+    'Before the model is loaded nothing answers (the socket is bound but not listening). Some main-branch versions also answer 503 while the engine is paused (an admin call the library never makes) and add /live. ' +
+    'Not read at the 0.29.0 tag: a release without /health would keep every pod from turning Ready (the startup probe restarts it): fails closed.',
+  source: VLLM_HEALTH, status: 'not-confirmed' }),
+  f({ id: 'vllm.path.ready', subject: 'vllm', kind: 'path', name: 'ready', value: '/health', statement:
+    'Readiness: the API server listens only after the engine client is built (the model loaded), so /health answers nothing while loading and 200 after; ' +
+    'a version with a serve warm-up answers 503 until it ends. Not read at the 0.29.0 tag: every version read answers only once the model is loaded; ' +
+    'a release that answered 200 earlier would send requests to a loading pod, which no probe here could see (docs/runtime-settings.md says to check).',
+  source: VLLM_HEALTH, status: 'not-confirmed' }),
 
   // ----- TGI ----------------------------------------------------------------------------------------------------------
   f({ id: 'tgi.version.floor', subject: 'tgi', kind: 'version', name: 'minimum', value: '2.0.0', statement:
@@ -176,6 +202,13 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   source: `${TGI} router/src/server.rs:2322-2332 and Cargo.lock (axum 0.7.9, hyper 1.6.0, hyper-util 0.1.10); tokio-rs/axum@axum-v0.7.9 axum/src/serve.rs:423-424; hyperium/hyper-util@v0.1.10 src/server/conn/auto/mod.rs:85-96; hyperium/hyper@v1.6.0 src/server/conn/http1.rs:236,242,461-466, src/common/time.rs:63-71; ${TGI2} router/src/server.rs:1485-1489`, status: 'source' }),
   f({ id: 'tgi.behaviour.metrics-port', subject: 'tgi', kind: 'behaviour', name: 'prometheus_port', value: 9000, since: '3.3.0', statement:
     'From 3.3.0 the router also serves metrics on PROMETHEUS_PORT (9000); /metrics stays on the serving port, which the library scrapes.', source: `${TGI} router/src/server.rs:1970-1975,2243 (commit 02715dc5)`, status: 'source' }),
+  f({ id: 'tgi.path.live', subject: 'tgi', kind: 'path', name: 'live', value: '/health', statement:
+    'Liveness: /health (also / and /ping) answers 200 while the backend is healthy, 503 when it is not: after a failed generation it asks the shards for a one-token model check, ' +
+    'otherwise for a small allocation on each device (gRPC Health). Same route and codes in 2.0.0.',
+  source: TGI_HEALTH, status: 'source' }),
+  f({ id: 'tgi.path.ready', subject: 'tgi', kind: 'path', name: 'ready', value: '/health', statement:
+    'Readiness: the launcher starts the router only once every shard has loaded the model, and the router binds its port only after the warm-up, so /health answers nothing while loading and 200 after.',
+  source: TGI_HEALTH, status: 'source' }),
 
   // ----- DJL Serving / LMI ---------------------------------------------------------------------------------------------
   f({ id: 'djl-lmi.version.floor', subject: 'djl-lmi', kind: 'version', name: 'minimum', value: '0.27.0', statement:
@@ -209,6 +242,14 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'djl-lmi.behaviour.idle-connections', subject: 'djl-lmi', kind: 'behaviour', name: 'keep-alive', platforms: eksOnly, statement:
     'The Netty pipeline has no idle or read timeout handler (ssl, HttpServerCodec, HttpObjectAggregator, handlers) and the server socket only sets SO_KEEPALIVE: an idle keep-alive connection is never closed. No setting exists (max_idle_time scales idle workers, not connections). Read at 0.27.0 and 0.35.0; tags 0.30.0-0.34.0 are not in the snapshot.',
   source: `${DJL} serving/src/main/java/ai/djl/serving/ServerInitializer.java:64-91, ModelServer.java:330-334; deepjavalibrary/djl-serving@v0.27.0 ServerInitializer.java:64-85`, status: 'source' }),
+  f({ id: 'djl-lmi.path.live', subject: 'djl-lmi', kind: 'path', name: 'live', value: '/ping', statement:
+    'Liveness: /ping answers 200 while every model is loaded, 500 when one FAILED (the server stops 3 s after a failed load), 503 once an error_rate_* limit is exceeded (none is set by default). ' +
+    'A worker pool below its size (a dead Python worker) still answers 200 unless SAGEMAKER_HEALTH_CHECK_OVERRIDE is set.',
+  source: DJL_PING, status: 'source' }),
+  f({ id: 'djl-lmi.path.ready', subject: 'djl-lmi', kind: 'path', name: 'ready', value: '/ping', statement:
+    'Readiness: with wait_model_loading (default true; the library never renders SERVING_WAIT_MODEL_LOADING) the server binds its port only after every startup model is loaded, ' +
+    'so /ping answers nothing while loading and 200 after. With it false, /ping would answer 200 (207 with allow_multi_status) while a model is still PENDING.',
+  source: DJL_PING, status: 'source' }),
   f({ id: 'djl-lmi.variable.DJL_CACHE_DIR', subject: 'djl-lmi', kind: 'variable', name: 'DJL_CACHE_DIR', statement: 'DJL cache (default ~/.djl.ai, or java.io.tmpdir when HOME is not writable).', source: 'deepjavalibrary/djl@02b4111 api/src/main/java/ai/djl/util/Utils.java getCacheDir()', status: 'source' }),
   f({ id: 'djl-lmi.variable.HF_HOME', subject: 'djl-lmi', kind: 'variable', name: 'HF_HOME', statement: 'Hub cache root of the Python handlers.', source: 'https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hfhome', status: 'docs' }),
 
@@ -221,6 +262,13 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'triton.behaviour.idle-connections', subject: 'triton', kind: 'behaviour', name: 'keep-alive', platforms: eksOnly, statement:
     'The HTTP server never calls evhtp_set_timeouts (libevhtp then sets no read or write timeout) and no flag sets one (the keepalive flags are gRPC\'s): an idle keep-alive connection is never closed. Triton\'s libevhtp copy read at r25.07, not r26.07.',
   source: 'triton-inference-server/server@v2.71.0 src/http_server.cc:211-220, src/command_line_parser.cc:482-508; triton-inference-server/third_party@r25.07 libevhtp/libevhtp/evhtp.c:2730-2748,5356-5390', status: 'source' }),
+  f({ id: 'triton.path.live', subject: 'triton', kind: 'path', name: 'live', value: '/v2/health/live', statement:
+    'Liveness: 200 while the server has initialised and is not exiting, whatever its models\' state; 400 otherwise (503 while exiting).',
+  source: TRITON_HEALTH, status: 'source' }),
+  f({ id: 'triton.path.ready', subject: 'triton', kind: 'path', name: 'ready', value: '/v2/health/ready', statement:
+    'Readiness: 200 only while every model is READY (--strict-readiness, default true) and its backend instances pass their runtime check (core main; the tag\'s deploy.md ' +
+    'states the models part), 400 otherwise. In the default model-control mode the models load before the endpoints start and --exit-on-error (default true) exits on a failed load.',
+  source: TRITON_HEALTH, status: 'source' }),
   f({ id: 'triton.metric.pending_request_count', subject: 'triton', kind: 'metric', name: 'nv_inference_pending_request_count', metricType: 'gauge', statement: 'Requests awaiting execution; metrics on port 8002.', source: 'triton-inference-server/server@v2.71.0 docs/user_guide/metrics.md:33-47,101', status: 'source' }),
 
   // ----- every engine -------------------------------------------------------------------------------------------------
