@@ -173,6 +173,8 @@ describe('model data whose URI was a CloudFormation reference at synth (review R
     const unnamed = { ...l40s.artifact.modelData!, uri: TOKEN_TEXT };
     expect(modelDataUnnamed(unnamed)).toBe(true);
     expect(modelDataUnnamed(l40s.artifact.modelData)).toBe(false);
+    // A version id given as a token (review R224): the pinned-version probe would ask for '{token}'.
+    expect(modelDataUnnamed({ uri: 's3://models/llama.tar', sha256: 'a'.repeat(64), versionId: TOKEN_TEXT })).toBe(true);
     expect(modelDataReaderProbes(unnamed, 'aws')).toEqual([]);
     const execution = sageMakerExecutionProbes({ ...l40s, artifact: { ...l40s.artifact, modelData: unnamed } } as never, 'aws');
     expect(execution.filter((p) => p.action.startsWith('s3:'))).toEqual([]);

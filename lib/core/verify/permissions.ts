@@ -115,11 +115,13 @@ export function modelDataReaderProbes(modelData: ModelDataArtifact, partition: s
 }
 
 /**
- * Model data whose URI held a CloudFormation token at synth (a bucket created or imported in the app): the serving
- * record keeps only TOKEN_TEXT for it (lib/control/serving-record.ts), so no probe can name the object.
+ * Model data whose URI or version id held a CloudFormation token at synth (a bucket of the app, a version read from a
+ * parameter): the serving record keeps only TOKEN_TEXT for it (lib/control/serving-record.ts), so no probe can name the
+ * object or its version.
  */
 export function modelDataUnnamed(modelData: ModelDataArtifact | undefined): boolean {
-  return modelData !== undefined && modelData.uri.includes(TOKEN_TEXT);
+  // A version id given as a token is recorded so too, and the pinned-version probe would then ask for `{token}` (R224).
+  return modelData !== undefined && (modelData.uri.includes(TOKEN_TEXT) || (modelData.versionId?.includes(TOKEN_TEXT) ?? false));
 }
 
 /** The check in place of a role's model-data probes when `modelDataUnnamed`: skipped, and why, never a false failure. */
@@ -128,7 +130,7 @@ export function modelDataSkipped(roleLabel: string): CheckResult {
     id: `iam:${roleLabel}:model-data`,
     status: 'skip',
     settles: `${roleLabel} reads its model data and nothing else`,
-    detail: 'the model data\'s URI was a CloudFormation reference at synth (a bucket of the app), which the serving record does not '
+    detail: 'the model data\'s URI or version id was a CloudFormation reference at synth, which the serving record does not '
       + 'keep, so no probe can name the object; read the role\'s s3 statement in the console or the template',
   };
 }
@@ -170,7 +172,7 @@ export function sageMakerExecutionProbes(cls: CapacityClass, partition: string, 
 }
 
 function sageMakerModelDataProbes(modelData: ModelDataArtifact | undefined, partition: string): PermissionProbe[] {
-  // The bucket root `s3://bucket/` has an empty key, which parseS3Uri (a key of one character at least) does not read.
+  // The service checks refuse the bucket root `s3://bucket/` (key ''); the branch for it below is defensive.
   if (!modelData || modelDataUnnamed(modelData)) return [];
   const m = /^s3:\/\/([^/]+)\/(.*)$/.exec(modelData.uri);
   if (!m) return [];
