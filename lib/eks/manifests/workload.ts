@@ -231,9 +231,9 @@ export function deployment(input: DeploymentInput): Deployment {
     : probe(r.healthPath, { failureThreshold: startFailures });
   // Two failures of 5 s each (within about 20 s) take a pod out, as the target group's health check does (routing.ts).
   // The ready path answers from the server's event loop (vLLM: the errored flag, gonka-ai/gonka#1421; TGI's /health
-  // also asks each shard with a small gRPC call, facts tgi.path.*), so a saturated server can answer it late: reports of healthy pods marked NotReady are at 1 s
-  // and 2 s timeouts (llm-d/llm-d-benchmark#1734, gonka-ai/gonka#1421), none above 5 s, and the server's bounded queue
-  // caps what a replica holds. A longer timeout or threshold would keep a hung server (one that
+  // also asks each shard with a small gRPC call, facts tgi.path.*), so a saturated server can answer it late: reports
+  // of healthy pods marked NotReady are at 1 s and 2 s timeouts (llm-d/llm-d-benchmark#1734, gonka-ai/gonka#1421),
+  // none above 5 s, and the server's bounded queue caps what a replica holds. A longer timeout or threshold would keep a hung server (one that
   // accepts and never answers) in rotation longer, its requests waiting past the deadline; a crashed or erroring
   // one fails at once either way. Kept (review R215); docs/eks-inference-service.md says so.
   const readinessProbe = probe(r.readyPath, { successThreshold: 1, failureThreshold: 2 });
