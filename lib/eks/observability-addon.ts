@@ -84,8 +84,9 @@ export interface ObservabilityOptions {
   /** The cluster already runs the add-on: do not install it. @default - install it */
   readonly existingAddon?: ExistingObservabilityAddon;
   /**
-   * The application and Prometheus log groups exist already, e.g. kept (RETAIN) by an earlier deployment of this
-   * construct that was deleted: attach to them by name instead of creating them (creating a log group whose fixed name
+   * The add-on's log groups (application, dataplane, host, performance and prometheus) exist already, e.g. kept
+   * (RETAIN) by an earlier deployment of this construct that was deleted, or made at run time by the add-on before this
+   * construct created all five: attach to them by name instead of creating them (creating a log group whose fixed name
    * exists fails the deployment). Their retention and key stay as they are, so `logRetention` and `logEncryptionKey`
    * cannot be combined with it.
    * @default false - create them (they must not exist yet)
@@ -249,6 +250,13 @@ export class EksObservability extends Construct {
     }
 
     this.prometheusLogGroup = addonLogGroup('PrometheusLogs', prometheusLogGroupName(props.clusterName), props.existingLogGroups === true);
+    // Fluent Bit's dataplane and host groups and the agent's performance group too: the add-on would otherwise create
+    // them at run time (auto_create_group, chart 6.4.0 values.yaml) without retention or key, outside the stack, where
+    // they outlive it and are billed for ever (review R225).
+    const ownGroups = [applicationLogGroupName(props.clusterName), prometheusLogGroupName(props.clusterName)];
+    const otherLogGroups = containerInsightsLogGroupNames(props.clusterName)
+      .filter((name) => !ownGroups.includes(name))
+      .map((name) => addonLogGroup(`${pascal(name.split('/').pop()!)}Logs`, name, props.existingLogGroups === true));
     this.agentRole = new iam.Role(this, 'AgentRole', {
       assumedBy: new iam.SessionTagsPrincipal(new iam.ServicePrincipal('pods.eks.amazonaws.com')),
       description: `CloudWatch agent and Fluent Bit of the ${OBSERVABILITY_ADDON_NAME} add-on on ${props.clusterName}`,
@@ -272,7 +280,7 @@ export class EksObservability extends Construct {
     });
     const cfn = this.addon.node.defaultChild as eks.CfnAddon;
     cfn.podIdentityAssociations = [{ serviceAccount: OBSERVABILITY_SERVICE_ACCOUNT, roleArn: this.agentRole.roleArn }];
-    this.addon.node.addDependency(this.applicationLogGroup, this.prometheusLogGroup);
+    this.addon.node.addDependency(this.applicationLogGroup, this.prometheusLogGroup, ...otherLogGroups);
     const agent = props.cluster.eksPodIdentityAgent;
     if (agent) this.addon.node.addDependency(agent);
   }
@@ -373,6 +381,11 @@ export class EksObservability extends Construct {
     const scraper = (this.configurationValues.agents as Array<Record<string, unknown>>).find((a) => a.name === SCRAPER_AGENT_NAME);
     return scraper ? [scraper] : undefined;
   }
+}
+
+/** `dataplane` -> `Dataplane`: a construct id from a log group's last path part. */
+function pascal(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
 }
 
 /** Log groups the add-on writes on a cluster: Fluent Bit's three (chart 6.4.0 values.yaml cloudwatch_logs outputs) and the agent's two. */

@@ -102,9 +102,12 @@ describe('EKS signal producers', () => {
     expect(chart.Properties.Namespace).toBe(KARPENTER_PODS.namespace);
   });
 
-  test('creates the application and Prometheus log groups, encrypted and retained, before the add-on', () => {
+  test('creates every log group the add-on writes, encrypted, retained and with retention, before the add-on (review R225)', () => {
     const groups = template.findResources('AWS::Logs::LogGroup', { Properties: { LogGroupName: Match.stringLikeRegexp('^/aws/containerinsights/prod/') } });
-    expect(Object.values(groups).map((g) => g.Properties.LogGroupName).sort()).toEqual(['/aws/containerinsights/prod/application', '/aws/containerinsights/prod/prometheus']);
+    // Fluent Bit's application, dataplane and host, the agent's performance and prometheus: none left for the add-on to
+    // create at run time without retention or key, outside the stack.
+    expect(Object.values(groups).map((g) => g.Properties.LogGroupName).sort()).toEqual(['application', 'dataplane', 'host', 'performance', 'prometheus']
+      .map((g) => `/aws/containerinsights/prod/${g}`));
     for (const g of Object.values(groups)) {
       expect(g.Properties).toEqual(expect.objectContaining({ RetentionInDays: 30, KmsKeyId: { 'Fn::GetAtt': [expect.stringMatching(/LogKey/), 'Arn'] } }));
       expect(g.DeletionPolicy).toBe('Retain');
