@@ -626,7 +626,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     if (props.modelDataEncryptionKey) c.cross('modelDataEncryptionKey', modelDataKeyFacts(props.modelDataEncryptionKey));
     this.problems.push(...c.problems);
     (props.modelDataLocations ?? []).forEach((location, i) => {
-      if (!parseS3Location(location) || location.includes('*')) {
+      // IAM reads `*` and `?` in a resource ARN as wildcards: either would widen the grant past the location.
+      if (!parseS3Location(location) || /[*?]/.test(location)) {
         this.problems.push({
           field: `modelDataLocations[${i}]`,
           message: `'${location}' is not an S3 location; allowed: s3://<bucket>/ or s3://<bucket>/<key prefix> (no wildcards)`,

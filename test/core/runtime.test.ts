@@ -356,6 +356,19 @@ describe('DJL LMI', () => {
     expect(b.admission.maxInFlight).toBe(25);
   });
 
+  test('refuses SERVING_WAIT_MODEL_LOADING other than true: /ping, the readiness path, would answer while the model loads', () => {
+    const djl = (env: Record<string, string>) => classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'djl-lmi', engineVersion: '0.30.0', env } }))[0];
+    for (const bind of [eks, sageMaker]) {
+      expect(bind(djl({ SERVING_WAIT_MODEL_LOADING: 'false' })).problems).toEqual([expect.objectContaining({
+        field: 'runtime.env.SERVING_WAIT_MODEL_LOADING', message: expect.stringContaining("is 'false', which lets DJL answer its readiness path (/ping) before the model is loaded"),
+      })]);
+      // DJL reads it with Boolean.parseBoolean: only "true" (any case) keeps the wait.
+      expect(bind(djl({ SERVING_WAIT_MODEL_LOADING: '1' })).problems.map((p) => p.field)).toEqual(['runtime.env.SERVING_WAIT_MODEL_LOADING']);
+      expect(bind(djl({ SERVING_WAIT_MODEL_LOADING: 'TRUE' })).problems).toEqual([]);
+      expect(bind(djl({})).problems).toEqual([]);
+    }
+  });
+
   test('a batch at or above the limit still gets a job queue of one: the server admits batch + 1', () => {
     const cls = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'djl-lmi', engineVersion: '0.30.0' }, envelope: { ...s.envelope, safeConcurrency: 4, tokensPerSecondPerReplica: 100 } }))[0];
     const b = eks(cls);

@@ -459,6 +459,10 @@ describe('ArtifactTrust options', () => {
     const { stack: s2 } = testStack('T2');
     expect(() => new ArtifactTrust(s2, 'Trust', { modelDataLocations: ['models-bucket/llama', 's3://models-bucket/llama/*'] }))
       .toThrow(/modelDataLocations\[1\]: 's3:\/\/models-bucket\/llama\/\*' is not an S3 location/);
+    // `?` is IAM's one-character wildcard (review R224).
+    const { stack: s4 } = testStack('T3');
+    expect(() => new ArtifactTrust(s4, 'Trust', { modelDataLocations: ['s3://models-bucket/llama?/'] }))
+      .toThrow(/modelDataLocations\[0\]: 's3:\/\/models-bucket\/llama\?\/' is not an S3 location/);
   });
 
   test('fails when modelDataEncryptionKey is an alias (a grant on the alias ARN is no grant on its key), with the other problems', () => {

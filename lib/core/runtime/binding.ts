@@ -145,6 +145,7 @@ export function bindRuntime(cls: CapacityClass, contract: ServiceContract, targe
         `admission checks); change those settings instead, and keep the ${ENV_PREFIX} prefix free`,
     );
   }
+  readinessEnvProblems(r.engine, r.env ?? {}, problem);
   return {
     engine: r.engine,
     args: [...rendered.args, ...user.args],
@@ -513,4 +514,19 @@ function stringify(env: Record<string, Value>): Record<string, string> {
     out[key] = String(value);
   }
   return out;
+}
+
+/**
+ * A readiness path answers 200 only once the model is loaded because the server binds its port only then (facts
+ * `<engine>.path.ready`). DJL decides that with its `wait_model_loading` property, default true, which it also reads from
+ * the variable SERVING_WAIT_MODEL_LOADING (ConfigManager turns every `SERVING_<X>` variable into the property `<x>` and
+ * reads it with Boolean.parseBoolean, so anything but "true" turns it off: djl-serving@v0.35.0
+ * serving/src/main/java/ai/djl/serving/util/ConfigManager.java, fact djl.path.ready). Set otherwise, the readiness probe
+ * and the target group's health check would pass while the model loads, and requests would reach a loading server.
+ */
+function readinessEnvProblems(engine: string, env: Readonly<Record<string, string>>, problem: (field: string, message: string) => void): void {
+  const wait = env.SERVING_WAIT_MODEL_LOADING;
+  if (engine !== 'djl-lmi' || wait === undefined || wait.toLowerCase() === 'true') return;
+  problem('runtime.env.SERVING_WAIT_MODEL_LOADING', `is '${wait}', which lets DJL answer its readiness path (/ping) before the model is loaded, `
+    + 'so the load balancer would route to a loading server; allowed: unset or \'true\' (the default: the server binds its port once the model is loaded)');
 }
