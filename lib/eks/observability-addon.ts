@@ -71,7 +71,7 @@ export interface ExistingObservabilityAddon {
 export interface ObservabilityOptions {
   /** @default OBSERVABILITY_ADDON_VERSION */
   readonly addonVersion?: string;
-  /** Retention of the application and Prometheus log groups. @default logs.RetentionDays.ONE_MONTH */
+  /** Retention of the add-on's five log groups (application, dataplane, host, performance, prometheus). @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /** Key that encrypts those log groups. @default - a new key with rotation */
   readonly logEncryptionKey?: kms.IKey;
@@ -86,9 +86,10 @@ export interface ObservabilityOptions {
   /**
    * The add-on's log groups (application, dataplane, host, performance and prometheus) exist already, e.g. kept
    * (RETAIN) by an earlier deployment of this construct that was deleted, or made at run time by the add-on before this
-   * construct created all five: attach to them by name instead of creating them (creating a log group whose fixed name
-   * exists fails the deployment). Their retention and key stay as they are, so `logRetention` and `logEncryptionKey`
-   * cannot be combined with it.
+   * construct created all five (an upgrade: the running add-on recreates a deleted group within seconds): attach to them
+   * by name instead of creating them (creating a log group whose fixed name exists fails the deployment). Their
+   * retention and key stay as they are, so `logRetention` and `logEncryptionKey` cannot be combined with it; the key and
+   * the groups an earlier deployment created leave the template and are kept (RETAIN).
    * @default false - create them (they must not exist yet)
    */
   readonly existingLogGroups?: boolean;
@@ -180,7 +181,7 @@ const METRIC_FILTERS_PER_LOG_GROUP = 100;
 /**
  * The producers of the EKS control loop's signals: the `amazon-cloudwatch-observability` EKS add-on (CloudWatch agent
  * with Container Insights enhanced observability, Fluent Bit container logs) with a pod identity for its agent; the
- * application and Prometheus log groups it writes to, created first with retention and encryption; a capacity-error
+ * five log groups it writes to, created first with retention and encryption; a capacity-error
  * metric filter per Karpenter NodePool on the application log group; and a dedicated agent that scrapes each class's
  * model servers and publishes their metrics under the contract's names.
  *
@@ -410,7 +411,7 @@ function agentStatements(scope: Construct, clusterName: string): iam.PolicyState
   const group = (name: string) => stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
   const names = containerInsightsLogGroupNames(clusterName);
   return [
-    // Fluent Bit's auto_create_group and the agent create their group when it is missing (this construct creates two first).
+    // Fluent Bit's auto_create_group and the agent create their group when it is missing (this construct creates all five first).
     new iam.PolicyStatement({
       sid: 'ContainerInsightsLogGroups',
       actions: ['logs:CreateLogGroup', 'logs:DescribeLogStreams'],

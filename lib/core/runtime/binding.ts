@@ -521,7 +521,7 @@ function stringify(env: Record<string, Value>): Record<string, string> {
  * `<engine>.path.ready`). DJL decides that with its `wait_model_loading` property, default true, which it also reads from
  * the variable SERVING_WAIT_MODEL_LOADING (ConfigManager turns every `SERVING_<X>` variable into the property `<x>` and
  * reads it with Boolean.parseBoolean, so anything but "true" turns it off: djl-serving@v0.35.0
- * serving/src/main/java/ai/djl/serving/util/ConfigManager.java, fact djl.path.ready). Set otherwise, the readiness probe
+ * serving/src/main/java/ai/djl/serving/util/ConfigManager.java, fact djl-lmi.path.ready). Set otherwise, the readiness probe
  * and the target group's health check would pass while the model loads, and requests would reach a loading server.
  */
 function readinessEnvProblems(engine: string, env: Readonly<Record<string, string>>, problem: (field: string, message: string) => void): void {
