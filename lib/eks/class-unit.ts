@@ -196,7 +196,7 @@ function workloadObjects(u: ClassUnitInput, w: WorkloadNames): WorkloadObjects {
   const { cls, opts, runtime } = u;
   const { name, nodePoolName, labels, selector, modelFetch, cacheGiB } = w;
   const hw = cls.hardware;
-  const priorityClass = m.priorityClass(name, 100000 - 1000 * u.rank, `Model servers of capacity class ${cls.name} (preference rank ${u.rank})`, labels);
+  const priorityClass = m.priorityClass(name, m.MODEL_SERVER_PRIORITY, `Model servers of capacity class ${cls.name}`, labels);
   // A class that reads model data gets its own service account, so that its pod identity reads only its own object.
   const serviceAccount = modelFetch ? m.serviceAccount(name, u.namespace, labels) : undefined;
   const requests = podRequests(cls);

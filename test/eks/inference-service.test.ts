@@ -12,6 +12,7 @@ import { type CapacityClass } from '../../lib/core/service/capacity-class';
 import { EksInferenceCluster } from '../../lib/eks/cluster';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
 import { KARPENTER_INTERRUPTION_EVENTS } from '../../lib/eks/karpenter';
+import { MODEL_SERVER_PRIORITY } from '../../lib/eks/manifests/workload';
 import { KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART } from '../../lib/eks/versions';
 import { type IClassArtifactGate } from '../../lib/trust/gate';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, nagFindings, renderWithPlaceholders, testStack } from '../util';
@@ -516,6 +517,16 @@ describe('EksInferenceService', () => {
         ].sort(),
       );
       expectValidManifests(JSON.parse(JSON.stringify(objects)) as KubernetesObject[]);
+    });
+
+    test('every class\'s PriorityClass has one value, above 0 and never preempting: a class inserted or removed changes no other class\'s (review R227)', () => {
+      const classes = service.units.map((u) => u.objects.priorityClass);
+      expect(classes.map((p) => [p.metadata.name, p.value, p.preemptionPolicy])).toEqual(
+        service.units.map((u) => [u.objects.priorityClass.metadata.name, MODEL_SERVER_PRIORITY, 'Never']),
+      );
+      expect(MODEL_SERVER_PRIORITY).toBeGreaterThan(0);
+      // Below the built-in system classes (system-cluster-critical is 2000000000), which user classes may not reach.
+      expect(MODEL_SERVER_PRIORITY).toBeLessThanOrEqual(1_000_000_000);
     });
   });
 

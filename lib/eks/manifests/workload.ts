@@ -132,6 +132,19 @@ export function serviceAccount(name: string, ns: string, labels: Readonly<Record
   return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns, labels }, automountServiceAccountToken: false };
 }
 
+/**
+ * The priority of every model server pod, the same for every class. Above 0 so that no default-priority pod (a
+ * DaemonSet that tolerates every taint, say) preempts a model server, since the scheduler preempts only pods of lower
+ * priority (https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/), and kubelet evicts them
+ * after default-priority pods under node pressure. Not ordered by preference: each class runs on its own NodePool, so
+ * its pods never compete with another class's for a node, Karpenter sorts pending pods by CPU and memory, not priority
+ * (kubernetes-sigs/karpenter@v1.14.1 pkg/controllers/provisioning/scheduling/queue.go:37-107), and consolidation counts
+ * priority / 2^25 in a pod's eviction cost (pkg/utils/disruption/disruption.go:62-65), a tie-breaker at most. A value by
+ * rank made inserting, removing or reordering a class fail the deploy: Kubernetes refuses to change a PriorityClass's
+ * value (`ValidatePriorityClassUpdate`, "may not be changed in an update"). Review R227.
+ */
+export const MODEL_SERVER_PRIORITY = 100000;
+
 export function priorityClass(name: string, value: number, description: string, labels: Readonly<Record<string, string>>): PriorityClass {
   // Serving pods never preempt others: a fallback class that cannot be placed should wait for capacity, not evict.
   return { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name, labels }, value, preemptionPolicy: 'Never', globalDefault: false, description };
