@@ -21,7 +21,7 @@ import { forbiddenRoutes, initialWeights } from '../core/service/initial-weights
 import { amiFamily, Checker } from '../core/validation/checker';
 import { throwIfInvalid } from '../core/validation/error';
 import { EKS_RULES } from '../core/validation/rules';
-import { parseS3Object } from '../core/trust/artifact-verification';
+import { parseS3Object } from '../core/trust/s3-uri';
 import { sizeGibibytes } from '../util/duration';
 import { type ServiceContract } from '../core/service/contract';
 import { type CapacityPlan, planCapacity } from '../core/service/sizing';

@@ -254,10 +254,8 @@ export class EksObservability extends Construct {
     // Fluent Bit's dataplane and host groups and the agent's performance group too: the add-on would otherwise create
     // them at run time (auto_create_group, chart 6.4.0 values.yaml) without retention or key, outside the stack, where
     // they outlive it and are billed for ever (review R225).
-    const ownGroups = [applicationLogGroupName(props.clusterName), prometheusLogGroupName(props.clusterName)];
-    const otherLogGroups = containerInsightsLogGroupNames(props.clusterName)
-      .filter((name) => !ownGroups.includes(name))
-      .map((name) => addonLogGroup(`${pascal(name.split('/').pop()!)}Logs`, name, props.existingLogGroups === true));
+    const otherLogGroups = OTHER_ADDON_LOG_GROUPS.map((group) =>
+      addonLogGroup(`${pascal(group)}Logs`, otherAddonLogGroupName(props.clusterName, group), props.existingLogGroups === true));
     this.agentRole = new iam.Role(this, 'AgentRole', {
       assumedBy: new iam.SessionTagsPrincipal(new iam.ServicePrincipal('pods.eks.amazonaws.com')),
       description: `CloudWatch agent and Fluent Bit of the ${OBSERVABILITY_ADDON_NAME} add-on on ${props.clusterName}`,
@@ -384,15 +382,22 @@ export class EksObservability extends Construct {
   }
 }
 
-/** `dataplane` -> `Dataplane`: a construct id from a log group's last path part. */
+/** The add-on's log groups beside the application and Prometheus ones: Fluent Bit's dataplane and host, the agent's performance. */
+const OTHER_ADDON_LOG_GROUPS = ['dataplane', 'host', 'performance'] as const;
+
+function otherAddonLogGroupName(clusterName: string, group: (typeof OTHER_ADDON_LOG_GROUPS)[number]): string {
+  return `/aws/containerinsights/${clusterName}/${group}`;
+}
+
+/** `dataplane` -> `Dataplane`: a construct id from a log group's short name. */
 function pascal(word: string): string {
   return word.charAt(0).toUpperCase() + word.slice(1);
 }
 
 /** Log groups the add-on writes on a cluster: Fluent Bit's three (chart 6.4.0 values.yaml cloudwatch_logs outputs) and the agent's two. */
 export function containerInsightsLogGroupNames(clusterName: string): string[] {
-  const fluentBit = [applicationLogGroupName(clusterName), ...['dataplane', 'host'].map((g) => `/aws/containerinsights/${clusterName}/${g}`)];
-  return [...fluentBit, `/aws/containerinsights/${clusterName}/performance`, prometheusLogGroupName(clusterName)];
+  const others = OTHER_ADDON_LOG_GROUPS.map((group) => otherAddonLogGroupName(clusterName, group));
+  return [applicationLogGroupName(clusterName), ...others, prometheusLogGroupName(clusterName)];
 }
 
 /**

@@ -6,7 +6,7 @@ import { bindRuntime, type RuntimeBinding } from '../core/runtime/binding';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { type ServiceContract } from '../core/service/contract';
-import { parseS3Object, parseS3Uri } from '../core/trust/artifact-verification';
+import { parseS3Object, parseS3Uri } from '../core/trust/s3-uri';
 import { isDigestPinnedImage } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
 import { MODEL_DATA_DIR, MODEL_VOLUME_PATH, type ModelFetch, SERVER_UID, unpackOf } from './manifests/workload';

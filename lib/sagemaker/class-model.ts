@@ -10,7 +10,7 @@ import { bindRuntime, type RuntimeBinding } from '../core/runtime/binding';
 import { SAGEMAKER_PORT } from '../core/runtime/platform';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ServiceContract } from '../core/service/contract';
-import { parseS3Uri } from '../core/trust/artifact-verification';
+import { parseS3Uri } from '../core/trust/s3-uri';
 import { ecrRepositoryArn, parseEcrImage } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
 import { type ClassProblem } from '../core/service/checks';

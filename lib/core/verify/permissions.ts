@@ -16,7 +16,7 @@ import { type CapacityClass, type ModelDataArtifact } from '../service/capacity-
 import { ecrRepositoryArn, parseEcrImage } from '../trust/image-reference';
 import { contextEntries, neighbour, type PermissionProbe } from './probe';
 import { type CheckResult } from './result';
-import { parseS3Uri } from '../trust/s3-uri';
+import { parseS3Location, parseS3Uri } from '../trust/s3-uri';
 import { TOKEN_TEXT } from '../service/serving-record';
 
 /**
@@ -173,15 +173,14 @@ export function sageMakerExecutionProbes(cls: CapacityClass, partition: string, 
 
 function sageMakerModelDataProbes(modelData: ModelDataArtifact | undefined, partition: string): PermissionProbe[] {
   // The service checks refuse the bucket root `s3://bucket/` (key ''); the branch for it below is defensive.
-  if (!modelData || modelDataUnnamed(modelData)) return [];
-  const m = /^s3:\/\/([^/]+)\/(.*)$/.exec(modelData.uri);
-  if (!m) return [];
-  const [, bucket, key] = m;
+  const location = modelData && !modelDataUnnamed(modelData) ? parseS3Location(modelData.uri) : undefined;
+  if (!location) return [];
+  const { bucket, key } = location;
   const object = `arn:${partition}:s3:::${bucket}/${key}`;
   const bucketArn = `arn:${partition}:s3:::${bucket}`;
   // A prefix by the rule the execution role is granted by (lib/sagemaker/class-model.ts: the URI ends with '/'), the
   // bucket root `s3://bucket/` (key '') included.
-  if (!modelData.uri.endsWith('/')) {
+  if (!location.prefix) {
     return [
       { action: 's3:GetObject', resource: object, expect: 'allowed', why: 'reads its model data' },
       { action: 's3:GetObject', resource: neighbour(object), expect: 'denied', why: 'another object' },
