@@ -12,9 +12,10 @@ import { isUnresolved } from '../core/validation/tokens';
 import { durationSeconds, sizeGibibytes } from '../util/duration';
 import { knownZones } from '../util/subnet-zones';
 import { ROLE_INLINE_POLICY_CHARS } from './controller-policy-size';
+import { serverFitProblem } from './node-sizing';
 import { type EksClassOptions } from './class-options';
 import { type ScalingOptions } from './scaling-options';
-import { nodePoolNameProblem, scaledObjectNameProblem } from './name-limits';
+import { nodePoolNameProblem, scaledObjectNameProblem, SERVING_SERVICE_ACCOUNT } from './name-limits';
 import { KARPENTER_NAMESPACE } from './karpenter';
 import { KEDA_NAMESPACE } from './keda';
 import { LOAD_BALANCER_CONTROLLER_NAMESPACE } from './load-balancer-controller';
@@ -340,6 +341,11 @@ function checkNameLimits(objectName: string, nodePoolOverride: string | undefine
   if (scaled) add('class.objectName', `ScaledObject ${scaled}`);
   const pool = nodePoolOverride === undefined ? nodePoolNameProblem(objectName) : undefined;
   if (pool) add('class.objectName', `NodePool ${pool}`);
+  // A class that reads model data gets a ServiceAccount of this name beside the namespace's shared one; the same name
+  // would make the Workload's create fail with AlreadyExists (review R230).
+  if (objectName === SERVING_SERVICE_ACCOUNT) {
+    add('class.objectName', `'${objectName}' is the name of the namespace's shared ServiceAccount; allowed: any other service and class names`);
+  }
 }
 
 function isNameLike(value: string): boolean {
@@ -399,5 +405,7 @@ function checkInstanceTypes(spec: CapacityClassSpec, cls: CapacityClass, opts: E
     }
     const m = memoryBreakdown(spec, hw);
     if (m.shortfallGiB > 0) add(field, `'${type}' cannot hold the model: needs ${m.requiredGiB.toFixed(1)} GiB, ${m.usableGiB.toFixed(1)} GiB usable`);
+    const fit = serverFitProblem(cls, type, hw);
+    if (fit) add(field, fit);
   }
 }

@@ -14,6 +14,7 @@ import { type EksClassOptions } from './class-options';
 import * as m from './manifests';
 import { modelCacheGiB } from './model-data-fetch';
 import { classInstanceTypes, mostReplicasPerNode, nodeVolumeGiB, podRequests, replicasPerNode } from './node-sizing';
+import { SERVING_SERVICE_ACCOUNT } from './name-limits';
 import { modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
 import { EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, spotNodeGraceSeconds } from '../core/platform/control-loop';
@@ -21,7 +22,6 @@ import { EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, spotNodeGraceSeconds } from '.
 export const DEFAULT_PORT = 8080;
 export const SERVICE_PORT = 80;
 export const CLASS_LABEL = 'capacity-aware-inference/class';
-export const SERVING_SERVICE_ACCOUNT = 'model-server';
 
 /** Everything one class's objects are derived from. */
 export interface ClassUnitInput {

@@ -21,6 +21,12 @@ export const SCALED_OBJECT_NAME_MAX = 63 - 'keda-hpa-'.length;
  */
 export const NODE_POOL_NAME_MAX = 63 - 5 - '-'.length;
 
+/**
+ * The ServiceAccount every class's model servers run as unless the class reads model data, which gets its own,
+ * `<service>-<class>`: a class whose object name is this one would create it a second time.
+ */
+export const SERVING_SERVICE_ACCOUNT = 'model-server';
+
 /** Why `name` cannot be a ScaledObject's name, or undefined. */
 export function scaledObjectNameProblem(name: string): string | undefined {
   return name.length > SCALED_OBJECT_NAME_MAX

@@ -11,12 +11,36 @@ import { AL2023_ROOT_SNAPSHOT_GIB } from '../core/platform/limits';
 import { sizeGibibytes } from '../util/duration';
 import { type EksClassOptions } from './class-options';
 
+/**
+ * The share of a node's CPU and memory its model servers request: the rest is the kubelet's reservation and the
+ * DaemonSets' (review R229 found about 0.25 vCPU left on g5.xlarge and inf2.xlarge with the observability add-on).
+ */
+const SERVER_SHARE_OF_NODE = 0.75;
+
 /** A model server's CPU and memory requests: three quarters of its own instance type's, shared by its replicas. */
 export function podRequests(cls: CapacityClass): { cpu: number; memoryGiB: number } {
   return {
-    cpu: Math.max(1, Math.floor((cls.hardware.vcpu * 0.75) / cls.replicasPerInstance)),
-    memoryGiB: Math.max(2, Math.floor((cls.hardware.memoryGiB * 0.75) / cls.replicasPerInstance)),
+    cpu: Math.max(1, Math.floor((cls.hardware.vcpu * SERVER_SHARE_OF_NODE) / cls.replicasPerInstance)),
+    memoryGiB: Math.max(2, Math.floor((cls.hardware.memoryGiB * SERVER_SHARE_OF_NODE) / cls.replicasPerInstance)),
   };
+}
+
+/**
+ * Why a node of `type` cannot run one of the class's model servers, or nothing: the pod's requests are sized on the
+ * class's own type (`podRequests`), and a type whose share for servers is smaller than one pod's requests is one
+ * Karpenter never launches for it ("nodeclaim.go" filters out instance types whose allocatable cannot hold the pods:
+ * kubernetes-sigs/karpenter@v1.14.1 pkg/controllers/provisioning/scheduling/nodeclaim.go:575-596, review R229), so
+ * the class's pods would stay Pending whenever only that type is available.
+ */
+export function serverFitProblem(cls: CapacityClass, type: string, hw: { readonly vcpu: number; readonly memoryGiB: number }): string | undefined {
+  const requests = podRequests(cls);
+  const cpu = hw.vcpu * SERVER_SHARE_OF_NODE;
+  const memory = hw.memoryGiB * SERVER_SHARE_OF_NODE;
+  if (cpu >= requests.cpu && memory >= requests.memoryGiB) return undefined;
+  return `'${type}' (${hw.vcpu} vCPU, ${hw.memoryGiB} GiB) cannot run one model server: each requests ${requests.cpu} vCPU and ` +
+    `${requests.memoryGiB} GiB (three quarters of ${cls.instanceType}'s, per replica), and a node gives its servers three quarters of its ` +
+    `own (${cpu} vCPU, ${memory} GiB; the rest is the kubelet's and the DaemonSets'); allowed: a type with at least ` +
+    `${Math.ceil(requests.cpu / SERVER_SHARE_OF_NODE)} vCPU and ${Math.ceil(requests.memoryGiB / SERVER_SHARE_OF_NODE)} GiB`;
 }
 
 /** The instance types the class's NodePool may launch: its own and `additionalInstanceTypes`. */

@@ -272,7 +272,11 @@ export class ApprovedImagesAdmission extends Construct {
       cluster: props.cluster,
       // The policy before its binding: a binding to a missing policy is ignored until the policy exists.
       manifest: [this.policy, this.binding] as unknown as Record<string, unknown>[],
-      overwrite: true,
+      // Create, never adopt (aws-cdk-lib 2.269.0 kubectl-handler/apply/__init__.py: `overwrite` makes a create a
+      // `kubectl apply`): the policy is cluster-scoped and named by namespace, so another app or stage guarding the same
+      // namespace would adopt this one's, and that deploy's rollback would delete it, leaving the namespace unguarded
+      // (review R230). A second policy for the namespace fails its create with AlreadyExists instead.
+      overwrite: false,
     });
     this.approvals = props.images.map((image) => {
       const approval = imageApproval(image);

@@ -42,6 +42,19 @@ describe('EksInferenceService input checks', () => {
     expect(build).toThrow(/class 'inf2' classOptions.additionalInstanceTypes: 'm5.large' is not in the hardware catalog, so it has no known/);
   });
 
+  test('fails when an additional instance type cannot run one model server at the requests sized on the class\'s own type', () => {
+    // g6e.2xlarge: 8 vCPU and 64 GiB, so each server requests 6 vCPU and 48 GiB; a g6e.xlarge gives its servers 3 vCPU
+    // and 24 GiB, so Karpenter would never launch it for the class (review R229).
+    const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, instanceType: 'g6e.2xlarge' } : c));
+    expect(construct({ classes, classOptions: { l40s: { additionalInstanceTypes: ['g6e.xlarge'] } } })).toThrow(
+      "class 'l40s' classOptions.additionalInstanceTypes: 'g6e.xlarge' (4 vCPU, 32 GiB) cannot run one model server: each requests " +
+        "6 vCPU and 48 GiB (three quarters of g6e.2xlarge's, per replica), and a node gives its servers three quarters of its own " +
+        "(3 vCPU, 24 GiB; the rest is the kubelet's and the DaemonSets'); allowed: a type with at least 8 vCPU and 64 GiB",
+    );
+    // The larger type the other way round holds it.
+    expect(construct({ classOptions: { l40s: { additionalInstanceTypes: ['g6e.2xlarge'] } } })).not.toThrow();
+  });
+
   test('accepts additional instance types that carry the right accelerator and hold the model', () => {
     const { stack } = testStack();
     const svc = new EksInferenceService(stack, 'Llama', {
@@ -218,6 +231,15 @@ describe('EksInferenceService input checks', () => {
       new RegExp(`class 'l40s' class.objectName: ScaledObject '${'c'.repeat(50)}-l40s' is 55 characters; KEDA's webhook rejects`),
     );
     expect(construct({ contract: { ...LLAMA_CONTRACT, name: 'c'.repeat(49) }, namespace: 'llama' })).not.toThrow(/ScaledObject/);
+  });
+
+  test('fails when a class\'s object name is the namespace\'s shared ServiceAccount name (R230)', () => {
+    // A class that reads model data gets a ServiceAccount named <service>-<class>; 'model' + 'server' would create the
+    // shared 'model-server' a second time, and the Workload's create would fail with AlreadyExists.
+    const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, name: 'server' } : c));
+    expect(construct({ contract: { ...LLAMA_CONTRACT, name: 'model' }, classes, namespace: 'llama' })).toThrow(
+      "class 'server' class.objectName: 'model-server' is the name of the namespace's shared ServiceAccount; allowed: any other service and class names",
+    );
   });
 
   test('fails when a NodePool name has 58 or more characters (NodeClaim generateName is cut to 58)', () => {
