@@ -153,7 +153,9 @@ function approvedWorld(
  * Update with the old properties, `g`'s, after the check of `rollbackFrom` passed and another resource failed: the
  * resource holds the physical id of `rollbackFrom`).
  */
-async function verify(g: Gated, faults: string[] = [], remainingMs = 300_000, worldOptions: WorldOptions = {}, rollbackFrom?: Record<string, unknown>) {
+async function verify(
+  g: Gated, faults: string[] = [], remainingMs = 300_000, worldOptions: WorldOptions = {}, rollbackFrom?: Record<string, unknown>,
+) {
   const responses: Array<{ Status: string; Reason: string }> = [];
   let envelopes = new Map<string, Buffer>();
   const plainFaults = new Set(faults);

@@ -531,7 +531,9 @@ describe('artifact verifier', () => {
 
     test('a FAILED reason in multi-byte text is cut by UTF-8 bytes, whole characters only, and says where the rest is', async () => {
       s3.on(HeadObjectCommand).rejects(denied());
-      const res = await expectRejected(/^class 'l40s' artifacts rejected: verification could not complete: AccessDenied: not authorized to read s3:\/\/models-bucket\/llama3-8b\/модель/);
+      const res = await expectRejected(
+        /^class 'l40s' artifacts rejected: verification could not complete: AccessDenied: not authorized to read s3:\/\/models-bucket\/llama3-8b\//,
+      );
       expect(Buffer.byteLength(bodies[0], 'utf8')).toBeLessThanOrEqual(4096);
       expect(res.Reason.endsWith(note)).toBe(true);
       // No surrogate pair split: the reason survives a UTF-8 round trip (a lone half would come back as U+FFFD).
