@@ -13,9 +13,12 @@
  * is what runs; checked again, a signature revoked since (the reason to bump `verificationNonce`) would fail the
  * rollback too and leave the stack UPDATE_ROLLBACK_FAILED. It answers SUCCESS and deploys nothing new. Where this
  * check passed and another resource failed the update, the resource holds the new record, and the rollback to the old
- * one is checked like any update (docs/artifact-trust.md). A forward update changes what is checked (the record, the
- * nonce, the options), so it is checked; one that changes only the ServiceToken names the same record, verified
- * already.
+ * one is checked like any update: a user's revert looks the same and must be checked. That rollback reads the earlier
+ * record with the grants of the trust stack as deployed, which name the current records: ArtifactTrust grants the
+ * objects under a `modelDataLocations` entry and all its repositories so that it stays readable, and
+ * docs/artifact-trust.md ("Limits") says which rollbacks do and the recovery for the others. A forward update changes
+ * what is checked (the record, the nonce, the options), so it is checked; one that changes only the ServiceToken names
+ * the same record, verified already.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -57,6 +60,7 @@ import {
   verifyArtifacts,
 } from '../../lib/core/trust/artifact-verification';
 import { isAccessDenied, isRetryableError, type RetryOptions, withRetries } from '../../lib/core/reconciler/retry';
+import { customResourceResponseBody } from '../../lib/core/platform/custom-resource-response';
 import { LAMBDA_CLIENT_OPTIONS } from '../../lib/core/sdk-client-profiles';
 import { NOTATION_SIGNATURE_ARTIFACT_TYPE, NotSignerSignatureError, parseNotationEnvelope } from './envelope';
 
@@ -88,8 +92,8 @@ const RESPONSE_RESERVE_MS = 15_000;
 export const SIGNATURE_READ_RESERVE_MS = 15_000;
 /** How long the answer to CloudFormation may take: well inside RESPONSE_RESERVE_MS. */
 const RESPONSE_TIMEOUT_MS = 10_000;
-/** CloudFormation rejects responses over 4 KiB; the reason is the only long field. */
-const MAX_REASON_CHARS = 3000;
+/** Ends a Reason cut to fit the response's size limit (`customResourceResponseBody`): the whole verdict is logged. */
+const REASON_CUT_NOTE = "... (see the verifier's log)";
 
 export async function handler(event: CloudFormationCustomResourceEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<void> {
   const props = event.ResourceProperties as unknown as VerifierProperties;
@@ -490,15 +494,16 @@ async function respond(
   reason: string,
   data?: Record<string, string>,
 ): Promise<void> {
-  const body = JSON.stringify({
+  // CloudFormation limits the whole body to 4096 bytes of UTF-8: a Reason in non-ASCII text (an S3 key) is cut by bytes.
+  const body = customResourceResponseBody({
     Status: status,
-    Reason: reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS)}... (see the verifier's log)` : reason,
+    Reason: reason,
     PhysicalResourceId: physicalResourceId,
     StackId: event.StackId,
     RequestId: event.RequestId,
     LogicalResourceId: event.LogicalResourceId,
     Data: data,
-  });
+  }, REASON_CUT_NOTE);
   // The pre-signed response URL is signed without a content type.
   // Bounded: a hung PUT fails the invocation (CloudFormation then fails the resource at its ServiceTimeout) rather than
   // running out the Lambda timeout.

@@ -9,6 +9,7 @@ import { Construct, type IDependable } from 'constructs';
 import { type CapacityClass } from '../core/service/capacity-class';
 import {
   type ApprovedArtifacts,
+  type ApprovedModelData,
   type MultipartDigestPolicy,
   approvedArtifactsFor,
   parseSigningProfileArn,
@@ -24,15 +25,17 @@ import { durationDays, durationSeconds } from '../util/duration';
 import { EnvironmentClaims, environmentKey } from '../util/environment-key';
 import { lambdaCode, latestNodeRuntime } from '../util/lambda-code';
 import { newLogGroupKey } from '../util/log-encryption';
-import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
+import { acknowledgeNistRules, acknowledgeWildcardResources, nagRendering, NIST_ONE_ROLE_POLICY } from '../util/nag';
 import { type ClassArtifactGateOptions, type IClassArtifactGate } from './gate';
 import { modelDataDecryptStatement, modelDataKeyFacts } from './model-data-key';
-import { parseS3Location } from '../core/trust/s3-uri';
+import { parseS3Location, type S3UriReference } from '../core/trust/s3-uri';
 
 /** The ArtifactTrust managing the registry signing configuration in each known account and Region, by construct tree root. */
 const SIGNING_CONFIGURATION_IN = new EnvironmentClaims();
 /** The name of the one-per-account-and-Region key (`environmentKey`) of the registry signing configuration. */
 const SIGNING_CONFIGURATION = 'AWS::ECR::SigningConfiguration';
+/** The verifier's reads of an image: ListImageReferrers is authorized by ecr:BatchGetImage; the envelope blob needs GetDownloadUrlForLayer. */
+const VERIFIER_ECR_ACTIONS = ['ecr:DescribeImageSigningStatus', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'];
 
 /** How the verifier retries throttled or failing AWS calls before it fails the deployment. */
 export interface VerifierRetryOptions {
@@ -100,8 +103,11 @@ export interface ArtifactTrustProps {
   /**
    * Where the publishers' model data lives (`s3://bucket/` or `s3://bucket/prefix`; every object under it): what
    * `grantModelSigning()` lets them read and tag for `sign-model sign --s3` (HeadObject with checksum mode,
-   * GetObjectTagging and PutObjectTagging of the object version, each with its version-specific action).
-   * @default - none: publishers may sign digests (`sign-model sign --sha256`) but not record signatures on objects
+   * GetObjectTagging and PutObjectTagging of the object version, each with its version-specific action). The
+   * verifier's reads of a class's model data under an entry are granted on every object under it, so that a rollback
+   * or revert to an earlier model published there is checked rather than denied (docs/artifact-trust.md, "Limits").
+   * @default - none: publishers may sign digests (`sign-model sign --sha256`) but not record signatures on objects,
+   * and the verifier reads each class's model object only
    */
   readonly modelDataLocations?: readonly string[];
   /**
@@ -187,6 +193,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
   /** The ArtifactTrust whose repositories the managed configuration signs with their own profiles (`signRepositoriesOf`). */
   private readonly signed: ArtifactTrust[] = [];
+  /** The verifier's read of every repository this construct creates (`grantVerifierManagedRepositories`), once a class is gated. */
+  private managedRepositoryRead?: iam.PolicyStatement;
   /**
    * Per class name, every distinct set of artifacts gated under it, the stack its check lives in and the serving
    * scopes that gated it.
@@ -266,6 +274,14 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
         'list_awssigner.html): the request names the profile by version (<profile ARN>/<version>) and a job whose id only the ' +
         'signature carries, so the grant is the approved profile, its versions, and the signing jobs of its account and region.',
       (r) => r.endsWith('/*') && (r.includes(':signer:') || r.includes('SigningProfile')),
+    );
+    acknowledgeWildcardResources(
+      role,
+      'A rollback of a serving stack, or a revert, checks the earlier record of a class again, with the grants of this stack as ' +
+        'deployed, which name the current records: the verifier reads (read-only) the objects under the modelDataLocations entry ' +
+        'that holds the model data of a class, the approved publishing place, so that an earlier model published there (on ' +
+        'SageMaker a new key per model) can still be checked.',
+      (r) => this.modelDataPlaces().some((place) => nagRendering(Stack.of(this).resolve(this.objectsUnder(place))) === r),
     );
     this.verifier = new lambda.Function(this, 'Verifier', {
       runtime: latestNodeRuntime(),
@@ -364,6 +380,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     });
     this.repos.push(repo);
     for (const publisher of this.publishers) repo.grantPullPush(publisher);
+    this.managedRepositoryRead?.addResources(repo.repositoryArn);
     this.repositoryFilters.push({ filter: repositoryName, filterType: 'WILDCARD_MATCH' });
     return repo;
   }
@@ -410,10 +427,34 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
 
   /** Object ARNs of the valid `modelDataLocations` (every object under each). */
   private modelDataObjectArns(): string[] {
-    return (this.props.modelDataLocations ?? []).flatMap((location) => {
-      const place = parseS3Location(location);
-      return place ? [`arn:${Stack.of(this).partition}:s3:::${place.bucket}/${place.key}*`] : [];
-    });
+    return this.modelDataPlaces().map((place) => this.objectsUnder(place));
+  }
+
+  /** The `modelDataLocations` that parse (the others are reported at the end of construction). */
+  private modelDataPlaces(): S3UriReference[] {
+    return (this.props.modelDataLocations ?? []).flatMap((location) => parseS3Location(location) ?? []);
+  }
+
+  /** The ARN of every object under `place` (IAM reads the trailing `*` as any rest of the key). */
+  private objectsUnder(place: S3UriReference): string {
+    return `arn:${Stack.of(this).partition}:s3:::${place.bucket}/${place.key}*`;
+  }
+
+  /**
+   * What the verifier's S3 reads of `model` are granted on: the objects under every `modelDataLocations` entry that holds
+   * it, else the object itself. A rollback of the serving stack (CloudFormation's Update with the old properties, after
+   * this check passed and another resource failed) or a revert checks the earlier record again, with the grants of
+   * this stack as deployed, which name the current records only: an exact-object grant makes the earlier object 403
+   * (on SageMaker every model is a new key, `sageMakerModelDataProblems`) and the rollback UPDATE_ROLLBACK_FAILED. The
+   * location is where publishers put approved model data, so reading there grants nothing outside it
+   * (docs/artifact-trust.md, "Limits"). A bucket or key holding a token matches only by its literal text: a location
+   * it is not known to be under gets the exact object.
+   */
+  private verifierModelObjectArns(model: ApprovedModelData): string[] {
+    const holding = this.modelDataPlaces().filter((place) => place.bucket === model.bucket && model.key.startsWith(place.key));
+    return holding.length > 0
+      ? [...new Set(holding.map((place) => this.objectsUnder(place)))]
+      : [`arn:${Stack.of(this).partition}:s3:::${model.bucket}/${model.key}`];
   }
 
   /** Errors of the verifier: a verifier that fails often deserves a look even when deployments only fail closed. */
@@ -528,10 +569,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     gate.requireCurrentVersion = true;
     const model = gate.record.modelData;
     if (!model?.versionId) return;
-    this.verifier.role!.addToPrincipalPolicy(new iam.PolicyStatement({
-      actions: ['s3:GetObject'],
-      resources: [`arn:${Stack.of(this).partition}:s3:::${model.bucket}/${model.key}`],
-    }));
+    this.verifier.role!.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: this.verifierModelObjectArns(model) }));
   }
 
   /**
@@ -548,15 +586,22 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     return [Stack.of(this).formatArn({ service: 'ecr', region: image.region, account: image.registryId, resource: 'repository', resourceName: image.repositoryName })];
   }
 
+  /**
+   * The verifier's image reads on every repository this construct creates, those added later too: a class moved from
+   * one of them to another is checked in the old one again by a rollback of its serving stack, after this stack has
+   * replaced the verifier's grants with those of the current records. They are the approved sources of this trust's
+   * images, and the reads are read-only.
+   */
+  private grantVerifierManagedRepositories(): void {
+    if (this.managedRepositoryRead || this.repos.length === 0) return;
+    this.managedRepositoryRead = new iam.PolicyStatement({ actions: VERIFIER_ECR_ACTIONS, resources: this.repos.map((r) => r.repositoryArn) });
+    this.verifier.role!.addToPrincipalPolicy(this.managedRepositoryRead);
+  }
+
   private grantVerifierRead(record: ApprovedArtifacts, repositoryArns: string[]): void {
     const role = this.verifier.role!;
-    // ListImageReferrers is authorized by ecr:BatchGetImage; the envelope blob needs GetDownloadUrlForLayer.
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['ecr:DescribeImageSigningStatus', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
-        resources: repositoryArns,
-      }),
-    );
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: VERIFIER_ECR_ACTIONS, resources: repositoryArns }));
+    this.grantVerifierManagedRepositories();
     // A transition's previous profiles are read like the approved one (lib/core `acceptedSigningProfiles`): each is a
     // literal ARN (refused otherwise at synth), so each grant names it.
     const previous = record.previousSigningProfileArns ?? [];
@@ -585,9 +630,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       // scenario"; HEAD has "the same options as a GET"); GetObjectTagging of a version "also" needs
       // s3:GetObjectVersionTagging, so both tagging actions are granted.
       const actions = model.versionId ? ['s3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging'] : ['s3:GetObject', 's3:GetObjectTagging'];
-      role.addToPrincipalPolicy(
-        new iam.PolicyStatement({ actions, resources: [`arn:${Stack.of(this).partition}:s3:::${model.bucket}/${model.key}`] }),
-      );
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: this.verifierModelObjectArns(model) }));
     }
   }
 

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { physicalIdOf } from '../../lambda/artifact-verifier';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { MODEL_SIGNATURE_TAG } from '../../lib/core/trust/artifact-verification';
 import { ArtifactTrust } from '../../lib/trust/artifact-trust';
@@ -35,17 +36,26 @@ interface Gated {
 /** One ArtifactTrust gating one class, synthesized; the custom resource's properties and the role as deployed. */
 function gated(
   id: string,
-  options: { pinned: boolean; encrypted: boolean; requireCurrentVersion?: boolean; previousSigningProfileArns?: readonly string[] },
+  options: {
+    pinned: boolean; encrypted: boolean; requireCurrentVersion?: boolean; previousSigningProfileArns?: readonly string[];
+    repositoryNames?: string[]; modelDataLocations?: string[]; image?: string; modelUri?: string; modelSha256?: string;
+  },
 ): Gated {
   const { stack } = testStack(id);
   const modelKey = options.encrypted ? new kms.Key(stack, 'ModelKey', { enableKeyRotation: true }) : undefined;
   const trust = new ArtifactTrust(stack, 'Trust', {
-    repositoryNames: ['vllm'], requireModelVersion: options.pinned, modelDataEncryptionKey: modelKey, previousSigningProfileArns: options.previousSigningProfileArns,
+    repositoryNames: options.repositoryNames ?? ['vllm'], requireModelVersion: options.pinned, modelDataEncryptionKey: modelKey,
+    previousSigningProfileArns: options.previousSigningProfileArns, modelDataLocations: options.modelDataLocations,
   });
   const [spec] = llamaClasses();
   const [cls] = defineCapacityClasses([{
     ...spec,
-    artifact: { image: IMAGE, modelData: { uri: 's3://models-bucket/llama3-8b/bf16.tar', sha256: MODEL_SHA, ...(options.pinned ? { versionId: 'v1' } : {}) } },
+    artifact: {
+      image: options.image ?? IMAGE,
+      modelData: {
+        uri: options.modelUri ?? 's3://models-bucket/llama3-8b/bf16.tar', sha256: options.modelSha256 ?? MODEL_SHA, ...(options.pinned ? { versionId: 'v1' } : {}),
+      },
+    },
   }], { contract: LLAMA_CONTRACT });
   trust.gateFor(stack, cls, { requireCurrentVersion: options.requireCurrentVersion });
   const template = Template.fromStack(stack).toJSON();
@@ -77,7 +87,9 @@ interface WorldOptions {
 function approvedWorld(
   g: Gated, envelopeUrl: string, faults: Set<string>, options: WorldOptions = {},
 ): { world: (call: CapturedCall) => Reply; envelopes: Map<string, Buffer> } {
-  const record = g.properties.Record as { signingProfileArn: string; previousSigningProfileArns?: string[]; modelData: { versionId: string } };
+  const record = g.properties.Record as {
+    signingProfileArn: string; previousSigningProfileArns?: string[]; modelData: { versionId: string; sha256: string };
+  };
   const approved = record.signingProfileArn;
   const previous = record.previousSigningProfileArns ?? [];
   const signedBy = options.signedBy === 'previous' ? previous : options.signedBy === 'all' ? [approved, ...previous] : [approved];
@@ -123,7 +135,8 @@ function approvedWorld(
       case 'signer:GetRevocationStatus': return { output: { revokedEntities: [] } };
       case 's3:HeadObject':
         return { headers: {
-          'x-amz-version-id': version, 'x-amz-checksum-sha256': Buffer.from(MODEL_SHA, 'hex').toString('base64'), 'x-amz-checksum-type': 'FULL_OBJECT',
+          'x-amz-version-id': version, 'x-amz-checksum-sha256': Buffer.from(record.modelData.sha256, 'hex').toString('base64'),
+          'x-amz-checksum-type': 'FULL_OBJECT',
           ...(g.modelKeyArn ? { 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-server-side-encryption-aws-kms-key-id': g.modelKeyArn } : {}),
         } };
       case 's3:GetObjectTagging':
@@ -135,7 +148,14 @@ function approvedWorld(
   return { world, envelopes: new Map(signatures.map((s) => [new URL(s.url).pathname, s.envelope])) };
 }
 
-async function verify(g: Gated, faults: string[] = [], remainingMs = 300_000, worldOptions: WorldOptions = {}) {
+/**
+ * Runs the verifier on `g`'s properties: a Create, or with `rollbackFrom` the Update of a rollback (CloudFormation's
+ * Update with the old properties, `g`'s, after the check of `rollbackFrom` passed and another resource failed: the
+ * resource holds the physical id of `rollbackFrom`).
+ */
+async function verify(
+  g: Gated, faults: string[] = [], remainingMs = 300_000, worldOptions: WorldOptions = {}, rollbackFrom?: Record<string, unknown>,
+) {
   const responses: Array<{ Status: string; Reason: string }> = [];
   let envelopes = new Map<string, Buffer>();
   const plainFaults = new Set(faults);
@@ -153,11 +173,17 @@ async function verify(g: Gated, faults: string[] = [], remainingMs = 300_000, wo
     const approved = approvedWorld(g, `${endpoint.url}/blob/envelope`, new Set(faults), worldOptions);
     endpoint.answerWith(approved.world);
     envelopes = approved.envelopes;
-    const event: CloudFormationCustomResourceEvent = {
-      RequestType: 'Create', ServiceToken: String(g.properties.ServiceToken), ResponseURL: `${endpoint.url}/cfn-response`,
+    const delivered = (properties: Record<string, unknown>) => ({
+      ...properties, ServiceToken: String(properties.ServiceToken), BaseDelayMs: '1', MaxDelayMs: '2',
+    });
+    const base = {
+      ServiceToken: String(g.properties.ServiceToken), ResponseURL: `${endpoint.url}/cfn-response`,
       StackId: `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/test/1`, RequestId: 'req-1', LogicalResourceId: 'Verify', ResourceType: 'Custom::ClassArtifactVerification',
-      ResourceProperties: { ...g.properties, ServiceToken: String(g.properties.ServiceToken), BaseDelayMs: '1', MaxDelayMs: '2' },
+      ResourceProperties: delivered(g.properties),
     };
+    const event: CloudFormationCustomResourceEvent = rollbackFrom
+      ? { ...base, RequestType: 'Update', PhysicalResourceId: physicalIdOf(delivered(rollbackFrom)), OldResourceProperties: delivered(rollbackFrom) }
+      : { ...base, RequestType: 'Create' };
     await withEnvironment(endpoint.sdkEnvironment(REGION), async () => {
       const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
       try {
@@ -219,6 +245,42 @@ describe('artifact verifier permissions (real SDK against a recording endpoint o
       'ecr:BatchGetImage', 'ecr:DescribeImageSigningStatus', 'ecr:GetDownloadUrlForLayer', 'kms:Verify',
       's3:GetObjectTagging', 's3:GetObjectVersion', 's3:GetObjectVersionTagging', 'signer:GetRevocationStatus', 'signer:GetSigningProfile',
     ]);
+  });
+
+  // Review R228: a rollback of the serving stack after this check passed and another resource failed is an Update with the
+  // old properties, which the verifier checks (a revert looks the same). The trust stack deployed first and holds the
+  // grants of the new record. On SageMaker every model is a new key (it must contain the SHA-256); here the class also
+  // moved from one of the trust's repositories to another.
+  describe('a rollback to the earlier record, with the grants of the new one', () => {
+    const OLD_SHA = MODEL_SHA;
+    const NEW_SHA = 'e'.repeat(64);
+    const synth = (id: string, sha: string, image: string, modelDataLocations?: string[]) => gated(id, {
+      pinned: true, encrypted: false, requireCurrentVersion: true, repositoryNames: ['vllm', 'neuron'], modelDataLocations,
+      image, modelUri: `s3://models-bucket/llama3-8b/${sha}/model.tar.gz`, modelSha256: sha,
+    });
+    const NEW_IMAGE = IMAGE.replace('/vllm@', '/neuron@');
+
+    test('is allowed when the model data lies under a modelDataLocations entry, and the class moved between its repositories', async () => {
+      const locations = ['s3://models-bucket/llama3-8b/'];
+      const older = synth('RollbackOld', OLD_SHA, IMAGE, locations);
+      const newer = synth('RollbackNew', NEW_SHA, NEW_IMAGE, locations);
+      const { responses, exchanges } = await verify({ ...newer, properties: older.properties }, [], 300_000, {}, newer.properties);
+      // Checked, not waved through: the answer names the earlier record.
+      expect(responses).toEqual([expect.objectContaining({ Status: 'SUCCESS', Reason: 'artifacts verified', Data: { ImageDigest: DIGEST, ModelSha256: OLD_SHA } })]);
+      // The earlier record was really read: its repository and its key.
+      expect(exchanges.some((e) => e.call.operation === 'DescribeImageSigningStatus' && e.call.input.repositoryName === 'vllm')).toBe(true);
+      expect(exchanges.some((e) => e.call.operation === 'HeadObject' && String(e.call.input.Key).includes(OLD_SHA))).toBe(true);
+      expect(permissionReport(exchanges, roleStatements(newer.template, newer.roleId), LAMBDA_LOG_DELIVERY).denied).toEqual([]);
+    });
+
+    test('is denied on the earlier object when no modelDataLocations entry holds it (the exact-object grant): recovery in the docs', async () => {
+      const older = synth('RollbackOldExact', OLD_SHA, IMAGE);
+      const newer = synth('RollbackNewExact', NEW_SHA, NEW_IMAGE);
+      const { exchanges } = await verify({ ...newer, properties: older.properties }, [], 300_000, {}, newer.properties);
+      const object = `arn:aws:s3:::models-bucket/llama3-8b/${OLD_SHA}/model.tar.gz`;
+      expect(permissionReport(exchanges, roleStatements(newer.template, newer.roleId), LAMBDA_LOG_DELIVERY).denied)
+        .toEqual(expect.arrayContaining([`s3:GetObjectVersion ${object}`]));
+    });
   });
 
   test('a request that never gets an answer costs one attempt (the request timeout), not the whole time budget', async () => {

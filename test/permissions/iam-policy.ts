@@ -145,6 +145,8 @@ export function resolver(template: Template): (value: unknown) => unknown {
       case 'AWS::ElasticLoadBalancingV2::TargetGroup': return `arn:aws:elasticloadbalancing:${REGION}:${ACCOUNT}:targetgroup/${id}/0123456789abcdef`;
       case 'AWS::Logs::LogGroup': return String(p.LogGroupName ?? `/generated/${id}`);
       case 'AWS::KMS::Key': return `key-${id}`;
+      // A named repository is the one an image reference names (`<registry>/<name>@...`).
+      case 'AWS::ECR::Repository': return String(p.RepositoryName ?? id);
       default: return id;
     }
   };

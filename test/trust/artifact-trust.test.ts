@@ -141,12 +141,16 @@ describe('ArtifactTrust', () => {
     const policies = template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: Match.stringLikeRegexp('TrustVerifierRole') }] } });
     const statements = Object.values(policies).flatMap((p) => p.Properties.PolicyDocument.Statement);
     const byAction = (action: string) => statements.filter((s) => [s.Action].flat().includes(action)).map((s) => s.Resource);
+    // Each class's repository, and every repository the trust creates (a rollback may read a class's earlier one).
     expect(byAction('ecr:DescribeImageSigningStatus')).toEqual([
       { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ecr:us-east-1:123456789012:repository/vllm']] },
+      [{ 'Fn::GetAtt': [expect.stringMatching(/TrustRepository0/), 'Arn'] }, { 'Fn::GetAtt': [expect.stringMatching(/TrustRepository1/), 'Arn'] }],
       { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ecr:us-east-1:123456789012:repository/neuron']] },
     ]);
+    // Without modelDataLocations, each model object exactly.
     expect(byAction('s3:GetObjectVersion')).toHaveLength(3);
     expect(JSON.stringify(byAction('s3:GetObjectVersion'))).toContain(':s3:::models-bucket/llama3-8b/neuron-tp2.tar');
+    expect(JSON.stringify(statements)).not.toMatch(/s3:::[^"]*\*/);
     expect(byAction('kms:Verify')).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/TrustModelSigningKey/), 'Arn'] }]);
     // Scoped to the approved profile, its versions and the signing jobs of its account and region (list_awssigner.html).
     const profile = { 'Fn::GetAtt': [expect.stringMatching(/TrustSigningProfile/), 'Arn'] };
@@ -244,6 +248,98 @@ describe('ArtifactTrust', () => {
     }, { id: 'NIST.800.53.R5-IAMNoInlinePolicy', reason: 'The CI role of this test holds its grants in its own policy.' });
     expect(nagFindings(s)).toEqual([]);
     expect(nistFindings(s)).toEqual([]);
+  });
+});
+
+describe('ArtifactTrust: what a rollback of a serving stack reads again stays granted (review R228)', () => {
+  // A rollback after this check passed and another resource failed is an Update with the old properties: the verifier
+  // checks the earlier record with the grants of the trust stack as deployed, which name only the current records.
+  const verifierStatements = (tpl: Template) => Object.values(tpl.findResources('AWS::IAM::Policy', {
+    Properties: { Roles: [{ Ref: Match.stringLikeRegexp('TrustVerifierRole') }] },
+  })).flatMap((p) => p.Properties.PolicyDocument.Statement);
+  const arn = (rest: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, rest]] });
+  const resourcesOf = (statements: Array<{ Action: unknown; Resource: unknown }>, action: string) =>
+    statements.filter((st) => [st.Action].flat().includes(action)).flatMap((st) => [st.Resource].flat());
+
+  function located(id: string, modelDataLocations: string[]) {
+    const { app, stack } = testStack(id);
+    const ci = new iam.Role(stack, 'CiRole', { assumedBy: new iam.AccountRootPrincipal() });
+    const trust = new ArtifactTrust(stack, 'Trust', { repositoryNames: ['vllm', 'neuron'], publishers: [ci], modelDataLocations });
+    return { app, stack, trust, ci };
+  }
+
+  test('model data under a modelDataLocations entry: the verifier reads the objects under it, with the same actions', () => {
+    const { stack, trust } = located('Located', ['s3://models-bucket/llama3-8b/', 's3://other-bucket/']);
+    const [l40s, a10g, inf2] = pinnedClasses();
+    trust.gateFor(stack, l40s);
+    trust.gateFor(stack, a10g);
+    // SageMaker's gate reads the current version too: s3:GetObject, on the location as well.
+    trust.gateFor(new Construct(stack, 'SageMaker'), inf2, { requireCurrentVersion: true });
+    const statements = verifierStatements(Template.fromStack(stack));
+    const location = arn(':s3:::models-bucket/llama3-8b/*');
+    for (const action of ['s3:GetObjectVersion', 's3:GetObjectTagging', 's3:GetObjectVersionTagging', 's3:GetObject']) {
+      expect(resourcesOf(statements, action)).toEqual([location]);
+    }
+    // Only the location that holds the model data: not every location of the trust.
+    expect(JSON.stringify(statements)).not.toContain('other-bucket');
+    expect(JSON.stringify(statements)).not.toContain('bf16.tar');
+  });
+
+  test('model data outside every modelDataLocations entry keeps the exact-object grant', () => {
+    const { stack, trust } = located('Outside', ['s3://models-bucket/mistral/', 's3://other-bucket/']);
+    trust.gateFor(stack, pinnedClasses()[0]);
+    const statements = verifierStatements(Template.fromStack(stack));
+    expect(resourcesOf(statements, 's3:GetObjectVersion')).toEqual([arn(':s3:::models-bucket/llama3-8b/bf16.tar')]);
+  });
+
+  test('a bucket given as a reference matches a location that names the same reference', () => {
+    const { stack } = testStack('TokenBucket');
+    const bucket = new s3.Bucket(stack, 'Models');
+    const trust = new ArtifactTrust(stack, 'Trust', { repositoryNames: ['vllm'], modelDataLocations: [`s3://${bucket.bucketName}/llama3-8b/`] });
+    const [cls] = pinnedClasses((spec) => ({
+      ...spec, artifact: { ...spec.artifact, modelData: { ...spec.artifact.modelData!, uri: `s3://${bucket.bucketName}/llama3-8b/bf16.tar` } },
+    }));
+    trust.gateFor(stack, cls);
+    const statements = verifierStatements(Template.fromStack(stack));
+    expect(resourcesOf(statements, 's3:GetObjectVersion')).toEqual([
+      { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { Ref: expect.stringMatching(/^Models/) }, '/llama3-8b/*']] },
+    ]);
+  });
+
+  test('every repository the trust creates is readable, one added after the gates too; an image elsewhere adds only its own', () => {
+    const { stack, trust } = located('Repos', []);
+    const [l40s] = pinnedClasses();
+    trust.gateFor(stack, l40s);
+    const triton = trust.addRepository('triton');
+    const statements = verifierStatements(Template.fromStack(stack));
+    const managed = statements.find((st) => Array.isArray(st.Resource) && st.Resource.some((r: unknown) => JSON.stringify(r).includes('TrustRepository0')));
+    expect(managed.Action).toEqual(['ecr:DescribeImageSigningStatus', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer']);
+    expect(managed.Resource).toEqual([
+      { 'Fn::GetAtt': [expect.stringMatching(/TrustRepository0/), 'Arn'] },
+      { 'Fn::GetAtt': [expect.stringMatching(/TrustRepository1/), 'Arn'] },
+      { 'Fn::GetAtt': [stack.getLogicalId(triton.node.defaultChild as CfnResource), 'Arn'] },
+    ]);
+    // A trust without repositories grants only each record's repository.
+    const { stack: bare } = testStack('NoRepos');
+    const none = new ArtifactTrust(bare, 'Trust');
+    none.gateFor(bare, l40s);
+    expect(resourcesOf(verifierStatements(Template.fromStack(bare)), 'ecr:BatchGetImage')).toEqual([arn(':ecr:us-east-1:123456789012:repository/vllm')]);
+  });
+
+  test('cdk-nag: the location wildcard is acknowledged with its reason, and nothing else is', () => {
+    const { app, stack, trust, ci } = located('LocatedNag', ['s3://models-bucket/llama3-8b/']);
+    for (const cls of pinnedClasses()) trust.gateFor(stack, cls);
+    app.synth();
+    Validations.of(ci).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'ecr:GetAuthorizationToken has no resource-level permissions' });
+    expect(JSON.stringify(verifierStatements(Template.fromStack(stack)))).toContain(':s3:::models-bucket/llama3-8b/*');
+    expect(nagFindings(stack)).toEqual([]);
+    // The acknowledgement names the locations only: another S3 wildcard on the same role is still reported.
+    const { app: app2, stack: s2 } = testStack('LocatedNagProbe');
+    const t2 = new ArtifactTrust(s2, 'Trust', { repositoryNames: ['vllm', 'neuron'], modelDataLocations: ['s3://models-bucket/llama3-8b/'] });
+    for (const cls of pinnedClasses()) t2.gateFor(s2, cls);
+    t2.verifier.role!.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObjectVersion'], resources: ['arn:aws:s3:::models-bucket/other/*'] }));
+    app2.synth();
+    expect(nagFindings(s2)).toEqual([expect.stringMatching(/^AwsSolutions-IAM5\[Resource::arn:aws:s3:::models-bucket\/other\/\*\]/)]);
   });
 });
 

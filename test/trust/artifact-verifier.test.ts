@@ -37,6 +37,8 @@ const s3 = mockClient(S3Client);
 const kms = mockClient(KMSClient);
 
 let responses: { Status: string; Reason: string; PhysicalResourceId: string; Data?: Record<string, string> }[];
+/** The response bodies as sent (the JSON text). */
+let bodies: string[];
 let envelope: { mediaType: string; bytes: Buffer };
 
 function event(type: 'Create' | 'Update' | 'Delete', overrides: Record<string, unknown> = {}): CloudFormationCustomResourceEvent {
@@ -112,10 +114,12 @@ beforeEach(() => {
   s3.reset();
   kms.reset();
   responses = [];
+  bodies = [];
   jest.spyOn(console, 'log').mockImplementation(() => undefined);
   jest.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
     const url = String(input);
     if (url === RESPONSE_URL) {
+      bodies.push(String(init?.body));
       responses.push(JSON.parse(String(init?.body)));
       return new Response('', { status: 200 });
     }
@@ -516,6 +520,34 @@ describe('artifact verifier', () => {
 
     test('an unknown policy value is treated as reject', async () => {
       await expectRejected(/policy requires a full-object SHA-256/, event('Create', { MultipartDigest: 'lenient' }));
+    });
+  });
+
+  describe('the answer fits CloudFormation\'s 4096-byte response body (crpg-ref-responses.html)', () => {
+    // A denial naming a non-ASCII key: 2,500 UTF-16 units (under the former 3,000-character cap) and about 4,500 bytes.
+    const key = `llama3-8b/${'модель-😀/'.repeat(250)}model.tar.gz`;
+    const note = "... (see the verifier's log)";
+    const denied = () => Object.assign(new Error(`not authorized to read s3://models-bucket/${key}`), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
+
+    test('a FAILED reason in multi-byte text is cut by UTF-8 bytes, whole characters only, and says where the rest is', async () => {
+      s3.on(HeadObjectCommand).rejects(denied());
+      const res = await expectRejected(
+        /^class 'l40s' artifacts rejected: verification could not complete: AccessDenied: not authorized to read s3:\/\/models-bucket\/llama3-8b\//,
+      );
+      expect(Buffer.byteLength(bodies[0], 'utf8')).toBeLessThanOrEqual(4096);
+      expect(res.Reason.endsWith(note)).toBe(true);
+      // No surrogate pair split: the reason survives a UTF-8 round trip (a lone half would come back as U+FFFD).
+      expect(Buffer.from(res.Reason, 'utf8').toString('utf8')).toBe(res.Reason);
+      const full = `class 'l40s' artifacts rejected: verification could not complete: AccessDenied: not authorized to read s3://models-bucket/${key}`;
+      expect(full.startsWith(res.Reason.slice(0, -note.length))).toBe(true);
+      // The whole verdict is in the log.
+      expect(JSON.stringify((console.log as jest.Mock).mock.calls)).toContain('model.tar.gz');
+    });
+
+    test('a reason that fits is sent whole', async () => {
+      s3.on(HeadObjectCommand).rejects(Object.assign(new Error('Forbidden: модель'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
+      const res = await expectRejected(/AccessDenied: Forbidden: модель$/);
+      expect(res.Reason).not.toContain(note);
     });
   });
 
