@@ -41,9 +41,19 @@ export const LLAMA_CHAT_CONTRACT: ServiceContract = {
 /** The ECR repositories of the example's images (created by ArtifactTrust: immutable, scanned, signed on push). */
 export const LLAMA_CHAT_REPOSITORIES = ['inference/vllm-sagemaker', 'inference/djl-lmi-neuronx'];
 
+/**
+ * Where the publishing step puts the model data (one folder of the account's model bucket): every class's model data is
+ * under it, and the trust's verifier reads under it, so that a rollback to an earlier model (a new key per model on
+ * SageMaker) is checked rather than denied (docs/artifact-trust.md, "Limits").
+ */
+export function llamaModelDataLocation(account: string, region: string): string {
+  return `s3://models-${account}-${region}/llama3-8b/`;
+}
+
 /** The classes in preference order, for an account and region (images live in that account's ECR). */
 export function llamaChatClasses(account: string, region: string): CapacityClassSpec[] {
   const ecr = `${account}.dkr.ecr.${region}.amazonaws.com`;
+  const models = llamaModelDataLocation(account, region);
   const measured = { measuredOn: '2026-10-01', workload: 'llmperf, azure-conv-2023 prompt/output distribution' };
   return [
     {
@@ -52,7 +62,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
       artifact: {
         image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
         // SageMaker downloads the current object at the key at every scale-out: the key names its content (its SHA-256).
-        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/bf16-${'2'.repeat(64)}.tar.gz`, sha256: '2'.repeat(64), versionId: 'example-version-bf16' },
+        modelData: { uri: `${models}bf16-${'2'.repeat(64)}.tar.gz`, sha256: '2'.repeat(64), versionId: 'example-version-bf16' },
       },
       footprint: LLAMA_3_8B_BF16,
       // The vLLM DLC's release: --max-num-queued-reqs (the server's own bounded queue) exists from vLLM 0.29.0.
@@ -66,7 +76,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
       instanceType: 'ml.g5.xlarge',
       artifact: {
         image: `${ecr}/inference/vllm-sagemaker@sha256:${'1'.repeat(64)}`,
-        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/awq-int4-${'3'.repeat(64)}.tar.gz`, sha256: '3'.repeat(64), versionId: 'example-version-awq' },
+        modelData: { uri: `${models}awq-int4-${'3'.repeat(64)}.tar.gz`, sha256: '3'.repeat(64), versionId: 'example-version-awq' },
       },
       footprint: { ...LLAMA_3_8B_BF16, weightsGiB: 5.7, quantization: 'int4-awq' },
       runtime: { engine: 'vllm', engineVersion: '0.29.0', maxConcurrentSequences: 8, maxQueueDelayMs: 2000, args: ['--quantization', 'awq'] },
@@ -78,7 +88,7 @@ export function llamaChatClasses(account: string, region: string): CapacityClass
       instanceType: 'ml.inf2.xlarge',
       artifact: {
         image: `${ecr}/inference/djl-lmi-neuronx@sha256:${'4'.repeat(64)}`,
-        modelData: { uri: `s3://models-${account}-${region}/llama3-8b/neuron-tp2-seq8192-${'5'.repeat(64)}.tar.gz`, sha256: '5'.repeat(64), versionId: 'example-version-id' },
+        modelData: { uri: `${models}neuron-tp2-seq8192-${'5'.repeat(64)}.tar.gz`, sha256: '5'.repeat(64), versionId: 'example-version-id' },
       },
       footprint: { ...LLAMA_3_8B_BF16, workspaceGiB: 3, tensorParallelDegree: 2, acceleratorTarget: 'neuron' },
       runtime: { engine: 'djl-lmi', engineVersion: '0.30.0', maxConcurrentSequences: 4, maxQueueDelayMs: 2000 },
@@ -94,7 +104,10 @@ export class SageMakerLlmTrustStack extends Stack {
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
     super(scope, id, { description: 'Signed-artifact trust (ECR repositories, signing profile, keys) of the llama3-chat example (cdk-capacity-aware-inference)', ...props });
-    this.trust = new ArtifactTrust(this, 'Trust', { repositoryNames: LLAMA_CHAT_REPOSITORIES });
+    this.trust = new ArtifactTrust(this, 'Trust', {
+      repositoryNames: LLAMA_CHAT_REPOSITORIES,
+      modelDataLocations: [llamaModelDataLocation(this.account, this.region)],
+    });
     // What the publishing step needs: pushers sign with the profile (signer:SignPayload), sign-model with the key.
     new CfnOutput(this, 'SigningProfileArn', { value: this.trust.signingProfile.signingProfileArn });
     new CfnOutput(this, 'ModelSigningKeyArn', { value: this.trust.modelSigningKey.keyArn, description: 'The --key of cdk-capacity-sign-model sign' });
