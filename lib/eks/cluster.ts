@@ -7,10 +7,14 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
 import { type KarpenterPods } from '../core/metrics/karpenter-capacity';
+import { OBSERVABILITY_ADDON_NAME } from '../core/metrics/template-check';
 import { type ClassProblem } from '../core/service/checks';
 import { DEFAULT_SYSTEM_NODE_COUNT, M7I_LARGE, type NodeShape, systemNodeProblems } from '../core/platform/system-nodes';
+import { Checker } from '../core/validation/checker';
 import { ConstructValidationError, throwIfInvalid } from '../core/validation/error';
+import { EKS_RULES } from '../core/validation/rules';
 import { ApprovedImagesAdmission } from '../trust/admission-policy';
+import { EnvironmentClaims } from '../util/environment-key';
 import { newLogGroupKey } from '../util/log-encryption';
 import { acknowledgeManagedPolicies, acknowledgeNistRules, acknowledgeRule, acknowledgeWildcardResources } from '../util/nag';
 import { clusterProblems } from './checks';
@@ -381,6 +385,18 @@ export class EksInferenceCluster extends Construct {
       clusterName: this.clusterName,
       karpenterPods: existing.karpenter?.pods,
     });
+    // Read from what was built: the add-on's log groups are created unless they or the add-on exist (EksObservability).
+    const creates = this.observability.node.findAll().some((c) => c instanceof logs.CfnLogGroup);
+    const installs = [
+      ...(this.karpenter ? [INSTALLS.karpenter] : []),
+      ...(this.keda ? [INSTALLS.keda] : []),
+      ...(this.loadBalancerController ? [INSTALLS.loadBalancerController] : []),
+      ...(this.observability.addon ? [INSTALLS.addon] : []),
+      ...(creates ? [props.observability?.existingAddon ? INSTALLS.applicationLogGroup : INSTALLS.logGroups] : []),
+    ];
+    const held = this.heldInstalls(installs, props.cluster ? 'cluster' : 'clusterName');
+    if (held.length > 0) throw invalid(this, held);
+    for (const install of installs) INSTALLED_ON.claim(this, this.installKey(install));
   }
 
   /** What NodePools and EC2NodeClasses wait for: Karpenter's chart (its CRDs), when this construct installs it. */
@@ -433,6 +449,10 @@ export class EksInferenceCluster extends Construct {
       }
     }
     const neuron = tenant.neuronClasses ?? [];
+    // Claimed with the chart, which the first Neuron class of any service on this construct creates.
+    if (neuron.length > 0 && this.neuronPluginSource === 'install' && !this.neuronPlugin) {
+      problems.push(...this.heldInstalls([INSTALLS.neuronDevicePlugin], 'classes'));
+    }
     if (neuron.length > 0 && this.neuronPluginSource === 'none') {
       problems.push({
         field: 'classes',
@@ -492,6 +512,7 @@ export class EksInferenceCluster extends Construct {
    */
   private installNeuronDevicePlugin(instanceTypes: readonly string[]): void {
     if (!this.neuronPlugin) {
+      INSTALLED_ON.claim(this, this.installKey(INSTALLS.neuronDevicePlugin));
       this.neuronPlugin = new NeuronDevicePlugin(this, 'NeuronDevicePlugin', {
         cluster: this.cluster,
         chart: this.neuronPluginChart,
@@ -502,6 +523,30 @@ export class EksInferenceCluster extends Construct {
       if (this.systemNodes) this.neuronPlugin.chart.node.addDependency(this.systemNodes);
     }
     this.neuronPlugin.addInstanceTypes(instanceTypes);
+  }
+
+  /** The name under which `install` is claimed on this cluster in its account and Region (`INSTALLED_ON`). */
+  private installKey(install: ClusterInstall): string {
+    return `${this.clusterName}/${install.name}`;
+  }
+
+  /**
+   * `cluster@environment`: of `installs`, those another EksInferenceCluster of this app installs on the same cluster
+   * name in the same account and Region, one problem per holder under `field`.
+   */
+  private heldInstalls(installs: readonly ClusterInstall[], field: string): ClassProblem[] {
+    const held = new Map<string, { where: string; installs: ClusterInstall[] }>();
+    for (const install of installs) {
+      const at = INSTALLED_ON.find(this, this.installKey(install));
+      if (at?.claimedBy === undefined || at.claimedBy === this.node.path) continue;
+      const entry = held.get(at.claimedBy) ?? { where: at.where, installs: [] };
+      held.set(at.claimedBy, { ...entry, installs: [...entry.installs, install] });
+    }
+    const c = new Checker(EKS_RULES);
+    for (const [installedBy, { where, installs: both }] of held) {
+      c.cross('cluster@environment', { clusterName: this.clusterName, where, installs: both, installedBy }, field);
+    }
+    return c.problems;
   }
 
   /**
@@ -523,6 +568,30 @@ export class EksInferenceCluster extends Construct {
     this.targetGroups = total;
   }
 }
+
+/** Something an EksInferenceCluster installs once per cluster, and the prop that marks it as running already. */
+interface ClusterInstall {
+  readonly name: string;
+  readonly instead: string;
+}
+
+const INSTALLS = {
+  karpenter: { name: 'Karpenter', instead: 'existingControllers.karpenter' },
+  keda: { name: 'KEDA', instead: 'existingControllers.keda' },
+  loadBalancerController: { name: 'the AWS Load Balancer Controller', instead: 'existingControllers.loadBalancerController' },
+  addon: { name: `the ${OBSERVABILITY_ADDON_NAME} add-on`, instead: 'observability.existingAddon' },
+  logGroups: { name: "the add-on's log groups", instead: 'observability.existingLogGroups' },
+  // The same claim: with an existing add-on only its application log group is created, unless that is marked as existing.
+  applicationLogGroup: { name: "the add-on's log groups", instead: 'observability.existingAddon.applicationLogGroupExists unset' },
+  neuronDevicePlugin: { name: 'the Neuron device plugin', instead: 'existingControllers.neuronDevicePlugin' },
+} as const satisfies Record<string, ClusterInstall>;
+
+/**
+ * Which EksInferenceCluster installs each of INSTALLS on each cluster name in each known account and Region, by
+ * construct tree root (`cluster@environment`). Two services given one imported `eks.ICluster` each build a cluster
+ * construct of their own, and would otherwise each install everything (review R230).
+ */
+const INSTALLED_ON = new EnvironmentClaims();
 
 function invalid(scope: Construct, problems: readonly ClassProblem[]): Error {
   return new ConstructValidationError('EksInferenceCluster', scope.node.path, problems);

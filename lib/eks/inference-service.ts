@@ -264,7 +264,9 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     }));
     throwIfInvalid('EksInferenceService', this.node.path, listenerVpcProblems(props.listenerRule, this.vpc));
     const routing = props.listenerRule
-      ? ruleRouting(this, { vpc: this.vpc, cluster: this.cluster, options: props.listenerRule, classes: routed })
+      ? ruleRouting(this, {
+        vpc: this.vpc, cluster: this.cluster, options: props.listenerRule, classes: routed, requestDeadlineMs: props.contract.slo.deadlineMs,
+      })
       : albRouting(this, {
         vpc: this.vpc, cluster: this.cluster, options: props.loadBalancer ?? {}, classes: routed, requestDeadlineMs: props.contract.slo.deadlineMs,
       });

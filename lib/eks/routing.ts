@@ -136,6 +136,21 @@ function wantedIdleSeconds(requestDeadlineMs: number): number {
   return Math.max(60, Math.ceil(requestDeadlineMs / 1000) + 5);
 }
 
+/** A deadline no ALB idle timeout covers: the answers near it are cut off with a 504, whatever the library sets. */
+function warnIdleTimeoutCap(scope: Construct, requestDeadlineMs: number): void {
+  if (wantedIdleSeconds(requestDeadlineMs) <= ALB_MAX_IDLE_TIMEOUT_SECONDS) return;
+  Annotations.of(scope).addWarningV2('cdk-capacity-aware-inference:alb-idle-timeout',
+    `slo.deadlineMs is ${requestDeadlineMs}: with 5 s of margin, longer than an ALB waits for a byte (${ALB_MAX_IDLE_TIMEOUT_SECONDS} s at most): `
+    + 'a non-streamed answer near the deadline is cut off with a 504; stream the answers, or shorten the deadline');
+}
+
+/**
+ * The request deadline of every service an ALB of a service carries, by the ALB: its own service's (`albRouting`),
+ * then those of the services routed by rules on its listener (`ruleRouting`). The idle timeout is a load balancer
+ * attribute, so one ALB serves every rule with one value: the longest deadline's (review R230).
+ */
+const DEADLINES_ON = new WeakMap<elbv2.IApplicationLoadBalancer, Array<{ readonly path: string; readonly deadlineMs: number }>>();
+
 /**
  * A service's routing: its own ALB, one listener whose default action forwards to one weighted target group per
  * class; or one rule on a shared listener forwarding to them.
@@ -160,6 +175,8 @@ export interface RuleRoutingInput {
   readonly cluster: eks.ICluster;
   readonly options: ListenerRuleOptions;
   readonly classes: readonly RoutedClass[];
+  /** The contract's `slo.deadlineMs`: the shared ALB must wait at least this long for an answer. */
+  readonly requestDeadlineMs: number;
 }
 
 /** How long the target groups let a deregistered pod finish: the option, else the default the simulator models too. */
@@ -199,11 +216,8 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
     dropInvalidHeaderFields: true,
     idleTimeout: albIdleTimeout(input.requestDeadlineMs),
   });
-  if (wantedIdleSeconds(input.requestDeadlineMs) > ALB_MAX_IDLE_TIMEOUT_SECONDS) {
-    Annotations.of(loadBalancer).addWarningV2('cdk-capacity-aware-inference:alb-idle-timeout',
-      `slo.deadlineMs is ${input.requestDeadlineMs}: with 5 s of margin, longer than an ALB waits for a byte (${ALB_MAX_IDLE_TIMEOUT_SECONDS} s at most): `
-      + 'a non-streamed answer near the deadline is cut off with a 504; stream the answers, or shorten the deadline');
-  }
+  DEADLINES_ON.set(loadBalancer, [{ path: scope.node.path, deadlineMs: input.requestDeadlineMs }]);
+  warnIdleTimeoutCap(loadBalancer, input.requestDeadlineMs);
   loadBalancer.logAccessLogs(o.accessLogBucket ?? newAccessLogBucket(scope));
   acknowledgeRule(
     loadBalancer,
@@ -254,6 +268,7 @@ export function ruleRouting(scope: Construct, input: RuleRoutingInput): AlbRouti
   });
   openPodPorts(o.listener, input.cluster, input.classes);
   warnImportedEgress(scope, o.listener);
+  coverDeadline(scope, o.listener, input.requestDeadlineMs);
   return { listener: o.listener, rule, loadBalancerFullName: loadBalancerFullNameOf(o.listener.listenerArn), targetGroups, deregistrationDelay };
 }
 
@@ -266,6 +281,34 @@ export function loadBalancerFullNameOf(listenerArn: string): string {
   if (!Token.isUnresolved(listenerArn)) return listenerArn.split('/').slice(1, 4).join('/');
   const parts = Fn.split('/', listenerArn);
   return Fn.join('/', [Fn.select(1, parts), Fn.select(2, parts), Fn.select(3, parts)]);
+}
+
+/**
+ * The idle timeout of the rule's load balancer covers the rule's service's deadline too: the load balancer closes a
+ * connection on which no byte has passed for that long (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html,
+ * "Connection idle timeout"), so a rule whose service answers slower than the owner's would get 504s. On the ALB of a
+ * service of this app it is raised to the longest deadline of the services it carries (`albIdleTimeout`: 60 to 4000 s).
+ * The owner's model servers must keep idle connections longer still, which the library's engine settings do for any
+ * ALB (lib/core/runtime/binding.ts `idleConnectionSettings`: vLLM above 4000 s; TGI, DJL and Triton never close one;
+ * a custom image is warned to outlast it). Any other listener's load balancer is its owner's to set, and unseen here:
+ * a warning says what it needs.
+ */
+function coverDeadline(scope: Construct, listener: elbv2.IApplicationListener, requestDeadlineMs: number): void {
+  warnIdleTimeoutCap(scope, requestDeadlineMs);
+  const owner = listener instanceof elbv2.ApplicationListener ? listener.loadBalancer : undefined;
+  const carried = owner && DEADLINES_ON.get(owner);
+  if (owner instanceof elbv2.ApplicationLoadBalancer && carried) {
+    carried.push({ path: scope.node.path, deadlineMs: requestDeadlineMs });
+    const longest = Math.max(...carried.map((c) => c.deadlineMs));
+    // Set again on each rule: the last value set is the one the template carries (BaseLoadBalancer.setAttribute).
+    owner.setAttribute('idle_timeout.timeout_seconds', albIdleTimeout(longest).toSeconds().toString());
+    return;
+  }
+  Annotations.of(scope).addWarningV2('cdk-capacity-aware-inference:listener-idle-timeout',
+    'listenerRule.listener is on a load balancer no EksInferenceService of this app created, whose idle timeout '
+    + '(idle_timeout.timeout_seconds, 60 s unless its owner set it) this construct can neither read nor set: the load balancer closes a '
+    + 'connection idle that long, so a non-streamed answer slower than it is cut off with a 504. Make it at least '
+    + `${albIdleTimeout(requestDeadlineMs).toSeconds()} s (slo.deadlineMs ${requestDeadlineMs} ms + 5 s, at least 60 s).`);
 }
 
 /**

@@ -232,3 +232,76 @@ describe('listenerRule: the shared load balancer and the cluster network', () =>
     expect(() => make()).not.toThrow();
   });
 });
+
+describe("listenerRule: the shared load balancer's idle timeout covers the rule's deadline (review R230)", () => {
+  const withDeadline = (deadlineMs: number, name = MISTRAL.name) => ({ contract: { ...MISTRAL, name, slo: { ...MISTRAL.slo, deadlineMs } } });
+  const idleOf = (stack: Stack) => {
+    const lb = Object.values(Template.fromStack(stack).findResources('AWS::ElasticLoadBalancingV2::LoadBalancer'))[0];
+    return (lb.Properties.LoadBalancerAttributes as Array<{ Key: string; Value: string }>).filter((a) => a.Key === 'idle_timeout.timeout_seconds');
+  };
+  const warnings = (stack: Stack, id: string) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp(id)).map((w) => w.entry.data as string);
+
+  test("a rule service with a longer deadline raises the owner's ALB idle timeout to it (deadline + 5 s), once in the template", () => {
+    expect(idleOf(shared().stack)).toEqual([{ Key: 'idle_timeout.timeout_seconds', Value: '60' }]);
+    const { stack, make } = shared({}, withDeadline(300_000));
+    make();
+    expect(idleOf(stack)).toEqual([{ Key: 'idle_timeout.timeout_seconds', Value: '305' }]);
+    expect(warnings(stack, 'listener-idle-timeout')).toEqual([]);
+  });
+
+  test("shorter deadlines keep the owner's", () => {
+    const { stack, llama, cluster, make } = shared({}, withDeadline(20_000));
+    make();
+    new EksInferenceService(stack, 'Short', {
+      ...withDeadline(20_000, 'short-chat'), classes: llamaClasses().slice(0, 2), cluster, modelDataFetcherImage: FETCHER_IMAGE,
+      listenerRule: { listener: llama.listener, priority: 30, pathPatterns: ['/short/*'] },
+    });
+    expect(idleOf(stack)).toEqual([{ Key: 'idle_timeout.timeout_seconds', Value: '60' }]);
+  });
+
+  test('with several rule services the longest deadline sets it, whichever attaches last', () => {
+    const { stack, llama, cluster, make } = shared({}, withDeadline(120_000));
+    make();
+    const rule = (id: string, deadlineMs: number, priority: number) => new EksInferenceService(stack, id, {
+      ...withDeadline(deadlineMs, `${id.toLowerCase()}-chat`), classes: llamaClasses().slice(0, 2), cluster, modelDataFetcherImage: FETCHER_IMAGE,
+      listenerRule: { listener: llama.listener, priority, pathPatterns: [`/${id.toLowerCase()}/*`] },
+    });
+    rule('Qwen', 600_000, 20);
+    rule('Phi', 30_000, 30);
+    expect(idleOf(stack)).toEqual([{ Key: 'idle_timeout.timeout_seconds', Value: '605' }]);
+  });
+
+  test("a deadline past the ALB's 4000 s cap sets 4000 s and warns on the rule service", () => {
+    const { stack, make } = shared({}, withDeadline(5_000_000));
+    make();
+    expect(idleOf(stack)).toEqual([{ Key: 'idle_timeout.timeout_seconds', Value: '4000' }]);
+    expect(Annotations.fromStack(stack).findWarning('/Test/Mistral', Match.stringLikeRegexp('alb-idle-timeout'))).toHaveLength(1);
+  });
+
+  test('an imported listener, or one of a load balancer no service created, is left as it is and a warning says what it needs', () => {
+    const LISTENER_ARN = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/shared/0123456789abcdef/0123456789abcdef';
+    const imported = shared({
+      listener: elbv2.ApplicationListener.fromApplicationListenerAttributes(testStack('Other').stack, 'Imported', {
+        listenerArn: LISTENER_ARN, securityGroup: ec2.SecurityGroup.fromSecurityGroupId(testStack('Other2').stack, 'Sg', 'sg-0123456789abcdef0'),
+      }),
+    }, withDeadline(120_000));
+    imported.make();
+    expect(warnings(imported.stack, 'listener-idle-timeout')).toEqual([expect.stringContaining(
+      'listenerRule.listener is on a load balancer no EksInferenceService of this app created, whose idle timeout (idle_timeout.timeout_seconds, 60 s '
+      + 'unless its owner set it) this construct can neither read nor set',
+    )]);
+    expect(warnings(imported.stack, 'listener-idle-timeout')[0]).toContain('Make it at least 125 s (slo.deadlineMs 120000 ms + 5 s, at least 60 s).');
+
+    const own = shared();
+    const alb = new elbv2.ApplicationLoadBalancer(own.stack, 'UsersAlb', { vpc: own.cluster.vpc });
+    const listener = alb.addListener('Http', { port: 80, defaultAction: elbv2.ListenerAction.fixedResponse(404) });
+    new EksInferenceService(own.stack, 'Mistral', {
+      contract: MISTRAL, classes: llamaClasses().slice(0, 2), cluster: own.cluster, modelDataFetcherImage: FETCHER_IMAGE,
+      listenerRule: { listener, priority: 10, pathPatterns: ['/mistral/*'] },
+    });
+    expect(warnings(own.stack, 'listener-idle-timeout')).toEqual([expect.stringContaining('Make it at least 60 s')]);
+    const attributes = Template.fromStack(own.stack).findResources('AWS::ElasticLoadBalancingV2::LoadBalancer', {});
+    const users = Object.entries(attributes).find(([id]) => id.startsWith('UsersAlb'))![1];
+    expect(JSON.stringify(users.Properties.LoadBalancerAttributes ?? [])).not.toContain('idle_timeout');
+  });
+});

@@ -122,6 +122,27 @@ export const EKS_RULES = {
     "'<service>-<class>' also names the class's PriorityClass, and the API server keeps the 'system-' prefix for its own",
   ),
   clusterName: nameRule('eksClusterName', { why: 'it appears in IAM condition keys and Karpenter discovery tags' }),
+  // Keyed by account, Region and the construct's literal cluster name (`clusterName`, which an imported cluster whose
+  // name is a token must give: `clusterName` above): two imports of one cluster under different literal names, or two
+  // apps, are not seen. The Neuron device plugin is claimed when the first Neuron class attaches. Helm: aws-cdk-lib
+  // 2.269.0 custom-resource-handlers/dist/aws-eks-v2/kubectl-handler/helm/__init__.py:97,100,213-214 (review R230).
+  'cluster@environment': crossRule<{
+    readonly clusterName: string;
+    readonly where: string;
+    /** What both install, each with the prop that marks it as running already. */
+    readonly installs: ReadonlyArray<{ readonly name: string; readonly instead: string }>;
+    readonly installedBy: string;
+  }>(
+    'each controller, add-on and log group of the library installed once per cluster in an account and Region: one EksInferenceCluster '
+      + "shared by the cluster's services (their `cluster`), or a second one that marks what the first installs as running "
+      + '(existingControllers, observability.existingAddon, observability.existingLogGroups; an EksInferenceService given an '
+      + 'eks.ICluster installs everything)',
+    ({ clusterName, where, installs, installedBy }) => (installs.length === 0 ? undefined
+      : `installs ${installs.map((i) => i.name).join(', ')} on the cluster '${clusterName}' in ${where}, which the EksInferenceCluster at `
+        + `'${installedBy}' installs too (what marks them as running: ${installs.map((i) => i.instead).join(', ')})`),
+    'the Helm handler runs helm upgrade --install, so a second release of one name takes over the first, and deleting either uninstalls it; '
+      + "the add-on, its log groups and the controllers' pod identity associations exist once per cluster: a second fails to deploy",
+  ),
   classes: crossRule<readonly string[]>(
     `1 to ${ALB.targetGroupsPerForwardAction} classes`,
     (names) => (names.length <= ALB.targetGroupsPerForwardAction ? undefined : `${names.length} classes are declared (${names.join(', ')})`),
