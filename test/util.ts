@@ -242,3 +242,19 @@ export function renderWithPlaceholders(value: unknown): string {
   if (!join) return 'resolved-at-deploy';
   return join[1].map(renderWithPlaceholders).join(join[0]);
 }
+
+/** A pod's toleration as Kubernetes reads it: every field optional. */
+export interface AnyToleration { readonly key?: string; readonly operator?: string; readonly value?: string; readonly effect?: string }
+
+/**
+ * Whether any of `tolerations` tolerates `taint`, by Kubernetes' rule (k8s.io/api core/v1 toleration.go
+ * `ToleratesTaint`): an empty effect matches every effect, an empty key every key, `Exists` every value, `Equal` (or
+ * no operator) the same value.
+ */
+export function tolerates(
+  tolerations: readonly AnyToleration[],
+  taint: { readonly key: string; readonly value?: string; readonly effect: string },
+): boolean {
+  return tolerations.some((t) => (!t.effect || t.effect === taint.effect) && (!t.key || t.key === taint.key)
+    && (t.operator === 'Exists' || ((t.operator === undefined || t.operator === 'Equal') && (t.value ?? '') === (taint.value ?? ''))));
+}

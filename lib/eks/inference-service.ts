@@ -641,7 +641,10 @@ export class EksInferenceService extends Construct implements IInferenceServing 
    * NVIDIA Kubernetes device plugin", while the Bottlerocket NVIDIA AMIs include it
    * (https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html). The library installs no NVIDIA
    * plugin and cannot see one the user runs, so a warning (not an error) per class: without a plugin nothing advertises
-   * `nvidia.com/gpu` and the class's pods stay Pending on nodes that run. Acknowledged once the plugin is installed.
+   * `nvidia.com/gpu` and the class's pods stay Pending on nodes that run. Acknowledged once the plugin is installed. The
+   * plugin must tolerate the library's SERVING_TAINT too: its chart's default tolerations are `CriticalAddonsOnly` and
+   * `nvidia.com/gpu` Exists NoSchedule only (NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml
+   * `tolerations`, read at 00f2a02c).
    */
   private warnNvidiaDevicePlugin(amiAlias: string | undefined, classes: readonly CapacityClass[]): void {
     if (amiAlias === undefined || amiFamily(amiAlias) !== 'al2023') return;
@@ -649,8 +652,9 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-nvidia-device-plugin-${cls.name}`,
         `Class '${cls.name}' requests ${cls.hardware.kubernetesResourceName} on '${amiAlias}' nodes: the EKS-optimized AL2023 NVIDIA AMIs do not `
         + 'run the NVIDIA device plugin and the library does not install it, so without one on the cluster the class\'s pods stay Pending on '
-        + 'nodes that run. Install the NVIDIA device plugin (https://github.com/NVIDIA/k8s-device-plugin), tolerating the nodes\' taint '
-        + `${m.ACCELERATOR_TAINTS.gpu.key} (${m.ACCELERATOR_TAINTS.gpu.effect}), and acknowledge this warning; or use a bottlerocket@ alias, `
+        + 'nodes that run. Install the NVIDIA device plugin (https://github.com/NVIDIA/k8s-device-plugin), tolerating the nodes\' taints '
+        + `${m.classTaints('gpu').map((t) => `${t.key} (${t.effect})`).join(' and ')} (its chart tolerates only the second by default), `
+        + 'and acknowledge this warning; or use a bottlerocket@ alias, '
         + 'whose NVIDIA variants include the plugin (docs/eks-inference-cluster.md, "Device plugins").');
     }
   }

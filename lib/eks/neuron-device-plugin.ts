@@ -3,6 +3,8 @@ import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { ecrRepositoryArn, parseEcrImage } from '../core/trust/image-reference';
+import { SERVING_TAINT, tolerationOf } from './manifests/karpenter';
+import { type Toleration } from './manifests/types';
 import { controllerChart } from './pod-identity';
 import { type ChartSpec, NEURON_DEVICE_PLUGIN_CHART, NEURON_DEVICE_PLUGIN_IMAGE, NEURON_DEVICE_PLUGIN_INSTANCE_TYPES } from './versions';
 
@@ -40,6 +42,23 @@ export function neuronDevicePluginImageValues(image: string): { readonly reposit
   return { repository: image.slice(0, cut), tag: image.slice(cut + 1) };
 }
 
+/**
+ * The device plugin's tolerations: the chart's own (aws-neuron/neuron-helm-charts@b77a6f90 (1.9.0)
+ * charts/neuron-helm-chart/values.yaml:125-134 `devicePlugin.tolerations`: `CriticalAddonsOnly` Exists,
+ * `aws.amazon.com/neuron` Exists NoSchedule, `sagemaker.amazonaws.com/node-health-status` Equal `Unschedulable`
+ * NoSchedule; templates/device-plugin/device-plugin-daemonset.yaml puts them in the pod as given, read at 7324cd0e) and
+ * the library's SERVING_TAINT, which every class node carries: without it the plugin never runs on a Neuron node
+ * Karpenter launched, nothing advertises its NeuronCores and the class's pods stay Pending on it. All of them, because
+ * Helm replaces a list the user gives instead of merging it (helm/helm pkg/chartutil/coalesce.go `coalesceTablesFullKey`
+ * merges tables only).
+ */
+export const NEURON_DEVICE_PLUGIN_TOLERATIONS: readonly Toleration[] = [
+  { key: 'CriticalAddonsOnly', operator: 'Exists' },
+  { key: 'aws.amazon.com/neuron', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'sagemaker.amazonaws.com/node-health-status', operator: 'Equal', value: 'Unschedulable', effect: 'NoSchedule' },
+  tolerationOf(SERVING_TAINT),
+];
+
 export interface NeuronDevicePluginProps {
   readonly cluster: eks.ICluster;
   /** @default NEURON_DEVICE_PLUGIN_CHART */
@@ -69,8 +88,8 @@ export interface NeuronDevicePluginProps {
  *   them on); the README's "Validation Rules" refuse `draDriver` beside the device plugin. Without the `scheduler`
  *   extension a pod may request one NeuronCore or all of its node's: checks.ts (checkNeuronCoreRequest) refuses other
  *   counts and says why the extension stays off.
- * - values.yaml `devicePlugin.tolerations`: `aws.amazon.com/neuron` Exists NoSchedule, which tolerates the taint the
- *   library puts on Neuron nodes (ACCELERATOR_TAINTS.neuron, lib/eks/manifests/karpenter.ts).
+ * - `devicePlugin.tolerations`: the chart's, which tolerate the Neuron taint (ACCELERATOR_TAINTS.neuron,
+ *   lib/eks/manifests/karpenter.ts), and the library's SERVING_TAINT (NEURON_DEVICE_PLUGIN_TOLERATIONS).
  * - values.yaml `devicePlugin.affinity` with templates/_helpers.tpl `neuron-device-plugin.affinity`: a required node
  *   affinity `node.kubernetes.io/instance-type In <neuronInstances>` and `eks.amazonaws.com/compute-type NotIn
  *   [fargate, hybrid, auto]`, so it runs on Neuron instance types only. `neuronInstances` is set to the chart's list
@@ -94,7 +113,11 @@ export class NeuronDevicePlugin extends Construct {
       createNamespace: false,
       values: {
         neuronInstances: Lazy.any({ produce: () => [...this.instanceTypes] }),
-        devicePlugin: { enabled: true, ...(props.image !== undefined ? { image: neuronDevicePluginImageValues(props.image) } : {}) },
+        devicePlugin: {
+          enabled: true,
+          tolerations: NEURON_DEVICE_PLUGIN_TOLERATIONS,
+          ...(props.image !== undefined ? { image: neuronDevicePluginImageValues(props.image) } : {}),
+        },
         npd: { enabled: false },
         scheduler: { enabled: false },
         draDriver: { enabled: false },

@@ -470,7 +470,8 @@ function newLogKey(scope: Construct, clusterName: string): kms.Key {
  *   charts/karpenter/values.yaml:93-99).
  * - tolerations: replace the root one (a non-nil entry list wins, _helpers.tpl:11-13) with Karpenter's controller's
  *   own (values.yaml:109-111 there), so the scraper runs wherever Karpenter's controller can, and tolerates neither
- *   the accelerator taints nor `node.kubernetes.io/unschedulable` (a draining system node).
+ *   the class nodes' taints (`classTaints`, lib/eks/manifests/karpenter.ts) nor `node.kubernetes.io/unschedulable` (a
+ *   draining system node).
  * The scraper's configuration opens no port (only EMF, StatsD, collectd, OTLP, JMX, X-Ray and Application Signals do:
  * aws/amazon-cloudwatch-agent-operator v3.6.0, the chart's operator, internal/manifests/collector/ports.go:126-299),
  * so on the host network it does not clash with the DaemonSet agent of the same node.
@@ -501,6 +502,9 @@ function addonConfiguration(
   jobs: ReadonlyArray<Record<string, unknown>>,
   metricDeclarations: ReadonlyArray<Record<string, unknown>>,
 ): Record<string, unknown> {
+  // No `tolerations` at the root or on the per-node agent, Fluent Bit, dcgm-exporter or neuron-monitor: they keep the
+  // chart's `- operator: Exists` (values.yaml:27-28), which tolerates the class nodes' SERVING_TAINT
+  // (test/eks/class-node-daemonsets.test.ts); a list there would keep them off those nodes.
   const agents: Array<Record<string, unknown>> = [{ name: OBSERVABILITY_SERVICE_ACCOUNT }];
   if (jobs.length > 0) {
     agents.push({

@@ -12,7 +12,7 @@ import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { type ServiceContract } from '../../lib/core/service/contract';
 import { EksInferenceCluster, type EksInferenceClusterProps } from '../../lib/eks/cluster';
 import { ACCELERATOR_TAINTS } from '../../lib/eks/manifests/karpenter';
-import { neuronDevicePluginImageValues } from '../../lib/eks/neuron-device-plugin';
+import { NEURON_DEVICE_PLUGIN_TOLERATIONS, neuronDevicePluginImageValues } from '../../lib/eks/neuron-device-plugin';
 import { NEURON_DEVICE_PLUGIN_CHART, NEURON_DEVICE_PLUGIN_INSTANCE_TYPES } from '../../lib/eks/versions';
 import { HardwareCatalog } from '../../lib/core/hardware/catalog';
 import { EksInferenceService } from '../../lib/eks/inference-service';
@@ -901,7 +901,7 @@ describe('the Neuron device plugin', () => {
   const neuronCharts = (template: Template) => charts(template).filter(([, c]) => c.Properties.Chart === NEURON_DEVICE_PLUGIN_CHART.chart);
   const valuesOf = (chart: Record<string, unknown>) => JSON.parse((chart.Properties as { Values: string }).Values) as {
     neuronInstances: string[];
-    devicePlugin: { enabled: boolean; image?: { repository: string; tag: string } };
+    devicePlugin: { enabled: boolean; tolerations?: unknown[]; image?: { repository: string; tag: string } };
     npd: { enabled: boolean };
     scheduler: { enabled: boolean };
     draDriver: { enabled: boolean };
@@ -967,7 +967,8 @@ describe('the Neuron device plugin', () => {
     const { stack } = testStack();
     const cluster = new EksInferenceCluster(stack, 'Cluster', { kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
     new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster, modelDataFetcherImage: FETCHER_IMAGE });
-    expect(valuesOf(neuronCharts(Template.fromStack(stack))[0][1]).devicePlugin).toEqual({ enabled: true });
+    const { devicePlugin } = valuesOf(neuronCharts(Template.fromStack(stack))[0][1]);
+    expect(devicePlugin).toEqual({ enabled: true, tolerations: NEURON_DEVICE_PLUGIN_TOLERATIONS });
   });
 
   describe('neuronDevicePluginImage: a private ECR mirror pinned by digest', () => {

@@ -58,7 +58,10 @@ describe('typed manifest builders', () => {
     const c = pod.containers[0];
     expect(d.spec).not.toHaveProperty('replicas'); // KEDA owns the count
     expect(pod.nodeSelector).toEqual({ 'karpenter.sh/nodepool': 'svc-l40s' });
-    expect(pod.tolerations).toEqual([{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }]);
+    expect(pod.tolerations).toEqual([
+      { key: 'capacity-aware-inference/serving', operator: 'Exists', effect: 'NoSchedule' },
+      { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+    ]);
     expect(c.resources.limits['nvidia.com/gpu']).toBe('1');
     expect(c.readinessProbe.httpGet.path).toBe('/ready');
     // 1800 s of weight download at a 10 s period.
@@ -95,9 +98,12 @@ describe('typed manifest builders', () => {
     expect(c.startupProbe!.periodSeconds! * c.startupProbe!.failureThreshold!).toBeGreaterThanOrEqual(600);
   });
 
-  test('GIVEN a Neuron class WHEN building its NodePool THEN it carries the Neuron taint, its quota as limits and never consolidates warm servers', () => {
+  test('GIVEN a Neuron class WHEN building its NodePool THEN it carries the library and Neuron taints, its quota as limits and never consolidates warm servers', () => {
     const p = m.nodePool(nodePoolInput);
-    expect(p.spec.template.spec.taints).toEqual([{ key: 'aws.amazon.com/neuron', value: 'true', effect: 'NoSchedule' }]);
+    expect(p.spec.template.spec.taints).toEqual([
+      { key: 'capacity-aware-inference/serving', value: 'true', effect: 'NoSchedule' },
+      { key: 'aws.amazon.com/neuron', value: 'true', effect: 'NoSchedule' },
+    ]);
     expect(p.spec.limits).toEqual({ cpu: '96', 'aws.amazon.com/neuroncore': '48' });
     expect(p.spec.disruption.consolidationPolicy).toBe('WhenEmpty');
     expect(p.spec.disruption.budgets).toContainEqual({ nodes: '0', reasons: ['Underutilized'] });

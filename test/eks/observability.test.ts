@@ -9,13 +9,13 @@ import { signalContractProblems } from '../../lib/core/metrics/template-check';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
 import { OBSERVABILITY_ADDON_VERSION } from '../../lib/eks/observability-addon';
 import { KARPENTER_PODS } from '../../lib/eks/observability-addon';
-import { ACCELERATOR_TAINTS } from '../../lib/eks/manifests/karpenter';
+import { ACCELERATOR_TAINTS, SERVING_TAINT } from '../../lib/eks/manifests/karpenter';
 import { SCRAPER_RESOURCES } from '../../lib/core/platform/system-nodes';
 import { Metrics } from '../../lib/core/metrics/contract';
 import { ACCOUNT, allows, grantedActions, REGION, roleStatements } from '../permissions/iam-policy';
 import { InferenceObservability } from '../../lib/control/observability';
 import { signalPlan } from '../../lib/core/reconciler/signal-sources';
-import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack } from '../util';
+import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, nagFindings, testStack, tolerates } from '../util';
 
 function build(overrides: Partial<EksInferenceServiceProps> = {}): { stack: Stack; service: EksInferenceService; template: Template } {
   const { stack } = testStack();
@@ -35,7 +35,6 @@ function addonConfig(template: Template): Record<string, any> {
 }
 
 interface NodeSelectorTerm { matchExpressions: Array<{ key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }> }
-interface Toleration { key?: string; operator?: 'Exists' | 'Equal'; value?: string; effect?: string }
 
 /** Whether a node with `labels` satisfies required node affinity terms (any term; every expression of it). */
 function admits(terms: NodeSelectorTerm[], labels: Record<string, string>): boolean {
@@ -50,11 +49,6 @@ function admits(terms: NodeSelectorTerm[], labels: Record<string, string>): bool
   }));
 }
 
-/** Whether tolerations tolerate a taint (an empty key with Exists tolerates every taint; an empty effect every effect). */
-function tolerates(tolerations: Toleration[], taint: { key: string; value?: string; effect: string }): boolean {
-  return tolerations.some((t) => (t.effect === undefined || t.effect === taint.effect)
-    && (t.key === undefined || t.key === '' ? t.operator === 'Exists' : t.key === taint.key && (t.operator === 'Exists' || t.value === taint.value)));
-}
 
 describe('EKS signal producers', () => {
   let stack: Stack;
@@ -172,7 +166,7 @@ describe('EKS signal producers', () => {
     // Its own tolerations replace the chart's root `- operator: Exists`: no accelerator taint, no cordon.
     expect(scraper.tolerations).toEqual([{ key: 'CriticalAddonsOnly', operator: 'Exists' }]);
     expect(tolerates([{ operator: 'Exists' }], ACCELERATOR_TAINTS.gpu)).toBe(true); // what the root toleration would do
-    for (const taint of [...Object.values(ACCELERATOR_TAINTS), { key: 'node.kubernetes.io/unschedulable', value: '', effect: 'NoSchedule' }]) {
+    for (const taint of [SERVING_TAINT, ...Object.values(ACCELERATOR_TAINTS), { key: 'node.kubernetes.io/unschedulable', value: '', effect: 'NoSchedule' }]) {
       expect(tolerates(scraper.tolerations, taint)).toBe(false);
     }
     // The requests the system node group is sized for.

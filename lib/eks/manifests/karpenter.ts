@@ -1,12 +1,48 @@
 import { NODE_DATA_VOLUME } from '../../core/platform/limits';
 import { amiFamily } from '../../core/validation/checker';
-import { type DisruptionBudget, type EC2NodeClass, type NodePool, type NodeSelectorRequirement, type SelectorTerm, type Taint } from './types';
+import {
+  type DisruptionBudget,
+  type EC2NodeClass,
+  type NodePool,
+  type NodeSelectorRequirement,
+  type SelectorTerm,
+  type Taint,
+  type Toleration,
+} from './types';
 
 /** The taint each accelerator kind carries, so that only pods that request the accelerator land on its nodes. */
 export const ACCELERATOR_TAINTS: Readonly<Record<'gpu' | 'neuron', Taint>> = {
   gpu: { key: 'nvidia.com/gpu', value: 'true', effect: 'NoSchedule' },
   neuron: { key: 'aws.amazon.com/neuron', value: 'true', effect: 'NoSchedule' },
 };
+
+/**
+ * The taint every class NodePool carries beside its accelerator taint, under the library's own prefix (as CLASS_LABEL,
+ * lib/eks/class-unit.ts), so that only the library's model servers land on its nodes (review R230). The accelerator
+ * taint alone keeps out nothing that requests the accelerator: EKS enables ExtendedResourceToleration on every
+ * platform version ("The following admission controllers are enabled for all `1.33` platform versions:
+ * `NodeRestriction`, `ExtendedResourceToleration`, ...", https://docs.aws.amazon.com/eks/latest/userguide/platform-versions.html),
+ * which gives a pod requesting `nvidia.com/gpu` a toleration of the taint of that key (kubernetes/kubernetes#55839).
+ * Karpenter then picks, for another team's GPU pod without a nodeSelector, the class pool of highest weight ("If
+ * Karpenter encounters a taint in the NodePool that is not tolerated by a Pod, Karpenter won't use that NodePool";
+ * "If multiple NodePools are matched, Karpenter will use the NodePool with the highest weight":
+ * aws/karpenter-provider-aws website/content/en/v1.14/concepts/nodepools.md:21,23, read at 98a11d41), and that pod
+ * takes the class's limits (whole nodes, class-unit.ts) and keeps its nodes from ever being empty. Every DaemonSet a
+ * class node needs must tolerate it, which test/eks/class-node-daemonsets.test.ts holds with its sources: the Neuron
+ * device plugin is given it (lib/eks/neuron-device-plugin.ts); an NVIDIA device plugin the user installs for AL2023
+ * nodes must be told (the eks-nvidia-device-plugin warning); Bottlerocket's runs on the host, not in a pod.
+ */
+export const SERVING_TAINT: Taint = { key: 'capacity-aware-inference/serving', value: 'true', effect: 'NoSchedule' };
+
+/** The taints of a class's nodes: the library's own and the accelerator's. */
+export function classTaints(acceleratorKind: 'gpu' | 'neuron'): Taint[] {
+  return [SERVING_TAINT, ACCELERATOR_TAINTS[acceleratorKind]];
+}
+
+/** A toleration of `taint` whatever its value. */
+export function tolerationOf(taint: Taint): Toleration {
+  return { key: taint.key, operator: 'Exists', effect: taint.effect };
+}
 
 export interface NodePoolInput {
   readonly name: string;
@@ -64,7 +100,7 @@ export function nodePool(input: NodePoolInput): NodePool {
         spec: {
           nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: input.nodeClassName },
           requirements,
-          taints: [ACCELERATOR_TAINTS[input.acceleratorKind]],
+          taints: classTaints(input.acceleratorKind),
           expireAfter: input.expireAfter,
           terminationGracePeriod: input.terminationGracePeriod,
         },

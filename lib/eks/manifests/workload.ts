@@ -1,5 +1,5 @@
 import { SERVING_CONTAINER, SERVING_PORT_NAME } from '../../core/runtime/engine-metrics';
-import { ACCELERATOR_TAINTS } from './karpenter';
+import { classTaints, tolerationOf } from './karpenter';
 import {
   type Container,
   type Deployment,
@@ -279,7 +279,6 @@ export function deployment(input: DeploymentInput): Deployment {
       { name: 'dshm', mountPath: '/dev/shm' },
     ],
   };
-  const taint = ACCELERATOR_TAINTS[input.acceleratorKind];
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -302,7 +301,7 @@ export function deployment(input: DeploymentInput): Deployment {
           automountServiceAccountToken: false,
           priorityClassName: input.priorityClassName,
           nodeSelector: { 'karpenter.sh/nodepool': input.nodePoolName },
-          tolerations: [{ key: taint.key, operator: 'Exists', effect: taint.effect }],
+          tolerations: classTaints(input.acceleratorKind).map(tolerationOf),
           topologySpreadConstraints: [
             { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: input.selector } },
           ],
