@@ -104,8 +104,11 @@ export interface InferenceAlarmOptions {
    */
   readonly deadlineExhaustion?: DeadlineExhaustionAlarmOptions;
   /**
+   * Only where the serving produces capacity errors for a preferred class (EKS: the Karpenter log metric filter). A
+   * SageMaker endpoint publishes none (its shortages alarm through `replicaShortage`): there any setting but
+   * `{ enabled: false }` fails at construction, since the alarm it asks for would not exist.
    * @default - enabled with the defaults of `CapacityErrorAlarmOptions` when the serving platform produces capacity
-   * errors for a preferred class (EKS: the Karpenter log metric filter); not created otherwise
+   * errors for a preferred class; not created otherwise
    */
   readonly preferredCapacityErrors?: CapacityErrorAlarmOptions;
   /** @default - enabled with the defaults of `ReplicaShortageAlarmOptions`, one alarm per routed class */
@@ -539,7 +542,18 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
     );
   }
   const capacityErrors = m && preferredCapacityErrorsMetric(m);
-  if (capacityErrors && props.preferredCapacityErrors?.enabled !== false) {
+  const capacityOptions = props.preferredCapacityErrors;
+  if (m && capacityOptions && capacityOptions.enabled !== false) {
+    const set = [
+      ...(capacityOptions.enabled === true ? ['enabled: true'] : []),
+      ...(['threshold', 'duration'] as const).filter((k) => capacityOptions[k] !== undefined),
+    ];
+    c.cross('preferredCapacityErrors@producers', {
+      set, preferred: m.preferred.map((cls) => cls.facts.name), produced: capacityErrors !== undefined,
+      target: routingTarget(m.facts).describeTarget(m.facts),
+    }, 'preferredCapacityErrors');
+  }
+  if (capacityErrors && capacityOptions?.enabled !== false) {
     queries(
       capacityErrors,
       'the preferred-class capacity error alarm: one per class of the best preference rank whose platform produces them',

@@ -140,6 +140,7 @@ export interface SageMakerCapacityEndpointProps {
   /**
    * Verifies each class's artifacts before its model is created; each class's Model depends on
    * `gateFor(this, class, { requireCurrentVersion: true })` (SageMaker reads the model data key's current object).
+   * Without it a class's `artifact.signingProfileName` and `artifact.modelData.versionId` do nothing (a synth warning).
    * @default - no deploy-time verification
    */
   readonly artifactGate?: IClassArtifactGate;
@@ -155,7 +156,12 @@ export interface SageMakerCapacityEndpointProps {
   readonly containerStartupHealthCheckTimeout?: Duration;
   /** Time SageMaker has to download the model data to an instance. @default Duration.minutes(20) */
   readonly modelDataDownloadTimeout?: Duration;
-  /** Instances each fallback variant keeps warm (the plan's standby). @default 1 */
+  /**
+   * Instances each fallback variant keeps warm (the plan's standby): its default scaling minimum, so at most its planned
+   * maximum (the instances its largest pool needs for the planned peak with headroom, within that class's maxReplicas);
+   * a larger value fails. To keep more warm in one variant, set its `scaling.minInstances` (and `maxInstances`).
+   * @default 1
+   */
   readonly standbyInstances?: number;
   /**
    * Largest initial traffic share of a fallback variant (its warm floor, further bounded by what its standby carries),
@@ -198,10 +204,11 @@ export interface SageMakerCapacityEndpointProps {
   readonly vpc?: ec2.IVpc;
   /**
    * 1 to 16 subnets (VpcConfig.Subnets), in at least two Availability Zones as SageMaker asks (a synth warning otherwise).
+   * Only with `vpc`.
    * @default - the VPC's private subnets
    */
   readonly vpcSubnets?: ec2.SubnetSelection;
-  /** 1 to 5 security groups (VpcConfig.SecurityGroupIds). @default - a new security group without ingress rules */
+  /** 1 to 5 security groups (VpcConfig.SecurityGroupIds). Only with `vpc`. @default - a new security group without ingress rules */
   readonly securityGroups?: ec2.ISecurityGroup[];
   /**
    * Network isolation of the model containers (no outbound network calls; SageMaker fetches the model data).
@@ -352,6 +359,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   private placement: PlacementOptions = {};
   private key?: kms.IKey;
   private constructed = false;
+  /** Whether a control construct has read the endpoint (`servingDescription()`, `routingFacts()`): its variants are then final. */
+  private read = false;
 
   constructor(scope: Construct, id: string, props: SageMakerCapacityEndpointProps) {
     super(scope, id);
@@ -450,8 +459,12 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     });
   }
 
-  /** Adds a capacity class, after the ones declared so far in preference order, and creates its Model and role. */
+  /**
+   * Adds a capacity class, after the ones declared so far in preference order, and creates its Model and role. Only
+   * before the endpoint is read (a Reconciler or observability construct on it is created).
+   */
   public addClass(spec: CapacityClassSpec): this {
+    this.throwIfRead('addClass()', `class '${spec.name}'`);
     this.specs.push(spec);
     this.cached = undefined;
     if (this.classModels.has(spec.name)) return this.checked(); // duplicate name
@@ -479,11 +492,16 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     }
     this.classModels.set(spec.name, classModel);
     for (const alarm of this.rollbackAlarms) grantDescribeAlarm(classModel.role, alarm);
+    this.warnIfUngated(resolved);
     return this.checked();
   }
 
-  /** Adds a production variant (routing group) and its target-tracking autoscaling. */
+  /**
+   * Adds a production variant (routing group) and its target-tracking autoscaling. Only before the endpoint is read (a
+   * Reconciler or observability construct on it is created).
+   */
   public addVariant(options: EndpointVariantOptions): this {
+    this.throwIfRead('addVariant()', `variant '${options.name}'`);
     this.variantSpecs.push(options);
     this.cached = undefined;
     if (this.scalableTargets.has(options.name)) return this.checked(); // duplicate name
@@ -612,12 +630,13 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
    * Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. SageMaker publishes
    * no capacity-error or token metric readable with GetMetricData: the loop sees shortages as desired > ready
    * instances (DescribeEndpoint) and estimates tokens as invocations x the contract's mean output tokens. Call it
-   * after the last `addClass()` / `addVariant()`.
+   * after the last `addClass()` / `addVariant()`: once it has returned, they throw.
    */
   public servingDescription(): ServingDescription {
     // A control construct reading an incomplete or invalid endpoint gets the endpoint's own problems, never its own
     // complaint about the facts they produce (a missing variant would read as "no capacity classes").
     this.throwIfInvalid({ complete: true });
+    this.read = true;
     return {
       service: this.contract.name,
       tokensPerRequest: this.contract.requestShape.meanOutputTokens,
@@ -634,8 +653,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     };
   }
 
+  /** The routing facts (part of `servingDescription()`); once they have been read, `addClass()` / `addVariant()` throw. */
   public routingFacts(): SageMakerRoutingFacts {
     this.throwIfInvalid({ complete: true });
+    this.read = true;
     return {
       kind: 'sagemaker',
       endpointName: this.endpointName,
@@ -761,6 +782,41 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     return checkCapacityClasses(this.specs, { catalog: this.props.catalog, contract: this.contract, platform: 'sagemaker', requireClasses: false });
   }
 
+  /**
+   * A class or variant added after the endpoint was read would be deployed but missing from what read it (the
+   * Reconciler's configuration, the dashboard, the alarms), which read the variants once, when they are created.
+   * Checked before anything is added, so the endpoint stays as it was read.
+   */
+  private throwIfRead(call: string, what: string): void {
+    const c = new Checker(SAGEMAKER_RULES);
+    c.cross('addClass()/addVariant()@read', { what, read: this.read }, call);
+    throwIfInvalid(CONSTRUCT, this.node.path, c.problems);
+  }
+
+  /**
+   * Without an artifact gate nothing reads a class's signing profile, and its model data's version id pins nothing:
+   * SageMaker downloads the key's current object (S3ModelDataSource has S3Uri, S3DataType, CompressionType, access
+   * configs, ManifestS3Uri and ETags, no VersionId: aws-sdk-sagemaker@1.189.0 src/protocol_serde/shape_s3_model_data_source.rs;
+   * `sageMakerModelDataProblems` in ./class-model). A warning, not an error: the class is served as declared; only the
+   * checks it names do not run.
+   */
+  private warnIfUngated(cls: CapacityClass): void {
+    if (this.props.artifactGate) return;
+    const unused = [
+      ...(cls.artifact.signingProfileName !== undefined
+        ? [`artifact.signingProfileName '${cls.artifact.signingProfileName}' (nothing checks the image's signature)`] : []),
+      ...(cls.artifact.modelData?.versionId !== undefined
+        ? [`artifact.modelData.versionId '${cls.artifact.modelData.versionId}' (SageMaker downloads the key's current object whatever its version)`] : []),
+    ];
+    if (unused.length === 0) return;
+    Annotations.of(this).addWarningV2(
+      `cdk-capacity-aware-inference:sagemaker-artifact-ungated-${cls.name}`,
+      `class '${cls.name}': ${unused.join(' and ')} ${unused.length === 1 ? 'does' : 'do'} nothing without artifactGate; pass an ArtifactTrust as ` +
+        "artifactGate to verify the image's signature and the model data's version before the class's Model is created, or remove " +
+        (unused.length === 1 ? 'it' : 'them'),
+    );
+  }
+
   /** After construction, a call that adds input throws its problems at once. */
   private checked(): this {
     if (this.constructed) this.throwIfInvalid({ complete: false });
@@ -838,7 +894,25 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     const p = this.props;
     c.check('endpointName', this.endpointName);
     c.optional('dataCapture.samplingPercentage', this.captureOptions()?.samplingPercentage);
-    c.optional('standbyInstances', p.standbyInstances);
+    if (c.optional('standbyInstances', p.standbyInstances) && p.standbyInstances !== undefined) {
+      for (const v of variants.filter((planned) => planned.role === 'fallback')) {
+        if (this.variantSpecs.find((spec) => spec.name === v.name)?.scaling?.minInstances !== undefined) continue;
+        const pools = v.pools.map((pool) => ({
+          name: pool.capacityClass.name, replicasForPeak: pool.plan.replicasForPeak,
+          quota: pool.capacityClass.maxReplicas, maxReplicas: pool.plan.maxReplicas,
+        }));
+        c.cross('standbyInstances@variants', { standby: p.standbyInstances, variant: v.name, pools }, 'standbyInstances');
+      }
+    }
+    if (!p.vpc) {
+      if (p.vpcSubnets !== undefined) c.cross('vpcSubnets@vpc', false, 'vpcSubnets');
+      if (p.securityGroups !== undefined) c.cross('securityGroups@vpc', false, 'securityGroups');
+    }
+    const classNames = this.specs.map((s) => s.name);
+    for (const v of this.variantSpecs) {
+      const variantClasses = v.classes.map((pool) => (typeof pool === 'string' ? pool : pool.className));
+      c.cross('variants[].name@classes', { variantName: v.name, classNames: variantClasses, allClassNames: classNames }, `variants['${v.name}'].name`);
+    }
     const fleetTimeoutsValid = [
       c.optional('containerStartupHealthCheckTimeout', durationSeconds(p.containerStartupHealthCheckTimeout)),
       c.optional('modelDataDownloadTimeout', durationSeconds(p.modelDataDownloadTimeout)),

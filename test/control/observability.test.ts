@@ -835,6 +835,33 @@ describe('validation', () => {
     expect(() => new InferenceAlarms(stack, 'None', { serving: servingOf(many(11), 's'), ...noFallback })).not.toThrow();
   });
 
+  test('fails when preferredCapacityErrors is set on a serving without capacity errors (SageMaker): the alarm would not exist (R231)', () => {
+    const { stack } = testStack();
+    const message = errorOf(() => new InferenceObservability(stack, 'Obs', {
+      serving: servingOf(SAGEMAKER, 'llama3-chat'), preferredCapacityErrors: { enabled: true, threshold: 3 },
+    }));
+    expect(message).toBe("InferenceObservability 'Test/Obs' is invalid (1 problem):\n  - preferredCapacityErrors: sets enabled: true, threshold, "
+      + "but SageMaker endpoint `llama3-chat` has no capacity-error metric for its preferred class 'l40s', so no such alarm is created; allowed: unset "
+      + 'or { enabled: false } where no preferred class has a capacity-error metric (every SageMaker endpoint: it publishes none, and its '
+      + 'shortages alarm through replicaShortage, one alarm per variant on the instances desired but not ready, in capacityAlarms) (the alarm '
+      + 'reads a capacity-error metric of the preferred classes (EKS: the Karpenter log metric filter of the NodePool))');
+    expect(() => new InferenceAlarms(stack, 'Duration', { serving: servingOf(SAGEMAKER, 'llama3-chat'), preferredCapacityErrors: { duration: Duration.minutes(3) } }))
+      .toThrow('preferredCapacityErrors: sets duration, but SageMaker endpoint `llama3-chat` has no capacity-error metric');
+    // Disabling what cannot exist asks for nothing; unset keeps the documented default (no such alarm).
+    const off = new InferenceAlarms(stack, 'Off', { serving: servingOf(SAGEMAKER, 'llama3-chat'), preferredCapacityErrors: { enabled: false, threshold: 3 } });
+    expect(off.preferredCapacityErrorsAlarm).toBeUndefined();
+    expect(new InferenceAlarms(stack, 'Unset', { serving: servingOf(SAGEMAKER, 'llama3-chat') }).preferredCapacityErrorsAlarm).toBeUndefined();
+    // The same on an ALB serving without a producer for its preferred class.
+    expect(() => new InferenceAlarms(stack, 'Alb', { serving: servingOf(ALB, 'llama-eks'), preferredCapacityErrors: { threshold: 2 } }))
+      .toThrow("preferredCapacityErrors: sets threshold, but ALB `app/llama/50dc6c495c0c9188` (EKS) has no capacity-error metric for its preferred class 'l40s'");
+    // Where the preferred class produces them, the option is the alarm's.
+    const errors = { namespace: 'CapacityAwareInference/Karpenter', metricName: 'InsufficientCapacity/l40s', dimensions: {}, stat: 'Sum' as const };
+    const eks = new InferenceAlarms(stack, 'Eks', {
+      serving: servingOf(ALB, 'llama-eks', 250, { classes: { l40s: { capacityErrors: errors } } }), preferredCapacityErrors: { enabled: true, threshold: 2 },
+    });
+    expect(eks.preferredCapacityErrorsAlarm).toBeDefined();
+  });
+
   test('fails when the token-based fallback share alarm needs more than 10 expressions (requests x tokensPerRequest per class without a token counter)', () => {
     const { stack } = testStack();
     const pool = SAGEMAKER.variants[0].classes[0];

@@ -1,9 +1,10 @@
 import { App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
+import { InferenceObservability } from '../../lib/control/observability';
 import { Reconciler } from '../../lib/control/reconciler';
 import { nagFindings, UNIT_TEST_APP_PROPS } from '../util';
-import { endpointStack } from '../sagemaker/fixtures';
+import { a10gOn, endpointStack, smClasses } from '../sagemaker/fixtures';
 
 // GIVEN the SageMaker example, whose reconciler is fed by its endpoint's routing facts, THEN the reconciler routes its
 // variants, with the endpoint's deploy-time name and ARN resolved by CloudFormation.
@@ -93,5 +94,36 @@ describe('Reconciler in another stack than its SageMakerCapacityEndpoint (R108)'
     expect(parent.toJSON().Outputs ?? {}).toEqual({});
     const nested = Object.values(parent.findResources('AWS::CloudFormation::Stack'))[0].Properties.Parameters as Record<string, unknown>;
     expect(Object.values(nested)).toContainEqual({ 'Fn::GetAtt': [stack.getLogicalId(endpoint.endpointConfig), 'EndpointConfigName'] });
+  });
+});
+
+// The Reconciler and the observability constructs read the endpoint's variants once, when they are created: a class or
+// variant added later was deployed but never routed, charted or alarmed (review R231).
+describe('SageMakerCapacityEndpoint read by a Reconciler and InferenceObservability', () => {
+  test('fails at addClass() and addVariant() after they are created, naming the endpoint; the endpoint stays as they read it', () => {
+    const { stack, endpoint } = endpointStack();
+    const reconciler = new Reconciler(stack, 'Reconciler', { serving: endpoint });
+    const obs = new InferenceObservability(stack, 'Obs', { serving: endpoint });
+    expect(() => endpoint.addClass(a10gOn('l4', 'ml.g6.2xlarge'))).toThrow(
+      "SageMakerCapacityEndpoint 'Test/Llama' is invalid (1 problem):\n  - addClass(): got class 'l4' after the endpoint was read; allowed: every class "
+      + 'and variant added before the endpoint is first read (servingDescription(), routingFacts()): before the Reconciler, InferenceObservability, '
+      + 'InferenceAlarms or InferenceDashboard on it is created',
+    );
+    expect(() => endpoint.addVariant({ name: 'third', classes: ['l4'] })).toThrow("addVariant(): got variant 'third' after the endpoint was read");
+    // Nothing was added: what synthesizes is what the reconciler configuration and the alarms know.
+    const template = Template.fromStack(stack);
+    const config = Object.values(template.findResources('AWS::SageMaker::EndpointConfig'))[0];
+    expect(config.Properties.ProductionVariants.map((v: { VariantName: string }) => v.VariantName)).toEqual(['preferred', 'fallback']);
+    expect(reconciler.config.facts.kind === 'sagemaker' && reconciler.config.facts.variants.map((v) => v.variantName)).toEqual(['preferred', 'fallback']);
+    expect(obs.alarms.replicaShortageAlarms).toHaveLength(2);
+    expect(endpoint.modelFor('l4')).toBeUndefined();
+  });
+
+  test('fails at the endpoint, not the Reconciler, when a variant is named after another class (docs/validation.md, "When input is checked")', () => {
+    const [l40s, a10g, inf2] = smClasses();
+    const variants = [{ name: 'inf2', classes: ['l40s', 'a10g'] }, { name: 'fallback', classes: ['inf2'] }];
+    expect(() => endpointStack({ classes: [l40s, a10g, inf2], variants })).toThrow(
+      "SageMakerCapacityEndpoint 'Test/Llama' is invalid (1 problem):\n  - variants['inf2'].name: 'inf2' is the name of a capacity class it is not exactly",
+    );
   });
 });

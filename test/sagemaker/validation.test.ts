@@ -1,9 +1,10 @@
-import { Duration, Fn, Lazy, type Stack } from 'aws-cdk-lib';
+import { CfnWaitConditionHandle, Duration, Fn, Lazy, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
+import { type Construct } from 'constructs';
+import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import {
   type EndpointVariantOptions,
   SageMakerCapacityEndpoint,
@@ -144,6 +145,34 @@ describe('SageMakerCapacityEndpoint validation', () => {
     e.addClass(six[0]).addClass(six[1]);
     expect(synthError(stack)).toBe('');
     expect(e.servingDescription().routing.kind).toBe('sagemaker');
+  });
+
+  test('fails at addClass() / addVariant() once the endpoint has been read: what read it would never see them (R231)', () => {
+    const { stack } = testStack();
+    const e = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS });
+    e.routingFacts();
+    expect(() => e.addVariant({ name: 'third', classes: ['l4'] })).toThrow(
+      "SageMakerCapacityEndpoint 'Test/Llama' is invalid (1 problem):\n  - addVariant(): got variant 'third' after the endpoint was read; allowed: "
+      + 'every class and variant added before the endpoint is first read',
+    );
+    expect(e.plannedVariants.map((v) => v.name)).toEqual(['preferred', 'fallback']);
+  });
+
+  test('fails when a variant is named after a class it is not exactly, at the call that gives both (the routing facts\' rule, R231)', () => {
+    const named = (variants: EndpointVariantOptions[]) => errorOf({ variants });
+    expect(named([{ name: 'inf2', classes: ['l40s', 'a10g'] }, { name: 'fallback', classes: ['inf2'] }])).toContain(
+      "variants['inf2'].name: 'inf2' is the name of a capacity class it is not exactly; allowed: a variant name that is no class name, or the "
+      + 'name of its only class (a routed class and a capacity class share the CapacityClass dimension: one name must mean the same replicas)',
+    );
+    // A variant of several classes named after one of them is not that class either.
+    expect(named([{ name: 'l40s', classes: ['l40s', 'a10g'] }, { name: 'fallback', classes: ['inf2'] }])).toContain("variants['l40s'].name: 'l40s' is the name");
+    // Its only class's name is that class.
+    expect(named([{ name: 'preferred', classes: ['l40s', 'a10g'] }, { name: 'inf2', classes: ['inf2'] }])).toBe('');
+    // Declared in either order: the addClass() that brings the class's name fails.
+    const { stack } = testStack();
+    const [l40s, a10g, inf2] = smClasses();
+    const e = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: [l40s, inf2], variants: [{ name: 'a10g', classes: ['inf2'] }] });
+    expect(() => e.addClass(a10g)).toThrow("variants['a10g'].name: 'a10g' is the name of a capacity class it is not exactly");
   });
 
   test('fails when two pools of a variant have the same priority, or a priority outside 1..5', () => {
@@ -439,6 +468,18 @@ describe('SageMakerCapacityEndpoint validation', () => {
       expect(vpcError((stack) => ({ vpcSubnets: { subnets: subnets(stack) } }))).toContain('vpcSubnets: selects 17 subnets; allowed: 1 to 16');
     });
 
+    test('fails when vpcSubnets or securityGroups are given without vpc: the Models would get no VpcConfig to put them in (R231)', () => {
+      const { stack } = testStack();
+      const securityGroups = [ec2.SecurityGroup.fromSecurityGroupId(stack, 'Sg', 'sg-12345678')];
+      expect(() => new SageMakerCapacityEndpoint(stack, 'Llama', {
+        contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS,
+        securityGroups, vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      })).toThrow(`${PATH}' is invalid (2 problems):\n  - vpcSubnets: is set but vpc is not; allowed: only with vpc (without vpc the model containers `
+        + 'run in the network SageMaker manages, and the Models get no VpcConfig for the subnets or groups to go in)\n  - securityGroups: is set but vpc is not');
+      expect(errorOf({ securityGroups: [] })).toContain('securityGroups: is set but vpc is not');
+      expect(vpcError(() => ({ vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } }))).toBe('');
+    });
+
     test('warns when the selected subnets are all in one Availability Zone (SageMaker asks for two); not when the zone is unknown', () => {
       const build = (select: (stack: Stack, vpc: ec2.Vpc) => ec2.SubnetSelection | undefined) => {
         const { stack } = testStack();
@@ -497,6 +538,46 @@ describe('SageMakerCapacityEndpoint validation', () => {
     const slow = withClass(2, (c) => ({ ...c, envelope: { ...c.envelope, itlP95Ms: 60, ttftP95Ms: 1500 } }));
     const msg = errorOf({ classes: slow, contract: { ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs: 16000 } } });
     expect(msg).toContain("class 'inf2' envelope: a mean request needs 16500 ms on this class");
+  });
+
+  test('fails when standbyInstances is above what a fallback variant may run, instead of cutting it to that (R231)', () => {
+    // inf2 (the fallback variant) needs 20 instances for the planned peak with headroom, within its maxReplicas of 24.
+    expect(errorOf({ standbyInstances: 20 })).toBe('');
+    expect(errorOf({ standbyInstances: 21 })).toContain(
+      "standbyInstances: is 21, above the 20 instances fallback variant 'fallback' may run: the 20 instances of 'inf2' that carry the planned peak "
+      + 'with headroom (within its maxReplicas 24); allowed: at most the planned maximum of every fallback variant that does not set scaling.minInstances',
+    );
+    // Bounded by the quota below the peak: the message says which bound.
+    const capped = withClass(2, (c) => ({ ...c, maxReplicas: 12 }));
+    expect(errorOf({ classes: capped, standbyInstances: 13 })).toContain(
+      "standbyInstances: is 13, above the 12 instances fallback variant 'fallback' may run: the maxReplicas quota of 'inf2', 12 (below the 20 instances the planned peak needs)",
+    );
+    // A variant with its own minimum does not take the standby.
+    const ownMin: EndpointVariantOptions[] = [TWO_VARIANTS[0], { ...TWO_VARIANTS[1], scaling: { minInstances: 22, maxInstances: 24 } }];
+    expect(errorOf({ standbyInstances: 21, variants: ownMin })).toBe('');
+  });
+
+  test('warns per class when artifact.signingProfileName or modelData.versionId is given without artifactGate: nothing reads them (R231)', () => {
+    const warnings = (props: Partial<SageMakerCapacityEndpointProps>) => {
+      const { stack } = testStack();
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, ...props });
+      return Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('artifactGate')).map((w) => String(w.entry.data));
+    };
+    const signed = withClass(2, (c) => ({ ...c, artifact: { ...c.artifact, signingProfileName: 'ModelSigner' } }));
+    const all = warnings({ classes: signed });
+    // test/util's l40s and a10g pin a versionId; inf2 gets a profile here and has none.
+    expect(all).toHaveLength(3);
+    expect(all[0]).toContain("class 'l40s': artifact.modelData.versionId 'v1' (SageMaker downloads the key's current object whatever its version) "
+      + 'does nothing without artifactGate; pass an ArtifactTrust as artifactGate');
+    expect(all[2]).toContain("class 'inf2': artifact.signingProfileName 'ModelSigner' (nothing checks the image's signature) does nothing without artifactGate");
+    const unpinned = smClasses().map((c) => {
+      const data = c.artifact.modelData;
+      return data ? { ...c, artifact: { ...c.artifact, modelData: { uri: data.uri, sha256: data.sha256 } } } : c;
+    });
+    expect(warnings({ classes: unpinned })).toEqual([]);
+    // With a gate both are read: it verifies the signature and that the pinned version is the key's current one.
+    const gate = { gateFor: (scope: Construct, cls: CapacityClass) => new CfnWaitConditionHandle(scope, `Gate-${cls.name}`) };
+    expect(warnings({ classes: signed, artifactGate: gate })).toEqual([]);
   });
 
   test('fails when the warm floor, standby, data capture sampling or container timeouts are out of range', () => {

@@ -372,6 +372,13 @@ export const EKS_RULES = {
   ),
 } as const;
 
+/** A VPC option of the endpoint: input is whether `vpc` is given too. */
+const VPC_OPTION_RULE = crossRule<boolean>(
+  'only with vpc',
+  (vpc) => (vpc ? undefined : 'is set but vpc is not'),
+  'without vpc the model containers run in the network SageMaker manages, and the Models get no VpcConfig for the subnets or groups to go in',
+);
+
 /** `SageMakerCapacityEndpoint` props beyond the contract and the classes. */
 export const SAGEMAKER_RULES = {
   modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
@@ -411,6 +418,19 @@ export const SAGEMAKER_RULES = {
     'a metric with an InstanceType dimension SageMaker does not publish for the variant stays empty',
   ),
   'variants[].name': nameRule('sageMakerName'),
+  // The routing facts' rule (ROUTING_FACTS_RULES), held by the endpoint when the variant and the class are given: the
+  // Reconciler and the observability constructs read the facts, and a variant the endpoint accepted must not fail
+  // there under their name (docs/validation.md, "When input is checked").
+  'variants[].name@classes': ROUTING_FACTS_RULES['variants[].variantName@classes'],
+  // A Reconciler, InferenceObservability, InferenceAlarms or InferenceDashboard reads the variants once, when it is
+  // created (servingDescription()): what is added after is deployed but never routed, charted or alarmed (review R231).
+  'addClass()/addVariant()@read': crossRule<{ readonly what: string; readonly read: boolean }>(
+    'every class and variant added before the endpoint is first read (servingDescription(), routingFacts()): before the Reconciler, '
+      + 'InferenceObservability, InferenceAlarms or InferenceDashboard on it is created',
+    ({ what, read }) => (read ? `got ${what} after the endpoint was read` : undefined),
+    'each of them reads the variants once, when it is created: a class or variant added later would be in the endpoint configuration '
+      + 'but not in the reconciler configuration, the dashboard or the alarms',
+  ),
   'variants[].classes[].priority': numberRule({ integer: true, min: 1, max: SM.maxPoolsPerVariant }),
   'variants[].scaling.minInstances': numberRule({ integer: true, min: 1, why: 'an instance-based variant cannot scale to 0' }),
   'variants[].scaling.maxInstances': numberRule({ integer: true, min: 1 }),
@@ -421,10 +441,32 @@ export const SAGEMAKER_RULES = {
   containerStartupHealthCheckTimeout: numberRule({ integer: true, min: 60, max: 3600, unit: 's' }),
   modelDataDownloadTimeout: numberRule({ integer: true, min: 60, max: 3600, unit: 's' }),
   standbyInstances: numberRule({ integer: true, min: 1, why: 'SageMaker variants cannot scale to 0' }),
+  // The standby is a fallback variant's default scaling minimum, and the plan keeps each class's minimum within its
+  // maximum (lib/core/service/sizing.ts, planCapacity): a larger standby was clamped to it without a word (review R231).
+  'standbyInstances@variants': crossRule<{
+    readonly standby: number; readonly variant: string;
+    /** The variant's pools as planned: the largest `maxReplicas` bounds the variant's default range. */
+    readonly pools: readonly { readonly name: string; readonly replicasForPeak: number; readonly quota: number; readonly maxReplicas: number }[];
+  }>(
+    "at most the planned maximum of every fallback variant that does not set scaling.minInstances (the instances its largest pool needs for the planned peak with headroom, within that class's maxReplicas); "
+      + 'to keep more warm in one variant, set its scaling.minInstances (and maxInstances)',
+    ({ standby, variant, pools }) => {
+      const largest = pools.reduce((a, b) => (b.maxReplicas > a.maxReplicas ? b : a));
+      if (standby <= largest.maxReplicas) return undefined;
+      const bound = largest.replicasForPeak <= largest.quota
+        ? `the ${largest.replicasForPeak} instances of '${largest.name}' that carry the planned peak with headroom (within its maxReplicas ${largest.quota})`
+        : `the maxReplicas quota of '${largest.name}', ${largest.quota} (below the ${largest.replicasForPeak} instances the planned peak needs)`;
+      return `is ${standby}, above the ${largest.maxReplicas} instances fallback variant '${variant}' may run: ${bound}`;
+    },
+    "the standby is each fallback variant's scaling minimum, and a minimum is never above the variant's maximum: a larger one would be cut to it",
+  ),
   warmFloorShare: WARM_FLOOR_SHARE_RULE,
   scaleOutCooldown: numberRule({ integer: true, min: 0, unit: 's', tokens: 'carry' }),
   scaleInCooldown: numberRule({ integer: true, min: 0, unit: 's', tokens: 'carry' }),
   'dataCapture.samplingPercentage': numberRule({ integer: true, min: 1, max: 100, tokens: 'carry' }),
+  // Without vpc the Models get no VpcConfig (SageMaker's own network): subnets and groups given anyway would be dropped.
+  'vpcSubnets@vpc': VPC_OPTION_RULE,
+  'securityGroups@vpc': VPC_OPTION_RULE,
   // BlueGreenUpdatePolicy.TerminationWaitInSeconds takes 0 to 3600 (SageMaker API reference, BlueGreenUpdatePolicy);
   // below one alarm period (every alarm this library makes, and CloudWatch's standard resolution, is 60 s) the old fleet
   // is gone before an alarm on the new one can have a datapoint, so the rollback could never happen.
@@ -541,6 +583,19 @@ export const OBSERVABILITY_RULES = {
   'deadlineExhaustion.thresholdPercent': numberRule({ above: 0, below: 100, unit: '%' }),
   'deadlineExhaustion.minRequestsPerPeriod': numberRule({ integer: true, min: 1 }),
   'preferredCapacityErrors.threshold': numberRule({ integer: true, min: 1, why: 'capacity errors per period' }),
+  // Set on a serving that produces no capacity errors, the alarm asked for would silently not exist (review R231): the
+  // option is per serving construct, so it is refused rather than ignored; `enabled: false` asks for nothing and passes.
+  'preferredCapacityErrors@producers': crossRule<{
+    readonly set: readonly string[]; readonly preferred: readonly string[]; readonly produced: boolean;
+    /** The routing target, as the dashboard's summary names it ("SageMaker endpoint `llm`"). */
+    readonly target: string;
+  }>(
+    'unset or { enabled: false } where no preferred class has a capacity-error metric (every SageMaker endpoint: it publishes none, '
+      + 'and its shortages alarm through replicaShortage, one alarm per variant on the instances desired but not ready, in capacityAlarms)',
+    ({ set, preferred, produced, target }) => (produced || set.length === 0 ? undefined
+      : `sets ${set.join(', ')}, but ${target} has no capacity-error metric for its preferred class ${quoted(preferred)}, so no such alarm is created`),
+    'the alarm reads a capacity-error metric of the preferred classes (EKS: the Karpenter log metric filter of the NodePool)',
+  ),
   dashboardName: nameRule('cloudWatchDashboard', { tokens: 'carry' }),
 } as const;
 
