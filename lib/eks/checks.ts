@@ -140,6 +140,18 @@ export function clusterProblems(input: ClusterCheckInput): ClassProblem[] {
     if (version === undefined) continue;
     const p = chartVersionProblem(version);
     if (p) add(`chartVersions.${chart}`, p);
+    // A controller marked as running is not installed, so its chart version would be ignored (review R231).
+    const existing = (input.existingControllers as Record<string, unknown> | undefined)?.[chart];
+    if (existing !== undefined && existing !== false) {
+      add(`chartVersions.${chart}`, `'${version}' is ignored: existingControllers.${chart} marks it as already running, so the library installs no chart of ` +
+        'it; allowed: unset (upgrade the running controller yourself) or unset existingControllers.' + chart);
+    }
+  }
+  if (input.cluster && input.clusterName !== undefined && !isUnresolved(input.clusterName) && !isUnresolved(input.cluster.clusterName) &&
+    input.clusterName !== input.cluster.clusterName) {
+    // The pod identity associations and the access entry name the imported cluster; Karpenter's and the controllers'
+    // settings, the IAM conditions and the discovery tags would name this one (review R231).
+    add('clusterName', `'${input.clusterName}' differs from the imported cluster's name '${input.cluster.clusterName}'; allowed: unset, or the same name`);
   }
   rules.optional('clusterOptions.systemNodeCount', input.clusterOptions?.systemNodeCount);
   rules.cross('isolatedSubnetEndpoints', input.isolatedSubnetEndpoints);

@@ -32,6 +32,9 @@ import { parseS3Location, type S3UriReference } from '../core/trust/s3-uri';
 
 /** The ArtifactTrust managing the registry signing configuration in each known account and Region, by construct tree root. */
 const SIGNING_CONFIGURATION_IN = new EnvironmentClaims();
+/** The ArtifactTrust creating each ECR repository name in each known account and Region, by construct tree root. */
+const REPOSITORY_NAMES_IN = new EnvironmentClaims();
+const repositoryClaim = (name: string) => `AWS::ECR::Repository/${name}`;
 /** The name of the one-per-account-and-Region key (`environmentKey`) of the registry signing configuration. */
 const SIGNING_CONFIGURATION = 'AWS::ECR::SigningConfiguration';
 /** The verifier's reads of an image: ListImageReferrers is authorized by ecr:BatchGetImage; the envelope blob needs GetDownloadUrlForLayer. */
@@ -193,6 +196,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   private readonly repositoryFilters: ecr.CfnSigningConfiguration.RepositoryFilterProperty[] = [];
   /** The ArtifactTrust whose repositories the managed configuration signs with their own profiles (`signRepositoriesOf`). */
   private readonly signed: ArtifactTrust[] = [];
+  /** The names of `repos`, in order. */
+  private readonly repositoryNames: string[] = [];
   /** The verifier's read of every repository this construct creates (`grantVerifierManagedRepositories`), once a class is gated. */
   private managedRepositoryRead?: iam.PolicyStatement;
   /**
@@ -366,8 +371,9 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
 
   /** Adds a class image repository: immutable tags, scan on push, KMS encryption, signed on push. */
   public addRepository(repositoryName: string): ecr.Repository {
-    const problem = nameProblem(TRUST_RULES.repositoryNames, repositoryName);
-    if (problem) this.problems.push({ field: `repositoryNames[${this.repos.length}]`, message: problem });
+    const field = `repositoryNames[${this.repos.length}]`;
+    const problem = nameProblem(TRUST_RULES.repositoryNames, repositoryName) ?? this.repositoryNameTaken(repositoryName);
+    if (problem) this.problems.push({ field, message: problem });
     this.throwIfInvalid();
     const repo = new ecr.Repository(this, `Repository${this.repos.length}`, {
       // An invalid name in the props is reported with every other problem at the end of construction.
@@ -379,6 +385,8 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       removalPolicy: this.removalPolicy,
     });
     this.repos.push(repo);
+    this.repositoryNames.push(repositoryName);
+    REPOSITORY_NAMES_IN.claim(this, repositoryClaim(repositoryName));
     for (const publisher of this.publishers) repo.grantPullPush(publisher);
     this.managedRepositoryRead?.addResources(repo.repositoryArn);
     this.repositoryFilters.push({ filter: repositoryName, filterType: 'WILDCARD_MATCH' });
@@ -423,6 +431,20 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       }
     }
     return grant;
+  }
+
+  /**
+   * Why `name` cannot be another repository of this construct, or of the app in the same account and Region: ECR names a
+   * repository uniquely there, and a second CreateRepository fails the deploy ("RepositoryAlreadyExistsException",
+   * https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_CreateRepository.html; review R231, R230), after the
+   * repositories before it were created and retained.
+   */
+  private repositoryNameTaken(name: string): string | undefined {
+    if (this.repositoryNames.includes(name)) return `'${name}' is listed twice; allowed: each repository name once`;
+    const held = REPOSITORY_NAMES_IN.find(this, repositoryClaim(name));
+    if (!held?.claimedBy) return undefined;
+    return `'${name}' is created by the ArtifactTrust at '${held.claimedBy}' in ${held.where} too (an ECR repository name is unique in an account ` +
+      'and Region, so the second deploy would fail); allowed: a name no other ArtifactTrust of the app creates there, or gate the classes on that trust';
   }
 
   /** Object ARNs of the valid `modelDataLocations` (every object under each). */

@@ -157,3 +157,20 @@ describe('one imported cluster, its controllers installed once per account and R
     expect(() => service(stack, 'D', third, 'd', llamaClasses())).not.toThrow();
   });
 });
+
+describe('EksInferenceCluster settings an imported cluster would silently ignore (review R231)', () => {
+  test('a clusterName other than the imported cluster\'s fails', () => {
+    const { stack } = testStack();
+    const cluster = importCluster(stack, 'prod');
+    expect(() => new EksInferenceCluster(stack, 'Named', { cluster, clusterName: 'other' }))
+      .toThrow("clusterName: 'other' differs from the imported cluster's name 'prod'; allowed: unset, or the same name");
+    expect(() => new EksInferenceCluster(stack, 'Same', { cluster, clusterName: 'prod' })).not.toThrow();
+  });
+
+  test('a chart version of a controller marked as running fails', () => {
+    const { stack } = testStack();
+    const cluster = importCluster(stack, 'prod');
+    expect(() => new EksInferenceCluster(stack, 'Pinned', { cluster, existingControllers: { keda: true }, chartVersions: { keda: '2.20.2' } }))
+      .toThrow("chartVersions.keda: '2.20.2' is ignored: existingControllers.keda marks it as already running");
+  });
+});

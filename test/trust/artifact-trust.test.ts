@@ -846,3 +846,21 @@ describe("ArtifactTrust: the registry's signing configuration, one per account a
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('ArtifactTrust repository names (review R231, R230)', () => {
+  test('a name listed twice fails at synth', () => {
+    const { stack } = testStack('Repos');
+    expect(() => new ArtifactTrust(stack, 'Trust', { repositoryNames: ['inference/vllm', 'inference/vllm'] }))
+      .toThrow("repositoryNames[1]: 'inference/vllm' is listed twice; allowed: each repository name once");
+  });
+
+  test('a name another ArtifactTrust of the app creates in the same account and Region fails; another Region passes', () => {
+    const { app, stack } = testStack('First');
+    new ArtifactTrust(stack, 'Trust', { repositoryNames: ['inference/vllm'] });
+    const second = new Stack(app, 'Second', { env: { account: '123456789012', region: 'us-east-1' } });
+    expect(() => new ArtifactTrust(second, 'Trust', { repositoryNames: ['inference/vllm'], manageRegistrySigningConfiguration: false }))
+      .toThrow("repositoryNames[0]: 'inference/vllm' is created by the ArtifactTrust at 'First/Trust' in 123456789012/us-east-1 too");
+    const elsewhere = new Stack(app, 'Elsewhere', { env: { account: '123456789012', region: 'eu-west-1' } });
+    expect(() => new ArtifactTrust(elsewhere, 'Trust', { repositoryNames: ['inference/vllm'] })).not.toThrow();
+  });
+});
