@@ -7,7 +7,7 @@ import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { type ServiceContract } from '../core/service/contract';
 import { parseS3Object, parseS3Uri } from '../core/trust/s3-uri';
-import { isDigestPinnedImage } from '../core/trust/image-reference';
+import { DIGEST_PINNED_FORM, isDigestPinnedImage } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
 import { MODEL_DATA_DIR, MODEL_VOLUME_PATH, type ModelFetch, SERVER_UID, unpackOf } from './manifests/workload';
 
@@ -60,8 +60,9 @@ export function modelDataProblems(cls: CapacityClass, fetcherImage: string | und
 
 /** Problems of the fetcher image itself (once per service). */
 export function fetcherImageProblems(image: string | undefined): ClassProblem[] {
-  if (image === undefined || isUnresolved(image) || isDigestPinnedImage(image)) return [];
-  return [{ field: 'modelDataFetcherImage', message: `'${image}' is not pinned by digest; allowed: <registry>/<repository>@sha256:<64 hex> (tags are mutable)` }];
+  // A reference holding a token is pinned only when it still ends in a literal digest (isDigestPinnedImage).
+  if (image === undefined || isDigestPinnedImage(image)) return [];
+  return [{ field: 'modelDataFetcherImage', message: `'${image}' is not pinned by digest; allowed: ${DIGEST_PINNED_FORM} (tags are mutable)` }];
 }
 
 /** The init container's inputs for a checked class, or undefined when the weights are in the image. */

@@ -136,7 +136,29 @@ export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
         'allowed: s3://<bucket>/<key or prefix/> where the bucket may be a token (e.g. s3://${bucket.bucketName}/model.tar.gz)',
     });
   }
-  if (isUnresolved(data.uri) || isUnresolved(data.sha256) || data.uri.toLowerCase().includes(data.sha256.toLowerCase())) return problems;
+  // The rule is checked at synth, so the digest must be literal (one resolved at deploy time, a parameter, cannot be
+  // compared with the key), and so must the part of the key that contains it.
+  if (isUnresolved(data.sha256)) {
+    return [...problems, {
+      className: cls.name,
+      field: 'artifact.modelData.sha256',
+      message: `'${data.sha256}' is a CDK token, which is only resolved at deploy time; allowed on SageMaker: a literal SHA-256 (64 lower-case hex) ` +
+        'that the S3 key contains, because SageMaker downloads whatever the key holds at each scale-out (S3ModelDataSource has no VersionId), ' +
+        'so the key must name its content and the library checks that at synth; a digest known only at deploy time cannot be checked against the ' +
+        'key (EKS takes one: its init container verifies the fetched object against it)',
+    }];
+  }
+  const key = parseS3Uri(data.uri)?.key;
+  if (key === undefined || key.toLowerCase().includes(data.sha256.toLowerCase())) return problems;
+  if (isUnresolved(key)) {
+    return [...problems, {
+      className: cls.name,
+      field: 'artifact.modelData.uri',
+      message: `'${data.uri}' has a CDK token in its key and its literal part does not contain the model data's SHA-256 (${data.sha256}); ` +
+        'allowed on SageMaker: a key whose literal part contains the SHA-256 (e.g. s3://${bucket.bucketName}/<model>/<sha256>.tar.gz), ' +
+        'because SageMaker downloads whatever the key holds at each scale-out and the library checks at synth that the key names its content',
+    }];
+  }
   return [...problems, {
     className: cls.name,
     field: 'artifact.modelData.uri',

@@ -858,7 +858,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     // Never plan with numbers that failed their checks (an infinite peak, a token): the problems are reported instead.
     const standby = this.props.standbyInstances ?? 1;
     const plannable = isPlannableContract(this.contract) && Number.isInteger(standby) && standby >= 1 ? classes : [];
-    const plan = planCapacity(this.contract, plannable, { standbyReplicas: plannable.length > 0 ? standby : 1 });
+    // A contract without its request shape (JavaScript, a configuration file: reported by the class checks) is planned
+    // without demand, for the same reason: the plan reads it.
+    const contract = this.contract.requestShape ? this.contract : { ...this.contract, requestShape: { meanPromptTokens: 0, meanOutputTokens: 0 } };
+    const plan = planCapacity(contract, plannable, { standbyReplicas: plannable.length > 0 ? standby : 1 });
     const variantSpecs = this.variantSpecs.map((v) => this.toVariantSpec(v));
     const layout = planVariants(plannable, plan, variantSpecs, {
       provisionTimeoutSeconds: durationSeconds(this.props.provisionTimeout) ?? SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds,

@@ -1,6 +1,7 @@
 import { HardwareCatalog } from '../../lib/core/hardware/catalog';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { checkCapacityClasses, defineCapacityClasses } from '../../lib/core/service/checks';
+import { isDigestPinnedImage } from '../../lib/core/trust/image-reference';
 import { ConstructValidationError } from '../../lib/core/validation/error';
 import { imageRef, LLAMA_CONTRACT, llamaClasses } from '../util';
 
@@ -86,6 +87,67 @@ describe('capacity class checks', () => {
     expect(problemsOf(withClass((c) => ({ ...c, artifact: { image: imageRef('x', 'f') } })))).toEqual([]);
   });
 
+  test('an image holding a CDK token must still end in a literal digest: a token repository URI or tag may resolve to a mutable tag', () => {
+    const repoUri = '${Token[TOKEN.66]}.dkr.ecr.${Token[TOKEN.65]}.${Token[AWS.URLSuffix.4]}/${Token[TOKEN.72]}';
+    const digest = `@sha256:${'1'.repeat(64)}`;
+    const imageOf = (image: string) => problemsOf(withClass((c) => ({ ...c, artifact: { image } })));
+    // repo.repositoryUriForDigest('sha256:...') with a literal digest: the registry and repository resolve at deploy time.
+    expect(imageOf(repoUri + digest)).toEqual([]);
+    expect(imageOf('${Token[TOKEN.9]}' + digest)).toEqual([]);
+    // repo.repositoryUri, repo.repositoryUriForTag('latest'), `${param.valueAsString}:latest`, a token digest, a tag beside the digest.
+    for (const image of [repoUri, `${repoUri}:latest`, '${Token[TOKEN.9]}:latest', `${repoUri}@\${Token[TOKEN.3]}`,
+      `${repoUri}@sha256:\${Token[TOKEN.3]}`, `${repoUri}:v1${digest}`, `${repoUri}@sha256:${'A'.repeat(64)}`]) {
+      expect(imageOf(image)).toEqual([
+        `l40s artifact.image: '${image}' holds a CDK token and does not end in a literal @sha256:<64 lower-case hex>, so it may resolve to a tag ` +
+          '(a mutable tag can change under a running fleet); allowed: a literal <registry>/<repository>@sha256:<64 lower-case hex>, or a reference ' +
+          "whose tokens stand for the registry or repository only and that ends in a literal digest (e.g. repository.repositoryUriForDigest('sha256:<64 hex>'), " +
+          'not repositoryUri or repositoryUriForTag)',
+      ]);
+    }
+    expect(isDigestPinnedImage(`\${Token[TOKEN.1]}:5000/vllm${digest}`)).toBe(true); // a port is not a tag
+    expect(isDigestPinnedImage(`\${Token[TOKEN.1]}/vllm:v1${digest}`)).toBe(false);
+  });
+
+  test('fails when the instance type is a CDK token, saying so instead of looking it up in the catalog', () => {
+    expect(problemsOf(withClass((c) => ({ ...c, instanceType: '${Token[TOKEN.426]}' })))).toEqual([
+      "l40s instanceType: '${Token[TOKEN.426]}' is a CDK token, which is only resolved at deploy time; allowed: a literal instance type of the " +
+        "hardware catalog (e.g. 'g6e.xlarge', 'ml.g5.xlarge'), because the construct computes with it at synth (accelerator memory, price, " +
+        'tensor-parallel units and the platform come from the catalog)',
+    ]);
+  });
+
+  test('measuredOn must be a real calendar day', () => {
+    const on = (measuredOn: string) => problemsOf(withClass((c) => ({ ...c, envelope: { ...c.envelope, measuredOn } })));
+    for (const bad of ['2026-13-45', '2026-02-30', '2025-02-29', '2026-00-10', '2026-1-5', '${Token[TOKEN.1]}']) {
+      expect(on(bad)).toEqual([`l40s envelope.measuredOn: '${bad}' is not a calendar date; use YYYY-MM-DD (e.g. '2026-10-01')`]);
+    }
+    for (const good of ['2026-10-01', '2024-02-29', '2026-12-31']) expect(on(good)).toEqual([]);
+  });
+
+  test('a class without its artifact, footprint or runtime (a configuration file) is one problem per missing part, not a TypeError', () => {
+    for (const part of ['artifact', 'footprint', 'runtime'] as const) {
+      for (const value of [undefined, null]) {
+        const specs = withClass((c) => ({ ...c, [part]: value as never }));
+        const { classes, problems } = checkCapacityClasses(specs, { contract: LLAMA_CONTRACT, platform: 'ec2' });
+        expect(problems).toEqual([expect.objectContaining({ className: 'l40s', field: part, message: expect.stringMatching(`^is ${value === null ? 'null' : 'missing'}; allowed: an object with `) })]);
+        expect(classes.map((c) => c.name)).toEqual(['a10g', 'inf2']);
+      }
+    }
+    const bare = checkCapacityClasses([{ name: 'l40s', instanceType: 'g6e.xlarge', maxReplicas: 2 } as never], { contract: LLAMA_CONTRACT });
+    expect(bare.problems.map((p) => p.field)).toEqual(['artifact', 'footprint', 'runtime', 'envelope']);
+  });
+
+  test('a contract without its slo or request shape is reported field by field, and no class is resolved against it', () => {
+    for (const part of ['slo', 'requestShape'] as const) {
+      const contract = { ...LLAMA_CONTRACT, [part]: undefined as never };
+      const { classes, problems } = checkCapacityClasses(llamaClasses(), { contract });
+      expect(problems.map((p) => `${p.field}: ${p.message}`)).toEqual(part === 'slo'
+        ? ['contract.slo.ttftP95Ms: is undefined; allowed: a finite number above 0 ms', 'contract.slo.deadlineMs: is undefined; allowed: a finite number above 0 ms']
+        : ['contract.requestShape.meanPromptTokens: is undefined; allowed: a finite number at least 0 tokens', expect.stringMatching(/^contract.requestShape.meanOutputTokens: is undefined/)]);
+      expect(classes).toEqual([]);
+    }
+  });
+
   test('fails when names are duplicated or are not RFC 1123 labels', () => {
     const [a, b] = llamaClasses();
     expect(problemsOf([a, { ...b, name: 'l40s' }])).toContain(
@@ -117,7 +179,7 @@ describe('capacity class checks', () => {
     expect(problemsOf(atSlo)).toEqual([]);
     const badDate = withClass((c) => ({ ...c, envelope: { ...c.envelope, measuredOn: 'last week', workload: ' ' } }));
     expect(problemsOf(badDate)).toEqual([
-      "l40s envelope.measuredOn: 'last week' is not a date; use YYYY-MM-DD",
+      "l40s envelope.measuredOn: 'last week' is not a calendar date; use YYYY-MM-DD (e.g. '2026-10-01')",
       'l40s envelope.workload: is empty; say which workload the envelope was measured with',
     ]);
   });
@@ -168,13 +230,13 @@ describe('capacity class checks', () => {
     expect(error.message).toMatch(/^defineCapacityClasses is invalid \(6 problems\):\n {2}- class 'l40s' artifact.image/);
   });
 
-  test('rejects number tokens the plan would compute with, and carries a string token image through', () => {
+  test('rejects number tokens the plan would compute with, and carries a string token image that ends in a literal digest', () => {
     const token = -1.8881545897087626e289;
     const specs = withClass((c) => ({
       ...c,
       maxReplicas: token,
       runtime: { ...c.runtime, maxConcurrentSequences: token },
-      artifact: { image: '${Token[TOKEN.123]}' },
+      artifact: { image: `\${Token[TOKEN.123]}@sha256:${'a'.repeat(64)}` },
     }));
     const problems = problemsOf(specs);
     expect(problems).toHaveLength(2);

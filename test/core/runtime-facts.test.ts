@@ -32,7 +32,7 @@ const CASES: readonly Case[] = [
   { engine: 'tgi', version: '2.0.0', base: 0, extra: { maxBatchTokens: 8192 } },
   { engine: 'tgi', version: '3.3.7', base: 0 },
   { engine: 'djl-lmi', version: '0.29.0', base: 0 },
-  { engine: 'djl-lmi', version: '0.35.0', base: 0 },
+  { engine: 'djl-lmi', version: '0.35.0', base: 0, extra: { maxBatchTokens: 8192 } },
   { engine: 'djl-lmi', version: '0.30.0', base: 2 },
   { engine: 'triton', base: 0, extra: { queueBound: 'best-effort', modelPath: '/opt/models' } },
   { engine: 'custom', base: 0, extra: { queueBound: 'best-effort' } },
@@ -173,6 +173,26 @@ describe('values the library relies on equal their facts', () => {
     const c: Case = { engine: 'vllm', version: '0.29.0', base: 0, extra: { args: ['--enforce-eager'] } };
     expect(bind(c, 'sagemaker').env.SM_VLLM_ENFORCE_EAGER).toBe('');
     expect(engineFact('vllm.entrypoint.sagemaker-variables').statement).toContain('a bare --x when it is empty');
+  });
+
+  test('Triton on SageMaker: user arguments go to the variable its serve script appends, a fact from 2.36.0 and on SageMaker only', () => {
+    const c: Case = { engine: 'triton', version: '2.71.0', base: 0, extra: { queueBound: 'best-effort', modelPath: '/opt/models', args: ['--exit-timeout-secs=20'] } };
+    const b = bind(c, 'sagemaker');
+    expect(b.problems).toEqual([]);
+    const fact = engineFact('triton.variable.SAGEMAKER_TRITON_ADDITIONAL_ARGS');
+    expect(b.env[fact.name]).toBe('--exit-timeout-secs=20');
+    expect(holds(fact, 'triton', 'sagemaker', '2.71.0')).toBe(true);
+    expect(holds(fact, 'triton', 'sagemaker', '2.35.0')).toBe(false);
+    expect(holds(fact, 'triton', 'eks', '2.71.0')).toBe(false);
+  });
+
+  test('user arguments reach no container where the entrypoint passes none: TGI on SageMaker, DJL anywhere (refused)', () => {
+    expect(engineFact('tgi.entrypoint.sagemaker').statement).toContain('runs text-generation-launcher --port 8080 and no other argument');
+    expect(engineFact('djl-lmi.entrypoint.serve').statement).toContain('on EKS container arguments replace the CMD');
+    for (const [engine, platform] of [['tgi', 'sagemaker'], ['djl-lmi', 'eks'], ['djl-lmi', 'sagemaker']] as const) {
+      const b = bind({ engine, version: engine === 'tgi' ? '3.3.7' : '0.35.0', base: 0, extra: { args: ['--x=1'] } }, platform);
+      expect(b.problems.map((p) => p.field)).toEqual(['runtime.args']);
+    }
   });
 
   test('every engine gets HOME and XDG_CACHE_HOME under its writable cache directory on both platforms', () => {

@@ -292,6 +292,32 @@ describe('TGI', () => {
     expect(eks(atBudget).problems).toEqual([]);
   });
 
+  test('runtime.args: appended on EKS; refused on SageMaker, whose entrypoint passes none, naming the variable of each option', () => {
+    const withArgs = (prefix: '' | 'ml.', args: string[]) => classes(prefix, (s) => ({ ...s, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '3.3.7', args } }))[0];
+    const e = eks(withArgs('', ['--max-waiting-tokens', '10', '--disable-custom-kernels']));
+    expect(e.problems).toEqual([]);
+    expect(e.args).toEqual(['--max-waiting-tokens', '10', '--disable-custom-kernels']);
+    const s = sageMaker(withArgs('ml.', ['--max-waiting-tokens=10', '--disable-custom-kernels', '--max-batch-size', '4']));
+    expect(s.problems).toEqual([{
+      className: 'l40s',
+      field: 'runtime.args',
+      message: 'are ["--max-waiting-tokens=10","--disable-custom-kernels","--max-batch-size","4"], but TGI\'s SageMaker entrypoint runs ' +
+        "text-generation-launcher --port 8080 without the container's arguments, so they would be lost (tgi.entrypoint.sagemaker); every launcher " +
+        'option is also a variable (tgi.entrypoint.launcher-variables), so allowed: none, and runtime.env instead: MAX_WAITING_TOKENS=10, ' +
+        "DISABLE_CUSTOM_KERNELS=true, --max-batch-size is derived by the library (change the class's settings)",
+    }]);
+    // Nothing of them reaches the container: no CAI_ENGINE_ARGS that no TGI entrypoint reads.
+    expect(s.env.CAI_ENGINE_ARGS).toBeUndefined();
+  });
+
+  test('runtime.args on EKS: refused with whitespace or a glob character, which tgi-entrypoint.sh would split or expand ($@ unquoted)', () => {
+    const b = eks(classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '3.3.7', args: ['--json-output', '--otlp-service-name', 'my service'] } }))[0]);
+    expect(b.problems).toEqual([expect.objectContaining({
+      field: 'runtime.args',
+      message: expect.stringContaining('["my service"] would reach the server split at whitespace or expanded as a glob, because the TGI image\'s tgi-entrypoint.sh'),
+    })]);
+  });
+
   test('fails on SageMaker when the TGI entrypoint would have no HF_MODEL_ID (no model data, no modelPath)', () => {
     const cls = classes('ml.', (s) => ({ ...s, artifact: { image: s.artifact.image }, runtime: { ...s.runtime, engine: 'tgi', engineVersion: '3.3.7' } }))[0];
     expect(sageMaker(cls).problems.map((p) => `${p.field}: ${p.message}`)).toEqual([
@@ -385,6 +411,56 @@ describe('DJL LMI', () => {
     expect(eks(cls).problems[0].message).toContain("Allowed: a NeuronX image older than 0.35.0 (0.27.0 or later), or runtime.queueBound 'best-effort'");
   });
 
+  test('maxBatchTokens: OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS where the library sets the vLLM rolling batch (GPU from 0.35), on both platforms', () => {
+    const djl = (prefix: '' | 'ml.', maxBatchTokens: number, engineVersion = '0.35.0') =>
+      classes(prefix, (s) => ({ ...s, runtime: { ...s.runtime, engine: 'djl-lmi', engineVersion, maxBatchTokens } }))[0];
+    for (const [prefix, bind] of [['', eks], ['ml.', sageMaker]] as const) {
+      const b = bind(djl(prefix, 8192));
+      expect(b.problems).toEqual([]);
+      expect(engineVariables(b)).toMatchObject({ OPTION_ROLLING_BATCH: 'vllm', OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS: '8192' });
+      for (const name of Object.keys(engineVariables(b))) expect(DJL_VARIABLES).toContain(name);
+      // vLLM's max_num_batched_tokens may not be below max_num_seqs.
+      expect(bind(djl(prefix, 8)).problems).toEqual([expect.objectContaining({
+        field: 'runtime.maxBatchTokens', message: expect.stringContaining('is 8, below runtime.maxConcurrentSequences (16); DJL passes it to vLLM as max_num_batched_tokens'),
+      })]);
+    }
+    expect(engineVariables(eks(djl('', 8192))).OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS).toBe('8192');
+  });
+
+  test('maxBatchTokens: refused where the rolling batch is the image\'s default (GPU before 0.35) or not confirmed (NeuronX): it could be ignored', () => {
+    const gpu = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'djl-lmi', engineVersion: '0.29.0', maxBatchTokens: 8192 } }))[0];
+    const b = eks(gpu);
+    expect(b.problems).toEqual([expect.objectContaining({ field: 'runtime.maxBatchTokens', message: expect.stringContaining(
+      "is 8192, but before 0.35.0 the rolling batch of djl-lmi 0.29.0 is the image's default, which the library does not set: lmi-dist and vLLM " +
+        'read option.max_rolling_batch_prefill_tokens, TensorRT-LLM reads option.max_num_tokens, so it could be silently ignored; allowed: ' +
+        'runtime.engineVersion 0.35.0 or later',
+    ) })]);
+    expect(engineVariables(b).OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS).toBeUndefined();
+    for (const version of ['0.30.0', '0.35.0']) {
+      const inf2 = classes('', (s) => (s.name === 'inf2'
+        ? { ...s, runtime: { ...s.runtime, engineVersion: version, queueBound: 'best-effort', maxBatchTokens: 4096 } } : s))[2];
+      expect(eks(inf2).problems).toEqual([expect.objectContaining({
+        field: 'runtime.maxBatchTokens', message: expect.stringContaining(`which option the NeuronX rolling batch of djl-lmi ${version} reads for a batch token budget is not confirmed`),
+      })]);
+    }
+    // Without maxBatchTokens the image's own option may be set by hand.
+    const own = classes('', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'djl-lmi', engineVersion: '0.29.0', env: { OPTION_MAX_NUM_TOKENS: '50000' } } }))[0];
+    expect(eks(own).problems).toEqual([]);
+  });
+
+  test('runtime.args: refused on both platforms; the image starts its server only on `serve` and DJL reads OPTION_* and SERVING_* variables', () => {
+    const djl = (prefix: '' | 'ml.') => classes(prefix, (s) => ({ ...s, runtime: { ...s.runtime, engine: 'djl-lmi', engineVersion: '0.35.0', args: ['--enforce-eager'] } }))[0];
+    expect(eks(djl('')).problems).toEqual([{ className: 'l40s', field: 'runtime.args', message: expect.stringContaining(
+      "are [\"--enforce-eager\"], but the DJL LMI image starts its server only on the argument 'serve' (its CMD) and passes no other: on EKS the " +
+        "container's arguments replace serve and the entrypoint runs them as a shell command (djl-lmi.entrypoint.serve)",
+    ) }]);
+    expect(eks(djl('')).args).toEqual([]);
+    const s = sageMaker(djl('ml.'));
+    expect(s.problems).toEqual([expect.objectContaining({ field: 'runtime.args', message: expect.stringContaining('SageMaker gives it serve alone') })]);
+    expect(s.problems[0].message).toContain('allowed: none, and runtime.env OPTION_<NAME> for the model option option.<name> (e.g. OPTION_ENFORCE_EAGER=true)');
+    expect(s.env.CAI_ENGINE_ARGS).toBeUndefined();
+  });
+
   test('fails when a DJL class states no engineVersion (the release decides the batching mode)', () => {
     const cls = classes('', (s) => (s.name === 'inf2' ? { ...s, runtime: { ...s.runtime, engineVersion: undefined } } : s))[2];
     expect(eks(cls).problems.map((p) => p.field)).toEqual(['runtime.engineVersion', 'runtime.queueBound']);
@@ -435,6 +511,54 @@ describe('Triton and custom engines', () => {
     expect([b.healthPath, b.readyPath]).toEqual(['/v2/health/live', '/v2/health/ready']);
     // Triton never closes an idle connection (triton.behaviour.idle-connections): nothing about keep-alive to say.
     expect(b.warnings).toEqual([{ topic: 'unbounded-queue', message: expect.stringContaining("Triton's bounded queue is max_queue_size in each model's config.pbtxt") }]);
+  });
+
+  test('Triton: maxBatchTokens is refused on both platforms (batching is each model\'s config.pbtxt)', () => {
+    const triton = (prefix: '' | 'ml.') => classes(prefix, (s) => ({
+      ...s, artifact: { image: s.artifact.image },
+      runtime: { ...s.runtime, engine: 'triton', engineVersion: undefined, modelPath: '/opt/models', queueBound: 'best-effort', maxBatchTokens: 4096 },
+    }))[0];
+    for (const b of [eks(triton('')), sageMaker(triton('ml.'))]) {
+      expect(b.problems).toEqual([expect.objectContaining({
+        field: 'runtime.maxBatchTokens', message: expect.stringContaining('is 4096, but Triton has no server flag or variable for a batch token budget'),
+      })]);
+    }
+  });
+
+  test('Triton on SageMaker: runtime.args reach tritonserver through SAGEMAKER_TRITON_ADDITIONAL_ARGS from 2.36.0', () => {
+    const triton = (engineVersion: string | undefined, args: string[]) => classes('ml.', (s) => ({
+      ...s, artifact: { image: s.artifact.image },
+      runtime: { ...s.runtime, engine: 'triton', engineVersion, modelPath: '/opt/models', queueBound: 'best-effort', args },
+    }))[0];
+    const b = sageMaker(triton('2.71.0', ['--exit-timeout-secs=20', '--log-info', 'true']));
+    expect(b.problems).toEqual([]);
+    expect(b.env.SAGEMAKER_TRITON_ADDITIONAL_ARGS).toBe('--exit-timeout-secs=20 --log-info true');
+    expect(b.env.CAI_ENGINE_ARGS).toBeUndefined();
+    expect(sageMaker(triton(undefined, ['--exit-timeout-secs=20'])).problems).toEqual([expect.objectContaining({
+      field: 'runtime.args',
+      message: expect.stringContaining('passes on extra arguments only from 2.36.0 (SAGEMAKER_TRITON_ADDITIONAL_ARGS), and runtime.engineVersion is not set'),
+    })]);
+    expect(sageMaker(triton('2.35.0', ['--exit-timeout-secs=20'])).problems[0].message).toContain("runtime.engineVersion is '2.35.0'");
+    // The script splits the variable at whitespace and expands globs; the flags it sets for SageMaker stay its own.
+    expect(sageMaker(triton('2.71.0', ['--backend-config=python,x=a b'])).problems.map((p) => p.message)).toEqual([
+      expect.stringContaining('would reach the server split at whitespace or expanded as a glob, because the Triton serve script expands them unquoted'),
+    ]);
+    expect(sageMaker(triton('2.71.0', ['--model-control-mode=none'])).problems.map((p) => p.message)).toEqual([
+      "sets --model-control-mode, which Triton's SageMaker serve script sets for the endpoint to serve; allowed: other flags",
+    ]);
+    // EKS: appended after the library's flags.
+    const e = eks(classes('', (s) => ({
+      ...s, artifact: { image: s.artifact.image },
+      runtime: { ...s.runtime, engine: 'triton', engineVersion: undefined, modelPath: '/opt/models', queueBound: 'best-effort', args: ['--exit-timeout-secs=20'] },
+    }))[0]);
+    expect(e.args).toEqual(['tritonserver', '--model-repository=/opt/models', '--http-port=8080', '--exit-timeout-secs=20']);
+  });
+
+  test('custom on SageMaker: runtime.args verbatim in CAI_ENGINE_ARGS, for an entrypoint of its own that reads it', () => {
+    const custom = classes('ml.', (s) => ({ ...s, runtime: { ...s.runtime, engine: 'custom', engineVersion: undefined, queueBound: 'best-effort', args: ['--a', '1', '--b'] } }))[0];
+    const b = sageMaker(custom);
+    expect(b.problems).toEqual([]);
+    expect(b.env.CAI_ENGINE_ARGS).toBe('--a 1 --b');
   });
 
   test('custom: the engine-neutral variables only, on both platforms; without best-effort it fails', () => {

@@ -8,8 +8,9 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
-import { type CfnElement, Duration, Lazy, Stack } from 'aws-cdk-lib';
+import { type CfnElement, CfnParameter, Duration, Lazy, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type EksClassOptions } from '../../lib/eks/class-options';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
@@ -235,11 +236,42 @@ describe('model data in the pod', () => {
     expect(init.env).toContainEqual({ name: 'CAI_FETCH_SHA256', value: 'c'.repeat(64) });
   });
 
+  test('a SHA-256 given as a token reaches the init container, which verifies the fetched object against the deployed value', () => {
+    const { stack } = testStack();
+    const digest = new CfnParameter(stack, 'Digest', { type: 'String' });
+    const classes = llamaClasses();
+    const [l40s] = classes;
+    classes[0] = { ...l40s, artifact: { ...l40s.artifact, modelData: { ...l40s.artifact.modelData!, sha256: digest.valueAsString } } };
+    const service = new EksInferenceService(stack, 'Llama', {
+      contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+    });
+    const [init] = pod(service, 'l40s').initContainers ?? [];
+    expect(stack.resolve(init.env.find((e) => e.name === 'CAI_FETCH_SHA256')?.value)).toEqual({ Ref: 'Digest' });
+    // The script compares with it and fails closed: a mismatch (or an empty value) never starts the server.
+    expect(runFetch(Buffer.from('weights'), '', 'llama/model.safetensors').status).not.toBe(0);
+  });
+
+  test('images holding a CDK token must end in a literal digest: the class image and the fetcher image', () => {
+    const { stack } = testStack();
+    const repo = new ecr.Repository(stack, 'Repo');
+    const at = (image: string, fetcher = FETCHER_IMAGE) => () => {
+      const classes = llamaClasses();
+      classes[0] = { ...classes[0], artifact: { ...classes[0].artifact, image } };
+      return new EksInferenceService(stack, `Llama${stack.node.children.length}`, {
+        contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: fetcher, kubectlLayer: new KubectlV34Layer(stack, `Kubectl${stack.node.children.length}`),
+      });
+    };
+    expect(at(repo.repositoryUriForTag('latest'))).toThrow(/class 'l40s' artifact\.image: '.*' holds a CDK token and does not end in a literal @sha256/);
+    expect(at(llamaClasses()[0].artifact.image, repo.repositoryUri)).toThrow(
+      /modelDataFetcherImage: '.*\$\{Token\[.*' is not pinned by digest; allowed: a literal <registry>\/<repository>@sha256:<64 lower-case hex>, or/,
+    );
+  });
+
   test('fails when the fetcher image is a tag or the model data a prefix', () => {
     const classes = llamaClasses();
     classes[0] = { ...classes[0], artifact: { ...classes[0].artifact, modelData: { uri: 's3://models-bucket/llama3-8b/bf16/', sha256: 'a'.repeat(64), versionId: 'v1' } } };
     const make = () => new EksInferenceService(testStack().stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: 'public.ecr.aws/aws-cli/aws-cli:latest' });
-    expect(make).toThrow("modelDataFetcherImage: 'public.ecr.aws/aws-cli/aws-cli:latest' is not pinned by digest; allowed: <registry>/<repository>@sha256:<64 hex>");
+    expect(make).toThrow("modelDataFetcherImage: 'public.ecr.aws/aws-cli/aws-cli:latest' is not pinned by digest; allowed: a literal <registry>/<repository>@sha256:<64 lower-case hex>");
     expect(make).toThrow("class 'l40s' artifact.modelData.uri: 's3://models-bucket/llama3-8b/bf16/' is a prefix; on EKS the model data must be one object");
   });
 

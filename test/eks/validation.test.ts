@@ -208,6 +208,34 @@ describe('EksInferenceService input checks', () => {
     expect(construct({ classes })).toThrow(/class 'l40s' artifact.image: '.*vllm:latest' is not pinned by digest/);
   });
 
+  test('input from a configuration file without a class part or the contract\'s slo or request shape: one problem per missing field, no TypeError', () => {
+    for (const part of ['artifact', 'footprint', 'runtime'] as const) {
+      const classes = llamaClasses();
+      classes[1] = { ...classes[1], [part]: undefined as never };
+      expect(construct({ classes })).toThrow(`EksInferenceService 'Test/Llama' is invalid (1 problem):\n  - class 'a10g' ${part}: is missing; allowed: an object with `);
+    }
+    expect(construct({ contract: { ...LLAMA_CONTRACT, slo: undefined as never } })).toThrow('contract.slo.ttftP95Ms: is undefined; allowed: a finite number above 0 ms');
+    expect(construct({ contract: { ...LLAMA_CONTRACT, requestShape: undefined as never } })).toThrow('contract.requestShape.meanPromptTokens: is undefined');
+  });
+
+  test('fails when a setting would be silently lost: DJL arguments, a DJL batch token budget its rolling batch may not read, Triton batch tokens', () => {
+    const [l40s] = llamaClasses();
+    const djl = { ...l40s, runtime: { ...l40s.runtime, engine: 'djl-lmi', engineVersion: '0.30.0', maxBatchTokens: 4096, args: ['--enforce-eager'] } };
+    const [, a10g] = llamaClasses();
+    const triton = { ...a10g, artifact: { image: a10g.artifact.image },
+      runtime: { ...a10g.runtime, engine: 'triton', modelPath: '/opt/models', queueBound: 'best-effort' as const, maxBatchTokens: 4096 } };
+    let message = '';
+    try {
+      construct({ classes: [djl, triton] })();
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/^EksInferenceService 'Test\/Llama' is invalid \(3 problems\):/);
+    expect(message).toContain("class 'l40s' runtime.maxBatchTokens: is 4096, but before 0.35.0 the rolling batch of djl-lmi 0.30.0 is the image's default");
+    expect(message).toContain("class 'l40s' runtime.args: are [\"--enforce-eager\"], but the DJL LMI image starts its server only on the argument 'serve'");
+    expect(message).toContain("class 'a10g' runtime.maxBatchTokens: is 4096, but Triton has no server flag or variable for a batch token budget");
+  });
+
   test('fails once, naming the construct path and every problem', () => {
     const classes = llamaClasses();
     classes[0] = { ...classes[0], artifact: { ...classes[0].artifact, image: 'vllm:0.6' } };

@@ -1,6 +1,7 @@
-import { CfnWaitConditionHandle, Duration, Fn, Lazy, type Stack } from 'aws-cdk-lib';
+import { CfnParameter, CfnWaitConditionHandle, Duration, Fn, Lazy, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { type Construct } from 'constructs';
@@ -397,6 +398,63 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(errorOf({ classes: uriOf(Lazy.string({ produce: () => `s3://models-bucket/${sha}.tar.gz` })) })).toMatch(
       /class 'l40s' artifact\.modelData\.uri: '\$\{Token\[[^\]]+\]\}' holds a CDK token but is not s3:\/\/<bucket>\/<key> around it, so the/,
     );
+  });
+
+  test('a model data SHA-256 given as a token is refused (the key cannot be checked against it), and so is a token key without the literal digest', () => {
+    const { stack } = testStack();
+    const digest = new CfnParameter(stack, 'Digest', { type: 'String' }).valueAsString;
+    const bucket = new s3.Bucket(stack, 'Models');
+    const sha = 'a'.repeat(64);
+    const dataOf = (uri: string, sha256: string) => withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, modelData: { uri, sha256 } } }));
+    const at = (classes: CapacityClassSpec[]) => () => new SageMakerCapacityEndpoint(stack, `Llama${stack.node.children.length}`, { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS });
+    expect(at(dataOf('s3://models-bucket/latest/model.tar.gz', digest))).toThrow(
+      /class 'l40s' artifact\.modelData\.sha256: '\$\{Token\[[^\]]+\]\}' is a CDK token, which is only resolved at deploy time; allowed on SageMaker/,
+    );
+    // Even a key that holds the token: a digest known only at deploy time is checked by nothing on SageMaker.
+    expect(at(dataOf(`s3://models-bucket/llama3-8b/${digest}.tar.gz`, digest))).toThrow('is a CDK token, which is only resolved at deploy time');
+    // A token bucket, the literal key without the digest: refused like a literal bucket (it was skipped before).
+    expect(at(dataOf(`s3://${bucket.bucketName}/latest/model.tar.gz`, sha))).toThrow("does not contain the model data's SHA-256");
+    // A token in the key: its literal part must contain the digest.
+    const part = new CfnParameter(stack, 'Part', { type: 'String' }).valueAsString;
+    expect(at(dataOf(`s3://models-bucket/${part}/model.tar.gz`, sha))).toThrow(
+      "has a CDK token in its key and its literal part does not contain the model data's SHA-256",
+    );
+    expect(at(dataOf(`s3://models-bucket/${part}/${sha}.tar.gz`, sha))).not.toThrow();
+  });
+
+  test('input from a configuration file without a class part or the contract\'s slo or request shape: one problem per missing field, no TypeError', () => {
+    for (const part of ['artifact', 'footprint', 'runtime'] as const) {
+      expect(errorOf({ classes: withClass(0, (c) => ({ ...c, [part]: undefined as never })) })).toMatch(
+        new RegExp(`^SageMakerCapacityEndpoint 'Test/Llama' is invalid \\(1 problem\\):\\n  - class 'l40s' ${part}: is missing; allowed: an object with `),
+      );
+    }
+    expect(errorOf({ contract: { ...LLAMA_CONTRACT, slo: undefined as never } })).toContain('contract.slo.deadlineMs: is undefined; allowed: a finite number above 0 ms');
+    expect(errorOf({ contract: { ...LLAMA_CONTRACT, requestShape: undefined as never } })).toContain(
+      'contract.requestShape.meanOutputTokens: is undefined; allowed: a finite number above 0 tokens',
+    );
+  });
+
+  test('fails when TGI gets runtime.args, which its SageMaker entrypoint never passes on, naming the variables to set instead', () => {
+    const classes = withClass(0, (c) => ({ ...c, artifact: { image: c.artifact.image },
+      runtime: { ...c.runtime, engine: 'tgi', engineVersion: '3.3.7', modelPath: '/opt/model', args: ['--max-waiting-tokens', '10'] } }));
+    expect(errorOf({ classes })).toContain(
+      "class 'l40s' runtime.args: are [\"--max-waiting-tokens\",\"10\"], but TGI's SageMaker entrypoint runs text-generation-launcher --port 8080 " +
+        "without the container's arguments, so they would be lost (tgi.entrypoint.sagemaker); every launcher option is also a variable " +
+        '(tgi.entrypoint.launcher-variables), so allowed: none, and runtime.env instead: MAX_WAITING_TOKENS=10',
+    );
+  });
+
+  test('an image holding a CDK token must end in a literal digest: repositoryUriForTag and repositoryUri are refused, repositoryUriForDigest passes', () => {
+    const { stack } = testStack();
+    const repo = new ecr.Repository(stack, 'Repo');
+    const at = (image: string) => () => new SageMakerCapacityEndpoint(stack, `Llama${stack.node.children.length}`, {
+      contract: LLAMA_CONTRACT, classes: withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, image } })), variants: TWO_VARIANTS,
+    });
+    const param = new CfnParameter(stack, 'Image', { type: 'String' }).valueAsString;
+    for (const image of [repo.repositoryUriForTag('latest'), repo.repositoryUri, `${param}:latest`]) {
+      expect(at(image)).toThrow(/class 'l40s' artifact\.image: '.*\$\{Token\[.*' holds a CDK token and does not end in a literal @sha256/);
+    }
+    expect(at(repo.repositoryUriForDigest(`sha256:${'1'.repeat(64)}`))).not.toThrow();
   });
 
   describe("the container environment within CreateModel's limits (ContainerDefinition.Environment)", () => {

@@ -11,6 +11,7 @@ import { type ServiceContract } from '../service/contract';
 import { isUnresolved } from '../validation/tokens';
 import { type AdmissionLimits, admissionLimits, DJL_ASYNC_DEFAULT_SINCE, queueBoundOf, type ServerAdmission, serverAdmission } from './admission';
 import { compareVersions, ENGINE_FACTS, ENGINES, type EngineName, isEngineName, parseVersion, type RejectionStatus } from './engines';
+import { engineFact } from './facts';
 import { SAGEMAKER_CACHE_DIR, SAGEMAKER_MODEL_PATH, type RuntimeTarget } from './platform';
 import { shutdownSetting } from './shutdown';
 
@@ -101,6 +102,7 @@ export function bindRuntime(cls: CapacityClass, contract: ServiceContract, targe
   const cacheDir = target.cacheDir ?? (target.platform === 'sagemaker' ? SAGEMAKER_CACHE_DIR : undefined);
   if (cacheDir === undefined) throw new Error(`internal: no writable cache directory for class ${cls.name} on ${target.platform}`);
   const modelPath = resolveModelPath(cls, target, engine, problem);
+  batchTokensProblem(cls, engine, problem);
   const settings = [
     ...engineSettings(cls, engine, target, admission, modelPath, problem),
     // How long the server finishes what it holds after SIGTERM (lib/core/runtime/shutdown.ts).
@@ -344,6 +346,8 @@ function engineSettings(
         { name: 'OPTION_ROLLING_BATCH', value: neuron ? (asyncByDefault ? undefined : 'auto') : asyncByDefault ? 'vllm' : undefined },
         { name: 'OPTION_ASYNC_MODE', value: asyncByDefault && !neuron ? 'false' : undefined },
         { name: 'OPTION_MAX_ROLLING_BATCH_SIZE', value: r.maxConcurrentSequences },
+        // The vLLM rolling batch passes it on as max_num_batched_tokens (djl-lmi.variable.OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS).
+        { name: 'OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS', value: asyncByDefault && !neuron ? r.maxBatchTokens : undefined },
         { name: 'OPTION_TENSOR_PARALLEL_DEGREE', value: f.tensorParallelDegree },
         { name: neuron ? 'OPTION_N_POSITIONS' : 'OPTION_MAX_MODEL_LEN', value: f.maxSequenceTokens },
         { name: 'OPTION_GPU_MEMORY_UTILIZATION', value: neuron ? undefined : cls.memory.utilizationCap },
@@ -358,6 +362,47 @@ function engineSettings(
       ];
     case 'custom':
       return [];
+  }
+}
+
+/**
+ * A batch token budget only where the setting that carries it is known to be read (else it would be silently lost).
+ * DJL: the vLLM rolling batch, which the library sets on GPU from 0.35.0, passes option.max_rolling_batch_prefill_tokens
+ * on as vLLM's max_num_batched_tokens (fact djl-lmi.variable.OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS), so vLLM's own
+ * rule holds: not below max_num_seqs (fact vllm.flag.max-num-batched-tokens). Before 0.35.0 the rolling batch is the
+ * image's default, which the library does not set: lmi-dist and vLLM read the option, TensorRT-LLM reads
+ * option.max_num_tokens instead; which option a NeuronX rolling batch reads is not confirmed. Triton: batching, like
+ * its queue, is each model's config.pbtxt (fact triton.behaviour.queue), which the library does not write.
+ */
+function batchTokensProblem(cls: CapacityClass, engine: EngineName, problem: (field: string, message: string) => void): void {
+  const tokens = cls.runtime.maxBatchTokens;
+  const sequences = cls.runtime.maxConcurrentSequences;
+  if (tokens === undefined || isUnresolved(tokens)) return;
+  if (engine === 'triton') {
+    problem('runtime.maxBatchTokens', `is ${tokens}, but Triton has no server flag or variable for a batch token budget: batching ` +
+      'is configured per model in its config.pbtxt (max_batch_size, dynamic_batching), which the library does not write; allowed: unset ' +
+      '(set the batching in the model repository)');
+    return;
+  }
+  if (engine !== 'djl-lmi') return;
+  const neuron = cls.hardware.acceleratorTarget === 'neuron';
+  const version = cls.runtime.engineVersion;
+  const release = `djl-lmi ${version ?? '(no release stated)'}`;
+  if (neuron || version === undefined || !parseVersion(version) || compareVersions(version, DJL_ASYNC_DEFAULT_SINCE) < 0) {
+    problem('runtime.maxBatchTokens', neuron
+      ? `is ${tokens}, but which option the NeuronX rolling batch of ${release} reads for a batch token budget is not confirmed in the DJL ` +
+        'source, so it could be silently ignored; allowed: unset (set the option your image documents in runtime.env)'
+      : `is ${tokens}, but before ${DJL_ASYNC_DEFAULT_SINCE} the rolling batch of ${release} is the image's default, which the library does not ` +
+        'set: lmi-dist and vLLM read option.max_rolling_batch_prefill_tokens, TensorRT-LLM reads option.max_num_tokens, so it could be silently ' +
+        `ignored; allowed: runtime.engineVersion ${DJL_ASYNC_DEFAULT_SINCE} or later (the library sets the vLLM rolling batch and renders ` +
+        "OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS), or unset with your image's own option in runtime.env (OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS, " +
+        'OPTION_MAX_NUM_TOKENS)');
+    return;
+  }
+  if (!isUnresolved(sequences) && tokens < sequences) {
+    problem('runtime.maxBatchTokens', `is ${tokens}, below runtime.maxConcurrentSequences (${sequences}); DJL passes it to vLLM as ` +
+      'max_num_batched_tokens, and vLLM refuses to start when it is below max_num_seqs (OPTION_MAX_ROLLING_BATCH_SIZE; ' +
+      `vllm.flag.max-num-batched-tokens); allowed: ${sequences} or more, or unset`);
   }
 }
 
@@ -463,7 +508,20 @@ function render(engine: EngineName, target: RuntimeTarget, settings: readonly Se
   return { args: [], env: { ...variables, ...env }, flags: new Set(Object.keys(env).map(flagOfVariable)) };
 }
 
-/** The class's own extra arguments, checked against what the library sets. */
+/**
+ * The class's own extra arguments, checked against what the library sets, delivered the one way the engine's image
+ * takes them on the platform, or refused where it takes none (they would be silently lost):
+ * - vLLM: appended (EKS); SM_VLLM_<FLAG> variables, which the SageMaker DLC turns into flags.
+ * - TGI: appended on EKS (tgi-entrypoint.sh runs `text-generation-launcher $@`); refused on SageMaker, whose
+ *   sagemaker-entrypoint.sh runs `text-generation-launcher --port 8080` alone (fact tgi.entrypoint.sagemaker): every
+ *   launcher option is a variable too (tgi.entrypoint.launcher-variables), which the message names.
+ * - DJL LMI: refused on both (fact djl-lmi.entrypoint.serve): it reads OPTION_* and SERVING_* variables.
+ * - Triton: appended after `tritonserver` (EKS); on SageMaker the image's serve script appends
+ *   SAGEMAKER_TRITON_ADDITIONAL_ARGS to its command line from 2.36.0 (fact triton.variable.SAGEMAKER_TRITON_ADDITIONAL_ARGS).
+ * - custom: appended (EKS); on SageMaker verbatim in CAI_ENGINE_ARGS, for an entrypoint of the user's own that reads it.
+ * Where a shell expands the arguments unquoted (TGI's `$@`, the Triton script's `$SAGEMAKER_ARGS`), an argument with
+ * whitespace or a glob character would reach the server split or expanded: refused.
+ */
 function userArguments(
   cls: CapacityClass,
   engine: EngineName,
@@ -476,18 +534,74 @@ function userArguments(
   const parsed = parseFlags(args, (i, arg) =>
     problem(`runtime.args[${i}]`, `'${arg}' is not a flag; give each as --name, --name=value or --name value`),
   );
+  const sm = target.platform === 'sagemaker';
+  const given = `are ${JSON.stringify(args)}`;
+  if (engine === 'djl-lmi') {
+    problem('runtime.args', `${given}, but the DJL LMI image starts its server only on the argument 'serve' (its CMD) and passes no other: ` +
+      `${sm ? 'SageMaker gives it serve alone' : "on EKS the container's arguments replace serve and the entrypoint runs them as a shell command"}` +
+      ' (djl-lmi.entrypoint.serve); DJL reads its settings from variables, so allowed: none, and runtime.env OPTION_<NAME> for the model ' +
+      'option option.<name> (e.g. OPTION_ENFORCE_EAGER=true) or SERVING_<KEY> for the server property <key>');
+    return { args: [], env: {} };
+  }
+  if (engine === 'tgi' && sm) {
+    const instead = parsed.map((p) => (rendered.flags.has(p.flag) ? `--${p.flag} is derived by the library (change the class's settings)`
+      : `${variableOfFlag(p.flag)}=${p.value ?? 'true'}`));
+    problem('runtime.args', `${given}, but TGI's SageMaker entrypoint runs text-generation-launcher --port 8080 without the container's ` +
+      'arguments, so they would be lost (tgi.entrypoint.sagemaker); every launcher option is also a variable (tgi.entrypoint.launcher-variables), ' +
+      `so allowed: none, and runtime.env instead: ${instead.join(', ')}`);
+    return { args: [], env: {} };
+  }
   for (const flag of parsed.filter((p) => rendered.flags.has(p.flag))) {
     problem('runtime.args', `sets --${flag.flag}, which the library derives from the class's runtime, footprint and envelope settings; change those settings instead`);
   }
-  if (target.platform === 'sagemaker') {
-    // SageMaker starts the image's entrypoint without arguments: the vLLM DLC reads SM_VLLM_* variables, other
-    // images get the arguments verbatim in CAI_ENGINE_ARGS for an entrypoint that passes them on.
+  const unquoted = (engine === 'tgi' && !sm) || (engine === 'triton' && sm);
+  const split = args.filter((a) => /[\s*?[]/.test(a));
+  if (unquoted && split.length > 0) {
+    problem('runtime.args', `${given}; ${JSON.stringify(split)} would reach the server split at whitespace or expanded as a glob, because ` +
+      `${engine === 'tgi' ? "the TGI image's tgi-entrypoint.sh passes its arguments on unquoted ($@)" : 'the Triton serve script expands them unquoted'}; ` +
+      'allowed: arguments without whitespace and *?[ (put a long value in a file in the image or the model data and pass its path)');
+  }
+  if (engine === 'triton' && sm) return tritonSageMakerArguments(cls, args, parsed, given, problem);
+  if (sm) {
     // A bare flag is an empty value: the DLC passes a non-empty value after the flag (`true` would reach argparse as an
     // argument) and an empty one as the bare flag (fact vllm.entrypoint.sagemaker-variables).
     if (engine === 'vllm') return { args: [], env: Object.fromEntries(parsed.map((p) => [sageMakerVllmVariable(p.flag), p.value ?? ''])) };
     return { args: [], env: {}, engineArgs: args.join(' ') };
   }
   return { args: [...args], env: {} };
+}
+
+/** A launcher flag as its variable: `max-batch-prefill-tokens` is `MAX_BATCH_PREFILL_TOKENS`. */
+function variableOfFlag(flag: string): string {
+  return flag.toUpperCase().replace(/-/g, '_');
+}
+
+/**
+ * The flags Triton's SageMaker serve script sets to serve as SageMaker expects (its model directory, the SageMaker
+ * API on, HTTP off, explicit model control, the model it loads): a later value would take the endpoint off it
+ * (triton-inference-server/server@v2.71.0 docker/sagemaker/serve:63,159,180,183).
+ */
+const TRITON_SAGEMAKER_SERVE_FLAGS = ['model-repository', 'allow-sagemaker', 'allow-http', 'model-control-mode', 'load-model'];
+
+function tritonSageMakerArguments(
+  cls: CapacityClass,
+  args: readonly string[],
+  parsed: ReadonlyArray<{ flag: string }>,
+  given: string,
+  problem: (field: string, message: string) => void,
+): { args: string[]; env: Record<string, string> } {
+  const fact = engineFact('triton.variable.SAGEMAKER_TRITON_ADDITIONAL_ARGS');
+  const version = cls.runtime.engineVersion;
+  if (version === undefined || !parseVersion(version) || compareVersions(version, fact.since!) < 0) {
+    problem('runtime.args', `${given}, but SageMaker runs the Triton image's serve script, which passes on extra arguments only from ` +
+      `${fact.since} (${fact.name}), and runtime.engineVersion is ${version === undefined ? 'not set' : `'${version}'`}; allowed: ` +
+      `runtime.engineVersion ${fact.since} or later (the Triton server release, not the NGC container tag), or no runtime.args`);
+    return { args: [], env: {} };
+  }
+  for (const p of parsed.filter((x) => TRITON_SAGEMAKER_SERVE_FLAGS.includes(x.flag))) {
+    problem('runtime.args', `sets --${p.flag}, which Triton's SageMaker serve script sets for the endpoint to serve; allowed: other flags`);
+  }
+  return { args: [], env: { [fact.name]: args.join(' ') } };
 }
 
 /** `--flag value`, `--flag=value` and bare `--flag` arguments. */

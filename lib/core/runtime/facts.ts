@@ -189,8 +189,14 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'tgi.status.overloaded', subject: 'tgi', kind: 'status', name: 'overloaded', value: 429, statement: 'InferError::Overloaded is answered 429.', source: `${TGI} router/src/server.rs:2408`, status: 'source' }),
   f({ id: 'tgi.variable.HF_HOME', subject: 'tgi', kind: 'variable', name: 'HF_HOME', statement: 'Hub cache root; the image sets HF_HOME=/data, which is not writable under a read-only root.', source: `${TGI} Dockerfile:147`, status: 'source' }),
   f({ id: 'tgi.entrypoint.sagemaker', subject: 'tgi', kind: 'entrypoint', name: 'sagemaker-entrypoint.sh', platforms: smOnly, statement:
-    'Exits unless HF_MODEL_ID is set (it becomes MODEL_ID); SM_NUM_GPUS becomes NUM_SHARD; runs text-generation-launcher --port 8080.',
-  source: `${TGI} sagemaker-entrypoint.sh:3-26 (same in v2.0.0)`, status: 'source' }),
+    'Exits unless HF_MODEL_ID is set (it becomes MODEL_ID); SM_NUM_GPUS becomes NUM_SHARD; runs text-generation-launcher --port 8080 and no other argument (the container\'s arguments never reach the launcher).',
+  source: `${TGI} sagemaker-entrypoint.sh:3-25, Dockerfile:234-240 (the sagemaker target's ENTRYPOINT); ${TGI2} the same`, status: 'source' }),
+  f({ id: 'tgi.entrypoint.launcher-variables', subject: 'tgi', kind: 'entrypoint', name: '<LAUNCHER_OPTION>', statement:
+    'Every launcher option but --env is `#[clap(long, env)]`: --max-batch-prefill-tokens is also the variable MAX_BATCH_PREFILL_TOKENS (the option in upper case, - as _).',
+  source: `${TGI} launcher/src/main.rs:579-914; ${TGI2} launcher/src/main.rs:139-415`, status: 'source' }),
+  f({ id: 'tgi.entrypoint.args', subject: 'tgi', kind: 'entrypoint', name: 'tgi-entrypoint.sh', platforms: eksOnly, statement:
+    'The image\'s ENTRYPOINT runs text-generation-launcher with the container\'s arguments unquoted ($@): an argument with whitespace is split, one with *?[ glob-expanded.',
+  source: `${TGI} tgi-entrypoint.sh:6, Dockerfile:242-249; ${TGI2} tgi-entrypoint.sh:5, Dockerfile:246-251`, status: 'source' }),
   f({ id: 'tgi.variable.HF_MODEL_ID', subject: 'tgi', kind: 'variable', name: 'HF_MODEL_ID', platforms: smOnly, statement: 'Required by the SageMaker entrypoint.', source: `${TGI} sagemaker-entrypoint.sh:3-7`, status: 'source' }),
   f({ id: 'tgi.variable.SM_NUM_GPUS', subject: 'tgi', kind: 'variable', name: 'SM_NUM_GPUS', platforms: smOnly, statement: 'Becomes NUM_SHARD in the SageMaker entrypoint.', source: `${TGI} sagemaker-entrypoint.sh:13-15`, status: 'source' }),
   f({ id: 'tgi.metric.queue_size', subject: 'tgi', kind: 'metric', name: 'tgi_queue_size', metricType: 'gauge', statement: 'Requests waiting.', source: `${TGI} backends/v3/src/queue.rs:143-158, router/src/server.rs:2047`, status: 'source' }),
@@ -219,6 +225,17 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'djl-lmi.variable.SERVING_INFERENCE_ADDRESS', subject: 'djl-lmi', kind: 'variable', name: 'SERVING_INFERENCE_ADDRESS', platforms: eksOnly, statement: 'Listen address (SageMaker: 8080 by default).', source: 'deepjavalibrary/djl-serving serving/docs/configurations_global.md', status: 'docs' }),
   f({ id: 'djl-lmi.variable.OPTION_MAX_ROLLING_BATCH_SIZE', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_MAX_ROLLING_BATCH_SIZE', value: 32, statement:
     'Requests in the rolling batch; the worker waits (up to predict_timeout, 120 s) when it is full.', source: `${DJL} engines/python/src/main/java/ai/djl/python/engine/RollingBatch.java:73,217-236`, status: 'source' }),
+  f({ id: 'djl-lmi.variable.OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS', statement:
+    'The vLLM rolling batch passes option.max_rolling_batch_prefill_tokens on as vLLM\'s max_num_batched_tokens (lmi-dist too before 0.35.0; TensorRT-LLM reads option.max_num_tokens instead; NeuronX: not read).',
+  source: `${DJL} engines/python/setup/djl_python/properties_manager/vllm_rb_properties.py:62-64,88,197-199; deepjavalibrary/djl-serving@v0.29.0 ` +
+    'rolling_batch/rolling_batch_vllm_utils.py:247, lmi_dist_rolling_batch.py:74; deepjavalibrary/djl-serving@v0.27.0 rolling_batch/vllm_rolling_batch.py:56; ' +
+    'v0.29.0 serving/docs/lmi/user_guides/trt_llm_user_guide.md:44', status: 'source' }),
+  f({ id: 'djl-lmi.entrypoint.serve', subject: 'djl-lmi', kind: 'entrypoint', name: 'dockerd-entrypoint.sh', statement:
+    'ENTRYPOINT dockerd-entrypoint.sh, CMD ["serve"]: on serve it runs djl-serving with the arguments after it; any other first argument is run as a shell command (eval). ' +
+    'SageMaker passes serve alone; on EKS container arguments replace the CMD. The server reads its settings from OPTION_* and SERVING_* variables.',
+  source: `${DJL} serving/docker/lmi.Dockerfile:26,61-62, dockerd-entrypoint-with-cuda-compat.sh:65-84, Dockerfile:53-54, dockerd-entrypoint.sh:10-32; ` +
+    'deepjavalibrary/djl-serving@v0.29.0 pytorch-inf2.Dockerfile:57-58, dockerd-entrypoint.sh:12-24; ' +
+    'https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/ (args without command replace the image CMD)', status: 'source' }),
   f({ id: 'djl-lmi.variable.OPTION_TENSOR_PARALLEL_DEGREE', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_TENSOR_PARALLEL_DEGREE', statement: 'Tensor-parallel degree.', source: `${DJL} wlm/src/main/java/ai/djl/serving/wlm/LmiConfigRecommender.java:87-106`, status: 'source' }),
   f({ id: 'djl-lmi.variable.OPTION_MAX_MODEL_LEN', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_MAX_MODEL_LEN', statement: 'Longest sequence (vLLM backend, GPU).', source: 'deepjavalibrary/djl-serving serving/docs/lmi/user_guides/vllm_user_guide.md', status: 'docs' }),
   f({ id: 'djl-lmi.variable.OPTION_N_POSITIONS', subject: 'djl-lmi', kind: 'variable', name: 'OPTION_N_POSITIONS', statement: 'Longest sequence (NeuronX).', source: 'deepjavalibrary/djl-serving serving/docs/lmi/configurations_large_model_inference_containers.md', status: 'docs' }),
@@ -256,6 +273,11 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   // ----- Triton -------------------------------------------------------------------------------------------------------
   f({ id: 'triton.flag.model-repository', subject: 'triton', kind: 'flag', name: 'model-repository', platforms: eksOnly, statement: 'Model repository path.', source: 'triton-inference-server/server@v2.71.0 src/command_line_parser.cc', status: 'source' }),
   f({ id: 'triton.flag.http-port', subject: 'triton', kind: 'flag', name: 'http-port', platforms: eksOnly, statement: 'HTTP port of the inference API.', source: 'triton-inference-server/server@v2.71.0 src/command_line_parser.cc', status: 'source' }),
+  f({ id: 'triton.variable.SAGEMAKER_TRITON_ADDITIONAL_ARGS', subject: 'triton', kind: 'variable', name: 'SAGEMAKER_TRITON_ADDITIONAL_ARGS', platforms: smOnly, since: '2.36.0', statement:
+    'SageMaker runs the image\'s serve script (COPY docker/sagemaker/serve /usr/bin/ in images built with the sagemaker endpoint), which appends this variable to the ' +
+    'tritonserver command line unquoted (split at whitespace, glob-expanded), after the flags it sets itself (--model-repository=/opt/ml/model/, --allow-sagemaker=true, ' +
+    '--allow-http=false, --model-control-mode=explicit, --load-model). From commit 7fb48588, first tag v2.36.0.',
+  source: 'triton-inference-server/server@v2.71.0 docker/sagemaker/serve:63,132-134,159,180,183, build.py:1243-1247', status: 'source' }),
   f({ id: 'triton.behaviour.queue', subject: 'triton', kind: 'behaviour', name: 'max_queue_size', statement:
     'The bounded queue is max_queue_size in each model config.pbtxt (0 = unbounded); no flag sets it, so the library cannot bound it.', source: 'triton-inference-server/server@v2.71.0 docs/user_guide/batcher.md:183; core RequestQueue::Enqueue', status: 'source' }),
   f({ id: 'triton.status.queue-full', subject: 'triton', kind: 'status', name: 'queue-full', value: 503, statement: '"Exceeds maximum queue size" is UNAVAILABLE, answered 503 over HTTP.', source: 'triton-inference-server/server@v2.71.0 src/http_server.cc:111-112; core RequestQueue::Enqueue', status: 'source' }),

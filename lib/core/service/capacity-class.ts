@@ -15,7 +15,10 @@ export interface ModelDataArtifact {
 
 /** What a class runs: its image by digest, its model data by digest, and who signed them. */
 export interface ClassArtifact {
-  /** Container image by digest: `<registry>/<repository>@sha256:<64 hex>`. Mutable tags are rejected. */
+  /**
+   * Container image by digest: `<registry>/<repository>@sha256:<64 hex>`. Mutable tags are rejected. A CDK token may
+   * stand for the registry or repository (`repository.repositoryUriForDigest('sha256:<64 hex>')`), never end it.
+   */
   readonly image: string;
   /**
    * Model data. Omit when the weights are baked into the image (whose digest then pins them).
@@ -88,14 +91,19 @@ export interface RuntimeSettings {
   /** Sequences decoded together (vLLM `max_num_seqs`): sizes the KV cache. */
   readonly maxConcurrentSequences: number;
   /**
-   * Tokens per batch step (vLLM `max_num_batched_tokens`).
+   * Tokens per batch step: vLLM `max_num_batched_tokens`, TGI `MAX_BATCH_PREFILL_TOKENS`, DJL LMI (GPU, 0.35.0 or
+   * later) `OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS`, a custom image `CAI_MAX_BATCH_TOKENS`. A synth error where the
+   * server would not read it (DJL before 0.35.0 or on NeuronX, Triton).
    * @default - the engine's default
    */
   readonly maxBatchTokens?: number;
   /** Longest a request may wait in the server's queue before it is rejected, in milliseconds. */
   readonly maxQueueDelayMs: number;
   /**
-   * Extra engine arguments.
+   * Extra engine arguments: appended to the server's on EKS; on SageMaker `SM_VLLM_<FLAG>` variables (vLLM),
+   * `SAGEMAKER_TRITON_ADDITIONAL_ARGS` (Triton 2.36.0 or later) or `CAI_ENGINE_ARGS` (custom). A synth error where the
+   * image takes none: DJL LMI (set `OPTION_*` / `SERVING_*` in `env`) and TGI on SageMaker (each launcher option is
+   * also a variable).
    * @default - none
    */
   readonly args?: readonly string[];

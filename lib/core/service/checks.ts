@@ -4,7 +4,7 @@ import { HardwareCatalog } from '../hardware/catalog';
 import { type HardwareProfile, type Platform } from '../hardware/profile';
 import { duplicates } from '../validation/names';
 import { memoryBreakdown } from './sizing';
-import { isDigestPinnedImage } from '../trust/image-reference';
+import { DIGEST_PINNED_FORM, isDigestPinnedImage } from '../trust/image-reference';
 import { meanServiceTimeMs } from '../runtime/admission';
 import { isUnresolved } from '../validation/tokens';
 import { Checker, isFiniteLiteral, numberProblem } from '../validation/checker';
@@ -34,7 +34,28 @@ export interface CheckOptions {
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** The parts of a class every check reads (the envelope is checked on its own: its absence has a message of its own). */
+const REQUIRED_PARTS: ReadonlyArray<readonly ['artifact' | 'footprint' | 'runtime', string]> = [
+  ['artifact', 'an object with the image by digest (artifact.image) and, unless the weights are in the image, artifact.modelData'],
+  ['footprint', 'an object with weightsGiB, workspaceGiB, kvCacheBytesPerToken, maxSequenceTokens, tensorParallelDegree, quantization, ' +
+    'revision and acceleratorTarget'],
+  ['runtime', 'an object with engine, maxConcurrentSequences and maxQueueDelayMs (and the optional engine settings)'],
+];
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
+}
+
+/** Whether `value` is a real calendar day `YYYY-MM-DD` (not 2026-13-45 or 2026-02-30). */
+function isCalendarDate(value: unknown): boolean {
+  const m = typeof value === 'string' ? ISO_DATE.exec(value) : null;
+  if (!m) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
 
 /**
  * Checks a set of classes (in preference order) and returns the resolved classes with every problem found.
@@ -50,20 +71,33 @@ export function checkCapacityClasses(
   for (const name of duplicates(specs.map((s) => s.name))) {
     problems.push({ field: 'name', message: `'${name}' is used by more than one class; class names must be unique within a service` });
   }
+  // A contract without its slo or requestShape (from a configuration file, or JavaScript) is reported above, field by
+  // field; no class is resolved against it, since binding a class's runtime and planning read both.
+  const contract = options.contract;
+  const contractComplete = contract === undefined || (isObject(contract) && isObject(contract.slo) && isObject(contract.requestShape));
   const classes: CapacityClass[] = [];
   specs.forEach((spec, rank) => {
     const own: ClassProblem[] = [];
     const add = (field: string, message: string) => own.push({ className: spec.name, field, message });
     const rules = new Checker(CLASS_RULES, '', spec.name);
-    const hardware = catalog.find(spec.instanceType);
     rules.check('name', spec.name);
-    if (!hardware) {
+    // The class's parts, as a configuration file may leave them out: each missing one is a problem, and the checks that
+    // read it are skipped (they would throw a TypeError instead).
+    const missing = REQUIRED_PARTS.filter(([part]) => !isObject(spec[part]));
+    for (const [part, allowed] of missing) add(part, `is ${spec[part] === null ? 'null' : 'missing'}; allowed: ${allowed}`);
+    const complete = missing.length === 0;
+    const hardware = isUnresolved(spec.instanceType) ? undefined : catalog.find(spec.instanceType);
+    if (isUnresolved(spec.instanceType)) {
+      add('instanceType', `'${spec.instanceType}' is a CDK token, which is only resolved at deploy time; allowed: a literal instance type of the ` +
+        "hardware catalog (e.g. 'g6e.xlarge', 'ml.g5.xlarge'), because the construct computes with it at synth (accelerator memory, price, " +
+        'tensor-parallel units and the platform come from the catalog)');
+    } else if (!hardware) {
       add('instanceType', `'${spec.instanceType}' is not in the hardware catalog; register it with HardwareCatalog.with({...})`);
-    } else {
+    } else if (complete) {
       checkHardwareFit(spec, hardware, options.platform, add);
     }
-    checkArtifact(spec, add);
-    checkFootprintAndRuntime(spec, options.contract, rules, add);
+    if (isObject(spec.artifact)) checkArtifact(spec, add);
+    if (complete) checkFootprintAndRuntime(spec, options.contract, rules, add);
     checkEnvelope(spec, options.contract, rules, add);
     checkPlacement(spec, options, rules);
     rules.check('maxReplicas', spec.maxReplicas);
@@ -75,7 +109,7 @@ export function checkCapacityClasses(
     }
     own.push(...rules.problems);
     problems.push(...own);
-    if (own.length === 0 && hardware && usdPerHour !== undefined) classes.push(resolve(spec, rank, hardware, usdPerHour));
+    if (own.length === 0 && contractComplete && hardware && usdPerHour !== undefined) classes.push(resolve(spec, rank, hardware, usdPerHour));
   });
   return { classes, problems };
 }
@@ -180,7 +214,13 @@ function checkHardwareFit(spec: CapacityClassSpec, hw: HardwareProfile, platform
 
 function checkArtifact(spec: CapacityClassSpec, add: Add): void {
   const { image, modelData } = spec.artifact;
-  if (!isUnresolved(image) && !isDigestPinnedImage(image)) {
+  if (isUnresolved(image) && !isDigestPinnedImage(image)) {
+    add(
+      'artifact.image',
+      `'${image}' holds a CDK token and does not end in a literal @sha256:<64 lower-case hex>, so it may resolve to a tag (a mutable tag can ` +
+        `change under a running fleet); allowed: ${DIGEST_PINNED_FORM}`,
+    );
+  } else if (!isDigestPinnedImage(image)) {
     add(
       'artifact.image',
       `'${image}' is not pinned by digest; use <registry>/<repository>@sha256:<64 hex characters> (a mutable tag can change under a running fleet)`,
@@ -190,6 +230,8 @@ function checkArtifact(spec: CapacityClassSpec, add: Add): void {
   if (!isUnresolved(modelData.uri) && !parseS3Uri(modelData.uri)) {
     add('artifact.modelData.uri', `'${modelData.uri}' is not an S3 URI; use s3://<bucket>/<key>`);
   }
+  // A token digest is carried: on EKS the init container verifies the fetched object against the deployed value (and
+  // fails closed on a mismatch); SageMaker, which cannot verify what it downloads, refuses one (sageMakerModelDataProblems).
   if (!isUnresolved(modelData.sha256) && !SHA256.test(modelData.sha256)) {
     add('artifact.modelData.sha256', `'${modelData.sha256}' is not a SHA-256 digest; use 64 lower-case hex characters`);
   }
@@ -253,7 +295,7 @@ function checkEnvelope(spec: CapacityClassSpec, contract: ServiceContract | unde
   const concurrencyOk = rules.check('envelope.safeConcurrency', e.safeConcurrency);
   const ttftOk = rules.check('envelope.ttftP95Ms', e.ttftP95Ms);
   const itlOk = rules.optional('envelope.itlP95Ms', e.itlP95Ms);
-  if (!ISO_DATE.test(e.measuredOn ?? '')) add('envelope.measuredOn', `'${e.measuredOn}' is not a date; use YYYY-MM-DD`);
+  if (!isCalendarDate(e.measuredOn)) add('envelope.measuredOn', `'${e.measuredOn}' is not a calendar date; use YYYY-MM-DD (e.g. '2026-10-01')`);
   if (!e.workload || e.workload.trim() === '') add('envelope.workload', 'is empty; say which workload the envelope was measured with');
 
   if (tpsOk && concurrencyOk && itlOk && e.itlP95Ms !== undefined) {

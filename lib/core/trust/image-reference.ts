@@ -3,6 +3,7 @@
  * class checks, the admission policy, the SageMaker models' pull permissions and the artifact verifier all call it.
  * Pure: no AWS SDK and no aws-cdk-lib imports.
  */
+import { isUnresolved } from '../validation/tokens';
 
 /**
  * `<registry host>[:port]/<repository path>@sha256:<64 hex>`, as the OCI distribution spec names repositories
@@ -10,10 +11,30 @@
  */
 const DIGEST_REFERENCE = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:\.[a-z0-9-]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)+@sha256:[0-9a-f]{64}$/;
 
-/** Whether `image` names a registry, a repository and a sha256 digest (no tag: a tag can move under a running fleet). */
+/** A literal digest that ends a reference: where CDK tokens stand for the registry or repository, the digest must still be this. */
+const LITERAL_DIGEST_END = /@sha256:[0-9a-f]{64}$/;
+
+/**
+ * Whether `image` names a registry, a repository and a sha256 digest (no tag: a tag can move under a running fleet).
+ * CDK tokens may stand for the registry and repository (`repository.repositoryUriForDigest('sha256:<64 hex>')`, resolved
+ * at deploy time): the reference is pinned when it ends in a literal `@sha256:<64 hex>`, after its last token, and holds
+ * no other digest and no literal tag. A reference a token ends (`repository.repositoryUri`, `repositoryUriForTag('latest')`,
+ * `${param.valueAsString}:latest`, a token digest) may resolve to a tag, so it is not pinned. A token's encoding
+ * (`${Token[...]}`) ends in `}`, so the literal end cannot be a token's.
+ */
 export function isDigestPinnedImage(image: string): boolean {
-  return DIGEST_REFERENCE.test(image);
+  if (!isUnresolved(image)) return DIGEST_REFERENCE.test(image);
+  const digest = LITERAL_DIGEST_END.exec(image);
+  if (digest === null) return false;
+  const head = image.slice(0, digest.index);
+  // The literal text after the last token, like a literal reference, names no tag beside the digest (`${param}:v1@sha256:...`).
+  const tail = head.slice(head.lastIndexOf('}') + 1);
+  return !head.includes('@') && !tail.slice(tail.lastIndexOf('/') + 1).includes(':');
 }
+
+/** How to pin an image by digest, as messages say it. */
+export const DIGEST_PINNED_FORM = 'a literal <registry>/<repository>@sha256:<64 lower-case hex>, or a reference whose tokens stand for the registry or ' +
+  "repository only and that ends in a literal digest (e.g. repository.repositoryUriForDigest('sha256:<64 hex>'), not repositoryUri or repositoryUriForTag)";
 
 /** A private ECR image pinned by digest. */
 export interface EcrImageReference {
@@ -44,7 +65,11 @@ export function ecrRepositoryArn(image: EcrImageReference, partition: string): s
   return `arn:${partition}:ecr:${image.region}:${image.registryId}:repository/${image.repositoryName}`;
 }
 
-/** Parses `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>`; undefined for anything else (tags included). */
+/**
+ * Parses `<account>.dkr.ecr.<region>.amazonaws.com/<repository>@sha256:<64 hex>`; undefined for anything else (tags
+ * included, and references holding a CDK token: their callers check `isUnresolved` first, and `isDigestPinnedImage`
+ * says whether such a reference is pinned).
+ */
 export function parseEcrImage(image: string): EcrImageReference | undefined {
   const m = ECR_IMAGE.exec(image);
   if (!m) return undefined;
