@@ -541,14 +541,16 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     const classOptions = props.classOptions ?? {};
     const image = props.modelDataFetcherImage;
     const region = Stack.of(this).region;
-    const checked = checkCapacityClasses(props.classes, { catalog, contract: props.contract, platform: 'ec2', ...(Token.isUnresolved(region) ? {} : { region }) });
+    // Missing (a JavaScript caller or a configuration file) is no classes: one problem with the others, not a TypeError.
+    const specs = props.classes ?? [];
+    const checked = checkCapacityClasses(specs, { catalog, contract: props.contract, platform: 'ec2', ...(Token.isUnresolved(region) ? {} : { region }) });
     const runtimes = new Map(checked.classes.map((cls) => [cls.name, eksRuntime(cls, props.contract, classOptions[cls.name]?.port ?? DEFAULT_PORT)]));
     const problems: ClassProblem[] = [
       ...checked.problems,
       ...eksProblems({
         service: props.contract.name,
         namespace: this.namespace,
-        specs: props.classes,
+        specs,
         classes: checked.classes,
         catalog,
         classOptions,
@@ -563,7 +565,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
           message: `is a setting of the cluster, but the service attaches to EksInferenceCluster '${shared.node.path}'; allowed: unset (set it on the EksInferenceCluster)`,
         }))
         : clusterProblems({ ...props, cluster: props.cluster as eks.ICluster | undefined, clusterName: this.clusterName, stack: Stack.of(this) })),
-      ...(shared ? shared.observability.capacityFilterProblems(props.classes.length) : []),
+      ...(shared ? shared.observability.capacityFilterProblems(specs.length) : []),
       ...listenerRuleProblems(props.listenerRule, props.loadBalancer),
       ...this.priorityProblems(props.listenerRule),
       ...fetcherImageProblems(image),

@@ -42,6 +42,10 @@ describe('EksInferenceService input checks', () => {
     expect(build).toThrow(/class 'inf2' classOptions.additionalInstanceTypes: 'm5.large' is not in the hardware catalog, so it has no known/);
   });
 
+  test('fails with one problem, not a TypeError, when classes is missing (a JavaScript caller or a configuration file)', () => {
+    expect(construct({ classes: undefined as never })).toThrow("classes: no capacity classes were declared; at least one is required");
+  });
+
   test('fails when an additional instance type cannot run one model server at the requests sized on the class\'s own type', () => {
     // g6e.2xlarge: 8 vCPU and 64 GiB, so each server requests 6 vCPU and 48 GiB; a g6e.xlarge gives its servers 3 vCPU
     // and 24 GiB, so Karpenter would never launch it for the class (review R229).
