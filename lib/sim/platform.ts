@@ -260,7 +260,9 @@ const PLATFORM_OVERRIDE_RANGES = {
   // A mean of 25 s draws rollbacks up to 50 s, which with a 5 s event run still leave the Reconciler its run.
   rollbackSeconds: [0, 25],
   writableRunSeconds: [0, 60],
-  // Up to two Reconciler periods: a run may find the endpoint still Updating from the previous run's write.
+  // Up to two Reconciler periods: a run may find the endpoint still Updating from the previous run's write. AWS
+  // publishes no figure, and only policies that write weights pay it (review R233: at 120 s instead of 30 the library
+  // lost 3.9 pt summed over the 20 SageMaker scenarios, docs/simulator.md).
   weightsSeconds: [0, 120],
   // A scale-in (target tracking's, or a capacity write that lowers a count) holds the endpoint Updating for this long:
   // AWS publishes no figure (review R207: at 240 s instead of 60 the library lost 0.1-0.6 pt on six seeds of S5, H3,
