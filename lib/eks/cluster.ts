@@ -29,6 +29,7 @@ import {
   endpointAccessProblems, isolatedNodeSubnets, isolatedSubnetEndpointProblems, type IsolatedSubnetEndpoints, warnNeuronDevicePluginImage,
   warnPublicEndpoint,
 } from './isolated-subnets';
+import { classTaints } from './manifests/karpenter';
 import { nodeSubnets, tagNodeSubnets } from './subnet-discovery';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, NEURON_DEVICE_PLUGIN_CHART } from './versions';
 
@@ -123,7 +124,8 @@ export interface ExistingControllers {
   readonly loadBalancerController?: ExistingLoadBalancerController;
   /**
    * A Neuron device plugin runs already on the cluster's Inferentia and Trainium nodes (it advertises
-   * `aws.amazon.com/neuroncore`): the chart is not installed.
+   * `aws.amazon.com/neuroncore`): the chart is not installed. It must tolerate the class nodes' taints,
+   * `capacity-aware-inference/serving` and `aws.amazon.com/neuron` (a synth warning says so).
    * @default false
    */
   readonly neuronDevicePlugin?: boolean;
@@ -464,6 +466,17 @@ export class EksInferenceCluster extends Construct {
     }
     // The service's own error: it cannot attach to EksInferenceCluster this.node.path.
     throwIfInvalid('EksInferenceService', tenant.path, problems);
+    if (neuron.length > 0 && this.neuronPluginSource === 'existing') {
+      // The plugin is the user's, so the library cannot give it the serving taint's toleration; the Neuron chart's default
+      // tolerations leave it out (aws-neuron/neuron-helm-charts@b77a6f90 values.yaml devicePlugin.tolerations, review
+      // R234), and then a class node never advertises aws.amazon.com/neuroncore: its pods stay Pending, silently.
+      const taints = classTaints('neuron').map((t) => `${t.key} (${t.effect})`).join(' and ');
+      Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:eks-existing-neuron-device-plugin',
+        `${neuron.map((c) => `'${c.name}'`).join(', ')} of ${tenant.path} run on nodes tainted ${taints}, and existingControllers.neuronDevicePlugin marks `
+        + 'a Neuron device plugin of your own as running: it must tolerate both taints (the Neuron chart\'s default tolerations leave out the '
+        + 'first), or those nodes never advertise aws.amazon.com/neuroncore and the pods stay Pending. Add the tolerations to its DaemonSet '
+        + '(docs/eks-inference-cluster.md, "Device plugins") and acknowledge this warning.');
+    }
     this.tenants.push(tenant);
     // An existing Karpenter's role is the user's: docs/eks-inference-cluster.md says what it needs for spot.
     if ((tenant.spotClasses ?? []).length > 0) this.karpenter?.allowSpotCapacity();

@@ -539,6 +539,10 @@ describe('Triton and custom engines', () => {
       message: expect.stringContaining('passes on extra arguments only from 2.36.0 (SAGEMAKER_TRITON_ADDITIONAL_ARGS), and runtime.engineVersion is not set'),
     })]);
     expect(sageMaker(triton('2.35.0', ['--exit-timeout-secs=20'])).problems[0].message).toContain("runtime.engineVersion is '2.35.0'");
+    // An NGC container tag would compare above every 2.x release: 23.05 ships Triton 2.34.0, without the variable (R234).
+    expect(sageMaker(triton('23.05', ['--exit-timeout-secs=20'])).problems).toEqual([expect.objectContaining({
+      field: 'runtime.engineVersion', message: expect.stringContaining("'23.05' looks like an NGC container tag (YY.MM)"),
+    })]);
     // The script splits the variable at whitespace and expands globs; the flags it sets for SageMaker stay its own.
     expect(sageMaker(triton('2.71.0', ['--backend-config=python,x=a b'])).problems.map((p) => p.message)).toEqual([
       expect.stringContaining('would reach the server split at whitespace or expanded as a glob, because the Triton serve script expands them unquoted'),

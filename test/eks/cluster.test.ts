@@ -1072,6 +1072,9 @@ describe('the Neuron device plugin', () => {
     const marked = new EksInferenceCluster(own, 'Cluster', { cluster: importedCluster(own), existingControllers: { neuronDevicePlugin: true } });
     new EksInferenceService(own, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster: marked, modelDataFetcherImage: FETCHER_IMAGE });
     expect(neuronCharts(Template.fromStack(own))).toHaveLength(0);
+    // The user's plugin must tolerate the serving taint, which the Neuron chart's defaults leave out (review R234).
+    Annotations.fromStack(own).hasWarning('*', Match.stringLikeRegexp(
+      "'inf2' of Test/Llama run on nodes tainted capacity-aware-inference/serving \\(NoSchedule\\) and aws.amazon.com/neuron \\(NoSchedule\\)"));
   });
 
   test('neuronDevicePlugin: false installs nothing, and a Neuron class then fails at synth naming the class, the setting and what is allowed', () => {

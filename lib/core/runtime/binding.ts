@@ -592,6 +592,13 @@ function tritonSageMakerArguments(
 ): { args: string[]; env: Record<string, string> } {
   const fact = engineFact('triton.variable.SAGEMAKER_TRITON_ADDITIONAL_ARGS');
   const version = cls.runtime.engineVersion;
+  // An NGC container tag (YY.MM, e.g. 23.05 = Triton 2.34.0: server@v2.36.0 README.md:87 maps 23.07 to 2.36.0) would
+  // compare above any 2.x release; a Triton release has major version 2 (review R234).
+  if (version !== undefined && (parseVersion(version)?.[0] ?? 0) >= 20) {
+    problem('runtime.engineVersion', `'${version}' looks like an NGC container tag (YY.MM); allowed: the Triton server release it ships ` +
+      `(2.N.M, listed in the container's release notes), which decides whether ${fact.name} exists (from ${fact.since})`);
+    return { args: [], env: {} };
+  }
   if (version === undefined || !parseVersion(version) || compareVersions(version, fact.since!) < 0) {
     problem('runtime.args', `${given}, but SageMaker runs the Triton image's serve script, which passes on extra arguments only from ` +
       `${fact.since} (${fact.name}), and runtime.engineVersion is ${version === undefined ? 'not set' : `'${version}'`}; allowed: ` +
