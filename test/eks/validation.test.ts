@@ -43,7 +43,7 @@ describe('EksInferenceService input checks', () => {
   });
 
   test('fails with one problem, not a TypeError, when classes is missing (a JavaScript caller or a configuration file)', () => {
-    expect(construct({ classes: undefined as never })).toThrow("classes: no capacity classes were declared; at least one is required");
+    expect(construct({ classes: undefined as never })).toThrow('classes: no capacity classes were declared; at least one is required');
   });
 
   test('fails when an additional instance type cannot run one model server at the requests sized on the class\'s own type', () => {
