@@ -16,6 +16,7 @@ import { type RuntimeBinding } from '../core/runtime/binding';
 import { rejectionStatusClass } from '../core/runtime/engines';
 import { requestDeadlineSeconds } from '../core/runtime/shutdown';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
+import { hostMemoryNote } from '../core/service/host-memory';
 import { capacityPlanProblems, checkCapacityClasses, type ClassProblem } from '../core/service/checks';
 import { forbiddenRoutes, initialWeights } from '../core/service/initial-weights';
 import { amiFamily, Checker } from '../core/validation/checker';
@@ -36,6 +37,7 @@ import { classObjectName, clusterProblems, eksProblems, loadBalancerZoneProblems
 import { type EksClassOptions } from './class-options';
 import { CLASS_LABEL, type ClassObjects, classUnitObjects, DEFAULT_PORT } from './class-unit';
 import { SERVING_SERVICE_ACCOUNT } from './name-limits';
+import { podRequests } from './node-sizing';
 import { CLUSTER_SETTINGS, type ClusterSettings, EksInferenceCluster } from './cluster';
 import { type Karpenter } from './karpenter';
 import { type Keda } from './keda';
@@ -588,6 +590,12 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       for (const w of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:${w.topic}-${name}`, w.message);
     }
     this.warnNvidiaDevicePlugin(props.amiAlias, checked.classes);
+    for (const cls of checked.classes) {
+      // The container's memory limit is its request (lib/eks/manifests/workload.ts): a load above it is OOM-killed.
+      const limit = podRequests(cls).memoryGiB;
+      const memory = hostMemoryNote(cls.footprint.weightsGiB, limit, `the model server's memory limit, three quarters of ${cls.instanceType}'s memory per replica`);
+      if (memory) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-host-memory-${cls.name}`, `Class '${cls.name}': ${memory}`);
+    }
     this.warnProbePaths(classOptions, runtimes);
     return { classes: checked.classes, runtimes };
   }

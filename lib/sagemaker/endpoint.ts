@@ -12,6 +12,7 @@ import { type BlueGreenSteps } from '../core/platform/blue-green-deployment';
 import { SAGEMAKER_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { servingRecord } from '../core/service/serving-record';
+import { hostMemoryNote } from '../core/service/host-memory';
 import { recordServing } from '../control/serving-record';
 import { type IInferenceServing } from '../control/serving';
 import { type HardwareCatalog } from '../core/hardware/catalog';
@@ -493,6 +494,9 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     this.classModels.set(spec.name, classModel);
     for (const alarm of this.rollbackAlarms) grantDescribeAlarm(classModel.role, alarm);
     this.warnIfUngated(resolved);
+    // SageMaker puts no memory limit on the container: the instance's memory is what a load can use.
+    const memory = hostMemoryNote(resolved.footprint.weightsGiB, resolved.hardware.memoryGiB, `${resolved.instanceType}'s memory`);
+    if (memory) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-host-memory-${resolved.name}`, `class '${resolved.name}': ${memory}`);
     return this.checked();
   }
 

@@ -1,6 +1,6 @@
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { App, Fn, Size, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -40,6 +40,14 @@ describe('EksInferenceService input checks', () => {
       /classOptions.additionalInstanceTypes: 'g6.xlarge' carries NVIDIA L4 \(cuda\) but the artifact targets 'neuron'; it has no accelerator/,
     );
     expect(build).toThrow(/class 'inf2' classOptions.additionalInstanceTypes: 'm5.large' is not in the hardware catalog, so it has no known/);
+  });
+
+  test('warns per class whose weights exceed the model server\'s memory limit: an eager load would be OOM-killed (R229)', () => {
+    const { stack } = testStack();
+    new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    const memory = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('exceed the model server')).map((w) => String(w.entry.data));
+    // inf2.xlarge: 16 GiB, a server's limit 12 GiB, below the 15 GiB model; g6e.xlarge's 24 GiB and g5.xlarge's 12 GiB hold theirs.
+    expect(memory).toEqual([expect.stringContaining("Class 'inf2': its weights (15 GiB) exceed the model server's memory limit, three quarters of inf2.xlarge's memory per replica (12 GiB)")]);
   });
 
   test('fails with one problem, not a TypeError, when classes is missing (a JavaScript caller or a configuration file)', () => {

@@ -615,6 +615,18 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(errorOf({ standbyInstances: 21, variants: ownMin })).toBe('');
   });
 
+  test('warns per class whose weights exceed its instance\'s memory: an eager load would be killed (R229)', () => {
+    const warnings = (classes: CapacityClassSpec[]) => {
+      const { stack } = testStack();
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS });
+      return Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('exceed')).map((w) => String(w.entry.data));
+    };
+    // ml.inf2.xlarge has 16 GiB: the 15 GiB model fits (tightly), a 17 GiB one does not.
+    expect(warnings(smClasses())).toEqual([]);
+    const big = withClass(2, (c) => ({ ...c, footprint: { ...c.footprint, weightsGiB: 17 } }));
+    expect(warnings(big)).toEqual([expect.stringContaining("class 'inf2': its weights (17 GiB) exceed ml.inf2.xlarge's memory (16 GiB)")]);
+  });
+
   test('warns per class when artifact.signingProfileName or modelData.versionId is given without artifactGate: nothing reads them (R231)', () => {
     const warnings = (props: Partial<SageMakerCapacityEndpointProps>) => {
       const { stack } = testStack();
