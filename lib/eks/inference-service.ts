@@ -17,6 +17,7 @@ import { rejectionStatusClass } from '../core/runtime/engines';
 import { requestDeadlineSeconds } from '../core/runtime/shutdown';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
 import { hostMemoryNote } from '../core/service/host-memory';
+import { ungatedArtifactNote } from '../core/trust/ungated';
 import { capacityPlanProblems, checkCapacityClasses, type ClassProblem } from '../core/service/checks';
 import { forbiddenRoutes, initialWeights } from '../core/service/initial-weights';
 import { amiFamily, Checker } from '../core/validation/checker';
@@ -591,6 +592,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     }
     this.warnNvidiaDevicePlugin(props.amiAlias, checked.classes);
     for (const cls of checked.classes) {
+      const ungated = props.artifactGate ? undefined : ungatedArtifactNote(cls, 'eks');
+      if (ungated) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-artifact-ungated-${cls.name}`, ungated);
       // The container's memory limit is its request (lib/eks/manifests/workload.ts): a load above it is OOM-killed.
       const limit = podRequests(cls).memoryGiB;
       const memory = hostMemoryNote(cls.footprint.weightsGiB, limit, `the model server's memory limit, three quarters of ${cls.instanceType}'s memory per replica`);

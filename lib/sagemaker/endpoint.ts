@@ -13,6 +13,7 @@ import { SAGEMAKER_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { servingRecord } from '../core/service/serving-record';
 import { hostMemoryNote } from '../core/service/host-memory';
+import { ungatedArtifactNote } from '../core/trust/ungated';
 import { recordServing } from '../control/serving-record';
 import { type IInferenceServing } from '../control/serving';
 import { type HardwareCatalog } from '../core/hardware/catalog';
@@ -806,19 +807,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
    */
   private warnIfUngated(cls: CapacityClass): void {
     if (this.props.artifactGate) return;
-    const unused = [
-      ...(cls.artifact.signingProfileName !== undefined
-        ? [`artifact.signingProfileName '${cls.artifact.signingProfileName}' (nothing checks the image's signature)`] : []),
-      ...(cls.artifact.modelData?.versionId !== undefined
-        ? [`artifact.modelData.versionId '${cls.artifact.modelData.versionId}' (SageMaker downloads the key's current object whatever its version)`] : []),
-    ];
-    if (unused.length === 0) return;
-    Annotations.of(this).addWarningV2(
-      `cdk-capacity-aware-inference:sagemaker-artifact-ungated-${cls.name}`,
-      `class '${cls.name}': ${unused.join(' and ')} ${unused.length === 1 ? 'does' : 'do'} nothing without artifactGate; pass an ArtifactTrust as ` +
-        "artifactGate to verify the image's signature and the model data's version before the class's Model is created, or remove " +
-        (unused.length === 1 ? 'it' : 'them'),
-    );
+    const note = ungatedArtifactNote(cls, 'sagemaker');
+    if (note) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-artifact-ungated-${cls.name}`, note);
   }
 
   /** After construction, a call that adds input throws its problems at once. */

@@ -50,6 +50,15 @@ describe('EksInferenceService input checks', () => {
     expect(memory).toEqual([expect.stringContaining("Class 'inf2': its weights (15 GiB) exceed the model server's memory limit, three quarters of inf2.xlarge's memory per replica (12 GiB)")]);
   });
 
+  test('warns per class whose signing profile nothing reads without artifactGate; the version id is the init container\'s (R231)', () => {
+    const { stack } = testStack();
+    const classes = llamaClasses().map((c) => (c.name === 'a10g' ? { ...c, artifact: { ...c.artifact, signingProfileName: 'ModelSigner' } } : c));
+    new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+    const ungated = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('without artifactGate')).map((w) => String(w.entry.data));
+    expect(ungated).toEqual([expect.stringContaining(
+      "class 'a10g': artifact.signingProfileName 'ModelSigner' (nothing checks the image's signature) does nothing without artifactGate")]);
+  });
+
   test('fails with one problem, not a TypeError, when classes is missing (a JavaScript caller or a configuration file)', () => {
     expect(construct({ classes: undefined as never })).toThrow('classes: no capacity classes were declared; at least one is required');
   });
