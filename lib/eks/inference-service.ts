@@ -594,9 +594,11 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     for (const cls of checked.classes) {
       const ungated = props.artifactGate ? undefined : ungatedArtifactNote(cls, 'eks');
       if (ungated) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-artifact-ungated-${cls.name}`, ungated);
-      // The container's memory limit is its request (lib/eks/manifests/workload.ts): a load above it is OOM-killed.
+      // The container's memory limit is its request (lib/eks/manifests/workload.ts), and its /dev/shm counts against it.
       const limit = podRequests(cls).memoryGiB;
-      const memory = hostMemoryNote(cls.footprint.weightsGiB, limit, `the model server's memory limit, three quarters of ${cls.instanceType}'s memory per replica`);
+      const memory = hostMemoryNote(cls.runtime.engine, cls.footprint.weightsGiB, limit - m.SHARED_MEMORY_GIB,
+        `left by the model server's memory limit (${limit} GiB: three quarters of ${cls.instanceType}'s memory per replica) beside its ` +
+        `${m.SHARED_MEMORY_GIB} GiB /dev/shm`);
       if (memory) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-host-memory-${cls.name}`, `Class '${cls.name}': ${memory}`);
     }
     this.warnProbePaths(classOptions, runtimes);

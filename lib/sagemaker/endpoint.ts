@@ -495,8 +495,9 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     this.classModels.set(spec.name, classModel);
     for (const alarm of this.rollbackAlarms) grantDescribeAlarm(classModel.role, alarm);
     this.warnIfUngated(resolved);
-    // SageMaker puts no memory limit on the container: the instance's memory is what a load can use.
-    const memory = hostMemoryNote(resolved.footprint.weightsGiB, resolved.hardware.memoryGiB, `${resolved.instanceType}'s memory`);
+    // The instance's memory, which the OS and the serving stack share with the load (a container memory limit below it,
+    // if SageMaker sets one, is not documented: unconfirmed).
+    const memory = hostMemoryNote(resolved.runtime.engine, resolved.footprint.weightsGiB, resolved.hardware.memoryGiB, `of ${resolved.instanceType}'s memory`);
     if (memory) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-host-memory-${resolved.name}`, `class '${resolved.name}': ${memory}`);
     return this.checked();
   }

@@ -1,9 +1,14 @@
 import { hostMemoryNote } from '../../lib/core/service/host-memory';
 
-describe('hostMemoryNote (review R229)', () => {
+describe('hostMemoryNote (reviews R229, R235)', () => {
   test('nothing while the weights fit the memory, a note naming both once they exceed it', () => {
-    expect(hostMemoryNote(15, 16, "ml.inf2.xlarge's memory")).toBeUndefined();
-    expect(hostMemoryNote(16, 16, 'x')).toBeUndefined();
-    expect(hostMemoryNote(15, 12, 'the limit')).toMatch(/^its weights \(15 GiB\) exceed the limit \(12 GiB\)\. The engines' default loaders stream safetensors/);
+    expect(hostMemoryNote('vllm', 15, 16, "ml.inf2.xlarge's memory")).toBeUndefined();
+    expect(hostMemoryNote('vllm', 16, 16, 'x')).toBeUndefined();
+    expect(hostMemoryNote('vllm', 15, 10, 'the limit')).toMatch(/^its weights \(15 GiB\) exceed the 10 GiB the limit\. vLLM maps safetensors \(its default load format\), which fits; an eager load/);
+  });
+
+  test('an engine whose loader was not read is said to be unknown, not streaming', () => {
+    expect(hostMemoryNote('triton', 15, 10, 'x')).toContain("What triton's backend loads with is not known to the library; an eager load");
+    expect(hostMemoryNote('custom', 15, 10, 'x')).toContain('What the image loads with is not known to the library');
   });
 });

@@ -35,7 +35,7 @@ function reconcilerRole(named: boolean, onRule = false) {
   const service = onRule
     ? new EksInferenceService(stack, 'Mistral', {
       contract: { ...LLAMA_CONTRACT, name: 'mistral-chat' }, classes: llamaClasses().slice(0, 2), modelDataFetcherImage: FETCHER_IMAGE,
-      cluster: own.cluster, clusterName: own.clusterName, namespace: 'mistral-chat',
+      cluster: own.inferenceCluster, namespace: 'mistral-chat',
       listenerRule: { listener: own.listener, priority: 10, pathPatterns: ['/mistral/*'], ...pools() },
     })
     : own;

@@ -624,7 +624,7 @@ describe('SageMakerCapacityEndpoint validation', () => {
     // ml.inf2.xlarge has 16 GiB: the 15 GiB model fits (tightly), a 17 GiB one does not.
     expect(warnings(smClasses())).toEqual([]);
     const big = withClass(2, (c) => ({ ...c, footprint: { ...c.footprint, weightsGiB: 17 } }));
-    expect(warnings(big)).toEqual([expect.stringContaining("class 'inf2': its weights (17 GiB) exceed ml.inf2.xlarge's memory (16 GiB)")]);
+    expect(warnings(big)).toEqual([expect.stringContaining("class 'inf2': its weights (17 GiB) exceed the 16 GiB of ml.inf2.xlarge's memory.")]);
   });
 
   test('warns per class when artifact.signingProfileName or modelData.versionId is given without artifactGate: nothing reads them (R231)', () => {

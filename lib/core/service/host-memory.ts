@@ -1,19 +1,38 @@
+import { type EngineName } from '../runtime/engines';
+
 /**
  * Whether a model server has host memory for its weights. Not a synth error: the engines' default loaders do not hold
- * the whole model in process memory (vLLM reads safetensors through mmap, `safetensors_weights_iterator` in
- * vllm/model_executor/model_loader/weight_utils.py; transformers-neuronx loads safetensors layer by layer and frees
- * each, `load_safetensors` "Lazily load", aws-neuron/transformers-neuronx@v0.13.0 module.py; TGI maps safetensors too,
- * not re-read at v3.3.7), and the page cache of a mapped file is reclaimable. But an eager load does hold it all: a
- * single `pytorch_model.bin` (`load_pytorch_model_bin`, "Eagerly load", same file), an eager safetensors strategy, or a
- * Neuron model compiled at start-up (aws-neuron/nki-samples#87: an 8B model killed on a 32 GB trn1.2xlarge). Review
- * R229 read these; which loader a given artifact takes cannot be known at synth, so a warning.
+ * the whole model in process memory, and the page cache of a mapped file is reclaimable. Read by reviews R229 and R235:
+ * - vLLM's default load format maps safetensors lazily, and "eager" reads whole files into memory
+ *   (vllm-project/vllm@030eb66 vllm/config/load.py, on main: the repository is over the fetch limit, so unconfirmed at
+ *   the pinned 0.29.0);
+ * - transformers-neuronx loads safetensors layer by layer and frees each (`load_safetensors`, "Lazily load",
+ *   aws-neuron/transformers-neuronx@v0.13.0 module.py:199-220), and DJL LMI 0.29.0 routes a safetensors or precompiled
+ *   model through it (djl-serving@v0.29.0 neuron_utils/model_loader.py:258-264, 319-345); later LMI NeuronX images
+ *   (NxDI) load the whole state dict at once (neuronx-distributed-inference modules/checkpoint.py `load_state_dict`);
+ * - TGI maps safetensors through `safe_open` in the versions read, unconfirmed at v3.3.7;
+ * - Triton's backends and custom images: not read; their own loader decides.
+ * An eager load holds the weights and more: a single `pytorch_model.bin` ("Eagerly load", transformers-neuronx
+ * module.py), an eager load format, or a Neuron model compiled at start-up (aws-neuron/nki-samples#87: an 8B model
+ * killed on a 32 GB trn1.2xlarge). Which loader an artifact takes is not known at synth: a warning.
  */
 
-/** Why `weightsGiB` of model weights may not load within `memoryGiB` (`what` names that memory), or undefined. */
-export function hostMemoryNote(weightsGiB: number, memoryGiB: number, what: string): string | undefined {
+/** What streams the weights by default for each engine, as the warning says it; undefined where nothing was read. */
+const STREAMING_LOADER: Partial<Record<EngineName, string>> = {
+  'vllm': 'vLLM maps safetensors (its default load format)',
+  'tgi': 'TGI maps safetensors',
+  'djl-lmi': 'DJL LMI streams safetensors or precompiled Neuron artifacts through transformers-neuronx (0.29.0; NxDI-based images load the whole checkpoint)',
+};
+
+/**
+ * Why `weightsGiB` of model weights may not load in `memoryGiB` (`what` says whose: "of <type>'s memory"), or undefined when they fit
+ * with room: an eager load needs the weights and the server's own memory besides.
+ */
+export function hostMemoryNote(engine: string, weightsGiB: number, memoryGiB: number, what: string): string | undefined {
   if (!(weightsGiB > memoryGiB)) return undefined;
-  return `its weights (${weightsGiB} GiB) exceed ${what} (${memoryGiB} GiB). The engines' default loaders stream safetensors ` +
-    '(vLLM through mmap, transformers-neuronx layer by layer) and fit; an eager load does not: a single pytorch_model.bin, an eager ' +
-    'safetensors load strategy, or a Neuron model compiled at start-up holds the weights in memory and is killed for it. Use a ' +
-    'safetensors or precompiled artifact (or a type with more memory) and acknowledge this warning';
+  const loader = STREAMING_LOADER[engine as EngineName];
+  return `its weights (${weightsGiB} GiB) exceed the ${memoryGiB} GiB ${what}. ` +
+    (loader ? `${loader}, which fits; ` : `What ${engine === 'custom' ? 'the image' : `${engine}'s backend`} loads with is not known to the library; `) +
+    'an eager load (a single pytorch_model.bin, an eager load format, a Neuron model compiled at start-up) needs more than the ' +
+    'weights and is killed. Use a safetensors or precompiled artifact (or a type with more memory) and acknowledge this warning';
 }

@@ -169,6 +169,12 @@ export interface ReadinessInput {
   readonly startupTimeoutSeconds: number;
 }
 
+/**
+ * The server's /dev/shm, a memory-backed emptyDir: what is written there counts against the container's memory limit
+ * (https://kubernetes.io/docs/concepts/storage/volumes/#emptydir), so it is memory the server's own process cannot use.
+ */
+export const SHARED_MEMORY_GIB = 2;
+
 export interface DeploymentInput {
   readonly name: string;
   readonly namespace: string;
@@ -312,7 +318,7 @@ export function deployment(input: DeploymentInput): Deployment {
           volumes: [
             { name: 'model-cache', emptyDir: { sizeLimit: input.modelCacheSize } },
             { name: 'tmp', emptyDir: { sizeLimit: '2Gi' } },
-            { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: '2Gi' } },
+            { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: `${SHARED_MEMORY_GIB}Gi` } },
           ],
         },
       },
