@@ -308,6 +308,8 @@ const PUBLISH_FREQUENCY_SECONDS = { enhanced: 10, standard: 60 } as const;
 /** `ContainerStartupHealthCheckTimeoutInSeconds` and `ModelDataDownloadTimeoutInSeconds` when the props set none. */
 const CONTAINER_STARTUP_DEFAULT_SECONDS = 1200;
 const MODEL_DATA_DOWNLOAD_DEFAULT_SECONDS = 1200;
+/** Model size above which AWS advises a longer model data download timeout (large-model-inference-hosting.html). */
+const LARGE_MODEL_DOWNLOAD_GB = 40;
 
 /**
  * A SageMaker real-time endpoint that survives a shortage of its preferred instance type.
@@ -499,6 +501,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     // if SageMaker sets one, is not documented: unconfirmed).
     const memory = hostMemoryNote(resolved.runtime.engine, resolved.footprint.weightsGiB, resolved.hardware.memoryGiB, `of ${resolved.instanceType}'s memory`);
     if (memory) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-host-memory-${resolved.name}`, `class '${resolved.name}': ${memory}`);
+    this.warnIfDownloadTimeoutDefault(resolved);
     return this.checked();
   }
 
@@ -810,6 +813,21 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     if (this.props.artifactGate) return;
     const note = ungatedArtifactNote(cls, 'sagemaker');
     if (note) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-artifact-ungated-${cls.name}`, note);
+  }
+
+  /**
+   * AWS: "If the size of your model is larger than 40 GB, then you should increase this quota"
+   * (ModelDataDownloadTimeoutInSeconds, https://docs.aws.amazon.com/sagemaker/latest/dg/large-model-inference-hosting.html;
+   * review R229). The weights stand for the model data's size; a download that outlasts the timeout fails every new
+   * instance of the class, scale-outs included, so a warning where the default is kept.
+   */
+  private warnIfDownloadTimeoutDefault(cls: CapacityClass): void {
+    const gb = (cls.footprint.weightsGiB * 2 ** 30) / 1e9;
+    if (this.props.modelDataDownloadTimeout !== undefined || !(gb > LARGE_MODEL_DOWNLOAD_GB)) return;
+    Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-download-timeout-${cls.name}`,
+      `class '${cls.name}': its weights are ${gb.toFixed(0)} GB, over the ${LARGE_MODEL_DOWNLOAD_GB} GB above which AWS says to raise ` +
+      `ModelDataDownloadTimeoutInSeconds, and modelDataDownloadTimeout keeps the default ${MODEL_DATA_DOWNLOAD_DEFAULT_SECONDS} s; set it for the ` +
+      'download from S3 at your bucket\'s throughput (at most 3600 s), or acknowledge this warning');
   }
 
   /** After construction, a call that adds input throws its problems at once. */

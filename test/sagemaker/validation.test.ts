@@ -627,6 +627,18 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(warnings(big)).toEqual([expect.stringContaining("class 'inf2': its weights (17 GiB) exceed the 16 GiB of ml.inf2.xlarge's memory.")]);
   });
 
+  test('warns per class over 40 GB when modelDataDownloadTimeout keeps its default (AWS\'s large-model advice; R229)', () => {
+    const warnings = (props: Partial<SageMakerCapacityEndpointProps>) => {
+      const { stack } = testStack();
+      const classes = withClass(0, (c) => ({ ...c, instanceType: 'ml.g6e.12xlarge', footprint: { ...c.footprint, weightsGiB: 40, tensorParallelDegree: 4 } }));
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS, ...props });
+      return Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('ModelDataDownloadTimeoutInSeconds')).map((w) => String(w.entry.data));
+    };
+    // 40 GiB is 43 GB; the other classes' 5.7 and 15 GiB are below.
+    expect(warnings({})).toEqual([expect.stringContaining("class 'l40s': its weights are 43 GB, over the 40 GB above which AWS says to raise")]);
+    expect(warnings({ modelDataDownloadTimeout: Duration.minutes(40) })).toEqual([]);
+  });
+
   test('warns per class when artifact.signingProfileName or modelData.versionId is given without artifactGate: nothing reads them (R231)', () => {
     const warnings = (props: Partial<SageMakerCapacityEndpointProps>) => {
       const { stack } = testStack();
