@@ -5,7 +5,8 @@
  *
  *   cdk-capacity-verify --stack <name> [--region <r>] [--kube-context <ctx>] [--burst <class>=<url> ...] [--json]
  *
- * The judging is pure (lib/core/verify); this file makes the calls (read-only, except the opt-in --burst) and prints.
+ * The judging is pure (lib/core/verify); this file makes the calls (read-only, except the opt-in --burst and
+ * --time-weight-update) and prints.
  */
 import { ApplicationAutoScalingClient, DescribeScalingPoliciesCommand, type ServiceNamespace } from '@aws-sdk/client-application-auto-scaling';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
@@ -37,6 +38,8 @@ import {
   capacityFilters, getAttArnOf, observabilityAddons, podIdentityRole, roleStatements, statementsAllowing,
 } from '../lib/core/verify/template';
 import { type BurstAnswer, burstCheck, burstPlan, type BurstPlan } from '../lib/core/verify/burst';
+import { type StatusSample, updatingSeconds, WEIGHT_UPDATE_MAX_SECONDS, WEIGHT_UPDATE_POLL_SECONDS, weightUpdateCheck } from '../lib/core/verify/weight-update';
+import { platformModel } from '../lib/sim/platform';
 import { type PodList, podsReadyCheck, renderedWorkloads } from '../lib/core/verify/pods';
 import {
   type LivePolicyRead, policyArnOf, type ScalingMetricAnswer, scalingMetricCheck, type ScalingMetricPolicy, scalingMetricPolicies, type ScalingQuery,
@@ -44,6 +47,7 @@ import {
 } from '../lib/core/verify/scaling-metric';
 import { servingRecordOf, servingRecords } from '../lib/core/service/serving-record';
 import { setTimeout as delay } from 'node:timers/promises';
+import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { parseCommandLine, UsageError } from './args';
 import { cliClientConfig, type HttpTimeouts } from '../lib/core/sdk-client-profiles';
 import { clientRegion } from './aws-clients';
@@ -53,10 +57,11 @@ import { type Kubectl, kubectl } from './kubectl';
 
 export { UsageError, type Io };
 
-export const USAGE = `cdk-capacity-verify: post-deploy conformance checks of a deployed stack (read-only)
+export const USAGE = `cdk-capacity-verify: post-deploy conformance checks of a deployed stack (read-only unless asked)
 
 Usage:
-  cdk-capacity-verify --stack <name> [--region <region>] [--kube-context <context>] [--burst <class>=<url> ...] [--json]
+  cdk-capacity-verify --stack <name> [--region <region>] [--kube-context <context>] [--burst <class>=<url> ...]
+                      [--time-weight-update] [--json]
 
 Checks, each printed as PASS or FAIL with the fact it settles:
   metrics      every metric the reconciler reads, each class's requests and shed requests the alarms read, and the
@@ -84,6 +89,12 @@ NOT read-only, opt-in:
                reach ONE replica, e.g. after 'kubectl port-forward deploy/<deployment> 8080:<CAI_PORT>' use
                http://127.0.0.1:8080. At most 512 requests, each with a timeout; real load, some of it shed: run it
                off-peak. Repeatable, one class each. Not for SageMaker (InvokeEndpoint needs signed requests).
+  --time-weight-update  SageMaker: write each variant's current weight back (UpdateEndpointWeightsAndCapacities,
+               weights only, nothing else changes) and time how long the endpoint stays Updating, read every
+               ${WEIGHT_UPDATE_POLL_SECONDS} s for up to ${WEIGHT_UPDATE_MAX_SECONDS} s: AWS publishes no figure, the simulator assumes one, and the
+               library's SageMaker results depend on it. While Updating, the endpoint takes no other update (its
+               autoscaling waits): run it off-peak. Needs sagemaker:DescribeEndpoint and
+               sagemaker:UpdateEndpointWeightsAndCapacities on the endpoint.
 
 Needs read-only credentials: cloudformation:ListStackResources, cloudformation:GetTemplate,
 lambda:GetFunctionConfiguration, cloudwatch:ListMetrics, cloudwatch:GetMetricData,
@@ -104,12 +115,15 @@ export interface VerifyCommand {
   readonly json?: boolean;
   readonly kubeContext?: string;
   readonly bursts?: readonly BurstTarget[];
+  /** SageMaker: time a weights-only update of the stack's endpoint (writes its current weights back). */
+  readonly timeWeightUpdate?: boolean;
 }
 
 export function parseArgs(argv: readonly string[]): VerifyCommand {
   if (asksForHelp(argv)) return { command: 'help' };
   const { values, repeated } = parseCommandLine('verify', argv, {
     stack: { type: 'string' }, region: { type: 'string' }, json: { type: 'boolean' }, 'kube-context': { type: 'string' }, burst: { type: 'string', multiple: true },
+    'time-weight-update': { type: 'boolean' },
   });
   const problems = repeated.map((f) => `${f} is given twice`);
   if (typeof values.stack !== 'string' || values.stack === '') problems.push('--stack <name> is required');
@@ -123,7 +137,7 @@ export function parseArgs(argv: readonly string[]): VerifyCommand {
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return {
     command: 'verify', stack: values.stack as string, region: values.region as string | undefined, json: values.json === true,
-    kubeContext: values['kube-context'] as string | undefined, bursts,
+    kubeContext: values['kube-context'] as string | undefined, bursts, timeWeightUpdate: values['time-weight-update'] === true,
   };
 }
 
@@ -135,6 +149,8 @@ export interface VerifyClients {
   readonly logs: CloudWatchLogsClient;
   readonly eks: EKSClient;
   readonly iam: IAMClient;
+  /** For --time-weight-update only. */
+  readonly sageMaker?: SageMakerClient;
 }
 
 export function clients(region?: string, timeouts?: HttpTimeouts): VerifyClients {
@@ -147,6 +163,7 @@ export function clients(region?: string, timeouts?: HttpTimeouts): VerifyClients
     logs: new CloudWatchLogsClient(config),
     eks: new EKSClient(config),
     iam: new IAMClient(config),
+    sageMaker: new SageMakerClient(config),
   };
 }
 
@@ -491,6 +508,10 @@ export interface VerifyOptions {
   readonly bursts?: readonly BurstTarget[];
   /** How the burst's requests are sent (tests pass their own). @default fetch */
   readonly fetch?: typeof fetch;
+  /** Opt-in write: time a weights-only update of each SageMaker endpoint of the stack. */
+  readonly timeWeightUpdate?: boolean;
+  /** How the weight update's reads wait (tests pass their own clock). @default real time */
+  readonly clock?: { readonly now: () => number; readonly sleep: (ms: number) => Promise<unknown> };
 }
 
 export async function runVerify(stack: string, c: VerifyClients, options: VerifyOptions = {}): Promise<CheckResult[]> {
@@ -505,7 +526,50 @@ export async function runVerify(stack: string, c: VerifyClients, options: Verify
     ...await each('permissions', () => permissionResults(d, c)),
     ...options.kubectl ? await each('pods', () => podResults(d, options.kubectl!)) : [],
     ...await each('burst', () => burstResults(bursts, options.fetch)),
+    ...options.timeWeightUpdate ? await each('weight-update', () => weightUpdateResults(d, c, options.clock)) : [],
   ];
+}
+
+/**
+ * Each SageMaker endpoint of the stack: its variants' current weights written back, then its status read until it is
+ * InService again after Updating (`weightUpdateCheck` judges). An endpoint not InService is not written.
+ */
+async function weightUpdateResults(
+  d: Deployment, c: VerifyClients, clock: NonNullable<VerifyOptions['clock']> = { now: Date.now, sleep: (ms: number) => delay(ms) },
+): Promise<CheckResult[]> {
+  // The endpoint a reconciler's writes hold Updating: where its capacity lives, a variant of it (on EKS a NodePool).
+  const endpoints = [...new Set(d.reconcilers.flatMap((r) => {
+    const holder = routingTarget(r.config.facts).capacityHolder(r.config.facts);
+    return holder.kind === 'variant' ? [holder.endpointName] : [];
+  }))];
+  if (endpoints.length === 0) {
+    return [{ id: 'weight-update', status: 'skip', settles: 'a weights-only update is timed', detail: 'the stack has no SageMaker endpoint' }];
+  }
+  const assumed = platformModel('sagemaker').endpointUpdate!.weightsSeconds;
+  const results: CheckResult[] = [];
+  for (const name of endpoints) {
+    const sm = c.sageMaker!;
+    const endpoint = await sm.send(new DescribeEndpointCommand({ EndpointName: name }));
+    if (endpoint.EndpointStatus !== 'InService') {
+      results.push({ id: `weight-update:${name}`, status: 'skip', settles: `a weights-only update of ${name} is timed`,
+        detail: `the endpoint is ${endpoint.EndpointStatus}, not InService: nothing written` });
+      continue;
+    }
+    const desired = (endpoint.ProductionVariants ?? []).map((v) => ({ VariantName: v.VariantName!, DesiredWeight: v.CurrentWeight! }));
+    await sm.send(new UpdateEndpointWeightsAndCapacitiesCommand({ EndpointName: name, DesiredWeightsAndCapacities: desired }));
+    const start = clock.now();
+    const samples: StatusSample[] = [];
+    for (;;) {
+      await clock.sleep(WEIGHT_UPDATE_POLL_SECONDS * 1000);
+      const seconds = Math.round((clock.now() - start) / 1000);
+      samples.push({ seconds, status: (await sm.send(new DescribeEndpointCommand({ EndpointName: name }))).EndpointStatus });
+      const t = updatingSeconds(samples);
+      // Done when back InService after Updating, when never seen Updating for 10 s (the write changed nothing), or at the bound.
+      if ('seconds' in t || (t.never === 'updating' && seconds >= 10) || seconds >= WEIGHT_UPDATE_MAX_SECONDS) break;
+    }
+    results.push(weightUpdateCheck(name, samples, assumed));
+  }
+  return results;
 }
 
 /**
@@ -527,7 +591,7 @@ export async function main(
     try {
       const c = make(cmd.region);
       await clientRegion(c.cloudFormation);
-      const results = await runVerify(cmd.stack!, c, { kubectl: kube(cmd.kubeContext), bursts: cmd.bursts });
+      const results = await runVerify(cmd.stack!, c, { kubectl: kube(cmd.kubeContext), bursts: cmd.bursts, timeWeightUpdate: cmd.timeWeightUpdate });
       const summary = summarizeChecks(results);
       if (cmd.json) io.out(JSON.stringify({ stack: cmd.stack, results, summary: summary.line }, null, 1));
       else {

@@ -58,7 +58,7 @@ describe('parseArgs', () => {
   test('help, and a stack', () => {
     expect(parseArgs([])).toEqual({ command: 'help' });
     expect(parseArgs(['--help'])).toEqual({ command: 'help' });
-    expect(parseArgs(['--stack', 'Svc', '--region', 'us-east-1', '--json'])).toEqual({ command: 'verify', stack: 'Svc', region: 'us-east-1', json: true, bursts: [] });
+    expect(parseArgs(['--stack', 'Svc', '--region', 'us-east-1', '--json'])).toEqual({ command: 'verify', stack: 'Svc', region: 'us-east-1', json: true, bursts: [], timeWeightUpdate: false });
   });
   test('fails without --stack, or with an option it does not take', () => {
     expect(() => parseArgs(['--region', 'us-east-1'])).toThrow(new UsageError('--stack <name> is required'));

@@ -1,0 +1,50 @@
+import { type CheckResult } from './result';
+
+/**
+ * Times a weights-only `UpdateEndpointWeightsAndCapacities` on a deployed endpoint: how long it keeps the endpoint
+ * `Updating`. AWS publishes no figure (the API reference says only that the endpoint's status becomes `Updating` and
+ * then `InService`), the simulator assumes one (`weightsSeconds`, lib/sim/platform.ts), and the library's SageMaker
+ * results depend on it: only the policies that write weights pay it, since every write blocks target tracking's
+ * scale-outs and the Reconciler's capacity write for that long (review R233; docs/benchmarks-history.md, "Stop 59").
+ */
+
+/** How often the endpoint's status is read after the write. */
+export const WEIGHT_UPDATE_POLL_SECONDS = 2;
+/** The longest the command waits for `InService` again (a weights-only update that takes longer is reported as such). */
+export const WEIGHT_UPDATE_MAX_SECONDS = 600;
+
+/** One read of the endpoint's status after the write, `seconds` after it. */
+export interface StatusSample {
+  readonly seconds: number;
+  readonly status: string | undefined;
+}
+
+/** The seconds from the write to the first read that finds the endpoint `InService` after it was `Updating`. */
+export function updatingSeconds(samples: readonly StatusSample[]): { seconds: number } | { never: 'updating' | 'in-service' } {
+  const updating = samples.findIndex((s) => s.status === 'Updating');
+  if (updating < 0) return { never: 'updating' };
+  const back = samples.slice(updating).find((s) => s.status === 'InService');
+  return back ? { seconds: back.seconds } : { never: 'in-service' };
+}
+
+/**
+ * The check: PASS when the endpoint was back `InService` within the simulator's assumed time, FAIL when it took longer
+ * (the SageMaker benchmark is then kinder to the weight-writing policies than this endpoint: rerun it with the measured
+ * time), SKIP when no update was seen (the write may not have changed the endpoint).
+ */
+export function weightUpdateCheck(endpointName: string, samples: readonly StatusSample[], assumedSeconds: number): CheckResult {
+  const id = `weight-update:${endpointName}`;
+  const settles = `a weights-only update keeps endpoint ${endpointName} Updating no longer than the simulator assumes (${assumedSeconds} s)`;
+  const t = updatingSeconds(samples);
+  const polled = `read every ${WEIGHT_UPDATE_POLL_SECONDS} s`;
+  if ('never' in t) {
+    return t.never === 'updating'
+      ? { id, status: 'skip', settles, detail: `the endpoint was never seen Updating after the write (${polled}): not measured` }
+      : { id, status: 'fail', settles, detail: `still not InService ${WEIGHT_UPDATE_MAX_SECONDS} s after the write (${polled})` };
+  }
+  const rerun = `npx cdk-capacity-sim bench --platforms sagemaker --platform-param weightsSeconds=${Math.min(120, Math.ceil(t.seconds))}`;
+  return t.seconds <= assumedSeconds
+    ? { id, status: 'pass', settles, detail: `InService again ${t.seconds} s after the write (${polled})` }
+    : { id, status: 'fail', settles, detail: `InService again ${t.seconds} s after the write (${polled}); the SageMaker benchmark is kinder to ` +
+      `policies that write weights than this endpoint: rerun it with ${rerun}` + (t.seconds > 120 ? ' (the parameter\'s upper bound; longer is worse still)' : '') };
+}

@@ -1,0 +1,84 @@
+/**
+ * verify's opt-in --time-weight-update: the pure judgement of the endpoint's status reads, and the command's calls on
+ * a mocked SageMaker (the current weights written back unchanged, then DescribeEndpoint until InService).
+ */
+import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
+import { mockClient } from 'aws-sdk-client-mock';
+import { clients, parseArgs, runVerify } from '../../bin/verify';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { updatingSeconds, weightUpdateCheck } from '../../lib/core/verify/weight-update';
+import { platformModel } from '../../lib/sim/platform';
+import { ACCOUNT, conformingAccount, resetAccount, target } from './account';
+
+const sm = mockClient(SageMakerClient);
+beforeEach(() => {
+  resetAccount();
+  sm.reset();
+});
+
+describe('weightUpdateCheck', () => {
+  test('the first InService after Updating ends the clock; PASS within the assumed time, FAIL beyond it with the rerun', () => {
+    const reads = (statuses: string[]) => statuses.map((status, i) => ({ seconds: 2 * (i + 1), status }));
+    expect(updatingSeconds(reads(['Updating', 'Updating', 'InService']))).toEqual({ seconds: 6 });
+    expect(weightUpdateCheck('llm', reads(['Updating', 'InService']), 30)).toMatchObject({ status: 'pass', detail: 'InService again 4 s after the write (read every 2 s)' });
+    const slow = weightUpdateCheck('llm', [{ seconds: 2, status: 'Updating' }, { seconds: 94, status: 'InService' }], 30);
+    expect(slow.status).toBe('fail');
+    expect(slow.detail).toContain('rerun it with npx cdk-capacity-sim bench --platforms sagemaker --platform-param weightsSeconds=94');
+  });
+
+  test('never Updating: SKIP (not measured); never back: FAIL', () => {
+    expect(weightUpdateCheck('llm', [{ seconds: 2, status: 'InService' }], 30).status).toBe('skip');
+    expect(weightUpdateCheck('llm', [{ seconds: 600, status: 'Updating' }], 30)).toMatchObject({ status: 'fail', detail: expect.stringContaining('still not InService 600 s') });
+  });
+});
+
+describe('--time-weight-update on a SageMaker stack', () => {
+  const SM_CONFIG: ReconcilerConfig = {
+    facts: {
+      kind: 'sagemaker', endpointName: 'llm', endpointArn: `arn:aws:sagemaker:us-east-1:${ACCOUNT}:endpoint/llm`,
+      variants: [{ variantName: 'pooled', classes: [{ ...target('l40s', 0).class, instanceType: 'ml.g6e.xlarge' }] }],
+    },
+    placement: {}, policy: {}, service: 'chat', tokensPerRequest: 200, metricDelaySeconds: 120,
+  };
+
+  test('parses the flag', () => {
+    expect(parseArgs(['--stack', 'S', '--time-weight-update']).timeWeightUpdate).toBe(true);
+    expect(parseArgs(['--stack', 'S']).timeWeightUpdate).toBe(false);
+  });
+
+  test('writes each variant\'s current weight back, reads the status until InService, and judges against the simulator\'s assumption', async () => {
+    conformingAccount(SM_CONFIG);
+    const statuses = ['InService', 'Updating', 'Updating', 'InService'];
+    sm.on(DescribeEndpointCommand).callsFake(() => ({
+      EndpointName: 'llm', EndpointStatus: statuses.shift() ?? 'InService',
+      ProductionVariants: [{ VariantName: 'pooled', CurrentWeight: 0.7 }, { VariantName: 'single', CurrentWeight: 0.3 }],
+    }));
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).resolves({ EndpointArn: SM_CONFIG.facts.kind === 'sagemaker' ? SM_CONFIG.facts.endpointArn : '' });
+    let now = 0;
+    const clock = { now: () => now, sleep: async (ms: number) => { now += ms; } };
+    const results = await runVerify('Svc', { ...clients('us-east-1'), sageMaker: new SageMakerClient({ region: 'us-east-1' }) }, { timeWeightUpdate: true, clock });
+    const [weights] = sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand);
+    expect(weights.args[0].input).toEqual({
+      EndpointName: 'llm', DesiredWeightsAndCapacities: [{ VariantName: 'pooled', DesiredWeight: 0.7 }, { VariantName: 'single', DesiredWeight: 0.3 }],
+    });
+    const assumed = platformModel('sagemaker').endpointUpdate!.weightsSeconds;
+    expect(results.filter((r) => r.id.startsWith('weight-update'))).toEqual([{
+      id: 'weight-update:llm', status: 'pass', detail: 'InService again 6 s after the write (read every 2 s)',
+      settles: `a weights-only update keeps endpoint llm Updating no longer than the simulator assumes (${assumed} s)`,
+    }]);
+  });
+
+  test('an endpoint not InService is not written', async () => {
+    conformingAccount(SM_CONFIG);
+    sm.on(DescribeEndpointCommand).resolves({ EndpointName: 'llm', EndpointStatus: 'Updating' });
+    const results = await runVerify('Svc', { ...clients('us-east-1'), sageMaker: new SageMakerClient({ region: 'us-east-1' }) }, { timeWeightUpdate: true });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+    expect(results.find((r) => r.id === 'weight-update:llm')).toMatchObject({ status: 'skip', detail: 'the endpoint is Updating, not InService: nothing written' });
+  });
+
+  test('without the flag nothing is written', async () => {
+    conformingAccount(SM_CONFIG);
+    await runVerify('Svc', clients('us-east-1'));
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  });
+});
