@@ -3,7 +3,7 @@
  * verify: a post-deploy conformance check of a deployed stack, read-only. Each check prints PASS or FAIL with the fact
  * about the account it settles (the facts the offline tests can only read about: docs/verify.md lists them).
  *
- *   cdk-capacity-verify --stack <name> [--region <r>] [--kube-context <ctx>] [--burst <class>=<url> ...] [--json]
+ *   cdk-capacity-verify --stack <name> [--region <r>] [--kube-context <ctx>] [--burst <class>=<url> ...] [--time-weight-update] [--json]
  *
  * The judging is pure (lib/core/verify); this file makes the calls (read-only, except the opt-in --burst and
  * --time-weight-update) and prints.
@@ -549,23 +549,43 @@ async function weightUpdateResults(
   const results: CheckResult[] = [];
   for (const name of endpoints) {
     const sm = c.sageMaker!;
+    const skip = (detail: string) => results.push({ id: `weight-update:${name}`, status: 'skip', settles: `a weights-only update of ${name} is timed`, detail });
     const endpoint = await sm.send(new DescribeEndpointCommand({ EndpointName: name }));
     if (endpoint.EndpointStatus !== 'InService') {
-      results.push({ id: `weight-update:${name}`, status: 'skip', settles: `a weights-only update of ${name} is timed`,
-        detail: `the endpoint is ${endpoint.EndpointStatus}, not InService: nothing written` });
+      skip(`the endpoint is ${endpoint.EndpointStatus}, not InService: nothing written`);
       continue;
     }
-    const desired = (endpoint.ProductionVariants ?? []).map((v) => ({ VariantName: v.VariantName!, DesiredWeight: v.CurrentWeight! }));
-    await sm.send(new UpdateEndpointWeightsAndCapacitiesCommand({ EndpointName: name, DesiredWeightsAndCapacities: desired }));
+    // The weights in force, as the Reconciler reads them (DesiredWeight ?? CurrentWeight); both are optional in the API.
+    const variants = endpoint.ProductionVariants ?? [];
+    const unknown = variants.filter((v) => (v.DesiredWeight ?? v.CurrentWeight) === undefined).map((v) => v.VariantName);
+    if (variants.length === 0 || unknown.length > 0) {
+      skip(`no weight known for ${unknown.length > 0 ? `variant(s) ${unknown.join(', ')}` : 'any variant'}: nothing written`);
+      continue;
+    }
+    const desired = variants.map((v) => ({ VariantName: v.VariantName!, DesiredWeight: (v.DesiredWeight ?? v.CurrentWeight)! }));
+    try {
+      await sm.send(new UpdateEndpointWeightsAndCapacitiesCommand({ EndpointName: name, DesiredWeightsAndCapacities: desired }));
+    } catch (e) {
+      // Another update (the Reconciler's, an autoscaling activity) may have started between the read and the write.
+      const now = await sm.send(new DescribeEndpointCommand({ EndpointName: name }));
+      if (now.EndpointStatus !== 'InService') {
+        skip(`another update started first (the endpoint is ${now.EndpointStatus}; the write was refused: ${errorText(e)}): not measured`);
+        continue;
+      }
+      throw e;
+    }
     const start = clock.now();
     const samples: StatusSample[] = [];
-    for (;;) {
-      await clock.sleep(WEIGHT_UPDATE_POLL_SECONDS * 1000);
+    for (let first = true; ; first = false) {
+      if (!first) await clock.sleep(WEIGHT_UPDATE_POLL_SECONDS * 1000);
       const seconds = Math.round((clock.now() - start) / 1000);
-      samples.push({ seconds, status: (await sm.send(new DescribeEndpointCommand({ EndpointName: name }))).EndpointStatus });
+      const read = await sm.send(new DescribeEndpointCommand({ EndpointName: name }));
+      const capacityChanging = (read.ProductionVariants ?? []).some((v) => v.DesiredInstanceCount !== undefined && v.DesiredInstanceCount !== v.CurrentInstanceCount);
+      samples.push({ seconds, status: read.EndpointStatus, capacityChanging });
       const t = updatingSeconds(samples);
-      // Done when back InService after Updating, when never seen Updating for 10 s (the write changed nothing), or at the bound.
-      if ('seconds' in t || (t.never === 'updating' && seconds >= 10) || seconds >= WEIGHT_UPDATE_MAX_SECONDS) break;
+      // Done when back InService after Updating, at another status, when never seen Updating for 10 s (the write changed
+      // nothing), or at the bound.
+      if (!('never' in t) || (t.never === 'updating' && seconds >= 10) || seconds >= WEIGHT_UPDATE_MAX_SECONDS) break;
     }
     results.push(weightUpdateCheck(name, samples, assumed));
   }

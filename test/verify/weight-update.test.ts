@@ -20,10 +20,17 @@ describe('weightUpdateCheck', () => {
   test('the first InService after Updating ends the clock; PASS within the assumed time, FAIL beyond it with the rerun', () => {
     const reads = (statuses: string[]) => statuses.map((status, i) => ({ seconds: 2 * (i + 1), status }));
     expect(updatingSeconds(reads(['Updating', 'Updating', 'InService']))).toEqual({ seconds: 6 });
-    expect(weightUpdateCheck('llm', reads(['Updating', 'InService']), 30)).toMatchObject({ status: 'pass', detail: 'InService again 4 s after the write (read every 2 s)' });
+    expect(weightUpdateCheck('llm', reads(['Updating', 'InService']), 30)).toMatchObject({ status: 'pass', detail: 'InService again 4 s after the write (read at once, then every 2 s)' });
     const slow = weightUpdateCheck('llm', [{ seconds: 2, status: 'Updating' }, { seconds: 94, status: 'InService' }], 30);
     expect(slow.status).toBe('fail');
     expect(slow.detail).toContain('rerun it with npx cdk-capacity-sim bench --platforms sagemaker --platform-param weightsSeconds=94');
+  });
+
+  test('another status is named and FAILs; a capacity change overlapping the update is not the weights\' time: SKIP (R236)', () => {
+    expect(weightUpdateCheck('llm', [{ seconds: 0, status: 'Updating' }, { seconds: 40, status: 'RollingBack' }], 30))
+      .toMatchObject({ status: 'fail', detail: expect.stringContaining('the endpoint turned RollingBack after the write') });
+    expect(weightUpdateCheck('llm', [{ seconds: 0, status: 'Updating', capacityChanging: true }, { seconds: 200, status: 'InService' }], 30))
+      .toMatchObject({ status: 'skip', detail: expect.stringContaining("a variant's instance count changed") });
   });
 
   test('never Updating: SKIP (not measured); never back: FAIL', () => {
@@ -63,9 +70,22 @@ describe('--time-weight-update on a SageMaker stack', () => {
     });
     const assumed = platformModel('sagemaker').endpointUpdate!.weightsSeconds;
     expect(results.filter((r) => r.id.startsWith('weight-update'))).toEqual([{
-      id: 'weight-update:llm', status: 'pass', detail: 'InService again 6 s after the write (read every 2 s)',
+      id: 'weight-update:llm', status: 'pass', detail: 'InService again 4 s after the write (read at once, then every 2 s)',
       settles: `a weights-only update keeps endpoint llm Updating no longer than the simulator assumes (${assumed} s)`,
     }]);
+  });
+
+  test('a write refused because another update started first is SKIP, not a failed group (R236)', async () => {
+    conformingAccount(SM_CONFIG);
+    const statuses = ['InService', 'Updating'];
+    sm.on(DescribeEndpointCommand).callsFake(() => ({
+      EndpointName: 'llm', EndpointStatus: statuses.shift() ?? 'Updating', ProductionVariants: [{ VariantName: 'pooled', CurrentWeight: 1 }],
+    }));
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(Object.assign(new Error('Cannot update in-progress endpoint'), { name: 'ValidationException' }));
+    const results = await runVerify('Svc', { ...clients('us-east-1'), sageMaker: new SageMakerClient({ region: 'us-east-1' }) }, { timeWeightUpdate: true });
+    expect(results.find((r) => r.id.startsWith('weight-update'))).toMatchObject({
+      id: 'weight-update:llm', status: 'skip', detail: expect.stringContaining('another update started first (the endpoint is Updating'),
+    });
   });
 
   test('an endpoint not InService is not written', async () => {

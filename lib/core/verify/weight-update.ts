@@ -13,14 +13,21 @@ export const WEIGHT_UPDATE_POLL_SECONDS = 2;
 /** The longest the command waits for `InService` again (a weights-only update that takes longer is reported as such). */
 export const WEIGHT_UPDATE_MAX_SECONDS = 600;
 
-/** One read of the endpoint's status after the write, `seconds` after it. */
+/** One read of the endpoint after the write, `seconds` after it. */
 export interface StatusSample {
   readonly seconds: number;
   readonly status: string | undefined;
+  /** A variant's desired instance count differed from its current one: a capacity change, not the weights, is under way. */
+  readonly capacityChanging?: boolean;
 }
 
-/** The seconds from the write to the first read that finds the endpoint `InService` after it was `Updating`. */
-export function updatingSeconds(samples: readonly StatusSample[]): { seconds: number } | { never: 'updating' | 'in-service' } {
+/**
+ * The seconds from the write to the first read that finds the endpoint `InService` after it was `Updating`; `never`
+ * when it was not seen `Updating`, not seen back, or turned to another status (RollingBack, Failed...), named.
+ */
+export function updatingSeconds(samples: readonly StatusSample[]): { seconds: number } | { never: 'updating' | 'in-service' } | { other: string } {
+  const other = samples.find((s) => s.status !== 'Updating' && s.status !== 'InService');
+  if (other) return { other: String(other.status) };
   const updating = samples.findIndex((s) => s.status === 'Updating');
   if (updating < 0) return { never: 'updating' };
   const back = samples.slice(updating).find((s) => s.status === 'InService');
@@ -36,7 +43,12 @@ export function weightUpdateCheck(endpointName: string, samples: readonly Status
   const id = `weight-update:${endpointName}`;
   const settles = `a weights-only update keeps endpoint ${endpointName} Updating no longer than the simulator assumes (${assumedSeconds} s)`;
   const t = updatingSeconds(samples);
-  const polled = `read every ${WEIGHT_UPDATE_POLL_SECONDS} s`;
+  const polled = `read at once, then every ${WEIGHT_UPDATE_POLL_SECONDS} s`;
+  if ('other' in t) return { id, status: 'fail', settles, detail: `the endpoint turned ${t.other} after the write (${polled})` };
+  // An instance launch or removal holds the endpoint Updating for its own time: not the weights' (review R236).
+  if (samples.some((x) => x.capacityChanging)) {
+    return { id, status: 'skip', settles, detail: `a variant's instance count changed while the endpoint was Updating (${polled}): not measured; run it again` };
+  }
   if ('never' in t) {
     return t.never === 'updating'
       ? { id, status: 'skip', settles, detail: `the endpoint was never seen Updating after the write (${polled}): not measured` }
