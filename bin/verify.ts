@@ -580,7 +580,8 @@ async function weightUpdateResults(
       if (!first) await clock.sleep(WEIGHT_UPDATE_POLL_SECONDS * 1000);
       const seconds = Math.round((clock.now() - start) / 1000);
       const read = await sm.send(new DescribeEndpointCommand({ EndpointName: name }));
-      const capacityChanging = (read.ProductionVariants ?? []).some((v) => v.DesiredInstanceCount !== undefined && v.DesiredInstanceCount !== v.CurrentInstanceCount);
+      const capacityChanging = (read.ProductionVariants ?? [])
+        .some((v) => v.DesiredInstanceCount !== undefined && v.DesiredInstanceCount !== v.CurrentInstanceCount);
       samples.push({ seconds, status: read.EndpointStatus, capacityChanging });
       const t = updatingSeconds(samples);
       // Done when back InService after Updating, at another status, when never seen Updating for 10 s (the write changed
