@@ -7,7 +7,7 @@ import { memoryBreakdown } from './sizing';
 import { DIGEST_PINNED_FORM, isDigestPinnedImage } from '../trust/image-reference';
 import { meanServiceTimeMs } from '../runtime/admission';
 import { isUnresolved } from '../validation/tokens';
-import { Checker, isFiniteLiteral, numberProblem } from '../validation/checker';
+import { Checker, isFiniteLiteral, isObject, numberProblem } from '../validation/checker';
 import { ConstructValidationError, type Problem } from '../validation/error';
 import { CLASS_RULES, CONTRACT_RULES } from '../validation/service-rules';
 import { type CapacityPlan } from './sizing';
@@ -43,10 +43,6 @@ const REQUIRED_PARTS: ReadonlyArray<readonly ['artifact' | 'footprint' | 'runtim
     'revision and acceleratorTarget'],
   ['runtime', 'an object with engine, maxConcurrentSequences and maxQueueDelayMs (and the optional engine settings)'],
 ];
-
-function isObject(value: unknown): value is object {
-  return typeof value === 'object' && value !== null;
-}
 
 /** Whether `value` is a real calendar day `YYYY-MM-DD` (not 2026-13-45 or 2026-02-30). */
 function isCalendarDate(value: unknown): boolean {

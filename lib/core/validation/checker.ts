@@ -161,6 +161,11 @@ export function numberProblem(rule: NumberRule, value: unknown): string | undefi
   return bad ? ruleMessage(rule, value) : undefined;
 }
 
+/** Whether a value of hand-editable input (a configuration file, JavaScript, routing facts) is an object: not null, not a number or string. */
+export function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
+}
+
 /** Whether a number is a literal usable in arithmetic (not a token, finite). */
 export function isFiniteLiteral(value: unknown): value is number {
   return typeof value === 'number' && !isUnresolved(value) && Number.isFinite(value);

@@ -12,7 +12,8 @@ import { counterPerSecond } from '../config';
 import { type AlbRoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type ClassSignalSources, type Route, type RoutingTarget, type RouteObservation } from './kind';
-import { classMetric, isObject, objectEntries, policyClassOf, rejectionStatusOf } from './shared';
+import { isObject } from '../../validation/checker';
+import { classMetric, objectEntries, policyClassOf, rejectionStatusOf } from './shared';
 
 const TARGET = 'a target group with its capacity class';
 const CLASS = 'the capacity class of the target group';

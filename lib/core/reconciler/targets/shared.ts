@@ -6,7 +6,7 @@ import { type PlacementOptions } from '../config';
 import { type RoutedClassFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type Route, type TargetState } from './kind';
-import { type Checker } from '../../validation/checker';
+import { type Checker, isObject } from '../../validation/checker';
 import { type ROUTING_FACTS_RULES } from '../../validation/reconciler-rules';
 
 /** A contract metric of one routed class (Service, CapacityClass), as the reconciler queries it. */
@@ -61,7 +61,3 @@ export function objectEntries<T extends object>(
   });
 }
 
-/** Whether a value of hand-editable facts is an object (not null, not a number or string). */
-export function isObject(value: unknown): value is object {
-  return typeof value === 'object' && value !== null;
-}
