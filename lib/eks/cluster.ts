@@ -29,7 +29,7 @@ import {
   endpointAccessProblems, isolatedNodeSubnets, isolatedSubnetEndpointProblems, type IsolatedSubnetEndpoints, warnNeuronDevicePluginImage,
   warnPublicEndpoint,
 } from './isolated-subnets';
-import { classTaints } from './manifests/karpenter';
+import { describeClassTaints } from './manifests/karpenter';
 import { nodeSubnets, tagNodeSubnets } from './subnet-discovery';
 import { type ChartSpec, KARPENTER_CHART, KEDA_CHART, LOAD_BALANCER_CONTROLLER_CHART, NEURON_DEVICE_PLUGIN_CHART } from './versions';
 
@@ -470,7 +470,7 @@ export class EksInferenceCluster extends Construct {
       // The plugin is the user's, so the library cannot give it the serving taint's toleration; the Neuron chart's default
       // tolerations leave it out (aws-neuron/neuron-helm-charts@b77a6f90 values.yaml devicePlugin.tolerations, review
       // R234), and then a class node never advertises aws.amazon.com/neuroncore: its pods stay Pending, silently.
-      const taints = classTaints('neuron').map((t) => `${t.key} (${t.effect})`).join(' and ');
+      const taints = describeClassTaints('neuron');
       Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:eks-existing-neuron-device-plugin',
         `${neuron.map((c) => `'${c.name}'`).join(', ')} of ${tenant.path} run on nodes tainted ${taints}, and existingControllers.neuronDevicePlugin marks `
         + 'a Neuron device plugin of your own as running: it must tolerate both taints (the Neuron chart\'s default tolerations leave out the '

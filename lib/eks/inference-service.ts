@@ -668,7 +668,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         `Class '${cls.name}' requests ${cls.hardware.kubernetesResourceName} on '${amiAlias}' nodes: the EKS-optimized AL2023 NVIDIA AMIs do not `
         + 'run the NVIDIA device plugin and the library does not install it, so without one on the cluster the class\'s pods stay Pending on '
         + 'nodes that run. Install the NVIDIA device plugin (https://github.com/NVIDIA/k8s-device-plugin), tolerating the nodes\' taints '
-        + `${m.classTaints('gpu').map((t) => `${t.key} (${t.effect})`).join(' and ')} (its chart tolerates only the second by default), `
+        + `${m.describeClassTaints('gpu')} (its chart tolerates only the second by default), `
         + 'and acknowledge this warning; or use a bottlerocket@ alias, '
         + 'whose NVIDIA variants include the plugin (docs/eks-inference-cluster.md, "Device plugins").');
     }

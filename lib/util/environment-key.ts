@@ -7,8 +7,8 @@ import { type Construct } from 'constructs';
  * the CLI points, so what else shares its account and Region is unknown at synth. The key of every such check: a
  * Reconciler's service name (`service@environment`) and a serving construct's (`contract.name@environment`), since the
  * metrics both read and write are keyed by `Service` alone within an account and Region, the registry's one ECR
- * signing configuration (ArtifactTrust, `manageRegistrySigningConfiguration@environment`), and what an
- * EksInferenceCluster installs on a cluster name (`cluster@environment`).
+ * signing configuration (ArtifactTrust, `manageRegistrySigningConfiguration@environment`), an ECR repository name
+ * (ArtifactTrust `repositoryNames`), and what an EksInferenceCluster installs on a cluster name (`cluster@environment`).
  */
 export function environmentKey(scope: Construct, name: string): { where: string; key: string } | undefined {
   const { account, region } = Stack.of(scope);

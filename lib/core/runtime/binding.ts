@@ -460,12 +460,17 @@ interface Rendered {
 
 /** vLLM flag as the SageMaker DLC variable: `max-num-seqs` is `SM_VLLM_MAX_NUM_SEQS`. */
 export function sageMakerVllmVariable(flag: string): string {
-  return `SM_VLLM_${flag.toUpperCase().replace(/-/g, '_')}`;
+  return `SM_VLLM_${variableOfFlag(flag)}`;
 }
 
 /** A launcher variable as its flag: `MAX_CONCURRENT_REQUESTS` is `max-concurrent-requests`. */
 function flagOfVariable(name: string): string {
   return name.toLowerCase().replace(/_/g, '-');
+}
+
+/** A flag as its variable, `flagOfVariable` the other way: `max-batch-prefill-tokens` is `MAX_BATCH_PREFILL_TOKENS`. */
+function variableOfFlag(flag: string): string {
+  return flag.toUpperCase().replace(/-/g, '_');
 }
 
 /**
@@ -569,11 +574,6 @@ function userArguments(
     return { args: [], env: {}, engineArgs: args.join(' ') };
   }
   return { args: [...args], env: {} };
-}
-
-/** A launcher flag as its variable: `max-batch-prefill-tokens` is `MAX_BATCH_PREFILL_TOKENS`. */
-function variableOfFlag(flag: string): string {
-  return flag.toUpperCase().replace(/-/g, '_');
 }
 
 /**

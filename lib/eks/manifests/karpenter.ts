@@ -39,6 +39,11 @@ export function classTaints(acceleratorKind: 'gpu' | 'neuron'): Taint[] {
   return [SERVING_TAINT, ACCELERATOR_TAINTS[acceleratorKind]];
 }
 
+/** The taints of a class's nodes as warnings name them: `capacity-aware-inference/serving (NoSchedule) and ...`. */
+export function describeClassTaints(acceleratorKind: 'gpu' | 'neuron'): string {
+  return classTaints(acceleratorKind).map((t) => `${t.key} (${t.effect})`).join(' and ');
+}
+
 /** A toleration of `taint` whatever its value. */
 export function tolerationOf(taint: Taint): Toleration {
   return { key: taint.key, operator: 'Exists', effect: taint.effect };
