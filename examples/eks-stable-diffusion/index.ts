@@ -176,10 +176,14 @@ export class EksStableDiffusionStack extends Stack {
     this.trust = trust ?? new EksStableDiffusionTrustStack(scope, `${id}Trust`, { env: props.env }).trust;
     // The cluster and what every service on it needs, once. Only the approved digests run in each service namespace
     // (a ValidatingAdmissionPolicy per namespace, Deny), in force before any serving pod is created.
+    // `-c existingLogGroups=true`: a redeploy after a delete, or an upgrade from a build that let the add-on create three
+    // of its five log groups itself, attaches to them by name (docs/eks-inference-cluster.md, "Log groups and redeploys").
+    const existingLogGroups = contextFlag('existingLogGroups', this.node.tryGetContext('existingLogGroups'));
     this.cluster = new EksInferenceCluster(this, 'Cluster', {
       vpc,
       kubectlLayer: new KubectlV34Layer(this, 'KubectlLayer'),
       approvedImagesAdmission: true,
+      ...(existingLogGroups ? { observability: { existingLogGroups: true } } : {}),
     });
     const admin = adminPrincipalArn(this.node.tryGetContext('adminPrincipalArn'));
     if (admin !== undefined) {
@@ -251,6 +255,13 @@ function adminPrincipalArn(fromContext: unknown): string | undefined {
       `arn:<partition>:iam::<account>:role/<name> or arn:<partition>:iam::<account>:user/<name>, not an assumed-role session${hint}`);
   }
   return arn;
+}
+
+/** A true/false context flag (`-c <name>=true`); absent: false. */
+function contextFlag(name: string, fromContext: unknown): boolean {
+  if (fromContext === undefined || fromContext === false || fromContext === 'false') return false;
+  if (fromContext === true || fromContext === 'true') return true;
+  throw new Error(`EksStableDiffusion: context ${name} is '${String(fromContext)}'; allowed: true or false`);
 }
 
 /** The example's zones: `availabilityZones` from the context (comma-separated), else a, b and c of the region. */

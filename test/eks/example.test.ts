@@ -73,6 +73,20 @@ describe('examples/eks-stable-diffusion', () => {
     expect(() => entriesOf({ adminPrincipalArn: 'Admin' })).toThrow("context adminPrincipalArn is 'Admin'; allowed: the ARN of an IAM role or user");
   });
 
+  test('attaches to the add-on\'s existing log groups with the existingLogGroups context (an upgrade or a redeploy), and refuses other values', () => {
+    const logGroupsOf = (context: Record<string, unknown>) => {
+      const other = new App({ ...UNIT_TEST_APP_PROPS, context: { ...cdkJsonContext(), ...context } });
+      const s = new EksStableDiffusionStack(other, 'EksStableDiffusion', { env: EXAMPLE_ENV });
+      return Object.values(Template.fromStack(s).findResources('AWS::Logs::LogGroup')).map((g) => JSON.stringify(g.Properties.LogGroupName ?? null));
+    };
+    const containerInsights = (names: string[]) => names.filter((n) => n.includes('/aws/containerinsights/'));
+    // Five groups of the add-on created by default; none with the flag (attached by name); 'false' as without it.
+    expect(containerInsights(logGroupsOf({}))).toHaveLength(5);
+    expect(containerInsights(logGroupsOf({ existingLogGroups: 'true' }))).toEqual([]);
+    expect(containerInsights(logGroupsOf({ existingLogGroups: 'false' }))).toHaveLength(5);
+    expect(() => logGroupsOf({ existingLogGroups: 'yes' })).toThrow("EksStableDiffusion: context existingLogGroups is 'yes'; allowed: true or false");
+  });
+
   test('deploys the loop\'s signal producers: the add-on with pod identity, the log group, a filter per class, the Triton scrape', () => {
     const t = Template.fromStack(stack);
     const addon = Object.values(t.findResources('AWS::EKS::Addon', { Properties: { AddonName: 'amazon-cloudwatch-observability' } }));
