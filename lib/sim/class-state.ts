@@ -55,6 +55,8 @@ export class Pool {
   replicaSeconds = 0;
   /** EKS: when each empty node is consolidated, oldest first (billed in `alive` until then; `PlatformModel.nodes`). */
   readonly idleUntil: number[] = [];
+  /** EKS: no new node of the pool before this time (Karpenter's unavailable offering after a notice; `KARPENTER_UNAVAILABLE_OFFERING_SECONDS`). */
+  offeringUnavailableUntil = -Infinity;
 
   constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number) {
     const maxInFlight = spec.admission?.maxInFlight;

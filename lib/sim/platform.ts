@@ -13,7 +13,8 @@ export const PLATFORMS: readonly PlatformKind[] = ['eks', 'sagemaker'];
 
 /**
  * EKS: the HPA behind a class's KEDA ScaledObject. Every `syncSeconds` it reads the class's ALB RequestCount (Sum of
- * the newest period older than `endTimeOffsetSeconds`, within `collectionSeconds`; none reads as 0) and the
+ * the newest period older than `endTimeOffsetSeconds` that has a datapoint, within `collectionSeconds`; a minute in
+ * which no request reached the class has none; no datapoint in the window reads as 0) and the
  * Reconciler's replica floor, takes the higher per-pod recommendation (each unchanged within `tolerance` of the
  * current replicas), keeps the highest recommendation of the scale-down window, and changes replicas at most by the
  * rate policies.
@@ -169,8 +170,9 @@ export interface PlatformModel {
    * pod takes no new request (a terminating endpoint is never ready, and the load balancer controller deregisters it)
    * and finishes what it serves; what it still serves at the reclaim is lost. Absent on SageMaker: no notice reaches
    * anyone, and its instances serve until lost. `deregistrationDelaySeconds`: the pods' grace is it plus the deadline.
+   * `offeringUnavailableSeconds`: how long Karpenter then launches nothing of the pool (`KARPENTER_UNAVAILABLE_OFFERING_SECONDS`).
    */
-  readonly interruptionDrain?: { readonly deregistrationDelaySeconds: number };
+  readonly interruptionDrain?: { readonly deregistrationDelaySeconds: number; readonly offeringUnavailableSeconds: number };
   /**
    * SageMaker: an instance a scale-in removes gets SIGTERM as it leaves service and SIGKILL 30 s later (fact
    * sagemaker.behaviour.container-stop, lib/core/runtime/shutdown.ts); its server serves what it holds for as long as
@@ -181,6 +183,23 @@ export interface PlatformModel {
    */
   readonly stopsRemovedInstances?: boolean;
 }
+
+/**
+ * EKS: on a spot interruption warning Karpenter marks the interrupted node's offering (instance type, zone, spot)
+ * unavailable in its unavailable-offerings cache (aws/karpenter-provider-aws@v1.14.1
+ * pkg/controllers/interruption/utils.go:114, 133-143), for `UnavailableOfferingsTTL`, 3 minutes
+ * (pkg/cache/cache.go@v1.14.1:31; pkg/cache/unavailableofferings.go@v1.14.1:145). An unavailable offering is marked not
+ * `Available` (pkg/providers/instancetype/offering/base_resolver.go@v1.14.1:106, 135) and the scheduler fits pods to
+ * available offerings only (kubernetes-sigs/karpenter@6e7eab7a0f48, the commit v1.14.1's go.mod pins:
+ * pkg/cloudprovider/types.go:214, pkg/controllers/provisioning/scheduling/nodeclaim.go:624-637), so a NodePool whose
+ * requirements allow that offering alone creates no NodeClaim meanwhile: its pods stay pending, logged "could not
+ * schedule pod" (scheduling/scheduler.go:302), not the "failed launching nodeclaim" insufficient-capacity line the
+ * capacity-error metric filter counts (`karpenterCapacityErrorPattern`). The model knows one offering per pool (its
+ * availability is one count, with no zones or capacity types), so it models that case: a pool launches no new node for
+ * the TTL from each notice, and no capacity error is counted for it. A NodePool that allows other zones or instance
+ * types would launch on those at once (not modelled).
+ */
+export const KARPENTER_UNAVAILABLE_OFFERING_SECONDS = 180;
 
 /**
  * Whether the Reconciler reads a class's served demand from its engine's token counter on this platform
@@ -345,7 +364,10 @@ export function platformModel(kind: PlatformKind, allOverrides: PlatformOverride
       floors: 'metric',
       floorPublicationSeconds: 60,
       nodes: { consolidateAfterSeconds: EKS_NODE_DEFAULTS.consolidateAfterSeconds, warmStartShare: 0.4 },
-      interruptionDrain: { deregistrationDelaySeconds: EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds },
+      interruptionDrain: {
+        deregistrationDelaySeconds: EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds,
+        offeringUnavailableSeconds: KARPENTER_UNAVAILABLE_OFFERING_SECONDS,
+      },
     };
   }
   return {

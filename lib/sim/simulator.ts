@@ -601,14 +601,22 @@ class Simulation {
 
   /**
    * The newest RequestCount datapoint KEDA reads at `now`: periods starting in [end - collection, end), end = now minus
-   * the offset truncated to the period (kedacore/keda@v2.20.2 pkg/scalers/aws_cloudwatch_scaler.go:185-188, 200, 305);
-   * none reads as 0 (minMetricValue).
+   * the offset truncated to the period, scanned newest first, the first value taken (kedacore/keda@v2.20.2
+   * pkg/scalers/aws_cloudwatch_scaler.go:185-188, 226, 304-305). A minute in which no request reached the class's
+   * targets has no datapoint: ALB "reports metrics to CloudWatch only when requests are flowing through the load
+   * balancer ... If there are no requests flowing through the load balancer or no data for a metric, the metric is not
+   * reported" (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html),
+   * read per target group (the page's RequestCount row says "Always reported", which does not settle a target group
+   * with no request while others have some; the read taken changes only a class routed nothing, for at most the window).
+   * No datapoint in the window reads as minMetricValue, 0 (same file :296-309; lib/eks/manifests/keda.ts leaves
+   * `ignoreNullValues` at its default, true, :42).
    */
   private loadMetric(ci: number, now: number, model: HpaModel): number {
     const end = Math.floor((now - model.endTimeOffsetSeconds) / model.metricPeriodSeconds) * model.metricPeriodSeconds;
     for (let m = end / 60 - 1; m * 60 >= end - model.collectionSeconds; m--) {
       if (m < 0) return this.history.targetedRequests(ci, m);
-      if (this.publication.readable(m, now)) return this.history.targetedRequests(ci, m);
+      const requests = this.publication.readable(m, now) ? this.history.targetedRequests(ci, m) : 0;
+      if (requests > 0) return requests;
     }
     return 0;
   }
@@ -719,6 +727,8 @@ class Simulation {
           doomed.forEach((r, i) => (i === 0 || hold === 0 ? this.drain(r, now) : this.heap.push(now + hold, EV_DRAIN, r.id)));
         }
         this.s.interruptionNotices[m * this.k + ci] += marked;
+        // EKS: Karpenter marks the interrupted nodes' offering unavailable (`KARPENTER_UNAVAILABLE_OFFERING_SECONDS`).
+        if (drain && marked > 0) cs.pools[pi].offeringUnavailableUntil = now + drain.offeringUnavailableSeconds;
         // The pool's empty nodes are reclaimed with it, from the notice (fail safe: a reclaim of its instance type that
         // spared them, and let the replacements start warm on them, would be kinder; a scenario's interruption counts
         // the pods it takes, not which nodes).
@@ -732,8 +742,9 @@ class Simulation {
 
   /**
    * Brings the class to its desired count: launches within the cloud's availability (a shortfall is a capacity error,
-   * retried after `CAPACITY_RETRY_SECONDS`) or scales down. Returns when the launched replicas will be ready (`now`
-   * when none were launched; the retry time when some could not be).
+   * retried after `CAPACITY_RETRY_SECONDS`; none while every pool's offering is unavailable after a notice) or scales
+   * down. Returns when the launched replicas will be ready (`now` when none were launched; the retry time when some
+   * could not be).
    */
   private provision(cs: ClassState, ci: number, now: number, m: number, instant: boolean): number {
     const have = cs.counted();
@@ -754,7 +765,8 @@ class Simulation {
           const waiting = this.states.filter((o) => o.rollbackAt !== Infinity).map((o) => this.waitEnd(o));
           this.updatingUntil = Math.max(done, ...waiting);
         }
-        if (count < cs.desired - have) {
+        // A pool whose offering Karpenter holds unavailable is not asked for capacity: its pods wait, with no error.
+        if (count < cs.desired - have && launched.asked) {
           this.s.capacityErrors[m * this.k + ci]++;
           cs.retryAt = now + CAPACITY_RETRY_SECONDS;
           // SageMaker keeps trying until the provisioning timeout.
@@ -784,22 +796,27 @@ class Simulation {
    * Launches up to `need` replicas of a class within the cloud's availability, its pools in priority order: SageMaker
    * tries a variant's pools so, the next on insufficient capacity ("falls back to the next pool in priority order",
    * realtime-endpoints-heterogeneous.html), at no cost in time (assumed). A pool has no maximum of its own
-   * ("DesiredInstanceCount: The variant's capacity"): only the availability of its type. Returns how many were launched
-   * and when the last will be ready (`now` when none).
+   * ("DesiredInstanceCount: The variant's capacity"): only the availability of its type. Returns how many were launched,
+   * when the last will be ready (`now` when none), and whether the cloud was asked (some pool's offering is available).
    */
-  private launchByPriority(ci: number, need: number, now: number, instant: boolean): { count: number; readyAt: number } {
+  private launchByPriority(ci: number, need: number, now: number, instant: boolean): { count: number; readyAt: number; asked: boolean } {
     const cs = this.states[ci];
     let count = 0;
     let readyAt = now;
+    let asked = false;
     cs.pools.forEach((pool, pi) => {
       pool.expireIdle(now);
-      // Empty nodes (counted in `alive`) take pods without asking the cloud for capacity.
-      const fresh = Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive);
+      // Empty nodes (counted in `alive`) take pods without asking the cloud for capacity; an unavailable offering
+      // (EKS, after a notice) gets no new node, except the oracles' (`instant`: they provision with zero delay, and the
+      // TTL is Karpenter's delay, not a shortage of the cloud's they would know of).
+      const offered = instant || now >= pool.offeringUnavailableUntil;
+      asked = asked || offered;
+      const fresh = offered ? Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive) : 0;
       const n = Math.min(need - count, pool.idleUntil.length + fresh);
       for (let i = 0; i < n; i++) readyAt = Math.max(readyAt, this.launch(ci, pi, now, instant));
       count += n;
     });
-    return { count, readyAt };
+    return { count, readyAt, asked };
   }
 
   /**

@@ -7,6 +7,7 @@ import { H9, HELD_OUT, S0, S1, S2, S7, S9, SCENARIOS } from '../../lib/sim/scena
 import { servesAfterSigtermSeconds } from '../../lib/core/runtime/shutdown';
 import { rateMultiplierAt } from '../../lib/sim/workload';
 import { runSimulation } from '../../lib/sim/simulator';
+import { KARPENTER_UNAVAILABLE_OFFERING_SECONDS, platformModel } from '../../lib/sim/platform';
 import { runJob } from '../../lib/sim/suite';
 import { EKS_TARGET_GROUP_DEFAULTS, interruptionHoldSeconds, spotNodeGraceSeconds } from '../../lib/core/platform/control-loop';
 
@@ -204,6 +205,51 @@ describe('simulator mechanics', () => {
     expect(s.readyReplicas[(notice - 1) * k]).toBeGreaterThan(1);
     expect(s.interruptionNotices[notice * k]).toBe(s.readyReplicas[(notice - 1) * k]);
     expect(s.readyReplicas[30 * k]).toBe(0);
+  });
+
+  test('EKS: a notice makes the offering unavailable to Karpenter for 3 minutes: no replacement launched, no capacity error', () => {
+    // Karpenter marks the interrupted offering unavailable for UnavailableOfferingsTTL (aws/karpenter-provider-aws@v1.14.1
+    // pkg/controllers/interruption/utils.go:133-143, pkg/cache/cache.go:31); a one-offering NodePool has no other to launch.
+    expect(platformModel('eks').interruptionDrain!.offeringUnavailableSeconds).toBe(KARPENTER_UNAVAILABLE_OFFERING_SECONDS);
+    expect(KARPENTER_UNAVAILABLE_OFFERING_SECONDS).toBe(180);
+    const s9 = { ...S9.build(2, SHORT_LLM), platform: 'eks' as const };
+    const notice = (30 * 60 - 120) / 60;
+    const errorMinutes = (sc: ScenarioInstance) => {
+      const s = runSimulation(sc, retryOnPreferred, { seed: 2 }).series;
+      const out: number[] = [];
+      for (let m = notice - 1; m <= notice + 6; m++) if (s.capacityErrors[m * s.classCount] > 0) out.push(m);
+      return { out, s };
+    };
+    // Held from the notice (S9's shortage): the first ask, and its capacity error, only once the TTL is over.
+    expect(errorMinutes(s9).out[0]).toBe(notice + 3);
+    // Capacity to spare: the replacements still wait the TTL, and launch then.
+    const spare = { ...s9, availability: {} };
+    const { out, s } = errorMinutes(spare);
+    expect(out).toEqual([]);
+    const k = s.classCount;
+    for (let m = notice; m < notice + 3; m++) expect(s.pendingReplicas[m * k]).toBe(0);
+    expect(s.pendingReplicas[(notice + 3) * k]).toBeGreaterThan(0);
+  });
+
+  test('EKS: KEDA reads the newest RequestCount datapoint of its window; a minute without requests has none', () => {
+    // One minute of all traffic to inf2, then none: ALB publishes no datapoint for the empty minutes, so KEDA keeps
+    // reading the burst while it is in its 3-minute window (kedacore/keda@v2.20.2 pkg/scalers/aws_cloudwatch_scaler.go:304-309),
+    // and the HPA's second scale-up step (2 pods per 120 s) comes too.
+    const burst = 20;
+    const s0 = S0.build(1, { durationMinutes: 30 });
+    const sc: ScenarioInstance = { ...s0, platform: 'eks', platformOverrides: { reconcilerPhaseSeconds: 0 } };
+    const oneMinute: PolicyFactory = () => ({
+      name: 'burst',
+      decide: (o) => ({ weights: Math.floor(o.now / 60) === burst ? [0, 1, 0] : [1, 0, 0], mode: 'x', reason: '' }),
+    });
+    const s = runSimulation(sc, oneMinute, { seed: 1 }).series;
+    const k = s.classCount;
+    const before = s.desiredReplicas[(burst - 1) * k + 1];
+    expect(s.routedRequests[burst * k + 1] / 60).toBeGreaterThan(6 * sc.classes[1].targetRequestsPerSecondPerReplica);
+    expect(s.routedRequests[(burst + 1) * k + 1]).toBe(0);
+    let most = 0;
+    for (let m = burst; m < 30; m++) most = Math.max(most, s.desiredReplicas[m * k + 1]);
+    expect(most).toBe(before + 4);
   });
 
   test('the hold: Karpenter deletes the pods the budget held at the node\'s grace less their own, none past the notice', () => {
