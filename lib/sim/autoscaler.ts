@@ -60,8 +60,17 @@ export class HpaAutoscaler {
 export interface TrackingPolicy {
   /** In-flight requests per instance in service it aims for. */
   readonly target: number;
-  /** How long its metric must ask for more instances before its alarm scales out. */
-  readonly scaleOutAlarmSeconds: number;
+  /** Its metric's period: one datapoint, and one evaluation of its alarms, every so many seconds. */
+  readonly periodSeconds: number;
+  /** Consecutive datapoints above the target before its high alarm is in ALARM. */
+  readonly scaleOutDatapoints: number;
+}
+
+/** What one evaluation of a policy's alarms reads: the variant's mean in-flight requests over the datapoint's period. */
+export interface TrackingDatapoint {
+  readonly inFlight: number;
+  /** The instances in service at the period's end (the metric's denominator). */
+  readonly inService: number;
 }
 
 /**
@@ -76,87 +85,119 @@ export function variantTrackingPolicies(
   model: TargetTrackingModel, target: number, poolTargets: readonly number[] | undefined,
   pools: ReadonlyArray<{ servedSince(since: number): boolean }>, since: number,
 ): TrackingPolicy[] {
-  const policies: TrackingPolicy[] = [{ target, scaleOutAlarmSeconds: model.scaleOutAlarmSeconds }];
+  const policies: TrackingPolicy[] = [{ target, periodSeconds: model.highResolutionPeriodSeconds, scaleOutDatapoints: model.scaleOutDatapoints }];
   if (poolTargets) {
     const present = poolTargets.filter((_, i) => pools[i].servedSince(since));
-    if (present.length > 0) policies.push({ target: Math.min(...present), scaleOutAlarmSeconds: model.customScaleOutAlarmSeconds });
+    if (present.length > 0) {
+      policies.push({ target: Math.min(...present), periodSeconds: model.customPeriodSeconds, scaleOutDatapoints: model.scaleOutDatapoints });
+    }
   }
   return policies;
 }
 
+/** One CloudWatch alarm of a policy: its run of breaching datapoints, and when it next invokes its scaling. */
+interface Alarm {
+  run: number;
+  inAlarm: boolean;
+  nextAction: number;
+}
+
 /**
  * Target tracking of one SageMaker variant: capacity for the measured in-flight requests at the target per instance,
- * a scale-out at most once per scale-out cooldown, a scale-in only once the low alarm holds (every evaluation of its
- * window below the scale-in threshold) and after the scale-in cooldown since the last scaling. With several policies
- * (a variant with instance pools) Application Auto Scaling "will scale out the scalable target if any of the target
- * tracking policies are ready for scale out, but will scale in only if all of the target tracking policies ... are
- * ready to scale in", to the largest capacity the policies give (target-tracking-scaling-policy-overview.html,
- * "Multiple scaling policies"); the cooldowns are the scalable target's (every policy the construct renders has the
- * same ones).
+ * a scale-out at most once per scale-out cooldown, a scale-in only once the low alarm holds (every datapoint of its
+ * window below the scale-in threshold) and after the scale-in cooldown since the last scaling. Each alarm invokes its
+ * scaling when it enters ALARM and again every `actionRepeatSeconds` while it stays there; an invocation the endpoint
+ * refuses (Updating) or a cooldown blocks waits for the next. With several policies (a variant with instance pools)
+ * Application Auto Scaling "will scale out the scalable target if any of the target tracking policies are ready for
+ * scale out, but will scale in only if all of the target tracking policies ... are ready to scale in", to the largest
+ * capacity the policies give (target-tracking-scaling-policy-overview.html, "Multiple scaling policies"); the
+ * cooldowns are the scalable target's (every policy the construct renders has the same ones).
  */
 export class TargetTracking {
   private lastScaleOut = -Infinity;
   private lastScaleIn = -Infinity;
-  /**
-   * Per policy, the start of the current run of evaluations below its scale-in threshold (low) and of those that ask
-   * above the target per instance in service (high); null: the last one was not.
-   */
-  private lowSince: Array<number | null> = [];
-  private highSince: Array<number | null> = [];
+  /** Per policy (its index in the variant's list): its high and low alarms, and the count its newest datapoint asks for. */
+  private readonly high: Alarm[] = [];
+  private readonly low: Alarm[] = [];
+  private readonly wanted: Array<number | undefined> = [];
 
   constructor(private readonly model: TargetTrackingModel) {}
 
   /**
-   * The desired count after one evaluation; `inFlight` is the variant's mean in-flight requests over the newest minute.
-   * With `canScale` false (the endpoint is Updating) the alarms still see the datapoint, but nothing changes.
-   * `inService`: the instances serving in that minute. ConcurrentRequestsPerModel is reported by each model container
-   * ("the number of concurrent requests being received by a model container", SageMaker guide,
-   * endpoint-auto-scaling-add-code-define; valid statistics Min and Max, and which one the predefined metric
-   * aggregates is not published), so an instance asked for and not in service (being provisioned, or refused for
-   * lack of capacity) reports nothing and cannot lower it. The model takes the mean over the instances in service, and
-   * sizes from them too (`wanted`, in-flight / target: the in-service count x metric / target), as AWS would once a
-   * scale-out that fails for capacity rolls back (`RollingBack`, docs/simulator.md) to what the variant runs; the
-   * simulator rolls back too, at the provisioning timeout (`provision`, lib/sim/simulator.ts), and sizes from the
-   * instances in service meanwhile. With none in service there is no datapoint: no scaling, and the runs of low and
-   * high datapoints start again (an assumption: how these alarms treat missing data is not published). Before, the low
-   * alarm judged the in-flight requests per desired instance: a variant short of capacity (9 desired, 5 in service at
-   * their target) looked idle and was scaled in to what its 5 carried the moment capacity came back.
+   * The desired count after one evaluation at `now`. `datapoints[i]`: what policy i's alarms read now; undefined: they
+   * are not evaluated now (another policy's period) and keep their state. With `canScale` false (the endpoint is
+   * Updating) the alarms still see their datapoints, and an invocation due now is spent, but nothing changes.
+   * ConcurrentRequestsPerModel is reported by each model container ("the number of concurrent requests being received
+   * by a model container", SageMaker guide, endpoint-auto-scaling-add-code-define; valid statistics Min and Max, and
+   * which one the predefined metric aggregates is not published), so an instance asked for and not in service
+   * (being provisioned, or refused for lack of capacity) reports nothing and cannot lower it. The model takes the mean
+   * over the instances in service, and sizes from them too (`wanted`, in-flight / target: the in-service count x
+   * metric / target), as AWS would once a scale-out that fails for capacity rolls back (`RollingBack`,
+   * docs/simulator.md) to what the variant runs; the simulator rolls back too, at the provisioning timeout
+   * (`provision`, lib/sim/simulator.ts), and sizes from the instances in service meanwhile. With none in service (or
+   * `null`) there is no datapoint: the policy's runs of low and high datapoints start again and its alarms leave ALARM
+   * (an assumption: how these alarms treat missing data is not published). Before, the low alarm judged the in-flight
+   * requests per desired instance: a variant short of capacity (9 desired, 5 in service at their target) looked idle
+   * and was scaled in to what its 5 carried the moment capacity came back.
    */
   evaluate(
-    now: number, inFlight: number, policies: readonly TrackingPolicy[], b: ScaleBounds, canScale = true, inService = b.current,
+    now: number, datapoints: ReadonlyArray<TrackingDatapoint | null | undefined>, policies: readonly TrackingPolicy[], b: ScaleBounds,
+    canScale = true,
   ): number {
-    const held = Math.min(b.max, Math.max(b.min, b.current));
-    if (inService <= 0) {
-      this.lowSince = [];
-      this.highSince = [];
-      return held;
-    }
-    const wanted = policies.map((p) => Math.min(b.max, Math.max(b.min, Math.ceil(inFlight / p.target - 1e-9))));
+    const m = this.model;
+    const bounded = (n: number) => Math.min(b.max, Math.max(b.min, n));
+    const held = bounded(b.current);
     policies.forEach((p, i) => {
-      const low = inFlight < this.model.scaleInThresholdShare * p.target * inService;
-      this.lowSince[i] = low ? (this.lowSince[i] ?? now) : null;
+      const d = datapoints[i];
+      if (d === undefined) return;
+      const high = (this.high[i] ??= { run: 0, inAlarm: false, nextAction: Infinity });
+      const low = (this.low[i] ??= { run: 0, inAlarm: false, nextAction: Infinity });
+      if (d === null || d.inService <= 0) {
+        for (const a of [high, low]) Object.assign(a, { run: 0, inAlarm: false });
+        this.wanted[i] = undefined;
+        return;
+      }
+      this.wanted[i] = bounded(Math.ceil(d.inFlight / p.target - 1e-9));
       // The high alarm is on the metric, not on the desired count: it stays in ALARM through a wait for capacity.
-      this.highSince[i] = inFlight > p.target * inService ? (this.highSince[i] ?? now) : null;
+      this.observe(high, d.inFlight > p.target * d.inService, p.scaleOutDatapoints, now);
+      this.observe(low, d.inFlight < m.scaleInThresholdShare * p.target * d.inService, Math.round(m.scaleInAlarmSeconds / p.periodSeconds), now);
     });
+    const due = (a: Alarm | undefined): boolean => {
+      if (!a?.inAlarm || now < a.nextAction) return false;
+      a.nextAction = now + m.actionRepeatSeconds;
+      return true;
+    };
+    // Every alarm due now invokes its action (each spends it, whichever scales).
+    const outDue = policies.map((_, i) => due(this.high[i])).some(Boolean);
+    const inDue = policies.map((_, i) => due(this.low[i])).some(Boolean);
     if (!canScale) return held;
-    // An alarm needs every datapoint of its window: the evaluation that starts the run is its first datapoint.
-    const alarmed = (since: number | null | undefined, seconds: number) =>
-      since !== null && since !== undefined && now - since + this.model.evaluationSeconds >= seconds;
-    let out = b.current;
-    policies.forEach((p, i) => {
-      if (alarmed(this.highSince[i], p.scaleOutAlarmSeconds)) out = Math.max(out, wanted[i]);
-    });
-    if (out > b.current && now - this.lastScaleOut >= this.model.scaleOutCooldownSeconds) {
-      this.lastScaleOut = now;
-      return out;
+    if (outDue) {
+      let out = b.current;
+      policies.forEach((_, i) => {
+        if (this.high[i]?.inAlarm) out = Math.max(out, this.wanted[i] ?? out);
+      });
+      if (out > b.current && now - this.lastScaleOut >= m.scaleOutCooldownSeconds) {
+        this.lastScaleOut = now;
+        return out;
+      }
     }
-    const cooldown = this.model.scaleInCooldownSeconds;
-    const to = Math.max(...wanted);
-    const everyLow = policies.every((_, i) => alarmed(this.lowSince[i], this.model.scaleInAlarmSeconds));
-    if (to < b.current && everyLow && now - this.lastScaleIn >= cooldown && now - this.lastScaleOut >= cooldown) {
-      this.lastScaleIn = now;
-      return to;
+    const cooldown = m.scaleInCooldownSeconds;
+    const everyLow = policies.every((_, i) => this.low[i]?.inAlarm === true);
+    if (inDue && everyLow && now - this.lastScaleIn >= cooldown && now - this.lastScaleOut >= cooldown) {
+      const to = Math.max(...policies.map((_, i) => this.wanted[i]!));
+      if (to < b.current) {
+        this.lastScaleIn = now;
+        return to;
+      }
     }
     return held;
+  }
+
+  /** One datapoint for an alarm that needs `datapoints` consecutive breaching ones: it acts at once on entering ALARM. */
+  private observe(a: Alarm, breaching: boolean, datapoints: number, now: number): void {
+    a.run = breaching ? a.run + 1 : 0;
+    const was = a.inAlarm;
+    a.inAlarm = a.run >= datapoints;
+    if (a.inAlarm && !was) a.nextAction = now;
   }
 }

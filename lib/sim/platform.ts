@@ -36,22 +36,30 @@ export interface HpaModel {
 
 /**
  * SageMaker: Application Auto Scaling target tracking on ConcurrentRequestsPerModel (in-flight requests per instance in
- * service over the newest minute, as a mean: the statistic the predefined metric uses is not published), evaluated
- * every minute at the variant's own phase of the minute (`PlatformModel.endpointUpdate`), with its cooldowns; it
- * cannot change an endpoint that is Updating. Scale-out follows the metric at once; scale-in waits for the policy's
- * low alarm: the metric below `scaleInThresholdShare` of the target in every datapoint of `scaleInAlarmSeconds`.
+ * service, as a mean over each datapoint's period: the statistic the predefined metric uses is not published), with its
+ * cooldowns; it cannot change an endpoint that is Updating. Each policy's alarms read one datapoint per period of its
+ * metric (the predefined high-resolution one every `highResolutionPeriodSeconds`, a customized one every
+ * `customPeriodSeconds`), at the variant's own phase (`PlatformModel.endpointUpdate`). The high alarm is in ALARM after
+ * `scaleOutDatapoints` consecutive datapoints above the target, the low alarm after every datapoint of
+ * `scaleInAlarmSeconds` below `scaleInThresholdShare` of it; an alarm invokes its scaling when it enters ALARM and again
+ * every `actionRepeatSeconds` while it stays there.
  */
 export interface TargetTrackingModel {
   readonly kind: 'target-tracking';
-  readonly evaluationSeconds: number;
   readonly scaleOutCooldownSeconds: number;
   readonly scaleInCooldownSeconds: number;
   readonly scaleInThresholdShare: number;
   readonly scaleInAlarmSeconds: number;
-  /** How long the predefined high-resolution metric stays above the target before its alarm scales out. */
-  readonly scaleOutAlarmSeconds: number;
-  /** The same for a customized metric (the per-pool policy), which is evaluated at one-minute granularity. */
-  readonly customScaleOutAlarmSeconds: number;
+  /** The predefined high-resolution metric's period: one datapoint, and one evaluation of its alarms, every so often. */
+  readonly highResolutionPeriodSeconds: number;
+  /** From the end of a high-resolution period until its datapoint can be read by the alarm (assumed). */
+  readonly highResolutionPublicationSeconds: number;
+  /** Consecutive datapoints above the target before a high alarm is in ALARM. */
+  readonly scaleOutDatapoints: number;
+  /** A customized metric's period (the per-pool policy's), evaluated at one-minute granularity. */
+  readonly customPeriodSeconds: number;
+  /** How often an alarm that stays in ALARM invokes its scaling again. */
+  readonly actionRepeatSeconds: number;
 }
 
 /**
@@ -60,24 +68,37 @@ export interface TargetTrackingModel {
  * example (aws/amazon-sagemaker-examples, inference/generativeai/huggingfacetgi/meta-llama/llama3-8b/faster-autoscaling/
  * realtime-endpoints/FasterAutoscaling-SME-Llama3-8B-AppAutoScaling.ipynb) states: scale-out after "ConcurrentRequestsPerModel
  * >5 for 3 datapoints within 30 seconds", scale-in after "ConcurrentRequestsPerModel < 4.5 for 90 datapoints within
- * 15 minutes" (target 5). The SageMaker guide (endpoint-auto-scaling-add-code-define.html, high-resolution metrics)
- * agrees: it scales out "much more quickly" but "scales in at the same speed as it would for standard metrics"; the
- * Application Auto Scaling guide: it removes capacity "only when utilization passes a threshold that is far enough
- * below the target value (usually more than 10% lower)". Not confirmed: whether an idle variant publishes zeros (the
- * model counts an idle minute as low, as the SageMaker guide says traffic of zero scales in to the minimum) and how
- * much one scale-in removes (the model removes what the metric implies). Research: docs/simulator.md.
+ * 15 minutes" (target 5): 10 s datapoints, as the SageMaker guide says these metrics "emit data every 10 seconds"
+ * (endpoint-auto-scaling-add-code-define.html, high-resolution metrics); it scales out "much more quickly" but "scales
+ * in at the same speed as it would for standard metrics". The Application Auto Scaling guide: it removes capacity "only
+ * when utilization passes a threshold that is far enough below the target value (usually more than 10% lower)". Not
+ * confirmed: whether an idle variant publishes zeros (the model counts an idle period as low, as the SageMaker guide
+ * says traffic of zero scales in to the minimum) and how much one scale-in removes (the model removes what the metric
+ * implies). Research: docs/simulator.md.
  */
 export const TARGET_TRACKING_ALARMS = {
   scaleInThresholdShare: 0.9,
   scaleInAlarmSeconds: 900,
-  scaleOutAlarmSeconds: 30,
+  highResolutionPeriodSeconds: 10,
+  /**
+   * Not published: the example says the metrics reach CloudWatch "at sub-minute intervals (10s intervals to CW + any
+   * additional jitter + delays)", with no figure. One period assumed, on the slow side: a datapoint read the instant
+   * its period ends would scale out sooner than AWS can.
+   */
+  highResolutionPublicationSeconds: 10,
+  scaleOutDatapoints: 3,
   /**
    * A customized metric (the per-pool policy of a variant with instance pools), read at one-minute granularity
-   * (`CUSTOMIZED_METRIC_PERIOD_SECONDS`). Three datapoints: the high alarm's condition as AWS consoles show it for
-   * one-minute metrics ("for 3 datapoints within 3 minutes"), which AWS does not document (an assumption,
-   * docs/simulator.md).
+   * (`CUSTOMIZED_METRIC_PERIOD_SECONDS`); its high alarm takes `scaleOutDatapoints` too: the condition AWS's consoles
+   * show for one-minute metrics ("for 3 datapoints within 3 minutes"), which AWS does not document (an assumption,
+   * docs/simulator.md); its low alarm 15 one-minute datapoints.
    */
-  customScaleOutAlarmSeconds: 3 * CUSTOMIZED_METRIC_PERIOD_SECONDS,
+  customPeriodSeconds: CUSTOMIZED_METRIC_PERIOD_SECONDS,
+  /**
+   * "For Auto Scaling actions, the alarm continues to invoke the action once per minute that the alarm remains in the
+   * new state" (CloudWatch user guide, AlarmThatSendsEmail.html).
+   */
+  actionRepeatSeconds: 60,
 } as const;
 
 export interface PlatformModel {
@@ -121,15 +142,17 @@ export interface PlatformModel {
    * (`provisionTimeoutSeconds`, the construct's default), when it rolls back (documented: "waits until the timeout
    * expires", then `RollingBack` "to its previous configuration"; `SAGEMAKER_SCALING_DEFAULTS.provisionTimeoutSeconds`).
    * Who writes first once an update is over:
-   * - Target tracking asks when its alarm is evaluated. CloudWatch repeats an Auto Scaling action "once per minute
-   *   that the alarm remains in the new state" (CloudWatch user guide, AlarmThatSendsEmail: "The exception is for
-   *   alarms with Auto Scaling actions"), and SageMaker blocks auto scaling "while the update operation is in progress"
-   *   (endpoint-scaling-update.html). The model's assumptions, which AWS does not publish: each variant's alarms are
-   *   evaluated once a minute at a phase of the minute of their own, drawn from the run's seed for the whole run (the
-   *   same for every policy on a seed), or `alarmPhaseSeconds` for every variant when given (a high-resolution alarm is
-   *   evaluated every 10 s, so an ALARM may begin at any 10 s of a minute and its repeats follow it); and a scaling
-   *   the endpoint refuses is asked again at the alarm's next evaluation, a minute later (that a blocked activity fails
-   *   rather than waits is inferred, not documented).
+   * - Target tracking asks when its alarm is evaluated. A high-resolution alarm (period 10 s) "is evaluated every 10
+   *   seconds" (CloudWatch user guide, AlarmThatSendsEmail, as quoted in repost.aws/questions/QUGIWUPlEYQWaCBm9x2WfnWA);
+   *   CloudWatch repeats an Auto Scaling action "once per minute that the alarm remains in the new state" (same guide:
+   *   "The exception is for alarms with Auto Scaling actions"), and SageMaker blocks auto scaling "while the update
+   *   operation is in progress" (endpoint-scaling-update.html). The model's assumptions, which AWS does not publish:
+   *   each variant's alarms are evaluated at a phase of their own, drawn from the run's seed for the whole run (the
+   *   same for every policy on a seed), or `alarmPhaseSeconds` for every variant when given: the second of the minute
+   *   of its one-minute evaluations (the per-pool policy's), its high-resolution alarms at that second of every 10 s;
+   *   an alarm's repeats follow its entry into ALARM, which may be any 10 s of a minute; and a scaling the endpoint
+   *   refuses is asked again at the alarm's next repeat, a minute later (that a blocked activity fails rather than
+   *   waits is inferred, not documented).
    * - `rollbackSeconds`: the mean time `RollingBack` keeps the endpoint from writes after a provisioning timeout (not
    *   published; 10 s assumed). Each rollback's is drawn from the seed, uniform on (0, 2 x the mean): with a fixed
    *   value every wait begun at an alarm's evaluation would end at the same second of the minute, a lock of the model's
@@ -379,7 +402,6 @@ export function platformModel(kind: PlatformKind, allOverrides: PlatformOverride
     engineTokenCounters: false,
     autoscaler: {
       kind: 'target-tracking',
-      evaluationSeconds: 60,
       scaleOutCooldownSeconds: SAGEMAKER_SCALING_DEFAULTS.scaleOutCooldownSeconds,
       scaleInCooldownSeconds: SAGEMAKER_SCALING_DEFAULTS.scaleInCooldownSeconds,
       ...TARGET_TRACKING_ALARMS,

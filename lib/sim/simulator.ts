@@ -1,7 +1,7 @@
 import { interruptionHoldSeconds } from '../core/platform/control-loop';
 import { capacitiesToRaise } from '../core/reconciler/io';
 import { servesAfterSigtermSeconds } from '../core/runtime/shutdown';
-import { HpaAutoscaler, TargetTracking, variantTrackingPolicies } from './autoscaler';
+import { HpaAutoscaler, TargetTracking, type TrackingDatapoint, type TrackingPolicy, variantTrackingPolicies } from './autoscaler';
 import { replicaCostUsd } from '../core/report/cost';
 import { ClassState, DRAINING, GONE, PENDING, Pool, READY, type Replica } from './class-state';
 import { EventHeap } from './heap';
@@ -20,7 +20,7 @@ export { type RunSeries } from './run-series';
  * Discrete-event simulation of one service under one routing policy on one platform: arrivals from a seeded trace, a
  * weighted router, one FIFO queue per class with deadline admission, replicas with `safeConcurrency` slots each, the
  * platform's autoscalers (EKS: the HPA of each class's ScaledObject every 15 s; SageMaker: each variant's target
- * tracking every minute, at a phase of its own), provisioning delays and cloud availability, a 60 s metrics pipeline
+ * tracking alarms every 10 s, at a phase of their own), provisioning delays and cloud availability, a 60 s metrics pipeline
  * with publication delay, and a reconciler that calls the policy every 60 s on periods older than its metric delay and
  * writes as the deployed one does. Events are requests' completions, replica readiness, autoscaler evaluations and
  * minute ticks, kept in one typed-array heap; no per-token events.
@@ -30,7 +30,10 @@ const EV_COMPLETE = 0;
 const EV_READY = 1;
 const EV_TICK = 2;
 const EV_SYNC = 3;
-/** SageMaker: one variant's target-tracking alarms are evaluated (once a minute, at the variant's own phase). */
+/**
+ * SageMaker: one variant's target-tracking alarms are evaluated (every high-resolution period, at the variant's own
+ * phase; payload: the variant x the periods in a minute + the period's index in its minute).
+ */
 const EV_TRACK = 4;
 /** SageMaker: the Reconciler run its construct's `writableRule` triggers when the endpoint is InService again. */
 const EV_WRITABLE = 5;
@@ -40,6 +43,8 @@ const EV_RUN = 6;
 const EV_DRAIN = 7;
 /** SageMaker: a removed instance's server stops serving what it still holds (payload: the replica). */
 const EV_STOP = 8;
+/** SageMaker: a high-resolution period ends; each variant's datapoint of it is recorded (payload: its end / the period). */
+const EV_PERIOD = 9;
 
 /** Karpenter does not retry a capacity-unavailable offering for 3 minutes. */
 const CAPACITY_RETRY_SECONDS = 180;
@@ -117,8 +122,21 @@ class Simulation {
   private readonly publication: Publication;
   /** SageMaker: the endpoint accepts no update before this time (it is Updating). */
   private updatingEnds = -Infinity;
-  /** SageMaker: each variant's target-tracking alarms are evaluated at this many seconds past every minute. */
+  /**
+   * SageMaker: each variant's one-minute alarms (the per-pool policy's) are evaluated at this many seconds past every
+   * minute, its high-resolution ones at this many seconds modulo the period past every period.
+   */
   private readonly alarmPhases: readonly number[];
+  /**
+   * SageMaker: per high-resolution period and variant (period x k + variant), the mean in-flight requests and the
+   * instances in service at its end (`recordPeriod`): the predefined policy's datapoints.
+   */
+  private readonly periodInFlight: Float64Array;
+  private readonly periodInService: Int32Array;
+  /** Each variant's Little's-law area at the start of the current high-resolution period. */
+  private readonly areaAtPeriodStart: Float64Array;
+  /** SageMaker: each variant's target-tracking policies as its last one-minute evaluation found them. */
+  private readonly trackingPolicies: TrackingPolicy[][] = [];
   /** Seconds past every minute at which the Reconciler's schedule fires (`PlatformModel.reconciler.phaseSeconds`). */
   private readonly reconcilerPhase: number;
   /** SageMaker: draws how long each rollback lasts. */
@@ -182,6 +200,11 @@ class Simulation {
     const phaseRng = Rng.derive(seed, 'alarm-phase');
     this.alarmPhases = this.classes.map(() => this.platform.endpointUpdate?.alarmPhaseSeconds ?? Math.floor(phaseRng.next() * 60 * 1024) / 1024);
     this.rollbackRng = Rng.derive(seed, 'rollback');
+    const tracking = this.platform.autoscaler.kind === 'target-tracking' ? this.platform.autoscaler : undefined;
+    const periods = tracking ? this.minutes * (60 / tracking.highResolutionPeriodSeconds) : 0;
+    this.periodInFlight = new Float64Array(periods * this.k);
+    this.periodInService = new Int32Array(periods * this.k);
+    this.areaAtPeriodStart = new Float64Array(this.k);
     // Drawn like the alarms' phases: from the seed alone, so every policy on a seed runs at the same second.
     this.reconcilerPhase = this.platform.reconciler.phaseSeconds ?? Math.floor(Rng.derive(seed, 'reconciler-phase').next() * 60 * 1024) / 1024;
     this.publication = new Publication(scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? []);
@@ -192,7 +215,10 @@ class Simulation {
       cs.minReadyInMinute = cs.readyCount;
       const autoscaler = this.platform.autoscaler;
       if (autoscaler.kind === 'hpa') cs.hpa = new HpaAutoscaler(autoscaler, count);
-      else cs.tracking = new TargetTracking(autoscaler);
+      else {
+        cs.tracking = new TargetTracking(autoscaler);
+        this.trackingPolicies[ci] = variantTrackingPolicies(autoscaler, cs.spec.targetConcurrencyPerReplica, cs.spec.poolTargets, cs.pools, 0);
+      }
     });
     const initialDemandTokens = scenario.workload.meanRatePerSecond * rateMultiplierAt(scenario.workload.rateProfile, 0) * meanOut * 60;
     this.history = new MetricHistory(this.s, this.publication, this.platform.reconciler.metricDelaySeconds, declaredTokensPerRequest(scenario),
@@ -235,7 +261,8 @@ class Simulation {
       if (kind === EV_COMPLETE) this.complete(payload, tEvent);
       else if (kind === EV_READY) this.makeReady(this.replicas[payload], tEvent);
       else if (kind === EV_SYNC) this.syncAutoscalers(tEvent);
-      else if (kind === EV_TRACK) this.trackTarget(payload, tEvent, this.minuteOf(tEvent));
+      else if (kind === EV_TRACK) this.trackTarget(payload, tEvent);
+      else if (kind === EV_PERIOD) this.recordPeriod(payload, tEvent);
       else if (kind === EV_RUN) this.control(tEvent);
       else if (kind === EV_DRAIN) {
         const r = this.replicas[payload];
@@ -502,7 +529,15 @@ class Simulation {
     if (autoscaler.kind === 'hpa') {
       // Minute 0 has the initial run's sync only (the first syncs between ticks start at minute 1).
       if (now > 0) for (let t = now + autoscaler.syncSeconds; t < now + 60; t += autoscaler.syncSeconds) this.heap.push(t, EV_SYNC, 0);
-    } else this.alarmPhases.forEach((phase, ci) => this.heap.push(now + phase, EV_TRACK, ci));
+    } else {
+      // The minute's period ends first, so an evaluation at the same instant finds its datapoint recorded.
+      const period = autoscaler.highResolutionPeriodSeconds;
+      const perMinute = 60 / period;
+      for (let j = 1; j <= perMinute; j++) this.heap.push(now + j * period, EV_PERIOD, Math.round(now / period) + j);
+      for (let j = 0; j < perMinute; j++) {
+        this.alarmPhases.forEach((phase, ci) => this.heap.push(now + (phase % period) + j * period, EV_TRACK, ci * perMinute + j));
+      }
+    }
   }
 
   /** One Reconciler run: scheduled (`tick`), or on the endpoint's IN_SERVICE event (SageMaker, `EV_WRITABLE`). */
@@ -632,30 +667,62 @@ class Simulation {
   }
 
   /**
-   * SageMaker: one variant's target tracking on the newest minute's in-flight requests, at its alarms' evaluation
-   * (`alarmPhases`), then the provisioning it calls for (within a wait, launching what capacity allows). A scaling the
-   * endpoint refuses while Updating (typically behind the Reconciler's write, or another variant's wait) is asked again
-   * at the next evaluation, a minute later: the alarm stays in ALARM, and CloudWatch performs Auto Scaling actions again
-   * while it does ("Except for Auto Scaling actions, the actions happen only on state transitions",
-   * docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-actions.html).
+   * SageMaker: one evaluation of a variant's target-tracking alarms (`alarmPhases`): the predefined policy's on the
+   * newest high-resolution datapoint it can read (`highResolutionPublicationSeconds` after its period ends), and once a
+   * minute, at the variant's phase of the minute, the per-pool policy's on the newest finished minute; then the
+   * provisioning a scaling calls for, and once a minute the provisioning within a wait (launching what capacity
+   * allows). An alarm invokes its scaling when it enters ALARM and once a minute while it stays there ("Except for Auto
+   * Scaling actions, the actions happen only on state transitions",
+   * docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-actions.html), so a scaling the endpoint refuses while
+   * Updating (typically behind the Reconciler's write, or another variant's wait) is asked again a minute later.
    */
-  private trackTarget(ci: number, now: number, m: number): void {
+  private trackTarget(payload: number, now: number): void {
+    const model = this.platform.autoscaler as TargetTrackingModel;
+    const period = model.highResolutionPeriodSeconds;
+    const perMinute = 60 / period;
+    const ci = Math.floor(payload / perMinute);
+    const minutely = payload % perMinute === Math.floor(this.alarmPhases[ci] / period);
     this.rollBackExpiredScaleOuts(now);
     if (this.oracle) return;
     const cs = this.states[ci];
     const spec = cs.spec;
-    const last = m - 1;
+    const m = this.minuteOf(now);
+    const k = this.k;
     const before = cs.desired;
-    if (last >= 0 && this.publication.survives(now)) {
-      // While the endpoint is Updating the alarms still evaluate the datapoint; only the scaling waits.
-      const model = this.platform.autoscaler as TargetTrackingModel;
-      const policies = variantTrackingPolicies(model, spec.targetConcurrencyPerReplica, spec.poolTargets, cs.pools, last * 60);
-      cs.desired = cs.tracking!.evaluate(now, this.s.inFlight[last * this.k + ci], policies,
-        { current: before, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil, this.s.readyReplicas[last * this.k + ci]);
+    if (this.publication.survives(now)) {
+      // While the endpoint is Updating the alarms still evaluate their datapoints; only the scaling waits.
+      const datapoints: Array<TrackingDatapoint | null | undefined> = [];
+      const newest = Math.floor((now - model.highResolutionPublicationSeconds) / period) - 1;
+      if (newest >= 0) datapoints[0] = { inFlight: this.periodInFlight[newest * k + ci], inService: this.periodInService[newest * k + ci] };
+      const last = m - 1;
+      if (minutely && last >= 0 && spec.poolTargets) {
+        const policies = variantTrackingPolicies(model, spec.targetConcurrencyPerReplica, spec.poolTargets, cs.pools, last * 60);
+        // No pool in service since the minute began: no datapoint.
+        if (policies.length > 1) this.trackingPolicies[ci] = policies;
+        datapoints[1] = policies.length > 1 ? { inFlight: this.s.inFlight[last * k + ci], inService: this.s.readyReplicas[last * k + ci] } : null;
+      }
+      cs.desired = cs.tracking!.evaluate(now, datapoints, this.trackingPolicies[ci],
+        { current: before, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil);
     }
+    if (!minutely && cs.desired === before) return;
     const until = this.provision(cs, ci, now, m, false);
     if (cs.desired === before) return;
     this.updatingUntil = Math.max(this.updatingUntil, cs.desired < before ? now + this.platform.endpointUpdate!.scaleInSeconds : until);
+  }
+
+  /**
+   * SageMaker: the high-resolution period ending at `now` (the `end`th): each variant's mean in-flight requests over it
+   * (its area read, not accrued, so the minute's sums stay as they were) and the instances in service at its end.
+   */
+  private recordPeriod(end: number, now: number): void {
+    const period = (this.platform.autoscaler as TargetTrackingModel).highResolutionPeriodSeconds;
+    this.states.forEach((cs, ci) => {
+      const area = cs.area + cs.inSystem * (now - cs.lastChange);
+      const cell = (end - 1) * this.k + ci;
+      this.periodInFlight[cell] = (area - this.areaAtPeriodStart[ci]) / period;
+      this.periodInService[cell] = cs.readyCount;
+      this.areaAtPeriodStart[ci] = area;
+    });
   }
 
   /** Weights as the router applies them: finite, non-negative, normalised; all-zero routes to the preferred class. */

@@ -16,7 +16,7 @@ import { libraryPolicy } from '../../lib/sim/library-policy';
 import { routedScenario } from '../../lib/sim/model';
 import { S0 } from '../../lib/sim/scenarios';
 import { type HpaModel, platformModel, readsEngineTokens, type TargetTrackingModel } from '../../lib/sim/platform';
-import { spotNodeGraceSeconds } from '../../lib/core/platform/control-loop';
+import { CUSTOMIZED_METRIC_PERIOD_SECONDS, spotNodeGraceSeconds } from '../../lib/core/platform/control-loop';
 import { smClasses, TWO_VARIANTS } from '../sagemaker/fixtures';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
@@ -212,15 +212,19 @@ describe('SageMaker: the target-tracking model is the scaling policy the constru
     });
   });
 
-  test('the high-resolution metric is published as often as the scale-out alarm the model runs assumes', () => {
-    // The model scales out after 3 datapoints above target within scaleOutAlarmSeconds (30 s: the 10 s datapoints of
-    // SageMakerVariantConcurrentRequestsPerModelHighResolution). With enhanced metrics on, MetricPublishFrequencyInSeconds
-    // applies to the invocation metrics, ConcurrentRequestsPerModel among them; rendered at 60 s it could leave one
-    // datapoint a minute, and the model's 30 s would not hold. The endpoint renders 10 s by default.
+  test('the model\'s datapoints: the predefined policy\'s at the period the endpoint publishes its high-resolution metric', () => {
+    // The predefined policy's alarms read one datapoint of SageMakerVariantConcurrentRequestsPerModelHighResolution every
+    // highResolutionPeriodSeconds (10 s: "emit data every 10 seconds", SageMaker guide). With enhanced metrics on,
+    // MetricPublishFrequencyInSeconds applies to the invocation metrics, ConcurrentRequestsPerModel among them: the
+    // endpoint renders the model's period, so "3 datapoints within 30 seconds" holds (at 60 s one datapoint a minute).
     const [config] = Object.values(template.findResources('AWS::SageMaker::EndpointConfig'));
     const { EnableEnhancedMetrics, MetricPublishFrequencyInSeconds } = config.Properties.MetricsConfig;
     expect(EnableEnhancedMetrics).toBe(true);
-    expect(3 * MetricPublishFrequencyInSeconds).toBeLessThanOrEqual(tracking.scaleOutAlarmSeconds);
+    expect(MetricPublishFrequencyInSeconds).toBe(tracking.highResolutionPeriodSeconds);
+    expect(tracking.scaleOutDatapoints * tracking.highResolutionPeriodSeconds).toBe(30);
+    expect(tracking.scaleInAlarmSeconds / tracking.highResolutionPeriodSeconds).toBe(90);
+    // The per-pool policy is a customized metric, read at one minute (its TargetTrackingMetricStat carries no period).
+    expect(tracking.customPeriodSeconds).toBe(CUSTOMIZED_METRIC_PERIOD_SECONDS);
   });
 
   test('writes, signals and timing: one capacity write per run after the weights, no capacity-error signal by default', () => {

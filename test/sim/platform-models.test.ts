@@ -1,6 +1,6 @@
 // The platform models behave as the deployed systems do: the HPA's rate limits, window and tolerance; SageMaker's one
 // write per run and nothing while Updating; the signals each platform produces; demand as the Reconciler measures it.
-import { HpaAutoscaler, TargetTracking, variantTrackingPolicies } from '../../lib/sim/autoscaler';
+import { HpaAutoscaler, type ScaleBounds, TargetTracking, type TrackingPolicy, variantTrackingPolicies } from '../../lib/sim/autoscaler';
 import { Pool } from '../../lib/sim/class-state';
 import { metricQuery, type Observation as ReconcilerObservation } from '../../lib/core/reconciler/observe';
 import * as reconcilerStep from '../../lib/core/reconciler/step';
@@ -9,7 +9,7 @@ import { computeMetrics } from '../../lib/sim/metrics';
 import { capacityErrorsNow, preferredIndex, readyReplicas, retryOnPreferred, twoStateSwitch } from '../../lib/sim/baselines';
 import { createRunSeries } from '../../lib/sim/run-series';
 import {
-  demandReading, type HpaModel, platformModel, readsEngineTokens, rollbackDuration, TARGET_TRACKING_ALARMS, type TargetTrackingModel,
+  demandReading, type HpaModel, platformModel, readsEngineTokens, rollbackDuration, type TargetTrackingModel,
 } from '../../lib/sim/platform';
 import { Rng } from '../../lib/sim/rng';
 import { type Observation, type PolicyFactory } from '../../lib/sim/policy';
@@ -18,8 +18,16 @@ import { type ScenarioInstance } from '../../lib/sim/model';
 import { runSimulation } from '../../lib/sim/simulator';
 import { runJob } from '../../lib/sim/suite';
 
-/** The predefined high-resolution policy alone, at `target`. */
-const one = (target: number) => [{ target, scaleOutAlarmSeconds: TARGET_TRACKING_ALARMS.scaleOutAlarmSeconds }];
+/**
+ * A policy on one-minute datapoints whose high alarm holds on its first, at `target`: the scaling arithmetic (targets,
+ * cooldowns, the low alarm, repeats) one evaluation a minute; the high-resolution alarm's timing is tested on its own.
+ */
+const one = (target: number): TrackingPolicy[] => [{ target, periodSeconds: 60, scaleOutDatapoints: 1 }];
+
+/** One evaluation in which every policy reads the same datapoint (none when no instance is in service). */
+const evaluate = (
+  tt: TargetTracking, now: number, inFlight: number, policies: readonly TrackingPolicy[], b: ScaleBounds, canScale = true, inService = b.current,
+): number => tt.evaluate(now, policies.map(() => (inService > 0 ? { inFlight, inService } : null)), policies, b, canScale);
 
 const SHORT_LLM = { durationMinutes: 100, onsetMinute: 30, shortageMinutes: 40, meanRate: 10, preferredInstancesDuringShortage: 2, flapMinutes: 40 };
 
@@ -86,12 +94,12 @@ describe('SageMaker target tracking and writes', () => {
   test('target tracking: scale-out after its cooldown, scale-in only after the 900 s scale-in cooldown', () => {
     const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
     const tt = new TargetTracking(model);
-    expect(tt.evaluate(0, 40, one(4), { current: 5, min: 1, max: 20 })).toBe(10);
-    expect(tt.evaluate(30, 80, one(4), { current: 10, min: 1, max: 20 })).toBe(10);
-    expect(tt.evaluate(60, 80, one(4), { current: 10, min: 1, max: 20 })).toBe(20);
+    expect(evaluate(tt, 0, 40, one(4), { current: 5, min: 1, max: 20 })).toBe(10);
+    expect(evaluate(tt, 30, 80, one(4), { current: 10, min: 1, max: 20 })).toBe(10);
+    expect(evaluate(tt, 60, 80, one(4), { current: 10, min: 1, max: 20 })).toBe(20);
     // Low from t = 120 on: the low alarm holds once 15 one-minute datapoints are below 90% of the target (t = 960).
-    for (let t = 120; t < 960; t += 60) expect(tt.evaluate(t, 8, one(4), { current: 20, min: 1, max: 20 })).toBe(20);
-    expect(tt.evaluate(960, 8, one(4), { current: 20, min: 1, max: 20 })).toBe(2);
+    for (let t = 120; t < 960; t += 60) expect(evaluate(tt, t, 8, one(4), { current: 20, min: 1, max: 20 })).toBe(20);
+    expect(evaluate(tt, 960, 8, one(4), { current: 20, min: 1, max: 20 })).toBe(2);
   });
 
   test('target tracking scales in only after 15 minutes below 90% of the target: one quiet minute is not low load', () => {
@@ -100,19 +108,19 @@ describe('SageMaker target tracking and writes', () => {
     const tt = new TargetTracking(model);
     const bounds = { current: 8, min: 1, max: 20 };
     // Busy at 8 x 4 in flight, then every fourth minute empty (bursty traffic): no scale-in, cooldown or not.
-    for (let t = 0; t < 3600; t += 60) expect(tt.evaluate(t, (t / 60) % 4 === 3 ? 0 : 32, one(4), bounds)).toBe(8);
+    for (let t = 0; t < 3600; t += 60) expect(evaluate(tt, t, (t / 60) % 4 === 3 ? 0 : 32, one(4), bounds)).toBe(8);
     // Exactly 90% of the target per instance (36 in flight on 10 instances of target 4, which would fit on 9) is not
     // below the threshold: no scale-in however long it lasts. 28 on 8 is, for 15 minutes.
     const calm = new TargetTracking(model);
-    for (let t = 0; t < 1800; t += 60) expect(calm.evaluate(t, 36, one(4), { current: 10, min: 1, max: 20 })).toBe(10);
+    for (let t = 0; t < 1800; t += 60) expect(evaluate(calm, t, 36, one(4), { current: 10, min: 1, max: 20 })).toBe(10);
     const quiet = new TargetTracking(model);
-    const seen = Array.from({ length: 16 }, (_, i) => quiet.evaluate(i * 60, 28, one(4), bounds));
+    const seen = Array.from({ length: 16 }, (_, i) => evaluate(quiet, i * 60, 28, one(4), bounds));
     expect(seen.slice(0, 14).every((d) => d === 8)).toBe(true);
     expect(seen[14]).toBe(7);
     // Minutes in which the endpoint is Updating still count towards the alarm; only the scaling waits for the update.
     const updating = new TargetTracking(model);
-    for (let t = 0; t < 840; t += 60) expect(updating.evaluate(t, 28, one(4), bounds, t < 600)).toBe(8);
-    expect(updating.evaluate(840, 28, one(4), bounds)).toBe(7);
+    for (let t = 0; t < 840; t += 60) expect(evaluate(updating, t, 28, one(4), bounds, t < 600)).toBe(8);
+    expect(evaluate(updating, 840, 28, one(4), bounds)).toBe(7);
   });
 
   test('the low alarm averages in-flight requests over the instances in service, not over the desired count', () => {
@@ -121,16 +129,16 @@ describe('SageMaker target tracking and writes', () => {
     // the target, not low: 30 minutes later nothing was scaled in (nor out: 20 needs the 5 it has, fewer than 9).
     const short = new TargetTracking(model);
     const shortBounds = { current: 9, min: 1, max: 20 };
-    for (let t = 0; t < 1800; t += 60) expect(short.evaluate(t, 20, one(4), shortBounds, true, 5)).toBe(9);
+    for (let t = 0; t < 1800; t += 60) expect(evaluate(short, t, 20, one(4), shortBounds, true, 5)).toBe(9);
     // The same 20 in flight on 9 instances in service is 2.2 each, below 90% of 4: after 15 minutes, down to 5.
     const idle = new TargetTracking(model);
-    const seen = Array.from({ length: 16 }, (_, i) => idle.evaluate(i * 60, 20, one(4), shortBounds, true, 9));
+    const seen = Array.from({ length: 16 }, (_, i) => evaluate(idle, i * 60, 20, one(4), shortBounds, true, 9));
     expect(seen.slice(0, 14).every((d) => d === 9)).toBe(true);
     expect(seen[14]).toBe(5);
     // Short of capacity and under-loaded (5 in service at 3.2 each, below 3.6): sized from the instances in service,
     // as AWS would once the unfillable scale-out has rolled back (the simulator keeps the desired 9): 16 / 4 = 4.
     const underLoaded = new TargetTracking(model);
-    const sized = Array.from({ length: 16 }, (_, i) => underLoaded.evaluate(i * 60, 16, one(4), shortBounds, true, 5));
+    const sized = Array.from({ length: 16 }, (_, i) => evaluate(underLoaded, i * 60, 16, one(4), shortBounds, true, 5));
     expect(sized.slice(0, 14).every((d) => d === 9)).toBe(true);
     expect(sized[14]).toBe(4);
   });
@@ -140,47 +148,106 @@ describe('SageMaker target tracking and writes', () => {
     const tt = new TargetTracking(model);
     const bounds = { current: 6, min: 1, max: 20 };
     // 10 low minutes, 10 with nothing in service, 14 low again: never 15 low datapoints in a row.
-    for (let i = 0; i < 10; i++) expect(tt.evaluate(i * 60, 4, one(4), bounds, true, 6)).toBe(6);
-    for (let i = 10; i < 20; i++) expect(tt.evaluate(i * 60, 0, one(4), bounds, true, 0)).toBe(6);
-    for (let i = 20; i < 34; i++) expect(tt.evaluate(i * 60, 4, one(4), bounds, true, 6)).toBe(6);
-    expect(tt.evaluate(34 * 60, 4, one(4), bounds, true, 6)).toBe(1);
+    for (let i = 0; i < 10; i++) expect(evaluate(tt, i * 60, 4, one(4), bounds, true, 6)).toBe(6);
+    for (let i = 10; i < 20; i++) expect(evaluate(tt, i * 60, 0, one(4), bounds, true, 0)).toBe(6);
+    for (let i = 20; i < 34; i++) expect(evaluate(tt, i * 60, 4, one(4), bounds, true, 6)).toBe(6);
+    expect(evaluate(tt, 34 * 60, 4, one(4), bounds, true, 6)).toBe(1);
   });
 
   test('two policies (a variant with pools): out when either is ready, the custom one after three one-minute datapoints; in only when both are', () => {
     const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
-    expect(model).toMatchObject({ scaleOutAlarmSeconds: 30, customScaleOutAlarmSeconds: 180 });
+    expect(model).toMatchObject({ highResolutionPeriodSeconds: 10, scaleOutDatapoints: 3, customPeriodSeconds: 60 });
     const bounds = { current: 6, min: 1, max: 20 };
     // The predefined policy at 13.3 (the priority-1 type), the per-pool one at 6.7 (a slower type is in the variant).
-    const two = [{ target: 13.3, scaleOutAlarmSeconds: 30 }, { target: 6.7, scaleOutAlarmSeconds: 180 }];
+    // The predefined one read a minute at a time here, its high alarm on one datapoint (its own timing: tested below).
+    const two = [{ target: 13.3, periodSeconds: 60, scaleOutDatapoints: 1 }, { target: 6.7, periodSeconds: 60, scaleOutDatapoints: 3 }];
     // 60 in flight on 6: the predefined policy is content (5 would do), the per-pool one asks for 9, three minutes running.
     const tt = new TargetTracking(model);
-    expect([0, 60, 120].map((t) => tt.evaluate(t, 60, two, bounds))).toEqual([6, 6, 9]);
+    expect([0, 60, 120].map((t) => evaluate(tt, t, 60, two, bounds))).toEqual([6, 6, 9]);
     // Above the predefined target too: it scales out at once, to the larger of what the ready policies ask.
     const burst = new TargetTracking(model);
-    expect(burst.evaluate(0, 90, two, bounds)).toBe(7);
+    expect(evaluate(burst, 0, 90, two, bounds)).toBe(7);
     // 124 in flight on 20: the predefined policy is low (it would keep 10), the per-pool one is not (124 is above 90% of
     // 6.7 x 20, though it would keep 19): no scale-in however long; were either policy enough, 19 after 15 minutes.
     const quiet = new TargetTracking(model);
     const wide = { current: 20, min: 1, max: 20 };
-    const seen = Array.from({ length: 20 }, (_, i) => quiet.evaluate(i * 60, 124, two, wide));
+    const seen = Array.from({ length: 20 }, (_, i) => evaluate(quiet, i * 60, 124, two, wide));
     expect(seen.every((d) => d === 20)).toBe(true);
     // Both low for 15 minutes: in, to the larger of the two counts (30 / 6.7 -> 5, not 30 / 13.3 -> 3).
     const low = new TargetTracking(model);
-    const lows = Array.from({ length: 16 }, (_, i) => low.evaluate(i * 60, 30, two, bounds));
+    const lows = Array.from({ length: 16 }, (_, i) => evaluate(low, i * 60, 30, two, bounds));
     expect(lows.slice(0, 14).every((d) => d === 6)).toBe(true);
     expect(lows[14]).toBe(5);
   });
 
   test('the high alarm is on the metric: it stays in ALARM through a wait for capacity, so a rolled-back variant asks again at once', () => {
     const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
-    const custom = [{ target: 10, scaleOutAlarmSeconds: model.customScaleOutAlarmSeconds }];
+    const custom = [{ target: 10, periodSeconds: model.customPeriodSeconds, scaleOutDatapoints: model.scaleOutDatapoints }];
     const tt = new TargetTracking(model);
     // 45 in flight on 4 in service: 11.25 each, above 10; three minutes of datapoints, then out to 5.
-    expect([0, 60, 120].map((t) => tt.evaluate(t, 45, custom, { current: 4, min: 1, max: 9 }, true, 4))).toEqual([4, 4, 5]);
+    expect([0, 60, 120].map((t) => evaluate(tt, t, 45, custom, { current: 4, min: 1, max: 9 }, true, 4))).toEqual([4, 4, 5]);
     // Waiting for the fifth (desired 5, 4 in service, the endpoint Updating): the metric stays above the target.
-    expect([180, 240, 300, 360].map((t) => tt.evaluate(t, 45, custom, { current: 5, min: 1, max: 9 }, false, 4))).toEqual([5, 5, 5, 5]);
+    expect([180, 240, 300, 360].map((t) => evaluate(tt, t, 45, custom, { current: 5, min: 1, max: 9 }, false, 4))).toEqual([5, 5, 5, 5]);
     // Rolled back to 4: the alarm has been in ALARM all along, so the first evaluation asks again, not three minutes on.
-    expect(tt.evaluate(420, 45, custom, { current: 4, min: 1, max: 9 }, true, 4)).toBe(5);
+    expect(evaluate(tt, 420, 45, custom, { current: 4, min: 1, max: 9 }, true, 4)).toBe(5);
+  });
+
+  test('the predefined policy\'s high alarm: three 10 s datapoints above target, so a sustained rise scales out within 30-40 s (and the publication delay), a 20 s spike not at all', () => {
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    const [policy] = variantTrackingPolicies(model, 4, undefined, [], 0);
+    expect(policy).toEqual({ target: 4, periodSeconds: 10, scaleOutDatapoints: 3 });
+    // 4 in service at 3 each, then 8 each (above the target of 4) from `from` to `until`. The simulator's reading: an
+    // evaluation at t (every 10 s, at the variant's phase) reads the period that ended at the last multiple of 10 s at
+    // or before t - highResolutionPublicationSeconds.
+    const scaleOutAt = (m: TargetTrackingModel, from: number, until: number, phase = 3) => {
+      const tt = new TargetTracking(m);
+      for (let t = phase; t < 600; t += 10) {
+        const end = Math.floor((t - m.highResolutionPublicationSeconds) / 10) * 10;
+        if (end < 10) continue;
+        const high = end - 10 >= from && end <= until;
+        if (tt.evaluate(t, [{ inFlight: high ? 32 : 12, inService: 4 }], [policy], { current: 4, min: 1, max: 20 }) > 4) return t;
+      }
+      return undefined;
+    };
+    // Read the instant its period ends: out 30-40 s after the rise, whatever the phase (the minute model scaled out at
+    // the variant's phase of the minute after the first high minute: 80-140 s after a rise at 100 s).
+    const instant = { ...model, highResolutionPublicationSeconds: 0 };
+    for (const phase of [0, 3, 9.5]) {
+      const at = scaleOutAt(instant, 100, Infinity, phase)! - 100;
+      expect(at).toBeGreaterThanOrEqual(30);
+      expect(at).toBeLessThan(40);
+    }
+    // The model's assumed publication delay, one period: 10 s later.
+    expect(model.highResolutionPublicationSeconds).toBe(10);
+    expect(scaleOutAt(model, 100, Infinity)).toBe(143);
+    // Two high datapoints (a 20 s spike) leave the alarm OK; three put it in ALARM.
+    expect(scaleOutAt(model, 100, 120)).toBeUndefined();
+    expect(scaleOutAt(model, 100, 130)).toBe(143);
+  });
+
+  test('an alarm in ALARM invokes its scaling once a minute: refused while Updating, asked again a minute later, not at every evaluation', () => {
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    expect(model.actionRepeatSeconds).toBe(60);
+    const [policy] = variantTrackingPolicies(model, 4, undefined, [], 0);
+    const tt = new TargetTracking(model);
+    const asks: number[] = [];
+    // High from the first datapoint; the endpoint Updating until 95 s. In ALARM at the third (23 s): refused at 23 and
+    // 83 s, granted at 143 s, not at 103 s (the first evaluation after the update).
+    for (let t = 3; t < 300 && asks.length === 0; t += 10) {
+      if (tt.evaluate(t, [{ inFlight: 32, inService: 4 }], [policy], { current: 4, min: 1, max: 20 }, t >= 95) > 4) asks.push(t);
+    }
+    expect(asks).toEqual([143]);
+    // A per-pool policy evaluated a minute at a time keeps its state through the predefined one's evaluations.
+    const custom = { target: 4, periodSeconds: model.customPeriodSeconds, scaleOutDatapoints: model.scaleOutDatapoints };
+    const both = new TargetTracking(model);
+    const seen: number[] = [];
+    for (let t = 3; t < 200 && seen.length === 0; t += 10) {
+      const minutely = (t - 3) % 60 === 0;
+      const d = both.evaluate(t, [{ inFlight: 12, inService: 4 }, minutely ? { inFlight: 32, inService: 4 } : undefined], [policy, custom],
+        { current: 4, min: 1, max: 20 });
+      if (d > 4) seen.push(t);
+    }
+    expect(seen).toEqual([123]);
   });
 
   test('a pooled variant\'s policies: the per-pool one on its custom alarm, over the pools in service since the minute began', () => {
@@ -189,10 +256,11 @@ describe('SageMaker target tracking and writes', () => {
     const pools = [new Pool(l40s, 1, 1), new Pool(l40s, 1, 1)];
     const at = (since: number) => variantTrackingPolicies(model, 13.3, [13.3, 6.7], pools, since);
     // No pool in service: the predefined policy alone.
-    expect(at(0)).toEqual([{ target: 13.3, scaleOutAlarmSeconds: model.scaleOutAlarmSeconds }]);
+    const predefined = { target: 13.3, periodSeconds: 10, scaleOutDatapoints: 3 };
+    expect(at(0)).toEqual([predefined]);
     pools[0].readyCount = 2;
     expect(at(0)).toEqual([
-      { target: 13.3, scaleOutAlarmSeconds: model.scaleOutAlarmSeconds }, { target: 13.3, scaleOutAlarmSeconds: model.customScaleOutAlarmSeconds },
+      predefined, { target: 13.3, periodSeconds: 60, scaleOutDatapoints: 3 },
     ]);
     // The slower pool's last instance left during the minute judged: it published then, and still sets the level.
     pools[1].readyCount = 1;
@@ -214,24 +282,33 @@ describe('SageMaker target tracking and writes', () => {
     return Array.from({ length: run.series.minutes }, (_, m) => run.series.desiredReplicas[m * k + fallback]);
   };
 
-  test('target tracking asks at its alarm\'s phase: it scales between the Reconciler\'s minute writes, never during them', () => {
+  test('target tracking asks at its alarms\' evaluations: it scales between the Reconciler\'s minute writes, never during them', () => {
     // Weights change on every run, so the endpoint is Updating for its first 30 s after each minute's write.
     const flipping: PolicyFactory = () => {
       let tick = 0;
       return { name: 'flipping', decide: () => ({ weights: tick++ % 2 === 0 ? [0.9, 0.05, 0.05] : [0.8, 0.1, 0.1], mode: 'x', reason: '' }) };
     };
-    const preferredAt = (alarmPhaseSeconds: number) => {
-      const run = runSimulation({ ...sagemaker, platformOverrides: { alarmPhaseSeconds } }, flipping, { seed: 3 });
-      const k = run.series.classCount;
-      return Array.from({ length: run.series.minutes }, (_, m) => run.series.desiredReplicas[m * k]);
-    };
     expect(platformModel('sagemaker').endpointUpdate!.weightsSeconds).toBe(30);
-    // S1's demand grows the preferred variant past its first count (its own target tracking, no floors here) when its
-    // alarm fires after the write is over; inside the write, refused every minute, it never scales.
-    const after = preferredAt(45);
-    expect(Math.max(...after)).toBeGreaterThan(after[0]);
-    const inside = preferredAt(10);
-    expect(inside.every((d) => d === inside[0])).toBe(true);
+    const real = TargetTracking.prototype.evaluate;
+    const scaled: Array<{ at: number; writable: boolean }> = [];
+    const spy = jest.spyOn(TargetTracking.prototype, 'evaluate').mockImplementation(function (this: TargetTracking, ...args) {
+      const desired = real.apply(this, args);
+      if (desired !== args[3].current) scaled.push({ at: args[0], writable: args[4] !== false });
+      return desired;
+    });
+    try {
+      // The alarms at seconds 0, 10, ..., 50 of every minute, the writes on the minute: S1's demand grows the preferred
+      // variant past its first count (its own target tracking, no floors here) when its alarm asks after a write is
+      // over; inside one, refused, it asks again a minute later, still inside, until the alarm enters ALARM anew.
+      runSimulation({ ...sagemaker, platformOverrides: { alarmPhaseSeconds: 10, reconcilerPhaseSeconds: 0 } }, flipping, { seed: 3 });
+      expect(scaled.length).toBeGreaterThan(0);
+      expect(scaled.every((s) => s.writable)).toBe(true);
+      // Mostly after the minute's write, and at more than one second of the minute: an ALARM may begin at any 10 s.
+      expect(scaled.filter((s) => s.at % 60 >= 30).length).toBeGreaterThan(scaled.length / 2);
+      expect(new Set(scaled.map((s) => s.at % 60)).size).toBeGreaterThan(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   test('the Reconciler runs at a phase of the minute drawn from the seed, the same for every policy; reconcilerPhaseSeconds fixes it', () => {
@@ -310,7 +387,7 @@ describe('SageMaker target tracking and writes', () => {
     }
   });
 
-  test('each variant\'s alarms are evaluated once a minute at a phase of their own, drawn from the seed, the same for every policy', () => {
+  test('each variant\'s alarms are evaluated every 10 s at a phase of their own, drawn from the seed, the same for every policy', () => {
     const spy = jest.spyOn(TargetTracking.prototype, 'evaluate');
     const phasesOf = (factory: PolicyFactory, scenario: ScenarioInstance = sagemaker) => {
       spy.mockClear();
@@ -324,18 +401,46 @@ describe('SageMaker target tracking and writes', () => {
       const variants = [...byVariant.values()];
       expect(variants).toHaveLength(run.series.classCount);
       return variants.map((times) => {
-        // One evaluation in each minute after the first, always at the same second of the minute.
-        expect(times.map((t) => Math.floor(t / 60))).toEqual(Array.from({ length: times.length }, (_, i) => i + 1));
-        const phase = times[0] % 60;
-        expect(times.every((t) => Math.abs((t % 60) - phase) < 1e-6)).toBe(true);
-        return phase;
+        // One evaluation every 10 s from the first readable datapoint on, always at the same second of the 10 s.
+        expect(times[0]).toBeLessThan(30);
+        expect(times.slice(1).every((t, i) => Math.abs(t - times[i] - 10) < 1e-6)).toBe(true);
+        expect(times.length).toBeGreaterThan(6 * (run.series.minutes - 1));
+        return times[0] % 10;
       });
     };
     try {
       const phases = phasesOf(libraryPolicy());
       expect(new Set(phases.map((p) => p.toFixed(6))).size).toBe(phases.length);
       expect(phasesOf(retryOnPreferred)).toEqual(phases);
-      expect(phasesOf(libraryPolicy(), { ...sagemaker, platformOverrides: { alarmPhaseSeconds: 17 } })).toEqual(phases.map(() => 17));
+      expect(phasesOf(libraryPolicy(), { ...sagemaker, platformOverrides: { alarmPhaseSeconds: 17 } })).toEqual(phases.map(() => 7));
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  test('the predefined policy\'s datapoints: each 10 s period\'s mean in-flight requests, six to the minute\'s mean, read a period after it ends', () => {
+    const spy = jest.spyOn(TargetTracking.prototype, 'evaluate');
+    try {
+      const run = runSimulation({ ...sagemaker, platformOverrides: { alarmPhaseSeconds: 17 } }, retryOnPreferred, { seed: 3 });
+      const { inFlight, readyReplicas, classCount: k, minutes } = run.series;
+      // Every variant at second 7 of each 10 s, in variant order: the datapoint of the period that ended 10 s before
+      // the last 10 s boundary (published a period after it ends).
+      const periods = new Map<number, { inFlight: number; inService: number }>();
+      spy.mock.calls.forEach(([now, datapoints], i) => {
+        expect(datapoints[1]).toBeUndefined();
+        const end = Math.floor((now - 10) / 10);
+        periods.set((end - 1) * k + (i % k), datapoints[0]!);
+      });
+      let checked = 0;
+      for (let m = 0; m < minutes - 1; m++) {
+        for (let ci = 0; ci < k; ci++) {
+          const six = Array.from({ length: 6 }, (_, j) => periods.get((6 * m + j) * k + ci)!);
+          expect(six.reduce((a, p) => a + p.inFlight, 0) / 6).toBeCloseTo(inFlight[m * k + ci], 6);
+          expect(six[5].inService).toBe(readyReplicas[m * k + ci]);
+          checked++;
+        }
+      }
+      expect(checked).toBeGreaterThan(100);
     } finally {
       spy.mockRestore();
     }
@@ -528,7 +633,8 @@ describe('SageMaker: the end of a rollback', () => {
 
   test('the endpoint takes writes again when the rollback is over: the Reconciler\'s event run comes before the alarm asks again', () => {
     const update = platformModel('sagemaker').endpointUpdate!;
-    // All alarms at second 30: a wait a scale-out begins there rolls back at second 30 five minutes later.
+    // All alarms at second 30 of the minute, so at seconds 0, 10, ..., 50: a wait a scale-out begins at one of them
+    // rolls back at the same second five minutes later.
     const afterRollbacks = (rollbackSeconds: number) => {
       // The Reconciler's scheduled runs on the minute: a run off it is an event run.
       const platformOverrides = { alarmPhaseSeconds: 30, rollbackSeconds, reconcilerPhaseSeconds: 0 };
@@ -550,13 +656,14 @@ describe('SageMaker: the end of a rollback', () => {
       }, { seed: 3 });
       return ends;
     };
-    // With no rollback time the update ends at second 30 itself (when the alarm, no longer high, does not ask again).
+    // With no rollback time the update ends at an alarm evaluation itself (when the alarm, no longer high, does not ask
+    // again); with one drawn, between them.
     const none = afterRollbacks(0);
     expect(none.length).toBeGreaterThan(0);
-    expect(none.every((s) => s === 30)).toBe(true);
+    expect(none.every((s) => s % 10 === 0)).toBe(true);
     const drawn = afterRollbacks(10);
     expect(drawn.length).toBeGreaterThan(0);
-    expect(drawn.every((s) => s > 30 && s < 50)).toBe(true);
+    expect(drawn.some((s) => s % 10 !== 0)).toBe(true);
     expect(new Set(drawn).size).toBeGreaterThan(1);
   });
 });

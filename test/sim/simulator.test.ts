@@ -88,8 +88,9 @@ describe('simulator mechanics', () => {
     // Its physical floor is the fastest carrier's: the A10G pool's provisioning (300 s mean), not the Inferentia2
     // variant's (390 s): 60 + the 120 s metric delay + 60 + 300.
     expect(oracleRun.physicalFloorSeconds).toBe(540);
-    // A policy that sends everything to the preferred variant falls back too, later: through the variant's own pool.
-    expect(computeMetrics(runSimulation(pooled, retryOnPreferred, { seed: 3 }), pooled).timeToFallbackSeconds).toBe(780);
+    // A policy that sends everything to the preferred variant falls back too, later: through the variant's own pool
+    // (780 s with the minute model of the high-resolution alarm, stop 59).
+    expect(computeMetrics(runSimulation(pooled, retryOnPreferred, { seed: 3 }), pooled).timeToFallbackSeconds).toBe(660);
     // On EKS the classes are target groups of their own: no pools, and retry-on-preferred never falls back.
     const eks = { ...pooled, platform: 'eks' as const };
     expect(computeMetrics(runSimulation(eks, retryOnPreferred, { seed: 3 }), eks).timeToFallbackSeconds).toBe(Infinity);
@@ -99,7 +100,7 @@ describe('simulator mechanics', () => {
     };
     // No Inferentia2 during the event: the variant's own A10G pool is the whole ceiling.
     const noInf2 = capped(pooled, { inf2: 0 });
-    expect(computeMetrics(runSimulation(noInf2, retryOnPreferred, { seed: 3 }), noInf2).timeToFallbackSeconds).toBe(780);
+    expect(computeMetrics(runSimulation(noInf2, retryOnPreferred, { seed: 3 }), noInf2).timeToFallbackSeconds).toBe(660);
     expect(computeMetrics(runSimulation(noInf2, fleetOracle, { seed: 3 }), noInf2).timeToFallbackSeconds).toBe(180);
     // A10G capped at 3 too: the deficit is capped at what 3 A10G instances carry.
     const fewA10g = capped(noInf2, { a10g: 3 });
