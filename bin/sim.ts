@@ -54,8 +54,9 @@ Options:
   --platform-param <k=v>   change an assumed timing (repeatable, whole seconds): reconcilerPhaseSeconds (0-59, any
                            platform: the Reconciler's scheduled runs at this second of the minute; default: drawn from
                            the seed); SageMaker runs only:
-                           alarmPhaseSeconds (0-59: every variant's alarms evaluated at this second of the minute;
-                           default: each variant's drawn from the seed), rollbackSeconds (0-25: the mean time
+                           alarmPhaseSeconds (0-59: every variant's one-minute alarms evaluated at this second of
+                           the minute, its 10 s alarms at this second modulo 10 of every 10 s; default: each
+                           variant's drawn from the seed), rollbackSeconds (0-25: the mean time
                            RollingBack lasts after a provisioning timeout, each drawn uniform on (0, 2 x mean);
                            default 10), writableRunSeconds (0-60: the Reconciler's run on the endpoint's IN_SERVICE
                            event; default 5), weightsSeconds (0-120: how long a weight update keeps the endpoint
