@@ -731,19 +731,53 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
     },
   };
 
+  // What the run of the period before left in this environment: capacity mode, the return not yet taken.
+  const warm = (): RunMemory => {
+    const rebuilt = decided(step(SM, sagemaker({ preferred: 78, fallback: 22 }), answer(SM, world), NOW_MS));
+    const { lastStepAt: _, ...state } = rebuilt.observation.previous;
+    return { period: rebuilt.observation.query.now - 60, state, floors: null };
+  };
+
   test('fails when a second run seconds later takes a second ramp step in the same period', () => {
-    const first = decided(step(SM, sagemaker({ preferred: 78, fallback: 22 }), answer(SM, world), NOW_MS));
+    const first = decided(step(SM, sagemaker({ preferred: 78, fallback: 22 }), answer(SM, world), NOW_MS, warm()));
     expect(first.plan).toMatchObject({ action: 'write', write: { kind: 'weights', weights: { preferred: 88, fallback: 12 } } });
     const memory = rememberRun(first, { action: 'applied' });
     // 10 s later: the target holds 88/12, CloudWatch has not ingested the first run's PolicyMode yet.
     const second = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, world, NOW_MS + 10_000), NOW_MS + 10_000, memory));
     expect(second.plan).toEqual({ action: 'unchanged' });
-    // Without the memory the same answers would step again: the hole the memory closes.
-    const blind = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, world, NOW_MS + 10_000), NOW_MS + 10_000));
-    expect(blind.plan).toMatchObject({ action: 'write', write: { weights: { preferred: 98, fallback: 2 } } });
     // The next period steps again.
     const next = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, world, NOW_MS + 60_000), NOW_MS + 60_000, rememberRun(second, { action: 'unchanged' }, memory)));
     expect(next.plan).toMatchObject({ action: 'write', write: { weights: { preferred: 98, fallback: 2 } } });
+  });
+
+  test('fails when a cold start right after a ramp step takes another in the same period (review R238)', () => {
+    // A run in a new execution environment 10 s after the step (an alarm run, a duplicated event): no memory, and
+    // CloudWatch shows capacity mode still. It returns to cost mode with the weights in force, as the first run did.
+    const cold = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, world, NOW_MS + 10_000), NOW_MS + 10_000));
+    expect(cold.plan).toEqual({ action: 'unchanged' });
+    expect(cold.decision).toMatchObject({ mode: 'cost', weights: { preferred: 88, fallback: 12 }, reason: { code: 'return-to-cost' } });
+    expect(cold.observation.previous.lastStepAt).toBe(cold.observation.query.now);
+    // Mid-ramp (PolicyRamping published), the same: the step is held, and the audit line says why.
+    const ramping: World = { ...world, mode: [...fill(1, 6), ...fill(0, 6)], ramping: [...fill(0, 6), ...fill(1, 6)] };
+    const mid = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, ramping), NOW_MS));
+    expect(mid.plan).toEqual({ action: 'unchanged' });
+    expect(mid.decision.reason.message).toMatch(/^Ramp step already taken in this period/);
+    // Warm, the same run steps: the hold is the cold start's alone, and lasts its period.
+    const warmMid = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, ramping), NOW_MS, {
+      period: mid.observation.query.now - 60, state: { ...mid.observation.previous, lastStepAt: undefined }, floors: null,
+    }));
+    expect(warmMid.plan).toMatchObject({ action: 'write', write: { weights: { preferred: 98, fallback: 2 } } });
+    const next = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, ramping, NOW_MS + 60_000), NOW_MS + 60_000,
+      rememberRun(mid, { action: 'unchanged' })));
+    expect(next.plan).toMatchObject({ action: 'write', write: { weights: { preferred: 98, fallback: 2 } } });
+  });
+
+  test('a cold start holds the step also when none was taken: no datapoint can show that none was', () => {
+    // The run of the previous period was the last; a cold start cannot tell this from a step seconds ago whose EMF
+    // CloudWatch has not ingested (the answers are the same): the ramp waits one period after each cold start.
+    const cold = decided(step(SM, sagemaker({ preferred: 78, fallback: 22 }), answer(SM, world), NOW_MS));
+    expect(cold.plan).toEqual({ action: 'unchanged' });
+    expect(cold.decision.weights).toEqual({ preferred: 78, fallback: 22 });
   });
 
   // In capacity mode, the preferred variant asking for 6 with 3 ready: a fallback floor to write.
