@@ -3,10 +3,13 @@
  * itself as CloudWatch would publish them. The Lambda's handler suites run the same step behind the I/O shell.
  */
 import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
+import { SAGEMAKER_ENDPOINT_LIMITS } from '../../lib/core/platform/limits';
+import { policyWindowPeriods, resolvePolicyConfig } from '../../lib/core/policy/defaults';
+import { type ClassSignals } from '../../lib/core/policy/types';
 import { ALARM_STATE_CHANGE, alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
 import { counterPerSecond, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { demandWindow } from '../../lib/core/reconciler/faults';
-import { type MetricResult } from '../../lib/core/reconciler/io';
+import { AUDIT_RECORD_MAX_BYTES, type MetricResult } from '../../lib/core/reconciler/io';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { emptyWhereUnpublished, metricQuery, observe, seenWhereUnpublished } from '../../lib/core/reconciler/observe';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core/reconciler/routing-facts';
@@ -16,6 +19,7 @@ import { routingTarget } from '../../lib/core/reconciler/targets';
 import { capacityToLower } from '../../lib/core/reconciler/targets/sagemaker';
 import { instancesByType } from '../../lib/core/reconciler/targets/sagemaker-instances';
 import { type TargetState } from '../../lib/core/reconciler/targets/kind';
+import { MAX_WINDOW_PERIODS } from '../../lib/core/validation/reconciler-rules';
 
 const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);
 const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, maxReplicas = 10): RoutedClassFacts => ({
@@ -1092,5 +1096,58 @@ describe('facts of another endpoint configuration than the endpoint runs: the ru
       // Counted again from 960: 900 s at 1860.
       expect(firstFailure(rs)).toMatchObject({ t: 1860, s: { reason: 'target-mismatch', detail: expect.stringContaining('so for 900 s') } });
     });
+  });
+});
+
+describe('audit records: each fits one CloudWatch Logs event (review R238)', () => {
+  test('fails when the most variants, each with every window at MAX_WINDOW_PERIODS of the longest numbers, pass the bound', () => {
+    // SageMaker's variant names run to 63 characters; the longest JSON number is 24 (17 digits, sign, point, exponent).
+    const name = (i: number) => `v${i}-`.padEnd(63, 'x');
+    const variants = Array.from({ length: SAGEMAKER_ENDPOINT_LIMITS.maxVariants }, (_, i) => ({
+      variantName: name(i), classes: [cls(`pool${i}`, i, 'ml.g5.xlarge', 250, 1 + i / 10)],
+    }));
+    // The capacity-loss memory sets the policy window (policyWindowPeriods): here at its bound.
+    const grace = Math.ceil(resolvePolicyConfig({}).provisioningGraceSeconds / 60);
+    const config: ReconcilerConfig = {
+      ...SM, facts: { ...(SM.facts as SageMakerRoutingFacts), variants }, policy: { reentryMemorySeconds: (MAX_WINDOW_PERIODS + 1 - grace) * 60 },
+    };
+    const periods = policyWindowPeriods(resolvePolicyConfig(config.policy));
+    expect(periods).toBe(MAX_WINDOW_PERIODS);
+    const names = variants.map((v) => v.variantName);
+    const target: TargetState = {
+      weights: Object.fromEntries(names.map((n) => [n, 10])),
+      pools: Object.fromEntries(names.map((n) => [n, { 'ml.g5.xlarge': 3 }])),
+      replicas: Object.fromEntries(names.map((n) => [n, { ready: 3, desired: 3 }])),
+      present: names,
+    };
+    const s = decided(step(config, target, [], NOW_MS));
+    const longest = -2.2250738585072014e-308;
+    expect(JSON.stringify(longest)).toHaveLength(24);
+    const full = () => Array.from({ length: periods }, () => longest);
+    const windows = ['readyReplicas', 'desiredReplicas', 'capacityErrors', 'latencyP95Ms', 'servedTokensPerSecond', 'rejectedTokensPerSecond'] as const;
+    // Every window the run hands the policy is one of these.
+    for (const signals of Object.values(s.input.signals)) {
+      for (const [key, value] of Object.entries(signals)) if (Array.isArray(value)) expect(windows).toContain(key);
+    }
+    const worst: ClassSignals = { ...Object.fromEntries(windows.map((w) => [w, full()])) as unknown as ClassSignals, readyNow: longest, servedIncludesRejected: true };
+    const heavy: StepDecision = {
+      ...s, input: { ...s.input, signals: Object.fromEntries(names.map((n) => [n, worst])), demandTokensPerSecond: full() },
+    };
+    const audit = runRecords(config, heavy, { action: 'applied' }, NOW_MS).filter((r) => r.audit !== undefined);
+    expect(audit.map((r) => r.audit)).toEqual(['routing-decision', ...names.map(() => 'routing-inputs')]);
+    // As the Lambda prints it: the Node.js runtime's prefix (timestamp, request id, level), the handler's fields.
+    const printed = (r: Record<string, unknown>) => `2026-11-30T12:00:30.000Z\t${'0'.repeat(36)}\tINFO\t` + JSON.stringify({
+      trigger: 'CloudWatch Alarm State Change', ...r, ...(r.audit === 'routing-decision' ? { alarmEvidence: names } : {}),
+    });
+    for (const r of audit) {
+      expect(Buffer.byteLength(JSON.stringify(r))).toBeLessThanOrEqual(AUDIT_RECORD_MAX_BYTES);
+      expect(Buffer.byteLength(printed(r))).toBeLessThanOrEqual(256 * 1024 - 26);
+    }
+    // Every value the decision read is on a record, linked to its decision by the run.
+    const [decision, ...inputs] = audit;
+    expect(decision).toMatchObject({ run: '2026-11-30T12:00:30.000Z', inputs: { demandTokensPerSecond: full() } });
+    expect(inputs).toEqual(names.map((n) => ({ audit: 'routing-inputs', run: decision.run, now: decision.now, class: n, signals: worst })));
+    // On one line, as before, they would not fit.
+    expect(inputs.reduce((bytes, r) => bytes + Buffer.byteLength(JSON.stringify(r.signals)), 0)).toBeGreaterThan(4 * AUDIT_RECORD_MAX_BYTES);
   });
 });
