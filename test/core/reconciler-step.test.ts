@@ -1129,7 +1129,9 @@ describe('audit records: each fits one CloudWatch Logs event (review R238)', () 
     for (const signals of Object.values(s.input.signals)) {
       for (const [key, value] of Object.entries(signals)) if (Array.isArray(value)) expect(windows).toContain(key);
     }
-    const worst: ClassSignals = { ...Object.fromEntries(windows.map((w) => [w, full()])) as unknown as ClassSignals, readyNow: longest, servedIncludesRejected: true };
+    const worst: ClassSignals = {
+      ...Object.fromEntries(windows.map((w) => [w, full()])) as unknown as ClassSignals, readyNow: longest, servedIncludesRejected: true,
+    };
     const heavy: StepDecision = {
       ...s, input: { ...s.input, signals: Object.fromEntries(names.map((n) => [n, worst])), demandTokensPerSecond: full() },
     };
