@@ -23,7 +23,9 @@ export const FUNCTION_TIMEOUT_MS = RECONCILER_FUNCTION_TIMEOUT_SECONDS * 1000;
 
 let clients: Clients | undefined;
 let config: ReconcilerConfig | undefined;
-// One execution environment runs one invocation at a time (reserved concurrency 1): the previous run's memory.
+// What the previous run in this execution environment left (reserved concurrency 1: one invocation at a time). Best
+// effort: a run in a new environment starts without it, and then counts this period's ramp step as taken
+// (`stepAssumed`, lib/core/reconciler/observe.ts), since the metrics may not show a step taken elsewhere yet.
 let memory: RunMemory | undefined;
 
 function loadConfig(): ReconcilerConfig {

@@ -169,7 +169,7 @@ async function reconcileChecked(
   }
   // The audit line names the alarm evidence the run counted: no datapoint of the window shows it yet.
   for (const record of runRecords(config, s, outcome, options.nowMs)) {
-    options.log(record.audit !== undefined && alarmed.length > 0 ? { ...record, alarmEvidence: alarmed } : record);
+    options.log(record.audit === 'routing-decision' && alarmed.length > 0 ? { ...record, alarmEvidence: alarmed } : record);
   }
   const memory = rememberRun(s, outcome, options.memory);
   const weights = s.ok ? weightsInForce(s, outcome) : undefined;

@@ -8,6 +8,7 @@ import { scalableTargetPin } from '../../lib/core/game-day/injection';
 import { variantResourceId } from '../../lib/core/platform/sagemaker-scalable-target';
 import { Dim } from '../../lib/core/metrics/contract';
 import { DEFAULT_POLICY_CONFIG, policyWindowPeriods } from '../../lib/core/policy/defaults';
+import { type PolicyState } from '../../lib/core/policy/types';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { routingTarget } from '../../lib/core/reconciler/targets';
@@ -28,13 +29,25 @@ const SM: ReconcilerConfig = { ...ENDPOINT_CONFIG, clusterName: 'prod' };
 const busy = (tokens: number) => ({ ...healthyHistory(3), servedTokensPerSecond: fill(perMinute(tokens)) });
 const fastRetry = { sleep: jest.fn(async () => undefined), random: () => 1 };
 
-function run(config: ReconcilerConfig = SM) {
+function run(config: ReconcilerConfig = SM, memory?: RunMemory) {
   const lines: Array<Record<string, unknown>> = [];
   // The memory a run hands the next one is the subject of its own tests (reconciler-faults.test.ts).
-  return reconcile(config, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry })
+  return reconcile(config, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry, ...(memory ? { memory } : {}) })
     .then(({ memory: _, ...result }) => ({ result, lines }));
 }
 const audit = (lines: Array<Record<string, unknown>>) => lines.find((l) => l.audit === 'routing-decision') as Record<string, unknown>;
+
+/**
+ * The memory a run of the period before `nowMs` in the same execution environment leaves when nothing changed since:
+ * the state the metrics rebuild. A run without memory is a cold start, which holds its period's ramp step
+ * (`stepAssumed`, lib/core/reconciler/observe.ts); these runs are warm ones. Found by a run that writes nothing.
+ */
+async function warm(nowMs = NOW_MS): Promise<RunMemory> {
+  const lines: Array<Record<string, unknown>> = [];
+  await reconcile(SM, clients, { nowMs, log: (l) => lines.push(l), retry: fastRetry });
+  const { lastStepAt: _, ...state } = audit(lines).previous as PolicyState;
+  return { period: Math.floor(nowMs / 60_000) * 60 - 60, state, floors: null };
+}
 
 /** A run at `nowMs` handed `memory`, keeping the memory it hands on (the runs of one execution environment). */
 async function runRemembering(nowMs: number, memory?: RunMemory) {
@@ -380,7 +393,7 @@ describe('reconciler run, SageMaker endpoint', () => {
         fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(100)) },
       },
     });
-    const back = await run();
+    const back = await run(SM, await warm());
     expect(back.result).toEqual({ action: 'applied', weights: { preferred: 88, fallback: 12 } });
     expect(audit(back.lines)).toMatchObject({ mode: 'cost', reason: { code: 'return-to-cost' } });
 
@@ -398,7 +411,7 @@ describe('reconciler run, SageMaker endpoint', () => {
         fallback: { ...healthyHistory(1), servedTokensPerSecond: fill(perMinute(60)) },
       },
     });
-    const done = await run();
+    const done = await run(SM, await warm());
     expect(done.result).toEqual({ action: 'applied', weights: { preferred: 98, fallback: 2 } });
     expect(audit(done.lines)).toMatchObject({ reason: { code: 'ramping' }, previous: { mode: 'cost', ramping: true }, next: { ramping: false } });
     expect(back.lines.find((l) => 'PolicyRamping' in l)).toMatchObject({ PolicyRamping: 1, PolicyMode: 0 });
@@ -556,12 +569,13 @@ describe('reconciler run, SageMaker endpoint', () => {
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', capacityWeights));
     serveMetrics(SM, { mode: fill(1), classes });
     const lines: Array<Record<string, unknown>> = [];
-    const { memory: _, ...first } = await reconcile(SM, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry });
+    const { memory, ...first } = await reconcile(SM, clients, { nowMs: NOW_MS, log: (l) => lines.push(l), retry: fastRetry, memory: await warm() });
     expect(first).toEqual({ action: 'applied', weights: { preferred: 88, fallback: 12 } });
     const emf = lines.find((l) => 'PolicyMode' in l)!;
     expect(emf).toMatchObject({ PolicyMode: 0, PolicyRamping: 1 });
 
-    // 20 s later, same period: the target holds 88/12 and CloudWatch has the first run's decision at 12:00.
+    // 20 s later, same period, in another execution environment: the target holds 88/12 and CloudWatch has the first
+    // run's decision at 12:00.
     cw.reset();
     sm.reset();
     sm.on(DescribeEndpointCommand).resolves(endpoint('InService', [{ ...capacityWeights[0], weight: 88 }, { ...capacityWeights[1], weight: 12 }]));
@@ -570,10 +584,10 @@ describe('reconciler run, SageMaker endpoint', () => {
     expect(second).toMatchObject({ action: 'unchanged', weights: { preferred: 88, fallback: 12 } });
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
 
-    // The next period takes the next step.
+    // The next period takes the next step (in the first run's environment: a cold start would hold it).
     cw.reset();
     serveMetrics(SM, { mode: [...fill(1), 0], ramping: [...fill(null), 1], classes });
-    const third = await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: () => undefined, retry: fastRetry });
+    const third = await reconcile(SM, clients, { nowMs: NOW_MS + 60_000, log: () => undefined, retry: fastRetry, memory });
     expect(third).toMatchObject({ action: 'applied', weights: { preferred: 98, fallback: 2 } });
   });
 });
@@ -783,8 +797,9 @@ describe('reconciler run, ALB listener', () => {
         },
       });
       const { lines } = await run(ALB);
-      const inputs = audit(lines).inputs as { signals: Record<string, { readyReplicas: unknown[] }> };
-      expect(inputs.signals.inf2.readyReplicas.slice(-5)).toEqual([3, 0, 0, 0, 0]);
+      const inputs = lines.find((l) => l.audit === 'routing-inputs' && l.class === 'inf2') as { run: string; signals: { readyReplicas: unknown[] } };
+      expect(inputs.signals.readyReplicas.slice(-5)).toEqual([3, 0, 0, 0, 0]);
+      expect(inputs.run).toBe(audit(lines).run);
       expect(audit(lines)).toMatchObject({ healthyTargets: { inf2: 2, g6: 2 } });
       expect(audit(lines).reason).not.toMatchObject({ code: 'missing-data' });
     });

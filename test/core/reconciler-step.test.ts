@@ -3,10 +3,13 @@
  * itself as CloudWatch would publish them. The Lambda's handler suites run the same step behind the I/O shell.
  */
 import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
+import { SAGEMAKER_ENDPOINT_LIMITS } from '../../lib/core/platform/limits';
+import { policyWindowPeriods, resolvePolicyConfig } from '../../lib/core/policy/defaults';
+import { type ClassSignals } from '../../lib/core/policy/types';
 import { ALARM_STATE_CHANGE, alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
 import { counterPerSecond, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { demandWindow } from '../../lib/core/reconciler/faults';
-import { type MetricResult } from '../../lib/core/reconciler/io';
+import { AUDIT_RECORD_MAX_BYTES, type MetricResult } from '../../lib/core/reconciler/io';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { emptyWhereUnpublished, metricQuery, observe, seenWhereUnpublished } from '../../lib/core/reconciler/observe';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core/reconciler/routing-facts';
@@ -16,6 +19,7 @@ import { routingTarget } from '../../lib/core/reconciler/targets';
 import { capacityToLower } from '../../lib/core/reconciler/targets/sagemaker';
 import { instancesByType } from '../../lib/core/reconciler/targets/sagemaker-instances';
 import { type TargetState } from '../../lib/core/reconciler/targets/kind';
+import { MAX_WINDOW_PERIODS } from '../../lib/core/validation/reconciler-rules';
 
 const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);
 const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, maxReplicas = 10): RoutedClassFacts => ({
@@ -731,19 +735,53 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
     },
   };
 
+  // What the run of the period before left in this environment: capacity mode, the return not yet taken.
+  const warm = (): RunMemory => {
+    const rebuilt = decided(step(SM, sagemaker({ preferred: 78, fallback: 22 }), answer(SM, world), NOW_MS));
+    const { lastStepAt: _, ...state } = rebuilt.observation.previous;
+    return { period: rebuilt.observation.query.now - 60, state, floors: null };
+  };
+
   test('fails when a second run seconds later takes a second ramp step in the same period', () => {
-    const first = decided(step(SM, sagemaker({ preferred: 78, fallback: 22 }), answer(SM, world), NOW_MS));
+    const first = decided(step(SM, sagemaker({ preferred: 78, fallback: 22 }), answer(SM, world), NOW_MS, warm()));
     expect(first.plan).toMatchObject({ action: 'write', write: { kind: 'weights', weights: { preferred: 88, fallback: 12 } } });
     const memory = rememberRun(first, { action: 'applied' });
     // 10 s later: the target holds 88/12, CloudWatch has not ingested the first run's PolicyMode yet.
     const second = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, world, NOW_MS + 10_000), NOW_MS + 10_000, memory));
     expect(second.plan).toEqual({ action: 'unchanged' });
-    // Without the memory the same answers would step again: the hole the memory closes.
-    const blind = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, world, NOW_MS + 10_000), NOW_MS + 10_000));
-    expect(blind.plan).toMatchObject({ action: 'write', write: { weights: { preferred: 98, fallback: 2 } } });
     // The next period steps again.
     const next = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, world, NOW_MS + 60_000), NOW_MS + 60_000, rememberRun(second, { action: 'unchanged' }, memory)));
     expect(next.plan).toMatchObject({ action: 'write', write: { weights: { preferred: 98, fallback: 2 } } });
+  });
+
+  test('fails when a cold start right after a ramp step takes another in the same period (review R238)', () => {
+    // A run in a new execution environment 10 s after the step (an alarm run, a duplicated event): no memory, and
+    // CloudWatch shows capacity mode still. It returns to cost mode with the weights in force, as the first run did.
+    const cold = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, world, NOW_MS + 10_000), NOW_MS + 10_000));
+    expect(cold.plan).toEqual({ action: 'unchanged' });
+    expect(cold.decision).toMatchObject({ mode: 'cost', weights: { preferred: 88, fallback: 12 }, reason: { code: 'return-to-cost' } });
+    expect(cold.observation.previous.lastStepAt).toBe(cold.observation.query.now);
+    // Mid-ramp (PolicyRamping published), the same: the step is held, and the audit line says why.
+    const ramping: World = { ...world, mode: [...fill(1, 6), ...fill(0, 6)], ramping: [...fill(0, 6), ...fill(1, 6)] };
+    const mid = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, ramping), NOW_MS));
+    expect(mid.plan).toEqual({ action: 'unchanged' });
+    expect(mid.decision.reason.message).toMatch(/^Ramp step already taken in this period/);
+    // Warm, the same run steps: the hold is the cold start's alone, and lasts its period.
+    const warmMid = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, ramping), NOW_MS, {
+      period: mid.observation.query.now - 60, state: { ...mid.observation.previous, lastStepAt: undefined }, floors: null,
+    }));
+    expect(warmMid.plan).toMatchObject({ action: 'write', write: { weights: { preferred: 98, fallback: 2 } } });
+    const next = decided(step(SM, sagemaker({ preferred: 88, fallback: 12 }), answer(SM, ramping, NOW_MS + 60_000), NOW_MS + 60_000,
+      rememberRun(mid, { action: 'unchanged' })));
+    expect(next.plan).toMatchObject({ action: 'write', write: { weights: { preferred: 98, fallback: 2 } } });
+  });
+
+  test('a cold start holds the step also when none was taken: no datapoint can show that none was', () => {
+    // The run of the previous period was the last; a cold start cannot tell this from a step seconds ago whose EMF
+    // CloudWatch has not ingested (the answers are the same): the ramp waits one period after each cold start.
+    const cold = decided(step(SM, sagemaker({ preferred: 78, fallback: 22 }), answer(SM, world), NOW_MS));
+    expect(cold.plan).toEqual({ action: 'unchanged' });
+    expect(cold.decision.weights).toEqual({ preferred: 78, fallback: 22 });
   });
 
   // In capacity mode, the preferred variant asking for 6 with 3 ready: a fallback floor to write.
@@ -1058,5 +1096,60 @@ describe('facts of another endpoint configuration than the endpoint runs: the ru
       // Counted again from 960: 900 s at 1860.
       expect(firstFailure(rs)).toMatchObject({ t: 1860, s: { reason: 'target-mismatch', detail: expect.stringContaining('so for 900 s') } });
     });
+  });
+});
+
+describe('audit records: each fits one CloudWatch Logs event (review R238)', () => {
+  test('fails when the most variants, each with every window at MAX_WINDOW_PERIODS of the longest numbers, pass the bound', () => {
+    // SageMaker's variant names run to 63 characters; the longest JSON number is 24 (17 digits, sign, point, exponent).
+    const name = (i: number) => `v${i}-`.padEnd(63, 'x');
+    const variants = Array.from({ length: SAGEMAKER_ENDPOINT_LIMITS.maxVariants }, (_, i) => ({
+      variantName: name(i), classes: [cls(`pool${i}`, i, 'ml.g5.xlarge', 250, 1 + i / 10)],
+    }));
+    // The capacity-loss memory sets the policy window (policyWindowPeriods): here at its bound.
+    const grace = Math.ceil(resolvePolicyConfig({}).provisioningGraceSeconds / 60);
+    const config: ReconcilerConfig = {
+      ...SM, facts: { ...(SM.facts as SageMakerRoutingFacts), variants }, policy: { reentryMemorySeconds: (MAX_WINDOW_PERIODS + 1 - grace) * 60 },
+    };
+    const periods = policyWindowPeriods(resolvePolicyConfig(config.policy));
+    expect(periods).toBe(MAX_WINDOW_PERIODS);
+    const names = variants.map((v) => v.variantName);
+    const target: TargetState = {
+      weights: Object.fromEntries(names.map((n) => [n, 10])),
+      pools: Object.fromEntries(names.map((n) => [n, { 'ml.g5.xlarge': 3 }])),
+      replicas: Object.fromEntries(names.map((n) => [n, { ready: 3, desired: 3 }])),
+      present: names,
+    };
+    const s = decided(step(config, target, [], NOW_MS));
+    const longest = -2.2250738585072014e-308;
+    expect(JSON.stringify(longest)).toHaveLength(24);
+    const full = () => Array.from({ length: periods }, () => longest);
+    const windows = ['readyReplicas', 'desiredReplicas', 'capacityErrors', 'latencyP95Ms', 'servedTokensPerSecond', 'rejectedTokensPerSecond'] as const;
+    // Every window the run hands the policy is one of these.
+    for (const signals of Object.values(s.input.signals)) {
+      for (const [key, value] of Object.entries(signals)) if (Array.isArray(value)) expect(windows).toContain(key);
+    }
+    const worst: ClassSignals = {
+      ...Object.fromEntries(windows.map((w) => [w, full()])) as unknown as ClassSignals, readyNow: longest, servedIncludesRejected: true,
+    };
+    const heavy: StepDecision = {
+      ...s, input: { ...s.input, signals: Object.fromEntries(names.map((n) => [n, worst])), demandTokensPerSecond: full() },
+    };
+    const audit = runRecords(config, heavy, { action: 'applied' }, NOW_MS).filter((r) => r.audit !== undefined);
+    expect(audit.map((r) => r.audit)).toEqual(['routing-decision', ...names.map(() => 'routing-inputs')]);
+    // As the Lambda prints it: the Node.js runtime's prefix (timestamp, request id, level), the handler's fields.
+    const printed = (r: Record<string, unknown>) => `2026-11-30T12:00:30.000Z\t${'0'.repeat(36)}\tINFO\t` + JSON.stringify({
+      trigger: 'CloudWatch Alarm State Change', ...r, ...(r.audit === 'routing-decision' ? { alarmEvidence: names } : {}),
+    });
+    for (const r of audit) {
+      expect(Buffer.byteLength(JSON.stringify(r))).toBeLessThanOrEqual(AUDIT_RECORD_MAX_BYTES);
+      expect(Buffer.byteLength(printed(r))).toBeLessThanOrEqual(256 * 1024 - 26);
+    }
+    // Every value the decision read is on a record, linked to its decision by the run.
+    const [decision, ...inputs] = audit;
+    expect(decision).toMatchObject({ run: '2026-11-30T12:00:30.000Z', inputs: { demandTokensPerSecond: full() } });
+    expect(inputs).toEqual(names.map((n) => ({ audit: 'routing-inputs', run: decision.run, now: decision.now, class: n, signals: worst })));
+    // On one line, as before, they would not fit.
+    expect(inputs.reduce((bytes, r) => bytes + Buffer.byteLength(JSON.stringify(r.signals)), 0)).toBeGreaterThan(4 * AUDIT_RECORD_MAX_BYTES);
   });
 });

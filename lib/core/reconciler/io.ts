@@ -333,17 +333,34 @@ export function decisionEmf(r: DecisionRecords): Array<Record<string, unknown>> 
   return records;
 }
 
-/** The structured audit line of one decision: what was seen, what was decided, why. */
+/**
+ * The size every audit record keeps to, in bytes: CloudWatch Logs' former event bound of 256 KB less the 26 bytes
+ * PutLogEvents counts per event ("the sum of all event messages in UTF-8, plus 26 bytes for each log event"), less 1 KB
+ * for what the Lambda adds to the line (its runtime's timestamp, request id and level; the handler's `trigger` and
+ * `alarmEvidence`). PutLogEvents now takes events up to 1 MB ("Each log event can be no larger than 1 MB",
+ * https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_InputLogEvent.html), but what Lambda does
+ * with a longer stdout line is not documented (unconfirmed; reported: split into several events at 2^18 - 26 bytes,
+ * each no longer JSON, https://stackoverflow.com/questions/77175643), so the records keep to the older bound.
+ */
+export const AUDIT_RECORD_MAX_BYTES = 256 * 1024 - 26 - 1024;
+
+/**
+ * The structured audit line of one decision: what was seen, what was decided, why. Each class's signal windows are on
+ * a record of their own (`auditInputLines`) with the same `run` (the run's start): a window spans the whole policy
+ * window, up to MAX_WINDOW_PERIODS periods, so all classes on one line could pass AUDIT_RECORD_MAX_BYTES.
+ */
 export function auditLine(
   input: PolicyInput,
   previous: PolicyState,
   decision: PolicyDecision,
   next: PolicyState,
   applied: { readonly action: 'applied' | 'unchanged' | 'skipped' | 'failed'; readonly detail?: string },
-  floorsPublished: Readonly<Record<string, number>> | null = decision.replicaFloors,
+  floorsPublished: Readonly<Record<string, number>> | null,
+  run: string,
 ): Record<string, unknown> {
   return {
     audit: 'routing-decision',
+    run,
     now: new Date(input.now * 1000).toISOString(),
     mode: decision.mode,
     weights: decision.weights,
@@ -357,6 +374,17 @@ export function auditLine(
     apply: applied,
     previous,
     next,
-    inputs: { classes: input.classes, signals: input.signals, demandTokensPerSecond: input.demandTokensPerSecond },
+    inputs: { classes: input.classes, demandTokensPerSecond: input.demandTokensPerSecond },
   };
+}
+
+/**
+ * The signal windows the decision read, one record per class (`audit: 'routing-inputs'`), each with its decision
+ * line's `run`. A finite number prints in at most 24 characters (JSON.stringify's shortest round trip: 17 significant
+ * digits, sign, point, exponent), so a class's six windows of at most MAX_WINDOW_PERIODS periods take at most
+ * 6 x 1,440 x 25 = 216,000 bytes: one record stays within AUDIT_RECORD_MAX_BYTES whatever the number of classes.
+ */
+export function auditInputLines(input: PolicyInput, run: string): Array<Record<string, unknown>> {
+  const now = new Date(input.now * 1000).toISOString();
+  return Object.entries(input.signals).map(([name, signals]) => ({ audit: 'routing-inputs', run, now, class: name, signals }));
 }

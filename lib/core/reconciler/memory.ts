@@ -2,8 +2,12 @@
  * What a reconciler run hands the next run in the same execution environment. The policy's memory lives in the
  * reconciler's own CloudWatch metrics, which GetMetricData shows only after ingestion (seconds to minutes); a second
  * run soon after (an alarm run beside the scheduled one) reads this instead, so it neither takes a second ramp step
- * nor makes a second write of the same kind in the same period. Plain JSON data; the Lambda keeps it in module scope (reserved
- * concurrency 1 runs one environment at a time), a simulator between ticks.
+ * nor makes a second write of the same kind in the same period. Plain JSON data; the Lambda keeps it in module scope,
+ * a simulator between ticks. Best effort: Lambda may run any invocation in a new environment, which starts without it
+ * (https://docs.aws.amazon.com/lambda/latest/operatorguide/statelessness-functions.html). Such a run rebuilds its state
+ * from the metrics and counts this period's ramp step as taken (`stepAssumed`, observe.ts), so a step another
+ * environment took unseen is not repeated. The hold of one write of each kind per period (`heldThisPeriod`, step.ts)
+ * has no such fallback: there, such a run can make a second capacity write once the endpoint is InService again.
  */
 import { type PolicyState } from '../policy/types';
 import { type RoutingWrite, type ScalingBounds } from './targets/kind';

@@ -6,7 +6,8 @@
  * requests x the declared mean tokens where the engine does not count tokens, a silent class holding weight read as
  * missing, not as zero, unless it had no ready replica), the
  * policy state rebuilt from the reconciler's own decision metrics (or from the memory of a run earlier in the period,
- * which CloudWatch may not have ingested yet), and the replica floors in force.
+ * which CloudWatch may not have ingested yet; rebuilt, it counts this period's ramp step as taken), and the replica
+ * floors in force.
  *
  * Plain data in, plain data out, no clock and no I/O: the Lambda calls it with what AWS answered, a simulator with
  * metric windows as CloudWatch would publish them.
@@ -148,14 +149,16 @@ export function observe(
   // ready replica (the published counts, aligned with the demand windows, not the live ones).
   const demand = demandWindow(signals, names, signalSlots, target.weights, includesRejected, readyAsPublished);
   const own = (signal: OwnSignal) => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
-  const rebuilt = rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy, own('eventEntries'));
-  const previous = fromMemory(memory, own('mode'), frame, now, policy) ?? rebuilt;
+  const remembered = fromMemory(memory, own('mode'), frame, now, policy);
+  const previous = remembered
+    ? { ...remembered, weights: target.weights }
+    : stepAssumed(rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy, own('eventEntries')), now);
   return {
     query,
     classes,
     signals,
     demandTokensPerSecond: demand,
-    previous: previous === rebuilt ? rebuilt : { ...previous, weights: target.weights },
+    previous,
     floorsInForce: floorsInForce(memory, windows, batch, frame, now, policy),
     missingRoutes: names.filter((n) => !present.has(n)),
     ...(kind.scaleOutsRollBack ? { refusedScaleOuts } : {}),
@@ -233,6 +236,21 @@ function fromMemory(
   for (let i = mode.length - 1; i >= 0 && last < 0; i--) if (mode[i] !== null) last = i;
   const newestRecorded = last < 0 ? -Infinity : frame.start + last * frame.periodSeconds;
   return memory.period >= newestRecorded ? memory.state : undefined;
+}
+
+/**
+ * A state rebuilt from the reconciler's own metrics, with this period's ramp step counted as taken. The bound of one
+ * ramp step per period has two records: the run memory of this execution environment (`fromMemory`) and the runs' own
+ * `PolicyMode` / `PolicyRamping` datapoints, which GetMetricData shows only after ingestion. A run no memory vouches for
+ * (a cold start; Lambda: "you should assume that the environment exists only for a single invocation",
+ * https://docs.aws.amazon.com/lambda/latest/operatorguide/statelessness-functions.html) cannot tell whether a run of
+ * this period in another environment stepped seconds ago: an alarm run, the SageMaker run on IN_SERVICE, or an event
+ * EventBridge delivered twice. No datapoint it reads can rule that out, since the missing datapoint is the evidence, so
+ * it holds the step: the ramp (or a return's first step: the mode turns to cost, the weights hold) waits one period
+ * after each cold start, the fail-safe side (review R238).
+ */
+function stepAssumed(rebuilt: PolicyState, now: number): PolicyState {
+  return { ...rebuilt, lastStepAt: now };
 }
 
 /** The floors last published: this environment's memory if newer, else the newest `ReplicaFloor` datapoint per route. */

@@ -18,7 +18,7 @@ import { latest } from '../policy/evidence';
 import { type PolicyDecision, type PolicyInput, type PolicyState, type SignalWindow } from '../policy/types';
 import { type ReconcilerConfig } from './config';
 import { deferredEmf, failureAuditLine, failureEmf, type FailureReason, skippedAuditLine, weightInvariantProblems } from './faults';
-import { auditLine, decisionEmf, type MetricResult } from './io';
+import { auditInputLines, auditLine, decisionEmf, type MetricResult } from './io';
 import { type ConfigurationMismatch, type RunMemory } from './memory';
 import { type Observation, observe } from './observe';
 import { routingTarget, type RoutingWrite, type TargetState } from './targets';
@@ -243,7 +243,8 @@ function recordedState(s: StepDecision, outcome: RunOutcome): { inForce: Readonl
 
 /**
  * Everything the run prints: EMF records (mode, ramp, shares, weight per route, floors, replicas; a failure datapoint
- * when it failed) and one audit line. Every run prints exactly one audit line.
+ * when it failed) and one audit line. Every run prints exactly one audit line (`routing-decision`); a run that decided
+ * also one `routing-inputs` record per class with the signal windows it read (`auditInputLines`).
  */
 export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome: RunOutcome, nowMs: number): Array<Record<string, unknown>> {
   if (!s.ok && s.deferred) return [deferredEmf(config.service, nowMs), skippedAuditLine(Math.floor(nowMs / 1000), s.detail, s.context)];
@@ -271,11 +272,12 @@ export function runRecords(config: ReconcilerConfig, s: ReconcilerStep, outcome:
     ...(s.observation.refusedScaleOuts ? { refused: newestRefusals(s.observation.refusedScaleOuts) } : {}),
   });
   if (outcome.reason) records.push(failureEmf(config.service, outcome.reason, nowMs));
+  const run = new Date(nowMs).toISOString();
   const audit = auditLine(s.input, s.observation.previous, s.decision, recorded, {
     action: outcome.action,
     ...(outcome.detail !== undefined ? { detail: outcome.detail } : {}),
-  }, s.floors);
-  records.push({ ...audit, ...healthRead(s.target) });
+  }, s.floors, run);
+  records.push({ ...audit, ...healthRead(s.target) }, ...auditInputLines(s.input, run));
   return records;
 }
 
