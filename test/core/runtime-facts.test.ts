@@ -67,10 +67,17 @@ function holds(f: EngineFact, engine: EngineName, platform: ServingPlatform, ver
   return true;
 }
 
-/** The names a binding renders for the engine: EKS argument flags and every variable but the engine-neutral CAI_* set. */
-function renderedNames(b: RuntimeBinding): Array<{ kind: 'flag' | 'variable'; name: string; value: string }> {
-  const out: Array<{ kind: 'flag' | 'variable'; name: string; value: string }> = [];
-  const args = b.args[0] === 'tritonserver' ? b.args.slice(1) : b.args;
+/**
+ * The names a binding renders for the engine: EKS argument flags, vLLM's positional model (the one argument before its
+ * flags) and every variable but the engine-neutral CAI_* set.
+ */
+function renderedNames(b: RuntimeBinding): Array<{ kind: 'flag' | 'argument' | 'variable'; name: string; value: string }> {
+  const out: Array<{ kind: 'flag' | 'argument' | 'variable'; name: string; value: string }> = [];
+  let args = b.args[0] === 'tritonserver' ? b.args.slice(1) : b.args;
+  if (b.engine === 'vllm' && args.length > 0 && !args[0].startsWith('--')) {
+    out.push({ kind: 'argument', name: 'model_tag', value: args[0] });
+    args = args.slice(1);
+  }
   for (let i = 0; i < args.length; i++) {
     const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(args[i]);
     if (!m) throw new Error(`unexpected argument ${args[i]}`);
@@ -89,9 +96,10 @@ describe('every rendered setting is a fact that holds for its engine, release an
         const facts = ENGINE_FACT_TABLE.filter((f) => holds(f, c.engine, platform, c.version));
         for (const r of renderedNames(b)) {
           if (c.engine === 'vllm' && platform === 'sagemaker' && r.name.startsWith('SM_VLLM_')) {
-            // The DLC turns SM_VLLM_<X> into --<x>: the flag must be a vLLM fact, and the entrypoint fact must hold here.
+            // The DLC turns SM_VLLM_<X> into --<x> for api_server: the flag must be a vLLM fact that holds on SageMaker (--model
+            // does there only), and the entrypoint fact must hold here.
             const flag = r.name.slice('SM_VLLM_'.length).toLowerCase().replace(/_/g, '-');
-            expect(ENGINE_FACT_TABLE.filter((f) => holds(f, 'vllm', 'eks', c.version) && f.kind === 'flag').map((f) => f.name)).toContain(flag);
+            expect(ENGINE_FACT_TABLE.filter((f) => holds(f, 'vllm', platform, c.version) && f.kind === 'flag').map((f) => f.name)).toContain(flag);
             expect(holds(engineFact('vllm.entrypoint.sagemaker-variables'), 'vllm', platform, c.version)).toBe(true);
             continue;
           }
@@ -246,6 +254,19 @@ describe('scraped metrics and the CloudWatch agent', () => {
   });
 });
 
+describe('the vLLM model argument', () => {
+  test('EKS: the positional model of `vllm serve`, first; SageMaker: SM_VLLM_MODEL, which the DLC passes to api_server as --model', () => {
+    const c = CASES.find((x) => x.engine === 'vllm')!;
+    const eks = bind(c, 'eks');
+    const sm = bind(c, 'sagemaker');
+    expect([eks.args[0], eks.args.includes('--model')]).toEqual([eks.modelPath, false]);
+    expect([sm.args, sm.env.SM_VLLM_MODEL]).toEqual([[], sm.modelPath]);
+    expect(engineFact('vllm.argument.model_tag')).toMatchObject({ kind: 'argument', platforms: ['eks'] });
+    expect(engineFact('vllm.argument.model_tag').statement).toContain('"will be removed in a future version"');
+    expect(engineFact('vllm.flag.model')).toMatchObject({ kind: 'flag', platforms: ['sagemaker'] });
+  });
+});
+
 describe('the table itself', () => {
   test('ids are unique; every fact names its source and status; what is not confirmed says so', () => {
     const ids = ENGINE_FACT_TABLE.map((f) => f.id);
@@ -264,6 +285,11 @@ describe('the table itself', () => {
       'any.behaviour.cache-size',
       'sagemaker.behaviour.writable-tmp',
     ]);
+  });
+
+  test('a fact read in source names the tag or commit it was read at (owner/repo@ref), as the status defines', () => {
+    const unpinned = ENGINE_FACT_TABLE.filter((f) => f.status === 'source' && !/[\w.-]+\/[\w.-]+@[\w.]+/.test(f.source)).map((f) => f.id);
+    expect(unpinned).toEqual([]);
   });
 
   test('fails on an unknown fact id rather than rendering nothing', () => {

@@ -43,14 +43,14 @@ function engineVariables(b: RuntimeBinding): Record<string, string> {
 }
 
 describe('vLLM', () => {
-  test('EKS: --model and flags carry batch, batch tokens, TP, max length, memory cap and both admission caps', () => {
+  test('EKS: the positional model and flags carry batch, batch tokens, TP, max length, memory cap and both admission caps', () => {
     const [l40s] = classes('', (s) => (s.name === 'l40s' ? { ...s, runtime: { ...s.runtime, maxBatchTokens: 8192 } } : s));
     const b = eks(l40s);
     expect(b.problems).toEqual([]);
-    // --model, never a positional model: the api_server entrypoint has none (fact vllm.flag.model).
-    expect(b.args.slice(0, 2)).toEqual(['--model', '/models/model']);
+    // The model first and positional, never --model, which `vllm serve` deprecates (fact vllm.argument.model_tag).
+    expect(b.args.slice(0, 2)).toEqual(['/models/model', '--port']);
+    expect(b.args.filter((a) => a === '--model' || a.startsWith('--model='))).toEqual([]);
     expect(flagsOf(b.args)).toEqual({
-      model: '/models/model',
       port: '8080',
       'max-num-seqs': '16',
       'max-num-batched-tokens': '8192',
@@ -163,6 +163,21 @@ describe('vLLM', () => {
     expect(sageMaker(sm).env).toMatchObject({ SM_VLLM_ENABLE_PREFIX_CACHING: '', SM_VLLM_SWAP_SPACE: '4' });
     const [bad] = classes('', (s) => ({ ...s, runtime: { ...s.runtime, args: ['--max-num-seqs', '64'] } }));
     expect(eks(bad).problems.map((p) => p.message)).toEqual([expect.stringContaining('sets --max-num-seqs, which the library derives')]);
+  });
+
+  test('a model of the user\'s own in runtime.args is refused: --model (either form) or a positional model', () => {
+    const withArgs = (prefix: '' | 'ml.', args: string[]) => classes(prefix, (s) => ({ ...s, runtime: { ...s.runtime, args } }))[0];
+    // EKS: `vllm serve` would move --model to the front beside the library's positional model, and argparse exits.
+    for (const args of [['--model', '/other'], ['--model=/other']]) {
+      expect(eks(withArgs('', args)).problems).toEqual([{ className: 'l40s', field: 'runtime.args', message:
+        'sets --model, but the library passes the model (artifact.modelData or runtime.modelPath) as the positional model of `vllm serve`, ' +
+        'and a second model stops the server at start; allowed: the model through those settings, and no --model' }]);
+    }
+    expect(eks(withArgs('', ['/other', '--enforce-eager'])).problems.map((p) => [p.field, p.message])).toEqual([
+      ['runtime.args[0]', "'/other' is not a flag; give each as --name, --name=value or --name value"],
+    ]);
+    // SageMaker: SM_VLLM_MODEL is the library's.
+    expect(sageMaker(withArgs('ml.', ['--model', '/other'])).problems.map((p) => p.message)).toEqual([expect.stringContaining('sets --model, which the library derives')]);
   });
 
   test('fails when runtime.args sets --shutdown-timeout, which the library derives from the deadline and the SIGKILL', () => {

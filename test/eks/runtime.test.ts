@@ -42,10 +42,10 @@ describe('the vLLM server in the Deployment', () => {
   test('its args carry the class batch, batch tokens, tensor parallelism, max length, memory cap and queue limit', () => {
     const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, runtime: { ...c.runtime, maxBatchTokens: 4096 } } : c));
     const server = pod(build({ classes }), 'l40s').containers[0];
-    // --model, where the init container wrote the weights: the api_server entrypoint takes no positional model.
-    expect(server.args?.slice(0, 2)).toEqual(['--model', '/models/model']);
+    // The model where the init container wrote the weights, first and positional: the image's ENTRYPOINT is `vllm serve`,
+    // which deprecates --model (fact vllm.argument.model_tag).
+    expect(server.args?.slice(0, 2)).toEqual(['/models/model', '--port']);
     expect(flags(server.args)).toEqual({
-      model: '/models/model',
       port: '8080',
       'max-num-seqs': '16',
       'max-num-batched-tokens': '4096',
@@ -78,8 +78,9 @@ describe('the vLLM server in the Deployment', () => {
           }
         : c,
     );
-    expect(flags(pod(build({ classes: changed }), 'l40s').containers[0].args)).toEqual({
-      model: '/models/model',
+    const args = pod(build({ classes: changed }), 'l40s').containers[0].args;
+    expect(args?.[0]).toBe('/models/model');
+    expect(flags(args)).toEqual({
       port: '8080',
       'max-num-seqs': '24',
       'tensor-parallel-size': '1',

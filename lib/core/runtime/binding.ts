@@ -66,6 +66,11 @@ interface Setting {
   readonly value: Value;
   /** A plain environment variable on every platform (cache locations), never a flag. */
   readonly environment?: boolean;
+  /**
+   * vLLM on EKS: the value alone, ahead of every flag (`vllm serve <model_tag>`); elsewhere the setting is a flag, or the
+   * DLC variable of its name on SageMaker. It still counts as the flag of its name, so a user's own `--<name>` is refused.
+   */
+  readonly positional?: boolean;
 }
 
 /**
@@ -277,8 +282,9 @@ function engineSettings(
       }
       // Facts vllm.flag.*. On SageMaker the DLC turns SM_VLLM_<FLAG> into --<flag> (vllm.entrypoint.sagemaker-variables).
       return [
-        // --model, not a positional model: the api_server entrypoint has no positional model (vllm.flag.model).
-        { name: 'model', value: modelPath },
+        // EKS: the positional model of `vllm serve`, the vllm-openai ENTRYPOINT, which deprecates --model (fact
+        // vllm.argument.model_tag). SageMaker: SM_VLLM_MODEL, which the DLC passes to api_server as --model (vllm.flag.model).
+        { name: 'model', value: modelPath, positional: true },
         { name: 'port', value: sm ? undefined : target.port }, // the SageMaker DLC passes --port 8080 itself
         { name: 'max-num-seqs', value: r.maxConcurrentSequences },
         { name: 'max-num-batched-tokens', value: r.maxBatchTokens },
@@ -503,7 +509,8 @@ function render(engine: EngineName, target: RuntimeTarget, settings: readonly Se
   if (engine === 'vllm') {
     const dlc = stringify(Object.fromEntries(own.map((s) => [sageMakerVllmVariable(s.name), s.value])));
     if (sm) return { args: [], env: { ...variables, ...dlc }, flags };
-    return { args: own.flatMap((s) => [`--${s.name}`, String(s.value)]), env: variables, flags };
+    const positional = own.filter((s) => s.positional).map((s) => String(s.value));
+    return { args: [...positional, ...own.filter((s) => !s.positional).flatMap((s) => [`--${s.name}`, String(s.value)])], env: variables, flags };
   }
   if (engine === 'triton') {
     // NGC images start their entrypoint script with the container's arguments as the command.
@@ -557,6 +564,13 @@ function userArguments(
     return { args: [], env: {} };
   }
   for (const flag of parsed.filter((p) => rendered.flags.has(p.flag))) {
+    if (engine === 'vllm' && !sm && flag.flag === 'model') {
+      // `vllm serve` moves a --model to the front as the positional model: with the library's own, two positionals, and
+      // argparse exits (vllm.argument.model_tag).
+      problem('runtime.args', 'sets --model, but the library passes the model (artifact.modelData or runtime.modelPath) as the positional model of ' +
+        '`vllm serve`, and a second model stops the server at start; allowed: the model through those settings, and no --model');
+      continue;
+    }
     problem('runtime.args', `sets --${flag.flag}, which the library derives from the class's runtime, footprint and envelope settings; change those settings instead`);
   }
   const unquoted = (engine === 'tgi' && !sm) || (engine === 'triton' && sm);

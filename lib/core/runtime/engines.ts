@@ -49,7 +49,7 @@ const kept = (fact: string): IdleConnections => ({ kind: 'kept', fact: engineFac
 export const ENGINE_FACTS: Readonly<Record<EngineName, EngineFacts>> = {
   vllm: {
     name: 'vllm',
-    // Facts vllm.version.floor, vllm.flag.model (--model, not a positional model) and vllm.metric.kv_cache_usage_perc:
+    // Facts vllm.version.floor, vllm.argument.model_tag (the positional model of `vllm serve`) and vllm.metric.kv_cache_usage_perc:
     // the release every rendered name and scraped metric is cited at.
     minimumVersion: factString('vllm.version.floor'),
     // --max-num-queued-reqs / --max-num-queued-tokens: PR #49445 (approved 2026-08-31), released in v0.29.0; 503 when

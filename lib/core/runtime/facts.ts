@@ -8,7 +8,9 @@
  * Repositories read as snapshots at the tags below: deepjavalibrary/djl-serving, huggingface/text-generation-inference,
  * aws/amazon-cloudwatch-agent, aws-observability/helm-charts, triton-inference-server/server, boto/botocore,
  * prometheus/prometheus, prometheus/client_python. vllm-project/vllm is too large to read whole: single files were
- * read, and its 0.29.0 admission code only through the pull request and issue threads named below.
+ * read, and its 0.29.0 admission code only through the pull request and issue threads named below. Its main branch at
+ * 6adad087 (2026-08-14, before the 0.29.0 release) was read whole in a fork that merged it (jsboige/vllm@75b227d8):
+ * rows citing it say "main, not at 0.29.0".
  */
 import { type ServingPlatform } from './platform';
 
@@ -25,6 +27,8 @@ export type FactStatus =
 export type FactKind =
   /** A command-line flag (rendered as an argument on EKS). */
   | 'flag'
+  /** A positional command-line argument (rendered ahead of the flags on EKS). */
+  | 'argument'
   /** An environment variable the server or its entrypoint reads. */
   | 'variable'
   /** A default value the library relies on. */
@@ -74,6 +78,8 @@ const TGI2 = 'huggingface/text-generation-inference@v2.0.0';
 const AGENT = 'aws/amazon-cloudwatch-agent@v1.300070.0';
 const VLLM_QUEUE_PR = 'https://github.com/vllm-project/vllm/pull/49445 (opened 2026-07-22, approved 2026-08-31)';
 const VLLM_BURST_ISSUE = 'https://github.com/vllm-project/vllm/issues/58192 (open; reported against the v0.29.0 tag)';
+/** vLLM's main branch (the merge of PR #51655), read whole in a fork that merged it (jsboige/vllm@75b227d8). */
+const VLLM_MAIN = 'vllm-project/vllm@6adad087 (main, 2026-08-14; not at the 0.29.0 tag)';
 const VLLM_DOCS = 'https://docs.vllm.ai/en/latest/configuration/engine_args.html (vllm/config/scheduler.py, cache.py, parallel.py, model.py)';
 const DLC_VLLM = 'aws/deep-learning-containers@cb035a10 vllm/build_artifacts/sagemaker_entrypoint.sh';
 const SM_RUN = 'https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html ("docker run <image> serve")';
@@ -102,9 +108,21 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'vllm.version.floor', subject: 'vllm', kind: 'version', name: 'minimum', value: '0.29.0', statement:
     'Oldest release the library renders for: its flags, its bounded queue and its metric names (kv_cache_usage_perc, from PR #18354, ~0.9) are cited at 0.29.0; older releases are not confirmed.',
   source: `${VLLM_QUEUE_PR}; ${VLLM_BURST_ISSUE}; https://github.com/vllm-project/vllm/pull/18354`, status: 'docs' }),
-  f({ id: 'vllm.flag.model', subject: 'vllm', kind: 'flag', name: 'model', platforms: eksOnly, statement:
-    'The model is passed as --model: `python3 -m vllm.entrypoints.openai.api_server` (the vllm-openai ENTRYPOINT until ~0.8) has no positional model, and `vllm serve [model_tag]` accepts --model too.',
-  source: 'vllm-project/vllm@00a5fdd vllm/entrypoints/cli/serve.py (usage "vllm serve [model_tag] [options]"); https://github.com/vllm-project/vllm/issues/17172 (ENTRYPOINT api_server)', status: 'source' }),
+  f({ id: 'vllm.argument.model_tag', subject: 'vllm', kind: 'argument', name: 'model_tag', platforms: eksOnly, statement:
+    'The vllm/vllm-openai image\'s ENTRYPOINT is `vllm serve`, which takes the model as its optional positional model_tag (copied over --model). ' +
+    '`vllm serve` deprecates --model: it warns "will be removed in a future version" and moves it to the front as the positional, so a release ' +
+    'that removes it exits at start on --model; the library passes the model positionally, first. Main, not at 0.29.0; the positional ' +
+    'is older than the floor (model_tag in a 0.7.2 log, issue #13150).',
+  source: `${VLLM_MAIN} docker/Dockerfile:1055,1063, vllm/entrypoints/openai/cli_args.py:373-378, vllm/entrypoints/cli/serve.py:50-53,165, ` +
+    'vllm/utils/argparse_utils.py:251-282; https://github.com/vllm-project/vllm/pull/39518 (merged, at 0.19: "removed in a future version" ' +
+    'instead of v0.13), issue #39506; https://github.com/vllm-project/vllm/issues/13150', status: 'source' }),
+  f({ id: 'vllm.flag.model', subject: 'vllm', kind: 'flag', name: 'model', platforms: smOnly, statement:
+    'The SageMaker DLC runs `python3 -m vllm.entrypoints.openai.api_server`, whose parser takes the model as --model (SM_VLLM_MODEL): it ' +
+    'parses a positional model_tag too but never copies it to the model (only `vllm serve` does), and the deprecation is `vllm serve`\'s alone. ' +
+    'Main, not at 0.29.0.',
+  source: `${DLC_VLLM}:20; ${VLLM_MAIN} vllm/entrypoints/openai/api_server.py:792-804, vllm/engine/arg_utils.py:842, ` +
+    'vllm/utils/argparse_utils.py:251',
+  status: 'source' }),
   f({ id: 'vllm.flag.port', subject: 'vllm', kind: 'flag', name: 'port', platforms: eksOnly, statement: 'API server port (the SageMaker DLC passes --port 8080 itself).', source: VLLM_DOCS, status: 'docs' }),
   f({ id: 'vllm.flag.max-num-seqs', subject: 'vllm', kind: 'flag', name: 'max-num-seqs', statement: 'Sequences per iteration: the class batch.', source: VLLM_DOCS, status: 'docs' }),
   f({ id: 'vllm.flag.max-num-batched-tokens', subject: 'vllm', kind: 'flag', name: 'max-num-batched-tokens', statement:
@@ -128,12 +146,16 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   source: `${VLLM_BURST_ISSUE}; vllm-project/vllm@eb4d64a3 vllm/v1/engine/async_llm.py (_add_request), tests/v1/engine/test_admission_control.py`, status: 'not-confirmed' }),
   f({ id: 'vllm.behaviour.api-server-count', subject: 'vllm', kind: 'behaviour', name: 'api-server-count', value: 1, statement:
     'The caps are counted per API server process; `vllm serve` starts one per data-parallel rank (1 without data parallelism), so one process counts the whole replica.',
-  source: 'vllm-project/vllm@00a5fdd vllm/entrypoints/cli/serve.py (api_server_count defaults to data_parallel_size); https://github.com/vllm-project/vllm/pull/54746', status: 'source' }),
+  source: `${VLLM_MAIN} vllm/entrypoints/cli/serve.py:109-121 (api_server_count defaults to data_parallel_size), as at main 00a5fdd; ` +
+    'https://github.com/vllm-project/vllm/pull/54746', status: 'source' }),
   f({ id: 'vllm.variable.VLLM_HTTP_TIMEOUT_KEEP_ALIVE', subject: 'vllm', kind: 'variable', name: 'VLLM_HTTP_TIMEOUT_KEEP_ALIVE', value: 5, platforms: eksOnly, statement:
-    'Seconds the API server (uvicorn) keeps an idle HTTP connection open (default 5): passed as timeout_keep_alive to serve_http. Read in vllm/envs.py and the api_server entrypoint on the main branch, not at the pinned tag.',
-  source: 'vllm-project/vllm vllm/envs.py VLLM_HTTP_TIMEOUT_KEEP_ALIVE, vllm/entrypoints/openai/api_server.py serve_http(timeout_keep_alive=...) (file index)', status: 'source' }),
+    'Seconds the API server (uvicorn) keeps an idle HTTP connection open (default 5): passed as timeout_keep_alive to serve_http. ' +
+    'Main, not at 0.29.0.',
+  source: `${VLLM_MAIN} vllm/envs.py:109,1116-1119, vllm/entrypoints/openai/api_server.py:684,694,729,739 (serve_http(timeout_keep_alive=...))`,
+  status: 'source' }),
   f({ id: 'vllm.variable.VLLM_CACHE_ROOT', subject: 'vllm', kind: 'variable', name: 'VLLM_CACHE_ROOT', statement:
-    'vLLM cache root (torch.compile and other caches); defaults to $XDG_CACHE_HOME/vllm or ~/.cache/vllm.', source: 'vllm-project/vllm vllm/envs.py VLLM_CACHE_ROOT (file index)', status: 'source' }),
+    'vLLM cache root (torch.compile and other caches); defaults to $XDG_CACHE_HOME/vllm or ~/.cache/vllm. Main, not at 0.29.0.',
+  source: `${VLLM_MAIN} vllm/envs.py:317-321,693-701`, status: 'source' }),
   f({ id: 'vllm.variable.HF_HOME', subject: 'vllm', kind: 'variable', name: 'HF_HOME', statement: 'Hugging Face hub cache root (tokenizer and config downloads).', source: 'https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hfhome', status: 'docs' }),
   f({ id: 'vllm.entrypoint.sagemaker-variables', subject: 'vllm', kind: 'entrypoint', name: 'SM_VLLM_<FLAG>', platforms: smOnly, statement:
     'The vLLM SageMaker DLC turns each SM_VLLM_<X> into --x followed by its value when the value is non-empty, a bare --x when it is empty (a newer DLC also maps true to a bare flag and false to nothing); it starts the API server with --port 8080 and ignores its own arguments.',
@@ -141,13 +163,19 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
   f({ id: 'vllm.entrypoint.sagemaker-serve', subject: 'vllm', kind: 'entrypoint', name: 'serve', platforms: smOnly, statement:
     'SageMaker starts the container as `<image> serve`: only an image whose entrypoint ignores that argument (the DLC) can serve; an image whose ENTRYPOINT is `vllm serve` would load a model named serve.',
   source: `${SM_RUN}; ${DLC_VLLM}`, status: 'docs' }),
-  f({ id: 'vllm.metric.num_requests_running', subject: 'vllm', kind: 'metric', name: 'vllm:num_requests_running', metricType: 'gauge', statement: 'Requests decoding now.', source: 'vllm-project/vllm vllm/v1/metrics/loggers.py (file index); https://docs.vllm.ai/en/latest/design/metrics.html', status: 'source' }),
-  f({ id: 'vllm.metric.num_requests_waiting', subject: 'vllm', kind: 'metric', name: 'vllm:num_requests_waiting', metricType: 'gauge', statement: 'Requests waiting in the engine queue.', source: 'vllm-project/vllm vllm/v1/metrics/loggers.py (file index)', status: 'source' }),
+  f({ id: 'vllm.metric.num_requests_running', subject: 'vllm', kind: 'metric', name: 'vllm:num_requests_running', metricType: 'gauge',
+    statement: 'Requests decoding now (main, not at 0.29.0).',
+  source: `${VLLM_MAIN} vllm/v1/metrics/loggers.py:493-497; https://docs.vllm.ai/en/latest/design/metrics.html`, status: 'source' }),
+  f({ id: 'vllm.metric.num_requests_waiting', subject: 'vllm', kind: 'metric', name: 'vllm:num_requests_waiting', metricType: 'gauge',
+    statement: 'Requests waiting in the engine queue (main, not at 0.29.0).',
+  source: `${VLLM_MAIN} vllm/v1/metrics/loggers.py:503-507`, status: 'source' }),
   f({ id: 'vllm.metric.kv_cache_usage_perc', subject: 'vllm', kind: 'metric', name: 'vllm:kv_cache_usage_perc', metricType: 'gauge', statement: 'KV-cache use 0..1 (replaces gpu_cache_usage_perc, PR #18354).', source: 'https://github.com/vllm-project/vllm/pull/18354', status: 'docs' }),
   f({ id: 'vllm.metric.generation_tokens_total', subject: 'vllm', kind: 'metric', name: 'vllm:generation_tokens_total', metricType: 'counter', statement:
-    'Counter family vllm:generation_tokens; the sample is exposed with _total.', source: 'vllm-project/vllm vllm/v1/metrics/loggers.py counter_generation_tokens (file index); prometheus/client_python@v0.25.0', status: 'source' }),
+    'Counter family vllm:generation_tokens (a prometheus_client Counter); the sample is exposed with _total. Main, not at 0.29.0.',
+  source: `${VLLM_MAIN} vllm/v1/metrics/loggers.py:9,445,704-708; prometheus/client_python@v0.25.0`, status: 'source' }),
   f({ id: 'vllm.metric.prompt_tokens_total', subject: 'vllm', kind: 'metric', name: 'vllm:prompt_tokens_total', metricType: 'counter', statement:
-    'Counter family vllm:prompt_tokens; the sample is exposed with _total.', source: 'vllm-project/vllm vllm/v1/metrics/loggers.py counter_prompt_tokens (file index)', status: 'source' }),
+    'Counter family vllm:prompt_tokens (a prometheus_client Counter); the sample is exposed with _total. Main, not at 0.29.0.',
+  source: `${VLLM_MAIN} vllm/v1/metrics/loggers.py:9,445,670-674`, status: 'source' }),
   f({ id: 'vllm.metric.exposition', subject: 'vllm', kind: 'behaviour', name: 'make_asgi_app', statement:
     '/metrics is prometheus_client make_asgi_app: it answers OpenMetrics when the scraper asks for it (TYPE line without _total), Prometheus text 0.0.4 otherwise (TYPE line with _total).',
   source: 'prometheus/client_python@v0.25.0 prometheus_client/exposition.py:303-305,343-357, openmetrics/exposition.py:62-66, asgi.py:15-24; vLLM mounts Mount("/metrics", make_asgi_app(...))', status: 'source' }),
