@@ -302,7 +302,9 @@ export class InferenceAlarms extends Construct {
     this.reconcilerHeartbeatAlarm = this.reconcilerHeartbeat(runs, o.heartbeat);
 
     this.capacityAlarms = capacityAlarms;
-    this.alarms = [this.fallbackShareAlarm, this.deadlineExhaustionAlarm, this.loadBalancerErrorsAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm]
+    this.alarms = [
+      this.fallbackShareAlarm, this.deadlineExhaustionAlarm, this.loadBalancerErrorsAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm,
+    ]
       .filter((a): a is cloudwatch.Alarm => a !== undefined);
     notifyOnAlarmAndOk(this.topic, this.alarms as cloudwatch.Alarm[]);
     const runAlarms = [...this.replicaShortageAlarms, ...(this.reconcilerHeartbeatAlarm ? [this.reconcilerHeartbeatAlarm] : [])];
@@ -423,7 +425,8 @@ export class InferenceAlarms extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       ...window,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      alarmDescription: `${m.service}: ${whose} more than ${lb.thresholdPercent}% of its requests itself with a 5XX ${InferenceAlarms.inPeriods(m, window)}`
+      alarmDescription: `${m.service}: ${whose} more than ${lb.thresholdPercent}% of its requests itself with a 5XX `
+        + InferenceAlarms.inPeriods(m, window)
         + (balancer.sharedListener ? ' (every service routed through it counts: not necessarily this one\'s)' : '')
         + ': no healthy or no registered target in a class\'s target group, or a target closing connections; these requests are in no class\'s '
         + 'metrics. Runbook: docs/observability.md (cdk-capacity-aware-inference), LoadBalancerErrors.',

@@ -200,13 +200,15 @@ function deregistrationDelayOf(scope: Construct, o: { readonly deregistrationDel
  * after the delay (its grace), so only the ALB's side is in doubt. Valid (a user may know that the ALB waits, or
  * prefer faster drains), so a warning, as for the other drain settings (`eks-drain-exceeds-delete`).
  */
-function warnShortDeregistrationDelay(scope: Construct, delay: Duration, requestDeadlineMs: number, routingProp: 'loadBalancer' | 'listenerRule'): void {
+function warnShortDeregistrationDelay(
+  scope: Construct, delay: Duration, requestDeadlineMs: number, routingProp: 'loadBalancer' | 'listenerRule',
+): void {
   if (delay.isUnresolved() || delay.toSeconds() * 1000 >= requestDeadlineMs) return;
   Annotations.of(scope).addWarningV2('cdk-capacity-aware-inference:eks-deregistration-below-deadline',
-    `${routingProp}.deregistrationDelay is ${delay.toSeconds()} s, shorter than contract.slo.deadlineMs ${requestDeadlineMs} ms: a request admitted just `
-    + 'before its pod is deregistered may still run when the delay ends, and AWS does not document what an ALB does with it then '
-    + '(the Classic Load Balancer closes such connections): it may fail. Leave it unset (the default is the deadline, at least 30 s), '
-    + 'or set it to at least the deadline (docs/eks-inference-service.md, "Architecture", the preStop hook).');
+    `${routingProp}.deregistrationDelay is ${delay.toSeconds()} s, shorter than contract.slo.deadlineMs ${requestDeadlineMs} ms: `
+    + 'a request admitted just before its pod is deregistered may still run when the delay ends, and AWS does not document what an ALB '
+    + 'does with it then (the Classic Load Balancer closes such connections): it may fail. Leave it unset (the default is the deadline, '
+    + 'at least 30 s), or set it to at least the deadline (docs/eks-inference-service.md, "Architecture", the preStop hook).');
 }
 
 /**

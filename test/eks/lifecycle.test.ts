@@ -190,7 +190,8 @@ describe('the deregistration delay covers the request deadline (R240)', () => {
   const belowDeadline = (stack: Stack) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-deregistration-below-deadline'));
   const drainWarnings = (stack: Stack) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-drain-exceeds-delete'));
   const delays = (resources: Resources) => Object.values(resources).filter((r) => r.Type === 'AWS::ElasticLoadBalancingV2::TargetGroup')
-    .map((r) => (r.Properties.TargetGroupAttributes as Array<{ Key: string; Value: string }>).find((a) => a.Key === 'deregistration_delay.timeout_seconds')!.Value);
+    .map((r) => (r.Properties.TargetGroupAttributes as Array<{ Key: string; Value: string }>)
+      .find((a) => a.Key === 'deregistration_delay.timeout_seconds')!.Value);
 
   test('the default: the deadline in whole seconds, at least the 30 s floor, at most the ALB\'s 3600 s', () => {
     expect(EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds).toBe(30);
@@ -206,7 +207,9 @@ describe('the deregistration delay covers the request deadline (R240)', () => {
     expect(delays(resources)).toEqual(['120', '120']);
     const deployments = Object.values(resources).filter((r) => r.Type === 'Custom::AWSCDK-EKS-KubernetesResource')
       .flatMap((r) => JSON.stringify(r.Properties.Manifest).match(/terminationGracePeriodSeconds\\+":\d+|"seconds\\+":\d+/g) ?? []);
-    expect(deployments).toEqual(expect.arrayContaining([expect.stringMatching(/terminationGracePeriodSeconds\\+":240$/), expect.stringMatching(/seconds\\+":120$/)]));
+    expect(deployments).toEqual(expect.arrayContaining([
+      expect.stringMatching(/terminationGracePeriodSeconds\\+":240$/), expect.stringMatching(/seconds\\+":120$/),
+    ]));
     expect(belowDeadline(stack)).toEqual([]);
     expect(drainWarnings(stack)).toEqual([]);
   });
@@ -221,7 +224,8 @@ describe('the deregistration delay covers the request deadline (R240)', () => {
     const found = belowDeadline(stack);
     expect(found).toHaveLength(1);
     expect(found[0].id).toBe('/Test/Llama');
-    expect(found[0].entry.data).toContain(`loadBalancer.deregistrationDelay is 10 s, shorter than contract.slo.deadlineMs ${LLAMA_CONTRACT.slo.deadlineMs} ms`);
+    expect(found[0].entry.data)
+      .toContain(`loadBalancer.deregistrationDelay is 10 s, shorter than contract.slo.deadlineMs ${LLAMA_CONTRACT.slo.deadlineMs} ms`);
     const atDeadline = Duration.seconds(LLAMA_CONTRACT.slo.deadlineMs / 1000);
     expect(belowDeadline(build(2, { loadBalancer: { deregistrationDelay: atDeadline } }).stack)).toEqual([]);
   });

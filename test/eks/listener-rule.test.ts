@@ -315,7 +315,8 @@ describe('listenerRule.deregistrationDelay below the deadline (review R240)', ()
     const found = belowDeadline(short.stack);
     expect(found).toHaveLength(1);
     expect(found[0].id).toBe('/Test/Mistral');
-    expect(found[0].entry.data).toContain(`listenerRule.deregistrationDelay is 5 s, shorter than contract.slo.deadlineMs ${MISTRAL.slo.deadlineMs} ms`);
+    expect(found[0].entry.data)
+      .toContain(`listenerRule.deregistrationDelay is 5 s, shorter than contract.slo.deadlineMs ${MISTRAL.slo.deadlineMs} ms`);
     const byDefault = shared();
     byDefault.make();
     expect(belowDeadline(byDefault.stack)).toEqual([]);

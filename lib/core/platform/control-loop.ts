@@ -66,7 +66,8 @@ export const ALB_MAX_DEREGISTRATION_DELAY_SECONDS = 3600;
  * or the request deadline (`deadlineSeconds`, rounded up) where that is longer, at most the ALB's 3600 s. The ALB stops
  * sending a deregistering target new requests and waits the delay, which "can help in-flight requests to the target to
  * complete"; "If a deregistering target terminates the connection before the deregistration delay elapses, the client
- * receives a 500-level error response" (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-target-group-attributes.html#deregistration-delay;
+ * receives a 500-level error response"
+ * (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-target-group-attributes.html#deregistration-delay;
  * awsdocs/elb-application-load-balancers-user-guide@fb24293 doc_source/load-balancer-target-groups.md:226-234). What
  * the ALB does with a request still in flight when the delay ends is not documented for an ALB (the Classic Load
  * Balancer's page says it "forcibly closes connections"), so a request admitted just before the pod is deregistered
