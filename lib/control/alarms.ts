@@ -57,6 +57,35 @@ export interface DeadlineExhaustionAlarmOptions extends AlarmToggle {
   readonly minRequestsPerPeriod?: number;
 }
 
+/**
+ * 5XX the serving's load balancer answered itself, as a share of its requests (EKS: the ALB's HTTPCode_ELB_5XX_Count
+ * over its RequestCount plus those 5XX). A 503 the ALB generates because a class's target group has no healthy or no
+ * registered target is in no class's metrics: RequestCount counts only requests a target answered, and
+ * HTTPCode_Target_5XX_Count only a target's own answers
+ * (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html), so
+ * DeadlineExhaustion cannot see it. The count has no TargetGroup dimension: it is the load balancer's, and it counts
+ * the answers to every service routed through it.
+ */
+export interface LoadBalancerErrorsAlarmOptions {
+  /**
+   * Whether the alarm is created.
+   * @default - true where the service has a load balancer of its own; false on a shared listener (`listenerRule`), where
+   * the load balancer's count cannot be told apart by service (the listener's owner alarms on it); `true` there
+   * creates it on the whole load balancer's share
+   */
+  readonly enabled?: boolean;
+  /** @default 1 - one request in a hundred answered by the load balancer itself */
+  readonly thresholdPercent?: number;
+  /** @default Duration.minutes(5) */
+  readonly duration?: Duration;
+  /**
+   * Periods with fewer requests than this (the load balancer's, its own 5XX included) count as 0%. Lower than the
+   * deadline alarm's: a class that lost every pod is a total outage, which at low traffic is a few requests a minute.
+   * @default 5
+   */
+  readonly minRequestsPerPeriod?: number;
+}
+
 /** Capacity errors (insufficient capacity, quota exceeded, launch error) on the preferred class. */
 export interface CapacityErrorAlarmOptions extends AlarmToggle {
   /** @default 1 - any capacity error; the reconciler must react at once */
@@ -111,6 +140,13 @@ export interface InferenceAlarmOptions {
    * errors for a preferred class; not created otherwise
    */
   readonly preferredCapacityErrors?: CapacityErrorAlarmOptions;
+  /**
+   * On a serving behind a load balancer (EKS: its ALB) only: SageMaker has none, and any setting but
+   * `{ enabled: false }` fails at construction there.
+   * @default - the defaults of `LoadBalancerErrorsAlarmOptions`: created where the service has a load balancer of its
+   * own, not on a shared listener
+   */
+  readonly loadBalancerErrors?: LoadBalancerErrorsAlarmOptions;
   /** @default - enabled with the defaults of `ReplicaShortageAlarmOptions`, one alarm per routed class */
   readonly replicaShortage?: ReplicaShortageAlarmOptions;
   /** @default - enabled with the defaults of `ReconcilerHeartbeatAlarmOptions` */
@@ -201,14 +237,15 @@ type WithDefaults<T extends { readonly enabled?: boolean }> = Required<Omit<T, '
 export const ALARM_DEFAULTS = {
   fallbackShare: { thresholdPercent: 50, duration: Duration.minutes(15), basis: 'tokens' as const },
   deadlineExhaustion: { thresholdPercent: 1, duration: Duration.minutes(5), minRequestsPerPeriod: 20 },
+  loadBalancerErrors: { thresholdPercent: 1, duration: Duration.minutes(5), minRequestsPerPeriod: 5 },
   preferredCapacityErrors: { threshold: 1, duration: Duration.minutes(1) },
   replicaShortage: { duration: Duration.minutes(5) },
   reconcilerHeartbeat: { duration: Duration.minutes(10) },
 } as const;
 
 /**
- * The alarms of one inference service: fallback share, deadline exhaustion rate, capacity errors on the preferred
- * class, replica shortage per class, and the reconciler's heartbeat. Every alarm notifies `topic` on ALARM and OK.
+ * The alarms of one inference service: fallback share, deadline exhaustion rate, the load balancer's own 5XX share,
+ * capacity errors on the preferred class, replica shortage per class, and the reconciler's heartbeat. Every alarm notifies `topic` on ALARM and OK.
  *
  * `capacityAlarms` (capacity errors and replica shortages) are the ones that should trigger the reconciler at once:
  * pass them to the reconciler construct (`new Reconciler(scope, id, { ..., capacityAlarms: alarms.capacityAlarms })`).
@@ -220,6 +257,8 @@ export class InferenceAlarms extends Construct {
   readonly topicKey?: kms.IKey;
   readonly fallbackShareAlarm?: cloudwatch.Alarm;
   readonly deadlineExhaustionAlarm?: cloudwatch.Alarm;
+  /** The share of requests the serving's load balancer answered itself with a 5XX (`loadBalancerErrors`). */
+  readonly loadBalancerErrorsAlarm?: cloudwatch.Alarm;
   readonly preferredCapacityErrorsAlarm?: cloudwatch.Alarm;
   /** One per routed class (ALB target group or SageMaker variant), in preference order. */
   readonly replicaShortageAlarms: readonly cloudwatch.Alarm[];
@@ -256,13 +295,16 @@ export class InferenceAlarms extends Construct {
     const o = this.options(props, m.period, runs.period);
     this.fallbackShareAlarm = this.fallbackShare(m, o.fallback);
     this.deadlineExhaustionAlarm = this.deadlineExhaustion(m, o.deadline);
+    this.loadBalancerErrorsAlarm = this.loadBalancerErrors(m, o.loadBalancer);
     this.preferredCapacityErrorsAlarm = this.preferredCapacityErrors(m, o.capacity);
     this.replicaShortageAlarms = this.replicaShortages(runs, o.shortage);
     const capacityAlarms = [...(this.preferredCapacityErrorsAlarm ? [this.preferredCapacityErrorsAlarm] : []), ...this.replicaShortageAlarms];
     this.reconcilerHeartbeatAlarm = this.reconcilerHeartbeat(runs, o.heartbeat);
 
     this.capacityAlarms = capacityAlarms;
-    this.alarms = [this.fallbackShareAlarm, this.deadlineExhaustionAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm]
+    this.alarms = [
+      this.fallbackShareAlarm, this.deadlineExhaustionAlarm, this.loadBalancerErrorsAlarm, ...capacityAlarms, this.reconcilerHeartbeatAlarm,
+    ]
       .filter((a): a is cloudwatch.Alarm => a !== undefined);
     notifyOnAlarmAndOk(this.topic, this.alarms as cloudwatch.Alarm[]);
     const runAlarms = [...this.replicaShortageAlarms, ...(this.reconcilerHeartbeatAlarm ? [this.reconcilerHeartbeatAlarm] : [])];
@@ -288,6 +330,7 @@ export class InferenceAlarms extends Construct {
     return {
       fallback: given(whole(D.fallbackShare), props.fallbackShare),
       deadline: given(whole(D.deadlineExhaustion), props.deadlineExhaustion),
+      loadBalancer: given(whole(D.loadBalancerErrors), props.loadBalancerErrors),
       capacity: given(whole(D.preferredCapacityErrors), props.preferredCapacityErrors),
       shortage: given(whole(D.replicaShortage, runPeriod), props.replicaShortage),
       heartbeat: given({ ...D.reconcilerHeartbeat, duration: defaultHeartbeatDuration(runPeriod) }, props.reconcilerHeartbeat),
@@ -360,6 +403,34 @@ export class InferenceAlarms extends Construct {
       });
     }
     return undefined;
+  }
+
+  /**
+   * The load balancer's own 5XX share: on by default where the load balancer is the service's own; on a shared
+   * listener only when asked (`enabled: true`), and then described as the load balancer's, every service's on it. The
+   * threshold and window follow DeadlineExhaustion (1% in 5 of N one-minute periods, M of N for FILL): both are
+   * requests the clients lost. A service's own ALB can carry other services' rules (`listenerRule` on its listener):
+   * their load balancer answers count here too.
+   */
+  private loadBalancerErrors(m: ServiceMetrics, lb: WithDefaults<LoadBalancerErrorsAlarmOptions>): cloudwatch.Alarm | undefined {
+    const balancer = m.loadBalancer;
+    if (!balancer || !(lb.enabled ?? !balancer.sharedListener)) return undefined;
+    const window = this.lateTolerant(m, lb.duration);
+    const whose = balancer.sharedListener
+      ? 'The shared load balancer it is routed through (by a listener rule) answered'
+      : 'Its load balancer answered';
+    return new cloudwatch.Alarm(this, 'LoadBalancerErrors', {
+      metric: m.loadBalancerErrorShare(lb.minRequestsPerPeriod)!,
+      threshold: lb.thresholdPercent,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      ...window,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${m.service}: ${whose} more than ${lb.thresholdPercent}% of its requests itself with a 5XX `
+        + InferenceAlarms.inPeriods(m, window)
+        + (balancer.sharedListener ? ' (every service routed through it counts: not necessarily this one\'s)' : '')
+        + ': no healthy or no registered target in a class\'s target group, or a target closing connections; these requests are in no class\'s '
+        + 'metrics. Runbook: docs/observability.md (cdk-capacity-aware-inference), LoadBalancerErrors.',
+    });
   }
 
   private preferredCapacityErrors(m: ServiceMetrics, capacity: WithDefaults<CapacityErrorAlarmOptions>): cloudwatch.Alarm | undefined {
@@ -541,6 +612,14 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
       'disable it with deadlineExhaustion.enabled: false',
     );
   }
+  const lbOptions = props.loadBalancerErrors;
+  if (m && !m.loadBalancer && lbOptions && lbOptions.enabled !== false) {
+    const set = Object.entries(lbOptions).filter(([, v]) => v !== undefined).map(([k, v]) => (k === 'enabled' ? `enabled: ${v}` : k));
+    if (set.length > 0) {
+      c.add('loadBalancerErrors', `sets ${set.join(', ')}, but ${routingTarget(m.facts).describeTarget(m.facts)} has no load balancer whose own `
+        + '5XX answers could be counted; allowed: unset, or { enabled: false }');
+    }
+  }
   const capacityErrors = m && preferredCapacityErrorsMetric(m);
   const capacityOptions = props.preferredCapacityErrors;
   if (m && capacityOptions && capacityOptions.enabled !== false) {
@@ -581,6 +660,10 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
   c.optional('deadlineExhaustion.thresholdPercent', props.deadlineExhaustion?.thresholdPercent);
   duration('deadlineExhaustion.duration', props.deadlineExhaustion?.duration, true);
   c.optional('deadlineExhaustion.minRequestsPerPeriod', props.deadlineExhaustion?.minRequestsPerPeriod);
+  // The same bounds as the deadline alarm's share and floor (a percentage, a whole number of requests).
+  c.optional('deadlineExhaustion.thresholdPercent', props.loadBalancerErrors?.thresholdPercent, 'loadBalancerErrors.thresholdPercent');
+  duration('loadBalancerErrors.duration', props.loadBalancerErrors?.duration, true);
+  c.optional('deadlineExhaustion.minRequestsPerPeriod', props.loadBalancerErrors?.minRequestsPerPeriod, 'loadBalancerErrors.minRequestsPerPeriod');
   c.optional('preferredCapacityErrors.threshold', props.preferredCapacityErrors?.threshold);
   c.optional('metricDelay', givenDelay);
   duration('preferredCapacityErrors.duration', props.preferredCapacityErrors?.duration, true);

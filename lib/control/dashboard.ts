@@ -261,11 +261,22 @@ function dashboardRows(m: ServiceMetrics, alarms: InferenceAlarms | undefined, s
   // errors (engine rejections answer 5XX), and the deadline alarm's shed rate (on unless turned off).
   const deadlineRate = alarms?.deadlineExhaustionAlarm;
   const errors = classes.flatMap((c) => m.capacityErrors(c) ?? []);
+  // The 5XX a load balancer answers itself (no healthy target in a class's group) are in no class's metrics above.
+  const balancer = m.loadBalancer;
+  const balancerErrors = m.loadBalancerErrors();
+  const balancerRate = alarms?.loadBalancerErrorsAlarm;
   rows.push(wrap([
     ...(errors.length > 0 ? [graph('Capacity errors per class (Karpenter insufficient capacity)', 8, { left: errors, leftYAxis: ZERO_AXIS('launch failures') })] : []),
     graph('Server errors (5XX) per class', 8, { left: classes.map((c) => m.serverErrors(c)), stacked: true, leftYAxis: ZERO_AXIS('requests') }),
     ...(deadlineRate
       ? [graph('Deadline exhaustions (% of arrivals)', 8, { left: [deadlineRate.metric], leftAnnotations: [deadlineRate.toAnnotation()], leftYAxis: ZERO_AXIS('%') })]
+      : []),
+    ...(balancer && balancerErrors
+      ? [graph(`5XX answered by the load balancer itself${balancer.sharedListener ? ' (shared: every service on it)' : ''}`, 8, {
+        left: [balancerErrors],
+        leftYAxis: ZERO_AXIS('requests'),
+        ...(balancerRate ? { right: [balancerRate.metric], rightAnnotations: [balancerRate.toAnnotation()], rightYAxis: ZERO_AXIS('%') } : {}),
+      })]
       : []),
   ]).flat());
 

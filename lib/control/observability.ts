@@ -14,6 +14,7 @@ export {
   type InferenceAlarmOptions,
   InferenceAlarms,
   type InferenceAlarmsProps,
+  type LoadBalancerErrorsAlarmOptions,
   type ReconcilerHeartbeatAlarmOptions,
   type ReplicaShortageAlarmOptions,
 } from './alarms';

@@ -23,6 +23,7 @@ import { servingDescriptionProblems, servingPropProblem } from '../core/validati
 import { type IInferenceServing } from './serving';
 import { type MetricStatSource } from '../core/metrics/aws-published';
 import { classRequests, classShedRequests } from '../core/metrics/class-serving';
+import { servingLoadBalancer, type ServingLoadBalancer } from '../core/metrics/load-balancer';
 
 /** What the dashboard and the alarms are built from. */
 export interface ServiceObservabilityProps {
@@ -253,6 +254,37 @@ export class ServiceMetrics {
       label: `${cls.facts.name} ${statistic}`,
       period: this.period,
     });
+  }
+
+  /** The serving's load balancer (EKS: its ALB), whose own 5XX answers are in no class's metrics; undefined on SageMaker. */
+  get loadBalancer(): ServingLoadBalancer | undefined {
+    return servingLoadBalancer(this.facts);
+  }
+
+  /**
+   * The 5XX the load balancer answered itself (HTTPCode_ELB_5XX_Count, Sum) as a share (%) of everything it answered
+   * or sent to a target (its RequestCount + those 5XX; RequestCount counts only requests a target answered), 0 in a
+   * period with fewer than `minRequests`; undefined without a load balancer. FILL: the 5XX count is published only in
+   * a period that has one, the request count only with traffic.
+   */
+  loadBalancerErrorShare(minRequests: number, idPrefix = 'lb'): cloudwatch.MathExpression | undefined {
+    const lb = this.loadBalancer;
+    if (!lb) return undefined;
+    const e = `${idPrefix}e`;
+    const r = `${idPrefix}r`;
+    const total = `(FILL(${r}, 0) + FILL(${e}, 0))`;
+    return new cloudwatch.MathExpression({
+      expression: `IF(${total} >= ${minRequests}, 100 * FILL(${e}, 0) / ${total}, 0)`,
+      usingMetrics: { [e]: this.produced(lb.elb5xx, 'load balancer 5XX'), [r]: this.produced(lb.requests, 'load balancer requests') },
+      label: `5XX answered by the load balancer itself (% of its requests)${lb.sharedListener ? ', every service on it' : ''}`,
+      period: this.period,
+    });
+  }
+
+  /** The load balancer's own 5XX answers per period (HTTPCode_ELB_5XX_Count, Sum); undefined without a load balancer. */
+  loadBalancerErrors(): cloudwatch.Metric | undefined {
+    const lb = this.loadBalancer;
+    return lb ? this.produced(lb.elb5xx, `${lb.fullName} 5XX (its own)`) : undefined;
   }
 
   // ----- derived series --------------------------------------------------------------------------------------------

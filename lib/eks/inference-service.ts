@@ -162,8 +162,6 @@ export interface EksClassUnit {
   };
 }
 
-const MANAGED_BY = 'cdk-capacity-aware-inference';
-
 /**
  * A heterogeneous inference service on EKS: one serving unit per capacity class (Karpenter NodePool + EC2NodeClass,
  * Deployment, Service, PDB, priority class, KEDA ScaledObject and TargetGroupBinding) in its own namespace, behind its
@@ -701,7 +699,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
   }
 
   private commonLabels(): Record<string, string> {
-    return { 'app.kubernetes.io/part-of': this.contract.name, 'app.kubernetes.io/managed-by': MANAGED_BY };
+    return { 'app.kubernetes.io/part-of': this.contract.name, ...m.MANAGED_BY_LABELS };
   }
 
   private apply(id: string, objects: readonly m.KubernetesObject[], ...dependencies: IDependable[]): eks.KubernetesManifest {

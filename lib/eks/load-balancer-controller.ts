@@ -3,10 +3,41 @@ import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { acknowledgeNistRules } from '../util/nag';
+import { MANAGED_BY_LABELS } from './manifests/workload';
 import { controllerChart, PodIdentityRole } from './pod-identity';
 import { type ChartSpec, LOAD_BALANCER_CONTROLLER_CHART } from './versions';
 
 export const LOAD_BALANCER_CONTROLLER_NAMESPACE = 'kube-system';
+
+/**
+ * The chart values of the pod webhook that injects the ALB readiness gate (`mpod.elbv2.k8s.aws`), for the pods of the
+ * library's serving namespaces (labelled `elbv2.k8s.aws/pod-readiness-gate-inject: enabled`, inference-service.ts
+ * `addNamespace`).
+ *
+ * `failurePolicy: Fail`. The chart's default is Ignore (aws/eks-charts@5239609 stable/aws-load-balancer-controller/
+ * values.yaml:511-514, rendered on the webhook at templates/webhook.yaml:22-23): a pod created while the controller's
+ * webhook does not answer is then created without the gate, and a pod without it counts as ready on its own probes
+ * alone (kubernetes-sigs/aws-load-balancer-controller@v3.5.0 pkg/targetgroupbinding/resource_manager.go:516-518,
+ * calculateReadinessGateTransition: no gate, ConditionTrue). A rollout (maxUnavailable 0) then removes an old pod
+ * that is registered for a new one the ALB does not route to yet: 503s from the ALB for a one-replica class. Fail
+ * refuses the pod instead; its ReplicaSet retries, so the pod is created once the controller answers (a scale-out or a
+ * rollout waits for it; the old pods keep serving). Upstream: "For optimal reliability & availability, it is
+ * recommended to use `failurePolicy: Fail` combined with an explicit Object Selector"
+ * (aws-load-balancer-controller@v3.5.0 docs/deploy/pod_readiness_gate.md:50-63).
+ *
+ * `objectSelector`: only the library's pods, which carry `app.kubernetes.io/managed-by` (MANAGED_BY_LABELS; the chart
+ * renders the selector on the webhook together with its own exclusion of the controller's pods,
+ * templates/webhook.yaml:36-48), so that Fail blocks no pod of a user's in a namespace the user labels for injection.
+ * Such pods get no gate from this controller either (the same selector); this controller registers targets only in
+ * the library's target groups anyway (its policy, `targetRegistrationStatement`). Nothing the controller needs runs in
+ * the serving namespaces: it runs in kube-system on the system nodes, so a refused serving pod cannot hold it back.
+ * The chart renders the same selector on its QUIC server-id webhook (templates/webhook.yaml:81-93), which serves only
+ * namespaces labelled `elbv2.k8s.aws/quic-server-id-inject` (none of the library's).
+ */
+export const READINESS_GATE_WEBHOOK_VALUES = {
+  podMutatorWebhookConfig: { failurePolicy: 'Fail' },
+  objectSelector: { matchLabels: { ...MANAGED_BY_LABELS } },
+} as const;
 export const LOAD_BALANCER_CONTROLLER_SERVICE_ACCOUNT = 'aws-load-balancer-controller';
 
 export interface LoadBalancerControllerProps {
@@ -55,6 +86,7 @@ export class LoadBalancerController extends Construct {
         serviceAccount: { create: true, name: LOAD_BALANCER_CONTROLLER_SERVICE_ACCOUNT },
         // Only TargetGroupBindings are used: no Service of type LoadBalancer is mutated into an NLB.
         enableServiceMutatorWebhook: false,
+        ...READINESS_GATE_WEBHOOK_VALUES,
       },
       dependsOn: [identity],
     });

@@ -7,7 +7,7 @@ import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { type Construct } from 'constructs';
 import { ALB_MAX_IDLE_TIMEOUT_SECONDS } from '../core/platform/alb-connection';
-import { EKS_TARGET_GROUP_DEFAULTS } from '../core/platform/control-loop';
+import { defaultDeregistrationDelaySeconds } from '../core/platform/control-loop';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { Checker, numberRule } from '../core/validation/checker';
@@ -32,8 +32,9 @@ export interface LoadBalancerOptions {
   /** Client CIDRs the ALB accepts. @default - the VPC CIDR when internal, anywhere when internet-facing */
   readonly allowedCidrs?: readonly string[];
   /**
-   * How long a deregistering pod keeps receiving in-flight traffic. Also each pod's preStop drain.
-   * @default Duration.seconds(30)
+   * How long a deregistering pod keeps receiving in-flight traffic. Also each pod's preStop drain. Below the contract's
+   * `slo.deadlineMs` a synth warning says that a request admitted just before the pod leaves may be cut off.
+   * @default - the contract's `slo.deadlineMs` in whole seconds, at least 30 s and at most 3600 s
    */
   readonly deregistrationDelay?: Duration;
   /**
@@ -79,8 +80,9 @@ export interface ListenerRuleOptions {
   /** Path patterns (e.g. `/chat/*`), any of which matches. @default - any path */
   readonly pathPatterns?: readonly string[];
   /**
-   * How long a deregistering pod keeps receiving in-flight traffic. Also each pod's preStop drain.
-   * @default Duration.seconds(30)
+   * How long a deregistering pod keeps receiving in-flight traffic. Also each pod's preStop drain. Below the contract's
+   * `slo.deadlineMs` a synth warning says that a request admitted just before the pod leaves may be cut off.
+   * @default - the contract's `slo.deadlineMs` in whole seconds, at least 30 s and at most 3600 s
    */
   readonly deregistrationDelay?: Duration;
   /**
@@ -179,9 +181,34 @@ export interface RuleRoutingInput {
   readonly requestDeadlineMs: number;
 }
 
-/** How long the target groups let a deregistered pod finish: the option, else the default the simulator models too. */
-function deregistrationDelayOf(o: { readonly deregistrationDelay?: Duration }): Duration {
-  return o.deregistrationDelay ?? Duration.seconds(EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds);
+/**
+ * How long the target groups let a deregistered pod finish: the option, else the default the simulator models too
+ * (`defaultDeregistrationDelaySeconds`: at least the request deadline). A delay set below the deadline is valid, and
+ * warned about (`warnShortDeregistrationDelay`).
+ */
+function deregistrationDelayOf(scope: Construct, o: { readonly deregistrationDelay?: Duration }, requestDeadlineMs: number,
+  routingProp: 'loadBalancer' | 'listenerRule'): Duration {
+  if (o.deregistrationDelay === undefined) return Duration.seconds(defaultDeregistrationDelaySeconds(requestDeadlineMs / 1000));
+  warnShortDeregistrationDelay(scope, o.deregistrationDelay, requestDeadlineMs, routingProp);
+  return o.deregistrationDelay;
+}
+
+/**
+ * A deregistration delay shorter than the request deadline: a request admitted just before its pod is deregistered
+ * may still be running when the delay ends, and what the ALB then does with it is not documented for an ALB
+ * (`defaultDeregistrationDelaySeconds` says what is): it may be cut off. The pod itself keeps serving the deadline
+ * after the delay (its grace), so only the ALB's side is in doubt. Valid (a user may know that the ALB waits, or
+ * prefer faster drains), so a warning, as for the other drain settings (`eks-drain-exceeds-delete`).
+ */
+function warnShortDeregistrationDelay(
+  scope: Construct, delay: Duration, requestDeadlineMs: number, routingProp: 'loadBalancer' | 'listenerRule',
+): void {
+  if (delay.isUnresolved() || delay.toSeconds() * 1000 >= requestDeadlineMs) return;
+  Annotations.of(scope).addWarningV2('cdk-capacity-aware-inference:eks-deregistration-below-deadline',
+    `${routingProp}.deregistrationDelay is ${delay.toSeconds()} s, shorter than contract.slo.deadlineMs ${requestDeadlineMs} ms: `
+    + 'a request admitted just before its pod is deregistered may still run when the delay ends, and AWS does not document what an ALB '
+    + 'does with it then (the Classic Load Balancer closes such connections): it may fail. Leave it unset (the default is the deadline, '
+    + 'at least 30 s), or set it to at least the deadline (docs/eks-inference-service.md, "Architecture", the preStop hook).');
 }
 
 /**
@@ -205,7 +232,7 @@ function oneSubnetPerZone(vpc: ec2.IVpc, selection: ec2.SubnetSelection): ec2.Su
  */
 export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting {
   const o = input.options;
-  const deregistrationDelay = deregistrationDelayOf(o);
+  const deregistrationDelay = deregistrationDelayOf(scope, o, input.requestDeadlineMs, 'loadBalancer');
   const vpcSubnets = oneSubnetPerZone(input.vpc, o.vpcSubnets ?? {
     subnetType: o.internetFacing ? ec2.SubnetType.PUBLIC : ec2.SubnetType.PRIVATE_WITH_EGRESS,
   });
@@ -253,7 +280,7 @@ export function albRouting(scope: Construct, input: AlbRoutingInput): AlbRouting
  */
 export function ruleRouting(scope: Construct, input: RuleRoutingInput): AlbRouting {
   const o = input.options;
-  const deregistrationDelay = deregistrationDelayOf(o);
+  const deregistrationDelay = deregistrationDelayOf(scope, o, input.requestDeadlineMs, 'listenerRule');
   const targetGroups = classTargetGroups(scope, input.vpc, input.classes, deregistrationDelay);
   const conditions = [
     ...(o.hostHeaders?.length ? [elbv2.ListenerCondition.hostHeaders([...o.hostHeaders])] : []),

@@ -150,9 +150,9 @@ describe('InferenceObservability with EksInferenceService (ALB target groups)', 
     const latency = obs.alarms.metrics.latencyMs(obs.alarms.metrics.classes[1], 'p95', 'x');
     const raw = Object.values(latency.usingMetrics)[0] as cloudwatch.Metric;
     expect(Object.keys(raw.dimensions ?? {}).sort()).toEqual(['LoadBalancer', 'TargetGroup']);
-    // fallback share, deadline exhaustion (shed over arriving requests per target group), preferred capacity errors,
-    // 3 replica shortages, heartbeat
-    Template.fromStack(stack).resourceCountIs('AWS::CloudWatch::Alarm', 7);
+    // fallback share, deadline exhaustion (shed over arriving requests per target group), the ALB's own 5XX share,
+    // preferred capacity errors, 3 replica shortages, heartbeat
+    Template.fromStack(stack).resourceCountIs('AWS::CloudWatch::Alarm', 8);
   });
 });
 

@@ -46,9 +46,9 @@ describe('docs/observability.md', () => {
     expect(stacks).toHaveLength(1);
     const template = Template.fromStack(stacks[0]);
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
-    // fallback share, deadline exhaustion (the ALB counts what each class sheds), preferred capacity errors (a producer
-    // is declared), 3 replica shortages, heartbeat
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 7);
+    // fallback share, deadline exhaustion (the ALB counts what each class sheds), the ALB's own 5XX share, preferred
+    // capacity errors (a producer is declared), 3 replica shortages, heartbeat
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 8);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { Threshold: 40, EvaluationPeriods: 10 });
   });
 

@@ -10,6 +10,7 @@ import {
 import { type CapacityClass } from '../../lib/core/service/capacity-class';
 import { checkCapacityClasses } from '../../lib/core/service/checks';
 import { ALARM_DEFAULTS, InferenceAlarms, InferenceDashboard, InferenceObservability } from '../../lib/control/observability';
+import { findPublishedMetric } from '../../lib/core/metrics/aws-published';
 import { maxAlarmEvaluationSeconds } from '../../lib/core/platform/limits';
 import { OBSERVABILITY_RULES, RECONCILER_RULES } from '../../lib/core/validation/rules';
 import { llamaClasses, nagFindings, nistFindings, testStack } from '../util';
@@ -509,6 +510,7 @@ describe('default durations at periods longer than they are', () => {
   const defaults: Array<[string, Duration, 'period' | 'runs']> = [
     ['served by fallback classes', ALARM_DEFAULTS.fallbackShare.duration, 'period'],
     ['to protect the deadline', ALARM_DEFAULTS.deadlineExhaustion.duration, 'period'],
+    ['answered more than', ALARM_DEFAULTS.loadBalancerErrors.duration, 'period'],
     ['reported capacity errors', ALARM_DEFAULTS.preferredCapacityErrors.duration, 'period'],
     ['wanted more replicas', ALARM_DEFAULTS.replicaShortage.duration, 'runs'],
     ['recorded no decision', ALARM_DEFAULTS.reconcilerHeartbeat.duration, 'runs'],
@@ -518,7 +520,7 @@ describe('default durations at periods longer than they are', () => {
     const { stack } = testStack();
     new InferenceAlarms(stack, 'Alarms', { serving: servingOf(ALB, 'llama-eks', 250, { classes: { l40s: { capacityErrors: errors } } }), period: Duration.minutes(minutes) });
     const template = Template.fromStack(stack);
-    expect(Object.keys(template.findResources('AWS::CloudWatch::Alarm'))).toHaveLength(1 + 1 + 1 + ALB.targets.length + 1);
+    expect(Object.keys(template.findResources('AWS::CloudWatch::Alarm'))).toHaveLength(1 + 1 + 1 + 1 + ALB.targets.length + 1);
     for (const [fragment, duration, at] of defaults) {
       for (const a of alarmsByDescription(template, fragment)) {
         const stats = (a.Metrics ?? []).map((q) => (q.MetricStat as { Period?: number } | undefined)?.Period);
@@ -733,8 +735,9 @@ describe('InferenceDashboard and InferenceAlarms on an ALB, with options', () =>
   test('a disabled alarm is not created and not listed', () => {
     expect(alarmsByDescription(template, 'ran out of deadline')).toEqual([]);
     expect(alarms.deadlineExhaustionAlarm).toBeUndefined();
-    // fallback share, 3 replica shortages, heartbeat (no capacity-error producer in these facts, deadline disabled)
-    expect(alarms.alarms).toHaveLength(5);
+    // fallback share, the load balancer's own 5XX, 3 replica shortages, heartbeat (no capacity-error producer in these
+    // facts, deadline disabled)
+    expect(alarms.alarms).toHaveLength(6);
   });
 
   test('the user topic is used and no topic or key is created', () => {
@@ -932,5 +935,92 @@ describe('validation', () => {
       fallbackShare: { thresholdPercent: 99.9, duration: Duration.minutes(1) },
       reconcilerHeartbeat: { duration: Duration.days(1) },
     })).not.toThrow();
+  });
+});
+
+/**
+ * Review R240: a 503 the ALB answers itself (no healthy or registered target in a class's target group) is in neither
+ * RequestCount nor HTTPCode_Target_5XX_Count, so no class metric sees it; HTTPCode_ELB_5XX_Count does, under the
+ * `LoadBalancer` dimension only (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html).
+ */
+describe("the load balancer's own 5XX answers (R240)", () => {
+  const SHARED: AlbRoutingFacts = { ...ALB, ruleArn: `${ALB.listenerArn.replace(':listener/', ':listener-rule/')}/9683b2d02a6cabee` };
+  const build = (facts: AlbRoutingFacts | SageMakerRoutingFacts, options: ConstructorParameters<typeof InferenceAlarms>[2] extends infer P
+    ? Omit<P, 'serving'> : never = {}) => {
+    const { stack } = testStack();
+    const alarms = new InferenceAlarms(stack, 'Alarms', { serving: servingOf(facts, 'llama-eks'), ...options });
+    return { stack, alarms, template: Template.fromStack(stack) };
+  };
+
+  test("on the service's own ALB: ELB 5XX over RequestCount + ELB 5XX of the load balancer (LoadBalancer dimension only), > 1% in 5 of 7", () => {
+    const { alarms, template } = build(ALB);
+    expect(alarms.loadBalancerErrorsAlarm).toBeDefined();
+    const a = oneAlarm(template, 'answered more than 1% of its requests itself with a 5XX');
+    expect(a.AlarmDescription).toContain('Its load balancer answered');
+    expect(a.AlarmDescription).not.toContain('shared');
+    expect(mathOf(a)).toEqual({
+      expression: 'IF((FILL(lbr, 0) + FILL(lbe, 0)) >= 5, 100 * FILL(lbe, 0) / (FILL(lbr, 0) + FILL(lbe, 0)), 0)',
+      metrics: [
+        'lbe AWS/ApplicationELB HTTPCode_ELB_5XX_Count LoadBalancer=app/llama/50dc6c495c0c9188 Sum',
+        'lbr AWS/ApplicationELB RequestCount LoadBalancer=app/llama/50dc6c495c0c9188 Sum',
+      ],
+    });
+    expect(a).toEqual(expect.objectContaining({
+      Threshold: ALARM_DEFAULTS.loadBalancerErrors.thresholdPercent, ComparisonOperator: 'GreaterThanThreshold',
+      DatapointsToAlarm: 5, EvaluationPeriods: 7, TreatMissingData: 'notBreaching',
+    }));
+    expect(alarms.alarms).toContain(alarms.loadBalancerErrorsAlarm);
+    expect(alarms.capacityAlarms).not.toContain(alarms.loadBalancerErrorsAlarm);
+  });
+
+  test('both metrics are in the AWS-published table under exactly those dimensions (the 5XX count only once it has one)', () => {
+    expect(findPublishedMetric('AWS/ApplicationELB', 'HTTPCode_ELB_5XX_Count', ['LoadBalancer'])?.publishedOn).toBeDefined();
+    expect(findPublishedMetric('AWS/ApplicationELB', 'HTTPCode_ELB_5XX_Count', ['LoadBalancer', 'TargetGroup'])).toBeUndefined();
+    expect(findPublishedMetric('AWS/ApplicationELB', 'RequestCount', ['LoadBalancer'])).toBeDefined();
+    expect(findPublishedMetric('AWS/ApplicationELB', 'RequestCount', ['LoadBalancer', 'TargetGroup'])).toBeDefined();
+  });
+
+  test('on a shared listener: not created by default (the count is every service\'s); enabled: true creates it, described as the shared one', () => {
+    const byDefault = build(SHARED);
+    expect(byDefault.alarms.loadBalancerErrorsAlarm).toBeUndefined();
+    expect(alarmsByDescription(byDefault.template, 'answered more than')).toEqual([]);
+    const asked = build(SHARED, { loadBalancerErrors: { enabled: true, thresholdPercent: 5 } });
+    const a = oneAlarm(asked.template, 'answered more than 5% of its requests itself');
+    expect(a.AlarmDescription).toContain('The shared load balancer it is routed through');
+    expect(a.AlarmDescription).toContain('every service routed through it counts');
+  });
+
+  test('off with enabled: false; options are validated like the deadline alarm\'s, under their own names', () => {
+    expect(build(ALB, { loadBalancerErrors: { enabled: false } }).alarms.loadBalancerErrorsAlarm).toBeUndefined();
+    const { stack } = testStack();
+    const message = errorOf(() => new InferenceAlarms(stack, 'Alarms', {
+      serving: servingOf(ALB, 'llama-eks'), loadBalancerErrors: { thresholdPercent: 0, minRequestsPerPeriod: 0.5, duration: Duration.seconds(90) },
+    }));
+    expect(message).toContain('loadBalancerErrors.thresholdPercent: is 0');
+    expect(message).toContain('loadBalancerErrors.minRequestsPerPeriod: is 0.5');
+    expect(message).toContain('loadBalancerErrors.duration: is 1 minute 30 seconds');
+  });
+
+  test('SageMaker has no load balancer: no alarm, and setting it fails naming the endpoint', () => {
+    expect(build(SAGEMAKER).alarms.loadBalancerErrorsAlarm).toBeUndefined();
+    expect(build(SAGEMAKER, { loadBalancerErrors: { enabled: false } }).alarms.loadBalancerErrorsAlarm).toBeUndefined();
+    const { stack } = testStack();
+    const message = errorOf(() => new InferenceAlarms(stack, 'Alarms', {
+      serving: servingOf(SAGEMAKER, 'llama'), loadBalancerErrors: { thresholdPercent: 2 },
+    }));
+    expect(message).toMatch(/loadBalancerErrors: sets thresholdPercent, but .* has no load balancer whose own 5XX answers could be counted; /);
+    expect(message).toContain('allowed: unset, or { enabled: false }');
+  });
+
+  test('the dashboard draws the count (and the alarm\'s share with its threshold); none on SageMaker', () => {
+    const { stack } = testStack();
+    new InferenceObservability(stack, 'Obs', { serving: servingOf(ALB, 'llama-eks') });
+    const widgets = dashboardWidgets(stack, Template.fromStack(stack));
+    const w = widget(widgets, '5XX answered by the load balancer itself');
+    expect(metricKeys(w)).toContain('AWS/ApplicationELB HTTPCode_ELB_5XX_Count LoadBalancer=app/llama/50dc6c495c0c9188 Sum');
+    expect(expressions(w)).toEqual([expect.stringContaining('100 * FILL(lbe, 0)')]);
+    const { stack: sm } = testStack();
+    new InferenceObservability(sm, 'Obs', { serving: servingOf(SAGEMAKER, 'llama') });
+    expect(dashboardWidgets(sm, Template.fromStack(sm)).filter((x) => String(x.properties.title ?? '').includes('load balancer itself'))).toEqual([]);
   });
 });

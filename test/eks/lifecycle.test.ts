@@ -7,6 +7,7 @@ import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Construct } from 'constructs';
+import { defaultDeregistrationDelaySeconds, EKS_TARGET_GROUP_DEFAULTS } from '../../lib/core/platform/control-loop';
 import { HELM_REQUEST_OVERHEAD_SECONDS, KUBECTL_HANDLER_TIMEOUT_SECONDS, MAX_ATOMIC_CHART_TIMEOUT_SECONDS } from '../../lib/core/platform/kubectl-handler';
 import { ConstructValidationError } from '../../lib/core/validation/error';
 import { EksInferenceCluster } from '../../lib/eks/cluster';
@@ -176,5 +177,61 @@ describe('drains a delete cannot wait for', () => {
     const atBound = 600 - Math.ceil(LLAMA_CONTRACT.slo.deadlineMs / 1000);
     expect(warnings(build(2, { loadBalancer: { deregistrationDelay: Duration.seconds(atBound) } }).stack)).toEqual([]);
     expect(warnings(build(2, { loadBalancer: { deregistrationDelay: Duration.seconds(atBound + 1) } }).stack)).toHaveLength(1);
+  });
+});
+
+/**
+ * Review R240: what an ALB does with a request still in flight when the deregistration delay ends is not documented,
+ * so the delay covers the request deadline by default (lib/core/platform/control-loop.ts defaultDeregistrationDelaySeconds).
+ */
+describe('the deregistration delay covers the request deadline (R240)', () => {
+  const withDeadline = (seconds: number, overrides: Partial<EksInferenceServiceProps> = {}) =>
+    build(2, { contract: { ...LLAMA_CONTRACT, slo: { ...LLAMA_CONTRACT.slo, deadlineMs: seconds * 1000 } }, ...overrides });
+  const belowDeadline = (stack: Stack) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-deregistration-below-deadline'));
+  const drainWarnings = (stack: Stack) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-drain-exceeds-delete'));
+  const delays = (resources: Resources) => Object.values(resources).filter((r) => r.Type === 'AWS::ElasticLoadBalancingV2::TargetGroup')
+    .map((r) => (r.Properties.TargetGroupAttributes as Array<{ Key: string; Value: string }>)
+      .find((a) => a.Key === 'deregistration_delay.timeout_seconds')!.Value);
+
+  test('the default: the deadline in whole seconds, at least the 30 s floor, at most the ALB\'s 3600 s', () => {
+    expect(EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds).toBe(30);
+    expect(defaultDeregistrationDelaySeconds(30)).toBe(30);
+    expect(defaultDeregistrationDelaySeconds(0.5)).toBe(30);
+    expect(defaultDeregistrationDelaySeconds(45.2)).toBe(46);
+    expect(defaultDeregistrationDelaySeconds(3600)).toBe(3600);
+    expect(defaultDeregistrationDelaySeconds(5000)).toBe(3600);
+  });
+
+  test('a 120 s deadline: target groups wait 120 s, the preStop sleeps 120 s and the grace adds the deadline; no warning', () => {
+    const { stack, resources } = withDeadline(120);
+    expect(delays(resources)).toEqual(['120', '120']);
+    const deployments = Object.values(resources).filter((r) => r.Type === 'Custom::AWSCDK-EKS-KubernetesResource')
+      .flatMap((r) => JSON.stringify(r.Properties.Manifest).match(/terminationGracePeriodSeconds\\+":\d+|"seconds\\+":\d+/g) ?? []);
+    expect(deployments).toEqual(expect.arrayContaining([
+      expect.stringMatching(/terminationGracePeriodSeconds\\+":240$/), expect.stringMatching(/seconds\\+":120$/),
+    ]));
+    expect(belowDeadline(stack)).toEqual([]);
+    expect(drainWarnings(stack)).toEqual([]);
+  });
+
+  test('the library\'s test contract (a 30 s deadline) keeps 30 s', () => {
+    expect(delays(build(2).resources)).toEqual(['30', '30']);
+    expect(belowDeadline(build(2).stack)).toEqual([]);
+  });
+
+  test('warns, naming the value and the deadline, when a delay is set below the deadline; not at it', () => {
+    const { stack } = build(2, { loadBalancer: { deregistrationDelay: Duration.seconds(10) } });
+    const found = belowDeadline(stack);
+    expect(found).toHaveLength(1);
+    expect(found[0].id).toBe('/Test/Llama');
+    expect(found[0].entry.data)
+      .toContain(`loadBalancer.deregistrationDelay is 10 s, shorter than contract.slo.deadlineMs ${LLAMA_CONTRACT.slo.deadlineMs} ms`);
+    const atDeadline = Duration.seconds(LLAMA_CONTRACT.slo.deadlineMs / 1000);
+    expect(belowDeadline(build(2, { loadBalancer: { deregistrationDelay: atDeadline } }).stack)).toEqual([]);
+  });
+
+  test('with the default delay the delete warning starts at a deadline above 300 s (grace = twice the deadline)', () => {
+    expect(drainWarnings(withDeadline(300).stack)).toEqual([]);
+    expect(drainWarnings(withDeadline(301).stack)).toHaveLength(1);
   });
 });

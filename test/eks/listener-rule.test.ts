@@ -305,3 +305,20 @@ describe("listenerRule: the shared load balancer's idle timeout covers the rule'
     expect(JSON.stringify(users.Properties.LoadBalancerAttributes ?? [])).not.toContain('idle_timeout');
   });
 });
+
+describe('listenerRule.deregistrationDelay below the deadline (review R240)', () => {
+  const belowDeadline = (stack: Stack) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-deregistration-below-deadline'));
+
+  test('warns on the rule service, naming listenerRule.deregistrationDelay; the default (the deadline) does not', () => {
+    const short = shared({ deregistrationDelay: Duration.seconds(5) });
+    short.make();
+    const found = belowDeadline(short.stack);
+    expect(found).toHaveLength(1);
+    expect(found[0].id).toBe('/Test/Mistral');
+    expect(found[0].entry.data)
+      .toContain(`listenerRule.deregistrationDelay is 5 s, shorter than contract.slo.deadlineMs ${MISTRAL.slo.deadlineMs} ms`);
+    const byDefault = shared();
+    byDefault.make();
+    expect(belowDeadline(byDefault.stack)).toEqual([]);
+  });
+});

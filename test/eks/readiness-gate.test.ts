@@ -113,6 +113,52 @@ describe('ALB readiness gate for the first pods (issue 21 item 8)', () => {
 });
 
 /**
+ * Review R240: the pod webhook's failurePolicy is the chart's Ignore by default, so a pod created while the webhook
+ * does not answer gets no gate and counts as ready at once (lib/eks/load-balancer-controller.ts READINESS_GATE_WEBHOOK_VALUES).
+ * The chart renders `podMutatorWebhookConfig.failurePolicy` and `objectSelector` on `mpod.elbv2.k8s.aws`
+ * (aws/eks-charts@5239609 stable/aws-load-balancer-controller/templates/webhook.yaml:22-48).
+ */
+describe('the readiness-gate webhook refuses a library pod rather than create it without the gate (R240)', () => {
+  let template: TemplateJson;
+  beforeAll(() => {
+    template = ownCluster();
+  });
+  const controllerValues = (t: TemplateJson) => {
+    const charts = Object.values(t.Resources).filter((r) => r.Type === 'Custom::AWSCDK-EKS-HelmChart'
+      && (r.Properties as { Chart?: string }).Chart === 'aws-load-balancer-controller');
+    expect(charts).toHaveLength(1);
+    return JSON.parse(renderWithPlaceholders((charts[0].Properties as { Values: unknown }).Values)) as Record<string, unknown>;
+  };
+
+  test('failurePolicy Fail, and an objectSelector on the label every library object carries', () => {
+    const values = controllerValues(template);
+    expect(values.podMutatorWebhookConfig).toEqual({ failurePolicy: 'Fail' });
+    expect(values.objectSelector).toEqual({ matchLabels: { 'app.kubernetes.io/managed-by': 'cdk-capacity-aware-inference' } });
+    expect(values.enableServiceMutatorWebhook).toBe(false);
+  });
+
+  test("every model server's pods match the selector (they still get the gate) and are not the controller's own (which the chart excludes)", () => {
+    const { matchLabels } = controllerValues(template).objectSelector as { matchLabels: Record<string, string> };
+    const deployments = Object.values(template.Resources)
+      .filter((r) => r.Type === 'Custom::AWSCDK-EKS-KubernetesResource')
+      .flatMap((r) => JSON.parse(renderWithPlaceholders(r.Properties.Manifest)) as Obj[])
+      .filter((o) => o.kind === 'Deployment');
+    expect(deployments.length).toBeGreaterThan(0);
+    for (const d of deployments) {
+      const podLabels = (d.spec!.template as { metadata: { labels: Record<string, string> } }).metadata.labels;
+      expect(podLabels).toEqual(expect.objectContaining(matchLabels));
+      expect(podLabels['app.kubernetes.io/name']).not.toBe('aws-load-balancer-controller');
+    }
+  });
+
+  test('an imported cluster with its own controller installs no chart (its settings are documented instead)', () => {
+    const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'eks-inference-cluster.md'), 'utf8');
+    expect(doc).toContain('podMutatorWebhookConfig.failurePolicy: Fail');
+    expect(doc).toContain('app.kubernetes.io/managed-by: cdk-capacity-aware-inference');
+  });
+});
+
+/**
  * What the library relies on of the controller is cited at the tag it installs: chart 3.5.0 ships appVersion v3.5.0
  * (kubernetes-sigs/aws-load-balancer-controller@v3.5.0 helm/aws-load-balancer-controller/Chart.yaml:4-5). A chart bump
  * fails here until every cited fact is read again at the new tag.

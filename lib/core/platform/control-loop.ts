@@ -55,6 +55,30 @@ export const EKS_TARGET_GROUP_DEFAULTS = {
 } as const;
 
 /**
+ * The longest deregistration delay an ALB target group takes: "The range is 0-3600 seconds"
+ * (awsdocs/elb-application-load-balancers-user-guide@fb24293 doc_source/load-balancer-target-groups.md:133-134,
+ * `deregistration_delay.timeout_seconds`).
+ */
+export const ALB_MAX_DEREGISTRATION_DELAY_SECONDS = 3600;
+
+/**
+ * The deregistration delay an EKS class's target group gets when the user sets none: EKS_TARGET_GROUP_DEFAULTS' 30 s,
+ * or the request deadline (`deadlineSeconds`, rounded up) where that is longer, at most the ALB's 3600 s. The ALB stops
+ * sending a deregistering target new requests and waits the delay, which "can help in-flight requests to the target to
+ * complete"; "If a deregistering target terminates the connection before the deregistration delay elapses, the client
+ * receives a 500-level error response"
+ * (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-target-group-attributes.html#deregistration-delay;
+ * awsdocs/elb-application-load-balancers-user-guide@fb24293 doc_source/load-balancer-target-groups.md:226-234). What
+ * the ALB does with a request still in flight when the delay ends is not documented for an ALB (the Classic Load
+ * Balancer's page says it "forcibly closes connections"), so a request admitted just before the pod is deregistered
+ * must be answered inside the delay: the delay covers the deadline. The pod's preStop sleeps the delay and its grace
+ * adds the deadline after it (lib/eks/manifests/workload.ts `podTerminationGraceSeconds`).
+ */
+export function defaultDeregistrationDelaySeconds(deadlineSeconds: number): number {
+  return Math.min(ALB_MAX_DEREGISTRATION_DELAY_SECONDS, Math.max(EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds, Math.ceil(deadlineSeconds)));
+}
+
+/**
  * The terminationGracePeriod of a NodePool that may run spot, for pods whose own grace is `podGraceSeconds` (the target
  * group's deregistration delay, then the deadline of the requests in service): the pod's grace and a minute, at most
  * `spotNodeGraceSeconds`, so every pod is gone within the notice.

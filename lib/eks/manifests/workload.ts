@@ -111,6 +111,12 @@ export function modelFetchContainer(fetch: ModelFetch): InitContainer {
   };
 }
 
+/**
+ * The label on every object the library applies to a cluster, its pods included: the Load Balancer Controller's pod
+ * webhook selects the library's pods by it (lib/eks/load-balancer-controller.ts READINESS_GATE_WEBHOOK_VALUES).
+ */
+export const MANAGED_BY_LABELS = { 'app.kubernetes.io/managed-by': 'cdk-capacity-aware-inference' } as const;
+
 export function namespace(name: string, labels: Readonly<Record<string, string>>): Namespace {
   return {
     apiVersion: 'v1',
