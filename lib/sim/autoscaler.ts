@@ -176,7 +176,13 @@ export class TargetTracking {
       policies.forEach((_, i) => {
         if (this.high[i]?.inAlarm) out = Math.max(out, this.wanted[i] ?? out);
       });
-      if (out > b.current && now - this.lastScaleOut >= m.scaleOutCooldownSeconds) {
+      // No cooldown test: during the scale-out cooldown "the capacity that has been added by the previous scale out event
+      // that initiated the cooldown is calculated as part of the desired capacity for the next scale out", and the
+      // policy "won't increase the desired capacity again unless either a larger scale out is triggered or the cooldown
+      // period ends" (Application Auto Scaling API reference, TargetTrackingScalingPolicyConfiguration.ScaleOutCooldown):
+      // a count above the desired one, the one test here, is such a larger scale-out (review R241; before, every
+      // scale-out within 60 s of the last was refused).
+      if (out > b.current) {
         this.lastScaleOut = now;
         return out;
       }

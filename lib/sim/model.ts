@@ -37,6 +37,14 @@ export interface SimClass extends RoutedClassFacts {
    * (`PlatformModel.engineTokenCounters`), the Reconciler reads served demand in tokens, not requests x the declared mean.
    */
   readonly countsGeneratedTokens?: boolean;
+  /**
+   * EKS: the class's NodePool allows a single offering (spot only, one instance type, one zone), so Karpenter's
+   * 3-minute unavailable mark on the offering a spot notice names leaves it nothing to launch
+   * (`PlatformModel.interruptionDrain.offeringUnavailableSeconds`). Unset: the library's default NodePool, which spans
+   * every node-subnet zone (lib/eks/class-unit.ts), where Karpenter launches in another zone, or errs for capacity, at
+   * once (review R241).
+   */
+  readonly singleOffering?: boolean;
   /** The class's engine (`runtime.engine`): how long its server serves what it holds after SIGTERM (`servesAfterSigtermSeconds`). */
   readonly engine?: string;
 }

@@ -1,5 +1,5 @@
 import {
-  CUSTOMIZED_METRIC_PERIOD_SECONDS, EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, EKS_TARGET_GROUP_DEFAULTS, HPA_CONTROLLER_DEFAULTS,
+  CUSTOMIZED_METRIC_PERIOD_SECONDS, defaultDeregistrationDelaySeconds, EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS,
   RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER,
   SAGEMAKER_SCALING_DEFAULTS,
 } from '../core/platform/control-loop';
@@ -46,6 +46,10 @@ export interface HpaModel {
  */
 export interface TargetTrackingModel {
   readonly kind: 'target-tracking';
+  /**
+   * The construct's ScaleOutCooldown, kept to pin the model to what it renders: within it only a larger scale-out
+   * proceeds, which is every scale-out the model makes (`TargetTracking.evaluate`), so it changes no evaluation.
+   */
   readonly scaleOutCooldownSeconds: number;
   readonly scaleInCooldownSeconds: number;
   readonly scaleInThresholdShare: number;
@@ -192,10 +196,15 @@ export interface PlatformModel {
    * own has passed (`interruptionHoldSeconds`, lib/core/platform/control-loop.ts: 45 s with the defaults). A draining
    * pod takes no new request (a terminating endpoint is never ready, and the load balancer controller deregisters it)
    * and finishes what it serves; what it still serves at the reclaim is lost. Absent on SageMaker: no notice reaches
-   * anyone, and its instances serve until lost. `deregistrationDelaySeconds`: the pods' grace is it plus the deadline.
-   * `offeringUnavailableSeconds`: how long Karpenter then launches nothing of the pool (`KARPENTER_UNAVAILABLE_OFFERING_SECONDS`).
+   * anyone, and its instances serve until lost. `deregistrationDelaySeconds`: the target groups' delay for the
+   * service's deadline, as the construct renders it (at least the deadline since stop 60), and the pods' grace is it
+   * plus the deadline. `offeringUnavailableSeconds`: how long Karpenter then launches nothing of a pool whose NodePool
+   * allows that one offering only (`SimClass.singleOffering`; `KARPENTER_UNAVAILABLE_OFFERING_SECONDS`).
    */
-  readonly interruptionDrain?: { readonly deregistrationDelaySeconds: number; readonly offeringUnavailableSeconds: number };
+  readonly interruptionDrain?: {
+    readonly deregistrationDelaySeconds: (deadlineSeconds: number) => number;
+    readonly offeringUnavailableSeconds: number;
+  };
   /**
    * SageMaker: an instance a scale-in removes gets SIGTERM as it leaves service and SIGKILL 30 s later (fact
    * sagemaker.behaviour.container-stop, lib/core/runtime/shutdown.ts); its server serves what it holds for as long as
@@ -388,7 +397,7 @@ export function platformModel(kind: PlatformKind, allOverrides: PlatformOverride
       floorPublicationSeconds: 60,
       nodes: { consolidateAfterSeconds: EKS_NODE_DEFAULTS.consolidateAfterSeconds, warmStartShare: 0.4 },
       interruptionDrain: {
-        deregistrationDelaySeconds: EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds,
+        deregistrationDelaySeconds: defaultDeregistrationDelaySeconds,
         offeringUnavailableSeconds: KARPENTER_UNAVAILABLE_OFFERING_SECONDS,
       },
     };

@@ -790,12 +790,14 @@ class Simulation {
         // EKS: the first pod drains at the notice, the budget holds the others until Karpenter deletes them.
         const drain = this.platform.interruptionDrain;
         if (drain) {
-          const hold = interruptionHoldSeconds(drain.deregistrationDelaySeconds + this.scenario.service.deadlineSeconds);
+          const deadline = this.scenario.service.deadlineSeconds;
+          const hold = interruptionHoldSeconds(drain.deregistrationDelaySeconds(deadline) + deadline);
           doomed.forEach((r, i) => (i === 0 || hold === 0 ? this.drain(r, now) : this.heap.push(now + hold, EV_DRAIN, r.id)));
         }
         this.s.interruptionNotices[m * this.k + ci] += marked;
         // EKS: Karpenter marks the interrupted nodes' offering unavailable (`KARPENTER_UNAVAILABLE_OFFERING_SECONDS`).
-        if (drain && marked > 0) cs.pools[pi].offeringUnavailableUntil = now + drain.offeringUnavailableSeconds;
+        const pool = cs.pools[pi];
+        if (drain && marked > 0 && pool.spec.singleOffering === true) pool.offeringUnavailableUntil = now + drain.offeringUnavailableSeconds;
         // The pool's empty nodes are reclaimed with it, from the notice (fail safe: a reclaim of its instance type that
         // spared them, and let the replacements start warm on them, would be kinder; a scenario's interruption counts
         // the pods it takes, not which nodes).

@@ -784,6 +784,18 @@ describe('run memory: a second run before CloudWatch shows the first', () => {
     expect(cold.decision.weights).toEqual({ preferred: 78, fallback: 22 });
   });
 
+  test('fails when a memory older than the period before vouches for the state: another environment may have stepped since (review R242)', () => {
+    // The same return as the warm test above, but the memory is two periods old: a run elsewhere in between may have
+    // stepped, its datapoints not yet readable, so the run holds as a cold start does, and its audit line says so.
+    const stale: RunMemory = { ...warm(), period: warm().period! - 60 };
+    const held = decided(step(SM, sagemaker({ preferred: 78, fallback: 22 }), answer(SM, world), NOW_MS, stale));
+    expect(held.plan).toEqual({ action: 'unchanged' });
+    expect(held.decision.reason.message).toMatch(/First step held: a step may already have been taken in this period\.$/);
+    // The memory of the period before still vouches: the same run steps.
+    const fresh = decided(step(SM, sagemaker({ preferred: 78, fallback: 22 }), answer(SM, world), NOW_MS, warm()));
+    expect(fresh.plan).toMatchObject({ action: 'write', write: { kind: 'weights', weights: { preferred: 88, fallback: 12 } } });
+  });
+
   // In capacity mode, the preferred variant asking for 6 with 3 ready: a fallback floor to write.
   const shortage: World = {
     mode: fill(1),

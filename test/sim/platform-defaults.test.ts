@@ -42,7 +42,7 @@ describe('EKS: the HPA model is the ScaledObject the construct renders', () => {
     expect(Object.keys(groups).length).toBeGreaterThan(0);
     for (const g of Object.values(groups)) {
       expect(g.Properties.TargetGroupAttributes).toEqual(expect.arrayContaining([
-        { Key: 'deregistration_delay.timeout_seconds', Value: String(deregistrationDelaySeconds) },
+        { Key: 'deregistration_delay.timeout_seconds', Value: String(deregistrationDelaySeconds(LLAMA_CONTRACT.slo.deadlineMs / 1000)) },
       ]));
     }
     // A pool that may run spot ends every pod within the notice: the grace the model's hold is computed from.
@@ -52,7 +52,7 @@ describe('EKS: the HPA model is the ScaledObject the construct renders', () => {
       contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(spotStack, 'Kubectl'),
       classOptions: Object.fromEntries(classes.map((c) => [c.name, { capacityTypes: ['spot'] }])),
     });
-    const podGrace = deregistrationDelaySeconds + LLAMA_CONTRACT.slo.deadlineMs / 1000;
+    const podGrace = deregistrationDelaySeconds(LLAMA_CONTRACT.slo.deadlineMs / 1000) + LLAMA_CONTRACT.slo.deadlineMs / 1000;
     expect(spot.units.length).toBeGreaterThan(0);
     for (const u of spot.units) expect(u.objects.nodePool.spec.template.spec.terminationGracePeriod).toBe(`${spotNodeGraceSeconds(podGrace)}s`);
   });

@@ -91,7 +91,20 @@ describe('HPA (EKS ScaledObject behaviour)', () => {
 });
 
 describe('SageMaker target tracking and writes', () => {
-  test('target tracking: scale-out after its cooldown, scale-in only after the 900 s scale-in cooldown', () => {
+  test('fails when the scale-out cooldown refuses a larger scale-out: an alarm that enters ALARM again asks at once (review R241)', () => {
+    // ScaleOutCooldown: "won't increase the desired capacity again unless either a larger scale out is triggered or the
+    // cooldown period ends". 10 s datapoints: high (40 on 5, target 4) -> 10; calm (20 on 10) leaves ALARM; high again
+    // (80 on 10) 20 s after the first scale-out enters ALARM again, and its larger ask (20) proceeds inside the 60 s.
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    expect(model.scaleOutCooldownSeconds).toBe(60);
+    const tt = new TargetTracking(model);
+    const fast: TrackingPolicy[] = [{ target: 4, periodSeconds: 10, scaleOutDatapoints: 1 }];
+    expect(evaluate(tt, 0, 40, fast, { current: 5, min: 1, max: 30 })).toBe(10);
+    expect(evaluate(tt, 10, 20, fast, { current: 10, min: 1, max: 30 })).toBe(10);
+    expect(evaluate(tt, 20, 80, fast, { current: 10, min: 1, max: 30 })).toBe(20);
+  });
+
+  test('target tracking: a scale-out at each action of its alarm (once a minute while it holds), scale-in only after the 900 s scale-in cooldown', () => {
     const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
     const tt = new TargetTracking(model);
     expect(evaluate(tt, 0, 40, one(4), { current: 5, min: 1, max: 20 })).toBe(10);

@@ -213,7 +213,9 @@ describe('simulator mechanics', () => {
     // pkg/controllers/interruption/utils.go:133-143, pkg/cache/cache.go:31); a one-offering NodePool has no other to launch.
     expect(platformModel('eks').interruptionDrain!.offeringUnavailableSeconds).toBe(KARPENTER_UNAVAILABLE_OFFERING_SECONDS);
     expect(KARPENTER_UNAVAILABLE_OFFERING_SECONDS).toBe(180);
-    const s9 = { ...S9.build(2, SHORT_LLM), platform: 'eks' as const };
+    const base = { ...S9.build(2, SHORT_LLM), platform: 'eks' as const };
+    // Only a class whose NodePool allows that one offering (`singleOffering`); the library's default spans every zone.
+    const s9 = { ...base, classes: base.classes.map((c, i) => (i === 0 ? { ...c, singleOffering: true } : c)) };
     const notice = (30 * 60 - 120) / 60;
     const errorMinutes = (sc: ScenarioInstance) => {
       const s = runSimulation(sc, retryOnPreferred, { seed: 2 }).series;
@@ -223,6 +225,8 @@ describe('simulator mechanics', () => {
     };
     // Held from the notice (S9's shortage): the first ask, and its capacity error, only once the TTL is over.
     expect(errorMinutes(s9).out[0]).toBe(notice + 3);
+    // The default NodePool (several zones): asked at the notice, and short of capacity, an error then.
+    expect(errorMinutes(base).out[0]).toBe(notice);
     // Capacity to spare: the replacements still wait the TTL, and launch then.
     const spare = { ...s9, availability: {} };
     const { out, s } = errorMinutes(spare);

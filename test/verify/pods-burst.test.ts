@@ -18,7 +18,7 @@ import { cfn, conformingAccount, resetAccount, TEMPLATE } from './account';
 
 beforeEach(resetAccount);
 
-const ARGS = ['--model', '/opt/model', '--max-num-queued-reqs', '25'];
+const ARGS = ['/opt/model', '--max-num-queued-reqs', '25'];
 const ENV = [{ name: 'CAI_CLASS', value: 'inf2' }, { name: 'MODEL_BUCKET', value: 'TOKEN_HERE' }, { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }];
 
 /** The manifest as the EKS service's Workload resource carries it: JSON text, here with a reference inside (Fn::Join). */

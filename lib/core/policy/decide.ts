@@ -426,7 +426,8 @@ function inCapacityMode(ctx: Context, situation: Situation): PolicyStep {
     triggers: [],
     message: `Returning to cost mode: ${preferred.name} healthy for ${config.stabilizationWindowSeconds} s after a hold of ${hold} s` +
       (recovery.asked !== null ? `, and seen to recover (it has had the ${recovery.asked} replicas it was refused ${recovery.lostSecondsAgo} s ago); ` : '; ') +
-      (ramp.reached ? 'plan reached.' : `ramping at most ${Math.round(config.rampStepShare * 100)}% per period.`),
+      (ramp.reached ? 'plan reached.' : `ramping at most ${Math.round(config.rampStepShare * 100)}% per period.`) +
+      (ramp.held ? ' First step held: a step may already have been taken in this period.' : ''),
   }, figures(situation, costPlan, 'cost'));
 }
 

@@ -220,9 +220,11 @@ export function withFreshErrors(window: SignalWindow, newer: SignalWindow, alarm
 
 /**
  * The state a run earlier in this execution environment left, when CloudWatch has not yet shown it: its period is at
- * least as new as the newest `PolicyMode` datapoint, and it lies within the policy window. EMF metrics reach
+ * least as new as the newest `PolicyMode` datapoint, and it is this period or the one before. EMF metrics reach
  * GetMetricData seconds to minutes after the run that printed them; without this, a second run seconds after a ramp
- * step would take another step in the same period.
+ * step would take another step in the same period. An older memory vouches for nothing: another environment may have
+ * run (and stepped) in the periods since, its datapoints not yet readable (review R242), so such a run is treated as a
+ * cold start (`stepAssumed`).
  */
 function fromMemory(
   memory: RunMemory | undefined,
@@ -231,7 +233,7 @@ function fromMemory(
   now: number,
   policy: PolicyConfig,
 ): PolicyState | undefined {
-  if (memory?.period === undefined || !withinWindow(memory.period, now, policy)) return undefined;
+  if (memory?.period === undefined || memory.period < now - policy.periodSeconds || !withinWindow(memory.period, now, policy)) return undefined;
   let last = -1;
   for (let i = mode.length - 1; i >= 0 && last < 0; i--) if (mode[i] !== null) last = i;
   const newestRecorded = last < 0 ? -Infinity : frame.start + last * frame.periodSeconds;

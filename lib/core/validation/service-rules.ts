@@ -78,7 +78,7 @@ export const CLASS_RULES = {
       return `is '${v}', which the engine reads as a Hugging Face Hub id (or a path relative to its working directory)`;
     },
     'the servers load a path that is not a local directory from the Hugging Face Hub at start: weights nobody pinned or verified ' +
-      '(vLLM --model, TGI --model-id); give baked-in weights by their absolute path, or use artifact.modelData',
+      '(the model argument of vLLM, TGI --model-id); give baked-in weights by their absolute path, or use artifact.modelData',
   ),
   'envelope.tokensPerSecondPerReplica': numberRule({ above: 0, unit: 'tokens/s' }),
   'envelope.safeConcurrency': numberRule({ above: 0, unit: 'requests' }),
