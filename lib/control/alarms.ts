@@ -59,11 +59,12 @@ export interface DeadlineExhaustionAlarmOptions extends AlarmToggle {
 
 /**
  * 5XX the serving's load balancer answered itself, as a share of its requests (EKS: the ALB's HTTPCode_ELB_5XX_Count
- * over its RequestCount plus those 5XX). A 503 the ALB generates because a class's target group has no healthy or no
- * registered target is in no class's metrics: RequestCount counts only requests a target answered, and
- * HTTPCode_Target_5XX_Count only a target's own answers
- * (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html), so
- * DeadlineExhaustion cannot see it. The count has no TargetGroup dimension: it is the load balancer's, and it counts
+ * over its RequestCount plus those 5XX). A 503 the ALB generates because a class's target group has no registered
+ * target (with only unhealthy ones it "fails open" and routes to them all: ALB guide, target-group-health-checks) is
+ * in no class's metrics: RequestCount is counted only where a target was chosen, and HTTPCode_Target_5XX_Count only a
+ * target's own answers (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html),
+ * so DeadlineExhaustion cannot see it. A 502 or 504 the ALB answers after choosing a target is in both counts, so such
+ * minutes read below their true share (review R243). The count has no TargetGroup dimension: it is the load balancer's, and it counts
  * the answers to every service routed through it.
  */
 export interface LoadBalancerErrorsAlarmOptions {
@@ -428,7 +429,7 @@ export class InferenceAlarms extends Construct {
       alarmDescription: `${m.service}: ${whose} more than ${lb.thresholdPercent}% of its requests itself with a 5XX `
         + InferenceAlarms.inPeriods(m, window)
         + (balancer.sharedListener ? ' (every service routed through it counts: not necessarily this one\'s)' : '')
-        + ': no healthy or no registered target in a class\'s target group, or a target closing connections; these requests are in no class\'s '
+        + ': no registered target in a class\'s target group, a target closing connections or answering too late; these requests are in no class\'s '
         + 'metrics. Runbook: docs/observability.md (cdk-capacity-aware-inference), LoadBalancerErrors.',
     });
   }

@@ -261,7 +261,7 @@ function dashboardRows(m: ServiceMetrics, alarms: InferenceAlarms | undefined, s
   // errors (engine rejections answer 5XX), and the deadline alarm's shed rate (on unless turned off).
   const deadlineRate = alarms?.deadlineExhaustionAlarm;
   const errors = classes.flatMap((c) => m.capacityErrors(c) ?? []);
-  // The 5XX a load balancer answers itself (no healthy target in a class's group) are in no class's metrics above.
+  // The 5XX a load balancer answers itself (no registered target in a class's group) are in no class's metrics above.
   const balancer = m.loadBalancer;
   const balancerErrors = m.loadBalancerErrors();
   const balancerRate = alarms?.loadBalancerErrorsAlarm;

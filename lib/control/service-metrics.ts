@@ -263,7 +263,7 @@ export class ServiceMetrics {
 
   /**
    * The 5XX the load balancer answered itself (HTTPCode_ELB_5XX_Count, Sum) as a share (%) of everything it answered
-   * or sent to a target (its RequestCount + those 5XX; RequestCount counts only requests a target answered), 0 in a
+   * or sent to a target (its RequestCount + those 5XX; a 502 or 504 after a target was chosen is in both), 0 in a
    * period with fewer than `minRequests`; undefined without a load balancer. FILL: the 5XX count is published only in
    * a period that has one, the request count only with traffic.
    */

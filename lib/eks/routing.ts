@@ -188,9 +188,10 @@ export interface RuleRoutingInput {
  */
 function deregistrationDelayOf(scope: Construct, o: { readonly deregistrationDelay?: Duration }, requestDeadlineMs: number,
   routingProp: 'loadBalancer' | 'listenerRule'): Duration {
-  if (o.deregistrationDelay === undefined) return Duration.seconds(defaultDeregistrationDelaySeconds(requestDeadlineMs / 1000));
-  warnShortDeregistrationDelay(scope, o.deregistrationDelay, requestDeadlineMs, routingProp);
-  return o.deregistrationDelay;
+  // The default is capped at the ALB's 3600 s, so a longer deadline gets the warning too (review R243).
+  const delay = o.deregistrationDelay ?? Duration.seconds(defaultDeregistrationDelaySeconds(requestDeadlineMs / 1000));
+  warnShortDeregistrationDelay(scope, delay, requestDeadlineMs, routingProp, o.deregistrationDelay === undefined);
+  return delay;
 }
 
 /**
@@ -201,14 +202,16 @@ function deregistrationDelayOf(scope: Construct, o: { readonly deregistrationDel
  * prefer faster drains), so a warning, as for the other drain settings (`eks-drain-exceeds-delete`).
  */
 function warnShortDeregistrationDelay(
-  scope: Construct, delay: Duration, requestDeadlineMs: number, routingProp: 'loadBalancer' | 'listenerRule',
+  scope: Construct, delay: Duration, requestDeadlineMs: number, routingProp: 'loadBalancer' | 'listenerRule', defaulted: boolean,
 ): void {
   if (delay.isUnresolved() || delay.toSeconds() * 1000 >= requestDeadlineMs) return;
   Annotations.of(scope).addWarningV2('cdk-capacity-aware-inference:eks-deregistration-below-deadline',
-    `${routingProp}.deregistrationDelay is ${delay.toSeconds()} s, shorter than contract.slo.deadlineMs ${requestDeadlineMs} ms: `
+    `${routingProp}.deregistrationDelay is ${delay.toSeconds()} s${defaulted ? ' (the default, at most the ALB\'s 3600 s)' : ''}, `
+    + `shorter than contract.slo.deadlineMs ${requestDeadlineMs} ms: `
     + 'a request admitted just before its pod is deregistered may still run when the delay ends, and AWS does not document what an ALB '
-    + 'does with it then (the Classic Load Balancer closes such connections): it may fail. Leave it unset (the default is the deadline, '
-    + 'at least 30 s), or set it to at least the deadline (docs/eks-inference-service.md, "Architecture", the preStop hook).');
+    + 'does with it then (the Classic Load Balancer closes such connections): it may fail. '
+    + (defaulted ? 'Lower the deadline to at most 3600 s' : 'Leave it unset (the default is the deadline, at least 30 s), or set it to at least the deadline')
+    + ' (docs/eks-inference-service.md, "Architecture", the preStop hook).');
 }
 
 /**

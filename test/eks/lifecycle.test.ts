@@ -214,6 +214,15 @@ describe('the deregistration delay covers the request deadline (R240)', () => {
     expect(drainWarnings(stack)).toEqual([]);
   });
 
+  test('a deadline above the ALB\'s 3600 s maximum: the default delay is 3600 s, and the warning says so (review R243)', () => {
+    const { stack, resources } = withDeadline(3700);
+    expect(delays(resources)).toEqual(['3600', '3600']);
+    const found = belowDeadline(stack);
+    expect(found).toHaveLength(1);
+    expect(found[0].entry.data).toContain('loadBalancer.deregistrationDelay is 3600 s (the default, at most the ALB\'s 3600 s), shorter than');
+    expect(found[0].entry.data).toContain('Lower the deadline to at most 3600 s');
+  });
+
   test('the library\'s test contract (a 30 s deadline) keeps 30 s', () => {
     expect(delays(build(2).resources)).toEqual(['30', '30']);
     expect(belowDeadline(build(2).stack)).toEqual([]);
