@@ -19,7 +19,7 @@
  */
 import {
   CreateExperimentTemplateCommand, type CreateExperimentTemplateRequest, DeleteExperimentTemplateCommand, type Experiment, type FisClient,
-  GetExperimentCommand, StartExperimentCommand, StopExperimentCommand,
+  GetExperimentCommand, type ListExperimentsCommandOutput, ListExperimentsCommand, StartExperimentCommand, StopExperimentCommand,
 } from '@aws-sdk/client-fis';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type AuditChange, type Injection } from '../lib/core/game-day/runner';
@@ -125,12 +125,37 @@ function required(id: string | undefined, what: string): string {
   return id;
 }
 
+/** ListExperiments' largest page (API_ListExperiments.html: maxResults "Minimum value of 1. Maximum value of 100"). */
+const LIST_PAGE = 100;
+
+/**
+ * The experiments started from `templateId` that FIS does not report settled, by id and state: every page of
+ * ListExperiments (its input at @aws-sdk/client-fis@3.523.0 is maxResults and nextToken only, no template filter:
+ * dist-types/models/models_0.d.ts ListExperimentsRequest; each ExperimentSummary carries experimentTemplateId and state).
+ * A summary without a state is taken as running: the command fails safe towards ending the injection.
+ */
+export async function unsettledExperimentsOf(fis: FisClient, templateId: string): Promise<Array<{ id: string; status: string }>> {
+  const found: Array<{ id: string; status: string }> = [];
+  let nextToken: string | undefined;
+  do {
+    const page: ListExperimentsCommandOutput = await fis.send(new ListExperimentsCommand({ maxResults: LIST_PAGE, nextToken }));
+    for (const e of page.experiments ?? []) {
+      const status = e.state?.status;
+      if (e.experimentTemplateId === templateId && e.id && !SETTLED.has(status ?? '')) found.push({ id: e.id, status: status ?? 'in no state' });
+    }
+    nextToken = page.nextToken || undefined;
+  } while (nextToken);
+  return found;
+}
+
 /**
  * The zonal shortage as a game-day injection: start the experiment and wait until it and its action run (one that
  * ends before is an error: nothing is injected); while held, the runner asks `inForce` at every poll; restore = stop it
  * (unless FIS already did) and delete the template.
  */
-export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number, signal?: AbortSignal) => Promise<void> = wait): Injection {
+export function fisInjection(
+  fis: FisClient, s: FisShortage, pause: (ms: number, signal?: AbortSignal) => Promise<void> = wait,
+): Injection & { preview(): Promise<string> } {
   let templateId: string | undefined;
   let experimentId: string | undefined;
   const target = `FIS ${FIS_ICE_ACTION} on ${s.karpenterRoleArn} in ${s.zones.join(', ')}`;
@@ -138,9 +163,15 @@ export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number,
     description: `inject InsufficientInstanceCapacity on the Karpenter controller's launches in ${s.zones.join(', ')} with AWS FIS `
       + '(a zonal shortage of the classes held to those zones: a different scenario from the NodePool-limit cap)',
     get manualRestore() {
+      // No experiment id: StartExperiment may still have started one whose answer was lost; list the template's.
       return experimentId ? `aws fis stop-experiment --id ${experimentId}; aws fis delete-experiment-template --id ${templateId}`
-        : templateId ? `aws fis delete-experiment-template --id ${templateId}` : '(nothing was changed)';
+        : templateId ? `aws fis list-experiments --query "experiments[?experimentTemplateId=='${templateId}'].[id,state.status]" --output text, `
+          + 'then aws fis stop-experiment --id <id> for each one listed that is not completed, stopping, stopped, failed or cancelled; '
+          + `aws fis delete-experiment-template --id ${templateId}`
+        : '(nothing was changed)';
     },
+    preview: async () => `would create the AWS FIS experiment template ${JSON.stringify(fisTemplate(s))}, start it, and on the way out stop `
+      + 'the experiment and delete the template',
     async inject(_step, signal): Promise<AuditChange> {
       const created = await fis.send(new CreateExperimentTemplateCommand(fisTemplate(s)));
       templateId = required(created.experimentTemplate?.id, 'CreateExperimentTemplate');
@@ -186,6 +217,7 @@ export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number,
     async restore(): Promise<AuditChange> {
       if (!templateId) return { target, before: null, after: null };
       let state = 'not started';
+      let stopped: string[] = [];
       if (experimentId) {
         const e = (await fis.send(new GetExperimentCommand({ id: experimentId }))).experiment?.state;
         const status = e?.status ?? 'unknown';
@@ -194,9 +226,21 @@ export function fisInjection(fis: FisClient, s: FisShortage, pause: (ms: number,
           await fis.send(new StopExperimentCommand({ id: experimentId }));
           state = `${state}, stopped by the game day`;
         }
+      } else {
+        // The template exists and no experiment id is known: StartExperiment failed, or started one and every attempt
+        // lost the answer (a timeout). An experiment outlives its template's deletion only up to the action's duration
+        // (--max-duration) and the stop alarms FIS holds, but it is stopped here rather than left to run that long.
+        // Whether ListExperiments shows an experiment the moment StartExperiment started it was not confirmed.
+        const running = await unsettledExperimentsOf(fis, templateId);
+        for (const e of running) await fis.send(new StopExperimentCommand({ id: e.id }));
+        stopped = running.map((e) => e.id);
+        if (running.length > 0) {
+          state = `started without an answer: ${running.map((e) => `${e.id} (${e.status})`).join(', ')} stopped by the game day`;
+        }
       }
       await fis.send(new DeleteExperimentTemplateCommand({ id: templateId }));
-      const restored = { target, before: { experimentId, experimentTemplateId: templateId }, after: { experiment: state, template: 'deleted' } };
+      const after = { experiment: state, ...(stopped.length > 0 ? { stopped } : {}), template: 'deleted' };
+      const restored = { target, before: { experimentId, experimentTemplateId: templateId }, after };
       experimentId = undefined;
       templateId = undefined;
       return restored;

@@ -23,7 +23,8 @@ import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagema
 import { capacityErrorsDuring, compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { type ChartSeries } from '../lib/core/report/chart-series';
 import {
-  type LimitsPatch, limitsNotInForce, nodePoolCap, type NodePoolCap, type NodePoolState, pinNotInForce, scalableTargetPin, type ScalableBounds,
+  type LimitsPatch, limitsNotInForce, nodePoolCap, type NodePoolCap, type NodePoolState, patchRefused, pinNotInForce, pinRefusal, scalableTargetPin,
+  type ScalableBounds, type ScalableTargetPin,
 } from '../lib/core/game-day/injection';
 import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceId } from '../lib/core/platform/sagemaker-scalable-target';
 import { FIS_ZONES_CONFIRMED_FLAG, fisZoneRefusal, type NodePoolZones } from '../lib/core/game-day/fis-zones';
@@ -47,7 +48,7 @@ import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './co
 import { type Deployment, findDeployment, physicalId } from './deployment';
 import { fisInjection } from './game-day-fis';
 import { podIdentityRole } from '../lib/core/verify/template';
-import { type Kubectl, kubectl } from './kubectl';
+import { type Kubectl, kubectl, KubectlError } from './kubectl';
 import { resolvePolicyConfig } from '../lib/core/policy/defaults';
 
 export { UsageError, type Io, type Kubectl };
@@ -195,8 +196,28 @@ function nodePoolLimits(nodePool: string, run: Kubectl, kubeContext?: string) {
   };
 }
 
+/**
+ * Applies a cap's patch. `mayHaveApplied` is called before a failure is rethrown unless the API server refused the patch
+ * (`patchRefused`: nothing changed, so there is nothing to restore and no "NOT RESTORED" to print); a failure whose
+ * outcome is unknown (a timeout, a lost connection, kubectl stopped) may have applied it, so the restore runs as usual.
+ */
+async function capPatch(apply: () => Promise<unknown>, mayHaveApplied: () => void): Promise<void> {
+  try {
+    await apply();
+  } catch (e) {
+    // A refusal is an exit of kubectl itself (code set) with the API server's answer on its standard error.
+    if (!(e instanceof KubectlError && e.code !== null && patchRefused(e.stderr))) mayHaveApplied();
+    throw e;
+  }
+}
+
+/** What a dry run prints: the change the injection would make, read from the current state. */
+export interface Previewed {
+  preview(): Promise<string>;
+}
+
 /** EKS: cap the NodePool's limits at what it has provisioned; restore its limits as they were. */
-export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: string): Injection & { plan(): Promise<NodePoolCap> } {
+export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: string): Injection & Previewed & { plan(): Promise<NodePoolCap> } {
   let applied: NodePoolCap | undefined;
   const { target, patch, byHand } = nodePoolLimits(nodePool, run, kubeContext);
   const read = async () => JSON.parse(await run(['get', 'nodepool', nodePool, '-o', 'json'])) as NodePoolState;
@@ -207,10 +228,13 @@ export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: 
       return byHand(applied?.restore);
     },
     plan,
+    preview: async () => `would set ${JSON.stringify((await plan()).cap)}`,
     async inject() {
       const cap = await plan();
+      await capPatch(() => patch(cap.cap), () => {
+        applied = cap;
+      });
       applied = cap;
-      await patch(cap.cap);
       return { target, before: cap.before ?? null, after: cap.after };
     },
     async inForce() {
@@ -234,7 +258,7 @@ export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: 
  */
 export function reclaimInjection(
   target: Extract<CapacityHolder, { kind: 'nodepool' }>, count: number | 'all', run: Kubectl, kubeContext?: string,
-): Injection & { plan(): Promise<ReclaimPlan>; shape(): ReclaimShape | undefined } {
+): Injection & Previewed & { plan(): Promise<ReclaimPlan>; shape(): ReclaimShape | undefined } {
   let applied: ReclaimPlan | undefined;
   let requested: readonly string[] = [];
   let deleteFailed = false;
@@ -260,6 +284,7 @@ export function reclaimInjection(
       return byHand(applied?.restore);
     },
     plan,
+    preview: async () => reclaimPreview(await plan()),
     shape: () => (applied ? {
       instances: applied.reclaimed.length, evictedPods: applied.evictedPods, allowedAtOnce: applied.disruptionsAllowed,
       terminationGracePeriodSeconds: applied.terminationGracePeriodSeconds,
@@ -275,8 +300,10 @@ export function reclaimInjection(
       const p = await plan();
       // Read again at the injection: what was true at the preflight may not be now.
       if (p.refusals.length > 0) throw new Error(`not injected: ${p.refusals.join('; ')}`);
+      await capPatch(() => patch(p.cap), () => {
+        applied = p;
+      });
       applied = p;
-      await patch(p.cap);
       step?.({ target: limitsTarget, before: p.before ?? null, after: p.after });
       // The cap is in place before any NodeClaim goes, so Karpenter cannot launch a replacement. --wait=false: kubectl
       // returns once the API server accepted each deletion; the drain runs under Karpenter's finalizer while the game day
@@ -293,6 +320,12 @@ export function reclaimInjection(
       }
       return { target: `NodeClaims of NodePool ${nodePool}`, before: [...p.reclaimed, ...p.kept], after: { deletionRequested: p.reclaimed, kept: p.kept } };
     },
+    async inForce() {
+      // As the cap's (nodePoolInjection): limits put back mid-hold let Karpenter replace the reclaimed nodes, and that
+      // hold is no hold. A read that fails throws: the runner ends the game day as an error naming it, and restores.
+      if (!applied) return 'no cap was applied';
+      return limitsNotInForce(nodePool, (await json<NodePoolState>(['get', 'nodepool', nodePool])).spec.limits, applied.after);
+    },
     async restore() {
       if (!applied) return { target: limitsTarget, before: null, after: null };
       await patch(applied.restore);
@@ -301,13 +334,37 @@ export function reclaimInjection(
   };
 }
 
+/** The reclaim a dry run would make. */
+function reclaimPreview(p: ReclaimPlan): string {
+  return `would set ${JSON.stringify(p.cap)}, then delete NodeClaim(s) ${p.reclaimed.join(', ')} `
+    + `(${p.evictedPods} pod(s) of the class evicted, ${p.keptPods} left on ${p.kept.length} node(s))`;
+}
+
 export interface SageMakerClients {
   readonly sageMaker: SageMakerClient;
   readonly autoScaling: ApplicationAutoScalingClient;
 }
 
+/**
+ * A variant's scalable target bounds (undefined: not registered, the variant is not autoscaled) and its current instance
+ * count (DescribeEndpoint's ProductionVariants[].CurrentInstanceCount,
+ * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantSummary.html; undefined: not given).
+ */
+async function variantCapacity(
+  endpointName: string, variantName: string, c: SageMakerClients,
+): Promise<{ resourceId: string; bounds?: ScalableBounds; current?: number }> {
+  const resourceId = variantResourceId(endpointName, variantName);
+  const t = (await c.autoScaling.send(new DescribeScalableTargetsCommand({
+    ServiceNamespace: VARIANT_SERVICE_NAMESPACE, ResourceIds: [resourceId], ScalableDimension: VARIANT_SCALABLE_DIMENSION,
+  }))).ScalableTargets?.[0];
+  if (t?.MinCapacity === undefined || t.MaxCapacity === undefined) return { resourceId };
+  const endpoint = await c.sageMaker.send(new DescribeEndpointCommand({ EndpointName: endpointName }));
+  const current = endpoint.ProductionVariants?.find((v) => v.VariantName === variantName)?.CurrentInstanceCount;
+  return { resourceId, bounds: { minCapacity: t.MinCapacity, maxCapacity: t.MaxCapacity }, current };
+}
+
 /** SageMaker: pin the variant's scalable target at its current instance count; restore its bounds. */
-export function scalableTargetInjection(endpointName: string, variantName: string, c: SageMakerClients): Injection {
+export function scalableTargetInjection(endpointName: string, variantName: string, c: SageMakerClients): Injection & Previewed {
   const resourceId = variantResourceId(endpointName, variantName);
   let before: ScalableBounds | undefined;
   let pinned: ScalableBounds | undefined;
@@ -319,6 +376,11 @@ export function scalableTargetInjection(endpointName: string, variantName: strin
   const describe = async () => (await c.autoScaling.send(new DescribeScalableTargetsCommand({
     ServiceNamespace: VARIANT_SERVICE_NAMESPACE, ResourceIds: [resourceId], ScalableDimension: VARIANT_SCALABLE_DIMENSION,
   }))).ScalableTargets?.[0];
+  const plan = async (): Promise<ScalableTargetPin> => {
+    const { bounds, current } = await variantCapacity(endpointName, variantName, c);
+    if (!bounds) throw new Error(`${resourceId} has no scalable target: the variant is not autoscaled, nothing to pin`);
+    return scalableTargetPin(resourceId, bounds, current ?? 0);
+  };
   return {
     description: `pin ${resourceId}'s scalable target (${VARIANT_SCALABLE_DIMENSION}) at its current instance count`,
     get manualRestore() {
@@ -327,12 +389,13 @@ export function scalableTargetInjection(endpointName: string, variantName: strin
           + `--scalable-dimension ${VARIANT_SCALABLE_DIMENSION} --min-capacity ${before.minCapacity} --max-capacity ${before.maxCapacity}`
         : '(nothing was changed)';
     },
+    async preview() {
+      const pin = await plan();
+      return `would register ${target} (${VARIANT_SCALABLE_DIMENSION}) with MinCapacity ${pin.after.minCapacity}, `
+        + `MaxCapacity ${pin.after.maxCapacity} (now ${pin.before.minCapacity}, ${pin.before.maxCapacity})`;
+    },
     async inject() {
-      const t = await describe();
-      if (t?.MinCapacity === undefined || t.MaxCapacity === undefined) throw new Error(`${resourceId} has no scalable target: the variant is not autoscaled, nothing to pin`);
-      const endpoint = await c.sageMaker.send(new DescribeEndpointCommand({ EndpointName: endpointName }));
-      const current = endpoint.ProductionVariants?.find((v) => v.VariantName === variantName)?.CurrentInstanceCount;
-      const pin = scalableTargetPin(resourceId, { minCapacity: t.MinCapacity, maxCapacity: t.MaxCapacity }, current ?? 0);
+      const pin = await plan();
       before = pin.before;
       pinned = pin.after;
       await register(pin.after);
@@ -591,13 +654,20 @@ function karpenterRoleArn(cmd: GameDayCommand, d: Deployment): string {
 }
 
 /**
- * Why the NodePool cap or the FIS shortage would exercise nothing, or undefined. Both only stop new nodes (the cap
- * refuses launches; FIS fails them): a class already running its most replicas (the planner's preferred classes run at
- * min = max by default) never asks for one, so the hold would pass with no shortage of the class at all. Refused before
- * anything changes. The reclaim takes nodes the class has, so it is not refused.
+ * Why the NodePool cap, the FIS shortage or the SageMaker pin would exercise nothing, or undefined. All three only stop
+ * growth (the cap refuses launches; FIS fails them; the pin holds the count): a class already running its most replicas
+ * (the planner's preferred classes run at min = max by default) never grows, so the hold would pass with no shortage of
+ * the class at all. Refused before anything changes. The reclaim takes nodes the class has, so it is not refused.
  */
-async function atMostReplicas(cmd: GameDayCommand, target: CapacityHolder, run: Kubectl): Promise<string | undefined> {
-  if (target.kind !== 'nodepool' || cmd.reclaim !== undefined) return undefined;
+async function atMostReplicas(cmd: GameDayCommand, target: CapacityHolder, run: Kubectl, c: SageMakerClients): Promise<string | undefined> {
+  if (target.kind === 'variant') {
+    // Not autoscaled (no bounds) or no count given: the injection's own read says so as an error.
+    const { resourceId, bounds, current } = await variantCapacity(target.endpointName, target.variantName, c);
+    const refused = bounds && current !== undefined ? pinRefusal(resourceId, bounds, current) : undefined;
+    return refused && `${refused}. Raise the variant's scaling.maxInstances for the game day, or take away a class `
+      + 'that autoscales (--class). Nothing was changed.';
+  }
+  if (cmd.reclaim !== undefined) return undefined;
   const out = await run(['get', 'deployment', target.deploymentName, '-n', target.namespace, '-o', 'jsonpath={.spec.replicas}']);
   const replicas = Number(out.trim());
   if (!Number.isFinite(replicas) || replicas < target.maxReplicas) return undefined;
@@ -625,7 +695,7 @@ async function fisZonesUnconfirmed(cmd: GameDayCommand, target: CapacityHolder, 
 
 async function chooseInjection(
   cmd: GameDayCommand, d: Deployment, target: CapacityHolder, c: GameDayClients, deps: MainDeps, run: Kubectl,
-): Promise<Injection> {
+): Promise<Injection & Previewed> {
   if (cmd.fisZones) {
     if (target.kind !== 'nodepool') throw new Error('--fis-zones is the EKS scenario (Karpenter launches); this stack serves on SageMaker');
     return fisInjection(c.fis, {
@@ -667,7 +737,7 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   const target = routingTarget(facts).capacityHolder(facts, cmd.className);
   // One kubectl runner for the whole run (EKS), in the named context.
   const run = deps.kubectl(cmd.kubeContext);
-  const nothingToTake = await atMostReplicas(cmd, target, run) ?? await fisZonesUnconfirmed(cmd, target, run, io);
+  const nothingToTake = await atMostReplicas(cmd, target, run, c) ?? await fisZonesUnconfirmed(cmd, target, run, io);
   if (nothingToTake) {
     io.err(nothingToTake);
     return 2;
@@ -690,10 +760,7 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
     }
   }
   if (cmd.dryRun) {
-    if (reclaim) {
-      io.out(`would set ${JSON.stringify(reclaim.cap)}, then delete NodeClaim(s) ${reclaim.reclaimed.join(', ')} `
-        + `(${reclaim.evictedPods} pod(s) of the class evicted, ${reclaim.keptPods} left on ${reclaim.kept.length} node(s))`);
-    } else if ('plan' in injection) io.out(`would set ${JSON.stringify((await (injection as ReturnType<typeof nodePoolInjection>).plan()).cap)}`);
+    io.out(reclaim ? reclaimPreview(reclaim) : await injection.preview());
     io.out('dry run: nothing changed');
     return 0;
   }
@@ -708,6 +775,7 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   // SIGHUP too: a closed SSH session or terminal must restore, not kill the process mid-experiment.
   const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => [signal, () => onSignal(signal)] as const);
   for (const [signal, handler] of handlers) deps.signals.on(signal, handler);
+  let outcome: Awaited<ReturnType<typeof runGameDay>>;
   try {
     const record = (e: AuditEvent) => {
       io.out(`${e.at} ${e.event}${e.detail ? `: ${e.detail}` : ''}${e.change ? ` ${JSON.stringify(e.change)}` : ''}`);
@@ -715,28 +783,30 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
     };
     // Best effort: the terminal keeps the timeline, and the restore never waits on the audit file.
     const recordFailed = (e: AuditEvent, error: unknown) => io.err(`audit ${cmd.audit} not written (${e.event}): ${error instanceof Error ? error.message : String(error)}`);
-    const outcome = await runGameDay(cmd.options!, {
+    outcome = await runGameDay(cmd.options!, {
       injection, alarmStates: (names) => alarmStates(c.cloudWatch, names, controller.signal), now: deps.now, sleep: deps.sleep, record, recordFailed,
       signal: controller.signal,
     });
-    if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);
-    if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
-      try {
-        const { config } = reconciler;
-        // A reclaim deletes one instance per NodeClaim; its pods leave as the drain lets them.
-        const reclaimed = 'shape' in injection ? (injection as ReturnType<typeof reclaimInjection>).shape() : undefined;
-        await writeReport(
-          cmd, d.template, config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io, reclaimed,
-        );
-      } catch (e) {
-        io.err(`report not written: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    }
-    // Exit 0 only for a game day that ran and was restored; an error (an injection that could not start) is a failure.
-    return outcome.endedBy === 'refused' ? 2 : outcome.restored && outcome.endedBy !== 'error' ? 0 : 1;
   } finally {
+    // The restore is behind us: an interrupt from here on (the report takes a while) ends the process as usual, instead
+    // of saying it restores when nothing is left to restore.
     for (const [signal, handler] of handlers) deps.signals.off(signal, handler);
   }
+  if (!outcome.restored) io.err(`NOT RESTORED: ${injection.manualRestore}`);
+  if (outcome.injectedAt !== undefined && outcome.restoredAt !== undefined) {
+    try {
+      const { config } = reconciler;
+      // A reclaim deletes one instance per NodeClaim; its pods leave as the drain lets them.
+      const reclaimed = 'shape' in injection ? (injection as ReturnType<typeof reclaimInjection>).shape() : undefined;
+      await writeReport(
+        cmd, d.template, config, target.routedClass, outcome.injectedAt, outcome.restoredAt, deps.now(), c.cloudWatch, io, reclaimed,
+      );
+    } catch (e) {
+      io.err(`report not written: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  // Exit 0 only for a game day that ran and was restored; an error (an injection that could not start) is a failure.
+  return outcome.endedBy === 'refused' ? 2 : outcome.restored && outcome.endedBy !== 'error' ? 0 : 1;
 }
 
 if (require.main === module) {

@@ -86,7 +86,12 @@ test('docs/game-day.md shows the timeline of a reclaim (--reclaim 1) as game-day
     pods: { items: Array.from({ length: 4 }, (_, i) => ({ metadata: { name: `sd21-inf2-6c9f-${i}` }, spec: { nodeName: `ip-10-0-${i % 2}-17` } })) },
     poddisruptionbudgets: { items: [{ metadata: { name: 'sd21-inf2' }, spec: { selector: { matchLabels: labels } }, status: { disruptionsAllowed: 1 } }] },
   };
-  const kubectl: MainDeps['kubectl'] = () => async (args) => (args[0] === 'get' ? JSON.stringify(answers[args[1]]) : `${args[1]} changed`);
+  const kubectl: MainDeps['kubectl'] = () => async (args) => {
+    if (args[0] === 'get') return JSON.stringify(answers[args[1]]);
+    // The zero cap reads back while it holds (the reclaim's read-back at every poll).
+    if (args[0] === 'patch') applyLimitsPatch(answers.nodepool as { spec: { limits?: Limits } }, args);
+    return `${args[1]} changed`;
+  };
   const { code, text } = await example([...ARGV, '--reclaim', '1'], kubectl);
   expect(code).toBe(0);
   if (process.env.PRINT_DOCS_EXAMPLE) process.stdout.write(`DOCS${JSON.stringify({ marker: 'game-day-reclaim-example', text })}\n`);

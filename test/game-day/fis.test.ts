@@ -13,7 +13,8 @@ import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwa
 import {
   CreateExperimentTemplateCommand, type CreateExperimentTemplateRequest, type CreateExperimentTemplateResponse, DeleteExperimentTemplateCommand,
   type DeleteExperimentTemplateResponse, type ExperimentActionStatus, type ExperimentStatus, FisClient, GetExperimentCommand,
-  type GetExperimentResponse, StartExperimentCommand, type StartExperimentResponse, StopExperimentCommand, type StopExperimentResponse,
+  type GetExperimentResponse, ListExperimentsCommand, type ListExperimentsRequest, type ListExperimentsResponse, StartExperimentCommand,
+  type StartExperimentResponse, StopExperimentCommand, type StopExperimentResponse,
 } from '@aws-sdk/client-fis';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -83,6 +84,7 @@ function serveFis(stoppedBy?: () => string | undefined) {
     return { experiment: { id, state: { status } } };
   });
   answer(DeleteExperimentTemplateCommand, ({ id }): DeleteExperimentTemplateResponse => ({ experimentTemplate: { id } }));
+  answer(ListExperimentsCommand, (): ListExperimentsResponse => ({ experiments: [] }));
 }
 
 /** The FIS commands sent, by name, in order. */
@@ -221,7 +223,8 @@ test('an error after the template was made: StartExperiment refused, the templat
   fis.on(StartExperimentCommand as never).rejects(new Error('ServiceQuotaExceededException: too many experiments'));
   const r = run([...BASE, '--hold', '30']);
   expect(await r.done).toBe(1); // restored, but the game day did not run
-  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'DeleteExperimentTemplateCommand']);
+  // No experiment id: the template's experiments are listed (none started), then the template deleted.
+  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'ListExperimentsCommand', 'DeleteExperimentTemplateCommand']);
   const events = r.events();
   expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
   expect(events[2].change).toMatchObject({ after: { experiment: 'not started', template: 'deleted' } });
@@ -244,6 +247,38 @@ test.each([
   const events = r.events();
   expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
   expect(events[1].detail).toContain(`experiment EXP1 is ${status}${reason ? ` (${reason})` : ''} before the game day saw it running: ${says}`);
+});
+
+// StartExperiment started EXP1 but every attempt lost its answer (a timeout): no experiment id is known. The restore
+// pages through ListExperiments and stops every experiment of the template that FIS does not report settled.
+test('an experiment started without an answer is found by its template and stopped: every page of ListExperiments read', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  fis.on(StartExperimentCommand as never).rejects(Object.assign(new Error('socket hang up'), { name: 'TimeoutError' }));
+  const pages: Record<string, ListExperimentsResponse> = {
+    first: {
+      experiments: [
+        { id: 'OTHER', experimentTemplateId: 'EXT9', state: { status: 'running' } }, // another template's: left alone
+        { id: 'OLD', experimentTemplateId: 'EXT1', state: { status: 'completed' } }, // settled: not stopped again
+      ],
+      nextToken: 'page2',
+    },
+    page2: { experiments: [{ id: 'EXP1', experimentTemplateId: 'EXT1', state: { status: 'running' } }] },
+  };
+  answer(ListExperimentsCommand, ({ nextToken }: ListExperimentsRequest): ListExperimentsResponse => pages[nextToken ?? 'first']);
+  const r = run([...BASE, '--hold', '30']);
+  expect(await r.done).toBe(1);
+  expect(fisCalls()).toEqual([
+    'CreateExperimentTemplateCommand', 'StartExperimentCommand', 'ListExperimentsCommand', 'ListExperimentsCommand', 'StopExperimentCommand',
+    'DeleteExperimentTemplateCommand',
+  ]);
+  expect(fis.commandCalls(ListExperimentsCommand as never).map((c) => c.args[0].input)).toEqual([{ maxResults: 100 }, { maxResults: 100, nextToken: 'page2' }]);
+  expect(fisInput(StopExperimentCommand)).toEqual({ id: 'EXP1' });
+  const events = r.events();
+  expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
+  expect(events[2].change).toMatchObject({
+    after: { experiment: 'started without an answer: EXP1 (running) stopped by the game day', stopped: ['EXP1'], template: 'deleted' },
+  });
 });
 
 /** The injection of one zone for 60 s on the mocked client, its pauses recorded instead of slept. */
@@ -274,6 +309,31 @@ test('the command waits while the experiment is initiating, and a cancelled one 
   const restored = await injection.restore();
   expect(restored.after).toEqual({ experiment: 'cancelled', template: 'deleted' });
   expect(fisCalls().filter((c) => c === 'StopExperimentCommand')).toEqual([]);
+});
+
+test('the command that restores by hand, when StartExperiment gave no answer, lists the template\'s experiments to stop them', async () => {
+  serveFis();
+  fis.on(StartExperimentCommand as never).rejects(new Error('TimeoutError'));
+  const { injection } = pausedInjection();
+  await expect(injection.inject()).rejects.toThrow('TimeoutError');
+  expect(injection.manualRestore).toBe('aws fis list-experiments --query "experiments[?experimentTemplateId==\'EXT1\'].[id,state.status]" --output text, '
+    + 'then aws fis stop-experiment --id <id> for each one listed that is not completed, stopping, stopped, failed or cancelled; '
+    + 'aws fis delete-experiment-template --id EXT1');
+});
+
+test('--dry-run prints the experiment template it would create and changes nothing', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  const r = run([...BASE, '--hold', '1', '--dry-run']);
+  expect(await r.done).toBe(0);
+  expect(fis.calls()).toEqual([]);
+  const would = r.out.at(-2)!;
+  expect(would).toMatch(/^would create the AWS FIS experiment template \{.*\}, start it, and on the way out stop the experiment and delete the/);
+  const json = would.slice('would create the AWS FIS experiment template '.length, would.lastIndexOf('}') + 1);
+  const template = JSON.parse(json) as CreateExperimentTemplateRequest;
+  expect(template.targets!.KarpenterController.resourceArns).toEqual([KARPENTER_ROLE]);
+  expect(template.actions!.ZonalCapacityShortage.parameters).toEqual({ duration: 'PT1M', availabilityZoneIdentifiers: 'use1-az1,use1-az2', percentage: '100' });
+  expect(r.out.at(-1)).toBe('dry run: nothing changed');
 });
 
 test('an experiment that never runs: after START_TIMEOUT_MS of waiting the injection is an error (the runner restores)', async () => {

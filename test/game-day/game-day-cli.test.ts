@@ -15,6 +15,7 @@ import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-l
 import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { mockClient } from 'aws-sdk-client-mock';
 import { clients, type Kubectl, main, type MainDeps, observeWindow, parseArgs, parseDuration, sleep, UsageError } from '../../bin/game-day';
+import { KubectlError } from '../../bin/kubectl';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { applyLimitsPatch, type Limits } from './nodepool-fake';
 import { serveWindow } from './window';
@@ -68,7 +69,7 @@ function alarm(state: () => string) {
  * game day's or, through `operator`, someone else's mid-hold), so the pin reads back while it holds.
  */
 function sageMakerWorld(
-  operator?: (describes: number) => { MinCapacity: number; MaxCapacity: number } | 'gone' | undefined, restoreFails = false,
+  operator?: (describes: number) => { MinCapacity: number; MaxCapacity: number } | 'gone' | undefined, restoreFails = false, current = 3,
 ) {
   deployment(SM_CONFIG);
   let bounds = { MinCapacity: 1, MaxCapacity: 8 };
@@ -84,7 +85,9 @@ function sageMakerWorld(
     bounds = { MinCapacity: input.MinCapacity, MaxCapacity: input.MaxCapacity };
     return {};
   });
-  sm.on(DescribeEndpointCommand).resolves({ ProductionVariants: [{ VariantName: 'preferred', CurrentInstanceCount: 3 }, { VariantName: 'fallback', CurrentInstanceCount: 1 }] } as never);
+  sm.on(DescribeEndpointCommand).resolves({
+    ProductionVariants: [{ VariantName: 'preferred', CurrentInstanceCount: current }, { VariantName: 'fallback', CurrentInstanceCount: 1 }],
+  } as never);
 }
 
 const registered = () => aas.commandCalls(RegisterScalableTargetCommand)
@@ -251,6 +254,49 @@ describe('SageMaker: pin the preferred variant\'s scalable target', () => {
     expect(registered().at(-1)).toEqual(['endpoint/llm/variant/preferred', 1, 8]);
   });
 
+  test.each([
+    ['at', 8, 'endpoint/llm/variant/preferred already runs 8 instance(s), its scalable target\'s MaxCapacity (8)'],
+    ['above', 9, 'endpoint/llm/variant/preferred already runs 9 instance(s), above its scalable target\'s MaxCapacity (8)'],
+  ])('a variant %s its MaxCapacity is refused before anything changes: the pin would take nothing away (exit 2)', async (_, current, says) => {
+    sageMakerWorld(undefined, false, current);
+    alarm(() => 'OK');
+    const r = run([...BASE, '--hold', '0.2']);
+    expect(await r.done).toBe(2);
+    expect(registered()).toEqual([]);
+    expect(r.out.join('\n')).toBe(`${says}: pinning it takes nothing away, since its scaling policies never take it past its MaxCapacity. `
+      + 'Raise the variant\'s scaling.maxInstances for the game day, or take away a class that autoscales (--class). Nothing was changed.');
+  });
+
+  test('--dry-run prints the pin it would register and changes nothing', async () => {
+    sageMakerWorld();
+    alarm(() => 'OK');
+    const r = run([...BASE, '--hold', '0.2', '--dry-run']);
+    expect(await r.done).toBe(0);
+    expect(registered()).toEqual([]);
+    expect(r.out.slice(-2)).toEqual([
+      'would register scalable target endpoint/llm/variant/preferred (sagemaker:variant:DesiredInstanceCount) with MinCapacity 3, MaxCapacity 3 (now 1, 8)',
+      'dry run: nothing changed',
+    ]);
+  });
+
+  test('an interrupt once the restore is done (while the report is written) is not taken for one during the game day', async () => {
+    sageMakerWorld();
+    alarm(() => 'OK');
+    const r = run([...BASE, '--hold', '0.1']);
+    // The report's reads come after the restore: the handlers are gone by then, so SIGINT says nothing and restores nothing.
+    const listening: number[] = [];
+    cw.on(GetMetricDataCommand).callsFake(() => {
+      listening.push(r.signals.listenerCount('SIGINT'));
+      r.signals.emit('SIGINT');
+      return { MetricDataResults: [] };
+    });
+    expect(await r.done).toBe(0);
+    expect(listening.length).toBeGreaterThan(0);
+    expect(new Set(listening)).toEqual(new Set([0]));
+    expect(r.out.filter((l) => l.startsWith('SIGINT'))).toEqual([]);
+    expect(registered()).toEqual([['endpoint/llm/variant/preferred', 3, 3], ['endpoint/llm/variant/preferred', 1, 8]]);
+  });
+
   test('a restore that fails is reported with the command that restores by hand, exit 1', async () => {
     sageMakerWorld(undefined, true);
     alarm(() => 'OK');
@@ -334,6 +380,45 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
     expect(calls.at(-1)).toEqual(['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p', '{"spec":{"limits":null}}']);
   });
 
+  // RBAC refuses the patch: the API server answered, nothing changed, so there is nothing to restore (no retries, no
+  // "NOT RESTORED"). A timeout leaves the outcome unknown: the restore runs as if the cap were in place.
+  const PATCH = ['patch', 'nodepool', 'sd21-inf2', '--type', 'merge', '-p'];
+  const failing = (stderr: string, code: number | null) => new KubectlError([...PATCH, '{}'], '', stderr, code, code === null ? 'SIGTERM' : null);
+  test.each([
+    ['refused by RBAC', failing('Error from server (Forbidden): nodepools.karpenter.sh "sd21-inf2" is forbidden: User "alice" cannot patch '
+      + 'resource "nodepools" in API group "karpenter.sh" at the cluster scope\n', 1), 1, 'everything restored'],
+    ['refused as invalid', failing('The NodePool "sd21-inf2" is invalid: spec.limits: Invalid value\n', 1), 1, 'everything restored'],
+    ['timed out on the server (outcome unknown)', failing('Error from server (Timeout): the server was unable to return a response in the time allotted\n', 1),
+      2, 'everything restored'],
+    ['stopped by the run timeout (outcome unknown)', failing('no end within 120 s: stopped', null), 2, 'everything restored'],
+  ])('a cap patch %s', async (_, error, patches, state) => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } as Limits }, status: { resources: { cpu: '16' } } };
+    const calls: string[][] = [];
+    const k: Kubectl = async (args) => {
+      if (args[1] === 'deployment') return '3';
+      if (args[0] === 'get') return JSON.stringify(pool);
+      calls.push([...args]);
+      if (calls.length === 1) throw error;
+      applyLimitsPatch(pool, args);
+      return 'patched';
+    };
+    const backoff = backoffRecorded();
+    const r = run([...BASE, '--hold', '30'], { kubectl: () => k, sleep: backoff.sleep });
+    expect(await r.done).toBe(1);
+    expect(calls).toHaveLength(patches);
+    if (patches === 2) expect(calls[1]).toEqual([...PATCH, '{"spec":{"limits":{"cpu":"1000"}}}']);
+    expect(backoff.pauses).toEqual([]);
+    expect(r.out.some((l) => l.startsWith('NOT RESTORED'))).toBe(false);
+    const events = r.events();
+    expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
+    expect(events[2].change).toEqual(patches === 1
+      ? { target: 'NodePool sd21-inf2 spec.limits', before: null, after: null }
+      : { target: 'NodePool sd21-inf2 spec.limits', before: { cpu: '16' }, after: { cpu: '1000' } });
+    expect(events[3].detail).toBe(`ended by error; ${state}`);
+  });
+
   test('a stack with two services: --service names the one, and without it the game day refuses and lists them', async () => {
     const chat: ReconcilerConfig = {
       ...EKS_CONFIG, service: 'chat',
@@ -381,11 +466,18 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
 describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims deleted)', () => {
   const LABELS = { 'capacity-aware-inference/class': 'inf2' };
   /** A class at its maximum (8 of 8): the cap alone would be refused; the reclaim is what takes capacity away. */
-  interface ReclaimWorld { pdbAllowed?: number; doNotDisrupt?: boolean; failDelete?: boolean; failRestore?: boolean; noClassPods?: boolean }
+  interface ReclaimWorld {
+    pdbAllowed?: number; doNotDisrupt?: boolean; failDelete?: boolean; failRestore?: boolean; noClassPods?: boolean;
+    /** The cap patch refused (RBAC): kubectl's error. */
+    failCap?: KubectlError;
+    /** Someone puts limits back mid-hold: on the nth read of the NodePool after the cap, these limits. */
+    limitsPutBack?: { onRead: number; limits: Limits };
+  }
   function reclaimKubectl(opts: ReclaimWorld = {}) {
     const changes: string[][] = [];
     const reads: string[] = [];
-    const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '64', memory: '256Gi' }, nodes: 2 } };
+    const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } as Limits }, status: { resources: { cpu: '64', memory: '256Gi' }, nodes: 2 } };
+    let poolReadsCapped = 0;
     const answers: Record<string, unknown> = {
       nodepool: pool,
       nodeclaims: { items: ['sd21-inf2-a', 'sd21-inf2-b'].map((name, i) => ({ metadata: { name }, spec: { terminationGracePeriod: '2580s' }, status: { nodeName: `ip-${i}`, conditions: [{ type: 'Ready', status: 'True' }] } })) },
@@ -401,9 +493,13 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
       if (args[0] === 'get') {
         reads.push(args[1]);
         if (args.includes('jsonpath={.spec.replicas}')) return '8';
+        if (args[1] === 'nodepool' && changes.length > 0 && opts.limitsPutBack && ++poolReadsCapped === opts.limitsPutBack.onRead) {
+          pool.spec.limits = opts.limitsPutBack.limits;
+        }
         return JSON.stringify(answers[args[1]]);
       }
       changes.push([...args]);
+      if (args[0] === 'patch' && changes.length === 1 && opts.failCap) throw opts.failCap;
       if (args[0] === 'delete' && opts.failDelete) {
         // kubectl deletes one by one: what it deleted before failing is on its standard output (execFile's error carries it).
         throw Object.assign(new Error('Command failed: kubectl delete nodeclaim\nError from server (Forbidden): nodeclaims.karpenter.sh "sd21-inf2-b" is forbidden'), {
@@ -411,6 +507,8 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
         });
       }
       if (opts.failRestore && changes.length > 2) throw new Error('the server is currently unable to handle the request');
+      // The NodePool as the API server keeps it: the cap reads back while it holds (the reclaim's inForce).
+      if (args[0] === 'patch') applyLimitsPatch(pool, args);
       return `${args[1]} changed`;
     };
     return { changes, reads, k };
@@ -454,6 +552,36 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
       + 'less their own grace period, and gone when it elapses');
     expect(r.out).toContain('note: the hold (0.1 s) ends before terminationGracePeriod (2580 s): the class loses 1 of the 4 pod(s) during the hold, not all '
       + '(the prediction assumes the same); hold longer to take them all');
+  });
+
+  test('limits put back mid-hold (Karpenter may then replace the reclaimed nodes) end the game day as an error, not a hold (exit 1)', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const { changes, reads, k } = reclaimKubectl({ limitsPutBack: { onRead: 3, limits: { cpu: '1000' } } });
+    const r = run([...BASE, '--hold', '30', '--reclaim', '1'], { kubectl: () => k });
+    expect(await r.done).toBe(1);
+    expect(changes).toEqual([CAP, DELETE, RESTORE]);
+    // Read back at every poll, as the cap's NodePool path is: the preflight and the injection's plan, then the hold's reads.
+    expect(reads.filter((x) => x === 'nodepool').length).toBeGreaterThanOrEqual(5);
+    const events = r.events();
+    expect(events.map((e) => e.event)).toEqual(['start', 'inject', 'inject', 'error', 'restore', 'end']);
+    expect(events[3].detail).toMatch(/^\d+ s into the hold the shortage is no longer in force: /);
+    expect(events[3].detail).toContain('NodePool sd21-inf2 spec.limits changed since the cap: cpu is 1000, the cap set 0; memory is none, the cap set 0');
+  });
+
+  test('a cap patch RBAC refuses changes nothing: no NodeClaim deleted, nothing to restore, not "NOT RESTORED" (exit 1)', async () => {
+    deployment(EKS_CONFIG);
+    alarm(() => 'OK');
+    const forbidden = new KubectlError(CAP, '', 'Error from server (Forbidden): nodepools.karpenter.sh "sd21-inf2" is forbidden\n', 1, null);
+    const { changes, k } = reclaimKubectl({ failCap: forbidden });
+    const r = run([...BASE, '--hold', '30', '--reclaim', '1'], { kubectl: () => k });
+    expect(await r.done).toBe(1);
+    expect(changes).toEqual([CAP]);
+    expect(r.out.some((l) => l.startsWith('NOT RESTORED'))).toBe(false);
+    const events = r.events();
+    expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
+    expect(events[1].detail).toContain('Error from server (Forbidden)');
+    expect(events[3].detail).toBe('ended by error; everything restored');
   });
 
   test('a stop condition firing ends the hold and lifts the cap', async () => {

@@ -1,4 +1,4 @@
-import { limitsNotInForce, nodePoolCap, pinNotInForce, scalableTargetPin } from '../../lib/core/game-day/injection';
+import { limitsNotInForce, nodePoolCap, patchRefused, pinNotInForce, pinRefusal, scalableTargetPin } from '../../lib/core/game-day/injection';
 import { variantResourceId } from '../../lib/core/platform/sagemaker-scalable-target';
 
 describe('NodePool cap (the reference experiment\'s method)', () => {
@@ -33,6 +33,31 @@ describe('SageMaker scalable target pin', () => {
   });
   test('fails when the variant has no instance', () => {
     expect(() => scalableTargetPin('endpoint/llm/variant/p', { minCapacity: 1, maxCapacity: 8 }, 0)).toThrow('cannot be pinned below 1');
+  });
+  test('refused at or above MaxCapacity: the variant never grows past it, so the pin would take nothing away', () => {
+    const bounds = { minCapacity: 1, maxCapacity: 8 };
+    expect(pinRefusal('r', bounds, 7)).toBeUndefined();
+    expect(pinRefusal('r', bounds, 8)).toBe('r already runs 8 instance(s), its scalable target\'s MaxCapacity (8): pinning it takes nothing away, '
+      + 'since its scaling policies never take it past its MaxCapacity');
+    expect(pinRefusal('r', bounds, 9)).toMatch(/^r already runs 9 instance\(s\), above its scalable target's MaxCapacity \(8\)/);
+    expect(() => scalableTargetPin('r', bounds, 8)).toThrow('not injected: r already runs 8 instance(s)');
+  });
+});
+
+describe('a kubectl patch the API server refused (nothing changed) against one whose outcome is unknown', () => {
+  test.each([
+    ['Error from server (Forbidden): nodepools.karpenter.sh "p" is forbidden: User "u" cannot patch resource "nodepools"', true],
+    ['Error from server (NotFound): nodepools.karpenter.sh "p" not found', true],
+    ['Error from server (BadRequest): invalid character', true],
+    ['The NodePool "p" is invalid: spec.limits.cpu: Invalid value', true],
+    ['error: You must be logged in to the server (Unauthorized)', true],
+    ['Error from server (Timeout): the server was unable to return a response in the time allotted', false],
+    ['Error from server (InternalError): Internal error occurred', false],
+    ['Unable to connect to the server: net/http: request canceled (Client.Timeout exceeded while awaiting headers)', false],
+    ['error: context deadline exceeded', false],
+    ['no end within 120 s: stopped', false],
+  ])('%s: refused %s', (stderr, refused) => {
+    expect(patchRefused(`${stderr}\n`)).toBe(refused);
   });
 });
 

@@ -80,12 +80,47 @@ export interface ScalableTargetPin {
   readonly after: ScalableBounds;
 }
 
-/** Pin at the current count (at least 1: RegisterScalableTarget rejects a MinCapacity below 1 for variants). */
+/**
+ * Why pinning would take nothing away, or undefined: a variant already at (or above) its MaxCapacity never grows anyway
+ * ("Application Auto Scaling scaling policies will not scale capacity to values that are outside of the minimum and
+ * maximum range", API_RegisterScalableTarget.html above), so a pin there changes nothing the hold could exercise, and
+ * one above it would raise MaxCapacity to the current count. Refused before anything changes, like the EKS cap of a
+ * class at its most replicas.
+ */
+export function pinRefusal(resourceId: string, before: ScalableBounds, currentInstanceCount: number): string | undefined {
+  if (currentInstanceCount < before.maxCapacity) return undefined;
+  const where = currentInstanceCount === before.maxCapacity ? 'its scalable target\'s MaxCapacity' : 'above its scalable target\'s MaxCapacity';
+  return `${resourceId} already runs ${currentInstanceCount} instance(s), ${where} (${before.maxCapacity}): pinning it takes nothing away, `
+    + 'since its scaling policies never take it past its MaxCapacity';
+}
+
+/**
+ * Pin at the current count (at least 1: RegisterScalableTarget rejects a MinCapacity below 1 for variants). Throws what
+ * `pinRefusal` says too: the count read at the injection may differ from the one the preflight refused on.
+ */
 export function scalableTargetPin(resourceId: string, before: ScalableBounds, currentInstanceCount: number): ScalableTargetPin {
   if (!Number.isInteger(currentInstanceCount) || currentInstanceCount < 1) {
     throw new Error(`${resourceId} has ${currentInstanceCount} instances: a variant's scalable target cannot be pinned below 1`);
   }
+  const refused = pinRefusal(resourceId, before, currentInstanceCount);
+  if (refused) throw new Error(`not injected: ${refused}`);
   return { resourceId, before, after: { minCapacity: currentInstanceCount, maxCapacity: currentInstanceCount } };
+}
+
+/**
+ * Whether a failed `kubectl patch` was refused by the API server, so nothing changed: kubectl prints an API error as
+ * "Error from server (<StatusReason>): ..." (an Unauthorized one as "error: You must be logged in to the server (...)",
+ * an Invalid one as "The <kind> \"<name>\" is invalid...": kubernetes/kubernetes staging/src/k8s.io/kubectl/pkg/cmd/util/
+ * helpers.go `checkErr` and `StandardErrorMessage`). Only reasons that say the request was not carried out count
+ * (Forbidden, Unauthorized, NotFound, BadRequest, Invalid, MethodNotAllowed, UnsupportedMediaType: k8s.io/apimachinery
+ * pkg/apis/meta/v1/types.go StatusReason). Anything else (a timeout on either side, a Timeout or InternalError answer,
+ * a connection lost after the request was sent) leaves the outcome unknown: false, and the caller restores as if the
+ * patch had been applied, the safe side.
+ */
+export function patchRefused(stderr: string): boolean {
+  return /^Error from server \((Forbidden|NotFound|BadRequest|Invalid|MethodNotAllowed|UnsupportedMediaType)\): /m.test(stderr)
+    || /^error: You must be logged in to the server\b/m.test(stderr)
+    || /^The .* is invalid/m.test(stderr);
 }
 
 /**
