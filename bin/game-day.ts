@@ -81,14 +81,15 @@ Stop conditions (required; it refuses to start without both):
                          (needs --fis-role). FIS does not support requests that ask in several zones, and Karpenter asks
                          in every zone its NodePool allows: refused unless the class's NodePool is held to one zone named
   --fis-zones-confirmed  skip that check: you know every launch of the class asks in one of those zones only
-  --fis-role <arn>       the role FIS assumes (ec2:InjectApiError for that action on the Karpenter role)
+  --fis-role <arn>       the role FIS assumes (trusting fis.amazonaws.com; ec2:InjectApiError for that action on the
+                         Karpenter role)
   --karpenter-role <arn> the Karpenter controller role (default: the stack's karpenter Pod Identity association)
   --reclaim <n|all>      EKS: take existing capacity away, like a spot reclaim: cap the class's NodePool limits at zero,
                          then delete the n Ready NodeClaims running most of the class's pods (or all Ready ones);
                          Karpenter drains them (PodDisruptionBudgets and the NodeClaim's terminationGracePeriod
                          respected) and cannot replace them. For a class already at its most replicas, where the cap
                          alone takes nothing away
-  --dry-run              print what would change and exit, changing nothing
+  --dry-run              print the change it would make (patch, bounds or FIS template) and exit, changing nothing
 
 The shortage:
   EKS        caps the class's Karpenter NodePool spec.limits at its status.resources (kubectl patch --type merge):
@@ -102,7 +103,8 @@ The shortage:
              karpenter.sh/do-not-disrupt, a NodeClaim has no terminationGracePeriod, or no pod of the class
              would be evicted.
   SageMaker  pins the class's variant's scalable target at its current instance count (RegisterScalableTarget
-             MinCapacity = MaxCapacity = current): the variant cannot grow while load rises.
+             MinCapacity = MaxCapacity = current): the variant cannot grow while load rises. Refused, before anything
+             changes, when the variant already runs its MaxCapacity: it cannot grow anyway.
 Load is yours: run it during your own traffic, or drive an existing load tool from the contract's request shape.
 Durations: 90s, 20m, 1h or seconds.
 `;

@@ -99,8 +99,9 @@ NOT read-only, opt-in:
 Needs read-only credentials: cloudformation:ListStackResources, cloudformation:GetTemplate,
 lambda:GetFunctionConfiguration, cloudwatch:ListMetrics, cloudwatch:GetMetricData,
 application-autoscaling:DescribeScalingPolicies, logs:TestMetricFilter, eks:DescribeAddon,
-eks:DescribeAddonConfiguration, iam:GetRole, iam:SimulatePrincipalPolicy; for pods, get/list pods in the service's
-namespace. Exit status 1 when a check fails.
+eks:DescribeAddonConfiguration, iam:GetRole, iam:SimulatePrincipalPolicy; for pods, list pods in the service's
+namespace (and eks:DescribeCluster for the 'aws eks update-kubeconfig' that writes kubectl's context). Exit status 1
+when a check fails.
 `;
 
 export interface BurstTarget {
