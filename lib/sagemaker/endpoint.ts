@@ -247,7 +247,8 @@ export interface SageMakerCapacityEndpointProps {
   readonly retainVariantPropertiesOnUpdate?: boolean;
   /**
    * Deployment guardrail for updates that replace the endpoint configuration with the same variants (a new image,
-   * model data or pools): the new fleet takes all traffic, the old one stays up for `bakeTime`, and an alarm in `ALARM`
+   * model data or pools; whether a changed pool list counts as the instance-type change that fails an update of an
+   * autoscaled variant is not confirmed): the new fleet takes all traffic, the old one stays up for `bakeTime`, and an alarm in `ALARM`
    * rolls the traffic back to it. A change of the variants' names (adding, removing or renaming one) is not covered: a
    * blue/green deployment needs "the same variant name as the old endpoint configuration" (SageMaker guide,
    * deployment-guardrails-exclusions.html). Opt-in: the bake keeps the endpoint `Updating` (no autoscaling, no

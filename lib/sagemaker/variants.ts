@@ -303,9 +303,9 @@ export function blueGreenQuotaNote(v: PlannedVariant): string | undefined {
   return `variant '${v.name}' keeps at least ${v.minInstances} instances (its scaling minimum), more than half of the ${first.maxReplicas} ` +
     `${first.instanceType} its priority-1 class '${first.name}' may run (maxReplicas, the account's quota for the type): a deployment that ` +
     'replaces the endpoint configuration (image, model data, container variables, or a changed InitialInstanceCount or InitialVariantWeight) ' +
-    'is a blue/green update whose new fleet starts at the live instance counts, so a configuration change then needs quota for both fleets, ' +
-    `at least ${v.minInstances * 2} ${first.instanceType}, and ${v.maxInstances * 2} instances of the variant's pool types at its maximum ` +
-    `(${v.maxInstances}). Request that quota and raise maxReplicas to it (docs/sagemaker-endpoint.md, "Quotas and regions"), or acknowledge this warning`;
+    'is a blue/green update whose new fleet starts at the live instance counts, so a configuration change then needs quota for both fleets: ' +
+    `at least ${v.minInstances * 2} ${first.instanceType}, and ${v.maxInstances * 2} (twice the variant's maximum, ${v.maxInstances}) of each pool type ` +
+    'to update at any count. Request that quota and set maxReplicas to it (docs/sagemaker-endpoint.md, "Quotas and regions"), or acknowledge this warning';
 }
 
 /** The variants as the reconciler's routing facts name them (`SageMakerRoutingFacts.variants`). */

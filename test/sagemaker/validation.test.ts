@@ -651,9 +651,9 @@ describe('SageMakerCapacityEndpoint validation', () => {
       "variant 'preferred' keeps at least 5 instances (its scaling minimum), more than half of the 8 ml.g6e.xlarge its priority-1 class 'l40s' "
       + "may run (maxReplicas, the account's quota for the type): a deployment that replaces the endpoint configuration (image, model data, "
       + 'container variables, or a changed InitialInstanceCount or InitialVariantWeight) is a blue/green update whose new fleet starts at the live '
-      + 'instance counts, so a configuration change then needs quota for both fleets, at least 10 ml.g6e.xlarge, and 30 instances of the '
-      + "variant's pool types at its maximum (15). Request that quota and raise maxReplicas to it (docs/sagemaker-endpoint.md, \"Quotas and "
-      + 'regions"), or acknowledge this warning [ack: cdk-capacity-aware-inference:sagemaker-blue-green-quota-preferred]',
+      + "instance counts, so a configuration change then needs quota for both fleets: at least 10 ml.g6e.xlarge, and 30 (twice the variant's "
+      + 'maximum, 15) of each pool type to update at any count. Request that quota and set maxReplicas to it (docs/sagemaker-endpoint.md, '
+      + '"Quotas and regions"), or acknowledge this warning [ack: cdk-capacity-aware-inference:sagemaker-blue-green-quota-preferred]',
     ]);
     // Exactly half is the doc's rule ("at most half"): no warning.
     expect(warnings({ classes: withClass(0, (c) => ({ ...c, maxReplicas: 10 })) })).toEqual([]);
