@@ -289,8 +289,8 @@ function resolveScaling(
  * undefined. An update that replaces the endpoint configuration (a new Model: image, model data, container variables;
  * or a changed variant field) is deployed "to a new fleet of instances", and the old instances are deleted only once
  * traffic has shifted (UpdateEndpoint, boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json:4551-4562), and with
- * `RetainAllVariantProperties` the new fleet starts at "the most recent DesiredInstanceCount" of the live endpoint
- * (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html, step 6). The rule of
+ * `RetainAllVariantProperties` each same-named variant of the new fleet starts at the live DesiredInstanceCount, whatever
+ * the new InitialInstanceCount (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html, step 6). The rule of
  * docs/sagemaker-endpoint.md ("A new endpoint configuration is a second fleet for a while") is to deploy such a change
  * while each pool type runs at most half of its quota, the class's `maxReplicas`; a variant that never runs fewer than
  * its minimum on its priority-1 type cannot meet it once that minimum is more than half. Whether SageMaker then fails
