@@ -1,4 +1,4 @@
-import { Annotations, Duration, Lazy, Names, RemovalPolicy, Resource, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, Duration, Lazy, Names, RemovalPolicies, RemovalPolicy, Resource, Stack, Token } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -38,7 +38,7 @@ import { modelDataKeyFacts } from '../trust/model-data-key';
 import { ClassModel, sageMakerRuntime } from './class-model';
 import { classHasInstanceStorage, variantVolume } from './instance-storage';
 import {
-  type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, variantRoutingFacts, type VariantSpec,
+  blueGreenQuotaNote, type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, variantRoutingFacts, type VariantSpec,
 } from './variants';
 import { capacityPlanProblems, NO_CLASSES } from '../core/service/checks';
 import { VARIANT_SCALABLE_DIMENSION, variantResourceId } from '../core/platform/sagemaker-scalable-target';
@@ -247,7 +247,8 @@ export interface SageMakerCapacityEndpointProps {
   readonly retainVariantPropertiesOnUpdate?: boolean;
   /**
    * Deployment guardrail for updates that replace the endpoint configuration with the same variants (a new image,
-   * model data or pools): the new fleet takes all traffic, the old one stays up for `bakeTime`, and an alarm in `ALARM`
+   * model data or pools; whether a changed pool list counts as the instance-type change that fails an update of an
+   * autoscaled variant is not confirmed): the new fleet takes all traffic, the old one stays up for `bakeTime`, and an alarm in `ALARM`
    * rolls the traffic back to it. A change of the variants' names (adding, removing or renaming one) is not covered: a
    * blue/green deployment needs "the same variant name as the old endpoint configuration" (SageMaker guide,
    * deployment-guardrails-exclusions.html). Opt-in: the bake keeps the endpoint `Updating` (no autoscaling, no
@@ -304,6 +305,16 @@ const CONSTRUCT = 'SageMakerCapacityEndpoint';
  * SageMaker's own default, 60, is kept.
  */
 const PUBLISH_FREQUENCY_SECONDS = { enhanced: 10, standard: 60 } as const;
+
+/**
+ * The resource types `applyRemovalPolicy()` reaches in this construct: a running endpoint's own resources and what it
+ * needs to keep running and to be deleted later (see there). A custom resource of an artifact gate placed under the
+ * endpoint is not among them: it only verifies at deploy.
+ */
+const RETAINED_WITH_THE_ENDPOINT = [
+  'AWS::SageMaker::Endpoint', 'AWS::SageMaker::EndpointConfig', 'AWS::SageMaker::Model', 'AWS::IAM::Role', 'AWS::IAM::Policy',
+  'AWS::ApplicationAutoScaling::ScalableTarget', 'AWS::ApplicationAutoScaling::ScalingPolicy', 'AWS::EC2::SecurityGroup',
+] as const;
 
 /** `ContainerStartupHealthCheckTimeoutInSeconds` and `ModelDataDownloadTimeoutInSeconds` when the props set none. */
 const CONTAINER_STARTUP_DEFAULT_SECONDS = 1200;
@@ -461,6 +472,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
         return [];
       },
     });
+    // Decided at synth, when every variant's minimum is known.
+    this.node.addValidation({ validate: () => this.warnIfBlueGreenOverQuota() });
   }
 
   /**
@@ -684,14 +697,19 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   }
 
   /**
-   * Applies `policy` to the endpoint, its configuration and every class's Model (the resources that make up the
-   * endpoint; roles, keys and log groups keep their own policies). `Resource`'s default would need a single
-   * default child, and this construct has several.
+   * Applies `policy` to what a running endpoint needs: the endpoint, its configuration, every class's Model, execution
+   * role and the role's policies, each variant's scalable target and scaling policies, and the security group the
+   * construct creates. A retained endpoint without them would run with no autoscaling and no role: SageMaker assumes the
+   * model's role to fetch the image and the model data "for deployment on ML compute instances" (CreateModel
+   * ExecutionRoleArn, boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json:14929-14931), which every
+   * replaced or added instance is, and DeleteEndpoint needs it: "Do not delete or revoke the permissions for your
+   * ExecutionRoleArn, otherwise SageMaker cannot delete these resources" (:1355-1361). Keys and the log groups keep
+   * their own policies (retained by default). Applied at synth (`RemovalPolicies`, an aspect), so classes, variants and
+   * grants added after the call are covered. `Resource`'s default would need a single default child, and this construct
+   * has several.
    */
   public override applyRemovalPolicy(policy: RemovalPolicy): void {
-    this.endpoint.applyRemovalPolicy(policy);
-    this.endpointConfig.applyRemovalPolicy(policy);
-    for (const m of this.classModels.values()) m.model.applyRemovalPolicy(policy);
+    RemovalPolicies.of(this).apply(policy, { applyToResourceTypes: [...RETAINED_WITH_THE_ENDPOINT] });
   }
 
   /** Lets `grantee` call the endpoint (InvokeEndpoint and its response-streaming form). */
@@ -1014,6 +1032,17 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       'the selected subnets are isolated (no route out): the model containers reach the model data only through an S3 gateway ' +
         'endpoint in the VPC (https://docs.aws.amazon.com/sagemaker/latest/dg/host-vpc.html); add one, or select private subnets with egress',
     );
+  }
+
+  /** `blueGreenQuotaNote` per variant, once the endpoint is valid (an invalid one fails synth on its problems). */
+  private warnIfBlueGreenOverQuota(): string[] {
+    const { problems, pending, variants } = this.resolve();
+    if (problems.length > 0 || pending.length > 0) return [];
+    for (const v of variants) {
+      const note = blueGreenQuotaNote(v);
+      if (note) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-blue-green-quota-${v.name}`, note);
+    }
+    return [];
   }
 
   /** At synth: everything, completeness included (CDK prefixes the construct path). */

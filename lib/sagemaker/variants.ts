@@ -284,6 +284,30 @@ function resolveScaling(
   };
 }
 
+/**
+ * Why a variant's configuration-replacing update would need more quota than its priority-1 class's `maxReplicas`, or
+ * undefined. An update that replaces the endpoint configuration (a new Model: image, model data, container variables;
+ * or a changed variant field) is deployed "to a new fleet of instances", and the old instances are deleted only once
+ * traffic has shifted (UpdateEndpoint, boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json:4551-4562), and with
+ * `RetainAllVariantProperties` each same-named variant of the new fleet starts at the live DesiredInstanceCount, whatever
+ * the new InitialInstanceCount (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html, step 6). The rule of
+ * docs/sagemaker-endpoint.md ("A new endpoint configuration is a second fleet for a while") is to deploy such a change
+ * while each pool type runs at most half of its quota, the class's `maxReplicas`; a variant that never runs fewer than
+ * its minimum on its priority-1 type cannot meet it once that minimum is more than half. Whether SageMaker then fails
+ * the update (UpdateEndpoint lists ResourceLimitExceeded, :4559-4561) or provisions the new fleet on lower-priority
+ * pools is not documented, so a warning, not a refusal: the quota may already be larger than `maxReplicas`.
+ */
+export function blueGreenQuotaNote(v: PlannedVariant): string | undefined {
+  const first = v.pools[0].capacityClass;
+  if (isUnresolved(v.minInstances) || isUnresolved(first.maxReplicas) || v.minInstances * 2 <= first.maxReplicas) return undefined;
+  return `variant '${v.name}' keeps at least ${v.minInstances} instances (its scaling minimum), more than half of the ${first.maxReplicas} ` +
+    `${first.instanceType} its priority-1 class '${first.name}' may run (maxReplicas, the account's quota for the type): a deployment that ` +
+    'replaces the endpoint configuration (image, model data, container variables, or a changed InitialInstanceCount or InitialVariantWeight) ' +
+    'is a blue/green update whose new fleet starts at the live instance counts, so a configuration change then needs quota for both fleets: ' +
+    `at least ${v.minInstances * 2} ${first.instanceType}, and ${v.maxInstances * 2} (twice the variant's maximum, ${v.maxInstances}) of each pool type ` +
+    'to update at any count. Request that quota and set maxReplicas to it (docs/sagemaker-endpoint.md, "Quotas and regions"), or acknowledge this warning';
+}
+
 /** The variants as the reconciler's routing facts name them (`SageMakerRoutingFacts.variants`). */
 export function variantRoutingFacts(variants: readonly PlannedVariant[]): SageMakerRoutingFacts['variants'] {
   return variants.map((v) => ({

@@ -1087,7 +1087,9 @@ describe('facts of another endpoint configuration than the endpoint runs: the ru
       expect(failed.s.detail).toBe("weights unchanged: endpoint llm runs endpoint configuration 'llm-config-old', not 'llm-config-new' that the "
         + 'routing facts describe (a deployment is replacing it, or the endpoint was updated outside this stack); weights are written once they '
         + 'match; so for 900 s with the endpoint InService, longer than a deployment leaves it (900 s): the endpoint was updated outside this '
-        + 'stack, or its update failed; redeploy the stack so that they match');
+        + 'stack, or its update failed or was rolled back. A stack update with an unchanged template changes nothing: run aws sagemaker '
+        + 'update-endpoint --endpoint-name <the endpoint> --endpoint-config-name <the configuration the facts describe> '
+        + '--retain-all-variant-properties once the cause is fixed, or deploy a changed template');
       // A normal failure: the failure datapoint the alarm watches, no heartbeat datapoint; and the next run fails too.
       const records = runRecords(NEW, failed.s, { action: 'failed', reason: 'target-mismatch', detail: failed.s.detail }, NOW_MS + 900_000);
       expect(records).toContainEqual(expect.objectContaining({ Reason: 'target-mismatch', ReconcilerFailures: 1 }));

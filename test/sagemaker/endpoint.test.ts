@@ -654,15 +654,47 @@ describe('SageMakerCapacityEndpoint', () => {
       expect(JSON.stringify(Template.fromStack(stack).findResources('AWS::IAM::Policy'))).toContain('sagemaker:InvokeEndpoint');
     });
 
-    test('applyRemovalPolicy reaches the endpoint, its configuration and every class Model', () => {
+    test('applyRemovalPolicy reaches what a retained endpoint needs: Models, roles and their policies, scaling (R244)', () => {
       const { stack, endpoint: e } = endpointStack();
       e.applyRemovalPolicy(RemovalPolicy.RETAIN);
+      // A grant made after the call is still covered (applied at synth).
+      e.roleFor('inf2')!.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: ['arn:aws:s3:::late/*'] }));
       const t = Template.fromStack(stack);
-      for (const type of ['AWS::SageMaker::Endpoint', 'AWS::SageMaker::EndpointConfig', 'AWS::SageMaker::Model']) {
+      const counts: Record<string, number> = {};
+      for (const type of ['AWS::SageMaker::Endpoint', 'AWS::SageMaker::EndpointConfig', 'AWS::SageMaker::Model', 'AWS::IAM::Role', 'AWS::IAM::Policy',
+        'AWS::ApplicationAutoScaling::ScalableTarget', 'AWS::ApplicationAutoScaling::ScalingPolicy']) {
         const resources = Object.values(t.findResources(type));
-        expect(resources.length).toBeGreaterThan(0);
-        for (const r of resources) expect([type, r.DeletionPolicy]).toEqual([type, 'Retain']);
+        counts[type] = resources.length;
+        for (const r of resources) expect([type, r.DeletionPolicy, r.UpdateReplacePolicy]).toEqual([type, 'Retain', 'Retain']);
       }
+      // Three classes (a role and its policy each), two variants (a scalable target and a target-tracking policy each).
+      expect(counts).toEqual({
+        'AWS::SageMaker::Endpoint': 1, 'AWS::SageMaker::EndpointConfig': 1, 'AWS::SageMaker::Model': 3, 'AWS::IAM::Role': 3, 'AWS::IAM::Policy': 3,
+        'AWS::ApplicationAutoScaling::ScalableTarget': 2, 'AWS::ApplicationAutoScaling::ScalingPolicy': 2,
+      });
+      // The log group keeps its own policy.
+      expect(Object.values(t.findResources('AWS::Logs::LogGroup')).map((r) => r.DeletionPolicy)).toEqual(['Retain']);
+    });
+
+    test('applyRemovalPolicy reaches the per-pool scaling policy, and keys keep their own policy (R244)', () => {
+      const { stack, endpoint: e } = endpointStack({ variants: [{ ...TWO_VARIANTS[0], scaling: { perPoolTargets: true } }, TWO_VARIANTS[1]] });
+      e.applyRemovalPolicy(RemovalPolicy.DESTROY);
+      const t = Template.fromStack(stack);
+      expect(Object.values(t.findResources('AWS::ApplicationAutoScaling::ScalingPolicy')).map((r) => r.DeletionPolicy)).toEqual(['Delete', 'Delete', 'Delete']);
+      const keys = Object.values(t.findResources('AWS::KMS::Key'));
+      expect(keys.length).toBeGreaterThan(0);
+      for (const k of keys) expect(k.DeletionPolicy).toBe('Retain');
+    });
+
+    test('applyRemovalPolicy reaches the security group the construct creates in a VPC (R244)', () => {
+      const { stack } = testStack();
+      const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2 });
+      const e = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, vpc });
+      e.applyRemovalPolicy(RemovalPolicy.RETAIN);
+      const groups = Template.fromStack(stack).findResources('AWS::EC2::SecurityGroup');
+      const mine = Object.entries(groups).filter(([id]) => id.startsWith('Llama'));
+      expect(mine).toHaveLength(1);
+      expect([mine[0][1].DeletionPolicy, mine[0][1].UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
     });
   });
 

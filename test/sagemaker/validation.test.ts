@@ -639,6 +639,32 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(warnings({ modelDataDownloadTimeout: Duration.minutes(40) })).toEqual([]);
   });
 
+  test('warns per variant whose minimum is more than half of its priority-1 class\'s maxReplicas: a configuration change needs quota for both fleets (R244)', () => {
+    const warnings = (props: Partial<SageMakerCapacityEndpointProps>) => {
+      const { stack } = testStack();
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: smClasses(), variants: TWO_VARIANTS, ...props });
+      Template.fromStack(stack);
+      return Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('sagemaker-blue-green-quota')).map((w) => String(w.entry.data));
+    };
+    // 'preferred' keeps 5 (l40s's planned fleet) of l40s's 8: an update needs 10 ml.g6e.xlarge, and 30 instances at the variant's 15.
+    expect(warnings({})).toEqual([
+      "variant 'preferred' keeps at least 5 instances (its scaling minimum), more than half of the 8 ml.g6e.xlarge its priority-1 class 'l40s' "
+      + "may run (maxReplicas, the account's quota for the type): a deployment that replaces the endpoint configuration (image, model data, "
+      + 'container variables, or a changed InitialInstanceCount or InitialVariantWeight) is a blue/green update whose new fleet starts at the live '
+      + "instance counts, so a configuration change then needs quota for both fleets: at least 10 ml.g6e.xlarge, and 30 (twice the variant's "
+      + 'maximum, 15) of each pool type to update at any count. Request that quota and set maxReplicas to it (docs/sagemaker-endpoint.md, '
+      + '"Quotas and regions"), or acknowledge this warning [ack: cdk-capacity-aware-inference:sagemaker-blue-green-quota-preferred]',
+    ]);
+    // Exactly half is the doc's rule ("at most half"): no warning.
+    expect(warnings({ classes: withClass(0, (c) => ({ ...c, maxReplicas: 10 })) })).toEqual([]);
+    // A fallback variant whose own minimum is more than half of its class's 24.
+    const ownMin: EndpointVariantOptions[] = [TWO_VARIANTS[0], { ...TWO_VARIANTS[1], scaling: { minInstances: 13, maxInstances: 24 } }];
+    const both = warnings({ variants: ownMin });
+    expect(both).toHaveLength(2);
+    expect(both[1]).toContain("variant 'fallback' keeps at least 13 instances (its scaling minimum), more than half of the 24 ml.inf2.xlarge");
+    expect(warnings({ variants: [TWO_VARIANTS[0], { ...TWO_VARIANTS[1], scaling: { minInstances: 12, maxInstances: 24 } }] })).toHaveLength(1);
+  });
+
   test('warns per class when artifact.signingProfileName or modelData.versionId is given without artifactGate: nothing reads them (R231)', () => {
     const warnings = (props: Partial<SageMakerCapacityEndpointProps>) => {
       const { stack } = testStack();

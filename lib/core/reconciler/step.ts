@@ -104,11 +104,15 @@ export function step(
   if (other !== undefined) {
     const bound = RECONCILER_TIMING_DEFAULTS.configurationMismatchSeconds;
     // Past the bound no deploy explains it: fail, so the failure alarm pages rather than the heartbeat beating over
-    // frozen weights.
+    // frozen weights. CloudFormation "updates only the changed resources" (AWS CloudFormation User Guide,
+    // using-cfn-updating-stacks.html), so redeploying the same template leaves the endpoint where it is; UpdateEndpoint
+    // with RetainAllVariantProperties (botocore@1.43.67 sagemaker service-2.json:49587-49618) points it back.
     const stuck = clock!.seconds >= bound;
     const detail = stuck
       ? `weights unchanged: ${other}; so for ${clock!.seconds} s with the endpoint InService, longer than a deployment leaves it (${bound} s): ` +
-        'the endpoint was updated outside this stack, or its update failed; redeploy the stack so that they match'
+        'the endpoint was updated outside this stack, or its update failed or was rolled back. A stack update with an unchanged template changes ' +
+        'nothing: run aws sagemaker update-endpoint --endpoint-name <the endpoint> --endpoint-config-name <the configuration the facts describe> ' +
+        '--retain-all-variant-properties once the cause is fixed, or deploy a changed template'
       : `weights unchanged: ${other}`;
     return { ok: false, reason: 'target-mismatch', ...(stuck ? {} : { deferred: true }), detail, context: targetRead(target), now, ...counted };
   }
