@@ -125,6 +125,15 @@ function required(id: string | undefined, what: string): string {
   return id;
 }
 
+/**
+ * An AWS error that says the request was refused, so it changed nothing: an HTTP 4xx answer other than a throttle (429)
+ * or a request timeout (408). No answer, a 5xx or a network error leaves the outcome unknown.
+ */
+export function refusedOutright(e: unknown): boolean {
+  const status = (e as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
 /** ListExperiments' largest page (API_ListExperiments.html: maxResults "Minimum value of 1. Maximum value of 100"). */
 const LIST_PAGE = 100;
 
@@ -158,6 +167,9 @@ export function fisInjection(
 ): Injection & { preview(): Promise<string> } {
   let templateId: string | undefined;
   let experimentId: string | undefined;
+  // StartExperiment answered with a client error (4xx but a throttle or timeout): nothing started, so the restore needs
+  // no ListExperiments scan (and no fis:ListExperiments for a plain refusal; review R246).
+  let startRefused = false;
   const target = `FIS ${FIS_ICE_ACTION} on ${s.karpenterRoleArn} in ${s.zones.join(', ')}`;
   return {
     description: `inject InsufficientInstanceCapacity on the Karpenter controller's launches in ${s.zones.join(', ')} with AWS FIS `
@@ -175,7 +187,13 @@ export function fisInjection(
     async inject(_step, signal): Promise<AuditChange> {
       const created = await fis.send(new CreateExperimentTemplateCommand(fisTemplate(s)));
       templateId = required(created.experimentTemplate?.id, 'CreateExperimentTemplate');
-      const started = await fis.send(new StartExperimentCommand({ experimentTemplateId: templateId, clientToken: `${s.clientToken}-start` }));
+      let started;
+      try {
+        started = await fis.send(new StartExperimentCommand({ experimentTemplateId: templateId, clientToken: `${s.clientToken}-start` }));
+      } catch (e) {
+        startRefused = refusedOutright(e);
+        throw e;
+      }
       experimentId = required(started.experiment?.id, 'StartExperiment');
       // An interrupt ends the wait: the runner then restores (stops the experiment, deletes the template).
       // The reads of the wait take the signal too (the create and the start do not: their answer holds the ids the
@@ -226,7 +244,7 @@ export function fisInjection(
           await fis.send(new StopExperimentCommand({ id: experimentId }));
           state = `${state}, stopped by the game day`;
         }
-      } else {
+      } else if (!startRefused) {
         // The template exists and no experiment id is known: StartExperiment failed, or started one and every attempt
         // lost the answer (a timeout). An experiment outlives its template's deletion only up to the action's duration
         // (--max-duration) and the stop alarms FIS holds, but it is stopped here rather than left to run that long.

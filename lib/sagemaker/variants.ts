@@ -305,7 +305,12 @@ export function blueGreenQuotaNote(v: PlannedVariant): string | undefined {
     'replaces the endpoint configuration (image, model data, container variables, or a changed InitialInstanceCount or InitialVariantWeight) ' +
     'is a blue/green update whose new fleet starts at the live instance counts, so a configuration change then needs quota for both fleets: ' +
     `at least ${v.minInstances * 2} ${first.instanceType}, and ${v.maxInstances * 2} (twice the variant's maximum, ${v.maxInstances}) of each pool type ` +
-    'to update at any count. Request that quota and set maxReplicas to it (docs/sagemaker-endpoint.md, "Quotas and regions"), or acknowledge this warning';
+    'to update at any count. Request that quota. The warning clears where maxReplicas is at least twice the minimum' +
+    (v.role === 'preferred'
+      ? ` (the preferred variant's default minimum follows maxReplicas up to the ${v.pools[0].plan.replicasForPeak} instances its peak needs, ` +
+        `so at maxReplicas ${2 * v.pools[0].plan.replicasForPeak})`
+      : '') +
+    ', or where scaling.minInstances is at most half of maxReplicas (docs/sagemaker-endpoint.md, "Quotas and regions"); or acknowledge it';
 }
 
 /** The variants as the reconciler's routing facts name them (`SageMakerRoutingFacts.variants`). */

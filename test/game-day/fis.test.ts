@@ -20,7 +20,7 @@ import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-l
 import { mockClient } from 'aws-sdk-client-mock';
 import { clients, main, type MainDeps, parseArgs, sleep, UsageError } from '../../bin/game-day';
 import {
-  FIS_ACTION_NAME, FIS_ICE_ACTION, fisInjection, fisTemplate, isoMinutes, shortageNotInForce, START_POLL_MS, START_TIMEOUT_MS,
+  FIS_ACTION_NAME, FIS_ICE_ACTION, fisInjection, fisTemplate, isoMinutes, refusedOutright, shortageNotInForce, START_POLL_MS, START_TIMEOUT_MS,
 } from '../../bin/game-day-fis';
 import { fisZoneRefusal, type NodePoolZones, type ZoneRequirement } from '../../lib/core/game-day/fis-zones';
 import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
@@ -217,14 +217,15 @@ test('a stop condition firing: FIS has stopped the experiment itself, the comman
   expect(events[3].change).toMatchObject({ after: { experiment: 'stopped (Experiment stopped by stop condition)', template: 'deleted' } });
 });
 
-test('an error after the template was made: StartExperiment refused, the template is still deleted', async () => {
+test('an error after the template was made: StartExperiment refused (a 4xx), the template is still deleted, nothing listed (R246)', async () => {
   alarm(() => 'OK');
   serveFis();
-  fis.on(StartExperimentCommand as never).rejects(new Error('ServiceQuotaExceededException: too many experiments'));
+  const refused = Object.assign(new Error('too many experiments'), { name: 'ServiceQuotaExceededException', $metadata: { httpStatusCode: 402 } });
+  fis.on(StartExperimentCommand as never).rejects(refused);
   const r = run([...BASE, '--hold', '30']);
   expect(await r.done).toBe(1); // restored, but the game day did not run
-  // No experiment id: the template's experiments are listed (none started), then the template deleted.
-  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'ListExperimentsCommand', 'DeleteExperimentTemplateCommand']);
+  // Refused outright: nothing started, so no ListExperiments (nor fis:ListExperiments) is needed; the template is deleted.
+  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand', 'StartExperimentCommand', 'DeleteExperimentTemplateCommand']);
   const events = r.events();
   expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
   expect(events[2].change).toMatchObject({ after: { experiment: 'not started', template: 'deleted' } });
@@ -279,6 +280,14 @@ test('an experiment started without an answer is found by its template and stopp
   expect(events[2].change).toMatchObject({
     after: { experiment: 'started without an answer: EXP1 (running) stopped by the game day', stopped: ['EXP1'], template: 'deleted' },
   });
+});
+
+test('which StartExperiment errors leave its outcome unknown: no answer, a throttle, a timeout or a 5xx (R246)', () => {
+  const withStatus = (httpStatusCode?: number) => Object.assign(new Error('x'), { $metadata: { httpStatusCode } });
+  expect([400, 402, 403, 404, 409].map((s) => refusedOutright(withStatus(s)))).toEqual([true, true, true, true, true]);
+  expect([408, 429, 500, 503].map((s) => refusedOutright(withStatus(s)))).toEqual([false, false, false, false]);
+  expect(refusedOutright(withStatus(undefined))).toBe(false);
+  expect(refusedOutright(new Error('socket hang up'))).toBe(false);
 });
 
 /** The injection of one zone for 60 s on the mocked client, its pauses recorded instead of slept. */

@@ -652,8 +652,10 @@ describe('SageMakerCapacityEndpoint validation', () => {
       + "may run (maxReplicas, the account's quota for the type): a deployment that replaces the endpoint configuration (image, model data, "
       + 'container variables, or a changed InitialInstanceCount or InitialVariantWeight) is a blue/green update whose new fleet starts at the live '
       + "instance counts, so a configuration change then needs quota for both fleets: at least 10 ml.g6e.xlarge, and 30 (twice the variant's "
-      + 'maximum, 15) of each pool type to update at any count. Request that quota and set maxReplicas to it (docs/sagemaker-endpoint.md, '
-      + '"Quotas and regions"), or acknowledge this warning [ack: cdk-capacity-aware-inference:sagemaker-blue-green-quota-preferred]',
+      + 'maximum, 15) of each pool type to update at any count. Request that quota. The warning clears where maxReplicas is at least twice the '
+      + "minimum (the preferred variant's default minimum follows maxReplicas up to the 5 instances its peak needs, so at maxReplicas 10), or "
+      + 'where scaling.minInstances is at most half of maxReplicas (docs/sagemaker-endpoint.md, "Quotas and regions"); or acknowledge it '
+      + '[ack: cdk-capacity-aware-inference:sagemaker-blue-green-quota-preferred]',
     ]);
     // Exactly half is the doc's rule ("at most half"): no warning.
     expect(warnings({ classes: withClass(0, (c) => ({ ...c, maxReplicas: 10 })) })).toEqual([]);
