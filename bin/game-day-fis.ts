@@ -127,11 +127,14 @@ function required(id: string | undefined, what: string): string {
 
 /**
  * An AWS error that says the request was refused, so it changed nothing: an HTTP 4xx answer other than a throttle (429)
- * or a request timeout (408). No answer, a 5xx or a network error leaves the outcome unknown.
+ * or a request timeout (408), on the first and only attempt. No answer, a 5xx or a network error leaves the outcome
+ * unknown, and so does a 4xx after the SDK retried (`$metadata.attempts` > 1): an earlier attempt may have started an
+ * experiment whose answer was lost, and what StartExperiment answers a replayed clientToken is not documented (R247).
  */
 export function refusedOutright(e: unknown): boolean {
-  const status = (e as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
-  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+  const meta = (e as { $metadata?: { httpStatusCode?: number; attempts?: number } } | undefined)?.$metadata;
+  const status = meta?.httpStatusCode;
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429 && (meta?.attempts ?? 1) === 1;
 }
 
 /** ListExperiments' largest page (API_ListExperiments.html: maxResults "Minimum value of 1. Maximum value of 100"). */

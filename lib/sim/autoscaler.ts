@@ -104,17 +104,19 @@ interface Alarm {
 
 /**
  * Target tracking of one SageMaker variant: capacity for the measured in-flight requests at the target per instance,
- * a scale-out at most once per scale-out cooldown, a scale-in only once the low alarm holds (every datapoint of its
- * window below the scale-in threshold) and after the scale-in cooldown since the last scaling. Each alarm invokes its
- * scaling when it enters ALARM and again every `actionRepeatSeconds` while it stays there; an invocation the endpoint
- * refuses (Updating) or a cooldown blocks waits for the next. With several policies (a variant with instance pools)
- * Application Auto Scaling "will scale out the scalable target if any of the target tracking policies are ready for
- * scale out, but will scale in only if all of the target tracking policies ... are ready to scale in", to the largest
- * capacity the policies give (target-tracking-scaling-policy-overview.html, "Multiple scaling policies"); the
- * cooldowns are the scalable target's (every policy the construct renders has the same ones).
+ * a scale-out whenever it asks for more than the desired count (inside the scale-out cooldown only a larger one
+ * proceeds, which every scale-out here is), a scale-in only once the low alarm holds (every datapoint of its window
+ * below the scale-in threshold) and the scale-in cooldown has passed since the last scale-in ("after a scale-in
+ * activity completes before another scale-in activity can start", API reference, ScaleInCooldown; a scale-out does not
+ * start it: review R247). Each alarm invokes its scaling when it enters ALARM and again every `actionRepeatSeconds`
+ * while it stays there; an invocation the endpoint refuses (Updating) or the cooldown blocks waits for the next. With
+ * several policies (a variant with instance pools) Application Auto Scaling "will scale out the scalable target if any
+ * of the target tracking policies are ready for scale out, but will scale in only if all of the target tracking
+ * policies ... are ready to scale in", to the largest capacity the policies give
+ * (target-tracking-scaling-policy-overview.html, "Multiple scaling policies"); the cooldowns are the scalable target's
+ * (every policy the construct renders has the same ones).
  */
 export class TargetTracking {
-  private lastScaleOut = -Infinity;
   private lastScaleIn = -Infinity;
   /** Per policy (its index in the variant's list): its high and low alarms, and the count its newest datapoint asks for. */
   private readonly high: Alarm[] = [];
@@ -183,13 +185,12 @@ export class TargetTracking {
       // a count above the desired one, the one test here, is such a larger scale-out (review R241; before, every
       // scale-out within 60 s of the last was refused).
       if (out > b.current) {
-        this.lastScaleOut = now;
         return out;
       }
     }
     const cooldown = m.scaleInCooldownSeconds;
     const everyLow = policies.every((_, i) => this.low[i]?.inAlarm === true);
-    if (inDue && everyLow && now - this.lastScaleIn >= cooldown && now - this.lastScaleOut >= cooldown) {
+    if (inDue && everyLow && now - this.lastScaleIn >= cooldown) {
       const to = Math.max(...policies.map((_, i) => this.wanted[i]!));
       if (to < b.current) {
         this.lastScaleIn = now;

@@ -288,6 +288,9 @@ test('which StartExperiment errors leave its outcome unknown: no answer, a throt
   expect([408, 429, 500, 503].map((s) => refusedOutright(withStatus(s)))).toEqual([false, false, false, false]);
   expect(refusedOutright(withStatus(undefined))).toBe(false);
   expect(refusedOutright(new Error('socket hang up'))).toBe(false);
+  // A 4xx after the SDK retried: an earlier attempt may have started one (R247).
+  expect(refusedOutright(Object.assign(new Error('x'), { $metadata: { httpStatusCode: 409, attempts: 2 } }))).toBe(false);
+  expect(refusedOutright(Object.assign(new Error('x'), { $metadata: { httpStatusCode: 409, attempts: 1 } }))).toBe(true);
 });
 
 /** The injection of one zone for 60 s on the mocked client, its pauses recorded instead of slept. */

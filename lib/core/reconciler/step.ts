@@ -134,7 +134,8 @@ export function step(
       ok: false,
       reason: 'target-mismatch',
       detail: `weights unchanged: the routing facts name ${missing}, not among the ${kind.describeRoutes(config.facts)} ` +
-        `(it holds: ${held}); the target was changed outside this stack, and a stack update with an unchanged template changes nothing: ` +
+        `(it holds: ${held}); a deploy that removes it is under way, or the target was changed outside this stack, where a stack update with ` +
+        'an unchanged template changes nothing: ' +
         'point the target back at what the stack deploys (docs/reconciler.md, target-mismatch) or deploy a changed template',
       context: targetRead(target),
       now,
