@@ -23,7 +23,7 @@ import { servingDescriptionProblems, servingPropProblem } from '../core/validati
 import { type IInferenceServing } from './serving';
 import { type MetricStatSource } from '../core/metrics/aws-published';
 import { classRequests, classShedRequests } from '../core/metrics/class-serving';
-import { servingLoadBalancer, type ServingLoadBalancer } from '../core/metrics/load-balancer';
+import { type ServingLoadBalancer } from '../core/metrics/load-balancer';
 
 /** What the dashboard and the alarms are built from. */
 export interface ServiceObservabilityProps {
@@ -258,7 +258,7 @@ export class ServiceMetrics {
 
   /** The serving's load balancer (EKS: its ALB), whose own 5XX answers are in no class's metrics; undefined on SageMaker. */
   get loadBalancer(): ServingLoadBalancer | undefined {
-    return servingLoadBalancer(this.facts);
+    return routingTarget(this.facts).loadBalancer(this.facts);
   }
 
   /**

@@ -13,7 +13,6 @@
  *
  * Pure TypeScript (no aws-cdk-lib).
  */
-import { type RoutingFacts } from '../reconciler/routing-facts';
 import { type MetricStatSource } from './aws-published';
 import { AwsDim, AwsMetrics } from './contract';
 
@@ -29,14 +28,9 @@ export interface ServingLoadBalancer {
   readonly requests: MetricStatSource;
 }
 
-export function servingLoadBalancer(facts: RoutingFacts): ServingLoadBalancer | undefined {
-  if (facts.kind !== 'alb') return undefined;
-  const dimensions = { [AwsDim.LOAD_BALANCER]: facts.loadBalancerFullName };
+/** An ALB's metrics by its full name (`app/<name>/<id>`); `sharedListener`: the service routes by a rule on it. */
+export function applicationLoadBalancer(fullName: string, sharedListener: boolean): ServingLoadBalancer {
+  const dimensions = { [AwsDim.LOAD_BALANCER]: fullName };
   const alb = (metricName: string): MetricStatSource => ({ namespace: AwsMetrics.alb.namespace, metricName, dimensions, stat: 'Sum' });
-  return {
-    fullName: facts.loadBalancerFullName,
-    sharedListener: facts.ruleArn !== undefined,
-    elb5xx: alb(AwsMetrics.alb.elb5xx),
-    requests: alb(AwsMetrics.alb.requestCount),
-  };
+  return { fullName, sharedListener, elb5xx: alb(AwsMetrics.alb.elb5xx), requests: alb(AwsMetrics.alb.requestCount) };
 }

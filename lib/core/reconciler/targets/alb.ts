@@ -5,6 +5,7 @@
  */
 import { AWS_LATENCY_TO_MS, AwsDim, AwsMetrics, Metrics } from '../../metrics/contract';
 import { deploymentReplicasMetric } from '../../metrics/aws-published';
+import { applicationLoadBalancer } from '../../metrics/load-balancer';
 import { karpenterCapacityErrorMetric } from '../../metrics/karpenter-capacity';
 import { neighbour, type PermissionProbe } from '../../verify/probe';
 import { HPA_CONTROLLER_DEFAULTS } from '../../platform/control-loop';
@@ -145,6 +146,7 @@ function writerProbes(facts: AlbRoutingFacts): PermissionProbe[] {
 
 export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
   kind: 'alb',
+  loadBalancer: (facts) => applicationLoadBalancer(facts.loadBalancerFullName, facts.ruleArn !== undefined),
   platform: 'eks',
   floors: 'published',
   routes,

@@ -4,6 +4,7 @@
  * (targets/sagemaker.ts, targets/alb.ts), reached through `routingTarget(facts)` (targets/index.ts). No other module
  * asks which kind it holds. Pure data and functions: the Lambda's I/O for each kind is lambda/reconciler/targets/.
  */
+import { type ServingLoadBalancer } from '../../metrics/load-balancer';
 import { type PolicyClass, type PolicyDecision } from '../../policy/types';
 import { type ServingPlatform } from '../../runtime/platform';
 import { type Checker } from '../../validation/checker';
@@ -211,6 +212,11 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
   routes(facts: F): Route[];
   /** "SageMaker endpoint `llm`": the target, for a dashboard's summary. */
   describeTarget(facts: F): string;
+  /**
+   * The load balancer in front of the serving, whose own answers (a 5XX for a target group with no registered target)
+   * no route's metrics count; undefined where there is none (SageMaker).
+   */
+  loadBalancer(facts: F): ServingLoadBalancer | undefined;
   /** The AWS-published serving metrics of this kind. */
   readonly servingMetrics: ServingMetricNames;
   /** Every capacity class behind the target with its AWS metric dimensions, in declaration order. */

@@ -293,6 +293,7 @@ export const SAGEMAKER_ENDPOINT_STATE_CHANGE = 'SageMaker Endpoint State Change'
 
 export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
   kind: 'sagemaker',
+  loadBalancer: () => undefined,
   platform: 'sagemaker',
   floors: 'capacity-writes',
   routes,
