@@ -46,7 +46,7 @@ import { cliClientConfig, type HttpTimeouts } from '../lib/core/sdk-client-profi
 import { clientRegion } from './aws-clients';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId } from './deployment';
-import { fisInjection } from './game-day-fis';
+import { fisInjection, refusedOutright } from './game-day-fis';
 import { podIdentityRole } from '../lib/core/verify/template';
 import { type Kubectl, kubectl, KubectlError } from './kubectl';
 import { resolvePolicyConfig } from '../lib/core/policy/defaults';
@@ -400,7 +400,14 @@ export function scalableTargetInjection(endpointName: string, variantName: strin
       const pin = await plan();
       before = pin.before;
       pinned = pin.after;
-      await register(pin.after);
+      try {
+        await register(pin.after);
+      } catch (e) {
+        // Refused outright (a 4xx on its only attempt: AccessDenied, a validation error): nothing changed, so nothing to
+        // restore and no "NOT RESTORED"; any other failure leaves the outcome unknown and the restore runs (R245).
+        if (refusedOutright(e)) before = pinned = undefined;
+        throw e;
+      }
       return { target, before: pin.before, after: pin.after };
     },
     async inForce() {

@@ -267,6 +267,24 @@ describe('SageMaker: pin the preferred variant\'s scalable target', () => {
       + 'Raise the variant\'s scaling.maxInstances for the game day, or take away a class that autoscales (--class). Nothing was changed.');
   });
 
+  test.each([
+    ['refused outright (AccessDenied, one attempt): nothing to restore', { httpStatusCode: 400, attempts: 1 }, 1],
+    ['failed with its outcome unknown (a 5xx): restored as if pinned', { httpStatusCode: 503, attempts: 3 }, 2],
+  ])('a pin %s (R245)', async (_, $metadata, registers) => {
+    sageMakerWorld();
+    alarm(() => 'OK');
+    aas.on(RegisterScalableTargetCommand).rejectsOnce(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata }));
+    const backoff = backoffRecorded();
+    const r = run([...BASE, '--hold', '30'], { sleep: backoff.sleep });
+    expect(await r.done).toBe(1);
+    expect(registered()).toHaveLength(registers);
+    expect(r.out.some((l) => l.startsWith('NOT RESTORED'))).toBe(false);
+    const restore = r.events().find((e) => e.event === 'restore');
+    expect(restore?.change).toEqual(registers === 1
+      ? { target: 'scalable target endpoint/llm/variant/preferred', before: null, after: null }
+      : { target: 'scalable target endpoint/llm/variant/preferred', before: { minCapacity: 3, maxCapacity: 3 }, after: { minCapacity: 1, maxCapacity: 8 } });
+  });
+
   test('--dry-run prints the pin it would register and changes nothing', async () => {
     sageMakerWorld();
     alarm(() => 'OK');
