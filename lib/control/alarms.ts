@@ -13,7 +13,7 @@ import { routingTarget } from '../core/reconciler/targets';
 import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { durationSeconds } from '../util/duration';
 import { encryptedAlarmTopic, notifyOnAlarmAndOk } from './alarm-topic';
-import { metricId, serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps } from './service-metrics';
+import { metricId, percentOfRequests, serviceObservabilityProblems, ServiceMetrics, type ServiceObservabilityProps } from './service-metrics';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
 
 /** Common shape of every alarm's options. */
@@ -529,7 +529,7 @@ function deadlineExhaustionMetric(m: ServiceMetrics, minRequests: number): cloud
   }
   const sum = (prefix: string) => m.classes.map((c) => `FILL(${metricId(prefix, c.index)}, 0)`).join(' + ');
   return new cloudwatch.MathExpression({
-    expression: `IF((${sum('rq')}) >= ${minRequests}, 100 * (${sum('sh')}) / (${sum('rq')}), 0)`,
+    expression: percentOfRequests(`(${sum('sh')})`, `(${sum('rq')})`, minRequests),
     usingMetrics: using,
     label: 'requests shed to protect the deadline (% of arriving requests)',
     period: m.period,

@@ -72,6 +72,14 @@ export interface ObservedRoute {
 }
 
 /** Math-expression ids must start with a lower-case letter; class names may hold '-', so ids use indices. */
+/**
+ * A metric-math percentage of requests, 0 in a period with fewer than `minRequests` (so a handful of requests cannot
+ * breach a share alarm); `part` and `total` are expressions, each parenthesized if compound.
+ */
+export function percentOfRequests(part: string, total: string, minRequests: number): string {
+  return `IF(${total} >= ${minRequests}, 100 * ${part} / ${total}, 0)`;
+}
+
 export function metricId(prefix: string, index: number): string {
   return `${prefix}${index}`;
 }
@@ -274,7 +282,7 @@ export class ServiceMetrics {
     const r = `${idPrefix}r`;
     const total = `(FILL(${r}, 0) + FILL(${e}, 0))`;
     return new cloudwatch.MathExpression({
-      expression: `IF(${total} >= ${minRequests}, 100 * FILL(${e}, 0) / ${total}, 0)`,
+      expression: percentOfRequests(`FILL(${e}, 0)`, total, minRequests),
       usingMetrics: { [e]: this.produced(lb.elb5xx, 'load balancer 5XX'), [r]: this.produced(lb.requests, 'load balancer requests') },
       label: `5XX answered by the load balancer itself (% of its requests)${lb.sharedListener ? ', every service on it' : ''}`,
       period: this.period,
