@@ -209,9 +209,14 @@ export class ClassState {
   }
 
   changeInSystem(now: number, delta: number): void {
-    this.area += this.inSystem * (now - this.lastChange);
+    this.area = this.areaAt(now);
     this.lastChange = now;
     this.inSystem += delta;
+  }
+
+  /** The area (requests in the system x seconds) up to `now`, without closing it: the high-resolution periods read it. */
+  areaAt(now: number): number {
+    return this.area + this.inSystem * (now - this.lastChange);
   }
 
   /** The fewest ready replicas since the current minute began (`RunSeries.minReadyReplicas`). */

@@ -717,7 +717,7 @@ class Simulation {
   private recordPeriod(end: number, now: number): void {
     const period = (this.platform.autoscaler as TargetTrackingModel).highResolutionPeriodSeconds;
     this.states.forEach((cs, ci) => {
-      const area = cs.area + cs.inSystem * (now - cs.lastChange);
+      const area = cs.areaAt(now);
       const cell = (end - 1) * this.k + ci;
       this.periodInFlight[cell] = (area - this.areaAtPeriodStart[ci]) / period;
       this.periodInService[cell] = cs.readyCount;
