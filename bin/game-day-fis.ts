@@ -19,9 +19,11 @@
  */
 import {
   CreateExperimentTemplateCommand, type CreateExperimentTemplateRequest, DeleteExperimentTemplateCommand, type Experiment, type FisClient,
-  GetExperimentCommand, type ListExperimentsCommandOutput, ListExperimentsCommand, StartExperimentCommand, StopExperimentCommand,
+  GetExperimentCommand, type ListExperimentsCommandOutput, ListExperimentsCommand, StartExperimentCommand, type StartExperimentCommandOutput,
+  StopExperimentCommand,
 } from '@aws-sdk/client-fis';
 import { setTimeout as delay } from 'node:timers/promises';
+import { guardedWrite, refusedOutright } from '../lib/core/game-day/injection';
 import { type AuditChange, type Injection } from '../lib/core/game-day/runner';
 
 export const FIS_ICE_ACTION = 'aws:ec2:api-insufficient-instance-capacity-error';
@@ -125,18 +127,6 @@ function required(id: string | undefined, what: string): string {
   return id;
 }
 
-/**
- * An AWS error that says the request was refused, so it changed nothing: an HTTP 4xx answer other than a throttle (429)
- * or a request timeout (408), on the first and only attempt. No answer, a 5xx or a network error leaves the outcome
- * unknown, and so does a 4xx after the SDK retried (`$metadata.attempts` > 1): an earlier attempt may have started an
- * experiment whose answer was lost, and what StartExperiment answers a replayed clientToken is not documented (R247).
- */
-export function refusedOutright(e: unknown): boolean {
-  const meta = (e as { $metadata?: { httpStatusCode?: number; attempts?: number } } | undefined)?.$metadata;
-  const status = meta?.httpStatusCode;
-  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429 && (meta?.attempts ?? 1) === 1;
-}
-
 /** ListExperiments' largest page (API_ListExperiments.html: maxResults "Minimum value of 1. Maximum value of 100"). */
 const LIST_PAGE = 100;
 
@@ -170,9 +160,9 @@ export function fisInjection(
 ): Injection & { preview(): Promise<string> } {
   let templateId: string | undefined;
   let experimentId: string | undefined;
-  // StartExperiment answered with a client error (4xx but a throttle or timeout): nothing started, so the restore needs
-  // no ListExperiments scan (and no fis:ListExperiments for a plain refusal; review R246).
-  let startRefused = false;
+  // Whether StartExperiment may have started one though no id came back: not when it was refused outright (a 4xx on its
+  // only attempt), so a plain refusal needs no ListExperiments scan, nor fis:ListExperiments (review R246).
+  let mayHaveStarted = false;
   const target = `FIS ${FIS_ICE_ACTION} on ${s.karpenterRoleArn} in ${s.zones.join(', ')}`;
   return {
     description: `inject InsufficientInstanceCapacity on the Karpenter controller's launches in ${s.zones.join(', ')} with AWS FIS `
@@ -190,14 +180,13 @@ export function fisInjection(
     async inject(_step, signal): Promise<AuditChange> {
       const created = await fis.send(new CreateExperimentTemplateCommand(fisTemplate(s)));
       templateId = required(created.experimentTemplate?.id, 'CreateExperimentTemplate');
-      let started;
-      try {
+      let started: StartExperimentCommandOutput | undefined;
+      await guardedWrite(async () => {
         started = await fis.send(new StartExperimentCommand({ experimentTemplateId: templateId, clientToken: `${s.clientToken}-start` }));
-      } catch (e) {
-        startRefused = refusedOutright(e);
-        throw e;
-      }
-      experimentId = required(started.experiment?.id, 'StartExperiment');
+      }, refusedOutright, () => {
+        mayHaveStarted = true;
+      });
+      experimentId = required(started?.experiment?.id, 'StartExperiment');
       // An interrupt ends the wait: the runner then restores (stops the experiment, deletes the template).
       // The reads of the wait take the signal too (the create and the start do not: their answer holds the ids the
       // restore needs).
@@ -247,7 +236,7 @@ export function fisInjection(
           await fis.send(new StopExperimentCommand({ id: experimentId }));
           state = `${state}, stopped by the game day`;
         }
-      } else if (!startRefused) {
+      } else if (mayHaveStarted) {
         // The template exists and no experiment id is known: StartExperiment failed, or started one and every attempt
         // lost the answer (a timeout). An experiment outlives its template's deletion only up to the action's duration
         // (--max-duration) and the stop alarms FIS holds, but it is stopped here rather than left to run that long.

@@ -23,7 +23,8 @@ import { DescribeEndpointCommand, SageMakerClient } from '@aws-sdk/client-sagema
 import { capacityErrorsDuring, compareOutcomes, observedOutcome, observedSeries, type PredictedOutcome } from '../lib/core/game-day/observed';
 import { type ChartSeries } from '../lib/core/report/chart-series';
 import {
-  type LimitsPatch, limitsNotInForce, nodePoolCap, type NodePoolCap, type NodePoolState, patchRefused, pinNotInForce, pinRefusal, scalableTargetPin,
+  guardedWrite, type LimitsPatch, limitsNotInForce, nodePoolCap, type NodePoolCap, type NodePoolState, patchRefused, pinNotInForce, pinRefusal,
+  refusedOutright, scalableTargetPin,
   type ScalableBounds, type ScalableTargetPin,
 } from '../lib/core/game-day/injection';
 import { VARIANT_SCALABLE_DIMENSION, VARIANT_SERVICE_NAMESPACE, variantResourceId } from '../lib/core/platform/sagemaker-scalable-target';
@@ -46,7 +47,7 @@ import { cliClientConfig, type HttpTimeouts } from '../lib/core/sdk-client-profi
 import { clientRegion } from './aws-clients';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, physicalId } from './deployment';
-import { fisInjection, refusedOutright } from './game-day-fis';
+import { fisInjection } from './game-day-fis';
 import { podIdentityRole } from '../lib/core/verify/template';
 import { type Kubectl, kubectl, KubectlError } from './kubectl';
 import { resolvePolicyConfig } from '../lib/core/policy/defaults';
@@ -198,19 +199,9 @@ function nodePoolLimits(nodePool: string, run: Kubectl, kubeContext?: string) {
   };
 }
 
-/**
- * Applies a cap's patch. `mayHaveApplied` is called before a failure is rethrown unless the API server refused the patch
- * (`patchRefused`: nothing changed, so there is nothing to restore and no "NOT RESTORED" to print); a failure whose
- * outcome is unknown (a timeout, a lost connection, kubectl stopped) may have applied it, so the restore runs as usual.
- */
-async function capPatch(apply: () => Promise<unknown>, mayHaveApplied: () => void): Promise<void> {
-  try {
-    await apply();
-  } catch (e) {
-    // A refusal is an exit of kubectl itself (code set) with the API server's answer on its standard error.
-    if (!(e instanceof KubectlError && e.code !== null && patchRefused(e.stderr))) mayHaveApplied();
-    throw e;
-  }
+/** A refused patch is an exit of kubectl itself (code set) with the API server's answer on its standard error. */
+function kubectlRefused(e: unknown): boolean {
+  return e instanceof KubectlError && e.code !== null && patchRefused(e.stderr);
 }
 
 /** What a dry run prints: the change the injection would make, read from the current state. */
@@ -233,7 +224,7 @@ export function nodePoolInjection(nodePool: string, run: Kubectl, kubeContext?: 
     preview: async () => `would set ${JSON.stringify((await plan()).cap)}`,
     async inject() {
       const cap = await plan();
-      await capPatch(() => patch(cap.cap), () => {
+      await guardedWrite(() => patch(cap.cap), kubectlRefused, () => {
         applied = cap;
       });
       applied = cap;
@@ -302,7 +293,7 @@ export function reclaimInjection(
       const p = await plan();
       // Read again at the injection: what was true at the preflight may not be now.
       if (p.refusals.length > 0) throw new Error(`not injected: ${p.refusals.join('; ')}`);
-      await capPatch(() => patch(p.cap), () => {
+      await guardedWrite(() => patch(p.cap), kubectlRefused, () => {
         applied = p;
       });
       applied = p;
@@ -398,16 +389,14 @@ export function scalableTargetInjection(endpointName: string, variantName: strin
     },
     async inject() {
       const pin = await plan();
-      before = pin.before;
-      pinned = pin.after;
-      try {
-        await register(pin.after);
-      } catch (e) {
-        // Refused outright (a 4xx on its only attempt: AccessDenied, a validation error): nothing changed, so nothing to
-        // restore and no "NOT RESTORED"; any other failure leaves the outcome unknown and the restore runs (R245).
-        if (refusedOutright(e)) before = pinned = undefined;
-        throw e;
-      }
+      // Refused outright (a 4xx on its only attempt: AccessDenied, a validation error), nothing changed: nothing to
+      // restore and no "NOT RESTORED"; any other failure leaves the outcome unknown and the restore runs (R245).
+      const applied = () => {
+        before = pin.before;
+        pinned = pin.after;
+      };
+      await guardedWrite(() => register(pin.after), refusedOutright, applied);
+      applied();
       return { target, before: pin.before, after: pin.after };
     },
     async inForce() {

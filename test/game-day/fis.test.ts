@@ -20,8 +20,9 @@ import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-l
 import { mockClient } from 'aws-sdk-client-mock';
 import { clients, main, type MainDeps, parseArgs, sleep, UsageError } from '../../bin/game-day';
 import {
-  FIS_ACTION_NAME, FIS_ICE_ACTION, fisInjection, fisTemplate, isoMinutes, refusedOutright, shortageNotInForce, START_POLL_MS, START_TIMEOUT_MS,
+  FIS_ACTION_NAME, FIS_ICE_ACTION, fisInjection, fisTemplate, isoMinutes, shortageNotInForce, START_POLL_MS, START_TIMEOUT_MS,
 } from '../../bin/game-day-fis';
+import { refusedOutright } from '../../lib/core/game-day/injection';
 import { fisZoneRefusal, type NodePoolZones, type ZoneRequirement } from '../../lib/core/game-day/fis-zones';
 import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
 import { EKS_CONFIG } from '../verify/account';

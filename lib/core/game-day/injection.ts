@@ -108,6 +108,33 @@ export function scalableTargetPin(resourceId: string, before: ScalableBounds, cu
 }
 
 /**
+ * An AWS error that says the request was refused, so it changed nothing: an HTTP 4xx answer other than a throttle (429)
+ * or a request timeout (408), on the first and only attempt. No answer, a 5xx or a network error leaves the outcome
+ * unknown, and so does a 4xx after the SDK retried (`$metadata.attempts` > 1): an earlier attempt may have started an
+ * experiment whose answer was lost, and what StartExperiment answers a replayed clientToken is not documented (R247).
+ */
+export function refusedOutright(e: unknown): boolean {
+  const meta = (e as { $metadata?: { httpStatusCode?: number; attempts?: number } } | undefined)?.$metadata;
+  const status = meta?.httpStatusCode;
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429 && (meta?.attempts ?? 1) === 1;
+}
+
+/**
+ * Makes one write whose failure may or may not have changed anything: `mayHaveApplied` is called before a failure is
+ * rethrown unless `refused` says the write was refused (nothing changed, so nothing to restore and no "NOT RESTORED" to
+ * print); a failure whose outcome is unknown (a timeout, a lost answer) may have applied it, so the restore runs as usual.
+ * The caller records the write as applied after it returns.
+ */
+export async function guardedWrite(apply: () => Promise<unknown>, refused: (e: unknown) => boolean, mayHaveApplied: () => void): Promise<void> {
+  try {
+    await apply();
+  } catch (e) {
+    if (!refused(e)) mayHaveApplied();
+    throw e;
+  }
+}
+
+/**
  * Whether a failed `kubectl patch` was refused by the API server, so nothing changed: kubectl prints an API error as
  * "Error from server (<StatusReason>): ..." (an Unauthorized one as "error: You must be logged in to the server (...)",
  * an Invalid one as "The <kind> \"<name>\" is invalid...": kubernetes/kubernetes staging/src/k8s.io/kubectl/pkg/cmd/util/
