@@ -17,6 +17,7 @@ import { rejectionStatusClass } from '../core/runtime/engines';
 import { requestDeadlineSeconds } from '../core/runtime/shutdown';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
 import { hostMemoryNote } from '../core/service/host-memory';
+import { readOnlyWeightsNote } from '../core/service/weights-conversion';
 import { ungatedArtifactNote } from '../core/trust/ungated';
 import { capacityPlanProblems, checkCapacityClasses, type ClassProblem } from '../core/service/checks';
 import { forbiddenRoutes, initialWeights } from '../core/service/initial-weights';
@@ -589,6 +590,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       for (const w of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:${w.topic}-${name}`, w.message);
     }
     this.warnNvidiaDevicePlugin(props.amiAlias, checked.classes);
+    this.warnIfWeightsConverted(checked.classes);
     for (const cls of checked.classes) {
       const ungated = props.artifactGate ? undefined : ungatedArtifactNote(cls, 'eks');
       if (ungated) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-artifact-ungated-${cls.name}`, ungated);
@@ -669,6 +671,23 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         + `${m.describeClassTaints('gpu')} (its chart tolerates only the second by default), `
         + 'and acknowledge this warning; or use a bottlerocket@ alias, '
         + 'whose NVIDIA variants include the plugin (docs/eks-inference-cluster.md, "Device plugins").');
+    }
+  }
+
+  /**
+   * Weights baked into the image (`runtime.modelPath`, an absolute path: the class checks refuse a hub id) are on the
+   * server container's root filesystem, which the pod mounts read-only (`readOnlyRootFilesystem: true`,
+   * lib/eks/manifests/workload.ts RESTRICTED): an engine that converts weights beside them at start (weights-conversion.ts)
+   * cannot. Model data is fine: the init container, running as the server's uid, unpacks it into the model volume, an
+   * emptyDir the server mounts writable (workload.ts MODEL_DATA_DIR, modelFetchContainer, deployment's volumeMounts).
+   */
+  private warnIfWeightsConverted(classes: readonly CapacityClass[]): void {
+    for (const cls of classes) {
+      const path = cls.runtime.modelPath;
+      if (cls.artifact.modelData || path === undefined) continue;
+      const note = readOnlyWeightsNote(cls.runtime.engine, `${path}, inside the image, whose root filesystem the pod mounts read-only`,
+        'the server container restarts without end and no pod of the class turns Ready');
+      if (note) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-weights-conversion-${cls.name}`, `Class '${cls.name}': ${note}`);
     }
   }
 

@@ -13,6 +13,7 @@ import { SAGEMAKER_SCALING_DEFAULTS } from '../core/platform/control-loop';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { servingRecord } from '../core/service/serving-record';
 import { hostMemoryNote } from '../core/service/host-memory';
+import { readOnlyWeightsNote } from '../core/service/weights-conversion';
 import { ungatedArtifactNote } from '../core/trust/ungated';
 import { recordServing } from '../control/serving-record';
 import { type IInferenceServing } from '../control/serving';
@@ -23,6 +24,7 @@ import { type SageMakerRoutingFacts } from '../core/reconciler/routing-facts';
 import { type PlacementOptions } from '../core/reconciler/config';
 import { hasInstancePools } from '../core/reconciler/targets/sagemaker-instances';
 import { rejectionStatusClass } from '../core/runtime/engines';
+import { SAGEMAKER_MODEL_PATH } from '../core/runtime/platform';
 import { type CapacityClass, type CapacityClassSpec } from '../core/service/capacity-class';
 import { type ClassProblem, checkCapacityClasses } from '../core/service/checks';
 import { isPlannableContract, type ServiceContract } from '../core/service/contract';
@@ -515,6 +517,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     const memory = hostMemoryNote(resolved.runtime.engine, resolved.footprint.weightsGiB, resolved.hardware.memoryGiB, `of ${resolved.instanceType}'s memory`);
     if (memory) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-host-memory-${resolved.name}`, `class '${resolved.name}': ${memory}`);
     this.warnIfDownloadTimeoutDefault(resolved);
+    this.warnIfWeightsConverted(resolved);
     return this.checked();
   }
 
@@ -846,6 +849,19 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       `class '${cls.name}': its weights are ${gb.toFixed(0)} GB, over the ${LARGE_MODEL_DOWNLOAD_GB} GB above which AWS says to raise ` +
       `ModelDataDownloadTimeoutInSeconds, and modelDataDownloadTimeout keeps the default ${MODEL_DATA_DOWNLOAD_DEFAULT_SECONDS} s; set it for the ` +
       'download from S3 at your bucket\'s throughput (at most 3600 s), or acknowledge this warning');
+  }
+
+  /**
+   * Model data lands in /opt/ml/model, which SageMaker mounts read-only (fact sagemaker.behaviour.writable-tmp): an
+   * engine that converts weights beside them at start (weights-conversion.ts) cannot. The artifact's file list is not
+   * known at synth, so a warning for every such class. Not warned: weights in the image (SageMaker documents no read-only
+   * root filesystem) and a hub id (downloaded, and converted, under the cache in /tmp).
+   */
+  private warnIfWeightsConverted(cls: CapacityClass): void {
+    if (!cls.artifact.modelData) return;
+    const note = readOnlyWeightsNote(cls.runtime.engine, `${SAGEMAKER_MODEL_PATH}, which SageMaker mounts read-only`,
+      'no instance of the class passes its health check and the endpoint\'s creation or update fails (the stack rolls back)');
+    if (note) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-weights-conversion-${cls.name}`, `class '${cls.name}': ${note}`);
   }
 
   /** After construction, a call that adds input throws its problems at once. */

@@ -194,6 +194,12 @@ describe('examples/eks-stable-diffusion', () => {
     expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-probe-paths'))).toEqual([]);
   });
 
+  test('the chat service\'s TGI class, whose weights are in its image, is warned: TGI would convert .bin/.pt on the read-only root', () => {
+    // The example's values stay: an image with safetensors weights starts; the warning is the user's to acknowledge.
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('weights-conversion')).map((w) => w.id)).toEqual(['/EksStableDiffusion/Chat']);
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-weights-conversion-a10g-tgi'))).toHaveLength(1);
+  });
+
   test('KEDA targets are the breaking points less the 20 % headroom, in requests per 60 s', () => {
     const targets = stack.service.units.map((u) => Number(u.objects.scaledObject.spec.triggers[0].metadata.targetMetricValue));
     SD21_UNITS.forEach((u, i) => expect(targets[i]).toBeCloseTo(u.breakingPoint / 1.2, 1));

@@ -52,6 +52,28 @@ describe('EksInferenceService input checks', () => {
       + "(12 GiB: three quarters of inf2.xlarge's memory per replica) beside its 2 GiB /dev/shm. DJL LMI streams")]);
   });
 
+  test('warns per TGI class whose weights are in the image: TGI converts .bin/.pt beside them on the read-only root (TGI v3.3.7 cli.py:309-312)', () => {
+    const warnings = (patch: (c: ReturnType<typeof llamaClasses>[number]) => ReturnType<typeof llamaClasses>[number]) => {
+      const { stack } = testStack();
+      const classes = llamaClasses().map((c) => (c.name === 'a10g' ? patch(c) : c));
+      new EksInferenceService(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl') });
+      return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-weights-conversion')).map((w) => String(w.entry.data));
+    };
+    const tgi = (c: ReturnType<typeof llamaClasses>[number]) => ({ ...c, runtime: { ...c.runtime, engine: 'tgi', engineVersion: '3.3.7' } });
+    // Model data is unpacked into the writable model volume (an emptyDir, the server's own uid): nothing.
+    expect(warnings(tgi)).toEqual([]);
+    expect(warnings((c) => ({ ...tgi(c), artifact: { image: c.artifact.image }, runtime: { ...tgi(c).runtime, modelPath: '/opt/model' } }))).toEqual([
+      "Class 'a10g': TGI loads safetensors only: at start it converts .bin or .pt weights into .safetensors files it writes beside them, "
+      + 'and no setting moves that write. Its weights are in /opt/model, inside the image, whose root filesystem the pod mounts read-only: '
+      + 'without .safetensors files there the write fails ("Read-only file system") and the server exits before it answers a health check, '
+      + 'so the server container restarts without end and no pod of the class turns Ready. Ship the weights as safetensors (convert .bin '
+      + 'or .pt beforehand, e.g. `text-generation-server download-weights <directory>` on a writable copy) and acknowledge this warning '
+      + '[ack: cdk-capacity-aware-inference:eks-weights-conversion-a10g]',
+    ]);
+    // vLLM converts nothing.
+    expect(warnings((c) => ({ ...c, artifact: { image: c.artifact.image }, runtime: { ...c.runtime, modelPath: '/opt/model' } }))).toEqual([]);
+  });
+
   test('warns per class whose signing profile nothing reads without artifactGate; the version id is the init container\'s (R231)', () => {
     const { stack } = testStack();
     const classes = llamaClasses().map((c) => (c.name === 'a10g' ? { ...c, artifact: { ...c.artifact, signingProfileName: 'ModelSigner' } } : c));

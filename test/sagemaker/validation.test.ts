@@ -1,4 +1,4 @@
-import { CfnParameter, CfnWaitConditionHandle, Duration, Fn, Lazy, type Stack } from 'aws-cdk-lib';
+import { Annotations as CoreAnnotations, CfnParameter, CfnWaitConditionHandle, Duration, Fn, Lazy, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
@@ -637,6 +637,40 @@ describe('SageMakerCapacityEndpoint validation', () => {
     // 40 GiB is 43 GB; the other classes' 5.7 and 15 GiB are below.
     expect(warnings({})).toEqual([expect.stringContaining("class 'l40s': its weights are 43 GB, over the 40 GB above which AWS says to raise")]);
     expect(warnings({ modelDataDownloadTimeout: Duration.minutes(40) })).toEqual([]);
+  });
+
+  test('warns per TGI class with model data: TGI converts .bin/.pt beside them and /opt/ml/model is read-only (TGI v3.3.7 cli.py:309-312)', () => {
+    const warnings = (classes: CapacityClassSpec[]) => {
+      const { stack } = testStack();
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS });
+      return Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('sagemaker-weights-conversion')).map((w) => String(w.entry.data));
+    };
+    // vLLM and DJL LMI classes: nothing.
+    expect(warnings(smClasses())).toEqual([]);
+    const tgi = withClass(1, (c) => ({ ...c, runtime: { ...c.runtime, engine: 'tgi', engineVersion: '3.3.7' } }));
+    expect(warnings(tgi)).toEqual([
+      "class 'a10g': TGI loads safetensors only: at start it converts .bin or .pt weights into .safetensors files it writes beside them, "
+      + 'and no setting moves that write. Its weights are in /opt/ml/model, which SageMaker mounts read-only: without .safetensors files '
+      + 'there the write fails ("Read-only file system") and the server exits before it answers a health check, so no instance of the '
+      + "class passes its health check and the endpoint's creation or update fails (the stack rolls back). Ship the weights as safetensors "
+      + '(convert .bin or .pt beforehand, e.g. `text-generation-server download-weights <directory>` on a writable copy) and acknowledge '
+      + 'this warning [ack: cdk-capacity-aware-inference:sagemaker-weights-conversion-a10g]',
+    ]);
+    // Weights in the image or a hub id are not in /opt/ml/model.
+    const inImage = withClass(1, (c) => ({ ...c, artifact: { image: c.artifact.image }, runtime: { ...c.runtime, engine: 'tgi', engineVersion: '3.3.7', modelPath: '/opt/model' } }));
+    expect(warnings(inImage)).toEqual([]);
+    const hub = withClass(1, (c) => ({ ...c, artifact: { image: c.artifact.image },
+      runtime: { ...c.runtime, engine: 'tgi', engineVersion: '3.3.7', env: { HF_MODEL_ID: 'meta-llama/Meta-Llama-3-8B-Instruct' } } }));
+    expect(warnings(hub)).toEqual([]);
+  });
+
+  test('the weights-conversion warning is acknowledged per class', () => {
+    const { stack } = testStack();
+    const tgi = smClasses().map((c) => (c.name === 'inf2' ? c : { ...c, runtime: { ...c.runtime, engine: 'tgi', engineVersion: '3.3.7' } }));
+    const endpoint = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: tgi, variants: TWO_VARIANTS });
+    CoreAnnotations.of(endpoint).acknowledgeWarning('cdk-capacity-aware-inference:sagemaker-weights-conversion-l40s');
+    expect(Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('sagemaker-weights-conversion')).map((w) => String(w.entry.data)))
+      .toEqual([expect.stringMatching(/^class 'a10g': TGI loads safetensors only/)]);
   });
 
   test('warns per variant whose minimum is more than half of its priority-1 class\'s maxReplicas: a configuration change needs quota for both fleets (R244)', () => {

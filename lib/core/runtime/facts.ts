@@ -347,8 +347,11 @@ export const ENGINE_FACT_TABLE: readonly EngineFact[] = [
     'S3ModelDataSource has S3Uri, S3DataType, CompressionType, ModelAccessConfig, HubAccessConfig, ManifestS3Uri, ETag, ManifestEtag: no VersionId, so SageMaker downloads the current object at every scale-out. ETag is not in CloudFormation and whether SageMaker enforces it is not documented.',
   source: 'boto/botocore@1.43.67 botocore/data/sagemaker/2017-07-24/service-2.json S3ModelDataSource; aws-cdk-lib CfnModel.S3DataSourceProperty', status: 'source' }),
   f({ id: 'sagemaker.behaviour.writable-tmp', subject: 'sagemaker', kind: 'behaviour', name: '/tmp', statement:
-    'The container can write /tmp (SageMaker mounts /opt/ml/model read-only); the library puts caches there. Its size is the instance storage SageMaker gives the container, not declared by the library.',
-  source: 'https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html; autogluon/autogluon#3064 (/opt/ml/model read-only)', status: 'not-confirmed' }),
+    'The container can write /tmp (SageMaker mounts /opt/ml/model read-only); the library puts caches there. Its size is the instance storage SageMaker gives the container, not declared by the library. ' +
+    'Read-only /opt/ml/model is reported, not documented: AWS\'s pages say where model data lands (a model.tar.gz unpacked, uncompressed S3Object or S3Prefix data placed as files), not its mode.',
+  source: 'https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html, API_S3ModelDataSource.html, large-model-inference-uncompressed.html; ' +
+    'autogluon/autogluon#3064 (/opt/ml/model read-only); aws/sagemaker-python-sdk#5698 (DJL LMI: /opt/ml/model read-only); ' +
+    'awslabs/llm-hosting-container#27 (TGI from a model.tar.gz: convert the weights to safetensors first)', status: 'not-confirmed' }),
   f({ id: 'sagemaker.metric.ModelSetupTime', subject: 'sagemaker', kind: 'metric', name: 'ModelSetupTime', statement:
     'Documented for serverless endpoints only ("time it takes to launch new compute resources for a serverless endpoint"): not read for instance variants.', source: 'https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_RecommendationMetrics.html', status: 'docs' }),
 

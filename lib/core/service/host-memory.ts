@@ -1,4 +1,5 @@
 import { type EngineName } from '../runtime/engines';
+import { conversionMemory } from './weights-conversion';
 
 /**
  * Whether a model server has host memory for its weights. Not a synth error: the engines' default loaders do not hold
@@ -13,10 +14,7 @@ import { type EngineName } from '../runtime/engines';
  * - TGI opens every safetensors shard with `safe_open` (huggingface/text-generation-inference@v3.3.7
  *   server/text_generation_server/utils/weights.py:7,152,170-172), which "Opens a safetensors lazily and returns tensors
  *   as asked" from a memory map (huggingface/safetensors@000a16f4 bindings/python/src/lib.rs). A model with only .bin or
- *   .pt weights is converted first (the launcher asks for .safetensors, auto_convert defaults true: cli.py:139,274-335,
- *   launcher/src/main.rs:1446-1450): `torch.load(pt_file, map_location="cpu")` reads each file whole, and the written
- *   safetensors file is read back whole to compare (utils/convert.py:71,87-88), so the conversion holds about twice the
- *   largest file; it also writes next to the weights, which a read-only model directory refuses (cli.py:309-312);
+ *   .pt weights is converted first, which holds about twice the largest file (weights-conversion.ts, with its sources);
  * - Triton's backends and custom images: not read; their own loader decides.
  * An eager load holds the weights and more: a single `pytorch_model.bin` ("Eagerly load", transformers-neuronx
  * module.py), an eager load format, or a Neuron model compiled at start-up (aws-neuron/nki-samples#87: an 8B model
@@ -30,11 +28,6 @@ const STREAMING_LOADER: Partial<Record<EngineName, string>> = {
   'djl-lmi': 'DJL LMI streams safetensors or precompiled Neuron artifacts through transformers-neuronx (0.29.0; NxDI-based images load the whole checkpoint)',
 };
 
-/** What an engine does with weights it does not stream, before it loads them (TGI's conversion, read at v3.3.7 above). */
-const CONVERSION: Partial<Record<EngineName, string>> = {
-  'tgi': 'it first converts .bin or .pt weights to safetensors, reading each file whole and then its copy (about twice the largest file)',
-};
-
 /**
  * Why `weightsGiB` of model weights may not load in `memoryGiB` (`what` says whose: "of <type>'s memory"), or undefined when they fit
  * with room: an eager load needs the weights and the server's own memory besides.
@@ -42,7 +35,7 @@ const CONVERSION: Partial<Record<EngineName, string>> = {
 export function hostMemoryNote(engine: string, weightsGiB: number, memoryGiB: number, what: string): string | undefined {
   if (!(weightsGiB > memoryGiB)) return undefined;
   const loader = STREAMING_LOADER[engine as EngineName];
-  const conversion = CONVERSION[engine as EngineName];
+  const conversion = conversionMemory(engine);
   return `its weights (${weightsGiB} GiB) exceed the ${memoryGiB} GiB ${what}. ` +
     (loader ? `${loader}, which fits; ` : `What ${engine === 'custom' ? 'the image' : `${engine}'s backend`} loads with is not known to the library; `) +
     (conversion ? `${conversion}; ` : '') +
