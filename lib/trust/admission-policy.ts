@@ -247,6 +247,8 @@ export interface ApprovedImagesAdmissionProps {
  * deployment has ended either way, the old image and the new one are both approved, so a stack rollback that returns
  * a Deployment to its old image is admitted, in whatever order CloudFormation rolls resources back. Had the images
  * been a list in the policy, the rollback would re-apply the Deployment while the policy listed only the new image.
+ * The deployment ends before the Kubernetes rollout does (the Deployment's apply returns at once): from then until the
+ * rollout ends, pods of the old ReplicaSet are refused on creation (docs/artifact-trust.md, review R248).
  *
  * Whatever applies pods in the namespace should depend on this construct (all its approvals), as `EksInferenceService`
  * does.
