@@ -20,7 +20,7 @@ import { traceHeadline, traceLines } from '../lib/sim/trace';
 import { generateTrace } from '../lib/sim/workload';
 import { simulateMmc } from '../lib/sim/validation';
 import { type PolicyConfig } from '../lib/core/policy/types';
-import { POLICY_OPTION_OF } from '../lib/core/validation/policy-config';
+import { POLICY_OPTION_OF } from '../lib/core/policy/defaults';
 import { type ServiceContract, serviceContractProblems } from '../lib/core/service/contract';
 import { type OptionSpec, parseCommandLine, UsageError } from './args';
 import { CONSOLE_IO, type Io, runAsProcess } from './command';

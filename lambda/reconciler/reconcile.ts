@@ -6,7 +6,8 @@
 import { type CloudWatchClient, GetMetricDataCommand, type MetricDataQuery, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
 import { unansweredQueries } from '../../lib/core/metrics/metric-data-status';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
-import { failureAuditLine, failureEmf, type FailureReason, reconcilerConfigProblems } from '../../lib/core/reconciler/faults';
+import { failureAuditLine, failureEmf, type FailureReason } from '../../lib/core/reconciler/faults';
+import { reconcilerConfigProblems } from '../../lib/core/validation/reconciler-config';
 import { type AlarmStateChangeEvent, alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { metricQuery } from '../../lib/core/reconciler/observe';

@@ -6,7 +6,10 @@ import * as ts from 'typescript';
 /**
  * The entry points whose behaviour BENCHMARKS.md reports: the benchmark command and the worker module it loads by path
  * (parallel.ts starts it as a thread, so no import reaches it). Everything they import, transitively, is covered: the
- * policy, the simulator, the admission limits, the catalog prices the scenarios use.
+ * policy, the simulator, the admission limits, the catalog prices the scenarios use, and the validation rules the
+ * simulator evaluates. A module the simulator does not run stays out only while nothing in the closure imports it, even
+ * for a type: every construct's own rule table and the reconciler Lambda's configuration check are kept in modules of
+ * their own for that (test/core/validation-closure.test.ts).
  */
 export const BENCHMARK_ENTRY_POINTS: readonly string[] = ['bin/sim.ts', 'lib/sim/worker.ts'];
 

@@ -107,8 +107,9 @@ async function bundledSources(entry: { file: string } | { contents: string }): P
 
 /**
  * What the reconciler Lambda bundles but does not run: anything outside lib/core and its own directory, every
- * construct's rule table (rules.ts: its handler checks its configuration with reconciler-rules.ts alone) and the
- * checks of synthesized templates (template-check.ts), whose edits would otherwise redeploy the function.
+ * construct's rule table (rules.ts: its handler checks its configuration with reconciler-rules.ts and
+ * routing-facts-rules.ts alone) and the checks of synthesized templates (template-check.ts), whose edits would
+ * otherwise redeploy the function.
  */
 function notForTheReconciler(sources: readonly string[]): string[] {
   const construct = ['lib/core/validation/rules.ts', 'lib/core/validation/doc.ts', 'lib/core/metrics/template-check.ts'];

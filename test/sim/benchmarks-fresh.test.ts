@@ -26,6 +26,15 @@ test('the closure reaches the policy, the admission limits and the catalog price
   expect(sources.some((file) => file.endsWith('/catalog-data.ts'))).toBe(true);
 });
 
+// The Reconciler's rule tables and its Lambda's configuration check are outside the closure (the simulator never runs
+// them: test/core/validation-closure.test.ts); what the simulated Reconciler runs of a real run stays in.
+test('the closure reaches the reconciler run the simulated Reconciler makes: step, observe, the fault handling, the targets', () => {
+  expect(benchmarkSources()).toEqual(expect.arrayContaining([
+    'lib/core/reconciler/step.ts', 'lib/core/reconciler/observe.ts', 'lib/core/reconciler/faults.ts',
+    'lib/core/reconciler/targets/alb.ts', 'lib/core/reconciler/targets/sagemaker.ts', 'lib/core/policy/defaults.ts',
+  ]));
+});
+
 describe('the hash follows behaviour, not bytes', () => {
   // A copy of the real closure, so the edits below are the ones a developer makes.
   function copyOfClosure(): string {
@@ -58,6 +67,20 @@ describe('the hash follows behaviour, not bytes', () => {
     }
     expect(benchmarkSources(root)).toContain('lib/sim/moved/heap.ts');
     expect(benchmarkSourceHash(root)).toBe(before);
+  });
+
+  test('fails when a rule of the fault handling the simulated Reconciler runs changes (its module lost the configuration check)', () => {
+    const root = copyOfClosure();
+    const before = benchmarkSourceHash(root);
+    edit(root, 'lib/core/reconciler/faults.ts', (text) => text.replace('SILENT_WEIGHT_SHARE = 0.05;', 'SILENT_WEIGHT_SHARE = 0.06;'));
+    expect(benchmarkSourceHash(root)).not.toBe(before);
+  });
+
+  test('fails when a class rule the simulator evaluates changes', () => {
+    const root = copyOfClosure();
+    const before = benchmarkSourceHash(root);
+    edit(root, 'lib/core/validation/service-rules.ts', (text) => text.replace('maxReplicas: numberRule({ integer: true, min: 1 }),', 'maxReplicas: numberRule({ integer: true, min: 2 }),'));
+    expect(benchmarkSourceHash(root)).not.toBe(before);
   });
 
   test('fails when a catalog price changes (it used to be outside the hashed folders)', () => {

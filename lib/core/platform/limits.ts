@@ -1,6 +1,6 @@
 /**
  * The service limits the library's rules are written against, in one place: the validation rules
- * (lib/core/validation/rules.ts, reconciler-rules.ts), the SageMaker variant planner and the EKS checks read them from here.
+ * (lib/core/validation/rules.ts, routing-facts-rules.ts), the SageMaker variant planner and the EKS checks read them from here.
  */
 
 /**

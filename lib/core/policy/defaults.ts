@@ -94,6 +94,33 @@ export function resolvePolicyConfig(overrides?: Partial<PolicyConfig>): PolicyCo
   return merged as unknown as PolicyConfig;
 }
 
+/** The fields of PolicyConfig that hold a number: all but `replicaFloorsApplied`, which the serving construct sets. */
+export type NumericPolicyField = Exclude<keyof PolicyConfig, 'replicaFloorsApplied'>;
+
+/**
+ * Each numeric field of PolicyConfig with the Reconciler option (`RoutingPolicyOptions`) it comes from; its rule is
+ * `policy.<option>` of RECONCILER_RULES (lib/core/validation/policy-config.ts checks each field against it). Here, not
+ * beside that check: the simulator's `--library-config` takes these fields, and that check, with the Reconciler's rule
+ * table, is no part of the benchmark's import closure (lib/sim/source-hash.ts).
+ */
+export const POLICY_OPTION_OF: Readonly<Record<NumericPolicyField, string>> = {
+  periodSeconds: 'period',
+  headroom: 'headroom',
+  warmFloorShare: 'warmFloorShare',
+  weightTotal: 'weightTotal',
+  capacityErrorLookbackSeconds: 'capacityErrorLookback',
+  provisioningGraceSeconds: 'provisioningGrace',
+  stabilizationWindowSeconds: 'stabilizationWindow',
+  latencySloP95Ms: 'latencySloP95',
+  latencyBreachPeriods: 'latencyBreachPeriods',
+  rampStepShare: 'rampStepShare',
+  minWeightChangeShare: 'minWeightChangeShare',
+  demandWindowPeriods: 'demandWindowPeriods',
+  demandQuantile: 'demandQuantile',
+  reentryMemorySeconds: 'reentryMemory',
+  maxReturnHoldSeconds: 'maxReturnHold',
+};
+
 /** Every problem with a set of classes. Empty when valid. */
 export function policyClassProblems(classes: readonly PolicyClass[]): string[] {
   const problems: string[] = [];

@@ -1,19 +1,13 @@
 /**
- * The pure fault handling of a reconciler run: what a run checks before it trusts its configuration and the live
- * target, the demand rule for classes without a datapoint, the invariants every write keeps, and what a failed run
- * records. The simulator runs the same rules (through `observe()`), so they are part of what BENCHMARKS.md measures.
+ * The pure fault handling of a reconciler run: what a run checks before it trusts the live target, the demand rule for
+ * classes without a datapoint, the invariants every write keeps, and what a failed run records. The simulator runs the
+ * same rules (through `observe()` and `step()`), so they are part of what BENCHMARKS.md measures. The check of the
+ * configuration the function received is lib/core/validation/reconciler-config.ts: the simulator builds its
+ * configuration itself and never runs it, and with it here every Reconciler rule was in the benchmark's import closure.
  */
 import { Dim, emfRecord, Metrics, serviceDimensions } from '../metrics/contract';
-import { policyClassProblems } from '../policy/defaults';
 import { finiteOrNull } from '../policy/evidence';
 import { decisionsRecord } from './io';
-import { numberProblem, nameProblem } from '../validation/checker';
-import { type Problem } from '../validation/error';
-import { policyConfigProblems } from '../validation/policy-config';
-import { RECONCILER_RULES } from '../validation/reconciler-rules';
-import { routingFactsProblems } from '../validation/serving';
-import { policyClassesFromFacts } from './from-facts';
-import { type ReconcilerConfig } from './config';
 import { type ClassSignals, type PolicyClass, type SignalWindow } from '../policy/types';
 import { type RoutingFacts } from './routing-facts';
 import { routingTarget } from './targets';
@@ -82,27 +76,6 @@ export function demandWindow(
 
 /** Why a run failed: the `Reason` dimension of `ReconcilerFailures`. */
 export type FailureReason = 'aws-error' | 'timeout' | 'invalid-config' | 'target-mismatch' | 'target-unavailable' | 'internal-error';
-
-/**
- * Every problem of the configuration the function received (the construct validated it at synth, but the
- * environment can be edited, and JSON turns NaN and Infinity into null): finite facts, valid policy, a service name.
- */
-export function reconcilerConfigProblems(config: ReconcilerConfig): string[] {
-  const problems: string[] = [];
-  if (!config || typeof config !== 'object' || !config.facts) return ['configuration: missing or without routing facts'];
-  // The same rules the Reconciler construct checked at synth (lib/core/validation): one rule per concept.
-  const own = (field: string, problem: string | undefined) => (problem ? [`${field}: ${problem}`] : []);
-  problems.push(...own('service', typeof config.service === 'string' && config.service.length > 0
-    ? nameProblem(RECONCILER_RULES['serving.service'], config.service) : `is ${JSON.stringify(config.service)}; allowed: a non-empty string`));
-  problems.push(...own('tokensPerRequest', numberProblem(RECONCILER_RULES['serving.tokensPerRequest'], config.tokensPerRequest)));
-  problems.push(...own('metricDelaySeconds', numberProblem(RECONCILER_RULES.metricDelay, config.metricDelaySeconds)));
-  problems.push(...policyConfigProblems(config.policy ?? {}).map((p) => `policy: ${p}`));
-  const facts = routingFactsProblems(config.facts, 'facts');
-  problems.push(...facts.map((p: Problem) => `${p.field}: ${p.message}`));
-  // The policy's own class check (placement) only on facts it can read.
-  if (facts.length === 0) problems.push(...policyClassProblems(policyClassesFromFacts(config.facts, config.placement)).map((p) => `facts: ${p}`));
-  return problems;
-}
 
 /** The routed names (ALB: class names; SageMaker: variant names) of the facts. */
 export function routedNames(facts: RoutingFacts): string[] {

@@ -5,32 +5,11 @@
  * that broke its own rule takes its default: every problem is reported once, under one name, without reading any
  * message text.
  */
-import { policyWindowPeriods, resolvePolicyConfig } from '../policy/defaults';
+import { type NumericPolicyField, POLICY_OPTION_OF, policyWindowPeriods, resolvePolicyConfig } from '../policy/defaults';
 import { type PolicyConfig } from '../policy/types';
 import { Checker } from './checker';
 import { type Problem } from './error';
 import { RECONCILER_RULES } from './reconciler-rules';
-
-type NumericField = Exclude<keyof PolicyConfig, 'replicaFloorsApplied'>;
-
-/** Each numeric field of PolicyConfig with the Reconciler option (`RoutingPolicyOptions`) it comes from; the rule is `policy.<option>`. */
-export const POLICY_OPTION_OF: Readonly<Record<NumericField, string>> = {
-  periodSeconds: 'period',
-  headroom: 'headroom',
-  warmFloorShare: 'warmFloorShare',
-  weightTotal: 'weightTotal',
-  capacityErrorLookbackSeconds: 'capacityErrorLookback',
-  provisioningGraceSeconds: 'provisioningGrace',
-  stabilizationWindowSeconds: 'stabilizationWindow',
-  latencySloP95Ms: 'latencySloP95',
-  latencyBreachPeriods: 'latencyBreachPeriods',
-  rampStepShare: 'rampStepShare',
-  minWeightChangeShare: 'minWeightChangeShare',
-  demandWindowPeriods: 'demandWindowPeriods',
-  demandQuantile: 'demandQuantile',
-  reentryMemorySeconds: 'reentryMemory',
-  maxReturnHoldSeconds: 'maxReturnHold',
-};
 
 /** How problems name a field: the Reconciler's `policy.<option>`, or the configuration's `<field>`. */
 export type PolicyFieldNames = 'option' | 'config';
@@ -41,7 +20,7 @@ export function policyProblems(overrides: Partial<PolicyConfig>, names: PolicyFi
   const pathOf = (field: keyof PolicyConfig) =>
     names === 'config' ? field : `policy.${field === 'replicaFloorsApplied' ? field : POLICY_OPTION_OF[field]}`;
   const failed = new Set<string>();
-  for (const [field, option] of Object.entries(POLICY_OPTION_OF) as Array<[NumericField, string]>) {
+  for (const [field, option] of Object.entries(POLICY_OPTION_OF) as Array<[NumericPolicyField, string]>) {
     // Every `policy.<option>` of POLICY_OPTION_OF is a number rule of RECONCILER_RULES (test/core/validation.test.ts).
     if (!c.optional(`policy.${option}` as 'policy.headroom', overrides[field], pathOf(field))) failed.add(field);
   }

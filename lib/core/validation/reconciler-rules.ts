@@ -1,18 +1,19 @@
 /**
- * The rule tables the reconciler Lambda checks its configuration with (lambda/reconciler, through
- * lib/core/reconciler/faults.ts): the Reconciler's props and the routing facts, with the rules they share with the
- * observability constructs. The Reconciler construct and the observability constructs check the same props with these
- * at construction. `rules.ts` re-exports them beside every other construct's table (`VALIDATION_MATRIX`).
+ * The Reconciler's props (the routing policy's tunables included), with the rules they share with the observability
+ * constructs. The reconciler Lambda checks its configuration with some of them (lib/core/validation/reconciler-config.ts:
+ * the service name, the tokens per request, the metric delay, the policy) and the routing facts with
+ * routing-facts-rules.ts. The Reconciler construct and the observability constructs check the same props with these at
+ * construction. `rules.ts` re-exports them beside every other construct's table (`VALIDATION_MATRIX`).
  *
  * A module of their own so that the Lambda bundles only these: with every construct's table in one module, esbuild keeps
  * all of them in the bundle (each built by a call it cannot prove pure), and an edit to any construct's rule (a SageMaker
  * variant's perPoolTargets message) changed the Lambda's asset hash, so `cdk deploy` updated the function for nothing.
- * test/foundation/structure.test.ts pins what the Lambda bundles.
+ * test/foundation/structure.test.ts pins what the Lambda bundles. Nothing the simulator runs imports this module, so a
+ * fix to a Reconciler rule leaves BENCHMARKS.md fresh (test/core/validation-closure.test.ts).
  */
 import { RECONCILER_TIMING_DEFAULTS } from '../platform/control-loop';
-import { ALB_LIMITS as ALB, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
 import { crossRule, nameRule, numberRule } from './checker';
-import { duplicates, quoted } from './names';
+import { quoted } from './names';
 
 /**
  * The `Service` dimension of every contract metric, alarm and log line: one rule wherever a service name enters the
@@ -190,52 +191,4 @@ export const RECONCILER_RULES = {
     (v) => (typeof v === 'boolean' ? undefined : `is ${JSON.stringify(v)}`),
   ),
   metricDelay: METRIC_DELAY_RULE,
-} as const;
-
-/**
- * The routing facts of a serving description (`servingDescription().routing`), checked wherever they are used: by the
- * Reconciler and the observability constructs at construction, by the reconciler Lambda on the configuration it reads.
- */
-export const ROUTING_FACTS_RULES = {
-  targets: crossRule<number>(
-    `1 to ${ALB.targetGroupsPerForwardAction} ALB target groups`,
-    (n) => (n >= 1 && n <= ALB.targetGroupsPerForwardAction ? undefined : `${n} target groups`),
-    `an ALB forward action takes 1 to ${ALB.targetGroupsPerForwardAction}`,
-  ),
-  variants: crossRule<number>(
-    `1 to ${SM.maxVariants} production variants`,
-    (n) => (n >= 1 && n <= SM.maxVariants ? undefined : `${n} variants`),
-    `a SageMaker endpoint configuration takes 1 to ${SM.maxVariants}`,
-  ),
-  // SageMaker's EndpointConfigName: "Length Constraints: Maximum length of 63. Pattern: ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}"
-  // (API reference, https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeEndpointConfig.html; the same on
-  // API_EndpointConfigSummary.html and API_PendingDeploymentSummary.html). A token is CloudFormation's generated name.
-  endpointConfigName: nameRule('sageMakerName', {
-    tokens: 'carry',
-    why: 'the SageMaker endpoint configuration the facts describe, compared with DescribeEndpoint\'s EndpointConfigName',
-  }),
-  'variants[].classes': crossRule<number>(
-    `1 to ${SM.maxPoolsPerVariant} classes (instance pools) per variant`,
-    (n) => (n >= 1 && n <= SM.maxPoolsPerVariant ? undefined : `${n} classes`),
-  ),
-  'variants[].variantName': crossRule<readonly string[]>(
-    'unique variant names',
-    (names) => (duplicates(names).length === 0 ? undefined : `${quoted(duplicates(names))} occur more than once`),
-  ),
-  'variants[].variantName@classes': crossRule<{ readonly variantName: string; readonly classNames: readonly string[]; readonly allClassNames: readonly string[] }>(
-    'a variant name that is no class name, or the name of its only class',
-    ({ variantName, classNames, allClassNames }) => (!allClassNames.includes(variantName)
-      || (classNames.length === 1 && classNames[0] === variantName) ? undefined : `'${variantName}' is the name of a capacity class it is not exactly`),
-    'a routed class and a capacity class share the CapacityClass dimension: one name must mean the same replicas',
-  ),
-  'classes[].name': crossRule<readonly string[]>(
-    'unique capacity class names',
-    (names) => (duplicates(names).length === 0 ? undefined : `${quoted(duplicates(names))} occur more than once`),
-  ),
-  'classes[].preferenceRank': numberRule({ integer: true, min: 0 }),
-  'classes[].tokensPerSecondPerReplica': numberRule({ above: 0, unit: 'tokens/s', why: 'from the measured envelope' }),
-  'classes[].safeConcurrency': numberRule({ above: 0, unit: 'requests' }),
-  'classes[].usdPerReplicaHour': numberRule({ min: 0, unit: 'USD' }),
-  'classes[].maxReplicas': numberRule({ integer: true, min: 1 }),
-  'variants[].maxInstances': numberRule({ integer: true, min: 1 }),
 } as const;

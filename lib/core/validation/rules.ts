@@ -15,9 +15,8 @@ import { parseSigningProfileArn, SIGNING_PROFILE_ARN_FORM } from '../trust/artif
 import { ECR_IMAGE_FORM, isDigestPinnedImage, parseEcrImage } from '../trust/image-reference';
 import { crossRule, nameRule, numberRule } from './checker';
 import { duplicates, quoted } from './names';
-import {
-  METRIC_DELAY_RULE, RECONCILER_RULES, ROUTING_FACTS_RULES, SERVICE_DIMENSION_RULE, SERVING_RULE, WARM_FLOOR_SHARE_RULE,
-} from './reconciler-rules';
+import { METRIC_DELAY_RULE, RECONCILER_RULES, SERVICE_DIMENSION_RULE, SERVING_RULE, WARM_FLOOR_SHARE_RULE } from './reconciler-rules';
+import { ROUTING_FACTS_RULES } from './routing-facts-rules';
 import { SAGEMAKER_SCALING_TARGET_RULES } from './sagemaker-scaling-rules';
 import { CLASS_RULES, CONTRACT_RULES } from './service-rules';
 import { isUnresolved } from './tokens';
@@ -25,9 +24,9 @@ import { latePeriods } from '../metrics/alarm-window';
 import { METRIC_PERIOD_SECONDS } from '../metrics/contract';
 import { hasInstancePools } from '../reconciler/targets/sagemaker-instances';
 
-// The tables the reconciler Lambda checks its configuration with live in reconciler-rules.ts, the contract's and a
-// class's in service-rules.ts, a SageMaker variant's scaling target in sagemaker-scaling-rules.ts (see there why);
-// every construct's checks still find their table here.
+// The tables the reconciler Lambda checks its configuration with live in reconciler-rules.ts and routing-facts-rules.ts,
+// the contract's and a class's in service-rules.ts, a SageMaker variant's scaling target in sagemaker-scaling-rules.ts
+// (see there why); every construct's checks still find their table here.
 export { CLASS_RULES, CONTRACT_RULES, RECONCILER_RULES, ROUTING_FACTS_RULES, SERVICE_DIMENSION_RULE, SERVING_RULE, WARM_FLOOR_SHARE_RULE };
 
 /** Kubernetes DNS-1123 subdomain (apimachinery IsDNS1123Subdomain). */

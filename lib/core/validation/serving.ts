@@ -9,7 +9,8 @@ import { type ServingDescription } from '../reconciler/serving';
 import { isKnownTargetKind, routingTarget, TARGET_KINDS } from '../reconciler/targets';
 import { Checker } from './checker';
 import { type Problem } from './error';
-import { RECONCILER_RULES, ROUTING_FACTS_RULES, SERVING_RULE } from './reconciler-rules';
+import { RECONCILER_RULES, SERVING_RULE } from './reconciler-rules';
+import { ROUTING_FACTS_RULES } from './routing-facts-rules';
 
 /** The capacity classes of the facts in declaration order (an ALB target's class, each pool of each SageMaker variant). */
 export function factsClasses(facts: RoutingFacts): RoutedClassFacts[] {

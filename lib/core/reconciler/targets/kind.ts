@@ -9,7 +9,7 @@ import { type PolicyClass, type PolicyDecision } from '../../policy/types';
 import { type ServingPlatform } from '../../runtime/platform';
 import { type Checker } from '../../validation/checker';
 import { type PermissionProbe } from '../../verify/probe';
-import { type ROUTING_FACTS_RULES } from '../../validation/reconciler-rules';
+import { type ROUTING_FACTS_RULES } from '../../validation/routing-facts-rules';
 import { type PlacementOptions, type ReconcilerConfig, type SignalSource } from '../config';
 import { type RoutedClassFacts, type RoutingFacts } from '../routing-facts';
 import { type ClassSignalProducers, type ServingDescription } from '../serving';
@@ -236,7 +236,7 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
   classes(facts: F): RoutedClassFacts[];
   /**
    * This kind's rules on the facts (route counts, route names), each checked against its entry of ROUTING_FACTS_RULES
-   * (lib/core/validation/reconciler-rules.ts; docs/validation.md shows every table). Tolerant of malformed facts.
+   * (lib/core/validation/routing-facts-rules.ts; docs/validation.md shows every table). Tolerant of malformed facts.
    */
   checkFacts(facts: F, c: Checker<typeof ROUTING_FACTS_RULES>): void;
   /**

@@ -7,7 +7,7 @@ import { type RoutedClassFacts } from '../routing-facts';
 import { type ClassSignalProducers } from '../serving';
 import { type Route, type TargetState } from './kind';
 import { type Checker, isObject } from '../../validation/checker';
-import { type ROUTING_FACTS_RULES } from '../../validation/reconciler-rules';
+import { type ROUTING_FACTS_RULES } from '../../validation/routing-facts-rules';
 
 /** A contract metric of one routed class (Service, CapacityClass), as the reconciler queries it. */
 export function classMetric(spec: MetricSpec, service: string, className: string): MetricStatSource {

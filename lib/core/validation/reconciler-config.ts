@@ -1,0 +1,39 @@
+/**
+ * The reconciler Lambda's check of the configuration it reads, before a run trusts it: the same rules the Reconciler
+ * construct checked at synth (RECONCILER_RULES, ROUTING_FACTS_RULES, the policy's own class check), since the
+ * environment can be edited and JSON turns NaN and Infinity into null.
+ *
+ * Apart from the run's fault handling (lib/core/reconciler/faults.ts), which the simulator runs: the simulator builds
+ * its configuration itself and never checks it, and BENCHMARKS.md records a hash of its import closure
+ * (lib/sim/source-hash.ts). With this check there, every Reconciler rule was in the closure, and a fix to one made the
+ * benchmarks stale, to be rerun for identical results.
+ */
+import { policyClassProblems } from '../policy/defaults';
+import { type ReconcilerConfig } from '../reconciler/config';
+import { policyClassesFromFacts } from '../reconciler/from-facts';
+import { nameProblem, numberProblem } from './checker';
+import { type Problem } from './error';
+import { policyConfigProblems } from './policy-config';
+import { RECONCILER_RULES } from './reconciler-rules';
+import { routingFactsProblems } from './serving';
+
+/**
+ * Every problem of the configuration the function received (the construct validated it at synth, but the
+ * environment can be edited, and JSON turns NaN and Infinity into null): finite facts, valid policy, a service name.
+ */
+export function reconcilerConfigProblems(config: ReconcilerConfig): string[] {
+  const problems: string[] = [];
+  if (!config || typeof config !== 'object' || !config.facts) return ['configuration: missing or without routing facts'];
+  // The same rules the Reconciler construct checked at synth (lib/core/validation): one rule per concept.
+  const own = (field: string, problem: string | undefined) => (problem ? [`${field}: ${problem}`] : []);
+  problems.push(...own('service', typeof config.service === 'string' && config.service.length > 0
+    ? nameProblem(RECONCILER_RULES['serving.service'], config.service) : `is ${JSON.stringify(config.service)}; allowed: a non-empty string`));
+  problems.push(...own('tokensPerRequest', numberProblem(RECONCILER_RULES['serving.tokensPerRequest'], config.tokensPerRequest)));
+  problems.push(...own('metricDelaySeconds', numberProblem(RECONCILER_RULES.metricDelay, config.metricDelaySeconds)));
+  problems.push(...policyConfigProblems(config.policy ?? {}).map((p) => `policy: ${p}`));
+  const facts = routingFactsProblems(config.facts, 'facts');
+  problems.push(...facts.map((p: Problem) => `${p.field}: ${p.message}`));
+  // The policy's own class check (placement) only on facts it can read.
+  if (facts.length === 0) problems.push(...policyClassProblems(policyClassesFromFacts(config.facts, config.placement)).map((p) => `facts: ${p}`));
+  return problems;
+}
