@@ -6,10 +6,11 @@ import { bindRuntime, type RuntimeBinding } from '../core/runtime/binding';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { type ServiceContract } from '../core/service/contract';
+import { modelDataLandingProblem } from '../core/service/model-archive';
 import { parseS3Object, parseS3Uri } from '../core/trust/s3-uri';
 import { DIGEST_PINNED_FORM, isDigestPinnedImage } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
-import { MODEL_DATA_DIR, MODEL_VOLUME_PATH, type ModelFetch, SERVER_UID, unpackOf } from './manifests/workload';
+import { EKS_MODEL_DATA_LANDING, MODEL_DATA_DIR, MODEL_VOLUME_PATH, type ModelFetch, SERVER_UID, unpackOf } from './manifests/workload';
 
 /**
  * Where the server writes its caches: the pod's model volume (an emptyDir sized for the weights and the engine's
@@ -52,8 +53,11 @@ export function modelDataProblems(cls: CapacityClass, fetcherImage: string | und
     add('artifact.modelData.uri', `'${data.uri}' is a prefix; on EKS the model data must be one object (a .tar, .tar.gz or single file) so that its SHA-256 pins all of it`);
   } else if (isUnresolved(location.key)) {
     add('artifact.modelData.uri', `'${data.uri}' has a CDK token in its key; on EKS the init container unpacks the object by its key's suffix ` +
-      '(.tar, .tar.gz or .tgz, else one file), chosen at synth, and the key must be one object, not a prefix; ' +
+      '(.tar, .tar.gz or .tgz in any case, else one file), chosen at synth, and the key must be one object, not a prefix; ' +
       'allowed: a literal key (only the bucket may be a token, e.g. s3://${bucket.bucketName}/model.tar)');
+  } else {
+    const landing = modelDataLandingProblem(data.uri, EKS_MODEL_DATA_LANDING);
+    if (landing !== undefined) add('artifact.modelData.uri', landing);
   }
   return problems;
 }

@@ -1,4 +1,4 @@
-import { Annotations, ArnFormat, Aws, Stack } from 'aws-cdk-lib';
+import { Annotations, Aws, Stack } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -14,7 +14,9 @@ import { parseS3Uri } from '../core/trust/s3-uri';
 import { ecrRepositoryArn, parseEcrImage } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
 import { type ClassProblem } from '../core/service/checks';
+import { type ModelDataLanding, modelDataLandingProblem, modelDataShape } from '../core/service/model-archive';
 import { modelDataDecryptStatement } from '../trust/model-data-key';
+import { logGroupArns } from '../util/log-arns';
 import { acknowledgeNistRules, acknowledgeRule, nagRendering, NIST_ONE_ROLE_POLICY } from '../util/nag';
 
 /**
@@ -171,28 +173,26 @@ export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
 }
 
 /**
- * A tar archive SageMaker would not unpack. SageMaker untars an S3Object only with CompressionType Gzip; with None it
+ * How SageMaker lands model data in /opt/ml/model. It untars an S3Object only with CompressionType Gzip; with None it
  * places the object as one file named after the last part of its key (S3ModelDataSource.CompressionType,
  * @aws-sdk/client-sagemaker 3.1142.0 dist-types/models/models_0.d.ts:226; botocore@1.43.67 the same text). A `.tar`
  * would then reach the engine as /opt/ml/model/<name>.tar and it would never load a model (EKS does unpack `.tar`:
- * lib/eks/manifests/workload.ts, so a class moved from EKS hits this). Decided on what `modelDataSource` renders, so
- * an upper-case `.TAR.GZ` (rendered None) is refused too. The literal tail of a URI with a token bucket decides as well.
+ * lib/eks/manifests/workload.ts, so a class moved from EKS hits this), nor would a `.zip` or a `.tar.xz`. The literal
+ * tail of a URI with a token bucket decides as well.
  */
+const SAGEMAKER_MODEL_DATA_LANDING: ModelDataLanding = {
+  platform: 'SageMaker',
+  serves: ['prefix', 'tar.gz', 'file'],
+  unpacks: 'it unpacks an S3Object only with CompressionType Gzip, which the library sets for .tar.gz and .tgz',
+  modelDirectory: '/opt/ml/model',
+  consequence: 'the endpoint would never become healthy',
+  allowed: 'a gzip-compressed tar archive ending in .tar.gz or .tgz, an s3://<bucket>/<prefix>/ of uncompressed files, ' +
+    'or one non-archive file (placed as /opt/ml/model/<its name>)',
+};
+
 function unpackProblems(className: string, uri: string): ClassProblem[] {
-  const lower = uri.toLowerCase();
-  const tarArchive = lower.endsWith('.tar') || lower.endsWith('.tar.gz') || lower.endsWith('.tgz');
-  if (!tarArchive || modelDataSource(uri).compressionType === 'Gzip') return [];
-  const fileName = uri.slice(uri.lastIndexOf('/') + 1);
-  return [{
-    className,
-    field: 'artifact.modelData.uri',
-    message:
-      `'${uri}' is ${lower.endsWith('.tar') ? 'an uncompressed tar archive' : 'a gzip archive with an upper-case suffix'}, which SageMaker ` +
-      'would not unpack (it unpacks an S3Object only with CompressionType Gzip, which the library sets for a lower-case .tar.gz or .tgz; ' +
-      `with None it places the object as the one file /opt/ml/model/${fileName}), so the engine would find no model and the endpoint ` +
-      'would never become healthy; allowed: a gzip-compressed archive ending in .tar.gz or .tgz, an s3://<bucket>/<prefix>/ of uncompressed files, ' +
-      'or one non-archive file (placed as /opt/ml/model/<its name>)',
-  }];
+  const message = modelDataLandingProblem(uri, SAGEMAKER_MODEL_DATA_LANDING);
+  return message === undefined ? [] : [{ className, field: 'artifact.modelData.uri', message }];
 }
 
 /** Reason for statements whose actions support no resource-level permission or are bound by a condition key instead. */
@@ -200,11 +200,11 @@ const WILDCARD_ONLY =
   'Resource * only where IAM offers nothing narrower: ecr:GetAuthorizationToken and ec2:Describe* support no resource-level permissions; ' +
   `cloudwatch:PutMetricData is bound to the ${AwsMetrics.sageMakerEndpointInstances.namespace} namespace by the cloudwatch:namespace condition.`;
 
-/** How SageMaker should fetch model data from `uri`: a prefix of uncompressed files, a .tar.gz archive, or one object. */
+/** How SageMaker should fetch model data from `uri`: a prefix of uncompressed files, a .tar.gz or .tgz archive (any case), or one object. */
 export function modelDataSource(uri: string): sagemaker.CfnModel.S3DataSourceProperty {
-  if (uri.endsWith('/')) return { s3Uri: uri, s3DataType: 'S3Prefix', compressionType: 'None' };
-  const gzip = uri.endsWith('.tar.gz') || uri.endsWith('.tgz');
-  return { s3Uri: uri, s3DataType: 'S3Object', compressionType: gzip ? 'Gzip' : 'None' };
+  const shape = modelDataShape(uri);
+  if (shape === 'prefix') return { s3Uri: uri, s3DataType: 'S3Prefix', compressionType: 'None' };
+  return { s3Uri: uri, s3DataType: 'S3Object', compressionType: shape === 'tar.gz' ? 'Gzip' : 'None' };
 }
 
 export interface ClassModelProps {
@@ -236,7 +236,6 @@ export class ClassModel extends Construct {
   constructor(scope: Construct, id: string, props: ClassModelProps) {
     super(scope, id);
     const cls = props.capacityClass;
-    const stack = Stack.of(this);
     for (const warning of props.warnings ?? []) Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:runtime', warning);
     this.role = new iam.Role(this, 'ExecutionRole', {
       assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } } }),
@@ -245,18 +244,14 @@ export class ClassModel extends Construct {
     acknowledgeNistRules(this.role, { IAMNoInlinePolicy: NIST_ONE_ROLE_POLICY });
     this.grantImagePull(cls.artifact.image);
     if (cls.artifact.modelData) this.grantModelDataRead(cls.artifact.modelData.uri, props.modelDataEncryptionKey);
-    const logGroupArn = stack.formatArn({
-      service: 'logs',
-      resource: 'log-group',
-      resourceName: `/aws/sagemaker/Endpoints/${props.endpointName}`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
+    const logs = logGroupArns(this, `/aws/sagemaker/Endpoints/${props.endpointName}`);
     this.allow(
-      {
-        sid: 'EndpointLogs',
-        actions: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
-        resources: [logGroupArn, `${logGroupArn}:log-stream:*`],
-      },
+      { sid: 'EndpointLogGroup', actions: ['logs:CreateLogGroup', 'logs:DescribeLogStreams'], resources: [logs.group] },
+      "The endpoint's own log group, in the form CloudWatch Logs documents for IAM policies (its ARN with a trailing :*); " +
+        'a log group name has no colon, so it names no other group.',
+    );
+    this.allow(
+      { sid: 'EndpointLogStreams', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logs.streams] },
       "Log streams of the endpoint's own log group: SageMaker names one stream per instance at run time.",
     );
     this.allow(

@@ -14,6 +14,7 @@ import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { decisionsRecord } from '../../lib/core/reconciler/io';
 import { Reconciler } from '../../lib/control/reconciler';
 import { type IInferenceServing } from '../../lib/control/serving';
+import { ACCOUNT, allows, REGION, roleStatements } from '../permissions/iam-policy';
 import { nagFindings, nistFindings, testStack } from '../util';
 import { servingOf } from './serving-fixture';
 
@@ -178,13 +179,30 @@ describe('Reconciler on a SageMaker endpoint', () => {
       },
       // No resource types in the Service Authorization Reference: "*" (SageMakerCapacityEndpoint.grantRouting).
       { Action: 'application-autoscaling:DescribeScalableTargets', Effect: 'Allow', Resource: '*' },
+      // log-stream actions (Service Authorization Reference) on the streams of its own group, not on the group's Arn
+      // attribute (already ending in :*) with another :* (review R249).
       {
         Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
         Effect: 'Allow',
-        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^ReconcilerLogs/), 'Arn'] }, ':*']] },
+        Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':logs:us-east-1:123456789012:log-group:', { Ref: expect.stringMatching(/^ReconcilerLogs/) }, ':log-stream:*']] },
       },
     ]);
     template.hasResourceProperties('AWS::IAM::Role', { ManagedPolicyArns: Match.absent() });
+  });
+
+  test("Lambda may write the function's streams in the reconciler's own log group and no other group (review R249)", () => {
+    const json = template.toJSON();
+    const role = Object.keys(template.findResources('AWS::IAM::Role')).find((id) => id.startsWith('ReconcilerRole'))!;
+    const group = Object.keys(template.findResources('AWS::Logs::LogGroup')).find((id) => id.startsWith('ReconcilerLogs'))!;
+    const statements = roleStatements(json, role);
+    // The permissions resolver gives a log group without LogGroupName the made-up name /generated/<logical id>.
+    const own = `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:/generated/${group}`;
+    const stream = `${own}:log-stream:2026/01/01/[$LATEST]0123456789abcdef0123456789abcdef`;
+    for (const action of ['logs:CreateLogStream', 'logs:PutLogEvents']) {
+      expect(allows(statements, { action, resource: stream, context: {} })).toBe(true);
+      expect(allows(statements, { action, resource: `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:/aws/lambda/other:log-stream:x`, context: {} })).toBe(false);
+    }
+    expect(allows(statements, { action: 'logs:CreateLogGroup', resource: `${own}:log-stream:`, context: {} })).toBe(false);
   });
 
   test('keeps its logs (EMF metrics and audit lines) for three months', () => {

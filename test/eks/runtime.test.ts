@@ -17,7 +17,7 @@ import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/eks/inference-service';
 import { SERVER_USER_NAME } from '../../lib/core/runtime/binding';
 import { VLLM_EXIT_MARGIN_SECONDS } from '../../lib/core/runtime/shutdown';
-import { modelFetchContainer, SERVER_UID } from '../../lib/eks/manifests/workload';
+import { modelFetchContainer, SERVER_UID, unpackOf } from '../../lib/eks/manifests/workload';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
 function build(overrides: Partial<EksInferenceServiceProps> = {}): EksInferenceService {
@@ -268,6 +268,32 @@ describe('model data in the pod', () => {
     );
   });
 
+  test('a key whose archive suffix is in upper or mixed case is unpacked like its lower-case form (review R251)', () => {
+    const unpack = (uri: string) => {
+      const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri } } } : c));
+      const [init] = pod(build({ classes }), 'l40s').initContainers ?? [];
+      return init.env.find((e) => e.name === 'CAI_FETCH_UNPACK')?.value;
+    };
+    expect(unpack('s3://models-bucket/llama3-8b/bf16.TAR.GZ')).toBe('tar.gz');
+    expect(unpack('s3://models-bucket/llama3-8b/bf16.Tgz')).toBe('tar.gz');
+    expect(unpack('s3://models-bucket/llama3-8b/bf16.TAR')).toBe('tar');
+    expect(unpack('s3://models-bucket/llama3-8b/bf16.safetensors')).toBe('none');
+  });
+
+  test('fails when the model data is an archive the init container would place as one file (review R251)', () => {
+    const at = (uri: string) => () => {
+      const classes = llamaClasses().map((c) => (c.name === 'l40s' ? { ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri } } } : c));
+      return build({ classes });
+    };
+    expect(at('s3://models-bucket/llama3-8b/bf16.Zip')).toThrow(
+      "class 'l40s' artifact.modelData.uri: 's3://models-bucket/llama3-8b/bf16.Zip' is an archive or compressed file (.zip), which EKS would not unpack " +
+        "(its init container extracts .tar with 'tar -xf' and .tar.gz or .tgz with 'tar -xzf'; anything else it places as the one file /models/model/bf16.Zip), " +
+        'so the engine would find no model and its pods would never turn Ready; allowed (suffixes in any case): one object: a tar archive ending in .tar, ' +
+        'a gzip-compressed one ending in .tar.gz or .tgz, or one non-archive file (placed as /models/model/<its name>)',
+    );
+    expect(at('s3://models-bucket/llama3-8b/bf16.tar.zst')).toThrow('is an archive or compressed file (.zst), which EKS would not unpack');
+  });
+
   test('fails when the fetcher image is a tag or the model data a prefix', () => {
     const classes = llamaClasses();
     classes[0] = { ...classes[0], artifact: { ...classes[0].artifact, modelData: { uri: 's3://models-bucket/llama3-8b/bf16/', sha256: 'a'.repeat(64), versionId: 'v1' } } };
@@ -390,7 +416,7 @@ function runFetch(object: Buffer | undefined, sha256: string, key: string, pinne
     object ? `#!/bin/sh\nfor last; do :; done\ncp "${join(dir, 'served')}" "$last"\necho "$*" > "${join(dir, 'call')}"\n` : '#!/bin/sh\necho "An error occurred (AccessDenied)" >&2\nexit 254\n',
     { mode: 0o755 },
   );
-  const script = modelFetchContainer({ image: FETCHER_IMAGE, bucket: 'b', key, versionId, sha256, unpack: key.endsWith('.tar') ? 'tar' : 'none' }).command[2];
+  const script = modelFetchContainer({ image: FETCHER_IMAGE, bucket: 'b', key, versionId, sha256, unpack: unpackOf(key) }).command[2];
   const result = spawnSync('/bin/sh', ['-c', script], {
     env: {
       PATH: `${bin}:${process.env.PATH}`,
@@ -398,7 +424,7 @@ function runFetch(object: Buffer | undefined, sha256: string, key: string, pinne
       CAI_FETCH_KEY: key,
       ...(versionId ? { CAI_FETCH_VERSION_ID: versionId } : {}),
       CAI_FETCH_SHA256: sha256,
-      CAI_FETCH_UNPACK: key.endsWith('.tar') ? 'tar' : 'none',
+      CAI_FETCH_UNPACK: unpackOf(key),
       CAI_MODEL_VOLUME: volume,
       CAI_MODEL_DIR: join(volume, 'model'),
       ...(credentials ? { AWS_CONTAINER_CREDENTIALS_FULL_URI: 'http://169.254.170.23/v1/credentials' } : {}),
@@ -442,6 +468,19 @@ describe('the fetch script fails closed', () => {
     const r = runFetch(archive, digest(archive), 'llama/m.tar');
     expect(r.status).toBe(0);
     expect(r.files).toEqual(['config.json']);
+  });
+
+  test('a gzip tar archive whose suffix is in upper or mixed case is unpacked, not placed as one file (review R251)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cai-tgz-'));
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src', 'config.json'), '{}');
+    execFileSync('tar', ['-czf', join(dir, 'm.tgz'), '-C', join(dir, 'src'), 'config.json']);
+    const archive = readFileSync(join(dir, 'm.tgz'));
+    for (const key of ['llama/m.TAR.GZ', 'llama/m.Tgz', 'llama/m.tar.gz']) {
+      const r = runFetch(archive, digest(archive), key);
+      expect(r.status).toBe(0);
+      expect(r.files).toEqual(['config.json']);
+    }
   });
 
   test('a digest mismatch exits non-zero, says why and leaves no model for the server', () => {

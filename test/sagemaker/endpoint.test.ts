@@ -199,22 +199,43 @@ describe('SageMakerCapacityEndpoint', () => {
       expect(nistFindings(stack)).toEqual([]);
     });
 
-    test('logs only to the endpoint log group; metrics only to the SageMaker endpoint namespace', () => {
+    test('logs only to the endpoint log group, each action on its resource type in the documented form (review R249); metrics only to the SageMaker endpoint namespace', () => {
+      const group = `:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/${endpoint.endpointName}`;
       template.hasResourceProperties('AWS::IAM::Policy', {
         PolicyDocument: {
           Statement: Match.arrayWith([
-            Match.objectLike({
-              Sid: 'EndpointLogs',
-              Resource: [
-                { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/${endpoint.endpointName}`]] },
-                Match.anyValue(),
-              ],
-            }),
+            // log-group actions (Service Authorization Reference) on the group's ARN with the trailing :* that
+            // CloudWatch Logs documents for IAM policies (iam-access-control-overview-cwl); log-stream actions on its streams.
+            {
+              Sid: 'EndpointLogGroup', Effect: 'Allow', Action: ['logs:CreateLogGroup', 'logs:DescribeLogStreams'],
+              Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `${group}:*`]] },
+            },
+            {
+              Sid: 'EndpointLogStreams', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+              Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `${group}:log-stream:*`]] },
+            },
             Match.objectLike({ Sid: 'EndpointInstanceMetrics', Action: 'cloudwatch:PutMetricData', Condition: { StringEquals: { 'cloudwatch:namespace': '/aws/sagemaker/Endpoints' } } }),
           ]),
         },
       });
       template.hasResourceProperties('AWS::Logs::LogGroup', { LogGroupName: `/aws/sagemaker/Endpoints/${endpoint.endpointName}`, RetentionInDays: 90 });
+      const statements = roleStatements(template.toJSON(), roleId(template, 'l40s'));
+      const arn = (name: string) => `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${name}`;
+      const own = arn(`/aws/sagemaker/Endpoints/${endpoint.endpointName}`);
+      const request = (action: string, resource: string) => ({ action, resource, context: {} });
+      // The resource a denied CreateLogGroup names (elastic/apm-aws-lambda#526), and the group ARN with the trailing :*.
+      for (const resource of [`${own}:log-stream:`, `${own}:*`]) {
+        for (const action of ['logs:CreateLogGroup', 'logs:DescribeLogStreams']) expect(allows(statements, request(action, resource))).toBe(true);
+      }
+      for (const action of ['logs:CreateLogStream', 'logs:PutLogEvents']) {
+        expect(allows(statements, request(action, `${own}:log-stream:AllTraffic/i-0123456789abcdef0`))).toBe(true);
+        // Not a log group whose name only starts with the endpoint's, not another endpoint's.
+        expect(allows(statements, request(action, `${own}-other:log-stream:x`))).toBe(false);
+        expect(allows(statements, request(action, `${arn('/aws/sagemaker/Endpoints/other')}:log-stream:x`))).toBe(false);
+      }
+      // Nothing else on the group: no retention, no deletion.
+      expect(allows(statements, request('logs:PutRetentionPolicy', `${own}:*`))).toBe(false);
+      expect(allows(statements, request('logs:DeleteLogGroup', `${own}:*`))).toBe(false);
     });
   });
 

@@ -11,6 +11,7 @@ import {
   SageMakerCapacityEndpoint,
   type SageMakerCapacityEndpointProps,
 } from '../../lib/sagemaker/endpoint';
+import { modelDataSource } from '../../lib/sagemaker/class-model';
 import { LLAMA_CONTRACT, testStack } from '../util';
 import { a10gOn, smClasses, synthError, TWO_VARIANTS } from './fixtures';
 
@@ -366,17 +367,33 @@ describe('SageMakerCapacityEndpoint validation', () => {
     const tar = `s3://models-bucket/llama3-8b/bf16-${sha}.tar`;
     expect(errorOf({ classes: uriOf(tar) })).toContain(
       `class 'l40s' artifact.modelData.uri: '${tar}' is an uncompressed tar archive, which SageMaker would not unpack ` +
-        '(it unpacks an S3Object only with CompressionType Gzip, which the library sets for a lower-case .tar.gz or .tgz; ' +
-        `with None it places the object as the one file /opt/ml/model/bf16-${sha}.tar)`,
+        '(it unpacks an S3Object only with CompressionType Gzip, which the library sets for .tar.gz and .tgz; ' +
+        `anything else it places as the one file /opt/ml/model/bf16-${sha}.tar), so the engine would find no model and the endpoint would never become healthy; ` +
+        'allowed (suffixes in any case): a gzip-compressed tar archive ending in .tar.gz or .tgz, an s3://<bucket>/<prefix>/ of uncompressed files, ' +
+        'or one non-archive file (placed as /opt/ml/model/<its name>)',
     );
-    expect(errorOf({ classes: uriOf(tar) })).toContain(
-      'allowed: a gzip-compressed archive ending in .tar.gz or .tgz, an s3://<bucket>/<prefix>/ of uncompressed files, or one non-archive file',
-    );
-    // An upper-case suffix renders CompressionType None too: the archive would land as one file, not unpacked.
-    expect(errorOf({ classes: uriOf(`s3://models-bucket/llama3-8b/bf16-${sha}.TAR.GZ`) })).toContain('is a gzip archive with an upper-case suffix, which SageMaker would not unpack');
+    expect(errorOf({ classes: uriOf(`s3://models-bucket/llama3-8b/bf16-${sha}.Tar`) })).toContain('is an uncompressed tar archive, which SageMaker would not unpack');
     for (const ok of [`${tar}.gz`, `s3://models-bucket/llama3-8b/bf16-${sha}.tgz`, `s3://models-bucket/llama3-8b/${sha}/`, `s3://models-bucket/llama3-8b/${sha}.gguf`]) {
       expect(errorOf({ classes: uriOf(ok) })).toBe('');
     }
+  });
+
+  test('a gzip archive with a suffix in any case is unpacked (CompressionType Gzip), as on EKS; an archive neither platform unpacks fails (review R251)', () => {
+    const sha = 'a'.repeat(64);
+    const uriOf = (uri: string) => withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri } } }));
+    for (const suffix of ['.TAR.GZ', '.Tar.Gz', '.Tgz', '.TGZ']) {
+      const uri = `s3://models-bucket/llama3-8b/bf16-${sha}${suffix}`;
+      expect(modelDataSource(uri)).toEqual({ s3Uri: uri, s3DataType: 'S3Object', compressionType: 'Gzip' });
+      expect(errorOf({ classes: uriOf(uri) })).toBe('');
+    }
+    const zip = `s3://models-bucket/llama3-8b/bf16-${sha}.ZIP`;
+    expect(errorOf({ classes: uriOf(zip) })).toContain(
+      `class 'l40s' artifact.modelData.uri: '${zip}' is an archive or compressed file (.zip), which SageMaker would not unpack ` +
+        '(it unpacks an S3Object only with CompressionType Gzip, which the library sets for .tar.gz and .tgz; ' +
+        `anything else it places as the one file /opt/ml/model/bf16-${sha}.ZIP), so the engine would find no model and the endpoint would never become healthy; ` +
+        'allowed (suffixes in any case):',
+    );
+    expect(errorOf({ classes: uriOf(`s3://models-bucket/llama3-8b/bf16-${sha}.tar.xz`) })).toContain('is an archive or compressed file (.xz), which SageMaker would not unpack');
   });
 
   test('model data in a bucket given as a token is read like a literal one (the same parser); a URI that is wholly a token is refused', () => {

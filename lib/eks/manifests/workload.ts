@@ -1,4 +1,5 @@
 import { SERVING_CONTAINER, SERVING_PORT_NAME } from '../../core/runtime/engine-metrics';
+import { type ModelDataLanding, modelDataShape } from '../../core/service/model-archive';
 import { classTaints, tolerationOf } from './karpenter';
 import {
   type Container,
@@ -33,11 +34,26 @@ export interface ModelFetch {
   readonly unpack: 'tar' | 'tar.gz' | 'none';
 }
 
-/** How an object key unpacks: tar archives are extracted, anything else is placed as one file. */
+/**
+ * How an object key unpacks, by the one reading of its suffix in any case (lib/core/service/model-archive.ts): tar
+ * archives are extracted, anything else is placed as one file (an archive of another kind is refused at synth:
+ * EKS_MODEL_DATA_LANDING).
+ */
 export function unpackOf(key: string): ModelFetch['unpack'] {
-  if (key.endsWith('.tar.gz') || key.endsWith('.tgz')) return 'tar.gz';
-  return key.endsWith('.tar') ? 'tar' : 'none';
+  const shape = modelDataShape(key);
+  return shape === 'tar' || shape === 'tar.gz' ? shape : 'none';
 }
+
+/** How the init container below lands model data: what `modelDataProblems` (lib/eks/runtime.ts) refuses it by. */
+export const EKS_MODEL_DATA_LANDING: ModelDataLanding = {
+  platform: 'EKS',
+  serves: ['tar', 'tar.gz', 'file'],
+  unpacks: "its init container extracts .tar with 'tar -xf' and .tar.gz or .tgz with 'tar -xzf'",
+  modelDirectory: MODEL_DATA_DIR,
+  consequence: 'its pods would never turn Ready',
+  allowed: 'one object: a tar archive ending in .tar, a gzip-compressed one ending in .tar.gz or .tgz, ' +
+    `or one non-archive file (placed as ${MODEL_DATA_DIR}/<its name>)`,
+};
 
 /**
  * The init container's script. Inputs come as environment variables (never spliced into the script), and every
