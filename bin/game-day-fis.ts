@@ -18,7 +18,8 @@
  * every other way out and deletes the template it created.
  */
 import {
-  CreateExperimentTemplateCommand, type CreateExperimentTemplateRequest, DeleteExperimentTemplateCommand, type Experiment, type FisClient,
+  CreateExperimentTemplateCommand, type CreateExperimentTemplateCommandOutput, type CreateExperimentTemplateRequest, DeleteExperimentTemplateCommand,
+  type Experiment, type FisClient,
   GetExperimentCommand, type ListExperimentsCommandOutput, ListExperimentsCommand, StartExperimentCommand, type StartExperimentCommandOutput,
   StopExperimentCommand,
 } from '@aws-sdk/client-fis';
@@ -29,6 +30,8 @@ import { type AuditChange, type Injection } from '../lib/core/game-day/runner';
 export const FIS_ICE_ACTION = 'aws:ec2:api-insufficient-instance-capacity-error';
 /** The action's name in the template, the key of its state in GetExperiment's `experiment.actions`. */
 export const FIS_ACTION_NAME = 'ZonalCapacityShortage';
+/** The `created-by` tag of every experiment template the command creates: how one left behind is found. */
+export const FIS_TEMPLATE_CREATOR = 'cdk-capacity-game-day';
 
 export interface FisShortage {
   /** The Karpenter controller's role: the launches that fail are the ones it makes. */
@@ -66,7 +69,7 @@ export function fisTemplate(s: FisShortage): CreateExperimentTemplateRequest {
         targets: { Roles: 'KarpenterController' },
       },
     },
-    tags: { 'created-by': 'cdk-capacity-game-day', stack: s.stack },
+    tags: { 'created-by': FIS_TEMPLATE_CREATOR, stack: s.stack },
   };
 }
 
@@ -121,6 +124,16 @@ async function wait(ms: number, signal?: AbortSignal): Promise<void> {
   await delay(ms, undefined, { signal }).catch(() => undefined);
 }
 
+/**
+ * How to find and delete a template CreateExperimentTemplate may have made though its answer was lost: by its tags
+ * (ListExperimentTemplates answers each template's id and tags, @aws-sdk/client-fis@3.523.0
+ * dist-types/models/models_0.d.ts ExperimentTemplateSummary :1140-1166, ListExperimentTemplatesResponse :1507-1518).
+ */
+function templateLeftBehind(stack: string): string {
+  return `aws fis list-experiment-templates --query "experimentTemplates[?tags.\\"created-by\\"=='${FIS_TEMPLATE_CREATOR}' && tags.stack=='${stack}']`
+    + '.[id,creationTime]" --output text, then aws fis delete-experiment-template --id <id> for the one created at this run\'s start';
+}
+
 /** The id FIS answered with; without one the command cannot stop or delete what it made, so it says so. */
 function required(id: string | undefined, what: string): string {
   if (!id) throw new Error(`AWS FIS answered ${what} without an id`);
@@ -163,6 +176,12 @@ export function fisInjection(
   // Whether StartExperiment may have started one though no id came back: not when it was refused outright (a 4xx on its
   // only attempt), so a plain refusal needs no ListExperiments scan, nor fis:ListExperiments (review R246).
   let mayHaveStarted = false;
+  // Whether CreateExperimentTemplate may have made a template though no id came back (not when refused outright): the
+  // restore cannot delete one it has no id of, so the operator is told how to find it.
+  let mayHaveCreated = false;
+  const leftBehind = () => (mayHaveCreated && !templateId
+    ? `an AWS FIS experiment template may exist though CreateExperimentTemplate gave no answer (nothing was started from it): ${templateLeftBehind(s.stack)}`
+    : undefined);
   const target = `FIS ${FIS_ICE_ACTION} on ${s.karpenterRoleArn} in ${s.zones.join(', ')}`;
   return {
     description: `inject InsufficientInstanceCapacity on the Karpenter controller's launches in ${s.zones.join(', ')} with AWS FIS `
@@ -173,13 +192,28 @@ export function fisInjection(
         : templateId ? `aws fis list-experiments --query "experiments[?experimentTemplateId=='${templateId}'].[id,state.status]" --output text, `
           + 'then aws fis stop-experiment --id <id> for each one listed that is not completed, stopping, stopped, failed or cancelled; '
           + `aws fis delete-experiment-template --id ${templateId}`
-        : '(nothing was changed)';
+        : leftBehind() ?? '(nothing was changed)';
+    },
+    get notRestorable() {
+      return leftBehind();
     },
     preview: async () => `would create the AWS FIS experiment template ${JSON.stringify(fisTemplate(s))}, start it, and on the way out stop `
       + 'the experiment and delete the template',
     async inject(_step, signal): Promise<AuditChange> {
-      const created = await fis.send(new CreateExperimentTemplateCommand(fisTemplate(s)));
-      templateId = required(created.experimentTemplate?.id, 'CreateExperimentTemplate');
+      let created: CreateExperimentTemplateCommandOutput | undefined;
+      try {
+        await guardedWrite(async () => {
+          created = await fis.send(new CreateExperimentTemplateCommand(fisTemplate(s)));
+        }, refusedOutright, () => {
+          mayHaveCreated = true;
+        });
+      } catch (e) {
+        if (!mayHaveCreated) throw e;
+        throw new Error(`CreateExperimentTemplate got no answer (${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}): AWS FIS may `
+          + `have created the experiment template all the same, tagged created-by=${FIS_TEMPLATE_CREATOR} and stack=${s.stack}; nothing was `
+          + `started from it. Find and delete it: ${templateLeftBehind(s.stack)}`, { cause: e });
+      }
+      templateId = required(created?.experimentTemplate?.id, 'CreateExperimentTemplate');
       let started: StartExperimentCommandOutput | undefined;
       await guardedWrite(async () => {
         started = await fis.send(new StartExperimentCommand({ experimentTemplateId: templateId, clientToken: `${s.clientToken}-start` }));

@@ -46,7 +46,7 @@ import { parseCommandLine, UsageError } from './args';
 import { cliClientConfig, type HttpTimeouts } from '../lib/core/sdk-client-profiles';
 import { clientRegion } from './aws-clients';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
-import { type Deployment, findDeployment, physicalId } from './deployment';
+import { type Deployment, findDeployment, noReconcilerMessage, physicalId } from './deployment';
 import { fisInjection } from './game-day-fis';
 import { podIdentityRole } from '../lib/core/verify/template';
 import { type Kubectl, kubectl, KubectlError } from './kubectl';
@@ -719,6 +719,10 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   const c = deps.clients(cmd.region);
   await clientRegion(c.cloudFormation);
   const d = await findDeployment(cmd.stack!, c);
+  if (d.reconcilers.length === 0) {
+    io.err(noReconcilerMessage(d));
+    return 1;
+  }
   // One service per run: the one named, or the only one of the stack.
   const services = d.reconcilers.map((r) => r.config.service);
   const reconciler = cmd.service === undefined

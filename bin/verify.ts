@@ -20,7 +20,6 @@ import { OBSERVABILITY_ADDON_NAME } from '../lib/core/metrics/template-check';
 import { KARPENTER_SERVICE_ACCOUNT, KEDA_OPERATOR_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts';
 import { routingTarget } from '../lib/core/reconciler/targets';
 import { ENV_PREFIX } from '../lib/core/runtime/binding';
-import { RECONCILER_CONFIG_ENV } from '../lib/core/reconciler/config';
 import { addonChecks, type InstalledAddon } from '../lib/core/verify/addon';
 import { capacityFilterSamples } from '../lib/core/verify/log-lines';
 import { karpenterPodsOfPattern } from '../lib/core/metrics/karpenter-capacity';
@@ -52,7 +51,8 @@ import { parseCommandLine, UsageError } from './args';
 import { cliClientConfig, type HttpTimeouts } from '../lib/core/sdk-client-profiles';
 import { clientRegion } from './aws-clients';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
-import { type Deployment, findDeployment, physicalId, roleNameOf } from './deployment';
+import { type Deployment, findDeployment, noReconcilerMessage, physicalId, roleNameOf } from './deployment';
+import { refusedOutright } from '../lib/core/game-day/injection';
 import { type Kubectl, kubectl } from './kubectl';
 
 export { UsageError, type Io };
@@ -97,7 +97,7 @@ NOT read-only, opt-in:
                sagemaker:UpdateEndpointWeightsAndCapacities on the endpoint.
 
 Needs read-only credentials: cloudformation:ListStackResources, cloudformation:GetTemplate,
-lambda:GetFunctionConfiguration, cloudwatch:ListMetrics, cloudwatch:GetMetricData,
+lambda:GetFunctionConfiguration (on the reconciler function only), cloudwatch:ListMetrics, cloudwatch:GetMetricData,
 application-autoscaling:DescribeScalingPolicies, logs:TestMetricFilter, eks:DescribeAddon,
 eks:DescribeAddonConfiguration, iam:GetRole, iam:SimulatePrincipalPolicy; for pods, list pods in the service's
 namespace (and eks:DescribeCluster for the 'aws eks update-kubeconfig' that writes kubectl's context). Exit status 1
@@ -150,8 +150,10 @@ export interface VerifyClients {
   readonly logs: CloudWatchLogsClient;
   readonly eks: EKSClient;
   readonly iam: IAMClient;
-  /** For --time-weight-update only. */
+  /** For --time-weight-update only: its reads. */
   readonly sageMaker?: SageMakerClient;
+  /** For --time-weight-update only: its one write, sent once (cliClientConfig's `singleAttempt`: the write is not safe to repeat). */
+  readonly sageMakerWrite?: SageMakerClient;
 }
 
 export function clients(region?: string, timeouts?: HttpTimeouts): VerifyClients {
@@ -165,6 +167,7 @@ export function clients(region?: string, timeouts?: HttpTimeouts): VerifyClients
     eks: new EKSClient(config),
     iam: new IAMClient(config),
     sageMaker: new SageMakerClient(config),
+    sageMakerWrite: new SageMakerClient(cliClientConfig(region, timeouts, { singleAttempt: true })),
   };
 }
 
@@ -517,7 +520,7 @@ export interface VerifyOptions {
 
 export async function runVerify(stack: string, c: VerifyClients, options: VerifyOptions = {}): Promise<CheckResult[]> {
   const d = await findDeployment(stack, c);
-  if (d.reconcilers.length === 0) throw new Error(`${stack} has no reconciler function (no Lambda function with ${RECONCILER_CONFIG_ENV}): is it a stack of this library?`);
+  if (d.reconcilers.length === 0) throw new Error(noReconcilerMessage(d));
   const bursts = burstRecords(d, options.bursts ?? []);
   return [
     ...await each('metrics', () => metricChecks(d, c)),
@@ -534,6 +537,12 @@ export async function runVerify(stack: string, c: VerifyClients, options: Verify
 /**
  * Each SageMaker endpoint of the stack: its variants' current weights written back, then its status read until it is
  * InService again after Updating (`weightUpdateCheck` judges). An endpoint not InService is not written.
+ *
+ * The write is sent once (`sageMakerWrite`): an attempt SageMaker took sets the endpoint Updating, and a repeat of it is
+ * then refused (lambda/reconciler/targets/sagemaker.ts `landed` says the same of the Reconciler's writes), so the SDK's
+ * retry of a write whose answer was lost would report verify's own update as another's. Its answer cannot say whether
+ * it landed either (the weights written are the ones in force), so a write without an answer is taken as verify's own
+ * when the endpoint turns Updating, and not measured when it does not.
  */
 async function weightUpdateResults(
   d: Deployment, c: VerifyClients, clock: NonNullable<VerifyOptions['clock']> = { now: Date.now, sleep: (ms: number) => delay(ms) },
@@ -564,18 +573,24 @@ async function weightUpdateResults(
       continue;
     }
     const desired = variants.map((v) => ({ VariantName: v.VariantName!, DesiredWeight: (v.DesiredWeight ?? v.CurrentWeight)! }));
-    try {
-      await sm.send(new UpdateEndpointWeightsAndCapacitiesCommand({ EndpointName: name, DesiredWeightsAndCapacities: desired }));
-    } catch (e) {
-      // Another update (the Reconciler's, an autoscaling activity) may have started between the read and the write.
-      const now = await sm.send(new DescribeEndpointCommand({ EndpointName: name }));
-      if (now.EndpointStatus !== 'InService') {
-        skip(`another update started first (the endpoint is ${now.EndpointStatus}; the write was refused: ${errorText(e)}): not measured`);
-        continue;
-      }
-      throw e;
-    }
+    // Before the write: SageMaker may set the endpoint Updating at any moment until the answer comes back.
     const start = clock.now();
+    let lostAnswer: string | undefined;
+    try {
+      await c.sageMakerWrite!.send(new UpdateEndpointWeightsAndCapacitiesCommand({ EndpointName: name, DesiredWeightsAndCapacities: desired }));
+    } catch (e) {
+      if (!refusedOutright(e)) lostAnswer = errorText(e);
+      else {
+        // Refused, so nothing written: another update (the Reconciler's, an autoscaling activity) may have started
+        // between the read and the write.
+        const now = await sm.send(new DescribeEndpointCommand({ EndpointName: name }));
+        if (now.EndpointStatus !== 'InService') {
+          skip(`another update started first (the endpoint is ${now.EndpointStatus}; the write was refused: ${errorText(e)}): not measured`);
+          continue;
+        }
+        throw e;
+      }
+    }
     const samples: StatusSample[] = [];
     for (let first = true; ; first = false) {
       if (!first) await clock.sleep(WEIGHT_UPDATE_POLL_SECONDS * 1000);
@@ -589,7 +604,7 @@ async function weightUpdateResults(
       // nothing), or at the bound.
       if (!('never' in t) || (t.never === 'updating' && seconds >= 10) || seconds >= WEIGHT_UPDATE_MAX_SECONDS) break;
     }
-    results.push(weightUpdateCheck(name, samples, assumed));
+    results.push(weightUpdateCheck(name, samples, assumed, lostAnswer));
   }
   return results;
 }

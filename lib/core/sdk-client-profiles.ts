@@ -10,7 +10,8 @@
  *   attempts fit in a run's budget; a stalled response body is cut by the run's deadline signal.
  * - cliClientConfig, the commands (verify, game-day, sign-model): an operator waits at a terminal, the calls are
  *   control-plane calls that can take seconds, and no deadline of their own stops a stalled body, so longer bounds,
- *   the SDK's own retries, and a socket inactivity bound that goes on covering the response's body.
+ *   the SDK's own retries, and a socket inactivity bound that goes on covering the response's body. A write that may
+ *   not be sent twice takes the same bounds with one attempt (`singleAttempt`).
  *
  * What the options mean, read at the handler the clients bundle (@smithy/node-http-handler@4.14.2, package-lock.json;
  * dist-cjs/index.js):
@@ -101,9 +102,26 @@ export const CLI_HTTP_TIMEOUTS: HttpTimeouts = { connectionTimeoutMs: 5_000, req
 export interface CliClientConfig {
   readonly region?: string;
   readonly requestHandler: RequestHandlerOptions;
+  /** Set only for a write that may not be sent twice (`singleAttempt`). */
+  readonly maxAttempts?: 1;
+}
+
+export interface CliClientOptions {
+  /**
+   * One SDK attempt per call, for a write that is not safe to repeat: when an attempt that took effect loses its
+   * answer (a TimeoutError, a 5xx), the SDK's standard retry sends it again (TRANSIENT_ERROR_CODES and
+   * TRANSIENT_ERROR_STATUS_CODES, @smithy/core@3.41.1 dist-cjs/submodules/retry/index.js:36-37, isTransientError :61-72,
+   * up to DEFAULT_MAX_ATTEMPTS = 3 at :477), and a service that refuses the repeat (SageMaker's endpoint is Updating
+   * after the first) turns the write's own success into an error that looks like a refusal. With one attempt an error is
+   * that attempt's: a 4xx refused it (`refusedOutright`, lib/core/game-day/injection.ts), anything else leaves the
+   * outcome unknown. A client's own `maxAttempts` wins over AWS_MAX_ATTEMPTS and the config file (`config?.maxAttempts
+   * ?? loadConfig(NODE_MAX_ATTEMPT_CONFIG_OPTIONS)`, @aws-sdk/client-sagemaker@3.1142.0 dist-cjs/index.js:13771), and the
+   * standard strategy retries only while attempts < maxAttempts (retry/index.js:558-563 above). @default false
+   */
+  readonly singleAttempt?: boolean;
 }
 
 /** The configuration of every client of the commands; `region` absent: the SDK's own chain (AWS_REGION, the profile). */
-export function cliClientConfig(region?: string, timeouts: HttpTimeouts = CLI_HTTP_TIMEOUTS): CliClientConfig {
-  return { ...(region ? { region } : {}), requestHandler: requestHandlerOptions(timeouts) };
+export function cliClientConfig(region?: string, timeouts: HttpTimeouts = CLI_HTTP_TIMEOUTS, options: CliClientOptions = {}): CliClientConfig {
+  return { ...(region ? { region } : {}), requestHandler: requestHandlerOptions(timeouts), ...(options.singleAttempt ? { maxAttempts: 1 } : {}) };
 }

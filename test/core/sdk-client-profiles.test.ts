@@ -117,4 +117,9 @@ describe('the profiles', () => {
     expect(cliClientConfig()).not.toHaveProperty('region');
     expect(cliClientConfig()).not.toHaveProperty('maxAttempts');
   });
+
+  test('the commands\' for a write that may not be sent twice: the same bounds, one attempt (R250)', () => {
+    expect(cliClientConfig('eu-west-1', undefined, { singleAttempt: true }))
+      .toEqual({ region: 'eu-west-1', requestHandler: requestHandlerOptions(CLI_HTTP_TIMEOUTS), maxAttempts: 1 });
+  });
 });

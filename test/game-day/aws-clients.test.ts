@@ -16,7 +16,7 @@ import { DescribeAddonCommand } from '@aws-sdk/client-eks';
 import { FisClient, GetExperimentCommand } from '@aws-sdk/client-fis';
 import { GetRoleCommand } from '@aws-sdk/client-iam';
 import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
-import { DescribeEndpointCommand } from '@aws-sdk/client-sagemaker';
+import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { cliClientConfig, type HttpTimeouts } from '../../lib/core/sdk-client-profiles';
 import { alarmStates, clients as gameDayClients, main as gameDay, type MainDeps, sleep } from '../../bin/game-day';
 import { fisInjection } from '../../bin/game-day-fis';
@@ -115,6 +115,28 @@ test('verify: every client fails a call the server never answers with a TimeoutE
   }
   expect(paths).toHaveLength(calls.length);
   for (const client of Object.values(c)) client.destroy();
+}, 60_000);
+
+test('verify: --time-weight-update\'s write is sent once on a 5xx, where its reads get the SDK\'s standard retry (R250)', async () => {
+  const failing = await stalledServer((_req, res) => {
+    res.writeHead(500, { 'content-type': 'application/x-amz-json-1.1' });
+    res.end(JSON.stringify({ __type: 'InternalFailure', message: 'internal' }));
+  });
+  const env = { ...process.env };
+  process.env.AWS_ENDPOINT_URL = failing.url;
+  delete process.env.AWS_MAX_ATTEMPTS; // the SDK's default: 3 attempts
+  try {
+    const c = verifyClients('us-east-1', SHORT);
+    const write = new UpdateEndpointWeightsAndCapacitiesCommand({ EndpointName: 'llm', DesiredWeightsAndCapacities: [{ VariantName: 'v', DesiredWeight: 1 }] });
+    await expect(c.sageMakerWrite!.send(write)).rejects.toMatchObject({ $metadata: { httpStatusCode: 500, attempts: 1 } });
+    expect(failing.paths).toHaveLength(1);
+    await expect(c.sageMaker!.send(new DescribeEndpointCommand({ EndpointName: 'llm' }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 500, attempts: 3 } });
+    expect(failing.paths).toHaveLength(4);
+    for (const client of Object.values(c)) client.destroy();
+  } finally {
+    process.env = env;
+    await close(failing.server);
+  }
 }, 60_000);
 
 test('game-day: every client, AWS FIS\'s included, fails a call the server never answers with a TimeoutError', async () => {

@@ -26,6 +26,7 @@ import { refusedOutright } from '../../lib/core/game-day/injection';
 import { fisZoneRefusal, type NodePoolZones, type ZoneRequirement } from '../../lib/core/game-day/fis-zones';
 import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
 import { EKS_CONFIG } from '../verify/account';
+import { reconcilerFunction } from '../verify/deployed-template';
 import { serveWindow, shortageWorld } from './window';
 
 const cfn = mockClient(CloudFormationClient);
@@ -56,7 +57,9 @@ beforeEach(() => {
     ],
   });
   cfn.on(GetTemplateCommand).resolves({
-    TemplateBody: JSON.stringify({ Resources: { Assoc: { Type: 'AWS::EKS::PodIdentityAssociation', Properties: { ServiceAccount: 'karpenter', RoleArn: { 'Fn::GetAtt': ['KarpenterRole', 'Arn'] } } } } }),
+    TemplateBody: JSON.stringify({
+      Resources: { Fn: reconcilerFunction(), Assoc: { Type: 'AWS::EKS::PodIdentityAssociation', Properties: { ServiceAccount: 'karpenter', RoleArn: { 'Fn::GetAtt': ['KarpenterRole', 'Arn'] } } } },
+    }),
   });
   serveWindow(cw, EKS_CONFIG, shortageWorld);
   lambda.on(GetFunctionConfigurationCommand).resolves({ Role: 'arn:aws:iam::123456789012:role/r', Environment: { Variables: { [RECONCILER_CONFIG_ENV]: JSON.stringify(EKS_CONFIG) } } });
@@ -324,6 +327,37 @@ test('the command waits while the experiment is initiating, and a cancelled one 
   expect(fisCalls().filter((c) => c === 'StopExperimentCommand')).toEqual([]);
 });
 
+// CreateExperimentTemplate made the template but every attempt lost its answer: no id is known, so the restore cannot
+// delete it; the error and the last audit line say how to find it by its tags, not "(nothing was changed)".
+test('a template created without an answer: the failure says it may exist and how to find and delete it by its tags (R250)', async () => {
+  alarm(() => 'OK');
+  serveFis();
+  fis.on(CreateExperimentTemplateCommand as never).rejects(Object.assign(new Error('socket hang up'), { name: 'TimeoutError' }));
+  const r = run([...BASE, '--hold', '30']);
+  expect(await r.done).toBe(1);
+  expect(fisCalls()).toEqual(['CreateExperimentTemplateCommand']);
+  const find = 'aws fis list-experiment-templates --query "experimentTemplates[?tags.\\"created-by\\"==\'cdk-capacity-game-day\' && tags.stack==\'Svc\']'
+    + '.[id,creationTime]" --output text, then aws fis delete-experiment-template --id <id> for the one created at this run\'s start';
+  const events = r.events();
+  expect(events.map((e) => e.event)).toEqual(['start', 'error', 'restore', 'end']);
+  expect(events[1].detail).toBe('CreateExperimentTemplate got no answer (TimeoutError: socket hang up): AWS FIS may have created the experiment '
+    + `template all the same, tagged created-by=cdk-capacity-game-day and stack=Svc; nothing was started from it. Find and delete it: ${find}`);
+  expect(events[3].detail).toBe('ended by error; restored what can be; an AWS FIS experiment template may exist though CreateExperimentTemplate '
+    + `gave no answer (nothing was started from it): ${find}`);
+  // The tags it names are the ones the template carries.
+  expect(fisInput<CreateExperimentTemplateRequest>(CreateExperimentTemplateCommand).tags).toEqual({ 'created-by': 'cdk-capacity-game-day', stack: 'Svc' });
+});
+
+test('a template refused outright (a 4xx on its only attempt): nothing was created, nothing to find', async () => {
+  serveFis();
+  const refused = Object.assign(new Error('not authorized'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 403, attempts: 1 } });
+  fis.on(CreateExperimentTemplateCommand as never).rejects(refused);
+  const { injection } = pausedInjection();
+  await expect(injection.inject()).rejects.toBe(refused);
+  expect(injection.manualRestore).toBe('(nothing was changed)');
+  expect(injection.notRestorable).toBeUndefined();
+});
+
 test('the command that restores by hand, when StartExperiment gave no answer, lists the template\'s experiments to stop them', async () => {
   serveFis();
   fis.on(StartExperimentCommand as never).rejects(new Error('TimeoutError'));
@@ -499,7 +533,7 @@ describe('the class\'s NodePool must be held to one of the zones: FIS does not s
 
 test('a stack without a Karpenter role of its own needs --karpenter-role', async () => {
   alarm(() => 'OK');
-  cfn.on(GetTemplateCommand).resolves({ TemplateBody: '{"Resources":{}}' });
+  cfn.on(GetTemplateCommand).resolves({ TemplateBody: JSON.stringify({ Resources: { Fn: reconcilerFunction() } }) });
   serveFis();
   const r = run([...BASE, '--hold', '1']);
   await expect(r.done).rejects.toThrow(/binds no role to the karpenter service account .*--karpenter-role/);

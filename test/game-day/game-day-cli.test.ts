@@ -18,6 +18,7 @@ import { clients, type Kubectl, main, type MainDeps, observeWindow, parseArgs, p
 import { KubectlError } from '../../bin/kubectl';
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { applyLimitsPatch, type Limits } from './nodepool-fake';
+import { reconcilerFunction } from '../verify/deployed-template';
 import { serveWindow } from './window';
 
 const cfn = mockClient(CloudFormationClient);
@@ -51,7 +52,7 @@ function deployment(config: ReconcilerConfig) {
   cfn.on(ListStackResourcesCommand).resolves({
     StackResourceSummaries: [{ LogicalResourceId: 'Fn', PhysicalResourceId: 'svc-reconciler', ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0) }],
   });
-  cfn.on(GetTemplateCommand).resolves({ TemplateBody: '{"Resources":{}}' });
+  cfn.on(GetTemplateCommand).resolves({ TemplateBody: JSON.stringify({ Resources: { Fn: reconcilerFunction() } }) });
   lambda.on(GetFunctionConfigurationCommand).resolves({ Role: 'arn:aws:iam::123456789012:role/r', Environment: { Variables: { [RECONCILER_CONFIG_ENV]: JSON.stringify(config) } } });
 }
 
@@ -437,6 +438,16 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
     expect(events[3].detail).toBe(`ended by error; ${state}`);
   });
 
+  test('a stack whose template has no reconciler: refused, naming it, no function read (R250)', async () => {
+    deployment(EKS_CONFIG);
+    cfn.on(GetTemplateCommand).resolves({ TemplateBody: '{"Resources":{}}' });
+    alarm(() => 'OK');
+    const r = run([...BASE, '--hold', '0.1', '--dry-run']);
+    expect(await r.done).toBe(1);
+    expect(r.out).toContain('Svc has no reconciler function (no Lambda function with RECONCILER_CONFIG): is it a stack of this library?');
+    expect(lambda.commandCalls(GetFunctionConfigurationCommand)).toEqual([]);
+  });
+
   test('a stack with two services: --service names the one, and without it the game day refuses and lists them', async () => {
     const chat: ReconcilerConfig = {
       ...EKS_CONFIG, service: 'chat',
@@ -448,6 +459,8 @@ describe('EKS: cap the preferred NodePool\'s limits', () => {
         LogicalResourceId: `Fn${name}`, PhysicalResourceId: `${name}-reconciler`, ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0),
       })),
     });
+    const template = { Resources: { Fnsd21: reconcilerFunction(), Fnchat: reconcilerFunction() } };
+    cfn.on(GetTemplateCommand).resolves({ TemplateBody: JSON.stringify(template) });
     lambda.on(GetFunctionConfigurationCommand, { FunctionName: 'chat-reconciler' })
       .resolves({ Role: 'arn:aws:iam::123456789012:role/r', Environment: { Variables: { [RECONCILER_CONFIG_ENV]: JSON.stringify(chat) } } });
     alarm(() => 'OK');

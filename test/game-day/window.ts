@@ -12,6 +12,7 @@ import { type ServiceContract } from '../../lib/core/service/contract';
 import { SERVING_RECORD_METADATA_KEY, servingRecord, type ServingRecord } from '../../lib/core/service/serving-record';
 import { planCapacity } from '../../lib/core/service/sizing';
 import { sd21Specs } from '../../lib/sim/services';
+import { reconcilerFunction } from '../verify/deployed-template';
 
 /** A raw metric value (before the query's scale) of a class's signal, or of 'mode' / 'ramping' (className undefined). */
 export type WindowValue = (className: string | undefined, signal: string, minute: number) => number | undefined;
@@ -67,5 +68,5 @@ export function shortageWorldRecord(): ServingRecord {
 
 /** A deployed template with the record of `shortageWorldRecord()`, as CloudFormation GetTemplate returns it. */
 export function recordedTemplateBody(): string {
-  return JSON.stringify({ Metadata: { [SERVING_RECORD_METADATA_KEY]: { sd21: shortageWorldRecord() } }, Resources: {} });
+  return JSON.stringify({ Metadata: { [SERVING_RECORD_METADATA_KEY]: { sd21: shortageWorldRecord() } }, Resources: { Fn: reconcilerFunction() } });
 }

@@ -1,5 +1,7 @@
 import fc from 'fast-check';
-import { backoffDelayMs, isRetryableError, withRetries } from '../../lib/core/reconciler/retry';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { backoffDelayMs, DEFAULT_RETRY, isRetryableError, withRetries } from '../../lib/core/reconciler/retry';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
 import {
   type ApprovedArtifacts,
@@ -15,6 +17,7 @@ import {
   sameSigningProfile,
   signingInProgress,
   verifyArtifacts,
+  VERIFIER_RETRY_DEFAULTS,
 } from '../../lib/core/trust/artifact-verification';
 import { ecrRepositoryArn, parseEcrImage } from '../../lib/core/trust/image-reference';
 import { ACCEPTED_PROFILE_ARNS, REFUSED_PROFILE_ARNS } from './profile-arn-forms';
@@ -457,4 +460,13 @@ describe('retries', () => {
     expect([1, 2, 3, 4, 5].map((a) => backoffDelayMs(a, { ...o, random: () => 0 }))).toEqual([50, 100, 200, 400, 500]);
     expect(backoffDelayMs(3, { ...o, random: () => 0.999999 })).toBe(400);
   });
+});
+
+test('docs/reconciler.md gives the verifier its own retry bounds and its retried denials, not the reconciler\'s policy (R250)', () => {
+  const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'reconciler.md'), 'utf8').replace(/\s+/g, ' ');
+  const { maxAttempts, baseDelayMs, maxDelayMs } = VERIFIER_RETRY_DEFAULTS;
+  expect(doc).toContain(`retried within the run (${DEFAULT_RETRY.maxAttempts} attempts, exponential backoff`);
+  expect(doc).toContain(`which the artifact verifier also calls with bounds of its own, ${maxAttempts} attempts from ${baseDelayMs} ms doubling to at `
+    + `most ${maxDelayMs / 1000} s unless \`verifierRetry\` says otherwise, and with access denials retried too`);
+  expect(doc).not.toContain('the same policy the artifact verifier uses');
 });

@@ -17,6 +17,7 @@ import { OBSERVABILITY_ADDON_NAME } from '../../lib/core/metrics/template-check'
 import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { KARPENTER_PODS } from '../../lib/eks/observability-addon';
 import { allows, type Statement } from '../permissions/iam-policy';
+import { reconcilerFunction } from './deployed-template';
 
 export const cfn = mockClient(CloudFormationClient);
 export const lambda = mockClient(LambdaClient);
@@ -82,7 +83,7 @@ const ADDON_SCHEMA = JSON.stringify({
 
 export const TEMPLATE = {
   Resources: {
-    ReconcilerFn: { Type: 'AWS::Lambda::Function', Properties: {} },
+    ReconcilerFn: reconcilerFunction(),
     OtherFn: { Type: 'AWS::Lambda::Function', Properties: {} },
     ...Object.fromEntries(POOLS.map((pool, i) => [`CapacityFilter${i}`, {
       Type: 'AWS::Logs::MetricFilter',

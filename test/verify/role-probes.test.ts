@@ -212,6 +212,10 @@ describe('verify against the SageMaker example as deployed (every call mocked, I
     const roles = [...new Set(checks.map((r) => r.id.split(':')[1]))];
     expect(roles.filter((r) => r.startsWith('execution role'))).toHaveLength(3);
     expect(roles.filter((r) => r.startsWith('reconciler role'))).toHaveLength(1);
+    // The reconciler is found in the template as synthesized (its Environment.Variables) and read alone (R250).
+    const read = lambda.commandCalls(GetFunctionConfigurationCommand).map((c) => c.args[0].input.FunctionName);
+    expect(read).toHaveLength(1);
+    expect(template.Resources[read[0]!].Properties.Environment).toHaveProperty(['Variables', RECONCILER_CONFIG_ENV]);
     // The namespace condition was evaluated with the context the probe sent.
     expect(iam.commandCalls(SimulatePrincipalPolicyCommand).some((c) => c.args[0].input.ContextEntries?.[0]?.ContextKeyName === 'cloudwatch:namespace')).toBe(true);
   });

@@ -12,6 +12,7 @@ import { policyArnOf, scalingMetricCheck, scalingMetricPolicies, scalingQueryPla
 import { endpointStack, smClasses, TWO_VARIANTS } from '../sagemaker/fixtures';
 import { LLAMA_CONTRACT, testStack } from '../util';
 import { aas, cfn, conformingAccount, cw, resetAccount } from './account';
+import { reconcilerFunction } from './deployed-template';
 
 beforeEach(resetAccount);
 
@@ -128,7 +129,9 @@ describe('runVerify', () => {
     const listed = (await new CloudFormationClient({ region: 'us-east-1' }).send(new ListStackResourcesCommand({ StackName: 'Svc' }))).StackResourceSummaries!;
     const base = listed.filter((r) => r.ResourceType !== 'AWS::ApplicationAutoScaling::ScalingPolicy');
     const [logicalId] = scalingMetricPolicies(template).map((p) => p.logicalId);
-    cfn.on(GetTemplateCommand).resolves({ TemplateBody: JSON.stringify(template) });
+    // The endpoint's template with the account's reconciler function (conformingAccount lists it as ReconcilerFn).
+    const withReconciler = { ...template, Resources: { ...template.Resources, ReconcilerFn: reconcilerFunction() } };
+    cfn.on(GetTemplateCommand).resolves({ TemplateBody: JSON.stringify(withReconciler) });
     cfn.on(ListStackResourcesCommand).resolves({
       StackResourceSummaries: [...base, {
         LogicalResourceId: logicalId, PhysicalResourceId: physicalId ?? undefined, ResourceType: 'AWS::ApplicationAutoScaling::ScalingPolicy',

@@ -8,14 +8,15 @@ import { TestMetricFilterCommand, type TestMetricFilterCommandInput } from '@aws
 import { SimulatePrincipalPolicyCommand, type SimulatePrincipalPolicyCommandInput } from '@aws-sdk/client-iam';
 import { allows } from '../permissions/iam-policy';
 import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
+import { GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import { clients, main, parseArgs, runVerify, UsageError } from '../../bin/verify';
 import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
 import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { AwsDim, AwsMetrics, METRIC_NAMESPACE } from '../../lib/core/metrics/contract';
 import { expectedMetrics, metricPresenceCheck, publishedOnlyOn } from '../../lib/core/verify/metric-presence';
 import {
-  ACCOUNT, ADDON_VERSION, conformingAccount, contextOf, cw, EKS_CONFIG, eks, healthyAccountBeforeAnyEvent, iam, KARPENTER_STATEMENTS, lambda, logs,
-  resetAccount, ROLE_ARN, simulator, target,
+  ACCOUNT, ADDON_VERSION, cfn, conformingAccount, contextOf, cw, EKS_CONFIG, eks, healthyAccountBeforeAnyEvent, iam, KARPENTER_STATEMENTS, lambda,
+  logs, resetAccount, ROLE_ARN, simulator, target, TEMPLATE,
 } from './account';
 
 beforeEach(resetAccount);
@@ -317,6 +318,34 @@ describe('each check fails on a non-conforming answer, saying what it saw', () =
     const err: string[] = [];
     expect(await main(['--stack', 'Svc', '--region', 'us-east-1'], { out: () => undefined, err: (l) => err.push(l) })).toBe(1);
     expect(err).toEqual(['Svc has no reconciler function (no Lambda function with RECONCILER_CONFIG): is it a stack of this library?']);
+  });
+});
+
+describe('the stack\'s reconciler is picked from its template: only its configuration is read (R250)', () => {
+  const denied = Object.assign(new Error('not authorized to perform: lambda:GetFunctionConfiguration'), { name: 'AccessDeniedException' });
+
+  test('lambda:GetFunctionConfiguration granted on the reconciler alone: the stack\'s other functions are not read, and verify runs', async () => {
+    conformingAccount();
+    lambda.on(GetFunctionConfigurationCommand, { FunctionName: 'svc-other' }).rejects(denied);
+    const results = await runVerify('Svc', clients('us-east-1'));
+    expect(results.filter((r) => r.status !== 'pass' && r.status !== 'skip')).toEqual([]);
+    expect(lambda.commandCalls(GetFunctionConfigurationCommand).map((c) => c.args[0].input)).toEqual([{ FunctionName: 'svc-reconciler' }]);
+  });
+
+  test('no reconciler in the template: an error, naming the nested stacks whose resources are not read when there are some', async () => {
+    conformingAccount();
+    const template = { Resources: { ...TEMPLATE.Resources, ReconcilerFn: { Type: 'AWS::Lambda::Function', Properties: {} } } };
+    cfn.on(GetTemplateCommand).resolves({ TemplateBody: JSON.stringify(template) });
+    await expect(runVerify('Svc', clients('us-east-1')))
+      .rejects.toThrow(new Error('Svc has no reconciler function (no Lambda function with RECONCILER_CONFIG): is it a stack of this library?'));
+    expect(lambda.commandCalls(GetFunctionConfigurationCommand)).toEqual([]);
+    const nestedId = 'arn:aws:cloudformation:us-east-1:123456789012:stack/Svc-ServingNestedStack-1A2B/0f1e2d3c';
+    cfn.on(GetTemplateCommand).resolves({ TemplateBody: JSON.stringify({ Resources: { ...template.Resources, Serving: { Type: 'AWS::CloudFormation::Stack', Properties: {} } } }) });
+    cfn.on(ListStackResourcesCommand).resolves({
+      StackResourceSummaries: [{ LogicalResourceId: 'Serving', PhysicalResourceId: nestedId, ResourceType: 'AWS::CloudFormation::Stack', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0) }],
+    });
+    await expect(runVerify('Svc', clients('us-east-1'))).rejects.toThrow(new Error('Svc has no reconciler function (no Lambda function with RECONCILER_CONFIG); '
+      + `it nests stacks whose resources are not read: Serving (${nestedId}): if the reconciler is in one of them, pass that nested stack's name or ID with --stack`));
   });
 });
 

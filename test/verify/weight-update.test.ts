@@ -81,10 +81,84 @@ describe('--time-weight-update on a SageMaker stack', () => {
     sm.on(DescribeEndpointCommand).callsFake(() => ({
       EndpointName: 'llm', EndpointStatus: statuses.shift() ?? 'Updating', ProductionVariants: [{ VariantName: 'pooled', CurrentWeight: 1 }],
     }));
-    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(Object.assign(new Error('Cannot update in-progress endpoint'), { name: 'ValidationException' }));
+    // Refused on its only attempt (a 400): nothing was written.
+    const refused = Object.assign(new Error('Cannot update in-progress endpoint'), { name: 'ValidationException', $metadata: { httpStatusCode: 400, attempts: 1 } });
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(refused);
     const results = await runVerify('Svc', { ...clients('us-east-1'), sageMaker: new SageMakerClient({ region: 'us-east-1' }) }, { timeWeightUpdate: true });
     expect(results.find((r) => r.id.startsWith('weight-update'))).toMatchObject({
       id: 'weight-update:llm', status: 'skip', detail: expect.stringContaining('another update started first (the endpoint is Updating'),
+    });
+  });
+
+  /** The endpoint answering `statuses` in turn (the first is the read before the write), then InService; the write takes `writeMs`. */
+  function endpoint(statuses: string[], write: { ms: number; error?: Error }) {
+    let now = 0;
+    const clock = { now: () => now, sleep: async (ms: number) => { now += ms; } };
+    sm.on(DescribeEndpointCommand).callsFake(() => ({
+      EndpointName: 'llm', EndpointStatus: statuses.shift() ?? 'InService', ProductionVariants: [{ VariantName: 'pooled', CurrentWeight: 1 }],
+    }));
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).callsFake(() => {
+      now += write.ms;
+      if (write.error) throw write.error;
+      return {};
+    });
+    return clock;
+  }
+  const lost = () => Object.assign(new Error('socket hang up'), { name: 'TimeoutError' });
+  const assumed = platformModel('sagemaker').endpointUpdate!.weightsSeconds;
+
+  test('the write is sent once, without the SDK\'s retries, and the clock starts before it is sent (R250)', async () => {
+    conformingAccount(SM_CONFIG);
+    const clock = endpoint(['InService', 'Updating', 'Updating', 'InService'], { ms: 3_000 });
+    const saved = process.env.AWS_MAX_ATTEMPTS;
+    process.env.AWS_MAX_ATTEMPTS = '5';
+    try {
+      const c = clients('us-east-1');
+      // The client's own maxAttempts wins over AWS_MAX_ATTEMPTS; the reads keep the SDK's retries.
+      expect(await c.sageMakerWrite!.config.maxAttempts()).toBe(1);
+      expect(await c.sageMaker!.config.maxAttempts()).toBe(5);
+      const results = await runVerify('Svc', c, { timeWeightUpdate: true, clock });
+      const [write] = sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand);
+      expect(write.thisValue).toBe(c.sageMakerWrite);
+      expect(sm.commandCalls(DescribeEndpointCommand).every((call) => call.thisValue === c.sageMaker)).toBe(true);
+      // Updating from the moment the write was sent: its 3 s in flight count.
+      expect(results.find((r) => r.id === 'weight-update:llm')).toMatchObject({ status: 'pass', detail: 'InService again 7 s after the write (read at once, then every 2 s)' });
+    } finally {
+      if (saved === undefined) delete process.env.AWS_MAX_ATTEMPTS;
+      else process.env.AWS_MAX_ATTEMPTS = saved;
+    }
+  });
+
+  test('a write whose answer was lost and an endpoint that turns Updating: measured as the write\'s own, saying so, not "another update" (R250)', async () => {
+    conformingAccount(SM_CONFIG);
+    const clock = endpoint(['InService', 'Updating', 'InService'], { ms: 20_000, error: lost() });
+    const results = await runVerify('Svc', clients('us-east-1'), { timeWeightUpdate: true, clock });
+    expect(results.find((r) => r.id.startsWith('weight-update'))).toEqual({
+      id: 'weight-update:llm', status: 'pass',
+      settles: `a weights-only update keeps endpoint llm Updating no longer than the simulator assumes (${assumed} s)`,
+      detail: 'InService again 22 s after the write (read at once, then every 2 s); the write got no answer (TimeoutError: socket hang up): '
+        + 'the update seen is taken as its own',
+    });
+  });
+
+  test('a write whose answer was lost and an endpoint never seen Updating: SKIP, not a failed group (R250)', async () => {
+    conformingAccount(SM_CONFIG);
+    const clock = endpoint(['InService'], { ms: 20_000, error: Object.assign(new Error('internal'), { name: 'InternalFailure', $metadata: { httpStatusCode: 500 } }) });
+    const results = await runVerify('Svc', clients('us-east-1'), { timeWeightUpdate: true, clock });
+    expect(results.find((r) => r.id.startsWith('weight-update'))).toMatchObject({
+      id: 'weight-update:llm', status: 'skip',
+      detail: 'the write got no answer (InternalFailure: internal) and the endpoint was never seen Updating after it (read at once, then every 2 s): '
+        + 'it may not have landed; not measured',
+    });
+  });
+
+  test('a write refused outright while the endpoint stays InService fails the group with the refusal', async () => {
+    conformingAccount(SM_CONFIG);
+    const denied = Object.assign(new Error('not authorized'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400, attempts: 1 } });
+    const clock = endpoint(['InService'], { ms: 0, error: denied });
+    const results = await runVerify('Svc', clients('us-east-1'), { timeWeightUpdate: true, clock });
+    expect(results.find((r) => r.id.startsWith('weight-update'))).toMatchObject({
+      id: 'weight-update:error', status: 'fail', detail: 'AccessDeniedException: not authorized',
     });
   });
 

@@ -112,6 +112,7 @@ export function scalableTargetPin(resourceId: string, before: ScalableBounds, cu
  * or a request timeout (408), on the first and only attempt. No answer, a 5xx or a network error leaves the outcome
  * unknown, and so does a 4xx after the SDK retried (`$metadata.attempts` > 1): an earlier attempt may have started an
  * experiment whose answer was lost, and what StartExperiment answers a replayed clientToken is not documented (R247).
+ * verify's weight write, sent once, tells a refusal from a lost answer with it too (R250).
  */
 export function refusedOutright(e: unknown): boolean {
   const meta = (e as { $metadata?: { httpStatusCode?: number; attempts?: number } } | undefined)?.$metadata;

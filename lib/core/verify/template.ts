@@ -1,11 +1,12 @@
 /**
- * What the conformance checks need from a deployed stack's template (CloudFormation GetTemplate): the capacity-error
- * metric filters, the observability add-on and the roles bound to service accounts. Values that hold a
- * CloudFormation token are reported as absent, never guessed.
+ * What the conformance checks need from a deployed stack's template (CloudFormation GetTemplate): the reconciler
+ * functions, the capacity-error metric filters, the observability add-on and the roles bound to service accounts.
+ * Values that hold a CloudFormation token are reported as absent, never guessed.
  */
 import { KARPENTER_CAPACITY_NAMESPACE } from '../metrics/karpenter-capacity';
 import { OBSERVABILITY_ADDON_NAME, type CfnTemplate } from '../metrics/template-check';
 import { nodePoolOfCapacityMetric } from '../metrics/karpenter-capacity';
+import { RECONCILER_CONFIG_ENV } from '../reconciler/config';
 
 type Json = unknown;
 
@@ -21,6 +22,24 @@ const literal = (value: Json): string | undefined => {
   const t = text(value);
   return t === undefined || t.includes('{token}') ? undefined : t;
 };
+
+/**
+ * The logical ids of the template's reconciler functions: each Lambda function whose environment names the reconciler's
+ * configuration variable (lib/control/reconciler.ts sets it; a CDK function renders its environment as
+ * `Environment.Variables`, aws-cdk-lib@2.269.0 aws-lambda/lib/function.js `renderEnvironment`, the place
+ * lib/core/metrics/template-check.ts reads it too). The key is literal even where the value holds a token.
+ */
+export function reconcilerFunctionIds(template: CfnTemplate): string[] {
+  return Object.entries(template.Resources ?? {})
+    .filter(([, r]) => r.Type === 'AWS::Lambda::Function')
+    .filter(([, r]) => Object.hasOwn((r.Properties?.Environment as { Variables?: object } | undefined)?.Variables ?? {}, RECONCILER_CONFIG_ENV))
+    .map(([logicalId]) => logicalId);
+}
+
+/** The logical ids of the template's nested stacks (AWS::CloudFormation::Stack): their resources are in stacks of their own. */
+export function nestedStackIds(template: CfnTemplate): string[] {
+  return Object.entries(template.Resources ?? {}).filter(([, r]) => r.Type === 'AWS::CloudFormation::Stack').map(([logicalId]) => logicalId);
+}
 
 export interface CapacityFilter {
   readonly logicalId: string;

@@ -38,8 +38,23 @@ export function updatingSeconds(samples: readonly StatusSample[]): { seconds: nu
  * The check: PASS when the endpoint was back `InService` within the simulator's assumed time, FAIL when it took longer
  * (the SageMaker benchmark is then kinder to the weight-writing policies than this endpoint: rerun it with the measured
  * time), SKIP when no update was seen (the write may not have changed the endpoint).
+ *
+ * `lostAnswer`: the error of a write that got no answer (a timeout, a 5xx), whose outcome is unknown. An update seen
+ * after it is taken as the write's own and judged as usual, the detail saying so; none seen: SKIP, the write most
+ * likely not taken.
  */
-export function weightUpdateCheck(endpointName: string, samples: readonly StatusSample[], assumedSeconds: number): CheckResult {
+export function weightUpdateCheck(endpointName: string, samples: readonly StatusSample[], assumedSeconds: number, lostAnswer?: string): CheckResult {
+  const judged = judge(endpointName, samples, assumedSeconds);
+  if (lostAnswer === undefined) return judged;
+  const t = updatingSeconds(samples);
+  if ('never' in t && t.never === 'updating') {
+    return { ...judged, status: 'skip', detail: `the write got no answer (${lostAnswer}) and the endpoint was never seen Updating after it `
+      + `(read at once, then every ${WEIGHT_UPDATE_POLL_SECONDS} s): it may not have landed; not measured` };
+  }
+  return { ...judged, detail: `${judged.detail}; the write got no answer (${lostAnswer}): the update seen is taken as its own` };
+}
+
+function judge(endpointName: string, samples: readonly StatusSample[], assumedSeconds: number): CheckResult {
   const id = `weight-update:${endpointName}`;
   const settles = `a weights-only update keeps endpoint ${endpointName} Updating no longer than the simulator assumes (${assumedSeconds} s)`;
   const t = updatingSeconds(samples);
