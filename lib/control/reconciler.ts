@@ -46,7 +46,12 @@ import { RECONCILER_FUNCTION_TIMEOUT_SECONDS } from '../core/reconciler/retry';
 export interface RoutingPolicyOptions {
   /** Length of one CloudWatch period and of one reconciler tick. @default Duration.minutes(1) */
   readonly period?: Duration;
-  /** Cost mode plans for demand x (1 + headroom). @default 0.2 */
+  /**
+   * Cost mode plans for demand x (1 + headroom); replica floors and capacity writes are sized at envelope / (1 +
+   * headroom) per replica, the target the serving's autoscalers keep. It is the serving's: a value other than the
+   * serving's headroom (its contract's) fails at synth, so leave it unset.
+   * @default - the serving's headroom (the contract's `headroom`); 0.2 when the serving gives none
+   */
   readonly headroom?: number;
   /** Share of traffic every compatible ready class keeps in cost mode. @default 0.02 */
   readonly warmFloorShare?: number;
@@ -253,6 +258,8 @@ export class Reconciler extends Construct {
       ...windowDefaultsForPeriod(durationSeconds(props.policy?.period)),
       // The latency trigger watches the contract's SLO unless the policy names its own.
       ...(serving.latencySloP95Ms !== undefined ? { latencySloP95Ms: serving.latencySloP95Ms } : {}),
+      // Floors and capacity writes are sized at the target the serving's autoscalers keep (`policy.headroom@serving`).
+      ...(serving.headroom !== undefined ? { headroom: serving.headroom } : {}),
       ...policyConfigFromOptions(props.policy ?? {}),
       ...(floorsBound ? {} : { replicaFloorsApplied: false }),
     };
@@ -648,6 +655,12 @@ export class Reconciler extends Construct {
     const delay = durationSeconds(props.metricDelay) ?? RECONCILER_TIMING_DEFAULTS.metricDelaySeconds;
     const metricDelaySeconds = numberProblem(RECONCILER_RULES.metricDelay, delay) === undefined ? delay : undefined;
     for (const [record, alarm] of given) checkInferenceAlarms(c, record, periodSeconds, metricDelaySeconds, alarm.node.path);
+    // Its own rule reports a headroom out of range; only a valid one is compared with the serving's.
+    const headroom = props.policy?.headroom;
+    if (headroom !== undefined && serving.headroom !== undefined && numberProblem(RECONCILER_RULES['policy.headroom'], headroom) === undefined) {
+      const servingPath = Construct.isConstruct(props.serving) ? `'${props.serving.node.path}'` : 'the serving';
+      c.cross('policy.headroom@serving', { headroom, servingHeadroom: serving.headroom, serving: servingPath }, 'policy.headroom');
+    }
     const description = servingDescriptionProblems(serving);
     const fromContainerInsights = isKnownTargetKind(serving.routing) && routingTarget(serving.routing).desiredReplicasFrom === 'container-insights';
     c.cross('serving.signals.containerInsightsClusterName', { required: fromContainerInsights, clusterName: serving.signals?.containerInsightsClusterName });

@@ -5,7 +5,7 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import { type HardwareCatalog } from '../core/hardware/catalog';
-import { AwsMetrics } from '../core/metrics/contract';
+import { AwsDim, AwsMetrics } from '../core/metrics/contract';
 import { type RuntimeBinding } from '../core/runtime/binding';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassPlan } from '../core/service/sizing';
@@ -274,8 +274,7 @@ function scaledObjectInputOf(u: ClassUnitInput, name: string, labels: Labels): m
     metric: {
       namespace: AwsMetrics.alb.namespace,
       metricName: AwsMetrics.alb.requestCount,
-      dimensionName: 'LoadBalancer;TargetGroup',
-      dimensionValue: `${u.load.loadBalancerFullName};${u.load.targetGroupFullName}`,
+      ...m.triggerDimensions({ [AwsDim.LOAD_BALANCER]: u.load.loadBalancerFullName, [AwsDim.TARGET_GROUP]: u.load.targetGroupFullName }),
       statistic: 'Sum',
       region: u.load.region,
     },

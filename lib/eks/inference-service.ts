@@ -447,6 +447,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       service: this.contract.name,
       tokensPerRequest: this.contract.requestShape.meanOutputTokens,
       latencySloP95Ms: this.contract.slo.deadlineMs,
+      headroom: this.plan.headroom,
       routing: this.routingFacts(),
       signals: {
         containerInsightsClusterName: this.clusterName,

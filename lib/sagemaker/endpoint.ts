@@ -666,6 +666,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       service: this.contract.name,
       tokensPerRequest: this.contract.requestShape.meanOutputTokens,
       latencySloP95Ms: this.contract.slo.deadlineMs,
+      headroom: this.resolve().plan.headroom,
       routing: this.routingFacts(),
       // Only what the server sheds overload with: SageMaker publishes no capacity-error or token metric to read.
       signals: {

@@ -1,7 +1,7 @@
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ServiceContract } from '../core/service/contract';
 import { routedClassFacts } from '../core/reconciler/routing-facts';
-import { type CapacityPlan } from '../core/service/sizing';
+import { type CapacityPlan, replicasAtTarget } from '../core/service/sizing';
 // What the deployed servers really admit (the runtime contract): the same function the runtime binding follows.
 import { serverAdmission } from '../core/runtime/admission';
 import { engineCountsGeneratedTokens } from '../core/runtime/engine-metrics';
@@ -41,9 +41,9 @@ export function simClassesFromPlan(
     if (!p) throw new Error(`The capacity plan has no entry for class '${cls.name}'`);
     if (!b) throw new Error(`No run-time behavior (provisioning delay) given for class '${cls.name}'`);
     const minReplicas = b.minReplicas ?? (p.role === 'preferred' ? 1 : p.minReplicas);
-    const steady = p.role === 'preferred' && demandAtZeroTokensPerSecond !== undefined
-      ? Math.max(minReplicas, Math.min(p.maxReplicas, Math.ceil(demandAtZeroTokensPerSecond / p.targetTokensPerSecondPerReplica)))
-      : minReplicas;
+    const atZero = p.role === 'preferred' && demandAtZeroTokensPerSecond !== undefined
+      ? replicasAtTarget(demandAtZeroTokensPerSecond, cls.envelope.tokensPerSecondPerReplica, plan.headroom) : undefined;
+    const steady = atZero === undefined ? minReplicas : Math.max(minReplicas, Math.min(p.maxReplicas, atZero));
     return {
       ...routedClassFacts(cls, p.maxReplicas),
       provisioningSeconds: b.provisioningSeconds,

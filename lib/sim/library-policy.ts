@@ -10,7 +10,7 @@ import { routingTarget } from '../core/reconciler/targets';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { declaredTokensPerRequest, poolsOf, type ScenarioInstance, type SimClass } from './model';
-import { demandReading, measuredMinute, type PlatformModel, readsEngineTokens, scenarioPlatform } from './platform';
+import { demandReading, measuredMinute, type PlatformModel, readsEngineTokens, reconcilerReadDelaySeconds, scenarioPlatform } from './platform';
 import { type Decision, type Observation, type PolicyFactory, type RoutingPolicy } from './policy';
 
 /** Epoch of simulated time 0: the reconciler reads epoch seconds. */
@@ -94,13 +94,15 @@ class DeployedReconciler implements RoutingPolicy {
     const preferred = scenario.classes.reduce((a, b) => (b.preferenceRank < a.preferenceRank ? b : a));
     const p = preferred.provisioningSeconds;
     const slowestStart = typeof p === 'number' ? p : p[1];
-    const delay = Math.max(scenario.metricDelaySeconds ?? 60, platform.reconciler.metricDelaySeconds);
+    const delay = reconcilerReadDelaySeconds(scenario);
     const counted = scenario.classes.filter((c) => readsEngineTokens(platform, c)).map((c) => c.name);
     this.config = {
       facts: routingFacts(scenario),
       placement: { sensitive: false },
       policy: {
         latencySloP95Ms: scenario.service.deadlineSeconds * 1000,
+        // As the Reconciler construct takes the serving's: floors sized at the target the simulated autoscalers keep.
+        ...(scenario.headroom !== undefined ? { headroom: scenario.headroom } : {}),
         provisioningGraceSeconds: Math.max(300, Math.ceil((slowestStart + delay) / 60) * 60),
         ...overrides,
       },

@@ -1,6 +1,6 @@
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { availabilityAt, type CapacityEvent, poolsOf, routedScenario, type ScenarioInstance, type SimClass } from './model';
-import { scenarioPlatform } from './platform';
+import { reconcilerReadDelaySeconds } from './platform';
 import { type RunResult } from './simulator';
 
 /** The metrics of one run (BENCHMARKS.md, "What the columns mean"). Times in seconds, shares in 0..1, costs in USD. */
@@ -164,8 +164,7 @@ function eventReactions(run: RunResult, scenario: ScenarioInstance):
   const timesToFallback: number[] = [];
   const timesToReturn: number[] = [];
   let floor = NaN;
-  // The Reconciler reads no period newer than its metric delay (or CloudWatch's own, if later).
-  const delay = Math.max(scenario.metricDelaySeconds ?? 60, scenarioPlatform(scenario).reconciler.metricDelaySeconds);
+  const delay = reconcilerReadDelaySeconds(scenario);
   for (const ev of scenario.capacityEvents ?? []) {
     const short = shortageOf(scenario, ev);
     if (!short) continue;

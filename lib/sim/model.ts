@@ -120,6 +120,12 @@ export interface ScenarioInstance {
    * Reconciler measures demand as requests x this. @default the workload's mean output length
    */
   readonly tokensPerRequest?: number;
+  /**
+   * The headroom of the capacity plan the classes' scaling targets come from (the contract's): the simulated Reconciler's
+   * policy takes it, as the Reconciler construct takes the serving's (`ServingDescription.headroom`).
+   * @default the policy's default, 0.2
+   */
+  readonly headroom?: number;
   readonly capacityEvents?: readonly CapacityEvent[];
   /**
    * SageMaker: the production variants, each a list of class names in instance-pool priority order (the construct's

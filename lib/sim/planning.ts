@@ -1,6 +1,6 @@
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ServiceContract } from '../core/service/contract';
-import { type CapacityPlan, HOURS_PER_MONTH, planCapacity, type PlanOptions } from '../core/service/sizing';
+import { type CapacityPlan, HOURS_PER_MONTH, planCapacity, type PlanOptions, replicasAtTarget } from '../core/service/sizing';
 
 /** How the service degrades at one demand level, if the fleet scales to its bounds. */
 export interface DegradationStep {
@@ -40,8 +40,8 @@ function ladder(classes: readonly CapacityClass[], plan: CapacityPlan, multiples
       carried[cls.name] = take;
       left -= take;
       // Replicas at the scaling target to carry `take`, never below the class's autoscaling floor (standby).
-      const replicas = i === 0 && !preferredAvailable ? 0
-        : Math.min(p.maxReplicas, Math.max(i === 0 ? 0 : p.minReplicas, Math.ceil(take / p.targetTokensPerSecondPerReplica - 1e-9)));
+      const atTarget = replicasAtTarget(take, cls.envelope.tokensPerSecondPerReplica, plan.headroom);
+      const replicas = i === 0 && !preferredAvailable ? 0 : Math.min(p.maxReplicas, Math.max(i === 0 ? 0 : p.minReplicas, atTarget));
       usdPerHour += Math.ceil(replicas / cls.replicasPerInstance) * cls.usdPerHour;
     });
     const fallback = classes.slice(1).reduce((a, c) => a + carried[c.name], 0);

@@ -1,7 +1,6 @@
 import {
   CUSTOMIZED_METRIC_PERIOD_SECONDS, defaultDeregistrationDelaySeconds, EKS_NODE_DEFAULTS, EKS_SCALING_DEFAULTS, HPA_CONTROLLER_DEFAULTS,
-  RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER,
-  SAGEMAKER_SCALING_DEFAULTS,
+  KARPENTER_UNAVAILABLE_OFFERING_SECONDS, RECONCILER_TIMING_DEFAULTS, REPLICA_FLOOR_TRIGGER, SAGEMAKER_SCALING_DEFAULTS,
 } from '../core/platform/control-loop';
 import { DEFAULT_POLICY_CONFIG } from '../core/policy/defaults';
 import { type RunSeries } from './run-series';
@@ -138,6 +137,14 @@ export interface PlatformModel {
    */
   readonly floors: 'metric' | 'capacity-write';
   /**
+   * After a launch short of capacity (a capacity error), how long until the replicas it could not get are launched
+   * again. EKS: Karpenter holds the offering unavailable for `KARPENTER_UNAVAILABLE_OFFERING_SECONDS` after the
+   * insufficient-capacity error (lib/core/platform/control-loop.ts), so its pods wait that long. SageMaker: how often a
+   * scale-out waiting for capacity launches what capacity allows, which AWS does not publish: 180 s, assumed
+   * (docs/simulator.md).
+   */
+  readonly capacityRetrySeconds: number;
+  /**
    * SageMaker only: how long an update leaves the endpoint Updating (no further write accepted). A weight update for
    * `weightsSeconds` (30 s by default, a platform parameter), at whose end the written weights take effect (traffic
    * keeps the current ones until then, while DescribeEndpoint shows the written ones as DesiredWeight), a scale-in
@@ -199,7 +206,20 @@ export interface PlatformModel {
    * anyone, and its instances serve until lost. `deregistrationDelaySeconds`: the target groups' delay for the
    * service's deadline, as the construct renders it (at least the deadline since stop 60), and the pods' grace is it
    * plus the deadline. `offeringUnavailableSeconds`: how long Karpenter then launches nothing of a pool whose NodePool
-   * allows that one offering only (`SimClass.singleOffering`; `KARPENTER_UNAVAILABLE_OFFERING_SECONDS`).
+   * allows that one offering only (`SimClass.singleOffering`).
+   * On the warning Karpenter marks the interrupted node's offering (instance type, zone, spot) unavailable in its
+   * unavailable-offerings cache (aws/karpenter-provider-aws@v1.14.1 pkg/controllers/interruption/utils.go:114,
+   * 133-143), for `UnavailableOfferingsTTL`, 3 minutes (`KARPENTER_UNAVAILABLE_OFFERING_SECONDS`,
+   * lib/core/platform/control-loop.ts; pkg/cache/unavailableofferings.go@v1.14.1:145). An unavailable offering is
+   * marked not `Available` (pkg/providers/instancetype/offering/base_resolver.go@v1.14.1:106, 135) and the scheduler
+   * fits pods to available offerings only (kubernetes-sigs/karpenter@6e7eab7a0f48, the commit v1.14.1's go.mod pins:
+   * pkg/cloudprovider/types.go:214, pkg/controllers/provisioning/scheduling/nodeclaim.go:624-637), so a NodePool whose
+   * requirements allow that offering alone creates no NodeClaim meanwhile: its pods stay pending, logged "could not
+   * schedule pod" (scheduling/scheduler.go:302), not the "failed launching nodeclaim" insufficient-capacity line the
+   * capacity-error metric filter counts (`karpenterCapacityErrorPattern`). The model knows one offering per pool (its
+   * availability is one count, with no zones or capacity types), so it models that case: a pool launches no new node
+   * for the TTL from each notice, and no capacity error is counted for it. A NodePool that allows other zones or
+   * instance types would launch on those at once (not modelled).
    */
   readonly interruptionDrain?: {
     readonly deregistrationDelaySeconds: (deadlineSeconds: number) => number;
@@ -215,23 +235,6 @@ export interface PlatformModel {
    */
   readonly stopsRemovedInstances?: boolean;
 }
-
-/**
- * EKS: on a spot interruption warning Karpenter marks the interrupted node's offering (instance type, zone, spot)
- * unavailable in its unavailable-offerings cache (aws/karpenter-provider-aws@v1.14.1
- * pkg/controllers/interruption/utils.go:114, 133-143), for `UnavailableOfferingsTTL`, 3 minutes
- * (pkg/cache/cache.go@v1.14.1:31; pkg/cache/unavailableofferings.go@v1.14.1:145). An unavailable offering is marked not
- * `Available` (pkg/providers/instancetype/offering/base_resolver.go@v1.14.1:106, 135) and the scheduler fits pods to
- * available offerings only (kubernetes-sigs/karpenter@6e7eab7a0f48, the commit v1.14.1's go.mod pins:
- * pkg/cloudprovider/types.go:214, pkg/controllers/provisioning/scheduling/nodeclaim.go:624-637), so a NodePool whose
- * requirements allow that offering alone creates no NodeClaim meanwhile: its pods stay pending, logged "could not
- * schedule pod" (scheduling/scheduler.go:302), not the "failed launching nodeclaim" insufficient-capacity line the
- * capacity-error metric filter counts (`karpenterCapacityErrorPattern`). The model knows one offering per pool (its
- * availability is one count, with no zones or capacity types), so it models that case: a pool launches no new node for
- * the TTL from each notice, and no capacity error is counted for it. A NodePool that allows other zones or instance
- * types would launch on those at once (not modelled).
- */
-export const KARPENTER_UNAVAILABLE_OFFERING_SECONDS = 180;
 
 /**
  * Whether the Reconciler reads a class's served demand from its engine's token counter on this platform
@@ -348,9 +351,25 @@ export function rollbackDuration(rng: { next(): number }, mean: number): number 
   return (1 + Math.floor(rng.next() * (steps - 1))) / 1024;
 }
 
+/** SageMaker: how often a scale-out waiting for capacity launches what capacity allows (`capacityRetrySeconds`); assumed. */
+const SAGEMAKER_CAPACITY_RETRY_SECONDS = 180;
+
 /** The platform a scenario runs on (EKS unless it says otherwise), with the timings it overrides. */
 export function scenarioPlatform(scenario: { readonly platform?: PlatformKind; readonly platformOverrides?: PlatformOverrides }): PlatformModel {
   return platformModel(scenario.platform ?? 'eks', scenario.platformOverrides);
+}
+
+/** A scenario's CloudWatch publication delay of a 60 s datapoint (`ScenarioInstance.metricDelaySeconds`), seconds. */
+export function publicationDelaySeconds(scenario: { readonly metricDelaySeconds?: number }): number {
+  return scenario.metricDelaySeconds ?? 60;
+}
+
+/**
+ * How long before a run the newest period the Reconciler reads ends: its own `metricDelay` (the platform model's) or
+ * CloudWatch's publication delay, whichever is later.
+ */
+export function reconcilerReadDelaySeconds(scenario: Parameters<typeof scenarioPlatform>[0] & { readonly metricDelaySeconds?: number }): number {
+  return Math.max(publicationDelaySeconds(scenario), scenarioPlatform(scenario).reconciler.metricDelaySeconds);
 }
 
 /**
@@ -394,6 +413,7 @@ export function platformModel(kind: PlatformKind, allOverrides: PlatformOverride
         },
       },
       floors: 'metric',
+      capacityRetrySeconds: KARPENTER_UNAVAILABLE_OFFERING_SECONDS,
       floorPublicationSeconds: 60,
       nodes: { consolidateAfterSeconds: EKS_NODE_DEFAULTS.consolidateAfterSeconds, warmStartShare: 0.4 },
       interruptionDrain: {
@@ -416,6 +436,7 @@ export function platformModel(kind: PlatformKind, allOverrides: PlatformOverride
       ...TARGET_TRACKING_ALARMS,
     },
     floors: 'capacity-write',
+    capacityRetrySeconds: SAGEMAKER_CAPACITY_RETRY_SECONDS,
     stopsRemovedInstances: true,
     endpointUpdate: {
       weightsSeconds: 30,

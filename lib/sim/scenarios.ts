@@ -1,3 +1,4 @@
+import { replicasAtTarget } from '../core/service/sizing';
 import { serviceModelFromContract, simClassesFromPlan } from './classes';
 import {
   type AvailabilityStep, type CapacityEvent, type Interruption, type ScenarioInstance,
@@ -88,6 +89,7 @@ export function buildScenario(o: ScenarioOptions): ScenarioInstance {
     platform: o.platform,
     variants: o.variants,
     tokensPerRequest: svc.contract.requestShape.meanOutputTokens,
+    headroom: svc.plan.headroom,
   };
 }
 
@@ -299,11 +301,11 @@ export const P1 = defineScenario('P1', 'Reference experiment (SD2.1, five classe
     const duration = p.durationHours * 3600;
     const profile = diurnalProfile({ fromSeconds: 0, toSeconds: duration, peakAtSeconds: 15 * 3600, swing: 1 / p.troughShare });
     const atStart = profile[0].multiplier * p.peakRate;
-    const inf2 = service.plan.classes[0];
+    const inf2 = service.classes[0];
     return buildScenario({
       id: 'P1', title: 'Reference experiment (SD2.1, five classes)', service, durationSeconds: duration,
       workload: { pattern: 'near-poisson', meanRatePerSecond: p.peakRate, rateProfile: profile, promptTokens: { fixed: 0 }, outputTokens: { fixed: 1 } },
-      initialReplicas: { [inf2.name]: Math.ceil(atStart / inf2.targetTokensPerSecondPerReplica) },
+      initialReplicas: { [inf2.name]: replicasAtTarget(atStart, inf2.envelope.tokensPerSecondPerReplica, service.plan.headroom) },
       availability: { inf2: capBetween(onset, restoration, p.inf2DuringShortage) },
       capacityEvents: [{ className: 'inf2', onset, restoration }],
     });

@@ -8,7 +8,7 @@ import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
 import { availabilityAt, declaredTokensPerRequest, poolsOf, routedScenario, type ScenarioInstance, type SimClass } from './model';
-import { type HpaModel, type PlatformModel, rollbackDuration, scenarioPlatform, type TargetTrackingModel } from './platform';
+import { type HpaModel, type PlatformModel, publicationDelaySeconds, rollbackDuration, scenarioPlatform, type TargetTrackingModel } from './platform';
 import { type Decision, type PolicyFactory, type PublishedMetrics, type RoutingPolicy, normalise } from './policy';
 import { Rng } from './rng';
 import { createRunSeries, type RunSeries } from './run-series';
@@ -45,9 +45,6 @@ const EV_DRAIN = 7;
 const EV_STOP = 8;
 /** SageMaker: a high-resolution period ends; each variant's datapoint of it is recorded (payload: its end / the period). */
 const EV_PERIOD = 9;
-
-/** Karpenter does not retry a capacity-unavailable offering for 3 minutes. */
-const CAPACITY_RETRY_SECONDS = 180;
 
 export interface LittleCheck {
   readonly className: string;
@@ -207,7 +204,7 @@ class Simulation {
     this.areaAtPeriodStart = new Float64Array(this.k);
     // Drawn like the alarms' phases: from the seed alone, so every policy on a seed runs at the same second.
     this.reconcilerPhase = this.platform.reconciler.phaseSeconds ?? Math.floor(Rng.derive(seed, 'reconciler-phase').next() * 60 * 1024) / 1024;
-    this.publication = new Publication(scenario.metricDelaySeconds ?? 60, scenario.metricOutages ?? []);
+    this.publication = new Publication(publicationDelaySeconds(scenario), scenario.metricOutages ?? []);
     // Initial state: steady operation at time 0.
     this.states.forEach((cs, ci) => {
       const count = this.launchByPriority(ci, cs.spec.initialReplicas, 0, true).count;
@@ -811,7 +808,7 @@ class Simulation {
 
   /**
    * Brings the class to its desired count: launches within the cloud's availability (a shortfall is a capacity error,
-   * retried after `CAPACITY_RETRY_SECONDS`; none while every pool's offering is unavailable after a notice) or scales
+   * retried after the platform's `capacityRetrySeconds`; none while every pool's offering is unavailable after a notice) or scales
    * down. Returns when the launched replicas will be ready (`now` when none were launched; the retry time when some
    * could not be).
    */
@@ -820,7 +817,7 @@ class Simulation {
     const timeout = this.platform.endpointUpdate?.provisionTimeoutSeconds;
     if (cs.desired <= have) cs.rollbackAt = Infinity;
     // SageMaker starts provisioning a fresh ask at once; within a wait it launches what capacity allows every
-    // CAPACITY_RETRY_SECONDS. EKS (Karpenter) retries an unavailable offering after its cache expires.
+    // `capacityRetrySeconds`. EKS (Karpenter) retries an unavailable offering after its cache expires.
     const fresh = timeout !== undefined && cs.rollbackAt === Infinity;
     let done = now;
     if (cs.desired > have) {
@@ -837,7 +834,7 @@ class Simulation {
         // A pool whose offering Karpenter holds unavailable is not asked for capacity: its pods wait, with no error.
         if (count < cs.desired - have && launched.asked) {
           this.s.capacityErrors[m * this.k + ci]++;
-          cs.retryAt = now + CAPACITY_RETRY_SECONDS;
+          cs.retryAt = now + this.platform.capacityRetrySeconds;
           // SageMaker keeps trying until the provisioning timeout.
           if (timeout !== undefined && cs.rollbackAt === Infinity) {
             cs.rollbackAt = now + timeout;

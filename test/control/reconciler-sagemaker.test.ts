@@ -3,7 +3,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
 import { InferenceObservability } from '../../lib/control/observability';
 import { Reconciler } from '../../lib/control/reconciler';
-import { nagFindings, UNIT_TEST_APP_PROPS } from '../util';
+import { LLAMA_CONTRACT, nagFindings, UNIT_TEST_APP_PROPS } from '../util';
 import { a10gOn, endpointStack, smClasses } from '../sagemaker/fixtures';
 
 // GIVEN the SageMaker example, whose reconciler is fed by its endpoint's routing facts, THEN the reconciler routes its
@@ -125,5 +125,34 @@ describe('SageMakerCapacityEndpoint read by a Reconciler and InferenceObservabil
     expect(() => endpointStack({ classes: [l40s, a10g, inf2], variants })).toThrow(
       "SageMakerCapacityEndpoint 'Test/Llama' is invalid (1 problem):\n  - variants['inf2'].name: 'inf2' is the name of a capacity class it is not exactly",
     );
+  });
+});
+
+// The contract's headroom sets every autoscaler's target (envelope / (1 + headroom)); the Reconciler sizes its replica
+// floors and capacity writes at that target, so it takes the same headroom (review R251).
+describe('Reconciler headroom: the serving contract\'s', () => {
+  const contract = { ...LLAMA_CONTRACT, headroom: 0.5 };
+
+  test('follows the contract\'s headroom when the policy sets none', () => {
+    const { stack, endpoint } = endpointStack({ contract });
+    const reconciler = new Reconciler(stack, 'Reconciler', { serving: endpoint });
+    expect(endpoint.servingDescription().headroom).toBe(0.5);
+    expect(reconciler.config.policy.headroom).toBe(0.5);
+    const { stack: byDefault, endpoint: plain } = endpointStack();
+    expect(new Reconciler(byDefault, 'Reconciler', { serving: plain }).config.policy.headroom).toBe(plain.capacityPlan.headroom);
+  });
+
+  test('fails at synth when the policy sets another headroom, naming both values and what is allowed', () => {
+    const { stack, endpoint } = endpointStack({ contract });
+    expect(() => new Reconciler(stack, 'Reconciler', { serving: endpoint, policy: { headroom: 0.2 } })).toThrow(
+      "Reconciler 'Test/Reconciler' is invalid (1 problem):\n  - policy.headroom: is 0.2, and 'Test/Llama' plans with headroom 0.5: its "
+      + 'autoscalers target envelope / 1.5 per replica, and replica floors and capacity writes would be sized at envelope / 1.2; allowed: '
+      + "the serving's headroom (its contract's), or unset to follow it; to plan with another margin, set the contract's headroom",
+    );
+  });
+
+  test('accepts the contract\'s own value set again', () => {
+    const { stack, endpoint } = endpointStack({ contract });
+    expect(new Reconciler(stack, 'Reconciler', { serving: endpoint, policy: { headroom: 0.5 } }).config.policy.headroom).toBe(0.5);
   });
 });

@@ -503,6 +503,28 @@ describe('Reconciler: longer periods and the contract\'s SLO', () => {
     expect(configOf(stack, 'contract').policy).toEqual({ latencySloP95Ms: 30_000 });
     expect(configOf(stack, 'own').policy).toEqual({ latencySloP95Ms: 5_000 });
   });
+
+  test('takes the serving\'s headroom; a serving that gives none leaves the policy\'s own (review R251)', () => {
+    const { stack } = testStack();
+    const withHeadroom = (service: string, headroom: number) => {
+      const base = servingOf(SAGEMAKER, service, 100);
+      return { ...base, servingDescription: () => ({ ...base.servingDescription(), headroom }) };
+    };
+    new Reconciler(stack, 'Contract', { serving: withHeadroom('contract', 0) });
+    new Reconciler(stack, 'Custom', { serving: servingOf(SAGEMAKER, 'custom', 100), policy: { headroom: 0.3 } });
+    expect(configOf(stack, 'contract').policy).toEqual({ headroom: 0 });
+    expect(configOf(stack, 'custom').policy).toEqual({ headroom: 0.3 });
+    // Another value than the serving's is refused (test/control/reconciler-sagemaker.test.ts has the message); its own
+    // rule's problem is reported alone.
+    const { stack: bad } = testStack('Bad');
+    expect(() => new Reconciler(bad, 'R', { serving: withHeadroom('svc', 0), policy: { headroom: 0.2 } })).toThrow(
+      /policy\.headroom: is 0\.2, and the serving plans with headroom 0: /,
+    );
+    const { stack: range } = testStack('Range');
+    expect(() => new Reconciler(range, 'R', { serving: withHeadroom('svc', 0), policy: { headroom: 5 } })).toThrow(
+      "Reconciler 'Range/R' is invalid (1 problem):\n  - policy.headroom: is 5; allowed: a finite number from 0 to 4",
+    );
+  });
 });
 
 describe('Reconciler validation', () => {

@@ -6,7 +6,7 @@ import {
   kvCacheGiB,
   memoryBreakdown,
   planCapacity,
-  replicasFor,
+  replicasAtTarget,
   usdPerMillionTokens,
 } from '../../lib/core/service/sizing';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
@@ -101,11 +101,15 @@ describe('capacity plan', () => {
 
   test('property: planned replicas always carry peak plus headroom, and one fewer would not', () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.01, max: 1e6, noNaN: true }), fc.double({ min: 0.1, max: 1e5, noNaN: true }), (demand, perReplica) => {
-        const n = replicasFor(demand, perReplica);
-        expect(n * perReplica).toBeGreaterThanOrEqual(demand * (1 - 1e-9));
-        expect((n - 1) * perReplica).toBeLessThan(demand);
-      }),
+      fc.property(
+        fc.double({ min: 0.01, max: 1e6, noNaN: true }), fc.double({ min: 0.1, max: 1e5, noNaN: true }), fc.double({ min: 0, max: 4, noNaN: true }),
+        (demand, perReplica, headroom) => {
+          const n = replicasAtTarget(demand, perReplica, headroom);
+          const target = perReplica / (1 + headroom);
+          expect(n * target).toBeGreaterThanOrEqual(demand * (1 - 1e-9));
+          expect((n - 1) * target).toBeLessThan(demand);
+        },
+      ),
     );
   });
 

@@ -16,7 +16,11 @@ import { libraryPolicy } from '../../lib/sim/library-policy';
 import { routedScenario } from '../../lib/sim/model';
 import { S0 } from '../../lib/sim/scenarios';
 import { type HpaModel, platformModel, readsEngineTokens, type TargetTrackingModel } from '../../lib/sim/platform';
-import { CUSTOMIZED_METRIC_PERIOD_SECONDS, spotNodeGraceSeconds } from '../../lib/core/platform/control-loop';
+import { CUSTOMIZED_METRIC_PERIOD_SECONDS, KARPENTER_UNAVAILABLE_OFFERING_SECONDS, spotNodeGraceSeconds } from '../../lib/core/platform/control-loop';
+import { DEFAULT_POLICY_CONFIG } from '../../lib/core/policy/defaults';
+import { type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { KARPENTER_CHART } from '../../lib/eks/versions';
+import { llamaChatService } from '../../lib/sim/services';
 import { smClasses, TWO_VARIANTS } from '../sagemaker/fixtures';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
@@ -124,6 +128,24 @@ describe('EKS: the HPA model is the ScaledObject the construct renders', () => {
     expect(reconciler.writableRule).toBeUndefined();
     const sim = libraryPolicy()({ scenario: S0.build(1, {}), trace: undefined as never });
     expect(sim.runsWhenWritable).toBe(false);
+  });
+
+  test('headroom: the Reconciler\'s is the contract\'s, as the simulated Reconciler\'s is its scenario plan\'s (review R251)', () => {
+    expect(reconciler.config.policy.headroom).toBe(service.plan.headroom);
+    const scenario = S0.build(1, {});
+    // Its configuration is private: read here only to pin where the headroom comes from.
+    const sim = libraryPolicy()({ scenario: { ...scenario, headroom: 0.5 }, trace: undefined as never }) as unknown as { config: ReconcilerConfig };
+    expect(sim.config.policy.headroom).toBe(0.5);
+    expect(scenario.headroom).toBe(llamaChatService().plan.headroom);
+  });
+
+  test('Karpenter\'s unavailable-offering TTL, one value: the capacity-error lookback, the model\'s capacity retry and interruption hold', () => {
+    // aws/karpenter-provider-aws@v1.14.1 pkg/cache/cache.go:31, UnavailableOfferingsTTL = 3 * time.Minute: read again when the chart moves.
+    expect(KARPENTER_CHART.version).toBe('1.14.1');
+    expect(KARPENTER_UNAVAILABLE_OFFERING_SECONDS).toBe(180);
+    expect(DEFAULT_POLICY_CONFIG.capacityErrorLookbackSeconds).toBe(KARPENTER_UNAVAILABLE_OFFERING_SECONDS);
+    expect(model.capacityRetrySeconds).toBe(KARPENTER_UNAVAILABLE_OFFERING_SECONDS);
+    expect(model.interruptionDrain!.offeringUnavailableSeconds).toBe(KARPENTER_UNAVAILABLE_OFFERING_SECONDS);
   });
 
   test('served demand: the classes the simulator reads from the engine\'s token counter are those the construct hands the Reconciler', () => {

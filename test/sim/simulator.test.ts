@@ -7,7 +7,8 @@ import { H9, HELD_OUT, S0, S1, S2, S7, S9, SCENARIOS } from '../../lib/sim/scena
 import { servesAfterSigtermSeconds } from '../../lib/core/runtime/shutdown';
 import { rateMultiplierAt } from '../../lib/sim/workload';
 import { runSimulation } from '../../lib/sim/simulator';
-import { KARPENTER_UNAVAILABLE_OFFERING_SECONDS, platformModel } from '../../lib/sim/platform';
+import { KARPENTER_UNAVAILABLE_OFFERING_SECONDS } from '../../lib/core/platform/control-loop';
+import { platformModel } from '../../lib/sim/platform';
 import { runJob } from '../../lib/sim/suite';
 import { EKS_TARGET_GROUP_DEFAULTS, interruptionHoldSeconds, spotNodeGraceSeconds } from '../../lib/core/platform/control-loop';
 

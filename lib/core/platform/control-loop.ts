@@ -100,6 +100,16 @@ export function interruptionHoldSeconds(podGraceSeconds: number): number {
 }
 
 /**
+ * How long Karpenter holds an offering (instance type, zone, capacity type) unavailable, launching nothing on it:
+ * `UnavailableOfferingsTTL = 3 * time.Minute` (aws/karpenter-provider-aws@v1.14.1 pkg/cache/cache.go:31, the version
+ * KARPENTER_CHART pins in lib/eks/versions.ts). It marks one so on a launch refused for insufficient capacity
+ * (pkg/providers/instance/instance.go:612-641, `IsUnfulfillableCapacity`) and on a spot interruption warning
+ * (pkg/controllers/interruption/utils.go:141). The Reconciler's capacity-error lookback and the simulator's EKS model
+ * both take it from here.
+ */
+export const KARPENTER_UNAVAILABLE_OFFERING_SECONDS = 180;
+
+/**
  * The replica-floor trigger a Reconciler adds to each ScaledObject: the newest `ReplicaFloor` datapoint (Maximum per
  * 60 s) within `collectionPeriods` reconciler periods (at least a minute each), target 1 per replica; no datapoint
  * reads as 0 (no floor).

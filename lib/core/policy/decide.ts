@@ -45,8 +45,9 @@
  * missing data (demand, or ready replicas of an allowed class) holds the current weights; weights are never all zero.
  */
 import { policyClassProblems, policyWindowPeriods, resolvePolicyConfig } from './defaults';
+import { replicasAtTarget } from '../service/sizing';
 import { asDelivered } from './envelope';
-import { apportion, byCost, byPreference, type ClassView, maxShareDelta, rampToward, type ReceiverGrowth, replicaFloors, replicasAtTarget, routingPlan, type Shares, sharesOf } from './plan';
+import { apportion, byCost, byPreference, type ClassView, maxShareDelta, rampToward, type ReceiverGrowth, replicaFloors, routingPlan, type Shares, sharesOf } from './plan';
 import {
   doubledWindow, finiteOrNull, flapStability, healthyThroughout, latest, plannedDemand, recoverySeen, shortageEvidence, sustainedDeficit,
   sustainedDemand, tail, typicalDemand, windowPeriods,
@@ -220,7 +221,9 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
     const inForce = sharesOf(ctx.previousWeights, classes);
     const next = sharesOf(decided, classes);
     const share = (name: string) => Math.max(plan.get(name) ?? 0, inForce.get(name) ?? 0, next.get(name) ?? 0);
-    return Object.fromEntries(views.map((v) => [v.cls.name, replicasAtTarget(share(v.cls.name) * peak, v.cls, config)]));
+    return Object.fromEntries(views.map((v) => [
+      v.cls.name, replicasAtTarget(share(v.cls.name) * peak, v.cls.tokensPerSecondPerReplica, config.headroom),
+    ]));
   };
   return { demand, ready, active, entering, from, planFor, floorsFor, needsAtPeak, growth, flapAbsorbed, growthRetry, readyReplicas };
 }
@@ -333,7 +336,8 @@ function floorDemandBasis(input: PolicyInput): 'typical' | 'sustained' {
  *   fallbacks' writes.
  */
 function standingAsk(view: ClassView, demand: number, config: PolicyConfig): number {
-  return Math.min(view.cls.maxReplicas ?? Infinity, Math.max(view.steadyReady, replicasAtTarget(demand, view.cls, config)));
+  const asked = replicasAtTarget(demand, view.cls.tokensPerSecondPerReplica, config.headroom);
+  return Math.min(view.cls.maxReplicas ?? Infinity, Math.max(view.steadyReady, asked));
 }
 
 function figures(situation: Situation, plan: { deficit: number }, mode: RoutingMode): Figures {

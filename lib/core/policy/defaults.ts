@@ -1,3 +1,5 @@
+import { KARPENTER_UNAVAILABLE_OFFERING_SECONDS } from '../platform/control-loop';
+import { DEFAULT_HEADROOM } from '../service/contract';
 import { type PolicyClass, type PolicyConfig } from './types';
 
 /**
@@ -10,10 +12,10 @@ export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
    */
   periodSeconds: 60,
   /**
-   * 20%: one minute of ordinary demand noise (the Azure LLM conversation trace has an inter-arrival CV of about 1)
-   * fits in the spare ready capacity before the next tick reacts; bursts beyond that are the autoscaler's job.
+   * The contract's default, 20% (`DEFAULT_HEADROOM`, lib/core/service/contract.ts, says why). The Reconciler takes the
+   * serving's headroom (`ServingDescription.headroom`), so this applies only where a serving gives none.
    */
-  headroom: 0.2,
+  headroom: DEFAULT_HEADROOM,
   /**
    * 5 periods: at least one scale-out's provisioning time (4-6 minutes for a GPU replica), so the plan neither chases a
    * noisy minute nor forgets a burst before the capacity it called for is ready.
@@ -35,14 +37,15 @@ export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
    */
   weightTotal: 100,
   /**
-   * 180 s: Karpenter caches an unavailable offering for 3 minutes before retrying it, so a single capacity-error
-   * datapoint means "short" for the next three periods.
+   * 180 s: Karpenter holds an offering unavailable for 3 minutes after a launch refused for insufficient capacity
+   * (`KARPENTER_UNAVAILABLE_OFFERING_SECONDS`, lib/core/platform/control-loop.ts), so a single capacity-error datapoint
+   * means "short" for the next three periods.
    */
-  capacityErrorLookbackSeconds: 180,
+  capacityErrorLookbackSeconds: KARPENTER_UNAVAILABLE_OFFERING_SECONDS,
   /**
-   * 300 s: the shortest SageMaker instance provisioning timeout (VariantInstanceProvisionTimeoutInSeconds minimum)
-   * and HPA's default scale-down stabilization window. Desired above ready in every period of the last 5 minutes is
-   * a shortage, not a scale-out in progress. Raise it when a class's measured replica-ready time is longer.
+   * 300 s: the shortest SageMaker instance provisioning timeout (VariantInstanceProvisionTimeoutInSeconds minimum).
+   * Desired above ready in every period of the last 5 minutes is a shortage, not a scale-out in progress. Raise it
+   * when a class's measured replica-ready time is longer.
    */
   provisioningGraceSeconds: 300,
   latencySloP95Ms: undefined,
@@ -51,9 +54,12 @@ export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
    */
   latencyBreachPeriods: 3,
   /**
-   * 600 s: more than three of Karpenter's 3-minute capacity-error retry cycles pass without an error, and twice
-   * HPA's 300 s scale-down window, so the fallback replicas that absorbed the shortage are still up if the preferred
-   * class relapses during the return. Also bounds mode changes to at most 2 x 60 / 10 = 12 per hour.
+   * 600 s: more than three of Karpenter's 3-minute capacity-error retry cycles pass without an error. The fallback
+   * replicas that absorbed the shortage are still up if the preferred class relapses during the return: on EKS each
+   * class's HPA removes none until its recommendation has been lower for the scale-down stabilization window the
+   * construct renders (600 s, `EKS_SCALING_DEFAULTS.scaleDownStabilizationSeconds`; unset, it would be 300 s: Kubernetes
+   * API autoscaling/v2, HorizontalPodAutoscalerBehavior.scaleDown), as long as the return's 10-minute ramp
+   * (`rampStepShare`). Also bounds mode changes to at most 2 x 60 / 10 = 12 per hour.
    */
   stabilizationWindowSeconds: 600,
   /**

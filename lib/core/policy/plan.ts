@@ -1,3 +1,4 @@
+import { replicasAtTarget } from '../service/sizing';
 import { type PolicyClass, type PolicyConfig } from './types';
 
 /** A class as seen this tick: its ready token capacity and whether it may take traffic. */
@@ -136,7 +137,8 @@ function fillReadyCheapestFirst(views: readonly ClassView[], demand: number):
  * Replica floors of capacity mode: how many replicas each class that can grow needs so that, once they are ready, the
  * planned demand fits. Every class first carries up to its ready envelope, cheapest per token first (as in
  * `routingPlan`); what is left goes to the classes that can grow, cheapest first, each up to `maxReplicas` at its
- * scaling target (envelope / (1 + headroom), the per-replica value its autoscaler aims for). A floor is what that
+ * scaling target (envelope / (1 + headroom), the per-replica value its autoscaler aims for: the headroom is the serving
+ * contract's, which the Reconciler takes; `replicasAtTarget`, lib/core/service/sizing.ts). A floor is what that
  * autoscaler would ask for if it already saw the load, so writing it skips the detection lag (a fallback otherwise
  * grows only after shedding the load that shows it is short) without asking for more than the load needs. Classes
  * without a part of the deficit get 0 (no floor). Considers every placement-allowed class, ready or not.
@@ -158,18 +160,10 @@ export function replicaFloors(
     const extra = Math.min(remaining, room);
     if (extra <= 0) continue;
     remaining -= extra;
-    const replicas = replicasAtTarget(carried.get(v.cls.name)! + extra, v.cls, config);
+    const replicas = replicasAtTarget(carried.get(v.cls.name)! + extra, v.cls.tokensPerSecondPerReplica, config.headroom);
     floors.set(v.cls.name, Math.min(v.cls.maxReplicas ?? Infinity, Math.max(v.steadyReady, replicas)));
   }
   return floors;
-}
-
-/**
- * The replicas that carry `tokensPerSecond` at the class's scaling target, envelope / (1 + headroom): the per-replica
- * value its autoscaler aims for (lib/core/service/sizing.ts), so a count sized here is one the autoscaler keeps.
- */
-export function replicasAtTarget(tokensPerSecond: number, cls: PolicyClass, config: PolicyConfig): number {
-  return Math.ceil(tokensPerSecond / (cls.tokensPerSecondPerReplica / (1 + config.headroom)) - 1e-9);
 }
 
 /**

@@ -56,4 +56,12 @@ export interface ServingDescription {
    * @default - no latency trigger unless the reconciler's policy sets `latencySloP95`
    */
   readonly latencySloP95Ms?: number;
+  /**
+   * The headroom the serving's capacity plan was made with (the contract's `headroom`): its autoscalers target
+   * envelope / (1 + headroom) per replica (lib/core/service/sizing.ts). The reconciler's policy takes it, so that the
+   * replica floors and capacity writes it sizes at that target are counts the autoscalers keep; a policy `headroom`
+   * that differs from it fails at synth.
+   * @default - the reconciler's policy headroom (0.2 unless set)
+   */
+  readonly headroom?: number;
 }

@@ -38,6 +38,11 @@ export interface ServiceContract {
   readonly headroom?: number;
 }
 
+/**
+ * 20%: one minute of ordinary demand noise (the Azure LLM conversation trace has an inter-arrival CV of about 1) fits in
+ * the spare ready capacity before the next tick reacts; bursts beyond that are the autoscaler's job. The Reconciler's
+ * policy default too (lib/core/policy/defaults.ts).
+ */
 export const DEFAULT_HEADROOM = 0.2;
 
 /** Peak demand in generated tokens per second. */

@@ -60,11 +60,16 @@ export function usdPerMillionTokens(cls: Pick<CapacityClass, 'usdPerReplicaHour'
   return (cls.usdPerReplicaHour / (3600 * cls.envelope.tokensPerSecondPerReplica)) * 1e6;
 }
 
-/** Replicas needed to carry `tokensPerSecond` at `tokensPerSecondPerReplica`, by Little's law at the envelope. */
-export function replicasFor(tokensPerSecond: number, tokensPerSecondPerReplica: number): number {
+/**
+ * The replicas that carry `tokensPerSecond` with each at its scaling target, envelope / (1 + headroom): the per-replica
+ * value the autoscalers the plan configures aim for. The one count of replicas from throughput: the plan's peak fleet,
+ * the Reconciler's replica floors and capacity writes (lib/core/policy) and the simulator's fleets at time 0 all take
+ * it, so they agree at a boundary, where a count of the rounded target or without a tolerance is one more.
+ */
+export function replicasAtTarget(tokensPerSecond: number, envelopeTokensPerSecond: number, headroom: number): number {
   if (tokensPerSecond <= 0) return 0;
   // Round before ceil so that 3.0000000001 replicas (floating error) is 3.
-  return Math.ceil(Number((tokensPerSecond / tokensPerSecondPerReplica).toFixed(9)));
+  return Math.ceil(Number(((tokensPerSecond * (1 + headroom)) / envelopeTokensPerSecond).toFixed(9)));
 }
 
 export interface PlanOptions {
@@ -138,7 +143,7 @@ export function planCapacity(contract: ServiceContract, classes: readonly Capaci
 
   const plans = classes.map((cls, index): ClassPlan => {
     const tps = cls.envelope.tokensPerSecondPerReplica;
-    const replicasForPeak = replicasFor(planned, tps);
+    const replicasForPeak = replicasAtTarget(peak, tps, headroom);
     const maxReplicas = Math.max(1, Math.min(cls.maxReplicas, replicasForPeak));
     const role = index === 0 ? 'preferred' : 'fallback';
     const minReplicas = role === 'preferred' ? maxReplicas : Math.min(standby, maxReplicas);

@@ -137,6 +137,15 @@ export const RECONCILER_RULES = {
     why: 'the schedule runs at EventBridge rates of whole minutes, and a trigger event may wait one period, up to Lambda\'s maximum event age of 21600 s',
   }),
   'policy.headroom': numberRule({ min: 0, max: 4 }),
+  // Beside the Reconciler's other checks against what its serving deploys (validate(), lib/control/reconciler.ts).
+  'policy.headroom@serving': crossRule<{ readonly headroom: number; readonly servingHeadroom: number; readonly serving: string }>(
+    "the serving's headroom (its contract's), or unset to follow it; to plan with another margin, set the contract's headroom",
+    ({ headroom, servingHeadroom, serving }) => (headroom === servingHeadroom ? undefined
+      : `is ${headroom}, and ${serving} plans with headroom ${servingHeadroom}: its autoscalers target envelope / ${1 + servingHeadroom} per `
+        + `replica, and replica floors and capacity writes would be sized at envelope / ${1 + headroom}`),
+    'a count sized for another target than the autoscaler keeps is taken back: a SageMaker fallback lowered below what target tracking holds '
+      + 'is scaled out again and the endpoint stays Updating, refusing writes; a floor sized above it holds replicas the load does not need',
+  ),
   'policy.warmFloorShare': WARM_FLOOR_SHARE_RULE,
   'policy.weightTotal': numberRule({ integer: true, min: 10, max: 999, why: 'ALB accepts at most 999 per target group' }),
   'policy.capacityErrorLookback': numberRule({ integer: true, min: 1, unit: 's' }),

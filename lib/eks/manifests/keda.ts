@@ -25,6 +25,14 @@ export interface LoadMetric {
   readonly region: string;
 }
 
+/**
+ * A metric's dimensions as the KEDA `aws-cloudwatch` trigger takes them: the names, and the values in the same order,
+ * each joined by ';' (kedacore/keda@v2.20.2 pkg/scalers/aws_cloudwatch_scaler.go:35-36, `separator=;`).
+ */
+export function triggerDimensions(dimensions: Readonly<Record<string, string>>): Pick<LoadMetric, 'dimensionName' | 'dimensionValue'> {
+  return { dimensionName: Object.keys(dimensions).join(';'), dimensionValue: Object.values(dimensions).join(';') };
+}
+
 export interface ScaledObjectInput {
   readonly name: string;
   readonly namespace: string;
@@ -136,8 +144,7 @@ export function replicaFloorTrigger(floor: ReplicaFloorMetric, authName: string,
   const metric: LoadMetric = {
     namespace: floor.namespace,
     metricName: floor.metricName,
-    dimensionName: Object.keys(floor.dimensions).join(';'),
-    dimensionValue: Object.values(floor.dimensions).join(';'),
+    ...triggerDimensions(floor.dimensions),
     statistic: 'Maximum',
     region: floor.region,
   };
