@@ -1,20 +1,24 @@
 /**
  * The simulator's run of the shortage a game day injected, on the deployed configuration: the serving record the
  * construct wrote into the template (contract, classes, plan, platform: lib/core/service/serving-record.ts), the
- * deployed policy overrides (the reconciler's configuration), the demand CloudWatch observed in the window and the
- * same shortage (the class held at its ready replicas from the injection to the restore). What the deployment does not
- * record is assumed, and each assumption is returned so the report names it.
+ * deployed reconciler's configuration (its policy resolved as its function resolves it, its metric delay), the demand
+ * CloudWatch observed in the window and the same shortage (the class held at its ready replicas from the injection to
+ * the restore). What the deployment does not record is assumed, and each assumption is returned so the report names it.
  */
-import { observedCost, type PredictedOutcome } from '../lib/core/game-day/observed';
+import { observedOutcome, type PredictedOutcome, type WindowMeasures } from '../lib/core/game-day/observed';
+import { interruptionHoldSeconds } from '../lib/core/platform/control-loop';
+import { resolvePolicyConfig } from '../lib/core/policy/defaults';
 import { type ChartSeries } from '../lib/core/report/chart-series';
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
 import { routingTarget } from '../lib/core/reconciler/targets';
 import { type ServingRecord } from '../lib/core/service/serving-record';
+import { libraryPolicy } from '../lib/sim/library-policy';
 import { computeMetrics } from '../lib/sim/metrics';
 import { type AvailabilityStep, type Interruption, type ScenarioInstance } from '../lib/sim/model';
+import { scenarioPlatform } from '../lib/sim/platform';
 import { buildScenario } from '../lib/sim/scenarios';
 import { runSimulation } from '../lib/sim/simulator';
-import { chartSeries, policyFactory } from '../lib/sim/suite';
+import { chartSeries } from '../lib/sim/suite';
 import { generateTrace, type RateProfile } from '../lib/sim/workload';
 
 /** Seconds from launch to ready the simulator assumes (buildScenario's default): the template does not record it. */
@@ -38,7 +42,8 @@ export interface ShortageWindow {
 /**
  * A reclaim as the drain runs it (lib/core/game-day/reclaim.ts): the NodeClaims' class pods are evicted through their
  * PodDisruptionBudget, `allowedAtOnce` at the start; an evicted pod's replacement cannot become Ready under the zero
- * cap, so the budget allows no more and the rest leave when the NodeClaim's terminationGracePeriod elapses.
+ * cap, so the budget allows no more and Karpenter deletes the rest at the NodeClaim's terminationGracePeriod less the
+ * pods' own (`interruptionHoldSeconds`).
  */
 export interface ReclaimShape {
   /** NodeClaims deleted (one instance each). */
@@ -49,6 +54,8 @@ export interface ReclaimShape {
   readonly allowedAtOnce: number;
   /** The NodeClaims' terminationGracePeriod (undefined: not readable; every pod is then taken at the injection). */
   readonly terminationGracePeriodSeconds?: number;
+  /** The class pods' terminationGracePeriodSeconds (undefined: none read; Karpenter then deletes none before the node's grace ends). */
+  readonly podTerminationGracePeriodSeconds?: number;
 }
 
 export interface Prediction {
@@ -110,26 +117,32 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
     const replicas = Number.isFinite(heldReplicas) ? heldReplicas : initialReplicas[name] ?? 0;
     const running = Math.ceil(replicas / cls.replicasPerInstance);
     // A reclaim: the deleted instances are gone for the hold (the zero cap), their class pods leave as the drain lets
-    // them (the simulator's spot-like interruption, no notice): the budget's allowance at the injection, the rest at
-    // terminationGracePeriod if that comes before the restore (after it, replacements become Ready and the drain goes on
-    // one pod at a time: not modelled).
+    // them (the simulator's spot-like interruption, no notice): the budget's allowance at the injection, the rest when
+    // Karpenter deletes them, if that comes before the restore (after it, replacements become Ready and the drain goes
+    // on one pod at a time: not modelled).
     const r = w.reclaim;
     const lost = Math.min(running, r?.instances ?? 0);
     const instances = running - lost;
     const pods = Math.min(replicas, r?.evictedPods ?? 0);
     const grace = r?.terminationGracePeriodSeconds;
     const first = grace === undefined ? pods : Math.min(pods, r?.allowedAtOnce ?? Infinity);
-    const restAt = grace === undefined ? undefined : w.onsetSeconds + grace;
+    const restAt = grace === undefined ? undefined : w.onsetSeconds + interruptionHoldSeconds(r?.podTerminationGracePeriodSeconds ?? 0, grace);
     if (first > 0) interruptions.push({ className: name, at: w.onsetSeconds, replicas: first, noticeSeconds: 0 });
     if (pods > first && restAt !== undefined && restAt < w.restorationSeconds) {
       interruptions.push({ className: name, at: restAt, replicas: pods - first, noticeSeconds: 0 });
     }
     availability[name] = [{ at: 0, instances: Infinity }, { at: w.onsetSeconds, instances }, { at: w.restorationSeconds, instances: Infinity }];
-    assumptions.push(`shortage: ${r ? `${reclaimAssumption(name, lost, pods, first, restAt, w.restorationSeconds)}, ` : ''}`
+    assumptions.push(`shortage: ${r ? `${reclaimAssumption(name, lost, pods, first, restAt, w.restorationSeconds, r)}, ` : ''}`
       + `${name} held at ${instances} instance(s) from ${Math.round(w.onsetSeconds)} s to ${Math.round(w.restorationSeconds)} s `
       + `(${Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas'})`);
   }
-  const behavior = Object.fromEntries(record.classes.map((c) => [c.name, { provisioningSeconds: ASSUMED_PROVISIONING_SECONDS }]));
+  // Each class's lower bound as the construct deploys it by default: the recorded plan's minReplicas.
+  const minReplicas = (name: string) => record.plan.classes.find((p) => p.name === name)?.minReplicas;
+  const behavior = Object.fromEntries(record.classes.map((c) => [
+    c.name, { provisioningSeconds: ASSUMED_PROVISIONING_SECONDS, minReplicas: minReplicas(c.name) },
+  ]));
+  assumptions.push(`replicas: each class's minReplicas from the recorded plan (${record.classes.map((c) => `${c.name} ${minReplicas(c.name)}`).join(', ')}); `
+    + 'a minimum set on the construct (EKS classOptions.minReplicas, SageMaker scaling.minInstances) is not recorded');
   const scenario = buildScenario({
     id: 'game-day', title: `${record.contract.name}: ${w.routedClass} taken away (simulated)`, platform: record.platform,
     service: { contract: record.contract, classes: record.classes, plan: record.plan, behavior, prefillWeight: ASSUMED_PREFILL_WEIGHT },
@@ -145,13 +158,18 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
 }
 
 /** How a reclaim's drain is predicted, in words for the report. */
-function reclaimAssumption(name: string, lost: number, pods: number, first: number, restAt: number | undefined, restoration: number): string {
+function reclaimAssumption(
+  name: string, lost: number, pods: number, first: number, restAt: number | undefined, restoration: number, r: ReclaimShape,
+): string {
   const head = `${lost} instance(s) of ${name} reclaimed at the injection; ${first} of its ${pods} pod(s) on them evicted then (without notice)`;
   if (pods === first) return restAt === undefined ? `${head} (terminationGracePeriod not read: the whole drain assumed at once)` : head;
+  const own = r.podTerminationGracePeriodSeconds;
+  const when = `Karpenter deletes them at the NodeClaims' terminationGracePeriod (${r.terminationGracePeriodSeconds} s) less `
+    + (own === undefined ? 'their own grace (none read: not before it ends)' : `their own ${own} s`);
   if (restAt !== undefined && restAt < restoration) {
-    return `${head}, as the PodDisruptionBudget allows; the other ${pods - first} at ${Math.round(restAt)} s when terminationGracePeriod elapses`;
+    return `${head}, as the PodDisruptionBudget allows; the other ${pods - first} at ${Math.round(restAt)} s (${when})`;
   }
-  return `${head}, as the PodDisruptionBudget allows; the other ${pods - first} stay until the restore (terminationGracePeriod ends after it) `
+  return `${head}, as the PodDisruptionBudget allows; the other ${pods - first} stay until the restore (${when}, after it) `
     + 'and then leave one at a time as replacements become Ready (not modelled)';
 }
 
@@ -162,32 +180,59 @@ function mean(values: readonly number[]): number {
   return finite.length === 0 ? NaN : finite.reduce((a, b) => a + b, 0) / finite.length;
 }
 
-/** Runs the library policy, as deployed (`config.policy`), on the shortage over PREDICTION_SEEDS. */
+/**
+ * Runs the deployed control loop on the shortage over PREDICTION_SEEDS: the reconciler's policy as its function
+ * resolves it (`resolvePolicyConfig`, the one the Lambda's `observe()` and `decide()` use) and its metric delay, on the
+ * simulator's one run a minute. A deployed period the simulator cannot run is refused, not run at 60 s.
+ */
 export function predictShortage(record: ServingRecord, config: ReconcilerConfig, observed: ChartSeries, w: ShortageWindow): Prediction {
   const { scenario, assumptions } = shortageScenario(record, config, observed, w);
+  const deployed = resolvePolicyConfig(config.policy);
+  const simulatedPeriod = scenarioPlatform(scenario).reconciler.periodSeconds;
+  if (deployed.periodSeconds !== simulatedPeriod) {
+    throw new Error(`the deployed reconciler runs every ${deployed.periodSeconds} s (policy.period); the simulator runs it every ${simulatedPeriod} s `
+      + 'only, so its run would not be the deployed control loop');
+  }
   // Each capacity class's price, to price the run's ready replicas as the observed window is priced (observedCost).
   const prices = Object.fromEntries(record.classes.map((c) => [c.name, c.usdPerReplicaHour]));
+  const policy = libraryPolicy(deployed, { metricDelaySeconds: config.metricDelaySeconds });
+  // The run read as the observed window is (observedOutcome): the same periods (the deployed one is the simulator's
+  // minute), the injection and the restore in the same slots.
+  const slot = (seconds: number) => Math.floor(seconds / simulatedPeriod);
   const runs = PREDICTION_SEEDS.map((seed) => {
     const trace = generateTrace(scenario.workload, scenario.durationSeconds, seed);
-    const run = runSimulation(scenario, policyFactory('library', config.policy), { seed, trace });
+    const run = runSimulation(scenario, policy, { seed, trace });
     const chart = chartSeries(run);
-    // The simulator's series are per minute (lib/sim/suite.ts chartSeries).
-    return { metrics: computeMetrics(run, scenario), readyCost: observedCost(chart, prices, 60).byClass, chart };
+    const read = observedOutcome(chart, slot(w.onsetSeconds), slot(w.restorationSeconds), simulatedPeriod, prices);
+    return { metrics: computeMetrics(run, scenario), read, chart };
   });
   // The same concept as the observed cost: ready replica-time, per capacity class summed per routed class (a
   // variant's pools), mean over seeds. The simulator's billed cost (replicas alive: pending, ready, draining) stays costUsd.
   const readyCostUsdByClass = Object.fromEntries(routingTarget(config.facts).routes(config.facts).map((route) => {
-    const perSeed = runs.map((r) => route.classes.reduce((s, c) => s + (r.readyCost[c.name] ?? NaN), 0));
+    const perSeed = runs.map((r) => route.classes.reduce((s, c) => s + (r.read.costUsdByClass[c.name] ?? NaN), 0));
     return [route.name, mean(perSeed)];
   }));
   const m = (k: 'timeToFallbackSeconds' | 'timeToReturnSeconds' | 'rejectedShare' | 'latencyP95Seconds' | 'modeChangesPerEvent' | 'costUsd') => mean(runs.map((r) => r.metrics[k]));
+  // observedOutcome's NaN time is a seed that never got there within the window: never, over the seeds.
+  const never = (v: number) => (Number.isNaN(v) ? Infinity : v);
+  const asObserved: WindowMeasures = {
+    secondsToCapacityMode: mean(runs.map((r) => never(r.read.secondsToCapacityMode))),
+    secondsToCostMode: mean(runs.map((r) => never(r.read.secondsToCostMode))),
+    rejectedShare: mean(runs.map((r) => r.read.rejectedShare)),
+    peakLatencyP95Seconds: mean(runs.map((r) => r.read.peakLatencyP95Seconds)),
+    modeChanges: mean(runs.map((r) => r.read.modeChanges)),
+  };
   return {
     outcome: {
       timeToFallbackSeconds: m('timeToFallbackSeconds'), timeToReturnSeconds: m('timeToReturnSeconds'), rejectedShare: m('rejectedShare'),
       latencyP95Seconds: m('latencyP95Seconds'), modeChangesPerEvent: m('modeChangesPerEvent'), costUsd: m('costUsd'),
-      readyCostUsdByClass, readyCostUsd: Object.values(readyCostUsdByClass).reduce((a, b) => a + b, 0),
+      asObserved, readyCostUsdByClass, readyCostUsd: Object.values(readyCostUsdByClass).reduce((a, b) => a + b, 0),
     },
     chart: runs[0].chart,
-    assumptions: [...assumptions, `policy: the library's, with the deployed overrides ${JSON.stringify(config.policy)}; ${PREDICTION_SEEDS.length} seeds, means`],
+    assumptions: [
+      ...assumptions,
+      `policy: the deployed reconciler's configuration, resolved as its Lambda resolves it (resolvePolicyConfig) ${JSON.stringify(deployed)}; `
+        + `metric delay ${config.metricDelaySeconds} s; ${PREDICTION_SEEDS.length} seeds, means`,
+    ],
   };
 }

@@ -40,7 +40,7 @@ import { signalPlan } from '../lib/core/reconciler/signal-sources';
 import { scenarioCharts } from '../lib/sim/report';
 import { type ScenarioSummary } from '../lib/sim/suite';
 import { type CfnTemplate } from '../lib/core/metrics/template-check';
-import { servingRecordOf } from '../lib/core/service/serving-record';
+import { servingRecordOf, type ServingRecord } from '../lib/core/service/serving-record';
 import { predictShortage, type ReclaimShape, routedClassPrices, type ShortageWindow } from './game-day-prediction';
 import { parseCommandLine, UsageError } from './args';
 import { cliClientConfig, type HttpTimeouts } from '../lib/core/sdk-client-profiles';
@@ -51,6 +51,7 @@ import { fisInjection } from './game-day-fis';
 import { podIdentityRole } from '../lib/core/verify/template';
 import { type Kubectl, kubectl, KubectlError } from './kubectl';
 import { resolvePolicyConfig } from '../lib/core/policy/defaults';
+import { interruptionHoldSeconds } from '../lib/core/platform/control-loop';
 
 export { UsageError, type Io, type Kubectl };
 
@@ -281,6 +282,7 @@ export function reclaimInjection(
     shape: () => (applied ? {
       instances: applied.reclaimed.length, evictedPods: applied.evictedPods, allowedAtOnce: applied.disruptionsAllowed,
       terminationGracePeriodSeconds: applied.terminationGracePeriodSeconds,
+      podTerminationGracePeriodSeconds: applied.podTerminationGracePeriodSeconds,
     } : undefined),
     get notRestorable() {
       if (requested.length === 0) return undefined;
@@ -530,8 +532,17 @@ export function reportMarkdown(
 /** Minutes of the window before the injection (the baseline the charts start from). */
 const BASELINE_SECONDS = 600;
 
+/** The service's serving record in the stack's template, or why there is none (a stack deployed before it was recorded). */
+function recordOf(template: CfnTemplate, config: ReconcilerConfig): ServingRecord | Error {
+  try {
+    return servingRecordOf(template, config.service);
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
+  }
+}
+
 /** The prediction: a results.json given with --predicted, else the simulator's run of the same shortage on the deployed record. */
-function prediction(cmd: GameDayCommand, template: CfnTemplate, config: ReconcilerConfig, series: ChartSeries, w: ShortageWindow): {
+function prediction(cmd: GameDayCommand, record: ServingRecord | Error, config: ReconcilerConfig, series: ChartSeries, w: ShortageWindow): {
   outcome?: PredictedOutcome; chart?: ChartSeries; notes: string[];
 } {
   if (cmd.predicted) return { outcome: predictedFrom(readFileSync(cmd.predicted, 'utf8')), notes: [`from ${cmd.predicted} (--predicted)`] };
@@ -540,20 +551,17 @@ function prediction(cmd: GameDayCommand, template: CfnTemplate, config: Reconcil
       + 'taken away (pass --predicted with your own scenario)'] };
   }
   try {
-    const p = predictShortage(servingRecordOf(template, config.service), config, series, w);
+    if (record instanceof Error) throw record;
+    const p = predictShortage(record, config, series, w);
     return { outcome: p.outcome, chart: p.chart, notes: ['the simulator\'s run of this shortage on the deployed serving record (template Metadata)', ...p.assumptions] };
   } catch (e) {
     return { notes: [`not predicted: ${e instanceof Error ? e.message : String(e)}`] };
   }
 }
 
-/** Each routed class's price from the serving record; none (cost '-') when the stack has no record. */
-function observedPrices(template: CfnTemplate, config: ReconcilerConfig): Record<string, number> {
-  try {
-    return routedClassPrices(servingRecordOf(template, config.service), config);
-  } catch {
-    return {}; // the prediction's notes say why there is no record
-  }
+/** Each routed class's price from the serving record; none (cost '-') when the stack has no record (the prediction's notes say why). */
+function observedPrices(record: ServingRecord | Error, config: ReconcilerConfig): Record<string, number> {
+  return record instanceof Error ? {} : routedClassPrices(record, config);
 }
 
 /**
@@ -591,19 +599,22 @@ async function writeReport(
   const restoration = restoredAt / 1000 - start;
   const observedNotes = cmd.fisZones
     ? [fisReachedKarpenter(routedClass, capacityErrors(routedClass, Math.floor(onset / period), Math.floor(restoration / period)), io)] : [];
-  const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period, observedPrices(template, config));
+  const record = recordOf(template, config);
+  const observed = observedOutcome(series, Math.floor(onset / period), Math.floor(restoration / period), period, observedPrices(record, config));
   const window: ShortageWindow = {
     routedClass, onsetSeconds: onset, restorationSeconds: restoration, durationSeconds: series.modes.length * period, periodSeconds: period,
     reclaim,
   };
-  const predicted = prediction(cmd, template, config, series, window);
+  const predicted = prediction(cmd, record, config, series, window);
   const rows = compareOutcomes(observed, predicted.outcome);
   // The simulator's report draws reality the way it draws a simulated run: the same charts, the shortage shaded.
   const summary = (name: string, chart: ChartSeries): ScenarioSummary => ({
     scenarioId: 'game-day', title: `${cmd.stack}: ${routedClass} taken away`, seeds: [], arrivalsPerRun: 0, policies: [],
     platform: routingTarget(config.facts).platform,
     charts: { [name]: chart }, chartSeed: 0, capacityEvents: [{ className: routedClass, onset, restoration }],
-    deadlineSeconds: (config.policy?.latencySloP95Ms ?? NaN) / 1000,
+    // The contract's end-to-end deadline, as the simulator's charts draw it: not the policy's latency trigger, which a
+    // user's latencySloP95 sets apart from it.
+    deadlineSeconds: record instanceof Error ? NaN : record.contract.slo.deadlineMs / 1000,
   });
   const charts: Record<string, string> = { ...scenarioCharts(summary('observed', series)) };
   if (predicted.chart) {
@@ -751,8 +762,12 @@ async function execute(cmd: GameDayCommand, io: Io, deps: MainDeps): Promise<num
   if (reclaim) {
     for (const note of reclaim.notes) io.out(`note: ${note}`);
     const grace = reclaim.terminationGracePeriodSeconds;
-    if (reclaim.evictedPods > reclaim.disruptionsAllowed && grace !== undefined && grace >= cmd.options!.holdSeconds) {
-      io.out(`note: the hold (${cmd.options!.holdSeconds} s) ends before terminationGracePeriod (${grace} s): the class loses ${reclaim.disruptionsAllowed} `
+    const own = reclaim.podTerminationGracePeriodSeconds;
+    // Karpenter deletes the pods the budget holds at the node's grace less their own (the prediction's moment too).
+    const deletedAfter = grace === undefined ? undefined : interruptionHoldSeconds(own ?? 0, grace);
+    if (reclaim.evictedPods > reclaim.disruptionsAllowed && deletedAfter !== undefined && deletedAfter >= cmd.options!.holdSeconds) {
+      io.out(`note: the hold (${cmd.options!.holdSeconds} s) ends before Karpenter deletes the pods the budget holds (after ${deletedAfter} s: `
+        + `terminationGracePeriod ${grace} s less ${own === undefined ? '0 s (no pod grace read)' : `the pods' own ${own} s`}): the class loses ${reclaim.disruptionsAllowed} `
         + `of the ${reclaim.evictedPods} pod(s) during the hold, not all (the prediction assumes the same); hold longer to take them all`);
     }
     if (reclaim.refusals.length > 0) {

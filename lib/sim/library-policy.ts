@@ -31,7 +31,7 @@ export function libraryPolicy(overrides: Partial<PolicyConfig> = {}, options: Li
   return ({ scenario }): RoutingPolicy => new DeployedReconciler(scenario, overrides, options);
 }
 
-/** How the simulated reconciler's execution environment behaves (not policy configuration). */
+/** How the simulated reconciler's execution environment behaves, and its deployment beyond the policy configuration. */
 export interface LibraryPolicyOptions {
   /**
    * Drop the run memory every this many seconds of simulated time, as a Lambda cold start does: that run rebuilds its
@@ -40,6 +40,12 @@ export interface LibraryPolicyOptions {
    * @default never: the environment stays warm, and the reconciler answers its own history from memory
    */
   readonly coldStartEverySeconds?: number;
+  /**
+   * The deployed Reconciler's `metricDelay` (`ReconcilerConfig.metricDelaySeconds`), for a run that replays a
+   * deployment (the game day's prediction).
+   * @default the platform model's (`PlatformModel.reconciler.metricDelaySeconds`)
+   */
+  readonly metricDelaySeconds?: number;
 }
 
 /** What the routing target is called in the simulated account (facts need ARNs and names; nothing is called). */
@@ -94,7 +100,8 @@ class DeployedReconciler implements RoutingPolicy {
     const preferred = scenario.classes.reduce((a, b) => (b.preferenceRank < a.preferenceRank ? b : a));
     const p = preferred.provisioningSeconds;
     const slowestStart = typeof p === 'number' ? p : p[1];
-    const delay = reconcilerReadDelaySeconds(scenario);
+    const metricDelaySeconds = options.metricDelaySeconds ?? platform.reconciler.metricDelaySeconds;
+    const delay = reconcilerReadDelaySeconds(scenario, metricDelaySeconds);
     const counted = scenario.classes.filter((c) => readsEngineTokens(platform, c)).map((c) => c.name);
     this.config = {
       facts: routingFacts(scenario),
@@ -108,7 +115,7 @@ class DeployedReconciler implements RoutingPolicy {
       },
       service: scenario.id,
       tokensPerRequest: declaredTokensPerRequest(scenario),
-      metricDelaySeconds: platform.reconciler.metricDelaySeconds,
+      metricDelaySeconds,
       ...(platform.kind === 'eks' ? { clusterName: 'sim', karpenterCapacityErrors: platform.capacityErrorSignal } : {}),
       // The contract's GeneratedTokens of each class whose engine counts tokens, as the Reconciler construct compacts
       // what the EKS InferenceService hands it (`routedProducers`, lib/core/reconciler/targets/alb.ts).

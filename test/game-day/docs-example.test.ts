@@ -8,7 +8,7 @@ import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwa
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { clients, main, type MainDeps } from '../../bin/game-day';
-import { RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
+import { RECONCILER_CONFIG_ENV, type ReconcilerConfig } from '../../lib/core/reconciler/config';
 import { EKS_CONFIG } from '../verify/account';
 import { applyLimitsPatch, type Limits } from './nodepool-fake';
 import { recordedTemplateBody, serveWindow, shortageWorld } from './window';
@@ -29,16 +29,16 @@ afterAll(() => {
   else process.env.AWS_REGION = savedRegion;
 });
 
-/** game-day against the mocked window with `kubectl`, printed as the page shows it. */
-async function example(argv: string[], kubectl: MainDeps['kubectl']) {
+/** game-day against the mocked window with `kubectl`, printed as the page shows it (`config`: the reconciler's). */
+async function example(argv: string[], kubectl: MainDeps['kubectl'], config: ReconcilerConfig = EKS_CONFIG) {
   cfn.on(ListStackResourcesCommand).resolves({
     StackResourceSummaries: [{ LogicalResourceId: 'Fn', PhysicalResourceId: 'sd-reconciler', ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date(0) }],
   });
   cfn.on(GetTemplateCommand).resolves({ TemplateBody: recordedTemplateBody() });
-  lambda.on(GetFunctionConfigurationCommand).resolves({ Role: 'arn:aws:iam::123456789012:role/r', Environment: { Variables: { [RECONCILER_CONFIG_ENV]: JSON.stringify(EKS_CONFIG) } } });
+  lambda.on(GetFunctionConfigurationCommand).resolves({ Role: 'arn:aws:iam::123456789012:role/r', Environment: { Variables: { [RECONCILER_CONFIG_ENV]: JSON.stringify(config) } } });
   cw.on(DescribeAlarmsCommand).resolves({ MetricAlarms: [{ AlarmName: 'SdService-SloP95', StateValue: 'OK' }] });
   // The window from 13:50: the shortage from minute 10 (14:00) to minute 20 (14:10).
-  serveWindow(cw, EKS_CONFIG, shortageWorld);
+  serveWindow(cw, config, shortageWorld);
   let t = t0;
   const deps: MainDeps = {
     clients, kubectl, signals: new EventEmitter() as unknown as MainDeps['signals'], now: () => t,
@@ -83,7 +83,7 @@ test('docs/game-day.md shows the timeline of a reclaim (--reclaim 1) as game-day
     nodepool: { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } }, status: { resources: { cpu: '64', memory: '256Gi', 'aws.amazon.com/neuron': '4' } } },
     nodeclaims: { items: ['sd21-inf2-7xk2p', 'sd21-inf2-q9d4m'].map((name, i) => ({ metadata: { name }, spec: { terminationGracePeriod: '2580s' }, status: { nodeName: `ip-10-0-${i}-17`, conditions: [{ type: 'Ready', status: 'True' }] } })) },
     deployment: { spec: { selector: { matchLabels: labels }, template: { metadata: { labels } } } },
-    pods: { items: Array.from({ length: 4 }, (_, i) => ({ metadata: { name: `sd21-inf2-6c9f-${i}` }, spec: { nodeName: `ip-10-0-${i % 2}-17` } })) },
+    pods: { items: Array.from({ length: 4 }, (_, i) => ({ metadata: { name: `sd21-inf2-6c9f-${i}` }, spec: { nodeName: `ip-10-0-${i % 2}-17`, terminationGracePeriodSeconds: 33 } })) },
     poddisruptionbudgets: { items: [{ metadata: { name: 'sd21-inf2' }, spec: { selector: { matchLabels: labels } }, status: { disruptionsAllowed: 1 } }] },
   };
   const kubectl: MainDeps['kubectl'] = () => async (args) => {
@@ -96,4 +96,33 @@ test('docs/game-day.md shows the timeline of a reclaim (--reclaim 1) as game-day
   expect(code).toBe(0);
   if (process.env.PRINT_DOCS_EXAMPLE) process.stdout.write(`DOCS${JSON.stringify({ marker: 'game-day-reclaim-example', text })}\n`);
   expect(block('game-day-reclaim-example')).toBe(text);
+});
+
+describe('the report of the same run, on a deployment whose reconciler differs from the defaults', () => {
+  const capKubectl = (): MainDeps['kubectl'] => {
+    const pool = { metadata: { name: 'sd21-inf2' }, spec: { limits: { cpu: '1000' } as Limits }, status: { resources: { cpu: '32' } } };
+    return () => async (args) => {
+      if (args[0] === 'get') return JSON.stringify(pool);
+      applyLimitsPatch(pool, args);
+      return 'patched';
+    };
+  };
+
+  test('the latency charts draw the contract\'s deadline, not a latencySloP95 the user set apart from it', async () => {
+    const { code, tmp } = await example(ARGV, capKubectl(), { ...EKS_CONFIG, policy: { latencySloP95Ms: 1800 } });
+    expect(code).toBe(0);
+    for (const chart of ['latency.svg', 'predicted-latency.svg']) {
+      const svg = readFileSync(join(tmp, 'game-day-report', chart), 'utf8');
+      // The serving record's contract: deadlineMs 2500.
+      expect(svg).toContain('SLO deadline 2.5 s');
+      expect(svg).not.toContain('SLO deadline 1.8 s');
+    }
+  });
+
+  test('a deployed period the simulator cannot run: the report says it was not predicted, and why', async () => {
+    const { code, report } = await example(ARGV, capKubectl(), { ...EKS_CONFIG, policy: { periodSeconds: 120 } });
+    expect(code).toBe(0);
+    expect(report).toContain('- not predicted: the deployed reconciler runs every 120 s (policy.period); the simulator runs it every 60 s only');
+    expect(report).toContain('| time to fallback, s | 120 | - |');
+  });
 });

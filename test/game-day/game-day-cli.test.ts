@@ -581,8 +581,8 @@ describe('EKS --reclaim: take existing capacity away (limits to zero, NodeClaims
     expect(r.out).toContain('note: 4 pod(s) of the class are on the reclaimed nodes and its PodDisruptionBudget allows 1 eviction(s) at a time: '
       + 'replacements cannot become Ready under the cap, so the rest are deleted at the NodeClaim\'s terminationGracePeriod (2580s) '
       + 'less their own grace period, and gone when it elapses');
-    expect(r.out).toContain('note: the hold (0.1 s) ends before terminationGracePeriod (2580 s): the class loses 1 of the 4 pod(s) during the hold, not all '
-      + '(the prediction assumes the same); hold longer to take them all');
+    expect(r.out).toContain('note: the hold (0.1 s) ends before Karpenter deletes the pods the budget holds (after 2580 s: terminationGracePeriod 2580 s '
+      + 'less 0 s (no pod grace read)): the class loses 1 of the 4 pod(s) during the hold, not all (the prediction assumes the same); hold longer to take them all');
   });
 
   test('limits put back mid-hold (Karpenter may then replace the reclaimed nodes) end the game day as an error, not a hold (exit 1)', async () => {

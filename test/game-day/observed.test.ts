@@ -64,6 +64,24 @@ test('the outcome: time to capacity and back, rejected share, worst p95, mode ch
   expect(compareOutcomes(o, undefined).every((r) => r.predicted === '-' && r.difference.startsWith('no prediction given (--predicted)'))).toBe(true);
 });
 
+test('a prediction read by observedOutcome: each row sets one quantity beside itself, not the simulator\'s own metric', () => {
+  const o = observedOutcome(window(EKS_CONFIG, 35), 10, 20, 60, { inf2: 2, a10g: 1.5 });
+  const predicted = {
+    // The simulator's own metrics (deficit onset to 90% carried, per event): not what the rows compare.
+    timeToFallbackSeconds: 300, timeToReturnSeconds: 600, rejectedShare: 0.001, latencyP95Seconds: 1.1, modeChangesPerEvent: 2, costUsd: 7,
+    asObserved: { secondsToCapacityMode: 180, secondsToCostMode: Infinity, rejectedShare: 0.004, peakLatencyP95Seconds: 1.7, modeChanges: 1 },
+    readyCostUsdByClass: { inf2: 4.5, a10g: 1.5 }, readyCostUsd: 6,
+  };
+  const rows = compareOutcomes(o, predicted);
+  expect(rows.slice(0, 5).map((r) => [r.measure, r.observed, r.predicted, r.difference])).toEqual([
+    ['time to fallback, s', '120', '180', '-60 s observed vs predicted; both injection to the first period in capacity mode'],
+    ['time to return, s', '360', 'never', 'not comparable (one side has no value); both restore to the first period back in cost mode'],
+    ['rejected share', expect.stringMatching(/%$/), '0.40%', expect.stringMatching(/; both each period's rejected share weighted by its demand/)],
+    ['p95 latency, s', '1.40', '1.70', expect.stringMatching(/^-0\.30 s observed vs predicted; both the worst period's p95/)],
+    ['mode changes', '2', '1.0', '+1.0 changes observed vs predicted; both over the window; more observed than predicted is flapping the simulator does not see'],
+  ]);
+});
+
 test('cost: a class without a price or a period without a ready count is named, never guessed', () => {
   const s = window(EKS_CONFIG, 35);
   const gappy = { ...s, readyReplicas: s.readyReplicas.map((r, m) => (m === 3 ? [NaN, r[1]] : r)) };

@@ -1,9 +1,14 @@
 /**
  * The simulator's run of the game day's shortage on the deployed serving record: the observed demand replayed, the
- * class held at its observed ready replicas between injection and restore, the deployed policy overrides.
+ * class held at its observed ready replicas between injection and restore, the deployed reconciler's configuration.
  */
 import { predictShortage, routedClassPrices, shortageScenario, type ShortageWindow } from '../../bin/game-day-prediction';
-import { observedCost, observedSeries } from '../../lib/core/game-day/observed';
+import * as observedModule from '../../lib/core/game-day/observed';
+import { compareOutcomes, observedCost, observedOutcome, observedSeries } from '../../lib/core/game-day/observed';
+import { interruptionHoldSeconds } from '../../lib/core/platform/control-loop';
+import { resolvePolicyConfig } from '../../lib/core/policy/defaults';
+import * as libraryPolicyModule from '../../lib/sim/library-policy';
+import { type ScenarioInstance } from '../../lib/sim/model';
 import { buildQueryBatch, windowsFromResults } from '../../lib/core/reconciler/io';
 import { signalPlan } from '../../lib/core/reconciler/signal-sources';
 import { servingRecordOf } from '../../lib/core/service/serving-record';
@@ -107,10 +112,85 @@ test('a reclaim is predicted as the drain runs it: the budget\'s allowance at th
   const longGrace = { ...reclaim, terminationGracePeriodSeconds: 2580 };
   const long = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaim: longGrace });
   expect(long.scenario.interruptions).toEqual([{ className: 'inf2', at: 600, replicas: 1, noticeSeconds: 0 }]);
-  expect(long.assumptions.join('\n')).toMatch(/the other 2 stay until the restore \(terminationGracePeriod ends after it\)/);
+  expect(long.assumptions.join('\n')).toMatch(/the other 2 stay until the restore \(Karpenter deletes them at the NodeClaims' terminationGracePeriod \(2580 s\) less/);
   // No budget (or no grace read): every pod at the injection.
   const open = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaim: { ...reclaim, allowedAtOnce: Infinity } });
   expect(open.scenario.interruptions).toEqual([{ className: 'inf2', at: 600, replicas: 3, noticeSeconds: 0 }]);
   // Without a reclaim there is no interruption.
   expect(shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW).scenario.interruptions).toEqual([]);
+});
+
+test('a reclaim\'s held pods go when Karpenter deletes them: the NodeClaims\' grace less the pods\' own (interruptionHoldSeconds)', () => {
+  // terminationGracePeriod 300 s, the pods' own 33 s: Karpenter deletes them 267 s after the NodeClaims' deletion
+  // (kubernetes-sigs/karpenter@v1.14.1 terminator.go:169-178), not at 300 s.
+  const reclaim = { instances: 1, evictedPods: 3, allowedAtOnce: 1, terminationGracePeriodSeconds: 300, podTerminationGracePeriodSeconds: 33 };
+  const { scenario, assumptions } = shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(), { ...WINDOW, reclaim });
+  expect(interruptionHoldSeconds(33, 300)).toBe(267);
+  expect(scenario.interruptions).toEqual([
+    { className: 'inf2', at: 600, replicas: 1, noticeSeconds: 0 }, { className: 'inf2', at: 600 + 267, replicas: 2, noticeSeconds: 0 },
+  ]);
+  expect(assumptions.join('\n')).toMatch(/the other 2 at 867 s \(Karpenter deletes them at the NodeClaims' terminationGracePeriod \(300 s\) less their own 33 s\)/);
+});
+
+test('each class\'s autoscaling floor is the recorded plan\'s minReplicas, as the construct deploys it, and the report says so', () => {
+  const record = shortageWorldRecord();
+  const planned = Object.fromEntries(record.plan.classes.map((c) => [c.name, c.minReplicas]));
+  // The preferred class's plan runs it at min = max (5 here), not the simulator's default of 1.
+  expect(planned.inf2).toBeGreaterThan(1);
+  const { scenario, assumptions } = shortageScenario(record, EKS_CONFIG, world(), WINDOW);
+  expect(scenario.classes.map((c) => [c.name, c.minReplicas])).toEqual([['inf2', planned.inf2], ['a10g', planned.a10g]]);
+  expect(assumptions.join('\n')).toContain(`minReplicas from the recorded plan (inf2 ${planned.inf2}, a10g ${planned.a10g})`);
+});
+
+test('the simulated reconciler runs the deployed configuration: its policy as its function resolves it, its metric delay', () => {
+  const spy = jest.spyOn(libraryPolicyModule, 'libraryPolicy');
+  try {
+    // A deployment that set its metric delay (180 s) and its headroom, and left the provisioning grace at the default.
+    const deployed: typeof EKS_CONFIG = { ...EKS_CONFIG, policy: { headroom: 0.3, latencySloP95Ms: 2500 }, metricDelaySeconds: 180 };
+    const p = predictShortage(shortageWorldRecord(), deployed, world(), WINDOW);
+    expect(spy).toHaveBeenCalledWith(resolvePolicyConfig(deployed.policy), { metricDelaySeconds: 180 });
+    // What the simulated reconciler then runs with: the deployed 300 s grace, not the simulator's own choice for the
+    // preferred class (its 300 s start + the 120 s delay, 420 s), and the deployed delay.
+    const { scenario } = shortageScenario(shortageWorldRecord(), deployed, world(), WINDOW);
+    const factory = spy.mock.results[0].value as ReturnType<typeof libraryPolicyModule.libraryPolicy>;
+    const run = factory({ scenario: scenario as ScenarioInstance, trace: undefined as never }) as unknown as { config: typeof EKS_CONFIG };
+    expect(run.config.policy).toMatchObject({ provisioningGraceSeconds: 300, headroom: 0.3, latencySloP95Ms: 2500, periodSeconds: 60 });
+    expect(run.config.metricDelaySeconds).toBe(180);
+    expect(p.assumptions.at(-1)).toMatch(/^policy: the deployed reconciler's configuration, resolved as its Lambda resolves it \(resolvePolicy/);
+    expect(p.assumptions.at(-1)).toContain('"provisioningGraceSeconds":300,');
+    expect(p.assumptions.at(-1)).toMatch(/metric delay 180 s; 3 seeds, means$/);
+  } finally {
+    spy.mockRestore();
+  }
+});
+
+test('a deployed period the simulator cannot run is refused, not run at its 60 s', () => {
+  const slow: typeof EKS_CONFIG = { ...EKS_CONFIG, policy: { periodSeconds: 120 } };
+  expect(() => predictShortage(shortageWorldRecord(), slow, world(), WINDOW))
+    .toThrow('the deployed reconciler runs every 120 s (policy.period); the simulator runs it every 60 s only, so its run would not be the deployed control loop');
+});
+
+test('the rows compare like with like: each seed\'s run read by the observed side\'s function (observedOutcome), means over seeds', () => {
+  const spy = jest.spyOn(observedModule, 'observedOutcome');
+  try {
+    const p = predictShortage(shortageWorldRecord(), EKS_CONFIG, world(), WINDOW);
+    // One read per seed, in the observed window's slots (injection at minute 10, restore at 20), the first seed's the chart shown.
+    expect(spy.mock.calls.map((c) => c.slice(1, 4))).toEqual([[10, 20, 60], [10, 20, 60], [10, 20, 60]]);
+    expect(spy.mock.calls[0][0]).toBe(p.chart);
+    const reads = spy.mock.results.map((r) => r.value as ReturnType<typeof observedOutcome>);
+    const mean = (k: 'modeChanges' | 'rejectedShare' | 'peakLatencyP95Seconds') => reads.reduce((a, r) => a + r[k], 0) / reads.length;
+    const a = p.outcome.asObserved!;
+    expect(a.modeChanges).toBeCloseTo(mean('modeChanges'), 12);
+    expect(a.rejectedShare).toBeCloseTo(mean('rejectedShare'), 12);
+    expect(a.peakLatencyP95Seconds).toBeCloseTo(mean('peakLatencyP95Seconds'), 12);
+    // A seed that never entered capacity mode (observedOutcome's NaN) makes the mean "never".
+    const times = reads.map((r) => r.secondsToCapacityMode);
+    expect(a.secondsToCapacityMode).toBe(times.some(Number.isNaN) ? Infinity : times.reduce((x, y) => x + y, 0) / times.length);
+    const rows = compareOutcomes(observedOutcome(world(), 10, 20, 60), p.outcome);
+    expect(rows[0].measure).toBe('time to fallback, s');
+    expect(rows[0].difference).toMatch(/both injection to the first period in capacity mode$/);
+    expect(rows[4]).toMatchObject({ measure: 'mode changes', predicted: a.modeChanges.toFixed(1) });
+  } finally {
+    spy.mockRestore();
+  }
 });

@@ -122,6 +122,12 @@ test('refused: the chosen NodeClaims run no pod of the class (the game day would
 test('the plan carries the budget\'s allowance and the grace period the prediction drains by', () => {
   expect([reclaimPlan(input()).disruptionsAllowed, reclaimPlan(input()).terminationGracePeriodSeconds]).toEqual([1, 2580]);
   expect(reclaimPlan(input({ pdbs: [] })).disruptionsAllowed).toBe(Infinity);
+  // The evicted class pods' own grace (the longest), which Karpenter subtracts from the NodeClaim's; the kept pods' is not read.
+  const graced = (name: string, node: string, grace: number) => ({
+    metadata: { name }, spec: { nodeName: node, terminationGracePeriodSeconds: grace },
+  });
+  expect(reclaimPlan(input({ pods: [graced('p1', 'ip-1', 33), graced('p3', 'ip-1', 40), graced('p2', 'ip-2', 900)] })).podTerminationGracePeriodSeconds).toBe(40);
+  expect(reclaimPlan(input()).podTerminationGracePeriodSeconds).toBeUndefined();
   expect([goDurationSeconds('2580s'), goDurationSeconds('1h0m30s'), goDurationSeconds('5m'), goDurationSeconds('10ms'), goDurationSeconds('')])
     .toEqual([2580, 3630, 300, undefined, undefined]);
 });

@@ -146,6 +146,9 @@ export function observedOutcome(
   };
 }
 
+/** The measures of a window that a simulated run is read for too (`observedOutcome` over its chart series). */
+export type WindowMeasures = Pick<ObservedOutcome, 'secondsToCapacityMode' | 'secondsToCostMode' | 'rejectedShare' | 'peakLatencyP95Seconds' | 'modeChanges'>;
+
 /** The simulator's prediction of the same shortage (the library policy's means of a `cdk-capacity-sim run`). */
 export interface PredictedOutcome {
   readonly timeToFallbackSeconds: number;
@@ -155,6 +158,12 @@ export interface PredictedOutcome {
   readonly modeChangesPerEvent: number;
   /** USD over the run as the simulator bills it (its costUsd: replicas alive, i.e. pending, ready or draining, at list price). */
   readonly costUsd: number;
+  /**
+   * The observed window's measures on the prediction: `observedOutcome` over each seed's run, means over seeds
+   * (Infinity: a seed never got there). What the table compares, like with like. Absent for a --predicted results.json
+   * (no per-minute run to read): the table then sets the simulator's own metrics above beside them, each difference named.
+   */
+  readonly asObserved?: WindowMeasures;
   /**
    * The observed cost's concept on the prediction: its ready replicas per period priced by `observedCost`, per routed
    * class and in total. Absent for a --predicted results.json (it has only the billed total).
@@ -182,6 +191,39 @@ function relative(observed: number, predicted: number, unit: string, scale = 1, 
 
 /** Observed beside predicted, one row per measure, each difference named. */
 export function compareOutcomes(o: ObservedOutcome, p: PredictedOutcome | undefined): ComparisonRow[] {
+  return [...(p?.asObserved ? windowRows(o, p.asObserved) : simulatorRows(o, p)), ...costRows(o, p)];
+}
+
+/** Both sides read by `observedOutcome`: one definition per row. */
+function windowRows(o: ObservedOutcome, p: WindowMeasures): ComparisonRow[] {
+  return [
+    {
+      measure: 'time to fallback, s', observed: fmt(o.secondsToCapacityMode), predicted: fmt(p.secondsToCapacityMode),
+      difference: `${relative(o.secondsToCapacityMode, p.secondsToCapacityMode, 's')}; both injection to the first period in capacity mode`,
+    },
+    {
+      measure: 'time to return, s', observed: fmt(o.secondsToCostMode), predicted: fmt(p.secondsToCostMode),
+      difference: `${relative(o.secondsToCostMode, p.secondsToCostMode, 's')}; both restore to the first period back in cost mode`,
+    },
+    {
+      measure: 'rejected share', observed: pct(o.rejectedShare), predicted: pct(p.rejectedShare),
+      difference: `${relative(o.rejectedShare, p.rejectedShare, 'percentage points', 100, 2)}; both each period's rejected share weighted by its demand `
+        + '(CloudWatch\'s of tokens, the simulator\'s of requests)',
+    },
+    {
+      measure: 'p95 latency, s', observed: fmt(o.peakLatencyP95Seconds, 2), predicted: fmt(p.peakLatencyP95Seconds, 2),
+      difference: `${relative(o.peakLatencyP95Seconds, p.peakLatencyP95Seconds, 's', 1, 2)}; both the worst period's p95 `
+        + '(observed: the slowest class\'s; simulated: every completion of the period)',
+    },
+    {
+      measure: 'mode changes', observed: String(o.modeChanges), predicted: fmt(p.modeChanges, 1),
+      difference: `${relative(o.modeChanges, p.modeChanges, 'changes', 1, 1)}; both over the window; more observed than predicted is flapping the simulator does not see`,
+    },
+  ];
+}
+
+/** A --predicted results.json (or none): the simulator's own metrics, each difference from the observed measure named. */
+function simulatorRows(o: ObservedOutcome, p: PredictedOutcome | undefined): ComparisonRow[] {
   const none = 'no prediction given (--predicted)';
   return [
     {
@@ -220,7 +262,6 @@ export function compareOutcomes(o: ObservedOutcome, p: PredictedOutcome | undefi
       predicted: p ? fmt(p.modeChangesPerEvent, 1) : '-',
       difference: p ? `${relative(o.modeChanges, p.modeChangesPerEvent, 'changes', 1, 1)}; more observed than predicted is flapping the simulator does not see` : none,
     },
-    ...costRows(o, p),
   ];
 }
 

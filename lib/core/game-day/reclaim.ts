@@ -55,7 +55,12 @@ export interface PdbState {
 /** The parts of a pod the reclaim reads. */
 export interface PodState {
   readonly metadata: { readonly name: string; readonly annotations?: Readonly<Record<string, string>> };
-  readonly spec?: { readonly nodeName?: string };
+  /**
+   * terminationGracePeriodSeconds: how long before the node's grace ends Karpenter deletes the pod when the budget still
+   * holds it; a pod without one is not deleted before (kubernetes-sigs/karpenter@v1.14.1
+   * pkg/controllers/node/termination/terminator/terminator.go:169-178).
+   */
+  readonly spec?: { readonly nodeName?: string; readonly terminationGracePeriodSeconds?: number };
 }
 
 export interface ReclaimPlan {
@@ -70,6 +75,11 @@ export interface ReclaimPlan {
   readonly disruptionsAllowed: number;
   /** The reclaimed NodeClaims' terminationGracePeriod, seconds (undefined: absent or not a plain Go duration). */
   readonly terminationGracePeriodSeconds?: number;
+  /**
+   * The longest terminationGracePeriodSeconds of the class's pods on them (undefined: none says): Karpenter deletes a
+   * pod the budget holds that long before the node's grace ends (`interruptionHoldSeconds`).
+   */
+  readonly podTerminationGracePeriodSeconds?: number;
   readonly before: ResourceList | undefined;
   readonly after: ResourceList;
   readonly cap: LimitsPatch;
@@ -175,6 +185,7 @@ export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
     + 'karpenter.sh/disrupted:NoSchedule excepted); the deleted nodes do not come back: '
     + 'the restore lifts the cap and Karpenter launches replacements for the Pending pods, as after a real reclaim');
   const graces = chosen.map((c) => goDurationSeconds(c.spec?.terminationGracePeriod));
+  const podGraces = evicted.flatMap((p) => (typeof p.spec?.terminationGracePeriodSeconds === 'number' ? [p.spec.terminationGracePeriodSeconds] : []));
   return {
     nodePool: name,
     reclaimed: chosen.map((c) => c.metadata.name),
@@ -184,6 +195,7 @@ export function reclaimPlan(input: ReclaimInput): ReclaimPlan {
     disruptionsAllowed: budgets.length > 0 ? allowed : Infinity,
     // The longest of the chosen NodeClaims': the last class pod leaves by then.
     terminationGracePeriodSeconds: graces.length > 0 && graces.every((g): g is number => g !== undefined) ? Math.max(...graces) : undefined,
+    podTerminationGracePeriodSeconds: podGraces.length > 0 ? Math.max(...podGraces) : undefined,
     before: input.pool.spec.limits,
     ...zeroLimits(input.pool),
     refusals,

@@ -88,15 +88,18 @@ export function spotNodeGraceSeconds(podGraceSeconds: number): number {
 }
 
 /**
- * How long after an interruption notice Karpenter deletes the pods the PodDisruptionBudget (one pod at a time) holds:
- * it evicts through the Eviction API, which the budget refuses while a pod is unavailable, and at the node's grace
- * expiry minus each pod's own grace deletes the rest, bypassing the budget (kubernetes-sigs/karpenter@v1.14.1
+ * How long after a NodeClaim's deletion (the interruption controller's, on a notice; or `kubectl delete nodeclaim`)
+ * Karpenter deletes the pods the PodDisruptionBudget (one pod at a time) holds: it evicts through the Eviction API,
+ * which the budget refuses while a pod is unavailable, and at the node's grace expiry minus each pod's own grace
+ * deletes the rest, bypassing the budget (kubernetes-sigs/karpenter@v1.14.1
  * pkg/controllers/node/termination/terminator/terminator.go:140-177, eviction.go:171-207; the node's grace counted
- * from its deletion, which the interruption controller makes on the notice: aws/karpenter-provider-aws@v1.14.1
- * pkg/controllers/interruption/utils.go). The first pod goes at the notice.
+ * from the NodeClaim's deletionTimestamp, pkg/controllers/nodeclaim/lifecycle/controller.go:297-300; the interruption
+ * controller deletes it on the notice: aws/karpenter-provider-aws@v1.14.1 pkg/controllers/interruption/utils.go). The
+ * first pod goes at once. `nodeGraceSeconds`: the NodeClaim's terminationGracePeriod, by default what a NodePool that
+ * may run spot gets (`spotNodeGraceSeconds`).
  */
-export function interruptionHoldSeconds(podGraceSeconds: number): number {
-  return Math.max(0, spotNodeGraceSeconds(podGraceSeconds) - podGraceSeconds);
+export function interruptionHoldSeconds(podGraceSeconds: number, nodeGraceSeconds = spotNodeGraceSeconds(podGraceSeconds)): number {
+  return Math.max(0, nodeGraceSeconds - podGraceSeconds);
 }
 
 /**
