@@ -30,7 +30,8 @@ export interface FallbackShareAlarmOptions extends AlarmToggle {
   /** @default 50 - half the load on fallback classes */
   readonly thresholdPercent?: number;
   /**
-   * How long the share must stay above the threshold (every period of it).
+   * How long the share must stay above the threshold (every period of it; where it reads a preferred SageMaker variant's
+   * fallback instance pools, which it FILLs, that many periods out of the periods of `metricDelay` more).
    * @default Duration.minutes(15) - longer than a scale-out of the preferred class, shorter than an on-call's patience
    */
   readonly duration?: Duration;
@@ -127,9 +128,10 @@ export interface InferenceAlarmOptions {
   /** @default - enabled with the defaults of `FallbackShareAlarmOptions` */
   readonly fallbackShare?: FallbackShareAlarmOptions;
   /**
-   * Reads what the platform counts for every class: requests its server shed (SageMaker Invocation4XX/5XXErrors, ALB
-   * HTTPCode_Target_4XX/5XX_Count, by the class's rejection status) over requests that reached it (Invocations,
-   * RequestCount). Two metrics per class: at most 5 classes.
+   * Reads what the platform counts for every routed class (an ALB target group, a SageMaker variant with all its
+   * instance pools): requests its servers shed (SageMaker Invocation4XX/5XXErrors, ALB HTTPCode_Target_4XX/5XX_Count, by
+   * its classes' rejection status, both where they differ) over requests that reached it (Invocations, RequestCount).
+   * Two metrics per routed class, three where its pools shed in both: at most 5 routed classes.
    * @default - enabled with the defaults of `DeadlineExhaustionAlarmOptions`
    */
   readonly deadlineExhaustion?: DeadlineExhaustionAlarmOptions;
@@ -167,11 +169,11 @@ export interface InferenceAlarmOptions {
   /**
    * How late CloudWatch publishes a period of the metrics these alarms read: the Reconciler's `metricDelay`, same rule
    * (whole seconds, 0 to 900). The alarms that FILL a period without a datapoint (deadline exhaustion, preferred-class
-   * capacity errors, the SageMaker replica shortage) read a period not yet published as 0, so each breaches in M of N
-   * periods, N = M + the periods of this delay (at least one). The Reconciler of the same serving fails synth when its
-   * own `metricDelay` is longer (and refuses `capacityAlarms` made for a shorter one). N x period must fit what
-   * CloudWatch evaluates (one day at periods under an hour, 7 days otherwise): a duration that leaves no room for these
-   * periods fails synth.
+   * capacity errors, the SageMaker replica shortage, the fallback share over a preferred variant's fallback instance
+   * pools) read a period not yet published as 0, so each breaches in M of N periods, N = M + the periods of this delay
+   * (at least one). The Reconciler of the same serving fails synth when its own `metricDelay` is longer (and refuses
+   * `capacityAlarms` made for a shorter one). N x period must fit what CloudWatch evaluates (one day at periods under an
+   * hour, 7 days otherwise): a duration that leaves no room for these periods fails synth.
    * @default Duration.minutes(2) - the Reconciler's default `metricDelay`
    */
   readonly metricDelay?: Duration;
@@ -372,15 +374,18 @@ export class InferenceAlarms extends Construct {
   private fallbackShare(m: ServiceMetrics, fallback: WithDefaults<FallbackShareAlarmOptions>): cloudwatch.Alarm | undefined {
     // A service without fallback classes has no fallback share to watch.
     if (fallback.enabled !== false && m.fallback.length > 0) {
+      // A preferred variant's fallback pools are FILLed (ServiceMetrics.fallbackShare): then M of N.
+      const fills = m.fallbackPools.length > 0;
+      const window = fills ? this.lateTolerant(m, fallback.duration) : InferenceAlarms.consecutive(m, fallback.duration);
       return new cloudwatch.Alarm(this, 'FallbackShare', {
         metric: fallbackShareMetric(m, fallback.basis),
         threshold: fallback.thresholdPercent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        ...InferenceAlarms.consecutive(m, fallback.duration),
+        ...window,
         // No datapoint means no traffic in the period: nothing is on fallback.
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         alarmDescription: `${m.service}: more than ${fallback.thresholdPercent}% of the load (by ${fallback.basis}) has been served by fallback classes `
-          + `for ${fallback.duration.toHumanString()}. The preferred class is short of capacity or unhealthy. `
+          + `${fills ? InferenceAlarms.inPeriods(m, window) : `for ${fallback.duration.toHumanString()}`}. The preferred class is short of capacity or unhealthy. `
           + 'Runbook: docs/observability.md (cdk-capacity-aware-inference), FallbackShare.',
       });
     }
@@ -520,16 +525,28 @@ function fallbackShareMetric(m: ServiceMetrics, basis: 'tokens' | 'requests'): c
   return m.fallbackShare(basis, 'fs');
 }
 
-/** Requests every class shed (%) of the requests that reached the classes; 0 in a period with fewer than `minRequests`. */
+/**
+ * Requests every routed class shed (%) of the requests that reached them; 0 in a period with fewer than `minRequests`.
+ * Each routed class is read on its own series (`ServiceMetrics.routeRequests`, `routeShedRequests`), never its pools':
+ * a SageMaker variant's variant-level series counts every pool, while a missing per-InstanceType series would have
+ * left its sheds out. Ids: `rq<route>`, and `sh<route>`, or `sh<route>_4xx` and `sh<route>_5xx` where its pools shed in both.
+ */
 function deadlineExhaustionMetric(m: ServiceMetrics, minRequests: number): cloudwatch.MathExpression {
   const using: Record<string, cloudwatch.IMetric> = {};
-  for (const c of m.classes) {
-    using[metricId('sh', c.index)] = m.shedRequests(c);
-    using[metricId('rq', c.index)] = m.requests(c);
+  const shed: string[] = [];
+  const requests: string[] = [];
+  for (const route of m.routes) {
+    const sheds = m.routeShedRequests(route);
+    for (const { status, metric } of sheds) {
+      const id = sheds.length > 1 ? `${metricId('sh', route.index)}_${status}` : metricId('sh', route.index);
+      using[id] = metric;
+      shed.push(`FILL(${id}, 0)`);
+    }
+    using[metricId('rq', route.index)] = m.routeRequests(route);
+    requests.push(`FILL(${metricId('rq', route.index)}, 0)`);
   }
-  const sum = (prefix: string) => m.classes.map((c) => `FILL(${metricId(prefix, c.index)}, 0)`).join(' + ');
   return new cloudwatch.MathExpression({
-    expression: percentOfRequests(`(${sum('sh')})`, `(${sum('rq')})`, minRequests),
+    expression: percentOfRequests(`(${shed.join(' + ')})`, `(${requests.join(' + ')})`, minRequests),
     usingMetrics: using,
     label: 'requests shed to protect the deadline (% of arriving requests)',
     period: m.period,
@@ -592,7 +609,7 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
   const valid = description && servingDescriptionProblems(description).length === 0 ? description : undefined;
   const m = valid && new ServiceMetrics(valid, Duration.seconds(period));
   const queries = (alarm: cloudwatch.MathExpression, what: string, fix: string) => c.cross('alarm.metrics', { ...alarmQueries(alarm), what, fix }, 'serving');
-  const n = m?.classes.length ?? 0;
+  const n = m ? `${m.routes.length} routed classes${m.routes.length === m.classes.length ? '' : ` of ${m.classes.length} classes`}` : '';
   if (m && props.fallbackShare?.enabled !== false && m.fallback.length > 0) {
     // An invalid basis is reported by its own rule; the alarm's queries are then those of the default.
     const set = props.fallbackShare?.basis;
@@ -601,15 +618,15 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
     const perClass = alarmQueries(alarm).expressions - 1;
     queries(
       alarm,
-      `the fallback share alarm by ${basis}: one metric per capacity class${perClass > 0
-        ? `, and one expression, requests x tokensPerRequest, for each of the ${perClass} classes without a token counter` : ''}, ${n} classes`,
+      `the fallback share alarm by ${basis}: one metric per routed class and per fallback pool of a routed class that holds a preferred one${perClass > 0
+        ? `, and one expression, requests x tokensPerRequest, for each of the ${perClass} series without a token counter` : ''}, ${n}`,
       `${perClass > 0 ? "set fallbackShare.basis: 'requests' or " : ''}disable it with fallbackShare.enabled: false`,
     );
   }
   if (m && props.deadlineExhaustion?.enabled !== false) {
     queries(
       deadlineExhaustionMetric(m, ALARM_DEFAULTS.deadlineExhaustion.minRequestsPerPeriod),
-      `the deadline exhaustion alarm: shed and arriving requests per capacity class, ${n} classes`,
+      `the deadline exhaustion alarm: shed (in each status class its classes shed in) and arriving requests per routed class, ${n}`,
       'disable it with deadlineExhaustion.enabled: false',
     );
   }
@@ -656,7 +673,7 @@ export function alarmOptionProblems(props: InferenceAlarmOptions & Partial<Servi
     }, prop);
   };
   c.optional('fallbackShare.thresholdPercent', props.fallbackShare?.thresholdPercent);
-  duration('fallbackShare.duration', props.fallbackShare?.duration, false);
+  duration('fallbackShare.duration', props.fallbackShare?.duration, m !== undefined && m.fallbackPools.length > 0);
   c.cross('fallbackShare.basis', props.fallbackShare?.basis);
   c.optional('deadlineExhaustion.thresholdPercent', props.deadlineExhaustion?.thresholdPercent);
   duration('deadlineExhaustion.duration', props.deadlineExhaustion?.duration, true);

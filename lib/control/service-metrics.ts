@@ -22,7 +22,7 @@ import { OBSERVABILITY_RULES } from '../core/validation/rules';
 import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { type IInferenceServing } from './serving';
 import { type MetricStatSource } from '../core/metrics/aws-published';
-import { classRequests, classShedRequests } from '../core/metrics/class-serving';
+import { classRequests, classShedRequests, fallbackLoadReading, routeAwsDimensions, shedStatusClasses } from '../core/metrics/class-serving';
 import { type ServingLoadBalancer } from '../core/metrics/load-balancer';
 
 /** What the dashboard and the alarms are built from. */
@@ -61,6 +61,11 @@ export interface ObservedRoute {
   readonly index: number;
   /** Its classes in preference order (one on an ALB; the variant's pools on SageMaker). */
   readonly classes: readonly ObservedClass[];
+  /**
+   * Dimensions of its AWS-owned request metrics: those its classes share (`routeAwsDimensions`), on SageMaker the
+   * variant-level series [EndpointName, VariantName] whatever its pools.
+   */
+  readonly awsDimensions: Record<string, string>;
   /** The best rank among its classes. */
   readonly preferenceRank: number;
   /**
@@ -116,7 +121,7 @@ export class ServiceMetrics {
     this.routes = routeMembers(facts)
       .map(({ name, classNames, maxReplicas }) => {
         const classes = classNames.map((n) => byName.get(n)!).sort((a, b) => a.index - b.index);
-        return { name, classes, preferenceRank: classes[0].facts.preferenceRank, maxReplicas };
+        return { name, classes, awsDimensions: routeAwsDimensions(classes), preferenceRank: classes[0].facts.preferenceRank, maxReplicas };
       })
       .sort((a, b) => a.classes[0].index - b.classes[0].index)
       .map((r, index) => ({ ...r, index }));
@@ -209,11 +214,25 @@ export class ServiceMetrics {
     const producers = this.producers(cls);
     const source = producers.generatedTokens;
     if (source && (producers.generatedTokensIntervalSeconds ?? 0) <= this.period.toSeconds()) return this.produced(source, cls.facts.name);
-    const id = metricId(`${idPrefix}r`, cls.index);
+    return this.requestTokens(this.requests(cls), metricId(`${idPrefix}r`, cls.index), cls.facts.name);
+  }
+
+  /**
+   * Output tokens of a routed class per period: its only class's (`tokens`); with several classes (a SageMaker
+   * variant's instance pools, which may run different engines: the reconciler reads such a variant the same way), its
+   * requests x the contract's mean output tokens.
+   */
+  routeTokens(route: ObservedRoute, idPrefix = 'rt'): cloudwatch.IMetric {
+    if (route.classes.length === 1) return this.tokens(route.classes[0], idPrefix);
+    return this.requestTokens(this.routeRequests(route), metricId(`${idPrefix}v`, route.index), route.name);
+  }
+
+  /** Requests x the contract's mean output tokens, the requests under `id`. */
+  private requestTokens(requests: cloudwatch.IMetric, id: string, name: string): cloudwatch.MathExpression {
     return new cloudwatch.MathExpression({
       expression: `${id} * ${this.serving.tokensPerRequest}`,
-      usingMetrics: { [id]: this.requests(cls) },
-      label: `${cls.facts.name} (requests x ${this.serving.tokensPerRequest} tokens)`,
+      usingMetrics: { [id]: requests },
+      label: `${name} (requests x ${this.serving.tokensPerRequest} tokens)`,
       period: this.period,
     });
   }
@@ -234,6 +253,19 @@ export class ServiceMetrics {
     return this.produced(classShedRequests(this.facts, cls, this.producers(cls).rejectionStatus === '4xx' ? '4xx' : '5xx'), `${cls.facts.name} shed`);
   }
 
+  /**
+   * Requests the routed class's servers shed (as `shedRequests`), on its own series (`ObservedRoute.awsDimensions`):
+   * one metric per status class its classes shed in (`shedStatusClasses`), so a SageMaker variant whose pools shed with
+   * 429 and 503 reads both.
+   */
+  routeShedRequests(route: ObservedRoute): Array<{ readonly status: '4xx' | '5xx'; readonly metric: cloudwatch.Metric }> {
+    const statuses = shedStatusClasses(route.classes.map((c) => this.producers(c).rejectionStatus));
+    return statuses.map((status) => ({
+      status,
+      metric: this.produced(classShedRequests(this.facts, route, status), `${route.name} shed${statuses.length > 1 ? ` (${status.toUpperCase()})` : ''}`),
+    }));
+  }
+
   /** Requests a class turned away (every decision but `admitted`), summed. */
   rejections(cls: ObservedClass): cloudwatch.MathExpression {
     const using = Object.fromEntries(ADMISSION_REJECTIONS.map((d, i) => [`${metricId('rj', cls.index)}_${i}`, this.admissions(cls, d)]));
@@ -250,6 +282,11 @@ export class ServiceMetrics {
   /** Requests that reached the class: SageMaker Invocations or ALB RequestCount, Sum. */
   requests(cls: ObservedClass): cloudwatch.Metric {
     return this.produced(classRequests(this.facts, cls), cls.facts.name);
+  }
+
+  /** Requests that reached the routed class, on its own series (`ObservedRoute.awsDimensions`). */
+  routeRequests(route: ObservedRoute): cloudwatch.Metric {
+    return this.produced(classRequests(this.facts, route), route.name);
   }
 
   /** Latency of the class at `statistic` (e.g. 'p95') in milliseconds: SageMaker ModelLatency or ALB TargetResponseTime. */
@@ -315,20 +352,53 @@ export class ServiceMetrics {
   }
 
   /**
+   * The fallback classes the fallback share reads on their own series, FILLed (`fallbackShare`): the lower-priority
+   * instance pools of a routed class that holds a preferred one. Where there are any, an alarm on the share FILLs.
+   */
+  get fallbackPools(): readonly ObservedClass[] {
+    const best = this.preferred[0].facts.preferenceRank;
+    return this.routes.flatMap((r) => fallbackLoadReading(r.classes, best).pools);
+  }
+
+  /**
    * The observed share (%) of the load served by non-preferred classes: by generated tokens (model-server metric) or
    * by requests (SageMaker Invocations / ALB RequestCount). No datapoint in a period without traffic.
+   *
+   * The total is every routed class's own series, `<idPrefix><route>`, and so is the fallback load of a route with no
+   * preferred class. The fallback pools of a route that holds a preferred one (a SageMaker variant's lower-priority
+   * instance pools) are read on their per-InstanceType series, `<idPrefix>p<class>`, FILLed with 0: SageMaker documents
+   * those series for pools but a deployment may lack them, and a missing one must leave its load out (the share reads
+   * low) rather than leave the numerator without the variant it is divided by (100% whenever a fallback variant serves).
    */
   fallbackShare(basis: 'tokens' | 'requests', idPrefix: string): cloudwatch.MathExpression {
-    const metricOf = (c: ObservedClass) => (basis === 'tokens' ? this.tokens(c, `${idPrefix}t`) : this.requests(c));
-    const using = Object.fromEntries(this.classes.map((c) => [metricId(idPrefix, c.index), metricOf(c)]));
-    const ids = (cs: readonly ObservedClass[]) => cs.map((c) => metricId(idPrefix, c.index)).join(', ');
-    const fallback = this.fallback;
+    const best = this.preferred[0].facts.preferenceRank;
+    const using: Record<string, cloudwatch.IMetric> = {};
+    const totals: string[] = [];
+    const fallbackRoutes: string[] = [];
+    const fallbackPools: string[] = [];
+    for (const route of this.routes) {
+      const id = metricId(idPrefix, route.index);
+      using[id] = basis === 'tokens' ? this.routeTokens(route, `${idPrefix}t`) : this.routeRequests(route);
+      totals.push(id);
+      const { whole, pools } = fallbackLoadReading(route.classes, best);
+      if (whole) fallbackRoutes.push(id);
+      for (const c of pools) {
+        const pool = metricId(`${idPrefix}p`, c.index);
+        using[pool] = basis === 'tokens' ? this.requestTokens(this.requests(c), metricId(`${idPrefix}pr`, c.index), c.facts.name) : this.requests(c);
+        fallbackPools.push(`FILL(${pool}, 0)`);
+      }
+    }
+    const fallback = [...(fallbackRoutes.length > 0 ? [`SUM([${fallbackRoutes.join(', ')}])`] : []), ...fallbackPools];
+    const total = `SUM([${totals.join(', ')}])`;
     return new cloudwatch.MathExpression({
       // The FallbackShare alarm watches this, so its SUMs are of arrays: "The SUM of an array of time series returns a
       // single time series"; the guide advises against SUM in alarms only "if you want the function to return a scalar.
       // For example, SUM(m1)", which acts differently when an alarm asks for more datapoints than it evaluates
       // (using-metric-math.html, "SUM": awsdocs/amazon-cloudwatch-user-guide@b355497 doc_source/using-metric-math.md:132).
-      expression: fallback.length > 0 ? `100 * SUM([${ids(fallback)}]) / SUM([${ids(this.classes)}])` : `0 * SUM([${ids(this.classes)}])`,
+      // Arithmetic reads a missing value as 0 and drops a datapoint that divides by zero (same file:60), so a period with
+      // no total has no datapoint, whatever the FILLed pools read.
+      expression: fallback.length === 0 ? `0 * ${total}`
+        : `100 * ${fallback.length > 1 ? `(${fallback.join(' + ')})` : fallback[0]} / ${total}`,
       usingMetrics: using,
       label: `observed, by ${basis}`,
       period: this.period,

@@ -170,14 +170,16 @@ describe('every alarm whose expression FILLs is M of N, with periods to spare fo
     return built.stack;
   };
   const name = (p: { AlarmDescription: string }) =>
-    ['to protect the deadline', 'reported capacity errors', 'wanted more replicas'].find((f) => p.AlarmDescription.includes(f));
+    ['to protect the deadline', 'reported capacity errors', 'wanted more replicas', 'served by fallback classes', 'itself with a 5XX']
+      .find((f) => p.AlarmDescription.includes(f));
 
   test.each([
-    ['SageMaker', sageMakerObservability, ['to protect the deadline', 'wanted more replicas', 'wanted more replicas']],
-    ['EKS', () => eksObservability().stack, ['reported capacity errors', 'to protect the deadline']],
-  ])('%s: deadline exhaustion, capacity errors, SageMaker replica shortages', (_, build, expected) => {
+    // The endpoint's preferred variant has a fallback pool (a10g), which the fallback share FILLs.
+    ['SageMaker', sageMakerObservability, ['to protect the deadline', 'wanted more replicas', 'wanted more replicas', 'served by fallback classes']],
+    ['EKS', () => eksObservability().stack, ['reported capacity errors', 'to protect the deadline', 'itself with a 5XX']],
+  ])('%s: deadline exhaustion, capacity errors, SageMaker replica shortages, load balancer errors, a fallback share over instance pools', (_, build, expected) => {
     const alarms = filling(Template.fromStack(build()));
-    expect(alarms.map(name).sort()).toEqual([...expected].sort());
+    expect(alarms.map(name).sort()).toStrictEqual([...expected].sort());
     for (const a of alarms) {
       // The default durations in one-minute periods, out of 2 more: the 120 s CloudWatch publishes a period late.
       expect(a.DatapointsToAlarm).toBeLessThan(a.EvaluationPeriods);
@@ -255,7 +257,8 @@ describe('a Reconciler that runs every 2 minutes', () => {
     const periods = shortage.Metrics.flatMap((q: { MetricStat?: { Period: number } }) => (q.MetricStat ? [q.MetricStat.Period] : []));
     expect([...new Set(periods)]).toEqual([60]);
     expect([shortage.EvaluationPeriods, shortage.DatapointsToAlarm]).toEqual([7, 5]);
-    expect(alarmOf(t, 'served by fallback classes').EvaluationPeriods).toBe(3);
+    // 15 minutes in 5-minute periods, out of one more for the 120 s metricDelay: the share FILLs the preferred variant's a10g pool.
+    expect([alarmOf(t, 'served by fallback classes').EvaluationPeriods, alarmOf(t, 'served by fallback classes').DatapointsToAlarm]).toEqual([4, 3]);
   });
 
   test('a reconcilerPeriod that is not whole minutes, or durations that are not whole runs, fail at synth', () => {
@@ -325,9 +328,12 @@ describe('a Reconciler and the InferenceAlarms of the same serving', () => {
       new Reconciler(built.stack, id, { serving: built.endpoint, capacityAlarms: alarms.capacityAlarms, metricDelay: Duration.minutes(delay) });
       expect(synthError(built.stack)).toBe('');
     }
-    // SageMaker without deadline exhaustion and replica shortage alarms: only the heartbeat, which has no FILL.
+    // SageMaker without deadline exhaustion, replica shortage and fallback share (it FILLs the preferred variant's fallback
+    // pool) alarms: only the heartbeat, which has no FILL.
     const none = endpointStack();
-    new InferenceObservability(none.stack, 'Observability', { serving: none.endpoint, deadlineExhaustion: { enabled: false }, replicaShortage: { enabled: false } });
+    new InferenceObservability(none.stack, 'Observability', {
+      serving: none.endpoint, deadlineExhaustion: { enabled: false }, replicaShortage: { enabled: false }, fallbackShare: { enabled: false },
+    });
     new Reconciler(none.stack, 'Reconciler', { serving: none.endpoint, metricDelay: Duration.minutes(15) });
     expect(synthError(none.stack)).toBe('');
   });

@@ -193,10 +193,14 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
 
   test('fallback share graph: observed share by requests and by tokens, the planned share, and the alarm threshold', () => {
     const w = widget(widgets, 'Fallback share: requests vs tokens (%)');
-    expect(expressions(w).filter((e) => e.startsWith('100'))).toEqual(['100 * SUM([fr1, fr2]) / SUM([fr0, fr1, fr2])', '100 * SUM([ft1, ft2]) / SUM([ft0, ft1, ft2])']);
+    // By routed class: the fallback variant with both its pools is fallback as a whole, read on its variant-level series.
+    expect(expressions(w).filter((e) => e.startsWith('100'))).toEqual(['100 * SUM([fr1]) / SUM([fr0, fr1])', '100 * SUM([ft1]) / SUM([ft0, ft1])']);
     const keys = metricKeys(w);
     expect(keys).toContain('AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=preferred Sum');
-    expect(expressions(w)).toContain('ftt' + 'r2 * 250');
+    expect(keys).toContain('AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=fallback Sum');
+    expect(keys.filter((k) => k.includes('InstanceType'))).toEqual([]);
+    // A variant of several pools in tokens: its requests x the mean output tokens (the pools may run different engines).
+    expect(expressions(w)).toContain('fttv1 * 250');
     expect(keys[keys.length - 1]).toBe('CapacityAwareInference FallbackShareRequests Service=llama3-chat Average');
     expect((w.properties.annotations as { horizontal: Array<{ value: number }> }).horizontal.map((a) => a.value)).toEqual([50]);
   });
@@ -324,10 +328,13 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
   test('fallback share alarm: observed token share above 50% for 15 one-minute periods, missing data not breaching', () => {
     const a = oneAlarm(template, 'served by fallback classes');
     const { expression, metrics } = mathOf(a);
-    expect(expression).toBe('100 * SUM([fs1, fs2]) / SUM([fs0, fs1, fs2])');
+    expect(expression).toBe('100 * SUM([fs1]) / SUM([fs0, fs1])');
     // Tokens as requests x the contract's mean output tokens: SageMaker counts no tokens.
-    expect((a.Metrics ?? []).map((q) => q.Expression).filter(Boolean)).toEqual(expect.arrayContaining(['fstr0 * 250', 'fstr1 * 250', 'fstr2 * 250']));
-    expect(metrics.map((m) => m.split(' ').slice(1, 3).join(' '))).toEqual(Array(3).fill('AWS/SageMaker Invocations'));
+    expect((a.Metrics ?? []).map((q) => q.Expression).filter(Boolean)).toEqual(expect.arrayContaining(['fstr0 * 250', 'fstv1 * 250']));
+    expect(metrics.map((m) => m.split(' ').slice(1).join(' '))).toEqual([
+      'AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=preferred Sum',
+      'AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=fallback Sum',
+    ]);
     const periods = (a.Metrics ?? []).flatMap((q) => (q.MetricStat ? [(q.MetricStat as { Period: number }).Period] : []));
     expect(new Set(periods)).toEqual(new Set([60]));
     expect(a).toEqual(expect.objectContaining({
@@ -339,21 +346,20 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
     }));
   });
 
-  test('the deadline exhaustion alarm is on by default: what each class shed with its rejection status over what reached it', () => {
+  test('the deadline exhaustion alarm is on by default: what each variant shed with its rejection status over what reached it', () => {
     expect(alarmsByDescription(template, 'reported capacity errors')).toEqual([]);
     expect(obs.alarms.preferredCapacityErrorsAlarm).toBeUndefined();
     const a = oneAlarm(template, 'shed more than 1% of arriving requests to protect the deadline');
     const { expression, metrics } = mathOf(a);
-    const sum = (p: string) => [0, 1, 2].map((i) => `FILL(${p}${i}, 0)`).join(' + ');
+    const sum = (p: string) => [0, 1].map((i) => `FILL(${p}${i}, 0)`).join(' + ');
     expect(expression).toBe(`IF((${sum('rq')}) >= 20, 100 * (${sum('sh')}) / (${sum('rq')}), 0)`);
-    // vLLM, vLLM and DJL LMI shed with 503: SageMaker counts them in Invocation5XXErrors, per class (instance pool).
+    // vLLM, vLLM and DJL LMI shed with 503: SageMaker counts them in Invocation5XXErrors, per variant (all its pools: the
+    // variant-level series SageMaker documents for every variant, where a per-InstanceType one may be missing).
     expect(metrics).toEqual([
       'sh0 AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat VariantName=preferred Sum',
       'rq0 AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=preferred Sum',
-      'sh1 AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=fallback Sum',
-      'rq1 AWS/SageMaker Invocations EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=fallback Sum',
-      'sh2 AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat InstanceType=ml.inf2.xlarge VariantName=fallback Sum',
-      'rq2 AWS/SageMaker Invocations EndpointName=llama3-chat InstanceType=ml.inf2.xlarge VariantName=fallback Sum',
+      'sh1 AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat VariantName=fallback Sum',
+      'rq1 AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=fallback Sum',
     ]);
     // 5 of 7: FILL reads a newest minute not yet published as 0 (M out of N, using-metric-math.md, FILL).
     expect(a).toEqual(expect.objectContaining({ Threshold: 1, EvaluationPeriods: 7, DatapointsToAlarm: 5, ComparisonOperator: 'GreaterThanThreshold' }));
@@ -475,6 +481,88 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
   test('is cdk-nag clean', () => {
     expect(nagFindings(stack)).toEqual([]);
     expect(nistFindings(stack)).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// SageMaker: a preferred variant with instance pools (the example's shape), whose per-InstanceType series a deployment
+// may lack (review R249)
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('a SageMaker endpoint whose preferred variant has instance pools: the alarms read each variant on its variant-level series', () => {
+  // l40s (rank 0) and a10g (rank 1, a fallback class) are the preferred variant's pools; inf2 is the fallback variant.
+  const POOLED: SageMakerRoutingFacts = {
+    ...SAGEMAKER,
+    variants: [
+      { variantName: 'preferred', classes: [SM_CLASSES[0], SM_CLASSES[1]] },
+      { variantName: 'fallback', classes: [SM_CLASSES[2]] },
+    ],
+  };
+  let template: Template;
+  let widgets: Widget[];
+
+  beforeAll(() => {
+    const { stack } = testStack();
+    // The a10g pool runs TGI (429, a 4XX), the l40s pool vLLM (503).
+    new InferenceObservability(stack, 'Obs', { serving: servingOf(POOLED, 'llama3-chat', 250, { classes: { a10g: { rejectionStatus: '4xx' } } }) });
+    template = Template.fromStack(stack);
+    widgets = dashboardWidgets(stack, template);
+  });
+
+  type Query = { Id: string; Expression?: string; MetricStat?: { Metric: { Dimensions: Array<{ Name: string; Value: string }> } } };
+  const queries = (a: AlarmProps) => (a.Metrics ?? []) as unknown as Query[];
+  const dimensionNames = (q: Query) => q.MetricStat!.Metric.Dimensions.map((d) => d.Name).sort();
+  /** The ids an expression names, and those of the expressions it names, down to the metrics. */
+  const reads = (all: Query[], id: string): string[] => {
+    const q = all.find((x) => x.Id === id)!;
+    if (!q.Expression) return [id];
+    return [...q.Expression.matchAll(/\b[a-z]\w*\b/g)].flatMap(([name]) => (all.some((x) => x.Id === name) ? reads(all, name) : []));
+  };
+
+  test('DeadlineExhaustion: every MetricStat is exactly [EndpointName, VariantName]; the pooled variant reads 4XX and 5XX', () => {
+    const a = oneAlarm(template, 'to protect the deadline');
+    const { expression, metrics } = mathOf(a);
+    const stats = queries(a).filter((q) => q.MetricStat);
+    expect(stats.map(dimensionNames)).toEqual(Array(stats.length).fill(['EndpointName', 'VariantName']));
+    expect(expression).toBe('IF((FILL(rq0, 0) + FILL(rq1, 0)) >= 20, 100 * (FILL(sh0_4xx, 0) + FILL(sh0_5xx, 0) + FILL(sh1, 0)) / (FILL(rq0, 0) + '
+      + 'FILL(rq1, 0)), 0)');
+    expect(metrics).toEqual([
+      'sh0_4xx AWS/SageMaker Invocation4XXErrors EndpointName=llama3-chat VariantName=preferred Sum',
+      'sh0_5xx AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat VariantName=preferred Sum',
+      'rq0 AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=preferred Sum',
+      'sh1 AWS/SageMaker Invocation5XXErrors EndpointName=llama3-chat VariantName=fallback Sum',
+      'rq1 AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=fallback Sum',
+    ]);
+  });
+
+  test('FallbackShare: the total is the variants\' own series; the preferred variant\'s fallback pool is added FILLed, from its InstanceType series', () => {
+    const a = oneAlarm(template, 'served by fallback classes');
+    const all = queries(a);
+    const { expression } = mathOf(a);
+    expect(expression).toBe('100 * (SUM([fs1]) + FILL(fsp1, 0)) / SUM([fs0, fs1])');
+    const [numerator, denominator] = expression.split(' / ');
+    const perType = (id: string) => dimensionNames(all.find((q) => q.Id === id)!).includes('InstanceType');
+    // The denominator carries no InstanceType: a missing per-type series cannot take the preferred variant out of the total.
+    const total = [...denominator.matchAll(/\b(fs\d+)\b/g)].map(([, id]) => id);
+    expect(total).toEqual(['fs0', 'fs1']);
+    expect(total.flatMap((id) => reads(all, id)).filter(perType)).toEqual([]);
+    // The per-type series is read only inside FILL(..., 0) of the numerator: missing, it leaves the a10g load out (reads low).
+    const filled = [...numerator.matchAll(/FILL\((\w+), 0\)/g)].map(([, id]) => id);
+    expect(all.filter((q) => q.MetricStat && perType(q.Id)).map((q) => q.Id)).toEqual(filled.flatMap((id) => reads(all, id)));
+    expect(mathOf(a).metrics).toContain('fspr1 AWS/SageMaker Invocations EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=preferred Sum');
+    // It FILLs, so M of N: a newest minute whose pool series is not yet published reads low, and must not hold the alarm in OK.
+    expect([a.EvaluationPeriods, a.DatapointsToAlarm]).toEqual([17, 15]);
+    expect(a.AlarmDescription).toContain('has been served by fallback classes in 15 of 17 periods of 1 minute.');
+  });
+
+  test('the dashboard keeps each pool\'s per-InstanceType series', () => {
+    expect(metricKeys(widget(widgets, 'Request share per class (%)'))).toEqual([
+      'AWS/SageMaker Invocations EndpointName=llama3-chat InstanceType=ml.g6e.xlarge VariantName=preferred Sum',
+      'AWS/SageMaker Invocations EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=preferred Sum',
+      'AWS/SageMaker Invocations EndpointName=llama3-chat VariantName=fallback Sum',
+    ]);
+    expect(expressions(widget(widgets, 'Fallback share: requests vs tokens (%)')).filter((e) => e.startsWith('100')))
+      .toEqual(['100 * (SUM([fr1]) + FILL(frp1, 0)) / SUM([fr0, fr1])', '100 * (SUM([ft1]) + FILL(ftp1, 0)) / SUM([ft0, ft1])']);
   });
 });
 
@@ -765,6 +853,8 @@ function errorOf(fn: () => unknown): string {
 }
 
 describe('validation', () => {
+  const FILLING = 'deadlineExhaustion, preferredCapacityErrors, a SageMaker replicaShortage, a fallbackShare that reads a preferred variant\'s '
+    + 'fallback instance pools';
   test('fails when props are out of range, listing every problem with the construct path', () => {
     const { stack } = testStack();
     const bad: AlbRoutingFacts = { ...ALB, targets: [ALB.targets[0], { ...ALB.targets[1], class: { ...ALB.targets[1].class, name: 'l40s', usdPerReplicaHour: -1 } }] };
@@ -788,16 +878,14 @@ describe('validation', () => {
         + 'once a minute; a period under a minute is for high-resolution metrics only)',
       '  - fallbackShare.thresholdPercent: is 150 %; allowed: a finite number above 0 and below 100 %',
       '  - fallbackShare.duration: is 30 seconds with a period of 60 s; allowed: a whole number of periods, at least one, whose evaluation range '
-        + '(the duration, plus the periods of metricDelay for the alarms that FILL: deadlineExhaustion, preferredCapacityErrors, a SageMaker '
-        + 'replicaShortage) is at most 1 day at periods under 1 hour, 7 days otherwise (PutMetricAlarm: Period x EvaluationPeriods at most '
-        + '604,800 s, and at most 86,400 s at a period under 3,600 s)',
+        + `(the duration, plus the periods of metricDelay for the alarms that FILL: ${FILLING}) is at most 1 day at periods under 1 hour, 7 days `
+        + 'otherwise (PutMetricAlarm: Period x EvaluationPeriods at most 604,800 s, and at most 86,400 s at a period under 3,600 s)',
       '  - deadlineExhaustion.minRequestsPerPeriod: is 0; allowed: a whole number at least 1',
       '  - preferredCapacityErrors.threshold: is 0.5; allowed: a whole number at least 1 (capacity errors per period)',
       '  - reconcilerHeartbeat.duration: is 2 days with a period of 60 s, longer than the 86400 s CloudWatch evaluates at that period; at most '
         + '86400 s (Duration.minutes(1440)); allowed: a whole number of periods, at least one, whose evaluation range (the duration, plus the '
-        + 'periods of metricDelay for the alarms that FILL: deadlineExhaustion, preferredCapacityErrors, a SageMaker replicaShortage) is at most '
-        + '1 day at periods under 1 hour, 7 days otherwise (PutMetricAlarm: Period x EvaluationPeriods at most 604,800 s, and at most 86,400 s '
-        + 'at a period under 3,600 s)',
+        + `periods of metricDelay for the alarms that FILL: ${FILLING}) is at most 1 day at periods under 1 hour, 7 days otherwise (PutMetricAlarm: `
+        + 'Period x EvaluationPeriods at most 604,800 s, and at most 86,400 s at a period under 3,600 s)',
     ]);
   });
 
@@ -876,9 +964,10 @@ describe('validation', () => {
     const noDeadline = { deadlineExhaustion: { enabled: false } };
     expect(() => new InferenceAlarms(stack, 'Tokens', { serving: servingOf(ten, 's'), ...noDeadline })).toThrow(
       "InferenceAlarms 'Test/Tokens' is invalid (1 problem):\n  - serving: needs 10 metrics and 11 math expressions in one alarm (the fallback share "
-      + 'alarm by tokens: one metric per capacity class, and one expression, requests x tokensPerRequest, for each of the 10 classes without a token '
-      + "counter, 10 classes); set fallbackShare.basis: 'requests' or disable it with fallbackShare.enabled: false; allowed: at most 10 metrics and "
-      + '10 math expressions in one alarm, or the alarm disabled (PutMetricAlarm takes at most 10 metrics and 10 expressions)',
+      + 'alarm by tokens: one metric per routed class and per fallback pool of a routed class that holds a preferred one, and one expression, '
+      + 'requests x tokensPerRequest, for each of the 10 series without a token counter, 10 routed classes); set fallbackShare.basis: '
+      + "'requests' or disable it with fallbackShare.enabled: false; allowed: at most 10 metrics and 10 math expressions in one alarm, or the "
+      + 'alarm disabled (PutMetricAlarm takes at most 10 metrics and 10 expressions)',
     );
     new InferenceAlarms(stack, 'Requests', { serving: servingOf(ten, 's'), ...noDeadline, fallbackShare: { basis: 'requests' } });
     const metrics = oneAlarm(Template.fromStack(stack), 'served by fallback classes').Metrics ?? [];
@@ -886,24 +975,33 @@ describe('validation', () => {
     expect(() => new InferenceAlarms(stack, 'Off', { serving: servingOf(ten, 's'), ...noDeadline, fallbackShare: { enabled: false } })).not.toThrow();
   });
 
-  test('fails when the deadline exhaustion alarm would read more than 10 metrics (two per class: more than 5 classes)', () => {
+  test('fails when the deadline exhaustion alarm would read more than 10 metrics (two per routed class, three where its pools shed in both)', () => {
     const { stack } = testStack();
-    // Up to 5 pools per variant (an ALB takes at most 5 target groups): the classes spread over variants of 5.
     const pool = SAGEMAKER.variants[0].classes[0];
-    const many = (n: number): SageMakerRoutingFacts => ({
+    // `variants` variants of `pools` pools each; the first pool of each sheds with 429 (TGI) when `mixed`.
+    const many = (variants: number, pools = 1): SageMakerRoutingFacts => ({
       ...SAGEMAKER,
-      variants: Array.from({ length: Math.ceil(n / 5) }, (_, v) => ({
+      variants: Array.from({ length: variants }, (_, v) => ({
         variantName: `v${v}`,
-        classes: Array.from({ length: Math.min(5, n - 5 * v) }, (_, i) => ({ ...pool, name: `c${5 * v + i}`, preferenceRank: 5 * v + i })),
+        classes: Array.from({ length: pools }, (_, i) => ({ ...pool, name: `c${v}x${i}`, preferenceRank: v * pools + i, instanceType: `ml.g${i + 4}.xlarge` })),
       })),
     });
+    const mixed = (variants: number) => ({ classes: Object.fromEntries(Array.from({ length: variants }, (_, v) => [`c${v}x0`, { rejectionStatus: '4xx' as const }])) });
     expect(() => new InferenceAlarms(stack, 'Six', { serving: servingOf(many(6), 's') })).toThrow(
-      '  - serving: needs 12 metrics and 1 math expression in one alarm (the deadline exhaustion alarm: shed and arriving requests per capacity '
-      + 'class, 6 classes); disable it with deadlineExhaustion.enabled: false; allowed: at most 10 metrics and 10 math expressions in one alarm, '
-      + 'or the alarm disabled',
+      '  - serving: needs 12 metrics and 1 math expression in one alarm (the deadline exhaustion alarm: shed (in each status class its classes '
+      + 'shed in) and arriving requests per routed class, 6 routed classes); disable it with deadlineExhaustion.enabled: false; allowed: at most '
+      + '10 metrics and 10 math expressions in one alarm, or the alarm disabled',
     );
     expect(() => new InferenceAlarms(stack, 'Five', { serving: servingOf(many(5), 's') })).not.toThrow();
     expect(() => new InferenceAlarms(stack, 'Off', { serving: servingOf(many(6), 's'), deadlineExhaustion: { enabled: false } })).not.toThrow();
+    // A variant reads its own series whatever its pools: two variants of five pools each are 4 metrics, not 20.
+    expect(() => new InferenceAlarms(stack, 'Pools', { serving: servingOf(many(2, 5), 's'), fallbackShare: { enabled: false } })).not.toThrow();
+    // Pools shedding in both status classes: 3 metrics a variant.
+    expect(() => new InferenceAlarms(stack, 'Mixed', { serving: servingOf(many(4, 2), 's', 250, mixed(4)), fallbackShare: { enabled: false } })).toThrow(
+      'needs 12 metrics and 1 math expression in one alarm (the deadline exhaustion alarm: shed (in each status class its classes shed in) and '
+      + 'arriving requests per routed class, 4 routed classes of 8 classes)',
+    );
+    expect(() => new InferenceAlarms(stack, 'Mixed3', { serving: servingOf(many(3, 2), 's', 250, mixed(3)), fallbackShare: { enabled: false } })).not.toThrow();
   });
 
   test('fails when a multi-pool variant bears the name of a class, and accepts a single-pool variant named after its class', () => {

@@ -23,6 +23,14 @@ const SAGEMAKER: SageMakerRoutingFacts = {
     { variantName: 'pooled', classes: [cls('a10g', 1, 'ml.g5.xlarge'), cls('inf2', 2, 'ml.inf2.xlarge')] },
   ],
 };
+// The SageMaker example's shape: the preferred variant's pools are a preferred class and a fallback one.
+const POOLED_PREFERRED: SageMakerRoutingFacts = {
+  ...SAGEMAKER,
+  variants: [
+    { variantName: 'preferred', classes: [cls('l40s', 0, 'ml.g6e.xlarge'), cls('a10g', 1, 'ml.g5.xlarge')] },
+    { variantName: 'fallback', classes: [cls('inf2', 2, 'ml.inf2.xlarge')] },
+  ],
+};
 const tg = (name: string) => `targetgroup/${name}/0001`;
 const ALB: AlbRoutingFacts = {
   kind: 'alb', listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/sd/abc/def', loadBalancerFullName: 'app/sd/abc',
@@ -63,6 +71,7 @@ test.each([
   ['SageMaker, a variant with two pools shedding in different status classes (TGI 429 beside vLLM 503)', SAGEMAKER,
     { classes: { a10g: { rejectionStatus: '4xx' as const } } }],
   ['SageMaker, every pool shedding 503', SAGEMAKER, { classes: {} }],
+  ['SageMaker, a preferred variant with a fallback pool shedding 429', POOLED_PREFERRED, { classes: { a10g: { rejectionStatus: '4xx' as const } } }],
   ['an ALB, a class shedding 429', ALB, { classes: { a10g: { rejectionStatus: '4xx' as const } }, containerInsightsClusterName: 'prod' }],
 ])('%s: every AWS serving metric the DeadlineExhaustion and FallbackShare alarms read is one verify checks', (_, facts, signals) => {
   const { alarms, expected } = readsOf(facts, signals);
@@ -70,15 +79,18 @@ test.each([
   expect(alarms.filter((a) => !expected.has(a))).toEqual([]);
 });
 
-test('the pooled variant\'s per-InstanceType series: read by the alarms alone, checked as theirs', () => {
-  const { alarms, expected } = readsOf(SAGEMAKER, { classes: { a10g: { rejectionStatus: '4xx' } } });
+test.each([
+  ['a variant of fallback pools only: none, it is read on its own series', SAGEMAKER, 'pooled', []],
+  ['a preferred variant\'s fallback pool: its requests, FallbackShare\'s alone', POOLED_PREFERRED, 'preferred',
+    [['Invocations', 'ml.g5.xlarge', [], ["FallbackShare alarm's a10g requests"]]]],
+])('the per-InstanceType series the alarms read, checked as theirs: %s', (_, facts, a10gVariant, perTypeReads) => {
+  const { alarms, expected } = readsOf(facts, { classes: { a10g: { rejectionStatus: '4xx' } } });
   const perType = alarms.flatMap((a) => expected.get(a) ?? []).filter((m) => m.dimensions.InstanceType);
-  expect(perType.map((m) => [m.name, m.dimensions.InstanceType, m.readBy, m.alarmReadBy]).sort()).toEqual([
-    ['Invocation4XXErrors', 'ml.g5.xlarge', [], ["DeadlineExhaustion alarm's a10g shed requests"]],
-    ['Invocation5XXErrors', 'ml.inf2.xlarge', [], ["DeadlineExhaustion alarm's inf2 shed requests"]],
-    ['Invocations', 'ml.g5.xlarge', [], ["DeadlineExhaustion alarm's a10g requests"]],
-    ['Invocations', 'ml.inf2.xlarge', [], ["DeadlineExhaustion alarm's inf2 requests"]],
-  ]);
+  expect(perType.map((m) => [m.name, m.dimensions.InstanceType, m.readBy, m.alarmReadBy])).toEqual(perTypeReads);
+  // Every variant's requests and sheds, in the status classes its pools shed in, on its variant-level series.
+  const deadline = alarms.flatMap((a) => expected.get(a) ?? []).filter((m) => m.alarms?.includes('DeadlineExhaustion'));
+  expect(deadline.every((m) => Object.keys(m.dimensions).sort().join() === 'EndpointName,VariantName')).toBe(true);
+  expect(deadline.filter((m) => m.name === 'Invocation4XXErrors').map((m) => m.dimensions.VariantName)).toEqual([a10gVariant]);
 });
 
 test.each([

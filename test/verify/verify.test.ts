@@ -379,21 +379,20 @@ describe('a SageMaker deployment', () => {
     ]);
   });
 
-  test('the alarms\' reads are checked too: each pool\'s InstanceType series of the pooled variant (nothing else reads them), the single '
-    + 'variant\'s variant-level series (which the reconciler reads too)', () => {
+  test('the alarms\' reads are checked too: every variant\'s variant-level series (which the reconciler reads too), and the per-InstanceType '
+    + 'requests of the pooled variant\'s fallback pool (FallbackShare\'s alone)', () => {
     const alarms = expectedMetrics(SM_CONFIG).filter((m) => m.alarmReadBy && m.namespace === 'AWS/SageMaker').map((m) => [m.name, m.dimensions, m.readBy, m.alarmReadBy]);
     expect(alarms).toStrictEqual([
-      ['Invocations', variant('single'), ['single servedTokensPerSecond'], ["DeadlineExhaustion alarm's inf2 requests"]],
-      ['Invocation5XXErrors', variant('single'), ['single rejectedTokensPerSecond'], ["DeadlineExhaustion alarm's inf2 shed requests"]],
-      ['Invocations', pool('ml.g6e.xlarge'), [], ["DeadlineExhaustion alarm's l40s requests"]],
-      ['Invocation5XXErrors', pool('ml.g6e.xlarge'), [], ["DeadlineExhaustion alarm's l40s shed requests"]],
-      ['Invocations', pool('ml.g5.xlarge'), [], ["DeadlineExhaustion alarm's a10g requests"]],
-      ['Invocation5XXErrors', pool('ml.g5.xlarge'), [], ["DeadlineExhaustion alarm's a10g shed requests"]],
+      ['Invocations', variant('pooled'), ['pooled servedTokensPerSecond'], ["DeadlineExhaustion alarm's pooled requests"]],
+      ['Invocation5XXErrors', variant('pooled'), ['pooled rejectedTokensPerSecond'], ["DeadlineExhaustion alarm's pooled shed requests"]],
+      ['Invocations', variant('single'), ['single servedTokensPerSecond'], ["DeadlineExhaustion alarm's single requests"]],
+      ['Invocation5XXErrors', variant('single'), ['single rejectedTokensPerSecond'], ["DeadlineExhaustion alarm's single shed requests"]],
+      ['Invocations', pool('ml.g5.xlarge'), [], ["FallbackShare alarm's a10g requests"]],
     ]);
-    // A variant whose pools shed in both status classes (TGI 429 beside vLLM 503): both series of each pool.
+    // A variant whose pools shed in both status classes (TGI 429 beside vLLM 503): both of its variant-level series.
     const mixed = expectedMetrics({ ...SM_CONFIG, signals: { pooled: { rejectionStatus: 'mixed' } } })
-      .filter((m) => m.readBy.length === 0 && m.dimensions.InstanceType === 'ml.g5.xlarge').map((m) => m.name);
-    expect(mixed).toEqual(['Invocations', 'Invocation4XXErrors', 'Invocation5XXErrors']);
+      .filter((m) => m.alarms?.includes('DeadlineExhaustion') && m.dimensions.VariantName === 'pooled').map((m) => [m.name, 'InstanceType' in m.dimensions]);
+    expect(mixed).toEqual([['Invocations', false], ['Invocation4XXErrors', false], ['Invocation5XXErrors', false]]);
   });
 
   const pooledPerType = 'metric:AWS/SageMaker:ModelLatency:EndpointName=llm,InstanceType=*,VariantName=pooled';
@@ -445,9 +444,8 @@ describe('a SageMaker deployment', () => {
     expect(sm.filter((r) => r.status !== 'pass').map((r) => [r.id, r.status, r.detail])).toEqual([
       [pooledPerType, 'fail', `${none}, so the reconciler's pooled latencyP95Ms reads ModelLatency under [EndpointName, VariantName] alone (checked on its own), `
         + 'not per InstanceType: the largest value of any one InstanceType is lost (one that takes few of the requests can hide in the series over all of them)'],
-      // The alarms' per-pool requests and shed requests: nothing replaces them.
-      ...['ml.g6e.xlarge', 'ml.g5.xlarge'].flatMap((type) => ['Invocations', 'Invocation5XXErrors']
-        .map((n) => [`metric:AWS/SageMaker:${n}:EndpointName=llm,VariantName=pooled,InstanceType=${type}`, 'fail', none])),
+      // FallbackShare's requests of the fallback pool beside the preferred one (FILLed there: the share reads low without them).
+      ['metric:AWS/SageMaker:Invocations:EndpointName=llm,VariantName=pooled,InstanceType=ml.g5.xlarge', 'fail', none],
     ]);
     expect(sm.filter((r) => r.status === 'pass').map((r) => r.id)).toEqual(expect.arrayContaining([pooledVariantLevel]));
     expect(sm.filter((r) => r.status === 'pass')).toHaveLength(6);
@@ -459,8 +457,8 @@ describe('a SageMaker deployment', () => {
     expect(metricPresenceCheck(read, [withZone])).toStrictEqual({
       id: 'metric:AWS/SageMaker:Invocations:EndpointName=llm,VariantName=pooled,InstanceType=ml.g5.xlarge', status: 'fail',
       settles: 'AWS/SageMaker Invocations is published under [EndpointName, InstanceType, VariantName] for EndpointName=llm, VariantName=pooled, InstanceType=ml.g5.xlarge '
-        + "(read by DeadlineExhaustion alarm's a10g requests)",
-      detail: "ListMetrics lists it only under [AvailabilityZone, EndpointName, InstanceType, VariantName]: the DeadlineExhaustion alarm's query reads nothing",
+        + "(read by FallbackShare alarm's a10g requests)",
+      detail: "ListMetrics lists it only under [AvailabilityZone, EndpointName, InstanceType, VariantName]: the FallbackShare alarm's query reads nothing",
     });
   });
 
@@ -483,10 +481,8 @@ describe('a SageMaker deployment', () => {
       + "so the reconciler's pooled latencyP95Ms reads ModelLatency under [EndpointName, InstanceType, VariantName] alone (checked on its own): "
       + "the per-InstanceType reading stays; lost is this series' fill-in for when those are missing");
     const onlyUnder = 'ListMetrics lists it only under [EndpointName, InstanceType, VariantName]: ';
-    // The single variant's request metrics are the alarms' series of its class as well.
-    expect(failed.slice(1).map((r) => r.detail)).toEqual([
-      ...Array(3).fill(`${onlyUnder}the reconciler's query reads nothing`),
-      ...Array(2).fill(`${onlyUnder}the reconciler's and the DeadlineExhaustion alarm's queries read nothing`),
-    ]);
+    // Every variant's request metrics are DeadlineExhaustion's series as well; the latency is the reconciler's alone.
+    const both = `${onlyUnder}the reconciler's and the DeadlineExhaustion alarm's queries read nothing`;
+    expect(failed.slice(1).map((r) => r.detail)).toEqual([both, both, `${onlyUnder}the reconciler's query reads nothing`, both, both]);
   });
 });

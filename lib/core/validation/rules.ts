@@ -552,7 +552,8 @@ export const OBSERVABILITY_RULES = {
     readonly metricDelaySeconds?: number;
   }>(
     'a whole number of periods, at least one, whose evaluation range (the duration, plus the periods of metricDelay for the alarms that FILL: '
-      + 'deadlineExhaustion, preferredCapacityErrors, a SageMaker replicaShortage) is at most 1 day at periods under 1 hour, 7 days otherwise',
+      + 'deadlineExhaustion, preferredCapacityErrors, a SageMaker replicaShortage, a fallbackShare that reads a preferred variant\'s fallback '
+      + 'instance pools) is at most 1 day at periods under 1 hour, 7 days otherwise',
     ({ seconds, human, periodSeconds, metricDelaySeconds }) => {
       if (isUnresolved(seconds)) return 'is a CDK token (the alarm computes its evaluation periods from it)';
       const found = `is ${human} with a period of ${periodSeconds} s`;

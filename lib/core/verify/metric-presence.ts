@@ -21,9 +21,8 @@ import { findPublishedMetric, type MetricStatSource } from '../metrics/aws-publi
 import { parseMaxOfSearches, type SearchedMetric, searchesIn } from '../metrics/search';
 import { KARPENTER_CAPACITY_ERROR_PUBLISHED_ON, KARPENTER_CAPACITY_NAMESPACE } from '../metrics/karpenter-capacity';
 import { ALL_METRICS, classDimensions, dimensionMap, type MetricSpec, Metrics, serviceDimensions } from '../metrics/contract';
-import { classRequests, classShedRequests } from '../metrics/class-serving';
+import { classRequests, classShedRequests, fallbackLoadReading, routeAwsDimensions, shedStatusClasses } from '../metrics/class-serving';
 import { routingTarget } from '../reconciler/targets';
-import { rejectionStatusOf } from '../reconciler/targets/shared';
 import { type CheckResult } from './result';
 import { resolvePolicyConfig } from '../policy/defaults';
 
@@ -63,6 +62,7 @@ function key(m: Omit<ExpectedMetric, 'readBy'>): string {
 
 /** The alarms whose reads are checked (lib/control/alarms.ts: construct ids and runbook entries). */
 const DEADLINE_EXHAUSTION_ALARM = 'DeadlineExhaustion';
+const FALLBACK_SHARE_ALARM = 'FallbackShare';
 const REPLICA_SHORTAGE_ALARM = 'ReplicaShortage';
 const HEARTBEAT_ALARM = 'ReconcilerHeartbeat';
 
@@ -74,27 +74,32 @@ export interface AlarmRead {
 }
 
 /**
- * The serving metrics of each class that InferenceAlarms read (lib/core/metrics/class-serving.ts, which the alarms build
- * them from): DeadlineExhaustion reads every class's requests and shed requests, FallbackShare the same requests (by
- * requests, or by tokens where the class has no token counter). The status a class sheds with is its route's in the
- * reconciler's configuration: a SageMaker variant whose pools shed in both (`mixed`) is checked for both, each of which
- * SageMaker publishes with every invocation ("for each 4xx response ... a 1; otherwise, 0",
- * https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html). A class of a variant with several
- * instance pools is read on its pool's InstanceType series, which nothing else reads and nothing replaces when missing.
- * Checked whether or not the stack holds the alarms (they may be in another stack).
+ * The serving metrics that InferenceAlarms read (lib/core/metrics/class-serving.ts, which the alarms build them from):
+ * DeadlineExhaustion reads every routed class's requests and shed requests on the routed class's own series (on
+ * SageMaker the variant-level one, whatever its pools), FallbackShare the same requests (by requests, or by tokens where
+ * the class has no token counter) and the per-InstanceType requests of a variant's fallback pools beside a preferred
+ * one (`fallbackLoadReading`: FILLed, so without them the share reads low). The status a routed class sheds with is its
+ * route's in the reconciler's configuration: a SageMaker variant whose pools shed in both (`mixed`) is checked for both,
+ * each of which SageMaker publishes with every invocation ("for each 4xx response ... a 1; otherwise, 0",
+ * https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html). Checked whether or not the stack holds
+ * the alarms (they may be in another stack).
  */
 export function alarmReads(config: ReconcilerConfig): AlarmRead[] {
   const target = routingTarget(config.facts);
-  const routes = target.routes(config.facts);
-  return target.observedClasses(config.facts).flatMap((cls) => {
-    const route = routes.find((r) => r.classes.some((c) => c.name === cls.facts.name));
-    const status = rejectionStatusOf(route && config.signals?.[route.name]);
-    const searched = (m: MetricStatSource): SearchedMetric => ({ namespace: m.namespace, name: m.metricName, dimensions: m.dimensions });
-    const alarm = `${DEADLINE_EXHAUSTION_ALARM} alarm's ${cls.facts.name}`;
+  const observed = target.observedClasses(config.facts);
+  const bestRank = Math.min(...observed.map((c) => c.facts.preferenceRank));
+  const searched = (m: MetricStatSource): SearchedMetric => ({ namespace: m.namespace, name: m.metricName, dimensions: m.dimensions });
+  return target.routes(config.facts).flatMap((route) => {
+    const classes = observed.filter((c) => route.classes.some((rc) => rc.name === c.facts.name));
+    const series = { awsDimensions: routeAwsDimensions(classes) };
+    const deadline = `${DEADLINE_EXHAUSTION_ALARM} alarm's ${route.name}`;
     return [
-      { metric: searched(classRequests(config.facts, cls)), reader: `${alarm} requests`, alarm: DEADLINE_EXHAUSTION_ALARM },
-      ...(status === 'mixed' ? ['4xx', '5xx'] as const : [status]).map((s) => ({
-        metric: searched(classShedRequests(config.facts, cls, s)), reader: `${alarm} shed requests`, alarm: DEADLINE_EXHAUSTION_ALARM,
+      { metric: searched(classRequests(config.facts, series)), reader: `${deadline} requests`, alarm: DEADLINE_EXHAUSTION_ALARM },
+      ...shedStatusClasses([config.signals?.[route.name]?.rejectionStatus]).map((s) => ({
+        metric: searched(classShedRequests(config.facts, series, s)), reader: `${deadline} shed requests`, alarm: DEADLINE_EXHAUSTION_ALARM,
+      })),
+      ...fallbackLoadReading(classes, bestRank).pools.map((pool) => ({
+        metric: searched(classRequests(config.facts, pool)), reader: `${FALLBACK_SHARE_ALARM} alarm's ${pool.facts.name} requests`, alarm: FALLBACK_SHARE_ALARM,
       })),
     ];
   });
