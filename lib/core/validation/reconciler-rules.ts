@@ -109,7 +109,7 @@ export const RECONCILER_RULES = {
     readonly inferenceAlarms: string; readonly alarm?: string; readonly alarmsDelaySeconds: number; readonly metricDelaySeconds: number;
   }>(
     'at most the metricDelay of every InferenceAlarms on the same serving (or whose replica shortage or heartbeat alarm is in capacityAlarms) '
-      + 'that has an M of N alarm (deadline exhaustion, capacity errors, a SageMaker replica shortage)',
+      + 'that has an M of N alarm (deadline exhaustion, capacity errors, a SageMaker replica shortage, the fallback share of a pooled preferred variant)',
     ({ inferenceAlarms, alarm, alarmsDelaySeconds, metricDelaySeconds }) => (metricDelaySeconds <= alarmsDelaySeconds ? undefined
       : `is ${metricDelaySeconds} s, and InferenceAlarms '${inferenceAlarms}' ${alarm === undefined ? 'of the same serving' : `(its '${alarm}' is in capacityAlarms)`} `
         + `leaves its M of N alarms ${alarmsDelaySeconds} s for a datapoint to land (its metricDelay, ${RECONCILER_TIMING_DEFAULTS.metricDelaySeconds} s unless set): set that `
