@@ -51,6 +51,20 @@ const METRIC_DELAY_MAX_SECONDS = 900;
  */
 export const METRIC_DELAY_RULE = numberRule({ integer: true, min: 0, max: METRIC_DELAY_MAX_SECONDS, unit: 's' });
 
+/**
+ * A class's measured p95 replica-ready time (`envelope.replicaReadyTimeP95Seconds`, and the routing facts that carry it):
+ * at most 3 hours, the longest SageMaker lets an instance take from capacity to a passing health check, each step at its
+ * API maximum of 3600 s (VariantInstanceProvisionTimeoutInSeconds, ProductionVariantModelDataDownloadTimeoutInSeconds,
+ * ProductionVariantContainerStartupHealthCheckTimeoutInSeconds: boto/botocore@1.43.67
+ * botocore/data/sagemaker/2017-07-24/service-2.json:51105-51110, 41759-41764, 41399-41404). On EKS no one setting
+ * bounds the whole start (node launch, the init container's download, then the server's `startupTimeout`, 30 minutes by
+ * default); 3 hours is six of those. Longer reads as a unit mistake (milliseconds, minutes), and the grace it gives
+ * (`defaultProvisioningGraceSeconds`) stays far within the history a run may read ('policy.window<=periods').
+ */
+export const REPLICA_READY_TIME_RULE = numberRule({
+  above: 0, max: 10_800, unit: 's', why: 'a p95 start-up time in seconds, at most what SageMaker\'s three start-up timeouts allow together',
+});
+
 /** `Reconciler` props (the routing policy's tunables included). */
 /**
  * The most periods of history a run reads (`policyWindowPeriods`): a day at 60 s periods. GetMetricData answers at
@@ -237,5 +251,6 @@ export const ROUTING_FACTS_RULES = {
   'classes[].safeConcurrency': numberRule({ above: 0, unit: 'requests' }),
   'classes[].usdPerReplicaHour': numberRule({ min: 0, unit: 'USD' }),
   'classes[].maxReplicas': numberRule({ integer: true, min: 1 }),
+  'classes[].replicaReadyTimeP95Seconds': REPLICA_READY_TIME_RULE,
   'variants[].maxInstances': numberRule({ integer: true, min: 1 }),
 } as const;

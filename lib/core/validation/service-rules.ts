@@ -10,6 +10,7 @@
  */
 import { crossRule, nameRule, numberRule } from './checker';
 import { duplicates, quoted } from './names';
+import { REPLICA_READY_TIME_RULE } from './reconciler-rules';
 import { isUnresolved } from './tokens';
 
 /** The service contract (`contract` of every serving construct, and `defineCapacityClasses({ contract })`). */
@@ -84,6 +85,7 @@ export const CLASS_RULES = {
   'envelope.safeConcurrency': numberRule({ above: 0, unit: 'requests' }),
   'envelope.ttftP95Ms': numberRule({ above: 0, unit: 'ms' }),
   'envelope.itlP95Ms': numberRule({ above: 0, unit: 'ms' }),
+  'envelope.replicaReadyTimeP95Seconds': REPLICA_READY_TIME_RULE,
   'envelope.serviceTime<deadline': crossRule<{
     readonly serviceTimeMs: number;
     readonly ttftP95Ms: number;
