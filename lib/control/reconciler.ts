@@ -12,7 +12,7 @@ import { lateTolerantWindow } from '../core/metrics/alarm-window';
 import { Dim, Metrics } from '../core/metrics/contract';
 import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
 import { RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
-import { Checker, numberProblem } from '../core/validation/checker';
+import { Checker, isFiniteLiteral, numberProblem } from '../core/validation/checker';
 import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/validation/error';
 import { policyProblems } from '../core/validation/policy-config';
 import { RECONCILER_RULES } from '../core/validation/rules';
@@ -653,7 +653,7 @@ export class Reconciler extends Construct {
     const grace = defaultProvisioningGraceSeconds(classes, delay, period);
     const watched = graceWatchedClass(classes);
     const explicit = durationSeconds(props.policy?.provisioningGrace);
-    if (explicit !== undefined && explicit < grace && watched?.replicaReadyTimeP95Seconds !== undefined) {
+    if (isFiniteLiteral(explicit) && explicit < grace && watched?.replicaReadyTimeP95Seconds !== undefined) {
       Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:reconciler-grace-below-ready-time',
         `policy.provisioningGrace is ${explicit} s, below the ${grace} s that the replica-ready time declared for '${watched.name}' (p95 ` +
         `${watched.replicaReadyTimeP95Seconds} s, envelope.replicaReadyTimeP95Seconds; the preferred route, which the grace rule watches) ` +
