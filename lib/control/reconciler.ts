@@ -12,18 +12,18 @@ import { lateTolerantWindow } from '../core/metrics/alarm-window';
 import { Dim, Metrics } from '../core/metrics/contract';
 import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
 import { RECONCILER_SERVICE_ENV } from '../core/reconciler/faults';
-import { Checker, numberProblem } from '../core/validation/checker';
+import { Checker, isFiniteLiteral, numberProblem } from '../core/validation/checker';
 import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/validation/error';
 import { policyProblems } from '../core/validation/policy-config';
 import { RECONCILER_RULES } from '../core/validation/rules';
 import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { durationMillis, durationSeconds } from '../util/duration';
-import { DEFAULT_POLICY_CONFIG, resolvePolicyConfig } from '../core/policy/defaults';
+import { DEFAULT_POLICY_CONFIG, defaultProvisioningGraceSeconds, graceWatchedClass, resolvePolicyConfig } from '../core/policy/defaults';
 import { type PolicyConfig, type ReasonCode } from '../core/policy/types';
 import {
   ENVIRONMENT_LIMIT_BYTES, environmentBytes, RECONCILER_CONFIG_ENV, type ReconcilerConfig, windowDefaultsForPeriod,
 } from '../core/reconciler/config';
-import { policyClassesFromFacts } from '../core/reconciler/from-facts';
+import { graceClassesFromFacts, policyClassesFromFacts } from '../core/reconciler/from-facts';
 import { signalPlan } from '../core/reconciler/signal-sources';
 import { findPublishedMetric } from '../core/metrics/aws-published';
 import { type RoutingFacts } from '../core/reconciler/routing-facts';
@@ -59,7 +59,11 @@ export interface RoutingPolicyOptions {
   readonly weightTotal?: number;
   /** A capacity error of the preferred class this recent triggers capacity mode. @default Duration.minutes(3) */
   readonly capacityErrorLookback?: Duration;
-  /** Desired above ready on the preferred class for this long triggers capacity mode. @default Duration.minutes(5) */
+  /**
+   * Desired above ready on the preferred class for this long triggers capacity mode.
+   * @default - the preferred class's declared `envelope.replicaReadyTimeP95Seconds` plus `metricDelay`, up to whole
+   * minutes, at least Duration.minutes(5); Duration.minutes(5) when it declares none (`defaultProvisioningGraceSeconds`)
+   */
   readonly provisioningGrace?: Duration;
   /** p95 latency SLO of the preferred class. @default - the latency trigger is off */
   readonly latencySloP95?: Duration;
@@ -256,6 +260,7 @@ export class Reconciler extends Construct {
     const floorsBound = typeof props.serving.enableReplicaFloors === 'function';
     const policy = {
       ...windowDefaultsForPeriod(durationSeconds(props.policy?.period)),
+      ...this.graceForReadyTime(props, serving),
       // The latency trigger watches the contract's SLO unless the policy names its own.
       ...(serving.latencySloP95Ms !== undefined ? { latencySloP95Ms: serving.latencySloP95Ms } : {}),
       // Floors and capacity writes are sized at the target the serving's autoscalers keep (`policy.headroom@serving`).
@@ -634,6 +639,33 @@ export class Reconciler extends Construct {
       'facts, or set the endpoint Updating just as CloudFormation updates it, which fails the stack update. Define the Reconciler in the ' +
       'endpoint\'s stack to keep the check.');
     return configuration.without;
+  }
+
+  /**
+   * The provisioning grace the classes' declared replica-ready time calls for (`defaultProvisioningGraceSeconds`, the
+   * simulator's too), where it differs from the period's default; nothing while the description, the period or the
+   * metric delay breaks a rule (`validate` reports it). A `provisioningGrace` set below it warns: every routine
+   * scale-out of the watched class would then read as replicas not ready for the whole window.
+   */
+  private graceForReadyTime(props: ReconcilerProps, serving: ServingDescription): Partial<PolicyConfig> {
+    const period = durationSeconds(props.policy?.period) ?? DEFAULT_POLICY_CONFIG.periodSeconds;
+    const delay = durationSeconds(props.metricDelay) ?? RECONCILER_TIMING_DEFAULTS.metricDelaySeconds;
+    if (numberProblem(RECONCILER_RULES['policy.period'], period) !== undefined || numberProblem(RECONCILER_RULES.metricDelay, delay) !== undefined
+      || servingDescriptionProblems(serving).length > 0) return {};
+    const classes = graceClassesFromFacts(serving.routing, { sensitive: props.sensitive });
+    const grace = defaultProvisioningGraceSeconds(classes, delay, period);
+    const watched = graceWatchedClass(classes);
+    const explicit = durationSeconds(props.policy?.provisioningGrace);
+    if (isFiniteLiteral(explicit) && explicit < grace && watched?.replicaReadyTimeP95Seconds !== undefined) {
+      Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:reconciler-grace-below-ready-time',
+        `policy.provisioningGrace is ${explicit} s, below the ${grace} s that the replica-ready time declared for '${watched.name}' (p95 ` +
+        `${watched.replicaReadyTimeP95Seconds} s, envelope.replicaReadyTimeP95Seconds; the preferred route, which the grace rule watches) ` +
+        `and metricDelay ${delay} s call for: a routine scale-out of it shows desired above ready for the whole grace window, which reads as ` +
+        'a shortage (replicas-not-ready) and can enter capacity mode while the replicas are still starting. Leave provisioningGrace unset ' +
+        `(its default follows the declared time), set at least Duration.seconds(${grace}), or acknowledge this warning on the Reconciler's stack.`);
+    }
+    const periodDefault = windowDefaultsForPeriod(period).provisioningGraceSeconds ?? DEFAULT_POLICY_CONFIG.provisioningGraceSeconds;
+    return grace === periodDefault ? {} : { provisioningGraceSeconds: grace };
   }
 
   private validate(props: ReconcilerProps, serving: ServingDescription, policy: Partial<PolicyConfig>): Problem[] {

@@ -1,7 +1,9 @@
+import { defaultProvisioningGraceSeconds } from '../core/policy/defaults';
 import { type PolicyConfig, type PolicyState } from '../core/policy/types';
 import { type ReconcilerConfig } from '../core/reconciler/config';
 import { type MetricQuery, type MetricResult, pendingScaleOut } from '../core/reconciler/io';
 import { POLICY_MODE_VALUE } from '../core/metrics/contract';
+import { graceClassesFromFacts } from '../core/reconciler/from-facts';
 import { type RunMemory } from '../core/reconciler/memory';
 import { metricQuery } from '../core/reconciler/observe';
 import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
@@ -10,7 +12,7 @@ import { routingTarget } from '../core/reconciler/targets';
 import { type TargetState } from '../core/reconciler/targets/kind';
 import { LATENCY_BUCKETS, histogramPercentile } from './histogram';
 import { declaredTokensPerRequest, poolsOf, type ScenarioInstance, type SimClass } from './model';
-import { demandReading, measuredMinute, type PlatformModel, readsEngineTokens, reconcilerReadDelaySeconds, scenarioPlatform } from './platform';
+import { demandReading, measuredMinute, type PlatformModel, readsEngineTokens, scenarioPlatform } from './platform';
 import { type Decision, type Observation, type PolicyFactory, type RoutingPolicy } from './policy';
 
 /** Epoch of simulated time 0: the reconciler reads epoch seconds. */
@@ -23,9 +25,7 @@ export const EPOCH = 1_767_225_600; // 2026-01-01T00:00:00Z
  * delay, outages as missing datapoints, the Reconciler's own metric delay), the routing target as the target API
  * would describe it, and the run memory the previous run left. The write it plans is the write the simulator makes.
  *
- * Configuration a user would set for this service: the latency SLO (the contract's end-to-end deadline, since the
- * simulator measures end-to-end latency) and a provisioning grace period covering the preferred class's slowest
- * replica start plus the metric delay, as docs/reconciler.md advises from a measured replica-ready time.
+ * Configured as the Reconciler construct configures itself for the scenario's classes (`libraryConfig`).
  */
 export function libraryPolicy(overrides: Partial<PolicyConfig> = {}, options: LibraryPolicyOptions = {}): PolicyFactory {
   return ({ scenario }): RoutingPolicy => new DeployedReconciler(scenario, overrides, options);
@@ -48,11 +48,49 @@ export interface LibraryPolicyOptions {
   readonly metricDelaySeconds?: number;
 }
 
+/**
+ * The configuration the Reconciler construct renders for the scenario's service: its facts, its platform's metric delay
+ * and period, and its defaults for these classes. The provisioning grace is the construct's (`defaultProvisioningGraceSeconds`
+ * from the replica-ready time the classes declare, 300 s where none does); the latency SLO is the contract's end-to-end
+ * deadline (the serving constructs hand it over, and the simulator measures end-to-end latency).
+ */
+export function libraryConfig(
+  scenario: ScenarioInstance,
+  overrides: Partial<PolicyConfig> = {},
+  deployedMetricDelaySeconds?: number,
+): ReconcilerConfig {
+  const platform = scenarioPlatform(scenario);
+  const facts = routingFacts(scenario);
+  const placement = { sensitive: false };
+  const counted = scenario.classes.filter((c) => readsEngineTokens(platform, c)).map((c) => c.name);
+  const { periodSeconds } = platform.reconciler;
+  const metricDelaySeconds = deployedMetricDelaySeconds ?? platform.reconciler.metricDelaySeconds;
+  return {
+    facts,
+    placement,
+    policy: {
+      latencySloP95Ms: scenario.service.deadlineSeconds * 1000,
+      // As the Reconciler construct takes the serving's: floors sized at the target the simulated autoscalers keep.
+      ...(scenario.headroom !== undefined ? { headroom: scenario.headroom } : {}),
+      provisioningGraceSeconds: defaultProvisioningGraceSeconds(graceClassesFromFacts(facts, placement), metricDelaySeconds, periodSeconds),
+      ...overrides,
+    },
+    service: scenario.id,
+    tokensPerRequest: declaredTokensPerRequest(scenario),
+    metricDelaySeconds,
+    ...(platform.kind === 'eks' ? { clusterName: 'sim', karpenterCapacityErrors: platform.capacityErrorSignal } : {}),
+    // The contract's GeneratedTokens of each class whose engine counts tokens, as the Reconciler construct compacts
+    // what the EKS InferenceService hands it (`routedProducers`, lib/core/reconciler/targets/alb.ts).
+    ...(counted.length > 0 ? { contractTokenCounters: counted } : {}),
+  };
+}
+
 /** What the routing target is called in the simulated account (facts need ARNs and names; nothing is called). */
 function routingFacts(scenario: ScenarioInstance): RoutingFacts {
   const facts = (c: SimClass): RoutedClassFacts => ({
     name: c.name, preferenceRank: c.preferenceRank, tokensPerSecondPerReplica: c.tokensPerSecondPerReplica, safeConcurrency: c.safeConcurrency,
     usdPerReplicaHour: c.usdPerReplicaHour, allowSensitive: c.allowSensitive, maxReplicas: c.maxReplicas, instanceType: c.instanceType,
+    ...(c.replicaReadyTimeP95Seconds !== undefined ? { replicaReadyTimeP95Seconds: c.replicaReadyTimeP95Seconds } : {}),
   });
   if ((scenario.platform ?? 'eks') === 'sagemaker') {
     return {
@@ -95,32 +133,8 @@ class DeployedReconciler implements RoutingPolicy {
   readonly runsWhenWritable: boolean;
 
   constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>, private readonly options: LibraryPolicyOptions) {
-    const platform = scenarioPlatform(scenario);
-    this.platform = platform;
-    const preferred = scenario.classes.reduce((a, b) => (b.preferenceRank < a.preferenceRank ? b : a));
-    const p = preferred.provisioningSeconds;
-    const slowestStart = typeof p === 'number' ? p : p[1];
-    const metricDelaySeconds = options.metricDelaySeconds ?? platform.reconciler.metricDelaySeconds;
-    const delay = reconcilerReadDelaySeconds(scenario, metricDelaySeconds);
-    const counted = scenario.classes.filter((c) => readsEngineTokens(platform, c)).map((c) => c.name);
-    this.config = {
-      facts: routingFacts(scenario),
-      placement: { sensitive: false },
-      policy: {
-        latencySloP95Ms: scenario.service.deadlineSeconds * 1000,
-        // As the Reconciler construct takes the serving's: floors sized at the target the simulated autoscalers keep.
-        ...(scenario.headroom !== undefined ? { headroom: scenario.headroom } : {}),
-        provisioningGraceSeconds: Math.max(300, Math.ceil((slowestStart + delay) / 60) * 60),
-        ...overrides,
-      },
-      service: scenario.id,
-      tokensPerRequest: declaredTokensPerRequest(scenario),
-      metricDelaySeconds,
-      ...(platform.kind === 'eks' ? { clusterName: 'sim', karpenterCapacityErrors: platform.capacityErrorSignal } : {}),
-      // The contract's GeneratedTokens of each class whose engine counts tokens, as the Reconciler construct compacts
-      // what the EKS InferenceService hands it (`routedProducers`, lib/core/reconciler/targets/alb.ts).
-      ...(counted.length > 0 ? { contractTokenCounters: counted } : {}),
-    };
+    this.platform = scenarioPlatform(scenario);
+    this.config = libraryConfig(scenario, overrides, options.metricDelaySeconds);
     this.runsWhenWritable = routingTarget(this.config.facts).writableAgain(this.config.facts) !== undefined;
   }
 

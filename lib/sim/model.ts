@@ -206,7 +206,8 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
       initialReplicas: Math.max(...members.map((c) => c.initialReplicas)),
       targetConcurrencyPerReplica: v.targetConcurrencyPerInstance ?? scaling.targetConcurrencyPerInstance,
       ...(scaling.poolTargets ? { poolTargets: scaling.poolTargets } : {}),
-      // The slowest pool's start, for what reads a column's start-up time (the simulated Reconciler's grace period).
+      // The slowest pool's start, for what reads a column's start-up time (each replica starts with its own pool's; the
+      // simulated Reconciler's grace comes from the pools' declared ready times, as in the facts: `libraryConfig`).
       provisioningSeconds: Math.max(...members.map(slowest)),
       // A variant's engine counters reach the Reconciler only when it has one class (`routedProducers`).
       countsGeneratedTokens: members.length === 1 && first.countsGeneratedTokens,

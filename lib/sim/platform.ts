@@ -365,14 +365,11 @@ export function publicationDelaySeconds(scenario: { readonly metricDelaySeconds?
 }
 
 /**
- * How long before a run the newest period the Reconciler reads ends: its own `metricDelay` (the platform model's
- * unless a deployed one is replayed) or CloudWatch's publication delay, whichever is later.
+ * How long before a run the newest period the Reconciler reads ends: its own `metricDelay` (the platform model's) or
+ * CloudWatch's publication delay, whichever is later.
  */
-export function reconcilerReadDelaySeconds(
-  scenario: Parameters<typeof scenarioPlatform>[0] & { readonly metricDelaySeconds?: number },
-  metricDelaySeconds = scenarioPlatform(scenario).reconciler.metricDelaySeconds,
-): number {
-  return Math.max(publicationDelaySeconds(scenario), metricDelaySeconds);
+export function reconcilerReadDelaySeconds(scenario: Parameters<typeof scenarioPlatform>[0] & { readonly metricDelaySeconds?: number }): number {
+  return Math.max(publicationDelaySeconds(scenario), scenarioPlatform(scenario).reconciler.metricDelaySeconds);
 }
 
 /**

@@ -19,6 +19,18 @@ export interface ServiceDefinition {
   readonly prefillWeight: number;
 }
 
+/**
+ * The specs as a user who measured each class's replica-ready time on a deployment declares them
+ * (`envelope.replicaReadyTimeP95Seconds`): the slowest start of the class's run-time behavior, which its p95 does not
+ * exceed. The Reconciler's provisioning grace follows it, in the simulator as deployed.
+ */
+function withMeasuredReadyTime(specs: readonly CapacityClassSpec[], behavior: Readonly<Record<string, ClassRuntimeBehavior>>): CapacityClassSpec[] {
+  return specs.map((s) => {
+    const p = behavior[s.name].provisioningSeconds;
+    return { ...s, envelope: { ...s.envelope, replicaReadyTimeP95Seconds: typeof p === 'number' ? p : p[1] } };
+  });
+}
+
 const digest = (seed: string) => seed.repeat(64).slice(0, 64);
 const image = (repo: string, seed: string) => `123456789012.dkr.ecr.us-east-1.amazonaws.com/${repo}@sha256:${digest(seed)}`;
 
@@ -72,19 +84,14 @@ export function llamaChatService(): ServiceDefinition {
     peakRequestsPerSecond: LLAMA_MEAN_RATE * 2,
     headroom: 0.2,
   };
-  const classes = defineCapacityClasses(llamaChatSpecs(), { contract, platform: 'ec2' });
-  return {
-    contract,
-    classes,
-    plan: planCapacity(contract, classes),
-    // Boot 60-90 s + image pull 60-120 s + weights from S3 60-90 s + warm-up 30-60 s; Neuron loads are slower.
-    behavior: {
-      l40s: { provisioningSeconds: [240, 360] },
-      inf2: { provisioningSeconds: [300, 480] },
-      a10g: { provisioningSeconds: [240, 360] },
-    },
-    prefillWeight: 0.05,
+  // Boot 60-90 s + image pull 60-120 s + weights from S3 60-90 s + warm-up 30-60 s; Neuron loads are slower.
+  const behavior: Record<string, ClassRuntimeBehavior> = {
+    l40s: { provisioningSeconds: [240, 360] },
+    inf2: { provisioningSeconds: [300, 480] },
+    a10g: { provisioningSeconds: [240, 360] },
   };
+  const classes = defineCapacityClasses(withMeasuredReadyTime(llamaChatSpecs(), behavior), { contract, platform: 'ec2' });
+  return { contract, classes, plan: planCapacity(contract, classes), behavior, prefillWeight: 0.05 };
 }
 
 const SD21 = {
@@ -135,19 +142,14 @@ export function sd21Service(): ServiceDefinition {
     peakRequestsPerSecond: SD21_PEAK_RATE,
     headroom: 0.2,
   };
-  const classes = defineCapacityClasses(sd21Specs(), { contract, platform: 'ec2' });
   const gpu = { provisioningSeconds: [180, 300] as const };
-  return {
-    contract,
-    classes,
-    plan: planCapacity(contract, classes),
-    behavior: {
-      'inf2': { provisioningSeconds: [240, 420] },
-      'trn1': { provisioningSeconds: [240, 420] },
-      'a10g-triton': gpu,
-      'l4-triton': gpu,
-      'a10g-cuda': gpu,
-    },
-    prefillWeight: 0,
+  const behavior: Record<string, ClassRuntimeBehavior> = {
+    'inf2': { provisioningSeconds: [240, 420] },
+    'trn1': { provisioningSeconds: [240, 420] },
+    'a10g-triton': gpu,
+    'l4-triton': gpu,
+    'a10g-cuda': gpu,
   };
+  const classes = defineCapacityClasses(withMeasuredReadyTime(sd21Specs(), behavior), { contract, platform: 'ec2' });
+  return { contract, classes, plan: planCapacity(contract, classes), behavior, prefillWeight: 0 };
 }

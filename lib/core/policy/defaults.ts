@@ -1,5 +1,6 @@
 import { KARPENTER_UNAVAILABLE_OFFERING_SECONDS } from '../platform/control-loop';
 import { DEFAULT_HEADROOM } from '../service/contract';
+import { byPreference } from './plan';
 import { type PolicyClass, type PolicyConfig } from './types';
 
 /**
@@ -44,8 +45,8 @@ export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
   capacityErrorLookbackSeconds: KARPENTER_UNAVAILABLE_OFFERING_SECONDS,
   /**
    * 300 s: the shortest SageMaker instance provisioning timeout (VariantInstanceProvisionTimeoutInSeconds minimum).
-   * Desired above ready in every period of the last 5 minutes is a shortage, not a scale-out in progress. Raise it
-   * when a class's measured replica-ready time is longer.
+   * Desired above ready in every period of the last 5 minutes is a shortage, not a scale-out in progress. A class that
+   * declares a longer measured replica-ready time gets a longer one (`defaultProvisioningGraceSeconds`).
    */
   provisioningGraceSeconds: 300,
   latencySloP95Ms: undefined,
@@ -92,6 +93,39 @@ export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
    */
   replicaFloorsApplied: true,
 };
+
+/** A routed class as the default provisioning grace reads it (`defaultProvisioningGraceSeconds`). */
+export interface GraceClass extends Pick<PolicyClass, 'name' | 'preferenceRank' | 'placementAllowed'> {
+  /** Its measured p95 replica-ready time, seconds (`PerformanceEnvelope.replicaReadyTimeP95Seconds`). */
+  readonly replicaReadyTimeP95Seconds?: number;
+}
+
+/**
+ * The class the provisioning grace is sized on: the preferred class as `decide()` picks it (the most preferred one the
+ * placement allows). Its desired above ready for the whole grace window is the `replicas-not-ready` evidence that
+ * enters capacity mode, and a capacity loss a return to cost mode waits out (`shortageEvidence`, `flapStability`), so a
+ * routine scale-out of it must end within the window. Fallbacks are read with the same window only to judge whether
+ * they can grow.
+ */
+export function graceWatchedClass<C extends GraceClass>(classes: readonly C[]): C | undefined {
+  return classes.filter((c) => c.placementAllowed).sort(byPreference)[0];
+}
+
+/**
+ * The provisioning grace the Reconciler construct deploys, and the simulator runs, unless the user sets one: the watched
+ * class's (`graceWatchedClass`) declared replica-ready time plus the reconciler's metric delay, up to whole minutes, and
+ * never below the 300 s default, which it stays at when that class declares none. The metric delay is a margin for the
+ * window's series, which different producers publish (the formula the simulator's benchmarks were measured with since
+ * the first suite). Then up to whole periods, as `windowDefaultsForPeriod` rounds the 300 s default.
+ */
+export function defaultProvisioningGraceSeconds(
+  classes: readonly GraceClass[], metricDelaySeconds: number, periodSeconds: number = DEFAULT_POLICY_CONFIG.periodSeconds,
+): number {
+  const ready = graceWatchedClass(classes)?.replicaReadyTimeP95Seconds;
+  const least = DEFAULT_POLICY_CONFIG.provisioningGraceSeconds;
+  const seconds = ready === undefined ? least : Math.max(least, Math.ceil((ready + metricDelaySeconds) / 60) * 60);
+  return Math.ceil(seconds / periodSeconds) * periodSeconds;
+}
 
 /** Merges overrides onto the defaults; undefined fields keep the default. */
 export function resolvePolicyConfig(overrides?: Partial<PolicyConfig>): PolicyConfig {

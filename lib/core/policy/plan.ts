@@ -35,7 +35,7 @@ export function byCost(a: PolicyClass, b: PolicyClass): number {
   return cost || a.preferenceRank - b.preferenceRank || a.name.localeCompare(b.name);
 }
 
-export function byPreference(a: PolicyClass, b: PolicyClass): number {
+export function byPreference(a: Pick<PolicyClass, 'name' | 'preferenceRank'>, b: Pick<PolicyClass, 'name' | 'preferenceRank'>): number {
   return a.preferenceRank - b.preferenceRank || a.name.localeCompare(b.name);
 }
 

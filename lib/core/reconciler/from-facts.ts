@@ -1,6 +1,7 @@
 import { type PlacementOptions } from './config';
 import { type RoutingFacts } from './routing-facts';
 import { routingTarget, type TargetState } from './targets';
+import { type GraceClass } from '../policy/defaults';
 import { type PolicyClass } from '../policy/types';
 
 export { type PlacementOptions } from './config';
@@ -18,4 +19,19 @@ export function policyClassesFromFacts(
 ): PolicyClass[] {
   const target: TargetState = { weights: {}, pools: instancesPerPool, replicas: {}, present: [] };
   return routingTarget(facts).policyClasses(facts, placement, target);
+}
+
+/**
+ * The policy's classes with the replica-ready time each route's classes declare, for `defaultProvisioningGraceSeconds`:
+ * the slowest of a SageMaker variant's pools (a scale-out may land on any of them), of those that declare one.
+ */
+export function graceClassesFromFacts(facts: RoutingFacts, placement: PlacementOptions = {}): GraceClass[] {
+  const declared = new Map(routingTarget(facts).routes(facts).map((route) => {
+    const times = route.classes.flatMap((c) => (c.replicaReadyTimeP95Seconds === undefined ? [] : [c.replicaReadyTimeP95Seconds]));
+    return [route.name, times.length > 0 ? Math.max(...times) : undefined] as const;
+  }));
+  return policyClassesFromFacts(facts, placement).map((c) => {
+    const ready = declared.get(c.name);
+    return { ...c, ...(ready !== undefined ? { replicaReadyTimeP95Seconds: ready } : {}) };
+  });
 }

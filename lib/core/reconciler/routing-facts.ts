@@ -24,6 +24,11 @@ export interface RoutedClassFacts {
   readonly maxReplicas: number;
   /** Instance type the class runs on. */
   readonly instanceType: string;
+  /**
+   * Measured p95 replica-ready time in seconds (from the envelope): the Reconciler construct's default provisioning
+   * grace follows it (`graceClassesFromFacts`). @default - not measured
+   */
+  readonly replicaReadyTimeP95Seconds?: number;
 }
 
 /** A SageMaker real-time endpoint: weights are production-variant weights. */
@@ -90,5 +95,6 @@ export function routedClassFacts(cls: CapacityClass, maxReplicas: number = cls.m
     allowSensitive: cls.placement.allowSensitive,
     maxReplicas,
     instanceType: cls.instanceType,
+    ...(cls.envelope.replicaReadyTimeP95Seconds !== undefined ? { replicaReadyTimeP95Seconds: cls.envelope.replicaReadyTimeP95Seconds } : {}),
   };
 }

@@ -127,6 +127,14 @@ export interface PerformanceEnvelope {
    * @default - not measured (models that do not stream tokens)
    */
   readonly itlP95Ms?: number;
+  /**
+   * p95 time, in seconds, from a replica being asked for to it taking traffic: the metric contract's `ReplicaReadyTime`
+   * (Service, CapacityClass; p95), which a deployment's model servers report, plus any wait for an instance or node
+   * before the replica is scheduled (it counts from there). Read it from a deployment and declare it: the Reconciler's
+   * provisioning grace follows it by default (`defaultProvisioningGraceSeconds`), and so does the simulator's.
+   * @default - not measured: the provisioning grace stays at 300 s
+   */
+  readonly replicaReadyTimeP95Seconds?: number;
   /** When it was measured, `YYYY-MM-DD`. */
   readonly measuredOn: string;
   /** What workload it was measured with (tool, prompt/output distribution, trace). */

@@ -291,6 +291,7 @@ function checkEnvelope(spec: CapacityClassSpec, contract: ServiceContract | unde
   const concurrencyOk = rules.check('envelope.safeConcurrency', e.safeConcurrency);
   const ttftOk = rules.check('envelope.ttftP95Ms', e.ttftP95Ms);
   const itlOk = rules.optional('envelope.itlP95Ms', e.itlP95Ms);
+  rules.optional('envelope.replicaReadyTimeP95Seconds', e.replicaReadyTimeP95Seconds);
   if (!isCalendarDate(e.measuredOn)) add('envelope.measuredOn', `'${e.measuredOn}' is not a calendar date; use YYYY-MM-DD (e.g. '2026-10-01')`);
   if (!e.workload || e.workload.trim() === '') add('envelope.workload', 'is empty; say which workload the envelope was measured with');
 

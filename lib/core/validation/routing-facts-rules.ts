@@ -11,6 +11,7 @@
 import { ALB_LIMITS as ALB, SAGEMAKER_ENDPOINT_LIMITS as SM } from '../platform/limits';
 import { crossRule, nameRule, numberRule } from './checker';
 import { duplicates, quoted } from './names';
+import { REPLICA_READY_TIME_RULE } from './service-rules';
 
 /**
  * The routing facts of a serving description (`servingDescription().routing`), checked wherever they are used: by the
@@ -57,5 +58,6 @@ export const ROUTING_FACTS_RULES = {
   'classes[].safeConcurrency': numberRule({ above: 0, unit: 'requests' }),
   'classes[].usdPerReplicaHour': numberRule({ min: 0, unit: 'USD' }),
   'classes[].maxReplicas': numberRule({ integer: true, min: 1 }),
+  'classes[].replicaReadyTimeP95Seconds': REPLICA_READY_TIME_RULE,
   'variants[].maxInstances': numberRule({ integer: true, min: 1 }),
 } as const;

@@ -12,6 +12,20 @@ import { crossRule, nameRule, numberRule } from './checker';
 import { duplicates, quoted } from './names';
 import { isUnresolved } from './tokens';
 
+/**
+ * A class's measured p95 replica-ready time (`envelope.replicaReadyTimeP95Seconds`, and the routing facts that carry it):
+ * at most 3 hours, the longest SageMaker lets an instance take from capacity to a passing health check, each step at its
+ * API maximum of 3600 s (VariantInstanceProvisionTimeoutInSeconds, ProductionVariantModelDataDownloadTimeoutInSeconds,
+ * ProductionVariantContainerStartupHealthCheckTimeoutInSeconds: boto/botocore@1.43.67
+ * botocore/data/sagemaker/2017-07-24/service-2.json:51105-51110, 41759-41764, 41399-41404). On EKS no one setting
+ * bounds the whole start (node launch, the init container's download, then the server's `startupTimeout`, 30 minutes by
+ * default); 3 hours is six of those. Longer reads as a unit mistake (milliseconds, minutes), and the grace it gives
+ * (`defaultProvisioningGraceSeconds`) stays far within the history a run may read ('policy.window<=periods').
+ */
+export const REPLICA_READY_TIME_RULE = numberRule({
+  above: 0, max: 10_800, unit: 's', why: 'a p95 start-up time in seconds, at most what SageMaker\'s three start-up timeouts allow together',
+});
+
 /** The service contract (`contract` of every serving construct, and `defineCapacityClasses({ contract })`). */
 export const CONTRACT_RULES = {
   name: nameRule('dns1123Label', { why: 'it names Kubernetes objects, SageMaker resources and the Service metric dimension' }),
@@ -84,6 +98,7 @@ export const CLASS_RULES = {
   'envelope.safeConcurrency': numberRule({ above: 0, unit: 'requests' }),
   'envelope.ttftP95Ms': numberRule({ above: 0, unit: 'ms' }),
   'envelope.itlP95Ms': numberRule({ above: 0, unit: 'ms' }),
+  'envelope.replicaReadyTimeP95Seconds': REPLICA_READY_TIME_RULE,
   'envelope.serviceTime<deadline': crossRule<{
     readonly serviceTimeMs: number;
     readonly ttftP95Ms: number;

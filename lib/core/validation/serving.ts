@@ -37,6 +37,7 @@ export function routingFactsProblems(facts: RoutingFacts, prefix: string): Probl
     c.check('classes[].safeConcurrency', cls.safeConcurrency, `${path}.safeConcurrency`);
     c.check('classes[].usdPerReplicaHour', cls.usdPerReplicaHour, `${path}.usdPerReplicaHour`);
     c.check('classes[].maxReplicas', cls.maxReplicas, `${path}.maxReplicas`);
+    c.optional('classes[].replicaReadyTimeP95Seconds', cls.replicaReadyTimeP95Seconds, `${path}.replicaReadyTimeP95Seconds`);
   }
   return c.problems;
 }
