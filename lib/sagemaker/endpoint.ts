@@ -40,7 +40,8 @@ import { modelDataKeyFacts } from '../trust/model-data-key';
 import { ClassModel, sageMakerRuntime } from './class-model';
 import { classHasInstanceStorage, variantVolume } from './instance-storage';
 import {
-  blueGreenQuotaNote, type FleetCost, fleetCost, type PlannedVariant, planVariants, variantCoverageProblems, variantRoutingFacts, type VariantSpec,
+  blueGreenQuotaNote, type FleetCost, fleetCost, type PlannedVariant, planAsDeployed, planVariants, variantCoverageProblems, variantRoutingFacts,
+  type VariantSpec,
 } from './variants';
 import { capacityPlanProblems, NO_CLASSES } from '../core/service/checks';
 import { VARIANT_SCALABLE_DIMENSION, variantResourceId } from '../core/platform/sagemaker-scalable-target';
@@ -617,7 +618,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     return this.scalableTargets.get(variantName);
   }
 
-  /** The capacity plan of the valid classes declared so far. */
+  /**
+   * The capacity plan of the valid classes declared so far, its steady fleet and cost as the variants deploy them: the
+   * same as `plannedCost` (a lower-priority pool of a variant runs no standby of its own). The serving record carries it.
+   */
   public get capacityPlan(): CapacityPlan {
     return this.resolve().plan;
   }
@@ -931,7 +935,7 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
       ...variantCoverageProblems(this.specs.map((s) => s.name), variantSpecs),
       ...capacityPlanProblems(this.contract, plannable, plan),
     ];
-    this.cached = { classes, plan, variants: layout.variants, problems, pending };
+    this.cached = { classes, plan: planAsDeployed(plan, layout.variants), variants: layout.variants, problems, pending };
     return this.cached;
   }
 

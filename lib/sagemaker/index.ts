@@ -1,6 +1,6 @@
 export * from './endpoint';
 export {
-  planVariants, fleetCost, type VariantPoolOptions, type VariantScalingOptions, type VariantSpec,
+  planVariants, fleetCost, planAsDeployed, type VariantPoolOptions, type VariantScalingOptions, type VariantSpec,
   type PlannedPool, type PlannedVariant, type VariantPlanOptions, type VariantCost, type FleetCost,
 } from './variants';
 export { ClassModel, type ClassModelProps } from './class-model';

@@ -5,7 +5,7 @@
  */
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
-import { type CapacityPlan, type ClassPlan } from '../core/service/sizing';
+import { type CapacityPlan, type ClassPlan, HOURS_PER_MONTH } from '../core/service/sizing';
 import { describeRule, ruleProblem } from '../core/validation/checker';
 import { duplicates } from '../core/validation/names';
 import { SAGEMAKER_RULES } from '../core/validation/rules';
@@ -88,6 +88,10 @@ export interface VariantSpec {
 export interface PlannedPool {
   readonly priority: number;
   readonly capacityClass: CapacityClass;
+  /**
+   * The class's plan the variant is sized from (bounds, targets). Its steady fleet and cost are `planCapacity()`'s
+   * class-as-its-own-fleet estimate; what the variant runs is `fleetCost`'s.
+   */
   readonly plan: ClassPlan;
 }
 
@@ -398,11 +402,15 @@ export interface FleetCost {
 }
 
 /**
- * Cost of the fleet SageMaker actually runs. Unlike `planCapacity()`'s standby (one warm replica per fallback class),
- * a lower-priority pool inside a variant has no instances until the pools above it are short, so only fallback
- * *variants* pay for standby.
+ * The steady cost of a SageMaker layout: the one count of what the endpoint runs, read by `plannedCost` and, through
+ * `planAsDeployed`, by the plan the endpoint reports and records. A variant's instances come from its priority-1 pool
+ * while that pool has capacity, and scale-in "releases instances starting with the lowest-priority pool"
+ * (https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html, "Auto-scaling with instance
+ * pools"), so the steady fleet is the variant's scaling minimum on its priority-1 type and a lower-priority pool costs
+ * nothing until the pools above it are short. Unlike `planCapacity()`'s one warm standby per fallback class, only
+ * fallback *variants* pay for standby.
  */
-export function fleetCost(variants: readonly PlannedVariant[], hoursPerMonth = 730): FleetCost {
+export function fleetCost(variants: readonly PlannedVariant[], hoursPerMonth = HOURS_PER_MONTH): FleetCost {
   const costs = variants.map((v): VariantCost => {
     const first = v.pools[0].capacityClass;
     return {
@@ -420,5 +428,27 @@ export function fleetCost(variants: readonly PlannedVariant[], hoursPerMonth = 7
     steadyUsdPerHour: round4(steady),
     standbyUsdPerHour: round4(costs.filter((c) => c.role === 'fallback').reduce((sum, c) => sum + c.steadyUsdPerHour, 0)),
     steadyUsdPerMonth: Math.round(steady * hoursPerMonth * 100) / 100,
+  };
+}
+
+/**
+ * The capacity plan with its steady fleet and cost as the layout deploys them (`fleetCost`), in place of
+ * `planCapacity()`'s one fleet per class, which is an estimate until the variants are known: each variant's priority-1
+ * class runs the variant's scaling minimum, every other pool (and a class in no variant) none. Bounds, targets and
+ * coverage are the plan's own: the variants are sized from them.
+ */
+export function planAsDeployed(plan: CapacityPlan, variants: readonly PlannedVariant[], hoursPerMonth = HOURS_PER_MONTH): CapacityPlan {
+  const cost = fleetCost(variants, hoursPerMonth);
+  const steadyOf = new Map(variants.map((v, i) => [v.pools[0].capacityClass.name, cost.variants[i]]));
+  return {
+    ...plan,
+    classes: plan.classes.map((c) => {
+      const steady = steadyOf.get(c.name);
+      const instances = steady?.steadyInstances ?? 0;
+      return { ...c, steadyReplicas: instances, steadyInstances: instances, steadyUsdPerHour: steady?.steadyUsdPerHour ?? 0 };
+    }),
+    steadyUsdPerHour: cost.steadyUsdPerHour,
+    steadyUsdPerMonth: cost.steadyUsdPerMonth,
+    standbyUsdPerHour: cost.standbyUsdPerHour,
   };
 }

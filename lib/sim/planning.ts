@@ -58,7 +58,8 @@ function ladder(classes: readonly CapacityClass[], plan: CapacityPlan, multiples
 
 /**
  * The capacity plan of a service (the library's own `planCapacity`) and how it saturates and degrades: at what
- * demand each class is full, what the fallbacks absorb, and what share is shed beyond that.
+ * demand each class is full, what the fallbacks absorb, and what share is shed beyond that. Its cost is each class as a
+ * fleet of its own (the EKS layout); a SageMaker endpoint's pooled variants run less standby (its `plannedCost`).
  */
 export function degradationReport(contract: ServiceContract, classes: readonly CapacityClass[], options: PlanOptions = {},
   multiples: readonly number[] = [0.5, 1, 1.5, 2, 3]): DegradationReport {

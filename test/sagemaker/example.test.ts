@@ -40,6 +40,13 @@ describe('examples/sagemaker-llm', () => {
     const cost = stack.endpoint.plannedCost;
     expect([cost.steadyUsdPerHour, cost.standbyUsdPerHour, cost.steadyUsdPerMonth]).toEqual([14.04, 0.99, 10249.2]);
     template.hasOutput('PlannedUsdPerHour', { Value: '14.04' });
+    // The plan the endpoint reports and records for the game day is that fleet: the a10g pool of 'preferred' runs no
+    // standby of its own (it was 15.4484 and 2.3984 USD/h, review R251).
+    const recorded = template.toJSON().Metadata['CdkCapacityAwareInference::Serving']['llama3-chat'].plan;
+    for (const plan of [stack.endpoint.capacityPlan, recorded]) {
+      expect([plan.steadyUsdPerHour, plan.standbyUsdPerHour, plan.steadyUsdPerMonth]).toEqual([14.04, 0.99, 10249.2]);
+      expect(plan.classes.map((c: { name: string; steadyInstances: number }) => [c.name, c.steadyInstances])).toEqual([['l40s', 5], ['a10g', 0], ['inf2', 1]]);
+    }
 
     // Signed artifacts: every class's Model waits for the verifier to approve its image digest and model data version.
     // The checks are in this stack; the repositories they check in the trust's (test/trust/example-stacks.test.ts).

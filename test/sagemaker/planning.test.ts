@@ -5,7 +5,7 @@ import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { planCapacity } from '../../lib/core/service/sizing';
 import { modelDataSource } from '../../lib/sagemaker/class-model';
 import { hasInstanceStorage } from '../../lib/sagemaker/instance-storage';
-import { fleetCost, planVariants, type VariantSpec } from '../../lib/sagemaker/variants';
+import { fleetCost, planAsDeployed, planVariants, type VariantSpec } from '../../lib/sagemaker/variants';
 import { LLAMA_CONTRACT } from '../util';
 import { smClasses, TWO_VARIANTS } from './fixtures';
 
@@ -173,5 +173,43 @@ describe('fleet cost', () => {
       ['fallback', 1, 'ml.inf2.xlarge', 0.99, 19.8],
     ]);
     expect([cost.steadyUsdPerHour, cost.standbyUsdPerHour, cost.steadyUsdPerMonth]).toEqual([14.04, 0.99, 10249.2]);
+  });
+
+  test('the plan as deployed carries the layout\'s steady fleet: no standby of its own for a lower-priority pool (review R251)', () => {
+    const classes = resolved();
+    const plan = planCapacity(LLAMA_CONTRACT, classes);
+    const { variants } = planVariants(classes, plan, TWO_VARIANTS, OPTIONS);
+    // planCapacity() prices every class as a fleet of its own: an a10g standby the pooled 'preferred' variant never runs.
+    expect([plan.steadyUsdPerHour, plan.standbyUsdPerHour]).toEqual([15.4484, 2.3984]);
+    const deployed = planAsDeployed(plan, variants);
+    expect(deployed.classes.map((c) => [c.name, c.steadyReplicas, c.steadyInstances, c.steadyUsdPerHour])).toEqual([
+      ['l40s', 5, 5, 13.05],
+      ['a10g', 0, 0, 0],
+      ['inf2', 1, 1, 0.99],
+    ]);
+    const cost = fleetCost(variants);
+    expect([deployed.steadyUsdPerHour, deployed.standbyUsdPerHour, deployed.steadyUsdPerMonth])
+      .toEqual([cost.steadyUsdPerHour, cost.standbyUsdPerHour, cost.steadyUsdPerMonth]);
+    // Only the steady fleet changes: bounds, targets and coverage are what the variants were sized from.
+    const rest = (p: typeof plan) => ({ ...p, classes: p.classes.map((c) => ({ ...c, steadyReplicas: 0, steadyInstances: 0, steadyUsdPerHour: 0 })),
+      steadyUsdPerHour: 0, standbyUsdPerHour: 0, steadyUsdPerMonth: 0 });
+    expect(rest(deployed)).toEqual(rest(plan));
+  });
+
+  test('the plan as deployed: a variant\'s minimum runs on its priority-1 class, and one-class variants keep the per-class numbers', () => {
+    const classes = resolved();
+    const plan = planCapacity(LLAMA_CONTRACT, classes);
+    // a10g first in a pooled fallback variant, with a minimum of 2: both instances are a10g, inf2 runs none.
+    const pooledFallback = planVariants(classes, plan, [
+      { name: 'preferred', classes: ['l40s'] }, { name: 'fallback', classes: ['a10g', 'inf2'], scaling: { minInstances: 2 } },
+    ], OPTIONS).variants;
+    const deployed = planAsDeployed(plan, pooledFallback);
+    expect(deployed.classes.map((c) => [c.name, c.steadyInstances, c.steadyUsdPerHour])).toEqual([['l40s', 5, 13.05], ['a10g', 2, 2.8168], ['inf2', 0, 0]]);
+    expect([deployed.steadyUsdPerHour, deployed.standbyUsdPerHour]).toEqual([15.8668, 2.8168]);
+    // One class per variant at the default minimums is planCapacity()'s layout: the same numbers.
+    const one = planVariants(classes, plan, [
+      { name: 'l40s', classes: ['l40s'] }, { name: 'a10g', classes: ['a10g'] }, { name: 'inf2', classes: ['inf2'] },
+    ], OPTIONS).variants;
+    expect(planAsDeployed(plan, one)).toEqual(plan);
   });
 });

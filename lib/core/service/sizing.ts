@@ -89,7 +89,11 @@ export interface ClassPlan {
   readonly minReplicas: number;
   /** Autoscaling upper bound: replicas for peak, bounded by quota. */
   readonly maxReplicas: number;
-  /** Replicas running in normal operation. */
+  /**
+   * Replicas running in normal operation, the class as a fleet of its own (what the EKS service deploys). In a
+   * SageMaker endpoint's plan (`capacityPlan`, the serving record) the layout's instead: the variant's minimum on its
+   * priority-1 class, 0 on its other pools.
+   */
   readonly steadyReplicas: number;
   /** Instances behind the steady replicas. */
   readonly steadyInstances: number;
@@ -102,6 +106,7 @@ export interface ClassPlan {
   /** Tokens/s at which this class saturates with every replica its quota allows. */
   readonly saturationTokensPerSecond: number;
   readonly usdPerMillionTokens: number;
+  /** Steady instances x the class's price. */
   readonly steadyUsdPerHour: number;
 }
 
@@ -113,10 +118,16 @@ export interface CapacityPlan {
   /** Peak x (1 + headroom). */
   readonly plannedTokensPerSecond: number;
   readonly classes: readonly ClassPlan[];
-  /** Preferred fleet at peak plus the fallbacks' warm standby. */
+  /**
+   * Preferred fleet at peak plus the fallbacks' warm standby: the classes' steady instances priced. From
+   * `planCapacity()`, every class is a fleet of its own, each fallback with its standby: what the EKS service deploys,
+   * and only an estimate before a SageMaker endpoint's variants are known, where a fallback class in a lower-priority
+   * pool of a variant runs nothing in steady state. A SageMaker endpoint's plan carries its layout's cost
+   * (`planAsDeployed`, equal to `plannedCost`).
+   */
   readonly steadyUsdPerHour: number;
   readonly steadyUsdPerMonth: number;
-  /** The part of the steady cost that is fallback standby. */
+  /** The part of the steady cost that is fallback standby (on SageMaker, the fallback variants' minimum). */
   readonly standbyUsdPerHour: number;
   /** Share of planned peak the fallback classes can absorb if the preferred class gets no capacity at all. */
   readonly fallbackCoverage: number;
@@ -131,7 +142,8 @@ function round(value: number, digits = 2): number {
 
 /**
  * Replicas per class from peak demand with headroom (Little's law at each class's measured envelope),
- * scaling targets from the envelope, and cost including the warm standby of fallback classes.
+ * scaling targets from the envelope, and cost including the warm standby of fallback classes, each class a fleet of
+ * its own (`CapacityPlan.steadyUsdPerHour` says where that is what is deployed).
  * Classes must be in preference order (the first one is preferred).
  */
 export function planCapacity(contract: ServiceContract, classes: readonly CapacityClass[], options: PlanOptions = {}): CapacityPlan {
