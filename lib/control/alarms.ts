@@ -1,14 +1,15 @@
-import { Duration } from 'aws-cdk-lib';
+import { Annotations, Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct, type IConstruct } from 'constructs';
-import { type AlarmWindow, lateTolerantWindow } from '../core/metrics/alarm-window';
+import { type AlarmWindow, defaultReplicaShortageSeconds, lateTolerantWindow } from '../core/metrics/alarm-window';
 import { Metrics } from '../core/metrics/contract';
 import { RECONCILER_TIMING_DEFAULTS } from '../core/platform/control-loop';
 import { Checker, ruleProblem } from '../core/validation/checker';
 import { type Problem, throwIfInvalid } from '../core/validation/error';
 import { OBSERVABILITY_RULES } from '../core/validation/rules';
+import { graceClassesFromFacts } from '../core/reconciler/from-facts';
 import { routingTarget } from '../core/reconciler/targets';
 import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { durationSeconds } from '../util/duration';
@@ -99,13 +100,19 @@ export interface CapacityErrorAlarmOptions extends AlarmToggle {
 /** A routed class (ALB target group, SageMaker variant) with desired > ready replicas for too long. */
 export interface ReplicaShortageAlarmOptions extends AlarmToggle {
   /**
-   * @default Duration.minutes(5) - the policy's default provisioning grace (and the shortest SageMaker instance
-   * provisioning timeout). The reconciler's own grace rule reads a window that ends a metric delay ago, so it may fire
-   * a run or two later than this alarm. On SageMaker a refused scale-out rolls back at the provisioning timeout (300 s
-   * by default) and a run can sample desired = ready between two attempts; such a minute counts as short through the
-   * refusal the reconciler publishes (`RefusedScaleOuts`), so a steady shortage holds the alarm. A rollback target
-   * tracking re-asked before the run samples it is not seen, but then desired > ready anyway. On SageMaker the
-   * shortage is the reconciler's `PendingScaleOut` (desired - ready as one run saw them).
+   * How long desired must stay above ready, for every routed class (every period of it; on SageMaker that many periods
+   * out of the periods of `metricDelay` more). Set below what a class's declared replica-ready time calls for, synth
+   * warns (`cdk-capacity-aware-inference:replica-shortage-below-ready-time`).
+   * @default - 5 minutes (the policy's default provisioning grace, and the shortest SageMaker instance provisioning
+   * timeout) in whole reconciler periods; for a routed class that declares its measured replica-ready time
+   * (`envelope.replicaReadyTimeP95Seconds`; a SageMaker variant its slowest pool), that time in whole periods plus two
+   * periods if longer (420 s at one-minute periods: 9 minutes), so that a scale-out ending within it does not page.
+   * The reconciler's own grace rule reads a window that ends a metric delay ago, so it may fire a run or two later
+   * than this alarm. On SageMaker a refused scale-out rolls back at the provisioning timeout (300 s by default) and a
+   * run can sample desired = ready between two attempts; such a minute counts as short through the refusal the
+   * reconciler publishes (`RefusedScaleOuts`), so a steady shortage holds the alarm. A rollback target tracking
+   * re-asked before the run samples it is not seen, but then desired > ready anyway. On SageMaker the shortage is the
+   * reconciler's `PendingScaleOut` (desired - ready as one run saw them).
    */
   readonly duration?: Duration;
 }
@@ -300,7 +307,7 @@ export class InferenceAlarms extends Construct {
     this.deadlineExhaustionAlarm = this.deadlineExhaustion(m, o.deadline);
     this.loadBalancerErrorsAlarm = this.loadBalancerErrors(m, o.loadBalancer);
     this.preferredCapacityErrorsAlarm = this.preferredCapacityErrors(m, o.capacity);
-    this.replicaShortageAlarms = this.replicaShortages(runs, o.shortage);
+    this.replicaShortageAlarms = this.replicaShortages(runs, props.replicaShortage);
     const capacityAlarms = [...(this.preferredCapacityErrorsAlarm ? [this.preferredCapacityErrorsAlarm] : []), ...this.replicaShortageAlarms];
     this.reconcilerHeartbeatAlarm = this.reconcilerHeartbeat(runs, o.heartbeat);
 
@@ -320,22 +327,21 @@ export class InferenceAlarms extends Construct {
   }
 
   /**
-   * Each alarm's options: the defaults, each rounded up to whole periods of its alarm (the run-fed alarms' to whole
-   * reconciler periods), then the user's, which the validation holds to whole periods. A default shorter than the
-   * period would otherwise give 0 evaluation periods, which PutMetricAlarm refuses (EvaluationPeriods: minimum 1,
+   * Each alarm's options: the defaults, each rounded up to whole periods of its alarm (the heartbeat's to whole
+   * reconciler periods; the replica shortages' are each routed class's own: `shortageDurations`), then the user's,
+   * which the validation holds to whole periods. A default shorter than the period would otherwise give 0 evaluation
+   * periods, which PutMetricAlarm refuses (EvaluationPeriods: minimum 1,
    * https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html), and one between two
    * multiples would be cut short.
    */
   private options(props: InferenceAlarmsProps, period: Duration, runPeriod: Duration) {
     const D = ALARM_DEFAULTS;
-    const whole = <T extends { readonly duration: Duration }>(defaults: T, p = period, atLeast = 1) =>
-      ({ ...defaults, duration: wholePeriods(defaults.duration, p, atLeast) });
+    const whole = <T extends { readonly duration: Duration }>(defaults: T) => ({ ...defaults, duration: wholePeriods(defaults.duration, period) });
     return {
       fallback: given(whole(D.fallbackShare), props.fallbackShare),
       deadline: given(whole(D.deadlineExhaustion), props.deadlineExhaustion),
       loadBalancer: given(whole(D.loadBalancerErrors), props.loadBalancerErrors),
       capacity: given(whole(D.preferredCapacityErrors), props.preferredCapacityErrors),
-      shortage: given(whole(D.replicaShortage, runPeriod), props.replicaShortage),
       heartbeat: given({ ...D.reconcilerHeartbeat, duration: defaultHeartbeatDuration(runPeriod) }, props.reconcilerHeartbeat),
     };
   }
@@ -460,18 +466,51 @@ export class InferenceAlarms extends Construct {
     return undefined;
   }
 
-  private replicaShortages(m: ServiceMetrics, shortage: WithDefaults<ReplicaShortageAlarmOptions>): cloudwatch.Alarm[] {
+  /**
+   * Each routed class's replica-shortage duration at the reconciler period `m.period`: the one set, or the default its
+   * declared replica-ready time calls for (`defaultReplicaShortageSeconds`). A duration set below that default for a
+   * class that declares one warns: every routine scale-out of it that takes its declared time could page.
+   */
+  private shortageDurations(m: ServiceMetrics, set: Duration | undefined): Map<string, Duration> {
+    const period = m.period.toSeconds();
+    const readyTimes = new Map(graceClassesFromFacts(m.facts).map((c) => [c.name, c.replicaReadyTimeP95Seconds]));
+    const durations = new Map<string, Duration>();
+    const below: string[] = [];
+    let calledFor = 0;
+    for (const route of m.routes) {
+      const ready = readyTimes.get(route.name);
+      const byDefault = defaultReplicaShortageSeconds(ready, period, ALARM_DEFAULTS.replicaShortage.duration.toSeconds());
+      durations.set(route.name, set ?? Duration.seconds(byDefault));
+      if (set !== undefined && ready !== undefined && set.toSeconds() < byDefault) {
+        below.push(`'${route.name}' (p95 ${ready} s: ${byDefault} s)`);
+        calledFor = Math.max(calledFor, byDefault);
+      }
+    }
+    if (below.length > 0) {
+      Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:replica-shortage-below-ready-time',
+        `replicaShortage.duration is ${set!.toSeconds()} s, below what the replica-ready time declared (envelope.replicaReadyTimeP95Seconds) `
+        + `calls for at a reconciler period of ${period} s: ${below.join(', ')}. A scale-out that ends within its declared time can show desired `
+        + 'above ready in every period of the duration, which pages as a replica shortage and runs the Reconciler. Leave replicaShortage.duration '
+        + `unset (each routed class's default follows its declared time), set at least Duration.seconds(${calledFor}), or acknowledge this `
+        + 'warning on the stack.');
+    }
+    return durations;
+  }
+
+  private replicaShortages(m: ServiceMetrics, shortage: ReplicaShortageAlarmOptions = {}): cloudwatch.Alarm[] {
     const shortages: cloudwatch.Alarm[] = [];
     if (shortage.enabled !== false) {
+      const durations = this.shortageDurations(m, shortage.duration);
       // Where a refused scale-out is rolled back (SageMaker), the run that samples the rollback sees desired = ready and
       // one minute would read as no shortage, so the alarm flipped once per attempt during a steady shortage: a
       // minute with a refusal the reconciler saw (`RefusedScaleOuts`) counts as short. There the shortage is the
       // `PendingScaleOut` each run publishes, the reading the reconciler's own refusal check uses: `DesiredReplicas`
       // (Maximum) - `ReadyReplicas` (Minimum) of two runs in one minute can pair counts no run saw together.
       const refusals = routingTarget(m.facts).scaleOutsRollBack;
-      // With the refusal term the expression FILLs: M of N.
-      const window = refusals ? this.lateTolerant(m, shortage.duration) : InferenceAlarms.consecutive(m, shortage.duration);
       for (const route of m.routes) {
+        const duration = durations.get(route.name)!;
+        // With the refusal term the expression FILLs: M of N.
+        const window = refusals ? this.lateTolerant(m, duration) : InferenceAlarms.consecutive(m, duration);
         const d = metricId('d', route.index);
         const r = metricId('r', route.index);
         const p = metricId('p', route.index);
@@ -493,7 +532,7 @@ export class InferenceAlarms extends Construct {
           ...window,
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
           alarmDescription: `${m.service}: ${route.name} (${what}) has wanted more replicas than are ready `
-            + (refusals ? `${InferenceAlarms.inPeriods(m, window)} (or had a scale-out rolled back without new instances)` : `for ${shortage.duration.toHumanString()}`)
+            + (refusals ? `${InferenceAlarms.inPeriods(m, window)} (or had a scale-out rolled back without new instances)` : `for ${duration.toHumanString()}`)
             + ': capacity is not arriving. Runbook: docs/observability.md (cdk-capacity-aware-inference), ReplicaShortage.',
         }));
       }
