@@ -49,8 +49,11 @@ export interface RoutingPolicyOptions {
   /**
    * Cost mode plans for demand x (1 + headroom); replica floors and capacity writes are sized at envelope / (1 +
    * headroom) per replica, the target the serving's autoscalers keep. It is the serving's: a value other than the
-   * serving's headroom (its contract's) fails at synth, so leave it unset.
+   * serving's headroom (its contract's) fails at synth (`policy.headroom@serving`), so leave it unset.
    * @default - the serving's headroom (the contract's `headroom`); 0.2 when the serving gives none
+   * @deprecated Set the contract's `headroom` instead (`ServiceContract.headroom`, which the serving constructs hand
+   * to the Reconciler; a hand-written serving returns it as `ServingDescription.headroom`). A value equal to the
+   * serving's, or set for a serving that gives none, still works; another value fails at synth.
    */
   readonly headroom?: number;
   /** Share of traffic every compatible ready class keeps in cost mode. @default 0.02 */
