@@ -597,7 +597,7 @@ async function weightUpdateResults(
           skip(`another update started first (the endpoint is ${now.EndpointStatus}; the write was refused: ${errorText(e)}): not measured`);
           continue;
         }
-        if (throttled(e)) throw new Error(`the write was throttled on each of its ${WEIGHT_WRITE_RETRY.maxAttempts} attempts: ${errorText(e)}`);
+        if (throttled(e)) throw new Error(`the write was throttled on each of its ${WEIGHT_WRITE_RETRY.maxAttempts} attempts: ${errorText(e)}`, { cause: e });
         throw e;
       }
     }

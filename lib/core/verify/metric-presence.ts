@@ -159,7 +159,8 @@ export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
   // fallbacks: null once a query reads the metric without one.
   // absentWhile: null once a reader needs the metric.
   const byKey = new Map<string, {
-    metric: SearchedMetric; readBy: string[]; alarmReadBy?: string[]; alarms?: string[]; fallbacks?: SearchedMetric[] | null; absentWhile?: string | null;
+    metric: SearchedMetric; readBy: string[]; alarmReadBy?: string[]; alarms?: string[];
+    fallbacks?: SearchedMetric[] | null; absentWhile?: string | null;
   }>();
   batch.queries.forEach((q, i) => {
     const entry = batch.index[i];
@@ -194,7 +195,9 @@ export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
   }
   return [...byKey.values()].map(({ metric, readBy, alarmReadBy, alarms, fallbacks, absentWhile }) => {
     const whyAbsent = ALL_METRICS.find((s) => s.namespace === metric.namespace && s.name === metric.name)?.whyAbsent;
-    const optional = { ...(whyAbsent === undefined ? {} : { whyAbsent }), ...(fallbacks ? { fallbacks } : {}), ...(absentWhile ? { absentWhile } : {}) };
+    const optional = {
+      ...(whyAbsent === undefined ? {} : { whyAbsent }), ...(fallbacks ? { fallbacks } : {}), ...(absentWhile ? { absentWhile } : {}),
+    };
     return { ...metric, readBy, ...(alarmReadBy ? { alarmReadBy, alarms } : {}), ...optional };
   });
 }
