@@ -96,9 +96,9 @@ const POOL_WITHOUT_INSTANCES = 'FILLed by the alarm: absent while the pool runs 
  * DeadlineExhaustion reads every routed class's requests and shed requests on the routed class's own series (on
  * SageMaker the variant-level one, whatever its pools), FallbackShare the same requests (by requests, or by tokens where
  * the class has no token counter) and the per-InstanceType requests of a variant's fallback pools beside a preferred
- * one (`fallbackLoadReading`: FILLed, so without them the share reads low; absent while the pool runs no instance, which
- * is SKIP). The status a routed class sheds with is its
- * route's in the reconciler's configuration: a SageMaker variant whose pools shed in both (`mixed`) is checked for both,
+ * one (`fallbackLoadReading`: FILLed, so without them the share reads low; absent while the pool runs no instance,
+ * which is SKIP: `absentWhile`). The status a routed class sheds with is its route's in the reconciler's
+ * configuration: a SageMaker variant whose pools shed in both (`mixed`) is checked for both,
  * each of which SageMaker publishes with every invocation ("for each 4xx response ... a 1; otherwise, 0",
  * https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html). Checked whether or not the stack holds
  * the alarms (they may be in another stack).
