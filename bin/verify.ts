@@ -53,6 +53,7 @@ import { clientRegion } from './aws-clients';
 import { asksForHelp, CONSOLE_IO, type Io, runAsProcess, runCommand } from './command';
 import { type Deployment, findDeployment, noReconcilerMessage, physicalId, roleNameOf } from './deployment';
 import { refusedOutright } from '../lib/core/game-day/injection';
+import { DEFAULT_RETRY, isRetryableError, withRetries } from '../lib/core/reconciler/retry';
 import { type Kubectl, kubectl } from './kubectl';
 
 export { UsageError, type Io };
@@ -150,10 +151,13 @@ export interface VerifyClients {
   readonly logs: CloudWatchLogsClient;
   readonly eks: EKSClient;
   readonly iam: IAMClient;
-  /** For --time-weight-update only: its reads. */
-  readonly sageMaker?: SageMakerClient;
-  /** For --time-weight-update only: its one write, sent once (cliClientConfig's `singleAttempt`: the write is not safe to repeat). */
-  readonly sageMakerWrite?: SageMakerClient;
+  /** --time-weight-update's reads. */
+  readonly sageMaker: SageMakerClient;
+  /**
+   * --time-weight-update's one write, with one SDK attempt (cliClientConfig's `singleAttempt`: the write is not safe to
+   * repeat); only a throttled attempt, which SageMaker did not take, is sent again (`weightUpdateResults`).
+   */
+  readonly sageMakerWrite: SageMakerClient;
 }
 
 export function clients(region?: string, timeouts?: HttpTimeouts): VerifyClients {
@@ -542,7 +546,8 @@ export async function runVerify(stack: string, c: VerifyClients, options: Verify
  * then refused (lambda/reconciler/targets/sagemaker.ts `landed` says the same of the Reconciler's writes), so the SDK's
  * retry of a write whose answer was lost would report verify's own update as another's. Its answer cannot say whether
  * it landed either (the weights written are the ones in force), so a write without an answer is taken as verify's own
- * when the endpoint turns Updating, and not measured when it does not.
+ * when the endpoint turns Updating, and not measured when it does not. Only a throttled attempt is sent again, a few
+ * times with backoff (`WEIGHT_WRITE_RETRY`): SageMaker did not take it, and read as a refusal it would fail the check.
  */
 async function weightUpdateResults(
   d: Deployment, c: VerifyClients, clock: NonNullable<VerifyOptions['clock']> = { now: Date.now, sleep: (ms: number) => delay(ms) },
@@ -558,7 +563,7 @@ async function weightUpdateResults(
   const assumed = platformModel('sagemaker').endpointUpdate!.weightsSeconds;
   const results: CheckResult[] = [];
   for (const name of endpoints) {
-    const sm = c.sageMaker!;
+    const sm = c.sageMaker;
     const skip = (detail: string) => results.push({ id: `weight-update:${name}`, status: 'skip', settles: `a weights-only update of ${name} is timed`, detail });
     const endpoint = await sm.send(new DescribeEndpointCommand({ EndpointName: name }));
     if (endpoint.EndpointStatus !== 'InService') {
@@ -573,13 +578,17 @@ async function weightUpdateResults(
       continue;
     }
     const desired = variants.map((v) => ({ VariantName: v.VariantName!, DesiredWeight: (v.DesiredWeight ?? v.CurrentWeight)! }));
-    // Before the write: SageMaker may set the endpoint Updating at any moment until the answer comes back.
-    const start = clock.now();
+    let start = clock.now();
     let lostAnswer: string | undefined;
     try {
-      await c.sageMakerWrite!.send(new UpdateEndpointWeightsAndCapacitiesCommand({ EndpointName: name, DesiredWeightsAndCapacities: desired }));
+      await withRetries(() => {
+        // Before each attempt: SageMaker may set the endpoint Updating at any moment until its answer comes back (a
+        // throttled attempt before it took nothing).
+        start = clock.now();
+        return c.sageMakerWrite.send(new UpdateEndpointWeightsAndCapacitiesCommand({ EndpointName: name, DesiredWeightsAndCapacities: desired }));
+      }, { ...WEIGHT_WRITE_RETRY, sleep: async (ms) => { await clock.sleep(ms); } });
     } catch (e) {
-      if (!refusedOutright(e)) lostAnswer = errorText(e);
+      if (!refusedOutright(e) && !throttled(e)) lostAnswer = errorText(e);
       else {
         // Refused, so nothing written: another update (the Reconciler's, an autoscaling activity) may have started
         // between the read and the write.
@@ -588,6 +597,7 @@ async function weightUpdateResults(
           skip(`another update started first (the endpoint is ${now.EndpointStatus}; the write was refused: ${errorText(e)}): not measured`);
           continue;
         }
+        if (throttled(e)) throw new Error(`the write was throttled on each of its ${WEIGHT_WRITE_RETRY.maxAttempts} attempts: ${errorText(e)}`, { cause: e });
         throw e;
       }
     }
@@ -608,6 +618,23 @@ async function weightUpdateResults(
   }
   return results;
 }
+
+/**
+ * A write the service throttled: it answered with a 4xx (SageMaker's ThrottlingException, a 400, or a 429) that the
+ * library's retry policy takes for throttling (`isRetryableError`; the SDK's own THROTTLING_ERROR_CODES name the same,
+ * @smithy/core@3.41.1 dist-cjs/submodules/retry/index.js:20-58). SageMaker turned it away before taking it, so it is
+ * safe to send again; a 5xx or a lost answer may have landed, and 408 is a request timeout, so those are never repeated.
+ */
+function throttled(e: unknown): boolean {
+  const status = (e as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && isRetryableError(e);
+}
+
+/**
+ * The weight write's own attempts at a throttle (`throttled`; the client makes one attempt each): pauses of 1, 2 and 4 s
+ * at most (jittered down to half), 7 s in all.
+ */
+const WEIGHT_WRITE_RETRY = { ...DEFAULT_RETRY, maxAttempts: 4, baseDelayMs: 1_000, maxDelayMs: 4_000, retryable: throttled } as const;
 
 /**
  * One group of checks; an AWS error it did not expect (throttling, a denied call, an add-on version EKS does not know)

@@ -49,8 +49,11 @@ export interface RoutingPolicyOptions {
   /**
    * Cost mode plans for demand x (1 + headroom); replica floors and capacity writes are sized at envelope / (1 +
    * headroom) per replica, the target the serving's autoscalers keep. It is the serving's: a value other than the
-   * serving's headroom (its contract's) fails at synth, so leave it unset.
+   * serving's headroom (its contract's) fails at synth (`policy.headroom@serving`), so leave it unset.
    * @default - the serving's headroom (the contract's `headroom`); 0.2 when the serving gives none
+   * @deprecated Set the contract's `headroom` instead (`ServiceContract.headroom`, which the serving constructs hand
+   * to the Reconciler; a hand-written serving returns it as `ServingDescription.headroom`). A value equal to the
+   * serving's, or set for a serving that gives none, still works; another value fails at synth.
    */
   readonly headroom?: number;
   /** Share of traffic every compatible ready class keeps in cost mode. @default 0.02 */
@@ -183,9 +186,9 @@ const MISSING_DATA_MIN_PERIODS = 3;
 const MISSING_DATA: ReasonCode = 'missing-data';
 /**
  * PutMetricAlarm takes at most 10 metrics (OBSERVABILITY_RULES 'alarm.metrics'): the two `Decisions` series, and the
- * requests of at most 8 classes in preference order.
+ * requests of at most 8 routed classes in preference order.
  */
-const MISSING_DATA_TRAFFIC_CLASSES = 8;
+const MISSING_DATA_TRAFFIC_ROUTES = 8;
 
 /**
  * The reconciler: a Lambda function, run every period, at once on capacity alarm state changes and (SageMaker) when the
@@ -542,7 +545,9 @@ export class Reconciler extends Construct {
    * rollup exactly when every run of the period held. An idle service holds too (no class reports demand: ALB publishes
    * RequestCount "only when requests are flowing through the load balancer",
    * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-cloudwatch-metrics.html), so a
-   * period counts only when the platform counted requests to the classes (`ServiceMetrics.requests`).
+   * period counts only when the platform counted requests to the routed classes (`ServiceMetrics.routeRequests`: a
+   * SageMaker variant's variant-level series whatever its pools, which the other alarms read too; a pool's
+   * per-InstanceType series may be missing on a deployment, and its absence would read as no traffic).
    */
   private missingDataRuns(serving: IInferenceServing, service: string, period: Duration): cloudwatch.Alarm {
     const periods = Math.max(MISSING_DATA_MIN_PERIODS, Math.ceil(MISSING_DATA_ALARM_SECONDS / period.toSeconds()));
@@ -552,8 +557,8 @@ export class Reconciler extends Construct {
     // test/core/alarm-window.test.ts.
     const { evaluationPeriods } = lateTolerantWindow(periods, period.toSeconds(), this.config.metricDelaySeconds);
     const m = new ServiceMetrics(serving.servingDescription(), period);
-    const traffic = m.classes.slice(0, MISSING_DATA_TRAFFIC_CLASSES);
-    const requests = Object.fromEntries(traffic.map((c) => [metricId('rq', c.index), m.requests(c)]));
+    const traffic = m.routes.slice(0, MISSING_DATA_TRAFFIC_ROUTES);
+    const requests = Object.fromEntries(traffic.map((r) => [metricId('rq', r.index), m.routeRequests(r)]));
     return new cloudwatch.Alarm(this, 'MissingDataRuns', {
       metric: new cloudwatch.MathExpression({
         // Comparisons and arithmetic read a series' missing datapoint as 0 where another series has one, and IF(TS, TS, S)
@@ -581,8 +586,8 @@ export class Reconciler extends Construct {
         `(${Metrics.decisions.name} with ${Dim.REASON} ${MISSING_DATA}) while requests reached the classes: a signal the policy needs has no ` +
         'datapoint (the audit line says which: demand of a class holding weight, or ready replicas of an allowed class), so the weights ' +
         'stay where they are, in a shortage too. Check that class\'s metric producer (its CloudWatch agent or scraper, Container Insights, ' +
-        'the load balancer\'s or endpoint\'s metrics).' + (m.classes.length > traffic.length
-        ? ` Requests are read for the ${traffic.length} most preferred of ${m.classes.length} classes only (an alarm reads at most 10 metrics).` : ''),
+        'the load balancer\'s or endpoint\'s metrics).' + (m.routes.length > traffic.length
+        ? ` Requests are read for the ${traffic.length} most preferred of ${m.routes.length} routed classes only (an alarm reads at most 10 metrics).` : ''),
     });
   }
 

@@ -53,7 +53,7 @@ import { grantListenerAuthentication } from './listener-authentication';
 import {
   albRouting, type ListenerRuleOptions, listenerRuleProblems, listenerVpcProblems, type LoadBalancerOptions, ruleRouting, takeListenerPriority,
 } from './routing';
-import { eksRuntime, fetcherImageProblems, modelDataProblems, modelFetchOf } from './runtime';
+import { eksRuntime, fetcherImageProblems, modelDataNote, modelDataProblems, modelFetchOf } from './runtime';
 import { type ScalingOptions } from './scaling-options';
 import { nodeSubnetSelectorTerms } from './subnet-discovery';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
@@ -595,6 +595,8 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     for (const cls of checked.classes) {
       const ungated = props.artifactGate ? undefined : ungatedArtifactNote(cls, 'eks');
       if (ungated) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-artifact-ungated-${cls.name}`, ungated);
+      const archive = modelDataNote(cls);
+      if (archive) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-model-data-archive-${cls.name}`, archive);
       // The container's memory limit is its request (lib/eks/manifests/workload.ts), and its /dev/shm counts against it.
       const limit = podRequests(cls).memoryGiB;
       const memory = hostMemoryNote(cls.runtime.engine, cls.footprint.weightsGiB, limit - m.SHARED_MEMORY_GIB,

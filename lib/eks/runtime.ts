@@ -6,7 +6,7 @@ import { bindRuntime, type RuntimeBinding } from '../core/runtime/binding';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
 import { type ServiceContract } from '../core/service/contract';
-import { modelDataLandingProblem } from '../core/service/model-archive';
+import { modelDataArchiveNote, modelDataLandingProblem } from '../core/service/model-archive';
 import { parseS3Object, parseS3Uri } from '../core/trust/s3-uri';
 import { DIGEST_PINNED_FORM, isDigestPinnedImage } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
@@ -56,10 +56,17 @@ export function modelDataProblems(cls: CapacityClass, fetcherImage: string | und
       '(.tar, .tar.gz or .tgz in any case, else one file), chosen at synth, and the key must be one object, not a prefix; ' +
       'allowed: a literal key (only the bucket may be a token, e.g. s3://${bucket.bucketName}/model.tar)');
   } else {
-    const landing = modelDataLandingProblem(data.uri, EKS_MODEL_DATA_LANDING);
+    const landing = modelDataLandingProblem(data.uri, EKS_MODEL_DATA_LANDING, cls.runtime.engine);
     if (landing !== undefined) add('artifact.modelData.uri', landing);
   }
   return problems;
+}
+
+/** A custom image's model data that the init container places as one archive file, for the image to unpack: a synth warning. */
+export function modelDataNote(cls: CapacityClass): string | undefined {
+  const uri = cls.artifact.modelData?.uri;
+  const note = uri === undefined ? undefined : modelDataArchiveNote(uri, EKS_MODEL_DATA_LANDING, cls.runtime.engine);
+  return note === undefined ? undefined : `Class '${cls.name}': ${note}`;
 }
 
 /** Problems of the fetcher image itself (once per service). */

@@ -14,7 +14,7 @@ import { parseS3Uri } from '../core/trust/s3-uri';
 import { ecrRepositoryArn, parseEcrImage } from '../core/trust/image-reference';
 import { isUnresolved } from '../core/validation/tokens';
 import { type ClassProblem } from '../core/service/checks';
-import { type ModelDataLanding, modelDataLandingProblem, modelDataShape } from '../core/service/model-archive';
+import { type ModelDataLanding, modelDataArchiveNote, modelDataLandingProblem, modelDataShape } from '../core/service/model-archive';
 import { modelDataDecryptStatement } from '../trust/model-data-key';
 import { logGroupArns } from '../util/log-arns';
 import { acknowledgeNistRules, acknowledgeRule, nagRendering, NIST_ONE_ROLE_POLICY } from '../util/nag';
@@ -128,7 +128,7 @@ function environmentSources(cls: CapacityClass, contract: ServiceContract, env: 
 export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
   const data = cls.artifact.modelData;
   if (!data) return [];
-  const problems = unpackProblems(cls.name, data.uri);
+  const problems = unpackProblems(cls, data.uri);
   // A literal URI that is not one is the class checks' to report; one holding a token is read here, or the role would read nothing.
   if (isUnresolved(data.uri) && !parseS3Uri(data.uri)) {
     problems.push({
@@ -177,8 +177,9 @@ export function sageMakerModelDataProblems(cls: CapacityClass): ClassProblem[] {
  * places the object as one file named after the last part of its key (S3ModelDataSource.CompressionType,
  * @aws-sdk/client-sagemaker 3.1142.0 dist-types/models/models_0.d.ts:226; botocore@1.43.67 the same text). A `.tar`
  * would then reach the engine as /opt/ml/model/<name>.tar and it would never load a model (EKS does unpack `.tar`:
- * lib/eks/manifests/workload.ts, so a class moved from EKS hits this), nor would a `.zip` or a `.tar.xz`. The literal
- * tail of a URI with a token bucket decides as well.
+ * lib/eks/manifests/workload.ts, so a class moved from EKS hits this), nor would a `.zip` or a `.tar.xz` (which only a
+ * custom image may unpack itself: `sageMakerModelDataNote`). The literal tail of a URI with a token bucket decides as
+ * well.
  */
 const SAGEMAKER_MODEL_DATA_LANDING: ModelDataLanding = {
   platform: 'SageMaker',
@@ -190,9 +191,16 @@ const SAGEMAKER_MODEL_DATA_LANDING: ModelDataLanding = {
     'or one non-archive file (placed as /opt/ml/model/<its name>)',
 };
 
-function unpackProblems(className: string, uri: string): ClassProblem[] {
-  const message = modelDataLandingProblem(uri, SAGEMAKER_MODEL_DATA_LANDING);
-  return message === undefined ? [] : [{ className, field: 'artifact.modelData.uri', message }];
+function unpackProblems(cls: CapacityClass, uri: string): ClassProblem[] {
+  const message = modelDataLandingProblem(uri, SAGEMAKER_MODEL_DATA_LANDING, cls.runtime.engine);
+  return message === undefined ? [] : [{ className: cls.name, field: 'artifact.modelData.uri', message }];
+}
+
+/** A custom image's model data that SageMaker places as one archive file, for the image to unpack: a synth warning. */
+export function sageMakerModelDataNote(cls: CapacityClass): string | undefined {
+  const uri = cls.artifact.modelData?.uri;
+  const note = uri === undefined ? undefined : modelDataArchiveNote(uri, SAGEMAKER_MODEL_DATA_LANDING, cls.runtime.engine);
+  return note === undefined ? undefined : `class '${cls.name}': ${note}`;
 }
 
 /** Reason for statements whose actions support no resource-level permission or are bound by a condition key instead. */

@@ -37,7 +37,7 @@ import { acknowledgeNistRules } from '../util/nag';
 import { subnetZones } from '../util/subnet-zones';
 import { type IClassArtifactGate } from '../trust/gate';
 import { modelDataKeyFacts } from '../trust/model-data-key';
-import { ClassModel, sageMakerRuntime } from './class-model';
+import { ClassModel, sageMakerModelDataNote, sageMakerRuntime } from './class-model';
 import { classHasInstanceStorage, variantVolume } from './instance-storage';
 import {
   blueGreenQuotaNote, type FleetCost, fleetCost, type PlannedVariant, planAsDeployed, planVariants, variantCoverageProblems, variantRoutingFacts,
@@ -519,6 +519,8 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     if (memory) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-host-memory-${resolved.name}`, `class '${resolved.name}': ${memory}`);
     this.warnIfDownloadTimeoutDefault(resolved);
     this.warnIfWeightsConverted(resolved);
+    const archive = sageMakerModelDataNote(resolved);
+    if (archive) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-model-data-archive-${resolved.name}`, archive);
     return this.checked();
   }
 

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as ts from 'typescript';
 import { App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { LLAMA_CHAT_CONTRACT, SageMakerLlmStack } from '../../examples/sagemaker-llm/stack';
@@ -154,5 +157,16 @@ describe('Reconciler headroom: the serving contract\'s', () => {
   test('accepts the contract\'s own value set again', () => {
     const { stack, endpoint } = endpointStack({ contract });
     expect(new Reconciler(stack, 'Reconciler', { serving: endpoint, policy: { headroom: 0.5 } }).config.policy.headroom).toBe(0.5);
+  });
+
+  // It passed before R251 with any value: the option says what to set instead, and the CHANGELOG how to upgrade (review R252).
+  test('policy.headroom is deprecated in favour of the contract\'s, with an upgrade note', () => {
+    const file = join(__dirname, '../../lib/control/reconciler.ts');
+    const sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
+    const options = sf.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === 'RoutingPolicyOptions')!;
+    const member = options.members.find((m) => m.name !== undefined && ts.isIdentifier(m.name) && m.name.text === 'headroom')!;
+    expect(ts.getTextOfJSDocComment(ts.getJSDocDeprecatedTag(member)?.comment)).toMatch(/^Set the contract's `headroom` instead/);
+    const changelog = readFileSync(join(__dirname, '../../CHANGELOG.md'), 'utf8');
+    expect(changelog).toMatch(/\*\*Upgrade note:\*\* a Reconciler whose `policy\.headroom` differs from its serving's headroom/);
   });
 });

@@ -283,7 +283,7 @@ describe('Reconciler on a SageMaker endpoint', () => {
       Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', DatapointsToAlarm: 10, EvaluationPeriods: 12, TreatMissingData: 'ignore',
     });
     const byId = Object.fromEntries((alarm.Metrics as Array<{ Id: string }>).map((q) => [q.Id, q]));
-    expect(byId.expr_1).toMatchObject({ Expression: 'IF(held >= runs, (rq0 + rq1 + rq2) > 0, 0)', ReturnData: true });
+    expect(byId.expr_1).toMatchObject({ Expression: 'IF(held >= runs, (rq0 + rq1) > 0, 0)', ReturnData: true });
     type Stat = { Metric: { Namespace: string; MetricName: string; Dimensions: unknown[] }; Stat: string; Period: number };
     const stat = (id: string) => (byId[id] as unknown as { MetricStat: Stat }).MetricStat;
     // Exactly the series each decided run publishes once (value 1): its reason, and the Service rollup.
@@ -299,10 +299,14 @@ describe('Reconciler on a SageMaker endpoint', () => {
       Metric: { Namespace: directive.Namespace, MetricName: directive.Metrics[0].Name, Dimensions: [{ Name: 'Service', Value: emf.Service }] },
       Stat: 'SampleCount', Period: 60,
     });
-    // The requests SageMaker counted per class: a pool's InstanceType series, a one-class variant's own.
-    expect(stat('rq1')).toMatchObject({ Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocations', Dimensions: expect.arrayContaining([
-      { Name: 'VariantName', Value: 'preferred' }, { Name: 'InstanceType', Value: 'ml.g5.xlarge' }]) }, Stat: 'Sum', Period: 60 });
-    expect(stat('rq2').Metric.Dimensions).toEqual([{ Name: 'EndpointName', Value: 'llm' }, { Name: 'VariantName', Value: 'fallback' }]);
+    // The requests SageMaker counted per routed class, on each variant's variant-level series whatever its pools, as the
+    // other alarms read them (review R252): a pool's per-InstanceType series may be missing and would read as no traffic.
+    expect(stat('rq0')).toEqual({
+      Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocations', Dimensions: [{ Name: 'EndpointName', Value: 'llm' }, { Name: 'VariantName', Value: 'preferred' }] },
+      Stat: 'Sum', Period: 60,
+    });
+    expect(stat('rq1').Metric.Dimensions).toEqual([{ Name: 'EndpointName', Value: 'llm' }, { Name: 'VariantName', Value: 'fallback' }]);
+    expect(JSON.stringify(alarm.Metrics)).not.toContain('InstanceType');
     expect(reconciler.missingDataAlarm.alarmArn).toBeDefined();
   });
 
@@ -318,7 +322,8 @@ describe('Reconciler on a SageMaker endpoint', () => {
     const q = l.missingDataAlarm.node.defaultChild as cloudwatch.CfnAlarm;
     expect([q.datapointsToAlarm, q.evaluationPeriods]).toEqual([3, 4]);
     const periods = (q.metrics as Array<{ metricStat?: { period: number } }>).flatMap((m) => (m.metricStat ? [m.metricStat.period] : []));
-    expect(periods).toEqual(Array(5).fill(21_600));
+    // held, runs, and one request series per routed class (two variants).
+    expect(periods).toEqual(Array(4).fill(21_600));
   });
 
   test('the audit-trail log group is encrypted with a rotating key that CloudWatch Logs may use', () => {

@@ -289,9 +289,41 @@ describe('model data in the pod', () => {
       "class 'l40s' artifact.modelData.uri: 's3://models-bucket/llama3-8b/bf16.Zip' is an archive or compressed file (.zip), which EKS would not unpack " +
         "(its init container extracts .tar with 'tar -xf' and .tar.gz or .tgz with 'tar -xzf'; anything else it places as the one file /models/model/bf16.Zip), " +
         'so the engine would find no model and its pods would never turn Ready; allowed (suffixes in any case): one object: a tar archive ending in .tar, ' +
-        'a gzip-compressed one ending in .tar.gz or .tgz, or one non-archive file (placed as /models/model/<its name>)',
+        "a gzip-compressed one ending in .tar.gz or .tgz, or one non-archive file (placed as /models/model/<its name>); or engine 'custom', whose " +
+        'image may unpack it itself',
     );
     expect(at('s3://models-bucket/llama3-8b/bf16.tar.zst')).toThrow('is an archive or compressed file (.zst), which EKS would not unpack');
+  });
+
+  test('an archive the init container does not unpack passes for a custom image, placed as one file, with a warning per class (review R252)', () => {
+    const custom = (uri: string) => {
+      const { stack } = testStack();
+      const classes = llamaClasses().map((c) => (c.name === 'l40s' ? {
+        ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri } },
+        runtime: { ...c.runtime, engine: 'custom', engineVersion: undefined, queueBound: 'best-effort' as const },
+      } : c));
+      const service = new EksInferenceService(stack, 'Llama', {
+        contract: LLAMA_CONTRACT, classes, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
+      });
+      const [init] = pod(service, 'l40s').initContainers ?? [];
+      return {
+        unpack: init.env.find((e) => e.name === 'CAI_FETCH_UNPACK')?.value,
+        warnings: Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('eks-model-data-archive')).map((w) => String(w.entry.data)),
+      };
+    };
+    expect(custom('s3://models-bucket/llama3-8b/model.zip')).toEqual({
+      unpack: 'none',
+      warnings: [
+        "Class 'l40s': 's3://models-bucket/llama3-8b/model.zip' is an archive or compressed file (.zip), which EKS does not unpack (its init container " +
+          "extracts .tar with 'tar -xf' and .tar.gz or .tgz with 'tar -xzf'): it lands as-is, as the one file /models/model/model.zip, and the custom " +
+          'image must unpack it itself (into a writable directory such as CAI_CACHE_DIR) before it serves, or its pods would never turn Ready. ' +
+          'Acknowledge this warning once the image does, or use an archive EKS unpacks: one object: a tar archive ending in .tar, a gzip-compressed ' +
+          'one ending in .tar.gz or .tgz, or one non-archive file (placed as /models/model/<its name>) [ack: cdk-capacity-aware-inference:eks-model-data-archive-l40s]',
+      ],
+    });
+    expect(custom('s3://models-bucket/llama3-8b/model.onnx.gz').warnings).toEqual([expect.stringContaining('(.gz), which EKS does not unpack')]);
+    expect(custom('s3://models-bucket/llama3-8b/model.TAR.GZ')).toEqual({ unpack: 'tar.gz', warnings: [] });
+    expect(custom('s3://models-bucket/llama3-8b/model.onnx')).toEqual({ unpack: 'none', warnings: [] });
   });
 
   test('fails when the fetcher image is a tag or the model data a prefix', () => {

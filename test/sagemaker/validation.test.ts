@@ -396,6 +396,38 @@ describe('SageMakerCapacityEndpoint validation', () => {
     expect(errorOf({ classes: uriOf(`s3://models-bucket/llama3-8b/bf16-${sha}.tar.xz`) })).toContain('is an archive or compressed file (.xz), which SageMaker would not unpack');
   });
 
+  test('an archive SageMaker does not unpack passes for a custom image, with a warning per class that it lands as one file (review R252)', () => {
+    const sha = 'a'.repeat(64);
+    const custom = (uri: string) => withClass(0, (c) => ({
+      ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri } },
+      runtime: { ...c.runtime, engine: 'custom', engineVersion: undefined, queueBound: 'best-effort' },
+    }));
+    const warnings = (classes: CapacityClassSpec[]) => {
+      const { stack } = testStack();
+      new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS });
+      return Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp('sagemaker-model-data-archive')).map((w) => String(w.entry.data));
+    };
+    const zip = `s3://models-bucket/llama3-8b/${sha}.zip`;
+    expect(errorOf({ classes: custom(zip) })).toBe('');
+    expect(modelDataSource(zip)).toEqual({ s3Uri: zip, s3DataType: 'S3Object', compressionType: 'None' });
+    expect(warnings(custom(zip))).toEqual([
+      `class 'l40s': '${zip}' is an archive or compressed file (.zip), which SageMaker does not unpack (it unpacks an S3Object only with ` +
+        `CompressionType Gzip, which the library sets for .tar.gz and .tgz): it lands as-is, as the one file /opt/ml/model/${sha}.zip, and the custom ` +
+        'image must unpack it itself (into a writable directory such as CAI_CACHE_DIR) before it serves, or the endpoint would never become healthy. ' +
+        'Acknowledge this warning once the image does, or use an archive SageMaker unpacks: a gzip-compressed tar archive ending in .tar.gz or .tgz, ' +
+        'an s3://<bucket>/<prefix>/ of uncompressed files, or one non-archive file (placed as /opt/ml/model/<its name>) ' +
+        '[ack: cdk-capacity-aware-inference:sagemaker-model-data-archive-l40s]',
+    ]);
+    expect(warnings(custom(`s3://models-bucket/llama3-8b/${sha}.onnx.GZ`))).toEqual([expect.stringContaining('(.gz), which SageMaker does not unpack')]);
+    // What SageMaker unpacks or serves as a file is no archive to warn of; an uncompressed .tar is still refused (it never unpacks one).
+    expect(warnings(custom(`s3://models-bucket/llama3-8b/${sha}.tar.gz`))).toEqual([]);
+    expect(warnings(custom(`s3://models-bucket/llama3-8b/${sha}.onnx`))).toEqual([]);
+    expect(errorOf({ classes: custom(`s3://models-bucket/llama3-8b/${sha}.tar`) })).toContain('is an uncompressed tar archive, which SageMaker would not unpack');
+    // The engines the library binds read a directory: refused, with the way out.
+    const vllm = withClass(0, (c) => ({ ...c, artifact: { ...c.artifact, modelData: { ...c.artifact.modelData!, uri: zip } } }));
+    expect(errorOf({ classes: vllm })).toContain("(placed as /opt/ml/model/<its name>); or engine 'custom', whose image may unpack it itself");
+  });
+
   test('model data in a bucket given as a token is read like a literal one (the same parser); a URI that is wholly a token is refused', () => {
     const { stack } = testStack();
     const bucket = new s3.Bucket(stack, 'Models');

@@ -8,7 +8,7 @@ import { InferenceAlarms } from '../../lib/control/alarms';
 import { Reconciler } from '../../lib/control/reconciler';
 import { type AlbRoutingFacts, type RoutedClassFacts, type RoutingFacts, type SageMakerRoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { type ServingSignals } from '../../lib/core/reconciler/serving';
-import { expectedMetrics } from '../../lib/core/verify/metric-presence';
+import { expectedMetrics, metricPresenceCheck } from '../../lib/core/verify/metric-presence';
 import { testStack } from '../util';
 import { servingOf } from '../control/serving-fixture';
 
@@ -104,4 +104,29 @@ test.each([
   expect(read.map((m) => m.name).sort()).toEqual(['Decisions', ...shortage, ...shortage].sort());
   expect(read.find((m) => m.name === 'Decisions')).toMatchObject({ dimensions: { Service: 'svc' }, alarms: ['ReconcilerHeartbeat'] });
   expect(read.filter((m) => m.name !== 'Decisions').every((m) => m.alarms?.includes('ReplicaShortage'))).toBe(true);
+});
+
+// SageMaker provisions a variant's priority-1 pool first (realtime-endpoints-heterogeneous.html): on a healthy pooled
+// endpoint the fallback pool runs no instance and publishes nothing, and the FallbackShare alarm FILLs its series (R252).
+test('a preferred variant\'s fallback pool that publishes nothing is SKIP, not FAIL: the alarm FILLs it; the variant-level series still fails', () => {
+  const { expected } = readsOf(POOLED_PREFERRED, { classes: { a10g: { rejectionStatus: '4xx' } } });
+  const metrics = [...expected.values()];
+  const pool = metrics.find((m) => m.name === 'Invocations' && m.dimensions.InstanceType === 'ml.g5.xlarge')!;
+  expect(pool.absentWhile).toMatch(/^FILLed by the alarm: absent while the pool runs no instance/);
+  const skipped = metricPresenceCheck(pool, [], []);
+  expect(skipped).toMatchObject({ status: 'skip' });
+  expect(skipped.detail).toMatch(/^FILLed by the alarm: absent while the pool runs no instance \(.*\): ListMetrics lists no such metric$/);
+  // Published within two weeks (the pool ran instances then), not in the past 3 hours: as healthy.
+  const dims = Object.entries(pool.dimensions).map(([Name, Value]) => ({ Name, Value }));
+  const listed = [{ Namespace: pool.namespace, MetricName: pool.name, Dimensions: dims }];
+  expect(metricPresenceCheck(pool, listed, [])).toMatchObject({ status: 'skip', detail: expect.stringContaining('not with RecentlyActive PT3H') });
+  expect(metricPresenceCheck(pool, listed, listed).status).toBe('pass');
+  // Listed under other dimensions, the alarm reads nothing even while the pool serves: still a failure.
+  const other = [{ Namespace: pool.namespace, MetricName: pool.name, Dimensions: [...dims, { Name: 'Extra', Value: 'x' }] }];
+  expect(metricPresenceCheck(pool, other, []).status).toBe('fail');
+  // Only the FILLed pool series: what the reconciler or DeadlineExhaustion read is still required.
+  const required = metrics.filter((m) => m.absentWhile === undefined && m.namespace === 'AWS/SageMaker' && m.name === 'Invocations');
+  expect(required.length).toBeGreaterThan(0);
+  for (const m of required) expect(metricPresenceCheck(m, [], []).status).toBe('fail');
+  expect(metrics.filter((m) => m.absentWhile !== undefined)).toEqual([pool]);
 });

@@ -162,6 +162,48 @@ describe('--time-weight-update on a SageMaker stack', () => {
     });
   });
 
+  // SageMaker answers a throttled call with ThrottlingException (a 400); with one SDK attempt it reached refusedOutright
+  // as a refusal and failed the check (review R252). A throttled attempt was not taken: it is sent again.
+  const throttle = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400, attempts: 1 } });
+
+  test('a throttled write is sent again with backoff, and the clock starts at the attempt SageMaker took (R252)', async () => {
+    conformingAccount(SM_CONFIG);
+    const clock = endpoint(['InService', 'Updating', 'InService'], { ms: 1_000 });
+    const answers: Array<Error | undefined> = [throttle(), throttle(), undefined];
+    const pauses: number[] = [];
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).callsFake(() => {
+      const error = answers.shift();
+      if (error) throw error;
+      return {};
+    });
+    const results = await runVerify('Svc', clients('us-east-1'), {
+      timeWeightUpdate: true, clock: { now: clock.now, sleep: async (ms: number) => { pauses.push(ms); await clock.sleep(ms); } },
+    });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(3);
+    // Two backoff pauses (ceilings 1 s and 2 s, jittered to at least half), then the status polls every 2 s.
+    const [first, second] = pauses;
+    expect([first >= 500 && first <= 1_000, second >= 1_000 && second <= 2_000]).toEqual([true, true]);
+    expect(results.find((r) => r.id.startsWith('weight-update'))).toMatchObject({
+      id: 'weight-update:llm', status: 'pass', detail: 'InService again 2 s after the write (read at once, then every 2 s)',
+    });
+  });
+
+  test('a write throttled on every attempt is then taken as refused: the group fails, saying so; a 5xx is still sent once (R252)', async () => {
+    conformingAccount(SM_CONFIG);
+    let clock = endpoint(['InService'], { ms: 0, error: throttle() });
+    const results = await runVerify('Svc', clients('us-east-1'), { timeWeightUpdate: true, clock });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(4);
+    expect(results.find((r) => r.id.startsWith('weight-update'))).toMatchObject({
+      id: 'weight-update:error', status: 'fail', detail: 'Error: the write was throttled on each of its 4 attempts: ThrottlingException: Rate exceeded',
+    });
+    sm.reset();
+    resetAccount();
+    conformingAccount(SM_CONFIG);
+    clock = endpoint(['InService'], { ms: 0, error: Object.assign(new Error('internal'), { name: 'InternalFailure', $metadata: { httpStatusCode: 500 } }) });
+    await runVerify('Svc', clients('us-east-1'), { timeWeightUpdate: true, clock });
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(1);
+  });
+
   test('an endpoint not InService is not written', async () => {
     conformingAccount(SM_CONFIG);
     sm.on(DescribeEndpointCommand).resolves({ EndpointName: 'llm', EndpointStatus: 'Updating' });

@@ -10,7 +10,8 @@
  * the exact dimension set is compared here. A metric published continuously is asked for over the past three hours
  * (`RecentlyActive`): one that stopped fails, although the two weeks still list it. A metric never published yet fails
  * with that said, unless it is published only on an event a healthy deployment may never have had (a target's 5XX, a
- * capacity error): that one is SKIP, and is asked for over the two weeks (an event may be days apart). A
+ * capacity error): that one is SKIP, and is asked for over the two weeks (an event may be days apart). So is one only
+ * an alarm reads, FILLed, that a healthy deployment lacks (a pooled variant's lower-priority pool: `absentWhile`). A
  * missing metric that is one operand of a MAX of SEARCHes (a pooled SageMaker variant's p95 latency) still fails, but
  * the reconciler then reads the other operands, and the detail says which and what is lost.
  */
@@ -47,6 +48,11 @@ export interface ExpectedMetric {
    * every one of its queries is. Absent when a query reads it alone, or in an expression of another form.
    */
   readonly fallbacks?: readonly SearchedMetric[];
+  /**
+   * Why a healthy deployment may lack it, when every reader reads it FILLed (`AlarmRead.absentWhile`): its absence is
+   * then SKIP, not FAIL. Absent when any reader, the reconciler's included, needs it.
+   */
+  readonly absentWhile?: string;
 }
 
 /** One metric as ListMetrics returns it. */
@@ -71,15 +77,28 @@ export interface AlarmRead {
   readonly metric: SearchedMetric;
   readonly reader: string;
   readonly alarm: string;
+  /** The alarm FILLs the series, and a healthy deployment lacks it while this holds. @default - the alarm needs it */
+  readonly absentWhile?: string;
 }
+
+/**
+ * A variant's lower-priority pool runs no instance until the pools above it run out of capacity: "SageMaker AI tries to
+ * provision instances from the highest-priority pool (priority 1)" and falls back "to the next pool in priority order"
+ * on an insufficient capacity error (https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html).
+ * A pool without instances serves no invocation, so nothing publishes its per-InstanceType series (inferred: the page
+ * does not say what a pool without instances publishes).
+ */
+const POOL_WITHOUT_INSTANCES = 'FILLed by the alarm: absent while the pool runs no instance (SageMaker provisions a variant\'s '
+  + 'priority-1 pool first and a lower one only when the pools above it lack capacity)';
 
 /**
  * The serving metrics that InferenceAlarms read (lib/core/metrics/class-serving.ts, which the alarms build them from):
  * DeadlineExhaustion reads every routed class's requests and shed requests on the routed class's own series (on
  * SageMaker the variant-level one, whatever its pools), FallbackShare the same requests (by requests, or by tokens where
  * the class has no token counter) and the per-InstanceType requests of a variant's fallback pools beside a preferred
- * one (`fallbackLoadReading`: FILLed, so without them the share reads low). The status a routed class sheds with is its
- * route's in the reconciler's configuration: a SageMaker variant whose pools shed in both (`mixed`) is checked for both,
+ * one (`fallbackLoadReading`: FILLed, so without them the share reads low; absent while the pool runs no instance,
+ * which is SKIP: `absentWhile`). The status a routed class sheds with is its route's in the reconciler's
+ * configuration: a SageMaker variant whose pools shed in both (`mixed`) is checked for both,
  * each of which SageMaker publishes with every invocation ("for each 4xx response ... a 1; otherwise, 0",
  * https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html). Checked whether or not the stack holds
  * the alarms (they may be in another stack).
@@ -100,6 +119,7 @@ export function alarmReads(config: ReconcilerConfig): AlarmRead[] {
       })),
       ...fallbackLoadReading(classes, bestRank).pools.map((pool) => ({
         metric: searched(classRequests(config.facts, pool)), reader: `${FALLBACK_SHARE_ALARM} alarm's ${pool.facts.name} requests`, alarm: FALLBACK_SHARE_ALARM,
+        absentWhile: POOL_WITHOUT_INSTANCES,
       })),
     ];
   });
@@ -137,8 +157,10 @@ export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
   const period = resolvePolicyConfig(config.policy).periodSeconds;
   const batch = buildQueryBatch(signalPlan(config, period), period);
   // fallbacks: null once a query reads the metric without one.
+  // absentWhile: null once a reader needs the metric.
   const byKey = new Map<string, {
-    metric: SearchedMetric; readBy: string[]; alarmReadBy?: string[]; alarms?: string[]; fallbacks?: SearchedMetric[] | null;
+    metric: SearchedMetric; readBy: string[]; alarmReadBy?: string[]; alarms?: string[];
+    fallbacks?: SearchedMetric[] | null; absentWhile?: string | null;
   }>();
   batch.queries.forEach((q, i) => {
     const entry = batch.index[i];
@@ -162,16 +184,20 @@ export function expectedMetrics(config: ReconcilerConfig): ExpectedMetric[] {
       byKey.set(k, seen);
     }
   });
-  for (const { metric, reader, alarm } of [...alarmReads(config), ...runAlarmReads(config)]) {
+  for (const { metric, reader, alarm, absentWhile } of [...alarmReads(config), ...runAlarmReads(config)]) {
     const k = key(metric);
     const seen = byKey.get(k) ?? { metric, readBy: [] };
     seen.alarmReadBy = [...seen.alarmReadBy ?? [], reader];
     seen.alarms = [...new Set([...seen.alarms ?? [], alarm])];
+    const needed = seen.readBy.length > 0 || absentWhile === undefined || seen.absentWhile === null;
+    seen.absentWhile = needed ? null : seen.absentWhile ?? absentWhile;
     byKey.set(k, seen);
   }
-  return [...byKey.values()].map(({ metric, readBy, alarmReadBy, alarms, fallbacks }) => {
+  return [...byKey.values()].map(({ metric, readBy, alarmReadBy, alarms, fallbacks, absentWhile }) => {
     const whyAbsent = ALL_METRICS.find((s) => s.namespace === metric.namespace && s.name === metric.name)?.whyAbsent;
-    const optional = { ...(whyAbsent === undefined ? {} : { whyAbsent }), ...(fallbacks ? { fallbacks } : {}) };
+    const optional = {
+      ...(whyAbsent === undefined ? {} : { whyAbsent }), ...(fallbacks ? { fallbacks } : {}), ...(absentWhile ? { absentWhile } : {}),
+    };
     return { ...metric, readBy, ...(alarmReadBy ? { alarmReadBy, alarms } : {}), ...optional };
   });
 }
@@ -285,6 +311,12 @@ export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly L
     if (exactlyListed(expected, recent)) {
       return { id, status: 'pass', settles, detail: `ListMetrics lists it under ${describeSet(names)} with data in the past ${RECENT_HOURS} h` };
     }
+    if (exactlyListed(expected, listed) && expected.absentWhile !== undefined) {
+      return {
+        id, status: 'skip', settles,
+        detail: `${expected.absentWhile}: ListMetrics lists it under ${describeSet(names)} in the past two weeks, not with RecentlyActive ${RECENTLY_ACTIVE}`,
+      };
+    }
     if (exactlyListed(expected, listed)) {
       return {
         id, status: 'fail', settles,
@@ -298,6 +330,9 @@ export function metricPresenceCheck(expected: ExpectedMetric, listed: readonly L
   const other = [...new Set(sets.map(describeSet))];
   if (other.length === 0 && event !== undefined) {
     return { id, status: 'skip', settles, detail: `not yet published (expected until the first ${event}): ListMetrics lists no such metric` };
+  }
+  if (other.length === 0 && expected.absentWhile !== undefined) {
+    return { id, status: 'skip', settles, detail: `${expected.absentWhile}: ListMetrics lists no such metric` };
   }
   return {
     id,
