@@ -21,7 +21,10 @@ import { runSimulation } from '../lib/sim/simulator';
 import { chartSeries } from '../lib/sim/suite';
 import { generateTrace, type RateProfile } from '../lib/sim/workload';
 
-/** Seconds from launch to ready the simulator assumes (buildScenario's default): the template does not record it. */
+/**
+ * Seconds from launch to ready the simulator assumes (buildScenario's default) for a class whose envelope declares no
+ * measured replica-ready time (`replicaReadyTimeP95Seconds`, in the serving record's classes).
+ */
 export const ASSUMED_PROVISIONING_SECONDS = 300;
 /** Prompt cost relative to an output token in the simulator's service-time model (its LLM scenarios' value). */
 export const ASSUMED_PREFILL_WEIGHT = 0.05;
@@ -96,7 +99,7 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
   const assumptions = [
     `demand: the observed demand per ${w.periodSeconds} s (served + rejected tokens / the contract's ${meanOutput} mean output tokens), Poisson arrivals within each period`,
     `request lengths: exponential around the contract's means (${record.contract.requestShape.meanPromptTokens} prompt, ${meanOutput} output tokens); the contract records no distribution`,
-    `provisioning: ${ASSUMED_PROVISIONING_SECONDS} s from launch to ready for every class (not recorded by the deployment)`,
+    provisioningAssumption(record),
   ];
   const routed = observed.classNames;
   const readyAt = (routedClass: string, slot: number) =>
@@ -136,13 +139,17 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
       + `${name} held at ${instances} instance(s) from ${Math.round(w.onsetSeconds)} s to ${Math.round(w.restorationSeconds)} s `
       + `(${Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas'})`);
   }
-  // Each class's lower bound as the construct deploys it by default: the recorded plan's minReplicas.
-  const minReplicas = (name: string) => record.plan.classes.find((p) => p.name === name)?.minReplicas;
+  // Each class's lower bound as the construct deploys it: the recorded plan's steady replicas. The EKS service's plan
+  // runs each class at its own minReplicas; a SageMaker endpoint's plan is the layout's (planAsDeployed,
+  // lib/sagemaker/variants.ts): each variant's scaling minimum, scaling.minInstances included, on its priority-1 class
+  // and 0 on its other pools. A record written before the latter holds the plan's minReplicas there too.
+  const minReplicas = (name: string) => record.plan.classes.find((p) => p.name === name)?.steadyReplicas;
   const behavior = Object.fromEntries(record.classes.map((c) => [
-    c.name, { provisioningSeconds: ASSUMED_PROVISIONING_SECONDS, minReplicas: minReplicas(c.name) },
+    c.name, { provisioningSeconds: c.envelope.replicaReadyTimeP95Seconds ?? ASSUMED_PROVISIONING_SECONDS, minReplicas: minReplicas(c.name) },
   ]));
-  assumptions.push(`replicas: each class's minReplicas from the recorded plan (${record.classes.map((c) => `${c.name} ${minReplicas(c.name)}`).join(', ')}); `
-    + 'a minimum set on the construct (EKS classOptions.minReplicas, SageMaker scaling.minInstances) is not recorded');
+  assumptions.push(`replicas: each class's minimum from the recorded plan's steadyReplicas (${record.classes.map((c) => `${c.name} ${minReplicas(c.name)}`)
+    .join(', ')}; SageMaker: its variant's scaling minimum, scaling.minInstances included, on the priority-1 pool, 0 on the others); `
+    + 'an EKS classOptions.minReplicas set on the construct is not recorded');
   const scenario = buildScenario({
     id: 'game-day', title: `${record.contract.name}: ${w.routedClass} taken away (simulated)`, platform: record.platform,
     service: { contract: record.contract, classes: record.classes, plan: record.plan, behavior, prefillWeight: ASSUMED_PREFILL_WEIGHT },
@@ -155,6 +162,19 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
     capacityEvents: classesOf(config, w.routedClass).map((className) => ({ className, onset: w.onsetSeconds, restoration: w.restorationSeconds })),
   });
   return { scenario, assumptions };
+}
+
+/** Each class's start-up time, in words for the report: the declared p95 replica-ready time, or the assumed one. */
+function provisioningAssumption(record: ServingRecord): string {
+  const declared = record.classes.filter((c) => c.envelope.replicaReadyTimeP95Seconds !== undefined);
+  const assumed = record.classes.filter((c) => c.envelope.replicaReadyTimeP95Seconds === undefined).map((c) => c.name);
+  const parts = [
+    ...(declared.length > 0 ? [`${declared.map((c) => `${c.name} ${c.envelope.replicaReadyTimeP95Seconds} s`).join(', ')} from launch to ready `
+      + '(the p95 replica-ready time its envelope declares, every replica)'] : []),
+    ...(assumed.length > 0 ? [`${ASSUMED_PROVISIONING_SECONDS} s from launch to ready for ${declared.length > 0 ? assumed.join(', ') : 'every class'} `
+      + '(no replica-ready time declared: envelope.replicaReadyTimeP95Seconds)'] : []),
+  ];
+  return `provisioning: ${parts.join('; ')}`;
 }
 
 /** How a reclaim's drain is predicted, in words for the report. */

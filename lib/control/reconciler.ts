@@ -26,7 +26,7 @@ import {
 import { graceClassesFromFacts, policyClassesFromFacts } from '../core/reconciler/from-facts';
 import { signalPlan } from '../core/reconciler/signal-sources';
 import { findPublishedMetric } from '../core/metrics/aws-published';
-import { type RoutingFacts } from '../core/reconciler/routing-facts';
+import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { isKnownTargetKind, routingTarget } from '../core/reconciler/targets';
 import { type IInferenceServing } from './serving';
@@ -275,7 +275,7 @@ export class Reconciler extends Construct {
     // The platform's signal producers per routed name (an ALB target's class, a SageMaker variant's only class).
     const { signals: compact, karpenterCapacityErrors: karpenter, contractTokenCounters } = routingTarget(serving.routing).routedProducers(serving);
     this.config = {
-      facts: this.factsForThisStack(props.serving, serving.routing),
+      facts: withoutReadyTimes(this.factsForThisStack(props.serving, serving.routing)),
       placement: { sensitive: props.sensitive ?? false },
       policy,
       service: serving.service,
@@ -787,4 +787,23 @@ function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig>
     maxReturnHoldSeconds: seconds(o.maxReturnHold),
   };
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Partial<PolicyConfig>;
+}
+
+/**
+ * The facts without each class's declared replica-ready time. The grace it calls for is resolved at synth (`graceForReadyTime`,
+ * into `policy.provisioningGraceSeconds`) and the function reads nothing else of it, while Lambda's environment holds 4 KB in
+ * all: carried along, the times of five variants of three pools take some 500 bytes, enough to fail a configuration that fits.
+ */
+function withoutReadyTimes(facts: RoutingFacts): RoutingFacts {
+  const classes = new Set<object>(routingTarget(facts).classes(facts));
+  const strip = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (!value || typeof value !== 'object') return value;
+    if (classes.has(value)) {
+      const { replicaReadyTimeP95Seconds: _, ...rest } = value as RoutedClassFacts;
+      return rest;
+    }
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, strip(v)]));
+  };
+  return strip(facts) as RoutingFacts;
 }

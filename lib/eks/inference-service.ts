@@ -54,6 +54,7 @@ import {
   albRouting, type ListenerRuleOptions, listenerRuleProblems, listenerVpcProblems, type LoadBalancerOptions, ruleRouting, takeListenerPriority,
 } from './routing';
 import { eksRuntime, fetcherImageProblems, modelDataNote, modelDataProblems, modelFetchOf } from './runtime';
+import { overriddenTargetNote } from '../core/service/target-override';
 import { type ScalingOptions } from './scaling-options';
 import { nodeSubnetSelectorTerms } from './subnet-discovery';
 import { EKS_SCALING_DEFAULTS } from '../core/platform/control-loop';
@@ -226,6 +227,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     this.classes = classes;
     this.plan = planCapacity(props.contract, classes);
     throwIfInvalid('EksInferenceService', this.node.path, capacityPlanProblems(props.contract, classes, this.plan));
+    this.warnIfTargetOverridden(props);
 
     // The id 'Default' is left out of logical ids: a service that builds its own cluster keeps the ids it had when
     // it installed the controllers itself (aws-cdk-lib core/lib/private/uniqueid.js makeUniqueId, HIDDEN_ID).
@@ -438,6 +440,19 @@ export class EksInferenceService extends Construct implements IInferenceServing 
       .combine(iam.Grant.addToPrincipal({ grantee, actions: [`elasticloadbalancing:${at.write}`], resourceArns: [at.arn] }));
     const authentication = grantListenerAuthentication(grantee, this.cognitoUserPools);
     return authentication ? grant.combine(authentication) : grant;
+  }
+
+  /** A class whose ScaledObject target is set (`targetRequestsPerReplicaPerPeriod`) away from the plan's (`overriddenTargetNote`). */
+  private warnIfTargetOverridden(props: EksInferenceServiceProps): void {
+    const period = (props.scaling?.metricPeriod ?? Duration.seconds(EKS_SCALING_DEFAULTS.metricPeriodSeconds)).toSeconds();
+    this.classes.forEach((cls, i) => {
+      const set = props.classOptions?.[cls.name]?.targetRequestsPerReplicaPerPeriod;
+      const note = set === undefined ? undefined : overriddenTargetNote({
+        subject: `class '${cls.name}'`, field: 'classOptions.targetRequestsPerReplicaPerPeriod', target: set,
+        planned: this.plan.classes[i].targetRequestsPerSecondPerReplica * period, headroom: this.plan.headroom,
+      });
+      if (note) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:eks-target-overridden-${cls.name}`, note);
+    });
   }
 
   /** Contract, routing facts and signal producers, for the Reconciler and InferenceObservability. */

@@ -9,7 +9,8 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { type Construct } from 'constructs';
 import { type BlueGreenSteps } from '../core/platform/blue-green-deployment';
-import { SAGEMAKER_SCALING_DEFAULTS } from '../core/platform/control-loop';
+import { SAGEMAKER_SCALING_DEFAULTS, variantScalingDefaults } from '../core/platform/control-loop';
+import { overriddenTargetNote } from '../core/service/target-override';
 import { type ServingDescription } from '../core/reconciler/serving';
 import { servingRecord } from '../core/service/serving-record';
 import { hostMemoryNote } from '../core/service/host-memory';
@@ -1061,9 +1062,17 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
   private warnIfBlueGreenOverQuota(): string[] {
     const { problems, pending, variants } = this.resolve();
     if (problems.length > 0 || pending.length > 0) return [];
+    const { plan } = this.resolve();
     for (const v of variants) {
       const note = blueGreenQuotaNote(v);
       if (note) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-blue-green-quota-${v.name}`, note);
+      const scaling = this.variantSpecs.find((spec) => spec.name === v.name)?.scaling;
+      const set = scaling?.targetConcurrencyPerInstance;
+      const planned = variantScalingDefaults(v.pools.map((p) => p.plan), scaling?.perPoolTargets === true).targetConcurrencyPerInstance;
+      const target = set === undefined ? undefined : overriddenTargetNote({
+        subject: `variant '${v.name}'`, field: 'scaling.targetConcurrencyPerInstance', target: set, planned, headroom: plan.headroom,
+      });
+      if (target) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:sagemaker-target-overridden-${v.name}`, target);
     }
     return [];
   }

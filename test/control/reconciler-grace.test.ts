@@ -3,14 +3,18 @@
 // simulator's library config uses too (test/sim/platform-defaults-grace.test.ts).
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { Annotations as CoreAnnotations, Duration, type Stack } from 'aws-cdk-lib';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Reconciler, type ReconcilerProps } from '../../lib/control/reconciler';
 import { resolvePolicyConfig } from '../../lib/core/policy/defaults';
+import { environmentBytes, RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
+import { RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler/faults';
+import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { EksInferenceService } from '../../lib/eks/inference-service';
 import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
 import { smClasses, TWO_VARIANTS } from '../sagemaker/fixtures';
 import { FETCHER_IMAGE, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
+import { servingOf } from './serving-fixture';
 
 const WARNING = 'cdk-capacity-aware-inference:reconciler-grace-below-ready-time';
 
@@ -114,4 +118,41 @@ test('a declared ready time out of range fails the serving construct\'s synth, n
   expect(() => new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS }))
     .toThrow("SageMakerCapacityEndpoint 'Test/Llama' is invalid (1 problem):\n  - class 'a10g' envelope.replicaReadyTimeP95Seconds: is 36000 s; "
       + 'allowed: a finite number above 0 and at most 10_800 s');
+});
+
+describe('the declared ready times stay out of the function\'s environment (R253)', () => {
+  // Five variants of three pools each (Lambda's environment holds 4096 bytes in all).
+  function fiveByThree(ready?: number): RoutingFacts {
+    return {
+      kind: 'sagemaker', endpointName: 'llm', endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
+      variants: [0, 1, 2, 3, 4].map((v) => ({
+        variantName: `variant-${v}`,
+        classes: [0, 1, 2].map((p) => ({
+          name: `class-${v}-${p}`, preferenceRank: 3 * v + p, tokensPerSecondPerReplica: 1200 - 50 * (3 * v + p), safeConcurrency: 8,
+          usdPerReplicaHour: 2.6 - 0.1 * (3 * v + p), allowSensitive: true, maxReplicas: 10, instanceType: 'ml.g6e.xlarge',
+          ...(ready !== undefined ? { replicaReadyTimeP95Seconds: ready + 60 * p } : {}),
+        })),
+      })),
+    };
+  }
+  const reconcilerOf = (facts: RoutingFacts) => {
+    const { stack } = testStack();
+    return { stack, reconciler: new Reconciler(stack, 'R', { serving: servingOf(facts, 'llama3-chat') }) };
+  };
+
+  test('environmentBytes is the same with or without them; the function gets the grace they call for', () => {
+    const without = reconcilerOf(fiveByThree()).reconciler;
+    const { stack, reconciler } = reconcilerOf(fiveByThree(420));
+    // The preferred variant's slowest pool: 420 + 120 s, + the 120 s metric delay.
+    expect(reconciler.config.policy.provisioningGraceSeconds).toBe(660);
+    // Only the resolved grace is added: 3339 bytes, where the facts as declared would take 3834.
+    const bytes = (config: Reconciler['config']) => environmentBytes(config, RECONCILER_CONFIG_ENV, RECONCILER_SERVICE_ENV);
+    expect(bytes(reconciler.config)).toBe(bytes({ ...without.config, policy: reconciler.config.policy }));
+    expect(bytes({ ...reconciler.config, facts: fiveByThree(420) }) - bytes(reconciler.config)).toBe(495);
+    const variables = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'))[0].Properties.Environment.Variables;
+    const deployed = JSON.parse(variables[RECONCILER_CONFIG_ENV] as string);
+    expect(deployed.policy.provisioningGraceSeconds).toBe(660);
+    expect(JSON.stringify(deployed.facts)).not.toContain('replicaReadyTimeP95Seconds');
+    expect(deployed.facts).toEqual(without.config.facts);
+  });
 });

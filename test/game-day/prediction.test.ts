@@ -132,14 +132,38 @@ test('a reclaim\'s held pods go when Karpenter deletes them: the NodeClaims\' gr
   expect(assumptions.join('\n')).toMatch(/the other 2 at 867 s \(Karpenter deletes them at the NodeClaims' terminationGracePeriod \(300 s\) less their own 33 s\)/);
 });
 
-test('each class\'s autoscaling floor is the recorded plan\'s minReplicas, as the construct deploys it, and the report says so', () => {
+test('each class\'s autoscaling floor is the recorded plan\'s steady replicas, as the construct deploys it, and the report says so', () => {
   const record = shortageWorldRecord();
+  // The EKS service's plan runs each class at its own minReplicas.
   const planned = Object.fromEntries(record.plan.classes.map((c) => [c.name, c.minReplicas]));
+  expect(record.plan.classes.map((c) => c.steadyReplicas)).toEqual(record.plan.classes.map((c) => c.minReplicas));
   // The preferred class's plan runs it at min = max (5 here), not the simulator's default of 1.
   expect(planned.inf2).toBeGreaterThan(1);
   const { scenario, assumptions } = shortageScenario(record, EKS_CONFIG, world(), WINDOW);
   expect(scenario.classes.map((c) => [c.name, c.minReplicas])).toEqual([['inf2', planned.inf2], ['a10g', planned.a10g]]);
-  expect(assumptions.join('\n')).toContain(`minReplicas from the recorded plan (inf2 ${planned.inf2}, a10g ${planned.a10g})`);
+  expect(assumptions.join('\n')).toContain(`minimum from the recorded plan's steadyReplicas (inf2 ${planned.inf2}, a10g ${planned.a10g};`);
+  expect(assumptions.join('\n')).toContain('an EKS classOptions.minReplicas set on the construct is not recorded');
+});
+
+test('a SageMaker variant\'s recorded minimum (scaling.minInstances) is the floor of its priority-1 class', () => {
+  // What planAsDeployed records for a variant with scaling.minInstances 3 on a10g (test/sagemaker: its steady fleet).
+  const base = shortageWorldRecord();
+  const record = { ...base, plan: { ...base.plan, classes: base.plan.classes.map((c) => (c.name === 'a10g' ? { ...c, steadyReplicas: 3, steadyInstances: 3 } : c)) } };
+  expect(base.plan.classes.find((c) => c.name === 'a10g')!.minReplicas).not.toBe(3);
+  const { scenario, assumptions } = shortageScenario(record, EKS_CONFIG, world(), WINDOW);
+  expect(scenario.classes.find((c) => c.name === 'a10g')!.minReplicas).toBe(3);
+  expect(assumptions.join('\n')).toContain(', a10g 3;');
+});
+
+test('each class starts in the replica-ready time its envelope declares; the others in the assumed 300 s, and the report says which', () => {
+  const base = shortageWorldRecord();
+  expect(shortageScenario(base, EKS_CONFIG, world(), WINDOW).assumptions)
+    .toContain('provisioning: 300 s from launch to ready for every class (no replica-ready time declared: envelope.replicaReadyTimeP95Seconds)');
+  const record = { ...base, classes: base.classes.map((c) => (c.name === 'inf2' ? { ...c, envelope: { ...c.envelope, replicaReadyTimeP95Seconds: 420 } } : c)) };
+  const { scenario, assumptions } = shortageScenario(record, EKS_CONFIG, world(), WINDOW);
+  expect(scenario.classes.map((c) => [c.name, c.provisioningSeconds])).toEqual([['inf2', 420], ['a10g', 300]]);
+  expect(assumptions).toContain('provisioning: inf2 420 s from launch to ready (the p95 replica-ready time its envelope declares, every replica); '
+    + '300 s from launch to ready for a10g (no replica-ready time declared: envelope.replicaReadyTimeP95Seconds)');
 });
 
 test('the simulated reconciler runs the deployed configuration: its policy as its function resolves it, its metric delay', () => {
