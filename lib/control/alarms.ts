@@ -481,9 +481,12 @@ export class InferenceAlarms extends Construct {
       const ready = readyTimes.get(route.name);
       const byDefault = defaultReplicaShortageSeconds(ready, period, ALARM_DEFAULTS.replicaShortage.duration.toSeconds());
       durations.set(route.name, set ?? Duration.seconds(byDefault));
-      if (set !== undefined && ready !== undefined && set.toSeconds() < byDefault) {
-        below.push(`'${route.name}' (p95 ${ready} s: ${byDefault} s)`);
-        calledFor = Math.max(calledFor, byDefault);
+      // Judged on what the ready time calls for alone, not the default's 5-minute floor: a set duration a class that
+      // declares nothing may use without a warning is no worse for a class that declares a short time (review R254).
+      const needed = defaultReplicaShortageSeconds(ready, period, 0);
+      if (set !== undefined && ready !== undefined && set.toSeconds() < needed) {
+        below.push(`'${route.name}' (p95 ${ready} s: ${needed} s)`);
+        calledFor = Math.max(calledFor, needed);
       }
     }
     if (below.length > 0) {

@@ -4,6 +4,7 @@
  */
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
+import { modelDataShape } from '../core/service/model-archive';
 import { unpackNeedGiB } from '../core/service/model-disk';
 import { factNumber } from '../core/runtime/facts';
 import { parseS3Object } from '../core/trust/artifact-verification';
@@ -52,7 +53,15 @@ export function modelVolumeNeedGiB(cls: CapacityClass, fetch: ModelFetch | undef
 }
 
 function fetchNeedGiB(cls: CapacityClass, fetch: ModelFetch | undefined): number {
-  return fetch ? unpackNeedGiB(cls.footprint.weightsGiB, fetch.unpack !== 'none') : 0;
+  return fetch ? unpackNeedGiB(cls.footprint.weightsGiB, holdsTwoCopies(fetch)) : 0;
+}
+
+/**
+ * Whether the archive and the tree unpacked from it share the volume: a tar the script extracts, or an archive of another
+ * kind that a `custom` image unpacks itself beside it (CAI_CACHE_DIR is on the same volume; `modelDataArchiveNote`).
+ */
+function holdsTwoCopies(fetch: ModelFetch): boolean {
+  return fetch.unpack !== 'none' || modelDataShape(fetch.key) === 'other-archive';
 }
 
 /** The model volume of a class, GiB: the option, else what it needs (at least 20, and 2 x weights for a server that downloads them). */
@@ -68,7 +77,7 @@ export function modelCacheProblems(cls: CapacityClass, fetch: ModelFetch | undef
   if (option >= need) return [];
   const weights = cls.footprint.weightsGiB;
   const during = !fetch ? 'nothing is fetched'
-    : fetch.unpack === 'none' ? `the model file needs ${Math.ceil(fetchNeedGiB(cls, fetch))} GiB (${weights} GiB + 10 %)`
+    : !holdsTwoCopies(fetch) ? `the model file needs ${Math.ceil(fetchNeedGiB(cls, fetch))} GiB (${weights} GiB + 10 %)`
       : `the archive and the tree unpacked from it, which coexist, need ${Math.ceil(fetchNeedGiB(cls, fetch))} GiB (2 x ${weights} GiB + 10 %)`;
   return [{
     className: cls.name,

@@ -214,6 +214,10 @@ describe('a replicaShortage.duration the user sets wins', () => {
     };
     expect(built(alb({ l40s: 420 }), { duration: Duration.minutes(9) })).toEqual([]);
     expect(built(alb({}), { duration: Duration.minutes(1) })).toEqual([]);
+    // A short declared time is judged on its own need (ceil(60/60) + 2 = 3 periods), not the default's 5-minute floor:
+    // 180 s warns no more than on a class that declares nothing (review R254); 120 s is below it.
+    expect(built(alb({ l40s: 60 }), { duration: Duration.seconds(180) })).toEqual([]);
+    expect(built(alb({ l40s: 60 }), { duration: Duration.seconds(120) })).toHaveLength(1);
     expect(built(alb(), { enabled: false, duration: Duration.minutes(1) })).toEqual([]);
   });
 });

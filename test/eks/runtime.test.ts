@@ -18,6 +18,8 @@ import { EksInferenceService, type EksInferenceServiceProps } from '../../lib/ek
 import { SERVER_USER_NAME } from '../../lib/core/runtime/binding';
 import { VLLM_EXIT_MARGIN_SECONDS } from '../../lib/core/runtime/shutdown';
 import { modelFetchContainer, SERVER_UID, unpackOf } from '../../lib/eks/manifests/workload';
+import { modelCacheGiB, modelCacheProblems } from '../../lib/eks/model-data-fetch';
+import { type CapacityClass } from '../../lib/core/service/capacity-class';
 import { expectValidManifests, FETCHER_IMAGE, type KubernetesObject, LLAMA_CONTRACT, llamaClasses, testStack } from '../util';
 
 function build(overrides: Partial<EksInferenceServiceProps> = {}): EksInferenceService {
@@ -324,6 +326,20 @@ describe('model data in the pod', () => {
     expect(custom('s3://models-bucket/llama3-8b/model.onnx.gz').warnings).toEqual([expect.stringContaining('(.gz), which EKS does not unpack')]);
     expect(custom('s3://models-bucket/llama3-8b/model.TAR.GZ')).toEqual({ unpack: 'tar.gz', warnings: [] });
     expect(custom('s3://models-bucket/llama3-8b/model.onnx')).toEqual({ unpack: 'none', warnings: [] });
+  });
+
+  test('a custom image\'s archive is sized with the tree it unpacks beside it on the model volume (review R254)', () => {
+    // The archive lands as one file and the image unpacks it into CAI_CACHE_DIR, on the same emptyDir: both copies at
+    // once, as for a tar the init container extracts; sized for one, the kubelet evicts the pod past its sizeLimit.
+    const cls = { name: 'l40s', footprint: { weightsGiB: 100 } } as unknown as CapacityClass;
+    const fetch = (key: string, unpack: 'tar' | 'tar.gz' | 'none') => ({ image: FETCHER_IMAGE, bucket: 'b', key, sha256: 'a'.repeat(64), unpack });
+    expect(modelCacheGiB(cls, fetch('m/model.zip', 'none'), undefined)).toBe(modelCacheGiB(cls, fetch('m/model.tar', 'tar'), undefined));
+    expect(modelCacheGiB(cls, fetch('m/model.zip', 'none'), undefined)).toBeGreaterThanOrEqual(220);
+    expect(modelCacheGiB(cls, fetch('m/model.onnx', 'none'), undefined)).toBe(200);
+    expect(modelCacheProblems(cls, fetch('m/model.zip', 'none'), 120)).toEqual([expect.objectContaining({
+      field: 'classOptions.modelCacheSize', message: expect.stringContaining('the archive and the tree unpacked from it, which coexist'),
+    })]);
+    expect(modelCacheProblems(cls, fetch('m/model.onnx', 'none'), 120)).toEqual([]);
   });
 
   test('fails when the fetcher image is a tag or the model data a prefix', () => {
