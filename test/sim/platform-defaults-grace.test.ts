@@ -34,10 +34,13 @@ function scenarioOf(specs: CapacityClassSpec[], platform: 'eks' | 'sagemaker'): 
   return routedScenario({ ...S0.build(1), platform, classes: simClasses, ...(platform === 'sagemaker' ? { variants } : {}) });
 }
 
-/** What decides the grace: each route's declared ready time, the grace itself, the metric delay. */
-function graceOf(config: ReconcilerConfig) {
+/**
+ * What decides the grace: each route's declared ready time, the grace itself, the metric delay. The deployed ready
+ * times are the serving's: the Reconciler strips them from the facts its Lambda gets once the grace is resolved.
+ */
+function graceOf(config: ReconcilerConfig, facts: ReconcilerConfig['facts'] = config.facts) {
   return {
-    readyTimes: graceClassesFromFacts(config.facts).map((c) => [c.name, c.replicaReadyTimeP95Seconds]),
+    readyTimes: graceClassesFromFacts(facts).map((c) => [c.name, c.replicaReadyTimeP95Seconds]),
     grace: resolvePolicyConfig(config.policy).provisioningGraceSeconds,
     metricDelaySeconds: config.metricDelaySeconds,
   };
@@ -54,7 +57,7 @@ describe.each([
     const service = new EksInferenceService(stack, 'Llama', {
       contract: LLAMA_CONTRACT, classes: specs, modelDataFetcherImage: FETCHER_IMAGE, kubectlLayer: new KubectlV34Layer(stack, 'Kubectl'),
     });
-    const deployed = graceOf(new Reconciler(stack, 'Reconciler', { serving: service }).config);
+    const deployed = graceOf(new Reconciler(stack, 'Reconciler', { serving: service }).config, service.servingDescription().routing);
     expect(graceOf(libraryConfig(scenarioOf(specs, 'eks')))).toEqual(deployed);
     expect(deployed.grace).toBe(expected);
   });
@@ -63,7 +66,7 @@ describe.each([
     const { stack } = testStack();
     const specs = measured(smClasses(), readyTimes);
     const endpoint = new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes: specs, variants: TWO_VARIANTS });
-    const deployed = graceOf(new Reconciler(stack, 'Reconciler', { serving: endpoint }).config);
+    const deployed = graceOf(new Reconciler(stack, 'Reconciler', { serving: endpoint }).config, endpoint.servingDescription().routing);
     expect(graceOf(libraryConfig(scenarioOf(specs, 'sagemaker')))).toEqual(deployed);
     // The preferred variant holds l40s and a10g: a10g's 900 s counts there.
     expect(deployed.grace).toBe('a10g' in readyTimes ? 1020 : expected);
