@@ -494,10 +494,11 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     if (!classHasInstanceStorage(resolved)) this.ensureKey();
     const runtime = sageMakerRuntime(resolved, this.contract);
     const capture = this.captureOptions();
+    // One id per topic and class, as EksInferenceService gives them, so each can be acknowledged alone.
+    for (const w of runtime.warnings) Annotations.of(this).addWarningV2(`cdk-capacity-aware-inference:${w.topic}-${spec.name}`, w.message);
     const classModel = new ClassModel(this, `Class-${spec.name}`, {
       capacityClass: resolved,
       environment: { ...runtime.env },
-      warnings: runtime.warnings.map((w) => w.message),
       endpointName: this.endpointName,
       networkIsolation: this.props.networkIsolation ?? true,
       vpc: this.props.vpc,

@@ -348,9 +348,16 @@ describe('SageMakerCapacityEndpoint validation', () => {
     const classes = withClass(1, (c) => ({ ...c, runtime: { ...c.runtime, engine: 'triton', engineVersion: undefined, queueBound: 'best-effort' } }));
     new SageMakerCapacityEndpoint(stack, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS });
     Annotations.fromStack(stack).hasWarning(
-      '/Test/Llama/Class-a10g',
+      '/Test/Llama',
       Match.stringLikeRegexp("class 'a10g': Triton's bounded queue is max_queue_size .* are not rejected by the server but queue past the deadline"),
     );
+    // One id per topic and class, as on EKS: acknowledged, only that class's warning of that topic is gone.
+    const found = Annotations.fromStack(stack).findWarning('/Test/Llama', Match.stringLikeRegexp("Triton's bounded queue"));
+    expect(String(found[0].entry.data)).toContain('[ack: cdk-capacity-aware-inference:unbounded-queue-a10g]');
+    const { stack: acknowledged } = testStack('Acknowledged');
+    const endpoint = new SageMakerCapacityEndpoint(acknowledged, 'Llama', { contract: LLAMA_CONTRACT, classes, variants: TWO_VARIANTS });
+    CoreAnnotations.of(endpoint).acknowledgeWarning('cdk-capacity-aware-inference:unbounded-queue-a10g', 'sheds nothing by design');
+    expect(Annotations.fromStack(acknowledged).findWarning('*', Match.stringLikeRegexp("Triton's bounded queue"))).toEqual([]);
   });
 
   test('fails when a model-data key does not name its content (SageMaker downloads whatever the key holds)', () => {
