@@ -1,4 +1,4 @@
-import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { Duration, Lazy, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -23,6 +23,7 @@ import { ConstructValidationError, type Problem, throwIfInvalid } from '../core/
 import { EKS_RULES } from '../core/validation/rules';
 import { durationSeconds } from '../util/duration';
 import { acknowledgeNistRules, acknowledgeWildcardResources, NIST_ONE_ROLE_POLICY } from '../util/nag';
+import { logGroupArns } from '../util/log-arns';
 
 /**
  * Pinned add-on version. Check it against your cluster version with
@@ -412,20 +413,18 @@ export function containerInsightsLogGroupNames(clusterName: string): string[] {
  * may name any namespace; only pods running as the amazon-cloudwatch/cloudwatch-agent service account get the role.
  */
 function agentStatements(scope: Construct, clusterName: string): iam.PolicyStatement[] {
-  const stack = Stack.of(scope);
-  const group = (name: string) => stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-  const names = containerInsightsLogGroupNames(clusterName);
+  const groups = containerInsightsLogGroupNames(clusterName).map((n) => logGroupArns(scope, n));
   return [
     // Fluent Bit's auto_create_group and the agent create their group when it is missing (this construct creates all five first).
     new iam.PolicyStatement({
       sid: 'ContainerInsightsLogGroups',
       actions: ['logs:CreateLogGroup', 'logs:DescribeLogStreams'],
-      resources: names.flatMap((n) => [group(n), `${group(n)}:*`]),
+      resources: groups.flatMap((g) => [g.bare, g.group]),
     }),
     new iam.PolicyStatement({
       sid: 'ContainerInsightsLogStreams',
       actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-      resources: names.map((n) => `${group(n)}:log-stream:*`),
+      resources: groups.map((g) => g.streams),
     }),
     new iam.PolicyStatement({ sid: 'HostMetadata', actions: ['ec2:DescribeVolumes', 'ec2:DescribeTags'], resources: ['*'] }),
     new iam.PolicyStatement({

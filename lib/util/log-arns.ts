@@ -4,6 +4,11 @@ import { type IConstruct } from 'constructs';
 /** One log group's resources, each in the form IAM policies name it for the actions on that resource type. */
 export interface LogGroupArns {
   /**
+   * The group's ARN without the trailing `:*`: the form CloudWatch Logs documents only for TagResource, UntagResource
+   * and ListTagsForResource (the page cited at `group`).
+   */
+  readonly bare: string;
+  /**
    * For the actions on the `log-group` resource type (CreateLogGroup, DescribeLogStreams): the group's ARN with a
    * trailing `:*`, the form CloudWatch Logs documents for IAM policies of every action but TagResource, UntagResource
    * and ListTagsForResource (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/iam-access-control-overview-cwl.html;
@@ -26,5 +31,5 @@ export interface LogGroupArns {
  */
 export function logGroupArns(scope: IConstruct, logGroupName: string): LogGroupArns {
   const arn = Stack.of(scope).formatArn({ service: 'logs', resource: 'log-group', resourceName: logGroupName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-  return { group: `${arn}:*`, streams: `${arn}:log-stream:*` };
+  return { bare: arn, group: `${arn}:*`, streams: `${arn}:log-stream:*` };
 }
