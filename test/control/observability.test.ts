@@ -14,7 +14,7 @@ import { findPublishedMetric } from '../../lib/core/metrics/aws-published';
 import { maxAlarmEvaluationSeconds } from '../../lib/core/platform/limits';
 import { OBSERVABILITY_RULES, RECONCILER_RULES } from '../../lib/core/validation/rules';
 import { llamaClasses, nagFindings, nistFindings, testStack } from '../util';
-import { servingOf } from './serving-fixture';
+import { albFactsOf, servingOf } from './serving-fixture';
 
 // ---------------------------------------------------------------------------------------------------------------
 // GIVEN: the llama classes resolved by the real checks, as a SageMaker endpoint (one preferred variant, one fallback
@@ -52,19 +52,7 @@ const SAGEMAKER: SageMakerRoutingFacts = {
 };
 
 const EC2_CLASSES = resolved('').map(routed);
-const ALB: AlbRoutingFacts = {
-  kind: 'alb',
-  listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llama/50dc6c495c0c9188/f2f7dc8efc522ab2',
-  loadBalancerFullName: 'app/llama/50dc6c495c0c9188',
-  targets: EC2_CLASSES.map((c, i) => ({
-    class: c,
-    targetGroupArn: `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${c.name}/6d0ecf831eec9f0${i}`,
-    targetGroupFullName: `targetgroup/${c.name}/6d0ecf831eec9f0${i}`,
-    namespace: 'llama',
-    deploymentName: `llama-${c.name}`,
-    nodePoolName: `llama-${c.name}`,
-  })),
-};
+const ALB: AlbRoutingFacts = albFactsOf(EC2_CLASSES);
 
 type Widget = { type: string; x: number; y: number; width: number; height: number; properties: Record<string, unknown> & { title?: string } };
 type MetricRow = unknown[];

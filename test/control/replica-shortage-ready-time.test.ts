@@ -17,7 +17,7 @@ import { REPLICA_READY_TIME_RULE } from '../../lib/core/validation/service-rules
 import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
 import { smClasses, TWO_VARIANTS } from '../sagemaker/fixtures';
 import { LLAMA_CONTRACT, testStack } from '../util';
-import { servingOf } from './serving-fixture';
+import { albFactsOf, servingOf } from './serving-fixture';
 
 const WARNING = 'cdk-capacity-aware-inference:replica-shortage-below-ready-time';
 const LEAST = ALARM_DEFAULTS.replicaShortage.duration.toSeconds();
@@ -34,19 +34,7 @@ function cls(name: string, preferenceRank: number, instanceType: string, replica
 /** One target group per class: l40s declares 420 s, a10g nothing, inf2 1200 s. */
 function alb(ready: { l40s?: number; a10g?: number; inf2?: number } = { l40s: 420, inf2: 1200 }): AlbRoutingFacts {
   const classes = [cls('l40s', 0, 'g6e.xlarge', ready.l40s), cls('a10g', 1, 'g5.xlarge', ready.a10g), cls('inf2', 2, 'inf2.xlarge', ready.inf2)];
-  return {
-    kind: 'alb',
-    listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llama/50dc6c495c0c9188/f2f7dc8efc522ab2',
-    loadBalancerFullName: 'app/llama/50dc6c495c0c9188',
-    targets: classes.map((c, i) => ({
-      class: c,
-      targetGroupArn: `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${c.name}/6d0ecf831eec9f0${i}`,
-      targetGroupFullName: `targetgroup/${c.name}/6d0ecf831eec9f0${i}`,
-      namespace: 'llama',
-      deploymentName: `llama-${c.name}`,
-      nodePoolName: `llama-${c.name}`,
-    })),
-  };
+  return albFactsOf(classes);
 }
 
 /** preferred = one pool declaring 420 s; fallback = two pools, 360 s and 540 s; spare = a pool declaring none. */

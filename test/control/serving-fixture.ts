@@ -1,4 +1,4 @@
-import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
+import { type AlbRoutingFacts, type RoutedClassFacts, type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { ALB_TARGET_HEALTH_READ, albWeightsLocation } from '../../lib/core/reconciler/targets/alb';
 import { type ServingSignals } from '../../lib/core/reconciler/serving';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -33,5 +33,22 @@ export function servingOf(
     servingDescription: () => ({ service, tokensPerRequest, routing: facts, signals }),
     grantRouting: routingGrantOf(facts),
     enableReplicaFloors: () => undefined,
+  };
+}
+
+/** The llama service's ALB in the test account: one target group per class, in the order given. */
+export function albFactsOf(classes: readonly RoutedClassFacts[]): AlbRoutingFacts {
+  return {
+    kind: 'alb',
+    listenerArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/llama/50dc6c495c0c9188/f2f7dc8efc522ab2',
+    loadBalancerFullName: 'app/llama/50dc6c495c0c9188',
+    targets: classes.map((c, i) => ({
+      class: c,
+      targetGroupArn: `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${c.name}/6d0ecf831eec9f0${i}`,
+      targetGroupFullName: `targetgroup/${c.name}/6d0ecf831eec9f0${i}`,
+      namespace: 'llama',
+      deploymentName: `llama-${c.name}`,
+      nodePoolName: `llama-${c.name}`,
+    })),
   };
 }
