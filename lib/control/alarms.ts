@@ -107,10 +107,11 @@ export interface ReplicaShortageAlarmOptions extends AlarmToggle {
    * timeout) in whole reconciler periods; for a routed class that declares its measured replica-ready time
    * (`envelope.replicaReadyTimeP95Seconds`; a SageMaker variant its slowest pool), that time in whole periods plus two
    * periods if longer (420 s at one-minute periods: 9 minutes), so that a scale-out ending within it does not page.
-   * The reconciler's own grace rule reads a window that ends a metric delay ago, so it may fire a run or two later
-   * than this alarm. On SageMaker a refused scale-out rolls back at the provisioning timeout (300 s by default) and a
-   * run can sample desired = ready between two attempts; such a minute counts as short through the refusal the
-   * reconciler publishes (`RefusedScaleOuts`), so a steady shortage holds the alarm. A rollback target tracking
+   * The reconciler's own grace rule reads a window of published periods ending a metric delay ago (on SageMaker then
+   * the live count), and its default grace is at least this long, so it may fire a run or two later than this alarm.
+   * On SageMaker a refused scale-out rolls back at the provisioning timeout (300 s by default) and a run can sample
+   * desired = ready between two attempts; such a minute counts as short through the refusal the reconciler publishes
+   * (`RefusedScaleOuts`), so a steady shortage holds the alarm. A rollback target tracking
    * re-asked before the run samples it is not seen, but then desired > ready anyway. On SageMaker the shortage is the
    * reconciler's `PendingScaleOut` (desired - ready as one run saw them).
    */

@@ -18,12 +18,12 @@ import { policyProblems } from '../core/validation/policy-config';
 import { RECONCILER_RULES } from '../core/validation/rules';
 import { servingDescriptionProblems, servingPropProblem } from '../core/validation/serving';
 import { durationMillis, durationSeconds } from '../util/duration';
-import { DEFAULT_POLICY_CONFIG, defaultProvisioningGraceSeconds, graceWatchedClass, resolvePolicyConfig } from '../core/policy/defaults';
+import { DEFAULT_POLICY_CONFIG, resolvePolicyConfig } from '../core/policy/defaults';
 import { type PolicyConfig, type ReasonCode } from '../core/policy/types';
 import {
   ENVIRONMENT_LIMIT_BYTES, environmentBytes, RECONCILER_CONFIG_ENV, type ReconcilerConfig, windowDefaultsForPeriod,
 } from '../core/reconciler/config';
-import { graceClassesFromFacts, policyClassesFromFacts } from '../core/reconciler/from-facts';
+import { policyClassesFromFacts, provisioningGraceFromFacts } from '../core/reconciler/from-facts';
 import { signalPlan } from '../core/reconciler/signal-sources';
 import { findPublishedMetric } from '../core/metrics/aws-published';
 import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
@@ -64,8 +64,9 @@ export interface RoutingPolicyOptions {
   readonly capacityErrorLookback?: Duration;
   /**
    * Desired above ready on the preferred class for this long triggers capacity mode.
-   * @default - the preferred class's declared `envelope.replicaReadyTimeP95Seconds` plus `metricDelay`, up to whole
-   * minutes, at least Duration.minutes(5); Duration.minutes(5) when it declares none (`defaultProvisioningGraceSeconds`)
+   * @default - the preferred class's declared `envelope.replicaReadyTimeP95Seconds` plus `metricDelay`, in whole
+   * periods, at least Duration.minutes(5) and at least the shortest grace a routine scale-out cannot fill
+   * (`shortestSafeGraceSeconds`); Duration.minutes(5) when it declares none (`defaultProvisioningGraceSeconds`)
    */
   readonly provisioningGrace?: Duration;
   /** p95 latency SLO of the preferred class. @default - the latency trigger is off */
@@ -649,25 +650,26 @@ export class Reconciler extends Construct {
   /**
    * The provisioning grace the classes' declared replica-ready time calls for (`defaultProvisioningGraceSeconds`, the
    * simulator's too), where it differs from the period's default; nothing while the description, the period or the
-   * metric delay breaks a rule (`validate` reports it). A `provisioningGrace` set below it warns: every routine
-   * scale-out of the watched class would then read as replicas not ready for the whole window.
+   * metric delay breaks a rule (`validate` reports it). A `provisioningGrace` set below the shortest safe one
+   * (`shortestSafeGraceSeconds`) warns: every routine scale-out of the watched class would then read as replicas not
+   * ready for the whole window.
    */
   private graceForReadyTime(props: ReconcilerProps, serving: ServingDescription): Partial<PolicyConfig> {
     const period = durationSeconds(props.policy?.period) ?? DEFAULT_POLICY_CONFIG.periodSeconds;
     const delay = durationSeconds(props.metricDelay) ?? RECONCILER_TIMING_DEFAULTS.metricDelaySeconds;
     if (numberProblem(RECONCILER_RULES['policy.period'], period) !== undefined || numberProblem(RECONCILER_RULES.metricDelay, delay) !== undefined
       || servingDescriptionProblems(serving).length > 0) return {};
-    const classes = graceClassesFromFacts(serving.routing, { sensitive: props.sensitive });
-    const grace = defaultProvisioningGraceSeconds(classes, delay, period);
-    const watched = graceWatchedClass(classes);
+    const placement = { sensitive: props.sensitive };
+    const { defaultSeconds: grace, safeSeconds: safe, watched } = provisioningGraceFromFacts(serving.routing, placement, delay, period);
     const explicit = durationSeconds(props.policy?.provisioningGrace);
-    if (isFiniteLiteral(explicit) && explicit < grace && watched?.replicaReadyTimeP95Seconds !== undefined) {
+    if (isFiniteLiteral(explicit) && safe !== undefined && explicit < safe && watched?.replicaReadyTimeP95Seconds !== undefined) {
       Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:reconciler-grace-below-ready-time',
-        `policy.provisioningGrace is ${explicit} s, below the ${grace} s that the replica-ready time declared for '${watched.name}' (p95 ` +
+        `policy.provisioningGrace is ${explicit} s, below the ${safe} s that the replica-ready time declared for '${watched.name}' (p95 ` +
         `${watched.replicaReadyTimeP95Seconds} s, envelope.replicaReadyTimeP95Seconds; the preferred route, which the grace rule watches) ` +
-        `and metricDelay ${delay} s call for: a routine scale-out of it shows desired above ready for the whole grace window, which reads as ` +
-        'a shortage (replicas-not-ready) and can enter capacity mode while the replicas are still starting. Leave provisioningGrace unset ' +
-        `(its default follows the declared time), set at least Duration.seconds(${grace}), or acknowledge this warning on the Reconciler's stack.`);
+        `needs with metricDelay ${delay} s and a ${period} s period: a routine scale-out of it shows desired above ready for the whole grace ` +
+        'window, which reads as a shortage (replicas-not-ready) and can enter capacity mode while the replicas are still starting. Leave ' +
+        `provisioningGrace unset (its default, ${grace} s, follows the declared time), set at least Duration.seconds(${safe}), or acknowledge ` +
+        'this warning on the Reconciler\'s stack.');
     }
     const periodDefault = windowDefaultsForPeriod(period).provisioningGraceSeconds ?? DEFAULT_POLICY_CONFIG.provisioningGraceSeconds;
     return grace === periodDefault ? {} : { provisioningGraceSeconds: grace };

@@ -1,9 +1,8 @@
-import { defaultProvisioningGraceSeconds } from '../core/policy/defaults';
 import { type PolicyConfig, type PolicyState } from '../core/policy/types';
 import { type ReconcilerConfig } from '../core/reconciler/config';
 import { type MetricQuery, type MetricResult, pendingScaleOut } from '../core/reconciler/io';
 import { POLICY_MODE_VALUE } from '../core/metrics/contract';
-import { graceClassesFromFacts } from '../core/reconciler/from-facts';
+import { provisioningGraceFromFacts } from '../core/reconciler/from-facts';
 import { type RunMemory } from '../core/reconciler/memory';
 import { metricQuery } from '../core/reconciler/observe';
 import { type RoutedClassFacts, type RoutingFacts } from '../core/reconciler/routing-facts';
@@ -72,7 +71,7 @@ export function libraryConfig(
       latencySloP95Ms: scenario.service.deadlineSeconds * 1000,
       // As the Reconciler construct takes the serving's: floors sized at the target the simulated autoscalers keep.
       ...(scenario.headroom !== undefined ? { headroom: scenario.headroom } : {}),
-      provisioningGraceSeconds: defaultProvisioningGraceSeconds(graceClassesFromFacts(facts, placement), metricDelaySeconds, periodSeconds),
+      provisioningGraceSeconds: provisioningGraceFromFacts(facts, placement, metricDelaySeconds, periodSeconds).defaultSeconds,
       ...overrides,
     },
     service: scenario.id,

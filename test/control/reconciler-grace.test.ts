@@ -49,7 +49,7 @@ describe('EksInferenceService: the default grace follows the preferred class\'s 
     expect(grace(reconciler)).toBe(300);
   });
 
-  test('l40s declares 420 s: 420 + the 120 s metric delay = 540 s; the facts carry each declared time', () => {
+  test('l40s declares 420 s: 7 one-minute periods + 2 = 540 s; the facts carry each declared time', () => {
     const { reconciler, service } = eks({ l40s: 420, inf2: 1200 });
     expect(reconciler.config.policy.provisioningGraceSeconds).toBe(540);
     const facts = service.servingDescription().routing;
@@ -58,9 +58,10 @@ describe('EksInferenceService: the default grace follows the preferred class\'s 
   });
 
   test('with the Reconciler\'s own metricDelay and period', () => {
+    // 420 + 300 s: the delay's margin is kept (the safe count, 9 periods, is shorter).
     expect(grace(eks({ l40s: 420 }, { metricDelay: Duration.minutes(5) }).reconciler)).toBe(720);
-    // 420 + 120 = 540 s, in whole 2-minute periods 600 s; with nothing declared the period's default, 360 s.
-    expect(grace(eks({ l40s: 420 }, { policy: { period: Duration.minutes(2) } }).reconciler)).toBe(600);
+    // 420 s touches up to 5 two-minute periods: 6 x 120 s; with nothing declared the period's default, 360 s.
+    expect(grace(eks({ l40s: 420 }, { policy: { period: Duration.minutes(2) } }).reconciler)).toBe(720);
     expect(grace(eks({}, { policy: { period: Duration.minutes(2) } }).reconciler)).toBe(360);
   });
 
@@ -71,9 +72,10 @@ describe('EksInferenceService: the default grace follows the preferred class\'s 
 });
 
 describe('SageMakerCapacityEndpoint: a variant\'s ready time is its slowest pool\'s', () => {
-  test('preferred = [l40s 360 s, a10g 540 s]: 540 + 120 = 660 s', () => {
+  test('preferred = [l40s 360 s, a10g 540 s]: 540 + 120 = 660 s (the safe 540 s plus the delay\'s margin)', () => {
     const { reconciler } = sagemaker({ l40s: 360, a10g: 540, inf2: 1500 });
     expect(reconciler.config.policy.provisioningGraceSeconds).toBe(660);
+    expect(grace(sagemaker({ l40s: 360, a10g: 540 }, { metricDelay: Duration.minutes(5) }).reconciler)).toBe(840);
   });
 
   test('nothing declared: 300 s, nothing rendered', () => {
@@ -84,14 +86,15 @@ describe('SageMakerCapacityEndpoint: a variant\'s ready time is its slowest pool
 });
 
 describe('an explicit provisioningGrace below what the declared ready time calls for warns', () => {
-  test('SageMaker: 5 minutes against 660 s; the explicit value is deployed', () => {
+  test('SageMaker: 5 minutes against the 540 s a 540 s scale-out needs; the explicit value is deployed', () => {
     const { stack, reconciler } = sagemaker({ l40s: 360, a10g: 540 }, { policy: { provisioningGrace: Duration.minutes(5) } });
     expect(grace(reconciler)).toBe(300);
     const found = warnings(stack);
     expect(found).toHaveLength(1);
     expect(found[0].id).toBe('/Test/Reconciler');
-    expect(found[0].entry.data).toContain("policy.provisioningGrace is 300 s, below the 660 s that the replica-ready time declared for 'preferred' (p95 540 s");
-    expect(found[0].entry.data).toContain('set at least Duration.seconds(660)');
+    expect(found[0].entry.data).toContain("policy.provisioningGrace is 300 s, below the 540 s that the replica-ready time declared for 'preferred' (p95 540 s");
+    expect(found[0].entry.data).toContain('set at least Duration.seconds(540)');
+    expect(found[0].entry.data).toContain('its default, 660 s, follows the declared time');
     expect(found[0].entry.data).toContain(`[ack: ${WARNING}]`);
   });
 
@@ -104,7 +107,7 @@ describe('an explicit provisioningGrace below what the declared ready time calls
   });
 
   test('none at or above it, and none where no ready time is declared', () => {
-    expect(warnings(sagemaker({ l40s: 360, a10g: 540 }, { policy: { provisioningGrace: Duration.seconds(660) } }).stack)).toEqual([]);
+    expect(warnings(sagemaker({ l40s: 360, a10g: 540 }, { policy: { provisioningGrace: Duration.seconds(540) } }).stack)).toEqual([]);
     expect(warnings(sagemaker({ l40s: 360, a10g: 540 }, { policy: { provisioningGrace: Duration.minutes(15) } }).stack)).toEqual([]);
     expect(warnings(sagemaker({}, { policy: { provisioningGrace: Duration.minutes(1) } }).stack)).toEqual([]);
     // A fallback's declaration does not count: the grace rule watches the preferred class.
@@ -143,7 +146,7 @@ describe('the declared ready times stay out of the function\'s environment (R253
   test('environmentBytes is the same with or without them; the function gets the grace they call for', () => {
     const without = reconcilerOf(fiveByThree()).reconciler;
     const { stack, reconciler } = reconcilerOf(fiveByThree(420));
-    // The preferred variant's slowest pool: 420 + 120 s, + the 120 s metric delay.
+    // The preferred variant's slowest pool, 420 + 120 s, + the 120 s metric delay.
     expect(reconciler.config.policy.provisioningGraceSeconds).toBe(660);
     // Only the resolved grace is added: 3339 bytes, where the facts as declared would take 3834.
     const bytes = (config: Reconciler['config']) => environmentBytes(config, RECONCILER_CONFIG_ENV, RECONCILER_SERVICE_ENV);

@@ -8,7 +8,7 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { ALARM_DEFAULTS, InferenceAlarms, InferenceObservability } from '../../lib/control/observability';
 import { defaultReplicaShortageSeconds } from '../../lib/core/metrics/alarm-window';
-import { defaultProvisioningGraceSeconds } from '../../lib/core/policy/defaults';
+import { defaultProvisioningGraceSeconds, shortestSafeGraceSeconds } from '../../lib/core/policy/defaults';
 import { maxAlarmEvaluationSeconds } from '../../lib/core/platform/limits';
 import { type AlbRoutingFacts, type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
@@ -87,10 +87,11 @@ describe('defaultReplicaShortageSeconds', () => {
     expect(defaultReplicaShortageSeconds(420, 600, LEAST)).toBe(1800);
   });
 
-  test('no metric delay in it: at the defaults the Reconciler\'s grace is the same 540 s, with a longer delay only the grace grows', () => {
+  test('no metric delay in it: it is the shortest safe grace on published windows (EKS), which the Reconciler\'s exceeds at longer delays', () => {
     const preferred = [{ name: 'l40s', preferenceRank: 0, placementAllowed: true, replicaReadyTimeP95Seconds: 420 }];
-    expect(defaultProvisioningGraceSeconds(preferred, 120)).toBe(540);
-    expect(defaultProvisioningGraceSeconds(preferred, 300)).toBe(720);
+    for (const delay of [60, 120, 300]) expect(shortestSafeGraceSeconds(preferred, 'published', delay, 60)).toBe(540);
+    expect(defaultProvisioningGraceSeconds(preferred, 'published', 120)).toBe(540);
+    expect(defaultProvisioningGraceSeconds(preferred, 'published', 300)).toBe(720);
     expect(defaultReplicaShortageSeconds(420, 60, LEAST)).toBe(540);
   });
 

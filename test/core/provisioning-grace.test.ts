@@ -1,8 +1,8 @@
 // The default provisioning grace: one function (lib/core/policy/defaults.ts) from the declared replica-ready time of the
 // class the grace rule watches, used by the Reconciler construct and the simulator alike.
-import { defaultProvisioningGraceSeconds, type GraceClass, graceWatchedClass } from '../../lib/core/policy/defaults';
+import { defaultProvisioningGraceSeconds, type GraceClass, graceWatchedClass, shortestSafeGraceSeconds } from '../../lib/core/policy/defaults';
 import { windowDefaultsForPeriod } from '../../lib/core/reconciler/config';
-import { graceClassesFromFacts } from '../../lib/core/reconciler/from-facts';
+import { graceClassesFromFacts, provisioningGraceFromFacts } from '../../lib/core/reconciler/from-facts';
 import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { checkCapacityClasses } from '../../lib/core/service/checks';
@@ -14,40 +14,111 @@ const cls = (name: string, preferenceRank: number, replicaReadyTimeP95Seconds?: 
 });
 
 describe('defaultProvisioningGraceSeconds', () => {
-  test('the simulator\'s formula: max(300, ceil((ready + metric delay) / 60) x 60)', () => {
-    const grace = (ready: number, delay = 120) => defaultProvisioningGraceSeconds([cls('l40s', 0, ready)], delay);
-    expect(grace(360)).toBe(480);
-    expect(grace(420)).toBe(540);
-    expect(grace(361)).toBe(540);
-    expect(grace(412.5)).toBe(540);
-    expect(grace(360, 300)).toBe(660);
-    // A fast class keeps the 300 s default.
-    expect(grace(100)).toBe(300);
-    expect(grace(180)).toBe(300);
+  test('published windows (ALB): the shortest safe grace is the ready time in whole periods plus two, at any delay', () => {
+    const safe = (ready: number, delay = 120, period = 60) => shortestSafeGraceSeconds([cls('l40s', 0, ready)], 'published', delay, period);
+    expect(safe(360)).toBe(480);
+    expect(safe(420)).toBe(540);
+    expect(safe(361)).toBe(540);
+    expect(safe(412.5)).toBe(540);
+    expect(safe(360, 300)).toBe(480);
+    expect(safe(420, 120, 120)).toBe(720);
+    expect(safe(100)).toBe(240);
   });
 
-  test('300 s when the watched class declares no ready time, whatever the metric delay', () => {
-    expect(defaultProvisioningGraceSeconds([cls('l40s', 0), cls('inf2', 1, 900)], 120)).toBe(300);
-    expect(defaultProvisioningGraceSeconds([cls('l40s', 0)], 900)).toBe(300);
+  test('published windows: at 60 s periods and the default 120 s delay the default is the ceil((ready + delay) / 60) minutes of earlier builds', () => {
+    for (let ready = 1; ready <= 3600; ready += 7) {
+      expect(defaultProvisioningGraceSeconds([cls('l40s', 0, ready)], 'published', 120)).toBe(Math.max(300, Math.ceil((ready + 120) / 60) * 60));
+    }
+  });
+
+  test('live-newest windows (SageMaker): the shortest safe grace is ceil((ready - delay) / period) + 2 periods, at least 2', () => {
+    const safe = (ready: number, delay = 120, period = 60) => shortestSafeGraceSeconds([cls('l40s', 0, ready)], 'live-newest', delay, period);
+    expect(safe(360)).toBe(360);
+    expect(safe(359)).toBe(360);
+    expect(safe(420)).toBe(420);
+    expect(safe(450)).toBe(480);
+    expect(safe(600, 300)).toBe(420);
+    expect(safe(30, 900)).toBe(120);
+    expect(safe(400, 120, 300)).toBe(900);
+    expect(safe(1200, 120, 120)).toBe(1320);
+    expect(shortestSafeGraceSeconds([cls('l40s', 0)], 'live-newest', 120, 60)).toBeUndefined();
+  });
+
+  test('the default: the ready time plus the delay in whole periods, raised to the safe grace where that is longer', () => {
+    const grace = (window: 'published' | 'live-newest', ready: number, delay = 120, period = 60) =>
+      defaultProvisioningGraceSeconds([cls('l40s', 0, ready)], window, delay, period);
+    expect(grace('live-newest', 360)).toBe(480);
+    expect(grace('live-newest', 420)).toBe(540);
+    expect(grace('live-newest', 540)).toBe(660);
+    expect(grace('live-newest', 100)).toBe(300);
+    // A delay shorter than the period: the safe grace is the longer.
+    expect(grace('live-newest', 420, 0)).toBe(540);
+    expect(grace('live-newest', 400, 120, 300)).toBe(900);
+    // EKS keeps the delay's margin at longer delays (not measured shorter), and the safe count at longer periods.
+    expect(grace('published', 420, 300)).toBe(720);
+    expect(grace('published', 420, 120, 120)).toBe(720);
+    expect(grace('published', 100)).toBe(300);
+  });
+
+  // The window as observe() builds it on SageMaker: each run publishes the counts it read as its period's sample (a
+  // period's ready Minimum and desired Maximum over its runs); a run's window is the newest n - 1 published periods,
+  // ending `delay` back, then its live count. Runs come once per period at some offset, and others anywhere between (an
+  // alarm's, the endpoint turning InService). A scale-out from t0 shows desired above ready from t0 until t0 + ready.
+  // The shortest safe grace never sees it in every slot, at any onset, offset and extra run; one period less does.
+  test.each([
+    [360, 120, 60], [359, 120, 60], [420, 60, 60], [480, 300, 60], [700, 120, 120], [250, 120, 60], [3000, 600, 300], [330, 120, 60],
+    [390, 120, 180], [400, 120, 300], [370, 30, 60], [250, 90, 60], [450, 120, 60],
+  ])('live-newest: a scale-out of %s s never fills the shortest safe window (delay %s s, period %s s)', (ready, delay, period) => {
+    const n = shortestSafeGraceSeconds([cls('l40s', 0, ready)], 'live-newest', delay, period)! / period;
+    const step = Math.max(1, Math.floor(period / 12));
+    const fills = (slots: number) => {
+      for (let offset = 0; offset < period; offset += step) {
+        for (let extra = 0; extra < period; extra += step) {
+          // The runs of period p: its scheduled one and one extra.
+          const runsOf = (p: number): number[] => [p + offset, p + extra];
+          for (let t0 = 0; t0 < 2 * period; t0 += step) {
+            for (let k = 0; k * period < t0 + ready + 2 * period; k++) {
+              for (const now of runsOf(k * period)) {
+                if (now < t0 || now >= t0 + ready) continue;
+                const end = Math.floor((now - delay) / period) * period;
+                const periods = Array.from({ length: slots - 1 }, (_, i) => end - (slots - 1 - i) * period);
+                // A published period reads behind when some run in it saw the scale-out under way (desired's Maximum).
+                if (periods.every((p) => runsOf(p).some((at) => at >= t0 && at < t0 + ready))) return true;
+              }
+            }
+          }
+        }
+      }
+      return false;
+    };
+    expect(fills(n)).toBe(false);
+    if (n > 2) expect(fills(n - 1)).toBe(true);
+  });
+
+  test('300 s when the watched class declares no ready time, whatever the window and metric delay', () => {
+    expect(defaultProvisioningGraceSeconds([cls('l40s', 0), cls('inf2', 1, 900)], 'published', 120)).toBe(300);
+    expect(defaultProvisioningGraceSeconds([cls('l40s', 0)], 'live-newest', 900)).toBe(300);
   });
 
   test('whole periods: the default rounds up as windowDefaultsForPeriod rounds 300 s', () => {
     for (const period of [120, 300, 420]) {
-      expect(defaultProvisioningGraceSeconds([cls('l40s', 0)], 120, period)).toBe(windowDefaultsForPeriod(period).provisioningGraceSeconds ?? 300);
+      for (const window of ['published', 'live-newest'] as const) {
+        expect(defaultProvisioningGraceSeconds([cls('l40s', 0)], window, 120, period)).toBe(windowDefaultsForPeriod(period).provisioningGraceSeconds ?? 300);
+      }
     }
-    // 361 + 120 = 481 s -> 540 s -> 600 s at a 2-minute period.
-    expect(defaultProvisioningGraceSeconds([cls('l40s', 0, 361)], 120, 120)).toBe(600);
+    // 361 s touches up to 5 two-minute periods: 6 x 120 s.
+    expect(defaultProvisioningGraceSeconds([cls('l40s', 0, 361)], 'published', 120, 120)).toBe(720);
   });
 
   test('it watches the preferred class as decide() picks it: the most preferred one the placement allows', () => {
     const classes = [cls('inf2', 2, 1200), cls('l40s', 0, 360), cls('a10g', 1, 600)];
     expect(graceWatchedClass(classes)?.name).toBe('l40s');
-    expect(defaultProvisioningGraceSeconds(classes, 120)).toBe(480);
+    expect(defaultProvisioningGraceSeconds(classes, 'published', 120)).toBe(480);
     const forbidden = [cls('l40s', 0, 360, false), cls('a10g', 1, 600), cls('inf2', 2, 1200)];
     expect(graceWatchedClass(forbidden)?.name).toBe('a10g');
-    expect(defaultProvisioningGraceSeconds(forbidden, 120)).toBe(720);
+    expect(defaultProvisioningGraceSeconds(forbidden, 'published', 120)).toBe(720);
     // A fallback's declaration alone does not move it.
-    expect(defaultProvisioningGraceSeconds([cls('l40s', 0), cls('a10g', 1, 600)], 120)).toBe(300);
+    expect(defaultProvisioningGraceSeconds([cls('l40s', 0), cls('a10g', 1, 600)], 'published', 120)).toBe(300);
   });
 });
 
@@ -57,7 +128,7 @@ describe('graceClassesFromFacts', () => {
     maxReplicas: 10, instanceType: `ml.${name}.xlarge`, ...(ready !== undefined ? { replicaReadyTimeP95Seconds: ready } : {}),
   });
 
-  test('SageMaker: a variant\'s ready time is the slowest its pools declare (a scale-out may land on any of them)', () => {
+  test('SageMaker: a variant\'s ready time is the slowest its pools declare (a scale-out may land on any of them), on the live-newest window', () => {
     const sagemaker: RoutingFacts = {
       kind: 'sagemaker', endpointName: 'llm', endpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm',
       variants: [
@@ -66,7 +137,7 @@ describe('graceClassesFromFacts', () => {
       ],
     };
     expect(graceClassesFromFacts(sagemaker).map((c) => [c.name, c.replicaReadyTimeP95Seconds])).toEqual([['preferred', 540], ['fallback', undefined]]);
-    expect(defaultProvisioningGraceSeconds(graceClassesFromFacts(sagemaker), 120)).toBe(660);
+    expect(provisioningGraceFromFacts(sagemaker, {}, 120, 60)).toEqual({ defaultSeconds: 660, safeSeconds: 540, watched: expect.objectContaining({ name: 'preferred' }) });
   });
 
   test('ALB: one class per target group, with the placement the Reconciler enforces', () => {
@@ -78,9 +149,9 @@ describe('graceClassesFromFacts', () => {
         targetGroupFullName: `targetgroup/${c.name}/0123456789abcdef`, namespace: 'llm', deploymentName: c.name, nodePoolName: c.name,
       })),
     };
-    expect(defaultProvisioningGraceSeconds(graceClassesFromFacts(alb), 120)).toBe(1020);
+    expect(provisioningGraceFromFacts(alb, {}, 120, 60).defaultSeconds).toBe(1020);
     // Sensitive requests never reach inf2 (allowSensitive false): l40s is the preferred class then.
-    expect(defaultProvisioningGraceSeconds(graceClassesFromFacts(alb, { sensitive: true }), 120)).toBe(480);
+    expect(provisioningGraceFromFacts(alb, { sensitive: true }, 120, 60)).toEqual({ defaultSeconds: 480, safeSeconds: 480, watched: expect.objectContaining({ name: 'l40s' }) });
   });
 
   test('the facts\' ready time is checked like the envelope\'s: positive, finite, at most 3 hours', () => {

@@ -47,10 +47,10 @@ function graceOf(config: ReconcilerConfig, facts: ReconcilerConfig['facts'] = co
 }
 
 describe.each([
-  ['nothing declared', {}, 300],
-  ['the preferred class declares 420 s, a fallback 1200 s', { l40s: 420, inf2: 1200 }, 540],
-  ['only a fallback declares one', { a10g: 900 }, 300],
-])('%s', (_, readyTimes, expected) => {
+  ['nothing declared', {}, [300, 300]],
+  ['the preferred class declares 420 s, a fallback 1200 s', { l40s: 420, inf2: 1200 }, [540, 540]],
+  ['only a fallback declares one', { a10g: 900 }, [300, 300]],
+])('%s', (_, readyTimes, [eksGrace, sagemakerGrace]) => {
   test('EKS: the simulated Reconciler\'s grace is the one EksInferenceService + Reconciler render', () => {
     const { stack } = testStack();
     const specs = measured(llamaClasses(), readyTimes);
@@ -59,7 +59,7 @@ describe.each([
     });
     const deployed = graceOf(new Reconciler(stack, 'Reconciler', { serving: service }).config, service.servingDescription().routing);
     expect(graceOf(libraryConfig(scenarioOf(specs, 'eks')))).toEqual(deployed);
-    expect(deployed.grace).toBe(expected);
+    expect(deployed.grace).toBe(eksGrace);
   });
 
   test('SageMaker: the same, a variant read at its slowest pool', () => {
@@ -69,7 +69,7 @@ describe.each([
     const deployed = graceOf(new Reconciler(stack, 'Reconciler', { serving: endpoint }).config, endpoint.servingDescription().routing);
     expect(graceOf(libraryConfig(scenarioOf(specs, 'sagemaker')))).toEqual(deployed);
     // The preferred variant holds l40s and a10g: a10g's 900 s counts there.
-    expect(deployed.grace).toBe('a10g' in readyTimes ? 1020 : expected);
+    expect(deployed.grace).toBe('a10g' in readyTimes ? 1020 : sagemakerGrace);
   });
 });
 
@@ -82,7 +82,9 @@ test('a user\'s scenario whose classes declare no ready time runs at 300 s, as d
   }));
   for (const platform of ['eks', 'sagemaker'] as const) {
     expect(libraryConfig(user(platform)).policy.provisioningGraceSeconds).toBe(300);
-    // l40s starts in 240-360 s; its declared 360 s + the 120 s metric delay.
+  }
+  // l40s starts in 240-360 s and declares 360 s: 6 published periods + 2 on EKS; on SageMaker 360 s + the 120 s delay.
+  for (const platform of ['eks', 'sagemaker'] as const) {
     expect(libraryConfig(routedScenario({ ...S0.build(1), platform })).policy.provisioningGraceSeconds).toBe(480);
   }
   expect(service.classes.map((c) => [c.name, c.envelope.replicaReadyTimeP95Seconds])).toEqual([['l40s', 360], ['inf2', 480], ['a10g', 360]]);

@@ -1,3 +1,5 @@
+import { periodsOutlastingScaleOut } from '../policy/defaults';
+
 /**
  * An alarm's M of N when one of its metrics may publish its newest period late: the one computation of that margin,
  * for the alarms (lib/control/alarms.ts, the Reconciler's missing-data alarm) and for the rule that bounds their
@@ -47,25 +49,24 @@ export function lateTolerantWindow(datapointsToAlarm: number, periodSeconds: num
  * (`envelope.replicaReadyTimeP95Seconds`; a SageMaker variant its slowest pool: `graceClassesFromFacts`), enough periods
  * that a scale-out ending within that time never breaches them all: the time's periods rounded up, plus two.
  *
- * The Reconciler's grace follows the same declaration (`defaultProvisioningGraceSeconds`, lib/core/policy/defaults.ts:
- * the time plus its `metricDelay`, whole minutes), and this is not that formula, for two reasons.
- * - No metric delay. Each of the alarm's datapoints holds two counts one run read together: on EKS the same published
- *   period of both series (the newest one, `metricDelay` back: `observations`, lib/core/reconciler/targets/alb.ts), on
- *   SageMaker one DescribeEndpoint (`PendingScaleOut`). A late publication moves when a shortage shows, not how many
- *   datapoints it covers; and a datapoint that lands late is what N's extra periods wait for (`lateTolerantWindow`), not
- *   M. Adding the delay to M would only page a real shortage later.
- * - Two periods, not a rounding. A datapoint breaches if any part of the shortage is in its period: EKS reads the
- *   period's Maximum desired and Minimum ready ("the highest/lowest value observed during the specified period",
- *   aws-cdk-lib 2.269.0 aws-cloudwatch/lib/stats.d.ts:19-24), SageMaker the Maximum `PendingScaleOut` of the runs in it
- *   (runs a capacity alarm triggers come between the scheduled ones). A shortage of R seconds touches up to
- *   ceil(R / period) + 1 periods, so the alarm must need one more: at one-minute periods a 420 s scale-out can breach 8,
- *   and 7 (420 s rounded up) would page on every scale-out that takes its p95 time.
+ * The Reconciler's grace follows the same declaration (`defaultProvisioningGraceSeconds`, lib/core/policy/defaults.ts),
+ * and its shortest safe grace where its window is all published periods (EKS) is this same count
+ * (`periodsOutlastingScaleOut`). No metric delay in the alarm: each of its datapoints holds two counts one run read
+ * together (on EKS the same published period of both series, the newest one, `metricDelay` back: `observations`,
+ * lib/core/reconciler/targets/alb.ts; on SageMaker one DescribeEndpoint, `PendingScaleOut`). A late publication moves
+ * when a shortage shows, not how many datapoints it covers; a datapoint that lands late is what N's extra periods wait
+ * for (`lateTolerantWindow`), not M.
+ * Two periods, not a rounding: a datapoint breaches if any part of the shortage is in its period (EKS reads the period's
+ * Maximum desired and Minimum ready, "the highest/lowest value observed during the specified period", aws-cdk-lib
+ * 2.269.0 aws-cloudwatch/lib/stats.d.ts:19-24; SageMaker the Maximum `PendingScaleOut` of the runs in it, runs a
+ * capacity alarm triggers coming between the scheduled ones). At one-minute periods a 420 s scale-out can breach 8, and
+ * 7 (420 s rounded up) would page on every scale-out that takes its p95 time.
  * With the declared time within its rule (at most 10,800 s) and the reconciler period within its own (at most 6 hours),
  * the window, the late periods of a 900 s `metricDelay` included, stays within what CloudWatch evaluates
  * (`maxAlarmEvaluationSeconds`): at most 10,800 s + 4 periods + 900 s.
  */
 export function defaultReplicaShortageSeconds(readyTimeSeconds: number | undefined, periodSeconds: number, leastSeconds: number): number {
   const least = Math.max(1, Math.ceil(leastSeconds / periodSeconds));
-  const periods = readyTimeSeconds === undefined ? least : Math.max(least, Math.ceil(readyTimeSeconds / periodSeconds) + 2);
+  const periods = readyTimeSeconds === undefined ? least : Math.max(least, periodsOutlastingScaleOut(readyTimeSeconds, periodSeconds));
   return periods * periodSeconds;
 }

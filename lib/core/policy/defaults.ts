@@ -112,19 +112,72 @@ export function graceWatchedClass<C extends GraceClass>(classes: readonly C[]): 
 }
 
 /**
+ * How a route's replica-count window reaches the policy (`observe`, lib/core/reconciler/observe.ts), which decides how
+ * long a routine scale-out shows desired above ready in it:
+ * - `published`: every period is a published datapoint, the newest ending a metric delay ago (ALB: HealthyHostCount's
+ *   Minimum and Container Insights' desired count). A scale-out of R seconds spans up to ceil(R / P) + 1 periods. R runs
+ *   until the replica takes traffic: on EKS after the target group's health check passes (2 checks 10 s apart,
+ *   lib/eks/routing.ts), which a declared ready time must include.
+ * - `live-newest`: the newest period is the count the run reads from the target now, the older ones the reconciler's own
+ *   samples ending a metric delay ago (SageMaker DescribeEndpoint). The samples and the delay are time a scale-out has
+ *   before the window is all behind.
+ */
+export type ReplicaWindow = 'published' | 'live-newest';
+
+/**
+ * The fewest whole periods of published datapoints a scale-out ending within `readySeconds` cannot breach all of: it
+ * touches up to ceil(R / P) + 1 periods (any part of it in a period shows there), so one more. The published form of the
+ * provisioning grace and the replica-shortage alarm's default duration (`defaultReplicaShortageSeconds`) are both this.
+ */
+export function periodsOutlastingScaleOut(readySeconds: number, periodSeconds: number): number {
+  return Math.ceil(readySeconds / periodSeconds) + 2;
+}
+
+/**
  * The provisioning grace the Reconciler construct deploys, and the simulator runs, unless the user sets one: the watched
- * class's (`graceWatchedClass`) declared replica-ready time plus the reconciler's metric delay, up to whole minutes, and
- * never below the 300 s default, which it stays at when that class declares none. The metric delay is a margin for the
- * window's series, which different producers publish (the formula the simulator's benchmarks were measured with since
- * the first suite). Then up to whole periods, as `windowDefaultsForPeriod` rounds the 300 s default.
+ * class's (`graceWatchedClass`) declared ready time R plus the reconciler's metric delay, in whole periods, never below
+ * the shortest safe grace for the route's window (`shortestSafeGraceSeconds`) nor the 300 s default, which it stays at
+ * when the class declares none; in whole periods, as `windowDefaultsForPeriod` rounds the 300 s default.
+ * The delay is margin above the safe window, which is shorter or equal wherever the delay is at least a period:
+ * - SageMaker (`live-newest`): 2 periods shorter at the defaults. Measured in the simulator's SageMaker model (stop 62,
+ *   run r154) the safe grace moved time to fallback by at most 105 s in 2 of 18 scenarios and doubled mode changes per
+ *   capacity event where the preferred class flaps (H4: 1.6 to 2.8, above the target of 2): the grace is also how long
+ *   desired above ready must last to count as a lost period in the flap memory (`flapStability`), so a shorter one
+ *   enters and returns on shorter losses.
+ * - EKS (`published`): equal at one-minute periods and the default 120 s delay; at longer delays the margin is kept
+ *   until a shorter grace is measured (review R258).
  */
 export function defaultProvisioningGraceSeconds(
-  classes: readonly GraceClass[], metricDelaySeconds: number, periodSeconds: number = DEFAULT_POLICY_CONFIG.periodSeconds,
+  classes: readonly GraceClass[], window: ReplicaWindow, metricDelaySeconds: number,
+  periodSeconds: number = DEFAULT_POLICY_CONFIG.periodSeconds,
 ): number {
   const ready = graceWatchedClass(classes)?.replicaReadyTimeP95Seconds;
   const least = DEFAULT_POLICY_CONFIG.provisioningGraceSeconds;
-  const seconds = ready === undefined ? least : Math.max(least, Math.ceil((ready + metricDelaySeconds) / 60) * 60);
-  return Math.ceil(seconds / periodSeconds) * periodSeconds;
+  const safe = shortestSafeGraceSeconds(classes, window, metricDelaySeconds, periodSeconds) ?? 0;
+  const withDelay = ready === undefined ? 0 : Math.ceil((ready + metricDelaySeconds) / periodSeconds) * periodSeconds;
+  return Math.ceil(Math.max(least, safe, withDelay) / periodSeconds) * periodSeconds;
+}
+
+/**
+ * The shortest grace, in whole periods, that a scale-out of the watched class ending within its declared ready time R
+ * cannot fill, as the route's window reads it; undefined when the class declares none. A grace below it reads routine
+ * scale-outs as shortages (the Reconciler construct warns).
+ * - `published`: `periodsOutlastingScaleOut`, ceil(R / P) + 2 periods.
+ * - `live-newest`: ceil((R - delay) / P) + 2 periods, at least 2. The window is the published samples, the newest
+ *   ending a delay back, then the live count; runs other than the scheduled ones (an alarm's, the endpoint turning
+ *   InService, a throttled event retried late) can sample anywhere in a period, so the oldest sample may come late in
+ *   its period, and the samples only cover (n - 2) periods plus the delay before the live read (review R258's brute
+ *   force over periods and delays). A window of the live count alone would read every scale-out as stuck.
+ */
+export function shortestSafeGraceSeconds(
+  classes: readonly GraceClass[], window: ReplicaWindow, metricDelaySeconds: number, periodSeconds: number,
+): number | undefined {
+  const ready = graceWatchedClass(classes)?.replicaReadyTimeP95Seconds;
+  if (ready === undefined) return undefined;
+  const periods = window === 'published'
+    ? periodsOutlastingScaleOut(ready, periodSeconds)
+    : Math.max(2, Math.ceil((ready - metricDelaySeconds) / periodSeconds) + 2);
+  return periods * periodSeconds;
 }
 
 /** Merges overrides onto the defaults; undefined fields keep the default. */

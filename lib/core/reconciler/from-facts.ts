@@ -1,7 +1,7 @@
 import { type PlacementOptions } from './config';
 import { type RoutingFacts } from './routing-facts';
 import { routingTarget, type TargetState } from './targets';
-import { type GraceClass } from '../policy/defaults';
+import { defaultProvisioningGraceSeconds, type GraceClass, graceWatchedClass, shortestSafeGraceSeconds } from '../policy/defaults';
 import { type PolicyClass } from '../policy/types';
 
 export { type PlacementOptions } from './config';
@@ -34,4 +34,22 @@ export function graceClassesFromFacts(facts: RoutingFacts, placement: PlacementO
     const ready = declared.get(c.name);
     return { ...c, ...(ready !== undefined ? { replicaReadyTimeP95Seconds: ready } : {}) };
   });
+}
+
+/**
+ * The provisioning grace the Reconciler deploys for these facts unless one is set (`defaultProvisioningGraceSeconds`),
+ * and the shortest one a routine scale-out of the watched class cannot fill (`shortestSafeGraceSeconds`; undefined when
+ * it declares no ready time), over the declared ready times (`graceClassesFromFacts`) on the window the target's kind
+ * reads (`RoutingTarget.replicaWindow`).
+ */
+export function provisioningGraceFromFacts(
+  facts: RoutingFacts, placement: PlacementOptions, metricDelaySeconds: number, periodSeconds: number,
+): { readonly defaultSeconds: number; readonly safeSeconds: number | undefined; readonly watched: GraceClass | undefined } {
+  const classes = graceClassesFromFacts(facts, placement);
+  const window = routingTarget(facts).replicaWindow;
+  return {
+    defaultSeconds: defaultProvisioningGraceSeconds(classes, window, metricDelaySeconds, periodSeconds),
+    safeSeconds: shortestSafeGraceSeconds(classes, window, metricDelaySeconds, periodSeconds),
+    watched: graceWatchedClass(classes),
+  };
 }

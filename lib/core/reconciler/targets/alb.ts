@@ -183,6 +183,7 @@ export const ALB_TARGET: RoutingTarget<AlbRoutingFacts> = {
     }
   },
   desiredReplicasFrom: 'container-insights',
+  replicaWindow: 'published',
   // The HPA lowers the desired count of a Deployment whose load fell while pods were pending: not a refusal.
   scaleOutsRollBack: false,
   publishesHealthyTargets: true,

@@ -5,6 +5,7 @@
  * asks which kind it holds. Pure data and functions: the Lambda's I/O for each kind is lambda/reconciler/targets/.
  */
 import { type ServingLoadBalancer } from '../../metrics/load-balancer';
+import { type ReplicaWindow } from '../../policy/defaults';
 import { type PolicyClass, type PolicyDecision } from '../../policy/types';
 import { type ServingPlatform } from '../../runtime/platform';
 import { type Checker } from '../../validation/checker';
@@ -244,6 +245,12 @@ export interface RoutingTarget<F extends RoutingFacts = RoutingFacts> {
    * its cluster) or the routing target's own API.
    */
   readonly desiredReplicasFrom: 'container-insights' | 'target-api';
+  /**
+   * How a route's replica-count window is read (`ReplicaWindow`): all published datapoints (ALB), or the reconciler's own
+   * samples with the newest count read live from the target (SageMaker: `observe` appends DescribeEndpoint's counts).
+   * The default provisioning grace is sized on it (`defaultProvisioningGraceSeconds`).
+   */
+  readonly replicaWindow: ReplicaWindow;
   /**
    * Whether the platform gives up a scale-out it cannot fill and rolls the desired count back (SageMaker: the endpoint
    * waits for the provisioning timeout, then is `RollingBack` "to its previous configuration"). A desired count that

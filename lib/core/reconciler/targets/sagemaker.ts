@@ -336,6 +336,7 @@ export const SAGEMAKER_TARGET: RoutingTarget<SageMakerRoutingFacts> = {
     }
   },
   desiredReplicasFrom: 'target-api',
+  replicaWindow: 'live-newest',
   scaleOutsRollBack: true,
   // DescribeEndpoint gives the live instance counts themselves: there is no target group whose health to count.
   publishesHealthyTargets: false,
