@@ -227,8 +227,9 @@ export interface EksInferenceClusterProps extends ClusterSettings {
   readonly existingControllers?: ExistingControllers;
   /**
    * Admit only the approved image digests in each service namespace: a ValidatingAdmissionPolicy per namespace
-   * (`approved-images-<namespace>`) allowing the service's class images and its model-data fetcher, in force before
-   * the service's pods are created.
+   * (`approved-images-<namespace>`) allowing the service's class images, its model-data fetcher and its
+   * `additionalApprovedImages` (sidecars a mutating webhook injects, each by digest), in force before the service's
+   * pods are created.
    * @default false
    */
   readonly approvedImagesAdmission?: boolean;
@@ -245,6 +246,11 @@ export interface ClusterTenant {
   readonly clusterScopedNames: readonly string[];
   /** Every image the service's pods run (for the admission policy). */
   readonly images: readonly string[];
+  /**
+   * The service's `additionalApprovedImages`: images its pods run besides its own (injected sidecars), approved like
+   * `images`. @default - none
+   */
+  readonly additionalImages?: readonly string[];
   /** The service's Neuron classes and their instance types (they need the Neuron device plugin). @default - none */
   readonly neuronClasses?: ReadonlyArray<{ readonly name: string; readonly instanceTypes: readonly string[] }>;
   /** The service's classes whose NodePools may launch spot instances. @default - none */
@@ -464,6 +470,11 @@ export class EksInferenceCluster extends Construct {
           + 'or, on an imported cluster that runs a Neuron device plugin, existingControllers.neuronDevicePlugin: true',
       });
     }
+    if (tenant.additionalImages !== undefined) {
+      const c = new Checker(EKS_RULES);
+      c.cross('additionalApprovedImages', { images: tenant.additionalImages, cluster: this.node.path, admission: this.admissionEnabled });
+      problems.push(...c.problems);
+    }
     // The service's own error: it cannot attach to EksInferenceCluster this.node.path.
     throwIfInvalid('EksInferenceService', tenant.path, problems);
     if (neuron.length > 0 && this.neuronPluginSource === 'existing') {
@@ -488,7 +499,8 @@ export class EksInferenceCluster extends Construct {
     const admission = new ApprovedImagesAdmission(scope, 'Admission', {
       cluster: this.cluster,
       namespace: tenant.namespace,
-      images: [...new Set(tenant.images)],
+      // A sidecar image may also be a class's: approved once.
+      images: [...new Set([...tenant.images, ...tenant.additionalImages ?? []])],
     });
     return { admission };
   }

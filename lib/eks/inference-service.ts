@@ -117,6 +117,19 @@ export interface EksInferenceServiceProps extends ClusterSettings {
   /** Verifies each class's artifacts before its Deployment is applied. @default - no gate */
   readonly artifactGate?: IClassArtifactGate;
   /**
+   * Images the namespace's pods run besides the classes' and the model-data fetcher's, for the approved-images policy
+   * of an `EksInferenceCluster` with `approvedImagesAdmission: true`: the sidecars a mutating webhook injects into
+   * every pod (Istio, Linkerd, App Mesh, an APM agent), each pinned by digest
+   * (`<registry>/<repository>@sha256:<64 hex>`), exactly as the injector writes it. Each is approved like a class
+   * image (an annotation of its own on the policy). The injector must inject by digest: Istio builds
+   * `<hub>/<image>:<tag>` unless `global.proxy.image` and `global.proxy_init.image` are full references
+   * (istio/istio@1.30.3 manifests/charts/istio-control/istio-discovery/files/injection-template.yaml:87-91,188-192).
+   * A pod with an injected image not listed here is refused on creation, and the deploy still completes: the
+   * Deployment has no sidecar in its template (docs/artifact-trust.md, "Injected sidecars").
+   * @default - none
+   */
+  readonly additionalApprovedImages?: readonly string[];
+  /**
    * Image of the init container that fetches a class's model data (one S3 object version) into the pod and checks
    * its SHA-256 before the server starts. Needs `/bin/sh`, the AWS CLI v2 (2.15.0 or later), `sha256sum` and, for `.tar` / `.tar.gz`
    * model data, `tar` and `gzip`; give it by digest. The AWS CLI image has no tar: for archives build one
@@ -249,6 +262,7 @@ export class EksInferenceService extends Construct implements IInferenceServing 
         ...classes.map((c) => c.artifact.image),
         ...(props.modelDataFetcherImage && classes.some((c) => c.artifact.modelData) ? [props.modelDataFetcherImage] : []),
       ],
+      additionalImages: props.additionalApprovedImages,
       neuronClasses: classes.filter((c) => c.hardware.acceleratorKind === 'neuron').map((c) => ({
         name: c.name,
         instanceTypes: classInstanceTypes(c, classOptions[c.name] ?? {}),

@@ -396,13 +396,16 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
   /**
    * Lets `grantee` push images to the repositories and have them signed on push (ECR managed signing signs with
    * the pusher's identity, which needs `signer:SignPayload` on the profile). Covers repositories added later too.
+   * The managed-signing guide's "required permissions" for the pushing principal are the ECR push actions and
+   * `signer:SignPayload` on the profile, nothing else of Signer
+   * (https://docs.aws.amazon.com/AmazonECR/latest/userguide/managed-signing.html, Prerequisites, review R255).
    */
   public grantPublish(grantee: iam.IGrantable): iam.Grant {
     this.publishers.push(grantee);
     for (const repo of this.repos) repo.grantPullPush(grantee);
     return iam.Grant.addToPrincipal({
       grantee,
-      actions: ['signer:SignPayload', 'signer:GetSigningProfile'],
+      actions: ['signer:SignPayload'],
       resourceArns: [this.signingProfile.signingProfileArn],
     });
   }
@@ -502,6 +505,12 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       account: stack.account,
       requireModelVersion: this.props.requireModelVersion ?? true,
     });
+    const misplaced = this.imageRegionProblems(scope, cls);
+    if (misplaced.length > 0) {
+      this.problems.push(...problems, ...misplaced);
+      this.throwIfInvalid();
+      return this;
+    }
     // Gates are per class name and artifacts: services sharing this construct may each have a class of the same name
     // (one verification when the artifacts are the same, one each otherwise); one service may not gate a class twice
     // with different artifacts.
@@ -713,6 +722,19 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       c.cross('repositoryNames@signingRule', { trust: trust.node.path, itself: trust === this, repositories: trust.repos.length }, field);
     }
     return c.problems.length === 0 ? [] : [new ConstructValidationError('ArtifactTrust', this.node.path, c.problems).message];
+  }
+
+  /**
+   * An image of another Region's registry than this construct's stack (`artifact.image@region`), where both are literal:
+   * a token Region is only known deployed, and the verifier then fails closed.
+   */
+  private imageRegionProblems(scope: Construct, cls: CapacityClass): Problem[] {
+    const trustRegion = Stack.of(this).region;
+    const image = isUnresolved(cls.artifact.image) ? undefined : parseEcrImage(cls.artifact.image);
+    if (!image || isUnresolved(trustRegion)) return [];
+    const c = new Checker(TRUST_RULES, '', cls.name);
+    c.cross('artifact.image@region', { image: cls.artifact.image, imageRegion: image.region, trustRegion, gatedBy: scope.node.path }, 'artifact.image');
+    return c.problems;
   }
 
   /** Once constructed, every call that adds input throws its problems at once (in the constructor: at its end). */

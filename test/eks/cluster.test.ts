@@ -16,6 +16,7 @@ import { NEURON_DEVICE_PLUGIN_TOLERATIONS, neuronDevicePluginImageValues } from 
 import { NEURON_DEVICE_PLUGIN_CHART, NEURON_DEVICE_PLUGIN_INSTANCE_TYPES } from '../../lib/eks/versions';
 import { HardwareCatalog } from '../../lib/core/hardware/catalog';
 import { EksInferenceService } from '../../lib/eks/inference-service';
+import { imageApproval } from '../../lib/trust/admission-policy';
 import { controllerInlinePolicyChars } from '../../lib/eks/controller-policy-size';
 import { InferenceObservability } from '../../lib/control/observability';
 import { Reconciler } from '../../lib/control/reconciler';
@@ -237,6 +238,69 @@ describe('two services on one EksInferenceCluster', () => {
     expect(() => new EksInferenceService(s, 'A', {
       contract: LLAMA_CONTRACT, classes: llamaClasses(), cluster: c, modelDataFetcherImage: FETCHER_IMAGE, chartVersions: { keda: '2.20.1' },
     })).toThrow(/chartVersions: is a setting of the cluster, but the service attaches to EksInferenceCluster 'Test\/Cluster'/);
+  });
+});
+
+describe('additionalApprovedImages: injected sidecars approved in the namespace (review R255)', () => {
+  /** The Istio proxy as the injector writes it once global.proxy.image is a full digest reference. */
+  const PROXY = `123456789012.dkr.ecr.us-east-1.amazonaws.com/istio/proxyv2@sha256:${'e'.repeat(64)}`;
+  const build = (id: string, props: { admission?: boolean; own?: boolean; images?: readonly string[] }) => {
+    const { stack: s } = testStack(id);
+    const cluster = props.own ? undefined
+      : new EksInferenceCluster(s, 'Cluster', { kubectlLayer: new KubectlV34Layer(s, 'Kubectl'), approvedImagesAdmission: props.admission ?? true });
+    const service = new EksInferenceService(s, 'Llama', {
+      contract: LLAMA_CONTRACT, classes: llamaClasses(), modelDataFetcherImage: FETCHER_IMAGE, additionalApprovedImages: props.images,
+      ...(cluster ? { cluster } : { kubectlLayer: new KubectlV34Layer(s, 'Kubectl') }),
+    });
+    return { stack: s, service };
+  };
+  /** Each approval patch of the namespace's policy, by the image it approves. */
+  const approvals = (s: Stack) => new Map(Object.values(Template.fromStack(s).findResources('Custom::AWSCDK-EKS-KubernetesPatch'))
+    .filter((p) => p.Properties.ResourceName === 'validatingadmissionpolicies.admissionregistration.k8s.io/approved-images-llama3-chat')
+    .map((p) => [Object.values(JSON.parse(p.Properties.ApplyPatchJson).metadata.annotations)[0] as string, p]));
+
+  test('each extra image gets an approval patch of its own, like the class images, and the workloads wait for it', () => {
+    const { stack: s, service } = build('Extra', { images: [PROXY] });
+    const approved = approvals(s);
+    const { key } = imageApproval(PROXY);
+    expect(approved.get(PROXY)!.Properties).toMatchObject({
+      PatchType: 'merge',
+      ApplyPatchJson: JSON.stringify({ metadata: { annotations: { [key]: PROXY } } }),
+      RestorePatchJson: JSON.stringify({ metadata: { annotations: { [key]: null } } }),
+    });
+    // Beside every class image and the fetcher, each approved once.
+    for (const u of service.units) expect(approved.has(u.cls.artifact.image)).toBe(true);
+    expect(approved.has(FETCHER_IMAGE)).toBe(true);
+    expect(service.admission!.approvals).toHaveLength(approved.size);
+    for (const u of service.units) expect(u.manifests.workload.node.dependencies).toContain(service.admission);
+  });
+
+  test('an extra image that is also a class image is approved once', () => {
+    const classImage = llamaClasses()[0].artifact.image;
+    const { stack: s } = build('Shared', { images: [classImage, PROXY] });
+    const approved = approvals(s);
+    expect(approved.has(classImage) && approved.has(PROXY)).toBe(true);
+    expect(build('Without', {}).service.admission!.approvals.length + 1).toBe(approved.size);
+  });
+
+  test('fails at synth on a tag, a token or a duplicate, naming the service, the value and what is allowed', () => {
+    const tagged = 'docker.io/istio/proxyv2:1.30.3';
+    const token = Fn.join('', ['123456789012.dkr.ecr.us-east-1.amazonaws.com/istio/proxyv2@sha256:', 'e'.repeat(64)]);
+    expect(() => build('Bad', { images: [tagged, PROXY, PROXY, token] })).toThrow([
+      "EksInferenceService 'Bad/Llama' is invalid (1 problem):",
+      '  - additionalApprovedImages: holds a CDK token (each approval is named, at synth, by a hash of its image reference); '
+        + `'${tagged}' is not pinned by digest (a tag is mutable); '${PROXY}' is listed twice; allowed: unset, or distinct images pinned by `
+        + 'digest (<registry>/<repository>@sha256:<64 hex>), on an EksInferenceCluster with approvedImagesAdmission: true',
+    ].join('\n'));
+  });
+
+  test('fails at synth on a cluster that admits every image, where nothing would approve them', () => {
+    expect(() => build('Off', { admission: false, images: [PROXY] })).toThrow(
+      "additionalApprovedImages: is set, but the cluster 'Off/Cluster' has no approvedImagesAdmission (a prop of EksInferenceCluster)");
+    expect(() => build('Own', { own: true, images: [PROXY] })).toThrow(
+      "additionalApprovedImages: is set, but the cluster 'Own/Llama/Default' has no approvedImagesAdmission");
+    // An empty list asks for nothing.
+    expect(() => build('Empty', { admission: false, images: [] })).not.toThrow();
   });
 });
 

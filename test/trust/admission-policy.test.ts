@@ -120,6 +120,38 @@ describe('approved-images admission policy', () => {
     });
   });
 
+  describe('sidecars a mutating webhook injects (review R255): judged on the pod as created, after injection', () => {
+    const PROXY = imageRef('istio/proxyv2', 'e');
+    /**
+     * A pod as Istio's injector leaves it (istio/istio@1.30.3 injection-template.yaml): an istio-init (istio-validation with
+     * the CNI) init container and an istio-proxy container, or with native sidecars istio-proxy among the init containers
+     * (restartPolicy: Always), both at one image reference.
+     */
+    const injected = (proxy: string, native = false) => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'llama-l40s-x', namespace: 'serving' },
+      spec: native
+        ? { initContainers: [{ name: 'istio-init', image: proxy }, { name: 'istio-proxy', image: proxy, restartPolicy: 'Always' }],
+          containers: [{ name: 'server', image: IMAGES[0] }] }
+        : { initContainers: [{ name: 'istio-init', image: proxy }], containers: [{ name: 'server', image: IMAGES[0] }, { name: 'istio-proxy', image: proxy }] },
+    });
+
+    test.each([false, true])('a pod whose sidecar runs an approved digest is admitted, one injected by tag is refused (native sidecars: %s)', (native) => {
+      const approved = [...IMAGES, PROXY];
+      expect(admits(injected(PROXY, native), null, approved)).toBe(true);
+      // Istio's default: <hub>/<image>:<tag> (pkg/kube/inject/inject.go imageURL), which no digest approval matches.
+      expect(admits(injected('docker.io/istio/proxyv2:1.30.3', native), null, approved)).toBe(false);
+      // Approving the class images alone refuses the injected pod, as a cluster without additionalApprovedImages did.
+      expect(admits(injected(PROXY, native))).toBe(false);
+      // Another digest of the same repository is another image.
+      expect(admits(injected(imageRef('istio/proxyv2', 'd'), native), null, approved)).toBe(false);
+    });
+
+    test('the Deployment whose pods get the sidecar is admitted without it: its template has none', () => {
+      const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'llama-l40s', namespace: 'serving' }, spec: template(IMAGES[0]) };
+      expect(admits(deployment)).toBe(true);
+    });
+  });
+
   test('approves what the annotations on the policy approve, and nothing its expression or other annotations name', () => {
     expect(JSON.stringify(policy.spec)).not.toContain('@sha256:');
     const pod = (image: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'serving' }, spec: podSpec(image) });

@@ -206,12 +206,15 @@ describe('ArtifactTrust', () => {
     const statements = policy.Properties.PolicyDocument.Statement;
     expect(statements).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ Action: ['signer:SignPayload', 'signer:GetSigningProfile'], Resource: { 'Fn::GetAtt': [expect.stringMatching(/TrustSigningProfile/), 'Arn'] } }),
+        expect.objectContaining({ Action: 'signer:SignPayload', Resource: { 'Fn::GetAtt': [expect.stringMatching(/TrustSigningProfile/), 'Arn'] } }),
         // sign-model calls kms:Sign only.
         expect.objectContaining({ Action: 'kms:Sign' }),
         expect.objectContaining({ Action: expect.arrayContaining(['ecr:PutImage']) }),
       ]),
     );
+    // ECR managed signing's prerequisites list signer:SignPayload as the pusher's only Signer permission (managed-signing.html).
+    const signerActions = (statements as { Action: string | string[] }[]).flatMap((st) => [st.Action].flat()).filter((a) => a.startsWith('signer:'));
+    expect(signerActions).toEqual(['signer:SignPayload']);
   });
 
   test('repositories added after a publisher was granted are granted to it too', () => {
@@ -862,5 +865,75 @@ describe('ArtifactTrust repository names (review R231, R230)', () => {
       .toThrow("repositoryNames[0]: 'inference/vllm' is created by the ArtifactTrust at 'First/Trust' in 123456789012/us-east-1 too");
     const elsewhere = new Stack(app, 'Elsewhere', { env: { account: '123456789012', region: 'eu-west-1' } });
     expect(() => new ArtifactTrust(elsewhere, 'Trust', { repositoryNames: ['inference/vllm'] })).not.toThrow();
+  });
+});
+
+describe("ArtifactTrust: a class image of another Region's registry (review R255)", () => {
+  const westImage = `123456789012.dkr.ecr.us-west-2.amazonaws.com/vllm@sha256:${'a'.repeat(64)}`;
+  const westClass = () => pinnedClasses((s) => ({ ...s, artifact: { ...s.artifact, image: westImage } }))[0];
+
+  test('fails at synth where both Regions are literal, naming the trust, the class, the image, both Regions and why', () => {
+    const { stack } = testStack();
+    const trust = new ArtifactTrust(stack, 'Trust', { repositoryNames: ['vllm'] });
+    const serving = new Construct(stack, 'Serving');
+    expect(() => trust.gateFor(serving, westClass())).toThrow([
+      "ArtifactTrust 'Test/Trust' is invalid (1 problem):",
+      `  - class 'l40s' artifact.image: '${westImage}' (gated by 'Test/Serving') is in us-west-2, and the ArtifactTrust's stack in us-east-1; `
+        + "allowed: a private ECR image of the ArtifactTrust's own Region (checked where the image and the trust's stack name literal Regions) "
+        + "(ECR managed signing signs an image only with a profile of its registry's Region (\"Cross-region signing is not supported\")",
+    ].join('\n'));
+    // The same image in the trust's Region is gated.
+    expect(() => trust.gateFor(serving, pinnedClasses()[0])).not.toThrow();
+  });
+
+  test('is not checked where the Region is known only deployed (an environment-agnostic trust stack): the verifier fails closed there', () => {
+    const app = new App(UNIT_TEST_APP_PROPS);
+    const stack = new Stack(app, 'Agnostic');
+    const trust = new ArtifactTrust(stack, 'Trust', { repositoryNames: ['vllm'] });
+    expect(() => trust.gateFor(stack, westClass())).not.toThrow();
+  });
+});
+
+describe('ArtifactTrust: a class on a profile of its own, the working recipe (docs/artifact-trust.md "Placement", review R255)', () => {
+  function recipe() {
+    const { stack } = testStack('Trusts');
+    const main = new ArtifactTrust(stack, 'Trust', { repositoryNames: ['vllm'] });
+    const isolated = new ArtifactTrust(stack, 'IsolatedTrust', {
+      repositoryNames: ['vllm-isolated'],
+      signingProfileName: 'isolated_fallback',
+      manageRegistrySigningConfiguration: false,
+    });
+    main.signRepositoriesOf(isolated);
+    return { stack, main, isolated };
+  }
+  const isolatedClass = (profile?: string) => pinnedClasses((s) => ({
+    ...s, artifact: { ...s.artifact, image: imageRef('vllm-isolated'), ...(profile ? { signingProfileName: profile } : {}) },
+  }))[0];
+  const rulesOf = (t: Template) => Object.values(t.findResources('AWS::ECR::SigningConfiguration'))[0].Properties.Rules;
+  const recordsOf = (t: Template) => Object.values(t.findResources('Custom::ClassArtifactVerification')).map((r) => r.Properties.Record);
+
+  test("the registry's one configuration signs the second trust's repository with the second trust's profile", () => {
+    const { stack, isolated } = recipe();
+    isolated.gateFor(stack, isolatedClass());
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::ECR::SigningConfiguration', 1);
+    const isolatedProfile = { 'Fn::GetAtt': [expect.stringMatching(/^IsolatedTrustSigningProfile/), 'Arn'] };
+    expect(rulesOf(template)).toEqual([
+      { SigningProfileArn: { 'Fn::GetAtt': [expect.stringMatching(/^TrustSigningProfile/), 'Arn'] }, RepositoryFilters: [{ Filter: 'vllm', FilterType: 'WILDCARD_MATCH' }] },
+      { SigningProfileArn: isolatedProfile, RepositoryFilters: [{ Filter: 'vllm-isolated', FilterType: 'WILDCARD_MATCH' }] },
+    ]);
+    // Gated on the second trust, the class's check requires the profile of that rule.
+    template.hasResourceProperties('AWS::Signer::SigningProfile', { ProfileName: 'isolated_fallback' });
+    expect(recordsOf(template)).toEqual([expect.objectContaining({ signingProfileArn: isolatedProfile })]);
+  });
+
+  test("in a service gated on the main trust, the class names the second trust's profile, with none of the main profile's predecessors", () => {
+    const { stack, main } = recipe();
+    main.gateFor(stack, isolatedClass('isolated_fallback'));
+    const [record] = recordsOf(Template.fromStack(stack));
+    expect(record.signingProfileArn).toEqual({
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':signer:us-east-1:123456789012:/signing-profiles/isolated_fallback']],
+    });
+    expect(record.previousSigningProfileArns).toBeUndefined();
   });
 });

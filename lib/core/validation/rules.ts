@@ -96,6 +96,23 @@ function enhancedContainerInsightsProblem(config: unknown): string | undefined {
     ? undefined : 'has no logs.metrics_collected.kubernetes.enhanced_container_insights: true';
 }
 
+/** What an approved-images policy can approve, as the rules say it (`admission.images`, EKS `additionalApprovedImages`). */
+const APPROVABLE_IMAGES = 'distinct images pinned by digest (<registry>/<repository>@sha256:<64 hex>)';
+
+/**
+ * Why images cannot be approved, one clause each, or undefined: a token (an approval is named at synth by a hash of
+ * its reference: `imageApproval`, lib/trust/admission-policy.ts), a reference not pinned by digest, one listed twice.
+ * The one digest rule of every list of approved images.
+ */
+function unapprovableImages(images: readonly string[]): string | undefined {
+  const found = [
+    ...(images.some(isUnresolved) ? ['holds a CDK token (each approval is named, at synth, by a hash of its image reference)'] : []),
+    ...images.filter((i) => !isUnresolved(i) && !isDigestPinnedImage(i)).map((i) => `'${i}' is not pinned by digest (a tag is mutable)`),
+    ...duplicates(images).map((i) => `'${i}' is listed twice`),
+  ];
+  return found.length === 0 ? undefined : found.join('; ');
+}
+
 /** `EksInferenceService` props beyond the contract and the classes. */
 export const EKS_RULES = {
   modelDataEncryptionKey: MODEL_DATA_KEY_RULE,
@@ -119,6 +136,21 @@ export const EKS_RULES = {
     "a name that does not start with 'system-'",
     (name) => (name.startsWith('system-') ? `is '${name}'` : undefined),
     "'<service>-<class>' also names the class's PriorityClass, and the API server keeps the 'system-' prefix for its own",
+  ),
+  // A mutating webhook (Istio's, Linkerd's, an APM agent's) adds its container to each pod on CREATE, and mutating
+  // admission runs before validating admission ("In the first phase, mutating admission controllers are run. In the
+  // second phase, validating admission controllers are run": https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/),
+  // so the namespace's approved-images policy judges every pod with its injected containers, at the references the
+  // injector writes. The Deployment's template has none, so it is admitted and the deploy completes (review R255).
+  additionalApprovedImages: crossRule<{ readonly images: readonly string[]; readonly cluster: string; readonly admission: boolean }>(
+    `unset, or ${APPROVABLE_IMAGES}, on an EksInferenceCluster with approvedImagesAdmission: true`,
+    ({ images, cluster, admission }) => {
+      if (images.length === 0) return undefined;
+      return admission ? unapprovableImages(images)
+        : `is set, but the cluster '${cluster}' has no approvedImagesAdmission (a prop of EksInferenceCluster): no policy would use them`;
+    },
+    "each is approved in the namespace's approved-images policy like a class image; a pod with an injected image the policy does not "
+      + 'approve is refused on creation, while the Deployment is admitted and the deploy completes',
   ),
   clusterName: nameRule('eksClusterName', { why: 'it appears in IAM condition keys and Karpenter discovery tags' }),
   // Keyed by account, Region and the construct's literal cluster name (`clusterName`, which an imported cluster whose
@@ -614,6 +646,19 @@ export const TRUST_RULES = {
   // (https://docs.aws.amazon.com/signer/latest/developerguide/cli-profile.html); how it counts a month in DAYS is not
   // documented, so the bound takes 30-day months (4,050 days, the default here), which any count of months allows.
   signatureValidity: numberRule({ integer: true, min: 1, max: 135 * 30, unit: 'days', why: "AWS Signer's maximum is 135 months" }),
+  // ECR managed signing: "Cross-region signing is not supported — Signing profiles must be in the same region as your
+  // Amazon ECR registry" (https://docs.aws.amazon.com/AmazonECR/latest/userguide/managed-signing.html, Considerations).
+  // Every profile a class's record approves is in the trust's stack Region (the trust's own, one built from a class's
+  // `signingProfileName`, and `previousSigningProfileArns`, refused elsewhere), so an image of another Region's
+  // registry is never signed by it and the verifier fails every deploy of the class (review R255).
+  'artifact.image@region': crossRule<{ readonly image: string; readonly imageRegion: string; readonly trustRegion: string; readonly gatedBy: string }>(
+    "a private ECR image of the ArtifactTrust's own Region (checked where the image and the trust's stack name literal Regions)",
+    ({ image, imageRegion, trustRegion, gatedBy }) => (imageRegion === trustRegion ? undefined
+      : `'${image}' (gated by '${gatedBy}') is in ${imageRegion}, and the ArtifactTrust's stack in ${trustRegion}`),
+    "ECR managed signing signs an image only with a profile of its registry's Region (\"Cross-region signing is not supported\"), and "
+      + "every profile a class's record approves is in the trust's Region: no signature could satisfy the verifier; push the image to "
+      + "a repository of the trust's Region, or gate the class on an ArtifactTrust of the image's Region",
+  ),
   'admission.policyName': crossRule<string>(
     'a DNS-1123 subdomain of at most 245 characters (the binding adds "-binding")',
     (name) => (isUnresolved(name) ? 'is a CDK token (the binding refers to the policy by its literal name)'
@@ -621,16 +666,8 @@ export const TRUST_RULES = {
   ),
   'admission.namespace': nameRule('dns1123Label', { tokens: 'carry' }),
   'admission.images': crossRule<readonly string[]>(
-    'a non-empty list of distinct images pinned by digest (<registry>/<repository>@sha256:<64 hex>)',
-    (images) => {
-      if (images.length === 0) return 'is empty (a policy that allows nothing would reject every serving pod)';
-      const found = [
-        ...(images.some(isUnresolved) ? ['holds a CDK token (each approval is named, at synth, by a hash of its image reference)'] : []),
-        ...images.filter((i) => !isUnresolved(i) && !isDigestPinnedImage(i)).map((i) => `'${i}' is not pinned by digest (a tag is mutable)`),
-        ...duplicates(images).map((i) => `'${i}' is listed twice`),
-      ];
-      return found.length === 0 ? undefined : found.join('; ');
-    },
+    `a non-empty list of ${APPROVABLE_IMAGES}`,
+    (images) => (images.length === 0 ? 'is empty (a policy that allows nothing would reject every serving pod)' : unapprovableImages(images)),
   ),
   previousSigningProfileArns: crossRule<{
     readonly arns: readonly string[];
