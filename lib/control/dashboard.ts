@@ -32,7 +32,7 @@ const HEIGHT = 6;
 
 /**
  * One CloudWatch dashboard per inference service that joins the provisioning side (capacity attempts, desired vs
- * ready replicas), the serving side (request and token share, latency percentiles, queue wait,
+ * ready replicas), the serving side (request and token share, latency percentiles, engine queue depth,
  * rejections, deadline exhaustions) and the control side (mode, weights, decisions), with cost per 1M tokens.
  * Rows top to bottom: summary, traffic, latency, replicas, capacity and admission, control, throughput and cost,
  * alarms. The layout is described in docs/observability.md ("Dashboard layout").
@@ -219,7 +219,7 @@ function dashboardRows(m: ServiceMetrics, alarms: InferenceAlarms | undefined, s
     }),
   ]);
 
-  // Latency percentiles per class, then queue wait.
+  // Latency percentiles per class, then the engine queue.
   const latency = classes.map((c) =>
     graph(`Latency ${c.facts.name} (ms)`, share(classes.length + 1), {
       left: ['p50', 'p95', 'p99'].map((p) => m.latencyMs(c, p, `${p}_${c.index}`)),
@@ -227,9 +227,12 @@ function dashboardRows(m: ServiceMetrics, alarms: InferenceAlarms | undefined, s
     }),
   );
   // Queue depth from the scraped engine metrics stands in for queue time (the agent drops the engines' histograms).
+  // Every pod of a class publishes into the one [Service, CapacityClass] series, a sample per scrape, so the Average is
+  // the queue of a replica: a Sum would add every scrape of every pod in the period, which the dashboard widens with
+  // the time range (periodOverride auto). The class's queue is that times its ready replicas.
   const waiting = classes.flatMap((c) => m.requestsWaiting(c) ?? []);
   const queue = waiting.length > 0
-    ? [graph('Requests waiting per class (engine queue)', share(classes.length + 1), { left: waiting, leftYAxis: ZERO_AXIS('requests') })]
+    ? [graph('Requests waiting per replica, by class (engine queue, mean over pods)', share(classes.length + 1), { left: waiting, leftYAxis: ZERO_AXIS('requests per replica') })]
     : [];
   rows.push(...wrap([...latency, ...queue]));
 
@@ -258,16 +261,23 @@ function dashboardRows(m: ServiceMetrics, alarms: InferenceAlarms | undefined, s
   rows.push(...wrap(replicas));
 
   // Provisioning and errors: capacity errors where the platform produces them (EKS: Karpenter's log line), server
-  // errors (engine rejections answer 5XX), and the deadline alarm's shed rate (on unless turned off).
+  // errors, and the deadline alarm's shed rate (on unless turned off). vLLM, DJL LMI and Triton shed overload with
+  // 503, in the 5XX; TGI with 429, in the 4XX: a class whose engine does (`rejectionStatus` '4xx') gets its 4XX line too.
   const deadlineRate = alarms?.deadlineExhaustionAlarm;
   const errors = classes.flatMap((c) => m.capacityErrors(c) ?? []);
+  const sheds4xx = classes.filter((c) => m.producers(c).rejectionStatus === '4xx')
+    .map((c) => m.shedRequests(c).with({ label: `${c.facts.name} 4XX (429 sheds, and client errors)` }));
   // The 5XX a load balancer answers itself (no registered target in a class's group) are in no class's metrics above.
   const balancer = m.loadBalancer;
   const balancerErrors = m.loadBalancerErrors();
   const balancerRate = alarms?.loadBalancerErrorsAlarm;
   rows.push(wrap([
     ...(errors.length > 0 ? [graph('Capacity errors per class (Karpenter insufficient capacity)', 8, { left: errors, leftYAxis: ZERO_AXIS('launch failures') })] : []),
-    graph('Server errors (5XX) per class', 8, { left: classes.map((c) => m.serverErrors(c)), stacked: true, leftYAxis: ZERO_AXIS('requests') }),
+    graph(sheds4xx.length > 0 ? 'Server errors (5XX) and 429 sheds (4XX) per class' : 'Server errors (5XX) per class', 8, {
+      left: [...classes.map((c) => m.serverErrors(c)), ...sheds4xx],
+      stacked: true,
+      leftYAxis: ZERO_AXIS('requests'),
+    }),
     ...(deadlineRate
       ? [graph('Deadline exhaustions (% of arrivals)', 8, { left: [deadlineRate.metric], leftAnnotations: [deadlineRate.toAnnotation()], leftYAxis: ZERO_AXIS('%') })]
       : []),

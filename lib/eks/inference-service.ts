@@ -536,7 +536,10 @@ export class EksInferenceService extends Construct implements IInferenceServing 
     return this.albMetric(className, AwsMetrics.alb.targetResponseTime, 'p95', props);
   }
 
-  /** 5XX responses returned by a class's model servers. */
+  /**
+   * 5XX responses returned by a class's model servers: the overload sheds of vLLM, DJL LMI and Triton (503), not TGI's
+   * (429, in `HTTPCode_Target_4XX_Count`; `rejectionStatusClass`).
+   */
   public metricTarget5xx(className: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.albMetric(className, AwsMetrics.alb.target5xx, 'Sum', props);
   }

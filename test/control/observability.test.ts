@@ -11,6 +11,7 @@ import { type CapacityClass } from '../../lib/core/service/capacity-class';
 import { checkCapacityClasses } from '../../lib/core/service/checks';
 import { ALARM_DEFAULTS, InferenceAlarms, InferenceDashboard, InferenceObservability } from '../../lib/control/observability';
 import { findPublishedMetric } from '../../lib/core/metrics/aws-published';
+import { classDimensions, METRIC_NAMESPACE, Metrics } from '../../lib/core/metrics/contract';
 import { maxAlarmEvaluationSeconds } from '../../lib/core/platform/limits';
 import { OBSERVABILITY_RULES, RECONCILER_RULES } from '../../lib/core/validation/rules';
 import { llamaClasses, nagFindings, nistFindings, testStack } from '../util';
@@ -200,7 +201,7 @@ describe('InferenceObservability on a SageMaker endpoint, defaults', () => {
       (p) => `AWS/SageMaker ModelLatency EndpointName=llama3-chat InstanceType=ml.g5.xlarge VariantName=fallback ${p}`,
     ));
     // No engine metrics are scraped on SageMaker (detailed observability is PromQL-only): no queue widget.
-    expect(widgets.map((w) => w.properties.title)).not.toContain('Requests waiting per class (engine queue)');
+    expect(widgets.map((w) => String(w.properties.title)).filter((t) => t.startsWith('Requests waiting'))).toEqual([]);
   });
 
   test('replicas desired vs ready per routed class (a variant), its pools drawn too, with the summed quota as a line', () => {
@@ -824,6 +825,48 @@ describe('InferenceDashboard and InferenceAlarms on an ALB, with options', () =>
     for (const r of Object.values(template.findResources('AWS::CloudWatch::Alarm'))) {
       expect(r.Properties.AlarmActions).toEqual([{ Ref: stack.getLogicalId(topic.node.defaultChild as sns.CfnTopic) }]);
     }
+  });
+});
+
+describe('the engine queue and the sheds a class answers outside the 5XX, on an ALB (review R256)', () => {
+  // l40s runs vLLM (sheds with 503), a10g TGI (sheds with 429): both scraped for their queue depth, as EksInferenceService
+  // hands them over (Average of the class's one series).
+  const waiting = (name: string) => ({
+    namespace: METRIC_NAMESPACE, metricName: Metrics.requestsWaiting.name, dimensions: classDimensions('llama-eks', name), stat: 'Average',
+  });
+  let widgets: Widget[];
+  beforeAll(() => {
+    const { stack } = testStack();
+    new InferenceDashboard(stack, 'Dashboard', {
+      serving: servingOf(ALB, 'llama-eks', 250, {
+        classes: {
+          l40s: { requestsWaiting: waiting('l40s'), rejectionStatus: '5xx' },
+          a10g: { requestsWaiting: waiting('a10g'), rejectionStatus: '4xx' },
+        },
+      }),
+    });
+    widgets = dashboardWidgets(stack, Template.fromStack(stack));
+  });
+
+  test('fails when the queue graph reads as the class\'s queue: it draws the Average over the pods, labelled per replica', () => {
+    // Every pod publishes into one [Service, CapacityClass] series, a sample per scrape: the Average is one replica's
+    // queue; a Sum would add every scrape of every pod in the period, which the dashboard widens with the time range.
+    const w = widget(widgets, 'Requests waiting per replica, by class (engine queue, mean over pods)');
+    expect(metricKeys(w)).toEqual(['l40s', 'a10g'].map((c) => `CapacityAwareInference RequestsWaiting CapacityClass=${c} Service=llama-eks Average`));
+    expect(w.properties.yAxis).toEqual(expect.objectContaining({ left: expect.objectContaining({ label: 'requests per replica' }) }));
+    expect(widgets.map((x) => String(x.properties.title)).filter((t) => t.startsWith('Requests waiting'))).toHaveLength(1);
+  });
+
+  test('fails when a TGI class\'s 429 sheds are missing from the error graph: its 4XX is drawn beside every class\'s 5XX', () => {
+    const w = widget(widgets, 'Server errors (5XX) and 429 sheds (4XX) per class');
+    const lb = 'LoadBalancer=app/llama/50dc6c495c0c9188';
+    expect(metricKeys(w)).toEqual([
+      ...ALB.targets.map((t) => `AWS/ApplicationELB HTTPCode_Target_5XX_Count ${lb} TargetGroup=${t.targetGroupFullName} Sum`),
+      `AWS/ApplicationELB HTTPCode_Target_4XX_Count ${lb} TargetGroup=targetgroup/a10g/6d0ecf831eec9f01 Sum`,
+    ]);
+    expect((rows(w).at(-1)!.at(-1) as { label?: string }).label).toBe('a10g 4XX (429 sheds, and client errors)');
+    // Without a class that sheds with 429 the graph is the 5XX alone (the SageMaker and ALB suites above).
+    expect(widgets.map((x) => x.properties.title)).not.toContain('Server errors (5XX) per class');
   });
 });
 

@@ -68,7 +68,7 @@ describe('signal contract', () => {
       if (r.Type === 'AWS::EKS::Addon') r.Properties!.ConfigurationValues = JSON.stringify({ agents: [{ name: 'cloudwatch-agent' }] });
     }
     expect(signalContractProblems(stripped)).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^CapacityAwareInference RequestsWaiting \[CapacityClass, Service\] read by ObservabilityDashboard\w+ \(AWS::CloudWatch::Dashboard\) widget 'Requests waiting per class/),
+      expect.stringMatching(/^CapacityAwareInference RequestsWaiting \[CapacityClass, Service\] read by ObservabilityDashboard\w+ \(AWS::CloudWatch::Dashboard\) widget 'Requests waiting per replica, by class/),
     ]));
   });
 

@@ -9,7 +9,7 @@ import { type ClassSignals, type PolicyClass, type PolicyInput, type PolicyState
 import { policyClassesFromFacts } from '../../lib/core/reconciler/from-facts';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
 import { policyConfigProblems } from '../../lib/core/validation/policy-config';
-import { historyPeriodMultiple } from '../../lib/core/validation/reconciler-rules';
+import { historyPeriodMultiple } from '../../lib/core/platform/limits';
 import { replicaFloors, routingPlan } from '../../lib/core/policy/plan';
 import { doubledWindow, flapStability, plannedDemand, recoverySeen, sustainedDemand, typicalDemand } from '../../lib/core/policy/evidence';
 

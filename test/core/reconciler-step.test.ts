@@ -7,7 +7,7 @@ import { SAGEMAKER_ENDPOINT_LIMITS } from '../../lib/core/platform/limits';
 import { policyWindowPeriods, resolvePolicyConfig } from '../../lib/core/policy/defaults';
 import { type ClassSignals } from '../../lib/core/policy/types';
 import { ALARM_STATE_CHANGE, alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
-import { counterPerSecond, type ReconcilerConfig } from '../../lib/core/reconciler/config';
+import { counterPerSecond, type ReconcilerConfig, windowDefaultsForPeriod } from '../../lib/core/reconciler/config';
 import { demandWindow } from '../../lib/core/reconciler/faults';
 import { AUDIT_RECORD_MAX_BYTES, type MetricResult } from '../../lib/core/reconciler/io';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
@@ -19,7 +19,10 @@ import { routingTarget } from '../../lib/core/reconciler/targets';
 import { capacityToLower } from '../../lib/core/reconciler/targets/sagemaker';
 import { instancesByType } from '../../lib/core/reconciler/targets/sagemaker-instances';
 import { type TargetState } from '../../lib/core/reconciler/targets/kind';
-import { MAX_WINDOW_PERIODS } from '../../lib/core/validation/reconciler-rules';
+import { numberProblem } from '../../lib/core/validation/checker';
+import { reconcilerConfigProblems } from '../../lib/core/validation/reconciler-config';
+import { MAX_WINDOW_PERIODS, RECONCILER_RULES } from '../../lib/core/validation/reconciler-rules';
+import { EKS_RULES } from '../../lib/core/validation/rules';
 
 const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 30);
 const cls = (name: string, rank: number, instanceType: string, tps: number, usd: number, maxReplicas = 10): RoutedClassFacts => ({
@@ -222,6 +225,121 @@ describe('demand holes', () => {
     const o = observe(config, alb({ inf2: 98, g6: 2 }), results, NOW_MS);
     expect(o.signals.inf2.servedTokensPerSecond?.slice(-10)).toEqual(fill(400, 10));
     expect(o.demandTokensPerSecond.slice(-10).every((d) => d !== null && Math.abs(d - 410) < 1e-6)).toBe(true);
+  });
+
+  // Review R256 D1: CloudWatch cuts a query's answer into periods from its StartTime on (boto/boto3#3457). A counter read
+  // over a longer period than the reconciler's must end a bucket at the newest signal period's end, or that bucket holds
+  // deltas up to now (or none yet, past it), divided by the full period: a demand that reads low every run.
+  const scrapedAt = (periodSeconds: number, graceSeconds: number, scrapeSeconds: number): ReconcilerConfig => {
+    const windows = resolvePolicyConfig({ periodSeconds, ...windowDefaultsForPeriod(periodSeconds) });
+    return {
+      ...ALB,
+      policy: {
+        periodSeconds,
+        ...windowDefaultsForPeriod(periodSeconds),
+        provisioningGraceSeconds: Math.ceil(graceSeconds / periodSeconds) * periodSeconds,
+        // At least the stabilization window (an hour's period makes it an hour).
+        maxReturnHoldSeconds: Math.max(windows.maxReturnHoldSeconds, windows.stabilizationWindowSeconds),
+      },
+      // As the Reconciler renders an EksInferenceService's scraped counters (`routedProducers`, targets/alb.ts).
+      contractTokenCounters: ['inf2'],
+      ...(scrapeSeconds > 60 ? { signals: { inf2: { generatedTokensIntervalSeconds: scrapeSeconds } } } : {}),
+    };
+  };
+  const tokenQueryPeriod = (q: ReturnType<typeof metricQuery>) => {
+    const entry = q.batch.index.find((e) => e.className === 'inf2' && e.signal === 'servedTokensPerSecond')!;
+    return q.batch.queries.find((x) => x.Id === entry.id)!.MetricStat!.Period;
+  };
+
+  test('fails when the token bucket over the newest signal period ends past it: every period, scrape interval and grace 300-900 s', () => {
+    const scrapes = Array.from({ length: 231 }, (_, i) => i + 10).filter((s) => numberProblem(EKS_RULES['observability.scrapeInterval'], s) === undefined
+      && EKS_RULES['observability.scrapeInterval@periods'].check(s) === undefined);
+    expect(scrapes).toEqual([10, 12, 15, 20, 30, 60, 120, 180, 240]);
+    const periods = Array.from({ length: 21_600 / 60 }, (_, i) => (i + 1) * 60).filter((p) => numberProblem(RECONCILER_RULES['policy.period'], p) === undefined);
+    expect(periods).toHaveLength(360);
+    let checked = 0;
+    let longer = 0;
+    for (const period of periods) {
+      const graces = [...new Set(Array.from({ length: 11 }, (_, i) => Math.ceil((300 + i * 60) / period) * period))];
+      for (const grace of graces) {
+        for (const scrape of scrapes) {
+          const config = scrapedAt(period, grace, scrape);
+          // Only what the Reconciler accepts (a window of up to 1,440 periods that GetMetricData still answers).
+          if (reconcilerConfigProblems(config).length > 0) continue;
+          const first = metricQuery(config, NOW_MS);
+          const q = tokenQueryPeriod(first);
+          if (q > period) longer++;
+          // Every phase of the run against the query period.
+          for (let k = 0; k < q / period; k++) {
+            const nowMs = NOW_MS + k * period * 1000;
+            const { startTime, frame, signalSlots } = metricQuery(config, nowMs);
+            const signalsEnd = frame.start + signalSlots * period;
+            expect(signalsEnd).toBe(Math.floor((nowMs / 1000 - config.metricDelaySeconds) / period) * period);
+            const newest = frame.start + (signalSlots - 1) * period;
+            const bucketEnd = startTime + (Math.floor((newest - startTime) / q) + 1) * q;
+            if (bucketEnd > signalsEnd || startTime > frame.start || startTime % 60 !== 0) {
+              throw new Error(`period ${period} s, grace ${grace} s, scrape ${scrape} s, now +${k} periods: `
+                + `the bucket over the newest signal period ends ${bucketEnd - signalsEnd} s past it (StartTime ${startTime}, frame ${frame.start})`);
+            }
+            checked++;
+          }
+        }
+      }
+    }
+    expect(longer).toBeGreaterThan(0);
+    // Every period and scrape interval at least once (the ones the Reconciler accepts: all of them).
+    expect(checked).toBeGreaterThan(periods.length * scrapes.length);
+  });
+
+  test('fails when the newest demand period reads a partial token bucket: 300 s periods, a 120 s scrape, grace 600 s (R256)', () => {
+    const config = scrapedAt(300, 600, 120);
+    // 11:57:00, the metric delay (120 s) after the newest signal period's end, 11:55:00.
+    const nowMs = Date.UTC(2026, 10, 30, 11, 57, 0);
+    const query = metricQuery(config, nowMs);
+    const { batch, frame, signalSlots, startTime, endTime } = query;
+    expect(tokenQueryPeriod(query)).toBe(600);
+    // An odd number of signal periods: from the frame's start, the newest 600 s bucket would end at 12:00:00, one period
+    // past them, holding 7 of its 10 minutes (0.7 x the rate).
+    expect(signalSlots % 2).toBe(1);
+    const now = nowMs / 1000;
+    const rate = 400;
+    // CloudWatch's answer: each query's buckets from StartTime on, up to EndTime. The agent publishes a delta per scrape
+    // as it scrapes, so a bucket holds the tokens served up to now; replicas and the other class's requests per period.
+    const results: MetricResult[] = batch.index.map((e) => {
+      const period = batch.queries.find((x) => x.Id === e.id)!.MetricStat?.Period ?? frame.periodSeconds;
+      const starts = Array.from({ length: Math.ceil((endTime - startTime) / period) }, (_, i) => startTime + i * period).filter((t) => t < now);
+      const value = (t: number) => (e.className === 'inf2' && e.signal === 'servedTokensPerSecond' ? rate * (Math.min(t + period, now) - t)
+        : e.signal === 'readyReplicas' || e.signal === 'desiredReplicas' ? (e.className === 'inf2' ? 3 : 1)
+          : e.className === 'g6' && e.signal === 'servedTokensPerSecond' ? (10 * period) / 200
+            : e.signal === 'mode' ? 0 : undefined);
+      const points = starts.flatMap((t) => (value(t) === undefined ? [] : [{ t, v: value(t)! }]));
+      return { Id: e.id, Timestamps: points.map((p) => new Date(p.t * 1000)), Values: points.map((p) => p.v) };
+    });
+    const o = observe(config, alb({ inf2: 98, g6: 2 }), results, nowMs);
+    expect(o.signals.inf2.servedTokensPerSecond).toEqual(fill(rate, signalSlots));
+    expect(o.demandTokensPerSecond.at(-1)).toBeCloseTo(rate + 10, 6);
+    // The query starts a period before the frame; the frame, and with it every other window, is where it was.
+    expect(startTime).toBe(frame.start - 300);
+    expect(frame.start).toBe(Math.floor((now - config.metricDelaySeconds) / 300) * 300 - signalSlots * 300);
+  });
+
+  test('a window reaching back about 15 days starts where it did when an earlier start would need periods of 5 minutes', () => {
+    // 1,135 periods of 19 minutes and a 900 s metric delay: the Reconciler accepts the window (its oldest period within
+    // 15 days), and a 2,280 s token bucket ending at the newest signal period would start a period further back.
+    const base = scrapedAt(1140, 1140, 120);
+    const config: ReconcilerConfig = { ...base, metricDelaySeconds: 900, policy: { ...base.policy, reentryMemorySeconds: 1135 * 1140 } };
+    expect(reconcilerConfigProblems(config)).toEqual([]);
+    // A run `late` seconds after the metric delay passed its newest signal period's end.
+    const nowOf = (late: number) => Math.floor(NOW_MS / 1000 / 1140) * 1140 + 900 + late;
+    const late = metricQuery(config, nowOf(600) * 1000);
+    expect(late.signalSlots).toBe(1135);
+    // Past 15 days GetMetricData answers only periods of a multiple of 300 s (`historyPeriodMultiple`): 1,140 s is not one.
+    expect(nowOf(600) - (late.frame.start - 1140)).toBeGreaterThan(15 * 86_400);
+    expect(late.startTime).toBe(late.frame.start);
+    // Early after it, the same run reads whole buckets.
+    const early = metricQuery(config, nowOf(30) * 1000);
+    expect(nowOf(30) - (early.frame.start - 1140)).toBeLessThanOrEqual(15 * 86_400);
+    expect(early.startTime).toBe(early.frame.start - 1140);
   });
 
   test('fails when SageMaker shed requests are counted twice: Invocations already counts the requests the model answered 5XX', () => {

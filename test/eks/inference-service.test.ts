@@ -380,6 +380,17 @@ describe('EksInferenceService', () => {
       expect(service.units.map((u) => classes[u.cls.name].rejectionStatus)).toContain('5xx');
     });
 
+    test('the engine queue is handed over as the Average of the one series every pod of a class publishes into (a replica\'s queue)', () => {
+      const classes = service.servingDescription().signals.classes;
+      const waiting = service.units.flatMap((u) => classes[u.cls.name].requestsWaiting ?? []);
+      expect(waiting.length).toBeGreaterThan(0);
+      for (const w of waiting) {
+        expect(w.stat).toBe('Average');
+        // No pod dimension: the scrape job publishes [Service, CapacityClass] only (emfMetricDeclarations).
+        expect(Object.keys(w.dimensions).sort()).toEqual(['CapacityClass', 'Service']);
+      }
+    });
+
     test('enableReplicaFloors (a Reconciler calls it) renders a second trigger on the published replica floor into each ScaledObject', () => {
       // No Reconciler, no floor trigger: nothing reads a metric nothing publishes.
       for (const u of service.units) expect(u.objects.scaledObject.spec.triggers.map((t) => t.name)).toEqual(['per-replica-load']);

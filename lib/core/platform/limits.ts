@@ -38,6 +38,20 @@ export function maxAlarmEvaluationSeconds(periodSeconds: number): number {
 }
 
 /**
+ * The period GetMetricData needs a multiple of to return datapoints from `secondsBack` ago: "Start time between 3 hours
+ * and 15 days ago - Use a multiple of 60 seconds (1 minute). Start time between 15 and 63 days ago - Use a multiple of
+ * 300 seconds (5 minutes). Start time greater than 63 days ago - Use a multiple of 3600 seconds (1 hour)", "or no data
+ * points in that time range is returned" (CloudWatch API reference, GetMetricData StartTime and MetricStat Period;
+ * botocore 1.43.67 data/cloudwatch/2010-08-01/service-2.json, shapes GetMetricDataInput.StartTime and MetricStat.Period).
+ * The Reconciler's periods are whole minutes already (`policy.period`); `metricQuery` (lib/core/reconciler/observe.ts)
+ * keeps a StartTime it moves back within the multiple of its periods.
+ */
+export function historyPeriodMultiple(secondsBack: number): number {
+  const day = 86_400;
+  return secondsBack > 63 * day ? 3600 : secondsBack > 15 * day ? 300 : 60;
+}
+
+/**
  * EBS gp3: "The maximum ratio of provisioned IOPS to provisioned volume size is 500 IOPS per GiB"
  * (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html, gp3; awsdocs/amazon-ec2-user-guide
  * doc_source/ebs-volume-types.md). A volume asked for above it fails to create, and with it the instance launch.

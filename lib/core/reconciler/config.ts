@@ -37,10 +37,14 @@ export type SignalSource =
  * `observability.scrapeInterval@periods`), so the result is whole minutes, as GetMetricData's periods are.
  */
 export function counterPerSecond(metric: MetricStatSource, periodSeconds: number, intervalSeconds = periodSeconds): SignalSource {
-  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
-  const interval = Math.max(1, Math.round(intervalSeconds));
-  const queryPeriod = (periodSeconds / gcd(periodSeconds, interval)) * interval;
+  const queryPeriod = leastCommonMultiple(periodSeconds, Math.max(1, Math.round(intervalSeconds)));
   return { metric, scale: 1 / queryPeriod, ...(queryPeriod !== periodSeconds ? { periodSeconds: queryPeriod } : {}) };
+}
+
+/** The least common multiple of two positive whole numbers. */
+export function leastCommonMultiple(a: number, b: number): number {
+  const gcd = (x: number, y: number): number => (y === 0 ? x : gcd(y, x % y));
+  return (a / gcd(a, b)) * b;
 }
 
 export interface ReconcilerConfig {

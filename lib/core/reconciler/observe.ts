@@ -15,7 +15,8 @@
 import { type PolicyClass, type PolicyConfig, type PolicyState, type SignalWindow, type ClassSignals } from '../policy/types';
 import { policyWindowPeriods, resolvePolicyConfig } from '../policy/defaults';
 import { finiteOrNull } from '../policy/evidence';
-import { type ReconcilerConfig } from './config';
+import { historyPeriodMultiple } from '../platform/limits';
+import { leastCommonMultiple, type ReconcilerConfig } from './config';
 import { demandWindow } from './faults';
 import {
   assembleSignals, buildQueryBatch, type MetricResult, type OwnSignal, pendingScaleOut, type QueryBatch, rebuildState, type WindowFrame,
@@ -54,7 +55,31 @@ export function metricQuery(config: ReconcilerConfig, nowMs: number): MetricWind
   const start = signalsEnd - signalSlots * period;
   const frame: WindowFrame = { start, periodSeconds: period, slots: (now - start) / period + 1 };
   const batch = buildQueryBatch(signalPlan(config, period), period);
-  return { batch, startTime: start, endTime: now + period, frame, signalSlots, now, policy };
+  return { batch, startTime: queryStart(batch, start, signalsEnd, nowMs / 1000), endTime: now + period, frame, signalSlots, now, policy };
+}
+
+/**
+ * The `StartTime` of a run's query. CloudWatch cuts each query's answer into periods from StartTime on ("Both
+ * GetMetricStatistics and GetMetricData return timestamps aligned to the provided StartTime", a user's answer on
+ * boto/boto3#3457; the API reference rounds StartTime down to the minute within 15 days; `windowsFromResults` reads
+ * the answer so), so a source read over a longer period than the reconciler's (a counter scraped less often than
+ * every period, `counterPerSecond`) ends a bucket at `signalsEnd` only when the window is a whole number of its
+ * periods. Otherwise the bucket over the newest signal periods runs past `signalsEnd`, up to now or beyond: its sum is
+ * partial, divided by the full period and copied into the newest slots, a demand that reads low every run (review
+ * R256: 300 s periods, a 120 s scrape and a 600 s grace read up to a third low). So the query starts earlier, by what
+ * makes the window a whole number of every query's period; the frame still starts at `start` (`windowsFromResults`
+ * drops the datapoints before it, and a bucket over it fills the slots it covers), so every window, the reconciler's
+ * own history included, covers the same periods as before. Where the earlier start would reach back past a bound
+ * beyond which GetMetricData answers only periods of a coarser multiple than these (`historyPeriodMultiple`: a window
+ * of about 15 days), the query starts at `start` and the newest bucket may read low, as before: missing data
+ * otherwise.
+ */
+function queryStart(batch: QueryBatch, start: number, signalsEnd: number, nowSeconds: number): number {
+  const periods = batch.queries.map((q) => q.MetricStat?.Period ?? q.Period!);
+  const whole = periods.reduce(leastCommonMultiple);
+  const earlier = signalsEnd - Math.ceil((signalsEnd - start) / whole) * whole;
+  const multiple = historyPeriodMultiple(nowSeconds - earlier);
+  return [earlier, ...periods].every((x) => x % multiple === 0) ? earlier : start;
 }
 
 /** What `observe` makes of one run's answers. */

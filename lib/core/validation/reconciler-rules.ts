@@ -12,6 +12,7 @@
  * fix to a Reconciler rule leaves BENCHMARKS.md fresh (test/core/validation-closure.test.ts).
  */
 import { RECONCILER_TIMING_DEFAULTS } from '../platform/control-loop';
+import { historyPeriodMultiple } from '../platform/limits';
 import { crossRule, nameRule, numberRule } from './checker';
 import { quoted } from './names';
 
@@ -60,19 +61,6 @@ export const METRIC_DELAY_RULE = numberRule({ integer: true, min: 0, max: METRIC
  * of days) would page past the bound or read as missing data.
  */
 export const MAX_WINDOW_PERIODS = 1440;
-
-/**
- * The period GetMetricData needs a multiple of to return datapoints from `secondsBack` ago: "Start time between 3 hours
- * and 15 days ago - Use a multiple of 60 seconds (1 minute). Start time between 15 and 63 days ago - Use a multiple of
- * 300 seconds (5 minutes). Start time greater than 63 days ago - Use a multiple of 3600 seconds (1 hour)", "or no data
- * points in that time range is returned" (CloudWatch API reference, GetMetricData StartTime and MetricStat Period;
- * botocore 1.43.67 data/cloudwatch/2010-08-01/service-2.json, shapes GetMetricDataInput.StartTime and MetricStat.Period).
- * Periods are whole minutes already (`policy.period`).
- */
-export function historyPeriodMultiple(secondsBack: number): number {
-  const day = 86_400;
-  return secondsBack > 63 * day ? 3600 : secondsBack > 15 * day ? 300 : 60;
-}
 
 export const RECONCILER_RULES = {
   serving: SERVING_RULE,
@@ -180,7 +168,8 @@ export const RECONCILER_RULES = {
     ({ periods, periodSeconds }) => {
       if (periods > MAX_WINDOW_PERIODS) return `makes each run read ${periods} periods of ${periodSeconds} s`;
       // The run's newest period ends metricDelay before it, rounded down to a period (metricQuery, observe.ts): its
-      // StartTime is up to one period more than the periods back.
+      // StartTime is up to one period more than the periods back (a batch with a longer query period may start earlier,
+      // only where GetMetricData still answers every period of it: `queryStart`, observe.ts).
       const back = (periods + 1) * periodSeconds + METRIC_DELAY_MAX_SECONDS;
       const multiple = historyPeriodMultiple(back);
       return periodSeconds % multiple === 0 ? undefined
