@@ -6,7 +6,7 @@ import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { type Construct } from 'constructs';
-import { ALB_MAX_IDLE_TIMEOUT_SECONDS } from '../core/platform/alb-connection';
+import { ALB_MAX_IDLE_TIMEOUT_SECONDS, albIdleTimeoutSeconds, wantedAlbIdleSeconds } from '../core/platform/alb-connection';
 import { defaultDeregistrationDelaySeconds } from '../core/platform/control-loop';
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ClassProblem } from '../core/service/checks';
@@ -124,23 +124,14 @@ export interface AlbRoutingInput {
   readonly requestDeadlineMs: number;
 }
 
-/**
- * The ALB's idle timeout: its 60 s default, or the request deadline and a few seconds where that is longer, so a
- * non-streamed answer within its deadline is not cut off with a 504 (the timeout counts seconds without a byte on the
- * connection; 1 to 4000 s: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html).
- */
+/** The ALB's idle timeout for a request deadline (`albIdleTimeoutSeconds`: 60 s, or the deadline and 5 s, at most 4000 s). */
 export function albIdleTimeout(requestDeadlineMs: number): Duration {
-  return Duration.seconds(Math.min(ALB_MAX_IDLE_TIMEOUT_SECONDS, wantedIdleSeconds(requestDeadlineMs)));
-}
-
-/** The idle timeout a deadline asks for, before the ALB's 4000 s cap. */
-function wantedIdleSeconds(requestDeadlineMs: number): number {
-  return Math.max(60, Math.ceil(requestDeadlineMs / 1000) + 5);
+  return Duration.seconds(albIdleTimeoutSeconds(requestDeadlineMs));
 }
 
 /** A deadline no ALB idle timeout covers: the answers near it are cut off with a 504, whatever the library sets. */
 function warnIdleTimeoutCap(scope: Construct, requestDeadlineMs: number): void {
-  if (wantedIdleSeconds(requestDeadlineMs) <= ALB_MAX_IDLE_TIMEOUT_SECONDS) return;
+  if (wantedAlbIdleSeconds(requestDeadlineMs) <= ALB_MAX_IDLE_TIMEOUT_SECONDS) return;
   Annotations.of(scope).addWarningV2('cdk-capacity-aware-inference:alb-idle-timeout',
     `slo.deadlineMs is ${requestDeadlineMs}: with 5 s of margin, longer than an ALB waits for a byte (${ALB_MAX_IDLE_TIMEOUT_SECONDS} s at most): `
     + 'a non-streamed answer near the deadline is cut off with a 504; stream the answers, or shorten the deadline');

@@ -58,7 +58,11 @@ export class Pool {
   /** EKS: no new node of the pool before this time (Karpenter's unavailable offering after a notice; `KARPENTER_UNAVAILABLE_OFFERING_SECONDS`). */
   offeringUnavailableUntil = -Infinity;
 
-  constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number) {
+  /**
+   * @param droppedAfterSeconds seconds after its arrival at which a request still queued is dropped unserved when one of
+   * the pool's replicas would take it (`queuedRequestDroppedAfterSeconds`); undefined: served however late.
+   */
+  constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number, readonly droppedAfterSeconds?: number) {
     const maxInFlight = spec.admission?.maxInFlight;
     this.queueSlotsPerReplica = maxInFlight === undefined ? Infinity : Math.max(0, maxInFlight - Math.floor(spec.safeConcurrency));
     this.queuedPromptTokensPerReplica = spec.admission?.maxQueuedPromptTokens ?? Infinity;

@@ -1,5 +1,6 @@
 import { interruptionHoldSeconds } from '../core/platform/control-loop';
 import { capacitiesToRaise } from '../core/reconciler/io';
+import { queuedRequestDroppedAfterSeconds } from '../core/runtime/abandonment';
 import { servesAfterSigtermSeconds } from '../core/runtime/shutdown';
 import { HpaAutoscaler, TargetTracking, type TrackingDatapoint, type TrackingPolicy, variantTrackingPolicies } from './autoscaler';
 import { replicaCostUsd } from '../core/report/cost';
@@ -18,7 +19,7 @@ export { type RunSeries } from './run-series';
 
 /**
  * Discrete-event simulation of one service under one routing policy on one platform: arrivals from a seeded trace, a
- * weighted router, one FIFO queue per class with deadline admission, replicas with `safeConcurrency` slots each, the
+ * weighted router, one FIFO queue per class with its servers' admission, replicas with `safeConcurrency` slots each, the
  * platform's autoscalers (EKS: the HPA of each class's ScaledObject every 15 s; SageMaker: each variant's target
  * tracking alarms every 10 s, at a phase of their own), provisioning delays and cloud availability, a 60 s metrics pipeline
  * with publication delay, and a reconciler that calls the policy every 60 s on periods older than its metric delay and
@@ -178,9 +179,11 @@ class Simulation {
     this.workNorm = meanOut / (meanOut + service.prefillWeight * meanPrompt);
     this.routeRng = Rng.derive(seed, 'route');
     this.provisionRng = Rng.derive(seed, 'provision');
+    this.platform = scenarioPlatform(scenario);
     this.states = this.classes.map((spec) => new ClassState(spec, poolsOf(scenario, spec).map((p) => {
       const slotRate = p.tokensPerSecondPerReplica / (envelopeUtilization * p.safeConcurrency);
-      return new Pool(p, slotRate, scenario.speedFactors?.[p.name] ?? 1);
+      const droppedAfter = queuedRequestDroppedAfterSeconds(p.engine ?? '', service.deadlineSeconds * 1000, this.platform.kind);
+      return new Pool(p, slotRate, scenario.speedFactors?.[p.name] ?? 1, droppedAfter);
     })));
     const n = this.trace.count;
     this.reqClass = new Int32Array(n);
@@ -191,7 +194,6 @@ class Simulation {
     this.waits = options.recordWaits ? new Float64Array(n) : undefined;
     this.s = createRunSeries(this.minutes, this.k);
 
-    this.platform = scenarioPlatform(scenario);
     // Times in 1/1024 s: sums of phases, timeouts and cooldowns stay exact, so a comparison of two of them never
     // slips a minute by a rounding error.
     const phaseRng = Rng.derive(seed, 'alarm-phase');
@@ -352,13 +354,17 @@ class Simulation {
     else if (r.state === DRAINING && r.busy === 0) this.removeReplica(r, now, r.doomed);
   }
 
-  /** Pulls queued requests onto a replica's free slots, dropping those that can no longer meet their deadline. */
+  /**
+   * Pulls queued requests onto a replica's free slots, oldest first. One leaves the queue unserved only as deployed: its
+   * connection closed by the platform and its server one that notices (`Pool.droppedAfterSeconds`); else it is served
+   * however late, an SLO miss that still takes its slot. Nothing here reads its output length: no server knows it.
+   */
   private pull(r: Replica, now: number): void {
     const cs = this.states[r.cls];
-    const slotRate = cs.pools[r.pool].slotRate;
+    const droppedAfter = cs.pools[r.pool].droppedAfterSeconds;
     while (r.busy < r.slots.length && cs.qLen > 0) {
       const req = cs.dequeue(this.promptOf);
-      if (now + this.reqWork[req] / slotRate > this.trace.time[req] + this.reqDeadline[req]) {
+      if (droppedAfter !== undefined && now >= this.trace.time[req] + droppedAfter) {
         this.recordEnd(req, now, false);
         continue;
       }

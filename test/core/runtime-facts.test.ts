@@ -9,14 +9,15 @@ import { bindRuntime, type RuntimeBinding, SERVER_USER_NAME, type ServingPlatfor
 import { ENGINE_PROMETHEUS_METRICS, scrapeJob } from '../../lib/core/runtime/engine-metrics';
 import { compareVersions, ENGINE_FACTS, type EngineName } from '../../lib/core/runtime/engines';
 import { ENGINE_FACT_TABLE as ENGINE_ONLY, engineFact, type EngineFact } from '../../lib/core/runtime/facts';
+import { ABANDONMENT_FACTS } from '../../lib/core/runtime/abandonment';
 import { SHUTDOWN_FACTS } from '../../lib/core/runtime/shutdown';
 import { type CapacityClass, type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { defineCapacityClasses } from '../../lib/core/service/checks';
 import { OBSERVABILITY_ADDON_VERSION } from '../../lib/eks/observability-addon';
 import { LLAMA_CONTRACT, llamaClasses } from '../util';
 
-/** Both tables: the engine facts, and how each engine stops (kept apart from the simulator's import closure). */
-const ENGINE_FACT_TABLE: readonly EngineFact[] = [...ENGINE_ONLY, ...SHUTDOWN_FACTS];
+/** The tables: the engine facts, how each engine stops, and what it does with a queued request whose client is gone. */
+const ENGINE_FACT_TABLE: readonly EngineFact[] = [...ENGINE_ONLY, ...SHUTDOWN_FACTS, ...ABANDONMENT_FACTS];
 
 /** One engine release on one kind of hardware, as a checked class on each platform. */
 interface Case {
@@ -284,6 +285,8 @@ describe('the table itself', () => {
       'any.variable.NEURON_COMPILE_CACHE_URL',
       'any.behaviour.cache-size',
       'sagemaker.behaviour.writable-tmp',
+      'triton.behaviour.cancel-on-disconnect',
+      'sagemaker.behaviour.invocation-timeout',
     ]);
   });
 
