@@ -35,6 +35,7 @@ import { KARPENTER_SERVICE_ACCOUNT } from '../lib/core/platform/service-accounts
 
 import { type ReconcilerConfig } from '../lib/core/reconciler/config';
 import { buildQueryBatch, windowsFromResults } from '../lib/core/reconciler/io';
+import { queryStart } from '../lib/core/reconciler/observe';
 import { type CapacityHolder, routingTarget } from '../lib/core/reconciler/targets';
 import { signalPlan } from '../lib/core/reconciler/signal-sources';
 import { scenarioCharts } from '../lib/sim/report';
@@ -478,11 +479,13 @@ export async function observeWindow(cw: CloudWatchClient, config: ReconcilerConf
   const period = resolvePolicyConfig(config.policy).periodSeconds;
   const batch = buildQueryBatch(signalPlan(config, period), period);
   const slots = Math.max(1, Math.ceil((end - start) / period));
+  // As a run's query: a counter read over a longer period ends its last bucket at the window's end (`queryStart`).
+  const queryFrom = queryStart(batch, start, start + slots * period, end);
   const results: MetricDataResult[] = [];
   let next: string | undefined;
   do {
     const page = await cw.send(new GetMetricDataCommand({
-      MetricDataQueries: batch.queries, StartTime: new Date(start * 1000), EndTime: new Date((start + slots * period) * 1000), NextToken: next,
+      MetricDataQueries: batch.queries, StartTime: new Date(queryFrom * 1000), EndTime: new Date((start + slots * period) * 1000), NextToken: next,
     }));
     // A query CloudWatch did not answer is not an empty series: the report would say no capacity error was seen.
     const unanswered = unansweredQueries(page);

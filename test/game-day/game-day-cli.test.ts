@@ -133,6 +133,24 @@ describe('the report\'s window', () => {
     cw.on(GetMetricDataCommand).resolves({ MetricDataResults: [{ Id: 'q0', StatusCode: 'InternalError', Timestamps: [], Values: [] }] });
     await expect(observeWindow(new CloudWatchClient({ region: 'us-east-1' }), SM_CONFIG, 0, 600)).rejects.toThrow('GetMetricData did not answer q0 (InternalError)');
   });
+
+  test('fails when a token counter scraped less often than the period ends its last bucket past the window (R256): the query starts earlier', async () => {
+    cw.reset();
+    const starts: number[] = [];
+    cw.on(GetMetricDataCommand).callsFake((input: { StartTime: Date; EndTime: Date }) => {
+      starts.push(input.StartTime.getTime() / 1000);
+      return { MetricDataResults: [] };
+    });
+    // inf2's GeneratedTokens scraped every 4 minutes: read over 240 s buckets from StartTime on.
+    const scraped = { ...EKS_CONFIG, contractTokenCounters: ['inf2'], signals: { inf2: { generatedTokensIntervalSeconds: 240 } } };
+    const start = 1_800_000_000 - 3_000;
+    await observeWindow(new CloudWatchClient({ region: 'us-east-1' }), scraped, start, start + 1_500);
+    expect(starts).toEqual([start + 1_500 - 7 * 240]);
+    starts.length = 0;
+    // Without a longer query period the window starts where it is asked to.
+    await observeWindow(new CloudWatchClient({ region: 'us-east-1' }), EKS_CONFIG, start, start + 1_500);
+    expect(starts).toEqual([start]);
+  });
 });
 
 describe('parseArgs', () => {

@@ -72,9 +72,9 @@ export function metricQuery(config: ReconcilerConfig, nowMs: number): MetricWind
  * own history included, covers the same periods as before. Where the earlier start would reach back past a bound
  * beyond which GetMetricData answers only periods of a coarser multiple than these (`historyPeriodMultiple`: a window
  * of about 15 days), the query starts at `start` and the newest bucket may read low, as before: missing data
- * otherwise.
+ * otherwise. The game day's report reads its window the same way (`observeWindow`, bin/game-day.ts).
  */
-function queryStart(batch: QueryBatch, start: number, signalsEnd: number, nowSeconds: number): number {
+export function queryStart(batch: QueryBatch, start: number, signalsEnd: number, nowSeconds: number): number {
   const periods = batch.queries.map((q) => q.MetricStat?.Period ?? q.Period!);
   const whole = periods.reduce(leastCommonMultiple);
   const earlier = signalsEnd - Math.ceil((signalsEnd - start) / whole) * whole;
