@@ -268,6 +268,8 @@ export interface MeasuredMinute {
   readonly serverRejected: number;
   /** @default 0 */
   readonly lostWithReplica?: number;
+  /** Requests whose connection the load balancer closed while they were queued (`RunSeries.closedByBalancer`). @default 0 */
+  readonly closedByBalancer?: number;
   readonly servedTokens: number;
 }
 
@@ -277,6 +279,7 @@ export function measuredMinute(s: RunSeries, cell: number): MeasuredMinute {
     targetedRequests: s.routedRequests[cell] - s.unroutable[cell],
     serverRejected: s.rejected[cell] - s.unroutable[cell],
     lostWithReplica: s.lostWithReplica[cell],
+    closedByBalancer: s.closedByBalancer[cell],
     servedTokens: s.publishedTokens[cell],
   };
 }
@@ -290,8 +293,9 @@ export function demandReading(
   // EKS: a request in service on a pod that is lost is answered by the ALB itself (a 502 or 504 it generates, counted
   // in HTTPCode_ELB_5XX_Count, not a target's: repost.aws/knowledge-center/elb-alb-troubleshoot-502-errors; review
   // R29); that RequestCount still counts it (a target was chosen) is assumed. SageMaker: what an instance lost
-  // mid-request counts as is not documented; the model keeps it a server error.
-  const lost = platform.kind === 'eks' ? minute.lostWithReplica ?? 0 : 0;
+  // mid-request counts as is not documented; the model keeps it a server error. A queued request whose connection the
+  // ALB closed at its idle timeout is the ALB's answer too (a 504), not the server's (review R259).
+  const lost = platform.kind === 'eks' ? (minute.lostWithReplica ?? 0) + (minute.closedByBalancer ?? 0) : 0;
   const rejected = (minute.serverRejected - lost) * tokensPerRequest;
   if (readsEngineTokens(platform, c)) return { served: minute.servedTokens, rejected, servedIncludesRejected: false };
   return { served: minute.targetedRequests * tokensPerRequest, rejected, servedIncludesRejected: true };

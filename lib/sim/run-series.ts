@@ -23,6 +23,11 @@ export interface RunSeries {
   readonly scrapedReplicas: Float64Array;
   /** Requests in service on a replica that was lost (interruption): the load balancer answers them, not a server. */
   readonly lostWithReplica: Float64Array;
+  /**
+   * Requests dropped from a server's queue after the load balancer closed their connection at its idle timeout (EKS):
+   * the ALB answered them (HTTPCode_ELB_5XX_Count), the server none (review R259).
+   */
+  readonly closedByBalancer: Float64Array;
   readonly sloMetRequests: Float64Array;
   readonly sloMetTokens: Float64Array;
   readonly readyReplicas: Float64Array;
@@ -79,6 +84,7 @@ export function createRunSeries(minutes: number, k: number): RunSeries {
     publishedTokens: perCell(),
     scrapedReplicas: perCell(),
     lostWithReplica: perCell(),
+    closedByBalancer: perCell(),
     sloMetRequests: perCell(),
     sloMetTokens: perCell(),
     readyReplicas: perCell(),

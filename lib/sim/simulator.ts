@@ -365,6 +365,7 @@ class Simulation {
     while (r.busy < r.slots.length && cs.qLen > 0) {
       const req = cs.dequeue(this.promptOf);
       if (droppedAfter !== undefined && now >= this.trace.time[req] + droppedAfter) {
+        this.s.closedByBalancer[this.minuteOf(now) * this.k + r.cls]++;
         this.recordEnd(req, now, false);
         continue;
       }

@@ -13,14 +13,14 @@ import { retryOnPreferred } from '../../lib/sim/baselines';
 import { LATENCY_BUCKETS, latencyBucket } from '../../lib/sim/histogram';
 import { computeMetrics } from '../../lib/sim/metrics';
 import { type ScenarioInstance } from '../../lib/sim/model';
-import { type PlatformKind } from '../../lib/sim/platform';
+import { demandReading, measuredMinute, type PlatformKind, platformModel } from '../../lib/sim/platform';
 import { S1 } from '../../lib/sim/scenarios';
 import { runSimulation } from '../../lib/sim/simulator';
 import { tokenDistributionMean } from '../../lib/sim/workload';
 
 describe('who gives up on a queued request, and what its server then does', () => {
-  test('EKS: vLLM, TGI and DJL drop it once the ALB has closed its connection, at the idle timeout the library renders', () => {
-    for (const engine of ['vllm', 'tgi', 'djl-lmi']) {
+  test('EKS: vLLM and DJL drop it once the ALB has closed its connection, at the idle timeout the library renders', () => {
+    for (const engine of ['vllm', 'djl-lmi']) {
       expect(queuedRequestDroppedAfterSeconds(engine, 30_000, 'eks')).toBe(60);
       expect(queuedRequestDroppedAfterSeconds(engine, 2_500, 'eks')).toBe(60);
       expect(queuedRequestDroppedAfterSeconds(engine, 100_000, 'eks')).toBe(105);
@@ -28,14 +28,21 @@ describe('who gives up on a queued request, and what its server then does', () =
     for (const ms of [2_500, 30_000, 100_000, 5_000_000]) expect(albIdleTimeout(ms).toSeconds()).toBe(albIdleTimeoutSeconds(ms));
   });
 
+  test('TGI drops a disconnected entry, but a streamed request keeps its connection busy (SSE keep-alive): served', () => {
+    expect(queuedRequestDroppedAfterSeconds('tgi', 30_000, 'eks')).toBeUndefined();
+    expect(ABANDONMENT_FACTS.find((f) => f.id === 'tgi.behaviour.sse-keep-alive')?.status).toBe('source');
+  });
+
   test('Triton (scheduler not the library\'s), custom images, and every engine on SageMaker serve it however late', () => {
-    for (const engine of ['triton', 'custom', 'neuronx', 'pytorch-cuda']) expect(queuedRequestDroppedAfterSeconds(engine, 30_000, 'eks')).toBeUndefined();
+    for (const engine of ['triton', 'custom', 'neuronx', 'pytorch-cuda', 'tgi']) expect(queuedRequestDroppedAfterSeconds(engine, 30_000, 'eks')).toBeUndefined();
     for (const engine of ['vllm', 'tgi', 'djl-lmi', 'triton']) expect(queuedRequestDroppedAfterSeconds(engine, 30_000, 'sagemaker')).toBeUndefined();
   });
 
   test('the engines that drop are exactly those whose fact is confirmed; the rest fail safe', () => {
-    const confirmed = ABANDONMENT_FACTS.filter((f) => f.kind === 'behaviour' && f.status === 'source').map((f) => f.subject).sort();
-    expect(confirmed).toEqual(['djl-lmi', 'tgi', 'vllm']);
+    const confirmed = ABANDONMENT_FACTS.filter((f) => f.kind === 'behaviour' && f.status === 'source').map((f) => f.subject);
+    expect([...new Set(confirmed)].sort()).toEqual(['djl-lmi', 'tgi', 'vllm']);
+    const drop = ['vllm', 'djl-lmi', 'tgi', 'triton'].filter((e) => queuedRequestDroppedAfterSeconds(e, 30_000, 'eks') !== undefined);
+    expect(drop).toEqual(['vllm', 'djl-lmi']);
     for (const f of ABANDONMENT_FACTS.filter((x) => x.status === 'not-confirmed')) expect(['triton', 'sagemaker']).toContain(f.subject);
   });
 });
@@ -94,6 +101,19 @@ describe('an unbounded queue at twice its capacity', () => {
     const waits = run.waits!.filter((w) => w > 0);
     expect(waits.length).toBeGreaterThan(0);
     expect(Math.max(...waits)).toBeLessThan(60);
+  });
+
+  test('fails when the ALB\'s answers are read as the server\'s: a request dropped after its connection closed is no server rejection in the demand the Reconciler reads', () => {
+    const scenario = overloaded('vllm', 'eks');
+    const s = runSimulation(scenario, retryOnPreferred, { seed: 3 }).series;
+    const sum = (a: ArrayLike<number>) => Array.from(a).reduce((x, y) => x + y, 0);
+    expect(sum(s.closedByBalancer)).toBeGreaterThan(0);
+    expect(sum(s.closedByBalancer)).toBe(sum(s.rejected) - sum(s.unroutable));
+    let readRejected = 0;
+    for (let cell = 0; cell < s.minutes * s.classCount; cell++) {
+      readRejected += demandReading(platformModel('eks'), { countsGeneratedTokens: true }, measuredMinute(s, cell), 100).rejected;
+    }
+    expect(readRejected).toBe(0);
   });
 
   test('after a 5-minute burst, dropping what was abandoned frees the replicas for the requests that follow', () => {

@@ -38,6 +38,12 @@ export function maxAlarmEvaluationSeconds(periodSeconds: number): number {
 }
 
 /**
+ * Lambda's longest function timeout, 900 seconds ("up to a maximum value of 900 seconds (15 minutes)",
+ * https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html): a run's request reaches CloudWatch within it.
+ */
+export const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
+
+/**
  * The period GetMetricData needs a multiple of to return datapoints from `secondsBack` ago: "Start time between 3 hours
  * and 15 days ago - Use a multiple of 60 seconds (1 minute). Start time between 15 and 63 days ago - Use a multiple of
  * 300 seconds (5 minutes). Start time greater than 63 days ago - Use a multiple of 3600 seconds (1 hour)", "or no data

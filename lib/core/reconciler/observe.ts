@@ -15,7 +15,7 @@
 import { type PolicyClass, type PolicyConfig, type PolicyState, type SignalWindow, type ClassSignals } from '../policy/types';
 import { policyWindowPeriods, resolvePolicyConfig } from '../policy/defaults';
 import { finiteOrNull } from '../policy/evidence';
-import { historyPeriodMultiple } from '../platform/limits';
+import { historyPeriodMultiple, LAMBDA_MAX_TIMEOUT_SECONDS } from '../platform/limits';
 import { leastCommonMultiple, type ReconcilerConfig } from './config';
 import { demandWindow } from './faults';
 import {
@@ -78,7 +78,8 @@ export function queryStart(batch: QueryBatch, start: number, signalsEnd: number,
   const periods = batch.queries.map((q) => q.MetricStat?.Period ?? q.Period!);
   const whole = periods.reduce(leastCommonMultiple);
   const earlier = signalsEnd - Math.ceil((signalsEnd - start) / whole) * whole;
-  const multiple = historyPeriodMultiple(nowSeconds - earlier);
+  // Judged at the latest the query can reach CloudWatch: within the run's Lambda timeout, at most Lambda's 900 s.
+  const multiple = historyPeriodMultiple(nowSeconds + LAMBDA_MAX_TIMEOUT_SECONDS - earlier);
   return [earlier, ...periods].every((x) => x % multiple === 0) ? earlier : start;
 }
 

@@ -44,6 +44,16 @@ export const ABANDONMENT_FACTS: readonly EngineFact[] = [
     status: 'source',
   },
   {
+    id: 'tgi.behaviour.sse-keep-alive', subject: 'tgi', kind: 'behaviour', name: 'KeepAlive::default',
+    statement: 'Every streamed route (/generate_stream, /v1/completions and /v1/chat/completions with stream) answers with '
+      + 'server-sent events whose keep-alive sends a comment every 15 s, and the response starts before the request is '
+      + 'queued (the queue entry is made inside the lazily polled stream): a streamed request never leaves its connection '
+      + 'idle, so the ALB never closes it, and TGI serves it however long it waited (review R259).',
+    source: `${TGI} router/src/server.rs:504,532-555,984,1247 (Sse::new(..).keep_alive(KeepAlive::default())); `
+      + 'tokio-rs/axum axum/src/response/sse.rs (KeepAlive::new: 15 s; TGI v3.3.7 Cargo.lock pins axum 0.7.9)',
+    status: 'source',
+  },
+  {
     id: 'djl-lmi.behaviour.skip-cancelled', subject: 'djl-lmi', kind: 'behaviour', name: 'isCancelled',
     statement: 'When the client\'s channel goes inactive the server marks its request cancelled, and the worker skips a '
       + 'cancelled job when it takes it off the job queue ("Skip cancelled job"). Read at 0.29.0 and 0.35.0 (tags 0.30.0-0.34.0 '
@@ -73,15 +83,19 @@ export const ABANDONMENT_FACTS: readonly EngineFact[] = [
   },
 ];
 
-/** Engines whose server drops a queued request once its connection has closed (the confirmed rows above). */
-const DROPS_DISCONNECTED: readonly string[] = ['vllm', 'tgi', 'djl-lmi'];
+/**
+ * Engines whose server drops a queued request once its connection has closed (the confirmed rows above). Not TGI,
+ * although it drops such an entry: a streamed request keeps its connection busy with keep-alives, so nothing closes it,
+ * and whether a service's clients stream is not known to the library (the contract's ITL implies they may): served.
+ */
+const DROPS_DISCONNECTED: readonly string[] = ['vllm', 'djl-lmi'];
 
 /**
  * Seconds after its arrival at which a request still queued at a class's server is dropped unserved, or undefined when
  * the deployed path has it served however long it waited. Dropped only where the platform is known to close the
  * server's connection (EKS: the ALB's idle timeout, from the deadline) and the server is known to notice (vLLM at once,
- * TGI and DJL when they reach it in their queue; the simulator drops it when a replica would take it, so it counts in a
- * vLLM or TGI bound a little longer than deployed). Never from the request's output length: no server knows it.
+ * DJL when it reaches it in its queue; the simulator drops it when a replica would take it, so it counts in a vLLM bound
+ * a little longer than deployed). Never from the request's output length: no server knows it.
  */
 export function queuedRequestDroppedAfterSeconds(engine: string, requestDeadlineMs: number, platform: ServingPlatform): number | undefined {
   if (platform !== 'eks' || !DROPS_DISCONNECTED.includes(engine)) return undefined;
