@@ -215,7 +215,7 @@ class Simulation {
       const autoscaler = this.platform.autoscaler;
       if (autoscaler.kind === 'hpa') cs.hpa = new HpaAutoscaler(autoscaler, count);
       else {
-        cs.tracking = new TargetTracking(autoscaler);
+        cs.tracking = new TargetTracking(autoscaler, this.platform.endpointUpdate?.scaleInSeconds);
         this.trackingPolicies[ci] = variantTrackingPolicies(autoscaler, cs.spec.targetConcurrencyPerReplica, cs.spec.poolTargets, cs.pools, 0);
       }
     });

@@ -115,6 +115,31 @@ describe('SageMaker target tracking and writes', () => {
     expect(evaluate(tt, 960, 8, one(4), { current: 20, min: 1, max: 20 })).toBe(2);
   });
 
+  test('the scale-in cooldown runs from the end of the scale-in activity (the endpoint InService again), not its start (review R257)', () => {
+    // ScaleInCooldown: "after a scale-in activity completes before another scale-in activity can start"
+    // (https://docs.aws.amazon.com/autoscaling/application/APIReference/API_TargetTrackingScalingPolicyConfiguration.html).
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    const activity = platformModel('sagemaker').endpointUpdate!.scaleInSeconds;
+    expect(activity).toBe(60);
+    const scaleInsAt = (tt: TargetTracking): number[] => {
+      const at: number[] = [];
+      let current = 20;
+      // Half the target throughout (2 in flight per instance, target 4): the low alarm holds from the 15th datapoint on,
+      // asks once a minute, and each scale-in halves the variant.
+      for (let t = 0; t <= 3000; t += 60) {
+        const next = evaluate(tt, t, 2 * current, one(4), { current, min: 1, max: 20 });
+        if (next < current) at.push(t);
+        current = next;
+      }
+      return at;
+    };
+    const cooldown = model.scaleInCooldownSeconds;
+    const [first, second] = scaleInsAt(new TargetTracking(model, activity));
+    expect(second - first).toBe(cooldown + activity);
+    const [a, b] = scaleInsAt(new TargetTracking(model));
+    expect(b - a).toBe(cooldown);
+  });
+
   test('target tracking scales in only after 15 minutes below 90% of the target: one quiet minute is not low load', () => {
     const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
     expect(model).toMatchObject({ scaleInThresholdShare: 0.9, scaleInAlarmSeconds: 900 });
