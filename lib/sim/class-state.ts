@@ -21,8 +21,19 @@ export interface Replica {
   readonly pool: number;
   state: number;
   busy: number;
-  /** Under an interruption notice: lost at the interruption, no longer counted toward the desired count. */
+  /** Under an interruption notice: lost at the interruption, no longer counted toward the desired count unless `held`. */
   doomed: boolean;
+  /**
+   * EKS: under a notice, its eviction refused by the PodDisruptionBudget until Karpenter deletes it
+   * (`interruptionHoldSeconds`). Not yet deleted, it is still one of its ReplicaSet's active pods, so no replacement is
+   * made for it: the controller counts the pods without a deletionTimestamp (`FilterActivePods`/`IsPodActive`,
+   * kubernetes/kubernetes pkg/controller/controller_utils.go, read at commit 00bdb3fa, an older release than the
+   * cluster's 1.33: not confirmed at it, and harsher than the old model if it differs), and a refused eviction deletes
+   * nothing (Karpenter requeues it on 429, kubernetes-sigs/karpenter@v1.14.1
+   * pkg/controllers/node/termination/terminator/eviction.go:171-207). Review R257: before, its replacement was made at
+   * the notice, up to the hold (45 s by default) before the ReplicaSet would.
+   */
+  held: boolean;
   /**
    * The engine's token counter as the CloudWatch agent scrapes it each minute: tokens generated since the last scrape,
    * and whether the series has had its first sample. The agent "calculates a delta from the previous scrape ... So the
@@ -35,6 +46,11 @@ export interface Replica {
   readonly slots: Int32Array;
   readonly free: Int32Array;
   freeTop: number;
+}
+
+/** Whether a replica counts toward its class's desired count (`ClassState.counted`), and so may be scaled down. */
+export function counts(r: Replica): boolean {
+  return (r.state === PENDING || r.state === READY) && (!r.doomed || r.held);
 }
 
 /**
@@ -249,10 +265,10 @@ export class ClassState {
     return c;
   }
 
-  /** Replicas counted toward the desired count: pending and ready, except those under interruption notice. */
+  /** Replicas counted toward the desired count: pending and ready, except those under interruption notice not `held`. */
   counted(): number {
     let c = 0;
-    for (const r of this.replicas) if ((r.state === PENDING || r.state === READY) && !r.doomed) c++;
+    for (const r of this.replicas) if (counts(r)) c++;
     return c;
   }
 

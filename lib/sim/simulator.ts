@@ -4,7 +4,7 @@ import { queuedRequestDroppedAfterSeconds } from '../core/runtime/abandonment';
 import { servesAfterSigtermSeconds } from '../core/runtime/shutdown';
 import { HpaAutoscaler, TargetTracking, type TrackingDatapoint, type TrackingPolicy, variantTrackingPolicies } from './autoscaler';
 import { replicaCostUsd } from '../core/report/cost';
-import { ClassState, DRAINING, GONE, PENDING, Pool, READY, type Replica } from './class-state';
+import { ClassState, counts, DRAINING, GONE, PENDING, Pool, READY, type Replica } from './class-state';
 import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
@@ -406,7 +406,7 @@ class Simulation {
     const r: Replica = {
       // Replicas of the steady state at time 0 have been scraped before (the oracle's, launched at once later, read no
       // metric: their counters do not matter).
-      id: this.replicas.length, cls: ci, pool: pi, state: PENDING, busy: 0, doomed: false, unscrapedTokens: 0, sampled: instant,
+      id: this.replicas.length, cls: ci, pool: pi, state: PENDING, busy: 0, doomed: false, held: false, unscrapedTokens: 0, sampled: instant,
       slots: new Int32Array(c).fill(-1), free: Int32Array.from({ length: c }, (_, i) => c - 1 - i), freeTop: c,
     };
     this.replicas.push(r);
@@ -478,7 +478,7 @@ class Simulation {
       const rank = (r: Replica) => (r.state === PENDING ? -1 : r.busy);
       let victim: Replica | undefined;
       for (const r of cs.replicas) {
-        if (r.state !== PENDING && (r.state !== READY || r.doomed)) continue;
+        if (!counts(r)) continue;
         if (!victim || r.pool > victim.pool || (r.pool === victim.pool && rank(r) < rank(victim))) victim = r;
       }
       if (!victim) return;
@@ -795,7 +795,13 @@ class Simulation {
         if (drain) {
           const deadline = this.scenario.service.deadlineSeconds;
           const hold = interruptionHoldSeconds(drain.deregistrationDelaySeconds(deadline) + deadline);
-          doomed.forEach((r, i) => (i === 0 || hold === 0 ? this.drain(r, now) : this.heap.push(now + hold, EV_DRAIN, r.id)));
+          doomed.forEach((r, i) => {
+            if (i === 0 || hold === 0) this.drain(r, now);
+            else {
+              r.held = true;
+              this.heap.push(now + hold, EV_DRAIN, r.id);
+            }
+          });
         }
         this.s.interruptionNotices[m * this.k + ci] += marked;
         // EKS: Karpenter marks the interrupted nodes' offering unavailable (`KARPENTER_UNAVAILABLE_OFFERING_SECONDS`).
