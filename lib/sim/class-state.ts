@@ -21,6 +21,8 @@ export interface Replica {
   readonly pool: number;
   state: number;
   busy: number;
+  /** When its start-up ends (pending) or ended. */
+  readyAt: number;
   /** Under an interruption notice: lost at the interruption, no longer counted toward the desired count unless `held`. */
   doomed: boolean;
   /**
@@ -48,6 +50,20 @@ export interface Replica {
   freeTop: number;
 }
 
+/**
+ * EKS: an empty node (`PlatformModel.nodes`): when it is consolidated, and the earliest a pod it takes can be ready,
+ * the time its last pod was or would have been ready. A pod removed while pending leaves a node that is still booting
+ * (Karpenter keeps launching a NodeClaim whose pod went away, and consolidates it only once empty for
+ * `consolidateAfter`); a later pod binds to it once it is Ready, then pulls its image and loads the model, as the
+ * removed pod would have: so no sooner than that pod's start-up end (the model does not split the node's boot from
+ * the image pull; a removed pod that had pulled the image would leave the later one this bound at worst, kinder by at
+ * most the part of the pull it had done). Review R257: before, such a node was warm at once (40% of the start-up).
+ */
+export interface IdleNode {
+  readonly until: number;
+  readonly podReadyFrom: number;
+}
+
 /** Whether a replica counts toward its class's desired count (`ClassState.counted`), and so may be scaled down. */
 export function counts(r: Replica): boolean {
   return (r.state === PENDING || r.state === READY) && (!r.doomed || r.held);
@@ -69,8 +85,8 @@ export class Pool {
   alive = 0;
   aliveSince = 0;
   replicaSeconds = 0;
-  /** EKS: when each empty node is consolidated, oldest first (billed in `alive` until then; `PlatformModel.nodes`). */
-  readonly idleUntil: number[] = [];
+  /** EKS: the empty nodes, oldest first (billed in `alive` until consolidated; `PlatformModel.nodes`). */
+  readonly idleNodes: IdleNode[] = [];
   /** EKS: no new node of the pool before this time (Karpenter's unavailable offering after a notice; `KARPENTER_UNAVAILABLE_OFFERING_SECONDS`). */
   offeringUnavailableUntil = -Infinity;
 
@@ -95,21 +111,29 @@ export class Pool {
     return this.readyCount > 0 || this.emptiedAt > since;
   }
 
-  /** Takes an empty node for a pod, the one emptied last (still billed; no longer consolidated); false when none. */
-  takeIdleNode(now: number): boolean {
+  /**
+   * Takes an empty node for a pod (still billed; no longer consolidated): the one that lets it start soonest, of those
+   * alike the one emptied last. Returns the node's `podReadyFrom`; undefined when there is none.
+   */
+  takeIdleNode(now: number): number | undefined {
     this.expireIdle(now);
-    return this.idleUntil.pop() !== undefined;
+    let best = -1;
+    for (let i = this.idleNodes.length - 1; i >= 0; i--) {
+      const from = Math.max(now, this.idleNodes[i].podReadyFrom);
+      if (best < 0 || from < Math.max(now, this.idleNodes[best].podReadyFrom)) best = i;
+    }
+    return best < 0 ? undefined : this.idleNodes.splice(best, 1)[0].podReadyFrom;
   }
 
   /** Every empty node is gone at `now` (reclaimed with the pool's instances). */
   dropIdleNodes(now: number): void {
     this.expireIdle(now);
-    for (; this.idleUntil.length > 0; this.idleUntil.pop()) this.changeAliveNow(now, -1);
+    for (; this.idleNodes.length > 0; this.idleNodes.pop()) this.changeAliveNow(now, -1);
   }
 
   /** Consolidates the empty nodes due by `now`, each billed to its own time. */
   expireIdle(now: number): void {
-    while (this.idleUntil.length > 0 && this.idleUntil[0] <= now) this.changeAliveNow(this.idleUntil.shift()!, -1);
+    while (this.idleNodes.length > 0 && this.idleNodes[0].until <= now) this.changeAliveNow(this.idleNodes.shift()!.until, -1);
   }
 
   changeAlive(now: number, delta: number): void {

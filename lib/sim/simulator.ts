@@ -406,20 +406,24 @@ class Simulation {
     const r: Replica = {
       // Replicas of the steady state at time 0 have been scraped before (the oracle's, launched at once later, read no
       // metric: their counters do not matter).
-      id: this.replicas.length, cls: ci, pool: pi, state: PENDING, busy: 0, doomed: false, held: false, unscrapedTokens: 0, sampled: instant,
+      id: this.replicas.length, cls: ci, pool: pi, state: PENDING, busy: 0, readyAt: now, doomed: false, held: false,
+      unscrapedTokens: 0, sampled: instant,
       slots: new Int32Array(c).fill(-1), free: Int32Array.from({ length: c }, (_, i) => c - 1 - i), freeTop: c,
     };
     this.replicas.push(r);
     cs.replicas.push(r);
     const nodes = this.platform.nodes;
-    // An empty node not yet consolidated takes the pod: no new node, its image cached (`PlatformModel.nodes`).
-    const warm = !instant && nodes !== undefined && pool.takeIdleNode(now);
+    // An empty node not yet consolidated takes the pod: no new node, its image cached (`PlatformModel.nodes`), and no
+    // sooner ready than the pod it was launched for would have been (`IdleNode`).
+    const podReadyFrom = !instant && nodes !== undefined ? pool.takeIdleNode(now) : undefined;
+    const warm = podReadyFrom !== undefined;
     if (!warm) pool.changeAlive(now, 1);
     if (instant) {
       this.makeReady(r, now);
       return now;
     }
-    const readyAt = now + this.drawProvisioning(pool.spec) * (warm ? nodes!.warmStartShare : 1);
+    const readyAt = Math.max(now + this.drawProvisioning(pool.spec) * (warm ? nodes!.warmStartShare : 1), podReadyFrom ?? now);
+    r.readyAt = readyAt;
     this.heap.push(readyAt, EV_READY, r.id);
     return readyAt;
   }
@@ -446,7 +450,7 @@ class Simulation {
     // The oracle provisions and releases instantly: it keeps no empty node.
     if (nodes && !nodeLost && !this.oracle) {
       pool.expireIdle(now);
-      pool.idleUntil.push(now + nodes.consolidateAfterSeconds);
+      pool.idleNodes.push({ until: now + nodes.consolidateAfterSeconds, podReadyFrom: r.readyAt });
     } else pool.changeAlive(now, -1);
     const i = cs.replicas.indexOf(r);
     if (i >= 0) cs.replicas.splice(i, 1);
@@ -890,7 +894,7 @@ class Simulation {
       const offered = instant || now >= pool.offeringUnavailableUntil;
       asked = asked || offered;
       const fresh = offered ? Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive) : 0;
-      const n = Math.min(need - count, pool.idleUntil.length + fresh);
+      const n = Math.min(need - count, pool.idleNodes.length + fresh);
       for (let i = 0; i < n; i++) readyAt = Math.max(readyAt, this.launch(ci, pi, now, instant));
       count += n;
     });
