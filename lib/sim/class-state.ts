@@ -55,9 +55,10 @@ export interface Replica {
  * the time its last pod was or would have been ready. A pod removed while pending leaves a node that is still booting
  * (Karpenter keeps launching a NodeClaim whose pod went away, and consolidates it only once empty for
  * `consolidateAfter`); a later pod binds to it once it is Ready, then pulls its image and loads the model, as the
- * removed pod would have: so no sooner than that pod's start-up end (the model does not split the node's boot from
- * the image pull; a removed pod that had pulled the image would leave the later one this bound at worst, kinder by at
- * most the part of the pull it had done). Review R257: before, such a node was warm at once (40% of the start-up).
+ * removed pod would have: so no sooner than that pod's start-up end. Assumed: the model does not split the node's
+ * boot from the image pull, so a later pod that arrives after the node is Ready, on a node whose pod never pulled its
+ * image, starts warm here though it would still pull (kinder by at most the pull). Review R257: before, such a node
+ * was warm at once (40% of the start-up).
  */
 export interface IdleNode {
   readonly until: number;
