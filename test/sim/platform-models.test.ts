@@ -6,7 +6,9 @@ import { metricQuery, type Observation as ReconcilerObservation } from '../../li
 import * as reconcilerStep from '../../lib/core/reconciler/step';
 import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
-import { capacityErrorsNow, preferredIndex, readyReplicas, retryOnPreferred, twoStateSwitch } from '../../lib/sim/baselines';
+import {
+  capacityErrorsNow, capacityOnly, costOnly, preferredIndex, readyReplicas, retryOnPreferred, roundRobin, staticWeights, twoStateSwitch,
+} from '../../lib/sim/baselines';
 import { createRunSeries } from '../../lib/sim/run-series';
 import {
   demandReading, type HpaModel, platformModel, readsEngineTokens, rollbackDuration, type TargetTrackingModel,
@@ -602,6 +604,24 @@ describe('SageMaker target tracking and writes', () => {
     expect(between).toBeGreaterThan(s.minutes / 2);
     const notices = Array.from({ length: s.minutes }, (_, m) => s.interruptionNotices[m * s.classCount]).reduce((a, b) => a + b, 0);
     expect(notices).toBe(1);
+  });
+
+  test('the reacting baselines get the Reconciler\'s run when the endpoint takes writes again, as the library does (review R257)', () => {
+    const on = (platform: 'eks' | 'sagemaker') => ({ scenario: { ...S1.build(3, SHORT_LLM), platform }, trace: undefined as never });
+    for (const baseline of [roundRobin, costOnly, capacityOnly, twoStateSwitch]) {
+      expect([baseline(on('sagemaker')).runsWhenWritable, baseline(on('eks')).runsWhenWritable])
+        .toEqual([libraryPolicy()(on('sagemaker')).runsWhenWritable, libraryPolicy()(on('eks')).runsWhenWritable]);
+    }
+    expect(libraryPolicy()(on('sagemaker')).runsWhenWritable).toBe(true);
+    // Constant weights: nothing to write after the first run.
+    expect([retryOnPreferred, staticWeights].map((b) => b(on('sagemaker')).runsWhenWritable)).toEqual([undefined, undefined]);
+    // Cost-only in a SageMaker shortage: run between its scheduled runs too (the schedule runs once a minute).
+    const times: number[] = [];
+    const run = runSimulation(on('sagemaker').scenario, (ctx) => {
+      const inner = costOnly(ctx);
+      return { ...inner, decide: (o) => (times.push(o.now), inner.decide(o)) };
+    }, { seed: 3 });
+    expect(times.length).toBeGreaterThan(run.series.minutes + 1);
   });
 
   test('no event run after the run\'s end (its last minute is closed): a shortage that outlasts the run', () => {
