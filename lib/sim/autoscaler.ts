@@ -103,27 +103,35 @@ interface Alarm {
 }
 
 /**
- * Target tracking of one SageMaker variant: capacity for the measured in-flight requests at the target per instance,
- * a scale-out whenever it asks for more than the desired count (inside the scale-out cooldown only a larger one
- * proceeds, which every scale-out here is), a scale-in only once the low alarm holds (every datapoint of its window
- * below the scale-in threshold) and the scale-in cooldown has passed since the last scale-in ("after a scale-in
- * activity completes before another scale-in activity can start", API reference, ScaleInCooldown; a scale-out does not
- * start it: review R247). Each alarm invokes its scaling when it enters ALARM and again every `actionRepeatSeconds`
- * while it stays there; an invocation the endpoint refuses (Updating) or the cooldown blocks waits for the next. With
- * several policies (a variant with instance pools) Application Auto Scaling "will scale out the scalable target if any
- * of the target tracking policies are ready for scale out, but will scale in only if all of the target tracking
- * policies ... are ready to scale in", to the largest capacity the policies give
- * (target-tracking-scaling-policy-overview.html, "Multiple scaling policies"); the cooldowns are the scalable target's
- * (every policy the construct renders has the same ones).
+ * Target tracking of one SageMaker variant: capacity for the measured in-flight requests at the target per instance, a
+ * scale-out whenever it asks for more than the desired count (inside the scale-out cooldown only a larger one proceeds,
+ * which every scale-out here is), a scale-in only once the low alarm holds (every datapoint of its window below the
+ * scale-in threshold) and the scale-in cooldown has passed since the last scale-in completed ("The amount of time, in
+ * seconds, after a scale-in activity completes before another scale-in activity can start",
+ * https://docs.aws.amazon.com/autoscaling/application/APIReference/API_TargetTrackingScalingPolicyConfiguration.html,
+ * ScaleInCooldown; a scale-out does not start it: review R247). A variant's scale-in completes when the endpoint is
+ * InService again, `scaleInActivitySeconds` after it starts (review R257; before, the cooldown ran from its start).
+ * Each alarm invokes its scaling when it enters ALARM and again every `actionRepeatSeconds` while it stays there; an
+ * invocation the endpoint refuses (Updating) or the cooldown blocks waits for the next. With several policies (a
+ * variant with instance pools) Application Auto Scaling "will scale out the scalable target if any of the target
+ * tracking policies are ready for scale out, but will scale in only if all of the target tracking policies ... are
+ * ready to scale in", to the largest capacity the policies give (target-tracking-scaling-policy-overview.html,
+ * "Multiple scaling policies"); the cooldowns are the scalable target's (every policy the construct renders has the
+ * same ones).
  */
 export class TargetTracking {
+  /** When the last scale-in activity completed (or will): the scale-in cooldown runs from there. */
   private lastScaleIn = -Infinity;
   /** Per policy (its index in the variant's list): its high and low alarms, and the count its newest datapoint asks for. */
   private readonly high: Alarm[] = [];
   private readonly low: Alarm[] = [];
   private readonly wanted: Array<number | undefined> = [];
 
-  constructor(private readonly model: TargetTrackingModel) {}
+  /**
+   * `scaleInActivitySeconds`: how long a scale-in keeps the endpoint Updating
+   * (`PlatformModel.endpointUpdate.scaleInSeconds`).
+   */
+  constructor(private readonly model: TargetTrackingModel, private readonly scaleInActivitySeconds = 0) {}
 
   /**
    * The desired count after one evaluation at `now`. `datapoints[i]`: what policy i's alarms read now; undefined: they
@@ -193,7 +201,7 @@ export class TargetTracking {
     if (inDue && everyLow && now - this.lastScaleIn >= cooldown) {
       const to = Math.max(...policies.map((_, i) => this.wanted[i]!));
       if (to < b.current) {
-        this.lastScaleIn = now;
+        this.lastScaleIn = now + this.scaleInActivitySeconds;
         return to;
       }
     }

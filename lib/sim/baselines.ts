@@ -1,4 +1,5 @@
 import { withFreshErrors } from '../core/reconciler/observe';
+import { runsWhenWritable } from './library-policy';
 import { availabilityAt, type SimClass } from './model';
 import { type Decision, type Observation, type PolicyFactory, latest, normalise } from './policy';
 
@@ -68,6 +69,17 @@ export function capacityErrorsNow(o: Observation, ci: number): number | undefine
 
 const hold = (o: Observation, mode: string, reason: string): Decision => ({ weights: o.weights, mode, reason });
 
+/**
+ * A baseline that reacts to what it observes, deployed as a loop like the library's: through the same Reconciler
+ * construct it would get the same runs, including the one when the routing target takes writes again (SageMaker's
+ * IN_SERVICE rule, `runsWhenWritable`), so a write refused while the endpoint was Updating is made then rather than at
+ * the next scheduled run (review R257: before, only the library had it). The static baselines (retry-on-preferred,
+ * static weights) write nothing after their first run, and the oracles set replicas themselves: they need none.
+ */
+function reconciled(factory: PolicyFactory): PolicyFactory {
+  return (ctx) => ({ ...factory(ctx), runsWhenWritable: runsWhenWritable(ctx.scenario) });
+}
+
 /** A retry loop: everything goes to the preferred class, which keeps asking for capacity. */
 export const retryOnPreferred: PolicyFactory = ({ scenario }) => {
   const p = preferredIndex(scenario.classes);
@@ -78,14 +90,14 @@ export const retryOnPreferred: PolicyFactory = ({ scenario }) => {
 };
 
 /** Round-robin over all ready replicas: request-count weights, blind to how many tokens each replica sustains. */
-export const roundRobin: PolicyFactory = () => ({
+export const roundRobin: PolicyFactory = reconciled(() => ({
   name: 'round-robin',
   decide: (o) => {
     const ready = readyReplicas(o);
     if (ready.some((r) => r === undefined)) return hold(o, 'round-robin', 'missing metrics: hold');
     return { weights: ready.map((r) => r ?? 0), mode: 'round-robin', reason: 'one share per ready replica' };
   },
-});
+}));
 
 /** Static weights: each class's share of the planned token capacity (initial replicas x envelope); never reacts. */
 export const staticWeights: PolicyFactory = ({ scenario }) => {
@@ -111,7 +123,7 @@ export function costPlanWeights(classes: readonly SimClass[], ready: readonly nu
 }
 
 /** Cost-only: always the cost plan, no capacity mode, no warm floor. */
-export const costOnly: PolicyFactory = ({ scenario }) => ({
+export const costOnly: PolicyFactory = reconciled(({ scenario }) => ({
   name: 'cost-only',
   decide: (o) => {
     const ready = readyReplicas(o);
@@ -119,10 +131,10 @@ export const costOnly: PolicyFactory = ({ scenario }) => ({
     if (demand === undefined || ready.some((r) => r === undefined)) return hold(o, 'cost', 'missing metrics: hold');
     return { weights: costPlanWeights(scenario.classes, ready.map((r) => r ?? 0), demand, 0.1), mode: 'cost', reason: 'cheapest ready capacity first' };
   },
-});
+}));
 
 /** Capacity-only: weights proportional to ready token capacity of every class, always. */
-export const capacityOnly: PolicyFactory = ({ scenario }) => ({
+export const capacityOnly: PolicyFactory = reconciled(({ scenario }) => ({
   name: 'capacity-only',
   decide: (o) => {
     const ready = readyReplicas(o);
@@ -133,14 +145,14 @@ export const capacityOnly: PolicyFactory = ({ scenario }) => ({
       reason: 'proportional to ready token capacity',
     };
   },
-});
+}));
 
 /**
  * The reference experiment's switcher: all traffic on the preferred class until it looks short (capacity errors,
  * latency breach or demand above its ready capacity), then a fixed split by measured breaking points; it flips back
  * as soon as the condition clears (no hysteresis, no stabilization window).
  */
-export const twoStateSwitch: PolicyFactory = ({ scenario }) => {
+export const twoStateSwitch: PolicyFactory = reconciled(({ scenario }) => {
   const classes = scenario.classes;
   const p = preferredIndex(classes);
   const split = normalise(classes.map((c) => c.tokensPerSecondPerReplica));
@@ -161,7 +173,7 @@ export const twoStateSwitch: PolicyFactory = ({ scenario }) => {
         : { weights: classes.map((_, i) => (i === p ? 1 : 0)), mode: 'preferred', reason: 'preferred healthy' };
     },
   };
-};
+});
 
 /** Oracle window: decisions are fixed per 5 minutes from the known future. */
 const ORACLE_WINDOW_SECONDS = 300;

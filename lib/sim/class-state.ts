@@ -21,8 +21,21 @@ export interface Replica {
   readonly pool: number;
   state: number;
   busy: number;
-  /** Under an interruption notice: lost at the interruption, no longer counted toward the desired count. */
+  /** When its start-up ends (pending) or ended. */
+  readyAt: number;
+  /** Under an interruption notice: lost at the interruption, no longer counted toward the desired count unless `held`. */
   doomed: boolean;
+  /**
+   * EKS: under a notice, its eviction refused by the PodDisruptionBudget until Karpenter deletes it
+   * (`interruptionHoldSeconds`). Not yet deleted, it is still one of its ReplicaSet's active pods, so no replacement is
+   * made for it: the controller counts the pods without a deletionTimestamp (`FilterActivePods`/`IsPodActive`,
+   * kubernetes/kubernetes pkg/controller/controller_utils.go, read at commit 00bdb3fa, an older release than the
+   * cluster's 1.33: not confirmed at it, and harsher than the old model if it differs), and a refused eviction deletes
+   * nothing (Karpenter requeues it on 429, kubernetes-sigs/karpenter@v1.14.1
+   * pkg/controllers/node/termination/terminator/eviction.go:171-207). Review R257: before, its replacement was made at
+   * the notice, up to the hold (45 s by default) before the ReplicaSet would.
+   */
+  held: boolean;
   /**
    * The engine's token counter as the CloudWatch agent scrapes it each minute: tokens generated since the last scrape,
    * and whether the series has had its first sample. The agent "calculates a delta from the previous scrape ... So the
@@ -35,6 +48,26 @@ export interface Replica {
   readonly slots: Int32Array;
   readonly free: Int32Array;
   freeTop: number;
+}
+
+/**
+ * EKS: an empty node (`PlatformModel.nodes`): when it is consolidated, and the earliest a pod it takes can be ready,
+ * the time its last pod was or would have been ready. A pod removed while pending leaves a node that is still booting
+ * (Karpenter keeps launching a NodeClaim whose pod went away, and consolidates it only once empty for
+ * `consolidateAfter`); a later pod binds to it once it is Ready, then pulls its image and loads the model, as the
+ * removed pod would have: so no sooner than that pod's start-up end. Assumed: the model does not split the node's
+ * boot from the image pull, so a later pod that arrives after the node is Ready, on a node whose pod never pulled its
+ * image, starts warm here though it would still pull (kinder by at most the pull). Review R257: before, such a node
+ * was warm at once (40% of the start-up).
+ */
+export interface IdleNode {
+  readonly until: number;
+  readonly podReadyFrom: number;
+}
+
+/** Whether a replica counts toward its class's desired count (`ClassState.counted`), and so may be scaled down. */
+export function counts(r: Replica): boolean {
+  return (r.state === PENDING || r.state === READY) && (!r.doomed || r.held);
 }
 
 /**
@@ -53,8 +86,8 @@ export class Pool {
   alive = 0;
   aliveSince = 0;
   replicaSeconds = 0;
-  /** EKS: when each empty node is consolidated, oldest first (billed in `alive` until then; `PlatformModel.nodes`). */
-  readonly idleUntil: number[] = [];
+  /** EKS: the empty nodes, oldest first (billed in `alive` until consolidated; `PlatformModel.nodes`). */
+  readonly idleNodes: IdleNode[] = [];
   /** EKS: no new node of the pool before this time (Karpenter's unavailable offering after a notice; `KARPENTER_UNAVAILABLE_OFFERING_SECONDS`). */
   offeringUnavailableUntil = -Infinity;
 
@@ -79,21 +112,29 @@ export class Pool {
     return this.readyCount > 0 || this.emptiedAt > since;
   }
 
-  /** Takes an empty node for a pod, the one emptied last (still billed; no longer consolidated); false when none. */
-  takeIdleNode(now: number): boolean {
+  /**
+   * Takes an empty node for a pod (still billed; no longer consolidated): the one that lets it start soonest, of those
+   * alike the one emptied last. Returns the node's `podReadyFrom`; undefined when there is none.
+   */
+  takeIdleNode(now: number): number | undefined {
     this.expireIdle(now);
-    return this.idleUntil.pop() !== undefined;
+    let best = -1;
+    for (let i = this.idleNodes.length - 1; i >= 0; i--) {
+      const from = Math.max(now, this.idleNodes[i].podReadyFrom);
+      if (best < 0 || from < Math.max(now, this.idleNodes[best].podReadyFrom)) best = i;
+    }
+    return best < 0 ? undefined : this.idleNodes.splice(best, 1)[0].podReadyFrom;
   }
 
   /** Every empty node is gone at `now` (reclaimed with the pool's instances). */
   dropIdleNodes(now: number): void {
     this.expireIdle(now);
-    for (; this.idleUntil.length > 0; this.idleUntil.pop()) this.changeAliveNow(now, -1);
+    for (; this.idleNodes.length > 0; this.idleNodes.pop()) this.changeAliveNow(now, -1);
   }
 
   /** Consolidates the empty nodes due by `now`, each billed to its own time. */
   expireIdle(now: number): void {
-    while (this.idleUntil.length > 0 && this.idleUntil[0] <= now) this.changeAliveNow(this.idleUntil.shift()!, -1);
+    while (this.idleNodes.length > 0 && this.idleNodes[0].until <= now) this.changeAliveNow(this.idleNodes.shift()!.until, -1);
   }
 
   changeAlive(now: number, delta: number): void {
@@ -249,10 +290,10 @@ export class ClassState {
     return c;
   }
 
-  /** Replicas counted toward the desired count: pending and ready, except those under interruption notice. */
+  /** Replicas counted toward the desired count: pending and ready, except those under interruption notice not `held`. */
   counted(): number {
     let c = 0;
-    for (const r of this.replicas) if ((r.state === PENDING || r.state === READY) && !r.doomed) c++;
+    for (const r of this.replicas) if (counts(r)) c++;
     return c;
   }
 

@@ -84,6 +84,16 @@ export function libraryConfig(
   };
 }
 
+/**
+ * Whether the Reconciler construct renders, for the scenario's routing target, a rule that runs it as soon as the
+ * target takes writes again (`writableAgain`: SageMaker's IN_SERVICE event; none for an ALB). Every policy a
+ * Reconciler runs gets it: the library's, and the baselines that react (`reconciled`, lib/sim/baselines.ts).
+ */
+export function runsWhenWritable(scenario: ScenarioInstance): boolean {
+  const facts = routingFacts(scenario);
+  return routingTarget(facts).writableAgain(facts) !== undefined;
+}
+
 /** What the routing target is called in the simulated account (facts need ARNs and names; nothing is called). */
 function routingFacts(scenario: ScenarioInstance): RoutingFacts {
   const facts = (c: SimClass): RoutedClassFacts => ({
@@ -134,7 +144,7 @@ class DeployedReconciler implements RoutingPolicy {
   constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>, private readonly options: LibraryPolicyOptions) {
     this.platform = scenarioPlatform(scenario);
     this.config = libraryConfig(scenario, overrides, options.metricDelaySeconds);
-    this.runsWhenWritable = routingTarget(this.config.facts).writableAgain(this.config.facts) !== undefined;
+    this.runsWhenWritable = runsWhenWritable(scenario);
   }
 
   decide(o: Observation): Decision {

@@ -188,7 +188,8 @@ export interface PlatformModel {
   readonly floorPublicationSeconds: number;
   /**
    * EKS: a node outlives its last pod by the NodePool's `consolidateAfter` (`WhenEmpty`), billed, and a pod launched
-   * meanwhile takes it: no capacity check, no node boot, its image cached. `warmStartShare`: the share of a replica's
+   * meanwhile takes it: no capacity check, no node boot, its image cached (a node whose pod was removed while pending
+   * is still booting: `IdleNode`, lib/sim/class-state.ts). `warmStartShare`: the share of a replica's
    * provisioning time such a start takes (weight load and warm-up; the node's boot and the image pull are the rest):
    * 0.4, assumed (the model's provisioning times are one figure per class, not broken down).
    */

@@ -4,7 +4,7 @@ import { queuedRequestDroppedAfterSeconds } from '../core/runtime/abandonment';
 import { servesAfterSigtermSeconds } from '../core/runtime/shutdown';
 import { HpaAutoscaler, TargetTracking, type TrackingDatapoint, type TrackingPolicy, variantTrackingPolicies } from './autoscaler';
 import { replicaCostUsd } from '../core/report/cost';
-import { ClassState, DRAINING, GONE, PENDING, Pool, READY, type Replica } from './class-state';
+import { ClassState, counts, DRAINING, GONE, PENDING, Pool, READY, type Replica } from './class-state';
 import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
@@ -215,7 +215,7 @@ class Simulation {
       const autoscaler = this.platform.autoscaler;
       if (autoscaler.kind === 'hpa') cs.hpa = new HpaAutoscaler(autoscaler, count);
       else {
-        cs.tracking = new TargetTracking(autoscaler);
+        cs.tracking = new TargetTracking(autoscaler, this.platform.endpointUpdate?.scaleInSeconds);
         this.trackingPolicies[ci] = variantTrackingPolicies(autoscaler, cs.spec.targetConcurrencyPerReplica, cs.spec.poolTargets, cs.pools, 0);
       }
     });
@@ -407,20 +407,24 @@ class Simulation {
     const r: Replica = {
       // Replicas of the steady state at time 0 have been scraped before (the oracle's, launched at once later, read no
       // metric: their counters do not matter).
-      id: this.replicas.length, cls: ci, pool: pi, state: PENDING, busy: 0, doomed: false, unscrapedTokens: 0, sampled: instant,
+      id: this.replicas.length, cls: ci, pool: pi, state: PENDING, busy: 0, readyAt: now, doomed: false, held: false,
+      unscrapedTokens: 0, sampled: instant,
       slots: new Int32Array(c).fill(-1), free: Int32Array.from({ length: c }, (_, i) => c - 1 - i), freeTop: c,
     };
     this.replicas.push(r);
     cs.replicas.push(r);
     const nodes = this.platform.nodes;
-    // An empty node not yet consolidated takes the pod: no new node, its image cached (`PlatformModel.nodes`).
-    const warm = !instant && nodes !== undefined && pool.takeIdleNode(now);
+    // An empty node not yet consolidated takes the pod: no new node, its image cached (`PlatformModel.nodes`), and no
+    // sooner ready than the pod it was launched for would have been (`IdleNode`).
+    const podReadyFrom = !instant && nodes !== undefined ? pool.takeIdleNode(now) : undefined;
+    const warm = podReadyFrom !== undefined;
     if (!warm) pool.changeAlive(now, 1);
     if (instant) {
       this.makeReady(r, now);
       return now;
     }
-    const readyAt = now + this.drawProvisioning(pool.spec) * (warm ? nodes!.warmStartShare : 1);
+    const readyAt = Math.max(now + this.drawProvisioning(pool.spec) * (warm ? nodes!.warmStartShare : 1), podReadyFrom ?? now);
+    r.readyAt = readyAt;
     this.heap.push(readyAt, EV_READY, r.id);
     return readyAt;
   }
@@ -447,7 +451,7 @@ class Simulation {
     // The oracle provisions and releases instantly: it keeps no empty node.
     if (nodes && !nodeLost && !this.oracle) {
       pool.expireIdle(now);
-      pool.idleUntil.push(now + nodes.consolidateAfterSeconds);
+      pool.idleNodes.push({ until: now + nodes.consolidateAfterSeconds, podReadyFrom: r.readyAt });
     } else pool.changeAlive(now, -1);
     const i = cs.replicas.indexOf(r);
     if (i >= 0) cs.replicas.splice(i, 1);
@@ -479,7 +483,7 @@ class Simulation {
       const rank = (r: Replica) => (r.state === PENDING ? -1 : r.busy);
       let victim: Replica | undefined;
       for (const r of cs.replicas) {
-        if (r.state !== PENDING && (r.state !== READY || r.doomed)) continue;
+        if (!counts(r)) continue;
         if (!victim || r.pool > victim.pool || (r.pool === victim.pool && rank(r) < rank(victim))) victim = r;
       }
       if (!victim) return;
@@ -796,7 +800,13 @@ class Simulation {
         if (drain) {
           const deadline = this.scenario.service.deadlineSeconds;
           const hold = interruptionHoldSeconds(drain.deregistrationDelaySeconds(deadline) + deadline);
-          doomed.forEach((r, i) => (i === 0 || hold === 0 ? this.drain(r, now) : this.heap.push(now + hold, EV_DRAIN, r.id)));
+          doomed.forEach((r, i) => {
+            if (i === 0 || hold === 0) this.drain(r, now);
+            else {
+              r.held = true;
+              this.heap.push(now + hold, EV_DRAIN, r.id);
+            }
+          });
         }
         this.s.interruptionNotices[m * this.k + ci] += marked;
         // EKS: Karpenter marks the interrupted nodes' offering unavailable (`KARPENTER_UNAVAILABLE_OFFERING_SECONDS`).
@@ -885,7 +895,7 @@ class Simulation {
       const offered = instant || now >= pool.offeringUnavailableUntil;
       asked = asked || offered;
       const fresh = offered ? Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive) : 0;
-      const n = Math.min(need - count, pool.idleUntil.length + fresh);
+      const n = Math.min(need - count, pool.idleNodes.length + fresh);
       for (let i = 0; i < n; i++) readyAt = Math.max(readyAt, this.launch(ci, pi, now, instant));
       count += n;
     });

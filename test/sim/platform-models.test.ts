@@ -6,7 +6,9 @@ import { metricQuery, type Observation as ReconcilerObservation } from '../../li
 import * as reconcilerStep from '../../lib/core/reconciler/step';
 import { EPOCH, libraryPolicy } from '../../lib/sim/library-policy';
 import { computeMetrics } from '../../lib/sim/metrics';
-import { capacityErrorsNow, preferredIndex, readyReplicas, retryOnPreferred, twoStateSwitch } from '../../lib/sim/baselines';
+import {
+  capacityErrorsNow, capacityOnly, costOnly, preferredIndex, readyReplicas, retryOnPreferred, roundRobin, staticWeights, twoStateSwitch,
+} from '../../lib/sim/baselines';
 import { createRunSeries } from '../../lib/sim/run-series';
 import {
   demandReading, type HpaModel, platformModel, readsEngineTokens, rollbackDuration, type TargetTrackingModel,
@@ -113,6 +115,31 @@ describe('SageMaker target tracking and writes', () => {
     // Low from t = 120 on: the low alarm holds once 15 one-minute datapoints are below 90% of the target (t = 960).
     for (let t = 120; t < 960; t += 60) expect(evaluate(tt, t, 8, one(4), { current: 20, min: 1, max: 20 })).toBe(20);
     expect(evaluate(tt, 960, 8, one(4), { current: 20, min: 1, max: 20 })).toBe(2);
+  });
+
+  test('the scale-in cooldown runs from the end of the scale-in activity (the endpoint InService again), not its start (review R257)', () => {
+    // ScaleInCooldown: "after a scale-in activity completes before another scale-in activity can start"
+    // (https://docs.aws.amazon.com/autoscaling/application/APIReference/API_TargetTrackingScalingPolicyConfiguration.html).
+    const model = platformModel('sagemaker').autoscaler as TargetTrackingModel;
+    const activity = platformModel('sagemaker').endpointUpdate!.scaleInSeconds;
+    expect(activity).toBe(60);
+    const scaleInsAt = (tt: TargetTracking): number[] => {
+      const at: number[] = [];
+      let current = 20;
+      // Half the target throughout (2 in flight per instance, target 4): the low alarm holds from the 15th datapoint on,
+      // asks once a minute, and each scale-in halves the variant.
+      for (let t = 0; t <= 3000; t += 60) {
+        const next = evaluate(tt, t, 2 * current, one(4), { current, min: 1, max: 20 });
+        if (next < current) at.push(t);
+        current = next;
+      }
+      return at;
+    };
+    const cooldown = model.scaleInCooldownSeconds;
+    const [first, second] = scaleInsAt(new TargetTracking(model, activity));
+    expect(second - first).toBe(cooldown + activity);
+    const [a, b] = scaleInsAt(new TargetTracking(model));
+    expect(b - a).toBe(cooldown);
   });
 
   test('target tracking scales in only after 15 minutes below 90% of the target: one quiet minute is not low load', () => {
@@ -579,6 +606,24 @@ describe('SageMaker target tracking and writes', () => {
     expect(notices).toBe(1);
   });
 
+  test('the reacting baselines get the Reconciler\'s run when the endpoint takes writes again, as the library does (review R257)', () => {
+    const on = (platform: 'eks' | 'sagemaker') => ({ scenario: { ...S1.build(3, SHORT_LLM), platform }, trace: undefined as never });
+    for (const baseline of [roundRobin, costOnly, capacityOnly, twoStateSwitch]) {
+      expect([baseline(on('sagemaker')).runsWhenWritable, baseline(on('eks')).runsWhenWritable])
+        .toEqual([libraryPolicy()(on('sagemaker')).runsWhenWritable, libraryPolicy()(on('eks')).runsWhenWritable]);
+    }
+    expect(libraryPolicy()(on('sagemaker')).runsWhenWritable).toBe(true);
+    // Constant weights: nothing to write after the first run.
+    expect([retryOnPreferred, staticWeights].map((b) => b(on('sagemaker')).runsWhenWritable)).toEqual([undefined, undefined]);
+    // Cost-only in a SageMaker shortage: run between its scheduled runs too (the schedule runs once a minute).
+    const times: number[] = [];
+    const run = runSimulation(on('sagemaker').scenario, (ctx) => {
+      const inner = costOnly(ctx);
+      return { ...inner, decide: (o) => (times.push(o.now), inner.decide(o)) };
+    }, { seed: 3 });
+    expect(times.length).toBeGreaterThan(run.series.minutes + 1);
+  });
+
   test('no event run after the run\'s end (its last minute is closed): a shortage that outlasts the run', () => {
     const lasting = { ...S1.build(3, { ...SHORT_LLM, shortageMinutes: 100 }), platform: 'sagemaker' as const };
     const times: number[] = [];
@@ -992,7 +1037,7 @@ describe('what the Reconciler measures', () => {
     let s: ReturnType<typeof runSimulation>['series'];
     try {
       s = runSimulation(scenario, flooring, { seed: 3 }).series;
-      expect(take.mock.results.some((r) => r.value === true)).toBe(true);
+      expect(take.mock.results.some((r) => r.value !== undefined)).toBe(true);
     } finally {
       take.mockRestore();
     }
@@ -1014,6 +1059,41 @@ describe('what the Reconciler measures', () => {
       }
     });
     expect(idleMinutes).toBeGreaterThan(0);
+  });
+
+  test('EKS: a node whose pod was removed while pending is still booting: a later pod on it is ready no sooner than that pod would have been (review R257)', () => {
+    // Start-ups of 3,000 s: floors of 8 launch pods at minutes 1-3, the HPA removes them while pending once the floors
+    // drop (from minute ~14), and the floors' return at minute 20 puts new pods on those booting nodes.
+    const base = S1.build(3, SHORT_LLM);
+    const classes = base.classes.map((c) => ({ ...c, provisioningSeconds: 3000 }));
+    const scenario = { ...base, classes, platform: 'eks' as const, availability: undefined };
+    const flooring: PolicyFactory = ({ scenario: sc }) => ({
+      name: 'flooring',
+      decide: (o) => ({ weights: sc.classes.map(() => 1), mode: 'x', reason: '', minReplicas: sc.classes.map(() => (o.now < 120 || o.now >= 1200 ? 8 : 0)) }),
+    });
+    const take = jest.spyOn(Pool.prototype, 'takeIdleNode');
+    let s: ReturnType<typeof runSimulation>['series'];
+    try {
+      s = runSimulation(scenario, flooring, { seed: 3 }).series;
+      // Booting nodes taken from minute 22 on, their pods launched at minutes 1-3: the later pods ready with those.
+      const booting = take.mock.calls.filter(([now], i) => (take.mock.results[i].value as number | undefined ?? -Infinity) > now);
+      expect(booting.length).toBeGreaterThan(0);
+    } finally {
+      take.mockRestore();
+    }
+    const k = s.classCount;
+    // A warm start from minute 22 would be ready at minute 42 (40% of 3,000 s); the nodes' first pods, at 3,060 s.
+    const ready = (m: number) => s.readyReplicas[m * k];
+    expect([40, 45, 49].map(ready)).toEqual([2, 3, 3]);
+    expect(ready(50)).toBeGreaterThan(3);
+  });
+
+  test('a pod takes the empty node that lets it start soonest (review R257)', () => {
+    const l40s = { ...S1.build(1).classes[0] };
+    const pool = new Pool(l40s, 1, 1);
+    pool.idleNodes.push({ until: 600, podReadyFrom: 0 }, { until: 700, podReadyFrom: 900 }, { until: 800, podReadyFrom: 50 });
+    // At 100 the first and third are both ready: of those the one emptied last; then the one still booting.
+    expect([pool.takeIdleNode(100), pool.takeIdleNode(100), pool.takeIdleNode(100), pool.takeIdleNode(100)]).toEqual([50, 0, 900, undefined]);
   });
 
   test('the Reconciler reads no period newer than its 120 s metric delay', () => {

@@ -9,6 +9,7 @@ import { rateMultiplierAt } from '../../lib/sim/workload';
 import { runSimulation } from '../../lib/sim/simulator';
 import { KARPENTER_UNAVAILABLE_OFFERING_SECONDS } from '../../lib/core/platform/control-loop';
 import { platformModel } from '../../lib/sim/platform';
+import { Pool } from '../../lib/sim/class-state';
 import { runJob } from '../../lib/sim/suite';
 import { EKS_TARGET_GROUP_DEFAULTS, interruptionHoldSeconds, spotNodeGraceSeconds } from '../../lib/core/platform/control-loop';
 
@@ -174,6 +175,25 @@ describe('simulator mechanics', () => {
     const sagemaker = runSimulation({ ...S9.build(2, SHORT_LLM), platform: 'sagemaker' }, retryOnPreferred, { seed: 2 }).series;
     expect(sagemaker.readyReplicas[(notice + 1) * k]).toBe(sagemaker.readyReplicas[(notice - 1) * k]);
     expect(sum(sagemaker.lostWithReplica, notice, 31)).toBeGreaterThan(0);
+  });
+
+  test('EKS: a pod the PodDisruptionBudget holds is replaced when Karpenter deletes it, not at the notice (review R257)', () => {
+    // Its eviction refused, the pod has no deletionTimestamp and stays one of the ReplicaSet's active pods.
+    // Capacity throughout, so every replacement is launched when the ReplicaSet asks for it.
+    const s9 = { ...S9.build(2, SHORT_LLM), platform: 'eks' as const, availability: undefined };
+    const notice = 30 * 60 - 120;
+    const hold = interruptionHoldSeconds(EKS_TARGET_GROUP_DEFAULTS.deregistrationDelaySeconds + s9.service.deadlineSeconds);
+    expect(hold).toBe(45);
+    const spy = jest.spyOn(Pool.prototype, 'changeAlive');
+    try {
+      runSimulation(s9, retryOnPreferred, { seed: 2 });
+      // New preferred nodes (a pod launched cold) from the notice to just before the hold ends: the first pod's only.
+      const launches = spy.mock.calls.filter(([at, delta], i) =>
+        delta === 1 && at >= notice && at < notice + hold && (spy.mock.contexts[i] as Pool).spec.name === 'l40s');
+      expect(launches.map(([at]) => at)).toEqual([notice]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   test('a SageMaker scale-in ends what a removed instance still serves at its server\'s drain limit; an EKS scale-in drains it', () => {
