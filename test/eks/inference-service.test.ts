@@ -1,4 +1,5 @@
 import { ConstructValidationError } from '../../lib/core/validation/error';
+import { queuedRequestDroppedAfterSeconds } from '../../lib/core/runtime/abandonment';
 import { KubectlV34Layer } from '@aws-cdk/lambda-layer-kubectl-v34';
 import { type App, CfnResource, Duration, Fn, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
@@ -565,6 +566,8 @@ describe('EksInferenceService options', () => {
     };
     expect(idle(30_000)).toEqual(['60', false]);
     expect(idle(180_000)).toEqual(['185', false]);
+    // The simulator drops a queued vLLM request at the timeout the service renders (lib/core/runtime/abandonment.ts).
+    for (const ms of [30_000, 180_000]) expect(idle(ms)[0]).toBe(String(queuedRequestDroppedAfterSeconds('vllm', ms, 'eks')));
     // An ALB waits 4000 s at most: a longer deadline is a warning, not a silent cut-off.
     expect(idle(5_000_000)).toEqual(['4000', true]);
   });
