@@ -26,7 +26,8 @@ export interface Replica {
   /** Under an interruption notice: lost at the interruption, no longer counted toward the desired count unless `held`. */
   doomed: boolean;
   /**
-   * EKS: under a notice, its eviction refused by the PodDisruptionBudget until Karpenter deletes it
+   * Under a notice, still counted toward the desired count until it goes. SageMaker: always (no notice reaches the
+   * endpoint; it is lost at the reclaim). EKS: its eviction refused by the PodDisruptionBudget until Karpenter deletes it
    * (`interruptionHoldSeconds`). Not yet deleted, it is still one of its ReplicaSet's active pods, so no replacement is
    * made for it: the controller counts the pods without a deletionTimestamp (`FilterActivePods`/`IsPodActive`,
    * kubernetes/kubernetes pkg/controller/controller_utils.go, read at commit 00bdb3fa, an older release than the

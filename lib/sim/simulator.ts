@@ -797,6 +797,9 @@ class Simulation {
         const marked = doomed.length;
         // EKS: the first pod drains at the notice, the budget holds the others until Karpenter deletes them.
         const drain = this.platform.interruptionDrain;
+        // SageMaker: no notice reaches the endpoint, so its instances count, for SageMaker and its autoscaler alike,
+        // until they are lost (docs/simulator.md; helper 295: the replacements were started at the notice).
+        if (!drain) for (const r of doomed) r.held = true;
         if (drain) {
           const deadline = this.scenario.service.deadlineSeconds;
           const hold = interruptionHoldSeconds(drain.deregistrationDelaySeconds(deadline) + deadline);
