@@ -107,10 +107,11 @@ describe('simulator mechanics', () => {
     expect(computeMetrics(runSimulation(noInf2, fleetOracle, { seed: 3 }), noInf2).timeToFallbackSeconds).toBe(180);
     // A10G capped at 3 too: the deficit is capped at what 3 A10G instances carry.
     const fewA10g = capped(noInf2, { a10g: 3 });
-    expect(computeMetrics(runSimulation(fewA10g, retryOnPreferred, { seed: 3 }), fewA10g).timeToFallbackSeconds).toBe(480);
-    // The A10G instances kept from before a cap of 0 count, at their speed, as other classes' ready replicas do.
-    const kept = capped(pooled, { inf2: 0, a10g: 0 }, 1860);
-    expect(computeMetrics(runSimulation(kept, retryOnPreferred, { seed: 3 }), kept).timeToFallbackSeconds).toBe(480);
+    expect(computeMetrics(runSimulation(fewA10g, retryOnPreferred, { seed: 3 }), fewA10g).timeToFallbackSeconds).toBe(600);
+    // The A10G instances kept from before a cap of 0 count, at their speed, as other classes' ready replicas do (capped
+    // a minute after the reclaim at 1920 s: no notice reaches SageMaker, so its replacements are asked for then).
+    const kept = capped(pooled, { inf2: 0, a10g: 0 }, 1980);
+    expect(computeMetrics(runSimulation(kept, retryOnPreferred, { seed: 3 }), kept).timeToFallbackSeconds).toBe(600);
     // An event that names the lower pool is measured on the whole variant: its A10G instances are its own capacity.
     const onLower = { ...pooled, capacityEvents: pooled.capacityEvents!.map((e) => ({ ...e, className: 'a10g' })) };
     const onLowerRun = computeMetrics(runSimulation(onLower, fleetOracle, { seed: 3 }), onLower);
