@@ -506,7 +506,7 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
       requireModelVersion: this.props.requireModelVersion ?? true,
     });
     const misplaced = this.imageRegionProblems(scope, cls);
-    if (misplaced.length > 0) {
+    if (!record || misplaced.length > 0) {
       this.problems.push(...problems, ...misplaced);
       this.throwIfInvalid();
       return this;
@@ -515,24 +515,19 @@ export class ArtifactTrust extends Construct implements IClassArtifactGate {
     // (one verification when the artifacts are the same, one each otherwise); one service may not gate a class twice
     // with different artifacts.
     const sameName = this.gates.get(cls.name) ?? [];
-    const signature = record ? JSON.stringify(stack.resolve(record)) : undefined;
+    const signature = JSON.stringify(stack.resolve(record));
     // A check is shared only within its stack: one in another stack would make this consumer's stack depend on it.
     const consumerStack = Stack.of(scope);
     const same = sameName.find((g) => g.signature === signature && g.stack === consumerStack);
-    if (record && same) {
+    if (same) {
       same.scopes.push(scope.node.path);
       if (options.requireCurrentVersion) this.requireCurrentVersion(same);
       return same.resource;
     }
     const mine = sameName.find((g) => g.scopes.includes(scope.node.path));
-    if (record && mine) {
+    if (mine) {
       this.problems.push({ className: cls.name, field: 'artifact', message: `was gated twice by '${scope.node.path}' with different artifacts (${mine.image} and ${cls.artifact.image}); allowed: one set of artifacts per class of a service` });
       this.throwIfInvalid();
-    }
-    if (!record) {
-      this.problems.push(...problems);
-      this.throwIfInvalid();
-      return this;
     }
     const imageRepoArns = this.imageRepositoryArns(record);
     if (imageRepoArns.length === 0) {
