@@ -55,18 +55,19 @@ export function simClassesFromPlan(
       admission: serverAdmission(cls, contract),
       countsGeneratedTokens: engineCountsGeneratedTokens(cls.runtime.engine),
       engine: cls.runtime.engine,
+      envelopeLatency: { ttftSeconds: cls.envelope.ttftP95Ms / 1000, itlSeconds: (cls.envelope.itlP95Ms ?? 0) / 1000 },
     };
   });
 }
 
 /** The per-request deadline model from a service contract. */
-export function serviceModelFromContract(contract: ServiceContract, prefillWeight: number, envelopeUtilization = 0.85): ServiceModel {
+export function serviceModelFromContract(contract: ServiceContract, prefillWeight: number, envelopeUtilization?: number): ServiceModel {
   return {
     ttftSeconds: contract.slo.ttftP95Ms / 1000,
     itlSeconds: (contract.slo.itlP95Ms ?? 0) / 1000,
     deadlineSeconds: contract.slo.deadlineMs / 1000,
     prefillWeight,
-    envelopeUtilization,
+    ...(envelopeUtilization !== undefined ? { envelopeUtilization } : {}),
   };
 }
 

@@ -90,7 +90,10 @@ export function libraryConfig(
  * Reconciler runs gets it: the library's, and the baselines that react (`reconciled`, lib/sim/baselines.ts).
  */
 export function runsWhenWritable(scenario: ScenarioInstance): boolean {
-  const facts = routingFacts(scenario);
+  return targetRunsWhenWritable(routingFacts(scenario));
+}
+
+function targetRunsWhenWritable(facts: RoutingFacts): boolean {
   return routingTarget(facts).writableAgain(facts) !== undefined;
 }
 
@@ -144,7 +147,7 @@ class DeployedReconciler implements RoutingPolicy {
   constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>, private readonly options: LibraryPolicyOptions) {
     this.platform = scenarioPlatform(scenario);
     this.config = libraryConfig(scenario, overrides, options.metricDelaySeconds);
-    this.runsWhenWritable = runsWhenWritable(scenario);
+    this.runsWhenWritable = targetRunsWhenWritable(this.config.facts);
   }
 
   decide(o: Observation): Decision {

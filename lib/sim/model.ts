@@ -47,6 +47,11 @@ export interface SimClass extends RoutedClassFacts {
   readonly singleOffering?: boolean;
   /** The class's engine (`runtime.engine`): how long its server serves what it holds after SIGTERM (`servesAfterSigtermSeconds`). */
   readonly engine?: string;
+  /**
+   * The p95 latencies the class's envelope records at its tokens/s (`envelope.ttftP95Ms`, `itlP95Ms`): its replicas are
+   * calibrated to reproduce them (`calibratedSlotRate`). @default the contract's SLO (measured at the SLO)
+   */
+  readonly envelopeLatency?: { readonly ttftSeconds: number; readonly itlSeconds: number };
 }
 
 /** What a request is promised and how a replica turns tokens into time. */
@@ -63,8 +68,8 @@ export interface ServiceModel {
   /** Cost of one prompt token relative to one output token (prefill is much cheaper per token than decode). */
   readonly prefillWeight: number;
   /**
-   * The envelope's tokens/s is what a replica sustains while meeting the SLO, below saturation: a replica's
-   * saturation throughput is envelope / envelopeUtilization. @default 0.85
+   * A what-if: every replica's saturation throughput is envelope / envelopeUtilization, instead of the slot rate at which
+   * it reproduces its class's envelope (`calibratedSlotRate`). @default - calibrated per class
    */
   readonly envelopeUtilization?: number;
 }
@@ -99,6 +104,11 @@ export interface ScenarioInstance {
   /** In preference order (preferenceRank 0 first). */
   readonly classes: readonly SimClass[];
   readonly workload: WorkloadSpec;
+  /**
+   * The prompt and output lengths the classes' envelopes were measured on (H8 serves longer answers than that).
+   * @default the workload's
+   */
+  readonly envelopeWorkload?: Pick<WorkloadSpec, 'promptTokens' | 'outputTokens'>;
   readonly service: ServiceModel;
   readonly availability?: Readonly<Record<string, readonly AvailabilityStep[]>>;
   readonly interruptions?: readonly Interruption[];

@@ -79,6 +79,7 @@ export function buildScenario(o: ScenarioOptions): ScenarioInstance {
     durationSeconds: o.durationSeconds,
     classes: simClassesFromPlan(svc.classes, svc.plan, behavior, svc.contract, tokensAtZero),
     workload: o.workload,
+    envelopeWorkload: { promptTokens: o.workload.promptTokens, outputTokens: o.workload.outputTokens },
     service: serviceModelFromContract(svc.contract, svc.prefillWeight),
     availability: o.availability,
     interruptions: o.interruptions,

@@ -5,6 +5,7 @@ import { servesAfterSigtermSeconds } from '../core/runtime/shutdown';
 import { HpaAutoscaler, TargetTracking, type TrackingDatapoint, type TrackingPolicy, variantTrackingPolicies } from './autoscaler';
 import { replicaCostUsd } from '../core/report/cost';
 import { ClassState, counts, DRAINING, GONE, PENDING, Pool, READY, type Replica } from './class-state';
+import { calibratedSlotRate } from './envelope-calibration';
 import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
@@ -172,7 +173,6 @@ class Simulation {
     this.k = this.classes.length;
     this.minutes = Math.ceil(scenario.durationSeconds / 60);
     const service = scenario.service;
-    const envelopeUtilization = service.envelopeUtilization ?? 0.85;
     const meanOut = tokenDistributionMean(scenario.workload.outputTokens);
     const meanPrompt = tokenDistributionMean(scenario.workload.promptTokens);
     // Work units: output tokens plus prefill, scaled so a request's mean work equals the mean output length.
@@ -180,8 +180,21 @@ class Simulation {
     this.routeRng = Rng.derive(seed, 'route');
     this.provisionRng = Rng.derive(seed, 'provision');
     this.platform = scenarioPlatform(scenario);
+    const measuredOn = scenario.envelopeWorkload ?? scenario.workload;
     this.states = this.classes.map((spec) => new ClassState(spec, poolsOf(scenario, spec).map((p) => {
-      const slotRate = p.tokensPerSecondPerReplica / (envelopeUtilization * p.safeConcurrency);
+      const slotRate = service.envelopeUtilization !== undefined
+        ? p.tokensPerSecondPerReplica / (service.envelopeUtilization * p.safeConcurrency)
+        : calibratedSlotRate({
+          tokensPerSecondPerReplica: p.tokensPerSecondPerReplica,
+          safeConcurrency: p.safeConcurrency,
+          ttftSeconds: p.envelopeLatency?.ttftSeconds ?? service.ttftSeconds,
+          itlSeconds: p.envelopeLatency?.itlSeconds ?? service.itlSeconds,
+          deadlineSeconds: service.deadlineSeconds,
+          promptTokens: measuredOn.promptTokens,
+          outputTokens: measuredOn.outputTokens,
+          prefillWeight: service.prefillWeight,
+          workNorm: this.workNorm,
+        });
       const droppedAfter = queuedRequestDroppedAfterSeconds(p.engine ?? '', service.deadlineSeconds * 1000, this.platform.kind);
       return new Pool(p, slotRate, scenario.speedFactors?.[p.name] ?? 1, droppedAfter);
     })));
@@ -799,8 +812,9 @@ class Simulation {
         const drain = this.platform.interruptionDrain;
         // SageMaker: no notice reaches the endpoint, so its instances count, for SageMaker and its autoscaler alike,
         // until they are lost (docs/simulator.md; helper 295: the replacements were started at the notice).
-        if (!drain) for (const r of doomed) r.held = true;
-        if (drain) {
+        if (!drain) {
+          for (const r of doomed) r.held = true;
+        } else {
           const deadline = this.scenario.service.deadlineSeconds;
           const hold = interruptionHoldSeconds(drain.deregistrationDelaySeconds(deadline) + deadline);
           doomed.forEach((r, i) => {
