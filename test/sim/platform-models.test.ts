@@ -714,9 +714,10 @@ describe('SageMaker: the end of a rollback', () => {
       }, { seed: 3 });
       return ends;
     };
-    // With no rollback time the update ends at an alarm evaluation itself (when the alarm, no longer high, does not ask
-    // again); with one drawn, between them.
-    const none = afterRollbacks(0);
+    // With no rollback time an update an alarm began ends at an alarm evaluation itself (when the alarm, no longer high,
+    // does not ask again); with one drawn, between them. An update the Reconciler's own capacity write began, in its
+    // event run after an instance's start-up (drawn to 1/1024 s), rolls back off the alarms' seconds: left out here.
+    const none = afterRollbacks(0).filter((s) => Number.isInteger(s));
     expect(none.length).toBeGreaterThan(0);
     expect(none.every((s) => s % 10 === 0)).toBe(true);
     const drawn = afterRollbacks(10);
