@@ -1,7 +1,7 @@
 import { type CapacityClass } from '../core/service/capacity-class';
 import { type ServiceContract } from '../core/service/contract';
 import { routedClassFacts } from '../core/reconciler/routing-facts';
-import { type CapacityPlan, replicasAtTarget } from '../core/service/sizing';
+import { type CapacityPlan, inFlightAtEnvelope, replicasAtTarget } from '../core/service/sizing';
 // What the deployed servers really admit (the runtime contract): the same function the runtime binding follows.
 import { serverAdmission } from '../core/runtime/admission';
 import { engineCountsGeneratedTokens } from '../core/runtime/engine-metrics';
@@ -55,7 +55,7 @@ export function simClassesFromPlan(
       admission: serverAdmission(cls, contract),
       countsGeneratedTokens: engineCountsGeneratedTokens(cls.runtime.engine),
       engine: cls.runtime.engine,
-      envelopeLatency: { ttftSeconds: cls.envelope.ttftP95Ms / 1000, itlSeconds: (cls.envelope.itlP95Ms ?? 0) / 1000 },
+      envelopeInFlight: inFlightAtEnvelope(cls.envelope, contract.requestShape.meanOutputTokens),
     };
   });
 }

@@ -4,35 +4,30 @@ import { drawTokens, tokenDistributionMean, type TokenDistribution } from './wor
 /**
  * How fast a simulated replica's slots serve, so that the replica reproduces the envelope its class declares.
  *
- * A class's envelope is "measured by a load test at the SLO" (`PerformanceEnvelope`): at `tokensPerSecondPerReplica`
- * and up to `safeConcurrency` requests in flight, one replica kept its p95 time to first token and inter-token latency
- * at the values it records. The simulator's replica is `safeConcurrency` slots serving one queue first come first
- * served, a request taking its work / slot rate once in a slot. Its slot rate is the one at which that replica, offered
- * the envelope's tokens/s as Poisson arrivals (the open-loop load of a serving benchmark, e.g. vLLM's
- * `benchmark_serving --request-rate`) of the workload the envelope was measured on, finishes 95% of its requests within
- * the envelope's latencies: TTFT + output tokens x ITL, or TTFT alone for a class that streams no tokens (its answer is
- * its first token), and never past the contract's deadline.
+ * A class's envelope says that one replica, at `tokensPerSecondPerReplica`, holds `safeConcurrency` requests in flight
+ * while meeting the SLO (`PerformanceEnvelope`), the closed-loop reading of the library's plausibility rules, of the
+ * load-test tools (vLLM's `bench serve --max-concurrency`, LLMPerf's concurrent clients, genai-perf's concurrency mode)
+ * and of the constructs' scaling targets: requests/s on EKS, in-flight requests on SageMaker. The simulator's replica is
+ * `safeConcurrency` slots serving one queue first come first served, a request taking its work / slot rate once in a
+ * slot. Its slot rate is the one at which that replica, offered the envelope's tokens/s as Poisson arrivals of the
+ * workload the envelope was measured on, holds on average what the library plans it holds in flight there
+ * (`inFlightAtEnvelope`, lib/core/service/sizing.ts: the safe concurrency, or fewer where the envelope's rate times its
+ * p95 service time says so, as for P1's images): the two numbers the autoscalers scale on agree at the envelope, as they
+ * do on the measured replica. Its latencies are then what its slots and its queue give.
  *
- * Before (stop 62 and earlier) every slot ran at envelope / (0.85 x safe concurrency), chosen while a queued request was
- * dropped by its true length, which hid queueing: with queues as deployed, P1's five classes held alone at their
- * envelope met their 2.5 s deadline for 56-67% of requests, where their declared p95 is 0.9 s (measured, stop 62).
- * The one-number model was harsh where a replica has few slots and a short deadline, and kind where it has many.
- *
- * An approximation, stated: the simulator has no separate first token, so "p95 TTFT and p95 ITL" become one per-request
- * budget met by 95% of requests; and the load test's arrivals are taken as Poisson, the replica's admission bound as
- * not reached.
+ * Until stop 62 every slot ran at envelope / (0.85 x safe concurrency), one number for every class: a P1 replica then
+ * held 1.7-2.1 times its planned in-flight count at its envelope, an L40S replica fewer than its 16. Stop 63 first
+ * calibrated to the envelope's p95 latencies under Poisson arrivals (review R260: P1's replicas became 2-2.7 times faster
+ * than their envelopes, as the Poisson arrivals, not the envelope, decided; and a class without an ITL was read as
+ * answering at its first token).
  */
 export interface EnvelopeCalibrationInput {
   /** The envelope's sustainable output tokens per second of one replica. */
   readonly tokensPerSecondPerReplica: number;
   /** The envelope's safe concurrency: the replica's slots. */
   readonly safeConcurrency: number;
-  /** p95 time to first token the envelope records, seconds. */
-  readonly ttftSeconds: number;
-  /** p95 inter-token latency the envelope records, seconds per token (0: the class streams no tokens). */
-  readonly itlSeconds: number;
-  /** The contract's end-to-end deadline, seconds: no request's budget exceeds it. */
-  readonly deadlineSeconds: number;
+  /** Requests the replica holds in flight at the envelope (`inFlightAtEnvelope`). */
+  readonly inFlight: number;
   /** The workload the envelope was measured on. */
   readonly promptTokens: TokenDistribution;
   readonly outputTokens: TokenDistribution;
@@ -41,8 +36,6 @@ export interface EnvelopeCalibrationInput {
   readonly workNorm: number;
 }
 
-/** Share of requests the envelope's latencies hold for: they are p95s. */
-export const ENVELOPE_QUANTILE = 0.95;
 /** Requests of the calibrating load test, and the first ones left out while its queue fills. */
 const REQUESTS = 40_000;
 const WARM_UP = 2_000;
@@ -50,11 +43,13 @@ const WARM_UP = 2_000;
 const cache = new Map<string, number>();
 
 /**
- * Work units per second of one slot at which the class's replica meets its envelope (see the module's comment).
- * Deterministic: one seeded load test (the same arrivals and sizes at every rate tried, so attainment only grows with
- * the rate and a bisection finds the slowest rate that meets it), remembered per input.
+ * Work units per second of one slot at which the class's replica reproduces its envelope (see the module's comment).
+ * Deterministic: one seeded load test (the same arrivals and sizes at every rate tried, so the in-flight count only
+ * falls as the rate grows and a bisection finds the rate that holds it), remembered per input.
  */
 export function calibratedSlotRate(input: EnvelopeCalibrationInput): number {
+  const problems = calibrationProblems(input);
+  if (problems.length > 0) throw new Error(`A replica cannot be calibrated to this envelope: ${problems.join('; ')}`);
   const key = JSON.stringify(input);
   const known = cache.get(key);
   if (known !== undefined) return known;
@@ -63,26 +58,31 @@ export function calibratedSlotRate(input: EnvelopeCalibrationInput): number {
   return rate;
 }
 
+function calibrationProblems(input: EnvelopeCalibrationInput): string[] {
+  const positive = (what: string, v: number) => (Number.isFinite(v) && v > 0 ? [] : [`${what} ${v} (must be a positive number)`]);
+  return [
+    ...positive('tokens/s per replica', input.tokensPerSecondPerReplica),
+    ...positive('safe concurrency', input.safeConcurrency),
+    ...positive('in-flight requests at the envelope', input.inFlight),
+    ...positive('mean output tokens', tokenDistributionMean(input.outputTokens)),
+    ...positive('work per output token', input.workNorm),
+  ];
+}
+
 function solve(input: EnvelopeCalibrationInput): number {
-  if (!Number.isFinite(Math.min(input.deadlineSeconds, input.ttftSeconds))) {
-    throw new Error(`A replica cannot be calibrated to an envelope without a latency: TTFT ${input.ttftSeconds} s, deadline ` +
-      `${input.deadlineSeconds} s (give the service a finite deadline, or an envelopeUtilization)`);
-  }
   const slots = Math.max(1, Math.floor(input.safeConcurrency));
-  const meanOutput = tokenDistributionMean(input.outputTokens);
-  const test = loadTest(input, input.tokensPerSecondPerReplica / meanOutput);
-  const meanWork = test.work.reduce((a, b) => a + b, 0) / test.work.length;
-  // Below this rate the replica is saturated at the envelope's load and its queue grows without bound.
-  let slow = (input.tokensPerSecondPerReplica / meanOutput) * meanWork / slots;
+  const test = loadTest(input, input.tokensPerSecondPerReplica / tokenDistributionMean(input.outputTokens));
+  // At this rate the replica is saturated at the envelope's load and its queue grows without bound.
+  let slow = test.meanWork * test.requestsPerSecond / slots;
   let fast = 2 * slow;
-  while (attainment(test, slots, fast) < ENVELOPE_QUANTILE) {
+  for (let i = 0; i < 60 && meanInFlight(test, slots, fast) > input.inFlight; i++) {
     slow = fast;
     fast *= 2;
   }
   for (let i = 0; i < 40 && fast - slow > 1e-6 * fast; i++) {
     const mid = (slow + fast) / 2;
-    if (attainment(test, slots, mid) >= ENVELOPE_QUANTILE) fast = mid;
-    else slow = mid;
+    if (meanInFlight(test, slots, mid) > input.inFlight) slow = mid;
+    else fast = mid;
   }
   return fast;
 }
@@ -90,38 +90,42 @@ function solve(input: EnvelopeCalibrationInput): number {
 interface LoadTest {
   readonly arrival: Float64Array;
   readonly work: Float64Array;
-  readonly budget: Float64Array;
+  readonly meanWork: number;
+  readonly requestsPerSecond: number;
 }
 
 function loadTest(input: EnvelopeCalibrationInput, requestsPerSecond: number): LoadTest {
   const rng = Rng.derive(1, 'envelope-calibration');
   const arrival = new Float64Array(REQUESTS);
   const work = new Float64Array(REQUESTS);
-  const budget = new Float64Array(REQUESTS);
   let t = 0;
+  let total = 0;
   for (let i = 0; i < REQUESTS; i++) {
     t += rng.exponential(1 / requestsPerSecond);
     const out = drawTokens(input.outputTokens, rng);
     const prompt = drawTokens(input.promptTokens, rng);
     arrival[i] = t;
     work[i] = (out + input.prefillWeight * prompt) * input.workNorm;
-    const latency = input.itlSeconds > 0 ? input.ttftSeconds + out * input.itlSeconds : input.ttftSeconds;
-    budget[i] = Math.min(input.deadlineSeconds, latency);
+    total += work[i];
   }
-  return { arrival, work, budget };
+  return { arrival, work, meanWork: total / REQUESTS, requestsPerSecond };
 }
 
-/** Share of the load test's requests (after the warm-up) done within their budget, first come first served. */
-function attainment(test: LoadTest, slots: number, slotRate: number): number {
+/**
+ * Mean requests in flight (queued or in a slot) over the load test after its warm-up, first come first served: by
+ * Little's law the arrival rate times the mean time in the system.
+ */
+function meanInFlight(test: LoadTest, slots: number, slotRate: number): number {
   // The slots' next free times as a min-heap: a request takes the earliest (FCFS over identical slots).
   const freeAt = new Float64Array(slots);
-  let met = 0;
+  let inSystem = 0;
   for (let i = 0; i < test.arrival.length; i++) {
     const done = Math.max(test.arrival[i], freeAt[0]) + test.work[i] / slotRate;
     replaceEarliest(freeAt, done);
-    if (i >= WARM_UP && done - test.arrival[i] <= test.budget[i]) met++;
+    if (i >= WARM_UP) inSystem += done - test.arrival[i];
   }
-  return met / (test.arrival.length - WARM_UP);
+  const span = test.arrival[test.arrival.length - 1] - test.arrival[WARM_UP];
+  return inSystem / span;
 }
 
 function replaceEarliest(heap: Float64Array, value: number): void {

@@ -48,10 +48,11 @@ export interface SimClass extends RoutedClassFacts {
   /** The class's engine (`runtime.engine`): how long its server serves what it holds after SIGTERM (`servesAfterSigtermSeconds`). */
   readonly engine?: string;
   /**
-   * The p95 latencies the class's envelope records at its tokens/s (`envelope.ttftP95Ms`, `itlP95Ms`): its replicas are
-   * calibrated to reproduce them (`calibratedSlotRate`). @default the contract's SLO (measured at the SLO)
+   * Requests one replica holds in flight at its envelope's tokens/s (`inFlightAtEnvelope`, the planned figure the
+   * SageMaker concurrency target comes from): its replicas are calibrated to hold it there (`calibratedSlotRate`).
+   * @default safeConcurrency
    */
-  readonly envelopeLatency?: { readonly ttftSeconds: number; readonly itlSeconds: number };
+  readonly envelopeInFlight?: number;
 }
 
 /** What a request is promised and how a replica turns tokens into time. */

@@ -38,6 +38,8 @@ export interface ScenarioOptions {
     readonly promptTokens: TokenDistribution;
     readonly outputTokens: TokenDistribution;
   };
+  /** The lengths the classes' envelopes were measured on (`ScenarioInstance.envelopeWorkload`). @default the workload's */
+  readonly envelopeWorkload?: ScenarioInstance['envelopeWorkload'];
   /**
    * Ready replicas per class at time 0. Default: the preferred class enough for the demand at time 0 at its scaling
    * target (up to its maximum), the others their standby (`minReplicas`). Time 0 follows an hour of steady operation at
@@ -79,7 +81,7 @@ export function buildScenario(o: ScenarioOptions): ScenarioInstance {
     durationSeconds: o.durationSeconds,
     classes: simClassesFromPlan(svc.classes, svc.plan, behavior, svc.contract, tokensAtZero),
     workload: o.workload,
-    envelopeWorkload: { promptTokens: o.workload.promptTokens, outputTokens: o.workload.outputTokens },
+    envelopeWorkload: o.envelopeWorkload ?? { promptTokens: o.workload.promptTokens, outputTokens: o.workload.outputTokens },
     service: serviceModelFromContract(svc.contract, svc.prefillWeight),
     availability: o.availability,
     interruptions: o.interruptions,

@@ -187,9 +187,7 @@ class Simulation {
         : calibratedSlotRate({
           tokensPerSecondPerReplica: p.tokensPerSecondPerReplica,
           safeConcurrency: p.safeConcurrency,
-          ttftSeconds: p.envelopeLatency?.ttftSeconds ?? service.ttftSeconds,
-          itlSeconds: p.envelopeLatency?.itlSeconds ?? service.itlSeconds,
-          deadlineSeconds: service.deadlineSeconds,
+          inFlight: p.envelopeInFlight ?? p.safeConcurrency,
           promptTokens: measuredOn.promptTokens,
           outputTokens: measuredOn.outputTokens,
           prefillWeight: service.prefillWeight,

@@ -1,6 +1,7 @@
 import { type CapacityClass, type CapacityClassSpec, DEFAULT_MEMORY_POLICY } from './capacity-class';
 import { DEFAULT_HEADROOM, peakTokensPerSecond, type ServiceContract } from './contract';
 import { type HardwareProfile } from '../hardware/profile';
+import { meanServiceTimeMs } from '../runtime/admission';
 
 const GIB = 1024 ** 3;
 export const HOURS_PER_MONTH = 730;
@@ -99,7 +100,7 @@ export interface ClassPlan {
   readonly steadyInstances: number;
   /** Target-tracking value in generated tokens/s per replica (envelope / (1 + headroom)). */
   readonly targetTokensPerSecondPerReplica: number;
-  /** Target-tracking value in in-flight requests per replica (safe concurrency / (1 + headroom)). */
+  /** Target-tracking value in in-flight requests per replica (`inFlightAtEnvelope` / (1 + headroom)). */
   readonly targetConcurrencyPerReplica: number;
   /** Target-tracking value in requests/s per replica. */
   readonly targetRequestsPerSecondPerReplica: number;
@@ -141,6 +142,20 @@ function round(value: number, digits = 2): number {
 }
 
 /**
+ * Requests one replica holds in flight at its envelope: its safe concurrency, or fewer where the envelope's own rate
+ * and latency say so. By Little's law a replica offered lambda requests/s, each answered in a mean time L, holds
+ * lambda x L in flight, and L is at most about the envelope's p95 service time (p95 TTFT + mean output tokens x p95
+ * ITL). A safe concurrency above that (a batch size, or lambda x L rounded up: P1's Inferentia2 declares 2 at 1.75
+ * images/s answered within 0.9 s, 1.6 in flight) is never reached at the envelope's load, and a concurrency target from
+ * it (SageMaker's `ConcurrentRequestsPerModel` target tracking) lets the replica run past its envelope before it scales
+ * out. At the built-in LLM classes the safe concurrency is the smaller (L40S: 16 against 5.6 requests/s x 8.4 s).
+ */
+export function inFlightAtEnvelope(envelope: CapacityClass['envelope'], meanOutputTokens: number): number {
+  const requestsPerSecond = envelope.tokensPerSecondPerReplica / meanOutputTokens;
+  return Math.min(envelope.safeConcurrency, (requestsPerSecond * meanServiceTimeMs(envelope, meanOutputTokens)) / 1000);
+}
+
+/**
  * Replicas per class from peak demand with headroom (Little's law at each class's measured envelope),
  * scaling targets from the envelope, and cost including the warm standby of fallback classes, each class a fleet of
  * its own (`CapacityPlan.steadyUsdPerHour` says where that is what is deployed).
@@ -171,7 +186,7 @@ export function planCapacity(contract: ServiceContract, classes: readonly Capaci
       steadyReplicas,
       steadyInstances,
       targetTokensPerSecondPerReplica: round(targetTps),
-      targetConcurrencyPerReplica: round(cls.envelope.safeConcurrency / (1 + headroom)),
+      targetConcurrencyPerReplica: round(inFlightAtEnvelope(cls.envelope, contract.requestShape.meanOutputTokens) / (1 + headroom)),
       targetRequestsPerSecondPerReplica: round(targetTps / contract.requestShape.meanOutputTokens, 4),
       saturationTokensPerSecond: round(cls.maxReplicas * tps),
       usdPerMillionTokens: round(usdPerMillionTokens(cls), 4),
