@@ -16,9 +16,9 @@ function fingerprint(scenario: Parameters<typeof runSimulation>[0], policy: Poli
 }
 
 test.each([
-  ['S1', 'library', '19433671 469 16.244177500 719 636'],
-  ['S1', 'cost-only', '19314562 1019 15.766205001 682 400'],
-  ['S9', 'library', '12699618 2158 14.950655816 670 628'],
+  ['S1', 'library', '19471532 308 16.797031667 748 636'],
+  ['S1', 'cost-only', '19379630 707 15.836625000 690 400'],
+  ['S9', 'library', '12695542 2172 14.950218004 670 628'],
 ])('EKS %s, %s: the run is the one the bench measured', (id, policy, expected) => {
   const scenario = { ...(id === 'S1' ? S1 : S9).build(5, SHORT_LLM), platform: 'eks' as const };
   const got = fingerprint(scenario, policy === 'library' ? libraryPolicy() : costOnly);

@@ -210,7 +210,7 @@ describe('simulator mechanics', () => {
   });
 
   test('a SageMaker scale-in ends what a removed instance still serves at its server\'s drain limit; an EKS scale-in drains it', () => {
-    // Answers of 3,200 tokens (about 30 s each at L40S's calibrated speed) take longer than vLLM's 25 s drain (30 s
+    // Answers of 3,200 tokens (about 29 s each at L40S's calibrated speed) take longer than vLLM's 25 s drain (30 s
     // deadline, SIGKILL 30 s after SIGTERM); a fleet of 8 at 2 requests/s scales in on both platforms.
     const lostOn = (platform: 'eks' | 'sagemaker') => {
       const s0 = S0.build(1, { durationMinutes: 45, meanRate: 2 });
