@@ -175,6 +175,12 @@ describe('capacity class checks', () => {
       "l40s envelope.itlP95Ms: 61 ms exceeds the SLO's p95 inter-token latency of 60 ms; allowed: at most the SLO of the contract " +
         '(the envelope must be measured at the SLO)',
     ]);
+    // An ITL the contract bounds must be measured: without it every answer would read as its first token (review R260).
+    const noItl = withClass((c) => ({ ...c, envelope: { ...c.envelope, itlP95Ms: undefined } }));
+    expect(problemsOf(noItl)).toEqual([
+      "l40s envelope.itlP95Ms: is missing while the contract's SLO bounds the inter-token latency (slo.itlP95Ms 60 ms); " +
+        'measure the p95 inter-token latency at the envelope (it may be left out only for a model that streams no tokens)',
+    ]);
     const atSlo = withClass((c) => ({ ...c, envelope: { ...c.envelope, ttftP95Ms: 1500, itlP95Ms: 60 } }));
     expect(problemsOf(atSlo)).toEqual([]);
     const badDate = withClass((c) => ({ ...c, envelope: { ...c.envelope, measuredOn: 'last week', workload: ' ' } }));
