@@ -100,7 +100,7 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
     `demand: the observed demand per ${w.periodSeconds} s (served + rejected tokens / the contract's ${meanOutput} mean output tokens), Poisson arrivals within each period`,
     `request lengths: exponential around the contract's means (${record.contract.requestShape.meanPromptTokens} prompt, ${meanOutput} output tokens); the contract records no distribution`,
     'replica speed: each class\'s replica serves at the speed at which, offered its envelope\'s tokens/s as Poisson arrivals of these '
-      + 'lengths, it holds the requests in flight the plan sizes its concurrency target with (calibratedSlotRate, docs/simulator.md)',
+      + 'lengths, it holds the requests in flight its envelope allows there (inFlightAtEnvelope; calibratedSlotRate, docs/simulator.md)',
     provisioningAssumption(record),
   ];
   const routed = observed.classNames;

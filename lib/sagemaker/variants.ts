@@ -45,7 +45,7 @@ export interface VariantScalingOptions {
    * Target of `ConcurrentRequestsPerModel` per instance. At most the smallest safe concurrency of the variant's pool
    * types: least-outstanding-requests routing gives every instance about the same concurrency, so the slowest type
    * sets the limit.
-   * @default - the smallest planned target concurrency of the variant's classes (safe concurrency / (1 + headroom))
+   * @default - the smallest planned target concurrency of the variant's classes (`inFlightAtEnvelope` / (1 + headroom), lib/core/service/sizing.ts)
    */
   readonly targetConcurrencyPerInstance?: number;
   /**

@@ -179,7 +179,7 @@ describe('capacity class checks', () => {
     const noItl = withClass((c) => ({ ...c, envelope: { ...c.envelope, itlP95Ms: undefined } }));
     expect(problemsOf(noItl)).toEqual([
       "l40s envelope.itlP95Ms: is missing while the contract's SLO bounds the inter-token latency (slo.itlP95Ms 60 ms); " +
-        'measure the p95 inter-token latency at the envelope (it may be left out only for a model that streams no tokens)',
+        'measure the p95 inter-token latency at the envelope (a model that streams no tokens cannot meet an ITL SLO: leave slo.itlP95Ms out of its contract)',
     ]);
     const atSlo = withClass((c) => ({ ...c, envelope: { ...c.envelope, ttftP95Ms: 1500, itlP95Ms: 60 } }));
     expect(problemsOf(atSlo)).toEqual([]);

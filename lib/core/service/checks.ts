@@ -324,7 +324,7 @@ function checkEnvelope(spec: CapacityClassSpec, contract: ServiceContract | unde
     // in-flight count (SageMaker's concurrency target) and the simulator's replica would all be several times too fast
     // (review R260: an L40S envelope without it, 6.7 times).
     add('envelope.itlP95Ms', `is missing while the contract's SLO bounds the inter-token latency (slo.itlP95Ms ${contract.slo.itlP95Ms} ms); ` +
-      'measure the p95 inter-token latency at the envelope (it may be left out only for a model that streams no tokens)');
+      'measure the p95 inter-token latency at the envelope (a model that streams no tokens cannot meet an ITL SLO: leave slo.itlP95Ms out of its contract)');
   }
   if (itlOk && isFiniteLiteral(e.itlP95Ms) && isFiniteLiteral(contract.slo?.itlP95Ms)) {
     rules.cross('envelope.latency<=slo', { measuredMs: e.itlP95Ms, sloMs: contract.slo.itlP95Ms, what: 'inter-token latency' }, 'envelope.itlP95Ms');

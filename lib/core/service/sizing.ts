@@ -100,7 +100,7 @@ export interface ClassPlan {
   readonly steadyInstances: number;
   /** Target-tracking value in generated tokens/s per replica (envelope / (1 + headroom)). */
   readonly targetTokensPerSecondPerReplica: number;
-  /** Target-tracking value in in-flight requests per replica (`inFlightAtEnvelope` / (1 + headroom)). */
+  /** Target-tracking value in in-flight requests per replica (`inFlightAtEnvelope` / (1 + headroom), lib/core/service/sizing.ts). */
   readonly targetConcurrencyPerReplica: number;
   /** Target-tracking value in requests/s per replica. */
   readonly targetRequestsPerSecondPerReplica: number;
@@ -148,7 +148,10 @@ function round(value: number, digits = 2): number {
  * ITL). A safe concurrency above that (a batch size, or lambda x L rounded up: P1's Inferentia2 declares 2 at 1.75
  * images/s answered within 0.9 s, 1.6 in flight) is never reached at the envelope's load, and a concurrency target from
  * it (SageMaker's `ConcurrentRequestsPerModel` target tracking) lets the replica run past its envelope before it scales
- * out. At the built-in LLM classes the safe concurrency is the smaller (L40S: 16 against 5.6 requests/s x 8.4 s).
+ * out. At the built-in LLM classes the safe concurrency is the smaller (L40S: 16 against 5.6 requests/s x 8.4 s). An upper
+ * bound still: a mean latency is below its p95, so where the product decides, target tracking settles somewhat above
+ * envelope / (1 + headroom) (review R261: about 1.2-1.35 x the envelope for P1's classes on a replica whose p95 is 0.9 s
+ * at its envelope, against 1.24-1.58 x before); a measured mean in-flight count would be exact, and is not declared.
  */
 export function inFlightAtEnvelope(envelope: CapacityClass['envelope'], meanOutputTokens: number): number {
   const requestsPerSecond = envelope.tokensPerSecondPerReplica / meanOutputTokens;
