@@ -175,6 +175,10 @@ describe('capacity class checks', () => {
       "l40s envelope.itlP95Ms: 61 ms exceeds the SLO's p95 inter-token latency of 60 ms; allowed: at most the SLO of the contract " +
         '(the envelope must be measured at the SLO)',
     ]);
+    // Whole requests: a fraction was floored by the admission limits, and below 1 admitted nothing (review R261).
+    const half = withClass((c) => ({ ...c, envelope: { ...c.envelope, safeConcurrency: 0.5 } }));
+    expect(problemsOf(half).join()).toContain('l40s envelope.safeConcurrency: is 0.5 requests; allowed: a whole number at least 1 requests');
+    expect(problemsOf(withClass((c) => ({ ...c, envelope: { ...c.envelope, safeConcurrency: 2.5 } }))).join()).toContain('safeConcurrency: is 2.5');
     // An ITL the contract bounds must be measured: without it every answer would read as its first token (review R260).
     const noItl = withClass((c) => ({ ...c, envelope: { ...c.envelope, itlP95Ms: undefined } }));
     expect(problemsOf(noItl)).toEqual([

@@ -95,7 +95,10 @@ export const CLASS_RULES = {
       '(the model argument of vLLM, TGI --model-id); give baked-in weights by their absolute path, or use artifact.modelData',
   ),
   'envelope.tokensPerSecondPerReplica': numberRule({ above: 0, unit: 'tokens/s' }),
-  'envelope.safeConcurrency': numberRule({ above: 0, unit: 'requests' }),
+  'envelope.safeConcurrency': numberRule({
+    min: 1, integer: true, unit: 'requests',
+    why: 'the concurrency the load test held: whole requests; the engines\' batch and admission limits take it as a count (a fraction was floored, below 1 to 0)',
+  }),
   'envelope.ttftP95Ms': numberRule({ above: 0, unit: 'ms' }),
   'envelope.itlP95Ms': numberRule({ above: 0, unit: 'ms' }),
   'envelope.replicaReadyTimeP95Seconds': REPLICA_READY_TIME_RULE,
