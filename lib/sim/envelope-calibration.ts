@@ -16,7 +16,7 @@ import { drawTokens, tokenDistributionMean, type TokenDistribution } from './wor
  * do on the measured replica. Its latencies are then what its slots and its queue give.
  *
  * Until stop 62 every slot ran at envelope / (0.85 x safe concurrency), one number for every class: a P1 replica then
- * held 1.7-2.1 times its planned in-flight count at its envelope, an L40S replica fewer than its 16. Stop 63 first
+ * held 2.1-4.4 times its planned in-flight count at its envelope (review R262), an L40S replica about its 16. Stop 63 first
  * calibrated to the envelope's p95 latencies under Poisson arrivals (review R260: P1's replicas became 2-2.7 times faster
  * than their envelopes, as the Poisson arrivals, not the envelope, decided; and a class without an ITL was read as
  * answering at its first token).

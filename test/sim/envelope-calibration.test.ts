@@ -1,6 +1,6 @@
 // A simulated replica reproduces the envelope its class declares: offered its tokens/s, it holds what the library
 // plans it holds in flight there (lib/sim/envelope-calibration.ts, `inFlightAtEnvelope`).
-import { inFlightAtEnvelope } from '../../lib/core/service/sizing';
+import { inFlightAtEnvelope, planCapacity } from '../../lib/core/service/sizing';
 import { calibratedSlotRate, type EnvelopeCalibrationInput } from '../../lib/sim/envelope-calibration';
 import { histogramPercentile, LATENCY_BUCKETS } from '../../lib/sim/histogram';
 import { type ScenarioInstance, type SimClass } from '../../lib/sim/model';
@@ -72,6 +72,11 @@ describe('each class\'s replica reproduces its declared envelope in the simulato
     expect(at(sd21, 'inf2')).toBeCloseTo(1.575, 6);
     // And SageMaker's concurrency target follows it: 1.575 / 1.2.
     expect(sd21.plan.classes.find((c) => c.name === 'inf2')!.targetConcurrencyPerReplica).toBe(1.31);
+    // An answer of many tokens with no ITL measured has no known service time: no bound (review R262: a streaming class
+    // under a contract without an ITL SLO read as answering at its first token, its target 4.2 instead of 13.33).
+    const noItl = llama.classes.map((c) => ({ ...c, envelope: { ...c.envelope, itlP95Ms: undefined } }));
+    const contract = { ...llama.contract, slo: { ttftP95Ms: llama.contract.slo.ttftP95Ms, deadlineMs: llama.contract.slo.deadlineMs } };
+    expect(planCapacity(contract, noItl).classes.find((c) => c.name === 'l40s')!.targetConcurrencyPerReplica).toBe(13.33);
   });
 
   test('its latencies are what its slots and queue give: harsher than P1\'s declared p95, inside the LLM budget (review R261)', () => {

@@ -118,12 +118,12 @@ export interface RuntimeSettings {
 export interface PerformanceEnvelope {
   /** Sustainable generated tokens per second of one replica while meeting the SLO. */
   readonly tokensPerSecondPerReplica: number;
-  /** In-flight requests one replica holds while meeting the SLO. */
+  /** In-flight requests one replica holds while meeting the SLO: a whole number, at least 1 (docs/capacity-classes.md, "Measuring the envelope"). */
   readonly safeConcurrency: number;
   /** p95 time to first token at that point, in milliseconds. */
   readonly ttftP95Ms: number;
   /**
-   * p95 inter-token latency at that point, in milliseconds.
+   * p95 inter-token latency at that point, in milliseconds. Required when the contract's SLO bounds it (`slo.itlP95Ms`).
    * @default - not measured (models that do not stream tokens)
    */
   readonly itlP95Ms?: number;

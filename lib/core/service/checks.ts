@@ -319,12 +319,9 @@ function checkEnvelope(spec: CapacityClassSpec, contract: ServiceContract | unde
   if (ttftOk && isFiniteLiteral(contract.slo?.ttftP95Ms)) {
     rules.cross('envelope.latency<=slo', { measuredMs: e.ttftP95Ms, sloMs: contract.slo.ttftP95Ms, what: 'time to first token' }, 'envelope.ttftP95Ms');
   }
-  if (itlOk && e.itlP95Ms === undefined && isFiniteLiteral(contract.slo?.itlP95Ms)) {
-    // Without it the class's service time reads every answer as its first token: its admission limits, its planned
-    // in-flight count (SageMaker's concurrency target) and the simulator's replica would all be several times too fast
-    // (review R260: an L40S envelope without it, 6.7 times).
-    add('envelope.itlP95Ms', `is missing while the contract's SLO bounds the inter-token latency (slo.itlP95Ms ${contract.slo.itlP95Ms} ms); ` +
-      'measure the p95 inter-token latency at the envelope (a model that streams no tokens cannot meet an ITL SLO: leave slo.itlP95Ms out of its contract)');
+  if (itlOk && isFiniteLiteral(contract.slo?.itlP95Ms)) {
+    // Without it the class's service time reads every answer as its first token (review R260).
+    rules.cross('envelope.itlP95Ms@slo', { itlP95Ms: e.itlP95Ms, sloItlP95Ms: contract.slo.itlP95Ms }, 'envelope.itlP95Ms');
   }
   if (itlOk && isFiniteLiteral(e.itlP95Ms) && isFiniteLiteral(contract.slo?.itlP95Ms)) {
     rules.cross('envelope.latency<=slo', { measuredMs: e.itlP95Ms, sloMs: contract.slo.itlP95Ms, what: 'inter-token latency' }, 'envelope.itlP95Ms');

@@ -154,6 +154,9 @@ function round(value: number, digits = 2): number {
  * at its envelope, against 1.24-1.58 x before); a measured mean in-flight count would be exact, and is not declared.
  */
 export function inFlightAtEnvelope(envelope: CapacityClass['envelope'], meanOutputTokens: number): number {
+  // Without an ITL an answer of several tokens has no known service time (review R262: a streaming class under a
+  // contract with no ITL SLO would read as answering at its first token, its target a third of its safe concurrency).
+  if (envelope.itlP95Ms === undefined && meanOutputTokens > 1) return envelope.safeConcurrency;
   const requestsPerSecond = envelope.tokensPerSecondPerReplica / meanOutputTokens;
   return Math.min(envelope.safeConcurrency, (requestsPerSecond * meanServiceTimeMs(envelope, meanOutputTokens)) / 1000);
 }

@@ -97,7 +97,7 @@ export const CLASS_RULES = {
   'envelope.tokensPerSecondPerReplica': numberRule({ above: 0, unit: 'tokens/s' }),
   'envelope.safeConcurrency': numberRule({
     min: 1, integer: true, unit: 'requests',
-    why: 'the concurrency the load test held: whole requests; the engines\' batch and admission limits take it as a count (a fraction was floored, below 1 to 0)',
+    why: 'whole requests: the engines\' batch and admission limits are counts',
   }),
   'envelope.ttftP95Ms': numberRule({ above: 0, unit: 'ms' }),
   'envelope.itlP95Ms': numberRule({ above: 0, unit: 'ms' }),
@@ -146,6 +146,13 @@ export const CLASS_RULES = {
           'tokensPerSecondPerReplica is generated tokens per second of one replica at that concurrency';
     },
     'an implausibly low envelope plans several times the fleet the load needs, at its cost',
+  ),
+  'envelope.itlP95Ms@slo': crossRule<{ readonly itlP95Ms: number | undefined; readonly sloItlP95Ms: number }>(
+    "measured whenever the contract's SLO bounds the inter-token latency (slo.itlP95Ms)",
+    (e) => (e.itlP95Ms !== undefined ? undefined
+      : `is missing while the contract's SLO bounds the inter-token latency at ${e.sloItlP95Ms} ms`),
+    'a model that streams no tokens cannot meet an ITL SLO, so its contract sets none; a streaming class without it would read as '
+      + 'answering at its first token, and its deadline check would be skipped',
   ),
   'envelope.latency<=slo': crossRule<{ readonly measuredMs: number; readonly sloMs: number; readonly what: string }>(
     'at most the SLO of the contract (the envelope must be measured at the SLO)',
