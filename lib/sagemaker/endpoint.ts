@@ -340,9 +340,10 @@ const LARGE_MODEL_DOWNLOAD_GB = 40;
  * Why `ConcurrentRequestsPerModel` (the high-resolution predefined metric) and not `InvocationsPerInstance`: LLM
  * requests last seconds to minutes, so invocations per minute mixes the arrival rate with the request length, and the
  * same rate can be idle or saturated. The envelope measures safe *concurrency*; by Little's law concurrency is what
- * fills the KV cache and sets queueing, and target tracking on it keeps each instance at the requests it holds in flight at its
- * envelope / (1 + headroom) (`inFlightAtEnvelope`, lib/core/service/sizing.ts). Its 10-second resolution also lets scale-out react within a minute; enhanced metrics are published every
- * 10 s by default so that their interval does not slow it (`EndpointMetricsOptions.publishFrequency`).
+ * fills the KV cache and sets queueing, and target tracking on it keeps each instance at the requests it holds in
+ * flight at its envelope / (1 + headroom) (`inFlightAtEnvelope`, lib/core/service/sizing.ts). Its 10-second resolution
+ * also lets scale-out react within a minute; enhanced metrics are published every 10 s by default so that their
+ * interval does not slow it (`EndpointMetricsOptions.publishFrequency`).
  */
 export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEndpoint, IInferenceServing {
   /** The endpoint name (also the `EndpointName` dimension of its metrics). */
