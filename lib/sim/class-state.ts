@@ -71,11 +71,18 @@ export function counts(r: Replica): boolean {
   return (r.state === PENDING || r.state === READY) && (!r.doomed || r.held);
 }
 
+/** A replica's slots: the whole requests of its safe concurrency (a checked class declares a whole number, at least 1). */
+export function slotsPerReplica(safeConcurrency: number): number {
+  return Math.floor(safeConcurrency);
+}
+
 /**
  * One instance pool of a routed class: a SageMaker variant's instances of one type (an EKS class, or a variant with one
  * pool, has one). Its instances serve at its own speed and admit what its own server admits; it pays its own price.
  */
 export class Pool {
+  /** Slots of each of its replicas (`slotsPerReplica`). */
+  readonly slots: number;
   /** Queued requests one ready replica admits beyond its busy slots (its server's in-flight bound minus its slots). */
   readonly queueSlotsPerReplica: number;
   /** Prompt tokens of queued (not yet prefilling) requests one ready replica admits (vLLM's budget; else Infinity). */
@@ -97,8 +104,9 @@ export class Pool {
    * the pool's replicas would take it (`queuedRequestDroppedAfterSeconds`); undefined: served however late.
    */
   constructor(readonly spec: SimClass, readonly slotRate: number, readonly speed: number, readonly droppedAfterSeconds?: number) {
+    this.slots = slotsPerReplica(spec.safeConcurrency);
     const maxInFlight = spec.admission?.maxInFlight;
-    this.queueSlotsPerReplica = maxInFlight === undefined ? Infinity : Math.max(0, maxInFlight - Math.floor(spec.safeConcurrency));
+    this.queueSlotsPerReplica = maxInFlight === undefined ? Infinity : Math.max(0, maxInFlight - this.slots);
     this.queuedPromptTokensPerReplica = spec.admission?.maxQueuedPromptTokens ?? Infinity;
   }
 

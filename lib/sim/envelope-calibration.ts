@@ -1,3 +1,4 @@
+import { slotsPerReplica } from './class-state';
 import { Rng } from './rng';
 import { drawTokens, tokenDistributionMean, type TokenDistribution } from './workload';
 
@@ -62,7 +63,7 @@ function calibrationProblems(input: EnvelopeCalibrationInput): string[] {
   const positive = (what: string, v: number) => (Number.isFinite(v) && v > 0 ? [] : [`${what} ${v} (must be a positive number)`]);
   return [
     ...positive('tokens/s per replica', input.tokensPerSecondPerReplica),
-    ...positive('safe concurrency', input.safeConcurrency),
+    ...(slotsPerReplica(input.safeConcurrency) >= 1 ? [] : [`safe concurrency ${input.safeConcurrency} (must be at least 1: a replica needs a slot)`]),
     ...positive('in-flight requests at the envelope', input.inFlight),
     ...positive('mean output tokens', tokenDistributionMean(input.outputTokens)),
     ...positive('work per output token', input.workNorm),
@@ -70,7 +71,7 @@ function calibrationProblems(input: EnvelopeCalibrationInput): string[] {
 }
 
 function solve(input: EnvelopeCalibrationInput): number {
-  const slots = Math.max(1, Math.floor(input.safeConcurrency));
+  const slots = slotsPerReplica(input.safeConcurrency);
   const test = loadTest(input, input.tokensPerSecondPerReplica / tokenDistributionMean(input.outputTokens));
   // At this rate the replica is saturated at the envelope's load and its queue grows without bound.
   let slow = test.meanWork * test.requestsPerSecond / slots;

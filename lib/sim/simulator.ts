@@ -414,7 +414,7 @@ class Simulation {
   private launch(ci: number, pi: number, now: number, instant: boolean): number {
     const cs = this.states[ci];
     const pool = cs.pools[pi];
-    const c = pool.spec.safeConcurrency;
+    const c = pool.slots;
     const r: Replica = {
       // Replicas of the steady state at time 0 have been scraped before (the oracle's, launched at once later, read no
       // metric: their counters do not matter).
