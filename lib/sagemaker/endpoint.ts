@@ -341,7 +341,11 @@ const LARGE_MODEL_DOWNLOAD_GB = 40;
  * requests last seconds to minutes, so invocations per minute mixes the arrival rate with the request length, and the
  * same rate can be idle or saturated. The envelope measures safe *concurrency*; by Little's law concurrency is what
  * fills the KV cache and sets queueing, and target tracking on it keeps each instance at the requests it holds in
- * flight at its envelope / (1 + headroom) (`inFlightAtEnvelope`, lib/core/service/sizing.ts). Its 10-second resolution
+ * flight at its envelope / (1 + headroom) (`inFlightAtEnvelope`, lib/core/service/sizing.ts). The metric counts the
+ * requests a model container is receiving, those queued within it included and a stream until its last token
+ * (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-add-code-define.html, review R261; read in
+ * translated copies of the page): Little's law's count. Whether its high-resolution datapoint is a mean or a maximum
+ * over the 10 s is not documented there (a maximum would scale out earlier: the safe side). Its 10-second resolution
  * also lets scale-out react within a minute; enhanced metrics are published every 10 s by default so that their
  * interval does not slow it (`EndpointMetricsOptions.publishFrequency`).
  */
