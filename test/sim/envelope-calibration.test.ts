@@ -140,6 +140,7 @@ describe('calibratedSlotRate', () => {
     expect(() => calibratedSlotRate({ ...input, outputTokens: { fixed: 0 } })).toThrow(/mean output tokens 0/);
     expect(() => calibratedSlotRate({ ...input, inFlight: NaN })).toThrow(/in-flight requests at the envelope NaN/);
     // The simulator's replica has the safe concurrency's whole requests as slots (`slotsPerReplica`): below 1, none.
-    expect(() => calibratedSlotRate({ ...input, safeConcurrency: 0.5 })).toThrow(/safe concurrency 0.5 \(must be at least 1: a replica needs a slot\)/);
+    expect(() => calibratedSlotRate({ ...input, safeConcurrency: 0.5 }))
+      .toThrow(/safe concurrency 0.5 \(must be at least 1: a replica needs a slot\)/);
   });
 });
