@@ -331,6 +331,44 @@ describe('decide(): entering capacity mode', () => {
   });
 });
 
+describe('decide(): each fallback judged on its own grace', () => {
+  // inf2 (preferred) keeps refusing replicas; 1500 tokens/s planned against 1350 ready. g6, asked for 3 replicas by its
+  // floor, has shown 1 of 3 for the last 8 periods: a routine start for a class that takes 10 minutes, a stuck one for
+  // a class that takes 4.
+  const refusing: ClassSignals = { ...healthy(3), desiredReplicas: flat(4), capacityErrors: flat(1) };
+  const starting: ClassSignals = { ...healthy(1), desiredReplicas: flat(1).map((v, i) => (i >= W - 8 ? 3 : v)) };
+  const state: PolicyState = { mode: 'capacity', weights: { inf2: 67, g6: 15, g5: 18 }, modeSince: NOW - 600, ramping: false, entries: [NOW - 600] };
+  const run = (g6Grace?: number) => decide(input({ inf2: refusing, g6: starting, g5: healthy(1) }, 1500, {
+    classes: CLASSES.map((c) => (c.name === 'g6' && g6Grace !== undefined ? { ...c, provisioningGraceSeconds: g6Grace } : c)),
+  }), state).decision;
+
+  test('on the policy\'s 300 s grace the starting fallback reads as stuck: its floor goes to the next class', () => {
+    expect(run().replicaFloors).toEqual({ inf2: 0, g6: 0, g5: 2 });
+  });
+
+  test('on its own 720 s grace it is still growing: it keeps the floor (150 short at 166.7 per replica: 3)', () => {
+    expect(run(720).replicaFloors).toEqual({ inf2: 0, g6: 3, g5: 0 });
+    // Past its own grace without progress it is stuck too.
+    expect(run(420).replicaFloors).toEqual({ inf2: 0, g6: 0, g5: 2 });
+  });
+
+  test('the preferred class is always judged on the policy\'s grace, which times the mode', () => {
+    const slow = CLASSES.map((c) => (c.name === 'inf2' ? { ...c, provisioningGraceSeconds: 3600 } : c));
+    const stuck: ClassSignals = { ...healthy(3), desiredReplicas: flat(4) };
+    const entered = decide(input({ inf2: stuck, g6: healthy(1), g5: healthy(1) }, 1500, { classes: slow }), costState({ inf2: 96, g6: 2, g5: 2 }));
+    expect(entered.decision.reason.code).toBe('enter-capacity');
+    expect(entered.decision.reason.triggers).toContain('replicas-not-ready');
+  });
+
+  test('a grace that is not a positive number of seconds is refused', () => {
+    expect(policyClassProblems([{ ...CLASSES[0], provisioningGraceSeconds: 0 }, { ...CLASSES[1], provisioningGraceSeconds: NaN }])).toEqual([
+      "classes['inf2'].provisioningGraceSeconds: 0 (must be > 0 seconds, or absent for the policy's)",
+      "classes['g6'].provisioningGraceSeconds: NaN (must be > 0 seconds, or absent for the policy's)",
+    ]);
+    expect(policyWindowPeriods(DEFAULT_POLICY_CONFIG, [{ provisioningGraceSeconds: 7200 }])).toBe(120);
+  });
+});
+
 describe('routingPlan()', () => {
   // inf2 900, g6 200, g5 250 tokens/s ready; planned demand 1500: a deficit of 150 beyond the 1350 ready, g6 (the
   // cheapest fallback that can grow) its receiver.

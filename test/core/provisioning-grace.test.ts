@@ -1,6 +1,8 @@
 // The default provisioning grace: one function (lib/core/policy/defaults.ts) from the declared replica-ready time of the
 // class the grace rule watches, used by the Reconciler construct and the simulator alike.
-import { defaultProvisioningGraceSeconds, type GraceClass, graceWatchedClass, shortestSafeGraceSeconds } from '../../lib/core/policy/defaults';
+import {
+  defaultProvisioningGraceSeconds, fallbackProvisioningGraces, type GraceClass, graceWatchedClass, shortestSafeGraceSeconds,
+} from '../../lib/core/policy/defaults';
 import { windowDefaultsForPeriod } from '../../lib/core/reconciler/config';
 import { graceClassesFromFacts, provisioningGraceFromFacts } from '../../lib/core/reconciler/from-facts';
 import { type RoutedClassFacts, type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
@@ -120,6 +122,22 @@ describe('defaultProvisioningGraceSeconds', () => {
     // A fallback's declaration alone does not move it.
     expect(defaultProvisioningGraceSeconds([cls('l40s', 0), cls('a10g', 1, 600)], 'published', 120)).toBe(300);
   });
+
+  test('each other allowed class that declares a ready time gets the grace it would get watched (fallbackProvisioningGraces)', () => {
+    const classes = [cls('inf2', 2, 1200), cls('l40s', 0, 360), cls('a10g', 1, 600), cls('l4', 3)];
+    // inf2: (1200 + 120) s in whole minutes, 22 published periods; a10g: 720 s, 12 periods (ceil(600 / 60) + 2).
+    expect(fallbackProvisioningGraces(classes, 'published', 120, 60)).toEqual({ inf2: 1320, a10g: 720 });
+    for (const c of classes.filter((x) => x.replicaReadyTimeP95Seconds !== undefined && x.name !== 'l40s')) {
+      for (const window of ['published', 'live-newest'] as const) {
+        expect(fallbackProvisioningGraces(classes, window, 120, 60)[c.name]).toBe(defaultProvisioningGraceSeconds([{ ...c, preferenceRank: -1 }], window, 120, 60));
+      }
+    }
+    // The watched class is the policy's grace; a forbidden class is never routed or floored.
+    const forbidden = [cls('l40s', 0, 360, false), cls('a10g', 1, 600), cls('inf2', 2, 1200, false)];
+    expect(fallbackProvisioningGraces(forbidden, 'published', 120, 60)).toEqual({});
+    // Shorter than the watched class's is its own too, never below the 300 s default.
+    expect(fallbackProvisioningGraces([cls('inf2', 0, 1200), cls('l40s', 1, 100)], 'published', 120, 60)).toEqual({ l40s: 300 });
+  });
 });
 
 describe('graceClassesFromFacts', () => {
@@ -137,7 +155,12 @@ describe('graceClassesFromFacts', () => {
       ],
     };
     expect(graceClassesFromFacts(sagemaker).map((c) => [c.name, c.replicaReadyTimeP95Seconds])).toEqual([['preferred', 540], ['fallback', undefined]]);
-    expect(provisioningGraceFromFacts(sagemaker, {}, 120, 60)).toEqual({ defaultSeconds: 660, safeSeconds: 540, watched: expect.objectContaining({ name: 'preferred' }) });
+    expect(provisioningGraceFromFacts(sagemaker, {}, 120, 60)).toEqual({
+      defaultSeconds: 660, safeSeconds: 540, watched: expect.objectContaining({ name: 'preferred' }), fallbacks: {},
+    });
+    // Declared, the fallback variant is judged on its own: 600 s + the 120 s delay.
+    const declared: RoutingFacts = { ...sagemaker, variants: [sagemaker.variants[0], { variantName: 'fallback', classes: [facts('inf2', 2, 600)] }] };
+    expect(provisioningGraceFromFacts(declared, {}, 120, 60).fallbacks).toEqual({ fallback: 720 });
   });
 
   test('ALB: one class per target group, with the placement the Reconciler enforces', () => {
@@ -149,9 +172,11 @@ describe('graceClassesFromFacts', () => {
         targetGroupFullName: `targetgroup/${c.name}/0123456789abcdef`, namespace: 'llm', deploymentName: c.name, nodePoolName: c.name,
       })),
     };
-    expect(provisioningGraceFromFacts(alb, {}, 120, 60).defaultSeconds).toBe(1020);
-    // Sensitive requests never reach inf2 (allowSensitive false): l40s is the preferred class then.
-    expect(provisioningGraceFromFacts(alb, { sensitive: true }, 120, 60)).toEqual({ defaultSeconds: 480, safeSeconds: 480, watched: expect.objectContaining({ name: 'l40s' }) });
+    expect(provisioningGraceFromFacts(alb, {}, 120, 60)).toEqual(expect.objectContaining({ defaultSeconds: 1020, fallbacks: { l40s: 480 } }));
+    // Sensitive requests never reach inf2 (allowSensitive false): l40s is the preferred class then, and inf2 needs no grace.
+    expect(provisioningGraceFromFacts(alb, { sensitive: true }, 120, 60)).toEqual({
+      defaultSeconds: 480, safeSeconds: 480, watched: expect.objectContaining({ name: 'l40s' }), fallbacks: {},
+    });
   });
 
   test('the facts\' ready time is checked like the envelope\'s: positive, finite, at most 3 hours', () => {

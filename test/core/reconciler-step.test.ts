@@ -191,6 +191,21 @@ describe('demand holes', () => {
     expect(o.signals.g6.servedIncludesRejected).toBe(true);
   });
 
+  test('each fallback that declares a replica-ready time is handed to the policy with its own grace, and the window covers it', () => {
+    const slow = { ...albTarget('g6', 1, 200, 0.8, 12), class: { ...albTarget('g6', 1, 200, 0.8, 12).class, replicaReadyTimeP95Seconds: 5000 } };
+    const config: ReconcilerConfig = { ...ALB, facts: { ...ALB.facts, targets: [albTarget('inf2', 0, 300, 0.76), slow] } as ReconcilerConfig['facts'] };
+    const world: World = {
+      mode: fill(0),
+      classes: { inf2: { readyReplicas: fill(3), desiredReplicas: fill(3) }, g6: { readyReplicas: fill(1), desiredReplicas: fill(1) } },
+    };
+    const o = observe(config, alb({ inf2: 98, g6: 2 }), answer(config, world), NOW_MS);
+    // (5000 + 120) s in whole minutes; the preferred class keeps the policy's grace. 86 periods: more than the policy's own.
+    expect(o.classes.map((c) => [c.name, c.provisioningGraceSeconds])).toEqual([['inf2', undefined], ['g6', 5160]]);
+    expect(policyWindowPeriods(resolvePolicyConfig({}))).toBeLessThan(86);
+    expect(o.query.signalSlots).toBe(86);
+    expect(metricQuery(ALB, NOW_MS).classGraces).toEqual({});
+  });
+
   test('reads a scraped counter over the least common multiple of the period and the scrape interval (an even count of deltas each)', () => {
     const tokens = { namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'chat', CapacityClass: 'inf2' }, stat: 'Sum' };
     const periodOf = (periodSeconds: number, intervalSeconds: number) =>

@@ -151,11 +151,33 @@ export function defaultProvisioningGraceSeconds(
   classes: readonly GraceClass[], window: ReplicaWindow, metricDelaySeconds: number,
   periodSeconds: number = DEFAULT_POLICY_CONFIG.periodSeconds,
 ): number {
-  const ready = graceWatchedClass(classes)?.replicaReadyTimeP95Seconds;
+  return graceForReadyTime(graceWatchedClass(classes)?.replicaReadyTimeP95Seconds, window, metricDelaySeconds, periodSeconds);
+}
+
+/** `defaultProvisioningGraceSeconds` for one class's declared ready time (undefined: none declared). */
+function graceForReadyTime(ready: number | undefined, window: ReplicaWindow, metricDelaySeconds: number, periodSeconds: number): number {
   const least = DEFAULT_POLICY_CONFIG.provisioningGraceSeconds;
-  const safe = shortestSafeGraceSeconds(classes, window, metricDelaySeconds, periodSeconds) ?? 0;
+  const safe = safeGraceForReadyTime(ready, window, metricDelaySeconds, periodSeconds) ?? 0;
   const withDelay = ready === undefined ? 0 : Math.ceil((ready + metricDelaySeconds) / periodSeconds) * periodSeconds;
   return Math.ceil(Math.max(least, safe, withDelay) / periodSeconds) * periodSeconds;
+}
+
+/**
+ * The grace each class other than the watched one (`graceWatchedClass`) is judged on when it declares a replica-ready
+ * time: the one `defaultProvisioningGraceSeconds` would give it were it watched (`PolicyClass.provisioningGraceSeconds`).
+ * The policy reads a fallback's replica counts only to judge whether it can grow (`decide`): judged on the preferred
+ * class's grace, a fallback that starts slower (an Inferentia2 class compiling its model, a larger download) shows
+ * desired above ready for that whole window in the middle of a routine scale-out, reads as unable to grow, and the
+ * replica floor that was growing it is withdrawn. A class that declares no ready time keeps the policy's grace, as
+ * before, and one the placement forbids needs none (it is never routed or floored); the user's `provisioningGrace`
+ * stays the watched class's.
+ */
+export function fallbackProvisioningGraces(
+  classes: readonly GraceClass[], window: ReplicaWindow, metricDelaySeconds: number, periodSeconds: number,
+): Record<string, number> {
+  const watched = graceWatchedClass(classes);
+  return Object.fromEntries(classes.flatMap((c) => (c === watched || !c.placementAllowed || c.replicaReadyTimeP95Seconds === undefined ? []
+    : [[c.name, graceForReadyTime(c.replicaReadyTimeP95Seconds, window, metricDelaySeconds, periodSeconds)]])));
 }
 
 /**
@@ -172,7 +194,10 @@ export function defaultProvisioningGraceSeconds(
 export function shortestSafeGraceSeconds(
   classes: readonly GraceClass[], window: ReplicaWindow, metricDelaySeconds: number, periodSeconds: number,
 ): number | undefined {
-  const ready = graceWatchedClass(classes)?.replicaReadyTimeP95Seconds;
+  return safeGraceForReadyTime(graceWatchedClass(classes)?.replicaReadyTimeP95Seconds, window, metricDelaySeconds, periodSeconds);
+}
+
+function safeGraceForReadyTime(ready: number | undefined, window: ReplicaWindow, metricDelaySeconds: number, periodSeconds: number): number | undefined {
   if (ready === undefined) return undefined;
   const periods = window === 'published'
     ? periodsOutlastingScaleOut(ready, periodSeconds)
@@ -229,6 +254,9 @@ export function policyClassProblems(classes: readonly PolicyClass[]): string[] {
     if (c.maxReplicas !== undefined && !(Number.isInteger(c.maxReplicas) && c.maxReplicas >= 1)) {
       problems.push(`classes['${c.name}'].maxReplicas: ${c.maxReplicas} (a whole number, at least 1, or absent for no bound)`);
     }
+    if (c.provisioningGraceSeconds !== undefined && !(Number.isFinite(c.provisioningGraceSeconds) && c.provisioningGraceSeconds > 0)) {
+      problems.push(`classes['${c.name}'].provisioningGraceSeconds: ${c.provisioningGraceSeconds} (must be > 0 seconds, or absent for the policy's)`);
+    }
   }
   if (classes.length > 0 && !classes.some((c) => c.placementAllowed)) {
     problems.push('classes: every class is forbidden by the placement policy (at least one must be allowed)');
@@ -236,10 +264,15 @@ export function policyClassProblems(classes: readonly PolicyClass[]): string[] {
   return problems;
 }
 
-/** Minimum number of datapoints per window that lets every rule of `config` see its full history. */
-export function policyWindowPeriods(config: PolicyConfig): number {
+/**
+ * Minimum number of datapoints per window that lets every rule of `config` see its full history, and each class's own
+ * grace (`PolicyClass.provisioningGraceSeconds`; a declared ready time of at most 3 hours keeps it far within the history
+ * a run may read).
+ */
+export function policyWindowPeriods(config: PolicyConfig, classes: ReadonlyArray<Pick<PolicyClass, 'provisioningGraceSeconds'>> = []): number {
   const periods = (seconds: number) => Math.ceil(seconds / config.periodSeconds);
   return Math.max(
+    ...classes.map((c) => periods(c.provisioningGraceSeconds ?? 0)),
     periods(config.stabilizationWindowSeconds),
     periods(config.provisioningGraceSeconds),
     periods(config.capacityErrorLookbackSeconds),

@@ -29,16 +29,19 @@ function periods(seconds: number, config: PolicyConfig): number {
  * Evidence that a class cannot get capacity (docs/reconciler.md, "The policy"), from its own signals:
  * - `capacity-errors`: a launch failed for lack of capacity within the lookback;
  * - `replicas-not-ready`: desired above ready in every period of the grace window *and no progress* (ready did not
- *   grow over the window): a scale-out in progress makes replicas ready, a shortage does not;
+ *   grow over the window): a scale-out in progress makes replicas ready, a shortage does not. The window is
+ *   `graceSeconds`: the policy's grace, or a fallback's own (`PolicyClass.provisioningGraceSeconds`);
  * - `latency-breach`: p95 above the SLO for consecutive periods.
  * Missing datapoints never raise evidence. Demand above ready capacity is *not* evidence: that is autoscaling lag.
  */
-export function shortageEvidence(signals: ClassSignals | undefined, config: PolicyConfig): TriggerCode[] {
+export function shortageEvidence(
+  signals: ClassSignals | undefined, config: PolicyConfig, graceSeconds: number = config.provisioningGraceSeconds,
+): TriggerCode[] {
   const triggers: TriggerCode[] = [];
   if (tail(signals?.capacityErrors, periods(config.capacityErrorLookbackSeconds, config)).some((v) => v !== null && v > 0)) {
     triggers.push('capacity-errors');
   }
-  const grace = periods(config.provisioningGraceSeconds, config);
+  const grace = periods(graceSeconds, config);
   const ready = tail(signals?.readyReplicas, grace);
   const desired = tail(signals?.desiredReplicas, grace);
   const behind = ready.every((r, i) => r !== null && desired[i] !== null && desired[i]! > r);

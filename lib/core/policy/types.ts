@@ -23,6 +23,14 @@ export interface PolicyClass {
   readonly placementAllowed: boolean;
   /** Most replicas the class may run (its quota or plan bound): replica floors never ask for more. Absent: unbounded. */
   readonly maxReplicas?: number;
+  /**
+   * Seconds this class may show fewer ready replicas than desired, without progress, before it counts as unable to grow
+   * (`replicas-not-ready`): the grace its own declared replica-ready time calls for (`fallbackProvisioningGraces`, which
+   * `observe` applies from the routing facts). A fallback that starts slower than the preferred class would otherwise
+   * read as stuck in the middle of a routine scale-out, and lose its replica floor. Absent, and always for the preferred
+   * class: the policy's `provisioningGraceSeconds`, on which the mode's entry and return are timed.
+   */
+  readonly provisioningGraceSeconds?: number;
 }
 
 /**

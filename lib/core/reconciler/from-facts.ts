@@ -1,7 +1,7 @@
 import { type PlacementOptions } from './config';
 import { type RoutingFacts } from './routing-facts';
 import { routingTarget, type TargetState } from './targets';
-import { defaultProvisioningGraceSeconds, type GraceClass, graceWatchedClass, shortestSafeGraceSeconds } from '../policy/defaults';
+import { defaultProvisioningGraceSeconds, fallbackProvisioningGraces, type GraceClass, graceWatchedClass, shortestSafeGraceSeconds } from '../policy/defaults';
 import { type PolicyClass } from '../policy/types';
 
 export { type PlacementOptions } from './config';
@@ -38,18 +38,23 @@ export function graceClassesFromFacts(facts: RoutingFacts, placement: PlacementO
 
 /**
  * The provisioning grace the Reconciler deploys for these facts unless one is set (`defaultProvisioningGraceSeconds`),
- * and the shortest one a routine scale-out of the watched class cannot fill (`shortestSafeGraceSeconds`; undefined when
- * it declares no ready time), over the declared ready times (`graceClassesFromFacts`) on the window the target's kind
- * reads (`RoutingTarget.replicaWindow`).
+ * the shortest one a routine scale-out of the watched class cannot fill (`shortestSafeGraceSeconds`; undefined when
+ * it declares no ready time), and each other class's own (`fallbackProvisioningGraces`, which every run applies:
+ * `observe`), over the declared ready times (`graceClassesFromFacts`) on the window the target's kind reads
+ * (`RoutingTarget.replicaWindow`).
  */
 export function provisioningGraceFromFacts(
   facts: RoutingFacts, placement: PlacementOptions, metricDelaySeconds: number, periodSeconds: number,
-): { readonly defaultSeconds: number; readonly safeSeconds: number | undefined; readonly watched: GraceClass | undefined } {
+): {
+  readonly defaultSeconds: number; readonly safeSeconds: number | undefined; readonly watched: GraceClass | undefined;
+  readonly fallbacks: Readonly<Record<string, number>>;
+} {
   const classes = graceClassesFromFacts(facts, placement);
   const window = routingTarget(facts).replicaWindow;
   return {
     defaultSeconds: defaultProvisioningGraceSeconds(classes, window, metricDelaySeconds, periodSeconds),
     safeSeconds: shortestSafeGraceSeconds(classes, window, metricDelaySeconds, periodSeconds),
     watched: graceWatchedClass(classes),
+    fallbacks: fallbackProvisioningGraces(classes, window, metricDelaySeconds, periodSeconds),
   };
 }

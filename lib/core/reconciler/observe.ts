@@ -18,6 +18,7 @@ import { finiteOrNull } from '../policy/evidence';
 import { historyPeriodMultiple, LAMBDA_MAX_TIMEOUT_SECONDS } from '../platform/limits';
 import { leastCommonMultiple, type ReconcilerConfig } from './config';
 import { demandWindow } from './faults';
+import { provisioningGraceFromFacts } from './from-facts';
 import {
   assembleSignals, buildQueryBatch, type MetricResult, type OwnSignal, pendingScaleOut, type QueryBatch, rebuildState, type WindowFrame,
   windowsFromResults,
@@ -39,6 +40,11 @@ export interface MetricWindowQuery {
   /** Start (epoch seconds) of the current period: the `now` the policy decides at. */
   readonly now: number;
   readonly policy: PolicyConfig;
+  /**
+   * Each fallback's own provisioning grace, by routed name (`fallbackProvisioningGraces`): set on the classes the run
+   * hands the policy, and counted in the window's length.
+   */
+  readonly classGraces: Readonly<Record<string, number>>;
 }
 
 /**
@@ -50,12 +56,13 @@ export function metricQuery(config: ReconcilerConfig, nowMs: number): MetricWind
   const policy = resolvePolicyConfig(config.policy);
   const period = policy.periodSeconds;
   const now = Math.floor(nowMs / 1000 / period) * period;
-  const signalSlots = policyWindowPeriods(policy);
+  const classGraces = provisioningGraceFromFacts(config.facts, config.placement, config.metricDelaySeconds, period).fallbacks;
+  const signalSlots = policyWindowPeriods(policy, Object.values(classGraces).map((provisioningGraceSeconds) => ({ provisioningGraceSeconds })));
   const signalsEnd = Math.floor((nowMs / 1000 - config.metricDelaySeconds) / period) * period;
   const start = signalsEnd - signalSlots * period;
   const frame: WindowFrame = { start, periodSeconds: period, slots: (now - start) / period + 1 };
   const batch = buildQueryBatch(signalPlan(config, period), period);
-  return { batch, startTime: queryStart(batch, start, signalsEnd, nowMs / 1000), endTime: now + period, frame, signalSlots, now, policy };
+  return { batch, startTime: queryStart(batch, start, signalsEnd, nowMs / 1000), endTime: now + period, frame, signalSlots, now, policy, classGraces };
 }
 
 /**
@@ -129,7 +136,8 @@ export function observe(
   const routes = kind.routes(config.facts);
   const names = routes.map((r) => r.name);
   const present = new Set(target.present);
-  const classes = kind.policyClasses(config.facts, config.placement, target);
+  const classes = kind.policyClasses(config.facts, config.placement, target).map((c) =>
+    (query.classGraces[c.name] === undefined ? c : { ...c, provisioningGraceSeconds: query.classGraces[c.name] }));
   const windows = windowsFromResults(results, batch, frame);
   const all = assembleSignals(windows, batch, names);
   // External signals end `metricDelaySeconds` ago; cut them there so a not-yet-published period is not read as missing.
