@@ -63,7 +63,10 @@ export interface RoutingPolicyOptions {
   /** A capacity error of the preferred class this recent triggers capacity mode. @default Duration.minutes(3) */
   readonly capacityErrorLookback?: Duration;
   /**
-   * Desired above ready on the preferred class for this long triggers capacity mode.
+   * Desired above ready on the preferred class for this long triggers capacity mode. The preferred class's alone: each
+   * other class that declares `envelope.replicaReadyTimeP95Seconds` (on SageMaker, every pool of its variant) is judged,
+   * when the policy asks whether it can grow, on the grace its own time gives (computed as the default below, shorter or
+   * longer than this one; `fallbackProvisioningGraces`).
    * @default - the preferred class's declared `envelope.replicaReadyTimeP95Seconds` plus `metricDelay`, in whole
    * periods, at least Duration.minutes(5) and at least the shortest grace a routine scale-out cannot fill
    * (`shortestSafeGraceSeconds`); Duration.minutes(5) when it declares none (`defaultProvisioningGraceSeconds`)

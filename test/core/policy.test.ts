@@ -354,7 +354,8 @@ describe('decide(): each fallback judged on its own grace', () => {
 
   test('the preferred class is always judged on the policy\'s grace, which times the mode', () => {
     const slow = CLASSES.map((c) => (c.name === 'inf2' ? { ...c, provisioningGraceSeconds: 3600 } : c));
-    const stuck: ClassSignals = { ...healthy(3), desiredReplicas: flat(4) };
+    // 6 periods behind: past the policy's 5, within the 60 the class would have on its own.
+    const stuck: ClassSignals = { ...healthy(3), desiredReplicas: flat(3).map((v, i) => (i >= W - 6 ? 4 : v)) };
     const entered = decide(input({ inf2: stuck, g6: healthy(1), g5: healthy(1) }, 1500, { classes: slow }), costState({ inf2: 96, g6: 2, g5: 2 }));
     expect(entered.decision.reason.code).toBe('enter-capacity');
     expect(entered.decision.reason.triggers).toContain('replicas-not-ready');

@@ -129,7 +129,8 @@ describe('defaultProvisioningGraceSeconds', () => {
     expect(fallbackProvisioningGraces(classes, 'published', 120, 60)).toEqual({ inf2: 1320, a10g: 720 });
     for (const c of classes.filter((x) => x.replicaReadyTimeP95Seconds !== undefined && x.name !== 'l40s')) {
       for (const window of ['published', 'live-newest'] as const) {
-        expect(fallbackProvisioningGraces(classes, window, 120, 60)[c.name]).toBe(defaultProvisioningGraceSeconds([{ ...c, preferenceRank: -1 }], window, 120, 60));
+        const watched = defaultProvisioningGraceSeconds([{ ...c, preferenceRank: -1 }], window, 120, 60);
+        expect(fallbackProvisioningGraces(classes, window, 120, 60)[c.name]).toBe(watched);
       }
     }
     // The watched class is the policy's grace; a forbidden class is never routed or floored.
@@ -158,9 +159,15 @@ describe('graceClassesFromFacts', () => {
     expect(provisioningGraceFromFacts(sagemaker, {}, 120, 60)).toEqual({
       defaultSeconds: 660, safeSeconds: 540, watched: expect.objectContaining({ name: 'preferred' }), fallbacks: {},
     });
-    // Declared, the fallback variant is judged on its own: 600 s + the 120 s delay.
-    const declared: RoutingFacts = { ...sagemaker, variants: [sagemaker.variants[0], { variantName: 'fallback', classes: [facts('inf2', 2, 600)] }] };
-    expect(provisioningGraceFromFacts(declared, {}, 120, 60).fallbacks).toEqual({ fallback: 720 });
+    // Declared, the fallback variant is judged on its own, on the live-newest window: at a 60 s delay 600 + 60 s, where
+    // an ALB's published window would need 12 whole periods (720 s).
+    const withFallback = (...pools: RoutedClassFacts[]): RoutingFacts =>
+      ({ ...sagemaker, variants: [sagemaker.variants[0], { variantName: 'fallback', classes: pools }] });
+    expect(provisioningGraceFromFacts(withFallback(facts('inf2', 2, 600)), {}, 60, 60).fallbacks).toEqual({ fallback: 660 });
+    expect(provisioningGraceFromFacts(withFallback(facts('inf2', 2, 600)), {}, 120, 60).fallbacks).toEqual({ fallback: 720 });
+    // Its slowest pool counts; a pool that declares nothing leaves the variant on the policy's grace.
+    expect(provisioningGraceFromFacts(withFallback(facts('inf2', 2, 600), facts('g5', 3, 900)), {}, 120, 60).fallbacks).toEqual({ fallback: 1020 });
+    expect(provisioningGraceFromFacts(withFallback(facts('inf2', 2, 600), facts('g5', 3)), {}, 120, 60).fallbacks).toEqual({});
   });
 
   test('ALB: one class per target group, with the placement the Reconciler enforces', () => {

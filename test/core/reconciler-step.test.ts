@@ -204,6 +204,14 @@ describe('demand holes', () => {
     expect(policyWindowPeriods(resolvePolicyConfig({}))).toBeLessThan(86);
     expect(o.query.signalSlots).toBe(86);
     expect(metricQuery(ALB, NOW_MS).classGraces).toEqual({});
+    // The run's own history stays the policy's window: a floor published 80 periods ago is no floor in force.
+    const { batch, frame } = metricQuery(config, NOW_MS);
+    const floorAt = (slot: number): MetricResult[] => batch.index.filter((e) => e.signal === 'floor' && e.className === 'g6')
+      .map((e) => ({ Id: e.id, Timestamps: [new Date((frame.start + slot * frame.periodSeconds) * 1000)], Values: [4] }));
+    const results = [...answer(config, world).filter((r) => !floorAt(0).some((f) => f.Id === r.Id)), ...floorAt(5)];
+    expect(observe(config, alb({ inf2: 98, g6: 2 }), results, NOW_MS).floorsInForce).toBeNull();
+    const recent = [...answer(config, world).filter((r) => !floorAt(0).some((f) => f.Id === r.Id)), ...floorAt(frame.slots - 3)];
+    expect(observe(config, alb({ inf2: 98, g6: 2 }), recent, NOW_MS).floorsInForce).toEqual({ g6: 4 });
   });
 
   test('reads a scraped counter over the least common multiple of the period and the scrape interval (an even count of deltas each)', () => {

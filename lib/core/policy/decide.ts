@@ -161,7 +161,8 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
   const ready = eligible.reduce((s, v) => s + v.capacity, 0);
   // Each fallback on its own grace (`PolicyClass.provisioningGraceSeconds`); the preferred class on the policy's, which
   // times the mode's entry and return.
-  const graceOf = (c: PolicyClass) => (c.name === preferred.name ? config.provisioningGraceSeconds : c.provisioningGraceSeconds ?? config.provisioningGraceSeconds);
+  const graceOf = (c: PolicyClass) =>
+    (c.name === preferred.name ? config.provisioningGraceSeconds : c.provisioningGraceSeconds ?? config.provisioningGraceSeconds);
   const evidence = new Map(classes.map((c) => [c.name, shortageEvidence(input.signals[c.name], config, graceOf(c))]));
   const preferredEvidence = evidence.get(preferred.name)!;
   const preferredView = views.find((v) => v.cls.name === preferred.name)!;

@@ -197,7 +197,9 @@ export function shortestSafeGraceSeconds(
   return safeGraceForReadyTime(graceWatchedClass(classes)?.replicaReadyTimeP95Seconds, window, metricDelaySeconds, periodSeconds);
 }
 
-function safeGraceForReadyTime(ready: number | undefined, window: ReplicaWindow, metricDelaySeconds: number, periodSeconds: number): number | undefined {
+function safeGraceForReadyTime(
+  ready: number | undefined, window: ReplicaWindow, metricDelaySeconds: number, periodSeconds: number,
+): number | undefined {
   if (ready === undefined) return undefined;
   const periods = window === 'published'
     ? periodsOutlastingScaleOut(ready, periodSeconds)

@@ -50,11 +50,17 @@ export function provisioningGraceFromFacts(
   readonly fallbacks: Readonly<Record<string, number>>;
 } {
   const classes = graceClassesFromFacts(facts, placement);
-  const window = routingTarget(facts).replicaWindow;
+  const target = routingTarget(facts);
+  const window = target.replicaWindow;
+  // A fallback's own grace only where every class of its route declares a time: a pool that declares none may be the
+  // one a scale-out lands on, and the policy's grace is what it had before.
+  const declaredThroughout = new Set(target.routes(facts)
+    .filter((route) => route.classes.every((c) => c.replicaReadyTimeP95Seconds !== undefined)).map((route) => route.name));
   return {
     defaultSeconds: defaultProvisioningGraceSeconds(classes, window, metricDelaySeconds, periodSeconds),
     safeSeconds: shortestSafeGraceSeconds(classes, window, metricDelaySeconds, periodSeconds),
     watched: graceWatchedClass(classes),
-    fallbacks: fallbackProvisioningGraces(classes, window, metricDelaySeconds, periodSeconds),
+    fallbacks: Object.fromEntries(Object.entries(fallbackProvisioningGraces(classes, window, metricDelaySeconds, periodSeconds))
+      .filter(([name]) => declaredThroughout.has(name))),
   };
 }

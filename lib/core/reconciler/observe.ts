@@ -57,12 +57,14 @@ export function metricQuery(config: ReconcilerConfig, nowMs: number): MetricWind
   const period = policy.periodSeconds;
   const now = Math.floor(nowMs / 1000 / period) * period;
   const classGraces = provisioningGraceFromFacts(config.facts, config.placement, config.metricDelaySeconds, period).fallbacks;
-  const signalSlots = policyWindowPeriods(policy, Object.values(classGraces).map((provisioningGraceSeconds) => ({ provisioningGraceSeconds })));
+  const graced = Object.values(classGraces).map((provisioningGraceSeconds) => ({ provisioningGraceSeconds }));
+  const signalSlots = policyWindowPeriods(policy, graced);
   const signalsEnd = Math.floor((nowMs / 1000 - config.metricDelaySeconds) / period) * period;
   const start = signalsEnd - signalSlots * period;
   const frame: WindowFrame = { start, periodSeconds: period, slots: (now - start) / period + 1 };
   const batch = buildQueryBatch(signalPlan(config, period), period);
-  return { batch, startTime: queryStart(batch, start, signalsEnd, nowMs / 1000), endTime: now + period, frame, signalSlots, now, policy, classGraces };
+  const startTime = queryStart(batch, start, signalsEnd, nowMs / 1000);
+  return { batch, startTime, endTime: now + period, frame, signalSlots, now, policy, classGraces };
 }
 
 /**
@@ -182,18 +184,23 @@ export function observe(
   // A class holding weight that reports no demand while others do is missing data, not low demand, unless it had no
   // ready replica (the published counts, aligned with the demand windows, not the live ones).
   const demand = demandWindow(signals, names, signalSlots, target.weights, includesRejected, readyAsPublished);
-  const own = (signal: OwnSignal) => windows.get(batch.index.find((e) => e.signal === signal)!.id)!;
-  const remembered = fromMemory(memory, own('mode'), frame, now, policy);
+  // The run's own history (mode, ramp, entries, floors) over the policy's window only: a fallback's longer grace
+  // lengthens the replica counts read, not how far back a rebuilt state or a floor in force may come from (review R263).
+  const older = signalSlots - policyWindowPeriods(policy);
+  const ownFrame: WindowFrame = { ...frame, start: frame.start + older * frame.periodSeconds, slots: frame.slots - older };
+  const ownWindows = new Map([...windows].map(([id, w]) => [id, w.slice(older)]));
+  const own = (signal: OwnSignal) => ownWindows.get(batch.index.find((e) => e.signal === signal)!.id)!;
+  const remembered = fromMemory(memory, own('mode'), ownFrame, now, policy);
   const previous = remembered
     ? { ...remembered, weights: target.weights }
-    : stepAssumed(rebuildState(own('mode'), own('ramping'), target.weights, frame, now, policy, own('eventEntries')), now);
+    : stepAssumed(rebuildState(own('mode'), own('ramping'), target.weights, ownFrame, now, policy, own('eventEntries')), now);
   return {
     query,
     classes,
     signals,
     demandTokensPerSecond: demand,
     previous,
-    floorsInForce: floorsInForce(memory, windows, batch, frame, now, policy),
+    floorsInForce: floorsInForce(memory, ownWindows, batch, ownFrame, now, policy),
     missingRoutes: names.filter((n) => !present.has(n)),
     ...(kind.scaleOutsRollBack ? { refusedScaleOuts } : {}),
   };
