@@ -157,16 +157,16 @@ export function observe(
     const observed = target.replicas[n];
     const withNow = (w: ReadonlyArray<number | null>, value: number | undefined) => (value === undefined ? cut(w) : [...cut(w).slice(1), value]);
     const readyReplicas = withNow(readyAsPublished[n], observed?.ready);
-    const desiredReplicas = withNow(s.desiredReplicas, observed?.desired);
+    const desired = withNow(s.desiredReplicas, observed?.desired);
     // Aligned with the replica windows, which end with the counts the target reports now (no capacity-error datapoint yet).
     const aligned = s.capacityErrors && (observed ? [...cut(s.capacityErrors).slice(1), null] : cut(s.capacityErrors));
     const reported = aligned && withFreshErrors(aligned, s.capacityErrors!.slice(signalSlots) as SignalWindow, alarmed.includes(n));
     // Aligned with the replica windows too: a missing series is all missing periods, not a shorter window.
     const pending = () => withNow(s.pendingScaleOut ?? Array.from({ length: signalSlots }, () => null), observed && pendingScaleOut(observed));
-    const rolledBack = kind.scaleOutsRollBack
-      ? rolledBackScaleOuts(readyReplicas, pendingScaleOuts(pending(), readyReplicas, desiredReplicas))
-      : undefined;
+    const pendingPerPeriod = kind.scaleOutsRollBack ? pendingScaleOuts(pending(), readyReplicas, desired) : undefined;
+    const rolledBack = pendingPerPeriod && rolledBackScaleOuts(readyReplicas, pendingPerPeriod);
     if (rolledBack) refusedScaleOuts[n] = rolledBack;
+    const desiredReplicas = rolledBack ? withRefusedAsks(desired, readyReplicas, pendingPerPeriod!, rolledBack) : desired;
     const capacityErrors = rolledBack ? withRolledBackScaleOuts(reported, rolledBack) : reported;
     // ALB: the healthy targets this run counted, newer than any published period (SageMaker's window ends with its own).
     const healthyNow = observed ? null : finiteOrNull(target.healthyTargets?.[n]);
@@ -360,6 +360,22 @@ function pendingScaleOuts(published: SignalWindow, ready: SignalWindow, desired:
     if (known(p)) return p;
     const d = desired[i];
     return known(r) && known(d) ? pendingScaleOut({ ready: r, desired: d }) : null;
+  });
+}
+
+/**
+ * The desired window with each rolled-back scale-out's ask in its period: the ready replicas plus the scale-out pending
+ * the period before. By the time the rollback is seen the desired count is back at the current one, so the period of
+ * the loss would record the class as asking for what it has, and the return to cost mode, which waits until the class
+ * has had the replicas it was refused at its newest loss (`recoverySeen`, lib/core/policy/evidence.ts), would find that
+ * at once: traced on S3 SageMaker seed 3, L40S refused a 7th instance at minute 70 and the policy returned at minute 82
+ * ("it has had the 6 replicas it was refused"), to re-enter at 94 while the shortage lasted until 124.
+ */
+function withRefusedAsks(desired: SignalWindow, ready: SignalWindow, pending: SignalWindow, rolledBack: SignalWindow): SignalWindow {
+  return desired.map((d, i) => {
+    if (rolledBack[i] !== 1) return d;
+    const ask = ready[i - 1]! + pending[i - 1]!;
+    return known(d) ? Math.max(d, ask) : ask;
   });
 }
 
