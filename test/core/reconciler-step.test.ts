@@ -5,6 +5,7 @@
 import { KARPENTER_CAPACITY_NAMESPACE } from '../../lib/core/metrics/karpenter-capacity';
 import { SAGEMAKER_ENDPOINT_LIMITS } from '../../lib/core/platform/limits';
 import { policyWindowPeriods, resolvePolicyConfig } from '../../lib/core/policy/defaults';
+import { recoverySeen } from '../../lib/core/policy/evidence';
 import { type ClassSignals } from '../../lib/core/policy/types';
 import { ALARM_STATE_CHANGE, alarmedClasses } from '../../lib/core/reconciler/alarm-trigger';
 import { counterPerSecond, type ReconcilerConfig, windowDefaultsForPeriod } from '../../lib/core/reconciler/config';
@@ -443,6 +444,11 @@ describe('a refused SageMaker scale-out: the rollback is the capacity error', ()
     const errors = o.signals.preferred.capacityErrors!;
     expect(errors.filter((v) => v === 1)).toHaveLength(1);
     expect(errors.at(-1)).toBe(1);
+    // The period of the rollback records the ask that was refused (3 ready + 2 pending), not the count it fell back to:
+    // a return to cost mode waits until the class has had 5 (recoverySeen), not the 3 it always had.
+    expect(o.signals.preferred.desiredReplicas.at(-1)).toBe(5);
+    expect(o.signals.preferred.desiredReplicas.at(-2)).toBe(5);
+    expect(recoverySeen(o.signals.preferred, resolvePolicyConfig({}))).toEqual({ seen: false, asked: 5, lostSecondsAgo: 0 });
     // DescribeEndpoint's live count is already the window's newest slot: no separate count taken at the run.
     expect(o.signals.preferred.readyReplicas.at(-1)).toBe(3);
     expect(o.signals.preferred).not.toHaveProperty('readyNow');
