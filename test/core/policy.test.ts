@@ -495,6 +495,22 @@ describe('decide(): returning to cost mode', () => {
     expect(recoverySeen(stuck, DEFAULT_POLICY_CONFIG)).toEqual({ seen: false, asked: 4, lostSecondsAgo: (memory - 1) * 60 });
   });
 
+  test('a rolled-back scale-out is recovered from only once the class has had what it asked for (refusedAsks), not what it fell back to', () => {
+    // SageMaker: 3 of 3 throughout, a scale-out to 5 rolled back 10 periods ago (desired is back at 3 in that period).
+    const rolled: ClassSignals = {
+      ...healthy(3), capacityErrors: flat(0).map((v, i) => (i === W - 11 ? 1 : v)), refusedAsks: flat(null).map((v, i) => (i === W - 11 ? 5 : v)),
+    };
+    expect(recoverySeen(rolled, DEFAULT_POLICY_CONFIG)).toEqual({ seen: false, asked: 5, lostSecondsAgo: 600 });
+    const five = flat(3).map((v, i) => (i >= W - 2 ? 5 : v));
+    const back: ClassSignals = { ...rolled, readyReplicas: five, desiredReplicas: five };
+    expect(recoverySeen(back, DEFAULT_POLICY_CONFIG).seen).toBe(true);
+    const state: PolicyState = { mode: 'capacity', weights: { inf2: 90, g6: 5, g5: 5 }, modeSince: NOW - 1800, ramping: false, entries: [NOW - 1800] };
+    const held = decide(input({ inf2: rolled, g6: healthy(1), g5: healthy(1) }, 500), state).decision;
+    expect(held.reason.code).toBe('stabilizing');
+    expect(held.reason.message).toContain('while asking for 5 replicas');
+    expect(decide(input({ inf2: back, g6: healthy(1), g5: healthy(1) }, 500), state).decision.reason.code).toBe('return-to-cost');
+  });
+
   test('only the return conditions still unmet are named in the stabilizing audit line', () => {
     // Healthy for 30 periods, and the mode has lasted its hold: only the missing recovery blocks the return.
     const refusedAt = W - 31;

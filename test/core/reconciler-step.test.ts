@@ -444,11 +444,12 @@ describe('a refused SageMaker scale-out: the rollback is the capacity error', ()
     const errors = o.signals.preferred.capacityErrors!;
     expect(errors.filter((v) => v === 1)).toHaveLength(1);
     expect(errors.at(-1)).toBe(1);
-    // The period of the rollback records the ask that was refused (3 ready + 2 pending), not the count it fell back to:
+    // The period of the rollback records the ask that was refused (3 ready + 2 pending) beside the counts as published:
     // a return to cost mode waits until the class has had 5 (recoverySeen), not the 3 it always had.
-    expect(o.signals.preferred.desiredReplicas.at(-1)).toBe(5);
-    expect(o.signals.preferred.desiredReplicas.at(-2)).toBe(5);
+    expect(o.signals.preferred.refusedAsks).toEqual([...fill(null, o.signals.preferred.readyReplicas.length - 1), 5]);
+    expect(o.signals.preferred.desiredReplicas.at(-1)).toBe(3);
     expect(recoverySeen(o.signals.preferred, resolvePolicyConfig({}))).toEqual({ seen: false, asked: 5, lostSecondsAgo: 0 });
+    expect(o.signals.fallback).not.toHaveProperty('refusedAsks');
     // DescribeEndpoint's live count is already the window's newest slot: no separate count taken at the run.
     expect(o.signals.preferred.readyReplicas.at(-1)).toBe(3);
     expect(o.signals.preferred).not.toHaveProperty('readyNow');
@@ -456,6 +457,29 @@ describe('a refused SageMaker scale-out: the rollback is the capacity error', ()
     expect(s.decision.reason.triggers).toContain('capacity-errors');
     // The audit line names what an operator will find: a rollback, not a capacity-error metric.
     expect(s.decision.reason.message).toContain('preferred reports capacity errors or had a scale-out rolled back without new instances');
+  });
+
+  test('a rolled-back ask is the ready count plus the scale-out pending the period before, and only where that was published', () => {
+    // 4 ready asking for 6, then 3 of 3: the ask refused was 6, whatever the class fell back to.
+    const fell = observe(SM, sagemaker({ preferred: 98, fallback: 2 }, { preferred: 3 }, { preferred: 3 }),
+      answer(SM, world(fill(4), [4, 4, 4, 4, 4, 4, 4, 6, 6, 6, 6, 6])), NOW_MS);
+    expect(fell.signals.preferred.refusedAsks?.at(-1)).toBe(6);
+    expect(recoverySeen(fell.signals.preferred, resolvePolicyConfig({})).asked).toBe(6);
+    // Before the upgrade that published PendingScaleOut, pending is desired - ready, which two runs around a scale-in can
+    // misread: the rollback still counts as a refusal, but no ask is recorded from it.
+    const derived = observe(SM, sagemaker({ preferred: 98, fallback: 2 }),
+      answer(SM, world(fill(3), [3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 3], fill(null))), NOW_MS);
+    expect(derived.signals.preferred.capacityErrors?.at(-1)).toBe(1);
+    expect(derived.signals.preferred).not.toHaveProperty('refusedAsks');
+    // An ALB target rolls nothing back: no asks.
+    const w: World = {
+      mode: fill(0),
+      classes: {
+        inf2: { readyReplicas: fill(3), desiredReplicas: [3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 3], ...steady },
+        g6: { readyReplicas: fill(1), desiredReplicas: fill(1), ...steady },
+      },
+    };
+    expect(observe(ALB, alb({ inf2: 98, g6: 2 }), answer(ALB, w), NOW_MS).signals.inf2).not.toHaveProperty('refusedAsks');
   });
 
   test('fails when a refusal the reconciler derives is invisible: it is published as RefusedScaleOuts (1 now, 0 otherwise; never on EKS)', () => {

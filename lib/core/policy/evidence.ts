@@ -215,8 +215,8 @@ export function doubledWindow(config: PolicyConfig, times: number): number {
 /**
  * Whether a class has been seen to get back the capacity it was refused, judged on the newest `reentryMemorySeconds`
  * of its own signals: since its newest capacity loss (`lostPeriods`), its ready replicas reached the count it was
- * asking for in that period (its desired replicas then). A class that merely stopped asking (demand fell, or it
- * carries what it has) shows no error and no desired > ready, which looks healthy but proves nothing: capacity it was
+ * asking for in that period (its desired replicas then, or the ask of a scale-out rolled back then, `refusedAsks`). A
+ * class that merely stopped asking (demand fell, or it carries what it has) shows no error and no desired > ready, which looks healthy but proves nothing: capacity it was
  * refused may still be missing, and the next scale-out fails again. Recovery has to be seen, not assumed; a class that
  * has shown no loss for the whole memory counts as recovered (its need fell away; an event ends after as long).
  */
@@ -227,7 +227,10 @@ export function recoverySeen(signals: ClassSignals | undefined, config: PolicyCo
   const last = lost.lastIndexOf(true);
   if (last < 0) return { seen: true, asked: null, lostSecondsAgo: null };
   const ready = tail(signals?.readyReplicas, n);
-  const asked = tail(signals?.desiredReplicas, n)[last];
+  // A rolled-back scale-out's ask where the platform reports one (`refusedAsks`): the desired count has fallen back.
+  const counts = [tail(signals?.desiredReplicas, n)[last], tail(signals?.refusedAsks, n)[last]]
+    .filter((v): v is number => v !== null);
+  const asked = counts.length > 0 ? Math.max(...counts) : null;
   const lostSecondsAgo = (n - 1 - last) * config.periodSeconds;
   if (asked === null) return { seen: true, asked, lostSecondsAgo };
   const seen = ready.slice(last + 1).some((r) => r !== null && r >= asked);

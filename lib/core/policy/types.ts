@@ -54,6 +54,12 @@ export interface ClassSignals {
   readonly desiredReplicas: SignalWindow;
   /** Capacity errors (insufficient capacity at launch) reported in each period. Missing counts as none. */
   readonly capacityErrors?: SignalWindow;
+  /**
+   * Where the platform rolls a refused scale-out back (SageMaker), the count it asked for, in the period the rollback
+   * was seen (null elsewhere): the desired count is back at the current one by then, so this is the only record of
+   * what the class was refused (`recoverySeen`).
+   */
+  readonly refusedAsks?: SignalWindow;
   /** p95 latency in milliseconds (the one the SLO is stated on). Missing counts as no breach (no traffic, no datapoint). */
   readonly latencyP95Ms?: SignalWindow;
   /** Tokens (or requests x tokens per request) served per second; informational, echoed in the audit line. */

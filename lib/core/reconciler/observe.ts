@@ -157,16 +157,16 @@ export function observe(
     const observed = target.replicas[n];
     const withNow = (w: ReadonlyArray<number | null>, value: number | undefined) => (value === undefined ? cut(w) : [...cut(w).slice(1), value]);
     const readyReplicas = withNow(readyAsPublished[n], observed?.ready);
-    const desired = withNow(s.desiredReplicas, observed?.desired);
+    const desiredReplicas = withNow(s.desiredReplicas, observed?.desired);
     // Aligned with the replica windows, which end with the counts the target reports now (no capacity-error datapoint yet).
     const aligned = s.capacityErrors && (observed ? [...cut(s.capacityErrors).slice(1), null] : cut(s.capacityErrors));
     const reported = aligned && withFreshErrors(aligned, s.capacityErrors!.slice(signalSlots) as SignalWindow, alarmed.includes(n));
     // Aligned with the replica windows too: a missing series is all missing periods, not a shorter window.
     const pending = () => withNow(s.pendingScaleOut ?? Array.from({ length: signalSlots }, () => null), observed && pendingScaleOut(observed));
-    const pendingPerPeriod = kind.scaleOutsRollBack ? pendingScaleOuts(pending(), readyReplicas, desired) : undefined;
-    const rolledBack = pendingPerPeriod && rolledBackScaleOuts(readyReplicas, pendingPerPeriod);
+    const published = kind.scaleOutsRollBack ? pending() : undefined;
+    const rolledBack = published && rolledBackScaleOuts(readyReplicas, pendingScaleOuts(published, readyReplicas, desiredReplicas));
     if (rolledBack) refusedScaleOuts[n] = rolledBack;
-    const desiredReplicas = rolledBack ? withRefusedAsks(desired, readyReplicas, pendingPerPeriod!, rolledBack) : desired;
+    const refusedAsks = rolledBack && refusedAsksOf(readyReplicas, published!, rolledBack);
     const capacityErrors = rolledBack ? withRolledBackScaleOuts(reported, rolledBack) : reported;
     // ALB: the healthy targets this run counted, newer than any published period (SageMaker's window ends with its own).
     const healthyNow = observed ? null : finiteOrNull(target.healthyTargets?.[n]);
@@ -175,6 +175,7 @@ export function observe(
       ...(healthyNow !== null ? { readyNow: healthyNow } : {}),
       desiredReplicas,
       ...(capacityErrors ? { capacityErrors } : {}),
+      ...(refusedAsks?.some(known) ? { refusedAsks } : {}),
       ...(s.latencyP95Ms ? { latencyP95Ms: cut(s.latencyP95Ms) } : {}),
       ...(s.servedTokensPerSecond ? { servedTokensPerSecond: cut(s.servedTokensPerSecond) } : {}),
       ...(s.rejectedTokensPerSecond ? { rejectedTokensPerSecond: cut(s.rejectedTokensPerSecond) } : {}),
@@ -364,19 +365,18 @@ function pendingScaleOuts(published: SignalWindow, ready: SignalWindow, desired:
 }
 
 /**
- * The desired window with each rolled-back scale-out's ask in its period: the ready replicas plus the scale-out pending
- * the period before. By the time the rollback is seen the desired count is back at the current one, so the period of
- * the loss would record the class as asking for what it has, and the return to cost mode, which waits until the class
- * has had the replicas it was refused at its newest loss (`recoverySeen`, lib/core/policy/evidence.ts), would find that
- * at once: traced on S3 SageMaker seed 3, L40S refused a 7th instance at minute 70 and the policy returned at minute 82
- * ("it has had the 6 replicas it was refused"), to re-enter at 94 while the shortage lasted until 124.
+ * The count each rolled-back scale-out asked for, in its period (`ClassSignals.refusedAsks`): the ready replicas plus the
+ * `PendingScaleOut` published the period before; null elsewhere, and where that period's pending count is derived from
+ * desired - ready (before the upgrade that published it), which two runs around a scale-in can misread. By the time a
+ * rollback is seen the desired count is back at the current one, so the period of the loss recorded the class as
+ * asking for what it had, and the return to cost mode, which waits until the class has had the replicas it was refused
+ * at its newest loss (`recoverySeen`, lib/core/policy/evidence.ts), found that at once: traced on S3 SageMaker seed 3,
+ * L40S refused a 7th instance at minute 70 and the policy returned at minute 82 ("it has had the 6 replicas it was
+ * refused"), to re-enter at 94 while the shortage lasted until 124. A window of its own, not a raised desired count: the
+ * other evidence rules (desired above ready, the loss memory) and the audit line read the counts as published.
  */
-function withRefusedAsks(desired: SignalWindow, ready: SignalWindow, pending: SignalWindow, rolledBack: SignalWindow): SignalWindow {
-  return desired.map((d, i) => {
-    if (rolledBack[i] !== 1) return d;
-    const ask = ready[i - 1]! + pending[i - 1]!;
-    return known(d) ? Math.max(d, ask) : ask;
-  });
+function refusedAsksOf(ready: SignalWindow, publishedPending: SignalWindow, rolledBack: SignalWindow): SignalWindow {
+  return rolledBack.map((v, i) => (v === 1 && known(publishedPending[i - 1]) ? ready[i - 1]! + publishedPending[i - 1]! : null));
 }
 
 /** A route's capacity errors with its rolled-back scale-outs added (the larger of the two per period). */
