@@ -64,9 +64,9 @@ export interface RoutingPolicyOptions {
   readonly capacityErrorLookback?: Duration;
   /**
    * Desired above ready on the preferred class for this long triggers capacity mode. The preferred class's alone: each
-   * other class that declares `envelope.replicaReadyTimeP95Seconds` (on SageMaker, every pool of its variant) is judged,
-   * when the policy asks whether it can grow, on the grace its own time gives (computed as the default below, shorter or
-   * longer than this one; `fallbackProvisioningGraces`).
+   * other class that declares `envelope.replicaReadyTimeP95Seconds` (on SageMaker, a variant at the slowest of its pools
+   * that declare one) is judged, when the policy asks whether it can grow, on the grace its own time gives (computed as
+   * the default below, shorter or longer than this one, at synth: `fallbackGraceSeconds` in the function's configuration).
    * @default - the preferred class's declared `envelope.replicaReadyTimeP95Seconds` plus `metricDelay`, in whole
    * periods, at least Duration.minutes(5) and at least the shortest grace a routine scale-out cannot fill
    * (`shortestSafeGraceSeconds`); Duration.minutes(5) when it declares none (`defaultProvisioningGraceSeconds`)
@@ -265,9 +265,10 @@ export class Reconciler extends Construct {
     // Replica floors reach the autoscaler only where the serving construct binds them (EKS: a ScaledObject trigger on
     // the floor this reconciler publishes; SageMaker: desired instance counts it writes itself).
     const floorsBound = typeof props.serving.enableReplicaFloors === 'function';
+    const graces = this.gracesForReadyTimes(props, serving);
     const policy = {
       ...windowDefaultsForPeriod(durationSeconds(props.policy?.period)),
-      ...this.graceForReadyTime(props, serving),
+      ...graces.policy,
       // The latency trigger watches the contract's SLO unless the policy names its own.
       ...(serving.latencySloP95Ms !== undefined ? { latencySloP95Ms: serving.latencySloP95Ms } : {}),
       // Floors and capacity writes are sized at the target the serving's autoscalers keep (`policy.headroom@serving`).
@@ -289,6 +290,7 @@ export class Reconciler extends Construct {
       ...(Object.keys(compact).length > 0 ? { signals: compact } : {}),
       ...(karpenter ? { karpenterCapacityErrors: true } : {}),
       ...(contractTokenCounters ? { contractTokenCounters } : {}),
+      ...(Object.keys(graces.fallbacks).length > 0 ? { fallbackGraceSeconds: graces.fallbacks } : {}),
     };
     const environment = Stack.of(this).toJsonString(this.config);
     const bytes = environmentBytes(this.config, RECONCILER_CONFIG_ENV, RECONCILER_SERVICE_ENV);
@@ -651,19 +653,21 @@ export class Reconciler extends Construct {
   }
 
   /**
-   * The provisioning grace the classes' declared replica-ready time calls for (`defaultProvisioningGraceSeconds`, the
-   * simulator's too), where it differs from the period's default; nothing while the description, the period or the
-   * metric delay breaks a rule (`validate` reports it). A `provisioningGrace` set below the shortest safe one
-   * (`shortestSafeGraceSeconds`) warns: every routine scale-out of the watched class would then read as replicas not
-   * ready for the whole window.
+   * The provisioning graces the classes' declared replica-ready times call for, the simulator's too
+   * (`provisioningGraceFromFacts`): the preferred route's (`defaultProvisioningGraceSeconds`) as the policy's, where it
+   * differs from the period's default, and each fallback route's own (`ReconcilerConfig.fallbackGraceSeconds`); nothing
+   * while the description, the period or the metric delay breaks a rule (`validate` reports it). A `provisioningGrace`
+   * set below the shortest safe one (`shortestSafeGraceSeconds`) warns: every routine scale-out of the watched class
+   * would then read as replicas not ready for the whole window.
    */
-  private graceForReadyTime(props: ReconcilerProps, serving: ServingDescription): Partial<PolicyConfig> {
+  private gracesForReadyTimes(props: ReconcilerProps, serving: ServingDescription):
+    { readonly policy: Partial<PolicyConfig>; readonly fallbacks: Readonly<Record<string, number>> } {
     const period = durationSeconds(props.policy?.period) ?? DEFAULT_POLICY_CONFIG.periodSeconds;
     const delay = durationSeconds(props.metricDelay) ?? RECONCILER_TIMING_DEFAULTS.metricDelaySeconds;
     if (numberProblem(RECONCILER_RULES['policy.period'], period) !== undefined || numberProblem(RECONCILER_RULES.metricDelay, delay) !== undefined
-      || servingDescriptionProblems(serving).length > 0) return {};
+      || servingDescriptionProblems(serving).length > 0) return { policy: {}, fallbacks: {} };
     const placement = { sensitive: props.sensitive };
-    const { defaultSeconds: grace, safeSeconds: safe, watched } = provisioningGraceFromFacts(serving.routing, placement, delay, period);
+    const { defaultSeconds: grace, safeSeconds: safe, watched, fallbacks } = provisioningGraceFromFacts(serving.routing, placement, delay, period);
     const explicit = durationSeconds(props.policy?.provisioningGrace);
     if (isFiniteLiteral(explicit) && safe !== undefined && explicit < safe && watched?.replicaReadyTimeP95Seconds !== undefined) {
       Annotations.of(this).addWarningV2('cdk-capacity-aware-inference:reconciler-grace-below-ready-time',
@@ -675,7 +679,7 @@ export class Reconciler extends Construct {
         'this warning on the Reconciler\'s stack.');
     }
     const periodDefault = windowDefaultsForPeriod(period).provisioningGraceSeconds ?? DEFAULT_POLICY_CONFIG.provisioningGraceSeconds;
-    return grace === periodDefault ? {} : { provisioningGraceSeconds: grace };
+    return { policy: grace === periodDefault ? {} : { provisioningGraceSeconds: grace }, fallbacks };
   }
 
   private validate(props: ReconcilerProps, serving: ServingDescription, policy: Partial<PolicyConfig>): Problem[] {
@@ -795,9 +799,10 @@ function policyConfigFromOptions(o: RoutingPolicyOptions): Partial<PolicyConfig>
 }
 
 /**
- * The facts without each class's declared replica-ready time. The grace it calls for is resolved at synth (`graceForReadyTime`,
- * into `policy.provisioningGraceSeconds`) and the function reads nothing else of it, while Lambda's environment holds 4 KB in
- * all: carried along, the times of five variants of three pools take some 500 bytes, enough to fail a configuration that fits.
+ * The facts without each class's declared replica-ready time. The graces it calls for are resolved at synth
+ * (`gracesForReadyTimes`, into `policy.provisioningGraceSeconds` and `fallbackGraceSeconds`) and the function reads
+ * nothing else of it, while Lambda's environment holds 4 KB in all: carried along, the times of five variants of three
+ * pools take some 500 bytes, enough to fail a configuration that fits (the graces take some 20 bytes a fallback).
  */
 function withoutReadyTimes(facts: RoutingFacts): RoutingFacts {
   const classes = new Set<object>(routingTarget(facts).classes(facts));

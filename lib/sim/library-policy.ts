@@ -64,6 +64,7 @@ export function libraryConfig(
   const counted = scenario.classes.filter((c) => readsEngineTokens(platform, c)).map((c) => c.name);
   const { periodSeconds } = platform.reconciler;
   const metricDelaySeconds = deployedMetricDelaySeconds ?? platform.reconciler.metricDelaySeconds;
+  const graces = provisioningGraceFromFacts(facts, placement, metricDelaySeconds, periodSeconds);
   return {
     facts,
     placement,
@@ -71,7 +72,7 @@ export function libraryConfig(
       latencySloP95Ms: scenario.service.deadlineSeconds * 1000,
       // As the Reconciler construct takes the serving's: floors sized at the target the simulated autoscalers keep.
       ...(scenario.headroom !== undefined ? { headroom: scenario.headroom } : {}),
-      provisioningGraceSeconds: provisioningGraceFromFacts(facts, placement, metricDelaySeconds, periodSeconds).defaultSeconds,
+      provisioningGraceSeconds: graces.defaultSeconds,
       ...overrides,
     },
     service: scenario.id,
@@ -81,6 +82,7 @@ export function libraryConfig(
     // The contract's GeneratedTokens of each class whose engine counts tokens, as the Reconciler construct compacts
     // what the EKS InferenceService hands it (`routedProducers`, lib/core/reconciler/targets/alb.ts).
     ...(counted.length > 0 ? { contractTokenCounters: counted } : {}),
+    ...(Object.keys(graces.fallbacks).length > 0 ? { fallbackGraceSeconds: graces.fallbacks } : {}),
   };
 }
 

@@ -8,7 +8,9 @@ import { Reconciler, type ReconcilerProps } from '../../lib/control/reconciler';
 import { resolvePolicyConfig } from '../../lib/core/policy/defaults';
 import { environmentBytes, RECONCILER_CONFIG_ENV } from '../../lib/core/reconciler/config';
 import { RECONCILER_SERVICE_ENV } from '../../lib/core/reconciler/faults';
+import { metricQuery } from '../../lib/core/reconciler/observe';
 import { type RoutingFacts } from '../../lib/core/reconciler/routing-facts';
+import { reconcilerConfigProblems } from '../../lib/core/validation/reconciler-config';
 import { type CapacityClassSpec } from '../../lib/core/service/capacity-class';
 import { EksInferenceService } from '../../lib/eks/inference-service';
 import { SageMakerCapacityEndpoint } from '../../lib/sagemaker/endpoint';
@@ -148,14 +150,22 @@ describe('the declared ready times stay out of the function\'s environment (R253
     const { stack, reconciler } = reconcilerOf(fiveByThree(420));
     // The preferred variant's slowest pool, 420 + 120 s, + the 120 s metric delay.
     expect(reconciler.config.policy.provisioningGraceSeconds).toBe(660);
-    // Only the resolved grace is added: 3339 bytes, where the facts as declared would take 3834.
+    // Each fallback variant's own grace (the same times: 540 s at its slowest pool, + 120 s), resolved at synth too.
+    const fallbacks = { 'variant-1': 660, 'variant-2': 660, 'variant-3': 660, 'variant-4': 660 };
+    expect(reconciler.config.fallbackGraceSeconds).toEqual(fallbacks);
+    expect(without.config).not.toHaveProperty('fallbackGraceSeconds');
+    // Only the resolved graces are added: 3428 bytes, where the facts as declared would take 3834.
     const bytes = (config: Reconciler['config']) => environmentBytes(config, RECONCILER_CONFIG_ENV, RECONCILER_SERVICE_ENV);
-    expect(bytes(reconciler.config)).toBe(bytes({ ...without.config, policy: reconciler.config.policy }));
+    expect(bytes(reconciler.config)).toBe(3428);
+    expect(bytes(reconciler.config)).toBe(bytes({ ...without.config, policy: reconciler.config.policy, fallbackGraceSeconds: fallbacks }));
     expect(bytes({ ...reconciler.config, facts: fiveByThree(420) }) - bytes(reconciler.config)).toBe(495);
     const variables = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'))[0].Properties.Environment.Variables;
     const deployed = JSON.parse(variables[RECONCILER_CONFIG_ENV] as string);
     expect(deployed.policy.provisioningGraceSeconds).toBe(660);
     expect(JSON.stringify(deployed.facts)).not.toContain('replicaReadyTimeP95Seconds');
     expect(deployed.facts).toEqual(without.config.facts);
+    // What the deployed function reads: every run hands the policy each fallback's own grace, from the environment.
+    expect(reconcilerConfigProblems(deployed)).toEqual([]);
+    expect(metricQuery(deployed, Date.UTC(2026, 11, 7, 12)).classGraces).toEqual(fallbacks);
   });
 });

@@ -165,9 +165,9 @@ describe('graceClassesFromFacts', () => {
       ({ ...sagemaker, variants: [sagemaker.variants[0], { variantName: 'fallback', classes: pools }] });
     expect(provisioningGraceFromFacts(withFallback(facts('inf2', 2, 600)), {}, 60, 60).fallbacks).toEqual({ fallback: 660 });
     expect(provisioningGraceFromFacts(withFallback(facts('inf2', 2, 600)), {}, 120, 60).fallbacks).toEqual({ fallback: 720 });
-    // Its slowest pool counts; a pool that declares nothing leaves the variant on the policy's grace.
+    // Its slowest pool counts, of those that declare one, as for the preferred variant.
     expect(provisioningGraceFromFacts(withFallback(facts('inf2', 2, 600), facts('g5', 3, 900)), {}, 120, 60).fallbacks).toEqual({ fallback: 1020 });
-    expect(provisioningGraceFromFacts(withFallback(facts('inf2', 2, 600), facts('g5', 3)), {}, 120, 60).fallbacks).toEqual({});
+    expect(provisioningGraceFromFacts(withFallback(facts('inf2', 2, 600), facts('g5', 3)), {}, 120, 60).fallbacks).toEqual({ fallback: 720 });
   });
 
   test('ALB: one class per target group, with the placement the Reconciler enforces', () => {

@@ -11,6 +11,7 @@ import { ALARM_STATE_CHANGE, alarmedClasses } from '../../lib/core/reconciler/al
 import { counterPerSecond, type ReconcilerConfig, windowDefaultsForPeriod } from '../../lib/core/reconciler/config';
 import { demandWindow } from '../../lib/core/reconciler/faults';
 import { AUDIT_RECORD_MAX_BYTES, type MetricResult } from '../../lib/core/reconciler/io';
+import { provisioningGraceFromFacts } from '../../lib/core/reconciler/from-facts';
 import { type RunMemory } from '../../lib/core/reconciler/memory';
 import { emptyWhereUnpublished, metricQuery, observe, seenWhereUnpublished } from '../../lib/core/reconciler/observe';
 import { type RoutedClassFacts, type SageMakerRoutingFacts } from '../../lib/core/reconciler/routing-facts';
@@ -193,8 +194,10 @@ describe('demand holes', () => {
   });
 
   test('each fallback that declares a replica-ready time is handed to the policy with its own grace, and the window covers it', () => {
+    // As the Reconciler construct resolves it at synth from g6's declared 5000 s (the facts it deploys carry no ready times).
     const slow = { ...albTarget('g6', 1, 200, 0.8, 12), class: { ...albTarget('g6', 1, 200, 0.8, 12).class, replicaReadyTimeP95Seconds: 5000 } };
-    const config: ReconcilerConfig = { ...ALB, facts: { ...ALB.facts, targets: [albTarget('inf2', 0, 300, 0.76), slow] } as ReconcilerConfig['facts'] };
+    const declared = { ...ALB.facts, targets: [albTarget('inf2', 0, 300, 0.76), slow] } as ReconcilerConfig['facts'];
+    const config: ReconcilerConfig = { ...ALB, fallbackGraceSeconds: provisioningGraceFromFacts(declared, {}, 120, 60).fallbacks };
     const world: World = {
       mode: fill(0),
       classes: { inf2: { readyReplicas: fill(3), desiredReplicas: fill(3) }, g6: { readyReplicas: fill(1), desiredReplicas: fill(1) } },
@@ -205,6 +208,11 @@ describe('demand holes', () => {
     expect(policyWindowPeriods(resolvePolicyConfig({}))).toBeLessThan(86);
     expect(o.query.signalSlots).toBe(86);
     expect(metricQuery(ALB, NOW_MS).classGraces).toEqual({});
+    // A grace for a route the facts do not have, or of no seconds, is refused by the function's configuration check.
+    expect(reconcilerConfigProblems({ ...config, fallbackGraceSeconds: { g5: 600, g6: -1 } })).toEqual([
+      "fallbackGraceSeconds.g5: no route of the facts is named 'g5'; allowed: inf2, g6",
+      'fallbackGraceSeconds.g6: is -1; allowed: seconds above 0',
+    ]);
     // The run's own history stays the policy's window: a floor published 80 periods ago is no floor in force.
     const { batch, frame } = metricQuery(config, NOW_MS);
     const floorAt = (slot: number): MetricResult[] => batch.index.filter((e) => e.signal === 'floor' && e.className === 'g6')

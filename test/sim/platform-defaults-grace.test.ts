@@ -42,15 +42,16 @@ function graceOf(config: ReconcilerConfig, facts: ReconcilerConfig['facts'] = co
   return {
     readyTimes: graceClassesFromFacts(facts).map((c) => [c.name, c.replicaReadyTimeP95Seconds]),
     grace: resolvePolicyConfig(config.policy).provisioningGraceSeconds,
+    fallbackGraces: config.fallbackGraceSeconds ?? {},
     metricDelaySeconds: config.metricDelaySeconds,
   };
 }
 
 describe.each([
-  ['nothing declared', {}, [300, 300]],
-  ['the preferred class declares 420 s, a fallback 1200 s', { l40s: 420, inf2: 1200 }, [540, 540]],
-  ['only a fallback declares one', { a10g: 900 }, [300, 300]],
-])('%s', (_, readyTimes, [eksGrace, sagemakerGrace]) => {
+  ['nothing declared', {}, [300, 300], {}],
+  ['the preferred class declares 420 s, a fallback 1200 s', { l40s: 420, inf2: 1200 }, [540, 540], { inf2: 1320 }],
+  ['only a fallback declares one', { a10g: 900 }, [300, 300], { a10g: 1020 }],
+])('%s', (_, readyTimes, [eksGrace, sagemakerGrace], eksFallbacks: Record<string, number>) => {
   test('EKS: the simulated Reconciler\'s grace is the one EksInferenceService + Reconciler render', () => {
     const { stack } = testStack();
     const specs = measured(llamaClasses(), readyTimes);
@@ -60,6 +61,8 @@ describe.each([
     const deployed = graceOf(new Reconciler(stack, 'Reconciler', { serving: service }).config, service.servingDescription().routing);
     expect(graceOf(libraryConfig(scenarioOf(specs, 'eks')))).toEqual(deployed);
     expect(deployed.grace).toBe(eksGrace);
+    // Each fallback on its own declared time (1200 + 120 s; 900 + 120 s), in the simulator as deployed.
+    expect(deployed.fallbackGraces).toEqual(eksFallbacks);
   });
 
   test('SageMaker: the same, a variant read at its slowest pool', () => {

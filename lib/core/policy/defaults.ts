@@ -151,11 +151,11 @@ export function defaultProvisioningGraceSeconds(
   classes: readonly GraceClass[], window: ReplicaWindow, metricDelaySeconds: number,
   periodSeconds: number = DEFAULT_POLICY_CONFIG.periodSeconds,
 ): number {
-  return graceForReadyTime(graceWatchedClass(classes)?.replicaReadyTimeP95Seconds, window, metricDelaySeconds, periodSeconds);
+  return graceSecondsForReadyTime(graceWatchedClass(classes)?.replicaReadyTimeP95Seconds, window, metricDelaySeconds, periodSeconds);
 }
 
 /** `defaultProvisioningGraceSeconds` for one class's declared ready time (undefined: none declared). */
-function graceForReadyTime(ready: number | undefined, window: ReplicaWindow, metricDelaySeconds: number, periodSeconds: number): number {
+function graceSecondsForReadyTime(ready: number | undefined, window: ReplicaWindow, metricDelaySeconds: number, periodSeconds: number): number {
   const least = DEFAULT_POLICY_CONFIG.provisioningGraceSeconds;
   const safe = safeGraceForReadyTime(ready, window, metricDelaySeconds, periodSeconds) ?? 0;
   const withDelay = ready === undefined ? 0 : Math.ceil((ready + metricDelaySeconds) / periodSeconds) * periodSeconds;
@@ -177,7 +177,7 @@ export function fallbackProvisioningGraces(
 ): Record<string, number> {
   const watched = graceWatchedClass(classes);
   return Object.fromEntries(classes.flatMap((c) => (c === watched || !c.placementAllowed || c.replicaReadyTimeP95Seconds === undefined ? []
-    : [[c.name, graceForReadyTime(c.replicaReadyTimeP95Seconds, window, metricDelaySeconds, periodSeconds)]])));
+    : [[c.name, graceSecondsForReadyTime(c.replicaReadyTimeP95Seconds, window, metricDelaySeconds, periodSeconds)]])));
 }
 
 /**

@@ -25,10 +25,10 @@ export interface PolicyClass {
   readonly maxReplicas?: number;
   /**
    * Seconds this class may show fewer ready replicas than desired, without progress, before it counts as unable to grow
-   * (`replicas-not-ready`): the grace its own declared replica-ready time calls for (`fallbackProvisioningGraces`, which
-   * `observe` applies from the routing facts). A fallback that starts slower than the preferred class would otherwise
-   * read as stuck in the middle of a routine scale-out, and lose its replica floor. Absent, and always for the preferred
-   * class: the policy's `provisioningGraceSeconds`, on which the mode's entry and return are timed.
+   * (`replicas-not-ready`); > 0 when given. The Reconciler passes the grace the class's declared replica-ready time calls
+   * for, so a fallback that starts slower than the preferred class does not read as stuck in the middle of a routine
+   * scale-out (and lose its replica floor). Absent, and always for the preferred class: the policy's
+   * `provisioningGraceSeconds`, on which the mode's entry and return are timed.
    */
   readonly provisioningGraceSeconds?: number;
 }
@@ -57,7 +57,7 @@ export interface ClassSignals {
   /**
    * Where the platform rolls a refused scale-out back (SageMaker), the count it asked for, in the period the rollback
    * was seen (null elsewhere): the desired count is back at the current one by then, so this is the only record of
-   * what the class was refused (`recoverySeen`).
+   * what the class was refused. A return to cost mode waits until the class has had it.
    */
   readonly refusedAsks?: SignalWindow;
   /** p95 latency in milliseconds (the one the SLO is stated on). Missing counts as no breach (no traffic, no datapoint). */

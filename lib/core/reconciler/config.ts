@@ -77,6 +77,13 @@ export interface ReconcilerConfig {
    * construct's scrape publishes them: derived here rather than spelt out per class, like `karpenterCapacityErrors`.
    */
   readonly contractTokenCounters?: readonly string[];
+  /**
+   * Each fallback route's own provisioning grace, seconds, by routed name: what its declared replica-ready time calls
+   * for (`provisioningGraceFromFacts(...).fallbacks`), resolved at synth like the preferred route's
+   * `policy.provisioningGraceSeconds`, since the facts in the function's 4 KB environment carry no ready times. Every run
+   * hands it to the policy (`PolicyClass.provisioningGraceSeconds`). Absent: every route on the policy's grace.
+   */
+  readonly fallbackGraceSeconds?: Readonly<Record<string, number>>;
 }
 
 /** The name of the environment variable that carries the JSON `ReconcilerConfig`. */

@@ -39,9 +39,10 @@ export function graceClassesFromFacts(facts: RoutingFacts, placement: PlacementO
 /**
  * The provisioning grace the Reconciler deploys for these facts unless one is set (`defaultProvisioningGraceSeconds`),
  * the shortest one a routine scale-out of the watched class cannot fill (`shortestSafeGraceSeconds`; undefined when
- * it declares no ready time), and each other class's own (`fallbackProvisioningGraces`, which every run applies:
- * `observe`), over the declared ready times (`graceClassesFromFacts`) on the window the target's kind reads
- * (`RoutingTarget.replicaWindow`).
+ * it declares no ready time), and each other class's own (`fallbackProvisioningGraces`; the Reconciler construct puts
+ * them in `ReconcilerConfig.fallbackGraceSeconds`), over the declared ready times (`graceClassesFromFacts`: a variant
+ * counts the slowest of its pools that declare one, for the preferred route and the fallbacks alike) on the window the
+ * target's kind reads (`RoutingTarget.replicaWindow`).
  */
 export function provisioningGraceFromFacts(
   facts: RoutingFacts, placement: PlacementOptions, metricDelaySeconds: number, periodSeconds: number,
@@ -50,17 +51,11 @@ export function provisioningGraceFromFacts(
   readonly fallbacks: Readonly<Record<string, number>>;
 } {
   const classes = graceClassesFromFacts(facts, placement);
-  const target = routingTarget(facts);
-  const window = target.replicaWindow;
-  // A fallback's own grace only where every class of its route declares a time: a pool that declares none may be the
-  // one a scale-out lands on, and the policy's grace is what it had before.
-  const declaredThroughout = new Set(target.routes(facts)
-    .filter((route) => route.classes.every((c) => c.replicaReadyTimeP95Seconds !== undefined)).map((route) => route.name));
+  const window = routingTarget(facts).replicaWindow;
   return {
     defaultSeconds: defaultProvisioningGraceSeconds(classes, window, metricDelaySeconds, periodSeconds),
     safeSeconds: shortestSafeGraceSeconds(classes, window, metricDelaySeconds, periodSeconds),
     watched: graceWatchedClass(classes),
-    fallbacks: Object.fromEntries(Object.entries(fallbackProvisioningGraces(classes, window, metricDelaySeconds, periodSeconds))
-      .filter(([name]) => declaredThroughout.has(name))),
+    fallbacks: fallbackProvisioningGraces(classes, window, metricDelaySeconds, periodSeconds),
   };
 }

@@ -18,7 +18,6 @@ import { finiteOrNull } from '../policy/evidence';
 import { historyPeriodMultiple, LAMBDA_MAX_TIMEOUT_SECONDS } from '../platform/limits';
 import { leastCommonMultiple, type ReconcilerConfig } from './config';
 import { demandWindow } from './faults';
-import { provisioningGraceFromFacts } from './from-facts';
 import {
   assembleSignals, buildQueryBatch, type MetricResult, type OwnSignal, pendingScaleOut, type QueryBatch, rebuildState, type WindowFrame,
   windowsFromResults,
@@ -41,8 +40,8 @@ export interface MetricWindowQuery {
   readonly now: number;
   readonly policy: PolicyConfig;
   /**
-   * Each fallback's own provisioning grace, by routed name (`fallbackProvisioningGraces`): set on the classes the run
-   * hands the policy, and counted in the window's length.
+   * Each fallback's own provisioning grace, by routed name (`ReconcilerConfig.fallbackGraceSeconds`): set on the classes
+   * the run hands the policy, and counted in the window's length.
    */
   readonly classGraces: Readonly<Record<string, number>>;
 }
@@ -56,7 +55,7 @@ export function metricQuery(config: ReconcilerConfig, nowMs: number): MetricWind
   const policy = resolvePolicyConfig(config.policy);
   const period = policy.periodSeconds;
   const now = Math.floor(nowMs / 1000 / period) * period;
-  const classGraces = provisioningGraceFromFacts(config.facts, config.placement, config.metricDelaySeconds, period).fallbacks;
+  const classGraces = config.fallbackGraceSeconds ?? {};
   const graced = Object.values(classGraces).map((provisioningGraceSeconds) => ({ provisioningGraceSeconds }));
   const signalSlots = policyWindowPeriods(policy, graced);
   const signalsEnd = Math.floor((nowMs / 1000 - config.metricDelaySeconds) / period) * period;
@@ -366,7 +365,8 @@ function pendingScaleOuts(published: SignalWindow, ready: SignalWindow, desired:
 
 /**
  * The count each rolled-back scale-out asked for, in its period (`ClassSignals.refusedAsks`): the ready replicas plus the
- * `PendingScaleOut` published the period before; null elsewhere, and where that period's pending count is derived from
+ * `PendingScaleOut` published the period before (a lower bound: ReadyReplicas is that period's Minimum and the pending
+ * count its Maximum, possibly from two runs, and the ask is never below their sum); null elsewhere, and where that period's pending count is derived from
  * desired - ready (before the upgrade that published it), which two runs around a scale-in can misread. By the time a
  * rollback is seen the desired count is back at the current one, so the period of the loss recorded the class as
  * asking for what it had, and the return to cost mode, which waits until the class has had the replicas it was refused

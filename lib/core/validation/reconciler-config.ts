@@ -35,5 +35,19 @@ export function reconcilerConfigProblems(config: ReconcilerConfig): string[] {
   problems.push(...facts.map((p: Problem) => `${p.field}: ${p.message}`));
   // The policy's own class check (placement) only on facts it can read.
   if (facts.length === 0) problems.push(...policyClassProblems(policyClassesFromFacts(config.facts, config.placement)).map((p) => `facts: ${p}`));
+  if (facts.length === 0) problems.push(...fallbackGraceProblems(config));
   return problems;
+}
+
+/** `fallbackGraceSeconds`: positive seconds, each for a route of the facts (a grace under a name no route has is a stale edit). */
+function fallbackGraceProblems(config: ReconcilerConfig): string[] {
+  const graces = config.fallbackGraceSeconds;
+  if (graces === undefined) return [];
+  if (!graces || typeof graces !== 'object' || Array.isArray(graces)) return [`fallbackGraceSeconds: is ${JSON.stringify(graces)}; allowed: an object of seconds by route`];
+  const routes = new Set(policyClassesFromFacts(config.facts, config.placement).map((c) => c.name));
+  return Object.entries(graces).flatMap(([name, seconds]) => [
+    ...(routes.has(name) ? [] : [`fallbackGraceSeconds.${name}: no route of the facts is named '${name}'; allowed: ${[...routes].join(', ')}`]),
+    ...(typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? []
+      : [`fallbackGraceSeconds.${name}: is ${JSON.stringify(seconds)}; allowed: seconds above 0`]),
+  ]);
 }
