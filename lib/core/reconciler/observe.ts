@@ -366,8 +366,9 @@ function pendingScaleOuts(published: SignalWindow, ready: SignalWindow, desired:
 /**
  * The count each rolled-back scale-out asked for, in its period (`ClassSignals.refusedAsks`): the ready replicas plus the
  * `PendingScaleOut` published the period before (a lower bound: ReadyReplicas is that period's Minimum and the pending
- * count its Maximum, possibly from two runs, and the ask is never below their sum); null elsewhere, and where that period's pending count is derived from
- * desired - ready (before the upgrade that published it), which two runs around a scale-in can misread. By the time a
+ * count its Maximum, possibly from two runs, and the ask is never below their sum); null elsewhere, and where that
+ * period's pending count is derived from desired - ready (before the upgrade that published it), which two runs around
+ * a scale-in can misread. By the time a
  * rollback is seen the desired count is back at the current one, so the period of the loss recorded the class as
  * asking for what it had, and the return to cost mode, which waits until the class has had the replicas it was refused
  * at its newest loss (`recoverySeen`, lib/core/policy/evidence.ts), found that at once: traced on S3 SageMaker seed 3,
