@@ -258,13 +258,9 @@ export class Reconciler extends Construct {
 
   constructor(scope: Construct, id: string, props: ReconcilerProps) {
     super(scope, id);
-    const missing = servingPropProblem(props);
-    throwIfInvalid('Reconciler', this.node.path, missing ? [missing] : []);
+    throwIfInvalid('Reconciler', this.node.path, [servingPropProblem(props)].filter((p) => p !== undefined));
     // A serving construct with invalid or incomplete input throws its own problems here.
     const serving = props.serving.servingDescription();
-    // Replica floors reach the autoscaler only where the serving construct binds them (EKS: a ScaledObject trigger on
-    // the floor this reconciler publishes; SageMaker: desired instance counts it writes itself).
-    const floorsBound = typeof props.serving.enableReplicaFloors === 'function';
     const graces = this.gracesForReadyTimes(props, serving);
     const policy = {
       ...windowDefaultsForPeriod(durationSeconds(props.policy?.period)),
@@ -274,7 +270,9 @@ export class Reconciler extends Construct {
       // Floors and capacity writes are sized at the target the serving's autoscalers keep (`policy.headroom@serving`).
       ...(serving.headroom !== undefined ? { headroom: serving.headroom } : {}),
       ...policyConfigFromOptions(props.policy ?? {}),
-      ...(floorsBound ? {} : { replicaFloorsApplied: false }),
+      // Replica floors reach the autoscaler only where the serving construct binds them (EKS: a ScaledObject trigger on
+      // the floor this reconciler publishes; SageMaker: desired instance counts it writes itself).
+      ...(typeof props.serving.enableReplicaFloors === 'function' ? {} : { replicaFloorsApplied: false }),
     };
     throwIfInvalid('Reconciler', this.node.path, this.validate(props, serving, policy));
     // The platform's signal producers per routed name (an ALB target's class, a SageMaker variant's only class).
