@@ -75,6 +75,15 @@ function classesOf(config: ReconcilerConfig, routedClass: string): string[] {
 }
 
 /**
+ * The deployed fallback graces by the simulator's route names: a variant's grace on each of its pools, which the
+ * prediction's scenario routes one by one (none when the deployed Reconciler has none, as one deployed before them).
+ */
+function simulatedGraces(config: ReconcilerConfig): Record<string, number> {
+  return Object.fromEntries(Object.entries(config.fallbackGraceSeconds ?? {}).flatMap(([routed, seconds]) =>
+    classesOf(config, routed).map((className) => [className, seconds])));
+}
+
+/**
  * Each routed class's price per replica-hour from the serving record (its capacity classes' usdPerReplicaHour). NaN
  * for a routed class whose pools are priced differently: the window's ready replicas are per variant, not per pool.
  */
@@ -217,7 +226,7 @@ export function predictShortage(record: ServingRecord, config: ReconcilerConfig,
   }
   // Each capacity class's price, to price the run's ready replicas as the observed window is priced (observedCost).
   const prices = Object.fromEntries(record.classes.map((c) => [c.name, c.usdPerReplicaHour]));
-  const policy = libraryPolicy(deployed, { metricDelaySeconds: config.metricDelaySeconds });
+  const policy = libraryPolicy(deployed, { metricDelaySeconds: config.metricDelaySeconds, fallbackGraceSeconds: simulatedGraces(config) });
   // The run read as the observed window is (observedOutcome): the same periods (the deployed one is the simulator's
   // minute), the injection and the restore in the same slots.
   const slot = (seconds: number) => Math.floor(seconds / simulatedPeriod);
@@ -254,6 +263,7 @@ export function predictShortage(record: ServingRecord, config: ReconcilerConfig,
     assumptions: [
       ...assumptions,
       `policy: the deployed reconciler's configuration, resolved as its Lambda resolves it (resolvePolicyConfig) ${JSON.stringify(deployed)}; `
+        + `fallback graces ${JSON.stringify(config.fallbackGraceSeconds ?? {})}; `
         + `metric delay ${config.metricDelaySeconds} s; ${PREDICTION_SEEDS.length} seeds, means`,
     ],
   };

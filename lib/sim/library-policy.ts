@@ -45,6 +45,13 @@ export interface LibraryPolicyOptions {
    * @default the platform model's (`PlatformModel.reconciler.metricDelaySeconds`)
    */
   readonly metricDelaySeconds?: number;
+  /**
+   * The deployed Reconciler's fallback graces (`ReconcilerConfig.fallbackGraceSeconds`) by the simulator's route names,
+   * for a run that replays a deployment: a Reconciler deployed before them has none, and the prediction must run what
+   * is deployed, not what the classes would give today.
+   * @default what the Reconciler construct resolves for the scenario's classes (`provisioningGraceFromFacts`)
+   */
+  readonly fallbackGraceSeconds?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -56,15 +63,16 @@ export interface LibraryPolicyOptions {
 export function libraryConfig(
   scenario: ScenarioInstance,
   overrides: Partial<PolicyConfig> = {},
-  deployedMetricDelaySeconds?: number,
+  deployed: Pick<LibraryPolicyOptions, 'metricDelaySeconds' | 'fallbackGraceSeconds'> = {},
 ): ReconcilerConfig {
   const platform = scenarioPlatform(scenario);
   const facts = routingFacts(scenario);
   const placement = { sensitive: false };
   const counted = scenario.classes.filter((c) => readsEngineTokens(platform, c)).map((c) => c.name);
   const { periodSeconds } = platform.reconciler;
-  const metricDelaySeconds = deployedMetricDelaySeconds ?? platform.reconciler.metricDelaySeconds;
+  const metricDelaySeconds = deployed.metricDelaySeconds ?? platform.reconciler.metricDelaySeconds;
   const graces = provisioningGraceFromFacts(facts, placement, metricDelaySeconds, periodSeconds);
+  const fallbackGraces = deployed.fallbackGraceSeconds ?? graces.fallbacks;
   return {
     facts,
     placement,
@@ -82,7 +90,7 @@ export function libraryConfig(
     // The contract's GeneratedTokens of each class whose engine counts tokens, as the Reconciler construct compacts
     // what the EKS InferenceService hands it (`routedProducers`, lib/core/reconciler/targets/alb.ts).
     ...(counted.length > 0 ? { contractTokenCounters: counted } : {}),
-    ...(Object.keys(graces.fallbacks).length > 0 ? { fallbackGraceSeconds: graces.fallbacks } : {}),
+    ...(Object.keys(fallbackGraces).length > 0 ? { fallbackGraceSeconds: fallbackGraces } : {}),
   };
 }
 
@@ -148,7 +156,7 @@ class DeployedReconciler implements RoutingPolicy {
 
   constructor(private readonly scenario: ScenarioInstance, overrides: Partial<PolicyConfig>, private readonly options: LibraryPolicyOptions) {
     this.platform = scenarioPlatform(scenario);
-    this.config = libraryConfig(scenario, overrides, options.metricDelaySeconds);
+    this.config = libraryConfig(scenario, overrides, options);
     this.runsWhenWritable = targetRunsWhenWritable(this.config.facts);
   }
 

@@ -172,7 +172,8 @@ test('the simulated reconciler runs the deployed configuration: its policy as it
     // A deployment that set its metric delay (180 s) and its headroom, and left the provisioning grace at the default.
     const deployed: typeof EKS_CONFIG = { ...EKS_CONFIG, policy: { headroom: 0.3, latencySloP95Ms: 2500 }, metricDelaySeconds: 180 };
     const p = predictShortage(shortageWorldRecord(), deployed, world(), WINDOW);
-    expect(spy).toHaveBeenCalledWith(resolvePolicyConfig(deployed.policy), { metricDelaySeconds: 180 });
+    // No fallback graces deployed (a Reconciler from before them, or classes that declare no ready time): none simulated.
+    expect(spy).toHaveBeenCalledWith(resolvePolicyConfig(deployed.policy), { metricDelaySeconds: 180, fallbackGraceSeconds: {} });
     // What the simulated reconciler then runs with: the deployed 300 s grace, not the simulator's own choice for the
     // preferred class (its 300 s start + the 120 s delay, 420 s), and the deployed delay.
     const { scenario } = shortageScenario(shortageWorldRecord(), deployed, world(), WINDOW);
@@ -180,9 +181,13 @@ test('the simulated reconciler runs the deployed configuration: its policy as it
     const run = factory({ scenario: scenario as ScenarioInstance, trace: undefined as never }) as unknown as { config: typeof EKS_CONFIG };
     expect(run.config.policy).toMatchObject({ provisioningGraceSeconds: 300, headroom: 0.3, latencySloP95Ms: 2500, periodSeconds: 60 });
     expect(run.config.metricDelaySeconds).toBe(180);
+    expect(run.config).not.toHaveProperty('fallbackGraceSeconds');
     expect(p.assumptions.at(-1)).toMatch(/^policy: the deployed reconciler's configuration, resolved as its Lambda resolves it \(resolvePolicy/);
     expect(p.assumptions.at(-1)).toContain('"provisioningGraceSeconds":300,');
-    expect(p.assumptions.at(-1)).toMatch(/metric delay 180 s; 3 seeds, means$/);
+    expect(p.assumptions.at(-1)).toMatch(/fallback graces \{\}; metric delay 180 s; 3 seeds, means$/);
+    // Deployed ones are simulated as deployed, by the simulator's route names (here the classes themselves).
+    predictShortage(shortageWorldRecord(), { ...deployed, fallbackGraceSeconds: { a10g: 900 } }, world(), WINDOW);
+    expect(spy).toHaveBeenLastCalledWith(resolvePolicyConfig(deployed.policy), { metricDelaySeconds: 180, fallbackGraceSeconds: { a10g: 900 } });
   } finally {
     spy.mockRestore();
   }
