@@ -52,6 +52,13 @@ export interface LibraryPolicyOptions {
    * @default what the Reconciler construct resolves for the scenario's classes (`provisioningGraceFromFacts`)
    */
   readonly fallbackGraceSeconds?: Readonly<Record<string, number>>;
+  /**
+   * The deployed Reconciler's placement (`ReconcilerConfig.placement.sensitive`), for a run that replays a deployment:
+   * a sensitive service's traffic never reaches a class that does not allow it, and its preferred class is the most
+   * preferred one that does.
+   * @default false
+   */
+  readonly sensitive?: boolean;
 }
 
 /**
@@ -63,11 +70,11 @@ export interface LibraryPolicyOptions {
 export function libraryConfig(
   scenario: ScenarioInstance,
   overrides: Partial<PolicyConfig> = {},
-  deployed: Pick<LibraryPolicyOptions, 'metricDelaySeconds' | 'fallbackGraceSeconds'> = {},
+  deployed: Pick<LibraryPolicyOptions, 'metricDelaySeconds' | 'fallbackGraceSeconds' | 'sensitive'> = {},
 ): ReconcilerConfig {
   const platform = scenarioPlatform(scenario);
   const facts = routingFacts(scenario);
-  const placement = { sensitive: false };
+  const placement = { sensitive: deployed.sensitive ?? false };
   const counted = scenario.classes.filter((c) => readsEngineTokens(platform, c)).map((c) => c.name);
   const { periodSeconds } = platform.reconciler;
   const metricDelaySeconds = deployed.metricDelaySeconds ?? platform.reconciler.metricDelaySeconds;

@@ -173,7 +173,7 @@ test('the simulated reconciler runs the deployed configuration: its policy as it
     const deployed: typeof EKS_CONFIG = { ...EKS_CONFIG, policy: { headroom: 0.3, latencySloP95Ms: 2500 }, metricDelaySeconds: 180 };
     const p = predictShortage(shortageWorldRecord(), deployed, world(), WINDOW);
     // No fallback graces deployed (a Reconciler from before them, or classes that declare no ready time): none simulated.
-    expect(spy).toHaveBeenCalledWith(resolvePolicyConfig(deployed.policy), { metricDelaySeconds: 180, fallbackGraceSeconds: {} });
+    expect(spy).toHaveBeenCalledWith(resolvePolicyConfig(deployed.policy), { metricDelaySeconds: 180, fallbackGraceSeconds: {}, sensitive: false });
     // What the simulated reconciler then runs with: the deployed 300 s grace, not the simulator's own choice for the
     // preferred class (its 300 s start + the 120 s delay, 420 s), and the deployed delay.
     const { scenario } = shortageScenario(shortageWorldRecord(), deployed, world(), WINDOW);
@@ -184,10 +184,17 @@ test('the simulated reconciler runs the deployed configuration: its policy as it
     expect(run.config).not.toHaveProperty('fallbackGraceSeconds');
     expect(p.assumptions.at(-1)).toMatch(/^policy: the deployed reconciler's configuration, resolved as its Lambda resolves it \(resolvePolicy/);
     expect(p.assumptions.at(-1)).toContain('"provisioningGraceSeconds":300,');
-    expect(p.assumptions.at(-1)).toMatch(/fallback graces \{\}; metric delay 180 s; 3 seeds, means$/);
-    // Deployed ones are simulated as deployed, by the simulator's route names (here the classes themselves).
-    predictShortage(shortageWorldRecord(), { ...deployed, fallbackGraceSeconds: { a10g: 900 } }, world(), WINDOW);
-    expect(spy).toHaveBeenLastCalledWith(resolvePolicyConfig(deployed.policy), { metricDelaySeconds: 180, fallbackGraceSeconds: { a10g: 900 } });
+    expect(p.assumptions.at(-1)).toMatch(/fallback graces \{\}; placement not sensitive; metric delay 180 s; 3 seeds, means$/);
+    // Deployed graces and placement are simulated as deployed, the graces by the simulator's route names (here the classes).
+    const sensitive = { ...deployed, fallbackGraceSeconds: { a10g: 900 }, placement: { sensitive: true } };
+    const q = predictShortage(shortageWorldRecord(), sensitive, world(), WINDOW);
+    expect(spy).toHaveBeenLastCalledWith(resolvePolicyConfig(deployed.policy),
+      { metricDelaySeconds: 180, fallbackGraceSeconds: { a10g: 900 }, sensitive: true });
+    const sensitiveRun = (spy.mock.results.at(-1)!.value as ReturnType<typeof libraryPolicyModule.libraryPolicy>)(
+      { scenario: scenario as ScenarioInstance, trace: undefined as never }) as unknown as { config: typeof EKS_CONFIG };
+    expect(sensitiveRun.config.placement).toEqual({ sensitive: true });
+    expect(sensitiveRun.config.fallbackGraceSeconds).toEqual({ a10g: 900 });
+    expect(q.assumptions.at(-1)).toContain('placement sensitive;');
   } finally {
     spy.mockRestore();
   }
