@@ -226,9 +226,8 @@ export function predictShortage(record: ServingRecord, config: ReconcilerConfig,
   }
   // Each capacity class's price, to price the run's ready replicas as the observed window is priced (observedCost).
   const prices = Object.fromEntries(record.classes.map((c) => [c.name, c.usdPerReplicaHour]));
-  const policy = libraryPolicy(deployed, {
-    metricDelaySeconds: config.metricDelaySeconds, fallbackGraceSeconds: simulatedGraces(config), sensitive: config.placement?.sensitive === true,
-  });
+  const sensitive = config.placement?.sensitive === true;
+  const policy = libraryPolicy(deployed, { metricDelaySeconds: config.metricDelaySeconds, fallbackGraceSeconds: simulatedGraces(config), sensitive });
   // The run read as the observed window is (observedOutcome): the same periods (the deployed one is the simulator's
   // minute), the injection and the restore in the same slots.
   const slot = (seconds: number) => Math.floor(seconds / simulatedPeriod);
@@ -265,7 +264,7 @@ export function predictShortage(record: ServingRecord, config: ReconcilerConfig,
     assumptions: [
       ...assumptions,
       `policy: the deployed reconciler's configuration, resolved as its Lambda resolves it (resolvePolicyConfig) ${JSON.stringify(deployed)}; `
-        + `fallback graces ${JSON.stringify(config.fallbackGraceSeconds ?? {})}; placement ${config.placement?.sensitive === true ? 'sensitive' : 'not sensitive'}; `
+        + `fallback graces ${JSON.stringify(config.fallbackGraceSeconds ?? {})}; placement ${sensitive ? 'sensitive' : 'not sensitive'}; `
         + `metric delay ${config.metricDelaySeconds} s; ${PREDICTION_SEEDS.length} seeds, means`,
     ],
   };

@@ -218,8 +218,8 @@ export function doubledWindow(config: PolicyConfig, times: number): number {
  * asking for in that period (its desired replicas then, or the ask of a scale-out rolled back then, `refusedAsks`). A
  * class that merely stopped asking (demand fell, or it carries what it has) shows no error and no desired > ready,
  * which looks healthy but proves nothing: capacity it was refused may still be missing, and the next scale-out fails
- * again. Recovery has to be seen, not assumed; a class that
- * has shown no loss for the whole memory counts as recovered (its need fell away; an event ends after as long).
+ * again. Recovery has to be seen, not assumed; a class that has shown no loss for the whole memory counts as recovered
+ * (its need fell away; an event ends after as long).
  */
 export function recoverySeen(signals: ClassSignals | undefined, config: PolicyConfig):
   { seen: boolean; asked: number | null; lostSecondsAgo: number | null } {

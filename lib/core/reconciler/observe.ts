@@ -368,13 +368,13 @@ function pendingScaleOuts(published: SignalWindow, ready: SignalWindow, desired:
  * `PendingScaleOut` published the period before (a lower bound: ReadyReplicas is that period's Minimum and the pending
  * count its Maximum, possibly from two runs, and the ask is never below their sum); null elsewhere, and where that
  * period's pending count is derived from desired - ready (before the upgrade that published it), which two runs around
- * a scale-in can misread. By the time a
- * rollback is seen the desired count is back at the current one, so the period of the loss recorded the class as
- * asking for what it had, and the return to cost mode, which waits until the class has had the replicas it was refused
- * at its newest loss (`recoverySeen`, lib/core/policy/evidence.ts), found that at once: traced on S3 SageMaker seed 3,
- * L40S refused a 7th instance at minute 70 and the policy returned at minute 82 ("it has had the 6 replicas it was
- * refused"), to re-enter at 94 while the shortage lasted until 124. A window of its own, not a raised desired count: the
- * other evidence rules (desired above ready, the loss memory) and the audit line read the counts as published.
+ * a scale-in can misread. By the time a rollback is seen the desired count is back at the current one, so the period of
+ * the loss recorded the class as asking for what it had, and the return to cost mode, which waits until the class has
+ * had the replicas it was refused at its newest loss (`recoverySeen`, lib/core/policy/evidence.ts), found that at once:
+ * traced on S3 SageMaker seed 3, L40S refused a 7th instance at minute 70 and the policy returned at minute 82 ("it has
+ * had the 6 replicas it was refused"), to re-enter at 94 while the shortage lasted until 124. A window of its own, not a
+ * raised desired count: the other evidence rules (desired above ready, the loss memory) and the audit line read the
+ * counts as published.
  */
 function refusedAsksOf(ready: SignalWindow, publishedPending: SignalWindow, rolledBack: SignalWindow): SignalWindow {
   return rolledBack.map((v, i) => (v === 1 && known(publishedPending[i - 1]) ? ready[i - 1]! + publishedPending[i - 1]! : null));

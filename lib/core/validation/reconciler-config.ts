@@ -33,20 +33,21 @@ export function reconcilerConfigProblems(config: ReconcilerConfig): string[] {
   problems.push(...policyConfigProblems(config.policy ?? {}).map((p) => `policy: ${p}`));
   const facts = routingFactsProblems(config.facts, 'facts');
   problems.push(...facts.map((p: Problem) => `${p.field}: ${p.message}`));
-  // The policy's own class check (placement) only on facts it can read.
-  if (facts.length === 0) problems.push(...policyClassProblems(policyClassesFromFacts(config.facts, config.placement)).map((p) => `facts: ${p}`));
-  if (facts.length === 0) problems.push(...fallbackGraceProblems(config));
+  // The policy's own class check (placement) and the fallback graces' routes only on facts it can read.
+  if (facts.length === 0) {
+    const classes = policyClassesFromFacts(config.facts, config.placement);
+    problems.push(...policyClassProblems(classes).map((p) => `facts: ${p}`));
+    problems.push(...fallbackGraceProblems(config.fallbackGraceSeconds, classes.map((c) => c.name)));
+  }
   return problems;
 }
 
 /** `fallbackGraceSeconds`: positive seconds, each for a route of the facts (a grace under a name no route has is a stale edit). */
-function fallbackGraceProblems(config: ReconcilerConfig): string[] {
-  const graces = config.fallbackGraceSeconds;
+function fallbackGraceProblems(graces: ReconcilerConfig['fallbackGraceSeconds'], routes: readonly string[]): string[] {
   if (graces === undefined) return [];
   if (!graces || typeof graces !== 'object' || Array.isArray(graces)) return [`fallbackGraceSeconds: is ${JSON.stringify(graces)}; allowed: an object of seconds by route`];
-  const routes = new Set(policyClassesFromFacts(config.facts, config.placement).map((c) => c.name));
   return Object.entries(graces).flatMap(([name, seconds]) => [
-    ...(routes.has(name) ? [] : [`fallbackGraceSeconds.${name}: no route of the facts is named '${name}'; allowed: ${[...routes].join(', ')}`]),
+    ...(routes.includes(name) ? [] : [`fallbackGraceSeconds.${name}: no route of the facts is named '${name}'; allowed: ${routes.join(', ')}`]),
     ...(typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? []
       : [`fallbackGraceSeconds.${name}: is ${JSON.stringify(seconds)}; allowed: seconds above 0`]),
   ]);
