@@ -223,6 +223,21 @@ describe('demand holes', () => {
     expect(observe(config, alb({ inf2: 98, g6: 2 }), recent, NOW_MS).floorsInForce).toEqual({ g6: 4 });
   });
 
+  test('fails when fallbackGraceSeconds is not an object of seconds above 0 by route of the facts, naming the value and what is allowed', () => {
+    expect(reconcilerConfigProblems({ ...ALB, fallbackGraceSeconds: 'g6' as never })).toEqual([
+      'fallbackGraceSeconds: is "g6"; allowed: an object of seconds by route',
+    ]);
+    expect(reconcilerConfigProblems({ ...ALB, fallbackGraceSeconds: [600] as never })).toEqual([
+      'fallbackGraceSeconds: is [600]; allowed: an object of seconds by route',
+    ]);
+    // JSON turns a NaN into null; an edited environment may hold a string.
+    expect(reconcilerConfigProblems({ ...ALB, fallbackGraceSeconds: { g6: null, inf2: '600' } as never })).toEqual([
+      'fallbackGraceSeconds.g6: is null; allowed: seconds above 0',
+      'fallbackGraceSeconds.inf2: is "600"; allowed: seconds above 0',
+    ]);
+    expect(reconcilerConfigProblems({ ...ALB, fallbackGraceSeconds: { g6: 480 } })).toEqual([]);
+  });
+
   test('reads a scraped counter over the least common multiple of the period and the scrape interval (an even count of deltas each)', () => {
     const tokens = { namespace: 'CapacityAwareInference', metricName: 'GeneratedTokens', dimensions: { Service: 'chat', CapacityClass: 'inf2' }, stat: 'Sum' };
     const periodOf = (periodSeconds: number, intervalSeconds: number) =>
