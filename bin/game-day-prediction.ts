@@ -75,15 +75,6 @@ function classesOf(config: ReconcilerConfig, routedClass: string): string[] {
 }
 
 /**
- * The deployed fallback graces by the simulator's route names: a variant's grace on each of its pools, which the
- * prediction's scenario routes one by one (none when the deployed Reconciler has none, as one deployed before them).
- */
-function simulatedGraces(config: ReconcilerConfig): Record<string, number> {
-  return Object.fromEntries(Object.entries(config.fallbackGraceSeconds ?? {}).flatMap(([routed, seconds]) =>
-    classesOf(config, routed).map((className) => [className, seconds])));
-}
-
-/**
  * Each routed class's price per replica-hour from the serving record (its capacity classes' usdPerReplicaHour). NaN
  * for a routed class whose pools are priced differently: the window's ready replicas are per variant, not per pool.
  */
@@ -115,20 +106,29 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
   const routed = observed.classNames;
   const readyAt = (routedClass: string, slot: number) =>
     observed.readyReplicas[Math.min(slot, observed.readyReplicas.length - 1)]?.[routed.indexOf(routedClass)];
+  // SageMaker: each variant as the endpoint runs it, one routed column over its pools (one weight, one target tracking),
+  // not each pool a variant of its own that the Reconciler could route to.
+  const variants = record.platform === 'sagemaker'
+    ? routingTarget(config.facts).routes(config.facts).map((r) => ({ name: r.name, classes: r.classes.map((c) => c.name) }))
+    : undefined;
+  // A routed class's ready count at the start, on its priority-1 class (a variant starts its instances by pool priority).
   const initialReplicas: Record<string, number> = {};
   for (const r of routed) {
     const ready = readyAt(r, 0);
-    const behind = classesOf(config, r);
-    if (behind.length === 1 && Number.isFinite(ready)) initialReplicas[behind[0]] = Math.round(ready);
+    const first = classesOf(config, r)[0];
+    if (first !== undefined && Number.isFinite(ready)) initialReplicas[first] = Math.round(ready);
   }
   const onsetSlot = Math.floor(w.onsetSeconds / w.periodSeconds);
   const heldReplicas = readyAt(w.routedClass, onsetSlot);
   const availability: Record<string, AvailabilityStep[]> = {};
   const interruptions: Interruption[] = [];
-  for (const name of classesOf(config, w.routedClass)) {
+  const behind = classesOf(config, w.routedClass);
+  for (const [pool, name] of behind.entries()) {
     const cls = record.classes.find((c) => c.name === name);
     if (!cls) throw new Error(`the serving record has no class ${name} (routed class ${w.routedClass})`);
-    const replicas = Number.isFinite(heldReplicas) ? heldReplicas : initialReplicas[name] ?? 0;
+    // The pin holds the variant at its count (MinCapacity = MaxCapacity), all pools together: its instances are taken
+    // to be in its priority-1 pool (the window has no per-pool count) and a lower-priority pool can add none.
+    const replicas = pool > 0 ? 0 : Number.isFinite(heldReplicas) ? heldReplicas : initialReplicas[name] ?? 0;
     const running = Math.ceil(replicas / cls.replicasPerInstance);
     // A reclaim: the deleted instances are gone for the hold (the zero cap), their class pods leave as the drain lets
     // them (the simulator's spot-like interruption, no notice): the budget's allowance at the injection, the rest when
@@ -148,7 +148,13 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
     availability[name] = [{ at: 0, instances: Infinity }, { at: w.onsetSeconds, instances }, { at: w.restorationSeconds, instances: Infinity }];
     assumptions.push(`shortage: ${r ? `${reclaimAssumption(name, lost, pods, first, restAt, w.restorationSeconds, r)}, ` : ''}`
       + `${name} held at ${instances} instance(s) from ${Math.round(w.onsetSeconds)} s to ${Math.round(w.restorationSeconds)} s `
-      + `(${Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas'})`);
+      + `(${pool > 0 ? `a lower-priority pool of ${w.routedClass}, whose instances at the injection are taken to be in its priority-1 pool`
+        : Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas'})`);
+  }
+  if (variants) {
+    assumptions.push(`variants: ${variants.map((v) => `${v.name} [${v.classes.join(', ')}]`).join(', ')} (pools in priority order), each scaled by the `
+      + 'construct\'s default target tracking (variantScalingDefaults); a scaling.targetConcurrencyPerInstance or perPoolTargets set on the construct '
+      + 'is not recorded');
   }
   // Each class's lower bound as the construct deploys it: the recorded plan's steady replicas. The EKS service's plan
   // runs each class at its own minReplicas; a SageMaker endpoint's plan is the layout's (planAsDeployed,
@@ -170,7 +176,8 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
       promptTokens: { exponentialMean: record.contract.requestShape.meanPromptTokens }, outputTokens: { exponentialMean: meanOutput },
     },
     initialReplicas, availability, interruptions,
-    capacityEvents: classesOf(config, w.routedClass).map((className) => ({ className, onset: w.onsetSeconds, restoration: w.restorationSeconds })),
+    capacityEvents: behind.map((className) => ({ className, onset: w.onsetSeconds, restoration: w.restorationSeconds })),
+    ...(variants ? { variants } : {}),
   });
   return { scenario, assumptions };
 }
@@ -224,10 +231,11 @@ export function predictShortage(record: ServingRecord, config: ReconcilerConfig,
     throw new Error(`the deployed reconciler runs every ${deployed.periodSeconds} s (policy.period); the simulator runs it every ${simulatedPeriod} s `
       + 'only, so its run would not be the deployed control loop');
   }
-  // Each capacity class's price, to price the run's ready replicas as the observed window is priced (observedCost).
-  const prices = Object.fromEntries(record.classes.map((c) => [c.name, c.usdPerReplicaHour]));
+  // Each routed class's price, to price the run's ready replicas as the observed window is priced (observedCost): the
+  // simulated columns are the deployed routes (a SageMaker variant with its pools), so both are read per route.
+  const prices = routedClassPrices(record, config);
   const sensitive = config.placement?.sensitive === true;
-  const policy = libraryPolicy(deployed, { metricDelaySeconds: config.metricDelaySeconds, fallbackGraceSeconds: simulatedGraces(config), sensitive });
+  const policy = libraryPolicy(deployed, { metricDelaySeconds: config.metricDelaySeconds, fallbackGraceSeconds: config.fallbackGraceSeconds ?? {}, sensitive });
   // The run read as the observed window is (observedOutcome): the same periods (the deployed one is the simulator's
   // minute), the injection and the restore in the same slots.
   const slot = (seconds: number) => Math.floor(seconds / simulatedPeriod);
@@ -238,12 +246,10 @@ export function predictShortage(record: ServingRecord, config: ReconcilerConfig,
     const read = observedOutcome(chart, slot(w.onsetSeconds), slot(w.restorationSeconds), simulatedPeriod, prices);
     return { metrics: computeMetrics(run, scenario), read, chart };
   });
-  // The same concept as the observed cost: ready replica-time, per capacity class summed per routed class (a
-  // variant's pools), mean over seeds. The simulator's billed cost (replicas alive: pending, ready, draining) stays costUsd.
-  const readyCostUsdByClass = Object.fromEntries(routingTarget(config.facts).routes(config.facts).map((route) => {
-    const perSeed = runs.map((r) => route.classes.reduce((s, c) => s + (r.read.costUsdByClass[c.name] ?? NaN), 0));
-    return [route.name, mean(perSeed)];
-  }));
+  // The same concept as the observed cost: ready replica-time per routed class, mean over seeds (NaN for a variant
+  // whose pools are priced differently, as observed). The simulator's billed cost (pending, ready, draining) stays costUsd.
+  const readyCostUsdByClass = Object.fromEntries(routingTarget(config.facts).routes(config.facts).map((route) =>
+    [route.name, mean(runs.map((r) => r.read.costUsdByClass[route.name] ?? NaN))]));
   const m = (k: 'timeToFallbackSeconds' | 'timeToReturnSeconds' | 'rejectedShare' | 'latencyP95Seconds' | 'modeChangesPerEvent' | 'costUsd') => mean(runs.map((r) => r.metrics[k]));
   // observedOutcome's NaN time is a seed that never got there within the window: never, over the seeds.
   const never = (v: number) => (Number.isNaN(v) ? Infinity : v);

@@ -95,6 +95,39 @@ test('prices per routed class come from the serving record; a variant whose pool
   expect(routedClassPrices(record, pooled).v).toBeNaN();
 });
 
+test('SageMaker: a variant is simulated as the endpoint runs it, one routed column over its pools, the pin holding all of them', () => {
+  // One variant of two pools (inf2 first), pinned at the 4 instances it had: its a10g pool can add none either, where
+  // each pool simulated as a variant of its own would have been a second routed class the Reconciler routes to.
+  const record = { ...shortageWorldRecord(), platform: 'sagemaker' as const };
+  const facts = (name: string) => ({ ...(EKS_CONFIG.facts as unknown as { targets: ReadonlyArray<{ class: object }> }).targets[0].class, name });
+  const config: ReconcilerConfig = {
+    ...EKS_CONFIG,
+    facts: { kind: 'sagemaker', endpointName: 'e', endpointArn: 'arn:aws:sagemaker:us-east-1:1:endpoint/e', variants: [{ variantName: 'v', classes: [facts('inf2'), facts('a10g')] }] } as never,
+  };
+  const slots = Array.from({ length: SLOTS }, () => 0);
+  const observed = {
+    classNames: ['v'], share: slots.map(() => [1]), readyReplicas: slots.map(() => [4]), latency: slots.map((): [number, number, number] => [0.5, 0.8, 0.9]),
+    modes: slots.map(() => 'cost'), demandTokensPerSecond: slots.map(() => 80), rejectedShare: slots.map(() => 0),
+  };
+  const w = { ...WINDOW, routedClass: 'v' };
+  const { scenario, assumptions } = shortageScenario(record, config, observed, w);
+  expect(scenario.variants).toEqual([{ name: 'v', classes: ['inf2', 'a10g'] }]);
+  expect(scenario.availability).toEqual({
+    inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: Math.ceil(4 / record.classes[0].replicasPerInstance) }, { at: 1200, instances: Infinity }],
+    a10g: [{ at: 0, instances: Infinity }, { at: 600, instances: 0 }, { at: 1200, instances: Infinity }],
+  });
+  expect(scenario.classes.find((c) => c.name === 'inf2')!.initialReplicas).toBe(4);
+  expect(assumptions.join('\n')).toContain('a10g held at 0 instance(s) from 600 s to 1200 s (a lower-priority pool of v, whose instances at the injection '
+    + 'are taken to be in its priority-1 pool)');
+  expect(assumptions.join('\n')).toContain('variants: v [inf2, a10g] (pools in priority order), each scaled by the construct\'s default target tracking');
+  // The run routes the variant, as the Reconciler does, and prices it per route as the observed window is priced: a
+  // variant whose pools are priced differently has no single price in either.
+  const p = predictShortage(record, config, observed, w);
+  expect(p.chart.classNames).toEqual(['v']);
+  expect(Object.keys(p.outcome.readyCostUsdByClass!)).toEqual(['v']);
+  expect(p.outcome.readyCostUsdByClass!.v).toBeNaN();
+});
+
 test('a reclaim is predicted as the drain runs it: the budget\'s allowance at the injection, the rest at terminationGracePeriod', () => {
   const perInstance = shortageWorldRecord().classes[0].replicasPerInstance;
   const running = Math.ceil(4 / perInstance);
