@@ -21,6 +21,8 @@ const CLASSES: PolicyClass[] = [
   { name: 'g5', preferenceRank: 2, tokensPerSecondPerReplica: 250, usdPerReplicaHour: 1.0, placementAllowed: true },
 ];
 const W = policyWindowPeriods(DEFAULT_POLICY_CONFIG);
+/** The re-entry memory, seconds: how long a capacity event and a class's losses are remembered. */
+const MEMORY = DEFAULT_POLICY_CONFIG.reentryMemorySeconds;
 const NOW = 1_800_000_000;
 
 /** A window of `n` equal datapoints. */
@@ -242,7 +244,7 @@ describe('decide(): entering capacity mode', () => {
     expect(retried.mode).toBe('capacity');
     expect(retried.replicaFloors).toEqual({ inf2: 6, g6: 0, g5: 0 });
     expect(retried.reason.message).toContain('inf2 retries growth: no shortage of its own now, and loss-free for 180 s, at least the 150 s ' +
-      'its backoff requires after 1 loss episode within 3600 s; it takes the deficit and no fallback is grown for it.');
+      `its backoff requires after 1 loss episode within ${MEMORY} s; it takes the deficit and no fallback is grown for it.`);
     // Without a deficit there is nothing to take, and the audit line does not claim it.
     const noDeficit = decide(input(errorsAgo(lookback), 1000, { floorsTakenBy: 'capacity-writes' }), capacity).decision;
     expect(noDeficit.reason.code).toBe('stabilizing');
@@ -366,7 +368,7 @@ describe('decide(): each fallback judged on its own grace', () => {
       "classes['inf2'].provisioningGraceSeconds: 0 (must be > 0 seconds, or absent for the policy's)",
       "classes['g6'].provisioningGraceSeconds: NaN (must be > 0 seconds, or absent for the policy's)",
     ]);
-    expect(policyWindowPeriods(DEFAULT_POLICY_CONFIG, [{ provisioningGraceSeconds: 7200 }])).toBe(120);
+    expect(policyWindowPeriods(DEFAULT_POLICY_CONFIG, [10800])).toBe(180);
   });
 });
 
@@ -418,10 +420,10 @@ describe('decide(): returning to cost mode', () => {
     expect(many.state.entries).toEqual([NOW - 7000, NOW - 4000, since]);
   });
 
-  test('a relapse within an hour of the return is the same capacity event; an hour of cost mode ends it', () => {
-    // inf2: 3 ready x 300 tokens/s = 900. Entered 100 minutes ago, returned `ago` seconds ago; a capacity error now.
+  test('a relapse within the re-entry memory (two hours) of the return is the same capacity event; that long in cost mode ends it', () => {
+    // inf2: 3 ready x 300 tokens/s = 900. Entered at `entered`, returned `ago` seconds ago; a capacity error now.
     const relapse = { ...BASE, inf2: { ...healthy(3), capacityErrors: [...flat(0, W - 1), 1] } };
-    const returned = (ago: number): PolicyState => ({ ...costState({ inf2: 96, g6: 2, g5: 2 }, NOW - ago), entries: [NOW - 6000] });
+    const returned = (ago: number, entered = NOW - 6000): PolicyState => ({ ...costState({ inf2: 96, g6: 2, g5: 2 }, NOW - ago), entries: [entered] });
     // 50 minutes after the return, the entry (100 minutes old) still belongs to the event: re-entering needs the ready
     // classes (inf2 900 + g6 200 + g5 250 = 1350) short of the demand itself, and a re-entry doubles the hold.
     expect(decide(input(relapse, 800), returned(3000)).decision.mode).toBe('cost');
@@ -429,17 +431,18 @@ describe('decide(): returning to cost mode', () => {
     expect(again.decision.mode).toBe('capacity');
     expect(again.state.entries).toEqual([NOW - 6000, NOW]);
     expect(again.decision.reason.message).toContain('re-entering the capacity event under way, 1 earlier entry: the planned demand of 1400');
-    // An hour of cost mode in which inf2 showed no loss ends the event: the entries are forgotten, and the next loss is
-    // a fresh entry, on the headroom rule.
-    const ended = decide(input(BASE, 800), returned(3600));
+    // The memory's length of cost mode in which inf2 showed no loss ends the event: the entries are forgotten, and the
+    // next loss is a fresh entry, on the headroom rule.
+    const entered = NOW - MEMORY - 3000;
+    const ended = decide(input(BASE, 800), returned(MEMORY, entered));
     expect(ended.state.entries).toBeUndefined();
     const fresh = decide(input(relapse, 800), ended.state);
     expect(fresh.decision.mode).toBe('capacity');
     expect(fresh.state.entries).toEqual([NOW]);
-    // A loss within that hour (a relapse the ready classes absorbed) means the shortage recurs: the event goes on.
+    // A loss within that time (a relapse the ready classes absorbed) means the shortage recurs: the event goes on.
     const recurring = { ...BASE, inf2: { ...healthy(3), capacityErrors: flat(0).map((v, i) => (i === W - 20 ? 1 : v)) } };
-    expect(decide(input(recurring, 800), returned(3600)).state.entries).toEqual([NOW - 6000]);
-    expect(decide(input(relapse, 1000), returned(3600)).decision.mode).toBe('cost');
+    expect(decide(input(recurring, 800), returned(MEMORY, entered)).state.entries).toEqual([entered]);
+    expect(decide(input(relapse, 1000), returned(MEMORY, entered)).decision.mode).toBe('cost');
   });
 
   test('a relapse the ready classes absorb is not a re-entry: cost mode holds and the audit line says why', () => {
@@ -519,7 +522,7 @@ describe('decide(): returning to cost mode', () => {
       code: 'stabilizing',
       triggers: [],
       message: 'Staying in capacity mode until inf2 has been seen to recover. Recovery not yet seen: inf2 was refused capacity 1800 s ' +
-        'ago while asking for 4 replicas and has not had that many ready since; it returns once it has (or after 3600 s without a loss).',
+        `ago while asking for 4 replicas and has not had that many ready since; it returns once it has (or after ${MEMORY} s without a loss).`,
     });
     // Only the hold.
     expect(decide(input(BASE, 500), capacityState(NOW - 540)).decision.reason.message).toBe(
@@ -551,15 +554,16 @@ describe('decide(): returning to cost mode', () => {
     expect(decide(input({ ...BASE, inf2: back }, 500), capacityState(NOW - 2400)).decision.reason.code).toBe('return-to-cost');
   });
 
-  test('a loss older than the re-entry memory (an hour) no longer holds the mode: the need fell away', () => {
+  test('a loss older than the re-entry memory (two hours) no longer holds the mode: the need fell away', () => {
     // inf2 was refused a 4th replica `ago` periods before the newest one and never got it; the windows reach back
-    // further than the memory (70 periods), so only the memory's bound lets the loss go.
+    // further than the memory (W + 10 periods), so only the memory's bound lets the loss go.
     const length = W + 10;
+    const periods = MEMORY / 60;
     const refusedAgo = (ago: number) => refusedOnce(length - 1 - ago, length);
-    const inside = decide(input({ ...BASE, inf2: refusedAgo(59) }, 500), capacityState(NOW - 3600)).decision;
+    const inside = decide(input({ ...BASE, inf2: refusedAgo(periods - 1) }, 500), capacityState(NOW - 3600)).decision;
     expect(inside.reason.code).toBe('stabilizing');
-    expect(inside.reason.message).toContain('Recovery not yet seen: inf2 was refused capacity 3540 s ago while asking for 4 replicas');
-    expect(decide(input({ ...BASE, inf2: refusedAgo(60) }, 500), capacityState(NOW - 3600)).decision.reason.code).toBe('return-to-cost');
+    expect(inside.reason.message).toContain(`Recovery not yet seen: inf2 was refused capacity ${MEMORY - 60} s ago while asking for 4 replicas`);
+    expect(decide(input({ ...BASE, inf2: refusedAgo(periods) }, 500), capacityState(NOW - 3600)).decision.reason.code).toBe('return-to-cost');
   });
 
   test('a class that lost capacity, regained it and lost it again must stay loss-free longer than between its losses', () => {
@@ -725,9 +729,10 @@ describe('decide(): safety', () => {
 });
 
 describe('configuration', () => {
-  test('defaults are valid and need sixty-four one-minute datapoints (the re-entry memory, each period judged on the grace window ending there)', () => {
+  test('defaults are valid and need 124 one-minute datapoints (the re-entry memory, each period judged on the grace window ending there)', () => {
     expect(policyConfigProblems(DEFAULT_POLICY_CONFIG)).toEqual([]);
-    expect(W).toBe(60 + 5 - 1);
+    expect(MEMORY).toBe(7200);
+    expect(W).toBe(120 + 5 - 1);
   });
 
   test('fails when fields are out of range, naming every one with what is allowed', () => {

@@ -194,8 +194,8 @@ describe('demand holes', () => {
   });
 
   test('each fallback that declares a replica-ready time is handed to the policy with its own grace, and the window covers it', () => {
-    // As the Reconciler construct resolves it at synth from g6's declared 5000 s (the facts it deploys carry no ready times).
-    const slow = { ...albTarget('g6', 1, 200, 0.8, 12), class: { ...albTarget('g6', 1, 200, 0.8, 12).class, replicaReadyTimeP95Seconds: 5000 } };
+    // As the Reconciler construct resolves it at synth from g6's declared 8000 s (the facts it deploys carry no ready times).
+    const slow = { ...albTarget('g6', 1, 200, 0.8, 12), class: { ...albTarget('g6', 1, 200, 0.8, 12).class, replicaReadyTimeP95Seconds: 8000 } };
     const declared = { ...ALB.facts, targets: [albTarget('inf2', 0, 300, 0.76), slow] } as ReconcilerConfig['facts'];
     const config: ReconcilerConfig = { ...ALB, fallbackGraceSeconds: provisioningGraceFromFacts(declared, {}, 120, 60).fallbacks };
     const world: World = {
@@ -203,10 +203,10 @@ describe('demand holes', () => {
       classes: { inf2: { readyReplicas: fill(3), desiredReplicas: fill(3) }, g6: { readyReplicas: fill(1), desiredReplicas: fill(1) } },
     };
     const o = observe(config, alb({ inf2: 98, g6: 2 }), answer(config, world), NOW_MS);
-    // (5000 + 120) s in whole minutes; the preferred class keeps the policy's grace. 86 periods: more than the policy's own.
-    expect(o.classes.map((c) => [c.name, c.provisioningGraceSeconds])).toEqual([['inf2', undefined], ['g6', 5160]]);
-    expect(policyWindowPeriods(resolvePolicyConfig({}))).toBeLessThan(86);
-    expect(o.query.signalSlots).toBe(86);
+    // (8000 + 120) s in whole minutes; the preferred class keeps the policy's grace. 136 periods: more than the policy's own.
+    expect(o.classes.map((c) => [c.name, c.provisioningGraceSeconds])).toEqual([['inf2', undefined], ['g6', 8160]]);
+    expect(policyWindowPeriods(resolvePolicyConfig({}))).toBeLessThan(136);
+    expect(o.query.signalSlots).toBe(136);
     expect(metricQuery(ALB, NOW_MS).classGraces).toEqual({});
     // A grace for a route the facts do not have, or of no seconds, is refused by the function's configuration check.
     expect(reconcilerConfigProblems({ ...config, fallbackGraceSeconds: { g5: 600, g6: -1 } })).toEqual([

@@ -56,8 +56,7 @@ export function metricQuery(config: ReconcilerConfig, nowMs: number): MetricWind
   const period = policy.periodSeconds;
   const now = Math.floor(nowMs / 1000 / period) * period;
   const classGraces = config.fallbackGraceSeconds ?? {};
-  const graced = Object.values(classGraces).map((provisioningGraceSeconds) => ({ provisioningGraceSeconds }));
-  const signalSlots = policyWindowPeriods(policy, graced);
+  const signalSlots = policyWindowPeriods(policy, Object.values(classGraces));
   const signalsEnd = Math.floor((nowMs / 1000 - config.metricDelaySeconds) / period) * period;
   const start = signalsEnd - signalSlots * period;
   const frame: WindowFrame = { start, periodSeconds: period, slots: (now - start) / period + 1 };
