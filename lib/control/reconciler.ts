@@ -89,8 +89,9 @@ export interface RoutingPolicyOptions {
   /**
    * A capacity event ends when cost mode has lasted this long since the last return and the preferred class has shown
    * no capacity loss for as long; until then each re-entry into capacity mode doubles the return hold, and the hold is
-   * back to the stabilization window after it.
-   * @default Duration.hours(1)
+   * back to the stabilization window after it. Also how long a class's capacity losses are remembered (its flapping, its
+   * recovery, its growth backoff).
+   * @default Duration.hours(2)
    */
   readonly reentryMemory?: Duration;
   /** Upper bound of the growing return hold (at least `stabilizationWindow`). @default Duration.minutes(40) */

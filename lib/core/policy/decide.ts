@@ -32,10 +32,10 @@
  *   overflow spills down the cost order in either mode and the engines' admission limits shed what nothing can carry;
  * - cost mode returns only when no evidence is left, the preferred class has been healthy for the stabilization
  *   window, and capacity mode has lasted the return hold, which doubles with each re-entry of the same capacity event
- *   (an event ends after an hour of cost mode; `eventEntries`). A class that lost capacity, regained it and lost it
- *   again within the hour (`flapStability`) must also have stayed loss-free for twice its longest loss-free gap, and
- *   it must have been seen to get back the replicas it was refused at its newest loss (`recoverySeen`: quiet
- *   is not recovery). Within an event, the preferred class's evidence re-enters only when the ready classes cannot
+ *   (an event ends after two hours of cost mode, the re-entry memory; `eventEntries`). A class that lost capacity,
+ *   regained it and lost it again within the memory (`flapStability`) must also have stayed loss-free for twice its
+ *   longest loss-free gap, and it must have been seen to get back the replicas it was refused at its newest loss
+ *   (`recoverySeen`: quiet is not recovery). Within an event, the preferred class's evidence re-enters only when the ready classes cannot
  *   carry the planned demand (a flap the ready fleet absorbs is no reason to change mode);
  *   weights then ramp toward the plan by a bounded step per wall-clock period, however many times the reconciler
  *   runs in that period.
@@ -237,8 +237,8 @@ function assess(ctx: Context, demand: number, views: readonly ClassView[], heldS
  * quarter of what a return requires (`flapStability`), or of the stabilization window doubled per loss episode where
  * that is longer (the return's own requirement stops doubling at `maxReturnHoldSeconds`, a backoff must not). With the
  * defaults: 150 s after a first loss (a SageMaker rollback is a capacity error the Reconciler derives, so the 180 s
- * capacity-error lookback binds first), then 300 (or a quarter of twice the longest gap between losses), 600, 1200 s;
- * from five episodes within the hour not at all (episodes at least 5 periods apart leave under 2400 s loss-free).
+ * capacity-error lookback binds first), then 300 (or a quarter of twice the longest gap between losses), 600, 1200,
+ * 2400, 4800 s; from seven episodes within the two-hour memory not at all (9600 s is more than the memory holds).
  */
 const GROWTH_RETRY_QUIET_SHARE = 0.25;
 
@@ -516,9 +516,9 @@ export function initialPolicyState(weights: Readonly<Record<string, number>>, no
  * The capacity-mode entries of the capacity event still under way. An event ends only when cost mode has lasted
  * `reentryMemorySeconds` since the last return and the preferred class has shown no capacity loss for as long: a
  * shortage that keeps recurring (flapping availability, sparse capacity errors on scale-outs, relapses the ready
- * classes absorbed without a re-entry) extends the memory instead of starting a fresh event an hour after its first
- * entry, so each re-entry keeps the stricter re-entry rule and the doubled return hold. Bounded: only the newest entries
- * that still lengthen the hold are kept (the hold is capped at `maxReturnHoldSeconds`).
+ * classes absorbed without a re-entry) extends the memory instead of starting a fresh event the memory's length after
+ * its first entry, so each re-entry keeps the stricter re-entry rule and the doubled return hold. Bounded: only the
+ * newest entries that still lengthen the hold are kept (the hold is capped at `maxReturnHoldSeconds`).
  */
 function eventEntries(previous: PolicyState, now: number, config: PolicyConfig, preferred: ClassSignals | undefined): number[] {
   const quietForMemory = () => recoverySeen(preferred, config).lostSecondsAgo === null;
