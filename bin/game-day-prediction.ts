@@ -14,7 +14,7 @@ import { routingTarget } from '../lib/core/reconciler/targets';
 import { type ServingRecord } from '../lib/core/service/serving-record';
 import { libraryPolicy } from '../lib/sim/library-policy';
 import { computeMetrics } from '../lib/sim/metrics';
-import { type AvailabilityStep, type Interruption, type ScenarioInstance } from '../lib/sim/model';
+import { type AvailabilityStep, type Interruption, type ScalingPin, type ScenarioInstance } from '../lib/sim/model';
 import { scenarioPlatform } from '../lib/sim/platform';
 import { buildScenario } from '../lib/sim/scenarios';
 import { runSimulation } from '../lib/sim/simulator';
@@ -106,55 +106,73 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
   const routed = observed.classNames;
   const readyAt = (routedClass: string, slot: number) =>
     observed.readyReplicas[Math.min(slot, observed.readyReplicas.length - 1)]?.[routed.indexOf(routedClass)];
-  // SageMaker: each variant as the endpoint runs it, one routed column over its pools (one weight, one target tracking),
-  // not each pool a variant of its own that the Reconciler could route to.
-  const variants = record.platform === 'sagemaker'
-    ? routingTarget(config.facts).routes(config.facts).map((r) => ({ name: r.name, classes: r.classes.map((c) => c.name) }))
+  // SageMaker: each variant as the endpoint runs it, one routed column over its pools (one weight, one target tracking,
+  // its deployed maximum), not each pool a variant of its own that the Reconciler could route to.
+  const variants = record.platform === 'sagemaker' && config.facts.kind === 'sagemaker'
+    ? config.facts.variants.map((v) => ({
+      name: v.variantName, classes: v.classes.map((c) => c.name), ...(v.maxInstances === undefined ? {} : { maxInstances: v.maxInstances }),
+    }))
     : undefined;
-  // A routed class's ready count at the start, on its priority-1 class (a variant starts its instances by pool priority).
+  // A routed class's ready count at the start, on its priority-1 class and none on its other pools (a variant starts its
+  // instances by pool priority, and the window has no per-pool count).
   const initialReplicas: Record<string, number> = {};
-  for (const r of routed) {
-    const ready = readyAt(r, 0);
-    const first = classesOf(config, r)[0];
-    if (first !== undefined && Number.isFinite(ready)) initialReplicas[first] = Math.round(ready);
+  for (const route of routingTarget(config.facts).routes(config.facts)) {
+    const ready = readyAt(route.name, 0);
+    route.classes.forEach((c, pool) => {
+      if (pool > 0) initialReplicas[c.name] = 0;
+      else if (Number.isFinite(ready)) initialReplicas[c.name] = Math.round(ready);
+    });
   }
   const onsetSlot = Math.floor(w.onsetSeconds / w.periodSeconds);
   const heldReplicas = readyAt(w.routedClass, onsetSlot);
+  const held = Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas';
   const availability: Record<string, AvailabilityStep[]> = {};
   const interruptions: Interruption[] = [];
   const behind = classesOf(config, w.routedClass);
-  for (const [pool, name] of behind.entries()) {
-    const cls = record.classes.find((c) => c.name === name);
-    if (!cls) throw new Error(`the serving record has no class ${name} (routed class ${w.routedClass})`);
-    // The pin holds the variant at its count (MinCapacity = MaxCapacity), all pools together: its instances are taken
-    // to be in its priority-1 pool (the window has no per-pool count) and a lower-priority pool can add none.
-    const replicas = pool > 0 ? 0 : Number.isFinite(heldReplicas) ? heldReplicas : initialReplicas[name] ?? 0;
-    const running = Math.ceil(replicas / cls.replicasPerInstance);
-    // A reclaim: the deleted instances are gone for the hold (the zero cap), their class pods leave as the drain lets
-    // them (the simulator's spot-like interruption, no notice): the budget's allowance at the injection, the rest when
-    // Karpenter deletes them, if that comes before the restore (after it, replacements become Ready and the drain goes
-    // on one pod at a time: not modelled).
-    const r = w.reclaim;
-    const lost = Math.min(running, r?.instances ?? 0);
-    const instances = running - lost;
-    const pods = Math.min(replicas, r?.evictedPods ?? 0);
-    const grace = r?.terminationGracePeriodSeconds;
-    const first = grace === undefined ? pods : Math.min(pods, r?.allowedAtOnce ?? Infinity);
-    const restAt = grace === undefined ? undefined : w.onsetSeconds + interruptionHoldSeconds(r?.podTerminationGracePeriodSeconds ?? 0, grace);
-    if (first > 0) interruptions.push({ className: name, at: w.onsetSeconds, replicas: first, noticeSeconds: 0 });
-    if (pods > first && restAt !== undefined && restAt < w.restorationSeconds) {
-      interruptions.push({ className: name, at: restAt, replicas: pods - first, noticeSeconds: 0 });
-    }
-    availability[name] = [{ at: 0, instances: Infinity }, { at: w.onsetSeconds, instances }, { at: w.restorationSeconds, instances: Infinity }];
-    assumptions.push(`shortage: ${r ? `${reclaimAssumption(name, lost, pods, first, restAt, w.restorationSeconds, r)}, ` : ''}`
-      + `${name} held at ${instances} instance(s) from ${Math.round(w.onsetSeconds)} s to ${Math.round(w.restorationSeconds)} s `
-      + `(${pool > 0 ? `a lower-priority pool of ${w.routedClass}, whose instances at the injection are taken to be in its priority-1 pool`
-        : Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas'})`);
-  }
+  for (const name of behind) if (!record.classes.some((c) => c.name === name)) throw new Error(`the serving record has no class ${name} (routed class ${w.routedClass})`);
+  const scalingPins: ScalingPin[] = [];
   if (variants) {
-    assumptions.push(`variants: ${variants.map((v) => `${v.name} [${v.classes.join(', ')}]`).join(', ')} (pools in priority order), each scaled by the `
-      + 'construct\'s default target tracking (variantScalingDefaults); a scaling.targetConcurrencyPerInstance or perPoolTargets set on the construct '
-      + 'is not recorded');
+    // SageMaker: the game day pins the variant's scalable target (MinCapacity = MaxCapacity = its instances in service);
+    // the cloud still has capacity, but neither its target tracking nor the Reconciler may move its desired count.
+    const instances = Number.isFinite(heldReplicas) ? Math.round(heldReplicas) : undefined;
+    scalingPins.push({
+      routedClass: w.routedClass, from: w.onsetSeconds, to: w.restorationSeconds, ...(instances === undefined ? {} : { instances }),
+    });
+    assumptions.push(`shortage: ${w.routedClass}'s scalable target pinned at ${instances ?? 'the simulated'} instance(s) from ${Math.round(w.onsetSeconds)} s `
+      + `to ${Math.round(w.restorationSeconds)} s (${Number.isFinite(heldReplicas) ? held : 'no ready count observed at the injection: its instances in service then'}; `
+      + 'MinCapacity = MaxCapacity, so neither its target tracking nor the Reconciler moves its desired count, and a scale-out under way is '
+      + 'taken to be given up)');
+    assumptions.push(`variants: ${variants.map((v) => `${v.name} [${v.classes.join(', ')}]`).join(', ')} (pools in priority order, each variant's `
+      + 'starting instances in its priority-1 pool), each scaled by the construct\'s default target tracking (variantScalingDefaults) up to its '
+      + 'deployed maximum; a scaling.targetConcurrencyPerInstance or perPoolTargets set on the construct is not recorded');
+  } else {
+    for (const name of behind) {
+      const cls = record.classes.find((c) => c.name === name)!;
+      const replicas = Number.isFinite(heldReplicas) ? heldReplicas : initialReplicas[name] ?? 0;
+      const running = Math.ceil(replicas / cls.replicasPerInstance);
+      // A reclaim: the deleted instances are gone for the hold (the zero cap), their class pods leave as the drain lets
+      // them (the simulator's spot-like interruption, no notice): the budget's allowance at the injection, the rest when
+      // Karpenter deletes them, if that comes before the restore (after it, replacements become Ready and the drain goes
+      // on one pod at a time: not modelled).
+      const r = w.reclaim;
+      const lost = Math.min(running, r?.instances ?? 0);
+      const instances = running - lost;
+      const pods = Math.min(replicas, r?.evictedPods ?? 0);
+      const grace = r?.terminationGracePeriodSeconds;
+      const first = grace === undefined ? pods : Math.min(pods, r?.allowedAtOnce ?? Infinity);
+      const restAt = grace === undefined ? undefined : w.onsetSeconds + interruptionHoldSeconds(r?.podTerminationGracePeriodSeconds ?? 0, grace);
+      if (first > 0) interruptions.push({ className: name, at: w.onsetSeconds, replicas: first, noticeSeconds: 0 });
+      if (pods > first && restAt !== undefined && restAt < w.restorationSeconds) {
+        interruptions.push({ className: name, at: restAt, replicas: pods - first, noticeSeconds: 0 });
+      }
+      // The NodePool's limit: a launch past it is refused before the cloud is asked, with no capacity error.
+      availability[name] = [
+        { at: 0, instances: Infinity }, { at: w.onsetSeconds, instances, limit: true }, { at: w.restorationSeconds, instances: Infinity },
+      ];
+      assumptions.push(`shortage: ${r ? `${reclaimAssumption(name, lost, pods, first, restAt, w.restorationSeconds, r)}, ` : ''}`
+        + `${name} held at ${instances} instance(s) from ${Math.round(w.onsetSeconds)} s to ${Math.round(w.restorationSeconds)} s (${held}; `
+        + 'a NodePool limit: pods past it stay Pending, with no insufficient-capacity error)');
+    }
   }
   // Each class's lower bound as the construct deploys it: the recorded plan's steady replicas. The EKS service's plan
   // runs each class at its own minReplicas; a SageMaker endpoint's plan is the layout's (planAsDeployed,
@@ -176,8 +194,9 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
       promptTokens: { exponentialMean: record.contract.requestShape.meanPromptTokens }, outputTokens: { exponentialMean: meanOutput },
     },
     initialReplicas, availability, interruptions,
-    capacityEvents: behind.map((className) => ({ className, onset: w.onsetSeconds, restoration: w.restorationSeconds })),
-    ...(variants ? { variants } : {}),
+    // One event, on the routed class's priority-1 class (the rest of a variant's pools are its fallback inside it).
+    capacityEvents: [{ className: behind[0], onset: w.onsetSeconds, restoration: w.restorationSeconds }],
+    ...(variants ? { variants, scalingPins } : {}),
   });
   return { scenario, assumptions };
 }
@@ -235,7 +254,8 @@ export function predictShortage(record: ServingRecord, config: ReconcilerConfig,
   // simulated columns are the deployed routes (a SageMaker variant with its pools), so both are read per route.
   const prices = routedClassPrices(record, config);
   const sensitive = config.placement?.sensitive === true;
-  const policy = libraryPolicy(deployed, { metricDelaySeconds: config.metricDelaySeconds, fallbackGraceSeconds: config.fallbackGraceSeconds ?? {}, sensitive });
+  const graces = config.fallbackGraceSeconds ?? {};
+  const policy = libraryPolicy(deployed, { metricDelaySeconds: config.metricDelaySeconds, fallbackGraceSeconds: graces, sensitive });
   // The run read as the observed window is (observedOutcome): the same periods (the deployed one is the simulator's
   // minute), the injection and the restore in the same slots.
   const slot = (seconds: number) => Math.floor(seconds / simulatedPeriod);

@@ -79,6 +79,26 @@ export interface ServiceModel {
 export interface AvailabilityStep {
   readonly at: number;
   readonly instances: number;
+  /**
+   * A limit of the account's own, not a shortage of the cloud's (EKS: a NodePool's `spec.limits`, the game day's cap):
+   * a launch it refuses is refused before any cloud is asked, so no insufficient-capacity error is reported (Karpenter's
+   * capacity-error metric filter does not fire: lib/core/game-day/injection.ts). @default false
+   */
+  readonly limit?: boolean;
+}
+
+/**
+ * SageMaker: a variant's scalable target pinned (the game day's injection: MinCapacity = MaxCapacity = its instances in
+ * service, RegisterScalableTarget): from `from` to `to` (seconds) neither its target tracking nor the Reconciler's
+ * capacity writes move its desired count, and the Reconciler reads the pinned bounds (DescribeScalableTargets).
+ */
+export interface ScalingPin {
+  /** The routed column (the variant). */
+  readonly routedClass: string;
+  readonly from: number;
+  readonly to: number;
+  /** The instances it is pinned at (a game day's observed count). @default its instances in service at `from` */
+  readonly instances?: number;
 }
 
 /** Loss of replicas with notice (spot-like interruption). */
@@ -113,6 +133,8 @@ export interface ScenarioInstance {
   readonly service: ServiceModel;
   readonly availability?: Readonly<Record<string, readonly AvailabilityStep[]>>;
   readonly interruptions?: readonly Interruption[];
+  /** SageMaker: variants whose scalable target is pinned for a while (`ScalingPin`). @default none */
+  readonly scalingPins?: readonly ScalingPin[];
   /** Actual speed / envelope speed per class (S4: a fallback slower than its measured envelope). */
   readonly speedFactors?: Readonly<Record<string, number>>;
   /** Intervals during which no metric datapoints are published. */
@@ -151,6 +173,8 @@ export interface ScenarioInstance {
     readonly targetConcurrencyPerInstance?: number;
     /** The construct's `scaling.perPoolTargets`: each pool scaled to its own target (two policies). */
     readonly perPoolTargets?: boolean;
+    /** Its scaling maximum as deployed (the routing facts' `maxInstances`, a `scaling.maxInstances` included). @default the construct's default */
+    readonly maxInstances?: number;
   }>;
   /**
    * The instance pools of each routed column, in priority order (set by `routedScenario`; a column without an entry is
@@ -190,6 +214,9 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
   for (const v of scenario.variants) {
     const targetProblem = v.targetConcurrencyPerInstance === undefined ? undefined : ruleProblem(targetRule, v.targetConcurrencyPerInstance);
     if (targetProblem) throw new Error(`Scenario ${scenario.id}: variant '${v.name}' targetConcurrencyPerInstance ${targetProblem}`);
+    if (v.maxInstances !== undefined && !(Number.isInteger(v.maxInstances) && v.maxInstances >= 1)) {
+      throw new Error(`Scenario ${scenario.id}: variant '${v.name}' maxInstances is ${v.maxInstances}; allowed: a whole number at least 1`);
+    }
     const problem = perPoolRule.check({ value: v.perPoolTargets, pools: v.classes, targetConcurrencyPerInstance: v.targetConcurrencyPerInstance });
     if (problem) throw new Error(`Scenario ${scenario.id}: variant '${v.name}' perPoolTargets ${problem}; allowed: ${describeRule(perPoolRule)}`);
   }
@@ -201,7 +228,9 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
   const pools: Record<string, readonly SimClass[]> = {};
   const columns = scenario.variants.map((v): SimClass => {
     const members = v.classes.map((n) => byName.get(n)!);
-    if (members.length === 1 && members[0].name === v.name && v.targetConcurrencyPerInstance === undefined) return members[0];
+    if (members.length === 1 && members[0].name === v.name && v.targetConcurrencyPerInstance === undefined) {
+      return v.maxInstances === undefined ? members[0] : { ...members[0], maxReplicas: v.maxInstances };
+    }
     pools[v.name] = members;
     const first = members[0];
     const scaling = variantScalingDefaults(members, v.perPoolTargets === true);
@@ -212,7 +241,7 @@ export function routedScenario(scenario: ScenarioInstance): ScenarioInstance {
       preferenceRank: Math.min(...members.map((c) => c.preferenceRank)),
       allowSensitive: members.every((c) => c.allowSensitive),
       minReplicas: scaling.minInstances,
-      maxReplicas: scaling.maxInstances,
+      maxReplicas: v.maxInstances ?? scaling.maxInstances,
       // Instances at time 0, provisioned by pool priority as any scale-out (the variant's standby is not a pool's own).
       initialReplicas: Math.max(...members.map((c) => c.initialReplicas)),
       targetConcurrencyPerReplica: v.targetConcurrencyPerInstance ?? scaling.targetConcurrencyPerInstance,
@@ -237,13 +266,17 @@ export function declaredTokensPerRequest(scenario: ScenarioInstance): number {
 }
 
 export function availabilityAt(steps: readonly AvailabilityStep[] | undefined, t: number): number {
-  if (!steps) return Infinity;
-  let v = Infinity;
-  for (const s of steps) {
-    if (s.at <= t) v = s.instances;
+  return availabilityStepAt(steps, t)?.instances ?? Infinity;
+}
+
+/** The availability step in force at `t` (undefined: none yet, unbounded). */
+export function availabilityStepAt(steps: readonly AvailabilityStep[] | undefined, t: number): AvailabilityStep | undefined {
+  let found: AvailabilityStep | undefined;
+  for (const s of steps ?? []) {
+    if (s.at <= t) found = s;
     else break;
   }
-  return v;
+  return found;
 }
 
 /** One class's 60 s datapoint, as the metrics pipeline publishes it. */

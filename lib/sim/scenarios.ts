@@ -60,6 +60,8 @@ export interface ScenarioOptions {
   readonly platform?: PlatformKind;
   /** SageMaker: classes grouped into production variants as instance pools (`ScenarioInstance.variants`). @default one variant per class */
   readonly variants?: ScenarioInstance['variants'];
+  /** SageMaker: variants whose scalable target is pinned for a while (`ScenarioInstance.scalingPins`). @default none */
+  readonly scalingPins?: ScenarioInstance['scalingPins'];
 }
 
 /** Builds a concrete scenario from a service declared with the library's capacity classes and plan. */
@@ -91,6 +93,7 @@ export function buildScenario(o: ScenarioOptions): ScenarioInstance {
     capacityEvents: o.capacityEvents,
     platform: o.platform,
     variants: o.variants,
+    ...(o.scalingPins ? { scalingPins: o.scalingPins } : {}),
     tokensPerRequest: svc.contract.requestShape.meanOutputTokens,
     headroom: svc.plan.headroom,
   };

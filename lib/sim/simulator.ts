@@ -9,7 +9,7 @@ import { calibratedSlotRate } from './envelope-calibration';
 import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
-import { availabilityAt, declaredTokensPerRequest, poolsOf, routedScenario, type ScenarioInstance, type SimClass } from './model';
+import { availabilityAt, availabilityStepAt, declaredTokensPerRequest, poolsOf, routedScenario, type ScenarioInstance, type SimClass } from './model';
 import { type HpaModel, type PlatformModel, publicationDelaySeconds, rollbackDuration, scenarioPlatform, type TargetTrackingModel } from './platform';
 import { type Decision, type PolicyFactory, type PublishedMetrics, type RoutingPolicy, normalise } from './policy';
 import { Rng } from './rng';
@@ -165,6 +165,8 @@ class Simulation {
   private oracle = false;
   /** The simulated CloudWatch a policy may query itself. */
   private readonly published: PublishedMetrics;
+  /** SageMaker: each column's pinned scalable-target bounds while a scenario's `scalingPins` holds it. */
+  private readonly pinned: Array<{ readonly min: number; readonly max: number } | undefined>;
 
   constructor(private readonly scenario: ScenarioInstance, policyFactory: PolicyFactory, private readonly options: RunOptions) {
     const seed = options.seed;
@@ -172,6 +174,7 @@ class Simulation {
     this.classes = scenario.classes;
     this.k = this.classes.length;
     this.minutes = Math.ceil(scenario.durationSeconds / 60);
+    this.pinned = this.classes.map(() => undefined);
     const service = scenario.service;
     const meanOut = tokenDistributionMean(scenario.workload.outputTokens);
     const meanPrompt = tokenDistributionMean(scenario.workload.promptTokens);
@@ -538,6 +541,7 @@ class Simulation {
   /** What happens at each minute's start whatever the Reconciler does: interruptions, and on EKS the HPAs' sync. */
   private startMinute(now: number): void {
     this.rollBackExpiredScaleOuts(now);
+    this.pin(now);
     this.interrupt(now, this.minuteOf(now));
     if (this.platform.autoscaler.kind === 'hpa') this.syncAutoscalers(now);
   }
@@ -564,7 +568,9 @@ class Simulation {
     this.rollBackExpiredScaleOuts(now);
     this.history.publish(now);
     const live = this.platform.liveReplicaCounts
-      ? this.states.map((cs) => ({ ready: cs.readyCount, desired: cs.desired, pools: cs.pools.map((p) => p.readyCount) }))
+      ? this.states.map((cs, ci) => ({
+        ready: cs.readyCount, desired: cs.desired, pools: cs.pools.map((p) => p.readyCount), bounds: this.boundsOf(ci),
+      }))
       : undefined;
     const healthyTargets = this.platform.targetGroupHealth ? this.states.map((cs) => cs.readyCount) : undefined;
     const decision = this.policy.decide({
@@ -633,7 +639,8 @@ class Simulation {
     if (!raise || raise.classIndex < 0) return;
     const cs = this.states[raise.classIndex];
     const before = cs.desired;
-    cs.desired = Math.min(cs.spec.maxReplicas, raise.desired);
+    const bounds = this.boundsOf(raise.classIndex);
+    cs.desired = Math.max(bounds.min, Math.min(bounds.max, raise.desired));
     const done = this.provision(cs, raise.classIndex, now, m, false);
     // A write that lowers the count is a scale-in, which keeps the endpoint Updating as target tracking's own does.
     this.updatingUntil = Math.max(this.updatingUntil, cs.desired < before ? now + update.scaleInSeconds : done);
@@ -720,8 +727,8 @@ class Simulation {
         if (policies.length > 1) this.trackingPolicies[ci] = policies;
         datapoints[1] = policies.length > 1 ? { inFlight: this.s.inFlight[last * k + ci], inService: this.s.readyReplicas[last * k + ci] } : null;
       }
-      cs.desired = cs.tracking!.evaluate(now, datapoints, this.trackingPolicies[ci],
-        { current: before, min: spec.minReplicas, max: spec.maxReplicas }, now >= this.updatingUntil);
+      const bounds = { current: before, ...this.boundsOf(ci) };
+      cs.desired = cs.tracking!.evaluate(now, datapoints, this.trackingPolicies[ci], bounds, now >= this.updatingUntil);
     }
     if (!minutely && cs.desired === before) return;
     const until = this.provision(cs, ci, now, m, false);
@@ -792,6 +799,36 @@ class Simulation {
     for (let i = 0; i < this.k; i++) {
       c += next[i];
       this.cumulative[i] = c;
+    }
+  }
+
+  /** A column's scaling bounds now: its scalable target's as rendered (`minReplicas`, `maxReplicas`), or a pin's. */
+  private boundsOf(ci: number): { readonly min: number; readonly max: number } {
+    return this.pinned[ci] ?? { min: this.classes[ci].minReplicas, max: this.classes[ci].maxReplicas };
+  }
+
+  /**
+   * The scenario's scaling pins (`ScalingPin`) starting or ending within the minute from `now`: a pin holds the variant
+   * at the instances it has in service (at least 1: RegisterScalableTarget refuses a variant's MinCapacity below 1), and
+   * a desired count above them falls to them, its pending instances given up (RegisterScalableTarget "changes the
+   * resource's current capacity to a value that is inside of this range"; whether a scale-out already under way is
+   * cancelled so is not documented); its end restores the bounds as rendered.
+   */
+  private pin(now: number): void {
+    const within = (t: number) => t <= now && t > now - 60;
+    const pins = this.scenario.scalingPins ?? [];
+    if (pins.length > 0 && this.platform.kind !== 'sagemaker') throw new Error(`Scenario ${this.scenario.id}: scaling pins are SageMaker's (a variant's scalable target)`);
+    for (const p of pins) {
+      const ci = this.classes.findIndex((c) => c.name === p.routedClass);
+      if (ci < 0) throw new Error(`Scenario ${this.scenario.id}: scaling pin of '${p.routedClass}', which is no routed class`);
+      const cs = this.states[ci];
+      if (within(p.from)) {
+        const count = Math.max(1, p.instances ?? cs.readyCount);
+        this.pinned[ci] = { min: count, max: count };
+        cs.desired = count;
+        this.provision(cs, ci, now, this.minuteOf(now), false);
+      }
+      if (within(p.to)) this.pinned[ci] = undefined;
     }
   }
 
@@ -908,8 +945,10 @@ class Simulation {
       // (EKS, after a notice) gets no new node, except the oracles' (`instant`: they provision with zero delay, and the
       // TTL is Karpenter's delay, not a shortage of the cloud's they would know of).
       const offered = instant || now >= pool.offeringUnavailableUntil;
-      asked = asked || offered;
-      const fresh = offered ? Math.max(0, availabilityAt(this.scenario.availability?.[pool.spec.name], now) - pool.alive) : 0;
+      const steps = this.scenario.availability?.[pool.spec.name];
+      const fresh = offered ? Math.max(0, availabilityAt(steps, now) - pool.alive) : 0;
+      // A limit refuses what it does not allow before any cloud is asked (`AvailabilityStep.limit`): no capacity error.
+      asked = asked || (offered && availabilityStepAt(steps, now)?.limit !== true);
       const n = Math.min(need - count, pool.idleNodes.length + fresh);
       for (let i = 0; i < n; i++) readyAt = Math.max(readyAt, this.launch(ci, pi, now, instant));
       count += n;

@@ -423,7 +423,8 @@ describe('decide(): returning to cost mode', () => {
   test('a relapse within the re-entry memory (two hours) of the return is the same capacity event; that long in cost mode ends it', () => {
     // inf2: 3 ready x 300 tokens/s = 900. Entered at `entered`, returned `ago` seconds ago; a capacity error now.
     const relapse = { ...BASE, inf2: { ...healthy(3), capacityErrors: [...flat(0, W - 1), 1] } };
-    const returned = (ago: number, entered = NOW - 6000): PolicyState => ({ ...costState({ inf2: 96, g6: 2, g5: 2 }, NOW - ago), entries: [entered] });
+    const returned = (ago: number, entered = NOW - 6000): PolicyState =>
+      ({ ...costState({ inf2: 96, g6: 2, g5: 2 }, NOW - ago), entries: [entered] });
     // 50 minutes after the return, the entry (100 minutes old) still belongs to the event: re-entering needs the ready
     // classes (inf2 900 + g6 200 + g5 250 = 1350) short of the demand itself, and a re-entry doubles the hold.
     expect(decide(input(relapse, 800), returned(3000)).decision.mode).toBe('cost');

@@ -40,7 +40,9 @@ test('the scenario replays the observed demand and holds the class at its ready 
   // 100 images/s before the injection (80 + 20 served), one image per request.
   expect(scenario.workload.meanRatePerSecond).toBeGreaterThan(95);
   expect(scenario.workload.rateProfile![0]).toEqual({ at: 0, multiplier: expect.closeTo(100 / scenario.workload.meanRatePerSecond, 6) });
-  expect(scenario.availability).toEqual({ inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: 4 }, { at: 1200, instances: Infinity }] });
+  // The NodePool's limit: pods past it stay Pending, with no insufficient-capacity error (`AvailabilityStep.limit`).
+  expect(scenario.availability)
+    .toEqual({ inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: 4, limit: true }, { at: 1200, instances: Infinity }] });
   expect(scenario.classes.map((c) => [c.name, c.initialReplicas])).toEqual([['inf2', 4], ['a10g', 1]]);
   expect(scenario.capacityEvents).toEqual([{ className: 'inf2', onset: 600, restoration: 1200 }]);
   expect(scenario.platform).toBe('eks');
@@ -95,14 +97,18 @@ test('prices per routed class come from the serving record; a variant whose pool
   expect(routedClassPrices(record, pooled).v).toBeNaN();
 });
 
-test('SageMaker: a variant is simulated as the endpoint runs it, one routed column over its pools, the pin holding all of them', () => {
-  // One variant of two pools (inf2 first), pinned at the 4 instances it had: its a10g pool can add none either, where
-  // each pool simulated as a variant of its own would have been a second routed class the Reconciler routes to.
+test('SageMaker: a variant is simulated as the endpoint runs it, one routed column over its pools, its scalable target pinned', () => {
+  // One variant of two pools (inf2 first, a deployed maximum of 6), pinned at the 4 instances it had: the cloud still has
+  // capacity, but neither its target tracking nor the Reconciler may move it (MinCapacity = MaxCapacity), where each
+  // pool simulated as a variant of its own would have been a second routed class the Reconciler routes to.
   const record = { ...shortageWorldRecord(), platform: 'sagemaker' as const };
   const facts = (name: string) => ({ ...(EKS_CONFIG.facts as unknown as { targets: ReadonlyArray<{ class: object }> }).targets[0].class, name });
   const config: ReconcilerConfig = {
     ...EKS_CONFIG,
-    facts: { kind: 'sagemaker', endpointName: 'e', endpointArn: 'arn:aws:sagemaker:us-east-1:1:endpoint/e', variants: [{ variantName: 'v', classes: [facts('inf2'), facts('a10g')] }] } as never,
+    facts: {
+      kind: 'sagemaker', endpointName: 'e', endpointArn: 'arn:aws:sagemaker:us-east-1:1:endpoint/e',
+      variants: [{ variantName: 'v', classes: [facts('inf2'), facts('a10g')], maxInstances: 6 }],
+    } as never,
   };
   const slots = Array.from({ length: SLOTS }, () => 0);
   const observed = {
@@ -111,21 +117,30 @@ test('SageMaker: a variant is simulated as the endpoint runs it, one routed colu
   };
   const w = { ...WINDOW, routedClass: 'v' };
   const { scenario, assumptions } = shortageScenario(record, config, observed, w);
-  expect(scenario.variants).toEqual([{ name: 'v', classes: ['inf2', 'a10g'] }]);
-  expect(scenario.availability).toEqual({
-    inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: Math.ceil(4 / record.classes[0].replicasPerInstance) }, { at: 1200, instances: Infinity }],
-    a10g: [{ at: 0, instances: Infinity }, { at: 600, instances: 0 }, { at: 1200, instances: Infinity }],
-  });
-  expect(scenario.classes.find((c) => c.name === 'inf2')!.initialReplicas).toBe(4);
-  expect(assumptions.join('\n')).toContain('a10g held at 0 instance(s) from 600 s to 1200 s (a lower-priority pool of v, whose instances at the injection '
-    + 'are taken to be in its priority-1 pool)');
-  expect(assumptions.join('\n')).toContain('variants: v [inf2, a10g] (pools in priority order), each scaled by the construct\'s default target tracking');
+  expect(scenario.variants).toEqual([{ name: 'v', classes: ['inf2', 'a10g'], maxInstances: 6 }]);
+  expect(scenario.scalingPins).toEqual([{ routedClass: 'v', from: 600, to: 1200, instances: 4 }]);
+  expect(scenario.availability).toEqual({});
+  // The observed count starts on the priority-1 pool, none on the other (its default would be sized on demand).
+  expect(scenario.classes.map((c) => [c.name, c.initialReplicas])).toEqual([['inf2', 4], ['a10g', 0]]);
+  // One capacity event, on the priority-1 class.
+  expect(scenario.capacityEvents).toEqual([{ className: 'inf2', onset: 600, restoration: 1200 }]);
+  expect(assumptions.join('\n')).toContain("shortage: v's scalable target pinned at 4 instance(s) from 600 s to 1200 s (its ready replicas observed "
+    + 'at the injection; MinCapacity = MaxCapacity');
+  expect(assumptions.join('\n')).toContain('variants: v [inf2, a10g] (pools in priority order, each variant\'s starting instances in its priority-1 '
+    + 'pool), each scaled by the construct\'s default target tracking (variantScalingDefaults) up to its deployed maximum');
   // The run routes the variant, as the Reconciler does, and prices it per route as the observed window is priced: a
   // variant whose pools are priced differently has no single price in either.
   const p = predictShortage(record, config, observed, w);
   expect(p.chart.classNames).toEqual(['v']);
   expect(Object.keys(p.outcome.readyCostUsdByClass!)).toEqual(['v']);
   expect(p.outcome.readyCostUsdByClass!.v).toBeNaN();
+  // Held at 4 through the pin, whatever the demand.
+  for (let m = 11; m < 20; m++) expect(p.chart.readyReplicas[m][0]).toBe(4);
+  // Pools priced alike: the route's price, read as the observed window is.
+  const alike = { ...record, classes: record.classes.map((c) => ({ ...c, usdPerReplicaHour: record.classes[0].usdPerReplicaHour })) };
+  const q = predictShortage(alike, config, observed, w);
+  // At least the 4 pinned instances over the pin's 10 minutes, at that price.
+  expect(q.outcome.readyCostUsdByClass!.v).toBeGreaterThanOrEqual(4 * (10 / 60) * record.classes[0].usdPerReplicaHour);
 });
 
 test('a reclaim is predicted as the drain runs it: the budget\'s allowance at the injection, the rest at terminationGracePeriod', () => {
@@ -138,7 +153,7 @@ test('a reclaim is predicted as the drain runs it: the budget\'s allowance at th
     { className: 'inf2', at: 600, replicas: 1, noticeSeconds: 0 }, { className: 'inf2', at: 900, replicas: 2, noticeSeconds: 0 },
   ]);
   expect(scenario.availability).toEqual({
-    inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: running - 1 }, { at: 1200, instances: Infinity }],
+    inf2: [{ at: 0, instances: Infinity }, { at: 600, instances: running - 1, limit: true }, { at: 1200, instances: Infinity }],
   });
   expect(assumptions.join('\n')).toMatch(/1 of its 3 pod\(s\) on them evicted then \(without notice\), as the PodDisruptionBudget allows; the other 2 at 900 s/);
   // A grace that ends after the restore: the rest stay (said), only the allowance leaves.

@@ -1,0 +1,91 @@
+/**
+ * The two holds a game day injects, as the simulator runs them for its prediction (bin/game-day-prediction.ts): on EKS a
+ * NodePool limit (`AvailabilityStep.limit`: pods past it stay Pending, with no insufficient-capacity error), on
+ * SageMaker a pinned scalable target (`ScalingPin`: MinCapacity = MaxCapacity, the cloud still has capacity).
+ */
+import { retryOnPreferred } from '../../lib/sim/baselines';
+import { routedScenario, type ScenarioInstance } from '../../lib/sim/model';
+import { type Observation, type PolicyFactory } from '../../lib/sim/policy';
+import { S1 } from '../../lib/sim/scenarios';
+import { runSimulation } from '../../lib/sim/simulator';
+
+/** S1 shortened: demand rises 80% at minute 20; L40S (the preferred class, column 0) is held from 20 to 80. */
+const SHORT = { durationMinutes: 100, onsetMinute: 20, shortageMinutes: 60 };
+const FROM = 20 * 60;
+const TO = 80 * 60;
+
+/** Every run's observation, then retry-on-preferred's decision (all traffic it can to L40S). */
+function recording(seen: Observation[]): PolicyFactory {
+  return (ctx) => {
+    const inner = retryOnPreferred(ctx);
+    return { name: 'recording', decide: (o) => { seen.push(o); return inner.decide(o); } };
+  };
+}
+
+function minutesOf(scenario: ScenarioInstance, key: 'capacityErrors' | 'desiredReplicas' | 'readyReplicas'): number[] {
+  const s = runSimulation(scenario, retryOnPreferred, { seed: 1 }).series;
+  return Array.from({ length: s.minutes }, (_, m) => s[key][m * s.classCount]);
+}
+
+test('EKS: a NodePool limit holds the class as a shortage does, but reports no capacity error', () => {
+  const shortage = S1.build(1, SHORT);
+  const held = shortage.availability!.l40s[1];
+  expect(held).toEqual({ at: FROM, instances: 5 });
+  const capped = shortage.availability!.l40s.map((s) => (s.at === FROM ? { ...s, limit: true } : s));
+  const limited: ScenarioInstance = { ...shortage, availability: { l40s: capped } };
+  // The shortage's launches past the cap are insufficient-capacity errors; the limit's are refused before any cloud is asked.
+  expect(minutesOf(shortage, 'capacityErrors').slice(20, 80).some((e) => e > 0)).toBe(true);
+  expect(minutesOf(limited, 'capacityErrors').every((e) => e === 0)).toBe(true);
+  // Held alike: at most the cap's instances ready, and pods past it Pending (desired above ready).
+  const ready = minutesOf(limited, 'readyReplicas').slice(21, 80);
+  expect(Math.max(...ready)).toBe(Math.max(...minutesOf(shortage, 'readyReplicas').slice(21, 80)));
+  expect(minutesOf(limited, 'desiredReplicas').slice(30, 80).some((d, i) => d > ready[i + 9])).toBe(true);
+});
+
+describe('SageMaker: a pinned variant', () => {
+  const base: ScenarioInstance = { ...S1.build(1, SHORT), platform: 'sagemaker', availability: {} };
+  const pinned: ScenarioInstance = { ...base, scalingPins: [{ routedClass: 'l40s', from: FROM, to: TO }] };
+  const seen: Observation[] = [];
+  const run = runSimulation(pinned, recording(seen), { seed: 1 });
+  const s = run.series;
+  const rendered = routedScenario(pinned).classes[0];
+
+  test('holds its instances in service at the pin: neither target tracking nor a capacity write moves it, and no error or rollback', () => {
+    const count = seen[20].live![0].ready;
+    for (let m = 21; m < 80; m++) {
+      expect(seen[m].live![0]).toMatchObject({ desired: count, ready: count, bounds: { min: count, max: count } });
+      expect(s.capacityErrors[m * s.classCount]).toBe(0);
+    }
+    // Unpinned, the same surge grows it (the cloud has the capacity).
+    const free = minutesOf(base, 'readyReplicas');
+    expect(Math.max(...free.slice(25, 80))).toBeGreaterThan(count);
+  });
+
+  test('the Reconciler reads the pinned bounds, and the rendered ones before and after', () => {
+    expect(seen[10].live![0].bounds).toEqual({ min: rendered.minReplicas, max: rendered.maxReplicas });
+    expect(seen[90].live![0].bounds).toEqual({ min: rendered.minReplicas, max: rendered.maxReplicas });
+  });
+
+  test('pinned at the count given (a game day\'s observed count), and a scale-out past it given up', () => {
+    const at: ScenarioInstance = { ...base, scalingPins: [{ routedClass: 'l40s', from: FROM, to: TO, instances: 2 }] };
+    const seen2: Observation[] = [];
+    runSimulation(at, recording(seen2), { seed: 1 });
+    expect(seen2[30].live![0]).toMatchObject({ desired: 2, ready: 2, bounds: { min: 2, max: 2 } });
+  });
+
+  test('a pin of no routed class, or on EKS, fails naming the scenario and the class', () => {
+    expect(() => runSimulation({ ...base, scalingPins: [{ routedClass: 'h100', from: FROM, to: TO }] }, retryOnPreferred, { seed: 1 }))
+      .toThrow("Scenario S1: scaling pin of 'h100', which is no routed class");
+    expect(() => runSimulation({ ...pinned, platform: 'eks' }, retryOnPreferred, { seed: 1 }))
+      .toThrow("Scenario S1: scaling pins are SageMaker's (a variant's scalable target)");
+  });
+});
+
+test('a variant\'s deployed maximum (the facts\' maxInstances) replaces the construct\'s default; a bad one fails', () => {
+  const base: ScenarioInstance = { ...S1.build(1, SHORT), platform: 'sagemaker' };
+  const variants = [{ name: 'l40s', classes: ['l40s'], maxInstances: 7 }, { name: 'rest', classes: ['inf2', 'a10g'], maxInstances: 3 }];
+  const routed = routedScenario({ ...base, variants });
+  expect(routed.classes.map((c) => [c.name, c.maxReplicas])).toEqual([['l40s', 7], ['rest', 3]]);
+  expect(() => routedScenario({ ...base, variants: [{ ...variants[0], maxInstances: 0 }, variants[1]] }))
+    .toThrow("Scenario S1: variant 'l40s' maxInstances is 0; allowed: a whole number at least 1");
+});
