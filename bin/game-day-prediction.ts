@@ -107,16 +107,16 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
   const readyAt = (routedClass: string, slot: number) =>
     observed.readyReplicas[Math.min(slot, observed.readyReplicas.length - 1)]?.[routed.indexOf(routedClass)];
   // SageMaker: each variant as the endpoint runs it, one routed column over its pools (one weight, one target tracking,
-  // its deployed maximum), not each pool a variant of its own that the Reconciler could route to.
-  const variants = record.platform === 'sagemaker' && config.facts.kind === 'sagemaker'
-    ? config.facts.variants.map((v) => ({
-      name: v.variantName, classes: v.classes.map((c) => c.name), ...(v.maxInstances === undefined ? {} : { maxInstances: v.maxInstances }),
-    }))
+  // the most instances the Reconciler plans it at: its scaling maximum, at most its pools' quotas together), not each
+  // pool a variant of its own that the Reconciler could route to.
+  const routes = routingTarget(config.facts).routes(config.facts);
+  const variants = record.platform === 'sagemaker'
+    ? routes.map((r) => ({ name: r.name, classes: r.classes.map((c) => c.name), maxInstances: r.maxReplicas }))
     : undefined;
   // A routed class's ready count at the start, on its priority-1 class and none on its other pools (a variant starts its
   // instances by pool priority, and the window has no per-pool count).
   const initialReplicas: Record<string, number> = {};
-  for (const route of routingTarget(config.facts).routes(config.facts)) {
+  for (const route of routes) {
     const ready = readyAt(route.name, 0);
     route.classes.forEach((c, pool) => {
       if (pool > 0) initialReplicas[c.name] = 0;
