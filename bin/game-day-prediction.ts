@@ -125,6 +125,14 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
   }
   const onsetSlot = Math.floor(w.onsetSeconds / w.periodSeconds);
   const heldReplicas = readyAt(w.routedClass, onsetSlot);
+  const remembered = rememberedEntries(observed, onsetSlot);
+  if (remembered > 0) {
+    assumptions.push(`memory: the deployed reconciler still remembered a capacity event at the injection (${remembered} `
+      + `entr${remembered === 1 ? 'y' : 'ies'}, CapacityEventEntries): within it, it re-enters only when the ready classes cannot carry the demand, `
+      + 'and each re-entry doubles its return hold; the simulated one starts without that memory (a fresh event), so it may fall back and '
+      + 'return sooner than observed. A game day that starts at least the re-entry memory (policy.reentryMemory, 2 h by default) after '
+      + 'the last return to cost mode has none');
+  }
   const held = Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas';
   const availability: Record<string, AvailabilityStep[]> = {};
   const interruptions: Interruption[] = [];
@@ -199,6 +207,15 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
     ...(variants ? { variants, scalingPins } : {}),
   });
   return { scenario, assumptions };
+}
+
+/** The capacity-event entries the reconciler published last before the injection's period (0: none, or none published). */
+function rememberedEntries(observed: ChartSeries, onsetSlot: number): number {
+  for (let m = Math.min(onsetSlot, observed.eventEntries?.length ?? 0) - 1; m >= 0; m--) {
+    const entries = observed.eventEntries![m];
+    if (Number.isFinite(entries)) return entries;
+  }
+  return 0;
 }
 
 /** Each class's start-up time, in words for the report: the declared p95 replica-ready time, or the assumed one. */

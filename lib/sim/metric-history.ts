@@ -6,8 +6,9 @@ import { normalise } from './policy';
 import { type RunSeries } from './run-series';
 
 /**
- * Minutes of published history each observation carries: the library's longest lookback (its re-entry memory, within
- * which it recognizes a flapping class; `policyWindowPeriods` of the defaults). Baselines read the newest datapoint.
+ * Minutes of published history each observation carries, the steady operation before time 0 included: an hour.
+ * Baselines read the newest datapoint; the library's simulated Reconciler queries the run's published metrics itself,
+ * over its own window (`policyWindowPeriods`, 124 periods at the defaults), the steady state before time 0 included.
  */
 export const WINDOW_MINUTES = 60;
 

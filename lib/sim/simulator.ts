@@ -639,8 +639,9 @@ class Simulation {
     if (!raise || raise.classIndex < 0) return;
     const cs = this.states[raise.classIndex];
     const before = cs.desired;
-    const bounds = this.boundsOf(raise.classIndex);
-    cs.desired = Math.max(bounds.min, Math.min(bounds.max, raise.desired));
+    // Capped at the scalable target's maximum as before (the deployed step never writes past the live bounds it reads:
+    // `capacityCeilings`, lib/core/reconciler/targets/sagemaker.ts); no floor from its minimum, which a write may pass.
+    cs.desired = Math.min(this.boundsOf(raise.classIndex).max, raise.desired);
     const done = this.provision(cs, raise.classIndex, now, m, false);
     // A write that lowers the count is a scale-in, which keeps the endpoint Updating as target tracking's own does.
     this.updatingUntil = Math.max(this.updatingUntil, cs.desired < before ? now + update.scaleInSeconds : done);

@@ -87,7 +87,7 @@ describe('reconciler run, SageMaker endpoint', () => {
     // No HealthyTargets, as the kind declares (the dashboard draws the metric only where it does).
     expect(lines.filter((l) => l.HealthyTargets !== undefined)).toEqual([]);
     expect(routingTarget(SM.facts).publishesHealthyTargets).toBe(false);
-    // The GetMetricData window: the policy's window (an hour: its re-entry memory, where a flapping class shows) of
+    // The GetMetricData window: the policy's window (two hours: its re-entry memory, where a flapping class shows) of
     // one-minute periods for the signals ending at 11:58, the own mode history up to now.
     const input = cw.commandCalls(GetMetricDataCommand)[0].args[0].input;
     expect(input.StartTime).toEqual(new Date((START + 10 * 60 - policyWindowPeriods(DEFAULT_POLICY_CONFIG) * 60) * 1000));

@@ -300,13 +300,13 @@ describe('decide() invariants over random signal histories', () => {
       .filter((r) => r.decision.modeChanged).length;
   }
 
-  test('with availability flapping slower than the stabilization window (within the hour), at most one return', () => {
+  test('with availability flapping slower than the stabilization window (within the re-entry memory), at most one return', () => {
     // One quiet stretch longer than the stabilization window looks like a recovery (one return); once the class has
     // lost capacity again, it must stay loss-free for twice its longest quiet gap, which a flap never does.
     fc.assert(
       fc.property(
         fc.record({
-          // Two losses and the quiet gap between them fit in the re-entry memory (60 periods) for periods up to 30.
+          // Two losses and the quiet gap between them fit in the re-entry memory (120 periods) for periods up to 30.
           halfPeriod: fc.integer({ min: STABILIZATION, max: 15 }),
           phase: fc.nat({ max: 20 }),
           fallbackReady: fc.integer({ min: 1, max: 6 }),
@@ -324,7 +324,7 @@ describe('decide() invariants over random signal histories', () => {
   test('a class that is refused a replica now and then, while the ready classes carry the demand, is one event', () => {
     // The preferred class (c0, 4 ready x 300) carries the demand only without headroom; now and then it asks for a 5th
     // replica and gets a capacity error (an off-phase of flapping availability it happens to ask in), 5 to 55 periods
-    // apart (within the hour that ends an event), and it never gets that replica. The ready classes (c0 plus the
+    // apart (within the re-entry memory that ends an event), and it never gets that replica. The ready classes (c0 plus the
     // fallback) carry the planned demand: the first loss enters, no quiet stretch is taken for recovery, and no later
     // loss re-enters. At most 2 mode changes.
     fc.assert(

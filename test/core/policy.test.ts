@@ -432,6 +432,9 @@ describe('decide(): returning to cost mode', () => {
     expect(again.decision.mode).toBe('capacity');
     expect(again.state.entries).toEqual([NOW - 6000, NOW]);
     expect(again.decision.reason.message).toContain('re-entering the capacity event under way, 1 earlier entry: the planned demand of 1400');
+    // 84 minutes after the return (past an hour, within the two-hour memory: traced on H4 EKS seed 8), still the same event.
+    expect(decide(input(relapse, 800), returned(84 * 60, NOW - 84 * 60 - 1500)).decision.mode).toBe('cost');
+    expect(decide(input(relapse, 1400), returned(84 * 60, NOW - 84 * 60 - 1500)).state.entries).toEqual([NOW - 84 * 60 - 1500, NOW]);
     // The memory's length of cost mode in which inf2 showed no loss ends the event: the entries are forgotten, and the
     // next loss is a fresh entry, on the headroom rule.
     const entered = NOW - MEMORY - 3000;

@@ -221,6 +221,9 @@ describe('demand holes', () => {
     expect(observe(config, alb({ inf2: 98, g6: 2 }), results, NOW_MS).floorsInForce).toBeNull();
     const recent = [...answer(config, world).filter((r) => !floorAt(0).some((f) => f.Id === r.Id)), ...floorAt(frame.slots - 3)];
     expect(observe(config, alb({ inf2: 98, g6: 2 }), recent, NOW_MS).floorsInForce).toEqual({ g6: 4 });
+    // Nor is one older than the stabilization window (600 s), though within the history a run reads (review R268).
+    const stale = [...answer(config, world).filter((r) => !floorAt(0).some((f) => f.Id === r.Id)), ...floorAt(frame.slots - 15)];
+    expect(observe(config, alb({ inf2: 98, g6: 2 }), stale, NOW_MS).floorsInForce).toBeNull();
   });
 
   test('fails when fallbackGraceSeconds is not an object of seconds above 0 by route of the facts, naming the value and what is allowed', () => {

@@ -67,6 +67,18 @@ test('the prediction is the library policy over three seeds, deterministic', () 
   expect(a.assumptions.at(-1)).toMatch(/3 seeds/);
 });
 
+test('a capacity event the deployed reconciler still remembered at the injection is named: the prediction starts without it', () => {
+  const observed = world();
+  expect(observed.eventEntries).toHaveLength(SLOTS);
+  const fresh = shortageScenario(shortageWorldRecord(), EKS_CONFIG, observed, WINDOW).assumptions.join('\n');
+  expect(fresh).not.toContain('memory:');
+  // Entries published up to the period before the injection's (slot 10): the newest known one counts.
+  const entries = observed.eventEntries!.map((_, m) => (m < 8 ? 2 : m < 10 ? NaN : 0));
+  const remembered = shortageScenario(shortageWorldRecord(), EKS_CONFIG, { ...observed, eventEntries: entries }, WINDOW).assumptions.join('\n');
+  expect(remembered).toContain('memory: the deployed reconciler still remembered a capacity event at the injection (2 entries, CapacityEventEntries)');
+  expect(remembered).toContain('at least the re-entry memory (policy.reentryMemory, 2 h by default) after the last return');
+});
+
 test('no demand in the window: nothing to replay, said so', () => {
   expect(() => shortageScenario(shortageWorldRecord(), EKS_CONFIG, world(() => 0), WINDOW)).toThrow(/no demand/);
 });

@@ -24,9 +24,16 @@ export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, R
     const id = batch.index.find((e) => e.className === className && e.signal === name)?.id;
     return id === undefined ? undefined : windows.get(id);
   };
-  const modeId = batch.index.find((e) => e.signal === 'mode')?.id;
-  const modeWindow = modeId === undefined ? undefined : windows.get(modeId);
-  const series: ChartSeries = { classNames, share: [], readyReplicas: [], latency: [], modes: [], demandTokensPerSecond: [], rejectedShare: [] };
+  const own = (name: string) => {
+    const id = batch.index.find((e) => e.signal === name)?.id;
+    return id === undefined ? undefined : windows.get(id);
+  };
+  const modeWindow = own('mode');
+  const entriesWindow = own('eventEntries');
+  const series = {
+    classNames, share: [] as number[][], readyReplicas: [] as number[][], latency: [] as Array<[number, number, number]>, modes: [] as string[],
+    demandTokensPerSecond: [] as number[], rejectedShare: [] as number[], eventEntries: [] as number[],
+  } satisfies ChartSeries;
   // Demand as the reconciler derives it (served + rejected, or served alone where the served signal already counts the
   // rejections: ALB RequestCount, SageMaker Invocations), so the observed rejected share is the one the policy saw.
   // Ready counts as the reconciler reads them: ALB's gaps (no HealthyHostCount for an emptied target group) read the
@@ -54,6 +61,7 @@ export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, R
     series.modes.push(Number.isNaN(mode) ? '' : mode === POLICY_MODE_VALUE.capacity ? 'capacity' : 'cost');
     series.demandTokensPerSecond.push(demand);
     series.rejectedShare.push(demand > 0 ? Math.min(1, sum(rejected) / demand) : 0);
+    series.eventEntries.push(value(entriesWindow, m));
   }
   return series;
 }

@@ -72,7 +72,7 @@ export const DEFAULT_POLICY_CONFIG: PolicyConfig = {
    * was a fresh event, entered at once with the hold reset (traced on H4 EKS seed 8). Measured on the simulator against
    * 3600 s (library only, seeds 1-10 and 11-30, both platforms): mode changes per capacity event lower or equal in every
    * scenario (H4 EKS 2.2 -> 1.9 on seeds 1-10), SLO within 0.05 pt and cost per SLO token within 0.5%
-   * (docs/benchmarks-history.md, stop 65). The run reads twice the history (125 periods at the defaults).
+   * (docs/benchmarks-history.md, stop 65). The run reads twice the history (124 periods at the defaults).
    */
   reentryMemorySeconds: 7200,
   /**

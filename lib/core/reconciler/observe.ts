@@ -295,7 +295,13 @@ function stepAssumed(rebuilt: PolicyState, now: number): PolicyState {
   return { ...rebuilt, lastStepAt: now };
 }
 
-/** The floors last published: this environment's memory if newer, else the newest `ReplicaFloor` datapoint per route. */
+/**
+ * The floors last published: this environment's memory if newer, else the newest `ReplicaFloor` datapoint per route;
+ * either within the stabilization window only. A floor is sized on the planning window's demand, and KEDA's trigger
+ * reads the newest datapoint of three periods, so an older one is in force nowhere: republished after a gap in runs, it
+ * would hold replicas sized on demand of up to the run's whole history ago (two hours with the default re-entry memory;
+ * review R268).
+ */
 function floorsInForce(
   memory: RunMemory | undefined,
   windows: Map<string, Array<number | null>>,
@@ -305,11 +311,12 @@ function floorsInForce(
   policy: PolicyConfig,
 ): Readonly<Record<string, number>> | null {
   const entries = batch.index.filter((e) => e.signal === 'floor' && e.className !== undefined);
+  const since = now - policy.stabilizationWindowSeconds;
   let newest = -Infinity;
   const read: Record<string, number> = {};
   for (const e of entries) {
     const w = windows.get(e.id) ?? [];
-    for (let i = w.length - 1; i >= 0; i--) {
+    for (let i = w.length - 1; i >= 0 && frame.start + i * frame.periodSeconds >= since; i--) {
       if (w[i] === null) continue;
       read[e.className!] = w[i]!;
       newest = Math.max(newest, frame.start + i * frame.periodSeconds);
@@ -317,7 +324,7 @@ function floorsInForce(
     }
   }
   const period = memory?.period;
-  const remembered = period !== undefined && withinWindow(period, now, policy) ? memory!.floors : undefined;
+  const remembered = period !== undefined && withinWindow(period, now, policy) && period >= since ? memory!.floors : undefined;
   if (remembered !== undefined && period! >= newest) return remembered;
   return Object.keys(read).length > 0 ? read : null;
 }

@@ -13,4 +13,9 @@ export interface ChartSeries {
   readonly modes: string[];
   readonly demandTokensPerSecond: number[];
   readonly rejectedShare: number[];
+  /**
+   * An observed window's only: the reconciler's `CapacityEventEntries` per period (NaN: none published), the capacity
+   * event it remembers (lib/core/policy/decide.ts `eventEntries`).
+   */
+  readonly eventEntries?: number[];
 }
