@@ -106,13 +106,17 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
   const routed = observed.classNames;
   const readyAt = (routedClass: string, slot: number) =>
     observed.readyReplicas[Math.min(slot, observed.readyReplicas.length - 1)]?.[routed.indexOf(routedClass)];
-  // SageMaker: each variant as the endpoint runs it, one routed column over its pools (one weight, one target tracking,
-  // the most instances the Reconciler plans it at: its scaling maximum, at most its pools' quotas together), not each
-  // pool a variant of its own that the Reconciler could route to.
+  // SageMaker: each variant as the endpoint runs it, one routed column over its pools (one weight, one target tracking),
+  // not each pool a variant of its own that the Reconciler could route to; scaled as the record says it was deployed,
+  // or, in a record that holds no variants (written before stop 65), by the construct's default target up to the most
+  // instances the Reconciler plans it at (its scaling maximum, at most its pools' quotas together).
   const routes = routingTarget(config.facts).routes(config.facts);
-  const variants = record.platform === 'sagemaker'
-    ? routes.map((r) => ({ name: r.name, classes: r.classes.map((c) => c.name), maxInstances: r.maxReplicas }))
-    : undefined;
+  const variants = record.platform === 'sagemaker' ? routes.map((r) => {
+    const deployed = record.variants?.find((v) => v.name === r.name);
+    const scaling = deployed === undefined ? {}
+      : deployed.poolTargets ? { perPoolTargets: true } : { targetConcurrencyPerInstance: deployed.targetConcurrencyPerInstance };
+    return { name: r.name, classes: r.classes.map((c) => c.name), maxInstances: deployed?.maxInstances ?? r.maxReplicas, ...scaling };
+  }) : undefined;
   // A routed class's ready count at the start, on its priority-1 class and none on its other pools (a variant starts its
   // instances by pool priority, and the window has no per-pool count).
   const initialReplicas: Record<string, number> = {};
@@ -150,9 +154,12 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
       + `to ${Math.round(w.restorationSeconds)} s (${Number.isFinite(heldReplicas) ? held : 'no ready count observed at the injection: its instances in service then'}; `
       + 'MinCapacity = MaxCapacity, so neither its target tracking nor the Reconciler moves its desired count, and a scale-out under way is '
       + 'taken to be given up)');
+    const scaled = record.variants
+      ? 'each scaled as the serving record says it was deployed (its target tracking, per-pool policy and maximum)'
+      : 'each scaled by the construct\'s default target tracking (variantScalingDefaults) up to its planned maximum: the serving record, '
+        + 'written before stop 65, holds no variants, so a scaling.targetConcurrencyPerInstance or perPoolTargets set on the construct is not known';
     assumptions.push(`variants: ${variants.map((v) => `${v.name} [${v.classes.join(', ')}]`).join(', ')} (pools in priority order, each variant's `
-      + 'starting instances in its priority-1 pool), each scaled by the construct\'s default target tracking (variantScalingDefaults) up to its '
-      + 'deployed maximum; a scaling.targetConcurrencyPerInstance or perPoolTargets set on the construct is not recorded');
+      + `starting instances in its priority-1 pool), ${scaled}`);
   } else {
     for (const name of behind) {
       const cls = record.classes.find((c) => c.name === name)!;

@@ -467,7 +467,11 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     // endpoint is complete is known only when it is read (servingDescription()) or synthesized.
     this.constructed = true;
     this.throwIfInvalid({ complete: false });
-    recordServing(this, CONSTRUCT, this.contract.name, () => servingRecord('sagemaker', this.contract, this.resolve().classes, this.resolve().plan));
+    recordServing(this, CONSTRUCT, this.contract.name, () => servingRecord('sagemaker', this.contract, this.resolve().classes, this.resolve().plan,
+      this.resolve().variants.map((v) => ({
+        name: v.name, classes: v.pools.map((p) => p.capacityClass.name), minInstances: v.minInstances, maxInstances: v.maxInstances,
+        targetConcurrencyPerInstance: v.targetConcurrencyPerInstance, ...(v.poolTargets ? { poolTargets: v.poolTargets } : {}),
+      }))));
     this.node.addValidation({ validate: () => this.validationErrors() });
     // Decided at synth, when every class is known (classes may be added after construction).
     this.node.addValidation({

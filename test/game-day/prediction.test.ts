@@ -139,7 +139,15 @@ test('SageMaker: a variant is simulated as the endpoint runs it, one routed colu
   expect(assumptions.join('\n')).toContain("shortage: v's scalable target pinned at 4 instance(s) from 600 s to 1200 s (its ready replicas observed "
     + 'at the injection; MinCapacity = MaxCapacity');
   expect(assumptions.join('\n')).toContain('variants: v [inf2, a10g] (pools in priority order, each variant\'s starting instances in its priority-1 '
-    + 'pool), each scaled by the construct\'s default target tracking (variantScalingDefaults) up to its deployed maximum');
+    + 'pool), each scaled by the construct\'s default target tracking (variantScalingDefaults) up to its planned maximum: the serving record, '
+    + 'written before stop 65, holds no variants');
+  // A record that holds the variants as deployed: scaled by them (a target set on the construct, its maximum).
+  const deployed = { ...record, variants: [{ name: 'v', classes: ['inf2', 'a10g'], minInstances: 1, maxInstances: 5, targetConcurrencyPerInstance: 3 }] };
+  const asDeployed = shortageScenario(deployed, config, observed, w);
+  expect(asDeployed.scenario.variants).toEqual([{ name: 'v', classes: ['inf2', 'a10g'], maxInstances: 5, targetConcurrencyPerInstance: 3 }]);
+  expect(asDeployed.assumptions.join('\n')).toContain('each scaled as the serving record says it was deployed (its target tracking, per-pool policy and maximum)');
+  const perPool = { ...deployed, variants: [{ ...deployed.variants[0], poolTargets: [3, 2] }] };
+  expect(shortageScenario(perPool, config, observed, w).scenario.variants).toEqual([{ name: 'v', classes: ['inf2', 'a10g'], maxInstances: 5, perPoolTargets: true }]);
   // The run routes the variant, as the Reconciler does, and prices it per route as the observed window is priced: a
   // variant whose pools are priced differently has no single price in either.
   const p = predictShortage(record, config, observed, w);

@@ -47,6 +47,17 @@ describe('examples/sagemaker-llm', () => {
       expect([plan.steadyUsdPerHour, plan.standbyUsdPerHour, plan.steadyUsdPerMonth]).toEqual([14.04, 0.99, 10249.2]);
       expect(plan.classes.map((c: { name: string; steadyInstances: number }) => [c.name, c.steadyInstances])).toEqual([['l40s', 5], ['a10g', 0], ['inf2', 1]]);
     }
+    // Each variant as deployed, for the game day's prediction: the scalable targets' bounds and the tracking target rendered.
+    const variants = template.toJSON().Metadata['CdkCapacityAwareInference::Serving']['llama3-chat'].variants;
+    expect(variants.map((v: { name: string; classes: string[] }) => [v.name, v.classes])).toEqual([['preferred', ['l40s', 'a10g']], ['fallback', ['inf2']]]);
+    const scalableTargets = Object.entries(template.findResources('AWS::ApplicationAutoScaling::ScalableTarget'));
+    const policies = Object.values(template.findResources('AWS::ApplicationAutoScaling::ScalingPolicy'));
+    for (const v of variants) {
+      const [id, target] = scalableTargets.find(([, t]) => JSON.stringify(t.Properties.ResourceId).includes(`/variant/${v.name}"`))!;
+      expect([target.Properties.MinCapacity, target.Properties.MaxCapacity]).toEqual([v.minInstances, v.maxInstances]);
+      const own = policies.filter((p) => JSON.stringify(p.Properties.ScalingTargetId) === JSON.stringify({ Ref: id }));
+      expect(own.map((p) => p.Properties.TargetTrackingScalingPolicyConfiguration.TargetValue)).toEqual([v.targetConcurrencyPerInstance]);
+    }
 
     // Signed artifacts: every class's Model waits for the verifier to approve its image digest and model data version.
     // The checks are in this stack; the repositories they check in the trust's (test/trust/example-stacks.test.ts).

@@ -30,13 +30,35 @@ export interface ServingRecord {
   /** In preference order. */
   readonly classes: readonly CapacityClass[];
   readonly plan: CapacityPlan;
+  /**
+   * SageMaker: each production variant as deployed, its scaling included (what the game day's prediction scales it by).
+   * Absent from records written before stop 65, and on EKS.
+   */
+  readonly variants?: readonly RecordedVariant[];
+}
+
+/** A SageMaker production variant as the endpoint deployed it. */
+export interface RecordedVariant {
+  readonly name: string;
+  /** Its classes, one instance pool each, in pool priority order. */
+  readonly classes: readonly string[];
+  /** Its scalable target's MinCapacity and MaxCapacity as rendered. */
+  readonly minInstances: number;
+  readonly maxInstances: number;
+  /** The predefined target tracking's `ConcurrentRequestsPerModel` target per instance. */
+  readonly targetConcurrencyPerInstance: number;
+  /** `scaling.perPoolTargets`: each pool's own target, in priority order (a second, per-pool policy). */
+  readonly poolTargets?: readonly number[];
 }
 
 /** The record a serving construct writes (the one function both constructs call). */
 export function servingRecord(
-  platform: ServingPlatform, contract: ServiceContract, classes: readonly CapacityClass[], plan: CapacityPlan,
+  platform: ServingPlatform, contract: ServiceContract, classes: readonly CapacityClass[], plan: CapacityPlan, variants?: readonly RecordedVariant[],
 ): ServingRecord {
-  return { version: SERVING_RECORD_VERSION, platform, contract, classes: [...classes].sort((a, b) => a.preferenceRank - b.preferenceRank), plan };
+  return {
+    version: SERVING_RECORD_VERSION, platform, contract, classes: [...classes].sort((a, b) => a.preferenceRank - b.preferenceRank), plan,
+    ...(variants ? { variants } : {}),
+  };
 }
 
 /** The records of a template by service name (empty when the stack was deployed without them). */
