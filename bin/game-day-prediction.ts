@@ -134,8 +134,8 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
     assumptions.push(`memory: the deployed reconciler still remembered a capacity event at the injection (${remembered} `
       + `entr${remembered === 1 ? 'y' : 'ies'}, CapacityEventEntries): within it, it re-enters only when the ready classes cannot carry the demand, `
       + 'and each re-entry doubles its return hold; the simulated one starts without that memory (a fresh event), so it may fall back and '
-      + 'return sooner than observed. A game day that starts at least the re-entry memory (policy.reentryMemory, 2 h by default) after '
-      + 'the last return to cost mode has none');
+      + 'return sooner than observed. A game day has none when cost mode has lasted the deployed re-entry memory (policy.reentryMemory, '
+      + `${resolvePolicyConfig(config.policy).reentryMemorySeconds} s) since the last return with no capacity loss of the preferred class`);
   }
   const held = Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas';
   const availability: Record<string, AvailabilityStep[]> = {};
@@ -155,7 +155,8 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
       + 'MinCapacity = MaxCapacity, so neither its target tracking nor the Reconciler moves its desired count, and a scale-out under way is '
       + 'taken to be given up)');
     const scaled = record.variants
-      ? 'each scaled as the serving record says it was deployed (its target tracking, per-pool policy and maximum)'
+      ? 'each scaled as the serving record says it was deployed (its tracking target or per-pool policy, and its maximum; the per-pool targets '
+        + 'and the minimum from the recorded plan, as the construct derives them)'
       : 'each scaled by the construct\'s default target tracking (variantScalingDefaults) up to its planned maximum: the serving record, '
         + 'written before stop 65, holds no variants, so a scaling.targetConcurrencyPerInstance or perPoolTargets set on the construct is not known';
     assumptions.push(`variants: ${variants.map((v) => `${v.name} [${v.classes.join(', ')}]`).join(', ')} (pools in priority order, each variant's `

@@ -76,7 +76,8 @@ test('a capacity event the deployed reconciler still remembered at the injection
   const entries = observed.eventEntries!.map((_, m) => (m < 8 ? 2 : m < 10 ? NaN : 0));
   const remembered = shortageScenario(shortageWorldRecord(), EKS_CONFIG, { ...observed, eventEntries: entries }, WINDOW).assumptions.join('\n');
   expect(remembered).toContain('memory: the deployed reconciler still remembered a capacity event at the injection (2 entries, CapacityEventEntries)');
-  expect(remembered).toContain('at least the re-entry memory (policy.reentryMemory, 2 h by default) after the last return');
+  expect(remembered).toContain('A game day has none when cost mode has lasted the deployed re-entry memory (policy.reentryMemory, 7200 s) '
+    + 'since the last return with no capacity loss of the preferred class');
 });
 
 test('no demand in the window: nothing to replay, said so', () => {
@@ -145,7 +146,7 @@ test('SageMaker: a variant is simulated as the endpoint runs it, one routed colu
   const deployed = { ...record, variants: [{ name: 'v', classes: ['inf2', 'a10g'], minInstances: 1, maxInstances: 5, targetConcurrencyPerInstance: 3 }] };
   const asDeployed = shortageScenario(deployed, config, observed, w);
   expect(asDeployed.scenario.variants).toEqual([{ name: 'v', classes: ['inf2', 'a10g'], maxInstances: 5, targetConcurrencyPerInstance: 3 }]);
-  expect(asDeployed.assumptions.join('\n')).toContain('each scaled as the serving record says it was deployed (its target tracking, per-pool policy and maximum)');
+  expect(asDeployed.assumptions.join('\n')).toContain('each scaled as the serving record says it was deployed (its tracking target or per-pool policy, and its maximum');
   const perPool = { ...deployed, variants: [{ ...deployed.variants[0], poolTargets: [3, 2] }] };
   expect(shortageScenario(perPool, config, observed, w).scenario.variants).toEqual([{ name: 'v', classes: ['inf2', 'a10g'], maxInstances: 5, perPoolTargets: true }]);
   // The run routes the variant, as the Reconciler does, and prices it per route as the observed window is priced: a

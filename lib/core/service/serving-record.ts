@@ -17,7 +17,7 @@ import { type ServingPlatform } from '../runtime/platform';
 /** The template Metadata key under which each service's record is stored, by contract name. */
 export const SERVING_RECORD_METADATA_KEY = 'CdkCapacityAwareInference::Serving';
 
-/** Bumped when the record's shape changes; a reader refuses a version it does not know. */
+/** Bumped when a reader that ignores a new field would misread the record; a reader refuses a version it does not know. */
 export const SERVING_RECORD_VERSION = 1;
 
 /** What a value that was a CloudFormation token at synth is recorded as. */
