@@ -4,6 +4,7 @@
  * SageMaker a pinned scalable target (`ScalingPin`: MinCapacity = MaxCapacity, the cloud still has capacity).
  */
 import { retryOnPreferred } from '../../lib/sim/baselines';
+import { libraryPolicy } from '../../lib/sim/library-policy';
 import { routedScenario, type ScenarioInstance } from '../../lib/sim/model';
 import { type Observation, type PolicyFactory } from '../../lib/sim/policy';
 import { S1 } from '../../lib/sim/scenarios';
@@ -71,6 +72,33 @@ describe('SageMaker: a pinned variant', () => {
     const seen2: Observation[] = [];
     runSimulation(at, recording(seen2), { seed: 1 });
     expect(seen2[30].live![0]).toMatchObject({ desired: 2, ready: 2, bounds: { min: 2, max: 2 } });
+  });
+
+  test('the deployed Reconciler\'s step never writes a pinned variant past its live bounds (the simulator would not catch it: AWS applies it)', () => {
+    // UpdateEndpointWeightsAndCapacities sets the desired count past Application Auto Scaling, so the step must cap its
+    // own writes at the bounds it read (`capacityCeilings`, `capacityToLower`); here every write is checked against them.
+    const writes: Array<{ desired: number; min: number; max: number }> = [];
+    let pinnedRuns = 0;
+    const checked: PolicyFactory = (ctx) => {
+      const inner = libraryPolicy()(ctx);
+      return {
+        name: 'checked',
+        decide: (o) => {
+          const d = inner.decide(o);
+          if (d.mode === 'capacity' && o.live!.some((l) => l.bounds!.min === l.bounds!.max)) pinnedRuns++;
+          const w = d.capacityWrite;
+          if (w && w.classIndex >= 0) writes.push({ desired: w.desired, ...o.live![w.classIndex].bounds! });
+          return d;
+        },
+      };
+    };
+    // L40S short (S1's cap), so capacity mode writes the fallbacks' floors; Inferentia2, a fallback, pinned meanwhile.
+    runSimulation({ ...S1.build(1, SHORT), platform: 'sagemaker', scalingPins: [{ routedClass: 'inf2', from: FROM, to: TO }] }, checked, { seed: 1 });
+    expect(pinnedRuns).toBeGreaterThan(10);
+    expect(writes.length).toBeGreaterThan(0);
+    for (const w of writes) expect(w.desired).toBeLessThanOrEqual(w.max);
+    // The pinned variant gets no floor above its count (the policy plans it within the live maximum): nothing to write.
+    expect(writes.filter((w) => w.min === w.max).every((w) => w.desired === w.max)).toBe(true);
   });
 
   test('a pin of no routed class, or on EKS, fails naming the scenario and the class', () => {
