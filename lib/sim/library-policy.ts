@@ -216,9 +216,7 @@ class DeployedReconciler implements RoutingPolicy {
       replicas: live ? Object.fromEntries(classes.map((c, i) => [c.name, { ready: live[i].ready, desired: live[i].desired }])) : {},
       present: classes.map((c) => c.name),
       // DescribeScalableTargets: each variant's MinCapacity and MaxCapacity, what the endpoint construct renders (or a pin).
-      ...(this.platform.kind === 'sagemaker' ? {
-        scalingBounds: Object.fromEntries(classes.map((c, i) => [c.name, live?.[i]?.bounds ?? { min: c.minReplicas, max: c.maxReplicas }])),
-      } : {}),
+      ...(this.platform.kind === 'sagemaker' && live ? { scalingBounds: Object.fromEntries(classes.map((c, i) => [c.name, live[i].bounds])) } : {}),
       ...(o.healthyTargets ? { healthyTargets: Object.fromEntries(classes.map((c, i) => [c.name, o.healthyTargets![i]])) } : {}),
       ...(o.updating ? { notWritable: 'endpoint sim is Updating; weights are written on a later tick' } : {}),
     };

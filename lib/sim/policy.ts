@@ -18,8 +18,8 @@ export interface Observation {
     readonly desired: number;
     /** Ready instances of each of the class's instance pools, in priority order (DescribeEndpoint's InstancePools). */
     readonly pools: readonly number[];
-    /** The variant's scalable target's MinCapacity and MaxCapacity now (DescribeScalableTargets; a pin included); absent: as rendered. */
-    readonly bounds?: { readonly min: number; readonly max: number };
+    /** The variant's scalable target's MinCapacity and MaxCapacity now (DescribeScalableTargets; a pin included). */
+    readonly bounds: { readonly min: number; readonly max: number };
   }>;
   /** EKS: healthy targets per class now (the Reconciler's DescribeTargetHealth; `PlatformModel.targetGroupHealth`). */
   readonly healthyTargets?: readonly number[];

@@ -987,7 +987,7 @@ describe('what the Reconciler measures', () => {
     expect(readyReplicas(o({}))).toEqual(scenario.classes.map(() => 4));
     // EKS: the healthy targets DescribeTargetHealth counts at the run; SageMaker: DescribeEndpoint's counts.
     expect(readyReplicas(o({ healthyTargets: scenario.classes.map((_, i) => i) }))).toEqual(scenario.classes.map((_, i) => i));
-    const live = scenario.classes.map((_, i) => ({ ready: i + 1, desired: i + 1, pools: [i + 1] }));
+    const live = scenario.classes.map((_, i) => ({ ready: i + 1, desired: i + 1, pools: [i + 1], bounds: { min: 1, max: 8 } }));
     expect(readyReplicas(o({ live }))).toEqual(scenario.classes.map((_, i) => i + 1));
     // The two-state switch too: the preferred class gone now is short now, though its published minute had 4 ready.
     const p = preferredIndex(scenario.classes);

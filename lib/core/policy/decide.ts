@@ -35,8 +35,8 @@
  *   (an event ends after two hours of cost mode, the re-entry memory; `eventEntries`). A class that lost capacity,
  *   regained it and lost it again within the memory (`flapStability`) must also have stayed loss-free for twice its
  *   longest loss-free gap, and it must have been seen to get back the replicas it was refused at its newest loss
- *   (`recoverySeen`: quiet is not recovery). Within an event, the preferred class's evidence re-enters only when the ready classes cannot
- *   carry the planned demand (a flap the ready fleet absorbs is no reason to change mode);
+ *   (`recoverySeen`: quiet is not recovery). Within an event, the preferred class's evidence re-enters only when the
+ *   ready classes cannot carry the planned demand (a flap the ready fleet absorbs is no reason to change mode);
  *   weights then ramp toward the plan by a bounded step per wall-clock period, however many times the reconciler
  *   runs in that period.
  *
