@@ -69,11 +69,6 @@ export interface Prediction {
   readonly assumptions: readonly string[];
 }
 
-/** The capacity classes behind a routed class of the deployed configuration. */
-function classesOf(config: ReconcilerConfig, routedClass: string): string[] {
-  return routingTarget(config.facts).routes(config.facts).find((r) => r.name === routedClass)?.classes.map((c) => c.name) ?? [];
-}
-
 /**
  * Each routed class's price per replica-hour from the serving record (its capacity classes' usdPerReplicaHour). NaN
  * for a routed class whose pools are priced differently: the window's ready replicas are per variant, not per pool.
@@ -140,7 +135,8 @@ export function shortageScenario(record: ServingRecord, config: ReconcilerConfig
   const held = Number.isFinite(heldReplicas) ? 'its ready replicas observed at the injection' : 'no ready count observed at the injection: its starting replicas';
   const availability: Record<string, AvailabilityStep[]> = {};
   const interruptions: Interruption[] = [];
-  const behind = classesOf(config, w.routedClass);
+  // The capacity classes behind the routed class taken away.
+  const behind = routes.find((r) => r.name === w.routedClass)?.classes.map((c) => c.name) ?? [];
   for (const name of behind) if (!record.classes.some((c) => c.name === name)) throw new Error(`the serving record has no class ${name} (routed class ${w.routedClass})`);
   const scalingPins: ScalingPin[] = [];
   if (variants) {

@@ -41,7 +41,8 @@ import { modelDataKeyFacts } from '../trust/model-data-key';
 import { ClassModel, sageMakerModelDataNote, sageMakerRuntime } from './class-model';
 import { classHasInstanceStorage, variantVolume } from './instance-storage';
 import {
-  blueGreenQuotaNote, type FleetCost, fleetCost, type PlannedVariant, planAsDeployed, planVariants, variantCoverageProblems, variantRoutingFacts,
+  blueGreenQuotaNote, type FleetCost, fleetCost, type PlannedVariant, planAsDeployed, planVariants, recordedVariants, variantCoverageProblems,
+  variantRoutingFacts,
   type VariantSpec,
 } from './variants';
 import { capacityPlanProblems, NO_CLASSES } from '../core/service/checks';
@@ -467,11 +468,10 @@ export class SageMakerCapacityEndpoint extends Resource implements sagemaker.IEn
     // endpoint is complete is known only when it is read (servingDescription()) or synthesized.
     this.constructed = true;
     this.throwIfInvalid({ complete: false });
-    recordServing(this, CONSTRUCT, this.contract.name, () => servingRecord('sagemaker', this.contract, this.resolve().classes, this.resolve().plan,
-      this.resolve().variants.map((v) => ({
-        name: v.name, classes: v.pools.map((p) => p.capacityClass.name), minInstances: v.minInstances, maxInstances: v.maxInstances,
-        targetConcurrencyPerInstance: v.targetConcurrencyPerInstance, ...(v.poolTargets ? { poolTargets: v.poolTargets } : {}),
-      }))));
+    recordServing(this, CONSTRUCT, this.contract.name, () => {
+      const { classes, plan, variants } = this.resolve();
+      return servingRecord('sagemaker', this.contract, classes, plan, recordedVariants(variants));
+    });
     this.node.addValidation({ validate: () => this.validationErrors() });
     // Decided at synth, when every class is known (classes may be added after construction).
     this.node.addValidation({

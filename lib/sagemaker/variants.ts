@@ -12,6 +12,7 @@ import { SAGEMAKER_RULES } from '../core/validation/rules';
 import { forbiddenRoutes, initialWeights } from '../core/service/initial-weights';
 import { type PlacementOptions } from '../core/reconciler/config';
 import { routedClassFacts, type SageMakerRoutingFacts } from '../core/reconciler/routing-facts';
+import { type RecordedVariant } from '../core/service/serving-record';
 import { isUnresolved } from '../core/validation/tokens';
 import { SAGEMAKER_ENDPOINT_LIMITS } from '../core/platform/limits';
 import { variantScalingDefaults } from '../core/platform/control-loop';
@@ -324,6 +325,14 @@ export function variantRoutingFacts(variants: readonly PlannedVariant[]): SageMa
     classes: v.pools.map((p) => routedClassFacts(p.capacityClass)),
     // A floor above the scalable target's MaxCapacity would be undone by Application Auto Scaling.
     ...(isUnresolved(v.maxInstances) ? {} : { maxInstances: v.maxInstances }),
+  }));
+}
+
+/** The variants as the serving record keeps them for the game day's prediction (`ServingRecord.variants`). */
+export function recordedVariants(variants: readonly PlannedVariant[]): RecordedVariant[] {
+  return variants.map((v) => ({
+    name: v.name, classes: v.pools.map((p) => p.capacityClass.name), minInstances: v.minInstances, maxInstances: v.maxInstances,
+    targetConcurrencyPerInstance: v.targetConcurrencyPerInstance, ...(v.poolTargets ? { poolTargets: v.poolTargets } : {}),
   }));
 }
 

@@ -72,6 +72,9 @@ test('a capacity event the deployed reconciler still remembered at the injection
   expect(observed.eventEntries).toHaveLength(SLOTS);
   const fresh = shortageScenario(shortageWorldRecord(), EKS_CONFIG, observed, WINDOW).assumptions.join('\n');
   expect(fresh).not.toContain('memory:');
+  // Read from the reconciler's own CapacityEventEntries, as the window publishes it.
+  const published = world((className, signal, m) => (signal === 'eventEntries' ? (m < 8 ? 2 : 0) : shortageWorld(className, signal, m)));
+  expect([published.eventEntries![5], published.eventEntries![12]]).toEqual([2, 0]);
   // Entries published up to the period before the injection's (slot 10): the newest known one counts.
   const entries = observed.eventEntries!.map((_, m) => (m < 8 ? 2 : m < 10 ? NaN : 0));
   const remembered = shortageScenario(shortageWorldRecord(), EKS_CONFIG, { ...observed, eventEntries: entries }, WINDOW).assumptions.join('\n');

@@ -20,20 +20,16 @@ const value = (w: ReadonlyArray<number | null> | undefined, i: number) => w?.[i]
  */
 export function observedSeries(batch: QueryBatch, windows: ReadonlyMap<string, ReadonlyArray<number | null>>, slots: number): ChartSeries {
   const classNames = [...new Set(batch.index.flatMap((e) => (e.className ? [e.className] : [])))];
-  const signal = (className: string, name: string) => {
+  // A class's signal, or with no class the reconciler's own (mode, event entries).
+  const signal = (className: string | undefined, name: string) => {
     const id = batch.index.find((e) => e.className === className && e.signal === name)?.id;
     return id === undefined ? undefined : windows.get(id);
   };
-  const own = (name: string) => {
-    const id = batch.index.find((e) => e.signal === name)?.id;
-    return id === undefined ? undefined : windows.get(id);
+  const modeWindow = signal(undefined, 'mode');
+  const entriesWindow = signal(undefined, 'eventEntries');
+  const series: ChartSeries & { eventEntries: number[] } = {
+    classNames, share: [], readyReplicas: [], latency: [], modes: [], demandTokensPerSecond: [], rejectedShare: [], eventEntries: [],
   };
-  const modeWindow = own('mode');
-  const entriesWindow = own('eventEntries');
-  const series = {
-    classNames, share: [] as number[][], readyReplicas: [] as number[][], latency: [] as Array<[number, number, number]>, modes: [] as string[],
-    demandTokensPerSecond: [] as number[], rejectedShare: [] as number[], eventEntries: [] as number[],
-  } satisfies ChartSeries;
   // Demand as the reconciler derives it (served + rejected, or served alone where the served signal already counts the
   // rejections: ALB RequestCount, SageMaker Invocations), so the observed rejected share is the one the policy saw.
   // Ready counts as the reconciler reads them: ALB's gaps (no HealthyHostCount for an emptied target group) read the
