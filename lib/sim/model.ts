@@ -183,6 +183,30 @@ export interface ScenarioInstance {
   readonly pools?: Readonly<Record<string, readonly SimClass[]>>;
 }
 
+/**
+ * The routed column of each of a routed scenario's scaling pins (`ScalingPin`), in order; throws what is wrong with one,
+ * naming the scenario, the pin, the value and what is allowed.
+ */
+export function scalingPinColumns(scenario: ScenarioInstance): number[] {
+  const pins = scenario.scalingPins ?? [];
+  const platform = scenario.platform ?? 'eks';
+  if (pins.length > 0 && platform !== 'sagemaker') {
+    throw new Error(`Scenario ${scenario.id}: scaling pins are SageMaker's (a variant's scalable target); this scenario runs on ${platform}`);
+  }
+  const routed = scenario.classes.map((c) => c.name);
+  return pins.map((p) => {
+    const problems = [
+      ...(routed.includes(p.routedClass) ? [] : [`, which is no routed class; allowed: ${routed.join(', ')}`]),
+      ...(Number.isFinite(p.from) && Number.isFinite(p.to) && p.from >= 0 && p.from < p.to ? []
+        : [`: from ${p.from} s to ${p.to} s; allowed: finite seconds, 0 <= from < to`]),
+      ...(p.instances === undefined || (Number.isInteger(p.instances) && p.instances >= 1) ? []
+        : [`: instances ${p.instances}; allowed: a whole number at least 1`]),
+    ];
+    if (problems.length > 0) throw new Error(`Scenario ${scenario.id}: scaling pin of '${p.routedClass}'${problems.join('')}`);
+    return routed.indexOf(p.routedClass);
+  });
+}
+
 /** The instance pools of a routed column, in priority order: the column itself unless `routedScenario` grouped it. */
 export function poolsOf(scenario: ScenarioInstance, column: SimClass): readonly SimClass[] {
   return scenario.pools?.[column.name] ?? [column];

@@ -9,7 +9,9 @@ import { calibratedSlotRate } from './envelope-calibration';
 import { EventHeap } from './heap';
 import { LATENCY_BUCKETS, latencyBucket } from './histogram';
 import { MetricHistory, Publication } from './metric-history';
-import { availabilityAt, availabilityStepAt, declaredTokensPerRequest, poolsOf, routedScenario, type ScenarioInstance, type SimClass } from './model';
+import {
+  availabilityAt, availabilityStepAt, declaredTokensPerRequest, poolsOf, routedScenario, scalingPinColumns, type ScenarioInstance, type SimClass,
+} from './model';
 import { type HpaModel, type PlatformModel, publicationDelaySeconds, rollbackDuration, scenarioPlatform, type TargetTrackingModel } from './platform';
 import { type Decision, type PolicyFactory, type PublishedMetrics, type RoutingPolicy, normalise } from './policy';
 import { Rng } from './rng';
@@ -167,6 +169,8 @@ class Simulation {
   private readonly published: PublishedMetrics;
   /** SageMaker: each column's pinned scalable-target bounds while a scenario's `scalingPins` holds it. */
   private readonly pinned: Array<{ readonly min: number; readonly max: number } | undefined>;
+  /** The routed column of each of the scenario's scaling pins (checked once: `scalingPinColumns`). */
+  private readonly pinColumns: readonly number[];
 
   constructor(private readonly scenario: ScenarioInstance, policyFactory: PolicyFactory, private readonly options: RunOptions) {
     const seed = options.seed;
@@ -175,6 +179,7 @@ class Simulation {
     this.k = this.classes.length;
     this.minutes = Math.ceil(scenario.durationSeconds / 60);
     this.pinned = this.classes.map(() => undefined);
+    this.pinColumns = scalingPinColumns(scenario);
     const service = scenario.service;
     const meanOut = tokenDistributionMean(scenario.workload.outputTokens);
     const meanPrompt = tokenDistributionMean(scenario.workload.promptTokens);
@@ -817,11 +822,8 @@ class Simulation {
    */
   private pin(now: number): void {
     const within = (t: number) => t <= now && t > now - 60;
-    const pins = this.scenario.scalingPins ?? [];
-    if (pins.length > 0 && this.platform.kind !== 'sagemaker') throw new Error(`Scenario ${this.scenario.id}: scaling pins are SageMaker's (a variant's scalable target)`);
-    for (const p of pins) {
-      const ci = this.classes.findIndex((c) => c.name === p.routedClass);
-      if (ci < 0) throw new Error(`Scenario ${this.scenario.id}: scaling pin of '${p.routedClass}', which is no routed class`);
+    (this.scenario.scalingPins ?? []).forEach((p, i) => {
+      const ci = this.pinColumns[i];
       const cs = this.states[ci];
       if (within(p.from)) {
         const count = Math.max(1, p.instances ?? cs.readyCount);
@@ -830,7 +832,7 @@ class Simulation {
         this.provision(cs, ci, now, this.minuteOf(now), false);
       }
       if (within(p.to)) this.pinned[ci] = undefined;
-    }
+    });
   }
 
   /** Interruptions (of a class: the pool of that instance type, wherever it is routed): notice, then loss. */

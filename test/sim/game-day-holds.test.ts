@@ -107,6 +107,16 @@ describe('SageMaker: a pinned variant', () => {
     expect(() => runSimulation({ ...pinned, platform: 'eks' }, retryOnPreferred, { seed: 1 }))
       .toThrow("Scenario S1: scaling pins are SageMaker's (a variant's scalable target)");
   });
+
+  test('fails when a pin names no routed class, ends before it starts, or pins a count below 1, naming the value and what is allowed', () => {
+    const run = (pin: ScenarioInstance['scalingPins']) => () => runSimulation({ ...base, scalingPins: pin }, retryOnPreferred, { seed: 1 });
+    expect(run([{ routedClass: 'h100', from: FROM, to: TO }])).toThrow("Scenario S1: scaling pin of 'h100', which is no routed class; allowed: l40s, inf2, a10g");
+    expect(run([{ routedClass: 'l40s', from: TO, to: FROM }]))
+      .toThrow(`Scenario S1: scaling pin of 'l40s': from ${TO} s to ${FROM} s; allowed: finite seconds, 0 <= from < to`);
+    expect(run([{ routedClass: 'l40s', from: FROM, to: TO, instances: 0 }]))
+      .toThrow("Scenario S1: scaling pin of 'l40s': instances 0; allowed: a whole number at least 1");
+    expect(() => runSimulation({ ...pinned, platform: 'eks' }, retryOnPreferred, { seed: 1 })).toThrow('this scenario runs on eks');
+  });
 });
 
 test('a variant\'s deployed maximum (the facts\' maxInstances) replaces the construct\'s default; a bad one fails', () => {
