@@ -111,6 +111,16 @@ describe('Karpenter capacity-error filter', () => {
     expect(matchesFilterPattern(a10g, 'failed launching nodeclaim insufficient capacity sd21-a10g-x7k2p')).toBe(false);
   });
 
+  test('does not match a NodePool over its limits (the game day\'s cap): no insufficient-capacity error, so the simulator\'s limit reports none', () => {
+    // kubernetes-sigs/karpenter@6e7eab7a0f48 (v1.14.1): the scheduler drops a NodePool's instance types whose launch would
+    // exceed its limits before any launch (pkg/controllers/provisioning/scheduling/scheduler.go:708-719, 1068-1085, "all
+    // available instance types exceed limits for nodepool") and logs "could not schedule pod" (:302-303); "failed
+    // launching nodeclaim" comes only from a cloud provider's Create error (pkg/controllers/nodeclaim/lifecycle/launch.go:81-99).
+    // Even carrying the NodePool's own name where a NodeClaim's goes, the line is not a capacity error.
+    expect(matchesFilterPattern(a10g, karpenterLine('sd21-a10g-x7k2p', 'all available instance types exceed limits for nodepool: "sd21-a10g"',
+      'could not schedule pod'))).toBe(false);
+  });
+
   test('names one metric per NodePool, without dimensions (a filter dimension can only take a log field)', () => {
     expect(karpenterCapacityErrorMetric('prod', 'sd21-a10g')).toEqual({
       namespace: 'CapacityAwareInference/Karpenter', metricName: 'InsufficientCapacity/prod/sd21-a10g', dimensions: {}, stat: 'Sum',
